@@ -1,0 +1,67 @@
+import { ErrorCode, RpcError, isRpcErrorBody, type RpcErrorBody } from '@gw/contracts';
+
+/** What a handler's reply looks like on the wire: exactly one of result or error. */
+export type ReplyEnvelope = { ok: true; result: unknown } | { ok: false; error: RpcErrorBody };
+
+export type BusHandler = (data: unknown, subject: string) => unknown | Promise<unknown>;
+
+export interface SubscribeOptions {
+  /** Queue group: each message goes to one member of the group only. */
+  queue?: string;
+}
+
+export interface BusSubscription {
+  unsubscribe(): void;
+}
+
+export interface RequestOptions {
+  timeoutMs: number;
+}
+
+/**
+ * The one messaging seam between our services. Two implementations keep the same contract:
+ * NATS (separate processes, many machines) and in-process (the embedded `npm start`).
+ *
+ * - request: one reply or an RpcError; "nobody subscribed" is ErrorCode.NoSession at once, not a timeout.
+ * - publish: fire and forget, at most once (what must not be lost goes to Postgres first).
+ */
+export abstract class Bus {
+  abstract request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T>;
+  abstract publish(subject: string, data: unknown): void;
+  abstract subscribe(subject: string, handler: BusHandler, options?: SubscribeOptions): BusSubscription;
+  abstract ping(): Promise<void>;
+  abstract close(): Promise<void>;
+}
+
+/** Runs a handler and turns its outcome (value or thrown error) into a reply envelope. */
+export async function runHandler(handler: BusHandler, data: unknown, subject: string): Promise<ReplyEnvelope> {
+  try {
+    const result = await handler(data, subject);
+    return { ok: true, result: result === undefined ? null : result };
+  } catch (error) {
+    if (error instanceof RpcError) return { ok: false, error: error.toBody() };
+    return { ok: false, error: { code: ErrorCode.Internal, message: 'internal error' } };
+  }
+}
+
+/** Turns a reply envelope back into a value, or throws the RpcError it carries. */
+export function unwrapReply<T>(envelope: unknown): T {
+  if (typeof envelope === 'object' && envelope !== null && 'ok' in envelope) {
+    const reply = envelope as ReplyEnvelope;
+    if (reply.ok) return reply.result as T;
+    if (isRpcErrorBody(reply.error)) throw RpcError.fromBody(reply.error);
+  }
+  throw new RpcError(ErrorCode.Internal, 'malformed reply');
+}
+
+/** NATS subject matching: `*` is one token, `>` is one or more trailing tokens. */
+export function subjectMatches(pattern: string, subject: string): boolean {
+  const p = pattern.split('.');
+  const s = subject.split('.');
+  for (let i = 0; i < p.length; i++) {
+    if (p[i] === '>') return s.length > i;
+    if (i >= s.length) return false;
+    if (p[i] !== '*' && p[i] !== s[i]) return false;
+  }
+  return p.length === s.length;
+}

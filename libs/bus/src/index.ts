@@ -1,0 +1,3 @@
+export { Bus, runHandler, subjectMatches, unwrapReply } from './bus';
+export type { BusHandler, BusSubscription, ReplyEnvelope, RequestOptions, SubscribeOptions } from './bus';
+export { InProcessBus } from './in-process-bus';

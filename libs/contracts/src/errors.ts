@@ -1,0 +1,54 @@
+/**
+ * Error codes that travel across NATS as `{ code, message }`. Each edge maps them exhaustively to HTTP
+ * status (see the gateway's exception filter); adding a code without mapping it fails to compile there.
+ */
+export const ErrorCode = {
+  BadRequest: 'bad_request',
+  NotFound: 'not_found',
+  Conflict: 'conflict',
+  NoSession: 'no_session',
+  NotConnected: 'not_connected',
+  Timeout: 'timeout',
+  Fenced: 'fenced',
+  CapacityExhausted: 'capacity_exhausted',
+  Internal: 'internal',
+} as const;
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** The error body every reply may carry instead of a result. */
+export interface RpcErrorBody {
+  code: ErrorCode;
+  message: string;
+}
+
+/** Thrown on either side of the bus; serialised as RpcErrorBody. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RpcError';
+  }
+
+  toBody(): RpcErrorBody {
+    return { code: this.code, message: this.message };
+  }
+
+  static fromBody(body: RpcErrorBody): RpcError {
+    return new RpcError(body.code, body.message);
+  }
+}
+
+export function isRpcErrorBody(value: unknown): value is RpcErrorBody {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as RpcErrorBody).code === 'string' &&
+    typeof (value as RpcErrorBody).message === 'string'
+  );
+}
+
+export function assertUnreachable(value: never): never {
+  throw new Error(`unreachable: ${String(value)}`);
+}

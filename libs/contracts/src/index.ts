@@ -1,0 +1,16 @@
+export { ErrorCode, RpcError, isRpcErrorBody, assertUnreachable } from './errors';
+export type { RpcErrorBody } from './errors';
+export { BROWSER_CHOICES } from './instance';
+export type { BrowserChoice, BrowserProfile, HistoryRequest, InstanceRecord, InstanceStatus, JidObject } from './instance';
+export { Subjects } from './subjects';
+export type {
+  ConnectReply,
+  ConnectRequest,
+  InstanceOp,
+  InstanceRpc,
+  OutboxNotice,
+  PlaceRequest,
+  PresenceRequest,
+  PrivacySettings,
+  StatusReply,
+} from './subjects';

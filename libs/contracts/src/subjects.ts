@@ -1,0 +1,73 @@
+import type { BrowserChoice, HistoryRequest, InstanceStatus, JidObject } from './instance';
+
+/**
+ * Every subject on the bus. Dot-delimited strings; `<id>` is an instance id. The worker that holds an
+ * instance's lease subscribes `instance.<id>.*`; when nobody does, a request fails with "no responders"
+ * (mapped to ErrorCode.NoSession) instead of timing out.
+ */
+export const Subjects = {
+  /** Request to the holder of one instance. */
+  instance: (instanceId: string, op: InstanceOp) => `instance.${instanceId}.${op}` as const,
+  /** Queue-group request: any session worker with capacity claims the instance and answers. */
+  place: 'sessions.place',
+  /** Broadcast to every session worker: reconnect every session gracefully. */
+  restartAll: 'sessions.restart',
+  /** Notification that outbox rows were written for an instance (payload: OutboxNotice). */
+  outbox: (instanceId: string) => `events.${instanceId}` as const,
+  outboxWildcard: 'events.*',
+} as const;
+
+export type InstanceOp = keyof InstanceRpc;
+
+export interface ConnectRequest {
+  instanceId: string;
+  /** Digits only; present → pairing code, absent → QR. */
+  phone?: string;
+  browser: BrowserChoice;
+  systemName?: string;
+  history: HistoryRequest;
+  requestId: string;
+}
+
+export interface ConnectReply {
+  status: InstanceStatus;
+  loggedIn: boolean;
+  jid: JidObject | null;
+  qrcode: string;
+  paircode: string;
+  requestId: string;
+}
+
+export interface StatusReply {
+  status: InstanceStatus;
+  loggedIn: boolean;
+  jid: JidObject | null;
+}
+
+export interface PresenceRequest {
+  presence: 'available' | 'unavailable';
+}
+
+export type PrivacySettings = Record<string, string>;
+
+/** Subject op → request and reply types for requests to the holder of one instance. */
+export interface InstanceRpc {
+  connect: { request: ConnectRequest; reply: ConnectReply };
+  logout: { request: { instanceId: string }; reply: StatusReply };
+  release: { request: { instanceId: string }; reply: { released: boolean } };
+  status: { request: { instanceId: string }; reply: StatusReply };
+  presence: { request: { instanceId: string } & PresenceRequest; reply: { ok: true } };
+  'privacy.get': { request: { instanceId: string }; reply: PrivacySettings };
+  'privacy.set': { request: { instanceId: string; settings: PrivacySettings }; reply: PrivacySettings };
+}
+
+export interface PlaceRequest {
+  instanceId: string;
+  connect: ConnectRequest;
+}
+
+/** Sent after an outbox insert commits, so relays and SSE wake without polling. */
+export interface OutboxNotice {
+  instanceId: string;
+  lastId: string;
+}

@@ -1,0 +1,52 @@
+import { DataSource } from 'typeorm';
+import { AuthCredsEntity, AuthKeyEntity } from './entities/auth-state.entity';
+import { InstanceEntity } from './entities/instance.entity';
+import { SessionLeaseEntity, SessionWorkerEntity } from './entities/lease.entity';
+import { OutboxEventEntity } from './entities/outbox.entity';
+import { SettingEntity } from './entities/setting.entity';
+import { InitialSchema1763760000000 } from './migrations/1763760000000-initial-schema';
+
+export const ENTITIES = [InstanceEntity, AuthCredsEntity, AuthKeyEntity, SessionLeaseEntity, SessionWorkerEntity, SettingEntity, OutboxEventEntity];
+export const MIGRATIONS = [InitialSchema1763760000000];
+
+export interface DataSourceOptions {
+  url: string;
+  /** Postgres schema to use (tests isolate themselves in a schema of their own). */
+  schema?: string;
+  poolSize?: number;
+}
+
+/** A DataSource with our entities; migrations run explicitly at start, `synchronize` is never on. */
+export function createDataSource(options: DataSourceOptions): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url: options.url,
+    schema: options.schema,
+    entities: ENTITIES,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    extra: {
+      max: options.poolSize ?? 10,
+      ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+    },
+  });
+}
+
+/** Initialises the DataSource and applies pending migrations (one at a time, under an advisory lock). */
+export async function openDatabase(options: DataSourceOptions): Promise<DataSource> {
+  const dataSource = createDataSource(options);
+  await dataSource.initialize();
+  if (options.schema) await dataSource.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
+  // Several processes may start at once; the lock makes the first one migrate and the rest wait.
+  const lockHolder = dataSource.createQueryRunner();
+  await lockHolder.connect();
+  await lockHolder.query('SELECT pg_advisory_lock(727001)');
+  try {
+    await dataSource.runMigrations({ transaction: 'each' });
+  } finally {
+    await lockHolder.query('SELECT pg_advisory_unlock(727001)');
+    await lockHolder.release();
+  }
+  return dataSource;
+}

@@ -1,0 +1,44 @@
+// One webpack setup for every deployable: TypeScript through ts-loader (decorator metadata intact),
+// workspace libs (@gw/*) bundled in, everything from node_modules left as a runtime require.
+const path = require('path');
+const { compilerOptions } = require('../../tsconfig.base.json');
+
+const workspaceRoot = path.join(__dirname, '../..');
+const alias = {};
+for (const [name, [target]] of Object.entries(compilerOptions.paths)) {
+  alias[name] = path.join(workspaceRoot, target);
+}
+
+function makeAppConfig({ name, root, entry = 'src/main.ts', outDir = `dist/apps/${name}`, filename = 'main.js' }) {
+  return {
+    mode: 'none',
+    target: 'node',
+    context: root,
+    entry: path.join(root, entry),
+    devtool: 'source-map',
+    output: { path: path.join(workspaceRoot, outDir), filename, libraryTarget: 'commonjs2', clean: false },
+    resolve: { extensions: ['.ts', '.js', '.json'], alias },
+    externalsPresets: { node: true },
+    externals: [
+      ({ request }, callback) => {
+        if (request.startsWith('.') || path.isAbsolute(request) || request.startsWith('@gw/')) return callback();
+        return callback(null, `commonjs ${request}`);
+      },
+    ],
+    module: {
+      rules: [
+        {
+          test: /\.ts$/,
+          loader: 'ts-loader',
+          options: { transpileOnly: true, configFile: path.join(root, 'tsconfig.json') },
+          exclude: /node_modules/,
+        },
+      ],
+    },
+    optimization: { minimize: false, nodeEnv: false },
+    node: { __dirname: false, __filename: false },
+    stats: 'errors-warnings',
+  };
+}
+
+module.exports = { makeAppConfig };

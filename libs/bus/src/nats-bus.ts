@@ -1,0 +1,70 @@
+import { connect, NoRespondersError, RequestError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
+import { ErrorCode, RpcError } from '@gw/contracts';
+import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions, runHandler, unwrapReply } from './bus';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** The bus over core NATS: request/reply for commands, plain publish for notifications. */
+export class NatsBus extends Bus {
+  private constructor(private readonly connection: NatsConnection) {
+    super();
+  }
+
+  static async connect(url: string, name: string): Promise<NatsBus> {
+    const connection = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 500 });
+    return new NatsBus(connection);
+  }
+
+  async request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
+    try {
+      const message = await this.connection.request(subject, encode(data), { timeout: options.timeoutMs });
+      return unwrapReply<T>(JSON.parse(decoder.decode(message.data)));
+    } catch (error) {
+      if (error instanceof RpcError) throw error;
+      if (error instanceof NoRespondersError || (error instanceof RequestError && error.isNoResponders())) {
+        throw new RpcError(ErrorCode.NoSession, `no responders for ${subject}`);
+      }
+      if (error instanceof TimeoutError || (error instanceof RequestError && error.cause instanceof TimeoutError)) {
+        throw new RpcError(ErrorCode.Timeout, `request ${subject} timed out`);
+      }
+      throw new RpcError(ErrorCode.Internal, `bus request failed: ${(error as Error).message}`);
+    }
+  }
+
+  publish(subject: string, data: unknown): void {
+    this.connection.publish(subject, encode(data));
+  }
+
+  subscribe(subject: string, handler: BusHandler, options: SubscribeOptions = {}): BusSubscription {
+    const subscription = this.connection.subscribe(subject, {
+      queue: options.queue,
+      callback: (error, message) => {
+        if (error) return;
+        let payload: unknown = null;
+        try {
+          payload = message.data.length ? JSON.parse(decoder.decode(message.data)) : null;
+        } catch {
+          if (message.reply) message.respond(encode({ ok: false, error: { code: ErrorCode.BadRequest, message: 'malformed payload' } }));
+          return;
+        }
+        void runHandler(handler, payload, message.subject).then((envelope) => {
+          if (message.reply) message.respond(encode(envelope));
+        });
+      },
+    });
+    return { unsubscribe: () => subscription.unsubscribe() };
+  }
+
+  async ping(): Promise<void> {
+    await this.connection.flush();
+  }
+
+  async close(): Promise<void> {
+    await this.connection.drain().catch(() => this.connection.close());
+  }
+}
+
+function encode(data: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(data === undefined ? null : data));
+}

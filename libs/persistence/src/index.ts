@@ -1,0 +1,13 @@
+export { createDataSource, openDatabase, ENTITIES, MIGRATIONS } from './data-source';
+export type { DataSourceOptions } from './data-source';
+export { InstanceEntity } from './entities/instance.entity';
+export type { DesiredState, ProxySettings } from './entities/instance.entity';
+export { AuthStateRepository, FencedOutError } from './repositories/auth-state.repository';
+export type { KeyMutation } from './repositories/auth-state.repository';
+export { InstanceRepository } from './repositories/instance.repository';
+export type { InstancePatch } from './repositories/instance.repository';
+export { LeaseRepository } from './repositories/lease.repository';
+export type { Lease } from './repositories/lease.repository';
+export { OutboxRepository } from './repositories/outbox.repository';
+export type { NewOutboxEvent, OutboxRow } from './repositories/outbox.repository';
+export { SettingsRepository } from './repositories/settings.repository';

@@ -1,0 +1,78 @@
+import type { DataSource } from 'typeorm';
+import { type Lease, LeaseRepository } from './lease.repository';
+
+/** Raised when a write is refused because another worker now holds the instance. */
+export class FencedOutError extends Error {
+  constructor(instanceId: string) {
+    super(`lease for ${instanceId} is no longer held by this worker`);
+    this.name = 'FencedOutError';
+  }
+}
+
+export interface KeyMutation {
+  type: string;
+  id: string;
+  /** Serialised value, or null to delete. */
+  value: string | null;
+}
+
+/**
+ * Baileys auth state rows. Values arrive already serialised (BufferJSON) so this layer knows nothing
+ * about Baileys. Every write is one transaction that first proves the caller still holds the lease.
+ */
+export class AuthStateRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async readCreds(instanceId: string): Promise<string | null> {
+    const rows: Array<{ value: string }> = await this.dataSource.query(`SELECT value FROM auth_creds WHERE instance_id = $1`, [instanceId]);
+    return rows.length ? rows[0].value : null;
+  }
+
+  async readKeys(instanceId: string, type: string, ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows: Array<{ key_id: string; value: string }> = await this.dataSource.query(
+      `SELECT key_id, value FROM auth_keys WHERE instance_id = $1 AND type = $2 AND key_id = ANY($3::text[])`,
+      [instanceId, type, ids],
+    );
+    return new Map(rows.map((row) => [row.key_id, row.value]));
+  }
+
+  /** Writes creds and/or key mutations atomically; throws FencedOutError when the lease is gone. */
+  async write(lease: Lease, change: { creds?: string; keys?: KeyMutation[] }): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      if (!(await LeaseRepository.holdsWithin(manager, lease))) throw new FencedOutError(lease.instanceId);
+      if (change.creds !== undefined) {
+        await manager.query(
+          `INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)
+           ON CONFLICT (instance_id) DO UPDATE SET value = EXCLUDED.value`,
+          [lease.instanceId, change.creds],
+        );
+      }
+      const keys = change.keys ?? [];
+      const upserts = keys.filter((key) => key.value !== null);
+      const deletes = keys.filter((key) => key.value === null);
+      if (upserts.length) {
+        await manager.query(
+          `INSERT INTO auth_keys (instance_id, type, key_id, value)
+           SELECT $1, t, i, v FROM unnest($2::text[], $3::text[], $4::text[]) AS u(t, i, v)
+           ON CONFLICT (instance_id, type, key_id) DO UPDATE SET value = EXCLUDED.value`,
+          [lease.instanceId, upserts.map((k) => k.type), upserts.map((k) => k.id), upserts.map((k) => k.value)],
+        );
+      }
+      if (deletes.length) {
+        await manager.query(
+          `DELETE FROM auth_keys WHERE instance_id = $1 AND (type, key_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+          [lease.instanceId, deletes.map((k) => k.type), deletes.map((k) => k.id)],
+        );
+      }
+    });
+  }
+
+  /** Forgets the linked device entirely (logout). */
+  async clear(instanceId: string): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(`DELETE FROM auth_keys WHERE instance_id = $1`, [instanceId]);
+      await manager.query(`DELETE FROM auth_creds WHERE instance_id = $1`, [instanceId]);
+    });
+  }
+}

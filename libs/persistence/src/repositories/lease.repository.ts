@@ -1,0 +1,136 @@
+import type { DataSource, EntityManager } from 'typeorm';
+
+export interface Lease {
+  instanceId: string;
+  workerId: string;
+  fencingToken: string;
+}
+
+/**
+ * Session leases: at most one worker holds an instance at a time.
+ *
+ * Invariants:
+ * - A lease row is held by `worker_id` while `expires_at > now()`. The holder renews it by heartbeat.
+ * - `fencing_token` increases every time the holder changes (or the same worker re-acquires an expired
+ *   lease). Writes on behalf of an instance (auth state, status) check the token inside their own
+ *   transaction with `FOR SHARE`, so once another worker has claimed the row, a stale holder can never
+ *   commit again: its check either sees the new token, or holds the row lock and makes the claim wait
+ *   until the stale write committed (it was still the holder then).
+ * - A crash leaves the row in place; it simply expires and the next claim takes it over.
+ */
+export class LeaseRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Takes the lease if it is free or expired (or already ours). Returns it, or null when another worker holds it. */
+  async claim(instanceId: string, workerId: string, ttlMs: number): Promise<Lease | null> {
+    const rows: Array<{ fencing_token: string }> = await this.dataSource.query(
+      `INSERT INTO session_leases (instance_id, worker_id, fencing_token, expires_at)
+       VALUES ($1, $2, 1, now() + ($3 || ' milliseconds')::interval)
+       ON CONFLICT (instance_id) DO UPDATE
+         SET worker_id = EXCLUDED.worker_id,
+             -- a change of holder (or a lapse) bumps the token; our own live lease keeps it
+             fencing_token = CASE WHEN session_leases.worker_id = EXCLUDED.worker_id AND session_leases.expires_at > now()
+                                  THEN session_leases.fencing_token ELSE session_leases.fencing_token + 1 END,
+             expires_at = EXCLUDED.expires_at
+         WHERE session_leases.expires_at <= now() OR session_leases.worker_id = EXCLUDED.worker_id
+       RETURNING fencing_token`,
+      [instanceId, workerId, String(ttlMs)],
+    );
+    return rows.length ? { instanceId, workerId, fencingToken: String(rows[0].fencing_token) } : null;
+  }
+
+  /** Extends every live lease this worker holds; returns the ids it still holds (anything missing was lost). */
+  async renewAll(workerId: string, ttlMs: number): Promise<Map<string, string>> {
+    const rows: Array<{ instance_id: string; fencing_token: string }> = await this.dataSource.query(
+      // (wrapped in a CTE: TypeORM returns [rows, count] for a bare UPDATE … RETURNING)
+      `WITH renewed AS (
+         UPDATE session_leases SET expires_at = now() + ($2 || ' milliseconds')::interval
+         WHERE worker_id = $1 AND expires_at > now()
+         RETURNING instance_id, fencing_token)
+       SELECT * FROM renewed`,
+      [workerId, String(ttlMs)],
+    );
+    return new Map(rows.map((row) => [row.instance_id, String(row.fencing_token)]));
+  }
+
+  /** Gives a lease up at once (graceful shutdown, logout), but only if it is still ours. */
+  async release(lease: Lease): Promise<void> {
+    await this.dataSource.query(`DELETE FROM session_leases WHERE instance_id = $1 AND worker_id = $2 AND fencing_token = $3`, [
+      lease.instanceId,
+      lease.workerId,
+      lease.fencingToken,
+    ]);
+  }
+
+  async holderOf(instanceId: string): Promise<Lease | null> {
+    const rows: Array<{ worker_id: string; fencing_token: string }> = await this.dataSource.query(
+      `SELECT worker_id, fencing_token FROM session_leases WHERE instance_id = $1 AND expires_at > now()`,
+      [instanceId],
+    );
+    return rows.length ? { instanceId, workerId: rows[0].worker_id, fencingToken: String(rows[0].fencing_token) } : null;
+  }
+
+  /**
+   * Inside a caller's transaction: proves the lease is still ours and pins it until commit.
+   * Returns false when fenced out (the caller must roll back and stop the session).
+   */
+  static async holdsWithin(manager: EntityManager, lease: Lease): Promise<boolean> {
+    const rows: unknown[] = await manager.query(
+      `SELECT 1 FROM session_leases
+       WHERE instance_id = $1 AND worker_id = $2 AND fencing_token = $3 AND expires_at > now()
+       FOR SHARE`,
+      [lease.instanceId, lease.workerId, lease.fencingToken],
+    );
+    return rows.length > 0;
+  }
+
+  // --- workers ------------------------------------------------------------------------------------
+
+  async heartbeatWorker(workerId: string, capacity: number): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO session_workers (id, capacity, heartbeat_at) VALUES ($1, $2, now())
+       ON CONFLICT (id) DO UPDATE SET capacity = EXCLUDED.capacity, heartbeat_at = now()`,
+      [workerId, capacity],
+    );
+  }
+
+  async removeWorker(workerId: string): Promise<void> {
+    await this.dataSource.query(`DELETE FROM session_workers WHERE id = $1`, [workerId]);
+  }
+
+  /**
+   * How many sessions this worker should hold now: an even share of every instance that wants a
+   * session among the live workers, never above its capacity.
+   */
+  async fairShare(workerId: string, capacity: number, liveWithinMs: number): Promise<{ share: number; held: number; wanted: number; workers: number }> {
+    const [row]: Array<{ wanted: string; workers: string; held: string }> = await this.dataSource.query(
+      `SELECT
+         (SELECT count(*) FROM instances WHERE desired_state = 'connected') AS wanted,
+         (SELECT count(*) FROM session_workers WHERE heartbeat_at > now() - ($2 || ' milliseconds')::interval OR id = $1) AS workers,
+         (SELECT count(*) FROM session_leases WHERE worker_id = $1 AND expires_at > now()) AS held`,
+      [workerId, String(liveWithinMs)],
+    );
+    const wanted = Number(row.wanted);
+    const workers = Math.max(1, Number(row.workers));
+    return { share: Math.min(capacity, Math.ceil(wanted / workers)), held: Number(row.held), wanted, workers };
+  }
+
+  /**
+   * Paired instances that want a session and have no live lease, oldest first. `SKIP LOCKED` lets
+   * several workers scan at once without handing the same instance to two of them; the claim itself
+   * is still decided by `claim()`'s conditional upsert.
+   */
+  async findOrphans(limit: number): Promise<string[]> {
+    if (limit <= 0) return [];
+    const rows: Array<{ id: string }> = await this.dataSource.query(
+      `SELECT i.id FROM instances i
+       LEFT JOIN session_leases l ON l.instance_id = i.id AND l.expires_at > now()
+       WHERE i.desired_state = 'connected' AND i.paired AND l.instance_id IS NULL
+       ORDER BY i.created
+       LIMIT $1
+       FOR UPDATE OF i SKIP LOCKED`,
+      [limit],
+    );
+    return rows.map((row) => row.id);
+  }
+}

@@ -1,0 +1,74 @@
+import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { AuthStateRepository, FencedOutError, InstanceRepository, LeaseRepository } from '@gw/persistence';
+
+describe(LeaseRepository.name, () => {
+  let db: TestDatabase;
+  let sut: LeaseRepository;
+  let instances: InstanceRepository;
+  let auth: AuthStateRepository;
+
+  beforeAll(async () => {
+    db = await openTestDatabase();
+    sut = new LeaseRepository(db.dataSource);
+    instances = new InstanceRepository(db.dataSource);
+    auth = new AuthStateRepository(db.dataSource);
+  });
+  afterAll(() => db.close());
+
+  const newInstance = async (id: string, extra: Record<string, unknown> = {}) =>
+    instances.create({ id, token: `token-${id}`, name: id, ...extra });
+
+  describe('claim', () => {
+    it('should give a free lease to exactly one of two workers', async () => {
+      await newInstance('i-claim');
+      const [a, b] = await Promise.all([sut.claim('i-claim', 'w1', 5000), sut.claim('i-claim', 'w2', 5000)]);
+      expect([a, b].filter(Boolean)).toHaveLength(1);
+    });
+
+    it('should hand an expired lease to another worker with a higher fencing token', async () => {
+      await newInstance('i-expire');
+      const first = await sut.claim('i-expire', 'w1', 50);
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      const second = await sut.claim('i-expire', 'w2', 5000);
+      expect(second).not.toBeNull();
+      expect(BigInt(second!.fencingToken)).toBeGreaterThan(BigInt(first!.fencingToken));
+    });
+  });
+
+  describe('renewAll', () => {
+    it('should renew only live leases of the worker', async () => {
+      await newInstance('i-renew');
+      await sut.claim('i-renew', 'w-renew', 5000);
+      const held = await sut.renewAll('w-renew', 5000);
+      expect([...held.keys()]).toEqual(['i-renew']);
+      expect(await sut.renewAll('w-other', 5000)).toEqual(new Map());
+    });
+  });
+
+  describe('fencing', () => {
+    it('should refuse auth-state writes from a worker whose lease was taken over', async () => {
+      await newInstance('i-fence');
+      const stale = (await sut.claim('i-fence', 'w1', 50))!;
+      await auth.write(stale, { creds: '{"a":1}' });
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      const fresh = (await sut.claim('i-fence', 'w2', 5000))!;
+      await expect(auth.write(stale, { creds: '{"a":2}' })).rejects.toBeInstanceOf(FencedOutError);
+      await auth.write(fresh, { creds: '{"a":3}', keys: [{ type: 'session', id: 'x', value: 'v' }] });
+      expect(await auth.readCreds('i-fence')).toBe('{"a":3}');
+      expect(await auth.readKeys('i-fence', 'session', ['x', 'y'])).toEqual(new Map([['x', 'v']]));
+      await auth.write(fresh, { keys: [{ type: 'session', id: 'x', value: null }] });
+      expect(await auth.readKeys('i-fence', 'session', ['x'])).toEqual(new Map());
+    });
+  });
+
+  describe('findOrphans', () => {
+    it('should list paired instances that want a session and have no live lease', async () => {
+      await newInstance('i-orphan', { desiredState: 'connected', paired: true });
+      await newInstance('i-unpaired', { desiredState: 'connected', paired: false });
+      expect(await sut.findOrphans(10)).toContain('i-orphan');
+      expect(await sut.findOrphans(10)).not.toContain('i-unpaired');
+      await sut.claim('i-orphan', 'w1', 5000);
+      expect(await sut.findOrphans(10)).not.toContain('i-orphan');
+    });
+  });
+});

@@ -1,0 +1,2 @@
+export { openTestDatabase, testDatabaseUrl, testNatsUrl } from './services';
+export type { TestDatabase } from './services';

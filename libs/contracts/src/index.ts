@@ -14,3 +14,5 @@ export type {
   PrivacySettings,
   StatusReply,
 } from './subjects';
+export { EVENT_TYPES } from './events';
+export type { ConnectionEventPayload, EventType } from './events';

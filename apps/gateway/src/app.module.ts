@@ -1,0 +1,49 @@
+import { type DynamicModule, Module, type Provider } from '@nestjs/common';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
+import type { Bus } from '@gw/bus';
+import type { Logger } from '@gw/platform';
+import type { DataSource } from 'typeorm';
+import { AdminController } from './admin/admin.controller';
+import { AdminTokenService } from './admin/admin-token.service';
+import { AdminGuard, InstanceGuard } from './common/auth.guards';
+import { ErrorFilter } from './common/error.filter';
+import { DtoValidationPipe } from './common/validation';
+import { HealthController } from './health/health.controller';
+import { InstanceController } from './instance/instance.controller';
+import { InstanceService } from './instance/instance.service';
+import type { GatewayConfig } from './runtime/gateway-config';
+import { BUS, DATA_SOURCE, GATEWAY_CONFIG, LOGGER } from './runtime/tokens';
+import { SessionClient } from './session/session.client';
+
+export interface GatewayRuntime {
+  config: GatewayConfig;
+  dataSource: DataSource;
+  bus: Bus;
+  logger: Logger;
+}
+
+@Module({})
+export class GatewayModule {
+  static register(runtime: GatewayRuntime): DynamicModule {
+    const shared: Provider[] = [
+      { provide: GATEWAY_CONFIG, useValue: runtime.config },
+      { provide: DATA_SOURCE, useValue: runtime.dataSource },
+      { provide: BUS, useValue: runtime.bus },
+      { provide: LOGGER, useValue: runtime.logger },
+    ];
+    return {
+      module: GatewayModule,
+      controllers: [HealthController, AdminController, InstanceController],
+      providers: [
+        ...shared,
+        AdminTokenService,
+        AdminGuard,
+        InstanceGuard,
+        InstanceService,
+        SessionClient,
+        { provide: APP_FILTER, useClass: ErrorFilter },
+        { provide: APP_PIPE, useClass: DtoValidationPipe },
+      ],
+    };
+  }
+}

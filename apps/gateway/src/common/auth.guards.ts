@@ -1,0 +1,61 @@
+import { type CanActivate, type ExecutionContext, Injectable, Inject, createParamDecorator } from '@nestjs/common';
+import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
+import type { FastifyRequest } from 'fastify';
+import type { DataSource } from 'typeorm';
+import { AdminTokenService } from '../admin/admin-token.service';
+import { DATA_SOURCE } from '../runtime/tokens';
+import { ApiError } from './api-error';
+
+type AuthedRequest = FastifyRequest & { instance?: InstanceEntity };
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** `admintoken` header: the operator. An instance token never opens these routes. */
+@Injectable()
+export class AdminGuard implements CanActivate {
+  constructor(private readonly adminTokens: AdminTokenService) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    if (!(await this.adminTokens.verify(header(request, 'admintoken')))) throw new ApiError(403, 'Invalid AdminToken Header');
+    return true;
+  }
+}
+
+/** `token` header: one instance. The admin token never opens these routes. */
+@Injectable()
+export class InstanceGuard implements CanActivate {
+  private readonly instances: InstanceRepository;
+
+  constructor(@Inject(DATA_SOURCE) dataSource: DataSource) {
+    this.instances = new InstanceRepository(dataSource);
+  }
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<AuthedRequest>();
+    const token = header(request, 'token') ?? queryToken(request);
+    // Tokens are UUID-shaped; anything else cannot match and is not worth a query.
+    if (!token || token.length > 100) throw new ApiError(401, 'Invalid token');
+    const instance = await this.instances.findByToken(token);
+    if (!instance) throw new ApiError(401, 'Invalid token');
+    request.instance = instance;
+    return true;
+  }
+}
+
+function queryToken(request: FastifyRequest): string | undefined {
+  // Only the SSE stream takes the token as a query parameter (browsers' EventSource sends no headers).
+  if (!request.url.startsWith('/sse')) return undefined;
+  const value = (request.query as Record<string, unknown> | undefined)?.token;
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The instance the `token` header authenticated. */
+export const CurrentInstance = createParamDecorator((_: unknown, context: ExecutionContext): InstanceEntity => {
+  const instance = context.switchToHttp().getRequest<AuthedRequest>().instance;
+  if (!instance) throw new ApiError(401, 'Invalid token');
+  return instance;
+});

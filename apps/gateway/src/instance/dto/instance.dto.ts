@@ -1,0 +1,134 @@
+import { BROWSER_CHOICES, type BrowserChoice } from '@gw/contracts';
+import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+
+export class ConnectDto {
+  @IsOptional()
+  @IsString()
+  @Matches(/^\d{10,15}$/, { message: 'phone must be 10 to 15 digits (international format, digits only)' })
+  phone?: string;
+
+  @IsOptional()
+  @IsIn(BROWSER_CHOICES, { message: `browser must be one of ${BROWSER_CHOICES.join(', ')}` })
+  browser?: BrowserChoice;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  systemName?: string;
+
+  @IsOptional()
+  @IsString()
+  @Matches(/^[a-z]{2}$/, { message: 'proxy_managed_country must be a lowercase ISO alpha-2 code' })
+  proxy_managed_country?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  proxy_managed_state?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  proxy_managed_city?: string;
+
+  /** Range 0–365; values outside it are ignored (90 applies), so only the type is checked here. */
+  @IsOptional()
+  @IsInt({ message: 'history_days must be an integer' })
+  history_days?: number;
+}
+
+export class UpdateInstanceNameDto {
+  @IsString()
+  @IsNotEmpty({ message: 'name is required' })
+  @MaxLength(100)
+  name!: string;
+}
+
+export class UpdateDelaySettingsDto {
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'Invalid request payload: msg_delay_min must be a number' })
+  msg_delay_min!: number;
+
+  @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'Invalid request payload: msg_delay_max must be a number' })
+  msg_delay_max!: number;
+}
+
+const FIELD_NAMES = Array.from({ length: 20 }, (_, i) => `lead_field${String(i + 1).padStart(2, '0')}`);
+export { FIELD_NAMES };
+
+export class UpdateFieldsMapDto {
+  [key: string]: string | undefined;
+}
+for (const field of FIELD_NAMES) {
+  IsOptional()(UpdateFieldsMapDto.prototype, field);
+  IsString()(UpdateFieldsMapDto.prototype, field);
+  MaxLength(255)(UpdateFieldsMapDto.prototype, field);
+}
+
+export class ChatbotSettingsDto {
+  @IsOptional()
+  @IsString()
+  @MaxLength(300)
+  openai_apikey?: string;
+
+  @IsOptional()
+  @IsBoolean()
+  chatbot_enabled?: boolean;
+
+  @IsOptional()
+  @IsBoolean()
+  chatbot_ignoreGroups?: boolean;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  chatbot_stopConversation?: string;
+
+  @IsOptional()
+  @IsInt()
+  chatbot_stopMinutes?: number;
+
+  @IsOptional()
+  @IsInt()
+  chatbot_stopWhenYouSendMsg?: number;
+}
+
+export class PresenceDto {
+  @IsIn(['available', 'unavailable'], { message: 'Invalid presence value, use available or unavailable' })
+  presence!: 'available' | 'unavailable';
+}
+
+const AUDIENCE = ['all', 'contacts', 'contact_blacklist', 'none'];
+export class PrivacyDto {
+  @IsOptional() @IsIn(AUDIENCE) groupadd?: string;
+  @IsOptional() @IsIn(AUDIENCE) last?: string;
+  @IsOptional() @IsIn(AUDIENCE) status?: string;
+  @IsOptional() @IsIn(AUDIENCE) profile?: string;
+  @IsOptional() @IsIn(['all', 'none']) readreceipts?: string;
+  @IsOptional() @IsIn(['all', 'match_last_seen']) online?: string;
+  @IsOptional() @IsIn(['all', 'known']) calladd?: string;
+}
+
+export class ProxyDto {
+  @IsOptional()
+  @IsIn(['custom', 'internal', 'none'], { message: 'mode must be one of custom, internal, none' })
+  mode?: 'custom' | 'internal' | 'none';
+
+  /** The older body: `enable` + `proxy_url`. */
+  @IsOptional()
+  @IsBoolean()
+  enable?: boolean;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  proxy_url?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  proxy_fallback?: string;
+
+  @IsOptional()
+  @IsBoolean()
+  confirm_no_proxy?: boolean;
+}

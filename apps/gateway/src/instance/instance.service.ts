@@ -1,0 +1,252 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { JidObject } from '@gw/contracts';
+import { AuthStateRepository, InstanceRepository, type InstanceEntity, type InstancePatch, type ProxySettings } from '@gw/persistence';
+import { newRequestId, newToken, recordId } from '@gw/platform';
+import type { DataSource } from 'typeorm';
+import { ApiError } from '../common/api-error';
+import { DATA_SOURCE } from '../runtime/tokens';
+import { SessionClient } from '../session/session.client';
+import type { ConnectDto, ChatbotSettingsDto, PrivacyDto, ProxyDto } from './dto/instance.dto';
+import { FIELD_NAMES } from './dto/instance.dto';
+import { toInstanceRecord, toProxyView } from './instance.mapper';
+import { historyRequest, normaliseDelays } from './instance.rules';
+
+const PROXY_PROTOCOLS = ['http:', 'https:', 'socks5:', 'socks5h:'];
+
+@Injectable()
+export class InstanceService {
+  private readonly instances: InstanceRepository;
+  private readonly authState: AuthStateRepository;
+
+  constructor(
+    @Inject(DATA_SOURCE) dataSource: DataSource,
+    private readonly sessions: SessionClient,
+  ) {
+    this.instances = new InstanceRepository(dataSource);
+    this.authState = new AuthStateRepository(dataSource);
+  }
+
+  // --- admin -------------------------------------------------------------------------------------
+
+  async create(values: { name: string; adminField01?: string; adminField02?: string; systemName?: string }) {
+    const entity = await this.instances.create({
+      id: recordId(14),
+      token: newToken(),
+      name: values.name.trim(),
+      adminField01: values.adminField01 ?? '',
+      adminField02: values.adminField02 ?? '',
+      systemName: values.systemName ?? '',
+    });
+    return {
+      response: 'Instance created successfully',
+      instance: toInstanceRecord(entity),
+      connected: false,
+      loggedIn: false,
+      name: entity.name,
+      token: entity.token,
+      info: 'The instance starts disconnected: call POST /instance/connect with its token to link a WhatsApp account.',
+    };
+  }
+
+  async listAll() {
+    return (await this.instances.list()).map(toInstanceRecord);
+  }
+
+  async updateAdminFields(id: string, fields: { adminField01?: string; adminField02?: string }) {
+    const patch: InstancePatch = {};
+    if (fields.adminField01 !== undefined) patch.adminField01 = fields.adminField01;
+    if (fields.adminField02 !== undefined) patch.adminField02 = fields.adminField02;
+    const entity = await this.instances.update(id, patch);
+    if (!entity) throw ApiError.notFound('Instance not found');
+    return toInstanceRecord(entity);
+  }
+
+  // --- lifecycle ---------------------------------------------------------------------------------
+
+  async connect(instance: InstanceEntity, dto: ConnectDto, requestIdHeader?: string) {
+    const requestId = requestIdHeader && /^[\w.:-]{1,100}$/.test(requestIdHeader) ? requestIdHeader : newRequestId();
+    if (dto.proxy_managed_country || dto.proxy_managed_state || dto.proxy_managed_city) {
+      await this.instances.update(instance.id, {
+        proxy: {
+          ...(instance.proxy ?? emptyProxy()),
+          managed: { country: dto.proxy_managed_country, state: dto.proxy_managed_state, city: dto.proxy_managed_city },
+        },
+      });
+    }
+    const reply = await this.sessions.connect({
+      instanceId: instance.id,
+      phone: dto.phone,
+      browser: dto.browser ?? 'auto',
+      systemName: dto.systemName,
+      history: historyRequest(dto.history_days),
+      requestId,
+    });
+    const entity = await this.mustFind(instance.id);
+    return {
+      connected: reply.status === 'connected',
+      loggedIn: reply.loggedIn,
+      jid: reply.jid,
+      instance: toInstanceRecord(entity),
+      ...(reply.requestId ? { request_id: reply.requestId } : {}),
+    };
+  }
+
+  async status(instance: InstanceEntity) {
+    const entity = await this.mustFind(instance.id);
+    const connected = entity.status === 'connected';
+    return {
+      instance: toInstanceRecord(entity),
+      status: { connected, loggedIn: connected && entity.paired, jid: connected ? parseJid(entity.jid) : null },
+    };
+  }
+
+  async disconnect(instance: InstanceEntity) {
+    const reply = await this.sessions.requestIfHeld(instance.id, 'logout', { instanceId: instance.id });
+    if (!reply) await this.forgetDevice(instance.id, 'logged out through the API');
+    const entity = await this.mustFind(instance.id);
+    return {
+      instance: toInstanceRecord(entity),
+      response: 'Disconnected',
+      info: 'The device has been disconnected from WhatsApp. A new QR code will be required for the next connection.',
+    };
+  }
+
+  async remove(instance: InstanceEntity) {
+    // Log the device out first, so the account does not keep a dead linked device.
+    await this.sessions.requestIfHeld(instance.id, 'logout', { instanceId: instance.id }).catch(() => null);
+    await this.instances.delete(instance.id);
+    return { response: 'Instance Deleted', info: 'The device was disconnected and the instance removed from the database.' };
+  }
+
+  // --- settings ----------------------------------------------------------------------------------
+
+  async rename(instance: InstanceEntity, name: string) {
+    return toInstanceRecord(await this.patch(instance.id, { name: name.trim() }));
+  }
+
+  async updateDelaySettings(instance: InstanceEntity, min: number, max: number) {
+    const delays = normaliseDelays(min, max);
+    const entity = await this.instances.update(instance.id, { msgDelayMin: delays.min, msgDelayMax: delays.max }).catch(() => {
+      throw new ApiError(500, 'failed to update delay settings');
+    });
+    if (!entity) throw ApiError.notFound('client not found');
+    return { instance: toInstanceRecord(entity) };
+  }
+
+  async updateFieldsMap(instance: InstanceEntity, body: Record<string, string | undefined>) {
+    const fieldsMap = { ...(instance.fieldsMap ?? {}) };
+    for (const field of FIELD_NAMES) {
+      const value = body[field];
+      if (value === undefined) continue;
+      if (value.trim() === '') delete fieldsMap[field];
+      else fieldsMap[field] = value.trim();
+    }
+    return toInstanceRecord(await this.patch(instance.id, { fieldsMap }));
+  }
+
+  async updateChatbotSettings(instance: InstanceEntity, dto: ChatbotSettingsDto) {
+    const patch: InstancePatch = {};
+    if (dto.openai_apikey !== undefined) patch.openaiApikey = dto.openai_apikey;
+    if (dto.chatbot_enabled !== undefined) patch.chatbotEnabled = dto.chatbot_enabled;
+    if (dto.chatbot_ignoreGroups !== undefined) patch.chatbotIgnoreGroups = dto.chatbot_ignoreGroups;
+    if (dto.chatbot_stopConversation !== undefined) patch.chatbotStopConversation = dto.chatbot_stopConversation;
+    if (dto.chatbot_stopMinutes !== undefined) patch.chatbotStopMinutes = Math.max(0, dto.chatbot_stopMinutes);
+    if (dto.chatbot_stopWhenYouSendMsg !== undefined) patch.chatbotStopWhenYouSendMsg = Math.max(0, dto.chatbot_stopWhenYouSendMsg);
+    return toInstanceRecord(await this.patch(instance.id, patch));
+  }
+
+  async setPresence(instance: InstanceEntity, presence: 'available' | 'unavailable') {
+    await this.sessions.request(instance.id, 'presence', { instanceId: instance.id, presence });
+    await this.instances.update(instance.id, { currentPresence: presence });
+    return { response: 'Presence updated successfully' };
+  }
+
+  getPrivacy(instance: InstanceEntity) {
+    return this.sessions.request(instance.id, 'privacy.get', { instanceId: instance.id });
+  }
+
+  setPrivacy(instance: InstanceEntity, dto: PrivacyDto) {
+    const settings = Object.fromEntries(Object.entries(dto).filter(([, value]) => typeof value === 'string')) as Record<string, string>;
+    if (Object.keys(settings).length === 0) throw ApiError.badRequest('Invalid payload: give at least one privacy setting');
+    return this.sessions.request(instance.id, 'privacy.set', { instanceId: instance.id, settings });
+  }
+
+  getProxy(instance: InstanceEntity) {
+    return toProxyView(instance.proxy);
+  }
+
+  async setProxy(instance: InstanceEntity, dto: ProxyDto) {
+    const mode = dto.mode ?? (dto.enable === undefined ? undefined : dto.enable ? 'custom' : 'internal');
+    if (!mode) throw ApiError.badRequest('mode is required (custom, internal or none)');
+    const proxy: ProxySettings = { ...(instance.proxy ?? emptyProxy()), mode, lastTestAt: null, lastTestError: null };
+    if (mode === 'custom') {
+      if (!dto.proxy_url) throw ApiError.badRequest('proxy_url is required when mode is custom');
+      proxy.proxyUrl = checkProxyUrl(dto.proxy_url, 'proxy_url');
+      const fallback = dto.proxy_fallback ?? 'internal_proxy';
+      proxy.proxyFallback = fallback === 'internal_proxy' || fallback === 'never' ? fallback : checkProxyUrl(fallback, 'proxy_fallback');
+    } else {
+      if (mode === 'none' && dto.confirm_no_proxy !== true) throw ApiError.badRequest('confirm_no_proxy must be true when mode is none');
+      proxy.proxyUrl = null;
+      proxy.proxyFallback = null;
+    }
+    const entity = await this.patch(instance.id, { proxy });
+    return { details: 'Proxy configurado', proxy: toProxyView(entity.proxy), restart_requested: false };
+  }
+
+  async deleteProxy(instance: InstanceEntity) {
+    const entity = await this.patch(instance.id, { proxy: null });
+    return { details: 'Proxy removido', proxy: toProxyView(entity.proxy) };
+  }
+
+  // --- helpers -----------------------------------------------------------------------------------
+
+  /** Logout with nobody holding the session: forget the credentials here. */
+  private async forgetDevice(instanceId: string, reason: string) {
+    await this.authState.clear(instanceId);
+    await this.instances.update(instanceId, {
+      status: 'disconnected',
+      desiredState: 'disconnected',
+      paired: false,
+      qrcode: '',
+      paircode: '',
+      pairingExpiresAt: null,
+      lastDisconnect: new Date(),
+      lastDisconnectReason: reason,
+    });
+  }
+
+  private async patch(id: string, patch: InstancePatch): Promise<InstanceEntity> {
+    const entity = await this.instances.update(id, patch);
+    if (!entity) throw ApiError.notFound('Instance not found');
+    return entity;
+  }
+
+  private async mustFind(id: string): Promise<InstanceEntity> {
+    const entity = await this.instances.findById(id);
+    if (!entity) throw ApiError.notFound('Instance not found');
+    return entity;
+  }
+}
+
+function emptyProxy(): ProxySettings {
+  return { mode: 'internal', proxyUrl: null, proxyFallback: null, managed: null, lastTestAt: null, lastTestError: null };
+}
+
+function checkProxyUrl(value: string, field: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw ApiError.badRequest(`${field} must be a URL such as http://user:pass@host:port`);
+  }
+  if (!PROXY_PROTOCOLS.includes(parsed.protocol)) throw ApiError.badRequest(`${field} must use http, https, socks5 or socks5h`);
+  if (!parsed.hostname || !parsed.port) throw ApiError.badRequest(`${field} must include a host and a port`);
+  return value;
+}
+
+/** `5511…:3@s.whatsapp.net` → the status endpoint's JID object. */
+export function parseJid(jid: string): JidObject | null {
+  const match = /^([^:@]+)(?::(\d+))?@(.+)$/.exec(jid);
+  if (!match) return null;
+  return { user: match[1], agent: 0, device: match[2] ? Number(match[2]) : 0, server: match[3] };
+}

@@ -1,0 +1,36 @@
+import type { EnvReader } from '@gw/platform';
+
+export interface GatewayConfig {
+  port: number;
+  host: string;
+  /** Absent: embedded Postgres with data under `dataDir`. */
+  databaseUrl?: string;
+  /** Absent: the embedded default — all four services in this process over the in-process bus. */
+  natsUrl?: string;
+  dataDir: string;
+  embeddedPostgresPort: number;
+  adminToken?: string;
+  logLevel: string;
+  /** How long the gateway waits for a session worker's answer. */
+  rpcTimeoutMs: number;
+  /** How long a connect may wait for the first QR / pairing code. */
+  connectTimeoutMs: number;
+  /** Sandbox: an embedded simulator, and the workers wired to it. */
+  sandbox: boolean;
+}
+
+export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv): GatewayConfig {
+  return {
+    port: env.port('PORT', 8080),
+    host: env.string('HOST', '0.0.0.0'),
+    databaseUrl: env.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    natsUrl: env.url('NATS_URL', ['nats:', 'tls:']),
+    dataDir: env.string('DATA_DIR', './.data'),
+    embeddedPostgresPort: env.port('EMBEDDED_POSTGRES_PORT', 54329),
+    adminToken: env.optionalString('ADMIN_TOKEN'),
+    logLevel: env.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    rpcTimeoutMs: env.integer('RPC_TIMEOUT_MS', 15000, { min: 100, max: 600000 }),
+    connectTimeoutMs: env.integer('CONNECT_TIMEOUT_MS', 30000, { min: 100, max: 600000 }),
+    sandbox: argv.includes('--sandbox') || env.boolean('SANDBOX', false),
+  };
+}

@@ -1,0 +1,36 @@
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { PinoNestLogger } from '@gw/platform';
+import { randomUUID } from 'node:crypto';
+import { GatewayModule, type GatewayRuntime } from '../app.module';
+
+/** Builds the HTTP application (Fastify) around an opened runtime; the caller listens. */
+export async function createHttpApp(runtime: GatewayRuntime): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    bodyLimit: 64 * 1024 * 1024,
+    // Correlation id: the client's X-Request-ID when it sends a sane one, else ours.
+    genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.:-]{1,100}$/.test(given) ? given : randomUUID();
+    },
+    logger: false,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(runtime), adapter, {
+    logger: new PinoNestLogger(runtime.logger.child({ component: 'nest' })),
+    bufferLogs: false,
+    abortOnError: false,
+  });
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onSend', async (request, reply) => {
+    void reply.header('x-request-id', request.id);
+  });
+  fastify.addHook('onResponse', async (request, reply) => {
+    const instance = (request as unknown as { instance?: { id: string } }).instance;
+    runtime.logger.info(
+      { requestId: request.id, instanceId: instance?.id, method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+      'request',
+    );
+  });
+  app.enableShutdownHooks();
+  return app;
+}

@@ -1,0 +1,37 @@
+import { Bus, InProcessBus, NatsBus } from '@gw/bus';
+import { openDatabase } from '@gw/persistence';
+import { type EmbeddedDatabase, type Logger, startEmbeddedPostgres } from '@gw/platform';
+import type { DataSource } from 'typeorm';
+import type { GatewayConfig } from './gateway-config';
+
+export interface OpenedRuntime {
+  dataSource: DataSource;
+  bus: Bus;
+  /** True when every service runs in this process over the in-process bus. */
+  embedded: boolean;
+  close(): Promise<void>;
+}
+
+/** Opens Postgres (given or embedded) and the bus (NATS or in-process). */
+export async function openRuntime(config: GatewayConfig, logger: Logger): Promise<OpenedRuntime> {
+  let embeddedDatabase: EmbeddedDatabase | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    logger.info({ dataDir: config.dataDir }, 'DATABASE_URL not set: starting embedded PostgreSQL');
+    embeddedDatabase = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort);
+    databaseUrl = embeddedDatabase.url;
+  }
+  const dataSource = await openDatabase({ url: databaseUrl });
+  const bus: Bus = config.natsUrl ? await NatsBus.connect(config.natsUrl, 'gateway') : new InProcessBus();
+  if (!config.natsUrl) logger.info('NATS_URL not set: all services run in this process over the in-process bus');
+  return {
+    dataSource,
+    bus,
+    embedded: !config.natsUrl,
+    close: async () => {
+      await bus.close().catch(() => undefined);
+      await dataSource.destroy().catch(() => undefined);
+      await embeddedDatabase?.stop().catch(() => undefined);
+    },
+  };
+}

@@ -25,7 +25,8 @@ function firstMessage(error: ValidationError, path = ''): string {
   const field = path ? `${path}.${error.property}` : error.property;
   if (error.constraints) {
     const message = Object.values(error.constraints)[0];
-    return message.startsWith(error.property) ? message.replace(error.property, field) : `${field}: ${message}`;
+    if (message.startsWith(error.property)) return message.replace(error.property, field);
+    return message.includes(error.property) ? message : `${field}: ${message}`;
   }
   if (error.children?.length) return firstMessage(error.children[0], field);
   return `${field} is invalid`;

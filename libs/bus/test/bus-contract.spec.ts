@@ -1,0 +1,85 @@
+import { ErrorCode } from '@gw/contracts';
+import { testNatsUrl } from '@gw/testing';
+import { type Bus, InProcessBus, NatsBus, subjectMatches } from '@gw/bus';
+
+/** The same contract for both transports: the embedded default must behave like NATS. */
+const transports: Array<[string, () => Promise<Bus | null>]> = [
+  ['in-process', async () => new InProcessBus()],
+  [
+    'NATS',
+    async () => {
+      const url = await testNatsUrl();
+      return url ? NatsBus.connect(url, 'bus-contract-test') : null;
+    },
+  ],
+];
+
+describe.each(transports)('Bus contract over %s', (_name, open) => {
+  let bus: Bus | null;
+  const prefix = `t${Date.now()}${Math.floor(Math.random() * 1e6)}`;
+
+  beforeAll(async () => {
+    bus = await open();
+  });
+  afterAll(async () => {
+    await bus?.close();
+  });
+
+  const itIf = (title: string, fn: (bus: Bus) => Promise<void>) =>
+    it(title, async () => {
+      if (!bus) return console.warn(`skipped (no NATS): ${title}`);
+      await fn(bus);
+    });
+
+  itIf('should answer "no responders" at once as NoSession', async (b) => {
+    const started = Date.now();
+    await expect(b.request(`${prefix}.nobody`, {}, { timeoutMs: 3000 })).rejects.toMatchObject({ code: ErrorCode.NoSession });
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  itIf('should reply through a wildcard subscription', async (b) => {
+    const sub = b.subscribe(`${prefix}.instance.*.status`, (data, subject) => ({ data, subject }));
+    await b.ping();
+    await expect(b.request(`${prefix}.instance.abc.status`, { q: 1 }, { timeoutMs: 2000 })).resolves.toEqual({ data: { q: 1 }, subject: `${prefix}.instance.abc.status` });
+    sub.unsubscribe();
+  });
+
+  itIf('should time out a handler that never answers', async (b) => {
+    const sub = b.subscribe(`${prefix}.slow`, () => new Promise(() => undefined));
+    await b.ping();
+    await expect(b.request(`${prefix}.slow`, {}, { timeoutMs: 200 })).rejects.toMatchObject({ code: ErrorCode.Timeout });
+    sub.unsubscribe();
+  });
+
+  itIf('should give each request to one member of a queue group', async (b) => {
+    const hits: string[] = [];
+    const subs = ['a', 'b'].map((name) => b.subscribe(`${prefix}.place`, () => (hits.push(name), name), { queue: 'workers' }));
+    await b.ping();
+    for (let i = 0; i < 6; i++) await b.request(`${prefix}.place`, {}, { timeoutMs: 2000 });
+    expect(hits).toHaveLength(6);
+    subs.forEach((s) => s.unsubscribe());
+  });
+
+  itIf('should fan a publish out to every plain subscriber', async (b) => {
+    const seen: number[] = [];
+    const subs = [1, 2].map((n) => b.subscribe(`${prefix}.broadcast`, () => void seen.push(n)));
+    await b.ping();
+    b.publish(`${prefix}.broadcast`, { x: 1 });
+    await b.ping();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen.sort()).toEqual([1, 2]);
+    subs.forEach((s) => s.unsubscribe());
+  });
+});
+
+describe('subjectMatches', () => {
+  it.each([
+    ['a.*.c', 'a.b.c', true],
+    ['a.*.c', 'a.b.d', false],
+    ['a.>', 'a.b.c', true],
+    ['a.>', 'a', false],
+    ['a.b', 'a.b.c', false],
+  ])('should match %s against %s: %s', (pattern, subject, expected) => {
+    expect(subjectMatches(pattern, subject)).toBe(expected);
+  });
+});

@@ -21,7 +21,8 @@ export class PinoNestLogger implements LoggerService {
   constructor(private readonly logger: Logger) {}
 
   log(message: unknown, context?: string): void {
-    this.logger.info({ context }, String(message));
+    // Nest narrates its boot at "log" level (every route mapped); that is debug detail for us.
+    this.logger.debug({ context }, String(message));
   }
 
   error(message: unknown, trace?: string, context?: string): void {

@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+// `npm run bench -- <name> [args…]`: bundles bench/<name>/main.ts with the apps' webpack setup, then
+// runs it in a fresh Node process. Each benchmark prints one JSON object on stdout.
+const { spawnSync } = require('node:child_process');
+const { existsSync, readdirSync } = require('node:fs');
+const path = require('node:path');
+const webpack = require('webpack');
+const { makeAppConfig } = require('../tools/webpack/app.config');
+
+const [name, ...args] = process.argv.slice(2);
+const available = readdirSync(__dirname).filter((entry) => existsSync(path.join(__dirname, entry, 'main.ts')));
+if (!name || !available.includes(name)) {
+  process.stderr.write(`usage: npm run bench -- <${available.join('|')}> [args]\n`);
+  process.exit(2);
+}
+
+const config = makeAppConfig({ name, root: path.join(__dirname, name), entry: 'main.ts', outDir: `dist/bench/${name}`, filename: 'main.js' });
+config.module.rules[0].options.configFile = path.join(__dirname, 'tsconfig.json');
+webpack(config, (error, stats) => {
+  if (error || stats.hasErrors()) {
+    process.stderr.write(`${error ?? stats.toString('errors-only')}\n`);
+    process.exit(1);
+  }
+  const result = spawnSync(process.execPath, ['--expose-gc', path.join(__dirname, '..', 'dist', 'bench', name, 'main.js'), ...args], { stdio: 'inherit' });
+  process.exit(result.status ?? 1);
+});

@@ -2,3 +2,5 @@ export { formatPhone, isGroupJid, isLidJid, isNewsletterJid, jidUser, normalizeU
 export type { ChatKind, ChatTarget } from './jid';
 export { consolidatedName, firstName, resolvePlaceholders } from './placeholders';
 export type { PlaceholderContext } from './placeholders';
+export { ChoiceError, parseButton, parseButtons, parseCarousel, parseList, parsePoll } from './menu-choices';
+export type { CarouselCard, ListRow, ListSection, MenuButton } from './menu-choices';

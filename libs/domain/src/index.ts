@@ -4,3 +4,4 @@ export { consolidatedName, firstName, resolvePlaceholders } from './placeholders
 export type { PlaceholderContext } from './placeholders';
 export { ChoiceError, parseButton, parseButtons, parseCarousel, parseList, parsePoll } from './menu-choices';
 export type { CarouselCard, ListRow, ListSection, MenuButton } from './menu-choices';
+export { protoFieldName, toProtoJson } from './proto-json';

@@ -6,3 +6,4 @@ export type { HealthReport, ReadinessCheck } from './health';
 export { startEmbeddedPostgres } from './embedded-postgres';
 export type { EmbeddedDatabase } from './embedded-postgres';
 export { newRequestId, newToken, recordId, secretsEqual, sha256Hex } from './ids';
+export { guardedLookup, SsrfError, SsrfGuard } from './ssrf';

@@ -22,4 +22,8 @@ export class OutboxEventEntity {
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
+
+  /** Set once the webhook relay has created this event's deliveries. */
+  @Column({ name: 'dispatched_at', type: 'timestamptz', nullable: true })
+  dispatchedAt!: Date | null;
 }

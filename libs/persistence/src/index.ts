@@ -11,3 +11,7 @@ export type { Lease } from './repositories/lease.repository';
 export { OutboxRepository } from './repositories/outbox.repository';
 export type { NewOutboxEvent, OutboxRow } from './repositories/outbox.repository';
 export { SettingsRepository } from './repositories/settings.repository';
+export { WebhookRepository } from './repositories/webhook.repository';
+export type { WebhookRow, WebhookValues } from './repositories/webhook.repository';
+export { DeliveryRepository } from './repositories/delivery.repository';
+export type { DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';

@@ -1,0 +1,5 @@
+export { deliveryUrl, EXCLUDE_FLAGS, matchWebhooks, webhookWants } from './webhook-filter';
+export { DEFAULT_RETRY_SCHEDULE_MS, nextAttemptDelay, parseRetryAfter, parseSchedule } from './retry-schedule';
+export { generateWebhookSecret, signWebhook } from './signature';
+export { WEBHOOK_RELAY_DEFAULTS, WebhookRelay } from './webhook-relay';
+export type { WebhookRelayConfig } from './webhook-relay';

@@ -14,6 +14,8 @@ import { InstanceService } from './instance/instance.service';
 import type { GatewayConfig } from './runtime/gateway-config';
 import { BUS, DATA_SOURCE, GATEWAY_CONFIG, LOGGER } from './runtime/tokens';
 import { SessionClient } from './session/session.client';
+import { GlobalWebhookController, WebhookController } from './webhook/webhook.controller';
+import { WebhookService } from './webhook/webhook.service';
 
 export interface GatewayRuntime {
   config: GatewayConfig;
@@ -33,7 +35,7 @@ export class GatewayModule {
     ];
     return {
       module: GatewayModule,
-      controllers: [HealthController, AdminController, InstanceController],
+      controllers: [HealthController, AdminController, InstanceController, WebhookController, GlobalWebhookController],
       providers: [
         ...shared,
         AdminTokenService,
@@ -41,6 +43,7 @@ export class GatewayModule {
         InstanceGuard,
         InstanceService,
         SessionClient,
+        WebhookService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
       ],

@@ -1,4 +1,4 @@
-import type { EnvReader } from '@gw/platform';
+import { ConfigError, type EnvReader, SsrfGuard } from '@gw/platform';
 
 export interface GatewayConfig {
   port: number;
@@ -17,6 +17,8 @@ export interface GatewayConfig {
   connectTimeoutMs: number;
   /** Sandbox: an embedded simulator, and the workers wired to it. */
   sandbox: boolean;
+  /** CIDRs the SSRF guard lets through although they are private (SSRF_ALLOWLIST). */
+  ssrfAllowlist: string[];
 }
 
 export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv): GatewayConfig {
@@ -32,5 +34,17 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     rpcTimeoutMs: env.integer('RPC_TIMEOUT_MS', 15000, { min: 100, max: 600000 }),
     connectTimeoutMs: env.integer('CONNECT_TIMEOUT_MS', 30000, { min: 100, max: 600000 }),
     sandbox: argv.includes('--sandbox') || env.boolean('SANDBOX', false),
+    ssrfAllowlist: cidrList(env, 'SSRF_ALLOWLIST'),
   };
+}
+
+/** A comma list of CIDRs, checked at boot so a typo stops the process with the variable's name. */
+export function cidrList(env: EnvReader, name: string): string[] {
+  const list = (env.optionalString(name) ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  try {
+    new SsrfGuard(list);
+  } catch (error) {
+    throw new ConfigError(name, (error as Error).message.replace(/^SSRF_ALLOWLIST: /, ''));
+  }
+  return list;
 }

@@ -1,0 +1,56 @@
+import { EVENT_TYPES } from '@gw/contracts';
+import { IsArray, IsBoolean, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+
+/** Event names a webhook may ask for; `leads` is the older name some clients still send. */
+export const WEBHOOK_EVENTS = [...EVENT_TYPES, 'leads'] as const;
+export const EXCLUDE_MESSAGES = ['wasSentByApi', 'wasNotSentByApi', 'fromMeYes', 'fromMeNo', 'isGroupYes', 'isGroupNo', 'IsGroupNo'] as const;
+
+export class WebhookDto {
+  @IsOptional()
+  @IsIn(['add', 'update', 'delete'], { message: 'action must be one of add, update, delete' })
+  action?: 'add' | 'update' | 'delete';
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  id?: string;
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  url?: string;
+
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean;
+
+  @IsOptional()
+  @IsArray({ message: 'events must be an array of event names' })
+  @IsIn(WEBHOOK_EVENTS, { each: true, message: `events must contain only: ${WEBHOOK_EVENTS.join(', ')}` })
+  events?: string[];
+
+  @IsOptional()
+  @IsArray({ message: 'excludeMessages must be an array' })
+  @IsIn(EXCLUDE_MESSAGES, { each: true, message: `excludeMessages must contain only: ${EXCLUDE_MESSAGES.join(', ')}` })
+  excludeMessages?: string[];
+
+  @IsOptional()
+  @IsBoolean()
+  addUrlEvents?: boolean;
+
+  @IsOptional()
+  @IsBoolean()
+  addUrlTypesMessages?: boolean;
+
+  /** Put the instance token in payloads (receivers migrating from uazapi). */
+  @IsOptional()
+  @IsBoolean()
+  includeToken?: boolean;
+
+  @IsOptional()
+  @IsString()
+  @Matches(/^whsec_[A-Za-z0-9+/]{16,}={0,2}$/, { message: 'secret must be whsec_ followed by base64 of at least 12 bytes' })
+  secret?: string;
+}
+
+export class GlobalWebhookDto extends WebhookDto {}

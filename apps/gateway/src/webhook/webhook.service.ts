@@ -1,0 +1,121 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DeliveryRepository, WebhookRepository, type WebhookRow, type WebhookValues } from '@gw/persistence';
+import { recordId, SsrfError, SsrfGuard } from '@gw/platform';
+import { generateWebhookSecret } from '@gw/relay';
+import type { DataSource } from 'typeorm';
+import { ApiError } from '../common/api-error';
+import type { GatewayConfig } from '../runtime/gateway-config';
+import { DATA_SOURCE, GATEWAY_CONFIG } from '../runtime/tokens';
+import type { WebhookDto } from './dto/webhook.dto';
+
+/** The API's Webhook record; the secret appears only in the answer that created or replaced it. */
+export function toWebhookRecord(row: WebhookRow, showSecret = false) {
+  return {
+    id: row.id,
+    enabled: row.enabled,
+    url: row.url,
+    events: row.events,
+    excludeMessages: row.excludeMessages,
+    addUrlEvents: row.addUrlEvents,
+    addUrlTypesMessages: row.addUrlTypesMessages,
+    includeToken: row.includeToken,
+    ...(showSecret ? { secret: row.secret } : {}),
+    ...(row.disabledReason ? { disabledReason: row.disabledReason } : {}),
+    ...(row.instanceId ? { instance_id: row.instanceId } : {}),
+    created: row.created.toISOString(),
+    updated: row.updated.toISOString(),
+  };
+}
+
+@Injectable()
+export class WebhookService {
+  private readonly webhooks: WebhookRepository;
+  private readonly deliveries: DeliveryRepository;
+  private readonly ssrf: SsrfGuard;
+
+  constructor(@Inject(DATA_SOURCE) dataSource: DataSource, @Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    this.webhooks = new WebhookRepository(dataSource);
+    this.deliveries = new DeliveryRepository(dataSource);
+    this.ssrf = new SsrfGuard(config.ssrfAllowlist);
+  }
+
+  async list(instanceId: string | null) {
+    return (await this.webhooks.listFor(instanceId)).map((row) => toWebhookRecord(row));
+  }
+
+  /**
+   * POST /webhook. Simple mode (no action, no id): the instance's one webhook is created or updated.
+   * Advanced mode: `add` creates another, `update` and `delete` need `id`. Answers the list afterwards.
+   */
+  async configure(instanceId: string | null, dto: WebhookDto) {
+    const shown = new Set<string>();
+    const action = dto.action ?? (dto.id ? 'update' : 'simple');
+    if (action === 'delete') {
+      if (!dto.id) throw ApiError.badRequest('id is required to delete a webhook');
+      if (!(await this.webhooks.delete(instanceId, dto.id))) throw ApiError.notFound('Webhook not found');
+    } else if (action === 'add') {
+      const created = await this.webhooks.insert(recordId(14), instanceId, await this.values(dto), dto.secret ?? generateWebhookSecret());
+      shown.add(created.id);
+    } else {
+      const target = dto.id ? await this.webhooks.find(instanceId, dto.id) : (await this.webhooks.listFor(instanceId))[0];
+      if (dto.id && !target) throw ApiError.notFound('Webhook not found');
+      if (target) {
+        const updated = await this.webhooks.update(instanceId, target.id, await this.values(dto, target), dto.secret);
+        if (dto.secret && updated) shown.add(updated.id);
+      } else {
+        const created = await this.webhooks.insert(recordId(14), instanceId, await this.values(dto), dto.secret ?? generateWebhookSecret());
+        shown.add(created.id);
+      }
+    }
+    return (await this.webhooks.listFor(instanceId)).map((row) => toWebhookRecord(row, shown.has(row.id)));
+  }
+
+  async globalWebhook() {
+    const [row] = await this.webhooks.listFor(null);
+    if (!row) throw ApiError.notFound('Global webhook not found');
+    return toWebhookRecord(row);
+  }
+
+  async configureGlobal(dto: WebhookDto) {
+    if (!dto.url) throw ApiError.badRequest('url is required');
+    if (!dto.events) throw ApiError.badRequest('events is required');
+    const list = await this.configure(null, { ...dto, action: undefined, id: undefined });
+    return list[0];
+  }
+
+  async errors(scope: { instanceId: string } | { global: true }) {
+    const rows = await this.deliveries.recentErrors(scope);
+    return rows.map((row) => ({
+      created: row.created.toISOString(),
+      url: row.url,
+      type: 'global' in scope ? 'global' : 'local',
+      event: row.event,
+      message_type: row.messageType,
+      status_code: row.statusCode ?? 0,
+      attempts: row.attempts,
+      error: row.error,
+      payload: row.payload,
+    }));
+  }
+
+  /** Merges the body over the current values; the URL passes the SSRF guard now and at every delivery. */
+  private async values(dto: WebhookDto, current?: WebhookRow): Promise<WebhookValues> {
+    const url = dto.url ?? current?.url;
+    if (!url) throw ApiError.badRequest('url is required');
+    try {
+      await this.ssrf.check(url);
+    } catch (error) {
+      if (error instanceof SsrfError) throw ApiError.badRequest(`url refused: ${error.message}`);
+      throw error;
+    }
+    return {
+      url,
+      enabled: dto.enabled ?? current?.enabled ?? true,
+      events: dto.events ?? current?.events ?? [],
+      excludeMessages: dto.excludeMessages ?? current?.excludeMessages ?? [],
+      addUrlEvents: dto.addUrlEvents ?? current?.addUrlEvents ?? false,
+      addUrlTypesMessages: dto.addUrlTypesMessages ?? current?.addUrlTypesMessages ?? false,
+      includeToken: dto.includeToken ?? current?.includeToken ?? false,
+    };
+  }
+}

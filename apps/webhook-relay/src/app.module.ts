@@ -1,6 +1,7 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { Bus } from '@gw/bus';
 import type { Logger } from '@gw/platform';
+import { WebhookRelayModule } from '@gw/relay';
 import { DataSource } from 'typeorm';
 import type { WebhookRelayConfig } from './webhook-relay-config';
 
@@ -20,6 +21,7 @@ export class AppModule {
   static register(runtime: WebhookRelayRuntime): DynamicModule {
     return {
       module: AppModule,
+      imports: [WebhookRelayModule.register({ dataSource: runtime.dataSource, bus: runtime.bus, config: runtime.config.delivery, logger: runtime.logger })],
       providers: [
         { provide: WEBHOOK_RELAY_CONFIG, useValue: runtime.config },
         { provide: DataSource, useValue: runtime.dataSource },

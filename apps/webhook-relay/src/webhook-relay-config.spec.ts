@@ -15,7 +15,8 @@ describe(loadWebhookRelayConfig.name, () => {
   };
 
   it('should apply the defaults', () => {
-    expect(load(valid)).toEqual({ databaseUrl: valid.DATABASE_URL, natsUrl: valid.NATS_URL, healthPort: 8084, healthHost: '0.0.0.0', logLevel: 'info' });
+    expect(load(valid)).toMatchObject({ databaseUrl: valid.DATABASE_URL, natsUrl: valid.NATS_URL, healthPort: 8084, healthHost: '0.0.0.0', logLevel: 'info' });
+    expect(load(valid).delivery).toMatchObject({ publicBaseUrl: 'http://localhost:8080', includeToken: false, requestTimeoutMs: 10_000 });
   });
 
   it('should name DATABASE_URL when it is missing', () => {

@@ -1,4 +1,5 @@
 import { ConfigError, type EnvReader } from '@gw/platform';
+import { readWebhookRelayConfig, type WebhookRelayConfig as DeliveryConfig } from '@gw/relay';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -9,6 +10,8 @@ export interface WebhookRelayConfig {
   healthPort: number;
   healthHost: string;
   logLevel: (typeof LOG_LEVELS)[number];
+  /** Delivery settings: base URL, retry schedule, timeouts, SSRF allowlist (see libs/relay). */
+  delivery: DeliveryConfig;
 }
 
 /** Every variable the webhook relay reads, parsed once at boot. */
@@ -19,6 +22,7 @@ export function loadWebhookRelayConfig(env: EnvReader): WebhookRelayConfig {
     healthPort: env.port('HEALTH_PORT', 8084),
     healthHost: env.string('HEALTH_HOST', '0.0.0.0'),
     logLevel: env.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    delivery: readWebhookRelayConfig(env),
   };
 }
 

@@ -1,5 +1,6 @@
 import { Bus } from '@gw/bus';
-import { createLogger } from '@gw/platform';
+import { createLogger, EnvReader } from '@gw/platform';
+import { readWebhookRelayConfig } from '@gw/relay';
 import { testDatabaseUrl, testNatsUrl } from '@gw/testing';
 import { DataSource } from 'typeorm';
 import { startWebhookRelay, type RunningWebhookRelay } from '../src/runtime';
@@ -12,7 +13,7 @@ describe(startWebhookRelay.name, () => {
     const natsUrl = await testNatsUrl();
     if (!natsUrl) return;
     sut = await startWebhookRelay(
-      { databaseUrl: await testDatabaseUrl(), natsUrl, healthPort: 0, healthHost: '127.0.0.1', logLevel: 'silent' },
+      { databaseUrl: await testDatabaseUrl(), natsUrl, healthPort: 0, healthHost: '127.0.0.1', logLevel: 'silent', delivery: readWebhookRelayConfig(new EnvReader({})) },
       createLogger('webhook-relay', 'silent'),
     );
     base = `http://127.0.0.1:${sut.healthPort}`;

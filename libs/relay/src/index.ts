@@ -3,3 +3,5 @@ export { DEFAULT_RETRY_SCHEDULE_MS, nextAttemptDelay, parseRetryAfter, parseSche
 export { generateWebhookSecret, signWebhook } from './signature';
 export { WEBHOOK_RELAY_DEFAULTS, WebhookRelay } from './webhook-relay';
 export type { WebhookRelayConfig } from './webhook-relay';
+export { readWebhookRelayConfig } from './relay-config';
+export { WebhookRelayModule } from './relay.module';

@@ -29,8 +29,9 @@ const contractsBanned = ['@nestjs/*', 'typeorm', 'pg', '@nats-io/*', '@whiskeyso
 function constraints({ inTests }) {
   return layers.map(([sourceTag, allowed]) => {
     const banned = [...(sourceTag === 'type:contracts' ? contractsBanned : []), ...(inTests || sourceTag === 'type:testing' ? [] : testPackages)];
-    // Specs anywhere may use libs/testing (contracts' specs have no need for a database).
-    const onlyDependOnLibsWithTags = inTests && sourceTag !== 'type:contracts' && !allowed.includes('type:testing') ? [...allowed, 'type:testing'] : allowed;
+    // Specs may also use libs/testing and drive Baileys against the simulator (contracts' specs need neither).
+    const testOnly = inTests && sourceTag !== 'type:contracts' ? ['type:testing', 'type:sim'].filter((tag) => !allowed.includes(tag)) : [];
+    const onlyDependOnLibsWithTags = [...allowed, ...testOnly];
     return { sourceTag, onlyDependOnLibsWithTags, ...(banned.length ? { bannedExternalImports: banned } : {}) };
   });
 }

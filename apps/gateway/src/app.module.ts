@@ -14,6 +14,7 @@ import { InstanceService } from './instance/instance.service';
 import type { GatewayConfig } from './runtime/gateway-config';
 import { BUS, DATA_SOURCE, GATEWAY_CONFIG, LOGGER } from './runtime/tokens';
 import { SessionClient } from './session/session.client';
+import { SseController } from './sse/sse.controller';
 import { GlobalWebhookController, WebhookController } from './webhook/webhook.controller';
 import { WebhookService } from './webhook/webhook.service';
 
@@ -35,7 +36,7 @@ export class GatewayModule {
     ];
     return {
       module: GatewayModule,
-      controllers: [HealthController, AdminController, InstanceController, WebhookController, GlobalWebhookController],
+      controllers: [HealthController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController],
       providers: [
         ...shared,
         AdminTokenService,

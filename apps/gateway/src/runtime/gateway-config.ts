@@ -19,6 +19,10 @@ export interface GatewayConfig {
   sandbox: boolean;
   /** CIDRs the SSRF guard lets through although they are private (SSRF_ALLOWLIST). */
   ssrfAllowlist: string[];
+  /** Where clients reach this gateway (`BaseUrl` of event envelopes). */
+  publicBaseUrl: string;
+  /** SSE heartbeat comment interval. */
+  sseHeartbeatMs: number;
 }
 
 export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv): GatewayConfig {
@@ -35,6 +39,8 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     connectTimeoutMs: env.integer('CONNECT_TIMEOUT_MS', 30000, { min: 100, max: 600000 }),
     sandbox: argv.includes('--sandbox') || env.boolean('SANDBOX', false),
     ssrfAllowlist: cidrList(env, 'SSRF_ALLOWLIST'),
+    publicBaseUrl: env.url('PUBLIC_BASE_URL', ['http:', 'https:'], `http://localhost:${env.port('PORT', 8080)}`) as string,
+    sseHeartbeatMs: env.integer('SSE_HEARTBEAT_MS', 15_000, { min: 100, max: 300_000 }),
   };
 }
 

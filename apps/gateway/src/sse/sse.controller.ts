@@ -1,0 +1,131 @@
+import { Controller, Get, Headers, Inject, Query, Res, UseGuards } from '@nestjs/common';
+import { Bus } from '@gw/bus';
+import { Subjects } from '@gw/contracts';
+import { OutboxRepository, type InstanceEntity, type OutboxRow } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import { webhookWants } from '@gw/relay';
+import type { FastifyReply } from 'fastify';
+import type { DataSource } from 'typeorm';
+import { ApiError } from '../common/api-error';
+import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
+import { EXCLUDE_MESSAGES, WEBHOOK_EVENTS } from '../webhook/dto/webhook.dto';
+import type { GatewayConfig } from '../runtime/gateway-config';
+import { BUS, DATA_SOURCE, GATEWAY_CONFIG, LOGGER } from '../runtime/tokens';
+
+/** A client whose socket holds more than this unsent is too slow, and is dropped. */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+const BATCH = 500;
+/** Notifications are at most once: a slow poll catches anything a lost one would have announced. */
+const POLL_MS = 2_000;
+
+/** `events=a,b&events=c` → ['a','b','c']. */
+function listParameter(value: string | string[] | undefined): string[] {
+  const values = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  return values.flatMap((entry) => entry.split(',')).map((entry) => entry.trim()).filter(Boolean);
+}
+
+/**
+ * `GET /sse`: the instance's events as server-sent events, read from the outbox, so any gateway
+ * replica serves any instance and `Last-Event-ID` resumes where the client left off.
+ */
+@Controller()
+@UseGuards(InstanceGuard)
+export class SseController {
+  private readonly outbox: OutboxRepository;
+
+  constructor(
+    @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(BUS) private readonly bus: Bus,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
+    this.outbox = new OutboxRepository(dataSource);
+  }
+
+  @Get('sse')
+  async stream(
+    @CurrentInstance() instance: InstanceEntity,
+    @Query('events') eventsParameter: string | string[] | undefined,
+    @Query('excludeMessages') excludeParameter: string | string[] | undefined,
+    @Headers('last-event-id') lastEventIdHeader: string | undefined,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const events = listParameter(eventsParameter);
+    const excludeMessages = listParameter(excludeParameter);
+    const unknownEvent = events.find((event) => !(WEBHOOK_EVENTS as readonly string[]).includes(event));
+    if (unknownEvent) throw ApiError.badRequest(`events: unknown event "${unknownEvent}"`);
+    const unknownFlag = excludeMessages.find((flag) => !(EXCLUDE_MESSAGES as readonly string[]).includes(flag));
+    if (unknownFlag) throw ApiError.badRequest(`excludeMessages: unknown value "${unknownFlag}"`);
+    if (lastEventIdHeader !== undefined && !/^\d{1,19}$/.test(lastEventIdHeader)) throw ApiError.badRequest('Last-Event-ID must be an event id');
+
+    let cursor = lastEventIdHeader ?? (await this.latestEventId(instance.id));
+    const filter = { events, excludeMessages };
+    const raw = reply.raw;
+    reply.hijack();
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    raw.write(`retry: 3000\n: connected\n\n`);
+
+    let closed = false;
+    let draining: Promise<void> | null = null;
+    let again = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      clearInterval(heartbeat);
+      clearInterval(poll);
+      subscription.unsubscribe();
+      raw.end();
+    };
+    const write = (chunk: string) => {
+      if (closed) return;
+      raw.write(chunk);
+      if (raw.writableLength > MAX_BUFFERED_BYTES) {
+        this.logger.warn({ instanceId: instance.id }, 'SSE client too slow: dropped');
+        raw.destroy();
+        close();
+      }
+    };
+    // One reader at a time; a wake-up during a read asks for one more pass.
+    const drain = () => {
+      if (draining) {
+        again = true;
+        return;
+      }
+      draining = (async () => {
+        do {
+          again = false;
+          let rows: OutboxRow[];
+          do {
+            rows = await this.outbox.readAfter(cursor, BATCH, instance.id);
+            for (const row of rows) {
+              cursor = row.id;
+              if (!webhookWants(filter, row.eventType, row.payload)) continue;
+              write(`id: ${row.id}\nevent: ${row.eventType}\ndata: ${JSON.stringify({ BaseUrl: this.config.publicBaseUrl, ...row.payload })}\n\n`);
+            }
+          } while (rows.length === BATCH && !closed);
+        } while (again && !closed);
+      })()
+        .catch((error: unknown) => this.logger.error({ err: error, instanceId: instance.id }, 'SSE read failed'))
+        .finally(() => {
+          draining = null;
+        });
+    };
+
+    const subscription = this.bus.subscribe(Subjects.outbox(instance.id), () => drain());
+    const heartbeat = setInterval(() => write(`: heartbeat ${Date.now()}\n\n`), this.config.sseHeartbeatMs);
+    const poll = setInterval(drain, POLL_MS);
+    raw.on('close', close);
+    raw.on('error', close);
+    drain();
+  }
+
+  private async latestEventId(instanceId: string): Promise<string> {
+    const rows: Array<{ id: string | null }> = await this.dataSource.query(`SELECT max(id)::text AS id FROM outbox_events WHERE instance_id = $1`, [instanceId]);
+    return rows[0]?.id ?? '0';
+  }
+}

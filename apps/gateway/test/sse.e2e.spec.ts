@@ -1,0 +1,140 @@
+import { Subjects } from '@gw/contracts';
+import { OutboxRepository } from '@gw/persistence';
+import { startGateway, type GatewayHarness } from './support/gateway-harness';
+
+interface Frame {
+  id?: string;
+  event?: string;
+  data?: unknown;
+  comment?: string;
+}
+
+/** Reads SSE frames from a streaming response until `count` data frames (or comments) arrived. */
+async function openStream(url: string, headers: Record<string, string>) {
+  const controller = new AbortController();
+  const response = await fetch(url, { headers, signal: controller.signal });
+  const frames: Frame[] = [];
+  let buffer = '';
+  const reader = response.body!.getReader();
+  const pump = (async () => {
+    const decoder = new TextDecoder();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        buffer += decoder.decode(value, { stream: true });
+        let index;
+        while ((index = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, index);
+          buffer = buffer.slice(index + 2);
+          const frame: Frame = {};
+          for (const line of block.split('\n')) {
+            if (line.startsWith(':')) frame.comment = line.slice(1).trim();
+            else if (line.startsWith('id: ')) frame.id = line.slice(4);
+            else if (line.startsWith('event: ')) frame.event = line.slice(7);
+            else if (line.startsWith('data: ')) frame.data = JSON.parse(line.slice(6));
+          }
+          frames.push(frame);
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type'),
+    frames,
+    dataFrames: () => frames.filter((frame) => frame.data !== undefined),
+    close: async () => {
+      controller.abort();
+      await pump;
+    },
+  };
+}
+
+const waitFor = async (check: () => boolean, timeoutMs = 5000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
+
+describe('GET /sse (HTTP)', () => {
+  let gw: GatewayHarness;
+  let token: string;
+  let instanceId: string;
+
+  const emit = async (events: Array<{ type: string; payload: Record<string, unknown> }>) => {
+    const lastId = await gw.db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, instanceId, events.map((event) => ({ eventType: event.type, payload: event.payload }))));
+    gw.bus.publish(Subjects.outbox(instanceId), { instanceId, lastId });
+    return lastId!;
+  };
+
+  beforeAll(async () => {
+    gw = await startGateway({ env: { SSE_HEARTBEAT_MS: '200', PUBLIC_BASE_URL: 'https://gw.example' } });
+    ({ token, id: instanceId } = await gw.createInstance('sse'));
+  });
+  afterAll(() => gw.close());
+
+  it('should stream new events with event names, ids and the envelope', async () => {
+    const stream = await openStream(`${gw.baseUrl}/sse`, { token });
+    expect(stream.status).toBe(200);
+    expect(stream.contentType).toMatch(/text\/event-stream/);
+    await waitFor(() => stream.frames.length > 0);
+    await emit([{ type: 'connection', payload: { EventType: 'connection', instanceName: 'sse' } }]);
+    await waitFor(() => stream.dataFrames().length === 1);
+    await stream.close();
+    const [frame] = stream.dataFrames();
+    expect(frame.event).toBe('connection');
+    expect(frame.id).toMatch(/^\d+$/);
+    expect(frame.data).toEqual({ BaseUrl: 'https://gw.example', EventType: 'connection', instanceName: 'sse' });
+  });
+
+  it('should take the token as a query parameter and filter by events and excludeMessages', async () => {
+    const stream = await openStream(`${gw.baseUrl}/sse?token=${token}&events=messages&events=presence&excludeMessages=fromMeYes`, {});
+    await waitFor(() => stream.frames.length > 0);
+    await emit([
+      { type: 'connection', payload: { EventType: 'connection' } },
+      { type: 'messages', payload: { EventType: 'messages', message: { fromMe: true, n: 1 } } },
+      { type: 'messages', payload: { EventType: 'messages', message: { fromMe: false, n: 2 } } },
+      { type: 'presence', payload: { EventType: 'presence', n: 3 } },
+    ]);
+    await waitFor(() => stream.dataFrames().length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await stream.close();
+    expect(stream.dataFrames().map((frame) => frame.event)).toEqual(['messages', 'presence']);
+  });
+
+  it('should resume after Last-Event-ID', async () => {
+    const first = await emit([{ type: 'presence', payload: { n: 'a' } }]);
+    await emit([{ type: 'presence', payload: { n: 'b' } }, { type: 'presence', payload: { n: 'c' } }]);
+    const stream = await openStream(`${gw.baseUrl}/sse`, { token, 'last-event-id': first });
+    await waitFor(() => stream.dataFrames().length >= 2);
+    await stream.close();
+    expect(stream.dataFrames().map((frame) => (frame.data as { n: string }).n)).toEqual(['b', 'c']);
+  });
+
+  it('should send heartbeats', async () => {
+    const stream = await openStream(`${gw.baseUrl}/sse`, { token });
+    await waitFor(() => stream.frames.filter((frame) => frame.comment?.startsWith('heartbeat')).length >= 2, 3000);
+    await stream.close();
+  });
+
+  it('should refuse a bad token, unknown events and a bad Last-Event-ID', async () => {
+    expect((await gw.call('GET', '/sse?token=nope')).status).toBe(401);
+    expect((await gw.call('GET', '/sse?events=nope', { token })).status).toBe(400);
+    expect((await gw.call('GET', '/sse', { token, headers: { 'last-event-id': 'x' } })).status).toBe(400);
+  });
+
+  it('should never show another instance its events', async () => {
+    const other = await gw.createInstance('other');
+    const stream = await openStream(`${gw.baseUrl}/sse`, { token: other.token });
+    await waitFor(() => stream.frames.length > 0);
+    await emit([{ type: 'presence', payload: { secret: true } }]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await stream.close();
+    expect(stream.dataFrames()).toHaveLength(0);
+  });
+});

@@ -73,7 +73,7 @@ function listeningPort(bundle, environment) {
   const isGateway = bundle === 'dist/apps/gateway/main.js';
   const value = environment[isGateway ? 'PORT' : 'HEALTH_PORT'];
   if (value !== undefined) return Number(value);
-  return { 'dist/apps/gateway/main.js': 8080, 'dist/apps/dispatcher/main.js': 8083, 'dist/apps/webhook-relay/main.js': 8084 }[bundle];
+  return { 'dist/apps/gateway/main.js': 8080, 'dist/apps/session-worker/main.js': 8082, 'dist/apps/dispatcher/main.js': 8083, 'dist/apps/webhook-relay/main.js': 8084 }[bundle];
 }
 
 function checkCompose() {

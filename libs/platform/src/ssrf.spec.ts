@@ -1,4 +1,5 @@
-import { SsrfError, SsrfGuard } from './ssrf';
+import { Agent, request } from 'undici';
+import { guardedLookup, SsrfError, SsrfGuard } from './ssrf';
 
 describe(SsrfGuard.name, () => {
   const sut = new SsrfGuard();
@@ -49,8 +50,6 @@ describe(SsrfGuard.name, () => {
 
 describe('guardedLookup', () => {
   it('should refuse a connection to loopback made through undici', async () => {
-    const { Agent, request } = await import('undici');
-    const { guardedLookup } = await import('./ssrf');
     const agent = new Agent({ connect: { lookup: guardedLookup(new SsrfGuard()) } });
     await expect(request('http://localhost:1/x', { dispatcher: agent })).rejects.toThrow(/private or reserved/);
     await agent.close();

@@ -23,6 +23,8 @@ export interface GatewayRuntime {
   dataSource: DataSource;
   bus: Bus;
   logger: Logger;
+  /** The other services' modules when they run in this process (the embedded default). */
+  embedded?: DynamicModule[];
 }
 
 @Module({})
@@ -36,6 +38,7 @@ export class GatewayModule {
     ];
     return {
       module: GatewayModule,
+      imports: runtime.embedded ?? [],
       controllers: [HealthController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController],
       providers: [
         ...shared,

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { createLogger, loadConfigOrExit } from '@gw/platform';
+import { readWebhookRelayConfig, WebhookRelayModule } from '@gw/relay';
 import { AdminTokenService } from './admin/admin-token.service';
 import { loadGatewayConfig } from './runtime/gateway-config';
 import { createHttpApp } from './runtime/http-app';
@@ -9,7 +10,10 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit((env) => loadGatewayConfig(env));
   const logger = createLogger('gateway', config.logLevel);
   const runtime = await openRuntime(config, logger);
-  const app = await createHttpApp({ config, dataSource: runtime.dataSource, bus: runtime.bus, logger });
+  const embedded = runtime.embedded
+    ? [WebhookRelayModule.register({ dataSource: runtime.dataSource, bus: runtime.bus, config: loadConfigOrExit((env) => readWebhookRelayConfig(env)), logger })]
+    : [];
+  const app = await createHttpApp({ config, dataSource: runtime.dataSource, bus: runtime.bus, logger, embedded });
   const { generated } = await app.get(AdminTokenService).initialise(config.adminToken);
   if (generated) {
     // Printed once, on the first start; only its hash is stored.

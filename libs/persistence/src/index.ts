@@ -15,3 +15,5 @@ export { WebhookRepository } from './repositories/webhook.repository';
 export type { WebhookRow, WebhookValues } from './repositories/webhook.repository';
 export { DeliveryRepository } from './repositories/delivery.repository';
 export type { DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';
+export { MessageRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
+export type { MessageQuery, MessageRow, NewMessage } from './repositories/message.repository';

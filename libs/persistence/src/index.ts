@@ -17,3 +17,5 @@ export { DeliveryRepository } from './repositories/delivery.repository';
 export type { DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';
 export { MessageRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
 export type { MessageQuery, MessageRow, NewMessage } from './repositories/message.repository';
+export { ChatRepository } from './repositories/chat.repository';
+export type { ChatObservation, ChatRow } from './repositories/chat.repository';

@@ -1,0 +1,173 @@
+import type { DataSource, EntityManager } from 'typeorm';
+
+export interface ChatRow {
+  instanceId: string;
+  id: string;
+  waChatId: string;
+  waChatLid: string;
+  name: string;
+  waName: string;
+  waContactName: string;
+  image: string;
+  imagePreview: string;
+  isGroup: boolean;
+  groupFlags: Record<string, boolean>;
+  archived: boolean;
+  pinned: boolean;
+  blocked: boolean;
+  muteEndTime: number;
+  unreadCount: number;
+  ephemeralExpiration: number;
+  labels: string[];
+  notes: string;
+  lastMsgTimestamp: number;
+  lastMessageType: string;
+  lastMessageTextVote: string;
+  lastMessageSender: string;
+  lead: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What a message or a sync tells about a conversation; absent fields are left as they are. */
+export interface ChatObservation {
+  /** Phone-number JID (users), or the group / newsletter JID. */
+  waChatId?: string;
+  /** LID of a user conversation. */
+  waChatLid?: string;
+  isGroup?: boolean;
+  waName?: string;
+  waContactName?: string;
+  lastMessage?: { timestamp: number; type: string; textVote: string; sender: string; incoming: boolean };
+  ephemeralExpiration?: number;
+}
+
+type Raw = Record<string, unknown>;
+
+function toChatRow(raw: Raw): ChatRow {
+  return {
+    instanceId: raw.instance_id as string,
+    id: raw.id as string,
+    waChatId: raw.wa_chatid as string,
+    waChatLid: raw.wa_chatlid as string,
+    name: raw.name as string,
+    waName: raw.wa_name as string,
+    waContactName: raw.wa_contact_name as string,
+    image: raw.image as string,
+    imagePreview: raw.image_preview as string,
+    isGroup: raw.is_group as boolean,
+    groupFlags: raw.group_flags as Record<string, boolean>,
+    archived: raw.archived as boolean,
+    pinned: raw.pinned as boolean,
+    blocked: raw.blocked as boolean,
+    muteEndTime: Number(raw.mute_end_time),
+    unreadCount: Number(raw.unread_count),
+    ephemeralExpiration: Number(raw.ephemeral_expiration),
+    labels: raw.labels as string[],
+    notes: raw.notes as string,
+    lastMsgTimestamp: Number(raw.last_msg_timestamp),
+    lastMessageType: raw.last_message_type as string,
+    lastMessageTextVote: raw.last_message_text_vote as string,
+    lastMessageSender: raw.last_message_sender as string,
+    lead: raw.lead as Record<string, unknown>,
+    createdAt: raw.created_at as Date,
+    updatedAt: raw.updated_at as Date,
+  };
+}
+
+/**
+ * Chats. A user conversation is one row whether it was seen by phone-number JID, by LID, or both:
+ * an observation carrying both merges two rows that had each seen only one (guarantee 4).
+ */
+export class ChatRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  static async observeWithin(manager: EntityManager, instanceId: string, observation: ChatObservation, newId: () => string): Promise<{ chat: ChatRow; created: boolean; merged: boolean }> {
+    const pn = observation.waChatId ?? '';
+    const lid = observation.waChatLid ?? '';
+    if (!pn && !lid) throw new Error('a chat needs a JID or a LID');
+    // Chats of one instance change one at a time, so two observations cannot both create a row.
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('chats:' || $1))`, [instanceId]);
+    const found: Raw[] = await manager.query(
+      `SELECT * FROM chats WHERE instance_id = $1 AND ((wa_chatid = $2 AND $2 <> '') OR (wa_chatlid = $3 AND $3 <> '')) ORDER BY created_at, id`,
+      [instanceId, pn, lid],
+    );
+    let merged = false;
+    let row: ChatRow;
+    let created = false;
+    if (found.length === 0) {
+      const inserted: Raw[] = await manager.query(
+        `INSERT INTO chats (instance_id, id, wa_chatid, wa_chatlid, is_group) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
+        [instanceId, newId(), pn, lid, observation.isGroup ?? false],
+      );
+      row = toChatRow(inserted[0]);
+      created = true;
+    } else {
+      row = toChatRow(found[0]);
+      if (found.length > 1) {
+        // Keep the older row; take over what only the other one knew, then drop it.
+        const other = toChatRow(found[1]);
+        await manager.query(`DELETE FROM chats WHERE instance_id = $1 AND id = $2`, [instanceId, other.id]);
+        await manager.query(
+          `UPDATE chats SET
+             wa_name = CASE WHEN wa_name = '' THEN $3 ELSE wa_name END,
+             wa_contact_name = CASE WHEN wa_contact_name = '' THEN $4 ELSE wa_contact_name END,
+             unread_count = unread_count + $5,
+             lead = $6::jsonb || lead,
+             labels = ARRAY(SELECT DISTINCT unnest(labels || $7::text[]))
+           WHERE instance_id = $1 AND id = $2`,
+          [instanceId, row.id, other.waName, other.waContactName, other.unreadCount, JSON.stringify(other.lead), other.labels],
+        );
+        merged = true;
+      }
+    }
+    const last = observation.lastMessage;
+    const updated: Raw[] = await manager.query(
+      `WITH changed AS (
+         UPDATE chats SET
+           wa_chatid = CASE WHEN $3 <> '' THEN $3 ELSE wa_chatid END,
+           wa_chatlid = CASE WHEN $4 <> '' THEN $4 ELSE wa_chatlid END,
+           wa_name = COALESCE(NULLIF($5, ''), wa_name),
+           wa_contact_name = COALESCE(NULLIF($6, ''), wa_contact_name),
+           name = COALESCE(NULLIF($6, ''), NULLIF($5, ''), NULLIF(name, ''), ''),
+           last_msg_timestamp = CASE WHEN $7::bigint >= last_msg_timestamp THEN $7::bigint ELSE last_msg_timestamp END,
+           last_message_type = CASE WHEN $7::bigint >= last_msg_timestamp AND $8 <> '' THEN $8 ELSE last_message_type END,
+           last_message_text_vote = CASE WHEN $7::bigint >= last_msg_timestamp AND $8 <> '' THEN $9 ELSE last_message_text_vote END,
+           last_message_sender = CASE WHEN $7::bigint >= last_msg_timestamp AND $8 <> '' THEN $10 ELSE last_message_sender END,
+           unread_count = unread_count + $11,
+           ephemeral_expiration = COALESCE($12, ephemeral_expiration),
+           updated_at = now()
+         WHERE instance_id = $1 AND id = $2 RETURNING *)
+       SELECT * FROM changed`,
+      [
+        instanceId,
+        row.id,
+        pn,
+        lid,
+        observation.waName ?? '',
+        observation.waContactName ?? '',
+        last?.timestamp ?? 0,
+        last?.type ?? '',
+        last?.textVote ?? '',
+        last?.sender ?? '',
+        last?.incoming ? 1 : 0,
+        observation.ephemeralExpiration ?? null,
+      ],
+    );
+    return { chat: toChatRow(updated[0]), created, merged };
+  }
+
+  async findByJid(instanceId: string, jid: string): Promise<ChatRow | null> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) LIMIT 1`, [instanceId, jid]);
+    return rows.length ? toChatRow(rows[0]) : null;
+  }
+
+  async countFor(instanceId: string): Promise<number> {
+    const rows: Array<{ n: number }> = await this.dataSource.query(`SELECT count(*)::int AS n FROM chats WHERE instance_id = $1`, [instanceId]);
+    return rows[0].n;
+  }
+
+  async markRead(instanceId: string, jid: string): Promise<void> {
+    await this.dataSource.query(`UPDATE chats SET unread_count = 0 WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)`, [instanceId, jid]);
+  }
+}

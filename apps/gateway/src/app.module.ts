@@ -14,6 +14,8 @@ import { InstanceService } from './instance/instance.service';
 import type { GatewayConfig } from './runtime/gateway-config';
 import { BUS, DATA_SOURCE, GATEWAY_CONFIG, LOGGER } from './runtime/tokens';
 import { SessionClient } from './session/session.client';
+import { MessageController } from './message/message.controller';
+import { MessageService } from './message/message.service';
 import { SseController } from './sse/sse.controller';
 import { GlobalWebhookController, WebhookController } from './webhook/webhook.controller';
 import { WebhookService } from './webhook/webhook.service';
@@ -39,7 +41,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: runtime.embedded ?? [],
-      controllers: [HealthController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController],
+      controllers: [HealthController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController, MessageController],
       providers: [
         ...shared,
         AdminTokenService,
@@ -48,6 +50,7 @@ export class GatewayModule {
         InstanceService,
         SessionClient,
         WebhookService,
+        MessageService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
       ],

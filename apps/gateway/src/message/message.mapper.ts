@@ -1,0 +1,41 @@
+import type { MessageRow } from '@gw/persistence';
+
+/** The API's Message record (spec "Message record"; extra fields as the real captures carry them). */
+export function toMessageRecord(row: MessageRow, owner: string) {
+  return {
+    id: row.id,
+    messageid: row.messageId,
+    chatid: row.chatId,
+    chatlid: row.chatLid,
+    sender: row.sender,
+    sender_pn: row.senderPn,
+    sender_lid: row.senderLid,
+    senderName: row.senderName,
+    isGroup: row.isGroup,
+    fromMe: row.fromMe,
+    messageType: row.messageType,
+    type: row.type,
+    mediaType: row.mediaType,
+    source: row.source,
+    messageTimestamp: row.messageTimestamp,
+    status: row.status,
+    text: row.text,
+    quoted: row.quoted,
+    edited: row.edited,
+    reaction: row.reaction,
+    vote: row.vote,
+    convertOptions: row.convertOptions,
+    buttonOrListid: row.buttonOrListId,
+    owner,
+    error: row.error,
+    content: row.content ?? {},
+    wasSentByApi: row.wasSentByApi,
+    pinned: row.pinned,
+    sendFunction: row.sendFunction,
+    sendPayload: row.sendPayload ?? {},
+    fileURL: row.fileUrl,
+    send_folder_id: row.sendFolderId,
+    track_source: row.trackSource,
+    track_id: row.trackId,
+  };
+}

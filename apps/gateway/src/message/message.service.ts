@@ -1,0 +1,42 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { type InstanceEntity, MessageRepository } from '@gw/persistence';
+import type { DataSource } from 'typeorm';
+import { DATA_SOURCE } from '../runtime/tokens';
+import type { FindMessagesDto } from './dto/find-messages.dto';
+import { toMessageRecord } from './message.mapper';
+
+@Injectable()
+export class MessageService {
+  private readonly messages: MessageRepository;
+
+  constructor(@Inject(DATA_SOURCE) dataSource: DataSource) {
+    this.messages = new MessageRepository(dataSource);
+  }
+
+  /** POST /message/find: filters, newest first by default, limit/offset (or page/pageSize). */
+  async find(instance: InstanceEntity, dto: FindMessagesDto) {
+    const limit = dto.limit ?? dto.pageSize ?? 100;
+    const offset = dto.offset ?? (dto.page ? (dto.page - 1) * limit : 0);
+    const { rows, total } = await this.messages.find(instance.id, {
+      id: dto.id,
+      chatId: dto.chatid ?? dto.number,
+      trackSource: dto.track_source,
+      trackId: dto.track_id,
+      status: dto.status,
+      fromMe: dto.fromMe,
+      messageType: dto.messageType,
+      ascending: dto.sort === 'messageTimestamp',
+      limit,
+      offset,
+    });
+    const hasMore = offset + rows.length < total;
+    return {
+      returnedMessages: rows.length,
+      messages: rows.map((row) => toMessageRecord(row, instance.owner)),
+      limit,
+      offset,
+      nextOffset: offset + rows.length,
+      hasMore,
+    };
+  }
+}

@@ -68,6 +68,39 @@ export class AuthStateRepository {
     });
   }
 
+  /**
+   * Replaces everything stored for the instance with one snapshot (the first flush of a new pairing:
+   * keys of an earlier linked device must not survive next to the new identity). Fenced like write().
+   */
+  async replace(lease: Lease, snapshot: { creds: string; keys: KeyMutation[] }): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      if (!(await LeaseRepository.holdsWithin(manager, lease))) throw new FencedOutError(lease.instanceId);
+      await manager.query(`DELETE FROM auth_keys WHERE instance_id = $1`, [lease.instanceId]);
+      await manager.query(
+        `INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)
+         ON CONFLICT (instance_id) DO UPDATE SET value = EXCLUDED.value`,
+        [lease.instanceId, snapshot.creds],
+      );
+      const keys = snapshot.keys.filter((key) => key.value !== null);
+      if (keys.length) {
+        await manager.query(
+          `INSERT INTO auth_keys (instance_id, type, key_id, value)
+           SELECT $1, t, i, v FROM unnest($2::text[], $3::text[], $4::text[]) AS u(t, i, v)`,
+          [lease.instanceId, keys.map((k) => k.type), keys.map((k) => k.id), keys.map((k) => k.value)],
+        );
+      }
+    });
+  }
+
+  /** Forgets the linked device (logout) on behalf of the lease holder; a stale holder wipes nothing. */
+  async clearFenced(lease: Lease): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      if (!(await LeaseRepository.holdsWithin(manager, lease))) throw new FencedOutError(lease.instanceId);
+      await manager.query(`DELETE FROM auth_keys WHERE instance_id = $1`, [lease.instanceId]);
+      await manager.query(`DELETE FROM auth_creds WHERE instance_id = $1`, [lease.instanceId]);
+    });
+  }
+
   /** Forgets the linked device entirely (logout). */
   async clear(instanceId: string): Promise<void> {
     await this.dataSource.transaction(async (manager) => {

@@ -61,6 +61,50 @@ export class InstanceRepository {
     });
   }
 
+  /**
+   * Pairings whose worker died: not paired, still wanted, the QR/pairing code expired, and no live
+   * lease. Their credentials only ever lived in the dead worker's memory, so nothing can finish them.
+   */
+  async findAbandonedPairings(limit: number): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.dataSource.query(
+      `SELECT i.id FROM instances i
+       LEFT JOIN session_leases l ON l.instance_id = i.id AND l.expires_at > now()
+       WHERE NOT i.paired AND i.desired_state = 'connected' AND i.pairing_expires_at < now() AND l.instance_id IS NULL
+       ORDER BY i.pairing_expires_at
+       LIMIT $1`,
+      [limit],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * Applies a change to an abandoned pairing, unless a worker claimed it meanwhile. Locks the
+   * instance row (a new lease row's foreign-key check must wait for it) and any lease row (a claim
+   * of an expired lease updates it), then re-checks both: a claim either committed before (skipped
+   * here) or runs after this commits (its worker's own writes come last).
+   */
+  async applyToAbandonedPairing(
+    instanceId: string,
+    change: (entity: InstanceEntity) => { patch: InstancePatch; events: NewOutboxEvent[] },
+  ): Promise<{ entity: InstanceEntity; lastEventId: string | null } | null> {
+    return this.dataSource.transaction(async (manager) => {
+      const [candidate]: Array<{ id: string }> = await manager.query(
+        `SELECT id FROM instances
+         WHERE id = $1 AND NOT paired AND desired_state = 'connected' AND pairing_expires_at < now()
+         FOR UPDATE`,
+        [instanceId],
+      );
+      if (!candidate) return null;
+      const [lease]: Array<{ live: boolean }> = await manager.query(`SELECT expires_at > now() AS live FROM session_leases WHERE instance_id = $1 FOR UPDATE`, [
+        instanceId,
+      ]);
+      if (lease?.live) return null;
+      const current = await manager.getRepository(InstanceEntity).findOneByOrFail({ id: instanceId });
+      const { patch, events } = change(current);
+      return InstanceRepository.patchWithEvents(manager, instanceId, patch, events);
+    });
+  }
+
   private static async patchWithEvents(manager: EntityManager, instanceId: string, patch: InstancePatch, events: NewOutboxEvent[]) {
     const repo = manager.getRepository(InstanceEntity);
     if (Object.keys(patch).length) await repo.update({ id: instanceId }, patch);

@@ -1,0 +1,81 @@
+import 'reflect-metadata';
+import { NestFactory } from '@nestjs/core';
+import { NatsBus } from '@gw/bus';
+import { openDatabase } from '@gw/persistence';
+import { createLogger, loadConfigOrExit, PinoNestLogger, startHealthServer, type EnvReader } from '@gw/platform';
+import { readSessionWorkerConfig, SessionWorkerModule, type SessionWorkerConfig } from '@gw/sessions';
+
+interface AppConfig {
+  databaseUrl: string;
+  natsUrl: string;
+  healthPort: number;
+  logLevel: string;
+  worker: SessionWorkerConfig;
+  /** Exactly one of the two seam variables is set (the seam stays off). */
+  halfSeam: boolean;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** A worker that cannot close its sessions in this time exits anyway; leases then simply expire. */
+const SHUTDOWN_DEADLINE_MS = 25_000;
+
+function readConfig(env: EnvReader): AppConfig {
+  env.string('DATABASE_URL');
+  env.string('NATS_URL');
+  return {
+    databaseUrl: env.url('DATABASE_URL', ['postgres:', 'postgresql:']) as string,
+    natsUrl: env.url('NATS_URL', ['nats:', 'tls:']) as string,
+    healthPort: env.port('HEALTH_PORT', 8082),
+    logLevel: env.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    worker: readSessionWorkerConfig(env),
+    halfSeam: !env.optionalString('WA_WEBSOCKET_URL') !== !env.optionalString('WA_CERT_ROOT_PUBLIC_KEY'),
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit(readConfig);
+  const logger = createLogger('session-worker', config.logLevel);
+  if (config.halfSeam) {
+    logger.warn('only one of WA_WEBSOCKET_URL / WA_CERT_ROOT_PUBLIC_KEY is set; the simulator seam needs both and stays off');
+  }
+
+  const dataSource = await openDatabase({ url: config.databaseUrl });
+  const bus = await NatsBus.connect(config.natsUrl, `session-worker-${config.worker.workerId}`);
+  const app = await NestFactory.createApplicationContext(SessionWorkerModule.register({ dataSource, bus, config: config.worker, logger }), {
+    logger: new PinoNestLogger(logger),
+  });
+  const health = await startHealthServer(config.healthPort, {
+    postgres: async () => void (await dataSource.query('SELECT 1')),
+    nats: () => bus.ping(),
+  });
+  logger.info({ healthPort: health.port, workerId: config.worker.workerId }, 'session worker ready');
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const deadline = setTimeout(() => {
+      logger.error('shutdown deadline passed; exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS);
+    deadline.unref();
+    try {
+      await app.close(); // closes sessions without logout, releases leases, removes the worker row
+      await bus.close();
+      await dataSource.destroy();
+      await new Promise<void>((resolve) => health.server.close(() => resolve()));
+      process.exit(0);
+    } catch (error) {
+      logger.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: 'session worker failed to start', err: String((error as Error)?.stack ?? error) })}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,232 @@
+import { FencedOutError, type AuthStateRepository, type KeyMutation, type Lease } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import {
+  initAuthCreds,
+  makeCacheableSignalKeyStore,
+  type AuthenticationCreds,
+  type AuthenticationState,
+  type SignalDataSet,
+  type SignalDataTypeMap,
+  type SignalKeyStore,
+  type SignalKeyType,
+} from '../baileys';
+import { deserializeCreds, deserializeKey, serializeAuthValue } from './auth-serialization';
+
+export interface PostgresAuthStateOptions {
+  repository: AuthStateRepository;
+  lease: Lease;
+  logger: Logger;
+  /** Called once, on the first write refused because another worker took the lease over. */
+  onFenced: (error: FencedOutError) => void;
+  /** Delay before a failed (non-fenced) creds write is tried again. */
+  retryDelayMs?: number;
+}
+
+/**
+ * Baileys' AuthenticationState backed by Postgres, with two modes:
+ *
+ * - buffered (a new pairing): creds and keys live only in memory. `requestPairingCode` sets
+ *   `creds.me` before the phone confirms; persisting that half-state would make the next connect
+ *   send a login instead of a registration. `persist()` writes the whole snapshot once the device
+ *   is registered and switches to write-through.
+ * - persistent: every `keys.set()` call is one fenced transaction; `saveCreds()` writes the whole
+ *   creds object (Baileys mutates it in place).
+ *
+ * Every write proves the lease inside its transaction. The first FencedOutError flips the store to
+ * "fenced": it never touches the database again and tells the session to stop.
+ */
+export class PostgresAuthState {
+  readonly state: AuthenticationState;
+  private readonly buffered = new Map<SignalKeyType, Map<string, unknown>>();
+  private readonly credsWriter: CoalescingWriter;
+  private persistent: boolean;
+  private fenced = false;
+  private closed = false;
+  /** Writes that have started; a logout waits for them so none lands after the credentials are wiped. */
+  private readonly inFlight = new Set<Promise<void>>();
+
+  private constructor(
+    private readonly options: PostgresAuthStateOptions,
+    creds: AuthenticationCreds,
+    persistent: boolean,
+  ) {
+    this.persistent = persistent;
+    const store: SignalKeyStore = {
+      get: async <T extends SignalKeyType>(type: T, ids: string[]) => (await this.getKeys(type, ids)) as { [id: string]: SignalDataTypeMap[T] },
+      set: (data) => this.setKeys(data),
+    };
+    // Read-through/write-through cache in front: Baileys reads sessions and sender keys on every message.
+    this.state = { creds, keys: makeCacheableSignalKeyStore(store, options.logger) };
+    this.credsWriter = new CoalescingWriter(() => this.writeCreds(), options.retryDelayMs ?? 1000, options.logger);
+  }
+
+  /** The stored credentials of a paired instance, or null when nothing is stored. */
+  static async load(options: PostgresAuthStateOptions): Promise<PostgresAuthState | null> {
+    const text = await options.repository.readCreds(options.lease.instanceId);
+    return text === null ? null : new PostgresAuthState(options, deserializeCreds(text), true);
+  }
+
+  /** Fresh credentials for a new pairing, kept in memory until `persist()`. */
+  static fresh(options: PostgresAuthStateOptions): PostgresAuthState {
+    return new PostgresAuthState(options, initAuthCreds(), false);
+  }
+
+  get creds(): AuthenticationCreds {
+    return this.state.creds;
+  }
+
+  get isPersistent(): boolean {
+    return this.persistent;
+  }
+
+  /** Call on every `creds.update`. Never rejects: failures are logged and retried, fencing stops the session. */
+  saveCreds(): Promise<void> {
+    if (!this.persistent || this.closed) return Promise.resolve();
+    return this.credsWriter.request();
+  }
+
+  /**
+   * First flush of a new pairing: the whole in-memory snapshot replaces whatever an earlier linked
+   * device left behind, in one fenced transaction. Afterwards every write goes straight through.
+   */
+  async persist(): Promise<void> {
+    if (this.persistent) return;
+    this.assertWritable();
+    const keys: KeyMutation[] = [];
+    for (const [type, values] of this.buffered) {
+      for (const [id, value] of values) keys.push({ type, id, value: serializeAuthValue(value) });
+    }
+    await this.guard(() => this.options.repository.replace(this.options.lease, { creds: serializeAuthValue(this.creds), keys }));
+    this.buffered.clear();
+    this.persistent = true;
+  }
+
+  /** Stops all writes for good (session ended or lease lost): later writes are dropped. */
+  close(): void {
+    this.closed = true;
+    this.credsWriter.cancel();
+  }
+
+  /** close(), then waits until writes already under way have committed or failed. */
+  async closeAndDrain(): Promise<void> {
+    this.close();
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async getKeys(type: SignalKeyType, ids: string[]): Promise<Record<string, unknown>> {
+    const result: Record<string, unknown> = {};
+    if (!this.persistent) {
+      const values = this.buffered.get(type);
+      for (const id of ids) {
+        const value = values?.get(id);
+        if (value !== undefined) result[id] = value;
+      }
+      return result;
+    }
+    const rows = await this.options.repository.readKeys(this.options.lease.instanceId, type, ids);
+    for (const [id, text] of rows) result[id] = deserializeKey(type, text);
+    return result;
+  }
+
+  private async setKeys(data: SignalDataSet): Promise<void> {
+    // A dead session's late writes are dropped: its socket is gone and another holder may write now.
+    if (this.closed) return;
+    if (!this.persistent) {
+      for (const [type, values] of Object.entries(data) as Array<[SignalKeyType, Record<string, unknown> | undefined]>) {
+        let bucket = this.buffered.get(type);
+        if (!bucket) this.buffered.set(type, (bucket = new Map()));
+        for (const [id, value] of Object.entries(values ?? {})) {
+          if (value === null || value === undefined) bucket.delete(id);
+          else bucket.set(id, value);
+        }
+      }
+      return;
+    }
+    this.assertWritable();
+    const keys: KeyMutation[] = [];
+    for (const [type, values] of Object.entries(data)) {
+      for (const [id, value] of Object.entries((values ?? {}) as Record<string, unknown>)) {
+        keys.push({ type, id, value: value === null || value === undefined ? null : serializeAuthValue(value) });
+      }
+    }
+    if (keys.length === 0) return;
+    // One call, one transaction: Baileys commits several key types together and expects all or none.
+    await this.guard(() => this.options.repository.write(this.options.lease, { keys }));
+  }
+
+  private async writeCreds(): Promise<void> {
+    if (this.closed || this.fenced) return;
+    await this.guard(() => this.options.repository.write(this.options.lease, { creds: serializeAuthValue(this.creds) }));
+  }
+
+  private assertWritable(): void {
+    if (this.fenced) throw new FencedOutError(this.options.lease.instanceId);
+  }
+
+  /** Runs a write; the first FencedOutError marks the store fenced and notifies the session once. */
+  private async guard(write: () => Promise<void>): Promise<void> {
+    const running = write();
+    this.inFlight.add(running);
+    try {
+      await running;
+    } catch (error) {
+      if (error instanceof FencedOutError && !this.fenced) {
+        this.fenced = true;
+        this.credsWriter.cancel();
+        this.options.onFenced(error);
+      }
+      throw error;
+    } finally {
+      this.inFlight.delete(running);
+    }
+  }
+}
+
+/**
+ * Serialises creds writes and coalesces bursts: each run writes the creds as they are at that moment,
+ * so at most one run is queued behind the one in flight. A failed run (other than fencing) is retried
+ * after a delay; the promise returned to callers always resolves.
+ */
+class CoalescingWriter {
+  private running: Promise<void> | null = null;
+  private queued: Promise<void> | null = null;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private cancelled = false;
+
+  constructor(
+    private readonly run: () => Promise<void>,
+    private readonly retryDelayMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  request(): Promise<void> {
+    if (this.cancelled) return Promise.resolve();
+    if (this.queued) return this.queued;
+    if (!this.running) return (this.running = this.execute());
+    const after = this.running;
+    this.queued = after.then(() => {
+      this.queued = null;
+      return (this.running = this.execute());
+    });
+    return this.queued;
+  }
+
+  cancel(): void {
+    this.cancelled = true;
+    clearTimeout(this.retryTimer);
+  }
+
+  private async execute(): Promise<void> {
+    try {
+      await this.run();
+    } catch (error) {
+      if (error instanceof FencedOutError || this.cancelled) return;
+      this.logger.error({ err: error }, 'saving auth credentials failed; retrying');
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => void this.request(), this.retryDelayMs);
+      this.retryTimer.unref();
+    } finally {
+      if (!this.queued) this.running = null;
+    }
+  }
+}

@@ -1,0 +1,44 @@
+// The one import point for Baileys in this lib: an upgrade is audited here, and everything else
+// depends on these names only.
+import {
+  BufferJSON,
+  DisconnectReason,
+  initAuthCreds,
+  jidDecode,
+  makeCacheableSignalKeyStore,
+  makeWASocket,
+  proto,
+  WA_CERT_DETAILS,
+} from '@whiskeysockets/baileys';
+import type {
+  AuthenticationCreds,
+  AuthenticationState,
+  ConnectionState,
+  SignalDataSet,
+  SignalDataTypeMap,
+  SignalKeyStore,
+  UserFacingSocketConfig,
+  WABrowserDescription,
+  WASocket,
+} from '@whiskeysockets/baileys';
+
+export { BufferJSON, DisconnectReason, initAuthCreds, jidDecode, makeCacheableSignalKeyStore, makeWASocket, proto, WA_CERT_DETAILS };
+export type {
+  AuthenticationCreds,
+  AuthenticationState,
+  ConnectionState,
+  SignalDataSet,
+  SignalDataTypeMap,
+  SignalKeyStore,
+  UserFacingSocketConfig,
+  WABrowserDescription,
+  WASocket,
+};
+
+export type SignalKeyType = keyof SignalDataTypeMap;
+
+/** The status code Baileys puts on the error that ended a socket (a Boom), if any. */
+export function disconnectStatusCode(error: unknown): number | undefined {
+  const output = (error as { output?: { statusCode?: unknown } } | undefined)?.output;
+  return typeof output?.statusCode === 'number' ? output.statusCode : undefined;
+}

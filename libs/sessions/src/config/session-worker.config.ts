@@ -1,0 +1,67 @@
+import { hostname } from 'node:os';
+import type { EnvReader } from '@gw/platform';
+
+/** Test-only: point Baileys at the loopback simulator and trust its certificate root. */
+export interface SimulatorSeam {
+  websocketUrl: string;
+  rootPublicKey: Buffer;
+}
+
+export interface SessionWorkerConfig {
+  workerId: string;
+  /** Most sessions one worker holds (WORKER_CAPACITY). */
+  capacity: number;
+  /** Lease lifetime (LEASE_TTL_MS); renewed every ttl/3. */
+  leaseTtlMs: number;
+  /** How often the worker looks for orphaned instances to adopt. */
+  reconcileIntervalMs: number;
+  /** A QR code stays valid this long, a pairing code `pairCodeTtlMs`; then the pairing ends. */
+  qrTtlMs: number;
+  pairCodeTtlMs: number;
+  /** How long a connect request waits for a QR/pairing code, and for `open` of a paired instance. */
+  pairingReplyWaitMs: number;
+  reconnectReplyWaitMs: number;
+  /** Reconnect backoff of paired sessions: exponential from base, capped, with jitter. */
+  reconnectBaseMs: number;
+  reconnectMaxMs: number;
+  /**
+   * Baileys' query timeout. A query in flight when its socket closes is never rejected, only timed
+   * out, so this also bounds how long a closed socket's timers linger.
+   */
+  queryTimeoutMs: number;
+  /** Set only when both seam variables are set. */
+  simulator?: SimulatorSeam;
+}
+
+export const SESSION_WORKER_DEFAULTS = {
+  capacity: 500,
+  leaseTtlMs: 10_000,
+  reconcileIntervalMs: 2_000,
+  qrTtlMs: 120_000,
+  pairCodeTtlMs: 300_000,
+  pairingReplyWaitMs: 20_000,
+  reconnectReplyWaitMs: 5_000,
+  reconnectBaseMs: 1_000,
+  reconnectMaxMs: 30_000,
+  queryTimeoutMs: 60_000,
+} as const;
+
+/** Builds a config from defaults plus overrides (embedding and tests). */
+export function sessionWorkerConfig(overrides: Partial<SessionWorkerConfig> = {}): SessionWorkerConfig {
+  return { workerId: `${hostname()}-${process.pid}`, ...SESSION_WORKER_DEFAULTS, ...overrides };
+}
+
+/**
+ * The worker's variables: WORKER_ID (default hostname-pid), WORKER_CAPACITY, LEASE_TTL_MS, and the
+ * simulator seam WA_WEBSOCKET_URL + WA_CERT_ROOT_PUBLIC_KEY (both or nothing).
+ */
+export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
+  const websocketUrl = env.url('WA_WEBSOCKET_URL', ['ws:', 'wss:']);
+  const rootPublicKey = env.base64('WA_CERT_ROOT_PUBLIC_KEY', 32);
+  return sessionWorkerConfig({
+    workerId: env.string('WORKER_ID', `${hostname()}-${process.pid}`),
+    capacity: env.integer('WORKER_CAPACITY', SESSION_WORKER_DEFAULTS.capacity, { min: 1, max: 100_000 }),
+    leaseTtlMs: env.integer('LEASE_TTL_MS', SESSION_WORKER_DEFAULTS.leaseTtlMs, { min: 1_000, max: 600_000 }),
+    simulator: websocketUrl && rootPublicKey ? { websocketUrl, rootPublicKey } : undefined,
+  });
+}

@@ -1,0 +1,119 @@
+import type { Bus } from '@gw/bus';
+import { AuthStateRepository, InstanceRepository, LeaseRepository } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import type { DataSource } from 'typeorm';
+import { SessionRpcServer, type InstanceOpHandler } from './bus/session-rpc.server';
+import type { SessionWorkerConfig } from './config/session-worker.config';
+import { LeaseKeeper } from './lease/lease-keeper';
+import { AbandonedPairingSweeper } from './session/abandoned-pairing-sweeper';
+import { SessionManager } from './session/session-manager';
+import { SessionStateWriter } from './session/session-state-writer';
+import type { SocketObserver } from './session/socket-observer';
+import { applySimulatorSeam } from './socket/network-options';
+import { SocketFactory } from './socket/socket-factory';
+
+export interface SessionWorkerOptions {
+  /** Migrated DataSource; owned by the caller (not closed here). */
+  dataSource: DataSource;
+  /** NATS or in-process bus; owned by the caller. */
+  bus: Bus;
+  config: SessionWorkerConfig;
+  logger: Logger;
+  /** Map Baileys events of each socket to records (messages, chats…). */
+  socketObservers?: SocketObserver[];
+  /** More `instance.<id>.<op>` handlers (e.g. sends) next to the built-in ones. */
+  instanceOps?: Record<string, InstanceOpHandler>;
+  /**
+   * Baileys has event listeners that can reject unobserved (e.g. a reply sent on a socket closing
+   * under it). Log such rejections instead of letting Node end the process. Default true.
+   */
+  guardUnhandledRejections?: boolean;
+}
+
+/** One session worker: lease keeper + sessions + bus handlers, started and stopped together. */
+export class SessionWorker {
+  readonly keeper: LeaseKeeper;
+  readonly manager: SessionManager;
+  readonly sweeper: AbandonedPairingSweeper;
+  private readonly rpc: SessionRpcServer;
+  private readonly logger: Logger;
+  private rejectionGuard: ((reason: unknown) => void) | null = null;
+  private state: 'new' | 'running' | 'stopped' = 'new';
+
+  constructor(private readonly options: SessionWorkerOptions) {
+    const { dataSource, bus, config } = options;
+    this.logger = options.logger.child({ workerId: config.workerId });
+    const instances = new InstanceRepository(dataSource);
+    this.keeper = new LeaseKeeper(
+      new LeaseRepository(dataSource),
+      { workerId: config.workerId, capacity: config.capacity, ttlMs: config.leaseTtlMs, reconcileIntervalMs: config.reconcileIntervalMs },
+      this.logger,
+    );
+    const writer = new SessionStateWriter(instances, bus, this.logger);
+    // Abandoned pairings are rare; every few reconcile intervals is soon enough.
+    this.sweeper = new AbandonedPairingSweeper(instances, writer, this.logger, config.reconcileIntervalMs * 5);
+    this.manager = new SessionManager(
+      instances,
+      this.keeper,
+      {
+        config,
+        instances,
+        authStates: new AuthStateRepository(dataSource),
+        writer,
+        sockets: new SocketFactory(config),
+        observers: options.socketObservers ?? [],
+        logger: this.logger,
+      },
+      this.logger,
+    );
+    this.rpc = new SessionRpcServer(bus, this.manager, this.logger, options.instanceOps);
+  }
+
+  get workerId(): string {
+    return this.options.config.workerId;
+  }
+
+  async start(): Promise<void> {
+    if (this.state !== 'new') throw new Error('session worker already started');
+    this.state = 'running';
+    if (this.options.guardUnhandledRejections ?? true) {
+      this.rejectionGuard = (reason) => this.logger.error({ err: reason }, 'unhandled rejection (kept the process alive)');
+      process.on('unhandledRejection', this.rejectionGuard);
+    }
+    applySimulatorSeam(this.options.config.simulator, this.logger);
+    await this.keeper.start(this.manager);
+    this.rpc.start();
+    this.sweeper.start();
+    this.logger.info({ capacity: this.options.config.capacity, leaseTtlMs: this.options.config.leaseTtlMs }, 'session worker started');
+  }
+
+  /** Graceful: stop taking work, close every socket without logout, release leases, deregister. */
+  async stop(): Promise<void> {
+    if (this.state !== 'running') return;
+    this.state = 'stopped';
+    this.rpc.stopAccepting();
+    await this.sweeper.stop();
+    await this.keeper.stopTimers();
+    await this.manager.shutdownAll();
+    await this.keeper.shutdown();
+    this.rpc.stop();
+    this.removeGuard();
+    this.logger.info('session worker stopped');
+  }
+
+  /** Test aid that behaves like `kill -9`: subscriptions gone, sockets dropped, nothing written or released. */
+  halt(): void {
+    if (this.state !== 'running') return;
+    this.state = 'stopped';
+    this.rpc.stop();
+    void this.sweeper.stop();
+    this.keeper.halt();
+    this.manager.haltAll();
+    this.removeGuard();
+  }
+
+  private removeGuard(): void {
+    if (this.rejectionGuard) process.off('unhandledRejection', this.rejectionGuard);
+    this.rejectionGuard = null;
+  }
+}

@@ -1,0 +1,28 @@
+import { classifyClose, reconnectDelay } from './disconnect-reason';
+
+describe(classifyClose.name, () => {
+  it.each([
+    [515, { kind: 'restart' }],
+    [401, { kind: 'logged-out', reason: '401: logged out from another device' }],
+    [440, { kind: 'terminal', reason: '440: connection replaced' }],
+    [403, { kind: 'terminal', reason: '403: forbidden' }],
+    [408, { kind: 'transient', reason: '408: connection lost' }],
+    [428, { kind: 'transient', reason: '428: connection closed' }],
+    [500, { kind: 'transient', reason: '500: bad session' }],
+    [503, { kind: 'transient', reason: '503: service unavailable' }],
+    [599, { kind: 'transient', reason: '599: connection error' }],
+    [undefined, { kind: 'transient', reason: 'connection closed' }],
+  ])('should classify %s', (code, verdict) => {
+    expect(classifyClose(code)).toEqual(verdict);
+  });
+});
+
+describe(reconnectDelay.name, () => {
+  it('should grow exponentially, stay under the cap and keep at least half of it', () => {
+    expect(reconnectDelay(0, 1000, 30_000, () => 1)).toBe(1000);
+    expect(reconnectDelay(3, 1000, 30_000, () => 1)).toBe(8000);
+    expect(reconnectDelay(10, 1000, 30_000, () => 1)).toBe(30_000);
+    expect(reconnectDelay(10, 1000, 30_000, () => 0)).toBe(15_000);
+    expect(reconnectDelay(1000, 1000, 30_000, () => 0.5)).toBe(22_500);
+  });
+});

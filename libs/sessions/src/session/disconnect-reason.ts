@@ -1,0 +1,45 @@
+import { DisconnectReason } from '../baileys';
+
+/** What a socket close means for the session. */
+export type CloseVerdict =
+  /** Pairing finished; WhatsApp wants a new socket with the same credentials (515). */
+  | { kind: 'restart' }
+  /** The device was unlinked (401): credentials are worthless now. */
+  | { kind: 'logged-out'; reason: string }
+  /** Stop and stay disconnected, credentials kept (440 replaced, 403 forbidden, 411 mismatch). */
+  | { kind: 'terminal'; reason: string }
+  /** Network trouble or server hiccup: reconnect with backoff. */
+  | { kind: 'transient'; reason: string };
+
+const TRANSIENT_TEXT: Record<number, string> = {
+  [DisconnectReason.connectionClosed]: 'connection closed',
+  [DisconnectReason.connectionLost]: 'connection lost',
+  [DisconnectReason.badSession]: 'bad session',
+  [DisconnectReason.unavailableService]: 'service unavailable',
+};
+
+/** Maps the status code Baileys ended the socket with (a Boom's statusCode) to a verdict. */
+export function classifyClose(statusCode: number | undefined): CloseVerdict {
+  switch (statusCode) {
+    case DisconnectReason.restartRequired:
+      return { kind: 'restart' };
+    case DisconnectReason.loggedOut:
+      return { kind: 'logged-out', reason: '401: logged out from another device' };
+    case DisconnectReason.connectionReplaced:
+      return { kind: 'terminal', reason: '440: connection replaced' };
+    case DisconnectReason.forbidden:
+      return { kind: 'terminal', reason: '403: forbidden' };
+    case DisconnectReason.multideviceMismatch:
+      return { kind: 'terminal', reason: '411: multi-device mismatch' };
+    case undefined:
+      return { kind: 'transient', reason: 'connection closed' };
+    default:
+      return { kind: 'transient', reason: `${statusCode}: ${TRANSIENT_TEXT[statusCode] ?? 'connection error'}` };
+  }
+}
+
+/** Exponential backoff with jitter: base·2^attempt capped at max, then scaled by a random 50–100 %. */
+export function reconnectDelay(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 20));
+  return Math.round(ceiling * (0.5 + random() * 0.5));
+}

@@ -1,0 +1,44 @@
+import { ErrorCode, RpcError, type PrivacySettings } from '@gw/contracts';
+import type { WASocket } from '../baileys';
+
+type Setter = (socket: WASocket, value: string) => Promise<void>;
+
+interface PrivacyRule {
+  values: readonly string[];
+  set: Setter;
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- Baileys types each setter with its own literal union */
+const RULES: Record<string, PrivacyRule> = {
+  groupadd: { values: ['all', 'contacts', 'contact_blacklist', 'none'], set: (s, v) => s.updateGroupsAddPrivacy(v as any) },
+  last: { values: ['all', 'contacts', 'contact_blacklist', 'none'], set: (s, v) => s.updateLastSeenPrivacy(v as any) },
+  status: { values: ['all', 'contacts', 'contact_blacklist', 'none'], set: (s, v) => s.updateStatusPrivacy(v as any) },
+  profile: { values: ['all', 'contacts', 'contact_blacklist', 'none'], set: (s, v) => s.updateProfilePicturePrivacy(v as any) },
+  readreceipts: { values: ['all', 'none'], set: (s, v) => s.updateReadReceiptsPrivacy(v as any) },
+  online: { values: ['all', 'match_last_seen'], set: (s, v) => s.updateOnlinePrivacy(v as any) },
+  calladd: { values: ['all', 'known'], set: (s, v) => s.updateCallPrivacy(v as any) },
+};
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+/** Checks every key and value before anything is sent, so a bad request changes nothing. */
+export function validatePrivacySettings(settings: PrivacySettings): Array<[string, string]> {
+  if (typeof settings !== 'object' || settings === null) throw new RpcError(ErrorCode.BadRequest, 'settings must be an object');
+  const entries = Object.entries(settings);
+  if (entries.length === 0) throw new RpcError(ErrorCode.BadRequest, 'no privacy setting given');
+  for (const [key, value] of entries) {
+    const rule = RULES[key];
+    if (!rule) throw new RpcError(ErrorCode.BadRequest, `unknown privacy setting: ${key}`);
+    if (!rule.values.includes(value)) throw new RpcError(ErrorCode.BadRequest, `invalid value for ${key}: must be one of ${rule.values.join(', ')}`);
+  }
+  return entries;
+}
+
+export async function readPrivacySettings(socket: WASocket): Promise<PrivacySettings> {
+  return { ...(await socket.fetchPrivacySettings(true)) };
+}
+
+/** Applies each setting in turn, then returns the full settings as WhatsApp reports them. */
+export async function writePrivacySettings(socket: WASocket, settings: PrivacySettings): Promise<PrivacySettings> {
+  for (const [key, value] of validatePrivacySettings(settings)) await RULES[key].set(socket, value);
+  return readPrivacySettings(socket);
+}

@@ -1,0 +1,665 @@
+import { ErrorCode, RpcError, type ConnectReply, type ConnectRequest, type HistoryRequest, type JidObject, type PresenceRequest, type PrivacySettings, type StatusReply } from '@gw/contracts';
+import { FencedOutError, type AuthStateRepository, type InstanceEntity, type InstancePatch, type InstanceRepository, type Lease } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import { toDataURL } from 'qrcode';
+import { PostgresAuthState } from '../auth-state/postgres-auth-state';
+import { disconnectStatusCode, jidDecode, type ConnectionState, type WASocket } from '../baileys';
+import type { SessionWorkerConfig } from '../config/session-worker.config';
+import { chooseBrowserProfile, normaliseSystemName } from '../socket/browser-profile';
+import { forgetHistoryFor, requestHistoryFor } from '../socket/history-sync-limit';
+import type { SocketFactory } from '../socket/socket-factory';
+import { classifyClose, reconnectDelay } from './disconnect-reason';
+import { readPrivacySettings, writePrivacySettings } from './privacy-settings';
+import { ChangeSignal, SerialQueue } from './serial-queue';
+import type { SessionStateWriter, StateChange } from './session-state-writer';
+import type { SocketObserver } from './socket-observer';
+
+export interface SessionServices {
+  config: SessionWorkerConfig;
+  instances: InstanceRepository;
+  authStates: AuthStateRepository;
+  writer: SessionStateWriter;
+  sockets: SocketFactory;
+  observers: readonly SocketObserver[];
+  logger: Logger;
+}
+
+/** Told when a session is over; `release` is false when the lease was lost (nothing may be written). */
+export interface SessionOwner {
+  sessionEnded(session: Session, outcome: { release: boolean }): Promise<void>;
+}
+
+/**
+ * - idle: claimed, nothing started yet
+ * - pairing: new pairing, socket waits for a QR scan or the pairing code (credentials in memory)
+ * - linking: the phone confirmed (pair-success); credentials are stored; waiting for 515 → login
+ * - connecting: paired, socket (re)connecting, possibly after a backoff delay
+ * - open: connected and logged in
+ * - ended: closed for good; the owner has been told
+ */
+export type SessionPhase = 'idle' | 'pairing' | 'linking' | 'connecting' | 'open' | 'ended';
+
+interface Pairing {
+  mode: 'qr' | 'code';
+  phone?: string;
+  history: HistoryRequest;
+  codeRequested: boolean;
+  identityKey: Uint8Array;
+}
+
+/** A command reached a session that has just ended (the bus maps it to `No session`). */
+export class SessionEndedError extends Error {
+  constructor(instanceId: string) {
+    super(`session ${instanceId} has ended`);
+    this.name = 'SessionEndedError';
+  }
+}
+
+/**
+ * One held instance: its Baileys socket, its credentials and the truth about its connection.
+ * Every socket event and command runs on one serial queue; every status change is written with its
+ * `connection` event under the lease. Sockets are numbered: events of a replaced socket are ignored.
+ */
+export class Session {
+  private phase: SessionPhase = 'idle';
+  private auth: PostgresAuthState | null = null;
+  private socket: WASocket | null = null;
+  private detachObservers: Array<() => void> = [];
+  private generation = 0;
+  private pairing: Pairing | null = null;
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private attempt = 0;
+  private readonly queue = new SerialQueue();
+  private readonly changed = new ChangeSignal();
+  private readonly logger: Logger;
+
+  constructor(
+    private row: InstanceEntity,
+    readonly lease: Lease,
+    private readonly services: SessionServices,
+    private readonly owner: SessionOwner,
+  ) {
+    this.logger = services.logger.child({ instanceId: row.id });
+  }
+
+  get instanceId(): string {
+    return this.lease.instanceId;
+  }
+
+  get currentPhase(): SessionPhase {
+    return this.phase;
+  }
+
+  get instance(): InstanceEntity {
+    return this.row;
+  }
+
+  // --- commands ---------------------------------------------------------------------------------
+
+  /**
+   * Answers a connect request: an open session replies at once; a paired one reconnects from stored
+   * auth and replies after `open` or a short wait; an unpaired one starts a pairing and replies once
+   * the QR or pairing code exists. A pairing in progress keeps what was first requested.
+   */
+  async connect(request: ConnectRequest): Promise<ConnectReply> {
+    await this.run(() => this.beginConnect(request)).catch(async (error: unknown) => {
+      // A start that broke half way (e.g. the database failed) must not leave a husk holding the lease.
+      if (!(error instanceof RpcError) && (this.phase === 'idle' || this.phase === 'pairing')) {
+        this.detachSocket();
+        await this.end(true).catch(() => undefined);
+      }
+      throw error;
+    });
+    const waitMs = this.phase === 'pairing' ? this.services.config.pairingReplyWaitMs : this.services.config.reconnectReplyWaitMs;
+    await this.changed.waitFor(() => this.readyToReply(), waitMs);
+    return {
+      status: this.row.status,
+      loggedIn: this.phase === 'open',
+      jid: this.jidObject(),
+      qrcode: this.row.qrcode,
+      paircode: this.row.paircode,
+      requestId: this.row.pairingRequestId || request.requestId,
+    };
+  }
+
+  /** Starts an adopted (orphaned, paired) instance from stored auth; ends it if nothing is stored. */
+  adopt(): Promise<void> {
+    return this.run(async () => {
+      if (this.phase !== 'idle') return;
+      if (await this.loadStoredAuth()) await this.startReconnect(false);
+      else await this.forgetUnpairedDevice();
+    }).catch(async (error: unknown) => {
+      // Could not even read the credentials: give the lease back, the next reconcile tries again.
+      if (this.phase === 'idle') await this.end(true).catch(() => undefined);
+      throw error;
+    });
+  }
+
+  status(): StatusReply {
+    this.assertAlive();
+    return { status: this.row.status, loggedIn: this.phase === 'open', jid: this.jidObject() };
+  }
+
+  /** Unlinks the device (sock.logout when connected), clears credentials, ends the session. */
+  logout(): Promise<StatusReply> {
+    return this.run(async () => {
+      this.assertAlive();
+      const socket = this.socket;
+      if (socket && this.phase === 'open') {
+        this.generation += 1; // the 401 close that follows is ours, not news
+        try {
+          await socket.logout('logout requested');
+        } catch (error) {
+          this.logger.warn({ err: error }, 'logout could not reach WhatsApp; clearing credentials anyway');
+        }
+      }
+      await this.loggedOut('401: logged out by request');
+      return { status: this.row.status, loggedIn: false, jid: null };
+    });
+  }
+
+  /** Closes without logout, marks the instance disconnected on purpose and gives the lease back. */
+  release(): Promise<void> {
+    return this.run(async () => {
+      if (this.phase === 'ended') return;
+      await this.stopDisconnected('disconnected by request');
+    });
+  }
+
+  /** Graceful reconnect (restartAll): close without logout, reconnect from stored auth now. */
+  restart(): Promise<void> {
+    return this.run(async () => {
+      if (this.phase !== 'open' && this.phase !== 'connecting') return;
+      this.detachSocket();
+      clearTimeout(this.reconnectTimer);
+      this.reconnectTimer = undefined;
+      this.attempt = 0;
+      await this.startReconnect(true, 'restart requested');
+    });
+  }
+
+  async setPresence(request: PresenceRequest): Promise<void> {
+    const socket = this.openSocket();
+    await socket.sendPresenceUpdate(request.presence);
+    await this.run(() => this.write({ patch: { currentPresence: request.presence } }));
+  }
+
+  getPrivacy(): Promise<PrivacySettings> {
+    return readPrivacySettings(this.openSocket());
+  }
+
+  setPrivacy(settings: PrivacySettings): Promise<PrivacySettings> {
+    return writePrivacySettings(this.openSocket(), settings);
+  }
+
+  /** The socket of an open session, for commands that talk to WhatsApp. */
+  openSocket(): WASocket {
+    this.assertAlive();
+    if (this.phase !== 'open' || !this.socket) throw new RpcError(ErrorCode.NotConnected, 'instance is not connected');
+    return this.socket;
+  }
+
+  /**
+   * Worker shutdown: close without logout and give the lease back. A paired instance is marked
+   * `connecting` (another worker adopts it); a pairing in progress cannot move and ends.
+   */
+  shutdown(): Promise<void> {
+    return this.run(async () => {
+      if (this.phase === 'ended') return;
+      if (this.phase === 'idle') return this.end(true); // nothing started, nothing to say
+      if (this.phase === 'pairing') return this.stopDisconnected('worker shutdown');
+      this.detachSocket();
+      await this.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: 'worker shutdown' }, event: {} });
+      await this.end(true);
+    });
+  }
+
+  /**
+   * The lease is gone (lost, fenced out, or the worker dies): stop everything at once and write
+   * nothing, not even through tasks still queued. Synchronous on purpose.
+   */
+  abort(reason: string, options: { hard?: boolean } = {}): void {
+    if (this.phase === 'ended') return;
+    this.logger.warn({ reason }, 'session aborted without writing');
+    this.phase = 'ended';
+    this.clearTimers();
+    this.auth?.close();
+    this.detachSocket(options.hard);
+    this.changed.notify();
+    void this.owner.sessionEnded(this, { release: false }).catch((error: unknown) => this.logger.error({ err: error }, 'ending aborted session failed'));
+  }
+
+  // --- start paths ------------------------------------------------------------------------------
+
+  private async beginConnect(request: ConnectRequest): Promise<void> {
+    this.assertAlive();
+    switch (this.phase) {
+      case 'open':
+      case 'pairing':
+      case 'linking':
+        return;
+      case 'connecting':
+        // A pending backoff is cut short: somebody is waiting for this instance now.
+        if (this.reconnectTimer) {
+          clearTimeout(this.reconnectTimer);
+          this.reconnectTimer = undefined;
+          this.attempt = 0;
+          await this.openNewSocket();
+        }
+        return;
+      case 'idle':
+        if (await this.loadStoredAuth()) return this.startReconnect(false);
+        return this.startPairing(request);
+    }
+  }
+
+  /** Stored credentials of a linked device, if any (the truth; the `paired` column follows it). */
+  private async loadStoredAuth(): Promise<boolean> {
+    const auth = await PostgresAuthState.load(this.authOptions());
+    if (!auth?.creds.me || !auth.creds.account) return false;
+    this.auth = auth;
+    return true;
+  }
+
+  private async startReconnect(emitAlways: boolean, reason?: string): Promise<void> {
+    this.phase = 'connecting';
+    if (emitAlways || this.row.status !== 'connecting' || this.row.desiredState !== 'connected') {
+      const patch: InstancePatch = { status: 'connecting', desiredState: 'connected', qrcode: '', paircode: '', pairingExpiresAt: null };
+      if (reason) Object.assign(patch, { lastDisconnect: new Date(), lastDisconnectReason: reason });
+      await this.write({ patch, event: {} });
+    }
+    await this.openNewSocket();
+  }
+
+  private async startPairing(request: ConnectRequest): Promise<void> {
+    const { config } = this.services;
+    const mode = request.phone ? 'code' : 'qr';
+    const ttl = mode === 'qr' ? config.qrTtlMs : config.pairCodeTtlMs;
+    this.auth = PostgresAuthState.fresh(this.authOptions());
+    const identityKey = this.auth.creds.signedIdentityKey.public;
+    this.pairing = { mode, phone: request.phone, history: request.history, codeRequested: false, identityKey };
+    requestHistoryFor(identityKey, request.history);
+    this.phase = 'pairing';
+    this.expiryTimer = setTimeout(() => void this.run(() => this.expirePairing()), ttl);
+    // No event yet: the first QR / code write announces `connecting` with something to show.
+    await this.write({
+      patch: {
+        status: 'connecting',
+        desiredState: 'connected',
+        paired: false,
+        qrcode: '',
+        paircode: '',
+        pairingExpiresAt: new Date(Date.now() + ttl),
+        browser: chooseBrowserProfile(request.browser, this.row.browser),
+        systemName: normaliseSystemName(request.systemName),
+        historyDays: request.history.days,
+        historyFullSync: request.history.fullSync,
+        pairingRequestId: request.requestId,
+      },
+    }, { required: true });
+    await this.openNewSocket();
+  }
+
+  // --- socket -----------------------------------------------------------------------------------
+
+  private async openNewSocket(): Promise<void> {
+    const auth = this.auth;
+    if (!auth) throw new Error('no credentials to connect with');
+    this.detachSocket();
+    // Proxy (and browser) changes made through the API apply from the next connect on.
+    await this.refreshInstance();
+    if (this.phase === 'ended') return;
+    const generation = ++this.generation;
+    let socket: WASocket;
+    try {
+      socket = this.services.sockets.create({
+        auth: auth.state,
+        instance: this.row,
+        history: this.phase === 'pairing' ? (this.pairing?.history ?? null) : null,
+        pairingCode: this.pairing?.mode === 'code',
+        logger: this.logger,
+      });
+    } catch (error) {
+      // A configuration Baileys refuses (e.g. a malformed proxy URL) will not heal by retrying.
+      const reason = `cannot connect: ${(error as Error).message}`;
+      this.logger.error({ err: error }, reason);
+      void this.run(() => this.stopDisconnected(reason));
+      return;
+    }
+    this.socket = socket;
+    socket.ev.on('connection.update', (update) => {
+      void this.run(() => (generation === this.generation ? this.onConnectionUpdate(update) : undefined));
+    });
+    socket.ev.on('creds.update', (update) => {
+      if (generation !== this.generation) return;
+      if (!auth.isPersistent && (this.phase === 'linking' || this.phase === 'open')) void this.run(() => this.persistIfPending());
+      void auth.saveCreds();
+      if (update.me?.name && this.phase === 'open' && update.me.name !== this.row.profileName) {
+        void this.run(() => this.write({ patch: { profileName: update.me?.name ?? '' } }));
+      }
+    });
+    for (const observer of this.services.observers) {
+      try {
+        const detach = observer.attach({ instanceId: this.instanceId, lease: this.lease, socket, logger: this.logger });
+        if (detach) this.detachObservers.push(detach);
+      } catch (error) {
+        this.logger.error({ err: error }, 'socket observer failed to attach');
+      }
+    }
+  }
+
+  /** Re-reads the row; a deleted instance ends the session (its lease row went with it). */
+  private async refreshInstance(): Promise<void> {
+    try {
+      const fresh = await this.services.instances.findById(this.instanceId);
+      if (fresh) this.row = fresh;
+      else void this.run(() => this.end(true));
+    } catch (error) {
+      this.logger.warn({ err: error }, 'reading the instance failed; connecting with what is known');
+    }
+  }
+
+  /** Forgets the current socket (its events are ignored from now on) and closes it. */
+  private detachSocket(hard = false): void {
+    this.generation += 1;
+    for (const detach of this.detachObservers.splice(0)) {
+      try {
+        detach();
+      } catch (error) {
+        this.logger.warn({ err: error }, 'socket observer failed to detach');
+      }
+    }
+    const socket = this.socket;
+    this.socket = null;
+    if (socket) closeQuietly(socket, hard);
+  }
+
+  private async onConnectionUpdate(update: Partial<ConnectionState>): Promise<void> {
+    if (this.phase === 'ended') return;
+    if (update.qr) await this.onQr(update.qr);
+    if (update.isNewLogin) await this.onPairSuccess();
+    if (update.connection === 'open') await this.onOpen();
+    if (update.connection === 'close') await this.onClose(update.lastDisconnect?.error);
+  }
+
+  private async onQr(qr: string): Promise<void> {
+    const pairing = this.pairing;
+    if (this.phase !== 'pairing' || !pairing) return;
+    if (pairing.mode === 'qr') {
+      // Every refresh replaces the image and is announced.
+      await this.write({ patch: { status: 'connecting', qrcode: await toDataURL(qr) }, event: {} });
+    } else if (!pairing.codeRequested && pairing.phone && this.socket) {
+      // The socket is ready once it shows its first QR; the code replaces QR scanning.
+      pairing.codeRequested = true;
+      let code: string;
+      try {
+        code = await this.socket.requestPairingCode(pairing.phone);
+      } catch (error) {
+        // This socket shows no further QR to retry on: start over on a new one (a new code).
+        this.logger.warn({ err: error }, 'requesting a pairing code failed; reconnecting');
+        this.detachSocket();
+        return this.scheduleReconnect();
+      }
+      await this.write({ patch: { status: 'connecting', paircode: formatPairingCode(code) }, event: {} });
+    }
+  }
+
+  /** The phone confirmed the link: from now on the credentials are real and belong in Postgres. */
+  private async onPairSuccess(): Promise<void> {
+    if (this.phase !== 'pairing' || !this.auth) return;
+    clearTimeout(this.expiryTimer);
+    this.phase = 'linking';
+    if (this.pairing) forgetHistoryFor(this.pairing.identityKey);
+    this.pairing = null;
+    await this.persistIfPending();
+    // `paired` lets another worker adopt the instance should this one die before `open`.
+    await this.write({ patch: { paired: true, qrcode: '', paircode: '', pairingExpiresAt: null } });
+  }
+
+  /**
+   * First flush of a new pairing's credentials. A database failure is logged and retried on the next
+   * `creds.update` (the socket works from memory meanwhile); fencing stops the session.
+   */
+  private async persistIfPending(): Promise<void> {
+    const auth = this.auth;
+    if (!auth || auth.isPersistent || this.phase === 'ended') return;
+    try {
+      await this.guardFencing(() => auth.persist());
+    } catch (error) {
+      if (error instanceof FencedOutError) throw error;
+      this.logger.error({ err: error }, 'storing the new credentials failed; will retry');
+    }
+  }
+
+  private async onOpen(): Promise<void> {
+    const auth = this.auth;
+    const me = auth?.creds.me;
+    if (!auth || !me) return;
+    await this.persistIfPending();
+    this.phase = 'open';
+    this.attempt = 0;
+    const platform = auth.creds.platform ?? '';
+    await this.write({
+      patch: {
+        status: 'connected',
+        desiredState: 'connected',
+        paired: true,
+        owner: jidDecode(me.id)?.user ?? '',
+        jid: me.id,
+        lid: me.lid ?? '',
+        profileName: me.name ?? me.verifiedName ?? this.row.profileName,
+        platform,
+        // smba / smbi: the WhatsApp Business apps
+        isBusiness: platform.startsWith('smb'),
+        qrcode: '',
+        paircode: '',
+        pairingExpiresAt: null,
+      },
+      event: {},
+    });
+  }
+
+  private async onClose(error: Error | undefined): Promise<void> {
+    this.detachSocket();
+    const verdict = classifyClose(disconnectStatusCode(error));
+    this.logger.info({ verdict, phase: this.phase, err: error?.message }, 'socket closed');
+
+    if (this.phase === 'pairing') {
+      if (verdict.kind === 'logged-out' || verdict.kind === 'terminal') return this.stopDisconnected(verdict.reason);
+      return this.scheduleReconnect();
+    }
+    switch (verdict.kind) {
+      case 'restart':
+        return this.openNewSocket();
+      case 'logged-out':
+        return this.loggedOut(verdict.reason);
+      case 'terminal':
+        return this.stopDisconnected(verdict.reason);
+      case 'transient':
+        if (this.phase === 'open' || this.row.status !== 'connecting') {
+          await this.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: verdict.reason }, event: {} });
+        }
+        this.phase = 'connecting';
+        return this.scheduleReconnect();
+    }
+  }
+
+  private scheduleReconnect(): void {
+    const { reconnectBaseMs, reconnectMaxMs } = this.services.config;
+    const delay = reconnectDelay(this.attempt++, reconnectBaseMs, reconnectMaxMs);
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.run(() => this.reconnectNow());
+    }, delay);
+  }
+
+  private async reconnectNow(): Promise<void> {
+    if (this.phase === 'pairing' && this.pairing?.mode === 'code' && this.auth) {
+      // The code belonged to the dead socket; a login-shaped half state (me set) would be refused.
+      this.auth.creds.me = undefined;
+      this.auth.creds.pairingCode = undefined;
+      this.pairing.codeRequested = false;
+    }
+    if (this.phase === 'pairing' || this.phase === 'connecting' || this.phase === 'linking') await this.openNewSocket();
+  }
+
+  // --- endings ----------------------------------------------------------------------------------
+
+  private async expirePairing(): Promise<void> {
+    if (this.phase !== 'pairing') return;
+    await this.stopDisconnected(this.pairing?.mode === 'code' ? 'pairing code expired' : 'QR code expired');
+  }
+
+  /** 401: the device is unlinked. Credentials go first (fenced), then the row says why. */
+  private async loggedOut(reason: string): Promise<void> {
+    this.detachSocket();
+    // No key write of the dead socket may land after the wipe.
+    await this.auth?.closeAndDrain();
+    try {
+      await this.guardFencing(() => this.services.authStates.clearFenced(this.lease));
+    } catch (error) {
+      if (error instanceof FencedOutError) throw error;
+      // Left behind, they are harmless: `paired` goes false, and the next pairing replaces them.
+      this.logger.error({ err: error }, 'clearing credentials after logout failed');
+    }
+    await this.write({
+      patch: { status: 'disconnected', paired: false, desiredState: 'disconnected', qrcode: '', paircode: '', pairingExpiresAt: null, lastDisconnect: new Date(), lastDisconnectReason: reason },
+      event: { type: 'LoggedOut' },
+    });
+    await this.end(true);
+  }
+
+  /** Ends on purpose and stays disconnected (nobody adopts it): credentials are kept. */
+  private async stopDisconnected(reason: string): Promise<void> {
+    this.detachSocket();
+    await this.write({
+      patch: { status: 'disconnected', desiredState: 'disconnected', qrcode: '', paircode: '', pairingExpiresAt: null, lastDisconnect: new Date(), lastDisconnectReason: reason },
+      event: {},
+    });
+    await this.end(true);
+  }
+
+  /** Adopted but nothing stored: the `paired` flag was stale. Correct it and let go. */
+  private async forgetUnpairedDevice(): Promise<void> {
+    await this.write({ patch: { status: 'disconnected', paired: false, desiredState: 'disconnected', qrcode: '', paircode: '' }, event: {} });
+    await this.end(true);
+  }
+
+  private async end(release: boolean): Promise<void> {
+    if (this.phase === 'ended') return;
+    this.phase = 'ended';
+    this.clearTimers();
+    this.detachSocket();
+    this.auth?.close();
+    this.changed.notify();
+    await this.owner.sessionEnded(this, { release });
+  }
+
+  private clearTimers(): void {
+    clearTimeout(this.expiryTimer);
+    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+    if (this.pairing) forgetHistoryFor(this.pairing.identityKey);
+  }
+
+  // --- plumbing ---------------------------------------------------------------------------------
+
+  /**
+   * Queues a task. Failures never escape as unhandled rejections: fencing aborts the session,
+   * anything else is logged and re-thrown to the caller awaiting it (if any).
+   */
+  private run<T>(task: () => Promise<T> | T): Promise<T> {
+    const result = this.queue.run(task);
+    result.catch((error: unknown) => {
+      if (error instanceof FencedOutError) this.abort('fenced out');
+      else if (!(error instanceof SessionEndedError) && !(error instanceof RpcError)) this.logger.error({ err: error }, 'session task failed');
+    });
+    this.changedAfter(result);
+    return result;
+  }
+
+  private changedAfter(result: Promise<unknown>): void {
+    void result.then(
+      () => this.changed.notify(),
+      () => this.changed.notify(),
+    );
+  }
+
+  /**
+   * Writes a state change with its event. Fencing always stops the session. Other failures (the
+   * database is down) are logged and the state machine carries on with the in-memory view, so a
+   * socket keeps reconnecting and ending even when its row cannot be updated; `required` writes
+   * (the start of a pairing) fail the command instead.
+   */
+  private async write(change: StateChange, options: { required?: boolean } = {}): Promise<void> {
+    if (this.phase === 'ended') throw new SessionEndedError(this.instanceId);
+    try {
+      this.row = await this.guardFencing(() => this.services.writer.write(this.lease, this.row, change));
+    } catch (error) {
+      if (error instanceof FencedOutError || options.required) throw error;
+      this.logger.error({ err: error, patch: Object.keys(change.patch) }, 'writing the session state failed; carrying on');
+      this.row = { ...this.row, ...change.patch } as InstanceEntity;
+    }
+    this.changed.notify();
+  }
+
+  private async guardFencing<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof FencedOutError) this.abort('fenced out');
+      throw error;
+    }
+  }
+
+  private readyToReply(): boolean {
+    switch (this.phase) {
+      case 'pairing':
+        return Boolean(this.row.qrcode || this.row.paircode);
+      case 'connecting':
+      case 'linking':
+        return false;
+      default:
+        return true;
+    }
+  }
+
+  private jidObject(): JidObject | null {
+    const id = this.phase === 'open' ? this.auth?.creds.me?.id : undefined;
+    const decoded = id ? jidDecode(id) : undefined;
+    return decoded ? { user: decoded.user, agent: 0, device: decoded.device ?? 0, server: decoded.server } : null;
+  }
+
+  private assertAlive(): void {
+    if (this.phase === 'ended') throw new RpcError(ErrorCode.NoSession, 'No session');
+  }
+
+  private authOptions() {
+    return {
+      repository: this.services.authStates,
+      lease: this.lease,
+      logger: this.logger,
+      onFenced: () => this.abort('auth-state write fenced out'),
+    };
+  }
+}
+
+/** `ABCD1234` → `ABCD-1234`, the form the API shows. */
+export function formatPairingCode(code: string): string {
+  return code.length === 8 ? `${code.slice(0, 4)}-${code.slice(4)}` : code;
+}
+
+/** Ends a socket without logout; a hard close drops the TCP connection like a crashed process would. */
+function closeQuietly(socket: WASocket, hard = false): void {
+  if (hard) {
+    const raw = (socket.ws as unknown as { socket?: { terminate?: () => void } | null }).socket;
+    try {
+      raw?.terminate?.();
+    } catch {
+      // already gone
+    }
+  }
+  socket.end(undefined).catch(() => undefined);
+}

@@ -1,0 +1,50 @@
+import type { HistoryRequest } from '@gw/contracts';
+import type { InstanceEntity } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import { makeWASocket, type AuthenticationState, type WASocket } from '../baileys';
+import type { SessionWorkerConfig } from '../config/session-worker.config';
+import { browserTuple, isBrowserProfile } from './browser-profile';
+import { historySocketOptions } from './history-sync-limit';
+import { networkOptions } from './network-options';
+
+export interface SocketRequest {
+  auth: AuthenticationState;
+  /** The instance row: browser profile, system name and proxy come from here. */
+  instance: InstanceEntity;
+  /** History to request (new pairing only); null for a reconnect. */
+  history: HistoryRequest | null;
+  /** A pairing-code pairing must keep its first socket for the whole code lifetime. */
+  pairingCode: boolean;
+  logger: Logger;
+}
+
+/** Builds Baileys sockets with our defaults; the one place that calls makeWASocket. */
+export class SocketFactory {
+  constructor(private readonly config: SessionWorkerConfig) {}
+
+  create(request: SocketRequest): WASocket {
+    const { instance } = request;
+    const profile = isBrowserProfile(instance.browser) ? instance.browser : 'chrome';
+    return makeWASocket({
+      auth: request.auth,
+      logger: baileysLogger(request.logger),
+      browser: browserTuple(profile, instance.systemName),
+      // Online presence on connect silences the phone's notifications; presence is set on request only.
+      markOnlineOnConnect: false,
+      defaultQueryTimeoutMs: this.config.queryTimeoutMs,
+      ...historySocketOptions(request.history),
+      // Baileys rotates QR refs (60 s, then 20 s each) and ends the socket when they run out. The
+      // pairing code is bound to this socket's ephemeral key, so one ref must outlive the code.
+      ...(request.pairingCode ? { qrTimeout: this.config.pairCodeTtlMs + 60_000 } : {}),
+      ...networkOptions(instance.proxy, this.config.simulator),
+      // Fenced or closed stores fail at once; a few quick retries cover a database blip.
+      transactionOpts: { maxCommitRetries: 5, delayBetweenTriesMs: 500 },
+    });
+  }
+}
+
+/** Baileys is chatty: its child logger logs warnings and worse, unless ours is quieter still. */
+function baileysLogger(logger: Logger): Logger {
+  const level = logger.levelVal > 40 ? logger.level : 'warn';
+  return logger.child({ component: 'baileys' }, { level });
+}

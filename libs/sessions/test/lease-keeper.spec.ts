@@ -1,0 +1,167 @@
+import { InstanceRepository, LeaseRepository, type Lease } from '@gw/persistence';
+import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import pino from 'pino';
+import { LeaseKeeper, type LeaseListener } from '../src/lease/lease-keeper';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await sleep(50);
+  }
+}
+
+class RecordingListener implements LeaseListener {
+  readonly adopted: string[] = [];
+  readonly lost: string[] = [];
+  leaseLost(instanceId: string): void {
+    this.lost.push(instanceId);
+  }
+  async orphanClaimed(lease: Lease): Promise<void> {
+    this.adopted.push(lease.instanceId);
+  }
+}
+
+describe(LeaseKeeper.name, () => {
+  let db: TestDatabase;
+  let instances: InstanceRepository;
+  const keepers: LeaseKeeper[] = [];
+  const logger = pino({ level: 'silent' });
+  let prefix = 0;
+
+  beforeAll(async () => {
+    db = await openTestDatabase();
+    instances = new InstanceRepository(db.dataSource);
+  });
+  afterEach(async () => {
+    await Promise.all(keepers.splice(0).map((keeper) => keeper.shutdown()));
+    // every test starts from an empty instance table
+    await db.dataSource.query('DELETE FROM instances');
+    await db.dataSource.query('DELETE FROM session_workers');
+  });
+  afterAll(() => db.close());
+
+  const pairedInstances = async (count: number): Promise<string[]> => {
+    prefix += 1;
+    const ids = Array.from({ length: count }, (_, i) => `p${prefix}-${String(i).padStart(2, '0')}`);
+    for (const id of ids) await instances.create({ id, token: `t-${id}`, name: id, paired: true, desiredState: 'connected' });
+    return ids;
+  };
+
+  const keeper = (workerId: string, options: { capacity?: number; ttlMs?: number; reconcileIntervalMs?: number } = {}, repository = new LeaseRepository(db.dataSource)) => {
+    const sut = new LeaseKeeper(repository, { workerId, capacity: options.capacity ?? 100, ttlMs: options.ttlMs ?? 10_000, reconcileIntervalMs: options.reconcileIntervalMs ?? 60_000 }, logger);
+    keepers.push(sut);
+    return sut;
+  };
+
+  describe('reconcile', () => {
+    it('should give each orphan to exactly one of two keepers and spread them evenly', async () => {
+      const ids = await pairedInstances(10);
+      const [a, b] = [keeper('w-a'), keeper('w-b')];
+      const [la, lb] = [new RecordingListener(), new RecordingListener()];
+      await Promise.all([a.start(la), b.start(lb)]);
+      await Promise.all([a.reconcileNow(), b.reconcileNow()]);
+
+      expect([...la.adopted, ...lb.adopted].sort()).toEqual(ids);
+      expect(la.adopted.filter((id) => lb.adopted.includes(id))).toEqual([]);
+      expect(a.heldCount).toBe(5);
+      expect(b.heldCount).toBe(5);
+      const leases = new LeaseRepository(db.dataSource);
+      for (const id of la.adopted) expect((await leases.holderOf(id))?.workerId).toBe('w-a');
+      for (const id of lb.adopted) expect((await leases.holderOf(id))?.workerId).toBe('w-b');
+    });
+
+    it('should never hold more than its capacity', async () => {
+      await pairedInstances(6);
+      const sut = keeper('w-small', { capacity: 3 });
+      const listener = new RecordingListener();
+      await sut.start(listener);
+      await sut.reconcileNow();
+      await sut.reconcileNow();
+      expect(sut.heldCount).toBe(3);
+      expect(listener.adopted).toHaveLength(3);
+      const [free] = await new LeaseRepository(db.dataSource).findOrphans(1);
+      expect(await sut.claim(free)).toEqual({ kind: 'full' });
+    });
+
+    it('should release a lease when starting the adopted session fails', async () => {
+      const [id] = await pairedInstances(1);
+      const sut = keeper('w-fail');
+      await sut.start({ leaseLost: () => undefined, orphanClaimed: async () => Promise.reject(new Error('boom')) });
+      await sut.reconcileNow();
+      expect(sut.heldCount).toBe(0);
+      expect(await new LeaseRepository(db.dataSource).holderOf(id)).toBeNull();
+    });
+  });
+
+  describe('claim', () => {
+    it('should refuse an instance another worker holds', async () => {
+      const [id] = await pairedInstances(1);
+      const [a, b] = [keeper('w-1'), keeper('w-2')];
+      await Promise.all([a.start(new RecordingListener()), b.start(new RecordingListener())]);
+      expect((await a.claim(id)).kind).toBe('claimed');
+      expect(await b.claim(id)).toEqual({ kind: 'held-elsewhere' });
+    });
+  });
+
+  describe('takeover', () => {
+    it('should hand the instances of a keeper that stopped renewing to the other keeper', async () => {
+      const ids = await pairedInstances(4);
+      const dead = keeper('w-dead', { ttlMs: 600 });
+      await dead.start(new RecordingListener());
+      await dead.reconcileNow();
+      expect(dead.heldCount).toBe(4);
+      dead.halt(); // kill -9: no release, no writes
+
+      const survivor = keeper('w-survivor', { ttlMs: 600, reconcileIntervalMs: 100 });
+      const listener = new RecordingListener();
+      await survivor.start(listener);
+      await waitFor(() => listener.adopted.length === 4, 5000);
+      expect(listener.adopted.sort()).toEqual(ids);
+    });
+
+    it('should stop its sessions before the leases expire when renewals keep failing', async () => {
+      const ids = await pairedInstances(2);
+      const failing = new LeaseRepository(db.dataSource);
+      const sut = keeper('w-cutoff', { ttlMs: 900 }, failing);
+      const listener = new RecordingListener();
+      await sut.start(listener);
+      await sut.reconcileNow();
+      const claimedAt = Date.now();
+      jest.spyOn(failing, 'renewAll').mockRejectedValue(new Error('database unreachable'));
+
+      await waitFor(() => listener.lost.length === 2, 3000);
+      // stopped while the lease rows were still live: nobody else could have claimed them yet
+      expect(Date.now() - claimedAt).toBeLessThan(900);
+      expect(listener.lost.sort()).toEqual(ids);
+      expect(sut.heldCount).toBe(0);
+    });
+
+    it('should report a lease that was taken over as lost on the next renewal', async () => {
+      const [id] = await pairedInstances(1);
+      const slow = keeper('w-slow', { ttlMs: 10_000 });
+      const listener = new RecordingListener();
+      await slow.start(listener);
+      expect((await slow.claim(id)).kind).toBe('claimed');
+      // another worker takes it after it lapsed (forced here by expiring the row)
+      await db.dataSource.query(`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE instance_id = $1`, [id]);
+      expect(await new LeaseRepository(db.dataSource).claim(id, 'w-other', 10_000)).not.toBeNull();
+      await slow.renewNow();
+      expect(listener.lost).toEqual([id]);
+    });
+  });
+
+  describe('shutdown', () => {
+    it('should release every lease and remove the worker row', async () => {
+      const [id] = await pairedInstances(1);
+      const sut = keeper('w-bye');
+      await sut.start(new RecordingListener());
+      await sut.claim(id);
+      await sut.shutdown();
+      expect(await new LeaseRepository(db.dataSource).holderOf(id)).toBeNull();
+      expect(await db.dataSource.query(`SELECT id FROM session_workers WHERE id = 'w-bye'`)).toEqual([]);
+    });
+  });
+});

@@ -1,0 +1,73 @@
+import { LeaseRepository } from '@gw/persistence';
+import { Harness, nextPhone, waitFor } from './support/harness';
+
+jest.setTimeout(40_000);
+
+interface DeviceInfo {
+  jid: string;
+  status: string;
+  connected: boolean;
+  loginCount: number;
+  pairingMethod: string;
+}
+
+describe('Session takeover between workers', () => {
+  const harness = new Harness();
+  const leases = () => new LeaseRepository(harness.db.dataSource);
+  const device = (jid: string) => harness.control<DeviceInfo>('GET', `/sim/devices/${encodeURIComponent(jid)}`);
+
+  beforeAll(() => harness.start());
+  afterEach(() => harness.stopWorkers());
+  afterAll(() => harness.stop());
+
+  it('should reconnect the instances of a killed worker from stored auth on another worker, without a new pairing', async () => {
+    const first = await harness.startWorker('w-doomed');
+    await harness.newInstance('takeover');
+    const jid = await harness.pairByQr('takeover', nextPhone());
+    const before = await device(jid);
+    const second = await harness.startWorker('w-heir');
+
+    const eventsBefore = (await harness.connectionEvents('takeover')).length;
+    const killedAt = Date.now();
+    first.halt(); // kill -9: timers stop, sockets drop, nothing written or released
+    // (the row still says `connected` from before the crash: wait for the heir's own session)
+    await waitFor(() => second.manager.get('takeover')?.currentPhase, (phase) => phase === 'open', 15_000, 'adopted and open');
+    const row = await waitFor(() => harness.row('takeover'), (r) => r.status === 'connected', 5_000, 'connected');
+    expect(Date.now() - killedAt).toBeLessThan(15_000);
+    expect(row).toMatchObject({ paired: true, jid, qrcode: '' });
+    expect((await leases().holderOf('takeover'))?.workerId).toBe('w-heir');
+    const after = await device(jid);
+    expect(after).toMatchObject({ jid, status: 'active', connected: true, pairingMethod: 'qr' });
+    expect(after.loginCount).toBeGreaterThan(before.loginCount);
+    // the heir said what happened: connecting while it reconnected, then connected
+    const statuses = (await harness.connectionEvents('takeover')).slice(eventsBefore).map((event) => (event.instance as { status: string }).status);
+    expect(statuses).toEqual(['connecting', 'connected']);
+  });
+
+  it('should hand sessions over on graceful stop: connecting, lease released, adopted elsewhere', async () => {
+    const leaving = await harness.startWorker('w-leaving');
+    await harness.newInstance('handover');
+    await harness.pairByQr('handover', nextPhone());
+    await leaving.stop();
+    const row = await harness.row('handover');
+    expect(row).toMatchObject({ status: 'connecting', desiredState: 'connected', lastDisconnectReason: 'worker shutdown' });
+    expect(await leases().holderOf('handover')).toBeNull();
+
+    const next = await harness.startWorker('w-next');
+    await waitFor(() => harness.row('handover'), (r) => r.status === 'connected', 10_000, 'connected again');
+    expect((await leases().holderOf('handover'))?.workerId).toBe('w-next');
+    expect(next.manager.get('handover')?.currentPhase).toBe('open');
+  });
+
+  it('should end a pairing whose worker died once its QR expired', async () => {
+    // QR lifetime and lease both outlive the moment of the crash, so only another worker can end it.
+    const doomed = await harness.startWorker('w-doomed-pairing', { qrTtlMs: 4_000, leaseTtlMs: 3_000 });
+    await harness.newInstance('orphan-qr');
+    expect((await harness.place('orphan-qr')).qrcode).toMatch(/^data:image\/png/);
+    doomed.halt();
+    await harness.startWorker('w-sweeper');
+    const row = await waitFor(() => harness.row('orphan-qr'), (r) => r.status === 'disconnected', 10_000, 'disconnected');
+    expect(row).toMatchObject({ qrcode: '', desiredState: 'disconnected', paired: false, lastDisconnectReason: 'QR code expired' });
+    expect((await harness.connectionEvents('orphan-qr')).at(-1)).toMatchObject({ instance: { status: 'disconnected', lastDisconnectReason: 'QR code expired' } });
+  });
+});

@@ -4,6 +4,8 @@ import { ErrorCode, type InstanceOp, type InstanceRpc, type PlaceRequest, RpcErr
 import { BUS, GATEWAY_CONFIG } from '../runtime/tokens';
 import type { GatewayConfig } from '../runtime/gateway-config';
 
+const PLACE_ATTEMPTS = 4;
+
 /** Typed requests from the gateway to whichever session worker holds an instance. */
 @Injectable()
 export class SessionClient {
@@ -35,16 +37,20 @@ export class SessionClient {
     const timeoutMs = this.config.connectTimeoutMs;
     const held = await this.requestIfHeld(request.instanceId, 'connect', request, timeoutMs);
     if (held) return held;
-    try {
-      return await this.bus.request<ConnectReply>(Subjects.place, { instanceId: request.instanceId, connect: request } satisfies PlaceRequest, { timeoutMs });
-    } catch (error) {
-      if (error instanceof RpcError && error.code === ErrorCode.NoSession) {
-        throw new RpcError(ErrorCode.CapacityExhausted, 'no session worker is running');
+    // The queue group hands each try to the next worker; a full one refuses and another may have room.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.bus.request<ConnectReply>(Subjects.place, { instanceId: request.instanceId, connect: request } satisfies PlaceRequest, { timeoutMs });
+      } catch (error) {
+        if (error instanceof RpcError && error.code === ErrorCode.NoSession) {
+          throw new RpcError(ErrorCode.CapacityExhausted, 'no session worker is running');
+        }
+        if (error instanceof RpcError && error.code === ErrorCode.Conflict) {
+          return this.request(request.instanceId, 'connect', request, timeoutMs);
+        }
+        if (error instanceof RpcError && error.code === ErrorCode.CapacityExhausted && attempt < PLACE_ATTEMPTS) continue;
+        throw error;
       }
-      if (error instanceof RpcError && error.code === ErrorCode.Conflict) {
-        return this.request(request.instanceId, 'connect', request, timeoutMs);
-      }
-      throw error;
     }
   }
 

@@ -19,8 +19,8 @@ export interface GatewayHarness {
 }
 
 /** A gateway over HTTP on a random port, with its own schema and bus (workers are the test's to add). */
-export async function startGateway(options: { bus?: Bus; env?: Record<string, string> } = {}): Promise<GatewayHarness> {
-  const db = await openTestDatabase();
+export async function startGateway(options: { bus?: Bus; db?: TestDatabase; env?: Record<string, string> } = {}): Promise<GatewayHarness> {
+  const db = options.db ?? (await openTestDatabase());
   const bus = options.bus ?? new InProcessBus();
   const config = loadGatewayConfig(new EnvReader({ DATABASE_URL: db.url, PORT: '0', RPC_TIMEOUT_MS: '5000', CONNECT_TIMEOUT_MS: '20000', ...options.env }), []);
   const logger = createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'silent');
@@ -65,7 +65,7 @@ export async function startGateway(options: { bus?: Bus; env?: Record<string, st
     close: async () => {
       await app.close();
       if (!options.bus) await bus.close();
-      await db.close();
+      if (!options.db) await db.close();
     },
   };
 }

@@ -1,0 +1,42 @@
+import type { DynamicModule } from '@nestjs/common';
+import type { Bus } from '@gw/bus';
+import { type EnvReader, type Logger } from '@gw/platform';
+import { readWebhookRelayConfig, WebhookRelayModule } from '@gw/relay';
+import { readSessionWorkerConfig, SessionWorkerModule, type SimulatorSeam } from '@gw/sessions';
+import { hostname } from 'node:os';
+import type { DataSource } from 'typeorm';
+
+export interface EmbeddedServicesOptions {
+  dataSource: DataSource;
+  bus: Bus;
+  logger: Logger;
+  env: EnvReader;
+  /** Sandbox: the workers talk to the embedded simulator. */
+  simulator?: SimulatorSeam;
+}
+
+/**
+ * The embedded default: the other services as modules of the gateway's process, configured from the
+ * same environment variables their own processes read.
+ */
+export function embeddedServices(options: EmbeddedServicesOptions): DynamicModule[] {
+  const workerConfig = readSessionWorkerConfig(options.env);
+  return [
+    SessionWorkerModule.register({
+      dataSource: options.dataSource,
+      bus: options.bus,
+      config: {
+        ...workerConfig,
+        workerId: options.env.optionalString('WORKER_ID') ?? `embedded-${hostname()}`,
+        simulator: options.simulator ?? workerConfig.simulator,
+      },
+      logger: options.logger.child({ service: 'session-worker' }),
+    }),
+    WebhookRelayModule.register({
+      dataSource: options.dataSource,
+      bus: options.bus,
+      config: readWebhookRelayConfig(options.env),
+      logger: options.logger.child({ service: 'webhook-relay' }),
+    }),
+  ];
+}

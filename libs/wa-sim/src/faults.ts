@@ -1,0 +1,193 @@
+// Fault injection. Immediate faults (drop, stream errors, logout, restart) are executed by the
+// simulator; the rules kept here are consulted at the matching points of the protocol flow.
+import { SimError } from './errors';
+
+export type AckFaultMode = 'drop' | 'delay' | 'error';
+
+export interface AckFaultRule {
+  kind: 'ack';
+  mode: AckFaultMode;
+  /** Error code for mode=error, e.g. "463" (missing tctoken) or "479" (smax invalid). */
+  error?: string;
+  delayMs?: number;
+  /** Restrict to messages sent by this device JID (or any device of this phone/user JID). */
+  device?: string;
+  /** How many messages the rule applies to; omitted means until cleared. */
+  count?: number;
+}
+
+export interface LatencyFaultRule {
+  kind: 'latency';
+  delayMs: number;
+  device?: string;
+}
+
+export interface IgnorePingsRule {
+  kind: 'ignore-pings';
+  device?: string;
+}
+
+export interface CorruptFaultRule {
+  kind: 'corrupt';
+  /** Recipient device JID; its next `count` encrypted deliveries are garbled (forces retry receipts). */
+  device?: string;
+  count?: number;
+}
+
+export interface DropDeliveryRule {
+  kind: 'drop-deliveries';
+  device?: string;
+  count?: number;
+}
+
+export interface RejectLoginRule {
+  kind: 'reject-login';
+  /** `<failure reason>` sent on login, e.g. 401 (logged out), 403 (banned), 503. */
+  reason?: number;
+  device?: string;
+  count?: number;
+}
+
+export type FaultRule = AckFaultRule | LatencyFaultRule | IgnorePingsRule | CorruptFaultRule | DropDeliveryRule | RejectLoginRule;
+
+export interface ActiveFault {
+  id: number;
+  rule: FaultRule;
+  remaining: number | null;
+  createdAt: number;
+}
+
+/** Immediate actions, executed once by the simulator. */
+export type FaultAction =
+  | { kind: 'drop'; device: string }
+  | { kind: 'conflict'; device: string }
+  | { kind: 'stream-error'; device: string; code?: number; reason?: string }
+  | { kind: 'logout'; device: string; via?: 'stream-error' | 'failure' }
+  | { kind: 'restart'; downMs?: number }
+  | { kind: 'clear' };
+
+export type FaultRequest = FaultRule | FaultAction;
+
+const RULE_KINDS = new Set(['ack', 'latency', 'ignore-pings', 'corrupt', 'drop-deliveries', 'reject-login']);
+const ACTION_KINDS = new Set(['drop', 'conflict', 'stream-error', 'logout', 'restart', 'clear']);
+
+export function isFaultRule(request: FaultRequest): request is FaultRule {
+  return RULE_KINDS.has(request.kind);
+}
+
+/** Validates an untrusted JSON body into a fault request. */
+export function parseFaultRequest(body: unknown): FaultRequest {
+  if (!body || typeof body !== 'object') {
+    throw new SimError(400, 'fault body must be an object');
+  }
+  const b = body as Record<string, unknown>;
+  const kind = b.kind;
+  if (typeof kind !== 'string' || (!RULE_KINDS.has(kind) && !ACTION_KINDS.has(kind))) {
+    throw new SimError(400, `unknown fault kind: ${String(kind)}`);
+  }
+  const optString = (key: string): string | undefined => {
+    const v = b[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string' && typeof v !== 'number') throw new SimError(400, `${key} must be a string`);
+    return String(v);
+  };
+  const optNumber = (key: string): number | undefined => {
+    const v = b[key];
+    if (v === undefined || v === null) return undefined;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new SimError(400, `${key} must be a non-negative number`);
+    return n;
+  };
+  const needDevice = (): string => {
+    const device = optString('device');
+    if (!device) throw new SimError(400, `fault ${kind} needs "device"`);
+    return device;
+  };
+  switch (kind) {
+    case 'ack': {
+      const mode = b.mode ?? 'drop';
+      if (mode !== 'drop' && mode !== 'delay' && mode !== 'error') throw new SimError(400, 'ack mode must be drop|delay|error');
+      return { kind, mode, error: optString('error') ?? (mode === 'error' ? '463' : undefined), delayMs: optNumber('delayMs'), device: optString('device'), count: optNumber('count') };
+    }
+    case 'latency':
+      return { kind, delayMs: optNumber('delayMs') ?? 0, device: optString('device') };
+    case 'ignore-pings':
+      return { kind, device: optString('device') };
+    case 'corrupt':
+    case 'drop-deliveries':
+      return { kind, device: optString('device'), count: optNumber('count') ?? 1 };
+    case 'reject-login':
+      return { kind, reason: optNumber('reason') ?? 401, device: optString('device'), count: optNumber('count') };
+    case 'drop':
+    case 'conflict':
+      return { kind, device: needDevice() };
+    case 'stream-error':
+      return { kind, device: needDevice(), code: optNumber('code'), reason: optString('reason') };
+    case 'logout': {
+      const via = b.via ?? 'stream-error';
+      if (via !== 'stream-error' && via !== 'failure') throw new SimError(400, 'via must be stream-error|failure');
+      return { kind, device: needDevice(), via };
+    }
+    case 'restart':
+      return { kind, downMs: optNumber('downMs') };
+    default:
+      return { kind: 'clear' };
+  }
+}
+
+/** Matches a rule's device filter against a device: exact device JID, or any device of a user/phone. */
+export type DeviceMatcher = (filter: string) => boolean;
+
+export class FaultController {
+  private readonly active: ActiveFault[] = [];
+  private nextId = 1;
+
+  add(rule: FaultRule): ActiveFault {
+    const count = 'count' in rule ? rule.count : undefined;
+    const fault: ActiveFault = { id: this.nextId++, rule, remaining: count ?? null, createdAt: Date.now() };
+    this.active.push(fault);
+    return fault;
+  }
+
+  list(): ActiveFault[] {
+    return [...this.active];
+  }
+
+  remove(id: number): boolean {
+    const index = this.active.findIndex((f) => f.id === id);
+    if (index < 0) return false;
+    this.active.splice(index, 1);
+    return true;
+  }
+
+  clear(): void {
+    this.active.length = 0;
+  }
+
+  /** First matching rule of a kind, consuming one use of it. */
+  take<K extends FaultRule['kind']>(kind: K, matches: DeviceMatcher): Extract<FaultRule, { kind: K }> | undefined {
+    for (let i = 0; i < this.active.length; i++) {
+      const fault = this.active[i];
+      if (fault.rule.kind !== kind) continue;
+      const device = 'device' in fault.rule ? fault.rule.device : undefined;
+      if (device && !matches(device)) continue;
+      if (fault.remaining !== null) {
+        fault.remaining--;
+        if (fault.remaining <= 0) this.active.splice(i, 1);
+      }
+      return fault.rule as Extract<FaultRule, { kind: K }>;
+    }
+    return undefined;
+  }
+
+  /** Like take() but without consuming (for standing conditions such as latency). */
+  peek<K extends FaultRule['kind']>(kind: K, matches: DeviceMatcher): Extract<FaultRule, { kind: K }> | undefined {
+    for (const fault of this.active) {
+      if (fault.rule.kind !== kind) continue;
+      const device = 'device' in fault.rule ? fault.rule.device : undefined;
+      if (device && !matches(device)) continue;
+      return fault.rule as Extract<FaultRule, { kind: K }>;
+    }
+    return undefined;
+  }
+}

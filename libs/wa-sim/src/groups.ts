@@ -1,0 +1,634 @@
+// Groups (w:g2 queries, w:gp2 notifications, sender-key fan-out) and presence/chatstate.
+// Groups default to LID addressing like current WhatsApp: participants are LIDs carrying
+// phone_number, message authors are device LIDs with participant_pn.
+import { randomBytes, randomInt } from 'crypto';
+import { jidDecode, proto } from './baileys';
+import { deviceJid, deviceRefKey, digitsOnly, userJid } from './accounts';
+import type { Account, DeviceRef } from './accounts';
+import type { SimContext } from './context';
+import { nextServerId } from './connection';
+import type { RouteSpec } from './control-api';
+import { SimError } from './errors';
+import type { BinaryNode } from './node-io';
+import { child, children, contentString, iqError, iqResult, node, unixNow } from './node-io';
+import { generateMessageId, messageToJson, padMessage, stanzaTypeFor } from './phone';
+import type { PhoneAgent } from './phone';
+
+export type GroupRole = 'superadmin' | 'admin' | null;
+
+export interface Group {
+  id: string;
+  jid: string;
+  subject: string;
+  subjectOwner: Account;
+  subjectTime: number;
+  creation: number;
+  creator: Account;
+  description?: { id: string; text: string; owner: Account; time: number };
+  members: Map<string, { account: Account; role: GroupRole }>;
+  addressingMode: 'lid' | 'pn';
+  announce: boolean;
+  locked: boolean;
+  joinApproval: boolean;
+  memberAddMode: 'admin_add' | 'all_member_add';
+  ephemeral: number;
+  inviteCode: string;
+  pendingRequests: Map<string, { account: Account; t: number }>;
+  /** Devices that already hold each sender's sender key (phones only track their own). */
+  senderKeyHolders: Map<string, Set<string>>;
+}
+
+export interface GroupInfo {
+  jid: string;
+  subject: string;
+  description?: string;
+  creator: string;
+  addressingMode: 'lid' | 'pn';
+  announce: boolean;
+  locked: boolean;
+  joinApproval: boolean;
+  inviteCode: string;
+  participants: Array<{ phone: string; jid: string; lid: string; role: GroupRole }>;
+}
+
+function newInviteCode(): string {
+  return randomBytes(16).toString('base64url').slice(0, 22);
+}
+
+type Presence = { type: 'available' | 'unavailable'; last: number };
+
+export class GroupStore {
+  private readonly groups = new Map<string, Group>();
+  private readonly byInvite = new Map<string, string>();
+  private readonly presence = new Map<string, Presence>();
+  /** account phone → subscriber devices, with the JID form they subscribed with. */
+  private readonly subscribers = new Map<string, Map<string, { ref: DeviceRef; asJid: string }>>();
+
+  constructor(private readonly ctx: SimContext) {}
+
+  stop(): void {
+    this.subscribers.clear();
+  }
+
+  get(jid: string): Group | undefined {
+    const id = jid.endsWith('@g.us') ? jid : `${jid}@g.us`;
+    return this.groups.get(id);
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private memberJid(group: Group, account: Account): string {
+    return userJid(account, group.addressingMode);
+  }
+
+  private participantNode(group: Group, account: Account, role: GroupRole): BinaryNode {
+    return group.addressingMode === 'lid'
+      ? node('participant', { jid: account.lidJid, phone_number: account.jid, type: role ?? undefined })
+      : node('participant', { jid: account.jid, lid: account.lidJid, type: role ?? undefined });
+  }
+
+  private groupNode(group: Group, withParticipants = true): BinaryNode {
+    const content: BinaryNode[] = [];
+    if (withParticipants) {
+      for (const { account, role } of group.members.values()) content.push(this.participantNode(group, account, role));
+    }
+    if (group.description) {
+      const d = group.description;
+      content.push(
+        node('description', { id: d.id, t: String(d.time), participant: this.memberJid(group, d.owner), participant_pn: group.addressingMode === 'lid' ? d.owner.jid : undefined }, [
+          node('body', {}, Buffer.from(d.text, 'utf-8')),
+        ]),
+      );
+    }
+    if (group.locked) content.push(node('locked', {}));
+    if (group.announce) content.push(node('announcement', {}));
+    if (group.joinApproval) content.push(node('membership_approval_mode', {}, [node('group_join', { state: 'on' })]));
+    if (group.ephemeral) content.push(node('ephemeral', { expiration: String(group.ephemeral) }));
+    content.push(node('member_add_mode', {}, group.memberAddMode));
+    return node(
+      'group',
+      {
+        id: group.id,
+        subject: group.subject,
+        s_t: String(group.subjectTime),
+        s_o: this.memberJid(group, group.subjectOwner),
+        s_o_pn: group.addressingMode === 'lid' ? group.subjectOwner.jid : undefined,
+        creation: String(group.creation),
+        creator: this.memberJid(group, group.creator),
+        creator_pn: group.addressingMode === 'lid' ? group.creator.jid : undefined,
+        addressing_mode: group.addressingMode,
+        size: String(group.members.size),
+      },
+      content,
+    );
+  }
+
+  private isAdmin(group: Group, account: Account): boolean {
+    const role = group.members.get(account.phone)?.role;
+    return role === 'admin' || role === 'superadmin';
+  }
+
+  /** Every device of every member (phones included), optionally minus one device. */
+  private memberDevices(group: Group, except?: DeviceRef): DeviceRef[] {
+    const refs: DeviceRef[] = [];
+    for (const { account } of group.members.values()) {
+      refs.push({ account, deviceId: 0 });
+      for (const device of account.activeDevices()) refs.push({ account, deviceId: device.deviceId });
+    }
+    return except ? refs.filter((r) => deviceRefKey(r) !== deviceRefKey(except)) : refs;
+  }
+
+  /** w:gp2 notification to all member devices (and extra accounts, e.g. removed ones). */
+  private notify(group: Group, actor: Account, content: BinaryNode, extra: Account[] = [], except?: DeviceRef): void {
+    const attrs: Record<string, string | undefined> = {
+      from: group.jid,
+      type: 'w:gp2',
+      id: nextServerId(),
+      t: String(unixNow()),
+      participant: this.memberJid(group, actor),
+      participant_pn: group.addressingMode === 'lid' ? actor.jid : undefined,
+      notify: actor.name,
+      addressing_mode: group.addressingMode,
+    };
+    const targets = this.memberDevices(group, except);
+    for (const account of extra) {
+      for (const device of account.activeDevices()) targets.push({ account, deviceId: device.deviceId });
+    }
+    const stanza = node('notification', attrs, [content]);
+    for (const target of targets) {
+      if (target.deviceId === 0) continue; // phones keep no group notification state
+      const device = target.account.devices.get(target.deviceId);
+      if (device) this.ctx.deliverToCompanion(device, stanza);
+    }
+  }
+
+  private resolveParticipant(jid: string): Account | undefined {
+    const account = this.ctx.registry.resolveUser(jid);
+    if (account) return account;
+    if (this.ctx.options.autoCreateAccounts && jidDecode(jid)?.server === 's.whatsapp.net') {
+      return this.ctx.registry.create(jidDecode(jid)?.user ?? '');
+    }
+    return undefined;
+  }
+
+  // ---------------------------------------------------------------- group lifecycle (shared by iq and API)
+
+  create(creator: Account, subject: string, participants: Account[], options: { addressingMode?: 'lid' | 'pn'; except?: DeviceRef } = {}): Group {
+    const id = `120363${randomInt(10 ** 11, 10 ** 12 - 1)}${randomInt(100, 999)}`;
+    const now = unixNow();
+    const group: Group = {
+      id,
+      jid: `${id}@g.us`,
+      subject,
+      subjectOwner: creator,
+      subjectTime: now,
+      creation: now,
+      creator,
+      members: new Map([[creator.phone, { account: creator, role: 'superadmin' as GroupRole }]]),
+      addressingMode: options.addressingMode ?? 'lid',
+      announce: false,
+      locked: false,
+      joinApproval: false,
+      memberAddMode: 'admin_add',
+      ephemeral: 0,
+      inviteCode: newInviteCode(),
+      pendingRequests: new Map(),
+      senderKeyHolders: new Map(),
+    };
+    for (const account of participants) {
+      if (!group.members.has(account.phone)) group.members.set(account.phone, { account, role: null });
+    }
+    this.groups.set(group.jid, group);
+    this.byInvite.set(group.inviteCode, group.jid);
+    this.notify(group, creator, node('create', {}, [this.groupNode(group)]), [], options.except);
+    return group;
+  }
+
+  private changeParticipants(group: Group, actor: Account, action: 'add' | 'remove' | 'promote' | 'demote', targets: string[]): BinaryNode[] {
+    const results: BinaryNode[] = [];
+    const changed: Account[] = [];
+    for (const jid of targets) {
+      const account = this.resolveParticipant(jid);
+      if (!account) {
+        results.push(node('participant', { jid, error: '404' }));
+        continue;
+      }
+      const member = group.members.get(account.phone);
+      switch (action) {
+        case 'add':
+          if (member) {
+            results.push(node('participant', { jid, error: '409' }));
+            continue;
+          }
+          group.members.set(account.phone, { account, role: null });
+          break;
+        case 'remove':
+          if (!member) {
+            results.push(node('participant', { jid, error: '404' }));
+            continue;
+          }
+          group.members.delete(account.phone);
+          break;
+        case 'promote':
+        case 'demote':
+          if (!member) {
+            results.push(node('participant', { jid, error: '404' }));
+            continue;
+          }
+          member.role = action === 'promote' ? (member.role === 'superadmin' ? 'superadmin' : 'admin') : member.role === 'superadmin' ? 'superadmin' : null;
+          break;
+      }
+      changed.push(account);
+      results.push(node('participant', { jid: this.memberJid(group, account), phone_number: group.addressingMode === 'lid' ? account.jid : undefined }));
+    }
+    if (changed.length) {
+      // A removed member's sender keys are stale; so are everyone's, once someone leaves.
+      if (action === 'remove') group.senderKeyHolders.clear();
+      this.notify(
+        group,
+        actor,
+        node(action, {}, changed.map((a) => this.participantNode(group, a, group.members.get(a.phone)?.role ?? null))),
+        action === 'remove' ? changed : [],
+      );
+    }
+    return results;
+  }
+
+  info(group: Group): GroupInfo {
+    return {
+      jid: group.jid,
+      subject: group.subject,
+      description: group.description?.text,
+      creator: group.creator.jid,
+      addressingMode: group.addressingMode,
+      announce: group.announce,
+      locked: group.locked,
+      joinApproval: group.joinApproval,
+      inviteCode: group.inviteCode,
+      participants: [...group.members.values()].map(({ account, role }) => ({ phone: account.phone, jid: account.jid, lid: account.lidJid, role })),
+    };
+  }
+
+  // ---------------------------------------------------------------- iq (w:g2)
+
+  async handleIq(sender: DeviceRef, iq: BinaryNode): Promise<BinaryNode> {
+    const me = sender.account;
+    const to = iq.attrs.to ?? '@g.us';
+    const op = Array.isArray(iq.content) ? iq.content[0] : undefined;
+    if (!op) return iqError(iq, 400, 'bad-request');
+    const isSet = iq.attrs.type === 'set';
+
+    if (to === '@g.us' || to === 'g.us') {
+      switch (op.tag) {
+        case 'create': {
+          const participants = children(op, 'participant')
+            .map((p) => this.resolveParticipant(p.attrs.jid))
+            .filter((a): a is Account => !!a);
+          const group = this.create(me, op.attrs.subject ?? '', participants, { except: sender });
+          return iqResult(iq, [this.groupNode(group)]);
+        }
+        case 'participating': {
+          const mine = [...this.groups.values()].filter((g) => g.members.has(me.phone));
+          return iqResult(iq, [node('groups', {}, mine.map((g) => this.groupNode(g)))]);
+        }
+        case 'leave': {
+          for (const g of children(op, 'group')) {
+            const group = g.attrs.id ? this.get(g.attrs.id) : undefined;
+            if (group?.members.has(me.phone)) this.changeParticipants(group, me, 'remove', [me.jid]);
+          }
+          return iqResult(iq);
+        }
+        case 'invite': {
+          const code = op.attrs.code;
+          const groupJid = code ? this.byInvite.get(code) : undefined;
+          const group = groupJid ? this.groups.get(groupJid) : undefined;
+          if (!group) return iqError(iq, 404, 'item-not-found');
+          if (!isSet) return iqResult(iq, [this.groupNode(group)]);
+          if (group.joinApproval && !group.members.has(me.phone)) {
+            group.pendingRequests.set(me.phone, { account: me, t: unixNow() });
+            return iqResult(iq, [node('membership_approval_request', { jid: group.jid })]);
+          }
+          if (!group.members.has(me.phone)) this.changeParticipants(group, me, 'add', [me.jid]);
+          return iqResult(iq, [node('group', { jid: group.jid })]);
+        }
+        default:
+          return iqError(iq, 501, 'feature-not-implemented');
+      }
+    }
+
+    const group = this.get(to);
+    if (!group) return iqError(iq, 404, 'item-not-found');
+    const member = group.members.has(me.phone);
+    if (!member) return iqError(iq, 403, 'forbidden');
+    const admin = this.isAdmin(group, me);
+    const requireAdmin = (): BinaryNode | undefined => (admin ? undefined : iqError(iq, 403, 'not-admin'));
+
+    switch (op.tag) {
+      case 'query':
+        return iqResult(iq, [this.groupNode(group)]);
+      case 'add':
+        if (group.memberAddMode !== 'all_member_add' && !admin) return iqError(iq, 403, 'not-admin');
+        return iqResult(iq, [node('add', {}, this.changeParticipants(group, me, 'add', children(op, 'participant').map((p) => p.attrs.jid)))]);
+      case 'remove':
+      case 'promote':
+      case 'demote':
+        return requireAdmin() ?? iqResult(iq, [node(op.tag, {}, this.changeParticipants(group, me, op.tag, children(op, 'participant').map((p) => p.attrs.jid)))]);
+      case 'subject': {
+        if (group.locked && !admin) return iqError(iq, 403, 'not-admin');
+        group.subject = contentString(op) ?? '';
+        group.subjectOwner = me;
+        group.subjectTime = unixNow();
+        this.notify(group, me, node('subject', { subject: group.subject, s_t: String(group.subjectTime), s_o: this.memberJid(group, me) }));
+        return iqResult(iq);
+      }
+      case 'description': {
+        if (group.locked && !admin) return iqError(iq, 403, 'not-admin');
+        const text = contentString(child(op, 'body'));
+        group.description = op.attrs.delete === 'true' || !text ? undefined : { id: op.attrs.id ?? generateMessageId(), text, owner: me, time: unixNow() };
+        this.notify(group, me, node('description', { id: op.attrs.id }, text ? [node('body', {}, Buffer.from(text, 'utf-8'))] : [node('delete', {})]));
+        return iqResult(iq);
+      }
+      case 'invite':
+        if (!isSet) return requireAdmin() ?? iqResult(iq, [node('invite', { code: group.inviteCode })]);
+        if (!admin) return iqError(iq, 403, 'not-admin');
+        this.byInvite.delete(group.inviteCode);
+        group.inviteCode = newInviteCode();
+        this.byInvite.set(group.inviteCode, group.jid);
+        this.notify(group, me, node('invite', { code: group.inviteCode }));
+        return iqResult(iq, [node('invite', { code: group.inviteCode })]);
+      case 'announcement':
+      case 'not_announcement':
+      case 'locked':
+      case 'unlocked': {
+        const denied = requireAdmin();
+        if (denied) return denied;
+        if (op.tag === 'announcement' || op.tag === 'not_announcement') group.announce = op.tag === 'announcement';
+        else group.locked = op.tag === 'locked';
+        this.notify(group, me, node(op.tag, {}));
+        return iqResult(iq);
+      }
+      case 'ephemeral':
+      case 'not_ephemeral':
+        group.ephemeral = op.tag === 'ephemeral' ? Number(op.attrs.expiration ?? 0) : 0;
+        this.notify(group, me, node(op.tag, op.tag === 'ephemeral' ? { expiration: String(group.ephemeral) } : {}));
+        return iqResult(iq);
+      case 'member_add_mode': {
+        const denied = requireAdmin();
+        if (denied) return denied;
+        group.memberAddMode = contentString(op) === 'all_member_add' ? 'all_member_add' : 'admin_add';
+        this.notify(group, me, node('member_add_mode', {}, group.memberAddMode));
+        return iqResult(iq);
+      }
+      case 'membership_approval_mode': {
+        const denied = requireAdmin();
+        if (denied) return denied;
+        group.joinApproval = child(op, 'group_join')?.attrs.state === 'on';
+        this.notify(group, me, node('membership_approval_mode', {}, [node('group_join', { state: group.joinApproval ? 'on' : 'off' })]));
+        return iqResult(iq);
+      }
+      case 'membership_approval_requests':
+        return iqResult(iq, [
+          node('membership_approval_requests', {}, [...group.pendingRequests.values()].map((r) => node('membership_approval_request', { jid: this.memberJid(group, r.account), request_time: String(r.t) }))),
+        ]);
+      case 'membership_requests_action': {
+        const denied = requireAdmin();
+        if (denied) return denied;
+        const actionNode = Array.isArray(op.content) ? op.content[0] : undefined;
+        const action = actionNode?.tag === 'approve' ? 'approve' : 'reject';
+        const results: BinaryNode[] = [];
+        for (const p of children(actionNode, 'participant')) {
+          const account = this.ctx.registry.resolveUser(p.attrs.jid);
+          if (!account || !group.pendingRequests.delete(account.phone)) {
+            results.push(node('participant', { jid: p.attrs.jid, error: '404' }));
+            continue;
+          }
+          if (action === 'approve') this.changeParticipants(group, me, 'add', [account.jid]);
+          results.push(node('participant', { jid: p.attrs.jid }));
+        }
+        return iqResult(iq, [node('membership_requests_action', {}, [node(action, {}, results)])]);
+      }
+      default:
+        return iqError(iq, 501, 'feature-not-implemented');
+    }
+  }
+
+  // ---------------------------------------------------------------- messages
+
+  /** Fans a group message out: skmsg to everyone, plus the per-device pkmsg/msg carrying the sender key. */
+  route(sender: DeviceRef, stanza: BinaryNode, t: number): string | undefined {
+    const group = this.get(stanza.attrs.to);
+    if (!group) return '404';
+    if (!group.members.has(sender.account.phone)) return '403';
+    if (group.announce && !this.isAdmin(group, sender.account)) return '403';
+    const id = stanza.attrs.id;
+    this.ctx.router.remember({ id, sender, chat: group.jid, chatForm: group.addressingMode, type: stanza.attrs.type ?? 'text', t, forwarded: new Set() });
+    const perDevice = new Map<string, BinaryNode>();
+    for (const toNode of children(child(stanza, 'participants'), 'to')) {
+      const enc = child(toNode, 'enc');
+      const target = toNode.attrs.jid ? this.ctx.registry.resolveDevice(toNode.attrs.jid) : undefined;
+      if (enc && target) perDevice.set(deviceRefKey(target), enc);
+    }
+    const directEncs = children(stanza, 'enc');
+    const skmsg = directEncs.find((e) => e.attrs.type === 'skmsg');
+    // A retry resend names one participant device and carries a single pkmsg/msg.
+    const retryTarget = stanza.attrs.participant ? this.ctx.registry.resolveDevice(stanza.attrs.participant) : undefined;
+    if (retryTarget) {
+      const enc = directEncs[0];
+      if (enc) perDevice.set(deviceRefKey(retryTarget), enc);
+    }
+    const attrs: Record<string, string | undefined> = {
+      from: group.jid,
+      id,
+      t: String(t),
+      type: stanza.attrs.type ?? 'text',
+      edit: stanza.attrs.edit,
+      notify: sender.account.name,
+      addressing_mode: group.addressingMode,
+      participant: deviceJid(sender.account, sender.deviceId, group.addressingMode),
+    };
+    if (group.addressingMode === 'lid') attrs.participant_pn = sender.account.jid;
+    else attrs.participant_lid = sender.account.lidJid;
+    const targets = retryTarget ? [retryTarget] : this.memberDevices(group, sender);
+    for (const target of targets) {
+      const content: BinaryNode[] = [];
+      const personal = perDevice.get(deviceRefKey(target));
+      if (personal) content.push(node('enc', { ...personal.attrs }, personal.content));
+      if (skmsg && !retryTarget) content.push(node('enc', { ...skmsg.attrs }, skmsg.content));
+      if (!content.length) continue;
+      this.ctx.deliver(target, node('message', attrs, content), sender);
+    }
+    return undefined;
+  }
+
+  /** Group message from a simulated phone (sender keys via Baileys' GroupCipher). */
+  async sendFromPhone(phone: PhoneAgent, groupJid: string, message: proto.IMessage, id: string): Promise<void> {
+    const group = this.get(groupJid);
+    if (!group) throw new SimError(404, `no group ${groupJid}`);
+    const account = phone.account;
+    if (!group.members.has(account.phone)) throw new SimError(403, `${account.phone} is not in ${group.jid}`);
+    const me = deviceJid(account, 0, group.addressingMode);
+    const { ciphertext, senderKeyDistributionMessage } = await account.signal.encryptGroup(group.jid, me, padMessage(message));
+    const holdersKey = `${account.phone}:0`;
+    const holders = group.senderKeyHolders.get(holdersKey) ?? new Set<string>();
+    group.senderKeyHolders.set(holdersKey, holders);
+    const skdm = padMessage({ senderKeyDistributionMessage: { groupId: group.jid, axolotlSenderKeyDistributionMessage: senderKeyDistributionMessage } });
+    const participants: BinaryNode[] = [];
+    for (const target of this.memberDevices(group, phone.ref)) {
+      const key = deviceRefKey(target);
+      if (holders.has(key)) continue;
+      const { type, ciphertext: enc, jid } = await phone.encryptFor(target, skdm);
+      participants.push(node('to', { jid }, [node('enc', { v: '2', type }, enc)]));
+      holders.add(key);
+    }
+    const type = stanzaTypeFor(message);
+    account.outbox.set(id, { id, to: group.jid, type, message: messageToJson(message), timestamp: unixNow(), status: 'sent', receipts: [] });
+    const content: BinaryNode[] = [];
+    if (participants.length) content.push(node('participants', {}, participants));
+    content.push(node('enc', { v: '2', type: 'skmsg' }, ciphertext));
+    const ack = this.ctx.router.onMessage(phone.ref, node('message', { id, to: group.jid, type, addressing_mode: group.addressingMode }, content));
+    if (ack?.attrs.error) throw new SimError(403, `group refused the message (${ack.attrs.error})`);
+    phone.onServerAck(id);
+  }
+
+  // ---------------------------------------------------------------- presence & chatstate
+
+  onPresence(sender: DeviceRef, stanza: BinaryNode): void {
+    if (stanza.tag === 'chatstate') {
+      this.forwardChatstate(sender.account, stanza.attrs.to, Array.isArray(stanza.content) ? stanza.content[0] : undefined, sender);
+      return;
+    }
+    const type = stanza.attrs.type;
+    if (type === 'subscribe' && stanza.attrs.to) {
+      const target = this.ctx.registry.resolveUser(stanza.attrs.to);
+      if (!target) return;
+      const subs = this.subscribers.get(target.phone) ?? new Map<string, { ref: DeviceRef; asJid: string }>();
+      subs.set(deviceRefKey(sender), { ref: sender, asJid: stanza.attrs.to });
+      this.subscribers.set(target.phone, subs);
+      this.sendPresenceTo(sender, target, stanza.attrs.to);
+      return;
+    }
+    if (type === 'available' || type === 'unavailable') {
+      this.setPresence(sender.account, type);
+    }
+  }
+
+  setPresence(account: Account, type: 'available' | 'unavailable'): void {
+    this.presence.set(account.phone, { type, last: unixNow() });
+    for (const { ref, asJid } of this.subscribers.get(account.phone)?.values() ?? []) {
+      this.sendPresenceTo(ref, account, asJid);
+    }
+  }
+
+  private sendPresenceTo(subscriber: DeviceRef, target: Account, asJid?: string): void {
+    if (subscriber.deviceId === 0) return;
+    const device = subscriber.account.devices.get(subscriber.deviceId);
+    const connection = device?.connection;
+    if (!connection?.isTransportReady || !connection.active) return;
+    const state = this.presence.get(target.phone) ?? { type: 'unavailable' as const, last: unixNow() - 60 };
+    const from = asJid ? `${jidDecode(asJid)?.user}@${jidDecode(asJid)?.server}` : userJid(target, this.ctx.options.incomingAddressing);
+    connection.sendNode(node('presence', { from, type: state.type, last: state.type === 'unavailable' ? String(state.last) : undefined }));
+  }
+
+  /** composing/paused/recording from a device or phone to a user or group. */
+  forwardChatstate(from: Account, to: string | undefined, state: BinaryNode | undefined, except?: DeviceRef): void {
+    if (!to || !state) return;
+    const content = [node(state.tag, { ...state.attrs })];
+    if (to.endsWith('@g.us')) {
+      const group = this.get(to);
+      if (!group) return;
+      for (const target of this.memberDevices(group, except)) {
+        if (target.account === from || target.deviceId === 0) continue;
+        const connection = target.account.devices.get(target.deviceId)?.connection;
+        if (connection?.isTransportReady && connection.active) {
+          connection.sendNode(node('chatstate', { from: group.jid, participant: this.memberJid(group, from) }, content));
+        }
+      }
+      return;
+    }
+    const target = this.ctx.registry.resolveUser(to);
+    if (!target) return;
+    for (const device of target.activeDevices()) {
+      const connection = device.connection;
+      if (connection?.isTransportReady && connection.active) {
+        connection.sendNode(node('chatstate', { from: userJid(from, this.ctx.options.incomingAddressing) }, content));
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- control routes
+
+  routes(): RouteSpec[] {
+    const requireGroup = (jid: string): Group => {
+      const group = this.get(jid);
+      if (!group) throw new SimError(404, `no group ${jid}`);
+      return group;
+    };
+    const requireAccount = (phone: unknown): Account => {
+      const account = typeof phone === 'string' || typeof phone === 'number' ? this.ctx.registry.resolveUser(String(phone)) : undefined;
+      if (!account) throw new SimError(404, `no account ${String(phone)}`);
+      return account;
+    };
+    const accountsFrom = (value: unknown): Account[] => {
+      if (!Array.isArray(value)) throw new SimError(400, 'participants must be an array');
+      return value.map((v) => requireAccount(typeof v === 'string' && v.includes('@') ? v : digitsOnly(String(v))));
+    };
+    return [
+      {
+        method: 'POST',
+        path: '/sim/groups',
+        handler: ({ body }) => {
+          const creator = requireAccount(body.creator);
+          const subject = typeof body.subject === 'string' ? body.subject : 'Sim group';
+          const mode = body.addressingMode === 'pn' ? 'pn' : 'lid';
+          return this.info(this.create(creator, subject, accountsFrom(body.participants ?? []), { addressingMode: mode }));
+        },
+      },
+      { method: 'GET', path: '/sim/groups/{jid}', handler: ({ params }) => this.info(requireGroup(params.jid)) },
+      {
+        method: 'POST',
+        path: '/sim/groups/{jid}/participants',
+        handler: ({ params, body }) => {
+          const group = requireGroup(params.jid);
+          const actor = requireAccount(body.actor ?? group.creator.phone);
+          const action = body.action;
+          if (action !== 'add' && action !== 'remove' && action !== 'promote' && action !== 'demote') throw new SimError(400, 'action must be add|remove|promote|demote');
+          const results = this.changeParticipants(group, actor, action, accountsFrom(body.participants).map((a) => a.jid));
+          return { results: results.map((r) => ({ jid: r.attrs.jid, status: r.attrs.error ?? '200' })), group: this.info(group) };
+        },
+      },
+      {
+        method: 'POST',
+        path: '/sim/groups/{jid}/subject',
+        handler: ({ params, body }) => {
+          const group = requireGroup(params.jid);
+          const actor = requireAccount(body.actor ?? group.creator.phone);
+          if (typeof body.subject !== 'string') throw new SimError(400, 'subject is required');
+          group.subject = body.subject;
+          group.subjectOwner = actor;
+          group.subjectTime = unixNow();
+          this.notify(group, actor, node('subject', { subject: group.subject, s_t: String(group.subjectTime), s_o: this.memberJid(group, actor) }));
+          return this.info(group);
+        },
+      },
+      {
+        method: 'POST',
+        path: '/sim/accounts/{phone}/presence',
+        handler: ({ params, body }) => {
+          const account = requireAccount(params.phone);
+          const type = body.type;
+          if (type === 'available' || type === 'unavailable') {
+            this.setPresence(account, type);
+          } else if (type === 'composing' || type === 'recording' || type === 'paused') {
+            if (typeof body.to !== 'string') throw new SimError(400, 'to is required for chatstates');
+            const to = body.to.includes('@') ? body.to : `${digitsOnly(body.to)}@s.whatsapp.net`;
+            this.forwardChatstate(account, to, type === 'recording' ? node('composing', { media: 'audio' }) : node(type, {}));
+          } else {
+            throw new SimError(400, 'type must be available|unavailable|composing|recording|paused');
+          }
+          return { ok: true };
+        },
+      },
+    ];
+  }
+}
+

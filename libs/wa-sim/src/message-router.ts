@@ -1,0 +1,219 @@
+// Routes messages, receipts and acks between devices: Baileys companions (over their socket)
+// and simulated phones (in process). Addressing follows what rc14 parses (B9, B10, A9).
+import { jidDecode } from './baileys';
+import { deviceJid, deviceRefKey, LID_SERVER, userJid } from './accounts';
+import type { Account, DeviceRef } from './accounts';
+import type { SimContext } from './context';
+import type { BinaryNode } from './node-io';
+import { child, children, node, unixNow } from './node-io';
+
+export interface MessageRecord {
+  id: string;
+  sender: DeviceRef;
+  /** The chat as the sender addressed it (user JID without device, or group JID). */
+  chat: string;
+  chatForm: 'pn' | 'lid';
+  type: string;
+  t: number;
+  /** Receipt types already forwarded to the sender (1:1 forwards the first of each). */
+  forwarded: Set<string>;
+}
+
+const MESSAGE_LOG_LIMIT = 200_000;
+const IGNORED_RECEIPT_TYPES = new Set(['sender', 'peer_msg', 'hist_sync', 'server-error', 'read-self', 'enc_rekey_retry']);
+
+export function isGroupJid(jid: string | undefined): boolean {
+  return !!jid && jid.endsWith('@g.us');
+}
+
+function formOf(jid: string): 'pn' | 'lid' {
+  return jidDecode(jid)?.server === LID_SERVER ? 'lid' : 'pn';
+}
+
+/** User part of a JID without the device: "123:4@lid" → "123@lid". */
+export function toUserJid(jid: string): string {
+  const decoded = jidDecode(jid);
+  return decoded ? `${decoded.user}@${decoded.server}` : jid;
+}
+
+function receiptIds(stanza: BinaryNode): string[] {
+  const ids = [stanza.attrs.id];
+  for (const item of children(child(stanza, 'list'), 'item')) {
+    if (item.attrs.id) ids.push(item.attrs.id);
+  }
+  return ids.filter(Boolean);
+}
+
+export class MessageRouter {
+  private readonly log = new Map<string, MessageRecord>();
+
+  constructor(private readonly ctx: SimContext) {}
+
+  record(sender: DeviceRef, id: string): MessageRecord | undefined {
+    return this.log.get(`${sender.account.phone}:${id}`);
+  }
+
+  findRecord(senderAccount: Account, id: string): MessageRecord | undefined {
+    return this.log.get(`${senderAccount.phone}:${id}`);
+  }
+
+  remember(record: MessageRecord): void {
+    const key = `${record.sender.account.phone}:${record.id}`;
+    if (this.log.has(key)) return;
+    this.log.set(key, record);
+    if (this.log.size > MESSAGE_LOG_LIMIT) {
+      const oldest = this.log.keys().next().value;
+      if (oldest !== undefined) this.log.delete(oldest);
+    }
+  }
+
+  /** A `<message>` submitted by a device. Returns the ack the sender should get. */
+  onMessage(sender: DeviceRef, stanza: BinaryNode): BinaryNode | undefined {
+    const { id, to } = stanza.attrs;
+    if (!id || !to) {
+      return undefined;
+    }
+    const t = unixNow();
+    const ack = node('ack', { class: 'message', id, from: to, t: String(t) });
+    if (to.endsWith('@newsletter')) {
+      return this.ctx.newsletters.route(sender, stanza);
+    }
+    if (isGroupJid(to)) {
+      const error = this.ctx.groups.route(sender, stanza, t);
+      if (error) ack.attrs.error = error;
+      return ack;
+    }
+    const recipientAttr = stanza.attrs.recipient;
+    const chat = toUserJid(recipientAttr ?? to);
+    const chatForm = formOf(chat);
+    this.remember({ id, sender, chat, chatForm, type: stanza.attrs.type ?? 'text', t, forwarded: new Set() });
+
+    const participants = child(stanza, 'participants');
+    if (participants) {
+      for (const toNode of children(participants, 'to')) {
+        const enc = child(toNode, 'enc');
+        const target = toNode.attrs.jid ? this.ctx.registry.resolveDevice(toNode.attrs.jid) : undefined;
+        if (!enc || !target || deviceRefKey(target) === deviceRefKey(sender)) continue;
+        this.ctx.deliver(target, this.buildDelivery(sender, target, stanza, enc, chat, t), sender);
+      }
+    } else {
+      // Peer messages and retry resends carry a single <enc> addressed to one device.
+      const enc = child(stanza, 'enc');
+      const target = this.ctx.registry.resolveDevice(to);
+      if (enc && target && deviceRefKey(target) !== deviceRefKey(sender)) {
+        this.ctx.deliver(target, this.buildDelivery(sender, target, stanza, enc, chat, t), sender);
+      }
+    }
+    return ack;
+  }
+
+  /** The stanza a target device receives for one `<enc>` of a 1:1 message. */
+  buildDelivery(sender: DeviceRef, target: DeviceRef, stanza: BinaryNode, enc: BinaryNode, chat: string, t: number): BinaryNode {
+    const attrs: Record<string, string | undefined> = {
+      id: stanza.attrs.id,
+      t: String(t),
+      type: stanza.attrs.type ?? 'text',
+      edit: stanza.attrs.edit,
+      category: stanza.attrs.category,
+      notify: sender.account.name,
+    };
+    if (target.account === sender.account) {
+      const form = formOf(chat);
+      attrs.from = deviceJid(sender.account, sender.deviceId, form);
+      if (stanza.attrs.category !== 'peer') {
+        // A copy of our own outgoing message: the chat is in `recipient`, its other form in peer_recipient_*.
+        attrs.recipient = chat;
+        const chatAccount = this.ctx.registry.resolveUser(chat);
+        if (chatAccount) {
+          if (form === 'lid') attrs.peer_recipient_pn = chatAccount.jid;
+          else attrs.peer_recipient_lid = chatAccount.lidJid;
+        }
+      }
+    } else {
+      const form = this.ctx.options.incomingAddressing;
+      attrs.from = deviceJid(sender.account, sender.deviceId, form);
+      if (form === 'lid') attrs.sender_pn = sender.account.jid;
+      else attrs.sender_lid = sender.account.lidJid;
+    }
+    return node('message', attrs, [node('enc', { ...enc.attrs }, enc.content)]);
+  }
+
+  /** A `<receipt>` submitted by the device that received the message(s). */
+  onReceipt(receiver: DeviceRef, stanza: BinaryNode): void {
+    const type = stanza.attrs.type;
+    const to = stanza.attrs.to;
+    const ids = receiptIds(stanza);
+    if (receiver.deviceId !== 0) {
+      const device = receiver.account.devices.get(receiver.deviceId);
+      if (device) {
+        for (const id of ids) {
+          for (const key of device.pending.keys()) {
+            if (key.startsWith(`message:${id}:`)) device.pending.delete(key);
+          }
+        }
+      }
+    }
+    if (!to || (type && IGNORED_RECEIPT_TYPES.has(type))) {
+      return;
+    }
+    const isGroup = isGroupJid(to);
+    const senderJid = isGroup ? stanza.attrs.participant : to;
+    const senderAccount = senderJid ? this.ctx.registry.resolveUser(senderJid) : undefined;
+    if (!senderAccount) {
+      return;
+    }
+    const t = String(unixNow());
+    if (type === 'retry') {
+      const record = this.findRecord(senderAccount, stanza.attrs.id);
+      if (!record) return;
+      const receiverForm = record.chatForm;
+      const attrs: Record<string, string | undefined> = {
+        id: stanza.attrs.id,
+        type: 'retry',
+        t,
+        from: isGroup ? to : record.chat,
+        participant: deviceJid(receiver.account, receiver.deviceId, receiverForm),
+      };
+      this.ctx.deliver(record.sender, node('receipt', attrs, Array.isArray(stanza.content) ? stanza.content : undefined), receiver);
+      return;
+    }
+    const normalizedType = type === 'inactive' || !type ? undefined : type;
+    // Group receipts by the device that sent each message.
+    const bySender = new Map<string, { record: MessageRecord; ids: string[] }>();
+    for (const id of ids) {
+      const record = this.findRecord(senderAccount, id);
+      if (!record) continue;
+      const dedupeKey = `${normalizedType ?? 'delivery'}:${isGroup ? receiver.account.phone : ''}`;
+      if (record.forwarded.has(dedupeKey)) continue;
+      record.forwarded.add(dedupeKey);
+      const key = deviceRefKey(record.sender);
+      const entry = bySender.get(key) ?? { record, ids: [] };
+      entry.ids.push(id);
+      bySender.set(key, entry);
+    }
+    for (const { record, ids: senderIds } of bySender.values()) {
+      const attrs: Record<string, string | undefined> = { id: senderIds[0], t, type: normalizedType };
+      if (isGroup) {
+        attrs.from = record.chat;
+        attrs.participant = userJid(receiver.account, record.chatForm);
+      } else {
+        attrs.from = userJid(receiver.account, record.chatForm);
+      }
+      const rest = senderIds.slice(1);
+      const content = rest.length ? [node('list', {}, rest.map((id) => node('item', { id })))] : undefined;
+      this.ctx.deliver(record.sender, node('receipt', attrs, content), receiver);
+    }
+  }
+
+  /** A client ack for something we pushed (receipt, notification, call, message nack). */
+  onAck(receiver: DeviceRef, stanza: BinaryNode): void {
+    if (receiver.deviceId === 0) return;
+    const device = receiver.account.devices.get(receiver.deviceId);
+    if (!device) return;
+    const cls = stanza.attrs.class;
+    const id = stanza.attrs.id;
+    for (const key of device.pending.keys()) {
+      if (key.startsWith(`${cls}:${id}:`)) device.pending.delete(key);
+    }
+  }
+}

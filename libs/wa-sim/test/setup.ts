@@ -1,0 +1,3 @@
+import { quietLibsignalConsole } from '../src/quiet-libsignal';
+
+quietLibsignalConsole();

@@ -8,10 +8,19 @@ const webpack = require('webpack');
 const { makeAppConfig } = require('../tools/webpack/app.config');
 
 const [name, ...args] = process.argv.slice(2);
-const available = readdirSync(__dirname).filter((entry) => existsSync(path.join(__dirname, entry, 'main.ts')));
+const isBench = (entry) => existsSync(path.join(__dirname, entry, 'main.ts')) || existsSync(path.join(__dirname, entry, 'run.js'));
+const available = readdirSync(__dirname).filter(isBench);
 if (!name || !available.includes(name)) {
   process.stderr.write(`usage: npm run bench -- <${available.join('|')}> [args]\n`);
   process.exit(2);
+}
+
+// A plain-JS bench (bench/<name>/run.js) runs against the built simulator library.
+if (!existsSync(path.join(__dirname, name, 'main.ts'))) {
+  const build = spawnSync('npx', ['nx', 'run', 'wa-sim:build'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+  const result = spawnSync(process.execPath, [path.join(__dirname, name, 'run.js'), ...args], { stdio: 'inherit' });
+  process.exit(result.status ?? 1);
 }
 
 const config = makeAppConfig({ name, root: path.join(__dirname, name), entry: 'main.ts', outDir: `dist/bench/${name}`, filename: 'main.js' });

@@ -19,3 +19,5 @@ export { MessageRepository, STATUS_RANK, toMessageRow } from './repositories/mes
 export type { MessageQuery, MessageRow, NewMessage } from './repositories/message.repository';
 export { ChatRepository } from './repositories/chat.repository';
 export type { ChatObservation, ChatRow } from './repositories/chat.repository';
+export { toMessageRecord } from './records/message.record';
+export { toChatRecord } from './records/chat.record';

@@ -1,9 +1,8 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { type InstanceEntity, MessageRepository } from '@gw/persistence';
+import { type InstanceEntity, MessageRepository, toMessageRecord } from '@gw/persistence';
 import type { DataSource } from 'typeorm';
 import { DATA_SOURCE } from '../runtime/tokens';
 import type { FindMessagesDto } from './dto/find-messages.dto';
-import { toMessageRecord } from './message.mapper';
 
 @Injectable()
 export class MessageService {

@@ -1,4 +1,4 @@
-import type { MessageRow } from '@gw/persistence';
+import type { MessageRow } from '../repositories/message.repository';
 
 /** The API's Message record (spec "Message record"; extra fields as the real captures carry them). */
 export function toMessageRecord(row: MessageRow, owner: string) {

@@ -1,0 +1,56 @@
+import { formatPhone, jidUser } from '@gw/domain';
+import type { ChatRow } from '../repositories/chat.repository';
+
+const LEAD_TEXT = ['lead_name', 'lead_fullName', 'lead_email', 'lead_personalid', 'lead_status', 'lead_notes', 'lead_assignedAttendant_id'] as const;
+
+/** The API's Chat record (uazapi-notes §4; the real captures' field set). */
+export function toChatRecord(row: ChatRow, owner: string) {
+  const lead = row.lead ?? {};
+  const text = (key: string) => (typeof lead[key] === 'string' ? (lead[key] as string) : '');
+  const fields: Record<string, string> = {};
+  for (let n = 1; n <= 20; n++) {
+    const key = `lead_field${String(n).padStart(2, '0')}`;
+    fields[key] = text(key);
+  }
+  const number = row.isGroup ? jidUser(row.waChatId) : jidUser(row.waChatId || row.waChatLid);
+  const flags = row.groupFlags ?? {};
+  return {
+    id: row.id,
+    wa_fastid: `${owner}:${number}`,
+    wa_chatid: row.waChatId,
+    wa_chatlid: row.waChatLid,
+    owner,
+    name: row.name || row.waContactName || row.waName,
+    phone: !row.isGroup && row.waChatId.endsWith('@s.whatsapp.net') ? formatPhone(jidUser(row.waChatId)) : '',
+    image: row.image,
+    imagePreview: row.imagePreview,
+    wa_name: row.waName,
+    wa_contactName: row.waContactName,
+    wa_archived: row.archived,
+    wa_isBlocked: row.blocked,
+    wa_isGroup: row.isGroup,
+    wa_isGroup_admin: Boolean(flags.admin),
+    wa_isGroup_announce: Boolean(flags.announce),
+    wa_isGroup_community: Boolean(flags.community),
+    wa_isGroup_member: Boolean(flags.member),
+    wa_isPinned: row.pinned,
+    wa_label: row.labels,
+    wa_notes: row.notes,
+    wa_ephemeralExpiration: row.ephemeralExpiration,
+    wa_lastMessageSender: row.lastMessageSender,
+    wa_lastMessageTextVote: row.lastMessageTextVote,
+    wa_lastMessageType: row.lastMessageType,
+    wa_lastMsgTimestamp: row.lastMsgTimestamp,
+    wa_muteEndTime: row.muteEndTime,
+    wa_unreadCount: row.unreadCount,
+    ...Object.fromEntries(LEAD_TEXT.map((key) => [key, text(key)])),
+    lead_tags: Array.isArray(lead.lead_tags) ? lead.lead_tags : [],
+    lead_isTicketOpen: lead.lead_isTicketOpen === true,
+    lead_kanbanOrder: typeof lead.lead_kanbanOrder === 'number' ? lead.lead_kanbanOrder : 0,
+    ...fields,
+    chatbot_agentResetMemoryAt: 0,
+    chatbot_disableUntil: 0,
+    chatbot_lastTriggerAt: 0,
+    chatbot_lastTrigger_id: '',
+  };
+}

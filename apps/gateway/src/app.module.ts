@@ -16,6 +16,8 @@ import { BUS, DATA_SOURCE, GATEWAY_CONFIG, LOGGER } from './runtime/tokens';
 import { SessionClient } from './session/session.client';
 import { MessageController } from './message/message.controller';
 import { MessageService } from './message/message.service';
+import { SendController } from './send/send.controller';
+import { SendService } from './send/send.service';
 import { SseController } from './sse/sse.controller';
 import { GlobalWebhookController, WebhookController } from './webhook/webhook.controller';
 import { WebhookService } from './webhook/webhook.service';
@@ -41,7 +43,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: runtime.embedded ?? [],
-      controllers: [HealthController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController, MessageController],
+      controllers: [HealthController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController, MessageController, SendController],
       providers: [
         ...shared,
         AdminTokenService,
@@ -51,6 +53,7 @@ export class GatewayModule {
         SessionClient,
         WebhookService,
         MessageService,
+        SendService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
       ],

@@ -39,3 +39,86 @@ export interface ConnectionEventPayload {
   type?: 'LoggedOut';
   [key: string]: unknown;
 }
+
+/**
+ * `messages`: a message was received, or sent from the phone or the API (captures: messages/**).
+ * `chat` is the API's Chat record and `message` its Message record plus `groupName` (`Unknown` outside
+ * groups), as the gateway's record mappers build them (libs/persistence/src/records).
+ */
+export interface MessagesEventPayload {
+  EventType: 'messages';
+  chat: Record<string, unknown> & { wa_chatid: string; wa_chatlid: string };
+  /** Always `updated` in the captures. */
+  chatSource: 'updated';
+  instanceName: string;
+  message: Record<string, unknown> & { id: string; messageid: string; chatid: string; messageType: string; fromMe: boolean; isGroup: boolean; wasSentByApi: boolean; groupName: string };
+  owner: string;
+  [key: string]: unknown;
+}
+
+/** States a `messages_update` event reports; the status of the messages it names. */
+export type MessageUpdateState = 'Sent' | 'Delivered' | 'Read' | 'Played' | 'Failed' | 'Deleted';
+
+/**
+ * `messages_update`: receipts and other changes of messages already announced (uazapi-notes §3).
+ * Receipts use `type: 'ReadReceipt'` whatever the state; a revoke (delete for everyone) is
+ * `type: 'Deleted'`, an error ack `type: 'Failed'` with `error`. The booleans and the timestamp of
+ * `event` are strings, as the observed payloads show (`"False"`, seconds).
+ */
+export interface MessagesUpdateEventPayload {
+  EventType: 'messages_update';
+  type: 'ReadReceipt' | 'Deleted' | 'Failed';
+  state: MessageUpdateState;
+  event: {
+    /** Provider message ids (`messageid`, no owner prefix). */
+    MessageIDs: string[];
+    /** Chat JID: phone-number JID for users, group JID for groups. */
+    Chat: string;
+    /** Who caused the change: the reader of a receipt, the author of a revoke. */
+    Sender: string;
+    sender_pn: string;
+    sender_lid: string;
+    IsFromMe: 'True' | 'False';
+    IsGroup: 'True' | 'False';
+    /** Unix seconds, as a string. */
+    Timestamp: string;
+    Type: MessageUpdateState;
+  };
+  error?: string;
+  instanceName: string;
+  owner: string;
+  [key: string]: unknown;
+}
+
+/** A contact as the `contacts` event reports it. */
+export interface ContactEventRecord {
+  /** Phone-number JID, or the LID while the number is unknown. */
+  jid: string;
+  lid: string;
+  /** Digits of the phone number ('' when unknown). */
+  phone: string;
+  /** Name saved in the address book. */
+  contactName: string;
+  /** Profile (push) name. */
+  pushName: string;
+  verifiedName: string;
+}
+
+/** `contacts`: contacts learned or renamed (push names from messages, address-book sync). */
+export interface ContactsEventPayload {
+  EventType: 'contacts';
+  contacts: ContactEventRecord[];
+  instanceName: string;
+  owner: string;
+  [key: string]: unknown;
+}
+
+/** `chats`: conversation settings changed apart from messages (archive, pin, mute, read, group name). */
+export interface ChatsEventPayload {
+  EventType: 'chats';
+  /** Chat records (the API's Chat schema). */
+  chats: Array<Record<string, unknown> & { wa_chatid: string; wa_chatlid: string }>;
+  instanceName: string;
+  owner: string;
+  [key: string]: unknown;
+}

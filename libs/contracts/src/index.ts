@@ -15,4 +15,14 @@ export type {
   StatusReply,
 } from './subjects';
 export { EVENT_TYPES } from './events';
-export type { ConnectionEventPayload, EventType } from './events';
+export type {
+  ChatsEventPayload,
+  ConnectionEventPayload,
+  ContactEventRecord,
+  ContactsEventPayload,
+  EventType,
+  MessagesEventPayload,
+  MessagesUpdateEventPayload,
+  MessageUpdateState,
+} from './events';
+export type { ChatPresenceRequest, LinkPreviewData, MediaKind, OutboundContent, SendRecordFields, SendRequest } from './send';

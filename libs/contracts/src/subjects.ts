@@ -1,4 +1,5 @@
 import type { BrowserChoice, HistoryRequest, InstanceStatus, JidObject } from './instance';
+import type { ChatPresenceRequest, SendRequest } from './send';
 
 /**
  * Every subject on the bus. Dot-delimited strings; `<id>` is an instance id. The worker that holds an
@@ -59,6 +60,9 @@ export interface InstanceRpc {
   presence: { request: { instanceId: string } & PresenceRequest; reply: { ok: true } };
   'privacy.get': { request: { instanceId: string }; reply: PrivacySettings };
   'privacy.set': { request: { instanceId: string; settings: PrivacySettings }; reply: PrivacySettings };
+  /** Replies with the stored Message record (`Record<string, unknown>` here: contracts has no record types). */
+  send: { request: SendRequest; reply: Record<string, unknown> };
+  'chat.presence': { request: ChatPresenceRequest; reply: { ok: true } };
 }
 
 export interface PlaceRequest {

@@ -18,6 +18,12 @@ export type { DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './reposito
 export { MessageRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
 export type { MessageQuery, MessageRow, NewMessage } from './repositories/message.repository';
 export { ChatRepository } from './repositories/chat.repository';
-export type { ChatObservation, ChatRow } from './repositories/chat.repository';
+export type { ChatObservation, ChatRow, ChatState } from './repositories/chat.repository';
+export { ContactRepository } from './repositories/contact.repository';
+export type { ContactObservation, ContactRow } from './repositories/contact.repository';
+export { LidMappingRepository } from './repositories/lid-mapping.repository';
+export type { LidMapping } from './repositories/lid-mapping.repository';
 export { toMessageRecord } from './records/message.record';
 export { toChatRecord } from './records/chat.record';
+export { FileRepository } from './repositories/file.repository';
+export type { StoredFile } from './repositories/file.repository';

@@ -1,6 +1,6 @@
 import type { Bus } from '@gw/bus';
 import { AuthStateRepository, InstanceRepository, LeaseRepository } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { type Logger, SsrfGuard } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import { SessionRpcServer, type InstanceOpHandler } from './bus/session-rpc.server';
 import type { SessionWorkerConfig } from './config/session-worker.config';
@@ -11,6 +11,7 @@ import { SessionStateWriter } from './session/session-state-writer';
 import type { SocketObserver } from './session/socket-observer';
 import { applySimulatorSeam } from './socket/network-options';
 import { SocketFactory } from './socket/socket-factory';
+import { createOutboundOps } from './outbound/outbound-ops';
 
 export interface SessionWorkerOptions {
   /** Migrated DataSource; owned by the caller (not closed here). */
@@ -36,6 +37,7 @@ export class SessionWorker {
   readonly manager: SessionManager;
   readonly sweeper: AbandonedPairingSweeper;
   private readonly rpc: SessionRpcServer;
+  private readonly outbound: ReturnType<typeof createOutboundOps>;
   private readonly logger: Logger;
   private rejectionGuard: ((reason: unknown) => void) | null = null;
   private state: 'new' | 'running' | 'stopped' = 'new';
@@ -66,7 +68,8 @@ export class SessionWorker {
       },
       this.logger,
     );
-    this.rpc = new SessionRpcServer(bus, this.manager, this.logger, options.instanceOps);
+    this.outbound = createOutboundOps({ dataSource, logger: this.logger, ssrf: new SsrfGuard(config.ssrfAllowlist ?? []) });
+    this.rpc = new SessionRpcServer(bus, this.manager, this.logger, { ...this.outbound.ops, ...options.instanceOps });
   }
 
   get workerId(): string {
@@ -97,6 +100,7 @@ export class SessionWorker {
     await this.manager.shutdownAll();
     await this.keeper.shutdown();
     this.rpc.stop();
+    await this.outbound.close();
     this.removeGuard();
     this.logger.info('session worker stopped');
   }

@@ -22,7 +22,8 @@ export const SESSION_WORKERS_QUEUE = 'session-workers';
 /** A handler for one `instance.<id>.<op>` subject, given the held session and the raw request. */
 export type InstanceOpHandler = (session: Session, request: Record<string, unknown>) => Promise<unknown>;
 
-type BuiltInOps = { [Op in keyof InstanceRpc]: (session: Session, request: InstanceRpc[Op]['request']) => Promise<InstanceRpc[Op]['reply']> };
+/** Ops every worker answers itself; the outbound ones (`send`, `chat.presence`) come from outbound/. */
+type BuiltInOps = { [Op in Exclude<keyof InstanceRpc, 'send' | 'chat.presence'>]: (session: Session, request: InstanceRpc[Op]['request']) => Promise<InstanceRpc[Op]['reply']> };
 
 const BUILT_IN_OPS: BuiltInOps = {
   connect: (session, request) => session.connect(parseConnectRequest(request, session.instanceId)),

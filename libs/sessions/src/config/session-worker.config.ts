@@ -31,6 +31,8 @@ export interface SessionWorkerConfig {
   queryTimeoutMs: number;
   /** Set only when both seam variables are set. */
   simulator?: SimulatorSeam;
+  /** CIDRs the SSRF guard lets through for media URLs (SSRF_ALLOWLIST). */
+  ssrfAllowlist?: string[];
 }
 
 export const SESSION_WORKER_DEFAULTS = {
@@ -63,5 +65,6 @@ export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
     capacity: env.integer('WORKER_CAPACITY', SESSION_WORKER_DEFAULTS.capacity, { min: 1, max: 100_000 }),
     leaseTtlMs: env.integer('LEASE_TTL_MS', SESSION_WORKER_DEFAULTS.leaseTtlMs, { min: 1_000, max: 600_000 }),
     simulator: websocketUrl && rootPublicKey ? { websocketUrl, rootPublicKey } : undefined,
+    ssrfAllowlist: (env.optionalString('SSRF_ALLOWLIST') ?? '').split(',').map((entry) => entry.trim()).filter(Boolean),
   });
 }

@@ -1,0 +1,140 @@
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import type { OutboundContent, SendRequest } from '@gw/contracts';
+import { parseChatTarget, resolvePlaceholders, type PlaceholderContext } from '@gw/domain';
+import { ChatRepository, FileRepository, type InstanceEntity } from '@gw/persistence';
+import { SsrfGuard } from '@gw/platform';
+import { randomBytes } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { ApiError } from '../common/api-error';
+import type { GatewayConfig } from '../runtime/gateway-config';
+import { DATA_SOURCE, GATEWAY_CONFIG } from '../runtime/tokens';
+import { SessionClient } from '../session/session.client';
+import type { SendCommonDto } from './dto/send-common.dto';
+import { LinkPreviewBuilder } from './link-preview';
+
+/** Staged uploads live long enough for a queued send to pick them up. */
+const STAGED_FILE_TTL_MS = 7 * 24 * 3_600_000;
+
+export function newMessageIds(): { recordId: string; messageId: string } {
+  return { recordId: `r${randomBytes(4).toString('hex').slice(0, 7)}`, messageId: `3EB0${randomBytes(9).toString('hex').toUpperCase()}` };
+}
+
+/**
+ * What every send endpoint shares: the target, the common fields, placeholders, ids fixed at accept,
+ * and the request to the worker holding the instance. Endpoints only build their content.
+ */
+@Injectable()
+export class SendService implements OnModuleDestroy {
+  readonly previews: LinkPreviewBuilder;
+  private readonly chats: ChatRepository;
+  private readonly files: FileRepository;
+
+  constructor(
+    @Inject(DATA_SOURCE) dataSource: DataSource,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    private readonly sessions: SessionClient,
+  ) {
+    this.previews = new LinkPreviewBuilder(new SsrfGuard(config.ssrfAllowlist));
+    this.chats = new ChatRepository(dataSource);
+    this.files = new FileRepository(dataSource);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.previews.close();
+  }
+
+  /** The chat JID of `number`, or a 400 naming what is wrong. */
+  target(number: string | undefined, missingMessage = 'missing number'): string {
+    if (!number || !number.trim()) throw ApiError.badRequest(missingMessage);
+    const parsed = parseChatTarget(number);
+    if (!parsed) throw ApiError.badRequest('Invalid number: give an international phone number or a JID (@s.whatsapp.net, @lid, @g.us, @newsletter)');
+    return parsed.jid;
+  }
+
+  /** Replaces placeholders with what is known of the chat and its lead. */
+  async placeholders(instance: InstanceEntity, chatJid: string, text: string): Promise<string> {
+    if (!text.includes('{{')) return text;
+    const chat = await this.chats.findByJid(instance.id, chatJid);
+    const lead = (chat?.lead ?? {}) as Record<string, unknown>;
+    const str = (key: string) => (typeof lead[key] === 'string' ? (lead[key] as string) : '');
+    const leadFields: Record<string, string> = {};
+    for (let n = 1; n <= 20; n++) {
+      const key = `lead_field${String(n).padStart(2, '0')}`;
+      leadFields[key] = str(key);
+    }
+    const context: PlaceholderContext = {
+      wa_name: chat?.waName ?? '',
+      wa_contactName: chat?.waContactName ?? '',
+      lead_name: str('lead_name'),
+      lead_fullName: str('lead_fullName'),
+      lead_personalid: str('lead_personalid'),
+      lead_email: str('lead_email'),
+      lead_status: str('lead_status'),
+      lead_notes: str('lead_notes'),
+      lead_assignedAttendant_id: str('lead_assignedAttendant_id'),
+      leadFields,
+      fieldsMap: instance.fieldsMap ?? {},
+    };
+    return resolvePlaceholders(text, context);
+  }
+
+  /** A base64 upload is staged in Postgres; the worker reads it from there (the bus is not for megabytes). */
+  async stageFile(instance: InstanceEntity, base64: string, mimetype: string, fileName: string): Promise<string> {
+    const clean = base64.replace(/^data:([^;,]+)?(;base64)?,/, '');
+    if (!/^[A-Za-z0-9+/=\s]+$/.test(clean)) throw ApiError.badRequest('file must be a URL or base64');
+    const data = Buffer.from(clean, 'base64');
+    if (data.length === 0) throw ApiError.badRequest('file is empty');
+    return this.files.store(instance.id, data, mimetype, fileName, STAGED_FILE_TTL_MS);
+  }
+
+  /** Sends through the worker and answers the Message record plus `response`. */
+  async send(instance: InstanceEntity, common: SendCommonDto, chatJid: string, content: OutboundContent, sendFunction: string, payload: Record<string, unknown>, responseExtra: Record<string, unknown> = {}) {
+    if (common.async) throw ApiError.badRequest('async=true is not available yet: send without async');
+    const ids = newMessageIds();
+    const mentions = common.mentions && common.mentions.trim() !== 'all' ? common.mentions.split(',').map((entry) => entry.trim()).filter(Boolean) : [];
+    const mentionJids = mentions.map((entry) => {
+      const parsed = parseChatTarget(entry);
+      if (!parsed || parsed.kind === 'group' || parsed.kind === 'newsletter') throw ApiError.badRequest(`mentions: "${entry}" is not a phone number`);
+      return parsed.jid;
+    });
+    const request: SendRequest = {
+      instanceId: instance.id,
+      ...ids,
+      chatJid,
+      content,
+      quotedId: common.replyid || undefined,
+      mentions: mentionJids,
+      mentionAll: common.mentions?.trim() === 'all',
+      forwarded: common.forward === true,
+      delayMs: common.delay ?? 0,
+      readChat: common.readchat === true,
+      readMessages: common.readmessages === true,
+      record: { sendFunction, sendPayload: stripMedia(payload), trackSource: common.track_source ?? '', trackId: common.track_id ?? '', sendFolderId: '' },
+    };
+    const timeoutMs = 30_000 + (request.delayMs ?? 0);
+    const record = (await this.sessions.request(instance.id, 'send', request, timeoutMs)) as Record<string, unknown>;
+    if (record.status === 'Failed') {
+      // WhatsApp refused it (e.g. 463): the upstream's answer, not ours; the record stays findable.
+      const code = /error (\d{3})/.exec(String(record.error))?.[1];
+      throw new ApiError(502, String(record.error || 'failed to send'), {
+        error_source: 'whatsapp_server',
+        provider: 'whatsapp',
+        ...(code ? { provider_code: Number(code) } : {}),
+        id: record.id,
+        messageid: record.messageid,
+      });
+    }
+    return { ...record, response: { status: 'success', message: 'Message sent successfully', ...responseExtra } };
+  }
+}
+
+/** `sendPayload` keeps what was asked, without base64 media. */
+function stripMedia(payload: Record<string, unknown>): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(payload)) {
+    if (value === undefined) continue;
+    if (typeof value === 'string' && value.length > 512 && !/^https?:\/\//i.test(value)) result[key] = '[base64 omitted]';
+    else result[key] = value;
+  }
+  return result;
+}

@@ -1,0 +1,86 @@
+import { InProcessBus } from '@gw/bus';
+import { createLogger } from '@gw/platform';
+import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
+import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
+import { startGateway, type GatewayHarness } from './gateway-harness';
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function waitFor<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (accept(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 400)}`);
+    await sleep(100);
+  }
+}
+
+let phoneCounter = Math.floor(Math.random() * 1_000_000);
+export const nextPhone = (prefix = '5531') => `${prefix}${String(900_000_000 + ++phoneCounter).slice(-9)}`;
+
+/** Simulator + database + bus + gateway + one session worker: the whole stack of one process. */
+export class Stack {
+  sim!: RunningSimulator;
+  db!: TestDatabase;
+  gw!: GatewayHarness;
+  readonly bus = new InProcessBus();
+  worker!: SessionWorker;
+
+  async start(env: Record<string, string> = {}): Promise<void> {
+    this.sim = await startSimulator({ logLevel: 'silent', initialPrekeyCount: 1000 });
+    this.db = await openTestDatabase();
+    this.gw = await startGateway({ bus: this.bus, db: this.db, env: { SSRF_ALLOWLIST: '127.0.0.0/8', ...env } });
+    this.worker = new SessionWorker({
+      dataSource: this.db.dataSource,
+      bus: this.bus,
+      logger: createLogger('stack', process.env.TEST_LOG_LEVEL ?? 'silent'),
+      config: sessionWorkerConfig({
+        workerId: 'stack-worker',
+        leaseTtlMs: 8_000,
+        reconcileIntervalMs: 500,
+        queryTimeoutMs: 5_000,
+        simulator: { websocketUrl: this.sim.websocketUrl, rootPublicKey: Buffer.from(this.sim.rootPublicKey, 'base64') },
+        ssrfAllowlist: ['127.0.0.0/8'],
+      }),
+    });
+    await this.worker.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.worker?.stop().catch(() => undefined);
+    await this.gw?.close();
+    await this.bus.close();
+    await this.sim?.stop();
+    await this.db?.close();
+  }
+
+  async control<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    const response = await fetch(`${this.sim.controlUrl}${path}`, {
+      method,
+      headers: body === undefined ? {} : { 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const payload = (await response.json()) as T & { error?: string };
+    if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${payload.error ?? ''}`);
+    return payload;
+  }
+
+  /** A connected instance (linked by QR through the API) and its phone number. */
+  async connectedInstance(name = 'inst'): Promise<{ id: string; token: string; phone: string }> {
+    const phone = nextPhone();
+    await this.control('POST', '/sim/accounts', { phone, name });
+    const { id, token } = await this.gw.createInstance(name);
+    const connect = await this.gw.call('POST', '/instance/connect', { token, body: {} });
+    if (connect.status !== 200) throw new Error(`connect: ${connect.status} ${JSON.stringify(connect.body)}`);
+    await this.control('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
+    await waitFor(() => this.gw.call('GET', '/instance/status', { token }), (r) => r.body.status?.connected === true, 20_000, `${name} connected`);
+    return { id, token, phone };
+  }
+
+  /** What a simulated phone received, decoded. */
+  async inbox(phone: string, waitMs = 5_000): Promise<Array<{ id: string; from: string; type: string; message: Record<string, any> }>> {
+    return this.control('GET', `/sim/accounts/${phone}/inbox?waitMs=${waitMs}`);
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * The send contract between the gateway (or the dispatcher) and the session worker holding the
+ * instance: `instance.<id>.send`. Ids are fixed before the request, so a retry of the same request is
+ * recognised by the worker and never relayed twice.
+ */
+export interface LinkPreviewData {
+  url: string;
+  matchedText: string;
+  title: string;
+  description: string;
+  /** JPEG thumbnail, base64 ('' when none). */
+  thumbnailBase64: string;
+  /** Upload the image as a large preview. */
+  large: boolean;
+}
+
+export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
+
+export type OutboundContent =
+  | { kind: 'text'; text: string; linkPreview: LinkPreviewData | null }
+  | {
+      kind: 'media';
+      mediaType: MediaKind;
+      /** Where the bytes are: a URL the worker fetches (SSRF-guarded) or a staged upload. */
+      source: { url: string } | { fileId: string };
+      mimetype: string;
+      caption: string;
+      fileName: string;
+      ptt: boolean;
+      gifPlayback: boolean;
+      ptv: boolean;
+      viewOnce: boolean;
+      thumbnailBase64: string;
+    }
+  | { kind: 'contacts'; displayName: string; vcards: string[] }
+  | { kind: 'location'; latitude: number; longitude: number; name: string; address: string }
+  /** A WAProto message already built (interactive, payment, …), relayed as is. */
+  | { kind: 'proto'; message: Record<string, unknown>; messageType: string; nodes?: Array<Record<string, unknown>> }
+  | { kind: 'reaction'; targetMessageId: string; emoji: string }
+  | { kind: 'edit'; targetMessageId: string; text: string }
+  | { kind: 'delete'; targetMessageId: string }
+  | { kind: 'pin'; targetMessageId: string; pin: boolean; durationSeconds: number };
+
+export interface SendRecordFields {
+  sendFunction: string;
+  sendPayload: Record<string, unknown>;
+  trackSource: string;
+  trackId: string;
+  sendFolderId: string;
+}
+
+export interface SendRequest {
+  instanceId: string;
+  /** Our id (`r` + 7 hex). */
+  recordId: string;
+  /** The provider message id. */
+  messageId: string;
+  chatJid: string;
+  content: OutboundContent;
+  /** Provider id (or our id) of the message replied to. */
+  quotedId?: string;
+  mentions?: string[];
+  mentionAll?: boolean;
+  forwarded?: boolean;
+  /** Typing (recording for audio) shown for this long before sending. */
+  delayMs?: number;
+  readChat?: boolean;
+  readMessages?: boolean;
+  record: SendRecordFields;
+}
+
+/** Presence of a chat: typing, recording, paused. */
+export interface ChatPresenceRequest {
+  instanceId: string;
+  chatJid: string;
+  presence: 'composing' | 'recording' | 'paused';
+  delayMs: number;
+}

@@ -1,0 +1,224 @@
+import { ChatRepository, type MessageRow } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import { SsrfGuard } from '@gw/platform';
+import { ErrorCode, RpcError, type ChatPresenceRequest, type OutboundContent, type SendRequest } from '@gw/contracts';
+import { BufferJSON, proto, type AnyMessageContent, type BinaryNode, type WAMessage, type WAMessageKey, type WASocket } from '@whiskeysockets/baileys';
+import type { DataSource } from 'typeorm';
+import type { InstanceOpHandler } from '../bus/session-rpc.server';
+import type { Session } from '../session/session';
+import { MediaSource } from './media-source';
+import { SendLedger } from './send-ledger';
+
+/** How long a send waits for the server's ack before answering with the message still Pending. */
+const ACK_TIMEOUT_MS = 15_000;
+const MAX_DELAY_MS = 300_000;
+
+export interface OutboundOptions {
+  dataSource: DataSource;
+  logger: Logger;
+  ssrf: SsrfGuard;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The `send` and `chat.presence` ops of the worker: a message is reserved in the store under the
+ * lease, marked relayed just before it goes out, relayed through Baileys, and answered once the server
+ * acked it (Sent) or refused it (Failed). A message id that was relayed once is never relayed again.
+ */
+export function createOutboundOps(options: OutboundOptions): { ops: Record<string, InstanceOpHandler>; close(): Promise<void> } {
+  const ledger = new SendLedger(options.dataSource);
+  const media = new MediaSource(options.dataSource, options.ssrf);
+
+  const send = async (session: Session, raw: Record<string, unknown>): Promise<unknown> => {
+    const request = raw as unknown as SendRequest;
+    if (!request?.messageId || !request.recordId || !request.chatJid || !request.content) throw new RpcError(ErrorCode.BadRequest, 'malformed send request');
+    const socket = session.openSocket();
+    const owner = (socket.user?.id ?? '').split(':')[0].split('@')[0];
+    const { alreadyRelayed } = await ledger.reserve(session.lease, request, owner, previewOf(request.content));
+    if (alreadyRelayed) return SendLedger.record(alreadyRelayed, owner);
+
+    const built = await build(socket, request);
+    if (request.delayMs && request.delayMs > 0) {
+      const presence = request.content.kind === 'media' && request.content.ptt ? 'recording' : 'composing';
+      await socket.sendPresenceUpdate(presence, request.chatJid).catch(() => undefined);
+      await sleep(Math.min(request.delayMs, MAX_DELAY_MS));
+      await socket.sendPresenceUpdate('paused', request.chatJid).catch(() => undefined);
+    }
+
+    const ack = waitForAck(socket, request.messageId);
+    await ledger.markRelayed(session.lease, request);
+    try {
+      if (built.kind === 'proto') {
+        await socket.relayMessage(request.chatJid, built.message, { messageId: request.messageId, additionalNodes: built.nodes });
+      } else {
+        await socket.sendMessage(request.chatJid, built.content, { messageId: request.messageId, quoted: built.quoted });
+      }
+    } catch (error) {
+      ack.cancel();
+      const row = await ledger.result(session.lease, request, { status: 'Failed', error: `failed to send: ${(error as Error).message}` });
+      return SendLedger.record(row, owner);
+    }
+    const outcome = await ack.result;
+    let row: MessageRow;
+    if (outcome === 'timeout') {
+      row = (await ledger.rawMessage(request.instanceId, request.messageId))!.row;
+    } else {
+      row = await ledger.result(session.lease, request, outcome.error ? { status: 'Failed', error: outcome.error } : { status: 'Sent' });
+    }
+    if (request.readMessages || request.readChat) await markRead(socket, request).catch((error: unknown) => options.logger.warn({ err: error }, 'marking read after send failed'));
+    return SendLedger.record(row, owner);
+  };
+
+  const chatPresence = async (session: Session, raw: Record<string, unknown>): Promise<unknown> => {
+    const request = raw as unknown as ChatPresenceRequest;
+    const socket = session.openSocket();
+    await socket.sendPresenceUpdate(request.presence, request.chatJid);
+    if (request.presence !== 'paused' && request.delayMs > 0) {
+      // The presence lasts the delay, then stops, as the phone would.
+      setTimeout(() => void socket.sendPresenceUpdate('paused', request.chatJid).catch(() => undefined), Math.min(request.delayMs, MAX_DELAY_MS)).unref();
+    }
+    return { ok: true };
+  };
+
+  /** Content for Baileys, with the quoted message and the context flags. */
+  async function build(socket: WASocket, request: SendRequest): Promise<{ kind: 'content'; content: AnyMessageContent; quoted?: WAMessage } | { kind: 'proto'; message: proto.IMessage; nodes?: BinaryNode[] }> {
+    const content = request.content;
+    if (content.kind === 'proto') {
+      return { kind: 'proto', message: proto.Message.fromObject(content.message), nodes: content.nodes as BinaryNode[] | undefined };
+    }
+    const quoted = request.quotedId ? await storedMessage(request.instanceId, request.quotedId) : undefined;
+    if (request.quotedId && !quoted) throw new RpcError(ErrorCode.NotFound, 'replied message not found');
+    let mentions = request.mentions ?? [];
+    if (request.mentionAll && request.chatJid.endsWith('@g.us')) {
+      const metadata = await socket.groupMetadata(request.chatJid);
+      mentions = metadata.participants.map((participant) => participant.id);
+    }
+    const context = request.forwarded ? { contextInfo: { isForwarded: true, forwardingScore: 1 } } : {};
+    return { kind: 'content', content: await toBaileysContent(request.instanceId, content, mentions, context), quoted };
+  }
+
+  async function toBaileysContent(instanceId: string, content: Exclude<OutboundContent, { kind: 'proto' }>, mentions: string[], context: Record<string, unknown>): Promise<AnyMessageContent> {
+    const withMentions = mentions.length ? { mentions } : {};
+    switch (content.kind) {
+      case 'text':
+        return {
+          text: content.text,
+          ...withMentions,
+          ...context,
+          linkPreview: content.linkPreview
+            ? {
+                'canonical-url': content.linkPreview.url,
+                'matched-text': content.linkPreview.matchedText,
+                title: content.linkPreview.title,
+                description: content.linkPreview.description || undefined,
+                jpegThumbnail: content.linkPreview.thumbnailBase64 ? Buffer.from(content.linkPreview.thumbnailBase64, 'base64') : undefined,
+              }
+            : null,
+        } as AnyMessageContent;
+      case 'media': {
+        const file = await media.load(instanceId, content.source);
+        const mimetype = content.mimetype || file.mimetype;
+        const thumbnail = content.thumbnailBase64 ? { jpegThumbnail: content.thumbnailBase64 } : {};
+        const common = { ...withMentions, ...context, ...(content.viewOnce ? { viewOnce: true } : {}) };
+        switch (content.mediaType) {
+          case 'image':
+            return { image: file.data, caption: content.caption, mimetype, ...thumbnail, ...common } as AnyMessageContent;
+          case 'video':
+            return { video: file.data, caption: content.caption, mimetype, gifPlayback: content.gifPlayback, ptv: content.ptv, ...thumbnail, ...common } as AnyMessageContent;
+          case 'audio':
+            return { audio: file.data, ptt: content.ptt, mimetype: content.ptt ? 'audio/ogg; codecs=opus' : mimetype || 'audio/mpeg', ...common } as AnyMessageContent;
+          case 'document':
+            return { document: file.data, mimetype, fileName: content.fileName || file.fileName, caption: content.caption, ...thumbnail, ...common } as AnyMessageContent;
+          case 'sticker':
+            return { sticker: file.data, mimetype: mimetype || 'image/webp', ...common } as AnyMessageContent;
+        }
+        throw new RpcError(ErrorCode.BadRequest, 'unknown media type');
+      }
+      case 'contacts':
+        return { contacts: { displayName: content.displayName, contacts: content.vcards.map((vcard) => ({ vcard })) }, ...context } as AnyMessageContent;
+      case 'location':
+        return { location: { degreesLatitude: content.latitude, degreesLongitude: content.longitude, name: content.name || undefined, address: content.address || undefined }, ...context } as AnyMessageContent;
+      case 'reaction':
+        return { react: { text: content.emoji, key: await targetKey(instanceId, content.targetMessageId) } };
+      case 'edit':
+        return { text: content.text, edit: await targetKey(instanceId, content.targetMessageId) };
+      case 'delete':
+        return { delete: await targetKey(instanceId, content.targetMessageId) };
+      case 'pin':
+        return { pin: await targetKey(instanceId, content.targetMessageId), type: content.pin ? proto.PinInChat.Type.PIN_FOR_ALL : proto.PinInChat.Type.UNPIN_FOR_ALL, time: content.pin ? content.durationSeconds : undefined } as AnyMessageContent;
+    }
+  }
+
+  async function storedMessage(instanceId: string, id: string): Promise<WAMessage | undefined> {
+    const found = await ledger.rawMessage(instanceId, id);
+    if (!found) return undefined;
+    if (found.raw) return JSON.parse(found.raw, BufferJSON.reviver) as WAMessage;
+    // No raw copy (e.g. a message only queued): enough of a key and text to quote it.
+    return { key: keyOf(found.row), message: { conversation: found.row.text } } as WAMessage;
+  }
+
+  async function targetKey(instanceId: string, id: string): Promise<WAMessageKey> {
+    const found = await ledger.rawMessage(instanceId, id);
+    if (!found) throw new RpcError(ErrorCode.NotFound, 'Message not found');
+    return keyOf(found.row);
+  }
+
+  async function markRead(socket: WASocket, request: SendRequest): Promise<void> {
+    const received = await ledger.lastReceived(request.instanceId, request.chatJid, 10);
+    if (received.length) {
+      await socket.readMessages(received.map((entry) => ({ remoteJid: request.chatJid, id: entry.messageId, fromMe: false, participant: entry.isGroup ? entry.sender : undefined })));
+    }
+    if (request.readChat) await new ChatRepository(options.dataSource).markRead(request.instanceId, request.chatJid);
+  }
+
+  return { ops: { send, 'chat.presence': chatPresence }, close: () => media.close() };
+}
+
+function keyOf(row: MessageRow): WAMessageKey {
+  return { remoteJid: row.chatId, fromMe: row.fromMe, id: row.messageId, participant: row.isGroup && !row.fromMe ? row.sender : undefined };
+}
+
+/** A WAProto-shaped preview of what is being sent, so the reserved row already says what it is. */
+function previewOf(content: OutboundContent): Record<string, unknown> {
+  switch (content.kind) {
+    case 'text':
+      return { extendedTextMessage: { text: content.text } };
+    case 'media':
+      return { [`${content.mediaType}Message`]: { caption: content.caption, mimetype: content.mimetype, fileName: content.fileName, ptt: content.ptt, gifPlayback: content.gifPlayback } };
+    case 'contacts':
+      return content.vcards.length === 1 ? { contactMessage: { displayName: content.displayName, vcard: content.vcards[0] } } : { contactsArrayMessage: { displayName: content.displayName } };
+    case 'location':
+      return { locationMessage: { degreesLatitude: content.latitude, degreesLongitude: content.longitude, name: content.name, address: content.address } };
+    case 'proto':
+      return content.message;
+    case 'reaction':
+      return { reactionMessage: { text: content.emoji, key: { id: content.targetMessageId } } };
+    case 'edit':
+      return { protocolMessage: { type: 14, key: { id: content.targetMessageId }, editedMessage: { conversation: content.text } } };
+    case 'delete':
+      return { protocolMessage: { type: 0, key: { id: content.targetMessageId } } };
+    case 'pin':
+      return { pinInChatMessage: { key: { id: content.targetMessageId }, type: content.pin ? 1 : 2 } };
+  }
+}
+
+/** The server's `<ack class="message" id=…>` for one message: error attribute → Failed. */
+function waitForAck(socket: WASocket, messageId: string): { result: Promise<'timeout' | { error: string | null }>; cancel(): void } {
+  const ws = socket.ws as unknown as { on(event: string, fn: (node: BinaryNode) => void): void; off(event: string, fn: (node: BinaryNode) => void): void };
+  let finish: (value: 'timeout' | { error: string | null }) => void = () => undefined;
+  const result = new Promise<'timeout' | { error: string | null }>((resolve) => (finish = resolve));
+  const listener = (node: BinaryNode) => {
+    if (node.attrs.id !== messageId) return;
+    const error = node.attrs.error;
+    done(error ? { error: `WhatsApp refused the message (error ${error}${error === '463' ? ': account restricted or missing privacy token' : ''})` } : { error: null });
+  };
+  const timer = setTimeout(() => done('timeout'), ACK_TIMEOUT_MS);
+  const done = (value: 'timeout' | { error: string | null }) => {
+    clearTimeout(timer);
+    ws.off('CB:ack,class:message', listener);
+    finish(value);
+  };
+  ws.on('CB:ack,class:message', listener);
+  return { result, cancel: () => done('timeout') };
+}

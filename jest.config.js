@@ -5,4 +5,6 @@ module.exports = {
   // pending query timeouts after a socket closed); without this a run that paired devices would
   // linger after its last test. Our own handles are closed by every suite's afterAll.
   forceExit: true,
+  // Hooks open schemas, start servers and link devices; on a busy 2-core machine 5 s is not enough.
+  testTimeout: 30_000,
 };

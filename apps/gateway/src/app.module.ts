@@ -16,6 +16,7 @@ import { BUS, DATA_SOURCE, GATEWAY_CONFIG, LOGGER } from './runtime/tokens';
 import { SessionClient } from './session/session.client';
 import { MessageController } from './message/message.controller';
 import { MessageService } from './message/message.service';
+import { MessageActionsService } from './message/message-actions.service';
 import { SendController } from './send/send.controller';
 import { SendService } from './send/send.service';
 import { SseController } from './sse/sse.controller';
@@ -53,6 +54,7 @@ export class GatewayModule {
         SessionClient,
         WebhookService,
         MessageService,
+        MessageActionsService,
         SendService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },

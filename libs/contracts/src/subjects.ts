@@ -63,6 +63,8 @@ export interface InstanceRpc {
   /** Replies with the stored Message record (`Record<string, unknown>` here: contracts has no record types). */
   send: { request: SendRequest; reply: Record<string, unknown> };
   'chat.presence': { request: ChatPresenceRequest; reply: { ok: true } };
+  /** Read receipts for received messages. */
+  read: { request: { instanceId: string; keys: Array<{ remoteJid: string; id: string; participant?: string }> }; reply: { ok: true } };
 }
 
 export interface PlaceRequest {

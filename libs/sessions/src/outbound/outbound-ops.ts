@@ -84,6 +84,7 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
   /** Content for Baileys, with the quoted message and the context flags. */
   async function build(socket: WASocket, request: SendRequest): Promise<{ kind: 'content'; content: AnyMessageContent; quoted?: WAMessage } | { kind: 'proto'; message: proto.IMessage; nodes?: BinaryNode[] }> {
     const content = request.content;
+    if (content.kind === 'pin' && request.chatJid.endsWith('@g.us')) await assertMayPin(socket, request.chatJid);
     if (content.kind === 'proto') {
       return { kind: 'proto', message: proto.Message.fromObject(content.message), nodes: content.nodes as BinaryNode[] | undefined };
     }
@@ -172,7 +173,23 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     if (request.readChat) await new ChatRepository(options.dataSource).markRead(request.instanceId, request.chatJid);
   }
 
-  return { ops: { send, 'chat.presence': chatPresence }, close: () => media.close() };
+  const read = async (session: Session, raw: Record<string, unknown>): Promise<unknown> => {
+    const keys = (raw.keys ?? []) as Array<{ remoteJid: string; id: string; participant?: string }>;
+    if (!Array.isArray(keys) || keys.length === 0) throw new RpcError(ErrorCode.BadRequest, 'no messages to mark read');
+    await session.openSocket().readMessages(keys.map((key) => ({ ...key, fromMe: false })));
+    return { ok: true };
+  };
+
+  return { ops: { send, 'chat.presence': chatPresence, read }, close: () => media.close() };
+}
+
+/** In a group, pinning follows the group's own setting: when only admins edit it, only admins pin. */
+async function assertMayPin(socket: WASocket, groupJid: string): Promise<void> {
+  const metadata = await socket.groupMetadata(groupJid);
+  if (!metadata.restrict) return;
+  const me = [socket.user?.id, socket.user?.lid].filter(Boolean).map((jid) => (jid as string).split(':')[0].split('@')[0]);
+  const self = metadata.participants.find((participant) => [participant.id, participant.lid, participant.phoneNumber].some((jid) => jid && me.includes(jid.split(':')[0].split('@')[0])));
+  if (!self?.admin) throw new RpcError(ErrorCode.BadRequest, 'error pinning message: in this group only admins may pin messages');
 }
 
 function keyOf(row: MessageRow): WAMessageKey {

@@ -1,0 +1,45 @@
+import { IsArray, IsBoolean, IsInt, IsOptional, IsString, MaxLength } from 'class-validator';
+
+export class ReactDto {
+  @IsOptional() @IsString() @MaxLength(200) number?: string;
+  /** An emoji; "" removes the reaction. */
+  @IsOptional() @IsString() @MaxLength(64) text?: string;
+  @IsOptional() @IsString() @MaxLength(200) id?: string;
+}
+
+export class EditDto {
+  @IsOptional() @IsString() @MaxLength(200) id?: string;
+  @IsOptional() @IsString() @MaxLength(65_536) text?: string;
+}
+
+export class DeleteDto {
+  @IsOptional() @IsString() @MaxLength(200) id?: string;
+}
+
+export class PinDto {
+  @IsOptional() @IsString() @MaxLength(200) id?: string;
+  @IsOptional() @IsBoolean() pin?: boolean;
+  /** Days: 1, 7 or 30; anything else (or absent) gives 30. */
+  @IsOptional() duration?: unknown;
+}
+
+export class MarkReadDto {
+  @IsOptional() @IsArray() @IsString({ each: true }) id?: string[];
+}
+
+export class DownloadDto {
+  @IsOptional() @IsString() @MaxLength(200) id?: string;
+  @IsOptional() @IsBoolean() return_base64?: boolean;
+  @IsOptional() @IsBoolean() generate_mp3?: boolean;
+  @IsOptional() @IsBoolean() return_link?: boolean;
+  @IsOptional() @IsBoolean() transcribe?: boolean;
+  @IsOptional() @IsBoolean() download_quoted?: boolean;
+  @IsOptional() @IsString() openai_apikey?: string;
+}
+
+export class HistorySyncDto {
+  @IsOptional() @IsString() @MaxLength(200) number?: string;
+  @IsOptional() @IsString() mode?: string;
+  @IsOptional() @IsString() @MaxLength(200) messageid?: string;
+  @IsOptional() @IsInt() count?: number;
+}

@@ -1,0 +1,167 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { Bus } from '@gw/bus';
+import { Subjects, type OutboundContent, type SendRequest } from '@gw/contracts';
+import { MessageRepository, OutboxRepository, type InstanceEntity, type MessageRow } from '@gw/persistence';
+import type { DataSource } from 'typeorm';
+import { ApiError } from '../common/api-error';
+import { BUS, DATA_SOURCE } from '../runtime/tokens';
+import { SessionClient } from '../session/session.client';
+import { newMessageIds } from '../send/send.service';
+
+const PIN_DAYS = new Set([1, 7, 30]);
+
+/** `<owner>:<messageid>`, our `r…` id or the bare provider id → what the store can look up. */
+export function normaliseMessageId(id: string): string {
+  const trimmed = id.trim();
+  const colon = trimmed.lastIndexOf(':');
+  return colon >= 0 ? trimmed.slice(colon + 1) : trimmed;
+}
+
+/**
+ * Actions on stored messages: react, edit, delete for everyone, pin in chat, mark read. Each goes out
+ * through the worker's send op (so ids are fixed and never relayed twice); the change it makes to the
+ * original message is written here with its `messages_update` event, in one transaction.
+ */
+@Injectable()
+export class MessageActionsService {
+  private readonly messages: MessageRepository;
+
+  constructor(
+    @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(BUS) private readonly bus: Bus,
+    private readonly sessions: SessionClient,
+  ) {
+    this.messages = new MessageRepository(dataSource);
+  }
+
+  async find(instance: InstanceEntity, id: string | undefined): Promise<MessageRow> {
+    if (!id || !id.trim()) throw ApiError.badRequest('id is required');
+    const row = await this.messages.findOne(instance.id, normaliseMessageId(id));
+    if (!row) throw ApiError.notFound('Message not found');
+    return row;
+  }
+
+  async react(instance: InstanceEntity, body: { number?: string; text?: string; id?: string }) {
+    if (body.text === undefined) throw ApiError.badRequest('text is required (an emoji, or "" to remove the reaction)');
+    const target = await this.find(instance, body.id);
+    const record = await this.relay(instance, target.chatId, { kind: 'reaction', targetMessageId: target.messageId, emoji: body.text }, 'SendReaction', body);
+    return { id: record.id, messageid: record.messageid, content: record.content, messageTimestamp: record.messageTimestamp, messageType: 'reaction', status: 'Pending', owner: instance.owner, reaction: target.messageId };
+  }
+
+  async edit(instance: InstanceEntity, body: { id?: string; text?: string }) {
+    if (!body.text || !body.text.trim()) throw ApiError.badRequest('text is required');
+    const target = await this.find(instance, body.id);
+    if (!target.fromMe) throw ApiError.badRequest('only messages sent by this instance can be edited');
+    const record = await this.relay(instance, target.chatId, { kind: 'edit', targetMessageId: target.messageId, text: body.text }, 'EditMessage', body);
+    await this.changeOriginal(instance, target, `UPDATE messages SET text = $3, edited = CASE WHEN edited = '' THEN $4 ELSE edited || E'\\n' || $4 END, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [body.text, body.text], 'Edited');
+    return { id: target.id, messageid: target.messageId, content: record.content, messageTimestamp: record.messageTimestamp, messageType: target.messageType, status: record.status, owner: instance.owner };
+  }
+
+  async remove(instance: InstanceEntity, body: { id?: string }) {
+    const target = await this.find(instance, body.id);
+    await this.relay(instance, target.chatId, { kind: 'delete', targetMessageId: target.messageId }, 'DeleteMessage', body);
+    await this.changeOriginal(instance, target, `UPDATE messages SET status = 'Deleted', updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [], 'Deleted');
+    return { timestamp: Date.now(), id: target.id };
+  }
+
+  async pin(instance: InstanceEntity, body: { id?: string; pin?: boolean; duration?: unknown }) {
+    const target = await this.find(instance, body.id);
+    if (target.chatId.endsWith('@newsletter')) throw ApiError.badRequest('message pinning not supported for newsletters');
+    const pin = body.pin !== false;
+    const days = typeof body.duration === 'number' && PIN_DAYS.has(body.duration) ? body.duration : 30;
+    let record: Record<string, unknown>;
+    try {
+      record = await this.relay(instance, target.chatId, { kind: 'pin', targetMessageId: target.messageId, pin, durationSeconds: days * 86_400 }, 'PinMessage', { ...body, duration: pin ? days : undefined });
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      if ((error as { code?: string }).code === 'no_session' || (error as { code?: string }).code === 'timeout') throw error;
+      throw ApiError.badRequest(`error pinning message: ${(error as Error).message}`);
+    }
+    await this.changeOriginal(instance, target, `UPDATE messages SET pinned = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [pin], pin ? 'Pinned' : 'Unpinned');
+    return {
+      id: `${instance.owner}:${record.messageid}`,
+      messageid: record.messageid,
+      chatid: target.chatId,
+      sender: record.sender,
+      senderName: record.senderName,
+      isGroup: target.isGroup,
+      fromMe: true,
+      content: record.content,
+      messageType: 'PinInChatMessage',
+      source: record.source,
+      messageTimestamp: record.messageTimestamp,
+      status: record.status === 'Sent' ? 'Pending' : record.status,
+      text: '',
+      quoted: '',
+      edited: '',
+      reaction: '',
+      convertOptions: '',
+      owner: instance.owner,
+      targetMessageID: target.messageId,
+      pinned: pin,
+    };
+  }
+
+  private async relay(instance: InstanceEntity, chatJid: string, content: OutboundContent, sendFunction: string, payload: object): Promise<Record<string, unknown>> {
+    const request: SendRequest = {
+      instanceId: instance.id,
+      ...newMessageIds(),
+      chatJid,
+      content,
+      record: { sendFunction, sendPayload: { ...payload }, trackSource: '', trackId: '', sendFolderId: '' },
+    };
+    const record = (await this.sessions.request(instance.id, 'send', request, 30_000)) as Record<string, unknown>;
+    if (record.status === 'Failed') throw new ApiError(502, String(record.error || 'WhatsApp refused the action'), { error_source: 'whatsapp_server' });
+    return record;
+  }
+
+  /** Changes the original message and records the `messages_update` event, in one transaction. */
+  private async changeOriginal(instance: InstanceEntity, target: MessageRow, sql: string, params: unknown[], type: 'Pinned' | 'Unpinned' | 'Deleted' | 'Edited'): Promise<void> {
+    const lastId = await this.dataSource.transaction(async (manager) => {
+      await manager.query(sql, [instance.id, target.messageId, ...params]);
+      return OutboxRepository.insertWithin(manager, instance.id, [
+        {
+          eventType: 'messages_update',
+          chatId: target.chatId,
+          payload: {
+            EventType: 'messages_update',
+            type,
+            state: type,
+            event: {
+              MessageIDs: [target.messageId],
+              Chat: target.chatId,
+              Sender: target.sender,
+              sender_pn: target.senderPn,
+              sender_lid: target.senderLid,
+              IsFromMe: target.fromMe ? 'True' : 'False',
+              IsGroup: target.isGroup,
+              Timestamp: Math.floor(Date.now() / 1000),
+              Type: type,
+            },
+            instanceName: instance.name,
+            owner: instance.owner,
+          },
+        },
+      ]);
+    });
+    if (lastId) this.bus.publish(Subjects.outbox(instance.id), { instanceId: instance.id, lastId });
+  }
+
+  /** POST /message/markread: read receipts for messages by id. */
+  async markRead(instance: InstanceEntity, ids: string[] | undefined) {
+    if (!ids || ids.length === 0) throw ApiError.badRequest('id must be a non-empty array of message ids');
+    const results: Array<{ message_id: string; status: 'success' | 'error'; error?: string }> = [];
+    const found: MessageRow[] = [];
+    for (const id of ids) {
+      const row = await this.messages.findOne(instance.id, normaliseMessageId(id));
+      if (!row) results.push({ message_id: id, status: 'error', error: 'Message not found' });
+      else if (row.fromMe) results.push({ message_id: id, status: 'error', error: 'a message sent by this instance cannot be marked read' });
+      else found.push(row);
+    }
+    if (found.length) {
+      await this.sessions.request(instance.id, 'read', { instanceId: instance.id, keys: found.map((row) => ({ remoteJid: row.chatId, id: row.messageId, participant: row.isGroup ? row.sender : undefined })) });
+      for (const row of found) results.push({ message_id: row.messageId, status: 'success' });
+    }
+    return { results };
+  }
+}

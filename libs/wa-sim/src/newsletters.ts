@@ -326,6 +326,20 @@ export class NewsletterStore {
           return { id: post.id, serverId: post.serverId };
         },
       },
+      {
+        // Followers' phones looking at a post: its `views_count` grows (channels count views, not viewers).
+        method: 'POST',
+        path: '/sim/newsletters/{jid}/posts/{serverId}/views',
+        handler: ({ params, body }) => {
+          const newsletter = requireNewsletter(params.jid);
+          const post = newsletter.posts.find((entry) => String(entry.serverId) === params.serverId);
+          if (!post) throw new SimError(404, `no post ${params.serverId}`);
+          const count = body.count === undefined ? 1 : Number(body.count);
+          if (!Number.isInteger(count) || count < 1 || count > 1_000_000) throw new SimError(400, 'count must be a whole number from 1 to 1000000');
+          post.views += count;
+          return { serverId: post.serverId, views: post.views };
+        },
+      },
     ];
   }
 }

@@ -57,4 +57,19 @@ describe('newsletters', () => {
     expect(res.status).toBe(200);
     expect((await received).key.remoteJid).toBe(channel.body.jid);
   });
+
+  it('should list posts with their view and reaction counts', async () => {
+    const channel = await postJson<{ jid: string }>(running, '/sim/newsletters', { owner: OWNER, name: 'Counted', followers: [READER] });
+    const jid = channel.body.jid;
+    const published = await postJson<{ serverId: number }>(running, `/sim/newsletters/${encodeURIComponent(jid)}/posts`, { text: 'count me' });
+    const viewed = await postJson<{ views: number }>(running, `/sim/newsletters/${encodeURIComponent(jid)}/posts/${published.body.serverId}/views`, { count: 3 });
+    expect(viewed.body.views).toBe(3);
+    await reader.newsletterReactMessage(jid, String(published.body.serverId), '👍');
+    // What a client lists: the raw message_updates node carries views_count and the reaction counts.
+    const result = await reader.newsletterFetchMessages(jid, 10, 0, 0);
+    const text = JSON.stringify(result);
+    expect(text).toContain('"views_count":"3"');
+    expect(text).toContain('"code":"👍"');
+    expect((await postJson(running, `/sim/newsletters/${encodeURIComponent(jid)}/posts/999/views`, {})).status).toBe(404);
+  });
 });

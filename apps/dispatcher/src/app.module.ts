@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { Bus } from '@gw/bus';
+import { DispatchModule } from '@gw/dispatch';
 import type { Logger } from '@gw/platform';
 import { DataSource } from 'typeorm';
 import type { DispatcherConfig } from './dispatcher-config';
@@ -20,6 +21,7 @@ export class AppModule {
   static register(runtime: DispatcherRuntime): DynamicModule {
     return {
       module: AppModule,
+      imports: [DispatchModule.register({ dataSource: runtime.dataSource, bus: runtime.bus, config: runtime.config.dispatch, logger: runtime.logger })],
       providers: [
         { provide: DISPATCHER_CONFIG, useValue: runtime.config },
         { provide: DataSource, useValue: runtime.dataSource },

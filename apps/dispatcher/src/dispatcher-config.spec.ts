@@ -1,3 +1,4 @@
+import { ASYNC_DISPATCHER_DEFAULTS } from '@gw/dispatch';
 import { ConfigError, EnvReader } from '@gw/platform';
 import { loadDispatcherConfig } from './dispatcher-config';
 
@@ -15,7 +16,14 @@ describe(loadDispatcherConfig.name, () => {
   };
 
   it('should apply the defaults', () => {
-    expect(load(valid)).toEqual({ databaseUrl: valid.DATABASE_URL, natsUrl: valid.NATS_URL, healthPort: 8083, healthHost: '0.0.0.0', logLevel: 'info' });
+    expect(load(valid)).toEqual({
+      databaseUrl: valid.DATABASE_URL,
+      natsUrl: valid.NATS_URL,
+      healthPort: 8083,
+      healthHost: '0.0.0.0',
+      logLevel: 'info',
+      dispatch: { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: expect.any(String) },
+    });
   });
 
   it('should name DATABASE_URL when it is missing', () => {
@@ -38,5 +46,13 @@ describe(loadDispatcherConfig.name, () => {
 
   it('should refuse an unknown log level', () => {
     expect(failure({ ...valid, LOG_LEVEL: 'loud' }).variable).toBe('LOG_LEVEL');
+  });
+
+  it('should read the dispatch settings', () => {
+    expect(load({ ...valid, DISPATCHER_ID: 'd1', DISPATCH_CLAIM_MS: '5000', DISPATCH_MAX_LANES: '8' }).dispatch).toMatchObject({ dispatcherId: 'd1', claimMs: 5_000, maxLanes: 8 });
+  });
+
+  it('should refuse a claim shorter than a second', () => {
+    expect(failure({ ...valid, DISPATCH_CLAIM_MS: '10' }).variable).toBe('DISPATCH_CLAIM_MS');
   });
 });

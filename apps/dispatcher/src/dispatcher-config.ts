@@ -1,3 +1,4 @@
+import { readAsyncDispatcherConfig, type AsyncDispatcherConfig } from '@gw/dispatch';
 import { ConfigError, type EnvReader } from '@gw/platform';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -9,6 +10,8 @@ export interface DispatcherConfig {
   healthPort: number;
   healthHost: string;
   logLevel: (typeof LOG_LEVELS)[number];
+  /** The async-send queue (see readAsyncDispatcherConfig for its variables). */
+  dispatch: AsyncDispatcherConfig;
 }
 
 /** Every variable the dispatcher reads, parsed once at boot. */
@@ -19,6 +22,7 @@ export function loadDispatcherConfig(env: EnvReader): DispatcherConfig {
     healthPort: env.port('HEALTH_PORT', 8083),
     healthHost: env.string('HEALTH_HOST', '0.0.0.0'),
     logLevel: env.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    dispatch: readAsyncDispatcherConfig(env),
   };
 }
 

@@ -1,4 +1,5 @@
 import { Bus } from '@gw/bus';
+import { ASYNC_DISPATCHER_DEFAULTS } from '@gw/dispatch';
 import { createLogger } from '@gw/platform';
 import { testDatabaseUrl, testNatsUrl } from '@gw/testing';
 import { DataSource } from 'typeorm';
@@ -12,7 +13,7 @@ describe(startDispatcher.name, () => {
     const natsUrl = await testNatsUrl();
     if (!natsUrl) return;
     sut = await startDispatcher(
-      { databaseUrl: await testDatabaseUrl(), natsUrl, healthPort: 0, healthHost: '127.0.0.1', logLevel: 'silent' },
+      { databaseUrl: await testDatabaseUrl(), natsUrl, healthPort: 0, healthHost: '127.0.0.1', logLevel: 'silent', dispatch: { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'runtime-test' } },
       createLogger('dispatcher', 'silent'),
     );
     base = `http://127.0.0.1:${sut.healthPort}`;

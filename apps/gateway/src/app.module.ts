@@ -17,8 +17,14 @@ import { SessionClient } from './session/session.client';
 import { MessageController } from './message/message.controller';
 import { MessageService } from './message/message.service';
 import { MessageActionsService } from './message/message-actions.service';
+import { MessageDownloadService } from './message/message-download.service';
+import { FilesController } from './files/files.controller';
 import { SendController } from './send/send.controller';
 import { SendService } from './send/send.service';
+import { AsyncQueueController } from './queue/async-queue.controller';
+import { AsyncQueueService } from './queue/async-queue.service';
+import { InteractiveRepliesService } from './send/interactive/interactive-replies.service';
+import { InteractiveSendController } from './send/interactive/interactive-send.controller';
 import { SseController } from './sse/sse.controller';
 import { GlobalWebhookController, WebhookController } from './webhook/webhook.controller';
 import { WebhookService } from './webhook/webhook.service';
@@ -44,7 +50,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: runtime.embedded ?? [],
-      controllers: [HealthController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController, MessageController, SendController],
+      controllers: [HealthController, FilesController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController, MessageController, SendController, AsyncQueueController, InteractiveSendController],
       providers: [
         ...shared,
         AdminTokenService,
@@ -55,7 +61,10 @@ export class GatewayModule {
         WebhookService,
         MessageService,
         MessageActionsService,
+        MessageDownloadService,
         SendService,
+        AsyncQueueService,
+        InteractiveRepliesService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
       ],

@@ -12,6 +12,7 @@ export type {
   PlaceRequest,
   PresenceRequest,
   PrivacySettings,
+  QueueNotice,
   StatusReply,
 } from './subjects';
 export { EVENT_TYPES } from './events';

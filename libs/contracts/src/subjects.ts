@@ -16,6 +16,9 @@ export const Subjects = {
   /** Notification that outbox rows were written for an instance (payload: OutboxNotice). */
   outbox: (instanceId: string) => `events.${instanceId}` as const,
   outboxWildcard: 'events.*',
+  /** Wakes the dispatchers: an async send was queued for the instance, or its queue changed (payload: QueueNotice). */
+  queue: (instanceId: string) => `queue.${instanceId}` as const,
+  queueWildcard: 'queue.*',
 } as const;
 
 export type InstanceOp = keyof InstanceRpc;
@@ -65,6 +68,8 @@ export interface InstanceRpc {
   'chat.presence': { request: ChatPresenceRequest; reply: { ok: true } };
   /** Read receipts for received messages. */
   read: { request: { instanceId: string; keys: Array<{ remoteJid: string; id: string; participant?: string }> }; reply: { ok: true } };
+  /** Downloads a received message's media into the file store; answers where it is. */
+  'media.download': { request: { instanceId: string; messageId: string; ttlMs: number }; reply: { fileId: string; mimetype: string; fileName: string; size: number } };
 }
 
 export interface PlaceRequest {
@@ -76,4 +81,9 @@ export interface PlaceRequest {
 export interface OutboxNotice {
   instanceId: string;
   lastId: string;
+}
+
+/** Sent after an async-queue change commits (enqueue, reset, delay settings), so dispatchers wake without polling. */
+export interface QueueNotice {
+  instanceId: string;
 }

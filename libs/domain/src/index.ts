@@ -7,3 +7,4 @@ export type { CarouselCard, ListRow, ListSection, MenuButton } from './menu-choi
 export { protoFieldName, toProtoJson } from './proto-json';
 export { contentField, describeContent, messageTypeName, unwrapMessage } from './message-content';
 export type { DescribedContent, ProtoMessage } from './message-content';
+export * from './interactive';

@@ -27,3 +27,5 @@ export { toMessageRecord } from './records/message.record';
 export { toChatRecord } from './records/chat.record';
 export { FileRepository } from './repositories/file.repository';
 export type { StoredFile } from './repositories/file.repository';
+export { SendQueueRepository } from './repositories/send-queue.repository';
+export type { LaneClaim, QueueClearResult, QueuedSend, QueueStatusRow } from './repositories/send-queue.repository';

@@ -7,3 +7,4 @@ export { startEmbeddedPostgres } from './embedded-postgres';
 export type { EmbeddedDatabase } from './embedded-postgres';
 export { newRequestId, newToken, recordId, secretsEqual, sha256Hex } from './ids';
 export { guardedLookup, SsrfError, SsrfGuard } from './ssrf';
+export { ffmpegPath, toMp3, toOpusVoiceNote, transcode } from './ffmpeg';

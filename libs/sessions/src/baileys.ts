@@ -42,3 +42,7 @@ export function disconnectStatusCode(error: unknown): number | undefined {
   const output = (error as { output?: { statusCode?: unknown } } | undefined)?.output;
   return typeof output?.statusCode === 'number' ? output.statusCode : undefined;
 }
+
+// Inbound messaging (messaging/**): message decoding helpers and event shapes.
+export { decryptPollVote, getDevice, isJidGroup, jidNormalizedUser, WAMessageStatus, WAMessageStubType } from '@whiskeysockets/baileys';
+export type { BaileysEventMap, BinaryNode, Contact, GroupMetadata, LIDMapping, MessageUserReceiptUpdate, WAMessage, WAMessageKey, WAMessageUpdate } from '@whiskeysockets/baileys';

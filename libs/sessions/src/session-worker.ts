@@ -5,6 +5,7 @@ import type { DataSource } from 'typeorm';
 import { SessionRpcServer, type InstanceOpHandler } from './bus/session-rpc.server';
 import type { SessionWorkerConfig } from './config/session-worker.config';
 import { LeaseKeeper } from './lease/lease-keeper';
+import { InboundMessageObserver } from './messaging/inbound-message.observer';
 import { AbandonedPairingSweeper } from './session/abandoned-pairing-sweeper';
 import { SessionManager } from './session/session-manager';
 import { SessionStateWriter } from './session/session-state-writer';
@@ -36,6 +37,7 @@ export class SessionWorker {
   readonly keeper: LeaseKeeper;
   readonly manager: SessionManager;
   readonly sweeper: AbandonedPairingSweeper;
+  readonly inbound: InboundMessageObserver;
   private readonly rpc: SessionRpcServer;
   private readonly outbound: ReturnType<typeof createOutboundOps>;
   private readonly logger: Logger;
@@ -52,6 +54,7 @@ export class SessionWorker {
       this.logger,
     );
     const writer = new SessionStateWriter(instances, bus, this.logger);
+    this.inbound = new InboundMessageObserver({ dataSource, bus, logger: this.logger });
     // Abandoned pairings are rare; every few reconcile intervals is soon enough.
     this.sweeper = new AbandonedPairingSweeper(instances, writer, this.logger, config.reconcileIntervalMs * 5);
     this.manager = new SessionManager(
@@ -63,12 +66,13 @@ export class SessionWorker {
         authStates: new AuthStateRepository(dataSource),
         writer,
         sockets: new SocketFactory(config),
-        observers: options.socketObservers ?? [],
+        // Inbound messages, receipts, contacts and chats of every socket; then the embedder's own.
+        observers: [this.inbound, ...(options.socketObservers ?? [])],
         logger: this.logger,
       },
       this.logger,
     );
-    this.outbound = createOutboundOps({ dataSource, logger: this.logger, ssrf: new SsrfGuard(config.ssrfAllowlist ?? []) });
+    this.outbound = createOutboundOps({ dataSource, logger: this.logger, ssrf: new SsrfGuard(config.ssrfAllowlist ?? []), simulator: config.simulator });
     this.rpc = new SessionRpcServer(bus, this.manager, this.logger, { ...this.outbound.ops, ...options.instanceOps });
   }
 
@@ -97,6 +101,7 @@ export class SessionWorker {
     this.rpc.stopAccepting();
     await this.sweeper.stop();
     await this.keeper.stopTimers();
+    await this.inbound.drain();
     await this.manager.shutdownAll();
     await this.keeper.shutdown();
     this.rpc.stop();

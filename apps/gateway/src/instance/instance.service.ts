@@ -6,6 +6,7 @@ import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { DATA_SOURCE } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
+import { AsyncQueueService } from '../queue/async-queue.service';
 import type { ConnectDto, ChatbotSettingsDto, PrivacyDto, ProxyDto } from './dto/instance.dto';
 import { FIELD_NAMES } from './dto/instance.dto';
 import { toInstanceRecord, toProxyView } from './instance.mapper';
@@ -21,6 +22,7 @@ export class InstanceService {
   constructor(
     @Inject(DATA_SOURCE) dataSource: DataSource,
     private readonly sessions: SessionClient,
+    private readonly queue: AsyncQueueService,
   ) {
     this.instances = new InstanceRepository(dataSource);
     this.authState = new AuthStateRepository(dataSource);
@@ -130,6 +132,8 @@ export class InstanceService {
       throw new ApiError(500, 'failed to update delay settings');
     });
     if (!entity) throw ApiError.notFound('client not found');
+    // What is still queued follows the new gap at once.
+    this.queue.settingsChanged(instance.id);
     return { instance: toInstanceRecord(entity) };
   }
 

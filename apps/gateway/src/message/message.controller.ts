@@ -2,7 +2,8 @@ import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { FindMessagesDto } from './dto/find-messages.dto';
-import { DeleteDto, EditDto, MarkReadDto, PinDto, ReactDto } from './dto/message-actions.dto';
+import { DeleteDto, DownloadDto, EditDto, MarkReadDto, PinDto, ReactDto } from './dto/message-actions.dto';
+import { MessageDownloadService } from './message-download.service';
 import { MessageActionsService } from './message-actions.service';
 import { MessageService } from './message.service';
 
@@ -12,7 +13,14 @@ export class MessageController {
   constructor(
     private readonly messages: MessageService,
     private readonly actions: MessageActionsService,
+    private readonly downloads: MessageDownloadService,
   ) {}
+
+  @Post('download')
+  @HttpCode(200)
+  download(@CurrentInstance() instance: InstanceEntity, @Body() dto: DownloadDto) {
+    return this.downloads.download(instance, dto);
+  }
 
   @Post('find')
   @HttpCode(200)

@@ -1,6 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
 import { type EnvReader, type Logger } from '@gw/platform';
+import { DispatchModule, readAsyncDispatcherConfig } from '@gw/dispatch';
 import { readWebhookRelayConfig, WebhookRelayModule } from '@gw/relay';
 import { readSessionWorkerConfig, SessionWorkerModule, type SimulatorSeam } from '@gw/sessions';
 import { hostname } from 'node:os';
@@ -37,6 +38,12 @@ export function embeddedServices(options: EmbeddedServicesOptions): DynamicModul
       bus: options.bus,
       config: readWebhookRelayConfig(options.env),
       logger: options.logger.child({ service: 'webhook-relay' }),
+    }),
+    DispatchModule.register({
+      dataSource: options.dataSource,
+      bus: options.bus,
+      config: readAsyncDispatcherConfig(options.env),
+      logger: options.logger.child({ service: 'dispatcher' }),
     }),
   ];
 }

@@ -6,6 +6,7 @@ import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { SessionClient } from '../session/session.client';
 import { ChatPresenceDto, MEDIA_TYPES, SendContactDto, SendLocationDto, SendMediaDto, SendTextDto } from './dto/send-common.dto';
 import { SendService } from './send.service';
+import { InteractiveRepliesService } from './interactive/interactive-replies.service';
 import { buildVcard } from './vcard';
 
 const MIME_BY_TYPE: Record<string, string> = { image: 'image/jpeg', video: 'video/mp4', audio: 'audio/mpeg', document: 'application/octet-stream', sticker: 'image/webp' };
@@ -16,14 +17,18 @@ export class SendController {
   constructor(
     private readonly sends: SendService,
     private readonly sessions: SessionClient,
+    private readonly interactiveReplies: InteractiveRepliesService,
   ) {}
 
   @Post('send/text')
   @HttpCode(200)
   async text(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendTextDto) {
+    const interactive = await this.interactiveReplies.tryReply(instance, dto);
+    if (interactive) return interactive;
     if (!dto.number || !dto.text || !dto.text.trim()) throw ApiError.badRequest('missing number or text');
     const chatJid = this.sends.target(dto.number, 'missing number or text');
-    const text = await this.sends.placeholders(instance, chatJid, dto.text);
+    // Queued sends resolve placeholders when they go out (the lead may change meanwhile).
+    const text = dto.async ? dto.text : await this.sends.placeholders(instance, chatJid, dto.text);
     const linkPreview =
       dto.linkPreview === true
         ? await this.sends.previews.build(text, { title: dto.linkPreviewTitle, description: dto.linkPreviewDescription, image: dto.linkPreviewImage, large: dto.linkPreviewLarge })
@@ -42,7 +47,7 @@ export class SendController {
     const source = /^https?:\/\//i.test(dto.file.trim())
       ? { url: dto.file.trim() }
       : { fileId: await this.sends.stageFile(instance, dto.file, mimetype || MIME_BY_TYPE[kind], dto.docName ?? '') };
-    const caption = dto.text ? await this.sends.placeholders(instance, chatJid, dto.text) : '';
+    const caption = !dto.text ? '' : dto.async ? dto.text : await this.sends.placeholders(instance, chatJid, dto.text);
     const content: OutboundContent = {
       kind: 'media',
       mediaType: kind,

@@ -1,6 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { OutboundContent, SendRequest } from '@gw/contracts';
-import { parseChatTarget, resolvePlaceholders, type PlaceholderContext } from '@gw/domain';
+import { resolveChatPlaceholders } from '@gw/dispatch';
+import { parseChatTarget } from '@gw/domain';
 import { ChatRepository, FileRepository, type InstanceEntity } from '@gw/persistence';
 import { SsrfGuard } from '@gw/platform';
 import { randomBytes } from 'node:crypto';
@@ -8,6 +9,7 @@ import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { DATA_SOURCE, GATEWAY_CONFIG } from '../runtime/tokens';
+import { AsyncQueueService } from '../queue/async-queue.service';
 import { SessionClient } from '../session/session.client';
 import type { SendCommonDto } from './dto/send-common.dto';
 import { LinkPreviewBuilder } from './link-preview';
@@ -33,6 +35,7 @@ export class SendService implements OnModuleDestroy {
     @Inject(DATA_SOURCE) dataSource: DataSource,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
     private readonly sessions: SessionClient,
+    private readonly asyncQueue: AsyncQueueService,
   ) {
     this.previews = new LinkPreviewBuilder(new SsrfGuard(config.ssrfAllowlist));
     this.chats = new ChatRepository(dataSource);
@@ -51,31 +54,9 @@ export class SendService implements OnModuleDestroy {
     return parsed.jid;
   }
 
-  /** Replaces placeholders with what is known of the chat and its lead. */
+  /** Replaces placeholders with what is known of the chat and its lead (shared with the dispatcher, which resolves async sends when they go out). */
   async placeholders(instance: InstanceEntity, chatJid: string, text: string): Promise<string> {
-    if (!text.includes('{{')) return text;
-    const chat = await this.chats.findByJid(instance.id, chatJid);
-    const lead = (chat?.lead ?? {}) as Record<string, unknown>;
-    const str = (key: string) => (typeof lead[key] === 'string' ? (lead[key] as string) : '');
-    const leadFields: Record<string, string> = {};
-    for (let n = 1; n <= 20; n++) {
-      const key = `lead_field${String(n).padStart(2, '0')}`;
-      leadFields[key] = str(key);
-    }
-    const context: PlaceholderContext = {
-      wa_name: chat?.waName ?? '',
-      wa_contactName: chat?.waContactName ?? '',
-      lead_name: str('lead_name'),
-      lead_fullName: str('lead_fullName'),
-      lead_personalid: str('lead_personalid'),
-      lead_email: str('lead_email'),
-      lead_status: str('lead_status'),
-      lead_notes: str('lead_notes'),
-      lead_assignedAttendant_id: str('lead_assignedAttendant_id'),
-      leadFields,
-      fieldsMap: instance.fieldsMap ?? {},
-    };
-    return resolvePlaceholders(text, context);
+    return resolveChatPlaceholders(this.chats, instance, chatJid, text);
   }
 
   /** A base64 upload is staged in Postgres; the worker reads it from there (the bus is not for megabytes). */
@@ -89,7 +70,6 @@ export class SendService implements OnModuleDestroy {
 
   /** Sends through the worker and answers the Message record plus `response`. */
   async send(instance: InstanceEntity, common: SendCommonDto, chatJid: string, content: OutboundContent, sendFunction: string, payload: Record<string, unknown>, responseExtra: Record<string, unknown> = {}) {
-    if (common.async) throw ApiError.badRequest('async=true is not available yet: send without async');
     const ids = newMessageIds();
     const mentions = common.mentions && common.mentions.trim() !== 'all' ? common.mentions.split(',').map((entry) => entry.trim()).filter(Boolean) : [];
     const mentionJids = mentions.map((entry) => {
@@ -111,6 +91,11 @@ export class SendService implements OnModuleDestroy {
       readMessages: common.readmessages === true,
       record: { sendFunction, sendPayload: stripMedia(payload), trackSource: common.track_source ?? '', trackId: common.track_id ?? '', sendFolderId: '' },
     };
+    if (common.async) {
+      // Durable before the 200 (messages row `Queued` + queue row); the dispatcher sends it, paced.
+      const queued = await this.asyncQueue.enqueue(instance, request);
+      return { ...queued, response: { status: 'success', message: 'Message queued successfully', ...responseExtra } };
+    }
     const timeoutMs = 30_000 + (request.delayMs ?? 0);
     const record = (await this.sessions.request(instance.id, 'send', request, timeoutMs)) as Record<string, unknown>;
     if (record.status === 'Failed') {

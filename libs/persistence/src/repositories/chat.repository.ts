@@ -42,6 +42,19 @@ export interface ChatObservation {
   ephemeralExpiration?: number;
 }
 
+/** Conversation settings that change apart from messages; absent fields stay as they are. */
+export interface ChatState {
+  archived?: boolean;
+  pinned?: boolean;
+  muteEndTime?: number;
+  unreadCount?: number;
+  /** Profile or group name. */
+  waName?: string;
+  /** Name saved in the address book. */
+  waContactName?: string;
+  groupFlags?: Record<string, boolean>;
+}
+
 type Raw = Record<string, unknown>;
 
 function toChatRow(raw: Raw): ChatRow {
@@ -155,6 +168,51 @@ export class ChatRepository {
       ],
     );
     return { chat: toChatRow(updated[0]), created, merged };
+  }
+
+  static async findByJidWithin(manager: EntityManager, instanceId: string, jid: string): Promise<ChatRow | null> {
+    const rows: Raw[] = await manager.query(`SELECT * FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) LIMIT 1`, [instanceId, jid]);
+    return rows.length ? toChatRow(rows[0]) : null;
+  }
+
+  /**
+   * Settings of a conversation changed (app state from the phone, group metadata): absent fields are
+   * left as they are; group flags are merged. Null when no such chat is stored or nothing changed
+   * (so callers announce only real changes).
+   */
+  static async applyStateWithin(manager: EntityManager, instanceId: string, jid: string, state: ChatState): Promise<ChatRow | null> {
+    const rows: Raw[] = await manager.query(
+      `WITH changed AS (
+         UPDATE chats SET
+           archived = COALESCE($3, archived),
+           pinned = COALESCE($4, pinned),
+           mute_end_time = COALESCE($5, mute_end_time),
+           unread_count = COALESCE($6, unread_count),
+           wa_name = COALESCE($7, wa_name),
+           wa_contact_name = COALESCE($9, wa_contact_name),
+           name = COALESCE(NULLIF($9, ''), NULLIF(wa_contact_name, ''), NULLIF($7, ''), name),
+           group_flags = group_flags || COALESCE($8::jsonb, '{}'::jsonb),
+           updated_at = now()
+         WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) AND (
+           archived IS DISTINCT FROM COALESCE($3, archived) OR pinned IS DISTINCT FROM COALESCE($4, pinned)
+           OR mute_end_time IS DISTINCT FROM COALESCE($5, mute_end_time) OR unread_count IS DISTINCT FROM COALESCE($6, unread_count)
+           OR wa_name IS DISTINCT FROM COALESCE($7, wa_name) OR wa_contact_name IS DISTINCT FROM COALESCE($9, wa_contact_name)
+           OR NOT group_flags @> COALESCE($8::jsonb, '{}'::jsonb))
+         RETURNING *)
+       SELECT * FROM changed`,
+      [
+        instanceId,
+        jid,
+        state.archived ?? null,
+        state.pinned ?? null,
+        state.muteEndTime ?? null,
+        state.unreadCount ?? null,
+        state.waName ?? null,
+        state.groupFlags ? JSON.stringify(state.groupFlags) : null,
+        state.waContactName ?? null,
+      ],
+    );
+    return rows.length ? toChatRow(rows[0]) : null;
   }
 
   async findByJid(instanceId: string, jid: string): Promise<ChatRow | null> {

@@ -158,6 +158,55 @@ export class MessageRepository {
     return rows.map(toMessageRow);
   }
 
+  /** A message by its provider id, inside a transaction (locked until commit when `forUpdate`). */
+  static async findWithin(manager: EntityManager, instanceId: string, messageId: string, forUpdate = false): Promise<MessageRow | null> {
+    const rows: Raw[] = await manager.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [instanceId, messageId]);
+    return rows.length ? toMessageRow(rows[0]) : null;
+  }
+
+  /**
+   * An edit arrived: the original now shows the new text and content, and `edited` names the edit
+   * that changed it last. Null when the original is not stored.
+   */
+  static async applyEditWithin(manager: EntityManager, instanceId: string, messageId: string, edit: { text: string; content: unknown; editId: string }): Promise<MessageRow | null> {
+    const rows: Raw[] = await manager.query(
+      `WITH changed AS (
+         UPDATE messages SET text = $3, content = $4::jsonb, edited = $5, updated_at = now()
+         WHERE instance_id = $1 AND message_id = $2 RETURNING *)
+       SELECT * FROM changed`,
+      [instanceId, messageId, edit.text, edit.content === undefined ? null : JSON.stringify(edit.content), edit.editId],
+    );
+    return rows.length ? toMessageRow(rows[0]) : null;
+  }
+
+  /** A revoke ("delete for everyone") arrived: the original's status becomes `Deleted` (final). */
+  static async markDeletedWithin(manager: EntityManager, instanceId: string, messageId: string): Promise<MessageRow | null> {
+    const rows: Raw[] = await manager.query(
+      `WITH changed AS (
+         UPDATE messages SET status = 'Deleted', updated_at = now()
+         WHERE instance_id = $1 AND message_id = $2 AND status <> 'Deleted' RETURNING *)
+       SELECT * FROM changed`,
+      [instanceId, messageId],
+    );
+    return rows.length ? toMessageRow(rows[0]) : null;
+  }
+
+  /**
+   * WhatsApp refused messages (error ack): `Failed` with the reason, unless they were already
+   * delivered (a late error cannot undo a receipt) or are final. Returns the rows that changed.
+   */
+  static async failWithin(manager: EntityManager, instanceId: string, messageIds: string[], error: string): Promise<MessageRow[]> {
+    const rows: Raw[] = await manager.query(
+      `WITH changed AS (
+         UPDATE messages SET status = 'Failed', error = $3, updated_at = now()
+         WHERE instance_id = $1 AND message_id = ANY($2::text[]) AND status IN ('', 'Queued', 'Pending', 'Sent')
+         RETURNING *)
+       SELECT * FROM changed`,
+      [instanceId, messageIds, error],
+    );
+    return rows.map(toMessageRow);
+  }
+
   async findOne(instanceId: string, idOrMessageId: string): Promise<MessageRow | null> {
     const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND (id = $2 OR message_id = $2) LIMIT 1`, [instanceId, idOrMessageId]);
     return rows.length ? toMessageRow(rows[0]) : null;

@@ -1,12 +1,16 @@
 import { ChatRepository, type MessageRow } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
-import { SsrfGuard } from '@gw/platform';
+import { SsrfGuard, toOpusVoiceNote } from '@gw/platform';
 import { ErrorCode, RpcError, type ChatPresenceRequest, type OutboundContent, type SendRequest } from '@gw/contracts';
 import { BufferJSON, proto, type AnyMessageContent, type BinaryNode, type WAMessage, type WAMessageKey, type WASocket } from '@whiskeysockets/baileys';
 import type { DataSource } from 'typeorm';
 import type { InstanceOpHandler } from '../bus/session-rpc.server';
 import type { Session } from '../session/session';
 import { MediaSource } from './media-source';
+import type { SimulatorSeam } from '../config/session-worker.config';
+import { networkOptions } from '../socket/network-options';
+import { FileRepository, InstanceRepository } from '@gw/persistence';
+import { downloadMediaMessage } from '@whiskeysockets/baileys';
 import { SendLedger } from './send-ledger';
 
 /** How long a send waits for the server's ack before answering with the message still Pending. */
@@ -17,6 +21,8 @@ export interface OutboundOptions {
   dataSource: DataSource;
   logger: Logger;
   ssrf: SsrfGuard;
+  /** The simulator seam (its media server is self-signed), when active. */
+  simulator?: SimulatorSeam;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -127,8 +133,14 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
             return { image: file.data, caption: content.caption, mimetype, ...thumbnail, ...common } as AnyMessageContent;
           case 'video':
             return { video: file.data, caption: content.caption, mimetype, gifPlayback: content.gifPlayback, ptv: content.ptv, ...thumbnail, ...common } as AnyMessageContent;
-          case 'audio':
-            return { audio: file.data, ptt: content.ptt, mimetype: content.ptt ? 'audio/ogg; codecs=opus' : mimetype || 'audio/mpeg', ...common } as AnyMessageContent;
+          case 'audio': {
+            // A voice note must be Opus in Ogg; anything else is converted first.
+            const isOpus = /ogg|opus/i.test(mimetype) && file.data.subarray(0, 4).toString() === 'OggS';
+            const data = content.ptt && !isOpus ? await toOpusVoiceNote(file.data).catch((error: Error) => {
+              throw new RpcError(ErrorCode.BadRequest, `audio could not be converted to a voice note: ${error.message}`);
+            }) : file.data;
+            return { audio: data, ptt: content.ptt, mimetype: content.ptt ? 'audio/ogg; codecs=opus' : mimetype || 'audio/mpeg', ...common } as AnyMessageContent;
+          }
           case 'document':
             return { document: file.data, mimetype, fileName: content.fileName || file.fileName, caption: content.caption, ...thumbnail, ...common } as AnyMessageContent;
           case 'sticker':
@@ -180,7 +192,29 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     return { ok: true };
   };
 
-  return { ops: { send, 'chat.presence': chatPresence, read }, close: () => media.close() };
+  const files = new FileRepository(options.dataSource);
+  const instances = new InstanceRepository(options.dataSource);
+  const downloadMedia = async (session: Session, raw: Record<string, unknown>): Promise<unknown> => {
+    const messageId = String(raw.messageId ?? '');
+    const found = await ledger.rawMessage(session.instanceId, messageId);
+    if (!found) throw new RpcError(ErrorCode.NotFound, 'Message not found');
+    if (!found.raw) throw new RpcError(ErrorCode.BadRequest, 'this message has no downloadable media');
+    const message = JSON.parse(found.raw, BufferJSON.reviver) as WAMessage;
+    const socket = session.openSocket();
+    const row = await instances.findById(session.instanceId);
+    const network = networkOptions(row?.proxy ?? null, options.simulator);
+    let data: Buffer;
+    try {
+      data = (await downloadMediaMessage(message, 'buffer', { options: network.options } as never, { reuploadRequest: socket.updateMediaMessage, logger: options.logger as never })) as Buffer;
+    } catch (error) {
+      throw new RpcError(ErrorCode.BadRequest, `media could not be downloaded: ${(error as Error).message}`);
+    }
+    const inner = describeMedia(message);
+    const fileId = await files.store(session.instanceId, data, inner.mimetype, inner.fileName, Number(raw.ttlMs) || 7 * 86_400_000);
+    return { fileId, mimetype: inner.mimetype, fileName: inner.fileName, size: data.length };
+  };
+
+  return { ops: { send, 'chat.presence': chatPresence, read, 'media.download': downloadMedia }, close: () => media.close() };
 }
 
 /** In a group, pinning follows the group's own setting: when only admins edit it, only admins pin. */
@@ -190,6 +224,16 @@ async function assertMayPin(socket: WASocket, groupJid: string): Promise<void> {
   const me = [socket.user?.id, socket.user?.lid].filter(Boolean).map((jid) => (jid as string).split(':')[0].split('@')[0]);
   const self = metadata.participants.find((participant) => [participant.id, participant.lid, participant.phoneNumber].some((jid) => jid && me.includes(jid.split(':')[0].split('@')[0])));
   if (!self?.admin) throw new RpcError(ErrorCode.BadRequest, 'error pinning message: in this group only admins may pin messages');
+}
+
+/** Mimetype and file name of the media inside a message (through its envelopes). */
+function describeMedia(message: WAMessage): { mimetype: string; fileName: string } {
+  let content: Record<string, any> = (message.message ?? {}) as Record<string, any>;
+  for (const wrapper of ['ephemeralMessage', 'viewOnceMessage', 'viewOnceMessageV2', 'documentWithCaptionMessage']) {
+    if (content[wrapper]?.message) content = content[wrapper].message;
+  }
+  const inner = content.imageMessage ?? content.videoMessage ?? content.audioMessage ?? content.documentMessage ?? content.stickerMessage ?? content.ptvMessage ?? {};
+  return { mimetype: inner.mimetype ?? 'application/octet-stream', fileName: inner.fileName ?? '' };
 }
 
 function keyOf(row: MessageRow): WAMessageKey {

@@ -1,0 +1,32 @@
+import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
+import { FileRepository } from '@gw/persistence';
+import type { FastifyReply } from 'fastify';
+import type { DataSource } from 'typeorm';
+import { ApiError } from '../common/api-error';
+import { DATA_SOURCE } from '../runtime/tokens';
+
+/**
+ * `GET /files/<id>`: downloaded media behind an unguessable (128-bit), expiring id. No token: the id
+ * is the capability, so links can be handed to a browser or another service.
+ */
+@Controller('files')
+export class FilesController {
+  private readonly files: FileRepository;
+
+  constructor(@Inject(DATA_SOURCE) dataSource: DataSource) {
+    this.files = new FileRepository(dataSource);
+  }
+
+  @Get(':id')
+  async get(@Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
+    const bare = id.replace(/\.[a-z0-9]{1,5}$/i, '');
+    if (!/^[0-9a-f]{32}$/.test(bare)) throw ApiError.notFound('File not found');
+    const file = await this.files.read(bare);
+    if (!file) throw ApiError.notFound('File not found or expired');
+    void reply
+      .header('content-type', file.mimetype)
+      .header('cache-control', 'private, max-age=3600')
+      .header('content-disposition', `inline${file.fileName ? `; filename="${file.fileName.replace(/["\\\r\n]/g, '_')}"` : ''}`)
+      .send(file.data);
+  }
+}

@@ -1,0 +1,60 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { FileRepository, type InstanceEntity } from '@gw/persistence';
+import { toMp3 } from '@gw/platform';
+import type { DataSource } from 'typeorm';
+import { ApiError } from '../common/api-error';
+import type { GatewayConfig } from '../runtime/gateway-config';
+import { DATA_SOURCE, GATEWAY_CONFIG } from '../runtime/tokens';
+import { SessionClient } from '../session/session.client';
+import type { DownloadDto } from './dto/message-actions.dto';
+import { MessageActionsService } from './message-actions.service';
+
+const LINK_TTL_MS = 7 * 24 * 3_600_000;
+
+/** POST /message/download: the media of a received message, as a link and/or base64 (MP3 for audio). */
+@Injectable()
+export class MessageDownloadService {
+  private readonly files: FileRepository;
+
+  constructor(
+    @Inject(DATA_SOURCE) dataSource: DataSource,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
+    private readonly sessions: SessionClient,
+    private readonly actions: MessageActionsService,
+  ) {
+    this.files = new FileRepository(dataSource);
+  }
+
+  async download(instance: InstanceEntity, dto: DownloadDto) {
+    if (dto.transcribe) throw ApiError.badRequest('transcribe is not available on this gateway');
+    let target = await this.actions.find(instance, dto.id);
+    if (dto.download_quoted) {
+      if (!target.quoted) throw ApiError.badRequest('the message quotes no other message');
+      target = await this.actions.find(instance, target.quoted);
+    }
+    if (target.type !== 'media' || !['image', 'video', 'gif', 'ptv', 'audio', 'ptt', 'document', 'sticker'].includes(target.mediaType)) {
+      throw ApiError.badRequest('the message has no downloadable media');
+    }
+    const stored = await this.sessions.request(instance.id, 'media.download', { instanceId: instance.id, messageId: target.messageId, ttlMs: LINK_TTL_MS }, 60_000);
+    let fileId = stored.fileId;
+    let mimetype = stored.mimetype;
+    const isAudio = target.mediaType === 'audio' || target.mediaType === 'ptt';
+    if (isAudio && dto.generate_mp3 !== false) {
+      const original = await this.files.read(fileId, instance.id);
+      if (original) {
+        const mp3 = await toMp3(original.data).catch(() => null);
+        if (mp3) {
+          fileId = await this.files.store(instance.id, mp3, 'audio/mpeg', (original.fileName || target.messageId).replace(/\.\w+$/, '') + '.mp3', LINK_TTL_MS);
+          mimetype = 'audio/mpeg';
+        }
+      }
+    }
+    const base64Data = dto.return_base64 ? (await this.files.read(fileId, instance.id))?.data.toString('base64') ?? '' : '';
+    return {
+      fileURL: dto.return_link === false ? '' : `${this.config.publicBaseUrl.replace(/\/$/, '')}/files/${fileId}`,
+      mimetype,
+      base64Data,
+      transcription: '',
+    };
+  }
+}

@@ -1,0 +1,22 @@
+import { Controller, Delete, Get, HttpCode, UseGuards } from '@nestjs/common';
+import type { InstanceEntity } from '@gw/persistence';
+import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
+import { AsyncQueueService } from './async-queue.service';
+
+@Controller('message/async')
+@UseGuards(InstanceGuard)
+export class AsyncQueueController {
+  constructor(private readonly queue: AsyncQueueService) {}
+
+  @Get()
+  @HttpCode(200)
+  status(@CurrentInstance() instance: InstanceEntity) {
+    return this.queue.status(instance);
+  }
+
+  @Delete()
+  @HttpCode(200)
+  clear(@CurrentInstance() instance: InstanceEntity) {
+    return this.queue.clear(instance);
+  }
+}

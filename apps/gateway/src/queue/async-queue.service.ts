@@ -1,0 +1,41 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Bus } from '@gw/bus';
+import type { SendRequest } from '@gw/contracts';
+import { AsyncQueue, ASYNC_QUEUE_DEFAULTS } from '@gw/dispatch';
+import { toMessageRecord, type InstanceEntity } from '@gw/persistence';
+import type { DataSource } from 'typeorm';
+import { ApiError } from '../common/api-error';
+import { BUS, DATA_SOURCE } from '../runtime/tokens';
+
+/** The gateway's side of the `async=true` queue: accept durably, report, clear. The dispatcher sends. */
+@Injectable()
+export class AsyncQueueService {
+  private readonly queue: AsyncQueue;
+
+  constructor(@Inject(DATA_SOURCE) dataSource: DataSource, @Inject(BUS) bus: Bus) {
+    this.queue = new AsyncQueue(dataSource, bus, ASYNC_QUEUE_DEFAULTS);
+  }
+
+  /** In Postgres (messages row `Queued` + queue row) before it returns: the Message record to answer with. */
+  async enqueue(instance: InstanceEntity, request: SendRequest) {
+    const row = await this.queue.enqueue(request, instance.owner);
+    return toMessageRecord(row, instance.owner);
+  }
+
+  async status(instance: InstanceEntity) {
+    const queue = await this.queue.status(instance.id, instance.status === 'connected');
+    return { response: 'Async queue status', instanceId: instance.id, queue };
+  }
+
+  async clear(instance: InstanceEntity) {
+    const outcome = await this.queue.clear(instance.id);
+    if (outcome.ok) return { response: 'Async queue cleared', instanceId: instance.id, stats: outcome.stats };
+    const message = outcome.reason === 'resetting' ? 'async queue is resetting, try again later' : 'async queue did not drain before reset';
+    throw new ApiError(409, message, { instanceId: instance.id, stats: outcome.stats });
+  }
+
+  /** Delay settings changed: the dispatchers re-evaluate the waiting sends at once. */
+  settingsChanged(instanceId: string): void {
+    this.queue.notify(instanceId);
+  }
+}

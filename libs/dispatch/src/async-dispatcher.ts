@@ -1,0 +1,226 @@
+import type { Bus, BusSubscription } from '@gw/bus';
+import { ErrorCode, RpcError, Subjects, type SendRequest } from '@gw/contracts';
+import { ChatRepository, InstanceRepository, SendQueueRepository, type LaneClaim, type QueuedSend } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import { randomBytes } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { resolveRequestPlaceholders } from './chat-placeholders';
+
+export interface AsyncDispatcherConfig {
+  /** Names this dispatcher in its claims (claimed_by = `<id>:<instance>:<nonce>`). */
+  dispatcherId: string;
+  /** A lane claim lasts this long unless renewed; a dead dispatcher's lanes are free after it. */
+  claimMs: number;
+  /** Slow poll: wake-ups come from the bus; this catches lost notifications and lapsed claims. */
+  pollIntervalMs: number;
+  /** Instances this dispatcher sends for at the same time (one send each). */
+  maxLanes: number;
+  /** Worker answer timeout on top of the message's own typing delay. */
+  sendTimeoutMs: number;
+  /** Hand-overs (timeouts, errors) before the message is marked Failed. */
+  maxAttempts: number;
+  /** Wait before attempt n+1 (last value repeats). */
+  retryBackoffMs: number[];
+  /** Wait while the instance has no connected session (does not count as an attempt). */
+  disconnectedRetryMs: number;
+}
+
+export const ASYNC_DISPATCHER_DEFAULTS: Omit<AsyncDispatcherConfig, 'dispatcherId'> = {
+  claimMs: 30_000,
+  pollIntervalMs: 1_000,
+  maxLanes: 64,
+  sendTimeoutMs: 40_000,
+  maxAttempts: 5,
+  retryBackoffMs: [2_000, 10_000, 30_000, 60_000],
+  disconnectedRetryMs: 5_000,
+};
+
+/** Errors after which retrying cannot help: the message fails at once. */
+const PERMANENT: ReadonlySet<string> = new Set([ErrorCode.BadRequest, ErrorCode.NotFound]);
+/** The instance is not reachable now: wait, without counting an attempt. */
+const UNREACHABLE: ReadonlySet<string> = new Set([ErrorCode.NoSession, ErrorCode.NotConnected, ErrorCode.Fenced]);
+
+/**
+ * Sends the `async=true` queue: per instance one send at a time, in acceptance order, with the
+ * instance's random gap between sends. All state is in Postgres (SendQueueRepository); any number of
+ * dispatchers run side by side and a dead one's lanes are taken over once its claims lapse.
+ */
+export class AsyncDispatcher {
+  private readonly queue: SendQueueRepository;
+  private readonly chats: ChatRepository;
+  private readonly instances: InstanceRepository;
+  private readonly claimPrefix: string;
+  private readonly active = new Map<string, Promise<void>>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private subscription?: BusSubscription;
+  private running = false;
+  /** Set by kill(): behave as a crashed process (write nothing more, release nothing). */
+  private killed = false;
+  private wakeRequested = false;
+  private wake?: () => void;
+  private loopDone?: Promise<void>;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly bus: Bus,
+    private readonly config: AsyncDispatcherConfig,
+    private readonly logger: Logger,
+  ) {
+    this.queue = new SendQueueRepository(dataSource);
+    this.chats = new ChatRepository(dataSource);
+    this.instances = new InstanceRepository(dataSource);
+    this.claimPrefix = `${config.dispatcherId}:${randomBytes(3).toString('hex')}`;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.subscription = this.bus.subscribe(Subjects.queueWildcard, () => this.poke());
+    this.loopDone = this.loop();
+  }
+
+  /** Clean stop: no new sends, the ones in flight finish and their lanes are released. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.subscription?.unsubscribe();
+    this.clearTimers();
+    this.poke();
+    await this.loopDone;
+    await Promise.allSettled([...this.active.values()]);
+  }
+
+  /** Test seam: stops as a crash would (timers stopped, claims left to lapse, answers ignored). */
+  kill(): void {
+    this.killed = true;
+    this.running = false;
+    this.subscription?.unsubscribe();
+    this.clearTimers();
+    this.poke();
+  }
+
+  private poke(): void {
+    this.wakeRequested = true;
+    this.wake?.();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      this.wakeRequested = false;
+      try {
+        const free = this.config.maxLanes - this.active.size;
+        if (free > 0) {
+          for (const claim of await this.queue.claimLanes(this.claimPrefix, free, this.config.claimMs)) {
+            if (!this.running) break;
+            const work = this.runLane(claim).finally(() => {
+              this.active.delete(claim.instanceId);
+              this.poke();
+            });
+            this.active.set(claim.instanceId, work);
+          }
+        }
+      } catch (error) {
+        if (!this.killed) this.logger.error({ err: error }, 'claiming async send lanes failed');
+      }
+      if (!this.running) break;
+      if (this.wakeRequested) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.config.pollIntervalMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** One send of the lane's head under the claim, then the lane goes back (paced) for the next. */
+  private async runLane(claim: LaneClaim): Promise<void> {
+    let head: QueuedSend | null = null;
+    try {
+      head = await this.queue.head(claim.instanceId);
+      if (this.killed) return;
+      if (!head || !this.running || !(await this.queue.markInFlight(claim, head.id, this.config.claimMs))) {
+        if (!this.killed) await this.queue.release(claim);
+        return;
+      }
+      await this.send(claim, head);
+    } catch (error) {
+      if (this.killed) return;
+      this.logger.error({ err: error, instanceId: claim.instanceId }, 'async send lane failed');
+      // The claim lapses by itself; release early when we can.
+      await this.queue.release(claim).catch(() => undefined);
+    }
+  }
+
+  private async send(claim: LaneClaim, head: QueuedSend): Promise<void> {
+    const heartbeat = setInterval(() => {
+      if (this.killed) return;
+      void this.queue.renew(claim, this.config.claimMs).catch(() => undefined);
+    }, Math.max(50, Math.floor(this.config.claimMs / 3)));
+    this.timers.add(heartbeat);
+    let outcome: { ok: true } | { ok: false; error: unknown };
+    const stored = head.request as unknown as SendRequest;
+    try {
+      const request = await this.prepare(stored);
+      await this.bus.request(Subjects.instance(claim.instanceId, 'send'), request, { timeoutMs: this.config.sendTimeoutMs + (request.delayMs ?? 0) });
+      outcome = { ok: true };
+    } catch (error) {
+      outcome = { ok: false, error };
+    } finally {
+      clearInterval(heartbeat);
+      this.timers.delete(heartbeat);
+    }
+    if (this.killed) return;
+
+    if (outcome.ok) {
+      // The worker stored Sent or Failed (a refusal by WhatsApp is final: never resent).
+      const gapMs = await this.queue.complete(claim, head.id);
+      if (gapMs > 0) this.wakeAfter(gapMs);
+      return;
+    }
+    const error = outcome.error;
+    const code = error instanceof RpcError ? error.code : ErrorCode.Internal;
+    const message = error instanceof Error ? error.message : String(error);
+    if (UNREACHABLE.has(code)) {
+      await this.queue.retryLater(claim, head.id, this.config.disconnectedRetryMs, false, message);
+      this.wakeAfter(this.config.disconnectedRetryMs);
+      return;
+    }
+    const attempts = head.attempts + 1;
+    if (PERMANENT.has(code) || attempts >= this.config.maxAttempts) {
+      this.logger.warn({ instanceId: claim.instanceId, messageId: head.messageId, attempts, err: message }, 'async send failed');
+      await this.queue.fail(claim, head.id, head.messageId, `failed to send: ${message}`);
+      this.poke();
+      return;
+    }
+    // Timeout included: the same request (same ids) goes again; a relayed id is answered from the store.
+    const backoff = this.config.retryBackoffMs[Math.min(attempts - 1, this.config.retryBackoffMs.length - 1)] ?? 1_000;
+    await this.queue.retryLater(claim, head.id, backoff, true, message);
+    this.wakeAfter(backoff);
+  }
+
+  /** Placeholders are resolved when the message goes out (the lead may have changed meanwhile). */
+  private async prepare(request: SendRequest): Promise<SendRequest> {
+    const content = request.content;
+    const text = content.kind === 'text' ? content.text : content.kind === 'media' ? content.caption : '';
+    if (!text.includes('{{')) return request;
+    const instance = await this.instances.findById(request.instanceId);
+    if (!instance) return request;
+    return resolveRequestPlaceholders(this.chats, { id: instance.id, fieldsMap: instance.fieldsMap }, request);
+  }
+
+  private wakeAfter(ms: number): void {
+    if (!this.running) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.poke();
+    }, ms + 5);
+    this.timers.add(timer);
+  }
+
+  private clearTimers(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+  }
+}

@@ -1,0 +1,106 @@
+import type { DataSource, EntityManager } from 'typeorm';
+
+/** A contact of an instance: keyed by its phone-number JID, or by its LID while the number is unknown. */
+export interface ContactRow {
+  instanceId: string;
+  jid: string;
+  lid: string;
+  contactName: string;
+  pushName: string;
+  verifiedName: string;
+  inAddressBook: boolean;
+  updatedAt: Date;
+}
+
+/** What a message or a sync tells about a contact; empty or absent fields are left as they are. */
+export interface ContactObservation {
+  /** Phone-number JID (`5511…@s.whatsapp.net`). */
+  jid?: string;
+  /** LID (`123…@lid`). */
+  lid?: string;
+  /** Name saved in the address book. */
+  contactName?: string;
+  /** Profile (push) name. */
+  pushName?: string;
+  verifiedName?: string;
+  inAddressBook?: boolean;
+}
+
+type Raw = Record<string, unknown>;
+
+function toContactRow(raw: Raw): ContactRow {
+  return {
+    instanceId: raw.instance_id as string,
+    jid: raw.jid as string,
+    lid: raw.lid as string,
+    contactName: raw.contact_name as string,
+    pushName: raw.push_name as string,
+    verifiedName: raw.verified_name as string,
+    inAddressBook: raw.in_address_book as boolean,
+    updatedAt: raw.updated_at as Date,
+  };
+}
+
+/**
+ * Contacts. A contact first seen only by LID is keyed by the LID; once its phone number is known the
+ * row moves to the phone-number JID, so one person never has two rows (guarantee 4).
+ */
+export class ContactRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Records what is known about a contact. `changed` is false when the row already said all of it
+   * (no event is worth sending then).
+   */
+  static async observeWithin(manager: EntityManager, instanceId: string, observation: ContactObservation): Promise<{ contact: ContactRow; changed: boolean }> {
+    const pn = observation.jid ?? '';
+    const lid = observation.lid ?? '';
+    if (!pn && !lid) throw new Error('a contact needs a JID or a LID');
+    // Contacts of one instance change one at a time (a LID row may move to its phone number).
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('contacts:' || $1))`, [instanceId]);
+    const found = ((await manager.query(
+      `SELECT * FROM contacts WHERE instance_id = $1 AND ((jid = $2 AND $2 <> '') OR (jid = $3 AND $3 <> '') OR (lid = $3 AND $3 <> ''))`,
+      [instanceId, pn, lid],
+    )) as Raw[]).map(toContactRow);
+    const target = pn || found.find((row) => row.lid === lid || row.jid === lid)?.jid || lid;
+    const current = found.find((row) => row.jid === target);
+    const others = found.filter((row) => row.jid !== target);
+    const pick = (value: string | undefined, field: 'contactName' | 'pushName' | 'verifiedName') =>
+      value || current?.[field] || others.find((row) => row[field])?.[field] || '';
+    const next = {
+      lid: lid || current?.lid || others.find((row) => row.lid)?.lid || '',
+      contactName: pick(observation.contactName, 'contactName'),
+      pushName: pick(observation.pushName, 'pushName'),
+      verifiedName: pick(observation.verifiedName, 'verifiedName'),
+      inAddressBook: observation.inAddressBook ?? current?.inAddressBook ?? others.some((row) => row.inAddressBook),
+    };
+    const changed =
+      !current ||
+      others.length > 0 ||
+      current.lid !== next.lid ||
+      current.contactName !== next.contactName ||
+      current.pushName !== next.pushName ||
+      current.verifiedName !== next.verifiedName ||
+      current.inAddressBook !== next.inAddressBook;
+    if (!changed) return { contact: current, changed: false };
+    if (others.length) {
+      await manager.query(`DELETE FROM contacts WHERE instance_id = $1 AND jid = ANY($2::text[])`, [instanceId, others.map((row) => row.jid)]);
+    }
+    const rows: Raw[] = await manager.query(
+      `INSERT INTO contacts (instance_id, jid, lid, contact_name, push_name, verified_name, in_address_book, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, now())
+       ON CONFLICT (instance_id, jid) DO UPDATE SET
+         lid = EXCLUDED.lid, contact_name = EXCLUDED.contact_name, push_name = EXCLUDED.push_name,
+         verified_name = EXCLUDED.verified_name, in_address_book = EXCLUDED.in_address_book, updated_at = now()
+       RETURNING *`,
+      [instanceId, target, next.lid, next.contactName, next.pushName, next.verifiedName, next.inAddressBook],
+    );
+    return { contact: toContactRow(rows[0]), changed: true };
+  }
+
+  /** A contact by its phone-number JID or its LID. */
+  async find(instanceId: string, jidOrLid: string): Promise<ContactRow | null> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM contacts WHERE instance_id = $1 AND (jid = $2 OR lid = $2) LIMIT 1`, [instanceId, jidOrLid]);
+    return rows.length ? toContactRow(rows[0]) : null;
+  }
+}

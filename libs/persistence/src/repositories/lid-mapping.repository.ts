@@ -1,0 +1,43 @@
+import type { DataSource, EntityManager } from 'typeorm';
+
+/** One LID ↔ phone-number pair, both as user JIDs without device (`123@lid`, `5511…@s.whatsapp.net`). */
+export interface LidMapping {
+  lid: string;
+  pn: string;
+}
+
+/**
+ * The LID ↔ phone-number map of an instance, as WhatsApp revealed it (message keys, `lid-mapping.update`,
+ * history sync). Baileys keeps its own copy in the auth keys; this one is for the API side (chats,
+ * contacts and sends addressed either way).
+ */
+export class LidMappingRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Stores pairs (a LID's latest number wins); returns the pairs that were new or changed. */
+  static async storeWithin(manager: EntityManager, instanceId: string, pairs: LidMapping[]): Promise<LidMapping[]> {
+    const unique = new Map<string, string>();
+    for (const { lid, pn } of pairs) if (lid.endsWith('@lid') && pn && !pn.endsWith('@lid')) unique.set(lid, pn);
+    if (unique.size === 0) return [];
+    const rows: Array<{ lid: string; pn: string }> = await manager.query(
+      `WITH changed AS (
+         INSERT INTO lid_mappings (instance_id, lid, pn)
+         SELECT $1, l, p FROM unnest($2::text[], $3::text[]) AS u(l, p)
+         ON CONFLICT (instance_id, lid) DO UPDATE SET pn = EXCLUDED.pn WHERE lid_mappings.pn <> EXCLUDED.pn
+         RETURNING lid, pn)
+       SELECT * FROM changed`,
+      [instanceId, [...unique.keys()], [...unique.values()]],
+    );
+    return rows.map((row) => ({ lid: row.lid, pn: row.pn }));
+  }
+
+  async pnForLid(instanceId: string, lid: string): Promise<string | null> {
+    const rows: Array<{ pn: string }> = await this.dataSource.query(`SELECT pn FROM lid_mappings WHERE instance_id = $1 AND lid = $2`, [instanceId, lid]);
+    return rows.length ? rows[0].pn : null;
+  }
+
+  async lidForPn(instanceId: string, pn: string): Promise<string | null> {
+    const rows: Array<{ lid: string }> = await this.dataSource.query(`SELECT lid FROM lid_mappings WHERE instance_id = $1 AND pn = $2 LIMIT 1`, [instanceId, pn]);
+    return rows.length ? rows[0].lid : null;
+  }
+}

@@ -1,0 +1,309 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import { toMessageRow, type MessageRow, type NewMessage } from './message.repository';
+
+type Raw = Record<string, unknown>;
+
+/** TypeORM answers UPDATE and DELETE with `[rows, affected]`, INSERT and SELECT with the rows. */
+function rowsOf(result: unknown): Raw[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0] as Raw[];
+  return result as Raw[];
+}
+
+const JSON_MESSAGE_COLUMNS = new Set(['content', 'send_payload']);
+
+/** One queued send: the request as accepted (`request` is a SendRequest; persistence knows no contracts). */
+export interface QueuedSend {
+  id: string;
+  instanceId: string;
+  messageId: string;
+  request: Record<string, unknown>;
+  attempts: number;
+}
+
+/** A lane claim: this dispatcher may send for the instance until the claim lapses. */
+export interface LaneClaim {
+  instanceId: string;
+  claimId: string;
+}
+
+export interface QueueStatusRow {
+  pending: number;
+  processingNow: boolean;
+  resetting: boolean;
+}
+
+export interface QueueClearResult {
+  /** send_queue rows deleted. */
+  deleted: number;
+  /** Of those, rows that had been handed over before and were waiting (session down, backoff). */
+  waitingDeleted: number;
+  /** messages rows moved to Canceled. */
+  canceled: number;
+  /** send_queue.id of the send in flight that was left to finish, or null. */
+  inFlightId: string | null;
+}
+
+/**
+ * The async send queue's SQL (tables in migration 1763810000000-send-queue). Invariants:
+ *
+ * 1. A send is durable once enqueueWithin commits: the messages row (`Queued`) and the queue row are
+ *    written in the same transaction, before the HTTP 200.
+ * 2. Per instance, at most one dispatcher sends at a time: it must hold the lane claim
+ *    (claimed_by = its claim id, claimed_until in the future). Claims are leases: a dispatcher that
+ *    dies holds nothing once claimed_until passes; its work is redone by the next claimant.
+ * 3. Order: a claimant only ever sends the head (lowest id) of its lane, and deletes it only after the
+ *    worker answered; so the next head is never sent before the previous one completed.
+ * 4. No duplicate: a redone head is sent with the same SendRequest (same messageId); the worker
+ *    answers an id that has `relayed_at` from its store instead of relaying it again.
+ */
+export class SendQueueRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /**
+   * Appends one request to the instance's lane (creating the lane on first use). The caller runs it
+   * in the transaction that inserts the `Queued` messages row. One statement: the lane insert is a
+   * no-op after the first send (ON CONFLICT DO NOTHING takes no row lock, so enqueues do not wait on
+   * a dispatcher holding the lane row).
+   */
+  static async enqueueWithin(manager: EntityManager, instanceId: string, messageId: string, request: unknown): Promise<string> {
+    const rows = rowsOf(await manager.query(
+      `WITH lane AS (INSERT INTO send_lanes (instance_id) VALUES ($1) ON CONFLICT (instance_id) DO NOTHING)
+       INSERT INTO send_queue (instance_id, message_id, request) VALUES ($1, $2, $3::jsonb) RETURNING id`,
+      [instanceId, messageId, JSON.stringify(request)]),
+    );
+    return String(rows[0].id);
+  }
+
+  /**
+   * The accept path in ONE statement (atomic without an explicit transaction, one round trip): the
+   * `Queued` messages row (the NewMessage fields, as MessageRepository.upsertWithin writes them; ids
+   * are fresh, so no conflict), the lane on first use, and the queue row with the request. This is
+   * what makes ≥ 3,000 enqueues/s possible; enqueueWithin is the same for callers with a transaction.
+   * Crash: before commit nothing exists (the client got no 200); after it, the send is durable.
+   */
+  async enqueue(message: NewMessage, request: unknown): Promise<MessageRow> {
+    const entries = Object.entries(message);
+    const columns = entries.map(([field]) => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`));
+    const values = entries.map(([, value], index) => (JSON_MESSAGE_COLUMNS.has(columns[index]) ? (value === undefined || value === null ? null : JSON.stringify(value)) : value));
+    const placeholders = columns.map((column, index) => (JSON_MESSAGE_COLUMNS.has(column) ? `$${index + 1}::jsonb` : `$${index + 1}`));
+    const n = values.length;
+    const rows = rowsOf(
+      await this.dataSource.query(
+        `WITH m AS (INSERT INTO messages (${columns.join(', ')}) VALUES (${placeholders.join(', ')}) RETURNING *),
+         lane AS (INSERT INTO send_lanes (instance_id) VALUES ($${n + 1}) ON CONFLICT (instance_id) DO NOTHING),
+         q AS (INSERT INTO send_queue (instance_id, message_id, request) VALUES ($${n + 1}, $${n + 2}, $${n + 3}::jsonb))
+         SELECT * FROM m`,
+        [...values, message.instanceId, message.messageId, JSON.stringify(request)],
+      ),
+    );
+    return toMessageRow(rows[0]);
+  }
+
+  /**
+   * Claims up to `limit` lanes that are due: no live claim, not resetting, retry wait over, pacing
+   * gap over, and something queued. The gap is computed here from the instance's current
+   * msg_delay_min/max and the lane's random fraction, so a settings change applies to queued sends.
+   *
+   * FOR UPDATE OF l SKIP LOCKED: dispatchers scanning at the same moment lock disjoint lanes and
+   * never wait on each other; the UPDATE in the same statement makes the claim visible at commit.
+   * A stale in_flight_id (its claimant died mid-send) is cleared: the head is resent by the new
+   * claimant with the same ids. Crash right after this statement: the lane is claimed but idle
+   * until claimed_until passes, then claimable again; nothing was sent.
+   */
+  async claimLanes(claimPrefix: string, limit: number, claimMs: number): Promise<LaneClaim[]> {
+    const rows = rowsOf(await this.dataSource.query(
+      `WITH due AS (
+         SELECT l.instance_id FROM send_lanes l JOIN instances i ON i.id = l.instance_id
+         WHERE (l.claimed_until IS NULL OR l.claimed_until < now())
+           AND (l.resetting_until IS NULL OR l.resetting_until < now())
+           AND l.retry_at <= now()
+           AND (l.last_sent_at IS NULL
+                OR l.last_sent_at + make_interval(secs => GREATEST(i.msg_delay_min, 0) + l.gap_fraction * GREATEST(i.msg_delay_max - i.msg_delay_min, 0)) <= now())
+           AND EXISTS (SELECT 1 FROM send_queue q WHERE q.instance_id = l.instance_id)
+         ORDER BY l.updated_at
+         LIMIT $2
+         FOR UPDATE OF l SKIP LOCKED)
+       UPDATE send_lanes l SET claimed_by = $1 || ':' || l.instance_id || ':' || md5(random()::text),
+         claimed_until = now() + make_interval(secs => $3::double precision / 1000), in_flight_id = NULL, updated_at = now()
+       FROM due WHERE l.instance_id = due.instance_id
+       RETURNING l.instance_id, l.claimed_by`,
+      [claimPrefix, limit, claimMs]),
+    );
+    return rows.map((row) => ({ instanceId: row.instance_id as string, claimId: row.claimed_by as string }));
+  }
+
+  /** The lane's head (oldest accepted send), or null when the lane is empty. */
+  async head(instanceId: string): Promise<QueuedSend | null> {
+    const rows = rowsOf(await this.dataSource.query(
+      `SELECT id, instance_id, message_id, request, attempts FROM send_queue WHERE instance_id = $1 ORDER BY id LIMIT 1`,
+      [instanceId]),
+    );
+    if (!rows.length) return null;
+    return { id: String(rows[0].id), instanceId: rows[0].instance_id as string, messageId: rows[0].message_id as string, request: rows[0].request as Record<string, unknown>, attempts: Number(rows[0].attempts) };
+  }
+
+  /**
+   * Records that the head goes to the worker now, and renews the claim. Refused (false) when the claim
+   * was lost, a reset began, or the head is gone (canceled): the caller then does not send. This row
+   * update serialises with clear(): either the send is marked in flight first (clear lets it finish
+   * and counts it drained) or clear comes first (this sees resetting_until and refuses).
+   * Crash after it: the claim lapses; the next claimant resends the same request (no duplicate).
+   */
+  async markInFlight(claim: LaneClaim, queueId: string, claimMs: number): Promise<boolean> {
+    const rows = rowsOf(await this.dataSource.query(
+      `UPDATE send_lanes SET in_flight_id = $3, claimed_until = now() + make_interval(secs => $4::double precision / 1000), updated_at = now()
+       WHERE instance_id = $1 AND claimed_by = $2 AND claimed_until > now()
+         AND (resetting_until IS NULL OR resetting_until < now())
+         AND EXISTS (SELECT 1 FROM send_queue WHERE id = $3)
+       RETURNING instance_id`,
+      [claim.instanceId, claim.claimId, queueId, claimMs]),
+    );
+    return rows.length > 0;
+  }
+
+  /** Heartbeat while a send is in flight; false when the claim was lost (lapsed and taken). */
+  async renew(claim: LaneClaim, claimMs: number): Promise<boolean> {
+    const rows = rowsOf(await this.dataSource.query(
+      `UPDATE send_lanes SET claimed_until = now() + make_interval(secs => $3::double precision / 1000)
+       WHERE instance_id = $1 AND claimed_by = $2 RETURNING instance_id`,
+      [claim.instanceId, claim.claimId, claimMs]),
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * The worker answered (Sent or Failed, already stored by it): the head is done. Deletes it whatever
+   * the claim (the answer is the worker's, not ours), and under our claim starts the pacing gap
+   * (completion time + a fresh random fraction) and releases the lane. Returns the gap in ms that now
+   * applies. Crash before it: the head is resent, the worker answers from its store.
+   */
+  async complete(claim: LaneClaim, queueId: string): Promise<number> {
+    const rows = rowsOf(await this.dataSource.query(
+      `WITH done AS (DELETE FROM send_queue WHERE id = $3),
+       lane AS (
+         UPDATE send_lanes SET last_sent_at = now(), gap_fraction = random(), in_flight_id = NULL, claimed_by = NULL, claimed_until = NULL,
+           retry_at = '-infinity', updated_at = now()
+         WHERE instance_id = $1 AND claimed_by = $2
+         RETURNING gap_fraction)
+       SELECT (GREATEST(i.msg_delay_min, 0) + lane.gap_fraction * GREATEST(i.msg_delay_max - i.msg_delay_min, 0)) * 1000 AS gap_ms
+       FROM lane JOIN instances i ON i.id = $1`,
+      [claim.instanceId, claim.claimId, queueId]),
+    );
+    return rows.length ? Number(rows[0].gap_ms) : 0;
+  }
+
+  /**
+   * The head could not be handed over (session down, timeout, error): it stays the head, the lane
+   * waits `waitMs` and is released. `countAttempt` adds to the head's attempts (a disconnected session
+   * does not count). Crash before it: the claim lapses and the head is retried sooner; harmless.
+   */
+  async retryLater(claim: LaneClaim, queueId: string, waitMs: number, countAttempt: boolean, error: string): Promise<void> {
+    await this.dataSource.query(
+      `WITH head AS (
+         UPDATE send_queue SET attempts = attempts + CASE WHEN $4 THEN 1 ELSE 0 END, last_error = $5 WHERE id = $3)
+       UPDATE send_lanes SET retry_at = now() + make_interval(secs => $6::double precision / 1000), in_flight_id = NULL,
+         claimed_by = NULL, claimed_until = NULL, updated_at = now()
+       WHERE instance_id = $1 AND claimed_by = $2`,
+      [claim.instanceId, claim.claimId, queueId, countAttempt, error, waitMs],
+    );
+  }
+
+  /**
+   * Retries exhausted: the head is dropped and its message marked Failed, unless the worker already
+   * relayed it (then the worker's status stands: it went out). One transaction; crash before commit
+   * leaves the head to be retried once more.
+   */
+  async fail(claim: LaneClaim, queueId: string, messageId: string, error: string): Promise<void> {
+    await this.dataSource.transaction(async (manager) => {
+      await manager.query(
+        `UPDATE messages SET status = 'Failed', error = $3, updated_at = now()
+         WHERE instance_id = $1 AND message_id = $2 AND relayed_at IS NULL AND status IN ('Queued', 'Pending')`,
+        [claim.instanceId, messageId, error],
+      );
+      await manager.query(`DELETE FROM send_queue WHERE id = $1`, [queueId]);
+      await manager.query(
+        `UPDATE send_lanes SET last_sent_at = now(), gap_fraction = random(), in_flight_id = NULL, claimed_by = NULL, claimed_until = NULL,
+           retry_at = '-infinity', updated_at = now()
+         WHERE instance_id = $1 AND claimed_by = $2`,
+        [claim.instanceId, claim.claimId],
+      );
+    });
+  }
+
+  /** Gives the lane back without sending (shutdown, head gone, reset began). */
+  async release(claim: LaneClaim): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE send_lanes SET claimed_by = NULL, claimed_until = NULL, in_flight_id = NULL, updated_at = now() WHERE instance_id = $1 AND claimed_by = $2`,
+      [claim.instanceId, claim.claimId],
+    );
+  }
+
+  /**
+   * Starts a reset (DELETE /message/async): no new send starts on this lane until endReset or until
+   * `holdMs` passes (a gateway that dies mid-reset does not block the lane for ever). False when a
+   * reset is already running.
+   */
+  async beginReset(instanceId: string, holdMs: number): Promise<boolean> {
+    const rows = rowsOf(await this.dataSource.query(
+      `INSERT INTO send_lanes (instance_id, resetting_until) VALUES ($1, now() + make_interval(secs => $2::double precision / 1000))
+       ON CONFLICT (instance_id) DO UPDATE SET resetting_until = EXCLUDED.resetting_until, updated_at = now()
+         WHERE send_lanes.resetting_until IS NULL OR send_lanes.resetting_until < now()
+       RETURNING instance_id`,
+      [instanceId, holdMs]),
+    );
+    return rows.length > 0;
+  }
+
+  /**
+   * Cancels everything queued for the instance except the send in flight under a live claim, in one
+   * transaction: the lane row is locked first (serialising with markInFlight), the queue rows are
+   * deleted, and their messages still `Queued` (or `Pending` but never relayed: a worker reserved
+   * them and failed before the network) become `Canceled`. Sent messages are untouched. Crash before
+   * commit: nothing canceled, the reset marker lapses by itself.
+   */
+  async clear(instanceId: string): Promise<QueueClearResult> {
+    return this.dataSource.transaction(async (manager) => {
+      const lanes: Raw[] = await manager.query(
+        `SELECT CASE WHEN claimed_until > now() THEN in_flight_id END AS in_flight_id FROM send_lanes WHERE instance_id = $1 FOR UPDATE`,
+        [instanceId],
+      );
+      const inFlightId = lanes.length && lanes[0].in_flight_id !== null ? String(lanes[0].in_flight_id) : null;
+      const rows = rowsOf(await manager.query(
+        `WITH deleted AS (
+           DELETE FROM send_queue WHERE instance_id = $1 AND id IS DISTINCT FROM $2::bigint RETURNING message_id, last_error),
+         canceled AS (
+           UPDATE messages m SET status = 'Canceled', updated_at = now() FROM deleted d
+           WHERE m.instance_id = $1 AND m.message_id = d.message_id AND m.relayed_at IS NULL AND m.status IN ('Queued', 'Pending')
+           RETURNING 1)
+         SELECT (SELECT count(*) FROM deleted) AS deleted, (SELECT count(*) FROM deleted WHERE last_error <> '') AS waiting,
+                (SELECT count(*) FROM canceled) AS canceled`,
+        [instanceId, inFlightId]),
+      );
+      return { deleted: Number(rows[0].deleted), waitingDeleted: Number(rows[0].waiting), canceled: Number(rows[0].canceled), inFlightId };
+    });
+  }
+
+  /** True while the send `queueId` is still in flight under a live claim. */
+  async stillInFlight(instanceId: string, queueId: string): Promise<boolean> {
+    const rows = rowsOf(await this.dataSource.query(
+      `SELECT 1 FROM send_lanes WHERE instance_id = $1 AND in_flight_id = $2 AND claimed_until > now()`,
+      [instanceId, queueId]),
+    );
+    return rows.length > 0;
+  }
+
+  async endReset(instanceId: string): Promise<void> {
+    await this.dataSource.query(`UPDATE send_lanes SET resetting_until = NULL, updated_at = now() WHERE instance_id = $1`, [instanceId]);
+  }
+
+  async status(instanceId: string): Promise<QueueStatusRow> {
+    const rows = rowsOf(await this.dataSource.query(
+      `SELECT (SELECT count(*) FROM send_queue WHERE instance_id = $1) AS pending,
+              COALESCE(l.in_flight_id IS NOT NULL AND l.claimed_until > now(), false) AS processing,
+              COALESCE(l.resetting_until > now(), false) AS resetting
+       FROM (SELECT 1) one LEFT JOIN send_lanes l ON l.instance_id = $1`,
+      [instanceId]),
+    );
+    return { pending: Number(rows[0].pending), processingNow: Boolean(rows[0].processing), resetting: Boolean(rows[0].resetting) };
+  }
+}

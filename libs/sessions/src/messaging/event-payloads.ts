@@ -1,0 +1,92 @@
+import type { ChatsEventPayload, ContactsEventPayload, MessagesEventPayload, MessagesUpdateEventPayload, MessageUpdateState } from '@gw/contracts';
+import { toChatRecord, toMessageRecord, type ChatRow, type ContactRow, type MessageRow, type NewOutboxEvent } from '@gw/persistence';
+import type { Party } from './identity-resolver';
+
+/** Who the events are about: the instance's name and its phone number. */
+export interface InstanceIdentity {
+  instanceName: string;
+  owner: string;
+}
+
+const TRUE_FALSE = (value: boolean): 'True' | 'False' => (value ? 'True' : 'False');
+
+/** The chat JID events are ordered by (outbox `chat_id`): the phone/group JID, else the LID. */
+export function chatKey(chat: { waChatId: string; waChatLid: string }): string {
+  return chat.waChatId || chat.waChatLid;
+}
+
+/** `messages`, the envelope of the captures without the delivery-time fields (BaseUrl, token). */
+export function messagesEvent(chat: ChatRow, row: MessageRow, who: InstanceIdentity, groupName: string): NewOutboxEvent {
+  const payload: MessagesEventPayload = {
+    EventType: 'messages',
+    chat: toChatRecord(chat, who.owner),
+    chatSource: 'updated',
+    instanceName: who.instanceName,
+    message: { ...toMessageRecord(row, who.owner), groupName: row.isGroup ? groupName || 'Unknown' : 'Unknown' },
+    owner: who.owner,
+  };
+  return { eventType: 'messages', chatId: chatKey(chat), payload };
+}
+
+export interface MessageUpdateFacts {
+  rows: MessageRow[];
+  state: MessageUpdateState;
+  type: MessagesUpdateEventPayload['type'];
+  /** Who caused it: the reader of a receipt, the author of a revoke. */
+  sender: Party;
+  /** Unix seconds. */
+  timestamp: number;
+  error?: string;
+}
+
+/** `messages_update` for messages of one chat (uazapi-notes §3: strings for booleans and the time). */
+export function messagesUpdateEvent(facts: MessageUpdateFacts, who: InstanceIdentity): NewOutboxEvent {
+  const first = facts.rows[0];
+  const payload: MessagesUpdateEventPayload = {
+    EventType: 'messages_update',
+    type: facts.type,
+    state: facts.state,
+    event: {
+      MessageIDs: facts.rows.map((row) => row.messageId),
+      Chat: first.chatId || first.chatLid,
+      Sender: facts.sender.jid,
+      sender_pn: facts.sender.pn,
+      sender_lid: facts.sender.lid,
+      IsFromMe: TRUE_FALSE(first.fromMe),
+      IsGroup: TRUE_FALSE(first.isGroup),
+      Timestamp: String(Math.floor(facts.timestamp)),
+      Type: facts.state,
+    },
+    ...(facts.error ? { error: facts.error } : {}),
+    instanceName: who.instanceName,
+    owner: who.owner,
+  };
+  return { eventType: 'messages_update', chatId: first.chatId || first.chatLid, payload };
+}
+
+export function contactsEvent(contacts: ContactRow[], who: InstanceIdentity): NewOutboxEvent {
+  const payload: ContactsEventPayload = {
+    EventType: 'contacts',
+    contacts: contacts.map((contact) => ({
+      jid: contact.jid,
+      lid: contact.lid,
+      phone: contact.jid.endsWith('@s.whatsapp.net') ? contact.jid.split('@')[0] : '',
+      contactName: contact.contactName,
+      pushName: contact.pushName,
+      verifiedName: contact.verifiedName,
+    })),
+    instanceName: who.instanceName,
+    owner: who.owner,
+  };
+  return { eventType: 'contacts', payload };
+}
+
+export function chatsEvent(chats: ChatRow[], who: InstanceIdentity): NewOutboxEvent {
+  const payload: ChatsEventPayload = {
+    EventType: 'chats',
+    chats: chats.map((chat) => toChatRecord(chat, who.owner)),
+    instanceName: who.instanceName,
+    owner: who.owner,
+  };
+  return { eventType: 'chats', chatId: chats.length === 1 ? chatKey(chats[0]) : '', payload };
+}

@@ -1,0 +1,92 @@
+import type { Logger } from '@gw/platform';
+import type { GroupMetadata, WASocket } from '../baileys';
+
+/** What a group chat shows besides its messages. */
+export interface GroupInfo {
+  subject: string;
+  flags: { admin: boolean; member: boolean; announce: boolean; community: boolean };
+  /** LID ↔ number pairs of the participants (LID-addressed groups list both). */
+  participants: Array<{ lid: string; pn: string }>;
+}
+
+const TTL_MS = 10 * 60_000;
+const FAILED_TTL_MS = 30_000;
+const FETCH_TIMEOUT_MS = 3_000;
+const LIMIT = 2_000;
+
+/**
+ * Group subjects and our role in them, for `groupName` and the chat's group flags. One metadata
+ * query per group per ten minutes at most (shared by the sockets of an instance); subject changes
+ * (`groups.update`) refresh it at once. A query that fails or times out leaves the name empty rather
+ * than holding the message back.
+ */
+export class GroupInfoCache {
+  private readonly entries = new Map<string, { info: GroupInfo | null; at: number }>();
+
+  constructor(private readonly logger: Logger) {}
+
+  async get(socket: WASocket, instanceId: string, groupJid: string, me: { pn: string; lid: string }): Promise<GroupInfo | null> {
+    const key = `${instanceId}|${groupJid}`;
+    const cached = this.entries.get(key);
+    if (cached && Date.now() - cached.at < (cached.info ? TTL_MS : FAILED_TTL_MS)) return cached.info;
+    let info: GroupInfo | null = null;
+    try {
+      let timer: NodeJS.Timeout | undefined;
+      const metadata = await Promise.race([
+        socket.groupMetadata(groupJid).finally(() => clearTimeout(timer)),
+        new Promise<null>((resolve) => {
+          timer = setTimeout(() => resolve(null), FETCH_TIMEOUT_MS);
+        }),
+      ]);
+      if (metadata) info = toGroupInfo(metadata, me);
+    } catch (error) {
+      this.logger.debug({ err: error, groupJid }, 'group metadata unavailable');
+    }
+    this.set(key, info ?? cached?.info ?? null);
+    return info ?? cached?.info ?? null;
+  }
+
+  /** A subject change seen in `groups.update`. */
+  rename(instanceId: string, groupJid: string, subject: string): void {
+    const key = `${instanceId}|${groupJid}`;
+    const cached = this.entries.get(key);
+    if (cached?.info) cached.info.subject = subject;
+  }
+
+  forget(instanceId: string, groupJid: string): void {
+    this.entries.delete(`${instanceId}|${groupJid}`);
+  }
+
+  private set(key: string, info: GroupInfo | null): void {
+    if (this.entries.size >= LIMIT) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+    this.entries.delete(key);
+    this.entries.set(key, { info, at: Date.now() });
+  }
+}
+
+export function toGroupInfo(metadata: GroupMetadata, me: { pn: string; lid: string }): GroupInfo {
+  const mine = metadata.participants.find((participant) => {
+    const ids = [participant.id, participant.lid, participant.phoneNumber].filter(Boolean).map((jid) => (jid as string).replace(/:\d+@/, '@'));
+    return ids.includes(me.pn) || ids.includes(me.lid);
+  });
+  const bare = (jid: string | undefined) => (jid ?? '').replace(/:\d+@/, '@');
+  const participants = metadata.participants
+    .map((participant) => {
+      const ids = [participant.id, participant.lid, participant.phoneNumber].map(bare);
+      return { lid: ids.find((jid) => jid.endsWith('@lid')) ?? '', pn: ids.find((jid) => jid.endsWith('@s.whatsapp.net')) ?? '' };
+    })
+    .filter((pair) => pair.lid && pair.pn);
+  return {
+    subject: metadata.subject ?? '',
+    participants,
+    flags: {
+      admin: mine?.admin === 'admin' || mine?.admin === 'superadmin',
+      member: Boolean(mine),
+      announce: Boolean(metadata.announce),
+      community: Boolean(metadata.isCommunity),
+    },
+  };
+}

@@ -1,0 +1,572 @@
+import { describeContent, type DescribedContent, type ProtoMessage } from '@gw/domain';
+import {
+  ChatRepository,
+  ContactRepository,
+  FencedOutError,
+  LidMappingRepository,
+  MessageRepository,
+  STATUS_RANK,
+  type ChatObservation,
+  type ChatRow,
+  type ContactRow,
+  type InstanceRepository,
+  type MessageRow,
+  type NewOutboxEvent,
+} from '@gw/persistence';
+import { recordId, type Logger } from '@gw/platform';
+import type { EntityManager } from 'typeorm';
+import { isJidGroup, type BaileysEventMap, type BinaryNode, type Contact, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../baileys';
+import { SerialQueue } from '../session/serial-queue';
+import type { SocketContext } from '../session/socket-observer';
+import { chatKey, chatsEvent, contactsEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from './event-payloads';
+import type { GroupInfo, GroupInfoCache } from './group-info-cache';
+import { IdentityResolver, isLid, isPhoneJid, userJid, type Party } from './identity-resolver';
+import type { InboundStore } from './inbound-store';
+import { statusName, timestampMs, toNewMessage, type MessagePlace } from './message-mapper';
+import { decryptVote, pollCreationOf } from './poll-votes';
+
+export interface InboundServices {
+  store: InboundStore;
+  instances: InstanceRepository;
+  messages: MessageRepository;
+  lidMappings: LidMappingRepository;
+  groups: GroupInfoCache;
+}
+
+const ATTEMPTS = 3;
+const IDENTITY_TTL_MS = 30_000;
+const ACKED_LIMIT = 256;
+const EARLY_TTL_MS = 120_000;
+/** Receipt states that are announced (`Sent` is the server ack: stored, not announced). */
+const ANNOUNCED = new Set(['Delivered', 'Read', 'Played']);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function rank(status: string): number {
+  return STATUS_RANK[status] ?? -1;
+}
+
+/**
+ * The inbound side of one socket: every Baileys event that changes records (messages, receipts,
+ * contacts, LID pairs, chat settings) is handled in arrival order on one queue, each change written
+ * with its outbox event in one fenced transaction. A fenced-out lease stops the handler; other
+ * failures are retried a few times, then logged (the message id is in the log).
+ */
+export class InboundSocketHandler {
+  private readonly queue = new SerialQueue();
+  private readonly identities: IdentityResolver;
+  private readonly logger: Logger;
+  private readonly acked = new Set<string>();
+  /** Receipts that arrived before their message was stored (Baileys may emit them first). */
+  private readonly early = new Map<string, { state: string; sender: Party; timestamp: number; at: number }>();
+  private identity: { value: InstanceIdentity; at: number } | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly context: SocketContext,
+    private readonly services: InboundServices,
+  ) {
+    this.logger = context.logger.child({ component: 'inbound' });
+    this.identities = new IdentityResolver(context.socket, context.instanceId, services.lidMappings, this.logger);
+  }
+
+  private get instanceId(): string {
+    return this.context.instanceId;
+  }
+
+  /** Subscribes to the socket; returns the detach function. */
+  attach(): () => void {
+    const { socket } = this.context;
+    const detachers: Array<() => void> = [];
+    const on = <E extends keyof BaileysEventMap>(event: E, handle: (data: BaileysEventMap[E]) => Promise<void>) => {
+      const listener = (data: BaileysEventMap[E]) => this.enqueue(event, () => handle(data));
+      socket.ev.on(event, listener);
+      detachers.push(() => socket.ev.off(event, listener));
+    };
+    on('messages.upsert', ({ messages }) => this.onUpsert(messages));
+    on('messages.update', (updates) => this.onMessageUpdates(updates));
+    on('message-receipt.update', (updates) => this.onGroupReceipts(updates));
+    on('contacts.upsert', (contacts) => this.onContacts(contacts));
+    on('contacts.update', (contacts) => this.onContacts(contacts));
+    on('lid-mapping.update', (mapping) => this.onLidMapping(mapping.lid, mapping.pn));
+    on('chats.update', (updates) => this.onChatUpdates(updates));
+    on('groups.update', (updates) => this.onGroupUpdates(updates));
+    on('connection.update', async (update) => {
+      if (update.connection === 'open') this.identity = null;
+    });
+
+    // Raw stanzas Baileys does not turn into events: the server ack of our sends (→ Sent), and
+    // `played` receipts in groups (Baileys reports those as read).
+    const onAck = (node: BinaryNode) => {
+      if (node.attrs.error || !node.attrs.id) return;
+      this.rememberAck(node.attrs.id);
+      this.enqueue('ack', () => this.onServerAck(node.attrs.id));
+    };
+    const onReceipt = (node: BinaryNode) => {
+      if (node.attrs.type !== 'played' || !node.attrs.from?.endsWith('@g.us') || !node.attrs.participant) return;
+      const ids = [node.attrs.id, ...receiptListIds(node)].filter(Boolean);
+      this.enqueue('receipt', () => this.onGroupPlayed(node.attrs.from, node.attrs.participant, ids, Number(node.attrs.t) || Date.now() / 1000));
+    };
+    socket.ws.on('CB:ack,class:message', onAck);
+    socket.ws.on('CB:receipt', onReceipt);
+    detachers.push(() => socket.ws.off('CB:ack,class:message', onAck));
+    detachers.push(() => socket.ws.off('CB:receipt', onReceipt));
+
+    // Work already queued finishes (Baileys has acked those stanzas); nothing new is taken.
+    return () => {
+      for (const detach of detachers.splice(0)) detach();
+    };
+  }
+
+  /** Resolves when everything queued so far has been handled (tests, shutdown). */
+  idle(): Promise<void> {
+    return this.queue.run(() => undefined);
+  }
+
+  private enqueue(what: string, task: () => Promise<void>): void {
+    if (this.stopped) return;
+    void this.queue.run(async () => {
+      if (this.stopped) return;
+      try {
+        await task();
+      } catch (error) {
+        this.failed(what, error);
+      }
+    });
+  }
+
+  private failed(what: string, error: unknown, detail: Record<string, unknown> = {}): void {
+    if (error instanceof FencedOutError) {
+      // The session is being aborted by the lease keeper; nothing more may be written.
+      this.stopped = true;
+      this.logger.warn({ event: what, ...detail }, 'lease lost: inbound handling stopped');
+      return;
+    }
+    this.logger.error({ err: error, event: what, ...detail }, 'inbound event could not be stored');
+  }
+
+  private async withRetry(what: string, detail: Record<string, unknown>, work: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      if (this.stopped) return;
+      try {
+        return await work();
+      } catch (error) {
+        if (error instanceof FencedOutError || attempt >= ATTEMPTS) return this.failed(what, error, detail);
+        await sleep(200 * attempt);
+      }
+    }
+  }
+
+  private async who(): Promise<InstanceIdentity> {
+    if (this.identity && Date.now() - this.identity.at < IDENTITY_TTL_MS) return this.identity.value;
+    const row = await this.services.instances.findById(this.instanceId);
+    const me = this.identities.me();
+    const value = { instanceName: row?.name ?? '', owner: row?.owner || me.pn.split('@')[0] };
+    this.identity = { value, at: Date.now() };
+    return value;
+  }
+
+  /**
+   * One fenced transaction with its events; LID pairs learned since the last write go with it (and
+   * are kept for the next one if this one fails).
+   */
+  private async write<T>(work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>): Promise<T> {
+    const learned = this.identities.takeLearned();
+    try {
+      return await this.services.store.write(this.context.lease, async (manager, events) => {
+        await LidMappingRepository.storeWithin(manager, this.instanceId, learned);
+        return work(manager, events);
+      });
+    } catch (error) {
+      this.identities.giveBack(learned);
+      throw error;
+    }
+  }
+
+  // --- messages -----------------------------------------------------------------------------------
+
+  private async onUpsert(messages: WAMessage[]): Promise<void> {
+    for (const message of messages) {
+      await this.withRetry('messages.upsert', { messageId: message.key?.id }, () => this.onMessage(message));
+    }
+  }
+
+  private async onMessage(message: WAMessage): Promise<void> {
+    const key = message.key;
+    const remote = key?.remoteJid ?? '';
+    if (!key?.id || !remote || !message.message) return; // stubs, undecryptable placeholders
+    if (remote.endsWith('@broadcast') || remote.endsWith('@newsletter')) return; // status, channels: other events
+    if ((message as { category?: string }).category === 'peer') return;
+    const described = describeContent(message.message as ProtoMessage);
+    if (!described.field) return; // sender-key distribution or context only
+    if (described.type === 'protocol') {
+      if (described.revokes) await this.onRevoke(message, described);
+      return; // history notifications, app-state key shares, ephemeral settings…
+    }
+    const place = await this.place(message);
+    const group = place.isGroup ? await this.groupInfo(remote) : null;
+    const vote = described.field === 'pollUpdateMessage' ? await this.pollVote(message, place.sender, described.quoted) : undefined;
+    const fromMe = Boolean(key.fromMe);
+    let status = fromMe ? statusName(message.status) : '';
+    const error = status === 'Failed' ? errorText(message.messageStubParameters) : '';
+    if (fromMe) status = this.advancedByReceipts(message, status);
+    const early = fromMe ? this.earlyReceipt(key.id) : undefined;
+    if (early && rank(early.state) > rank(status)) status = early.state;
+    const senderName = message.pushName || (fromMe ? (this.context.socket.user?.name ?? '') : '') || '';
+    const row = toNewMessage(this.instanceId, { message, described, place, senderName, status, vote });
+    const who = await this.who();
+
+    await this.write(async (manager, events) => {
+      const prior = await MessageRepository.findWithin(manager, this.instanceId, row.messageId, true);
+      if (prior?.raw) {
+        // Seen before (a re-emitted upsert): only a status this copy knows better can change.
+        if (fromMe) await this.advanceFromUpsert(manager, events, prior, status, error, place);
+        return;
+      }
+      const contact = await this.observeSender(manager, place.sender, fromMe ? '' : message.pushName || '');
+      if (contact) events.push(contactsEvent([contact], who));
+
+      const incoming = !fromMe && described.type !== 'reaction' && !described.edited && described.field !== 'pollUpdateMessage';
+      let chat = await this.observeChat(manager, place, group, {
+        waName: place.isGroup ? group?.subject : fromMe ? undefined : message.pushName || undefined,
+        lastMessage: { timestamp: row.messageTimestamp, type: row.messageType, textVote: row.text || row.vote, sender: row.sender, incoming },
+      });
+      if (group) chat = (await ChatRepository.applyStateWithin(manager, this.instanceId, chatKey(chat), { groupFlags: group.flags })) ?? chat;
+
+      const { row: stored, created } = await MessageRepository.upsertWithin(manager, row);
+      if (described.edited) {
+        await MessageRepository.applyEditWithin(manager, this.instanceId, described.edited, { text: described.text, content: described.content, editId: row.messageId });
+      }
+      // A row the send path stored first keeps its status unless this copy knows a later one.
+      const advanced = fromMe && !created ? await this.advanceTo(manager, stored, status, error) : null;
+      const current = advanced ?? stored;
+      events.push(messagesEvent(chat, current, who, group?.subject ?? ''));
+      if (fromMe && ANNOUNCED.has(current.status) && (created || advanced)) {
+        // A receipt that came with the upsert (merged by Baileys) or before it: announced as the receipt it was.
+        const by = early?.state === current.status ? early : { sender: await this.chatParty(place), timestamp: Date.now() / 1000 };
+        events.push(messagesUpdateEvent({ rows: [current], state: current.status as 'Delivered', type: 'ReadReceipt', sender: by.sender, timestamp: by.timestamp }, who));
+      }
+    });
+    if (early) this.early.delete(key.id);
+  }
+
+  private async onRevoke(message: WAMessage, described: DescribedContent): Promise<void> {
+    const place = await this.place(message);
+    const who = await this.who();
+    await this.write(async (manager, events) => {
+      const row = await MessageRepository.markDeletedWithin(manager, this.instanceId, described.revokes);
+      if (!row) return;
+      events.push(messagesUpdateEvent({ rows: [row], state: 'Deleted', type: 'Deleted', sender: place.sender, timestamp: timestampMs(message.messageTimestamp) / 1000 }, who));
+    });
+  }
+
+  /** The chat of a message as one row (phone JID + LID, or the group) and its author. */
+  private async place(message: WAMessage): Promise<MessagePlace> {
+    const key = message.key;
+    const remote = key.remoteJid ?? '';
+    const me = this.identities.me();
+    if (isJidGroup(remote)) {
+      const sender = key.fromMe ? me : await this.identities.party(key.participant, key.participantAlt);
+      return { chatId: remote, chatLid: '', isGroup: true, sender };
+    }
+    const chat = await this.identities.party(remote, key.remoteJidAlt);
+    return { chatId: chat.pn || chat.jid, chatLid: chat.lid, isGroup: false, sender: key.fromMe ? me : chat };
+  }
+
+  /** The other side of a 1:1 chat (who sends its receipts); the group JID for groups. */
+  private async chatParty(place: MessagePlace): Promise<Party> {
+    if (place.isGroup) return { jid: place.chatId, pn: '', lid: '' };
+    return { jid: place.chatLid || place.chatId, pn: isPhoneJid(place.chatId) ? place.chatId : '', lid: place.chatLid };
+  }
+
+  private async groupInfo(groupJid: string): Promise<GroupInfo | null> {
+    const info = await this.services.groups.get(this.context.socket, this.instanceId, groupJid, this.identities.me());
+    for (const pair of info?.participants ?? []) this.identities.learn(pair.lid, pair.pn);
+    return info;
+  }
+
+  private async observeChat(manager: EntityManager, place: MessagePlace, group: GroupInfo | null, extra: Omit<ChatObservation, 'waChatId' | 'waChatLid' | 'isGroup'>): Promise<ChatRow> {
+    const observation: ChatObservation = {
+      waChatId: isLid(place.chatId) ? undefined : place.chatId,
+      waChatLid: place.chatLid || undefined,
+      isGroup: place.isGroup,
+      ...extra,
+    };
+    if (group && !observation.waName) observation.waName = group.subject || undefined;
+    const { chat } = await ChatRepository.observeWithin(manager, this.instanceId, observation, () => recordId(14));
+    return chat;
+  }
+
+  /** The author's contact row (push name, LID pair); returned only when it changed. */
+  private async observeSender(manager: EntityManager, sender: Party, pushName: string): Promise<ContactRow | null> {
+    if (!sender.pn && !sender.lid) return null;
+    const { contact, changed } = await ContactRepository.observeWithin(manager, this.instanceId, { jid: sender.pn, lid: sender.lid, pushName });
+    return changed ? contact : null;
+  }
+
+  /** The option text(s) a poll vote chose, decrypted with the stored creation's secret. */
+  private async pollVote(message: WAMessage, voter: Party, pollId: string): Promise<string> {
+    const update = message.message?.pollUpdateMessage;
+    if (!update?.vote || !pollId) return '';
+    const creation = await this.services.messages.findOne(this.instanceId, pollId);
+    const poll = creation ? pollCreationOf(creation, this.identities.me()) : null;
+    if (!poll) {
+      this.logger.warn({ pollId, messageId: message.key.id }, 'poll vote for a poll that is not stored: vote left empty');
+      return '';
+    }
+    const selected = decryptVote(update.vote, poll, voter);
+    if (selected === null) this.logger.warn({ pollId, messageId: message.key.id }, 'poll vote could not be decrypted');
+    return (selected ?? []).join(', ');
+  }
+
+  /** Receipts Baileys merged into a group message's upsert (`userReceipt`) count as its status. */
+  private advancedByReceipts(message: WAMessage, status: string): string {
+    let best = status;
+    if (best === 'Pending' && this.acked.has(message.key.id ?? '')) best = 'Sent';
+    for (const receipt of message.userReceipt ?? []) {
+      const state = receipt.playedTimestamp ? 'Played' : receipt.readTimestamp ? 'Read' : receipt.receiptTimestamp ? 'Delivered' : '';
+      if (rank(state) > rank(best)) best = state;
+    }
+    return best;
+  }
+
+  private async advanceTo(manager: EntityManager, row: MessageRow, status: string, error: string): Promise<MessageRow | null> {
+    if (status === 'Failed') return (await MessageRepository.failWithin(manager, this.instanceId, [row.messageId], error || 'failed'))[0] ?? null;
+    if (rank(status) <= rank(row.status)) return null;
+    return (await MessageRepository.advanceStatusWithin(manager, this.instanceId, [row.messageId], status))[0] ?? null;
+  }
+
+  private async advanceFromUpsert(manager: EntityManager, events: NewOutboxEvent[], prior: MessageRow, status: string, error: string, place: MessagePlace): Promise<void> {
+    const changed = await this.advanceTo(manager, prior, status, error);
+    if (changed && ANNOUNCED.has(status)) {
+      events.push(messagesUpdateEvent({ rows: [changed], state: status as 'Read', type: 'ReadReceipt', sender: await this.chatParty(place), timestamp: Date.now() / 1000 }, await this.who()));
+    }
+  }
+
+  // --- receipts -----------------------------------------------------------------------------------
+
+  /** Ids a receipt named that are not stored yet: their status is applied when they are. */
+  private async rememberEarly(manager: EntityManager, ids: string[], changed: MessageRow[], state: string, sender: Party, timestamp: number): Promise<void> {
+    const done = new Set(changed.map((row) => row.messageId));
+    const rest = ids.filter((id) => !done.has(id));
+    const stored: Array<{ message_id: string }> = await manager.query(`SELECT message_id FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [this.instanceId, rest]);
+    const known = new Set(stored.map((row) => row.message_id));
+    const now = Date.now();
+    for (const [id, entry] of this.early) if (now - entry.at > EARLY_TTL_MS) this.early.delete(id);
+    for (const id of rest) {
+      if (known.has(id) || this.early.size >= ACKED_LIMIT) continue;
+      const previous = this.early.get(id);
+      if (previous && rank(state) <= rank(previous.state)) continue;
+      this.early.set(id, { state, sender, timestamp, at: now });
+      this.logger.debug({ messageId: id, state }, 'receipt before its message: kept until the message is stored');
+    }
+  }
+
+  private earlyReceipt(id: string): { state: string; sender: Party; timestamp: number } | undefined {
+    const entry = this.early.get(id);
+    return entry && Date.now() - entry.at <= EARLY_TTL_MS ? entry : undefined;
+  }
+
+  private rememberAck(id: string): void {
+    if (this.acked.size >= ACKED_LIMIT) this.acked.delete(this.acked.values().next().value as string);
+    this.acked.add(id);
+  }
+
+  private async onServerAck(messageId: string): Promise<void> {
+    await this.write(async (manager) => {
+      const row = await MessageRepository.findWithin(manager, this.instanceId, messageId);
+      if (row?.fromMe) await MessageRepository.advanceStatusWithin(manager, this.instanceId, [messageId], 'Sent');
+    });
+  }
+
+  /** 1:1 receipts (Baileys `messages.update` with a status) and error acks. */
+  private async onMessageUpdates(updates: WAMessageUpdate[]): Promise<void> {
+    // One transaction per (chat, state): a receipt for several messages is one event.
+    type Batch = { jid: string; state: string; ids: string[]; timestamp: number; error: string };
+    const batches = new Map<string, Batch>();
+    for (const { key, update } of updates) {
+      if (typeof update.status !== 'number' || !key.id || !key.remoteJid) continue;
+      const state = statusName(update.status);
+      if (!key.fromMe) {
+        // Another device of ours read received messages: the chat has nothing unread any more.
+        if (state === 'Read') batches.set(`read|${key.remoteJid}`, { jid: key.remoteJid, state: 'ReadSelf', ids: [], timestamp: 0, error: '' });
+        continue;
+      }
+      if (!state || state === 'Pending') continue;
+      const error = state === 'Failed' ? errorText(update.messageStubParameters) : '';
+      const batchKey = `${key.remoteJid}|${state}|${error}`;
+      const batch: Batch = batches.get(batchKey) ?? { jid: key.remoteJid, state, ids: [], timestamp: timestampMs(update.messageTimestamp) / 1000, error };
+      batch.ids.push(key.id);
+      batches.set(batchKey, batch);
+    }
+    for (const batch of batches.values()) {
+      await this.withRetry('messages.update', { ids: batch.ids }, async () => {
+        if (batch.state === 'ReadSelf') return this.markChatRead(batch.jid);
+        const reader = isJidGroup(batch.jid) ? { jid: batch.jid, pn: '', lid: '' } : await this.identities.party(batch.jid);
+        await this.applyStatus(batch.ids, batch.state, reader, batch.timestamp, batch.error);
+      });
+    }
+  }
+
+  /** Group receipts: one per participant; the message shows the most advanced one (forward only). */
+  private async onGroupReceipts(updates: MessageUserReceiptUpdate[]): Promise<void> {
+    type Batch = { participant: string; state: string; ids: string[]; timestamp: number };
+    const batches = new Map<string, Batch>();
+    for (const { key, receipt } of updates) {
+      if (!key.fromMe || !key.id || !receipt.userJid) continue;
+      const state = receipt.playedTimestamp ? 'Played' : receipt.readTimestamp ? 'Read' : receipt.receiptTimestamp ? 'Delivered' : '';
+      if (!state) continue;
+      const seconds = Number(receipt.playedTimestamp ?? receipt.readTimestamp ?? receipt.receiptTimestamp) || Date.now() / 1000;
+      const batchKey = `${receipt.userJid}|${state}`;
+      const batch: Batch = batches.get(batchKey) ?? { participant: receipt.userJid, state, ids: [], timestamp: seconds };
+      batch.ids.push(key.id);
+      batches.set(batchKey, batch);
+    }
+    for (const batch of batches.values()) {
+      await this.withRetry('message-receipt.update', { ids: batch.ids }, async () => {
+        await this.applyStatus(batch.ids, batch.state, await this.identities.party(batch.participant), batch.timestamp, '');
+      });
+    }
+  }
+
+  private async onGroupPlayed(groupJid: string, participant: string, ids: string[], timestamp: number): Promise<void> {
+    await this.withRetry('receipt', { ids, groupJid }, async () => {
+      await this.applyStatus(ids, 'Played', await this.identities.party(participant), timestamp, '');
+    });
+  }
+
+  /** Moves messages forward (or to Failed) and announces the ones that changed, per chat. */
+  private async applyStatus(ids: string[], state: string, sender: Party, timestamp: number, error: string): Promise<void> {
+    const who = await this.who();
+    await this.write(async (manager, events) => {
+      const changed = state === 'Failed' ? await MessageRepository.failWithin(manager, this.instanceId, ids, error) : await MessageRepository.advanceStatusWithin(manager, this.instanceId, ids, state);
+      if (changed.length < ids.length && state !== 'Failed') await this.rememberEarly(manager, ids, changed, state, sender, timestamp);
+      if (!changed.length || state === 'Sent') return;
+      const byChat = new Map<string, MessageRow[]>();
+      for (const row of changed) byChat.set(row.chatId, [...(byChat.get(row.chatId) ?? []), row]);
+      for (const rows of byChat.values()) {
+        events.push(
+          messagesUpdateEvent({ rows, state: state as 'Read', type: state === 'Failed' ? 'Failed' : 'ReadReceipt', sender, timestamp, error: error || undefined }, who),
+        );
+      }
+    });
+  }
+
+  private async markChatRead(jid: string): Promise<void> {
+    await this.write(async (manager) => {
+      await ChatRepository.applyStateWithin(manager, this.instanceId, userJid(jid) || jid, { unreadCount: 0 });
+    });
+  }
+
+  // --- contacts, LIDs, chats, groups --------------------------------------------------------------
+
+  private async onContacts(contacts: Array<Partial<Contact>>): Promise<void> {
+    const me = this.identities.me();
+    const observations: Array<{ pn: string; lid: string; contactName?: string; pushName?: string; verifiedName?: string }> = [];
+    for (const contact of contacts) {
+      const id = userJid(contact.id);
+      if (!id || (!isLid(id) && !isPhoneJid(id)) || id === me.pn || id === me.lid) continue;
+      const alternate = isLid(id) ? contact.phoneNumber : contact.lid;
+      const party = await this.identities.party(id, alternate);
+      observations.push({ pn: party.pn, lid: party.lid, contactName: contact.name || undefined, pushName: contact.notify || undefined, verifiedName: contact.verifiedName || undefined });
+    }
+    if (!observations.length) return;
+    const who = await this.who();
+    await this.withRetry('contacts', { count: observations.length }, () =>
+      this.write(async (manager, events) => {
+        const changed: ContactRow[] = [];
+        const chats: ChatRow[] = [];
+        for (const observation of observations) {
+          const { contact, changed: isNew } = await ContactRepository.observeWithin(manager, this.instanceId, {
+            jid: observation.pn,
+            lid: observation.lid,
+            contactName: observation.contactName,
+            pushName: observation.pushName,
+            verifiedName: observation.verifiedName,
+          });
+          if (!isNew) continue;
+          changed.push(contact);
+          if (observation.contactName) {
+            const chat = await ChatRepository.applyStateWithin(manager, this.instanceId, contact.jid, { waContactName: observation.contactName });
+            if (chat) chats.push(chat);
+          }
+        }
+        if (changed.length) events.push(contactsEvent(changed, who));
+        if (chats.length) events.push(chatsEvent(chats, who));
+      }),
+    );
+  }
+
+  /** A LID ↔ number pair: stored, and a contact or chat known under both becomes one. */
+  private async onLidMapping(lid: string, pn: string): Promise<void> {
+    this.identities.learn(lid, pn);
+    const pair = { lid: userJid(lid), pn: userJid(pn) };
+    if (!isLid(pair.lid) || !isPhoneJid(pair.pn)) return;
+    await this.withRetry('lid-mapping.update', pair, () =>
+      this.write(async (manager) => {
+        const known = (await ChatRepository.findByJidWithin(manager, this.instanceId, pair.pn)) ?? (await ChatRepository.findByJidWithin(manager, this.instanceId, pair.lid));
+        if (known) await ChatRepository.observeWithin(manager, this.instanceId, { waChatId: pair.pn, waChatLid: pair.lid }, () => recordId(14));
+      }),
+    );
+  }
+
+  /** Chat settings from the phone (app state): archive, pin, mute, read. Message-driven updates are ignored. */
+  private async onChatUpdates(updates: BaileysEventMap['chats.update']): Promise<void> {
+    const changes = updates
+      .map((update) => ({
+        jid: userJid(update.id) || update.id || '',
+        state: {
+          archived: typeof update.archived === 'boolean' ? update.archived : undefined,
+          pinned: update.pinned === undefined ? undefined : Boolean(update.pinned),
+          muteEndTime: update.muteEndTime === undefined ? undefined : Number(update.muteEndTime ?? 0),
+          unreadCount: update.unreadCount === 0 ? 0 : undefined,
+        },
+      }))
+      .filter((change) => change.jid && Object.values(change.state).some((value) => value !== undefined));
+    if (!changes.length) return;
+    const who = await this.who();
+    await this.withRetry('chats.update', { count: changes.length }, () =>
+      this.write(async (manager, events) => {
+        const chats: ChatRow[] = [];
+        for (const change of changes) {
+          const chat = await ChatRepository.applyStateWithin(manager, this.instanceId, change.jid, change.state);
+          if (chat) chats.push(chat);
+        }
+        if (chats.length) events.push(chatsEvent(chats, who));
+      }),
+    );
+  }
+
+  /** Group subject and announce changes: the cached name and the chat row follow. */
+  private async onGroupUpdates(updates: BaileysEventMap['groups.update']): Promise<void> {
+    const changes = updates.filter((update) => update.id && (update.subject !== undefined || update.announce !== undefined));
+    for (const update of changes) if (update.subject !== undefined) this.services.groups.rename(this.instanceId, update.id!, update.subject ?? '');
+    if (!changes.length) return;
+    const who = await this.who();
+    await this.withRetry('groups.update', { count: changes.length }, () =>
+      this.write(async (manager, events) => {
+        const chats: ChatRow[] = [];
+        for (const update of changes) {
+          const chat = await ChatRepository.applyStateWithin(manager, this.instanceId, update.id!, {
+            waName: update.subject ?? undefined,
+            groupFlags: update.announce === undefined ? undefined : { announce: Boolean(update.announce) },
+          });
+          if (chat) chats.push(chat);
+        }
+        if (chats.length) events.push(chatsEvent(chats, who));
+      }),
+    );
+  }
+}
+
+/** `['463', 'Your account has been restricted']` → `463: Your account has been restricted`. */
+function errorText(parameters: unknown): string {
+  return (Array.isArray(parameters) ? parameters : []).filter((part) => typeof part === 'string' && part).join(': ') || 'failed';
+}
+
+function receiptListIds(node: BinaryNode): string[] {
+  const content = Array.isArray(node.content) ? node.content : [];
+  const list = content.find((child) => child.tag === 'list');
+  const items = Array.isArray(list?.content) ? list.content : [];
+  return items.filter((item) => item.tag === 'item' && item.attrs.id).map((item) => item.attrs.id);
+}

@@ -1,6 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { Bus } from '@gw/bus';
-import { DispatchModule } from '@gw/dispatch';
+import { DispatchModule, RetentionModule } from '@gw/dispatch';
 import type { Logger } from '@gw/platform';
 import { DataSource } from 'typeorm';
 import type { DispatcherConfig } from './dispatcher-config';
@@ -21,7 +21,10 @@ export class AppModule {
   static register(runtime: DispatcherRuntime): DynamicModule {
     return {
       module: AppModule,
-      imports: [DispatchModule.register({ dataSource: runtime.dataSource, bus: runtime.bus, config: runtime.config.dispatch, logger: runtime.logger })],
+      imports: [
+        DispatchModule.register({ dataSource: runtime.dataSource, bus: runtime.bus, config: runtime.config.dispatch, logger: runtime.logger }),
+        RetentionModule.register({ dataSource: runtime.dataSource, config: runtime.config.retention, logger: runtime.logger }),
+      ],
       providers: [
         { provide: DISPATCHER_CONFIG, useValue: runtime.config },
         { provide: DataSource, useValue: runtime.dataSource },

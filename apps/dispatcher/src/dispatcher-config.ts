@@ -1,4 +1,4 @@
-import { readAsyncDispatcherConfig, type AsyncDispatcherConfig } from '@gw/dispatch';
+import { readAsyncDispatcherConfig, readRetentionConfig, type AsyncDispatcherConfig, type RetentionConfig } from '@gw/dispatch';
 import { ConfigError, type EnvReader } from '@gw/platform';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -12,6 +12,8 @@ export interface DispatcherConfig {
   logLevel: (typeof LOG_LEVELS)[number];
   /** The async-send queue (see readAsyncDispatcherConfig for its variables). */
   dispatch: AsyncDispatcherConfig;
+  /** The scheduled purge (MESSAGE_RETENTION_DAYS, RETENTION_INTERVAL_MS). */
+  retention: RetentionConfig;
 }
 
 /** Every variable the dispatcher reads, parsed once at boot. */
@@ -23,6 +25,7 @@ export function loadDispatcherConfig(env: EnvReader): DispatcherConfig {
     healthHost: env.string('HEALTH_HOST', '0.0.0.0'),
     logLevel: env.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     dispatch: readAsyncDispatcherConfig(env),
+    retention: readRetentionConfig(env),
   };
 }
 

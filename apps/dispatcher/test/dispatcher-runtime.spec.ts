@@ -13,7 +13,7 @@ describe(startDispatcher.name, () => {
     const natsUrl = await testNatsUrl();
     if (!natsUrl) return;
     sut = await startDispatcher(
-      { databaseUrl: await testDatabaseUrl(), natsUrl, healthPort: 0, healthHost: '127.0.0.1', logLevel: 'silent', dispatch: { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'runtime-test' } },
+      { databaseUrl: await testDatabaseUrl(), natsUrl, healthPort: 0, healthHost: '127.0.0.1', logLevel: 'silent', dispatch: { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'runtime-test' }, retention: { retentionDays: 7, intervalMs: 3_600_000 } },
       createLogger('dispatcher', 'silent'),
     );
     base = `http://127.0.0.1:${sut.healthPort}`;

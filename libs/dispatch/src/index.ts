@@ -7,3 +7,5 @@ export type { PlaceholderInstance } from './chat-placeholders';
 export { readAsyncDispatcherConfig } from './dispatch-config';
 export { DispatchModule } from './dispatch.module';
 export { queuedMessageRow } from './queued-message';
+export { readRetentionConfig, RetentionJob, RetentionModule } from './retention';
+export type { RetentionConfig } from './retention';

@@ -1,7 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
 import { type EnvReader, type Logger } from '@gw/platform';
-import { DispatchModule, readAsyncDispatcherConfig } from '@gw/dispatch';
+import { DispatchModule, readAsyncDispatcherConfig, readRetentionConfig, RetentionModule } from '@gw/dispatch';
 import { readWebhookRelayConfig, WebhookRelayModule } from '@gw/relay';
 import { readSessionWorkerConfig, SessionWorkerModule, type SimulatorSeam } from '@gw/sessions';
 import { hostname } from 'node:os';
@@ -45,5 +45,6 @@ export function embeddedServices(options: EmbeddedServicesOptions): DynamicModul
       config: readAsyncDispatcherConfig(options.env),
       logger: options.logger.child({ service: 'dispatcher' }),
     }),
+    RetentionModule.register({ dataSource: options.dataSource, config: readRetentionConfig(options.env), logger: options.logger.child({ service: 'dispatcher' }) }),
   ];
 }

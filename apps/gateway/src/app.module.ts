@@ -25,6 +25,8 @@ import { AsyncQueueController } from './queue/async-queue.controller';
 import { AsyncQueueService } from './queue/async-queue.service';
 import { InteractiveRepliesService } from './send/interactive/interactive-replies.service';
 import { InteractiveSendController } from './send/interactive/interactive-send.controller';
+import { SenderController } from './sender/sender.controller';
+import { SenderService } from './sender/sender.service';
 import { SseController } from './sse/sse.controller';
 import { GlobalWebhookController, WebhookController } from './webhook/webhook.controller';
 import { WebhookService } from './webhook/webhook.service';
@@ -50,7 +52,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: runtime.embedded ?? [],
-      controllers: [HealthController, FilesController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController, MessageController, SendController, AsyncQueueController, InteractiveSendController],
+      controllers: [HealthController, FilesController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController, MessageController, SendController, AsyncQueueController, InteractiveSendController, SenderController],
       providers: [
         ...shared,
         AdminTokenService,
@@ -65,6 +67,7 @@ export class GatewayModule {
         SendService,
         AsyncQueueService,
         InteractiveRepliesService,
+        SenderService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
       ],

@@ -9,3 +9,5 @@ export { DispatchModule } from './dispatch.module';
 export { queuedMessageRow } from './queued-message';
 export { readRetentionConfig, RetentionJob, RetentionModule } from './retention';
 export type { RetentionConfig } from './retention';
+export { CAMPAIGN_SCHEDULER_DEFAULTS, CampaignScheduler, createCampaign } from './campaign-scheduler';
+export type { CampaignSchedulerConfig, CampaignSpec } from './campaign-scheduler';

@@ -29,3 +29,5 @@ export { FileRepository } from './repositories/file.repository';
 export type { StoredFile } from './repositories/file.repository';
 export { SendQueueRepository } from './repositories/send-queue.repository';
 export type { LaneClaim, QueueClearResult, QueuedSend, QueueStatusRow } from './repositories/send-queue.repository';
+export { CampaignExistsError, CampaignRepository, CAMPAIGN_STATUSES } from './repositories/campaign.repository';
+export type { CampaignFolderRow, CampaignStatus, CampaignTick, NewCampaign } from './repositories/campaign.repository';

@@ -1,0 +1,55 @@
+import { Body, Controller, Delete, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
+import type { InstanceEntity } from '@gw/persistence';
+import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
+import { SenderService } from './sender.service';
+
+type Payload = Record<string, unknown>;
+
+/** Campaigns: `/sender/*` (mass messaging, paced and scheduled). */
+@Controller('sender')
+@UseGuards(InstanceGuard)
+export class SenderController {
+  constructor(private readonly sender: SenderService) {}
+
+  @Post('simple')
+  @HttpCode(200)
+  simple(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
+    return this.sender.simple(instance, body ?? {});
+  }
+
+  @Post('advanced')
+  @HttpCode(200)
+  advanced(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
+    return this.sender.advanced(instance, body ?? {});
+  }
+
+  @Post('edit')
+  @HttpCode(200)
+  edit(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
+    return this.sender.edit(instance, body ?? {});
+  }
+
+  @Post('cleardone')
+  @HttpCode(200)
+  clearDone(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
+    return this.sender.clearDone(instance, body ?? {});
+  }
+
+  @Delete('clearall')
+  @HttpCode(200)
+  clearAll(@CurrentInstance() instance: InstanceEntity) {
+    return this.sender.clearAll(instance);
+  }
+
+  @Get('listfolders')
+  @HttpCode(200)
+  listFolders(@CurrentInstance() instance: InstanceEntity, @Query('status') status?: string) {
+    return this.sender.listFolders(instance, status);
+  }
+
+  @Post('listmessages')
+  @HttpCode(200)
+  listMessages(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
+    return this.sender.listMessages(instance, body ?? {});
+  }
+}

@@ -1,0 +1,83 @@
+import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher, CAMPAIGN_SCHEDULER_DEFAULTS, CampaignScheduler } from '@gw/dispatch';
+import { createLogger } from '@gw/platform';
+import { nextPhone, Stack, waitFor } from './support/stack';
+
+/** Campaigns through the whole stack: /sender/simple → scheduler → async queue → dispatcher → worker → phones. */
+describe('campaigns (/sender/*)', () => {
+  const stack = new Stack();
+  let dispatcher: AsyncDispatcher;
+  let campaigns: CampaignScheduler;
+  let token: string;
+  const phones = [nextPhone('5542'), nextPhone('5542')];
+
+  beforeAll(async () => {
+    process.env.CAMPAIGN_POLL_MS = '100';
+    await stack.start();
+    ({ token } = await stack.connectedInstance('campaign-sender'));
+    for (const phone of phones) await stack.control('POST', '/sim/accounts', { phone, name: 'Cliente' });
+    dispatcher = new AsyncDispatcher(stack.db.dataSource, stack.bus, { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e-sender', pollIntervalMs: 100 }, createLogger('dispatcher', 'silent'));
+    dispatcher.start();
+    campaigns = new CampaignScheduler(stack.db.dataSource, stack.bus, { ...CAMPAIGN_SCHEDULER_DEFAULTS, pollIntervalMs: 100 }, createLogger('campaigns', 'silent'));
+    campaigns.start();
+  }, 60_000);
+
+  afterAll(async () => {
+    await campaigns?.stop();
+    await dispatcher?.stop();
+    await stack.stop();
+  });
+
+  it('should send a simple campaign to every number, then count and list its messages', async () => {
+    const created = await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: phones, type: 'text', text: 'Promoção!', folder: 'promo-1', delayMin: 0, delayMax: 0, scheduled_for: 0 } });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ count: 2, status: 'queued' });
+    const folderId = created.body.folder_id as string;
+
+    for (const phone of phones) {
+      await waitFor(() => stack.inbox(phone, 1_000), (entries) => entries.some((entry) => (entry.message.extendedTextMessage?.text ?? entry.message.conversation) === 'Promoção!'), 15_000, `campaign message at ${phone}`);
+    }
+    const folders = await waitFor(
+      async () => (await stack.gw.call('GET', '/sender/listfolders', { token })).body as Array<Record<string, unknown>>,
+      (list) => list.some((folder) => folder.id === folderId && folder.status === 'done'),
+      10_000,
+      'folder done',
+    );
+    expect(folders.find((folder) => folder.id === folderId)).toMatchObject({ id: folderId, status: 'done', log_total: 2, log_sucess: 2, log_failed: 0, delayMin: 0, delayMax: 0 });
+    expect((await stack.gw.call('GET', '/sender/listfolders?status=paused', { token })).body).toEqual([]);
+
+    const listed = await stack.gw.call('POST', '/sender/listmessages', { token, body: { folder_id: folderId, messageStatus: 'Sent' } });
+    expect(listed.status).toBe(200);
+    expect(listed.body.pagination).toEqual({ totalRecords: 2, limit: 1000, offset: 0 });
+    expect(listed.body.messages).toHaveLength(2);
+    expect(listed.body.messages[0]).toMatchObject({ send_folder_id: folderId, fromMe: true, text: 'Promoção!' });
+    const paged = await stack.gw.call('POST', '/sender/listmessages', { token, body: { folder_id: folderId, page: 2, pageSize: 1 } });
+    expect(paged.body.messages).toHaveLength(1);
+    expect(paged.body.pagination).toMatchObject({ totalRecords: 2, page: 2, pageSize: 1 });
+
+    const again = await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: phones, type: 'text', text: 'de novo', folder: 'promo-1', delayMin: 0, delayMax: 0 } });
+    expect(again.status).toBe(409);
+  });
+
+  it('should validate, stop, delete and clear campaigns', async () => {
+    const bad = await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: phones, type: 'text', text: 'x', delayMax: 1 } });
+    expect(bad).toMatchObject({ status: 400, body: { error: expect.stringContaining('delayMin') } });
+    const badType = await stack.gw.call('POST', '/sender/advanced', { token, body: { messages: [{ number: phones[0], type: 'text' }] } });
+    expect(badType).toMatchObject({ status: 400, body: { error: expect.stringContaining('messages[0]') } });
+
+    const later = await stack.gw.call('POST', '/sender/advanced', { token, body: { delayMin: 1, delayMax: 2, scheduled_for: 60, messages: [{ number: phones[0], type: 'text', text: 'um' }, { number: phones[1], type: 'location', latitude: -23.5, longitude: -46.6 }] } });
+    expect(later.body).toMatchObject({ count: 2, status: 'queued' });
+    const folderId = later.body.folder_id;
+    expect((await stack.gw.call('POST', '/sender/edit', { token, body: { folder_id: folderId, action: 'stop' } })).body).toEqual({ status: 'paused' });
+    expect((await stack.gw.call('GET', '/sender/listfolders?status=paused', { token })).body).toEqual([expect.objectContaining({ id: folderId, log_total: 2 })]);
+    expect((await stack.gw.call('POST', '/sender/edit', { token, body: { folder_id: folderId, action: 'continue' } })).body).toMatchObject({ status: 'scheduled' });
+    const scheduled = await stack.gw.call('POST', '/sender/listmessages', { token, body: { folder_id: folderId, messageStatus: 'Scheduled' } });
+    expect(scheduled.body.pagination.totalRecords).toBe(2);
+    expect((await stack.gw.call('POST', '/sender/edit', { token, body: { folder_id: folderId, action: 'delete' } })).body).toMatchObject({ status: 'deleting' });
+    expect((await stack.gw.call('POST', '/sender/edit', { token, body: { folder_id: folderId, action: 'delete' } })).status).toBe(404);
+
+    await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: [phones[0]], type: 'text', text: 'depois', delayMin: 0, delayMax: 0, scheduled_for: 30 } });
+    expect((await stack.gw.call('DELETE', '/sender/clearall', { token })).body).toEqual({ status: 'processed', messages_deleted: 1, folders_deleted: 2 });
+    expect((await stack.gw.call('POST', '/sender/cleardone', { token, body: {} })).body).toEqual({ status: 'cleanup started' });
+    expect((await stack.gw.call('GET', '/sender/listfolders', { token })).body).toEqual([]);
+  });
+});

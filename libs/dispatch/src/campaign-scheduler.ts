@@ -1,0 +1,121 @@
+import type { Bus, BusSubscription } from '@gw/bus';
+import { Subjects, type OutboxNotice, type QueueNotice, type SendRequest } from '@gw/contracts';
+import { CampaignRepository, type NewCampaign } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import type { DataSource } from 'typeorm';
+import { queuedMessageRow } from './queued-message';
+
+export interface CampaignSchedulerConfig {
+  /** How often due folders are looked at (completions of released sends are seen at this pace too). */
+  pollIntervalMs: number;
+  /** Folders stepped per poll. */
+  batch: number;
+}
+
+export const CAMPAIGN_SCHEDULER_DEFAULTS: CampaignSchedulerConfig = { pollIntervalMs: 500, batch: 200 };
+
+export interface CampaignSpec {
+  id: string;
+  name: string;
+  info: string;
+  scheduledFor: Date;
+  delayMin: number;
+  delayMax: number;
+}
+
+/** Accepts a campaign: every message `Queued` (with `record.sendFolderId` = the folder) before the answer. */
+export async function createCampaign(dataSource: DataSource, spec: CampaignSpec, requests: SendRequest[], owner: string, instanceId: string): Promise<void> {
+  const campaign: NewCampaign = {
+    ...spec,
+    instanceId,
+    messages: requests.map((request) => {
+      const stamped: SendRequest = { ...request, record: { ...request.record, sendFolderId: spec.id } };
+      return { message: queuedMessageRow(stamped, owner), request: stamped };
+    }),
+  };
+  await new CampaignRepository(dataSource).create(campaign);
+}
+
+/**
+ * Releases campaign messages into the async send queue: per folder one at a time, after its start
+ * time, with the folder's random gap (delayMin..delayMax s) after the previous one finished, skipping
+ * paused folders. State is in Postgres (CampaignRepository.tick); any number of schedulers may run.
+ */
+export class CampaignScheduler {
+  private readonly campaigns: CampaignRepository;
+  private running = false;
+  private timer?: NodeJS.Timeout;
+  private loopDone?: Promise<void>;
+  private wake?: () => void;
+  private subscription?: BusSubscription;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly bus: Bus,
+    private readonly config: CampaignSchedulerConfig,
+    private readonly logger: Logger,
+  ) {
+    this.campaigns = new CampaignRepository(dataSource);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    // A queue change (a send finished, a campaign edited) may let a folder move on: look sooner.
+    this.subscription = this.bus.subscribe(Subjects.queueWildcard, () => this.poke());
+    this.loopDone = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.subscription?.unsubscribe();
+    this.poke();
+    await this.loopDone;
+  }
+
+  poke(): void {
+    this.wake?.();
+  }
+
+  /** One pass over the due folders; true when something was released. */
+  async runOnce(): Promise<boolean> {
+    let released = false;
+    for (const folderId of await this.campaigns.dueFolders(this.config.batch)) {
+      const step = await this.campaigns.tick(folderId);
+      if (!step) continue;
+      if (step.lastEventId) this.publish(Subjects.outbox(step.instanceId), { instanceId: step.instanceId, lastId: step.lastEventId } satisfies OutboxNotice);
+      if (step.released) {
+        released = true;
+        this.publish(Subjects.queue(step.instanceId), { instanceId: step.instanceId } satisfies QueueNotice);
+      }
+    }
+    return released;
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      try {
+        await this.runOnce();
+      } catch (error) {
+        this.logger.error({ err: error }, 'campaign scheduler step failed');
+      }
+      if (!this.running) break;
+      await new Promise<void>((resolve) => {
+        this.timer = setTimeout(resolve, this.config.pollIntervalMs);
+        this.wake = () => {
+          clearTimeout(this.timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  private publish(subject: string, data: unknown): void {
+    try {
+      this.bus.publish(subject, data);
+    } catch {
+      // Slow polls pick it up.
+    }
+  }
+}

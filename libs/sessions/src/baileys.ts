@@ -44,5 +44,5 @@ export function disconnectStatusCode(error: unknown): number | undefined {
 }
 
 // Inbound messaging (messaging/**): message decoding helpers and event shapes.
-export { decryptPollVote, getDevice, isJidGroup, jidNormalizedUser, WAMessageStatus, WAMessageStubType } from '@whiskeysockets/baileys';
-export type { BaileysEventMap, BinaryNode, Contact, GroupMetadata, LIDMapping, MessageUserReceiptUpdate, WAMessage, WAMessageKey, WAMessageUpdate } from '@whiskeysockets/baileys';
+export { decryptPollVote, getDevice, isJidGroup, jidNormalizedUser } from '@whiskeysockets/baileys';
+export type { BaileysEventMap, BinaryNode, Contact, GroupMetadata, MessageUserReceiptUpdate, WAMessage, WAMessageUpdate } from '@whiskeysockets/baileys';

@@ -98,6 +98,21 @@ describe('Receipts move the status of sent messages forward, never back', () => 
     }
   });
 
+  it('should mark a message WhatsApp refused Failed with the reason and announce it', async () => {
+    await harness.control('POST', '/sim/faults', { kind: 'ack', mode: 'error', error: '463', device: me.phone, count: 1 });
+    try {
+      const sent = await fixture.socket(worker, instanceId).sendMessage(bea.jid, { text: 'bloqueado?' });
+      const id = sent!.key.id!;
+      const row = await fixture.waitMessage(instanceId, id, (r) => r.status === 'Failed');
+      expect(row.error).toMatch(/^463/);
+      const events = await waitFor(() => fixture.updateEvents(instanceId, id), (list) => list.length > 0, 5_000, 'Failed event');
+      expect(events).toHaveLength(1);
+      expect(events[0].payload).toMatchObject({ type: 'Failed', state: 'Failed', error: row.error, event: { MessageIDs: [id], Type: 'Failed', IsFromMe: 'True' } });
+    } finally {
+      await harness.control('POST', '/sim/faults', { kind: 'clear' }).catch(() => undefined);
+    }
+  });
+
   it('should keep the id and API fields of a message sent through the send op, and announce it once', async () => {
     const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
     const request: SendRequest = {

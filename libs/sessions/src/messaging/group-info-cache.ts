@@ -53,10 +53,6 @@ export class GroupInfoCache {
     if (cached?.info) cached.info.subject = subject;
   }
 
-  forget(instanceId: string, groupJid: string): void {
-    this.entries.delete(`${instanceId}|${groupJid}`);
-  }
-
   private set(key: string, info: GroupInfo | null): void {
     if (this.entries.size >= LIMIT) {
       const oldest = this.entries.keys().next().value;

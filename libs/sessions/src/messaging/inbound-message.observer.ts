@@ -20,7 +20,6 @@ export interface InboundMessageObserverOptions {
  */
 export class InboundMessageObserver implements SocketObserver {
   private readonly services: InboundServices;
-  private readonly handlers = new Map<string, InboundSocketHandler>();
   /** Handlers with work possibly queued, detached ones included until they drain. */
   private readonly busy = new Set<InboundSocketHandler>();
 
@@ -37,11 +36,9 @@ export class InboundMessageObserver implements SocketObserver {
   attach(context: SocketContext): () => void {
     const handler = new InboundSocketHandler(context, this.services);
     const detach = handler.attach();
-    this.handlers.set(context.instanceId, handler);
     this.busy.add(handler);
     return () => {
       detach();
-      if (this.handlers.get(context.instanceId) === handler) this.handlers.delete(context.instanceId);
       void handler.idle().then(() => this.busy.delete(handler));
     };
   }
@@ -52,10 +49,5 @@ export class InboundMessageObserver implements SocketObserver {
    */
   async drain(): Promise<void> {
     await Promise.all([...this.busy].map((handler) => handler.idle()));
-  }
-
-  /** Resolves once the current socket of an instance has handled everything it received so far. */
-  async idle(instanceId: string): Promise<void> {
-    await this.handlers.get(instanceId)?.idle();
   }
 }

@@ -40,6 +40,15 @@ const EARLY_TTL_MS = 120_000;
 /** Receipt states that are announced (`Sent` is the server ack: stored, not announced). */
 const ANNOUNCED = new Set(['Delivered', 'Read', 'Played']);
 
+/** A receipt (or error ack) for a message not stored yet. */
+interface EarlyReceipt {
+  state: string;
+  sender: Party;
+  timestamp: number;
+  error: string;
+  at: number;
+}
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function rank(status: string): number {
@@ -58,7 +67,7 @@ export class InboundSocketHandler {
   private readonly logger: Logger;
   private readonly acked = new Set<string>();
   /** Receipts that arrived before their message was stored (Baileys may emit them first). */
-  private readonly early = new Map<string, { state: string; sender: Party; timestamp: number; at: number }>();
+  private readonly early = new Map<string, EarlyReceipt>();
   private identity: { value: InstanceIdentity; at: number } | null = null;
   private stopped = false;
 
@@ -208,12 +217,18 @@ export class InboundSocketHandler {
     const vote = described.field === 'pollUpdateMessage' ? await this.pollVote(message, place.sender, described.quoted) : undefined;
     const fromMe = Boolean(key.fromMe);
     let status = fromMe ? statusName(message.status) : '';
-    const error = status === 'Failed' ? errorText(message.messageStubParameters) : '';
+    let error = status === 'Failed' ? errorText(message.messageStubParameters) : '';
     if (fromMe) status = this.advancedByReceipts(message, status);
     const early = fromMe ? this.earlyReceipt(key.id) : undefined;
-    if (early && rank(early.state) > rank(status)) status = early.state;
+    if (early?.state === 'Failed' && rank(status) < rank('Delivered')) {
+      status = 'Failed';
+      error = early.error;
+    } else if (early && rank(early.state) > rank(status)) {
+      status = early.state;
+    }
     const senderName = message.pushName || (fromMe ? (this.context.socket.user?.name ?? '') : '') || '';
     const row = toNewMessage(this.instanceId, { message, described, place, senderName, status, vote });
+    if (status === 'Failed') row.error = error;
     const who = await this.who();
 
     await this.write(async (manager, events) => {
@@ -241,10 +256,16 @@ export class InboundSocketHandler {
       const advanced = fromMe && !created ? await this.advanceTo(manager, stored, status, error) : null;
       const current = advanced ?? stored;
       events.push(messagesEvent(chat, current, who, group?.subject ?? ''));
-      if (fromMe && ANNOUNCED.has(current.status) && (created || advanced)) {
-        // A receipt that came with the upsert (merged by Baileys) or before it: announced as the receipt it was.
+      if (fromMe && (ANNOUNCED.has(current.status) || current.status === 'Failed') && (created || advanced)) {
+        // A receipt (or error ack) that came with the upsert (merged by Baileys) or before it: announced as what it was.
         const by = early?.state === current.status ? early : { sender: await this.chatParty(place), timestamp: Date.now() / 1000 };
-        events.push(messagesUpdateEvent({ rows: [current], state: current.status as 'Delivered', type: 'ReadReceipt', sender: by.sender, timestamp: by.timestamp }, who));
+        const failed = current.status === 'Failed';
+        events.push(
+          messagesUpdateEvent(
+            { rows: [current], state: current.status as 'Delivered', type: failed ? 'Failed' : 'ReadReceipt', sender: by.sender, timestamp: by.timestamp, error: failed ? current.error : undefined },
+            who,
+          ),
+        );
       }
     });
     if (early) this.early.delete(key.id);
@@ -338,15 +359,21 @@ export class InboundSocketHandler {
 
   private async advanceFromUpsert(manager: EntityManager, events: NewOutboxEvent[], prior: MessageRow, status: string, error: string, place: MessagePlace): Promise<void> {
     const changed = await this.advanceTo(manager, prior, status, error);
-    if (changed && ANNOUNCED.has(status)) {
-      events.push(messagesUpdateEvent({ rows: [changed], state: status as 'Read', type: 'ReadReceipt', sender: await this.chatParty(place), timestamp: Date.now() / 1000 }, await this.who()));
+    if (changed && (ANNOUNCED.has(status) || status === 'Failed')) {
+      const failed = status === 'Failed';
+      events.push(
+        messagesUpdateEvent(
+          { rows: [changed], state: status as 'Read', type: failed ? 'Failed' : 'ReadReceipt', sender: await this.chatParty(place), timestamp: Date.now() / 1000, error: failed ? changed.error : undefined },
+          await this.who(),
+        ),
+      );
     }
   }
 
   // --- receipts -----------------------------------------------------------------------------------
 
   /** Ids a receipt named that are not stored yet: their status is applied when they are. */
-  private async rememberEarly(manager: EntityManager, ids: string[], changed: MessageRow[], state: string, sender: Party, timestamp: number): Promise<void> {
+  private async rememberEarly(manager: EntityManager, ids: string[], changed: MessageRow[], receipt: Omit<EarlyReceipt, 'at'>): Promise<void> {
     const done = new Set(changed.map((row) => row.messageId));
     const rest = ids.filter((id) => !done.has(id));
     const stored: Array<{ message_id: string }> = await manager.query(`SELECT message_id FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [this.instanceId, rest]);
@@ -356,13 +383,14 @@ export class InboundSocketHandler {
     for (const id of rest) {
       if (known.has(id) || this.early.size >= ACKED_LIMIT) continue;
       const previous = this.early.get(id);
-      if (previous && rank(state) <= rank(previous.state)) continue;
-      this.early.set(id, { state, sender, timestamp, at: now });
-      this.logger.debug({ messageId: id, state }, 'receipt before its message: kept until the message is stored');
+      // Forward only; an error ack counts only while nothing was delivered.
+      if (previous && (receipt.state === 'Failed' || rank(receipt.state) <= rank(previous.state))) continue;
+      this.early.set(id, { ...receipt, at: now });
+      this.logger.debug({ messageId: id, state: receipt.state }, 'receipt before its message: kept until the message is stored');
     }
   }
 
-  private earlyReceipt(id: string): { state: string; sender: Party; timestamp: number } | undefined {
+  private earlyReceipt(id: string): EarlyReceipt | undefined {
     const entry = this.early.get(id);
     return entry && Date.now() - entry.at <= EARLY_TTL_MS ? entry : undefined;
   }
@@ -440,7 +468,7 @@ export class InboundSocketHandler {
     const who = await this.who();
     await this.write(async (manager, events) => {
       const changed = state === 'Failed' ? await MessageRepository.failWithin(manager, this.instanceId, ids, error) : await MessageRepository.advanceStatusWithin(manager, this.instanceId, ids, state);
-      if (changed.length < ids.length && state !== 'Failed') await this.rememberEarly(manager, ids, changed, state, sender, timestamp);
+      if (changed.length < ids.length) await this.rememberEarly(manager, ids, changed, { state, sender, timestamp, error });
       if (!changed.length || state === 'Sent') return;
       const byChat = new Map<string, MessageRow[]>();
       for (const row of changed) byChat.set(row.chatId, [...(byChat.get(row.chatId) ?? []), row]);

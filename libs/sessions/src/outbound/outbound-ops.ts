@@ -57,6 +57,16 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     try {
       if (built.kind === 'proto') {
         await socket.relayMessage(request.chatJid, built.message, { messageId: request.messageId, additionalNodes: built.nodes });
+        // sendMessage announces our own message as an `append` upsert; relayMessage does not. Do the
+        // same, so the stored row gets its raw copy (poll votes need the secret) and its event.
+        const own = {
+          key: { remoteJid: request.chatJid, fromMe: true, id: request.messageId },
+          message: built.message,
+          messageTimestamp: Math.floor(Date.now() / 1000),
+          status: proto.WebMessageInfo.Status.PENDING,
+        } as WAMessage;
+        const upsert = (socket as unknown as { upsertMessage?: (message: WAMessage, type: 'append') => Promise<void> }).upsertMessage;
+        if (upsert) await upsert(own, 'append').catch((error: unknown) => options.logger.warn({ err: error }, 'announcing a relayed message failed'));
       } else {
         await socket.sendMessage(request.chatJid, built.content, { messageId: request.messageId, quoted: built.quoted });
       }

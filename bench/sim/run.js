@@ -5,7 +5,8 @@
 //   nx run wa-sim:build && node bench/sim/run.js --clients 1000 --workers 2 --messages 1 --peers 10
 // Options: --clients, --workers (client processes), --messages (per client, device→phone),
 // --peers (simulated phones on the other side), --concurrency (connects in flight),
-// --sendConcurrency (sends in flight per worker), --timeoutMs.
+// --sendConcurrency (sends in flight per worker), --timeoutMs, --decrypt 1 (phones decrypt).
+// Progress goes to stderr; stdout carries one JSON object.
 //
 // The simulator runs in this process in load mode (phones send receipts without decrypting,
 // fresh devices skip the 812-prekey upload). Everything stays on 127.0.0.1.
@@ -18,7 +19,7 @@ const path = require('path');
 const SIM_DIST = path.join(__dirname, '../../dist/libs/wa-sim/index.js');
 
 function parseArgs(argv) {
-  const args = { clients: 1000, workers: 2, messages: 1, peers: 10, concurrency: 100, sendConcurrency: 20, timeoutMs: 120_000 };
+  const args = { clients: 1000, workers: 2, messages: 1, peers: 10, concurrency: 100, sendConcurrency: 20, timeoutMs: 120_000, decrypt: 0 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '');
     const value = Number(argv[i + 1]);
@@ -46,7 +47,8 @@ async function parent() {
   const running = await startSimulator({
     controlPort: false,
     media: false,
-    phoneDecrypt: false,
+    // Load mode (default): phones receipt without decrypting. --decrypt 1: phones decrypt every message.
+    phoneDecrypt: args.decrypt === 1,
     initialPrekeyCount: 50,
     autoReceipts: { deliveredMs: 0, readMs: null },
   });
@@ -60,7 +62,7 @@ async function parent() {
     const { device, creds } = sim.provisionDevice(phone);
     devices.push({ phone, jid: device.jid, peer: peers[i % peers.length].jid, creds: JSON.stringify(creds, BufferJSON.replacer) });
   }
-  console.log(`simulator up at ${running.websocketUrl}; ${args.clients} devices provisioned`);
+  console.error(`simulator up at ${running.websocketUrl}; ${args.clients} devices provisioned`);
 
   const workers = [];
   const perWorker = Math.ceil(devices.length / args.workers);
@@ -85,7 +87,7 @@ async function parent() {
   for (let w = 0; w < args.workers; w++) {
     const slice = devices.slice(w * perWorker, (w + 1) * perWorker);
     if (!slice.length) continue;
-    const child = fork(__filename, ['--worker'], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(__filename, ['--worker'], { stdio: [0, 2, 2, 'ipc'] }); // children report on stderr: stdout carries only the JSON
     child.send({ type: 'start', url: running.websocketUrl, rootPublicKey: running.rootPublicKey, devices: slice, concurrency: Math.ceil(args.concurrency / args.workers), timeoutMs: args.timeoutMs });
     workers.push(child);
   }
@@ -93,12 +95,12 @@ async function parent() {
   for (const o of opened) {
     results.open.push(...o.times);
     results.failedOpen += o.failed;
-    if (Object.keys(o.closes).length) console.log('  closes during connect:', JSON.stringify(o.closes));
+    if (Object.keys(o.closes).length) console.error('  closes during connect:', JSON.stringify(o.closes));
   }
   const connectWall = Date.now() - startedAt;
   const health = sim.health();
-  console.log(`${results.open.length}/${args.clients} open in ${connectWall} ms (${results.failedOpen} failed); simulator sees ${health.connections} connections`);
-  console.log(summary('  connect→open', results.open));
+  console.error(`${results.open.length}/${args.clients} open in ${connectWall} ms (${results.failedOpen} failed); simulator sees ${health.connections} connections`);
+  console.error(summary('  connect→open', results.open));
 
   // Devices → phone: each socket sends N texts; done when the phone's delivery receipt comes back.
   const sendStart = Date.now();
@@ -106,12 +108,12 @@ async function parent() {
   const sent = await waitAll('sent');
   for (const s of sent) {
     results.sendAcks.push(...s.times);
-    if (Object.keys(s.errors).length) console.log('  send errors:', JSON.stringify(s.errors));
-    if (Object.keys(s.closes).length) console.log('  closes so far:', JSON.stringify(s.closes));
+    if (Object.keys(s.errors).length) console.error('  send errors:', JSON.stringify(s.errors));
+    if (Object.keys(s.closes).length) console.error('  closes so far:', JSON.stringify(s.closes));
   }
   const sendWall = Date.now() - sendStart;
-  console.log(`${results.sendAcks.length} messages device→phone delivered in ${sendWall} ms (${Math.round((results.sendAcks.length / sendWall) * 1000)}/s)`);
-  console.log(summary('  send→delivered', results.sendAcks));
+  console.error(`${results.sendAcks.length} messages device→phone delivered in ${sendWall} ms (${Math.round((results.sendAcks.length / sendWall) * 1000)}/s)`);
+  console.error(summary('  send→delivered', results.sendAcks));
 
   // Phone → devices: the peer phone Signal-encrypts one text per device.
   for (const w of workers) w.send({ type: 'expect', text: 'load ping', timeoutMs: args.timeoutMs });
@@ -120,15 +122,32 @@ async function parent() {
   await Promise.all(devices.map((d) => sim.sendMessage(d.peer, d.phone, { text: 'load ping' })));
   const got = await waitAll('received');
   for (const g of got) results.received.push(...g.times.map((t) => t - fanStart));
-  console.log(`peer phones received ${peers.reduce((n, p) => n + sim.inbox(p.phone).length, 0)} messages`);
-  console.log(`${results.received.length} messages phone→device received in ${Date.now() - fanStart} ms`);
-  console.log(summary('  phone→device', results.received));
+  console.error(`peer phones received ${peers.reduce((n, p) => n + sim.inbox(p.phone).length, 0)} messages`);
+  console.error(`${results.received.length} messages phone→device received in ${Date.now() - fanStart} ms`);
+  console.error(summary('  phone→device', results.received));
 
   for (const w of workers) w.send({ type: 'stats' });
   const stats = await waitAll('stats');
   const mem = process.memoryUsage();
-  console.log(`memory: simulator rss=${Math.round(mem.rss / 1e6)}MB; workers rss=${stats.map((s) => Math.round(s.rss / 1e6)).join('/')}MB`);
+  console.error(`memory: simulator rss=${Math.round(mem.rss / 1e6)}MB; workers rss=${stats.map((s) => Math.round(s.rss / 1e6)).join('/')}MB`);
 
+  const timing = (values) => ({ n: values.length, p50Ms: percentile(values, 50), p95Ms: percentile(values, 95), maxMs: Math.max(0, ...values) });
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'sim',
+      mode: args.decrypt === 1 ? 'decrypt' : 'load',
+      clients: args.clients,
+      workers: args.workers,
+      connected: results.open.length,
+      failedToOpen: results.failedOpen,
+      connectWallMs: connectWall,
+      connect: timing(results.open),
+      deviceToPhone: { ...timing(results.sendAcks), wallMs: sendWall, perSecond: Math.round((results.sendAcks.length / sendWall) * 1000) },
+      phoneToDevice: timing(results.received),
+      rssMb: { simulator: Math.round(mem.rss / 1e6), clientWorkers: stats.map((w) => Math.round(w.rss / 1e6)) },
+      baseline: 'the client side is bare Baileys sockets in plain worker processes; the simulator (one process, one core) is what is measured',
+    })}\n`,
+  );
   for (const w of workers) w.send({ type: 'stop' });
   await Promise.all(workers.map((w) => new Promise((resolve) => w.once('exit', resolve))));
   await running.stop();

@@ -18,7 +18,7 @@ describe('Inbound messages of a group chat (real Baileys ↔ simulator)', () => 
 
   beforeAll(async () => {
     await harness.start();
-    worker = await harness.startWorker('w-group');
+    worker = await harness.startWorker('w-group', { leaseTtlMs: 20_000 }); // no takeover here: a long lease keeps a loaded machine from fencing the worker
     me = await fixture.account(nextPhone(), 'Loja');
     ana = await fixture.account(nextPhone(), 'Ana Souza');
     bruno = await fixture.account(nextPhone(), 'Bruno');

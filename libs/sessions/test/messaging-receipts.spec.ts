@@ -22,7 +22,7 @@ describe('Receipts move the status of sent messages forward, never back', () => 
 
   beforeAll(async () => {
     await harness.start();
-    worker = await harness.startWorker('w-receipts');
+    worker = await harness.startWorker('w-receipts', { leaseTtlMs: 20_000 }); // no takeover here: a long lease keeps a loaded machine from fencing the worker
     me = await fixture.account(nextPhone(), 'Loja');
     bea = await fixture.account(nextPhone(), 'Bea');
     carl = await fixture.account(nextPhone(), 'Carl');

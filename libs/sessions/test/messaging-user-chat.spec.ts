@@ -23,7 +23,7 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
 
   beforeAll(async () => {
     await harness.start();
-    worker = await harness.startWorker('w-inbound');
+    worker = await harness.startWorker('w-inbound', { leaseTtlMs: 20_000 }); // no takeover here: a long lease keeps a loaded machine from fencing the worker
     me = await fixture.account(nextPhone(), 'Gateway Owner');
     ana = await fixture.account(nextPhone(), 'Ana Souza');
     await harness.newInstance(instanceId);

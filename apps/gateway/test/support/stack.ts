@@ -38,7 +38,8 @@ export class Stack {
       logger: createLogger('stack', process.env.TEST_LOG_LEVEL ?? 'silent'),
       config: sessionWorkerConfig({
         workerId: 'stack-worker',
-        leaseTtlMs: 8_000,
+        // No takeover in these suites: a long lease keeps a loaded machine from fencing the worker.
+        leaseTtlMs: 20_000,
         reconcileIntervalMs: 500,
         queryTimeoutMs: 5_000,
         simulator: { websocketUrl: this.sim.websocketUrl, rootPublicKey: Buffer.from(this.sim.rootPublicKey, 'base64') },

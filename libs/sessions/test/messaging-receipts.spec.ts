@@ -31,7 +31,8 @@ describe('Receipts move the status of sent messages forward, never back', () => 
     for (const account of [bea, carl, dina]) await fixture.autoReceipts(account.phone, null);
     await harness.newInstance(instanceId);
     await harness.pairByQr(instanceId, me.phone);
-  });
+    await fixture.settled(instanceId, dina.phone, me.phone);
+  }, 90_000);
   afterAll(() => harness.stop());
 
   it('should go Sent → Delivered → Read → Played with one messages_update per step', async () => {

@@ -52,6 +52,15 @@ export class MessagingFixture {
     return this.harness.db.dataSource.transaction((manager) => MessageRepository.findWithin(manager, instanceId, messageId));
   }
 
+  /**
+   * Right after pairing, Baileys holds its events until the initial history sync is in (up to 20 s
+   * on a loaded machine). A message from a phone that gets stored proves the events flow.
+   */
+  async settled(instanceId: string, from: string, to: string): Promise<void> {
+    const id = await this.send(from, to, { text: 'settle' });
+    await this.waitMessage(instanceId, id, () => true, 40_000);
+  }
+
   waitMessage(instanceId: string, messageId: string, accept: (row: MessageRow) => boolean = () => true, timeoutMs = 10_000): Promise<MessageRow> {
     return waitFor(() => this.message(instanceId, messageId), (row) => row !== null && accept(row), timeoutMs, `message ${messageId}`) as Promise<MessageRow>;
   }

@@ -1,8 +1,8 @@
+import { outboundMessageRow } from '@gw/persistence';
 import type { Bus } from '@gw/bus';
 import { Subjects, type QueueNotice, type SendRequest } from '@gw/contracts';
 import { SendQueueRepository, type MessageRow } from '@gw/persistence';
 import type { DataSource } from 'typeorm';
-import { queuedMessageRow } from './queued-message';
 
 export type QueueStatusName = 'idle' | 'queued' | 'processing' | 'waiting_connection' | 'resetting';
 
@@ -67,7 +67,7 @@ export class AsyncQueue {
    * together before the caller answers 200, in one statement; then a wake-up for the dispatchers.
    */
   async enqueue(request: SendRequest, owner: string): Promise<MessageRow> {
-    const row = await this.queue.enqueue(queuedMessageRow(request, owner), request);
+    const row = await this.queue.enqueue(outboundMessageRow(request, owner, 'Queued'), request);
     this.notify(request.instanceId);
     return row;
   }

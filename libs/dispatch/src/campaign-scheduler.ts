@@ -1,9 +1,9 @@
+import { outboundMessageRow } from '@gw/persistence';
 import type { Bus, BusSubscription } from '@gw/bus';
 import { Subjects, type OutboxNotice, type QueueNotice, type SendRequest } from '@gw/contracts';
 import { CampaignRepository, type NewCampaign } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { DataSource } from 'typeorm';
-import { queuedMessageRow } from './queued-message';
 
 export interface CampaignSchedulerConfig {
   /** How often due folders are looked at (completions of released sends are seen at this pace too). */
@@ -30,7 +30,7 @@ export async function createCampaign(dataSource: DataSource, spec: CampaignSpec,
     instanceId,
     messages: requests.map((request) => {
       const stamped: SendRequest = { ...request, record: { ...request.record, sendFolderId: spec.id } };
-      return { message: queuedMessageRow(stamped, owner), request: stamped };
+      return { message: outboundMessageRow(stamped, owner, 'Queued'), request: stamped };
     }),
   };
   await new CampaignRepository(dataSource).create(campaign);

@@ -6,7 +6,6 @@ export { resolveChatPlaceholders, resolveRequestPlaceholders } from './chat-plac
 export type { PlaceholderInstance } from './chat-placeholders';
 export { readAsyncDispatcherConfig } from './dispatch-config';
 export { DispatchModule } from './dispatch.module';
-export { queuedMessageRow } from './queued-message';
 export { readRetentionConfig, RetentionJob, RetentionModule } from './retention';
 export type { RetentionConfig } from './retention';
 export { CAMPAIGN_SCHEDULER_DEFAULTS, CampaignScheduler, createCampaign } from './campaign-scheduler';

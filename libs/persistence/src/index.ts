@@ -31,3 +31,4 @@ export { SendQueueRepository } from './repositories/send-queue.repository';
 export type { LaneClaim, QueueClearResult, QueuedSend, QueueStatusRow } from './repositories/send-queue.repository';
 export { CampaignExistsError, CampaignRepository, CAMPAIGN_STATUSES } from './repositories/campaign.repository';
 export type { CampaignFolderRow, CampaignStatus, CampaignTick, NewCampaign } from './repositories/campaign.repository';
+export { outboundMessageRow, outboundPreview } from './records/outbound-message';

@@ -41,7 +41,7 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     if (!request?.messageId || !request.recordId || !request.chatJid || !request.content) throw new RpcError(ErrorCode.BadRequest, 'malformed send request');
     const socket = session.openSocket();
     const owner = (socket.user?.id ?? '').split(':')[0].split('@')[0];
-    const { alreadyRelayed } = await ledger.reserve(session.lease, request, owner, previewOf(request.content));
+    const { alreadyRelayed } = await ledger.reserve(session.lease, request, owner);
     if (alreadyRelayed) return SendLedger.record(alreadyRelayed, owner);
 
     const built = await build(socket, request);
@@ -248,30 +248,6 @@ function describeMedia(message: WAMessage): { mimetype: string; fileName: string
 
 function keyOf(row: MessageRow): WAMessageKey {
   return { remoteJid: row.chatId, fromMe: row.fromMe, id: row.messageId, participant: row.isGroup && !row.fromMe ? row.sender : undefined };
-}
-
-/** A WAProto-shaped preview of what is being sent, so the reserved row already says what it is. */
-function previewOf(content: OutboundContent): Record<string, unknown> {
-  switch (content.kind) {
-    case 'text':
-      return { extendedTextMessage: { text: content.text } };
-    case 'media':
-      return { [`${content.mediaType}Message`]: { caption: content.caption, mimetype: content.mimetype, fileName: content.fileName, ptt: content.ptt, gifPlayback: content.gifPlayback } };
-    case 'contacts':
-      return content.vcards.length === 1 ? { contactMessage: { displayName: content.displayName, vcard: content.vcards[0] } } : { contactsArrayMessage: { displayName: content.displayName } };
-    case 'location':
-      return { locationMessage: { degreesLatitude: content.latitude, degreesLongitude: content.longitude, name: content.name, address: content.address } };
-    case 'proto':
-      return content.message;
-    case 'reaction':
-      return { reactionMessage: { text: content.emoji, key: { id: content.targetMessageId } } };
-    case 'edit':
-      return { protocolMessage: { type: 14, key: { id: content.targetMessageId }, editedMessage: { conversation: content.text } } };
-    case 'delete':
-      return { protocolMessage: { type: 0, key: { id: content.targetMessageId } } };
-    case 'pin':
-      return { pinInChatMessage: { key: { id: content.targetMessageId }, type: content.pin ? 1 : 2 } };
-  }
 }
 
 /** The server's `<ack class="message" id=…>` for one message: error attribute → Failed. */

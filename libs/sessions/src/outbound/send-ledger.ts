@@ -1,6 +1,5 @@
-import { FencedOutError, LeaseRepository, MessageRepository, toMessageRecord, toMessageRow, type Lease, type MessageRow } from '@gw/persistence';
+import { FencedOutError, LeaseRepository, MessageRepository, outboundMessageRow, toMessageRecord, toMessageRow, type Lease, type MessageRow } from '@gw/persistence';
 import type { SendRequest } from '@gw/contracts';
-import { describeContent, type ProtoMessage } from '@gw/domain';
 import type { DataSource, EntityManager } from 'typeorm';
 
 type Raw = Record<string, unknown>;
@@ -21,52 +20,14 @@ export class SendLedger {
   }
 
   /** Returns the stored row when this id was relayed before (the caller answers with it), else reserves it. */
-  async reserve(lease: Lease, request: SendRequest, owner: string, preview: ProtoMessage): Promise<{ alreadyRelayed: MessageRow | null }> {
+  async reserve(lease: Lease, request: SendRequest, owner: string): Promise<{ alreadyRelayed: MessageRow | null }> {
     return this.fenced(lease, async (manager) => {
       const existing: Raw[] = await manager.query(`SELECT relayed_at FROM messages WHERE instance_id = $1 AND message_id = $2 FOR UPDATE`, [request.instanceId, request.messageId]);
       if (existing.length && existing[0].relayed_at) {
         const rows: Raw[] = await manager.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2`, [request.instanceId, request.messageId]);
         return { alreadyRelayed: toMessageRow(rows[0]) };
       }
-      const described = describeContent(preview);
-      const isGroup = request.chatJid.endsWith('@g.us');
-      await MessageRepository.upsertWithin(manager, {
-        instanceId: request.instanceId,
-        id: request.recordId,
-        messageId: request.messageId,
-        chatId: request.chatJid,
-        chatLid: request.chatJid.endsWith('@lid') ? request.chatJid : '',
-        sender: owner ? `${owner}@s.whatsapp.net` : '',
-        senderPn: owner ? `${owner}@s.whatsapp.net` : '',
-        senderLid: '',
-        senderName: '',
-        isGroup,
-        fromMe: true,
-        messageType: described.messageType,
-        type: described.type,
-        mediaType: described.mediaType,
-        source: 'api',
-        messageTimestamp: Date.now(),
-        status: 'Pending',
-        text: described.text,
-        quoted: request.quotedId ?? '',
-        edited: described.edited,
-        reaction: described.reaction,
-        vote: '',
-        convertOptions: '',
-        buttonOrListId: '',
-        error: '',
-        content: described.content,
-        raw: null,
-        wasSentByApi: true,
-        pinned: false,
-        sendFunction: request.record.sendFunction,
-        sendPayload: request.record.sendPayload,
-        fileUrl: '',
-        sendFolderId: request.record.sendFolderId,
-        trackSource: request.record.trackSource,
-        trackId: request.record.trackId,
-      });
+      await MessageRepository.upsertWithin(manager, outboundMessageRow(request, owner, 'Pending'));
       // A row queued earlier (async) keeps its own id and fields; the API fields are its own too.
       await manager.query(
         `UPDATE messages SET status = 'Pending', was_sent_by_api = true, send_function = $3, send_payload = $4::jsonb,

@@ -1,13 +1,13 @@
 import type { OutboundContent, SendRequest } from '@gw/contracts';
 import { describeContent } from '@gw/domain';
-import type { NewMessage } from '@gw/persistence';
+import type { NewMessage } from '../repositories/message.repository';
 
 /**
- * The messages row of an accepted async send, status `Queued`: the same fields the worker's
- * SendLedger.reserve writes, so the worker's later reserve finds the row and only moves it on.
+ * The messages row of a send accepted through the API: `Queued` for the async queue, `Pending` when
+ * the worker reserves it just before relaying. One function, so both write the same fields.
  */
-export function queuedMessageRow(request: SendRequest, owner: string): NewMessage {
-  const described = describeContent(previewOf(request.content));
+export function outboundMessageRow(request: SendRequest, owner: string, status: 'Queued' | 'Pending'): NewMessage {
+  const described = describeContent(outboundPreview(request.content));
   return {
     instanceId: request.instanceId,
     id: request.recordId,
@@ -25,7 +25,7 @@ export function queuedMessageRow(request: SendRequest, owner: string): NewMessag
     mediaType: described.mediaType,
     source: 'api',
     messageTimestamp: Date.now(),
-    status: 'Queued',
+    status,
     text: described.text,
     quoted: request.quotedId ?? '',
     edited: described.edited,
@@ -47,8 +47,8 @@ export function queuedMessageRow(request: SendRequest, owner: string): NewMessag
   };
 }
 
-/** A WAProto-shaped preview of the content (as the worker builds for its reserve), for the row's type and text. */
-export function previewOf(content: OutboundContent): Record<string, unknown> {
+/** A WAProto-shaped preview of what is being sent, so the stored row already says what it is. */
+export function outboundPreview(content: OutboundContent): Record<string, unknown> {
   switch (content.kind) {
     case 'text':
       return { extendedTextMessage: { text: content.text } };

@@ -2,6 +2,7 @@ import { ChatRepository, type MessageRow } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { SsrfGuard, toOpusVoiceNote } from '@gw/platform';
 import { ErrorCode, RpcError, type ChatPresenceRequest, type OutboundContent, type SendRequest } from '@gw/contracts';
+import { contentField, unwrapMessage, type ProtoMessage } from '@gw/domain';
 import { BufferJSON, proto, type AnyMessageContent, type BinaryNode, type WAMessage, type WAMessageKey, type WASocket } from '@whiskeysockets/baileys';
 import type { DataSource } from 'typeorm';
 import type { InstanceOpHandler } from '../bus/session-rpc.server';
@@ -238,12 +239,9 @@ async function assertMayPin(socket: WASocket, groupJid: string): Promise<void> {
 
 /** Mimetype and file name of the media inside a message (through its envelopes). */
 function describeMedia(message: WAMessage): { mimetype: string; fileName: string } {
-  let content: Record<string, any> = (message.message ?? {}) as Record<string, any>;
-  for (const wrapper of ['ephemeralMessage', 'viewOnceMessage', 'viewOnceMessageV2', 'documentWithCaptionMessage']) {
-    if (content[wrapper]?.message) content = content[wrapper].message;
-  }
-  const inner = content.imageMessage ?? content.videoMessage ?? content.audioMessage ?? content.documentMessage ?? content.stickerMessage ?? content.ptvMessage ?? {};
-  return { mimetype: inner.mimetype ?? 'application/octet-stream', fileName: inner.fileName ?? '' };
+  const content = unwrapMessage(message.message as ProtoMessage);
+  const inner = (content[contentField(content)] ?? {}) as { mimetype?: string | null; fileName?: string | null };
+  return { mimetype: inner.mimetype || 'application/octet-stream', fileName: inner.fileName || '' };
 }
 
 function keyOf(row: MessageRow): WAMessageKey {

@@ -90,3 +90,31 @@ export function chatsEvent(chats: ChatRow[], who: InstanceIdentity): NewOutboxEv
   };
   return { eventType: 'chats', chatId: chats.length === 1 ? chatKey(chats[0]) : '', payload };
 }
+
+export interface HistoryFacts {
+  requestId: string;
+  syncType: string;
+  progress: number | null;
+  isLatest: boolean | null;
+  chats: number;
+  contacts: number;
+  messages: MessageRow[];
+}
+
+/** `history`: what a history sync brought; `request_id` is the pairing attempt's (connect's answer). */
+export function historyEvent(facts: HistoryFacts, who: InstanceIdentity): NewOutboxEvent {
+  return {
+    eventType: 'history',
+    payload: {
+      EventType: 'history',
+      request_id: facts.requestId,
+      syncType: facts.syncType,
+      progress: facts.progress,
+      isLatest: facts.isLatest,
+      counts: { chats: facts.chats, contacts: facts.contacts, messages: facts.messages.length },
+      messages: facts.messages.map((row) => toMessageRecord(row, who.owner)),
+      instanceName: who.instanceName,
+      owner: who.owner,
+    },
+  };
+}

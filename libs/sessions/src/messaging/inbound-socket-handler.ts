@@ -18,7 +18,7 @@ import type { EntityManager } from 'typeorm';
 import { isJidGroup, type BaileysEventMap, type BinaryNode, type Contact, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../baileys';
 import { SerialQueue } from '../session/serial-queue';
 import type { SocketContext } from '../session/socket-observer';
-import { chatKey, chatsEvent, contactsEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from './event-payloads';
+import { chatKey, chatsEvent, contactsEvent, historyEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from './event-payloads';
 import type { GroupInfo, GroupInfoCache } from './group-info-cache';
 import { IdentityResolver, isLid, isPhoneJid, userJid, type Party } from './identity-resolver';
 import type { InboundStore } from './inbound-store';
@@ -100,6 +100,7 @@ export class InboundSocketHandler {
     on('lid-mapping.update', (mapping) => this.onLidMapping(mapping.lid, mapping.pn));
     on('chats.update', (updates) => this.onChatUpdates(updates));
     on('groups.update', (updates) => this.onGroupUpdates(updates));
+    on('messaging-history.set', (history) => this.onHistory(history));
     on('connection.update', async (update) => {
       if (update.connection === 'open') this.identity = null;
     });
@@ -200,7 +201,11 @@ export class InboundSocketHandler {
     }
   }
 
-  private async onMessage(message: WAMessage): Promise<void> {
+  /**
+   * Stores one message. `history` marks messages of a history sync: stored like any other, announced
+   * together in one `history` event instead of one `messages` event each.
+   */
+  private async onMessage(message: WAMessage, history?: MessageRow[]): Promise<void> {
     const key = message.key;
     const remote = key?.remoteJid ?? '';
     if (!key?.id || !remote || !message.message) return; // stubs, undecryptable placeholders
@@ -255,6 +260,10 @@ export class InboundSocketHandler {
       // A row the send path stored first keeps its status unless this copy knows a later one.
       const advanced = fromMe && !created ? await this.advanceTo(manager, stored, status, error) : null;
       const current = advanced ?? stored;
+      if (history) {
+        history.push(current);
+        return;
+      }
       events.push(messagesEvent(chat, current, who, group?.subject ?? ''));
       if (fromMe && (ANNOUNCED.has(current.status) || current.status === 'Failed') && (created || advanced)) {
         // A receipt (or error ack) that came with the upsert (merged by Baileys) or before it: announced as what it was.
@@ -269,6 +278,35 @@ export class InboundSocketHandler {
       }
     });
     if (early) this.early.delete(key.id);
+  }
+
+  /**
+   * The initial history after a pairing (and later syncs): every message stored, then one `history`
+   * event carrying the pairing's request_id, so a client can tie the history to its connect.
+   */
+  private async onHistory(history: BaileysEventMap['messaging-history.set']): Promise<void> {
+    const stored: MessageRow[] = [];
+    for (const message of history.messages ?? []) {
+      await this.withRetry('messaging-history.set', { messageId: message.key?.id }, () => this.onMessage(message, stored));
+    }
+    const who = await this.who();
+    const row = await this.services.instances.findById(this.instanceId);
+    await this.write(async (_manager, events) => {
+      events.push(
+        historyEvent(
+          {
+            requestId: row?.pairingRequestId ?? '',
+            syncType: history.syncType === undefined || history.syncType === null ? '' : String(history.syncType),
+            progress: history.progress ?? null,
+            isLatest: history.isLatest ?? null,
+            chats: history.chats?.length ?? 0,
+            contacts: history.contacts?.length ?? 0,
+            messages: stored,
+          },
+          who,
+        ),
+      );
+    });
   }
 
   private async onRevoke(message: WAMessage, described: DescribedContent): Promise<void> {

@@ -118,3 +118,80 @@ export function historyEvent(facts: HistoryFacts, who: InstanceIdentity): NewOut
     },
   };
 }
+
+export interface GroupParticipantsFacts {
+  groupJid: string;
+  subject: string;
+  action: 'add' | 'remove' | 'promote' | 'demote';
+  author: Party | null;
+  members: Party[];
+  /** The instance itself was added (uazapi says `JoinedGroup`). */
+  joinedByMe: boolean;
+}
+
+const GROUP_LISTS = { add: ['Join', 'JoinLid'], remove: ['Leave', 'LeaveLid'], promote: ['Promote', 'PromoteLid'], demote: ['Demote', 'DemoteLid'] } as const;
+
+/** `groups`: participants changed, in the shape of the real captures (groups/*.json). */
+export function groupsEvent(facts: GroupParticipantsFacts, who: InstanceIdentity): NewOutboxEvent {
+  const [pnList, lidList] = GROUP_LISTS[facts.action];
+  const lists: Record<string, string[] | null> = { Join: null, Leave: null, Promote: null, Demote: null };
+  lists[pnList] = facts.members.map((member) => member.pn || member.jid);
+  lists[lidList] = facts.members.map((member) => member.lid).filter(Boolean);
+  const sender = facts.author;
+  return {
+    eventType: 'groups',
+    chatId: facts.groupJid,
+    payload: {
+      EventType: 'groups',
+      event: {
+        JID: facts.groupJid,
+        Notify: facts.subject,
+        Sender: sender ? sender.pn || sender.jid : '',
+        SenderPN: sender?.pn ?? '',
+        Timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        Name: null,
+        Topic: null,
+        Locked: null,
+        Announce: null,
+        Ephemeral: null,
+        MembershipApprovalMode: null,
+        Delete: null,
+        Link: null,
+        Unlink: null,
+        NewInviteLink: null,
+        JoinReason: '',
+        ...lists,
+        sender_pn: sender?.pn ?? '',
+        sender_lid: sender?.lid ?? '',
+      },
+      instanceName: who.instanceName,
+      owner: who.owner,
+      type: facts.joinedByMe ? 'JoinedGroup' : 'Group',
+    },
+  };
+}
+
+/** `call`: an offer, and how it ended (reject, timeout, accept, terminate). */
+export function callEvent(call: { id: string; from: string; chatId: string; isGroup?: boolean; groupJid?: string; isVideo?: boolean; status: string; date: Date; offline: boolean }, caller: Party, who: InstanceIdentity): NewOutboxEvent {
+  return {
+    eventType: 'call',
+    chatId: call.chatId,
+    payload: {
+      EventType: 'call',
+      event: {
+        id: call.id,
+        from: caller.pn || call.from,
+        from_lid: caller.lid,
+        chatId: call.chatId,
+        isGroup: Boolean(call.isGroup),
+        groupJid: call.groupJid ?? '',
+        isVideo: Boolean(call.isVideo),
+        status: call.status,
+        offline: call.offline,
+        timestamp: call.date instanceof Date ? call.date.getTime() : Date.now(),
+      },
+      instanceName: who.instanceName,
+      owner: who.owner,
+    },
+  };
+}

@@ -18,7 +18,7 @@ import type { EntityManager } from 'typeorm';
 import { isJidGroup, type BaileysEventMap, type BinaryNode, type Contact, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../baileys';
 import { SerialQueue } from '../session/serial-queue';
 import type { SocketContext } from '../session/socket-observer';
-import { chatKey, chatsEvent, contactsEvent, historyEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from './event-payloads';
+import { callEvent, chatKey, chatsEvent, contactsEvent, groupsEvent, historyEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from './event-payloads';
 import type { GroupInfo, GroupInfoCache } from './group-info-cache';
 import { IdentityResolver, isLid, isPhoneJid, userJid, type Party } from './identity-resolver';
 import type { InboundStore } from './inbound-store';
@@ -101,6 +101,8 @@ export class InboundSocketHandler {
     on('chats.update', (updates) => this.onChatUpdates(updates));
     on('groups.update', (updates) => this.onGroupUpdates(updates));
     on('messaging-history.set', (history) => this.onHistory(history));
+    on('group-participants.update', (update) => this.onGroupParticipants(update));
+    on('call', (calls) => this.onCalls(calls));
     on('connection.update', async (update) => {
       if (update.connection === 'open') this.identity = null;
     });
@@ -604,6 +606,47 @@ export class InboundSocketHandler {
   }
 
   /** Group subject and announce changes: the cached name and the chat row follow. */
+  /** Someone joined, left, was promoted or demoted: a `groups` event in the captures' shape. */
+  private async onGroupParticipants(update: BaileysEventMap['group-participants.update']): Promise<void> {
+    if (!update.id || update.action === 'modify') return;
+    const group = await this.groupInfo(update.id);
+    const author = update.author ? await this.identities.party(update.author, update.authorPn) : null;
+    const members = await Promise.all((update.participants ?? []).map((participant) => this.identities.party(participant.id, participant.phoneNumber)));
+    const me = this.identities.me();
+    const who = await this.who();
+    const joinedByMe = update.action === 'add' && members.some((member) => (member.pn && member.pn === me.pn) || (member.lid && member.lid === me.lid));
+    await this.withRetry('group-participants.update', { group: update.id }, () =>
+      this.write(async (_manager, events) => {
+        events.push(
+          groupsEvent(
+            {
+              groupJid: update.id,
+              subject: group?.subject ?? '',
+              action: update.action as 'add' | 'remove' | 'promote' | 'demote',
+              author,
+              members,
+              joinedByMe,
+            },
+            who,
+          ),
+        );
+      }),
+    );
+  }
+
+  /** Call offers and their ends: a `call` event (the instance can reject through the API later). */
+  private async onCalls(calls: BaileysEventMap['call']): Promise<void> {
+    const who = await this.who();
+    for (const call of calls) {
+      const caller = await this.identities.party(call.from, call.callerPn);
+      await this.withRetry('call', { callId: call.id }, () =>
+        this.write(async (_manager, events) => {
+          events.push(callEvent(call, caller, who));
+        }),
+      );
+    }
+  }
+
   private async onGroupUpdates(updates: BaileysEventMap['groups.update']): Promise<void> {
     const changes = updates.filter((update) => update.id && (update.subject !== undefined || update.announce !== undefined));
     for (const update of changes) if (update.subject !== undefined) this.services.groups.rename(this.instanceId, update.id!, update.subject ?? '');

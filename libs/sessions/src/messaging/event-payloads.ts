@@ -195,3 +195,32 @@ export function callEvent(call: { id: string; from: string; chatId: string; isGr
     },
   };
 }
+
+/** `labels`: a label of the account changed (the refresh `request_id` is '' for changes the phone made). */
+export function labelsEvent(label: { id: string; name: string; color: number; deleted: boolean; predefinedId?: string }, who: InstanceIdentity, requestId = ''): NewOutboxEvent {
+  return {
+    eventType: 'labels',
+    payload: {
+      EventType: 'labels',
+      label: { id: label.id, labelid: label.id, name: label.name, color: label.color, deleted: label.deleted === true, predefinedId: label.predefinedId ?? '' },
+      request_id: requestId,
+      instanceName: who.instanceName,
+      owner: who.owner,
+    },
+  };
+}
+
+/** `chat_labels`: a label was put on or taken off a chat; `labels` is the chat's list afterwards (null when the chat is unknown). */
+export function chatLabelsEvent(facts: { chatId: string; labelId: string; action: 'add' | 'remove'; labels: string[] | null }, who: InstanceIdentity, requestId = ''): NewOutboxEvent {
+  return {
+    eventType: 'chat_labels',
+    chatId: facts.chatId,
+    payload: {
+      EventType: 'chat_labels',
+      event: { chatid: facts.chatId, labelid: facts.labelId, action: facts.action, labels: facts.labels },
+      request_id: requestId,
+      instanceName: who.instanceName,
+      owner: who.owner,
+    },
+  };
+}

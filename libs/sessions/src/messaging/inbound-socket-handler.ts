@@ -18,7 +18,7 @@ import type { EntityManager } from 'typeorm';
 import { isJidGroup, type BaileysEventMap, type BinaryNode, type Contact, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../baileys';
 import { SerialQueue } from '../session/serial-queue';
 import type { SocketContext } from '../session/socket-observer';
-import { callEvent, chatKey, chatsEvent, contactsEvent, groupsEvent, historyEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from './event-payloads';
+import { callEvent, chatKey, chatLabelsEvent, labelsEvent, chatsEvent, contactsEvent, groupsEvent, historyEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from './event-payloads';
 import type { GroupInfo, GroupInfoCache } from './group-info-cache';
 import { IdentityResolver, isLid, isPhoneJid, userJid, type Party } from './identity-resolver';
 import type { InboundStore } from './inbound-store';
@@ -103,6 +103,8 @@ export class InboundSocketHandler {
     on('messaging-history.set', (history) => this.onHistory(history));
     on('group-participants.update', (update) => this.onGroupParticipants(update));
     on('call', (calls) => this.onCalls(calls));
+    on('labels.edit', (label) => this.onLabel(label));
+    on('labels.association', (change) => this.onLabelAssociation(change));
     on('connection.update', async (update) => {
       if (update.connection === 'open') this.identity = null;
     });
@@ -630,6 +632,36 @@ export class InboundSocketHandler {
             who,
           ),
         );
+      }),
+    );
+  }
+
+  /** A label created, renamed, recoloured or deleted (app state): a `labels` event. */
+  private async onLabel(label: BaileysEventMap['labels.edit']): Promise<void> {
+    const who = await this.who();
+    await this.withRetry('labels.edit', { labelId: label.id }, () =>
+      this.write(async (_manager, events) => {
+        events.push(labelsEvent(label, who));
+      }),
+    );
+  }
+
+  /** A label put on or taken off a chat: the chat's `wa_label` follows, and a `chat_labels` event. */
+  private async onLabelAssociation(change: BaileysEventMap['labels.association']): Promise<void> {
+    const association = change.association;
+    if (association.type !== 'label_jid') return;
+    const who = await this.who();
+    await this.withRetry('labels.association', { labelId: association.labelId }, () =>
+      this.write(async (manager, events) => {
+        const rows: Array<Record<string, unknown>> = await manager.query(
+          `WITH changed AS (
+             UPDATE chats SET labels = CASE WHEN $4 = 'add' THEN ARRAY(SELECT DISTINCT unnest(array_append(labels, $3::text))) ELSE array_remove(labels, $3::text) END,
+               updated_at = now()
+             WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) RETURNING wa_chatid, wa_chatlid, labels)
+           SELECT * FROM changed`,
+          [this.instanceId, association.chatId, association.labelId, change.type],
+        );
+        events.push(chatLabelsEvent({ chatId: association.chatId, labelId: association.labelId, action: change.type, labels: (rows[0]?.labels as string[] | undefined) ?? null }, who));
       }),
     );
   }

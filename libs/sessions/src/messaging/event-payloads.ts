@@ -224,3 +224,19 @@ export function chatLabelsEvent(facts: { chatId: string; labelId: string; action
     },
   };
 }
+
+/** `newsletter_messages`: a post of a followed channel (views and reactions come with /newsletter/messages, not as events). */
+export function newsletterMessagesEvent(row: MessageRow, serverId: string, who: InstanceIdentity): NewOutboxEvent {
+  return {
+    eventType: 'newsletter_messages',
+    chatId: row.chatId,
+    payload: {
+      EventType: 'newsletter_messages',
+      newsletter: row.chatId,
+      server_id: serverId,
+      message: toMessageRecord(row, who.owner),
+      instanceName: who.instanceName,
+      owner: who.owner,
+    },
+  };
+}

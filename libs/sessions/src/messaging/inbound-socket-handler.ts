@@ -18,7 +18,7 @@ import type { EntityManager } from 'typeorm';
 import { isJidGroup, type BaileysEventMap, type BinaryNode, type Contact, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../baileys';
 import { SerialQueue } from '../session/serial-queue';
 import type { SocketContext } from '../session/socket-observer';
-import { callEvent, chatKey, chatLabelsEvent, labelsEvent, chatsEvent, contactsEvent, groupsEvent, historyEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from './event-payloads';
+import { callEvent, chatKey, chatLabelsEvent, labelsEvent, newsletterMessagesEvent, chatsEvent, contactsEvent, groupsEvent, historyEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from './event-payloads';
 import type { GroupInfo, GroupInfoCache } from './group-info-cache';
 import { IdentityResolver, isLid, isPhoneJid, userJid, type Party } from './identity-resolver';
 import type { InboundStore } from './inbound-store';
@@ -213,7 +213,8 @@ export class InboundSocketHandler {
     const key = message.key;
     const remote = key?.remoteJid ?? '';
     if (!key?.id || !remote || !message.message) return; // stubs, undecryptable placeholders
-    if (remote.endsWith('@broadcast') || remote.endsWith('@newsletter')) return; // status, channels: other events
+    if (remote.endsWith('@newsletter')) return this.onNewsletterMessage(message);
+    if (remote.endsWith('@broadcast')) return; // status updates: not stored
     if ((message as { category?: string }).category === 'peer') return;
     const described = describeContent(message.message as ProtoMessage);
     if (!described.field) return; // sender-key distribution or context only
@@ -634,6 +635,23 @@ export class InboundSocketHandler {
         );
       }),
     );
+  }
+
+  /** A channel post (followed newsletter): stored like a message of that chat, announced as `newsletter_messages`. */
+  private async onNewsletterMessage(message: WAMessage): Promise<void> {
+    const described = describeContent(message.message as ProtoMessage);
+    if (!described.field || described.type === 'protocol') return;
+    const remote = message.key.remoteJid ?? '';
+    const place: MessagePlace = { chatId: remote, chatLid: '', isGroup: false, sender: { jid: remote, pn: '', lid: '' } };
+    const row = toNewMessage(this.instanceId, { message, described, place, senderName: '', status: '', vote: undefined });
+    const who = await this.who();
+    await this.write(async (manager, events) => {
+      const prior = await MessageRepository.findWithin(manager, this.instanceId, row.messageId, true);
+      if (prior?.raw) return;
+      const { row: stored } = await MessageRepository.upsertWithin(manager, row);
+      const serverId = (message.key as { server_id?: string }).server_id ?? '';
+      events.push(newsletterMessagesEvent(stored, serverId, who));
+    });
   }
 
   /** A label created, renamed, recoloured or deleted (app state): a `labels` event. */

@@ -1,0 +1,430 @@
+/**
+ * bench/send: synchronous text sends through the whole stack. `POST /send/text` over HTTP (keep-alive)
+ * → gateway → bus → session worker → Baileys → the simulator's server ack, for M connected instances,
+ * next to a bare script calling Baileys `sendMessage` on M sockets (in-memory auth) against the same
+ * simulator, each awaited until the server's `<ack class="message">` too. Same N, same concurrency,
+ * same (instance, peer) pairs; the sides run one after the other so they don't compete for the cores.
+ *
+ *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1]
+ *
+ * Processes: the simulator (load mode), the bare side, the ours side (session worker + gateway HTTP
+ * app, one InProcessBus) and the orchestrator, which drives the HTTP load for ours (a client of its own,
+ * as in production). Before measuring, each side sends `--warmup` rounds of one message per instance
+ * (device lookup and Signal session set-up with its peer), not counted.
+ *
+ * Prints one JSON object on stdout (progress on stderr). Goal: ours ≥ 0.8 × bare throughput.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import pino from 'pino';
+
+type Role = 'orchestrate' | 'sim' | 'bare' | 'ours';
+
+interface SimInfo {
+  websocketUrl: string;
+  controlUrl: string;
+  rootPublicKey: string;
+}
+
+interface LoadResult {
+  sent: number;
+  failed: number;
+  firstError?: string;
+  seconds: number;
+  perSecond: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+interface SideResult extends LoadResult {
+  connected: number;
+  connectSeconds: number;
+}
+
+const roleGiven = process.argv[2] !== undefined && !process.argv[2].startsWith('--');
+const role = (roleGiven ? process.argv[2] : 'orchestrate') as Role;
+const args = new Map<string, string>();
+for (let i = roleGiven ? 3 : 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+const N = Number(args.get('n') ?? 2000);
+const CONCURRENCY = Number(args.get('concurrency') ?? 50);
+const INSTANCES = Number(args.get('instances') ?? 50);
+const PEERS = Number(args.get('peers') ?? 10);
+const WARMUP = Number(args.get('warmup') ?? 1);
+const PEER_PREFIX = '5539';
+/** `--cpu-prof <dir>`: write a V8 CPU profile of each child process there (to see what limits throughput). */
+const CPU_PROF = args.get('cpu-prof');
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (line: string) => process.stderr.write(`[send:${role}] ${line}\n`);
+const peerPhone = (index: number) => `${PEER_PREFIX}${String(index % PEERS).padStart(6, '0')}`;
+const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+async function control<T>(sim: SimInfo, method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${sim.controlUrl}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/** Provisions `count` linked devices (no QR needed) and returns their creds, BufferJSON-serialised. */
+async function provision(sim: SimInfo, count: number, prefix: string): Promise<Array<{ phone: string; creds: unknown }>> {
+  const devices: Array<{ phone: string; creds: unknown }> = [];
+  for (let i = 0; i < count; i++) {
+    const phone = `${prefix}${String(i).padStart(6, '0')}`;
+    await control(sim, 'POST', '/sim/accounts', { phone });
+    const { creds } = await control<{ creds: unknown }>(sim, 'POST', `/sim/accounts/${phone}/provision`, {});
+    devices.push({ phone, creds });
+  }
+  return devices;
+}
+
+/**
+ * Runs `count` operations with at most CONCURRENCY in flight; operation i goes to instance i % INSTANCES
+ * and peer i % PEERS (so each instance always talks to the same peer: warm-up covers every pair).
+ */
+async function drive(count: number, operation: (index: number) => Promise<void>): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let failed = 0;
+  let firstError: string | undefined;
+  let next = 0;
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
+      while (next < count) {
+        const index = next++;
+        const t0 = process.hrtime.bigint();
+        try {
+          await operation(index);
+          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        } catch (error) {
+          failed++;
+          firstError ??= String((error as Error)?.message ?? error);
+        }
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => (latencies.length ? round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]) : 0);
+  return {
+    sent: latencies.length,
+    failed,
+    ...(firstError ? { firstError } : {}),
+    seconds: round(seconds, 2),
+    perSecond: round(latencies.length / seconds),
+    p50Ms: at(0.5),
+    p90Ms: at(0.9),
+    p99Ms: at(0.99),
+    maxMs: latencies.length ? round(latencies[latencies.length - 1]) : 0,
+  };
+}
+
+async function warmUpThenMeasure(operation: (index: number) => Promise<void>): Promise<LoadResult> {
+  for (let round = 0; round < WARMUP; round++) {
+    const warm = await drive(INSTANCES, operation);
+    log(`warm-up round ${round + 1}: ${warm.sent} sent, ${warm.failed} failed${warm.firstError ? ` (${warm.firstError})` : ''}, p50 ${warm.p50Ms} ms`);
+  }
+  log(`measuring ${N} sends, concurrency ${CONCURRENCY}`);
+  return drive(N, operation);
+}
+
+function send(message: unknown): void {
+  process.send?.(message);
+}
+
+// --- the simulator process ------------------------------------------------------------------------
+
+async function runSim(): Promise<void> {
+  const { startSimulator } = await import('@gw/wa-sim');
+  const sim = await startSimulator({ logLevel: 'silent', phoneDecrypt: false, initialPrekeyCount: 1000, media: false });
+  const info: SimInfo = { websocketUrl: sim.websocketUrl, controlUrl: sim.controlUrl, rootPublicKey: sim.rootPublicKey };
+  // The peers every sender writes to: plain phone accounts.
+  for (let i = 0; i < PEERS; i++) await control(info, 'POST', '/sim/accounts', { phone: peerPhone(i) });
+  send(info);
+  process.on('disconnect', () => void sim.stop().finally(() => process.exit(0)));
+}
+
+// --- bare Baileys ---------------------------------------------------------------------------------
+
+async function runBare(sim: SimInfo): Promise<SideResult> {
+  const baileys = await import('@whiskeysockets/baileys');
+  baileys.WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(sim.rootPublicKey, 'base64');
+  const devices = await provision(sim, INSTANCES, '5531');
+  const logger = pino({ level: 'silent' });
+  const started = Date.now();
+  let open = 0;
+  type Sock = ReturnType<typeof baileys.makeWASocket>;
+  const sockets: Sock[] = [];
+  const batch = 20;
+  for (let i = 0; i < devices.length; i += batch) {
+    await Promise.all(
+      devices.slice(i, i + batch).map(
+        (device) =>
+          new Promise<void>((resolve) => {
+            const creds = JSON.parse(JSON.stringify(device.creds), baileys.BufferJSON.reviver);
+            const keys: Record<string, Record<string, unknown>> = {};
+            const sock = baileys.makeWASocket({
+              auth: {
+                creds,
+                keys: {
+                  get: async (type: string, ids: string[]) => Object.fromEntries(ids.map((id) => [id, keys[type]?.[id]]).filter(([, value]) => value !== undefined)),
+                  set: async (data: Record<string, Record<string, unknown>>) => {
+                    for (const [type, entries] of Object.entries(data)) for (const [id, value] of Object.entries(entries)) (keys[type] ??= {})[id] = value ?? undefined;
+                  },
+                } as never,
+              },
+              waWebSocketUrl: sim.websocketUrl,
+              logger: logger as never,
+              markOnlineOnConnect: false,
+              syncFullHistory: false,
+            });
+            sockets.push(sock);
+            sock.ev.on('connection.update', (update) => {
+              if (update.connection === 'open') {
+                open++;
+                resolve();
+              }
+            });
+            setTimeout(resolve, 60_000);
+          }),
+      ),
+    );
+  }
+  const connectSeconds = (Date.now() - started) / 1000;
+  log(`${open}/${INSTANCES} sockets open in ${connectSeconds} s`);
+  await sleep(2000);
+
+  // One ack listener per socket, dispatching by message id.
+  const waiting = sockets.map(() => new Map<string, (error: string | undefined) => void>());
+  sockets.forEach((sock, index) => {
+    (sock.ws as unknown as { on(event: string, fn: (node: { attrs: Record<string, string> }) => void): void }).on('CB:ack,class:message', (node) => {
+      const resolve = waiting[index].get(node.attrs.id);
+      if (resolve) {
+        waiting[index].delete(node.attrs.id);
+        resolve(node.attrs.error);
+      }
+    });
+  });
+  const operation = async (index: number) => {
+    const slot = index % INSTANCES;
+    const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
+    const acked = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        waiting[slot].delete(messageId);
+        reject(new Error('no server ack in 30 s'));
+      }, 30_000);
+      waiting[slot].set(messageId, (error) => {
+        clearTimeout(timer);
+        if (error) reject(new Error(`ack error ${error}`));
+        else resolve();
+      });
+    });
+    try {
+      await sockets[slot].sendMessage(`${peerPhone(index)}@s.whatsapp.net`, { text: `bench message ${index}` }, { messageId });
+    } catch (error) {
+      waiting[slot].delete(messageId);
+      acked.catch(() => undefined);
+      throw error;
+    }
+    await acked;
+  };
+  const result = await warmUpThenMeasure(operation);
+  for (const sock of sockets) sock.end(undefined);
+  return { connected: open, connectSeconds, ...result };
+}
+
+// --- our stack: session worker + gateway HTTP app, one process ------------------------------------
+
+interface OursReady {
+  baseUrl: string;
+  tokens: string[];
+  connected: number;
+  connectSeconds: number;
+}
+
+async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
+  const { openDatabase } = await import('@gw/persistence');
+  const { InProcessBus } = await import('@gw/bus');
+  const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
+  const { EnvReader } = await import('@gw/platform');
+  const { loadGatewayConfig } = await import('../../apps/gateway/src/runtime/gateway-config');
+  const { createHttpApp } = await import('../../apps/gateway/src/runtime/http-app');
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 20 });
+  try {
+    const devices = await provision(sim, INSTANCES, '5532');
+    const tokens: string[] = [];
+    // Instances that are paired and want a session: exactly what a worker adopts after a failover.
+    for (const [index, device] of devices.entries()) {
+      const id = `rbench${String(index).padStart(8, '0')}`;
+      const token = `tok-${id}`;
+      await dataSource.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $3, 'connected', true, $4)`, [id, token, `bench-${index}`, device.phone]);
+      await dataSource.query(`INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)`, [id, JSON.stringify(device.creds)]);
+      tokens.push(token);
+    }
+    const bus = new InProcessBus();
+    const logger = pino({ level: 'silent' });
+    const config = loadGatewayConfig(new EnvReader({ DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'silent', RPC_TIMEOUT_MS: '30000' }), []);
+    const app = await createHttpApp({ config, dataSource, bus, logger });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const address = app.getHttpServer().address() as { port: number };
+    const started = Date.now();
+    const worker = new SessionWorker({
+      dataSource,
+      bus,
+      logger,
+      config: sessionWorkerConfig({
+        workerId: 'bench-worker',
+        capacity: INSTANCES,
+        simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
+      }),
+    });
+    await worker.start();
+    let connected = 0;
+    const deadline = Date.now() + 300_000;
+    while (Date.now() < deadline) {
+      const [{ n }]: Array<{ n: number }> = await dataSource.query(`SELECT count(*)::int AS n FROM instances WHERE status = 'connected'`);
+      connected = n;
+      if (connected >= INSTANCES) break;
+      await sleep(250);
+    }
+    const connectSeconds = (Date.now() - started) / 1000;
+    log(`${connected}/${INSTANCES} instances connected in ${connectSeconds} s`);
+    await sleep(2000);
+    // Count the SQL the sends cost (pg's Client.query sees every statement TypeORM issues).
+    const pg = await import('pg');
+    const statements = new Map<string, number>();
+    const clientPrototype = (pg.default?.Client ?? pg.Client).prototype as unknown as { query: (...call: unknown[]) => unknown };
+    const originalQuery = clientPrototype.query;
+    clientPrototype.query = function (this: unknown, ...call: unknown[]) {
+      const first = call[0] as string | { text?: string };
+      const text = (typeof first === 'string' ? first : (first?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 90);
+      statements.set(text, (statements.get(text) ?? 0) + 1);
+      return originalQuery.apply(this, call);
+    };
+    const stopped = new Promise<void>((resolve) => process.once('message', () => resolve()));
+    send({ baseUrl: `http://127.0.0.1:${address.port}`, tokens, connected, connectSeconds } satisfies OursReady);
+    await stopped;
+    clientPrototype.query = originalQuery;
+    const total = [...statements.values()].reduce((a, b) => a + b, 0);
+    send({ queries: total, top: [...statements.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12) });
+    await app.close();
+    await worker.stop();
+    await bus.close();
+  } finally {
+    await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    await dataSource.destroy();
+  }
+}
+
+/** The HTTP client for ours: undici with keep-alive, one connection per concurrent request. */
+async function driveOurs(ready: OursReady): Promise<LoadResult> {
+  const { Agent, request } = await import('undici');
+  const agent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 60_000 });
+  const url = `${ready.baseUrl}/send/text`;
+  const operation = async (index: number) => {
+    const response = await request(url, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json', token: ready.tokens[index % INSTANCES] },
+      body: JSON.stringify({ number: peerPhone(index), text: `bench message ${index}` }),
+    });
+    const text = await response.body.text();
+    if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+  };
+  try {
+    return await warmUpThenMeasure(operation);
+  } finally {
+    await agent.close();
+  }
+}
+
+// --- orchestration --------------------------------------------------------------------------------
+
+function child(roleName: Role, extra: string[] = []): ChildProcess {
+  const passed = ['--n', String(N), '--concurrency', String(CONCURRENCY), '--instances', String(INSTANCES), '--peers', String(PEERS), '--warmup', String(WARMUP)];
+  const execArgv = ['--expose-gc', ...(CPU_PROF && roleName !== 'sim' ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${roleName}.cpuprofile`] : [])];
+  return fork(process.argv[1], [roleName, ...passed, ...extra], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+function firstMessage<T>(proc: ChildProcess): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`child exited with ${code} before answering`));
+    proc.once('exit', onExit);
+    proc.once('message', (message) => {
+      proc.off('exit', onExit);
+      resolve(message as T);
+    });
+  });
+}
+
+async function orchestrate(): Promise<void> {
+  const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const simProcess = child('sim');
+  const sim = await firstMessage<SimInfo>(simProcess);
+  try {
+    log('bare side');
+    const bareProcess = child('bare', ['--sim', JSON.stringify(sim)]);
+    const bare = await firstMessage<SideResult>(bareProcess);
+    const bareExited = new Promise((resolve) => bareProcess.once('exit', resolve));
+    bareProcess.disconnect();
+    await Promise.race([bareExited, sleep(5_000)]);
+    bareProcess.kill();
+    log(`bare: ${JSON.stringify(bare)}`);
+
+    log('ours side');
+    const oursProcess = child('ours', ['--sim', JSON.stringify(sim), '--db', databaseUrl]);
+    const ready = await firstMessage<OursReady>(oursProcess);
+    const load = await driveOurs(ready);
+    const exited = new Promise((resolve) => oursProcess.once('exit', resolve));
+    const sql = firstMessage<{ queries: number; top: Array<[string, number]> }>(oursProcess).catch(() => undefined);
+    oursProcess.send('stop');
+    const counted = await Promise.race([sql, sleep(15_000).then(() => undefined)]);
+    await Promise.race([exited, sleep(15_000)]);
+    oursProcess.kill();
+    const sends = load.sent + load.failed + WARMUP * INSTANCES;
+    if (counted) log(`SQL statements during the sends (incl. warm-up and background work): ${counted.queries}, top: ${JSON.stringify(counted.top, null, 1)}`);
+    const ours: SideResult & { sqlPerSend?: number } = { connected: ready.connected, connectSeconds: ready.connectSeconds, ...load, ...(counted ? { sqlPerSend: round(counted.queries / sends) } : {}) };
+    log(`ours: ${JSON.stringify(ours)}`);
+
+    const ratio = round(ours.perSecond / Math.max(0.001, bare.perSecond), 2);
+    process.stdout.write(
+      `${JSON.stringify({
+        bench: 'send',
+        instances: INSTANCES,
+        peers: PEERS,
+        n: N,
+        concurrency: CONCURRENCY,
+        node: process.version,
+        bare,
+        ours,
+        ratio,
+        goal: 'ours.perSecond >= 0.8 * bare.perSecond',
+        met: ratio >= 0.8 && ours.failed === 0 && bare.failed === 0 && ours.connected === INSTANCES && bare.connected === INSTANCES,
+      })}\n`,
+    );
+  } finally {
+    simProcess.disconnect();
+  }
+}
+
+async function main(): Promise<void> {
+  if (role === 'sim') return runSim();
+  if (role === 'bare') {
+    send(await runBare(JSON.parse(args.get('sim') as string) as SimInfo));
+    process.once('disconnect', () => process.exit(0));
+    return;
+  }
+  if (role === 'ours') {
+    await runOurs(JSON.parse(args.get('sim') as string) as SimInfo, args.get('db') as string);
+    process.exit(0);
+  }
+  await orchestrate();
+  process.exit(0);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
+  process.exit(1);
+});

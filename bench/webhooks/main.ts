@@ -1,0 +1,445 @@
+/**
+ * bench/webhooks: the webhook relay (outbox → webhook_deliveries → HTTP POST) under load. Events go
+ * into the outbox at a steady rate for a while, then as one burst, spread over several instances and
+ * chats (delivery is ordered per (webhook, instance, chat) lane). A loopback receiver in a process of
+ * its own records event-to-delivery latency from the creation time each payload carries. Next to it,
+ * in the same run, a bare undici client (keep-alive, the relay's concurrency towards one receiver)
+ * posts the same bodies to the same receiver.
+ *
+ *   npm run bench -- webhooks [--seconds 60] [--rate 1000] [--burst 20000] [--instances 20] [--chats 10]
+ *                             [--batch 200] [--inflight 8] [--poll 1000] [--pool 0 (= inflight + 4)]
+ *
+ * Processes: this one feeds the outbox (and orchestrates); the relay runs in a child, the bare client
+ * in another, the receiver in a third. Prints one JSON object. Goals: ≥ 5,000 deliveries/s,
+ * p99 ≤ 100 ms at 1,000 events/s.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+type Role = 'orchestrate' | 'receiver' | 'relay' | 'bare';
+type Phase = 'relay-steady' | 'relay-burst' | 'bare-steady' | 'bare-burst';
+
+const roleGiven = process.argv[2] !== undefined && !process.argv[2].startsWith('--');
+const role = (roleGiven ? process.argv[2] : 'orchestrate') as Role;
+const args = new Map<string, string>();
+for (let i = roleGiven ? 3 : 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+const num = (name: string, fallback: number) => (args.has(name) ? Number(args.get(name)) : fallback);
+
+const SECONDS = num('seconds', 60);
+const RATE = num('rate', 1000);
+const BURST = num('burst', 20_000);
+const INSTANCES = num('instances', 20);
+const CHATS = num('chats', 10);
+const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (message: string) => process.stderr.write(`[webhooks] ${message}\n`);
+
+interface EventPayload {
+  EventType: 'messages';
+  phase: Phase;
+  seq: number;
+  lane: string;
+  createdAt: number;
+  instanceName: string;
+  owner: string;
+  message: Record<string, unknown>;
+}
+
+/** The n-th event of a phase: round-robin over instances, then chats, so every lane gets traffic. */
+function eventFor(phase: Phase, seq: number, createdAt: number): { instance: number; chat: string; payload: EventPayload } {
+  const instance = seq % INSTANCES;
+  const chat = `55119${String(Math.floor(seq / INSTANCES) % CHATS).padStart(8, '0')}@s.whatsapp.net`;
+  return {
+    instance,
+    chat,
+    payload: {
+      EventType: 'messages',
+      phase,
+      seq,
+      lane: `${instance}|${chat}`,
+      createdAt,
+      instanceName: `bench-${instance}`,
+      owner: '5511988887777',
+      message: {
+        chatid: chat,
+        messageid: `3EB0${seq.toString(16).toUpperCase().padStart(16, '0')}`,
+        fromMe: false,
+        messageType: 'Conversation',
+        text: `bench message ${seq} of ${phase}`,
+        messageTimestamp: createdAt,
+        sender: chat,
+        senderName: 'Bench',
+      },
+    },
+  };
+}
+
+// --- IPC helpers ----------------------------------------------------------------------------------
+
+function send(message: unknown): void {
+  process.send?.(message);
+}
+
+function spawnRole(roleName: Role, extra: string[] = []): ChildProcess {
+  return fork(process.argv[1], [roleName, ...[...args.entries()].flatMap(([key, value]) => [`--${key}`, value]), ...extra], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    // WEBHOOKS_PROFILE=<dir> writes a CPU profile of the relay process there.
+    execArgv: roleName === 'relay' && process.env.WEBHOOKS_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.WEBHOOKS_PROFILE}`] : [],
+  });
+}
+
+function nextMessage<T>(child: ChildProcess, match: (message: Record<string, unknown>) => boolean): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: Record<string, unknown>) => {
+      if (!match(message)) return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      resolve(message as T);
+    };
+    const onExit = (code: number | null) => reject(new Error(`child exited (${code}) before answering`));
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+let requestId = 0;
+async function ask<T>(child: ChildProcess, message: Record<string, unknown>): Promise<T> {
+  const id = ++requestId;
+  const answer = nextMessage<T>(child, (reply) => reply.id === id);
+  child.send({ ...message, id });
+  return answer;
+}
+
+// --- the receiver process -------------------------------------------------------------------------
+
+interface PhaseStats {
+  count: number;
+  duplicates: number;
+  outOfOrder: number;
+  firstAt: number;
+  lastAt: number;
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+}
+
+async function runReceiver(): Promise<void> {
+  const phases = new Map<string, { latencies: number[]; seen: Set<number>; laneLast: Map<string, number>; duplicates: number; outOfOrder: number; firstAt: number; lastAt: number }>();
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const now = Date.now();
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as EventPayload;
+        let stats = phases.get(body.phase);
+        if (!stats) phases.set(body.phase, (stats = { latencies: [], seen: new Set(), laneLast: new Map(), duplicates: 0, outOfOrder: 0, firstAt: now, lastAt: now }));
+        if (stats.seen.has(body.seq)) stats.duplicates++;
+        else {
+          stats.seen.add(body.seq);
+          stats.latencies.push(now - body.createdAt);
+        }
+        const last = stats.laneLast.get(body.lane) ?? -1;
+        if (body.seq < last) stats.outOfOrder++;
+        else stats.laneLast.set(body.lane, body.seq);
+        stats.lastAt = now;
+      } catch {
+        // not ours: still 200
+      }
+      response.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+      response.end('ok');
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  process.on('message', (message: { id: number; cmd: string; phase: string }) => {
+    if (message.cmd !== 'stats') return;
+    const stats = phases.get(message.phase);
+    if (!stats) {
+      send({ id: message.id, stats: { count: 0, duplicates: 0, outOfOrder: 0, firstAt: 0, lastAt: 0, p50Ms: null, p99Ms: null, maxMs: null } satisfies PhaseStats });
+      return;
+    }
+    const sorted = Float64Array.from(stats.latencies).sort();
+    const at = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] : null);
+    send({
+      id: message.id,
+      stats: { count: stats.seen.size, duplicates: stats.duplicates, outOfOrder: stats.outOfOrder, firstAt: stats.firstAt, lastAt: stats.lastAt, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) } satisfies PhaseStats,
+    });
+  });
+  process.on('disconnect', () => server.close(() => process.exit(0)));
+}
+
+// --- the relay process ----------------------------------------------------------------------------
+
+async function runRelay(): Promise<void> {
+  const { openDatabase } = await import('@gw/persistence');
+  const { InProcessBus } = await import('@gw/bus');
+  const { Subjects } = await import('@gw/contracts');
+  const { createLogger, SsrfGuard } = await import('@gw/platform');
+  const { WebhookRelay, WEBHOOK_RELAY_DEFAULTS } = await import('@gw/relay');
+  const config = {
+    ...WEBHOOK_RELAY_DEFAULTS,
+    batchSize: num('batch', WEBHOOK_RELAY_DEFAULTS.batchSize),
+    maxInFlightPerReceiver: num('inflight', WEBHOOK_RELAY_DEFAULTS.maxInFlightPerReceiver),
+    pollIntervalMs: num('poll', WEBHOOK_RELAY_DEFAULTS.pollIntervalMs),
+    publicBaseUrl: 'http://gateway.bench',
+    includeToken: false,
+    retryScheduleMs: [1_000, 5_000, 30_000],
+    ssrf: SsrfGuard.fromList('127.0.0.0/8'),
+  };
+  const poolSize = num('pool', 0) || config.maxInFlightPerReceiver + 4;
+  const dataSource = await openDatabase({ url: databaseUrl, schema: args.get('schema') as string, poolSize });
+  const bus = new InProcessBus();
+  // Stands in for NATS: the feeder's OutboxNotice arrives over IPC and is published on the local bus.
+  process.on('message', (message: { wake?: string; cmd?: string; id?: number }) => {
+    if (message.wake) bus.publish(Subjects.outbox(message.wake), { instanceId: message.wake, lastId: '0' });
+    if (message.cmd === 'stop') {
+      void (async () => {
+        await relay.stop();
+        const counts: Array<{ status: string; n: number }> = await dataSource.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`);
+        await bus.close();
+        await dataSource.destroy();
+        send({ id: message.id, deliveries: Object.fromEntries(counts.map((row) => [row.status, row.n])) });
+        process.exit(0);
+      })();
+    }
+  });
+  const relay = new WebhookRelay(dataSource, bus, config, createLogger('bench-relay', 'warn'));
+  relay.start();
+  send({ ready: true, settings: { batchSize: config.batchSize, maxInFlightPerReceiver: config.maxInFlightPerReceiver, pollIntervalMs: config.pollIntervalMs, claimMs: config.claimMs, requestTimeoutMs: config.requestTimeoutMs, poolSize } });
+}
+
+// --- the bare client process ----------------------------------------------------------------------
+
+async function runBare(): Promise<void> {
+  const { Agent, request } = await import('undici');
+  const concurrency = num('inflight', 8);
+  const agent = new Agent({ keepAliveTimeout: 10_000 });
+  const url = args.get('url') as string;
+  const post = async (payload: EventPayload) => {
+    const body = JSON.stringify({ BaseUrl: 'http://gateway.bench', ...payload });
+    const response = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'user-agent': 'bench-bare/1' }, dispatcher: agent });
+    await response.body.text();
+  };
+  /** A queue drained by `concurrency` workers: the relay's in-flight limit towards one receiver. */
+  const queue: EventPayload[] = [];
+  let active = 0;
+  let idle: (() => void) | undefined;
+  const pump = () => {
+    while (active < concurrency && queue.length) {
+      const payload = queue.shift() as EventPayload;
+      active++;
+      void post(payload)
+        .catch((error: unknown) => log(`bare post failed: ${String(error)}`))
+        .finally(() => {
+          active--;
+          pump();
+          if (active === 0 && queue.length === 0) idle?.();
+        });
+    }
+  };
+  const drained = () => (active === 0 && queue.length === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve)));
+
+  process.on('message', (message: { id: number; cmd: string }) => {
+    void (async () => {
+      if (message.cmd === 'steady') {
+        await paced(RATE, SECONDS, (from, to) => {
+          const now = Date.now();
+          for (let seq = from; seq < to; seq++) queue.push(eventFor('bare-steady', seq, now).payload);
+          pump();
+        });
+        await drained();
+      } else if (message.cmd === 'burst') {
+        const now = Date.now();
+        for (let seq = 0; seq < BURST; seq++) queue.push(eventFor('bare-burst', seq, now).payload);
+        pump();
+        await drained();
+      } else if (message.cmd === 'stop') {
+        await agent.close();
+        send({ id: message.id });
+        process.exit(0);
+      }
+      send({ id: message.id });
+    })();
+  });
+  send({ ready: true });
+}
+
+/** Calls `emit(from, to)` every few ms with the events due by then, `rate` per second for `seconds`. */
+async function paced(rate: number, seconds: number, emit: (from: number, to: number) => void | Promise<void>): Promise<void> {
+  const total = Math.round(rate * seconds);
+  const started = Date.now();
+  let produced = 0;
+  while (produced < total) {
+    const due = Math.min(total, Math.floor(((Date.now() - started) * rate) / 1000));
+    if (due > produced) {
+      const from = produced;
+      produced = due;
+      await emit(from, due);
+    }
+    await sleep(5);
+  }
+}
+
+// --- the orchestrator (and outbox feeder) ---------------------------------------------------------
+
+async function waitForDelivery(receiver: ChildProcess, phase: Phase, expected: number, stallMs = 20_000): Promise<PhaseStats> {
+  let last = -1;
+  let lastChange = Date.now();
+  let lastLog = Date.now();
+  for (;;) {
+    const { stats } = await ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase });
+    if (stats.count >= expected) return stats;
+    if (Date.now() - lastLog > 5_000) {
+      lastLog = Date.now();
+      log(`${phase}: ${stats.count}/${expected} delivered`);
+    }
+    if (stats.count !== last) {
+      last = stats.count;
+      lastChange = Date.now();
+    } else if (Date.now() - lastChange > stallMs) {
+      log(`${phase}: stalled at ${stats.count}/${expected}`);
+      return stats;
+    }
+    await sleep(50);
+  }
+}
+
+const round = (value: number, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+async function orchestrate(): Promise<void> {
+  const { openDatabase, InstanceRepository, OutboxRepository, WebhookRepository } = await import('@gw/persistence');
+  const { generateWebhookSecret } = await import('@gw/relay');
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 4 });
+  const children: ChildProcess[] = [];
+  try {
+    const receiver = spawnRole('receiver');
+    children.push(receiver);
+    const { url } = await nextMessage<{ url: string }>(receiver, (message) => typeof message.url === 'string');
+
+    const instanceIds: string[] = [];
+    for (let n = 0; n < INSTANCES; n++) {
+      const id = `wb${randomBytes(6).toString('hex')}`;
+      await new InstanceRepository(dataSource).create({ id, token: `tok-${id}`, name: `bench-${n}` });
+      await new WebhookRepository(dataSource).insert(
+        `w${randomBytes(6).toString('hex')}`,
+        id,
+        { url, enabled: true, events: [], excludeMessages: [], addUrlEvents: false, addUrlTypesMessages: false, includeToken: false },
+        generateWebhookSecret(),
+      );
+      instanceIds.push(id);
+    }
+
+    const relay = spawnRole('relay', ['--schema', schema]);
+    children.push(relay);
+    const { settings } = await nextMessage<{ settings: Record<string, number> }>(relay, (message) => message.ready === true);
+    log(`relay up: ${JSON.stringify(settings)}; receiver ${url}; schema ${schema}`);
+
+    /** One transaction per tick (the events of every instance due by then), then one notice. */
+    let insertMsTotal = 0;
+    let insertTx = 0;
+    const feed = async (phase: Phase, from: number, to: number) => {
+      const createdAt = Date.now();
+      const byInstance = new Map<number, Array<{ eventType: string; chatId: string; payload: Record<string, unknown> }>>();
+      for (let seq = from; seq < to; seq++) {
+        const event = eventFor(phase, seq, createdAt);
+        let list = byInstance.get(event.instance);
+        if (!list) byInstance.set(event.instance, (list = []));
+        list.push({ eventType: 'messages', chatId: event.chat, payload: event.payload as unknown as Record<string, unknown> });
+      }
+      const started = Date.now();
+      await dataSource.transaction(async (manager) => {
+        for (const [instance, events] of byInstance) await OutboxRepository.insertWithin(manager, instanceIds[instance], events);
+      });
+      insertMsTotal += Date.now() - started;
+      insertTx++;
+      for (const instance of byInstance.keys()) relay.send({ wake: instanceIds[instance] });
+    };
+
+    // 1. steady rate through the relay
+    log(`relay: ${RATE} events/s for ${SECONDS} s`);
+    const steadyStarted = Date.now();
+    const progress = setInterval(() => void ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase: 'relay-steady' }).then(({ stats }) => log(`relay-steady: ${stats.count} delivered after ${round((Date.now() - steadyStarted) / 1000, 1)} s`)), 5_000);
+    await paced(RATE, SECONDS, (from, to) => feed('relay-steady', from, to));
+    clearInterval(progress);
+    const feedSeconds = (Date.now() - steadyStarted) / 1000;
+    const steadyTotal = Math.round(RATE * SECONDS);
+    const relaySteady = await waitForDelivery(receiver, 'relay-steady', steadyTotal);
+    log(`relay-steady: ${relaySteady.count}/${steadyTotal}, p50 ${relaySteady.p50Ms} ms, p99 ${relaySteady.p99Ms} ms`);
+    const steadyInsertMs = insertTx ? insertMsTotal / insertTx : 0;
+
+    // 2. a burst through the relay, fed as fast as the outbox takes it
+    await sleep(1_000);
+    log(`relay: burst of ${BURST}`);
+    const burstStarted = Date.now();
+    for (let from = 0; from < BURST; from += 1_000) await feed('relay-burst', from, Math.min(BURST, from + 1_000));
+    const burstFedSeconds = (Date.now() - burstStarted) / 1000;
+    const relayBurst = await waitForDelivery(receiver, 'relay-burst', BURST);
+    const relayBurstSeconds = (relayBurst.lastAt - burstStarted) / 1000;
+    log(`relay-burst: ${relayBurst.count}/${BURST} in ${relayBurstSeconds} s (fed in ${burstFedSeconds} s)`);
+    const { deliveries } = await ask<{ deliveries: Record<string, number> }>(relay, { cmd: 'stop' });
+
+    // 3. the bare client, same bodies, same receiver, same concurrency
+    const bare = spawnRole('bare', ['--url', url]);
+    children.push(bare);
+    await nextMessage(bare, (message) => message.ready === true);
+    log(`bare: ${RATE} events/s for ${SECONDS} s`);
+    await ask(bare, { cmd: 'steady' });
+    const bareSteady = await waitForDelivery(receiver, 'bare-steady', steadyTotal);
+    log(`bare-steady: p50 ${bareSteady.p50Ms} ms, p99 ${bareSteady.p99Ms} ms`);
+    await sleep(1_000);
+    log(`bare: burst of ${BURST}`);
+    const bareBurstStarted = Date.now();
+    await ask(bare, { cmd: 'burst' });
+    const bareBurst = await waitForDelivery(receiver, 'bare-burst', BURST);
+    const bareBurstSeconds = (bareBurst.lastAt - bareBurstStarted) / 1000;
+    await ask(bare, { cmd: 'stop' });
+
+    const relayPerSecond = relayBurst.count / Math.max(relayBurstSeconds, 0.001);
+    const barePerSecond = bareBurst.count / Math.max(bareBurstSeconds, 0.001);
+    process.stdout.write(
+      `${JSON.stringify({
+        bench: 'webhooks',
+        seconds: SECONDS,
+        rate: RATE,
+        burstEvents: BURST,
+        instances: INSTANCES,
+        chatsPerInstance: CHATS,
+        lanes: INSTANCES * CHATS,
+        relaySettings: settings,
+        steady: {
+          events: steadyTotal,
+          feedSeconds: round(feedSeconds, 2),
+          outboxInsertMsPerTick: round(steadyInsertMs, 2),
+          relay: { delivered: relaySteady.count, deliveriesPerSecond: round(relaySteady.count / Math.max((relaySteady.lastAt - steadyStarted) / 1000, 0.001)), p50Ms: relaySteady.p50Ms, p99Ms: relaySteady.p99Ms, maxMs: relaySteady.maxMs, duplicates: relaySteady.duplicates, outOfOrder: relaySteady.outOfOrder },
+          bare: { delivered: bareSteady.count, p50Ms: bareSteady.p50Ms, p99Ms: bareSteady.p99Ms, maxMs: bareSteady.maxMs },
+        },
+        burst: {
+          events: BURST,
+          relay: { delivered: relayBurst.count, fedSeconds: round(burstFedSeconds, 2), seconds: round(relayBurstSeconds, 2), deliveriesPerSecond: round(relayPerSecond), p50Ms: relayBurst.p50Ms, p99Ms: relayBurst.p99Ms, duplicates: relayBurst.duplicates, outOfOrder: relayBurst.outOfOrder },
+          bare: { delivered: bareBurst.count, seconds: round(bareBurstSeconds, 2), deliveriesPerSecond: round(barePerSecond), p50Ms: bareBurst.p50Ms, p99Ms: bareBurst.p99Ms },
+          relayVsBare: round(relayPerSecond / Math.max(barePerSecond, 0.001), 3),
+        },
+        deliveryRows: deliveries,
+        goals: { deliveriesPerSecond: 5_000, p99MsAtRate: 100 },
+        met: { deliveriesPerSecond: relayPerSecond >= 5_000, p99: relaySteady.p99Ms !== null && relaySteady.p99Ms <= 100 && relaySteady.count === steadyTotal },
+      })}\n`,
+    );
+  } finally {
+    for (const child of children) if (child.connected) child.disconnect();
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
+    await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    await dataSource.destroy();
+  }
+}
+
+const roles: Record<Role, () => Promise<void>> = { orchestrate, receiver: runReceiver, relay: runRelay, bare: runBare };
+roles[role]().catch((error: unknown) => {
+  process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
+  process.exit(1);
+});

@@ -45,6 +45,8 @@ export class WebhookRelay {
   private readonly agent: Agent;
   private readonly inFlight = new Map<string, number>();
   private readonly tokens = new Map<string, { token: string; at: number }>();
+  /** Webhook rows for a second: every delivery needs its webhook, most deliveries share a few. */
+  private readonly webhookCache = new Map<string, { row: WebhookRow | null; at: number }>();
   private subscription?: BusSubscription;
   private running = false;
   private wake?: () => void;
@@ -87,7 +89,7 @@ export class WebhookRelay {
       if (events < this.config.batchSize) break;
     }
     const saturated = await this.saturatedWebhooks();
-    const claims = await this.deliveries.claimDue(this.config.batchSize, this.config.claimMs, saturated);
+    const claims = await this.deliveries.claimDue(this.config.batchSize, this.config.claimMs, saturated, this.config.maxInFlightPerReceiver);
     work += claims.length;
     for (const claim of claims) this.track(this.deliver(claim));
     return work;
@@ -127,8 +129,16 @@ export class WebhookRelay {
     return rows.filter((row) => full.includes(originOf(row.url))).map((row) => row.id);
   }
 
+  private async webhookOf(id: string): Promise<WebhookRow | null> {
+    const cached = this.webhookCache.get(id);
+    if (cached && Date.now() - cached.at < 1_000) return cached.row;
+    const row = await this.webhooks.byId(id);
+    this.webhookCache.set(id, { row, at: Date.now() });
+    return row;
+  }
+
   private async deliver(claim: DeliveryClaim): Promise<void> {
-    const webhook = await this.webhooks.byId(claim.webhookId);
+    const webhook = await this.webhookOf(claim.webhookId);
     if (!webhook || !webhook.enabled) {
       await this.deliveries.disableWebhook(claim.webhookId, webhook ? webhook.disabledReason || 'disabled' : 'deleted').catch(() => undefined);
       return;
@@ -200,6 +210,7 @@ export class WebhookRelay {
     });
     if (statusCode === 410) {
       await this.deliveries.disableWebhook(webhook.id, '410 Gone from the receiver');
+      this.webhookCache.delete(webhook.id);
       this.logger.warn({ webhookId: webhook.id, url: webhook.url }, 'webhook disabled: receiver answered 410');
       return;
     }

@@ -80,11 +80,14 @@ export class DeliveryRepository {
     });
   }
 
-  /** Claims due lane heads, counting the attempt. */
-  async claimDue(limit: number, claimMs: number, excludeWebhooks: string[] = []): Promise<DeliveryClaim[]> {
+  /**
+   * Claims due lane heads, counting the attempt, at most `perWebhook` per webhook: a relay claims only
+   * what it can send now (claiming more and releasing the rest costs a write each, and thrashes).
+   */
+  async claimDue(limit: number, claimMs: number, excludeWebhooks: string[] = [], perWebhook = limit): Promise<DeliveryClaim[]> {
     const rows: Raw[] = await this.dataSource.query(
-      `WITH heads AS (
-         SELECT d.id FROM webhook_deliveries d
+      `WITH candidates AS (
+         SELECT d.id, d.webhook_id FROM webhook_deliveries d
          WHERE d.status = 'pending' AND d.next_attempt_at <= now()
            AND (d.claimed_until IS NULL OR d.claimed_until < now())
            AND NOT (d.webhook_id = ANY($3::text[]))
@@ -92,6 +95,13 @@ export class DeliveryRepository {
              SELECT 1 FROM webhook_deliveries e
              WHERE e.status = 'pending' AND e.webhook_id = d.webhook_id AND e.instance_id = d.instance_id
                AND e.chat_id = d.chat_id AND e.id < d.id)
+         ORDER BY d.id
+         LIMIT $1 * 4),
+       ranked AS (
+         SELECT id, row_number() OVER (PARTITION BY webhook_id ORDER BY id) AS n FROM candidates),
+       heads AS (
+         SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
+         WHERE r.n <= $4 AND d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < now())
          ORDER BY d.id
          LIMIT $1
          FOR UPDATE OF d SKIP LOCKED),
@@ -102,7 +112,7 @@ export class DeliveryRepository {
        SELECT c.id, c.webhook_id, c.attempts, o.id AS event_id, o.instance_id, o.event_type, o.chat_id, o.payload
        FROM claimed c JOIN outbox_events o ON o.id = c.event_id
        ORDER BY c.id`,
-      [limit, String(claimMs), excludeWebhooks],
+      [limit, String(claimMs), excludeWebhooks, Math.max(1, perWebhook)],
     );
     return rows.map((row) => ({
       deliveryId: String(row.id),
@@ -112,11 +122,14 @@ export class DeliveryRepository {
     }));
   }
 
+  /** One statement: the delivery is done, and the webhook is no longer failing (only written when it was). */
   async markDelivered(deliveryId: string, webhookId: string, statusCode: number): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      await manager.query(`UPDATE webhook_deliveries SET status = 'delivered', last_status_code = $2, claimed_until = NULL, finished_at = now() WHERE id = $1`, [deliveryId, statusCode]);
-      await manager.query(`UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`, [webhookId]);
-    });
+    await this.dataSource.query(
+      `WITH done AS (
+         UPDATE webhook_deliveries SET status = 'delivered', last_status_code = $2, claimed_until = NULL, finished_at = now() WHERE id = $1 RETURNING 1)
+       UPDATE webhooks SET failing_since = NULL WHERE id = $3 AND failing_since IS NOT NULL AND EXISTS (SELECT 1 FROM done)`,
+      [deliveryId, statusCode, webhookId],
+    );
   }
 
   /**

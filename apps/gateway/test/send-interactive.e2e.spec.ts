@@ -112,7 +112,7 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
     });
 
     it('should send a carousel menu', async () => {
-      const { message } = await sent('/send/menu', { type: 'carousel', text: 'Catalog', choices: ['[Shirt\nR$ 10]', '{https://example.com/a.png}', 'Buy|buy-shirt', '[Cap]', 'Site|https://example.com/cap'] });
+      const { message } = await sent('/send/menu', { type: 'carousel', text: 'Catalog', choices: ['[Shirt\nR$ 10]', '{iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==}', 'Buy|buy-shirt', '[Cap]', 'Site|https://example.com/cap'] });
       const cards = interactiveOf(message).carouselMessage.cards;
       expect(cards.map((card: any) => card.body.text)).toEqual(['Shirt', 'Cap']);
       expect(params(cards[0].nativeFlowMessage.buttons[0])).toEqual({ display_text: 'Buy', id: 'buy-shirt' });
@@ -134,7 +134,7 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
       const { record, message } = await sent('/send/carousel', {
         text: 'Offers',
         carousel: [
-          { text: 'Card one', image: 'https://example.com/1.png', buttons: [{ id: 'c1', text: 'Want', type: 'REPLY' }, { id: 'https://example.com', text: 'Site', type: 'URL' }] },
+          { text: 'Card one', image: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', buttons: [{ id: 'c1', text: 'Want', type: 'REPLY' }, { id: 'https://example.com', text: 'Site', type: 'URL' }] },
           { text: 'Card two', buttons: [{ id: '+5511999998888', text: 'Call', type: 'CALL' }, { id: 'PROMO', text: 'Copy', type: 'COPY' }] },
         ],
       });

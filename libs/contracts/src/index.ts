@@ -26,4 +26,4 @@ export type {
   MessagesUpdateEventPayload,
   MessageUpdateState,
 } from './events';
-export type { ChatPresenceRequest, LinkPreviewData, MediaKind, OutboundContent, SendRecordFields, SendRequest } from './send';
+export type { ChatPresenceRequest, LinkPreviewData, MediaKind, OutboundContent, ProtoAttachment, SendRecordFields, SendRequest } from './send';

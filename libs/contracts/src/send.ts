@@ -16,6 +16,15 @@ export interface LinkPreviewData {
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
 
+/** A file for a header of a built message: `path` leads from the message to the header object. */
+export interface ProtoAttachment {
+  path: Array<string | number>;
+  mediaType: 'image' | 'video' | 'document';
+  source: { url: string } | { fileId: string };
+  mimetype: string;
+  fileName: string;
+}
+
 export type OutboundContent =
   | { kind: 'text'; text: string; linkPreview: LinkPreviewData | null }
   | {
@@ -35,7 +44,14 @@ export type OutboundContent =
   | { kind: 'contacts'; displayName: string; vcards: string[] }
   | { kind: 'location'; latitude: number; longitude: number; name: string; address: string }
   /** A WAProto message already built (interactive, payment, …), relayed as is. */
-  | { kind: 'proto'; message: Record<string, unknown>; messageType: string; nodes?: Array<Record<string, unknown>> }
+  | {
+      kind: 'proto';
+      message: Record<string, unknown>;
+      messageType: string;
+      nodes?: Array<Record<string, unknown>>;
+      /** Media the worker uploads and puts in a header of the message (cards, menus with an image). */
+      attachments?: ProtoAttachment[];
+    }
   | { kind: 'reaction'; targetMessageId: string; emoji: string }
   | { kind: 'edit'; targetMessageId: string; text: string }
   | { kind: 'delete'; targetMessageId: string }

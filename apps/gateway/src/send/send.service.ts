@@ -65,7 +65,7 @@ export class SendService implements OnModuleDestroy {
     if (!/^[A-Za-z0-9+/=\s]+$/.test(clean)) throw ApiError.badRequest('file must be a URL or base64');
     const data = Buffer.from(clean, 'base64');
     if (data.length === 0) throw ApiError.badRequest('file is empty');
-    return this.files.store(instance.id, data, mimetype, fileName, STAGED_FILE_TTL_MS);
+    return this.files.store(instance.id, data, sniffMimetype(data) ?? mimetype, fileName, STAGED_FILE_TTL_MS);
   }
 
   /** Sends through the worker and answers the Message record plus `response`. */
@@ -111,6 +111,19 @@ export class SendService implements OnModuleDestroy {
     }
     return { ...record, response: { status: 'success', message: 'Message sent successfully', ...responseExtra } };
   }
+}
+
+/** The type the bytes themselves declare (base64 carries no type unless it is a data URI). */
+export function sniffMimetype(data: Buffer): string | null {
+  const hex = data.subarray(0, 12).toString('hex');
+  if (hex.startsWith('89504e47')) return 'image/png';
+  if (hex.startsWith('ffd8ff')) return 'image/jpeg';
+  if (hex.startsWith('47494638')) return 'image/gif';
+  if (hex.startsWith('52494646') && data.subarray(8, 12).toString() === 'WEBP') return 'image/webp';
+  if (hex.startsWith('25504446')) return 'application/pdf';
+  if (data.subarray(4, 8).toString() === 'ftyp') return 'video/mp4';
+  if (hex.startsWith('4f676753')) return 'audio/ogg';
+  return null;
 }
 
 /** `sendPayload` keeps what was asked, without base64 media. */

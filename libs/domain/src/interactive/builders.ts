@@ -134,7 +134,7 @@ export function buildPoll(name: string, options: string[], selectableCount: numb
   return { message: { messageContextInfo: { messageSecret: secretBase64 }, [field]: poll }, messageType: field[0].toUpperCase() + field.slice(1), nodes: pollCreationNodes() };
 }
 
-/** A carousel card as sent: text, footer and native flow buttons (media headers need an upload: not here). */
+/** A carousel card as sent: text, footer and native flow buttons (a card image is uploaded and put in its header by the worker). */
 export function buildCarousel(text: string, cards: CarouselCard[], footer = ''): BuiltInteractive {
   if (cards.length === 0) throw new InteractiveError('a carousel needs at least one card');
   const built = cards.map((card, index) => {

@@ -1,7 +1,7 @@
 import { ChatRepository, type MessageRow } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { SsrfGuard, toOpusVoiceNote } from '@gw/platform';
-import { ErrorCode, RpcError, type ChatPresenceRequest, type OutboundContent, type SendRequest } from '@gw/contracts';
+import { ErrorCode, RpcError, type ChatPresenceRequest, type OutboundContent, type ProtoAttachment, type SendRequest } from '@gw/contracts';
 import { contentField, unwrapMessage, type ProtoMessage } from '@gw/domain';
 import { BufferJSON, proto, type AnyMessageContent, type BinaryNode, type WAMessage, type WAMessageKey, type WASocket } from '@whiskeysockets/baileys';
 import type { DataSource } from 'typeorm';
@@ -11,7 +11,7 @@ import { MediaSource } from './media-source';
 import type { SimulatorSeam } from '../config/session-worker.config';
 import { networkOptions } from '../socket/network-options';
 import { FileRepository, InstanceRepository } from '@gw/persistence';
-import { downloadMediaMessage } from '@whiskeysockets/baileys';
+import { downloadMediaMessage, prepareWAMessageMedia } from '@whiskeysockets/baileys';
 import { SendLedger } from './send-ledger';
 
 /** How long a send waits for the server's ack before answering with the message still Pending. */
@@ -103,7 +103,9 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     const content = request.content;
     if (content.kind === 'pin' && request.chatJid.endsWith('@g.us')) await assertMayPin(socket, request.chatJid);
     if (content.kind === 'proto') {
-      return { kind: 'proto', message: proto.Message.fromObject(content.message), nodes: content.nodes as BinaryNode[] | undefined };
+      const message = structuredClone(content.message);
+      for (const attachment of content.attachments ?? []) await attach(socket, request.instanceId, message, attachment);
+      return { kind: 'proto', message: proto.Message.fromObject(message), nodes: content.nodes as BinaryNode[] | undefined };
     }
     const quoted = request.quotedId ? await storedMessage(request.instanceId, request.quotedId) : undefined;
     if (request.quotedId && !quoted) throw new RpcError(ErrorCode.NotFound, 'replied message not found');
@@ -172,6 +174,22 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
       case 'pin':
         return { pin: await targetKey(instanceId, content.targetMessageId), type: content.pin ? proto.PinInChat.Type.PIN_FOR_ALL : proto.PinInChat.Type.UNPIN_FOR_ALL, time: content.pin ? content.durationSeconds : undefined } as AnyMessageContent;
     }
+  }
+
+  /** Uploads a header's file (like any media send) and puts it in the header the path leads to. */
+  async function attach(socket: WASocket, instanceId: string, message: Record<string, unknown>, attachment: ProtoAttachment): Promise<void> {
+    const file = await media.load(instanceId, attachment.source);
+    const mimetype = attachment.mimetype || file.mimetype;
+    const prepared = await prepareWAMessageMedia({ [attachment.mediaType]: file.data, mimetype, fileName: attachment.fileName || file.fileName } as never, { upload: socket.waUploadToServer });
+    let header: Record<string, unknown> = message;
+    for (const step of attachment.path) {
+      const next = (header as Record<string | number, unknown>)[step];
+      if (next === undefined || next === null) (header as Record<string | number, unknown>)[step] = {};
+      header = (header as Record<string | number, unknown>)[step] as Record<string, unknown>;
+    }
+    const field = `${attachment.mediaType}Message`;
+    header[field] = (prepared as unknown as Record<string, unknown>)[field];
+    header.hasMediaAttachment = true;
   }
 
   async function storedMessage(instanceId: string, id: string): Promise<WAMessage | undefined> {

@@ -20,6 +20,7 @@ import {
   type PaymentItem,
   type PixKeyType,
 } from '@gw/domain';
+import type { ProtoAttachment } from '@gw/contracts';
 import { MessageRepository, type InstanceEntity } from '@gw/persistence';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
@@ -60,8 +61,23 @@ export class InteractiveSendController {
     this.messages = new MessageRepository(dataSource);
   }
 
-  private relay(instance: InstanceEntity, dto: SendCommonDto, chatJid: string, message: BuiltInteractive, sendFunction: string, payload: Record<string, unknown>) {
-    return this.sends.send(instance, dto, chatJid, { kind: 'proto', message: message.message, messageType: message.messageType, nodes: message.nodes as unknown as Array<Record<string, unknown>> }, sendFunction, payload);
+  private relay(instance: InstanceEntity, dto: SendCommonDto, chatJid: string, message: BuiltInteractive, sendFunction: string, payload: Record<string, unknown>, attachments: ProtoAttachment[] = []) {
+    return this.sends.send(
+      instance,
+      dto,
+      chatJid,
+      { kind: 'proto', message: message.message, messageType: message.messageType, nodes: message.nodes as unknown as Array<Record<string, unknown>>, attachments },
+      sendFunction,
+      payload,
+    );
+  }
+
+  /** A header file given as a URL (fetched by the worker through the SSRF guard) or base64 (staged). */
+  private async attachment(instance: InstanceEntity, file: string, mediaType: ProtoAttachment['mediaType'], path: ProtoAttachment['path'], fileName = ''): Promise<ProtoAttachment> {
+    const value = file.trim();
+    const mimetype = /^data:([^;,]+)/.exec(value)?.[1] ?? '';
+    const source = /^https?:\/\//i.test(value) ? { url: value } : { fileId: await this.sends.stageFile(instance, value, mimetype || HEADER_MIME[mediaType], fileName) };
+    return { path, mediaType, source, mimetype, fileName };
   }
 
   @Post('send/menu')
@@ -75,6 +91,7 @@ export class InteractiveSendController {
     const text = await this.sends.placeholders(instance, chatJid, dto.text);
     const footer = dto.footerText ?? '';
     let message: BuiltInteractive;
+    const attachments: ProtoAttachment[] = [];
     switch (dto.type) {
       case 'poll': {
         const options = built(() => parsePoll(choices));
@@ -84,16 +101,22 @@ export class InteractiveSendController {
       case 'list':
         message = built(() => buildListMenu(text, parseList(choices), dto.listButton ?? '', footer));
         break;
-      case 'carousel':
-        message = built(() => buildCarousel(text, parseCarousel(choices), footer));
+      case 'carousel': {
+        const cards = built(() => parseCarousel(choices));
+        message = built(() => buildCarousel(text, cards, footer));
+        for (const [index, card] of cards.entries()) {
+          if (card.media) attachments.push(await this.attachment(instance, card.media, 'image', [...CAROUSEL_CARDS_PATH, index, 'header']));
+        }
         break;
+      }
       case 'button_legacy':
         message = built(() => legacyButtons(text, parseButtons(choices), footer));
         break;
       default:
         message = built(() => buildButtonMenu(text, parseButtons(choices), footer));
+        if (dto.imageButton && dto.imageButton.trim()) attachments.push(await this.attachment(instance, dto.imageButton, 'image', [...INTERACTIVE_PATH, 'header']));
     }
-    return this.relay(instance, dto, chatJid, message, 'SendMenuMessage', { ...dto, text });
+    return this.relay(instance, dto, chatJid, message, 'SendMenuMessage', { ...dto, text }, attachments);
   }
 
   @Post('send/carousel')
@@ -105,7 +128,13 @@ export class InteractiveSendController {
     const cards = dto.carousel.map((card, index) => carouselCard(card, index));
     const text = await this.sends.placeholders(instance, chatJid, dto.text);
     const message = built(() => buildCarousel(text, cards, dto.footerText ?? ''));
-    return this.relay(instance, dto, chatJid, message, 'SendCarouselMessage', { ...dto, text });
+    const attachments: ProtoAttachment[] = [];
+    for (const [index, raw] of dto.carousel.entries()) {
+      const card = raw as Record<string, unknown>;
+      const kind = (['image', 'video', 'document'] as const).find((key) => typeof card[key] === 'string' && (card[key] as string).trim());
+      if (kind) attachments.push(await this.attachment(instance, card[kind] as string, kind, [...CAROUSEL_CARDS_PATH, index, 'header'], typeof card.filename === 'string' ? card.filename : ''));
+    }
+    return this.relay(instance, dto, chatJid, message, 'SendCarouselMessage', { ...dto, text }, attachments);
   }
 
   @Post('send/pix-button')
@@ -188,6 +217,10 @@ export class InteractiveSendController {
 }
 
 const CAROUSEL_BUTTON_TYPES = ['REPLY', 'URL', 'CALL', 'COPY'];
+/** Where built interactive messages keep their header and their cards (see libs/domain interactive builders). */
+const INTERACTIVE_PATH = ['viewOnceMessage', 'message', 'interactiveMessage'];
+const CAROUSEL_CARDS_PATH = [...INTERACTIVE_PATH, 'carouselMessage', 'cards'];
+const HEADER_MIME = { image: 'image/jpeg', video: 'video/mp4', document: 'application/pdf' } as const;
 
 /** A `/send/carousel` card: `{text, image|video|document, filename, buttons:[{id, text, type}]}`. */
 function carouselCard(raw: unknown, index: number): CarouselCard {

@@ -1,0 +1,70 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { nextPhone, Stack, waitFor } from './support/stack';
+
+/** Images in carousel cards and button menus: uploaded by the worker and carried in the headers. */
+describe('interactive messages with media headers (HTTP → worker upload → simulated phone)', () => {
+  const stack = new Stack();
+  let token: string;
+  let contact: string;
+  let files: Server;
+  let filesUrl: string;
+  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+
+  const received = async (messageId: string) => {
+    const found = await waitFor(() => stack.inbox(contact, 1_000), (inbox) => inbox.some((entry) => entry.id === messageId), 10_000, `message ${messageId}`);
+    return found.find((entry) => entry.id === messageId)!.message;
+  };
+  const interactiveOf = (message: Record<string, any>) => message.viewOnceMessage?.message?.interactiveMessage ?? message.interactiveMessage;
+
+  beforeAll(async () => {
+    await stack.start();
+    ({ token } = await stack.connectedInstance('media-headers'));
+    contact = nextPhone('5511');
+    await stack.control('POST', '/sim/accounts', { phone: contact });
+    files = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'image/png' });
+      response.end(png);
+    });
+    await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
+    filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  }, 60_000);
+  afterAll(async () => {
+    await new Promise((resolve) => files?.close(resolve));
+    await stack.stop();
+  });
+
+  it('should put card images in the carousel cards’ headers', async () => {
+    const { status, body } = await stack.gw.call('POST', '/send/carousel', {
+      token,
+      body: {
+        number: contact,
+        text: 'Ofertas',
+        carousel: [
+          { text: 'Camisa', image: `${filesUrl}/camisa.png`, buttons: [{ id: 'c1', text: 'Quero', type: 'REPLY' }] },
+          { text: 'Boné', image: png.toString('base64'), buttons: [{ id: 'https://shop.example/bone', text: 'Ver', type: 'URL' }] },
+        ],
+      },
+    });
+    expect(status).toBe(200);
+    const cards = interactiveOf(await received(body.messageid)).carouselMessage.cards;
+    for (const card of cards) {
+      expect(card.header.hasMediaAttachment).toBe(true);
+      expect(card.header.imageMessage).toMatchObject({ mimetype: 'image/png' });
+      expect(card.header.imageMessage.directPath ?? card.header.imageMessage.url).toBeTruthy();
+    }
+  });
+
+  it('should put imageButton in a button menu’s header', async () => {
+    const { status, body } = await stack.gw.call('POST', '/send/menu', { token, body: { number: contact, type: 'button', text: 'Escolha', choices: ['Sim|s', 'Não|n'], imageButton: `${filesUrl}/banner.png` } });
+    expect(status).toBe(200);
+    const header = interactiveOf(await received(body.messageid)).header;
+    expect(header).toMatchObject({ hasMediaAttachment: true, imageMessage: { mimetype: 'image/png' } });
+  });
+
+  it('should refuse a header image on a private address outside the allowlist', async () => {
+    const { status, body } = await stack.gw.call('POST', '/send/menu', { token, body: { number: contact, type: 'button', text: 'x', choices: ['a'], imageButton: 'http://169.254.169.254/x.png' } });
+    expect(status).toBe(400);
+    expect(body.error).toMatch(/refused/);
+  });
+});

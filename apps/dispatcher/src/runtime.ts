@@ -1,53 +1,11 @@
-import type { Server } from 'node:http';
-import { type INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { type Bus, NatsBus } from '@gw/bus';
-import { openDatabase } from '@gw/persistence';
-import { type Logger, PinoNestLogger, startHealthServer } from '@gw/platform';
-import type { DataSource } from 'typeorm';
+import type { Logger } from '@gw/platform';
+import { type RunningService, startService } from '@gw/service-host';
 import { AppModule } from './app.module';
 import type { DispatcherConfig } from './dispatcher-config';
 
-export interface RunningDispatcher {
-  app: INestApplicationContext;
-  healthPort: number;
-  /** Stops in reverse order of start: health port, Nest providers, NATS (drained), Postgres. */
-  close(): Promise<void>;
-}
+export type RunningDispatcher = RunningService;
 
 /** Opens Postgres (migrated) and NATS, starts the Nest context, then the health port. */
-export async function startDispatcher(config: DispatcherConfig, logger: Logger): Promise<RunningDispatcher> {
-  let dataSource: DataSource | undefined;
-  let bus: Bus | undefined;
-  let app: INestApplicationContext | undefined;
-  let health: Server | undefined;
-  const close = async () => {
-    const server = health;
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-    await app?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the application failed'));
-    await bus?.close().catch(() => undefined);
-    await dataSource?.destroy().catch(() => undefined);
-  };
-  try {
-    dataSource = await openDatabase({ url: config.databaseUrl });
-    bus = await NatsBus.connect(config.natsUrl, 'dispatcher');
-    app = await NestFactory.createApplicationContext(AppModule.register({ config, dataSource, bus, logger }), {
-      logger: new PinoNestLogger(logger.child({ component: 'nest' })),
-      abortOnError: false,
-    });
-    const opened = { dataSource, bus };
-    const started = await startHealthServer(
-      config.healthPort,
-      {
-        postgres: async () => void (await opened.dataSource.query('SELECT 1')),
-        nats: () => opened.bus.ping(),
-      },
-      config.healthHost,
-    );
-    health = started.server;
-    return { app, healthPort: started.port, close };
-  } catch (error) {
-    await close();
-    throw error;
-  }
+export function startDispatcher(config: DispatcherConfig, logger: Logger): Promise<RunningDispatcher> {
+  return startService('dispatcher', config, logger, ({ dataSource, bus }) => AppModule.register({ config, dataSource, bus, logger }));
 }

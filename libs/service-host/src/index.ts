@@ -1,0 +1,2 @@
+export { runService, startService } from './service-host';
+export type { RunningService, ServiceHostConfig } from './service-host';

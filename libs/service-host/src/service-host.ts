@@ -1,0 +1,100 @@
+import type { Server } from 'node:http';
+import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { type Bus, NatsBus } from '@gw/bus';
+import { openDatabase } from '@gw/persistence';
+import { createLogger, type EnvReader, loadConfigOrExit, type Logger, PinoNestLogger, startHealthServer } from '@gw/platform';
+import type { DataSource } from 'typeorm';
+
+/** What every background service (dispatcher, webhook relay) reads for its host. */
+export interface ServiceHostConfig {
+  databaseUrl: string;
+  natsUrl: string;
+  healthPort: number;
+  healthHost: string;
+  logLevel: string;
+}
+
+export interface RunningService {
+  app: INestApplicationContext;
+  healthPort: number;
+  /** Stops in reverse order of start: health port, Nest providers, NATS (drained), Postgres. */
+  close(): Promise<void>;
+}
+
+/** After a stop signal, the longest we wait for a clean shutdown before exiting anyway. */
+const SHUTDOWN_DEADLINE_MS = 10_000;
+
+/**
+ * Opens Postgres (migrated) and NATS, starts the service's Nest context on them, then the health port
+ * (`GET /health`, `GET /ready`). Anything opened is closed again when a later step fails.
+ */
+export async function startService(
+  name: string,
+  config: ServiceHostConfig,
+  logger: Logger,
+  module: (runtime: { dataSource: DataSource; bus: Bus }) => DynamicModule,
+): Promise<RunningService> {
+  let dataSource: DataSource | undefined;
+  let bus: Bus | undefined;
+  let app: INestApplicationContext | undefined;
+  let health: Server | undefined;
+  const close = async () => {
+    const server = health;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+    await app?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the application failed'));
+    await bus?.close().catch(() => undefined);
+    await dataSource?.destroy().catch(() => undefined);
+  };
+  try {
+    dataSource = await openDatabase({ url: config.databaseUrl });
+    bus = await NatsBus.connect(config.natsUrl, name);
+    app = await NestFactory.createApplicationContext(module({ dataSource, bus }), {
+      logger: new PinoNestLogger(logger.child({ component: 'nest' })),
+      abortOnError: false,
+    });
+    const opened = { dataSource, bus };
+    const started = await startHealthServer(
+      config.healthPort,
+      {
+        postgres: async () => void (await opened.dataSource.query('SELECT 1')),
+        nats: () => opened.bus.ping(),
+      },
+      config.healthHost,
+    );
+    health = started.server;
+    return { app, healthPort: started.port, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** A service's `main`: config from the environment (or exit naming the variable), start, stop on SIGTERM/SIGINT. */
+export function runService<C extends ServiceHostConfig>(name: string, loadConfig: (env: EnvReader) => C, start: (config: C, logger: Logger) => Promise<RunningService>): void {
+  const main = async () => {
+    const config = loadConfigOrExit(loadConfig);
+    const logger = createLogger(name, config.logLevel);
+    const service = await start(config, logger);
+    logger.info({ healthPort: service.healthPort }, `${name} started`);
+    let stopping = false;
+    const shutdown = async (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      setTimeout(() => {
+        logger.error('shutdown deadline passed, exiting');
+        process.exit(1);
+      }, SHUTDOWN_DEADLINE_MS).unref();
+      await service.close();
+      logger.info('stopped');
+      process.exit(0);
+    };
+    process.on('SIGTERM', () => void shutdown('SIGTERM'));
+    process.on('SIGINT', () => void shutdown('SIGINT'));
+  };
+  main().catch((error: unknown) => {
+    process.stderr.write(`${JSON.stringify({ level: 'fatal', service: name, msg: 'failed to start', err: String((error as Error)?.stack ?? error) })}\n`);
+    process.exit(1);
+  });
+}

@@ -3,16 +3,35 @@ import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type Bus, NatsBus } from '@gw/bus';
 import { openDatabase } from '@gw/persistence';
-import { createLogger, type EnvReader, loadConfigOrExit, type Logger, PinoNestLogger, startHealthServer } from '@gw/platform';
+import { ConfigError, createLogger, type EnvReader, loadConfigOrExit, type Logger, PinoNestLogger, startHealthServer } from '@gw/platform';
 import type { DataSource } from 'typeorm';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** What every background service (dispatcher, webhook relay) reads for its host. */
 export interface ServiceHostConfig {
   databaseUrl: string;
   natsUrl: string;
+  /** Port of `GET /health` and `GET /ready`. */
   healthPort: number;
   healthHost: string;
-  logLevel: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+}
+
+/** DATABASE_URL and NATS_URL (required), HEALTH_PORT, HEALTH_HOST, LOG_LEVEL. */
+export function readServiceHostConfig(env: EnvReader, defaultHealthPort: number): ServiceHostConfig {
+  const required = (name: string, protocols: string[]) => {
+    const url = env.url(name, protocols);
+    if (url === undefined) throw new ConfigError(name, 'is required');
+    return url;
+  };
+  return {
+    databaseUrl: required('DATABASE_URL', ['postgres:', 'postgresql:']),
+    natsUrl: required('NATS_URL', ['nats:', 'tls:']),
+    healthPort: env.port('HEALTH_PORT', defaultHealthPort),
+    healthHost: env.string('HEALTH_HOST', '0.0.0.0'),
+    logLevel: env.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+  };
 }
 
 export interface RunningService {

@@ -61,13 +61,14 @@ describe('Session takeover between workers', () => {
 
   it('should end a pairing whose worker died once its QR expired', async () => {
     // QR lifetime and lease both outlive the moment of the crash, so only another worker can end it.
-    const doomed = await harness.startWorker('w-doomed-pairing', { qrTtlMs: 4_000, leaseTtlMs: 3_000 });
+    // (A 3 s lease let a loaded machine fence the worker before its first QR; 8 s is the harness's.)
+    const doomed = await harness.startWorker('w-doomed-pairing', { qrTtlMs: 6_000, leaseTtlMs: 8_000 });
     await harness.newInstance('orphan-qr');
     expect((await harness.place('orphan-qr')).qrcode).toMatch(/^data:image\/png/);
     doomed.halt();
     await harness.startWorker('w-sweeper');
-    const row = await waitFor(() => harness.row('orphan-qr'), (r) => r.status === 'disconnected', 10_000, 'disconnected');
+    const row = await waitFor(() => harness.row('orphan-qr'), (r) => r.status === 'disconnected', 25_000, 'disconnected');
     expect(row).toMatchObject({ qrcode: '', desiredState: 'disconnected', paired: false, lastDisconnectReason: 'QR code expired' });
     expect((await harness.connectionEvents('orphan-qr')).at(-1)).toMatchObject({ instance: { status: 'disconnected', lastDisconnectReason: 'QR code expired' } });
-  });
+  }, 60_000);
 });

@@ -29,4 +29,5 @@ module.exports = {
   moduleNameMapper,
   testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/**/*.spec.ts'],
   setupFiles: [path.join(__dirname, 'tools/jest/setup.js')],
+  setupFilesAfterEnv: [path.join(__dirname, 'tools/jest/retry.js')],
 };

@@ -12,6 +12,8 @@ export interface LinkPreviewData {
   thumbnailBase64: string;
   /** Upload the image as a large preview. */
   large: boolean;
+  /** Large previews: the image the worker uploads as the high-quality thumbnail (a URL it fetches through the SSRF guard, or a staged upload). */
+  image?: { url: string } | { fileId: string };
 }
 
 export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';

@@ -24,7 +24,13 @@ export async function buildTextContent(sends: SendService, instance: InstanceEnt
   const text = queued ? dto.text : await sends.placeholders(instance, chatJid, dto.text);
   const linkPreview =
     dto.linkPreview === true
-      ? await sends.previews.build(text, { title: dto.linkPreviewTitle, description: dto.linkPreviewDescription, image: dto.linkPreviewImage, large: dto.linkPreviewLarge })
+      ? await sends.previews.build(text, {
+          title: dto.linkPreviewTitle,
+          description: dto.linkPreviewDescription,
+          image: dto.linkPreviewImage,
+          large: dto.linkPreviewLarge,
+          stage: (base64) => sends.stageFile(instance, base64, 'image/jpeg', 'preview.jpg'),
+        })
       : null;
   return { content: { kind: 'text', text, linkPreview }, sendFunction: 'SendTextMessage', payload: { ...dto, text } };
 }

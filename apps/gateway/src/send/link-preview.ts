@@ -1,6 +1,7 @@
 import type { LinkPreviewData } from '@gw/contracts';
 import { guardedLookup, SsrfGuard } from '@gw/platform';
 import { Agent, request } from 'undici';
+import { ApiError } from '../common/api-error';
 
 const URL_IN_TEXT = /https?:\/\/[^\s<>"']+/i;
 const PAGE_LIMIT = 1024 * 1024;
@@ -12,6 +13,8 @@ export interface PreviewOptions {
   description?: string;
   image?: string;
   large?: boolean;
+  /** Stages a base64 image for the worker (large previews upload it); returns the staged file's id. */
+  stage?: (base64: string) => Promise<string>;
 }
 
 /** `undefined` → take it from the page; a string of only whitespace → leave it out, fetch nothing for it. */
@@ -69,14 +72,33 @@ export class LinkPreviewBuilder {
       const found = meta(page, ['og:image', 'twitter:image']);
       imageSource = found ? new URL(found, url).toString() : '';
     }
-    return {
+    const preview: LinkPreviewData = {
       url,
       matchedText: match[0],
       title: title.use === 'value' ? title.value : title.use === 'page' ? pageTitle : '',
       description: description.use === 'value' ? description.value : description.use === 'page' ? pageDescription : '',
-      thumbnailBase64: imageSource ? await this.thumbnail(imageSource).catch(() => '') : '',
+      thumbnailBase64: '',
       large: options.large === true,
     };
+    if (!imageSource) return preview;
+    if (preview.large) {
+      // A large preview's image is uploaded by the worker (it makes the small thumbnail from it too).
+      if (/^https?:\/\//i.test(imageSource)) {
+        const refused = await this.ssrf.check(imageSource).then(
+          () => null,
+          (error: Error) => error.message,
+        );
+        // A custom image the guard refuses is the client's error; a page's own og:image is just left out.
+        if (refused && image.use === 'value') throw ApiError.badRequest(`linkPreviewImage refused: ${refused}`);
+        if (refused) return preview;
+        preview.image = { url: imageSource };
+      } else if (options.stage) {
+        preview.image = { fileId: await options.stage(imageSource) };
+      }
+      if (preview.image) return preview;
+    }
+    preview.thumbnailBase64 = await this.thumbnail(imageSource).catch(() => '');
+    return preview;
   }
 
   private async text(url: string): Promise<string> {

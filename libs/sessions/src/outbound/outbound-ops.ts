@@ -115,10 +115,10 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
       mentions = metadata.participants.map((participant) => participant.id);
     }
     const context = request.forwarded ? { contextInfo: { isForwarded: true, forwardingScore: 1 } } : {};
-    return { kind: 'content', content: await toBaileysContent(request.instanceId, content, mentions, context), quoted };
+    return { kind: 'content', content: await toBaileysContent(request.instanceId, content, mentions, context, socket), quoted };
   }
 
-  async function toBaileysContent(instanceId: string, content: Exclude<OutboundContent, { kind: 'proto' }>, mentions: string[], context: Record<string, unknown>): Promise<AnyMessageContent> {
+  async function toBaileysContent(instanceId: string, content: Exclude<OutboundContent, { kind: 'proto' }>, mentions: string[], context: Record<string, unknown>, socket: WASocket): Promise<AnyMessageContent> {
     const withMentions = mentions.length ? { mentions } : {};
     switch (content.kind) {
       case 'text':
@@ -133,6 +133,7 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
                 title: content.linkPreview.title,
                 description: content.linkPreview.description || undefined,
                 jpegThumbnail: content.linkPreview.thumbnailBase64 ? Buffer.from(content.linkPreview.thumbnailBase64, 'base64') : undefined,
+                ...(content.linkPreview.large && content.linkPreview.image ? await largePreviewImage(socket, instanceId, content.linkPreview.image) : {}),
               }
             : null,
         } as AnyMessageContent;
@@ -174,6 +175,17 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
       case 'pin':
         return { pin: await targetKey(instanceId, content.targetMessageId), type: content.pin ? proto.PinInChat.Type.PIN_FOR_ALL : proto.PinInChat.Type.UNPIN_FOR_ALL, time: content.pin ? content.durationSeconds : undefined } as AnyMessageContent;
     }
+  }
+
+  /**
+   * A large link preview: the image is uploaded as a link thumbnail (what Baileys' generateHighQualityLinkPreview
+   * does) and the message carries its reference; the small inline thumbnail is made from the same image.
+   */
+  async function largePreviewImage(socket: WASocket, instanceId: string, source: { url: string } | { fileId: string }): Promise<{ jpegThumbnail?: Buffer; highQualityThumbnail: proto.Message.IImageMessage }> {
+    const file = await media.load(instanceId, source);
+    const { imageMessage } = await prepareWAMessageMedia({ image: file.data, mimetype: file.mimetype.startsWith('image/') ? file.mimetype : 'image/jpeg' }, { upload: socket.waUploadToServer, mediaTypeOverride: 'thumbnail-link' });
+    if (!imageMessage) throw new RpcError(ErrorCode.BadRequest, 'the link preview image could not be prepared');
+    return { jpegThumbnail: imageMessage.jpegThumbnail ? Buffer.from(imageMessage.jpegThumbnail) : undefined, highQualityThumbnail: imageMessage };
   }
 
   /** Uploads a header's file (like any media send) and puts it in the header the path leads to. */

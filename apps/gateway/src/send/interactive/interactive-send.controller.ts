@@ -202,7 +202,13 @@ export class InteractiveSendController {
         orderId,
       }),
     );
-    return this.relay(instance, dto, chatJid, message, 'SendRequestPayment', { ...dto, text, amount, currency: orderCurrency, pixType });
+    // The boleto or invoice (fileUrl: URL or base64) rides in the flow's header as a document, uploaded by the worker.
+    const attachments: ProtoAttachment[] = [];
+    if (dto.fileUrl && dto.fileUrl.trim()) {
+      const fileName = dto.fileName?.trim() || (/^https?:\/\//i.test(dto.fileUrl.trim()) ? fileNameOfUrl(dto.fileUrl.trim()) : '') || 'documento.pdf';
+      attachments.push(await this.attachment(instance, dto.fileUrl, 'document', [...INTERACTIVE_PATH, 'header'], fileName));
+    }
+    return this.relay(instance, dto, chatJid, message, 'SendRequestPayment', { ...dto, text, amount, currency: orderCurrency, pixType }, attachments);
   }
 
   @Post('send/location-button')
@@ -221,6 +227,15 @@ const CAROUSEL_BUTTON_TYPES = ['REPLY', 'URL', 'CALL', 'COPY'];
 const INTERACTIVE_PATH = ['viewOnceMessage', 'message', 'interactiveMessage'];
 const CAROUSEL_CARDS_PATH = [...INTERACTIVE_PATH, 'carouselMessage', 'cards'];
 const HEADER_MIME = { image: 'image/jpeg', video: 'video/mp4', document: 'application/pdf' } as const;
+
+/** The last path segment of a URL, decoded ('' when it has none). */
+function fileNameOfUrl(url: string): string {
+  try {
+    return decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
+  } catch {
+    return '';
+  }
+}
 
 /** A `/send/carousel` card: `{text, image|video|document, filename, buttons:[{id, text, type}]}`. */
 function carouselCard(raw: unknown, index: number): CarouselCard {

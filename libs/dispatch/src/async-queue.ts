@@ -1,8 +1,9 @@
 import { outboundMessageRow } from '@gw/persistence';
 import type { Bus } from '@gw/bus';
 import { Subjects, type QueueNotice, type SendRequest } from '@gw/contracts';
-import { SendQueueRepository, type MessageRow } from '@gw/persistence';
+import { SendQueueRepository, type MessageRow, type NewMessage } from '@gw/persistence';
 import type { DataSource } from 'typeorm';
+import { ENQUEUE_BATCHER_DEFAULTS, EnqueueBatcher, type EnqueueBatcherOptions } from './enqueue-batcher';
 
 export type QueueStatusName = 'idle' | 'queued' | 'processing' | 'waiting_connection' | 'resetting';
 
@@ -46,13 +47,18 @@ export interface AsyncQueueOptions {
   /** How long DELETE /message/async waits for the send in flight. */
   drainTimeoutMs: number;
   drainPollMs: number;
+  /** Group commit of concurrent accepts (see EnqueueBatcher). */
+  batching?: EnqueueBatcherOptions;
 }
 
-export const ASYNC_QUEUE_DEFAULTS: AsyncQueueOptions = { drainTimeoutMs: 5_000, drainPollMs: 50 };
+export const ASYNC_QUEUE_DEFAULTS: AsyncQueueOptions = { drainTimeoutMs: 5_000, drainPollMs: 50, batching: ENQUEUE_BATCHER_DEFAULTS };
+
+type Accept = { message: NewMessage; request: SendRequest };
 
 /** The gateway's side of the async queue: accept (durably), report, reset. */
 export class AsyncQueue {
   private readonly queue: SendQueueRepository;
+  private readonly accepts: EnqueueBatcher<Accept, MessageRow>;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -60,14 +66,20 @@ export class AsyncQueue {
     private readonly options: AsyncQueueOptions = ASYNC_QUEUE_DEFAULTS,
   ) {
     this.queue = new SendQueueRepository(dataSource);
+    this.accepts = new EnqueueBatcher<Accept, MessageRow>(
+      (items) => this.queue.enqueueMany(items),
+      (item) => this.queue.enqueue(item.message, item.request),
+      options.batching ?? ENQUEUE_BATCHER_DEFAULTS,
+    );
   }
 
   /**
    * Guarantee 1: the `Queued` messages row and the queue row (the whole request, ids fixed) commit
-   * together before the caller answers 200, in one statement; then a wake-up for the dispatchers.
+   * together before the caller answers 200, in one statement (shared with the accepts that arrived
+   * meanwhile: group commit); then a wake-up for the dispatchers.
    */
   async enqueue(request: SendRequest, owner: string): Promise<MessageRow> {
-    const row = await this.queue.enqueue(outboundMessageRow(request, owner, 'Queued'), request);
+    const row = await this.accepts.write({ message: outboundMessageRow(request, owner, 'Queued'), request });
     this.notify(request.instanceId);
     return row;
   }
@@ -114,6 +126,11 @@ export class AsyncQueue {
       await this.queue.endReset(instanceId);
       this.notify(instanceId);
     }
+  }
+
+  /** Accept statements written and the sends they carried. */
+  get acceptStats(): { statements: number; items: number; fallbacks: number } {
+    return { ...this.accepts.stats };
   }
 
   /** Wakes the dispatchers for this instance (also after a change of its delay settings). */

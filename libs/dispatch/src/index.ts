@@ -1,6 +1,8 @@
 export { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher } from './async-dispatcher';
 export type { AsyncDispatcherConfig } from './async-dispatcher';
 export { ASYNC_QUEUE_DEFAULTS, AsyncQueue } from './async-queue';
+export { ENQUEUE_BATCHER_DEFAULTS, EnqueueBatcher } from './enqueue-batcher';
+export type { EnqueueBatcherOptions } from './enqueue-batcher';
 export type { AsyncQueueClearOutcome, AsyncQueueClearStats, AsyncQueueOptions, AsyncQueueStatus, QueueStatusName } from './async-queue';
 export { resolveChatPlaceholders, resolveRequestPlaceholders } from './chat-placeholders';
 export type { PlaceholderInstance } from './chat-placeholders';

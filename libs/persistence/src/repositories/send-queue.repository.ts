@@ -100,6 +100,49 @@ export class SendQueueRepository {
   }
 
   /**
+   * Many accepts in ONE statement, so one commit (one WAL flush) covers them all: the `Queued`
+   * messages rows, the lanes on first use, and the queue rows in the order given (send_queue ids are
+   * drawn in VALUES order, so a caller's earlier accept gets the lower id). All or nothing: any bad
+   * row fails the whole statement (the caller then retries the items one by one). Lanes are inserted
+   * sorted, so two batches creating the same lanes cannot deadlock on each other.
+   * Returns the rows in the order of `items`.
+   */
+  async enqueueMany(items: ReadonlyArray<{ message: NewMessage; request: unknown }>): Promise<MessageRow[]> {
+    if (items.length === 0) return [];
+    const fields = Object.keys(items[0].message) as Array<keyof NewMessage>;
+    const columns = fields.map((field) => String(field).replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`));
+    const params: unknown[] = [];
+    const add = (value: unknown, cast = ''): string => {
+      params.push(value);
+      return `$${params.length}${cast}`;
+    };
+    const messageValues = items.map(({ message }) => {
+      const cells = fields.map((field, index) => {
+        const value = message[field];
+        return JSON_MESSAGE_COLUMNS.has(columns[index]) ? add(value === undefined || value === null ? null : JSON.stringify(value), '::jsonb') : add(value);
+      });
+      return `(${cells.join(', ')})`;
+    });
+    const queueValues = items.map(({ message, request }) => `(${add(message.instanceId)}, ${add(message.messageId)}, ${add(JSON.stringify(request), '::jsonb')})`);
+    const lanes = add([...new Set(items.map(({ message }) => message.instanceId))].sort());
+    const rows = rowsOf(
+      await this.dataSource.query(
+        `WITH m AS (INSERT INTO messages (${columns.join(', ')}) VALUES ${messageValues.join(', ')} RETURNING *),
+         lane AS (INSERT INTO send_lanes (instance_id) SELECT id FROM unnest(${lanes}::text[]) AS lanes(id) ORDER BY id ON CONFLICT (instance_id) DO NOTHING),
+         q AS (INSERT INTO send_queue (instance_id, message_id, request) VALUES ${queueValues.join(', ')})
+         SELECT * FROM m`,
+        params,
+      ),
+    );
+    const byKey = new Map(rows.map((row) => [`${String(row.instance_id)}\u0000${String(row.message_id)}`, row]));
+    return items.map(({ message }) => {
+      const row = byKey.get(`${message.instanceId}\u0000${message.messageId}`);
+      if (!row) throw new Error(`enqueueMany: no row returned for ${message.messageId}`);
+      return toMessageRow(row);
+    });
+  }
+
+  /**
    * Claims up to `limit` lanes that are due: no live claim, not resetting, retry wait over, pacing
    * gap over, and something queued. The gap is computed here from the instance's current
    * msg_delay_min/max and the lane's random fraction, so a settings change applies to queued sends.

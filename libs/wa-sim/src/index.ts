@@ -8,6 +8,8 @@ export type { AccountInfo, DeviceInfo, InboxQuery, MediaKind, SendMediaInput, Se
 export { MEDIA_TLS_CERT } from './media-cert';
 export type { DeviceDeclaration, InboxEntry, LoginDeclaration, OutboxEntry, ReceiptType } from './accounts';
 export type { ActiveFault, FaultAction, FaultRequest, FaultRule } from './faults';
+export type { PostedStatus } from './status-broadcasts';
+export type { PeerRequestRecord } from './phone';
 export { SimError } from './errors';
 export { decodeQrImage, parseQrString } from './pairing';
 export { quietLibsignalConsole } from './quiet-libsignal';

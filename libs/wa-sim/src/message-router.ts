@@ -6,6 +6,7 @@ import type { Account, DeviceRef } from './accounts';
 import type { SimContext } from './context';
 import type { BinaryNode } from './node-io';
 import { child, children, node, unixNow } from './node-io';
+import { STATUS_BROADCAST_JID, StatusBroadcasts } from './status-broadcasts';
 
 export interface MessageRecord {
   id: string;
@@ -46,8 +47,11 @@ function receiptIds(stanza: BinaryNode): string[] {
 
 export class MessageRouter {
   private readonly log = new Map<string, MessageRecord>();
+  readonly statuses: StatusBroadcasts;
 
-  constructor(private readonly ctx: SimContext) {}
+  constructor(private readonly ctx: SimContext) {
+    this.statuses = new StatusBroadcasts(ctx);
+  }
 
   record(sender: DeviceRef, id: string): MessageRecord | undefined {
     return this.log.get(`${sender.account.phone}:${id}`);
@@ -77,6 +81,9 @@ export class MessageRouter {
     const ack = node('ack', { class: 'message', id, from: to, t: String(t) });
     if (to.endsWith('@newsletter')) {
       return this.ctx.newsletters.route(sender, stanza);
+    }
+    if (to === STATUS_BROADCAST_JID) {
+      return this.statuses.route(sender, stanza, t);
     }
     if (isGroupJid(to)) {
       const error = this.ctx.groups.route(sender, stanza, t);
@@ -156,7 +163,8 @@ export class MessageRouter {
     if (!to || (type && IGNORED_RECEIPT_TYPES.has(type))) {
       return;
     }
-    const isGroup = isGroupJid(to);
+    // Status receipts name the author in `participant`, like group receipts.
+    const isGroup = isGroupJid(to) || to === STATUS_BROADCAST_JID;
     const senderJid = isGroup ? stanza.attrs.participant : to;
     const senderAccount = senderJid ? this.ctx.registry.resolveUser(senderJid) : undefined;
     if (!senderAccount) {

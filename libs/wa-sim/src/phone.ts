@@ -12,6 +12,7 @@ import { isGroupJid } from './message-router';
 import type { BinaryNode } from './node-io';
 import { child, childBytes, children, contentBytes, node, readUIntBE, unixNow } from './node-io';
 import type { PreKeyBundle } from './signal-device';
+import { STATUS_BROADCAST_JID } from './status-broadcasts';
 
 const MAX_RETRIES = 5;
 const STATUS_ORDER: Record<OutboxEntry['status'], number> = { sent: 0, 'server-ack': 1, delivered: 2, read: 3, played: 4 };
@@ -62,8 +63,19 @@ interface SentMessage {
   type: string;
 }
 
+/** A peer data operation request a companion sent its phone, and the ids the phone answered with. */
+export interface PeerRequestRecord {
+  id: string;
+  /** `HISTORY_SYNC_ON_DEMAND`, `PLACEHOLDER_MESSAGE_RESEND`, … */
+  type: string;
+  request: Record<string, unknown>;
+  answered: string[];
+}
+
 export class PhoneAgent {
   private queue: Promise<void> = Promise.resolve();
+  private readonly archive: proto.IWebMessageInfo[] = [];
+  private readonly peerLog: PeerRequestRecord[] = [];
   private readonly sent = new Map<string, SentMessage>();
   private readonly retryCounts = new Map<string, number>();
   private readonly receiptTimers = new Set<NodeJS.Timeout>();
@@ -126,7 +138,8 @@ export class PhoneAgent {
 
   private async handleMessage(stanza: BinaryNode, sender: DeviceRef): Promise<void> {
     const from = stanza.attrs.from;
-    const isGroup = isGroupJid(from);
+    // A status arrives like a group message: from status@broadcast, the author in `participant`.
+    const isGroup = isGroupJid(from) || from === STATUS_BROADCAST_JID;
     const fromMe = sender.account === this.account;
     const isPeer = stanza.attrs.category === 'peer';
     const encs = children(stanza, 'enc');
@@ -174,7 +187,9 @@ export class PhoneAgent {
 
     const message: proto.IMessage | null = parts.length === 0 ? null : parts.length === 1 ? parts[0] : Object.assign({}, ...parts);
     if (isPeer) {
-      // Peer data operations (placeholder resend, history on demand) are not simulated.
+      // Our own companion asks the phone for something (history on demand, a placeholder resend).
+      const request = message?.protocolMessage?.peerDataOperationRequestMessage;
+      if (fromMe && request) await this.answerPeerDataOperation(stanza.attrs.id, sender, request);
       return;
     }
     // A bare sender-key distribution carries no user-visible content.
@@ -220,7 +235,7 @@ export class PhoneAgent {
   private sendReceiptFor(stanza: BinaryNode, type: string | undefined, ids: string[] = [stanza.attrs.id]): void {
     const from = stanza.attrs.from;
     const attrs: Record<string, string | undefined> = { id: ids[0], to: from, type };
-    if (isGroupJid(from)) attrs.participant = stanza.attrs.participant;
+    if (isGroupJid(from) || from === STATUS_BROADCAST_JID) attrs.participant = stanza.attrs.participant;
     if (type === 'read' || type === 'played') attrs.t = String(unixNow());
     const rest = ids.slice(1);
     const content = rest.length ? [node('list', {}, rest.map((id) => node('item', { id })))] : undefined;
@@ -418,6 +433,114 @@ export class PhoneAgent {
         });
       }
     });
+  }
+
+  // ---------------------------------------------------------------- peer data operations
+
+  /** Messages the phone keeps beyond what it pushed at pairing (WebMessageInfo JSON), for on-demand requests. */
+  archiveMessages(messages: Array<Record<string, unknown>>): number {
+    const decoded = messages.map((entry, index) => {
+      let info: proto.IWebMessageInfo;
+      try {
+        info = proto.WebMessageInfo.fromObject(entry);
+        proto.WebMessageInfo.encode(info).finish();
+      } catch (err) {
+        throw new SimError(400, `messages[${index}] is not a WebMessageInfo: ${(err as Error).message}`);
+      }
+      if (!info.key?.id || !info.key.remoteJid) throw new SimError(400, `messages[${index}] needs key.id and key.remoteJid`);
+      if (!info.messageTimestamp) throw new SimError(400, `messages[${index}] needs messageTimestamp (seconds)`);
+      return info;
+    });
+    for (const info of decoded) {
+      const at = this.archive.findIndex((known) => known.key?.id === info.key!.id);
+      if (at >= 0) this.archive.splice(at, 1);
+      this.archive.push(info);
+    }
+    return decoded.length;
+  }
+
+  /** Peer data operation requests this phone received from its companions, oldest first. */
+  peerRequests(): PeerRequestRecord[] {
+    return this.peerLog;
+  }
+
+  private sameChat(a: string | null | undefined, b: string | null | undefined): boolean {
+    if (!a || !b) return false;
+    if (a === b) return true;
+    const left = this.ctx.registry.resolveUser(a);
+    return !!left && left === this.ctx.registry.resolveUser(b);
+  }
+
+  private async answerPeerDataOperation(requestId: string, requester: DeviceRef, request: proto.Message.IPeerDataOperationRequestMessage): Promise<void> {
+    const Type = proto.Message.PeerDataOperationRequestType;
+    const record: PeerRequestRecord = { id: requestId, type: Type[request.peerDataOperationRequestType ?? 0] ?? String(request.peerDataOperationRequestType), request: proto.Message.PeerDataOperationRequestMessage.toObject(request as proto.Message.PeerDataOperationRequestMessage, { longs: Number }) as Record<string, unknown>, answered: [] };
+    this.peerLog.push(record);
+    if (this.peerLog.length > 1_000) this.peerLog.shift();
+    const target: DeviceRef = { account: this.account, deviceId: requester.deviceId };
+    if (request.peerDataOperationRequestType === Type.HISTORY_SYNC_ON_DEMAND && request.historySyncOnDemandRequest) {
+      const ask = request.historySyncOnDemandRequest;
+      const before = Number(ask.oldestMsgTimestampMs ?? Number.MAX_SAFE_INTEGER);
+      const count = Math.max(1, Math.min(Number(ask.onDemandMsgCount ?? 50), 500));
+      // The newest `count` messages of the chat older than the anchor, oldest first (as a history chunk lists them).
+      const older = this.archive
+        .filter((info) => this.sameChat(info.key?.remoteJid, ask.chatJid) && info.key?.id !== ask.oldestMsgId && Number(info.messageTimestamp) * 1000 < before)
+        .sort((a, b) => Number(a.messageTimestamp) - Number(b.messageTimestamp))
+        .slice(-count);
+      const chatAccount = ask.chatJid ? this.ctx.registry.resolveUser(ask.chatJid) : undefined;
+      const sync = proto.HistorySync.fromObject({
+        syncType: proto.HistorySync.HistorySyncType.ON_DEMAND,
+        conversations: [{ id: ask.chatJid, ...(chatAccount && ask.chatJid?.endsWith('@lid') ? { pnJid: chatAccount.jid } : {}), messages: older.map((info) => ({ message: proto.WebMessageInfo.toObject(info as proto.WebMessageInfo) })) }],
+        progress: 100,
+        chunkOrder: 0,
+      });
+      await this.sendPeer(target, {
+        protocolMessage: {
+          type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
+          historySyncNotification: {
+            syncType: sync.syncType,
+            chunkOrder: 0,
+            progress: 100,
+            peerDataRequestSessionId: requestId,
+            initialHistBootstrapInlinePayload: deflateSync(proto.HistorySync.encode(sync).finish()),
+          },
+        },
+      });
+      record.answered = older.map((info) => info.key!.id!);
+      return;
+    }
+    if (request.peerDataOperationRequestType === Type.PLACEHOLDER_MESSAGE_RESEND) {
+      const results: proto.Message.PeerDataOperationRequestResponseMessage.IPeerDataOperationResult[] = [];
+      for (const { messageKey } of request.placeholderMessageResendRequest ?? []) {
+        const info = messageKey?.id ? this.knownMessage(messageKey.id) : undefined;
+        if (!info) continue;
+        results.push({ placeholderMessageResendResponse: { webMessageInfoBytes: proto.WebMessageInfo.encode(info).finish() } });
+        record.answered.push(messageKey!.id!);
+      }
+      // A phone that knows none of them stays silent (Baileys gives up after 8 s).
+      if (!results.length) return;
+      await this.sendPeer(target, {
+        protocolMessage: {
+          type: proto.Message.ProtocolMessage.Type.PEER_DATA_OPERATION_REQUEST_RESPONSE_MESSAGE,
+          peerDataOperationRequestResponseMessage: { peerDataOperationRequestType: Type.PLACEHOLDER_MESSAGE_RESEND, stanzaId: requestId, peerDataOperationResult: results },
+        },
+      });
+    }
+  }
+
+  /** A message the phone has, by id: archived, or received by the phone itself. */
+  private knownMessage(id: string): proto.IWebMessageInfo | undefined {
+    const archived = this.archive.find((info) => info.key?.id === id);
+    if (archived) return archived;
+    const entry = this.account.inbox.find((known) => known.id === id && known.message);
+    if (!entry) return undefined;
+    const sender = this.ctx.registry.resolveUser(entry.from);
+    const remoteJid = isGroupJid(entry.to) || entry.to === STATUS_BROADCAST_JID ? entry.to : entry.fromMe ? entry.to : sender ? userJid(sender, this.ctx.options.incomingAddressing) : entry.from;
+    return {
+      key: { remoteJid, fromMe: entry.fromMe, id: entry.id, participant: isGroupJid(entry.to) && sender ? userJid(sender, 'lid') : undefined },
+      message: proto.Message.fromObject(entry.message!),
+      messageTimestamp: entry.timestamp,
+      pushName: entry.fromMe ? undefined : sender?.name,
+    };
   }
 
   /** A peer (own-device) protocol message from this phone to one companion. */

@@ -84,8 +84,6 @@ export function buildRoutes(sim: WaSimulator): Route[] {
     ),
     compile('GET', '/sim/accounts', () => sim.listAccounts()),
     compile('GET', '/sim/accounts/{phone}', ({ params }) => sim.getAccount(params.phone)),
-    compile('POST', '/sim/accounts/{phone}/archive', ({ params, body }) => ({ archived: sim.archiveMessages(params.phone, body.messages) })),
-    compile('GET', '/sim/accounts/{phone}/peer-requests', ({ params }) => sim.peerRequests(params.phone)),
     compile('POST', '/sim/accounts/{phone}/history', ({ params, body }) => {
       sim.setHistory(params.phone, body.history === null ? undefined : (body.history as Array<Record<string, unknown>>));
       return { ok: true };
@@ -149,6 +147,12 @@ export function buildRoutes(sim: WaSimulator): Route[] {
     }),
     compile('GET', '/sim/media/ca.pem', () => new RawResponse(Buffer.from(sim.media?.caCertificate ?? ''), 'application/x-pem-file')),
     compile('GET', '/sim/accounts/{phone}/app-state', ({ params }) => sim.appState(params.phone)),
+    compile('GET', '/sim/accounts/{phone}/blocklist', ({ params }) => ({ blocklist: sim.blocklist(params.phone) })),
+    compile('POST', '/sim/accounts/{phone}/blocklist', ({ params, body }) => {
+      const action = str(body, 'action');
+      if (action !== 'block' && action !== 'unblock') throw new SimError(400, 'action must be block|unblock');
+      return sim.setBlocked(params.phone, str(body, 'jid'), action === 'block');
+    }),
     compile('POST', '/sim/accounts/{phone}/app-state', ({ params, body }) =>
       sim.appStateModify(params.phone, str(body, 'jid', false), body.mod as Parameters<WaSimulator['appStateModify']>[2]),
     ),

@@ -19,6 +19,8 @@ export interface IqHooks {
   handleMediaConn(iq: BinaryNode): BinaryNode;
   handleMex(device: LinkedDevice, iq: BinaryNode): BinaryNode;
   handleNewsletterIq(device: LinkedDevice, iq: BinaryNode): BinaryNode;
+  /** The account's other devices learn of a blocklist change one of them made. */
+  blocklistChanged?(account: LinkedDevice['account'], items: Array<{ jid: string; action: 'block' | 'unblock' }>, except?: LinkedDevice): void;
 }
 
 function bundleNode(jid: string, bundle: PreKeyBundle): BinaryNode {
@@ -90,6 +92,11 @@ export class IqRouter {
           if (item.attrs.action === 'block') device.account.blocklist.add(item.attrs.jid);
           else device.account.blocklist.delete(item.attrs.jid);
         }
+        this.hooks.blocklistChanged?.(
+          device.account,
+          children(iq, 'item').map((item) => ({ jid: item.attrs.jid, action: item.attrs.action === 'block' ? ('block' as const) : ('unblock' as const) })),
+          device,
+        );
         return iqResult(iq);
       case 'privacy':
         return this.privacy(iq, device, first);

@@ -37,7 +37,6 @@ import { NewsletterStore } from './newsletters';
 import { PairingService } from './pairing-service';
 import type { ProvisionOptions } from './pairing-service';
 import { PhoneAgent } from './phone';
-import type { PeerRequestRecord } from './phone';
 import { enumName, versionString } from './proto-describe';
 
 export interface SimulatorOptions {
@@ -566,17 +565,6 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     return this.registry.all().map(describeAccount);
   }
 
-  /** Messages (WebMessageInfo JSON) the phone keeps for on-demand history and placeholder resends. */
-  archiveMessages(phone: string, messages: unknown): number {
-    if (!Array.isArray(messages) || messages.some((entry) => !entry || typeof entry !== 'object')) throw new SimError(400, 'messages must be an array of WebMessageInfo objects');
-    return this.phoneOf(this.requireAccount(phone)).archiveMessages(messages as Array<Record<string, unknown>>);
-  }
-
-  /** Peer data operation requests (history on demand, placeholder resends) the phone received. */
-  peerRequests(phone: string): PeerRequestRecord[] {
-    return this.phoneOf(this.requireAccount(phone)).peerRequests();
-  }
-
   /** Sets the history the phone pushes to companions paired from now on (HistorySync JSON objects). */
   setHistory(phone: string, history: Array<Record<string, unknown>> | undefined): void {
     const account = this.requireAccount(phone);
@@ -624,6 +612,37 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     }
     const id = await this.phoneOf(account).sendMessage(target, message, { id: options.id });
     return { id };
+  }
+
+  // ------------------------------------------------------------------ blocklist
+
+  /** Blocked contacts of the account, as the blocklist query answers them (LID JIDs). */
+  blocklist(phone: string): string[] {
+    return [...this.requireAccount(phone).blocklist];
+  }
+
+  /** The phone blocks or unblocks a contact (phone, PN or LID JID); linked devices are told. */
+  setBlocked(phone: string, contact: string, block: boolean): { blocklist: string[] } {
+    const account = this.requireAccount(phone);
+    const target = typeof contact === 'string' && contact ? this.registry.resolveUser(contact.includes('@') ? contact : digitsOnly(contact)) : undefined;
+    if (!target) throw new SimError(404, `no account ${contact}`);
+    if (block) account.blocklist.add(target.lidJid);
+    else account.blocklist.delete(target.lidJid);
+    this.blocklistChanged(account, [{ jid: target.lidJid, action: block ? 'block' : 'unblock' }]);
+    return { blocklist: [...account.blocklist] };
+  }
+
+  /** `<notification type=account_sync><blocklist>` to the account's devices but the one that made the change. */
+  blocklistChanged(account: Account, items: Array<{ jid: string; action: 'block' | 'unblock' }>, except?: LinkedDevice): void {
+    for (const other of account.activeDevices()) {
+      if (other === except) continue;
+      this.deliverToCompanion(
+        other,
+        node('notification', { from: S_WHATSAPP_NET, id: nextServerId(), type: 'account_sync', t: String(unixNow()) }, [
+          node('blocklist', {}, items.map((item) => node('item', { jid: item.jid, action: item.action }))),
+        ]),
+      );
+    }
   }
 
   /** The phone changes app state (label, pin, archive… as Baileys' ChatModification) for a chat. */

@@ -110,6 +110,30 @@ describe(PostgresAuthState.name, () => {
     });
   });
 
+  describe('reads', () => {
+    it('should ask the database once for a key that is missing, and forget that once the key is set', async () => {
+      const lease = await leaseFor('i-absent');
+      const fresh = PostgresAuthState.fresh(optionsFor(lease));
+      await fresh.persist();
+      const sut = (await PostgresAuthState.load(optionsFor(lease)))!;
+      const reads = jest.spyOn(repository, 'readKeys');
+      try {
+        for (let i = 0; i < 3; i++) expect(await sut.state.keys.get('tctoken', ['5511999999999@s.whatsapp.net'])).toEqual({});
+        expect(reads).toHaveBeenCalledTimes(1);
+
+        await sut.state.keys.set({ tctoken: { '5511999999999@s.whatsapp.net': { token: Buffer.from('t1'), timestamp: '1' } } });
+        // Baileys' own cache now answers; a second loaded state (no cache) proves the row is stored.
+        const other = (await PostgresAuthState.load(optionsFor(lease)))!;
+        const stored = await other.state.keys.get('tctoken', ['5511999999999@s.whatsapp.net']);
+        expect(Buffer.from(stored['5511999999999@s.whatsapp.net'].token).toString()).toBe('t1');
+        // Once Baileys' cache entry expires, the key is read from the store again, not taken as missing.
+        expect((sut as unknown as { absent: Set<string> }).absent.size).toBe(0);
+      } finally {
+        reads.mockRestore();
+      }
+    });
+  });
+
   describe('fencing', () => {
     it('should refuse writes after another worker took the lease over and stop writing for good', async () => {
       const stale = await leaseFor('i-fenced', 'w-old', 1000);

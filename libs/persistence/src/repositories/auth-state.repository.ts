@@ -37,35 +37,38 @@ export class AuthStateRepository {
     return new Map(rows.map((row) => [row.key_id, row.value]));
   }
 
-  /** Writes creds and/or key mutations atomically; throws FencedOutError when the lease is gone. */
+  /**
+   * Writes creds and/or key mutations atomically; throws FencedOutError when the lease is gone.
+   * One statement (Baileys writes a Signal session on every message it encrypts, so this is on the
+   * send path): each change is a data-modifying CTE gated by the lease proof, all in one transaction.
+   */
   async write(lease: Lease, change: { creds?: string; keys?: KeyMutation[] }): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      if (!(await LeaseRepository.holdsWithin(manager, lease))) throw new FencedOutError(lease.instanceId);
-      if (change.creds !== undefined) {
-        await manager.query(
-          `INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)
-           ON CONFLICT (instance_id) DO UPDATE SET value = EXCLUDED.value`,
-          [lease.instanceId, change.creds],
-        );
-      }
-      const keys = change.keys ?? [];
-      const upserts = keys.filter((key) => key.value !== null);
-      const deletes = keys.filter((key) => key.value === null);
-      if (upserts.length) {
-        await manager.query(
-          `INSERT INTO auth_keys (instance_id, type, key_id, value)
-           SELECT $1, t, i, v FROM unnest($2::text[], $3::text[], $4::text[]) AS u(t, i, v)
-           ON CONFLICT (instance_id, type, key_id) DO UPDATE SET value = EXCLUDED.value`,
-          [lease.instanceId, upserts.map((k) => k.type), upserts.map((k) => k.id), upserts.map((k) => k.value)],
-        );
-      }
-      if (deletes.length) {
-        await manager.query(
-          `DELETE FROM auth_keys WHERE instance_id = $1 AND (type, key_id) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
-          [lease.instanceId, deletes.map((k) => k.type), deletes.map((k) => k.id)],
-        );
-      }
-    });
+    const keys = change.keys ?? [];
+    const upserts = keys.filter((key) => key.value !== null);
+    const deletes = keys.filter((key) => key.value === null);
+    const rows: Array<{ held: number }> = await this.dataSource.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       creds AS (
+         INSERT INTO auth_creds (instance_id, value) SELECT $1, $4::text WHERE $4::text IS NOT NULL AND EXISTS (SELECT 1 FROM lease)
+         ON CONFLICT (instance_id) DO UPDATE SET value = EXCLUDED.value),
+       upserted AS (
+         INSERT INTO auth_keys (instance_id, type, key_id, value)
+         SELECT $1, t, i, v FROM unnest($5::text[], $6::text[], $7::text[]) AS u(t, i, v) WHERE EXISTS (SELECT 1 FROM lease)
+         ON CONFLICT (instance_id, type, key_id) DO UPDATE SET value = EXCLUDED.value),
+       deleted AS (
+         DELETE FROM auth_keys WHERE instance_id = $1 AND (type, key_id) IN (SELECT * FROM unnest($8::text[], $9::text[])) AND EXISTS (SELECT 1 FROM lease))
+       SELECT (SELECT count(*) FROM lease)::int AS held`,
+      [
+        ...LeaseRepository.fenceParams(lease),
+        change.creds ?? null,
+        upserts.map((k) => k.type),
+        upserts.map((k) => k.id),
+        upserts.map((k) => k.value),
+        deletes.map((k) => k.type),
+        deletes.map((k) => k.id),
+      ],
+    );
+    if (!rows[0]?.held) throw new FencedOutError(lease.instanceId);
   }
 
   /**

@@ -84,6 +84,25 @@ export class LeaseRepository {
     return rows.length > 0;
   }
 
+  /**
+   * The same proof for a write that is one statement: a CTE named `lease` (parameters `$first` = the
+   * instance id, then the worker id and the fencing token). Gate every change in the statement with
+   * `EXISTS (SELECT 1 FROM lease)` and select `(SELECT count(*) FROM lease)::int AS held` to tell
+   * "fenced out" from "nothing matched". The statement runs in its own transaction, which holds the
+   * lease row FOR SHARE until it commits, exactly as holdsWithin() does for a multi-statement
+   * transaction, but in one round trip instead of four (BEGIN, check, write, COMMIT).
+   */
+  static fenceCte(first: number): string {
+    return `lease AS (
+         SELECT 1 FROM session_leases
+         WHERE instance_id = $${first} AND worker_id = $${first + 1} AND fencing_token = $${first + 2} AND expires_at > now()
+         FOR SHARE)`;
+  }
+
+  static fenceParams(lease: Lease): [string, string, string] {
+    return [lease.instanceId, lease.workerId, lease.fencingToken];
+  }
+
   // --- workers ------------------------------------------------------------------------------------
 
   async heartbeatWorker(workerId: string, capacity: number): Promise<void> {

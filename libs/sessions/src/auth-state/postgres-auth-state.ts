@@ -12,6 +12,10 @@ import {
 } from '../baileys';
 import { deserializeCreds, deserializeKey, serializeAuthValue } from './auth-serialization';
 
+/** Bound of the known-missing set (a few KB); past it the set starts over. */
+const MAX_ABSENT = 5_000;
+const absentKey = (type: string, id: string) => `${type}\u0000${id}`;
+
 export interface PostgresAuthStateOptions {
   repository: AuthStateRepository;
   lease: Lease;
@@ -42,6 +46,13 @@ export class PostgresAuthState {
   private persistent: boolean;
   private fenced = false;
   private closed = false;
+  /**
+   * Keys read and found missing. Baileys' cache (makeCacheableSignalKeyStore) remembers only keys that
+   * exist, and asks for some that never will (a `tctoken` per contact, three times per send). While
+   * the lease is ours nobody else writes this instance's keys, so a miss stays a miss until we set it.
+   */
+  private readonly absent = new Set<string>();
+  private writes = 0;
   /** Writes that have started; a logout waits for them so none lands after the credentials are wiped. */
   private readonly inFlight = new Set<Promise<void>>();
 
@@ -123,9 +134,19 @@ export class PostgresAuthState {
       }
       return result;
     }
-    const rows = await this.options.repository.readKeys(this.options.lease.instanceId, type, ids);
+    const wanted = ids.filter((id) => !this.absent.has(absentKey(type, id)));
+    if (wanted.length === 0) return result;
+    const writesBefore = this.writes;
+    const rows = await this.options.repository.readKeys(this.options.lease.instanceId, type, wanted);
     for (const [id, text] of rows) result[id] = deserializeKey(type, text);
+    // A write that overlapped the read may have stored one of them: remember nothing then.
+    if (this.writes === writesBefore) for (const id of wanted) if (!rows.has(id)) this.rememberAbsent(type, id);
     return result;
+  }
+
+  private rememberAbsent(type: SignalKeyType, id: string): void {
+    if (this.absent.size >= MAX_ABSENT) this.absent.clear();
+    this.absent.add(absentKey(type, id));
   }
 
   private async setKeys(data: SignalDataSet): Promise<void> {
@@ -150,8 +171,15 @@ export class PostgresAuthState {
       }
     }
     if (keys.length === 0) return;
+    // Whatever is written is no longer known absent (a failed write only costs a read later).
+    this.writes++;
+    for (const key of keys) this.absent.delete(absentKey(key.type, key.id));
     // One call, one transaction: Baileys commits several key types together and expects all or none.
-    await this.guard(() => this.options.repository.write(this.options.lease, { keys }));
+    try {
+      await this.guard(() => this.options.repository.write(this.options.lease, { keys }));
+    } finally {
+      this.writes++; // (before and after: a read overlapping either end of the write remembers nothing)
+    }
   }
 
   private async writeCreds(): Promise<void> {

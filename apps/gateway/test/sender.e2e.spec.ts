@@ -80,4 +80,56 @@ describe('campaigns (/sender/*)', () => {
     expect((await stack.gw.call('POST', '/sender/cleardone', { token, body: {} })).body).toEqual({ status: 'cleanup started' });
     expect((await stack.gw.call('GET', '/sender/listfolders', { token })).body).toEqual([]);
   });
+
+  it('should send a campaign of menus (button, list, poll, carousel) built as /send/menu builds them', async () => {
+    const interactiveOf = (message: Record<string, any>) => message.viewOnceMessage?.message?.interactiveMessage;
+    const created = await stack.gw.call('POST', '/sender/advanced', {
+      token,
+      body: {
+        delayMin: 0,
+        delayMax: 0,
+        folder: 'menus-1',
+        info: 'every menu type',
+        messages: [
+          { number: phones[0], type: 'button', text: 'Quer?', footerText: 'loja', choices: ['Sim|yes-1', 'Site|https://example.com'] },
+          { number: phones[1], type: 'list', text: 'Cardápio', listButton: 'Ver', choices: ['[Bebidas]', 'Café|c1|Quente', 'Chá|t1'] },
+          { number: phones[0], type: 'poll', text: 'Melhor dia?', choices: ['Seg', 'Ter', 'Qua'], selectableCount: 2 },
+          { number: phones[1], type: 'carousel', text: 'Ofertas', choices: ['[Camisa\nR$ 10]', 'Comprar|buy-1', '[Boné]', 'Site|https://example.com/bone'] },
+        ],
+      },
+    });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({ count: 4, status: 'queued' });
+    const folderId = created.body.folder_id as string;
+
+    const find = async (phone: string, match: (message: Record<string, any>) => boolean, what: string) =>
+      (await waitFor(() => stack.inbox(phone, 1_000), (entries) => entries.some((entry) => match(entry.message)), 20_000, what)).find((entry) => match(entry.message))!.message;
+    const button = await find(phones[0], (message) => interactiveOf(message)?.body?.text === 'Quer?', 'button menu');
+    expect(interactiveOf(button)).toMatchObject({ footer: { text: 'loja' } });
+    expect(interactiveOf(button).nativeFlowMessage.buttons.map((entry: { name: string }) => entry.name)).toEqual(['quick_reply', 'cta_url']);
+    const list = await find(phones[1], (message) => message.listMessage?.description === 'Cardápio', 'list menu');
+    expect(list.listMessage).toMatchObject({ buttonText: 'Ver', sections: [{ title: 'Bebidas', rows: [{ title: 'Café', rowId: 'c1', description: 'Quente' }, { title: 'Chá', rowId: 't1' }] }] });
+    const poll = await find(phones[0], (message) => (message.pollCreationMessage ?? message.pollCreationMessageV3)?.name === 'Melhor dia?', 'poll');
+    expect(poll.pollCreationMessage ?? poll.pollCreationMessageV3).toMatchObject({ options: [{ optionName: 'Seg' }, { optionName: 'Ter' }, { optionName: 'Qua' }], selectableOptionsCount: 2 });
+    const carousel = await find(phones[1], (message) => interactiveOf(message)?.body?.text === 'Ofertas', 'carousel');
+    expect(interactiveOf(carousel).carouselMessage.cards.map((card: any) => card.body.text)).toEqual(['Camisa', 'Boné']);
+
+    const done = await waitFor(
+      async () => (await stack.gw.call('GET', '/sender/listfolders', { token })).body as Array<Record<string, unknown>>,
+      (folders) => folders.some((folder) => folder.id === folderId && folder.status === 'done'),
+      15_000,
+      'menu folder done',
+    );
+    expect(done.find((folder) => folder.id === folderId)).toMatchObject({ info: 'every menu type', log_total: 4, log_sucess: 4, log_failed: 0 });
+    const listed = await stack.gw.call('POST', '/sender/listmessages', { token, body: { folder_id: folderId } });
+    expect(listed.body.messages.map((message: Record<string, unknown>) => message.sendFunction)).toEqual(['SendMenuMessage', 'SendMenuMessage', 'SendMenuMessage', 'SendMenuMessage']);
+
+    const bad = await stack.gw.call('POST', '/sender/advanced', { token, body: { messages: [{ number: phones[0], type: 'text', text: 'ok' }, { number: phones[0], type: 'poll', text: 'x', choices: ['only one'] }] } });
+    expect(bad).toEqual({ status: 400, body: { error: 'messages[1]: a poll needs at least 2 options' } });
+    const badChoices = await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: [phones[0]], type: 'list', text: 'x', choices: 'a,b', delayMin: 0, delayMax: 0 } });
+    expect(badChoices).toEqual({ status: 400, body: { error: 'numbers[0]: choices must be an array of strings' } });
+    const unknown = await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: [phones[0]], type: 'sticker-pack', text: 'x', delayMin: 0, delayMax: 0 } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toContain('carousel');
+  });
 });

@@ -9,6 +9,8 @@ import { ApiError } from '../common/api-error';
 import { BUS, DATA_SOURCE } from '../runtime/tokens';
 import { buildContactContent, buildLocationContent, buildMediaContent, buildTextContent, type BuiltContent } from '../send/content-builders';
 import { MEDIA_TYPES } from '../send/dto/send-common.dto';
+import type { SendMenuDto } from '../send/interactive/interactive.dto';
+import { buildMenuContent } from '../send/interactive/menu-content';
 import { newMessageIds, SendService } from '../send/send.service';
 
 type Body = Record<string, unknown>;
@@ -147,7 +149,8 @@ export class SenderService {
     }
     if (type === 'contact') return buildContactContent(fields as never);
     if (type === 'location') return buildLocationContent(fields as never);
-    throw ApiError.badRequest(`type "${type}" is not supported in campaigns: use text, ${MEDIA_TYPES.join(', ')}, contact or location`);
+    if ((CAMPAIGN_MENU_TYPES as readonly string[]).includes(type)) return buildMenuContent(this.sends, instance, chatJid, menuFields(type, fields));
+    throw ApiError.badRequest(`type "${type}" is not supported in campaigns: use text, ${MEDIA_TYPES.join(', ')}, contact, location, ${CAMPAIGN_MENU_TYPES.join(', ')}`);
   }
 
   async edit(instance: InstanceEntity, body: Body) {
@@ -250,6 +253,30 @@ function optionalString(value: unknown, field: string): string {
 }
 
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/** Menu messages a campaign may carry (uazapi 2.16), built as `/send/menu` builds them. */
+const CAMPAIGN_MENU_TYPES = ['button', 'list', 'poll', 'carousel'] as const;
+
+/** The menu fields of a campaign message, checked as `/send/menu`'s DTO checks them (the body is not a DTO here). */
+function menuFields(type: string, fields: Body): SendMenuDto {
+  const text = fields.text;
+  if (text !== undefined && typeof text !== 'string') throw ApiError.badRequest('text must be a string');
+  const choices = fields.choices;
+  if (choices !== undefined && (!Array.isArray(choices) || choices.some((choice) => typeof choice !== 'string'))) throw ApiError.badRequest('choices must be an array of strings');
+  const selectable = fields.selectableCount;
+  if (selectable !== undefined && selectable !== null && (!Number.isInteger(selectable) || (selectable as number) < 0 || (selectable as number) > 100)) {
+    throw ApiError.badRequest('selectableCount must be an integer between 0 and 100');
+  }
+  return {
+    type,
+    text: text as string | undefined,
+    choices: choices as string[] | undefined,
+    footerText: optionalString(fields.footerText, 'footerText') || undefined,
+    listButton: optionalString(fields.listButton ?? fields.buttonText, 'listButton') || undefined,
+    selectableCount: (selectable as number | null | undefined) ?? undefined,
+    imageButton: optionalString(fields.imageButton, 'imageButton') || undefined,
+  } as SendMenuDto;
+}
 
 /** sendPayload keeps what was asked, without base64 media. */
 function stripLarge(payload: Record<string, unknown>): Record<string, unknown> {

@@ -1,19 +1,10 @@
 import { Body, Controller, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
 import {
-  buildButtonMenu,
   buildCarousel,
-  buildListMenu,
   buildLocationRequest,
   buildPaymentRequest,
   buildPixButton,
-  buildPoll,
-  ChoiceError,
-  InteractiveError,
   isPixKeyType,
-  parseButtons,
-  parseCarousel,
-  parseList,
-  parsePoll,
   type BuiltInteractive,
   type CarouselCard,
   type MenuButton,
@@ -22,28 +13,18 @@ import {
 } from '@gw/domain';
 import type { ProtoAttachment } from '@gw/contracts';
 import { MessageRepository, type InstanceEntity } from '@gw/persistence';
-import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../../common/api-error';
 import { CurrentInstance, InstanceGuard } from '../../common/auth.guards';
 import { DATA_SOURCE } from '../../runtime/tokens';
 import type { SendCommonDto } from '../dto/send-common.dto';
 import { SendService } from '../send.service';
-import { MENU_TYPES, SendCarouselDto, SendLocationButtonDto, SendMenuDto, SendPixButtonDto, SendRequestPaymentDto } from './interactive.dto';
+import { SendCarouselDto, SendLocationButtonDto, SendMenuDto, SendPixButtonDto, SendRequestPaymentDto } from './interactive.dto';
+import { buildMenuContent, built, CAROUSEL_CARDS_PATH, headerAttachment, INTERACTIVE_PATH, protoContent } from './menu-content';
 import { orderOf } from './order';
 
 const INVALID_KEY_TYPE = 'Invalid keyType. Allowed: CPF, CNPJ, PHONE, EMAIL, EVP';
 const LOCATION_ERROR = 'missing required fields or invalid coordinates';
-
-/** Choice and builder errors are the client's: 400 with their wording. */
-function built<T>(build: () => T): T {
-  try {
-    return build();
-  } catch (error) {
-    if (error instanceof ChoiceError || error instanceof InteractiveError) throw ApiError.badRequest(error.message);
-    throw error;
-  }
-}
 
 /**
  * The interactive send endpoints: menus (buttons, list, poll, carousel), carousel, PIX button,
@@ -62,61 +43,20 @@ export class InteractiveSendController {
   }
 
   private relay(instance: InstanceEntity, dto: SendCommonDto, chatJid: string, message: BuiltInteractive, sendFunction: string, payload: Record<string, unknown>, attachments: ProtoAttachment[] = []) {
-    return this.sends.send(
-      instance,
-      dto,
-      chatJid,
-      { kind: 'proto', message: message.message, messageType: message.messageType, nodes: message.nodes as unknown as Array<Record<string, unknown>>, attachments },
-      sendFunction,
-      payload,
-    );
+    return this.sends.send(instance, dto, chatJid, protoContent(message, attachments), sendFunction, payload);
   }
 
   /** A header file given as a URL (fetched by the worker through the SSRF guard) or base64 (staged). */
-  private async attachment(instance: InstanceEntity, file: string, mediaType: ProtoAttachment['mediaType'], path: ProtoAttachment['path'], fileName = ''): Promise<ProtoAttachment> {
-    const value = file.trim();
-    const mimetype = /^data:([^;,]+)/.exec(value)?.[1] ?? '';
-    const source = /^https?:\/\//i.test(value) ? { url: value } : { fileId: await this.sends.stageFile(instance, value, mimetype || HEADER_MIME[mediaType], fileName) };
-    return { path, mediaType, source, mimetype, fileName };
+  private attachment(instance: InstanceEntity, file: string, mediaType: ProtoAttachment['mediaType'], path: ProtoAttachment['path'], fileName = ''): Promise<ProtoAttachment> {
+    return headerAttachment(this.sends, instance, file, mediaType, path, fileName);
   }
 
   @Post('send/menu')
   @HttpCode(200)
   async menu(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendMenuDto) {
     const chatJid = this.sends.target(dto.number);
-    if (!dto.type || !(MENU_TYPES as readonly string[]).includes(dto.type)) throw ApiError.badRequest(`type must be one of ${MENU_TYPES.join(', ')}`);
-    if (!dto.text || !dto.text.trim()) throw ApiError.badRequest('missing text');
-    if (!dto.choices || dto.choices.length === 0) throw ApiError.badRequest('missing choices');
-    const choices = dto.choices;
-    const text = await this.sends.placeholders(instance, chatJid, dto.text);
-    const footer = dto.footerText ?? '';
-    let message: BuiltInteractive;
-    const attachments: ProtoAttachment[] = [];
-    switch (dto.type) {
-      case 'poll': {
-        const options = built(() => parsePoll(choices));
-        message = built(() => buildPoll(text, options, dto.selectableCount ?? 1, randomBytes(32).toString('base64')));
-        break;
-      }
-      case 'list':
-        message = built(() => buildListMenu(text, parseList(choices), dto.listButton ?? '', footer));
-        break;
-      case 'carousel': {
-        const cards = built(() => parseCarousel(choices));
-        message = built(() => buildCarousel(text, cards, footer));
-        for (const [index, card] of cards.entries()) {
-          if (card.media) attachments.push(await this.attachment(instance, card.media, 'image', [...CAROUSEL_CARDS_PATH, index, 'header']));
-        }
-        break;
-      }
-      case 'button_legacy':
-        message = built(() => legacyButtons(text, parseButtons(choices), footer));
-        break;
-      default:
-        message = built(() => buildButtonMenu(text, parseButtons(choices), footer));
-        if (dto.imageButton && dto.imageButton.trim()) attachments.push(await this.attachment(instance, dto.imageButton, 'image', [...INTERACTIVE_PATH, 'header']));
-    }
-    return this.relay(instance, dto, chatJid, message, 'SendMenuMessage', { ...dto, text }, attachments);
+    const menu = await buildMenuContent(this.sends, instance, chatJid, dto);
+    return this.sends.send(instance, dto, chatJid, menu.content, menu.sendFunction, menu.payload);
   }
 
   @Post('send/carousel')
@@ -223,10 +163,6 @@ export class InteractiveSendController {
 }
 
 const CAROUSEL_BUTTON_TYPES = ['REPLY', 'URL', 'CALL', 'COPY'];
-/** Where built interactive messages keep their header and their cards (see libs/domain interactive builders). */
-const INTERACTIVE_PATH = ['viewOnceMessage', 'message', 'interactiveMessage'];
-const CAROUSEL_CARDS_PATH = [...INTERACTIVE_PATH, 'carouselMessage', 'cards'];
-const HEADER_MIME = { image: 'image/jpeg', video: 'video/mp4', document: 'application/pdf' } as const;
 
 /** The last path segment of a URL, decoded ('' when it has none). */
 function fileNameOfUrl(url: string): string {
@@ -269,23 +205,4 @@ function carouselCard(raw: unknown, index: number): CarouselCard {
   const media = [card.image, card.video, card.document].find((value) => typeof value === 'string' && value.trim()) as string | undefined;
   const [text, ...footer] = card.text.split('\n');
   return { text: text.trim(), footer: footer.join('\n').trim(), media: media?.trim() ?? '', buttons };
-}
-
-/** `button_legacy`: the old buttonsMessage (reply buttons only). */
-function legacyButtons(text: string, buttons: MenuButton[], footer: string): BuiltInteractive {
-  const invalid = buttons.find((button) => button.kind !== 'reply');
-  if (invalid) throw new InteractiveError(`button_legacy takes reply buttons only ("${invalid.text}" is a ${invalid.kind} button)`);
-  const replies = buttons as Array<Extract<MenuButton, { kind: 'reply' }>>;
-  return {
-    message: {
-      buttonsMessage: {
-        contentText: text,
-        ...(footer ? { footerText: footer } : {}),
-        headerType: 1,
-        buttons: replies.map((button) => ({ buttonId: button.id, buttonText: { displayText: button.text }, type: 1 })),
-      },
-    },
-    messageType: 'ButtonsMessage',
-    nodes: [],
-  };
 }

@@ -30,6 +30,8 @@ import { SenderService } from './sender/sender.service';
 import { SseController } from './sse/sse.controller';
 import { GlobalWebhookController, WebhookController } from './webhook/webhook.controller';
 import { WebhookService } from './webhook/webhook.service';
+import { ContactStateController } from './contact-state/contact-state.controller';
+import { ContactStateService } from './contact-state/contact-state.service';
 
 export interface GatewayRuntime {
   config: GatewayConfig;
@@ -52,7 +54,7 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: runtime.embedded ?? [],
-      controllers: [HealthController, FilesController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController, MessageController, SendController, AsyncQueueController, InteractiveSendController, SenderController],
+      controllers: [HealthController, FilesController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController, MessageController, SendController, AsyncQueueController, InteractiveSendController, SenderController, ContactStateController],
       providers: [
         ...shared,
         AdminTokenService,
@@ -68,6 +70,7 @@ export class GatewayModule {
         AsyncQueueService,
         InteractiveRepliesService,
         SenderService,
+        ContactStateService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
       ],

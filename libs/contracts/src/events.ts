@@ -122,3 +122,73 @@ export interface ChatsEventPayload {
   owner: string;
   [key: string]: unknown;
 }
+
+/** Presence states a `presence` event reports. */
+export type PresenceState = 'available' | 'unavailable' | 'composing' | 'recording' | 'paused';
+
+/**
+ * `presence`: a contact came online or went offline (`type: 'Presence'`, after the instance talked
+ * with them), or is typing / recording / stopped in a chat with the instance (`type: 'ChatPresence'`).
+ */
+export interface PresenceEventPayload {
+  EventType: 'presence';
+  type: 'Presence' | 'ChatPresence';
+  event: {
+    /** The chat: the contact's phone-number JID (LID while unknown), or the group JID. */
+    Chat: string;
+    /** Whose presence it is: phone-number JID, else the LID. */
+    Sender: string;
+    sender_pn: string;
+    sender_lid: string;
+    IsGroup: boolean;
+    State: PresenceState;
+    /** Unix seconds of the contact's last sighting, when WhatsApp told it (going offline); else null. */
+    LastSeen: number | null;
+  };
+  instanceName: string;
+  owner: string;
+  [key: string]: unknown;
+}
+
+/** One change of the blocklist. */
+export interface BlockChangeRecord {
+  /** Phone-number JID, or the LID while the number is unknown. */
+  jid: string;
+  lid: string;
+  action: 'block' | 'unblock';
+}
+
+/** `blocks`: contacts were blocked or unblocked (by the API, the phone or another device). */
+export interface BlocksEventPayload {
+  EventType: 'blocks';
+  changes: BlockChangeRecord[];
+  /** The whole blocklist afterwards (phone-number JIDs, LIDs while unknown). */
+  blockList: string[];
+  instanceName: string;
+  owner: string;
+  [key: string]: unknown;
+}
+
+/** `labels`: a label created, renamed, recoloured or deleted on the phone, or re-read by a refresh. */
+export interface LabelsEventPayload {
+  EventType: 'labels';
+  label: { id: string; labelid: string; name: string; color: number; deleted: boolean; predefinedId: string };
+  /** The `/labels/refresh` that caused it; '' for changes the phone made. */
+  request_id: string;
+  instanceName: string;
+  owner: string;
+  [key: string]: unknown;
+}
+
+/** `chat_labels`: a label put on or taken off a chat; `labels` is the chat's list afterwards (null when the chat is unknown). */
+export interface ChatLabelsEventPayload {
+  EventType: 'chat_labels';
+  event: { chatid: string; labelid: string; action: 'add' | 'remove'; labels: string[] | null };
+  request_id: string;
+  instanceName: string;
+  owner: string;
+  [key: string]: unknown;
+}
+
+/** Older event names still accepted wherever events are chosen (webhooks, SSE); `leads` is never emitted. */
+export const LEGACY_EVENT_TYPES = ['leads'] as const;

@@ -15,15 +15,22 @@ export type {
   QueueNotice,
   StatusReply,
 } from './subjects';
-export { EVENT_TYPES } from './events';
+export { EVENT_TYPES, LEGACY_EVENT_TYPES } from './events';
 export type {
+  BlockChangeRecord,
+  BlocksEventPayload,
+  ChatLabelsEventPayload,
   ChatsEventPayload,
   ConnectionEventPayload,
   ContactEventRecord,
   ContactsEventPayload,
   EventType,
+  LabelsEventPayload,
   MessagesEventPayload,
   MessagesUpdateEventPayload,
   MessageUpdateState,
+  PresenceEventPayload,
+  PresenceState,
 } from './events';
+export type { BlockRequest, BlocklistReply, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
 export type { ChatPresenceRequest, LinkPreviewData, MediaKind, OutboundContent, ProtoAttachment, SendRecordFields, SendRequest } from './send';

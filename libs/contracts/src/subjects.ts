@@ -1,5 +1,6 @@
 import type { BrowserChoice, HistoryRequest, InstanceStatus, JidObject } from './instance';
 import type { ChatPresenceRequest, SendRequest } from './send';
+import type { BlockRequest, BlocklistReply, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
 
 /**
  * Every subject on the bus. Dot-delimited strings; `<id>` is an instance id. The worker that holds an
@@ -70,6 +71,11 @@ export interface InstanceRpc {
   read: { request: { instanceId: string; keys: Array<{ remoteJid: string; id: string; participant?: string }> }; reply: { ok: true } };
   /** Downloads a received message's media into the file store; answers where it is. */
   'media.download': { request: { instanceId: string; messageId: string; ttlMs: number }; reply: { fileId: string; mimetype: string; fileName: string; size: number } };
+  /** Re-reads the labels from the phone's app state; the events it causes carry the request id. */
+  'labels.refresh': { request: LabelRefreshRequest; reply: LabelRefreshReply };
+  /** Asks WhatsApp for the blocklist (the stored copy follows). */
+  'blocklist.get': { request: { instanceId: string }; reply: BlocklistReply };
+  'blocklist.set': { request: BlockRequest; reply: BlocklistReply };
 }
 
 export interface PlaceRequest {

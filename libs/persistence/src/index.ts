@@ -32,3 +32,7 @@ export type { LaneClaim, QueueClearResult, QueuedSend, QueueStatusRow } from './
 export { CampaignExistsError, CampaignRepository, CAMPAIGN_STATUSES } from './repositories/campaign.repository';
 export type { CampaignFolderRow, CampaignStatus, CampaignTick, NewCampaign } from './repositories/campaign.repository';
 export { outboundMessageRow, outboundPreview } from './records/outbound-message';
+export { LabelRepository, LABEL_COLORS, toLabelRecord } from './repositories/label.repository';
+export type { LabelFacts, LabelRow } from './repositories/label.repository';
+export { BlocklistRepository } from './repositories/blocklist.repository';
+export type { BlockChange, BlockedContact } from './repositories/blocklist.repository';

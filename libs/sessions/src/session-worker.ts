@@ -13,6 +13,7 @@ import type { SocketObserver } from './session/socket-observer';
 import { applySimulatorSeam } from './socket/network-options';
 import { SocketFactory } from './socket/socket-factory';
 import { createOutboundOps } from './outbound/outbound-ops';
+import { createContactStateOps } from './messaging/contact-state-ops';
 
 export interface SessionWorkerOptions {
   /** Migrated DataSource; owned by the caller (not closed here). */
@@ -73,7 +74,7 @@ export class SessionWorker {
       this.logger,
     );
     this.outbound = createOutboundOps({ dataSource, logger: this.logger, ssrf: new SsrfGuard(config.ssrfAllowlist ?? []), simulator: config.simulator });
-    this.rpc = new SessionRpcServer(bus, this.manager, this.logger, { ...this.outbound.ops, ...options.instanceOps });
+    this.rpc = new SessionRpcServer(bus, this.manager, this.logger, { ...this.outbound.ops, ...createContactStateOps(this.inbound), ...options.instanceOps });
   }
 
   get workerId(): string {

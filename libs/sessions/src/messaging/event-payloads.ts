@@ -1,4 +1,4 @@
-import type { ChatsEventPayload, ContactsEventPayload, MessagesEventPayload, MessagesUpdateEventPayload, MessageUpdateState } from '@gw/contracts';
+import type { BlockChangeRecord, BlocksEventPayload, ChatLabelsEventPayload, ChatsEventPayload, ContactsEventPayload, LabelsEventPayload, MessagesEventPayload, MessagesUpdateEventPayload, MessageUpdateState, PresenceEventPayload, PresenceState } from '@gw/contracts';
 import { toChatRecord, toMessageRecord, type ChatRow, type ContactRow, type MessageRow, type NewOutboxEvent } from '@gw/persistence';
 import type { Party } from './identity-resolver';
 
@@ -198,31 +198,69 @@ export function callEvent(call: { id: string; from: string; chatId: string; isGr
 
 /** `labels`: a label of the account changed (the refresh `request_id` is '' for changes the phone made). */
 export function labelsEvent(label: { id: string; name: string; color: number; deleted: boolean; predefinedId?: string }, who: InstanceIdentity, requestId = ''): NewOutboxEvent {
-  return {
-    eventType: 'labels',
-    payload: {
-      EventType: 'labels',
-      label: { id: label.id, labelid: label.id, name: label.name, color: label.color, deleted: label.deleted === true, predefinedId: label.predefinedId ?? '' },
-      request_id: requestId,
-      instanceName: who.instanceName,
-      owner: who.owner,
-    },
+  const payload: LabelsEventPayload = {
+    EventType: 'labels',
+    label: { id: label.id, labelid: label.id, name: label.name, color: label.color, deleted: label.deleted === true, predefinedId: label.predefinedId ?? '' },
+    request_id: requestId,
+    instanceName: who.instanceName,
+    owner: who.owner,
   };
+  return { eventType: 'labels', payload };
 }
 
 /** `chat_labels`: a label was put on or taken off a chat; `labels` is the chat's list afterwards (null when the chat is unknown). */
 export function chatLabelsEvent(facts: { chatId: string; labelId: string; action: 'add' | 'remove'; labels: string[] | null }, who: InstanceIdentity, requestId = ''): NewOutboxEvent {
-  return {
-    eventType: 'chat_labels',
-    chatId: facts.chatId,
-    payload: {
-      EventType: 'chat_labels',
-      event: { chatid: facts.chatId, labelid: facts.labelId, action: facts.action, labels: facts.labels },
-      request_id: requestId,
-      instanceName: who.instanceName,
-      owner: who.owner,
-    },
+  const payload: ChatLabelsEventPayload = {
+    EventType: 'chat_labels',
+    event: { chatid: facts.chatId, labelid: facts.labelId, action: facts.action, labels: facts.labels },
+    request_id: requestId,
+    instanceName: who.instanceName,
+    owner: who.owner,
   };
+  return { eventType: 'chat_labels', chatId: facts.chatId, payload };
+}
+
+export interface PresenceFacts {
+  /** Chat JID as the API shows it (the contact's number, or the group). */
+  chat: string;
+  isGroup: boolean;
+  who: Party;
+  state: PresenceState;
+  /** Unix seconds, when known. */
+  lastSeen: number | null;
+}
+
+/** `presence`: online/offline of a contact (`Presence`), or a chat state in a chat (`ChatPresence`). */
+export function presenceEvent(facts: PresenceFacts, who: InstanceIdentity): NewOutboxEvent {
+  const chatState = facts.state !== 'available' && facts.state !== 'unavailable';
+  const payload: PresenceEventPayload = {
+    EventType: 'presence',
+    type: chatState ? 'ChatPresence' : 'Presence',
+    event: {
+      Chat: facts.chat,
+      Sender: facts.who.pn || facts.who.jid,
+      sender_pn: facts.who.pn,
+      sender_lid: facts.who.lid,
+      IsGroup: facts.isGroup,
+      State: facts.state,
+      LastSeen: facts.lastSeen,
+    },
+    instanceName: who.instanceName,
+    owner: who.owner,
+  };
+  return { eventType: 'presence', chatId: facts.chat, payload };
+}
+
+/** `blocks`: what changed in the blocklist, and the whole list afterwards. */
+export function blocksEvent(changes: BlockChangeRecord[], blockList: string[], who: InstanceIdentity): NewOutboxEvent {
+  const payload: BlocksEventPayload = {
+    EventType: 'blocks',
+    changes: changes.map((change) => ({ jid: change.jid, lid: change.lid, action: change.action })),
+    blockList,
+    instanceName: who.instanceName,
+    owner: who.owner,
+  };
+  return { eventType: 'blocks', chatId: changes.length === 1 ? changes[0].jid : '', payload };
 }
 
 /** `newsletter_messages`: a post of a followed channel (views and reactions come with /newsletter/messages, not as events). */

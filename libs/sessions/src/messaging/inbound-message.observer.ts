@@ -22,6 +22,8 @@ export class InboundMessageObserver implements SocketObserver {
   private readonly services: InboundServices;
   /** Handlers with work possibly queued, detached ones included until they drain. */
   private readonly busy = new Set<InboundSocketHandler>();
+  /** The handler of each instance's current socket (commands such as a label refresh go to it). */
+  private readonly current = new Map<string, { socket: unknown; handler: InboundSocketHandler }>();
 
   constructor(options: InboundMessageObserverOptions) {
     this.services = {
@@ -37,10 +39,18 @@ export class InboundMessageObserver implements SocketObserver {
     const handler = new InboundSocketHandler(context, this.services);
     const detach = handler.attach();
     this.busy.add(handler);
+    this.current.set(context.instanceId, { socket: context.socket, handler });
     return () => {
+      if (this.current.get(context.instanceId)?.handler === handler) this.current.delete(context.instanceId);
       detach();
       void handler.idle().then(() => this.busy.delete(handler));
     };
+  }
+
+  /** The handler attached to this socket (undefined once it was replaced or closed). */
+  handlerFor(instanceId: string, socket: unknown): InboundSocketHandler | undefined {
+    const entry = this.current.get(instanceId);
+    return entry && entry.socket === socket ? entry.handler : undefined;
   }
 
   /**

@@ -1,12 +1,15 @@
 import { describeContent, type DescribedContent, type ProtoMessage } from '@gw/domain';
 import {
+  BlocklistRepository,
   ChatRepository,
   ContactRepository,
   FencedOutError,
+  LabelRepository,
   LidMappingRepository,
   MessageRepository,
   STATUS_RANK,
   type ChatObservation,
+  type BlockChange,
   type ChatRow,
   type ContactRow,
   type InstanceRepository,
@@ -18,7 +21,8 @@ import type { EntityManager } from 'typeorm';
 import { isJidGroup, type BaileysEventMap, type BinaryNode, type Contact, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../baileys';
 import { SerialQueue } from '../session/serial-queue';
 import type { SocketContext } from '../session/socket-observer';
-import { callEvent, chatKey, chatLabelsEvent, labelsEvent, newsletterMessagesEvent, chatsEvent, contactsEvent, groupsEvent, historyEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from './event-payloads';
+import { ErrorCode, RpcError, type LabelRefreshReply, type PresenceState } from '@gw/contracts';
+import { blocksEvent, callEvent, chatKey, chatLabelsEvent, labelsEvent, presenceEvent, newsletterMessagesEvent, chatsEvent, contactsEvent, groupsEvent, historyEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity, type PresenceFacts } from './event-payloads';
 import type { GroupInfo, GroupInfoCache } from './group-info-cache';
 import { IdentityResolver, isLid, isPhoneJid, userJid, type Party } from './identity-resolver';
 import type { InboundStore } from './inbound-store';
@@ -39,6 +43,11 @@ const ACKED_LIMIT = 256;
 const EARLY_TTL_MS = 120_000;
 /** Receipt states that are announced (`Sent` is the server ack: stored, not announced). */
 const ANNOUNCED = new Set(['Delivered', 'Read', 'Played']);
+/** App-state collections that carry labels and their chat associations (Baileys' chatModify puts them in `regular`). */
+const LABEL_COLLECTIONS = ['regular', 'regular_low', 'regular_high'] as const;
+/** Contacts whose presence one socket follows at most (a subscription is one stanza, the set bounds memory). */
+const PRESENCE_SUBSCRIPTIONS = 5_000;
+const PRESENCE_STATES = new Set<PresenceState>(['available', 'unavailable', 'composing', 'recording', 'paused']);
 
 /** A receipt (or error ack) for a message not stored yet. */
 interface EarlyReceipt {
@@ -70,6 +79,10 @@ export class InboundSocketHandler {
   private readonly early = new Map<string, EarlyReceipt>();
   private identity: { value: InstanceIdentity; at: number } | null = null;
   private stopped = false;
+  /** The `/labels/refresh` running on this socket: label events emitted meanwhile carry its id. */
+  private refresh: { requestId: string; force: boolean } | null = null;
+  /** Contacts whose presence this socket asked for (presence is per connection). */
+  private readonly presenceSubscribed = new Set<string>();
 
   constructor(
     private readonly context: SocketContext,
@@ -103,8 +116,22 @@ export class InboundSocketHandler {
     on('messaging-history.set', (history) => this.onHistory(history));
     on('group-participants.update', (update) => this.onGroupParticipants(update));
     on('call', (calls) => this.onCalls(calls));
-    on('labels.edit', (label) => this.onLabel(label));
-    on('labels.association', (change) => this.onLabelAssociation(change));
+    // The refresh id is taken when Baileys emits, not when the queue gets to the event.
+    const onNow = <E extends keyof BaileysEventMap>(event: E, prepare: (data: BaileysEventMap[E]) => () => Promise<void>) => {
+      const listener = (data: BaileysEventMap[E]) => this.enqueue(event, prepare(data));
+      socket.ev.on(event, listener);
+      detachers.push(() => socket.ev.off(event, listener));
+    };
+    onNow('labels.edit', (label) => {
+      const requestId = this.refresh?.requestId ?? '';
+      return () => this.onLabel(label, requestId);
+    });
+    onNow('labels.association', (change) => {
+      const requestId = this.refresh?.requestId ?? '';
+      return () => this.onLabelAssociation(change, requestId);
+    });
+    on('presence.update', (update) => this.onPresence(update));
+    on('blocklist.update', (update) => this.onBlocklistUpdate(update));
     on('connection.update', async (update) => {
       if (update.connection === 'open') this.identity = null;
     });
@@ -202,6 +229,7 @@ export class InboundSocketHandler {
   private async onUpsert(messages: WAMessage[]): Promise<void> {
     for (const message of messages) {
       await this.withRetry('messages.upsert', { messageId: message.key?.id }, () => this.onMessage(message));
+      this.followPresence(message);
     }
   }
 
@@ -655,17 +683,21 @@ export class InboundSocketHandler {
   }
 
   /** A label created, renamed, recoloured or deleted (app state): a `labels` event. */
-  private async onLabel(label: BaileysEventMap['labels.edit']): Promise<void> {
+  private async onLabel(label: BaileysEventMap['labels.edit'], requestId: string): Promise<void> {
+    if (!label?.id) return;
     const who = await this.who();
+    const facts = { labelId: String(label.id), name: label.name ?? '', color: Number(label.color) || 0, deleted: label.deleted === true, predefinedId: label.predefinedId ? String(label.predefinedId) : '' };
     await this.withRetry('labels.edit', { labelId: label.id }, () =>
-      this.write(async (_manager, events) => {
-        events.push(labelsEvent(label, who));
+      this.write(async (manager, events) => {
+        const { changed } = await LabelRepository.upsertWithin(manager, this.instanceId, facts);
+        // A replay of what is stored already is news only to the refresh that asked for it.
+        if (changed || requestId) events.push(labelsEvent({ ...label, name: facts.name, color: facts.color }, who, requestId));
       }),
     );
   }
 
   /** A label put on or taken off a chat: the chat's `wa_label` follows, and a `chat_labels` event. */
-  private async onLabelAssociation(change: BaileysEventMap['labels.association']): Promise<void> {
+  private async onLabelAssociation(change: BaileysEventMap['labels.association'], requestId: string): Promise<void> {
     const association = change.association;
     if (association.type !== 'label_jid') return;
     const who = await this.who();
@@ -679,9 +711,136 @@ export class InboundSocketHandler {
            SELECT * FROM changed`,
           [this.instanceId, association.chatId, association.labelId, change.type],
         );
-        events.push(chatLabelsEvent({ chatId: association.chatId, labelId: association.labelId, action: change.type, labels: (rows[0]?.labels as string[] | undefined) ?? null }, who));
+        events.push(chatLabelsEvent({ chatId: association.chatId, labelId: association.labelId, action: change.type, labels: (rows[0]?.labels as string[] | undefined) ?? null }, who, requestId));
       }),
     );
+  }
+
+  // --- label refresh, presence, blocklist ---------------------------------------------------------
+
+  /**
+   * `/labels/refresh`: re-reads the label collections of the app state in the background (`force`:
+   * from scratch, so every label and association is announced again). One at a time per socket;
+   * while one runs, its id is answered.
+   */
+  refreshLabels(requestId: string, force: boolean): LabelRefreshReply {
+    if (this.refresh) return { status: 'in_progress', requestId: this.refresh.requestId, force: this.refresh.force };
+    if (!this.context.socket.authState?.creds?.myAppStateKeyId) throw new RpcError(ErrorCode.Conflict, 'history sync still in progress, try again later');
+    const refresh = { requestId, force };
+    this.refresh = refresh;
+    void this.runRefresh(refresh);
+    return { status: 'started', requestId, force };
+  }
+
+  private async runRefresh(refresh: { requestId: string; force: boolean }): Promise<void> {
+    const socket = this.context.socket;
+    try {
+      if (refresh.force) {
+        const reset = Object.fromEntries(LABEL_COLLECTIONS.map((name) => [name, null]));
+        await socket.authState.keys.set({ 'app-state-sync-version': reset });
+      }
+      await socket.resyncAppState([...LABEL_COLLECTIONS], false);
+      this.logger.info({ requestId: refresh.requestId, force: refresh.force }, 'labels refreshed');
+    } catch (error) {
+      this.logger.warn({ err: error, requestId: refresh.requestId }, 'label refresh failed');
+    } finally {
+      if (this.refresh === refresh) this.refresh = null;
+    }
+  }
+
+  /** Follows the presence of a contact the instance is talking with (WhatsApp sends it only to subscribers). */
+  private followPresence(message: WAMessage): void {
+    const key = message.key;
+    const remote = userJid(key?.remoteJid);
+    if (!remote || (!isLid(remote) && !isPhoneJid(remote))) return;
+    const alternate = userJid((key as { remoteJidAlt?: string }).remoteJidAlt);
+    const target = isPhoneJid(remote) ? remote : alternate && isPhoneJid(alternate) ? alternate : remote;
+    const me = this.identities.me();
+    if (target === me.pn || target === me.lid || this.presenceSubscribed.has(target)) return;
+    if (this.presenceSubscribed.size >= PRESENCE_SUBSCRIPTIONS) return;
+    this.presenceSubscribed.add(target);
+    this.context.socket.presenceSubscribe(target).catch((error: unknown) => {
+      this.presenceSubscribed.delete(target);
+      this.logger.debug({ err: error, jid: target }, 'presence subscription failed');
+    });
+  }
+
+  /** A contact online/offline, or typing/recording/paused in a chat: a `presence` event each. */
+  private async onPresence(update: BaileysEventMap['presence.update']): Promise<void> {
+    const chatJid = userJid(update.id) || update.id;
+    if (!chatJid) return;
+    const isGroup = isJidGroup(chatJid) === true;
+    const me = this.identities.me();
+    const facts: PresenceFacts[] = [];
+    for (const [participant, presence] of Object.entries(update.presences ?? {})) {
+      const state = presence?.lastKnownPresence as PresenceState;
+      if (!PRESENCE_STATES.has(state)) continue;
+      const party = await this.identities.party(participant);
+      if (!party.jid || (party.pn && party.pn === me.pn) || (party.lid && party.lid === me.lid)) continue;
+      const lastSeen = typeof presence.lastSeen === 'number' && presence.lastSeen > 0 ? presence.lastSeen : null;
+      facts.push({ chat: isGroup ? chatJid : party.pn || party.jid, isGroup, who: party, state, lastSeen });
+    }
+    if (!facts.length) return;
+    const who = await this.who();
+    await this.withRetry('presence.update', { chat: chatJid }, () =>
+      this.write(async (_manager, events) => {
+        for (const fact of facts) events.push(presenceEvent(fact, who));
+      }),
+    );
+  }
+
+  /** Blocked or unblocked elsewhere (the phone, another device): stored, and a `blocks` event. */
+  private async onBlocklistUpdate(update: BaileysEventMap['blocklist.update']): Promise<void> {
+    const action = update.type === 'add' ? 'block' : 'unblock';
+    const changes = await Promise.all((update.blocklist ?? []).map((jid) => this.blockChange(jid, action)));
+    const valid = changes.filter((change) => change.jid);
+    if (!valid.length) return;
+    await this.withRetry('blocklist.update', { count: valid.length }, async () => {
+      await this.writeBlocks((manager) => BlocklistRepository.applyWithin(manager, this.instanceId, valid));
+    });
+  }
+
+  private async blockChange(jid: string, action: BlockChange['action']): Promise<BlockChange> {
+    const party = await this.identities.party(jid);
+    return { jid: party.pn || party.jid, lid: party.lid, action };
+  }
+
+  /** One transaction: the blocklist changes, chats' `wa_isBlocked` follows, a `blocks` event if anything changed. */
+  private async writeBlocks(apply: (manager: EntityManager) => Promise<BlockChange[]>): Promise<string[]> {
+    const who = await this.who();
+    return this.write(async (manager, events) => {
+      const applied = await apply(manager);
+      const list = (await BlocklistRepository.listWithin(manager, this.instanceId)).map((entry) => entry.jid);
+      if (applied.length) events.push(blocksEvent(applied, list, who));
+      return list;
+    });
+  }
+
+  /** `GET /chat/blocklist`: WhatsApp's list; the stored one is made equal to it (differences announced). */
+  async syncBlocklist(): Promise<string[]> {
+    const jids = await this.context.socket.fetchBlocklist();
+    const current = await Promise.all(jids.filter((jid): jid is string => typeof jid === 'string' && jid.length > 0).map((jid) => this.blockChange(jid, 'block')));
+    return this.queue.run(() => this.writeBlocks((manager) => BlocklistRepository.replaceWithin(manager, this.instanceId, current)));
+  }
+
+  /** `POST /chat/block`: asks WhatsApp, then stores the change (a later notification of it changes nothing). */
+  async setBlocked(jid: string, block: boolean): Promise<string[]> {
+    const socket = this.context.socket;
+    const action = block ? 'block' : 'unblock';
+    const change = await this.blockChange(jid, action);
+    try {
+      await socket.updateBlockStatus(change.jid, action);
+    } catch (error) {
+      if (!isUnresolved(error)) throw error;
+      // Baileys blocks by LID: learn the contact's LID from WhatsApp first.
+      const [found] = (await socket.onWhatsApp(change.jid).catch(() => undefined)) ?? [];
+      const lid = (found as { lid?: string } | undefined)?.lid;
+      if (!found?.exists || !lid) throw new RpcError(ErrorCode.NotFound, 'Contact not found on WhatsApp');
+      await socket.signalRepository.lidMapping.storeLIDPNMappings([{ lid: userJid(lid), pn: change.jid }]);
+      await socket.updateBlockStatus(change.jid, action);
+      change.lid = userJid(lid);
+    }
+    return this.queue.run(() => this.writeBlocks((manager) => BlocklistRepository.applyWithin(manager, this.instanceId, [change])));
   }
 
   /** Call offers and their ends: a `call` event (the instance can reject through the API later). */
@@ -716,6 +875,11 @@ export class InboundSocketHandler {
       }),
     );
   }
+}
+
+/** Baileys could not map the contact between phone number and LID (it blocks by LID). */
+function isUnresolved(error: unknown): boolean {
+  return /Unable to resolve/i.test((error as Error)?.message ?? '');
 }
 
 /** `['463', 'Your account has been restricted']` → `463: Your account has been restricted`. */

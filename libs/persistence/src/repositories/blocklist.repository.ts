@@ -1,0 +1,63 @@
+import type { DataSource, EntityManager } from 'typeorm';
+
+/** A blocked contact: phone-number JID (the LID while the number is unknown) and its LID. */
+export interface BlockedContact {
+  jid: string;
+  lid: string;
+}
+
+export interface BlockChange extends BlockedContact {
+  action: 'block' | 'unblock';
+}
+
+/**
+ * The blocklist of each instance as WhatsApp last said it (blocklist notifications, the blocklist
+ * query). A chat of a blocked contact shows `wa_isBlocked`; both change in the caller's transaction.
+ */
+export class BlocklistRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Applies changes; returns those that changed something (blocking a blocked contact does not). */
+  static async applyWithin(manager: EntityManager, instanceId: string, changes: BlockChange[]): Promise<BlockChange[]> {
+    const applied: BlockChange[] = [];
+    for (const change of changes) {
+      const keys = [change.jid, change.lid].filter(Boolean);
+      const rows: unknown[] =
+        change.action === 'block'
+          ? await manager.query(
+              `INSERT INTO blocklist (instance_id, jid, lid) SELECT $1, $2, $3
+               WHERE NOT EXISTS (SELECT 1 FROM blocklist WHERE instance_id = $1 AND (jid = ANY($4) OR (lid <> '' AND lid = ANY($4))))
+               RETURNING jid`,
+              [instanceId, change.jid, change.lid, keys],
+            )
+          : await manager.query(`DELETE FROM blocklist WHERE instance_id = $1 AND (jid = ANY($2) OR (lid <> '' AND lid = ANY($2))) RETURNING jid`, [instanceId, keys]);
+      if (!rows.length) continue;
+      await manager.query(`UPDATE chats SET blocked = $3, updated_at = now() WHERE instance_id = $1 AND (wa_chatid = ANY($2) OR wa_chatlid = ANY($2))`, [
+        instanceId,
+        keys,
+        change.action === 'block',
+      ]);
+      applied.push(change);
+    }
+    return applied;
+  }
+
+  /** Makes the stored list equal to `current` (the blocklist query's answer); returns the differences. */
+  static async replaceWithin(manager: EntityManager, instanceId: string, current: BlockedContact[]): Promise<BlockChange[]> {
+    const stored = await BlocklistRepository.listWithin(manager, instanceId);
+    const known = (contact: BlockedContact, list: BlockedContact[]) => list.some((entry) => entry.jid === contact.jid || (contact.lid && entry.lid === contact.lid));
+    const changes: BlockChange[] = [
+      ...stored.filter((entry) => !known(entry, current)).map((entry) => ({ ...entry, action: 'unblock' as const })),
+      ...current.filter((entry) => !known(entry, stored)).map((entry) => ({ ...entry, action: 'block' as const })),
+    ];
+    return BlocklistRepository.applyWithin(manager, instanceId, changes);
+  }
+
+  static async listWithin(manager: EntityManager, instanceId: string): Promise<BlockedContact[]> {
+    return manager.query(`SELECT jid, lid FROM blocklist WHERE instance_id = $1 ORDER BY created_at, jid`, [instanceId]);
+  }
+
+  async list(instanceId: string): Promise<BlockedContact[]> {
+    return BlocklistRepository.listWithin(this.dataSource.manager, instanceId);
+  }
+}

@@ -33,4 +33,4 @@ export type {
   PresenceState,
 } from './events';
 export type { BlockRequest, BlocklistReply, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
-export type { ChatPresenceRequest, LinkPreviewData, MediaKind, OutboundContent, ProtoAttachment, SendRecordFields, SendRequest } from './send';
+export type { ChatPresenceRequest, HistoryOnDemandRequest, LinkPreviewData, MediaKind, OutboundContent, ProtoAttachment, SendRecordFields, SendRequest, StatusBroadcast } from './send';

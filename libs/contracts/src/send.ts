@@ -85,6 +85,31 @@ export interface SendRequest {
   readChat?: boolean;
   readMessages?: boolean;
   record: SendRecordFields;
+  /** A status (story) to `status@broadcast`: its recipients (PN JIDs) and how a text status looks. */
+  status?: StatusBroadcast;
+}
+
+export interface StatusBroadcast {
+  /** Phone-number JIDs; the worker drops those not on WhatsApp and answers which (statusDiscarded). */
+  recipients: string[];
+  /** Background of a text status, ARGB. */
+  backgroundArgb?: number;
+  /** Font of a text status (WAProto ExtendedTextMessage.FontType). */
+  font?: number;
+}
+
+/**
+ * `instance.<id>.history.request`: ask the phone for older messages of a chat (`history`: the ones
+ * before `key`, at most `count`) or for one message again (`exact`: a placeholder resend of `key`).
+ * The messages arrive later, as history sync or message events.
+ */
+export interface HistoryOnDemandRequest {
+  instanceId: string;
+  mode: 'history' | 'exact';
+  key: { remoteJid: string; fromMe: boolean; id: string; participant?: string };
+  /** `history`: the anchor's timestamp (ms). */
+  timestampMs: number;
+  count: number;
 }
 
 /** Presence of a chat: typing, recording, paused. */

@@ -1,5 +1,5 @@
 import type { BrowserChoice, HistoryRequest, InstanceStatus, JidObject } from './instance';
-import type { ChatPresenceRequest, SendRequest } from './send';
+import type { ChatPresenceRequest, HistoryOnDemandRequest, SendRequest } from './send';
 import type { BlockRequest, BlocklistReply, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
 
 /**
@@ -71,6 +71,8 @@ export interface InstanceRpc {
   read: { request: { instanceId: string; keys: Array<{ remoteJid: string; id: string; participant?: string }> }; reply: { ok: true } };
   /** Downloads a received message's media into the file store; answers where it is. */
   'media.download': { request: { instanceId: string; messageId: string; ttlMs: number }; reply: { fileId: string; mimetype: string; fileName: string; size: number } };
+  /** History on demand / placeholder resend; answers the id of the request sent to the phone. */
+  'history.request': { request: HistoryOnDemandRequest; reply: { requestId: string } };
   /** Re-reads the labels from the phone's app state; the events it causes carry the request id. */
   'labels.refresh': { request: LabelRefreshRequest; reply: LabelRefreshReply };
   /** Asks WhatsApp for the blocklist (the stored copy follows). */

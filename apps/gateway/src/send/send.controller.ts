@@ -1,5 +1,7 @@
-import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
+import type { DataSource } from 'typeorm';
+import { DATA_SOURCE } from '../runtime/tokens';
 import { ApiError } from '../common/api-error';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { SessionClient } from '../session/session.client';
@@ -7,16 +9,23 @@ import { buildContactContent, buildLocationContent, buildMediaContent, buildText
 import { ChatPresenceDto, SendContactDto, SendLocationDto, SendMediaDto, SendTextDto, type SendCommonDto } from './dto/send-common.dto';
 import { SendService } from './send.service';
 import { InteractiveRepliesService } from './interactive/interactive-replies.service';
+import { StatusSender } from './status/status-sender';
+import { SendStatusDto } from './status/status.dto';
 
 
 @Controller()
 @UseGuards(InstanceGuard)
 export class SendController {
+  private readonly statuses: StatusSender;
+
   constructor(
     private readonly sends: SendService,
     private readonly sessions: SessionClient,
     private readonly interactiveReplies: InteractiveRepliesService,
-  ) {}
+    @Inject(DATA_SOURCE) dataSource: DataSource,
+  ) {
+    this.statuses = new StatusSender(dataSource, sends, sessions);
+  }
 
   @Post('send/text')
   @HttpCode(200)
@@ -49,6 +58,12 @@ export class SendController {
     if (!dto.number) throw ApiError.badRequest('missing required fields or invalid coordinates');
     const chatJid = this.sends.target(dto.number);
     return this.relay(instance, dto, chatJid, buildLocationContent(dto));
+  }
+
+  @Post('send/status')
+  @HttpCode(200)
+  status(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendStatusDto) {
+    return this.statuses.send(instance, dto);
   }
 
   private relay(instance: InstanceEntity, dto: SendCommonDto, chatJid: string, built: BuiltContent) {

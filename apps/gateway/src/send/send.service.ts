@@ -69,7 +69,17 @@ export class SendService implements OnModuleDestroy {
   }
 
   /** Sends through the worker and answers the Message record plus `response`. */
-  async send(instance: InstanceEntity, common: SendCommonDto, chatJid: string, content: OutboundContent, sendFunction: string, payload: Record<string, unknown>, responseExtra: Record<string, unknown> = {}) {
+  async send(
+    instance: InstanceEntity,
+    common: SendCommonDto,
+    chatJid: string,
+    content: OutboundContent,
+    sendFunction: string,
+    payload: Record<string, unknown>,
+    responseExtra: Record<string, unknown> = {},
+    /** Request fields of one kind of send (a status' recipients). */
+    extra: Pick<SendRequest, 'status'> = {},
+  ) {
     const ids = newMessageIds();
     const mentions = common.mentions && common.mentions.trim() !== 'all' ? common.mentions.split(',').map((entry) => entry.trim()).filter(Boolean) : [];
     const mentionJids = mentions.map((entry) => {
@@ -90,6 +100,7 @@ export class SendService implements OnModuleDestroy {
       readChat: common.readchat === true,
       readMessages: common.readmessages === true,
       record: { sendFunction, sendPayload: stripMedia(payload), trackSource: common.track_source ?? '', trackId: common.track_id ?? '', sendFolderId: '' },
+      ...extra,
     };
     if (common.async) {
       // Durable before the 200 (messages row `Queued` + queue row); the dispatcher sends it, paced.

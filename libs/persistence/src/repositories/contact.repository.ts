@@ -98,6 +98,12 @@ export class ContactRepository {
     return { contact: toContactRow(rows[0]), changed: true };
   }
 
+  /** Every contact of an instance, by JID (a status' audience is drawn from them). */
+  async listAll(instanceId: string): Promise<ContactRow[]> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM contacts WHERE instance_id = $1 ORDER BY jid`, [instanceId]);
+    return rows.map(toContactRow);
+  }
+
   /** A contact by its phone-number JID or its LID. */
   async find(instanceId: string, jidOrLid: string): Promise<ContactRow | null> {
     const rows: Raw[] = await this.dataSource.query(`SELECT * FROM contacts WHERE instance_id = $1 AND (jid = $2 OR lid = $2) LIMIT 1`, [instanceId, jidOrLid]);

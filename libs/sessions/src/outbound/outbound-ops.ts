@@ -1,7 +1,7 @@
 import { ChatRepository, type MessageRow } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { SsrfGuard, toOpusVoiceNote } from '@gw/platform';
-import { ErrorCode, RpcError, type ChatPresenceRequest, type OutboundContent, type ProtoAttachment, type SendRequest } from '@gw/contracts';
+import { ErrorCode, RpcError, type ChatPresenceRequest, type HistoryOnDemandRequest, type OutboundContent, type ProtoAttachment, type SendRequest } from '@gw/contracts';
 import { contentField, unwrapMessage, type ProtoMessage } from '@gw/domain';
 import { BufferJSON, proto, type AnyMessageContent, type BinaryNode, type WAMessage, type WAMessageKey, type WASocket } from '@whiskeysockets/baileys';
 import type { DataSource } from 'typeorm';
@@ -11,7 +11,7 @@ import { MediaSource } from './media-source';
 import type { SimulatorSeam } from '../config/session-worker.config';
 import { networkOptions } from '../socket/network-options';
 import { FileRepository, InstanceRepository } from '@gw/persistence';
-import { downloadMediaMessage, prepareWAMessageMedia } from '@whiskeysockets/baileys';
+import { downloadMediaMessage, jidNormalizedUser, prepareWAMessageMedia } from '@whiskeysockets/baileys';
 import { SendLedger } from './send-ledger';
 
 /** How long a send waits for the server's ack before answering with the message still Pending. */
@@ -42,19 +42,32 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     if (!request?.messageId || !request.recordId || !request.chatJid || !request.content) throw new RpcError(ErrorCode.BadRequest, 'malformed send request');
     const socket = session.openSocket();
     const owner = (socket.user?.id ?? '').split(':')[0].split('@')[0];
-    const { alreadyRelayed } = await ledger.reserve(session.lease, request, owner);
-    if (alreadyRelayed) return SendLedger.record(alreadyRelayed, owner);
+    // A status goes to the recipients WhatsApp knows; checked before anything is stored.
+    const audience = request.status ? await statusAudience(socket, request.status.recipients) : null;
+    if (request.content.kind === 'media' || (request.content.kind === 'proto' && request.content.attachments?.length)) {
+      // An upload is not repeated for an id that went out before.
+      const before = await ledger.relayedBefore(request.instanceId, request.messageId);
+      if (before) return SendLedger.record(before, owner);
+    }
 
     const built = await build(socket, request);
-    if (request.delayMs && request.delayMs > 0) {
+    // Stored only once the message could be built (a missing quote stores nothing), and marked relayed
+    // in the same statement unless a typing delay comes first.
+    const typing = Boolean(request.delayMs && request.delayMs > 0 && !request.status);
+    const { alreadyRelayed } = await ledger.reserve(session.lease, request, owner, !typing);
+    if (alreadyRelayed) return SendLedger.record(alreadyRelayed, owner);
+    if (typing) {
       const presence = request.content.kind === 'media' && request.content.ptt ? 'recording' : 'composing';
       await socket.sendPresenceUpdate(presence, request.chatJid).catch(() => undefined);
-      await sleep(Math.min(request.delayMs, MAX_DELAY_MS));
+      await sleep(Math.min(request.delayMs ?? 0, MAX_DELAY_MS));
       await socket.sendPresenceUpdate('paused', request.chatJid).catch(() => undefined);
     }
 
     const ack = waitForAck(socket, request.messageId);
-    await ledger.markRelayed(session.lease, request);
+    if (typing) await ledger.markRelayed(session.lease, request).catch((error: unknown) => {
+      ack.cancel();
+      throw error;
+    });
     try {
       if (built.kind === 'proto') {
         await socket.relayMessage(request.chatJid, built.message, { messageId: request.messageId, additionalNodes: built.nodes });
@@ -69,7 +82,15 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
         const upsert = (socket as unknown as { upsertMessage?: (message: WAMessage, type: 'append') => Promise<void> }).upsertMessage;
         if (upsert) await upsert(own, 'append').catch((error: unknown) => options.logger.warn({ err: error }, 'announcing a relayed message failed'));
       } else {
-        await socket.sendMessage(request.chatJid, built.content, { messageId: request.messageId, quoted: built.quoted });
+        const statusOptions = request.status && audience
+          ? {
+              statusJidList: audience.recipients,
+              // Baileys reads a colour only as hex text ("AARRGGBB"); a number is dropped.
+              ...(request.status.backgroundArgb !== undefined ? { backgroundColor: (request.status.backgroundArgb >>> 0).toString(16).padStart(8, '0') } : {}),
+              ...(request.status.font ? { font: request.status.font } : {}),
+            }
+          : {};
+        await socket.sendMessage(request.chatJid, built.content, { messageId: request.messageId, quoted: built.quoted, ...statusOptions });
       }
     } catch (error) {
       ack.cancel();
@@ -83,8 +104,23 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     } else {
       row = await ledger.result(session.lease, request, outcome.error ? { status: 'Failed', error: outcome.error } : { status: 'Sent' });
     }
-    if (request.readMessages || request.readChat) await markRead(socket, request).catch((error: unknown) => options.logger.warn({ err: error }, 'marking read after send failed'));
-    return SendLedger.record(row, owner);
+    if ((request.readMessages || request.readChat) && !request.status) await markRead(socket, request).catch((error: unknown) => options.logger.warn({ err: error }, 'marking read after send failed'));
+    return audience ? { ...SendLedger.record(row, owner), statusRecipients: audience.recipients, statusDiscarded: audience.discarded } : SendLedger.record(row, owner);
+  };
+
+  /** History on demand (`history`) or a placeholder resend (`exact`): a peer data operation to the phone. */
+  const historyRequest = async (session: Session, raw: Record<string, unknown>): Promise<unknown> => {
+    const request = raw as unknown as HistoryOnDemandRequest;
+    const key = request?.key;
+    if (!key?.id || !key.remoteJid || (request.mode !== 'history' && request.mode !== 'exact')) throw new RpcError(ErrorCode.BadRequest, 'malformed history request');
+    const socket = session.openSocket();
+    if (request.mode === 'history') {
+      const count = Math.min(Math.max(Math.trunc(Number(request.count) || 1), 1), 100);
+      return { requestId: await socket.fetchMessageHistory(count, key, Number(request.timestampMs) || Date.now()) };
+    }
+    const requestId = await socket.requestPlaceholderResend(key);
+    // 'RESOLVED': the message arrived while the request waited; undefined: the same message was asked already.
+    return { requestId: requestId ?? '' };
   };
 
   const chatPresence = async (session: Session, raw: Record<string, unknown>): Promise<unknown> => {
@@ -255,7 +291,19 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     return { fileId, mimetype: inner.mimetype, fileName: inner.fileName, size: data.length };
   };
 
-  return { ops: { send, 'chat.presence': chatPresence, read, 'media.download': downloadMedia }, close: () => media.close() };
+  return { ops: { send, 'chat.presence': chatPresence, read, 'media.download': downloadMedia, 'history.request': historyRequest }, close: () => media.close() };
+}
+
+/** The recipients of a status that are on WhatsApp (one batched query); the others with the reason. */
+async function statusAudience(socket: WASocket, jids: string[]): Promise<{ recipients: string[]; discarded: Array<{ input: string; reason: string }> }> {
+  const unique = [...new Set(jids)];
+  if (unique.length === 0) throw new RpcError(ErrorCode.BadRequest, 'no valid recipients for the status');
+  const found = (await socket.onWhatsApp(...unique)) ?? [];
+  const known = new Set(found.filter((entry) => entry.exists).map((entry) => jidNormalizedUser(entry.jid)));
+  const recipients = unique.filter((jid) => known.has(jidNormalizedUser(jid)));
+  const discarded = unique.filter((jid) => !known.has(jidNormalizedUser(jid))).map((jid) => ({ input: jid, reason: 'not_on_whatsapp' }));
+  if (recipients.length === 0) throw new RpcError(ErrorCode.BadRequest, `no valid recipients for the status: ${discarded.map((entry) => entry.input).join(', ')} not on WhatsApp`);
+  return { recipients, discarded };
 }
 
 /** In a group, pinning follows the group's own setting: when only admins edit it, only admins pin. */

@@ -1,0 +1,109 @@
+import type { ContactRow } from '@gw/persistence';
+
+/** Why an explicit recipient of a status was left out (the reasons uazapi's `debug` reports). */
+export type DiscardReason = 'invalid_format' | 'lid_unresolved' | 'not_on_whatsapp' | 'outside_status_audience' | 'duplicate';
+
+export interface StatusAudienceInput {
+  contacts: ContactRow[];
+  privacy: { type: string; fallback: boolean; error?: string };
+  /** `recipients` of the request, as given (absent: the whole audience). */
+  explicit?: string[];
+  maxRecipients?: number;
+  /** Phone-number JID of a LID, from the instance's LID mappings (null when unknown). */
+  pnForLid(lid: string): Promise<string | null>;
+}
+
+export interface StatusAudience {
+  /** Phone-number JIDs to send to, in order. */
+  recipients: string[];
+  /** Recipient JID → what the client wrote (to name it in `discarded_recipients` later). */
+  inputs: Map<string, string>;
+  debug: Record<string, unknown>;
+}
+
+const PN_SUFFIX = '@s.whatsapp.net';
+
+/** A contact saved in the address book: the ones a "my contacts" status privacy reaches. */
+function inAudience(contact: ContactRow): boolean {
+  return contact.jid.endsWith(PN_SUFFIX) && (contact.inAddressBook || contact.contactName !== '');
+}
+
+/**
+ * Who a status goes to. Without `explicit` it is the audience the status privacy allows: the
+ * instance's contacts saved in its address book. With `explicit`, each entry is checked (format, LID
+ * resolved to a phone number, duplicates, inside the audience) and the valid ones are kept in the
+ * given order; `maxRecipients` then caps either list deterministically (the first N).
+ */
+export async function selectStatusRecipients(input: StatusAudienceInput): Promise<StatusAudience> {
+  const audience = input.contacts.filter(inAudience);
+  const members = new Set<string>();
+  for (const contact of audience) {
+    members.add(contact.jid);
+    if (contact.lid) members.add(contact.lid);
+  }
+  const debug: Record<string, unknown> = {
+    status_privacy_type: input.privacy.type,
+    audience_recipient_count: audience.length,
+    total_contacts_in_store: input.contacts.length,
+    contacts_with_full_name: input.contacts.filter((contact) => contact.contactName !== '').length,
+    contacts_with_push_name_only: input.contacts.filter((contact) => !contact.contactName && contact.pushName !== '').length,
+    contacts_with_business_name_only: input.contacts.filter((contact) => !contact.contactName && !contact.pushName && contact.verifiedName !== '').length,
+    used_default_privacy_fallback: input.privacy.fallback,
+    ...(input.privacy.error ? { privacy_lookup_error: input.privacy.error } : {}),
+    explicit_recipients: input.explicit !== undefined,
+  };
+  const inputs = new Map<string, string>();
+  let recipients: string[];
+  if (input.explicit === undefined) {
+    recipients = audience.map((contact) => contact.jid);
+    for (const jid of recipients) inputs.set(jid, jid);
+  } else {
+    const discarded: Array<{ input: string; reason: DiscardReason }> = [];
+    recipients = [];
+    for (const raw of input.explicit) {
+      const resolved = await resolveRecipient(raw, input.pnForLid);
+      if ('reason' in resolved) {
+        discarded.push({ input: raw, reason: resolved.reason });
+        continue;
+      }
+      if (inputs.has(resolved.jid)) {
+        discarded.push({ input: raw, reason: 'duplicate' });
+        continue;
+      }
+      if (!members.has(resolved.jid)) {
+        discarded.push({ input: raw, reason: 'outside_status_audience' });
+        continue;
+      }
+      inputs.set(resolved.jid, raw);
+      recipients.push(resolved.jid);
+    }
+    Object.assign(debug, {
+      requested_recipient_count: input.explicit.length,
+      resolved_recipient_count: recipients.length,
+      discarded_recipient_count: discarded.length,
+      discarded_recipients: discarded,
+    });
+  }
+  // 0 means no cap: a status for nobody is not a send.
+  const capped = input.maxRecipients !== undefined && input.maxRecipients > 0 && recipients.length > input.maxRecipients;
+  if (input.maxRecipients !== undefined) debug.max_recipients = input.maxRecipients;
+  if (capped) recipients = recipients.slice(0, input.maxRecipients);
+  debug.selected_recipient_count = recipients.length;
+  debug.partial_send = capped;
+  return { recipients, inputs, debug };
+}
+
+/** A recipient as the client wrote it → its phone-number JID, or why not. */
+async function resolveRecipient(raw: string, pnForLid: (lid: string) => Promise<string | null>): Promise<{ jid: string } | { reason: DiscardReason }> {
+  const value = typeof raw === 'string' ? raw.trim() : '';
+  const digits = value.replace(/[\s()+-]/g, '');
+  if (/^\d{8,15}$/.test(digits) && !value.includes('@')) return { jid: `${digits}${PN_SUFFIX}` };
+  const pn = /^(\d{8,15})(?::\d+)?@s\.whatsapp\.net$/.exec(value);
+  if (pn) return { jid: `${pn[1]}${PN_SUFFIX}` };
+  const lid = /^(\d{1,20})(?::\d+)?@lid$/.exec(value);
+  if (lid) {
+    const resolved = await pnForLid(`${lid[1]}@lid`);
+    return resolved ? { jid: resolved.split(':')[0].replace(/@.*$/, '') + PN_SUFFIX } : { reason: 'lid_unresolved' };
+  }
+  return { reason: 'invalid_format' };
+}

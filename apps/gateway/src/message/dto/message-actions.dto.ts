@@ -1,4 +1,4 @@
-import { IsArray, IsBoolean, IsInt, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsArray, IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
 
 export class ReactDto {
   @IsOptional() @IsString() @MaxLength(200) number?: string;
@@ -37,9 +37,10 @@ export class DownloadDto {
   @IsOptional() @IsString() openai_apikey?: string;
 }
 
+/** `POST /message/history-sync`: numbers are checked by the service, which names each error. */
 export class HistorySyncDto {
-  @IsOptional() @IsString() @MaxLength(200) number?: string;
-  @IsOptional() @IsString() mode?: string;
-  @IsOptional() @IsString() @MaxLength(200) messageid?: string;
-  @IsOptional() @IsInt() count?: number;
+  @IsOptional() @IsString({ message: 'number must be a string' }) @MaxLength(200) number?: string;
+  @IsOptional() @IsString({ message: 'mode must be history or exact' }) mode?: string;
+  @IsOptional() @IsString({ message: 'messageid must be a string' }) @MaxLength(200) messageid?: string;
+  @IsOptional() count?: unknown;
 }

@@ -7,7 +7,8 @@
  * posts the same bodies to the same receiver.
  *
  *   npm run bench -- webhooks [--seconds 60] [--rate 1000] [--burst 20000] [--instances 20] [--chats 10]
- *                             [--batch 200] [--inflight 8] [--poll 1000] [--pool 0 (= inflight + 4)]
+ *                             [--batch 500] [--run 20] [--inflight 8] [--poll 1000] [--pool 0 (= inflight + 4)]
+ *                             [--stall 20 (s without progress before a phase gives up)]
  *
  * Processes: this one feeds the outbox (and orchestrates); the relay runs in a child, the bare client
  * in another, the receiver in a third. Prints one JSON object. Goals: ≥ 5,000 deliveries/s,
@@ -184,6 +185,7 @@ async function runRelay(): Promise<void> {
   const config = {
     ...WEBHOOK_RELAY_DEFAULTS,
     batchSize: num('batch', WEBHOOK_RELAY_DEFAULTS.batchSize),
+    laneRunLength: num('run', WEBHOOK_RELAY_DEFAULTS.laneRunLength),
     maxInFlightPerReceiver: num('inflight', WEBHOOK_RELAY_DEFAULTS.maxInFlightPerReceiver),
     pollIntervalMs: num('poll', WEBHOOK_RELAY_DEFAULTS.pollIntervalMs),
     publicBaseUrl: 'http://gateway.bench',
@@ -193,6 +195,7 @@ async function runRelay(): Promise<void> {
   };
   const poolSize = num('pool', 0) || config.maxInFlightPerReceiver + 4;
   const dataSource = await openDatabase({ url: databaseUrl, schema: args.get('schema') as string, poolSize });
+  const queries = traceQueries(dataSource);
   const bus = new InProcessBus();
   // Stands in for NATS: the feeder's OutboxNotice arrives over IPC and is published on the local bus.
   process.on('message', (message: { wake?: string; cmd?: string; id?: number }) => {
@@ -203,14 +206,39 @@ async function runRelay(): Promise<void> {
         const counts: Array<{ status: string; n: number }> = await dataSource.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`);
         await bus.close();
         await dataSource.destroy();
-        send({ id: message.id, deliveries: Object.fromEntries(counts.map((row) => [row.status, row.n])) });
+        send({ id: message.id, deliveries: Object.fromEntries(counts.map((row) => [row.status, row.n])), queries: queries() });
         process.exit(0);
       })();
     }
   });
   const relay = new WebhookRelay(dataSource, bus, config, createLogger('bench-relay', 'warn'));
   relay.start();
-  send({ ready: true, settings: { batchSize: config.batchSize, maxInFlightPerReceiver: config.maxInFlightPerReceiver, pollIntervalMs: config.pollIntervalMs, claimMs: config.claimMs, requestTimeoutMs: config.requestTimeoutMs, poolSize } });
+  send({ ready: true, settings: { batchSize: config.batchSize, laneRunLength: config.laneRunLength, maxInFlightPerReceiver: config.maxInFlightPerReceiver, pollIntervalMs: config.pollIntervalMs, claimMs: config.claimMs, requestTimeoutMs: config.requestTimeoutMs, poolSize } });
+}
+
+/**
+ * Counts the relay's SQL statements by kind (their first words) and the time spent waiting for them,
+ * wrapping the query runner every DataSource query and transaction goes through.
+ */
+function traceQueries(dataSource: import('typeorm').DataSource): () => Record<string, { count: number; ms: number }> {
+  const stats = new Map<string, { count: number; ms: number }>();
+  const runner = dataSource.createQueryRunner();
+  const proto = Object.getPrototypeOf(runner) as { query: (this: unknown, sql: string, ...rest: unknown[]) => Promise<unknown> };
+  void runner.release();
+  const original = proto.query;
+  proto.query = async function (this: unknown, sql: string, ...rest: unknown[]) {
+    const kind = sql.replace(/\s+/g, ' ').trim().slice(0, 48);
+    const started = performance.now();
+    try {
+      return await original.call(this, sql, ...rest);
+    } finally {
+      const entry = stats.get(kind) ?? { count: 0, ms: 0 };
+      entry.count++;
+      entry.ms += performance.now() - started;
+      stats.set(kind, entry);
+    }
+  };
+  return () => Object.fromEntries([...stats].sort((a, b) => b[1].ms - a[1].ms).map(([kind, entry]) => [kind, { count: entry.count, ms: Math.round(entry.ms) }]));
 }
 
 // --- the bare client process ----------------------------------------------------------------------
@@ -287,7 +315,7 @@ async function paced(rate: number, seconds: number, emit: (from: number, to: num
 
 // --- the orchestrator (and outbox feeder) ---------------------------------------------------------
 
-async function waitForDelivery(receiver: ChildProcess, phase: Phase, expected: number, stallMs = 20_000): Promise<PhaseStats> {
+async function waitForDelivery(receiver: ChildProcess, phase: Phase, expected: number, stallMs = num('stall', 20) * 1000): Promise<PhaseStats> {
   let last = -1;
   let lastChange = Date.now();
   let lastLog = Date.now();
@@ -382,7 +410,9 @@ async function orchestrate(): Promise<void> {
     const relayBurst = await waitForDelivery(receiver, 'relay-burst', BURST);
     const relayBurstSeconds = (relayBurst.lastAt - burstStarted) / 1000;
     log(`relay-burst: ${relayBurst.count}/${BURST} in ${relayBurstSeconds} s (fed in ${burstFedSeconds} s)`);
-    const { deliveries } = await ask<{ deliveries: Record<string, number> }>(relay, { cmd: 'stop' });
+    const { deliveries, queries } = await ask<{ deliveries: Record<string, number>; queries: Record<string, { count: number; ms: number }> }>(relay, { cmd: 'stop' });
+    const deliveredRows = deliveries.delivered ?? 0;
+    const statements = Object.values(queries).reduce((sum, entry) => sum + entry.count, 0);
 
     // 3. the bare client, same bodies, same receiver, same concurrency
     const bare = spawnRole('bare', ['--url', url]);
@@ -426,6 +456,7 @@ async function orchestrate(): Promise<void> {
           relayVsBare: round(relayPerSecond / Math.max(barePerSecond, 0.001), 3),
         },
         deliveryRows: deliveries,
+        relaySql: { statements, perDelivery: round(statements / Math.max(deliveredRows, 1), 3), byKind: queries },
         goals: { deliveriesPerSecond: 5_000, p99MsAtRate: 100 },
         met: { deliveriesPerSecond: relayPerSecond >= 5_000, p99: relaySteady.p99Ms !== null && relaySteady.p99Ms <= 100 && relaySteady.count === steadyTotal },
       })}\n`,

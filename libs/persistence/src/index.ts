@@ -14,7 +14,7 @@ export { SettingsRepository } from './repositories/settings.repository';
 export { WebhookRepository } from './repositories/webhook.repository';
 export type { WebhookRow, WebhookValues } from './repositories/webhook.repository';
 export { DeliveryRepository } from './repositories/delivery.repository';
-export type { DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';
+export type { ClaimOptions, DeliveredResult, DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';
 export { MessageRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
 export type { MessageQuery, MessageRow, NewMessage } from './repositories/message.repository';
 export { ChatRepository } from './repositories/chat.repository';

@@ -1,6 +1,6 @@
 import { Bus, type BusSubscription } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { DeliveryRepository, type DeliveryClaim, WebhookRepository, type WebhookRow } from '@gw/persistence';
+import { DeliveryRepository, type DeliveredResult, type DeliveryClaim, WebhookRepository, type WebhookRow } from '@gw/persistence';
 import { guardedLookup, type Logger, SsrfError, SsrfGuard } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import { Agent, request } from 'undici';
@@ -19,7 +19,14 @@ export interface WebhookRelayConfig {
   maxInFlightPerReceiver: number;
   /** A webhook failing for this long is disabled. */
   disableAfterMs: number;
+  /**
+   * Outbox events fanned out per transaction, and deliveries claimed per statement. It is also how
+   * many claimed deliveries may wait here for one receiver: beyond that its webhooks are not claimed.
+   */
   batchSize: number;
+  /** Deliveries of one lane claimed together (its head and those right behind it), sent one by one. */
+  laneRunLength: number;
+  /** Fallback when no notice arrives (retries falling due, another process's events without NATS). */
   pollIntervalMs: number;
   /** How long a claimed delivery is ours before another relay may take it over. */
   claimMs: number;
@@ -30,28 +37,67 @@ export const WEBHOOK_RELAY_DEFAULTS = {
   requestTimeoutMs: 10_000,
   maxInFlightPerReceiver: 8,
   disableAfterMs: 5 * 24 * 3_600_000,
-  batchSize: 200,
+  batchSize: 500,
+  laneRunLength: 20,
   pollIntervalMs: 1_000,
   claimMs: 30_000,
 } as const;
 
+/** Deliveries of one lane, claimed together; sent strictly one after the other. */
+interface LaneRun {
+  webhook: WebhookRow;
+  claims: DeliveryClaim[];
+  /** Nothing of the run is sent after this (local time): the claim could lapse mid-request. */
+  sendBy: number;
+}
+
+/** One receiver (URL origin): its runs waiting for a slot, and how many it has in progress. */
+interface Receiver {
+  waiting: LaneRun[];
+  /** Runs being sent: at most `maxInFlightPerReceiver`, so at most that many requests at once. */
+  active: number;
+  /** Deliveries claimed for it and not finished (waiting or in an active run). */
+  claimed: number;
+}
+
 /**
- * Delivers outbox events to webhooks, at least once and in order per (webhook, instance, chat). All
- * state is in Postgres (see DeliveryRepository); this loop only fans out, claims, sends and records.
+ * Delivers outbox events to webhooks, at least once and in order per (webhook, instance, chat) lane.
+ * All state is in Postgres (see DeliveryRepository); this process only fans out, claims, sends and
+ * records, in batches:
+ *
+ * 1. A pass runs when a NATS outbox notice arrives, when results were recorded (lanes moved on), when
+ *    a receiver has room again, or every `pollIntervalMs` (retries falling due).
+ * 2. Fan-out turns undispatched outbox events into delivery rows, `batchSize` events a transaction.
+ * 3. One claim statement takes due lane heads and a short run behind each (`laneRunLength`).
+ * 4. Each receiver sends up to `maxInFlightPerReceiver` runs at once; inside a run, one request at a
+ *    time, in lane order: the next is sent only after the previous one got its 2xx. The first failure
+ *    is recorded (retry time) and the rest of the run released, so nothing overtakes it.
+ * 5. Successes are recorded together, one statement for everything that finished meanwhile. A crash
+ *    before that leaves the claims to lapse: those deliveries go out again (same `webhook-id`).
  */
 export class WebhookRelay {
   private readonly deliveries: DeliveryRepository;
   private readonly webhooks: WebhookRepository;
   private readonly agent: Agent;
-  private readonly inFlight = new Map<string, number>();
+  private readonly receivers = new Map<string, Receiver>();
   private readonly tokens = new Map<string, { token: string; at: number }>();
-  /** Webhook rows for a second: every delivery needs its webhook, most deliveries share a few. */
+  /** Webhook rows for a second: every claim needs its webhooks, most deliveries share a few. */
   private readonly webhookCache = new Map<string, { row: WebhookRow | null; at: number }>();
+  /** Webhooks this relay disabled: their runs stop at once (their rows are already discarded). */
+  private readonly disabled = new Set<string>();
   private subscription?: BusSubscription;
   private running = false;
-  private wake?: () => void;
   private loopDone?: Promise<void>;
   private readonly pending = new Set<Promise<void>>();
+
+  /** What the next pass should do: fan out (new events were announced), claim (lanes may be free). */
+  private readonly dirty = { outbox: true, lanes: true };
+  private wakeLoop?: () => void;
+
+  /** Successes not yet recorded, and the flush recording them (one at a time). */
+  private delivered: DeliveredResult[] = [];
+  private flushScheduled = false;
+  private flushing?: Promise<void>;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -67,54 +113,77 @@ export class WebhookRelay {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.subscription = this.bus.subscribe(Subjects.outboxWildcard, () => this.wake?.());
+    this.subscription = this.bus.subscribe(Subjects.outboxWildcard, () => this.signal('outbox'));
     this.loopDone = this.loop();
   }
 
+  /** Stops claiming, lets requests in progress finish, gives back what was not sent, records results. */
   async stop(): Promise<void> {
+    if (!this.running) return;
     this.running = false;
     this.subscription?.unsubscribe();
-    this.wake?.();
+    this.wakeLoop?.();
     await this.loopDone;
+    const waiting = [...this.receivers.values()].flatMap((receiver) => receiver.waiting.splice(0));
+    await this.deliveries.release(waiting.flatMap((run) => run.claims.map((claim) => claim.deliveryId))).catch((error: unknown) => this.logger.warn({ err: error }, 'releasing claims at stop failed'));
     await Promise.allSettled([...this.pending]);
+    await this.drainResults();
     await this.agent.close().catch(() => undefined);
   }
 
-  /** One pass: fan out what is new, then send what is due. Returns how much work it found. */
+  /** One pass by hand (tests): fan out what is new, then claim what is due. Returns how much it found. */
   async runOnce(): Promise<number> {
-    let work = 0;
+    return (await this.fanOut()) + (await this.claim());
+  }
+
+  /** Fans out until the outbox has nothing undispatched left. Returns how many events it took. */
+  private async fanOut(): Promise<number> {
+    let total = 0;
     for (;;) {
       const { events } = await this.deliveries.fanOut(this.config.batchSize, matchWebhooks);
-      work += events;
-      if (events < this.config.batchSize) break;
+      total += events;
+      if (events < this.config.batchSize) return total;
     }
-    const saturated = await this.saturatedWebhooks();
-    const claims = await this.deliveries.claimDue(this.config.batchSize, this.config.claimMs, saturated, this.config.maxInFlightPerReceiver);
-    work += claims.length;
-    for (const claim of claims) this.track(this.deliver(claim));
-    return work;
+  }
+
+  private signal(what: 'outbox' | 'lanes'): void {
+    this.dirty[what] = true;
+    this.wakeLoop?.();
   }
 
   private async loop(): Promise<void> {
     while (this.running) {
-      let work = 0;
+      const { outbox, lanes } = this.dirty;
+      this.dirty.outbox = false;
+      this.dirty.lanes = false;
       try {
-        work = await this.runOnce();
+        const fanned = outbox ? await this.fanOut() : 0;
+        // A full claim may have left more behind; the next pass looks again (receivers permitting).
+        if (lanes || fanned > 0) {
+          if ((await this.claim()) >= this.config.batchSize) this.dirty.lanes = true;
+        }
       } catch (error) {
         this.logger.error({ err: error }, 'webhook relay pass failed');
       }
       if (!this.running) break;
-      if (work === 0) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.config.pollIntervalMs);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wake = undefined;
-      }
+      if (!this.dirty.outbox && !this.dirty.lanes) await this.idle();
     }
+  }
+
+  /** Waits for a signal, or the poll interval (then looks at everything again). */
+  private async idle(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.dirty.outbox = true;
+        this.dirty.lanes = true;
+        resolve();
+      }, this.config.pollIntervalMs);
+      this.wakeLoop = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wakeLoop = undefined;
   }
 
   private track(promise: Promise<void>): void {
@@ -122,46 +191,121 @@ export class WebhookRelay {
     void promise.finally(() => this.pending.delete(promise));
   }
 
-  private async saturatedWebhooks(): Promise<string[]> {
-    const full = [...this.inFlight.entries()].filter(([, count]) => count >= this.config.maxInFlightPerReceiver).map(([origin]) => origin);
-    if (full.length === 0) return [];
-    const rows: Array<{ id: string; url: string }> = await this.dataSource.query(`SELECT id, url FROM webhooks WHERE enabled`);
-    return rows.filter((row) => full.includes(originOf(row.url))).map((row) => row.id);
+  private receiverOf(origin: string): Receiver {
+    let receiver = this.receivers.get(origin);
+    if (!receiver) this.receivers.set(origin, (receiver = { waiting: [], active: 0, claimed: 0 }));
+    return receiver;
   }
 
-  private async webhookOf(id: string): Promise<WebhookRow | null> {
-    const cached = this.webhookCache.get(id);
-    if (cached && Date.now() - cached.at < 1_000) return cached.row;
-    const row = await this.webhooks.byId(id);
-    this.webhookCache.set(id, { row, at: Date.now() });
-    return row;
+  /** Webhooks of receivers that already have a batch claimed here: leave their lanes to later. */
+  private busyWebhooks(): string[] {
+    const busy: string[] = [];
+    for (const [id, { row }] of this.webhookCache) {
+      if (row && (this.receivers.get(originOf(row.url))?.claimed ?? 0) >= this.config.batchSize) busy.push(id);
+    }
+    return busy;
   }
 
-  private async deliver(claim: DeliveryClaim): Promise<void> {
-    const webhook = await this.webhookOf(claim.webhookId);
-    if (!webhook || !webhook.enabled) {
-      await this.deliveries.disableWebhook(claim.webhookId, webhook ? webhook.disabledReason || 'disabled' : 'deleted').catch(() => undefined);
-      return;
+  /** Claims due lane runs and queues them at their receivers. Returns how many deliveries it claimed. */
+  private async claim(): Promise<number> {
+    const claimedAt = Date.now();
+    const claims = await this.deliveries.claimDue(this.config.batchSize, this.config.claimMs, { excludeWebhooks: this.busyWebhooks(), perLane: this.config.laneRunLength });
+    if (claims.length === 0) return 0;
+    const webhooks = await this.webhooksOf([...new Set(claims.map((claim) => claim.webhookId))]);
+    // A request started by then ends (or times out) before the claim lapses, unless claims are set
+    // shorter than the request timeout; then half the claim at least is used.
+    const sendBy = claimedAt + Math.max(this.config.claimMs - this.config.requestTimeoutMs, this.config.claimMs / 2);
+    const cutShort: string[] = [];
+    const gone = new Set<string>();
+    for (const lane of groupByLane(claims)) {
+      const webhookId = lane[0].webhookId;
+      const webhook = webhooks.get(webhookId);
+      if (!webhook || !webhook.enabled) {
+        gone.add(webhookId);
+        continue;
+      }
+      this.disabled.delete(webhookId); // enabled again since this relay disabled it
+      // A lane's run must start at its head and have no gap (claims are checked again as rows are
+      // updated; a row someone else holds ends the run there).
+      const unbroken = lane.findIndex((claim, index) => claim.position !== index + 1);
+      const claimsToSend = unbroken === -1 ? lane : lane.slice(0, unbroken);
+      if (unbroken !== -1) cutShort.push(...lane.slice(unbroken).map((claim) => claim.deliveryId));
+      if (claimsToSend.length === 0) continue;
+      const receiver = this.receiverOf(originOf(webhook.url));
+      receiver.claimed += claimsToSend.length;
+      receiver.waiting.push({ webhook, claims: claimsToSend, sendBy });
     }
-    const origin = originOf(webhook.url);
-    if ((this.inFlight.get(origin) ?? 0) >= this.config.maxInFlightPerReceiver) {
-      await this.deliveries.release(claim.deliveryId);
-      return;
+    for (const webhookId of gone) {
+      const row = webhooks.get(webhookId);
+      await this.deliveries.disableWebhook(webhookId, row ? row.disabledReason || 'disabled' : 'deleted').catch(() => undefined);
     }
-    this.inFlight.set(origin, (this.inFlight.get(origin) ?? 0) + 1);
+    await this.deliveries.release(cutShort);
+    for (const [origin, receiver] of this.receivers) this.pump(origin, receiver);
+    return claims.length;
+  }
+
+  /** Starts waiting runs while the receiver has slots. */
+  private pump(origin: string, receiver: Receiver): void {
+    while (this.running && receiver.active < this.config.maxInFlightPerReceiver && receiver.waiting.length > 0) {
+      const run = receiver.waiting.shift() as LaneRun;
+      receiver.active++;
+      this.track(
+        this.sendRun(run).finally(() => {
+          receiver.active--;
+          receiver.claimed -= run.claims.length;
+          if (receiver.active === 0 && receiver.waiting.length === 0) this.receivers.delete(origin);
+          else this.pump(origin, receiver);
+          this.signal('lanes');
+        }),
+      );
+    }
+  }
+
+  /**
+   * Sends a lane's run in order, one request at a time. Stops at the first failure (recorded with its
+   * retry time, so the lane waits behind it), when the relay stops, or when the claim is about to
+   * lapse; what was not sent is released for a later claim.
+   */
+  private async sendRun(run: LaneRun): Promise<void> {
+    let done = 0;
     try {
-      await this.send(claim, webhook);
+      while (done < run.claims.length) {
+        if (!this.running || this.disabled.has(run.webhook.id) || Date.now() > run.sendBy) break;
+        const ok = await this.send(run.claims[done], run.webhook);
+        done++;
+        if (!ok) break;
+      }
     } catch (error) {
-      this.logger.error({ err: error, deliveryId: claim.deliveryId }, 'webhook delivery bookkeeping failed');
-    } finally {
-      const left = (this.inFlight.get(origin) ?? 1) - 1;
-      if (left <= 0) this.inFlight.delete(origin);
-      else this.inFlight.set(origin, left);
-      this.wake?.();
+      // Recording the failure failed: that delivery stays claimed and goes out again once it lapses.
+      done++;
+      this.logger.error({ err: error, deliveryId: run.claims[done - 1]?.deliveryId }, 'webhook delivery bookkeeping failed');
     }
+    const unsent = run.claims.slice(done).map((claim) => claim.deliveryId);
+    if (unsent.length > 0) await this.deliveries.release(unsent).catch((error: unknown) => this.logger.warn({ err: error }, 'releasing unsent claims failed'));
   }
 
-  private async send(claim: DeliveryClaim, webhook: WebhookRow): Promise<void> {
+  private async webhooksOf(ids: string[]): Promise<Map<string, WebhookRow | null>> {
+    const now = Date.now();
+    const found = new Map<string, WebhookRow | null>();
+    const missing: string[] = [];
+    for (const id of ids) {
+      const cached = this.webhookCache.get(id);
+      if (cached && now - cached.at < 1_000) found.set(id, cached.row);
+      else missing.push(id);
+    }
+    if (missing.length > 0) {
+      const rows = new Map((await this.webhooks.byIds(missing)).map((row) => [row.id, row]));
+      for (const id of missing) {
+        const row = rows.get(id) ?? null;
+        this.webhookCache.set(id, { row, at: now });
+        found.set(id, row);
+      }
+    }
+    return found;
+  }
+
+  /** One attempt of one delivery. True on 2xx (recorded with the next batch); false once a failure is recorded. */
+  private async send(claim: DeliveryClaim, webhook: WebhookRow): Promise<boolean> {
     const { event } = claim;
     const envelope: Record<string, unknown> = { BaseUrl: this.config.publicBaseUrl, ...event.payload };
     if (this.config.includeToken || webhook.includeToken) envelope.token = await this.tokenOf(event.instanceId);
@@ -187,8 +331,8 @@ export class WebhookRelay {
       // Drain (bounded) so the connection can be reused; the content itself does not matter.
       await response.body.text().catch(() => '');
       if (statusCode >= 200 && statusCode < 300) {
-        await this.deliveries.markDelivered(claim.deliveryId, webhook.id, statusCode);
-        return;
+        this.recordDelivered({ deliveryId: claim.deliveryId, statusCode });
+        return true;
       }
       retryAfterMs = parseRetryAfter(headerValue(response.headers['retry-after']));
       error = `receiver answered ${statusCode}`;
@@ -209,16 +353,64 @@ export class WebhookRelay {
       payload: { ...envelope, ...(envelope.token ? { token: '[masked]' } : {}) },
     });
     if (statusCode === 410) {
-      await this.deliveries.disableWebhook(webhook.id, '410 Gone from the receiver');
-      this.webhookCache.delete(webhook.id);
+      await this.disable(webhook, '410 Gone from the receiver');
       this.logger.warn({ webhookId: webhook.id, url: webhook.url }, 'webhook disabled: receiver answered 410');
-      return;
+      return false;
     }
     const delay = nextAttemptDelay(this.config.retryScheduleMs, claim.attempt, retryAfterMs);
     const failingSince = await this.deliveries.markAttemptFailed(claim.deliveryId, webhook.id, statusCode, error, delay === null ? null : new Date(Date.now() + delay));
     if (Date.now() - failingSince.getTime() >= this.config.disableAfterMs) {
-      await this.deliveries.disableWebhook(webhook.id, `failing since ${failingSince.toISOString()}`);
+      await this.disable(webhook, `failing since ${failingSince.toISOString()}`);
       this.logger.warn({ webhookId: webhook.id, url: webhook.url, failingSince }, 'webhook disabled: failing for too long');
+    }
+    return false;
+  }
+
+  private async disable(webhook: WebhookRow, reason: string): Promise<void> {
+    this.disabled.add(webhook.id);
+    this.webhookCache.delete(webhook.id);
+    await this.deliveries.disableWebhook(webhook.id, reason);
+  }
+
+  // --- recording successes in batches ---------------------------------------------------------------
+
+  private recordDelivered(result: DeliveredResult): void {
+    this.delivered.push(result);
+    this.scheduleFlush();
+  }
+
+  /** Everything that succeeded by the next turn of the event loop goes into one statement. */
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.flushing) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flushing = this.flush().finally(() => {
+        this.flushing = undefined;
+        if (this.delivered.length > 0) this.scheduleFlush();
+      });
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const batch = this.delivered.splice(0);
+    if (batch.length === 0) return;
+    try {
+      await this.deliveries.markDelivered(batch);
+      this.signal('lanes');
+    } catch (error) {
+      // Kept for the next flush; if this process dies first, the claims lapse and they go out again.
+      this.delivered.unshift(...batch);
+      this.logger.error({ err: error, count: batch.length }, 'recording delivered webhooks failed');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+
+  /** At stop: waits for the flush in progress, then records what is left (a few tries). */
+  private async drainResults(): Promise<void> {
+    for (let tries = 0; tries < 5 && (this.flushing || this.flushScheduled || this.delivered.length > 0); tries++) {
+      await this.flushing;
+      await this.flush();
     }
   }
 
@@ -230,6 +422,17 @@ export class WebhookRelay {
     this.tokens.set(instanceId, { token, at: Date.now() });
     return token;
   }
+}
+
+/** Claims grouped by the lane head they were claimed behind, each group in lane order. */
+function groupByLane(claims: DeliveryClaim[]): DeliveryClaim[][] {
+  const lanes = new Map<string, DeliveryClaim[]>();
+  for (const claim of claims) {
+    let lane = lanes.get(claim.headId);
+    if (!lane) lanes.set(claim.headId, (lane = []));
+    lane.push(claim);
+  }
+  return [...lanes.values()].map((lane) => lane.sort((a, b) => a.position - b.position));
 }
 
 function originOf(url: string): string {

@@ -11,9 +11,28 @@ export interface OutboxEvent {
 
 export interface DeliveryClaim {
   deliveryId: string;
+  /** The attempt this claim is for (1 = first). Attempts are counted when their result is recorded. */
   attempt: number;
   event: OutboxEvent;
   webhookId: string;
+  /** The lane head this delivery was claimed behind (its own id for the head itself). */
+  headId: string;
+  /** 1 for the lane head, 2 for the delivery after it, … */
+  position: number;
+}
+
+export interface ClaimOptions {
+  /** Lanes whose webhook is one of these are left alone (their receiver has enough queued). */
+  excludeWebhooks?: string[];
+  /** At most this many deliveries of one lane, head first, in lane order. */
+  perLane?: number;
+  /** At most this many lanes (default: `limit`). */
+  lanes?: number;
+}
+
+export interface DeliveredResult {
+  deliveryId: string;
+  statusCode: number;
 }
 
 export interface DeliveryErrorRecord {
@@ -38,14 +57,18 @@ type Raw = Record<string, unknown>;
  *   dispatched, in one transaction (`SKIP LOCKED` lets several relays fan out side by side). A crash
  *   before commit leaves the event undispatched: it is fanned out again, and `UNIQUE (webhook_id,
  *   event_id)` absorbs a repeat.
- * - Lanes: deliveries of one (webhook, instance, chat) go out in id order; only the oldest pending
- *   delivery of a lane can be claimed, so a retrying head holds its lane back and nothing overtakes it.
+ * - Lanes: deliveries of one (webhook, instance, chat) go out in outbox (`event_id`) order. Only a
+ *   lane's head, its oldest pending delivery, can be claimed, so a retrying head holds its lane back
+ *   and nothing overtakes it. Whoever claims the head may claim the deliveries right behind it too
+ *   (a "run"), to send them one after the other, never two of a lane at once.
  * - Claims: a claim sets `claimed_until`; a relay that dies mid-request leaves the claim to lapse and
  *   the delivery is sent again (same `webhook-id`, so receivers can deduplicate).
+ * - Results are recorded in batches: one statement for many delivered rows.
  */
 export class DeliveryRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** Fans out up to `limit` undispatched outbox events: three statements in one transaction. */
   async fanOut(limit: number, match: (event: OutboxEvent, webhooks: WebhookRow[]) => WebhookRow[]): Promise<{ events: number; deliveries: number }> {
     return this.dataSource.transaction(async (manager) => {
       const raw: Raw[] = await manager.query(
@@ -66,90 +89,117 @@ export class DeliveryRepository {
           columns.type.push(event.eventType);
         }
       }
-      if (columns.webhook.length) {
-        await manager.query(
-          `INSERT INTO webhook_deliveries (webhook_id, event_id, instance_id, chat_id, event_type)
-           SELECT w, e, i, c, t FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(w, e, i, c, t, n)
-           ORDER BY n
-           ON CONFLICT (webhook_id, event_id) DO NOTHING`,
-          [columns.webhook, columns.event, columns.instance, columns.chat, columns.type],
-        );
-      }
-      await manager.query(`UPDATE outbox_events SET dispatched_at = now() WHERE id = ANY($1::bigint[])`, [events.map((event) => event.id)]);
+      // The deliveries and the dispatched mark in one statement (a data-modifying CTE always runs).
+      await manager.query(
+        `WITH deliveries AS (
+           INSERT INTO webhook_deliveries (webhook_id, event_id, instance_id, chat_id, event_type)
+           SELECT w, e, i, c, t FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) AS u(w, e, i, c, t)
+           ON CONFLICT (webhook_id, event_id) DO NOTHING)
+         UPDATE outbox_events SET dispatched_at = now() WHERE id = ANY($6::bigint[])`,
+        [columns.webhook, columns.event, columns.instance, columns.chat, columns.type, events.map((event) => event.id)],
+      );
       return { events: events.length, deliveries: columns.webhook.length };
     });
   }
 
   /**
-   * Claims due lane heads, counting the attempt, at most `perWebhook` per webhook: a relay claims only
-   * what it can send now (claiming more and releasing the rest costs a write each, and thrashes).
+   * Claims, in one statement, the heads of up to `options.lanes` lanes that are due and not claimed,
+   * and behind each head up to `perLane` deliveries of its lane in order (at most `limit` in all,
+   * taken breadth first so every lane keeps an unbroken prefix). The claimer must send a lane's
+   * deliveries one after the other and stop at the first failure.
+   *
+   * The lane heads come from walking `webhook_deliveries_lanes` one lane at a time (a recursive CTE:
+   * one index probe per lane), so the cost follows the number of lanes, not the backlog behind them.
+   * Heads are locked `FOR UPDATE SKIP LOCKED`: two relays claiming at once take different lanes.
    */
-  async claimDue(limit: number, claimMs: number, excludeWebhooks: string[] = [], perWebhook = limit): Promise<DeliveryClaim[]> {
+  async claimDue(limit: number, claimMs: number, options: ClaimOptions = {}): Promise<DeliveryClaim[]> {
     const rows: Raw[] = await this.dataSource.query(
-      `WITH candidates AS (
-         SELECT d.id, d.webhook_id FROM webhook_deliveries d
-         WHERE d.status = 'pending' AND d.next_attempt_at <= now()
-           AND (d.claimed_until IS NULL OR d.claimed_until < now())
-           AND NOT (d.webhook_id = ANY($3::text[]))
-           AND NOT EXISTS (
-             SELECT 1 FROM webhook_deliveries e
-             WHERE e.status = 'pending' AND e.webhook_id = d.webhook_id AND e.instance_id = d.instance_id
-               AND e.chat_id = d.chat_id AND e.id < d.id)
-         ORDER BY d.id
-         LIMIT $1 * 4),
-       ranked AS (
-         SELECT id, row_number() OVER (PARTITION BY webhook_id ORDER BY id) AS n FROM candidates),
-       heads AS (
-         SELECT d.id FROM webhook_deliveries d JOIN ranked r ON r.id = d.id
-         WHERE r.n <= $4 AND d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < now())
-         ORDER BY d.id
-         LIMIT $1
-         FOR UPDATE OF d SKIP LOCKED),
+      `WITH RECURSIVE heads AS (
+         (SELECT d.id, d.webhook_id, d.instance_id, d.chat_id, d.event_id, d.claimed_until, d.next_attempt_at
+          FROM webhook_deliveries d WHERE d.status = 'pending'
+          ORDER BY d.webhook_id, d.instance_id, d.chat_id, d.event_id LIMIT 1)
+         UNION ALL
+         SELECT n.* FROM heads h CROSS JOIN LATERAL (
+           SELECT d.id, d.webhook_id, d.instance_id, d.chat_id, d.event_id, d.claimed_until, d.next_attempt_at
+           FROM webhook_deliveries d
+           WHERE d.status = 'pending' AND (d.webhook_id, d.instance_id, d.chat_id) > (h.webhook_id, h.instance_id, h.chat_id)
+           ORDER BY d.webhook_id, d.instance_id, d.chat_id, d.event_id LIMIT 1) n),
+       free AS (
+         SELECT id FROM heads
+         WHERE next_attempt_at <= now() AND (claimed_until IS NULL OR claimed_until < now()) AND NOT (webhook_id = ANY($3::text[]))
+         ORDER BY event_id LIMIT $4),
+       locked AS (
+         SELECT d.id, d.webhook_id, d.instance_id, d.chat_id, d.event_id FROM webhook_deliveries d
+         WHERE d.id IN (SELECT id FROM free)
+           AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.claimed_until IS NULL OR d.claimed_until < now())
+         FOR UPDATE SKIP LOCKED),
+       runs AS (
+         SELECT r.id, l.id AS head_id, l.event_id AS head_event, r.position FROM locked l CROSS JOIN LATERAL (
+           SELECT q.id, q.position FROM (
+             SELECT p.id, row_number() OVER (ORDER BY p.event_id) AS position, bool_and(p.free) OVER (ORDER BY p.event_id) AS unbroken
+             FROM (
+               SELECT d.id, d.event_id, (d.next_attempt_at <= now() AND (d.claimed_until IS NULL OR d.claimed_until < now())) AS free
+               FROM webhook_deliveries d
+               WHERE d.status = 'pending' AND d.webhook_id = l.webhook_id AND d.instance_id = l.instance_id AND d.chat_id = l.chat_id
+                 AND d.event_id >= l.event_id
+               ORDER BY d.event_id LIMIT $5) p) q
+           WHERE q.unbroken) r),
+       picked AS (
+         SELECT id, head_id, position FROM runs ORDER BY position, head_event LIMIT $1),
        claimed AS (
-         UPDATE webhook_deliveries SET claimed_until = now() + ($2 || ' milliseconds')::interval, attempts = attempts + 1
-         FROM heads WHERE webhook_deliveries.id = heads.id
-         RETURNING webhook_deliveries.id, webhook_deliveries.webhook_id, webhook_deliveries.event_id, webhook_deliveries.attempts)
-       SELECT c.id, c.webhook_id, c.attempts, o.id AS event_id, o.instance_id, o.event_type, o.chat_id, o.payload
+         UPDATE webhook_deliveries d SET claimed_until = now() + ($2 || ' milliseconds')::interval
+         FROM picked p
+         WHERE d.id = p.id AND d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < now())
+         RETURNING d.id, d.webhook_id, d.attempts, d.event_id, p.head_id, p.position)
+       SELECT c.id, c.webhook_id, c.attempts, c.head_id, c.position, o.id AS event_id, o.instance_id, o.event_type, o.chat_id, o.payload
        FROM claimed c JOIN outbox_events o ON o.id = c.event_id
-       ORDER BY c.id`,
-      [limit, String(claimMs), excludeWebhooks, Math.max(1, perWebhook)],
+       ORDER BY c.head_id, c.position`,
+      [limit, String(claimMs), options.excludeWebhooks ?? [], Math.max(1, options.lanes ?? limit), Math.max(1, options.perLane ?? 1)],
     );
     return rows.map((row) => ({
       deliveryId: String(row.id),
       webhookId: row.webhook_id as string,
-      attempt: Number(row.attempts),
+      attempt: Number(row.attempts) + 1,
+      headId: String(row.head_id),
+      position: Number(row.position),
       event: toEvent({ ...row, id: row.event_id }),
     }));
   }
 
-  /** One statement: the delivery is done, and the webhook is no longer failing (only written when it was). */
-  async markDelivered(deliveryId: string, webhookId: string, statusCode: number): Promise<void> {
+  /**
+   * Records many successful deliveries in one statement: each is done (its attempt counted), and
+   * their webhooks are no longer failing (only written when one was).
+   */
+  async markDelivered(results: DeliveredResult[]): Promise<void> {
+    if (results.length === 0) return;
     await this.dataSource.query(
       `WITH done AS (
-         UPDATE webhook_deliveries SET status = 'delivered', last_status_code = $2, claimed_until = NULL, finished_at = now() WHERE id = $1 RETURNING 1)
-       UPDATE webhooks SET failing_since = NULL WHERE id = $3 AND failing_since IS NOT NULL AND EXISTS (SELECT 1 FROM done)`,
-      [deliveryId, statusCode, webhookId],
+         UPDATE webhook_deliveries d
+         SET status = 'delivered', attempts = d.attempts + 1, last_status_code = u.code, claimed_until = NULL, finished_at = now()
+         FROM unnest($1::bigint[], $2::int[]) AS u(id, code)
+         WHERE d.id = u.id AND d.status = 'pending'
+         RETURNING d.webhook_id)
+       UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (SELECT webhook_id FROM done)`,
+      [results.map((result) => result.deliveryId), results.map((result) => result.statusCode)],
     );
   }
 
   /**
-   * A failed attempt: retried at `retryAt`, or finally failed when null. Returns when the webhook
-   * started failing (kept across attempts until a success).
+   * A failed attempt (counted): retried at `retryAt`, or finally failed when null. Returns when the
+   * webhook started failing (kept across attempts until a success).
    */
   async markAttemptFailed(deliveryId: string, webhookId: string, statusCode: number | null, error: string, retryAt: Date | null): Promise<Date> {
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query(
-        `UPDATE webhook_deliveries SET status = $2, last_status_code = $3, last_error = $4, claimed_until = NULL,
+    const rows: Raw[] = await this.dataSource.query(
+      `WITH attempt AS (
+         UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1, last_status_code = $3, last_error = $4, claimed_until = NULL,
            next_attempt_at = COALESCE($5, next_attempt_at), finished_at = CASE WHEN $5::timestamptz IS NULL THEN now() END
-         WHERE id = $1`,
-        [deliveryId, retryAt ? 'pending' : 'failed', statusCode, error.slice(0, 1000), retryAt],
-      );
-      const rows: Raw[] = await manager.query(
-        `WITH w AS (UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = $1 RETURNING failing_since) SELECT * FROM w`,
-        [webhookId],
-      );
-      return (rows[0]?.failing_since as Date) ?? new Date();
-    });
+         WHERE id = $1 AND status = 'pending'),
+       webhook AS (
+         UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = $6 RETURNING failing_since)
+       SELECT failing_since FROM webhook`,
+      [deliveryId, retryAt ? 'pending' : 'failed', statusCode, error.slice(0, 1000), retryAt, webhookId],
+    );
+    return (rows[0]?.failing_since as Date) ?? new Date();
   }
 
   /** Stops a webhook (410 Gone, or failing too long) and gives up its pending deliveries. */
@@ -160,9 +210,10 @@ export class DeliveryRepository {
     });
   }
 
-  /** Lets go of a claim without counting the attempt (relay shutting down, receiver at its limit). */
-  async release(deliveryId: string): Promise<void> {
-    await this.dataSource.query(`UPDATE webhook_deliveries SET claimed_until = NULL, attempts = GREATEST(attempts - 1, 0) WHERE id = $1 AND status = 'pending'`, [deliveryId]);
+  /** Lets go of claims not sent (relay stopping, a lane's run cut short): another pass takes them again. */
+  async release(deliveryIds: string[]): Promise<void> {
+    if (deliveryIds.length === 0) return;
+    await this.dataSource.query(`UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ANY($1::bigint[]) AND status = 'pending'`, [deliveryIds]);
   }
 
   async logError(record: DeliveryErrorRecord): Promise<void> {

@@ -89,6 +89,13 @@ export class WebhookRepository {
     return rows.map(toRow);
   }
 
+  /** The rows of these webhooks that still exist (one query for a whole claim's webhooks). */
+  async byIds(ids: string[]): Promise<WebhookRow[]> {
+    if (ids.length === 0) return [];
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE id = ANY($1::text[])`, [ids]);
+    return rows.map(toRow);
+  }
+
   async byId(id: string): Promise<WebhookRow | null> {
     const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE id = $1`, [id]);
     return rows.length ? toRow(rows[0]) : null;

@@ -50,6 +50,8 @@ describe('POST /message/history-sync (HTTP → worker → Baileys → phone → 
     const events = await waitFor(historyEvents, (rows) => rows.some((row) => row.payload.messages?.some((message: { messageid: string }) => message.messageid === 'HS-OLD3')), 20_000, 'history event');
     const event = events.find((row) => row.payload.messages?.some((message: { messageid: string }) => message.messageid === 'HS-OLD3'))!.payload;
     expect(event.messages.map((message: { messageid: string }) => message.messageid).sort()).toEqual(['HS-OLD2', 'HS-OLD3']);
+    // The event names the request it answers (the id history-sync answered), not the pairing's.
+    expect(event.request_id).toBe(body.details.request_id);
     expect(await find('HS-OLD2')).toMatchObject({ chatid: friend.jid, text: 'segunda', fromMe: true });
     expect(await find('HS-OLD1')).toBeUndefined();
   });

@@ -328,7 +328,8 @@ export class InboundSocketHandler {
       events.push(
         historyEvent(
           {
-            requestId: row?.pairingRequestId ?? '',
+            // An on-demand sync (POST /message/history-sync) carries its own request's id; the others the pairing's.
+            requestId: history.peerDataRequestSessionId || (row?.pairingRequestId ?? ''),
             syncType: history.syncType === undefined || history.syncType === null ? '' : String(history.syncType),
             progress: history.progress ?? null,
             isLatest: history.isLatest ?? null,

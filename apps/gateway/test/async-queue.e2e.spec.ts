@@ -26,6 +26,15 @@ describe('async send queue (HTTP → queue → dispatcher → worker → simulat
     await stack.stop();
   });
 
+  it('should answer an async send 401 once its instance is deleted, even with its token looked up a moment ago', async () => {
+    const gone = await stack.gw.createInstance('soon-deleted');
+    const first = await stack.gw.call('POST', '/send/text', { token: gone.token, body: { number: contact, text: 'antes', async: true } });
+    expect(first).toMatchObject({ status: 200, body: { status: 'Queued' } });
+    expect((await stack.gw.call('DELETE', '/instance', { token: gone.token })).status).toBe(200);
+    const after = await stack.gw.call('POST', '/send/text', { token: gone.token, body: { number: contact, text: 'depois', async: true } });
+    expect(after).toEqual({ status: 401, body: expect.objectContaining({ error: 'Invalid token' }) });
+  });
+
   it('should answer 200 Queued at once, then deliver the message and mark it Sent', async () => {
     const { status: code, body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: 'Olá em fila', async: true, track_id: 'A-1' } });
     expect(code).toBe(200);

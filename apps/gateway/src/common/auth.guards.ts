@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { DataSource } from 'typeorm';
 import { AdminTokenService } from '../admin/admin-token.service';
 import { DATA_SOURCE } from '../runtime/tokens';
+import { asyncAcceptTokens, isAsyncSend } from '../queue/accept-token-cache';
 import { ApiError } from './api-error';
 
 type AuthedRequest = FastifyRequest & { instance?: InstanceEntity };
@@ -39,8 +40,11 @@ export class InstanceGuard implements CanActivate {
     const token = header(request, 'token') ?? queryToken(request);
     // Tokens are UUID-shaped; anything else cannot match and is not worth a query.
     if (!token || token.length > 100) throw new ApiError(401, 'Invalid token');
-    const instance = await this.instances.findByToken(token);
+    // Async sends may use an instance looked up in the last second (see AcceptTokenCache); the rest read it fresh.
+    const cacheable = isAsyncSend(request.method, request.url, request.body);
+    const instance = (cacheable ? asyncAcceptTokens.get(token) : undefined) ?? (await this.instances.findByToken(token));
     if (!instance) throw new ApiError(401, 'Invalid token');
+    if (cacheable) asyncAcceptTokens.set(token, instance);
     request.instance = instance;
     return true;
   }

@@ -6,6 +6,7 @@ import { toMessageRecord, type InstanceEntity } from '@gw/persistence';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { BUS, DATA_SOURCE } from '../runtime/tokens';
+import { asyncAcceptTokens } from './accept-token-cache';
 
 /** The gateway's side of the `async=true` queue: accept durably, report, clear. The dispatcher sends. */
 @Injectable()
@@ -18,7 +19,17 @@ export class AsyncQueueService {
 
   /** In Postgres (messages row `Queued` + queue row) before it returns: the Message record to answer with. */
   async enqueue(instance: InstanceEntity, request: SendRequest) {
-    const row = await this.queue.enqueue(request, instance.owner);
+    let row;
+    try {
+      row = await this.queue.enqueue(request, instance.owner);
+    } catch (error) {
+      // The instance is gone (deleted since its token was looked up): as for an unknown token.
+      if ((error as { code?: string }).code === '23503') {
+        asyncAcceptTokens.forget(instance.token);
+        throw new ApiError(401, 'Invalid token');
+      }
+      throw error;
+    }
     return toMessageRecord(row, instance.owner);
   }
 
@@ -32,6 +43,11 @@ export class AsyncQueueService {
     if (outcome.ok) return { response: 'Async queue cleared', instanceId: instance.id, stats: outcome.stats };
     const message = outcome.reason === 'resetting' ? 'async queue is resetting, try again later' : 'async queue did not drain before reset';
     throw new ApiError(409, message, { instanceId: instance.id, stats: outcome.stats });
+  }
+
+  /** Accept statements written and the sends they carried (group commit; see EnqueueBatcher). */
+  acceptStats(): { statements: number; items: number; fallbacks: number } {
+    return this.queue.acceptStats;
   }
 
   /** Delay settings changed: the dispatchers re-evaluate the waiting sends at once. */

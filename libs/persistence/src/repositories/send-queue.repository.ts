@@ -127,18 +127,19 @@ export class SendQueueRepository {
     const lanes = add([...new Set(items.map(({ message }) => message.instanceId))].sort());
     const rows = rowsOf(
       await this.dataSource.query(
-        `WITH m AS (INSERT INTO messages (${columns.join(', ')}) VALUES ${messageValues.join(', ')} RETURNING *),
+        `WITH m AS (INSERT INTO messages (${columns.join(', ')}) VALUES ${messageValues.join(', ')} RETURNING instance_id, message_id, created_at, updated_at),
          lane AS (INSERT INTO send_lanes (instance_id) SELECT id FROM unnest(${lanes}::text[]) AS lanes(id) ORDER BY id ON CONFLICT (instance_id) DO NOTHING),
          q AS (INSERT INTO send_queue (instance_id, message_id, request) VALUES ${queueValues.join(', ')})
          SELECT * FROM m`,
         params,
       ),
     );
+    // The rows are what was given plus the timestamps Postgres set (no need to read the wide rows back).
     const byKey = new Map(rows.map((row) => [`${String(row.instance_id)}\u0000${String(row.message_id)}`, row]));
     return items.map(({ message }) => {
       const row = byKey.get(`${message.instanceId}\u0000${message.messageId}`);
       if (!row) throw new Error(`enqueueMany: no row returned for ${message.messageId}`);
-      return toMessageRow(row);
+      return toMessageRow({ ...Object.fromEntries(fields.map((field, index) => [columns[index], message[field]])), created_at: row.created_at, updated_at: row.updated_at });
     });
   }
 

@@ -1,102 +1,446 @@
 /**
- * bench/queue: the async send queue. Enqueue throughput of our accept path (AsyncQueue.enqueue: one
- * transaction, `Queued` messages row + queue row) next to a bare single-row INSERT loop on the same
- * Postgres, with the same concurrency; then dispatch throughput (claim → fake worker → complete) for
- * many instances with no pacing gap.
+ * bench/queue: the async send queue over HTTP, as a client sees it.
  *
- *   npm run bench -- queue [--n 5000] [--concurrency 32] [--instances 50]
+ *   npm run bench -- queue [--n 100000] [--instances 1000] [--concurrency 64] [--cancel 10000]
+ *                          [--drain 3000] [--drain-instances 50] [--pace-instances 5] [--pace-sends 21]
+ *                          [--pace-gap 1] [--bare 1]
  *
- * Prints one JSON object. Goal: ≥ 3,000 enqueues/s.
+ * Phases (the defaults are the issue's sizes):
+ * 1. baseline: a bare HTTP loop (node:http + one pg INSERT of the request per call, token checked in
+ *    a Map) under the same client, the same N and concurrency: what this machine does with no framework;
+ * 2. enqueue: N `POST /send/text {async:true}` across `instances` instances to the gateway's HTTP app
+ *    (Nest on Fastify, the InstanceGuard's token lookup, validation, the accept path: `Queued` row +
+ *    queue row committed before each 200);
+ * 3. cancel: one more instance holding `cancel` queued sends, then `DELETE /message/async`: its latency
+ *    and its stats;
+ * 4. drain: the queue emptied, `drain-instances` instances paired with the simulator in load mode and
+ *    adopted by a session worker; `drain` async sends queued with no gap (msg_delay 0), then a
+ *    dispatcher started: sends relayed per second until all are out;
+ * 5. pacing: `pace-instances` of them with msg_delay_min = msg_delay_max = `pace-gap` s and `pace-sends`
+ *    sends each: the gap observed between consecutive sends of one instance (relayed_at, stamped by the
+ *    worker when the message went to the network) minus the configured gap.
+ *
+ * Processes: the orchestrator (HTTP client, undici keep-alive, and the SQL it needs to check), the
+ * simulator, the bare server, and ours (gateway HTTP app + later a session worker and a dispatcher on one
+ * in-process bus: the accept path measured alone, as the dispatcher is its own service in production).
+ * Prints one JSON object on stdout (progress on stderr).
+ * Goals: enqueue ≥ 3,000/s, cancel of 10,000 ≤ 1 s, pacing p99 error ≤ 100 ms.
  */
-import { InProcessBus } from '@gw/bus';
-import { Subjects, type SendRequest } from '@gw/contracts';
-import { AsyncDispatcher, ASYNC_DISPATCHER_DEFAULTS, AsyncQueue } from '@gw/dispatch';
-import { InstanceRepository, openDatabase } from '@gw/persistence';
-import { createLogger } from '@gw/platform';
+import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
 
+type Role = 'orchestrate' | 'sim' | 'bare' | 'ours';
+
+interface SimInfo {
+  websocketUrl: string;
+  controlUrl: string;
+  rootPublicKey: string;
+}
+
+interface LoadResult {
+  ok: number;
+  failed: number;
+  firstError?: string;
+  seconds: number;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+const roleGiven = process.argv[2] !== undefined && !process.argv[2].startsWith('--');
+const role = (roleGiven ? process.argv[2] : 'orchestrate') as Role;
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
-const N = Number(args.get('n') ?? 5_000);
-const CONCURRENCY = Number(args.get('concurrency') ?? 32);
-const INSTANCES = Number(args.get('instances') ?? 50);
-const url = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+for (let i = roleGiven ? 3 : 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+const num = (name: string, fallback: number) => Number(args.get(name) ?? fallback);
+const N = num('n', 100_000);
+const INSTANCES = num('instances', 1_000);
+const CONCURRENCY = num('concurrency', 64);
+const CANCEL = num('cancel', 10_000);
+const DRAIN = num('drain', 3_000);
+const DRAIN_INSTANCES = num('drain-instances', 50);
+const PACE_INSTANCES = num('pace-instances', 5);
+const PACE_SENDS = num('pace-sends', 21);
+const PACE_GAP_S = num('pace-gap', 1);
+const BARE = num('bare', 1);
+const PEER = '5511999990000';
+/** `--cpu-prof <dir>`: a V8 CPU profile of ours (the gateway, later with worker and dispatcher) written there. */
+const CPU_PROF = args.get('cpu-prof');
+/** `--only enqueue`: stop after the enqueue phase (profiling the accept path). */
+const ONLY = args.get('only');
 
-async function inParallel(count: number, work: (index: number) => Promise<void>): Promise<number> {
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const log = (line: string) => process.stderr.write(`[queue:${role}] ${line}\n`);
+const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] : 0);
+const send = (message: unknown) => process.send?.(message);
+
+function firstMessage<T>(proc: ChildProcess, accept: (message: unknown) => boolean = () => true): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`child exited with ${code} before answering`));
+    const onMessage = (message: unknown) => {
+      if (!accept(message)) return;
+      proc.off('exit', onExit);
+      proc.off('message', onMessage);
+      resolve(message as T);
+    };
+    proc.once('exit', onExit);
+    proc.on('message', onMessage);
+  });
+}
+
+/** Asks a child to do something and waits for its `{done: what}`. */
+async function ask<T>(proc: ChildProcess, what: string, extra: Record<string, unknown> = {}): Promise<T> {
+  const answer = firstMessage<T & { done: string; error?: string }>(proc, (message) => (message as { done?: string }).done === what);
+  proc.send({ do: what, ...extra });
+  const result = await answer;
+  if (result.error) throw new Error(`${what}: ${result.error}`);
+  return result;
+}
+
+// --- the HTTP load -------------------------------------------------------------------------------
+
+async function drive(baseUrl: string, count: number, build: (index: number) => { method: 'POST' | 'DELETE'; path: string; token: string; body?: unknown }): Promise<LoadResult> {
+  const { Agent, request } = await import('undici');
+  const agent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 60_000 });
+  const latencies: number[] = [];
+  let failed = 0;
+  let firstError: string | undefined;
   let next = 0;
   const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < count) await work(next++);
-    }),
-  );
-  return Number(process.hrtime.bigint() - started) / 1e9;
+  try {
+    await Promise.all(
+      Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
+        while (next < count) {
+          const call = build(next++);
+          const t0 = process.hrtime.bigint();
+          try {
+            const response = await request(`${baseUrl}${call.path}`, {
+              method: call.method,
+              dispatcher: agent,
+              headers: { 'content-type': 'application/json', token: call.token },
+              body: call.body === undefined ? undefined : JSON.stringify(call.body),
+            });
+            const text = await response.body.text();
+            if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+            latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+          } catch (error) {
+            failed++;
+            firstError ??= String((error as Error)?.message ?? error);
+          }
+        }
+      }),
+    );
+  } finally {
+    await agent.close();
+  }
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  latencies.sort((a, b) => a - b);
+  return {
+    ok: latencies.length,
+    failed,
+    ...(firstError ? { firstError } : {}),
+    seconds: round(seconds, 2),
+    perSecond: Math.round(latencies.length / seconds),
+    p50Ms: round(quantile(latencies, 0.5)),
+    p99Ms: round(quantile(latencies, 0.99)),
+  };
+}
+
+const textSend = (index: number) => ({ number: PEER, text: `bench message ${index}`, async: true });
+
+// --- the simulator -------------------------------------------------------------------------------
+
+async function control<T>(sim: SimInfo, method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${sim.controlUrl}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+async function runSim(): Promise<void> {
+  const { startSimulator } = await import('@gw/wa-sim');
+  // Load mode: phones acknowledge without decrypting.
+  const sim = await startSimulator({ logLevel: 'silent', phoneDecrypt: false, initialPrekeyCount: 1000, media: false });
+  await control({ websocketUrl: sim.websocketUrl, controlUrl: sim.controlUrl, rootPublicKey: sim.rootPublicKey }, 'POST', '/sim/accounts', { phone: PEER });
+  send({ websocketUrl: sim.websocketUrl, controlUrl: sim.controlUrl, rootPublicKey: sim.rootPublicKey } satisfies SimInfo);
+  process.on('disconnect', () => void sim.stop().finally(() => process.exit(0)));
+}
+
+// --- the bare HTTP loop --------------------------------------------------------------------------
+
+async function runBare(databaseUrl: string, schema: string): Promise<void> {
+  const pg = await import('pg');
+  const Pool = pg.default?.Pool ?? pg.Pool;
+  const pool = new Pool({ connectionString: databaseUrl, max: 20, options: `-c search_path=${schema}` });
+  await pool.query(`CREATE TABLE IF NOT EXISTS bare_sends (id bigserial PRIMARY KEY, instance_id text NOT NULL, request jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+  const tokens = new Map<string, string>(Array.from({ length: INSTANCES }, (_, index) => [`tok-${index}`, `inst-${index}`]));
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const answer = (status: number, body: unknown) => {
+        response.writeHead(status, { 'content-type': 'application/json' });
+        response.end(JSON.stringify(body));
+      };
+      const instance = tokens.get(String(request.headers.token));
+      if (!instance) return answer(401, { error: 'Invalid token' });
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString()) as Record<string, unknown>;
+      } catch {
+        return answer(400, { error: 'bad json' });
+      }
+      pool.query(`INSERT INTO bare_sends (instance_id, request) VALUES ($1, $2::jsonb) RETURNING id`, [instance, JSON.stringify(body)]).then(
+        (result) => answer(200, { id: String(result.rows[0].id), status: 'Queued' }),
+        (error: Error) => answer(500, { error: error.message }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  send({ baseUrl: `http://127.0.0.1:${(server.address() as { port: number }).port}` });
+  process.once('disconnect', () => {
+    server.close();
+    void pool.end().finally(() => process.exit(0));
+  });
+}
+
+// --- ours ----------------------------------------------------------------------------------------
+
+async function runOurs(databaseUrl: string, schema: string, sim: SimInfo): Promise<void> {
+  const { openDatabase } = await import('@gw/persistence');
+  const { InProcessBus } = await import('@gw/bus');
+  const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
+  const { AsyncDispatcher, ASYNC_DISPATCHER_DEFAULTS } = await import('@gw/dispatch');
+  const { EnvReader, createLogger } = await import('@gw/platform');
+  const { loadGatewayConfig } = await import('../../apps/gateway/src/runtime/gateway-config');
+  const { createHttpApp } = await import('../../apps/gateway/src/runtime/http-app');
+  const { AsyncQueueService } = await import('../../apps/gateway/src/queue/async-queue.service');
+  const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 24 });
+  const bus = new InProcessBus();
+  const logger = createLogger('bench', 'silent');
+  const env: Record<string, string> = { DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'silent', RPC_TIMEOUT_MS: '30000' };
+  const config = loadGatewayConfig(new EnvReader(env), []);
+  const app = await createHttpApp({ config, dataSource, bus, logger });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const accepts = app.get(AsyncQueueService, { strict: false });
+  // Counts the SQL statements of the accept path (pg's Client.query sees every statement TypeORM issues).
+  const pg = await import('pg');
+  const statements = new Map<string, number>();
+  const clientPrototype = (pg.default?.Client ?? pg.Client).prototype as unknown as { query: (...call: unknown[]) => unknown };
+  const originalQuery = clientPrototype.query;
+  clientPrototype.query = function (this: unknown, ...call: unknown[]) {
+    const first = call[0] as string | { text?: string };
+    const text = (typeof first === 'string' ? first : (first?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 80);
+    statements.set(text, (statements.get(text) ?? 0) + 1);
+    return originalQuery.apply(this, call);
+  };
+  let worker: InstanceType<typeof SessionWorker> | undefined;
+  let dispatcher: InstanceType<typeof AsyncDispatcher> | undefined;
+
+  process.on('message', (message: { do: string; [key: string]: unknown }) => {
+    const done = (result: Record<string, unknown> = {}) => send({ done: message.do, ...result });
+    const work = async () => {
+      switch (message.do) {
+        case 'accept-stats':
+          return done({ stats: accepts.acceptStats(), sql: [...statements.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8) });
+        case 'start-worker': {
+          worker = new SessionWorker({
+            dataSource,
+            bus,
+            logger,
+            config: sessionWorkerConfig({
+              workerId: 'bench-worker',
+              capacity: DRAIN_INSTANCES,
+              simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
+            }),
+          });
+          await worker.start();
+          return done();
+        }
+        case 'start-dispatcher':
+          dispatcher = new AsyncDispatcher(dataSource, bus, { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'bench', maxLanes: DRAIN_INSTANCES }, logger);
+          dispatcher.start();
+          return done();
+        case 'stop': {
+          await dispatcher?.stop();
+          await app.close();
+          await worker?.stop();
+          await bus.close();
+          await dataSource.destroy();
+          done();
+          return setTimeout(() => process.exit(0), 100);
+        }
+      }
+    };
+    work().catch((error: unknown) => done({ error: String((error as Error)?.stack ?? error) }));
+  });
+  send({ baseUrl: `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}` });
+}
+
+// --- orchestration -------------------------------------------------------------------------------
+
+function child(roleName: Role, extra: string[]): ChildProcess {
+  const passed = [...args.entries()].flatMap(([key, value]) => [`--${key}`, value]);
+  const profile = CPU_PROF && roleName === 'ours' ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, '--cpu-prof-name=ours.cpuprofile'] : [];
+  return fork(process.argv[1], [roleName, ...passed, ...extra], { execArgv: ['--expose-gc', ...profile], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+async function orchestrate(): Promise<void> {
+  const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const pg = await import('pg');
+  const Client = pg.default?.Client ?? pg.Client;
+  const db = new Client({ connectionString: databaseUrl, options: `-c search_path=${schema}` });
+  await db.connect();
+  const count = async (sql: string, params: unknown[] = []) => Number((await db.query(sql, params)).rows[0].n);
+  const children: ChildProcess[] = [];
+  const result: Record<string, unknown> = { bench: 'queue', node: process.version, n: N, instances: INSTANCES, concurrency: CONCURRENCY };
+  try {
+    await db.query(`CREATE SCHEMA "${schema}"`);
+
+    // 1. Bare HTTP loop.
+    if (BARE) {
+      const bare = child('bare', ['--db', databaseUrl, '--schema', schema]);
+      children.push(bare);
+      const { baseUrl } = await firstMessage<{ baseUrl: string }>(bare);
+      log(`bare: ${N} requests`);
+      const load = await drive(baseUrl, N, (index) => ({ method: 'POST', path: '/send/text', token: `tok-${index % INSTANCES}`, body: textSend(index) }));
+      result.bareHttpInsert = load;
+      log(`bare: ${JSON.stringify(load)}`);
+      bare.disconnect();
+    }
+
+    // 2. Enqueue through the gateway.
+    const simProcess = child('sim', []);
+    children.push(simProcess);
+    const sim = await firstMessage<SimInfo>(simProcess);
+    const ours = child('ours', ['--db', databaseUrl, '--schema', schema, '--sim', JSON.stringify(sim)]);
+    children.push(ours);
+    const { baseUrl } = await firstMessage<{ baseUrl: string }>(ours);
+    // The migrations ran in ours: the tables exist now.
+    await db.query(
+      `INSERT INTO instances (id, token, name, owner) SELECT 'qbench' || n, 'qtok-' || n, 'bench-' || n, '55119888' || lpad(n::text, 5, '0') FROM generate_series(0, $1::int) AS n`,
+      [INSTANCES],
+    );
+    log(`enqueue: ${N} async sends over ${INSTANCES} instances`);
+    const enqueue = await drive(baseUrl, N, (index) => ({ method: 'POST', path: '/send/text', token: `qtok-${index % INSTANCES}`, body: textSend(index) }));
+    const queued = await count(`SELECT count(*) AS n FROM send_queue q JOIN messages m ON m.instance_id = q.instance_id AND m.message_id = q.message_id AND m.status = 'Queued'`);
+    const { stats, sql } = await ask<{ stats: { statements: number; items: number }; sql: Array<[string, number]> }>(ours, 'accept-stats');
+    log(`enqueue: SQL statements by text: ${JSON.stringify(sql)}`);
+    result.enqueue = { ...enqueue, queuedRowsFound: queued, sendsPerStatement: round(stats.items / Math.max(1, stats.statements), 1) };
+    log(`enqueue: ${JSON.stringify(result.enqueue)}`);
+    if (ONLY === 'enqueue') {
+      await ask(ours, 'stop').catch(() => undefined);
+      await new Promise((resolve) => ours.once('exit', resolve));
+      process.stdout.write(`${JSON.stringify(result)}\n`);
+      return;
+    }
+
+    // 3. Cancel: instance INSTANCES (the spare one) holding CANCEL queued sends.
+    log(`cancel: queue ${CANCEL} on one instance`);
+    const fill = await drive(baseUrl, CANCEL, (index) => ({ method: 'POST', path: '/send/text', token: `qtok-${INSTANCES}`, body: textSend(index) }));
+    const holding = await count(`SELECT count(*) AS n FROM send_queue WHERE instance_id = $1`, [`qbench${INSTANCES}`]);
+    const { request } = await import('undici');
+    const t0 = process.hrtime.bigint();
+    const response = await request(`${baseUrl}/message/async`, { method: 'DELETE', headers: { token: `qtok-${INSTANCES}` } });
+    const answer = (await response.body.json()) as { stats?: Record<string, number> };
+    const cancelMs = Number(process.hrtime.bigint() - t0) / 1e6;
+    const canceledRows = await count(`SELECT count(*) AS n FROM messages WHERE instance_id = $1 AND status = 'Canceled'`, [`qbench${INSTANCES}`]);
+    result.cancel = { queued: holding, fillFailed: fill.failed, status: response.statusCode, ms: round(cancelMs), stats: answer.stats, canceledRows };
+    log(`cancel: ${JSON.stringify(result.cancel)}`);
+
+    // 4. Drain: a clean queue, DRAIN_INSTANCES paired instances, a worker, then a dispatcher.
+    await db.query(`TRUNCATE send_queue`);
+    log(`drain: pairing ${DRAIN_INSTANCES} instances with the simulator`);
+    for (let index = 0; index < DRAIN_INSTANCES; index++) {
+      const phone = `5533${String(index).padStart(8, '0')}`;
+      await control(sim, 'POST', '/sim/accounts', { phone });
+      const { creds } = await control<{ creds: unknown }>(sim, 'POST', `/sim/accounts/${phone}/provision`, {});
+      const id = `dbench${index}`;
+      await db.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $1, 'connected', true, $3)`, [id, `dtok-${index}`, phone]);
+      await db.query(`INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)`, [id, JSON.stringify(creds)]);
+    }
+    await ask(ours, 'start-worker');
+    const deadline = Date.now() + 300_000;
+    while ((await count(`SELECT count(*) AS n FROM instances WHERE id LIKE 'dbench%' AND status = 'connected'`)) < DRAIN_INSTANCES && Date.now() < deadline) await sleep(250);
+    const connected = await count(`SELECT count(*) AS n FROM instances WHERE id LIKE 'dbench%' AND status = 'connected'`);
+    log(`drain: ${connected}/${DRAIN_INSTANCES} connected; warm-up send per instance`);
+    // Warm-up (not counted): the first send of each instance sets up its Signal session with the peer.
+    await ask(ours, 'start-dispatcher');
+    const warm = await drive(baseUrl, DRAIN_INSTANCES, (index) => ({ method: 'POST', path: '/send/text', token: `dtok-${index}`, body: textSend(index) }));
+    const out = `SELECT count(*) AS n FROM messages WHERE instance_id LIKE 'dbench%' AND (relayed_at IS NOT NULL OR status = 'Failed')`;
+    while ((await count(out)) < warm.ok && Date.now() < deadline) await sleep(100);
+    // Timed from the first accept to the last send out (accepting is far faster than sending).
+    const before = await count(out);
+    log(`drain: ${DRAIN} sends over ${connected} instances, msg_delay 0`);
+    const drainStarted = Date.now();
+    const drainLoad = await drive(baseUrl, DRAIN, (index) => ({ method: 'POST', path: '/send/text', token: `dtok-${index % DRAIN_INSTANCES}`, body: textSend(index) }));
+    while ((await count(out)) < before + drainLoad.ok && Date.now() < deadline + 300_000) await sleep(100);
+    const drainSeconds = (Date.now() - drainStarted) / 1000;
+    const failedSends = await count(`SELECT count(*) AS n FROM messages WHERE instance_id LIKE 'dbench%' AND status = 'Failed'`);
+    result.drain = { instances: connected, sends: drainLoad.ok, acceptSeconds: drainLoad.seconds, seconds: round(drainSeconds, 2), perSecond: Math.round(drainLoad.ok / drainSeconds), failed: failedSends };
+    log(`drain: ${JSON.stringify(result.drain)}`);
+
+    // 5. Pacing: PACE_INSTANCES instances, a fixed gap, PACE_SENDS sends each.
+    const paced = Array.from({ length: Math.min(PACE_INSTANCES, connected) }, (_, index) => index);
+    await db.query(`UPDATE instances SET msg_delay_min = $2, msg_delay_max = $2 WHERE id = ANY($1::text[])`, [paced.map((index) => `dbench${index}`), PACE_GAP_S]);
+    log(`pacing: ${paced.length} instances × ${PACE_SENDS} sends, gap ${PACE_GAP_S} s`);
+    const pacedSince = new Date();
+    const pacing = await drive(baseUrl, paced.length * PACE_SENDS, (index) => ({ method: 'POST', path: '/send/text', token: `dtok-${paced[index % paced.length]}`, body: textSend(index) }));
+    const pacedOut = `SELECT count(*) AS n FROM messages WHERE instance_id = ANY($1::text[]) AND created_at >= $2 AND (relayed_at IS NOT NULL OR status = 'Failed')`;
+    const paceDeadline = Date.now() + (PACE_SENDS * PACE_GAP_S + 120) * 1000;
+    while ((await count(pacedOut, [paced.map((index) => `dbench${index}`), pacedSince])) < pacing.ok && Date.now() < paceDeadline) await sleep(200);
+    const rows = (
+      await db.query(
+        `SELECT instance_id, extract(epoch FROM relayed_at) * 1000 AS at FROM messages WHERE instance_id = ANY($1::text[]) AND created_at >= $2 AND relayed_at IS NOT NULL ORDER BY instance_id, relayed_at`,
+        [paced.map((index) => `dbench${index}`), pacedSince],
+      )
+    ).rows as Array<{ instance_id: string; at: string }>;
+    const errors: number[] = [];
+    let below = 0;
+    for (let i = 1; i < rows.length; i++) {
+      if (rows[i].instance_id !== rows[i - 1].instance_id) continue;
+      const gap = Number(rows[i].at) - Number(rows[i - 1].at);
+      if (gap < PACE_GAP_S * 1000) below++;
+      errors.push(Math.abs(gap - PACE_GAP_S * 1000));
+    }
+    errors.sort((a, b) => a - b);
+    result.pacing = {
+      instances: paced.length,
+      gapMs: PACE_GAP_S * 1000,
+      gaps: errors.length,
+      gapsShorterThanConfigured: below,
+      p50ErrorMs: round(quantile(errors, 0.5)),
+      p99ErrorMs: round(quantile(errors, 0.99)),
+      maxErrorMs: round(errors[errors.length - 1] ?? 0),
+    };
+    log(`pacing: ${JSON.stringify(result.pacing)}`);
+
+    await ask(ours, 'stop').catch(() => undefined);
+    const enqueueResult = result.enqueue as LoadResult;
+    const cancelResult = result.cancel as { ms: number; status: number; canceledRows: number };
+    const pacingResult = result.pacing as { p99ErrorMs: number; gaps: number };
+    result.goals = {
+      enqueuePerSecond: { goal: 3_000, measured: enqueueResult.perSecond, met: enqueueResult.perSecond >= 3_000 && enqueueResult.failed === 0 },
+      cancelMs: { goal: 1_000, measured: cancelResult.ms, met: cancelResult.ms <= 1_000 && cancelResult.status === 200 && cancelResult.canceledRows === CANCEL },
+      pacingP99ErrorMs: { goal: 100, measured: pacingResult.p99ErrorMs, met: pacingResult.gaps > 0 && pacingResult.p99ErrorMs <= 100 },
+    };
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } finally {
+    for (const proc of children) if (proc.connected) proc.disconnect();
+    await sleep(500);
+    for (const proc of children) proc.kill();
+    await db.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    await db.end();
+  }
 }
 
 async function main(): Promise<void> {
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const dataSource = await openDatabase({ url, schema, poolSize: CONCURRENCY + 4 });
-  const bus = new InProcessBus();
-  try {
-    const instanceIds: string[] = [];
-    for (let n = 0; n < INSTANCES; n++) {
-      const id = `b${randomBytes(6).toString('hex')}`;
-      await new InstanceRepository(dataSource).create({ id, token: `t${id}`, name: id });
-      instanceIds.push(id);
-    }
-    const request = (index: number): SendRequest => {
-      const text = `bench message ${index}`;
-      return {
-        instanceId: instanceIds[index % INSTANCES],
-        recordId: `r${randomBytes(4).toString('hex').slice(0, 7)}`,
-        messageId: `3EB0${randomBytes(9).toString('hex').toUpperCase()}`,
-        chatJid: '5511999990000@s.whatsapp.net',
-        content: { kind: 'text', text, linkPreview: null },
-        delayMs: 0,
-        record: { sendFunction: 'SendTextMessage', sendPayload: { number: '5511999990000', text }, trackSource: '', trackId: '', sendFolderId: '' },
-      };
-    };
-
-    await dataSource.query(`CREATE TABLE bare_insert (id bigserial PRIMARY KEY, payload jsonb NOT NULL)`);
-    const bareSeconds = await inParallel(N, async (index) => void (await dataSource.query(`INSERT INTO bare_insert (payload) VALUES ($1::jsonb)`, [JSON.stringify(request(index))])));
-
-    const queue = new AsyncQueue(dataSource, bus);
-    const enqueueSeconds = await inParallel(N, async (index) => void (await queue.enqueue(request(index), '5511888880000')));
-
-    let sent = 0;
-    for (const id of instanceIds) {
-      bus.subscribe(Subjects.instance(id, 'send'), async (data) => {
-        const sentRequest = data as SendRequest;
-        await dataSource.query(`UPDATE messages SET status = 'Sent', relayed_at = now() WHERE instance_id = $1 AND message_id = $2`, [sentRequest.instanceId, sentRequest.messageId]);
-        sent++;
-        return { status: 'Sent' };
-      });
-    }
-    const dispatcher = new AsyncDispatcher(dataSource, bus, { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'bench', maxLanes: INSTANCES }, createLogger('bench', 'silent'));
-    const started = Date.now();
-    dispatcher.start();
-    while (sent < N) await new Promise((resolve) => setTimeout(resolve, 20));
-    const dispatchSeconds = (Date.now() - started) / 1000;
-    await dispatcher.stop();
-
-    process.stdout.write(
-      `${JSON.stringify({
-        bench: 'queue',
-        n: N,
-        concurrency: CONCURRENCY,
-        instances: INSTANCES,
-        bareInsertPerSecond: Math.round(N / bareSeconds),
-        enqueuePerSecond: Math.round(N / enqueueSeconds),
-        enqueueVsBare: Math.round((bareSeconds / enqueueSeconds) * 100) / 100,
-        dispatchPerSecond: Math.round(N / dispatchSeconds),
-        goalEnqueuePerSecond: 3_000,
-      })}\n`,
-    );
-  } finally {
-    await bus.close();
-    await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
-    await dataSource.destroy();
-  }
+  if (role === 'sim') return runSim();
+  if (role === 'bare') return runBare(args.get('db') as string, args.get('schema') as string);
+  if (role === 'ours') return runOurs(args.get('db') as string, args.get('schema') as string, JSON.parse(args.get('sim') as string) as SimInfo);
+  await orchestrate();
+  process.exit(0);
 }
 
 main().catch((error: unknown) => {

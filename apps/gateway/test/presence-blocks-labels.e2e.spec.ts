@@ -169,13 +169,37 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
     const associations = await waitFor(() => events('chat_labels'), (list) => list.some((event) => event.request_id === 'refresh-42'), 20_000, 'chat_labels event of the refresh');
     expect(associations.find((event) => event.request_id === 'refresh-42')).toMatchObject({ event: { chatid: expect.stringContaining(contact), labelid: '5', action: 'add', labels: ['5'] } });
 
-    // Without a header the gateway issues the id; a wrong `force` is refused.
-    const second = await waitFor(() => stack.gw.call('POST', '/labels/refresh', { token, body: {} }), (r) => r.status === 200 && r.body.status === 'started', 20_000, 'second refresh');
-    expect(second.body.request_id).toMatch(/^[0-9a-f-]{36}$/);
+    // Without a header the gateway issues the id. While WhatsApp is slow to answer, a second call
+    // finds the refresh running and answers its id.
+    await stack.control('POST', '/sim/faults', { kind: 'latency', delayMs: 2_000, device: phone });
+    try {
+      const second = await waitFor(() => stack.gw.call('POST', '/labels/refresh', { token, body: {} }), (r) => r.status === 200 && r.body.status === 'started', 20_000, 'second refresh');
+      expect(second.body.request_id).toMatch(/^[0-9a-f-]{36}$/);
+      const third = await stack.gw.call('POST', '/labels/refresh', { token, body: { force: true }, headers: { 'x-request-id': 'refresh-43' } });
+      expect(third.body).toMatchObject({ status: 'in_progress', request_id: second.body.request_id, force: false });
+    } finally {
+      await stack.control('POST', '/sim/faults', { kind: 'clear' });
+    }
     const wrong = await stack.gw.call('POST', '/labels/refresh', { token, body: { force: 'yes' } });
     expect(wrong.status).toBe(400);
     expect(wrong.body.error).toMatch(/force/);
   });
+
+  it('should catch up at login with a block made while the instance was away', async () => {
+    const contactJid = `${contact}@s.whatsapp.net`;
+    const before = (await events('blocks')).length;
+    // The phone's notification of the block is lost; the next login finds the block in WhatsApp's list.
+    await stack.control('POST', '/sim/faults', { kind: 'drop-deliveries', device: phone, count: 1 });
+    await stack.control('POST', `/sim/accounts/${phone}/blocklist`, { jid: contact, action: 'block' });
+    expect((await stack.control<Array<{ rule: { kind: string } }>>('GET', '/sim/faults')).some((fault) => fault.rule.kind === 'drop-deliveries')).toBe(false);
+    expect(await events('blocks')).toHaveLength(before);
+    const [device] = await stack.control<Array<{ jid: string }>>('GET', `/sim/devices?phone=${phone}`);
+    await stack.control('POST', `/sim/devices/${encodeURIComponent(device.jid)}/drop`);
+    const list = await waitFor(() => events('blocks'), (entries) => entries.length > before, 60_000, 'blocks event after login');
+    expect(list[before]).toMatchObject({ changes: [{ jid: contactJid, lid: contactLid, action: 'block' }], blockList: [contactJid] });
+    await waitFor(() => stack.gw.call('GET', '/instance/status', { token }), (r) => r.body.status?.connected === true, 30_000, 'reconnected');
+    expect((await stack.gw.call('GET', '/chat/blocklist', { token })).body).toEqual({ blockList: [contactJid] });
+  }, 90_000);
 
   it('should accept `leads` (an older event name) in webhook and SSE event lists', async () => {
     const webhook = await stack.gw.call('POST', '/webhook', { token, body: { url: 'http://127.0.0.1:9/hook', events: ['leads', 'presence'] } });

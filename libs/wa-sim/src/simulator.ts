@@ -632,12 +632,15 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     return { blocklist: [...account.blocklist] };
   }
 
-  /** `<notification type=account_sync><blocklist>` to the account's devices but the one that made the change. */
+  /**
+   * `<notification type=account_sync><blocklist>` to the account's devices but the one that made the
+   * change; like any delivery it can be lost with the `drop-deliveries` fault.
+   */
   blocklistChanged(account: Account, items: Array<{ jid: string; action: 'block' | 'unblock' }>, except?: LinkedDevice): void {
     for (const other of account.activeDevices()) {
-      if (other === except) continue;
-      this.deliverToCompanion(
-        other,
+      if (other === except || other.deviceId === 0) continue;
+      this.deliver(
+        { account, deviceId: other.deviceId },
         node('notification', { from: S_WHATSAPP_NET, id: nextServerId(), type: 'account_sync', t: String(unixNow()) }, [
           node('blocklist', {}, items.map((item) => node('item', { jid: item.jid, action: item.action }))),
         ]),

@@ -135,6 +135,14 @@ export class InboundSocketHandler {
     on('connection.update', async (update) => {
       if (update.connection === 'open') this.identity = null;
     });
+    // Baileys asks for the blocklist at login but keeps the answer to itself: ours follows it, so
+    // what changed while the instance was away is stored and announced.
+    const onOpen = (update: BaileysEventMap['connection.update']) => {
+      if (update.connection !== 'open') return;
+      this.syncBlocklist().catch((error: unknown) => (error instanceof FencedOutError ? this.failed('blocklist', error) : this.logger.warn({ err: error }, 'blocklist not synchronised at login')));
+    };
+    socket.ev.on('connection.update', onOpen);
+    detachers.push(() => socket.ev.off('connection.update', onOpen));
 
     // Raw stanzas Baileys does not turn into events: the server ack of our sends (→ Sent), and
     // `played` receipts in groups (Baileys reports those as read).

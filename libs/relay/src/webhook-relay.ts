@@ -87,12 +87,11 @@ export class WebhookRelay {
   private readonly disabled = new Set<string>();
   private subscription?: BusSubscription;
   private running = false;
-  private loopDone?: Promise<void>;
   private readonly pending = new Set<Promise<void>>();
 
-  /** What the next pass should do: fan out (new events were announced), claim (lanes may be free). */
-  private readonly dirty = { outbox: true, lanes: true };
-  private wakeLoop?: () => void;
+  /** Fans out when new events are announced; claims when lanes may have become free. Side by side. */
+  private readonly fanOutLoop: PassLoop;
+  private readonly claimLoop: PassLoop;
 
   /** Successes not yet recorded, and the flush recording them (one at a time). */
   private delivered: DeliveredResult[] = [];
@@ -108,13 +107,21 @@ export class WebhookRelay {
     this.deliveries = new DeliveryRepository(dataSource);
     this.webhooks = new WebhookRepository(dataSource);
     this.agent = new Agent({ connect: { lookup: guardedLookup(config.ssrf), timeout: config.requestTimeoutMs }, keepAliveTimeout: 10_000 });
+    const onError = (error: unknown) => this.logger.error({ err: error }, 'webhook relay pass failed');
+    this.fanOutLoop = new PassLoop(async () => {
+      if ((await this.fanOut()) > 0) this.claimLoop.poke();
+      return false;
+    }, config.pollIntervalMs, onError);
+    // A full claim may have left more behind: look again at once (receivers permitting).
+    this.claimLoop = new PassLoop(async () => (await this.claim()) >= config.batchSize, config.pollIntervalMs, onError);
   }
 
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.subscription = this.bus.subscribe(Subjects.outboxWildcard, () => this.signal('outbox'));
-    this.loopDone = this.loop();
+    this.subscription = this.bus.subscribe(Subjects.outboxWildcard, () => this.fanOutLoop.poke());
+    this.fanOutLoop.start();
+    this.claimLoop.start();
   }
 
   /** Stops claiming, lets requests in progress finish, gives back what was not sent, records results. */
@@ -122,8 +129,7 @@ export class WebhookRelay {
     if (!this.running) return;
     this.running = false;
     this.subscription?.unsubscribe();
-    this.wakeLoop?.();
-    await this.loopDone;
+    await Promise.all([this.fanOutLoop.stop(), this.claimLoop.stop()]);
     const waiting = [...this.receivers.values()].flatMap((receiver) => receiver.waiting.splice(0));
     await this.deliveries.release(waiting.flatMap((run) => run.claims.map((claim) => claim.deliveryId))).catch((error: unknown) => this.logger.warn({ err: error }, 'releasing claims at stop failed'));
     await Promise.allSettled([...this.pending]);
@@ -144,46 +150,6 @@ export class WebhookRelay {
       total += events;
       if (events < this.config.batchSize) return total;
     }
-  }
-
-  private signal(what: 'outbox' | 'lanes'): void {
-    this.dirty[what] = true;
-    this.wakeLoop?.();
-  }
-
-  private async loop(): Promise<void> {
-    while (this.running) {
-      const { outbox, lanes } = this.dirty;
-      this.dirty.outbox = false;
-      this.dirty.lanes = false;
-      try {
-        const fanned = outbox ? await this.fanOut() : 0;
-        // A full claim may have left more behind; the next pass looks again (receivers permitting).
-        if (lanes || fanned > 0) {
-          if ((await this.claim()) >= this.config.batchSize) this.dirty.lanes = true;
-        }
-      } catch (error) {
-        this.logger.error({ err: error }, 'webhook relay pass failed');
-      }
-      if (!this.running) break;
-      if (!this.dirty.outbox && !this.dirty.lanes) await this.idle();
-    }
-  }
-
-  /** Waits for a signal, or the poll interval (then looks at everything again). */
-  private async idle(): Promise<void> {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.dirty.outbox = true;
-        this.dirty.lanes = true;
-        resolve();
-      }, this.config.pollIntervalMs);
-      this.wakeLoop = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-    this.wakeLoop = undefined;
   }
 
   private track(promise: Promise<void>): void {
@@ -255,7 +221,7 @@ export class WebhookRelay {
           receiver.claimed -= run.claims.length;
           if (receiver.active === 0 && receiver.waiting.length === 0) this.receivers.delete(origin);
           else this.pump(origin, receiver);
-          this.signal('lanes');
+          this.claimLoop.poke();
         }),
       );
     }
@@ -397,7 +363,7 @@ export class WebhookRelay {
     if (batch.length === 0) return;
     try {
       await this.deliveries.markDelivered(batch);
-      this.signal('lanes');
+      this.claimLoop.poke();
     } catch (error) {
       // Kept for the next flush; if this process dies first, the claims lapse and they go out again.
       this.delivered.unshift(...batch);
@@ -421,6 +387,58 @@ export class WebhookRelay {
     const token = rows[0]?.token ?? '';
     this.tokens.set(instanceId, { token, at: Date.now() });
     return token;
+  }
+}
+
+/** Runs `pass` whenever poked (pokes during a pass make one more), and every `intervalMs` anyway. */
+class PassLoop {
+  private poked = true;
+  private running = false;
+  private wake?: () => void;
+  private done?: Promise<void>;
+
+  /** `pass` returns true when it wants to run again at once. */
+  constructor(
+    private readonly pass: () => Promise<boolean>,
+    private readonly intervalMs: number,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  start(): void {
+    this.running = true;
+    this.done = this.loop();
+  }
+
+  poke(): void {
+    this.poked = true;
+    this.wake?.();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.done;
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      this.poked = false;
+      try {
+        if (await this.pass()) this.poked = true;
+      } catch (error) {
+        this.onError(error);
+      }
+      if (this.running && !this.poked) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.intervalMs);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wake = undefined;
+      }
+    }
   }
 }
 

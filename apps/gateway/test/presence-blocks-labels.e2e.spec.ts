@@ -185,6 +185,56 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
     expect(wrong.body.error).toMatch(/force/);
   });
 
+  it('should create, edit and delete labels and set a chat’s labels through the phone’s app state', async () => {
+    const contactJid = `${contact}@s.whatsapp.net`;
+    const created = await stack.gw.call('POST', '/label/edit', { token, body: { labelid: 'new', name: 'VIP', color: 4 } });
+    expect(created.status).toBe(200);
+    expect(created.body).toEqual({ response: 'Label created', labelid: '6' }); // one past label 5
+    const labelled = await stack.gw.call('GET', '/labels', { token });
+    expect(labelled.body.find((label: any) => label.labelid === '6')).toMatchObject({ name: 'VIP', color: 4, colorHex: '#9ab6c1' });
+    // It went to WhatsApp as an app-state patch, and was announced.
+    const state = await stack.control<Record<string, { mutations: Array<{ index: string[] | null; action: Record<string, any> | null }> }>>('GET', `/sim/accounts/${phone}/app-state`);
+    expect(state.regular.mutations.some((mutation) => mutation.index?.[0] === 'label_edit' && mutation.index[1] === '6' && mutation.action?.labelEditAction?.name === 'VIP')).toBe(true);
+    expect((await events('labels')).some((event) => event.label.id === '6' && event.request_id === '')).toBe(true);
+
+    expect((await stack.gw.call('POST', '/label/edit', { token, body: { labelid: '6', name: 'VIP+' } })).body).toEqual({ response: 'Label edited' });
+    expect((await stack.gw.call('GET', '/labels', { token })).body.find((label: any) => label.labelid === '6')).toMatchObject({ name: 'VIP+', color: 4 });
+
+    expect((await stack.gw.call('POST', '/chat/labels', { token, body: { number: contact, add_labelid: '6' } })).body).toEqual({ response: 'Label added to chat' });
+    const chatLabels = () => stack.db.dataSource.query(`SELECT labels FROM chats WHERE wa_chatid = $1`, [contactJid]).then((rows: Array<{ labels: string[] }>) => [...rows[0].labels].sort());
+    expect(await chatLabels()).toEqual(['5', '6']);
+    const set = await stack.gw.call('POST', '/chat/labels', { token, body: { number: contact, labelids: ['6'] } });
+    expect(set.body).toEqual({ response: 'Labels updated successfully', editions: ['Removed label 5 from chat'] });
+    expect(await chatLabels()).toEqual(['6']);
+    expect((await events('chat_labels')).some((event) => event.event.labelid === '5' && event.event.action === 'remove' && event.request_id === '')).toBe(true);
+
+    expect((await stack.gw.call('POST', '/label/edit', { token, body: { labelid: '6', delete: true } })).body).toEqual({ response: 'Label edited' });
+    expect((await stack.gw.call('GET', '/labels', { token })).body.map((label: any) => label.labelid)).toEqual(['5']);
+    expect((await events('labels')).some((event) => event.label.id === '6' && event.label.deleted === true)).toBe(true);
+  });
+
+  it('should refuse bad label requests with 4xx {error}', async () => {
+    const cases: Array<[string, Record<string, unknown>, number]> = [
+      ['/label/edit', { labelid: 'new' }, 400],
+      ['/label/edit', { labelid: 'new', name: 'x', delete: true }, 400],
+      ['/label/edit', { name: 'x' }, 400],
+      ['/label/edit', { labelid: '5', color: 25 }, 400],
+      ['/label/edit', { labelid: '5', color: 'red' }, 400],
+      ['/label/edit', { labelid: '999', name: 'x' }, 404],
+      ['/chat/labels', { number: contact }, 400],
+      ['/chat/labels', { number: contact, add_labelid: '5', remove_labelid: '5' }, 400],
+      ['/chat/labels', { number: contact, add_labelid: '999' }, 400],
+      ['/chat/labels', { number: contact, labelids: '5' }, 400],
+      ['/chat/labels', { number: '120363000000000001@newsletter', add_labelid: '5' }, 400],
+      ['/chat/labels', { add_labelid: '5' }, 400],
+    ];
+    for (const [path, body, status] of cases) {
+      const response = await stack.gw.call('POST', path, { token, body });
+      expect({ path, body, status: response.status }).toEqual({ path, body, status });
+      expect(typeof response.body.error).toBe('string');
+    }
+  });
+
   it('should catch up at login with a block made while the instance was away', async () => {
     const contactJid = `${contact}@s.whatsapp.net`;
     const before = (await events('blocks')).length;

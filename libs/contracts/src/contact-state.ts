@@ -26,3 +26,21 @@ export interface BlockRequest {
   jid: string;
   block: boolean;
 }
+
+/** Creates, edits or deletes a label in the app state (Baileys addLabel). */
+export interface LabelEditRequest {
+  instanceId: string;
+  labelId: string;
+  name: string;
+  /** Colour index 0–19. */
+  color: number;
+  deleted: boolean;
+}
+
+/** Puts labels on and takes labels off one chat (Baileys addChatLabel / removeChatLabel). */
+export interface ChatLabelsRequest {
+  instanceId: string;
+  chatJid: string;
+  add: string[];
+  remove: string[];
+}

@@ -32,5 +32,5 @@ export type {
   PresenceEventPayload,
   PresenceState,
 } from './events';
-export type { BlockRequest, BlocklistReply, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
+export type { BlockRequest, BlocklistReply, ChatLabelsRequest, LabelEditRequest, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
 export type { ChatPresenceRequest, HistoryOnDemandRequest, LinkPreviewData, MediaKind, OutboundContent, ProtoAttachment, SendRecordFields, SendRequest, StatusBroadcast } from './send';

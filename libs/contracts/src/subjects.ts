@@ -1,6 +1,6 @@
 import type { BrowserChoice, HistoryRequest, InstanceStatus, JidObject } from './instance';
 import type { ChatPresenceRequest, HistoryOnDemandRequest, SendRequest } from './send';
-import type { BlockRequest, BlocklistReply, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
+import type { BlockRequest, BlocklistReply, ChatLabelsRequest, LabelEditRequest, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
 
 /**
  * Every subject on the bus. Dot-delimited strings; `<id>` is an instance id. The worker that holds an
@@ -78,6 +78,9 @@ export interface InstanceRpc {
   /** Asks WhatsApp for the blocklist (the stored copy follows). */
   'blocklist.get': { request: { instanceId: string }; reply: BlocklistReply };
   'blocklist.set': { request: BlockRequest; reply: BlocklistReply };
+  /** App-state label changes; answered once the resulting events are stored. */
+  'label.edit': { request: LabelEditRequest; reply: { ok: true } };
+  'chat.labels': { request: ChatLabelsRequest; reply: { ok: true } };
 }
 
 export interface PlaceRequest {

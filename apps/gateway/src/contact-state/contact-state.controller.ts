@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, HttpCode, Post, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
-import { BlockDto, RefreshLabelsDto } from './contact-state.dto';
+import { BlockDto, ChatLabelsDto, EditLabelDto, RefreshLabelsDto } from './contact-state.dto';
 import { ContactStateService } from './contact-state.service';
 
 @Controller()
@@ -18,6 +18,18 @@ export class ContactStateController {
   @HttpCode(200)
   refreshLabels(@CurrentInstance() instance: InstanceEntity, @Body() dto: RefreshLabelsDto, @Headers('x-request-id') requestId?: string) {
     return this.state.refreshLabels(instance, dto.force === true, requestId);
+  }
+
+  @Post('label/edit')
+  @HttpCode(200)
+  editLabel(@CurrentInstance() instance: InstanceEntity, @Body() dto: EditLabelDto) {
+    return this.state.editLabel(instance, dto);
+  }
+
+  @Post('chat/labels')
+  @HttpCode(200)
+  chatLabels(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatLabelsDto) {
+    return this.state.chatLabels(instance, dto);
   }
 
   @Post('chat/block')

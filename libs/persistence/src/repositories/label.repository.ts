@@ -69,6 +69,27 @@ export class LabelRepository {
     return { row: toRow(current[0]), changed: false };
   }
 
+  /** One label not deleted, or null. */
+  async find(instanceId: string, labelId: string): Promise<LabelRow | null> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(`SELECT * FROM labels WHERE instance_id = $1 AND label_id = $2 AND NOT deleted`, [instanceId, labelId]);
+    return rows.length ? toRow(rows[0]) : null;
+  }
+
+  /** The id for a new label: one past the highest numeric id known (deleted ones included, as the phone does). */
+  async nextId(instanceId: string): Promise<string> {
+    const rows: Array<{ max: string | null }> = await this.dataSource.query(
+      `SELECT max(label_id::bigint)::text AS max FROM labels WHERE instance_id = $1 AND label_id ~ '^[0-9]{1,18}$'`,
+      [instanceId],
+    );
+    return String(Number(rows[0]?.max ?? 0) + 1);
+  }
+
+  /** The labels of a chat (by phone/group JID or LID); null when the chat is unknown. */
+  async chatLabels(instanceId: string, jid: string): Promise<string[] | null> {
+    const rows: Array<{ labels: string[] }> = await this.dataSource.query(`SELECT labels FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) LIMIT 1`, [instanceId, jid]);
+    return rows.length ? rows[0].labels : null;
+  }
+
   /** Labels not deleted, by WhatsApp label id (numeric ids in numeric order). */
   async list(instanceId: string): Promise<LabelRow[]> {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(

@@ -30,7 +30,11 @@ export class BlocklistRepository {
                RETURNING jid`,
               [instanceId, change.jid, change.lid, keys],
             )
-          : await manager.query(`DELETE FROM blocklist WHERE instance_id = $1 AND (jid = ANY($2) OR (lid <> '' AND lid = ANY($2))) RETURNING jid`, [instanceId, keys]);
+          : // In a CTE: TypeORM answers a bare DELETE with [rows, count], not the rows.
+            await manager.query(
+              `WITH removed AS (DELETE FROM blocklist WHERE instance_id = $1 AND (jid = ANY($2) OR (lid <> '' AND lid = ANY($2))) RETURNING jid) SELECT jid FROM removed`,
+              [instanceId, keys],
+            );
       if (!rows.length) continue;
       await manager.query(`UPDATE chats SET blocked = $3, updated_at = now() WHERE instance_id = $1 AND (wa_chatid = ANY($2) OR wa_chatlid = ANY($2))`, [
         instanceId,

@@ -15,7 +15,7 @@ export { WebhookRepository } from './repositories/webhook.repository';
 export type { WebhookRow, WebhookValues } from './repositories/webhook.repository';
 export { DeliveryRepository } from './repositories/delivery.repository';
 export type { ClaimOptions, DeliveredResult, DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';
-export { MessageRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
+export { MessageRepository, OutboundLedgerRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
 export type { MessageQuery, MessageRow, NewMessage } from './repositories/message.repository';
 export { ChatRepository } from './repositories/chat.repository';
 export type { ChatObservation, ChatRow, ChatState } from './repositories/chat.repository';

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { LeaseRepository, type Lease } from './lease.repository';
 
 /** A stored message, in the API's field names where they are plain columns. */
 export interface MessageRow {
@@ -109,6 +110,110 @@ export interface MessageQuery {
   ascending?: boolean;
   limit: number;
   offset: number;
+}
+
+/** The status rank of `messages.status` as SQL (-1 for Failed, Canceled, Deleted and unknown). */
+const RANK_SQL = `CASE messages.status ${Object.entries(STATUS_RANK)
+  .map(([name, rank]) => `WHEN '${name}' THEN ${rank}`)
+  .join(' ')} ELSE -1 END`;
+/** Statuses a message never leaves. */
+const FINAL_SQL = `messages.status NOT IN ('Failed', 'Canceled', 'Deleted')`;
+/** Content columns a later copy of a message refreshes when it has a value for them. */
+const REFRESHED = ['chat_lid', 'sender_pn', 'sender_lid', 'sender_name', 'message_type', 'type', 'media_type', 'text', 'quoted', 'edited', 'reaction', 'vote', 'button_or_list_id', 'content', 'raw'];
+
+function insertParts(message: NewMessage, first: number): { names: string[]; placeholders: string[]; values: unknown[] } {
+  const names = COLUMNS.map(([, column]) => column);
+  const values = COLUMNS.map(([field, column]) => {
+    const value = message[field];
+    return JSON_COLUMNS.has(column) ? (value === undefined || value === null ? null : JSON.stringify(value)) : value;
+  });
+  const placeholders = names.map((column, index) => (JSON_COLUMNS.has(column) ? `$${index + first}::jsonb` : `$${index + first}`));
+  return { names, placeholders, values };
+}
+
+/** Runs SQL: a DataSource, or an EntityManager inside a transaction. */
+type Queryable = Pick<DataSource, 'query'>;
+
+/**
+ * The send path's writes, each one fenced statement (see LeaseRepository.fenceCte): a send costs two
+ * round trips to the store, not three transactions.
+ */
+export class OutboundLedgerRepository {
+  /**
+   * Reserves a message id for a send: the row is stored `Pending` (a row queued earlier keeps its id
+   * and takes the send's fields), and with `relay` it is marked relayed in the same statement. Nothing
+   * changes when the id was relayed before: `row` is then null (the caller answers from the store).
+   */
+  static async reserve(db: Queryable, lease: Lease, message: NewMessage, relay: boolean): Promise<{ held: boolean; row: MessageRow | null }> {
+    const { names, placeholders, values } = insertParts(message, 5);
+    const rows: Raw[] = await db.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       reserved AS (
+         INSERT INTO messages (${names.join(', ')}, relayed_at)
+         SELECT ${placeholders.join(', ')}, CASE WHEN $4::boolean THEN now() END WHERE EXISTS (SELECT 1 FROM lease)
+         ON CONFLICT (instance_id, message_id) DO UPDATE SET
+           ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n           ')},
+           status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
+           track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
+           relayed_at = EXCLUDED.relayed_at, updated_at = now()
+         WHERE messages.relayed_at IS NULL
+         RETURNING *)
+       SELECT held.held, reserved.* FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN reserved ON true`,
+      [...LeaseRepository.fenceParams(lease), relay, ...values],
+    );
+    const first = rows[0];
+    return { held: Boolean(first?.held), row: first?.message_id ? toMessageRow(first) : null };
+  }
+
+  /** Marks a reserved message relayed (a send with a typing delay reserves first, relays after). */
+  static async markRelayed(db: Queryable, lease: Lease, messageId: string): Promise<boolean> {
+    const rows: Array<{ held: number }> = await db.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       marked AS (UPDATE messages SET relayed_at = now() WHERE instance_id = $1 AND message_id = $4 AND EXISTS (SELECT 1 FROM lease))
+       SELECT (SELECT count(*) FROM lease)::int AS held`,
+      [...LeaseRepository.fenceParams(lease), messageId],
+    );
+    return Boolean(rows[0]?.held);
+  }
+
+  /**
+   * The server's answer to a send: Sent (only forward: a receipt may have come first) or Failed with
+   * its error (unless it was delivered already). Returns the row as it is afterwards.
+   */
+  static async settle(db: Queryable, lease: Lease, messageId: string, outcome: { status: 'Sent' } | { status: 'Failed'; error: string }): Promise<{ held: boolean; row: MessageRow | null }> {
+    const change =
+      outcome.status === 'Sent'
+        ? `SET status = 'Sent', updated_at = now() WHERE ${RANK_SQL} < ${STATUS_RANK.Sent} AND ${FINAL_SQL}`
+        : `SET status = 'Failed', error = $5, updated_at = now() WHERE ${RANK_SQL} <= ${STATUS_RANK.Sent} AND ${FINAL_SQL}`;
+    const rows: Raw[] = await db.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       changed AS (
+         UPDATE messages ${change} AND instance_id = $1 AND message_id = $4 AND EXISTS (SELECT 1 FROM lease)
+         RETURNING *),
+       current AS (
+         SELECT * FROM changed
+         UNION ALL
+         SELECT * FROM messages WHERE instance_id = $1 AND message_id = $4 AND NOT EXISTS (SELECT 1 FROM changed))
+       SELECT held.held, current.* FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN current ON true`,
+      [...LeaseRepository.fenceParams(lease), messageId, ...(outcome.status === 'Failed' ? [outcome.error] : [])],
+    );
+    const first = rows[0];
+    return { held: Boolean(first?.held), row: first?.message_id ? toMessageRow(first) : null };
+  }
+
+  /** The server acked messages we sent: Sent, if nothing further along was recorded. */
+  static async acked(db: Queryable, lease: Lease, messageIds: string[]): Promise<boolean> {
+    const rows: Array<{ held: number }> = await db.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       changed AS (
+         UPDATE messages SET status = 'Sent', updated_at = now()
+         WHERE instance_id = $1 AND message_id = ANY($4::text[]) AND from_me AND ${RANK_SQL} < ${STATUS_RANK.Sent} AND ${FINAL_SQL}
+           AND EXISTS (SELECT 1 FROM lease))
+       SELECT (SELECT count(*) FROM lease)::int AS held`,
+      [...LeaseRepository.fenceParams(lease), messageIds],
+    );
+    return Boolean(rows[0]?.held);
+  }
 }
 
 export class MessageRepository {

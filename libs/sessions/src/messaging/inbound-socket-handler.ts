@@ -7,6 +7,7 @@ import {
   LabelRepository,
   LidMappingRepository,
   MessageRepository,
+  OutboundLedgerRepository,
   STATUS_RANK,
   type ChatObservation,
   type BlockChange,
@@ -78,6 +79,8 @@ export class InboundSocketHandler {
   /** Receipts that arrived before their message was stored (Baileys may emit them first). */
   private readonly early = new Map<string, EarlyReceipt>();
   private identity: { value: InstanceIdentity; at: number } | null = null;
+  /** The identity (pn|lid) of ours last stored as a contact by this socket. */
+  private selfObserved = '';
   private stopped = false;
   /** The `/labels/refresh` running on this socket: label events emitted meanwhile carry its id. */
   private refresh: { requestId: string; force: boolean } | null = null;
@@ -278,13 +281,18 @@ export class InboundSocketHandler {
     const who = await this.who();
 
     await this.write(async (manager, events) => {
-      const prior = await MessageRepository.findWithin(manager, this.instanceId, row.messageId, true);
+      // Not locked: this queue is the only writer of stored copies (`raw`); the send path only
+      // changes a row's status, in single statements. The upsert below locks the row, late in the
+      // transaction, so a send's result write waits for two round trips instead of the whole of it.
+      const prior = await MessageRepository.findWithin(manager, this.instanceId, row.messageId);
       if (prior?.raw) {
         // Seen before (a re-emitted upsert): only a status this copy knows better can change.
         if (fromMe) await this.advanceFromUpsert(manager, events, prior, status, error, place);
         return;
       }
-      const contact = await this.observeSender(manager, place.sender, fromMe ? '' : message.pushName || '');
+      // Our own identity is observed once per socket (and again if it changes), not on every send.
+      const self = fromMe ? `${place.sender.pn}|${place.sender.lid}` : '';
+      const contact = fromMe && this.selfObserved === self ? null : await this.observeSender(manager, place.sender, fromMe ? '' : message.pushName || '');
       if (contact) events.push(contactsEvent([contact], who));
 
       const incoming = !fromMe && described.type !== 'reaction' && !described.edited && described.field !== 'pollUpdateMessage';
@@ -319,6 +327,7 @@ export class InboundSocketHandler {
       }
     });
     if (early) this.early.delete(key.id);
+    if (fromMe) this.selfObserved = `${place.sender.pn}|${place.sender.lid}`;
   }
 
   /**
@@ -480,11 +489,9 @@ export class InboundSocketHandler {
     this.acked.add(id);
   }
 
+  /** Sent (stored, not announced): one fenced statement, as the send path's own result write. */
   private async onServerAck(messageId: string): Promise<void> {
-    await this.write(async (manager) => {
-      const row = await MessageRepository.findWithin(manager, this.instanceId, messageId);
-      if (row?.fromMe) await MessageRepository.advanceStatusWithin(manager, this.instanceId, [messageId], 'Sent');
-    });
+    if (!(await OutboundLedgerRepository.acked(this.services.store.dataSource, this.context.lease, [messageId]))) throw new FencedOutError(this.instanceId);
   }
 
   /** 1:1 receipts (Baileys `messages.update` with a status) and error acks. */

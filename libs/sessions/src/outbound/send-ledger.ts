@@ -1,62 +1,47 @@
-import { FencedOutError, LeaseRepository, MessageRepository, outboundMessageRow, toMessageRecord, toMessageRow, type Lease, type MessageRow } from '@gw/persistence';
+import { FencedOutError, OutboundLedgerRepository, outboundMessageRow, toMessageRecord, toMessageRow, type Lease, type MessageRow } from '@gw/persistence';
 import type { SendRequest } from '@gw/contracts';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 
 type Raw = Record<string, unknown>;
 
 /**
- * The message store's side of a send, every step under the lease:
- * reserve (row exists, `Pending`) → mark relayed (just before the network) → result (Sent / Failed).
- * A request whose message id was already relayed is answered from the store, never sent again.
+ * The message store's side of a send, every write under the lease and each one statement:
+ * reserve (row exists, `Pending`; relayed at once unless a typing delay comes first) → [mark relayed,
+ * just before the network] → result (Sent / Failed). A request whose message id was already relayed
+ * is answered from the store, never sent again.
  */
 export class SendLedger {
   constructor(private readonly dataSource: DataSource) {}
 
-  private fenced<T>(lease: Lease, work: (manager: EntityManager) => Promise<T>): Promise<T> {
-    return this.dataSource.transaction(async (manager) => {
-      if (!(await LeaseRepository.holdsWithin(manager, lease))) throw new FencedOutError(lease.instanceId);
-      return work(manager);
-    });
+  /** The stored row when this id was relayed before (checked before costly work such as a media upload). */
+  async relayedBefore(instanceId: string, messageId: string): Promise<MessageRow | null> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2 AND relayed_at IS NOT NULL`, [instanceId, messageId]);
+    return rows.length ? toMessageRow(rows[0]) : null;
   }
 
-  /** Returns the stored row when this id was relayed before (the caller answers with it), else reserves it. */
-  async reserve(lease: Lease, request: SendRequest, owner: string): Promise<{ alreadyRelayed: MessageRow | null }> {
-    return this.fenced(lease, async (manager) => {
-      const existing: Raw[] = await manager.query(`SELECT relayed_at FROM messages WHERE instance_id = $1 AND message_id = $2 FOR UPDATE`, [request.instanceId, request.messageId]);
-      if (existing.length && existing[0].relayed_at) {
-        const rows: Raw[] = await manager.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2`, [request.instanceId, request.messageId]);
-        return { alreadyRelayed: toMessageRow(rows[0]) };
-      }
-      await MessageRepository.upsertWithin(manager, outboundMessageRow(request, owner, 'Pending'));
-      // A row queued earlier (async) keeps its own id and fields; the API fields are its own too.
-      await manager.query(
-        `UPDATE messages SET status = 'Pending', was_sent_by_api = true, send_function = $3, send_payload = $4::jsonb,
-           track_source = $5, track_id = $6, send_folder_id = $7, updated_at = now()
-         WHERE instance_id = $1 AND message_id = $2 AND relayed_at IS NULL`,
-        [request.instanceId, request.messageId, request.record.sendFunction, JSON.stringify(request.record.sendPayload), request.record.trackSource, request.record.trackId, request.record.sendFolderId],
-      );
-      return { alreadyRelayed: null };
-    });
+  /**
+   * Reserves the id (and with `relay`, marks it relayed in the same statement). Returns the stored
+   * row when this id was relayed before: the caller answers with it and sends nothing.
+   */
+  async reserve(lease: Lease, request: SendRequest, owner: string, relay: boolean): Promise<{ alreadyRelayed: MessageRow | null }> {
+    const { held, row } = await OutboundLedgerRepository.reserve(this.dataSource, lease, outboundMessageRow(request, owner, 'Pending'), relay);
+    if (!held) throw new FencedOutError(lease.instanceId);
+    if (row) return { alreadyRelayed: null };
+    const stored = await this.relayedBefore(request.instanceId, request.messageId);
+    if (!stored) throw new Error(`message ${request.messageId} was neither reserved nor relayed before`);
+    return { alreadyRelayed: stored };
   }
 
   async markRelayed(lease: Lease, request: SendRequest): Promise<void> {
-    await this.fenced(lease, (manager) => manager.query(`UPDATE messages SET relayed_at = now() WHERE instance_id = $1 AND message_id = $2`, [request.instanceId, request.messageId]));
+    if (!(await OutboundLedgerRepository.markRelayed(this.dataSource, lease, request.messageId))) throw new FencedOutError(lease.instanceId);
   }
 
   /** The server acked (Sent) or refused (Failed with `error`); a message already further along stays. */
   async result(lease: Lease, request: SendRequest, outcome: { status: 'Sent' } | { status: 'Failed'; error: string }): Promise<MessageRow> {
-    return this.fenced(lease, async (manager) => {
-      if (outcome.status === 'Sent') await MessageRepository.advanceStatusWithin(manager, request.instanceId, [request.messageId], 'Sent');
-      else {
-        await manager.query(`UPDATE messages SET status = 'Failed', error = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [
-          request.instanceId,
-          request.messageId,
-          outcome.error,
-        ]);
-      }
-      const rows: Raw[] = await manager.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2`, [request.instanceId, request.messageId]);
-      return toMessageRow(rows[0]);
-    });
+    const { held, row } = await OutboundLedgerRepository.settle(this.dataSource, lease, request.messageId, outcome);
+    if (!held) throw new FencedOutError(lease.instanceId);
+    if (!row) throw new Error(`message ${request.messageId} is not stored`);
+    return row;
   }
 
   /** The stored WAMessage of a message of this instance (our id or the provider's), for quotes and targets. */

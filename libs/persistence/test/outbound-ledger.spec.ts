@@ -1,0 +1,128 @@
+import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { InstanceRepository, LeaseRepository, MessageRepository, OutboundLedgerRepository, type Lease, type NewMessage } from '@gw/persistence';
+
+describe(OutboundLedgerRepository.name, () => {
+  let db: TestDatabase;
+  let leases: LeaseRepository;
+  let messages: MessageRepository;
+  let lease: Lease;
+  const instanceId = 'rledgertest';
+
+  const outbound = (overrides: Partial<NewMessage> = {}): NewMessage => ({
+    instanceId,
+    id: `r${Math.random().toString(16).slice(2, 9)}`,
+    messageId: `3EB0${Math.random().toString(16).slice(2).toUpperCase()}`,
+    chatId: '5511999990000@s.whatsapp.net',
+    chatLid: '',
+    sender: '5511988880000@s.whatsapp.net',
+    senderPn: '5511988880000@s.whatsapp.net',
+    senderLid: '',
+    senderName: '',
+    isGroup: false,
+    fromMe: true,
+    messageType: 'Conversation',
+    type: 'text',
+    mediaType: '',
+    source: 'api',
+    messageTimestamp: Date.now(),
+    status: 'Pending',
+    text: 'hello',
+    quoted: '',
+    edited: '',
+    reaction: '',
+    vote: '',
+    convertOptions: '',
+    buttonOrListId: '',
+    error: '',
+    content: 'hello',
+    raw: null,
+    wasSentByApi: true,
+    pinned: false,
+    sendFunction: 'SendTextMessage',
+    sendPayload: { text: 'hello' },
+    fileUrl: '',
+    sendFolderId: '',
+    trackSource: 'crm',
+    trackId: 't-1',
+    ...overrides,
+  });
+  const relayedAt = async (messageId: string) =>
+    ((await db.dataSource.query(`SELECT relayed_at FROM messages WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId])) as Array<{ relayed_at: Date | null }>)[0]?.relayed_at ?? null;
+
+  beforeAll(async () => {
+    db = await openTestDatabase();
+    leases = new LeaseRepository(db.dataSource);
+    messages = new MessageRepository(db.dataSource);
+    await new InstanceRepository(db.dataSource).create({ id: instanceId, token: 'tok-ledger', name: 'ledger' });
+    lease = (await leases.claim(instanceId, 'w-ledger', 60_000))!;
+  });
+  afterAll(() => db.close());
+
+  it('should store and relay a new message in one statement, and refuse to relay its id again', async () => {
+    const message = outbound();
+    const first = await OutboundLedgerRepository.reserve(db.dataSource, lease, message, true);
+    expect(first.held).toBe(true);
+    expect(first.row).toMatchObject({ messageId: message.messageId, status: 'Pending', trackSource: 'crm', trackId: 't-1' });
+    expect(await relayedAt(message.messageId)).not.toBeNull();
+
+    const again = await OutboundLedgerRepository.reserve(db.dataSource, lease, outbound({ messageId: message.messageId, text: 'changed' }), true);
+    expect(again).toEqual({ held: true, row: null });
+    expect((await messages.findOne(instanceId, message.messageId))!.text).toBe('hello');
+  });
+
+  it('should let a queued row keep its record id and take the send fields, relayed only when asked', async () => {
+    const queued = outbound({ status: 'Queued', text: '{{name}}', trackId: '' });
+    await MessageRepository.upsertWithin(db.dataSource.manager, queued);
+    const reserved = await OutboundLedgerRepository.reserve(db.dataSource, lease, outbound({ messageId: queued.messageId, text: 'Ana', trackId: 't-2' }), false);
+    expect(reserved.row).toMatchObject({ id: queued.id, status: 'Pending', text: 'Ana', trackId: 't-2' });
+    expect(await relayedAt(queued.messageId)).toBeNull();
+
+    expect(await OutboundLedgerRepository.markRelayed(db.dataSource, lease, queued.messageId)).toBe(true);
+    expect(await relayedAt(queued.messageId)).not.toBeNull();
+  });
+
+  it('should settle Sent only forward, and not fail a message that was delivered', async () => {
+    const message = outbound();
+    await OutboundLedgerRepository.reserve(db.dataSource, lease, message, true);
+    expect((await OutboundLedgerRepository.settle(db.dataSource, lease, message.messageId, { status: 'Sent' })).row!.status).toBe('Sent');
+
+    await MessageRepository.advanceStatusWithin(db.dataSource.manager, instanceId, [message.messageId], 'Delivered');
+    expect((await OutboundLedgerRepository.settle(db.dataSource, lease, message.messageId, { status: 'Sent' })).row!.status).toBe('Delivered');
+    const failed = await OutboundLedgerRepository.settle(db.dataSource, lease, message.messageId, { status: 'Failed', error: 'late error' });
+    expect(failed.row).toMatchObject({ status: 'Delivered', error: '' });
+
+    const other = outbound();
+    await OutboundLedgerRepository.reserve(db.dataSource, lease, other, true);
+    const refused = await OutboundLedgerRepository.settle(db.dataSource, lease, other.messageId, { status: 'Failed', error: 'ack error 479' });
+    expect(refused.row).toMatchObject({ status: 'Failed', error: 'ack error 479' });
+  });
+
+  it('should mark server acks Sent for our own messages only', async () => {
+    const mine = outbound();
+    const theirs = outbound({ fromMe: false, status: '' });
+    await OutboundLedgerRepository.reserve(db.dataSource, lease, mine, true);
+    await MessageRepository.upsertWithin(db.dataSource.manager, theirs);
+    expect(await OutboundLedgerRepository.acked(db.dataSource, lease, [mine.messageId, theirs.messageId])).toBe(true);
+    expect((await messages.findOne(instanceId, mine.messageId))!.status).toBe('Sent');
+    expect((await messages.findOne(instanceId, theirs.messageId))!.status).toBe('');
+  });
+
+  it('should write nothing for a worker whose lease was taken over', async () => {
+    const fencedId = 'rledgerfenced';
+    await new InstanceRepository(db.dataSource).create({ id: fencedId, token: 'tok-ledger-fenced', name: 'fenced' });
+    const stale = (await leases.claim(fencedId, 'w-old', 1))!;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const current = (await leases.claim(fencedId, 'w-new', 60_000))!;
+    expect(current.fencingToken).not.toBe(stale.fencingToken);
+
+    const message = outbound({ instanceId: fencedId });
+    expect(await OutboundLedgerRepository.reserve(db.dataSource, stale, message, true)).toEqual({ held: false, row: null });
+    expect(await messages.findOne(fencedId, message.messageId)).toBeNull();
+
+    await OutboundLedgerRepository.reserve(db.dataSource, current, message, true);
+    expect((await OutboundLedgerRepository.settle(db.dataSource, stale, message.messageId, { status: 'Sent' })).held).toBe(false);
+    expect(await OutboundLedgerRepository.acked(db.dataSource, stale, [message.messageId])).toBe(false);
+    expect(await OutboundLedgerRepository.markRelayed(db.dataSource, stale, message.messageId)).toBe(false);
+    expect((await messages.findOne(fencedId, message.messageId))!.status).toBe('Pending');
+  });
+});

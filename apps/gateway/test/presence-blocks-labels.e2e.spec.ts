@@ -105,6 +105,12 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
       event: { Chat: contactJid, Sender: contactJid, sender_lid: contactLid, IsGroup: false },
     });
 
+    // In a group: the chat is the group, the sender the member.
+    const group = await stack.control<{ jid: string }>('POST', '/sim/groups', { creator: contact, subject: 'Equipe', participants: [phone] });
+    await stack.control('POST', `/sim/accounts/${contact}/presence`, { type: 'recording', to: group.jid });
+    const inGroup = await waitFor(() => events('presence'), (list) => list.some((event) => event.event.Chat === group.jid), 20_000, 'group presence event');
+    expect(inGroup.find((event) => event.event.Chat === group.jid)).toMatchObject({ type: 'ChatPresence', event: { Sender: contactJid, sender_lid: contactLid, IsGroup: true, State: 'recording' } });
+
     await waitFor(async () => sse.frames, (frames) => frames.some((frame) => frame.event === 'presence' && frame.data.event.State === 'composing'), 20_000, 'presence over SSE');
     expect(sse.frames.find((frame) => frame.event === 'presence')!.data).toMatchObject({ EventType: 'presence', instanceName: 'contact-state' });
   });

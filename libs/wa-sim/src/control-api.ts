@@ -84,6 +84,8 @@ export function buildRoutes(sim: WaSimulator): Route[] {
     ),
     compile('GET', '/sim/accounts', () => sim.listAccounts()),
     compile('GET', '/sim/accounts/{phone}', ({ params }) => sim.getAccount(params.phone)),
+    compile('POST', '/sim/accounts/{phone}/archive', ({ params, body }) => ({ archived: sim.archiveMessages(params.phone, body.messages) })),
+    compile('GET', '/sim/accounts/{phone}/peer-requests', ({ params }) => sim.peerRequests(params.phone)),
     compile('POST', '/sim/accounts/{phone}/history', ({ params, body }) => {
       sim.setHistory(params.phone, body.history === null ? undefined : (body.history as Array<Record<string, unknown>>));
       return { ok: true };
@@ -191,6 +193,7 @@ export function buildRoutes(sim: WaSimulator): Route[] {
     }),
     ...sim.groups.routes().map((r) => compile(r.method, r.path, r.handler)),
     ...sim.newsletters.routes().map((r) => compile(r.method, r.path, r.handler)),
+    ...sim.router.statuses.routes().map((r) => compile(r.method, r.path, r.handler)),
   ];
 }
 

@@ -37,6 +37,7 @@ import { NewsletterStore } from './newsletters';
 import { PairingService } from './pairing-service';
 import type { ProvisionOptions } from './pairing-service';
 import { PhoneAgent } from './phone';
+import type { PeerRequestRecord } from './phone';
 import { enumName, versionString } from './proto-describe';
 
 export interface SimulatorOptions {
@@ -563,6 +564,17 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   listAccounts(): AccountInfo[] {
     return this.registry.all().map(describeAccount);
+  }
+
+  /** Messages (WebMessageInfo JSON) the phone keeps for on-demand history and placeholder resends. */
+  archiveMessages(phone: string, messages: unknown): number {
+    if (!Array.isArray(messages) || messages.some((entry) => !entry || typeof entry !== 'object')) throw new SimError(400, 'messages must be an array of WebMessageInfo objects');
+    return this.phoneOf(this.requireAccount(phone)).archiveMessages(messages as Array<Record<string, unknown>>);
+  }
+
+  /** Peer data operation requests (history on demand, placeholder resends) the phone received. */
+  peerRequests(phone: string): PeerRequestRecord[] {
+    return this.phoneOf(this.requireAccount(phone)).peerRequests();
   }
 
   /** Sets the history the phone pushes to companions paired from now on (HistorySync JSON objects). */

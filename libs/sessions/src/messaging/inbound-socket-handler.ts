@@ -86,6 +86,8 @@ export class InboundSocketHandler {
   private refresh: { requestId: string; force: boolean } | null = null;
   /** Contacts whose presence this socket asked for (presence is per connection). */
   private readonly presenceSubscribed = new Set<string>();
+  /** Presence updates received and not yet written (one queued task writes them all). */
+  private readonly pendingPresence: Array<BaileysEventMap['presence.update']> = [];
 
   constructor(
     private readonly context: SocketContext,
@@ -133,7 +135,13 @@ export class InboundSocketHandler {
       const requestId = this.refresh?.requestId ?? '';
       return () => this.onLabelAssociation(change, requestId);
     });
-    on('presence.update', (update) => this.onPresence(update));
+    // Presence comes in bursts (typing indicators): what piled up while the queue was busy is written in one transaction.
+    const onPresence = (update: BaileysEventMap['presence.update']) => {
+      this.pendingPresence.push(update);
+      if (this.pendingPresence.length === 1) this.enqueue('presence.update', () => this.onPresence(this.pendingPresence.splice(0)));
+    };
+    socket.ev.on('presence.update', onPresence);
+    detachers.push(() => socket.ev.off('presence.update', onPresence));
     on('blocklist.update', (update) => this.onBlocklistUpdate(update));
     on('connection.update', async (update) => {
       if (update.connection === 'open') this.identity = null;
@@ -782,23 +790,25 @@ export class InboundSocketHandler {
   }
 
   /** A contact online/offline, or typing/recording/paused in a chat: a `presence` event each. */
-  private async onPresence(update: BaileysEventMap['presence.update']): Promise<void> {
-    const chatJid = userJid(update.id) || update.id;
-    if (!chatJid) return;
-    const isGroup = isJidGroup(chatJid) === true;
+  private async onPresence(updates: Array<BaileysEventMap['presence.update']>): Promise<void> {
     const me = this.identities.me();
     const facts: PresenceFacts[] = [];
-    for (const [participant, presence] of Object.entries(update.presences ?? {})) {
-      const state = presence?.lastKnownPresence as PresenceState;
-      if (!PRESENCE_STATES.has(state)) continue;
-      const party = await this.identities.party(participant);
-      if (!party.jid || (party.pn && party.pn === me.pn) || (party.lid && party.lid === me.lid)) continue;
-      const lastSeen = typeof presence.lastSeen === 'number' && presence.lastSeen > 0 ? presence.lastSeen : null;
-      facts.push({ chat: isGroup ? chatJid : party.pn || party.jid, isGroup, who: party, state, lastSeen });
+    for (const update of updates) {
+      const chatJid = userJid(update.id) || update.id;
+      if (!chatJid) continue;
+      const isGroup = isJidGroup(chatJid) === true;
+      for (const [participant, presence] of Object.entries(update.presences ?? {})) {
+        const state = presence?.lastKnownPresence as PresenceState;
+        if (!PRESENCE_STATES.has(state)) continue;
+        const party = await this.identities.party(participant);
+        if (!party.jid || (party.pn && party.pn === me.pn) || (party.lid && party.lid === me.lid)) continue;
+        const lastSeen = typeof presence.lastSeen === 'number' && presence.lastSeen > 0 ? presence.lastSeen : null;
+        facts.push({ chat: isGroup ? chatJid : party.pn || party.jid, isGroup, who: party, state, lastSeen });
+      }
     }
     if (!facts.length) return;
     const who = await this.who();
-    await this.withRetry('presence.update', { chat: chatJid }, () =>
+    await this.withRetry('presence.update', { count: facts.length }, () =>
       this.write(async (_manager, events) => {
         for (const fact of facts) events.push(presenceEvent(fact, who));
       }),

@@ -99,6 +99,10 @@ export class ChatRepository {
     const pn = observation.waChatId ?? '';
     const lid = observation.waChatLid ?? '';
     if (!pn && !lid) throw new Error('a chat needs a JID or a LID');
+    // Most observations are of a chat that is stored with exactly these identifiers: nothing to create,
+    // merge or learn, so nothing another writer could race on. One statement, no instance lock.
+    const known = await ChatRepository.updateChat(manager, instanceId, { pn, lid, knownOnly: true }, observation);
+    if (known) return { chat: known, created: false, merged: false };
     // Chats of one instance change one at a time, so two observations cannot both create a row.
     await manager.query(`SELECT pg_advisory_xact_lock(hashtext('chats:' || $1))`, [instanceId]);
     const found: Raw[] = await manager.query(
@@ -134,40 +138,59 @@ export class ChatRepository {
         merged = true;
       }
     }
+    const chat = await ChatRepository.updateChat(manager, instanceId, { pn, lid, id: row.id }, observation);
+    return { chat: chat!, created, merged };
+  }
+
+  /**
+   * Applies an observation to one chat: the row `id`, or with `knownOnly` the single row already
+   * stored under exactly these identifiers (null when there is none, or two, or one that would learn
+   * a new identifier from this observation).
+   */
+  private static async updateChat(
+    manager: EntityManager,
+    instanceId: string,
+    target: { pn: string; lid: string } & ({ id: string } | { knownOnly: true }),
+    observation: ChatObservation,
+  ): Promise<ChatRow | null> {
     const last = observation.lastMessage;
+    // Known only: the one row matching either identifier, already holding every identifier given.
+    const matching = 'id' in target ? `SELECT $12::text AS id` : `SELECT id FROM chats WHERE instance_id = $1 AND ((wa_chatid = $2 AND $2 <> '') OR (wa_chatlid = $3 AND $3 <> ''))`;
+    const knownOnly = 'id' in target ? '' : `AND (SELECT count(*) FROM matching) = 1 AND (wa_chatid = $2 OR $2 = '') AND (wa_chatlid = $3 OR $3 = '')`;
     const updated: Raw[] = await manager.query(
-      `WITH changed AS (
+        `WITH matching AS (${matching}),
+       changed AS (
          UPDATE chats SET
-           wa_chatid = CASE WHEN $3 <> '' THEN $3 ELSE wa_chatid END,
-           wa_chatlid = CASE WHEN $4 <> '' THEN $4 ELSE wa_chatlid END,
-           wa_name = COALESCE(NULLIF($5, ''), wa_name),
-           wa_contact_name = COALESCE(NULLIF($6, ''), wa_contact_name),
-           name = COALESCE(NULLIF($6, ''), NULLIF($5, ''), NULLIF(name, ''), ''),
-           last_msg_timestamp = CASE WHEN $7::bigint >= last_msg_timestamp THEN $7::bigint ELSE last_msg_timestamp END,
-           last_message_type = CASE WHEN $7::bigint >= last_msg_timestamp AND $8 <> '' THEN $8 ELSE last_message_type END,
-           last_message_text_vote = CASE WHEN $7::bigint >= last_msg_timestamp AND $8 <> '' THEN $9 ELSE last_message_text_vote END,
-           last_message_sender = CASE WHEN $7::bigint >= last_msg_timestamp AND $8 <> '' THEN $10 ELSE last_message_sender END,
-           unread_count = unread_count + $11,
-           ephemeral_expiration = COALESCE($12, ephemeral_expiration),
+           wa_chatid = CASE WHEN $2 <> '' THEN $2 ELSE wa_chatid END,
+           wa_chatlid = CASE WHEN $3 <> '' THEN $3 ELSE wa_chatlid END,
+           wa_name = COALESCE(NULLIF($4, ''), wa_name),
+           wa_contact_name = COALESCE(NULLIF($5, ''), wa_contact_name),
+           name = COALESCE(NULLIF($5, ''), NULLIF($4, ''), NULLIF(name, ''), ''),
+           last_msg_timestamp = CASE WHEN $6::bigint >= last_msg_timestamp THEN $6::bigint ELSE last_msg_timestamp END,
+           last_message_type = CASE WHEN $6::bigint >= last_msg_timestamp AND $7 <> '' THEN $7 ELSE last_message_type END,
+           last_message_text_vote = CASE WHEN $6::bigint >= last_msg_timestamp AND $7 <> '' THEN $8 ELSE last_message_text_vote END,
+           last_message_sender = CASE WHEN $6::bigint >= last_msg_timestamp AND $7 <> '' THEN $9 ELSE last_message_sender END,
+           unread_count = unread_count + $10,
+           ephemeral_expiration = COALESCE($11, ephemeral_expiration),
            updated_at = now()
-         WHERE instance_id = $1 AND id = $2 RETURNING *)
+         WHERE instance_id = $1 AND id IN (SELECT id FROM matching) ${knownOnly} RETURNING *)
        SELECT * FROM changed`,
-      [
-        instanceId,
-        row.id,
-        pn,
-        lid,
-        observation.waName ?? '',
-        observation.waContactName ?? '',
-        last?.timestamp ?? 0,
-        last?.type ?? '',
-        last?.textVote ?? '',
-        last?.sender ?? '',
-        last?.incoming ? 1 : 0,
-        observation.ephemeralExpiration ?? null,
-      ],
+        [
+          instanceId,
+          target.pn,
+          target.lid,
+          observation.waName ?? '',
+          observation.waContactName ?? '',
+          last?.timestamp ?? 0,
+          last?.type ?? '',
+          last?.textVote ?? '',
+          last?.sender ?? '',
+          last?.incoming ? 1 : 0,
+          observation.ephemeralExpiration ?? null,
+          ...('id' in target ? [target.id] : []),
+        ],
     );
-    return { chat: toChatRow(updated[0]), created, merged };
+    return updated.length ? toChatRow(updated[0]) : null;
   }
 
   static async findByJidWithin(manager: EntityManager, instanceId: string, jid: string): Promise<ChatRow | null> {

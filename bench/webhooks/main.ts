@@ -8,7 +8,7 @@
  *
  *   npm run bench -- webhooks [--seconds 60] [--rate 1000] [--burst 20000] [--instances 20] [--chats 10]
  *                             [--batch 500] [--run 20] [--inflight 8] [--poll 1000] [--pool 0 (= inflight + 4)]
- *                             [--stall 20 (s without progress before a phase gives up)]
+ *                             [--stall 20 (s without progress before a phase gives up)] [--wait 300 (s at most per phase)]
  *
  * Processes: this one feeds the outbox (and orchestrates); the relay runs in a child, the bare client
  * in another, the receiver in a third. Prints one JSON object. Goals: ≥ 5,000 deliveries/s,
@@ -206,7 +206,7 @@ async function runRelay(): Promise<void> {
         const counts: Array<{ status: string; n: number }> = await dataSource.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`);
         await bus.close();
         await dataSource.destroy();
-        send({ id: message.id, deliveries: Object.fromEntries(counts.map((row) => [row.status, row.n])), queries: queries() });
+        send({ id: message.id, deliveries: Object.fromEntries(counts.map((row) => [row.status, row.n])), queries: queries(), cpuMs: cpuMs() });
         process.exit(0);
       })();
     }
@@ -288,13 +288,19 @@ async function runBare(): Promise<void> {
         await drained();
       } else if (message.cmd === 'stop') {
         await agent.close();
-        send({ id: message.id });
+        send({ id: message.id, cpuMs: cpuMs() });
         process.exit(0);
       }
       send({ id: message.id });
     })();
   });
   send({ ready: true });
+}
+
+/** CPU time (user + system) this process used so far: a measure the machine's load does not inflate. */
+function cpuMs(): number {
+  const usage = process.cpuUsage();
+  return Math.round((usage.user + usage.system) / 1000);
 }
 
 /** Calls `emit(from, to)` every few ms with the events due by then, `rate` per second for `seconds`. */
@@ -319,6 +325,7 @@ async function waitForDelivery(receiver: ChildProcess, phase: Phase, expected: n
   let last = -1;
   let lastChange = Date.now();
   let lastLog = Date.now();
+  const giveUpAt = Date.now() + num('wait', 300) * 1000;
   for (;;) {
     const { stats } = await ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase });
     if (stats.count >= expected) return stats;
@@ -331,6 +338,10 @@ async function waitForDelivery(receiver: ChildProcess, phase: Phase, expected: n
       lastChange = Date.now();
     } else if (Date.now() - lastChange > stallMs) {
       log(`${phase}: stalled at ${stats.count}/${expected}`);
+      return stats;
+    }
+    if (Date.now() > giveUpAt) {
+      log(`${phase}: gave up at ${stats.count}/${expected} after --wait`);
       return stats;
     }
     await sleep(50);
@@ -410,7 +421,7 @@ async function orchestrate(): Promise<void> {
     const relayBurst = await waitForDelivery(receiver, 'relay-burst', BURST);
     const relayBurstSeconds = (relayBurst.lastAt - burstStarted) / 1000;
     log(`relay-burst: ${relayBurst.count}/${BURST} in ${relayBurstSeconds} s (fed in ${burstFedSeconds} s)`);
-    const { deliveries, queries } = await ask<{ deliveries: Record<string, number>; queries: Record<string, { count: number; ms: number }> }>(relay, { cmd: 'stop' });
+    const { deliveries, queries, cpuMs: relayCpuMs } = await ask<{ deliveries: Record<string, number>; queries: Record<string, { count: number; ms: number }>; cpuMs: number }>(relay, { cmd: 'stop' });
     const deliveredRows = deliveries.delivered ?? 0;
     const statements = Object.values(queries).reduce((sum, entry) => sum + entry.count, 0);
 
@@ -428,7 +439,7 @@ async function orchestrate(): Promise<void> {
     await ask(bare, { cmd: 'burst' });
     const bareBurst = await waitForDelivery(receiver, 'bare-burst', BURST);
     const bareBurstSeconds = (bareBurst.lastAt - bareBurstStarted) / 1000;
-    await ask(bare, { cmd: 'stop' });
+    const { cpuMs: bareCpuMs } = await ask<{ cpuMs: number }>(bare, { cmd: 'stop' });
 
     const relayPerSecond = relayBurst.count / Math.max(relayBurstSeconds, 0.001);
     const barePerSecond = bareBurst.count / Math.max(bareBurstSeconds, 0.001);
@@ -456,6 +467,7 @@ async function orchestrate(): Promise<void> {
           relayVsBare: round(relayPerSecond / Math.max(barePerSecond, 0.001), 3),
         },
         deliveryRows: deliveries,
+        cpuMsPerThousandDeliveries: { relay: round((relayCpuMs * 1000) / Math.max(deliveredRows, 1), 1), bare: round((bareCpuMs * 1000) / Math.max(steadyTotal + BURST, 1), 1) },
         relaySql: { statements, perDelivery: round(statements / Math.max(deliveredRows, 1), 3), byKind: queries },
         goals: { deliveriesPerSecond: 5_000, p99MsAtRate: 100 },
         met: { deliveriesPerSecond: relayPerSecond >= 5_000, p99: relaySteady.p99Ms !== null && relaySteady.p99Ms <= 100 && relaySteady.count === steadyTotal },

@@ -20,8 +20,8 @@ export interface WebhookRelayConfig {
   /** A webhook failing for this long is disabled. */
   disableAfterMs: number;
   /**
-   * Outbox events fanned out per transaction, and deliveries claimed per statement. It is also how
-   * many claimed deliveries may wait here for one receiver: beyond that its webhooks are not claimed.
+   * Outbox events fanned out per transaction, and deliveries claimed per statement. A receiver with
+   * half of it claimed here and not yet sent is left out of the next claims.
    */
   batchSize: number;
   /** Deliveries of one lane claimed together (its head and those right behind it), sent one by one. */
@@ -43,6 +43,9 @@ export const WEBHOOK_RELAY_DEFAULTS = {
   claimMs: 30_000,
 } as const;
 
+/** How long successes gather before they are written together (lanes move on once written). */
+const FLUSH_DELAY_MS = 5;
+
 /** Deliveries of one lane, claimed together; sent strictly one after the other. */
 interface LaneRun {
   webhook: WebhookRow;
@@ -56,7 +59,7 @@ interface Receiver {
   waiting: LaneRun[];
   /** Runs being sent: at most `maxInFlightPerReceiver`, so at most that many requests at once. */
   active: number;
-  /** Deliveries claimed for it and not finished (waiting or in an active run). */
+  /** Deliveries claimed for it and not sent yet (in waiting runs or further on in active ones). */
   claimed: number;
 }
 
@@ -92,6 +95,8 @@ export class WebhookRelay {
   /** Fans out when new events are announced; claims when lanes may have become free. Side by side. */
   private readonly fanOutLoop: PassLoop;
   private readonly claimLoop: PassLoop;
+  /** Fan-out made rows since the last claim: they may be for receivers this relay is not serving yet. */
+  private newRows = true;
 
   /** Successes not yet recorded, and the flush recording them (one at a time). */
   private delivered: DeliveredResult[] = [];
@@ -109,11 +114,13 @@ export class WebhookRelay {
     this.agent = new Agent({ connect: { lookup: guardedLookup(config.ssrf), timeout: config.requestTimeoutMs }, keepAliveTimeout: 10_000 });
     const onError = (error: unknown) => this.logger.error({ err: error }, 'webhook relay pass failed');
     this.fanOutLoop = new PassLoop(async () => {
-      if ((await this.fanOut()) > 0) this.claimLoop.poke();
+      if ((await this.fanOut()) > 0) {
+        this.newRows = true;
+        this.claimLoop.poke();
+      }
       return false;
     }, config.pollIntervalMs, onError);
-    // A full claim may have left more behind: look again at once (receivers permitting).
-    this.claimLoop = new PassLoop(async () => (await this.claim()) >= config.batchSize, config.pollIntervalMs, onError);
+    this.claimLoop = new PassLoop((polled) => this.claimPass(polled), config.pollIntervalMs, onError);
   }
 
   start(): void {
@@ -167,9 +174,28 @@ export class WebhookRelay {
   private busyWebhooks(): string[] {
     const busy: string[] = [];
     for (const [id, { row }] of this.webhookCache) {
-      if (row && (this.receivers.get(originOf(row.url))?.claimed ?? 0) >= this.config.batchSize) busy.push(id);
+      const receiver = row && this.receivers.get(originOf(row.url));
+      if (receiver && this.isBusy(receiver)) busy.push(id);
     }
     return busy;
+  }
+
+  /** Half a batch or more is claimed for it and not sent yet: claim for it later. */
+  private isBusy(receiver: Receiver): boolean {
+    return receiver.claimed >= this.config.batchSize / 2;
+  }
+
+  /**
+   * The claim loop's pass. Progress (results recorded, runs done) pokes it often; while every receiver
+   * served here still has runs waiting, it does not query until new rows or the poll: each claim
+   * walks every lane, and fewer, larger claims give longer runs.
+   */
+  private async claimPass(polled: boolean): Promise<boolean> {
+    const newRows = this.newRows || polled;
+    this.newRows = false;
+    if (!newRows && this.receivers.size > 0 && [...this.receivers.values()].every((receiver) => this.isBusy(receiver))) return false;
+    // A full claim may have left more behind: look again at once (receivers permitting).
+    return (await this.claim()) >= this.config.batchSize;
   }
 
   /** Claims due lane runs and queues them at their receivers. Returns how many deliveries it claimed. */
@@ -216,9 +242,8 @@ export class WebhookRelay {
       const run = receiver.waiting.shift() as LaneRun;
       receiver.active++;
       this.track(
-        this.sendRun(run).finally(() => {
+        this.sendRun(run, receiver).finally(() => {
           receiver.active--;
-          receiver.claimed -= run.claims.length;
           if (receiver.active === 0 && receiver.waiting.length === 0) this.receivers.delete(origin);
           else this.pump(origin, receiver);
           this.claimLoop.poke();
@@ -232,20 +257,23 @@ export class WebhookRelay {
    * retry time, so the lane waits behind it), when the relay stops, or when the claim is about to
    * lapse; what was not sent is released for a later claim.
    */
-  private async sendRun(run: LaneRun): Promise<void> {
+  private async sendRun(run: LaneRun, receiver: Receiver): Promise<void> {
     let done = 0;
     try {
       while (done < run.claims.length) {
         if (!this.running || this.disabled.has(run.webhook.id) || Date.now() > run.sendBy) break;
         const ok = await this.send(run.claims[done], run.webhook);
         done++;
+        receiver.claimed--;
         if (!ok) break;
       }
     } catch (error) {
       // Recording the failure failed: that delivery stays claimed and goes out again once it lapses.
       done++;
+      receiver.claimed--;
       this.logger.error({ err: error, deliveryId: run.claims[done - 1]?.deliveryId }, 'webhook delivery bookkeeping failed');
     }
+    receiver.claimed -= run.claims.length - done;
     const unsent = run.claims.slice(done).map((claim) => claim.deliveryId);
     if (unsent.length > 0) await this.deliveries.release(unsent).catch((error: unknown) => this.logger.warn({ err: error }, 'releasing unsent claims failed'));
   }
@@ -345,17 +373,17 @@ export class WebhookRelay {
     this.scheduleFlush();
   }
 
-  /** Everything that succeeded by the next turn of the event loop goes into one statement. */
+  /** Everything that succeeded within a few milliseconds goes into one statement. */
   private scheduleFlush(): void {
     if (this.flushScheduled || this.flushing) return;
     this.flushScheduled = true;
-    setImmediate(() => {
+    setTimeout(() => {
       this.flushScheduled = false;
       this.flushing = this.flush().finally(() => {
         this.flushing = undefined;
         if (this.delivered.length > 0) this.scheduleFlush();
       });
-    });
+    }, FLUSH_DELAY_MS);
   }
 
   private async flush(): Promise<void> {
@@ -393,13 +421,14 @@ export class WebhookRelay {
 /** Runs `pass` whenever poked (pokes during a pass make one more), and every `intervalMs` anyway. */
 class PassLoop {
   private poked = true;
+  private polled = true;
   private running = false;
   private wake?: () => void;
   private done?: Promise<void>;
 
-  /** `pass` returns true when it wants to run again at once. */
+  /** `pass` is told whether the poll interval (rather than a poke) started it; true runs it again at once. */
   constructor(
-    private readonly pass: () => Promise<boolean>,
+    private readonly pass: (polled: boolean) => Promise<boolean>,
     private readonly intervalMs: number,
     private readonly onError: (error: unknown) => void,
   ) {}
@@ -422,15 +451,20 @@ class PassLoop {
 
   private async loop(): Promise<void> {
     while (this.running) {
+      const polled = this.polled;
       this.poked = false;
+      this.polled = false;
       try {
-        if (await this.pass()) this.poked = true;
+        if (await this.pass(polled)) this.poked = true;
       } catch (error) {
         this.onError(error);
       }
       if (this.running && !this.poked) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.intervalMs);
+          const timer = setTimeout(() => {
+            this.polled = true;
+            resolve();
+          }, this.intervalMs);
           this.wake = () => {
             clearTimeout(timer);
             resolve();

@@ -107,7 +107,7 @@ describe('webhook delivery in batches', () => {
 
   /** `perLane` events in each of `lanes` chats, interleaved; each payload names its lane and number. */
   const emit = async (lanes: number, perLane: number) => {
-    const events = [];
+    const events: Array<{ eventType: string; chatId: string; payload: Record<string, unknown> }> = [];
     for (let n = 0; n < perLane; n++) {
       for (let lane = 0; lane < lanes; lane++) events.push({ eventType: 'messages', chatId: `chat-${lane}`, payload: { EventType: 'messages', lane: `chat-${lane}`, n } });
     }

@@ -61,6 +61,34 @@ describe(LeaseRepository.name, () => {
     });
   });
 
+  describe('fencedTransaction', () => {
+    it('should commit the work of the holder, and run nothing for a worker whose lease was taken over', async () => {
+      await newInstance("i-tx'quoted");
+      const stale = (await sut.claim("i-tx'quoted", 'w1', 50))!;
+      const name = async () => ((await db.dataSource.query(`SELECT name FROM instances WHERE id = $1`, ["i-tx'quoted"])) as Array<{ name: string }>)[0].name;
+
+      expect(await LeaseRepository.fencedTransaction(db.dataSource, stale, (manager) => manager.query(`UPDATE instances SET name = 'by-w1' WHERE id = $1`, ["i-tx'quoted"]).then(() => 'done'))).toBe('done');
+      expect(await name()).toBe('by-w1');
+
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      const fresh = (await sut.claim("i-tx'quoted", 'w2', 5000))!;
+      const work = jest.fn();
+      await expect(LeaseRepository.fencedTransaction(db.dataSource, stale, work)).rejects.toBeInstanceOf(FencedOutError);
+      expect(work).not.toHaveBeenCalled();
+
+      // A failing piece of work leaves nothing behind, and the connection goes back to the pool clean.
+      await expect(
+        LeaseRepository.fencedTransaction(db.dataSource, fresh, async (manager) => {
+          await manager.query(`UPDATE instances SET name = 'half-written' WHERE id = $1`, ["i-tx'quoted"]);
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
+      expect(await name()).toBe('by-w1');
+      await LeaseRepository.fencedTransaction(db.dataSource, fresh, (manager) => manager.query(`UPDATE instances SET name = 'by-w2' WHERE id = $1`, ["i-tx'quoted"]));
+      expect(await name()).toBe('by-w2');
+    });
+  });
+
   describe('findOrphans', () => {
     it('should list paired instances that want a session and have no live lease', async () => {
       await newInstance('i-orphan', { desiredState: 'connected', paired: true });

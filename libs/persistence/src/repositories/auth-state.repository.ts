@@ -1,13 +1,8 @@
 import type { DataSource } from 'typeorm';
+import { FencedOutError } from './fenced-out.error';
 import { type Lease, LeaseRepository } from './lease.repository';
 
-/** Raised when a write is refused because another worker now holds the instance. */
-export class FencedOutError extends Error {
-  constructor(instanceId: string) {
-    super(`lease for ${instanceId} is no longer held by this worker`);
-    this.name = 'FencedOutError';
-  }
-}
+export { FencedOutError };
 
 export interface KeyMutation {
   type: string;

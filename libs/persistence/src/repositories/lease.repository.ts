@@ -1,4 +1,11 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { FencedOutError } from './fenced-out.error';
+
+/** The pg client under a TypeORM query runner: a text-only query may hold several statements. */
+interface SimpleQueryClient {
+  query(text: string): Promise<Array<{ rows: unknown[] }>>;
+  escapeLiteral(value: string): string;
+}
 
 export interface Lease {
   instanceId: string;
@@ -82,6 +89,38 @@ export class LeaseRepository {
       [lease.instanceId, lease.workerId, lease.fencingToken],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * A transaction that proves the lease first (then `work` runs in it), throwing FencedOutError when
+   * it is gone. The begin and the proof go to the server together in one round trip (a simple-query
+   * batch, so the lease values are sent as escaped literals); the rest is TypeORM as usual.
+   */
+  static async fencedTransaction<T>(dataSource: DataSource, lease: Lease, work: (manager: EntityManager) => Promise<T>): Promise<T> {
+    if (!/^\d+$/.test(lease.fencingToken)) throw new Error(`invalid fencing token ${lease.fencingToken}`);
+    const runner = dataSource.createQueryRunner();
+    await runner.connect();
+    const client = (runner as unknown as { databaseConnection: SimpleQueryClient }).databaseConnection;
+    let open = false;
+    try {
+      const results = await client.query(
+        `START TRANSACTION; SELECT 1 FROM session_leases
+         WHERE instance_id = ${client.escapeLiteral(lease.instanceId)} AND worker_id = ${client.escapeLiteral(lease.workerId)}
+           AND fencing_token = ${lease.fencingToken} AND expires_at > now()
+         FOR SHARE`,
+      );
+      open = true;
+      if (!results[1]?.rows.length) throw new FencedOutError(lease.instanceId);
+      const value = await work(runner.manager);
+      await runner.query('COMMIT');
+      open = false;
+      return value;
+    } catch (error) {
+      if (open) await runner.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
+    }
   }
 
   /**

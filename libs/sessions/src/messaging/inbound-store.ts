@@ -1,6 +1,6 @@
 import type { Bus } from '@gw/bus';
 import { Subjects, type OutboxNotice } from '@gw/contracts';
-import { FencedOutError, LeaseRepository, OutboxRepository, type Lease, type NewOutboxEvent } from '@gw/persistence';
+import { LeaseRepository, OutboxRepository, type Lease, type NewOutboxEvent } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 
@@ -17,8 +17,7 @@ export class InboundStore {
   ) {}
 
   async write<T>(lease: Lease, work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>): Promise<T> {
-    const { result, lastId } = await this.dataSource.transaction(async (manager) => {
-      if (!(await LeaseRepository.holdsWithin(manager, lease))) throw new FencedOutError(lease.instanceId);
+    const { result, lastId } = await LeaseRepository.fencedTransaction(this.dataSource, lease, async (manager) => {
       const events: NewOutboxEvent[] = [];
       const value = await work(manager, events);
       return { result: value, lastId: await OutboxRepository.insertWithin(manager, lease.instanceId, events) };

@@ -23,6 +23,18 @@ export interface DataSourceOptions {
   poolSize?: number;
 }
 
+/**
+ * DATABASE_POOL_SIZE: connections per process (default 10). A session worker with many busy
+ * instances wants more: every inbound message and every send holds one for its statements.
+ */
+function poolSizeFromEnv(): number {
+  const text = process.env.DATABASE_POOL_SIZE;
+  if (text === undefined || text === '') return 10;
+  const size = Number(text);
+  if (!Number.isInteger(size) || size < 1 || size > 1000) throw new Error(`DATABASE_POOL_SIZE must be an integer from 1 to 1000, not "${text}"`);
+  return size;
+}
+
 /** A DataSource with our entities; migrations run explicitly at start, `synchronize` is never on. */
 export function createDataSource(options: DataSourceOptions): DataSource {
   return new DataSource({
@@ -34,7 +46,7 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     migrationsTableName: 'migrations',
     synchronize: false,
     extra: {
-      max: options.poolSize ?? 10,
+      max: options.poolSize ?? poolSizeFromEnv(),
       ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
     },
   });

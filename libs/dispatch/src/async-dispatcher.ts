@@ -35,6 +35,9 @@ export const ASYNC_DISPATCHER_DEFAULTS: Omit<AsyncDispatcherConfig, 'dispatcherI
   disconnectedRetryMs: 5_000,
 };
 
+/** Sends in a row for one instance without a gap before its claim goes back (fairness between lanes). */
+const MAX_STREAK = 16;
+
 /** Errors after which retrying cannot help: the message fails at once. */
 const PERMANENT: ReadonlySet<string> = new Set([ErrorCode.BadRequest, ErrorCode.NotFound]);
 /** The instance is not reachable now: wait, without counting an attempt. */
@@ -138,13 +141,18 @@ export class AsyncDispatcher {
   private async runLane(claim: LaneClaim): Promise<void> {
     let head: QueuedSend | null = null;
     try {
-      head = await this.queue.head(claim.instanceId);
-      if (this.killed) return;
-      if (!head || !this.running || !(await this.queue.markInFlight(claim, head.id, this.config.claimMs))) {
-        if (!this.killed) await this.queue.release(claim);
-        return;
+      // An instance without a gap keeps its claim between sends (up to MAX_STREAK, then other lanes get
+      // their turn): no claim round per send.
+      for (let streak = 0; ; streak++) {
+        // The head, marked in flight under the claim, in one round trip (null: empty, claim lost, reset).
+        head = this.running && streak < MAX_STREAK ? await this.queue.takeHead(claim, this.config.claimMs) : null;
+        if (this.killed) return;
+        if (!head) {
+          await this.queue.release(claim);
+          return;
+        }
+        if (!(await this.send(claim, head))) return;
       }
-      await this.send(claim, head);
     } catch (error) {
       if (this.killed) return;
       this.logger.error({ err: error, instanceId: claim.instanceId }, 'async send lane failed');
@@ -153,7 +161,8 @@ export class AsyncDispatcher {
     }
   }
 
-  private async send(claim: LaneClaim, head: QueuedSend): Promise<void> {
+  /** Hands the head over and records the outcome; true when the lane is still claimed (no gap: go on). */
+  private async send(claim: LaneClaim, head: QueuedSend): Promise<boolean> {
     const heartbeat = setInterval(() => {
       if (this.killed) return;
       void this.queue.renew(claim, this.config.claimMs).catch(() => undefined);
@@ -171,13 +180,13 @@ export class AsyncDispatcher {
       clearInterval(heartbeat);
       this.timers.delete(heartbeat);
     }
-    if (this.killed) return;
+    if (this.killed) return false;
 
     if (outcome.ok) {
       // The worker stored Sent or Failed (a refusal by WhatsApp is final: never resent).
-      const gapMs = await this.queue.complete(claim, head.id);
+      const { gapMs, kept } = await this.queue.complete(claim, head.id, { claimMs: this.config.claimMs });
       if (gapMs > 0) this.wakeAfter(gapMs);
-      return;
+      return kept;
     }
     const error = outcome.error;
     const code = error instanceof RpcError ? error.code : ErrorCode.Internal;
@@ -185,19 +194,20 @@ export class AsyncDispatcher {
     if (UNREACHABLE.has(code)) {
       await this.queue.retryLater(claim, head.id, this.config.disconnectedRetryMs, false, message);
       this.wakeAfter(this.config.disconnectedRetryMs);
-      return;
+      return false;
     }
     const attempts = head.attempts + 1;
     if (PERMANENT.has(code) || attempts >= this.config.maxAttempts) {
       this.logger.warn({ instanceId: claim.instanceId, messageId: head.messageId, attempts, err: message }, 'async send failed');
       await this.queue.fail(claim, head.id, head.messageId, `failed to send: ${message}`);
       this.poke();
-      return;
+      return false;
     }
     // Timeout included: the same request (same ids) goes again; a relayed id is answered from the store.
     const backoff = this.config.retryBackoffMs[Math.min(attempts - 1, this.config.retryBackoffMs.length - 1)] ?? 1_000;
     await this.queue.retryLater(claim, head.id, backoff, true, message);
     this.wakeAfter(backoff);
+    return false;
   }
 
   /** Placeholders are resolved when the message goes out (the lead may have changed meanwhile). */

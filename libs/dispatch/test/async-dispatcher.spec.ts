@@ -291,6 +291,21 @@ describe(AsyncDispatcher.name, () => {
       }
       expect(worker.calls).toHaveLength(30);
     });
+
+    it('should go on with an instance without a gap under the same claim, but let other instances in between', async () => {
+      const busy = await newInstance();
+      const other = await newInstance();
+      const busyIds = await enqueue(busy, 40);
+      const otherIds = await enqueue(other, 1);
+      startDispatcher({ maxLanes: 1 });
+      await waitFor(allSent(busy, busyIds));
+      await waitFor(allSent(other, otherIds));
+      // One lane at a time: the other instance's send went before the busy one's 40 were all out.
+      const order = worker.calls.map((call) => call.messageId);
+      expect(order.indexOf(otherIds[0])).toBeLessThan(order.indexOf(busyIds[busyIds.length - 1]));
+      expect(worker.relayOrder.get(busy)).toEqual(busyIds);
+      expect(worker.maxConcurrent.get(busy)).toBe(1);
+    });
   });
 
   it('should wake on the queue subject', () => {

@@ -205,6 +205,28 @@ export class SendQueueRepository {
     return rows.length > 0;
   }
 
+  /**
+   * head + markInFlight in one round trip: the lane's head, marked in flight under the claim (which is
+   * renewed), or null when the lane is empty, the claim was lost or a reset began. The lane row's
+   * conditions are re-checked after any wait on its lock, so this serialises with clear() as
+   * markInFlight does.
+   */
+  async takeHead(claim: LaneClaim, claimMs: number): Promise<QueuedSend | null> {
+    const rows = rowsOf(await this.dataSource.query(
+      `WITH head AS (SELECT id, instance_id, message_id, request, attempts FROM send_queue WHERE instance_id = $1 ORDER BY id LIMIT 1),
+       lane AS (
+         UPDATE send_lanes l SET in_flight_id = head.id, claimed_until = now() + make_interval(secs => $3::double precision / 1000), updated_at = now()
+         FROM head
+         WHERE l.instance_id = $1 AND l.claimed_by = $2 AND l.claimed_until > now()
+           AND (l.resetting_until IS NULL OR l.resetting_until < now())
+         RETURNING l.in_flight_id)
+       SELECT head.* FROM head JOIN lane ON lane.in_flight_id = head.id`,
+      [claim.instanceId, claim.claimId, claimMs]),
+    );
+    if (!rows.length) return null;
+    return { id: String(rows[0].id), instanceId: rows[0].instance_id as string, messageId: rows[0].message_id as string, request: rows[0].request as Record<string, unknown>, attempts: Number(rows[0].attempts) };
+  }
+
   /** Heartbeat while a send is in flight; false when the claim was lost (lapsed and taken). */
   async renew(claim: LaneClaim, claimMs: number): Promise<boolean> {
     const rows = rowsOf(await this.dataSource.query(
@@ -219,21 +241,26 @@ export class SendQueueRepository {
    * The worker answered (Sent or Failed, already stored by it): the head is done. Deletes it whatever
    * the claim (the answer is the worker's, not ours), and under our claim starts the pacing gap
    * (completion time + a fresh random fraction) and releases the lane. Returns the gap in ms that now
-   * applies. Crash before it: the head is resent, the worker answers from its store.
+   * applies. With `keepIfNoGap`, an instance without a gap (msg_delay 0..0) keeps the claim (renewed),
+   * so its dispatcher goes on with the next head without a claim round (`kept`).
+   * Crash before it: the head is resent, the worker answers from its store.
    */
-  async complete(claim: LaneClaim, queueId: string): Promise<number> {
+  async complete(claim: LaneClaim, queueId: string, keepIfNoGap?: { claimMs: number }): Promise<{ gapMs: number; kept: boolean }> {
     const rows = rowsOf(await this.dataSource.query(
       `WITH done AS (DELETE FROM send_queue WHERE id = $3),
+       inst AS (SELECT msg_delay_min, msg_delay_max, (msg_delay_min <= 0 AND msg_delay_max <= 0) AS no_gap FROM instances WHERE id = $1),
        lane AS (
-         UPDATE send_lanes SET last_sent_at = now(), gap_fraction = random(), in_flight_id = NULL, claimed_by = NULL, claimed_until = NULL,
+         UPDATE send_lanes SET last_sent_at = now(), gap_fraction = random(), in_flight_id = NULL,
+           claimed_by = CASE WHEN $4 AND (SELECT no_gap FROM inst) THEN claimed_by END,
+           claimed_until = CASE WHEN $4 AND (SELECT no_gap FROM inst) THEN now() + make_interval(secs => $5::double precision / 1000) END,
            retry_at = '-infinity', updated_at = now()
          WHERE instance_id = $1 AND claimed_by = $2
-         RETURNING gap_fraction)
-       SELECT (GREATEST(i.msg_delay_min, 0) + lane.gap_fraction * GREATEST(i.msg_delay_max - i.msg_delay_min, 0)) * 1000 AS gap_ms
-       FROM lane JOIN instances i ON i.id = $1`,
-      [claim.instanceId, claim.claimId, queueId]),
+         RETURNING gap_fraction, claimed_by IS NOT NULL AS kept)
+       SELECT (GREATEST(i.msg_delay_min, 0) + lane.gap_fraction * GREATEST(i.msg_delay_max - i.msg_delay_min, 0)) * 1000 AS gap_ms, lane.kept
+       FROM lane CROSS JOIN inst i`,
+      [claim.instanceId, claim.claimId, queueId, keepIfNoGap !== undefined, keepIfNoGap?.claimMs ?? 0]),
     );
-    return rows.length ? Number(rows[0].gap_ms) : 0;
+    return rows.length ? { gapMs: Number(rows[0].gap_ms), kept: Boolean(rows[0].kept) } : { gapMs: 0, kept: false };
   }
 
   /**

@@ -113,7 +113,7 @@ const CANCEL_PENDING = `
 
 /**
  * Removes the folders' released message from send_queue unless it is in flight under a live claim
- * (then it is let go: at most one message per folder). markInFlight checks the row still exists, so a
+ * (then it is let go: at most one message per folder). takeHead only takes a row that still exists, so a
  * dispatcher about to send it refuses once this committed.
  */
 const UNRELEASE = `

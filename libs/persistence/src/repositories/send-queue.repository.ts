@@ -176,40 +176,13 @@ export class SendQueueRepository {
     return rows.map((row) => ({ instanceId: row.instance_id as string, claimId: row.claimed_by as string }));
   }
 
-  /** The lane's head (oldest accepted send), or null when the lane is empty. */
-  async head(instanceId: string): Promise<QueuedSend | null> {
-    const rows = rowsOf(await this.dataSource.query(
-      `SELECT id, instance_id, message_id, request, attempts FROM send_queue WHERE instance_id = $1 ORDER BY id LIMIT 1`,
-      [instanceId]),
-    );
-    if (!rows.length) return null;
-    return { id: String(rows[0].id), instanceId: rows[0].instance_id as string, messageId: rows[0].message_id as string, request: rows[0].request as Record<string, unknown>, attempts: Number(rows[0].attempts) };
-  }
-
   /**
-   * Records that the head goes to the worker now, and renews the claim. Refused (false) when the claim
-   * was lost, a reset began, or the head is gone (canceled): the caller then does not send. This row
-   * update serialises with clear(): either the send is marked in flight first (clear lets it finish
-   * and counts it drained) or clear comes first (this sees resetting_until and refuses).
+   * The lane's head (oldest accepted send), marked as going to the worker now under the claim (which
+   * is renewed), in one round trip; null when the lane is empty, the claim was lost or a reset began:
+   * the caller then does not send. The lane row's conditions are re-checked after any wait on its
+   * lock, so this serialises with clear(): either the send is marked in flight first (clear lets it
+   * finish and counts it drained) or clear comes first (this sees resetting_until and refuses).
    * Crash after it: the claim lapses; the next claimant resends the same request (no duplicate).
-   */
-  async markInFlight(claim: LaneClaim, queueId: string, claimMs: number): Promise<boolean> {
-    const rows = rowsOf(await this.dataSource.query(
-      `UPDATE send_lanes SET in_flight_id = $3, claimed_until = now() + make_interval(secs => $4::double precision / 1000), updated_at = now()
-       WHERE instance_id = $1 AND claimed_by = $2 AND claimed_until > now()
-         AND (resetting_until IS NULL OR resetting_until < now())
-         AND EXISTS (SELECT 1 FROM send_queue WHERE id = $3)
-       RETURNING instance_id`,
-      [claim.instanceId, claim.claimId, queueId, claimMs]),
-    );
-    return rows.length > 0;
-  }
-
-  /**
-   * head + markInFlight in one round trip: the lane's head, marked in flight under the claim (which is
-   * renewed), or null when the lane is empty, the claim was lost or a reset began. The lane row's
-   * conditions are re-checked after any wait on its lock, so this serialises with clear() as
-   * markInFlight does.
    */
   async takeHead(claim: LaneClaim, claimMs: number): Promise<QueuedSend | null> {
     const rows = rowsOf(await this.dataSource.query(
@@ -327,7 +300,7 @@ export class SendQueueRepository {
 
   /**
    * Cancels everything queued for the instance except the send in flight under a live claim, in one
-   * transaction: the lane row is locked first (serialising with markInFlight), the queue rows are
+   * transaction: the lane row is locked first (serialising with takeHead), the queue rows are
    * deleted, and their messages still `Queued` (or `Pending` but never relayed: a worker reserved
    * them and failed before the network) become `Canceled`. Sent messages are untouched. Crash before
    * commit: nothing canceled, the reset marker lapses by itself.

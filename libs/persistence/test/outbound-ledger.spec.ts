@@ -97,6 +97,24 @@ describe(OutboundLedgerRepository.name, () => {
     expect(refused.row).toMatchObject({ status: 'Failed', error: 'ack error 479' });
   });
 
+  it('should answer with the row as a write it waited for left it', async () => {
+    const message = outbound();
+    await OutboundLedgerRepository.reserve(db.dataSource, lease, message, true);
+    const runner = db.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      // Another writer (the server ack, a receipt) holds the row when the send's result comes.
+      await runner.query(`UPDATE messages SET status = 'Delivered' WHERE instance_id = $1 AND message_id = $2`, [instanceId, message.messageId]);
+      const settling = OutboundLedgerRepository.settle(db.dataSource, lease, message.messageId, { status: 'Sent' });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await runner.commitTransaction();
+      expect((await settling).row!.status).toBe('Delivered');
+    } finally {
+      await runner.release();
+    }
+  });
+
   it('should mark server acks Sent for our own messages only', async () => {
     const mine = outbound();
     const theirs = outbound({ fromMe: false, status: '' });

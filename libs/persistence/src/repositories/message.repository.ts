@@ -189,16 +189,17 @@ export class OutboundLedgerRepository {
       `WITH ${LeaseRepository.fenceCte(1)},
        changed AS (
          UPDATE messages ${change} AND instance_id = $1 AND message_id = $4 AND EXISTS (SELECT 1 FROM lease)
-         RETURNING *),
-       current AS (
-         SELECT * FROM changed
-         UNION ALL
-         SELECT * FROM messages WHERE instance_id = $1 AND message_id = $4 AND NOT EXISTS (SELECT 1 FROM changed))
-       SELECT held.held, current.* FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN current ON true`,
+         RETURNING *)
+       SELECT held.held, changed.* FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN changed ON true`,
       [...LeaseRepository.fenceParams(lease), messageId, ...(outcome.status === 'Failed' ? [outcome.error] : [])],
     );
     const first = rows[0];
-    return { held: Boolean(first?.held), row: first?.message_id ? toMessageRow(first) : null };
+    if (!first?.held || first.message_id) return { held: Boolean(first?.held), row: first?.message_id ? toMessageRow(first) : null };
+    // Nothing changed: the row is further along already. Read it in a statement of its own: this
+    // statement's snapshot predates a write it may have waited for (a receipt), and would show the row
+    // as it was before that.
+    const current: Raw[] = await db.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2`, [lease.instanceId, messageId]);
+    return { held: true, row: current.length ? toMessageRow(current[0]) : null };
   }
 
   /** The server acked messages we sent: Sent, if nothing further along was recorded. */

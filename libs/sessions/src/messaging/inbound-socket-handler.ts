@@ -21,6 +21,7 @@ import { recordId, type Logger } from '@gw/platform';
 import type { EntityManager } from 'typeorm';
 import { isJidGroup, type BaileysEventMap, type BinaryNode, type Contact, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../baileys';
 import { SerialQueue } from '../session/serial-queue';
+import { AwaitedAcks } from '../outbound/awaited-acks';
 import type { SocketContext } from '../session/socket-observer';
 import { ErrorCode, RpcError, type LabelRefreshReply, type PresenceState } from '@gw/contracts';
 import { blocksEvent, callEvent, chatKey, chatLabelsEvent, labelsEvent, presenceEvent, newsletterMessagesEvent, chatsEvent, contactsEvent, groupsEvent, historyEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity, type PresenceFacts } from './event-payloads';
@@ -160,6 +161,8 @@ export class InboundSocketHandler {
     const onAck = (node: BinaryNode) => {
       if (node.attrs.error || !node.attrs.id) return;
       this.rememberAck(node.attrs.id);
+      // A send waiting for this ack writes Sent with its result.
+      if (AwaitedAcks.has(this.context.socket, node.attrs.id)) return;
       this.enqueue('ack', () => this.onServerAck(node.attrs.id));
     };
     const onReceipt = (node: BinaryNode) => {

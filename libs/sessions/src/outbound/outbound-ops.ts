@@ -13,6 +13,7 @@ import { networkOptions } from '../socket/network-options';
 import { FileRepository, InstanceRepository } from '@gw/persistence';
 import { downloadMediaMessage, jidNormalizedUser, prepareWAMessageMedia } from '@whiskeysockets/baileys';
 import { SendLedger } from './send-ledger';
+import { AwaitedAcks } from './awaited-acks';
 
 /** How long a send waits for the server's ack before answering with the message still Pending. */
 const ACK_TIMEOUT_MS = 15_000;
@@ -102,7 +103,11 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     if (outcome === 'timeout') {
       row = (await ledger.rawMessage(request.instanceId, request.messageId))!.row;
     } else {
-      row = await ledger.result(session.lease, request, outcome.error ? { status: 'Failed', error: outcome.error } : { status: 'Sent' });
+      try {
+        row = await ledger.result(session.lease, request, outcome.error ? { status: 'Failed', error: outcome.error } : { status: 'Sent' });
+      } finally {
+        AwaitedAcks.delete(socket, request.messageId);
+      }
     }
     if ((request.readMessages || request.readChat) && !request.status) await markRead(socket, request).catch((error: unknown) => options.logger.warn({ err: error }, 'marking read after send failed'));
     return audience ? { ...SendLedger.record(row, owner), statusRecipients: audience.recipients, statusDiscarded: audience.discarded } : SendLedger.record(row, owner);
@@ -340,8 +345,12 @@ function waitForAck(socket: WASocket, messageId: string): { result: Promise<'tim
   const done = (value: 'timeout' | { error: string | null }) => {
     clearTimeout(timer);
     ws.off('CB:ack,class:message', listener);
+    // Given up: a late ack is the inbound handler's to record. (An ack received stays ours until
+    // the send has written its result; the send then releases the id.)
+    if (value === 'timeout') AwaitedAcks.delete(socket, messageId);
     finish(value);
   };
+  AwaitedAcks.add(socket, messageId);
   ws.on('CB:ack,class:message', listener);
   return { result, cancel: () => done('timeout') };
 }

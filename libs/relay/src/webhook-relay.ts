@@ -203,7 +203,13 @@ export class WebhookRelay {
     const claimedAt = Date.now();
     const claims = await this.deliveries.claimDue(this.config.batchSize, this.config.claimMs, { excludeWebhooks: this.busyWebhooks(), perLane: this.config.laneRunLength });
     if (claims.length === 0) return 0;
-    const webhooks = await this.webhooksOf([...new Set(claims.map((claim) => claim.webhookId))]);
+    let webhooks: Map<string, WebhookRow | null>;
+    try {
+      webhooks = await this.webhooksOf([...new Set(claims.map((claim) => claim.webhookId))]);
+    } catch (error) {
+      await this.deliveries.release(claims.map((claim) => claim.deliveryId)).catch(() => undefined);
+      throw error;
+    }
     // A request started by then ends (or times out) before the claim lapses, unless claims are set
     // shorter than the request timeout; then half the claim at least is used.
     const sendBy = claimedAt + Math.max(this.config.claimMs - this.config.requestTimeoutMs, this.config.claimMs / 2);
@@ -227,12 +233,13 @@ export class WebhookRelay {
       receiver.claimed += claimsToSend.length;
       receiver.waiting.push({ webhook, claims: claimsToSend, sendBy });
     }
+    for (const [origin, receiver] of this.receivers) this.pump(origin, receiver);
+    // A disabled or deleted webhook gives up its pending deliveries (what the old loop did per delivery).
     for (const webhookId of gone) {
       const row = webhooks.get(webhookId);
       await this.deliveries.disableWebhook(webhookId, row ? row.disabledReason || 'disabled' : 'deleted').catch(() => undefined);
     }
-    await this.deliveries.release(cutShort);
-    for (const [origin, receiver] of this.receivers) this.pump(origin, receiver);
+    await this.deliveries.release(cutShort).catch((error: unknown) => this.logger.warn({ err: error }, 'releasing a broken run failed'));
     return claims.length;
   }
 

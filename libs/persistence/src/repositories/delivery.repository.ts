@@ -110,7 +110,11 @@ export class DeliveryRepository {
    *
    * The lane heads come from walking `webhook_deliveries_lanes` one lane at a time (a recursive CTE:
    * one index probe per lane), so the cost follows the number of lanes, not the backlog behind them.
-   * Heads are locked `FOR UPDATE SKIP LOCKED`: two relays claiming at once take different lanes.
+   * A run reads the index from its head onwards as a range (the rows after the lane's last one belong
+   * to the next lane and end the run): an equality on the lane let the planner, which cannot see that
+   * a webhook belongs to one instance, read a lane's whole backlog and sort it (240 vs 83 ms for 500
+   * rows out of 50k pending). Heads are locked `FOR UPDATE SKIP LOCKED`: two relays claiming at once
+   * take different lanes.
    */
   async claimDue(limit: number, claimMs: number, options: ClaimOptions = {}): Promise<DeliveryClaim[]> {
     const rows: Raw[] = await this.dataSource.query(
@@ -136,13 +140,16 @@ export class DeliveryRepository {
        runs AS (
          SELECT r.id, l.id AS head_id, l.event_id AS head_event, r.position FROM locked l CROSS JOIN LATERAL (
            SELECT q.id, q.position FROM (
-             SELECT p.id, row_number() OVER (ORDER BY p.event_id) AS position, bool_and(p.free) OVER (ORDER BY p.event_id) AS unbroken
+             SELECT p.id, row_number() OVER lane AS position, bool_and(p.free) OVER lane AS unbroken
              FROM (
-               SELECT d.id, d.event_id, (d.next_attempt_at <= now() AND (d.claimed_until IS NULL OR d.claimed_until < now())) AS free
+               SELECT d.id, d.webhook_id, d.instance_id, d.chat_id, d.event_id,
+                 (d.webhook_id = l.webhook_id AND d.instance_id = l.instance_id AND d.chat_id = l.chat_id
+                  AND d.next_attempt_at <= now() AND (d.claimed_until IS NULL OR d.claimed_until < now())) AS free
                FROM webhook_deliveries d
-               WHERE d.status = 'pending' AND d.webhook_id = l.webhook_id AND d.instance_id = l.instance_id AND d.chat_id = l.chat_id
-                 AND d.event_id >= l.event_id
-               ORDER BY d.event_id LIMIT $5) p) q
+               WHERE d.status = 'pending'
+                 AND (d.webhook_id, d.instance_id, d.chat_id, d.event_id) >= (l.webhook_id, l.instance_id, l.chat_id, l.event_id)
+               ORDER BY d.webhook_id, d.instance_id, d.chat_id, d.event_id LIMIT $5) p
+             WINDOW lane AS (ORDER BY p.webhook_id, p.instance_id, p.chat_id, p.event_id)) q
            WHERE q.unbroken) r),
        picked AS (
          SELECT id, head_id, position FROM runs ORDER BY position, head_event LIMIT $1),

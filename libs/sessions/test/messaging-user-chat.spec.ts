@@ -241,9 +241,19 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
     });
   });
 
-  it('should not store or announce the same message twice', async () => {
+  it('should not store, count or announce the same message twice, even when Baileys emits it again', async () => {
+    const unread = async () => (await fixture.query<{ unread_count: number }>(`SELECT unread_count FROM chats WHERE instance_id = $1 AND wa_chatid = $2`, [instanceId, ana.jid]))[0].unread_count;
+    const id = await fixture.send(ana.phone, me.phone, { text: 'once' });
+    const stored = await fixture.waitMessage(instanceId, id);
+    const before = await unread();
+    fixture.socket(worker, instanceId).ev.emit('messages.upsert', { messages: [reviveMessage(stored.raw!)], type: 'notify' });
+    // Handled in arrival order: once a later message is stored, the repeat has been handled.
+    await fixture.waitMessage(instanceId, await fixture.send(ana.phone, me.phone, { text: 'after' }));
+    expect(await unread()).toBe(before + 1);
+
     const messages = await fixture.events(instanceId, 'messages');
     const ids = messages.map((event) => event.payload.message.messageid as string);
+    expect(ids.filter((each) => each === id)).toHaveLength(1);
     expect(new Set(ids).size).toBe(ids.length);
   });
 });

@@ -225,22 +225,29 @@ export class MessageRepository {
    * keeps the more advanced status. Returns the stored row and whether it was new.
    */
   static async upsertWithin(manager: EntityManager, message: NewMessage): Promise<{ row: MessageRow; created: boolean }> {
-    const names = COLUMNS.map(([, column]) => column);
-    const values = COLUMNS.map(([field, column]) => {
-      const value = message[field];
-      return JSON_COLUMNS.has(column) ? (value === undefined || value === null ? null : JSON.stringify(value)) : value;
-    });
-    const placeholders = names.map((column, index) => (JSON_COLUMNS.has(column) ? `$${index + 1}::jsonb` : `$${index + 1}`));
-    const refreshed = ['chat_lid', 'sender_pn', 'sender_lid', 'sender_name', 'message_type', 'type', 'media_type', 'text', 'quoted', 'edited', 'reaction', 'vote', 'button_or_list_id', 'content', 'raw'];
+    return (await MessageRepository.upsertRow(manager, message, false))!;
+  }
+
+  /**
+   * upsertWithin() for a copy received from WhatsApp: null, and nothing changed, when a copy of this
+   * message is stored already (Baileys emits some messages twice). Saves reading the row first.
+   */
+  static async storeCopyWithin(manager: EntityManager, message: NewMessage): Promise<{ row: MessageRow; created: boolean } | null> {
+    return MessageRepository.upsertRow(manager, message, true);
+  }
+
+  private static async upsertRow(manager: EntityManager, message: NewMessage, unlessCopyStored: boolean): Promise<{ row: MessageRow; created: boolean } | null> {
+    const { names, placeholders, values } = insertParts(message, 1);
     const rows: Raw[] = await manager.query(
       `INSERT INTO messages (${names.join(', ')}) VALUES (${placeholders.join(', ')})
        ON CONFLICT (instance_id, message_id) DO UPDATE SET
-         ${refreshed.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n         ')},
+         ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n         ')},
          updated_at = now()
+       ${unlessCopyStored ? 'WHERE messages.raw IS NULL' : ''}
        RETURNING *, (xmax = 0) AS created`,
       values,
     );
-    return { row: toMessageRow(rows[0]), created: Boolean(rows[0].created) };
+    return rows.length ? { row: toMessageRow(rows[0]), created: Boolean(rows[0].created) } : null;
   }
 
   /**

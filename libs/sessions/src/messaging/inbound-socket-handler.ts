@@ -292,15 +292,18 @@ export class InboundSocketHandler {
     const who = await this.who();
 
     await this.write(async (manager, events) => {
-      // Not locked: this queue is the only writer of stored copies (`raw`); the send path only
-      // changes a row's status, in single statements. The upsert below locks the row, late in the
-      // transaction, so a send's result write waits for two round trips instead of the whole of it.
-      const prior = await MessageRepository.findWithin(manager, this.instanceId, row.messageId);
-      if (prior?.raw) {
-        // Seen before (a re-emitted upsert): only a status this copy knows better can change.
-        if (fromMe) await this.advanceFromUpsert(manager, events, prior, status, error, place);
+      // The copy first: a re-emitted upsert (Baileys emits some messages twice) must not count as a
+      // new message for the chat. This queue is the only writer of stored copies (`raw`); the row is
+      // locked from here to the commit, a few round trips (a send's result write may wait for it).
+      const copy = await MessageRepository.storeCopyWithin(manager, row);
+      if (!copy) {
+        // Seen before: only a status this copy knows better can change.
+        const prior = await MessageRepository.findWithin(manager, this.instanceId, row.messageId);
+        if (fromMe && prior) await this.advanceFromUpsert(manager, events, prior, status, error, place);
         return;
       }
+      const { row: stored, created } = copy;
+
       // Our own identity is observed once per socket (and again if it changes), not on every send.
       const self = fromMe ? `${place.sender.pn}|${place.sender.lid}` : '';
       const contact = fromMe && this.selfObserved === self ? null : await this.observeSender(manager, place.sender, fromMe ? '' : message.pushName || '');
@@ -313,7 +316,6 @@ export class InboundSocketHandler {
       });
       if (group) chat = (await ChatRepository.applyStateWithin(manager, this.instanceId, chatKey(chat), { groupFlags: group.flags })) ?? chat;
 
-      const { row: stored, created } = await MessageRepository.upsertWithin(manager, row);
       if (described.edited) {
         await MessageRepository.applyEditWithin(manager, this.instanceId, described.edited, { text: described.text, content: described.content, editId: row.messageId });
       }

@@ -13,6 +13,7 @@ import { AsyncQueueService } from '../queue/async-queue.service';
 import { SessionClient } from '../session/session.client';
 import type { SendCommonDto } from './dto/send-common.dto';
 import { LinkPreviewBuilder } from './link-preview';
+import { withoutInlineMedia } from './send-payload';
 
 /** Staged uploads live long enough for a queued send to pick them up. */
 const STAGED_FILE_TTL_MS = 7 * 24 * 3_600_000;
@@ -99,7 +100,7 @@ export class SendService implements OnModuleDestroy {
       delayMs: common.delay ?? 0,
       readChat: common.readchat === true,
       readMessages: common.readmessages === true,
-      record: { sendFunction, sendPayload: stripMedia(payload), trackSource: common.track_source ?? '', trackId: common.track_id ?? '', sendFolderId: '' },
+      record: { sendFunction, sendPayload: withoutInlineMedia(payload), trackSource: common.track_source ?? '', trackId: common.track_id ?? '', sendFolderId: '' },
       ...extra,
     };
     if (common.async) {
@@ -135,15 +136,4 @@ export function sniffMimetype(data: Buffer): string | null {
   if (data.subarray(4, 8).toString() === 'ftyp') return 'video/mp4';
   if (hex.startsWith('4f676753')) return 'audio/ogg';
   return null;
-}
-
-/** `sendPayload` keeps what was asked, without base64 media. */
-function stripMedia(payload: Record<string, unknown>): Record<string, unknown> {
-  const result: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(payload)) {
-    if (value === undefined) continue;
-    if (typeof value === 'string' && value.length > 512 && !/^https?:\/\//i.test(value)) result[key] = '[base64 omitted]';
-    else result[key] = value;
-  }
-  return result;
 }

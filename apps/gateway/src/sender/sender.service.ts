@@ -12,6 +12,7 @@ import { MEDIA_TYPES } from '../send/dto/send-common.dto';
 import type { SendMenuDto } from '../send/interactive/interactive.dto';
 import { buildMenuContent } from '../send/interactive/menu-content';
 import { newMessageIds, SendService } from '../send/send.service';
+import { withoutInlineMedia } from '../send/send-payload';
 
 type Body = Record<string, unknown>;
 
@@ -278,12 +279,8 @@ function menuFields(type: string, fields: Body): SendMenuDto {
   } as SendMenuDto;
 }
 
-/** sendPayload keeps what was asked, without base64 media. */
+/** sendPayload keeps what was asked, without base64 media (and without the campaign's lists). */
 function stripLarge(payload: Record<string, unknown>): Record<string, unknown> {
-  const result: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(payload)) {
-    if (value === undefined || key === 'numbers' || key === 'messages') continue;
-    result[key] = typeof value === 'string' && value.length > 512 && !/^https?:\/\//i.test(value) ? '[base64 omitted]' : value;
-  }
-  return result;
+  const { numbers: _numbers, messages: _messages, ...rest } = payload;
+  return withoutInlineMedia(rest);
 }

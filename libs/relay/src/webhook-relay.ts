@@ -68,10 +68,12 @@ interface Receiver {
  * All state is in Postgres (see DeliveryRepository); this process only fans out, claims, sends and
  * records, in batches:
  *
- * 1. A pass runs when a NATS outbox notice arrives, when results were recorded (lanes moved on), when
- *    a receiver has room again, or every `pollIntervalMs` (retries falling due).
+ * 1. Two loops side by side: fan-out runs when a NATS `events.<instance>` notice arrives; the claim
+ *    when fan-out made rows, results were recorded (lanes moved on) or a receiver has room again.
+ *    Both also run every `pollIntervalMs` (retries falling due, events written without a notice).
  * 2. Fan-out turns undispatched outbox events into delivery rows, `batchSize` events a transaction.
- * 3. One claim statement takes due lane heads and a short run behind each (`laneRunLength`).
+ * 3. One claim statement takes due lane heads and a short run behind each (`laneRunLength`); it is
+ *    skipped while every receiver served here still has half a batch claimed and unsent.
  * 4. Each receiver sends up to `maxInFlightPerReceiver` runs at once; inside a run, one request at a
  *    time, in lane order: the next is sent only after the previous one got its 2xx. The first failure
  *    is recorded (retry time) and the rest of the run released, so nothing overtakes it.

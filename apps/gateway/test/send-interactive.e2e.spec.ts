@@ -186,7 +186,7 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
         pixType: 'EMAIL',
         pixName: 'Shop',
         boletoCode: '23790.12345 60000.000003 00000.000000 1 00000000004990',
-        paymentLink: 'https://pay.example.com/checkout/7',
+        paymentLink: 'https://www.mercadopago.com.br/checkout/7',
       });
       expect(record.sendFunction).toBe('SendRequestPayment');
       const interactive = interactiveOf(message);
@@ -199,7 +199,7 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
       expect(payment.payment_settings).toEqual([
         { type: 'pix_static_code', pix_static_code: { merchant_name: 'Shop', key: 'pay@shop.com', key_type: 'EMAIL' } },
         { type: 'boleto', boleto: { digitable_line: '23790.12345 60000.000003 00000.000000 1 00000000004990' } },
-        { type: 'payment_link', payment_link: { uri: 'https://pay.example.com/checkout/7' } },
+        { type: 'payment_link', payment_link: { uri: 'https://www.mercadopago.com.br/checkout/7' } },
       ]);
     });
 
@@ -217,6 +217,18 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
       expect((await post('/send/request-payment', { number: contact, amount: 10, pixKey: 'k', pixType: 'X' })).body.error).toBe('Invalid keyType. Allowed: CPF, CNPJ, PHONE, EMAIL, EVP');
       expect((await post('/send/request-payment', { number: contact, pixKey: 'k' })).body.error).toBe('missing amount');
       expect((await post('/send/request-payment', { number: contact, orderMessageId: 'NOPE', pixKey: 'k' })).status).toBe(400);
+    });
+
+    it('should refuse a paymentLink outside the approved checkout domains (PAYMENT_LINK_DOMAINS)', async () => {
+      expect(await post('/send/request-payment', { number: contact, amount: 10, paymentLink: 'https://checkout.evil.example/pay/7' })).toEqual({
+        status: 400,
+        body: { error: 'paymentLink: checkout.evil.example is not an approved payment domain' },
+      });
+      expect(await post('/send/request-payment', { number: contact, amount: 10, paymentLink: 'https://mercadopago.com.br.evil.example/x' })).toEqual({
+        status: 400,
+        body: { error: 'paymentLink: mercadopago.com.br.evil.example is not an approved payment domain' },
+      });
+      expect(await post('/send/request-payment', { number: contact, amount: 10, paymentLink: 'http://www.mercadopago.com.br/x' })).toEqual({ status: 400, body: { error: 'paymentLink must be an https URL' } });
     });
   });
 

@@ -1,4 +1,5 @@
 import { ConfigError, type EnvReader, SsrfGuard } from '@gw/platform';
+import { parsePaymentLinkDomains } from '../send/interactive/payment-link';
 
 export interface GatewayConfig {
   port: number;
@@ -23,6 +24,8 @@ export interface GatewayConfig {
   publicBaseUrl: string;
   /** SSE heartbeat comment interval. */
   sseHeartbeatMs: number;
+  /** Checkout domains a payment request's paymentLink may use (PAYMENT_LINK_DOMAINS; subdomains included). */
+  paymentLinkDomains: string[];
 }
 
 export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv): GatewayConfig {
@@ -41,7 +44,16 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     ssrfAllowlist: cidrList(env, 'SSRF_ALLOWLIST'),
     publicBaseUrl: env.url('PUBLIC_BASE_URL', ['http:', 'https:'], `http://localhost:${env.port('PORT', 8080)}`) as string,
     sseHeartbeatMs: env.integer('SSE_HEARTBEAT_MS', 15_000, { min: 100, max: 300_000 }),
+    paymentLinkDomains: paymentLinkDomains(env),
   };
+}
+
+function paymentLinkDomains(env: EnvReader): string[] {
+  try {
+    return parsePaymentLinkDomains(env.optionalString('PAYMENT_LINK_DOMAINS'));
+  } catch (error) {
+    throw new ConfigError('PAYMENT_LINK_DOMAINS', (error as Error).message);
+  }
 }
 
 /** A comma list of CIDRs, checked at boot so a typo stops the process with the variable's name. */

@@ -16,12 +16,15 @@ import { MessageRepository, type InstanceEntity } from '@gw/persistence';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../../common/api-error';
 import { CurrentInstance, InstanceGuard } from '../../common/auth.guards';
-import { DATA_SOURCE } from '../../runtime/tokens';
+import { normaliseMessageId } from '../../common/message-id';
+import type { GatewayConfig } from '../../runtime/gateway-config';
+import { DATA_SOURCE, GATEWAY_CONFIG } from '../../runtime/tokens';
 import type { SendCommonDto } from '../dto/send-common.dto';
 import { SendService } from '../send.service';
 import { SendCarouselDto, SendLocationButtonDto, SendMenuDto, SendPixButtonDto, SendRequestPaymentDto } from './interactive.dto';
 import { buildMenuContent, built, CAROUSEL_CARDS_PATH, headerAttachment, INTERACTIVE_PATH, protoContent } from './menu-content';
 import { orderOf } from './order';
+import { paymentLinkRefusal } from './payment-link';
 
 const INVALID_KEY_TYPE = 'Invalid keyType. Allowed: CPF, CNPJ, PHONE, EMAIL, EVP';
 const LOCATION_ERROR = 'missing required fields or invalid coordinates';
@@ -38,6 +41,7 @@ export class InteractiveSendController {
   constructor(
     private readonly sends: SendService,
     @Inject(DATA_SOURCE) dataSource: DataSource,
+    @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
   ) {
     this.messages = new MessageRepository(dataSource);
   }
@@ -84,8 +88,9 @@ export class InteractiveSendController {
     const pixType = (dto.pixType ?? '').trim().toUpperCase();
     if (!isPixKeyType(pixType)) throw ApiError.badRequest(INVALID_KEY_TYPE);
     if (!dto.pixKey || !dto.pixKey.trim()) throw ApiError.badRequest('Missing pixKey or pixCode');
-    const message = built(() => buildPixButton({ pixType, pixKey: dto.pixKey!.trim(), pixName: dto.pixName?.trim() || 'Pix', text: dto.text }));
-    return this.relay(instance, dto, chatJid, message, 'SendPixButton', { ...dto, pixType, pixName: dto.pixName?.trim() || 'Pix' });
+    const text = dto.text === undefined ? undefined : await this.sends.placeholders(instance, chatJid, dto.text);
+    const message = built(() => buildPixButton({ pixType, pixKey: dto.pixKey!.trim(), pixName: dto.pixName?.trim() || 'Pix', text }));
+    return this.relay(instance, dto, chatJid, message, 'SendPixButton', { ...dto, text, pixType, pixName: dto.pixName?.trim() || 'Pix' });
   }
 
   @Post('send/request-payment')
@@ -99,7 +104,8 @@ export class InteractiveSendController {
     if (!pixKey && !pixCode && !boletoCode && !paymentLink) throw ApiError.badRequest('Missing pixKey or pixCode');
     const pixType = (dto.pixType ?? 'EVP').trim().toUpperCase();
     if (!isPixKeyType(pixType)) throw ApiError.badRequest(INVALID_KEY_TYPE);
-    if (paymentLink && !/^https:\/\/[^\s/]+\.[^\s]+$/i.test(paymentLink)) throw ApiError.badRequest('paymentLink must be an https URL');
+    const linkRefused = paymentLink ? paymentLinkRefusal(paymentLink, this.config.paymentLinkDomains) : '';
+    if (linkRefused) throw ApiError.badRequest(linkRefused);
     const currency = (dto.currency ?? 'BRL').trim().toUpperCase();
     if (!/^[A-Z]{3}$/.test(currency)) throw ApiError.badRequest('currency must be a 3-letter ISO code (BRL)');
 
@@ -109,7 +115,7 @@ export class InteractiveSendController {
     let orderId: string | undefined;
     let orderCurrency = currency;
     if (dto.orderMessageId) {
-      const row = await this.messages.findOne(instance.id, dto.orderMessageId);
+      const row = await this.messages.findOne(instance.id, normaliseMessageId(dto.orderMessageId));
       if (!row || row.messageType !== 'OrderMessage' || row.fromMe || (row.chatId !== chatJid && row.chatLid !== chatJid)) {
         throw ApiError.badRequest('orderMessageId: no OrderMessage received from this contact with that id');
       }

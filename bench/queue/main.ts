@@ -31,6 +31,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
+import pino from 'pino';
 
 type Role = 'orchestrate' | 'sim' | 'bare' | 'ours';
 
@@ -219,7 +220,8 @@ async function runOurs(databaseUrl: string, schema: string, sim: SimInfo): Promi
   const { AsyncQueueService } = await import('../../apps/gateway/src/queue/async-queue.service');
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 24 });
   const bus = new InProcessBus();
-  const logger = createLogger('bench', 'silent');
+  // `--log error`: the stack's logs on stderr (to see why a request failed).
+  const logger = args.get('log') ? (pino({ level: args.get('log') as string }, pino.destination(2)) as unknown as ReturnType<typeof createLogger>) : createLogger('bench', 'silent');
   // The dispatcher's hand-overs to the worker (`instance.<id>.send`): when each began and ended, to
   // measure the gap the dispatcher leaves between the end of one send and the start of the next.
   const handOvers: Array<{ instanceId: string; start: number; end: number }> = [];

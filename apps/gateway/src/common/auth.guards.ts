@@ -40,7 +40,7 @@ export class InstanceGuard implements CanActivate {
     const token = header(request, 'token') ?? queryToken(request);
     // Tokens are UUID-shaped; anything else cannot match and is not worth a query.
     if (!token || token.length > 100) throw new ApiError(401, 'Invalid token');
-    // Async sends may use an instance looked up in the last second (see AcceptTokenCache); the rest read it fresh.
+    // Async sends may use an instance looked up in the last seconds (see AcceptTokenCache); the rest read it fresh.
     const cacheable = isAsyncSend(request.method, request.url, request.body);
     const instance = (cacheable ? asyncAcceptTokens.get(token) : undefined) ?? (await this.instances.findByToken(token));
     if (!instance) throw new ApiError(401, 'Invalid token');

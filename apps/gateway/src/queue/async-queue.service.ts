@@ -3,6 +3,7 @@ import type { Bus } from '@gw/bus';
 import type { SendRequest } from '@gw/contracts';
 import { AsyncQueue, ASYNC_QUEUE_DEFAULTS } from '@gw/dispatch';
 import { toMessageRecord, type InstanceEntity } from '@gw/persistence';
+import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { BUS, DATA_SOURCE } from '../runtime/tokens';
@@ -19,18 +20,25 @@ export class AsyncQueueService {
 
   /** In Postgres (messages row `Queued` + queue row) before it returns: the Message record to answer with. */
   async enqueue(instance: InstanceEntity, request: SendRequest) {
-    let row;
-    try {
-      row = await this.queue.enqueue(request, instance.owner);
-    } catch (error) {
-      // The instance is gone (deleted since its token was looked up): as for an unknown token.
-      if ((error as { code?: string }).code === '23503') {
-        asyncAcceptTokens.forget(instance.token);
-        throw new ApiError(401, 'Invalid token');
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return toMessageRecord(await this.queue.enqueue(request, instance.owner), instance.owner);
+      } catch (error) {
+        const { code, constraint } = error as { code?: string; constraint?: string };
+        // The instance is gone (deleted since its token was looked up): as for an unknown token.
+        if (code === '23503') {
+          asyncAcceptTokens.forget(instance.token);
+          throw new ApiError(401, 'Invalid token');
+        }
+        // The record id (`r` + 7 hex digits, uazapi's shape: 28 bits) is already taken in this instance:
+        // rare, but certain over a few hundred thousand messages. A fresh one; nothing was written.
+        if (code === '23505' && constraint === 'messages_pkey' && attempt < 3) {
+          request.recordId = `r${randomBytes(4).toString('hex').slice(0, 7)}`;
+          continue;
+        }
+        throw error;
       }
-      throw error;
     }
-    return toMessageRecord(row, instance.owner);
   }
 
   async status(instance: InstanceEntity) {

@@ -116,6 +116,38 @@ describe('GET /sse (HTTP)', () => {
     expect(stream.dataFrames().map((frame) => (frame.data as { n: string }).n)).toEqual(['b', 'c']);
   });
 
+  it('should not lose an event whose transaction commits after one with a larger id was streamed', async () => {
+    const stream = await openStream(`${gw.baseUrl}/sse`, { token });
+    await waitFor(() => stream.frames.length > 0);
+    const early = gw.db.dataSource.createQueryRunner();
+    const later = gw.db.dataSource.createQueryRunner();
+    try {
+      await early.connect();
+      await later.connect();
+      await early.startTransaction();
+      const earlyId = await OutboxRepository.insertWithin(early.manager, instanceId, [{ eventType: 'presence', payload: { n: 'early' } }]);
+      await later.startTransaction();
+      const laterId = await OutboxRepository.insertWithin(later.manager, instanceId, [{ eventType: 'presence', payload: { n: 'later' } }]);
+      await later.commitTransaction();
+      expect(BigInt(earlyId!)).toBeLessThan(BigInt(laterId!));
+      gw.bus.publish(Subjects.outbox(instanceId), { instanceId, lastId: laterId });
+      // Let the stream read with 'later' committed and 'early' still open (the announcement, two heartbeats).
+      const heartbeats = () => stream.frames.filter((frame) => frame.comment?.startsWith('heartbeat')).length;
+      const seen = heartbeats();
+      await waitFor(() => heartbeats() >= seen + 2);
+      await early.commitTransaction();
+      gw.bus.publish(Subjects.outbox(instanceId), { instanceId, lastId: earlyId });
+      await waitFor(() => stream.dataFrames().length >= 2, 20_000);
+      expect(stream.dataFrames().map((frame) => (frame.data as { n: string }).n)).toEqual(['early', 'later']);
+      expect(stream.dataFrames().map((frame) => frame.id)).toEqual([earlyId, laterId]);
+    } finally {
+      if (early.isTransactionActive) await early.rollbackTransaction();
+      await early.release();
+      await later.release();
+      await stream.close();
+    }
+  });
+
   it('should send heartbeats', async () => {
     const stream = await openStream(`${gw.baseUrl}/sse`, { token });
     await waitFor(() => stream.frames.filter((frame) => frame.comment?.startsWith('heartbeat')).length >= 2, 3000);

@@ -9,7 +9,7 @@ export type { InstancePatch } from './repositories/instance.repository';
 export { LeaseRepository } from './repositories/lease.repository';
 export type { Lease } from './repositories/lease.repository';
 export { OutboxRepository } from './repositories/outbox.repository';
-export type { NewOutboxEvent, OutboxRow } from './repositories/outbox.repository';
+export type { NewOutboxEvent, OutboxPosition, OutboxRow, SettledRead } from './repositories/outbox.repository';
 export { SettingsRepository } from './repositories/settings.repository';
 export { WebhookRepository } from './repositories/webhook.repository';
 export type { WebhookRow, WebhookValues } from './repositories/webhook.repository';

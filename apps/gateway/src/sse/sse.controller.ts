@@ -1,7 +1,7 @@
 import { Controller, Get, Headers, Inject, Query, Res, UseGuards } from '@nestjs/common';
 import { Bus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { OutboxRepository, type InstanceEntity, type OutboxRow } from '@gw/persistence';
+import { OutboxRepository, type InstanceEntity, type OutboxPosition, type SettledRead } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { webhookWants } from '@gw/relay';
 import type { FastifyReply } from 'fastify';
@@ -15,8 +15,12 @@ import { BUS, DATA_SOURCE, GATEWAY_CONFIG, LOGGER } from '../runtime/tokens';
 /** A client whose socket holds more than this unsent is too slow, and is dropped. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 const BATCH = 500;
+/** The largest outbox id (bigint). */
+const MAX_EVENT_ID = 9223372036854775807n;
 /** Notifications are at most once: a slow poll catches anything a lost one would have announced. */
 const POLL_MS = 2_000;
+/** Delay before reading again when committed events are not settled yet (see OutboxRepository.readSettled). */
+const SETTLE_RETRY_MS = 25;
 
 /** `events=a,b&events=c` → ['a','b','c']. */
 function listParameter(value: string | string[] | undefined): string[] {
@@ -34,7 +38,7 @@ export class SseController {
   private readonly outbox: OutboxRepository;
 
   constructor(
-    @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
+    @Inject(DATA_SOURCE) dataSource: DataSource,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
@@ -57,8 +61,13 @@ export class SseController {
     const unknownFlag = excludeMessages.find((flag) => !(EXCLUDE_MESSAGES as readonly string[]).includes(flag));
     if (unknownFlag) throw ApiError.badRequest(`excludeMessages: unknown value "${unknownFlag}"`);
     if (lastEventIdHeader !== undefined && !/^\d{1,19}$/.test(lastEventIdHeader)) throw ApiError.badRequest('Last-Event-ID must be an event id');
+    if (lastEventIdHeader !== undefined && BigInt(lastEventIdHeader) > MAX_EVENT_ID) throw ApiError.badRequest('Last-Event-ID must be an event id');
 
-    let cursor = lastEventIdHeader ?? (await this.latestEventId(instance.id));
+    // The cursor is a commit-safe outbox position, not the id alone: see OutboxRepository.readSettled.
+    let skip = new Set<string>();
+    let cursor: OutboxPosition;
+    if (lastEventIdHeader !== undefined) cursor = await this.outbox.positionOf(instance.id, lastEventIdHeader);
+    else ({ position: cursor, skip } = await this.outbox.currentPosition(instance.id));
     const filter = { events, excludeMessages };
     const raw = reply.raw;
     reply.hijack();
@@ -73,9 +82,11 @@ export class SseController {
     let closed = false;
     let draining: Promise<void> | null = null;
     let again = false;
+    let settleRetry: NodeJS.Timeout | null = null;
     const close = () => {
       if (closed) return;
       closed = true;
+      if (settleRetry) clearTimeout(settleRetry);
       clearInterval(heartbeat);
       clearInterval(poll);
       subscription.unsubscribe();
@@ -99,11 +110,21 @@ export class SseController {
       draining = (async () => {
         do {
           again = false;
-          let rows: OutboxRow[];
+          let rows: SettledRead['rows'];
           do {
-            rows = await this.outbox.readAfter(cursor, BATCH, instance.id);
+            let waiting: boolean;
+            ({ rows, waiting } = await this.outbox.readSettled(instance.id, cursor, BATCH));
+            // Committed events wait behind a transaction still running: look again shortly, not at the next poll.
+            if (waiting && !closed && !settleRetry) {
+              settleRetry = setTimeout(() => {
+                settleRetry = null;
+                drain();
+              }, SETTLE_RETRY_MS);
+            }
             for (const row of rows) {
-              cursor = row.id;
+              cursor = row.position;
+              // Already visible when the client connected without a Last-Event-ID: not news.
+              if (skip.size > 0 && skip.delete(row.id)) continue;
               if (!webhookWants(filter, row.eventType, row.payload)) continue;
               write(`id: ${row.id}\nevent: ${row.eventType}\ndata: ${JSON.stringify({ BaseUrl: this.config.publicBaseUrl, ...row.payload })}\n\n`);
             }
@@ -122,10 +143,5 @@ export class SseController {
     raw.on('close', close);
     raw.on('error', close);
     drain();
-  }
-
-  private async latestEventId(instanceId: string): Promise<string> {
-    const rows: Array<{ id: string | null }> = await this.dataSource.query(`SELECT max(id)::text AS id FROM outbox_events WHERE instance_id = $1`, [instanceId]);
-    return rows[0]?.id ?? '0';
   }
 }

@@ -2,7 +2,7 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 
 
 /** Every event, written in the transaction of the state change that caused it. */
 @Entity({ name: 'outbox_events' })
-@Index(['instanceId', 'id'])
+@Index(['instanceId', 'tx', 'id'])
 export class OutboxEventEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id!: string;
@@ -16,6 +16,13 @@ export class OutboxEventEntity {
   /** Chat the event belongs to, for per-chat ordering of deliveries ('' when none). */
   @Column({ name: 'chat_id', type: 'text', default: '' })
   chatId!: string;
+
+  /**
+   * The writing transaction's id (`pg_current_xact_id()`), set by the database. Cursor readers order by
+   * `(tx, id)` and only read below their snapshot's xmin, so a late commit never lands behind a cursor.
+   */
+  @Column({ type: 'bigint', insert: false, update: false })
+  tx!: string;
 
   @Column({ type: 'jsonb' })
   payload!: Record<string, unknown>;

@@ -15,7 +15,25 @@ export interface OutboxRow {
   createdAt: Date;
 }
 
-/** The event outbox: rows are written with the change that caused them, read in id order. */
+/**
+ * A cursor reader's place in the outbox: after the row `(tx, id)` in `(tx, id)` order, and never at or
+ * below id `floor` (only set when resuming from an id the outbox no longer holds).
+ */
+export interface OutboxPosition {
+  tx: string;
+  id: string;
+  floor: string;
+}
+
+/** One cursor read: settled rows in order, and whether committed rows wait behind a running transaction. */
+export interface SettledRead {
+  rows: Array<OutboxRow & { position: OutboxPosition }>;
+  waiting: boolean;
+}
+
+const MAX_BIGINT = '9223372036854775807';
+
+/** The event outbox: rows are written with the change that caused them; cursor readers read them in commit-safe order. */
 export class OutboxRepository {
   constructor(private readonly dataSource: DataSource) {}
 
@@ -32,22 +50,75 @@ export class OutboxRepository {
     return rows.length ? String(rows[rows.length - 1].id) : null;
   }
 
-  /** Events after `afterId`, optionally for one instance, oldest first. */
-  async readAfter(afterId: string, limit: number, instanceId?: string): Promise<OutboxRow[]> {
-    const rows: Array<{ id: string; instance_id: string; event_type: string; chat_id: string; payload: Record<string, unknown>; created_at: Date }> =
-      await this.dataSource.query(
-        `SELECT id, instance_id, event_type, chat_id, payload, created_at FROM outbox_events
-         WHERE id > $1 AND ($3::text IS NULL OR instance_id = $3)
-         ORDER BY id LIMIT $2`,
-        [afterId, limit, instanceId ?? null],
-      );
-    return rows.map((row) => ({
-      id: String(row.id),
-      instanceId: row.instance_id,
-      eventType: row.event_type,
-      chatId: row.chat_id,
-      payload: row.payload,
-      createdAt: row.created_at,
-    }));
+  /**
+   * Where a cursor reader starts when it has no position: just after everything this moment's snapshot
+   * sees. `skip` lists the ids that are already visible but not yet settled (written by a transaction
+   * at or above the snapshot's xmin); readSettled will pass them, and they must not be shown.
+   */
+  async currentPosition(instanceId: string): Promise<{ position: OutboxPosition; skip: Set<string> }> {
+    const rows: Array<{ xmin: string; seen: string[] }> = await this.dataSource.query(
+      `WITH s AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS xmin)
+       SELECT s.xmin::text AS xmin, array(SELECT o.id::text FROM outbox_events o WHERE o.instance_id = $1 AND o.tx >= s.xmin) AS seen FROM s`,
+      [instanceId],
+    );
+    const xmin = BigInt(rows[0].xmin);
+    // (xmin - 1, max id): the next settled row is the first one with tx >= xmin.
+    return { position: { tx: String(xmin - 1n), id: MAX_BIGINT, floor: '0' }, skip: new Set(rows[0].seen) };
+  }
+
+  /**
+   * The position of event `eventId` of this instance (an SSE `Last-Event-ID`). An id that is not (or no
+   * longer) in the outbox cannot be placed in commit order; the reader then gets every event with a
+   * larger id, as before this position existed.
+   */
+  async positionOf(instanceId: string, eventId: string): Promise<OutboxPosition> {
+    const rows: Array<{ tx: string }> = await this.dataSource.query(`SELECT tx::text AS tx FROM outbox_events WHERE instance_id = $1 AND id = $2`, [instanceId, eventId]);
+    return rows.length ? { tx: rows[0].tx, id: eventId, floor: '0' } : { tx: '0', id: '0', floor: eventId };
+  }
+
+  /**
+   * The instance's events after `position` in commit-safe order, oldest first: only rows whose writing
+   * transaction ended before this read's snapshot began (`tx` below the snapshot's xmin), ordered by
+   * `(tx, id)`. Such a transaction can add no more rows, and every later one has a larger `tx`, so a row
+   * that commits late can never fall behind a cursor that advanced past a neighbour (migration
+   * 1763900000000 explains the choice). A long transaction elsewhere delays reads until it ends.
+   * `waiting` says that committed rows past the position exist but are not settled yet: read again soon.
+   */
+  async readSettled(instanceId: string, position: OutboxPosition, limit: number): Promise<SettledRead> {
+    const rows: Array<{
+      id: string | null;
+      tx: string;
+      instance_id: string;
+      event_type: string;
+      chat_id: string;
+      payload: Record<string, unknown>;
+      created_at: Date;
+      waiting: boolean;
+    }> = await this.dataSource.query(
+      `WITH s AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS xmin),
+       r AS (
+         SELECT o.id, o.tx, o.instance_id, o.event_type, o.chat_id, o.payload, o.created_at FROM outbox_events o, s
+         WHERE o.instance_id = $1 AND (o.tx, o.id) > ($2::bigint, $3::bigint) AND o.id > $4::bigint AND o.tx < s.xmin
+         ORDER BY o.tx, o.id LIMIT $5)
+       SELECT r.id::text AS id, r.tx::text AS tx, r.instance_id, r.event_type, r.chat_id, r.payload, r.created_at,
+         EXISTS (SELECT 1 FROM outbox_events w WHERE w.instance_id = $1 AND w.tx >= s.xmin AND (w.tx, w.id) > ($2::bigint, $3::bigint) AND w.id > $4::bigint) AS waiting
+       FROM s LEFT JOIN r ON true
+       ORDER BY r.tx, r.id`,
+      [instanceId, position.tx, position.id, position.floor, limit],
+    );
+    return {
+      waiting: rows[0]?.waiting ?? false,
+      rows: rows
+        .filter((row) => row.id !== null)
+        .map((row) => ({
+          id: row.id as string,
+          instanceId: row.instance_id,
+          eventType: row.event_type,
+          chatId: row.chat_id,
+          payload: row.payload,
+          createdAt: row.created_at,
+          position: { tx: row.tx, id: row.id as string, floor: position.floor },
+        })),
+    };
   }
 }

@@ -40,13 +40,28 @@ export function matchWebhooks(event: { instanceId: string; eventType: string; pa
   return webhooks.filter((webhook) => (webhook.instanceId === null || webhook.instanceId === event.instanceId) && webhookWants(webhook, event.eventType, event.payload));
 }
 
-/** `addUrlEvents` appends `/{event}`, then `addUrlTypesMessages` appends `/{messageType}`. */
+/**
+ * `addUrlEvents` appends `/{event}`, then `addUrlTypesMessages` appends `/{messageType}`, to the URL's
+ * path: a query string or fragment stays where it is (`http://h/hook?x=1` → `http://h/hook/messages?x=1`).
+ * Without either option the configured URL is used as given.
+ */
 export function deliveryUrl(webhook: Pick<WebhookRow, 'url' | 'addUrlEvents' | 'addUrlTypesMessages'>, eventType: string, payload: Record<string, unknown>): string {
-  let url = webhook.url.replace(/\/+$/, '');
-  if (webhook.addUrlEvents) url += `/${encodeURIComponent(eventType)}`;
+  let suffix = '';
+  if (webhook.addUrlEvents) suffix += `/${encodeURIComponent(eventType)}`;
   if (webhook.addUrlTypesMessages) {
     const messageType = messageOf(payload)?.messageType;
-    if (typeof messageType === 'string' && messageType) url += `/${encodeURIComponent(messageType)}`;
+    if (typeof messageType === 'string' && messageType) suffix += `/${encodeURIComponent(messageType)}`;
   }
-  return url;
+  if (!suffix) return webhook.url;
+  let url: URL;
+  try {
+    url = new URL(webhook.url);
+  } catch {
+    // Configured URLs are validated; should one not parse, the suffix still goes before any query.
+    const at = webhook.url.search(/[?#]/);
+    const [base, rest] = at < 0 ? [webhook.url, ''] : [webhook.url.slice(0, at), webhook.url.slice(at)];
+    return `${base.replace(/\/+$/, '')}${suffix}${rest}`;
+  }
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${suffix}`;
+  return url.toString();
 }

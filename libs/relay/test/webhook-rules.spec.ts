@@ -40,6 +40,19 @@ describe('deliveryUrl', () => {
     expect(deliveryUrl(webhook, 'messages', { message: { messageType: 'Conversation' } })).toBe('https://h/webhook/messages/Conversation');
     expect(deliveryUrl(webhook, 'connection', {})).toBe('https://h/webhook/connection');
   });
+
+  it('should append to the path and keep a query string and fragment', () => {
+    const webhook = { url: 'http://h/hook?x=1&y=a%2Fb', addUrlEvents: true, addUrlTypesMessages: true };
+    expect(deliveryUrl(webhook, 'messages', { message: { messageType: 'ImageMessage' } })).toBe('http://h/hook/messages/ImageMessage?x=1&y=a%2Fb');
+    expect(deliveryUrl({ ...webhook, url: 'http://h/hook/?x=1#frag' }, 'presence', {})).toBe('http://h/hook/presence?x=1#frag');
+    expect(deliveryUrl({ ...webhook, url: 'http://h:8080?x=1' }, 'chats', {})).toBe('http://h:8080/chats?x=1');
+  });
+
+  it('should use the configured URL as given when nothing is appended', () => {
+    const url = 'http://h/hook/?x=1';
+    expect(deliveryUrl({ url, addUrlEvents: false, addUrlTypesMessages: false }, 'messages', {})).toBe(url);
+    expect(deliveryUrl({ url, addUrlEvents: false, addUrlTypesMessages: true }, 'connection', {})).toBe(url);
+  });
 });
 
 describe('retry schedule', () => {

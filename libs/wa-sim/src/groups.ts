@@ -63,6 +63,8 @@ export class GroupStore {
   private readonly presence = new Map<string, Presence>();
   /** account phone → subscriber devices, with the JID form they subscribed with. */
   private readonly subscribers = new Map<string, Map<string, { ref: DeviceRef; asJid: string }>>();
+  /** account phone → chat states addressed to it (directly or to one of its groups), oldest first. */
+  private readonly chatstatesSeen = new Map<string, Array<{ from: string; chat: string; state: string; media?: string; t: number }>>();
 
   constructor(private readonly ctx: SimContext) {}
 
@@ -536,6 +538,7 @@ export class GroupStore {
     if (to.endsWith('@g.us')) {
       const group = this.get(to);
       if (!group) return;
+      for (const { account } of group.members.values()) if (account !== from) this.seeChatstate(account, from, group.jid, state);
       for (const target of this.memberDevices(group, except)) {
         if (target.account === from || target.deviceId === 0) continue;
         const connection = target.account.devices.get(target.deviceId)?.connection;
@@ -547,12 +550,21 @@ export class GroupStore {
     }
     const target = this.ctx.registry.resolveUser(to);
     if (!target) return;
+    this.seeChatstate(target, from, from.jid, state);
     for (const device of target.activeDevices()) {
       const connection = device.connection;
       if (connection?.isTransportReady && connection.active) {
         connection.sendNode(node('chatstate', { from: userJid(from, this.ctx.options.incomingAddressing) }, content));
       }
     }
+  }
+
+  /** What the account's phone shows: who is typing (composing), recording (composing media=audio) or stopped (paused). */
+  private seeChatstate(account: Account, from: Account, chat: string, state: BinaryNode): void {
+    const seen = this.chatstatesSeen.get(account.phone) ?? [];
+    seen.push({ from: from.jid, chat, state: state.tag, ...(state.attrs.media ? { media: state.attrs.media } : {}), t: Date.now() });
+    if (seen.length > 500) seen.shift();
+    this.chatstatesSeen.set(account.phone, seen);
   }
 
   // ---------------------------------------------------------------- control routes
@@ -607,6 +619,30 @@ export class GroupStore {
           group.subjectOwner = actor;
           group.subjectTime = unixNow();
           this.notify(group, actor, node('subject', { subject: group.subject, s_t: String(group.subjectTime), s_o: this.memberJid(group, actor) }));
+          return this.info(group);
+        },
+      },
+      {
+        method: 'GET',
+        path: '/sim/accounts/{phone}/chatstates',
+        handler: ({ params }) => ({ chatstates: this.chatstatesSeen.get(requireAccount(params.phone).phone) ?? [] }),
+      },
+      {
+        method: 'POST',
+        path: '/sim/groups/{jid}/settings',
+        handler: ({ params, body }) => {
+          const group = requireGroup(params.jid);
+          const actor = requireAccount(body.actor ?? group.creator.phone);
+          if (body.locked !== undefined && typeof body.locked !== 'boolean') throw new SimError(400, 'locked must be a boolean');
+          if (body.announce !== undefined && typeof body.announce !== 'boolean') throw new SimError(400, 'announce must be a boolean');
+          if (typeof body.locked === 'boolean' && body.locked !== group.locked) {
+            group.locked = body.locked;
+            this.notify(group, actor, node(group.locked ? 'locked' : 'unlocked', {}));
+          }
+          if (typeof body.announce === 'boolean' && body.announce !== group.announce) {
+            group.announce = body.announce;
+            this.notify(group, actor, node(group.announce ? 'announcement' : 'not_announcement', {}));
+          }
           return this.info(group);
         },
       },

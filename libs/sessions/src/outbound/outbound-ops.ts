@@ -11,7 +11,7 @@ import { MediaSource } from './media-source';
 import type { SimulatorSeam } from '../config/session-worker.config';
 import { networkOptions } from '../socket/network-options';
 import { FileRepository, InstanceRepository } from '@gw/persistence';
-import { downloadMediaMessage, jidNormalizedUser, prepareWAMessageMedia } from '@whiskeysockets/baileys';
+import { downloadMediaMessage, getContentType, jidNormalizedUser, normalizeMessageContent, prepareWAMessageMedia } from '@whiskeysockets/baileys';
 import { SendLedger } from './send-ledger';
 import { AwaitedAcks } from './awaited-acks';
 
@@ -58,7 +58,8 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     const { alreadyRelayed } = await ledger.reserve(session.lease, request, owner, !typing);
     if (alreadyRelayed) return SendLedger.record(alreadyRelayed, owner);
     if (typing) {
-      const presence = request.content.kind === 'media' && request.content.ptt ? 'recording' : 'composing';
+      // Any audio (ptt, myaudio or a plain audio file) shows "recording…"; everything else "typing…".
+      const presence = request.content.kind === 'media' && (request.content.ptt || request.content.mediaType === 'audio') ? 'recording' : 'composing';
       await socket.sendPresenceUpdate(presence, request.chatJid).catch(() => undefined);
       await sleep(Math.min(request.delayMs ?? 0, MAX_DELAY_MS));
       await socket.sendPresenceUpdate('paused', request.chatJid).catch(() => undefined);
@@ -143,17 +144,19 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
   async function build(socket: WASocket, request: SendRequest): Promise<{ kind: 'content'; content: AnyMessageContent; quoted?: WAMessage } | { kind: 'proto'; message: proto.IMessage; nodes?: BinaryNode[] }> {
     const content = request.content;
     if (content.kind === 'pin' && request.chatJid.endsWith('@g.us')) await assertMayPin(socket, request.chatJid);
-    if (content.kind === 'proto') {
-      const message = structuredClone(content.message);
-      for (const attachment of content.attachments ?? []) await attach(socket, request.instanceId, message, attachment);
-      return { kind: 'proto', message: proto.Message.fromObject(message), nodes: content.nodes as BinaryNode[] | undefined };
-    }
     const quoted = request.quotedId ? await storedMessage(request.instanceId, request.quotedId) : undefined;
     if (request.quotedId && !quoted) throw new RpcError(ErrorCode.NotFound, 'replied message not found');
     let mentions = request.mentions ?? [];
     if (request.mentionAll && request.chatJid.endsWith('@g.us')) {
       const metadata = await socket.groupMetadata(request.chatJid);
       mentions = metadata.participants.map((participant) => participant.id);
+    }
+    if (content.kind === 'proto') {
+      const message = structuredClone(content.message);
+      for (const attachment of content.attachments ?? []) await attach(socket, request.instanceId, message, attachment);
+      // relayMessage sends the message as built: the reply, mentions and forward flag go in its context here.
+      withContext(message as proto.IMessage, request.chatJid, socket.user?.id ?? '', { quoted, mentions, forwarded: request.forwarded === true });
+      return { kind: 'proto', message: proto.Message.fromObject(message), nodes: content.nodes as BinaryNode[] | undefined };
     }
     const context = request.forwarded ? { contextInfo: { isForwarded: true, forwardingScore: 1 } } : {};
     return { kind: 'content', content: await toBaileysContent(request.instanceId, content, mentions, context, socket), quoted };
@@ -317,7 +320,44 @@ async function assertMayPin(socket: WASocket, groupJid: string): Promise<void> {
   if (!metadata.restrict) return;
   const me = [socket.user?.id, socket.user?.lid].filter(Boolean).map((jid) => (jid as string).split(':')[0].split('@')[0]);
   const self = metadata.participants.find((participant) => [participant.id, participant.lid, participant.phoneNumber].some((jid) => jid && me.includes(jid.split(':')[0].split('@')[0])));
-  if (!self?.admin) throw new RpcError(ErrorCode.BadRequest, 'error pinning message: in this group only admins may pin messages');
+  if (!self?.admin) throw new RpcError(ErrorCode.BadRequest, 'in this group only admins may pin messages');
+}
+
+/**
+ * Puts a reply (the quoted message, its id and author), mentions and the forward flag in the context of
+ * a built message's content (inside its view-once/ephemeral envelopes), as sendMessage does for the
+ * contents it builds itself.
+ */
+export function withContext(message: proto.IMessage, chatJid: string, selfJid: string, extra: { quoted?: WAMessage; mentions: string[]; forwarded: boolean }): void {
+  if (!extra.quoted && extra.mentions.length === 0 && !extra.forwarded) return;
+  const inner = normalizeMessageContent(message);
+  const field = inner ? getContentType(inner) : undefined;
+  const body = field ? (inner as Record<string, unknown>)[field] : undefined;
+  if (!body || typeof body !== 'object') return;
+  const target = body as { contextInfo?: proto.IContextInfo | null };
+  const context: proto.IContextInfo = { ...(target.contextInfo ?? {}) };
+  if (extra.quoted?.key?.id) {
+    const key = extra.quoted.key;
+    const quotedInner = normalizeMessageContent(extra.quoted.message ?? undefined);
+    const quotedField = quotedInner ? getContentType(quotedInner) : undefined;
+    if (quotedInner && quotedField) {
+      // Only the quoted content itself, without its own context (no nested replies).
+      const quotedBody = (quotedInner as Record<string, unknown>)[quotedField];
+      const copy = quotedBody && typeof quotedBody === 'object' ? { ...(quotedBody as Record<string, unknown>) } : quotedBody;
+      if (copy && typeof copy === 'object') delete (copy as { contextInfo?: unknown }).contextInfo;
+      context.quotedMessage = { [quotedField]: copy } as proto.IMessage;
+    }
+    context.stanzaId = key.id;
+    const author = key.fromMe ? selfJid : key.participant || key.remoteJid || '';
+    if (author) context.participant = jidNormalizedUser(author);
+    if (key.remoteJid && key.remoteJid !== chatJid) context.remoteJid = key.remoteJid;
+  }
+  if (extra.mentions.length) context.mentionedJid = extra.mentions;
+  if (extra.forwarded) {
+    context.isForwarded = true;
+    context.forwardingScore = Math.max(context.forwardingScore ?? 0, 1);
+  }
+  target.contextInfo = context;
 }
 
 /** Mimetype and file name of the media inside a message (through its envelopes). */

@@ -5,7 +5,7 @@ import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import type { SessionClient } from '../session/session.client';
 import type { HistorySyncDto } from './dto/message-actions.dto';
-import { normaliseMessageId } from './message-actions.service';
+import { normaliseMessageId } from '../common/message-id';
 
 const DEFAULT_COUNT = 50;
 const MAX_COUNT = 100;

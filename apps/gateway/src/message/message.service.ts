@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { type InstanceEntity, MessageRepository, toMessageRecord } from '@gw/persistence';
 import type { DataSource } from 'typeorm';
+import { normaliseMessageId } from '../common/message-id';
 import { DATA_SOURCE } from '../runtime/tokens';
 import type { FindMessagesDto } from './dto/find-messages.dto';
 
@@ -17,7 +18,7 @@ export class MessageService {
     const limit = dto.limit ?? dto.pageSize ?? 100;
     const offset = dto.offset ?? (dto.page ? (dto.page - 1) * limit : 0);
     const { rows, total } = await this.messages.find(instance.id, {
-      id: dto.id,
+      id: dto.id?.trim() ? normaliseMessageId(dto.id) : undefined,
       chatId: dto.chatid ?? dto.number,
       trackSource: dto.track_source,
       trackId: dto.track_id,

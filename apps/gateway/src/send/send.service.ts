@@ -7,6 +7,7 @@ import { SsrfGuard } from '@gw/platform';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
+import { normaliseMessageId } from '../common/message-id';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { DATA_SOURCE, GATEWAY_CONFIG } from '../runtime/tokens';
 import { AsyncQueueService } from '../queue/async-queue.service';
@@ -17,6 +18,21 @@ import { withoutInlineMedia } from './send-payload';
 
 /** Staged uploads live long enough for a queued send to pick them up. */
 const STAGED_FILE_TTL_MS = 7 * 24 * 3_600_000;
+
+/**
+ * What a refused send answers, per endpoint (the spec's Errors: "failed to send location", "failed to
+ * send payment request"; the others as the upstream API names them), followed by WhatsApp's reason.
+ * Text and media keep WhatsApp's own reason alone, as the upstream API does.
+ */
+const FAILURE_BY_FUNCTION: Record<string, string> = {
+  SendLocationButton: 'failed to send location',
+  SendLocationMessage: 'failed to send location',
+  SendRequestPayment: 'failed to send payment request',
+  SendPixButton: 'failed to send PIX button',
+  SendMenuMessage: 'failed to send menu',
+  SendCarouselMessage: 'failed to send carousel',
+  SendContactMessage: 'failed to send contact card',
+};
 
 export function newMessageIds(): { recordId: string; messageId: string } {
   return { recordId: `r${randomBytes(4).toString('hex').slice(0, 7)}`, messageId: `3EB0${randomBytes(9).toString('hex').toUpperCase()}` };
@@ -93,7 +109,7 @@ export class SendService implements OnModuleDestroy {
       ...ids,
       chatJid,
       content,
-      quotedId: common.replyid || undefined,
+      quotedId: common.replyid?.trim() ? normaliseMessageId(common.replyid) : undefined,
       mentions: mentionJids,
       mentionAll: common.mentions?.trim() === 'all',
       forwarded: common.forward === true,
@@ -113,7 +129,9 @@ export class SendService implements OnModuleDestroy {
     if (record.status === 'Failed') {
       // WhatsApp refused it (e.g. 463): the upstream's answer, not ours; the record stays findable.
       const code = /error (\d{3})/.exec(String(record.error))?.[1];
-      throw new ApiError(502, String(record.error || 'failed to send'), {
+      const detail = String(record.error || 'failed to send');
+      const failure = FAILURE_BY_FUNCTION[sendFunction];
+      throw new ApiError(502, failure ? `${failure}: ${detail}` : detail, {
         error_source: 'whatsapp_server',
         provider: 'whatsapp',
         ...(code ? { provider_code: Number(code) } : {}),

@@ -14,6 +14,7 @@ import {
 import { MessageRepository, type InstanceEntity, type MessageRow } from '@gw/persistence';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../../common/api-error';
+import { normaliseMessageId } from '../../common/message-id';
 import { DATA_SOURCE } from '../../runtime/tokens';
 import type { SendTextDto } from '../dto/send-common.dto';
 import { SendService } from '../send.service';
@@ -42,7 +43,7 @@ export class InteractiveRepliesService {
     const selector = text.slice(1).trim();
     if (!selector) throw ApiError.badRequest('interactive reply: give the option after ">" (a position, an id or the option text)');
 
-    const row = await this.messages.findOne(instance.id, dto.replyid);
+    const row = await this.messages.findOne(instance.id, normaliseMessageId(dto.replyid));
     if (!row) throw ApiError.badRequest(`interactive reply: original message ${dto.replyid} is not available in this instance's history`);
     if (row.chatId !== chatJid && row.chatLid !== chatJid) throw ApiError.badRequest(`interactive reply: message ${dto.replyid} belongs to another chat (${row.chatId})`);
 

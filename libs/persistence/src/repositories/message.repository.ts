@@ -38,8 +38,19 @@ export interface MessageRow {
   sendFolderId: string;
   trackSource: string;
   trackId: string;
+  /** The known contact of a call (messageType `call`); null otherwise. */
+  callPeer?: CallPeer | null;
+  /** What an AI agent recorded on the message (spec `ai_metadata`); null when none did. */
+  aiMetadata?: Record<string, unknown> | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** `callPeer` of a call message: the caller as the instance knows it. */
+export interface CallPeer {
+  jid: string;
+  name: string;
+  imagePreviewUrl: string;
 }
 
 export type NewMessage = Omit<MessageRow, 'createdAt' | 'updatedAt'>;
@@ -83,8 +94,10 @@ const COLUMNS: Array<[keyof NewMessage, string]> = [
   ['sendFolderId', 'send_folder_id'],
   ['trackSource', 'track_source'],
   ['trackId', 'track_id'],
+  ['callPeer', 'call_peer'],
+  ['aiMetadata', 'ai_metadata'],
 ];
-const JSON_COLUMNS = new Set(['content', 'send_payload']);
+const JSON_COLUMNS = new Set(['content', 'send_payload', 'call_peer', 'ai_metadata']);
 
 type Raw = Record<string, unknown>;
 
@@ -92,6 +105,8 @@ export function toMessageRow(raw: Raw): MessageRow {
   const row: Record<string, unknown> = {};
   for (const [field, column] of COLUMNS) row[field] = raw[column];
   row.messageTimestamp = Number(raw.message_timestamp);
+  row.callPeer = (raw.call_peer as CallPeer | undefined) ?? null;
+  row.aiMetadata = (raw.ai_metadata as Record<string, unknown> | undefined) ?? null;
   row.createdAt = raw.created_at;
   row.updatedAt = raw.updated_at;
   return row as unknown as MessageRow;
@@ -325,6 +340,13 @@ export class MessageRepository {
     return rows.length ? toMessageRow(rows[0]) : null;
   }
 
+  /** The rows named by any of `ids` (record id or provider id), in one statement. */
+  async findMany(instanceId: string, ids: string[]): Promise<MessageRow[]> {
+    if (ids.length === 0) return [];
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND (id = ANY($2::text[]) OR message_id = ANY($2::text[]))`, [instanceId, ids]);
+    return rows.map(toMessageRow);
+  }
+
   async find(instanceId: string, query: MessageQuery): Promise<{ rows: MessageRow[]; total: number }> {
     const where = ['instance_id = $1'];
     const params: unknown[] = [instanceId];
@@ -344,8 +366,9 @@ export class MessageRepository {
     const clause = where.join(' AND ');
     const [{ total }]: Array<{ total: string }> = await this.dataSource.query(`SELECT count(*) AS total FROM messages WHERE ${clause}`, params);
     const rows: Raw[] = await this.dataSource.query(
-      `SELECT * FROM messages WHERE ${clause} ORDER BY message_timestamp ${query.ascending ? 'ASC' : 'DESC'}, id LIMIT ${Math.trunc(query.limit)} OFFSET ${Math.trunc(query.offset)}`,
-      params,
+      // Bound, never pasted: a number is only ever a value here, whatever its size.
+      `SELECT * FROM messages WHERE ${clause} ORDER BY message_timestamp ${query.ascending ? 'ASC' : 'DESC'}, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, Math.trunc(query.limit), Math.trunc(query.offset)],
     );
     return { rows: rows.map(toMessageRow), total: Number(total) };
   }

@@ -1,5 +1,8 @@
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 
+/** The largest offset (and page) taken: far beyond any stored history, and well inside Postgres' bigint. */
+export const MAX_OFFSET = 1_000_000_000;
+
 export class FindMessagesDto {
   @IsOptional() @IsString() @MaxLength(200) id?: string;
   @IsOptional() @IsString() @MaxLength(200) chatid?: string;
@@ -22,10 +25,11 @@ export class FindMessagesDto {
   @IsOptional()
   @IsInt()
   @Min(0)
+  @Max(MAX_OFFSET)
   offset?: number;
 
   /** The older paging: page (from 1) and pageSize. */
-  @IsOptional() @IsInt() @Min(1) page?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(MAX_OFFSET) page?: number;
   @IsOptional() @IsInt() @Min(1) @Max(1000) pageSize?: number;
 
   /** Some clients name the chat `number`. */

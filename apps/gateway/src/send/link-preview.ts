@@ -24,6 +24,15 @@ function custom(value: string | undefined): { use: 'page' } | { use: 'none' } | 
   return { use: 'value', value };
 }
 
+/** A page's image reference made absolute on the page's URL; '' when it is not a URL at all (`http://[bad`). */
+function resolveOn(reference: string, base: string): string {
+  try {
+    return new URL(reference, base).toString();
+  } catch {
+    return '';
+  }
+}
+
 function decodeEntities(text: string): string {
   return text
     .replace(/&amp;/g, '&')
@@ -70,7 +79,7 @@ export class LinkPreviewBuilder {
     if (image.use === 'value') imageSource = image.value;
     else if (image.use === 'page') {
       const found = meta(page, ['og:image', 'twitter:image']);
-      imageSource = found ? new URL(found, url).toString() : '';
+      imageSource = found ? resolveOn(found, url) : '';
     }
     const preview: LinkPreviewData = {
       url,
@@ -81,16 +90,18 @@ export class LinkPreviewBuilder {
       large: options.large === true,
     };
     if (!imageSource) return preview;
+    if (/^https?:\/\//i.test(imageSource)) {
+      const refused = await this.ssrf.check(imageSource).then(
+        () => null,
+        (error: Error) => error.message,
+      );
+      // A custom image the guard refuses is the client's error, large or small; a page's own og:image is just left out.
+      if (refused && image.use === 'value') throw ApiError.badRequest(`linkPreviewImage refused: ${refused}`);
+      if (refused) return preview;
+    }
     if (preview.large) {
       // A large preview's image is uploaded by the worker (it makes the small thumbnail from it too).
       if (/^https?:\/\//i.test(imageSource)) {
-        const refused = await this.ssrf.check(imageSource).then(
-          () => null,
-          (error: Error) => error.message,
-        );
-        // A custom image the guard refuses is the client's error; a page's own og:image is just left out.
-        if (refused && image.use === 'value') throw ApiError.badRequest(`linkPreviewImage refused: ${refused}`);
-        if (refused) return preview;
         preview.image = { url: imageSource };
       } else if (options.stage) {
         preview.image = { fileId: await options.stage(imageSource) };

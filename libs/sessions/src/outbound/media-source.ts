@@ -61,11 +61,21 @@ export class MediaSource {
       chunks.push(chunk as Buffer);
     }
     const contentType = String(response.headers['content-type'] ?? '').split(';')[0].trim();
-    const fileName = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '') || 'file';
+    const fileName = lastSegment(url) || 'file';
     return { data: Buffer.concat(chunks), mimetype: contentType || 'application/octet-stream', fileName };
   }
 
   async close(): Promise<void> {
     await this.agent.close().catch(() => undefined);
+  }
+}
+
+/** The URL's last path segment, decoded; as written when its percent-encoding is broken (`/%ZZ.pdf`). */
+function lastSegment(url: string): string {
+  const segment = new URL(url).pathname.split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
   }
 }

@@ -97,11 +97,17 @@ export class WebhookRelay {
   /** Fans out when new events are announced; claims when lanes may have become free. Side by side. */
   private readonly fanOutLoop: PassLoop;
   private readonly claimLoop: PassLoop;
-  /** Fan-out made rows since the last claim: they may be for receivers this relay is not serving yet. */
-  private newRows = true;
+  /**
+   * Claimable rows may exist for a receiver with room: fan-out made rows, a receiver went idle, or
+   * results were recorded for a receiver that is not busy. Without it, a claim waits for the poll
+   * while every receiver served here is busy.
+   */
+  private claimWanted = true;
 
   /** Successes not yet recorded, and the flush recording them (one at a time). */
   private delivered: DeliveredResult[] = [];
+  /** The receivers of those successes. */
+  private readonly deliveredFor = new Set<string>();
   private flushScheduled = false;
   private flushing?: Promise<void>;
 
@@ -117,7 +123,7 @@ export class WebhookRelay {
     const onError = (error: unknown) => this.logger.error({ err: error }, 'webhook relay pass failed');
     this.fanOutLoop = new PassLoop(async () => {
       if ((await this.fanOut()) > 0) {
-        this.newRows = true;
+        this.claimWanted = true;
         this.claimLoop.poke();
       }
       return false;
@@ -189,13 +195,13 @@ export class WebhookRelay {
 
   /**
    * The claim loop's pass. Progress (results recorded, runs done) pokes it often; while every receiver
-   * served here still has runs waiting, it does not query until new rows or the poll: each claim
-   * walks every lane, and fewer, larger claims give longer runs.
+   * served here is busy it does not query unless a claim is wanted (`claimWanted`) or the poll fired:
+   * each claim walks every lane, and fewer, larger claims give longer runs.
    */
   private async claimPass(polled: boolean): Promise<boolean> {
-    const newRows = this.newRows || polled;
-    this.newRows = false;
-    if (!newRows && this.receivers.size > 0 && [...this.receivers.values()].every((receiver) => this.isBusy(receiver))) return false;
+    const wanted = this.claimWanted || polled;
+    this.claimWanted = false;
+    if (!wanted && this.receivers.size > 0 && [...this.receivers.values()].every((receiver) => this.isBusy(receiver))) return false;
     // A full claim may have left more behind: look again at once (receivers permitting).
     return (await this.claim()) >= this.config.batchSize;
   }
@@ -253,8 +259,11 @@ export class WebhookRelay {
       this.track(
         this.sendRun(run, receiver).finally(() => {
           receiver.active--;
-          if (receiver.active === 0 && receiver.waiting.length === 0) this.receivers.delete(origin);
-          else this.pump(origin, receiver);
+          if (receiver.active === 0 && receiver.waiting.length === 0) {
+            // Idle now: its lanes may have more, and no busy receiver may keep the claim from running.
+            this.receivers.delete(origin);
+            this.claimWanted = true;
+          } else this.pump(origin, receiver);
           this.claimLoop.poke();
         }),
       );
@@ -334,7 +343,7 @@ export class WebhookRelay {
       // Drain (bounded) so the connection can be reused; the content itself does not matter.
       await response.body.text().catch(() => '');
       if (statusCode >= 200 && statusCode < 300) {
-        this.recordDelivered({ deliveryId: claim.deliveryId, statusCode });
+        this.recordDelivered({ deliveryId: claim.deliveryId, statusCode }, originOf(webhook.url));
         return true;
       }
       retryAfterMs = parseRetryAfter(headerValue(response.headers['retry-after']));
@@ -377,8 +386,9 @@ export class WebhookRelay {
 
   // --- recording successes in batches ---------------------------------------------------------------
 
-  private recordDelivered(result: DeliveredResult): void {
+  private recordDelivered(result: DeliveredResult, origin: string): void {
     this.delivered.push(result);
+    this.deliveredFor.add(origin);
     this.scheduleFlush();
   }
 
@@ -397,13 +407,18 @@ export class WebhookRelay {
 
   private async flush(): Promise<void> {
     const batch = this.delivered.splice(0);
+    const origins = [...this.deliveredFor];
+    this.deliveredFor.clear();
     if (batch.length === 0) return;
     try {
       await this.deliveries.markDelivered(batch);
+      // Their lanes moved on: claim now if one of their receivers has room (else when it has).
+      if (origins.some((origin) => !this.receivers.has(origin) || !this.isBusy(this.receivers.get(origin) as Receiver))) this.claimWanted = true;
       this.claimLoop.poke();
     } catch (error) {
       // Kept for the next flush; if this process dies first, the claims lapse and they go out again.
       this.delivered.unshift(...batch);
+      for (const origin of origins) this.deliveredFor.add(origin);
       this.logger.error({ err: error, count: batch.length }, 'recording delivered webhooks failed');
       await new Promise((resolve) => setTimeout(resolve, 250));
     }

@@ -205,6 +205,39 @@ describe('webhook delivery in batches', () => {
     expect(receiver.delivered).toHaveLength(lanes * perLane);
   });
 
+  it('should keep delivering to a receiver while another one does not answer at all', async () => {
+    // A second instance whose webhook points at a receiver that holds every request.
+    const stuck = await startReceiver();
+    stuck.decide(() => 'hold');
+    const stuckInstance = `s${Math.random().toString(16).slice(2, 16)}`;
+    await new InstanceRepository(db.dataSource).create({ id: stuckInstance, token: `tok-${stuckInstance}`, name: 'stuck' });
+    const stuckWebhook = await new WebhookRepository(db.dataSource).insert(
+      `w${Math.random().toString(16).slice(2, 10)}`,
+      stuckInstance,
+      { url: stuck.url, enabled: true, events: [], excludeMessages: [], addUrlEvents: false, addUrlTypesMessages: false, includeToken: false },
+      generateWebhookSecret(),
+    );
+    // 60 lanes, older than the other receiver's events: claims take the oldest lane heads first.
+    const stuckEvents = Array.from({ length: 60 }, (_, n) => ({ eventType: 'messages', chatId: `chat-${n}`, payload: { EventType: 'messages', lane: `chat-${n}`, n: 0 } }));
+    await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, stuckInstance, stuckEvents));
+    await emit(4, 10);
+    const sut = new WebhookRelay(db.dataSource, bus, config({ requestTimeoutMs: 120_000, batchSize: 20, maxInFlightPerReceiver: 2 }), logger);
+    sut.start();
+    try {
+      // The stuck receiver fills its two slots and its share of claims; the other one gets everything.
+      await waitFor(() => firstArrivals(receiver.delivered).size === 4 && receiver.delivered.length === 40);
+      expect(stuck.held.length).toBeLessThanOrEqual(2);
+      // Its share: once half a batch (10) waits for it, its lanes are left out of the claims.
+      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND claimed_until > now()`, [stuckWebhook.id]);
+      expect(n).toBeLessThanOrEqual(30);
+    } finally {
+      for (const response of stuck.held.splice(0)) response.socket?.destroy();
+      await sut.stop();
+      await stuck.close();
+    }
+    for (const numbers of firstArrivals(receiver.delivered).values()) expect(numbers).toEqual(ascending(10));
+  });
+
   it('should lose nothing when a relay dies in the middle of a batch', async () => {
     const lanes = 6;
     const perLane = 10;

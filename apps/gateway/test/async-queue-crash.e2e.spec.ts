@@ -145,6 +145,14 @@ describe('async queue crash safety (real session workers, simulator)', () => {
     if (delays.status !== 200) throw new Error(`delays: ${delays.status} ${JSON.stringify(delays.body)}`);
   }, 90_000);
 
+  // Jest retries a failed test: each starts from two live workers and a connected instance, no dispatcher.
+  beforeEach(async () => {
+    for (const dispatcher of dispatchers.splice(0)) await dispatcher.stop().catch(() => undefined);
+    for (const workerId of ['worker-a', 'worker-b']) if (!workers.has(workerId)) await startWorker(workerId);
+    await waitFor(() => gw.call('GET', '/instance/status', { token }), (r) => r.body.status?.connected === true, 60_000, 'connected');
+    await waitFor(() => holderOf(), (worker) => worker !== null, 60_000, 'a worker holding the instance');
+  }, 130_000);
+
   afterAll(async () => {
     for (const dispatcher of dispatchers) await dispatcher.stop().catch(() => undefined);
     for (const worker of workers.values()) await worker.stop().catch(() => undefined);
@@ -174,13 +182,15 @@ describe('async queue crash safety (real session workers, simulator)', () => {
     workers.delete(holder!);
     expect(await relayedCount(ids)).toBeLessThan(ids.length);
 
-    await waitFor(() => holderOf(), (worker) => worker === survivor, 60_000, 'adoption by the surviving worker');
+    await waitFor(() => holderOf(), (worker) => worker === survivor, 60_000, 'adoption by the surviving worker').catch(async (error: Error) => {
+      const leases = await db.dataSource.query(`SELECT worker_id, expires_at, now() AS now FROM session_leases WHERE instance_id = $1`, [instanceId]);
+      const instance = await db.dataSource.query(`SELECT status, desired_state FROM instances WHERE id = $1`, [instanceId]);
+      throw new Error(`${error.message}; leases ${JSON.stringify(leases)}; instance ${JSON.stringify(instance)}`);
+    });
     await expectDeliveredOnceInOrder(ids);
-    await startWorker(holder!);
   });
 
   it('should lose nothing, send nothing twice and keep the order when the dispatcher dies mid-queue', async () => {
-    for (const dispatcher of dispatchers.splice(0)) await dispatcher.stop();
     // Each send types for 1.5 s in the worker first, so the crash catches one in flight.
     const ids = await queue('dispatcher-crash', 8, 1_500);
     const doomed = startDispatcher('d2');

@@ -19,6 +19,7 @@ export const EVENT_TYPES = [
   'call',
   'newsletter_messages',
   'sender',
+  'webhook',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -57,17 +58,22 @@ export interface MessagesEventPayload {
 }
 
 /** States a `messages_update` event reports; the status of the messages it names. */
-export type MessageUpdateState = 'Sent' | 'Delivered' | 'Read' | 'Played' | 'Failed' | 'Deleted';
+export type MessageUpdateState = 'Sent' | 'Delivered' | 'Read' | 'Played' | 'Failed' | 'Deleted' | 'Pinned' | 'Unpinned' | 'Edited';
+
+/** `messages_update` kinds: receipts, revokes, error acks, and the API's pin/unpin/edit of a stored message. */
+export type MessageUpdateType = 'ReadReceipt' | 'Deleted' | 'Failed' | 'Pinned' | 'Unpinned' | 'Edited';
 
 /**
  * `messages_update`: receipts and other changes of messages already announced (uazapi-notes §3).
  * Receipts use `type: 'ReadReceipt'` whatever the state; a revoke (delete for everyone) is
- * `type: 'Deleted'`, an error ack `type: 'Failed'` with `error`. The booleans and the timestamp of
- * `event` are strings, as the observed payloads show (`"False"`, seconds).
+ * `type: 'Deleted'`, an error ack `type: 'Failed'` with `error`; `/message/pin` and `/message/edit`
+ * report `Pinned`, `Unpinned` and `Edited` (type and state alike). The booleans and the timestamp of
+ * `event` are strings, as the observed payloads show (`"False"`, seconds). Built by
+ * `messagesUpdatePayload` only, wherever the change happens.
  */
 export interface MessagesUpdateEventPayload {
   EventType: 'messages_update';
-  type: 'ReadReceipt' | 'Deleted' | 'Failed';
+  type: MessageUpdateType;
   state: MessageUpdateState;
   event: {
     /** Provider message ids (`messageid`, no owner prefix). */
@@ -88,6 +94,49 @@ export interface MessagesUpdateEventPayload {
   instanceName: string;
   owner: string;
   [key: string]: unknown;
+}
+
+/** What a `messages_update` says, whoever builds it (the session worker, the gateway's message actions). */
+export interface MessagesUpdateFacts {
+  /** Provider message ids, all of one chat. */
+  messageIds: string[];
+  /** Chat JID (phone-number JID for users, group JID, the LID while the number is unknown). */
+  chat: string;
+  /** Who caused the change (JID, phone-number JID, LID; '' when unknown). */
+  sender: { jid: string; pn: string; lid: string };
+  fromMe: boolean;
+  isGroup: boolean;
+  type: MessageUpdateType;
+  state: MessageUpdateState;
+  /** Unix seconds. */
+  timestamp: number;
+  error?: string;
+  instanceName: string;
+  owner: string;
+}
+
+/** The one builder of `messages_update` payloads (strings for booleans and seconds, as the captures). */
+export function messagesUpdatePayload(facts: MessagesUpdateFacts): MessagesUpdateEventPayload {
+  const trueFalse = (value: boolean): 'True' | 'False' => (value ? 'True' : 'False');
+  return {
+    EventType: 'messages_update',
+    type: facts.type,
+    state: facts.state,
+    event: {
+      MessageIDs: facts.messageIds,
+      Chat: facts.chat,
+      Sender: facts.sender.jid,
+      sender_pn: facts.sender.pn,
+      sender_lid: facts.sender.lid,
+      IsFromMe: trueFalse(facts.fromMe),
+      IsGroup: trueFalse(facts.isGroup),
+      Timestamp: String(Math.floor(facts.timestamp)),
+      Type: facts.state,
+    },
+    ...(facts.error ? { error: facts.error } : {}),
+    instanceName: facts.instanceName,
+    owner: facts.owner,
+  };
 }
 
 /** A contact as the `contacts` event reports it. */
@@ -185,6 +234,207 @@ export interface ChatLabelsEventPayload {
   EventType: 'chat_labels';
   event: { chatid: string; labelid: string; action: 'add' | 'remove'; labels: string[] | null };
   request_id: string;
+  instanceName: string;
+  owner: string;
+  [key: string]: unknown;
+}
+
+/**
+ * `history`: what one history sync brought after pairing (or an on-demand history request). `request_id`
+ * is the pairing attempt's (`/instance/connect`'s answer); `messages` are Message records.
+ */
+export interface HistoryEventPayload {
+  EventType: 'history';
+  request_id: string;
+  /** Baileys' sync type (`INITIAL_BOOTSTRAP`, `RECENT`, `ON_DEMAND`, …). */
+  syncType: string;
+  progress: number | null;
+  isLatest: boolean | null;
+  counts: { chats: number; contacts: number; messages: number };
+  messages: Array<Record<string, unknown>>;
+  instanceName: string;
+  owner: string;
+  [key: string]: unknown;
+}
+
+/**
+ * `groups`, `type: 'Group'`: participants joined, left, were promoted or demoted (captures groups/join.added.other,
+ * join.link.other, leave.*). Only the list of the change's kind is filled (`Join`+`JoinLid`, `Leave`+`LeaveLid`, …);
+ * the other person lists are null and the other `…Lid` lists absent. `Sender`/`SenderPN` are null when nobody
+ * acted for the member (a join by link), and `sender_pn`/`sender_lid` are then absent. Baileys does not expose
+ * the participant version ids: they are ''.
+ */
+export interface GroupChangeEvent {
+  JID: string;
+  Notify: string;
+  Sender: string | null;
+  SenderPN: string | null;
+  /** RFC 3339, seconds. */
+  Timestamp: string;
+  Name: null;
+  Topic: null;
+  Locked: null;
+  Announce: null;
+  Ephemeral: null;
+  MembershipApprovalMode: null;
+  Delete: null;
+  Link: null;
+  Unlink: null;
+  NewInviteLink: null;
+  PrevParticipantVersionID: string;
+  ParticipantVersionID: string;
+  JoinReason: string;
+  Suspended: boolean;
+  Unsuspended: boolean;
+  UnknownChanges: null;
+  Join: string[] | null;
+  Leave: string[] | null;
+  Promote: string[] | null;
+  Demote: string[] | null;
+  JoinLid?: string[];
+  LeaveLid?: string[];
+  PromoteLid?: string[];
+  DemoteLid?: string[];
+  sender_pn?: string;
+  sender_lid?: string;
+}
+
+/** A member of the group object of a `JoinedGroup` event. */
+export interface JoinedGroupParticipant {
+  JID: string;
+  PhoneNumber: string;
+  LID: string;
+  IsAdmin: boolean;
+  IsSuperAdmin: boolean;
+  DisplayName: string;
+  Error: number;
+  AddRequest: null;
+}
+
+/**
+ * `groups`, `type: 'JoinedGroup'`: the instance itself joined (added, or by link); `event` is the whole group
+ * (capture groups/join.link.me.json). Times are RFC 3339 (`0001-01-01T00:00:00Z` when unknown).
+ */
+export interface JoinedGroupEvent {
+  /** `invite` for a join by link, '' when an admin added the instance. */
+  Reason: string;
+  Type: string;
+  CreateKey: string;
+  Sender: string | null;
+  SenderPN: string | null;
+  Notify: string;
+  JID: string;
+  OwnerJID: string;
+  OwnerPN: string;
+  Name: string;
+  NameSetAt: string;
+  NameSetBy: string;
+  NameSetByPN: string;
+  Topic: string;
+  TopicID: string;
+  TopicSetAt: string;
+  TopicSetBy: string;
+  TopicSetByPN: string;
+  TopicDeleted: boolean;
+  IsLocked: boolean;
+  IsAnnounce: boolean;
+  AnnounceVersionID: string;
+  IsEphemeral: boolean;
+  DisappearingTimer: number;
+  IsIncognito: boolean;
+  IsParent: boolean;
+  DefaultMembershipApprovalMode: string;
+  LinkedParentJID: string;
+  IsDefaultSubGroup: boolean;
+  IsJoinApprovalRequired: boolean;
+  AddressingMode: string;
+  GroupCreated: string;
+  CreatorCountryCode: string;
+  ParticipantVersionID: string;
+  Participants: JoinedGroupParticipant[];
+  ParticipantCount: number;
+  MemberAddMode: string;
+  Suspended: boolean;
+}
+
+export type GroupsEventPayload =
+  | { EventType: 'groups'; event: GroupChangeEvent; instanceName: string; owner: string; type: 'Group'; [key: string]: unknown }
+  | { EventType: 'groups'; event: JoinedGroupEvent; instanceName: string; owner: string; type: 'JoinedGroup'; [key: string]: unknown };
+
+/** `call`: an incoming call offer and how it ended (`status`: offer, reject, timeout, accept, terminate, …). */
+export interface CallEventPayload {
+  EventType: 'call';
+  event: {
+    id: string;
+    /** The caller: phone-number JID, else the LID. */
+    from: string;
+    from_lid: string;
+    chatId: string;
+    isGroup: boolean;
+    groupJid: string;
+    isVideo: boolean;
+    status: string;
+    offline: boolean;
+    /** Unix milliseconds. */
+    timestamp: number;
+  };
+  instanceName: string;
+  owner: string;
+  [key: string]: unknown;
+}
+
+/** `newsletter_messages`: a post of a followed channel, as a Message record. */
+export interface NewsletterMessagesEventPayload {
+  EventType: 'newsletter_messages';
+  /** The channel's JID (`…@newsletter`). */
+  newsletter: string;
+  server_id: string;
+  message: Record<string, unknown>;
+  instanceName: string;
+  owner: string;
+  [key: string]: unknown;
+}
+
+/** `sender`: a bulk-send folder (campaign) changed status; its counters as of then. */
+export interface SenderEventPayload {
+  EventType: 'sender';
+  folder_id: string;
+  folder: string;
+  info: string;
+  status: string;
+  count: number;
+  pending: number;
+  log_total: number;
+  /** Spelled as uazapi spells it. */
+  log_sucess: number;
+  log_failed: number;
+  log_delivered: number;
+  log_read: number;
+  log_played: number;
+  instanceName: string;
+  owner: string;
+  [key: string]: unknown;
+}
+
+/**
+ * `webhook`, `type: 'Disabled'`: the relay disabled a webhook on its own, because it failed for longer than
+ * WEBHOOK_DISABLE_AFTER (default 5 days) or its receiver answered 410 Gone. Written in the transaction that
+ * disables it, for the instance's other consumers (SSE, its other webhooks, the global webhook); a global
+ * webhook's event belongs to no instance (`instanceName` and `owner` are '').
+ */
+export interface WebhookEventPayload {
+  EventType: 'webhook';
+  type: 'Disabled';
+  webhook: {
+    id: string;
+    url: string;
+    /** The global webhook (`/globalwebhook`) rather than one of the instance's. */
+    global: boolean;
+    /** `failing since <ISO time>` or `410 Gone from the receiver`. */
+    reason: string;
+    /** When its deliveries began to fail (ISO 8601); null for a 410. */
+    failingSince: string | null;
+  };
   instanceName: string;
   owner: string;
   [key: string]: unknown;

@@ -15,22 +15,33 @@ export type {
   QueueNotice,
   StatusReply,
 } from './subjects';
-export { EVENT_TYPES, LEGACY_EVENT_TYPES } from './events';
+export { EVENT_TYPES, LEGACY_EVENT_TYPES, messagesUpdatePayload } from './events';
 export type {
   BlockChangeRecord,
   BlocksEventPayload,
+  CallEventPayload,
   ChatLabelsEventPayload,
   ChatsEventPayload,
   ConnectionEventPayload,
   ContactEventRecord,
   ContactsEventPayload,
   EventType,
+  GroupChangeEvent,
+  GroupsEventPayload,
+  HistoryEventPayload,
+  JoinedGroupEvent,
+  JoinedGroupParticipant,
   LabelsEventPayload,
   MessagesEventPayload,
   MessagesUpdateEventPayload,
+  MessagesUpdateFacts,
   MessageUpdateState,
+  MessageUpdateType,
+  NewsletterMessagesEventPayload,
   PresenceEventPayload,
   PresenceState,
+  SenderEventPayload,
+  WebhookEventPayload,
 } from './events';
 export type { BlockRequest, BlocklistReply, ChatLabelsRequest, LabelEditRequest, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
 export type { ChatPresenceRequest, HistoryOnDemandRequest, LinkPreviewData, MediaKind, OutboundContent, ProtoAttachment, SendRecordFields, SendRequest, StatusBroadcast } from './send';

@@ -1,5 +1,25 @@
-import type { BlockChangeRecord, BlocksEventPayload, ChatLabelsEventPayload, ChatsEventPayload, ContactsEventPayload, LabelsEventPayload, MessagesEventPayload, MessagesUpdateEventPayload, MessageUpdateState, PresenceEventPayload, PresenceState } from '@gw/contracts';
+import {
+  messagesUpdatePayload,
+  type BlockChangeRecord,
+  type BlocksEventPayload,
+  type CallEventPayload,
+  type ChatLabelsEventPayload,
+  type ChatsEventPayload,
+  type ContactsEventPayload,
+  type GroupChangeEvent,
+  type GroupsEventPayload,
+  type HistoryEventPayload,
+  type JoinedGroupEvent,
+  type LabelsEventPayload,
+  type MessagesEventPayload,
+  type MessagesUpdateEventPayload,
+  type MessageUpdateState,
+  type NewsletterMessagesEventPayload,
+  type PresenceEventPayload,
+  type PresenceState,
+} from '@gw/contracts';
 import { toChatRecord, toMessageRecord, type ChatRow, type ContactRow, type MessageRow, type NewOutboxEvent } from '@gw/persistence';
+import type { GroupMetadata } from '../baileys';
 import type { Party } from './identity-resolver';
 
 /** Who the events are about: the instance's name and its phone number. */
@@ -7,8 +27,6 @@ export interface InstanceIdentity {
   instanceName: string;
   owner: string;
 }
-
-const TRUE_FALSE = (value: boolean): 'True' | 'False' => (value ? 'True' : 'False');
 
 /** The chat JID events are ordered by (outbox `chat_id`): the phone/group JID, else the LID. */
 export function chatKey(chat: { waChatId: string; waChatLid: string }): string {
@@ -42,25 +60,19 @@ export interface MessageUpdateFacts {
 /** `messages_update` for messages of one chat (uazapi-notes §3: strings for booleans and the time). */
 export function messagesUpdateEvent(facts: MessageUpdateFacts, who: InstanceIdentity): NewOutboxEvent {
   const first = facts.rows[0];
-  const payload: MessagesUpdateEventPayload = {
-    EventType: 'messages_update',
+  const payload = messagesUpdatePayload({
+    messageIds: facts.rows.map((row) => row.messageId),
+    chat: first.chatId || first.chatLid,
+    sender: facts.sender,
+    fromMe: first.fromMe,
+    isGroup: first.isGroup,
     type: facts.type,
     state: facts.state,
-    event: {
-      MessageIDs: facts.rows.map((row) => row.messageId),
-      Chat: first.chatId || first.chatLid,
-      Sender: facts.sender.jid,
-      sender_pn: facts.sender.pn,
-      sender_lid: facts.sender.lid,
-      IsFromMe: TRUE_FALSE(first.fromMe),
-      IsGroup: TRUE_FALSE(first.isGroup),
-      Timestamp: String(Math.floor(facts.timestamp)),
-      Type: facts.state,
-    },
-    ...(facts.error ? { error: facts.error } : {}),
+    timestamp: facts.timestamp,
+    error: facts.error,
     instanceName: who.instanceName,
     owner: who.owner,
-  };
+  });
   return { eventType: 'messages_update', chatId: first.chatId || first.chatLid, payload };
 }
 
@@ -103,20 +115,18 @@ export interface HistoryFacts {
 
 /** `history`: what a history sync brought; `request_id` is the pairing attempt's (connect's answer). */
 export function historyEvent(facts: HistoryFacts, who: InstanceIdentity): NewOutboxEvent {
-  return {
-    eventType: 'history',
-    payload: {
-      EventType: 'history',
-      request_id: facts.requestId,
-      syncType: facts.syncType,
-      progress: facts.progress,
-      isLatest: facts.isLatest,
-      counts: { chats: facts.chats, contacts: facts.contacts, messages: facts.messages.length },
-      messages: facts.messages.map((row) => toMessageRecord(row, who.owner)),
-      instanceName: who.instanceName,
-      owner: who.owner,
-    },
+  const payload: HistoryEventPayload = {
+    EventType: 'history',
+    request_id: facts.requestId,
+    syncType: facts.syncType,
+    progress: facts.progress,
+    isLatest: facts.isLatest,
+    counts: { chats: facts.chats, contacts: facts.contacts, messages: facts.messages.length },
+    messages: facts.messages.map((row) => toMessageRecord(row, who.owner)),
+    instanceName: who.instanceName,
+    owner: who.owner,
   };
+  return { eventType: 'history', payload };
 }
 
 export interface GroupParticipantsFacts {
@@ -125,60 +135,147 @@ export interface GroupParticipantsFacts {
   action: 'add' | 'remove' | 'promote' | 'demote';
   author: Party | null;
   members: Party[];
-  /** The instance itself was added (uazapi says `JoinedGroup`). */
-  joinedByMe: boolean;
+  /** @deprecated the instance itself joined: use joinedGroupEvent (with the group's metadata). */
+  joinedByMe?: boolean;
 }
 
 const GROUP_LISTS = { add: ['Join', 'JoinLid'], remove: ['Leave', 'LeaveLid'], promote: ['Promote', 'PromoteLid'], demote: ['Demote', 'DemoteLid'] } as const;
 
-/** `groups`: participants changed, in the shape of the real captures (groups/*.json). */
+/** RFC 3339 to the second, as the captures write times. */
+const rfc3339 = (date: Date): string => date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+/** Go's zero time, which the captures show for times WhatsApp did not tell. */
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+/**
+ * `groups`, type `Group`: participants changed, in the shape and key order of the real captures
+ * (groups/join.added.other, join.link.other, leave.*). The participant version ids are not exposed by
+ * Baileys, so they are ''.
+ */
 export function groupsEvent(facts: GroupParticipantsFacts, who: InstanceIdentity): NewOutboxEvent {
+  if (facts.joinedByMe) {
+    const me = facts.members[0] ?? { jid: '', pn: '', lid: '' };
+    return joinedGroupEvent({ groupJid: facts.groupJid, author: facts.author, me, metadata: null, subject: facts.subject, members: facts.members }, who);
+  }
   const [pnList, lidList] = GROUP_LISTS[facts.action];
-  const lists: Record<string, string[] | null> = { Join: null, Leave: null, Promote: null, Demote: null };
-  lists[pnList] = facts.members.map((member) => member.pn || member.jid);
-  lists[lidList] = facts.members.map((member) => member.lid).filter(Boolean);
+  const people: Pick<GroupChangeEvent, 'Join' | 'Leave' | 'Promote' | 'Demote'> = { Join: null, Leave: null, Promote: null, Demote: null };
+  people[pnList] = facts.members.map((member) => member.pn || member.jid);
   const sender = facts.author;
-  return {
-    eventType: 'groups',
-    chatId: facts.groupJid,
-    payload: {
-      EventType: 'groups',
-      event: {
-        JID: facts.groupJid,
-        Notify: facts.subject,
-        Sender: sender ? sender.pn || sender.jid : '',
-        SenderPN: sender?.pn ?? '',
-        Timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
-        Name: null,
-        Topic: null,
-        Locked: null,
-        Announce: null,
-        Ephemeral: null,
-        MembershipApprovalMode: null,
-        Delete: null,
-        Link: null,
-        Unlink: null,
-        NewInviteLink: null,
-        JoinReason: '',
-        ...lists,
-        sender_pn: sender?.pn ?? '',
-        sender_lid: sender?.lid ?? '',
-      },
-      instanceName: who.instanceName,
-      owner: who.owner,
-      type: facts.joinedByMe ? 'JoinedGroup' : 'Group',
-    },
+  // Someone who joined by link acted for nobody but themself: the captures show no sender then.
+  const selfJoin = sender !== null && facts.action === 'add' && facts.members.length === 1 && samePerson(sender, facts.members[0]);
+  const by = selfJoin ? null : sender;
+  const event: GroupChangeEvent = {
+    JID: facts.groupJid,
+    Notify: selfJoin ? 'invite' : facts.subject,
+    Sender: by ? by.pn || by.jid : null,
+    SenderPN: by ? by.pn || by.jid : null,
+    Timestamp: rfc3339(new Date()),
+    Name: null,
+    Topic: null,
+    Locked: null,
+    Announce: null,
+    Ephemeral: null,
+    MembershipApprovalMode: null,
+    Delete: null,
+    Link: null,
+    Unlink: null,
+    NewInviteLink: null,
+    PrevParticipantVersionID: '',
+    ParticipantVersionID: '',
+    JoinReason: selfJoin ? 'invite' : '',
+    Suspended: false,
+    Unsuspended: false,
+    UnknownChanges: null,
+    ...people,
+    [lidList]: facts.members.map((member) => member.lid).filter(Boolean),
+    ...(by ? { sender_pn: by.pn, sender_lid: by.lid } : {}),
   };
+  const payload: GroupsEventPayload = { EventType: 'groups', event, instanceName: who.instanceName, owner: who.owner, type: 'Group' };
+  return { eventType: 'groups', chatId: facts.groupJid, payload };
+}
+
+function samePerson(a: Party, b: Party): boolean {
+  return (a.pn !== '' && a.pn === b.pn) || (a.lid !== '' && a.lid === b.lid) || a.jid === b.jid;
+}
+
+export interface JoinedGroupFacts {
+  groupJid: string;
+  /** Who added the instance; null or the instance itself for a join by link. */
+  author: Party | null;
+  me: Party;
+  /** The group as WhatsApp describes it now (null when it could not be read: the known facts only). */
+  metadata: GroupMetadata | null;
+  /** Fallbacks when the metadata is missing. */
+  subject: string;
+  members: Party[];
+}
+
+const timeOf = (seconds: number | undefined): string => (seconds ? rfc3339(new Date(seconds * 1000)) : ZERO_TIME);
+
+/**
+ * `groups`, type `JoinedGroup`: the instance itself joined; `event` is the whole group, in the shape and key
+ * order of the capture groups/join.link.me.json (whatsmeow's GroupInfo with the join's Reason and Sender).
+ */
+export function joinedGroupEvent(facts: JoinedGroupFacts, who: InstanceIdentity): NewOutboxEvent {
+  const byLink = facts.author === null || samePerson(facts.author, facts.me);
+  const by = byLink ? null : facts.author;
+  const group = facts.metadata;
+  const participants = group
+    ? group.participants.map((participant) => {
+        const id = participant.id;
+        const pn = participant.phoneNumber ?? (id.endsWith('@s.whatsapp.net') ? id : '');
+        const lid = participant.lid ?? (id.endsWith('@lid') ? id : '');
+        return { JID: id, PhoneNumber: pn, LID: lid, IsAdmin: participant.admin === 'admin' || participant.admin === 'superadmin', IsSuperAdmin: participant.admin === 'superadmin', DisplayName: '', Error: 0, AddRequest: null };
+      })
+    : facts.members.map((member) => ({ JID: member.lid || member.jid, PhoneNumber: member.pn, LID: member.lid, IsAdmin: false, IsSuperAdmin: false, DisplayName: '', Error: 0, AddRequest: null }));
+  const event: JoinedGroupEvent = {
+    Reason: byLink ? 'invite' : '',
+    Type: '',
+    CreateKey: '',
+    Sender: by ? by.pn || by.jid : null,
+    SenderPN: by ? by.pn || by.jid : null,
+    Notify: byLink ? 'invite' : (group?.subject ?? facts.subject),
+    JID: facts.groupJid,
+    OwnerJID: group?.owner ?? '',
+    OwnerPN: group?.ownerPn ?? '',
+    Name: group?.subject ?? facts.subject,
+    NameSetAt: timeOf(group?.subjectTime),
+    NameSetBy: group?.subjectOwner ?? '',
+    NameSetByPN: group?.subjectOwnerPn ?? '',
+    Topic: group?.desc ?? '',
+    TopicID: group?.descId ?? '',
+    TopicSetAt: timeOf(group?.descTime),
+    TopicSetBy: group?.descOwner ?? '',
+    TopicSetByPN: group?.descOwnerPn ?? '',
+    TopicDeleted: false,
+    IsLocked: group?.restrict === true,
+    IsAnnounce: group?.announce === true,
+    AnnounceVersionID: '',
+    IsEphemeral: Boolean(group?.ephemeralDuration),
+    DisappearingTimer: group?.ephemeralDuration ?? 0,
+    IsIncognito: false,
+    IsParent: group?.isCommunity === true,
+    DefaultMembershipApprovalMode: '',
+    LinkedParentJID: group?.linkedParent ?? '',
+    IsDefaultSubGroup: group?.isCommunityAnnounce === true,
+    IsJoinApprovalRequired: group?.joinApprovalMode === true,
+    AddressingMode: group?.addressingMode ?? '',
+    GroupCreated: timeOf(group?.creation),
+    CreatorCountryCode: group?.owner_country_code ?? '',
+    ParticipantVersionID: '',
+    Participants: participants,
+    ParticipantCount: group?.size ?? participants.length,
+    MemberAddMode: group ? (group.memberAddMode ? 'all_member_add' : 'admin_add') : '',
+    Suspended: false,
+  };
+  const payload: GroupsEventPayload = { EventType: 'groups', event, instanceName: who.instanceName, owner: who.owner, type: 'JoinedGroup' };
+  return { eventType: 'groups', chatId: facts.groupJid, payload };
 }
 
 /** `call`: an offer, and how it ended (reject, timeout, accept, terminate). */
 export function callEvent(call: { id: string; from: string; chatId: string; isGroup?: boolean; groupJid?: string; isVideo?: boolean; status: string; date: Date; offline: boolean }, caller: Party, who: InstanceIdentity): NewOutboxEvent {
-  return {
-    eventType: 'call',
-    chatId: call.chatId,
-    payload: {
-      EventType: 'call',
-      event: {
+  const payload: CallEventPayload = {
+    EventType: 'call',
+    event: {
         id: call.id,
         from: caller.pn || call.from,
         from_lid: caller.lid,
@@ -189,11 +286,11 @@ export function callEvent(call: { id: string; from: string; chatId: string; isGr
         status: call.status,
         offline: call.offline,
         timestamp: call.date instanceof Date ? call.date.getTime() : Date.now(),
-      },
-      instanceName: who.instanceName,
-      owner: who.owner,
     },
+    instanceName: who.instanceName,
+    owner: who.owner,
   };
+  return { eventType: 'call', chatId: call.chatId, payload };
 }
 
 /** `labels`: a label of the account changed (the refresh `request_id` is '' for changes the phone made). */
@@ -265,16 +362,13 @@ export function blocksEvent(changes: BlockChangeRecord[], blockList: string[], w
 
 /** `newsletter_messages`: a post of a followed channel (views and reactions come with /newsletter/messages, not as events). */
 export function newsletterMessagesEvent(row: MessageRow, serverId: string, who: InstanceIdentity): NewOutboxEvent {
-  return {
-    eventType: 'newsletter_messages',
-    chatId: row.chatId,
-    payload: {
-      EventType: 'newsletter_messages',
-      newsletter: row.chatId,
-      server_id: serverId,
-      message: toMessageRecord(row, who.owner),
-      instanceName: who.instanceName,
-      owner: who.owner,
-    },
+  const payload: NewsletterMessagesEventPayload = {
+    EventType: 'newsletter_messages',
+    newsletter: row.chatId,
+    server_id: serverId,
+    message: toMessageRecord(row, who.owner),
+    instanceName: who.instanceName,
+    owner: who.owner,
   };
+  return { eventType: 'newsletter_messages', chatId: row.chatId, payload };
 }

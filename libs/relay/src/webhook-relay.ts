@@ -365,23 +365,25 @@ export class WebhookRelay {
       payload: { ...envelope, ...(envelope.token ? { token: '[masked]' } : {}) },
     });
     if (statusCode === 410) {
-      await this.disable(webhook, '410 Gone from the receiver');
+      await this.disable(webhook, '410 Gone from the receiver', null);
       this.logger.warn({ webhookId: webhook.id, url: webhook.url }, 'webhook disabled: receiver answered 410');
       return false;
     }
     const delay = nextAttemptDelay(this.config.retryScheduleMs, claim.attempt, retryAfterMs);
     const failingSince = await this.deliveries.markAttemptFailed(claim.deliveryId, webhook.id, statusCode, error, delay === null ? null : new Date(Date.now() + delay));
     if (Date.now() - failingSince.getTime() >= this.config.disableAfterMs) {
-      await this.disable(webhook, `failing since ${failingSince.toISOString()}`);
+      await this.disable(webhook, `failing since ${failingSince.toISOString()}`, failingSince);
       this.logger.warn({ webhookId: webhook.id, url: webhook.url, failingSince }, 'webhook disabled: failing for too long');
     }
     return false;
   }
 
-  private async disable(webhook: WebhookRow, reason: string): Promise<void> {
+  /** Disables a webhook on the relay's own decision, with a `webhook` `Disabled` event (see DeliveryRepository.disableWebhook). */
+  private async disable(webhook: WebhookRow, reason: string, failingSince: Date | null): Promise<void> {
     this.disabled.add(webhook.id);
     this.webhookCache.delete(webhook.id);
-    await this.deliveries.disableWebhook(webhook.id, reason);
+    const event = await this.deliveries.disableWebhook(webhook.id, reason, { failingSince });
+    if (event) this.bus.publish(Subjects.outbox(event.instanceId), { instanceId: event.instanceId, lastId: event.lastId });
   }
 
   // --- recording successes in batches ---------------------------------------------------------------

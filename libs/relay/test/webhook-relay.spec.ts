@@ -167,6 +167,47 @@ describe(WebhookRelay.name, () => {
     sut.start();
     await waitFor(async () => (await new WebhookRepository(db.dataSource).byId(webhook.id))?.enabled === false);
     await sut.stop();
+    const events: Array<{ payload: Record<string, any> }> = await db.dataSource.query(`SELECT payload FROM outbox_events WHERE event_type = 'webhook'`);
+    expect(events.map((event) => event.payload)).toEqual([
+      { EventType: 'webhook', type: 'Disabled', webhook: { id: webhook.id, url: receiver.url, global: false, reason: '410 Gone from the receiver', failingSince: null }, instanceName: 'relay', owner: '' },
+    ]);
+  });
+
+  it('should disable a webhook failing for longer than disableAfterMs with one webhook Disabled event, delivered to the other webhooks', async () => {
+    const failing = await addWebhook({ url: `${receiver.url}/failing` });
+    const globalSecret = generateWebhookSecret();
+    const global = await new WebhookRepository(db.dataSource).insert(
+      `g${Math.random().toString(16).slice(2, 10)}`,
+      null,
+      { url: `${receiver.url}/global`, enabled: true, events: ['webhook'], excludeMessages: [], addUrlEvents: false, addUrlTypesMessages: false, includeToken: false },
+      globalSecret,
+    );
+    receiver.answer((request) => ({ status: request.path === '/failing' ? 503 : 200 }));
+    const sut = new WebhookRelay(db.dataSource, bus, config({ retryScheduleMs: Array.from({ length: 200 }, () => 20), disableAfterMs: 300 }), logger);
+    await emit([{ type: 'connection', payload: { EventType: 'connection' } }]);
+    sut.start();
+    await waitFor(() => receiver.received.some((entry) => entry.path === '/global'), 30_000);
+    await sut.stop();
+
+    const row = await new WebhookRepository(db.dataSource).byId(failing.id);
+    expect(row?.enabled).toBe(false);
+    expect(row?.disabledReason).toMatch(/^failing since \d{4}-/);
+    const delivered = receiver.received.filter((entry) => entry.path === '/global');
+    expect(delivered).toHaveLength(1);
+    expect(global.id).toBeDefined();
+    const event = new Webhook(globalSecret).verify(delivered[0].body, delivered[0].headers as Record<string, string>) as Record<string, any>;
+    expect(event).toEqual({
+      BaseUrl: 'http://gateway.test',
+      EventType: 'webhook',
+      type: 'Disabled',
+      webhook: { id: failing.id, url: `${receiver.url}/failing`, global: false, reason: row?.disabledReason, failingSince: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+      instanceName: 'relay',
+      owner: '',
+    });
+    expect(row?.disabledReason).toBe(`failing since ${event.webhook.failingSince}`);
+    // Written once, in the transaction that disabled it.
+    const count: Array<{ n: number }> = await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_events WHERE event_type = 'webhook'`);
+    expect(count[0].n).toBe(1);
   });
 
   it('should send a delivery again with the same webhook-id after a relay died mid-request', async () => {

@@ -1,4 +1,6 @@
+import type { WebhookEventPayload } from '@gw/contracts';
 import type { DataSource } from 'typeorm';
+import { OutboxRepository } from './outbox.repository';
 import { WebhookRepository, type WebhookRow } from './webhook.repository';
 
 export interface OutboxEvent {
@@ -209,11 +211,39 @@ export class DeliveryRepository {
     return (rows[0]?.failing_since as Date) ?? new Date();
   }
 
-  /** Stops a webhook (410 Gone, or failing too long) and gives up its pending deliveries. */
-  async disableWebhook(webhookId: string, reason: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      await manager.query(`UPDATE webhooks SET enabled = false, disabled_reason = $2, updated = now() WHERE id = $1`, [webhookId, reason]);
+  /**
+   * Stops a webhook (410 Gone, or failing too long) and gives up its pending deliveries. With `announce`
+   * (the relay disabling it on its own), a `webhook` `Disabled` event is written in the same transaction
+   * (contracts WebhookEventPayload), once: only by the call that turned it off. Returns that event's
+   * outbox id and instance (to announce on the bus), or null.
+   */
+  async disableWebhook(webhookId: string, reason: string, announce?: { failingSince: Date | null }): Promise<{ instanceId: string; lastId: string } | null> {
+    return this.dataSource.transaction(async (manager) => {
+      let event: { instanceId: string; lastId: string } | null = null;
+      if (announce) {
+        const turnedOff: Raw[] = await manager.query(
+          `WITH off AS (UPDATE webhooks SET enabled = false, disabled_reason = $2, updated = now() WHERE id = $1 AND enabled RETURNING url, instance_id)
+           SELECT off.url, off.instance_id, i.name AS instance_name, i.owner FROM off LEFT JOIN instances i ON i.id = off.instance_id`,
+          [webhookId, reason],
+        );
+        if (turnedOff.length) {
+          const row = turnedOff[0];
+          const instanceId = (row.instance_id as string | null) ?? '';
+          const payload: WebhookEventPayload = {
+            EventType: 'webhook',
+            type: 'Disabled',
+            webhook: { id: webhookId, url: row.url as string, global: row.instance_id === null, reason, failingSince: announce.failingSince ? announce.failingSince.toISOString() : null },
+            instanceName: (row.instance_name as string | null) ?? '',
+            owner: (row.owner as string | null) ?? '',
+          };
+          const lastId = await OutboxRepository.insertWithin(manager, instanceId, [{ eventType: 'webhook', payload }]);
+          if (lastId) event = { instanceId, lastId };
+        }
+      } else {
+        await manager.query(`UPDATE webhooks SET enabled = false, disabled_reason = $2, updated = now() WHERE id = $1`, [webhookId, reason]);
+      }
       await manager.query(`UPDATE webhook_deliveries SET status = 'discarded', claimed_until = NULL, finished_at = now() WHERE webhook_id = $1 AND status = 'pending'`, [webhookId]);
+      return event;
     });
   }
 

@@ -1,4 +1,4 @@
-import { IsArray, IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
 
 export class ReactDto {
   @IsOptional() @IsString() @MaxLength(200) number?: string;
@@ -23,8 +23,16 @@ export class PinDto {
   @IsOptional() duration?: unknown;
 }
 
+/** At most this many ids per `/message/markread` call. */
+export const MARKREAD_MAX_IDS = 100;
+
 export class MarkReadDto {
-  @IsOptional() @IsArray() @IsString({ each: true }) id?: string[];
+  @IsOptional()
+  @IsArray({ message: 'id must be an array of message ids' })
+  @ArrayMaxSize(MARKREAD_MAX_IDS, { message: `id: at most ${MARKREAD_MAX_IDS} message ids per request` })
+  @IsString({ each: true, message: 'id must be an array of message ids' })
+  @MaxLength(200, { each: true, message: 'id: each message id must be at most 200 characters' })
+  id?: string[];
 }
 
 export class DownloadDto {

@@ -4,18 +4,15 @@ import { Subjects, type OutboundContent, type SendRequest } from '@gw/contracts'
 import { MessageRepository, OutboxRepository, type InstanceEntity, type MessageRow } from '@gw/persistence';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
+import { normaliseMessageId } from '../common/message-id';
 import { BUS, DATA_SOURCE } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
 import { newMessageIds } from '../send/send.service';
 
 const PIN_DAYS = new Set([1, 7, 30]);
 
-/** `<owner>:<messageid>`, our `r…` id or the bare provider id → what the store can look up. */
-export function normaliseMessageId(id: string): string {
-  const trimmed = id.trim();
-  const colon = trimmed.lastIndexOf(':');
-  return colon >= 0 ? trimmed.slice(colon + 1) : trimmed;
-}
+/** The emoji the pin response carries in `reaction` (spec: "an emoji in the pin response"). */
+const PIN_EMOJI = '\u{1F4CC}';
 
 /**
  * Actions on stored messages: react, edit, delete for everyone, pin in chat, mark read. Each goes out
@@ -94,7 +91,7 @@ export class MessageActionsService {
       text: '',
       quoted: '',
       edited: '',
-      reaction: '',
+      reaction: PIN_EMOJI,
       convertOptions: '',
       owner: instance.owner,
       targetMessageID: target.messageId,
@@ -152,8 +149,11 @@ export class MessageActionsService {
     if (!ids || ids.length === 0) throw ApiError.badRequest('id must be a non-empty array of message ids');
     const results: Array<{ message_id: string; status: 'success' | 'error'; error?: string }> = [];
     const found: MessageRow[] = [];
+    // One statement for the whole list, then each id is answered from what it found.
+    const rows = await this.messages.findMany(instance.id, [...new Set(ids.map(normaliseMessageId))]);
     for (const id of ids) {
-      const row = await this.messages.findOne(instance.id, normaliseMessageId(id));
+      const key = normaliseMessageId(id);
+      const row = rows.find((candidate) => candidate.messageId === key) ?? rows.find((candidate) => candidate.id === key);
       if (!row) results.push({ message_id: id, status: 'error', error: 'Message not found' });
       else if (row.fromMe) results.push({ message_id: id, status: 'error', error: 'a message sent by this instance cannot be marked read' });
       else found.push(row);

@@ -50,7 +50,11 @@ export class MessageActionsService {
     const target = await this.find(instance, body.id);
     if (!target.fromMe) throw ApiError.badRequest('only messages sent by this instance can be edited');
     const record = await this.relay(instance, target.chatId, { kind: 'edit', targetMessageId: target.messageId, text: body.text }, 'EditMessage', body);
-    await this.changeOriginal(instance, target, `UPDATE messages SET text = $3, edited = CASE WHEN edited = '' THEN $4 ELSE edited || E'\\n' || $4 END, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [body.text, body.text], 'Edited');
+    // Recorded as the network path records an edit (the captures' meaning of `edited`: a message id):
+    // the original shows the new text and names the edit. Written now so the answer and listings
+    // agree at once; the worker writes the same when the sent edit comes back as our own message, and
+    // emits the one messages_update `Edited` there (for API and phone edits alike).
+    await MessageRepository.applyEditWithin(this.dataSource.manager, instance.id, target.messageId, { text: body.text, content: record.content, editId: String(record.messageid) });
     return { id: target.id, messageid: target.messageId, content: record.content, messageTimestamp: record.messageTimestamp, messageType: target.messageType, status: record.status, owner: instance.owner };
   }
 

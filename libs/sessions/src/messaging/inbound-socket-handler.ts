@@ -316,9 +316,12 @@ export class InboundSocketHandler {
       });
       if (group) chat = (await ChatRepository.applyStateWithin(manager, this.instanceId, chatKey(chat), { groupFlags: group.flags })) ?? chat;
 
-      if (described.edited) {
-        await MessageRepository.applyEditWithin(manager, this.instanceId, described.edited, { text: described.text, content: described.content, editId: row.messageId });
-      }
+      // An edit (from the phone, another device, or our own /message/edit coming back): the edit is a
+      // message of its own whose `edited` names the original (as the captures show); the original takes
+      // the new text, `edited` = the edit's id, and is announced as a messages_update `Edited`.
+      const original = described.edited
+        ? await MessageRepository.applyEditWithin(manager, this.instanceId, described.edited, { text: described.text, content: described.content, editId: row.messageId })
+        : null;
       // A row the send path stored first keeps its status unless this copy knows a later one.
       const advanced = fromMe && !created ? await this.advanceTo(manager, stored, status, error) : null;
       const current = advanced ?? stored;
@@ -327,6 +330,9 @@ export class InboundSocketHandler {
         return;
       }
       events.push(messagesEvent(chat, current, who, group?.subject ?? ''));
+      if (original) {
+        events.push(messagesUpdateEvent({ rows: [original], state: 'Edited', type: 'Edited', sender: place.sender, timestamp: timestampMs(message.messageTimestamp) / 1000 }, who));
+      }
       if (fromMe && (ANNOUNCED.has(current.status) || current.status === 'Failed') && (created || advanced)) {
         // A receipt (or error ack) that came with the upsert (merged by Baileys) or before it: announced as what it was.
         const by = early?.state === current.status ? early : { sender: await this.chatParty(place), timestamp: Date.now() / 1000 };

@@ -65,6 +65,8 @@ export interface SendRecordFields {
   trackSource: string;
   trackId: string;
   sendFolderId: string;
+  /** Where the sent file can be fetched (the URL given, or the gateway's /files link of a base64 upload); '' without one. */
+  fileUrl?: string;
 }
 
 export interface SendRequest {

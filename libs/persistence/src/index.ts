@@ -16,7 +16,7 @@ export type { WebhookRow, WebhookValues } from './repositories/webhook.repositor
 export { DeliveryRepository } from './repositories/delivery.repository';
 export type { ClaimOptions, DeliveredResult, DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';
 export { MessageRepository, OutboundLedgerRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
-export type { MessageQuery, MessageRow, NewMessage } from './repositories/message.repository';
+export type { CallPeer, MessageQuery, MessageRow, NewMessage } from './repositories/message.repository';
 export { ChatRepository } from './repositories/chat.repository';
 export type { ChatObservation, ChatRow, ChatState } from './repositories/chat.repository';
 export { ContactRepository } from './repositories/contact.repository';

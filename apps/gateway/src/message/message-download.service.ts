@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { FileRepository, type InstanceEntity } from '@gw/persistence';
+import { FileRepository, MessageRepository, type InstanceEntity } from '@gw/persistence';
 import { toMp3 } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
@@ -15,6 +15,7 @@ const LINK_TTL_MS = 7 * 24 * 3_600_000;
 @Injectable()
 export class MessageDownloadService {
   private readonly files: FileRepository;
+  private readonly messages: MessageRepository;
 
   constructor(
     @Inject(DATA_SOURCE) dataSource: DataSource,
@@ -23,6 +24,7 @@ export class MessageDownloadService {
     private readonly actions: MessageActionsService,
   ) {
     this.files = new FileRepository(dataSource);
+    this.messages = new MessageRepository(dataSource);
   }
 
   async download(instance: InstanceEntity, dto: DownloadDto) {
@@ -50,8 +52,11 @@ export class MessageDownloadService {
       }
     }
     const base64Data = dto.return_base64 ? (await this.files.read(fileId, instance.id))?.data.toString('base64') ?? '' : '';
+    const link = `${this.config.publicBaseUrl.replace(/\/$/, '')}/files/${fileId}`;
+    // The message now has a file the API serves: its record's fileURL, while the link lasts.
+    await this.messages.setFileUrl(instance.id, target.messageId, link);
     return {
-      fileURL: dto.return_link === false ? '' : `${this.config.publicBaseUrl.replace(/\/$/, '')}/files/${fileId}`,
+      fileURL: dto.return_link === false ? '' : link,
       mimetype,
       base64Data,
       transcription: '',

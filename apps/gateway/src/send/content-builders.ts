@@ -57,7 +57,8 @@ export async function buildMediaContent(sends: SendService, instance: InstanceEn
     viewOnce: dto.viewOnce === true,
     thumbnailBase64: dto.thumbnail && !/^https?:\/\//i.test(dto.thumbnail) ? dto.thumbnail.replace(/^data:[^,]+,/, '') : '',
   };
-  const fileUrl = 'url' in source ? source.url : '';
+  // A base64 file is served from the gateway's store while it is kept (7 days).
+  const fileUrl = 'url' in source ? source.url : sends.fileLink(source.fileId);
   return { content, sendFunction: 'SendMediaMessage', payload: { ...dto, text: caption }, responseExtra: { fileUrl } };
 }
 

@@ -47,6 +47,7 @@ export class SendService implements OnModuleDestroy {
   readonly previews: LinkPreviewBuilder;
   private readonly chats: ChatRepository;
   private readonly files: FileRepository;
+  private readonly publicBaseUrl: string;
 
   constructor(
     @Inject(DATA_SOURCE) dataSource: DataSource,
@@ -54,6 +55,7 @@ export class SendService implements OnModuleDestroy {
     private readonly sessions: SessionClient,
     private readonly asyncQueue: AsyncQueueService,
   ) {
+    this.publicBaseUrl = config.publicBaseUrl.replace(/\/$/, '');
     this.previews = new LinkPreviewBuilder(new SsrfGuard(config.ssrfAllowlist));
     this.chats = new ChatRepository(dataSource);
     this.files = new FileRepository(dataSource);
@@ -83,6 +85,11 @@ export class SendService implements OnModuleDestroy {
     const data = Buffer.from(clean, 'base64');
     if (data.length === 0) throw ApiError.badRequest('file is empty');
     return this.files.store(instance.id, data, sniffMimetype(data) ?? mimetype, fileName, STAGED_FILE_TTL_MS);
+  }
+
+  /** Where a staged upload can be fetched: `GET /files/<id>` (no token: the id is the capability), as long as it is kept. */
+  fileLink(fileId: string): string {
+    return `${this.publicBaseUrl}/files/${fileId}`;
   }
 
   /** Sends through the worker and answers the Message record plus `response`. */
@@ -116,7 +123,8 @@ export class SendService implements OnModuleDestroy {
       delayMs: common.delay ?? 0,
       readChat: common.readchat === true,
       readMessages: common.readmessages === true,
-      record: { sendFunction, sendPayload: withoutInlineMedia(payload), trackSource: common.track_source ?? '', trackId: common.track_id ?? '', sendFolderId: '' },
+      // The media's link (response.fileUrl) is also the record's fileURL.
+      record: { sendFunction, sendPayload: withoutInlineMedia(payload), trackSource: common.track_source ?? '', trackId: common.track_id ?? '', sendFolderId: '', fileUrl: typeof responseExtra.fileUrl === 'string' ? responseExtra.fileUrl : '' },
       ...extra,
     };
     if (common.async) {

@@ -135,7 +135,7 @@ export class SenderService {
       mentions: [],
       mentionAll: fields.mentions === 'all',
       delayMs: delay,
-      record: { sendFunction: built.sendFunction, sendPayload: stripLarge(built.payload), trackSource: str(fields.track_source), trackId: str(fields.track_id), sendFolderId: '' },
+      record: { sendFunction: built.sendFunction, sendPayload: stripLarge(built.payload), trackSource: str(fields.track_source), trackId: str(fields.track_id), sendFolderId: '', fileUrl: typeof built.responseExtra?.fileUrl === 'string' ? built.responseExtra.fileUrl : '' },
     };
   }
 

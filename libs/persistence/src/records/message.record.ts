@@ -37,5 +37,9 @@ export function toMessageRecord(row: MessageRow, owner: string) {
     send_folder_id: row.sendFolderId,
     track_source: row.trackSource,
     track_id: row.trackId,
+    // The known contact of a call, on call messages only (spec: "when `messageType` is `call`").
+    ...(row.messageType === 'call' ? { callPeer: row.callPeer ?? { jid: row.sender, name: row.senderName, imagePreviewUrl: '' } } : {}),
+    // An object as the spec types it; empty unless an AI agent recorded its round on the message.
+    ai_metadata: row.aiMetadata ?? {},
   };
 }

@@ -40,7 +40,7 @@ export function outboundMessageRow(request: SendRequest, owner: string, status: 
     pinned: false,
     sendFunction: request.record.sendFunction,
     sendPayload: request.record.sendPayload,
-    fileUrl: '',
+    fileUrl: request.record.fileUrl ?? '',
     sendFolderId: request.record.sendFolderId,
     trackSource: request.record.trackSource,
     trackId: request.record.trackId,

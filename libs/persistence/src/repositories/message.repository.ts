@@ -335,6 +335,11 @@ export class MessageRepository {
     return rows.map(toMessageRow);
   }
 
+  /** The message's file is kept at `url` (a media download stored it): the record's `fileURL`. */
+  async setFileUrl(instanceId: string, messageId: string, url: string): Promise<void> {
+    await this.dataSource.query(`UPDATE messages SET file_url = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId, url]);
+  }
+
   async findOne(instanceId: string, idOrMessageId: string): Promise<MessageRow | null> {
     const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND (id = $2 OR message_id = $2) LIMIT 1`, [instanceId, idOrMessageId]);
     return rows.length ? toMessageRow(rows[0]) : null;

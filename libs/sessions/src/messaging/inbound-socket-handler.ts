@@ -29,6 +29,7 @@ import type { GroupInfo, GroupInfoCache } from './group-info-cache';
 import { IdentityResolver, isLid, isPhoneJid, userJid, type Party } from './identity-resolver';
 import type { InboundStore } from './inbound-store';
 import { statusName, timestampMs, toNewMessage, type MessagePlace } from './message-mapper';
+import { storeCallWithin } from './call-message';
 import { decryptVote, pollCreationOf } from './poll-votes';
 
 export interface InboundServices {
@@ -880,13 +881,14 @@ export class InboundSocketHandler {
     return this.queue.run(() => this.writeBlocks((manager) => BlocklistRepository.applyWithin(manager, this.instanceId, [change])));
   }
 
-  /** Call offers and their ends: a `call` event (the instance can reject through the API later). */
+  /** Call offers and their ends: a `call` event (the instance can reject through the API later) and the call's message (messageType `call`). */
   private async onCalls(calls: BaileysEventMap['call']): Promise<void> {
     const who = await this.who();
     for (const call of calls) {
       const caller = await this.identities.party(call.from, call.callerPn);
       await this.withRetry('call', { callId: call.id }, () =>
-        this.write(async (_manager, events) => {
+        this.write(async (manager, events) => {
+          await storeCallWithin(manager, this.instanceId, call, caller);
           events.push(callEvent(call, caller, who));
         }),
       );

@@ -1,0 +1,85 @@
+import { MessageRepository, type CallPeer, type MessageRow, type NewMessage } from '@gw/persistence';
+import { recordId } from '@gw/platform';
+import type { EntityManager } from 'typeorm';
+import type { Party } from './identity-resolver';
+
+/** A call as Baileys reports it (`call` event), the fields a call message needs. */
+export interface CallFacts {
+  id: string;
+  from: string;
+  chatId: string;
+  isGroup?: boolean;
+  groupJid?: string;
+  isVideo?: boolean;
+  status: string;
+  date: Date;
+  offline: boolean;
+}
+
+/**
+ * A call is kept as a message of messageType `call` (spec, Message record) under the call's id: the offer
+ * stores it, each later state (reject, timeout, accept, terminate) refreshes its `content.status`.
+ * `callPeer` is the caller as the instance knows it (its name and picture, when known); it is written
+ * once, with the offer.
+ */
+export async function storeCallWithin(manager: EntityManager, instanceId: string, call: CallFacts, caller: Party): Promise<{ row: MessageRow; created: boolean }> {
+  const isGroup = Boolean(call.isGroup && call.groupJid);
+  const callerJid = caller.pn || caller.jid || call.from;
+  const peer = await knownPeer(manager, instanceId, caller, callerJid);
+  const message: NewMessage = {
+    instanceId,
+    id: recordId(7),
+    messageId: call.id,
+    chatId: isGroup ? call.groupJid! : callerJid,
+    chatLid: isGroup ? '' : caller.lid,
+    sender: caller.jid || callerJid,
+    senderPn: caller.pn,
+    senderLid: caller.lid,
+    senderName: peer.name,
+    isGroup,
+    fromMe: false,
+    messageType: 'call',
+    type: 'call',
+    mediaType: '',
+    source: '',
+    messageTimestamp: call.date instanceof Date && !Number.isNaN(call.date.getTime()) ? call.date.getTime() : Date.now(),
+    status: '',
+    text: '',
+    quoted: '',
+    edited: '',
+    reaction: '',
+    vote: '',
+    convertOptions: '',
+    buttonOrListId: '',
+    error: '',
+    content: { callId: call.id, isVideo: Boolean(call.isVideo), isGroup, groupJid: isGroup ? call.groupJid : '', status: call.status, offline: call.offline },
+    raw: null,
+    wasSentByApi: false,
+    pinned: false,
+    sendFunction: '',
+    sendPayload: null,
+    fileUrl: '',
+    sendFolderId: '',
+    trackSource: '',
+    trackId: '',
+    callPeer: peer,
+  };
+  return MessageRepository.upsertWithin(manager, message);
+}
+
+/** The caller's saved, push or business name and its chat picture, as far as the instance knows them. */
+async function knownPeer(manager: EntityManager, instanceId: string, caller: Party, callerJid: string): Promise<CallPeer> {
+  const ids = [caller.pn, caller.lid, caller.jid].filter(Boolean);
+  const contacts: Array<{ contact_name: string; push_name: string; verified_name: string }> = ids.length
+    ? await manager.query(`SELECT contact_name, push_name, verified_name FROM contacts WHERE instance_id = $1 AND (jid = ANY($2::text[]) OR lid = ANY($2::text[])) LIMIT 1`, [instanceId, ids])
+    : [];
+  const chats: Array<{ image_preview: string }> = ids.length
+    ? await manager.query(`SELECT image_preview FROM chats WHERE instance_id = $1 AND (wa_chatid = ANY($2::text[]) OR wa_chatlid = ANY($2::text[])) AND image_preview <> '' LIMIT 1`, [instanceId, ids])
+    : [];
+  const contact = contacts[0];
+  return {
+    jid: callerJid,
+    name: contact ? contact.contact_name || contact.push_name || contact.verified_name || '' : '',
+    imagePreviewUrl: chats[0]?.image_preview ?? '',
+  };
+}

@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net';
 import { Subjects } from '@gw/contracts';
 import { OutboxRepository } from '@gw/persistence';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
@@ -168,5 +169,87 @@ describe('GET /sse (HTTP)', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     await stream.close();
     expect(stream.dataFrames()).toHaveLength(0);
+  });
+});
+
+describe('GET /sse with a slow client', () => {
+  let gw: GatewayHarness;
+  let token: string;
+  let instanceId: string;
+  const BLOB = 'x'.repeat(256 * 1024);
+  const EVENTS = 120; // 30 MB: more than the kernel's socket buffers on both sides can hold
+
+  /** 30 MB of events in a few transactions; returns the id written just before them. */
+  const burst = async () => {
+    const before = await gw.db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, instanceId, [{ eventType: 'presence', payload: { n: -1 } }]));
+    for (let start = 0; start < EVENTS; start += 20) {
+      const lastId = await gw.db.dataSource.transaction((manager) =>
+        OutboxRepository.insertWithin(manager, instanceId, Array.from({ length: 20 }, (_, k) => ({ eventType: 'presence', payload: { n: start + k, blob: BLOB } }))),
+      );
+      gw.bus.publish(Subjects.outbox(instanceId), { instanceId, lastId });
+    }
+    return before!;
+  };
+
+  beforeAll(async () => {
+    gw = await startGateway({ env: { SSE_HEARTBEAT_MS: '200', SSE_SLOW_CLIENT_MS: '500' } });
+    ({ token, id: instanceId } = await gw.createInstance('slow'));
+  });
+  afterAll(() => gw.close());
+
+  it('should pace a backlog far above the buffer limit to a client that reads, and drop none of it', async () => {
+    const before = await burst();
+    const stream = await openStream(`${gw.baseUrl}/sse`, { token, 'last-event-id': before });
+    try {
+      await waitFor(() => stream.dataFrames().length >= EVENTS, 60_000);
+      expect(stream.dataFrames().map((frame) => (frame.data as { n: number }).n)).toEqual(Array.from({ length: EVENTS }, (_, n) => n));
+    } finally {
+      await stream.close();
+    }
+  });
+
+  it('should drop a client that stops reading, instead of buffering for it', async () => {
+    const server = gw.app.getHttpServer() as import('node:http').Server;
+    const accepted: Socket[] = [];
+    const onConnection = (socket: Socket) => accepted.push(socket);
+    server.on('connection', onConnection);
+    const port = (server.address() as { port: number }).port;
+    const client = connect(port, '127.0.0.1');
+    let received = 0;
+    let ended = false;
+    client.on('end', () => (ended = true));
+    client.on('close', () => (ended = true));
+    client.on('error', () => (ended = true));
+    try {
+      await new Promise<void>((resolve) => client.once('connect', () => resolve()));
+      client.write(`GET /sse HTTP/1.1\r\nHost: 127.0.0.1\r\ntoken: ${token}\r\n\r\n`);
+      // Read up to the opening comment, then stop reading: the kernel buffers fill, then the server's.
+      await new Promise<void>((resolve) => {
+        let head = '';
+        const onData = (chunk: Buffer) => {
+          received += chunk.length;
+          head += chunk.toString('latin1');
+          if (head.includes(': connected')) {
+            client.pause();
+            client.off('data', onData);
+            resolve();
+          }
+        };
+        client.on('data', onData);
+      });
+      const serverSide = () => accepted.find((socket) => socket.remotePort === client.localPort);
+      await waitFor(() => serverSide() !== undefined);
+      await burst();
+      // Dropped: the server destroys its socket once the client left more than the high-water mark unread.
+      await waitFor(() => serverSide()!.destroyed, 60_000);
+      // What was already in the kernel buffers still arrives, then the stream ends short of the burst.
+      client.on('data', (chunk: Buffer) => (received += chunk.length));
+      client.resume();
+      await waitFor(() => ended, 30_000);
+      expect(received).toBeLessThan(EVENTS * BLOB.length);
+    } finally {
+      server.off('connection', onConnection);
+      client.destroy();
+    }
   });
 });

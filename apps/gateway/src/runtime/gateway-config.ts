@@ -24,6 +24,8 @@ export interface GatewayConfig {
   publicBaseUrl: string;
   /** SSE heartbeat comment interval. */
   sseHeartbeatMs: number;
+  /** How long an SSE client may leave what is buffered for it unread before it is dropped (SSE_SLOW_CLIENT_MS). */
+  sseSlowClientMs: number;
   /** Checkout domains a payment request's paymentLink may use (PAYMENT_LINK_DOMAINS; subdomains included). */
   paymentLinkDomains: string[];
 }
@@ -44,6 +46,7 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     ssrfAllowlist: cidrList(env, 'SSRF_ALLOWLIST'),
     publicBaseUrl: env.url('PUBLIC_BASE_URL', ['http:', 'https:'], `http://localhost:${env.port('PORT', 8080)}`) as string,
     sseHeartbeatMs: env.integer('SSE_HEARTBEAT_MS', 15_000, { min: 100, max: 300_000 }),
+    sseSlowClientMs: env.integer('SSE_SLOW_CLIENT_MS', 30_000, { min: 100, max: 600_000 }),
     paymentLinkDomains: paymentLinkDomains(env),
   };
 }

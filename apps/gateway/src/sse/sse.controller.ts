@@ -12,8 +12,14 @@ import { EXCLUDE_MESSAGES, WEBHOOK_EVENTS } from '../webhook/dto/webhook.dto';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { BUS, DATA_SOURCE, GATEWAY_CONFIG, LOGGER } from '../runtime/tokens';
 
-/** A client whose socket holds more than this unsent is too slow, and is dropped. */
+/** A client whose socket holds more than this unsent is too slow, and is dropped at once. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+/**
+ * Above this much unsent, the reader stops reading the outbox until the client takes it (`drain`); a
+ * client that does not within SSE_SLOW_CLIENT_MS is dropped. So a resume with a large backlog is paced
+ * by the client instead of dropped, and nothing is buffered without bound.
+ */
+const HIGH_WATER_BYTES = 1024 * 1024;
 const BATCH = 500;
 /** The largest outbox id (bigint). */
 const MAX_EVENT_ID = 9223372036854775807n;
@@ -92,15 +98,34 @@ export class SseController {
       subscription.unsubscribe();
       raw.end();
     };
+    const drop = (why: string) => {
+      if (closed) return;
+      this.logger.warn({ instanceId: instance.id, unsentBytes: raw.writableLength }, `SSE client too slow: dropped (${why})`);
+      raw.destroy();
+      close();
+    };
     const write = (chunk: string) => {
       if (closed) return;
       raw.write(chunk);
-      if (raw.writableLength > MAX_BUFFERED_BYTES) {
-        this.logger.warn({ instanceId: instance.id }, 'SSE client too slow: dropped');
-        raw.destroy();
-        close();
-      }
+      if (raw.writableLength > MAX_BUFFERED_BYTES) drop('buffer full');
     };
+    /** Resolves once the client took what is buffered down to the high-water mark (or it was dropped or left). */
+    const writable = () =>
+      new Promise<void>((resolve) => {
+        if (closed || raw.writableLength <= HIGH_WATER_BYTES) return resolve();
+        const done = () => {
+          clearTimeout(timer);
+          raw.off('drain', done);
+          raw.off('close', done);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          drop(`nothing read for ${this.config.sseSlowClientMs} ms`);
+          done();
+        }, this.config.sseSlowClientMs);
+        raw.on('drain', done);
+        raw.on('close', done);
+      });
     // One reader at a time; a wake-up during a read asks for one more pass.
     const drain = () => {
       if (draining) {
@@ -127,6 +152,8 @@ export class SseController {
               if (skip.size > 0 && skip.delete(row.id)) continue;
               if (!webhookWants(filter, row.eventType, row.payload)) continue;
               write(`id: ${row.id}\nevent: ${row.eventType}\ndata: ${JSON.stringify({ BaseUrl: this.config.publicBaseUrl, ...row.payload })}\n\n`);
+              if (raw.writableLength > HIGH_WATER_BYTES) await writable();
+              if (closed) break;
             }
           } while (rows.length === BATCH && !closed);
         } while (again && !closed);

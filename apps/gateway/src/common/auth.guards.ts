@@ -42,9 +42,13 @@ export class InstanceGuard implements CanActivate {
     if (!token || token.length > 100) throw new ApiError(401, 'Invalid token');
     // Async sends may use an instance looked up in the last seconds (see AcceptTokenCache); the rest read it fresh.
     const cacheable = isAsyncSend(request.method, request.url, request.body);
-    const instance = (cacheable ? asyncAcceptTokens.get(token) : undefined) ?? (await this.instances.findByToken(token));
+    let instance = cacheable ? asyncAcceptTokens.get(token) : undefined;
+    if (!instance) {
+      instance = (await this.instances.findByToken(token)) ?? undefined;
+      // Kept from this lookup on (a hit does not extend it): at most ten seconds old.
+      if (instance && cacheable) asyncAcceptTokens.set(token, instance);
+    }
     if (!instance) throw new ApiError(401, 'Invalid token');
-    if (cacheable) asyncAcceptTokens.set(token, instance);
     request.instance = instance;
     return true;
   }

@@ -135,8 +135,6 @@ export interface GroupParticipantsFacts {
   action: 'add' | 'remove' | 'promote' | 'demote';
   author: Party | null;
   members: Party[];
-  /** @deprecated the instance itself joined: use joinedGroupEvent (with the group's metadata). */
-  joinedByMe?: boolean;
 }
 
 const GROUP_LISTS = { add: ['Join', 'JoinLid'], remove: ['Leave', 'LeaveLid'], promote: ['Promote', 'PromoteLid'], demote: ['Demote', 'DemoteLid'] } as const;
@@ -152,10 +150,6 @@ const ZERO_TIME = '0001-01-01T00:00:00Z';
  * Baileys, so they are ''.
  */
 export function groupsEvent(facts: GroupParticipantsFacts, who: InstanceIdentity): NewOutboxEvent {
-  if (facts.joinedByMe) {
-    const me = facts.members[0] ?? { jid: '', pn: '', lid: '' };
-    return joinedGroupEvent({ groupJid: facts.groupJid, author: facts.author, me, metadata: null, subject: facts.subject, members: facts.members }, who);
-  }
   const [pnList, lidList] = GROUP_LISTS[facts.action];
   const people: Pick<GroupChangeEvent, 'Join' | 'Leave' | 'Promote' | 'Demote'> = { Join: null, Leave: null, Promote: null, Demote: null };
   people[pnList] = facts.members.map((member) => member.pn || member.jid);

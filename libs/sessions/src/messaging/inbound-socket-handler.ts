@@ -19,12 +19,12 @@ import {
 } from '@gw/persistence';
 import { recordId, type Logger } from '@gw/platform';
 import type { EntityManager } from 'typeorm';
-import { isJidGroup, type BaileysEventMap, type BinaryNode, type Contact, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../baileys';
+import { isJidGroup, type BaileysEventMap, type BinaryNode, type Contact, type GroupMetadata, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../baileys';
 import { SerialQueue } from '../session/serial-queue';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import type { SocketContext } from '../session/socket-observer';
 import { ErrorCode, RpcError, type LabelRefreshReply, type PresenceState } from '@gw/contracts';
-import { blocksEvent, callEvent, chatKey, chatLabelsEvent, labelsEvent, presenceEvent, newsletterMessagesEvent, chatsEvent, contactsEvent, groupsEvent, historyEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity, type PresenceFacts } from './event-payloads';
+import { blocksEvent, callEvent, chatKey, chatLabelsEvent, labelsEvent, presenceEvent, newsletterMessagesEvent, chatsEvent, contactsEvent, groupsEvent, historyEvent, joinedGroupEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity, type PresenceFacts } from './event-payloads';
 import type { GroupInfo, GroupInfoCache } from './group-info-cache';
 import { IdentityResolver, isLid, isPhoneJid, userJid, type Party } from './identity-resolver';
 import type { InboundStore } from './inbound-store';
@@ -44,6 +44,8 @@ const ATTEMPTS = 3;
 const IDENTITY_TTL_MS = 30_000;
 const ACKED_LIMIT = 256;
 const EARLY_TTL_MS = 120_000;
+/** How long a JoinedGroup event waits for the group's metadata before it goes out with what is known. */
+const GROUP_METADATA_TIMEOUT_MS = 5_000;
 /** Receipt states that are announced (`Sent` is the server ack: stored, not announced). */
 const ANNOUNCED = new Set(['Delivered', 'Read', 'Played']);
 /** App-state collections that carry labels and their chat associations (Baileys' chatModify puts them in `regular`). */
@@ -682,23 +684,35 @@ export class InboundSocketHandler {
     const me = this.identities.me();
     const who = await this.who();
     const joinedByMe = update.action === 'add' && members.some((member) => (member.pn && member.pn === me.pn) || (member.lid && member.lid === me.lid));
+    // The instance itself joined: `JoinedGroup` carries the whole group, as WhatsApp describes it now.
+    const metadata = joinedByMe ? await this.groupMetadata(update.id) : null;
     await this.withRetry('group-participants.update', { group: update.id }, () =>
       this.write(async (_manager, events) => {
         events.push(
-          groupsEvent(
-            {
-              groupJid: update.id,
-              subject: group?.subject ?? '',
-              action: update.action as 'add' | 'remove' | 'promote' | 'demote',
-              author,
-              members,
-              joinedByMe,
-            },
-            who,
-          ),
+          joinedByMe
+            ? joinedGroupEvent({ groupJid: update.id, author, me, metadata, subject: group?.subject ?? '', members }, who)
+            : groupsEvent({ groupJid: update.id, subject: group?.subject ?? '', action: update.action as 'add' | 'remove' | 'promote' | 'demote', author, members }, who),
         );
       }),
     );
+  }
+
+  /** The group's full metadata, fresh (null when WhatsApp does not answer in time). */
+  private async groupMetadata(groupJid: string): Promise<GroupMetadata | null> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        this.context.socket.groupMetadata(groupJid),
+        new Promise<null>((resolve) => {
+          timer = setTimeout(() => resolve(null), GROUP_METADATA_TIMEOUT_MS);
+        }),
+      ]);
+    } catch (error) {
+      this.logger.debug({ err: error, groupJid }, 'group metadata unavailable for JoinedGroup');
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** A channel post (followed newsletter): stored like a message of that chat, announced as `newsletter_messages`. */

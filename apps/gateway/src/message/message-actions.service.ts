@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@gw/bus';
-import { Subjects, type OutboundContent, type SendRequest } from '@gw/contracts';
+import { messagesUpdatePayload, Subjects, type OutboundContent, type SendRequest } from '@gw/contracts';
 import { MessageRepository, OutboxRepository, type InstanceEntity, type MessageRow } from '@gw/persistence';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
@@ -120,30 +120,20 @@ export class MessageActionsService {
   private async changeOriginal(instance: InstanceEntity, target: MessageRow, sql: string, params: unknown[], type: 'Pinned' | 'Unpinned' | 'Deleted' | 'Edited'): Promise<void> {
     const lastId = await this.dataSource.transaction(async (manager) => {
       await manager.query(sql, [instance.id, target.messageId, ...params]);
-      return OutboxRepository.insertWithin(manager, instance.id, [
-        {
-          eventType: 'messages_update',
-          chatId: target.chatId,
-          payload: {
-            EventType: 'messages_update',
-            type,
-            state: type,
-            event: {
-              MessageIDs: [target.messageId],
-              Chat: target.chatId,
-              Sender: target.sender,
-              sender_pn: target.senderPn,
-              sender_lid: target.senderLid,
-              IsFromMe: target.fromMe ? 'True' : 'False',
-              IsGroup: target.isGroup,
-              Timestamp: Math.floor(Date.now() / 1000),
-              Type: type,
-            },
-            instanceName: instance.name,
-            owner: instance.owner,
-          },
-        },
-      ]);
+      // The one messages_update builder, as the worker's receipts and revokes use (strings for IsGroup and Timestamp).
+      const payload = messagesUpdatePayload({
+        messageIds: [target.messageId],
+        chat: target.chatId,
+        sender: { jid: target.sender, pn: target.senderPn, lid: target.senderLid },
+        fromMe: target.fromMe,
+        isGroup: target.isGroup,
+        type,
+        state: type,
+        timestamp: Date.now() / 1000,
+        instanceName: instance.name,
+        owner: instance.owner,
+      });
+      return OutboxRepository.insertWithin(manager, instance.id, [{ eventType: 'messages_update', chatId: target.chatId, payload }]);
     });
     if (lastId) this.bus.publish(Subjects.outbox(instance.id), { instanceId: instance.id, lastId });
   }

@@ -1,3 +1,4 @@
+import type { SenderEventPayload } from '@gw/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
 import { MessageRepository, toMessageRow, type MessageRow, type NewMessage } from './message.repository';
 import { OutboxRepository } from './outbox.repository';
@@ -306,27 +307,23 @@ export class CampaignRepository {
     if (!rows.length) return null;
     const folder = toFolderRow(rows[0]);
     const queued: Raw[] = await manager.query(`SELECT count(*) AS n FROM campaign_queue WHERE folder_id = $1`, [folderId]);
-    return OutboxRepository.insertWithin(manager, folder.instanceId, [
-      {
-        eventType: 'sender',
-        payload: {
-          EventType: 'sender',
-          folder_id: folder.id,
-          folder: folder.name,
-          info: folder.info,
-          status,
-          count: folder.logTotal,
-          pending: Number(queued[0].n),
-          log_total: folder.logTotal,
-          log_sucess: folder.logSuccess,
-          log_failed: folder.logFailed,
-          log_delivered: folder.logDelivered,
-          log_read: folder.logRead,
-          log_played: folder.logPlayed,
-          instanceName: folder.instanceName,
-          owner: folder.owner,
-        },
-      },
-    ]);
+    const payload: SenderEventPayload = {
+      EventType: 'sender',
+      folder_id: folder.id,
+      folder: folder.name,
+      info: folder.info,
+      status,
+      count: folder.logTotal,
+      pending: Number(queued[0].n),
+      log_total: folder.logTotal,
+      log_sucess: folder.logSuccess,
+      log_failed: folder.logFailed,
+      log_delivered: folder.logDelivered,
+      log_read: folder.logRead,
+      log_played: folder.logPlayed,
+      instanceName: folder.instanceName,
+      owner: folder.owner,
+    };
+    return OutboxRepository.insertWithin(manager, folder.instanceId, [{ eventType: 'sender', payload }]);
   }
 }

@@ -60,6 +60,8 @@ const CONCURRENCY = Number(args.get('concurrency') ?? 50);
 const INSTANCES = Number(args.get('instances') ?? 50);
 const PEERS = Number(args.get('peers') ?? 10);
 const WARMUP = Number(args.get('warmup') ?? 1);
+/** Postgres connections of ours (gateway and worker share one pool in this process). */
+const POOL = Number(args.get('pool') ?? 20);
 const PEER_PREFIX = '5539';
 /** `--cpu-prof <dir>`: write a V8 CPU profile of each child process there (to see what limits throughput). */
 const CPU_PROF = args.get('cpu-prof');
@@ -261,7 +263,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
   const { loadGatewayConfig } = await import('../../apps/gateway/src/runtime/gateway-config');
   const { createHttpApp } = await import('../../apps/gateway/src/runtime/http-app');
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: Number(args.get('pool') ?? 20) });
+  const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: POOL });
   try {
     const devices = await provision(sim, INSTANCES, '5532');
     const tokens: string[] = [];
@@ -309,7 +311,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
     const originalQuery = clientPrototype.query;
     clientPrototype.query = function (this: unknown, ...call: unknown[]) {
       const first = call[0] as string | { text?: string };
-      let text = (typeof first === 'string' ? first : (first?.text ?? '?')).replace(/\s+/g, ' ').slice(0, 140);
+      let text = (typeof first === 'string' ? first : (first?.text ?? '?')).replace(/\s+/g, ' ').replace(/'[^']*'/g, "'…'").slice(0, 140);
       // Auth key reads by key type (Baileys asks for some types on every send).
       if (text.startsWith('SELECT key_id')) text += ` [${String((call[1] as unknown[])?.[1])}]`;
       statements.set(text, (statements.get(text) ?? 0) + 1);
@@ -363,7 +365,7 @@ async function driveOurs(ready: OursReady): Promise<LoadResult> {
 // --- orchestration --------------------------------------------------------------------------------
 
 function child(roleName: Role, extra: string[] = []): ChildProcess {
-  const passed = ['--n', String(N), '--concurrency', String(CONCURRENCY), '--instances', String(INSTANCES), '--peers', String(PEERS), '--warmup', String(WARMUP)];
+  const passed = ['--n', String(N), '--concurrency', String(CONCURRENCY), '--instances', String(INSTANCES), '--peers', String(PEERS), '--warmup', String(WARMUP), '--pool', String(POOL)];
   const execArgv = ['--expose-gc', ...(CPU_PROF && roleName !== 'sim' ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${roleName}.cpuprofile`] : [])];
   return fork(process.argv[1], [roleName, ...passed, ...extra], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }

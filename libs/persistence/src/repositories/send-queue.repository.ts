@@ -139,7 +139,7 @@ export class SendQueueRepository {
     return items.map(({ message }) => {
       const row = byKey.get(`${message.instanceId}\u0000${message.messageId}`);
       if (!row) throw new Error(`enqueueMany: no row returned for ${message.messageId}`);
-      return toMessageRow({ ...Object.fromEntries(fields.map((field, index) => [columns[index], message[field]])), created_at: row.created_at, updated_at: row.updated_at });
+      return { ...message, messageTimestamp: Number(message.messageTimestamp), createdAt: row.created_at as Date, updatedAt: row.updated_at as Date };
     });
   }
 

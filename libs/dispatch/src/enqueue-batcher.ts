@@ -17,7 +17,7 @@ export interface EnqueueBatcherOptions {
 }
 
 /**
- * One statement at a time: bench/queue (100,000 accepts over HTTP, 64 connections) measured 2,512 and
+ * One statement at a time: bench/queue (40,000 accepts over HTTP, 64 connections) measured 2,512 and
  * 2,602/s with one in flight (~29 sends per statement) against 2,426 and 2,022/s with two (~12).
  */
 export const ENQUEUE_BATCHER_DEFAULTS: EnqueueBatcherOptions = { maxBatch: 200, maxInFlight: 1 };

@@ -128,6 +128,11 @@ describe('campaigns (/sender/*)', () => {
     expect(bad).toEqual({ status: 400, body: { error: 'messages[1]: a poll needs at least 2 options' } });
     const badChoices = await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: [phones[0]], type: 'list', text: 'x', choices: 'a,b', delayMin: 0, delayMax: 0 } });
     expect(badChoices).toEqual({ status: 400, body: { error: 'numbers[0]: choices must be an array of strings' } });
+    // /send/menu's bounds hold in campaigns too.
+    const tooMany = await stack.gw.call('POST', '/sender/advanced', { token, body: { messages: [{ number: phones[0], type: 'button', text: 'x', choices: Array.from({ length: 101 }, (_, n) => `b${n}`) }] } });
+    expect(tooMany).toEqual({ status: 400, body: { error: 'messages[0]: choices: at most 100 entries' } });
+    const badCount = await stack.gw.call('POST', '/sender/advanced', { token, body: { messages: [{ number: phones[0], type: 'poll', text: 'x', choices: ['a', 'b'], selectableCount: 'two' }] } });
+    expect(badCount).toEqual({ status: 400, body: { error: 'messages[0]: selectableCount must be an integer' } });
     const unknown = await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: [phones[0]], type: 'sticker-pack', text: 'x', delayMin: 0, delayMax: 0 } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toContain('carousel');

@@ -3,13 +3,15 @@ import type { Bus } from '@gw/bus';
 import { Subjects, type SendRequest } from '@gw/contracts';
 import { createCampaign } from '@gw/dispatch';
 import { CAMPAIGN_STATUSES, CampaignExistsError, CampaignRepository, toMessageRecord, type CampaignFolderRow, type InstanceEntity } from '@gw/persistence';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
 import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { BUS, DATA_SOURCE } from '../runtime/tokens';
 import { buildContactContent, buildLocationContent, buildMediaContent, buildTextContent, type BuiltContent } from '../send/content-builders';
 import { MEDIA_TYPES } from '../send/dto/send-common.dto';
-import type { SendMenuDto } from '../send/interactive/interactive.dto';
+import { SendMenuDto } from '../send/interactive/interactive.dto';
 import { buildMenuContent } from '../send/interactive/menu-content';
 import { newMessageIds, SendService } from '../send/send.service';
 import { withoutInlineMedia } from '../send/send-payload';
@@ -258,25 +260,18 @@ const str = (value: unknown): string => (typeof value === 'string' ? value : '')
 /** Menu messages a campaign may carry (uazapi 2.16), built as `/send/menu` builds them. */
 const CAMPAIGN_MENU_TYPES = ['button', 'list', 'poll', 'carousel'] as const;
 
-/** The menu fields of a campaign message, checked as `/send/menu`'s DTO checks them (the body is not a DTO here). */
+/** The menu fields of a campaign message, checked by `/send/menu`'s own DTO rules (the campaign body is not a DTO). */
 function menuFields(type: string, fields: Body): SendMenuDto {
-  const text = fields.text;
-  if (text !== undefined && typeof text !== 'string') throw ApiError.badRequest('text must be a string');
-  const choices = fields.choices;
-  if (choices !== undefined && (!Array.isArray(choices) || choices.some((choice) => typeof choice !== 'string'))) throw ApiError.badRequest('choices must be an array of strings');
-  const selectable = fields.selectableCount;
-  if (selectable !== undefined && selectable !== null && (!Number.isInteger(selectable) || (selectable as number) < 0 || (selectable as number) > 100)) {
-    throw ApiError.badRequest('selectableCount must be an integer between 0 and 100');
+  const plain: Record<string, unknown> = { type };
+  for (const key of ['text', 'choices', 'footerText', 'listButton', 'selectableCount', 'imageButton'] as const) if (fields[key] !== undefined && fields[key] !== null) plain[key] = fields[key];
+  if (plain.listButton === undefined && fields.buttonText !== undefined && fields.buttonText !== null) plain.listButton = fields.buttonText;
+  const dto = plainToInstance(SendMenuDto, plain);
+  const [error] = validateSync(dto);
+  if (error) {
+    const constraints = Object.values(error.constraints ?? {});
+    throw ApiError.badRequest(constraints[constraints.length - 1] ?? `${error.property} is invalid`);
   }
-  return {
-    type,
-    text: text as string | undefined,
-    choices: choices as string[] | undefined,
-    footerText: optionalString(fields.footerText, 'footerText') || undefined,
-    listButton: optionalString(fields.listButton ?? fields.buttonText, 'listButton') || undefined,
-    selectableCount: (selectable as number | null | undefined) ?? undefined,
-    imageButton: optionalString(fields.imageButton, 'imageButton') || undefined,
-  } as SendMenuDto;
+  return dto;
 }
 
 /** sendPayload keeps what was asked, without base64 media (and without the campaign's lists). */

@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { webhookCapture } from '@gw/testing';
 import { groupsEvent, joinedGroupEvent } from '../src/messaging/event-payloads';
 
-/** The real captures (../shared/reference/webhook-captures beside the repository, or WEBHOOK_CAPTURES_DIR). */
-const capture = (path: string): Record<string, any> =>
-  JSON.parse(readFileSync(resolve(process.env.WEBHOOK_CAPTURES_DIR ?? resolve(process.cwd(), '../shared/reference/webhook-captures'), path), 'utf8'));
+/** The real captures (libs/testing/fixtures/webhook-captures). */
+const capture = (path: string): Record<string, any> => webhookCapture(path);
 const keys = (value: Record<string, unknown>) => Object.keys(value).sort();
 const types = (value: Record<string, unknown>) => Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, entry === null ? 'null' : Array.isArray(entry) ? 'array' : typeof entry]));
 

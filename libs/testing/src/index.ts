@@ -1,2 +1,3 @@
+export { webhookCapture } from './captures';
 export { openTestDatabase, testDatabaseUrl, testNatsUrl } from './services';
 export type { TestDatabase } from './services';

@@ -1,13 +1,8 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { webhookCapture } from '@gw/testing';
 
-/**
- * The real webhook payloads (../shared/reference/webhook-captures beside the repository, or
- * WEBHOOK_CAPTURES_DIR), for tests that compare our envelopes with them.
- */
+/** A real webhook payload (libs/testing/fixtures/webhook-captures), for tests that compare our envelopes with it. */
 export function capture(path: string): Record<string, any> {
-  const dir = process.env.WEBHOOK_CAPTURES_DIR ?? resolve(process.cwd(), '../shared/reference/webhook-captures');
-  return JSON.parse(readFileSync(resolve(dir, path), 'utf8'));
+  return webhookCapture(path);
 }
 
 /** Keys of an object, sorted (payloads pass through jsonb, which keeps no key order): a shape without its values. */

@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
  * the suite needs nothing outside the repository. Paths resolve from the repository root (where
  * `npm test` runs).
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- captures are free-form JSON that tests index into
 export function webhookCapture(path: string): Record<string, any> {
   return JSON.parse(readFileSync(resolve(process.cwd(), 'libs/testing/fixtures/webhook-captures', path), 'utf8'));
 }

@@ -1,0 +1,106 @@
+import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { InstanceRepository, MessageRepository, SendQueueRepository, type MessageRow, type NewMessage } from '@gw/persistence';
+
+/**
+ * enqueueMany writes a group as two JSON documents (or, for values JSON would change, one parameter
+ * per value): the rows must read back exactly as the one-send path (`enqueue`, one parameter per
+ * value) writes them, and the queue rows must keep the given order.
+ */
+describe(`${SendQueueRepository.name}.enqueueMany`, () => {
+  let db: TestDatabase;
+  let queue: SendQueueRepository;
+  let messages: MessageRepository;
+  let serial = 0;
+
+  const send = (instanceId: string, overrides: Partial<NewMessage> = {}): NewMessage => {
+    serial++;
+    return {
+      instanceId,
+      id: `r${(0x1000000 + serial).toString(16)}`,
+      messageId: `3EB0MANY${serial}`,
+      chatId: '5511999990000@s.whatsapp.net',
+      chatLid: '',
+      sender: '5511988880000@s.whatsapp.net',
+      senderPn: '5511988880000@s.whatsapp.net',
+      senderLid: '',
+      senderName: '',
+      isGroup: false,
+      fromMe: true,
+      messageType: 'ExtendedTextMessage',
+      type: 'text',
+      mediaType: '',
+      source: 'api',
+      messageTimestamp: 1_763_800_000_000 + serial,
+      status: 'Queued',
+      text: 'quote " backslash \\ newline \n accent é emoji 🎉 tab \t',
+      quoted: '',
+      edited: '',
+      reaction: '',
+      vote: '',
+      convertOptions: '',
+      buttonOrListId: '',
+      error: '',
+      content: { extendedTextMessage: { text: 'hi "there"', contextInfo: { mentionedJid: ['a@s.whatsapp.net'] } } },
+      raw: null,
+      wasSentByApi: true,
+      pinned: false,
+      sendFunction: 'SendTextMessage',
+      sendPayload: { number: '5511999990000', text: 'hi', async: true, nested: { list: [1, 'two', null, false] } },
+      fileUrl: '',
+      sendFolderId: '',
+      trackSource: 'crm',
+      trackId: `t-${serial}`,
+      ...overrides,
+    };
+  };
+  const request = (message: NewMessage) => ({ instanceId: message.instanceId, messageId: message.messageId, content: { kind: 'text', text: message.text }, delayMs: 0, mentions: [] });
+  /** What a stored row says, without what differs between two sends by construction. */
+  const stored = (row: MessageRow | null) => {
+    expect(row).not.toBeNull();
+    const { instanceId, id, messageId, messageTimestamp, trackId, createdAt, updatedAt, ...rest } = row as MessageRow;
+    void [instanceId, id, messageId, messageTimestamp, trackId, createdAt, updatedAt];
+    return rest;
+  };
+  const queued = async (instanceId: string) =>
+    (await db.dataSource.query(`SELECT message_id, request FROM send_queue WHERE instance_id = $1 ORDER BY id`, [instanceId])) as Array<{ message_id: string; request: unknown }>;
+
+  beforeAll(async () => {
+    db = await openTestDatabase();
+    queue = new SendQueueRepository(db.dataSource);
+    messages = new MessageRepository(db.dataSource);
+    const instances = new InstanceRepository(db.dataSource);
+    for (const id of ['rmanya', 'rmanyb', 'rmanyc', 'rmanyd']) await instances.create({ id, token: `tok-${id}`, name: id });
+  });
+  afterAll(() => db.close());
+
+  it('should store a group exactly as single sends are stored, and queue it in the given order', async () => {
+    const variants: Array<Partial<NewMessage>> = [{}, { content: 'a JSON string', sendPayload: null, chatLid: '1234@lid', isGroup: true }, { text: '', content: null, quoted: '3EB0QUOTED', pinned: true }];
+    const group = [send('rmanya', variants[0]), send('rmanyb', variants[1]), send('rmanya', variants[2]), send('rmanyb', variants[0])];
+    const answered = await queue.enqueueMany(group.map((message) => ({ message, request: request(message) })));
+
+    expect(answered.map((row) => row.messageId)).toEqual(group.map((message) => message.messageId));
+    for (const [index, message] of group.entries()) {
+      const alone = send('rmanyc', variants[index % 3]);
+      await queue.enqueue(alone, request(alone));
+      expect(stored(await messages.findOne(message.instanceId, message.id))).toEqual(stored(await messages.findOne('rmanyc', alone.id)));
+      expect(answered[index].createdAt).toBeInstanceOf(Date);
+    }
+    expect(await queued('rmanya')).toEqual([group[0], group[2]].map((message) => ({ message_id: message.messageId, request: request(message) })));
+    expect(await queued('rmanyb')).toEqual([group[1], group[3]].map((message) => ({ message_id: message.messageId, request: request(message) })));
+    const lanes = (await db.dataSource.query(`SELECT instance_id FROM send_lanes WHERE instance_id IN ('rmanya', 'rmanyb') ORDER BY instance_id`)) as Array<{ instance_id: string }>;
+    expect(lanes.map((lane) => lane.instance_id)).toEqual(['rmanya', 'rmanyb']);
+  });
+
+  it('should store values JSON would change (a Date in a text column) as a parameter does', async () => {
+    const when = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
+    const group = [send('rmanyd', { quoted: when as unknown as string }), send('rmanyd')];
+    await queue.enqueueMany(group.map((message) => ({ message, request: request(message) })));
+    const alone = send('rmanyc', { quoted: when as unknown as string });
+    await queue.enqueue(alone, request(alone));
+
+    const quoted = (await messages.findOne('rmanyd', group[0].id))?.quoted;
+    expect(quoted).not.toBe(JSON.parse(JSON.stringify(when)));
+    expect(quoted).toBe((await messages.findOne('rmanyc', alone.id))?.quoted);
+    expect((await queued('rmanyd')).map((row) => row.message_id)).toEqual(group.map((message) => message.messageId));
+  });
+});

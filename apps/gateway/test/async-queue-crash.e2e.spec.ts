@@ -113,7 +113,13 @@ describe('async queue crash safety (real session workers, simulator)', () => {
     const received = inbox.filter((entry) => ids.includes(entry.id)).sort((a, b) => a.seq - b.seq).map((entry) => entry.id);
     // None sent twice (the phone keeps every copy it decrypts), none lost, order as accepted.
     expect(received).toEqual(ids);
-    const rows: Array<{ message_id: string; status: string }> = await db.dataSource.query(`SELECT message_id, status FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [instanceId, ids]);
+    // The phone can hold the last message a moment before the worker has recorded its server ack.
+    const rows = await waitFor(
+      () => db.dataSource.query(`SELECT message_id, status FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [instanceId, ids]) as Promise<Array<{ message_id: string; status: string }>>,
+      (found) => found.length === ids.length && found.every((row) => ['Sent', 'Delivered', 'Read'].includes(row.status)),
+      30_000,
+      'every queued message recorded as sent',
+    ).catch(async () => db.dataSource.query(`SELECT message_id, status FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [instanceId, ids]) as Promise<Array<{ message_id: string; status: string }>>);
     expect(rows).toHaveLength(ids.length);
     for (const row of rows) expect(['Sent', 'Delivered', 'Read']).toContain(row.status);
     await waitFor(

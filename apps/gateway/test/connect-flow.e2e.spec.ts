@@ -129,7 +129,13 @@ describe('connect flow (HTTP → gateway → bus → session workers → Baileys
     expect(disconnected.status).toBe(200);
     expect(disconnected.body.response).toBe('Disconnected');
     await waitFor(() => status(token), (r) => r.body.instance.status === 'disconnected', 10_000, 'disconnected');
-    const afterLogout = await control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`);
+    // The simulator applies the device's logout as its stanza arrives, which can trail the status by a moment.
+    const afterLogout = await waitFor(
+      () => control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`),
+      (entries) => entries.find((entry) => entry.jid === device.jid)?.status === 'logged-out',
+      10_000,
+      'device logged out at the simulator',
+    ).catch(() => control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`));
     expect(afterLogout.find((entry) => entry.jid === device.jid)?.status).toBe('logged-out');
 
     const deleted = await gw.call('DELETE', '/instance', { token });

@@ -11,6 +11,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
+import { openBareSockets, provisionDevices } from '../support/sim-clients';
 
 type Role = 'orchestrate' | 'sim' | 'bare' | 'ours';
 
@@ -48,23 +49,7 @@ async function settledRss(): Promise<{ rss: number; heapUsed: number }> {
   return { rss: usage.rss, heapUsed: usage.heapUsed };
 }
 
-async function control<T>(sim: SimInfo, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${sim.controlUrl}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
-}
 
-/** Provisions `count` linked devices (no QR needed) and returns their creds, BufferJSON-serialised. */
-async function provision(sim: SimInfo, count: number, prefix: string): Promise<Array<{ phone: string; creds: unknown }>> {
-  const devices: Array<{ phone: string; creds: unknown }> = [];
-  for (let i = 0; i < count; i++) {
-    const phone = `${prefix}${String(i).padStart(6, '0')}`;
-    await control(sim, 'POST', '/sim/accounts', { phone });
-    const { creds } = await control<{ creds: unknown }>(sim, 'POST', `/sim/accounts/${phone}/provision`, {});
-    devices.push({ phone, creds });
-  }
-  return devices;
-}
 
 function send(message: unknown): void {
   process.send?.(message);
@@ -84,47 +69,11 @@ async function runSim(): Promise<void> {
 async function runBare(sim: SimInfo): Promise<SideResult> {
   const baileys = await import('@whiskeysockets/baileys');
   baileys.WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(sim.rootPublicKey, 'base64');
-  const devices = await provision(sim, N, '5531');
+  const devices = await provisionDevices(sim, N, '5531');
   const logger = pino({ level: 'silent' });
   const baseline = await settledRss();
   const started = Date.now();
-  let open = 0;
-  const sockets: unknown[] = [];
-  const batch = 20;
-  for (let i = 0; i < devices.length; i += batch) {
-    await Promise.all(
-      devices.slice(i, i + batch).map(
-        (device) =>
-          new Promise<void>((resolve) => {
-            const creds = JSON.parse(JSON.stringify(device.creds), baileys.BufferJSON.reviver);
-            const keys: Record<string, Record<string, unknown>> = {};
-            const sock = baileys.makeWASocket({
-              auth: {
-                creds,
-                keys: {
-                  get: async (type: string, ids: string[]) => Object.fromEntries(ids.map((id) => [id, keys[type]?.[id]]).filter(([, value]) => value !== undefined)),
-                  set: async (data: Record<string, Record<string, unknown>>) => {
-                    for (const [type, entries] of Object.entries(data)) for (const [id, value] of Object.entries(entries)) (keys[type] ??= {})[id] = value ?? undefined;
-                  },
-                } as never,
-              },
-              waWebSocketUrl: sim.websocketUrl,
-              logger: logger as never,
-              markOnlineOnConnect: false,
-              syncFullHistory: false,
-            });
-            sockets.push(sock);
-            sock.ev.on('connection.update', (update) => {
-              if (update.connection === 'open') {
-                open++;
-                resolve();
-              }
-            });
-            setTimeout(resolve, 60_000);
-          }),
-      ),
-    );
-  }
+  const { open } = await openBareSockets(baileys, devices, sim.websocketUrl, logger);
   const connectSeconds = (Date.now() - started) / 1000;
   await sleep(3000);
   const after = await settledRss();
@@ -140,7 +89,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 10 });
   try {
-    const devices = await provision(sim, N, '5532');
+    const devices = await provisionDevices(sim, N, '5532');
     // Instances that are paired and want a session: exactly what a worker adopts after a failover.
     for (const [index, device] of devices.entries()) {
       const id = `rbench${String(index).padStart(8, '0')}`;

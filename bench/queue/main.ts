@@ -32,6 +32,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import pino from 'pino';
+import { simControl } from '../support/sim-clients';
 
 type Role = 'orchestrate' | 'sim' | 'bare' | 'ours';
 
@@ -154,17 +155,11 @@ const textSend = (index: number) => ({ number: PEER, text: `bench message ${inde
 
 // --- the simulator -------------------------------------------------------------------------------
 
-async function control<T>(sim: SimInfo, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${sim.controlUrl}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
-}
-
 async function runSim(): Promise<void> {
   const { startSimulator } = await import('@gw/wa-sim');
   // Load mode: phones acknowledge without decrypting.
   const sim = await startSimulator({ logLevel: 'silent', phoneDecrypt: false, initialPrekeyCount: 1000, media: false });
-  await control({ websocketUrl: sim.websocketUrl, controlUrl: sim.controlUrl, rootPublicKey: sim.rootPublicKey }, 'POST', '/sim/accounts', { phone: PEER });
+  await simControl({ controlUrl: sim.controlUrl }, 'POST', '/sim/accounts', { phone: PEER });
   send({ websocketUrl: sim.websocketUrl, controlUrl: sim.controlUrl, rootPublicKey: sim.rootPublicKey } satisfies SimInfo);
   process.on('disconnect', () => void sim.stop().finally(() => process.exit(0)));
 }
@@ -373,8 +368,8 @@ async function orchestrate(): Promise<void> {
     log(`drain: pairing ${DRAIN_INSTANCES} instances with the simulator`);
     for (let index = 0; index < DRAIN_INSTANCES; index++) {
       const phone = `5533${String(index).padStart(8, '0')}`;
-      await control(sim, 'POST', '/sim/accounts', { phone });
-      const { creds } = await control<{ creds: unknown }>(sim, 'POST', `/sim/accounts/${phone}/provision`, {});
+      await simControl(sim, 'POST', '/sim/accounts', { phone });
+      const { creds } = await simControl<{ creds: unknown }>(sim, 'POST', `/sim/accounts/${phone}/provision`, {});
       const id = `dbench${index}`;
       await db.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $1, 'connected', true, $3)`, [id, `dtok-${index}`, phone]);
       await db.query(`INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)`, [id, JSON.stringify(creds)]);

@@ -19,6 +19,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
+import { openBareSockets, provisionDevices, simControl } from '../support/sim-clients';
 
 type Role = 'orchestrate' | 'sim' | 'bare' | 'ours';
 
@@ -71,23 +72,7 @@ const log = (line: string) => process.stderr.write(`[send:${role}] ${line}\n`);
 const peerPhone = (index: number) => `${PEER_PREFIX}${String(index % PEERS).padStart(6, '0')}`;
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-async function control<T>(sim: SimInfo, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${sim.controlUrl}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return (await response.json()) as T;
-}
 
-/** Provisions `count` linked devices (no QR needed) and returns their creds, BufferJSON-serialised. */
-async function provision(sim: SimInfo, count: number, prefix: string): Promise<Array<{ phone: string; creds: unknown }>> {
-  const devices: Array<{ phone: string; creds: unknown }> = [];
-  for (let i = 0; i < count; i++) {
-    const phone = `${prefix}${String(i).padStart(6, '0')}`;
-    await control(sim, 'POST', '/sim/accounts', { phone });
-    const { creds } = await control<{ creds: unknown }>(sim, 'POST', `/sim/accounts/${phone}/provision`, {});
-    devices.push({ phone, creds });
-  }
-  return devices;
-}
 
 /**
  * Runs `count` operations with at most CONCURRENCY in flight; operation i goes to instance i % INSTANCES
@@ -150,7 +135,7 @@ async function runSim(): Promise<void> {
   const sim = await startSimulator({ logLevel: 'silent', phoneDecrypt: false, initialPrekeyCount: 1000, media: false });
   const info: SimInfo = { websocketUrl: sim.websocketUrl, controlUrl: sim.controlUrl, rootPublicKey: sim.rootPublicKey };
   // The peers every sender writes to: plain phone accounts.
-  for (let i = 0; i < PEERS; i++) await control(info, 'POST', '/sim/accounts', { phone: peerPhone(i) });
+  for (let i = 0; i < PEERS; i++) await simControl(info, 'POST', '/sim/accounts', { phone: peerPhone(i) });
   send(info);
   process.on('disconnect', () => void sim.stop().finally(() => process.exit(0)));
 }
@@ -160,47 +145,10 @@ async function runSim(): Promise<void> {
 async function runBare(sim: SimInfo): Promise<SideResult> {
   const baileys = await import('@whiskeysockets/baileys');
   baileys.WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(sim.rootPublicKey, 'base64');
-  const devices = await provision(sim, INSTANCES, '5531');
+  const devices = await provisionDevices(sim, INSTANCES, '5531');
   const logger = pino({ level: 'silent' });
   const started = Date.now();
-  let open = 0;
-  type Sock = ReturnType<typeof baileys.makeWASocket>;
-  const sockets: Sock[] = [];
-  const batch = 20;
-  for (let i = 0; i < devices.length; i += batch) {
-    await Promise.all(
-      devices.slice(i, i + batch).map(
-        (device) =>
-          new Promise<void>((resolve) => {
-            const creds = JSON.parse(JSON.stringify(device.creds), baileys.BufferJSON.reviver);
-            const keys: Record<string, Record<string, unknown>> = {};
-            const sock = baileys.makeWASocket({
-              auth: {
-                creds,
-                keys: {
-                  get: async (type: string, ids: string[]) => Object.fromEntries(ids.map((id) => [id, keys[type]?.[id]]).filter(([, value]) => value !== undefined)),
-                  set: async (data: Record<string, Record<string, unknown>>) => {
-                    for (const [type, entries] of Object.entries(data)) for (const [id, value] of Object.entries(entries)) (keys[type] ??= {})[id] = value ?? undefined;
-                  },
-                } as never,
-              },
-              waWebSocketUrl: sim.websocketUrl,
-              logger: logger as never,
-              markOnlineOnConnect: false,
-              syncFullHistory: false,
-            });
-            sockets.push(sock);
-            sock.ev.on('connection.update', (update) => {
-              if (update.connection === 'open') {
-                open++;
-                resolve();
-              }
-            });
-            setTimeout(resolve, 60_000);
-          }),
-      ),
-    );
-  }
+  const { sockets, open } = await openBareSockets(baileys, devices, sim.websocketUrl, logger);
   const connectSeconds = (Date.now() - started) / 1000;
   log(`${open}/${INSTANCES} sockets open in ${connectSeconds} s`);
   await sleep(2000);
@@ -265,7 +213,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: POOL });
   try {
-    const devices = await provision(sim, INSTANCES, '5532');
+    const devices = await provisionDevices(sim, INSTANCES, '5532');
     const tokens: string[] = [];
     // Instances that are paired and want a session: exactly what a worker adopts after a failover.
     for (const [index, device] of devices.entries()) {

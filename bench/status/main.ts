@@ -16,6 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
+import { memoryKeyStore } from '../support/sim-clients';
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
@@ -63,17 +64,8 @@ async function main(): Promise<void> {
   sim.createAccount({ phone: '5531000000001' });
   const bare = sim.provisionDevice('5531000000001');
   const creds = JSON.parse(JSON.stringify(bare.creds, baileys.BufferJSON.replacer), baileys.BufferJSON.reviver);
-  const keys: Record<string, Record<string, unknown>> = {};
   const sock = baileys.makeWASocket({
-    auth: {
-      creds,
-      keys: {
-        get: async (type: string, ids: string[]) => Object.fromEntries(ids.map((id) => [id, keys[type]?.[id]]).filter(([, value]) => value !== undefined)),
-        set: async (data: Record<string, Record<string, unknown>>) => {
-          for (const [type, entries] of Object.entries(data)) for (const [id, value] of Object.entries(entries)) (keys[type] ??= {})[id] = value ?? undefined;
-        },
-      } as never,
-    },
+    auth: { creds, keys: memoryKeyStore() },
     waWebSocketUrl: running.websocketUrl,
     logger: pino({ level: 'silent' }) as never,
     markOnlineOnConnect: false,

@@ -1,0 +1,67 @@
+/**
+ * What several benches do with the simulator alike: drive its control API, provision linked devices,
+ * and open bare Baileys sockets with in-memory auth (the baseline our stack is measured against).
+ */
+
+/** One call to the simulator's control API; a non-2xx answer throws. */
+export async function simControl<T>(sim: { controlUrl: string }, method: string, path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${sim.controlUrl}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/** Provisions `count` linked devices (no QR needed) and returns their creds, BufferJSON-serialised. */
+export async function provisionDevices(sim: { controlUrl: string }, count: number, prefix: string): Promise<Array<{ phone: string; creds: unknown }>> {
+  const devices: Array<{ phone: string; creds: unknown }> = [];
+  for (let i = 0; i < count; i++) {
+    const phone = `${prefix}${String(i).padStart(6, '0')}`;
+    await simControl(sim, 'POST', '/sim/accounts', { phone });
+    const { creds } = await simControl<{ creds: unknown }>(sim, 'POST', `/sim/accounts/${phone}/provision`, {});
+    devices.push({ phone, creds });
+  }
+  return devices;
+}
+
+/** A Signal key store in memory, as a bare Baileys script would keep it. */
+export function memoryKeyStore(): never {
+  const keys: Record<string, Record<string, unknown>> = {};
+  return {
+    get: async (type: string, ids: string[]) => Object.fromEntries(ids.map((id) => [id, keys[type]?.[id]]).filter(([, value]) => value !== undefined)),
+    set: async (data: Record<string, Record<string, unknown>>) => {
+      for (const [type, entries] of Object.entries(data)) for (const [id, value] of Object.entries(entries)) (keys[type] ??= {})[id] = value ?? undefined;
+    },
+  } as never;
+}
+
+type Baileys = typeof import('@whiskeysockets/baileys');
+type Socket = ReturnType<Baileys['makeWASocket']>;
+
+/**
+ * Bare Baileys sockets for provisioned devices, opened 20 at a time; each waits for `open` (at most
+ * 60 s). Returns the sockets and how many opened.
+ */
+export async function openBareSockets(baileys: Baileys, devices: Array<{ creds: unknown }>, websocketUrl: string, logger: unknown): Promise<{ sockets: Socket[]; open: number }> {
+  const sockets: Socket[] = [];
+  let open = 0;
+  const batch = 20;
+  for (let i = 0; i < devices.length; i += batch) {
+    await Promise.all(
+      devices.slice(i, i + batch).map(
+        (device) =>
+          new Promise<void>((resolve) => {
+            const creds = JSON.parse(JSON.stringify(device.creds), baileys.BufferJSON.reviver);
+            const sock = baileys.makeWASocket({ auth: { creds, keys: memoryKeyStore() }, waWebSocketUrl: websocketUrl, logger: logger as never, markOnlineOnConnect: false, syncFullHistory: false });
+            sockets.push(sock);
+            sock.ev.on('connection.update', (update) => {
+              if (update.connection === 'open') {
+                open++;
+                resolve();
+              }
+            });
+            setTimeout(resolve, 60_000);
+          }),
+      ),
+    );
+  }
+  return { sockets, open };
+}

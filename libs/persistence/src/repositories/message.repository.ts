@@ -272,16 +272,13 @@ export class MessageRepository {
   static async advanceStatusWithin(manager: EntityManager, instanceId: string, messageIds: string[], status: string): Promise<MessageRow[]> {
     const rank = STATUS_RANK[status];
     if (rank === undefined) return [];
-    const ranks = Object.entries(STATUS_RANK);
     const rows: Raw[] = await manager.query(
       `WITH changed AS (
          UPDATE messages SET status = $3, updated_at = now()
-         WHERE instance_id = $1 AND message_id = ANY($2::text[])
-           AND COALESCE((SELECT r FROM (VALUES ${ranks.map((_, index) => `($${index * 2 + 5}::text, $${index * 2 + 6}::int)`).join(', ')}) AS s(n, r) WHERE s.n = messages.status), -1) < $4
-           AND messages.status NOT IN ('Failed', 'Canceled', 'Deleted')
+         WHERE instance_id = $1 AND message_id = ANY($2::text[]) AND ${RANK_SQL} < $4 AND ${FINAL_SQL}
          RETURNING *)
        SELECT * FROM changed`,
-      [instanceId, messageIds, status, rank, ...ranks.flat()],
+      [instanceId, messageIds, status, rank],
     );
     return rows.map(toMessageRow);
   }

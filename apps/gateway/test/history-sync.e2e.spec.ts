@@ -75,6 +75,13 @@ describe('POST /message/history-sync (HTTP → worker → Baileys → phone → 
     expect(body).toMatchObject({ success: true, mode: 'exact', message: 'Exact message reload request sent. The message will be received if available.', details: { messageid: 'HS-LOST', known_locally: false } });
     expect(await peerRequest(body.details.request_id)).toMatchObject({ type: 'PLACEHOLDER_MESSAGE_RESEND', answered: ['HS-LOST'] });
     expect(await waitFor(() => find('HS-LOST'), (message) => !!message, 20_000, 'HS-LOST stored')).toMatchObject({ text: 'perdida', chatid: friend.jid });
+    // Announced as what the request brought (a history event with its request_id), not as a new message.
+    const events = await waitFor(historyEvents, (rows) => rows.some((row) => row.payload.request_id === body.details.request_id), 20_000, 'history event of the reload');
+    const event = events.find((row) => row.payload.request_id === body.details.request_id)!.payload;
+    expect(event).toMatchObject({ EventType: 'history', syncType: '6', counts: { messages: 1 } });
+    expect(event.messages).toEqual([expect.objectContaining({ messageid: 'HS-LOST', text: 'perdida', chatid: friend.jid })]);
+    const announced: Array<{ n: number }> = await stack.db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_events WHERE event_type = 'messages' AND payload->'message'->>'messageid' = 'HS-LOST'`);
+    expect(announced[0].n).toBe(0);
   });
 
   it('should answer 400 with the reason for bad input', async () => {

@@ -17,7 +17,7 @@ type HistoryKey = HistoryOnDemandRequest['key'];
 /**
  * `POST /message/history-sync`: asks the phone for older messages of a chat (`history`, before an
  * anchor message) or for one message again (`exact`). The phone answers later; what arrives is stored
- * and announced as `history` events (exact: as the message's own event) and found by `/message/find`.
+ * and announced as `history` events carrying the request's id (both modes), and found by `/message/find`.
  */
 export class HistorySyncRequester {
   private readonly messages: MessageRepository;

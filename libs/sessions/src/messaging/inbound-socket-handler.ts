@@ -19,7 +19,7 @@ import {
 } from '@gw/persistence';
 import { recordId, type Logger } from '@gw/platform';
 import type { EntityManager } from 'typeorm';
-import { isJidGroup, type BaileysEventMap, type BinaryNode, type Contact, type GroupMetadata, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../baileys';
+import { isJidGroup, proto, type BaileysEventMap, type BinaryNode, type Contact, type GroupMetadata, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../baileys';
 import { SerialQueue } from '../session/serial-queue';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import type { SocketContext } from '../session/socket-observer';
@@ -44,6 +44,8 @@ const ATTEMPTS = 3;
 const IDENTITY_TTL_MS = 30_000;
 const ACKED_LIMIT = 256;
 const EARLY_TTL_MS = 120_000;
+/** How long an exact reload asked through the API waits for the phone's answer to count as history. */
+const RESEND_WINDOW_MS = 5 * 60_000;
 /** How long a JoinedGroup event waits for the group's metadata before it goes out with what is known. */
 const GROUP_METADATA_TIMEOUT_MS = 5_000;
 /** Receipt states that are announced (`Sent` is the server ack: stored, not announced). */
@@ -88,6 +90,8 @@ export class InboundSocketHandler {
   private stopped = false;
   /** The `/labels/refresh` running on this socket: label events emitted meanwhile carry its id. */
   private refresh: { requestId: string; force: boolean } | null = null;
+  /** Message ids of exact reloads asked for through the API, and when (see expectResend). */
+  private readonly requestedResends = new Map<string, { at: number; requestId: string }>();
   /** Contacts whose presence this socket asked for (presence is per connection). */
   private readonly presenceSubscribed = new Set<string>();
   /** Presence updates received and not yet written (one queued task writes them all). */
@@ -251,7 +255,36 @@ export class InboundSocketHandler {
 
   // --- messages -----------------------------------------------------------------------------------
 
+  /**
+   * A message a `/message/history-sync` mode=exact asks the phone to resend: when it arrives it is
+   * announced as `history` with the request's id (given through the returned function once Baileys
+   * has sent the request), not as a new message. Matched by message id: Baileys drops the request id
+   * its upsert carries when events are buffered, which is how incoming messages are processed.
+   */
+  expectResend(messageId: string): (requestId: string) => void {
+    const now = Date.now();
+    for (const [id, entry] of this.requestedResends) if (now - entry.at > RESEND_WINDOW_MS) this.requestedResends.delete(id);
+    const entry = { at: now, requestId: '' };
+    this.requestedResends.set(messageId, entry);
+    return (requestId) => {
+      entry.requestId = requestId;
+    };
+  }
+
   private async onUpsert(messages: WAMessage[]): Promise<void> {
+    const reloaded = messages.filter((message) => message.key?.id && this.requestedResends.has(message.key.id));
+    if (reloaded.length > 0) {
+      const requestIds = new Map<string, WAMessage[]>();
+      for (const message of reloaded) {
+        const { requestId } = this.requestedResends.get(message.key.id as string) as { requestId: string };
+        this.requestedResends.delete(message.key.id as string);
+        requestIds.set(requestId, [...(requestIds.get(requestId) ?? []), message]);
+      }
+      for (const [requestId, batch] of requestIds) {
+        await this.onHistory({ messages: batch, chats: [], contacts: [], syncType: proto.HistorySync.HistorySyncType.ON_DEMAND } as unknown as BaileysEventMap['messaging-history.set'], requestId);
+      }
+      messages = messages.filter((message) => !reloaded.includes(message));
+    }
     for (const message of messages) {
       await this.withRetry('messages.upsert', { messageId: message.key?.id }, () => this.onMessage(message));
       this.followPresence(message);
@@ -356,7 +389,7 @@ export class InboundSocketHandler {
    * The initial history after a pairing (and later syncs): every message stored, then one `history`
    * event carrying the pairing's request_id, so a client can tie the history to its connect.
    */
-  private async onHistory(history: BaileysEventMap['messaging-history.set']): Promise<void> {
+  private async onHistory(history: BaileysEventMap['messaging-history.set'], reloadRequestId?: string): Promise<void> {
     const stored: MessageRow[] = [];
     for (const message of history.messages ?? []) {
       await this.withRetry('messaging-history.set', { messageId: message.key?.id }, () => this.onMessage(message, stored));
@@ -368,7 +401,8 @@ export class InboundSocketHandler {
         historyEvent(
           {
             // An on-demand sync (POST /message/history-sync) carries its own request's id; the others the pairing's.
-            requestId: history.peerDataRequestSessionId || (row?.pairingRequestId ?? ''),
+            // An exact reload carries the id its request got (empty when the message came before it was sent).
+            requestId: reloadRequestId ?? (history.peerDataRequestSessionId || (row?.pairingRequestId ?? '')),
             syncType: history.syncType === undefined || history.syncType === null ? '' : String(history.syncType),
             progress: history.progress ?? null,
             isLatest: history.isLatest ?? null,

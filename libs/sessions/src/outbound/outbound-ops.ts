@@ -25,6 +25,11 @@ export interface OutboundOptions {
   ssrf: SsrfGuard;
   /** The simulator seam (its media server is self-signed), when active. */
   simulator?: SimulatorSeam;
+  /**
+   * Told, before it is asked, which message an exact reload (`history.request` mode `exact`) asks the
+   * phone to resend on this socket: its answer is then announced as `history`, not as a new message.
+   */
+  expectResend?: (instanceId: string, socket: WASocket, messageId: string) => ((requestId: string) => void) | undefined;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -124,7 +129,9 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
       const count = Math.min(Math.max(Math.trunc(Number(request.count) || 1), 1), 100);
       return { requestId: await socket.fetchMessageHistory(count, key, Number(request.timestampMs) || Date.now()) };
     }
+    const named = options.expectResend?.(request.instanceId, socket, key.id);
     const requestId = await socket.requestPlaceholderResend(key);
+    named?.(requestId && requestId !== 'RESOLVED' ? requestId : '');
     // 'RESOLVED': the message arrived while the request waited; undefined: the same message was asked already.
     return { requestId: requestId ?? '' };
   };

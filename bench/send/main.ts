@@ -18,6 +18,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import pino from 'pino';
 import { openBareSockets, provisionDevices, simControl } from '../support/sim-clients';
 
@@ -39,6 +40,13 @@ interface LoadResult {
   p90Ms: number;
   p99Ms: number;
   maxMs: number;
+  /**
+   * CPU time of the whole machine (every process: this stack, the simulator, Postgres, the HTTP
+   * client; /proc/stat) per send during the measured sends, and how busy the cores were. On a 2-core
+   * machine where everything shares the cores, throughput is bounded by cores ÷ this.
+   */
+  machineCpuMsPerSend?: number;
+  machineBusyPercent?: number;
 }
 
 interface SideResult extends LoadResult {
@@ -72,7 +80,17 @@ const log = (line: string) => process.stderr.write(`[send:${role}] ${line}\n`);
 const peerPhone = (index: number) => `${PEER_PREFIX}${String(index % PEERS).padStart(6, '0')}`;
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-
+/** Busy and total jiffies of all cores so far (/proc/stat's first line), or null off Linux. */
+function machineJiffies(): { busy: number; total: number } | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.reduce((a, b) => a + b, 0);
+    const idle = fields[3] + (fields[4] ?? 0);
+    return { busy: total - idle, total };
+  } catch {
+    return null;
+  }
+}
 
 /**
  * Runs `count` operations with at most CONCURRENCY in flight; operation i goes to instance i % INSTANCES
@@ -83,6 +101,7 @@ async function drive(count: number, operation: (index: number) => Promise<void>)
   let failed = 0;
   let firstError: string | undefined;
   let next = 0;
+  const jiffiesBefore = machineJiffies();
   const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
@@ -100,6 +119,12 @@ async function drive(count: number, operation: (index: number) => Promise<void>)
     }),
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const jiffiesAfter = machineJiffies();
+  // USER_HZ is 100 on Linux: one jiffy is 10 ms of one core.
+  const machine =
+    jiffiesBefore && jiffiesAfter
+      ? { machineCpuMsPerSend: round(((jiffiesAfter.busy - jiffiesBefore.busy) * 10) / Math.max(1, count), 2), machineBusyPercent: round((100 * (jiffiesAfter.busy - jiffiesBefore.busy)) / Math.max(1, jiffiesAfter.total - jiffiesBefore.total)) }
+      : {};
   latencies.sort((a, b) => a - b);
   const at = (q: number) => (latencies.length ? round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]) : 0);
   return {
@@ -112,6 +137,7 @@ async function drive(count: number, operation: (index: number) => Promise<void>)
     p90Ms: at(0.9),
     p99Ms: at(0.99),
     maxMs: latencies.length ? round(latencies[latencies.length - 1]) : 0,
+    ...machine,
   };
 }
 
@@ -376,6 +402,7 @@ async function orchestrate(): Promise<void> {
         ours,
         ratio,
         cpuRatio: bare.cpuMsPerSend && ours.cpuMsPerSend ? round(ours.cpuMsPerSend / bare.cpuMsPerSend, 2) : null,
+        machineCpuRatio: bare.machineCpuMsPerSend && ours.machineCpuMsPerSend ? round(ours.machineCpuMsPerSend / bare.machineCpuMsPerSend, 2) : null,
         goal: 'ours.perSecond >= 0.8 * bare.perSecond',
         met: ratio >= 0.8 && ours.failed === 0 && bare.failed === 0 && ours.connected === INSTANCES && bare.connected === INSTANCES,
       })}\n`,

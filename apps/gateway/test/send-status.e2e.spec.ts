@@ -10,6 +10,7 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
   const stack = new Stack();
   let token: string;
   let instanceId: string;
+  let ownPhone: string;
   let friend: { phone: string; lid: string };
   let colleague: { phone: string; lid: string };
   let stranger: string;
@@ -36,7 +37,7 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
 
   beforeAll(async () => {
     await stack.start();
-    ({ id: instanceId, token } = await stack.connectedInstance('stories'));
+    ({ id: instanceId, token, phone: ownPhone } = await stack.connectedInstance('stories'));
     friend = await account(nextPhone('5581'), 'Ana');
     colleague = await account(nextPhone('5582'), 'Bia');
     stranger = (await account(nextPhone('5583'), 'Caio')).phone;
@@ -65,7 +66,8 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
     expect(body.Id).toBe(body.messageid);
     expect(body).toMatchObject({ chatid: 'status@broadcast', fromMe: true, sendFunction: 'SendStatus', track_id: 'story-1', response: { status: 'success' } });
     expect(body.debug).toMatchObject({
-      status_privacy_type: expect.any(String),
+      status_privacy_type: 'contacts',
+      used_default_privacy_fallback: false,
       explicit_recipients: false,
       audience_recipient_count: 3,
       total_contacts_in_store: 4,
@@ -109,6 +111,33 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
     // The default background (19, deep grey) when none is given.
     expect(entry.message.extendedTextMessage.backgroundArgb).toBe(0xff424242);
     expect(await reached(colleague.phone, body.messageid)).toBe(false);
+  });
+
+  it("should follow the phone's status audience: saved contacts but the excluded ones (blacklist), or only the listed ones (whitelist)", async () => {
+    const audience = (type: string, list: string[]) => stack.control('POST', `/sim/accounts/${ownPhone}/status-privacy`, { type, list });
+    try {
+      // "My contacts except…": Ana excluded (listed by her LID, as the phone may list her).
+      await audience('blacklist', [friend.lid]);
+      const except = await stack.gw.call('POST', '/send/status', { token, body: { type: 'text', text: 'Menos a Ana' } });
+      expect(except.status).toBe(200);
+      expect(except.body.debug).toMatchObject({ status_privacy_type: 'blacklist', status_privacy_list_count: 1, used_default_privacy_fallback: false, audience_recipient_count: 2, selected_recipient_count: 1 });
+      expect((await inboxStatus(colleague.phone, except.body.messageid)).message.extendedTextMessage.text).toBe('Menos a Ana');
+      expect(await reached(friend.phone, except.body.messageid)).toBe(false);
+      // An explicit recipient outside that audience is left out, with the reason.
+      const outside = await stack.gw.call('POST', '/send/status', { token, body: { type: 'text', text: 'x', recipients: [friend.phone, colleague.phone] } });
+      expect(outside.status).toBe(200);
+      expect(outside.body.debug.discarded_recipients).toEqual([{ input: friend.phone, reason: 'outside_status_audience' }]);
+
+      // "Only share with…": Caio (not even a saved contact) and Ana; Bia is not on the list.
+      await audience('whitelist', [`${stranger}@s.whatsapp.net`, `${friend.lid.replace('@', ':3@')}`, '888888888888888@lid']);
+      const only = await stack.gw.call('POST', '/send/status', { token, body: { type: 'text', text: 'Só para a lista' } });
+      expect(only.status).toBe(200);
+      expect(only.body.debug).toMatchObject({ status_privacy_type: 'whitelist', status_privacy_list_count: 3, status_privacy_list_unresolved: 1, audience_recipient_count: 2, selected_recipient_count: 2 });
+      for (const phone of [stranger, friend.phone]) expect((await inboxStatus(phone, only.body.messageid)).message.extendedTextMessage.text).toBe('Só para a lista');
+      expect(await reached(colleague.phone, only.body.messageid)).toBe(false);
+    } finally {
+      await audience('contacts', []);
+    }
   });
 
   it('should send an image status with its caption, and a voice status', async () => {

@@ -12,6 +12,7 @@ export type {
   PlaceRequest,
   PresenceRequest,
   PrivacySettings,
+  StatusPrivacy,
   QueueNotice,
   StatusReply,
 } from './subjects';

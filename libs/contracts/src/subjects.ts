@@ -55,6 +55,16 @@ export interface PresenceRequest {
 
 export type PrivacySettings = Record<string, string>;
 
+/**
+ * Who sees the account's status updates (stories), as the phone keeps it: every saved contact
+ * (`contacts`), saved contacts except `list` (`blacklist`), or only `list` (`whitelist`). `list` holds
+ * user JIDs (phone numbers or LIDs).
+ */
+export interface StatusPrivacy {
+  type: 'contacts' | 'blacklist' | 'whitelist';
+  list: string[];
+}
+
 /** Subject op → request and reply types for requests to the holder of one instance. */
 export interface InstanceRpc {
   connect: { request: ConnectRequest; reply: ConnectReply };
@@ -64,6 +74,7 @@ export interface InstanceRpc {
   presence: { request: { instanceId: string } & PresenceRequest; reply: { ok: true } };
   'privacy.get': { request: { instanceId: string }; reply: PrivacySettings };
   'privacy.set': { request: { instanceId: string; settings: PrivacySettings }; reply: PrivacySettings };
+  'status.privacy': { request: { instanceId: string }; reply: StatusPrivacy };
   /** Replies with the stored Message record (`Record<string, unknown>` here: contracts has no record types). */
   send: { request: SendRequest; reply: Record<string, unknown> };
   'chat.presence': { request: ChatPresenceRequest; reply: { ok: true } };

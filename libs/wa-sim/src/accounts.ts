@@ -188,6 +188,11 @@ export class Account {
     calladd: 'all',
   };
   autoReceipts: AutoReceiptSettings = { deliveredMs: 0, readMs: null };
+  /**
+   * Who sees this account's status updates (stories), as the phone keeps it: all saved contacts
+   * (`contacts`), saved contacts except `list` (`blacklist`), or only `list` (`whitelist`).
+   */
+  statusPrivacy: { type: 'contacts' | 'blacklist' | 'whitelist'; list: string[] } = { type: 'contacts', list: [] };
   /** HistorySync protos (as JSON objects) the phone pushes to a newly paired companion. */
   history: Array<Record<string, unknown>> | undefined;
   private nextDeviceId = 1;

@@ -90,6 +90,7 @@ export function buildRoutes(sim: WaSimulator): Route[] {
       sim.setHistory(params.phone, body.history === null ? undefined : (body.history as Array<Record<string, unknown>>));
       return { ok: true };
     }),
+    compile('POST', '/sim/accounts/{phone}/status-privacy', ({ params, body }) => sim.setStatusPrivacy(params.phone, str(body, 'type'), (body.list ?? []) as string[])),
     compile('POST', '/sim/accounts/{phone}/auto-receipts', ({ params, body }) => {
       sim.setAutoReceipts(params.phone, { deliveredMs: optMs(body.deliveredMs, 'deliveredMs'), readMs: optMs(body.readMs, 'readMs') });
       return { ok: true };

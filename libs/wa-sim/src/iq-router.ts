@@ -121,8 +121,13 @@ export class IqRouter {
         return this.hooks.handleNewsletterIq(device, iq);
       case 'w:stats':
         return iqResult(iq);
-      case 'status':
-        return type === 'set' ? iqResult(iq) : iqError(iq, 404, 'item-not-found');
+      case 'status': {
+        if (type === 'set') return iqResult(iq);
+        if (first !== 'privacy') return iqError(iq, 404, 'item-not-found');
+        // The status (story) audience: the default list first, its users for blacklist/whitelist.
+        const { type: audience, list } = device.account.statusPrivacy;
+        return iqResult(iq, [node('privacy', {}, [node('list', { type: audience, default: 'true' }, list.map((jid) => node('user', { jid })))])]);
+      }
       case 'w:profile:picture':
         return type === 'set' ? iqResult(iq) : iqError(iq, 404, 'item-not-found');
       default:

@@ -591,6 +591,15 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     account.history = history;
   }
 
+  /** Sets who sees the account's status updates (what `<iq xmlns="status"><privacy/>` answers). */
+  setStatusPrivacy(phone: string, type: string, list: string[]): { type: string; list: string[] } {
+    if (type !== 'contacts' && type !== 'blacklist' && type !== 'whitelist') throw new SimError(400, 'type must be contacts|blacklist|whitelist');
+    if (!Array.isArray(list) || list.some((jid) => typeof jid !== 'string' || !jid.includes('@'))) throw new SimError(400, 'list must be an array of JIDs');
+    const account = this.requireAccount(phone);
+    account.statusPrivacy = { type, list: [...list] };
+    return account.statusPrivacy;
+  }
+
   setAutoReceipts(phone: string, settings: { deliveredMs?: number | null; readMs?: number | null }): void {
     const account = this.requireAccount(phone);
     account.autoReceipts = {

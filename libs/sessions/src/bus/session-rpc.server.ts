@@ -39,6 +39,7 @@ const BUILT_IN_OPS: BuiltInOps = {
   },
   'privacy.get': (session) => session.getPrivacy(),
   'privacy.set': (session, request) => session.setPrivacy(parsePrivacy(request.settings)),
+  'status.privacy': (session) => session.getStatusPrivacy(),
 };
 
 /**

@@ -1,5 +1,5 @@
-import { ErrorCode, RpcError, type PrivacySettings } from '@gw/contracts';
-import type { WASocket } from '../baileys';
+import { ErrorCode, RpcError, type PrivacySettings, type StatusPrivacy } from '@gw/contracts';
+import type { BinaryNode, WASocket } from '../baileys';
 
 type Setter = (socket: WASocket, value: string) => Promise<void>;
 
@@ -41,4 +41,27 @@ export async function readPrivacySettings(socket: WASocket): Promise<PrivacySett
 export async function writePrivacySettings(socket: WASocket, settings: PrivacySettings): Promise<PrivacySettings> {
   for (const [key, value] of validatePrivacySettings(settings)) await RULES[key].set(socket, value);
   return readPrivacySettings(socket);
+}
+
+const STATUS_AUDIENCES = new Set<StatusPrivacy['type']>(['contacts', 'blacklist', 'whitelist']);
+
+/**
+ * The status (story) audience the phone keeps: `<iq xmlns="status" type="get"><privacy/></iq>`
+ * answers one `<list type=… default=…>` per stored audience, with `<user jid=…/>` entries; the
+ * default one applies. Baileys has no helper for it (its `status` privacy setting is who sees the
+ * About text, not the stories).
+ */
+export async function readStatusPrivacy(socket: WASocket): Promise<StatusPrivacy> {
+  const result = await socket.query({ tag: 'iq', attrs: { xmlns: 'status', to: 's.whatsapp.net', type: 'get' }, content: [{ tag: 'privacy', attrs: {} }] });
+  const lists = childrenOf(childrenOf(result, 'privacy')[0], 'list');
+  const chosen = lists.find((list) => list.attrs.default === 'true') ?? lists[0];
+  // Nothing stored: WhatsApp's default, every saved contact.
+  if (!chosen) return { type: 'contacts', list: [] };
+  const type = chosen.attrs.type as StatusPrivacy['type'];
+  if (!STATUS_AUDIENCES.has(type)) throw new Error(`unknown status audience type ${chosen.attrs.type}`);
+  return { type, list: childrenOf(chosen, 'user').map((user) => user.attrs.jid).filter((jid): jid is string => typeof jid === 'string' && jid.includes('@')) };
+}
+
+function childrenOf(node: BinaryNode | undefined, tag: string): BinaryNode[] {
+  return Array.isArray(node?.content) ? (node.content as BinaryNode[]).filter((entry) => entry.tag === tag) : [];
 }

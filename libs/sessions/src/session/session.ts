@@ -1,4 +1,4 @@
-import { ErrorCode, RpcError, type ConnectReply, type ConnectRequest, type HistoryRequest, type JidObject, type PresenceRequest, type PrivacySettings, type StatusReply } from '@gw/contracts';
+import { ErrorCode, RpcError, type ConnectReply, type ConnectRequest, type HistoryRequest, type JidObject, type PresenceRequest, type PrivacySettings, type StatusPrivacy, type StatusReply } from '@gw/contracts';
 import { FencedOutError, type AuthStateRepository, type InstanceEntity, type InstancePatch, type InstanceRepository, type Lease } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { toDataURL } from 'qrcode';
@@ -9,7 +9,7 @@ import { chooseBrowserProfile, normaliseSystemName } from '../socket/browser-pro
 import { forgetHistoryFor, requestHistoryFor } from '../socket/history-sync-limit';
 import type { SocketFactory } from '../socket/socket-factory';
 import { classifyClose, reconnectDelay } from './disconnect-reason';
-import { readPrivacySettings, writePrivacySettings } from './privacy-settings';
+import { readPrivacySettings, readStatusPrivacy, writePrivacySettings } from './privacy-settings';
 import { ChangeSignal, SerialQueue } from './serial-queue';
 import type { SessionStateWriter, StateChange } from './session-state-writer';
 import type { SocketObserver } from './socket-observer';
@@ -187,6 +187,10 @@ export class Session {
 
   getPrivacy(): Promise<PrivacySettings> {
     return readPrivacySettings(this.openSocket());
+  }
+
+  getStatusPrivacy(): Promise<StatusPrivacy> {
+    return readStatusPrivacy(this.openSocket());
   }
 
   setPrivacy(settings: PrivacySettings): Promise<PrivacySettings> {

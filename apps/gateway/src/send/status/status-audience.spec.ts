@@ -79,4 +79,22 @@ describe('selectStatusRecipients', () => {
     expect(sut.recipients).toHaveLength(2);
     expect(sut.debug.partial_send).toBe(false);
   });
+
+  it('should leave out the excluded contacts of a blacklist, listed by phone number or LID (with a device part)', async () => {
+    const byLid = await selectStatusRecipients(input({ privacy: { type: 'blacklist', list: ['111:2@lid'], fallback: false } }));
+    expect(byLid.recipients).toEqual([BIA]);
+    expect(byLid.debug).toMatchObject({ status_privacy_type: 'blacklist', status_privacy_list_count: 1, audience_recipient_count: 1 });
+    const byPhone = await selectStatusRecipients(input({ privacy: { type: 'blacklist', list: [BIA], fallback: false }, explicit: [ANA, BIA] }));
+    expect(byPhone.recipients).toEqual([ANA]);
+    expect(byPhone.debug.discarded_recipients).toEqual([{ input: BIA, reason: 'outside_status_audience' }]);
+  });
+
+  it('should send to exactly the listed users of a whitelist, saved or not, and count the LIDs it cannot resolve', async () => {
+    const sut = await selectStatusRecipients(input({ privacy: { type: 'whitelist', list: [CAIO, '111@lid', `${CAIO.replace('@', ':4@')}`, '333@lid', 'junk'], fallback: false } }));
+    expect(sut.recipients).toEqual([CAIO, ANA]);
+    expect(sut.debug).toMatchObject({ status_privacy_type: 'whitelist', status_privacy_list_count: 5, status_privacy_list_unresolved: 2, audience_recipient_count: 2 });
+    const explicit = await selectStatusRecipients(input({ privacy: { type: 'whitelist', list: [CAIO], fallback: false }, explicit: [BIA, CAIO] }));
+    expect(explicit.recipients).toEqual([CAIO]);
+    expect(explicit.debug.discarded_recipients).toEqual([{ input: BIA, reason: 'outside_status_audience' }]);
+  });
 });

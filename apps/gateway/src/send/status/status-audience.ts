@@ -5,7 +5,11 @@ export type DiscardReason = 'invalid_format' | 'lid_unresolved' | 'not_on_whatsa
 
 export interface StatusAudienceInput {
   contacts: ContactRow[];
-  privacy: { type: string; fallback: boolean; error?: string };
+  /**
+   * The status audience the phone keeps: `contacts` (saved contacts), `blacklist` (saved contacts
+   * except `list`), `whitelist` (only `list`); `fallback` when it could not be read (then `contacts`).
+   */
+  privacy: { type: string; list?: string[]; fallback: boolean; error?: string };
   /** `recipients` of the request, as given (absent: the whole audience). */
   explicit?: string[];
   maxRecipients?: number;
@@ -28,22 +32,65 @@ function inAudience(contact: ContactRow): boolean {
   return contact.jid.endsWith(PN_SUFFIX) && (contact.inAddressBook || contact.contactName !== '');
 }
 
+/** A user JID without its device part; a LID resolved to its phone number where known. */
+async function phoneJidOf(jid: string, pnForLid: (lid: string) => Promise<string | null>): Promise<string | null> {
+  const user = /^(\d{1,20})(?::\d+)?@(s\.whatsapp\.net|lid)$/.exec(jid.trim());
+  if (!user) return null;
+  if (user[2] === 's.whatsapp.net') return `${user[1]}${PN_SUFFIX}`;
+  const resolved = await pnForLid(`${user[1]}@lid`);
+  return resolved ? resolved.split(':')[0].replace(/@.*$/, '') + PN_SUFFIX : null;
+}
+
 /**
- * Who a status goes to. Without `explicit` it is the audience the status privacy allows: the
- * instance's contacts saved in its address book. With `explicit`, each entry is checked (format, LID
+ * The audience the status privacy allows, as phone-number JIDs: the saved contacts (`contacts`), the
+ * saved contacts but those listed (`blacklist`), or the listed users only (`whitelist`). Listed
+ * entries may be LIDs; a whitelisted LID with no known phone number cannot be sent to and is counted.
+ */
+async function audienceOf(input: StatusAudienceInput): Promise<{ jids: string[]; members: Set<string>; unresolved: number }> {
+  const listed = input.privacy.list ?? [];
+  const members = new Set<string>();
+  if (input.privacy.type === 'whitelist') {
+    const jids: string[] = [];
+    let unresolved = 0;
+    for (const entry of listed) {
+      const jid = await phoneJidOf(entry, input.pnForLid);
+      if (!jid) {
+        unresolved++;
+        continue;
+      }
+      if (members.has(jid)) continue;
+      members.add(jid);
+      jids.push(jid);
+    }
+    return { jids, members, unresolved };
+  }
+  const excluded = new Set<string>();
+  if (input.privacy.type === 'blacklist') {
+    for (const entry of listed) {
+      excluded.add(entry.trim().replace(/:\d+@/, '@'));
+      const jid = await phoneJidOf(entry, input.pnForLid);
+      if (jid) excluded.add(jid);
+    }
+  }
+  const saved = input.contacts.filter((contact) => inAudience(contact) && !excluded.has(contact.jid) && !(contact.lid && excluded.has(contact.lid)));
+  for (const contact of saved) members.add(contact.jid);
+  return { jids: saved.map((contact) => contact.jid), members, unresolved: 0 };
+}
+
+/**
+ * Who a status goes to. Without `explicit` it is the audience the status privacy allows (see
+ * audienceOf). With `explicit`, each entry is checked (format, LID
  * resolved to a phone number, duplicates, inside the audience) and the valid ones are kept in the
  * given order; `maxRecipients` then caps either list deterministically (the first N).
  */
 export async function selectStatusRecipients(input: StatusAudienceInput): Promise<StatusAudience> {
-  const audience = input.contacts.filter(inAudience);
-  const members = new Set<string>();
-  for (const contact of audience) {
-    members.add(contact.jid);
-    if (contact.lid) members.add(contact.lid);
-  }
+  const audience = await audienceOf(input);
+  const members = audience.members;
   const debug: Record<string, unknown> = {
     status_privacy_type: input.privacy.type,
-    audience_recipient_count: audience.length,
+    ...(input.privacy.type === 'contacts' ? {} : { status_privacy_list_count: (input.privacy.list ?? []).length }),
+    ...(audience.unresolved ? { status_privacy_list_unresolved: audience.unresolved } : {}),
+    audience_recipient_count: audience.jids.length,
     total_contacts_in_store: input.contacts.length,
     contacts_with_full_name: input.contacts.filter((contact) => contact.contactName !== '').length,
     contacts_with_push_name_only: input.contacts.filter((contact) => !contact.contactName && contact.pushName !== '').length,
@@ -55,7 +102,7 @@ export async function selectStatusRecipients(input: StatusAudienceInput): Promis
   const inputs = new Map<string, string>();
   let recipients: string[];
   if (input.explicit === undefined) {
-    recipients = audience.map((contact) => contact.jid);
+    recipients = [...audience.jids];
     for (const jid of recipients) inputs.set(jid, jid);
   } else {
     const discarded: Array<{ input: string; reason: DiscardReason }> = [];

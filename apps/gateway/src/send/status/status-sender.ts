@@ -24,7 +24,7 @@ const DEFAULT_BACKGROUND = 19;
 
 /**
  * `POST /send/status`: a story to `status@broadcast`, sent to the audience the status privacy allows
- * (the instance's saved contacts) or to the explicit `recipients` that survive the checks, stored like
+ * (the saved contacts, all of them or but an excluded list, or only an allowed list) or to the explicit `recipients` that survive the checks, stored like
  * any send. The answer carries uazapi's `debug` on who was chosen and who was left out, and why.
  */
 export class StatusSender {
@@ -104,16 +104,15 @@ export class StatusSender {
     };
   }
 
-  /** The status privacy ("contacts" when the phone cannot be asked: the default WhatsApp applies). */
-  private async privacy(instance: InstanceEntity): Promise<{ type: string; fallback: boolean; error?: string }> {
+  /** The status audience the phone keeps ("contacts" when it cannot be asked: the default WhatsApp applies). */
+  private async privacy(instance: InstanceEntity): Promise<{ type: string; list: string[]; fallback: boolean; error?: string }> {
     try {
-      const settings = await this.sessions.request(instance.id, 'privacy.get', { instanceId: instance.id });
-      if (settings.status) return { type: settings.status, fallback: false };
-      return { type: 'contacts', fallback: true, error: 'privacy has no status setting' };
+      const { type, list } = await this.sessions.request(instance.id, 'status.privacy', { instanceId: instance.id });
+      return { type, list, fallback: false };
     } catch (error) {
       // Nobody holds the instance: the send would fail the same way; say so now.
       if (error instanceof RpcError && (error.code === ErrorCode.NoSession || error.code === ErrorCode.NotConnected)) throw error;
-      return { type: 'contacts', fallback: true, error: (error as Error).message };
+      return { type: 'contacts', list: [], fallback: true, error: (error as Error).message };
     }
   }
 }

@@ -1,4 +1,5 @@
 import { MessageRepository, type NewMessage } from '@gw/persistence';
+import { newMessageFixture } from '@gw/testing';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
 
 describe('POST /message/find (HTTP)', () => {
@@ -7,46 +8,7 @@ describe('POST /message/find (HTTP)', () => {
   let instanceId: string;
 
   const store = (overrides: Partial<NewMessage>) =>
-    gw.db.dataSource.transaction((manager) =>
-      MessageRepository.upsertWithin(manager, {
-        instanceId,
-        id: `r${Math.random().toString(16).slice(2, 9)}`,
-        messageId: `M${Math.random().toString(16).slice(2)}`,
-        chatId: '5511999990000@s.whatsapp.net',
-        chatLid: '',
-        sender: '',
-        senderPn: '',
-        senderLid: '',
-        senderName: '',
-        isGroup: false,
-        fromMe: true,
-        messageType: 'Conversation',
-        type: 'text',
-        mediaType: '',
-        source: 'api',
-        messageTimestamp: Date.now(),
-        status: 'Sent',
-        text: 'hi',
-        quoted: '',
-        edited: '',
-        reaction: '',
-        vote: '',
-        convertOptions: '',
-        buttonOrListId: '',
-        error: '',
-        content: 'hi',
-        raw: null,
-        wasSentByApi: true,
-        pinned: false,
-        sendFunction: 'SendTextMessage',
-        sendPayload: {},
-        fileUrl: '',
-        sendFolderId: '',
-        trackSource: '',
-        trackId: '',
-        ...overrides,
-      }),
-    );
+    gw.db.dataSource.transaction((manager) => MessageRepository.upsertWithin(manager, newMessageFixture(instanceId, { sendPayload: {}, ...overrides })));
 
   beforeAll(async () => {
     gw = await startGateway();

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { MessageRepository, type NewMessage } from '@gw/persistence';
+import { newMessageFixture } from '@gw/testing';
 import { BufferJSON, decryptPollVote } from '@whiskeysockets/baileys';
 import { nextPhone, Stack, waitFor } from './support/stack';
 
@@ -26,42 +27,22 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
 
   /** A message as the inbound pipeline stores it (used for originals the phone would send). */
   const store = async (fields: Partial<NewMessage> & { messageId: string; messageType: string }) => {
-    const message: NewMessage = {
-      instanceId,
-      id: `r${randomBytes(4).toString('hex').slice(0, 7)}`,
+    const message = newMessageFixture(instanceId, {
       chatId: `${contact}@s.whatsapp.net`,
-      chatLid: '',
       sender: `${contact}@s.whatsapp.net`,
       senderPn: `${contact}@s.whatsapp.net`,
-      senderLid: '',
       senderName: 'Cliente',
-      isGroup: false,
       fromMe: false,
       type: 'media',
-      mediaType: '',
       source: 'android',
-      messageTimestamp: Date.now(),
       status: 'Delivered',
       text: '',
-      quoted: '',
-      edited: '',
-      reaction: '',
-      vote: '',
-      convertOptions: '',
-      buttonOrListId: '',
-      error: '',
       content: {},
-      raw: null,
       wasSentByApi: false,
-      pinned: false,
       sendFunction: '',
       sendPayload: null,
-      fileUrl: '',
-      sendFolderId: '',
-      trackSource: '',
-      trackId: '',
       ...fields,
-    };
+    });
     await stack.db.dataSource.transaction((manager) => MessageRepository.upsertWithin(manager, message));
   };
 

@@ -1,4 +1,4 @@
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
 import { InstanceRepository, MessageRepository, type NewMessage } from '@gw/persistence';
 
 describe(MessageRepository.name, () => {
@@ -6,44 +6,7 @@ describe(MessageRepository.name, () => {
   let sut: MessageRepository;
   const instanceId = 'rmsgtest';
 
-  const message = (overrides: Partial<NewMessage>): NewMessage => ({
-    instanceId,
-    id: `r${Math.random().toString(16).slice(2, 9)}`,
-    messageId: `M${Math.random().toString(16).slice(2)}`,
-    chatId: '5511999990000@s.whatsapp.net',
-    chatLid: '',
-    sender: '',
-    senderPn: '',
-    senderLid: '',
-    senderName: '',
-    isGroup: false,
-    fromMe: true,
-    messageType: 'Conversation',
-    type: 'text',
-    mediaType: '',
-    source: 'api',
-    messageTimestamp: Date.now(),
-    status: 'Sent',
-    text: 'hi',
-    quoted: '',
-    edited: '',
-    reaction: '',
-    vote: '',
-    convertOptions: '',
-    buttonOrListId: '',
-    error: '',
-    content: 'hi',
-    raw: null,
-    wasSentByApi: true,
-    pinned: false,
-    sendFunction: 'SendTextMessage',
-    sendPayload: { text: 'hi' },
-    fileUrl: '',
-    sendFolderId: '',
-    trackSource: '',
-    trackId: '',
-    ...overrides,
-  });
+  const message = (overrides: Partial<NewMessage>): NewMessage => newMessageFixture(instanceId, overrides);
 
   beforeAll(async () => {
     db = await openTestDatabase();

@@ -1,4 +1,4 @@
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
 import { InstanceRepository, LeaseRepository, MessageRepository, OutboundLedgerRepository, type Lease, type NewMessage } from '@gw/persistence';
 
 describe(OutboundLedgerRepository.name, () => {
@@ -8,44 +8,19 @@ describe(OutboundLedgerRepository.name, () => {
   let lease: Lease;
   const instanceId = 'rledgertest';
 
-  const outbound = (overrides: Partial<NewMessage> = {}): NewMessage => ({
-    instanceId,
-    id: `r${Math.random().toString(16).slice(2, 9)}`,
-    messageId: `3EB0${Math.random().toString(16).slice(2).toUpperCase()}`,
-    chatId: '5511999990000@s.whatsapp.net',
-    chatLid: '',
-    sender: '5511988880000@s.whatsapp.net',
-    senderPn: '5511988880000@s.whatsapp.net',
-    senderLid: '',
-    senderName: '',
-    isGroup: false,
-    fromMe: true,
-    messageType: 'Conversation',
-    type: 'text',
-    mediaType: '',
-    source: 'api',
-    messageTimestamp: Date.now(),
-    status: 'Pending',
-    text: 'hello',
-    quoted: '',
-    edited: '',
-    reaction: '',
-    vote: '',
-    convertOptions: '',
-    buttonOrListId: '',
-    error: '',
-    content: 'hello',
-    raw: null,
-    wasSentByApi: true,
-    pinned: false,
-    sendFunction: 'SendTextMessage',
-    sendPayload: { text: 'hello' },
-    fileUrl: '',
-    sendFolderId: '',
-    trackSource: 'crm',
-    trackId: 't-1',
-    ...overrides,
-  });
+  const outbound = (overrides: Partial<NewMessage> = {}): NewMessage =>
+    newMessageFixture(instanceId, {
+      messageId: `3EB0${Math.random().toString(16).slice(2).toUpperCase()}`,
+      sender: '5511988880000@s.whatsapp.net',
+      senderPn: '5511988880000@s.whatsapp.net',
+      status: 'Pending',
+      text: 'hello',
+      content: 'hello',
+      sendPayload: { text: 'hello' },
+      trackSource: 'crm',
+      trackId: 't-1',
+      ...overrides,
+    });
   const relayedAt = async (messageId: string) =>
     ((await db.dataSource.query(`SELECT relayed_at FROM messages WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId])) as Array<{ relayed_at: Date | null }>)[0]?.relayed_at ?? null;
 

@@ -1,4 +1,4 @@
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
 import { InstanceRepository, MessageRepository, SendQueueRepository, type MessageRow, type NewMessage } from '@gw/persistence';
 
 /**
@@ -14,44 +14,21 @@ describe(`${SendQueueRepository.name}.enqueueMany`, () => {
 
   const send = (instanceId: string, overrides: Partial<NewMessage> = {}): NewMessage => {
     serial++;
-    return {
-      instanceId,
+    return newMessageFixture(instanceId, {
       id: `r${(0x1000000 + serial).toString(16)}`,
       messageId: `3EB0MANY${serial}`,
-      chatId: '5511999990000@s.whatsapp.net',
-      chatLid: '',
       sender: '5511988880000@s.whatsapp.net',
       senderPn: '5511988880000@s.whatsapp.net',
-      senderLid: '',
-      senderName: '',
-      isGroup: false,
-      fromMe: true,
       messageType: 'ExtendedTextMessage',
-      type: 'text',
-      mediaType: '',
-      source: 'api',
       messageTimestamp: 1_763_800_000_000 + serial,
       status: 'Queued',
       text: 'quote " backslash \\ newline \n accent é emoji 🎉 tab \t',
-      quoted: '',
-      edited: '',
-      reaction: '',
-      vote: '',
-      convertOptions: '',
-      buttonOrListId: '',
-      error: '',
       content: { extendedTextMessage: { text: 'hi "there"', contextInfo: { mentionedJid: ['a@s.whatsapp.net'] } } },
-      raw: null,
-      wasSentByApi: true,
-      pinned: false,
-      sendFunction: 'SendTextMessage',
       sendPayload: { number: '5511999990000', text: 'hi', async: true, nested: { list: [1, 'two', null, false] } },
-      fileUrl: '',
-      sendFolderId: '',
       trackSource: 'crm',
       trackId: `t-${serial}`,
       ...overrides,
-    };
+    });
   };
   const request = (message: NewMessage) => ({ instanceId: message.instanceId, messageId: message.messageId, content: { kind: 'text', text: message.text }, delayMs: 0, mentions: [] });
   /** What a stored row says, without what differs between two sends by construction. */

@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { htmlPage, pdf, startFilesServer, type FilesServer } from './support/files-server';
 import { nextPhone, Stack, waitFor } from './support/stack';
 
 /**
@@ -11,16 +10,10 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
   let token: string;
   let ownPhone: string;
   let contact: string;
-  let files: Server;
-  let filesUrl: string;
-  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
-  const pdf = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+  let files: FilesServer;
 
   const post = (path: string, body: unknown) => stack.gw.call('POST', path, { token, body });
-  const received = async (phone: string, messageId: string) => {
-    const found = await waitFor(() => stack.inbox(phone, 1_000), (inbox) => inbox.some((entry) => entry.id === messageId), 15_000, `message ${messageId} at ${phone}`);
-    return found.find((entry) => entry.id === messageId)!.message;
-  };
+  const received = async (phone: string, messageId: string) => (await stack.received(phone, messageId, 15_000)).message;
   const sentText = async (text: string) => {
     const response = await post('/send/text', { number: contact, text });
     if (response.status !== 200) throw new Error(`/send/text → ${response.status} ${JSON.stringify(response.body)}`);
@@ -32,41 +25,17 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
     ({ token, phone: ownPhone } = await stack.connectedInstance('audit'));
     contact = nextPhone('5562');
     await stack.control('POST', '/sim/accounts', { phone: contact, name: 'Cliente' });
-    files = createServer((request, response) => {
-      if (request.url === '/bad-image-page') {
-        response.writeHead(200, { 'content-type': 'text/html' });
-        response.end(`<html><head><title>Loja torta</title><meta property="og:image" content="http://[bad"></head></html>`);
-        return;
-      }
-      if (request.url === '/metadata-image-page') {
-        response.writeHead(200, { 'content-type': 'text/html' });
-        response.end(`<html><head><title>Loja interna</title><meta property="og:image" content="http://169.254.169.254/latest/x.png"></head></html>`);
-        return;
-      }
-      if (request.url?.endsWith('.pdf')) {
-        response.writeHead(200, { 'content-type': 'application/pdf' });
-        response.end(pdf);
-        return;
-      }
-      if (request.url?.endsWith('.mp3')) {
-        response.writeHead(200, { 'content-type': 'audio/mpeg' });
-        response.end(Buffer.alloc(2048, 1));
-        return;
-      }
-      if (request.url === '/page') {
-        response.writeHead(200, { 'content-type': 'text/html' });
-        response.end(`<html><head><title>Loja</title><meta property="og:image" content="/cover.png"></head></html>`);
-        return;
-      }
-      response.writeHead(200, { 'content-type': 'image/png' });
-      response.end(png);
+    files = await startFilesServer({
+      '/bad-image-page': htmlPage(`<html><head><title>Loja torta</title><meta property="og:image" content="http://[bad"></head></html>`),
+      '/metadata-image-page': htmlPage(`<html><head><title>Loja interna</title><meta property="og:image" content="http://169.254.169.254/latest/x.png"></head></html>`),
+      '*.pdf': { contentType: 'application/pdf', body: pdf },
+      '*.mp3': { contentType: 'audio/mpeg', body: Buffer.alloc(2048, 1) },
+      '/page': htmlPage(`<html><head><title>Loja</title><meta property="og:image" content="/cover.png"></head></html>`),
     });
-    await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-    filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
   }, 90_000);
 
   afterAll(async () => {
-    await new Promise((resolve) => files?.close(resolve));
+    await files?.close();
     await stack.stop();
   });
 
@@ -90,23 +59,23 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
 
   describe('link previews (findings 2 and 13)', () => {
     it('should send the preview without an image when the page’s og:image is not a URL', async () => {
-      const { status, body } = await post('/send/text', { number: contact, text: `veja ${filesUrl}/bad-image-page`, linkPreview: true });
+      const { status, body } = await post('/send/text', { number: contact, text: `veja ${files.url}/bad-image-page`, linkPreview: true });
       expect(status).toBe(200);
       const preview = (await received(contact, body.messageid)).extendedTextMessage;
-      expect(preview).toMatchObject({ title: 'Loja torta', matchedText: `${filesUrl}/bad-image-page` });
+      expect(preview).toMatchObject({ title: 'Loja torta', matchedText: `${files.url}/bad-image-page` });
       expect(preview.jpegThumbnail).toBeUndefined();
     });
 
     it('should refuse a custom image the SSRF guard refuses in a small preview too, as in a large one', async () => {
       for (const linkPreviewLarge of [false, true]) {
-        const { status, body } = await post('/send/text', { number: contact, text: `veja ${filesUrl}/page`, linkPreview: true, linkPreviewLarge, linkPreviewImage: 'http://169.254.169.254/latest/meta-data/x.png' });
+        const { status, body } = await post('/send/text', { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge, linkPreviewImage: 'http://169.254.169.254/latest/meta-data/x.png' });
         expect({ linkPreviewLarge, status }).toEqual({ linkPreviewLarge, status: 400 });
         expect(body.error).toMatch(/^linkPreviewImage refused: URL points to a private or reserved address \(169\.254\.169\.254\)/);
       }
     });
 
     it('should still leave out, silently, a page’s own og:image on a refused address', async () => {
-      const { status, body } = await post('/send/text', { number: contact, text: `veja ${filesUrl}/metadata-image-page`, linkPreview: true });
+      const { status, body } = await post('/send/text', { number: contact, text: `veja ${files.url}/metadata-image-page`, linkPreview: true });
       expect(status).toBe(200);
       const preview = (await received(contact, body.messageid)).extendedTextMessage;
       expect(preview).toMatchObject({ title: 'Loja interna' });
@@ -114,7 +83,7 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
     });
 
     it('should use an allowed custom image in a small preview', async () => {
-      const { status, body } = await post('/send/text', { number: contact, text: `veja ${filesUrl}/page`, linkPreview: true, linkPreviewImage: `${filesUrl}/custom.png` });
+      const { status, body } = await post('/send/text', { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewImage: `${files.url}/custom.png` });
       expect(status).toBe(200);
       expect((await received(contact, body.messageid)).extendedTextMessage.jpegThumbnail).toBeTruthy();
     });
@@ -122,7 +91,7 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
 
   describe('file URLs with broken percent-encoding (finding 14)', () => {
     it('should send a document whose URL path is not valid percent-encoding, named as written', async () => {
-      const { status, body } = await post('/send/media', { number: contact, type: 'document', file: `${filesUrl}/boleto%ZZ.pdf` });
+      const { status, body } = await post('/send/media', { number: contact, type: 'document', file: `${files.url}/boleto%ZZ.pdf` });
       expect(status).toBe(200);
       const document = (await received(contact, body.messageid)).documentMessage;
       expect(document).toMatchObject({ mimetype: 'application/pdf', fileName: 'boleto%ZZ.pdf' });
@@ -263,21 +232,15 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
 /** The typing indicator of a delayed audio send, as another linked account sees it (finding 18). */
 describe('delay indicator of an audio send (HTTP → worker → Baileys → another instance)', () => {
   const stack = new Stack();
-  let files: Server;
-  let filesUrl: string;
+  let files: FilesServer;
 
   beforeAll(async () => {
     await stack.start();
-    files = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'audio/mpeg' });
-      response.end(Buffer.alloc(4096, 7));
-    });
-    await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-    filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+    files = await startFilesServer({ '*.mp3': { contentType: 'audio/mpeg', body: Buffer.alloc(4096, 7) } });
   }, 90_000);
 
   afterAll(async () => {
-    await new Promise((resolve) => files?.close(resolve));
+    await files?.close();
     await stack.stop();
   });
 
@@ -294,7 +257,7 @@ describe('delay indicator of an audio send (HTTP → worker → Baileys → anot
           rows.filter((row) => row.payload.type === 'ChatPresence' && [senderJid, senderLid].includes(row.payload.event.Chat)).map((row) => row.payload.event.State),
         );
 
-    const { status, body } = await stack.gw.call('POST', '/send/media', { token: sender.token, body: { number: receiver.phone, type: 'audio', file: `${filesUrl}/voz.mp3`, delay: 1_500 } });
+    const { status, body } = await stack.gw.call('POST', '/send/media', { token: sender.token, body: { number: receiver.phone, type: 'audio', file: `${files.url}/voz.mp3`, delay: 1_500 } });
     expect({ status, error: body.error || undefined }).toEqual({ status: 200, error: undefined });
     const [first] = await waitFor(states, (list) => list.length > 0, 20_000, 'the sender’s chat state at the receiver');
     expect(first).toBe('recording');

@@ -7,10 +7,7 @@ describe('message actions (HTTP → worker → Baileys → simulated phone)', ()
   let owner: string;
   let contact: string;
 
-  const received = async (messageId: string) => {
-    const found = await waitFor(() => stack.inbox(contact, 1_000), (inbox) => inbox.some((entry) => entry.id === messageId), 10_000, `message ${messageId}`);
-    return found.find((entry) => entry.id === messageId)!;
-  };
+  const received = (messageId: string) => stack.received(contact, messageId);
   const sendText = async (text: string) => (await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text } })).body;
   const updates = async (type: string) => {
     const rows: Array<{ payload: Record<string, any> }> = await stack.db.dataSource.query(`SELECT payload FROM outbox_events WHERE event_type = 'messages_update' AND payload->>'type' = $1 ORDER BY id`, [type]);

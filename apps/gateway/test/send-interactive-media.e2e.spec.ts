@@ -1,20 +1,14 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { nextPhone, Stack, waitFor } from './support/stack';
+import { png, startFilesServer, type FilesServer } from './support/files-server';
+import { nextPhone, Stack } from './support/stack';
 
 /** Images in carousel cards and button menus: uploaded by the worker and carried in the headers. */
 describe('interactive messages with media headers (HTTP → worker upload → simulated phone)', () => {
   const stack = new Stack();
   let token: string;
   let contact: string;
-  let files: Server;
-  let filesUrl: string;
-  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+  let files: FilesServer;
 
-  const received = async (messageId: string) => {
-    const found = await waitFor(() => stack.inbox(contact, 1_000), (inbox) => inbox.some((entry) => entry.id === messageId), 10_000, `message ${messageId}`);
-    return found.find((entry) => entry.id === messageId)!.message;
-  };
+  const received = async (messageId: string) => (await stack.received(contact, messageId)).message;
   const interactiveOf = (message: Record<string, any>) => message.viewOnceMessage?.message?.interactiveMessage ?? message.interactiveMessage;
 
   beforeAll(async () => {
@@ -22,15 +16,10 @@ describe('interactive messages with media headers (HTTP → worker upload → si
     ({ token } = await stack.connectedInstance('media-headers'));
     contact = nextPhone('5511');
     await stack.control('POST', '/sim/accounts', { phone: contact });
-    files = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'image/png' });
-      response.end(png);
-    });
-    await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-    filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+    files = await startFilesServer();
   }, 60_000);
   afterAll(async () => {
-    await new Promise((resolve) => files?.close(resolve));
+    await files?.close();
     await stack.stop();
   });
 
@@ -41,7 +30,7 @@ describe('interactive messages with media headers (HTTP → worker upload → si
         number: contact,
         text: 'Ofertas',
         carousel: [
-          { text: 'Camisa', image: `${filesUrl}/camisa.png`, buttons: [{ id: 'c1', text: 'Quero', type: 'REPLY' }] },
+          { text: 'Camisa', image: `${files.url}/camisa.png`, buttons: [{ id: 'c1', text: 'Quero', type: 'REPLY' }] },
           { text: 'Boné', image: png.toString('base64'), buttons: [{ id: 'https://shop.example/bone', text: 'Ver', type: 'URL' }] },
         ],
       },
@@ -56,7 +45,7 @@ describe('interactive messages with media headers (HTTP → worker upload → si
   });
 
   it('should put imageButton in a button menu’s header', async () => {
-    const { status, body } = await stack.gw.call('POST', '/send/menu', { token, body: { number: contact, type: 'button', text: 'Escolha', choices: ['Sim|s', 'Não|n'], imageButton: `${filesUrl}/banner.png` } });
+    const { status, body } = await stack.gw.call('POST', '/send/menu', { token, body: { number: contact, type: 'button', text: 'Escolha', choices: ['Sim|s', 'Não|n'], imageButton: `${files.url}/banner.png` } });
     expect(status).toBe(200);
     const header = interactiveOf(await received(body.messageid)).header;
     expect(header).toMatchObject({ hasMediaAttachment: true, imageMessage: { mimetype: 'image/png' } });

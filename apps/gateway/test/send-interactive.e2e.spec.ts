@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { MessageRepository, type NewMessage } from '@gw/persistence';
 import { newMessageFixture } from '@gw/testing';
 import { BufferJSON, decryptPollVote } from '@whiskeysockets/baileys';
-import { nextPhone, Stack, waitFor } from './support/stack';
+import { nextPhone, Stack } from './support/stack';
 
 /** Interactive sends through the whole stack; the receiving simulated phone decodes each message. */
 describe('interactive send endpoints (HTTP → worker → Baileys → simulated phone)', () => {
@@ -12,10 +12,7 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
   let ownPhone: string;
   let contact: string;
 
-  const received = async (messageId: string) => {
-    const found = await waitFor(() => stack.inbox(contact, 1_000), (inbox) => inbox.some((entry) => entry.id === messageId), 10_000, `message ${messageId} at the phone`);
-    return found.find((entry) => entry.id === messageId)!;
-  };
+  const received = (messageId: string) => stack.received(contact, messageId);
   const post = (path: string, body: Record<string, unknown>) => stack.gw.call('POST', path, { token, body });
   const sent = async (path: string, body: Record<string, unknown>) => {
     const response = await post(path, { number: contact, ...body });

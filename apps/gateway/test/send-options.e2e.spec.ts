@@ -1,7 +1,5 @@
 import { nextPhone, Stack, waitFor } from './support/stack';
 
-type Inbox = Array<{ id: string; from: string; participant?: string; type: string; message: Record<string, any> }>;
-
 /**
  * The send options the spec lists for every send endpoint (replyid, mentions incl. `all`, forward,
  * delay, readchat, readmessages), the @newsletter target, the media variants and the group pin
@@ -22,10 +20,7 @@ describe('send options and media variants (HTTP → worker → Baileys → simul
     if (response.status !== 200) throw new Error(`${path} → ${response.status} ${JSON.stringify(response.body)}`);
     return response.body;
   };
-  const receivedBy = async (phone: string, messageId: string) => {
-    const found = await waitFor(() => stack.inbox(phone, 1_000) as Promise<Inbox>, (inbox) => inbox.some((entry) => entry.id === messageId), 15_000, `message ${messageId} at ${phone}`);
-    return found.find((entry) => entry.id === messageId)!;
-  };
+  const receivedBy = (phone: string, messageId: string) => stack.received(phone, messageId, 15_000);
   /** The content of a decoded message inside its envelopes, and its field name. */
   const contentOf = (message: Record<string, any>): { field: string; body: Record<string, any> } => {
     let inner = message;

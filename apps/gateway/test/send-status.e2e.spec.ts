@@ -1,6 +1,5 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { nextPhone, Stack, waitFor } from './support/stack';
+import { startFilesServer, type FilesServer } from './support/files-server';
+import { nextPhone, Stack } from './support/stack';
 
 /**
  * `POST /send/status`: stories to status@broadcast. The audience is the instance's saved contacts (or
@@ -15,14 +14,9 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
   let colleague: { phone: string; lid: string };
   let stranger: string;
   let ghost: string;
-  let files: Server;
-  let filesUrl: string;
-  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+  let files: FilesServer;
 
-  const inboxStatus = async (phone: string, messageId: string) => {
-    const found = await waitFor(() => stack.inbox(phone, 1_000), (inbox) => inbox.some((entry) => entry.id === messageId), 15_000, `status ${messageId} at ${phone}`);
-    return found.find((entry) => entry.id === messageId)! as unknown as { to: string; participant?: string; message: Record<string, any> };
-  };
+  const inboxStatus = async (phone: string, messageId: string) => (await stack.received(phone, messageId, 15_000)) as unknown as { to: string; participant?: string; message: Record<string, any> };
   const reached = async (phone: string, messageId: string) => (await stack.inbox(phone, 0)).some((entry) => entry.id === messageId);
   const account = async (phone: string, name: string) => {
     const created = await stack.control<{ lid: string }>('POST', '/sim/accounts', { phone, name });
@@ -47,16 +41,11 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
     await saveContact(`${ghost}@s.whatsapp.net`, { contactName: 'Fantasma', inAddressBook: true });
     await saveContact(`${stranger}@s.whatsapp.net`, { pushName: 'Caio' });
     await stack.db.dataSource.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [instanceId, friend.lid, `${friend.phone}@s.whatsapp.net`]);
-    files = createServer((_request, response) => {
-      response.writeHead(200, { 'content-type': 'image/png' });
-      response.end(png);
-    });
-    await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-    filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+    files = await startFilesServer();
   }, 90_000);
 
   afterAll(async () => {
-    await new Promise((resolve) => files?.close(resolve));
+    await files?.close();
     await stack.stop();
   });
 
@@ -141,7 +130,7 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
   });
 
   it('should send an image status with its caption, and a voice status', async () => {
-    const image = await stack.gw.call('POST', '/send/status', { token, body: { type: 'image', file: `${filesUrl}/promo.png`, text: 'Promoção', recipients: [friend.phone] } });
+    const image = await stack.gw.call('POST', '/send/status', { token, body: { type: 'image', file: `${files.url}/promo.png`, text: 'Promoção', recipients: [friend.phone] } });
     expect(image.status).toBe(200);
     expect((await inboxStatus(friend.phone, image.body.messageid)).message.imageMessage).toMatchObject({ caption: 'Promoção', mimetype: 'image/png' });
 

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { nextPhone, Stack, waitFor } from './support/stack';
+import { htmlPage, pdf, png, startFilesServer, type FilesServer } from './support/files-server';
+import { nextPhone, Stack } from './support/stack';
 
 /**
  * Sends whose media the worker uploads next to the message: a large link preview's image
@@ -12,51 +11,33 @@ describe('uploaded link previews and payment documents (HTTP â†’ worker upload â
   const stack = new Stack();
   let token: string;
   let contact: string;
-  let files: Server;
-  let filesUrl: string;
-  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
-  const pdf = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
+  let files: FilesServer;
   const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('base64');
 
-  const received = async (messageId: string) => {
-    const found = await waitFor(() => stack.inbox(contact, 1_000), (inbox) => inbox.some((entry) => entry.id === messageId), 10_000, `message ${messageId} at the phone`);
-    return found.find((entry) => entry.id === messageId)!.message;
-  };
+  const received = async (messageId: string) => (await stack.received(contact, messageId)).message;
 
   beforeAll(async () => {
     await stack.start();
     ({ token } = await stack.connectedInstance('uploads'));
     contact = nextPhone('5561');
     await stack.control('POST', '/sim/accounts', { phone: contact, name: 'Cliente' });
-    files = createServer((request, response) => {
-      if (request.url === '/page') {
-        response.writeHead(200, { 'content-type': 'text/html' });
-        response.end(`<html><head><title>Loja</title><meta property="og:image" content="/cover.png"></head></html>`);
-        return;
-      }
-      if (request.url?.endsWith('.pdf')) {
-        response.writeHead(200, { 'content-type': 'application/pdf' });
-        response.end(pdf);
-        return;
-      }
-      response.writeHead(200, { 'content-type': 'image/png' });
-      response.end(png);
+    files = await startFilesServer({
+      '/page': htmlPage(`<html><head><title>Loja</title><meta property="og:image" content="/cover.png"></head></html>`),
+      '*.pdf': { contentType: 'application/pdf', body: pdf },
     });
-    await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-    filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
   }, 60_000);
 
   afterAll(async () => {
-    await new Promise((resolve) => files?.close(resolve));
+    await files?.close();
     await stack.stop();
   });
 
   describe('POST /send/text with linkPreviewLarge', () => {
     it('should upload the pageâ€™s image and send its reference instead of only an inline thumbnail', async () => {
-      const { status, body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `veja ${filesUrl}/page`, linkPreview: true, linkPreviewLarge: true } });
+      const { status, body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: true } });
       expect(status).toBe(200);
       const preview = (await received(body.messageid)).extendedTextMessage;
-      expect(preview).toMatchObject({ title: 'Loja', matchedText: `${filesUrl}/page` });
+      expect(preview).toMatchObject({ title: 'Loja', matchedText: `${files.url}/page` });
       expect(preview.thumbnailDirectPath).toMatch(/^\//);
       expect(preview.mediaKey).toBeTruthy();
       expect(preview.thumbnailSha256).toBe(sha256(png));
@@ -67,7 +48,7 @@ describe('uploaded link previews and payment documents (HTTP â†’ worker upload â
     it('should upload a custom base64 image', async () => {
       const { status, body } = await stack.gw.call('POST', '/send/text', {
         token,
-        body: { number: contact, text: `veja ${filesUrl}/page`, linkPreview: true, linkPreviewLarge: true, linkPreviewTitle: 'Oferta', linkPreviewImage: `data:image/png;base64,${png.toString('base64')}` },
+        body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: true, linkPreviewTitle: 'Oferta', linkPreviewImage: `data:image/png;base64,${png.toString('base64')}` },
       });
       expect(status).toBe(200);
       const preview = (await received(body.messageid)).extendedTextMessage;
@@ -77,7 +58,7 @@ describe('uploaded link previews and payment documents (HTTP â†’ worker upload â
     });
 
     it('should keep a small preview (inline thumbnail, nothing uploaded) without linkPreviewLarge', async () => {
-      const { body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `veja ${filesUrl}/page`, linkPreview: true, linkPreviewLarge: false } });
+      const { body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: false } });
       const preview = (await received(body.messageid)).extendedTextMessage;
       expect(preview.jpegThumbnail).toBeTruthy();
       expect(preview.thumbnailDirectPath).toBeUndefined();
@@ -86,14 +67,14 @@ describe('uploaded link previews and payment documents (HTTP â†’ worker upload â
     it('should refuse a custom preview image on a private address outside the allowlist', async () => {
       const { status, body } = await stack.gw.call('POST', '/send/text', {
         token,
-        body: { number: contact, text: `veja ${filesUrl}/page`, linkPreview: true, linkPreviewLarge: true, linkPreviewImage: 'http://169.254.169.254/latest/x.png' },
+        body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: true, linkPreviewImage: 'http://169.254.169.254/latest/x.png' },
       });
       expect(status).toBe(400);
       expect(body.error).toMatch(/^linkPreviewImage refused/);
     });
 
     it('should refuse a custom preview image that is neither a URL nor base64', async () => {
-      const { status, body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `veja ${filesUrl}/page`, linkPreview: true, linkPreviewLarge: true, linkPreviewImage: 'not an image!' } });
+      const { status, body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: true, linkPreviewImage: 'not an image!' } });
       expect(status).toBe(400);
       expect(typeof body.error).toBe('string');
     });
@@ -104,7 +85,7 @@ describe('uploaded link previews and payment documents (HTTP â†’ worker upload â
     const headerOf = (message: Record<string, any>) => (message.viewOnceMessage?.message ?? message).interactiveMessage.header;
 
     it('should attach the document of a URL to the flowâ€™s header, named by fileName', async () => {
-      const { status, body } = await stack.gw.call('POST', '/send/request-payment', { token, body: { number: contact, ...payment, title: 'Fatura', fileUrl: `${filesUrl}/boleto-457.pdf`, fileName: 'Boleto 457.pdf' } });
+      const { status, body } = await stack.gw.call('POST', '/send/request-payment', { token, body: { number: contact, ...payment, title: 'Fatura', fileUrl: `${files.url}/boleto-457.pdf`, fileName: 'Boleto 457.pdf' } });
       expect(status).toBe(200);
       expect(body.sendFunction).toBe('SendRequestPayment');
       const header = headerOf(await received(body.messageid));
@@ -120,7 +101,7 @@ describe('uploaded link previews and payment documents (HTTP â†’ worker upload â
       const header = headerOf(await received(base64.body.messageid));
       expect(header.documentMessage).toMatchObject({ mimetype: 'application/pdf', fileName: 'fatura.pdf', fileSha256: sha256(pdf) });
 
-      const unnamed = await stack.gw.call('POST', '/send/request-payment', { token, body: { number: contact, ...payment, fileUrl: `${filesUrl}/docs/inv-789.pdf` } });
+      const unnamed = await stack.gw.call('POST', '/send/request-payment', { token, body: { number: contact, ...payment, fileUrl: `${files.url}/docs/inv-789.pdf` } });
       expect(unnamed.status).toBe(200);
       expect(headerOf(await received(unnamed.body.messageid)).documentMessage.fileName).toBe('inv-789.pdf');
     });

@@ -1,41 +1,25 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { nextPhone, Stack, waitFor } from './support/stack';
+import { htmlPage, startFilesServer, type FilesServer } from './support/files-server';
+import { nextPhone, Stack } from './support/stack';
 
 /** Sends through the whole stack; the receiving simulated phone decodes each message. */
 describe('send endpoints (HTTP → worker → Baileys → simulated phone)', () => {
   const stack = new Stack();
   let token: string;
   let contact: string;
-  let files: Server;
-  let filesUrl: string;
-  const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+  let files: FilesServer;
 
-  const received = async (messageId: string) => {
-    const found = await waitFor(() => stack.inbox(contact, 1_000), (inbox) => inbox.some((entry) => entry.id === messageId), 10_000, `message ${messageId} at the phone`);
-    return found.find((entry) => entry.id === messageId)!;
-  };
+  const received = (messageId: string) => stack.received(contact, messageId);
 
   beforeAll(async () => {
     await stack.start();
     ({ token } = await stack.connectedInstance('sender'));
     contact = nextPhone('5541');
     await stack.control('POST', '/sim/accounts', { phone: contact, name: 'Cliente' });
-    files = createServer((request, response) => {
-      if (request.url === '/page') {
-        response.writeHead(200, { 'content-type': 'text/html' });
-        response.end('<html><head><title>Shop page</title><meta property="og:description" content="Best prices"></head></html>');
-        return;
-      }
-      response.writeHead(200, { 'content-type': 'image/png' });
-      response.end(png);
-    });
-    await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-    filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+    files = await startFilesServer({ '/page': htmlPage('<html><head><title>Shop page</title><meta property="og:description" content="Best prices"></head></html>') });
   }, 60_000);
 
   afterAll(async () => {
-    await new Promise((resolve) => files?.close(resolve));
+    await files?.close();
     await stack.stop();
   });
 
@@ -57,10 +41,10 @@ describe('send endpoints (HTTP → worker → Baileys → simulated phone)', () 
     });
 
     it('should build a link preview only with linkPreview=true, custom title first', async () => {
-      const { body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `see ${filesUrl}/page`, linkPreview: true, linkPreviewTitle: 'Custom' } });
+      const { body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `see ${files.url}/page`, linkPreview: true, linkPreviewTitle: 'Custom' } });
       const message = await received(body.messageid);
-      expect(message.message.extendedTextMessage).toMatchObject({ title: 'Custom', description: 'Best prices', matchedText: `${filesUrl}/page` });
-      const plain = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `see ${filesUrl}/page` } });
+      expect(message.message.extendedTextMessage).toMatchObject({ title: 'Custom', description: 'Best prices', matchedText: `${files.url}/page` });
+      const plain = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `see ${files.url}/page` } });
       expect((await received(plain.body.messageid)).message.extendedTextMessage?.title ?? '').toBe('');
     });
 
@@ -81,9 +65,9 @@ describe('send endpoints (HTTP → worker → Baileys → simulated phone)', () 
 
   describe('POST /send/media', () => {
     it('should send an image by URL', async () => {
-      const { status, body } = await stack.gw.call('POST', '/send/media', { token, body: { number: contact, type: 'image', file: `${filesUrl}/pic.png`, text: 'caption' } });
+      const { status, body } = await stack.gw.call('POST', '/send/media', { token, body: { number: contact, type: 'image', file: `${files.url}/pic.png`, text: 'caption' } });
       expect(status).toBe(200);
-      expect(body.response.fileUrl).toBe(`${filesUrl}/pic.png`);
+      expect(body.response.fileUrl).toBe(`${files.url}/pic.png`);
       expect((await received(body.messageid)).message.imageMessage).toMatchObject({ caption: 'caption' });
     });
 
@@ -95,7 +79,7 @@ describe('send endpoints (HTTP → worker → Baileys → simulated phone)', () 
     });
 
     it('should refuse a private URL the allowlist does not cover, and bad types', async () => {
-      expect((await stack.gw.call('POST', '/send/media', { token, body: { number: contact, type: 'gif', file: `${filesUrl}/x` } })).status).toBe(400);
+      expect((await stack.gw.call('POST', '/send/media', { token, body: { number: contact, type: 'gif', file: `${files.url}/x` } })).status).toBe(400);
       expect((await stack.gw.call('POST', '/send/media', { token, body: { number: contact, type: 'image' } })).status).toBe(400);
       const metadata = await stack.gw.call('POST', '/send/media', { token, body: { number: contact, type: 'image', file: 'http://169.254.169.254/x.png' } });
       expect(metadata.status).toBe(400);

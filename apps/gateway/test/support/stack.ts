@@ -20,6 +20,16 @@ export async function waitFor<T>(read: () => Promise<T>, accept: (value: T) => b
 let phoneCounter = Math.floor(Math.random() * 1_000_000);
 export const nextPhone = (prefix = '5531') => `${prefix}${String(900_000_000 + ++phoneCounter).slice(-9)}`;
 
+/** One message in a simulated phone's inbox, decoded. */
+export interface InboxEntry {
+  id: string;
+  from: string;
+  to?: string;
+  participant?: string;
+  type: string;
+  message: Record<string, any>;
+}
+
 /** Simulator + database + bus + gateway + one session worker: the whole stack of one process. */
 export class Stack {
   sim!: RunningSimulator;
@@ -81,7 +91,13 @@ export class Stack {
   }
 
   /** What a simulated phone received, decoded. */
-  async inbox(phone: string, waitMs = 5_000): Promise<Array<{ id: string; from: string; type: string; message: Record<string, any> }>> {
+  async inbox(phone: string, waitMs = 5_000): Promise<InboxEntry[]> {
     return this.control('GET', `/sim/accounts/${phone}/inbox?waitMs=${waitMs}`);
+  }
+
+  /** The message `messageId` as the simulated phone decoded it, once it is there (within `timeoutMs`). */
+  async received(phone: string, messageId: string, timeoutMs = 10_000): Promise<InboxEntry> {
+    const inbox = await waitFor(() => this.inbox(phone, 1_000), (entries) => entries.some((entry) => entry.id === messageId), timeoutMs, `message ${messageId} at ${phone}`);
+    return inbox.find((entry) => entry.id === messageId)!;
   }
 }

@@ -7,7 +7,7 @@
  * posts the same bodies to the same receiver.
  *
  *   npm run bench -- webhooks [--seconds 60] [--rate 1000] [--burst 20000] [--instances 20] [--chats 10]
- *                             [--batch 500] [--run 20] [--inflight 8] [--poll 1000] [--pool 0 (= inflight + 4)]
+ *                             [--batch 500] [--run 20] [--inflight 8] [--poll 1000] [--gap 10 (ms between fan-outs, and between claims)] [--pool 0 (= inflight + 4)]
  *                             [--stall 20 (s without progress before a phase gives up)] [--wait 300 (s at most per phase)]
  *
  * Processes: this one feeds the outbox (and orchestrates); the relay runs in a child, the bare client
@@ -188,6 +188,7 @@ async function runRelay(): Promise<void> {
     laneRunLength: num('run', WEBHOOK_RELAY_DEFAULTS.laneRunLength),
     maxInFlightPerReceiver: num('inflight', WEBHOOK_RELAY_DEFAULTS.maxInFlightPerReceiver),
     pollIntervalMs: num('poll', WEBHOOK_RELAY_DEFAULTS.pollIntervalMs),
+    passGapMs: num('gap', WEBHOOK_RELAY_DEFAULTS.passGapMs),
     publicBaseUrl: 'http://gateway.bench',
     includeToken: false,
     retryScheduleMs: [1_000, 5_000, 30_000],
@@ -213,7 +214,7 @@ async function runRelay(): Promise<void> {
   });
   const relay = new WebhookRelay(dataSource, bus, config, createLogger('bench-relay', 'warn'));
   relay.start();
-  send({ ready: true, settings: { batchSize: config.batchSize, laneRunLength: config.laneRunLength, maxInFlightPerReceiver: config.maxInFlightPerReceiver, pollIntervalMs: config.pollIntervalMs, claimMs: config.claimMs, requestTimeoutMs: config.requestTimeoutMs, poolSize } });
+  send({ ready: true, settings: { batchSize: config.batchSize, laneRunLength: config.laneRunLength, maxInFlightPerReceiver: config.maxInFlightPerReceiver, pollIntervalMs: config.pollIntervalMs, passGapMs: config.passGapMs, claimMs: config.claimMs, requestTimeoutMs: config.requestTimeoutMs, poolSize } });
 }
 
 /**

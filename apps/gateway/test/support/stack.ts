@@ -20,6 +20,18 @@ export async function waitFor<T>(read: () => Promise<T>, accept: (value: T) => b
 let phoneCounter = Math.floor(Math.random() * 1_000_000);
 export const nextPhone = (prefix = '5531') => `${prefix}${String(900_000_000 + ++phoneCounter).slice(-9)}`;
 
+/** A call to the simulator's control API (accounts, scans, inboxes); an error status throws. */
+export async function simControl<T>(sim: RunningSimulator, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const response = await fetch(`${sim.controlUrl}${path}`, {
+    method,
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const payload = (await response.json()) as T & { error?: string };
+  if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${payload.error ?? ''}`);
+  return payload;
+}
+
 /** One message in a simulated phone's inbox, decoded. */
 export interface InboxEntry {
   id: string;
@@ -67,15 +79,8 @@ export class Stack {
     await this.db?.close();
   }
 
-  async control<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const response = await fetch(`${this.sim.controlUrl}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const payload = (await response.json()) as T & { error?: string };
-    if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${payload.error ?? ''}`);
-    return payload;
+  control<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    return simControl<T>(this.sim, method, path, body);
   }
 
   /** A connected instance (linked by QR through the API) and its phone number. */

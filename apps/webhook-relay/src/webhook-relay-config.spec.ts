@@ -1,43 +1,15 @@
-import { ConfigError, EnvReader } from '@gw/platform';
+import { EnvReader } from '@gw/platform';
+import { itRefusesABadServiceHostEnv, validServiceHostEnv } from '@gw/testing';
 import { loadWebhookRelayConfig } from './webhook-relay-config';
 
 describe(loadWebhookRelayConfig.name, () => {
-  const valid = { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/gateway', NATS_URL: 'nats://127.0.0.1:4222' };
+  const valid = validServiceHostEnv;
   const load = (env: Record<string, string | undefined>) => loadWebhookRelayConfig(new EnvReader(env));
-  const failure = (env: Record<string, string | undefined>): ConfigError => {
-    try {
-      load(env);
-    } catch (error) {
-      if (error instanceof ConfigError) return error;
-      throw error;
-    }
-    throw new Error('expected a ConfigError');
-  };
 
   it('should apply the defaults', () => {
     expect(load(valid)).toMatchObject({ databaseUrl: valid.DATABASE_URL, natsUrl: valid.NATS_URL, healthPort: 8084, healthHost: '0.0.0.0', logLevel: 'info' });
     expect(load(valid).delivery).toMatchObject({ publicBaseUrl: 'http://localhost:8080', includeToken: false, requestTimeoutMs: 10_000 });
   });
 
-  it('should name DATABASE_URL when it is missing', () => {
-    const sut = failure({ NATS_URL: valid.NATS_URL });
-    expect(sut.variable).toBe('DATABASE_URL');
-    expect(sut.message).toBe('Invalid environment variable DATABASE_URL: is required');
-  });
-
-  it('should name NATS_URL when it is empty', () => {
-    expect(failure({ ...valid, NATS_URL: '' }).variable).toBe('NATS_URL');
-  });
-
-  it('should refuse a database URL that is not postgres', () => {
-    expect(failure({ ...valid, DATABASE_URL: 'mysql://127.0.0.1/gateway' }).message).toMatch(/DATABASE_URL: must use postgres: or postgresql:/);
-  });
-
-  it('should refuse a health port out of range', () => {
-    expect(failure({ ...valid, HEALTH_PORT: '70000' }).variable).toBe('HEALTH_PORT');
-  });
-
-  it('should refuse an unknown log level', () => {
-    expect(failure({ ...valid, LOG_LEVEL: 'loud' }).variable).toBe('LOG_LEVEL');
-  });
+  itRefusesABadServiceHostEnv(load);
 });

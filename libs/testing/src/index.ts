@@ -1,4 +1,6 @@
 export { webhookCapture } from './captures';
 export { newMessageFixture } from './messages';
+export { configErrorOf, itRefusesABadServiceHostEnv, itRunsAsABackgroundService, validServiceHostEnv } from './service-host';
+export type { RunningServiceUnderTest, TestServiceHost } from './service-host';
 export { openTestDatabase, testDatabaseUrl, testNatsUrl } from './services';
 export type { TestDatabase } from './services';

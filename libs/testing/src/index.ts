@@ -4,3 +4,4 @@ export { configErrorOf, itRefusesABadServiceHostEnv, itRunsAsABackgroundService,
 export type { RunningServiceUnderTest, TestServiceHost } from './service-host';
 export { openTestDatabase, testDatabaseUrl, testNatsUrl } from './services';
 export type { TestDatabase } from './services';
+export { simulatorControl } from './simulator';

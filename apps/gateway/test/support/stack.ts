@@ -1,7 +1,7 @@
 import { InProcessBus } from '@gw/bus';
 import { createLogger } from '@gw/platform';
 import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
@@ -19,18 +19,6 @@ export async function waitFor<T>(read: () => Promise<T>, accept: (value: T) => b
 
 let phoneCounter = Math.floor(Math.random() * 1_000_000);
 export const nextPhone = (prefix = '5531') => `${prefix}${String(900_000_000 + ++phoneCounter).slice(-9)}`;
-
-/** A call to the simulator's control API (accounts, scans, inboxes); an error status throws. */
-export async function simControl<T>(sim: RunningSimulator, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${sim.controlUrl}${path}`, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const payload = (await response.json()) as T & { error?: string };
-  if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${payload.error ?? ''}`);
-  return payload;
-}
 
 /** One message in a simulated phone's inbox, decoded. */
 export interface InboxEntry {
@@ -80,7 +68,7 @@ export class Stack {
   }
 
   control<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    return simControl<T>(this.sim, method, path, body);
+    return simulatorControl<T>(this.sim, method, path, body);
   }
 
   /** A connected instance (linked by QR through the API) and its phone number. */

@@ -1,10 +1,9 @@
 import { InProcessBus } from '@gw/bus';
 import { createLogger } from '@gw/platform';
 import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
 import { startGateway, type GatewayHarness } from './gateway-harness';
-import { simControl } from './stack';
 
 /**
  * Simulator + database + bus + gateway, and session workers the suite starts and kills by id: for the
@@ -65,7 +64,7 @@ export class TakeoverStack {
   }
 
   control<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    return simControl<T>(this.sim, method, path, body);
+    return simulatorControl<T>(this.sim, method, path, body);
   }
 
   async stop(): Promise<void> {

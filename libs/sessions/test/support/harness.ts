@@ -1,7 +1,7 @@
 import { InProcessBus, type Bus } from '@gw/bus';
 import { Subjects, type ConnectReply, type ConnectRequest } from '@gw/contracts';
 import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
 import pino from 'pino';
 import { sessionWorkerConfig, type SessionWorkerConfig } from '../../src/config/session-worker.config';
@@ -93,15 +93,8 @@ export class Harness {
   }
 
   /** The simulator's HTTP control API (what a tester or CI script would use). */
-  async control<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
-    const response = await fetch(`${this.sim.controlUrl}${path}`, {
-      method,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const payload = (await response.json()) as T & { error?: string };
-    if (!response.ok) throw new Error(`${method} ${path} → ${response.status}: ${payload.error ?? ''}`);
-    return payload;
+  control<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    return simulatorControl<T>(this.sim, method, path, body);
   }
 
   /** Connects an instance by QR end to end and returns the linked device's JID. */

@@ -89,6 +89,54 @@ describe(LeaseRepository.name, () => {
     });
   });
 
+  describe('lock semantics of the fence', () => {
+    /** A fenced transaction that stays open (its lease proof held) until `release()`. */
+    const openFenced = (lease: Awaited<ReturnType<LeaseRepository['claim']>>) => {
+      let release!: () => void;
+      let started!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const inside = new Promise<void>((resolve) => (started = resolve));
+      const done = LeaseRepository.fencedTransaction(db.dataSource, lease!, async () => {
+        started();
+        await gate;
+      });
+      return { inside, release, done };
+    };
+    const settledWithin = async (promise: Promise<unknown>, ms: number) => Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+
+    it('should make a takeover wait until the holder’s fenced transaction committed (it was still the holder then)', async () => {
+      await newInstance('i-lock-takeover');
+      const stale = await sut.claim('i-lock-takeover', 'w1', 300);
+      const open = openFenced(stale);
+      await open.inside;
+      await new Promise((resolve) => setTimeout(resolve, 400)); // the lease lapses while the transaction is open
+      const takeover = sut.claim('i-lock-takeover', 'w2', 5000);
+      expect(await settledWithin(takeover, 300)).toBe(false);
+      open.release();
+      await open.done;
+      const fresh = await takeover;
+      expect(BigInt(fresh!.fencingToken)).toBeGreaterThan(BigInt(stale!.fencingToken));
+      await expect(LeaseRepository.fencedTransaction(db.dataSource, stale!, async () => undefined)).rejects.toBeInstanceOf(FencedOutError);
+    });
+
+    it('should let the holder renew its leases while its fenced writes are in progress (no stall behind them)', async () => {
+      await newInstance('i-lock-renew');
+      const lease = await sut.claim('i-lock-renew', 'w-renewing', 5000);
+      const open = openFenced(lease);
+      await open.inside;
+      try {
+        const renewed = sut.renewAll('w-renewing', 5000);
+        expect(await settledWithin(renewed, 1000)).toBe(true);
+        expect([...(await renewed).keys()]).toEqual(['i-lock-renew']);
+        // And the proof still holds for the holder afterwards.
+        expect(await settledWithin(LeaseRepository.fencedTransaction(db.dataSource, lease!, async () => 'ok'), 1000)).toBe(true);
+      } finally {
+        open.release();
+        await open.done;
+      }
+    });
+  });
+
   describe('findOrphans', () => {
     it('should list paired instances that want a session and have no live lease', async () => {
       await newInstance('i-orphan', { desiredState: 'connected', paired: true });

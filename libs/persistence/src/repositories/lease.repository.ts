@@ -20,9 +20,12 @@ export interface Lease {
  * - A lease row is held by `worker_id` while `expires_at > now()`. The holder renews it by heartbeat.
  * - `fencing_token` increases every time the holder changes (or the same worker re-acquires an expired
  *   lease). Writes on behalf of an instance (auth state, status) check the token inside their own
- *   transaction with `FOR SHARE`, so once another worker has claimed the row, a stale holder can never
- *   commit again: its check either sees the new token, or holds the row lock and makes the claim wait
- *   until the stale write committed (it was still the holder then).
+ *   transaction with `FOR KEY SHARE`, so once another worker has claimed the row, a stale holder can
+ *   never commit again: its check either sees the new token, or holds the row lock and makes the claim
+ *   wait until the stale write committed (it was still the holder then). The claim waits because it
+ *   changes `fencing_token`, a key column (unique index `session_leases_fencing_key`, migration
+ *   1763910000000); the holder's renewal changes only `expires_at` and does not wait for its own
+ *   fenced writes (as it did behind `FOR SHARE`).
  * - A crash leaves the row in place; it simply expires and the next claim takes it over.
  */
 export class LeaseRepository {
@@ -85,7 +88,7 @@ export class LeaseRepository {
     const rows: unknown[] = await manager.query(
       `SELECT 1 FROM session_leases
        WHERE instance_id = $1 AND worker_id = $2 AND fencing_token = $3 AND expires_at > now()
-       FOR SHARE`,
+       FOR KEY SHARE`,
       [lease.instanceId, lease.workerId, lease.fencingToken],
     );
     return rows.length > 0;
@@ -107,7 +110,7 @@ export class LeaseRepository {
         `START TRANSACTION; SELECT 1 FROM session_leases
          WHERE instance_id = ${client.escapeLiteral(lease.instanceId)} AND worker_id = ${client.escapeLiteral(lease.workerId)}
            AND fencing_token = ${lease.fencingToken} AND expires_at > now()
-         FOR SHARE`,
+         FOR KEY SHARE`,
       );
       open = true;
       if (!results[1]?.rows.length) throw new FencedOutError(lease.instanceId);
@@ -128,14 +131,14 @@ export class LeaseRepository {
    * instance id, then the worker id and the fencing token). Gate every change in the statement with
    * `EXISTS (SELECT 1 FROM lease)` and select `(SELECT count(*) FROM lease)::int AS held` to tell
    * "fenced out" from "nothing matched". The statement runs in its own transaction, which holds the
-   * lease row FOR SHARE until it commits, exactly as holdsWithin() does for a multi-statement
+   * lease row FOR KEY SHARE until it commits, exactly as holdsWithin() does for a multi-statement
    * transaction, but in one round trip instead of four (BEGIN, check, write, COMMIT).
    */
   static fenceCte(first: number): string {
     return `lease AS (
          SELECT 1 FROM session_leases
          WHERE instance_id = $${first} AND worker_id = $${first + 1} AND fencing_token = $${first + 2} AND expires_at > now()
-         FOR SHARE)`;
+         FOR KEY SHARE)`;
   }
 
   static fenceParams(lease: Lease): [string, string, string] {

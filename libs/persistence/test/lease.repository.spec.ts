@@ -106,11 +106,13 @@ describe(LeaseRepository.name, () => {
 
     it('should make a takeover wait until the holder’s fenced transaction committed (it was still the holder then)', async () => {
       await newInstance('i-lock-takeover');
-      const stale = await sut.claim('i-lock-takeover', 'w1', 300);
+      const stale = await sut.claim('i-lock-takeover', 'w-lock-old', 300);
       const open = openFenced(stale);
       await open.inside;
+      // A renewal meanwhile (a non-key update of the row) keeps the fenced write's lock in place.
+      expect([...(await sut.renewAll('w-lock-old', 300)).keys()]).toEqual(['i-lock-takeover']);
       await new Promise((resolve) => setTimeout(resolve, 400)); // the lease lapses while the transaction is open
-      const takeover = sut.claim('i-lock-takeover', 'w2', 5000);
+      const takeover = sut.claim('i-lock-takeover', 'w-lock-new', 5000);
       expect(await settledWithin(takeover, 300)).toBe(false);
       open.release();
       await open.done;

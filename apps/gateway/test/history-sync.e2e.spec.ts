@@ -82,6 +82,15 @@ describe('POST /message/history-sync (HTTP → worker → Baileys → phone → 
     expect(event.messages).toEqual([expect.objectContaining({ messageid: 'HS-LOST', text: 'perdida', chatid: friend.jid })]);
     const announced: Array<{ n: number }> = await stack.db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_events WHERE event_type = 'messages' AND payload->'message'->>'messageid' = 'HS-LOST'`);
     expect(announced[0].n).toBe(0);
+
+    // Asked again, now that it is stored: the event still names it (and nothing is stored twice).
+    const again = await stack.gw.call('POST', '/message/history-sync', { token, body: { number: friend.jid, mode: 'exact', messageid: 'HS-LOST' } });
+    expect(again.body.details).toMatchObject({ known_locally: true });
+    expect(again.body.details.request_id).not.toBe(body.details.request_id);
+    const rows = await waitFor(historyEvents, (list) => list.some((row) => row.payload.request_id === again.body.details.request_id), 20_000, 'history event of the second reload');
+    expect(rows.find((row) => row.payload.request_id === again.body.details.request_id)!.payload.messages).toEqual([expect.objectContaining({ messageid: 'HS-LOST', text: 'perdida' })]);
+    const stored: Array<{ n: number }> = await stack.db.dataSource.query(`SELECT count(*)::int AS n FROM messages WHERE message_id = 'HS-LOST'`);
+    expect(stored[0].n).toBe(1);
   });
 
   it('should answer 400 with the reason for bad input', async () => {

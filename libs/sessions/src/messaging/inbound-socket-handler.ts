@@ -256,38 +256,56 @@ export class InboundSocketHandler {
   // --- messages -----------------------------------------------------------------------------------
 
   /**
-   * A message a `/message/history-sync` mode=exact asks the phone to resend: when it arrives it is
-   * announced as `history` with the request's id (given through the returned function once Baileys
-   * has sent the request), not as a new message. Matched by message id: Baileys drops the request id
-   * its upsert carries when events are buffered, which is how incoming messages are processed.
+   * A message a `/message/history-sync` mode=exact asks the phone to resend: when it arrives (within
+   * RESEND_WINDOW_MS) it is announced as `history` with the request's id, not as a new message.
+   * Matched by message id: Baileys drops the request id its upsert carries when events are buffered,
+   * which is how incoming messages are processed. The caller gives the request id once Baileys has
+   * sent the request (`requested`), or withdraws the expectation when asking failed (`failed`). Asked
+   * again while the first request is pending, the first request's id is kept (Baileys sends no second
+   * request for the same message then).
    */
-  expectResend(messageId: string): (requestId: string) => void {
+  expectResend(messageId: string): { requested(requestId: string): void; failed(): void } {
     const now = Date.now();
     for (const [id, entry] of this.requestedResends) if (now - entry.at > RESEND_WINDOW_MS) this.requestedResends.delete(id);
-    const entry = { at: now, requestId: '' };
+    const entry = this.requestedResends.get(messageId) ?? { at: now, requestId: '' };
+    entry.at = now;
     this.requestedResends.set(messageId, entry);
-    return (requestId) => {
-      entry.requestId = requestId;
+    return {
+      requested: (requestId) => {
+        if (requestId) entry.requestId = requestId;
+      },
+      failed: () => {
+        if (!entry.requestId && this.requestedResends.get(messageId) === entry) this.requestedResends.delete(messageId);
+      },
     };
   }
 
   private async onUpsert(messages: WAMessage[]): Promise<void> {
-    const reloaded = messages.filter((message) => message.key?.id && this.requestedResends.has(message.key.id));
-    if (reloaded.length > 0) {
-      const requestIds = new Map<string, WAMessage[]>();
-      for (const message of reloaded) {
-        const { requestId } = this.requestedResends.get(message.key.id as string) as { requestId: string };
-        this.requestedResends.delete(message.key.id as string);
-        requestIds.set(requestId, [...(requestIds.get(requestId) ?? []), message]);
-      }
-      for (const [requestId, batch] of requestIds) {
-        await this.onHistory({ messages: batch, chats: [], contacts: [], syncType: proto.HistorySync.HistorySyncType.ON_DEMAND } as unknown as BaileysEventMap['messaging-history.set'], requestId);
-      }
-      messages = messages.filter((message) => !reloaded.includes(message));
-    }
+    const now = Date.now();
+    const reloaded = messages.filter((message) => {
+      const entry = message.key?.id ? this.requestedResends.get(message.key.id) : undefined;
+      return entry !== undefined && now - entry.at <= RESEND_WINDOW_MS;
+    });
+    // New messages first: nothing that goes wrong with a reload's announcement can cost them.
     for (const message of messages) {
+      if (reloaded.includes(message)) continue;
       await this.withRetry('messages.upsert', { messageId: message.key?.id }, () => this.onMessage(message));
       this.followPresence(message);
+    }
+    if (reloaded.length > 0) await this.onReloaded(reloaded);
+  }
+
+  /** Reloaded messages (expectResend): stored, and announced in one `history` event per request. */
+  private async onReloaded(messages: WAMessage[]): Promise<void> {
+    const byRequest = new Map<string, WAMessage[]>();
+    for (const message of messages) {
+      const { requestId } = this.requestedResends.get(message.key.id as string) as { requestId: string };
+      byRequest.set(requestId, [...(byRequest.get(requestId) ?? []), message]);
+    }
+    for (const [requestId, batch] of byRequest) {
+      const history = { messages: batch, chats: [], contacts: [], syncType: proto.HistorySync.HistorySyncType.ON_DEMAND } as unknown as BaileysEventMap['messaging-history.set'];
+      await this.withRetry('messages.reload', { requestId, messageIds: batch.map((message) => message.key.id) }, () => this.onHistory(history, requestId));
+      for (const message of batch) this.requestedResends.delete(message.key.id as string);
     }
   }
 
@@ -336,6 +354,8 @@ export class InboundSocketHandler {
         // Seen before: only a status this copy knows better can change.
         const prior = await MessageRepository.findWithin(manager, this.instanceId, row.messageId);
         if (fromMe && prior) await this.advanceFromUpsert(manager, events, prior, status, error, place);
+        // A history batch (or an exact reload) names what it brought, stored before or not.
+        if (history && prior) history.push(prior);
         return;
       }
       const { row: stored, created } = copy;
@@ -390,10 +410,12 @@ export class InboundSocketHandler {
    * event carrying the pairing's request_id, so a client can tie the history to its connect.
    */
   private async onHistory(history: BaileysEventMap['messaging-history.set'], reloadRequestId?: string): Promise<void> {
-    const stored: MessageRow[] = [];
+    const collected: MessageRow[] = [];
     for (const message of history.messages ?? []) {
-      await this.withRetry('messaging-history.set', { messageId: message.key?.id }, () => this.onMessage(message, stored));
+      await this.withRetry('messaging-history.set', { messageId: message.key?.id }, () => this.onMessage(message, collected));
     }
+    // Once per message, its last state (a retried write may have collected one twice).
+    const stored = [...new Map(collected.map((row) => [row.messageId, row])).values()];
     const who = await this.who();
     const row = await this.services.instances.findById(this.instanceId);
     await this.write(async (_manager, events) => {

@@ -29,7 +29,7 @@ export interface OutboundOptions {
    * Told, before it is asked, which message an exact reload (`history.request` mode `exact`) asks the
    * phone to resend on this socket: its answer is then announced as `history`, not as a new message.
    */
-  expectResend?: (instanceId: string, socket: WASocket, messageId: string) => ((requestId: string) => void) | undefined;
+  expectResend?: (instanceId: string, socket: WASocket, messageId: string) => { requested(requestId: string): void; failed(): void } | undefined;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -129,9 +129,15 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
       const count = Math.min(Math.max(Math.trunc(Number(request.count) || 1), 1), 100);
       return { requestId: await socket.fetchMessageHistory(count, key, Number(request.timestampMs) || Date.now()) };
     }
-    const named = options.expectResend?.(request.instanceId, socket, key.id);
-    const requestId = await socket.requestPlaceholderResend(key);
-    named?.(requestId && requestId !== 'RESOLVED' ? requestId : '');
+    const expected = options.expectResend?.(request.instanceId, socket, key.id);
+    let requestId: string | undefined;
+    try {
+      requestId = await socket.requestPlaceholderResend(key);
+    } catch (error) {
+      expected?.failed();
+      throw error;
+    }
+    expected?.requested(requestId && requestId !== 'RESOLVED' ? requestId : '');
     // 'RESOLVED': the message arrived while the request waited; undefined: the same message was asked already.
     return { requestId: requestId ?? '' };
   };

@@ -104,15 +104,18 @@ export class StatusSender {
     };
   }
 
-  /** The status audience the phone keeps ("contacts" when it cannot be asked: the default WhatsApp applies). */
-  private async privacy(instance: InstanceEntity): Promise<{ type: string; list: string[]; fallback: boolean; error?: string }> {
+  /**
+   * The status audience the phone keeps. When it cannot be read, nothing is sent: guessing ("all
+   * saved contacts") would show the story to contacts the user excluded.
+   */
+  private async privacy(instance: InstanceEntity): Promise<{ type: string; list: string[]; fallback: boolean }> {
     try {
       const { type, list } = await this.sessions.request(instance.id, 'status.privacy', { instanceId: instance.id });
       return { type, list, fallback: false };
     } catch (error) {
-      // Nobody holds the instance: the send would fail the same way; say so now.
-      if (error instanceof RpcError && (error.code === ErrorCode.NoSession || error.code === ErrorCode.NotConnected)) throw error;
-      return { type: 'contacts', list: [], fallback: true, error: (error as Error).message };
+      // No session, no answer in time, a session moving: the usual statuses (409, 504, 503).
+      if (error instanceof RpcError && error.code !== ErrorCode.Internal && error.code !== ErrorCode.BadRequest) throw error;
+      throw new ApiError(502, `could not read the status audience from WhatsApp (${(error as Error).message}); the status was not sent`);
     }
   }
 }

@@ -504,8 +504,6 @@ class PassLoop {
         this.poked = true;
         continue;
       }
-      const gap = started + this.minGapMs - Date.now();
-      if (this.running && this.poked && gap > 0) await new Promise((resolve) => setTimeout(resolve, gap));
       if (this.running && !this.poked) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(() => {
@@ -519,6 +517,9 @@ class PassLoop {
         });
         this.wake = undefined;
       }
+      // A poke (during the pass or since) soon after it started waits out the gap; the poll does not.
+      const gap = started + this.minGapMs - Date.now();
+      if (this.running && !this.polled && gap > 0) await new Promise((resolve) => setTimeout(resolve, gap));
     }
   }
 }

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { PreparingClient } from './preparing-client';
 import { AuthCredsEntity, AuthKeyEntity } from './entities/auth-state.entity';
 import { InstanceEntity } from './entities/instance.entity';
 import { SessionLeaseEntity, SessionWorkerEntity } from './entities/lease.entity';
@@ -39,6 +40,14 @@ function poolSizeFromEnv(): number {
   return size;
 }
 
+/** DATABASE_PREPARED_STATEMENTS: prepare the statements run often (default true). */
+function preparedStatementsFromEnv(): boolean {
+  const text = (process.env.DATABASE_PREPARED_STATEMENTS ?? '').trim().toLowerCase();
+  if (text === '' || text === 'true' || text === '1') return true;
+  if (text === 'false' || text === '0') return false;
+  throw new Error(`DATABASE_PREPARED_STATEMENTS must be true or false, not "${process.env.DATABASE_PREPARED_STATEMENTS}"`);
+}
+
 /** A DataSource with our entities; migrations run explicitly at start, `synchronize` is never on. */
 export function createDataSource(options: DataSourceOptions): DataSource {
   return new DataSource({
@@ -51,6 +60,8 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     synchronize: false,
     extra: {
       max: options.poolSize ?? poolSizeFromEnv(),
+      // Hot parameterized statements go out prepared (see PreparingClient); DATABASE_PREPARED_STATEMENTS=false turns it off.
+      ...(preparedStatementsFromEnv() ? { Client: PreparingClient } : {}),
       ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
     },
   });

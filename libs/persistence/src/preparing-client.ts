@@ -1,0 +1,102 @@
+import { createHash } from 'node:crypto';
+import { Client } from 'pg';
+
+/**
+ * A pg Client that sends the statements this process runs often as named (prepared) statements, so
+ * Postgres plans each once per connection instead of on every call.
+ *
+ * Why: TypeORM sends every statement unnamed, and Postgres plans an unnamed statement each time. On
+ * the send path that planning was ~40% of Postgres' statement time (pg_stat_statements over
+ * bench/send); with this client, Postgres CPU per send fell by about half (machine CPU per send
+ * 12.6 → 10.0 ms, sends/s +23%).
+ *
+ * What is prepared: a statement with parameters (only those can be prepared by the extended
+ * protocol anyway) once it has been seen `HOT_AFTER` times in this process, at most `MAX_STATEMENTS`
+ * distinct texts (each one costs a plan on every pooled connection; one-off and dynamically built
+ * texts stay unnamed). Same text, same name: the name is a hash of the text.
+ *
+ * A prepared `SELECT *` / `RETURNING *` fails once its table gains or loses a column (a migration
+ * run by a newer version during a rolling deploy): Postgres answers "cached plan must not change
+ * result type" (0A000). The text then gets a new name (prepared afresh on each connection) and the
+ * call is tried again once; inside a transaction that retry fails like any statement after an error,
+ * and the caller sees the transaction fail once.
+ *
+ * DATABASE_PREPARED_STATEMENTS=false turns it off (a connection pooler in transaction mode that does
+ * not track prepared statements, e.g. PgBouncer before 1.21).
+ */
+export class PreparingClient extends Client {
+  override query(...call: unknown[]): never {
+    const [config, values, callback] = call;
+    if (typeof config === 'string' && Array.isArray(values) && values.length > 0 && callback === undefined) {
+      const name = preparedStatements.nameFor(config);
+      if (name) return this.named(config, values, name) as never;
+    }
+    return (Client.prototype.query as (...args: unknown[]) => never).apply(this, call);
+  }
+
+  private async named(text: string, values: unknown[], name: string): Promise<unknown> {
+    const run = (as: string) => (Client.prototype.query as (config: unknown) => Promise<unknown>).call(this, { name: as, text, values });
+    try {
+      return await run(name);
+    } catch (error) {
+      if (!isStalePlan(error)) throw error;
+      return run(preparedStatements.renew(text));
+    }
+  }
+}
+
+function isStalePlan(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: string; message?: string };
+  return code === '0A000' && /cached plan must not change result type/.test(message ?? '');
+}
+
+/** Which texts are hot enough to prepare, and under what name (process-wide, shared by every pool). */
+export class PreparedStatementNames {
+  private readonly seen = new Map<string, number>();
+  private readonly names = new Map<string, string>();
+
+  constructor(
+    private readonly hotAfter: number,
+    private readonly maxStatements: number,
+    /** Texts counted but not yet hot, at most (a bound on memory when texts are built dynamically). */
+    private readonly maxCounted = 10_000,
+  ) {}
+
+  /** The name to run `text` under, or null to run it unnamed. */
+  nameFor(text: string): string | null {
+    const known = this.names.get(text);
+    if (known) return known;
+    if (this.names.size >= this.maxStatements) return null;
+    const count = (this.seen.get(text) ?? 0) + 1;
+    if (count < this.hotAfter) {
+      if (this.seen.size >= this.maxCounted) this.seen.clear();
+      this.seen.set(text, count);
+      return null;
+    }
+    this.seen.delete(text);
+    const name = `gw_${hash(text)}_0`;
+    this.names.set(text, name);
+    return name;
+  }
+
+  /** A new name for `text` after its prepared plan went stale (the old one is left unused). */
+  renew(text: string): string {
+    const current = this.names.get(text) ?? `gw_${hash(text)}_0`;
+    const generation = Number(current.slice(current.lastIndexOf('_') + 1)) + 1;
+    const name = `gw_${hash(text)}_${generation}`;
+    this.names.set(text, name);
+    return name;
+  }
+
+  get size(): number {
+    return this.names.size;
+  }
+}
+
+function hash(text: string): string {
+  return createHash('sha1').update(text).digest('hex').slice(0, 24);
+}
+
+const HOT_AFTER = 3;
+const MAX_STATEMENTS = 300;
+export const preparedStatements = new PreparedStatementNames(HOT_AFTER, MAX_STATEMENTS);

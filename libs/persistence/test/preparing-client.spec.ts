@@ -1,0 +1,100 @@
+import { createDataSource } from '@gw/persistence';
+import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import type { QueryRunner } from 'typeorm';
+import { PreparedStatementNames, preparedStatements } from '../src/preparing-client';
+
+describe('prepared statements (PreparingClient)', () => {
+  let db: TestDatabase;
+  let runner: QueryRunner;
+  /** What this connection has prepared (an unparameterized query: never prepared itself). */
+  const prepared = async () => ((await runner.query(`SELECT name, statement FROM pg_prepared_statements`)) as Array<{ name: string; statement: string }>);
+
+  beforeAll(async () => {
+    db = await openTestDatabase();
+    runner = db.dataSource.createQueryRunner();
+    await runner.connect();
+  });
+  afterAll(async () => {
+    await runner.release();
+    await db.close();
+  });
+
+  it('should prepare a parameterized statement once it is hot, and leave the others unnamed', async () => {
+    const text = `SELECT $1::int + 1 AS next /* hot ${Date.now()} */`;
+    for (let call = 1; call <= 2; call++) expect(await runner.query(text, [call])).toEqual([{ next: call + 1 }]);
+    expect((await prepared()).map((row) => row.statement)).not.toContain(text);
+    for (let call = 3; call <= 5; call++) expect(await runner.query(text, [call])).toEqual([{ next: call + 1 }]);
+    const mine = (await prepared()).filter((row) => row.statement === text);
+    expect(mine).toHaveLength(1);
+    expect(mine[0].name).toBe(preparedStatements.nameFor(text));
+    await runner.query(`SELECT 41 + 1 AS plain`);
+    expect((await prepared()).map((row) => row.statement)).not.toContain('SELECT 41 + 1 AS plain');
+  });
+
+  it('should survive a column added under a prepared SELECT * (a migration by a newer version), without an error', async () => {
+    await runner.query(`CREATE TABLE prepared_probe (id int PRIMARY KEY, a text)`);
+    await runner.query(`INSERT INTO prepared_probe VALUES (1, 'x')`);
+    const text = `SELECT * FROM prepared_probe WHERE id = $1`;
+    for (let call = 0; call < 4; call++) expect(await runner.query(text, [1])).toEqual([{ id: 1, a: 'x' }]);
+    expect((await prepared()).map((row) => row.statement)).toContain(text);
+    await db.dataSource.query(`ALTER TABLE prepared_probe ADD COLUMN b int DEFAULT 7`);
+    expect(await runner.query(text, [1])).toEqual([{ id: 1, a: 'x', b: 7 }]);
+    // And from then on under its new name on every connection.
+    expect(await db.dataSource.query(text, [1])).toEqual([{ id: 1, a: 'x', b: 7 }]);
+  });
+
+  it('should be on by default and off with DATABASE_PREPARED_STATEMENTS=false; anything else is refused', () => {
+    const clientOf = (value: string | undefined) => {
+      const before = process.env.DATABASE_PREPARED_STATEMENTS;
+      if (value === undefined) delete process.env.DATABASE_PREPARED_STATEMENTS;
+      else process.env.DATABASE_PREPARED_STATEMENTS = value;
+      try {
+        return (createDataSource({ url: db.url }).options as { extra: { Client?: { name: string } } }).extra.Client?.name;
+      } finally {
+        if (before === undefined) delete process.env.DATABASE_PREPARED_STATEMENTS;
+        else process.env.DATABASE_PREPARED_STATEMENTS = before;
+      }
+    };
+    expect(clientOf(undefined)).toBe('PreparingClient');
+    expect(clientOf('true')).toBe('PreparingClient');
+    expect(clientOf('false')).toBeUndefined();
+    expect(() => clientOf('maybe')).toThrow('DATABASE_PREPARED_STATEMENTS must be true or false, not "maybe"');
+  });
+});
+
+describe(PreparedStatementNames.name, () => {
+  it('should name a text from its third sighting on, the same name each time', () => {
+    const sut = new PreparedStatementNames(3, 10);
+    expect(sut.nameFor('a')).toBeNull();
+    expect(sut.nameFor('a')).toBeNull();
+    const name = sut.nameFor('a');
+    expect(name).toMatch(/^gw_[0-9a-f]{24}_0$/);
+    expect(sut.nameFor('a')).toBe(name);
+  });
+
+  it('should stop naming new texts at its cap (the named ones keep their names)', () => {
+    const sut = new PreparedStatementNames(1, 2);
+    const a = sut.nameFor('a');
+    expect(sut.nameFor('b')).not.toBeNull();
+    expect(sut.nameFor('c')).toBeNull();
+    expect(sut.nameFor('a')).toBe(a);
+    expect(sut.size).toBe(2);
+  });
+
+  it('should give a stale text a new name (next generation)', () => {
+    const sut = new PreparedStatementNames(1, 10);
+    const first = sut.nameFor('a') as string;
+    const second = sut.renew('a');
+    expect(second).toBe(first.replace(/_0$/, '_1'));
+    expect(sut.nameFor('a')).toBe(second);
+    expect(sut.renew('a')).toBe(first.replace(/_0$/, '_2'));
+  });
+
+  it('should forget the counts of cold texts when too many are counted (memory stays bounded)', () => {
+    const sut = new PreparedStatementNames(2, 10, 3);
+    for (const text of ['a', 'b', 'c']) expect(sut.nameFor(text)).toBeNull();
+    expect(sut.nameFor('d')).toBeNull(); // the counts were cleared to make room
+    expect(sut.nameFor('a')).toBeNull(); // its earlier sighting was forgotten
+    expect(sut.nameFor('a')).not.toBeNull();
+  });
+});

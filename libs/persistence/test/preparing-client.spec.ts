@@ -1,7 +1,7 @@
 import { createDataSource } from '@gw/persistence';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import type { QueryRunner } from 'typeorm';
-import { PreparedStatementNames, preparedStatements } from '../src/preparing-client';
+import { PREPARED, PreparedStatementNames, preparedStatements } from '../src/preparing-client';
 
 describe('prepared statements (PreparingClient)', () => {
   let db: TestDatabase;
@@ -19,8 +19,8 @@ describe('prepared statements (PreparingClient)', () => {
     await db.close();
   });
 
-  it('should prepare a parameterized statement once it is hot, and leave the others unnamed', async () => {
-    const text = `SELECT $1::int + 1 AS next /* hot ${Date.now()} */`;
+  it('should prepare a marked parameterized statement once it is hot, and leave the others unnamed', async () => {
+    const text = `${PREPARED} SELECT $1::int + 1 AS next /* hot ${Date.now()} */`;
     for (let call = 1; call <= 2; call++) expect(await runner.query(text, [call])).toEqual([{ next: call + 1 }]);
     expect((await prepared()).map((row) => row.statement)).not.toContain(text);
     for (let call = 3; call <= 5; call++) expect(await runner.query(text, [call])).toEqual([{ next: call + 1 }]);
@@ -28,13 +28,18 @@ describe('prepared statements (PreparingClient)', () => {
     expect(mine).toHaveLength(1);
     expect(mine[0].name).toBe(preparedStatements.nameFor(text));
     await runner.query(`SELECT 41 + 1 AS plain`);
-    expect((await prepared()).map((row) => row.statement)).not.toContain('SELECT 41 + 1 AS plain');
+    // Unmarked: its best plan may depend on the parameters (a generic plan could be far worse).
+    const unmarked = `SELECT $1::int * 2 AS doubled`;
+    for (let call = 0; call < 5; call++) await runner.query(unmarked, [call]);
+    const statements = (await prepared()).map((row) => row.statement);
+    expect(statements).not.toContain('SELECT 41 + 1 AS plain');
+    expect(statements).not.toContain(unmarked);
   });
 
   it('should survive a column added under a prepared SELECT * (a migration by a newer version), without an error', async () => {
     await runner.query(`CREATE TABLE prepared_probe (id int PRIMARY KEY, a text)`);
     await runner.query(`INSERT INTO prepared_probe VALUES (1, 'x')`);
-    const text = `SELECT * FROM prepared_probe WHERE id = $1`;
+    const text = `${PREPARED} SELECT * FROM prepared_probe WHERE id = $1`;
     for (let call = 0; call < 4; call++) expect(await runner.query(text, [1])).toEqual([{ id: 1, a: 'x' }]);
     expect((await prepared()).map((row) => row.statement)).toContain(text);
     await db.dataSource.query(`ALTER TABLE prepared_probe ADD COLUMN b int DEFAULT 7`);

@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { FencedOutError } from './fenced-out.error';
 import { type Lease, LeaseRepository } from './lease.repository';
+import { PREPARED } from '../preparing-client';
 
 export { FencedOutError };
 
@@ -26,7 +27,7 @@ export class AuthStateRepository {
   async readKeys(instanceId: string, type: string, ids: string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
     const rows: Array<{ key_id: string; value: string }> = await this.dataSource.query(
-      `SELECT key_id, value FROM auth_keys WHERE instance_id = $1 AND type = $2 AND key_id = ANY($3::text[])`,
+      `${PREPARED} SELECT key_id, value FROM auth_keys WHERE instance_id = $1 AND type = $2 AND key_id = ANY($3::text[])`,
       [instanceId, type, ids],
     );
     return new Map(rows.map((row) => [row.key_id, row.value]));

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { PREPARED } from '../preparing-client';
 
 export interface ChatRow {
   instanceId: string;
@@ -158,7 +159,7 @@ export class ChatRepository {
     const matching = 'id' in target ? `SELECT $12::text AS id` : `SELECT id FROM chats WHERE instance_id = $1 AND ((wa_chatid = $2 AND $2 <> '') OR (wa_chatlid = $3 AND $3 <> ''))`;
     const knownOnly = 'id' in target ? '' : `AND (SELECT count(*) FROM matching) = 1 AND (wa_chatid = $2 OR $2 = '') AND (wa_chatlid = $3 OR $3 = '')`;
     const updated: Raw[] = await manager.query(
-        `WITH matching AS (${matching}),
+        `${PREPARED} WITH matching AS (${matching}),
        changed AS (
          UPDATE chats SET
            wa_chatid = CASE WHEN $2 <> '' THEN $2 ELSE wa_chatid END,

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { FencedOutError } from './fenced-out.error';
+import { PREPARED } from '../preparing-client';
 
 /** The pg client under a TypeORM query runner: a text-only query may hold several statements. */
 interface SimpleQueryClient {
@@ -135,7 +136,7 @@ export class LeaseRepository {
    * transaction, but in one round trip instead of four (BEGIN, check, write, COMMIT).
    */
   static fenceCte(first: number): string {
-    return `lease AS (
+    return `lease AS ( ${PREPARED}
          SELECT 1 FROM session_leases
          WHERE instance_id = $${first} AND worker_id = $${first + 1} AND fencing_token = $${first + 2} AND expires_at > now()
          FOR KEY SHARE)`;

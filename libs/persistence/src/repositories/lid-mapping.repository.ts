@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { PREPARED } from '../preparing-client';
 
 /** One LID ↔ phone-number pair, both as user JIDs without device (`123@lid`, `5511…@s.whatsapp.net`). */
 export interface LidMapping {
@@ -20,7 +21,7 @@ export class LidMappingRepository {
     for (const { lid, pn } of pairs) if (lid.endsWith('@lid') && pn && !pn.endsWith('@lid')) unique.set(lid, pn);
     if (unique.size === 0) return [];
     const rows: Array<{ lid: string; pn: string }> = await manager.query(
-      `WITH changed AS (
+      `${PREPARED} WITH changed AS (
          INSERT INTO lid_mappings (instance_id, lid, pn)
          SELECT $1, l, p FROM unnest($2::text[], $3::text[]) AS u(l, p)
          ON CONFLICT (instance_id, lid) DO UPDATE SET pn = EXCLUDED.pn WHERE lid_mappings.pn <> EXCLUDED.pn

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { LeaseRepository, type Lease } from './lease.repository';
+import { PREPARED } from '../preparing-client';
 
 /** A stored message, in the API's field names where they are plain columns. */
 export interface MessageRow {
@@ -254,7 +255,7 @@ export class MessageRepository {
   private static async upsertRow(manager: EntityManager, message: NewMessage, unlessCopyStored: boolean): Promise<{ row: MessageRow; created: boolean } | null> {
     const { names, placeholders, values } = insertParts(message, 1);
     const rows: Raw[] = await manager.query(
-      `INSERT INTO messages (${names.join(', ')}) VALUES (${placeholders.join(', ')})
+      `${PREPARED} INSERT INTO messages (${names.join(', ')}) VALUES (${placeholders.join(', ')})
        ON CONFLICT (instance_id, message_id) DO UPDATE SET
          ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n         ')},
          updated_at = now()
@@ -273,7 +274,7 @@ export class MessageRepository {
     const rank = STATUS_RANK[status];
     if (rank === undefined) return [];
     const rows: Raw[] = await manager.query(
-      `WITH changed AS (
+      `${PREPARED} WITH changed AS (
          UPDATE messages SET status = $3, updated_at = now()
          WHERE instance_id = $1 AND message_id = ANY($2::text[]) AND ${RANK_SQL} < $4 AND ${FINAL_SQL}
          RETURNING *)
@@ -285,7 +286,7 @@ export class MessageRepository {
 
   /** A message by its provider id, inside a transaction (locked until commit when `forUpdate`). */
   static async findWithin(manager: EntityManager, instanceId: string, messageId: string, forUpdate = false): Promise<MessageRow | null> {
-    const rows: Raw[] = await manager.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [instanceId, messageId]);
+    const rows: Raw[] = await manager.query(`${PREPARED} SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [instanceId, messageId]);
     return rows.length ? toMessageRow(rows[0]) : null;
   }
 

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { PREPARED } from '../preparing-client';
 
 export interface NewOutboxEvent {
   eventType: string;
@@ -41,7 +42,7 @@ export class OutboxRepository {
   static async insertWithin(manager: EntityManager, instanceId: string, events: NewOutboxEvent[]): Promise<string | null> {
     if (events.length === 0) return null;
     const rows: Array<{ id: string }> = await manager.query(
-      `INSERT INTO outbox_events (instance_id, event_type, chat_id, payload)
+      `${PREPARED} INSERT INTO outbox_events (instance_id, event_type, chat_id, payload)
        SELECT $1, e, c, p::jsonb FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(e, c, p, n)
        ORDER BY n
        RETURNING id`,

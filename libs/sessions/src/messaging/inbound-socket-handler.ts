@@ -31,6 +31,7 @@ import type { InboundStore } from './inbound-store';
 import { statusName, timestampMs, toNewMessage, type MessagePlace } from './message-mapper';
 import { storeCallWithin } from './call-message';
 import { decryptVote, pollCreationOf } from './poll-votes';
+import { refusalText } from '../outbound/refusal';
 
 export interface InboundServices {
   store: InboundStore;
@@ -993,7 +994,10 @@ function isUnresolved(error: unknown): boolean {
 
 /** `['463', 'Your account has been restricted']` → `463: Your account has been restricted`. */
 function errorText(parameters: unknown): string {
-  return (Array.isArray(parameters) ? parameters : []).filter((part) => typeof part === 'string' && part).join(': ') || 'failed';
+  const parts = (Array.isArray(parameters) ? parameters : []).filter((part): part is string => typeof part === 'string' && part !== '');
+  // An error ack (Baileys puts its code first, then for 463 maybe its own text): worded as the send path words it.
+  if (parts.length > 0 && /^\d{3}$/.test(parts[0])) return refusalText(parts[0]);
+  return parts.join(': ') || 'failed';
 }
 
 function receiptListIds(node: BinaryNode): string[] {

@@ -14,6 +14,7 @@ import { FileRepository, InstanceRepository } from '@gw/persistence';
 import { downloadMediaMessage, getContentType, jidNormalizedUser, normalizeMessageContent, prepareWAMessageMedia } from '@whiskeysockets/baileys';
 import { SendLedger } from './send-ledger';
 import { AwaitedAcks } from './awaited-acks';
+import { refusalText } from './refusal';
 
 /** How long a send waits for the server's ack before answering with the message still Pending. */
 const ACK_TIMEOUT_MS = 15_000;
@@ -392,7 +393,7 @@ function waitForAck(socket: WASocket, messageId: string): { result: Promise<'tim
   const listener = (node: BinaryNode) => {
     if (node.attrs.id !== messageId) return;
     const error = node.attrs.error;
-    done(error ? { error: `WhatsApp refused the message (error ${error}${error === '463' ? ': account restricted or missing privacy token' : ''})` } : { error: null });
+    done(error ? { error: refusalText(error) } : { error: null });
   };
   const timer = setTimeout(() => done('timeout'), ACK_TIMEOUT_MS);
   const done = (value: 'timeout' | { error: string | null }) => {

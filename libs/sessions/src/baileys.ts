@@ -3,6 +3,8 @@
 import {
   BufferJSON,
   DisconnectReason,
+  getBinaryNodeChild,
+  getBinaryNodeChildren,
   initAuthCreds,
   jidDecode,
   makeCacheableSignalKeyStore,
@@ -22,7 +24,7 @@ import type {
   WASocket,
 } from '@whiskeysockets/baileys';
 
-export { BufferJSON, DisconnectReason, initAuthCreds, jidDecode, makeCacheableSignalKeyStore, makeWASocket, proto, WA_CERT_DETAILS };
+export { BufferJSON, DisconnectReason, getBinaryNodeChild, getBinaryNodeChildren, initAuthCreds, jidDecode, makeCacheableSignalKeyStore, makeWASocket, proto, WA_CERT_DETAILS };
 export type {
   AuthenticationCreds,
   AuthenticationState,

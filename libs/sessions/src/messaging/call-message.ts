@@ -2,6 +2,7 @@ import { MessageRepository, type CallPeer, type MessageRow, type NewMessage } fr
 import { recordId } from '@gw/platform';
 import type { EntityManager } from 'typeorm';
 import type { Party } from './identity-resolver';
+import { NOT_SENT_BY_API } from './message-mapper';
 
 /** A call as Baileys reports it (`call` event), the fields a call message needs. */
 export interface CallFacts {
@@ -49,19 +50,10 @@ export async function storeCallWithin(manager: EntityManager, instanceId: string
     edited: '',
     reaction: '',
     vote: '',
-    convertOptions: '',
     buttonOrListId: '',
-    error: '',
     content: { callId: call.id, isVideo: Boolean(call.isVideo), isGroup, groupJid: isGroup ? call.groupJid : '', status: call.status, offline: call.offline },
     raw: null,
-    wasSentByApi: false,
-    pinned: false,
-    sendFunction: '',
-    sendPayload: null,
-    fileUrl: '',
-    sendFolderId: '',
-    trackSource: '',
-    trackId: '',
+    ...NOT_SENT_BY_API,
     callPeer: peer,
   };
   return MessageRepository.upsertWithin(manager, message);

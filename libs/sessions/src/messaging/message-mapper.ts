@@ -37,6 +37,20 @@ export interface MappedMessage {
   vote?: string;
 }
 
+/** The columns only a send through the API fills: empty for what the instance receives or sees. */
+export const NOT_SENT_BY_API = {
+  convertOptions: '',
+  error: '',
+  wasSentByApi: false,
+  pinned: false,
+  sendFunction: '',
+  sendPayload: null,
+  fileUrl: '',
+  sendFolderId: '',
+  trackSource: '',
+  trackId: '',
+} as const satisfies Partial<NewMessage>;
+
 /** The messages row of a WAMessage (a new `r…` id; the store keeps an existing row's id). */
 export function toNewMessage(instanceId: string, input: MappedMessage): NewMessage {
   const { message, described, place } = input;
@@ -65,18 +79,9 @@ export function toNewMessage(instanceId: string, input: MappedMessage): NewMessa
     edited: described.edited,
     reaction: described.reaction,
     vote: input.vote ?? described.vote,
-    convertOptions: '',
     buttonOrListId: described.buttonOrListid,
-    error: '',
     content: described.content,
     raw: serialiseMessage(message),
-    wasSentByApi: false,
-    pinned: false,
-    sendFunction: '',
-    sendPayload: null,
-    fileUrl: '',
-    sendFolderId: '',
-    trackSource: '',
-    trackId: '',
+    ...NOT_SENT_BY_API,
   };
 }

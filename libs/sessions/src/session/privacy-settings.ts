@@ -1,5 +1,5 @@
 import { ErrorCode, RpcError, type PrivacySettings, type StatusPrivacy } from '@gw/contracts';
-import type { BinaryNode, WASocket } from '../baileys';
+import { getBinaryNodeChild, getBinaryNodeChildren, type WASocket } from '../baileys';
 
 type Setter = (socket: WASocket, value: string) => Promise<void>;
 
@@ -53,15 +53,11 @@ const STATUS_AUDIENCES = new Set<StatusPrivacy['type']>(['contacts', 'blacklist'
  */
 export async function readStatusPrivacy(socket: WASocket): Promise<StatusPrivacy> {
   const result = await socket.query({ tag: 'iq', attrs: { xmlns: 'status', to: 's.whatsapp.net', type: 'get' }, content: [{ tag: 'privacy', attrs: {} }] });
-  const lists = childrenOf(childrenOf(result, 'privacy')[0], 'list');
+  const lists = getBinaryNodeChildren(getBinaryNodeChild(result, 'privacy'), 'list');
   const chosen = lists.find((list) => list.attrs.default === 'true') ?? lists[0];
   // Nothing stored: WhatsApp's default, every saved contact.
   if (!chosen) return { type: 'contacts', list: [] };
   const type = chosen.attrs.type as StatusPrivacy['type'];
   if (!STATUS_AUDIENCES.has(type)) throw new Error(`unknown status audience type ${chosen.attrs.type}`);
-  return { type, list: childrenOf(chosen, 'user').map((user) => user.attrs.jid).filter((jid): jid is string => typeof jid === 'string' && jid.includes('@')) };
-}
-
-function childrenOf(node: BinaryNode | undefined, tag: string): BinaryNode[] {
-  return Array.isArray(node?.content) ? (node.content as BinaryNode[]).filter((entry) => entry.tag === tag) : [];
+  return { type, list: getBinaryNodeChildren(chosen, 'user').map((user) => user.attrs.jid).filter((jid): jid is string => typeof jid === 'string' && jid.includes('@')) };
 }

@@ -32,13 +32,10 @@ function inAudience(contact: ContactRow): boolean {
   return contact.jid.endsWith(PN_SUFFIX) && (contact.inAddressBook || contact.contactName !== '');
 }
 
-/** A user JID without its device part; a LID resolved to its phone number where known. */
+/** A listed user's phone-number JID (device part dropped, a LID resolved where known), or null. */
 async function phoneJidOf(jid: string, pnForLid: (lid: string) => Promise<string | null>): Promise<string | null> {
-  const user = /^(\d{1,20})(?::\d+)?@(s\.whatsapp\.net|lid)$/.exec(jid.trim());
-  if (!user) return null;
-  if (user[2] === 's.whatsapp.net') return `${user[1]}${PN_SUFFIX}`;
-  const resolved = await pnForLid(`${user[1]}@lid`);
-  return resolved ? resolved.split(':')[0].replace(/@.*$/, '') + PN_SUFFIX : null;
+  const resolved = await resolveRecipient(jid, pnForLid);
+  return 'jid' in resolved ? resolved.jid : null;
 }
 
 /**

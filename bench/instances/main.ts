@@ -49,8 +49,6 @@ async function settledRss(): Promise<{ rss: number; heapUsed: number }> {
   return { rss: usage.rss, heapUsed: usage.heapUsed };
 }
 
-
-
 function send(message: unknown): void {
   process.send?.(message);
 }
@@ -77,7 +75,14 @@ async function runBare(sim: SimInfo): Promise<SideResult> {
   const connectSeconds = (Date.now() - started) / 1000;
   await sleep(3000);
   const after = await settledRss();
-  return { connected: open, baselineRssMb: mb(baseline.rss), rssMb: mb(after.rss), heapUsedMb: mb(after.heapUsed), perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, open)), connectSeconds };
+  return {
+    connected: open,
+    baselineRssMb: mb(baseline.rss),
+    rssMb: mb(after.rss),
+    heapUsedMb: mb(after.heapUsed),
+    perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, open)),
+    connectSeconds,
+  };
 }
 
 // --- our session worker ---------------------------------------------------------------------------
@@ -93,7 +98,12 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
     // Instances that are paired and want a session: exactly what a worker adopts after a failover.
     for (const [index, device] of devices.entries()) {
       const id = `rbench${String(index).padStart(8, '0')}`;
-      await dataSource.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $3, 'connected', true, $4)`, [id, `tok-${id}`, `bench-${index}`, device.phone]);
+      await dataSource.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $3, 'connected', true, $4)`, [
+        id,
+        `tok-${id}`,
+        `bench-${index}`,
+        device.phone,
+      ]);
       await dataSource.query(`INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)`, [id, JSON.stringify(device.creds)]);
     }
     const bus = new InProcessBus();
@@ -124,7 +134,14 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
     const after = await settledRss();
     await worker.stop();
     await bus.close();
-    return { connected, baselineRssMb: mb(baseline.rss), rssMb: mb(after.rss), heapUsedMb: mb(after.heapUsed), perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, connected)), connectSeconds };
+    return {
+      connected,
+      baselineRssMb: mb(baseline.rss),
+      rssMb: mb(after.rss),
+      heapUsedMb: mb(after.heapUsed),
+      perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, connected)),
+      connectSeconds,
+    };
   } finally {
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
     await dataSource.destroy();

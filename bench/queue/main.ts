@@ -104,7 +104,11 @@ async function ask<T>(proc: ChildProcess, what: string, extra: Record<string, un
 
 // --- the HTTP load -------------------------------------------------------------------------------
 
-async function drive(baseUrl: string, count: number, build: (index: number) => { method: 'POST' | 'DELETE'; path: string; token: string; body?: unknown }): Promise<LoadResult> {
+async function drive(
+  baseUrl: string,
+  count: number,
+  build: (index: number) => { method: 'POST' | 'DELETE'; path: string; token: string; body?: unknown },
+): Promise<LoadResult> {
   const { Agent, request } = await import('undici');
   const agent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 60_000 });
   const latencies: number[] = [];
@@ -170,7 +174,9 @@ async function runBare(databaseUrl: string, schema: string): Promise<void> {
   const pg = await import('pg');
   const Pool = pg.default?.Pool ?? pg.Pool;
   const pool = new Pool({ connectionString: databaseUrl, max: 20, options: `-c search_path=${schema}` });
-  await pool.query(`CREATE TABLE IF NOT EXISTS bare_sends (id bigserial PRIMARY KEY, instance_id text NOT NULL, request jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+  await pool.query(
+    `CREATE TABLE IF NOT EXISTS bare_sends (id bigserial PRIMARY KEY, instance_id text NOT NULL, request jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+  );
   const tokens = new Map<string, string>(Array.from({ length: INSTANCES }, (_, index) => [`tok-${index}`, `inst-${index}`]));
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
@@ -216,7 +222,9 @@ async function runOurs(databaseUrl: string, schema: string, sim: SimInfo): Promi
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 24 });
   const bus = new InProcessBus();
   // `--log error`: the stack's logs on stderr (to see why a request failed).
-  const logger = args.get('log') ? (pino({ level: args.get('log') as string }, pino.destination(2)) as unknown as ReturnType<typeof createLogger>) : createLogger('bench', 'silent');
+  const logger = args.get('log')
+    ? (pino({ level: args.get('log') as string }, pino.destination(2)) as unknown as ReturnType<typeof createLogger>)
+    : createLogger('bench', 'silent');
   // The dispatcher's hand-overs to the worker (`instance.<id>.send`): when each began and ended, to
   // measure the gap the dispatcher leaves between the end of one send and the start of the next.
   const handOvers: Array<{ instanceId: string; start: number; end: number }> = [];
@@ -338,7 +346,9 @@ async function orchestrate(): Promise<void> {
     );
     log(`enqueue: ${N} async sends over ${INSTANCES} instances`);
     const enqueue = await drive(baseUrl, N, (index) => ({ method: 'POST', path: '/send/text', token: `qtok-${index % INSTANCES}`, body: textSend(index) }));
-    const queued = await count(`SELECT count(*) AS n FROM send_queue q JOIN messages m ON m.instance_id = q.instance_id AND m.message_id = q.message_id AND m.status = 'Queued'`);
+    const queued = await count(
+      `SELECT count(*) AS n FROM send_queue q JOIN messages m ON m.instance_id = q.instance_id AND m.message_id = q.message_id AND m.status = 'Queued'`,
+    );
     const { stats, sql } = await ask<{ stats: { statements: number; items: number }; sql: Array<[string, number]> }>(ours, 'accept-stats');
     log(`enqueue: SQL statements by text: ${JSON.stringify(sql)}`);
     result.enqueue = { ...enqueue, queuedRowsFound: queued, sendsPerStatement: round(stats.items / Math.max(1, stats.statements), 1) };
@@ -371,12 +381,17 @@ async function orchestrate(): Promise<void> {
       await simControl(sim, 'POST', '/sim/accounts', { phone });
       const { creds } = await simControl<{ creds: unknown }>(sim, 'POST', `/sim/accounts/${phone}/provision`, {});
       const id = `dbench${index}`;
-      await db.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $1, 'connected', true, $3)`, [id, `dtok-${index}`, phone]);
+      await db.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $1, 'connected', true, $3)`, [
+        id,
+        `dtok-${index}`,
+        phone,
+      ]);
       await db.query(`INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)`, [id, JSON.stringify(creds)]);
     }
     await ask(ours, 'start-worker');
     const deadline = Date.now() + 300_000;
-    while ((await count(`SELECT count(*) AS n FROM instances WHERE id LIKE 'dbench%' AND status = 'connected'`)) < DRAIN_INSTANCES && Date.now() < deadline) await sleep(250);
+    while ((await count(`SELECT count(*) AS n FROM instances WHERE id LIKE 'dbench%' AND status = 'connected'`)) < DRAIN_INSTANCES && Date.now() < deadline)
+      await sleep(250);
     const connected = await count(`SELECT count(*) AS n FROM instances WHERE id LIKE 'dbench%' AND status = 'connected'`);
     log(`drain: ${connected}/${DRAIN_INSTANCES} connected; warm-up send per instance`);
     // Warm-up (not counted): the first send of each instance sets up its Signal session with the peer.
@@ -388,19 +403,39 @@ async function orchestrate(): Promise<void> {
     const before = await count(out);
     log(`drain: ${DRAIN} sends over ${connected} instances, msg_delay 0`);
     const drainStarted = Date.now();
-    const drainLoad = await drive(baseUrl, DRAIN, (index) => ({ method: 'POST', path: '/send/text', token: `dtok-${index % DRAIN_INSTANCES}`, body: textSend(index) }));
+    const drainLoad = await drive(baseUrl, DRAIN, (index) => ({
+      method: 'POST',
+      path: '/send/text',
+      token: `dtok-${index % DRAIN_INSTANCES}`,
+      body: textSend(index),
+    }));
     while ((await count(out)) < before + drainLoad.ok && Date.now() < deadline + 300_000) await sleep(100);
     const drainSeconds = (Date.now() - drainStarted) / 1000;
     const failedSends = await count(`SELECT count(*) AS n FROM messages WHERE instance_id LIKE 'dbench%' AND status = 'Failed'`);
-    result.drain = { instances: connected, sends: drainLoad.ok, acceptSeconds: drainLoad.seconds, seconds: round(drainSeconds, 2), perSecond: Math.round(drainLoad.ok / drainSeconds), failed: failedSends };
+    result.drain = {
+      instances: connected,
+      sends: drainLoad.ok,
+      acceptSeconds: drainLoad.seconds,
+      seconds: round(drainSeconds, 2),
+      perSecond: Math.round(drainLoad.ok / drainSeconds),
+      failed: failedSends,
+    };
     log(`drain: ${JSON.stringify(result.drain)}`);
 
     // 5. Pacing: PACE_INSTANCES instances, a fixed gap, PACE_SENDS sends each.
     const paced = Array.from({ length: Math.min(PACE_INSTANCES, connected) }, (_, index) => index);
-    await db.query(`UPDATE instances SET msg_delay_min = $2, msg_delay_max = $2 WHERE id = ANY($1::text[])`, [paced.map((index) => `dbench${index}`), PACE_GAP_S]);
+    await db.query(`UPDATE instances SET msg_delay_min = $2, msg_delay_max = $2 WHERE id = ANY($1::text[])`, [
+      paced.map((index) => `dbench${index}`),
+      PACE_GAP_S,
+    ]);
     log(`pacing: ${paced.length} instances × ${PACE_SENDS} sends, gap ${PACE_GAP_S} s`);
     const pacedSince = new Date();
-    const pacing = await drive(baseUrl, paced.length * PACE_SENDS, (index) => ({ method: 'POST', path: '/send/text', token: `dtok-${paced[index % paced.length]}`, body: textSend(index) }));
+    const pacing = await drive(baseUrl, paced.length * PACE_SENDS, (index) => ({
+      method: 'POST',
+      path: '/send/text',
+      token: `dtok-${paced[index % paced.length]}`,
+      body: textSend(index),
+    }));
     const pacedOut = `SELECT count(*) AS n FROM messages WHERE instance_id = ANY($1::text[]) AND created_at >= $2 AND (relayed_at IS NOT NULL OR status = 'Failed')`;
     const paceDeadline = Date.now() + (PACE_SENDS * PACE_GAP_S + 120) * 1000;
     while ((await count(pacedOut, [paced.map((index) => `dbench${index}`), pacedSince])) < pacing.ok && Date.now() < paceDeadline) await sleep(200);
@@ -413,11 +448,19 @@ async function orchestrate(): Promise<void> {
     // (a) The dispatcher's gap: end of the worker's answer for send k → hand-over of send k+1 (what
     // msg_delay configures: the wait between sends). (b) Start to start as the network sees it
     // (relayed_at, stamped by the worker): the gap plus the whole send of k (encrypt, server ack, SQL).
-    const { handOvers } = await ask<{ handOvers: Array<{ instanceId: string; start: number; end: number }> }>(ours, 'hand-overs', { since: pacedSince.getTime() });
+    const { handOvers } = await ask<{ handOvers: Array<{ instanceId: string; start: number; end: number }> }>(ours, 'hand-overs', {
+      since: pacedSince.getTime(),
+    });
     const gapMs = PACE_GAP_S * 1000;
     const gapStats = (values: number[]) => {
       const sorted = values.map((value) => Math.abs(value - gapMs)).sort((a, b) => a - b);
-      return { gaps: sorted.length, shorterThanConfigured: values.filter((value) => value < gapMs).length, p50ErrorMs: round(quantile(sorted, 0.5)), p99ErrorMs: round(quantile(sorted, 0.99)), maxErrorMs: round(sorted[sorted.length - 1] ?? 0) };
+      return {
+        gaps: sorted.length,
+        shorterThanConfigured: values.filter((value) => value < gapMs).length,
+        p50ErrorMs: round(quantile(sorted, 0.5)),
+        p99ErrorMs: round(quantile(sorted, 0.99)),
+        maxErrorMs: round(sorted[sorted.length - 1] ?? 0),
+      };
     };
     const waits: number[] = [];
     for (const index of paced) {
@@ -435,7 +478,11 @@ async function orchestrate(): Promise<void> {
     const pacingResult = (result.pacing as { dispatcherGap: { p99ErrorMs: number; gaps: number } }).dispatcherGap;
     result.goals = {
       enqueuePerSecond: { goal: 3_000, measured: enqueueResult.perSecond, met: enqueueResult.perSecond >= 3_000 && enqueueResult.failed === 0 },
-      cancelMs: { goal: 1_000, measured: cancelResult.ms, met: cancelResult.ms <= 1_000 && cancelResult.status === 200 && cancelResult.canceledRows === CANCEL },
+      cancelMs: {
+        goal: 1_000,
+        measured: cancelResult.ms,
+        met: cancelResult.ms <= 1_000 && cancelResult.status === 200 && cancelResult.canceledRows === CANCEL,
+      },
       pacingP99ErrorMs: { goal: 100, measured: pacingResult.p99ErrorMs, met: pacingResult.gaps > 0 && pacingResult.p99ErrorMs <= 100 },
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -123,7 +123,10 @@ async function drive(count: number, operation: (index: number) => Promise<void>)
   // USER_HZ is 100 on Linux: one jiffy is 10 ms of one core.
   const machine =
     jiffiesBefore && jiffiesAfter
-      ? { machineCpuMsPerSend: round(((jiffiesAfter.busy - jiffiesBefore.busy) * 10) / Math.max(1, count), 2), machineBusyPercent: round((100 * (jiffiesAfter.busy - jiffiesBefore.busy)) / Math.max(1, jiffiesAfter.total - jiffiesBefore.total)) }
+      ? {
+          machineCpuMsPerSend: round(((jiffiesAfter.busy - jiffiesBefore.busy) * 10) / Math.max(1, count), 2),
+          machineBusyPercent: round((100 * (jiffiesAfter.busy - jiffiesBefore.busy)) / Math.max(1, jiffiesAfter.total - jiffiesBefore.total)),
+        }
       : {};
   latencies.sort((a, b) => a - b);
   const at = (q: number) => (latencies.length ? round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]) : 0);
@@ -245,7 +248,12 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
     for (const [index, device] of devices.entries()) {
       const id = `rbench${String(index).padStart(8, '0')}`;
       const token = `tok-${id}`;
-      await dataSource.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $3, 'connected', true, $4)`, [id, token, `bench-${index}`, device.phone]);
+      await dataSource.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $3, 'connected', true, $4)`, [
+        id,
+        token,
+        `bench-${index}`,
+        device.phone,
+      ]);
       await dataSource.query(`INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)`, [id, JSON.stringify(device.creds)]);
       tokens.push(token);
     }
@@ -285,7 +293,10 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
     const originalQuery = clientPrototype.query;
     clientPrototype.query = function (this: unknown, ...call: unknown[]) {
       const first = call[0] as string | { text?: string };
-      let text = (typeof first === 'string' ? first : (first?.text ?? '?')).replace(/\s+/g, ' ').replace(/'[^']*'/g, "'…'").slice(0, 140);
+      let text = (typeof first === 'string' ? first : (first?.text ?? '?'))
+        .replace(/\s+/g, ' ')
+        .replace(/'[^']*'/g, "'…'")
+        .slice(0, 140);
       // Auth key reads by key type (Baileys asks for some types on every send).
       if (text.startsWith('SELECT key_id')) text += ` [${String((call[1] as unknown[])?.[1])}]`;
       statements.set(text, (statements.get(text) ?? 0) + 1);
@@ -339,8 +350,24 @@ async function driveOurs(ready: OursReady): Promise<LoadResult> {
 // --- orchestration --------------------------------------------------------------------------------
 
 function child(roleName: Role, extra: string[] = []): ChildProcess {
-  const passed = ['--n', String(N), '--concurrency', String(CONCURRENCY), '--instances', String(INSTANCES), '--peers', String(PEERS), '--warmup', String(WARMUP), '--pool', String(POOL)];
-  const execArgv = ['--expose-gc', ...(CPU_PROF && roleName !== 'sim' ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${roleName}.cpuprofile`] : [])];
+  const passed = [
+    '--n',
+    String(N),
+    '--concurrency',
+    String(CONCURRENCY),
+    '--instances',
+    String(INSTANCES),
+    '--peers',
+    String(PEERS),
+    '--warmup',
+    String(WARMUP),
+    '--pool',
+    String(POOL),
+  ];
+  const execArgv = [
+    '--expose-gc',
+    ...(CPU_PROF && roleName !== 'sim' ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, `--cpu-prof-name=${roleName}.cpuprofile`] : []),
+  ];
   return fork(process.argv[1], [roleName, ...passed, ...extra], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 

@@ -88,7 +88,14 @@ async function parent() {
     const slice = devices.slice(w * perWorker, (w + 1) * perWorker);
     if (!slice.length) continue;
     const child = fork(__filename, ['--worker'], { stdio: [0, 2, 2, 'ipc'] }); // children report on stderr: stdout carries only the JSON
-    child.send({ type: 'start', url: running.websocketUrl, rootPublicKey: running.rootPublicKey, devices: slice, concurrency: Math.ceil(args.concurrency / args.workers), timeoutMs: args.timeoutMs });
+    child.send({
+      type: 'start',
+      url: running.websocketUrl,
+      rootPublicKey: running.rootPublicKey,
+      devices: slice,
+      concurrency: Math.ceil(args.concurrency / args.workers),
+      timeoutMs: args.timeoutMs,
+    });
     workers.push(child);
   }
   const opened = await waitAll('opened');
@@ -99,7 +106,9 @@ async function parent() {
   }
   const connectWall = Date.now() - startedAt;
   const health = sim.health();
-  console.error(`${results.open.length}/${args.clients} open in ${connectWall} ms (${results.failedOpen} failed); simulator sees ${health.connections} connections`);
+  console.error(
+    `${results.open.length}/${args.clients} open in ${connectWall} ms (${results.failedOpen} failed); simulator sees ${health.connections} connections`,
+  );
   console.error(summary('  connect→open', results.open));
 
   // Devices → phone: each socket sends N texts; done when the phone's delivery receipt comes back.
@@ -185,7 +194,14 @@ async function worker() {
           },
         };
         const started = Date.now();
-        const sock = makeWASocket({ auth: { creds, keys }, waWebSocketUrl: msg.url, logger, markOnlineOnConnect: false, fireInitQueries: false, shouldSyncHistoryMessage: () => false });
+        const sock = makeWASocket({
+          auth: { creds, keys },
+          waWebSocketUrl: msg.url,
+          logger,
+          markOnlineOnConnect: false,
+          fireInitQueries: false,
+          shouldSyncHistoryMessage: () => false,
+        });
         sock.ev.on('creds.update', (u) => Object.assign(creds, u));
         sock.ev.on('connection.update', (u) => {
           if (u.connection === 'close') {

@@ -20,7 +20,10 @@ import { memoryKeyStore } from '../support/sim-clients';
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
-const SIZES = (args.get('sizes') ?? '1,10,100,300').split(',').map(Number).filter((size) => size > 0);
+const SIZES = (args.get('sizes') ?? '1,10,100,300')
+  .split(',')
+  .map(Number)
+  .filter((size) => size > 0);
 const N = Number(args.get('n') ?? 20);
 const RECIPIENT_PREFIX = '5547';
 const log = (line: string) => process.stderr.write(`[status] ${line}\n`);
@@ -113,10 +116,15 @@ async function main(): Promise<void> {
   try {
     sim.createAccount({ phone: '5532000000001' });
     const device = sim.provisionDevice('5532000000001');
-    await dataSource.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ('rstatus1', 'tok-status', 'status-bench', 'connected', true, '5532000000001')`);
+    await dataSource.query(
+      `INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ('rstatus1', 'tok-status', 'status-bench', 'connected', true, '5532000000001')`,
+    );
     await dataSource.query(`INSERT INTO auth_creds (instance_id, value) VALUES ('rstatus1', $1)`, [JSON.stringify(device.creds, baileys.BufferJSON.replacer)]);
     for (const phone of recipients(largest)) {
-      await dataSource.query(`INSERT INTO contacts (instance_id, jid, contact_name, in_address_book) VALUES ('rstatus1', $1, $2, true)`, [`${phone}@s.whatsapp.net`, `Contact ${phone}`]);
+      await dataSource.query(`INSERT INTO contacts (instance_id, jid, contact_name, in_address_book) VALUES ('rstatus1', $1, $2, true)`, [
+        `${phone}@s.whatsapp.net`,
+        `Contact ${phone}`,
+      ]);
     }
     const bus = new InProcessBus();
     const logger = pino({ level: 'silent' });
@@ -128,7 +136,10 @@ async function main(): Promise<void> {
       dataSource,
       bus,
       logger,
-      config: sessionWorkerConfig({ workerId: 'status-bench', simulator: { websocketUrl: running.websocketUrl, rootPublicKey: Buffer.from(running.rootPublicKey, 'base64') } }),
+      config: sessionWorkerConfig({
+        workerId: 'status-bench',
+        simulator: { websocketUrl: running.websocketUrl, rootPublicKey: Buffer.from(running.rootPublicKey, 'base64') },
+      }),
     });
     await worker.start();
     const deadline = Date.now() + 60_000;
@@ -147,7 +158,8 @@ async function main(): Promise<void> {
           body: JSON.stringify({ type: 'text', text: `bench status to ${size}`, recipients: recipients(size) }),
         });
         const body = (await response.json()) as { status?: string; error?: string };
-        if (response.status !== 200 || !['Sent', 'Delivered', 'Read'].includes(body.status ?? '')) throw new Error(`HTTP ${response.status}, status ${body.status} after ${Date.now() - started} ms: ${body.error ?? ''}`);
+        if (response.status !== 200 || !['Sent', 'Delivered', 'Read'].includes(body.status ?? ''))
+          throw new Error(`HTTP ${response.status}, status ${body.status} after ${Date.now() - started} ms: ${body.error ?? ''}`);
       });
       log(`ours, ${size} recipients: p50 ${oursResults[size].p50Ms} ms`);
     }

@@ -5,7 +5,11 @@
 
 /** One call to the simulator's control API; a non-2xx answer throws. */
 export async function simControl<T>(sim: { controlUrl: string }, method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`${sim.controlUrl}${path}`, { method, headers: body ? { 'content-type': 'application/json' } : {}, body: body ? JSON.stringify(body) : undefined });
+  const response = await fetch(`${sim.controlUrl}${path}`, {
+    method,
+    headers: body ? { 'content-type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
 }
@@ -40,7 +44,12 @@ type Socket = ReturnType<Baileys['makeWASocket']>;
  * Bare Baileys sockets for provisioned devices, opened 20 at a time; each waits for `open` (at most
  * 60 s). Returns the sockets and how many opened.
  */
-export async function openBareSockets(baileys: Baileys, devices: Array<{ creds: unknown }>, websocketUrl: string, logger: unknown): Promise<{ sockets: Socket[]; open: number }> {
+export async function openBareSockets(
+  baileys: Baileys,
+  devices: Array<{ creds: unknown }>,
+  websocketUrl: string,
+  logger: unknown,
+): Promise<{ sockets: Socket[]; open: number }> {
   const sockets: Socket[] = [];
   let open = 0;
   const batch = 20;
@@ -50,7 +59,13 @@ export async function openBareSockets(baileys: Baileys, devices: Array<{ creds: 
         (device) =>
           new Promise<void>((resolve) => {
             const creds = JSON.parse(JSON.stringify(device.creds), baileys.BufferJSON.reviver);
-            const sock = baileys.makeWASocket({ auth: { creds, keys: memoryKeyStore() }, waWebSocketUrl: websocketUrl, logger: logger as never, markOnlineOnConnect: false, syncFullHistory: false });
+            const sock = baileys.makeWASocket({
+              auth: { creds, keys: memoryKeyStore() },
+              waWebSocketUrl: websocketUrl,
+              logger: logger as never,
+              markOnlineOnConnect: false,
+              syncFullHistory: false,
+            });
             sockets.push(sock);
             sock.ev.on('connection.update', (update) => {
               if (update.connection === 'open') {

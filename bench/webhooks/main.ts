@@ -128,7 +128,10 @@ interface PhaseStats {
 }
 
 async function runReceiver(): Promise<void> {
-  const phases = new Map<string, { latencies: number[]; seen: Set<number>; laneLast: Map<string, number>; duplicates: number; outOfOrder: number; firstAt: number; lastAt: number }>();
+  const phases = new Map<
+    string,
+    { latencies: number[]; seen: Set<number>; laneLast: Map<string, number>; duplicates: number; outOfOrder: number; firstAt: number; lastAt: number }
+  >();
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -137,7 +140,8 @@ async function runReceiver(): Promise<void> {
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as EventPayload;
         let stats = phases.get(body.phase);
-        if (!stats) phases.set(body.phase, (stats = { latencies: [], seen: new Set(), laneLast: new Map(), duplicates: 0, outOfOrder: 0, firstAt: now, lastAt: now }));
+        if (!stats)
+          phases.set(body.phase, (stats = { latencies: [], seen: new Set(), laneLast: new Map(), duplicates: 0, outOfOrder: 0, firstAt: now, lastAt: now }));
         if (stats.seen.has(body.seq)) stats.duplicates++;
         else {
           stats.seen.add(body.seq);
@@ -161,14 +165,26 @@ async function runReceiver(): Promise<void> {
     if (message.cmd !== 'stats') return;
     const stats = phases.get(message.phase);
     if (!stats) {
-      send({ id: message.id, stats: { count: 0, duplicates: 0, outOfOrder: 0, firstAt: 0, lastAt: 0, p50Ms: null, p99Ms: null, maxMs: null } satisfies PhaseStats });
+      send({
+        id: message.id,
+        stats: { count: 0, duplicates: 0, outOfOrder: 0, firstAt: 0, lastAt: 0, p50Ms: null, p99Ms: null, maxMs: null } satisfies PhaseStats,
+      });
       return;
     }
     const sorted = Float64Array.from(stats.latencies).sort();
     const at = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] : null);
     send({
       id: message.id,
-      stats: { count: stats.seen.size, duplicates: stats.duplicates, outOfOrder: stats.outOfOrder, firstAt: stats.firstAt, lastAt: stats.lastAt, p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) } satisfies PhaseStats,
+      stats: {
+        count: stats.seen.size,
+        duplicates: stats.duplicates,
+        outOfOrder: stats.outOfOrder,
+        firstAt: stats.firstAt,
+        lastAt: stats.lastAt,
+        p50Ms: at(0.5),
+        p99Ms: at(0.99),
+        maxMs: at(1),
+      } satisfies PhaseStats,
     });
   });
   process.on('disconnect', () => server.close(() => process.exit(0)));
@@ -204,7 +220,9 @@ async function runRelay(): Promise<void> {
     if (message.cmd === 'stop') {
       void (async () => {
         await relay.stop();
-        const counts: Array<{ status: string; n: number }> = await dataSource.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`);
+        const counts: Array<{ status: string; n: number }> = await dataSource.query(
+          `SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`,
+        );
         await bus.close();
         await dataSource.destroy();
         send({ id: message.id, deliveries: Object.fromEntries(counts.map((row) => [row.status, row.n])), queries: queries(), cpuMs: cpuMs() });
@@ -214,7 +232,19 @@ async function runRelay(): Promise<void> {
   });
   const relay = new WebhookRelay(dataSource, bus, config, createLogger('bench-relay', 'warn'));
   relay.start();
-  send({ ready: true, settings: { batchSize: config.batchSize, laneRunLength: config.laneRunLength, maxInFlightPerReceiver: config.maxInFlightPerReceiver, pollIntervalMs: config.pollIntervalMs, passGapMs: config.passGapMs, claimMs: config.claimMs, requestTimeoutMs: config.requestTimeoutMs, poolSize } });
+  send({
+    ready: true,
+    settings: {
+      batchSize: config.batchSize,
+      laneRunLength: config.laneRunLength,
+      maxInFlightPerReceiver: config.maxInFlightPerReceiver,
+      pollIntervalMs: config.pollIntervalMs,
+      passGapMs: config.passGapMs,
+      claimMs: config.claimMs,
+      requestTimeoutMs: config.requestTimeoutMs,
+      poolSize,
+    },
+  });
 }
 
 /**
@@ -239,7 +269,8 @@ function traceQueries(dataSource: import('typeorm').DataSource): () => Record<st
       stats.set(kind, entry);
     }
   };
-  return () => Object.fromEntries([...stats].sort((a, b) => b[1].ms - a[1].ms).map(([kind, entry]) => [kind, { count: entry.count, ms: Math.round(entry.ms) }]));
+  return () =>
+    Object.fromEntries([...stats].sort((a, b) => b[1].ms - a[1].ms).map(([kind, entry]) => [kind, { count: entry.count, ms: Math.round(entry.ms) }]));
 }
 
 // --- the bare client process ----------------------------------------------------------------------
@@ -251,7 +282,12 @@ async function runBare(): Promise<void> {
   const url = args.get('url') as string;
   const post = async (payload: EventPayload) => {
     const body = JSON.stringify({ BaseUrl: 'http://gateway.bench', ...payload });
-    const response = await request(url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'user-agent': 'bench-bare/1' }, dispatcher: agent });
+    const response = await request(url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'user-agent': 'bench-bare/1' },
+      dispatcher: agent,
+    });
     await response.body.text();
   };
   /** A queue drained by `concurrency` workers: the relay's in-flight limit towards one receiver. */
@@ -404,7 +440,13 @@ async function orchestrate(): Promise<void> {
     // 1. steady rate through the relay
     log(`relay: ${RATE} events/s for ${SECONDS} s`);
     const steadyStarted = Date.now();
-    const progress = setInterval(() => void ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase: 'relay-steady' }).then(({ stats }) => log(`relay-steady: ${stats.count} delivered after ${round((Date.now() - steadyStarted) / 1000, 1)} s`)), 5_000);
+    const progress = setInterval(
+      () =>
+        void ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase: 'relay-steady' }).then(({ stats }) =>
+          log(`relay-steady: ${stats.count} delivered after ${round((Date.now() - steadyStarted) / 1000, 1)} s`),
+        ),
+      5_000,
+    );
     await paced(RATE, SECONDS, (from, to) => feed('relay-steady', from, to));
     clearInterval(progress);
     const feedSeconds = (Date.now() - steadyStarted) / 1000;
@@ -422,7 +464,11 @@ async function orchestrate(): Promise<void> {
     const relayBurst = await waitForDelivery(receiver, 'relay-burst', BURST);
     const relayBurstSeconds = (relayBurst.lastAt - burstStarted) / 1000;
     log(`relay-burst: ${relayBurst.count}/${BURST} in ${relayBurstSeconds} s (fed in ${burstFedSeconds} s)`);
-    const { deliveries, queries, cpuMs: relayCpuMs } = await ask<{ deliveries: Record<string, number>; queries: Record<string, { count: number; ms: number }>; cpuMs: number }>(relay, { cmd: 'stop' });
+    const {
+      deliveries,
+      queries,
+      cpuMs: relayCpuMs,
+    } = await ask<{ deliveries: Record<string, number>; queries: Record<string, { count: number; ms: number }>; cpuMs: number }>(relay, { cmd: 'stop' });
     const deliveredRows = deliveries.delivered ?? 0;
     const statements = Object.values(queries).reduce((sum, entry) => sum + entry.count, 0);
 
@@ -458,17 +504,43 @@ async function orchestrate(): Promise<void> {
           events: steadyTotal,
           feedSeconds: round(feedSeconds, 2),
           outboxInsertMsPerTick: round(steadyInsertMs, 2),
-          relay: { delivered: relaySteady.count, deliveriesPerSecond: round(relaySteady.count / Math.max((relaySteady.lastAt - steadyStarted) / 1000, 0.001)), p50Ms: relaySteady.p50Ms, p99Ms: relaySteady.p99Ms, maxMs: relaySteady.maxMs, duplicates: relaySteady.duplicates, outOfOrder: relaySteady.outOfOrder },
+          relay: {
+            delivered: relaySteady.count,
+            deliveriesPerSecond: round(relaySteady.count / Math.max((relaySteady.lastAt - steadyStarted) / 1000, 0.001)),
+            p50Ms: relaySteady.p50Ms,
+            p99Ms: relaySteady.p99Ms,
+            maxMs: relaySteady.maxMs,
+            duplicates: relaySteady.duplicates,
+            outOfOrder: relaySteady.outOfOrder,
+          },
           bare: { delivered: bareSteady.count, p50Ms: bareSteady.p50Ms, p99Ms: bareSteady.p99Ms, maxMs: bareSteady.maxMs },
         },
         burst: {
           events: BURST,
-          relay: { delivered: relayBurst.count, fedSeconds: round(burstFedSeconds, 2), seconds: round(relayBurstSeconds, 2), deliveriesPerSecond: round(relayPerSecond), p50Ms: relayBurst.p50Ms, p99Ms: relayBurst.p99Ms, duplicates: relayBurst.duplicates, outOfOrder: relayBurst.outOfOrder },
-          bare: { delivered: bareBurst.count, seconds: round(bareBurstSeconds, 2), deliveriesPerSecond: round(barePerSecond), p50Ms: bareBurst.p50Ms, p99Ms: bareBurst.p99Ms },
+          relay: {
+            delivered: relayBurst.count,
+            fedSeconds: round(burstFedSeconds, 2),
+            seconds: round(relayBurstSeconds, 2),
+            deliveriesPerSecond: round(relayPerSecond),
+            p50Ms: relayBurst.p50Ms,
+            p99Ms: relayBurst.p99Ms,
+            duplicates: relayBurst.duplicates,
+            outOfOrder: relayBurst.outOfOrder,
+          },
+          bare: {
+            delivered: bareBurst.count,
+            seconds: round(bareBurstSeconds, 2),
+            deliveriesPerSecond: round(barePerSecond),
+            p50Ms: bareBurst.p50Ms,
+            p99Ms: bareBurst.p99Ms,
+          },
           relayVsBare: round(relayPerSecond / Math.max(barePerSecond, 0.001), 3),
         },
         deliveryRows: deliveries,
-        cpuMsPerThousandDeliveries: { relay: round((relayCpuMs * 1000) / Math.max(deliveredRows, 1), 1), bare: round((bareCpuMs * 1000) / Math.max(steadyTotal + BURST, 1), 1) },
+        cpuMsPerThousandDeliveries: {
+          relay: round((relayCpuMs * 1000) / Math.max(deliveredRows, 1), 1),
+          bare: round((bareCpuMs * 1000) / Math.max(steadyTotal + BURST, 1), 1),
+        },
         relaySql: { statements, perDelivery: round(statements / Math.max(deliveredRows, 1), 3), byKind: queries },
         goals: { deliveriesPerSecond: 5_000, p99MsAtRate: 100 },
         met: { deliveriesPerSecond: relayPerSecond >= 5_000, p99: relaySteady.p99Ms !== null && relaySteady.p99Ms <= 100 && relaySteady.count === steadyTotal },

@@ -73,7 +73,12 @@ function listeningPort(bundle, environment) {
   const isGateway = bundle === 'dist/apps/gateway/main.js';
   const value = environment[isGateway ? 'PORT' : 'HEALTH_PORT'];
   if (value !== undefined) return Number(value);
-  return { 'dist/apps/gateway/main.js': 8080, 'dist/apps/session-worker/main.js': 8082, 'dist/apps/dispatcher/main.js': 8083, 'dist/apps/webhook-relay/main.js': 8084 }[bundle];
+  return {
+    'dist/apps/gateway/main.js': 8080,
+    'dist/apps/session-worker/main.js': 8082,
+    'dist/apps/dispatcher/main.js': 8083,
+    'dist/apps/webhook-relay/main.js': 8084,
+  }[bundle];
 }
 
 function checkCompose() {
@@ -181,11 +186,14 @@ function checkKubernetes() {
       for (const kind of ['requests', 'limits']) {
         if (!container.resources?.[kind]?.cpu || !container.resources?.[kind]?.memory) problem(at, `no cpu/memory ${kind}`);
       }
-      const exposed = services.filter(({ object: service }) => Object.entries(service.spec.selector ?? {}).every(([key, value]) => pod.metadata.labels?.[key] === value));
+      const exposed = services.filter(({ object: service }) =>
+        Object.entries(service.spec.selector ?? {}).every(([key, value]) => pod.metadata.labels?.[key] === value),
+      );
       if (exposed.length === 0) problem(where, 'no Service selects these pods');
       for (const { object: service } of exposed) {
         for (const servicePort of service.spec.ports) {
-          if (resolve(servicePort.targetPort) !== port) problem(`Service/${service.metadata.name}`, `targetPort ${servicePort.targetPort} is not the app's port ${port}`);
+          if (resolve(servicePort.targetPort) !== port)
+            problem(`Service/${service.metadata.name}`, `targetPort ${servicePort.targetPort} is not the app's port ${port}`);
         }
       }
     }

@@ -22,7 +22,11 @@ function platformOf(name) {
   const tokens = base.split('-');
   const os = tokens.find((token) => OS.includes(token));
   const cpu = tokens.map((token) => CPU[token]).find(Boolean);
-  const libc = tokens.some((token) => token.startsWith('musl')) ? 'musl' : os === 'linux' && tokens.some((token) => token.startsWith('gnu')) ? 'glibc' : undefined;
+  const libc = tokens.some((token) => token.startsWith('musl'))
+    ? 'musl'
+    : os === 'linux' && tokens.some((token) => token.startsWith('gnu'))
+      ? 'glibc'
+      : undefined;
   if (!os || !cpu) return null;
   return { os: [os], cpu: [cpu], ...(libc ? { libc: [libc] } : {}) };
 }

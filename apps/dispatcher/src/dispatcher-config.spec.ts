@@ -23,7 +23,11 @@ describe(loadDispatcherConfig.name, () => {
   itRefusesABadServiceHostEnv(load);
 
   it('should read the dispatch settings', () => {
-    expect(load({ ...valid, DISPATCHER_ID: 'd1', DISPATCH_CLAIM_MS: '5000', DISPATCH_MAX_LANES: '8' }).dispatch).toMatchObject({ dispatcherId: 'd1', claimMs: 5_000, maxLanes: 8 });
+    expect(load({ ...valid, DISPATCHER_ID: 'd1', DISPATCH_CLAIM_MS: '5000', DISPATCH_MAX_LANES: '8' }).dispatch).toMatchObject({
+      dispatcherId: 'd1',
+      claimMs: 5_000,
+      maxLanes: 8,
+    });
   });
 
   it('should refuse a claim shorter than a second', () => {

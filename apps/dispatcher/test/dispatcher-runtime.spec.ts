@@ -5,6 +5,9 @@ import { startDispatcher } from '../src/runtime';
 
 describe(startDispatcher.name, () => {
   itRunsAsABackgroundService((host) =>
-    startDispatcher({ ...host, dispatch: { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'runtime-test' }, retention: { retentionDays: 7, intervalMs: 3_600_000 } }, createLogger('dispatcher', 'silent')),
+    startDispatcher(
+      { ...host, dispatch: { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'runtime-test' }, retention: { retentionDays: 7, intervalMs: 3_600_000 } },
+      createLogger('dispatcher', 'silent'),
+    ),
   );
 });

@@ -54,7 +54,21 @@ export class GatewayModule {
     return {
       module: GatewayModule,
       imports: runtime.embedded ?? [],
-      controllers: [HealthController, FilesController, AdminController, InstanceController, WebhookController, GlobalWebhookController, SseController, MessageController, SendController, AsyncQueueController, InteractiveSendController, SenderController, ContactStateController],
+      controllers: [
+        HealthController,
+        FilesController,
+        AdminController,
+        InstanceController,
+        WebhookController,
+        GlobalWebhookController,
+        SseController,
+        MessageController,
+        SendController,
+        AsyncQueueController,
+        InteractiveSendController,
+        SenderController,
+        ContactStateController,
+      ],
       providers: [
         ...shared,
         AdminTokenService,

@@ -20,7 +20,11 @@ async function main(): Promise<void> {
         autoCreateAccounts: true,
       })
     : undefined;
-  if (simulator) logger.warn({ controlUrl: simulator.controlUrl, websocketUrl: simulator.websocketUrl }, 'SANDBOX: sessions connect to the embedded WhatsApp simulator, not to WhatsApp');
+  if (simulator)
+    logger.warn(
+      { controlUrl: simulator.controlUrl, websocketUrl: simulator.websocketUrl },
+      'SANDBOX: sessions connect to the embedded WhatsApp simulator, not to WhatsApp',
+    );
   if (config.sandbox && !runtime.embedded) throw new Error('--sandbox needs the embedded default (unset NATS_URL)');
 
   const embedded = runtime.embedded

@@ -10,7 +10,10 @@ describe('admin API (HTTP)', () => {
 
   describe('POST /instance/create', () => {
     it('should create a disconnected instance with a random token', async () => {
-      const { status, body } = await gw.call('POST', '/instance/create', { admin: gw.adminToken, body: { name: 'shop', adminField01: 'a1', systemName: 'crm' } });
+      const { status, body } = await gw.call('POST', '/instance/create', {
+        admin: gw.adminToken,
+        body: { name: 'shop', adminField01: 'a1', systemName: 'crm' },
+      });
       expect(status).toBe(200);
       expect(body).toMatchObject({ response: 'Instance created successfully', connected: false, loggedIn: false, name: 'shop' });
       expect(body.token).toMatch(/^[0-9a-f-]{36}$/);
@@ -77,7 +80,10 @@ describe('admin API (HTTP)', () => {
   describe('POST /instance/updateAdminFields', () => {
     it('should update admin fields by id', async () => {
       const { id } = await gw.createInstance('fields');
-      const { status, body } = await gw.call('POST', '/instance/updateAdminFields', { admin: gw.adminToken, body: { id, adminField01: 'x', adminField02: 'y' } });
+      const { status, body } = await gw.call('POST', '/instance/updateAdminFields', {
+        admin: gw.adminToken,
+        body: { id, adminField01: 'x', adminField02: 'y' },
+      });
       expect(status).toBe(200);
       expect(body).toMatchObject({ id, adminField01: 'x', adminField02: 'y' });
     });

@@ -25,7 +25,17 @@ describe('async queue crash safety (real session workers, simulator)', () => {
       stack.bus,
       // A send that hangs in a dead worker times out and is handed over again (same ids); the claim of
       // a dead dispatcher lapses after claimMs.
-      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId, pollIntervalMs: 200, claimMs: 4_000, sendTimeoutMs: 8_000, retryBackoffMs: [500], disconnectedRetryMs: 500, maxAttempts: 10, ...overrides },
+      {
+        ...ASYNC_DISPATCHER_DEFAULTS,
+        dispatcherId,
+        pollIntervalMs: 200,
+        claimMs: 4_000,
+        sendTimeoutMs: 8_000,
+        retryBackoffMs: [500],
+        disconnectedRetryMs: 500,
+        maxAttempts: 10,
+        ...overrides,
+      },
       stack.logger,
     );
     dispatchers.push(dispatcher);
@@ -35,14 +45,22 @@ describe('async queue crash safety (real session workers, simulator)', () => {
 
   const holderOf = () => stack.holderOf(instanceId);
   const relayedCount = async (ids: string[]) =>
-    Number(((await stack.db.dataSource.query(`SELECT count(*) AS n FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[]) AND relayed_at IS NOT NULL`, [instanceId, ids])) as Array<{ n: string }>)[0].n);
+    Number(
+      (
+        (await stack.db.dataSource.query(
+          `SELECT count(*) AS n FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[]) AND relayed_at IS NOT NULL`,
+          [instanceId, ids],
+        )) as Array<{ n: string }>
+      )[0].n,
+    );
 
   /** Accepts `count` async sends one after the other (so their order is defined) and returns their ids. */
   const queue = async (label: string, count: number, typingMs = 0): Promise<string[]> => {
     const ids: string[] = [];
     for (let n = 1; n <= count; n++) {
       const response = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `${label}-${n}`, async: true, delay: typingMs } });
-      if (response.status !== 200 || response.body.status !== 'Queued') throw new Error(`queue ${label}-${n}: ${response.status} ${JSON.stringify(response.body)}`);
+      if (response.status !== 200 || response.body.status !== 'Queued')
+        throw new Error(`queue ${label}-${n}: ${response.status} ${JSON.stringify(response.body)}`);
       ids.push(response.body.messageid as string);
     }
     return ids;
@@ -65,20 +83,34 @@ describe('async queue crash safety (real session workers, simulator)', () => {
       const missing = rows.filter((row) => !entries.some((entry) => entry.id === row.message_id));
       throw new Error(`${error.message.slice(0, 60)}; missing at the phone: ${JSON.stringify(missing)}`);
     });
-    const received = inbox.filter((entry) => ids.includes(entry.id)).sort((a, b) => a.seq - b.seq).map((entry) => entry.id);
+    const received = inbox
+      .filter((entry) => ids.includes(entry.id))
+      .sort((a, b) => a.seq - b.seq)
+      .map((entry) => entry.id);
     // None sent twice (the phone keeps every copy it decrypts), none lost, order as accepted.
     expect(received).toEqual(ids);
     // The phone can hold the last message a moment before the worker has recorded its server ack.
     const rows = await waitFor(
-      () => stack.db.dataSource.query(`SELECT message_id, status FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [instanceId, ids]) as Promise<Array<{ message_id: string; status: string }>>,
+      () =>
+        stack.db.dataSource.query(`SELECT message_id, status FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [
+          instanceId,
+          ids,
+        ]) as Promise<Array<{ message_id: string; status: string }>>,
       (found) => found.length === ids.length && found.every((row) => ['Sent', 'Delivered', 'Read'].includes(row.status)),
       30_000,
       'every queued message recorded as sent',
-    ).catch(async () => stack.db.dataSource.query(`SELECT message_id, status FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [instanceId, ids]) as Promise<Array<{ message_id: string; status: string }>>);
+    ).catch(
+      async () =>
+        stack.db.dataSource.query(`SELECT message_id, status FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [
+          instanceId,
+          ids,
+        ]) as Promise<Array<{ message_id: string; status: string }>>,
+    );
     expect(rows).toHaveLength(ids.length);
     for (const row of rows) expect(['Sent', 'Delivered', 'Read']).toContain(row.status);
     await waitFor(
-      async () => Number(((await stack.db.dataSource.query(`SELECT count(*) AS n FROM send_queue WHERE instance_id = $1`, [instanceId])) as Array<{ n: string }>)[0].n),
+      async () =>
+        Number(((await stack.db.dataSource.query(`SELECT count(*) AS n FROM send_queue WHERE instance_id = $1`, [instanceId])) as Array<{ n: string }>)[0].n),
       (n) => n === 0,
       30_000,
       'the queue empty',
@@ -94,7 +126,12 @@ describe('async queue crash safety (real session workers, simulator)', () => {
     const connect = await stack.gw.call('POST', '/instance/connect', { token, body: {} });
     if (connect.status !== 200) throw new Error(`connect: ${connect.status} ${JSON.stringify(connect.body)}`);
     await stack.control('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
-    await waitFor(() => stack.gw.call('GET', '/instance/status', { token }), (r) => r.body.status?.connected === true, 30_000, 'connected');
+    await waitFor(
+      () => stack.gw.call('GET', '/instance/status', { token }),
+      (r) => r.body.status?.connected === true,
+      30_000,
+      'connected',
+    );
     contact = nextPhone('5544');
     await stack.control('POST', '/sim/accounts', { phone: contact, name: 'Cliente' });
     // One second between sends: the queue is still mid-way when the crashes come.
@@ -106,8 +143,18 @@ describe('async queue crash safety (real session workers, simulator)', () => {
   beforeEach(async () => {
     for (const dispatcher of dispatchers.splice(0)) await dispatcher.stop().catch(() => undefined);
     for (const workerId of ['worker-a', 'worker-b']) if (!stack.workers.has(workerId)) await stack.startWorker(workerId);
-    await waitFor(() => stack.gw.call('GET', '/instance/status', { token }), (r) => r.body.status?.connected === true, 60_000, 'connected');
-    await waitFor(() => holderOf(), (worker) => worker !== null, 60_000, 'a worker holding the instance');
+    await waitFor(
+      () => stack.gw.call('GET', '/instance/status', { token }),
+      (r) => r.body.status?.connected === true,
+      60_000,
+      'connected',
+    );
+    await waitFor(
+      () => holderOf(),
+      (worker) => worker !== null,
+      60_000,
+      'a worker holding the instance',
+    );
   }, 130_000);
 
   afterAll(async () => {
@@ -121,7 +168,12 @@ describe('async queue crash safety (real session workers, simulator)', () => {
     // The crash comes in a pacing gap: a few sent, the rest queued. (A send caught inside the halted
     // worker is not what kill -9 does to it: halt() cannot stop a send already running in this process,
     // which would still write its outcome. The in-flight resend is the dispatcher test's below.)
-    await waitFor(() => relayedCount(ids), (n) => n >= 3, 60_000, 'the first sends relayed');
+    await waitFor(
+      () => relayedCount(ids),
+      (n) => n >= 3,
+      60_000,
+      'the first sends relayed',
+    );
     await waitFor(
       async () => (await stack.db.dataSource.query(`SELECT in_flight_id FROM send_lanes WHERE instance_id = $1`, [instanceId]))[0]?.in_flight_id ?? null,
       (inFlight) => inFlight === null,
@@ -135,7 +187,12 @@ describe('async queue crash safety (real session workers, simulator)', () => {
     stack.halt(holder!); // kill -9: sockets dropped, the lease left to lapse, nothing written
     expect(await relayedCount(ids)).toBeLessThan(ids.length);
 
-    await waitFor(() => holderOf(), (worker) => worker === survivor, 60_000, 'adoption by the surviving worker').catch(async (error: Error) => {
+    await waitFor(
+      () => holderOf(),
+      (worker) => worker === survivor,
+      60_000,
+      'adoption by the surviving worker',
+    ).catch(async (error: Error) => {
       const leases = await stack.db.dataSource.query(`SELECT worker_id, expires_at, now() AS now FROM session_leases WHERE instance_id = $1`, [instanceId]);
       const instance = await stack.db.dataSource.query(`SELECT status, desired_state FROM instances WHERE id = $1`, [instanceId]);
       throw new Error(`${error.message}; leases ${JSON.stringify(leases)}; instance ${JSON.stringify(instance)}`);
@@ -147,9 +204,18 @@ describe('async queue crash safety (real session workers, simulator)', () => {
     // Each send types for 1.5 s in the worker first, so the crash catches one in flight.
     const ids = await queue('dispatcher-crash', 8, 1_500);
     const doomed = startDispatcher('d2');
-    await waitFor(() => relayedCount(ids), (n) => n >= 2, 60_000, 'the first sends relayed');
+    await waitFor(
+      () => relayedCount(ids),
+      (n) => n >= 2,
+      60_000,
+      'the first sends relayed',
+    );
     const inFlight = await waitFor(
-      async () => (await stack.db.dataSource.query(`SELECT message_id FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[]) AND status = 'Pending'`, [instanceId, ids])) as Array<{ message_id: string }>,
+      async () =>
+        (await stack.db.dataSource.query(`SELECT message_id FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[]) AND status = 'Pending'`, [
+          instanceId,
+          ids,
+        ])) as Array<{ message_id: string }>,
       (rows) => rows.length === 1,
       60_000,
       'a send in flight in the worker',
@@ -158,7 +224,9 @@ describe('async queue crash safety (real session workers, simulator)', () => {
     expect(await relayedCount(ids)).toBeLessThan(ids.length);
     // Its queue row stays (a dead dispatcher deletes nothing): the heir must hand that very request over
     // again, after the claim lapses (4 s), by when the worker has relayed it.
-    expect(await stack.db.dataSource.query(`SELECT message_id FROM send_queue WHERE instance_id = $1 ORDER BY id LIMIT 1`, [instanceId])).toEqual([{ message_id: inFlight[0].message_id }]);
+    expect(await stack.db.dataSource.query(`SELECT message_id FROM send_queue WHERE instance_id = $1 ORDER BY id LIMIT 1`, [instanceId])).toEqual([
+      { message_id: inFlight[0].message_id },
+    ]);
 
     // The heir hands the same request (same id) over again once the claim lapses: the worker, having
     // relayed it already, answers from its store instead of sending it a second time.

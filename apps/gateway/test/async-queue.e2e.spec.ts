@@ -11,14 +11,23 @@ describe('async send queue (HTTP → queue → dispatcher → worker → simulat
   let contact: string;
 
   const status = async (messageId: string) =>
-    ((await stack.db.dataSource.query(`SELECT status FROM messages WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId])) as Array<{ status: string }>)[0]?.status;
+    (
+      (await stack.db.dataSource.query(`SELECT status FROM messages WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId])) as Array<{
+        status: string;
+      }>
+    )[0]?.status;
 
   beforeAll(async () => {
     await stack.start();
     ({ token, id: instanceId } = await stack.connectedInstance('async-sender'));
     contact = nextPhone('5541');
     await stack.control('POST', '/sim/accounts', { phone: contact, name: 'Cliente' });
-    dispatcher = new AsyncDispatcher(stack.db.dataSource, stack.bus, { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e', pollIntervalMs: 200 }, createLogger('dispatcher', 'silent'));
+    dispatcher = new AsyncDispatcher(
+      stack.db.dataSource,
+      stack.bus,
+      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e', pollIntervalMs: 200 },
+      createLogger('dispatcher', 'silent'),
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -36,21 +45,38 @@ describe('async send queue (HTTP → queue → dispatcher → worker → simulat
   });
 
   it('should answer 200 Queued at once, then deliver the message and mark it Sent', async () => {
-    const { status: code, body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: 'Olá em fila', async: true, track_id: 'A-1' } });
+    const { status: code, body } = await stack.gw.call('POST', '/send/text', {
+      token,
+      body: { number: contact, text: 'Olá em fila', async: true, track_id: 'A-1' },
+    });
     expect(code).toBe(200);
     expect(body).toMatchObject({ status: 'Queued', fromMe: true, text: 'Olá em fila', track_id: 'A-1', sendFunction: 'SendTextMessage' });
     expect(body.response).toEqual({ status: 'success', message: 'Message queued successfully' });
     const queued = await stack.gw.call('GET', '/message/async', { token });
     expect(queued).toEqual({
       status: 200,
-      body: { response: 'Async queue status', instanceId, queue: { status: 'queued', pending: 1, processingNow: false, acceptingNewMessages: true, sessionReady: true, resetting: false } },
+      body: {
+        response: 'Async queue status',
+        instanceId,
+        queue: { status: 'queued', pending: 1, processingNow: false, acceptingNewMessages: true, sessionReady: true, resetting: false },
+      },
     });
 
     dispatcher.start();
-    const inbox = await waitFor(() => stack.inbox(contact, 1_000), (entries) => entries.some((entry) => entry.id === body.messageid), 15_000, 'queued message at the phone');
+    const inbox = await waitFor(
+      () => stack.inbox(contact, 1_000),
+      (entries) => entries.some((entry) => entry.id === body.messageid),
+      15_000,
+      'queued message at the phone',
+    );
     const message = inbox.find((entry) => entry.id === body.messageid)!;
     expect(message.message.extendedTextMessage?.text ?? message.message.conversation).toBe('Olá em fila');
-    await waitFor(() => status(body.messageid), (value) => value === 'Sent' || value === 'Delivered' || value === 'Read', 10_000, 'status Sent');
+    await waitFor(
+      () => status(body.messageid),
+      (value) => value === 'Sent' || value === 'Delivered' || value === 'Read',
+      10_000,
+      'status Sent',
+    );
     const idle = await stack.gw.call('GET', '/message/async', { token });
     expect(idle.body.queue).toMatchObject({ status: 'idle', pending: 0 });
   });
@@ -58,11 +84,16 @@ describe('async send queue (HTTP → queue → dispatcher → worker → simulat
   it('should clear the queue with DELETE /message/async and cancel what was pending', async () => {
     await dispatcher.stop();
     const sent = [];
-    for (let n = 0; n < 3; n++) sent.push((await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `fila ${n}`, async: true } })).body);
+    for (let n = 0; n < 3; n++)
+      sent.push((await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `fila ${n}`, async: true } })).body);
     const cleared = await stack.gw.call('DELETE', '/message/async', { token });
     expect(cleared).toEqual({
       status: 200,
-      body: { response: 'Async queue cleared', instanceId, stats: { trackedJobsCleared: 3, bufferedJobsMarkedCanceled: 0, drainedChannelJobs: 0, clearedOverflowJobs: 0, persistedQueuedCanceled: 3 } },
+      body: {
+        response: 'Async queue cleared',
+        instanceId,
+        stats: { trackedJobsCleared: 3, bufferedJobsMarkedCanceled: 0, drainedChannelJobs: 0, clearedOverflowJobs: 0, persistedQueuedCanceled: 3 },
+      },
     });
     for (const message of sent) expect(await status(message.messageid)).toBe('Canceled');
   });

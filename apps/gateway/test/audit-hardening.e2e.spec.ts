@@ -27,7 +27,9 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
     await stack.control('POST', '/sim/accounts', { phone: contact, name: 'Cliente' });
     files = await startFilesServer({
       '/bad-image-page': htmlPage(`<html><head><title>Loja torta</title><meta property="og:image" content="http://[bad"></head></html>`),
-      '/metadata-image-page': htmlPage(`<html><head><title>Loja interna</title><meta property="og:image" content="http://169.254.169.254/latest/x.png"></head></html>`),
+      '/metadata-image-page': htmlPage(
+        `<html><head><title>Loja interna</title><meta property="og:image" content="http://169.254.169.254/latest/x.png"></head></html>`,
+      ),
       '*.pdf': { contentType: 'application/pdf', body: pdf },
       '*.mp3': { contentType: 'audio/mpeg', body: Buffer.alloc(2048, 1) },
       '/page': htmlPage(`<html><head><title>Loja</title><meta property="og:image" content="/cover.png"></head></html>`),
@@ -68,7 +70,13 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
 
     it('should refuse a custom image the SSRF guard refuses in a small preview too, as in a large one', async () => {
       for (const linkPreviewLarge of [false, true]) {
-        const { status, body } = await post('/send/text', { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge, linkPreviewImage: 'http://169.254.169.254/latest/meta-data/x.png' });
+        const { status, body } = await post('/send/text', {
+          number: contact,
+          text: `veja ${files.url}/page`,
+          linkPreview: true,
+          linkPreviewLarge,
+          linkPreviewImage: 'http://169.254.169.254/latest/meta-data/x.png',
+        });
         expect({ linkPreviewLarge, status }).toEqual({ linkPreviewLarge, status: 400 });
         expect(body.error).toMatch(/^linkPreviewImage refused: URL points to a private or reserved address \(169\.254\.169\.254\)/);
       }
@@ -83,7 +91,12 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
     });
 
     it('should use an allowed custom image in a small preview', async () => {
-      const { status, body } = await post('/send/text', { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewImage: `${files.url}/custom.png` });
+      const { status, body } = await post('/send/text', {
+        number: contact,
+        text: `veja ${files.url}/page`,
+        linkPreview: true,
+        linkPreviewImage: `${files.url}/custom.png`,
+      });
       expect(status).toBe(200);
       expect((await received(contact, body.messageid)).extendedTextMessage.jpegThumbnail).toBeTruthy();
     });
@@ -110,7 +123,12 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
 
     it('should answer 100 ids in one call, each found or not', async () => {
       const inbound = await stack.control<{ id: string }>('POST', `/sim/accounts/${contact}/send`, { to: ownPhone, text: 'leia isto' });
-      await waitFor(() => post('/message/find', { id: inbound.id }), (r) => r.body.returnedMessages === 1, 20_000, 'inbound message stored');
+      await waitFor(
+        () => post('/message/find', { id: inbound.id }),
+        (r) => r.body.returnedMessages === 1,
+        20_000,
+        'inbound message stored',
+      );
       const ids = [`${ownPhone}:${inbound.id}`, ...Array.from({ length: 99 }, (_, n) => `MISSING${n}`)];
       const { status, body } = await post('/message/markread', { id: ids });
       expect(status).toBe(200);
@@ -134,8 +152,18 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
     it('should replace placeholders in the button’s text', async () => {
       // The contact writes first: the chat and its profile name are known.
       const hello = await stack.control<{ id: string }>('POST', `/sim/accounts/${contact}/send`, { to: ownPhone, text: 'oi' });
-      await waitFor(() => post('/message/find', { id: hello.id }), (r) => r.body.returnedMessages === 1, 20_000, 'first message stored');
-      const { status, body } = await post('/send/pix-button', { number: contact, pixType: 'EVP', pixKey: '3f1c8d2e-1111-2222-3333-444455556666', text: 'Pague aqui, {{wa_name}}' });
+      await waitFor(
+        () => post('/message/find', { id: hello.id }),
+        (r) => r.body.returnedMessages === 1,
+        20_000,
+        'first message stored',
+      );
+      const { status, body } = await post('/send/pix-button', {
+        number: contact,
+        pixType: 'EVP',
+        pixKey: '3f1c8d2e-1111-2222-3333-444455556666',
+        text: 'Pague aqui, {{wa_name}}',
+      });
       expect(status).toBe(200);
       expect(body.sendPayload.text).toBe('Pague aqui, Cliente');
       const message = JSON.stringify(await received(contact, body.messageid));
@@ -147,7 +175,10 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
   describe('messages for wrong types (finding 17)', () => {
     it('should name the expected type before any length rule', async () => {
       expect(await post('/send/text', { number: 5511999999999, text: 'oi' })).toEqual({ status: 400, body: { error: 'number must be a string' } });
-      expect(await post('/send/contact', { number: contact, fullName: 'Ana', phoneNumber: 5 })).toEqual({ status: 400, body: { error: 'phoneNumber must be a string' } });
+      expect(await post('/send/contact', { number: contact, fullName: 'Ana', phoneNumber: 5 })).toEqual({
+        status: 400,
+        body: { error: 'phoneNumber must be a string' },
+      });
       expect(await post('/message/pin', { id: 123 })).toEqual({ status: 400, body: { error: 'id must be a string' } });
       expect(await post('/message/find', { offset: 'x' })).toEqual({ status: 400, body: { error: 'offset must be an integer number' } });
     });
@@ -177,10 +208,21 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
     it('should take an OrderMessage named in the API’s id form as orderMessageId', async () => {
       const order = await stack.control<{ id: string }>('POST', `/sim/accounts/${contact}/send`, {
         to: ownPhone,
-        message: { orderMessage: { orderId: '4455', itemCount: 2, status: 1, surface: 1, orderTitle: 'Carrinho', totalAmount1000: 12_500, totalCurrencyCode: 'BRL' } },
+        message: {
+          orderMessage: { orderId: '4455', itemCount: 2, status: 1, surface: 1, orderTitle: 'Carrinho', totalAmount1000: 12_500, totalCurrencyCode: 'BRL' },
+        },
       });
-      await waitFor(() => post('/message/find', { id: order.id }), (r) => r.body.messages?.[0]?.messageType === 'OrderMessage', 20_000, 'order stored');
-      const { status, body } = await post('/send/request-payment', { number: contact, orderMessageId: `${ownPhone}:${order.id}`, pixKey: '3f1c8d2e-1111-2222-3333-444455556666' });
+      await waitFor(
+        () => post('/message/find', { id: order.id }),
+        (r) => r.body.messages?.[0]?.messageType === 'OrderMessage',
+        20_000,
+        'order stored',
+      );
+      const { status, body } = await post('/send/request-payment', {
+        number: contact,
+        orderMessageId: `${ownPhone}:${order.id}`,
+        pixKey: '3f1c8d2e-1111-2222-3333-444455556666',
+      });
       expect({ status, error: body.error || undefined }).toEqual({ status: 200, error: undefined });
       const interactive = (await received(contact, body.messageid)).viewOnceMessage.message.interactiveMessage;
       const payment = JSON.parse(interactive.nativeFlowMessage.buttons[0].buttonParamsJson);
@@ -254,10 +296,15 @@ describe('delay indicator of an audio send (HTTP → worker → Baileys → anot
       stack.db.dataSource
         .query(`SELECT payload FROM outbox_events WHERE instance_id = $1 AND event_type = 'presence' ORDER BY id`, [receiver.id])
         .then((rows: Array<{ payload: { type: string; event: { Chat: string; State: string } } }>) =>
-          rows.filter((row) => row.payload.type === 'ChatPresence' && [senderJid, senderLid].includes(row.payload.event.Chat)).map((row) => row.payload.event.State),
+          rows
+            .filter((row) => row.payload.type === 'ChatPresence' && [senderJid, senderLid].includes(row.payload.event.Chat))
+            .map((row) => row.payload.event.State),
         );
 
-    const { status, body } = await stack.gw.call('POST', '/send/media', { token: sender.token, body: { number: receiver.phone, type: 'audio', file: `${files.url}/voz.mp3`, delay: 1_500 } });
+    const { status, body } = await stack.gw.call('POST', '/send/media', {
+      token: sender.token,
+      body: { number: receiver.phone, type: 'audio', file: `${files.url}/voz.mp3`, delay: 1_500 },
+    });
     expect({ status, error: body.error || undefined }).toEqual({ status: 200, error: undefined });
     const [first] = await waitFor(states, (list) => list.length > 0, 20_000, 'the sender’s chat state at the receiver');
     expect(first).toBe('recording');

@@ -34,7 +34,12 @@ describe('connect flow (HTTP → gateway → bus → session workers → Baileys
 
     // The simulated phone scans the QR image, as a camera would.
     const device = await stack.control<{ jid: string }>('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
-    const connected = await waitFor(() => status(token), (r) => r.body.status.connected === true, 20_000, 'connected');
+    const connected = await waitFor(
+      () => status(token),
+      (r) => r.body.status.connected === true,
+      20_000,
+      'connected',
+    );
     expect(connected.body.status).toMatchObject({ connected: true, loggedIn: true, jid: { user: phone, server: 's.whatsapp.net' } });
     expect(connected.body.instance).toMatchObject({ status: 'connected', owner: phone, qrcode: '', paircode: '' });
 
@@ -49,8 +54,18 @@ describe('connect flow (HTTP → gateway → bus → session workers → Baileys
     const survivor = holder === 'worker-a' ? 'worker-b' : 'worker-a';
     stack.halt(holder!);
     const killedAt = Date.now();
-    await waitFor(() => stack.holderOf(id), (worker) => worker === survivor, 15_000, 'adoption by the surviving worker');
-    await waitFor(() => status(token), (r) => r.body.status.connected === true, 15_000, 'reconnected');
+    await waitFor(
+      () => stack.holderOf(id),
+      (worker) => worker === survivor,
+      15_000,
+      'adoption by the surviving worker',
+    );
+    await waitFor(
+      () => status(token),
+      (r) => r.body.status.connected === true,
+      15_000,
+      'reconnected',
+    );
     const reconnectMs = Date.now() - killedAt;
     expect(reconnectMs).toBeLessThan(20_000);
     // Same linked device, no new pairing.
@@ -61,7 +76,12 @@ describe('connect flow (HTTP → gateway → bus → session workers → Baileys
     const disconnected = await stack.gw.call('POST', '/instance/disconnect', { token });
     expect(disconnected.status).toBe(200);
     expect(disconnected.body.response).toBe('Disconnected');
-    await waitFor(() => status(token), (r) => r.body.instance.status === 'disconnected', 10_000, 'disconnected');
+    await waitFor(
+      () => status(token),
+      (r) => r.body.instance.status === 'disconnected',
+      10_000,
+      'disconnected',
+    );
     // The simulator applies the device's logout as its stanza arrives, which can trail the status by a moment.
     const afterLogout = await waitFor(
       () => stack.control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`),
@@ -84,7 +104,12 @@ describe('connect flow (HTTP → gateway → bus → session workers → Baileys
     expect(connect.status).toBe(200);
     expect(connect.body.instance.paircode).toMatch(/^[A-Z0-9]{4}-?[A-Z0-9]{4}$/);
     await stack.control('POST', '/sim/pair-code', { phone, code: connect.body.instance.paircode });
-    const connected = await waitFor(() => status(token), (r) => r.body.status.connected === true, 20_000, 'connected by code');
+    const connected = await waitFor(
+      () => status(token),
+      (r) => r.body.status.connected === true,
+      20_000,
+      'connected by code',
+    );
     expect(connected.body.instance.owner).toBe(phone);
   }, 60_000);
 
@@ -94,7 +119,12 @@ describe('connect flow (HTTP → gateway → bus → session workers → Baileys
     const { id, token } = await stack.gw.createInstance('repeat');
     const first = await stack.gw.call('POST', '/instance/connect', { token, body: {} });
     await stack.control('POST', '/sim/scan', { phone, qr: first.body.instance.qrcode });
-    await waitFor(() => status(token), (r) => r.body.status.connected === true, 20_000, 'connected');
+    await waitFor(
+      () => status(token),
+      (r) => r.body.status.connected === true,
+      20_000,
+      'connected',
+    );
     // Let go of the session (as a redeploy would), then connect again.
     const holder = await stack.holderOf(id);
     await stack.bus.request(`instance.${id}.release`, { instanceId: id }, { timeoutMs: 10_000 });
@@ -102,6 +132,11 @@ describe('connect flow (HTTP → gateway → bus → session workers → Baileys
     const again = await stack.gw.call('POST', '/instance/connect', { token, body: {} });
     expect(again.status).toBe(200);
     expect(again.body.instance.qrcode).toBe('');
-    await waitFor(() => status(token), (r) => r.body.status.connected === true, 20_000, 'reconnected');
+    await waitFor(
+      () => status(token),
+      (r) => r.body.status.connected === true,
+      20_000,
+      'reconnected',
+    );
   }, 60_000);
 });

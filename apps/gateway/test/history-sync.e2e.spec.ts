@@ -14,10 +14,18 @@ describe('POST /message/history-sync (HTTP → worker → Baileys → phone → 
   let anchorId: string;
   const base = Math.floor(Date.now() / 1000) - 20 * 86_400;
 
-  const historyEvents = () => stack.db.dataSource.query(`SELECT payload FROM outbox_events WHERE event_type = 'history' ORDER BY id`) as Promise<Array<{ payload: Record<string, any> }>>;
+  const historyEvents = () =>
+    stack.db.dataSource.query(`SELECT payload FROM outbox_events WHERE event_type = 'history' ORDER BY id`) as Promise<Array<{ payload: Record<string, any> }>>;
   const find = async (id: string) => (await stack.gw.call('POST', '/message/find', { token, body: { id } })).body.messages[0];
   const peerRequest = async (requestId: string) =>
-    (await waitFor(() => stack.control<PeerRequest[]>('GET', `/sim/accounts/${phone}/peer-requests`), (list) => list.some((entry) => entry.id === requestId), 15_000, `peer request ${requestId}`)).find((entry) => entry.id === requestId)!;
+    (
+      await waitFor(
+        () => stack.control<PeerRequest[]>('GET', `/sim/accounts/${phone}/peer-requests`),
+        (list) => list.some((entry) => entry.id === requestId),
+        15_000,
+        `peer request ${requestId}`,
+      )
+    ).find((entry) => entry.id === requestId)!;
 
   beforeAll(async () => {
     await stack.start();
@@ -27,11 +35,25 @@ describe('POST /message/history-sync (HTTP → worker → Baileys → phone → 
     Object.assign(friend, created);
     // A message from the friend: the newest one the instance stores for the chat.
     anchorId = (await stack.control<{ id: string }>('POST', `/sim/accounts/${friend.phone}/send`, { to: phone, text: 'oi, tudo bem?' })).id;
-    await waitFor(() => find(anchorId), (message) => !!message, 15_000, 'the received message stored');
+    await waitFor(
+      () => find(anchorId),
+      (message) => !!message,
+      15_000,
+      'the received message stored',
+    );
     // What the instance's phone keeps of the chat beyond that (never pushed to the companion).
-    const archived = (id: string, offset: number, text: string, fromMe = false) => ({ key: { remoteJid: friend.lid, fromMe, id }, message: { conversation: text }, messageTimestamp: base + offset });
+    const archived = (id: string, offset: number, text: string, fromMe = false) => ({
+      key: { remoteJid: friend.lid, fromMe, id },
+      message: { conversation: text },
+      messageTimestamp: base + offset,
+    });
     await stack.control('POST', `/sim/accounts/${phone}/archive`, {
-      messages: [archived('HS-OLD1', 10, 'primeira'), archived('HS-OLD2', 20, 'segunda', true), archived('HS-OLD3', 30, 'terceira'), archived('HS-LOST', 20 * 86_400 + 3_600, 'perdida')],
+      messages: [
+        archived('HS-OLD1', 10, 'primeira'),
+        archived('HS-OLD2', 20, 'segunda', true),
+        archived('HS-OLD3', 30, 'terceira'),
+        archived('HS-LOST', 20 * 86_400 + 3_600, 'perdida'),
+      ],
     });
   }, 90_000);
 
@@ -47,7 +69,12 @@ describe('POST /message/history-sync (HTTP → worker → Baileys → phone → 
     expect(asked).toMatchObject({ type: 'HISTORY_SYNC_ON_DEMAND', answered: ['HS-OLD2', 'HS-OLD3'] });
     expect(asked.request.historySyncOnDemandRequest).toMatchObject({ oldestMsgId: anchorId, onDemandMsgCount: 2 });
 
-    const events = await waitFor(historyEvents, (rows) => rows.some((row) => row.payload.messages?.some((message: { messageid: string }) => message.messageid === 'HS-OLD3')), 20_000, 'history event');
+    const events = await waitFor(
+      historyEvents,
+      (rows) => rows.some((row) => row.payload.messages?.some((message: { messageid: string }) => message.messageid === 'HS-OLD3')),
+      20_000,
+      'history event',
+    );
     const event = events.find((row) => row.payload.messages?.some((message: { messageid: string }) => message.messageid === 'HS-OLD3'))!.payload;
     expect(event.messages.map((message: { messageid: string }) => message.messageid).sort()).toEqual(['HS-OLD2', 'HS-OLD3']);
     // The event names the request it answers (the id history-sync answered), not the pairing's.
@@ -61,9 +88,17 @@ describe('POST /message/history-sync (HTTP → worker → Baileys → phone → 
     expect(next.status).toBe(200);
     expect(next.body.details.anchor_messageid).toBe('HS-OLD2');
     expect((await peerRequest(next.body.details.request_id)).answered).toEqual(['HS-OLD1']);
-    await waitFor(() => find('HS-OLD1'), (message) => message?.text === 'primeira', 20_000, 'HS-OLD1 stored');
+    await waitFor(
+      () => find('HS-OLD1'),
+      (message) => message?.text === 'primeira',
+      20_000,
+      'HS-OLD1 stored',
+    );
 
-    const explicit = await stack.gw.call('POST', '/message/history-sync', { token, body: { number: friend.jid, mode: 'history', messageid: 'HS-OLD3', count: 1 } });
+    const explicit = await stack.gw.call('POST', '/message/history-sync', {
+      token,
+      body: { number: friend.jid, mode: 'history', messageid: 'HS-OLD3', count: 1 },
+    });
     expect(explicit.status).toBe(200);
     expect((await peerRequest(explicit.body.details.request_id)).answered).toEqual(['HS-OLD2']);
   });
@@ -72,23 +107,49 @@ describe('POST /message/history-sync (HTTP → worker → Baileys → phone → 
     expect(await find('HS-LOST')).toBeUndefined();
     const { status, body } = await stack.gw.call('POST', '/message/history-sync', { token, body: { number: friend.jid, mode: 'exact', messageid: 'HS-LOST' } });
     expect(status).toBe(200);
-    expect(body).toMatchObject({ success: true, mode: 'exact', message: 'Exact message reload request sent. The message will be received if available.', details: { messageid: 'HS-LOST', known_locally: false } });
+    expect(body).toMatchObject({
+      success: true,
+      mode: 'exact',
+      message: 'Exact message reload request sent. The message will be received if available.',
+      details: { messageid: 'HS-LOST', known_locally: false },
+    });
     expect(await peerRequest(body.details.request_id)).toMatchObject({ type: 'PLACEHOLDER_MESSAGE_RESEND', answered: ['HS-LOST'] });
-    expect(await waitFor(() => find('HS-LOST'), (message) => !!message, 20_000, 'HS-LOST stored')).toMatchObject({ text: 'perdida', chatid: friend.jid });
+    expect(
+      await waitFor(
+        () => find('HS-LOST'),
+        (message) => !!message,
+        20_000,
+        'HS-LOST stored',
+      ),
+    ).toMatchObject({ text: 'perdida', chatid: friend.jid });
     // Announced as what the request brought (a history event with its request_id), not as a new message.
-    const events = await waitFor(historyEvents, (rows) => rows.some((row) => row.payload.request_id === body.details.request_id), 20_000, 'history event of the reload');
+    const events = await waitFor(
+      historyEvents,
+      (rows) => rows.some((row) => row.payload.request_id === body.details.request_id),
+      20_000,
+      'history event of the reload',
+    );
     const event = events.find((row) => row.payload.request_id === body.details.request_id)!.payload;
     expect(event).toMatchObject({ EventType: 'history', syncType: '6', counts: { messages: 1 } });
     expect(event.messages).toEqual([expect.objectContaining({ messageid: 'HS-LOST', text: 'perdida', chatid: friend.jid })]);
-    const announced: Array<{ n: number }> = await stack.db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_events WHERE event_type = 'messages' AND payload->'message'->>'messageid' = 'HS-LOST'`);
+    const announced: Array<{ n: number }> = await stack.db.dataSource.query(
+      `SELECT count(*)::int AS n FROM outbox_events WHERE event_type = 'messages' AND payload->'message'->>'messageid' = 'HS-LOST'`,
+    );
     expect(announced[0].n).toBe(0);
 
     // Asked again, now that it is stored: the event still names it (and nothing is stored twice).
     const again = await stack.gw.call('POST', '/message/history-sync', { token, body: { number: friend.jid, mode: 'exact', messageid: 'HS-LOST' } });
     expect(again.body.details).toMatchObject({ known_locally: true });
     expect(again.body.details.request_id).not.toBe(body.details.request_id);
-    const rows = await waitFor(historyEvents, (list) => list.some((row) => row.payload.request_id === again.body.details.request_id), 20_000, 'history event of the second reload');
-    expect(rows.find((row) => row.payload.request_id === again.body.details.request_id)!.payload.messages).toEqual([expect.objectContaining({ messageid: 'HS-LOST', text: 'perdida' })]);
+    const rows = await waitFor(
+      historyEvents,
+      (list) => list.some((row) => row.payload.request_id === again.body.details.request_id),
+      20_000,
+      'history event of the second reload',
+    );
+    expect(rows.find((row) => row.payload.request_id === again.body.details.request_id)!.payload.messages).toEqual([
+      expect.objectContaining({ messageid: 'HS-LOST', text: 'perdida' }),
+    ]);
     const stored: Array<{ n: number }> = await stack.db.dataSource.query(`SELECT count(*)::int AS n FROM messages WHERE message_id = 'HS-LOST'`);
     expect(stored[0].n).toBe(1);
   });

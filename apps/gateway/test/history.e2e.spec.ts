@@ -19,7 +19,15 @@ describe('initial history (HTTP → worker → Baileys ← simulated phone)', ()
           {
             id: friendAccount.lid,
             pnJid: friendAccount.jid,
-            messages: [{ message: { key: { remoteJid: friendAccount.lid, fromMe: false, id: 'HIST0001' }, message: { conversation: 'from last week' }, messageTimestamp: Math.floor(Date.now() / 1000) - 86_400 } }],
+            messages: [
+              {
+                message: {
+                  key: { remoteJid: friendAccount.lid, fromMe: false, id: 'HIST0001' },
+                  message: { conversation: 'from last week' },
+                  messageTimestamp: Math.floor(Date.now() / 1000) - 86_400,
+                },
+              },
+            ],
           },
         ],
       },

@@ -12,7 +12,12 @@ describe('inbound messages and /message/download (HTTP)', () => {
 
   const findBy = (body: Record<string, unknown>) => stack.gw.call('POST', '/message/find', { token, body });
   const arrived = (predicate: (message: Record<string, any>) => boolean) =>
-    waitFor(() => findBy({ fromMe: false, limit: 50 }), (r) => r.body.messages?.some(predicate), 15_000, 'inbound message').then((r) => r.body.messages.find(predicate));
+    waitFor(
+      () => findBy({ fromMe: false, limit: 50 }),
+      (r) => r.body.messages?.some(predicate),
+      15_000,
+      'inbound message',
+    ).then((r) => r.body.messages.find(predicate));
 
   beforeAll(async () => {
     await stack.start();
@@ -25,16 +30,32 @@ describe('inbound messages and /message/download (HTTP)', () => {
   it('should store a received text with both LID and phone number, in one chat, and announce it', async () => {
     await stack.control('POST', `/sim/accounts/${contact}/send`, { to: owner, text: 'oi, tudo bem?' });
     const message = await arrived((m) => m.text === 'oi, tudo bem?');
-    expect(message).toMatchObject({ fromMe: false, chatid: `${contact}@s.whatsapp.net`, sender_pn: `${contact}@s.whatsapp.net`, wasSentByApi: false, isGroup: false });
+    expect(message).toMatchObject({
+      fromMe: false,
+      chatid: `${contact}@s.whatsapp.net`,
+      sender_pn: `${contact}@s.whatsapp.net`,
+      wasSentByApi: false,
+      isGroup: false,
+    });
     expect(message.sender_lid).toMatch(/@lid$/);
     const events: Array<{ payload: Record<string, any> }> = await stack.db.dataSource.query(`SELECT payload FROM outbox_events WHERE event_type = 'messages'`);
     const event = events.map((row) => row.payload).find((payload) => payload.message?.messageid === message.messageid);
-    expect(event).toMatchObject({ EventType: 'messages', chat: { wa_chatid: `${contact}@s.whatsapp.net`, wa_isGroup: false }, message: { text: 'oi, tudo bem?' } });
+    expect(event).toMatchObject({
+      EventType: 'messages',
+      chat: { wa_chatid: `${contact}@s.whatsapp.net`, wa_isGroup: false },
+      message: { text: 'oi, tudo bem?' },
+    });
     expect(event!.chat.wa_chatlid).toMatch(/@lid$/);
   });
 
   it('should download a received image as a link and as base64', async () => {
-    await stack.control('POST', `/sim/accounts/${contact}/send-media`, { to: owner, type: 'image', data: png.toString('base64'), mimetype: 'image/png', caption: 'foto' });
+    await stack.control('POST', `/sim/accounts/${contact}/send-media`, {
+      to: owner,
+      type: 'image',
+      data: png.toString('base64'),
+      mimetype: 'image/png',
+      caption: 'foto',
+    });
     const message = await arrived((m) => m.messageType === 'ImageMessage' && m.text === 'foto');
     const { status, body } = await stack.gw.call('POST', '/message/download', { token, body: { id: message.id, return_base64: true } });
     expect(status).toBe(200);
@@ -49,8 +70,19 @@ describe('inbound messages and /message/download (HTTP)', () => {
   });
 
   it('should download a received voice note as MP3', async () => {
-    const ogg = spawnSync(ffmpegPath(), ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=1', '-c:a', 'libopus', '-f', 'ogg', 'pipe:1'], { maxBuffer: 5_000_000 }).stdout;
-    await stack.control('POST', `/sim/accounts/${contact}/send-media`, { to: owner, type: 'audio', data: ogg.toString('base64'), mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 1 });
+    const ogg = spawnSync(
+      ffmpegPath(),
+      ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=300:duration=1', '-c:a', 'libopus', '-f', 'ogg', 'pipe:1'],
+      { maxBuffer: 5_000_000 },
+    ).stdout;
+    await stack.control('POST', `/sim/accounts/${contact}/send-media`, {
+      to: owner,
+      type: 'audio',
+      data: ogg.toString('base64'),
+      mimetype: 'audio/ogg; codecs=opus',
+      ptt: true,
+      seconds: 1,
+    });
     const message = await arrived((m) => m.messageType === 'AudioMessage');
     const { status, body } = await stack.gw.call('POST', '/message/download', { token, body: { id: message.messageid, return_base64: true } });
     expect(status).toBe(200);

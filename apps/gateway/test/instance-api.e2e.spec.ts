@@ -13,7 +13,10 @@ describe('instance API without a session worker (HTTP)', () => {
 
   it('should answer 401 Invalid token for a missing or unknown token', async () => {
     expect(await gw.call('GET', '/instance/status')).toEqual({ status: 401, body: { error: 'Invalid token' } });
-    expect(await gw.call('GET', '/instance/status', { token: 'b5a1f2c3-0000-4000-8000-000000000000' })).toEqual({ status: 401, body: { error: 'Invalid token' } });
+    expect(await gw.call('GET', '/instance/status', { token: 'b5a1f2c3-0000-4000-8000-000000000000' })).toEqual({
+      status: 401,
+      body: { error: 'Invalid token' },
+    });
   });
 
   describe('GET /instance/status', () => {
@@ -28,10 +31,35 @@ describe('instance API without a session worker (HTTP)', () => {
       const { body } = await gw.call('GET', '/instance/status', { token });
       expect(Object.keys(body.instance).sort()).toEqual(
         [
-          'id', 'token', 'status', 'paircode', 'qrcode', 'name', 'profileName', 'profilePicUrl', 'isBusiness', 'plataform', 'systemName', 'owner',
-          'lastDisconnect', 'lastDisconnectReason', 'adminField01', 'adminField02', 'openai_apikey', 'chatbot_enabled', 'chatbot_ignoreGroups',
-          'chatbot_stopConversation', 'chatbot_stopMinutes', 'chatbot_stopWhenYouSendMsg', 'fieldsMap', 'msg_delay_min', 'msg_delay_max',
-          'currentPresence', 'currentTime', 'created', 'updated',
+          'id',
+          'token',
+          'status',
+          'paircode',
+          'qrcode',
+          'name',
+          'profileName',
+          'profilePicUrl',
+          'isBusiness',
+          'plataform',
+          'systemName',
+          'owner',
+          'lastDisconnect',
+          'lastDisconnectReason',
+          'adminField01',
+          'adminField02',
+          'openai_apikey',
+          'chatbot_enabled',
+          'chatbot_ignoreGroups',
+          'chatbot_stopConversation',
+          'chatbot_stopMinutes',
+          'chatbot_stopWhenYouSendMsg',
+          'fieldsMap',
+          'msg_delay_min',
+          'msg_delay_max',
+          'currentPresence',
+          'currentTime',
+          'created',
+          'updated',
         ].sort(),
       );
     });
@@ -71,7 +99,10 @@ describe('instance API without a session worker (HTTP)', () => {
 
   describe('POST /instance/updateFieldsMap', () => {
     it('should store display names of lead fields', async () => {
-      const { status, body } = await gw.call('POST', '/instance/updateFieldsMap', { token, body: { lead_field01: 'CPF', lead_field20: 'Plan', other: 'ignored' } });
+      const { status, body } = await gw.call('POST', '/instance/updateFieldsMap', {
+        token,
+        body: { lead_field01: 'CPF', lead_field20: 'Plan', other: 'ignored' },
+      });
       expect(status).toBe(200);
       expect(body.fieldsMap).toEqual({ lead_field01: 'CPF', lead_field20: 'Plan' });
     });
@@ -81,7 +112,13 @@ describe('instance API without a session worker (HTTP)', () => {
     it('should store the chatbot fields and mask the key', async () => {
       const { status, body } = await gw.call('POST', '/instance/updatechatbotsettings', {
         token,
-        body: { openai_apikey: 'sk-abcdefghijklmnop', chatbot_enabled: true, chatbot_ignoreGroups: true, chatbot_stopConversation: 'stop', chatbot_stopMinutes: 30 },
+        body: {
+          openai_apikey: 'sk-abcdefghijklmnop',
+          chatbot_enabled: true,
+          chatbot_ignoreGroups: true,
+          chatbot_stopConversation: 'stop',
+          chatbot_stopMinutes: 30,
+        },
       });
       expect(status).toBe(200);
       expect(body).toMatchObject({ chatbot_enabled: true, chatbot_ignoreGroups: true, chatbot_stopConversation: 'stop', chatbot_stopMinutes: 30 });
@@ -97,7 +134,10 @@ describe('instance API without a session worker (HTTP)', () => {
     });
 
     it('should store a custom proxy with its password masked', async () => {
-      const { status, body } = await gw.call('POST', '/instance/proxy', { token, body: { mode: 'custom', proxy_url: 'http://user:secretpw@proxy.example:8080' } });
+      const { status, body } = await gw.call('POST', '/instance/proxy', {
+        token,
+        body: { mode: 'custom', proxy_url: 'http://user:secretpw@proxy.example:8080' },
+      });
       expect(status).toBe(200);
       expect(body.details).toBe('Proxy configurado');
       expect(body.proxy.proxy_url).toBe('http://***:***@proxy.example:8080');

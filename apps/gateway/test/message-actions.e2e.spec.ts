@@ -10,7 +10,10 @@ describe('message actions (HTTP → worker → Baileys → simulated phone)', ()
   const received = (messageId: string) => stack.received(contact, messageId);
   const sendText = async (text: string) => (await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text } })).body;
   const updates = async (type: string) => {
-    const rows: Array<{ payload: Record<string, any> }> = await stack.db.dataSource.query(`SELECT payload FROM outbox_events WHERE event_type = 'messages_update' AND payload->>'type' = $1 ORDER BY id`, [type]);
+    const rows: Array<{ payload: Record<string, any> }> = await stack.db.dataSource.query(
+      `SELECT payload FROM outbox_events WHERE event_type = 'messages_update' AND payload->>'type' = $1 ORDER BY id`,
+      [type],
+    );
     return rows.map((row) => row.payload);
   };
 
@@ -24,7 +27,10 @@ describe('message actions (HTTP → worker → Baileys → simulated phone)', ()
 
   it('should react to a message and remove the reaction', async () => {
     const original = await sendText('react to me');
-    const { status, body } = await stack.gw.call('POST', '/message/react', { token, body: { number: contact, text: '👍', id: `${owner}:${original.messageid}` } });
+    const { status, body } = await stack.gw.call('POST', '/message/react', {
+      token,
+      body: { number: contact, text: '👍', id: `${owner}:${original.messageid}` },
+    });
     expect(status).toBe(200);
     expect(body).toMatchObject({ messageType: 'reaction', owner, reaction: original.messageid });
     expect((await received(body.messageid)).message.reactionMessage).toMatchObject({ text: '👍', key: { id: original.messageid } });
@@ -40,7 +46,12 @@ describe('message actions (HTTP → worker → Baileys → simulated phone)', ()
     const found = await stack.gw.call('POST', '/message/find', { token, body: { id: original.messageid } });
     // `edited` names the edit (a message id; see message-edits.e2e.spec.ts); its event comes from the worker.
     expect(found.body.messages[0]).toMatchObject({ text: 'fixed', edited: expect.stringMatching(/^3EB0[0-9A-F]+$/) });
-    await waitFor(() => updates('Edited'), (payloads) => payloads.some((payload) => payload.event.MessageIDs[0] === original.messageid), 10_000, 'Edited event');
+    await waitFor(
+      () => updates('Edited'),
+      (payloads) => payloads.some((payload) => payload.event.MessageIDs[0] === original.messageid),
+      10_000,
+      'Edited event',
+    );
   });
 
   it('should delete for everyone and mark the original Deleted', async () => {
@@ -58,7 +69,13 @@ describe('message actions (HTTP → worker → Baileys → simulated phone)', ()
       const original = await sendText('pin me');
       const { status, body } = await stack.gw.call('POST', '/message/pin', { token, body: { id: original.messageid, duration: 7 } });
       expect(status).toBe(200);
-      expect(body).toMatchObject({ messageType: 'PinInChatMessage', targetMessageID: original.messageid, pinned: true, owner, chatid: `${contact}@s.whatsapp.net` });
+      expect(body).toMatchObject({
+        messageType: 'PinInChatMessage',
+        targetMessageID: original.messageid,
+        pinned: true,
+        owner,
+        chatid: `${contact}@s.whatsapp.net`,
+      });
       expect(body.id).toBe(`${owner}:${body.messageid}`);
       const pin = (await received(body.messageid)).message.pinInChatMessage;
       expect(pin).toMatchObject({ key: { id: original.messageid }, type: 'PIN_FOR_ALL' });
@@ -85,7 +102,10 @@ describe('message actions (HTTP → worker → Baileys → simulated phone)', ()
         `INSERT INTO messages (instance_id, id, message_id, chat_id, message_timestamp) SELECT id, 'rnews01', 'NEWS1', '120363000000000001@newsletter', 1 FROM instances WHERE token = $1`,
         [token],
       );
-      expect(await stack.gw.call('POST', '/message/pin', { token, body: { id: 'NEWS1' } })).toEqual({ status: 400, body: { error: 'message pinning not supported for newsletters' } });
+      expect(await stack.gw.call('POST', '/message/pin', { token, body: { id: 'NEWS1' } })).toEqual({
+        status: 400,
+        body: { error: 'message pinning not supported for newsletters' },
+      });
     });
   });
 

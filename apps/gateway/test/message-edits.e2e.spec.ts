@@ -13,13 +13,18 @@ describe('edits (API and network alike)', () => {
   let contact: string;
 
   const events = async (type: string) =>
-    (await stack.db.dataSource.query(`SELECT payload FROM outbox_events WHERE event_type = $1 ORDER BY id`, [type])).map((row: { payload: Record<string, any> }) => row.payload) as Array<Record<string, any>>;
+    (await stack.db.dataSource.query(`SELECT payload FROM outbox_events WHERE event_type = $1 ORDER BY id`, [type])).map(
+      (row: { payload: Record<string, any> }) => row.payload,
+    ) as Array<Record<string, any>>;
   const find = async (id: string) => (await stack.gw.call('POST', '/message/find', { token, body: { id } })).body.messages[0];
   /** The `messages` event of the edit (written in the same transaction as the original's `Edited`). */
   const editAnnounced = (originalId: string) =>
-    waitFor(() => events('messages'), (payloads) => payloads.some((payload) => payload.message.edited === originalId), 15_000, `the edit of ${originalId}`).then(
-      (payloads) => payloads.find((payload) => payload.message.edited === originalId)!.message,
-    );
+    waitFor(
+      () => events('messages'),
+      (payloads) => payloads.some((payload) => payload.message.edited === originalId),
+      15_000,
+      `the edit of ${originalId}`,
+    ).then((payloads) => payloads.find((payload) => payload.message.edited === originalId)!.message);
 
   beforeAll(async () => {
     await stack.start();
@@ -36,7 +41,10 @@ describe('edits (API and network alike)', () => {
     expect(await find(originalId)).toMatchObject({ messageid: originalId, text, edited: edit.messageid });
     const updates = (await events('messages_update')).filter((payload) => payload.type === 'Edited' && payload.event.MessageIDs.includes(originalId));
     expect(updates).toHaveLength(1);
-    expect(updates[0]).toMatchObject({ state: 'Edited', event: { MessageIDs: [originalId], Type: 'Edited', IsFromMe: fromMe ? 'True' : 'False', IsGroup: 'False', Timestamp: expect.stringMatching(/^\d+$/) } });
+    expect(updates[0]).toMatchObject({
+      state: 'Edited',
+      event: { MessageIDs: [originalId], Type: 'Edited', IsFromMe: fromMe ? 'True' : 'False', IsGroup: 'False', Timestamp: expect.stringMatching(/^\d+$/) },
+    });
   };
 
   it('an edit through /message/edit', async () => {
@@ -45,13 +53,23 @@ describe('edits (API and network alike)', () => {
     expect(status).toBe(200);
     await expectRecorded(original.messageid, 'fixed', true);
     // The phone got the edit of that message.
-    const inbox = await waitFor(() => stack.inbox(contact, 1_000), (entries) => entries.some((entry) => entry.message.protocolMessage?.key?.id === original.messageid), 15_000, 'edit at the phone');
+    const inbox = await waitFor(
+      () => stack.inbox(contact, 1_000),
+      (entries) => entries.some((entry) => entry.message.protocolMessage?.key?.id === original.messageid),
+      15_000,
+      'edit at the phone',
+    );
     expect(inbox.find((entry) => entry.message.protocolMessage?.key?.id === original.messageid)!.message.protocolMessage.editedMessage).toBeDefined();
   });
 
   it('an edit made on the contact phone', async () => {
     const { id } = await stack.control<{ id: string }>('POST', `/sim/accounts/${contact}/send`, { to: ownPhone, text: 'helo' });
-    await waitFor(() => stack.db.dataSource.query(`SELECT 1 FROM messages WHERE message_id = $1`, [id]), (rows: unknown[]) => rows.length === 1, 15_000, 'original stored');
+    await waitFor(
+      () => stack.db.dataSource.query(`SELECT 1 FROM messages WHERE message_id = $1`, [id]),
+      (rows: unknown[]) => rows.length === 1,
+      15_000,
+      'original stored',
+    );
     await stack.control('POST', `/sim/accounts/${contact}/send`, {
       to: ownPhone,
       message: { protocolMessage: { type: 14, key: { remoteJid: `${ownPhone}@s.whatsapp.net`, fromMe: true, id }, editedMessage: { conversation: 'hello' } } },

@@ -14,7 +14,8 @@ describe('POST /message/find (HTTP)', () => {
     gw = await startGateway();
     ({ token, id: instanceId } = await gw.createInstance('find'));
     const base = 1_770_000_000_000;
-    for (let n = 0; n < 5; n++) await store({ messageId: `F${n}`, messageTimestamp: base + n, trackId: n < 3 ? 't-1' : 't-2', status: n === 4 ? 'Failed' : 'Sent' });
+    for (let n = 0; n < 5; n++)
+      await store({ messageId: `F${n}`, messageTimestamp: base + n, trackId: n < 3 ? 't-1' : 't-2', status: n === 4 ? 'Failed' : 'Sent' });
     await store({ messageId: 'OTHER', chatId: '120363000000000001@g.us', isGroup: true, fromMe: false, wasSentByApi: false, messageTimestamp: base + 10 });
   });
   afterAll(() => gw.close());
@@ -38,7 +39,14 @@ describe('POST /message/find (HTTP)', () => {
 
   it('should find by id or messageid and show the record fields', async () => {
     const { body } = await gw.call('POST', '/message/find', { token, body: { id: 'F1' } });
-    expect(body.messages[0]).toMatchObject({ messageid: 'F1', chatid: '5511999990000@s.whatsapp.net', fromMe: true, wasSentByApi: true, sendFunction: 'SendTextMessage', track_id: 't-1' });
+    expect(body.messages[0]).toMatchObject({
+      messageid: 'F1',
+      chatid: '5511999990000@s.whatsapp.net',
+      fromMe: true,
+      wasSentByApi: true,
+      sendFunction: 'SendTextMessage',
+      track_id: 't-1',
+    });
     expect(body.messages[0].id).toMatch(/^r[0-9a-f]{7}$/);
   });
 

@@ -49,7 +49,12 @@ describe('messages_update shapes (HTTP and simulated phone → outbox)', () => {
 
   it('should give a read receipt, Pinned, Unpinned, Edited and Deleted the same shape', async () => {
     const sent = await sendText('shape me');
-    await waitFor(() => stack.inbox(contact, 1_000), (inbox) => inbox.some((entry) => entry.id === sent.messageid), 10_000, 'delivery to the phone');
+    await waitFor(
+      () => stack.inbox(contact, 1_000),
+      (inbox) => inbox.some((entry) => entry.id === sent.messageid),
+      10_000,
+      'delivery to the phone',
+    );
     await stack.control('POST', `/sim/accounts/${contact}/receipts`, { chat: owner, ids: [sent.messageid], type: 'read' });
     expect((await stack.gw.call('POST', '/message/pin', { token, body: { id: sent.messageid, duration: 7 } })).status).toBe(200);
     expect((await stack.gw.call('POST', '/message/pin', { token, body: { id: sent.messageid, pin: false } })).status).toBe(200);

@@ -56,7 +56,9 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
   let sse: Awaited<ReturnType<typeof openSse>>;
 
   const events = (type: string) =>
-    stack.db.dataSource.query(`SELECT payload FROM outbox_events WHERE event_type = $1 ORDER BY id`, [type]).then((rows: Array<{ payload: Record<string, any> }>) => rows.map((row) => row.payload));
+    stack.db.dataSource
+      .query(`SELECT payload FROM outbox_events WHERE event_type = $1 ORDER BY id`, [type])
+      .then((rows: Array<{ payload: Record<string, any> }>) => rows.map((row) => row.payload));
 
   beforeAll(async () => {
     await stack.start();
@@ -67,7 +69,12 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
     expect(sse.status).toBe(200);
     // The contact writes first: the chat exists, and the instance follows the contact's presence.
     await stack.control('POST', `/sim/accounts/${contact}/send`, { to: phone, text: 'oi' });
-    await waitFor(() => stack.gw.call('POST', '/message/find', { token, body: { fromMe: false } }), (r) => r.body.returnedMessages > 0, 20_000, 'first message');
+    await waitFor(
+      () => stack.gw.call('POST', '/message/find', { token, body: { fromMe: false } }),
+      (r) => r.body.returnedMessages > 0,
+      20_000,
+      'first message',
+    );
   }, 90_000);
   afterAll(async () => {
     await sse?.close();
@@ -95,11 +102,21 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
     });
 
     await stack.control('POST', `/sim/accounts/${contact}/presence`, { type: 'unavailable' });
-    const offline = await waitFor(() => events('presence'), (list) => list.some((event) => event.event.State === 'unavailable' && event.event.LastSeen), 20_000, 'unavailable presence event');
+    const offline = await waitFor(
+      () => events('presence'),
+      (list) => list.some((event) => event.event.State === 'unavailable' && event.event.LastSeen),
+      20_000,
+      'unavailable presence event',
+    );
     expect(offline.find((event) => event.event.State === 'unavailable')!.event.LastSeen).toBeGreaterThan(1_700_000_000);
 
     await stack.control('POST', `/sim/accounts/${contact}/presence`, { type: 'composing', to: phone });
-    const typing = await waitFor(() => events('presence'), (list) => list.some((event) => event.event.State === 'composing'), 20_000, 'composing presence event');
+    const typing = await waitFor(
+      () => events('presence'),
+      (list) => list.some((event) => event.event.State === 'composing'),
+      20_000,
+      'composing presence event',
+    );
     expect(typing.find((event) => event.event.State === 'composing')).toMatchObject({
       type: 'ChatPresence',
       event: { Chat: contactJid, Sender: contactJid, sender_lid: contactLid, IsGroup: false },
@@ -108,10 +125,23 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
     // In a group: the chat is the group, the sender the member.
     const group = await stack.control<{ jid: string }>('POST', '/sim/groups', { creator: contact, subject: 'Equipe', participants: [phone] });
     await stack.control('POST', `/sim/accounts/${contact}/presence`, { type: 'recording', to: group.jid });
-    const inGroup = await waitFor(() => events('presence'), (list) => list.some((event) => event.event.Chat === group.jid), 20_000, 'group presence event');
-    expect(inGroup.find((event) => event.event.Chat === group.jid)).toMatchObject({ type: 'ChatPresence', event: { Sender: contactJid, sender_lid: contactLid, IsGroup: true, State: 'recording' } });
+    const inGroup = await waitFor(
+      () => events('presence'),
+      (list) => list.some((event) => event.event.Chat === group.jid),
+      20_000,
+      'group presence event',
+    );
+    expect(inGroup.find((event) => event.event.Chat === group.jid)).toMatchObject({
+      type: 'ChatPresence',
+      event: { Sender: contactJid, sender_lid: contactLid, IsGroup: true, State: 'recording' },
+    });
 
-    await waitFor(async () => sse.frames, (frames) => frames.some((frame) => frame.event === 'presence' && frame.data.event.State === 'composing'), 20_000, 'presence over SSE');
+    await waitFor(
+      async () => sse.frames,
+      (frames) => frames.some((frame) => frame.event === 'presence' && frame.data.event.State === 'composing'),
+      20_000,
+      'presence over SSE',
+    );
     expect(sse.frames.find((frame) => frame.event === 'presence')!.data).toMatchObject({ EventType: 'presence', instanceName: 'contact-state' });
   });
 
@@ -126,23 +156,49 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
     const [chat] = await stack.db.dataSource.query(`SELECT blocked FROM chats WHERE wa_chatid = $1`, [contactJid]);
     expect(chat.blocked).toBe(true);
 
-    const afterBlock = await waitFor(() => events('blocks'), (list) => list.length >= 1, 15_000, 'blocks event');
+    const afterBlock = await waitFor(
+      () => events('blocks'),
+      (list) => list.length >= 1,
+      15_000,
+      'blocks event',
+    );
     expect(afterBlock).toHaveLength(1);
-    expect(afterBlock[0]).toMatchObject({ EventType: 'blocks', changes: [{ jid: contactJid, lid: contactLid, action: 'block' }], blockList: [contactJid], owner: phone });
+    expect(afterBlock[0]).toMatchObject({
+      EventType: 'blocks',
+      changes: [{ jid: contactJid, lid: contactLid, action: 'block' }],
+      blockList: [contactJid],
+      owner: phone,
+    });
 
     // The phone unblocks: the linked device is told, the store and the chat follow.
     await stack.control('POST', `/sim/accounts/${phone}/blocklist`, { jid: contact, action: 'unblock' });
-    const afterUnblock = await waitFor(() => events('blocks'), (list) => list.length >= 2, 15_000, 'unblock event');
+    const afterUnblock = await waitFor(
+      () => events('blocks'),
+      (list) => list.length >= 2,
+      15_000,
+      'unblock event',
+    );
     expect(afterUnblock[1]).toMatchObject({ changes: [{ jid: contactJid, action: 'unblock' }], blockList: [] });
     expect((await stack.gw.call('GET', '/chat/blocklist', { token })).body).toEqual({ blockList: [] });
     const [after] = await stack.db.dataSource.query(`SELECT blocked FROM chats WHERE wa_chatid = $1`, [contactJid]);
     expect(after.blocked).toBe(false);
-    await waitFor(async () => sse.frames, (frames) => frames.filter((frame) => frame.event === 'blocks').length >= 2, 15_000, 'blocks over SSE');
+    await waitFor(
+      async () => sse.frames,
+      (frames) => frames.filter((frame) => frame.event === 'blocks').length >= 2,
+      15_000,
+      'blocks over SSE',
+    );
     expect(sse.frames.every((frame) => frame.event === 'presence' || frame.event === 'blocks')).toBe(true);
   });
 
   it('should refuse bad block requests with 4xx {error}', async () => {
-    for (const body of [{ block: true }, { number: contact }, { number: 'abc', block: true }, { number: '120363000000000001@g.us', block: true }, { number: contact, block: 'yes' }]) {
+    for (const body of [
+      { block: true },
+      { number: contact },
+      { number: 'abc', block: true },
+      { number: '120363000000000001@g.us', block: true },
+      { number: contact, block: 'yes' },
+    ]) {
       const response = await stack.gw.call('POST', '/chat/block', { token, body });
       expect(response.status).toBe(400);
       expect(typeof response.body.error).toBe('string');
@@ -155,7 +211,12 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
   it('should list labels from the store and re-announce them with the refresh’s request_id', async () => {
     await stack.control('POST', `/sim/accounts/${phone}/app-state`, { mod: { addLabel: { id: '5', name: 'Novo cliente', color: 2 } } });
     await stack.control('POST', `/sim/accounts/${phone}/app-state`, { jid: `${contact}@s.whatsapp.net`, mod: { addChatLabel: { labelId: '5' } } });
-    await waitFor(() => events('chat_labels'), (list) => list.length > 0, 20_000, 'chat_labels from the phone');
+    await waitFor(
+      () => events('chat_labels'),
+      (list) => list.length > 0,
+      20_000,
+      'chat_labels from the phone',
+    );
     const [fromPhone] = await events('labels');
     expect(fromPhone).toMatchObject({ label: { id: '5', name: 'Novo cliente' }, request_id: '' });
 
@@ -170,16 +231,36 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
     expect(refresh.body).toMatchObject({ success: true, request_id: 'refresh-42', force: true, fullSync: true });
     expect(['started', 'in_progress']).toContain(refresh.body.status);
 
-    const relabelled = await waitFor(() => events('labels'), (list) => list.some((event) => event.request_id === 'refresh-42'), 20_000, 'labels event of the refresh');
-    expect(relabelled.find((event) => event.request_id === 'refresh-42')).toMatchObject({ EventType: 'labels', label: { id: '5', name: 'Novo cliente', color: 2 } });
-    const associations = await waitFor(() => events('chat_labels'), (list) => list.some((event) => event.request_id === 'refresh-42'), 20_000, 'chat_labels event of the refresh');
-    expect(associations.find((event) => event.request_id === 'refresh-42')).toMatchObject({ event: { chatid: expect.stringContaining(contact), labelid: '5', action: 'add', labels: ['5'] } });
+    const relabelled = await waitFor(
+      () => events('labels'),
+      (list) => list.some((event) => event.request_id === 'refresh-42'),
+      20_000,
+      'labels event of the refresh',
+    );
+    expect(relabelled.find((event) => event.request_id === 'refresh-42')).toMatchObject({
+      EventType: 'labels',
+      label: { id: '5', name: 'Novo cliente', color: 2 },
+    });
+    const associations = await waitFor(
+      () => events('chat_labels'),
+      (list) => list.some((event) => event.request_id === 'refresh-42'),
+      20_000,
+      'chat_labels event of the refresh',
+    );
+    expect(associations.find((event) => event.request_id === 'refresh-42')).toMatchObject({
+      event: { chatid: expect.stringContaining(contact), labelid: '5', action: 'add', labels: ['5'] },
+    });
 
     // Without a header the gateway issues the id. While WhatsApp is slow to answer, a second call
     // finds the refresh running and answers its id.
     await stack.control('POST', '/sim/faults', { kind: 'latency', delayMs: 2_000, device: phone });
     try {
-      const second = await waitFor(() => stack.gw.call('POST', '/labels/refresh', { token, body: {} }), (r) => r.status === 200 && r.body.status === 'started', 20_000, 'second refresh');
+      const second = await waitFor(
+        () => stack.gw.call('POST', '/labels/refresh', { token, body: {} }),
+        (r) => r.status === 200 && r.body.status === 'started',
+        20_000,
+        'second refresh',
+      );
       expect(second.body.request_id).toMatch(/^[0-9a-f-]{36}$/);
       const third = await stack.gw.call('POST', '/labels/refresh', { token, body: { force: true }, headers: { 'x-request-id': 'refresh-43' } });
       expect(third.body).toMatchObject({ status: 'in_progress', request_id: second.body.request_id, force: false });
@@ -199,15 +280,27 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
     const labelled = await stack.gw.call('GET', '/labels', { token });
     expect(labelled.body.find((label: any) => label.labelid === '6')).toMatchObject({ name: 'VIP', color: 4, colorHex: '#9ab6c1' });
     // It went to WhatsApp as an app-state patch, and was announced.
-    const state = await stack.control<Record<string, { mutations: Array<{ index: string[] | null; action: Record<string, any> | null }> }>>('GET', `/sim/accounts/${phone}/app-state`);
-    expect(state.regular.mutations.some((mutation) => mutation.index?.[0] === 'label_edit' && mutation.index[1] === '6' && mutation.action?.labelEditAction?.name === 'VIP')).toBe(true);
+    const state = await stack.control<Record<string, { mutations: Array<{ index: string[] | null; action: Record<string, any> | null }> }>>(
+      'GET',
+      `/sim/accounts/${phone}/app-state`,
+    );
+    expect(
+      state.regular.mutations.some(
+        (mutation) => mutation.index?.[0] === 'label_edit' && mutation.index[1] === '6' && mutation.action?.labelEditAction?.name === 'VIP',
+      ),
+    ).toBe(true);
     expect((await events('labels')).some((event) => event.label.id === '6' && event.request_id === '')).toBe(true);
 
     expect((await stack.gw.call('POST', '/label/edit', { token, body: { labelid: '6', name: 'VIP+' } })).body).toEqual({ response: 'Label edited' });
     expect((await stack.gw.call('GET', '/labels', { token })).body.find((label: any) => label.labelid === '6')).toMatchObject({ name: 'VIP+', color: 4 });
 
-    expect((await stack.gw.call('POST', '/chat/labels', { token, body: { number: contact, add_labelid: '6' } })).body).toEqual({ response: 'Label added to chat' });
-    const chatLabels = () => stack.db.dataSource.query(`SELECT labels FROM chats WHERE wa_chatid = $1`, [contactJid]).then((rows: Array<{ labels: string[] }>) => [...rows[0].labels].sort());
+    expect((await stack.gw.call('POST', '/chat/labels', { token, body: { number: contact, add_labelid: '6' } })).body).toEqual({
+      response: 'Label added to chat',
+    });
+    const chatLabels = () =>
+      stack.db.dataSource
+        .query(`SELECT labels FROM chats WHERE wa_chatid = $1`, [contactJid])
+        .then((rows: Array<{ labels: string[] }>) => [...rows[0].labels].sort());
     expect(await chatLabels()).toEqual(['5', '6']);
     const set = await stack.gw.call('POST', '/chat/labels', { token, body: { number: contact, labelids: ['6'] } });
     expect(set.body).toEqual({ response: 'Labels updated successfully', editions: ['Removed label 5 from chat'] });
@@ -251,9 +344,19 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
     expect(await events('blocks')).toHaveLength(before);
     const [device] = await stack.control<Array<{ jid: string }>>('GET', `/sim/devices?phone=${phone}`);
     await stack.control('POST', `/sim/devices/${encodeURIComponent(device.jid)}/drop`);
-    const list = await waitFor(() => events('blocks'), (entries) => entries.length > before, 60_000, 'blocks event after login');
+    const list = await waitFor(
+      () => events('blocks'),
+      (entries) => entries.length > before,
+      60_000,
+      'blocks event after login',
+    );
     expect(list[before]).toMatchObject({ changes: [{ jid: contactJid, lid: contactLid, action: 'block' }], blockList: [contactJid] });
-    await waitFor(() => stack.gw.call('GET', '/instance/status', { token }), (r) => r.body.status?.connected === true, 30_000, 'reconnected');
+    await waitFor(
+      () => stack.gw.call('GET', '/instance/status', { token }),
+      (r) => r.body.status?.connected === true,
+      30_000,
+      'reconnected',
+    );
     expect((await stack.gw.call('GET', '/chat/blocklist', { token })).body).toEqual({ blockList: [contactJid] });
   }, 90_000);
 

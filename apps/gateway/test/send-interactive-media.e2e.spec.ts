@@ -45,14 +45,20 @@ describe('interactive messages with media headers (HTTP → worker upload → si
   });
 
   it('should put imageButton in a button menu’s header', async () => {
-    const { status, body } = await stack.gw.call('POST', '/send/menu', { token, body: { number: contact, type: 'button', text: 'Escolha', choices: ['Sim|s', 'Não|n'], imageButton: `${files.url}/banner.png` } });
+    const { status, body } = await stack.gw.call('POST', '/send/menu', {
+      token,
+      body: { number: contact, type: 'button', text: 'Escolha', choices: ['Sim|s', 'Não|n'], imageButton: `${files.url}/banner.png` },
+    });
     expect(status).toBe(200);
     const header = interactiveOf(await received(body.messageid)).header;
     expect(header).toMatchObject({ hasMediaAttachment: true, imageMessage: { mimetype: 'image/png' } });
   });
 
   it('should refuse a header image on a private address outside the allowlist', async () => {
-    const { status, body } = await stack.gw.call('POST', '/send/menu', { token, body: { number: contact, type: 'button', text: 'x', choices: ['a'], imageButton: 'http://169.254.169.254/x.png' } });
+    const { status, body } = await stack.gw.call('POST', '/send/menu', {
+      token,
+      body: { number: contact, type: 'button', text: 'x', choices: ['a'], imageButton: 'http://169.254.169.254/x.png' },
+    });
     expect(status).toBe(400);
     expect(body.error).toMatch(/refused/);
   });

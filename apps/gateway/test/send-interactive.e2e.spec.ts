@@ -58,27 +58,48 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
     it('should send a poll with its options and a 32-byte message secret', async () => {
       const { record, message } = await sent('/send/menu', { type: 'poll', text: 'Best day?', choices: ['Mon', 'Tue', 'Wed'] });
       expect(record).toMatchObject({ fromMe: true, status: 'Sent', messageType: 'PollCreationMessageV3', sendFunction: 'SendMenuMessage' });
-      expect(message.pollCreationMessageV3).toMatchObject({ name: 'Best day?', options: [{ optionName: 'Mon' }, { optionName: 'Tue' }, { optionName: 'Wed' }], selectableOptionsCount: 1 });
+      expect(message.pollCreationMessageV3).toMatchObject({
+        name: 'Best day?',
+        options: [{ optionName: 'Mon' }, { optionName: 'Tue' }, { optionName: 'Wed' }],
+        selectableOptionsCount: 1,
+      });
       expect(Buffer.from(message.messageContextInfo.messageSecret, 'base64')).toHaveLength(32);
       const multi = await sent('/send/menu', { type: 'poll', text: 'Pick', choices: ['a', 'b', 'c'], selectableCount: 2 });
       expect(multi.message.pollCreationMessage).toMatchObject({ selectableOptionsCount: 2 });
     });
 
     it('should send a list with its sections and rows', async () => {
-      const { message } = await sent('/send/menu', { type: 'list', text: 'Our menu', listButton: 'See options', footerText: 'Shop', choices: ['[Drinks]', 'Coffee|c1|Hot coffee', 'Tea|t1', '[Food]', 'Cake'] });
+      const { message } = await sent('/send/menu', {
+        type: 'list',
+        text: 'Our menu',
+        listButton: 'See options',
+        footerText: 'Shop',
+        choices: ['[Drinks]', 'Coffee|c1|Hot coffee', 'Tea|t1', '[Food]', 'Cake'],
+      });
       expect(message.listMessage).toMatchObject({
         description: 'Our menu',
         buttonText: 'See options',
         footerText: 'Shop',
         sections: [
-          { title: 'Drinks', rows: [{ title: 'Coffee', rowId: 'c1', description: 'Hot coffee' }, { title: 'Tea', rowId: 't1' }] },
+          {
+            title: 'Drinks',
+            rows: [
+              { title: 'Coffee', rowId: 'c1', description: 'Hot coffee' },
+              { title: 'Tea', rowId: 't1' },
+            ],
+          },
           { title: 'Food', rows: [{ title: 'Cake', rowId: 'Cake' }] },
         ],
       });
     });
 
     it('should send native flow buttons (quick reply, URL, call, copy)', async () => {
-      const { message } = await sent('/send/menu', { type: 'button', text: 'Choose', footerText: 'ft', choices: ['Yes|yes-1', 'Site|https://example.com', 'Call|call:+5511999998888', 'Code|copy:XYZ'] });
+      const { message } = await sent('/send/menu', {
+        type: 'button',
+        text: 'Choose',
+        footerText: 'ft',
+        choices: ['Yes|yes-1', 'Site|https://example.com', 'Call|call:+5511999998888', 'Code|copy:XYZ'],
+      });
       const interactive = interactiveOf(message);
       expect(interactive).toMatchObject({ body: { text: 'Choose' }, footer: { text: 'ft' } });
       const buttons = interactive.nativeFlowMessage.buttons;
@@ -90,7 +111,17 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
     });
 
     it('should send a carousel menu', async () => {
-      const { message } = await sent('/send/menu', { type: 'carousel', text: 'Catalog', choices: ['[Shirt\nR$ 10]', '{iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==}', 'Buy|buy-shirt', '[Cap]', 'Site|https://example.com/cap'] });
+      const { message } = await sent('/send/menu', {
+        type: 'carousel',
+        text: 'Catalog',
+        choices: [
+          '[Shirt\nR$ 10]',
+          '{iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==}',
+          'Buy|buy-shirt',
+          '[Cap]',
+          'Site|https://example.com/cap',
+        ],
+      });
       const cards = interactiveOf(message).carouselMessage.cards;
       expect(cards.map((card: any) => card.body.text)).toEqual(['Shirt', 'Cap']);
       expect(params(cards[0].nativeFlowMessage.buttons[0])).toEqual({ display_text: 'Buy', id: 'buy-shirt' });
@@ -98,12 +129,23 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
     });
 
     it('should refuse menus that cannot be sent', async () => {
-      expect(await post('/send/menu', { number: contact, type: 'poll', text: 'x', choices: ['only'] })).toEqual({ status: 400, body: { error: 'a poll needs at least 2 options' } });
-      expect(await post('/send/menu', { number: contact, type: 'list', text: 'x', choices: ['[Section]'] })).toEqual({ status: 400, body: { error: 'a list needs at least one item (a [section] alone does not count)' } });
-      expect(await post('/send/menu', { number: contact, type: 'button', text: 'x', choices: [] })).toEqual({ status: 400, body: { error: 'missing choices' } });
+      expect(await post('/send/menu', { number: contact, type: 'poll', text: 'x', choices: ['only'] })).toEqual({
+        status: 400,
+        body: { error: 'a poll needs at least 2 options' },
+      });
+      expect(await post('/send/menu', { number: contact, type: 'list', text: 'x', choices: ['[Section]'] })).toEqual({
+        status: 400,
+        body: { error: 'a list needs at least one item (a [section] alone does not count)' },
+      });
+      expect(await post('/send/menu', { number: contact, type: 'button', text: 'x', choices: [] })).toEqual({
+        status: 400,
+        body: { error: 'missing choices' },
+      });
       expect((await post('/send/menu', { number: contact, type: 'nope', text: 'x', choices: ['a'] })).status).toBe(400);
       expect(await post('/send/menu', { number: contact, type: 'poll', choices: ['a', 'b'] })).toEqual({ status: 400, body: { error: 'missing text' } });
-      expect((await post('/send/menu', { number: contact, type: 'poll', text: 'x', choices: ['a', 'b'], selectableCount: 5 })).body.error).toMatch(/selectableCount/);
+      expect((await post('/send/menu', { number: contact, type: 'poll', text: 'x', choices: ['a', 'b'], selectableCount: 5 })).body.error).toMatch(
+        /selectableCount/,
+      );
     });
   });
 
@@ -112,8 +154,21 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
       const { record, message } = await sent('/send/carousel', {
         text: 'Offers',
         carousel: [
-          { text: 'Card one', image: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', buttons: [{ id: 'c1', text: 'Want', type: 'REPLY' }, { id: 'https://example.com', text: 'Site', type: 'URL' }] },
-          { text: 'Card two', buttons: [{ id: '+5511999998888', text: 'Call', type: 'CALL' }, { id: 'PROMO', text: 'Copy', type: 'COPY' }] },
+          {
+            text: 'Card one',
+            image: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+            buttons: [
+              { id: 'c1', text: 'Want', type: 'REPLY' },
+              { id: 'https://example.com', text: 'Site', type: 'URL' },
+            ],
+          },
+          {
+            text: 'Card two',
+            buttons: [
+              { id: '+5511999998888', text: 'Call', type: 'CALL' },
+              { id: 'PROMO', text: 'Copy', type: 'COPY' },
+            ],
+          },
         ],
       });
       expect(record.sendFunction).toBe('SendCarouselMessage');
@@ -142,11 +197,16 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
       expect(record.sendFunction).toBe('SendPixButton');
       const [button] = interactiveOf(message).nativeFlowMessage.buttons;
       expect(button.name).toBe('payment_info');
-      expect(params(button).payment_settings).toEqual([{ type: 'pix_static_code', pix_static_code: { merchant_name: 'Pix', key: '12345678909', key_type: 'CPF' } }]);
+      expect(params(button).payment_settings).toEqual([
+        { type: 'pix_static_code', pix_static_code: { merchant_name: 'Pix', key: '12345678909', key_type: 'CPF' } },
+      ]);
     });
 
     it('should refuse an invalid key type and a missing key', async () => {
-      expect(await post('/send/pix-button', { number: contact, pixType: 'IBAN', pixKey: 'x' })).toEqual({ status: 400, body: { error: 'Invalid keyType. Allowed: CPF, CNPJ, PHONE, EMAIL, EVP' } });
+      expect(await post('/send/pix-button', { number: contact, pixType: 'IBAN', pixKey: 'x' })).toEqual({
+        status: 400,
+        body: { error: 'Invalid keyType. Allowed: CPF, CNPJ, PHONE, EMAIL, EVP' },
+      });
       expect((await post('/send/pix-button', { number: contact, pixType: 'EVP' })).status).toBe(400);
     });
   });
@@ -182,17 +242,26 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
     });
 
     it('should take total and currency from a received OrderMessage of the same contact', async () => {
-      await store({ messageId: 'ORDER1', messageType: 'OrderMessage', content: { orderID: '998877', orderTitle: 'Cart', itemCount: 3, totalAmount1000: 75500, totalCurrencyCode: 'BRL' } });
+      await store({
+        messageId: 'ORDER1',
+        messageType: 'OrderMessage',
+        content: { orderID: '998877', orderTitle: 'Cart', itemCount: 3, totalAmount1000: 75500, totalCurrencyCode: 'BRL' },
+      });
       const { message } = await sent('/send/request-payment', { orderMessageId: 'ORDER1', pixKey: '3f1c8d2e-1111-2222-3333-444455556666' });
       const payment = params(interactiveOf(message).nativeFlowMessage.buttons[0]);
       expect(payment.total_amount).toEqual({ value: 7550, offset: 100 });
-      expect(payment.order).toMatchObject({ order_id: '998877', items: [expect.objectContaining({ name: 'Cart (3 itens)', amount: { value: 7550, offset: 100 } })] });
+      expect(payment.order).toMatchObject({
+        order_id: '998877',
+        items: [expect.objectContaining({ name: 'Cart (3 itens)', amount: { value: 7550, offset: 100 } })],
+      });
       expect(payment.payment_settings[0].pix_static_code.key_type).toBe('EVP');
     });
 
     it('should refuse no payment method, a bad key type, an unknown order', async () => {
       expect(await post('/send/request-payment', { number: contact, amount: 10 })).toEqual({ status: 400, body: { error: 'Missing pixKey or pixCode' } });
-      expect((await post('/send/request-payment', { number: contact, amount: 10, pixKey: 'k', pixType: 'X' })).body.error).toBe('Invalid keyType. Allowed: CPF, CNPJ, PHONE, EMAIL, EVP');
+      expect((await post('/send/request-payment', { number: contact, amount: 10, pixKey: 'k', pixType: 'X' })).body.error).toBe(
+        'Invalid keyType. Allowed: CPF, CNPJ, PHONE, EMAIL, EVP',
+      );
       expect((await post('/send/request-payment', { number: contact, pixKey: 'k' })).body.error).toBe('missing amount');
       expect((await post('/send/request-payment', { number: contact, orderMessageId: 'NOPE', pixKey: 'k' })).status).toBe(400);
     });
@@ -206,7 +275,10 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
         status: 400,
         body: { error: 'paymentLink: mercadopago.com.br.evil.example is not an approved payment domain' },
       });
-      expect(await post('/send/request-payment', { number: contact, amount: 10, paymentLink: 'http://www.mercadopago.com.br/x' })).toEqual({ status: 400, body: { error: 'paymentLink must be an https URL' } });
+      expect(await post('/send/request-payment', { number: contact, amount: 10, paymentLink: 'http://www.mercadopago.com.br/x' })).toEqual({
+        status: 400,
+        body: { error: 'paymentLink must be an https URL' },
+      });
     });
   });
 
@@ -220,7 +292,10 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
     });
 
     it('should answer missing required fields', async () => {
-      expect(await post('/send/location-button', { number: contact })).toEqual({ status: 400, body: { error: 'missing required fields or invalid coordinates' } });
+      expect(await post('/send/location-button', { number: contact })).toEqual({
+        status: 400,
+        body: { error: 'missing required fields or invalid coordinates' },
+      });
       expect(await post('/send/location-button', { text: 'x' })).toEqual({ status: 400, body: { error: 'missing required fields or invalid coordinates' } });
     });
   });
@@ -236,7 +311,12 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
       expect(update.pollCreationMessageKey).toMatchObject({ id: poll.record.messageid, fromMe: true });
       const vote = decryptPollVote(
         { encPayload: Buffer.from(update.vote.encPayload, 'base64'), encIv: Buffer.from(update.vote.encIv, 'base64') },
-        { pollEncKey: Buffer.from(poll.message.messageContextInfo.messageSecret, 'base64'), pollCreatorJid: ownJid(), pollMsgId: poll.record.messageid, voterJid: ownJid() },
+        {
+          pollEncKey: Buffer.from(poll.message.messageContextInfo.messageSecret, 'base64'),
+          pollCreatorJid: ownJid(),
+          pollMsgId: poll.record.messageid,
+          voterJid: ownJid(),
+        },
       );
       expect(vote.selectedOptions!.map((hash) => Buffer.from(hash).toString('hex'))).toEqual([createHash('sha256').update('Green').digest('hex')]);
     });
@@ -244,7 +324,13 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
     it('should vote on a poll received from the contact (stored raw WAMessage)', async () => {
       const secret = randomBytes(32);
       const raw = JSON.stringify(
-        { key: { remoteJid: `${contact}@s.whatsapp.net`, fromMe: false, id: 'INPOLL1' }, message: { messageContextInfo: { messageSecret: secret }, pollCreationMessageV3: { name: 'Q', options: [{ optionName: 'Yes' }, { optionName: 'No' }], selectableOptionsCount: 1 } } },
+        {
+          key: { remoteJid: `${contact}@s.whatsapp.net`, fromMe: false, id: 'INPOLL1' },
+          message: {
+            messageContextInfo: { messageSecret: secret },
+            pollCreationMessageV3: { name: 'Q', options: [{ optionName: 'Yes' }, { optionName: 'No' }], selectableOptionsCount: 1 },
+          },
+        },
         BufferJSON.replacer,
       );
       await store({ messageId: 'INPOLL1', messageType: 'PollCreationMessageV3', type: 'poll', raw, content: { name: 'Q' } });
@@ -263,7 +349,11 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
       const list = await sent('/send/menu', { type: 'list', text: 'Menu', choices: ['[Drinks]', 'Coffee|c1|Hot', 'Tea|t1'] });
       const byId = await sent('/send/text', { text: '>t1', replyid: list.record.messageid });
       expect(byId.record.messageType).toBe('ListResponseMessage');
-      expect(byId.message.listResponseMessage).toMatchObject({ title: 'Tea', singleSelectReply: { selectedRowId: 't1' }, contextInfo: { stanzaId: list.record.messageid } });
+      expect(byId.message.listResponseMessage).toMatchObject({
+        title: 'Tea',
+        singleSelectReply: { selectedRowId: 't1' },
+        contextInfo: { stanzaId: list.record.messageid },
+      });
       const byText = await sent('/send/text', { text: '>Coffee', replyid: list.record.id });
       expect(byText.message.listResponseMessage.singleSelectReply.selectedRowId).toBe('c1');
       const byPosition = await sent('/send/text', { text: '> 2', replyid: list.record.messageid });
@@ -273,16 +363,39 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
     it('should answer native flow and carousel quick replies', async () => {
       const menu = await sent('/send/menu', { type: 'button', text: 'Ok?', choices: ['Yes|y1', 'No|n1', 'Site|https://example.com'] });
       const reply = await sent('/send/text', { text: '>No', replyid: menu.record.messageid });
-      expect(reply.message.interactiveResponseMessage).toMatchObject({ body: { text: 'No' }, nativeFlowResponseMessage: { name: 'quick_reply', paramsJson: '{"id":"n1"}' } });
-      const carousel = await sent('/send/carousel', { text: 'C', carousel: [{ text: 'A', buttons: [{ id: 'a1', text: 'Take A' }] }, { text: 'B', buttons: [{ id: 'b1', text: 'Take B', type: 'REPLY' }] }] });
+      expect(reply.message.interactiveResponseMessage).toMatchObject({
+        body: { text: 'No' },
+        nativeFlowResponseMessage: { name: 'quick_reply', paramsJson: '{"id":"n1"}' },
+      });
+      const carousel = await sent('/send/carousel', {
+        text: 'C',
+        carousel: [
+          { text: 'A', buttons: [{ id: 'a1', text: 'Take A' }] },
+          { text: 'B', buttons: [{ id: 'b1', text: 'Take B', type: 'REPLY' }] },
+        ],
+      });
       const pick = await sent('/send/text', { text: '>b1', replyid: carousel.record.messageid });
       expect(JSON.parse(pick.message.interactiveResponseMessage.nativeFlowResponseMessage.paramsJson)).toEqual({ id: 'b1' });
     });
 
     it('should answer legacy buttons received from the contact', async () => {
-      await store({ messageId: 'INBTN1', messageType: 'ButtonsMessage', content: { contentText: 'Rate us', buttons: [{ buttonID: 'good', buttonText: { displayText: 'Good' }, type: 1 }, { buttonID: 'bad', buttonText: { displayText: 'Bad' }, type: 1 }] } });
+      await store({
+        messageId: 'INBTN1',
+        messageType: 'ButtonsMessage',
+        content: {
+          contentText: 'Rate us',
+          buttons: [
+            { buttonID: 'good', buttonText: { displayText: 'Good' }, type: 1 },
+            { buttonID: 'bad', buttonText: { displayText: 'Bad' }, type: 1 },
+          ],
+        },
+      });
       const { message } = await sent('/send/text', { text: '>2', replyid: 'INBTN1' });
-      expect(message.buttonsResponseMessage).toMatchObject({ selectedButtonId: 'bad', selectedDisplayText: 'Bad', contextInfo: { stanzaId: 'INBTN1', participant: `${contact}@s.whatsapp.net` } });
+      expect(message.buttonsResponseMessage).toMatchObject({
+        selectedButtonId: 'bad',
+        selectedDisplayText: 'Bad',
+        contextInfo: { stanzaId: 'INBTN1', participant: `${contact}@s.whatsapp.net` },
+      });
     });
 
     it('should refuse URL buttons, missing options and unavailable originals', async () => {

@@ -25,18 +25,27 @@ describe('send options and media variants (HTTP → worker → Baileys → simul
   const contentOf = (message: Record<string, any>): { field: string; body: Record<string, any> } => {
     let inner = message;
     for (;;) {
-      const envelope = ['viewOnceMessage', 'viewOnceMessageV2', 'viewOnceMessageV2Extension', 'ephemeralMessage', 'documentWithCaptionMessage'].find((key) => inner[key]?.message);
+      const envelope = ['viewOnceMessage', 'viewOnceMessageV2', 'viewOnceMessageV2Extension', 'ephemeralMessage', 'documentWithCaptionMessage'].find(
+        (key) => inner[key]?.message,
+      );
       if (!envelope) break;
       inner = inner[envelope].message;
     }
     // (The first message of a sender to a group also carries its sender key: not the content.)
-    const field = Object.keys(inner).find((key) => key !== 'messageContextInfo' && key !== 'senderKeyDistributionMessage' && inner[key] && typeof inner[key] === 'object')!;
+    const field = Object.keys(inner).find(
+      (key) => key !== 'messageContextInfo' && key !== 'senderKeyDistributionMessage' && inner[key] && typeof inner[key] === 'object',
+    )!;
     return { field, body: inner[field] };
   };
   /** A message the contact's phone sent to the instance, once it is stored. */
   const fromContact = async (text: string, to = ownPhone) => {
     const { id } = await stack.control<{ id: string }>('POST', `/sim/accounts/${contact}/send`, { to, text });
-    await waitFor(() => stack.db.dataSource.query(`SELECT 1 FROM messages WHERE message_id = $1 AND raw IS NOT NULL`, [id]), (rows: unknown[]) => rows.length === 1, 15_000, `message ${id} stored`);
+    await waitFor(
+      () => stack.db.dataSource.query(`SELECT 1 FROM messages WHERE message_id = $1 AND raw IS NOT NULL`, [id]),
+      (rows: unknown[]) => rows.length === 1,
+      15_000,
+      `message ${id} stored`,
+    );
     return id;
   };
 
@@ -121,16 +130,25 @@ describe('send options and media variants (HTTP → worker → Baileys → simul
 
     it('readchat should zero the chat unread count (and read its messages)', async () => {
       const id = await fromContact('unread');
-      const unread = () => stack.db.dataSource.query(`SELECT unread_count FROM chats WHERE wa_chatid = $1`, [`${contact}@s.whatsapp.net`]) as Promise<Array<{ unread_count: number }>>;
+      const unread = () =>
+        stack.db.dataSource.query(`SELECT unread_count FROM chats WHERE wa_chatid = $1`, [`${contact}@s.whatsapp.net`]) as Promise<
+          Array<{ unread_count: number }>
+        >;
       await waitFor(unread, (rows) => rows.length === 1 && Number(rows[0].unread_count) > 0, 15_000, 'an unread chat');
       await ok('/send/text', { number: contact, text: 'seen', readchat: true });
       expect(Number((await unread())[0].unread_count)).toBe(0);
-      await waitFor(() => stack.control<Array<{ id: string; status: string }>>('GET', `/sim/accounts/${contact}/outbox`), (sent) => sent.find((entry) => entry.id === id)?.status === 'read', 15_000, 'read receipt');
+      await waitFor(
+        () => stack.control<Array<{ id: string; status: string }>>('GET', `/sim/accounts/${contact}/outbox`),
+        (sent) => sent.find((entry) => entry.id === id)?.status === 'read',
+        15_000,
+        'read receipt',
+      );
     });
   });
 
   describe('delay', () => {
-    const chatstates = () => stack.control<{ chatstates: Array<{ from: string; state: string; media?: string; t: number }> }>('GET', `/sim/accounts/${contact}/chatstates`);
+    const chatstates = () =>
+      stack.control<{ chatstates: Array<{ from: string; state: string; media?: string; t: number }> }>('GET', `/sim/accounts/${contact}/chatstates`);
 
     it('should show composing during the delay, then paused, before the message arrives', async () => {
       const before = (await chatstates()).chatstates.length;
@@ -158,7 +176,8 @@ describe('send options and media variants (HTTP → worker → Baileys → simul
   });
 
   describe('media variants through /send/media', () => {
-    const media = (phone: string, id: string) => fetch(`${stack.sim.controlUrl}/sim/accounts/${phone}/inbox/${id}/media`).then(async (response) => Buffer.from(await response.arrayBuffer()));
+    const media = (phone: string, id: string) =>
+      fetch(`${stack.sim.controlUrl}/sim/accounts/${phone}/inbox/${id}/media`).then(async (response) => Buffer.from(await response.arrayBuffer()));
 
     it.each(['ptt', 'myaudio'])('%s should convert a WAV to an Opus voice note', async (type) => {
       const record = await ok('/send/media', { number: contact, type, file: wav().toString('base64') });
@@ -240,7 +259,12 @@ describe('send options and media variants (HTTP → worker → Baileys → simul
   describe('pin in a group (the group decides who may pin)', () => {
     it('should refuse a member that is not an admin when only admins edit the group, and allow otherwise', async () => {
       const { id } = await stack.control<{ id: string }>('POST', `/sim/accounts/${contact}/send`, { to: groupJid, text: 'pin this' });
-      await waitFor(() => stack.db.dataSource.query(`SELECT 1 FROM messages WHERE message_id = $1`, [id]), (rows: unknown[]) => rows.length === 1, 15_000, 'group message stored');
+      await waitFor(
+        () => stack.db.dataSource.query(`SELECT 1 FROM messages WHERE message_id = $1`, [id]),
+        (rows: unknown[]) => rows.length === 1,
+        15_000,
+        'group message stored',
+      );
 
       await stack.control('POST', `/sim/groups/${groupJid}/settings`, { locked: true });
       const refused = await post('/message/pin', { id });

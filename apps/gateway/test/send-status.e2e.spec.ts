@@ -16,7 +16,8 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
   let ghost: string;
   let files: FilesServer;
 
-  const inboxStatus = async (phone: string, messageId: string) => (await stack.received(phone, messageId, 15_000)) as unknown as { to: string; participant?: string; message: Record<string, any> };
+  const inboxStatus = async (phone: string, messageId: string) =>
+    (await stack.received(phone, messageId, 15_000)) as unknown as { to: string; participant?: string; message: Record<string, any> };
   const reached = async (phone: string, messageId: string) => (await stack.inbox(phone, 0)).some((entry) => entry.id === messageId);
   const account = async (phone: string, name: string) => {
     const created = await stack.control<{ lid: string }>('POST', '/sim/accounts', { phone, name });
@@ -40,7 +41,11 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
     await saveContact(`${colleague.phone}@s.whatsapp.net`, { contactName: 'Bia', inAddressBook: true });
     await saveContact(`${ghost}@s.whatsapp.net`, { contactName: 'Fantasma', inAddressBook: true });
     await saveContact(`${stranger}@s.whatsapp.net`, { pushName: 'Caio' });
-    await stack.db.dataSource.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [instanceId, friend.lid, `${friend.phone}@s.whatsapp.net`]);
+    await stack.db.dataSource.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+      instanceId,
+      friend.lid,
+      `${friend.phone}@s.whatsapp.net`,
+    ]);
     files = await startFilesServer();
   }, 90_000);
 
@@ -50,7 +55,10 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
   });
 
   it('should send a text status to the saved contacts on WhatsApp, with its colour and font, and store it', async () => {
-    const { status, body } = await stack.gw.call('POST', '/send/status', { token, body: { type: 'text', text: 'Novidades chegando!', background_color: 7, font: 1, track_id: 'story-1' } });
+    const { status, body } = await stack.gw.call('POST', '/send/status', {
+      token,
+      body: { type: 'text', text: 'Novidades chegando!', background_color: 7, font: 1, track_id: 'story-1' },
+    });
     expect(status).toBe(200);
     expect(body.Id).toBe(body.messageid);
     expect(body).toMatchObject({ chatid: 'status@broadcast', fromMe: true, sendFunction: 'SendStatus', track_id: 'story-1', response: { status: 'success' } });
@@ -78,7 +86,10 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
 
   it('should keep only valid explicit recipients, say why each other was left out, and cap them with max_recipients', async () => {
     const recipients = [friend.lid, colleague.phone, `${colleague.phone}@s.whatsapp.net`, 'not-a-number', '999999999999999@lid', stranger];
-    const { status, body } = await stack.gw.call('POST', '/send/status', { token, body: { type: 'text', text: 'Só para alguns', recipients, max_recipients: 1 } });
+    const { status, body } = await stack.gw.call('POST', '/send/status', {
+      token,
+      body: { type: 'text', text: 'Só para alguns', recipients, max_recipients: 1 },
+    });
     expect(status).toBe(200);
     expect(body.debug).toMatchObject({
       explicit_recipients: true,
@@ -109,7 +120,13 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
       await audience('blacklist', [friend.lid]);
       const except = await stack.gw.call('POST', '/send/status', { token, body: { type: 'text', text: 'Menos a Ana' } });
       expect(except.status).toBe(200);
-      expect(except.body.debug).toMatchObject({ status_privacy_type: 'blacklist', status_privacy_list_count: 1, used_default_privacy_fallback: false, audience_recipient_count: 2, selected_recipient_count: 1 });
+      expect(except.body.debug).toMatchObject({
+        status_privacy_type: 'blacklist',
+        status_privacy_list_count: 1,
+        used_default_privacy_fallback: false,
+        audience_recipient_count: 2,
+        selected_recipient_count: 1,
+      });
       expect((await inboxStatus(colleague.phone, except.body.messageid)).message.extendedTextMessage.text).toBe('Menos a Ana');
       expect(await reached(friend.phone, except.body.messageid)).toBe(false);
       // An explicit recipient outside that audience is left out, with the reason.
@@ -121,8 +138,15 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
       await audience('whitelist', [`${stranger}@s.whatsapp.net`, `${friend.lid.replace('@', ':3@')}`, '888888888888888@lid']);
       const only = await stack.gw.call('POST', '/send/status', { token, body: { type: 'text', text: 'Só para a lista' } });
       expect(only.status).toBe(200);
-      expect(only.body.debug).toMatchObject({ status_privacy_type: 'whitelist', status_privacy_list_count: 3, status_privacy_list_unresolved: 1, audience_recipient_count: 2, selected_recipient_count: 2 });
-      for (const phone of [stranger, friend.phone]) expect((await inboxStatus(phone, only.body.messageid)).message.extendedTextMessage.text).toBe('Só para a lista');
+      expect(only.body.debug).toMatchObject({
+        status_privacy_type: 'whitelist',
+        status_privacy_list_count: 3,
+        status_privacy_list_unresolved: 1,
+        audience_recipient_count: 2,
+        selected_recipient_count: 2,
+      });
+      for (const phone of [stranger, friend.phone])
+        expect((await inboxStatus(phone, only.body.messageid)).message.extendedTextMessage.text).toBe('Só para a lista');
       expect(await reached(colleague.phone, only.body.messageid)).toBe(false);
     } finally {
       await audience('contacts', []);
@@ -130,12 +154,18 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
   });
 
   it('should send an image status with its caption, and a voice status', async () => {
-    const image = await stack.gw.call('POST', '/send/status', { token, body: { type: 'image', file: `${files.url}/promo.png`, text: 'Promoção', recipients: [friend.phone] } });
+    const image = await stack.gw.call('POST', '/send/status', {
+      token,
+      body: { type: 'image', file: `${files.url}/promo.png`, text: 'Promoção', recipients: [friend.phone] },
+    });
     expect(image.status).toBe(200);
     expect((await inboxStatus(friend.phone, image.body.messageid)).message.imageMessage).toMatchObject({ caption: 'Promoção', mimetype: 'image/png' });
 
     const ogg = Buffer.from('4f67675300020000000000000000', 'hex');
-    const voice = await stack.gw.call('POST', '/send/status', { token, body: { type: 'ptt', file: ogg.toString('base64'), mimetype: 'audio/ogg', background_color: 4, recipients: [colleague.phone] } });
+    const voice = await stack.gw.call('POST', '/send/status', {
+      token,
+      body: { type: 'ptt', file: ogg.toString('base64'), mimetype: 'audio/ogg', background_color: 4, recipients: [colleague.phone] },
+    });
     expect(voice.status).toBe(200);
     expect((await inboxStatus(colleague.phone, voice.body.messageid)).message.audioMessage).toMatchObject({ ptt: true });
   });
@@ -151,7 +181,10 @@ describe('POST /send/status (HTTP → worker → Baileys → status@broadcast �
     expect((await bad({ type: 'text', text: 'x', background_color: 20 })).body.error).toMatch(/^Invalid background_color/);
     expect((await bad({ type: 'image' })).body.error).toMatch(/^file is required/);
     expect(await bad({ type: 'text', text: 'x', recipients: 'all' })).toEqual({ status: 400, body: { error: 'recipients must be an array of strings' } });
-    expect(await bad({ type: 'text', text: 'x', max_recipients: -1 })).toEqual({ status: 400, body: { error: 'max_recipients must be a non-negative integer' } });
+    expect(await bad({ type: 'text', text: 'x', max_recipients: -1 })).toEqual({
+      status: 400,
+      body: { error: 'max_recipients must be a non-negative integer' },
+    });
     expect((await bad({ type: 'image', file: 'http://10.1.2.3/x.png', recipients: [friend.phone] })).body.error).toMatch(/refused/);
 
     const none = await bad({ type: 'text', text: 'x', recipients: ['abc', stranger] });

@@ -34,7 +34,10 @@ describe('uploaded link previews and payment documents (HTTP â†’ worker upload â
 
   describe('POST /send/text with linkPreviewLarge', () => {
     it('should upload the pageâ€™s image and send its reference instead of only an inline thumbnail', async () => {
-      const { status, body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: true } });
+      const { status, body } = await stack.gw.call('POST', '/send/text', {
+        token,
+        body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: true },
+      });
       expect(status).toBe(200);
       const preview = (await received(body.messageid)).extendedTextMessage;
       expect(preview).toMatchObject({ title: 'Loja', matchedText: `${files.url}/page` });
@@ -48,7 +51,14 @@ describe('uploaded link previews and payment documents (HTTP â†’ worker upload â
     it('should upload a custom base64 image', async () => {
       const { status, body } = await stack.gw.call('POST', '/send/text', {
         token,
-        body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: true, linkPreviewTitle: 'Oferta', linkPreviewImage: `data:image/png;base64,${png.toString('base64')}` },
+        body: {
+          number: contact,
+          text: `veja ${files.url}/page`,
+          linkPreview: true,
+          linkPreviewLarge: true,
+          linkPreviewTitle: 'Oferta',
+          linkPreviewImage: `data:image/png;base64,${png.toString('base64')}`,
+        },
       });
       expect(status).toBe(200);
       const preview = (await received(body.messageid)).extendedTextMessage;
@@ -58,7 +68,10 @@ describe('uploaded link previews and payment documents (HTTP â†’ worker upload â
     });
 
     it('should keep a small preview (inline thumbnail, nothing uploaded) without linkPreviewLarge', async () => {
-      const { body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: false } });
+      const { body } = await stack.gw.call('POST', '/send/text', {
+        token,
+        body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: false },
+      });
       const preview = (await received(body.messageid)).extendedTextMessage;
       expect(preview.jpegThumbnail).toBeTruthy();
       expect(preview.thumbnailDirectPath).toBeUndefined();
@@ -67,25 +80,43 @@ describe('uploaded link previews and payment documents (HTTP â†’ worker upload â
     it('should refuse a custom preview image on a private address outside the allowlist', async () => {
       const { status, body } = await stack.gw.call('POST', '/send/text', {
         token,
-        body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: true, linkPreviewImage: 'http://169.254.169.254/latest/x.png' },
+        body: {
+          number: contact,
+          text: `veja ${files.url}/page`,
+          linkPreview: true,
+          linkPreviewLarge: true,
+          linkPreviewImage: 'http://169.254.169.254/latest/x.png',
+        },
       });
       expect(status).toBe(400);
       expect(body.error).toMatch(/^linkPreviewImage refused/);
     });
 
     it('should refuse a custom preview image that is neither a URL nor base64', async () => {
-      const { status, body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: true, linkPreviewImage: 'not an image!' } });
+      const { status, body } = await stack.gw.call('POST', '/send/text', {
+        token,
+        body: { number: contact, text: `veja ${files.url}/page`, linkPreview: true, linkPreviewLarge: true, linkPreviewImage: 'not an image!' },
+      });
       expect(status).toBe(400);
       expect(typeof body.error).toBe('string');
     });
   });
 
   describe('POST /send/request-payment with fileUrl', () => {
-    const payment = { amount: 349.5, text: 'Pedido #457 com boleto', pixKey: '12345678000190', pixType: 'CNPJ', boletoCode: '34191.79001 01043.510047 91020.150008 5 91070026000' };
+    const payment = {
+      amount: 349.5,
+      text: 'Pedido #457 com boleto',
+      pixKey: '12345678000190',
+      pixType: 'CNPJ',
+      boletoCode: '34191.79001 01043.510047 91020.150008 5 91070026000',
+    };
     const headerOf = (message: Record<string, any>) => (message.viewOnceMessage?.message ?? message).interactiveMessage.header;
 
     it('should attach the document of a URL to the flowâ€™s header, named by fileName', async () => {
-      const { status, body } = await stack.gw.call('POST', '/send/request-payment', { token, body: { number: contact, ...payment, title: 'Fatura', fileUrl: `${files.url}/boleto-457.pdf`, fileName: 'Boleto 457.pdf' } });
+      const { status, body } = await stack.gw.call('POST', '/send/request-payment', {
+        token,
+        body: { number: contact, ...payment, title: 'Fatura', fileUrl: `${files.url}/boleto-457.pdf`, fileName: 'Boleto 457.pdf' },
+      });
       expect(status).toBe(200);
       expect(body.sendFunction).toBe('SendRequestPayment');
       const header = headerOf(await received(body.messageid));
@@ -95,19 +126,28 @@ describe('uploaded link previews and payment documents (HTTP â†’ worker upload â
     });
 
     it('should attach a base64 document, named after the URL when fileName is absent', async () => {
-      const base64 = await stack.gw.call('POST', '/send/request-payment', { token, body: { number: contact, ...payment, fileUrl: pdf.toString('base64'), fileName: 'fatura.pdf' } });
+      const base64 = await stack.gw.call('POST', '/send/request-payment', {
+        token,
+        body: { number: contact, ...payment, fileUrl: pdf.toString('base64'), fileName: 'fatura.pdf' },
+      });
       expect(base64.status).toBe(200);
       expect(base64.body.sendPayload.fileUrl).not.toContain('PDF');
       const header = headerOf(await received(base64.body.messageid));
       expect(header.documentMessage).toMatchObject({ mimetype: 'application/pdf', fileName: 'fatura.pdf', fileSha256: sha256(pdf) });
 
-      const unnamed = await stack.gw.call('POST', '/send/request-payment', { token, body: { number: contact, ...payment, fileUrl: `${files.url}/docs/inv-789.pdf` } });
+      const unnamed = await stack.gw.call('POST', '/send/request-payment', {
+        token,
+        body: { number: contact, ...payment, fileUrl: `${files.url}/docs/inv-789.pdf` },
+      });
       expect(unnamed.status).toBe(200);
       expect(headerOf(await received(unnamed.body.messageid)).documentMessage.fileName).toBe('inv-789.pdf');
     });
 
     it('should refuse a document on a private address outside the allowlist, and a file that is not base64', async () => {
-      const privateUrl = await stack.gw.call('POST', '/send/request-payment', { token, body: { number: contact, ...payment, fileUrl: 'http://10.0.0.1/boleto.pdf' } });
+      const privateUrl = await stack.gw.call('POST', '/send/request-payment', {
+        token,
+        body: { number: contact, ...payment, fileUrl: 'http://10.0.0.1/boleto.pdf' },
+      });
       expect(privateUrl.status).toBe(400);
       expect(privateUrl.body.error).toMatch(/refused/);
       const garbage = await stack.gw.call('POST', '/send/request-payment', { token, body: { number: contact, ...payment, fileUrl: '%%% not a file %%%' } });

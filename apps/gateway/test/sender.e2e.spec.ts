@@ -15,9 +15,19 @@ describe('campaigns (/sender/*)', () => {
     await stack.start();
     ({ token } = await stack.connectedInstance('campaign-sender'));
     for (const phone of phones) await stack.control('POST', '/sim/accounts', { phone, name: 'Cliente' });
-    dispatcher = new AsyncDispatcher(stack.db.dataSource, stack.bus, { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e-sender', pollIntervalMs: 100 }, createLogger('dispatcher', 'silent'));
+    dispatcher = new AsyncDispatcher(
+      stack.db.dataSource,
+      stack.bus,
+      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e-sender', pollIntervalMs: 100 },
+      createLogger('dispatcher', 'silent'),
+    );
     dispatcher.start();
-    campaigns = new CampaignScheduler(stack.db.dataSource, stack.bus, { ...CAMPAIGN_SCHEDULER_DEFAULTS, pollIntervalMs: 100 }, createLogger('campaigns', 'silent'));
+    campaigns = new CampaignScheduler(
+      stack.db.dataSource,
+      stack.bus,
+      { ...CAMPAIGN_SCHEDULER_DEFAULTS, pollIntervalMs: 100 },
+      createLogger('campaigns', 'silent'),
+    );
     campaigns.start();
   }, 60_000);
 
@@ -28,13 +38,21 @@ describe('campaigns (/sender/*)', () => {
   });
 
   it('should send a simple campaign to every number, then count and list its messages', async () => {
-    const created = await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: phones, type: 'text', text: 'Promoção!', folder: 'promo-1', delayMin: 0, delayMax: 0, scheduled_for: 0 } });
+    const created = await stack.gw.call('POST', '/sender/simple', {
+      token,
+      body: { numbers: phones, type: 'text', text: 'Promoção!', folder: 'promo-1', delayMin: 0, delayMax: 0, scheduled_for: 0 },
+    });
     expect(created.status).toBe(200);
     expect(created.body).toMatchObject({ count: 2, status: 'queued' });
     const folderId = created.body.folder_id as string;
 
     for (const phone of phones) {
-      await waitFor(() => stack.inbox(phone, 1_000), (entries) => entries.some((entry) => (entry.message.extendedTextMessage?.text ?? entry.message.conversation) === 'Promoção!'), 15_000, `campaign message at ${phone}`);
+      await waitFor(
+        () => stack.inbox(phone, 1_000),
+        (entries) => entries.some((entry) => (entry.message.extendedTextMessage?.text ?? entry.message.conversation) === 'Promoção!'),
+        15_000,
+        `campaign message at ${phone}`,
+      );
     }
     const folders = await waitFor(
       async () => (await stack.gw.call('GET', '/sender/listfolders', { token })).body as Array<Record<string, unknown>>,
@@ -42,7 +60,15 @@ describe('campaigns (/sender/*)', () => {
       10_000,
       'folder done',
     );
-    expect(folders.find((folder) => folder.id === folderId)).toMatchObject({ id: folderId, status: 'done', log_total: 2, log_sucess: 2, log_failed: 0, delayMin: 0, delayMax: 0 });
+    expect(folders.find((folder) => folder.id === folderId)).toMatchObject({
+      id: folderId,
+      status: 'done',
+      log_total: 2,
+      log_sucess: 2,
+      log_failed: 0,
+      delayMin: 0,
+      delayMax: 0,
+    });
     expect((await stack.gw.call('GET', '/sender/listfolders?status=paused', { token })).body).toEqual([]);
 
     const listed = await stack.gw.call('POST', '/sender/listmessages', { token, body: { folder_id: folderId, messageStatus: 'Sent' } });
@@ -54,7 +80,10 @@ describe('campaigns (/sender/*)', () => {
     expect(paged.body.messages).toHaveLength(1);
     expect(paged.body.pagination).toMatchObject({ totalRecords: 2, page: 2, pageSize: 1 });
 
-    const again = await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: phones, type: 'text', text: 'de novo', folder: 'promo-1', delayMin: 0, delayMax: 0 } });
+    const again = await stack.gw.call('POST', '/sender/simple', {
+      token,
+      body: { numbers: phones, type: 'text', text: 'de novo', folder: 'promo-1', delayMin: 0, delayMax: 0 },
+    });
     expect(again.status).toBe(409);
   });
 
@@ -64,18 +93,38 @@ describe('campaigns (/sender/*)', () => {
     const badType = await stack.gw.call('POST', '/sender/advanced', { token, body: { messages: [{ number: phones[0], type: 'text' }] } });
     expect(badType).toMatchObject({ status: 400, body: { error: expect.stringContaining('messages[0]') } });
 
-    const later = await stack.gw.call('POST', '/sender/advanced', { token, body: { delayMin: 1, delayMax: 2, scheduled_for: 60, messages: [{ number: phones[0], type: 'text', text: 'um' }, { number: phones[1], type: 'location', latitude: -23.5, longitude: -46.6 }] } });
+    const later = await stack.gw.call('POST', '/sender/advanced', {
+      token,
+      body: {
+        delayMin: 1,
+        delayMax: 2,
+        scheduled_for: 60,
+        messages: [
+          { number: phones[0], type: 'text', text: 'um' },
+          { number: phones[1], type: 'location', latitude: -23.5, longitude: -46.6 },
+        ],
+      },
+    });
     expect(later.body).toMatchObject({ count: 2, status: 'queued' });
     const folderId = later.body.folder_id;
     expect((await stack.gw.call('POST', '/sender/edit', { token, body: { folder_id: folderId, action: 'stop' } })).body).toEqual({ status: 'paused' });
-    expect((await stack.gw.call('GET', '/sender/listfolders?status=paused', { token })).body).toEqual([expect.objectContaining({ id: folderId, log_total: 2 })]);
-    expect((await stack.gw.call('POST', '/sender/edit', { token, body: { folder_id: folderId, action: 'continue' } })).body).toMatchObject({ status: 'scheduled' });
+    expect((await stack.gw.call('GET', '/sender/listfolders?status=paused', { token })).body).toEqual([
+      expect.objectContaining({ id: folderId, log_total: 2 }),
+    ]);
+    expect((await stack.gw.call('POST', '/sender/edit', { token, body: { folder_id: folderId, action: 'continue' } })).body).toMatchObject({
+      status: 'scheduled',
+    });
     const scheduled = await stack.gw.call('POST', '/sender/listmessages', { token, body: { folder_id: folderId, messageStatus: 'Scheduled' } });
     expect(scheduled.body.pagination.totalRecords).toBe(2);
-    expect((await stack.gw.call('POST', '/sender/edit', { token, body: { folder_id: folderId, action: 'delete' } })).body).toMatchObject({ status: 'deleting' });
+    expect((await stack.gw.call('POST', '/sender/edit', { token, body: { folder_id: folderId, action: 'delete' } })).body).toMatchObject({
+      status: 'deleting',
+    });
     expect((await stack.gw.call('POST', '/sender/edit', { token, body: { folder_id: folderId, action: 'delete' } })).status).toBe(404);
 
-    await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: [phones[0]], type: 'text', text: 'depois', delayMin: 0, delayMax: 0, scheduled_for: 30 } });
+    await stack.gw.call('POST', '/sender/simple', {
+      token,
+      body: { numbers: [phones[0]], type: 'text', text: 'depois', delayMin: 0, delayMax: 0, scheduled_for: 30 },
+    });
     expect((await stack.gw.call('DELETE', '/sender/clearall', { token })).body).toEqual({ status: 'processed', messages_deleted: 1, folders_deleted: 2 });
     expect((await stack.gw.call('POST', '/sender/cleardone', { token, body: {} })).body).toEqual({ status: 'cleanup started' });
     expect((await stack.gw.call('GET', '/sender/listfolders', { token })).body).toEqual([]);
@@ -103,14 +152,35 @@ describe('campaigns (/sender/*)', () => {
     const folderId = created.body.folder_id as string;
 
     const find = async (phone: string, match: (message: Record<string, any>) => boolean, what: string) =>
-      (await waitFor(() => stack.inbox(phone, 1_000), (entries) => entries.some((entry) => match(entry.message)), 20_000, what)).find((entry) => match(entry.message))!.message;
+      (
+        await waitFor(
+          () => stack.inbox(phone, 1_000),
+          (entries) => entries.some((entry) => match(entry.message)),
+          20_000,
+          what,
+        )
+      ).find((entry) => match(entry.message))!.message;
     const button = await find(phones[0], (message) => interactiveOf(message)?.body?.text === 'Quer?', 'button menu');
     expect(interactiveOf(button)).toMatchObject({ footer: { text: 'loja' } });
     expect(interactiveOf(button).nativeFlowMessage.buttons.map((entry: { name: string }) => entry.name)).toEqual(['quick_reply', 'cta_url']);
     const list = await find(phones[1], (message) => message.listMessage?.description === 'Cardápio', 'list menu');
-    expect(list.listMessage).toMatchObject({ buttonText: 'Ver', sections: [{ title: 'Bebidas', rows: [{ title: 'Café', rowId: 'c1', description: 'Quente' }, { title: 'Chá', rowId: 't1' }] }] });
+    expect(list.listMessage).toMatchObject({
+      buttonText: 'Ver',
+      sections: [
+        {
+          title: 'Bebidas',
+          rows: [
+            { title: 'Café', rowId: 'c1', description: 'Quente' },
+            { title: 'Chá', rowId: 't1' },
+          ],
+        },
+      ],
+    });
     const poll = await find(phones[0], (message) => (message.pollCreationMessage ?? message.pollCreationMessageV3)?.name === 'Melhor dia?', 'poll');
-    expect(poll.pollCreationMessage ?? poll.pollCreationMessageV3).toMatchObject({ options: [{ optionName: 'Seg' }, { optionName: 'Ter' }, { optionName: 'Qua' }], selectableOptionsCount: 2 });
+    expect(poll.pollCreationMessage ?? poll.pollCreationMessageV3).toMatchObject({
+      options: [{ optionName: 'Seg' }, { optionName: 'Ter' }, { optionName: 'Qua' }],
+      selectableOptionsCount: 2,
+    });
     const carousel = await find(phones[1], (message) => interactiveOf(message)?.body?.text === 'Ofertas', 'carousel');
     expect(interactiveOf(carousel).carouselMessage.cards.map((card: any) => card.body.text)).toEqual(['Camisa', 'Boné']);
 
@@ -122,18 +192,43 @@ describe('campaigns (/sender/*)', () => {
     );
     expect(done.find((folder) => folder.id === folderId)).toMatchObject({ info: 'every menu type', log_total: 4, log_sucess: 4, log_failed: 0 });
     const listed = await stack.gw.call('POST', '/sender/listmessages', { token, body: { folder_id: folderId } });
-    expect(listed.body.messages.map((message: Record<string, unknown>) => message.sendFunction)).toEqual(['SendMenuMessage', 'SendMenuMessage', 'SendMenuMessage', 'SendMenuMessage']);
+    expect(listed.body.messages.map((message: Record<string, unknown>) => message.sendFunction)).toEqual([
+      'SendMenuMessage',
+      'SendMenuMessage',
+      'SendMenuMessage',
+      'SendMenuMessage',
+    ]);
 
-    const bad = await stack.gw.call('POST', '/sender/advanced', { token, body: { messages: [{ number: phones[0], type: 'text', text: 'ok' }, { number: phones[0], type: 'poll', text: 'x', choices: ['only one'] }] } });
+    const bad = await stack.gw.call('POST', '/sender/advanced', {
+      token,
+      body: {
+        messages: [
+          { number: phones[0], type: 'text', text: 'ok' },
+          { number: phones[0], type: 'poll', text: 'x', choices: ['only one'] },
+        ],
+      },
+    });
     expect(bad).toEqual({ status: 400, body: { error: 'messages[1]: a poll needs at least 2 options' } });
-    const badChoices = await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: [phones[0]], type: 'list', text: 'x', choices: 'a,b', delayMin: 0, delayMax: 0 } });
+    const badChoices = await stack.gw.call('POST', '/sender/simple', {
+      token,
+      body: { numbers: [phones[0]], type: 'list', text: 'x', choices: 'a,b', delayMin: 0, delayMax: 0 },
+    });
     expect(badChoices).toEqual({ status: 400, body: { error: 'numbers[0]: choices must be an array of strings' } });
     // /send/menu's bounds hold in campaigns too.
-    const tooMany = await stack.gw.call('POST', '/sender/advanced', { token, body: { messages: [{ number: phones[0], type: 'button', text: 'x', choices: Array.from({ length: 101 }, (_, n) => `b${n}`) }] } });
+    const tooMany = await stack.gw.call('POST', '/sender/advanced', {
+      token,
+      body: { messages: [{ number: phones[0], type: 'button', text: 'x', choices: Array.from({ length: 101 }, (_, n) => `b${n}`) }] },
+    });
     expect(tooMany).toEqual({ status: 400, body: { error: 'messages[0]: choices: at most 100 entries' } });
-    const badCount = await stack.gw.call('POST', '/sender/advanced', { token, body: { messages: [{ number: phones[0], type: 'poll', text: 'x', choices: ['a', 'b'], selectableCount: 'two' }] } });
+    const badCount = await stack.gw.call('POST', '/sender/advanced', {
+      token,
+      body: { messages: [{ number: phones[0], type: 'poll', text: 'x', choices: ['a', 'b'], selectableCount: 'two' }] },
+    });
     expect(badCount).toEqual({ status: 400, body: { error: 'messages[0]: selectableCount must be an integer' } });
-    const unknown = await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: [phones[0]], type: 'sticker-pack', text: 'x', delayMin: 0, delayMax: 0 } });
+    const unknown = await stack.gw.call('POST', '/sender/simple', {
+      token,
+      body: { numbers: [phones[0]], type: 'sticker-pack', text: 'x', delayMin: 0, delayMax: 0 },
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.body.error).toContain('carousel');
   });

@@ -68,7 +68,13 @@ describe('GET /sse (HTTP)', () => {
   let instanceId: string;
 
   const emit = async (events: Array<{ type: string; payload: Record<string, unknown> }>) => {
-    const lastId = await gw.db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, instanceId, events.map((event) => ({ eventType: event.type, payload: event.payload }))));
+    const lastId = await gw.db.dataSource.transaction((manager) =>
+      OutboxRepository.insertWithin(
+        manager,
+        instanceId,
+        events.map((event) => ({ eventType: event.type, payload: event.payload })),
+      ),
+    );
     gw.bus.publish(Subjects.outbox(instanceId), { instanceId, lastId });
     return lastId!;
   };
@@ -110,7 +116,10 @@ describe('GET /sse (HTTP)', () => {
 
   it('should resume after Last-Event-ID', async () => {
     const first = await emit([{ type: 'presence', payload: { n: 'a' } }]);
-    await emit([{ type: 'presence', payload: { n: 'b' } }, { type: 'presence', payload: { n: 'c' } }]);
+    await emit([
+      { type: 'presence', payload: { n: 'b' } },
+      { type: 'presence', payload: { n: 'c' } },
+    ]);
     const stream = await openStream(`${gw.baseUrl}/sse`, { token, 'last-event-id': first });
     await waitFor(() => stream.dataFrames().length >= 2);
     await stream.close();
@@ -181,10 +190,16 @@ describe('GET /sse with a slow client', () => {
 
   /** 30 MB of events in a few transactions; returns the id written just before them. */
   const burst = async () => {
-    const before = await gw.db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, instanceId, [{ eventType: 'presence', payload: { n: -1 } }]));
+    const before = await gw.db.dataSource.transaction((manager) =>
+      OutboxRepository.insertWithin(manager, instanceId, [{ eventType: 'presence', payload: { n: -1 } }]),
+    );
     for (let start = 0; start < EVENTS; start += 20) {
       const lastId = await gw.db.dataSource.transaction((manager) =>
-        OutboxRepository.insertWithin(manager, instanceId, Array.from({ length: 20 }, (_, k) => ({ eventType: 'presence', payload: { n: start + k, blob: BLOB } }))),
+        OutboxRepository.insertWithin(
+          manager,
+          instanceId,
+          Array.from({ length: 20 }, (_, k) => ({ eventType: 'presence', payload: { n: start + k, blob: BLOB } })),
+        ),
       );
       gw.bus.publish(Subjects.outbox(instanceId), { instanceId, lastId });
     }

@@ -11,10 +11,19 @@ describe('webhook configuration API (HTTP)', () => {
   afterAll(() => gw.close());
 
   it('should create the instance webhook in simple mode and show its secret once', async () => {
-    const { status, body } = await gw.call('POST', '/webhook', { token, body: { url: 'http://127.0.0.1:9/hook', events: ['messages', 'connection'], excludeMessages: ['wasSentByApi'] } });
+    const { status, body } = await gw.call('POST', '/webhook', {
+      token,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['messages', 'connection'], excludeMessages: ['wasSentByApi'] },
+    });
     expect(status).toBe(200);
     expect(body).toHaveLength(1);
-    expect(body[0]).toMatchObject({ url: 'http://127.0.0.1:9/hook', enabled: true, events: ['messages', 'connection'], excludeMessages: ['wasSentByApi'], addUrlEvents: false });
+    expect(body[0]).toMatchObject({
+      url: 'http://127.0.0.1:9/hook',
+      enabled: true,
+      events: ['messages', 'connection'],
+      excludeMessages: ['wasSentByApi'],
+      addUrlEvents: false,
+    });
     expect(body[0].secret).toMatch(/^whsec_/);
     const listed = await gw.call('GET', '/webhook', { token });
     expect(listed.body[0].secret).toBeUndefined();

@@ -71,16 +71,31 @@ describe('webhooks: every event kind from real traffic to a loopback receiver', 
     relay = new WebhookRelay(
       stack.db.dataSource,
       stack.bus,
-      { ...WEBHOOK_RELAY_DEFAULTS, publicBaseUrl: 'https://gw.example', includeToken: false, retryScheduleMs: [100, 100, 100], pollIntervalMs: 100, ssrf: SsrfGuard.fromList('127.0.0.0/8') },
+      {
+        ...WEBHOOK_RELAY_DEFAULTS,
+        publicBaseUrl: 'https://gw.example',
+        includeToken: false,
+        retryScheduleMs: [100, 100, 100],
+        pollIntervalMs: 100,
+        ssrf: SsrfGuard.fromList('127.0.0.0/8'),
+      },
       logger,
     );
     relay.start();
-    dispatcher = new AsyncDispatcher(stack.db.dataSource, stack.bus, { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e-every-event', pollIntervalMs: 100 }, logger);
+    dispatcher = new AsyncDispatcher(
+      stack.db.dataSource,
+      stack.bus,
+      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e-every-event', pollIntervalMs: 100 },
+      logger,
+    );
     dispatcher.start();
     campaigns = new CampaignScheduler(stack.db.dataSource, stack.bus, { ...CAMPAIGN_SCHEDULER_DEFAULTS, pollIntervalMs: 100 }, logger);
     campaigns.start();
 
-    const global = await stack.gw.call('POST', '/globalwebhook', { admin: stack.gw.adminToken, body: { url: `${receiver.url}/global?src=gw`, events: [...EVENT_TYPES], addUrlEvents: true } });
+    const global = await stack.gw.call('POST', '/globalwebhook', {
+      admin: stack.gw.adminToken,
+      body: { url: `${receiver.url}/global?src=gw`, events: [...EVENT_TYPES], addUrlEvents: true },
+    });
     expect(global.status).toBe(200);
     globalSecret = global.body.secret;
 
@@ -97,14 +112,25 @@ describe('webhooks: every event kind from real traffic to a loopback receiver', 
           {
             id: contactAccount.lid,
             pnJid: contactAccount.jid,
-            messages: [{ message: { key: { remoteJid: contactAccount.lid, fromMe: false, id: 'HISTEVERY01' }, message: { conversation: 'old news' }, messageTimestamp: Math.floor(Date.now() / 1000) - 3_600 } }],
+            messages: [
+              {
+                message: {
+                  key: { remoteJid: contactAccount.lid, fromMe: false, id: 'HISTEVERY01' },
+                  message: { conversation: 'old news' },
+                  messageTimestamp: Math.floor(Date.now() / 1000) - 3_600,
+                },
+              },
+            ],
           },
         ],
       },
     ];
     await stack.control('POST', `/sim/accounts/${owner}/history`, { history });
     ({ token } = await stack.gw.createInstance(instanceName));
-    const hook = await stack.gw.call('POST', '/webhook', { token, body: { url: `${receiver.url}/inst?k=1`, events: [], addUrlEvents: true, addUrlTypesMessages: true } });
+    const hook = await stack.gw.call('POST', '/webhook', {
+      token,
+      body: { url: `${receiver.url}/inst?k=1`, events: [], addUrlEvents: true, addUrlTypesMessages: true },
+    });
     expect(hook.status).toBe(200);
     instanceSecret = hook.body[0].secret;
     // A second webhook of the instance whose receiver answers 410 (from its first message on, so after
@@ -112,7 +138,12 @@ describe('webhooks: every event kind from real traffic to a loopback receiver', 
     expect((await stack.gw.call('POST', '/webhook', { token, body: { action: 'add', url: `${receiver.url}/gone`, events: ['messages'] } })).status).toBe(200);
     const connect = await stack.gw.call('POST', '/instance/connect', { token, body: {}, headers: { 'x-request-id': 'pairing-every' } });
     await stack.control('POST', '/sim/scan', { phone: owner, qr: connect.body.instance.qrcode });
-    await waitFor(() => stack.gw.call('GET', '/instance/status', { token }), (r) => r.body.status?.connected === true, 30_000, 'connected');
+    await waitFor(
+      () => stack.gw.call('GET', '/instance/status', { token }),
+      (r) => r.body.status?.connected === true,
+      30_000,
+      'connected',
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -127,10 +158,20 @@ describe('webhooks: every event kind from real traffic to a loopback receiver', 
     const contactJid = `${contact}@s.whatsapp.net`;
     // messages (+ contacts): the contact writes.
     await stack.control('POST', `/sim/accounts/${contact}/send`, { to: owner, text: 'oi, tudo bem?' });
-    await waitFor(() => stack.gw.call('POST', '/message/find', { token, body: { fromMe: false } }), (r) => r.body.returnedMessages > 0, 20_000, 'inbound message');
+    await waitFor(
+      () => stack.gw.call('POST', '/message/find', { token, body: { fromMe: false } }),
+      (r) => r.body.returnedMessages > 0,
+      20_000,
+      'inbound message',
+    );
     // messages_update: the contact reads what the API sent.
     const sent = (await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: 'tudo ótimo' } })).body;
-    await waitFor(() => stack.inbox(contact, 1_000), (inbox) => inbox.some((entry) => entry.id === sent.messageid), 15_000, 'delivery to the contact');
+    await waitFor(
+      () => stack.inbox(contact, 1_000),
+      (inbox) => inbox.some((entry) => entry.id === sent.messageid),
+      15_000,
+      'delivery to the contact',
+    );
     await stack.control('POST', `/sim/accounts/${contact}/receipts`, { chat: owner, ids: [sent.messageid], type: 'read' });
     // presence: the contact types.
     await stack.control('POST', `/sim/accounts/${contact}/presence`, { type: 'composing', to: owner });
@@ -147,11 +188,23 @@ describe('webhooks: every event kind from real traffic to a loopback receiver', 
     const channel = await stack.control<{ jid: string }>('POST', '/sim/newsletters', { owner: member, name: 'Ofertas', followers: [owner] });
     await stack.control('POST', `/sim/newsletters/${encodeURIComponent(channel.jid)}/posts`, { text: 'Promoção' });
     // sender: a campaign runs.
-    expect((await stack.gw.call('POST', '/sender/simple', { token, body: { numbers: [member], type: 'text', text: 'Campanha', folder: `every-${Date.now()}`, delayMin: 0, delayMax: 0, scheduled_for: 0 } })).status).toBe(200);
+    expect(
+      (
+        await stack.gw.call('POST', '/sender/simple', {
+          token,
+          body: { numbers: [member], type: 'text', text: 'Campanha', folder: `every-${Date.now()}`, delayMin: 0, delayMax: 0, scheduled_for: 0 },
+        })
+      ).status,
+    ).toBe(200);
     // blocks: the API blocks the member.
     expect((await stack.gw.call('POST', '/chat/block', { token, body: { number: member, block: true } })).status).toBe(200);
 
-    await waitFor(async () => seenKinds(), (kinds) => EVENT_TYPES.every((kind) => kinds.has(kind)), 90_000, 'every event kind at the global webhook').catch((error: Error) => {
+    await waitFor(
+      async () => seenKinds(),
+      (kinds) => EVENT_TYPES.every((kind) => kinds.has(kind)),
+      90_000,
+      'every event kind at the global webhook',
+    ).catch((error: Error) => {
       throw new Error(`${error.message}; missing: ${EVENT_TYPES.filter((kind) => !seenKinds().has(kind)).join(', ')}`);
     });
 
@@ -167,7 +220,8 @@ describe('webhooks: every event kind from real traffic to a loopback receiver', 
       const latest = global.findLast((candidate) => candidate.event.EventType === kind)!;
       expect({ kind, instanceName: latest.event.instanceName, owner: latest.event.owner }).toEqual({ kind, instanceName, owner });
     }
-    const first = (kind: string, accept: (event: Record<string, any>) => boolean = () => true) => global.find((entry) => entry.event.EventType === kind && accept(entry.event))!.event;
+    const first = (kind: string, accept: (event: Record<string, any>) => boolean = () => true) =>
+      global.find((entry) => entry.event.EventType === kind && accept(entry.event))!.event;
 
     // The captured envelopes: the same top-level keys (less `token`), and the records' keys at least.
     const withoutToken = (value: Record<string, any>) => keysOf(value).filter((key) => key !== 'token');
@@ -186,8 +240,15 @@ describe('webhooks: every event kind from real traffic to a loopback receiver', 
     expect(keysOf(joined.event)).toEqual(keysOf(groupCapture.event));
     expect(joined.event).toMatchObject({ JID: group.jid, Join: [`${member}@s.whatsapp.net`] });
     // The others: the contract's shapes, with what happened in them.
-    expect(first('history', (event) => event.messages.length > 0)).toMatchObject({ request_id: 'pairing-every', messages: [expect.objectContaining({ messageid: 'HISTEVERY01' })] });
-    expect(first('messages_update')).toMatchObject({ type: 'ReadReceipt', state: 'Read', event: { MessageIDs: [sent.messageid], IsFromMe: 'True', IsGroup: 'False', Timestamp: expect.stringMatching(/^\d+$/) } });
+    expect(first('history', (event) => event.messages.length > 0)).toMatchObject({
+      request_id: 'pairing-every',
+      messages: [expect.objectContaining({ messageid: 'HISTEVERY01' })],
+    });
+    expect(first('messages_update')).toMatchObject({
+      type: 'ReadReceipt',
+      state: 'Read',
+      event: { MessageIDs: [sent.messageid], IsFromMe: 'True', IsGroup: 'False', Timestamp: expect.stringMatching(/^\d+$/) },
+    });
     expect(first('presence', (event) => event.event.State === 'composing')).toMatchObject({ type: 'ChatPresence', event: { Chat: contactJid } });
     expect(first('chats', (event) => event.chats.some((chat: { wa_isPinned: boolean }) => chat.wa_isPinned))).toBeDefined();
     expect(first('labels')).toMatchObject({ label: { id: '7', name: 'Cliente' } });

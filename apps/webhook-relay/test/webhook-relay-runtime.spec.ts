@@ -4,5 +4,7 @@ import { itRunsAsABackgroundService } from '@gw/testing';
 import { startWebhookRelay } from '../src/runtime';
 
 describe(startWebhookRelay.name, () => {
-  itRunsAsABackgroundService((host) => startWebhookRelay({ ...host, delivery: readWebhookRelayConfig(new EnvReader({})) }, createLogger('webhook-relay', 'silent')));
+  itRunsAsABackgroundService((host) =>
+    startWebhookRelay({ ...host, delivery: readWebhookRelayConfig(new EnvReader({})) }, createLogger('webhook-relay', 'silent')),
+  );
 });

@@ -40,7 +40,10 @@ describe.each(transports)('Bus contract over %s', (_name, open) => {
   itIf('should reply through a wildcard subscription', async (b) => {
     const sub = b.subscribe(`${prefix}.instance.*.status`, (data, subject) => ({ data, subject }));
     await b.ping();
-    await expect(b.request(`${prefix}.instance.abc.status`, { q: 1 }, { timeoutMs: 2000 })).resolves.toEqual({ data: { q: 1 }, subject: `${prefix}.instance.abc.status` });
+    await expect(b.request(`${prefix}.instance.abc.status`, { q: 1 }, { timeoutMs: 2000 })).resolves.toEqual({
+      data: { q: 1 },
+      subject: `${prefix}.instance.abc.status`,
+    });
     sub.unsubscribe();
   });
 

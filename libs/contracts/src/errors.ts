@@ -41,12 +41,7 @@ export class RpcError extends Error {
 }
 
 export function isRpcErrorBody(value: unknown): value is RpcErrorBody {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as RpcErrorBody).code === 'string' &&
-    typeof (value as RpcErrorBody).message === 'string'
-  );
+  return typeof value === 'object' && value !== null && typeof (value as RpcErrorBody).code === 'string' && typeof (value as RpcErrorBody).message === 'string';
 }
 
 export function assertUnreachable(value: never): never {

@@ -52,7 +52,16 @@ export interface MessagesEventPayload {
   /** Always `updated` in the captures. */
   chatSource: 'updated';
   instanceName: string;
-  message: Record<string, unknown> & { id: string; messageid: string; chatid: string; messageType: string; fromMe: boolean; isGroup: boolean; wasSentByApi: boolean; groupName: string };
+  message: Record<string, unknown> & {
+    id: string;
+    messageid: string;
+    chatid: string;
+    messageType: string;
+    fromMe: boolean;
+    isGroup: boolean;
+    wasSentByApi: boolean;
+    groupName: string;
+  };
   owner: string;
   [key: string]: unknown;
 }

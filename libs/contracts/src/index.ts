@@ -45,4 +45,14 @@ export type {
   WebhookEventPayload,
 } from './events';
 export type { BlockRequest, BlocklistReply, ChatLabelsRequest, LabelEditRequest, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
-export type { ChatPresenceRequest, HistoryOnDemandRequest, LinkPreviewData, MediaKind, OutboundContent, ProtoAttachment, SendRecordFields, SendRequest, StatusBroadcast } from './send';
+export type {
+  ChatPresenceRequest,
+  HistoryOnDemandRequest,
+  LinkPreviewData,
+  MediaKind,
+  OutboundContent,
+  ProtoAttachment,
+  SendRecordFields,
+  SendRequest,
+  StatusBroadcast,
+} from './send';

@@ -81,7 +81,10 @@ export interface InstanceRpc {
   /** Read receipts for received messages. */
   read: { request: { instanceId: string; keys: Array<{ remoteJid: string; id: string; participant?: string }> }; reply: { ok: true } };
   /** Downloads a received message's media into the file store; answers where it is. */
-  'media.download': { request: { instanceId: string; messageId: string; ttlMs: number }; reply: { fileId: string; mimetype: string; fileName: string; size: number } };
+  'media.download': {
+    request: { instanceId: string; messageId: string; ttlMs: number };
+    reply: { fileId: string; mimetype: string; fileName: string; size: number };
+  };
   /** History on demand / placeholder resend; answers the id of the request sent to the phone. */
   'history.request': { request: HistoryOnDemandRequest; reply: { requestId: string } };
   /** Re-reads the labels from the phone's app state; the events it causes carry the request id. */

@@ -163,10 +163,13 @@ export class AsyncDispatcher {
 
   /** Hands the head over and records the outcome; true when the lane is still claimed (no gap: go on). */
   private async send(claim: LaneClaim, head: QueuedSend): Promise<boolean> {
-    const heartbeat = setInterval(() => {
-      if (this.killed) return;
-      void this.queue.renew(claim, this.config.claimMs).catch(() => undefined);
-    }, Math.max(50, Math.floor(this.config.claimMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        if (this.killed) return;
+        void this.queue.renew(claim, this.config.claimMs).catch(() => undefined);
+      },
+      Math.max(50, Math.floor(this.config.claimMs / 3)),
+    );
     this.timers.add(heartbeat);
     let outcome: { ok: true } | { ok: false; error: unknown };
     const stored = head.request as unknown as SendRequest;

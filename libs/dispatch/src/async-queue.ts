@@ -104,7 +104,13 @@ export class AsyncQueue {
    * ends the reset and wakes the dispatchers so new sends go at once.
    */
   async clear(instanceId: string): Promise<AsyncQueueClearOutcome> {
-    const empty: AsyncQueueClearStats = { trackedJobsCleared: 0, bufferedJobsMarkedCanceled: 0, drainedChannelJobs: 0, clearedOverflowJobs: 0, persistedQueuedCanceled: 0 };
+    const empty: AsyncQueueClearStats = {
+      trackedJobsCleared: 0,
+      bufferedJobsMarkedCanceled: 0,
+      drainedChannelJobs: 0,
+      clearedOverflowJobs: 0,
+      persistedQueuedCanceled: 0,
+    };
     if (!(await this.queue.beginReset(instanceId, this.options.drainTimeoutMs + 10_000))) return { ok: false, reason: 'resetting', stats: empty };
     try {
       const cleared = await this.queue.clear(instanceId);

@@ -45,7 +45,8 @@ export async function resolveRequestPlaceholders(chats: ChatRepository, instance
   const original = content.kind === 'text' ? content.text : content.kind === 'media' ? content.caption : '';
   if (!original.includes('{{')) return request;
   const resolved = await resolveChatPlaceholders(chats, instance, request.chatJid, original);
-  const nextContent: OutboundContent = content.kind === 'text' ? { ...content, text: resolved } : content.kind === 'media' ? { ...content, caption: resolved } : content;
+  const nextContent: OutboundContent =
+    content.kind === 'text' ? { ...content, text: resolved } : content.kind === 'media' ? { ...content, caption: resolved } : content;
   const payload = request.record.sendPayload;
   const sendPayload = typeof payload.text === 'string' && payload.text === original ? { ...payload, text: resolved } : payload;
   return { ...request, content: nextContent, record: { ...request.record, sendPayload } };

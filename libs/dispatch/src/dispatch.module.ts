@@ -33,9 +33,21 @@ export class DispatchModule {
     return {
       module: DispatchModule,
       providers: [
-        { provide: DISPATCHER, useFactory: () => new AsyncDispatcher(options.dataSource, options.bus, options.config, options.logger.child({ component: 'async-dispatcher' })) },
+        {
+          provide: DISPATCHER,
+          useFactory: () => new AsyncDispatcher(options.dataSource, options.bus, options.config, options.logger.child({ component: 'async-dispatcher' })),
+        },
         // Scheduled sends: campaigns release their messages into the async queue at their own pace.
-        { provide: CAMPAIGNS, useFactory: () => new CampaignScheduler(options.dataSource, options.bus, { ...CAMPAIGN_SCHEDULER_DEFAULTS, pollIntervalMs: options.config.pollIntervalMs }, options.logger.child({ component: 'campaign-scheduler' })) },
+        {
+          provide: CAMPAIGNS,
+          useFactory: () =>
+            new CampaignScheduler(
+              options.dataSource,
+              options.bus,
+              { ...CAMPAIGN_SCHEDULER_DEFAULTS, pollIntervalMs: options.config.pollIntervalMs },
+              options.logger.child({ component: 'campaign-scheduler' }),
+            ),
+        },
         AsyncDispatcherLifecycle,
       ],
     };

@@ -64,7 +64,9 @@ export class RetentionJob {
         return {
           messages: await new MessageRepository(this.dataSource).purgeOlderThan(cutoff),
           files: await new FileRepository(this.dataSource).purgeExpired(),
-          deliveries: await count(`WITH gone AS (DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1 RETURNING 1) SELECT count(*) AS n FROM gone`),
+          deliveries: await count(
+            `WITH gone AS (DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1 RETURNING 1) SELECT count(*) AS n FROM gone`,
+          ),
           // An event is kept while a delivery of it is still pending.
           events: await count(
             `WITH gone AS (DELETE FROM outbox_events o WHERE o.dispatched_at IS NOT NULL AND o.created_at < $1
@@ -102,7 +104,10 @@ export class RetentionModule {
   static register(options: { dataSource: DataSource; config: RetentionConfig; logger: Logger }): DynamicModule {
     return {
       module: RetentionModule,
-      providers: [{ provide: JOB, useFactory: () => new RetentionJob(options.dataSource, options.config, options.logger.child({ component: 'retention' })) }, RetentionLifecycle],
+      providers: [
+        { provide: JOB, useFactory: () => new RetentionJob(options.dataSource, options.config, options.logger.child({ component: 'retention' })) },
+        RetentionLifecycle,
+      ],
     };
   }
 }

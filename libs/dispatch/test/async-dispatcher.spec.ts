@@ -62,7 +62,10 @@ describe(AsyncDispatcher.name, () => {
     return ids;
   };
   const statuses = async (instanceId: string) => {
-    const rows: Array<{ message_id: string; status: string; error: string }> = await db.dataSource.query(`SELECT message_id, status, error FROM messages WHERE instance_id = $1`, [instanceId]);
+    const rows: Array<{ message_id: string; status: string; error: string }> = await db.dataSource.query(
+      `SELECT message_id, status, error FROM messages WHERE instance_id = $1`,
+      [instanceId],
+    );
     return new Map(rows.map((row) => [row.message_id, row]));
   };
   const allSent = (instanceId: string, ids: string[]) => async () => {
@@ -92,11 +95,25 @@ describe(AsyncDispatcher.name, () => {
       const instanceId = await newInstance();
       const sent = request(instanceId, 'hello {{name}}');
       const row = await queue.enqueue(sent, '5511888880000');
-      expect(row).toMatchObject({ id: sent.recordId, messageId: sent.messageId, status: 'Queued', fromMe: true, text: 'hello {{name}}', sendFunction: 'SendTextMessage' });
+      expect(row).toMatchObject({
+        id: sent.recordId,
+        messageId: sent.messageId,
+        status: 'Queued',
+        fromMe: true,
+        text: 'hello {{name}}',
+        sendFunction: 'SendTextMessage',
+      });
       const queued: Array<{ request: SendRequest }> = await db.dataSource.query(`SELECT request FROM send_queue WHERE instance_id = $1`, [instanceId]);
       expect(queued).toHaveLength(1);
       expect(queued[0].request).toEqual(JSON.parse(JSON.stringify(sent)));
-      expect(await queue.status(instanceId, true)).toEqual({ status: 'queued', pending: 1, processingNow: false, acceptingNewMessages: true, sessionReady: true, resetting: false });
+      expect(await queue.status(instanceId, true)).toEqual({
+        status: 'queued',
+        pending: 1,
+        processingNow: false,
+        acceptingNewMessages: true,
+        sessionReady: true,
+        resetting: false,
+      });
     });
   });
 
@@ -106,10 +123,11 @@ describe(AsyncDispatcher.name, () => {
       const second = await newInstance();
       const a = await enqueue(first, 12);
       const b = await enqueue(second, 12);
-      await db.dataSource.query(
-        `INSERT INTO chats (instance_id, id, wa_chatid, wa_name, lead) VALUES ($1, 'c1', '5511999990000@s.whatsapp.net', 'Maria Silva', '{}'::jsonb)`,
-        [first],
-      ).catch(() => undefined);
+      await db.dataSource
+        .query(`INSERT INTO chats (instance_id, id, wa_chatid, wa_name, lead) VALUES ($1, 'c1', '5511999990000@s.whatsapp.net', 'Maria Silva', '{}'::jsonb)`, [
+          first,
+        ])
+        .catch(() => undefined);
       const withName = request(first, 'Oi {{first_name}}');
       await queue.enqueue(withName, '');
       startDispatcher();
@@ -174,7 +192,8 @@ describe(AsyncDispatcher.name, () => {
       await waitFor(allSent(instanceId, ids));
       expect(worker.relayOrder.get(instanceId)).toEqual(ids);
       // The queue entry of the last send is removed right after its record turns Sent.
-      const left = async () => Number(((await db.dataSource.query(`SELECT count(*) FROM send_queue WHERE instance_id = $1`, [instanceId])) as Array<{ count: string }>)[0].count);
+      const left = async () =>
+        Number(((await db.dataSource.query(`SELECT count(*) FROM send_queue WHERE instance_id = $1`, [instanceId])) as Array<{ count: string }>)[0].count);
       await waitFor(async () => (await left()) === 0).catch(() => undefined);
       expect(await left()).toBe(0);
     });
@@ -224,7 +243,10 @@ describe(AsyncDispatcher.name, () => {
       await waitFor(() => worker.calls.length === 1);
       expect(await queue.status(instanceId, true)).toMatchObject({ status: 'processing', pending: 5, processingNow: true });
       const outcome = await queue.clear(instanceId);
-      expect(outcome).toEqual({ ok: true, stats: { trackedJobsCleared: 4, bufferedJobsMarkedCanceled: 0, drainedChannelJobs: 1, clearedOverflowJobs: 0, persistedQueuedCanceled: 4 } });
+      expect(outcome).toEqual({
+        ok: true,
+        stats: { trackedJobsCleared: 4, bufferedJobsMarkedCanceled: 0, drainedChannelJobs: 1, clearedOverflowJobs: 0, persistedQueuedCanceled: 4 },
+      });
       const map = await statuses(instanceId);
       expect(ids.map((id) => map.get(id)?.status)).toEqual(['Sent', 'Canceled', 'Canceled', 'Canceled', 'Canceled']);
       worker.workMs = 0;
@@ -242,7 +264,10 @@ describe(AsyncDispatcher.name, () => {
       await waitFor(() => worker.calls.length >= 1);
       await waitFor(async () => !(await queue.status(instanceId, false)).processingNow);
       const outcome = await queue.clear(instanceId);
-      expect(outcome).toEqual({ ok: true, stats: { trackedJobsCleared: 3, bufferedJobsMarkedCanceled: 1, drainedChannelJobs: 0, clearedOverflowJobs: 0, persistedQueuedCanceled: 3 } });
+      expect(outcome).toEqual({
+        ok: true,
+        stats: { trackedJobsCleared: 3, bufferedJobsMarkedCanceled: 1, drainedChannelJobs: 0, clearedOverflowJobs: 0, persistedQueuedCanceled: 3 },
+      });
     });
 
     it('should report a send in flight that did not drain, and refuse a second reset while one runs', async () => {
@@ -256,7 +281,11 @@ describe(AsyncDispatcher.name, () => {
       const second = await queue.clear(instanceId);
       expect(second).toMatchObject({ ok: false, reason: 'resetting' });
       const outcome = await first;
-      expect(outcome).toEqual({ ok: false, reason: 'not_drained', stats: { trackedJobsCleared: 2, bufferedJobsMarkedCanceled: 0, drainedChannelJobs: 0, clearedOverflowJobs: 0, persistedQueuedCanceled: 2 } });
+      expect(outcome).toEqual({
+        ok: false,
+        reason: 'not_drained',
+        stats: { trackedJobsCleared: 2, bufferedJobsMarkedCanceled: 0, drainedChannelJobs: 0, clearedOverflowJobs: 0, persistedQueuedCanceled: 2 },
+      });
       expect((await queue.status(instanceId, true)).resetting).toBe(false);
     });
   });

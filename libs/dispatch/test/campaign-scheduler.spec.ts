@@ -38,7 +38,13 @@ describe(CampaignScheduler.name, () => {
   const campaign = async (instanceId: string, count: number, options: { delayMin?: number; delayMax?: number; at?: Date; name?: string } = {}) => {
     const id = `f${randomBytes(5).toString('hex')}`;
     const requests = Array.from({ length: count }, (_, n) => request(instanceId, `${id} #${n}`));
-    await createCampaign(db.dataSource, { id, name: options.name ?? id, info: 'test', scheduledFor: options.at ?? new Date(), delayMin: options.delayMin ?? 0, delayMax: options.delayMax ?? 0 }, requests, '5511888880000', instanceId);
+    await createCampaign(
+      db.dataSource,
+      { id, name: options.name ?? id, info: 'test', scheduledFor: options.at ?? new Date(), delayMin: options.delayMin ?? 0, delayMax: options.delayMax ?? 0 },
+      requests,
+      '5511888880000',
+      instanceId,
+    );
     return { id, ids: requests.map((entry) => entry.messageId) };
   };
   const sentOf = (instanceId: string) => worker.calls.filter((call) => call.instanceId === instanceId);
@@ -51,7 +57,21 @@ describe(CampaignScheduler.name, () => {
   beforeEach(() => {
     bus = new InProcessBus();
     worker = new FakeWorker(bus, db.dataSource);
-    dispatcher = new AsyncDispatcher(db.dataSource, bus, { dispatcherId: 'c', claimMs: 600, pollIntervalMs: 50, maxLanes: 16, sendTimeoutMs: 2_000, maxAttempts: 3, retryBackoffMs: [30], disconnectedRetryMs: 100 }, logger);
+    dispatcher = new AsyncDispatcher(
+      db.dataSource,
+      bus,
+      {
+        dispatcherId: 'c',
+        claimMs: 600,
+        pollIntervalMs: 50,
+        maxLanes: 16,
+        sendTimeoutMs: 2_000,
+        maxAttempts: 3,
+        retryBackoffMs: [30],
+        disconnectedRetryMs: 100,
+      },
+      logger,
+    );
     scheduler = new CampaignScheduler(db.dataSource, bus, { pollIntervalMs: 30, batch: 50 }, logger);
     dispatcher.start();
     scheduler.start();
@@ -72,9 +92,15 @@ describe(CampaignScheduler.name, () => {
     expect(worker.relayOrder.get(instanceId)).toEqual(ids);
     const row = await folder(instanceId, id);
     expect(row).toMatchObject({ logTotal: 3, logSuccess: 3, logFailed: 0 });
-    const stamped: Array<{ n: string }> = await db.dataSource.query(`SELECT count(*) AS n FROM messages WHERE instance_id = $1 AND send_folder_id = $2`, [instanceId, id]);
+    const stamped: Array<{ n: string }> = await db.dataSource.query(`SELECT count(*) AS n FROM messages WHERE instance_id = $1 AND send_folder_id = $2`, [
+      instanceId,
+      id,
+    ]);
     expect(Number(stamped[0].n)).toBe(3);
-    const events: Array<{ payload: Record<string, unknown> }> = await db.dataSource.query(`SELECT payload FROM outbox_events WHERE instance_id = $1 AND event_type = 'sender' ORDER BY id`, [instanceId]);
+    const events: Array<{ payload: Record<string, unknown> }> = await db.dataSource.query(
+      `SELECT payload FROM outbox_events WHERE instance_id = $1 AND event_type = 'sender' ORDER BY id`,
+      [instanceId],
+    );
     expect(events.map((event) => event.payload.status)).toEqual(['sending', 'done']);
     expect(events[1].payload).toMatchObject({ EventType: 'sender', folder_id: id, count: 3, log_sucess: 3, instanceName: instanceId });
   });
@@ -129,7 +155,9 @@ describe(CampaignScheduler.name, () => {
     expect(await folder(instanceId, id)).toBeNull();
     await sleep(700);
     expect(sentOf(instanceId)).toHaveLength(1);
-    const rows: Array<{ message_id: string; status: string }> = await db.dataSource.query(`SELECT message_id, status FROM messages WHERE instance_id = $1`, [instanceId]);
+    const rows: Array<{ message_id: string; status: string }> = await db.dataSource.query(`SELECT message_id, status FROM messages WHERE instance_id = $1`, [
+      instanceId,
+    ]);
     const status = new Map(rows.map((row) => [row.message_id, row.status]));
     expect(ids.map((messageId) => status.get(messageId))).toEqual(['Sent', 'Canceled', 'Canceled', 'Canceled']);
   });

@@ -51,7 +51,12 @@ describe(EnqueueBatcher.name, () => {
     );
 
     const first = sut.write(0);
-    const rest = [12, 13, 14].map((item) => sut.write(item).then((value) => ({ value }), (error: Error) => ({ error: error.message })));
+    const rest = [12, 13, 14].map((item) =>
+      sut.write(item).then(
+        (value) => ({ value }),
+        (error: Error) => ({ error: error.message }),
+      ),
+    );
     hold();
 
     expect(await first).toBe(0);
@@ -93,7 +98,9 @@ describe(`${AsyncQueue.name} group commit`, () => {
 
     const rows = await Promise.all(requests.map((sent) => queue.enqueue(sent, '5511888880000')));
 
-    expect(rows.map((row) => [row.messageId, row.status, row.text])).toEqual(requests.map((sent) => [sent.messageId, 'Queued', (sent.content as { text: string }).text]));
+    expect(rows.map((row) => [row.messageId, row.status, row.text])).toEqual(
+      requests.map((sent) => [sent.messageId, 'Queued', (sent.content as { text: string }).text]),
+    );
     const stats = queue.acceptStats;
     expect(stats.items).toBe(120);
     expect(stats.statements).toBeLessThan(120);
@@ -118,7 +125,12 @@ describe(`${AsyncQueue.name} group commit`, () => {
     const bad = request('no-such-instance', 'lost');
 
     const outcomes = await Promise.all(
-      [...good.slice(0, 5), bad, ...good.slice(5)].map((sent) => queue.enqueue(sent, '5511888880000').then(() => 'ok', () => 'failed')),
+      [...good.slice(0, 5), bad, ...good.slice(5)].map((sent) =>
+        queue.enqueue(sent, '5511888880000').then(
+          () => 'ok',
+          () => 'failed',
+        ),
+      ),
     );
 
     expect(outcomes).toEqual([...Array(5).fill('ok'), 'failed', ...Array(5).fill('ok')]);

@@ -14,11 +14,10 @@ describe(RetentionJob.name, () => {
 
   it('should purge what is past the retention and keep the rest', async () => {
     const insert = (messageId: string, daysOld: number) =>
-      db.dataSource.query(`INSERT INTO messages (instance_id, id, message_id, chat_id, message_timestamp, created_at) VALUES ('rret', $1, $2, 'c', 1, now() - ($3 || ' days')::interval)`, [
-        `r${messageId}`,
-        messageId,
-        String(daysOld),
-      ]);
+      db.dataSource.query(
+        `INSERT INTO messages (instance_id, id, message_id, chat_id, message_timestamp, created_at) VALUES ('rret', $1, $2, 'c', 1, now() - ($3 || ' days')::interval)`,
+        [`r${messageId}`, messageId, String(daysOld)],
+      );
     await insert('OLD', 8);
     await insert('NEW', 1);
     await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, 'rret', [{ eventType: 'presence', payload: {} }]));

@@ -29,7 +29,13 @@ export function parseChatTarget(input: string): ChatTarget | null {
     // Device suffixes (`:12`) belong to device JIDs, never to a chat.
     const bare = user.split(':')[0];
     const valid =
-      kind === 'group' ? /^\d{5,}(-\d+)?$/.test(bare) : kind === 'newsletter' ? /^\d{5,}$/.test(bare) : kind === 'lid' ? /^\d{5,}$/.test(bare) : /^\d{8,15}$/.test(bare);
+      kind === 'group'
+        ? /^\d{5,}(-\d+)?$/.test(bare)
+        : kind === 'newsletter'
+          ? /^\d{5,}$/.test(bare)
+          : kind === 'lid'
+            ? /^\d{5,}$/.test(bare)
+            : /^\d{8,15}$/.test(bare);
     return valid ? { jid: `${bare}@${server}`, kind } : null;
   }
   const digits = phoneDigits(value);

@@ -27,7 +27,16 @@ export interface DescribedContent {
   field: string;
 }
 
-const WRAPPERS = ['ephemeralMessage', 'viewOnceMessage', 'viewOnceMessageV2', 'viewOnceMessageV2Extension', 'documentWithCaptionMessage', 'editedMessage', 'botInvokeMessage', 'groupMentionedMessage'];
+const WRAPPERS = [
+  'ephemeralMessage',
+  'viewOnceMessage',
+  'viewOnceMessageV2',
+  'viewOnceMessageV2Extension',
+  'documentWithCaptionMessage',
+  'editedMessage',
+  'botInvokeMessage',
+  'groupMentionedMessage',
+];
 const SKIP_FIELDS = new Set(['messageContextInfo', 'senderKeyDistributionMessage']);
 const PROTOCOL_REVOKE = 0;
 const PROTOCOL_EDIT = 14;

@@ -29,7 +29,11 @@ describe('interactive builders', () => {
     const built = buildButtonMenu('Pick one', parseButtons(['A|a', 'B|b']), 'footer');
     expect(built.messageType).toBe('InteractiveMessage');
     expect(flow(built.message)).toMatchObject({ body: { text: 'Pick one' }, footer: { text: 'footer' }, nativeFlowMessage: { messageVersion: 1 } });
-    expect(built.nodes[0]).toEqual({ tag: 'biz', attrs: {}, content: [{ tag: 'interactive', attrs: { type: 'native_flow', v: '1' }, content: [{ tag: 'native_flow', attrs: { v: '9', name: 'mixed' } }] }] });
+    expect(built.nodes[0]).toEqual({
+      tag: 'biz',
+      attrs: {},
+      content: [{ tag: 'interactive', attrs: { type: 'native_flow', v: '1' }, content: [{ tag: 'native_flow', attrs: { v: '9', name: 'mixed' } }] }],
+    });
   });
 
   it('should build a single-select list with sections and rows', () => {
@@ -40,7 +44,13 @@ describe('interactive builders', () => {
       listType: 1,
       footerText: 'ft',
       sections: [
-        { title: 'Drinks', rows: [{ title: 'Coffee', description: 'Hot', rowId: 'c1' }, { title: 'Tea', description: '', rowId: 'Tea' }] },
+        {
+          title: 'Drinks',
+          rows: [
+            { title: 'Coffee', description: 'Hot', rowId: 'c1' },
+            { title: 'Tea', description: '', rowId: 'Tea' },
+          ],
+        },
         { title: 'Food', rows: [{ title: 'Cake', description: '', rowId: 'k1' }] },
       ],
     });
@@ -71,7 +81,9 @@ describe('interactive builders', () => {
     const built = buildPixButton({ pixType: 'EMAIL', pixKey: 'pay@shop.com', pixName: 'Shop' });
     const [button] = flow(built.message).nativeFlowMessage.buttons;
     expect(button.name).toBe('payment_info');
-    expect(params(button).payment_settings).toEqual([{ type: 'pix_static_code', pix_static_code: { merchant_name: 'Shop', key: 'pay@shop.com', key_type: 'EMAIL' } }]);
+    expect(params(button).payment_settings).toEqual([
+      { type: 'pix_static_code', pix_static_code: { merchant_name: 'Shop', key: 'pay@shop.com', key_type: 'EMAIL' } },
+    ]);
     expect(built.nodes[0].content?.[0].content?.[0].attrs.name).toBe('payment_info');
   });
 

@@ -9,7 +9,9 @@ const secret = Buffer.alloc(32, 9);
 /** The receiving side, written independently: what Baileys' decryptPollVote does. */
 function decrypt(encPayload: Buffer, encIv: Buffer, ctx: { msgId: string; creator: string; voter: string }): Buffer {
   const sign = Buffer.concat([Buffer.from(ctx.msgId), Buffer.from(ctx.creator), Buffer.from(ctx.voter), Buffer.from('Poll Vote'), Buffer.from([1])]);
-  const key = createHmac('sha256', createHmac('sha256', Buffer.alloc(32)).update(secret).digest()).update(sign).digest();
+  const key = createHmac('sha256', createHmac('sha256', Buffer.alloc(32)).update(secret).digest())
+    .update(sign)
+    .digest();
   const decipher = createDecipheriv('aes-256-gcm', key, encIv);
   decipher.setAAD(Buffer.from(`${ctx.msgId}\u0000${ctx.voter}`));
   decipher.setAuthTag(encPayload.subarray(encPayload.length - 16));
@@ -31,10 +33,21 @@ describe('interactive replies', () => {
   });
 
   it('should encrypt a vote the receiving side decrypts to the option hash', () => {
-    const { message } = buildPollVote(['B'], { secret, pollMsgId: 'POLL1', pollCreatorJid: '551@s.whatsapp.net', voterJid: '552@s.whatsapp.net', chatJid: '551@s.whatsapp.net', fromMe: false });
+    const { message } = buildPollVote(['B'], {
+      secret,
+      pollMsgId: 'POLL1',
+      pollCreatorJid: '551@s.whatsapp.net',
+      voterJid: '552@s.whatsapp.net',
+      chatJid: '551@s.whatsapp.net',
+      fromMe: false,
+    });
     const update = message.pollUpdateMessage as any;
     expect(update.pollCreationMessageKey).toEqual({ remoteJid: '551@s.whatsapp.net', fromMe: false, id: 'POLL1' });
-    const plain = decrypt(Buffer.from(update.vote.encPayload, 'base64'), Buffer.from(update.vote.encIv, 'base64'), { msgId: 'POLL1', creator: '551@s.whatsapp.net', voter: '552@s.whatsapp.net' });
+    const plain = decrypt(Buffer.from(update.vote.encPayload, 'base64'), Buffer.from(update.vote.encIv, 'base64'), {
+      msgId: 'POLL1',
+      creator: '551@s.whatsapp.net',
+      voter: '552@s.whatsapp.net',
+    });
     expect(plain).toEqual(encodePollVote([createHash('sha256').update('B').digest()]));
   });
 
@@ -74,7 +87,14 @@ describe('interactive replies', () => {
     const buttons = interactiveOriginal({ buttonsMessage: { contentText: 'x', buttons: [{ buttonId: 'a', buttonText: { displayText: 'A' }, type: 1 }] } });
     expect(buttons).toEqual({ kind: 'buttons', options: [{ id: 'a', text: 'A', name: 'RESPONSE', replyable: true }] });
     const template = interactiveOriginal({
-      templateMessage: { hydratedTemplate: { hydratedButtons: [{ index: 0, urlButton: { displayText: 'Web', url: 'https://x' } }, { index: 1, quickReplyButton: { displayText: 'Ok', id: 'ok' } }] } },
+      templateMessage: {
+        hydratedTemplate: {
+          hydratedButtons: [
+            { index: 0, urlButton: { displayText: 'Web', url: 'https://x' } },
+            { index: 1, quickReplyButton: { displayText: 'Ok', id: 'ok' } },
+          ],
+        },
+      },
     });
     if (!template || template.kind !== 'template') throw new Error('not a template');
     const option = selectOption(template.options, 'ok', 'buttons');

@@ -21,7 +21,13 @@ describe('parseButton', () => {
 describe('parseList', () => {
   it('should group items under sections', () => {
     expect(parseList(['[Fruits]', 'Apple|a1|Red', 'Pear', '[Veg]', 'Kale|k|Green|leafy'])).toEqual([
-      { title: 'Fruits', rows: [{ title: 'Apple', id: 'a1', description: 'Red' }, { title: 'Pear', id: 'Pear', description: '' }] },
+      {
+        title: 'Fruits',
+        rows: [
+          { title: 'Apple', id: 'a1', description: 'Red' },
+          { title: 'Pear', id: 'Pear', description: '' },
+        ],
+      },
       { title: 'Veg', rows: [{ title: 'Kale', id: 'k', description: 'Green|leafy' }] },
     ]);
   });
@@ -42,7 +48,15 @@ describe('parsePoll and parseButtons', () => {
 describe('parseCarousel', () => {
   it('should read cards with media and buttons', () => {
     expect(parseCarousel(['[Card one\nsub]', '{https://img/1.jpg}', 'Buy|buy1', 'Site|https://x.y', '[Card two]', 'Copy|copy:C'])).toEqual([
-      { text: 'Card one', footer: 'sub', media: 'https://img/1.jpg', buttons: [{ kind: 'reply', text: 'Buy', id: 'buy1' }, { kind: 'url', text: 'Site', url: 'https://x.y' }] },
+      {
+        text: 'Card one',
+        footer: 'sub',
+        media: 'https://img/1.jpg',
+        buttons: [
+          { kind: 'reply', text: 'Buy', id: 'buy1' },
+          { kind: 'url', text: 'Site', url: 'https://x.y' },
+        ],
+      },
       { text: 'Card two', footer: '', media: '', buttons: [{ kind: 'copy', text: 'Copy', code: 'C' }] },
     ]);
   });

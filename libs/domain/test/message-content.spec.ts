@@ -25,7 +25,9 @@ describe('describeContent', () => {
   });
 
   it('should unwrap ephemeral and view-once envelopes', () => {
-    expect(describeContent({ ephemeralMessage: { message: { viewOnceMessageV2: { message: { imageMessage: {} } } } } })).toMatchObject({ messageType: 'ImageMessage' });
+    expect(describeContent({ ephemeralMessage: { message: { viewOnceMessageV2: { message: { imageMessage: {} } } } } })).toMatchObject({
+      messageType: 'ImageMessage',
+    });
   });
 
   it('should point a reaction at its target', () => {
@@ -33,11 +35,17 @@ describe('describeContent', () => {
   });
 
   it('should link a poll vote to its poll', () => {
-    expect(describeContent({ pollUpdateMessage: { pollCreationMessageKey: { id: 'P1' } } })).toMatchObject({ messageType: 'PollUpdateMessage', type: 'poll', quoted: 'P1' });
+    expect(describeContent({ pollUpdateMessage: { pollCreationMessageKey: { id: 'P1' } } })).toMatchObject({
+      messageType: 'PollUpdateMessage',
+      type: 'poll',
+      quoted: 'P1',
+    });
   });
 
   it('should read a list reply', () => {
-    expect(describeContent({ listResponseMessage: { title: 'Fones', singleSelectReply: { selectedRowId: 'fones' }, contextInfo: { stanzaId: 'L1' } } })).toMatchObject({
+    expect(
+      describeContent({ listResponseMessage: { title: 'Fones', singleSelectReply: { selectedRowId: 'fones' }, contextInfo: { stanzaId: 'L1' } } }),
+    ).toMatchObject({
       messageType: 'ListResponseMessage',
       mediaType: 'list_response',
       buttonOrListid: 'fones',

@@ -17,9 +17,9 @@ describe('placeholders: unknown and missing', () => {
       lead_assignedAttendant_id: 'att1',
       leadFields: { lead_field01: 'one', lead_field20: 'twenty' },
     };
-    expect(resolvePlaceholders('{{lead_personalid}} {{lead_status}} {{lead_notes}} {{lead_assignedAttendant_id}} {{lead_field01}} {{lead_field20}}', context)).toBe(
-      '123 new vip att1 one twenty',
-    );
+    expect(
+      resolvePlaceholders('{{lead_personalid}} {{lead_status}} {{lead_notes}} {{lead_assignedAttendant_id}} {{lead_field01}} {{lead_field20}}', context),
+    ).toBe('123 new vip att1 one twenty');
   });
 
   it('should not treat lead_field21 as a lead field', () => {

@@ -19,7 +19,20 @@ import { OutboxCommitOrder1763900000000 } from './migrations/1763900000000-outbo
 import { LeaseTokenKey1763910000000 } from './migrations/1763910000000-lease-token-key';
 
 export const ENTITIES = [InstanceEntity, AuthCredsEntity, AuthKeyEntity, SessionLeaseEntity, SessionWorkerEntity, SettingEntity, OutboxEventEntity];
-export const MIGRATIONS = [InitialSchema1763760000000, Webhooks1763780000000, MessagesChats1763790000000, Outbound1763800000000, SendQueue1763810000000, Campaigns1763825000000, DeliveryLanes1763840000000, LabelsBlocklist1763850000000, MessagesStatusIndex1763870000000, MessageCallPeerAiMetadata1763895000000, OutboxCommitOrder1763900000000, LeaseTokenKey1763910000000];
+export const MIGRATIONS = [
+  InitialSchema1763760000000,
+  Webhooks1763780000000,
+  MessagesChats1763790000000,
+  Outbound1763800000000,
+  SendQueue1763810000000,
+  Campaigns1763825000000,
+  DeliveryLanes1763840000000,
+  LabelsBlocklist1763850000000,
+  MessagesStatusIndex1763870000000,
+  MessageCallPeerAiMetadata1763895000000,
+  OutboxCommitOrder1763900000000,
+  LeaseTokenKey1763910000000,
+];
 
 export interface DataSourceOptions {
   url: string;

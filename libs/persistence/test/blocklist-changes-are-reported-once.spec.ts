@@ -9,13 +9,16 @@ describe('blocklist changes are stored, mirrored on the chat, and reported once'
   const lid = '31031@lid';
   const apply = (changes: BlockChange[]) => db.dataSource.transaction((manager) => BlocklistRepository.applyWithin(manager, instanceId, changes));
   const replace = (current: BlockedContact[]) => db.dataSource.transaction((manager) => BlocklistRepository.replaceWithin(manager, instanceId, current));
-  const blocked = async () => (await db.dataSource.query(`SELECT blocked FROM chats WHERE instance_id = $1 AND wa_chatid = $2`, [instanceId, pn]))[0].blocked as boolean;
+  const blocked = async () =>
+    (await db.dataSource.query(`SELECT blocked FROM chats WHERE instance_id = $1 AND wa_chatid = $2`, [instanceId, pn]))[0].blocked as boolean;
 
   beforeAll(async () => {
     db = await openTestDatabase();
     sut = new BlocklistRepository(db.dataSource);
     await new InstanceRepository(db.dataSource).create({ id: instanceId, token: 'tok-blocklist', name: 'b' });
-    await db.dataSource.transaction((manager) => ChatRepository.observeWithin(manager, instanceId, { waChatId: pn, waChatLid: lid, waName: 'Rita' }, () => 'rblockchat1'));
+    await db.dataSource.transaction((manager) =>
+      ChatRepository.observeWithin(manager, instanceId, { waChatId: pn, waChatLid: lid, waName: 'Rita' }, () => 'rblockchat1'),
+    );
   });
   afterAll(() => db.close());
 
@@ -38,7 +41,12 @@ describe('blocklist changes are stored, mirrored on the chat, and reported once'
     const other = '5511900000032@s.whatsapp.net';
     await apply([{ jid: other, lid: '', action: 'block' }]);
     const changes = await replace([{ jid: pn, lid }]);
-    expect(changes).toEqual(expect.arrayContaining([{ jid: other, lid: '', action: 'unblock' }, { jid: pn, lid, action: 'block' }]));
+    expect(changes).toEqual(
+      expect.arrayContaining([
+        { jid: other, lid: '', action: 'unblock' },
+        { jid: pn, lid, action: 'block' },
+      ]),
+    );
     expect(changes).toHaveLength(2);
     expect(await replace([{ jid: pn, lid }])).toEqual([]);
     expect(await sut.list(instanceId)).toEqual([{ jid: pn, lid }]);

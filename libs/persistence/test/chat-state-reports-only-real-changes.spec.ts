@@ -11,14 +11,27 @@ describe('chat settings from the phone are applied and reported only when they c
     db = await openTestDatabase();
     await new InstanceRepository(db.dataSource).create({ id: instanceId, token: 'tok-chatstate', name: 'c' });
     await db.dataSource.transaction((manager) =>
-      ChatRepository.observeWithin(manager, instanceId, { waChatId: '5511900000009@s.whatsapp.net', waChatLid: '999@lid', waName: 'Dani' }, () => 'rchatstate1'),
+      ChatRepository.observeWithin(
+        manager,
+        instanceId,
+        { waChatId: '5511900000009@s.whatsapp.net', waChatLid: '999@lid', waName: 'Dani' },
+        () => 'rchatstate1',
+      ),
     );
   });
   afterAll(() => db.close());
 
   it('should apply a change found by LID and keep the rest', async () => {
     const chat = await apply('999@lid', { pinned: true, muteEndTime: 1_800_000_000_000, waContactName: 'Dani (agenda)' });
-    expect(chat).toMatchObject({ id: 'rchatstate1', pinned: true, muteEndTime: 1_800_000_000_000, waName: 'Dani', waContactName: 'Dani (agenda)', name: 'Dani (agenda)', archived: false });
+    expect(chat).toMatchObject({
+      id: 'rchatstate1',
+      pinned: true,
+      muteEndTime: 1_800_000_000_000,
+      waName: 'Dani',
+      waContactName: 'Dani (agenda)',
+      name: 'Dani (agenda)',
+      archived: false,
+    });
   });
 
   it('should return null when nothing changes or no chat matches', async () => {

@@ -17,7 +17,10 @@ describe('a contact seen by LID and later by phone number is one contact', () =>
     const first = await observe({ lid: '333@lid', pushName: 'Carla' });
     expect(first).toMatchObject({ changed: true, contact: { jid: '333@lid', lid: '333@lid', pushName: 'Carla' } });
     const second = await observe({ jid: '5511900000003@s.whatsapp.net', lid: '333@lid', contactName: 'Carla (agenda)' });
-    expect(second).toMatchObject({ changed: true, contact: { jid: '5511900000003@s.whatsapp.net', lid: '333@lid', pushName: 'Carla', contactName: 'Carla (agenda)' } });
+    expect(second).toMatchObject({
+      changed: true,
+      contact: { jid: '5511900000003@s.whatsapp.net', lid: '333@lid', pushName: 'Carla', contactName: 'Carla (agenda)' },
+    });
     const rows = await db.dataSource.query(`SELECT jid FROM contacts WHERE instance_id = $1`, [instanceId]);
     expect(rows).toEqual([{ jid: '5511900000003@s.whatsapp.net' }]);
     expect(await new ContactRepository(db.dataSource).find(instanceId, '333@lid')).toMatchObject({ jid: '5511900000003@s.whatsapp.net' });
@@ -31,7 +34,8 @@ describe('a contact seen by LID and later by phone number is one contact', () =>
   });
 
   it('should store LID pairs once and answer both ways', async () => {
-    const store = (pairs: Array<{ lid: string; pn: string }>) => db.dataSource.transaction((manager) => LidMappingRepository.storeWithin(manager, instanceId, pairs));
+    const store = (pairs: Array<{ lid: string; pn: string }>) =>
+      db.dataSource.transaction((manager) => LidMappingRepository.storeWithin(manager, instanceId, pairs));
     expect(await store([{ lid: '444@lid', pn: '5511900000004@s.whatsapp.net' }])).toHaveLength(1);
     expect(await store([{ lid: '444@lid', pn: '5511900000004@s.whatsapp.net' }])).toHaveLength(0);
     expect(await store([{ lid: 'not-a-lid', pn: '5511900000004@s.whatsapp.net' }])).toHaveLength(0);

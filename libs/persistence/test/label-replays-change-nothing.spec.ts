@@ -6,7 +6,14 @@ describe('labels from the app state: replays change nothing, deletions hide, new
   let sut: LabelRepository;
   const instanceId = 'rlabels';
   const upsert = (label: LabelFacts) => db.dataSource.transaction((manager) => LabelRepository.upsertWithin(manager, instanceId, label));
-  const label = (labelId: string, name: string, extra: Partial<LabelFacts> = {}): LabelFacts => ({ labelId, name, color: 3, deleted: false, predefinedId: '', ...extra });
+  const label = (labelId: string, name: string, extra: Partial<LabelFacts> = {}): LabelFacts => ({
+    labelId,
+    name,
+    color: 3,
+    deleted: false,
+    predefinedId: '',
+    ...extra,
+  });
 
   beforeAll(async () => {
     db = await openTestDatabase();
@@ -23,7 +30,14 @@ describe('labels from the app state: replays change nothing, deletions hide, new
     const renamed = await upsert(label('9', 'Pago ✓'));
     expect(renamed.changed).toBe(true);
     expect(renamed.row.id).toBe(first.row.id);
-    expect(toLabelRecord(renamed.row, '5511900000040')).toMatchObject({ id: first.row.id, labelid: '9', name: 'Pago ✓', color: 3, colorHex: '#dfaef0', owner: '5511900000040' });
+    expect(toLabelRecord(renamed.row, '5511900000040')).toMatchObject({
+      id: first.row.id,
+      labelid: '9',
+      name: 'Pago ✓',
+      color: 3,
+      colorHex: '#dfaef0',
+      owner: '5511900000040',
+    });
   });
 
   it('should hide deleted labels but count them for the next id', async () => {

@@ -15,8 +15,7 @@ describe(LeaseRepository.name, () => {
   });
   afterAll(() => db.close());
 
-  const newInstance = async (id: string, extra: Record<string, unknown> = {}) =>
-    instances.create({ id, token: `token-${id}`, name: id, ...extra });
+  const newInstance = async (id: string, extra: Record<string, unknown> = {}) => instances.create({ id, token: `token-${id}`, name: id, ...extra });
 
   describe('claim', () => {
     it('should give a free lease to exactly one of two workers', async () => {
@@ -67,7 +66,11 @@ describe(LeaseRepository.name, () => {
       const stale = (await sut.claim("i-tx'quoted", 'w1', 50))!;
       const name = async () => ((await db.dataSource.query(`SELECT name FROM instances WHERE id = $1`, ["i-tx'quoted"])) as Array<{ name: string }>)[0].name;
 
-      expect(await LeaseRepository.fencedTransaction(db.dataSource, stale, (manager) => manager.query(`UPDATE instances SET name = 'by-w1' WHERE id = $1`, ["i-tx'quoted"]).then(() => 'done'))).toBe('done');
+      expect(
+        await LeaseRepository.fencedTransaction(db.dataSource, stale, (manager) =>
+          manager.query(`UPDATE instances SET name = 'by-w1' WHERE id = $1`, ["i-tx'quoted"]).then(() => 'done'),
+        ),
+      ).toBe('done');
       expect(await name()).toBe('by-w1');
 
       await new Promise((resolve) => setTimeout(resolve, 120));
@@ -84,7 +87,9 @@ describe(LeaseRepository.name, () => {
         }),
       ).rejects.toThrow('boom');
       expect(await name()).toBe('by-w1');
-      await LeaseRepository.fencedTransaction(db.dataSource, fresh, (manager) => manager.query(`UPDATE instances SET name = 'by-w2' WHERE id = $1`, ["i-tx'quoted"]));
+      await LeaseRepository.fencedTransaction(db.dataSource, fresh, (manager) =>
+        manager.query(`UPDATE instances SET name = 'by-w2' WHERE id = $1`, ["i-tx'quoted"]),
+      );
       expect(await name()).toBe('by-w2');
     });
   });
@@ -102,7 +107,8 @@ describe(LeaseRepository.name, () => {
       });
       return { inside, release, done };
     };
-    const settledWithin = async (promise: Promise<unknown>, ms: number) => Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
+    const settledWithin = async (promise: Promise<unknown>, ms: number) =>
+      Promise.race([promise.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), ms))]);
 
     it('should make a takeover wait until the holder’s fenced transaction committed (it was still the holder then)', async () => {
       await newInstance('i-lock-takeover');
@@ -131,7 +137,12 @@ describe(LeaseRepository.name, () => {
         expect(await settledWithin(renewed, 1000)).toBe(true);
         expect([...(await renewed).keys()]).toEqual(['i-lock-renew']);
         // And the proof still holds for the holder afterwards.
-        expect(await settledWithin(LeaseRepository.fencedTransaction(db.dataSource, lease!, async () => 'ok'), 1000)).toBe(true);
+        expect(
+          await settledWithin(
+            LeaseRepository.fencedTransaction(db.dataSource, lease!, async () => 'ok'),
+            1000,
+          ),
+        ).toBe(true);
       } finally {
         open.release();
         await open.done;

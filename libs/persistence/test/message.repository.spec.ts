@@ -49,7 +49,9 @@ describe(MessageRepository.name, () => {
     it('should filter by track id, chat and direction, newest first, with a total', async () => {
       const base = Date.now();
       for (let n = 0; n < 3; n++) {
-        await db.dataSource.transaction((m) => MessageRepository.upsertWithin(m, message({ messageId: `TR${n}`, trackId: 'campaign-7', trackSource: 'crm', messageTimestamp: base + n })));
+        await db.dataSource.transaction((m) =>
+          MessageRepository.upsertWithin(m, message({ messageId: `TR${n}`, trackId: 'campaign-7', trackSource: 'crm', messageTimestamp: base + n })),
+        );
       }
       const { rows, total } = await sut.find(instanceId, { trackId: 'campaign-7', limit: 2, offset: 0 });
       expect(total).toBe(3);

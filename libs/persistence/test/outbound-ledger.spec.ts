@@ -22,7 +22,11 @@ describe(OutboundLedgerRepository.name, () => {
       ...overrides,
     });
   const relayedAt = async (messageId: string) =>
-    ((await db.dataSource.query(`SELECT relayed_at FROM messages WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId])) as Array<{ relayed_at: Date | null }>)[0]?.relayed_at ?? null;
+    (
+      (await db.dataSource.query(`SELECT relayed_at FROM messages WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId])) as Array<{
+        relayed_at: Date | null;
+      }>
+    )[0]?.relayed_at ?? null;
 
   beforeAll(async () => {
     db = await openTestDatabase();
@@ -48,7 +52,12 @@ describe(OutboundLedgerRepository.name, () => {
   it('should let a queued row keep its record id and take the send fields, relayed only when asked', async () => {
     const queued = outbound({ status: 'Queued', text: '{{name}}', trackId: '' });
     await MessageRepository.upsertWithin(db.dataSource.manager, queued);
-    const reserved = await OutboundLedgerRepository.reserve(db.dataSource, lease, outbound({ messageId: queued.messageId, text: 'Ana', trackId: 't-2' }), false);
+    const reserved = await OutboundLedgerRepository.reserve(
+      db.dataSource,
+      lease,
+      outbound({ messageId: queued.messageId, text: 'Ana', trackId: 't-2' }),
+      false,
+    );
     expect(reserved.row).toMatchObject({ id: queued.id, status: 'Pending', text: 'Ana', trackId: 't-2' });
     expect(await relayedAt(queued.messageId)).toBeNull();
 

@@ -7,7 +7,7 @@ describe('prepared statements (PreparingClient)', () => {
   let db: TestDatabase;
   let runner: QueryRunner;
   /** What this connection has prepared (an unparameterized query: never prepared itself). */
-  const prepared = async () => ((await runner.query(`SELECT name, statement FROM pg_prepared_statements`)) as Array<{ name: string; statement: string }>);
+  const prepared = async () => (await runner.query(`SELECT name, statement FROM pg_prepared_statements`)) as Array<{ name: string; statement: string }>;
 
   beforeAll(async () => {
     db = await openTestDatabase();

@@ -30,7 +30,13 @@ describe(`${SendQueueRepository.name}.enqueueMany`, () => {
       ...overrides,
     });
   };
-  const request = (message: NewMessage) => ({ instanceId: message.instanceId, messageId: message.messageId, content: { kind: 'text', text: message.text }, delayMs: 0, mentions: [] });
+  const request = (message: NewMessage) => ({
+    instanceId: message.instanceId,
+    messageId: message.messageId,
+    content: { kind: 'text', text: message.text },
+    delayMs: 0,
+    mentions: [],
+  });
   /** What a stored row says, without what differs between two sends by construction. */
   const stored = (row: MessageRow | null) => {
     expect(row).not.toBeNull();
@@ -39,7 +45,10 @@ describe(`${SendQueueRepository.name}.enqueueMany`, () => {
     return rest;
   };
   const queued = async (instanceId: string) =>
-    (await db.dataSource.query(`SELECT message_id, request FROM send_queue WHERE instance_id = $1 ORDER BY id`, [instanceId])) as Array<{ message_id: string; request: unknown }>;
+    (await db.dataSource.query(`SELECT message_id, request FROM send_queue WHERE instance_id = $1 ORDER BY id`, [instanceId])) as Array<{
+      message_id: string;
+      request: unknown;
+    }>;
 
   beforeAll(async () => {
     db = await openTestDatabase();
@@ -51,7 +60,11 @@ describe(`${SendQueueRepository.name}.enqueueMany`, () => {
   afterAll(() => db.close());
 
   it('should store a group exactly as single sends are stored, and queue it in the given order', async () => {
-    const variants: Array<Partial<NewMessage>> = [{}, { content: 'a JSON string', sendPayload: null, chatLid: '1234@lid', isGroup: true }, { text: '', content: null, quoted: '3EB0QUOTED', pinned: true }];
+    const variants: Array<Partial<NewMessage>> = [
+      {},
+      { content: 'a JSON string', sendPayload: null, chatLid: '1234@lid', isGroup: true },
+      { text: '', content: null, quoted: '3EB0QUOTED', pinned: true },
+    ];
     const group = [send('rmanya', variants[0]), send('rmanyb', variants[1]), send('rmanya', variants[2]), send('rmanyb', variants[0])];
     const answered = await queue.enqueueMany(group.map((message) => ({ message, request: request(message) })));
 
@@ -64,7 +77,9 @@ describe(`${SendQueueRepository.name}.enqueueMany`, () => {
     }
     expect(await queued('rmanya')).toEqual([group[0], group[2]].map((message) => ({ message_id: message.messageId, request: request(message) })));
     expect(await queued('rmanyb')).toEqual([group[1], group[3]].map((message) => ({ message_id: message.messageId, request: request(message) })));
-    const lanes = (await db.dataSource.query(`SELECT instance_id FROM send_lanes WHERE instance_id IN ('rmanya', 'rmanyb') ORDER BY instance_id`)) as Array<{ instance_id: string }>;
+    const lanes = (await db.dataSource.query(`SELECT instance_id FROM send_lanes WHERE instance_id IN ('rmanya', 'rmanyb') ORDER BY instance_id`)) as Array<{
+      instance_id: string;
+    }>;
     expect(lanes.map((lane) => lane.instance_id)).toEqual(['rmanya', 'rmanyb']);
   });
 

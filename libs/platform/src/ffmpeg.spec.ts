@@ -6,7 +6,9 @@ describe('ffmpeg', () => {
 
   beforeAll(() => {
     // One second of a 440 Hz tone, made by ffmpeg itself.
-    wav = spawnSync(ffmpegPath(), ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-f', 'wav', 'pipe:1'], { maxBuffer: 10_000_000 }).stdout;
+    wav = spawnSync(ffmpegPath(), ['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'sine=frequency=440:duration=1', '-f', 'wav', 'pipe:1'], {
+      maxBuffer: 10_000_000,
+    }).stdout;
   });
 
   it('should turn audio into an Ogg Opus voice note', async () => {

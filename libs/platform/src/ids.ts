@@ -2,7 +2,9 @@ import { randomBytes, randomUUID, timingSafeEqual, createHash } from 'node:crypt
 
 /** `r` + hex, the id style of the API's records (instances use 14 hex, messages 7). */
 export function recordId(hexLength = 14): string {
-  return `r${randomBytes(Math.ceil(hexLength / 2)).toString('hex').slice(0, hexLength)}`;
+  return `r${randomBytes(Math.ceil(hexLength / 2))
+    .toString('hex')
+    .slice(0, hexLength)}`;
 }
 
 /** A bearer token with 128 bits of entropy, in the UUID shape clients of the API expect. */

@@ -60,7 +60,12 @@ export class SsrfGuard {
 
   /** Parses CIDRs from a comma list (the SSRF_ALLOWLIST variable). */
   static fromList(list: string | undefined): SsrfGuard {
-    return new SsrfGuard((list ?? '').split(',').map((entry) => entry.trim()).filter(Boolean));
+    return new SsrfGuard(
+      (list ?? '')
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    );
   }
 
   isAddressAllowed(address: string): boolean {
@@ -116,12 +121,17 @@ export class SsrfGuard {
 export function guardedLookup(guard: SsrfGuard) {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const dns = require('node:dns') as typeof import('node:dns');
-  return (hostname: string, options: import('node:dns').LookupOptions, callback: (error: NodeJS.ErrnoException | null, address: string | import('node:dns').LookupAddress[], family?: number) => void) => {
+  return (
+    hostname: string,
+    options: import('node:dns').LookupOptions,
+    callback: (error: NodeJS.ErrnoException | null, address: string | import('node:dns').LookupAddress[], family?: number) => void,
+  ) => {
     dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
       const list = addresses as import('node:dns').LookupAddress[];
       const refused = list.find((entry) => !guard.isAddressAllowed(entry.address));
-      if (refused) return callback(Object.assign(new SsrfError(`refused connection to a private or reserved address (${refused.address})`), { code: 'ESSRF' }), []);
+      if (refused)
+        return callback(Object.assign(new SsrfError(`refused connection to a private or reserved address (${refused.address})`), { code: 'ESSRF' }), []);
       if (options.all) return callback(null, list);
       callback(null, list[0].address, list[0].family);
     });

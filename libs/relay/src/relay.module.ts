@@ -26,7 +26,10 @@ export class WebhookRelayModule {
     return {
       module: WebhookRelayModule,
       providers: [
-        { provide: RELAY, useFactory: () => new WebhookRelay(options.dataSource, options.bus, options.config, options.logger.child({ component: 'webhook-relay' })) },
+        {
+          provide: RELAY,
+          useFactory: () => new WebhookRelay(options.dataSource, options.bus, options.config, options.logger.child({ component: 'webhook-relay' })),
+        },
         WebhookRelayLifecycle,
       ],
     };

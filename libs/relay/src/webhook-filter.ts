@@ -37,7 +37,9 @@ export function webhookWants(webhook: Pick<WebhookRow, 'events' | 'excludeMessag
 
 /** The events for one instance's webhook plus the global ones. */
 export function matchWebhooks(event: { instanceId: string; eventType: string; payload: Record<string, unknown> }, webhooks: WebhookRow[]): WebhookRow[] {
-  return webhooks.filter((webhook) => (webhook.instanceId === null || webhook.instanceId === event.instanceId) && webhookWants(webhook, event.eventType, event.payload));
+  return webhooks.filter(
+    (webhook) => (webhook.instanceId === null || webhook.instanceId === event.instanceId) && webhookWants(webhook, event.eventType, event.payload),
+  );
 }
 
 /**
@@ -45,7 +47,11 @@ export function matchWebhooks(event: { instanceId: string; eventType: string; pa
  * path: a query string or fragment stays where it is (`http://h/hook?x=1` → `http://h/hook/messages?x=1`).
  * Without either option the configured URL is used as given.
  */
-export function deliveryUrl(webhook: Pick<WebhookRow, 'url' | 'addUrlEvents' | 'addUrlTypesMessages'>, eventType: string, payload: Record<string, unknown>): string {
+export function deliveryUrl(
+  webhook: Pick<WebhookRow, 'url' | 'addUrlEvents' | 'addUrlTypesMessages'>,
+  eventType: string,
+  payload: Record<string, unknown>,
+): string {
   let suffix = '';
   if (webhook.addUrlEvents) suffix += `/${encodeURIComponent(eventType)}`;
   if (webhook.addUrlTypesMessages) {

@@ -129,13 +129,18 @@ export class WebhookRelay {
     this.webhooks = new WebhookRepository(dataSource);
     this.agent = new Agent({ connect: { lookup: guardedLookup(config.ssrf), timeout: config.requestTimeoutMs }, keepAliveTimeout: 10_000 });
     const onError = (error: unknown) => this.logger.error({ err: error }, 'webhook relay pass failed');
-    this.fanOutLoop = new PassLoop(async () => {
-      if ((await this.fanOut()) > 0) {
-        this.claimWanted = true;
-        this.claimLoop.poke();
-      }
-      return false;
-    }, config.pollIntervalMs, onError, config.passGapMs);
+    this.fanOutLoop = new PassLoop(
+      async () => {
+        if ((await this.fanOut()) > 0) {
+          this.claimWanted = true;
+          this.claimLoop.poke();
+        }
+        return false;
+      },
+      config.pollIntervalMs,
+      onError,
+      config.passGapMs,
+    );
     this.claimLoop = new PassLoop((polled) => this.claimPass(polled), config.pollIntervalMs, onError, config.passGapMs);
   }
 
@@ -154,7 +159,9 @@ export class WebhookRelay {
     this.subscription?.unsubscribe();
     await Promise.all([this.fanOutLoop.stop(), this.claimLoop.stop()]);
     const waiting = [...this.receivers.values()].flatMap((receiver) => receiver.waiting.splice(0));
-    await this.deliveries.release(waiting.flatMap((run) => run.claims.map((claim) => claim.deliveryId))).catch((error: unknown) => this.logger.warn({ err: error }, 'releasing claims at stop failed'));
+    await this.deliveries
+      .release(waiting.flatMap((run) => run.claims.map((claim) => claim.deliveryId)))
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'releasing claims at stop failed'));
     await Promise.allSettled([...this.pending]);
     await this.drainResults();
     await this.agent.close().catch(() => undefined);
@@ -217,7 +224,10 @@ export class WebhookRelay {
   /** Claims due lane runs and queues them at their receivers. Returns how many deliveries it claimed. */
   private async claim(): Promise<number> {
     const claimedAt = Date.now();
-    const claims = await this.deliveries.claimDue(this.config.batchSize, this.config.claimMs, { excludeWebhooks: this.busyWebhooks(), perLane: this.config.laneRunLength });
+    const claims = await this.deliveries.claimDue(this.config.batchSize, this.config.claimMs, {
+      excludeWebhooks: this.busyWebhooks(),
+      perLane: this.config.laneRunLength,
+    });
     if (claims.length === 0) return 0;
     let webhooks: Map<string, WebhookRow | null>;
     try {
@@ -378,7 +388,13 @@ export class WebhookRelay {
       return false;
     }
     const delay = nextAttemptDelay(this.config.retryScheduleMs, claim.attempt, retryAfterMs);
-    const failingSince = await this.deliveries.markAttemptFailed(claim.deliveryId, webhook.id, statusCode, error, delay === null ? null : new Date(Date.now() + delay));
+    const failingSince = await this.deliveries.markAttemptFailed(
+      claim.deliveryId,
+      webhook.id,
+      statusCode,
+      error,
+      delay === null ? null : new Date(Date.now() + delay),
+    );
     if (Date.now() - failingSince.getTime() >= this.config.disableAfterMs) {
       await this.disable(webhook, `failing since ${failingSince.toISOString()}`, failingSince);
       this.logger.warn({ webhookId: webhook.id, url: webhook.url, failingSince }, 'webhook disabled: failing for too long');

@@ -109,7 +109,8 @@ describe('webhook delivery in batches', () => {
   const emit = async (lanes: number, perLane: number) => {
     const events: Array<{ eventType: string; chatId: string; payload: Record<string, unknown> }> = [];
     for (let n = 0; n < perLane; n++) {
-      for (let lane = 0; lane < lanes; lane++) events.push({ eventType: 'messages', chatId: `chat-${lane}`, payload: { EventType: 'messages', lane: `chat-${lane}`, n } });
+      for (let lane = 0; lane < lanes; lane++)
+        events.push({ eventType: 'messages', chatId: `chat-${lane}`, payload: { EventType: 'messages', lane: `chat-${lane}`, n } });
     }
     await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, instanceId, events));
   };
@@ -218,7 +219,11 @@ describe('webhook delivery in batches', () => {
       generateWebhookSecret(),
     );
     // 60 lanes, older than the other receiver's events: claims take the oldest lane heads first.
-    const stuckEvents = Array.from({ length: 60 }, (_, n) => ({ eventType: 'messages', chatId: `chat-${n}`, payload: { EventType: 'messages', lane: `chat-${n}`, n: 0 } }));
+    const stuckEvents = Array.from({ length: 60 }, (_, n) => ({
+      eventType: 'messages',
+      chatId: `chat-${n}`,
+      payload: { EventType: 'messages', lane: `chat-${n}`, n: 0 },
+    }));
     await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, stuckInstance, stuckEvents));
     await emit(4, 10);
     const sut = new WebhookRelay(db.dataSource, bus, config({ requestTimeoutMs: 120_000, batchSize: 20, maxInFlightPerReceiver: 2 }), logger);
@@ -228,7 +233,9 @@ describe('webhook delivery in batches', () => {
       await waitFor(() => firstArrivals(receiver.delivered).size === 4 && receiver.delivered.length === 40);
       expect(stuck.held.length).toBeLessThanOrEqual(2);
       // Its share: once half a batch (10) waits for it, its lanes are left out of the claims.
-      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND claimed_until > now()`, [stuckWebhook.id]);
+      const [{ n }] = await db.dataSource.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND claimed_until > now()`, [
+        stuckWebhook.id,
+      ]);
       expect(n).toBeLessThanOrEqual(30);
     } finally {
       for (const response of stuck.held.splice(0)) response.socket?.destroy();

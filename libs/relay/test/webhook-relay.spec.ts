@@ -65,15 +65,29 @@ describe(WebhookRelay.name, () => {
   let secret = '';
   const emit = async (events: Array<{ type: string; chat?: string; payload: Record<string, unknown> }>) => {
     await db.dataSource.transaction(async (manager) => {
-      await OutboxRepository.insertWithin(manager, instanceId, events.map((event) => ({ eventType: event.type, chatId: event.chat ?? '', payload: event.payload })));
+      await OutboxRepository.insertWithin(
+        manager,
+        instanceId,
+        events.map((event) => ({ eventType: event.type, chatId: event.chat ?? '', payload: event.payload })),
+      );
     });
   };
-  const addWebhook = async (values: Partial<{ url: string; events: string[]; excludeMessages: string[]; addUrlEvents: boolean; includeToken: boolean; instanceId: string | null }> = {}) => {
+  const addWebhook = async (
+    values: Partial<{ url: string; events: string[]; excludeMessages: string[]; addUrlEvents: boolean; includeToken: boolean; instanceId: string | null }> = {},
+  ) => {
     secret = generateWebhookSecret();
     return new WebhookRepository(db.dataSource).insert(
       `w${Math.random().toString(16).slice(2, 10)}`,
       values.instanceId === undefined ? instanceId : values.instanceId,
-      { url: values.url ?? receiver.url, enabled: true, events: values.events ?? [], excludeMessages: values.excludeMessages ?? [], addUrlEvents: values.addUrlEvents ?? false, addUrlTypesMessages: false, includeToken: values.includeToken ?? false },
+      {
+        url: values.url ?? receiver.url,
+        enabled: true,
+        events: values.events ?? [],
+        excludeMessages: values.excludeMessages ?? [],
+        addUrlEvents: values.addUrlEvents ?? false,
+        addUrlTypesMessages: false,
+        includeToken: values.includeToken ?? false,
+      },
       secret,
     );
   };
@@ -169,7 +183,13 @@ describe(WebhookRelay.name, () => {
     await sut.stop();
     const events: Array<{ payload: Record<string, any> }> = await db.dataSource.query(`SELECT payload FROM outbox_events WHERE event_type = 'webhook'`);
     expect(events.map((event) => event.payload)).toEqual([
-      { EventType: 'webhook', type: 'Disabled', webhook: { id: webhook.id, url: receiver.url, global: false, reason: '410 Gone from the receiver', failingSince: null }, instanceName: 'relay', owner: '' },
+      {
+        EventType: 'webhook',
+        type: 'Disabled',
+        webhook: { id: webhook.id, url: receiver.url, global: false, reason: '410 Gone from the receiver', failingSince: null },
+        instanceName: 'relay',
+        owner: '',
+      },
     ]);
   });
 
@@ -179,7 +199,15 @@ describe(WebhookRelay.name, () => {
     const global = await new WebhookRepository(db.dataSource).insert(
       `g${Math.random().toString(16).slice(2, 10)}`,
       null,
-      { url: `${receiver.url}/global`, enabled: true, events: ['webhook'], excludeMessages: [], addUrlEvents: false, addUrlTypesMessages: false, includeToken: false },
+      {
+        url: `${receiver.url}/global`,
+        enabled: true,
+        events: ['webhook'],
+        excludeMessages: [],
+        addUrlEvents: false,
+        addUrlTypesMessages: false,
+        includeToken: false,
+      },
       globalSecret,
     );
     receiver.answer((request) => ({ status: request.path === '/failing' ? 503 : 200 }));
@@ -200,7 +228,13 @@ describe(WebhookRelay.name, () => {
       BaseUrl: 'http://gateway.test',
       EventType: 'webhook',
       type: 'Disabled',
-      webhook: { id: failing.id, url: `${receiver.url}/failing`, global: false, reason: row?.disabledReason, failingSince: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) },
+      webhook: {
+        id: failing.id,
+        url: `${receiver.url}/failing`,
+        global: false,
+        reason: row?.disabledReason,
+        failingSince: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      },
       instanceName: 'relay',
       owner: '',
     });

@@ -90,7 +90,11 @@ export async function startService(
 }
 
 /** A service's `main`: config from the environment (or exit naming the variable), start, stop on SIGTERM/SIGINT. */
-export function runService<C extends ServiceHostConfig>(name: string, loadConfig: (env: EnvReader) => C, start: (config: C, logger: Logger) => Promise<RunningService>): void {
+export function runService<C extends ServiceHostConfig>(
+  name: string,
+  loadConfig: (env: EnvReader) => C,
+  start: (config: C, logger: Logger) => Promise<RunningService>,
+): void {
   const main = async () => {
     const config = loadConfigOrExit(loadConfig);
     const logger = createLogger(name, config.logLevel);

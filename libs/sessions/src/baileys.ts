@@ -24,7 +24,18 @@ import type {
   WASocket,
 } from '@whiskeysockets/baileys';
 
-export { BufferJSON, DisconnectReason, getBinaryNodeChild, getBinaryNodeChildren, initAuthCreds, jidDecode, makeCacheableSignalKeyStore, makeWASocket, proto, WA_CERT_DETAILS };
+export {
+  BufferJSON,
+  DisconnectReason,
+  getBinaryNodeChild,
+  getBinaryNodeChildren,
+  initAuthCreds,
+  jidDecode,
+  makeCacheableSignalKeyStore,
+  makeWASocket,
+  proto,
+  WA_CERT_DETAILS,
+};
 export type {
   AuthenticationCreds,
   AuthenticationState,

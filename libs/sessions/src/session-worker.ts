@@ -73,7 +73,11 @@ export class SessionWorker {
       },
       this.logger,
     );
-    this.outbound = createOutboundOps({ dataSource, logger: this.logger, ssrf: new SsrfGuard(config.ssrfAllowlist ?? []), simulator: config.simulator,
+    this.outbound = createOutboundOps({
+      dataSource,
+      logger: this.logger,
+      ssrf: new SsrfGuard(config.ssrfAllowlist ?? []),
+      simulator: config.simulator,
       expectResend: (instanceId, socket, messageId) => this.inbound.handlerFor(instanceId, socket)?.expectResend(messageId),
     });
     this.rpc = new SessionRpcServer(bus, this.manager, this.logger, { ...this.outbound.ops, ...createContactStateOps(this.inbound), ...options.instanceOps });

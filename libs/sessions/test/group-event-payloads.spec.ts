@@ -4,7 +4,8 @@ import { groupsEvent, joinedGroupEvent } from '../src/messaging/event-payloads';
 /** The real captures (libs/testing/fixtures/webhook-captures). */
 const capture = (path: string): Record<string, any> => webhookCapture(path);
 const keys = (value: Record<string, unknown>) => Object.keys(value).sort();
-const types = (value: Record<string, unknown>) => Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, entry === null ? 'null' : Array.isArray(entry) ? 'array' : typeof entry]));
+const types = (value: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, entry === null ? 'null' : Array.isArray(entry) ? 'array' : typeof entry]));
 
 /** Joins by invite link, which the simulator cannot produce: the builders against the captures of them. */
 describe('groups event payloads for joins by link', () => {
@@ -61,7 +62,8 @@ describe('groups event payloads for joins by link', () => {
     expect(types(event)).toEqual(types(reference.event));
     // What Baileys does not expose ('' here) differs; everything else is the capture's.
     const unexposed = ['AnnounceVersionID', 'ParticipantVersionID', 'AddressingMode'];
-    for (const key of Object.keys(reference.event).filter((name) => !unexposed.includes(name))) expect({ [key]: event[key] }).toEqual({ [key]: reference.event[key] });
+    for (const key of Object.keys(reference.event).filter((name) => !unexposed.includes(name)))
+      expect({ [key]: event[key] }).toEqual({ [key]: reference.event[key] });
     expect(payload).toMatchObject({ EventType: 'groups', type: 'JoinedGroup', instanceName: who.instanceName, owner: who.owner });
   });
 });

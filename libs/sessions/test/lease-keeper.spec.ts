@@ -50,8 +50,16 @@ describe(LeaseKeeper.name, () => {
     return ids;
   };
 
-  const keeper = (workerId: string, options: { capacity?: number; ttlMs?: number; reconcileIntervalMs?: number } = {}, repository = new LeaseRepository(db.dataSource)) => {
-    const sut = new LeaseKeeper(repository, { workerId, capacity: options.capacity ?? 100, ttlMs: options.ttlMs ?? 10_000, reconcileIntervalMs: options.reconcileIntervalMs ?? 60_000 }, logger);
+  const keeper = (
+    workerId: string,
+    options: { capacity?: number; ttlMs?: number; reconcileIntervalMs?: number } = {},
+    repository = new LeaseRepository(db.dataSource),
+  ) => {
+    const sut = new LeaseKeeper(
+      repository,
+      { workerId, capacity: options.capacity ?? 100, ttlMs: options.ttlMs ?? 10_000, reconcileIntervalMs: options.reconcileIntervalMs ?? 60_000 },
+      logger,
+    );
     keepers.push(sut);
     return sut;
   };

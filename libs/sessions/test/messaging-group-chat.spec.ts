@@ -82,12 +82,43 @@ describe('Inbound messages of a group chat (real Baileys ↔ simulator)', () => 
     const poll = await socket.sendMessage(group.jid, { poll: { name: 'Reunião?', values: ['Segunda', 'Terça'], selectableCount: 2 } });
     const pollId = poll!.key.id!;
     await fixture.waitMessage(instanceId, pollId);
-    const vote = encryptPollVote({ secret: poll!.message!.messageContextInfo!.messageSecret!, pollId, creatorJid: me.lid, voterJid: ana.lid, selected: ['Segunda', 'Terça'] });
-    const voteId = await fixture.send(ana.phone, group.jid, { message: { pollUpdateMessage: { pollCreationMessageKey: { remoteJid: group.jid, fromMe: false, participant: me.lid, id: pollId }, vote, senderTimestampMs: Date.now() } } });
-    expect(await fixture.waitMessage(instanceId, voteId)).toMatchObject({ messageType: 'PollUpdateMessage', type: 'poll', vote: 'Segunda, Terça', quoted: pollId, isGroup: true, senderPn: ana.jid });
+    const vote = encryptPollVote({
+      secret: poll!.message!.messageContextInfo!.messageSecret!,
+      pollId,
+      creatorJid: me.lid,
+      voterJid: ana.lid,
+      selected: ['Segunda', 'Terça'],
+    });
+    const voteId = await fixture.send(ana.phone, group.jid, {
+      message: {
+        pollUpdateMessage: {
+          pollCreationMessageKey: { remoteJid: group.jid, fromMe: false, participant: me.lid, id: pollId },
+          vote,
+          senderTimestampMs: Date.now(),
+        },
+      },
+    });
+    expect(await fixture.waitMessage(instanceId, voteId)).toMatchObject({
+      messageType: 'PollUpdateMessage',
+      type: 'poll',
+      vote: 'Segunda, Terça',
+      quoted: pollId,
+      isGroup: true,
+      senderPn: ana.jid,
+    });
 
-    const reactionId = await fixture.send(bruno.phone, group.jid, { message: { reactionMessage: { key: { remoteJid: group.jid, fromMe: false, participant: me.lid, id: pollId }, text: '👍', senderTimestampMs: Date.now() } } });
-    expect(await fixture.waitMessage(instanceId, reactionId)).toMatchObject({ type: 'reaction', reaction: pollId, text: '👍', sender: bruno.lid, senderPn: bruno.jid });
+    const reactionId = await fixture.send(bruno.phone, group.jid, {
+      message: {
+        reactionMessage: { key: { remoteJid: group.jid, fromMe: false, participant: me.lid, id: pollId }, text: '👍', senderTimestampMs: Date.now() },
+      },
+    });
+    expect(await fixture.waitMessage(instanceId, reactionId)).toMatchObject({
+      type: 'reaction',
+      reaction: pollId,
+      text: '👍',
+      sender: bruno.lid,
+      senderPn: bruno.jid,
+    });
   });
 
   it('should follow a subject change in the chat name and announce the chat', async () => {
@@ -99,7 +130,12 @@ describe('Inbound messages of a group chat (real Baileys ↔ simulator)', () => 
       'chats event with the new subject',
     );
     const event = events.find((item) => item.payload.chats.some((chat: Record<string, unknown>) => chat.wa_name === 'Equipe Renomeada'))!;
-    expect(event.payload).toMatchObject({ EventType: 'chats', instanceName: `name-${instanceId}`, owner: me.phone, chats: [expect.objectContaining({ wa_chatid: group.jid, name: 'Equipe Renomeada' })] });
+    expect(event.payload).toMatchObject({
+      EventType: 'chats',
+      instanceName: `name-${instanceId}`,
+      owner: me.phone,
+      chats: [expect.objectContaining({ wa_chatid: group.jid, name: 'Equipe Renomeada' })],
+    });
     const id = await fixture.send(ana.phone, group.jid, { text: 'novo nome' });
     await fixture.waitMessage(instanceId, id);
     expect((await fixture.messageEvent(instanceId, id)).payload.message.groupName).toBe('Equipe Renomeada');

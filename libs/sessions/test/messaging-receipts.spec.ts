@@ -39,14 +39,29 @@ describe('Receipts move the status of sent messages forward, never back', () => 
     const sent = await fixture.socket(worker, instanceId).sendMessage(bea.jid, { text: 'chegou?' });
     const id = sent!.key.id!;
     // The server ack (not an event in Baileys) makes it Sent.
-    expect(await fixture.waitMessage(instanceId, id, (row) => row.status === 'Sent')).toMatchObject({ fromMe: true, chatId: bea.jid, chatLid: bea.lid, sender: me.lid, senderPn: me.jid });
+    expect(await fixture.waitMessage(instanceId, id, (row) => row.status === 'Sent')).toMatchObject({
+      fromMe: true,
+      chatId: bea.jid,
+      chatLid: bea.lid,
+      sender: me.lid,
+      senderPn: me.jid,
+    });
     expect((await fixture.messageEvent(instanceId, id)).payload.message).toMatchObject({ messageid: id, fromMe: true, chatid: bea.jid, chatlid: bea.lid });
 
-    for (const [type, status] of [['delivered', 'Delivered'], ['read', 'Read'], ['played', 'Played']] as const) {
+    for (const [type, status] of [
+      ['delivered', 'Delivered'],
+      ['read', 'Read'],
+      ['played', 'Played'],
+    ] as const) {
       await fixture.receipts(bea.phone, me.phone, [id], type);
       await fixture.waitMessage(instanceId, id, (row) => row.status === status);
     }
-    await waitFor(() => states(id), (list) => list.length === 3, 5_000, 'three receipt events');
+    await waitFor(
+      () => states(id),
+      (list) => list.length === 3,
+      5_000,
+      'three receipt events',
+    );
     expect(await states(id)).toEqual(['Delivered', 'Read', 'Played']);
 
     const [, read] = await fixture.updateEvents(instanceId, id);
@@ -73,7 +88,9 @@ describe('Receipts move the status of sent messages forward, never back', () => 
   });
 
   it('should ignore receipts that arrive after a more advanced one', async () => {
-    const sent = await fixture.socket(worker, instanceId).sendMessage(bea.jid, { audio: Buffer.from('OggS voice'), ptt: true, mimetype: 'audio/ogg; codecs=opus', seconds: 2 });
+    const sent = await fixture
+      .socket(worker, instanceId)
+      .sendMessage(bea.jid, { audio: Buffer.from('OggS voice'), ptt: true, mimetype: 'audio/ogg; codecs=opus', seconds: 2 });
     const id = sent!.key.id!;
     await fixture.waitMessage(instanceId, id, (row) => row.status === 'Sent');
     await fixture.receipts(bea.phone, me.phone, [id], 'played');
@@ -91,7 +108,12 @@ describe('Receipts move the status of sent messages forward, never back', () => 
       const sent = await fixture.socket(worker, instanceId).sendMessage(bea.jid, { text: 'rápido' });
       const id = sent!.key.id!;
       await fixture.waitMessage(instanceId, id, (row) => row.status === 'Delivered');
-      await waitFor(() => states(id), (list) => list.length > 0, 5_000, 'Delivered event');
+      await waitFor(
+        () => states(id),
+        (list) => list.length > 0,
+        5_000,
+        'Delivered event',
+      );
       await sleep(300);
       expect(await states(id)).toEqual(['Delivered']);
     } finally {
@@ -107,9 +129,19 @@ describe('Receipts move the status of sent messages forward, never back', () => 
       const row = await fixture.waitMessage(instanceId, id, (r) => r.status === 'Failed');
       // Worded as the send path words an error ack, whichever path records it first.
       expect(row.error).toBe('WhatsApp refused the message (error 463: account restricted or missing privacy token)');
-      const events = await waitFor(() => fixture.updateEvents(instanceId, id), (list) => list.length > 0, 5_000, 'Failed event');
+      const events = await waitFor(
+        () => fixture.updateEvents(instanceId, id),
+        (list) => list.length > 0,
+        5_000,
+        'Failed event',
+      );
       expect(events).toHaveLength(1);
-      expect(events[0].payload).toMatchObject({ type: 'Failed', state: 'Failed', error: row.error, event: { MessageIDs: [id], Type: 'Failed', IsFromMe: 'True' } });
+      expect(events[0].payload).toMatchObject({
+        type: 'Failed',
+        state: 'Failed',
+        error: row.error,
+        event: { MessageIDs: [id], Type: 'Failed', IsFromMe: 'True' },
+      });
     } finally {
       await harness.control('POST', '/sim/faults', { kind: 'clear' }).catch(() => undefined);
     }
@@ -123,11 +155,26 @@ describe('Receipts move the status of sent messages forward, never back', () => 
       messageId,
       chatJid: bea.jid,
       content: { kind: 'text', text: 'enviado pela API', linkPreview: null },
-      record: { sendFunction: '/send/text', sendPayload: { number: bea.phone, text: 'enviado pela API' }, trackSource: 'crm', trackId: 'lead-42', sendFolderId: '' },
+      record: {
+        sendFunction: '/send/text',
+        sendPayload: { number: bea.phone, text: 'enviado pela API' },
+        trackSource: 'crm',
+        trackId: 'lead-42',
+        sendFolderId: '',
+      },
     };
     await harness.bus.request(Subjects.instance(instanceId, 'send'), request, { timeoutMs: 15_000 });
     const row = await fixture.waitMessage(instanceId, messageId, (r) => r.raw !== null);
-    expect(row).toMatchObject({ id: 'rapi0001', wasSentByApi: true, sendFunction: '/send/text', trackSource: 'crm', trackId: 'lead-42', chatId: bea.jid, chatLid: bea.lid, text: 'enviado pela API' });
+    expect(row).toMatchObject({
+      id: 'rapi0001',
+      wasSentByApi: true,
+      sendFunction: '/send/text',
+      trackSource: 'crm',
+      trackId: 'lead-42',
+      chatId: bea.jid,
+      chatLid: bea.lid,
+      text: 'enviado pela API',
+    });
     const event = await fixture.messageEvent(instanceId, messageId);
     expect(event.payload.message).toMatchObject({ id: 'rapi0001', wasSentByApi: true, track_source: 'crm', track_id: 'lead-42', fromMe: true });
     await fixture.receipts(bea.phone, me.phone, [messageId], 'read');
@@ -137,7 +184,11 @@ describe('Receipts move the status of sent messages forward, never back', () => 
   });
 
   it('should show the most advanced participant in a group and one event per participant receipt', async () => {
-    const group = await harness.control<{ jid: string }>('POST', '/sim/groups', { creator: carl.phone, subject: 'Equipe', participants: [me.phone, dina.phone] });
+    const group = await harness.control<{ jid: string }>('POST', '/sim/groups', {
+      creator: carl.phone,
+      subject: 'Equipe',
+      participants: [me.phone, dina.phone],
+    });
     const sent = await fixture.socket(worker, instanceId).sendMessage(group.jid, { text: 'bom dia, equipe' });
     const id = sent!.key.id!;
     const row = await fixture.waitMessage(instanceId, id, (r) => r.status === 'Sent');
@@ -159,7 +210,15 @@ describe('Receipts move the status of sent messages forward, never back', () => 
 
     const events = await fixture.updateEvents(instanceId, id);
     expect(events.map((event) => event.payload.state)).toEqual(['Delivered', 'Read', 'Played']);
-    expect(events[1].payload.event).toMatchObject({ Chat: group.jid, Sender: carl.lid, sender_pn: carl.jid, sender_lid: carl.lid, IsFromMe: 'True', IsGroup: 'True', Type: 'Read' });
+    expect(events[1].payload.event).toMatchObject({
+      Chat: group.jid,
+      Sender: carl.lid,
+      sender_pn: carl.jid,
+      sender_lid: carl.lid,
+      IsFromMe: 'True',
+      IsGroup: 'True',
+      Type: 'Read',
+    });
     expect(events[1].chatId).toBe(group.jid);
   });
 });

@@ -105,12 +105,16 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
     const mappings = await fixture.query(`SELECT lid, pn FROM lid_mappings WHERE instance_id = $1 AND lid = $2`, [instanceId, ana.lid]);
     expect(mappings).toEqual([{ lid: ana.lid, pn: ana.jid }]);
     const contactEvents = await fixture.events(instanceId, 'contacts');
-    expect(contactEvents.map((event) => event.payload.contacts).flat()).toContainEqual(expect.objectContaining({ jid: ana.jid, lid: ana.lid, phone: ana.phone, pushName: 'Ana Souza' }));
+    expect(contactEvents.map((event) => event.payload.contacts).flat()).toContainEqual(
+      expect.objectContaining({ jid: ana.jid, lid: ana.lid, phone: ana.phone, pushName: 'Ana Souza' }),
+    );
   });
 
   it('should store an extended text that quotes an earlier message', async () => {
     const id = await fixture.send(ana.phone, me.phone, {
-      message: { extendedTextMessage: { text: 'respondendo', contextInfo: { stanzaId: firstId, participant: ana.jid, quotedMessage: { conversation: 'Oi' } } } },
+      message: {
+        extendedTextMessage: { text: 'respondendo', contextInfo: { stanzaId: firstId, participant: ana.jid, quotedMessage: { conversation: 'Oi' } } },
+      },
     });
     const row = await fixture.waitMessage(instanceId, id);
     expect(row).toMatchObject({ messageType: 'ExtendedTextMessage', type: 'text', text: 'respondendo', quoted: firstId });
@@ -122,31 +126,66 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
     const row = await fixture.waitMessage(instanceId, id);
     expect(row).toMatchObject({ messageType: 'ImageMessage', type: 'media', mediaType: 'image', text: 'olha' });
     expect(row.content).toMatchObject({ mimetype: 'image/png', caption: 'olha', URL: expect.any(String), mediaKey: expect.any(String) });
-    const bytes = await downloadMediaMessage(reviveMessage(row.raw!), 'buffer', { options: { dispatcher: new Agent({ connect: { rejectUnauthorized: false } }) } as RequestInit });
+    const bytes = await downloadMediaMessage(reviveMessage(row.raw!), 'buffer', {
+      options: { dispatcher: new Agent({ connect: { rejectUnauthorized: false } }) } as RequestInit,
+    });
     expect(Buffer.compare(bytes as Buffer, PNG)).toBe(0);
   });
 
   it('should store a voice note, a document, a location and a contact card', async () => {
-    const ptt = await fixture.sendMedia(ana.phone, { to: me.phone, type: 'audio', data: Buffer.from('OggS fake opus').toString('base64'), mimetype: 'audio/ogg; codecs=opus', ptt: true, seconds: 3 });
-    const document = await fixture.sendMedia(ana.phone, { to: me.phone, type: 'document', data: Buffer.from('%PDF-1.4').toString('base64'), mimetype: 'application/pdf', fileName: 'contrato.pdf' });
-    const location = await fixture.send(ana.phone, me.phone, { message: { locationMessage: { degreesLatitude: -23.55, degreesLongitude: -46.63, name: 'Escritório', address: 'Av. Paulista' } } });
+    const ptt = await fixture.sendMedia(ana.phone, {
+      to: me.phone,
+      type: 'audio',
+      data: Buffer.from('OggS fake opus').toString('base64'),
+      mimetype: 'audio/ogg; codecs=opus',
+      ptt: true,
+      seconds: 3,
+    });
+    const document = await fixture.sendMedia(ana.phone, {
+      to: me.phone,
+      type: 'document',
+      data: Buffer.from('%PDF-1.4').toString('base64'),
+      mimetype: 'application/pdf',
+      fileName: 'contrato.pdf',
+    });
+    const location = await fixture.send(ana.phone, me.phone, {
+      message: { locationMessage: { degreesLatitude: -23.55, degreesLongitude: -46.63, name: 'Escritório', address: 'Av. Paulista' } },
+    });
     const vcard = 'BEGIN:VCARD\nVERSION:3.0\nFN:Bruno\nTEL;type=CELL;waid=5511999990000:+55 11 99999-0000\nEND:VCARD';
     const contact = await fixture.send(ana.phone, me.phone, { message: { contactMessage: { displayName: 'Bruno', vcard } } });
 
-    expect(await fixture.waitMessage(instanceId, ptt)).toMatchObject({ messageType: 'AudioMessage', type: 'media', mediaType: 'ptt', content: expect.objectContaining({ PTT: true, seconds: 3 }) });
-    expect(await fixture.waitMessage(instanceId, document)).toMatchObject({ messageType: 'DocumentMessage', mediaType: 'document', content: expect.objectContaining({ fileName: 'contrato.pdf' }) });
+    expect(await fixture.waitMessage(instanceId, ptt)).toMatchObject({
+      messageType: 'AudioMessage',
+      type: 'media',
+      mediaType: 'ptt',
+      content: expect.objectContaining({ PTT: true, seconds: 3 }),
+    });
+    expect(await fixture.waitMessage(instanceId, document)).toMatchObject({
+      messageType: 'DocumentMessage',
+      mediaType: 'document',
+      content: expect.objectContaining({ fileName: 'contrato.pdf' }),
+    });
     expect(await fixture.waitMessage(instanceId, location)).toMatchObject({
       messageType: 'LocationMessage',
       mediaType: 'location',
       text: 'Escritório',
       content: expect.objectContaining({ degreesLatitude: -23.55, degreesLongitude: -46.63 }),
     });
-    expect(await fixture.waitMessage(instanceId, contact)).toMatchObject({ messageType: 'ContactMessage', mediaType: 'vcard', text: 'Bruno', content: { displayName: 'Bruno', vcard } });
+    expect(await fixture.waitMessage(instanceId, contact)).toMatchObject({
+      messageType: 'ContactMessage',
+      mediaType: 'vcard',
+      text: 'Bruno',
+      content: { displayName: 'Bruno', vcard },
+    });
   });
 
   it('should store a reaction as its own message pointing at the reacted one, without counting it unread', async () => {
-    const before = (await fixture.query<{ unread_count: number }>(`SELECT unread_count FROM chats WHERE instance_id = $1 AND wa_chatid = $2`, [instanceId, ana.jid]))[0].unread_count;
-    const id = await fixture.send(ana.phone, me.phone, { message: { reactionMessage: { key: { remoteJid: me.jid, fromMe: true, id: firstId }, text: '❤️', senderTimestampMs: Date.now() } } });
+    const before = (
+      await fixture.query<{ unread_count: number }>(`SELECT unread_count FROM chats WHERE instance_id = $1 AND wa_chatid = $2`, [instanceId, ana.jid])
+    )[0].unread_count;
+    const id = await fixture.send(ana.phone, me.phone, {
+      message: { reactionMessage: { key: { remoteJid: me.jid, fromMe: true, id: firstId }, text: '❤️', senderTimestampMs: Date.now() } },
+    });
     const row = await fixture.waitMessage(instanceId, id);
     expect(row).toMatchObject({ messageType: 'ReactionMessage', type: 'reaction', reaction: firstId, text: '❤️' });
     const event = await fixture.messageEvent(instanceId, id);
@@ -157,7 +196,14 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
     const original = await fixture.send(ana.phone, me.phone, { text: 'reunião às 10h' });
     await fixture.waitMessage(instanceId, original);
     const edit = await fixture.send(ana.phone, me.phone, {
-      message: { protocolMessage: { key: { remoteJid: me.jid, fromMe: true, id: original }, type: 14, editedMessage: { conversation: 'reunião às 11h' }, timestampMs: Date.now() } },
+      message: {
+        protocolMessage: {
+          key: { remoteJid: me.jid, fromMe: true, id: original },
+          type: 14,
+          editedMessage: { conversation: 'reunião às 11h' },
+          timestampMs: Date.now(),
+        },
+      },
     });
     const editRow = await fixture.waitMessage(instanceId, edit);
     expect(editRow).toMatchObject({ messageType: 'Conversation', text: 'reunião às 11h', edited: original });
@@ -170,20 +216,42 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
     await fixture.waitMessage(instanceId, original);
     await fixture.send(ana.phone, me.phone, { message: { protocolMessage: { key: { remoteJid: me.jid, fromMe: true, id: original }, type: 0 } } });
     await fixture.waitMessage(instanceId, original, (row) => row.status === 'Deleted');
-    const [event] = await waitFor(() => fixture.updateEvents(instanceId, original), (events) => events.length > 0, 5_000, 'Deleted event');
+    const [event] = await waitFor(
+      () => fixture.updateEvents(instanceId, original),
+      (events) => events.length > 0,
+      5_000,
+      'Deleted event',
+    );
     expect(event.payload).toMatchObject({
       EventType: 'messages_update',
       type: 'Deleted',
       state: 'Deleted',
-      event: { MessageIDs: [original], Chat: ana.jid, Sender: ana.lid, sender_pn: ana.jid, sender_lid: ana.lid, IsFromMe: 'False', IsGroup: 'False', Type: 'Deleted' },
+      event: {
+        MessageIDs: [original],
+        Chat: ana.jid,
+        Sender: ana.lid,
+        sender_pn: ana.jid,
+        sender_lid: ana.lid,
+        IsFromMe: 'False',
+        IsGroup: 'False',
+        Type: 'Deleted',
+      },
     });
   });
 
   it('should store a list reply with the chosen row id and title', async () => {
     const id = await fixture.send(ana.phone, me.phone, {
-      message: { listResponseMessage: { title: 'Plano Pro', listType: 1, singleSelectReply: { selectedRowId: 'plan-pro' }, contextInfo: { stanzaId: 'LIST0001' } } },
+      message: {
+        listResponseMessage: { title: 'Plano Pro', listType: 1, singleSelectReply: { selectedRowId: 'plan-pro' }, contextInfo: { stanzaId: 'LIST0001' } },
+      },
     });
-    expect(await fixture.waitMessage(instanceId, id)).toMatchObject({ messageType: 'ListResponseMessage', mediaType: 'list_response', buttonOrListId: 'plan-pro', vote: 'Plano Pro', quoted: 'LIST0001' });
+    expect(await fixture.waitMessage(instanceId, id)).toMatchObject({
+      messageType: 'ListResponseMessage',
+      mediaType: 'list_response',
+      buttonOrListId: 'plan-pro',
+      vote: 'Plano Pro',
+      quoted: 'LIST0001',
+    });
   });
 
   it('should decrypt a vote on a poll the instance created', async () => {
@@ -195,20 +263,42 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
 
     // The voter's phone may key the vote with phone numbers or with LIDs: both must decrypt.
     const byPhone = encryptPollVote({ secret, pollId, creatorJid: me.jid, voterJid: ana.jid, selected: ['Sushi'] });
-    const vote1 = await fixture.send(ana.phone, me.phone, { message: { pollUpdateMessage: { pollCreationMessageKey: { remoteJid: me.jid, fromMe: false, id: pollId }, vote: byPhone, senderTimestampMs: Date.now() } } });
+    const vote1 = await fixture.send(ana.phone, me.phone, {
+      message: {
+        pollUpdateMessage: { pollCreationMessageKey: { remoteJid: me.jid, fromMe: false, id: pollId }, vote: byPhone, senderTimestampMs: Date.now() },
+      },
+    });
     expect(await fixture.waitMessage(instanceId, vote1)).toMatchObject({ messageType: 'PollUpdateMessage', type: 'poll', vote: 'Sushi', quoted: pollId });
 
     const byLid = encryptPollVote({ secret, pollId, creatorJid: me.lid, voterJid: ana.lid, selected: ['Pizza'] });
-    const vote2 = await fixture.send(ana.phone, me.phone, { message: { pollUpdateMessage: { pollCreationMessageKey: { remoteJid: me.lid, fromMe: false, id: pollId }, vote: byLid, senderTimestampMs: Date.now() } } });
+    const vote2 = await fixture.send(ana.phone, me.phone, {
+      message: { pollUpdateMessage: { pollCreationMessageKey: { remoteJid: me.lid, fromMe: false, id: pollId }, vote: byLid, senderTimestampMs: Date.now() } },
+    });
     expect(await fixture.waitMessage(instanceId, vote2)).toMatchObject({ vote: 'Pizza', quoted: pollId });
-    expect((await fixture.messageEvent(instanceId, vote2)).payload.chat).toMatchObject({ wa_lastMessageType: 'PollUpdateMessage', wa_lastMessageTextVote: 'Pizza' });
+    expect((await fixture.messageEvent(instanceId, vote2)).payload.chat).toMatchObject({
+      wa_lastMessageType: 'PollUpdateMessage',
+      wa_lastMessageTextVote: 'Pizza',
+    });
   });
 
   it('should store what the owner sent from the phone as fromMe, in the same chat', async () => {
     const id = await fixture.send(me.phone, ana.phone, { text: 'enviado do celular' });
     const row = await fixture.waitMessage(instanceId, id);
-    expect(row).toMatchObject({ fromMe: true, chatId: ana.jid, chatLid: ana.lid, sender: me.lid, senderPn: me.jid, senderLid: me.lid, status: 'Sent', text: 'enviado do celular' });
-    const chats = await fixture.query(`SELECT wa_chatid, wa_chatlid FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $3)`, [instanceId, ana.jid, ana.lid]);
+    expect(row).toMatchObject({
+      fromMe: true,
+      chatId: ana.jid,
+      chatLid: ana.lid,
+      sender: me.lid,
+      senderPn: me.jid,
+      senderLid: me.lid,
+      status: 'Sent',
+      text: 'enviado do celular',
+    });
+    const chats = await fixture.query(`SELECT wa_chatid, wa_chatlid FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $3)`, [
+      instanceId,
+      ana.jid,
+      ana.lid,
+    ]);
     expect(chats).toEqual([{ wa_chatid: ana.jid, wa_chatlid: ana.lid }]);
     const chatIds = new Set((await fixture.rows(instanceId)).map((message) => `${message.chatId}|${message.chatLid}`));
     expect([...chatIds]).toEqual([`${ana.jid}|${ana.lid}`]);
@@ -223,7 +313,14 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
       'address-book name',
     );
     const contactEvents = (await fixture.events(instanceId, 'contacts')).map((event) => event.payload.contacts).flat();
-    expect(contactEvents).toContainEqual({ jid: ana.jid, lid: ana.lid, phone: ana.phone, contactName: 'Ana (cliente)', pushName: 'Ana Souza', verifiedName: '' });
+    expect(contactEvents).toContainEqual({
+      jid: ana.jid,
+      lid: ana.lid,
+      phone: ana.phone,
+      contactName: 'Ana (cliente)',
+      pushName: 'Ana Souza',
+      verifiedName: '',
+    });
 
     await harness.control('POST', `/sim/accounts/${me.phone}/app-state`, { jid: ana.jid, mod: { pin: true } });
     const chats = await waitFor(
@@ -237,12 +334,23 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
     expect(pinned.payload).toMatchObject({
       EventType: 'chats',
       owner: me.phone,
-      chats: [expect.objectContaining({ wa_chatid: ana.jid, wa_chatlid: ana.lid, wa_isPinned: true, wa_contactName: 'Ana (cliente)', name: 'Ana (cliente)', wa_name: 'Ana Souza' })],
+      chats: [
+        expect.objectContaining({
+          wa_chatid: ana.jid,
+          wa_chatlid: ana.lid,
+          wa_isPinned: true,
+          wa_contactName: 'Ana (cliente)',
+          name: 'Ana (cliente)',
+          wa_name: 'Ana Souza',
+        }),
+      ],
     });
   });
 
   it('should not store, count or announce the same message twice, even when Baileys emits it again', async () => {
-    const unread = async () => (await fixture.query<{ unread_count: number }>(`SELECT unread_count FROM chats WHERE instance_id = $1 AND wa_chatid = $2`, [instanceId, ana.jid]))[0].unread_count;
+    const unread = async () =>
+      (await fixture.query<{ unread_count: number }>(`SELECT unread_count FROM chats WHERE instance_id = $1 AND wa_chatid = $2`, [instanceId, ana.jid]))[0]
+        .unread_count;
     const id = await fixture.send(ana.phone, me.phone, { text: 'once' });
     const stored = await fixture.waitMessage(instanceId, id);
     const before = await unread();

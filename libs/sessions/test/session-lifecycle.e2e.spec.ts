@@ -35,7 +35,12 @@ describe('Session lifecycle against the simulator', () => {
       const jid = await harness.pairByQr('phone-logout', phone);
       await harness.control('POST', `/sim/devices/${encodeURIComponent(jid)}/logout`, {});
 
-      const row = await waitFor(() => harness.row('phone-logout'), (r) => r.status === 'disconnected', 10_000, 'disconnected');
+      const row = await waitFor(
+        () => harness.row('phone-logout'),
+        (r) => r.status === 'disconnected',
+        10_000,
+        'disconnected',
+      );
       expect(row).toMatchObject({ paired: false, desiredState: 'disconnected', lastDisconnectReason: '401: logged out from another device' });
       expect(row.lastDisconnect).toBeInstanceOf(Date);
       expect(await harness.db.dataSource.query(`SELECT 1 FROM auth_creds WHERE instance_id = 'phone-logout'`)).toEqual([]);
@@ -47,7 +52,12 @@ describe('Session lifecycle against the simulator', () => {
         type: 'LoggedOut',
         instanceName: 'name-phone-logout',
         owner: phone,
-        instance: { name: 'name-phone-logout', status: 'disconnected', lastDisconnect: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}Z$/), lastDisconnectReason: '401: logged out from another device' },
+        instance: {
+          name: 'name-phone-logout',
+          status: 'disconnected',
+          lastDisconnect: expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}Z$/),
+          lastDisconnectReason: '401: logged out from another device',
+        },
       });
     });
 
@@ -56,7 +66,12 @@ describe('Session lifecycle against the simulator', () => {
       const jid = await harness.pairByQr('api-logout', nextPhone());
       const reply = await op<StatusReply>('api-logout', 'logout');
       expect(reply).toEqual({ status: 'disconnected', loggedIn: false, jid: null });
-      await waitFor(() => device(jid), (d) => d.status === 'logged-out', 5_000, 'device logged out at the simulator');
+      await waitFor(
+        () => device(jid),
+        (d) => d.status === 'logged-out',
+        5_000,
+        'device logged out at the simulator',
+      );
       expect(await harness.row('api-logout')).toMatchObject({ paired: false, desiredState: 'disconnected' });
       expect(await harness.db.dataSource.query(`SELECT 1 FROM auth_creds WHERE instance_id = 'api-logout'`)).toEqual([]);
     });
@@ -66,8 +81,18 @@ describe('Session lifecycle against the simulator', () => {
       const jid = await harness.pairByQr('dropped', nextPhone());
       const loginsBefore = (await device(jid)).loginCount;
       await harness.control('POST', `/sim/devices/${encodeURIComponent(jid)}/drop`, {});
-      await waitFor(() => device(jid), (d) => d.connected && d.loginCount > loginsBefore, 10_000, 'logged in again');
-      await waitFor(() => harness.row('dropped'), (r) => r.status === 'connected', 5_000, 'connected');
+      await waitFor(
+        () => device(jid),
+        (d) => d.connected && d.loginCount > loginsBefore,
+        10_000,
+        'logged in again',
+      );
+      await waitFor(
+        () => harness.row('dropped'),
+        (r) => r.status === 'connected',
+        5_000,
+        'connected',
+      );
       const statuses = (await harness.connectionEvents('dropped')).map((event) => (event.instance as { status: string }).status);
       expect(statuses.slice(-2)).toEqual(['connecting', 'connected']);
       const reconnecting = (await harness.connectionEvents('dropped')).at(-2)!.instance as Record<string, string>;
@@ -79,8 +104,18 @@ describe('Session lifecycle against the simulator', () => {
       const jid = await harness.pairByQr('restarted', nextPhone());
       const loginsBefore = (await device(jid)).loginCount;
       harness.bus.publish(Subjects.restartAll, {});
-      await waitFor(() => device(jid), (d) => d.connected && d.loginCount > loginsBefore, 10_000, 'logged in again');
-      await waitFor(() => harness.row('restarted'), (r) => r.status === 'connected', 5_000, 'connected');
+      await waitFor(
+        () => device(jid),
+        (d) => d.connected && d.loginCount > loginsBefore,
+        10_000,
+        'logged in again',
+      );
+      await waitFor(
+        () => harness.row('restarted'),
+        (r) => r.status === 'connected',
+        5_000,
+        'connected',
+      );
       expect((await device(jid)).status).toBe('active');
     });
 
@@ -105,7 +140,12 @@ describe('Session lifecycle against the simulator', () => {
       await harness.newInstance('released');
       const jid = await harness.pairByQr('released', nextPhone());
       expect(await op('released', 'release')).toEqual({ released: true });
-      expect(await harness.row('released')).toMatchObject({ status: 'disconnected', desiredState: 'disconnected', paired: true, lastDisconnectReason: 'disconnected by request' });
+      expect(await harness.row('released')).toMatchObject({
+        status: 'disconnected',
+        desiredState: 'disconnected',
+        paired: true,
+        lastDisconnectReason: 'disconnected by request',
+      });
       expect(await leases().holderOf('released')).toBeNull();
       await expect(op('released', 'status')).rejects.toMatchObject({ code: 'no_session' });
 
@@ -127,7 +167,12 @@ describe('Session lifecycle against the simulator', () => {
       const refused = await op('fenced', 'presence', { presence: 'unavailable' }).catch((error: { code: string }) => error);
       expect(['fenced', 'no_session']).toContain((refused as { code: string }).code);
       await expect(op('fenced', 'status')).rejects.toMatchObject({ code: 'no_session' });
-      await waitFor(() => device(jid), (d) => !d.connected, 5_000, 'socket closed');
+      await waitFor(
+        () => device(jid),
+        (d) => !d.connected,
+        5_000,
+        'socket closed',
+      );
       const row = await harness.row('fenced');
       expect(row).toMatchObject({ status: 'connected', paired: true });
       expect(await harness.connectionEvents('fenced')).toHaveLength(eventsBefore);
@@ -139,7 +184,9 @@ describe('Session lifecycle against the simulator', () => {
       try {
         await harness.newInstance('proxied');
         const proxyUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-        await harness.instances.update('proxied', { proxy: { mode: 'custom', proxyUrl, proxyFallback: null, managed: null, lastTestAt: null, lastTestError: null } });
+        await harness.instances.update('proxied', {
+          proxy: { mode: 'custom', proxyUrl, proxyFallback: null, managed: null, lastTestAt: null, lastTestError: null },
+        });
         await harness.pairByQr('proxied', nextPhone());
         expect(targets).toContain(new URL(harness.sim.websocketUrl).host);
       } finally {
@@ -150,10 +197,16 @@ describe('Session lifecycle against the simulator', () => {
 
     it('should say why when the proxy cannot be used', async () => {
       await harness.newInstance('bad-proxy');
-      await harness.instances.update('bad-proxy', { proxy: { mode: 'custom', proxyUrl: 'ftp://127.0.0.1:1', proxyFallback: null, managed: null, lastTestAt: null, lastTestError: null } });
+      await harness.instances.update('bad-proxy', {
+        proxy: { mode: 'custom', proxyUrl: 'ftp://127.0.0.1:1', proxyFallback: null, managed: null, lastTestAt: null, lastTestError: null },
+      });
       const reply = await harness.place('bad-proxy');
       expect(reply.status).toBe('disconnected');
-      expect(await harness.row('bad-proxy')).toMatchObject({ status: 'disconnected', desiredState: 'disconnected', lastDisconnectReason: 'cannot connect: unsupported proxy protocol ftp:' });
+      expect(await harness.row('bad-proxy')).toMatchObject({
+        status: 'disconnected',
+        desiredState: 'disconnected',
+        lastDisconnectReason: 'cannot connect: unsupported proxy protocol ftp:',
+      });
     });
   });
 });

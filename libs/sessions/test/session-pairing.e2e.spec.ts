@@ -27,9 +27,23 @@ describe('Session pairing against the simulator', () => {
     expect(await harness.db.dataSource.query(`SELECT 1 FROM auth_creds WHERE instance_id = 'qr1'`)).toEqual([]);
 
     const device = await harness.control<{ jid: string }>('POST', '/sim/scan', { phone, qr: reply.qrcode });
-    const row = await waitFor(() => harness.row('qr1'), (r) => r.status === 'connected', 15_000, 'connected');
+    const row = await waitFor(
+      () => harness.row('qr1'),
+      (r) => r.status === 'connected',
+      15_000,
+      'connected',
+    );
 
-    expect(row).toMatchObject({ paired: true, desiredState: 'connected', owner: phone, jid: device.jid, qrcode: '', paircode: '', browser: 'firefox', systemName: 'Gateway Test' });
+    expect(row).toMatchObject({
+      paired: true,
+      desiredState: 'connected',
+      owner: phone,
+      jid: device.jid,
+      qrcode: '',
+      paircode: '',
+      browser: 'firefox',
+      systemName: 'Gateway Test',
+    });
     expect(row.lid).toMatch(/@lid$/);
     expect(await harness.db.dataSource.query(`SELECT 1 FROM auth_creds WHERE instance_id = 'qr1'`)).toHaveLength(1);
     const [{ count }] = await harness.db.dataSource.query(`SELECT count(*)::int AS count FROM auth_keys WHERE instance_id = 'qr1'`);
@@ -62,7 +76,12 @@ describe('Session pairing against the simulator', () => {
     expect(await harness.db.dataSource.query(`SELECT 1 FROM auth_creds WHERE instance_id = 'code1'`)).toEqual([]);
 
     const device = await harness.control<{ jid: string }>('POST', '/sim/pair-code', { phone, code: reply.paircode });
-    const row = await waitFor(() => harness.row('code1'), (r) => r.status === 'connected', 15_000, 'connected');
+    const row = await waitFor(
+      () => harness.row('code1'),
+      (r) => r.status === 'connected',
+      15_000,
+      'connected',
+    );
     expect(row).toMatchObject({ paired: true, owner: phone, jid: device.jid, paircode: '' });
 
     const info = await harness.control<Record<string, unknown>>('GET', `/sim/devices/${encodeURIComponent(device.jid)}`);
@@ -108,8 +127,20 @@ describe('Session pairing against the simulator', () => {
       await harness.newInstance('expire-qr');
       const reply = await harness.place('expire-qr');
       expect(reply.qrcode).not.toBe('');
-      const row = await waitFor(() => harness.row('expire-qr'), (r) => r.status === 'disconnected', 6_000, 'disconnected');
-      expect(row).toMatchObject({ qrcode: '', paircode: '', desiredState: 'disconnected', paired: false, lastDisconnectReason: 'QR code expired', pairingExpiresAt: null });
+      const row = await waitFor(
+        () => harness.row('expire-qr'),
+        (r) => r.status === 'disconnected',
+        6_000,
+        'disconnected',
+      );
+      expect(row).toMatchObject({
+        qrcode: '',
+        paircode: '',
+        desiredState: 'disconnected',
+        paired: false,
+        lastDisconnectReason: 'QR code expired',
+        pairingExpiresAt: null,
+      });
       expect(await new LeaseRepository(harness.db.dataSource).holderOf('expire-qr')).toBeNull();
       expect(fast.manager.get('expire-qr')).toBeUndefined();
       const events = await harness.connectionEvents('expire-qr');
@@ -120,7 +151,12 @@ describe('Session pairing against the simulator', () => {
       await harness.newInstance('expire-code');
       const reply = await harness.place('expire-code', { phone: nextPhone() });
       expect(reply.paircode).not.toBe('');
-      const row = await waitFor(() => harness.row('expire-code'), (r) => r.status === 'disconnected', 6_000, 'disconnected');
+      const row = await waitFor(
+        () => harness.row('expire-code'),
+        (r) => r.status === 'disconnected',
+        6_000,
+        'disconnected',
+      );
       expect(row).toMatchObject({ paircode: '', desiredState: 'disconnected', lastDisconnectReason: 'pairing code expired' });
     });
   });

@@ -31,8 +31,18 @@ describe('Session takeover between workers', () => {
     const killedAt = Date.now();
     first.halt(); // kill -9: timers stop, sockets drop, nothing written or released
     // (the row still says `connected` from before the crash: wait for the heir's own session)
-    await waitFor(() => second.manager.get('takeover')?.currentPhase, (phase) => phase === 'open', 15_000, 'adopted and open');
-    const row = await waitFor(() => harness.row('takeover'), (r) => r.status === 'connected', 5_000, 'connected');
+    await waitFor(
+      () => second.manager.get('takeover')?.currentPhase,
+      (phase) => phase === 'open',
+      15_000,
+      'adopted and open',
+    );
+    const row = await waitFor(
+      () => harness.row('takeover'),
+      (r) => r.status === 'connected',
+      5_000,
+      'connected',
+    );
     expect(Date.now() - killedAt).toBeLessThan(15_000);
     expect(row).toMatchObject({ paired: true, jid, qrcode: '' });
     expect((await leases().holderOf('takeover'))?.workerId).toBe('w-heir');
@@ -54,7 +64,12 @@ describe('Session takeover between workers', () => {
     expect(await leases().holderOf('handover')).toBeNull();
 
     const next = await harness.startWorker('w-next');
-    await waitFor(() => harness.row('handover'), (r) => r.status === 'connected', 10_000, 'connected again');
+    await waitFor(
+      () => harness.row('handover'),
+      (r) => r.status === 'connected',
+      10_000,
+      'connected again',
+    );
     expect((await leases().holderOf('handover'))?.workerId).toBe('w-next');
     expect(next.manager.get('handover')?.currentPhase).toBe('open');
   });
@@ -67,8 +82,15 @@ describe('Session takeover between workers', () => {
     expect((await harness.place('orphan-qr')).qrcode).toMatch(/^data:image\/png/);
     doomed.halt();
     await harness.startWorker('w-sweeper');
-    const row = await waitFor(() => harness.row('orphan-qr'), (r) => r.status === 'disconnected', 25_000, 'disconnected');
+    const row = await waitFor(
+      () => harness.row('orphan-qr'),
+      (r) => r.status === 'disconnected',
+      25_000,
+      'disconnected',
+    );
     expect(row).toMatchObject({ qrcode: '', desiredState: 'disconnected', paired: false, lastDisconnectReason: 'QR code expired' });
-    expect((await harness.connectionEvents('orphan-qr')).at(-1)).toMatchObject({ instance: { status: 'disconnected', lastDisconnectReason: 'QR code expired' } });
+    expect((await harness.connectionEvents('orphan-qr')).at(-1)).toMatchObject({
+      instance: { status: 'disconnected', lastDisconnectReason: 'QR code expired' },
+    });
   }, 60_000);
 });

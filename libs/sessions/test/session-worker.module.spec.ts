@@ -17,15 +17,22 @@ describe(SessionWorkerModule.name, () => {
   it('should start the worker with the application and stop it gracefully on close', async () => {
     const bus = new InProcessBus();
     const config = sessionWorkerConfig({ workerId: 'w-nest' });
-    const app = await NestFactory.createApplicationContext(SessionWorkerModule.register({ dataSource: db.dataSource, bus, config, logger: pino({ level: 'silent' }) }), {
-      logger: false,
-    });
+    const app = await NestFactory.createApplicationContext(
+      SessionWorkerModule.register({ dataSource: db.dataSource, bus, config, logger: pino({ level: 'silent' }) }),
+      {
+        logger: false,
+      },
+    );
     const worker = app.get<SessionWorker>(SESSION_WORKER);
     expect(worker.workerId).toBe('w-nest');
     expect(await db.dataSource.query(`SELECT id FROM session_workers WHERE id = 'w-nest'`)).toEqual([{ id: 'w-nest' }]);
     // the placement subject is served (an unknown instance is refused, not unanswered)
     await expect(
-      bus.request(Subjects.place, { instanceId: 'nope', connect: { instanceId: 'nope', browser: 'auto', history: { days: 1, fullSync: false }, requestId: 'x' } }, { timeoutMs: 5_000 }),
+      bus.request(
+        Subjects.place,
+        { instanceId: 'nope', connect: { instanceId: 'nope', browser: 'auto', history: { days: 1, fullSync: false }, requestId: 'x' } },
+        { timeoutMs: 5_000 },
+      ),
     ).rejects.toMatchObject({ code: 'not_found' });
 
     await app.close();

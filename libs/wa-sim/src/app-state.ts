@@ -52,7 +52,19 @@ export function handleAppStateIq(account: Account, iq: BinaryNode): AppStateResu
     const since = Number(request.attrs.version ?? '0');
     const newer = collection.patches.filter((p) => p.version > since);
     replies.push(
-      node('collection', { name, version: String(collection.version) }, newer.length ? [node('patches', {}, newer.map((p) => node('patch', {}, p.bytes)))] : undefined),
+      node(
+        'collection',
+        { name, version: String(collection.version) },
+        newer.length
+          ? [
+              node(
+                'patches',
+                {},
+                newer.map((p) => node('patch', {}, p.bytes)),
+              ),
+            ]
+          : undefined,
+      ),
     );
   }
   return { reply: iqResult(iq, [node('sync', {}, replies)]), changed };
@@ -93,16 +105,23 @@ export async function decodeAppState(account: Account): Promise<Record<string, {
     for (const stored of collection.patches) {
       const patch = proto.SyncdPatch.decode(stored.bytes);
       try {
-        await decodeSyncdPatch(patch, name as WAPatchName, newLTHashState(), get, (mutation) => {
-          const index: unknown = mutation.index;
-          const value = mutation.syncAction.value;
-          mutations.push({
-            version: stored.version,
-            operation: patch.mutations?.[0]?.operation === proto.SyncdMutation.SyncdOperation.REMOVE ? 'remove' : 'set',
-            index,
-            action: value ? (proto.SyncActionValue.fromObject(value).toJSON() as Record<string, unknown>) : null,
-          });
-        }, false);
+        await decodeSyncdPatch(
+          patch,
+          name as WAPatchName,
+          newLTHashState(),
+          get,
+          (mutation) => {
+            const index: unknown = mutation.index;
+            const value = mutation.syncAction.value;
+            mutations.push({
+              version: stored.version,
+              operation: patch.mutations?.[0]?.operation === proto.SyncdMutation.SyncdOperation.REMOVE ? 'remove' : 'set',
+              index,
+              action: value ? (proto.SyncActionValue.fromObject(value).toJSON() as Record<string, unknown>) : null,
+            });
+          },
+          false,
+        );
       } catch {
         mutations.push({ version: stored.version, operation: 'set', index: null, action: null });
       }

@@ -88,9 +88,7 @@ export class Connection {
     }
     if (this.outboundDelayMs > 0) {
       const delayMs = this.outboundDelayMs;
-      this.outbound = this.outbound.then(
-        () => new Promise<void>((resolve) => setTimeout(() => (this.writeNode(node), resolve()), delayMs)),
-      );
+      this.outbound = this.outbound.then(() => new Promise<void>((resolve) => setTimeout(() => (this.writeNode(node), resolve()), delayMs)));
       return;
     }
     this.outbound = this.outbound.then(() => this.writeNode(node));
@@ -150,9 +148,11 @@ export class Connection {
       return;
     }
     for (const frame of frames) {
-      this.inbound = this.inbound.then(() => this.onFrame(frame)).catch((err: unknown) => {
-        this.logger.warn({ err: (err as Error).message, stack: (err as Error).stack, conn: this.id }, 'error handling frame');
-      });
+      this.inbound = this.inbound
+        .then(() => this.onFrame(frame))
+        .catch((err: unknown) => {
+          this.logger.warn({ err: (err as Error).message, stack: (err as Error).stack, conn: this.id }, 'error handling frame');
+        });
     }
   }
 
@@ -181,9 +181,7 @@ export class Connection {
         if (this.logger.isLevelEnabled('trace')) {
           this.logger.trace({ conn: this.id, xml: nodeToString(node) }, 'recv');
         }
-        const pending = node.tag === 'iq' && (node.attrs.type === 'result' || node.attrs.type === 'error')
-          ? this.pendingQueries.get(node.attrs.id)
-          : undefined;
+        const pending = node.tag === 'iq' && (node.attrs.type === 'result' || node.attrs.type === 'error') ? this.pendingQueries.get(node.attrs.id) : undefined;
         if (pending) {
           clearTimeout(pending.timer);
           this.pendingQueries.delete(node.attrs.id);

@@ -80,7 +80,11 @@ export function buildRoutes(sim: WaSimulator): Route[] {
   return [
     compile('GET', '/sim/health', () => sim.health()),
     compile('POST', '/sim/accounts', ({ body }) =>
-      sim.createAccount({ phone: str(body, 'phone'), name: str(body, 'name', false) || undefined, business: body.business === true || body.business === 'true' }),
+      sim.createAccount({
+        phone: str(body, 'phone'),
+        name: str(body, 'name', false) || undefined,
+        business: body.business === true || body.business === 'true',
+      }),
     ),
     compile('GET', '/sim/accounts', () => sim.listAccounts()),
     compile('GET', '/sim/accounts/{phone}', ({ params }) => sim.getAccount(params.phone)),
@@ -90,7 +94,9 @@ export function buildRoutes(sim: WaSimulator): Route[] {
       sim.setHistory(params.phone, body.history === null ? undefined : (body.history as Array<Record<string, unknown>>));
       return { ok: true };
     }),
-    compile('POST', '/sim/accounts/{phone}/status-privacy', ({ params, body }) => sim.setStatusPrivacy(params.phone, str(body, 'type'), (body.list ?? []) as string[])),
+    compile('POST', '/sim/accounts/{phone}/status-privacy', ({ params, body }) =>
+      sim.setStatusPrivacy(params.phone, str(body, 'type'), (body.list ?? []) as string[]),
+    ),
     compile('POST', '/sim/accounts/{phone}/auto-receipts', ({ params, body }) => {
       sim.setAutoReceipts(params.phone, { deliveredMs: optMs(body.deliveredMs, 'deliveredMs'), readMs: optMs(body.readMs, 'readMs') });
       return { ok: true };

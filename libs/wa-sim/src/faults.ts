@@ -107,7 +107,14 @@ export function parseFaultRequest(body: unknown): FaultRequest {
     case 'ack': {
       const mode = b.mode ?? 'drop';
       if (mode !== 'drop' && mode !== 'delay' && mode !== 'error') throw new SimError(400, 'ack mode must be drop|delay|error');
-      return { kind, mode, error: optString('error') ?? (mode === 'error' ? '463' : undefined), delayMs: optNumber('delayMs'), device: optString('device'), count: optNumber('count') };
+      return {
+        kind,
+        mode,
+        error: optString('error') ?? (mode === 'error' ? '463' : undefined),
+        delayMs: optNumber('delayMs'),
+        device: optString('device'),
+        count: optNumber('count'),
+      };
     }
     case 'latency':
       return { kind, delayMs: optNumber('delayMs') ?? 0, device: optString('device') };

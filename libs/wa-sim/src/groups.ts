@@ -97,9 +97,16 @@ export class GroupStore {
     if (group.description) {
       const d = group.description;
       content.push(
-        node('description', { id: d.id, t: String(d.time), participant: this.memberJid(group, d.owner), participant_pn: group.addressingMode === 'lid' ? d.owner.jid : undefined }, [
-          node('body', {}, Buffer.from(d.text, 'utf-8')),
-        ]),
+        node(
+          'description',
+          {
+            id: d.id,
+            t: String(d.time),
+            participant: this.memberJid(group, d.owner),
+            participant_pn: group.addressingMode === 'lid' ? d.owner.jid : undefined,
+          },
+          [node('body', {}, Buffer.from(d.text, 'utf-8'))],
+        ),
       );
     }
     if (group.locked) content.push(node('locked', {}));
@@ -249,7 +256,11 @@ export class GroupStore {
       this.notify(
         group,
         actor,
-        node(action, {}, changed.map((a) => this.participantNode(group, a, group.members.get(a.phone)?.role ?? null))),
+        node(
+          action,
+          {},
+          changed.map((a) => this.participantNode(group, a, group.members.get(a.phone)?.role ?? null)),
+        ),
         action === 'remove' ? changed : [],
       );
     }
@@ -291,7 +302,13 @@ export class GroupStore {
         }
         case 'participating': {
           const mine = [...this.groups.values()].filter((g) => g.members.has(me.phone));
-          return iqResult(iq, [node('groups', {}, mine.map((g) => this.groupNode(g)))]);
+          return iqResult(iq, [
+            node(
+              'groups',
+              {},
+              mine.map((g) => this.groupNode(g)),
+            ),
+          ]);
         }
         case 'leave': {
           for (const g of children(op, 'group')) {
@@ -330,11 +347,36 @@ export class GroupStore {
         return iqResult(iq, [this.groupNode(group)]);
       case 'add':
         if (group.memberAddMode !== 'all_member_add' && !admin) return iqError(iq, 403, 'not-admin');
-        return iqResult(iq, [node('add', {}, this.changeParticipants(group, me, 'add', children(op, 'participant').map((p) => p.attrs.jid)))]);
+        return iqResult(iq, [
+          node(
+            'add',
+            {},
+            this.changeParticipants(
+              group,
+              me,
+              'add',
+              children(op, 'participant').map((p) => p.attrs.jid),
+            ),
+          ),
+        ]);
       case 'remove':
       case 'promote':
       case 'demote':
-        return requireAdmin() ?? iqResult(iq, [node(op.tag, {}, this.changeParticipants(group, me, op.tag, children(op, 'participant').map((p) => p.attrs.jid)))]);
+        return (
+          requireAdmin() ??
+          iqResult(iq, [
+            node(
+              op.tag,
+              {},
+              this.changeParticipants(
+                group,
+                me,
+                op.tag,
+                children(op, 'participant').map((p) => p.attrs.jid),
+              ),
+            ),
+          ])
+        );
       case 'subject': {
         if (group.locked && !admin) return iqError(iq, 403, 'not-admin');
         group.subject = contentString(op) ?? '';
@@ -390,7 +432,13 @@ export class GroupStore {
       }
       case 'membership_approval_requests':
         return iqResult(iq, [
-          node('membership_approval_requests', {}, [...group.pendingRequests.values()].map((r) => node('membership_approval_request', { jid: this.memberJid(group, r.account), request_time: String(r.t) }))),
+          node(
+            'membership_approval_requests',
+            {},
+            [...group.pendingRequests.values()].map((r) =>
+              node('membership_approval_request', { jid: this.memberJid(group, r.account), request_time: String(r.t) }),
+            ),
+          ),
         ]);
       case 'membership_requests_action': {
         const denied = requireAdmin();
@@ -603,8 +651,14 @@ export class GroupStore {
           const group = requireGroup(params.jid);
           const actor = requireAccount(body.actor ?? group.creator.phone);
           const action = body.action;
-          if (action !== 'add' && action !== 'remove' && action !== 'promote' && action !== 'demote') throw new SimError(400, 'action must be add|remove|promote|demote');
-          const results = this.changeParticipants(group, actor, action, accountsFrom(body.participants).map((a) => a.jid));
+          if (action !== 'add' && action !== 'remove' && action !== 'promote' && action !== 'demote')
+            throw new SimError(400, 'action must be add|remove|promote|demote');
+          const results = this.changeParticipants(
+            group,
+            actor,
+            action,
+            accountsFrom(body.participants).map((a) => a.jid),
+          );
           return { results: results.map((r) => ({ jid: r.attrs.jid, status: r.attrs.error ?? '200' })), group: this.info(group) };
         },
       },
@@ -667,4 +721,3 @@ export class GroupStore {
     ];
   }
 }
-

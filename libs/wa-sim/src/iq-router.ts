@@ -86,7 +86,13 @@ export class IqRouter {
         return iqResult(iq, [node('props', { protocol: '1', hash: 'wa-sim-1', refresh: '86400' }, [])]);
       case 'blocklist':
         if (type === 'get') {
-          return iqResult(iq, [node('list', {}, [...device.account.blocklist].map((jid) => node('item', { jid })))]);
+          return iqResult(iq, [
+            node(
+              'list',
+              {},
+              [...device.account.blocklist].map((jid) => node('item', { jid })),
+            ),
+          ]);
         }
         for (const item of children(iq, 'item')) {
           if (item.attrs.action === 'block') device.account.blocklist.add(item.attrs.jid);
@@ -126,7 +132,15 @@ export class IqRouter {
         if (first !== 'privacy') return iqError(iq, 404, 'item-not-found');
         // The status (story) audience: the default list first, its users for blacklist/whitelist.
         const { type: audience, list } = device.account.statusPrivacy;
-        return iqResult(iq, [node('privacy', {}, [node('list', { type: audience, default: 'true' }, list.map((jid) => node('user', { jid })))])]);
+        return iqResult(iq, [
+          node('privacy', {}, [
+            node(
+              'list',
+              { type: audience, default: 'true' },
+              list.map((jid) => node('user', { jid })),
+            ),
+          ]),
+        ]);
       }
       case 'w:profile:picture':
         return type === 'set' ? iqResult(iq) : iqError(iq, 404, 'item-not-found');
@@ -204,7 +218,11 @@ export class IqRouter {
     if (first === 'tokens') {
       // tctoken issuance: hand back one token per requested JID.
       const tokens = children(child(iq, 'tokens'), 'token').map((token) =>
-        node('token', { jid: token.attrs.jid, t: token.attrs.t ?? String(Math.floor(Date.now() / 1000)), type: 'trusted_contact' }, Buffer.from(`sim-tc-${token.attrs.jid}`)),
+        node(
+          'token',
+          { jid: token.attrs.jid, t: token.attrs.t ?? String(Math.floor(Date.now() / 1000)), type: 'trusted_contact' },
+          Buffer.from(`sim-tc-${token.attrs.jid}`),
+        ),
       );
       return iqResult(iq, [node('tokens', {}, tokens)]);
     }
@@ -215,8 +233,11 @@ export class IqRouter {
       return iqResult(iq);
     }
     return iqResult(iq, [
-      node('privacy', {}, Object.entries(account.privacy).map(([name, value]) => node('category', { name, value }))),
+      node(
+        'privacy',
+        {},
+        Object.entries(account.privacy).map(([name, value]) => node('category', { name, value })),
+      ),
     ]);
   }
 }
-

@@ -34,7 +34,11 @@ export async function encryptMedia(plain: Buffer, mediaType: MediaType): Promise
   const { iv, cipherKey, macKey } = await getMediaKeys(mediaKey, mediaType);
   const cipher = createCipheriv('aes-256-cbc', cipherKey, iv);
   const enc = Buffer.concat([cipher.update(plain), cipher.final()]);
-  const mac = createHmac('sha256', macKey as Buffer).update(iv).update(enc).digest().subarray(0, 10);
+  const mac = createHmac('sha256', macKey as Buffer)
+    .update(iv)
+    .update(enc)
+    .digest()
+    .subarray(0, 10);
   const encrypted = Buffer.concat([enc, mac]);
   return {
     mediaKey,
@@ -48,7 +52,11 @@ export async function encryptMedia(plain: Buffer, mediaType: MediaType): Promise
 export async function decryptMedia(encrypted: Buffer, mediaKey: Uint8Array, mediaType: MediaType): Promise<Buffer> {
   const { iv, cipherKey, macKey } = await getMediaKeys(mediaKey, mediaType);
   const enc = encrypted.subarray(0, -10);
-  const mac = createHmac('sha256', macKey as Buffer).update(iv).update(enc).digest().subarray(0, 10);
+  const mac = createHmac('sha256', macKey as Buffer)
+    .update(iv)
+    .update(enc)
+    .digest()
+    .subarray(0, 10);
   if (!mac.equals(encrypted.subarray(-10))) throw new SimError(422, 'media MAC mismatch');
   const decipher = createDecipheriv('aes-256-cbc', cipherKey, iv);
   return Buffer.concat([decipher.update(enc), decipher.final()]);
@@ -145,7 +153,11 @@ export class MediaServer {
         const start = range[1] ? Number(range[1]) : 0;
         const end = range[2] ? Math.min(Number(range[2]), body.length - 1) : body.length - 1;
         body = body.subarray(start, end + 1);
-        res.writeHead(206, { 'content-type': 'application/octet-stream', 'content-length': body.length, 'content-range': `bytes ${start}-${end}/${file.bytes.length}` });
+        res.writeHead(206, {
+          'content-type': 'application/octet-stream',
+          'content-length': body.length,
+          'content-range': `bytes ${start}-${end}/${file.bytes.length}`,
+        });
       } else {
         res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length });
       }

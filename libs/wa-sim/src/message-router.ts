@@ -208,7 +208,15 @@ export class MessageRouter {
         attrs.from = userJid(receiver.account, record.chatForm);
       }
       const rest = senderIds.slice(1);
-      const content = rest.length ? [node('list', {}, rest.map((id) => node('item', { id })))] : undefined;
+      const content = rest.length
+        ? [
+            node(
+              'list',
+              {},
+              rest.map((id) => node('item', { id })),
+            ),
+          ]
+        : undefined;
       this.ctx.deliver(record.sender, node('receipt', attrs, content), receiver);
     }
   }

@@ -170,7 +170,10 @@ export class NewsletterStore {
         return this.mexResult(iq, data('xwa2_newsletter_delete_v2', { id: target.jid }));
       case Q.CHANGE_OWNER:
       case Q.DEMOTE:
-        return this.mexResult(iq, target ? data(queryId === Q.DEMOTE ? 'xwa2_newsletter_demote' : 'xwa2_newsletter_change_owner', { id: target.jid }) : notFound);
+        return this.mexResult(
+          iq,
+          target ? data(queryId === Q.DEMOTE ? 'xwa2_newsletter_demote' : 'xwa2_newsletter_change_owner', { id: target.jid }) : notFound,
+        );
       case Q.REACHOUT_TIMELOCK:
         return this.mexResult(iq, data('xwa2_fetch_account_reachout_timelock', { is_active: false, time_enforcement_ends: '0', enforcement_type: 'DEFAULT' }));
       case Q.MESSAGE_CAPPING_INFO:
@@ -194,7 +197,15 @@ export class NewsletterStore {
       const count = Math.min(Number(updates.attrs.count ?? '50') || 50, 500);
       const after = Number(updates.attrs.after ?? '0') || 0;
       const posts = newsletter.posts.filter((p) => p.serverId > after).slice(-count);
-      return iqResult(iq, [node('message_updates', {}, [node('messages', { jid: newsletter.jid }, posts.map((p) => this.postNode(p)))])]);
+      return iqResult(iq, [
+        node('message_updates', {}, [
+          node(
+            'messages',
+            { jid: newsletter.jid },
+            posts.map((p) => this.postNode(p)),
+          ),
+        ]),
+      ]);
     }
     if (child(iq, 'live_updates')) {
       return iqResult(iq, [node('live_updates', { duration: '300' })]);

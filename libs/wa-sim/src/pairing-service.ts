@@ -70,7 +70,11 @@ export class PairingService {
     this.registrations.set(pending.id, pending);
     for (const ref of refs) this.refIndex.set(ref, pending.id);
     const iq = node('iq', { from: S_WHATSAPP_NET, type: 'set', id: nextServerId(), xmlns: 'md' }, [
-      node('pair-device', {}, refs.map((ref) => node('ref', {}, Buffer.from(ref, 'utf-8')))),
+      node(
+        'pair-device',
+        {},
+        refs.map((ref) => node('ref', {}, Buffer.from(ref, 'utf-8'))),
+      ),
     ]);
     connection.query(iq, 30_000).catch(() => undefined);
   }

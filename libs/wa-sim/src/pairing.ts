@@ -3,17 +3,7 @@
 import { randomBytes } from 'crypto';
 import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
-import {
-  aesDecryptCTR,
-  aesDecryptGCM,
-  aesEncryptCTR,
-  Curve,
-  derivePairingCodeKey,
-  hkdf,
-  hmacSign,
-  proto,
-  WA_ADV_ACCOUNT_SIG_PREFIX,
-} from './baileys';
+import { aesDecryptCTR, aesDecryptGCM, aesEncryptCTR, Curve, derivePairingCodeKey, hkdf, hmacSign, proto, WA_ADV_ACCOUNT_SIG_PREFIX } from './baileys';
 import type { KeyPair } from './baileys';
 import type { CompanionKeys, DeviceDeclaration } from './accounts';
 import type { Connection } from './connection';
@@ -112,10 +102,7 @@ export function buildDeviceIdentity(input: PairSuccessInput): Buffer {
       keyIndex: input.keyIndex,
     }).finish(),
   );
-  const accountSignature = Curve.sign(
-    input.phoneIdentity.private,
-    Buffer.concat([WA_ADV_ACCOUNT_SIG_PREFIX, details, input.companionIdentity]),
-  );
+  const accountSignature = Curve.sign(input.phoneIdentity.private, Buffer.concat([WA_ADV_ACCOUNT_SIG_PREFIX, details, input.companionIdentity]));
   const signed = Buffer.from(
     proto.ADVSignedDeviceIdentity.encode({
       details,
@@ -168,12 +155,7 @@ export interface KeyBundleResult {
  * Opens `link_code_pairing_wrapped_key_bundle` (salt32‖iv12‖GCM(...)) and derives the ADV secret
  * the companion switched to, exactly as the client computes it.
  */
-export function openKeyBundle(
-  wrappedBundle: Buffer,
-  primaryEphemeral: KeyPair,
-  companionEphemeralPublic: Buffer,
-  phoneIdentity: KeyPair,
-): KeyBundleResult {
+export function openKeyBundle(wrappedBundle: Buffer, primaryEphemeral: KeyPair, companionEphemeralPublic: Buffer, phoneIdentity: KeyPair): KeyBundleResult {
   const salt = wrappedBundle.subarray(0, 32);
   const iv = wrappedBundle.subarray(32, 44);
   const ciphertext = wrappedBundle.subarray(44);
@@ -198,5 +180,7 @@ export function openKeyBundle(
 
 export function randomRef(): string {
   // Real refs are opaque printable strings; keep ours URL- and comma-safe.
-  return `2@${randomBytes(24).toString('base64').replace(/[+/=,]/g, '')}`;
+  return `2@${randomBytes(24)
+    .toString('base64')
+    .replace(/[+/=,]/g, '')}`;
 }

@@ -38,7 +38,17 @@ export function stanzaTypeFor(message: proto.IMessage): string {
   if (m.reactionMessage || m.encReactionMessage) return 'reaction';
   if (m.pollCreationMessage || m.pollCreationMessageV2 || m.pollCreationMessageV3 || m.pollUpdateMessage) return 'poll';
   if (m.eventMessage) return 'event';
-  if (m.imageMessage || m.videoMessage || m.audioMessage || m.documentMessage || m.stickerMessage || m.contactMessage || m.contactsArrayMessage || m.locationMessage || m.liveLocationMessage) {
+  if (
+    m.imageMessage ||
+    m.videoMessage ||
+    m.audioMessage ||
+    m.documentMessage ||
+    m.stickerMessage ||
+    m.contactMessage ||
+    m.contactsArrayMessage ||
+    m.locationMessage ||
+    m.liveLocationMessage
+  ) {
     return 'media';
   }
   return 'text';
@@ -203,7 +213,7 @@ export class PhoneAgent {
       from: sender.account.jid,
       fromLid: sender.account.lidJid,
       fromDevice: deviceJid(sender.account, sender.deviceId, 'pn'),
-      to: isGroup ? from : fromMe ? stanza.attrs.recipient ?? '' : this.account.jid,
+      to: isGroup ? from : fromMe ? (stanza.attrs.recipient ?? '') : this.account.jid,
       participant: isGroup ? sender.account.jid : undefined,
       type: stanza.attrs.type ?? 'text',
       fromMe,
@@ -238,7 +248,15 @@ export class PhoneAgent {
     if (isGroupJid(from) || from === STATUS_BROADCAST_JID) attrs.participant = stanza.attrs.participant;
     if (type === 'read' || type === 'played') attrs.t = String(unixNow());
     const rest = ids.slice(1);
-    const content = rest.length ? [node('list', {}, rest.map((id) => node('item', { id })))] : undefined;
+    const content = rest.length
+      ? [
+          node(
+            'list',
+            {},
+            rest.map((id) => node('item', { id })),
+          ),
+        ]
+      : undefined;
     this.ctx.router.onReceipt(this.ref, node('receipt', attrs, content));
   }
 
@@ -289,9 +307,8 @@ export class PhoneAgent {
     const bundle = keys ? bundleFromRetryKeys(stanza, keys) : undefined;
     await this.account.signal.deleteSession(jid);
     await this.account.signal.injectSession(jid, bundle ?? this.serverBundle(requester));
-    const plaintext = requester.account === this.account
-      ? padMessage({ deviceSentMessage: { destinationJid: sent.chat, message: sent.message } })
-      : padMessage(sent.message);
+    const plaintext =
+      requester.account === this.account ? padMessage({ deviceSentMessage: { destinationJid: sent.chat, message: sent.message } }) : padMessage(sent.message);
     const { type, ciphertext } = await this.account.signal.encrypt(jid, plaintext);
     const attrs: Record<string, string | undefined> = { id, type: sent.type };
     if (isGroupJid(sent.chat)) {
@@ -388,7 +405,11 @@ export class PhoneAgent {
       const form = this.ctx.options.incomingAddressing;
       const fromAttr = group ?? deviceJid(sender.account, sender.deviceId, form);
       const fake = node('message', { id: entries[0].id, from: fromAttr, participant: group ? deviceJid(sender.account, sender.deviceId, form) : undefined });
-      this.sendReceiptFor(fake, type === 'delivered' ? undefined : type, entries.map((e) => e.id));
+      this.sendReceiptFor(
+        fake,
+        type === 'delivered' ? undefined : type,
+        entries.map((e) => e.id),
+      );
       sent += entries.length;
     }
     return sent;
@@ -473,7 +494,15 @@ export class PhoneAgent {
 
   private async answerPeerDataOperation(requestId: string, requester: DeviceRef, request: proto.Message.IPeerDataOperationRequestMessage): Promise<void> {
     const Type = proto.Message.PeerDataOperationRequestType;
-    const record: PeerRequestRecord = { id: requestId, type: Type[request.peerDataOperationRequestType ?? 0] ?? String(request.peerDataOperationRequestType), request: proto.Message.PeerDataOperationRequestMessage.toObject(request as proto.Message.PeerDataOperationRequestMessage, { longs: Number }) as Record<string, unknown>, answered: [] };
+    const record: PeerRequestRecord = {
+      id: requestId,
+      type: Type[request.peerDataOperationRequestType ?? 0] ?? String(request.peerDataOperationRequestType),
+      request: proto.Message.PeerDataOperationRequestMessage.toObject(request as proto.Message.PeerDataOperationRequestMessage, { longs: Number }) as Record<
+        string,
+        unknown
+      >,
+      answered: [],
+    };
     this.peerLog.push(record);
     if (this.peerLog.length > 1_000) this.peerLog.shift();
     const target: DeviceRef = { account: this.account, deviceId: requester.deviceId };
@@ -489,7 +518,13 @@ export class PhoneAgent {
       const chatAccount = ask.chatJid ? this.ctx.registry.resolveUser(ask.chatJid) : undefined;
       const sync = proto.HistorySync.fromObject({
         syncType: proto.HistorySync.HistorySyncType.ON_DEMAND,
-        conversations: [{ id: ask.chatJid, ...(chatAccount && ask.chatJid?.endsWith('@lid') ? { pnJid: chatAccount.jid } : {}), messages: older.map((info) => ({ message: proto.WebMessageInfo.toObject(info as proto.WebMessageInfo) })) }],
+        conversations: [
+          {
+            id: ask.chatJid,
+            ...(chatAccount && ask.chatJid?.endsWith('@lid') ? { pnJid: chatAccount.jid } : {}),
+            messages: older.map((info) => ({ message: proto.WebMessageInfo.toObject(info as proto.WebMessageInfo) })),
+          },
+        ],
         progress: 100,
         chunkOrder: 0,
       });
@@ -521,7 +556,11 @@ export class PhoneAgent {
       await this.sendPeer(target, {
         protocolMessage: {
           type: proto.Message.ProtocolMessage.Type.PEER_DATA_OPERATION_REQUEST_RESPONSE_MESSAGE,
-          peerDataOperationRequestResponseMessage: { peerDataOperationRequestType: Type.PLACEHOLDER_MESSAGE_RESEND, stanzaId: requestId, peerDataOperationResult: results },
+          peerDataOperationRequestResponseMessage: {
+            peerDataOperationRequestType: Type.PLACEHOLDER_MESSAGE_RESEND,
+            stanzaId: requestId,
+            peerDataOperationResult: results,
+          },
         },
       });
     }
@@ -534,7 +573,14 @@ export class PhoneAgent {
     const entry = this.account.inbox.find((known) => known.id === id && known.message);
     if (!entry) return undefined;
     const sender = this.ctx.registry.resolveUser(entry.from);
-    const remoteJid = isGroupJid(entry.to) || entry.to === STATUS_BROADCAST_JID ? entry.to : entry.fromMe ? entry.to : sender ? userJid(sender, this.ctx.options.incomingAddressing) : entry.from;
+    const remoteJid =
+      isGroupJid(entry.to) || entry.to === STATUS_BROADCAST_JID
+        ? entry.to
+        : entry.fromMe
+          ? entry.to
+          : sender
+            ? userJid(sender, this.ctx.options.incomingAddressing)
+            : entry.from;
     return {
       key: { remoteJid, fromMe: entry.fromMe, id: entry.id, participant: isGroupJid(entry.to) && sender ? userJid(sender, 'lid') : undefined },
       message: proto.Message.fromObject(entry.message!),
@@ -587,4 +633,3 @@ function bundleFromRetryKeys(receipt: BinaryNode, keys: BinaryNode): PreKeyBundl
   if (keyId !== undefined && keyValue) bundle.preKey = { keyId, publicKey: keyValue };
   return bundle;
 }
-

@@ -8,7 +8,9 @@ export function enumName(values: Record<string, unknown>, value: number | null |
   return entry ? entry[0] : String(value);
 }
 
-export function versionString(version: { primary?: number | null; secondary?: number | null; tertiary?: number | null } | null | undefined): string | undefined {
+export function versionString(
+  version: { primary?: number | null; secondary?: number | null; tertiary?: number | null } | null | undefined,
+): string | undefined {
   if (!version) return undefined;
   return [version.primary, version.secondary, version.tertiary].filter((v) => v !== null && v !== undefined).join('.');
 }

@@ -115,9 +115,10 @@ export class SignalDevice {
           signature: bundle.signedPreKey.signature,
         },
         // libsignal accepts a missing one-time prekey; the .d.ts marks it required.
-        preKey: (bundle.preKey
-          ? { keyId: bundle.preKey.keyId, publicKey: withKeyType(bundle.preKey.publicKey) }
-          : undefined) as unknown as { keyId: number; publicKey: Uint8Array },
+        preKey: (bundle.preKey ? { keyId: bundle.preKey.keyId, publicKey: withKeyType(bundle.preKey.publicKey) } : undefined) as unknown as {
+          keyId: number;
+          publicKey: Uint8Array;
+        },
       },
     });
   }

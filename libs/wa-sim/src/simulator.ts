@@ -287,7 +287,11 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     if (device.keys.preKeys.size !== PREKEY_LOW_THRESHOLD) return;
     const connection = device.connection;
     if (!connection?.isTransportReady || !connection.active) return;
-    connection.sendNode(node('notification', { from: S_WHATSAPP_NET, type: 'encrypt', id: nextServerId(), t: String(unixNow()) }, [node('count', { value: String(device.keys.preKeys.size) })]));
+    connection.sendNode(
+      node('notification', { from: S_WHATSAPP_NET, type: 'encrypt', id: nextServerId(), t: String(unixNow()) }, [
+        node('count', { value: String(device.keys.preKeys.size) }),
+      ]),
+    );
   }
 
   deliverToCompanion(device: LinkedDevice, stanza: BinaryNode): void {
@@ -332,7 +336,9 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
         if (!ref || !device) return;
         const ackRule = this.faults.take('ack', (f) => this.matchesDevice(f, ref));
         if (ackRule?.mode === 'error') {
-          connection.sendNode(node('ack', { class: 'message', id: stanza.attrs.id, from: stanza.attrs.to, t: String(unixNow()), error: ackRule.error ?? '463' }));
+          connection.sendNode(
+            node('ack', { class: 'message', id: stanza.attrs.id, from: stanza.attrs.to, t: String(unixNow()), error: ackRule.error ?? '463' }),
+          );
           return;
         }
         const ack = this.router.onMessage(ref, stanza);
@@ -444,9 +450,11 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     connection.sendNode(node('ib', { from: S_WHATSAPP_NET }, [node('offline', { count: String(offline.length) })]));
     if (!device.historySent) {
       device.historySent = true;
-      void this.phoneOf(device.account).pushInitialSync(device).catch((err: unknown) => {
-        this.logger.warn({ err: (err as Error).message }, 'initial sync push failed');
-      });
+      void this.phoneOf(device.account)
+        .pushInitialSync(device)
+        .catch((err: unknown) => {
+          this.logger.warn({ err: (err as Error).message }, 'initial sync push failed');
+        });
     }
   }
 
@@ -520,8 +528,11 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
       if (other === except) continue;
       this.deliverToCompanion(
         other,
-        node('notification', { from: S_WHATSAPP_NET, id: nextServerId(), type: 'server_sync', t: String(unixNow()) },
-          changed.map(({ name, version }) => node('collection', { name, version: String(version) }))),
+        node(
+          'notification',
+          { from: S_WHATSAPP_NET, id: nextServerId(), type: 'server_sync', t: String(unixNow()) },
+          changed.map(({ name, version }) => node('collection', { name, version: String(version) })),
+        ),
       );
     }
   }
@@ -568,7 +579,8 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   /** Messages (WebMessageInfo JSON) the phone keeps for on-demand history and placeholder resends. */
   archiveMessages(phone: string, messages: unknown): number {
-    if (!Array.isArray(messages) || messages.some((entry) => !entry || typeof entry !== 'object')) throw new SimError(400, 'messages must be an array of WebMessageInfo objects');
+    if (!Array.isArray(messages) || messages.some((entry) => !entry || typeof entry !== 'object'))
+      throw new SimError(400, 'messages must be an array of WebMessageInfo objects');
     return this.phoneOf(this.requireAccount(phone)).archiveMessages(messages as Array<Record<string, unknown>>);
   }
 
@@ -609,7 +621,12 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   }
 
   /** A message from the account's phone. `message` is any WAProto Message (JSON or instance). */
-  async sendMessage(phone: string, to: string, content: { text?: string; message?: Record<string, unknown> | proto.IMessage }, options: SendOptions = {}): Promise<{ id: string }> {
+  async sendMessage(
+    phone: string,
+    to: string,
+    content: { text?: string; message?: Record<string, unknown> | proto.IMessage },
+    options: SendOptions = {},
+  ): Promise<{ id: string }> {
     const account = this.requireAccount(phone);
     if (typeof to !== 'string' || !to) throw new SimError(400, 'to is required');
     let message: proto.IMessage;
@@ -663,7 +680,11 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
       this.deliver(
         { account, deviceId: other.deviceId },
         node('notification', { from: S_WHATSAPP_NET, id: nextServerId(), type: 'account_sync', t: String(unixNow()) }, [
-          node('blocklist', {}, items.map((item) => node('item', { jid: item.jid, action: item.action }))),
+          node(
+            'blocklist',
+            {},
+            items.map((item) => node('item', { jid: item.jid, action: item.action })),
+          ),
         ]),
       );
     }
@@ -798,7 +819,13 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     const plain = Buffer.from(input.data, 'base64');
     const encrypted = await encryptMedia(plain, input.type);
     const { directPath, url } = this.media.store(encrypted.encrypted, input.type);
-    const defaults: Record<MediaKind, string> = { image: 'image/jpeg', video: 'video/mp4', audio: 'audio/ogg; codecs=opus', document: 'application/octet-stream', sticker: 'image/webp' };
+    const defaults: Record<MediaKind, string> = {
+      image: 'image/jpeg',
+      video: 'video/mp4',
+      audio: 'audio/ogg; codecs=opus',
+      document: 'application/octet-stream',
+      sticker: 'image/webp',
+    };
     const common = {
       url,
       directPath,
@@ -928,4 +955,3 @@ function listenOn(server: HttpServer, port: number, host: string): Promise<void>
     });
   });
 }
-

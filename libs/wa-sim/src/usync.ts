@@ -62,7 +62,11 @@ export function handleUsync(ctx: SimContext, iq: BinaryNode): BinaryNode {
   }
   return iqResult(iq, [
     node('usync', { sid: usync?.attrs.sid, mode: usync?.attrs.mode ?? 'query', context: usync?.attrs.context ?? 'interactive', last: 'true', index: '0' }, [
-      node('result', {}, [...protocols].map((p) => node(p, {}))),
+      node(
+        'result',
+        {},
+        [...protocols].map((p) => node(p, {})),
+      ),
       node('list', {}, users),
     ]),
   ]);

@@ -24,7 +24,10 @@ describe('blocklist', () => {
     await postJson(linked.running, `/sim/accounts/${OWNER}/blocklist`, { jid: CONTACT, action: 'block' });
     expect((await added).blocklist).toEqual([linked.contactLid]);
     const removed = waitFor(linked.sock, 'blocklist.update', (update) => (update.type === 'remove' ? update : undefined));
-    const answer = await postJson<{ blocklist: string[] }>(linked.running, `/sim/accounts/${OWNER}/blocklist`, { jid: `${CONTACT}@s.whatsapp.net`, action: 'unblock' });
+    const answer = await postJson<{ blocklist: string[] }>(linked.running, `/sim/accounts/${OWNER}/blocklist`, {
+      jid: `${CONTACT}@s.whatsapp.net`,
+      action: 'unblock',
+    });
     expect(answer.body.blocklist).toEqual([]);
     expect((await removed).blocklist).toEqual([linked.contactLid]);
   });

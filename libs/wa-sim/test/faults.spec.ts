@@ -91,7 +91,12 @@ describe('faults', () => {
 
   it('should garble a delivery, get a retry receipt and resend', async () => {
     await postJson(running, '/sim/faults', { kind: 'corrupt', device: deviceJid, count: 1 });
-    const received = waitFor(sock, 'messages.upsert', ({ messages }: { messages: WAMessage[] }) => messages.find((m) => m.message?.conversation === 'survives a retry'), 15_000);
+    const received = waitFor(
+      sock,
+      'messages.upsert',
+      ({ messages }: { messages: WAMessage[] }) => messages.find((m) => m.message?.conversation === 'survives a retry'),
+      15_000,
+    );
     const sent = await postJson<{ id: string }>(running, `/sim/accounts/${CONTACT}/send`, { to: GATEWAY, text: 'survives a retry' });
     const msg = await received;
     expect(msg.key.id).toBe(sent.body.id);

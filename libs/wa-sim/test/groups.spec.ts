@@ -20,7 +20,12 @@ describe('groups', () => {
   beforeAll(async () => {
     running = await startSimulator();
     trustSimulator(running);
-    for (const [phone, name] of [[ALICE, 'Alice'], [BOB, 'Bob'], [CAROL, 'Carol'], [DAVE, 'Dave']]) {
+    for (const [phone, name] of [
+      [ALICE, 'Alice'],
+      [BOB, 'Bob'],
+      [CAROL, 'Carol'],
+      [DAVE, 'Dave'],
+    ]) {
       const res = await postJson<{ lid: string }>(running, '/sim/accounts', { phone, name });
       lids[phone] = res.body.lid;
     }
@@ -47,7 +52,9 @@ describe('groups', () => {
   });
 
   it('should fan a group message out with sender keys to linked devices and phones', async () => {
-    const atBob = waitFor(bob, 'messages.upsert', ({ messages }) => messages.find((m) => m.key.remoteJid === group.id && m.message?.extendedTextMessage?.text === 'hi group'));
+    const atBob = waitFor(bob, 'messages.upsert', ({ messages }) =>
+      messages.find((m) => m.key.remoteJid === group.id && m.message?.extendedTextMessage?.text === 'hi group'),
+    );
     await alice.sendMessage(group.id, { text: 'hi group' });
     const msg = await atBob;
     // Baileys normalises the author to the user LID; the stanza named the exact device.

@@ -1,13 +1,27 @@
 // Test helpers: real Baileys sockets with an in-memory auth state, pointed at the simulator.
 import { Boom } from '@hapi/boom';
 import makeWASocket, { Browsers, BufferJSON, initAuthCreds, proto, WA_CERT_DETAILS } from '@whiskeysockets/baileys';
-import type { AuthenticationCreds, BaileysEventMap, ConnectionState, SignalDataSet, SignalDataTypeMap, UserFacingSocketConfig, WASocket } from '@whiskeysockets/baileys';
+import type {
+  AuthenticationCreds,
+  BaileysEventMap,
+  ConnectionState,
+  SignalDataSet,
+  SignalDataTypeMap,
+  UserFacingSocketConfig,
+  WASocket,
+} from '@whiskeysockets/baileys';
 import pino from 'pino';
 import QRCode from 'qrcode';
 import type { RunningSimulator } from '../src';
 
 export interface MemoryAuth {
-  state: { creds: AuthenticationCreds; keys: { get: <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => Promise<{ [id: string]: SignalDataTypeMap[T] }>; set: (data: SignalDataSet) => Promise<void> } };
+  state: {
+    creds: AuthenticationCreds;
+    keys: {
+      get: <T extends keyof SignalDataTypeMap>(type: T, ids: string[]) => Promise<{ [id: string]: SignalDataTypeMap[T] }>;
+      set: (data: SignalDataSet) => Promise<void>;
+    };
+  };
   /** What a persistent store would have saved (creds JSON round-trip, like a real database). */
   saved: () => AuthenticationCreds;
 }
@@ -84,7 +98,11 @@ export function waitFor<E extends keyof BaileysEventMap, T>(
   });
 }
 
-export function waitForConnection(sock: WASocket, predicate: (update: Partial<ConnectionState>) => boolean, timeoutMs = 10_000): Promise<Partial<ConnectionState>> {
+export function waitForConnection(
+  sock: WASocket,
+  predicate: (update: Partial<ConnectionState>) => boolean,
+  timeoutMs = 10_000,
+): Promise<Partial<ConnectionState>> {
   return waitFor(sock, 'connection.update', (update) => (predicate(update) ? update : undefined), timeoutMs);
 }
 
@@ -140,7 +158,12 @@ export async function pairWithQr(
 }
 
 /** Connects with stored auth and waits for `open`. */
-export async function reconnect(running: RunningSimulator, auth: MemoryAuth, config: Partial<UserFacingSocketConfig> = {}, timeoutMs = 10_000): Promise<WASocket> {
+export async function reconnect(
+  running: RunningSimulator,
+  auth: MemoryAuth,
+  config: Partial<UserFacingSocketConfig> = {},
+  timeoutMs = 10_000,
+): Promise<WASocket> {
   const sock = connect(running, auth, config);
   trackCreds(sock, auth);
   const update = await waitForConnection(sock, (u) => u.connection === 'open' || u.connection === 'close', timeoutMs);

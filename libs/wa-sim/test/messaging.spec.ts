@@ -115,7 +115,9 @@ describe('1:1 messaging', () => {
 
   it('should keep a Signal session across several messages both ways', async () => {
     for (let i = 0; i < 3; i++) {
-      const received = waitFor(sock, 'messages.upsert', ({ messages }: { messages: WAMessage[] }) => messages.find((m) => m.message?.conversation === `ping ${i}`));
+      const received = waitFor(sock, 'messages.upsert', ({ messages }: { messages: WAMessage[] }) =>
+        messages.find((m) => m.message?.conversation === `ping ${i}`),
+      );
       await postJson(running, `/sim/accounts/${CONTACT}/send`, { to: `${GATEWAY}@s.whatsapp.net`, text: `ping ${i}` });
       await received;
       await sock.sendMessage(`${CONTACT}@s.whatsapp.net`, { text: `pong ${i}` });

@@ -45,7 +45,10 @@ describe('newsletters', () => {
     expect(post.message?.extendedTextMessage?.text ?? post.message?.conversation).toBe('first post');
     expect(post.key.server_id).toBeTruthy();
     await reader.newsletterReactMessage(created.id, post.key.server_id!, '🔥');
-    const info = await getJson<{ followers: unknown[]; posts: Array<{ reactions: Record<string, number> }> }>(running, `/sim/newsletters/${encodeURIComponent(created.id)}`);
+    const info = await getJson<{ followers: unknown[]; posts: Array<{ reactions: Record<string, number> }> }>(
+      running,
+      `/sim/newsletters/${encodeURIComponent(created.id)}`,
+    );
     expect(info.body.followers).toHaveLength(1);
     expect(info.body.posts[0].reactions['🔥']).toBe(1);
   });
@@ -62,7 +65,9 @@ describe('newsletters', () => {
     const channel = await postJson<{ jid: string }>(running, '/sim/newsletters', { owner: OWNER, name: 'Counted', followers: [READER] });
     const jid = channel.body.jid;
     const published = await postJson<{ serverId: number }>(running, `/sim/newsletters/${encodeURIComponent(jid)}/posts`, { text: 'count me' });
-    const viewed = await postJson<{ views: number }>(running, `/sim/newsletters/${encodeURIComponent(jid)}/posts/${published.body.serverId}/views`, { count: 3 });
+    const viewed = await postJson<{ views: number }>(running, `/sim/newsletters/${encodeURIComponent(jid)}/posts/${published.body.serverId}/views`, {
+      count: 3,
+    });
     expect(viewed.body.views).toBe(3);
     await reader.newsletterReactMessage(jid, String(published.body.serverId), '👍');
     // What a client lists: the raw message_updates node carries views_count and the reaction counts.

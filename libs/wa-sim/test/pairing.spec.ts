@@ -2,10 +2,23 @@ import { Browsers, BufferJSON } from '@whiskeysockets/baileys';
 import type { ConnectionState, WASocket } from '@whiskeysockets/baileys';
 import { startSimulator } from '../src';
 import type { RunningSimulator } from '../src';
-import { connect, endSocket, getJson, memoryAuth, pairWithQr, postJson, provisionAndConnect, reconnect, sleep, trustSimulator, waitFor, waitForClose, waitForConnection } from './helpers';
+import {
+  connect,
+  endSocket,
+  getJson,
+  memoryAuth,
+  pairWithQr,
+  postJson,
+  provisionAndConnect,
+  reconnect,
+  sleep,
+  trustSimulator,
+  waitFor,
+  waitForClose,
+  waitForConnection,
+} from './helpers';
 
 jest.setTimeout(30_000);
-
 
 describe('pairing', () => {
   let running: RunningSimulator;
@@ -34,7 +47,10 @@ describe('pairing', () => {
     expect(Date.now() - started).toBeLessThan(8_000);
     expect(sock.user?.id).toMatch(/^5511900000001:\d+@s\.whatsapp\.net$/);
     expect(sock.user?.lid).toMatch(/@lid$/);
-    const devices = await getJson<Array<{ jid: string; os: string; browser: string; connected: boolean; pairingMethod: string }>>(running, '/sim/devices?phone=5511900000001');
+    const devices = await getJson<Array<{ jid: string; os: string; browser: string; connected: boolean; pairingMethod: string }>>(
+      running,
+      '/sim/devices?phone=5511900000001',
+    );
     expect(devices.body).toHaveLength(1);
     expect(devices.body[0]).toMatchObject({ os: 'Ubuntu', browser: 'chrome', connected: true, pairingMethod: 'qr' });
   });
@@ -47,11 +63,14 @@ describe('pairing', () => {
     await waitFor(sock, 'connection.update', (u: Partial<ConnectionState>) => u.qr);
     const code = await sock.requestPairingCode('5511900000002');
     const closed = waitForClose(sock);
-    const res = await postJson<{ jid: string; pairingMethod: string; os: string; browser: string; requireFullSync: boolean; registration: Record<string, unknown> }>(
-      running,
-      '/sim/pair-code',
-      { phone: '5511900000002', code: `${code.slice(0, 4)}-${code.slice(4)}` },
-    );
+    const res = await postJson<{
+      jid: string;
+      pairingMethod: string;
+      os: string;
+      browser: string;
+      requireFullSync: boolean;
+      registration: Record<string, unknown>;
+    }>(running, '/sim/pair-code', { phone: '5511900000002', code: `${code.slice(0, 4)}-${code.slice(4)}` });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ pairingMethod: 'code', os: 'Mac OS', browser: 'safari', requireFullSync: false });
     expect(res.body.registration).toMatchObject({ companionPlatformDisplay: 'Safari (Mac OS)' });
@@ -122,12 +141,22 @@ describe('pairing', () => {
     expect((await postJson(running, '/sim/scan', { phone: '5511900000001', qr: 'nonsense' })).status).toBe(400);
     expect((await postJson(running, '/sim/scan', { phone: '5511900000001', qr: 'data:image/png;base64,AAAA' })).status).toBe(400);
     expect((await postJson(running, '/sim/scan', { phone: '5599999999999', qr: 'x' })).status).toBe(400);
-    expect((await postJson(running, '/sim/scan', { phone: '5511900000001', qr: 'https://wa.me/settings/linked_devices#2@gone,' + 'A'.repeat(43) + '=,' + 'A'.repeat(43) + '=,' + 'A'.repeat(43) + '=,1' })).status).toBe(404);
+    expect(
+      (
+        await postJson(running, '/sim/scan', {
+          phone: '5511900000001',
+          qr: 'https://wa.me/settings/linked_devices#2@gone,' + 'A'.repeat(43) + '=,' + 'A'.repeat(43) + '=,' + 'A'.repeat(43) + '=,1',
+        })
+      ).status,
+    ).toBe(404);
     expect((await postJson(running, '/sim/pair-code', { phone: '5511900000001', code: 'ABCDEFGH' })).status).toBe(404);
     expect((await postJson(running, '/sim/accounts', { phone: '12' })).status).toBe(400);
     expect((await getJson(running, '/sim/devices/nobody@s.whatsapp.net')).status).toBe(404);
     const raw = await fetch(`${running.controlUrl}/sim/accounts`, { method: 'POST', body: '{not json' });
     expect(raw.status).toBe(400);
-    expect((await getJson<{ ok: boolean; rootPublicKey: string }>(running, '/sim/health')).body).toMatchObject({ ok: true, rootPublicKey: running.rootPublicKey });
+    expect((await getJson<{ ok: boolean; rootPublicKey: string }>(running, '/sim/health')).body).toMatchObject({
+      ok: true,
+      rootPublicKey: running.rootPublicKey,
+    });
   });
 });

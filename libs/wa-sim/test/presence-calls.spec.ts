@@ -10,7 +10,9 @@ describe('presence and calls', () => {
   const linked = linkedPhoneWithContact(GATEWAY, CONTACT);
 
   it('should report presence after subscribing and forward typing indicators', async () => {
-    const available = waitFor(linked.sock, 'presence.update', (u) => (u.presences[`${CONTACT}@s.whatsapp.net`]?.lastKnownPresence === 'available' ? u : undefined));
+    const available = waitFor(linked.sock, 'presence.update', (u) =>
+      u.presences[`${CONTACT}@s.whatsapp.net`]?.lastKnownPresence === 'available' ? u : undefined,
+    );
     await linked.sock.presenceSubscribe(`${CONTACT}@s.whatsapp.net`);
     await sleep(50);
     await postJson(linked.running, `/sim/accounts/${CONTACT}/presence`, { type: 'available' });

@@ -41,11 +41,15 @@ describe('status broadcasts (stories)', () => {
   });
 
   it('should deliver a text status to the phones of statusJidList only, with its colour and font', async () => {
-    const sent = await sock.sendMessage('status@broadcast', { text: 'Promoção de hoje' }, {
-      statusJidList: [`${FRIEND}@s.whatsapp.net`, `${COLLEAGUE}@s.whatsapp.net`],
-      backgroundColor: '#FF0000',
-      font: 2,
-    });
+    const sent = await sock.sendMessage(
+      'status@broadcast',
+      { text: 'Promoção de hoje' },
+      {
+        statusJidList: [`${FRIEND}@s.whatsapp.net`, `${COLLEAGUE}@s.whatsapp.net`],
+        backgroundColor: '#FF0000',
+        font: 2,
+      },
+    );
     const id = sent!.key.id!;
     for (const phone of [FRIEND, COLLEAGUE]) {
       const entry = await waitForInbox(running, phone, (e) => e.id === id);

@@ -50,8 +50,16 @@ describe('history and app state', () => {
             pnJid: `${CONTACT}@s.whatsapp.net`,
             name: 'Ana',
             messages: [
-              { message: { key: { remoteJid: contactLid, fromMe: false, id: 'HIST1' }, message: { conversation: 'old message 1' }, messageTimestamp: 1_700_000_000 } },
-              { message: { key: { remoteJid: contactLid, fromMe: true, id: 'HIST2' }, message: { conversation: 'old reply' }, messageTimestamp: 1_700_000_100 } },
+              {
+                message: {
+                  key: { remoteJid: contactLid, fromMe: false, id: 'HIST1' },
+                  message: { conversation: 'old message 1' },
+                  messageTimestamp: 1_700_000_000,
+                },
+              },
+              {
+                message: { key: { remoteJid: contactLid, fromMe: true, id: 'HIST2' }, message: { conversation: 'old reply' }, messageTimestamp: 1_700_000_100 },
+              },
             ],
           },
         ],
@@ -67,7 +75,10 @@ describe('history and app state', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(set.chats.map((c) => c.id)).toContain(contactLid);
     expect(set.messages.map((m) => m.message?.conversation)).toEqual(expect.arrayContaining(['old message 1', 'old reply']));
-    const device = await getJson<{ requireFullSync: boolean; historySyncConfig: Record<string, unknown> }>(running, `/sim/devices/${encodeURIComponent(sock.user!.id)}`);
+    const device = await getJson<{ requireFullSync: boolean; historySyncConfig: Record<string, unknown> }>(
+      running,
+      `/sim/devices/${encodeURIComponent(sock.user!.id)}`,
+    );
     expect(device.body.requireFullSync).toBe(true);
     expect(device.body.historySyncConfig).toMatchObject({ inlineInitialPayloadInE2EeMsg: true });
     // The app-state key came with it, so chatModify works.
@@ -78,7 +89,10 @@ describe('history and app state', () => {
     const [first] = sockets;
     await first.addLabel('', { id: '7', name: 'VIP', color: 3, deleted: false });
     await first.addChatLabel(`${CONTACT}@s.whatsapp.net`, '7');
-    const stored = await getJson<Record<string, { mutations: Array<{ index: string[]; action: Record<string, unknown> }> }>>(running, `/sim/accounts/${OWNER}/app-state`);
+    const stored = await getJson<Record<string, { mutations: Array<{ index: string[]; action: Record<string, unknown> }> }>>(
+      running,
+      `/sim/accounts/${OWNER}/app-state`,
+    );
     const regular = stored.body.regular.mutations;
     expect(regular.find((m) => m.index[0] === 'label_edit')?.action).toMatchObject({ labelEditAction: { name: 'VIP' } });
     expect(regular.some((m) => m.index[0] === 'label_jid')).toBe(true);

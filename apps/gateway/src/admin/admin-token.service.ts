@@ -17,7 +17,10 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 export class AdminTokenService {
   private readonly settings: SettingsRepository;
 
-  constructor(@Inject(DATA_SOURCE) dataSource: DataSource, @Inject(LOGGER) private readonly logger: Logger) {
+  constructor(
+    @Inject(DATA_SOURCE) dataSource: DataSource,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {
     this.settings = new SettingsRepository(dataSource);
   }
 

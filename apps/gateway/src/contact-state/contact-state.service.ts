@@ -70,14 +70,16 @@ export class ContactStateService {
   /** Sets a chat's labels (`labelids`), or adds or removes one; every label must exist. */
   async chatLabels(instance: InstanceEntity, dto: ChatLabelsDto) {
     const target = parseChatTarget(dto.number);
-    if (!target || target.kind === 'newsletter') throw ApiError.badRequest('Invalid number: give an international phone number or a chat JID (@s.whatsapp.net, @lid, @g.us)');
+    if (!target || target.kind === 'newsletter')
+      throw ApiError.badRequest('Invalid number: give an international phone number or a chat JID (@s.whatsapp.net, @lid, @g.us)');
     const modes = [dto.labelids !== undefined, dto.add_labelid !== undefined, dto.remove_labelid !== undefined].filter(Boolean).length;
     if (modes !== 1) throw ApiError.badRequest('use exactly one of labelids, add_labelid, remove_labelid');
     const wanted = dto.labelids ?? [dto.add_labelid ?? dto.remove_labelid ?? ''];
     const known = new Set((await this.labels.list(instance.id)).map((label) => label.labelId));
     const unknown = wanted.find((labelId) => !known.has(labelId));
     if (unknown !== undefined) throw ApiError.badRequest(`label ${unknown || '(empty)'} not found`);
-    const request = (add: string[], remove: string[]) => this.sessions.request(instance.id, 'chat.labels', { instanceId: instance.id, chatJid: target.jid, add, remove });
+    const request = (add: string[], remove: string[]) =>
+      this.sessions.request(instance.id, 'chat.labels', { instanceId: instance.id, chatJid: target.jid, add, remove });
     if (dto.add_labelid !== undefined) {
       await request([dto.add_labelid], []);
       return { response: 'Label added to chat' };
@@ -91,12 +93,16 @@ export class ContactStateService {
     const add = [...chosen].filter((labelId) => !current.includes(labelId));
     const remove = current.filter((labelId) => !chosen.has(labelId));
     if (add.length || remove.length) await request(add, remove);
-    return { response: 'Labels updated successfully', editions: [...add.map((id) => `Added label ${id} to chat`), ...remove.map((id) => `Removed label ${id} from chat`)] };
+    return {
+      response: 'Labels updated successfully',
+      editions: [...add.map((id) => `Added label ${id} to chat`), ...remove.map((id) => `Removed label ${id} from chat`)],
+    };
   }
 
   async block(instance: InstanceEntity, number: string, block: boolean) {
     const target = parseChatTarget(number);
-    if (!target || (target.kind !== 'user' && target.kind !== 'lid')) throw ApiError.badRequest('Invalid number: give an international phone number or a user JID (@s.whatsapp.net, @lid)');
+    if (!target || (target.kind !== 'user' && target.kind !== 'lid'))
+      throw ApiError.badRequest('Invalid number: give an international phone number or a user JID (@s.whatsapp.net, @lid)');
     const reply = await this.sessions.request(instance.id, 'blocklist.set', { instanceId: instance.id, jid: target.jid, block });
     return { response: block ? 'Blocked successfully' : 'Unblocked successfully', blockList: reply.blockList };
   }

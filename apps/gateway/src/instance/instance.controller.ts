@@ -1,7 +1,16 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Post, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
-import { ChatbotSettingsDto, ConnectDto, PresenceDto, PrivacyDto, ProxyDto, UpdateDelaySettingsDto, UpdateFieldsMapDto, UpdateInstanceNameDto } from './dto/instance.dto';
+import {
+  ChatbotSettingsDto,
+  ConnectDto,
+  PresenceDto,
+  PrivacyDto,
+  ProxyDto,
+  UpdateDelaySettingsDto,
+  UpdateFieldsMapDto,
+  UpdateInstanceNameDto,
+} from './dto/instance.dto';
 import { InstanceService } from './instance.service';
 
 @Controller('instance')

@@ -69,7 +69,12 @@ export function toProxyView(proxy: ProxySettings | null) {
     effective_mode: settings.mode === 'none' ? 'direct' : settings.mode,
     fallback: { active: false, reason: '', since: 0 },
     proxy_url: maskProxyUrl(settings.proxyUrl),
-    proxy_fallback: settings.mode === 'custom' ? (settings.proxyFallback && /:\/\//.test(settings.proxyFallback) ? maskProxyUrl(settings.proxyFallback) : (settings.proxyFallback ?? 'internal_proxy')) : '',
+    proxy_fallback:
+      settings.mode === 'custom'
+        ? settings.proxyFallback && /:\/\//.test(settings.proxyFallback)
+          ? maskProxyUrl(settings.proxyFallback)
+          : (settings.proxyFallback ?? 'internal_proxy')
+        : '',
     managed: settings.managed !== null,
     ...(settings.managed ? { managed_location: settings.managed } : {}),
     last_test_at: settings.lastTestAt ? Date.parse(settings.lastTestAt) : 0,

@@ -94,10 +94,16 @@ function keyOf(row: MessageRow): HistoryKey {
   if (row.raw) {
     try {
       const key = (JSON.parse(row.raw) as { key?: { remoteJid?: string; fromMe?: boolean; id?: string; participant?: string } }).key;
-      if (key?.remoteJid && key.id) return { remoteJid: key.remoteJid, fromMe: key.fromMe === true, id: key.id, ...(key.participant ? { participant: key.participant } : {}) };
+      if (key?.remoteJid && key.id)
+        return { remoteJid: key.remoteJid, fromMe: key.fromMe === true, id: key.id, ...(key.participant ? { participant: key.participant } : {}) };
     } catch {
       // an unreadable raw copy: fall back to the row's own fields
     }
   }
-  return { remoteJid: row.chatLid || row.chatId, fromMe: row.fromMe, id: row.messageId, ...(row.isGroup && !row.fromMe && row.sender ? { participant: row.sender } : {}) };
+  return {
+    remoteJid: row.chatLid || row.chatId,
+    fromMe: row.fromMe,
+    id: row.messageId,
+    ...(row.isGroup && !row.fromMe && row.sender ? { participant: row.sender } : {}),
+  };
 }

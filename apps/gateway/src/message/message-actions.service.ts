@@ -42,7 +42,16 @@ export class MessageActionsService {
     if (body.text === undefined) throw ApiError.badRequest('text is required (an emoji, or "" to remove the reaction)');
     const target = await this.find(instance, body.id);
     const record = await this.relay(instance, target.chatId, { kind: 'reaction', targetMessageId: target.messageId, emoji: body.text }, 'SendReaction', body);
-    return { id: record.id, messageid: record.messageid, content: record.content, messageTimestamp: record.messageTimestamp, messageType: 'reaction', status: 'Pending', owner: instance.owner, reaction: target.messageId };
+    return {
+      id: record.id,
+      messageid: record.messageid,
+      content: record.content,
+      messageTimestamp: record.messageTimestamp,
+      messageType: 'reaction',
+      status: 'Pending',
+      owner: instance.owner,
+      reaction: target.messageId,
+    };
   }
 
   async edit(instance: InstanceEntity, body: { id?: string; text?: string }) {
@@ -54,14 +63,32 @@ export class MessageActionsService {
     // the original shows the new text and names the edit. Written now so the answer and listings
     // agree at once; the worker writes the same when the sent edit comes back as our own message, and
     // emits the one messages_update `Edited` there (for API and phone edits alike).
-    await MessageRepository.applyEditWithin(this.dataSource.manager, instance.id, target.messageId, { text: body.text, content: record.content, editId: String(record.messageid) });
-    return { id: target.id, messageid: target.messageId, content: record.content, messageTimestamp: record.messageTimestamp, messageType: target.messageType, status: record.status, owner: instance.owner };
+    await MessageRepository.applyEditWithin(this.dataSource.manager, instance.id, target.messageId, {
+      text: body.text,
+      content: record.content,
+      editId: String(record.messageid),
+    });
+    return {
+      id: target.id,
+      messageid: target.messageId,
+      content: record.content,
+      messageTimestamp: record.messageTimestamp,
+      messageType: target.messageType,
+      status: record.status,
+      owner: instance.owner,
+    };
   }
 
   async remove(instance: InstanceEntity, body: { id?: string }) {
     const target = await this.find(instance, body.id);
     await this.relay(instance, target.chatId, { kind: 'delete', targetMessageId: target.messageId }, 'DeleteMessage', body);
-    await this.changeOriginal(instance, target, `UPDATE messages SET status = 'Deleted', updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [], 'Deleted');
+    await this.changeOriginal(
+      instance,
+      target,
+      `UPDATE messages SET status = 'Deleted', updated_at = now() WHERE instance_id = $1 AND message_id = $2`,
+      [],
+      'Deleted',
+    );
     return { timestamp: Date.now(), id: target.id };
   }
 
@@ -72,13 +99,25 @@ export class MessageActionsService {
     const days = typeof body.duration === 'number' && PIN_DAYS.has(body.duration) ? body.duration : 30;
     let record: Record<string, unknown>;
     try {
-      record = await this.relay(instance, target.chatId, { kind: 'pin', targetMessageId: target.messageId, pin, durationSeconds: days * 86_400 }, 'PinMessage', { ...body, duration: pin ? days : undefined });
+      record = await this.relay(
+        instance,
+        target.chatId,
+        { kind: 'pin', targetMessageId: target.messageId, pin, durationSeconds: days * 86_400 },
+        'PinMessage',
+        { ...body, duration: pin ? days : undefined },
+      );
     } catch (error) {
       if (error instanceof ApiError) throw error;
       if ((error as { code?: string }).code === 'no_session' || (error as { code?: string }).code === 'timeout') throw error;
       throw ApiError.badRequest(`error pinning message: ${(error as Error).message}`);
     }
-    await this.changeOriginal(instance, target, `UPDATE messages SET pinned = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [pin], pin ? 'Pinned' : 'Unpinned');
+    await this.changeOriginal(
+      instance,
+      target,
+      `UPDATE messages SET pinned = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`,
+      [pin],
+      pin ? 'Pinned' : 'Unpinned',
+    );
     return {
       id: `${instance.owner}:${record.messageid}`,
       messageid: record.messageid,
@@ -103,7 +142,13 @@ export class MessageActionsService {
     };
   }
 
-  private async relay(instance: InstanceEntity, chatJid: string, content: OutboundContent, sendFunction: string, payload: object): Promise<Record<string, unknown>> {
+  private async relay(
+    instance: InstanceEntity,
+    chatJid: string,
+    content: OutboundContent,
+    sendFunction: string,
+    payload: object,
+  ): Promise<Record<string, unknown>> {
     const request: SendRequest = {
       instanceId: instance.id,
       ...newMessageIds(),
@@ -117,7 +162,13 @@ export class MessageActionsService {
   }
 
   /** Changes the original message and records the `messages_update` event, in one transaction. */
-  private async changeOriginal(instance: InstanceEntity, target: MessageRow, sql: string, params: unknown[], type: 'Pinned' | 'Unpinned' | 'Deleted' | 'Edited'): Promise<void> {
+  private async changeOriginal(
+    instance: InstanceEntity,
+    target: MessageRow,
+    sql: string,
+    params: unknown[],
+    type: 'Pinned' | 'Unpinned' | 'Deleted' | 'Edited',
+  ): Promise<void> {
     const lastId = await this.dataSource.transaction(async (manager) => {
       await manager.query(sql, [instance.id, target.messageId, ...params]);
       // The one messages_update builder, as the worker's receipts and revokes use (strings for IsGroup and Timestamp).
@@ -153,7 +204,10 @@ export class MessageActionsService {
       else found.push(row);
     }
     if (found.length) {
-      await this.sessions.request(instance.id, 'read', { instanceId: instance.id, keys: found.map((row) => ({ remoteJid: row.chatId, id: row.messageId, participant: row.isGroup ? row.sender : undefined })) });
+      await this.sessions.request(instance.id, 'read', {
+        instanceId: instance.id,
+        keys: found.map((row) => ({ remoteJid: row.chatId, id: row.messageId, participant: row.isGroup ? row.sender : undefined })),
+      });
       for (const row of found) results.push({ message_id: row.messageId, status: 'success' });
     }
     return { results };

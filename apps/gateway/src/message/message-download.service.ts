@@ -37,7 +37,12 @@ export class MessageDownloadService {
     if (target.type !== 'media' || !['image', 'video', 'gif', 'ptv', 'audio', 'ptt', 'document', 'sticker'].includes(target.mediaType)) {
       throw ApiError.badRequest('the message has no downloadable media');
     }
-    const stored = await this.sessions.request(instance.id, 'media.download', { instanceId: instance.id, messageId: target.messageId, ttlMs: LINK_TTL_MS }, 60_000);
+    const stored = await this.sessions.request(
+      instance.id,
+      'media.download',
+      { instanceId: instance.id, messageId: target.messageId, ttlMs: LINK_TTL_MS },
+      60_000,
+    );
     let fileId = stored.fileId;
     let mimetype = stored.mimetype;
     const isAudio = target.mediaType === 'audio' || target.mediaType === 'ptt';
@@ -51,7 +56,7 @@ export class MessageDownloadService {
         }
       }
     }
-    const base64Data = dto.return_base64 ? (await this.files.read(fileId, instance.id))?.data.toString('base64') ?? '' : '';
+    const base64Data = dto.return_base64 ? ((await this.files.read(fileId, instance.id))?.data.toString('base64') ?? '') : '';
     const link = `${this.config.publicBaseUrl.replace(/\/$/, '')}/files/${fileId}`;
     // The message now has a file the API serves: its record's fileURL, while the link lasts.
     await this.messages.setFileUrl(instance.id, target.messageId, link);

@@ -45,6 +45,10 @@ export function embeddedServices(options: EmbeddedServicesOptions): DynamicModul
       config: readAsyncDispatcherConfig(options.env),
       logger: options.logger.child({ service: 'dispatcher' }),
     }),
-    RetentionModule.register({ dataSource: options.dataSource, config: readRetentionConfig(options.env), logger: options.logger.child({ service: 'dispatcher' }) }),
+    RetentionModule.register({
+      dataSource: options.dataSource,
+      config: readRetentionConfig(options.env),
+      logger: options.logger.child({ service: 'dispatcher' }),
+    }),
   ];
 }

@@ -61,7 +61,10 @@ function paymentLinkDomains(env: EnvReader): string[] {
 
 /** A comma list of CIDRs, checked at boot so a typo stops the process with the variable's name. */
 export function cidrList(env: EnvReader, name: string): string[] {
-  const list = (env.optionalString(name) ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const list = (env.optionalString(name) ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   try {
     new SsrfGuard(list);
   } catch (error) {

@@ -31,7 +31,14 @@ export async function createHttpApp(runtime: GatewayRuntime): Promise<NestFastif
     if (runtime.logger.isLevelEnabled('info')) {
       const instance = (request as unknown as { instance?: { id: string } }).instance;
       runtime.logger.info(
-        { requestId: request.id, instanceId: instance?.id, method: request.method, url: request.url.split('?')[0], status: reply.statusCode, ms: Math.round(reply.elapsedTime) },
+        {
+          requestId: request.id,
+          instanceId: instance?.id,
+          method: request.method,
+          url: request.url.split('?')[0],
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime),
+        },
         'request',
       );
     }

@@ -5,7 +5,13 @@ import { MEDIA_TYPES, type SendContactDto, type SendLocationDto, type SendMediaD
 import type { SendService } from './send.service';
 import { buildVcard } from './vcard';
 
-const MIME_BY_TYPE: Record<string, string> = { image: 'image/jpeg', video: 'video/mp4', audio: 'audio/mpeg', document: 'application/octet-stream', sticker: 'image/webp' };
+const MIME_BY_TYPE: Record<string, string> = {
+  image: 'image/jpeg',
+  video: 'video/mp4',
+  audio: 'audio/mpeg',
+  document: 'application/octet-stream',
+  sticker: 'image/webp',
+};
 
 /** What a send endpoint relays: the content, the record's sendFunction and payload, extra `response` fields. */
 export interface BuiltContent {
@@ -19,7 +25,13 @@ export interface BuiltContent {
  * The content builders shared by the send endpoints and the campaigns (`/sender/*`). `queued`: the
  * send goes through the async queue, whose dispatcher resolves placeholders when it goes out.
  */
-export async function buildTextContent(sends: SendService, instance: InstanceEntity, chatJid: string, dto: SendTextDto, queued: boolean): Promise<BuiltContent> {
+export async function buildTextContent(
+  sends: SendService,
+  instance: InstanceEntity,
+  chatJid: string,
+  dto: SendTextDto,
+  queued: boolean,
+): Promise<BuiltContent> {
   if (!dto.text || !dto.text.trim()) throw ApiError.badRequest('missing number or text');
   const text = queued ? dto.text : await sends.placeholders(instance, chatJid, dto.text);
   const linkPreview =
@@ -35,10 +47,17 @@ export async function buildTextContent(sends: SendService, instance: InstanceEnt
   return { content: { kind: 'text', text, linkPreview }, sendFunction: 'SendTextMessage', payload: { ...dto, text } };
 }
 
-export async function buildMediaContent(sends: SendService, instance: InstanceEntity, chatJid: string, dto: SendMediaDto, queued: boolean): Promise<BuiltContent> {
+export async function buildMediaContent(
+  sends: SendService,
+  instance: InstanceEntity,
+  chatJid: string,
+  dto: SendMediaDto,
+  queued: boolean,
+): Promise<BuiltContent> {
   if (!dto.type || !(MEDIA_TYPES as readonly string[]).includes(dto.type)) throw ApiError.badRequest(`type must be one of ${MEDIA_TYPES.join(', ')}`);
   if (!dto.file || !dto.file.trim()) throw ApiError.badRequest('missing file (a URL or base64)');
-  const kind: MediaKind = dto.type === 'videoplay' || dto.type === 'ptv' ? 'video' : dto.type === 'myaudio' || dto.type === 'ptt' ? 'audio' : (dto.type as MediaKind);
+  const kind: MediaKind =
+    dto.type === 'videoplay' || dto.type === 'ptv' ? 'video' : dto.type === 'myaudio' || dto.type === 'ptt' ? 'audio' : (dto.type as MediaKind);
   const mimetype = dto.mimetype ?? (/^data:([^;,]+)/.exec(dto.file)?.[1] || '');
   const source = /^https?:\/\//i.test(dto.file.trim())
     ? { url: dto.file.trim() }
@@ -64,7 +83,10 @@ export async function buildMediaContent(sends: SendService, instance: InstanceEn
 
 export function buildContactContent(dto: SendContactDto): BuiltContent {
   if (!dto.fullName || !dto.fullName.trim()) throw ApiError.badRequest('missing fullName');
-  const phones = (dto.phoneNumber ?? '').split(',').map((entry) => entry.trim()).filter(Boolean);
+  const phones = (dto.phoneNumber ?? '')
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   if (phones.length === 0) throw ApiError.badRequest('missing phoneNumber');
   const invalid = phones.find((phone) => !/^\+?[\d\s().-]{8,20}$/.test(phone));
   if (invalid) throw ApiError.badRequest(`phoneNumber: "${invalid}" is not a phone number`);
@@ -76,7 +98,11 @@ export function buildLocationContent(dto: SendLocationDto): BuiltContent {
   const latitude = coordinate(dto.latitude, 90);
   const longitude = coordinate(dto.longitude, 180);
   if (latitude === null || longitude === null) throw ApiError.badRequest('missing required fields or invalid coordinates');
-  return { content: { kind: 'location', latitude, longitude, name: dto.name ?? '', address: dto.address ?? '' }, sendFunction: 'SendLocationMessage', payload: { ...dto } };
+  return {
+    content: { kind: 'location', latitude, longitude, name: dto.name ?? '', address: dto.address ?? '' },
+    sendFunction: 'SendLocationMessage',
+    payload: { ...dto },
+  };
 }
 
 /** A latitude/longitude as a number (numeric strings too) within ±limit, else null. */

@@ -131,7 +131,11 @@ export class LinkPreviewBuilder {
 
   private async fetch(url: string, limit: number): Promise<Buffer> {
     await this.ssrf.check(url);
-    const response = await request(url, { dispatcher: this.agent, signal: AbortSignal.timeout(TIMEOUT_MS), headers: { 'user-agent': 'Mozilla/5.0 (compatible; wa-gateway link preview)' } });
+    const response = await request(url, {
+      dispatcher: this.agent,
+      signal: AbortSignal.timeout(TIMEOUT_MS),
+      headers: { 'user-agent': 'Mozilla/5.0 (compatible; wa-gateway link preview)' },
+    });
     if (response.statusCode < 200 || response.statusCode >= 300) {
       await response.body.dump().catch(() => undefined);
       throw new Error(`status ${response.statusCode}`);

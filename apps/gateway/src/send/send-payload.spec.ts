@@ -9,7 +9,11 @@ describe('withoutInlineMedia (the stored sendPayload)', () => {
   });
 
   it('should replace a base64 or data URI file, and keep a URL as sent', () => {
-    expect(withoutInlineMedia({ type: 'image', file: BASE64, thumbnail: `data:image/jpeg;base64,${BASE64}` })).toEqual({ type: 'image', file: OMITTED_MEDIA, thumbnail: OMITTED_MEDIA });
+    expect(withoutInlineMedia({ type: 'image', file: BASE64, thumbnail: `data:image/jpeg;base64,${BASE64}` })).toEqual({
+      type: 'image',
+      file: OMITTED_MEDIA,
+      thumbnail: OMITTED_MEDIA,
+    });
     expect(withoutInlineMedia({ type: 'image', file: 'https://example.com/a.jpg' })).toEqual({ type: 'image', file: 'https://example.com/a.jpg' });
   });
 
@@ -18,10 +22,19 @@ describe('withoutInlineMedia (the stored sendPayload)', () => {
   });
 
   it('should replace base64 nested in carousel cards, and keep their texts', () => {
-    const payload = { text: 'cards', carousel: [{ text: 'one', image: BASE64, buttons: [{ id: 'a', text: 'A' }] }, { text: 'two', video: 'https://example.com/v.mp4' }] };
+    const payload = {
+      text: 'cards',
+      carousel: [
+        { text: 'one', image: BASE64, buttons: [{ id: 'a', text: 'A' }] },
+        { text: 'two', video: 'https://example.com/v.mp4' },
+      ],
+    };
     expect(withoutInlineMedia(payload)).toEqual({
       text: 'cards',
-      carousel: [{ text: 'one', image: OMITTED_MEDIA, buttons: [{ id: 'a', text: 'A' }] }, { text: 'two', video: 'https://example.com/v.mp4' }],
+      carousel: [
+        { text: 'one', image: OMITTED_MEDIA, buttons: [{ id: 'a', text: 'A' }] },
+        { text: 'two', video: 'https://example.com/v.mp4' },
+      ],
     });
   });
 

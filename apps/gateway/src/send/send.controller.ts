@@ -12,7 +12,6 @@ import { InteractiveRepliesService } from './interactive/interactive-replies.ser
 import { StatusSender } from './status/status-sender';
 import { SendStatusDto } from './status/status.dto';
 
-
 @Controller()
 @UseGuards(InstanceGuard)
 export class SendController {
@@ -74,8 +73,14 @@ export class SendController {
   @HttpCode(200)
   async presence(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatPresenceDto) {
     const chatJid = this.sends.target(dto.number);
-    if (!dto.presence || !['composing', 'recording', 'paused'].includes(dto.presence)) throw ApiError.badRequest('presence must be composing, recording or paused');
-    await this.sessions.request(instance.id, 'chat.presence', { instanceId: instance.id, chatJid, presence: dto.presence as 'composing' | 'recording' | 'paused', delayMs: dto.delay ?? 0 });
+    if (!dto.presence || !['composing', 'recording', 'paused'].includes(dto.presence))
+      throw ApiError.badRequest('presence must be composing, recording or paused');
+    await this.sessions.request(instance.id, 'chat.presence', {
+      instanceId: instance.id,
+      chatJid,
+      presence: dto.presence as 'composing' | 'recording' | 'paused',
+      delayMs: dto.delay ?? 0,
+    });
     return { response: 'Chat presence sent successfully' };
   }
 }

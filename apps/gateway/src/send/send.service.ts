@@ -119,7 +119,13 @@ export class SendService implements OnModuleDestroy {
     extra: Pick<SendRequest, 'status'> = {},
   ) {
     const ids = newMessageIds();
-    const mentions = common.mentions && common.mentions.trim() !== 'all' ? common.mentions.split(',').map((entry) => entry.trim()).filter(Boolean) : [];
+    const mentions =
+      common.mentions && common.mentions.trim() !== 'all'
+        ? common.mentions
+            .split(',')
+            .map((entry) => entry.trim())
+            .filter(Boolean)
+        : [];
     const mentionJids = mentions.map((entry) => {
       const parsed = parseChatTarget(entry);
       if (!parsed || parsed.kind === 'group' || parsed.kind === 'newsletter') throw ApiError.badRequest(`mentions: "${entry}" is not a phone number`);
@@ -138,7 +144,14 @@ export class SendService implements OnModuleDestroy {
       readChat: common.readchat === true,
       readMessages: common.readmessages === true,
       // The media's link (response.fileUrl) is also the record's fileURL.
-      record: { sendFunction, sendPayload: withoutInlineMedia(payload), trackSource: common.track_source ?? '', trackId: common.track_id ?? '', sendFolderId: '', fileUrl: typeof responseExtra.fileUrl === 'string' ? responseExtra.fileUrl : '' },
+      record: {
+        sendFunction,
+        sendPayload: withoutInlineMedia(payload),
+        trackSource: common.track_source ?? '',
+        trackId: common.track_id ?? '',
+        sendFolderId: '',
+        fileUrl: typeof responseExtra.fileUrl === 'string' ? responseExtra.fileUrl : '',
+      },
       ...extra,
     };
     if (common.async) {

@@ -1,6 +1,10 @@
 /** A vCard 3.0 for /send/contact: every number gets a `waid` so WhatsApp shows the chat button. */
 export function buildVcard(fields: { fullName: string; phones: string[]; organization?: string; email?: string; url?: string }): string {
-  const escape = (value: string) => value.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/([,;])/g, '\\$1');
+  const escape = (value: string) =>
+    value
+      .replace(/\\/g, '\\\\')
+      .replace(/\n/g, '\\n')
+      .replace(/([,;])/g, '\\$1');
   const lines = ['BEGIN:VCARD', 'VERSION:3.0', `FN:${escape(fields.fullName)}`, `N:${escape(fields.fullName)};;;;`];
   if (fields.organization) lines.push(`ORG:${escape(fields.organization)}`);
   for (const phone of fields.phones) {

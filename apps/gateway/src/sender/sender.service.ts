@@ -137,7 +137,14 @@ export class SenderService {
       mentions: [],
       mentionAll: fields.mentions === 'all',
       delayMs: delay,
-      record: { sendFunction: built.sendFunction, sendPayload: stripLarge(built.payload), trackSource: str(fields.track_source), trackId: str(fields.track_id), sendFolderId: '', fileUrl: typeof built.responseExtra?.fileUrl === 'string' ? built.responseExtra.fileUrl : '' },
+      record: {
+        sendFunction: built.sendFunction,
+        sendPayload: stripLarge(built.payload),
+        trackSource: str(fields.track_source),
+        trackId: str(fields.track_id),
+        sendFolderId: '',
+        fileUrl: typeof built.responseExtra?.fileUrl === 'string' ? built.responseExtra.fileUrl : '',
+      },
     };
   }
 
@@ -153,7 +160,9 @@ export class SenderService {
     if (type === 'contact') return buildContactContent(fields as never);
     if (type === 'location') return buildLocationContent(fields as never);
     if ((CAMPAIGN_MENU_TYPES as readonly string[]).includes(type)) return buildMenuContent(this.sends, instance, chatJid, menuFields(type, fields));
-    throw ApiError.badRequest(`type "${type}" is not supported in campaigns: use text, ${MEDIA_TYPES.join(', ')}, contact, location, ${CAMPAIGN_MENU_TYPES.join(', ')}`);
+    throw ApiError.badRequest(
+      `type "${type}" is not supported in campaigns: use text, ${MEDIA_TYPES.join(', ')}, contact, location, ${CAMPAIGN_MENU_TYPES.join(', ')}`,
+    );
   }
 
   async edit(instance: InstanceEntity, body: Body) {
@@ -194,7 +203,8 @@ export class SenderService {
   }
 
   async listFolders(instance: InstanceEntity, status: string | undefined) {
-    if (status && !(CAMPAIGN_STATUSES as readonly string[]).includes(status)) throw ApiError.badRequest(`status must be one of ${CAMPAIGN_STATUSES.join(', ')}`);
+    if (status && !(CAMPAIGN_STATUSES as readonly string[]).includes(status))
+      throw ApiError.badRequest(`status must be one of ${CAMPAIGN_STATUSES.join(', ')}`);
     return (await this.campaigns.list(instance.id, status || undefined)).map(toFolderRecord);
   }
 
@@ -207,7 +217,9 @@ export class SenderService {
     }
     const paged = body.page !== undefined || body.pageSize !== undefined;
     const limit = paged ? integer(body.pageSize, 'pageSize', 1000, 1, 1000) : integer(body.limit, 'limit', 1000, 1, 1000);
-    const offset = paged ? (integer(body.page, 'page', 1, 1, Number.MAX_SAFE_INTEGER) - 1) * limit : integer(body.offset, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+    const offset = paged
+      ? (integer(body.page, 'page', 1, 1, Number.MAX_SAFE_INTEGER) - 1) * limit
+      : integer(body.offset, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
     const { rows, total } = await this.campaigns.messages(instance.id, folderId, (messageStatus as string) || undefined, limit, offset);
     const pagination = paged
       ? { totalRecords: total, limit, offset, page: offset / limit + 1, pageSize: limit, lastPage: Math.max(1, Math.ceil(total / limit)) }
@@ -263,7 +275,8 @@ const CAMPAIGN_MENU_TYPES = ['button', 'list', 'poll', 'carousel'] as const;
 /** The menu fields of a campaign message, checked by `/send/menu`'s own DTO rules (the campaign body is not a DTO). */
 function menuFields(type: string, fields: Body): SendMenuDto {
   const plain: Record<string, unknown> = { type };
-  for (const key of ['text', 'choices', 'footerText', 'listButton', 'selectableCount', 'imageButton'] as const) if (fields[key] !== undefined && fields[key] !== null) plain[key] = fields[key];
+  for (const key of ['text', 'choices', 'footerText', 'listButton', 'selectableCount', 'imageButton'] as const)
+    if (fields[key] !== undefined && fields[key] !== null) plain[key] = fields[key];
   if (plain.listButton === undefined && fields.buttonText !== undefined && fields.buttonText !== null) plain.listButton = fields.buttonText;
   const dto = plainToInstance(SendMenuDto, plain);
   const [error] = validateSync(dto);

@@ -15,12 +15,22 @@ export class SessionClient {
   ) {}
 
   /** Asks the holder; RpcError(NoSession) at once when no worker holds the instance. */
-  request<Op extends InstanceOp>(instanceId: string, op: Op, data: InstanceRpc[Op]['request'], timeoutMs = this.config.rpcTimeoutMs): Promise<InstanceRpc[Op]['reply']> {
+  request<Op extends InstanceOp>(
+    instanceId: string,
+    op: Op,
+    data: InstanceRpc[Op]['request'],
+    timeoutMs = this.config.rpcTimeoutMs,
+  ): Promise<InstanceRpc[Op]['reply']> {
     return this.bus.request<InstanceRpc[Op]['reply']>(Subjects.instance(instanceId, op), data, { timeoutMs });
   }
 
   /** Like request, but null instead of NoSession (for callers that have a fallback). */
-  async requestIfHeld<Op extends InstanceOp>(instanceId: string, op: Op, data: InstanceRpc[Op]['request'], timeoutMs?: number): Promise<InstanceRpc[Op]['reply'] | null> {
+  async requestIfHeld<Op extends InstanceOp>(
+    instanceId: string,
+    op: Op,
+    data: InstanceRpc[Op]['request'],
+    timeoutMs?: number,
+  ): Promise<InstanceRpc[Op]['reply'] | null> {
     try {
       return await this.request(instanceId, op, data, timeoutMs);
     } catch (error) {

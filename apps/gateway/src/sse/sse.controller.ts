@@ -31,7 +31,10 @@ const SETTLE_RETRY_MS = 25;
 /** `events=a,b&events=c` → ['a','b','c']. */
 function listParameter(value: string | string[] | undefined): string[] {
   const values = Array.isArray(value) ? value : value === undefined ? [] : [value];
-  return values.flatMap((entry) => entry.split(',')).map((entry) => entry.trim()).filter(Boolean);
+  return values
+    .flatMap((entry) => entry.split(','))
+    .map((entry) => entry.trim())
+    .filter(Boolean);
 }
 
 /**

@@ -13,7 +13,11 @@ export interface GatewayHarness {
   bus: Bus;
   config: GatewayConfig;
   app: NestFastifyApplication;
-  call(method: string, path: string, options?: { body?: unknown; token?: string; admin?: string; raw?: string; headers?: Record<string, string> }): Promise<{ status: number; body: any }>;
+  call(
+    method: string,
+    path: string,
+    options?: { body?: unknown; token?: string; admin?: string; raw?: string; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any }>;
   createInstance(name?: string): Promise<{ id: string; token: string }>;
   close(): Promise<void>;
 }

@@ -79,7 +79,12 @@ export class Stack {
     const connect = await this.gw.call('POST', '/instance/connect', { token, body: {} });
     if (connect.status !== 200) throw new Error(`connect: ${connect.status} ${JSON.stringify(connect.body)}`);
     await this.control('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
-    await waitFor(() => this.gw.call('GET', '/instance/status', { token }), (r) => r.body.status?.connected === true, 20_000, `${name} connected`);
+    await waitFor(
+      () => this.gw.call('GET', '/instance/status', { token }),
+      (r) => r.body.status?.connected === true,
+      20_000,
+      `${name} connected`,
+    );
     return { id, token, phone };
   }
 
@@ -90,7 +95,12 @@ export class Stack {
 
   /** The message `messageId` as the simulated phone decoded it, once it is there (within `timeoutMs`). */
   async received(phone: string, messageId: string, timeoutMs = 10_000): Promise<InboxEntry> {
-    const inbox = await waitFor(() => this.inbox(phone, 1_000), (entries) => entries.some((entry) => entry.id === messageId), timeoutMs, `message ${messageId} at ${phone}`);
+    const inbox = await waitFor(
+      () => this.inbox(phone, 1_000),
+      (entries) => entries.some((entry) => entry.id === messageId),
+      timeoutMs,
+      `message ${messageId} at ${phone}`,
+    );
     return inbox.find((entry) => entry.id === messageId)!;
   }
 }

@@ -59,7 +59,10 @@ export class TakeoverStack {
 
   /** The worker holding a live lease on the instance, or null. */
   async holderOf(instanceId: string): Promise<string | null> {
-    const rows: Array<{ worker_id: string }> = await this.db.dataSource.query(`SELECT worker_id FROM session_leases WHERE instance_id = $1 AND expires_at > now()`, [instanceId]);
+    const rows: Array<{ worker_id: string }> = await this.db.dataSource.query(
+      `SELECT worker_id FROM session_leases WHERE instance_id = $1 AND expires_at > now()`,
+      [instanceId],
+    );
     return rows[0]?.worker_id ?? null;
   }
 

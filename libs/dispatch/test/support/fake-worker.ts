@@ -35,7 +35,10 @@ export class FakeWorker {
   ) {}
 
   serve(instanceId: string): void {
-    this.subscriptions.set(instanceId, this.bus.subscribe(Subjects.instance(instanceId, 'send'), (data) => this.handle(data as SendRequest)));
+    this.subscriptions.set(
+      instanceId,
+      this.bus.subscribe(Subjects.instance(instanceId, 'send'), (data) => this.handle(data as SendRequest)),
+    );
   }
 
   /** No subscriber: the bus answers NoSession, as when no worker holds the instance. */
@@ -49,7 +52,12 @@ export class FakeWorker {
   }
 
   private async handle(request: SendRequest): Promise<unknown> {
-    const call: FakeCall = { instanceId: request.instanceId, messageId: request.messageId, text: request.content.kind === 'text' ? request.content.text : '', at: Date.now() };
+    const call: FakeCall = {
+      instanceId: request.instanceId,
+      messageId: request.messageId,
+      text: request.content.kind === 'text' ? request.content.text : '',
+      at: Date.now(),
+    };
     this.calls.push(call);
     const current = (this.inFlight.get(request.instanceId) ?? 0) + 1;
     this.inFlight.set(request.instanceId, current);
@@ -69,7 +77,10 @@ export class FakeWorker {
         if (this.workMs) await sleep(this.workMs);
         if (this.firstAnswerDelayMs) await sleep(this.firstAnswerDelayMs);
       }
-      const rows: Array<Record<string, unknown>> = await this.dataSource.query(`SELECT id, message_id, status FROM messages WHERE instance_id = $1 AND message_id = $2`, [request.instanceId, request.messageId]);
+      const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+        `SELECT id, message_id, status FROM messages WHERE instance_id = $1 AND message_id = $2`,
+        [request.instanceId, request.messageId],
+      );
       return { id: rows[0]?.id, messageid: request.messageId, status: rows[0]?.status };
     } finally {
       this.inFlight.set(request.instanceId, (this.inFlight.get(request.instanceId) ?? 1) - 1);

@@ -91,7 +91,11 @@ function flowNameOf(buttons: NativeFlowButton[]): string {
 }
 
 /** A native flow interactive message with the given buttons. */
-export function buildNativeFlow(parts: { text: string; footer?: string; title?: string }, buttons: NativeFlowButton[], messageParamsJson = ''): BuiltInteractive {
+export function buildNativeFlow(
+  parts: { text: string; footer?: string; title?: string },
+  buttons: NativeFlowButton[],
+  messageParamsJson = '',
+): BuiltInteractive {
   if (buttons.length === 0) throw new InteractiveError('a button menu needs at least 1 button');
   const message = viewOnce({
     interactiveMessage: interactive(parts, { nativeFlowMessage: { buttons, messageParamsJson, messageVersion: 1 } }),
@@ -112,7 +116,10 @@ export function buildListMenu(text: string, sections: ListSection[], buttonText 
     description: text,
     buttonText: buttonText || 'Menu',
     listType: 1,
-    sections: sections.map((section) => ({ title: section.title, rows: section.rows.map((row) => ({ title: row.title, description: row.description, rowId: row.id })) })),
+    sections: sections.map((section) => ({
+      title: section.title,
+      rows: section.rows.map((row) => ({ title: row.title, description: row.description, rowId: row.id })),
+    })),
     ...(footer ? { footerText: footer } : {}),
   };
   return { message: { listMessage }, messageType: 'ListMessage', nodes: listNodes() };
@@ -131,7 +138,11 @@ export function buildPoll(name: string, options: string[], selectableCount: numb
   if (Buffer.from(secretBase64, 'base64').length !== 32) throw new InteractiveError('a poll secret is 32 bytes');
   const field = selectableCount === 1 ? 'pollCreationMessageV3' : 'pollCreationMessage';
   const poll = { encKey: secretBase64, name, options: options.map((optionName) => ({ optionName })), selectableOptionsCount: selectableCount };
-  return { message: { messageContextInfo: { messageSecret: secretBase64 }, [field]: poll }, messageType: field[0].toUpperCase() + field.slice(1), nodes: pollCreationNodes() };
+  return {
+    message: { messageContextInfo: { messageSecret: secretBase64 }, [field]: poll },
+    messageType: field[0].toUpperCase() + field.slice(1),
+    nodes: pollCreationNodes(),
+  };
 }
 
 /** A carousel card as sent: text, footer and native flow buttons (a card image is uploaded and put in its header by the worker). */
@@ -139,7 +150,10 @@ export function buildCarousel(text: string, cards: CarouselCard[], footer = ''):
   if (cards.length === 0) throw new InteractiveError('a carousel needs at least one card');
   const built = cards.map((card, index) => {
     if (card.buttons.length === 0) throw new InteractiveError(`carousel card ${index + 1} needs at least 1 button`);
-    return interactive({ text: card.text, footer: card.footer }, { header: { title: '', hasMediaAttachment: false }, nativeFlowMessage: { buttons: card.buttons.map(nativeFlowButton), messageVersion: 1 } });
+    return interactive(
+      { text: card.text, footer: card.footer },
+      { header: { title: '', hasMediaAttachment: false }, nativeFlowMessage: { buttons: card.buttons.map(nativeFlowButton), messageVersion: 1 } },
+    );
   });
   const message = viewOnce({
     interactiveMessage: interactive({ text, footer }, { carouselMessage: { cards: built, messageVersion: 1 } }),
@@ -176,7 +190,12 @@ export function buildPixButton(input: { pixType: PixKeyType; pixKey: string; pix
     total_amount: { value: 0, offset: 100 },
     reference_id: referenceId(),
     type: 'physical-goods',
-    order: { status: 'pending', subtotal: { value: 0, offset: 100 }, order_type: 'ORDER', items: [{ name: '', amount: { value: 0, offset: 100 }, quantity: 0, sale_amount: { value: 0, offset: 100 } }] },
+    order: {
+      status: 'pending',
+      subtotal: { value: 0, offset: 100 },
+      order_type: 'ORDER',
+      items: [{ name: '', amount: { value: 0, offset: 100 }, quantity: 0, sale_amount: { value: 0, offset: 100 } }],
+    },
     payment_settings: [{ type: 'pix_static_code', pix_static_code: { merchant_name: input.pixName, key: input.pixKey, key_type: input.pixType } }],
     share_payment_status: false,
   };
@@ -231,11 +250,18 @@ export function buildPaymentRequest(input: PaymentRequestInput): BuiltInteractiv
       subtotal: money(input.amount),
       order_type: input.orderId ? 'ORDER' : 'PAYMENT_REQUEST',
       ...(input.orderId ? { order_id: input.orderId } : {}),
-      items: input.items.map((item, index) => ({ retailer_id: item.retailerId || `item-${index + 1}`, name: item.name, amount: money(item.amount), quantity: item.quantity })),
+      items: input.items.map((item, index) => ({
+        retailer_id: item.retailerId || `item-${index + 1}`,
+        name: item.name,
+        amount: money(item.amount),
+        quantity: item.quantity,
+      })),
     },
     ...(input.additionalNote ? { additional_note: input.additionalNote } : {}),
     payment_settings: settings,
     share_payment_status: false,
   };
-  return buildNativeFlow({ text: input.text, title: input.title, footer: input.footer }, [{ name: 'review_and_pay', buttonParamsJson: JSON.stringify(params) }]);
+  return buildNativeFlow({ text: input.text, title: input.title, footer: input.footer }, [
+    { name: 'review_and_pay', buttonParamsJson: JSON.stringify(params) },
+  ]);
 }

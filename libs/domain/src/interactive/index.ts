@@ -18,5 +18,14 @@ export {
   pollVoteNodes,
 } from './builders';
 export type { BuiltInteractive, NativeFlowButton, NodeJson, PaymentItem, PaymentRequestInput, PixKeyType, ProtoJson } from './builders';
-export { buildOptionReply, buildPollVote, encodePollVote, encryptPollVote, interactiveOriginal, pollOptionHash, selectOption, selectPollOption } from './replies';
+export {
+  buildOptionReply,
+  buildPollVote,
+  encodePollVote,
+  encryptPollVote,
+  interactiveOriginal,
+  pollOptionHash,
+  selectOption,
+  selectPollOption,
+} from './replies';
 export type { InteractiveOriginal, PollVoteContext, QuotedContext, ReplyOption } from './replies';

@@ -120,7 +120,13 @@ export function interactiveOriginal(raw: ProtoMessage | null | undefined): Inter
   const list = get(message, 'listMessage');
   if (list) {
     const options = arr(get(list, 'sections')).flatMap((section) =>
-      arr(get(section, 'rows')).map((row) => ({ id: str(get(row, 'rowId')), text: str(get(row, 'title')), description: str(get(row, 'description')), name: 'row', replyable: true })),
+      arr(get(section, 'rows')).map((row) => ({
+        id: str(get(row, 'rowId')),
+        text: str(get(row, 'title')),
+        description: str(get(row, 'description')),
+        name: 'row',
+        replyable: true,
+      })),
     );
     return { kind: 'list', options };
   }
@@ -129,14 +135,20 @@ export function interactiveOriginal(raw: ProtoMessage | null | undefined): Inter
     const options = arr(get(buttons, 'buttons')).map((button) => {
       const type = get(button, 'type');
       const native = type === 2 || type === 'NATIVE_FLOW';
-      return { id: str(get(button, 'buttonId')), text: str(get(get(button, 'buttonText'), 'displayText')), name: native ? str(get(get(button, 'nativeFlowInfo'), 'name')) : 'RESPONSE', replyable: !native };
+      return {
+        id: str(get(button, 'buttonId')),
+        text: str(get(get(button, 'buttonText'), 'displayText')),
+        name: native ? str(get(get(button, 'nativeFlowInfo'), 'name')) : 'RESPONSE',
+        replyable: !native,
+      };
     });
     return { kind: 'buttons', options };
   }
   const template = get(message, 'templateMessage');
   if (template) return { kind: get(template, 'interactiveMessageTemplate') ? 'native' : 'template', options: templateOptions(template) };
   const interactive = get(message, 'interactiveMessage');
-  if (interactive && (get(interactive, 'nativeFlowMessage') || get(interactive, 'carouselMessage'))) return { kind: 'native', options: interactiveOptions(interactive) };
+  if (interactive && (get(interactive, 'nativeFlowMessage') || get(interactive, 'carouselMessage')))
+    return { kind: 'native', options: interactiveOptions(interactive) };
   return null;
 }
 
@@ -149,7 +161,8 @@ const position = (selector: string, count: number): number | null => {
 /** The poll option a `>N` selects (1-based; the exact option text is accepted too). */
 export function selectPollOption(options: string[], selector: string): number {
   const index = position(selector, options.length) ?? (options.includes(selector) ? options.indexOf(selector) : null);
-  if (index === null) throw new InteractiveError(`option "${selector}" does not exist: the poll has ${options.length} options (give the position, 1 to ${options.length})`);
+  if (index === null)
+    throw new InteractiveError(`option "${selector}" does not exist: the poll has ${options.length} options (give the position, 1 to ${options.length})`);
   return index;
 }
 
@@ -177,23 +190,49 @@ export interface QuotedContext {
 }
 
 function contextInfo(quoted: QuotedContext): ProtoJson {
-  return { stanzaId: quoted.stanzaId, ...(quoted.participant ? { participant: quoted.participant } : {}), ...(quoted.quotedMessage ? { quotedMessage: quoted.quotedMessage } : {}) };
+  return {
+    stanzaId: quoted.stanzaId,
+    ...(quoted.participant ? { participant: quoted.participant } : {}),
+    ...(quoted.quotedMessage ? { quotedMessage: quoted.quotedMessage } : {}),
+  };
 }
 
 /** The response message of a list, buttons, template or native flow original. */
-export function buildOptionReply(kind: Exclude<InteractiveOriginal['kind'], 'poll'>, option: ReplyOption, quoted: QuotedContext): { message: ProtoJson; messageType: string } {
+export function buildOptionReply(
+  kind: Exclude<InteractiveOriginal['kind'], 'poll'>,
+  option: ReplyOption,
+  quoted: QuotedContext,
+): { message: ProtoJson; messageType: string } {
   const context = contextInfo(quoted);
   switch (kind) {
     case 'list':
       return {
-        message: { listResponseMessage: { title: option.text, description: option.description ?? '', listType: 1, singleSelectReply: { selectedRowId: option.id || option.text }, contextInfo: context } },
+        message: {
+          listResponseMessage: {
+            title: option.text,
+            description: option.description ?? '',
+            listType: 1,
+            singleSelectReply: { selectedRowId: option.id || option.text },
+            contextInfo: context,
+          },
+        },
         messageType: 'ListResponseMessage',
       };
     case 'buttons':
-      return { message: { buttonsResponseMessage: { selectedButtonId: option.id || option.text, selectedDisplayText: option.text, type: 1, contextInfo: context } }, messageType: 'ButtonsResponseMessage' };
+      return {
+        message: { buttonsResponseMessage: { selectedButtonId: option.id || option.text, selectedDisplayText: option.text, type: 1, contextInfo: context } },
+        messageType: 'ButtonsResponseMessage',
+      };
     case 'template':
       return {
-        message: { templateButtonReplyMessage: { selectedId: option.id || option.text, selectedDisplayText: option.text, selectedIndex: option.index ?? 0, contextInfo: context } },
+        message: {
+          templateButtonReplyMessage: {
+            selectedId: option.id || option.text,
+            selectedDisplayText: option.text,
+            selectedIndex: option.index ?? 0,
+            contextInfo: context,
+          },
+        },
         messageType: 'TemplateButtonReplyMessage',
       };
     case 'native':
@@ -238,7 +277,13 @@ export interface PollVoteContext {
  * `msgId\0voter` as additional data, the tag appended to the ciphertext.
  */
 export function encryptPollVote(optionNames: string[], context: PollVoteContext, iv: Buffer = randomBytes(12)): { encPayload: Buffer; encIv: Buffer } {
-  const sign = Buffer.concat([Buffer.from(context.pollMsgId), Buffer.from(context.pollCreatorJid), Buffer.from(context.voterJid), Buffer.from('Poll Vote'), Buffer.from([1])]);
+  const sign = Buffer.concat([
+    Buffer.from(context.pollMsgId),
+    Buffer.from(context.pollCreatorJid),
+    Buffer.from(context.voterJid),
+    Buffer.from('Poll Vote'),
+    Buffer.from([1]),
+  ]);
   const key0 = createHmac('sha256', Buffer.alloc(32)).update(context.secret).digest();
   const key = createHmac('sha256', key0).update(sign).digest();
   const cipher = createCipheriv('aes-256-gcm', key, iv);
@@ -257,7 +302,12 @@ export function buildPollVote(
   return {
     message: {
       pollUpdateMessage: {
-        pollCreationMessageKey: { remoteJid: poll.chatJid, fromMe: poll.fromMe, id: poll.pollMsgId, ...(poll.participant ? { participant: poll.participant } : {}) },
+        pollCreationMessageKey: {
+          remoteJid: poll.chatJid,
+          fromMe: poll.fromMe,
+          id: poll.pollMsgId,
+          ...(poll.participant ? { participant: poll.participant } : {}),
+        },
         vote: { encPayload: encPayload.toString('base64'), encIv: encIv.toString('base64') },
         senderTimestampMs: timestampMs,
       },

@@ -19,14 +19,14 @@ export class DeliveryLanes1763840000000 implements MigrationInterface {
     await runner.query(`CREATE INDEX webhook_deliveries_lanes ON webhook_deliveries (webhook_id, instance_id, chat_id, event_id) WHERE status = 'pending'`);
     await runner.query(`DROP INDEX IF EXISTS webhook_deliveries_pending`);
     await runner.query(`DROP INDEX IF EXISTS webhook_deliveries_due`);
-    await runner.query(
-      `ALTER TABLE webhook_deliveries SET (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02)`,
-    );
+    await runner.query(`ALTER TABLE webhook_deliveries SET (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02)`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
     await runner.query(`ALTER TABLE webhook_deliveries RESET (fillfactor, autovacuum_vacuum_scale_factor, autovacuum_analyze_scale_factor)`);
-    await runner.query(`CREATE INDEX IF NOT EXISTS webhook_deliveries_pending ON webhook_deliveries (webhook_id, instance_id, chat_id, id) WHERE status = 'pending'`);
+    await runner.query(
+      `CREATE INDEX IF NOT EXISTS webhook_deliveries_pending ON webhook_deliveries (webhook_id, instance_id, chat_id, id) WHERE status = 'pending'`,
+    );
     await runner.query(`CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending'`);
     await runner.query(`DROP INDEX IF EXISTS webhook_deliveries_lanes`);
   }

@@ -53,9 +53,19 @@ export function outboundPreview(content: OutboundContent): Record<string, unknow
     case 'text':
       return { extendedTextMessage: { text: content.text } };
     case 'media':
-      return { [`${content.mediaType}Message`]: { caption: content.caption, mimetype: content.mimetype, fileName: content.fileName, ptt: content.ptt, gifPlayback: content.gifPlayback } };
+      return {
+        [`${content.mediaType}Message`]: {
+          caption: content.caption,
+          mimetype: content.mimetype,
+          fileName: content.fileName,
+          ptt: content.ptt,
+          gifPlayback: content.gifPlayback,
+        },
+      };
     case 'contacts':
-      return content.vcards.length === 1 ? { contactMessage: { displayName: content.displayName, vcard: content.vcards[0] } } : { contactsArrayMessage: { displayName: content.displayName } };
+      return content.vcards.length === 1
+        ? { contactMessage: { displayName: content.displayName, vcard: content.vcards[0] } }
+        : { contactsArrayMessage: { displayName: content.displayName } };
     case 'location':
       return { locationMessage: { degreesLatitude: content.latitude, degreesLongitude: content.longitude, name: content.name, address: content.address } };
     case 'proto':

@@ -49,7 +49,8 @@ export class BlocklistRepository {
   /** Makes the stored list equal to `current` (the blocklist query's answer); returns the differences. */
   static async replaceWithin(manager: EntityManager, instanceId: string, current: BlockedContact[]): Promise<BlockChange[]> {
     const stored = await BlocklistRepository.listWithin(manager, instanceId);
-    const known = (contact: BlockedContact, list: BlockedContact[]) => list.some((entry) => entry.jid === contact.jid || (contact.lid && entry.lid === contact.lid));
+    const known = (contact: BlockedContact, list: BlockedContact[]) =>
+      list.some((entry) => entry.jid === contact.jid || (contact.lid && entry.lid === contact.lid));
     const changes: BlockChange[] = [
       ...stored.filter((entry) => !known(entry, current)).map((entry) => ({ ...entry, action: 'unblock' as const })),
       ...current.filter((entry) => !known(entry, stored)).map((entry) => ({ ...entry, action: 'block' as const })),

@@ -146,7 +146,12 @@ export class CampaignRepository {
         await manager.query(
           `INSERT INTO campaign_queue (folder_id, instance_id, message_id, request)
            SELECT $1, $2, mid, req::jsonb FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(mid, req, n) ORDER BY n`,
-          [campaign.id, campaign.instanceId, campaign.messages.map((entry) => entry.message.messageId), campaign.messages.map((entry) => JSON.stringify(entry.request))],
+          [
+            campaign.id,
+            campaign.instanceId,
+            campaign.messages.map((entry) => entry.message.messageId),
+            campaign.messages.map((entry) => JSON.stringify(entry.request)),
+          ],
         );
       });
     } catch (error) {
@@ -156,7 +161,10 @@ export class CampaignRepository {
   }
 
   async exists(instanceId: string, nameOrId: string): Promise<boolean> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT 1 FROM campaign_folders WHERE id = $2 OR (instance_id = $1 AND name = $2 AND name <> '')`, [instanceId, nameOrId]);
+    const rows: Raw[] = await this.dataSource.query(`SELECT 1 FROM campaign_folders WHERE id = $2 OR (instance_id = $1 AND name = $2 AND name <> '')`, [
+      instanceId,
+      nameOrId,
+    ]);
     return rows.length > 0;
   }
 
@@ -169,7 +177,10 @@ export class CampaignRepository {
   }
 
   async find(instanceId: string, folderId: string): Promise<CampaignFolderRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`${FOLDER_SELECT} WHERE f.instance_id = $1 AND f.id = $2 GROUP BY f.id, i.owner, i.name`, [instanceId, folderId]);
+    const rows: Raw[] = await this.dataSource.query(`${FOLDER_SELECT} WHERE f.instance_id = $1 AND f.id = $2 GROUP BY f.id, i.owner, i.name`, [
+      instanceId,
+      folderId,
+    ]);
     return rows.length ? toFolderRow(rows[0]) : null;
   }
 
@@ -184,11 +195,13 @@ export class CampaignRepository {
   }
 
   private async setStatus(instanceId: string, folderId: string, from: CampaignStatus[], to: CampaignStatus): Promise<CampaignStatus | null> {
-    const rows = rowsOf(await this.dataSource.query(
-      `WITH changed AS (
+    const rows = rowsOf(
+      await this.dataSource.query(
+        `WITH changed AS (
          UPDATE campaign_folders SET status = $4, updated_at = now() WHERE instance_id = $1 AND id = $2 AND status = ANY($3::text[]) RETURNING status)
        SELECT COALESCE((SELECT status FROM changed), (SELECT status FROM campaign_folders WHERE instance_id = $1 AND id = $2)) AS status`,
-      [instanceId, folderId, from, to]),
+        [instanceId, folderId, from, to],
+      ),
     );
     return (rows[0]?.status as CampaignStatus | null) ?? null;
   }
@@ -209,11 +222,13 @@ export class CampaignRepository {
 
   /** cleardone: done folders (finished more than `hours` ago when given). */
   async removeDone(instanceId: string, hours?: number): Promise<number> {
-    const rows = rowsOf(await this.dataSource.query(
-      `DELETE FROM campaign_folders WHERE instance_id = $1 AND status = 'done'
+    const rows = rowsOf(
+      await this.dataSource.query(
+        `DELETE FROM campaign_folders WHERE instance_id = $1 AND status = 'done'
          AND ($2::double precision IS NULL OR COALESCE(finished_at, updated_at) < now() - make_interval(secs => $2::double precision * 3600))
        RETURNING id`,
-      [instanceId, hours ?? null]),
+        [instanceId, hours ?? null],
+      ),
     );
     return rows.length;
   }
@@ -232,11 +247,21 @@ export class CampaignRepository {
   }
 
   /** The folder's messages (filtered by `listmessages` status), oldest first, and how many match. */
-  async messages(instanceId: string, folderId: string, messageStatus: string | undefined, limit: number, offset: number): Promise<{ rows: MessageRow[]; total: number }> {
-    const statuses = messageStatus ? STATUS_GROUPS[messageStatus] ?? [messageStatus] : null;
+  async messages(
+    instanceId: string,
+    folderId: string,
+    messageStatus: string | undefined,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: MessageRow[]; total: number }> {
+    const statuses = messageStatus ? (STATUS_GROUPS[messageStatus] ?? [messageStatus]) : null;
     const params = [instanceId, folderId, statuses];
     const where = `instance_id = $1 AND send_folder_id = $2 AND $2 <> '' AND ($3::text[] IS NULL OR status = ANY($3::text[]))`;
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE ${where} ORDER BY message_timestamp, id LIMIT $4 OFFSET $5`, [...params, limit, offset]);
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE ${where} ORDER BY message_timestamp, id LIMIT $4 OFFSET $5`, [
+      ...params,
+      limit,
+      offset,
+    ]);
     const total: Raw[] = await this.dataSource.query(`SELECT count(*) AS n FROM messages WHERE ${where}`, params);
     return { rows: rows.map(toMessageRow), total: Number(total[0].n) };
   }
@@ -270,7 +295,10 @@ export class CampaignRepository {
       const instanceId = folder.instance_id as string;
       const none: CampaignTick = { instanceId, released: false, lastEventId: null };
       if (folder.released_message_id !== null) {
-        const inQueue: Raw[] = await manager.query(`SELECT 1 FROM send_queue WHERE instance_id = $1 AND message_id = $2`, [instanceId, folder.released_message_id]);
+        const inQueue: Raw[] = await manager.query(`SELECT 1 FROM send_queue WHERE instance_id = $1 AND message_id = $2`, [
+          instanceId,
+          folder.released_message_id,
+        ]);
         if (inQueue.length) return none;
         const min = Math.max(0, Number(folder.delay_min));
         const gapSeconds = min + Math.random() * Math.max(0, Number(folder.delay_max) - min);
@@ -283,9 +311,11 @@ export class CampaignRepository {
       } else if (folder.next_at !== null && (folder.next_at as Date).getTime() > Date.now()) {
         return none;
       }
-      const head = rowsOf(await manager.query(
-        `DELETE FROM campaign_queue WHERE id = (SELECT id FROM campaign_queue WHERE folder_id = $1 ORDER BY id LIMIT 1) RETURNING message_id, request`,
-        [folderId]),
+      const head = rowsOf(
+        await manager.query(
+          `DELETE FROM campaign_queue WHERE id = (SELECT id FROM campaign_queue WHERE folder_id = $1 ORDER BY id LIMIT 1) RETURNING message_id, request`,
+          [folderId],
+        ),
       );
       if (!head.length) {
         await manager.query(`UPDATE campaign_folders SET status = 'done', finished_at = now(), updated_at = now() WHERE id = $1`, [folderId]);

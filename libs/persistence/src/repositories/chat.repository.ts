@@ -96,7 +96,12 @@ function toChatRow(raw: Raw): ChatRow {
 export class ChatRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  static async observeWithin(manager: EntityManager, instanceId: string, observation: ChatObservation, newId: () => string): Promise<{ chat: ChatRow; created: boolean; merged: boolean }> {
+  static async observeWithin(
+    manager: EntityManager,
+    instanceId: string,
+    observation: ChatObservation,
+    newId: () => string,
+  ): Promise<{ chat: ChatRow; created: boolean; merged: boolean }> {
     const pn = observation.waChatId ?? '';
     const lid = observation.waChatLid ?? '';
     if (!pn && !lid) throw new Error('a chat needs a JID or a LID');
@@ -156,10 +161,13 @@ export class ChatRepository {
   ): Promise<ChatRow | null> {
     const last = observation.lastMessage;
     // Known only: the one row matching either identifier, already holding every identifier given.
-    const matching = 'id' in target ? `SELECT $12::text AS id` : `SELECT id FROM chats WHERE instance_id = $1 AND ((wa_chatid = $2 AND $2 <> '') OR (wa_chatlid = $3 AND $3 <> ''))`;
+    const matching =
+      'id' in target
+        ? `SELECT $12::text AS id`
+        : `SELECT id FROM chats WHERE instance_id = $1 AND ((wa_chatid = $2 AND $2 <> '') OR (wa_chatlid = $3 AND $3 <> ''))`;
     const knownOnly = 'id' in target ? '' : `AND (SELECT count(*) FROM matching) = 1 AND (wa_chatid = $2 OR $2 = '') AND (wa_chatlid = $3 OR $3 = '')`;
     const updated: Raw[] = await manager.query(
-        `${PREPARED} WITH matching AS (${matching}),
+      `${PREPARED} WITH matching AS (${matching}),
        changed AS (
          UPDATE chats SET
            wa_chatid = CASE WHEN $2 <> '' THEN $2 ELSE wa_chatid END,
@@ -176,20 +184,20 @@ export class ChatRepository {
            updated_at = now()
          WHERE instance_id = $1 AND id IN (SELECT id FROM matching) ${knownOnly} RETURNING *)
        SELECT * FROM changed`,
-        [
-          instanceId,
-          target.pn,
-          target.lid,
-          observation.waName ?? '',
-          observation.waContactName ?? '',
-          last?.timestamp ?? 0,
-          last?.type ?? '',
-          last?.textVote ?? '',
-          last?.sender ?? '',
-          last?.incoming ? 1 : 0,
-          observation.ephemeralExpiration ?? null,
-          ...('id' in target ? [target.id] : []),
-        ],
+      [
+        instanceId,
+        target.pn,
+        target.lid,
+        observation.waName ?? '',
+        observation.waContactName ?? '',
+        last?.timestamp ?? 0,
+        last?.type ?? '',
+        last?.textVote ?? '',
+        last?.sender ?? '',
+        last?.incoming ? 1 : 0,
+        observation.ephemeralExpiration ?? null,
+        ...('id' in target ? [target.id] : []),
+      ],
     );
     return updated.length ? toChatRow(updated[0]) : null;
   }
@@ -240,7 +248,10 @@ export class ChatRepository {
   }
 
   async findByJid(instanceId: string, jid: string): Promise<ChatRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) LIMIT 1`, [instanceId, jid]);
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) LIMIT 1`, [
+      instanceId,
+      jid,
+    ]);
     return rows.length ? toChatRow(rows[0]) : null;
   }
 

@@ -58,10 +58,12 @@ export class ContactRepository {
     if (!pn && !lid) throw new Error('a contact needs a JID or a LID');
     // Contacts of one instance change one at a time (a LID row may move to its phone number).
     await manager.query(`SELECT pg_advisory_xact_lock(hashtext('contacts:' || $1))`, [instanceId]);
-    const found = ((await manager.query(
-      `SELECT * FROM contacts WHERE instance_id = $1 AND ((jid = $2 AND $2 <> '') OR (jid = $3 AND $3 <> '') OR (lid = $3 AND $3 <> ''))`,
-      [instanceId, pn, lid],
-    )) as Raw[]).map(toContactRow);
+    const found = (
+      (await manager.query(
+        `SELECT * FROM contacts WHERE instance_id = $1 AND ((jid = $2 AND $2 <> '') OR (jid = $3 AND $3 <> '') OR (lid = $3 AND $3 <> ''))`,
+        [instanceId, pn, lid],
+      )) as Raw[]
+    ).map(toContactRow);
     const target = pn || found.find((row) => row.lid === lid || row.jid === lid)?.jid || lid;
     const current = found.find((row) => row.jid === target);
     const others = found.filter((row) => row.jid !== target);

@@ -232,7 +232,13 @@ export class DeliveryRepository {
           const payload: WebhookEventPayload = {
             EventType: 'webhook',
             type: 'Disabled',
-            webhook: { id: webhookId, url: row.url as string, global: row.instance_id === null, reason, failingSince: announce.failingSince ? announce.failingSince.toISOString() : null },
+            webhook: {
+              id: webhookId,
+              url: row.url as string,
+              global: row.instance_id === null,
+              reason,
+              failingSince: announce.failingSince ? announce.failingSince.toISOString() : null,
+            },
             instanceName: (row.instance_name as string | null) ?? '',
             owner: (row.owner as string | null) ?? '',
           };
@@ -242,7 +248,10 @@ export class DeliveryRepository {
       } else {
         await manager.query(`UPDATE webhooks SET enabled = false, disabled_reason = $2, updated = now() WHERE id = $1`, [webhookId, reason]);
       }
-      await manager.query(`UPDATE webhook_deliveries SET status = 'discarded', claimed_until = NULL, finished_at = now() WHERE webhook_id = $1 AND status = 'pending'`, [webhookId]);
+      await manager.query(
+        `UPDATE webhook_deliveries SET status = 'discarded', claimed_until = NULL, finished_at = now() WHERE webhook_id = $1 AND status = 'pending'`,
+        [webhookId],
+      );
       return event;
     });
   }
@@ -257,7 +266,18 @@ export class DeliveryRepository {
     await this.dataSource.query(
       `INSERT INTO webhook_errors (webhook_id, instance_id, global, url, event, message_type, status_code, attempts, error, payload)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [record.webhookId, record.instanceId, record.global, record.url, record.event, record.messageType, record.statusCode, record.attempts, record.error.slice(0, 1000), JSON.stringify(record.payload)],
+      [
+        record.webhookId,
+        record.instanceId,
+        record.global,
+        record.url,
+        record.event,
+        record.messageType,
+        record.statusCode,
+        record.attempts,
+        record.error.slice(0, 1000),
+        JSON.stringify(record.payload),
+      ],
     );
   }
 
@@ -266,7 +286,10 @@ export class DeliveryRepository {
     const rows: Raw[] =
       'global' in scope
         ? await this.dataSource.query(`SELECT * FROM webhook_errors WHERE global ORDER BY id DESC LIMIT $1`, [limit])
-        : await this.dataSource.query(`SELECT * FROM webhook_errors WHERE NOT global AND instance_id = $1 ORDER BY id DESC LIMIT $2`, [scope.instanceId, limit]);
+        : await this.dataSource.query(`SELECT * FROM webhook_errors WHERE NOT global AND instance_id = $1 ORDER BY id DESC LIMIT $2`, [
+            scope.instanceId,
+            limit,
+          ]);
     return rows.map((row) => ({
       webhookId: row.webhook_id as string,
       instanceId: (row.instance_id as string | null) ?? null,

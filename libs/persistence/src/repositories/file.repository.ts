@@ -33,11 +33,20 @@ export class FileRepository {
     );
     if (!rows.length) return null;
     const row = rows[0];
-    return { id: row.id as string, instanceId: row.instance_id as string, mimetype: row.mimetype as string, fileName: row.file_name as string, data: row.data as Buffer, expiresAt: row.expires_at as Date };
+    return {
+      id: row.id as string,
+      instanceId: row.instance_id as string,
+      mimetype: row.mimetype as string,
+      fileName: row.file_name as string,
+      data: row.data as Buffer,
+      expiresAt: row.expires_at as Date,
+    };
   }
 
   async purgeExpired(): Promise<number> {
-    const rows: Array<{ n: number }> = await this.dataSource.query(`WITH gone AS (DELETE FROM stored_files WHERE expires_at <= now() RETURNING 1) SELECT count(*)::int AS n FROM gone`);
+    const rows: Array<{ n: number }> = await this.dataSource.query(
+      `WITH gone AS (DELETE FROM stored_files WHERE expires_at <= now() RETURNING 1) SELECT count(*)::int AS n FROM gone`,
+    );
     return rows[0].n;
   }
 }

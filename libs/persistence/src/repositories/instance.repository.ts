@@ -53,7 +53,11 @@ export class InstanceRepository {
   }
 
   /** The same without a lease (gateway-side changes, expiry of a pairing nobody holds). */
-  async applyChange(instanceId: string, patch: InstancePatch, events: NewOutboxEvent[] = []): Promise<{ entity: InstanceEntity; lastEventId: string | null } | null> {
+  async applyChange(
+    instanceId: string,
+    patch: InstancePatch,
+    events: NewOutboxEvent[] = [],
+  ): Promise<{ entity: InstanceEntity; lastEventId: string | null } | null> {
     return this.dataSource.transaction(async (manager) => {
       const exists = await manager.getRepository(InstanceEntity).existsBy({ id: instanceId });
       if (!exists) return null;

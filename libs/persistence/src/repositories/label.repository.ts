@@ -18,8 +18,26 @@ export interface LabelRow extends LabelFacts {
 
 /** The 20 label colours of WhatsApp, by colour index (the API's `colorHex`). */
 export const LABEL_COLORS = [
-  '#ff9484', '#64c4ff', '#fed428', '#dfaef0', '#9ab6c1', '#56ccb4', '#fe9dfe', '#d3a91f', '#6f7bcf', '#d8e651',
-  '#01d0e2', '#ffc5c7', '#92ceac', '#f64847', '#00a1f2', '#83e421', '#ffae04', '#b4ebff', '#9ba6ff', '#9568cf',
+  '#ff9484',
+  '#64c4ff',
+  '#fed428',
+  '#dfaef0',
+  '#9ab6c1',
+  '#56ccb4',
+  '#fe9dfe',
+  '#d3a91f',
+  '#6f7bcf',
+  '#d8e651',
+  '#01d0e2',
+  '#ffc5c7',
+  '#92ceac',
+  '#f64847',
+  '#00a1f2',
+  '#83e421',
+  '#ffae04',
+  '#b4ebff',
+  '#9ba6ff',
+  '#9568cf',
 ] as const;
 
 function toRow(raw: Record<string, unknown>): LabelRow {
@@ -65,13 +83,19 @@ export class LabelRepository {
       [instanceId, label.labelId, recordId(14), label.name, label.color, label.deleted, label.predefinedId],
     );
     if (rows.length) return { row: toRow(rows[0]), changed: true };
-    const current: Array<Record<string, unknown>> = await manager.query(`SELECT * FROM labels WHERE instance_id = $1 AND label_id = $2`, [instanceId, label.labelId]);
+    const current: Array<Record<string, unknown>> = await manager.query(`SELECT * FROM labels WHERE instance_id = $1 AND label_id = $2`, [
+      instanceId,
+      label.labelId,
+    ]);
     return { row: toRow(current[0]), changed: false };
   }
 
   /** One label not deleted, or null. */
   async find(instanceId: string, labelId: string): Promise<LabelRow | null> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(`SELECT * FROM labels WHERE instance_id = $1 AND label_id = $2 AND NOT deleted`, [instanceId, labelId]);
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(`SELECT * FROM labels WHERE instance_id = $1 AND label_id = $2 AND NOT deleted`, [
+      instanceId,
+      labelId,
+    ]);
     return rows.length ? toRow(rows[0]) : null;
   }
 
@@ -86,7 +110,10 @@ export class LabelRepository {
 
   /** The labels of a chat (by phone/group JID or LID); null when the chat is unknown. */
   async chatLabels(instanceId: string, jid: string): Promise<string[] | null> {
-    const rows: Array<{ labels: string[] }> = await this.dataSource.query(`SELECT labels FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) LIMIT 1`, [instanceId, jid]);
+    const rows: Array<{ labels: string[] }> = await this.dataSource.query(
+      `SELECT labels FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) LIMIT 1`,
+      [instanceId, jid],
+    );
     return rows.length ? rows[0].labels : null;
   }
 

@@ -38,7 +38,10 @@ export class LidMappingRepository {
   }
 
   async lidForPn(instanceId: string, pn: string): Promise<string | null> {
-    const rows: Array<{ lid: string }> = await this.dataSource.query(`SELECT lid FROM lid_mappings WHERE instance_id = $1 AND pn = $2 LIMIT 1`, [instanceId, pn]);
+    const rows: Array<{ lid: string }> = await this.dataSource.query(`SELECT lid FROM lid_mappings WHERE instance_id = $1 AND pn = $2 LIMIT 1`, [
+      instanceId,
+      pn,
+    ]);
     return rows.length ? rows[0].lid : null;
   }
 }

@@ -135,7 +135,23 @@ const RANK_SQL = `CASE messages.status ${Object.entries(STATUS_RANK)
 /** Statuses a message never leaves. */
 const FINAL_SQL = `messages.status NOT IN ('Failed', 'Canceled', 'Deleted')`;
 /** Content columns a later copy of a message refreshes when it has a value for them. */
-const REFRESHED = ['chat_lid', 'sender_pn', 'sender_lid', 'sender_name', 'message_type', 'type', 'media_type', 'text', 'quoted', 'edited', 'reaction', 'vote', 'button_or_list_id', 'content', 'raw'];
+const REFRESHED = [
+  'chat_lid',
+  'sender_pn',
+  'sender_lid',
+  'sender_name',
+  'message_type',
+  'type',
+  'media_type',
+  'text',
+  'quoted',
+  'edited',
+  'reaction',
+  'vote',
+  'button_or_list_id',
+  'content',
+  'raw',
+];
 
 function insertParts(message: NewMessage, first: number): { names: string[]; placeholders: string[]; values: unknown[] } {
   const names = COLUMNS.map(([, column]) => column);
@@ -196,7 +212,12 @@ export class OutboundLedgerRepository {
    * The server's answer to a send: Sent (only forward: a receipt may have come first) or Failed with
    * its error (unless it was delivered already). Returns the row as it is afterwards.
    */
-  static async settle(db: Queryable, lease: Lease, messageId: string, outcome: { status: 'Sent' } | { status: 'Failed'; error: string }): Promise<{ held: boolean; row: MessageRow | null }> {
+  static async settle(
+    db: Queryable,
+    lease: Lease,
+    messageId: string,
+    outcome: { status: 'Sent' } | { status: 'Failed'; error: string },
+  ): Promise<{ held: boolean; row: MessageRow | null }> {
     const change =
       outcome.status === 'Sent'
         ? `SET status = 'Sent', updated_at = now() WHERE ${RANK_SQL} < ${STATUS_RANK.Sent} AND ${FINAL_SQL}`
@@ -252,7 +273,11 @@ export class MessageRepository {
     return MessageRepository.upsertRow(manager, message, true);
   }
 
-  private static async upsertRow(manager: EntityManager, message: NewMessage, unlessCopyStored: boolean): Promise<{ row: MessageRow; created: boolean } | null> {
+  private static async upsertRow(
+    manager: EntityManager,
+    message: NewMessage,
+    unlessCopyStored: boolean,
+  ): Promise<{ row: MessageRow; created: boolean } | null> {
     const { names, placeholders, values } = insertParts(message, 1);
     const rows: Raw[] = await manager.query(
       `${PREPARED} INSERT INTO messages (${names.join(', ')}) VALUES (${placeholders.join(', ')})
@@ -286,7 +311,10 @@ export class MessageRepository {
 
   /** A message by its provider id, inside a transaction (locked until commit when `forUpdate`). */
   static async findWithin(manager: EntityManager, instanceId: string, messageId: string, forUpdate = false): Promise<MessageRow | null> {
-    const rows: Raw[] = await manager.query(`${PREPARED} SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [instanceId, messageId]);
+    const rows: Raw[] = await manager.query(`${PREPARED} SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [
+      instanceId,
+      messageId,
+    ]);
     return rows.length ? toMessageRow(rows[0]) : null;
   }
 
@@ -294,7 +322,12 @@ export class MessageRepository {
    * An edit arrived: the original now shows the new text and content, and `edited` names the edit
    * that changed it last. Null when the original is not stored.
    */
-  static async applyEditWithin(manager: EntityManager, instanceId: string, messageId: string, edit: { text: string; content: unknown; editId: string }): Promise<MessageRow | null> {
+  static async applyEditWithin(
+    manager: EntityManager,
+    instanceId: string,
+    messageId: string,
+    edit: { text: string; content: unknown; editId: string },
+  ): Promise<MessageRow | null> {
     const rows: Raw[] = await manager.query(
       `WITH changed AS (
          UPDATE messages SET text = $3, content = $4::jsonb, edited = $5, updated_at = now()
@@ -335,18 +368,28 @@ export class MessageRepository {
 
   /** The message's file is kept at `url` (a media download stored it): the record's `fileURL`. */
   async setFileUrl(instanceId: string, messageId: string, url: string): Promise<void> {
-    await this.dataSource.query(`UPDATE messages SET file_url = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId, url]);
+    await this.dataSource.query(`UPDATE messages SET file_url = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [
+      instanceId,
+      messageId,
+      url,
+    ]);
   }
 
   async findOne(instanceId: string, idOrMessageId: string): Promise<MessageRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND (id = $2 OR message_id = $2) LIMIT 1`, [instanceId, idOrMessageId]);
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND (id = $2 OR message_id = $2) LIMIT 1`, [
+      instanceId,
+      idOrMessageId,
+    ]);
     return rows.length ? toMessageRow(rows[0]) : null;
   }
 
   /** The rows named by any of `ids` (record id or provider id), in one statement. */
   async findMany(instanceId: string, ids: string[]): Promise<MessageRow[]> {
     if (ids.length === 0) return [];
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND (id = ANY($2::text[]) OR message_id = ANY($2::text[]))`, [instanceId, ids]);
+    const rows: Raw[] = await this.dataSource.query(
+      `SELECT * FROM messages WHERE instance_id = $1 AND (id = ANY($2::text[]) OR message_id = ANY($2::text[]))`,
+      [instanceId, ids],
+    );
     return rows.map(toMessageRow);
   }
 

@@ -73,7 +73,10 @@ export class OutboxRepository {
    * larger id, as before this position existed.
    */
   async positionOf(instanceId: string, eventId: string): Promise<OutboxPosition> {
-    const rows: Array<{ tx: string }> = await this.dataSource.query(`SELECT tx::text AS tx FROM outbox_events WHERE instance_id = $1 AND id = $2`, [instanceId, eventId]);
+    const rows: Array<{ tx: string }> = await this.dataSource.query(`SELECT tx::text AS tx FROM outbox_events WHERE instance_id = $1 AND id = $2`, [
+      instanceId,
+      eventId,
+    ]);
     return rows.length ? { tx: rows[0].tx, id: eventId, floor: '0' } : { tx: '0', id: '0', floor: eventId };
   }
 

@@ -85,10 +85,12 @@ export class SendQueueRepository {
    * a dispatcher holding the lane row).
    */
   static async enqueueWithin(manager: EntityManager, instanceId: string, messageId: string, request: unknown): Promise<string> {
-    const rows = rowsOf(await manager.query(
-      `WITH lane AS (INSERT INTO send_lanes (instance_id) VALUES ($1) ON CONFLICT (instance_id) DO NOTHING)
+    const rows = rowsOf(
+      await manager.query(
+        `WITH lane AS (INSERT INTO send_lanes (instance_id) VALUES ($1) ON CONFLICT (instance_id) DO NOTHING)
        INSERT INTO send_queue (instance_id, message_id, request) VALUES ($1, $2, $3::jsonb) RETURNING id`,
-      [instanceId, messageId, JSON.stringify(request)]),
+        [instanceId, messageId, JSON.stringify(request)],
+      ),
     );
     return String(rows[0].id);
   }
@@ -103,7 +105,9 @@ export class SendQueueRepository {
   async enqueue(message: NewMessage, request: unknown): Promise<MessageRow> {
     const entries = Object.entries(message);
     const columns = entries.map(([field]) => field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`));
-    const values = entries.map(([, value], index) => (JSON_MESSAGE_COLUMNS.has(columns[index]) ? (value === undefined || value === null ? null : JSON.stringify(value)) : value));
+    const values = entries.map(([, value], index) =>
+      JSON_MESSAGE_COLUMNS.has(columns[index]) ? (value === undefined || value === null ? null : JSON.stringify(value)) : value,
+    );
     const placeholders = columns.map((column, index) => (JSON_MESSAGE_COLUMNS.has(column) ? `$${index + 1}::jsonb` : `$${index + 1}`));
     const n = values.length;
     const rows = rowsOf(
@@ -130,7 +134,9 @@ export class SendQueueRepository {
     if (items.length === 0) return [];
     const fields = Object.keys(items[0].message) as Array<keyof NewMessage>;
     const columns = fields.map((field) => String(field).replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`));
-    const rows = plainColumnsOnly(items, fields, columns) ? await this.enqueueManyAsJson(items, fields, columns) : await this.enqueueManyAsParameters(items, fields, columns);
+    const rows = plainColumnsOnly(items, fields, columns)
+      ? await this.enqueueManyAsJson(items, fields, columns)
+      : await this.enqueueManyAsParameters(items, fields, columns);
     // The rows are what was given plus the timestamps Postgres set (no need to read the wide rows back).
     const byKey = new Map(rows.map((row) => [`${String(row.instance_id)}\u0000${String(row.message_id)}`, row]));
     return items.map(({ message }) => {
@@ -146,7 +152,11 @@ export class SendQueueRepository {
    * more CPU (building the placeholders, encoding each parameter) than the rest of the statement.
    * Queue ids are drawn in the given order (ORDER BY the ordinality).
    */
-  private async enqueueManyAsJson(items: ReadonlyArray<{ message: NewMessage; request: unknown }>, fields: Array<keyof NewMessage>, columns: string[]): Promise<Raw[]> {
+  private async enqueueManyAsJson(
+    items: ReadonlyArray<{ message: NewMessage; request: unknown }>,
+    fields: Array<keyof NewMessage>,
+    columns: string[],
+  ): Promise<Raw[]> {
     const messages = items.map(({ message }) => {
       const row: Raw = {};
       for (let index = 0; index < fields.length; index++) row[columns[index]] = message[fields[index]] ?? null;
@@ -168,7 +178,11 @@ export class SendQueueRepository {
   }
 
   /** The same statement with one parameter per value, for rows holding values JSON would not carry as they are. */
-  private async enqueueManyAsParameters(items: ReadonlyArray<{ message: NewMessage; request: unknown }>, fields: Array<keyof NewMessage>, columns: string[]): Promise<Raw[]> {
+  private async enqueueManyAsParameters(
+    items: ReadonlyArray<{ message: NewMessage; request: unknown }>,
+    fields: Array<keyof NewMessage>,
+    columns: string[],
+  ): Promise<Raw[]> {
     const params: unknown[] = [];
     const add = (value: unknown, cast = ''): string => {
       params.push(value);
@@ -181,7 +195,9 @@ export class SendQueueRepository {
       });
       return `(${cells.join(', ')})`;
     });
-    const queueValues = items.map(({ message, request }) => `(${add(message.instanceId)}, ${add(message.messageId)}, ${add(JSON.stringify(request), '::jsonb')})`);
+    const queueValues = items.map(
+      ({ message, request }) => `(${add(message.instanceId)}, ${add(message.messageId)}, ${add(JSON.stringify(request), '::jsonb')})`,
+    );
     const lanes = add([...new Set(items.map(({ message }) => message.instanceId))].sort());
     return rowsOf(
       await this.dataSource.query(
@@ -206,8 +222,9 @@ export class SendQueueRepository {
    * until claimed_until passes, then claimable again; nothing was sent.
    */
   async claimLanes(claimPrefix: string, limit: number, claimMs: number): Promise<LaneClaim[]> {
-    const rows = rowsOf(await this.dataSource.query(
-      `WITH due AS (
+    const rows = rowsOf(
+      await this.dataSource.query(
+        `WITH due AS (
          SELECT l.instance_id FROM send_lanes l JOIN instances i ON i.id = l.instance_id
          WHERE (l.claimed_until IS NULL OR l.claimed_until < now())
            AND (l.resetting_until IS NULL OR l.resetting_until < now())
@@ -222,7 +239,8 @@ export class SendQueueRepository {
          claimed_until = now() + make_interval(secs => $3::double precision / 1000), in_flight_id = NULL, updated_at = now()
        FROM due WHERE l.instance_id = due.instance_id
        RETURNING l.instance_id, l.claimed_by`,
-      [claimPrefix, limit, claimMs]),
+        [claimPrefix, limit, claimMs],
+      ),
     );
     return rows.map((row) => ({ instanceId: row.instance_id as string, claimId: row.claimed_by as string }));
   }
@@ -236,8 +254,9 @@ export class SendQueueRepository {
    * Crash after it: the claim lapses; the next claimant resends the same request (no duplicate).
    */
   async takeHead(claim: LaneClaim, claimMs: number): Promise<QueuedSend | null> {
-    const rows = rowsOf(await this.dataSource.query(
-      `WITH head AS (SELECT id, instance_id, message_id, request, attempts FROM send_queue WHERE instance_id = $1 ORDER BY id LIMIT 1),
+    const rows = rowsOf(
+      await this.dataSource.query(
+        `WITH head AS (SELECT id, instance_id, message_id, request, attempts FROM send_queue WHERE instance_id = $1 ORDER BY id LIMIT 1),
        lane AS (
          UPDATE send_lanes l SET in_flight_id = head.id, claimed_until = now() + make_interval(secs => $3::double precision / 1000), updated_at = now()
          FROM head
@@ -245,18 +264,27 @@ export class SendQueueRepository {
            AND (l.resetting_until IS NULL OR l.resetting_until < now())
          RETURNING l.in_flight_id)
        SELECT head.* FROM head JOIN lane ON lane.in_flight_id = head.id`,
-      [claim.instanceId, claim.claimId, claimMs]),
+        [claim.instanceId, claim.claimId, claimMs],
+      ),
     );
     if (!rows.length) return null;
-    return { id: String(rows[0].id), instanceId: rows[0].instance_id as string, messageId: rows[0].message_id as string, request: rows[0].request as Record<string, unknown>, attempts: Number(rows[0].attempts) };
+    return {
+      id: String(rows[0].id),
+      instanceId: rows[0].instance_id as string,
+      messageId: rows[0].message_id as string,
+      request: rows[0].request as Record<string, unknown>,
+      attempts: Number(rows[0].attempts),
+    };
   }
 
   /** Heartbeat while a send is in flight; false when the claim was lost (lapsed and taken). */
   async renew(claim: LaneClaim, claimMs: number): Promise<boolean> {
-    const rows = rowsOf(await this.dataSource.query(
-      `UPDATE send_lanes SET claimed_until = now() + make_interval(secs => $3::double precision / 1000)
+    const rows = rowsOf(
+      await this.dataSource.query(
+        `UPDATE send_lanes SET claimed_until = now() + make_interval(secs => $3::double precision / 1000)
        WHERE instance_id = $1 AND claimed_by = $2 RETURNING instance_id`,
-      [claim.instanceId, claim.claimId, claimMs]),
+        [claim.instanceId, claim.claimId, claimMs],
+      ),
     );
     return rows.length > 0;
   }
@@ -270,8 +298,9 @@ export class SendQueueRepository {
    * Crash before it: the head is resent, the worker answers from its store.
    */
   async complete(claim: LaneClaim, queueId: string, keepIfNoGap?: { claimMs: number }): Promise<{ gapMs: number; kept: boolean }> {
-    const rows = rowsOf(await this.dataSource.query(
-      `WITH done AS (DELETE FROM send_queue WHERE id = $3),
+    const rows = rowsOf(
+      await this.dataSource.query(
+        `WITH done AS (DELETE FROM send_queue WHERE id = $3),
        inst AS (SELECT msg_delay_min, msg_delay_max, (msg_delay_min <= 0 AND msg_delay_max <= 0) AS no_gap FROM instances WHERE id = $1),
        lane AS (
          UPDATE send_lanes SET last_sent_at = now(), gap_fraction = random(), in_flight_id = NULL,
@@ -282,7 +311,8 @@ export class SendQueueRepository {
          RETURNING gap_fraction, claimed_by IS NOT NULL AS kept)
        SELECT (GREATEST(i.msg_delay_min, 0) + lane.gap_fraction * GREATEST(i.msg_delay_max - i.msg_delay_min, 0)) * 1000 AS gap_ms, lane.kept
        FROM lane CROSS JOIN inst i`,
-      [claim.instanceId, claim.claimId, queueId, keepIfNoGap !== undefined, keepIfNoGap?.claimMs ?? 0]),
+        [claim.instanceId, claim.claimId, queueId, keepIfNoGap !== undefined, keepIfNoGap?.claimMs ?? 0],
+      ),
     );
     return rows.length ? { gapMs: Number(rows[0].gap_ms), kept: Boolean(rows[0].kept) } : { gapMs: 0, kept: false };
   }
@@ -339,12 +369,14 @@ export class SendQueueRepository {
    * reset is already running.
    */
   async beginReset(instanceId: string, holdMs: number): Promise<boolean> {
-    const rows = rowsOf(await this.dataSource.query(
-      `INSERT INTO send_lanes (instance_id, resetting_until) VALUES ($1, now() + make_interval(secs => $2::double precision / 1000))
+    const rows = rowsOf(
+      await this.dataSource.query(
+        `INSERT INTO send_lanes (instance_id, resetting_until) VALUES ($1, now() + make_interval(secs => $2::double precision / 1000))
        ON CONFLICT (instance_id) DO UPDATE SET resetting_until = EXCLUDED.resetting_until, updated_at = now()
          WHERE send_lanes.resetting_until IS NULL OR send_lanes.resetting_until < now()
        RETURNING instance_id`,
-      [instanceId, holdMs]),
+        [instanceId, holdMs],
+      ),
     );
     return rows.length > 0;
   }
@@ -363,8 +395,9 @@ export class SendQueueRepository {
         [instanceId],
       );
       const inFlightId = lanes.length && lanes[0].in_flight_id !== null ? String(lanes[0].in_flight_id) : null;
-      const rows = rowsOf(await manager.query(
-        `WITH deleted AS (
+      const rows = rowsOf(
+        await manager.query(
+          `WITH deleted AS (
            DELETE FROM send_queue WHERE instance_id = $1 AND id IS DISTINCT FROM $2::bigint RETURNING message_id, last_error),
          canceled AS (
            UPDATE messages m SET status = 'Canceled', updated_at = now() FROM deleted d
@@ -372,7 +405,8 @@ export class SendQueueRepository {
            RETURNING 1)
          SELECT (SELECT count(*) FROM deleted) AS deleted, (SELECT count(*) FROM deleted WHERE last_error <> '') AS waiting,
                 (SELECT count(*) FROM canceled) AS canceled`,
-        [instanceId, inFlightId]),
+          [instanceId, inFlightId],
+        ),
       );
       return { deleted: Number(rows[0].deleted), waitingDeleted: Number(rows[0].waiting), canceled: Number(rows[0].canceled), inFlightId };
     });
@@ -380,9 +414,8 @@ export class SendQueueRepository {
 
   /** True while the send `queueId` is still in flight under a live claim. */
   async stillInFlight(instanceId: string, queueId: string): Promise<boolean> {
-    const rows = rowsOf(await this.dataSource.query(
-      `SELECT 1 FROM send_lanes WHERE instance_id = $1 AND in_flight_id = $2 AND claimed_until > now()`,
-      [instanceId, queueId]),
+    const rows = rowsOf(
+      await this.dataSource.query(`SELECT 1 FROM send_lanes WHERE instance_id = $1 AND in_flight_id = $2 AND claimed_until > now()`, [instanceId, queueId]),
     );
     return rows.length > 0;
   }
@@ -392,12 +425,14 @@ export class SendQueueRepository {
   }
 
   async status(instanceId: string): Promise<QueueStatusRow> {
-    const rows = rowsOf(await this.dataSource.query(
-      `SELECT (SELECT count(*) FROM send_queue WHERE instance_id = $1) AS pending,
+    const rows = rowsOf(
+      await this.dataSource.query(
+        `SELECT (SELECT count(*) FROM send_queue WHERE instance_id = $1) AS pending,
               COALESCE(l.in_flight_id IS NOT NULL AND l.claimed_until > now(), false) AS processing,
               COALESCE(l.resetting_until > now(), false) AS resetting
        FROM (SELECT 1) one LEFT JOIN send_lanes l ON l.instance_id = $1`,
-      [instanceId]),
+        [instanceId],
+      ),
     );
     return { pending: Number(rows[0].pending), processingNow: Boolean(rows[0].processing), resetting: Boolean(rows[0].resetting) };
   }

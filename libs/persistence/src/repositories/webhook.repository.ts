@@ -58,7 +58,18 @@ export class WebhookRepository {
     const rows: Raw[] = await this.dataSource.query(
       `INSERT INTO webhooks (id, instance_id, url, enabled, events, exclude_messages, add_url_events, add_url_types_messages, include_token, secret)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
-      [id, instanceId, values.url, values.enabled, values.events, values.excludeMessages, values.addUrlEvents, values.addUrlTypesMessages, values.includeToken, secret],
+      [
+        id,
+        instanceId,
+        values.url,
+        values.enabled,
+        values.events,
+        values.excludeMessages,
+        values.addUrlEvents,
+        values.addUrlTypesMessages,
+        values.includeToken,
+        secret,
+      ],
     );
     return toRow(rows[0]);
   }
@@ -73,13 +84,27 @@ export class WebhookRepository {
            disabled_reason = CASE WHEN $4 THEN '' ELSE disabled_reason END
          WHERE id = $1 AND instance_id IS NOT DISTINCT FROM $2 RETURNING *)
        SELECT * FROM changed`,
-      [id, instanceId, values.url, values.enabled, values.events, values.excludeMessages, values.addUrlEvents, values.addUrlTypesMessages, values.includeToken, secret ?? null],
+      [
+        id,
+        instanceId,
+        values.url,
+        values.enabled,
+        values.events,
+        values.excludeMessages,
+        values.addUrlEvents,
+        values.addUrlTypesMessages,
+        values.includeToken,
+        secret ?? null,
+      ],
     );
     return rows.length ? toRow(rows[0]) : null;
   }
 
   async delete(instanceId: string | null, id: string): Promise<boolean> {
-    const rows: Raw[] = await this.dataSource.query(`WITH gone AS (DELETE FROM webhooks WHERE id = $1 AND instance_id IS NOT DISTINCT FROM $2 RETURNING id) SELECT * FROM gone`, [id, instanceId]);
+    const rows: Raw[] = await this.dataSource.query(
+      `WITH gone AS (DELETE FROM webhooks WHERE id = $1 AND instance_id IS NOT DISTINCT FROM $2 RETURNING id) SELECT * FROM gone`,
+      [id, instanceId],
+    );
     return rows.length > 0;
   }
 

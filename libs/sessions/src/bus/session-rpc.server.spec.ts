@@ -3,7 +3,9 @@ import { parseConnectRequest } from './session-rpc.server';
 
 describe(parseConnectRequest.name, () => {
   it('should keep a well-formed request', () => {
-    expect(parseConnectRequest({ phone: '5511999999999', browser: 'edge', systemName: 'Shop', history: { days: 200, fullSync: true }, requestId: 'r1' }, 'i1')).toEqual({
+    expect(
+      parseConnectRequest({ phone: '5511999999999', browser: 'edge', systemName: 'Shop', history: { days: 200, fullSync: true }, requestId: 'r1' }, 'i1'),
+    ).toEqual({
       instanceId: 'i1',
       phone: '5511999999999',
       browser: 'edge',
@@ -14,7 +16,11 @@ describe(parseConnectRequest.name, () => {
   });
 
   it('should default what is missing or out of range', () => {
-    expect(parseConnectRequest({ browser: 'opera', history: { days: 900 } }, 'i1')).toMatchObject({ browser: 'auto', history: { days: 90, fullSync: false }, phone: undefined });
+    expect(parseConnectRequest({ browser: 'opera', history: { days: 900 } }, 'i1')).toMatchObject({
+      browser: 'auto',
+      history: { days: 90, fullSync: false },
+      phone: undefined,
+    });
   });
 
   it('should refuse a malformed phone', () => {

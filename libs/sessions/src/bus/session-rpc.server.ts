@@ -23,7 +23,23 @@ export const SESSION_WORKERS_QUEUE = 'session-workers';
 export type InstanceOpHandler = (session: Session, request: Record<string, unknown>) => Promise<unknown>;
 
 /** Ops every worker answers itself; the outbound ones (`send`, `chat.presence`) come from outbound/. */
-type BuiltInOps = { [Op in Exclude<keyof InstanceRpc, 'send' | 'chat.presence' | 'read' | 'media.download' | 'history.request' | 'labels.refresh' | 'blocklist.get' | 'blocklist.set' | 'label.edit' | 'chat.labels'>]: (session: Session, request: InstanceRpc[Op]['request']) => Promise<InstanceRpc[Op]['reply']> };
+type BuiltInOps = {
+  [
+    Op in Exclude<
+      keyof InstanceRpc,
+      | 'send'
+      | 'chat.presence'
+      | 'read'
+      | 'media.download'
+      | 'history.request'
+      | 'labels.refresh'
+      | 'blocklist.get'
+      | 'blocklist.set'
+      | 'label.edit'
+      | 'chat.labels'
+    >
+  ]: (session: Session, request: InstanceRpc[Op]['request']) => Promise<InstanceRpc[Op]['reply']>;
+};
 
 const BUILT_IN_OPS: BuiltInOps = {
   connect: (session, request) => session.connect(parseConnectRequest(request, session.instanceId)),

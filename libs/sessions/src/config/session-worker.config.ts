@@ -65,6 +65,9 @@ export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
     capacity: env.integer('WORKER_CAPACITY', SESSION_WORKER_DEFAULTS.capacity, { min: 1, max: 100_000 }),
     leaseTtlMs: env.integer('LEASE_TTL_MS', SESSION_WORKER_DEFAULTS.leaseTtlMs, { min: 1_000, max: 600_000 }),
     simulator: websocketUrl && rootPublicKey ? { websocketUrl, rootPublicKey } : undefined,
-    ssrfAllowlist: (env.optionalString('SSRF_ALLOWLIST') ?? '').split(',').map((entry) => entry.trim()).filter(Boolean),
+    ssrfAllowlist: (env.optionalString('SSRF_ALLOWLIST') ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter(Boolean),
   });
 }

@@ -23,7 +23,12 @@ export interface CallFacts {
  * `callPeer` is the caller as the instance knows it (its name and picture, when known); it is written
  * once, with the offer.
  */
-export async function storeCallWithin(manager: EntityManager, instanceId: string, call: CallFacts, caller: Party): Promise<{ row: MessageRow; created: boolean }> {
+export async function storeCallWithin(
+  manager: EntityManager,
+  instanceId: string,
+  call: CallFacts,
+  caller: Party,
+): Promise<{ row: MessageRow; created: boolean }> {
   const isGroup = Boolean(call.isGroup && call.groupJid);
   const callerJid = caller.pn || caller.jid || call.from;
   const peer = await knownPeer(manager, instanceId, caller, callerJid);
@@ -63,10 +68,16 @@ export async function storeCallWithin(manager: EntityManager, instanceId: string
 async function knownPeer(manager: EntityManager, instanceId: string, caller: Party, callerJid: string): Promise<CallPeer> {
   const ids = [caller.pn, caller.lid, caller.jid].filter(Boolean);
   const contacts: Array<{ contact_name: string; push_name: string; verified_name: string }> = ids.length
-    ? await manager.query(`SELECT contact_name, push_name, verified_name FROM contacts WHERE instance_id = $1 AND (jid = ANY($2::text[]) OR lid = ANY($2::text[])) LIMIT 1`, [instanceId, ids])
+    ? await manager.query(
+        `SELECT contact_name, push_name, verified_name FROM contacts WHERE instance_id = $1 AND (jid = ANY($2::text[]) OR lid = ANY($2::text[])) LIMIT 1`,
+        [instanceId, ids],
+      )
     : [];
   const chats: Array<{ image_preview: string }> = ids.length
-    ? await manager.query(`SELECT image_preview FROM chats WHERE instance_id = $1 AND (wa_chatid = ANY($2::text[]) OR wa_chatlid = ANY($2::text[])) AND image_preview <> '' LIMIT 1`, [instanceId, ids])
+    ? await manager.query(
+        `SELECT image_preview FROM chats WHERE instance_id = $1 AND (wa_chatid = ANY($2::text[]) OR wa_chatlid = ANY($2::text[])) AND image_preview <> '' LIMIT 1`,
+        [instanceId, ids],
+      )
     : [];
   const contact = contacts[0];
   return {

@@ -41,7 +41,8 @@ export function createContactStateOps(inbound: InboundMessageObserver): Record<s
     try {
       await change(handler);
     } catch (error) {
-      if (/App state key not present/i.test((error as Error)?.message ?? '')) throw new RpcError(ErrorCode.Conflict, 'history sync still in progress, try again later');
+      if (/App state key not present/i.test((error as Error)?.message ?? ''))
+        throw new RpcError(ErrorCode.Conflict, 'history sync still in progress, try again later');
       throw error;
     }
     await handler.idle();

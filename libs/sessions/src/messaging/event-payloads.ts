@@ -218,9 +218,27 @@ export function joinedGroupEvent(facts: JoinedGroupFacts, who: InstanceIdentity)
         const id = participant.id;
         const pn = participant.phoneNumber ?? (id.endsWith('@s.whatsapp.net') ? id : '');
         const lid = participant.lid ?? (id.endsWith('@lid') ? id : '');
-        return { JID: id, PhoneNumber: pn, LID: lid, IsAdmin: participant.admin === 'admin' || participant.admin === 'superadmin', IsSuperAdmin: participant.admin === 'superadmin', DisplayName: '', Error: 0, AddRequest: null };
+        return {
+          JID: id,
+          PhoneNumber: pn,
+          LID: lid,
+          IsAdmin: participant.admin === 'admin' || participant.admin === 'superadmin',
+          IsSuperAdmin: participant.admin === 'superadmin',
+          DisplayName: '',
+          Error: 0,
+          AddRequest: null,
+        };
       })
-    : facts.members.map((member) => ({ JID: member.lid || member.jid, PhoneNumber: member.pn, LID: member.lid, IsAdmin: false, IsSuperAdmin: false, DisplayName: '', Error: 0, AddRequest: null }));
+    : facts.members.map((member) => ({
+        JID: member.lid || member.jid,
+        PhoneNumber: member.pn,
+        LID: member.lid,
+        IsAdmin: false,
+        IsSuperAdmin: false,
+        DisplayName: '',
+        Error: 0,
+        AddRequest: null,
+      }));
   const event: JoinedGroupEvent = {
     Reason: byLink ? 'invite' : '',
     Type: '',
@@ -266,20 +284,24 @@ export function joinedGroupEvent(facts: JoinedGroupFacts, who: InstanceIdentity)
 }
 
 /** `call`: an offer, and how it ended (reject, timeout, accept, terminate). */
-export function callEvent(call: { id: string; from: string; chatId: string; isGroup?: boolean; groupJid?: string; isVideo?: boolean; status: string; date: Date; offline: boolean }, caller: Party, who: InstanceIdentity): NewOutboxEvent {
+export function callEvent(
+  call: { id: string; from: string; chatId: string; isGroup?: boolean; groupJid?: string; isVideo?: boolean; status: string; date: Date; offline: boolean },
+  caller: Party,
+  who: InstanceIdentity,
+): NewOutboxEvent {
   const payload: CallEventPayload = {
     EventType: 'call',
     event: {
-        id: call.id,
-        from: caller.pn || call.from,
-        from_lid: caller.lid,
-        chatId: call.chatId,
-        isGroup: Boolean(call.isGroup),
-        groupJid: call.groupJid ?? '',
-        isVideo: Boolean(call.isVideo),
-        status: call.status,
-        offline: call.offline,
-        timestamp: call.date instanceof Date ? call.date.getTime() : Date.now(),
+      id: call.id,
+      from: caller.pn || call.from,
+      from_lid: caller.lid,
+      chatId: call.chatId,
+      isGroup: Boolean(call.isGroup),
+      groupJid: call.groupJid ?? '',
+      isVideo: Boolean(call.isVideo),
+      status: call.status,
+      offline: call.offline,
+      timestamp: call.date instanceof Date ? call.date.getTime() : Date.now(),
     },
     instanceName: who.instanceName,
     owner: who.owner,
@@ -288,7 +310,11 @@ export function callEvent(call: { id: string; from: string; chatId: string; isGr
 }
 
 /** `labels`: a label of the account changed (the refresh `request_id` is '' for changes the phone made). */
-export function labelsEvent(label: { id: string; name: string; color: number; deleted: boolean; predefinedId?: string }, who: InstanceIdentity, requestId = ''): NewOutboxEvent {
+export function labelsEvent(
+  label: { id: string; name: string; color: number; deleted: boolean; predefinedId?: string },
+  who: InstanceIdentity,
+  requestId = '',
+): NewOutboxEvent {
   const payload: LabelsEventPayload = {
     EventType: 'labels',
     label: { id: label.id, labelid: label.id, name: label.name, color: label.color, deleted: label.deleted === true, predefinedId: label.predefinedId ?? '' },
@@ -300,7 +326,11 @@ export function labelsEvent(label: { id: string; name: string; color: number; de
 }
 
 /** `chat_labels`: a label was put on or taken off a chat; `labels` is the chat's list afterwards (null when the chat is unknown). */
-export function chatLabelsEvent(facts: { chatId: string; labelId: string; action: 'add' | 'remove'; labels: string[] | null }, who: InstanceIdentity, requestId = ''): NewOutboxEvent {
+export function chatLabelsEvent(
+  facts: { chatId: string; labelId: string; action: 'add' | 'remove'; labels: string[] | null },
+  who: InstanceIdentity,
+  requestId = '',
+): NewOutboxEvent {
   const payload: ChatLabelsEventPayload = {
     EventType: 'chat_labels',
     event: { chatid: facts.chatId, labelid: facts.labelId, action: facts.action, labels: facts.labels },

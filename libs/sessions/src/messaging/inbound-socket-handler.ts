@@ -19,12 +19,39 @@ import {
 } from '@gw/persistence';
 import { recordId, type Logger } from '@gw/platform';
 import type { EntityManager } from 'typeorm';
-import { isJidGroup, proto, type BaileysEventMap, type BinaryNode, type Contact, type GroupMetadata, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../baileys';
+import {
+  isJidGroup,
+  proto,
+  type BaileysEventMap,
+  type BinaryNode,
+  type Contact,
+  type GroupMetadata,
+  type MessageUserReceiptUpdate,
+  type WAMessage,
+  type WAMessageUpdate,
+} from '../baileys';
 import { SerialQueue } from '../session/serial-queue';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import type { SocketContext } from '../session/socket-observer';
 import { ErrorCode, RpcError, type LabelRefreshReply, type PresenceState } from '@gw/contracts';
-import { blocksEvent, callEvent, chatKey, chatLabelsEvent, labelsEvent, presenceEvent, newsletterMessagesEvent, chatsEvent, contactsEvent, groupsEvent, historyEvent, joinedGroupEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity, type PresenceFacts } from './event-payloads';
+import {
+  blocksEvent,
+  callEvent,
+  chatKey,
+  chatLabelsEvent,
+  labelsEvent,
+  presenceEvent,
+  newsletterMessagesEvent,
+  chatsEvent,
+  contactsEvent,
+  groupsEvent,
+  historyEvent,
+  joinedGroupEvent,
+  messagesEvent,
+  messagesUpdateEvent,
+  type InstanceIdentity,
+  type PresenceFacts,
+} from './event-payloads';
 import type { GroupInfo, GroupInfoCache } from './group-info-cache';
 import { IdentityResolver, isLid, isPhoneJid, userJid, type Party } from './identity-resolver';
 import type { InboundStore } from './inbound-store';
@@ -159,7 +186,9 @@ export class InboundSocketHandler {
     // what changed while the instance was away is stored and announced.
     const onOpen = (update: BaileysEventMap['connection.update']) => {
       if (update.connection !== 'open') return;
-      this.syncBlocklist().catch((error: unknown) => (error instanceof FencedOutError ? this.failed('blocklist', error) : this.logger.warn({ err: error }, 'blocklist not synchronised at login')));
+      this.syncBlocklist().catch((error: unknown) =>
+        error instanceof FencedOutError ? this.failed('blocklist', error) : this.logger.warn({ err: error }, 'blocklist not synchronised at login'),
+      );
     };
     socket.ev.on('connection.update', onOpen);
     detachers.push(() => socket.ev.off('connection.update', onOpen));
@@ -304,7 +333,12 @@ export class InboundSocketHandler {
       byRequest.set(requestId, [...(byRequest.get(requestId) ?? []), message]);
     }
     for (const [requestId, batch] of byRequest) {
-      const history = { messages: batch, chats: [], contacts: [], syncType: proto.HistorySync.HistorySyncType.ON_DEMAND } as unknown as BaileysEventMap['messaging-history.set'];
+      const history = {
+        messages: batch,
+        chats: [],
+        contacts: [],
+        syncType: proto.HistorySync.HistorySyncType.ON_DEMAND,
+      } as unknown as BaileysEventMap['messaging-history.set'];
       await this.withRetry('messages.reload', { requestId, messageIds: batch.map((message) => message.key.id) }, () => this.onHistory(history, requestId));
       for (const message of batch) this.requestedResends.delete(message.key.id as string);
     }
@@ -377,7 +411,11 @@ export class InboundSocketHandler {
       // message of its own whose `edited` names the original (as the captures show); the original takes
       // the new text, `edited` = the edit's id, and is announced as a messages_update `Edited`.
       const original = described.edited
-        ? await MessageRepository.applyEditWithin(manager, this.instanceId, described.edited, { text: described.text, content: described.content, editId: row.messageId })
+        ? await MessageRepository.applyEditWithin(manager, this.instanceId, described.edited, {
+            text: described.text,
+            content: described.content,
+            editId: row.messageId,
+          })
         : null;
       // A row the send path stored first keeps its status unless this copy knows a later one.
       const advanced = fromMe && !created ? await this.advanceTo(manager, stored, status, error) : null;
@@ -388,7 +426,12 @@ export class InboundSocketHandler {
       }
       events.push(messagesEvent(chat, current, who, group?.subject ?? ''));
       if (original) {
-        events.push(messagesUpdateEvent({ rows: [original], state: 'Edited', type: 'Edited', sender: place.sender, timestamp: timestampMs(message.messageTimestamp) / 1000 }, who));
+        events.push(
+          messagesUpdateEvent(
+            { rows: [original], state: 'Edited', type: 'Edited', sender: place.sender, timestamp: timestampMs(message.messageTimestamp) / 1000 },
+            who,
+          ),
+        );
       }
       if (fromMe && (ANNOUNCED.has(current.status) || current.status === 'Failed') && (created || advanced)) {
         // A receipt (or error ack) that came with the upsert (merged by Baileys) or before it: announced as what it was.
@@ -396,7 +439,14 @@ export class InboundSocketHandler {
         const failed = current.status === 'Failed';
         events.push(
           messagesUpdateEvent(
-            { rows: [current], state: current.status as 'Delivered', type: failed ? 'Failed' : 'ReadReceipt', sender: by.sender, timestamp: by.timestamp, error: failed ? current.error : undefined },
+            {
+              rows: [current],
+              state: current.status as 'Delivered',
+              type: failed ? 'Failed' : 'ReadReceipt',
+              sender: by.sender,
+              timestamp: by.timestamp,
+              error: failed ? current.error : undefined,
+            },
             who,
           ),
         );
@@ -445,7 +495,12 @@ export class InboundSocketHandler {
     await this.write(async (manager, events) => {
       const row = await MessageRepository.markDeletedWithin(manager, this.instanceId, described.revokes);
       if (!row) return;
-      events.push(messagesUpdateEvent({ rows: [row], state: 'Deleted', type: 'Deleted', sender: place.sender, timestamp: timestampMs(message.messageTimestamp) / 1000 }, who));
+      events.push(
+        messagesUpdateEvent(
+          { rows: [row], state: 'Deleted', type: 'Deleted', sender: place.sender, timestamp: timestampMs(message.messageTimestamp) / 1000 },
+          who,
+        ),
+      );
     });
   }
 
@@ -474,7 +529,12 @@ export class InboundSocketHandler {
     return info;
   }
 
-  private async observeChat(manager: EntityManager, place: MessagePlace, group: GroupInfo | null, extra: Omit<ChatObservation, 'waChatId' | 'waChatLid' | 'isGroup'>): Promise<ChatRow> {
+  private async observeChat(
+    manager: EntityManager,
+    place: MessagePlace,
+    group: GroupInfo | null,
+    extra: Omit<ChatObservation, 'waChatId' | 'waChatLid' | 'isGroup'>,
+  ): Promise<ChatRow> {
     const observation: ChatObservation = {
       waChatId: isLid(place.chatId) ? undefined : place.chatId,
       waChatLid: place.chatLid || undefined,
@@ -525,13 +585,27 @@ export class InboundSocketHandler {
     return (await MessageRepository.advanceStatusWithin(manager, this.instanceId, [row.messageId], status))[0] ?? null;
   }
 
-  private async advanceFromUpsert(manager: EntityManager, events: NewOutboxEvent[], prior: MessageRow, status: string, error: string, place: MessagePlace): Promise<void> {
+  private async advanceFromUpsert(
+    manager: EntityManager,
+    events: NewOutboxEvent[],
+    prior: MessageRow,
+    status: string,
+    error: string,
+    place: MessagePlace,
+  ): Promise<void> {
     const changed = await this.advanceTo(manager, prior, status, error);
     if (changed && (ANNOUNCED.has(status) || status === 'Failed')) {
       const failed = status === 'Failed';
       events.push(
         messagesUpdateEvent(
-          { rows: [changed], state: status as 'Read', type: failed ? 'Failed' : 'ReadReceipt', sender: await this.chatParty(place), timestamp: Date.now() / 1000, error: failed ? changed.error : undefined },
+          {
+            rows: [changed],
+            state: status as 'Read',
+            type: failed ? 'Failed' : 'ReadReceipt',
+            sender: await this.chatParty(place),
+            timestamp: Date.now() / 1000,
+            error: failed ? changed.error : undefined,
+          },
           await this.who(),
         ),
       );
@@ -544,7 +618,10 @@ export class InboundSocketHandler {
   private async rememberEarly(manager: EntityManager, ids: string[], changed: MessageRow[], receipt: Omit<EarlyReceipt, 'at'>): Promise<void> {
     const done = new Set(changed.map((row) => row.messageId));
     const rest = ids.filter((id) => !done.has(id));
-    const stored: Array<{ message_id: string }> = await manager.query(`SELECT message_id FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [this.instanceId, rest]);
+    const stored: Array<{ message_id: string }> = await manager.query(
+      `SELECT message_id FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`,
+      [this.instanceId, rest],
+    );
     const known = new Set(stored.map((row) => row.message_id));
     const now = Date.now();
     for (const [id, entry] of this.early) if (now - entry.at > EARLY_TTL_MS) this.early.delete(id);
@@ -633,14 +710,20 @@ export class InboundSocketHandler {
   private async applyStatus(ids: string[], state: string, sender: Party, timestamp: number, error: string): Promise<void> {
     const who = await this.who();
     await this.write(async (manager, events) => {
-      const changed = state === 'Failed' ? await MessageRepository.failWithin(manager, this.instanceId, ids, error) : await MessageRepository.advanceStatusWithin(manager, this.instanceId, ids, state);
+      const changed =
+        state === 'Failed'
+          ? await MessageRepository.failWithin(manager, this.instanceId, ids, error)
+          : await MessageRepository.advanceStatusWithin(manager, this.instanceId, ids, state);
       if (changed.length < ids.length) await this.rememberEarly(manager, ids, changed, { state, sender, timestamp, error });
       if (!changed.length || state === 'Sent') return;
       const byChat = new Map<string, MessageRow[]>();
       for (const row of changed) byChat.set(row.chatId, [...(byChat.get(row.chatId) ?? []), row]);
       for (const rows of byChat.values()) {
         events.push(
-          messagesUpdateEvent({ rows, state: state as 'Read', type: state === 'Failed' ? 'Failed' : 'ReadReceipt', sender, timestamp, error: error || undefined }, who),
+          messagesUpdateEvent(
+            { rows, state: state as 'Read', type: state === 'Failed' ? 'Failed' : 'ReadReceipt', sender, timestamp, error: error || undefined },
+            who,
+          ),
         );
       }
     });
@@ -662,7 +745,13 @@ export class InboundSocketHandler {
       if (!id || (!isLid(id) && !isPhoneJid(id)) || id === me.pn || id === me.lid) continue;
       const alternate = isLid(id) ? contact.phoneNumber : contact.lid;
       const party = await this.identities.party(id, alternate);
-      observations.push({ pn: party.pn, lid: party.lid, contactName: contact.name || undefined, pushName: contact.notify || undefined, verifiedName: contact.verifiedName || undefined });
+      observations.push({
+        pn: party.pn,
+        lid: party.lid,
+        contactName: contact.name || undefined,
+        pushName: contact.notify || undefined,
+        verifiedName: contact.verifiedName || undefined,
+      });
     }
     if (!observations.length) return;
     const who = await this.who();
@@ -698,7 +787,9 @@ export class InboundSocketHandler {
     if (!isLid(pair.lid) || !isPhoneJid(pair.pn)) return;
     await this.withRetry('lid-mapping.update', pair, () =>
       this.write(async (manager) => {
-        const known = (await ChatRepository.findByJidWithin(manager, this.instanceId, pair.pn)) ?? (await ChatRepository.findByJidWithin(manager, this.instanceId, pair.lid));
+        const known =
+          (await ChatRepository.findByJidWithin(manager, this.instanceId, pair.pn)) ??
+          (await ChatRepository.findByJidWithin(manager, this.instanceId, pair.lid));
         if (known) await ChatRepository.observeWithin(manager, this.instanceId, { waChatId: pair.pn, waChatLid: pair.lid }, () => recordId(14));
       }),
     );
@@ -748,7 +839,10 @@ export class InboundSocketHandler {
         events.push(
           joinedByMe
             ? joinedGroupEvent({ groupJid: update.id, author, me, metadata, subject: group?.subject ?? '', members }, who)
-            : groupsEvent({ groupJid: update.id, subject: group?.subject ?? '', action: update.action as 'add' | 'remove' | 'promote' | 'demote', author, members }, who),
+            : groupsEvent(
+                { groupJid: update.id, subject: group?.subject ?? '', action: update.action as 'add' | 'remove' | 'promote' | 'demote', author, members },
+                who,
+              ),
         );
       }),
     );
@@ -793,7 +887,13 @@ export class InboundSocketHandler {
   private async onLabel(label: BaileysEventMap['labels.edit'], requestId: string): Promise<void> {
     if (!label?.id) return;
     const who = await this.who();
-    const facts = { labelId: String(label.id), name: label.name ?? '', color: Number(label.color) || 0, deleted: label.deleted === true, predefinedId: label.predefinedId ? String(label.predefinedId) : '' };
+    const facts = {
+      labelId: String(label.id),
+      name: label.name ?? '',
+      color: Number(label.color) || 0,
+      deleted: label.deleted === true,
+      predefinedId: label.predefinedId ? String(label.predefinedId) : '',
+    };
     await this.withRetry('labels.edit', { labelId: label.id }, () =>
       this.write(async (manager, events) => {
         const { changed } = await LabelRepository.upsertWithin(manager, this.instanceId, facts);
@@ -818,7 +918,13 @@ export class InboundSocketHandler {
            SELECT * FROM changed`,
           [this.instanceId, association.chatId, association.labelId, change.type],
         );
-        events.push(chatLabelsEvent({ chatId: association.chatId, labelId: association.labelId, action: change.type, labels: (rows[0]?.labels as string[] | undefined) ?? null }, who, requestId));
+        events.push(
+          chatLabelsEvent(
+            { chatId: association.chatId, labelId: association.labelId, action: change.type, labels: (rows[0]?.labels as string[] | undefined) ?? null },
+            who,
+            requestId,
+          ),
+        );
       }),
     );
   }
@@ -928,7 +1034,9 @@ export class InboundSocketHandler {
   /** `GET /chat/blocklist`: WhatsApp's list; the stored one is made equal to it (differences announced). */
   async syncBlocklist(): Promise<string[]> {
     const jids = await this.context.socket.fetchBlocklist();
-    const current = await Promise.all(jids.filter((jid): jid is string => typeof jid === 'string' && jid.length > 0).map((jid) => this.blockChange(jid, 'block')));
+    const current = await Promise.all(
+      jids.filter((jid): jid is string => typeof jid === 'string' && jid.length > 0).map((jid) => this.blockChange(jid, 'block')),
+    );
     return this.queue.run(() => this.writeBlocks((manager) => BlocklistRepository.replaceWithin(manager, this.instanceId, current)));
   }
 

@@ -14,7 +14,12 @@ export function statusName(status: number | null | undefined): string {
 
 /** Seconds (number or Long) → milliseconds; now when absent. */
 export function timestampMs(value: unknown): number {
-  const seconds = typeof value === 'number' ? value : typeof (value as { toNumber?: () => number } | null)?.toNumber === 'function' ? (value as { toNumber(): number }).toNumber() : Number(value);
+  const seconds =
+    typeof value === 'number'
+      ? value
+      : typeof (value as { toNumber?: () => number } | null)?.toNumber === 'function'
+        ? (value as { toNumber(): number }).toNumber()
+        : Number(value);
   return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : Date.now();
 }
 

@@ -10,7 +10,9 @@ const secret = randomBytes(32);
 
 function vote(creatorJid: string, voterJid: string, selected: string[]) {
   const sign = Buffer.concat([Buffer.from('POLL1'), Buffer.from(creatorJid), Buffer.from(voterJid), Buffer.from('Poll Vote'), Buffer.from([1])]);
-  const key = createHmac('sha256', createHmac('sha256', Buffer.alloc(32)).update(secret).digest()).update(sign).digest();
+  const key = createHmac('sha256', createHmac('sha256', Buffer.alloc(32)).update(secret).digest())
+    .update(sign)
+    .digest();
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(`POLL1\u0000${voterJid}`));
@@ -21,7 +23,10 @@ function vote(creatorJid: string, voterJid: string, selected: string[]) {
 function creationRow(): MessageRow {
   const raw = serialiseMessage({
     key: { remoteJid: voter.pn, fromMe: true, id: 'POLL1' },
-    message: proto.Message.fromObject({ messageContextInfo: { messageSecret: secret }, pollCreationMessageV3: { name: 'Lunch?', options: [{ optionName: 'Pizza' }, { optionName: 'Sushi' }], selectableOptionsCount: 1 } }),
+    message: proto.Message.fromObject({
+      messageContextInfo: { messageSecret: secret },
+      pollCreationMessageV3: { name: 'Lunch?', options: [{ optionName: 'Pizza' }, { optionName: 'Sushi' }], selectableOptionsCount: 1 },
+    }),
   } as never);
   return { messageId: 'POLL1', fromMe: true, sender: me.lid, senderPn: me.pn, senderLid: me.lid, raw } as MessageRow;
 }

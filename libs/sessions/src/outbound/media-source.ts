@@ -37,7 +37,13 @@ export class MediaSource {
     }
     let response;
     try {
-      response = await request(url, { dispatcher: this.agent, maxRedirections: 0, signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headersTimeout: FETCH_TIMEOUT_MS, bodyTimeout: FETCH_TIMEOUT_MS } as never);
+      response = await request(url, {
+        dispatcher: this.agent,
+        maxRedirections: 0,
+        signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+        headersTimeout: FETCH_TIMEOUT_MS,
+        bodyTimeout: FETCH_TIMEOUT_MS,
+      } as never);
     } catch (error) {
       throw new RpcError(ErrorCode.BadRequest, `could not download the file: ${(error as Error).message}`);
     }
@@ -60,7 +66,9 @@ export class MediaSource {
       }
       chunks.push(chunk as Buffer);
     }
-    const contentType = String(response.headers['content-type'] ?? '').split(';')[0].trim();
+    const contentType = String(response.headers['content-type'] ?? '')
+      .split(';')[0]
+      .trim();
     const fileName = lastSegment(url) || 'file';
     return { data: Buffer.concat(chunks), mimetype: contentType || 'application/octet-stream', fileName };
   }

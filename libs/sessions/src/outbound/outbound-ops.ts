@@ -1,7 +1,15 @@
 import { ChatRepository, type MessageRow } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { SsrfGuard, toOpusVoiceNote } from '@gw/platform';
-import { ErrorCode, RpcError, type ChatPresenceRequest, type HistoryOnDemandRequest, type OutboundContent, type ProtoAttachment, type SendRequest } from '@gw/contracts';
+import {
+  ErrorCode,
+  RpcError,
+  type ChatPresenceRequest,
+  type HistoryOnDemandRequest,
+  type OutboundContent,
+  type ProtoAttachment,
+  type SendRequest,
+} from '@gw/contracts';
 import { contentField, unwrapMessage, type ProtoMessage } from '@gw/domain';
 import { BufferJSON, proto, type AnyMessageContent, type BinaryNode, type WAMessage, type WAMessageKey, type WASocket } from '@whiskeysockets/baileys';
 import type { DataSource } from 'typeorm';
@@ -72,10 +80,11 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     }
 
     const ack = waitForAck(socket, request.messageId);
-    if (typing) await ledger.markRelayed(session.lease, request).catch((error: unknown) => {
-      ack.cancel();
-      throw error;
-    });
+    if (typing)
+      await ledger.markRelayed(session.lease, request).catch((error: unknown) => {
+        ack.cancel();
+        throw error;
+      });
     try {
       if (built.kind === 'proto') {
         await socket.relayMessage(request.chatJid, built.message, { messageId: request.messageId, additionalNodes: built.nodes });
@@ -90,14 +99,17 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
         const upsert = (socket as unknown as { upsertMessage?: (message: WAMessage, type: 'append') => Promise<void> }).upsertMessage;
         if (upsert) await upsert(own, 'append').catch((error: unknown) => options.logger.warn({ err: error }, 'announcing a relayed message failed'));
       } else {
-        const statusOptions = request.status && audience
-          ? {
-              statusJidList: audience.recipients,
-              // Baileys reads a colour only as hex text ("AARRGGBB"); a number is dropped.
-              ...(request.status.backgroundArgb !== undefined ? { backgroundColor: (request.status.backgroundArgb >>> 0).toString(16).padStart(8, '0') } : {}),
-              ...(request.status.font ? { font: request.status.font } : {}),
-            }
-          : {};
+        const statusOptions =
+          request.status && audience
+            ? {
+                statusJidList: audience.recipients,
+                // Baileys reads a colour only as hex text ("AARRGGBB"); a number is dropped.
+                ...(request.status.backgroundArgb !== undefined
+                  ? { backgroundColor: (request.status.backgroundArgb >>> 0).toString(16).padStart(8, '0') }
+                  : {}),
+                ...(request.status.font ? { font: request.status.font } : {}),
+              }
+            : {};
         await socket.sendMessage(request.chatJid, built.content, { messageId: request.messageId, quoted: built.quoted, ...statusOptions });
       }
     } catch (error) {
@@ -116,15 +128,19 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
         AwaitedAcks.delete(socket, request.messageId);
       }
     }
-    if ((request.readMessages || request.readChat) && !request.status) await markRead(socket, request).catch((error: unknown) => options.logger.warn({ err: error }, 'marking read after send failed'));
-    return audience ? { ...SendLedger.record(row, owner), statusRecipients: audience.recipients, statusDiscarded: audience.discarded } : SendLedger.record(row, owner);
+    if ((request.readMessages || request.readChat) && !request.status)
+      await markRead(socket, request).catch((error: unknown) => options.logger.warn({ err: error }, 'marking read after send failed'));
+    return audience
+      ? { ...SendLedger.record(row, owner), statusRecipients: audience.recipients, statusDiscarded: audience.discarded }
+      : SendLedger.record(row, owner);
   };
 
   /** History on demand (`history`) or a placeholder resend (`exact`): a peer data operation to the phone. */
   const historyRequest = async (session: Session, raw: Record<string, unknown>): Promise<unknown> => {
     const request = raw as unknown as HistoryOnDemandRequest;
     const key = request?.key;
-    if (!key?.id || !key.remoteJid || (request.mode !== 'history' && request.mode !== 'exact')) throw new RpcError(ErrorCode.BadRequest, 'malformed history request');
+    if (!key?.id || !key.remoteJid || (request.mode !== 'history' && request.mode !== 'exact'))
+      throw new RpcError(ErrorCode.BadRequest, 'malformed history request');
     const socket = session.openSocket();
     if (request.mode === 'history') {
       const count = Math.min(Math.max(Math.trunc(Number(request.count) || 1), 1), 100);
@@ -155,7 +171,10 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
   };
 
   /** Content for Baileys, with the quoted message and the context flags. */
-  async function build(socket: WASocket, request: SendRequest): Promise<{ kind: 'content'; content: AnyMessageContent; quoted?: WAMessage } | { kind: 'proto'; message: proto.IMessage; nodes?: BinaryNode[] }> {
+  async function build(
+    socket: WASocket,
+    request: SendRequest,
+  ): Promise<{ kind: 'content'; content: AnyMessageContent; quoted?: WAMessage } | { kind: 'proto'; message: proto.IMessage; nodes?: BinaryNode[] }> {
     const content = request.content;
     if (content.kind === 'pin' && request.chatJid.endsWith('@g.us')) await assertMayPin(socket, request.chatJid);
     const quoted = request.quotedId ? await storedMessage(request.instanceId, request.quotedId) : undefined;
@@ -176,7 +195,13 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     return { kind: 'content', content: await toBaileysContent(request.instanceId, content, mentions, context, socket), quoted };
   }
 
-  async function toBaileysContent(instanceId: string, content: Exclude<OutboundContent, { kind: 'proto' }>, mentions: string[], context: Record<string, unknown>, socket: WASocket): Promise<AnyMessageContent> {
+  async function toBaileysContent(
+    instanceId: string,
+    content: Exclude<OutboundContent, { kind: 'proto' }>,
+    mentions: string[],
+    context: Record<string, unknown>,
+    socket: WASocket,
+  ): Promise<AnyMessageContent> {
     const withMentions = mentions.length ? { mentions } : {};
     switch (content.kind) {
       case 'text':
@@ -204,17 +229,40 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
           case 'image':
             return { image: file.data, caption: content.caption, mimetype, ...thumbnail, ...common } as AnyMessageContent;
           case 'video':
-            return { video: file.data, caption: content.caption, mimetype, gifPlayback: content.gifPlayback, ptv: content.ptv, ...thumbnail, ...common } as AnyMessageContent;
+            return {
+              video: file.data,
+              caption: content.caption,
+              mimetype,
+              gifPlayback: content.gifPlayback,
+              ptv: content.ptv,
+              ...thumbnail,
+              ...common,
+            } as AnyMessageContent;
           case 'audio': {
             // A voice note must be Opus in Ogg; anything else is converted first.
             const isOpus = /ogg|opus/i.test(mimetype) && file.data.subarray(0, 4).toString() === 'OggS';
-            const data = content.ptt && !isOpus ? await toOpusVoiceNote(file.data).catch((error: Error) => {
-              throw new RpcError(ErrorCode.BadRequest, `audio could not be converted to a voice note: ${error.message}`);
-            }) : file.data;
-            return { audio: data, ptt: content.ptt, mimetype: content.ptt ? 'audio/ogg; codecs=opus' : mimetype || 'audio/mpeg', ...common } as AnyMessageContent;
+            const data =
+              content.ptt && !isOpus
+                ? await toOpusVoiceNote(file.data).catch((error: Error) => {
+                    throw new RpcError(ErrorCode.BadRequest, `audio could not be converted to a voice note: ${error.message}`);
+                  })
+                : file.data;
+            return {
+              audio: data,
+              ptt: content.ptt,
+              mimetype: content.ptt ? 'audio/ogg; codecs=opus' : mimetype || 'audio/mpeg',
+              ...common,
+            } as AnyMessageContent;
           }
           case 'document':
-            return { document: file.data, mimetype, fileName: content.fileName || file.fileName, caption: content.caption, ...thumbnail, ...common } as AnyMessageContent;
+            return {
+              document: file.data,
+              mimetype,
+              fileName: content.fileName || file.fileName,
+              caption: content.caption,
+              ...thumbnail,
+              ...common,
+            } as AnyMessageContent;
           case 'sticker':
             return { sticker: file.data, mimetype: mimetype || 'image/webp', ...common } as AnyMessageContent;
         }
@@ -223,7 +271,15 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
       case 'contacts':
         return { contacts: { displayName: content.displayName, contacts: content.vcards.map((vcard) => ({ vcard })) }, ...context } as AnyMessageContent;
       case 'location':
-        return { location: { degreesLatitude: content.latitude, degreesLongitude: content.longitude, name: content.name || undefined, address: content.address || undefined }, ...context } as AnyMessageContent;
+        return {
+          location: {
+            degreesLatitude: content.latitude,
+            degreesLongitude: content.longitude,
+            name: content.name || undefined,
+            address: content.address || undefined,
+          },
+          ...context,
+        } as AnyMessageContent;
       case 'reaction':
         return { react: { text: content.emoji, key: await targetKey(instanceId, content.targetMessageId) } };
       case 'edit':
@@ -231,7 +287,11 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
       case 'delete':
         return { delete: await targetKey(instanceId, content.targetMessageId) };
       case 'pin':
-        return { pin: await targetKey(instanceId, content.targetMessageId), type: content.pin ? proto.PinInChat.Type.PIN_FOR_ALL : proto.PinInChat.Type.UNPIN_FOR_ALL, time: content.pin ? content.durationSeconds : undefined } as AnyMessageContent;
+        return {
+          pin: await targetKey(instanceId, content.targetMessageId),
+          type: content.pin ? proto.PinInChat.Type.PIN_FOR_ALL : proto.PinInChat.Type.UNPIN_FOR_ALL,
+          time: content.pin ? content.durationSeconds : undefined,
+        } as AnyMessageContent;
     }
   }
 
@@ -239,9 +299,16 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
    * A large link preview: the image is uploaded as a link thumbnail (what Baileys' generateHighQualityLinkPreview
    * does) and the message carries its reference; the small inline thumbnail is made from the same image.
    */
-  async function largePreviewImage(socket: WASocket, instanceId: string, source: { url: string } | { fileId: string }): Promise<{ jpegThumbnail?: Buffer; highQualityThumbnail: proto.Message.IImageMessage }> {
+  async function largePreviewImage(
+    socket: WASocket,
+    instanceId: string,
+    source: { url: string } | { fileId: string },
+  ): Promise<{ jpegThumbnail?: Buffer; highQualityThumbnail: proto.Message.IImageMessage }> {
     const file = await media.load(instanceId, source);
-    const { imageMessage } = await prepareWAMessageMedia({ image: file.data, mimetype: file.mimetype.startsWith('image/') ? file.mimetype : 'image/jpeg' }, { upload: socket.waUploadToServer, mediaTypeOverride: 'thumbnail-link' });
+    const { imageMessage } = await prepareWAMessageMedia(
+      { image: file.data, mimetype: file.mimetype.startsWith('image/') ? file.mimetype : 'image/jpeg' },
+      { upload: socket.waUploadToServer, mediaTypeOverride: 'thumbnail-link' },
+    );
     if (!imageMessage) throw new RpcError(ErrorCode.BadRequest, 'the link preview image could not be prepared');
     return { jpegThumbnail: imageMessage.jpegThumbnail ? Buffer.from(imageMessage.jpegThumbnail) : undefined, highQualityThumbnail: imageMessage };
   }
@@ -250,7 +317,9 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
   async function attach(socket: WASocket, instanceId: string, message: Record<string, unknown>, attachment: ProtoAttachment): Promise<void> {
     const file = await media.load(instanceId, attachment.source);
     const mimetype = attachment.mimetype || file.mimetype;
-    const prepared = await prepareWAMessageMedia({ [attachment.mediaType]: file.data, mimetype, fileName: attachment.fileName || file.fileName } as never, { upload: socket.waUploadToServer });
+    const prepared = await prepareWAMessageMedia({ [attachment.mediaType]: file.data, mimetype, fileName: attachment.fileName || file.fileName } as never, {
+      upload: socket.waUploadToServer,
+    });
     let header: Record<string, unknown> = message;
     for (const step of attachment.path) {
       const next = (header as Record<string | number, unknown>)[step];
@@ -279,7 +348,9 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
   async function markRead(socket: WASocket, request: SendRequest): Promise<void> {
     const received = await ledger.lastReceived(request.instanceId, request.chatJid, 10);
     if (received.length) {
-      await socket.readMessages(received.map((entry) => ({ remoteJid: request.chatJid, id: entry.messageId, fromMe: false, participant: entry.isGroup ? entry.sender : undefined })));
+      await socket.readMessages(
+        received.map((entry) => ({ remoteJid: request.chatJid, id: entry.messageId, fromMe: false, participant: entry.isGroup ? entry.sender : undefined })),
+      );
     }
     if (request.readChat) await new ChatRepository(options.dataSource).markRead(request.instanceId, request.chatJid);
   }
@@ -304,7 +375,10 @@ export function createOutboundOps(options: OutboundOptions): { ops: Record<strin
     const network = networkOptions(row?.proxy ?? null, options.simulator);
     let data: Buffer;
     try {
-      data = (await downloadMediaMessage(message, 'buffer', { options: network.options } as never, { reuploadRequest: socket.updateMediaMessage, logger: options.logger as never })) as Buffer;
+      data = (await downloadMediaMessage(message, 'buffer', { options: network.options } as never, {
+        reuploadRequest: socket.updateMediaMessage,
+        logger: options.logger as never,
+      })) as Buffer;
     } catch (error) {
       throw new RpcError(ErrorCode.BadRequest, `media could not be downloaded: ${(error as Error).message}`);
     }
@@ -324,7 +398,8 @@ async function statusAudience(socket: WASocket, jids: string[]): Promise<{ recip
   const known = new Set(found.filter((entry) => entry.exists).map((entry) => jidNormalizedUser(entry.jid)));
   const recipients = unique.filter((jid) => known.has(jidNormalizedUser(jid)));
   const discarded = unique.filter((jid) => !known.has(jidNormalizedUser(jid))).map((jid) => ({ input: jid, reason: 'not_on_whatsapp' }));
-  if (recipients.length === 0) throw new RpcError(ErrorCode.BadRequest, `no valid recipients for the status: ${discarded.map((entry) => entry.input).join(', ')} not on WhatsApp`);
+  if (recipients.length === 0)
+    throw new RpcError(ErrorCode.BadRequest, `no valid recipients for the status: ${discarded.map((entry) => entry.input).join(', ')} not on WhatsApp`);
   return { recipients, discarded };
 }
 
@@ -333,7 +408,9 @@ async function assertMayPin(socket: WASocket, groupJid: string): Promise<void> {
   const metadata = await socket.groupMetadata(groupJid);
   if (!metadata.restrict) return;
   const me = [socket.user?.id, socket.user?.lid].filter(Boolean).map((jid) => (jid as string).split(':')[0].split('@')[0]);
-  const self = metadata.participants.find((participant) => [participant.id, participant.lid, participant.phoneNumber].some((jid) => jid && me.includes(jid.split(':')[0].split('@')[0])));
+  const self = metadata.participants.find((participant) =>
+    [participant.id, participant.lid, participant.phoneNumber].some((jid) => jid && me.includes(jid.split(':')[0].split('@')[0])),
+  );
   if (!self?.admin) throw new RpcError(ErrorCode.BadRequest, 'in this group only admins may pin messages');
 }
 
@@ -342,7 +419,12 @@ async function assertMayPin(socket: WASocket, groupJid: string): Promise<void> {
  * a built message's content (inside its view-once/ephemeral envelopes), as sendMessage does for the
  * contents it builds itself.
  */
-export function withContext(message: proto.IMessage, chatJid: string, selfJid: string, extra: { quoted?: WAMessage; mentions: string[]; forwarded: boolean }): void {
+export function withContext(
+  message: proto.IMessage,
+  chatJid: string,
+  selfJid: string,
+  extra: { quoted?: WAMessage; mentions: string[]; forwarded: boolean },
+): void {
   if (!extra.quoted && extra.mentions.length === 0 && !extra.forwarded) return;
   const inner = normalizeMessageContent(message);
   const field = inner ? getContentType(inner) : undefined;

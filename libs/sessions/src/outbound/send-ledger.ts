@@ -15,7 +15,10 @@ export class SendLedger {
 
   /** The stored row when this id was relayed before (checked before costly work such as a media upload). */
   async relayedBefore(instanceId: string, messageId: string): Promise<MessageRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2 AND relayed_at IS NOT NULL`, [instanceId, messageId]);
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2 AND relayed_at IS NOT NULL`, [
+      instanceId,
+      messageId,
+    ]);
     return rows.length ? toMessageRow(rows[0]) : null;
   }
 

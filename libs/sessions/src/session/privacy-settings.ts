@@ -59,5 +59,10 @@ export async function readStatusPrivacy(socket: WASocket): Promise<StatusPrivacy
   if (!chosen) return { type: 'contacts', list: [] };
   const type = chosen.attrs.type as StatusPrivacy['type'];
   if (!STATUS_AUDIENCES.has(type)) throw new Error(`unknown status audience type ${chosen.attrs.type}`);
-  return { type, list: getBinaryNodeChildren(chosen, 'user').map((user) => user.attrs.jid).filter((jid): jid is string => typeof jid === 'string' && jid.includes('@')) };
+  return {
+    type,
+    list: getBinaryNodeChildren(chosen, 'user')
+      .map((user) => user.attrs.jid)
+      .filter((jid): jid is string => typeof jid === 'string' && jid.includes('@')),
+  };
 }

@@ -1,4 +1,15 @@
-import { ErrorCode, RpcError, type ConnectReply, type ConnectRequest, type HistoryRequest, type JidObject, type PresenceRequest, type PrivacySettings, type StatusPrivacy, type StatusReply } from '@gw/contracts';
+import {
+  ErrorCode,
+  RpcError,
+  type ConnectReply,
+  type ConnectRequest,
+  type HistoryRequest,
+  type JidObject,
+  type PresenceRequest,
+  type PrivacySettings,
+  type StatusPrivacy,
+  type StatusReply,
+} from '@gw/contracts';
 import { FencedOutError, type AuthStateRepository, type InstanceEntity, type InstancePatch, type InstanceRepository, type Lease } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { toDataURL } from 'qrcode';
@@ -287,21 +298,24 @@ export class Session {
     this.phase = 'pairing';
     this.expiryTimer = setTimeout(() => void this.run(() => this.expirePairing()), ttl);
     // No event yet: the first QR / code write announces `connecting` with something to show.
-    await this.write({
-      patch: {
-        status: 'connecting',
-        desiredState: 'connected',
-        paired: false,
-        qrcode: '',
-        paircode: '',
-        pairingExpiresAt: new Date(Date.now() + ttl),
-        browser: chooseBrowserProfile(request.browser, this.row.browser),
-        systemName: normaliseSystemName(request.systemName),
-        historyDays: request.history.days,
-        historyFullSync: request.history.fullSync,
-        pairingRequestId: request.requestId,
+    await this.write(
+      {
+        patch: {
+          status: 'connecting',
+          desiredState: 'connected',
+          paired: false,
+          qrcode: '',
+          paircode: '',
+          pairingExpiresAt: new Date(Date.now() + ttl),
+          browser: chooseBrowserProfile(request.browser, this.row.browser),
+          systemName: normaliseSystemName(request.systemName),
+          historyDays: request.history.days,
+          historyFullSync: request.history.fullSync,
+          pairingRequestId: request.requestId,
+        },
       },
-    }, { required: true });
+      { required: true },
+    );
     await this.openNewSocket();
   }
 
@@ -529,7 +543,16 @@ export class Session {
       this.logger.error({ err: error }, 'clearing credentials after logout failed');
     }
     await this.write({
-      patch: { status: 'disconnected', paired: false, desiredState: 'disconnected', qrcode: '', paircode: '', pairingExpiresAt: null, lastDisconnect: new Date(), lastDisconnectReason: reason },
+      patch: {
+        status: 'disconnected',
+        paired: false,
+        desiredState: 'disconnected',
+        qrcode: '',
+        paircode: '',
+        pairingExpiresAt: null,
+        lastDisconnect: new Date(),
+        lastDisconnectReason: reason,
+      },
       event: { type: 'LoggedOut' },
     });
     await this.end(true);
@@ -539,7 +562,15 @@ export class Session {
   private async stopDisconnected(reason: string): Promise<void> {
     this.detachSocket();
     await this.write({
-      patch: { status: 'disconnected', desiredState: 'disconnected', qrcode: '', paircode: '', pairingExpiresAt: null, lastDisconnect: new Date(), lastDisconnectReason: reason },
+      patch: {
+        status: 'disconnected',
+        desiredState: 'disconnected',
+        qrcode: '',
+        paircode: '',
+        pairingExpiresAt: null,
+        lastDisconnect: new Date(),
+        lastDisconnectReason: reason,
+      },
       event: {},
     });
     await this.end(true);

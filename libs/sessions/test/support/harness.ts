@@ -102,7 +102,12 @@ export class Harness {
     await this.control('POST', '/sim/accounts', { phone });
     const reply = await this.place(instanceId, connect);
     const device = await this.control<{ jid: string }>('POST', '/sim/scan', { phone, qr: reply.qrcode });
-    await waitFor(() => this.row(instanceId), (row) => row.status === 'connected', 15_000, `${instanceId} connected`);
+    await waitFor(
+      () => this.row(instanceId),
+      (row) => row.status === 'connected',
+      15_000,
+      `${instanceId} connected`,
+    );
     return device.jid;
   }
 

@@ -62,11 +62,19 @@ export class MessagingFixture {
   }
 
   waitMessage(instanceId: string, messageId: string, accept: (row: MessageRow) => boolean = () => true, timeoutMs = 10_000): Promise<MessageRow> {
-    return waitFor(() => this.message(instanceId, messageId), (row) => row !== null && accept(row), timeoutMs, `message ${messageId}`) as Promise<MessageRow>;
+    return waitFor(
+      () => this.message(instanceId, messageId),
+      (row) => row !== null && accept(row),
+      timeoutMs,
+      `message ${messageId}`,
+    ) as Promise<MessageRow>;
   }
 
   async rows(instanceId: string, where = 'true', params: unknown[] = []): Promise<MessageRow[]> {
-    const raw: Array<Record<string, unknown>> = await this.harness.db.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND (${where}) ORDER BY message_timestamp, created_at`, [instanceId, ...params]);
+    const raw: Array<Record<string, unknown>> = await this.harness.db.dataSource.query(
+      `SELECT * FROM messages WHERE instance_id = $1 AND (${where}) ORDER BY message_timestamp, created_at`,
+      [instanceId, ...params],
+    );
     return raw.map(toMessageRow);
   }
 
@@ -104,11 +112,22 @@ export class MessagingFixture {
  * from the poll's secret and the poll id / creator / voter JIDs, AES-256-GCM over a PollVoteMessage of
  * the SHA-256 hashes of the chosen option names.
  */
-export function encryptPollVote(options: { secret: Uint8Array; pollId: string; creatorJid: string; voterJid: string; selected: string[] }): { encPayload: string; encIv: string } {
-  const sign = Buffer.concat([Buffer.from(options.pollId), Buffer.from(options.creatorJid), Buffer.from(options.voterJid), Buffer.from('Poll Vote'), Buffer.from([1])]);
+export function encryptPollVote(options: { secret: Uint8Array; pollId: string; creatorJid: string; voterJid: string; selected: string[] }): {
+  encPayload: string;
+  encIv: string;
+} {
+  const sign = Buffer.concat([
+    Buffer.from(options.pollId),
+    Buffer.from(options.creatorJid),
+    Buffer.from(options.voterJid),
+    Buffer.from('Poll Vote'),
+    Buffer.from([1]),
+  ]);
   const key0 = createHmac('sha256', Buffer.alloc(32)).update(options.secret).digest();
   const key = createHmac('sha256', key0).update(sign).digest();
-  const plaintext = proto.Message.PollVoteMessage.encode({ selectedOptions: options.selected.map((name) => createHash('sha256').update(name).digest()) }).finish();
+  const plaintext = proto.Message.PollVoteMessage.encode({
+    selectedOptions: options.selected.map((name) => createHash('sha256').update(name).digest()),
+  }).finish();
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(Buffer.from(`${options.pollId}\u0000${options.voterJid}`));

@@ -45,7 +45,8 @@ export class InteractiveRepliesService {
 
     const row = await this.messages.findOne(instance.id, normaliseMessageId(dto.replyid));
     if (!row) throw ApiError.badRequest(`interactive reply: original message ${dto.replyid} is not available in this instance's history`);
-    if (row.chatId !== chatJid && row.chatLid !== chatJid) throw ApiError.badRequest(`interactive reply: message ${dto.replyid} belongs to another chat (${row.chatId})`);
+    if (row.chatId !== chatJid && row.chatLid !== chatJid)
+      throw ApiError.badRequest(`interactive reply: message ${dto.replyid} belongs to another chat (${row.chatId})`);
 
     const { message, fromRaw } = storedMessage(row);
     const original = interactiveOriginal(message);
@@ -59,10 +60,18 @@ export class InteractiveRepliesService {
     return this.sends.send(instance, dto, chatJid, { kind: 'proto', ...built }, 'SendTextMessage', { ...dto, text });
   }
 
-  private reply(original: InteractiveOriginal, selector: string, row: MessageRow, chatJid: string, own: { pn: string; lid: string }, rawMessage: ProtoMessage | null) {
+  private reply(
+    original: InteractiveOriginal,
+    selector: string,
+    row: MessageRow,
+    chatJid: string,
+    own: { pn: string; lid: string },
+    rawMessage: ProtoMessage | null,
+  ) {
     try {
       if (original.kind === 'poll') {
-        if (!original.secret || original.secret.length !== 32) throw new InteractiveError('interactive reply: the poll secret of this message is not stored, the vote cannot be encrypted');
+        if (!original.secret || original.secret.length !== 32)
+          throw new InteractiveError('interactive reply: the poll secret of this message is not stored, the vote cannot be encrypted');
         const index = selectPollOption(original.options, selector);
         const useLid = chatJid.endsWith('@lid') && own.lid !== '';
         const voterJid = useLid ? own.lid : own.pn;
@@ -83,7 +92,8 @@ export class InteractiveRepliesService {
       const quotedMessage = rawMessage ? (jsonSafe(stripContext(rawMessage)) as Record<string, unknown>) : undefined;
       return { ...buildOptionReply(original.kind, option, { stanzaId: row.messageId, participant, quotedMessage }), nodes: [] };
     } catch (error) {
-      if (error instanceof InteractiveError) throw ApiError.badRequest(error.message.startsWith('interactive reply') ? error.message : `interactive reply: ${error.message}`);
+      if (error instanceof InteractiveError)
+        throw ApiError.badRequest(error.message.startsWith('interactive reply') ? error.message : `interactive reply: ${error.message}`);
       throw error;
     }
   }

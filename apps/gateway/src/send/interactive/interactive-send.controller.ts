@@ -46,12 +46,26 @@ export class InteractiveSendController {
     this.messages = new MessageRepository(dataSource);
   }
 
-  private relay(instance: InstanceEntity, dto: SendCommonDto, chatJid: string, message: BuiltInteractive, sendFunction: string, payload: Record<string, unknown>, attachments: ProtoAttachment[] = []) {
+  private relay(
+    instance: InstanceEntity,
+    dto: SendCommonDto,
+    chatJid: string,
+    message: BuiltInteractive,
+    sendFunction: string,
+    payload: Record<string, unknown>,
+    attachments: ProtoAttachment[] = [],
+  ) {
     return this.sends.send(instance, dto, chatJid, protoContent(message, attachments), sendFunction, payload);
   }
 
   /** A header file given as a URL (fetched by the worker through the SSRF guard) or base64 (staged). */
-  private attachment(instance: InstanceEntity, file: string, mediaType: ProtoAttachment['mediaType'], path: ProtoAttachment['path'], fileName = ''): Promise<ProtoAttachment> {
+  private attachment(
+    instance: InstanceEntity,
+    file: string,
+    mediaType: ProtoAttachment['mediaType'],
+    path: ProtoAttachment['path'],
+    fileName = '',
+  ): Promise<ProtoAttachment> {
     return headerAttachment(this.sends, instance, file, mediaType, path, fileName);
   }
 
@@ -76,7 +90,16 @@ export class InteractiveSendController {
     for (const [index, raw] of dto.carousel.entries()) {
       const card = raw as Record<string, unknown>;
       const kind = (['image', 'video', 'document'] as const).find((key) => typeof card[key] === 'string' && (card[key] as string).trim());
-      if (kind) attachments.push(await this.attachment(instance, card[kind] as string, kind, [...CAROUSEL_CARDS_PATH, index, 'header'], typeof card.filename === 'string' ? card.filename : ''));
+      if (kind)
+        attachments.push(
+          await this.attachment(
+            instance,
+            card[kind] as string,
+            kind,
+            [...CAROUSEL_CARDS_PATH, index, 'header'],
+            typeof card.filename === 'string' ? card.filename : '',
+          ),
+        );
     }
     return this.relay(instance, dto, chatJid, message, 'SendCarouselMessage', { ...dto, text }, attachments);
   }
@@ -123,7 +146,9 @@ export class InteractiveSendController {
       orderId = order.orderId || undefined;
       orderCurrency = order.currency || currency;
       amount ??= order.total;
-      items = [{ name: dto.itemName || order.title || `Pedido ${order.orderId}`.trim(), amount: order.total, quantity: 1, retailerId: order.orderId || undefined }];
+      items = [
+        { name: dto.itemName || order.title || `Pedido ${order.orderId}`.trim(), amount: order.total, quantity: 1, retailerId: order.orderId || undefined },
+      ];
       if (order.itemCount > 1) items[0].name = `${items[0].name} (${order.itemCount} itens)`;
     }
     if (amount === null) throw ApiError.badRequest('missing amount');
@@ -195,7 +220,8 @@ function carouselCard(raw: unknown, index: number): CarouselCard {
     const type = typeof button.type === 'string' ? button.type.trim().toUpperCase() : 'REPLY';
     if (!text) throw ApiError.badRequest(`${at}.text is required`);
     if (!CAROUSEL_BUTTON_TYPES.includes(type)) throw ApiError.badRequest(`${at}.type must be one of ${CAROUSEL_BUTTON_TYPES.join(', ')}`);
-    if (type !== 'REPLY' && !id) throw ApiError.badRequest(`${at}.id is required for a ${type} button (the ${type === 'URL' ? 'URL' : type === 'CALL' ? 'phone number' : 'code'})`);
+    if (type !== 'REPLY' && !id)
+      throw ApiError.badRequest(`${at}.id is required for a ${type} button (the ${type === 'URL' ? 'URL' : type === 'CALL' ? 'phone number' : 'code'})`);
     switch (type) {
       case 'URL':
         if (!/^https?:\/\//i.test(id)) throw ApiError.badRequest(`${at}.id must be an http(s) URL`);

@@ -46,13 +46,21 @@ export async function headerAttachment(
 ): Promise<ProtoAttachment> {
   const value = file.trim();
   const mimetype = /^data:([^;,]+)/.exec(value)?.[1] ?? '';
-  const source = /^https?:\/\//i.test(value) ? { url: value } : { fileId: await sends.stageFile(instance, value, mimetype || HEADER_MIME[mediaType], fileName) };
+  const source = /^https?:\/\//i.test(value)
+    ? { url: value }
+    : { fileId: await sends.stageFile(instance, value, mimetype || HEADER_MIME[mediaType], fileName) };
   return { path, mediaType, source, mimetype, fileName };
 }
 
 /** The content of an interactive message as relayed by the worker (a WAProto message, its nodes and header files). */
 export function protoContent(message: BuiltInteractive, attachments: ProtoAttachment[] = []): BuiltContent['content'] {
-  return { kind: 'proto', message: message.message, messageType: message.messageType, nodes: message.nodes as unknown as Array<Record<string, unknown>>, attachments };
+  return {
+    kind: 'proto',
+    message: message.message,
+    messageType: message.messageType,
+    nodes: message.nodes as unknown as Array<Record<string, unknown>>,
+    attachments,
+  };
 }
 
 /**
@@ -91,7 +99,8 @@ export async function buildMenuContent(sends: SendService, instance: InstanceEnt
       break;
     default:
       message = built(() => buildButtonMenu(text, parseButtons(choices), footer));
-      if (dto.imageButton && dto.imageButton.trim()) attachments.push(await headerAttachment(sends, instance, dto.imageButton, 'image', [...INTERACTIVE_PATH, 'header']));
+      if (dto.imageButton && dto.imageButton.trim())
+        attachments.push(await headerAttachment(sends, instance, dto.imageButton, 'image', [...INTERACTIVE_PATH, 'header']));
   }
   return { content: protoContent(message, attachments), sendFunction: 'SendMenuMessage', payload: { ...dto, text } };
 }

@@ -11,7 +11,9 @@ describe('paymentLink domains', () => {
 
   it('should refuse other hosts, look-alikes included', () => {
     expect(paymentLinkRefusal('https://evil.com/checkout', domains)).toBe('paymentLink: evil.com is not an approved payment domain');
-    expect(paymentLinkRefusal('https://mercadopago.com.br.evil.com/', domains)).toBe('paymentLink: mercadopago.com.br.evil.com is not an approved payment domain');
+    expect(paymentLinkRefusal('https://mercadopago.com.br.evil.com/', domains)).toBe(
+      'paymentLink: mercadopago.com.br.evil.com is not an approved payment domain',
+    );
     expect(paymentLinkRefusal('https://evilmercadopago.com.br/', domains)).toBe('paymentLink: evilmercadopago.com.br is not an approved payment domain');
     expect(paymentLinkRefusal('https://example.com/', domains)).toBe('paymentLink: example.com is not an approved payment domain');
   });

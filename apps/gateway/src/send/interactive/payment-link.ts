@@ -26,7 +26,10 @@ const HOSTNAME = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9
 /** PAYMENT_LINK_DOMAINS as a list: lower-case host names, or an error naming the bad entry. */
 export function parsePaymentLinkDomains(value: string | undefined): string[] {
   if (value === undefined || value.trim() === '') return [...DEFAULT_PAYMENT_LINK_DOMAINS];
-  const domains = value.split(',').map((entry) => entry.trim().toLowerCase().replace(/^\*\./, '')).filter(Boolean);
+  const domains = value
+    .split(',')
+    .map((entry) => entry.trim().toLowerCase().replace(/^\*\./, ''))
+    .filter(Boolean);
   const bad = domains.find((domain) => !HOSTNAME.test(domain));
   if (bad !== undefined) throw new Error(`"${bad}" is not a domain name`);
   return domains;

@@ -90,9 +90,16 @@ describe('selectStatusRecipients', () => {
   });
 
   it('should send to exactly the listed users of a whitelist, saved or not, and count the LIDs it cannot resolve', async () => {
-    const sut = await selectStatusRecipients(input({ privacy: { type: 'whitelist', list: [CAIO, '111@lid', `${CAIO.replace('@', ':4@')}`, '333@lid', 'junk'], fallback: false } }));
+    const sut = await selectStatusRecipients(
+      input({ privacy: { type: 'whitelist', list: [CAIO, '111@lid', `${CAIO.replace('@', ':4@')}`, '333@lid', 'junk'], fallback: false } }),
+    );
     expect(sut.recipients).toEqual([CAIO, ANA]);
-    expect(sut.debug).toMatchObject({ status_privacy_type: 'whitelist', status_privacy_list_count: 5, status_privacy_list_unresolved: 2, audience_recipient_count: 2 });
+    expect(sut.debug).toMatchObject({
+      status_privacy_type: 'whitelist',
+      status_privacy_list_count: 5,
+      status_privacy_list_unresolved: 2,
+      audience_recipient_count: 2,
+    });
     const explicit = await selectStatusRecipients(input({ privacy: { type: 'whitelist', list: [CAIO], fallback: false }, explicit: [BIA, CAIO] }));
     expect(explicit.recipients).toEqual([CAIO]);
     expect(explicit.debug.discarded_recipients).toEqual([{ input: BIA, reason: 'outside_status_audience' }]);

@@ -9,7 +9,18 @@ import { StatusSender } from './status-sender';
 /** The status audience cannot be read from the phone: nothing may be sent (guessing could reach excluded contacts). */
 describe('StatusSender when the status audience cannot be read', () => {
   const instance = { id: 'r1', token: 't', name: 'stories' } as InstanceEntity;
-  const saved = [{ instance_id: 'r1', jid: '5511900000001@s.whatsapp.net', lid: '', contact_name: 'Ana', push_name: '', verified_name: '', in_address_book: true, updated_at: new Date(0) }];
+  const saved = [
+    {
+      instance_id: 'r1',
+      jid: '5511900000001@s.whatsapp.net',
+      lid: '',
+      contact_name: 'Ana',
+      push_name: '',
+      verified_name: '',
+      in_address_book: true,
+      updated_at: new Date(0),
+    },
+  ];
   const setup = (failure: Error) => {
     const send = jest.fn();
     const sessions = { request: jest.fn(async () => Promise.reject(failure)) } as unknown as SessionClient;

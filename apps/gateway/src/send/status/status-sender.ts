@@ -17,8 +17,8 @@ export const STATUS_BROADCAST = 'status@broadcast';
  * salmon pink, light brown, light bluish grey, mid grey, deep grey (the default).
  */
 export const STATUS_BACKGROUNDS = [
-  0xffc9db74, 0xfffff59d, 0xffffb300, 0xff43a047, 0xff6b8e23, 0xffa5d6a7, 0xff26c6da, 0xff1565c0, 0xff90a4ae, 0xffce93d8,
-  0xffab47bc, 0xff5c6bc0, 0xffad1457, 0xfff8bbd0, 0xfffa8072, 0xffbcaaa4, 0xffb0bec5, 0xff757575, 0xff424242,
+  0xffc9db74, 0xfffff59d, 0xffffb300, 0xff43a047, 0xff6b8e23, 0xffa5d6a7, 0xff26c6da, 0xff1565c0, 0xff90a4ae, 0xffce93d8, 0xffab47bc, 0xff5c6bc0, 0xffad1457,
+  0xfff8bbd0, 0xfffa8072, 0xffbcaaa4, 0xffb0bec5, 0xff757575, 0xff424242,
 ] as const;
 const DEFAULT_BACKGROUND = 19;
 
@@ -47,7 +47,8 @@ export class StatusSender {
     if (type === 'text' && !text.trim()) throw ApiError.badRequest('text is required for type=text');
     if (text.length > STATUS_TEXT_LIMIT) throw ApiError.badRequest(`text is longer than ${STATUS_TEXT_LIMIT} characters`);
     const background = integerField(dto.background_color, 'Invalid background_color: give an integer from 1 to 19');
-    if (background !== undefined && (background < 1 || background > STATUS_BACKGROUNDS.length)) throw ApiError.badRequest('Invalid background_color: give an integer from 1 to 19');
+    if (background !== undefined && (background < 1 || background > STATUS_BACKGROUNDS.length))
+      throw ApiError.badRequest('Invalid background_color: give an integer from 1 to 19');
     const font = integerField(dto.font, 'Invalid font');
     if (font !== undefined && !(STATUS_FONTS as readonly number[]).includes(font)) throw ApiError.badRequest('Invalid font');
     if (type !== 'text' && (!dto.file || !dto.file.trim())) throw ApiError.badRequest('file is required for media statuses (a URL or base64)');
@@ -55,7 +56,8 @@ export class StatusSender {
     if (maxRecipients !== undefined && maxRecipients < 0) throw ApiError.badRequest('max_recipients must be a non-negative integer');
     let explicit: string[] | undefined;
     if (dto.recipients !== undefined && dto.recipients !== null) {
-      if (!Array.isArray(dto.recipients) || dto.recipients.some((entry) => typeof entry !== 'string')) throw ApiError.badRequest('recipients must be an array of strings');
+      if (!Array.isArray(dto.recipients) || dto.recipients.some((entry) => typeof entry !== 'string'))
+        throw ApiError.badRequest('recipients must be an array of strings');
       if (dto.recipients.length === 0) throw ApiError.badRequest('recipients is empty: omit it to send to the whole audience');
       explicit = dto.recipients as string[];
     }
@@ -80,21 +82,41 @@ export class StatusSender {
     const withBackground = type === 'text' || type === 'ptt' || type === 'myaudio';
     const status = {
       recipients: audience.recipients,
-      ...(withBackground && (type === 'text' || background !== undefined) ? { backgroundArgb: STATUS_BACKGROUNDS[(background ?? DEFAULT_BACKGROUND) - 1] } : {}),
+      ...(withBackground && (type === 'text' || background !== undefined)
+        ? { backgroundArgb: STATUS_BACKGROUNDS[(background ?? DEFAULT_BACKGROUND) - 1] }
+        : {}),
       ...(type === 'text' && font !== undefined ? { font } : {}),
     };
     const payload = { ...dto, type };
     let record: Record<string, unknown>;
     try {
-      record = await this.sends.send(instance, { track_source: dto.track_source, track_id: dto.track_id }, STATUS_BROADCAST, content, 'SendStatus', payload, {}, { status });
+      record = await this.sends.send(
+        instance,
+        { track_source: dto.track_source, track_id: dto.track_id },
+        STATUS_BROADCAST,
+        content,
+        'SendStatus',
+        payload,
+        {},
+        { status },
+      );
     } catch (error) {
       // The worker's check found none of them on WhatsApp.
       if (error instanceof RpcError && error.code === ErrorCode.BadRequest && /no valid recipients/.test(error.message)) {
-        throw new ApiError(400, 'no valid recipients left for the status', { debug: withDiscarded(audience.debug, audience.recipients.map((jid) => ({ input: audience.inputs.get(jid) ?? jid, reason: 'not_on_whatsapp' })), 0) });
+        throw new ApiError(400, 'no valid recipients left for the status', {
+          debug: withDiscarded(
+            audience.debug,
+            audience.recipients.map((jid) => ({ input: audience.inputs.get(jid) ?? jid, reason: 'not_on_whatsapp' })),
+            0,
+          ),
+        });
       }
       throw error;
     }
-    const { statusRecipients, statusDiscarded, ...message } = record as Record<string, unknown> & { statusRecipients?: string[]; statusDiscarded?: Array<{ input: string; reason: string }> };
+    const { statusRecipients, statusDiscarded, ...message } = record as Record<string, unknown> & {
+      statusRecipients?: string[];
+      statusDiscarded?: Array<{ input: string; reason: string }>;
+    };
     const notOnWhatsApp = (statusDiscarded ?? []).map((entry) => ({ input: audience.inputs.get(entry.input) ?? entry.input, reason: entry.reason }));
     return {
       ...message,

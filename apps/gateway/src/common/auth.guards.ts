@@ -21,7 +21,7 @@ export class AdminGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (!(await this.adminTokens.verify(header(request, 'admintoken')))) throw new ApiError(403, 'Invalid AdminToken Header');
+    if (!(await this.adminTokens.verify(header(request, 'admintoken')))) throw new ApiError('invalid_admin_token');
     return true;
   }
 }
@@ -39,7 +39,7 @@ export class InstanceGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<AuthedRequest>();
     const token = header(request, 'token') ?? queryToken(request);
     // Tokens are UUID-shaped; anything else cannot match and is not worth a query.
-    if (!token || token.length > 100) throw new ApiError(401, 'Invalid token');
+    if (!token || token.length > 100) throw ApiError.invalidToken();
     // Async sends may use an instance looked up in the last seconds (see AcceptTokenCache); the rest read it fresh.
     const cacheable = isAsyncSend(request.method, request.url, request.body);
     let instance = cacheable ? asyncAcceptTokens.get(token) : undefined;
@@ -48,7 +48,7 @@ export class InstanceGuard implements CanActivate {
       // Kept from this lookup on (a hit does not extend it): at most ten seconds old.
       if (instance && cacheable) asyncAcceptTokens.set(token, instance);
     }
-    if (!instance) throw new ApiError(401, 'Invalid token');
+    if (!instance) throw ApiError.invalidToken();
     request.instance = instance;
     return true;
   }
@@ -64,6 +64,6 @@ function queryToken(request: FastifyRequest): string | undefined {
 /** The instance the `token` header authenticated. */
 export const CurrentInstance = createParamDecorator((_: unknown, context: ExecutionContext): InstanceEntity => {
   const instance = context.switchToHttp().getRequest<AuthedRequest>().instance;
-  if (!instance) throw new ApiError(401, 'Invalid token');
+  if (!instance) throw ApiError.invalidToken();
   return instance;
 });

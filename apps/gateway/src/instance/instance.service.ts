@@ -129,7 +129,7 @@ export class InstanceService {
   async updateDelaySettings(instance: InstanceEntity, min: number, max: number) {
     const delays = normaliseDelays(min, max);
     const entity = await this.instances.update(instance.id, { msgDelayMin: delays.min, msgDelayMax: delays.max }).catch(() => {
-      throw new ApiError(500, 'failed to update delay settings');
+      throw new ApiError('internal', 'failed to update delay settings');
     });
     if (!entity) throw ApiError.notFound('client not found');
     // What is still queued follows the new gap at once.

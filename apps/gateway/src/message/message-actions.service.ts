@@ -157,7 +157,7 @@ export class MessageActionsService {
       record: { sendFunction, sendPayload: { ...payload }, trackSource: '', trackId: '', sendFolderId: '' },
     };
     const record = (await this.sessions.request(instance.id, 'send', request, 30_000)) as Record<string, unknown>;
-    if (record.status === 'Failed') throw new ApiError(502, String(record.error || 'WhatsApp refused the action'), { error_source: 'whatsapp_server' });
+    if (record.status === 'Failed') throw ApiError.refused(record);
     return record;
   }
 

@@ -28,7 +28,7 @@ export class AsyncQueueService {
         // The instance is gone (deleted since its token was looked up): as for an unknown token.
         if (code === '23503') {
           asyncAcceptTokens.forget(instance.token);
-          throw new ApiError(401, 'Invalid token');
+          throw ApiError.invalidToken();
         }
         // The record id (`r` + 7 hex digits, uazapi's shape: 28 bits) is already taken in this instance:
         // rare, but certain over a few hundred thousand messages. A fresh one; nothing was written.
@@ -50,7 +50,7 @@ export class AsyncQueueService {
     const outcome = await this.queue.clear(instance.id);
     if (outcome.ok) return { response: 'Async queue cleared', instanceId: instance.id, stats: outcome.stats };
     const message = outcome.reason === 'resetting' ? 'async queue is resetting, try again later' : 'async queue did not drain before reset';
-    throw new ApiError(409, message, { instanceId: instance.id, stats: outcome.stats });
+    throw ApiError.conflict(message, { instanceId: instance.id, stats: outcome.stats });
   }
 
   /** Accept statements written and the sends they carried (group commit; see EnqueueBatcher). */

@@ -161,19 +161,7 @@ export class SendService implements OnModuleDestroy {
     }
     const timeoutMs = 30_000 + (request.delayMs ?? 0);
     const record = (await this.sessions.request(instance.id, 'send', request, timeoutMs)) as Record<string, unknown>;
-    if (record.status === 'Failed') {
-      // WhatsApp refused it (e.g. 463): the upstream's answer, not ours; the record stays findable.
-      const code = /error (\d{3})/.exec(String(record.error))?.[1];
-      const detail = String(record.error || 'failed to send');
-      const failure = FAILURE_BY_FUNCTION[sendFunction];
-      throw new ApiError(502, failure ? `${failure}: ${detail}` : detail, {
-        error_source: 'whatsapp_server',
-        provider: 'whatsapp',
-        ...(code ? { provider_code: Number(code) } : {}),
-        id: record.id,
-        messageid: record.messageid,
-      });
-    }
+    if (record.status === 'Failed') throw ApiError.refused(record, FAILURE_BY_FUNCTION[sendFunction]);
     return { ...record, response: { status: 'success', message: 'Message sent successfully', ...responseExtra } };
   }
 }

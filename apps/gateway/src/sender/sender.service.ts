@@ -98,11 +98,11 @@ export class SenderService {
     const name = optionalString(body.folder, 'folder');
     const info = optionalString(body.info, 'info');
     const id = `f${randomBytes(6).toString('hex')}`;
-    if (name && (await this.campaigns.exists(instance.id, name))) throw new ApiError(409, `campaign "${name}" already exists`);
+    if (name && (await this.campaigns.exists(instance.id, name))) throw ApiError.conflict(`campaign "${name}" already exists`);
     try {
       await createCampaign(this.dataSource, { id, name, info, scheduledFor, delayMin, delayMax }, requests, instance.owner, instance.id);
     } catch (error) {
-      if (error instanceof CampaignExistsError) throw new ApiError(409, `campaign "${name}" already exists`);
+      if (error instanceof CampaignExistsError) throw ApiError.conflict(`campaign "${name}" already exists`);
       throw error;
     }
     this.poke(instance.id);

@@ -71,7 +71,7 @@ export class StatusSender {
     });
     if (audience.recipients.length === 0) {
       const error = explicit ? 'no valid recipients left for the status' : 'the status audience is empty: the instance has no saved contacts (give recipients)';
-      throw new ApiError(400, error, { debug: audience.debug });
+      throw ApiError.badRequest(error, { debug: audience.debug });
     }
 
     const content: OutboundContent =
@@ -103,7 +103,7 @@ export class StatusSender {
     } catch (error) {
       // The worker's check found none of them on WhatsApp.
       if (error instanceof RpcError && error.code === ErrorCode.BadRequest && /no valid recipients/.test(error.message)) {
-        throw new ApiError(400, 'no valid recipients left for the status', {
+        throw ApiError.badRequest('no valid recipients left for the status', {
           debug: withDiscarded(
             audience.debug,
             audience.recipients.map((jid) => ({ input: audience.inputs.get(jid) ?? jid, reason: 'not_on_whatsapp' })),
@@ -137,7 +137,7 @@ export class StatusSender {
     } catch (error) {
       // No session, no answer in time, a session moving: the usual statuses (409, 504, 503).
       if (error instanceof RpcError && error.code !== ErrorCode.Internal && error.code !== ErrorCode.BadRequest) throw error;
-      throw new ApiError(502, `could not read the status audience from WhatsApp (${(error as Error).message}); the status was not sent`);
+      throw new ApiError('upstream_failed', `could not read the status audience from WhatsApp (${(error as Error).message}); the status was not sent`);
     }
   }
 }

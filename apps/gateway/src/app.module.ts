@@ -2,6 +2,7 @@ import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { Bus } from '@gw/bus';
 import type { Logger } from '@gw/platform';
+import { PersistenceModule } from '@gw/persistence';
 import type { DataSource } from 'typeorm';
 import { AdminController } from './admin/admin.controller';
 import { AdminTokenService } from './admin/admin-token.service';
@@ -53,7 +54,8 @@ export class GatewayModule {
     ];
     return {
       module: GatewayModule,
-      imports: runtime.embedded ?? [],
+      // The repositories, injected by class into every module of the process (the embedded services' too).
+      imports: [PersistenceModule.forDataSource(runtime.dataSource), ...(runtime.embedded ?? [])],
       controllers: [
         HealthController,
         FilesController,

@@ -36,3 +36,4 @@ export { LabelRepository, LABEL_COLORS, toLabelRecord } from './repositories/lab
 export type { LabelFacts, LabelRow } from './repositories/label.repository';
 export { BlocklistRepository } from './repositories/blocklist.repository';
 export type { BlockChange, BlockedContact } from './repositories/blocklist.repository';
+export { PersistenceModule, REPOSITORIES } from './persistence.module';

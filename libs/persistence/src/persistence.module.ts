@@ -1,0 +1,60 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AuthStateRepository } from './repositories/auth-state.repository';
+import { BlocklistRepository } from './repositories/blocklist.repository';
+import { CampaignRepository } from './repositories/campaign.repository';
+import { ChatRepository } from './repositories/chat.repository';
+import { ContactRepository } from './repositories/contact.repository';
+import { DeliveryRepository } from './repositories/delivery.repository';
+import { FileRepository } from './repositories/file.repository';
+import { InstanceRepository } from './repositories/instance.repository';
+import { LabelRepository } from './repositories/label.repository';
+import { LeaseRepository } from './repositories/lease.repository';
+import { LidMappingRepository } from './repositories/lid-mapping.repository';
+import { MessageRepository } from './repositories/message.repository';
+import { OutboxRepository } from './repositories/outbox.repository';
+import { SendQueueRepository } from './repositories/send-queue.repository';
+import { SettingsRepository } from './repositories/settings.repository';
+import { WebhookRepository } from './repositories/webhook.repository';
+
+/** Every repository: each one is built from the DataSource alone and holds no other state. */
+export const REPOSITORIES = [
+  AuthStateRepository,
+  BlocklistRepository,
+  CampaignRepository,
+  ChatRepository,
+  ContactRepository,
+  DeliveryRepository,
+  FileRepository,
+  InstanceRepository,
+  LabelRepository,
+  LeaseRepository,
+  LidMappingRepository,
+  MessageRepository,
+  OutboxRepository,
+  SendQueueRepository,
+  SettingsRepository,
+  WebhookRepository,
+] as const;
+
+/**
+ * The repositories as Nest providers, one of each per process, injected by class:
+ * `constructor(private readonly instances: InstanceRepository)`. The embedder opens (and closes) the
+ * DataSource and registers this module once; it is global, so every feature module of the process
+ * (the gateway's, and the dispatcher's, relay's and session worker's when they run embedded) gets the
+ * same instances. The DataSource itself is provided too, for transactions a service spans.
+ */
+@Module({})
+export class PersistenceModule {
+  static forDataSource(dataSource: DataSource): DynamicModule {
+    return {
+      module: PersistenceModule,
+      global: true,
+      providers: [
+        { provide: DataSource, useValue: dataSource },
+        ...REPOSITORIES.map((repository) => ({ provide: repository, useFactory: (source: DataSource) => new repository(source), inject: [DataSource] })),
+      ],
+      exports: [DataSource, ...REPOSITORIES],
+    };
+  }
+}

@@ -2,6 +2,7 @@ export { ErrorCode, RpcError, isRpcErrorBody, assertUnreachable } from './errors
 export type { RpcErrorBody } from './errors';
 export { BROWSER_CHOICES } from './instance';
 export type { BrowserChoice, BrowserProfile, HistoryRequest, InstanceRecord, InstanceStatus, JidObject } from './instance';
+export type { MessageCallPeer, MessageRecord, SendReply, StatusSendFields } from './message';
 export { Subjects } from './subjects';
 export type {
   ConnectReply,

@@ -1,5 +1,6 @@
 import type { BrowserChoice, HistoryRequest, InstanceStatus, JidObject } from './instance';
 import type { ChatPresenceRequest, HistoryOnDemandRequest, SendRequest } from './send';
+import type { SendReply } from './message';
 import type { BlockRequest, BlocklistReply, ChatLabelsRequest, LabelEditRequest, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
 
 /**
@@ -75,8 +76,8 @@ export interface InstanceRpc {
   'privacy.get': { request: { instanceId: string }; reply: PrivacySettings };
   'privacy.set': { request: { instanceId: string; settings: PrivacySettings }; reply: PrivacySettings };
   'status.privacy': { request: { instanceId: string }; reply: StatusPrivacy };
-  /** Replies with the stored Message record (`Record<string, unknown>` here: contracts has no record types). */
-  send: { request: SendRequest; reply: Record<string, unknown> };
+  /** Replies with the stored Message record (with the audience of a status). */
+  send: { request: SendRequest; reply: SendReply };
   'chat.presence': { request: ChatPresenceRequest; reply: { ok: true } };
   /** Read receipts for received messages. */
   read: { request: { instanceId: string; keys: Array<{ remoteJid: string; id: string; participant?: string }> }; reply: { ok: true } };

@@ -1,7 +1,8 @@
+import type { MessageRecord } from '@gw/contracts';
 import type { MessageRow } from '../repositories/message.repository';
 
 /** The API's Message record (spec "Message record"; extra fields as the real captures carry them). */
-export function toMessageRecord(row: MessageRow, owner: string) {
+export function toMessageRecord(row: MessageRow, owner: string): MessageRecord {
   return {
     id: row.id,
     messageid: row.messageId,

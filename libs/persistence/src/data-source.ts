@@ -17,6 +17,7 @@ import { MessagesStatusIndex1763870000000 } from './migrations/1763870000000-mes
 import { MessageCallPeerAiMetadata1763895000000 } from './migrations/1763895000000-message-call-peer-ai-metadata';
 import { OutboxCommitOrder1763900000000 } from './migrations/1763900000000-outbox-commit-order';
 import { LeaseTokenKey1763910000000 } from './migrations/1763910000000-lease-token-key';
+import { DeliveryFillfactor1763920000000 } from './migrations/1763920000000-delivery-fillfactor';
 
 export const ENTITIES = [InstanceEntity, AuthCredsEntity, AuthKeyEntity, SessionLeaseEntity, SessionWorkerEntity, SettingEntity, OutboxEventEntity];
 export const MIGRATIONS = [
@@ -32,6 +33,7 @@ export const MIGRATIONS = [
   MessageCallPeerAiMetadata1763895000000,
   OutboxCommitOrder1763900000000,
   LeaseTokenKey1763910000000,
+  DeliveryFillfactor1763920000000,
 ];
 
 export interface DataSourceOptions {

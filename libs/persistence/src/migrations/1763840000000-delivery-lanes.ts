@@ -8,9 +8,6 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *   lane with one probe per lane, whatever the backlog behind the heads, and gives each lane's run.
  * - The claim no longer looks at `next_attempt_at` through an index (only at the lane heads it found),
  *   so the old due index is dropped: one index less to write per delivery.
- * - Each delivery row is written three times (inserted, claimed, finished). Free space on each page
- *   lets the claim (`claimed_until`, in no index) be a HOT update, and vacuum/analyze run far sooner
- *   than the defaults (20% / 10% of the table), as for any queue table with a churning head.
  */
 export class DeliveryLanes1763840000000 implements MigrationInterface {
   name = 'DeliveryLanes1763840000000';
@@ -19,11 +16,9 @@ export class DeliveryLanes1763840000000 implements MigrationInterface {
     await runner.query(`CREATE INDEX webhook_deliveries_lanes ON webhook_deliveries (webhook_id, instance_id, chat_id, event_id) WHERE status = 'pending'`);
     await runner.query(`DROP INDEX IF EXISTS webhook_deliveries_pending`);
     await runner.query(`DROP INDEX IF EXISTS webhook_deliveries_due`);
-    await runner.query(`ALTER TABLE webhook_deliveries SET (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02)`);
   }
 
   async down(runner: QueryRunner): Promise<void> {
-    await runner.query(`ALTER TABLE webhook_deliveries RESET (fillfactor, autovacuum_vacuum_scale_factor, autovacuum_analyze_scale_factor)`);
     await runner.query(
       `CREATE INDEX IF NOT EXISTS webhook_deliveries_pending ON webhook_deliveries (webhook_id, instance_id, chat_id, id) WHERE status = 'pending'`,
     );

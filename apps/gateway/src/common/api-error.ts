@@ -8,7 +8,9 @@ import { ErrorCode, assertUnreachable } from '@gw/contracts';
  */
 export const API_ERRORS = {
   /** A body, query or path value the route cannot accept (a DTO rule, or a rule only the service can check). */
-  invalid_request: { status: 400, message: 'Invalid request payload', code: 'validation_failed' },
+  invalid_request: { status: 400, message: 'Invalid request payload' },
+  /** The same, on the routes where uazapi adds a machine-readable code to the body (quick replies). */
+  validation_failed: { status: 400, message: 'Invalid request payload', code: 'validation_failed' },
   /** The `token` header names no instance. */
   invalid_token: { status: 401, message: 'Invalid token' },
   /** The `admintoken` header is not the operator's token. */

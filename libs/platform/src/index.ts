@@ -8,3 +8,4 @@ export type { EmbeddedDatabase } from './embedded-postgres';
 export { newRequestId, newToken, recordId, secretsEqual, sha256Hex } from './ids';
 export { guardedLookup, SsrfError, SsrfGuard } from './ssrf';
 export { ffmpegPath, toMp3, toOpusVoiceNote, transcode } from './ffmpeg';
+export { dropSignalSessionDumps } from './libsignal-console';

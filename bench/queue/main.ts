@@ -218,7 +218,7 @@ async function runOurs(databaseUrl: string, schema: string, sim: SimInfo): Promi
   const { EnvReader, createLogger } = await import('@gw/platform');
   const { loadGatewayConfig } = await import('../../apps/gateway/src/runtime/gateway-config');
   const { createHttpApp } = await import('../../apps/gateway/src/runtime/http-app');
-  const { AsyncQueueService } = await import('../../apps/gateway/src/queue/async-queue.service');
+  const { AsyncQueueService } = await import('../../apps/gateway/src/message/async/async-queue.service');
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 24 });
   const bus = new InProcessBus();
   // `--log error`: the stack's logs on stderr (to see why a request failed).

@@ -22,8 +22,8 @@ import { MessageDownloadService } from './message/message-download.service';
 import { FilesController } from './files/files.controller';
 import { SendController } from './send/send.controller';
 import { SendService } from './send/send.service';
-import { AsyncQueueController } from './queue/async-queue.controller';
-import { AsyncQueueService } from './queue/async-queue.service';
+import { AsyncQueueController } from './message/async/async-queue.controller';
+import { AsyncQueueService } from './message/async/async-queue.service';
 import { InteractiveRepliesService } from './send/interactive/interactive-replies.service';
 import { InteractiveSendController } from './send/interactive/interactive-send.controller';
 import { SenderController } from './sender/sender.controller';
@@ -31,8 +31,10 @@ import { SenderService } from './sender/sender.service';
 import { SseController } from './sse/sse.controller';
 import { GlobalWebhookController, WebhookController } from './webhook/webhook.controller';
 import { WebhookService } from './webhook/webhook.service';
-import { ContactStateController } from './contact-state/contact-state.controller';
-import { ContactStateService } from './contact-state/contact-state.service';
+import { ChatController } from './chat/chat.controller';
+import { ChatService } from './chat/chat.service';
+import { LabelController } from './label/label.controller';
+import { LabelService } from './label/label.service';
 
 export interface GatewayRuntime {
   config: GatewayConfig;
@@ -69,7 +71,8 @@ export class GatewayModule {
         AsyncQueueController,
         InteractiveSendController,
         SenderController,
-        ContactStateController,
+        ChatController,
+        LabelController,
       ],
       providers: [
         ...shared,
@@ -86,7 +89,8 @@ export class GatewayModule {
         AsyncQueueService,
         InteractiveRepliesService,
         SenderService,
-        ContactStateService,
+        ChatService,
+        LabelService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
       ],

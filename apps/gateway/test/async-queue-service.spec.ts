@@ -3,7 +3,7 @@ import type { SendRequest } from '@gw/contracts';
 import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { randomBytes } from 'node:crypto';
-import { AsyncQueueService } from '../src/queue/async-queue.service';
+import { AsyncQueueService } from '../src/message/async/async-queue.service';
 
 describe(AsyncQueueService.name, () => {
   let db: TestDatabase;

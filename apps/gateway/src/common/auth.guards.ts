@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import type { DataSource } from 'typeorm';
 import { AdminTokenService } from '../admin/admin-token.service';
 import { DATA_SOURCE } from '../runtime/tokens';
-import { asyncAcceptTokens, isAsyncSend } from '../queue/accept-token-cache';
+import { asyncAcceptTokens, isAsyncSend } from '../message/async/accept-token-cache';
 import { ApiError } from './api-error';
 
 type AuthedRequest = FastifyRequest & { instance?: InstanceEntity };

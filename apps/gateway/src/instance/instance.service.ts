@@ -6,7 +6,7 @@ import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { DATA_SOURCE } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
-import { AsyncQueueService } from '../queue/async-queue.service';
+import { AsyncQueueService } from '../message/async/async-queue.service';
 import type { ConnectDto, ChatbotSettingsDto, PrivacyDto, ProxyDto } from './dto/instance.dto';
 import { FIELD_NAMES } from './dto/instance.dto';
 import { toInstanceRecord, toProxyView } from './instance.mapper';

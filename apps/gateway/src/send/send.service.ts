@@ -10,7 +10,7 @@ import { ApiError } from '../common/api-error';
 import { normaliseMessageId } from '../common/message-id';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { DATA_SOURCE, GATEWAY_CONFIG } from '../runtime/tokens';
-import { AsyncQueueService } from '../queue/async-queue.service';
+import { AsyncQueueService } from '../message/async/async-queue.service';
 import { SessionClient } from '../session/session.client';
 import type { SendCommonDto } from './dto/send-common.dto';
 import { LinkPreviewBuilder } from './link-preview';

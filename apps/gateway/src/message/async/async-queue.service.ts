@@ -4,9 +4,9 @@ import type { SendRequest } from '@gw/contracts';
 import { AsyncQueue, ASYNC_QUEUE_DEFAULTS } from '@gw/dispatch';
 import { toMessageRecord, type InstanceEntity } from '@gw/persistence';
 import { randomBytes } from 'node:crypto';
-import type { DataSource } from 'typeorm';
-import { ApiError } from '../common/api-error';
-import { BUS, DATA_SOURCE } from '../runtime/tokens';
+import { DataSource } from 'typeorm';
+import { ApiError } from '../../common/api-error';
+import { BUS } from '../../runtime/tokens';
 import { asyncAcceptTokens } from './accept-token-cache';
 
 /** The gateway's side of the `async=true` queue: accept durably, report, clear. The dispatcher sends. */
@@ -14,7 +14,7 @@ import { asyncAcceptTokens } from './accept-token-cache';
 export class AsyncQueueService {
   private readonly queue: AsyncQueue;
 
-  constructor(@Inject(DATA_SOURCE) dataSource: DataSource, @Inject(BUS) bus: Bus) {
+  constructor(dataSource: DataSource, @Inject(BUS) bus: Bus) {
     this.queue = new AsyncQueue(dataSource, bus, ASYNC_QUEUE_DEFAULTS);
   }
 

@@ -1,6 +1,6 @@
-import { Controller, Delete, Get, HttpCode, UseGuards } from '@nestjs/common';
+import { Controller, Delete, Get, HttpCode, HttpStatus, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
-import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
+import { CurrentInstance, InstanceGuard } from '../../common/auth.guards';
 import { AsyncQueueService } from './async-queue.service';
 
 @Controller('message/async')
@@ -9,13 +9,13 @@ export class AsyncQueueController {
   constructor(private readonly queue: AsyncQueueService) {}
 
   @Get()
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   status(@CurrentInstance() instance: InstanceEntity) {
     return this.queue.status(instance);
   }
 
   @Delete()
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   clear(@CurrentInstance() instance: InstanceEntity) {
     return this.queue.clear(instance);
   }

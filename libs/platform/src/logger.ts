@@ -3,11 +3,14 @@ import pino, { type Logger } from 'pino';
 
 export type { Logger } from 'pino';
 
-/** JSON logs; secrets are redacted wherever they appear under these keys. */
-export function createLogger(service: string, level = 'info'): Logger {
-  return pino({
+/** The logger each service's logger was made from, without a `service` binding (see `serviceLogger`). */
+const roots = new WeakMap<Logger, Logger>();
+
+/** JSON logs, one object per line with one `service` key; secrets are redacted wherever they appear under these keys. */
+export function createLogger(service: string, level = 'info', destination?: pino.DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level,
-    base: { service },
+    base: null,
     redact: {
       paths: [
         'token',
@@ -26,7 +29,25 @@ export function createLogger(service: string, level = 'info'): Logger {
       censor: '[masked]',
     },
     timestamp: pino.stdTimeFunctions.isoTime,
-  });
+  };
+  const root = destination ? pino(options, destination) : pino(options);
+  const logger = root.child({ service });
+  roots.set(logger, root);
+  return logger;
+}
+
+/**
+ * The logger of another service running in this process (the embedded default): same output and
+ * level, its own `service` value instead of a second `service` key (pino writes a child's bindings
+ * after its parent's, so `child({ service })` would print the key twice).
+ */
+export function serviceLogger(logger: Logger, service: string): Logger {
+  const root = roots.get(logger);
+  if (!root) return logger.child({ service });
+  const child = root.child({ service });
+  child.level = logger.level;
+  roots.set(child, root);
+  return child;
 }
 
 /** Lets NestJS write through our pino logger. */

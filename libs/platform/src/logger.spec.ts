@@ -1,0 +1,48 @@
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { createLogger, serviceLogger } from './logger';
+
+/** A destination that keeps every line written. */
+function sink(): { stream: Writable; lines: () => string[] } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  return { stream, lines: () => chunks.join('').split('\n').filter(Boolean) };
+}
+
+describe('createLogger', () => {
+  it('should write one JSON object per line with a single service key, also for an embedded service', () => {
+    const out = sink();
+    const logger = createLogger('gateway', 'info', out.stream);
+    logger.info({ instanceId: 'i1' }, 'hello');
+    serviceLogger(logger, 'session-worker').child({ component: 'lease' }).warn('moved');
+    const lines = out.lines();
+    expect(lines).toHaveLength(2);
+    for (const line of lines) expect(line.match(/"service":/g)).toHaveLength(1);
+    expect(lines.map((line) => (JSON.parse(line) as { service: string }).service)).toEqual(['gateway', 'session-worker']);
+  });
+
+  it('should mask secrets under the known keys', () => {
+    const out = sink();
+    const logger = createLogger('gateway', 'info', out.stream);
+    logger.info({ token: 'tok-secret', instance: { token: 'tok-2', openai_apikey: 'sk-123' }, headers: { admintoken: 'adm-1' } }, 'x');
+    expect(out.lines().join('')).not.toMatch(/tok-secret|tok-2|sk-123|adm-1/);
+    expect(out.lines().join('')).toContain('[masked]');
+  });
+});
+
+describe('serviceLogger', () => {
+  it('should keep the level of the logger it was made from', () => {
+    const logger = createLogger('gateway', 'warn', sink().stream);
+    expect(serviceLogger(logger, 'dispatcher').level).toBe('warn');
+  });
+
+  it('should fall back to a child for a logger not made by createLogger', () => {
+    const plain = pino({ level: 'silent' });
+    expect(serviceLogger(plain, 'relay').bindings()).toEqual({ service: 'relay' });
+  });
+});

@@ -1,6 +1,6 @@
 import type { DynamicModule } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
-import { type EnvReader, type Logger } from '@gw/platform';
+import { type EnvReader, type Logger, serviceLogger } from '@gw/platform';
 import { DispatchModule, readAsyncDispatcherConfig, readRetentionConfig, RetentionModule } from '@gw/dispatch';
 import { readWebhookRelayConfig, WebhookRelayModule } from '@gw/relay';
 import { readSessionWorkerConfig, SessionWorkerModule, type SimulatorSeam } from '@gw/sessions';
@@ -31,24 +31,24 @@ export function embeddedServices(options: EmbeddedServicesOptions): DynamicModul
         workerId: options.env.optionalString('WORKER_ID') ?? `embedded-${hostname()}`,
         simulator: options.simulator ?? workerConfig.simulator,
       },
-      logger: options.logger.child({ service: 'session-worker' }),
+      logger: serviceLogger(options.logger, 'session-worker'),
     }),
     WebhookRelayModule.register({
       dataSource: options.dataSource,
       bus: options.bus,
       config: readWebhookRelayConfig(options.env),
-      logger: options.logger.child({ service: 'webhook-relay' }),
+      logger: serviceLogger(options.logger, 'webhook-relay'),
     }),
     DispatchModule.register({
       dataSource: options.dataSource,
       bus: options.bus,
       config: readAsyncDispatcherConfig(options.env),
-      logger: options.logger.child({ service: 'dispatcher' }),
+      logger: serviceLogger(options.logger, 'dispatcher'),
     }),
     RetentionModule.register({
       dataSource: options.dataSource,
       config: readRetentionConfig(options.env),
-      logger: options.logger.child({ service: 'dispatcher' }),
+      logger: serviceLogger(options.logger, 'dispatcher'),
     }),
   ];
 }

@@ -42,7 +42,9 @@ describe(SsrfGuard.name, () => {
     });
 
     it('should refuse loopback by literal address and by name', async () => {
-      await expect(sut.check('http://127.0.0.1:8080/hook')).rejects.toThrow(/private or reserved/);
+      await expect(sut.check('http://127.0.0.1:8080/hook')).rejects.toThrow(
+        /private or reserved address \(127\.0\.0\.1\); to allow it, add its range to SSRF_ALLOWLIST/,
+      );
       await expect(sut.check('http://[::1]/hook')).rejects.toThrow(/private or reserved/);
       await expect(sut.check('http://localhost/hook')).rejects.toThrow(/private or reserved/);
     });

@@ -108,10 +108,13 @@ export class SsrfGuard {
     }
     if (addresses.length === 0) throw new SsrfError(`host ${host} does not resolve`);
     const refused = addresses.find((address) => !this.isAddressAllowed(address));
-    if (refused) throw new SsrfError(`URL points to a private or reserved address (${refused})`);
+    if (refused) throw new SsrfError(`URL points to a private or reserved address (${refused})${ALLOWLIST_HINT}`);
     return { url, addresses };
   }
 }
+
+/** Says how an operator lets a local receiver (a webhook on this machine, a LAN service) through. */
+const ALLOWLIST_HINT = '; to allow it, add its range to SSRF_ALLOWLIST (e.g. 127.0.0.0/8)';
 
 /**
  * A `net` lookup that refuses what the guard refuses, at the moment of connecting. Used as the
@@ -131,7 +134,10 @@ export function guardedLookup(guard: SsrfGuard) {
       const list = addresses as import('node:dns').LookupAddress[];
       const refused = list.find((entry) => !guard.isAddressAllowed(entry.address));
       if (refused)
-        return callback(Object.assign(new SsrfError(`refused connection to a private or reserved address (${refused.address})`), { code: 'ESSRF' }), []);
+        return callback(
+          Object.assign(new SsrfError(`refused connection to a private or reserved address (${refused.address})${ALLOWLIST_HINT}`), { code: 'ESSRF' }),
+          [],
+        );
       if (options.all) return callback(null, list);
       callback(null, list[0].address, list[0].family);
     });

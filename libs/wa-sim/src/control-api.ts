@@ -6,17 +6,10 @@ import type { AddressInfo } from 'net';
 import { BufferJSON } from './baileys';
 import { SimError } from './errors';
 import { parseFaultRequest } from './faults';
+import type { Handler } from './route-spec';
 import type { SendMediaInput, WaSimulator } from './simulator';
 
 type Params = Record<string, string>;
-export type Handler = (ctx: { params: Params; query: URLSearchParams; body: Record<string, unknown> }) => Promise<unknown> | unknown;
-
-/** A route contributed by a feature module (groups…). */
-export interface RouteSpec {
-  method: string;
-  path: string;
-  handler: Handler;
-}
 
 interface Route {
   method: string;

@@ -7,7 +7,7 @@ import { deviceJid, deviceRefKey, digitsOnly, userJid } from './accounts';
 import type { Account, DeviceRef } from './accounts';
 import type { SimContext } from './context';
 import { nextServerId } from './connection';
-import type { RouteSpec } from './control-api';
+import type { RouteSpec } from './route-spec';
 import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
 import { child, children, contentString, iqError, iqResult, node, unixNow } from './node-io';

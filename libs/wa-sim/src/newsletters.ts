@@ -6,7 +6,7 @@ import { randomBytes, randomInt } from 'crypto';
 import { proto } from './baileys';
 import type { Account, DeviceRef } from './accounts';
 import type { SimContext } from './context';
-import type { RouteSpec } from './control-api';
+import type { RouteSpec } from './route-spec';
 import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
 import { child, contentBytes, iqError, iqResult, node, unixNow } from './node-io';

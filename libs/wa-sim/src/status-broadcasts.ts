@@ -5,7 +5,7 @@
 import { deviceJid, deviceRefKey } from './accounts';
 import type { Account, DeviceRef } from './accounts';
 import type { SimContext } from './context';
-import type { RouteSpec } from './control-api';
+import type { RouteSpec } from './route-spec';
 import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
 import { child, children, node } from './node-io';

@@ -1,0 +1,74 @@
+import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '../src/embedded-postgres';
+
+async function selectOne(url: string): Promise<number> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ one: number }>('SELECT 1 AS one')).rows[0].one;
+  } finally {
+    await client.end();
+  }
+}
+
+/** A pid that surely belongs to no process any more: a child that has exited. */
+function deadPid(): number {
+  return Number(spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' }).stdout.trim());
+}
+
+describe('startEmbeddedPostgres', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gw-embedded-pg-'));
+  // Run as root, the server runs as the `postgres` user, which must reach the data directory.
+  chmodSync(dataDir, 0o755);
+  const port = 56000 + (process.pid % 1000);
+  const started: EmbeddedDatabase[] = [];
+
+  afterAll(async () => {
+    for (const database of started) await database.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('should create a cluster, serve it, and stop it', async () => {
+    const database = await startEmbeddedPostgres(dataDir, port);
+    started.push(database);
+    expect(await selectOne(database.url)).toBe(1);
+    await database.stop();
+    await expect(selectOne(database.url)).rejects.toThrow();
+  }, 120_000);
+
+  it('should stop a server left behind by a killed gateway and start again', async () => {
+    const orphan = await startEmbeddedPostgres(dataDir, port);
+    // What kill -9 of the gateway leaves: the server runs on, and its owner is gone.
+    writeFileSync(join(dataDir, 'embedded-postgres.owner'), `${deadPid()}\n`);
+    const database = await startEmbeddedPostgres(dataDir, port);
+    started.push(database);
+    expect(await selectOne(database.url)).toBe(1);
+    await orphan.stop(); // its process is already gone: a no-op
+    expect(await selectOne(database.url)).toBe(1);
+    await database.stop();
+  }, 120_000);
+
+  it('should refuse a data directory whose gateway still runs, naming it', async () => {
+    const database = await startEmbeddedPostgres(dataDir, port);
+    started.push(database);
+    writeFileSync(join(dataDir, 'embedded-postgres.owner'), `${process.ppid}\n`);
+    await expect(startEmbeddedPostgres(dataDir, port)).rejects.toThrow(`belongs to a gateway that is still running (pid ${process.ppid})`);
+    writeFileSync(join(dataDir, 'embedded-postgres.owner'), `${process.pid}\n`);
+    await database.stop();
+  }, 120_000);
+
+  it('should name EMBEDDED_POSTGRES_PORT when the port is taken', async () => {
+    const squatter: Server = createServer();
+    await new Promise<void>((done) => squatter.listen(port, '127.0.0.1', done));
+    try {
+      await expect(startEmbeddedPostgres(dataDir, port)).rejects.toThrow(/port \d+ of the embedded PostgreSQL is in use.*EMBEDDED_POSTGRES_PORT/);
+    } finally {
+      await new Promise((done) => squatter.close(done));
+    }
+  }, 60_000);
+});

@@ -38,7 +38,7 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     natsUrl: env.url('NATS_URL', ['nats:', 'tls:']),
     dataDir: env.string('DATA_DIR', './.data'),
     embeddedPostgresPort: env.port('EMBEDDED_POSTGRES_PORT', 54329),
-    adminToken: env.optionalString('ADMIN_TOKEN'),
+    adminToken: adminToken(env),
     logLevel: env.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     rpcTimeoutMs: env.integer('RPC_TIMEOUT_MS', 15000, { min: 100, max: 600000 }),
     connectTimeoutMs: env.integer('CONNECT_TIMEOUT_MS', 30000, { min: 100, max: 600000 }),
@@ -49,6 +49,24 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     sseSlowClientMs: env.integer('SSE_SLOW_CLIENT_MS', 30_000, { min: 100, max: 600_000 }),
     paymentLinkDomains: paymentLinkDomains(env),
   };
+}
+
+/** Values that ship in examples and manifests (k8s/secret.yaml says CHANGE_ME): never a real token. */
+const PLACEHOLDER_TOKEN = /change[\s_-]*me|replace[\s_-]*me|placeholder|example|your[\s_-]*(admin[\s_-]*)?token|^(.)\2*$/i;
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+
+/** ADMIN_TOKEN opens every instance: a short or placeholder value stops the gateway at boot. */
+function adminToken(env: EnvReader): string | undefined {
+  const token = env.optionalString('ADMIN_TOKEN');
+  if (token === undefined) return undefined;
+  if (token.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError(
+      'ADMIN_TOKEN',
+      `must have at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. openssl rand -hex 32), or be unset to have one generated`,
+    );
+  }
+  if (PLACEHOLDER_TOKEN.test(token)) throw new ConfigError('ADMIN_TOKEN', 'is a placeholder; set a random value (e.g. openssl rand -hex 32)');
+  return token;
 }
 
 function paymentLinkDomains(env: EnvReader): string[] {

@@ -6,7 +6,7 @@ export type { SessionWorkerOptions } from './session-worker';
 export { readSessionWorkerConfig, sessionWorkerConfig, SESSION_WORKER_DEFAULTS } from './config/session-worker.config';
 export type { SessionWorkerConfig, SimulatorSeam } from './config/session-worker.config';
 export { SESSION_WORKERS_QUEUE } from './bus/session-rpc.server';
-export type { InstanceOpHandler } from './bus/session-rpc.server';
+export type { OpHandler, OpHandlers, OpRegistry } from './ops/op-handler';
 export type { Session, SessionPhase } from './session/session';
 export type { SocketContext, SocketObserver } from './session/socket-observer';
 export { PostgresAuthState } from './auth-state/postgres-auth-state';

@@ -1,8 +1,8 @@
 import type { Bus } from '@gw/bus';
-import { AuthStateRepository, InstanceRepository, LeaseRepository } from '@gw/persistence';
+import { AuthStateRepository, ChatRepository, FileRepository, InstanceRepository, LeaseRepository } from '@gw/persistence';
 import { type Logger, SsrfGuard } from '@gw/platform';
 import type { DataSource } from 'typeorm';
-import { SessionRpcServer, type InstanceOpHandler } from './bus/session-rpc.server';
+import { SessionRpcServer } from './bus/session-rpc.server';
 import type { SessionWorkerConfig } from './config/session-worker.config';
 import { LeaseKeeper } from './lease/lease-keeper';
 import { InboundMessageObserver } from './messaging/inbound-message.observer';
@@ -12,8 +12,11 @@ import { SessionStateWriter } from './session/session-state-writer';
 import type { SocketObserver } from './session/socket-observer';
 import { applySimulatorSeam } from './socket/network-options';
 import { SocketFactory } from './socket/socket-factory';
-import { createOutboundOps } from './outbound/outbound-ops';
-import { createContactStateOps } from './messaging/contact-state-ops';
+import { MediaSource } from './outbound/media-source';
+import { SendContentBuilder } from './outbound/send-content';
+import { SendLedger } from './outbound/send-ledger';
+import type { OpRegistry } from './ops/op-handler';
+import { createOpRegistry } from './ops/op-registry';
 
 export interface SessionWorkerOptions {
   /** Migrated DataSource; owned by the caller (not closed here). */
@@ -24,8 +27,8 @@ export interface SessionWorkerOptions {
   logger: Logger;
   /** Map Baileys events of each socket to records (messages, chats…). */
   socketObservers?: SocketObserver[];
-  /** More `instance.<id>.<op>` handlers (e.g. sends) next to the built-in ones. */
-  instanceOps?: Record<string, InstanceOpHandler>;
+  /** Handlers that replace built-in `instance.<id>.<op>` ones (tests, embedders), typed per op. */
+  instanceOps?: Partial<OpRegistry>;
   /**
    * Baileys has event listeners that can reject unobserved (e.g. a reply sent on a socket closing
    * under it). Log such rejections instead of letting Node end the process. Default true.
@@ -40,7 +43,7 @@ export class SessionWorker {
   readonly sweeper: AbandonedPairingSweeper;
   readonly inbound: InboundMessageObserver;
   private readonly rpc: SessionRpcServer;
-  private readonly outbound: ReturnType<typeof createOutboundOps>;
+  private readonly media: MediaSource;
   private readonly logger: Logger;
   private rejectionGuard: ((reason: unknown) => void) | null = null;
   private state: 'new' | 'running' | 'stopped' = 'new';
@@ -73,14 +76,22 @@ export class SessionWorker {
       },
       this.logger,
     );
-    this.outbound = createOutboundOps({
-      dataSource,
-      logger: this.logger,
-      ssrf: new SsrfGuard(config.ssrfAllowlist ?? []),
-      simulator: config.simulator,
-      expectResend: (instanceId, socket, messageId) => this.inbound.handlerFor(instanceId, socket)?.expectResend(messageId),
-    });
-    this.rpc = new SessionRpcServer(bus, this.manager, this.logger, { ...this.outbound.ops, ...createContactStateOps(this.inbound), ...options.instanceOps });
+    const ledger = new SendLedger(dataSource);
+    this.media = new MediaSource(dataSource, new SsrfGuard(config.ssrfAllowlist ?? []));
+    const ops = createOpRegistry(
+      {
+        ledger,
+        builder: new SendContentBuilder(ledger, this.media),
+        chats: new ChatRepository(dataSource),
+        files: new FileRepository(dataSource),
+        instances,
+        inbound: this.inbound,
+        logger: this.logger,
+        simulator: config.simulator,
+      },
+      options.instanceOps,
+    );
+    this.rpc = new SessionRpcServer(bus, this.manager, this.logger, ops);
   }
 
   get workerId(): string {
@@ -112,7 +123,7 @@ export class SessionWorker {
     await this.manager.shutdownAll();
     await this.keeper.shutdown();
     this.rpc.stop();
-    await this.outbound.close();
+    await this.media.close();
     this.removeGuard();
     this.logger.info('session worker stopped');
   }

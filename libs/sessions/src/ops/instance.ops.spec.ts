@@ -1,5 +1,5 @@
 import { ErrorCode } from '@gw/contracts';
-import { parseConnectRequest } from './session-rpc.server';
+import { parseConnectRequest } from './instance.ops';
 
 describe(parseConnectRequest.name, () => {
   it('should keep a well-formed request', () => {

@@ -1,0 +1,57 @@
+import type { InstanceOp, InstanceRpc } from '@gw/contracts';
+import type { ChatRepository, FileRepository, InstanceRepository } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import type { SimulatorSeam } from '../config/session-worker.config';
+import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
+import type { SendContentBuilder } from '../outbound/send-content';
+import type { SendLedger } from '../outbound/send-ledger';
+import type { Session } from '../session/session';
+import { chatOps, chatRequests } from './chat.ops';
+import { instanceOps, instanceRequests } from './instance.ops';
+import { labelOps, labelRequests } from './label.ops';
+import { messageOps, messageRequests } from './message.ops';
+import type { OpRegistry, OpRequestParsers } from './op-handler';
+import { sendOps, sendRequests } from './send.ops';
+
+/** How each op's request is read from the bus, one parser per op of the contract. */
+const OP_REQUESTS = {
+  ...instanceRequests,
+  ...sendRequests,
+  ...messageRequests,
+  ...labelRequests,
+  ...chatRequests,
+} satisfies OpRequestParsers<InstanceOp>;
+
+export interface OpRegistryDependencies {
+  ledger: SendLedger;
+  builder: SendContentBuilder;
+  chats: ChatRepository;
+  files: FileRepository;
+  instances: InstanceRepository;
+  inbound: InboundMessageObserver;
+  logger: Logger;
+  simulator?: SimulatorSeam;
+}
+
+/** The worker's one op registry: every op of `InstanceRpc`, from one file per op family (named like the gateway's API areas). */
+export function createOpRegistry(dependencies: OpRegistryDependencies, overrides: Partial<OpRegistry> = {}): OpRegistry {
+  return {
+    ...instanceOps,
+    ...sendOps(dependencies),
+    ...messageOps(dependencies),
+    ...labelOps(dependencies.inbound),
+    ...chatOps(dependencies.inbound),
+    ...overrides,
+  } satisfies OpRegistry;
+}
+
+/** Whether the last part of an `instance.<id>.<op>` subject names an op of the contract. */
+export function isInstanceOp(op: string): op is InstanceOp {
+  return Object.hasOwn(OP_REQUESTS, op);
+}
+
+/** Reads the op's request from what arrived over the bus (BadRequest when malformed) and runs its handler. */
+export function runOp<Op extends InstanceOp>(registry: OpRegistry, op: Op, session: Session, raw: Record<string, unknown>): Promise<InstanceRpc[Op]['reply']> {
+  const request = OP_REQUESTS[op](raw, session.instanceId);
+  return registry[op](session, request);
+}

@@ -1,0 +1,148 @@
+import { ErrorCode, RpcError, type ChatPresenceRequest, type SendRequest } from '@gw/contracts';
+import type { ChatRepository, MessageRow } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import { proto, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
+import { waitForAck } from '../outbound/ack-waiter';
+import { AwaitedAcks } from '../outbound/awaited-acks';
+import type { SendContentBuilder } from '../outbound/send-content';
+import { SendLedger } from '../outbound/send-ledger';
+import { statusAudience } from '../outbound/status-audience';
+import type { OpHandler, OpHandlers, OpRequestParsers } from './op-handler';
+
+/** The ops of the gateway's `send/` area. */
+export type SendOps = 'send' | 'chat.presence';
+
+export interface SendOpsDependencies {
+  ledger: SendLedger;
+  builder: SendContentBuilder;
+  chats: ChatRepository;
+  logger: Logger;
+}
+
+const MAX_DELAY_MS = 300_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export const sendRequests = {
+  send: (raw, instanceId) => {
+    if (!raw.messageId || !raw.recordId || !raw.chatJid || !raw.content) throw new RpcError(ErrorCode.BadRequest, 'malformed send request');
+    // The content itself was built and validated by the gateway (or the async queue it filled).
+    return { ...(raw as Partial<SendRequest>), instanceId } as SendRequest;
+  },
+  'chat.presence': (raw, instanceId): ChatPresenceRequest => {
+    const presence = raw.presence;
+    if (presence !== 'composing' && presence !== 'recording' && presence !== 'paused')
+      throw new RpcError(ErrorCode.BadRequest, 'presence must be composing, recording or paused');
+    if (typeof raw.chatJid !== 'string') throw new RpcError(ErrorCode.BadRequest, 'chatJid is required');
+    return { instanceId, chatJid: raw.chatJid, presence, delayMs: Number(raw.delayMs) || 0 };
+  },
+} satisfies OpRequestParsers<SendOps>;
+
+/**
+ * The `send` and `chat.presence` ops of the worker: a message is reserved in the store under the
+ * lease, marked relayed just before it goes out, relayed through Baileys, and answered once the server
+ * acked it (Sent) or refused it (Failed). A message id that was relayed once is never relayed again.
+ */
+export function sendOps({ ledger, builder, chats, logger }: SendOpsDependencies): OpHandlers<SendOps> {
+  const send: OpHandler<'send'> = async (session, request) => {
+    const socket = session.openSocket();
+    const owner = (socket.user?.id ?? '').split(':')[0].split('@')[0];
+    // A status goes to the recipients WhatsApp knows; checked before anything is stored.
+    const audience = request.status ? await statusAudience(socket, request.status.recipients) : null;
+    if (request.content.kind === 'media' || (request.content.kind === 'proto' && request.content.attachments?.length)) {
+      // An upload is not repeated for an id that went out before.
+      const before = await ledger.relayedBefore(request.instanceId, request.messageId);
+      if (before) return SendLedger.record(before, owner);
+    }
+
+    const built = await builder.build(socket, request);
+    // Stored only once the message could be built (a missing quote stores nothing), and marked relayed
+    // in the same statement unless a typing delay comes first.
+    const typing = Boolean(request.delayMs && request.delayMs > 0 && !request.status);
+    const { alreadyRelayed } = await ledger.reserve(session.lease, request, owner, !typing);
+    if (alreadyRelayed) return SendLedger.record(alreadyRelayed, owner);
+    if (typing) {
+      // Any audio (ptt, myaudio or a plain audio file) shows "recording…"; everything else "typing…".
+      const presence = request.content.kind === 'media' && (request.content.ptt || request.content.mediaType === 'audio') ? 'recording' : 'composing';
+      await socket.sendPresenceUpdate(presence, request.chatJid).catch(() => undefined);
+      await sleep(Math.min(request.delayMs ?? 0, MAX_DELAY_MS));
+      await socket.sendPresenceUpdate('paused', request.chatJid).catch(() => undefined);
+    }
+
+    const ack = waitForAck(socket, request.messageId);
+    if (typing)
+      await ledger.markRelayed(session.lease, request).catch((error: unknown) => {
+        ack.cancel();
+        throw error;
+      });
+    try {
+      if (built.kind === 'proto') {
+        await socket.relayMessage(request.chatJid, built.message, { messageId: request.messageId, additionalNodes: built.nodes });
+        // sendMessage announces our own message as an `append` upsert; relayMessage does not. Do the
+        // same, so the stored row gets its raw copy (poll votes need the secret) and its event.
+        const own = {
+          key: { remoteJid: request.chatJid, fromMe: true, id: request.messageId },
+          message: built.message,
+          messageTimestamp: Math.floor(Date.now() / 1000),
+          status: proto.WebMessageInfo.Status.PENDING,
+        } as WAMessage;
+        const upsert = (socket as unknown as { upsertMessage?: (message: WAMessage, type: 'append') => Promise<void> }).upsertMessage;
+        if (upsert) await upsert(own, 'append').catch((error: unknown) => logger.warn({ err: error }, 'announcing a relayed message failed'));
+      } else {
+        const statusOptions =
+          request.status && audience
+            ? {
+                statusJidList: audience.recipients,
+                // Baileys reads a colour only as hex text ("AARRGGBB"); a number is dropped.
+                ...(request.status.backgroundArgb !== undefined
+                  ? { backgroundColor: (request.status.backgroundArgb >>> 0).toString(16).padStart(8, '0') }
+                  : {}),
+                ...(request.status.font ? { font: request.status.font } : {}),
+              }
+            : {};
+        await socket.sendMessage(request.chatJid, built.content, { messageId: request.messageId, quoted: built.quoted, ...statusOptions });
+      }
+    } catch (error) {
+      ack.cancel();
+      const row = await ledger.result(session.lease, request, { status: 'Failed', error: `failed to send: ${(error as Error).message}` });
+      return SendLedger.record(row, owner);
+    }
+    const outcome = await ack.result;
+    let row: MessageRow;
+    if (outcome === 'timeout') {
+      row = (await ledger.rawMessage(request.instanceId, request.messageId))!.row;
+    } else {
+      try {
+        row = await ledger.result(session.lease, request, outcome.error ? { status: 'Failed', error: outcome.error } : { status: 'Sent' });
+      } finally {
+        AwaitedAcks.delete(socket, request.messageId);
+      }
+    }
+    if ((request.readMessages || request.readChat) && !request.status)
+      await markRead(socket, request).catch((error: unknown) => logger.warn({ err: error }, 'marking read after send failed'));
+    return audience
+      ? { ...SendLedger.record(row, owner), statusRecipients: audience.recipients, statusDiscarded: audience.discarded }
+      : SendLedger.record(row, owner);
+  };
+  const chatPresence: OpHandler<'chat.presence'> = async (session, request) => {
+    const socket = session.openSocket();
+    await socket.sendPresenceUpdate(request.presence, request.chatJid);
+    if (request.presence !== 'paused' && request.delayMs > 0) {
+      // The presence lasts the delay, then stops, as the phone would.
+      setTimeout(() => void socket.sendPresenceUpdate('paused', request.chatJid).catch(() => undefined), Math.min(request.delayMs, MAX_DELAY_MS)).unref();
+    }
+    return { ok: true };
+  };
+
+  async function markRead(socket: WASocket, request: SendRequest): Promise<void> {
+    const received = await ledger.lastReceived(request.instanceId, request.chatJid, 10);
+    if (received.length) {
+      await socket.readMessages(
+        received.map((entry) => ({ remoteJid: request.chatJid, id: entry.messageId, fromMe: false, participant: entry.isGroup ? entry.sender : undefined })),
+      );
+    }
+    if (request.readChat) await chats.markRead(request.instanceId, request.chatJid);
+  }
+
+  return { send, 'chat.presence': chatPresence };
+}

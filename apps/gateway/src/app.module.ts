@@ -19,6 +19,7 @@ import { MessageController } from './message/message.controller';
 import { MessageService } from './message/message.service';
 import { MessageActionsService } from './message/message-actions.service';
 import { MessageDownloadService } from './message/message-download.service';
+import { HistorySyncService } from './message/history-sync.service';
 import { FilesController } from './files/files.controller';
 import { SendController } from './send/send.controller';
 import { SendService } from './send/send.service';
@@ -85,6 +86,7 @@ export class GatewayModule {
         MessageService,
         MessageActionsService,
         MessageDownloadService,
+        HistorySyncService,
         SendService,
         AsyncQueueService,
         InteractiveRepliesService,

@@ -2,8 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { SettingsRepository } from '@gw/persistence';
 import { type Logger, secretsEqual, sha256Hex } from '@gw/platform';
 import { randomInt } from 'node:crypto';
-import type { DataSource } from 'typeorm';
-import { DATA_SOURCE, LOGGER } from '../runtime/tokens';
+import { LOGGER } from '../runtime/tokens';
 
 const HASH_KEY = 'admin_token_sha256';
 const ROTATED_KEY = 'admin_token_rotated_at';
@@ -15,14 +14,10 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
  */
 @Injectable()
 export class AdminTokenService {
-  private readonly settings: SettingsRepository;
-
   constructor(
-    @Inject(DATA_SOURCE) dataSource: DataSource,
+    private readonly settings: SettingsRepository,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {
-    this.settings = new SettingsRepository(dataSource);
-  }
+  ) {}
 
   /**
    * At start: ADMIN_TOKEN from the environment wins until the token is rotated through the API;

@@ -1,9 +1,7 @@
-import { type CanActivate, type ExecutionContext, Injectable, Inject, createParamDecorator } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
 import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
 import type { FastifyRequest } from 'fastify';
-import type { DataSource } from 'typeorm';
 import { AdminTokenService } from '../admin/admin-token.service';
-import { DATA_SOURCE } from '../runtime/tokens';
 import { asyncAcceptTokens, isAsyncSend } from '../message/async/accept-token-cache';
 import { ApiError } from './api-error';
 
@@ -29,11 +27,7 @@ export class AdminGuard implements CanActivate {
 /** `token` header: one instance. The admin token never opens these routes. */
 @Injectable()
 export class InstanceGuard implements CanActivate {
-  private readonly instances: InstanceRepository;
-
-  constructor(@Inject(DATA_SOURCE) dataSource: DataSource) {
-    this.instances = new InstanceRepository(dataSource);
-  }
+  constructor(private readonly instances: InstanceRepository) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthedRequest>();

@@ -66,14 +66,15 @@ export class DtoValidationPipe implements PipeTransform {
   }
 }
 
-/** Constraints that say what type a field must have: reported before any length or range rule. */
+/** Constraints that say what type a field must have: reported before any length or range rule (after a missing value). */
 const TYPE_CONSTRAINTS = new Set(['isString', 'isInt', 'isNumber', 'isBoolean', 'isArray', 'isObject']);
 
 function firstMessage(error: ValidationError, path = ''): string {
   const field = path ? `${path}.${error.property}` : error.property;
   if (error.constraints) {
-    const typeCheck = Object.keys(error.constraints).find((name) => TYPE_CONSTRAINTS.has(name));
-    const message = typeCheck ? error.constraints[typeCheck] : Object.values(error.constraints)[0];
+    // A missing required field says so (`isDefined`), before what type it must have.
+    const first = error.constraints.isDefined ? 'isDefined' : Object.keys(error.constraints).find((name) => TYPE_CONSTRAINTS.has(name));
+    const message = first ? error.constraints[first] : Object.values(error.constraints)[0];
     if (message.startsWith(error.property)) return message.replace(error.property, field);
     return message.includes(error.property) ? message : `${field}: ${message}`;
   }

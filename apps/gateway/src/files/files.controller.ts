@@ -1,9 +1,7 @@
-import { Controller, Get, Inject, Param, Res } from '@nestjs/common';
+import { Controller, Get, Param, Res } from '@nestjs/common';
 import { FileRepository } from '@gw/persistence';
 import type { FastifyReply } from 'fastify';
-import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
-import { DATA_SOURCE } from '../runtime/tokens';
 
 /**
  * `GET /files/<id>`: downloaded media behind an unguessable (128-bit), expiring id. No token: the id
@@ -11,11 +9,7 @@ import { DATA_SOURCE } from '../runtime/tokens';
  */
 @Controller('files')
 export class FilesController {
-  private readonly files: FileRepository;
-
-  constructor(@Inject(DATA_SOURCE) dataSource: DataSource) {
-    this.files = new FileRepository(dataSource);
-  }
+  constructor(private readonly files: FileRepository) {}
 
   @Get(':id')
   async get(@Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {

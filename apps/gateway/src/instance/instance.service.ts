@@ -1,10 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { JidObject } from '@gw/contracts';
 import { AuthStateRepository, InstanceRepository, type InstanceEntity, type InstancePatch, type ProxySettings } from '@gw/persistence';
 import { newRequestId, newToken, recordId } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
-import { DATA_SOURCE } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
 import { AsyncQueueService } from '../message/async/async-queue.service';
 import type { ConnectDto, ChatbotSettingsDto, PrivacyDto, ProxyDto } from './dto/instance.dto';
@@ -16,17 +14,12 @@ const PROXY_PROTOCOLS = ['http:', 'https:', 'socks5:', 'socks5h:'];
 
 @Injectable()
 export class InstanceService {
-  private readonly instances: InstanceRepository;
-  private readonly authState: AuthStateRepository;
-
   constructor(
-    @Inject(DATA_SOURCE) dataSource: DataSource,
+    private readonly instances: InstanceRepository,
+    private readonly authState: AuthStateRepository,
     private readonly sessions: SessionClient,
     private readonly queue: AsyncQueueService,
-  ) {
-    this.instances = new InstanceRepository(dataSource);
-    this.authState = new AuthStateRepository(dataSource);
-  }
+  ) {}
 
   // --- admin -------------------------------------------------------------------------------------
 

@@ -1,9 +1,9 @@
+import { Injectable } from '@nestjs/common';
 import type { HistoryOnDemandRequest } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
 import { MessageRepository, type InstanceEntity, type MessageRow } from '@gw/persistence';
-import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
-import type { SessionClient } from '../session/session.client';
+import { SessionClient } from '../session/session.client';
 import type { HistorySyncDto } from './dto/message-actions.dto';
 import { normaliseMessageId } from '../common/message-id';
 
@@ -19,23 +19,19 @@ type HistoryKey = HistoryOnDemandRequest['key'];
  * anchor message) or for one message again (`exact`). The phone answers later; what arrives is stored
  * and announced as `history` events carrying the request's id (both modes), and found by `/message/find`.
  */
-export class HistorySyncRequester {
-  private readonly messages: MessageRepository;
-
+@Injectable()
+export class HistorySyncService {
   constructor(
-    dataSource: DataSource,
+    private readonly messages: MessageRepository,
     private readonly sessions: SessionClient,
-  ) {
-    this.messages = new MessageRepository(dataSource);
-  }
+  ) {}
 
   async request(instance: InstanceEntity, dto: HistorySyncDto) {
-    if (!dto.number || !dto.number.trim()) throw ApiError.badRequest('number is required');
     const target = parseChatTarget(dto.number);
     if (!target) throw ApiError.badRequest('Invalid number: give the chat JID (or an international phone number)');
     if (target.kind === 'newsletter') throw ApiError.badRequest('history sync is not available for newsletters');
-    const mode = (dto.mode ?? '').trim().toLowerCase() || 'history';
-    if (mode !== 'history' && mode !== 'exact') throw ApiError.badRequest('mode must be history or exact');
+    // The DTO allows history, exact (any case, blanks around) or nothing.
+    const mode = (dto.mode ?? '').trim().toLowerCase() === 'exact' ? 'exact' : 'history';
     const messageId = dto.messageid?.trim() ? normaliseMessageId(dto.messageid) : '';
 
     if (mode === 'exact') {

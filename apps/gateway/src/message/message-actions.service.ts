@@ -2,12 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@gw/bus';
 import { messagesUpdatePayload, Subjects, type OutboundContent, type SendRequest } from '@gw/contracts';
 import { MessageRepository, OutboxRepository, type InstanceEntity, type MessageRow } from '@gw/persistence';
-import type { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { normaliseMessageId } from '../common/message-id';
-import { BUS, DATA_SOURCE } from '../runtime/tokens';
+import { BUS } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
 import { newMessageIds } from '../send/send.service';
+import type { DeleteDto, EditDto, MarkReadDto, PinDto, ReactDto } from './dto/message-actions.dto';
 
 const PIN_DAYS = new Set([1, 7, 30]);
 
@@ -21,25 +22,21 @@ const PIN_EMOJI = '\u{1F4CC}';
  */
 @Injectable()
 export class MessageActionsService {
-  private readonly messages: MessageRepository;
-
   constructor(
-    @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
+    private readonly dataSource: DataSource,
+    private readonly messages: MessageRepository,
     @Inject(BUS) private readonly bus: Bus,
     private readonly sessions: SessionClient,
-  ) {
-    this.messages = new MessageRepository(dataSource);
-  }
+  ) {}
 
-  async find(instance: InstanceEntity, id: string | undefined): Promise<MessageRow> {
-    if (!id || !id.trim()) throw ApiError.badRequest('id is required');
+  /** A stored message by our id or the provider's (the DTOs require a non-blank id). */
+  async find(instance: InstanceEntity, id: string): Promise<MessageRow> {
     const row = await this.messages.findOne(instance.id, normaliseMessageId(id));
     if (!row) throw ApiError.notFound('Message not found');
     return row;
   }
 
-  async react(instance: InstanceEntity, body: { number?: string; text?: string; id?: string }) {
-    if (body.text === undefined) throw ApiError.badRequest('text is required (an emoji, or "" to remove the reaction)');
+  async react(instance: InstanceEntity, body: ReactDto) {
     const target = await this.find(instance, body.id);
     const record = await this.relay(instance, target.chatId, { kind: 'reaction', targetMessageId: target.messageId, emoji: body.text }, 'SendReaction', body);
     return {
@@ -54,8 +51,7 @@ export class MessageActionsService {
     };
   }
 
-  async edit(instance: InstanceEntity, body: { id?: string; text?: string }) {
-    if (!body.text || !body.text.trim()) throw ApiError.badRequest('text is required');
+  async edit(instance: InstanceEntity, body: EditDto) {
     const target = await this.find(instance, body.id);
     if (!target.fromMe) throw ApiError.badRequest('only messages sent by this instance can be edited');
     const record = await this.relay(instance, target.chatId, { kind: 'edit', targetMessageId: target.messageId, text: body.text }, 'EditMessage', body);
@@ -79,20 +75,14 @@ export class MessageActionsService {
     };
   }
 
-  async remove(instance: InstanceEntity, body: { id?: string }) {
+  async remove(instance: InstanceEntity, body: DeleteDto) {
     const target = await this.find(instance, body.id);
     await this.relay(instance, target.chatId, { kind: 'delete', targetMessageId: target.messageId }, 'DeleteMessage', body);
-    await this.changeOriginal(
-      instance,
-      target,
-      `UPDATE messages SET status = 'Deleted', updated_at = now() WHERE instance_id = $1 AND message_id = $2`,
-      [],
-      'Deleted',
-    );
+    await this.changeOriginal(instance, target, (manager) => MessageRepository.markDeletedWithin(manager, instance.id, target.messageId), 'Deleted');
     return { timestamp: Date.now(), id: target.id };
   }
 
-  async pin(instance: InstanceEntity, body: { id?: string; pin?: boolean; duration?: unknown }) {
+  async pin(instance: InstanceEntity, body: PinDto) {
     const target = await this.find(instance, body.id);
     if (target.chatId.endsWith('@newsletter')) throw ApiError.badRequest('message pinning not supported for newsletters');
     const pin = body.pin !== false;
@@ -114,8 +104,7 @@ export class MessageActionsService {
     await this.changeOriginal(
       instance,
       target,
-      `UPDATE messages SET pinned = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`,
-      [pin],
+      (manager) => MessageRepository.setPinnedWithin(manager, instance.id, target.messageId, pin),
       pin ? 'Pinned' : 'Unpinned',
     );
     return {
@@ -165,12 +154,11 @@ export class MessageActionsService {
   private async changeOriginal(
     instance: InstanceEntity,
     target: MessageRow,
-    sql: string,
-    params: unknown[],
+    change: (manager: EntityManager) => Promise<unknown>,
     type: 'Pinned' | 'Unpinned' | 'Deleted' | 'Edited',
   ): Promise<void> {
     const lastId = await this.dataSource.transaction(async (manager) => {
-      await manager.query(sql, [instance.id, target.messageId, ...params]);
+      await change(manager);
       // The one messages_update builder, as the worker's receipts and revokes use (strings for IsGroup and Timestamp).
       const payload = messagesUpdatePayload({
         messageIds: [target.messageId],
@@ -190,8 +178,8 @@ export class MessageActionsService {
   }
 
   /** POST /message/markread: read receipts for messages by id. */
-  async markRead(instance: InstanceEntity, ids: string[] | undefined) {
-    if (!ids || ids.length === 0) throw ApiError.badRequest('id must be a non-empty array of message ids');
+  async markRead(instance: InstanceEntity, dto: MarkReadDto) {
+    const ids = dto.id;
     const results: Array<{ message_id: string; status: 'success' | 'error'; error?: string }> = [];
     const found: MessageRow[] = [];
     // One statement for the whole list, then each id is answered from what it found.

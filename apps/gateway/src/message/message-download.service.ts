@@ -1,10 +1,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { FileRepository, MessageRepository, type InstanceEntity } from '@gw/persistence';
 import { toMp3 } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import type { GatewayConfig } from '../runtime/gateway-config';
-import { DATA_SOURCE, GATEWAY_CONFIG } from '../runtime/tokens';
+import { GATEWAY_CONFIG } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
 import type { DownloadDto } from './dto/message-actions.dto';
 import { MessageActionsService } from './message-actions.service';
@@ -14,18 +13,13 @@ const LINK_TTL_MS = 7 * 24 * 3_600_000;
 /** POST /message/download: the media of a received message, as a link and/or base64 (MP3 for audio). */
 @Injectable()
 export class MessageDownloadService {
-  private readonly files: FileRepository;
-  private readonly messages: MessageRepository;
-
   constructor(
-    @Inject(DATA_SOURCE) dataSource: DataSource,
+    private readonly files: FileRepository,
+    private readonly messages: MessageRepository,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly sessions: SessionClient,
     private readonly actions: MessageActionsService,
-  ) {
-    this.files = new FileRepository(dataSource);
-    this.messages = new MessageRepository(dataSource);
-  }
+  ) {}
 
   async download(instance: InstanceEntity, dto: DownloadDto) {
     if (dto.transcribe) throw ApiError.badRequest('transcribe is not available on this gateway');

@@ -1,17 +1,11 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { type InstanceEntity, MessageRepository, toMessageRecord } from '@gw/persistence';
-import type { DataSource } from 'typeorm';
 import { normaliseMessageId } from '../common/message-id';
-import { DATA_SOURCE } from '../runtime/tokens';
 import type { FindMessagesDto } from './dto/find-messages.dto';
 
 @Injectable()
 export class MessageService {
-  private readonly messages: MessageRepository;
-
-  constructor(@Inject(DATA_SOURCE) dataSource: DataSource) {
-    this.messages = new MessageRepository(dataSource);
-  }
+  constructor(private readonly messages: MessageRepository) {}
 
   /** POST /message/find: filters, newest first by default, limit/offset (or page/pageSize). */
   async find(instance: InstanceEntity, dto: FindMessagesDto) {

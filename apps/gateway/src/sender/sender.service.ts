@@ -6,9 +6,9 @@ import { CAMPAIGN_STATUSES, CampaignExistsError, CampaignRepository, toMessageRe
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { randomBytes } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
-import { BUS, DATA_SOURCE } from '../runtime/tokens';
+import { BUS } from '../runtime/tokens';
 import { buildContactContent, buildLocationContent, buildMediaContent, buildTextContent, type BuiltContent } from '../send/content-builders';
 import { MEDIA_TYPES } from '../send/dto/send-common.dto';
 import { SendMenuDto } from '../send/interactive/interactive.dto';
@@ -50,15 +50,12 @@ export function toFolderRecord(row: CampaignFolderRow) {
  */
 @Injectable()
 export class SenderService {
-  private readonly campaigns: CampaignRepository;
-
   constructor(
-    @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
+    private readonly dataSource: DataSource,
+    private readonly campaigns: CampaignRepository,
     @Inject(BUS) private readonly bus: Bus,
     private readonly sends: SendService,
-  ) {
-    this.campaigns = new CampaignRepository(dataSource);
-  }
+  ) {}
 
   /** Wakes the dispatchers' campaign schedulers (they also poll). */
   private poke(instanceId: string): void {

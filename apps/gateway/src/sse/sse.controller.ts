@@ -5,12 +5,11 @@ import { OutboxRepository, type InstanceEntity, type OutboxPosition, type Settle
 import type { Logger } from '@gw/platform';
 import { webhookWants } from '@gw/relay';
 import type { FastifyReply } from 'fastify';
-import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { EXCLUDE_MESSAGES, WEBHOOK_EVENTS } from '../webhook/dto/webhook.dto';
 import type { GatewayConfig } from '../runtime/gateway-config';
-import { BUS, DATA_SOURCE, GATEWAY_CONFIG, LOGGER } from '../runtime/tokens';
+import { BUS, GATEWAY_CONFIG, LOGGER } from '../runtime/tokens';
 
 /** A client whose socket holds more than this unsent is too slow, and is dropped at once. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
@@ -44,16 +43,12 @@ function listParameter(value: string | string[] | undefined): string[] {
 @Controller()
 @UseGuards(InstanceGuard)
 export class SseController {
-  private readonly outbox: OutboxRepository;
-
   constructor(
-    @Inject(DATA_SOURCE) dataSource: DataSource,
+    private readonly outbox: OutboxRepository,
     @Inject(BUS) private readonly bus: Bus,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     @Inject(LOGGER) private readonly logger: Logger,
-  ) {
-    this.outbox = new OutboxRepository(dataSource);
-  }
+  ) {}
 
   @Get('sse')
   async stream(

@@ -2,10 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { DeliveryRepository, WebhookRepository, type WebhookRow, type WebhookValues } from '@gw/persistence';
 import { recordId, SsrfError, SsrfGuard } from '@gw/platform';
 import { generateWebhookSecret } from '@gw/relay';
-import type { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import type { GatewayConfig } from '../runtime/gateway-config';
-import { DATA_SOURCE, GATEWAY_CONFIG } from '../runtime/tokens';
+import { GATEWAY_CONFIG } from '../runtime/tokens';
 import type { WebhookDto } from './dto/webhook.dto';
 
 /** The API's Webhook record; the secret appears only in the answer that created or replaced it. */
@@ -29,13 +28,13 @@ export function toWebhookRecord(row: WebhookRow, showSecret = false) {
 
 @Injectable()
 export class WebhookService {
-  private readonly webhooks: WebhookRepository;
-  private readonly deliveries: DeliveryRepository;
   private readonly ssrf: SsrfGuard;
 
-  constructor(@Inject(DATA_SOURCE) dataSource: DataSource, @Inject(GATEWAY_CONFIG) config: GatewayConfig) {
-    this.webhooks = new WebhookRepository(dataSource);
-    this.deliveries = new DeliveryRepository(dataSource);
+  constructor(
+    private readonly webhooks: WebhookRepository,
+    private readonly deliveries: DeliveryRepository,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
     this.ssrf = new SsrfGuard(config.ssrfAllowlist);
   }
 

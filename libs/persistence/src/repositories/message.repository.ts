@@ -338,6 +338,11 @@ export class MessageRepository {
     return rows.length ? toMessageRow(rows[0]) : null;
   }
 
+  /** The API pinned or unpinned the message in its chat (`POST /message/pin`). */
+  static async setPinnedWithin(manager: EntityManager, instanceId: string, messageId: string, pinned: boolean): Promise<void> {
+    await manager.query(`UPDATE messages SET pinned = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId, pinned]);
+  }
+
   /** A revoke ("delete for everyone") arrived: the original's status becomes `Deleted` (final). */
   static async markDeletedWithin(manager: EntityManager, instanceId: string, messageId: string): Promise<MessageRow | null> {
     const rows: Raw[] = await manager.query(

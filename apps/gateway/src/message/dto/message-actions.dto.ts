@@ -1,23 +1,26 @@
-import { ArrayMaxSize, IsArray, IsBoolean, IsOptional, IsString, MaxLength } from 'class-validator';
+import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsDefined, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+
+/** Something other than blanks. */
+const NOT_BLANK = /\S/;
 
 export class ReactDto {
   @IsOptional() @IsString() @MaxLength(200) number?: string;
   /** An emoji; "" removes the reaction. */
-  @IsOptional() @IsString() @MaxLength(64) text?: string;
-  @IsOptional() @IsString() @MaxLength(200) id?: string;
+  @IsDefined({ message: 'text is required (an emoji, or "" to remove the reaction)' }) @IsString() @MaxLength(64) text!: string;
+  @IsDefined({ message: 'id is required' }) @IsString() @MaxLength(200) @Matches(NOT_BLANK, { message: 'id is required' }) id!: string;
 }
 
 export class EditDto {
-  @IsOptional() @IsString() @MaxLength(200) id?: string;
-  @IsOptional() @IsString() @MaxLength(65_536) text?: string;
+  @IsDefined({ message: 'text is required' }) @IsString() @MaxLength(65_536) @Matches(NOT_BLANK, { message: 'text is required' }) text!: string;
+  @IsDefined({ message: 'id is required' }) @IsString() @MaxLength(200) @Matches(NOT_BLANK, { message: 'id is required' }) id!: string;
 }
 
 export class DeleteDto {
-  @IsOptional() @IsString() @MaxLength(200) id?: string;
+  @IsDefined({ message: 'id is required' }) @IsString() @MaxLength(200) @Matches(NOT_BLANK, { message: 'id is required' }) id!: string;
 }
 
 export class PinDto {
-  @IsOptional() @IsString() @MaxLength(200) id?: string;
+  @IsDefined({ message: 'id is required' }) @IsString() @MaxLength(200) @Matches(NOT_BLANK, { message: 'id is required' }) id!: string;
   @IsOptional() @IsBoolean() pin?: boolean;
   /** Days: 1, 7 or 30; anything else (or absent) gives 30. */
   @IsOptional() duration?: unknown;
@@ -27,16 +30,17 @@ export class PinDto {
 export const MARKREAD_MAX_IDS = 100;
 
 export class MarkReadDto {
-  @IsOptional()
+  @IsDefined({ message: 'id must be a non-empty array of message ids' })
   @IsArray({ message: 'id must be an array of message ids' })
+  @ArrayNotEmpty({ message: 'id must be a non-empty array of message ids' })
   @ArrayMaxSize(MARKREAD_MAX_IDS, { message: `id: at most ${MARKREAD_MAX_IDS} message ids per request` })
   @IsString({ each: true, message: 'id must be an array of message ids' })
   @MaxLength(200, { each: true, message: 'id: each message id must be at most 200 characters' })
-  id?: string[];
+  id!: string[];
 }
 
 export class DownloadDto {
-  @IsOptional() @IsString() @MaxLength(200) id?: string;
+  @IsDefined({ message: 'id is required' }) @IsString() @MaxLength(200) @Matches(NOT_BLANK, { message: 'id is required' }) id!: string;
   @IsOptional() @IsBoolean() return_base64?: boolean;
   @IsOptional() @IsBoolean() generate_mp3?: boolean;
   @IsOptional() @IsBoolean() return_link?: boolean;
@@ -45,10 +49,17 @@ export class DownloadDto {
   @IsOptional() @IsString() openai_apikey?: string;
 }
 
-/** `POST /message/history-sync`: numbers are checked by the service, which names each error. */
+/** `POST /message/history-sync`: `count` (a number or a numeric string) and `messageid` for `exact` are checked by the service. */
 export class HistorySyncDto {
-  @IsOptional() @IsString({ message: 'number must be a string' }) @MaxLength(200) number?: string;
-  @IsOptional() @IsString({ message: 'mode must be history or exact' }) mode?: string;
+  @IsDefined({ message: 'number is required' })
+  @IsString({ message: 'number must be a string' })
+  @MaxLength(200)
+  @Matches(NOT_BLANK, { message: 'number is required' })
+  number!: string;
+  @IsOptional()
+  @IsString({ message: 'mode must be history or exact' })
+  @Matches(/^\s*(history|exact)?\s*$/i, { message: 'mode must be history or exact' })
+  mode?: string;
   @IsOptional() @IsString({ message: 'messageid must be a string' }) @MaxLength(200) messageid?: string;
   @IsOptional() count?: unknown;
 }

@@ -36,4 +36,7 @@ export { LabelRepository, LABEL_COLORS, toLabelRecord } from './repositories/lab
 export type { LabelFacts, LabelRow } from './repositories/label.repository';
 export { BlocklistRepository } from './repositories/blocklist.repository';
 export type { BlockChange, BlockedContact } from './repositories/blocklist.repository';
+export { HealthRepository } from './repositories/health.repository';
+export { RetentionRepository } from './repositories/retention.repository';
+export type { DeliveryLogPurge } from './repositories/retention.repository';
 export { PersistenceModule, REPOSITORIES } from './persistence.module';

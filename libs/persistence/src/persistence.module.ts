@@ -7,12 +7,14 @@ import { ChatRepository } from './repositories/chat.repository';
 import { ContactRepository } from './repositories/contact.repository';
 import { DeliveryRepository } from './repositories/delivery.repository';
 import { FileRepository } from './repositories/file.repository';
+import { HealthRepository } from './repositories/health.repository';
 import { InstanceRepository } from './repositories/instance.repository';
 import { LabelRepository } from './repositories/label.repository';
 import { LeaseRepository } from './repositories/lease.repository';
 import { LidMappingRepository } from './repositories/lid-mapping.repository';
 import { MessageRepository } from './repositories/message.repository';
 import { OutboxRepository } from './repositories/outbox.repository';
+import { RetentionRepository } from './repositories/retention.repository';
 import { SendQueueRepository } from './repositories/send-queue.repository';
 import { SettingsRepository } from './repositories/settings.repository';
 import { WebhookRepository } from './repositories/webhook.repository';
@@ -26,12 +28,14 @@ export const REPOSITORIES = [
   ContactRepository,
   DeliveryRepository,
   FileRepository,
+  HealthRepository,
   InstanceRepository,
   LabelRepository,
   LeaseRepository,
   LidMappingRepository,
   MessageRepository,
   OutboxRepository,
+  RetentionRepository,
   SendQueueRepository,
   SettingsRepository,
   WebhookRepository,

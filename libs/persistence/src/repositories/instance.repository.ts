@@ -26,6 +26,12 @@ export class InstanceRepository {
     return this.repo.findOneBy({ token });
   }
 
+  /** The instance's token alone (the relay puts it in payloads); null when the instance does not exist. */
+  async findToken(id: string): Promise<string | null> {
+    const rows: Array<{ token: string }> = await this.dataSource.query(`SELECT token FROM instances WHERE id = $1`, [id]);
+    return rows[0]?.token ?? null;
+  }
+
   list(): Promise<InstanceEntity[]> {
     return this.repo.find({ order: { created: 'ASC' } });
   }

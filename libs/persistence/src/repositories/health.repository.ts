@@ -1,0 +1,11 @@
+import type { DataSource } from 'typeorm';
+
+/** What a health check asks of Postgres. */
+export class HealthRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Resolves when Postgres answers a statement (a pooled connection is free and the server is up). */
+  async ping(): Promise<void> {
+    await this.dataSource.query('SELECT 1');
+  }
+}

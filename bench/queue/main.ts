@@ -211,7 +211,7 @@ async function runBare(databaseUrl: string, schema: string): Promise<void> {
 // --- ours ----------------------------------------------------------------------------------------
 
 async function runOurs(databaseUrl: string, schema: string, sim: SimInfo): Promise<void> {
-  const { openDatabase } = await import('@gw/persistence');
+  const { ChatRepository, InstanceRepository, openDatabase, SendQueueRepository } = await import('@gw/persistence');
   const { InProcessBus } = await import('@gw/bus');
   const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
   const { AsyncDispatcher, ASYNC_DISPATCHER_DEFAULTS } = await import('@gw/dispatch');
@@ -280,7 +280,14 @@ async function runOurs(databaseUrl: string, schema: string, sim: SimInfo): Promi
           return done();
         }
         case 'start-dispatcher':
-          dispatcher = new AsyncDispatcher(dataSource, bus, { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'bench', maxLanes: DRAIN_INSTANCES }, logger);
+          dispatcher = new AsyncDispatcher(
+            new SendQueueRepository(dataSource),
+            new InstanceRepository(dataSource),
+            new ChatRepository(dataSource),
+            bus,
+            { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'bench', maxLanes: DRAIN_INSTANCES },
+            logger,
+          );
           dispatcher.start();
           return done();
         case 'stop': {

@@ -193,7 +193,7 @@ async function runReceiver(): Promise<void> {
 // --- the relay process ----------------------------------------------------------------------------
 
 async function runRelay(): Promise<void> {
-  const { openDatabase } = await import('@gw/persistence');
+  const { DeliveryRepository, InstanceRepository, openDatabase, WebhookRepository } = await import('@gw/persistence');
   const { InProcessBus } = await import('@gw/bus');
   const { Subjects } = await import('@gw/contracts');
   const { createLogger, SsrfGuard } = await import('@gw/platform');
@@ -230,7 +230,14 @@ async function runRelay(): Promise<void> {
       })();
     }
   });
-  const relay = new WebhookRelay(dataSource, bus, config, createLogger('bench-relay', 'warn'));
+  const relay = new WebhookRelay(
+    new DeliveryRepository(dataSource),
+    new WebhookRepository(dataSource),
+    new InstanceRepository(dataSource),
+    bus,
+    config,
+    createLogger('bench-relay', 'warn'),
+  );
   relay.start();
   send({
     ready: true,

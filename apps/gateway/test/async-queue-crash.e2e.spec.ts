@@ -1,4 +1,5 @@
 import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher, type AsyncDispatcherConfig } from '@gw/dispatch';
+import { ChatRepository, InstanceRepository, SendQueueRepository } from '@gw/persistence';
 import { nextPhone, waitFor } from './support/stack';
 import { TakeoverStack } from './support/takeover-stack';
 
@@ -21,7 +22,9 @@ describe('async queue crash safety (real session workers, simulator)', () => {
 
   const startDispatcher = (dispatcherId: string, overrides: Partial<AsyncDispatcherConfig> = {}) => {
     const dispatcher = new AsyncDispatcher(
-      stack.db.dataSource,
+      new SendQueueRepository(stack.db.dataSource),
+      new InstanceRepository(stack.db.dataSource),
+      new ChatRepository(stack.db.dataSource),
       stack.bus,
       // A send that hangs in a dead worker times out and is handed over again (same ids); the claim of
       // a dead dispatcher lapses after claimMs.

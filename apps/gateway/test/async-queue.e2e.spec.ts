@@ -1,4 +1,5 @@
 import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher } from '@gw/dispatch';
+import { ChatRepository, InstanceRepository, SendQueueRepository } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { nextPhone, Stack, waitFor } from './support/stack';
 
@@ -23,7 +24,9 @@ describe('async send queue (HTTP → queue → dispatcher → worker → simulat
     contact = nextPhone('5541');
     await stack.control('POST', '/sim/accounts', { phone: contact, name: 'Cliente' });
     dispatcher = new AsyncDispatcher(
-      stack.db.dataSource,
+      new SendQueueRepository(stack.db.dataSource),
+      new InstanceRepository(stack.db.dataSource),
+      new ChatRepository(stack.db.dataSource),
       stack.bus,
       { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e', pollIntervalMs: 200 },
       createLogger('dispatcher', 'silent'),

@@ -1,4 +1,5 @@
 import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher, CAMPAIGN_SCHEDULER_DEFAULTS, CampaignScheduler } from '@gw/dispatch';
+import { CampaignRepository, ChatRepository, InstanceRepository, SendQueueRepository } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { nextPhone, Stack, waitFor } from './support/stack';
 
@@ -16,14 +17,16 @@ describe('campaigns (/sender/*)', () => {
     ({ token } = await stack.connectedInstance('campaign-sender'));
     for (const phone of phones) await stack.control('POST', '/sim/accounts', { phone, name: 'Cliente' });
     dispatcher = new AsyncDispatcher(
-      stack.db.dataSource,
+      new SendQueueRepository(stack.db.dataSource),
+      new InstanceRepository(stack.db.dataSource),
+      new ChatRepository(stack.db.dataSource),
       stack.bus,
       { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e-sender', pollIntervalMs: 100 },
       createLogger('dispatcher', 'silent'),
     );
     dispatcher.start();
     campaigns = new CampaignScheduler(
-      stack.db.dataSource,
+      new CampaignRepository(stack.db.dataSource),
       stack.bus,
       { ...CAMPAIGN_SCHEDULER_DEFAULTS, pollIntervalMs: 100 },
       createLogger('campaigns', 'silent'),

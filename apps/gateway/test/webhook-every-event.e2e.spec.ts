@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EVENT_TYPES } from '@gw/contracts';
 import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher, CAMPAIGN_SCHEDULER_DEFAULTS, CampaignScheduler } from '@gw/dispatch';
+import { CampaignRepository, ChatRepository, DeliveryRepository, InstanceRepository, SendQueueRepository, WebhookRepository } from '@gw/persistence';
 import { createLogger, SsrfGuard } from '@gw/platform';
 import { WEBHOOK_RELAY_DEFAULTS, WebhookRelay } from '@gw/relay';
 import { Webhook } from 'standardwebhooks';
@@ -69,7 +70,9 @@ describe('webhooks: every event kind from real traffic to a loopback receiver', 
     await stack.start({ PUBLIC_BASE_URL: 'https://gw.example' });
     receiver = await startReceiver();
     relay = new WebhookRelay(
-      stack.db.dataSource,
+      new DeliveryRepository(stack.db.dataSource),
+      new WebhookRepository(stack.db.dataSource),
+      new InstanceRepository(stack.db.dataSource),
       stack.bus,
       {
         ...WEBHOOK_RELAY_DEFAULTS,
@@ -83,13 +86,15 @@ describe('webhooks: every event kind from real traffic to a loopback receiver', 
     );
     relay.start();
     dispatcher = new AsyncDispatcher(
-      stack.db.dataSource,
+      new SendQueueRepository(stack.db.dataSource),
+      new InstanceRepository(stack.db.dataSource),
+      new ChatRepository(stack.db.dataSource),
       stack.bus,
       { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e-every-event', pollIntervalMs: 100 },
       logger,
     );
     dispatcher.start();
-    campaigns = new CampaignScheduler(stack.db.dataSource, stack.bus, { ...CAMPAIGN_SCHEDULER_DEFAULTS, pollIntervalMs: 100 }, logger);
+    campaigns = new CampaignScheduler(new CampaignRepository(stack.db.dataSource), stack.bus, { ...CAMPAIGN_SCHEDULER_DEFAULTS, pollIntervalMs: 100 }, logger);
     campaigns.start();
 
     const global = await stack.gw.call('POST', '/globalwebhook', {

@@ -3,7 +3,6 @@ import { ErrorCode, RpcError, Subjects, type SendRequest } from '@gw/contracts';
 import { ChatRepository, InstanceRepository, SendQueueRepository, type LaneClaim, type QueuedSend } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { randomBytes } from 'node:crypto';
-import type { DataSource } from 'typeorm';
 import { resolveRequestPlaceholders } from './chat-placeholders';
 
 export interface AsyncDispatcherConfig {
@@ -49,9 +48,6 @@ const UNREACHABLE: ReadonlySet<string> = new Set([ErrorCode.NoSession, ErrorCode
  * dispatchers run side by side and a dead one's lanes are taken over once its claims lapse.
  */
 export class AsyncDispatcher {
-  private readonly queue: SendQueueRepository;
-  private readonly chats: ChatRepository;
-  private readonly instances: InstanceRepository;
   private readonly claimPrefix: string;
   private readonly active = new Map<string, Promise<void>>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -64,14 +60,13 @@ export class AsyncDispatcher {
   private loopDone?: Promise<void>;
 
   constructor(
-    dataSource: DataSource,
+    private readonly queue: SendQueueRepository,
+    private readonly instances: InstanceRepository,
+    private readonly chats: ChatRepository,
     private readonly bus: Bus,
     private readonly config: AsyncDispatcherConfig,
     private readonly logger: Logger,
   ) {
-    this.queue = new SendQueueRepository(dataSource);
-    this.chats = new ChatRepository(dataSource);
-    this.instances = new InstanceRepository(dataSource);
     this.claimPrefix = `${config.dispatcherId}:${randomBytes(3).toString('hex')}`;
   }
 

@@ -3,7 +3,7 @@ import type { Bus, BusSubscription } from '@gw/bus';
 import { Subjects, type OutboxNotice, type QueueNotice, type SendRequest } from '@gw/contracts';
 import { CampaignRepository, type NewCampaign } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
-import type { DataSource } from 'typeorm';
+import { DataSource } from 'typeorm';
 
 export interface CampaignSchedulerConfig {
   /** How often due folders are looked at (completions of released sends are seen at this pace too). */
@@ -23,8 +23,17 @@ export interface CampaignSpec {
   delayMax: number;
 }
 
-/** Accepts a campaign: every message `Queued` (with `record.sendFolderId` = the folder) before the answer. */
-export async function createCampaign(dataSource: DataSource, spec: CampaignSpec, requests: SendRequest[], owner: string, instanceId: string): Promise<void> {
+/**
+ * Accepts a campaign: every message `Queued` (with `record.sendFolderId` = the folder) before the answer.
+ * `campaigns`: the process's CampaignRepository (a DataSource still works until the gateway passes the repository; then drop it).
+ */
+export async function createCampaign(
+  campaigns: CampaignRepository | DataSource,
+  spec: CampaignSpec,
+  requests: SendRequest[],
+  owner: string,
+  instanceId: string,
+): Promise<void> {
   const campaign: NewCampaign = {
     ...spec,
     instanceId,
@@ -33,7 +42,7 @@ export async function createCampaign(dataSource: DataSource, spec: CampaignSpec,
       return { message: outboundMessageRow(stamped, owner, 'Queued'), request: stamped };
     }),
   };
-  await new CampaignRepository(dataSource).create(campaign);
+  await (campaigns instanceof DataSource ? new CampaignRepository(campaigns) : campaigns).create(campaign);
 }
 
 /**
@@ -42,7 +51,6 @@ export async function createCampaign(dataSource: DataSource, spec: CampaignSpec,
  * paused folders. State is in Postgres (CampaignRepository.tick); any number of schedulers may run.
  */
 export class CampaignScheduler {
-  private readonly campaigns: CampaignRepository;
   private running = false;
   private timer?: NodeJS.Timeout;
   private loopDone?: Promise<void>;
@@ -50,13 +58,11 @@ export class CampaignScheduler {
   private subscription?: BusSubscription;
 
   constructor(
-    dataSource: DataSource,
+    private readonly campaigns: CampaignRepository,
     private readonly bus: Bus,
     private readonly config: CampaignSchedulerConfig,
     private readonly logger: Logger,
-  ) {
-    this.campaigns = new CampaignRepository(dataSource);
-  }
+  ) {}
 
   start(): void {
     if (this.running) return;

@@ -1,7 +1,7 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
+import { CampaignRepository, ChatRepository, InstanceRepository, SendQueueRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 import { AsyncDispatcher, type AsyncDispatcherConfig } from './async-dispatcher';
 import { CAMPAIGN_SCHEDULER_DEFAULTS, CampaignScheduler } from './campaign-scheduler';
 
@@ -26,27 +26,33 @@ class AsyncDispatcherLifecycle implements OnApplicationBootstrap, OnApplicationS
   }
 }
 
-/** The dispatcher as a Nest module: the async-send queue and the campaign scheduler, started and stopped with the application. */
+/**
+ * The dispatcher as a Nest module: the async-send queue and the campaign scheduler, started and stopped with the application.
+ * The repositories come from PersistenceModule (global), registered once by the process.
+ */
 @Module({})
 export class DispatchModule {
-  static register(options: { dataSource: DataSource; bus: Bus; config: AsyncDispatcherConfig; logger: Logger }): DynamicModule {
+  static register(options: { bus: Bus; config: AsyncDispatcherConfig; logger: Logger }): DynamicModule {
     return {
       module: DispatchModule,
       providers: [
         {
           provide: DISPATCHER,
-          useFactory: () => new AsyncDispatcher(options.dataSource, options.bus, options.config, options.logger.child({ component: 'async-dispatcher' })),
+          useFactory: (queue: SendQueueRepository, instances: InstanceRepository, chats: ChatRepository) =>
+            new AsyncDispatcher(queue, instances, chats, options.bus, options.config, options.logger.child({ component: 'async-dispatcher' })),
+          inject: [SendQueueRepository, InstanceRepository, ChatRepository],
         },
         // Scheduled sends: campaigns release their messages into the async queue at their own pace.
         {
           provide: CAMPAIGNS,
-          useFactory: () =>
+          useFactory: (campaigns: CampaignRepository) =>
             new CampaignScheduler(
-              options.dataSource,
+              campaigns,
               options.bus,
               { ...CAMPAIGN_SCHEDULER_DEFAULTS, pollIntervalMs: options.config.pollIntervalMs },
               options.logger.child({ component: 'campaign-scheduler' }),
             ),
+          inject: [CampaignRepository],
         },
         AsyncDispatcherLifecycle,
       ],

@@ -1,7 +1,6 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
-import { FileRepository, MessageRepository } from '@gw/persistence';
+import { FileRepository, MessageRepository, RetentionRepository } from '@gw/persistence';
 import type { EnvReader, Logger } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 
 export interface RetentionConfig {
   /** Messages, their events and delivery logs older than this are purged (MESSAGE_RETENTION_DAYS, default 7). */
@@ -17,8 +16,6 @@ export function readRetentionConfig(env: EnvReader): RetentionConfig {
   };
 }
 
-const LOCK = 727_002;
-
 /**
  * The scheduled purge: messages past the retention, expired files, and the outbox rows, deliveries and
  * delivery errors that are done and as old. Any number of dispatchers may run it; an advisory lock lets
@@ -29,7 +26,9 @@ export class RetentionJob {
   private running?: Promise<void>;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly retention: RetentionRepository,
+    private readonly messages: MessageRepository,
+    private readonly files: FileRepository,
     private readonly config: RetentionConfig,
     private readonly logger: Logger,
   ) {}
@@ -52,35 +51,17 @@ export class RetentionJob {
     await this.running;
   }
 
+  /** One purge; {} when another process is purging right now. */
   async runOnce(now = new Date()): Promise<Record<string, number>> {
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
-    try {
-      const [{ locked }]: Array<{ locked: boolean }> = await runner.query(`SELECT pg_try_advisory_lock($1) AS locked`, [LOCK]);
-      if (!locked) return {};
-      try {
-        const cutoff = new Date(now.getTime() - this.config.retentionDays * 86_400_000);
-        const count = async (sql: string) => Number((await runner.query(sql, [cutoff]))[0].n);
-        return {
-          messages: await new MessageRepository(this.dataSource).purgeOlderThan(cutoff),
-          files: await new FileRepository(this.dataSource).purgeExpired(),
-          deliveries: await count(
-            `WITH gone AS (DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1 RETURNING 1) SELECT count(*) AS n FROM gone`,
-          ),
-          // An event is kept while a delivery of it is still pending.
-          events: await count(
-            `WITH gone AS (DELETE FROM outbox_events o WHERE o.dispatched_at IS NOT NULL AND o.created_at < $1
-               AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = o.id AND d.status = 'pending') RETURNING 1)
-             SELECT count(*) AS n FROM gone`,
-          ),
-          errors: await count(`WITH gone AS (DELETE FROM webhook_errors WHERE created < $1 RETURNING 1) SELECT count(*) AS n FROM gone`),
-        };
-      } finally {
-        await runner.query(`SELECT pg_advisory_unlock($1)`, [LOCK]);
-      }
-    } finally {
-      await runner.release();
-    }
+    const cutoff = new Date(now.getTime() - this.config.retentionDays * 86_400_000);
+    const removed = await this.retention.whileLocked(async (purge) => ({
+      messages: await this.messages.purgeOlderThan(cutoff),
+      files: await this.files.purgeExpired(),
+      deliveries: await purge.deliveries(cutoff),
+      events: await purge.events(cutoff),
+      errors: await purge.errors(cutoff),
+    }));
+    return removed ?? {};
   }
 }
 
@@ -101,11 +82,17 @@ class RetentionLifecycle implements OnApplicationBootstrap, OnApplicationShutdow
 
 @Module({})
 export class RetentionModule {
-  static register(options: { dataSource: DataSource; config: RetentionConfig; logger: Logger }): DynamicModule {
+  /** The repositories come from PersistenceModule (global), registered once by the process. */
+  static register(options: { config: RetentionConfig; logger: Logger }): DynamicModule {
     return {
       module: RetentionModule,
       providers: [
-        { provide: JOB, useFactory: () => new RetentionJob(options.dataSource, options.config, options.logger.child({ component: 'retention' })) },
+        {
+          provide: JOB,
+          useFactory: (retention: RetentionRepository, messages: MessageRepository, files: FileRepository) =>
+            new RetentionJob(retention, messages, files, options.config, options.logger.child({ component: 'retention' })),
+          inject: [RetentionRepository, MessageRepository, FileRepository],
+        },
         RetentionLifecycle,
       ],
     };

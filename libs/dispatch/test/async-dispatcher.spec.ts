@@ -1,12 +1,13 @@
 import { InProcessBus } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type SendRequest } from '@gw/contracts';
-import { InstanceRepository } from '@gw/persistence';
+import { InstanceRepository, SendQueueRepository } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { randomBytes } from 'node:crypto';
 import { AsyncDispatcher, type AsyncDispatcherConfig } from '../src/async-dispatcher';
 import { AsyncQueue } from '../src/async-queue';
 import { FakeWorker, sleep, waitFor } from './support/fake-worker';
+import { dispatcherRepositoriesOf } from './support/repositories';
 
 jest.setTimeout(20_000);
 
@@ -30,7 +31,7 @@ describe(AsyncDispatcher.name, () => {
     ...overrides,
   });
   const startDispatcher = (overrides: Partial<AsyncDispatcherConfig> = {}) => {
-    const sut = new AsyncDispatcher(db.dataSource, bus, config(overrides), logger);
+    const sut = new AsyncDispatcher(...dispatcherRepositoriesOf(db.dataSource), bus, config(overrides), logger);
     dispatchers.push(sut);
     sut.start();
     return sut;
@@ -79,7 +80,7 @@ describe(AsyncDispatcher.name, () => {
   beforeEach(() => {
     bus = new InProcessBus();
     worker = new FakeWorker(bus, db.dataSource);
-    queue = new AsyncQueue(db.dataSource, bus, { drainTimeoutMs: 1_500, drainPollMs: 20 });
+    queue = new AsyncQueue(new SendQueueRepository(db.dataSource), bus, { drainTimeoutMs: 1_500, drainPollMs: 20 });
   });
   afterEach(async () => {
     for (const sut of dispatchers.splice(0)) await sut.stop();

@@ -1,6 +1,6 @@
 import { InProcessBus } from '@gw/bus';
 import type { SendRequest } from '@gw/contracts';
-import { CampaignRepository, InstanceRepository } from '@gw/persistence';
+import { CampaignRepository, InstanceRepository, SendQueueRepository } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { randomBytes } from 'node:crypto';
@@ -8,6 +8,7 @@ import { AsyncDispatcher } from '../src/async-dispatcher';
 import { AsyncQueue } from '../src/async-queue';
 import { CampaignScheduler, createCampaign } from '../src/campaign-scheduler';
 import { FakeWorker, sleep, waitFor } from './support/fake-worker';
+import { dispatcherRepositoriesOf } from './support/repositories';
 
 jest.setTimeout(20_000);
 
@@ -39,7 +40,7 @@ describe(CampaignScheduler.name, () => {
     const id = `f${randomBytes(5).toString('hex')}`;
     const requests = Array.from({ length: count }, (_, n) => request(instanceId, `${id} #${n}`));
     await createCampaign(
-      db.dataSource,
+      campaigns,
       { id, name: options.name ?? id, info: 'test', scheduledFor: options.at ?? new Date(), delayMin: options.delayMin ?? 0, delayMax: options.delayMax ?? 0 },
       requests,
       '5511888880000',
@@ -58,7 +59,7 @@ describe(CampaignScheduler.name, () => {
     bus = new InProcessBus();
     worker = new FakeWorker(bus, db.dataSource);
     dispatcher = new AsyncDispatcher(
-      db.dataSource,
+      ...dispatcherRepositoriesOf(db.dataSource),
       bus,
       {
         dispatcherId: 'c',
@@ -72,7 +73,7 @@ describe(CampaignScheduler.name, () => {
       },
       logger,
     );
-    scheduler = new CampaignScheduler(db.dataSource, bus, { pollIntervalMs: 30, batch: 50 }, logger);
+    scheduler = new CampaignScheduler(campaigns, bus, { pollIntervalMs: 30, batch: 50 }, logger);
     dispatcher.start();
     scheduler.start();
   });
@@ -130,7 +131,7 @@ describe(CampaignScheduler.name, () => {
     await campaign(instanceId, 3, { delayMin: 1, delayMax: 1 });
     await waitFor(() => sentOf(instanceId).length === 1);
     const other = request(instanceId, 'not in the campaign');
-    await new AsyncQueue(db.dataSource, bus).enqueue(other, '5511888880000');
+    await new AsyncQueue(new SendQueueRepository(db.dataSource), bus).enqueue(other, '5511888880000');
     await waitFor(() => worker.relayCount(other.messageId) === 1, 900);
     expect(sentOf(instanceId)).toHaveLength(2);
   });

@@ -1,6 +1,6 @@
 import { InProcessBus } from '@gw/bus';
 import type { SendRequest } from '@gw/contracts';
-import { InstanceRepository } from '@gw/persistence';
+import { InstanceRepository, SendQueueRepository } from '@gw/persistence';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { randomBytes } from 'node:crypto';
 import { AsyncQueue } from '../src/async-queue';
@@ -92,7 +92,11 @@ describe(`${AsyncQueue.name} group commit`, () => {
 
   it('commits concurrent accepts of many instances in shared statements: every Queued row with its queue row', async () => {
     const bus = new InProcessBus();
-    const queue = new AsyncQueue(db.dataSource, bus, { drainTimeoutMs: 1_000, drainPollMs: 20, batching: { maxBatch: 50, maxInFlight: 1 } });
+    const queue = new AsyncQueue(new SendQueueRepository(db.dataSource), bus, {
+      drainTimeoutMs: 1_000,
+      drainPollMs: 20,
+      batching: { maxBatch: 50, maxInFlight: 1 },
+    });
     const instances = await Promise.all([newInstance(), newInstance(), newInstance()]);
     const requests = Array.from({ length: 120 }, (_, index) => request(instances[index % 3], `hello ${index}`));
 
@@ -119,7 +123,11 @@ describe(`${AsyncQueue.name} group commit`, () => {
 
   it('a bad accept in a group (unknown instance) fails alone; the others are queued', async () => {
     const bus = new InProcessBus();
-    const queue = new AsyncQueue(db.dataSource, bus, { drainTimeoutMs: 1_000, drainPollMs: 20, batching: { maxBatch: 50, maxInFlight: 1 } });
+    const queue = new AsyncQueue(new SendQueueRepository(db.dataSource), bus, {
+      drainTimeoutMs: 1_000,
+      drainPollMs: 20,
+      batching: { maxBatch: 50, maxInFlight: 1 },
+    });
     const instance = await newInstance();
     const good = Array.from({ length: 10 }, (_, index) => request(instance, `ok ${index}`));
     const bad = request('no-such-instance', 'lost');

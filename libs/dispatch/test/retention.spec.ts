@@ -1,4 +1,4 @@
-import { InstanceRepository, MessageRepository, OutboxRepository } from '@gw/persistence';
+import { FileRepository, InstanceRepository, MessageRepository, OutboxRepository, RetentionRepository } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { RetentionJob } from '../src/retention';
@@ -24,7 +24,13 @@ describe(RetentionJob.name, () => {
     await db.dataSource.query(`UPDATE outbox_events SET dispatched_at = now(), created_at = now() - interval '9 days'`);
     await db.dataSource.query(`INSERT INTO stored_files (id, instance_id, data, expires_at) VALUES ('f1', 'rret', '\\x00', now() - interval '1 minute')`);
 
-    const sut = new RetentionJob(db.dataSource, { retentionDays: 7, intervalMs: 60_000 }, createLogger('t', 'silent'));
+    const sut = new RetentionJob(
+      new RetentionRepository(db.dataSource),
+      new MessageRepository(db.dataSource),
+      new FileRepository(db.dataSource),
+      { retentionDays: 7, intervalMs: 60_000 },
+      createLogger('t', 'silent'),
+    );
     const removed = await sut.runOnce();
 
     expect(removed).toMatchObject({ messages: 1, files: 1, events: 1 });

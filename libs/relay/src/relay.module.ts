@@ -1,7 +1,7 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
+import { DeliveryRepository, InstanceRepository, WebhookRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 import { WebhookRelay, type WebhookRelayConfig } from './webhook-relay';
 
 const RELAY = Symbol('WEBHOOK_RELAY');
@@ -19,16 +19,21 @@ class WebhookRelayLifecycle implements OnApplicationBootstrap, OnApplicationShut
   }
 }
 
-/** The webhook relay as a Nest module: started with the application, stopped (drained) with it. */
+/**
+ * The webhook relay as a Nest module: started with the application, stopped (drained) with it. The
+ * repositories come from PersistenceModule (global), registered once by the process.
+ */
 @Module({})
 export class WebhookRelayModule {
-  static register(options: { dataSource: DataSource; bus: Bus; config: WebhookRelayConfig; logger: Logger }): DynamicModule {
+  static register(options: { bus: Bus; config: WebhookRelayConfig; logger: Logger }): DynamicModule {
     return {
       module: WebhookRelayModule,
       providers: [
         {
           provide: RELAY,
-          useFactory: () => new WebhookRelay(options.dataSource, options.bus, options.config, options.logger.child({ component: 'webhook-relay' })),
+          useFactory: (deliveries: DeliveryRepository, webhooks: WebhookRepository, instances: InstanceRepository) =>
+            new WebhookRelay(deliveries, webhooks, instances, options.bus, options.config, options.logger.child({ component: 'webhook-relay' })),
+          inject: [DeliveryRepository, WebhookRepository, InstanceRepository],
         },
         WebhookRelayLifecycle,
       ],

@@ -1,8 +1,7 @@
 import { Bus, type BusSubscription } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { DeliveryRepository, type DeliveredResult, type DeliveryClaim, WebhookRepository, type WebhookRow } from '@gw/persistence';
+import { DeliveryRepository, type DeliveredResult, type DeliveryClaim, InstanceRepository, WebhookRepository, type WebhookRow } from '@gw/persistence';
 import { guardedLookup, type Logger, SsrfError, SsrfGuard } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 import { Agent, request } from 'undici';
 import { nextAttemptDelay, parseRetryAfter } from './retry-schedule';
 import { signWebhook } from './signature';
@@ -89,8 +88,6 @@ interface Receiver {
  *    before that leaves the claims to lapse: those deliveries go out again (same `webhook-id`).
  */
 export class WebhookRelay {
-  private readonly deliveries: DeliveryRepository;
-  private readonly webhooks: WebhookRepository;
   private readonly agent: Agent;
   private readonly receivers = new Map<string, Receiver>();
   private readonly tokens = new Map<string, { token: string; at: number }>();
@@ -120,13 +117,13 @@ export class WebhookRelay {
   private flushing?: Promise<void>;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly deliveries: DeliveryRepository,
+    private readonly webhooks: WebhookRepository,
+    private readonly instances: InstanceRepository,
     private readonly bus: Bus,
     private readonly config: WebhookRelayConfig,
     private readonly logger: Logger,
   ) {
-    this.deliveries = new DeliveryRepository(dataSource);
-    this.webhooks = new WebhookRepository(dataSource);
     this.agent = new Agent({ connect: { lookup: guardedLookup(config.ssrf), timeout: config.requestTimeoutMs }, keepAliveTimeout: 10_000 });
     const onError = (error: unknown) => this.logger.error({ err: error }, 'webhook relay pass failed');
     this.fanOutLoop = new PassLoop(
@@ -461,8 +458,7 @@ export class WebhookRelay {
   private async tokenOf(instanceId: string): Promise<string> {
     const cached = this.tokens.get(instanceId);
     if (cached && Date.now() - cached.at < 60_000) return cached.token;
-    const rows: Array<{ token: string }> = await this.dataSource.query(`SELECT token FROM instances WHERE id = $1`, [instanceId]);
-    const token = rows[0]?.token ?? '';
+    const token = (await this.instances.findToken(instanceId)) ?? '';
     this.tokens.set(instanceId, { token, at: Date.now() });
     return token;
   }

@@ -7,6 +7,10 @@ import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { generateWebhookSecret, matchWebhooks, WEBHOOK_RELAY_DEFAULTS, WebhookRelay, type WebhookRelayConfig } from '@gw/relay';
 import type { DataSource } from 'typeorm';
 
+/** The relay's repositories on a DataSource, as WebhookRelayModule injects them from PersistenceModule. */
+const repositoriesOf = (dataSource: DataSource) =>
+  [new DeliveryRepository(dataSource), new WebhookRepository(dataSource), new InstanceRepository(dataSource)] as const;
+
 interface Delivered {
   lane: string;
   n: number;
@@ -192,7 +196,10 @@ describe('webhook delivery in batches', () => {
     // Every fourth request fails: its lane must wait for the retry, the other lanes go on.
     receiver.decide((_body, index) => (index % 4 === 3 ? 503 : 200));
     await emit(lanes, perLane);
-    const relays = [new WebhookRelay(db.dataSource, bus, config(), logger), new WebhookRelay(db.dataSource, bus, config(), logger)];
+    const relays = [
+      new WebhookRelay(...repositoriesOf(db.dataSource), bus, config(), logger),
+      new WebhookRelay(...repositoriesOf(db.dataSource), bus, config(), logger),
+    ];
     for (const relay of relays) relay.start();
     try {
       await waitFor(async () => (await statuses()).delivered === lanes * perLane);
@@ -226,7 +233,12 @@ describe('webhook delivery in batches', () => {
     }));
     await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, stuckInstance, stuckEvents));
     await emit(4, 10);
-    const sut = new WebhookRelay(db.dataSource, bus, config({ requestTimeoutMs: 120_000, batchSize: 20, maxInFlightPerReceiver: 2 }), logger);
+    const sut = new WebhookRelay(
+      ...repositoriesOf(db.dataSource),
+      bus,
+      config({ requestTimeoutMs: 120_000, batchSize: 20, maxInFlightPerReceiver: 2 }),
+      logger,
+    );
     sut.start();
     try {
       // The stuck receiver fills its two slots and its share of claims; the other one gets everything.
@@ -253,14 +265,14 @@ describe('webhook delivery in batches', () => {
     // requests in flight, runs claimed behind them and, perhaps, successes it never recorded.
     receiver.decide((_body, index) => (index < 8 ? 200 : 'hold'));
     const doomedDb: DataSource = await openDatabase({ url: db.url, schema: db.schema, poolSize: 3 });
-    const doomed = new WebhookRelay(doomedDb, bus, config({ claimMs: 1_500, requestTimeoutMs: 120_000 }), logger);
+    const doomed = new WebhookRelay(...repositoriesOf(doomedDb), bus, config({ claimMs: 1_500, requestTimeoutMs: 120_000 }), logger);
     doomed.start();
     await waitFor(() => receiver.held.length >= 4);
     // kill -9: from now on it can neither write to Postgres nor get an answer.
     await doomedDb.destroy();
 
     receiver.decide(() => 200);
-    const survivor = new WebhookRelay(db.dataSource, bus, config(), logger);
+    const survivor = new WebhookRelay(...repositoriesOf(db.dataSource), bus, config(), logger);
     survivor.start();
     try {
       await waitFor(async () => (await statuses()).delivered === lanes * perLane);

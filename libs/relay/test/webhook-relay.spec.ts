@@ -6,6 +6,11 @@ import { createLogger, SsrfGuard } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { Webhook } from 'standardwebhooks';
 import { generateWebhookSecret, WEBHOOK_RELAY_DEFAULTS, WebhookRelay, type WebhookRelayConfig } from '@gw/relay';
+import type { DataSource } from 'typeorm';
+
+/** The relay's repositories on a DataSource, as WebhookRelayModule injects them from PersistenceModule. */
+const repositoriesOf = (dataSource: DataSource) =>
+  [new DeliveryRepository(dataSource), new WebhookRepository(dataSource), new InstanceRepository(dataSource)] as const;
 
 interface Received {
   path: string;
@@ -105,7 +110,7 @@ describe(WebhookRelay.name, () => {
 
   it('should deliver signed envelopes a Standard Webhooks receiver verifies', async () => {
     await addWebhook();
-    const sut = new WebhookRelay(db.dataSource, bus, config(), logger);
+    const sut = new WebhookRelay(...repositoriesOf(db.dataSource), bus, config(), logger);
     await emit([{ type: 'connection', payload: { EventType: 'connection', instance: { name: 'x', status: 'connected' }, instanceName: 'x', owner: '55' } }]);
     sut.start();
     await waitFor(() => receiver.received.length === 1);
@@ -119,7 +124,7 @@ describe(WebhookRelay.name, () => {
 
   it('should include the token only when the webhook asks for it', async () => {
     await addWebhook({ includeToken: true });
-    const sut = new WebhookRelay(db.dataSource, bus, config(), logger);
+    const sut = new WebhookRelay(...repositoriesOf(db.dataSource), bus, config(), logger);
     await emit([{ type: 'connection', payload: { EventType: 'connection' } }]);
     sut.start();
     await waitFor(() => receiver.received.length === 1);
@@ -131,7 +136,7 @@ describe(WebhookRelay.name, () => {
     await addWebhook();
     let down = true;
     receiver.answer(() => ({ status: down ? 503 : 200 }));
-    const sut = new WebhookRelay(db.dataSource, bus, config({ retryScheduleMs: [30, 30, 30, 30, 30, 30, 30, 30, 30, 30] }), logger);
+    const sut = new WebhookRelay(...repositoriesOf(db.dataSource), bus, config({ retryScheduleMs: [30, 30, 30, 30, 30, 30, 30, 30, 30, 30] }), logger);
     await emit(Array.from({ length: 10 }, (_, n) => ({ type: 'messages', chat: 'chat-a', payload: { EventType: 'messages', n } })));
     sut.start();
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -147,7 +152,7 @@ describe(WebhookRelay.name, () => {
 
   it('should apply event filters and URL suffixes', async () => {
     await addWebhook({ events: ['messages'], excludeMessages: ['fromMeYes'], addUrlEvents: true });
-    const sut = new WebhookRelay(db.dataSource, bus, config(), logger);
+    const sut = new WebhookRelay(...repositoriesOf(db.dataSource), bus, config(), logger);
     await emit([
       { type: 'connection', payload: { EventType: 'connection' } },
       { type: 'messages', payload: { EventType: 'messages', message: { fromMe: true, id: 'mine' } } },
@@ -165,7 +170,7 @@ describe(WebhookRelay.name, () => {
   it('should deliver every instance event to the global webhook too', async () => {
     await addWebhook({ instanceId: null, url: `${receiver.url}/global` });
     await addWebhook();
-    const sut = new WebhookRelay(db.dataSource, bus, config(), logger);
+    const sut = new WebhookRelay(...repositoriesOf(db.dataSource), bus, config(), logger);
     await emit([{ type: 'presence', payload: { EventType: 'presence' } }]);
     sut.start();
     await waitFor(() => receiver.received.length === 2);
@@ -176,7 +181,7 @@ describe(WebhookRelay.name, () => {
   it('should disable a webhook whose receiver answers 410', async () => {
     const webhook = await addWebhook();
     receiver.answer(() => ({ status: 410 }));
-    const sut = new WebhookRelay(db.dataSource, bus, config(), logger);
+    const sut = new WebhookRelay(...repositoriesOf(db.dataSource), bus, config(), logger);
     await emit([{ type: 'connection', payload: { EventType: 'connection' } }]);
     sut.start();
     await waitFor(async () => (await new WebhookRepository(db.dataSource).byId(webhook.id))?.enabled === false);
@@ -211,7 +216,12 @@ describe(WebhookRelay.name, () => {
       globalSecret,
     );
     receiver.answer((request) => ({ status: request.path === '/failing' ? 503 : 200 }));
-    const sut = new WebhookRelay(db.dataSource, bus, config({ retryScheduleMs: Array.from({ length: 200 }, () => 20), disableAfterMs: 300 }), logger);
+    const sut = new WebhookRelay(
+      ...repositoriesOf(db.dataSource),
+      bus,
+      config({ retryScheduleMs: Array.from({ length: 200 }, () => 20), disableAfterMs: 300 }),
+      logger,
+    );
     await emit([{ type: 'connection', payload: { EventType: 'connection' } }]);
     sut.start();
     await waitFor(() => receiver.received.some((entry) => entry.path === '/global'), 30_000);
@@ -252,7 +262,7 @@ describe(WebhookRelay.name, () => {
     await deliveries.fanOut(10, (_event, webhooks) => webhooks);
     const [lost] = await deliveries.claimDue(10, 200);
     expect(lost).toBeDefined();
-    const sut = new WebhookRelay(db.dataSource, bus, config(), logger);
+    const sut = new WebhookRelay(...repositoriesOf(db.dataSource), bus, config(), logger);
     sut.start();
     await waitFor(() => receiver.received.length === 1);
     await sut.stop();
@@ -261,7 +271,7 @@ describe(WebhookRelay.name, () => {
 
   it('should refuse a receiver on a private address unless allowlisted', async () => {
     await addWebhook();
-    const sut = new WebhookRelay(db.dataSource, bus, config({ ssrf: new SsrfGuard(), retryScheduleMs: [] }), logger);
+    const sut = new WebhookRelay(...repositoriesOf(db.dataSource), bus, config({ ssrf: new SsrfGuard(), retryScheduleMs: [] }), logger);
     await emit([{ type: 'connection', payload: { EventType: 'connection' } }]);
     sut.start();
     const repo = new DeliveryRepository(db.dataSource);

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type Bus, NatsBus } from '@gw/bus';
-import { openDatabase } from '@gw/persistence';
+import { HealthRepository, openDatabase } from '@gw/persistence';
 import { ConfigError, createLogger, type EnvReader, loadConfigOrExit, type Logger, PinoNestLogger, startHealthServer } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 
@@ -46,7 +46,8 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /**
  * Opens Postgres (migrated) and NATS, starts the service's Nest context on them, then the health port
- * (`GET /health`, `GET /ready`). Anything opened is closed again when a later step fails.
+ * (`GET /health`, `GET /ready`). Anything opened is closed again when a later step fails. The module
+ * registers `PersistenceModule.forDataSource(dataSource)`: the health check asks its HealthRepository.
  */
 export async function startService(
   name: string,
@@ -72,11 +73,12 @@ export async function startService(
       logger: new PinoNestLogger(logger.child({ component: 'nest' })),
       abortOnError: false,
     });
-    const opened = { dataSource, bus };
+    const database = app.get(HealthRepository);
+    const opened = { bus };
     const started = await startHealthServer(
       config.healthPort,
       {
-        postgres: async () => void (await opened.dataSource.query('SELECT 1')),
+        postgres: () => database.ping(),
         nats: () => opened.bus.ping(),
       },
       config.healthHost,

@@ -34,19 +34,16 @@ export function embeddedServices(options: EmbeddedServicesOptions): DynamicModul
       logger: serviceLogger(options.logger, 'session-worker'),
     }),
     WebhookRelayModule.register({
-      dataSource: options.dataSource,
       bus: options.bus,
       config: readWebhookRelayConfig(options.env),
       logger: serviceLogger(options.logger, 'webhook-relay'),
     }),
     DispatchModule.register({
-      dataSource: options.dataSource,
       bus: options.bus,
       config: readAsyncDispatcherConfig(options.env),
       logger: serviceLogger(options.logger, 'dispatcher'),
     }),
     RetentionModule.register({
-      dataSource: options.dataSource,
       config: readRetentionConfig(options.env),
       logger: serviceLogger(options.logger, 'dispatcher'),
     }),

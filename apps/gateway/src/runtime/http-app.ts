@@ -3,6 +3,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { PinoNestLogger } from '@gw/platform';
 import { randomUUID } from 'node:crypto';
 import { GatewayModule, type GatewayRuntime } from '../app.module';
+import { serveApiDocs } from '../openapi/openapi.routes';
 
 /** Builds the HTTP application (Fastify) around an opened runtime; the caller listens. */
 export async function createHttpApp(runtime: GatewayRuntime): Promise<NestFastifyApplication> {
@@ -44,6 +45,8 @@ export async function createHttpApp(runtime: GatewayRuntime): Promise<NestFastif
     }
     done();
   });
+  // GET /openapi.json and GET /docs, without a token; the document is built on first use.
+  serveApiDocs(app);
   app.enableShutdownHooks();
   return app;
 }

@@ -1,0 +1,39 @@
+import type { SchemaObject } from '@nestjs/swagger';
+import type { ApiErrorKind } from '../common/api-error';
+import type { NamedSchema } from './schemas';
+
+/** What a route answers on success, for the OpenAPI document (`@ApiReply`). */
+export interface ApiReplyOptions {
+  /** A body the route answers, shown as the response's example. */
+  example?: unknown;
+  /** What the answer is, in a few words (defaults to "Success"). */
+  description?: string;
+  /** The answer is an array of the schema. */
+  isArray?: boolean;
+  /** The answer's media type when it is not JSON (e.g. `text/event-stream`). */
+  contentType?: string;
+  /** The error kinds the route can answer, when they differ from what its guard implies (see openapi.document.ts). */
+  errors?: readonly ApiErrorKind[];
+}
+
+export interface ApiReplyMetadata extends ApiReplyOptions {
+  schema: NamedSchema | SchemaObject;
+}
+
+export const API_REPLY_METADATA = 'gw:openapi:reply';
+
+/**
+ * Documents a route's answer: a reusable schema from `SCHEMAS` (referenced by name) or an inline one,
+ * and an example body. Only read when the OpenAPI document is built; routes without it are documented
+ * as answering a generic JSON object.
+ */
+export function ApiReply(schema: NamedSchema | SchemaObject, options: ApiReplyOptions = {}): MethodDecorator {
+  return (_target, _key, descriptor) => {
+    Reflect.defineMetadata(API_REPLY_METADATA, { schema, ...options } satisfies ApiReplyMetadata, descriptor.value as object);
+    return descriptor;
+  };
+}
+
+export function apiReplyOf(handler: object): ApiReplyMetadata | undefined {
+  return Reflect.getMetadata(API_REPLY_METADATA, handler) as ApiReplyMetadata | undefined;
+}

@@ -1,0 +1,278 @@
+import type { INestApplication, Type } from '@nestjs/common';
+import { GUARDS_METADATA, PARAMTYPES_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
+import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
+import { DocumentBuilder, type OpenAPIObject, type OperationObject, type ResponseObject, type SchemaObject, SwaggerModule } from '@nestjs/swagger';
+import { targetConstructorToSchema, validationMetadatasToSchemas } from 'class-validator-jsonschema';
+import { API_ERRORS, type ApiErrorKind } from '../common/api-error';
+import { AdminGuard, InstanceGuard } from '../common/auth.guards';
+import { type ApiReplyMetadata, apiReplyOf } from './api-reply.decorator';
+import { type NamedSchema, SCHEMAS } from './schemas';
+
+// class-transformer's own metadata (`@Type` of nested arrays, `@Expose` names): its entry point does not export it.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as typeof import('class-transformer/types/storage');
+
+/** The security scheme names, as uazapiGO's reference names them. */
+export const SECURITY_SCHEMES = { instance: 'token', admin: 'admintoken' } as const;
+
+/** Which scheme a route's guards ask for: the `token` header, the `admintoken` header, or none. */
+type Audience = 'instance' | 'admin' | 'public';
+
+/** The errors any route can answer; the guard adds its own (401 / 403), a body adds 400. */
+const ALWAYS: readonly ApiErrorKind[] = ['internal'];
+/** What an instance route can answer besides: its instance's state, the session worker, WhatsApp, the rate limit. */
+const INSTANCE_ERRORS: readonly ApiErrorKind[] = ['invalid_token', 'not_found', 'conflict', 'whatsapp_refused', 'unavailable', 'timeout'];
+const ADMIN_ERRORS: readonly ApiErrorKind[] = ['invalid_admin_token', 'not_found', 'conflict'];
+const BODY_ERRORS: readonly ApiErrorKind[] = ['invalid_request', 'payload_too_large', 'unsupported_media_type'];
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+interface ContainerLike {
+  getModules(): Map<string, { controllers: Map<unknown, { metatype: unknown }> }>;
+}
+
+/**
+ * The OpenAPI 3.1 document of the routes the app serves, generated from the code: paths and methods
+ * from Nest's routing metadata (@nestjs/swagger's scanner); request bodies from the DTOs'
+ * class-validator rules (class-validator-jsonschema: required fields, enums, ranges, lengths), so one
+ * declaration validates and documents; the auth scheme from the guard each route uses; errors from the
+ * closed catalogue (`API_ERRORS`); answers from `@ApiReply`, or a generic JSON object where a route has
+ * declared none yet. Needs only the app's module graph (a `preview` app will do: nothing is instantiated).
+ */
+export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setOpenAPIVersion('3.1.0')
+    .setTitle('wa-gateway (uazapiGO-compatible API)')
+    .setDescription(
+      'A multi-tenant WhatsApp gateway compatible with the uazapiGO API. Instance routes take the `token` header, ' +
+        'administrative routes the `admintoken` header. Every error answers `{"error": "...", "code"?: "..."}`.',
+    )
+    .setVersion(version)
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'token', description: 'The token of one instance' }, SECURITY_SCHEMES.instance)
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'admintoken', description: "The operator's admin token" }, SECURITY_SCHEMES.admin)
+    .build();
+  const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (controller, method) => `${controller}_${method}` });
+  const controllers = controllersByName(app);
+  const components = (document.components ??= {});
+  const schemas = (components.schemas ??= {}) as Record<string, SchemaObject>;
+  const bodyClasses = new Map<string, Type>();
+  for (const controller of controllers.values())
+    for (const handlerName of Object.getOwnPropertyNames(controller.prototype)) {
+      const body = argumentsOf(controller, handlerName).find((argument) => argument.kind === RouteParamtypes.BODY && !argument.name)?.type;
+      if (body && body !== Object) bodyClasses.set(body.name, body);
+    }
+  replaceDtoSchemas(schemas, bodyClasses);
+  schemas[SCHEMAS.Error.name] = SCHEMAS.Error.schema;
+  const seenOperationIds = new Set<string>();
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      if (!item[method]) continue;
+      // A handler serving several paths shares one operation object between them: each path gets its own.
+      const operation: OperationObject = structuredClone(item[method]);
+      item[method] = operation;
+      const [controllerName, handlerName] = (operation.operationId ?? '').replace(/\[\d+\]$/, '').split('_');
+      const controller = controllers.get(controllerName);
+      const handler = controller?.prototype[handlerName as keyof object] as object | undefined;
+      const audience = controller && handler ? audienceOf(controller, handler) : 'public';
+      const reply = handler ? apiReplyOf(handler) : undefined;
+      // One handler can serve several paths (e.g. instance/create and instance/init): ids stay unique.
+      let operationId = handlerName ?? operation.operationId ?? `${method}${path}`;
+      if (seenOperationIds.has(operationId)) operationId = `${operationId}_${method}${path.replace(/[^A-Za-z0-9]+/g, '_')}`;
+      seenOperationIds.add(operationId);
+      operation.operationId = operationId;
+      operation.tags = operation.tags?.length ? operation.tags : [path.split('/')[1] || 'root'];
+      operation.security = audience === 'public' ? [] : [{ [SECURITY_SCHEMES[audience]]: [] }];
+      if (controller && handlerName) documentQuery(operation, path, argumentsOf(controller, handlerName));
+      const bodySchema = requestSchemaOf(operation, schemas);
+      if (bodySchema) exampleRequest(operation, bodySchema, schemas);
+      operation.responses = responsesOf(operation, audience, reply, Boolean(bodySchema), schemas);
+    }
+  }
+  return document;
+}
+
+function controllersByName(app: INestApplication): Map<string, Type> {
+  const container = (app as unknown as { container: ContainerLike }).container;
+  const found = new Map<string, Type>();
+  for (const module of container.getModules().values()) {
+    for (const wrapper of module.controllers.values()) {
+      const type = wrapper.metatype as Type | undefined;
+      if (typeof type === 'function') found.set(type.name, type);
+    }
+  }
+  return found;
+}
+
+/** The guard a route runs (its own, else its controller's) as the security scheme it checks. */
+function audienceOf(controller: Type, handler: object): Audience {
+  const guards = [
+    ...((Reflect.getMetadata(GUARDS_METADATA, handler) as unknown[]) ?? []),
+    ...((Reflect.getMetadata(GUARDS_METADATA, controller) as unknown[]) ?? []),
+  ];
+  if (guards.includes(AdminGuard)) return 'admin';
+  if (guards.includes(InstanceGuard)) return 'instance';
+  return 'public';
+}
+
+interface RouteArgument {
+  kind: RouteParamtypes | undefined;
+  name: string | undefined;
+  type: Type | undefined;
+}
+
+/** A handler's arguments as Nest routes them: where each comes from (body, query…), its key, its declared type. */
+function argumentsOf(controller: Type, handlerName: string): RouteArgument[] {
+  const routeArgs = (Reflect.getMetadata(ROUTE_ARGS_METADATA, controller, handlerName) ?? {}) as Record<string, { index: number; data?: unknown }>;
+  const types = (Reflect.getMetadata(PARAMTYPES_METADATA, controller.prototype, handlerName) ?? []) as (Type | undefined)[];
+  return Object.entries(routeArgs).map(([key, { index, data }]) => {
+    const kind = /^\d+:/.test(key) ? (Number(key.split(':')[0]) as RouteParamtypes) : undefined;
+    return { kind, name: typeof data === 'string' ? data : undefined, type: types[index] };
+  });
+}
+
+/**
+ * Query parameters: every `@Query('name')` of the handler, optional (the handlers treat an absent one
+ * as its default); @nestjs/swagger leaves out those whose declared type is a union. `/sse` also takes
+ * the instance token as `?token=` (see `queryToken` in auth.guards.ts: browsers' EventSource sends no headers).
+ */
+function documentQuery(operation: OperationObject, path: string, routeArguments: RouteArgument[]): void {
+  const parameters = (operation.parameters ??= []) as { name: string; in: string; required?: boolean; schema?: SchemaObject; description?: string }[];
+  for (const parameter of parameters) if (parameter.in === 'query') parameter.required = false;
+  const names = routeArguments.filter((argument) => argument.kind === RouteParamtypes.QUERY && argument.name).map((argument) => argument.name as string);
+  if (path === '/sse') names.push('token');
+  for (const name of names)
+    if (!parameters.some((parameter) => parameter.in === 'query' && parameter.name === name))
+      parameters.push({
+        name,
+        in: 'query',
+        required: false,
+        schema: { type: 'string' },
+        ...(name === 'token' ? { description: 'The instance token, for clients that cannot send headers (EventSource)' } : {}),
+      });
+}
+
+/**
+ * The schemas @nestjs/swagger wrote for the body classes hold only what `@ApiProperty` declares (here
+ * nothing); each is replaced by the one derived from the class's class-validator rules, and the classes
+ * they nest are added.
+ */
+function replaceDtoSchemas(schemas: Record<string, SchemaObject>, bodyClasses: Map<string, Type>): void {
+  const options = { refPointerPrefix: '#/components/schemas/', classTransformerMetadataStorage: defaultMetadataStorage };
+  const derived = validationMetadatasToSchemas(options) as Record<string, SchemaObject>;
+  // A body class's own schema includes the rules it inherits (a subclass that adds none has no entry above).
+  for (const [name, type] of bodyClasses) derived[name] = targetConstructorToSchema(type, options) as SchemaObject;
+  const pending = Object.keys(schemas).filter((name) => derived[name]);
+  const done = new Set<string>();
+  while (pending.length) {
+    const name = pending.pop() as string;
+    if (done.has(name)) continue;
+    done.add(name);
+    schemas[name] = derived[name];
+    for (const match of JSON.stringify(derived[name]).matchAll(/"#\/components\/schemas\/([^"]+)"/g)) if (derived[match[1]]) pending.push(match[1]);
+  }
+}
+
+function resolve(schema: SchemaObject | { $ref: string } | undefined, schemas: Record<string, SchemaObject>): SchemaObject | undefined {
+  if (schema && '$ref' in schema) return schemas[schema.$ref.split('/').pop() as string];
+  return schema;
+}
+
+function requestSchemaOf(operation: OperationObject, schemas: Record<string, SchemaObject>): SchemaObject | undefined {
+  const body = operation.requestBody as { content?: Record<string, { schema?: SchemaObject }> } | undefined;
+  const json = body?.content?.['application/json'];
+  return json ? resolve(json.schema, schemas) : undefined;
+}
+
+/** A request example from the schema: the required fields and the first few others, with plausible values. */
+function exampleRequest(operation: OperationObject, schema: SchemaObject, schemas: Record<string, SchemaObject>): void {
+  const body = operation.requestBody as { required?: boolean; content: Record<string, { schema?: SchemaObject; example?: unknown }> };
+  // uazapi bodies are objects whose fields are mostly optional: an absent body is validated as `{}`.
+  body.required = Boolean(schema.required?.length);
+  body.content['application/json'].example = exampleOf(schema, schemas, 0);
+}
+
+function exampleOf(schema: SchemaObject | undefined, schemas: Record<string, SchemaObject>, depth: number, name = ''): unknown {
+  const resolved = resolve(schema, schemas) ?? {};
+  if (resolved.example !== undefined) return resolved.example;
+  if (resolved.enum?.length) return resolved.enum[0];
+  const type = Array.isArray(resolved.type) ? resolved.type[0] : resolved.type;
+  switch (type) {
+    case 'object': {
+      if (depth > 3) return {};
+      const properties = Object.entries(resolved.properties ?? {});
+      const required = new Set(resolved.required ?? []);
+      const chosen = [...properties.filter(([key]) => required.has(key)), ...properties.filter(([key]) => !required.has(key)).slice(0, 3)];
+      return Object.fromEntries(chosen.map(([key, value]) => [key, exampleOf(value as SchemaObject, schemas, depth + 1, key)]));
+    }
+    case 'array':
+      return depth > 3 ? [] : [exampleOf(resolved.items as SchemaObject, schemas, depth + 1, name)];
+    case 'boolean':
+      return false;
+    case 'integer':
+    case 'number':
+      return typeof resolved.minimum === 'number' ? resolved.minimum : 0;
+    case 'string':
+      return exampleString(name);
+    default:
+      return name === 'latitude' ? -23.5505 : name === 'longitude' ? -46.6333 : 'string';
+  }
+}
+
+function exampleString(name: string): string {
+  if (/^(number|chatid|phone)$/i.test(name)) return '5511999999999';
+  if (/url$/i.test(name) || name === 'file') return 'https://example.com/file.jpg';
+  if (/^(id|messageid|replyid)$/i.test(name)) return '3EB0C767D71D2B5C';
+  if (name === 'text') return 'Hello!';
+  if (name === 'name') return 'my-instance';
+  return 'string';
+}
+
+/** The success answer (`@ApiReply`, or a generic object) and the catalogue's errors the route can answer. */
+function responsesOf(
+  operation: OperationObject,
+  audience: Audience,
+  reply: ApiReplyMetadata | undefined,
+  hasBody: boolean,
+  schemas: Record<string, SchemaObject>,
+): Record<string, ResponseObject> {
+  const generated = Object.keys(operation.responses ?? {});
+  const successStatus = generated.find((status) => /^2\d\d$/.test(status)) ?? '200';
+  const named = reply && isNamed(reply.schema) ? reply.schema : reply ? undefined : SCHEMAS.Object;
+  if (named) schemas[named.name] = named.schema;
+  const single: SchemaObject | { $ref: string } = named ? { $ref: `#/components/schemas/${named.name}` } : (reply?.schema as SchemaObject);
+  const schema = reply?.isArray ? { type: 'array' as const, items: single } : single;
+  const example = reply?.example ?? exampleOf(schema as SchemaObject, schemas, 0);
+  const responses: Record<string, ResponseObject> = {
+    [successStatus]: { description: reply?.description ?? 'Success', content: { [reply?.contentType ?? 'application/json']: { schema, example } } },
+  };
+  const kinds = new Set<ApiErrorKind>(
+    reply?.errors ?? [
+      ...(hasBody ? BODY_ERRORS : []),
+      ...(audience === 'instance' ? INSTANCE_ERRORS : audience === 'admin' ? ADMIN_ERRORS : ['not_found' as const]),
+      ...ALWAYS,
+    ],
+  );
+  const byStatus = new Map<number, ApiErrorKind[]>();
+  for (const kind of kinds) byStatus.set(API_ERRORS[kind].status, [...(byStatus.get(API_ERRORS[kind].status) ?? []), kind]);
+  for (const [status, group] of [...byStatus].sort(([a], [b]) => a - b)) {
+    responses[String(status)] = {
+      description: group.map((kind) => API_ERRORS[kind].message).join(' / '),
+      content: {
+        'application/json': {
+          schema: { $ref: `#/components/schemas/${SCHEMAS.Error.name}` },
+          examples: Object.fromEntries(group.map((kind) => [kind, { summary: kind, value: errorBody(kind) }])),
+        },
+      },
+    };
+  }
+  return responses;
+}
+
+function errorBody(kind: ApiErrorKind): Record<string, string> {
+  const entry = API_ERRORS[kind] as { message: string; code?: string };
+  return { error: entry.message, ...(entry.code ? { code: entry.code } : {}) };
+}
+
+function isNamed(schema: NamedSchema | SchemaObject): schema is NamedSchema {
+  return typeof (schema as NamedSchema).name === 'string' && typeof (schema as NamedSchema).schema === 'object';
+}

@@ -6,6 +6,7 @@ import { PersistenceModule } from '@gw/persistence';
 import type { DataSource } from 'typeorm';
 import { AdminController } from './admin/admin.controller';
 import { AdminTokenService } from './admin/admin-token.service';
+import { AdminService } from './admin/admin.service';
 import { AdminGuard, InstanceGuard } from './common/auth.guards';
 import { ErrorFilter } from './common/error.filter';
 import { DtoValidationPipe } from './common/validation';
@@ -78,6 +79,7 @@ export class GatewayModule {
       providers: [
         ...shared,
         AdminTokenService,
+        AdminService,
         AdminGuard,
         InstanceGuard,
         InstanceService,

@@ -1,8 +1,7 @@
-import { Body, Controller, Get, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
 import { AdminGuard } from '../common/auth.guards';
 import { InstanceService } from '../instance/instance.service';
-import { SessionClient } from '../session/session.client';
-import { AdminTokenService } from './admin-token.service';
+import { AdminService } from './admin.service';
 import { CreateInstanceDto, UpdateAdminFieldsDto } from './dto/admin.dto';
 
 @Controller()
@@ -10,12 +9,11 @@ import { CreateInstanceDto, UpdateAdminFieldsDto } from './dto/admin.dto';
 export class AdminController {
   constructor(
     private readonly instances: InstanceService,
-    private readonly adminTokens: AdminTokenService,
-    private readonly sessions: SessionClient,
+    private readonly admin: AdminService,
   ) {}
 
   @Post(['instance/create', 'instance/init'])
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   create(@Body() dto: CreateInstanceDto) {
     return this.instances.create(dto);
   }
@@ -26,29 +24,20 @@ export class AdminController {
   }
 
   @Post('instance/updateAdminFields')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   updateAdminFields(@Body() dto: UpdateAdminFieldsDto) {
     return this.instances.updateAdminFields(dto.id, dto);
   }
 
   @Post('admin/restart')
-  @HttpCode(202)
+  @HttpCode(HttpStatus.ACCEPTED)
   restart() {
-    this.sessions.restartAll();
-    return { message: 'Restart scheduled: every session reconnects gracefully from its stored credentials' };
+    return this.admin.restart();
   }
 
   @Post('admin/token/rotate')
-  @HttpCode(200)
-  async rotate() {
-    const { token, rotatedAt } = await this.adminTokens.rotate();
-    return {
-      success: true,
-      message: 'Admin token rotated successfully',
-      admin_token: token,
-      license_sync_triggered: false,
-      license_synced: false,
-      timestamp: rotatedAt,
-    };
+  @HttpCode(HttpStatus.OK)
+  rotate() {
+    return this.admin.rotateToken();
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import {
@@ -19,7 +19,7 @@ export class InstanceController {
   constructor(private readonly instances: InstanceService) {}
 
   @Post('connect')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   connect(@CurrentInstance() instance: InstanceEntity, @Body() dto: ConnectDto, @Headers('x-request-id') requestId?: string) {
     return this.instances.connect(instance, dto, requestId);
   }
@@ -30,7 +30,7 @@ export class InstanceController {
   }
 
   @Post('disconnect')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   disconnect(@CurrentInstance() instance: InstanceEntity) {
     return this.instances.disconnect(instance);
   }
@@ -41,31 +41,31 @@ export class InstanceController {
   }
 
   @Post('updateInstanceName')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   rename(@CurrentInstance() instance: InstanceEntity, @Body() dto: UpdateInstanceNameDto) {
     return this.instances.rename(instance, dto.name);
   }
 
   @Post('updateDelaySettings')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   updateDelaySettings(@CurrentInstance() instance: InstanceEntity, @Body() dto: UpdateDelaySettingsDto) {
     return this.instances.updateDelaySettings(instance, dto.msg_delay_min, dto.msg_delay_max);
   }
 
   @Post('updateFieldsMap')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   updateFieldsMap(@CurrentInstance() instance: InstanceEntity, @Body() dto: UpdateFieldsMapDto) {
     return this.instances.updateFieldsMap(instance, dto);
   }
 
   @Post('updatechatbotsettings')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   updateChatbotSettings(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatbotSettingsDto) {
     return this.instances.updateChatbotSettings(instance, dto);
   }
 
   @Post('presence')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   presence(@CurrentInstance() instance: InstanceEntity, @Body() dto: PresenceDto) {
     return this.instances.setPresence(instance, dto.presence);
   }
@@ -76,7 +76,7 @@ export class InstanceController {
   }
 
   @Post('privacy')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   setPrivacy(@CurrentInstance() instance: InstanceEntity, @Body() dto: PrivacyDto) {
     return this.instances.setPrivacy(instance, dto);
   }
@@ -87,7 +87,7 @@ export class InstanceController {
   }
 
   @Post('proxy')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   setProxy(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProxyDto) {
     return this.instances.setProxy(instance, dto);
   }

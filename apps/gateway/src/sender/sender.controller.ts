@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post, Query, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { SenderService } from './sender.service';
@@ -12,43 +12,43 @@ export class SenderController {
   constructor(private readonly sender: SenderService) {}
 
   @Post('simple')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   simple(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
     return this.sender.simple(instance, body ?? {});
   }
 
   @Post('advanced')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   advanced(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
     return this.sender.advanced(instance, body ?? {});
   }
 
   @Post('edit')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   edit(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
     return this.sender.edit(instance, body ?? {});
   }
 
   @Post('cleardone')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   clearDone(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
     return this.sender.clearDone(instance, body ?? {});
   }
 
   @Delete('clearall')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   clearAll(@CurrentInstance() instance: InstanceEntity) {
     return this.sender.clearAll(instance);
   }
 
   @Get('listfolders')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   listFolders(@CurrentInstance() instance: InstanceEntity, @Query('status') status?: string) {
     return this.sender.listFolders(instance, status);
   }
 
   @Post('listmessages')
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   listMessages(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
     return this.sender.listMessages(instance, body ?? {});
   }

@@ -1,4 +1,4 @@
-import { Controller, Get, Headers, Inject, Query, Res, UseGuards } from '@nestjs/common';
+import { Controller, Get, Headers, HttpStatus, Inject, Query, Res, UseGuards } from '@nestjs/common';
 import { Bus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
 import { OutboxRepository, type InstanceEntity, type OutboxPosition, type SettledRead } from '@gw/persistence';
@@ -75,7 +75,7 @@ export class SseController {
     const filter = { events, excludeMessages };
     const raw = reply.raw;
     reply.hijack();
-    raw.writeHead(200, {
+    raw.writeHead(HttpStatus.OK, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, Res, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import type { FastifyReply } from 'fastify';
 import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guards';
@@ -16,7 +16,7 @@ export class WebhookController {
   }
 
   @Post()
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   configure(@CurrentInstance() instance: InstanceEntity, @Body() dto: WebhookDto) {
     return this.webhooks.configure(instance.id, dto);
   }
@@ -40,7 +40,7 @@ export class GlobalWebhookController {
   }
 
   @Post()
-  @HttpCode(200)
+  @HttpCode(HttpStatus.OK)
   configure(@Body() dto: GlobalWebhookDto) {
     return this.webhooks.configureGlobal(dto);
   }

@@ -1,9 +1,10 @@
 import 'reflect-metadata';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NatsBus } from '@gw/bus';
-import { openDatabase } from '@gw/persistence';
+import { HealthRepository, openDatabase, PersistenceModule } from '@gw/persistence';
 import { createLogger, loadConfigOrExit, PinoNestLogger, startHealthServer, type EnvReader } from '@gw/platform';
-import { readSessionWorkerConfig, SessionWorkerModule, type SessionWorkerConfig } from '@gw/sessions';
+import { readSessionWorkerConfig, SessionWorkerModule, type SessionWorkerConfig, type SessionWorkerOptions } from '@gw/sessions';
 
 interface AppConfig {
   databaseUrl: string;
@@ -32,6 +33,14 @@ function readConfig(env: EnvReader): AppConfig {
   };
 }
 
+/** The process's modules: the repositories over its DataSource (injected into the worker), and the worker. */
+@Module({})
+class SessionWorkerAppModule {
+  static register(options: Omit<SessionWorkerOptions, 'repositories'>): DynamicModule {
+    return { module: SessionWorkerAppModule, imports: [PersistenceModule.forDataSource(options.dataSource), SessionWorkerModule.register(options)] };
+  }
+}
+
 async function main(): Promise<void> {
   const config = loadConfigOrExit(readConfig);
   const logger = createLogger('session-worker', config.logLevel);
@@ -41,11 +50,12 @@ async function main(): Promise<void> {
 
   const dataSource = await openDatabase({ url: config.databaseUrl });
   const bus = await NatsBus.connect(config.natsUrl, `session-worker-${config.worker.workerId}`);
-  const app = await NestFactory.createApplicationContext(SessionWorkerModule.register({ dataSource, bus, config: config.worker, logger }), {
+  const app = await NestFactory.createApplicationContext(SessionWorkerAppModule.register({ dataSource, bus, config: config.worker, logger }), {
     logger: new PinoNestLogger(logger),
   });
+  const database = app.get(HealthRepository);
   const health = await startHealthServer(config.healthPort, {
-    postgres: async () => void (await dataSource.query('SELECT 1')),
+    postgres: () => database.ping(),
     nats: () => bus.ping(),
   });
   logger.info({ healthPort: health.port, workerId: config.worker.workerId }, 'session worker ready');

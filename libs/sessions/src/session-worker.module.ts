@@ -1,4 +1,13 @@
 import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
+import {
+  AuthStateRepository,
+  ChatRepository,
+  FileRepository,
+  InstanceRepository,
+  LeaseRepository,
+  LidMappingRepository,
+  MessageRepository,
+} from '@gw/persistence';
 import { SessionWorker, type SessionWorkerOptions } from './session-worker';
 
 /** Injection token of the SessionWorker instance. */
@@ -21,16 +30,33 @@ class SessionWorkerLifecycle implements OnApplicationBootstrap, BeforeApplicatio
 
 /**
  * The session worker as a Nest module. The embedder passes what it owns (DataSource, bus, logger)
- * and a config; `app.enableShutdownHooks()` makes SIGTERM close sessions gracefully.
+ * and a config, and registers `PersistenceModule.forDataSource(dataSource)` once (it is global): the
+ * worker's repositories are injected from it. `app.enableShutdownHooks()` makes SIGTERM close sessions
+ * gracefully.
  *
- *   SessionWorkerModule.register({ dataSource, bus, config: sessionWorkerConfig({...}), logger })
+ *   imports: [PersistenceModule.forDataSource(dataSource), SessionWorkerModule.register({ dataSource, bus, config, logger })]
  */
 @Module({})
 export class SessionWorkerModule {
-  static register(options: SessionWorkerOptions): DynamicModule {
+  static register(options: Omit<SessionWorkerOptions, 'repositories'>): DynamicModule {
     return {
       module: SessionWorkerModule,
-      providers: [{ provide: SESSION_WORKER, useFactory: () => new SessionWorker(options) }, SessionWorkerLifecycle],
+      providers: [
+        {
+          provide: SESSION_WORKER,
+          useFactory: (
+            instances: InstanceRepository,
+            leases: LeaseRepository,
+            authStates: AuthStateRepository,
+            messages: MessageRepository,
+            chats: ChatRepository,
+            files: FileRepository,
+            lidMappings: LidMappingRepository,
+          ) => new SessionWorker({ ...options, repositories: { instances, leases, authStates, messages, chats, files, lidMappings } }),
+          inject: [InstanceRepository, LeaseRepository, AuthStateRepository, MessageRepository, ChatRepository, FileRepository, LidMappingRepository],
+        },
+        SessionWorkerLifecycle,
+      ],
       exports: [SESSION_WORKER],
     };
   }

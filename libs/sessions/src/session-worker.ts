@@ -1,5 +1,13 @@
 import type { Bus } from '@gw/bus';
-import { AuthStateRepository, ChatRepository, FileRepository, InstanceRepository, LeaseRepository } from '@gw/persistence';
+import {
+  AuthStateRepository,
+  ChatRepository,
+  FileRepository,
+  InstanceRepository,
+  LeaseRepository,
+  LidMappingRepository,
+  MessageRepository,
+} from '@gw/persistence';
 import { type Logger, SsrfGuard } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import { SessionRpcServer } from './bus/session-rpc.server';
@@ -18,9 +26,35 @@ import { SendLedger } from './outbound/send-ledger';
 import type { OpRegistry } from './ops/op-handler';
 import { createOpRegistry } from './ops/op-registry';
 
+/** The repositories the worker uses, each built once per process. */
+export interface SessionWorkerRepositories {
+  instances: InstanceRepository;
+  leases: LeaseRepository;
+  authStates: AuthStateRepository;
+  messages: MessageRepository;
+  chats: ChatRepository;
+  files: FileRepository;
+  lidMappings: LidMappingRepository;
+}
+
+/** The worker's repositories over one DataSource, for a worker built outside Nest (tests, benches). */
+export function sessionWorkerRepositories(dataSource: DataSource): SessionWorkerRepositories {
+  return {
+    instances: new InstanceRepository(dataSource),
+    leases: new LeaseRepository(dataSource),
+    authStates: new AuthStateRepository(dataSource),
+    messages: new MessageRepository(dataSource),
+    chats: new ChatRepository(dataSource),
+    files: new FileRepository(dataSource),
+    lidMappings: new LidMappingRepository(dataSource),
+  };
+}
+
 export interface SessionWorkerOptions {
-  /** Migrated DataSource; owned by the caller (not closed here). */
+  /** Migrated DataSource; owned by the caller (not closed here). Transactions and fenced writes span it. */
   dataSource: DataSource;
+  /** The repositories (SessionWorkerModule injects PersistenceModule's); built from `dataSource` when absent. */
+  repositories?: SessionWorkerRepositories;
   /** NATS or in-process bus; owned by the caller. */
   bus: Bus;
   config: SessionWorkerConfig;
@@ -51,14 +85,15 @@ export class SessionWorker {
   constructor(private readonly options: SessionWorkerOptions) {
     const { dataSource, bus, config } = options;
     this.logger = options.logger.child({ workerId: config.workerId });
-    const instances = new InstanceRepository(dataSource);
+    const repositories = options.repositories ?? sessionWorkerRepositories(dataSource);
+    const { instances } = repositories;
     this.keeper = new LeaseKeeper(
-      new LeaseRepository(dataSource),
+      repositories.leases,
       { workerId: config.workerId, capacity: config.capacity, ttlMs: config.leaseTtlMs, reconcileIntervalMs: config.reconcileIntervalMs },
       this.logger,
     );
     const writer = new SessionStateWriter(instances, bus, this.logger);
-    this.inbound = new InboundMessageObserver({ dataSource, bus, logger: this.logger });
+    this.inbound = new InboundMessageObserver({ dataSource, bus, logger: this.logger, repositories });
     // Abandoned pairings are rare; every few reconcile intervals is soon enough.
     this.sweeper = new AbandonedPairingSweeper(instances, writer, this.logger, config.reconcileIntervalMs * 5);
     this.manager = new SessionManager(
@@ -67,7 +102,7 @@ export class SessionWorker {
       {
         config,
         instances,
-        authStates: new AuthStateRepository(dataSource),
+        authStates: repositories.authStates,
         writer,
         sockets: new SocketFactory(config),
         // Inbound messages, receipts, contacts and chats of every socket; then the embedder's own.
@@ -76,14 +111,14 @@ export class SessionWorker {
       },
       this.logger,
     );
-    const ledger = new SendLedger(dataSource);
-    this.media = new MediaSource(dataSource, new SsrfGuard(config.ssrfAllowlist ?? []));
+    const ledger = new SendLedger(repositories.messages, dataSource);
+    this.media = new MediaSource(repositories.files, new SsrfGuard(config.ssrfAllowlist ?? []));
     const ops = createOpRegistry(
       {
         ledger,
         builder: new SendContentBuilder(ledger, this.media),
-        chats: new ChatRepository(dataSource),
-        files: new FileRepository(dataSource),
+        chats: repositories.chats,
+        files: repositories.files,
         instances,
         inbound: this.inbound,
         logger: this.logger,

@@ -1,6 +1,8 @@
 import { NestFactory } from '@nestjs/core';
 import { InProcessBus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
+import { PersistenceModule } from '@gw/persistence';
+import { Module } from '@nestjs/common';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import pino from 'pino';
 import { sessionWorkerConfig } from '../src/config/session-worker.config';
@@ -17,12 +19,15 @@ describe(SessionWorkerModule.name, () => {
   it('should start the worker with the application and stop it gracefully on close', async () => {
     const bus = new InProcessBus();
     const config = sessionWorkerConfig({ workerId: 'w-nest' });
-    const app = await NestFactory.createApplicationContext(
-      SessionWorkerModule.register({ dataSource: db.dataSource, bus, config, logger: pino({ level: 'silent' }) }),
-      {
-        logger: false,
-      },
-    );
+    // As an embedder does: the repositories come from PersistenceModule, registered once.
+    @Module({
+      imports: [
+        PersistenceModule.forDataSource(db.dataSource),
+        SessionWorkerModule.register({ dataSource: db.dataSource, bus, config, logger: pino({ level: 'silent' }) }),
+      ],
+    })
+    class EmbedderModule {}
+    const app = await NestFactory.createApplicationContext(EmbedderModule, { logger: false });
     const worker = app.get<SessionWorker>(SESSION_WORKER);
     expect(worker.workerId).toBe('w-nest');
     expect(await db.dataSource.query(`SELECT id FROM session_workers WHERE id = 'w-nest'`)).toEqual([{ id: 'w-nest' }]);

@@ -207,6 +207,32 @@ export class ChatRepository {
     return rows.length ? toChatRow(rows[0]) : null;
   }
 
+  /** The picture of the first chat stored under any of `jids` (PN or LID) that has one; '' when none does. */
+  static async imagePreviewWithin(manager: EntityManager, instanceId: string, jids: string[]): Promise<string> {
+    if (jids.length === 0) return '';
+    const rows: Array<{ image_preview: string }> = await manager.query(
+      `SELECT image_preview FROM chats WHERE instance_id = $1 AND (wa_chatid = ANY($2::text[]) OR wa_chatlid = ANY($2::text[])) AND image_preview <> '' LIMIT 1`,
+      [instanceId, jids],
+    );
+    return rows[0]?.image_preview ?? '';
+  }
+
+  /**
+   * A label put on (`add`) or taken off a chat, in its `labels` (each label once). Returns the chat's
+   * labels afterwards; null when no such chat is stored.
+   */
+  static async applyLabelWithin(manager: EntityManager, instanceId: string, jid: string, labelId: string, action: string): Promise<string[] | null> {
+    const rows: Array<{ labels: string[] }> = await manager.query(
+      `WITH changed AS (
+         UPDATE chats SET labels = CASE WHEN $4 = 'add' THEN ARRAY(SELECT DISTINCT unnest(array_append(labels, $3::text))) ELSE array_remove(labels, $3::text) END,
+           updated_at = now()
+         WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) RETURNING wa_chatid, wa_chatlid, labels)
+       SELECT * FROM changed`,
+      [instanceId, jid, labelId, action],
+    );
+    return rows[0]?.labels ?? null;
+  }
+
   /**
    * Settings of a conversation changed (app state from the phone, group metadata): absent fields are
    * left as they are; group flags are merged. Null when no such chat is stored or nothing changed

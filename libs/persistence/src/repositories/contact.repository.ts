@@ -48,6 +48,21 @@ function toContactRow(raw: Raw): ContactRow {
 export class ContactRepository {
   constructor(private readonly dataSource: DataSource) {}
 
+  /** The names the instance knows for a contact stored under any of `jids` (PN or LID); null when none is. */
+  static async knownNamesWithin(
+    manager: EntityManager,
+    instanceId: string,
+    jids: string[],
+  ): Promise<{ contactName: string; pushName: string; verifiedName: string } | null> {
+    if (jids.length === 0) return null;
+    const rows: Array<{ contact_name: string; push_name: string; verified_name: string }> = await manager.query(
+      `SELECT contact_name, push_name, verified_name FROM contacts WHERE instance_id = $1 AND (jid = ANY($2::text[]) OR lid = ANY($2::text[])) LIMIT 1`,
+      [instanceId, jids],
+    );
+    const row = rows[0];
+    return row ? { contactName: row.contact_name, pushName: row.push_name, verifiedName: row.verified_name } : null;
+  }
+
   /**
    * Records what is known about a contact. `changed` is false when the row already said all of it
    * (no event is worth sending then).

@@ -398,6 +398,33 @@ export class MessageRepository {
     return rows.map(toMessageRow);
   }
 
+  /** The stored row when this id was relayed to WhatsApp before (a send checks it before costly work such as a media upload). */
+  async findRelayed(instanceId: string, messageId: string): Promise<MessageRow | null> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2 AND relayed_at IS NOT NULL`, [
+      instanceId,
+      messageId,
+    ]);
+    return rows.length ? toMessageRow(rows[0]) : null;
+  }
+
+  /** Keys of the last received messages of a chat (PN or LID), newest first (readmessages marks the last ones read). */
+  async lastReceivedKeys(instanceId: string, chatJid: string, limit: number): Promise<Array<{ messageId: string; sender: string; isGroup: boolean }>> {
+    const rows: Array<{ message_id: string; sender: string; is_group: boolean }> = await this.dataSource.query(
+      `SELECT message_id, sender, is_group FROM messages WHERE instance_id = $1 AND (chat_id = $2 OR chat_lid = $2) AND NOT from_me ORDER BY message_timestamp DESC LIMIT $3`,
+      [instanceId, chatJid, limit],
+    );
+    return rows.map((row) => ({ messageId: row.message_id, sender: row.sender, isGroup: row.is_group }));
+  }
+
+  /** Which of these provider ids are stored for the instance. */
+  static async storedIdsWithin(manager: EntityManager, instanceId: string, messageIds: string[]): Promise<string[]> {
+    const rows: Array<{ message_id: string }> = await manager.query(`SELECT message_id FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [
+      instanceId,
+      messageIds,
+    ]);
+    return rows.map((row) => row.message_id);
+  }
+
   async find(instanceId: string, query: MessageQuery): Promise<{ rows: MessageRow[]; total: number }> {
     const where = ['instance_id = $1'];
     const params: unknown[] = [instanceId];

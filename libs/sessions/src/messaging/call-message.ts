@@ -1,4 +1,4 @@
-import { MessageRepository, type CallPeer, type MessageRow, type NewMessage } from '@gw/persistence';
+import { ChatRepository, ContactRepository, MessageRepository, type CallPeer, type MessageRow, type NewMessage } from '@gw/persistence';
 import { recordId } from '@gw/platform';
 import type { EntityManager } from 'typeorm';
 import type { Party } from './identity-resolver';
@@ -67,22 +67,11 @@ export async function storeCallWithin(
 /** The caller's saved, push or business name and its chat picture, as far as the instance knows them. */
 async function knownPeer(manager: EntityManager, instanceId: string, caller: Party, callerJid: string): Promise<CallPeer> {
   const ids = [caller.pn, caller.lid, caller.jid].filter(Boolean);
-  const contacts: Array<{ contact_name: string; push_name: string; verified_name: string }> = ids.length
-    ? await manager.query(
-        `SELECT contact_name, push_name, verified_name FROM contacts WHERE instance_id = $1 AND (jid = ANY($2::text[]) OR lid = ANY($2::text[])) LIMIT 1`,
-        [instanceId, ids],
-      )
-    : [];
-  const chats: Array<{ image_preview: string }> = ids.length
-    ? await manager.query(
-        `SELECT image_preview FROM chats WHERE instance_id = $1 AND (wa_chatid = ANY($2::text[]) OR wa_chatlid = ANY($2::text[])) AND image_preview <> '' LIMIT 1`,
-        [instanceId, ids],
-      )
-    : [];
-  const contact = contacts[0];
+  const contact = await ContactRepository.knownNamesWithin(manager, instanceId, ids);
+  const imagePreviewUrl = await ChatRepository.imagePreviewWithin(manager, instanceId, ids);
   return {
     jid: callerJid,
-    name: contact ? contact.contact_name || contact.push_name || contact.verified_name || '' : '',
-    imagePreviewUrl: chats[0]?.image_preview ?? '',
+    name: contact ? contact.contactName || contact.pushName || contact.verifiedName || '' : '',
+    imagePreviewUrl,
   };
 }

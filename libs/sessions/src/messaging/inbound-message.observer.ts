@@ -1,5 +1,5 @@
 import type { Bus } from '@gw/bus';
-import { InstanceRepository, LidMappingRepository, MessageRepository } from '@gw/persistence';
+import type { InstanceRepository, LidMappingRepository, MessageRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import type { SocketContext, SocketObserver } from '../session/socket-observer';
@@ -11,6 +11,7 @@ export interface InboundMessageObserverOptions {
   dataSource: DataSource;
   bus: Bus;
   logger: Logger;
+  repositories: { instances: InstanceRepository; messages: MessageRepository; lidMappings: LidMappingRepository };
 }
 
 /**
@@ -28,9 +29,9 @@ export class InboundMessageObserver implements SocketObserver {
   constructor(options: InboundMessageObserverOptions) {
     this.services = {
       store: new InboundStore(options.dataSource, options.bus, options.logger),
-      instances: new InstanceRepository(options.dataSource),
-      messages: new MessageRepository(options.dataSource),
-      lidMappings: new LidMappingRepository(options.dataSource),
+      instances: options.repositories.instances,
+      messages: options.repositories.messages,
+      lidMappings: options.repositories.lidMappings,
       groups: new GroupInfoCache(options.logger),
     };
   }

@@ -618,11 +618,7 @@ export class InboundSocketHandler {
   private async rememberEarly(manager: EntityManager, ids: string[], changed: MessageRow[], receipt: Omit<EarlyReceipt, 'at'>): Promise<void> {
     const done = new Set(changed.map((row) => row.messageId));
     const rest = ids.filter((id) => !done.has(id));
-    const stored: Array<{ message_id: string }> = await manager.query(
-      `SELECT message_id FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`,
-      [this.instanceId, rest],
-    );
-    const known = new Set(stored.map((row) => row.message_id));
+    const known = new Set(await MessageRepository.storedIdsWithin(manager, this.instanceId, rest));
     const now = Date.now();
     for (const [id, entry] of this.early) if (now - entry.at > EARLY_TTL_MS) this.early.delete(id);
     for (const id of rest) {
@@ -910,21 +906,8 @@ export class InboundSocketHandler {
     const who = await this.who();
     await this.withRetry('labels.association', { labelId: association.labelId }, () =>
       this.write(async (manager, events) => {
-        const rows: Array<Record<string, unknown>> = await manager.query(
-          `WITH changed AS (
-             UPDATE chats SET labels = CASE WHEN $4 = 'add' THEN ARRAY(SELECT DISTINCT unnest(array_append(labels, $3::text))) ELSE array_remove(labels, $3::text) END,
-               updated_at = now()
-             WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) RETURNING wa_chatid, wa_chatlid, labels)
-           SELECT * FROM changed`,
-          [this.instanceId, association.chatId, association.labelId, change.type],
-        );
-        events.push(
-          chatLabelsEvent(
-            { chatId: association.chatId, labelId: association.labelId, action: change.type, labels: (rows[0]?.labels as string[] | undefined) ?? null },
-            who,
-            requestId,
-          ),
-        );
+        const labels = await ChatRepository.applyLabelWithin(manager, this.instanceId, association.chatId, association.labelId, change.type);
+        events.push(chatLabelsEvent({ chatId: association.chatId, labelId: association.labelId, action: change.type, labels }, who, requestId));
       }),
     );
   }

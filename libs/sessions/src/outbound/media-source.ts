@@ -1,22 +1,19 @@
-import { FileRepository } from '@gw/persistence';
+import type { FileRepository } from '@gw/persistence';
 import { guardedLookup, SsrfGuard } from '@gw/platform';
 import { ErrorCode, RpcError } from '@gw/contracts';
 import { Agent, request } from 'undici';
-import type { DataSource } from 'typeorm';
 
 export const MAX_MEDIA_BYTES = 64 * 1024 * 1024;
 const FETCH_TIMEOUT_MS = 30_000;
 
 /** Fetches what a send points at: a URL through the SSRF guard (size- and time-bounded), or a staged file. */
 export class MediaSource {
-  private readonly files: FileRepository;
   private readonly agent: Agent;
 
   constructor(
-    dataSource: DataSource,
+    private readonly files: FileRepository,
     private readonly ssrf: SsrfGuard,
   ) {
-    this.files = new FileRepository(dataSource);
     this.agent = new Agent({ connect: { lookup: guardedLookup(ssrf), timeout: 10_000 } });
   }
 

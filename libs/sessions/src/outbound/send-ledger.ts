@@ -1,8 +1,14 @@
-import { FencedOutError, OutboundLedgerRepository, outboundMessageRow, toMessageRecord, toMessageRow, type Lease, type MessageRow } from '@gw/persistence';
-import type { SendRequest } from '@gw/contracts';
+import {
+  FencedOutError,
+  OutboundLedgerRepository,
+  outboundMessageRow,
+  toMessageRecord,
+  type Lease,
+  type MessageRepository,
+  type MessageRow,
+} from '@gw/persistence';
+import type { MessageRecord, SendRequest } from '@gw/contracts';
 import type { DataSource } from 'typeorm';
-
-type Raw = Record<string, unknown>;
 
 /**
  * The message store's side of a send, every write under the lease and each one statement:
@@ -11,15 +17,15 @@ type Raw = Record<string, unknown>;
  * is answered from the store, never sent again.
  */
 export class SendLedger {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly messages: MessageRepository,
+    /** The fenced statements take the DataSource (or a transaction's manager). */
+    private readonly dataSource: DataSource,
+  ) {}
 
   /** The stored row when this id was relayed before (checked before costly work such as a media upload). */
-  async relayedBefore(instanceId: string, messageId: string): Promise<MessageRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2 AND relayed_at IS NOT NULL`, [
-      instanceId,
-      messageId,
-    ]);
-    return rows.length ? toMessageRow(rows[0]) : null;
+  relayedBefore(instanceId: string, messageId: string): Promise<MessageRow | null> {
+    return this.messages.findRelayed(instanceId, messageId);
   }
 
   /**
@@ -49,22 +55,16 @@ export class SendLedger {
 
   /** The stored WAMessage of a message of this instance (our id or the provider's), for quotes and targets. */
   async rawMessage(instanceId: string, id: string): Promise<{ row: MessageRow; raw: string | null } | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND (message_id = $2 OR id = $2) LIMIT 1`, [instanceId, id]);
-    if (!rows.length) return null;
-    const row = toMessageRow(rows[0]);
-    return { row, raw: row.raw };
+    const row = await this.messages.findOne(instanceId, id);
+    return row ? { row, raw: row.raw } : null;
   }
 
   /** Keys of the last received messages of a chat (readmessages marks the last 10 read). */
-  async lastReceived(instanceId: string, chatJid: string, limit: number): Promise<Array<{ messageId: string; sender: string; isGroup: boolean }>> {
-    const rows: Raw[] = await this.dataSource.query(
-      `SELECT message_id, sender, is_group FROM messages WHERE instance_id = $1 AND (chat_id = $2 OR chat_lid = $2) AND NOT from_me ORDER BY message_timestamp DESC LIMIT $3`,
-      [instanceId, chatJid, limit],
-    );
-    return rows.map((row) => ({ messageId: row.message_id as string, sender: row.sender as string, isGroup: row.is_group as boolean }));
+  lastReceived(instanceId: string, chatJid: string, limit: number): Promise<Array<{ messageId: string; sender: string; isGroup: boolean }>> {
+    return this.messages.lastReceivedKeys(instanceId, chatJid, limit);
   }
 
-  static record(row: MessageRow, owner: string) {
+  static record(row: MessageRow, owner: string): MessageRecord {
     return toMessageRecord(row, owner);
   }
 }

@@ -28,6 +28,11 @@ import { AsyncQueueController } from './message/async/async-queue.controller';
 import { AsyncQueueService } from './message/async/async-queue.service';
 import { InteractiveRepliesService } from './send/interactive/interactive-replies.service';
 import { InteractiveSendController } from './send/interactive/interactive-send.controller';
+import { InteractiveSendService } from './send/interactive/interactive-send.service';
+import { SendContentTools } from './send/send-content-tools';
+import { SendRequester } from './send/send-requester';
+import { StatusAudience } from './send/status/status-audience';
+import { StatusSender } from './send/status/status-sender';
 import { SenderController } from './sender/sender.controller';
 import { SenderService } from './sender/sender.service';
 import { SseController } from './sse/sse.controller';
@@ -90,8 +95,13 @@ export class GatewayModule {
         MessageDownloadService,
         HistorySyncService,
         SendService,
+        SendContentTools,
+        SendRequester,
         AsyncQueueService,
         InteractiveRepliesService,
+        InteractiveSendService,
+        StatusAudience,
+        StatusSender,
         SenderService,
         ChatService,
         LabelService,

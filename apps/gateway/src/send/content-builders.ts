@@ -1,8 +1,9 @@
 import type { MediaKind, OutboundContent } from '@gw/contracts';
 import type { InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
-import { MEDIA_TYPES, type SendContactDto, type SendLocationDto, type SendMediaDto, type SendTextDto } from './dto/send-common.dto';
-import type { SendService } from './send.service';
+import { numberLike } from './dto/field-rules';
+import { LOCATION_ERROR, type SendContactDto, type SendLocationDto, type SendMediaDto, type SendTextDto } from './dto/send-common.dto';
+import type { ContentTools } from './send-content-tools';
 import { buildVcard } from './vcard';
 
 const MIME_BY_TYPE: Record<string, string> = {
@@ -23,46 +24,45 @@ export interface BuiltContent {
 
 /**
  * The content builders shared by the send endpoints and the campaigns (`/sender/*`). `queued`: the
- * send goes through the async queue, whose dispatcher resolves placeholders when it goes out.
+ * send goes through the async queue, whose dispatcher resolves placeholders when it goes out. The
+ * endpoints' DTOs and the campaigns check text, media type and file before; contact and location
+ * fields are checked here, as the campaigns' bodies are no DTO.
  */
 export async function buildTextContent(
-  sends: SendService,
+  tools: ContentTools,
   instance: InstanceEntity,
   chatJid: string,
   dto: SendTextDto,
   queued: boolean,
 ): Promise<BuiltContent> {
-  if (!dto.text || !dto.text.trim()) throw ApiError.badRequest('missing number or text');
-  const text = queued ? dto.text : await sends.placeholders(instance, chatJid, dto.text);
+  const text = queued ? dto.text : await tools.placeholders(instance, chatJid, dto.text);
   const linkPreview =
     dto.linkPreview === true
-      ? await sends.previews.build(text, {
+      ? await tools.previews.build(text, {
           title: dto.linkPreviewTitle,
           description: dto.linkPreviewDescription,
           image: dto.linkPreviewImage,
           large: dto.linkPreviewLarge,
-          stage: (base64) => sends.stageFile(instance, base64, 'image/jpeg', 'preview.jpg'),
+          stage: (base64) => tools.stageFile(instance, base64, 'image/jpeg', 'preview.jpg'),
         })
       : null;
   return { content: { kind: 'text', text, linkPreview }, sendFunction: 'SendTextMessage', payload: { ...dto, text } };
 }
 
 export async function buildMediaContent(
-  sends: SendService,
+  tools: ContentTools,
   instance: InstanceEntity,
   chatJid: string,
-  dto: SendMediaDto,
+  dto: Pick<SendMediaDto, 'type' | 'file' | 'text' | 'mimetype' | 'docName' | 'thumbnail' | 'viewOnce'>,
   queued: boolean,
 ): Promise<BuiltContent> {
-  if (!dto.type || !(MEDIA_TYPES as readonly string[]).includes(dto.type)) throw ApiError.badRequest(`type must be one of ${MEDIA_TYPES.join(', ')}`);
-  if (!dto.file || !dto.file.trim()) throw ApiError.badRequest('missing file (a URL or base64)');
   const kind: MediaKind =
     dto.type === 'videoplay' || dto.type === 'ptv' ? 'video' : dto.type === 'myaudio' || dto.type === 'ptt' ? 'audio' : (dto.type as MediaKind);
   const mimetype = dto.mimetype ?? (/^data:([^;,]+)/.exec(dto.file)?.[1] || '');
   const source = /^https?:\/\//i.test(dto.file.trim())
     ? { url: dto.file.trim() }
-    : { fileId: await sends.stageFile(instance, dto.file, mimetype || MIME_BY_TYPE[kind], dto.docName ?? '') };
-  const caption = !dto.text ? '' : queued ? dto.text : await sends.placeholders(instance, chatJid, dto.text);
+    : { fileId: await tools.stageFile(instance, dto.file, mimetype || MIME_BY_TYPE[kind], dto.docName ?? '') };
+  const caption = !dto.text ? '' : queued ? dto.text : await tools.placeholders(instance, chatJid, dto.text);
   const content: OutboundContent = {
     kind: 'media',
     mediaType: kind,
@@ -77,7 +77,7 @@ export async function buildMediaContent(
     thumbnailBase64: dto.thumbnail && !/^https?:\/\//i.test(dto.thumbnail) ? dto.thumbnail.replace(/^data:[^,]+,/, '') : '',
   };
   // A base64 file is served from the gateway's store while it is kept (7 days).
-  const fileUrl = 'url' in source ? source.url : sends.fileLink(source.fileId);
+  const fileUrl = 'url' in source ? source.url : tools.fileLink(source.fileId);
   return { content, sendFunction: 'SendMediaMessage', payload: { ...dto, text: caption }, responseExtra: { fileUrl } };
 }
 
@@ -97,7 +97,7 @@ export function buildContactContent(dto: SendContactDto): BuiltContent {
 export function buildLocationContent(dto: SendLocationDto): BuiltContent {
   const latitude = coordinate(dto.latitude, 90);
   const longitude = coordinate(dto.longitude, 180);
-  if (latitude === null || longitude === null) throw ApiError.badRequest('missing required fields or invalid coordinates');
+  if (latitude === null || longitude === null) throw ApiError.badRequest(LOCATION_ERROR);
   return {
     content: { kind: 'location', latitude, longitude, name: dto.name ?? '', address: dto.address ?? '' },
     sendFunction: 'SendLocationMessage',
@@ -107,6 +107,6 @@ export function buildLocationContent(dto: SendLocationDto): BuiltContent {
 
 /** A latitude/longitude as a number (numeric strings too) within ±limit, else null. */
 function coordinate(value: unknown, limit: number): number | null {
-  const number = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
+  const number = numberLike(value);
   return Number.isFinite(number) && Math.abs(number) <= limit ? number : null;
 }

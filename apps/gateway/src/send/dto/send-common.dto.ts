@@ -1,12 +1,11 @@
 import { IsBoolean, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { ChatNumber, OneOf, RequiredString } from './field-rules';
 
-/** The fields every send endpoint takes (spec "Common optional fields of send endpoints"). */
+/**
+ * The fields every send endpoint takes (spec "Common optional fields of send endpoints"). Each
+ * endpoint declares `number` first, with the message it answers when the number is missing.
+ */
 export class SendCommonDto {
-  @IsOptional()
-  @IsString({ message: 'number must be a string' })
-  @MaxLength(200)
-  number?: string;
-
   @IsOptional() @IsInt({ message: 'delay must be an integer (milliseconds)' }) @Min(0) @Max(300_000) delay?: number;
   @IsOptional() @IsBoolean() readchat?: boolean;
   @IsOptional() @IsBoolean() readmessages?: boolean;
@@ -19,7 +18,8 @@ export class SendCommonDto {
 }
 
 export class SendTextDto extends SendCommonDto {
-  @IsOptional() @IsString({ message: 'text must be a string' }) @MaxLength(65_536) text?: string;
+  @ChatNumber('missing number or text') number!: string;
+  @RequiredString('missing number or text') @MaxLength(65_536) text!: string;
   @IsOptional() @IsBoolean() linkPreview?: boolean;
   @IsOptional() @IsString() @MaxLength(1000) linkPreviewTitle?: string;
   @IsOptional() @IsString() @MaxLength(5000) linkPreviewDescription?: string;
@@ -30,9 +30,10 @@ export class SendTextDto extends SendCommonDto {
 export const MEDIA_TYPES = ['image', 'video', 'videoplay', 'document', 'audio', 'myaudio', 'ptt', 'ptv', 'sticker'] as const;
 
 export class SendMediaDto extends SendCommonDto {
-  @IsOptional() @IsString() type?: string;
+  @ChatNumber('missing number') number!: string;
+  @OneOf(MEDIA_TYPES, `type must be one of ${MEDIA_TYPES.join(', ')}`) type!: (typeof MEDIA_TYPES)[number];
   /** URL or base64 (optionally a data URI). */
-  @IsOptional() @IsString() @MaxLength(96 * 1024 * 1024) file?: string;
+  @RequiredString('missing file (a URL or base64)') @MaxLength(96 * 1024 * 1024) file!: string;
   @IsOptional() @IsString() @MaxLength(65_536) text?: string;
   @IsOptional() @IsString() @MaxLength(255) docName?: string;
   @IsOptional() @IsString() @MaxLength(2_000_000) thumbnail?: string;
@@ -41,24 +42,34 @@ export class SendMediaDto extends SendCommonDto {
 }
 
 export class SendContactDto extends SendCommonDto {
-  @IsOptional() @IsString() @MaxLength(255) fullName?: string;
-  /** Comma-separated numbers. */
-  @IsOptional() @IsString() @MaxLength(2000) phoneNumber?: string;
+  @ChatNumber('missing number') number!: string;
+  @RequiredString('missing fullName') @MaxLength(255) fullName!: string;
+  /** Comma-separated numbers (each checked by the vCard builder, which names the wrong one). */
+  @RequiredString('missing phoneNumber') @MaxLength(2000) phoneNumber!: string;
   @IsOptional() @IsString() @MaxLength(255) organization?: string;
   @IsOptional() @IsString() @MaxLength(255) email?: string;
   @IsOptional() @IsString() @MaxLength(2000) url?: string;
 }
 
+export const LOCATION_ERROR = 'missing required fields or invalid coordinates';
+
+/**
+ * `number` and the coordinates are required, checked by the service and the location builder: uazapi's
+ * message for them names no field, which the validation pipe would prefix.
+ */
 export class SendLocationDto extends SendCommonDto {
+  @IsOptional() @IsString({ message: 'number must be a string' }) @MaxLength(200) number?: string;
   @IsOptional() @IsString() @MaxLength(1000) name?: string;
   @IsOptional() @IsString() @MaxLength(1000) address?: string;
-  /** Numbers, or numeric strings; checked in the service ("invalid coordinates"). */
+  /** Numbers, or numeric strings, within ±90 and ±180. */
   @IsOptional() latitude?: unknown;
   @IsOptional() longitude?: unknown;
 }
 
+export const PRESENCES = ['composing', 'recording', 'paused'] as const;
+
 export class ChatPresenceDto {
-  @IsOptional() @IsString() @MaxLength(200) number?: string;
-  @IsOptional() @IsString() presence?: string;
+  @ChatNumber('missing number') number!: string;
+  @OneOf(PRESENCES, 'presence must be composing, recording or paused') presence!: (typeof PRESENCES)[number];
   @IsOptional() @IsInt() @Min(0) @Max(300_000) delay?: number;
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import {
   buildOptionReply,
   buildPollVote,
@@ -12,12 +12,10 @@ import {
   type ProtoMessage,
 } from '@gw/domain';
 import { MessageRepository, type InstanceEntity, type MessageRow } from '@gw/persistence';
-import type { DataSource } from 'typeorm';
 import { ApiError } from '../../common/api-error';
 import { normaliseMessageId } from '../../common/message-id';
-import { DATA_SOURCE } from '../../runtime/tokens';
 import type { SendTextDto } from '../dto/send-common.dto';
-import { SendService } from '../send.service';
+import { SendRequester } from '../send-requester';
 
 /**
  * Interactive replies of `POST /send/text` (spec rules 3 and 4): with `replyid` and a text starting
@@ -26,20 +24,15 @@ import { SendService } from '../send.service';
  */
 @Injectable()
 export class InteractiveRepliesService {
-  private readonly messages: MessageRepository;
-
   constructor(
-    @Inject(DATA_SOURCE) dataSource: DataSource,
-    private readonly sends: SendService,
-  ) {
-    this.messages = new MessageRepository(dataSource);
-  }
+    private readonly messages: MessageRepository,
+    private readonly requester: SendRequester,
+  ) {}
 
   /** The sent reply's record, or null when the request is not an interactive reply (plain text then). */
-  async tryReply(instance: InstanceEntity, dto: SendTextDto): Promise<Record<string, unknown> | null> {
-    const text = dto.text?.trimStart() ?? '';
-    if (!dto.replyid || !text.startsWith('>') || !dto.number) return null;
-    const chatJid = this.sends.target(dto.number, 'missing number or text');
+  async tryReply(instance: InstanceEntity, chatJid: string, dto: SendTextDto): Promise<Record<string, unknown> | null> {
+    const text = dto.text.trimStart();
+    if (!dto.replyid || !text.startsWith('>')) return null;
     const selector = text.slice(1).trim();
     if (!selector) throw ApiError.badRequest('interactive reply: give the option after ">" (a position, an id or the option text)');
 
@@ -57,7 +50,7 @@ export class InteractiveRepliesService {
     }
     const own = ownJids(instance);
     const built = this.reply(original, selector, row, chatJid, own, fromRaw ? message : null);
-    return this.sends.send(instance, dto, chatJid, { kind: 'proto', ...built }, 'SendTextMessage', { ...dto, text });
+    return this.requester.send(instance, dto, chatJid, { content: { kind: 'proto', ...built }, sendFunction: 'SendTextMessage', payload: { ...dto, text } });
   }
 
   private reply(

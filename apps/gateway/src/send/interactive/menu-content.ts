@@ -17,8 +17,8 @@ import type { InstanceEntity } from '@gw/persistence';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../common/api-error';
 import type { BuiltContent } from '../content-builders';
-import type { SendService } from '../send.service';
-import { MENU_TYPES, type SendMenuDto } from './interactive.dto';
+import type { ContentTools } from '../send-content-tools';
+import type { SendMenuDto } from './interactive.dto';
 
 /** Where built interactive messages keep their header and their cards (see libs/domain interactive builders). */
 export const INTERACTIVE_PATH = ['viewOnceMessage', 'message', 'interactiveMessage'];
@@ -37,7 +37,7 @@ export function built<T>(build: () => T): T {
 
 /** A header file given as a URL (fetched by the worker through the SSRF guard) or base64 (staged). */
 export async function headerAttachment(
-  sends: SendService,
+  tools: ContentTools,
   instance: InstanceEntity,
   file: string,
   mediaType: ProtoAttachment['mediaType'],
@@ -48,7 +48,7 @@ export async function headerAttachment(
   const mimetype = /^data:([^;,]+)/.exec(value)?.[1] ?? '';
   const source = /^https?:\/\//i.test(value)
     ? { url: value }
-    : { fileId: await sends.stageFile(instance, value, mimetype || HEADER_MIME[mediaType], fileName) };
+    : { fileId: await tools.stageFile(instance, value, mimetype || HEADER_MIME[mediaType], fileName) };
   return { path, mediaType, source, mimetype, fileName };
 }
 
@@ -65,15 +65,12 @@ export function protoContent(message: BuiltInteractive, attachments: ProtoAttach
 
 /**
  * A menu (`/send/menu` and the campaigns' button, list, poll and carousel messages): buttons, list,
- * poll or carousel built from `choices`. Placeholders in the text are resolved now (the built
+ * poll or carousel built from `choices` (type, text and choices checked by SendMenuDto). Placeholders in the text are resolved now (the built
  * WAProto message carries the text; a queued menu is not rewritten when it goes out).
  */
-export async function buildMenuContent(sends: SendService, instance: InstanceEntity, chatJid: string, dto: SendMenuDto): Promise<BuiltContent> {
-  if (!dto.type || !(MENU_TYPES as readonly string[]).includes(dto.type)) throw ApiError.badRequest(`type must be one of ${MENU_TYPES.join(', ')}`);
-  if (!dto.text || !dto.text.trim()) throw ApiError.badRequest('missing text');
-  if (!dto.choices || dto.choices.length === 0) throw ApiError.badRequest('missing choices');
+export async function buildMenuContent(tools: ContentTools, instance: InstanceEntity, chatJid: string, dto: SendMenuDto): Promise<BuiltContent> {
   const choices = dto.choices;
-  const text = await sends.placeholders(instance, chatJid, dto.text);
+  const text = await tools.placeholders(instance, chatJid, dto.text);
   const footer = dto.footerText ?? '';
   let message: BuiltInteractive;
   const attachments: ProtoAttachment[] = [];
@@ -90,7 +87,7 @@ export async function buildMenuContent(sends: SendService, instance: InstanceEnt
       const cards = built(() => parseCarousel(choices));
       message = built(() => buildCarousel(text, cards, footer));
       for (const [index, card] of cards.entries()) {
-        if (card.media) attachments.push(await headerAttachment(sends, instance, card.media, 'image', [...CAROUSEL_CARDS_PATH, index, 'header']));
+        if (card.media) attachments.push(await headerAttachment(tools, instance, card.media, 'image', [...CAROUSEL_CARDS_PATH, index, 'header']));
       }
       break;
     }
@@ -100,7 +97,7 @@ export async function buildMenuContent(sends: SendService, instance: InstanceEnt
     default:
       message = built(() => buildButtonMenu(text, parseButtons(choices), footer));
       if (dto.imageButton && dto.imageButton.trim())
-        attachments.push(await headerAttachment(sends, instance, dto.imageButton, 'image', [...INTERACTIVE_PATH, 'header']));
+        attachments.push(await headerAttachment(tools, instance, dto.imageButton, 'image', [...INTERACTIVE_PATH, 'header']));
   }
   return { content: protoContent(message, attachments), sendFunction: 'SendMenuMessage', payload: { ...dto, text } };
 }

@@ -1,4 +1,8 @@
-import type { ContactRow } from '@gw/persistence';
+import { Injectable } from '@nestjs/common';
+import { ErrorCode, RpcError } from '@gw/contracts';
+import { ContactRepository, LidMappingRepository, type ContactRow, type InstanceEntity } from '@gw/persistence';
+import { ApiError } from '../../common/api-error';
+import { SessionClient } from '../../session/session.client';
 
 /** Why an explicit recipient of a status was left out (the reasons uazapi's `debug` reports). */
 export type DiscardReason = 'invalid_format' | 'lid_unresolved' | 'not_on_whatsapp' | 'outside_status_audience' | 'duplicate';
@@ -17,7 +21,7 @@ export interface StatusAudienceInput {
   pnForLid(lid: string): Promise<string | null>;
 }
 
-export interface StatusAudience {
+export interface StatusRecipients {
   /** Phone-number JIDs to send to, in order. */
   recipients: string[];
   /** Recipient JID → what the client wrote (to name it in `discarded_recipients` later). */
@@ -80,7 +84,7 @@ async function audienceOf(input: StatusAudienceInput): Promise<{ jids: string[];
  * resolved to a phone number, duplicates, inside the audience) and the valid ones are kept in the
  * given order; `maxRecipients` then caps either list deterministically (the first N).
  */
-export async function selectStatusRecipients(input: StatusAudienceInput): Promise<StatusAudience> {
+export async function selectStatusRecipients(input: StatusAudienceInput): Promise<StatusRecipients> {
   const audience = await audienceOf(input);
   const members = audience.members;
   const debug: Record<string, unknown> = {
@@ -150,4 +154,40 @@ async function resolveRecipient(raw: string, pnForLid: (lid: string) => Promise<
     return resolved ? { jid: resolved.split(':')[0].replace(/@.*$/, '') + PN_SUFFIX } : { reason: 'lid_unresolved' };
   }
   return { reason: 'invalid_format' };
+}
+
+/** Who a status of an instance goes to: its saved contacts, the status privacy its phone keeps, its LID mappings. */
+@Injectable()
+export class StatusAudience {
+  constructor(
+    private readonly contacts: ContactRepository,
+    private readonly lids: LidMappingRepository,
+    private readonly sessions: SessionClient,
+  ) {}
+
+  /** The recipients (see selectStatusRecipients), among `explicit` when given, at most `maxRecipients` (0: no cap). */
+  async select(instance: InstanceEntity, explicit: string[] | undefined, maxRecipients: number | undefined): Promise<StatusRecipients> {
+    return selectStatusRecipients({
+      contacts: await this.contacts.listAll(instance.id),
+      privacy: await this.privacy(instance),
+      explicit,
+      maxRecipients,
+      pnForLid: (lid) => this.lids.pnForLid(instance.id, lid),
+    });
+  }
+
+  /**
+   * The status audience the phone keeps. When it cannot be read, nothing is sent: guessing ("all
+   * saved contacts") would show the story to contacts the user excluded.
+   */
+  private async privacy(instance: InstanceEntity): Promise<{ type: string; list: string[]; fallback: boolean }> {
+    try {
+      const { type, list } = await this.sessions.request(instance.id, 'status.privacy', { instanceId: instance.id });
+      return { type, list, fallback: false };
+    } catch (error) {
+      // No session, no answer in time, a session moving: the usual statuses (409, 504, 503).
+      if (error instanceof RpcError && error.code !== ErrorCode.Internal && error.code !== ErrorCode.BadRequest) throw error;
+      throw new ApiError('upstream_failed', `could not read the status audience from WhatsApp (${(error as Error).message}); the status was not sent`);
+    }
+  }
 }

@@ -1,23 +1,53 @@
-import { IsOptional, IsString, MaxLength } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { ArrayMinSize, IsArray, IsOptional, IsString, MaxLength, ValidateBy } from 'class-validator';
+import { IntegerLike, OneOf } from '../dto/field-rules';
 
 export const STATUS_TYPES = ['text', 'image', 'video', 'audio', 'myaudio', 'ptt'] as const;
 /** WAProto ExtendedTextMessage.FontType values, the ones uazapi accepts. */
 export const STATUS_FONTS = [0, 1, 2, 6, 7, 8, 9, 10] as const;
 export const STATUS_TEXT_LIMIT = 656;
+/** Background colours 1–19 (see STATUS_BACKGROUNDS). */
+export const STATUS_BACKGROUND_COUNT = 19;
 
-/** `POST /send/status`. Numbers and lists are checked by the sender, which names each error. */
+const RECIPIENTS_TYPE = 'recipients must be an array of strings';
+
+/** At most STATUS_TEXT_LIMIT UTF-16 units (an emoji counts two, as the phone counts it). */
+function StatusTextLength(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isStatusTextLength',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || value.length <= STATUS_TEXT_LIMIT,
+      defaultMessage: () => `text is longer than ${STATUS_TEXT_LIMIT} characters`,
+    },
+  });
+}
+
+/**
+ * `POST /send/status`. Numbers may come as numeric strings. What depends on the type (a text status
+ * needs `text`, a media one `file`) is checked by the sender.
+ */
 export class SendStatusDto {
-  @IsOptional() @IsString({ message: 'type must be a string' }) type?: string;
-  @IsOptional() @IsString({ message: 'text must be a string' }) @MaxLength(65_536) text?: string;
-  @IsOptional() background_color?: unknown;
-  @IsOptional() font?: unknown;
+  /** Any case, spaces around it ignored. */
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value))
+  @OneOf(STATUS_TYPES, `type must be one of ${STATUS_TYPES.join(', ')}`)
+  type!: (typeof STATUS_TYPES)[number];
+  @IsOptional() @IsString({ message: 'text must be a string' }) @StatusTextLength() @MaxLength(65_536) text?: string;
+  @IntegerLike((value) => value >= 1 && value <= STATUS_BACKGROUND_COUNT, 'Invalid background_color: give an integer from 1 to 19')
+  background_color?: number | string;
+  @IntegerLike((value) => (STATUS_FONTS as readonly number[]).includes(value), 'Invalid font') font?: number | string;
   /** URL or base64 of the media. */
   @IsOptional() @IsString({ message: 'file must be a string (a URL or base64)' }) @MaxLength(96 * 1024 * 1024) file?: string;
   /** Accepted and ignored: the thumbnail is made from the media. */
   @IsOptional() @IsString() @MaxLength(2_000_000) thumbnail?: string;
   @IsOptional() @IsString() @MaxLength(255) mimetype?: string;
-  @IsOptional() recipients?: unknown;
-  @IsOptional() max_recipients?: unknown;
+  /** 0: no cap. */
+  @IntegerLike((value) => value >= 0, 'max_recipients must be a non-negative integer') max_recipients?: number | string;
+  /** Absent: the whole audience the status privacy allows. */
+  @IsOptional()
+  @IsArray({ message: RECIPIENTS_TYPE })
+  @ArrayMinSize(1, { message: 'recipients is empty: omit it to send to the whole audience' })
+  @IsString({ each: true, message: RECIPIENTS_TYPE })
+  recipients?: string[];
   @IsOptional() @IsString() @MaxLength(500) track_source?: string;
   @IsOptional() @IsString() @MaxLength(500) track_id?: string;
 }

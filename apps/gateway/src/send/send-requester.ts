@@ -1,0 +1,98 @@
+import { Injectable } from '@nestjs/common';
+import type { SendRequest } from '@gw/contracts';
+import { parseChatTarget } from '@gw/domain';
+import type { InstanceEntity } from '@gw/persistence';
+import { ApiError } from '../common/api-error';
+import { normaliseMessageId } from '../common/message-id';
+import { AsyncQueueService } from '../message/async/async-queue.service';
+import { SessionClient } from '../session/session.client';
+import type { BuiltContent } from './content-builders';
+import type { SendCommonDto } from './dto/send-common.dto';
+import { newMessageIds } from './message-ids';
+import { withoutInlineMedia } from './send-payload';
+
+/**
+ * What a refused send answers, per endpoint (the spec's Errors: "failed to send location", "failed to
+ * send payment request"; the others as the upstream API names them), followed by WhatsApp's reason.
+ * Text and media keep WhatsApp's own reason alone, as the upstream API does.
+ */
+const FAILURE_BY_FUNCTION: Record<string, string> = {
+  SendLocationButton: 'failed to send location',
+  SendLocationMessage: 'failed to send location',
+  SendRequestPayment: 'failed to send payment request',
+  SendPixButton: 'failed to send PIX button',
+  SendMenuMessage: 'failed to send menu',
+  SendCarouselMessage: 'failed to send carousel',
+  SendContactMessage: 'failed to send contact card',
+};
+
+/**
+ * The last step of every send endpoint: the request with the common fields and the ids fixed at
+ * accept, then either the async queue (durable before the 200) or the worker holding the instance,
+ * and the Message record plus `response` as the answer.
+ */
+@Injectable()
+export class SendRequester {
+  constructor(
+    private readonly sessions: SessionClient,
+    private readonly asyncQueue: AsyncQueueService,
+  ) {}
+
+  async send(
+    instance: InstanceEntity,
+    common: SendCommonDto,
+    chatJid: string,
+    built: BuiltContent,
+    /** Request fields of one kind of send (a status' recipients). */
+    extra: Pick<SendRequest, 'status'> = {},
+  ): Promise<Record<string, unknown>> {
+    const responseExtra = built.responseExtra ?? {};
+    const request: SendRequest = {
+      instanceId: instance.id,
+      ...newMessageIds(),
+      chatJid,
+      content: built.content,
+      quotedId: common.replyid?.trim() ? normaliseMessageId(common.replyid) : undefined,
+      mentions: mentionJids(common.mentions),
+      mentionAll: common.mentions?.trim() === 'all',
+      forwarded: common.forward === true,
+      delayMs: common.delay ?? 0,
+      readChat: common.readchat === true,
+      readMessages: common.readmessages === true,
+      // The media's link (response.fileUrl) is also the record's fileURL.
+      record: {
+        sendFunction: built.sendFunction,
+        sendPayload: withoutInlineMedia(built.payload),
+        trackSource: common.track_source ?? '',
+        trackId: common.track_id ?? '',
+        sendFolderId: '',
+        fileUrl: typeof responseExtra.fileUrl === 'string' ? responseExtra.fileUrl : '',
+      },
+      ...extra,
+    };
+    if (common.async) {
+      // Durable before the 200 (messages row `Queued` + queue row); the dispatcher sends it, paced.
+      const queued = await this.asyncQueue.enqueue(instance, request);
+      return { ...queued, response: { status: 'success', message: 'Message queued successfully', ...responseExtra } };
+    }
+    const timeoutMs = 30_000 + (request.delayMs ?? 0);
+    // Typed as a Message record by the contracts; read as a plain record here either way.
+    const record = (await this.sessions.request(instance.id, 'send', request, timeoutMs)) as unknown as Record<string, unknown>;
+    if (record.status === 'Failed') throw ApiError.refused(record, FAILURE_BY_FUNCTION[built.sendFunction]);
+    return { ...record, response: { status: 'success', message: 'Message sent successfully', ...responseExtra } };
+  }
+}
+
+/** `mentions`: comma-separated phone numbers (`all` mentions everyone, handled apart). */
+function mentionJids(mentions: string | undefined): string[] {
+  if (!mentions || mentions.trim() === 'all') return [];
+  return mentions
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const parsed = parseChatTarget(entry);
+      if (!parsed || parsed.kind === 'group' || parsed.kind === 'newsletter') throw ApiError.badRequest(`mentions: "${entry}" is not a phone number`);
+      return parsed.jid;
+    });
+}

@@ -4,11 +4,12 @@ import { PinoNestLogger } from '@gw/platform';
 import { randomUUID } from 'node:crypto';
 import { GatewayModule, type GatewayRuntime } from '../app.module';
 import { serveApiDocs } from '../openapi/openapi.routes';
+import { JSON_BODY_LIMITS, useJsonBodyParser } from './json-body';
 
 /** Builds the HTTP application (Fastify) around an opened runtime; the caller listens. */
 export async function createHttpApp(runtime: GatewayRuntime): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({
-    bodyLimit: 64 * 1024 * 1024,
+    bodyLimit: JSON_BODY_LIMITS.maxBytes,
     // Correlation id: the client's X-Request-ID when it sends a sane one, else ours.
     genReqId: (request: { headers: Record<string, string | string[] | undefined> }) => {
       const given = request.headers['x-request-id'];
@@ -21,6 +22,7 @@ export async function createHttpApp(runtime: GatewayRuntime): Promise<NestFastif
     bufferLogs: false,
     abortOnError: false,
   });
+  useJsonBodyParser(app);
   const fastify = app.getHttpAdapter().getInstance();
   // Callback hooks, not async ones: an async hook costs every request a promise and a microtask turn.
   fastify.addHook('onSend', (request, reply, _payload, done) => {

@@ -1,5 +1,5 @@
 export { ConfigError, EnvReader, loadConfigOrExit } from './config';
-export { createLogger, PinoNestLogger, serviceLogger } from './logger';
+export { createLogger, PinoNestLogger, serializeError, serviceLogger } from './logger';
 export type { Logger } from './logger';
 export { checkReadiness, startHealthServer } from './health';
 export type { HealthReport, ReadinessCheck } from './health';

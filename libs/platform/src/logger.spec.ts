@@ -35,6 +35,34 @@ describe('createLogger', () => {
   });
 });
 
+describe('serializeError', () => {
+  it('should log a failed query by its statement and constraint, not by the row it carried', () => {
+    const out = sink();
+    const logger = createLogger('gateway', 'info', out.stream);
+    // Shaped as TypeORM's QueryFailedError with pg's fields.
+    class QueryFailedError extends Error {}
+    const failed = Object.assign(new QueryFailedError('null value in column "fields_map" of relation "instances" violates not-null constraint'), {
+      query: 'UPDATE "instances" SET "fields_map" = $1 WHERE "id" = $2',
+      parameters: [null, 'r1234567', 'token-4f9a1c2e', 'sk-live-planted'],
+      driverError: { detail: 'Failing row contains (r1234567, token-4f9a1c2e, sk-live-planted)' },
+      detail: 'Failing row contains (r1234567, token-4f9a1c2e, sk-live-planted)',
+      code: '23502',
+      table: 'instances',
+      column: 'fields_map',
+    });
+    logger.error({ err: failed, requestId: 'q1' }, 'request failed');
+    const line = out.lines()[0];
+    expect(line).not.toMatch(/token-4f9a1c2e|sk-live-planted|r1234567/);
+    expect(JSON.parse(line).err).toMatchObject({
+      type: 'QueryFailedError',
+      code: '23502',
+      table: 'instances',
+      column: 'fields_map',
+      query: expect.stringContaining('UPDATE'),
+    });
+  });
+});
+
 describe('serviceLogger', () => {
   it('should keep the level of the logger it was made from', () => {
     const logger = createLogger('gateway', 'warn', sink().stream);

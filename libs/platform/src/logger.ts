@@ -3,6 +3,23 @@ import pino, { type Logger } from 'pino';
 
 export type { Logger } from 'pino';
 
+/**
+ * Errors as the log shows them: what failed and where, never the data it failed on. A failed query
+ * carries its parameters (a whole instance row, token and API keys included) and Postgres' `detail`
+ * (`Key (token)=(…) already exists`); those are dropped, the statement text, the SQLSTATE, the table,
+ * column and constraint are kept.
+ */
+export function serializeError(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const serialized = pino.stdSerializers.err(error) as unknown as Record<string, unknown>;
+  for (const key of ['parameters', 'driverError', 'detail', 'where', 'internalQuery', 'record', 'entity', 'config', 'request', 'response']) {
+    delete serialized[key];
+  }
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause !== undefined) serialized.cause = serializeError(cause);
+  return serialized;
+}
+
 /** The logger each service's logger was made from, without a `service` binding (see `serviceLogger`). */
 const roots = new WeakMap<Logger, Logger>();
 
@@ -29,6 +46,7 @@ export function createLogger(service: string, level = 'info', destination?: pino
       censor: '[masked]',
     },
     timestamp: pino.stdTimeFunctions.isoTime,
+    serializers: { err: serializeError, error: serializeError },
   };
   const root = destination ? pino(options, destination) : pino(options);
   const logger = root.child({ service });

@@ -8,9 +8,8 @@ import { InteractiveRepliesService } from './interactive/interactive-replies.ser
 import { chatTarget, SendContentTools, type ContentTools } from './send-content-tools';
 import { SendRequester } from './send-requester';
 
-// Kept where the other features import them from.
+// Kept where the campaigns and message actions import it from.
 export { newMessageIds } from './message-ids';
-export { sniffMimetype } from './send-content-tools';
 
 /**
  * The plain send endpoints, one use case each: the target, the content (placeholders now, or when a

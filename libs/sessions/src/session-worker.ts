@@ -8,7 +8,7 @@ import {
   LidMappingRepository,
   MessageRepository,
 } from '@gw/persistence';
-import { type Logger, SsrfGuard } from '@gw/platform';
+import { dropSignalSessionDumps, type Logger, SsrfGuard } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import { SessionRpcServer } from './bus/session-rpc.server';
 import type { SessionWorkerConfig } from './config/session-worker.config';
@@ -140,6 +140,8 @@ export class SessionWorker {
       this.rejectionGuard = (reason) => this.logger.error({ err: reason }, 'unhandled rejection (kept the process alive)');
       process.on('unhandledRejection', this.rejectionGuard);
     }
+    // libsignal prints session records (private keys) to stdout when it rotates sessions.
+    dropSignalSessionDumps();
     applySimulatorSeam(this.options.config.simulator, this.logger);
     await this.keeper.start(this.manager);
     this.rpc.start();

@@ -4,7 +4,8 @@ import type { Logger } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import type { SocketContext, SocketObserver } from '../session/socket-observer';
 import { GroupInfoCache } from './group-info-cache';
-import { InboundSocketHandler, type InboundServices } from './inbound-socket-handler';
+import type { InboundServices } from './inbound/inbound-context';
+import { InboundSocketHandler } from './inbound-socket-handler';
 import { InboundStore } from './inbound-store';
 
 export interface InboundMessageObserverOptions {

@@ -1,0 +1,164 @@
+import { ChatRepository, ContactRepository, type ChatRow, type ContactRow } from '@gw/persistence';
+import { recordId } from '@gw/platform';
+import type { BaileysEventMap, Contact, GroupMetadata } from '../../baileys';
+import { chatsEvent, contactsEvent, groupsEvent, joinedGroupEvent } from '../event-payloads';
+import { isLid, isPhoneJid, userJid } from '../identity-resolver';
+import type { InboundContext } from './inbound-context';
+
+/** How long a JoinedGroup event waits for the group's metadata before it goes out with what is known. */
+const GROUP_METADATA_TIMEOUT_MS = 5_000;
+
+/** Contacts, LID pairs, chat settings and groups of one socket. */
+export class ContactChatGroupEvents {
+  constructor(private readonly context: InboundContext) {}
+
+  async onContacts(contacts: Array<Partial<Contact>>): Promise<void> {
+    const me = this.context.identities.me();
+    const observations: Array<{ pn: string; lid: string; contactName?: string; pushName?: string; verifiedName?: string }> = [];
+    for (const contact of contacts) {
+      const id = userJid(contact.id);
+      if (!id || (!isLid(id) && !isPhoneJid(id)) || id === me.pn || id === me.lid) continue;
+      const alternate = isLid(id) ? contact.phoneNumber : contact.lid;
+      const party = await this.context.identities.party(id, alternate);
+      observations.push({
+        pn: party.pn,
+        lid: party.lid,
+        contactName: contact.name || undefined,
+        pushName: contact.notify || undefined,
+        verifiedName: contact.verifiedName || undefined,
+      });
+    }
+    if (!observations.length) return;
+    const who = await this.context.who();
+    await this.context.withRetry('contacts', { count: observations.length }, () =>
+      this.context.write(async (manager, events) => {
+        const changed: ContactRow[] = [];
+        const chats: ChatRow[] = [];
+        for (const observation of observations) {
+          const { contact, changed: isNew } = await ContactRepository.observeWithin(manager, this.context.instanceId, {
+            jid: observation.pn,
+            lid: observation.lid,
+            contactName: observation.contactName,
+            pushName: observation.pushName,
+            verifiedName: observation.verifiedName,
+          });
+          if (!isNew) continue;
+          changed.push(contact);
+          if (observation.contactName) {
+            const chat = await ChatRepository.applyStateWithin(manager, this.context.instanceId, contact.jid, { waContactName: observation.contactName });
+            if (chat) chats.push(chat);
+          }
+        }
+        if (changed.length) events.push(contactsEvent(changed, who));
+        if (chats.length) events.push(chatsEvent(chats, who));
+      }),
+    );
+  }
+
+  /** A LID ↔ number pair: stored, and a contact or chat known under both becomes one. */
+  async onLidMapping(lid: string, pn: string): Promise<void> {
+    this.context.identities.learn(lid, pn);
+    const pair = { lid: userJid(lid), pn: userJid(pn) };
+    if (!isLid(pair.lid) || !isPhoneJid(pair.pn)) return;
+    await this.context.withRetry('lid-mapping.update', pair, () =>
+      this.context.write(async (manager) => {
+        const known =
+          (await ChatRepository.findByJidWithin(manager, this.context.instanceId, pair.pn)) ??
+          (await ChatRepository.findByJidWithin(manager, this.context.instanceId, pair.lid));
+        if (known) await ChatRepository.observeWithin(manager, this.context.instanceId, { waChatId: pair.pn, waChatLid: pair.lid }, () => recordId(14));
+      }),
+    );
+  }
+
+  /** Chat settings from the phone (app state): archive, pin, mute, read. Message-driven updates are ignored. */
+  async onChatUpdates(updates: BaileysEventMap['chats.update']): Promise<void> {
+    const changes = updates
+      .map((update) => ({
+        jid: userJid(update.id) || update.id || '',
+        state: {
+          archived: typeof update.archived === 'boolean' ? update.archived : undefined,
+          pinned: update.pinned === undefined ? undefined : Boolean(update.pinned),
+          muteEndTime: update.muteEndTime === undefined ? undefined : Number(update.muteEndTime ?? 0),
+          unreadCount: update.unreadCount === 0 ? 0 : undefined,
+        },
+      }))
+      .filter((change) => change.jid && Object.values(change.state).some((value) => value !== undefined));
+    if (!changes.length) return;
+    const who = await this.context.who();
+    await this.context.withRetry('chats.update', { count: changes.length }, () =>
+      this.context.write(async (manager, events) => {
+        const chats: ChatRow[] = [];
+        for (const change of changes) {
+          const chat = await ChatRepository.applyStateWithin(manager, this.context.instanceId, change.jid, change.state);
+          if (chat) chats.push(chat);
+        }
+        if (chats.length) events.push(chatsEvent(chats, who));
+      }),
+    );
+  }
+
+  /** Someone joined, left, was promoted or demoted: a `groups` event in the captures' shape. */
+  async onGroupParticipants(update: BaileysEventMap['group-participants.update']): Promise<void> {
+    if (!update.id || update.action === 'modify') return;
+    const group = await this.context.groupInfo(update.id);
+    const author = update.author ? await this.context.identities.party(update.author, update.authorPn) : null;
+    const members = await Promise.all((update.participants ?? []).map((participant) => this.context.identities.party(participant.id, participant.phoneNumber)));
+    const me = this.context.identities.me();
+    const who = await this.context.who();
+    const joinedByMe = update.action === 'add' && members.some((member) => (member.pn && member.pn === me.pn) || (member.lid && member.lid === me.lid));
+    // The instance itself joined: `JoinedGroup` carries the whole group, as WhatsApp describes it now.
+    const metadata = joinedByMe ? await this.groupMetadata(update.id) : null;
+    await this.context.withRetry('group-participants.update', { group: update.id }, () =>
+      this.context.write(async (_manager, events) => {
+        events.push(
+          joinedByMe
+            ? joinedGroupEvent({ groupJid: update.id, author, me, metadata, subject: group?.subject ?? '', members }, who)
+            : groupsEvent(
+                { groupJid: update.id, subject: group?.subject ?? '', action: update.action as 'add' | 'remove' | 'promote' | 'demote', author, members },
+                who,
+              ),
+        );
+      }),
+    );
+  }
+
+  /** The group's full metadata, fresh (null when WhatsApp does not answer in time). */
+  private async groupMetadata(groupJid: string): Promise<GroupMetadata | null> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        this.context.socket.groupMetadata(groupJid),
+        new Promise<null>((resolve) => {
+          timer = setTimeout(() => resolve(null), GROUP_METADATA_TIMEOUT_MS);
+        }),
+      ]);
+    } catch (error) {
+      this.context.logger.debug({ err: error, groupJid }, 'group metadata unavailable for JoinedGroup');
+      return null;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Group subject and announce changes: the cached name and the chat row follow. */
+  async onGroupUpdates(updates: BaileysEventMap['groups.update']): Promise<void> {
+    const changes = updates.filter((update) => update.id && (update.subject !== undefined || update.announce !== undefined));
+    for (const update of changes)
+      if (update.subject !== undefined) this.context.services.groups.rename(this.context.instanceId, update.id!, update.subject ?? '');
+    if (!changes.length) return;
+    const who = await this.context.who();
+    await this.context.withRetry('groups.update', { count: changes.length }, () =>
+      this.context.write(async (manager, events) => {
+        const chats: ChatRow[] = [];
+        for (const update of changes) {
+          const chat = await ChatRepository.applyStateWithin(manager, this.context.instanceId, update.id!, {
+            waName: update.subject ?? undefined,
+            groupFlags: update.announce === undefined ? undefined : { announce: Boolean(update.announce) },
+          });
+          if (chat) chats.push(chat);
+        }
+        if (chats.length) events.push(chatsEvent(chats, who));
+      }),
+    );
+  }
+}

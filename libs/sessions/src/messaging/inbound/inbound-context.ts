@@ -1,0 +1,67 @@
+import type { InstanceRepository, Lease, LidMappingRepository, MessageRepository, NewOutboxEvent } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import type { EntityManager } from 'typeorm';
+import type { WASocket } from '../../baileys';
+import type { InstanceIdentity } from '../event-payloads';
+import type { GroupInfo, GroupInfoCache } from '../group-info-cache';
+import type { IdentityResolver } from '../identity-resolver';
+import type { InboundStore } from '../inbound-store';
+
+/** What every socket's inbound handling shares (one set per worker). */
+export interface InboundServices {
+  store: InboundStore;
+  instances: InstanceRepository;
+  messages: MessageRepository;
+  lidMappings: LidMappingRepository;
+  groups: GroupInfoCache;
+}
+
+/**
+ * What the inbound modules of one socket (messages, receipts, contacts…) work with: the socket and its
+ * lease, who the instance is, and the handler's ordering and fenced write. Every change they store goes
+ * through `write`, inside a task of the handler's queue.
+ */
+export interface InboundContext {
+  readonly instanceId: string;
+  readonly socket: WASocket;
+  readonly lease: Lease;
+  readonly logger: Logger;
+  readonly services: InboundServices;
+  readonly identities: IdentityResolver;
+  /** Name and owner of the instance, as events carry them (cached briefly). */
+  who(): Promise<InstanceIdentity>;
+  /** A group's subject, flags and participants (their LID pairs are learned on the way). */
+  groupInfo(groupJid: string): Promise<GroupInfo | null>;
+  /** One fenced transaction with its outbox events. */
+  write<T>(work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>): Promise<T>;
+  /** Retries a failed write a few times, then logs it; a lost lease stops the handler. */
+  withRetry(what: string, detail: Record<string, unknown>, work: () => Promise<void>): Promise<void>;
+  /** Runs a task on the socket's queue, in order with its events (ops such as a blocklist change). */
+  run<T>(task: () => Promise<T>): Promise<T>;
+}
+
+const IDENTITY_TTL_MS = 30_000;
+
+/** The instance's name and owner for events, re-read at most every IDENTITY_TTL_MS (and after a reconnect). */
+export class InstanceIdentityCache {
+  private identity: { value: InstanceIdentity; at: number } | null = null;
+
+  constructor(
+    private readonly instanceId: string,
+    private readonly instances: InstanceRepository,
+    private readonly identities: IdentityResolver,
+  ) {}
+
+  async who(): Promise<InstanceIdentity> {
+    if (this.identity && Date.now() - this.identity.at < IDENTITY_TTL_MS) return this.identity.value;
+    const row = await this.instances.findById(this.instanceId);
+    const me = this.identities.me();
+    const value = { instanceName: row?.name ?? '', owner: row?.owner || me.pn.split('@')[0] };
+    this.identity = { value, at: Date.now() };
+    return value;
+  }
+
+  forget(): void {
+    this.identity = null;
+  }
+}

@@ -1,0 +1,397 @@
+import { describeContent, type DescribedContent, type ProtoMessage } from '@gw/domain';
+import {
+  ChatRepository,
+  ContactRepository,
+  MessageRepository,
+  type ChatObservation,
+  type ChatRow,
+  type ContactRow,
+  type MessageRow,
+  type NewOutboxEvent,
+} from '@gw/persistence';
+import { recordId } from '@gw/platform';
+import type { EntityManager } from 'typeorm';
+import { isJidGroup, proto, type BaileysEventMap, type WAMessage } from '../../baileys';
+import { storeCallWithin } from '../call-message';
+import { callEvent, chatKey, newsletterMessagesEvent, contactsEvent, historyEvent, messagesEvent, messagesUpdateEvent } from '../event-payloads';
+import type { GroupInfo } from '../group-info-cache';
+import { isLid, isPhoneJid, type Party } from '../identity-resolver';
+import { statusName, timestampMs, toNewMessage, type MessagePlace } from '../message-mapper';
+import { decryptVote, pollCreationOf } from '../poll-votes';
+import type { InboundContext } from './inbound-context';
+import type { PresenceEvents } from './presence';
+import { ANNOUNCED, errorText, rank, type ReceiptEvents } from './receipts';
+
+/** How long an exact reload asked through the API waits for the phone's answer to count as history. */
+const RESEND_WINDOW_MS = 5 * 60_000;
+
+/**
+ * Messages of one socket: received and sent (from the phone or the API), history syncs and exact
+ * reloads, edits, revokes, poll votes, channel posts and calls.
+ */
+export class MessageEvents {
+  /** The identity (pn|lid) of ours last stored as a contact by this socket. */
+  private selfObserved = '';
+  /** Message ids of exact reloads asked for through the API, and when (see expectResend). */
+  private readonly requestedResends = new Map<string, { at: number; requestId: string }>();
+
+  constructor(
+    private readonly context: InboundContext,
+    private readonly receipts: ReceiptEvents,
+    private readonly presence: PresenceEvents,
+  ) {}
+
+  /**
+   * A message a `/message/history-sync` mode=exact asks the phone to resend: when it arrives (within
+   * RESEND_WINDOW_MS) it is announced as `history` with the request's id, not as a new message.
+   * Matched by message id: Baileys drops the request id its upsert carries when events are buffered,
+   * which is how incoming messages are processed. The caller gives the request id once Baileys has
+   * sent the request (`requested`), or withdraws the expectation when asking failed (`failed`). Asked
+   * again while the first request is pending, the first request's id is kept (Baileys sends no second
+   * request for the same message then).
+   */
+  expectResend(messageId: string): { requested(requestId: string): void; failed(): void } {
+    const now = Date.now();
+    for (const [id, entry] of this.requestedResends) if (now - entry.at > RESEND_WINDOW_MS) this.requestedResends.delete(id);
+    const entry = this.requestedResends.get(messageId) ?? { at: now, requestId: '' };
+    entry.at = now;
+    this.requestedResends.set(messageId, entry);
+    return {
+      requested: (requestId) => {
+        if (requestId) entry.requestId = requestId;
+      },
+      failed: () => {
+        if (!entry.requestId && this.requestedResends.get(messageId) === entry) this.requestedResends.delete(messageId);
+      },
+    };
+  }
+
+  async onUpsert(messages: WAMessage[]): Promise<void> {
+    const now = Date.now();
+    const reloaded = messages.filter((message) => {
+      const entry = message.key?.id ? this.requestedResends.get(message.key.id) : undefined;
+      return entry !== undefined && now - entry.at <= RESEND_WINDOW_MS;
+    });
+    // New messages first: nothing that goes wrong with a reload's announcement can cost them.
+    for (const message of messages) {
+      if (reloaded.includes(message)) continue;
+      await this.context.withRetry('messages.upsert', { messageId: message.key?.id }, () => this.onMessage(message));
+      this.presence.followPresence(message);
+    }
+    if (reloaded.length > 0) await this.onReloaded(reloaded);
+  }
+
+  /** Reloaded messages (expectResend): stored, and announced in one `history` event per request. */
+  private async onReloaded(messages: WAMessage[]): Promise<void> {
+    const byRequest = new Map<string, WAMessage[]>();
+    for (const message of messages) {
+      const { requestId } = this.requestedResends.get(message.key.id as string) as { requestId: string };
+      byRequest.set(requestId, [...(byRequest.get(requestId) ?? []), message]);
+    }
+    for (const [requestId, batch] of byRequest) {
+      const history = {
+        messages: batch,
+        chats: [],
+        contacts: [],
+        syncType: proto.HistorySync.HistorySyncType.ON_DEMAND,
+      } as unknown as BaileysEventMap['messaging-history.set'];
+      await this.context.withRetry('messages.reload', { requestId, messageIds: batch.map((message) => message.key.id) }, () =>
+        this.onHistory(history, requestId),
+      );
+      for (const message of batch) this.requestedResends.delete(message.key.id as string);
+    }
+  }
+
+  /**
+   * Stores one message. `history` marks messages of a history sync: stored like any other, announced
+   * together in one `history` event instead of one `messages` event each.
+   */
+  private async onMessage(message: WAMessage, history?: MessageRow[]): Promise<void> {
+    const key = message.key;
+    const remote = key?.remoteJid ?? '';
+    if (!key?.id || !remote || !message.message) return; // stubs, undecryptable placeholders
+    if (remote.endsWith('@newsletter')) return this.onNewsletterMessage(message);
+    if (remote.endsWith('@broadcast')) return; // status updates: not stored
+    if ((message as { category?: string }).category === 'peer') return;
+    const described = describeContent(message.message as ProtoMessage);
+    if (!described.field) return; // sender-key distribution or context only
+    if (described.type === 'protocol') {
+      if (described.revokes) await this.onRevoke(message, described);
+      return; // history notifications, app-state key shares, ephemeral settings…
+    }
+    const place = await this.place(message);
+    const group = place.isGroup ? await this.context.groupInfo(remote) : null;
+    const vote = described.field === 'pollUpdateMessage' ? await this.pollVote(message, place.sender, described.quoted) : undefined;
+    const fromMe = Boolean(key.fromMe);
+    let status = fromMe ? statusName(message.status) : '';
+    let error = status === 'Failed' ? errorText(message.messageStubParameters) : '';
+    if (fromMe) status = this.advancedByReceipts(message, status);
+    const early = fromMe ? this.receipts.earlyReceipt(key.id) : undefined;
+    if (early?.state === 'Failed' && rank(status) < rank('Delivered')) {
+      status = 'Failed';
+      error = early.error;
+    } else if (early && rank(early.state) > rank(status)) {
+      status = early.state;
+    }
+    const senderName = message.pushName || (fromMe ? (this.context.socket.user?.name ?? '') : '') || '';
+    const row = toNewMessage(this.context.instanceId, { message, described, place, senderName, status, vote });
+    if (status === 'Failed') row.error = error;
+    const who = await this.context.who();
+
+    await this.context.write(async (manager, events) => {
+      // The copy first: a re-emitted upsert (Baileys emits some messages twice) must not count as a
+      // new message for the chat. This queue is the only writer of stored copies (`raw`); the row is
+      // locked from here to the commit, a few round trips (a send's result write may wait for it).
+      const copy = await MessageRepository.storeCopyWithin(manager, row);
+      if (!copy) {
+        // Seen before: only a status this copy knows better can change.
+        const prior = await MessageRepository.findWithin(manager, this.context.instanceId, row.messageId);
+        if (fromMe && prior) await this.advanceFromUpsert(manager, events, prior, status, error, place);
+        // A history batch (or an exact reload) names what it brought, stored before or not.
+        if (history && prior) history.push(prior);
+        return;
+      }
+      const { row: stored, created } = copy;
+
+      // Our own identity is observed once per socket (and again if it changes), not on every send.
+      const self = fromMe ? `${place.sender.pn}|${place.sender.lid}` : '';
+      const contact = fromMe && this.selfObserved === self ? null : await this.observeSender(manager, place.sender, fromMe ? '' : message.pushName || '');
+      if (contact) events.push(contactsEvent([contact], who));
+
+      const incoming = !fromMe && described.type !== 'reaction' && !described.edited && described.field !== 'pollUpdateMessage';
+      let chat = await this.observeChat(manager, place, group, {
+        waName: place.isGroup ? group?.subject : fromMe ? undefined : message.pushName || undefined,
+        lastMessage: { timestamp: row.messageTimestamp, type: row.messageType, textVote: row.text || row.vote, sender: row.sender, incoming },
+      });
+      if (group) chat = (await ChatRepository.applyStateWithin(manager, this.context.instanceId, chatKey(chat), { groupFlags: group.flags })) ?? chat;
+
+      // An edit (from the phone, another device, or our own /message/edit coming back): the edit is a
+      // message of its own whose `edited` names the original (as the captures show); the original takes
+      // the new text, `edited` = the edit's id, and is announced as a messages_update `Edited`.
+      const original = described.edited
+        ? await MessageRepository.applyEditWithin(manager, this.context.instanceId, described.edited, {
+            text: described.text,
+            content: described.content,
+            editId: row.messageId,
+          })
+        : null;
+      // A row the send path stored first keeps its status unless this copy knows a later one.
+      const advanced = fromMe && !created ? await this.advanceTo(manager, stored, status, error) : null;
+      const current = advanced ?? stored;
+      if (history) {
+        history.push(current);
+        return;
+      }
+      events.push(messagesEvent(chat, current, who, group?.subject ?? ''));
+      if (original) {
+        events.push(
+          messagesUpdateEvent(
+            { rows: [original], state: 'Edited', type: 'Edited', sender: place.sender, timestamp: timestampMs(message.messageTimestamp) / 1000 },
+            who,
+          ),
+        );
+      }
+      if (fromMe && (ANNOUNCED.has(current.status) || current.status === 'Failed') && (created || advanced)) {
+        // A receipt (or error ack) that came with the upsert (merged by Baileys) or before it: announced as what it was.
+        const by = early?.state === current.status ? early : { sender: await this.chatParty(place), timestamp: Date.now() / 1000 };
+        const failed = current.status === 'Failed';
+        events.push(
+          messagesUpdateEvent(
+            {
+              rows: [current],
+              state: current.status as 'Delivered',
+              type: failed ? 'Failed' : 'ReadReceipt',
+              sender: by.sender,
+              timestamp: by.timestamp,
+              error: failed ? current.error : undefined,
+            },
+            who,
+          ),
+        );
+      }
+    });
+    if (early) this.receipts.forgetEarly(key.id);
+    if (fromMe) this.selfObserved = `${place.sender.pn}|${place.sender.lid}`;
+  }
+
+  /**
+   * The initial history after a pairing (and later syncs): every message stored, then one `history`
+   * event carrying the pairing's request_id, so a client can tie the history to its connect.
+   */
+  async onHistory(history: BaileysEventMap['messaging-history.set'], reloadRequestId?: string): Promise<void> {
+    const collected: MessageRow[] = [];
+    for (const message of history.messages ?? []) {
+      await this.context.withRetry('messaging-history.set', { messageId: message.key?.id }, () => this.onMessage(message, collected));
+    }
+    // Once per message, its last state (a retried write may have collected one twice).
+    const stored = [...new Map(collected.map((row) => [row.messageId, row])).values()];
+    const who = await this.context.who();
+    const row = await this.context.services.instances.findById(this.context.instanceId);
+    await this.context.write(async (_manager, events) => {
+      events.push(
+        historyEvent(
+          {
+            // An on-demand sync (POST /message/history-sync) carries its own request's id; the others the pairing's.
+            // An exact reload carries the id its request got (empty when the message came before it was sent).
+            requestId: reloadRequestId ?? (history.peerDataRequestSessionId || (row?.pairingRequestId ?? '')),
+            syncType: history.syncType === undefined || history.syncType === null ? '' : String(history.syncType),
+            progress: history.progress ?? null,
+            isLatest: history.isLatest ?? null,
+            chats: history.chats?.length ?? 0,
+            contacts: history.contacts?.length ?? 0,
+            messages: stored,
+          },
+          who,
+        ),
+      );
+    });
+  }
+
+  private async onRevoke(message: WAMessage, described: DescribedContent): Promise<void> {
+    const place = await this.place(message);
+    const who = await this.context.who();
+    await this.context.write(async (manager, events) => {
+      const row = await MessageRepository.markDeletedWithin(manager, this.context.instanceId, described.revokes);
+      if (!row) return;
+      events.push(
+        messagesUpdateEvent(
+          { rows: [row], state: 'Deleted', type: 'Deleted', sender: place.sender, timestamp: timestampMs(message.messageTimestamp) / 1000 },
+          who,
+        ),
+      );
+    });
+  }
+
+  /** The chat of a message as one row (phone JID + LID, or the group) and its author. */
+  private async place(message: WAMessage): Promise<MessagePlace> {
+    const key = message.key;
+    const remote = key.remoteJid ?? '';
+    const me = this.context.identities.me();
+    if (isJidGroup(remote)) {
+      const sender = key.fromMe ? me : await this.context.identities.party(key.participant, key.participantAlt);
+      return { chatId: remote, chatLid: '', isGroup: true, sender };
+    }
+    const chat = await this.context.identities.party(remote, key.remoteJidAlt);
+    return { chatId: chat.pn || chat.jid, chatLid: chat.lid, isGroup: false, sender: key.fromMe ? me : chat };
+  }
+
+  /** The other side of a 1:1 chat (who sends its receipts); the group JID for groups. */
+  private async chatParty(place: MessagePlace): Promise<Party> {
+    if (place.isGroup) return { jid: place.chatId, pn: '', lid: '' };
+    return { jid: place.chatLid || place.chatId, pn: isPhoneJid(place.chatId) ? place.chatId : '', lid: place.chatLid };
+  }
+
+  private async observeChat(
+    manager: EntityManager,
+    place: MessagePlace,
+    group: GroupInfo | null,
+    extra: Omit<ChatObservation, 'waChatId' | 'waChatLid' | 'isGroup'>,
+  ): Promise<ChatRow> {
+    const observation: ChatObservation = {
+      waChatId: isLid(place.chatId) ? undefined : place.chatId,
+      waChatLid: place.chatLid || undefined,
+      isGroup: place.isGroup,
+      ...extra,
+    };
+    if (group && !observation.waName) observation.waName = group.subject || undefined;
+    const { chat } = await ChatRepository.observeWithin(manager, this.context.instanceId, observation, () => recordId(14));
+    return chat;
+  }
+
+  /** The author's contact row (push name, LID pair); returned only when it changed. */
+  private async observeSender(manager: EntityManager, sender: Party, pushName: string): Promise<ContactRow | null> {
+    if (!sender.pn && !sender.lid) return null;
+    const { contact, changed } = await ContactRepository.observeWithin(manager, this.context.instanceId, { jid: sender.pn, lid: sender.lid, pushName });
+    return changed ? contact : null;
+  }
+
+  /** The option text(s) a poll vote chose, decrypted with the stored creation's secret. */
+  private async pollVote(message: WAMessage, voter: Party, pollId: string): Promise<string> {
+    const update = message.message?.pollUpdateMessage;
+    if (!update?.vote || !pollId) return '';
+    const creation = await this.context.services.messages.findOne(this.context.instanceId, pollId);
+    const poll = creation ? pollCreationOf(creation, this.context.identities.me()) : null;
+    if (!poll) {
+      this.context.logger.warn({ pollId, messageId: message.key.id }, 'poll vote for a poll that is not stored: vote left empty');
+      return '';
+    }
+    const selected = decryptVote(update.vote, poll, voter);
+    if (selected === null) this.context.logger.warn({ pollId, messageId: message.key.id }, 'poll vote could not be decrypted');
+    return (selected ?? []).join(', ');
+  }
+
+  /** Receipts Baileys merged into a group message's upsert (`userReceipt`) count as its status. */
+  private advancedByReceipts(message: WAMessage, status: string): string {
+    let best = status;
+    if (best === 'Pending' && this.receipts.wasAcked(message.key.id ?? '')) best = 'Sent';
+    for (const receipt of message.userReceipt ?? []) {
+      const state = receipt.playedTimestamp ? 'Played' : receipt.readTimestamp ? 'Read' : receipt.receiptTimestamp ? 'Delivered' : '';
+      if (rank(state) > rank(best)) best = state;
+    }
+    return best;
+  }
+
+  private async advanceTo(manager: EntityManager, row: MessageRow, status: string, error: string): Promise<MessageRow | null> {
+    if (status === 'Failed') return (await MessageRepository.failWithin(manager, this.context.instanceId, [row.messageId], error || 'failed'))[0] ?? null;
+    if (rank(status) <= rank(row.status)) return null;
+    return (await MessageRepository.advanceStatusWithin(manager, this.context.instanceId, [row.messageId], status))[0] ?? null;
+  }
+
+  private async advanceFromUpsert(
+    manager: EntityManager,
+    events: NewOutboxEvent[],
+    prior: MessageRow,
+    status: string,
+    error: string,
+    place: MessagePlace,
+  ): Promise<void> {
+    const changed = await this.advanceTo(manager, prior, status, error);
+    if (changed && (ANNOUNCED.has(status) || status === 'Failed')) {
+      const failed = status === 'Failed';
+      events.push(
+        messagesUpdateEvent(
+          {
+            rows: [changed],
+            state: status as 'Read',
+            type: failed ? 'Failed' : 'ReadReceipt',
+            sender: await this.chatParty(place),
+            timestamp: Date.now() / 1000,
+            error: failed ? changed.error : undefined,
+          },
+          await this.context.who(),
+        ),
+      );
+    }
+  }
+
+  /** A channel post (followed newsletter): stored like a message of that chat, announced as `newsletter_messages`. */
+  private async onNewsletterMessage(message: WAMessage): Promise<void> {
+    const described = describeContent(message.message as ProtoMessage);
+    if (!described.field || described.type === 'protocol') return;
+    const remote = message.key.remoteJid ?? '';
+    const place: MessagePlace = { chatId: remote, chatLid: '', isGroup: false, sender: { jid: remote, pn: '', lid: '' } };
+    const row = toNewMessage(this.context.instanceId, { message, described, place, senderName: '', status: '', vote: undefined });
+    const who = await this.context.who();
+    await this.context.write(async (manager, events) => {
+      const prior = await MessageRepository.findWithin(manager, this.context.instanceId, row.messageId, true);
+      if (prior?.raw) return;
+      const { row: stored } = await MessageRepository.upsertWithin(manager, row);
+      const serverId = (message.key as { server_id?: string }).server_id ?? '';
+      events.push(newsletterMessagesEvent(stored, serverId, who));
+    });
+  }
+
+  /** Call offers and their ends: a `call` event (the instance can reject through the API later) and the call's message (messageType `call`). */
+  async onCalls(calls: BaileysEventMap['call']): Promise<void> {
+    const who = await this.context.who();
+    for (const call of calls) {
+      const caller = await this.context.identities.party(call.from, call.callerPn);
+      await this.context.withRetry('call', { callId: call.id }, () =>
+        this.context.write(async (manager, events) => {
+          await storeCallWithin(manager, this.context.instanceId, call, caller);
+          events.push(callEvent(call, caller, who));
+        }),
+      );
+    }
+  }
+}

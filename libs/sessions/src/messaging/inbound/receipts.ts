@@ -1,0 +1,174 @@
+import { ChatRepository, FencedOutError, MessageRepository, OutboundLedgerRepository, STATUS_RANK, type MessageRow } from '@gw/persistence';
+import type { EntityManager } from 'typeorm';
+import { isJidGroup, type MessageUserReceiptUpdate, type WAMessageUpdate } from '../../baileys';
+import { refusalText } from '../../outbound/refusal';
+import { messagesUpdateEvent } from '../event-payloads';
+import { userJid, type Party } from '../identity-resolver';
+import { statusName, timestampMs } from '../message-mapper';
+import type { InboundContext } from './inbound-context';
+
+const ACKED_LIMIT = 256;
+const EARLY_TTL_MS = 120_000;
+/** Receipt states that are announced (`Sent` is the server ack: stored, not announced). */
+export const ANNOUNCED = new Set(['Delivered', 'Read', 'Played']);
+
+/** A receipt (or error ack) for a message not stored yet. */
+export interface EarlyReceipt {
+  state: string;
+  sender: Party;
+  timestamp: number;
+  error: string;
+  at: number;
+}
+
+export function rank(status: string): number {
+  return STATUS_RANK[status] ?? -1;
+}
+
+/**
+ * Receipts of one socket: server acks (Sent), 1:1 and group receipts, played receipts, error acks.
+ * A receipt that comes before its message is kept until the message is stored.
+ */
+export class ReceiptEvents {
+  private readonly acked = new Set<string>();
+  /** Receipts that arrived before their message was stored (Baileys may emit them first). */
+  private readonly early = new Map<string, EarlyReceipt>();
+
+  constructor(private readonly context: InboundContext) {}
+
+  /** Ids a receipt named that are not stored yet: their status is applied when they are. */
+  private async rememberEarly(manager: EntityManager, ids: string[], changed: MessageRow[], receipt: Omit<EarlyReceipt, 'at'>): Promise<void> {
+    const done = new Set(changed.map((row) => row.messageId));
+    const rest = ids.filter((id) => !done.has(id));
+    const known = new Set(await MessageRepository.storedIdsWithin(manager, this.context.instanceId, rest));
+    const now = Date.now();
+    for (const [id, entry] of this.early) if (now - entry.at > EARLY_TTL_MS) this.early.delete(id);
+    for (const id of rest) {
+      if (known.has(id) || this.early.size >= ACKED_LIMIT) continue;
+      const previous = this.early.get(id);
+      // Forward only; an error ack counts only while nothing was delivered.
+      if (previous && (receipt.state === 'Failed' || rank(receipt.state) <= rank(previous.state))) continue;
+      this.early.set(id, { ...receipt, at: now });
+      this.context.logger.debug({ messageId: id, state: receipt.state }, 'receipt before its message: kept until the message is stored');
+    }
+  }
+
+  earlyReceipt(id: string): EarlyReceipt | undefined {
+    const entry = this.early.get(id);
+    return entry && Date.now() - entry.at <= EARLY_TTL_MS ? entry : undefined;
+  }
+
+  /** Whether the server acked this id on this socket (recently). */
+  wasAcked(id: string): boolean {
+    return this.acked.has(id);
+  }
+
+  /** The message's early receipt was applied with it. */
+  forgetEarly(id: string): void {
+    this.early.delete(id);
+  }
+
+  rememberAck(id: string): void {
+    if (this.acked.size >= ACKED_LIMIT) this.acked.delete(this.acked.values().next().value as string);
+    this.acked.add(id);
+  }
+
+  /** Sent (stored, not announced): one fenced statement, as the send path's own result write. */
+  async onServerAck(messageId: string): Promise<void> {
+    if (!(await OutboundLedgerRepository.acked(this.context.services.store.dataSource, this.context.lease, [messageId])))
+      throw new FencedOutError(this.context.instanceId);
+  }
+
+  /** 1:1 receipts (Baileys `messages.update` with a status) and error acks. */
+  async onMessageUpdates(updates: WAMessageUpdate[]): Promise<void> {
+    // One transaction per (chat, state): a receipt for several messages is one event.
+    type Batch = { jid: string; state: string; ids: string[]; timestamp: number; error: string };
+    const batches = new Map<string, Batch>();
+    for (const { key, update } of updates) {
+      if (typeof update.status !== 'number' || !key.id || !key.remoteJid) continue;
+      const state = statusName(update.status);
+      if (!key.fromMe) {
+        // Another device of ours read received messages: the chat has nothing unread any more.
+        if (state === 'Read') batches.set(`read|${key.remoteJid}`, { jid: key.remoteJid, state: 'ReadSelf', ids: [], timestamp: 0, error: '' });
+        continue;
+      }
+      if (!state || state === 'Pending') continue;
+      const error = state === 'Failed' ? errorText(update.messageStubParameters) : '';
+      const batchKey = `${key.remoteJid}|${state}|${error}`;
+      const batch: Batch = batches.get(batchKey) ?? { jid: key.remoteJid, state, ids: [], timestamp: timestampMs(update.messageTimestamp) / 1000, error };
+      batch.ids.push(key.id);
+      batches.set(batchKey, batch);
+    }
+    for (const batch of batches.values()) {
+      await this.context.withRetry('messages.update', { ids: batch.ids }, async () => {
+        if (batch.state === 'ReadSelf') return this.markChatRead(batch.jid);
+        const reader = isJidGroup(batch.jid) ? { jid: batch.jid, pn: '', lid: '' } : await this.context.identities.party(batch.jid);
+        await this.applyStatus(batch.ids, batch.state, reader, batch.timestamp, batch.error);
+      });
+    }
+  }
+
+  /** Group receipts: one per participant; the message shows the most advanced one (forward only). */
+  async onGroupReceipts(updates: MessageUserReceiptUpdate[]): Promise<void> {
+    type Batch = { participant: string; state: string; ids: string[]; timestamp: number };
+    const batches = new Map<string, Batch>();
+    for (const { key, receipt } of updates) {
+      if (!key.fromMe || !key.id || !receipt.userJid) continue;
+      const state = receipt.playedTimestamp ? 'Played' : receipt.readTimestamp ? 'Read' : receipt.receiptTimestamp ? 'Delivered' : '';
+      if (!state) continue;
+      const seconds = Number(receipt.playedTimestamp ?? receipt.readTimestamp ?? receipt.receiptTimestamp) || Date.now() / 1000;
+      const batchKey = `${receipt.userJid}|${state}`;
+      const batch: Batch = batches.get(batchKey) ?? { participant: receipt.userJid, state, ids: [], timestamp: seconds };
+      batch.ids.push(key.id);
+      batches.set(batchKey, batch);
+    }
+    for (const batch of batches.values()) {
+      await this.context.withRetry('message-receipt.update', { ids: batch.ids }, async () => {
+        await this.applyStatus(batch.ids, batch.state, await this.context.identities.party(batch.participant), batch.timestamp, '');
+      });
+    }
+  }
+
+  async onGroupPlayed(groupJid: string, participant: string, ids: string[], timestamp: number): Promise<void> {
+    await this.context.withRetry('receipt', { ids, groupJid }, async () => {
+      await this.applyStatus(ids, 'Played', await this.context.identities.party(participant), timestamp, '');
+    });
+  }
+
+  /** Moves messages forward (or to Failed) and announces the ones that changed, per chat. */
+  private async applyStatus(ids: string[], state: string, sender: Party, timestamp: number, error: string): Promise<void> {
+    const who = await this.context.who();
+    await this.context.write(async (manager, events) => {
+      const changed =
+        state === 'Failed'
+          ? await MessageRepository.failWithin(manager, this.context.instanceId, ids, error)
+          : await MessageRepository.advanceStatusWithin(manager, this.context.instanceId, ids, state);
+      if (changed.length < ids.length) await this.rememberEarly(manager, ids, changed, { state, sender, timestamp, error });
+      if (!changed.length || state === 'Sent') return;
+      const byChat = new Map<string, MessageRow[]>();
+      for (const row of changed) byChat.set(row.chatId, [...(byChat.get(row.chatId) ?? []), row]);
+      for (const rows of byChat.values()) {
+        events.push(
+          messagesUpdateEvent(
+            { rows, state: state as 'Read', type: state === 'Failed' ? 'Failed' : 'ReadReceipt', sender, timestamp, error: error || undefined },
+            who,
+          ),
+        );
+      }
+    });
+  }
+
+  private async markChatRead(jid: string): Promise<void> {
+    await this.context.write(async (manager) => {
+      await ChatRepository.applyStateWithin(manager, this.context.instanceId, userJid(jid) || jid, { unreadCount: 0 });
+    });
+  }
+}
+
+/** `['463', 'Your account has been restricted']` → `463: Your account has been restricted`. */
+export function errorText(parameters: unknown): string {
+  const parts = (Array.isArray(parameters) ? parameters : []).filter((part): part is string => typeof part === 'string' && part !== '');
+  // An error ack (Baileys puts its code first, then for 463 maybe its own text): worded as the send path words it.
+  if (parts.length > 0 && /^\d{3}$/.test(parts[0])) return refusalText(parts[0]);
+  return parts.join(': ') || 'failed';
+}

@@ -11,6 +11,7 @@ import { AdminGuard, InstanceGuard } from './common/auth.guards';
 import { ErrorFilter } from './common/error.filter';
 import { DtoValidationPipe } from './common/validation';
 import { HealthController } from './health/health.controller';
+import { HealthService } from './health/health.service';
 import { InstanceController } from './instance/instance.controller';
 import { InstanceService } from './instance/instance.service';
 import type { GatewayConfig } from './runtime/gateway-config';
@@ -83,6 +84,7 @@ export class GatewayModule {
       ],
       providers: [
         ...shared,
+        HealthService,
         AdminTokenService,
         AdminService,
         AdminGuard,

@@ -1,30 +1,28 @@
-import { Controller, Get, Inject, Res } from '@nestjs/common';
-import { Bus } from '@gw/bus';
-import { checkReadiness } from '@gw/platform';
+import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import type { DataSource } from 'typeorm';
-import { BUS, DATA_SOURCE } from '../runtime/tokens';
+import { ApiReply } from '../openapi/api-reply.decorator';
+import { SCHEMAS } from '../openapi/schemas';
+import { HealthService } from './health.service';
 
 @Controller()
 export class HealthController {
-  constructor(
-    @Inject(DATA_SOURCE) private readonly dataSource: DataSource,
-    @Inject(BUS) private readonly bus: Bus,
-  ) {}
+  constructor(private readonly service: HealthService) {}
 
   /** Liveness: the process answers. */
   @Get('health')
+  @ApiReply(SCHEMAS.Liveness, { example: { status: 'ok' }, errors: [] })
   health() {
-    return { status: 'ok' };
+    return this.service.liveness();
   }
 
-  /** Readiness: Postgres and the bus (NATS, or the in-process one) reachable. */
+  /** Readiness: Postgres, and NATS unless the bus is the in-process one (503 when a check fails). */
   @Get('ready')
-  async ready(@Res() reply: FastifyReply) {
-    const report = await checkReadiness({
-      postgres: async () => void (await this.dataSource.query('SELECT 1')),
-      nats: () => this.bus.ping(),
-    });
-    void reply.status(report.status === 'ok' ? 200 : 503).send(report);
+  @ApiReply(SCHEMAS.Readiness, {
+    description: 'Ready (503 with the same shape, naming the failed check, when not)',
+    example: { status: 'ok', checks: { postgres: 'ok', bus: 'in-process' } },
+    errors: [],
+  })
+  ready(@Res() reply: FastifyReply) {
+    return this.service.readiness().then((report) => reply.status(report.status === 'ok' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).send(report));
   }
 }

@@ -111,6 +111,21 @@ export const SCHEMAS = {
     required: ['response'],
     properties: { response: str({ description: 'What was done', example: 'Chat presence sent successfully' }) },
   }),
+  /** `GET /health`: the process answers. */
+  Liveness: named('Liveness', { type: 'object', required: ['status'], properties: { status: str({ enum: ['ok'] }) } }),
+  /** `GET /ready`: each check by name, `ok` or why it failed; the in-process bus is named as such (`bus: in-process`), not checked. */
+  Readiness: named('Readiness', {
+    type: 'object',
+    required: ['status', 'checks'],
+    properties: {
+      status: str({ enum: ['ok', 'unavailable'] }),
+      checks: {
+        type: 'object',
+        properties: { postgres: str(), nats: str(), bus: str({ enum: ['in-process'] }) },
+        additionalProperties: str(),
+      },
+    },
+  }),
   /** Every error: `{error}`, the catalogue's `code` where uazapi has one, and the thrower's extra fields. */
   Error: named('Error', {
     type: 'object',

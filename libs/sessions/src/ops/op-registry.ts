@@ -51,7 +51,12 @@ export function isInstanceOp(op: string): op is InstanceOp {
 }
 
 /** Reads the op's request from what arrived over the bus (BadRequest when malformed) and runs its handler. */
-export function runOp<Op extends InstanceOp>(registry: OpRegistry, op: Op, session: Session, raw: Record<string, unknown>): Promise<InstanceRpc[Op]['reply']> {
+export async function runOp<Op extends InstanceOp>(
+  registry: OpRegistry,
+  op: Op,
+  session: Session,
+  raw: Record<string, unknown>,
+): Promise<InstanceRpc[Op]['reply']> {
   const request = OP_REQUESTS[op](raw, session.instanceId);
   return registry[op](session, request);
 }

@@ -86,8 +86,7 @@ export function sendOps({ ledger, builder, chats, logger }: SendOpsDependencies)
           messageTimestamp: Math.floor(Date.now() / 1000),
           status: proto.WebMessageInfo.Status.PENDING,
         } as WAMessage;
-        const upsert = (socket as unknown as { upsertMessage?: (message: WAMessage, type: 'append') => Promise<void> }).upsertMessage;
-        if (upsert) await upsert(own, 'append').catch((error: unknown) => logger.warn({ err: error }, 'announcing a relayed message failed'));
+        await socket.upsertMessage(own, 'append').catch((error: unknown) => logger.warn({ err: error }, 'announcing a relayed message failed'));
       } else {
         const statusOptions =
           request.status && audience

@@ -9,7 +9,7 @@ export type AckOutcome = 'timeout' | { error: string | null };
 
 /** The server's `<ack class="message" id=…>` for one message: error attribute → Failed. */
 export function waitForAck(socket: WASocket, messageId: string): { result: Promise<AckOutcome>; cancel(): void } {
-  const ws = socket.ws as unknown as { on(event: string, fn: (node: BinaryNode) => void): void; off(event: string, fn: (node: BinaryNode) => void): void };
+  const ws = socket.ws;
   let finish: (value: AckOutcome) => void = () => undefined;
   const result = new Promise<AckOutcome>((resolve) => (finish = resolve));
   const listener = (node: BinaryNode) => {

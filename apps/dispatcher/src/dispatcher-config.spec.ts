@@ -15,6 +15,7 @@ describe(loadDispatcherConfig.name, () => {
       healthPort: 8083,
       healthHost: '0.0.0.0',
       logLevel: 'info',
+      logFormat: 'json',
       dispatch: { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: expect.any(String) },
       retention: { retentionDays: 7, intervalMs: 3_600_000 },
     });

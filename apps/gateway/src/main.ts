@@ -9,7 +9,7 @@ import { openRuntime } from './runtime/runtime';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit((env) => loadGatewayConfig(env));
-  const logger = createLogger('gateway', config.logLevel);
+  const logger = createLogger('gateway', config.logLevel, { format: config.logFormat });
   const runtime = await openRuntime(config, logger);
 
   // Sandbox: our WhatsApp simulator in this process, with its control API for the walkthrough.

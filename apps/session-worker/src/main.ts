@@ -3,7 +3,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NatsBus } from '@gw/bus';
 import { HealthRepository, openDatabase, PersistenceModule } from '@gw/persistence';
-import { createLogger, loadConfigOrExit, PinoNestLogger, startHealthServer, type EnvReader } from '@gw/platform';
+import { createLogger, loadConfigOrExit, LOG_FORMATS, type LogFormat, PinoNestLogger, startHealthServer, type EnvReader } from '@gw/platform';
 import { readSessionWorkerConfig, SessionWorkerModule, type SessionWorkerConfig, type SessionWorkerOptions } from '@gw/sessions';
 
 interface AppConfig {
@@ -11,6 +11,7 @@ interface AppConfig {
   natsUrl: string;
   healthPort: number;
   logLevel: string;
+  logFormat: LogFormat;
   worker: SessionWorkerConfig;
   /** Exactly one of the two seam variables is set (the seam stays off). */
   halfSeam: boolean;
@@ -28,6 +29,7 @@ function readConfig(env: EnvReader): AppConfig {
     natsUrl: env.url('NATS_URL', ['nats:', 'tls:']) as string,
     healthPort: env.port('HEALTH_PORT', 8082),
     logLevel: env.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: env.oneOf('LOG_FORMAT', LOG_FORMATS, 'json'),
     worker: readSessionWorkerConfig(env),
     halfSeam: !env.optionalString('WA_WEBSOCKET_URL') !== !env.optionalString('WA_CERT_ROOT_PUBLIC_KEY'),
   };
@@ -43,7 +45,7 @@ class SessionWorkerAppModule {
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(readConfig);
-  const logger = createLogger('session-worker', config.logLevel);
+  const logger = createLogger('session-worker', config.logLevel, { format: config.logFormat });
   if (config.halfSeam) {
     logger.warn('only one of WA_WEBSOCKET_URL / WA_CERT_ROOT_PUBLIC_KEY is set; the simulator seam needs both and stays off');
   }

@@ -1,5 +1,6 @@
 export { ConfigError, EnvReader, loadConfigOrExit } from './config';
-export { createLogger, PinoNestLogger, serializeError, serviceLogger } from './logger';
+export { createLogger, LOG_FORMATS, PinoNestLogger, serializeError, serviceLogger } from './logger';
+export type { LogFormat, LoggerOptions } from './logger';
 export type { Logger } from './logger';
 export { checkReadiness, startHealthServer } from './health';
 export type { HealthReport, ReadinessCheck } from './health';

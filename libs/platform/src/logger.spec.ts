@@ -17,7 +17,7 @@ function sink(): { stream: Writable; lines: () => string[] } {
 describe('createLogger', () => {
   it('should write one JSON object per line with a single service key, also for an embedded service', () => {
     const out = sink();
-    const logger = createLogger('gateway', 'info', out.stream);
+    const logger = createLogger('gateway', 'info', { destination: out.stream });
     logger.info({ instanceId: 'i1' }, 'hello');
     serviceLogger(logger, 'session-worker').child({ component: 'lease' }).warn('moved');
     const lines = out.lines();
@@ -28,17 +28,30 @@ describe('createLogger', () => {
 
   it('should mask secrets under the known keys', () => {
     const out = sink();
-    const logger = createLogger('gateway', 'info', out.stream);
+    const logger = createLogger('gateway', 'info', { destination: out.stream });
     logger.info({ token: 'tok-secret', instance: { token: 'tok-2', openai_apikey: 'sk-123' }, headers: { admintoken: 'adm-1' } }, 'x');
     expect(out.lines().join('')).not.toMatch(/tok-secret|tok-2|sk-123|adm-1/);
     expect(out.lines().join('')).toContain('[masked]');
   });
 });
 
+describe('LOG_FORMAT=pretty', () => {
+  it('should write readable lines with the service and message, secrets still masked', () => {
+    const out = sink();
+    const logger = createLogger('gateway', 'info', { format: 'pretty', destination: out.stream });
+    logger.info({ token: 'tok-secret', instanceId: 'r1' }, 'instance connected');
+    const text = out.lines().join('\n');
+    expect(text).toMatch(/INFO.*instance connected/);
+    expect(text).toContain('service: "gateway"');
+    expect(text).not.toContain('tok-secret');
+    expect(() => JSON.parse(out.lines()[0])).toThrow();
+  });
+});
+
 describe('serializeError', () => {
   it('should log a failed query by its statement and constraint, not by the row it carried', () => {
     const out = sink();
-    const logger = createLogger('gateway', 'info', out.stream);
+    const logger = createLogger('gateway', 'info', { destination: out.stream });
     // Shaped as TypeORM's QueryFailedError with pg's fields.
     class QueryFailedError extends Error {}
     const failed = Object.assign(new QueryFailedError('null value in column "fields_map" of relation "instances" violates not-null constraint'), {
@@ -65,7 +78,7 @@ describe('serializeError', () => {
 
 describe('serviceLogger', () => {
   it('should keep the level of the logger it was made from', () => {
-    const logger = createLogger('gateway', 'warn', sink().stream);
+    const logger = createLogger('gateway', 'warn', { destination: sink().stream });
     expect(serviceLogger(logger, 'dispatcher').level).toBe('warn');
   });
 

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { type Logger } from 'pino';
+import pretty from 'pino-pretty';
 
 export type { Logger } from 'pino';
 
@@ -23,8 +24,18 @@ export function serializeError(error: unknown): unknown {
 /** The logger each service's logger was made from, without a `service` binding (see `serviceLogger`). */
 const roots = new WeakMap<Logger, Logger>();
 
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
+
+export interface LoggerOptions {
+  /** `json` (the default): one JSON object per line, for machines; `pretty`: coloured lines for people (LOG_FORMAT). */
+  format?: LogFormat;
+  /** Where lines go (default stdout); tests pass a stream to read what was written. */
+  destination?: pino.DestinationStream;
+}
+
 /** JSON logs, one object per line with one `service` key; secrets are redacted wherever they appear under these keys. */
-export function createLogger(service: string, level = 'info', destination?: pino.DestinationStream): Logger {
+export function createLogger(service: string, level = 'info', { format = 'json', destination }: LoggerOptions = {}): Logger {
   const options: pino.LoggerOptions = {
     level,
     base: null,
@@ -48,7 +59,18 @@ export function createLogger(service: string, level = 'info', destination?: pino
     timestamp: pino.stdTimeFunctions.isoTime,
     serializers: { err: serializeError, error: serializeError },
   };
-  const root = destination ? pino(options, destination) : pino(options);
+  const output =
+    format === 'pretty'
+      ? // Synchronous: a line is on the terminal before the next one, and nothing is lost at exit.
+        pretty({
+          sync: true,
+          translateTime: 'SYS:HH:MM:ss.l',
+          ignore: 'pid,hostname',
+          destination: destination ?? 1,
+          colorize: destination ? false : undefined,
+        })
+      : destination;
+  const root = output ? pino(options, output) : pino(options);
   const logger = root.child({ service });
   roots.set(logger, root);
   return logger;

@@ -3,7 +3,17 @@ import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type Bus, NatsBus } from '@gw/bus';
 import { HealthRepository, openDatabase } from '@gw/persistence';
-import { ConfigError, createLogger, type EnvReader, loadConfigOrExit, type Logger, PinoNestLogger, startHealthServer } from '@gw/platform';
+import {
+  ConfigError,
+  createLogger,
+  type EnvReader,
+  loadConfigOrExit,
+  LOG_FORMATS,
+  type LogFormat,
+  type Logger,
+  PinoNestLogger,
+  startHealthServer,
+} from '@gw/platform';
 import type { DataSource } from 'typeorm';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -16,9 +26,11 @@ export interface ServiceHostConfig {
   healthPort: number;
   healthHost: string;
   logLevel: (typeof LOG_LEVELS)[number];
+  /** `json` lines for machines (default), `pretty` for people. */
+  logFormat: LogFormat;
 }
 
-/** DATABASE_URL and NATS_URL (required), HEALTH_PORT, HEALTH_HOST, LOG_LEVEL. */
+/** DATABASE_URL and NATS_URL (required), HEALTH_PORT, HEALTH_HOST, LOG_LEVEL, LOG_FORMAT. */
 export function readServiceHostConfig(env: EnvReader, defaultHealthPort: number): ServiceHostConfig {
   const required = (name: string, protocols: string[]) => {
     const url = env.url(name, protocols);
@@ -31,6 +43,7 @@ export function readServiceHostConfig(env: EnvReader, defaultHealthPort: number)
     healthPort: env.port('HEALTH_PORT', defaultHealthPort),
     healthHost: env.string('HEALTH_HOST', '0.0.0.0'),
     logLevel: env.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: env.oneOf('LOG_FORMAT', LOG_FORMATS, 'json'),
   };
 }
 
@@ -99,7 +112,7 @@ export function runService<C extends ServiceHostConfig>(
 ): void {
   const main = async () => {
     const config = loadConfigOrExit(loadConfig);
-    const logger = createLogger(name, config.logLevel);
+    const logger = createLogger(name, config.logLevel, { format: config.logFormat });
     const service = await start(config, logger);
     logger.info({ healthPort: service.healthPort }, `${name} started`);
     let stopping = false;

@@ -56,6 +56,7 @@ export interface TestServiceHost {
   healthPort: number;
   healthHost: string;
   logLevel: 'silent';
+  logFormat: 'json';
 }
 
 /** What a started background service answers (the shape of service-host's RunningService). */
@@ -77,7 +78,7 @@ export function itRunsAsABackgroundService(start: (host: TestServiceHost) => Pro
   beforeAll(async () => {
     const natsUrl = await testNatsUrl();
     if (!natsUrl) return;
-    sut = await start({ databaseUrl: await testDatabaseUrl(), natsUrl, healthPort: 0, healthHost: '127.0.0.1', logLevel: 'silent' });
+    sut = await start({ databaseUrl: await testDatabaseUrl(), natsUrl, healthPort: 0, healthHost: '127.0.0.1', logLevel: 'silent', logFormat: 'json' });
     base = `http://127.0.0.1:${sut.healthPort}`;
   });
   afterAll(() => sut?.close());

@@ -1,4 +1,4 @@
-import { ConfigError, type EnvReader, SsrfGuard } from '@gw/platform';
+import { ConfigError, type EnvReader, LOG_FORMATS, type LogFormat, SsrfGuard } from '@gw/platform';
 import { parsePaymentLinkDomains } from '../send/interactive/payment-link';
 
 export interface GatewayConfig {
@@ -12,6 +12,8 @@ export interface GatewayConfig {
   embeddedPostgresPort: number;
   adminToken?: string;
   logLevel: string;
+  /** `json` lines for machines (default), `pretty` for people (LOG_FORMAT). */
+  logFormat: LogFormat;
   /** How long the gateway waits for a session worker's answer. */
   rpcTimeoutMs: number;
   /** How long a connect may wait for the first QR / pairing code. */
@@ -40,6 +42,7 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     embeddedPostgresPort: env.port('EMBEDDED_POSTGRES_PORT', 54329),
     adminToken: adminToken(env),
     logLevel: env.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    logFormat: env.oneOf('LOG_FORMAT', LOG_FORMATS, 'json'),
     rpcTimeoutMs: env.integer('RPC_TIMEOUT_MS', 15000, { min: 100, max: 600000 }),
     connectTimeoutMs: env.integer('CONNECT_TIMEOUT_MS', 30000, { min: 100, max: 600000 }),
     sandbox: argv.includes('--sandbox') || env.boolean('SANDBOX', false),

@@ -2,10 +2,12 @@ import { Controller, Get, Param, Res } from '@nestjs/common';
 import { FileRepository } from '@gw/persistence';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../common/api-error';
+import { FILE_SECURITY_HEADERS, fileServing } from './file-serving';
 
 /**
  * `GET /files/<id>`: downloaded media behind an unguessable (128-bit), expiring id. No token: the id
- * is the capability, so links can be handed to a browser or another service.
+ * is the capability, so links can be handed to a browser or another service. What a contact sent is
+ * never a page of this origin (see file-serving.ts).
  */
 @Controller('files')
 export class FilesController {
@@ -13,14 +15,17 @@ export class FilesController {
 
   @Get(':id')
   async get(@Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
+    // First, so the error answers carry them too.
+    void reply.headers(FILE_SECURITY_HEADERS);
     const bare = id.replace(/\.[a-z0-9]{1,5}$/i, '');
     if (!/^[0-9a-f]{32}$/.test(bare)) throw ApiError.notFound('File not found');
     const file = await this.files.read(bare);
     if (!file) throw ApiError.notFound('File not found or expired');
+    const serving = fileServing(file.mimetype, file.fileName);
     void reply
-      .header('content-type', file.mimetype)
+      .header('content-type', serving.contentType)
       .header('cache-control', 'private, max-age=3600')
-      .header('content-disposition', `inline${file.fileName ? `; filename="${file.fileName.replace(/["\\\r\n]/g, '_')}"` : ''}`)
+      .header('content-disposition', serving.contentDisposition)
       .send(file.data);
   }
 }

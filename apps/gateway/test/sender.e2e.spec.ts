@@ -73,6 +73,11 @@ describe('campaigns (/sender/*)', () => {
       delayMax: 0,
     });
     expect((await stack.gw.call('GET', '/sender/listfolders?status=paused', { token })).body).toEqual([]);
+    // The reference's filter values: a finished campaign is archived, not active.
+    const archived = (await stack.gw.call('GET', '/sender/listfolders?status=Archived', { token })).body as Array<Record<string, unknown>>;
+    expect(archived.map((folder) => folder.id)).toContain(folderId);
+    const active = (await stack.gw.call('GET', '/sender/listfolders?status=Active', { token })).body as Array<Record<string, unknown>>;
+    expect(active.map((folder) => folder.id)).not.toContain(folderId);
 
     const listed = await stack.gw.call('POST', '/sender/listmessages', { token, body: { folder_id: folderId, messageStatus: 'Sent' } });
     expect(listed.status).toBe(200);
@@ -88,6 +93,76 @@ describe('campaigns (/sender/*)', () => {
       body: { numbers: phones, type: 'text', text: 'de novo', folder: 'promo-1', delayMin: 0, delayMax: 0 },
     });
     expect(again.status).toBe(409);
+  });
+
+  it('should answer the messages the campaign routes answered when they checked their bodies by hand', async () => {
+    const cases: Array<[string, unknown, string]> = [
+      ['/sender/simple', {}, 'numbers is required: a non-empty array of phone numbers'],
+      ['/sender/simple', { numbers: [] }, 'numbers is required: a non-empty array of phone numbers'],
+      ['/sender/simple', { numbers: 'x' }, 'numbers is required: a non-empty array of phone numbers'],
+      ['/sender/simple', { numbers: Array(10_001).fill(phones[0]) }, 'numbers: at most 10000'],
+      ['/sender/simple', { numbers: [7], type: 'text', text: 'x', delayMin: 0, delayMax: 0 }, 'numbers[0] must be a string'],
+      ['/sender/simple', { numbers: phones }, 'numbers[0]: type is required'],
+      ['/sender/simple', { numbers: phones, type: '' }, 'numbers[0]: type is required'],
+      ['/sender/simple', { numbers: phones, type: 'fax', delayMin: 0, delayMax: 0 }, 'numbers[0]: type "fax" is not supported in campaigns'],
+      ['/sender/simple', { numbers: phones, type: 'text', text: 'x', delayMin: 0 }, 'delayMax is required (seconds)'],
+      ['/sender/simple', { numbers: phones, type: 'text', text: 'x', delayMin: '', delayMax: 0 }, 'delayMin is required (seconds)'],
+      ['/sender/simple', { numbers: phones, type: 'text', text: 'x', delayMin: -1, delayMax: 0 }, 'delayMin must be a number of seconds between 0 and 86400'],
+      [
+        '/sender/simple',
+        { numbers: phones, type: 'text', text: 'x', delayMin: 'soon', delayMax: 0 },
+        'delayMin must be a number of seconds between 0 and 86400',
+      ],
+      [
+        '/sender/simple',
+        { numbers: phones, type: 'text', text: 'x', delayMin: 0, delayMax: 86_401 },
+        'delayMax must be a number of seconds between 0 and 86400',
+      ],
+      ['/sender/simple', { numbers: phones, type: 'text', text: 'x', delayMin: 2, delayMax: '1' }, 'delayMax must be greater than or equal to delayMin'],
+      ['/sender/simple', { numbers: phones, type: 'text', delayMin: 0, delayMax: 0 }, 'numbers[0]: text is required for type text'],
+      [
+        '/sender/simple',
+        { numbers: phones, type: 'text', text: 'x', delayMin: 0, delayMax: 0, scheduled_for: -5 },
+        'scheduled_for must be a timestamp in milliseconds or a number of minutes from now',
+      ],
+      ['/sender/simple', { numbers: phones, type: 'text', text: 'x', delayMin: 0, delayMax: 0, folder: 5 }, 'folder must be a string'],
+      ['/sender/simple', { numbers: phones, type: 'text', text: 'x', delayMin: 0, delayMax: 0, info: [] }, 'info must be a string'],
+      ['/sender/advanced', {}, 'messages is required: a non-empty array'],
+      ['/sender/advanced', { messages: [] }, 'messages is required: a non-empty array'],
+      ['/sender/advanced', { messages: ['x'] }, 'messages[0] must be an object'],
+      ['/sender/advanced', { messages: [{ number: phones[0] }] }, 'messages[0]: type is required'],
+      [
+        '/sender/advanced',
+        { messages: [{ number: phones[0], type: 'text', text: 'x' }], delayMin: 86_401 },
+        'delayMin must be a number of seconds between 0 and 86400',
+      ],
+      ['/sender/edit', {}, 'folder_id is required'],
+      ['/sender/edit', { folder_id: '' }, 'folder_id is required'],
+      ['/sender/edit', { folder_id: 'f1' }, 'action must be one of stop, continue, delete'],
+      ['/sender/edit', { folder_id: 'f1', action: 'pause' }, 'action must be one of stop, continue, delete'],
+      ['/sender/cleardone', { hours: -1 }, 'hours must be a non-negative number'],
+      ['/sender/cleardone', { hours: 'x' }, 'hours must be a non-negative number'],
+      ['/sender/listmessages', {}, 'folder_id is required'],
+      ['/sender/listmessages', { folder_id: 7 }, 'folder_id is required'],
+      ['/sender/listmessages', { folder_id: 'f1', messageStatus: 'Done' }, 'messageStatus must be one of Scheduled, Sent, Failed'],
+      ['/sender/listmessages', { folder_id: 'f1', limit: 0 }, 'limit must be an integer between 1 and 1000'],
+      ['/sender/listmessages', { folder_id: 'f1', limit: '1.5' }, 'limit must be an integer between 1 and 1000'],
+      ['/sender/listmessages', { folder_id: 'f1', offset: -1 }, `offset must be an integer between 0 and ${Number.MAX_SAFE_INTEGER}`],
+      ['/sender/listmessages', { folder_id: 'f1', page: 0 }, `page must be an integer between 1 and ${Number.MAX_SAFE_INTEGER}`],
+      ['/sender/listmessages', { folder_id: 'f1', pageSize: 1001 }, 'pageSize must be an integer between 1 and 1000'],
+    ];
+    for (const [path, body, error] of cases) {
+      const answer = await stack.gw.call('POST', path, { token, body });
+      expect({ path, body: JSON.stringify(body).slice(0, 120), status: answer.status, error: String(answer.body.error).slice(0, error.length) }).toEqual({
+        path,
+        body: JSON.stringify(body).slice(0, 120),
+        status: 400,
+        error,
+      });
+    }
+    // Numbers may come as numeric strings, as they always could.
+    const listed = await stack.gw.call('POST', '/sender/listmessages', { token, body: { folder_id: 'nope', limit: '10', offset: '0', messageStatus: '' } });
+    expect(listed).toEqual({ status: 200, body: { messages: [], pagination: { totalRecords: 0, limit: 10, offset: 0 } } });
   });
 
   it('should validate, stop, delete and clear campaigns', async () => {
@@ -114,6 +189,11 @@ describe('campaigns (/sender/*)', () => {
     expect((await stack.gw.call('GET', '/sender/listfolders?status=paused', { token })).body).toEqual([
       expect.objectContaining({ id: folderId, log_total: 2 }),
     ]);
+    expect((await stack.gw.call('GET', '/sender/listfolders?status=Active', { token })).body).toEqual([expect.objectContaining({ id: folderId })]);
+    expect((await stack.gw.call('GET', '/sender/listfolders?status=Archived', { token })).body).not.toContainEqual(expect.objectContaining({ id: folderId }));
+    expect((await stack.gw.call('GET', '/sender/listfolders?status=nope', { token })).body).toEqual({
+      error: 'status must be one of Active, Archived, scheduled, sending, paused, done, deleting',
+    });
     expect((await stack.gw.call('POST', '/sender/edit', { token, body: { folder_id: folderId, action: 'continue' } })).body).toMatchObject({
       status: 'scheduled',
     });

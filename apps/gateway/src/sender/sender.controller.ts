@@ -1,9 +1,9 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiQuery } from '@nestjs/swagger';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
+import { FOLDER_STATUS_FILTERS, SenderAdvancedDto, SenderClearDoneDto, SenderEditDto, SenderListMessagesDto, SenderSimpleDto } from './dto/sender.dto';
 import { SenderService } from './sender.service';
-
-type Payload = Record<string, unknown>;
 
 /** Campaigns: `/sender/*` (mass messaging, paced and scheduled). */
 @Controller('sender')
@@ -13,26 +13,26 @@ export class SenderController {
 
   @Post('simple')
   @HttpCode(HttpStatus.OK)
-  simple(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
-    return this.sender.simple(instance, body ?? {});
+  simple(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderSimpleDto) {
+    return this.sender.simple(instance, dto);
   }
 
   @Post('advanced')
   @HttpCode(HttpStatus.OK)
-  advanced(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
-    return this.sender.advanced(instance, body ?? {});
+  advanced(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderAdvancedDto) {
+    return this.sender.advanced(instance, dto);
   }
 
   @Post('edit')
   @HttpCode(HttpStatus.OK)
-  edit(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
-    return this.sender.edit(instance, body ?? {});
+  edit(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderEditDto) {
+    return this.sender.edit(instance, dto);
   }
 
   @Post('cleardone')
   @HttpCode(HttpStatus.OK)
-  clearDone(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
-    return this.sender.clearDone(instance, body ?? {});
+  clearDone(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderClearDoneDto) {
+    return this.sender.clearDone(instance, dto);
   }
 
   @Delete('clearall')
@@ -43,13 +43,14 @@ export class SenderController {
 
   @Get('listfolders')
   @HttpCode(HttpStatus.OK)
+  @ApiQuery({ name: 'status', required: false, enum: FOLDER_STATUS_FILTERS, description: 'Active, Archived, or one folder status' })
   listFolders(@CurrentInstance() instance: InstanceEntity, @Query('status') status?: string) {
     return this.sender.listFolders(instance, status);
   }
 
   @Post('listmessages')
   @HttpCode(HttpStatus.OK)
-  listMessages(@CurrentInstance() instance: InstanceEntity, @Body() body: Payload) {
-    return this.sender.listMessages(instance, body ?? {});
+  listMessages(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderListMessagesDto) {
+    return this.sender.listMessages(instance, dto);
   }
 }

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
 import { Subjects, type SendRequest } from '@gw/contracts';
 import { createCampaign } from '@gw/dispatch';
-import { CAMPAIGN_STATUSES, CampaignExistsError, CampaignRepository, toMessageRecord, type CampaignFolderRow, type InstanceEntity } from '@gw/persistence';
+import { CampaignExistsError, CampaignRepository, toMessageRecord, type CampaignFolderRow, type CampaignStatus, type InstanceEntity } from '@gw/persistence';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { randomBytes } from 'node:crypto';
@@ -15,12 +15,29 @@ import { SendMenuDto } from '../send/interactive/interactive.dto';
 import { buildMenuContent } from '../send/interactive/menu-content';
 import { newMessageIds, SendService } from '../send/send.service';
 import { withoutInlineMedia } from '../send/send-payload';
+import {
+  CAMPAIGN_MENU_TYPES,
+  FOLDER_STATUS_FILTERS,
+  type SenderAdvancedDto,
+  type SenderClearDoneDto,
+  type SenderEditDto,
+  type SenderListMessagesDto,
+  type SenderSimpleDto,
+} from './dto/sender.dto';
 
 type Body = Record<string, unknown>;
 
 /** Below this, `scheduled_for` is minutes from now; above, epoch milliseconds. */
 const EPOCH_MS_THRESHOLD = 1e11;
-const MAX_MESSAGES = 10_000;
+
+/**
+ * The reference's `/sender/listfolders?status=` values as our folder statuses: a campaign still to run
+ * or running is active, a finished one archived (one being deleted is neither).
+ */
+const FOLDER_STATUSES_BY_FILTER: Record<'Active' | 'Archived', readonly CampaignStatus[]> = {
+  Active: ['scheduled', 'sending', 'paused'],
+  Archived: ['done'],
+};
 
 /** The MessageQueueFolder record. */
 export function toFolderRecord(row: CampaignFolderRow) {
@@ -62,38 +79,34 @@ export class SenderService {
     this.bus.publish(Subjects.queue(instanceId), { instanceId });
   }
 
-  async simple(instance: InstanceEntity, body: Body) {
-    const numbers = body.numbers;
-    if (!Array.isArray(numbers) || numbers.length === 0) throw ApiError.badRequest('numbers is required: a non-empty array of phone numbers');
-    if (numbers.length > MAX_MESSAGES) throw ApiError.badRequest(`numbers: at most ${MAX_MESSAGES}`);
+  /** `numbers`, `type`, the delays and the schedule are checked by the DTO; each number and the content per number here. */
+  async simple(instance: InstanceEntity, dto: SenderSimpleDto) {
     const requests: SendRequest[] = [];
-    for (const [index, number] of numbers.entries()) {
+    for (const [index, number] of dto.numbers.entries()) {
       if (typeof number !== 'string') throw ApiError.badRequest(`numbers[${index}] must be a string`);
-      requests.push(await this.request(instance, { ...body, number }, `numbers[${index}]`));
+      requests.push(await this.request(instance, { ...dto, number } as Body, `numbers[${index}]`));
     }
-    return this.create(instance, body, requests, true);
+    return this.create(instance, dto, requests);
   }
 
-  async advanced(instance: InstanceEntity, body: Body) {
-    const messages = body.messages;
-    if (!Array.isArray(messages) || messages.length === 0) throw ApiError.badRequest('messages is required: a non-empty array');
-    if (messages.length > MAX_MESSAGES) throw ApiError.badRequest(`messages: at most ${MAX_MESSAGES}`);
+  /** The list is checked by the DTO; each entry (an object with its own number, type and content) here, naming its index. */
+  async advanced(instance: InstanceEntity, dto: SenderAdvancedDto) {
     const requests: SendRequest[] = [];
-    for (const [index, message] of messages.entries()) {
+    for (const [index, message] of dto.messages.entries()) {
       if (!message || typeof message !== 'object' || Array.isArray(message)) throw ApiError.badRequest(`messages[${index}] must be an object`);
       const entry = message as Body;
-      requests.push(await this.request(instance, { ...entry, delay: entry.delay ?? body.delay }, `messages[${index}]`));
+      requests.push(await this.request(instance, { ...entry, delay: entry.delay ?? dto.delay }, `messages[${index}]`));
     }
-    return this.create(instance, body, requests, false);
+    return this.create(instance, dto, requests);
   }
 
-  private async create(instance: InstanceEntity, body: Body, requests: SendRequest[], delaysRequired: boolean) {
-    const delayMin = seconds(body.delayMin, 'delayMin', delaysRequired);
-    const delayMax = seconds(body.delayMax, 'delayMax', delaysRequired);
+  private async create(instance: InstanceEntity, dto: SenderSimpleDto | SenderAdvancedDto, requests: SendRequest[]) {
+    const delayMin = dto.delayMin ?? 0;
+    const delayMax = dto.delayMax ?? 0;
     if (delayMax < delayMin) throw ApiError.badRequest('delayMax must be greater than or equal to delayMin');
-    const scheduledFor = scheduledTime(body.scheduled_for);
-    const name = optionalString(body.folder, 'folder');
-    const info = optionalString(body.info, 'info');
+    const scheduledFor = scheduledTime(dto.scheduled_for);
+    const name = dto.folder?.trim() ?? '';
+    const info = dto.info?.trim() ?? '';
     const id = `f${randomBytes(6).toString('hex')}`;
     if (name && (await this.campaigns.exists(instance.id, name))) throw ApiError.conflict(`campaign "${name}" already exists`);
     try {
@@ -162,11 +175,7 @@ export class SenderService {
     );
   }
 
-  async edit(instance: InstanceEntity, body: Body) {
-    const folderId = body.folder_id;
-    if (typeof folderId !== 'string' || !folderId) throw ApiError.badRequest('folder_id is required');
-    const action = body.action;
-    if (action !== 'stop' && action !== 'continue' && action !== 'delete') throw ApiError.badRequest('action must be one of stop, continue, delete');
+  async edit(instance: InstanceEntity, { folder_id: folderId, action }: SenderEditDto) {
     if (action === 'delete') {
       const removed = await this.campaigns.remove(instance.id, folderId);
       if (!removed) throw ApiError.notFound('folder not found');
@@ -186,10 +195,8 @@ export class SenderService {
     return { status: 'scheduled', message: 'Folder resumed successfully' };
   }
 
-  async clearDone(instance: InstanceEntity, body: Body) {
-    const hours = body.hours === undefined || body.hours === null ? undefined : Number(body.hours);
-    if (hours !== undefined && (!Number.isFinite(hours) || hours < 0)) throw ApiError.badRequest('hours must be a non-negative number');
-    await this.campaigns.removeDone(instance.id, hours);
+  async clearDone(instance: InstanceEntity, dto: SenderClearDoneDto) {
+    await this.campaigns.removeDone(instance.id, dto.hours ?? undefined);
     return { status: 'cleanup started' };
   }
 
@@ -199,25 +206,20 @@ export class SenderService {
     return { status: 'processed', messages_deleted: removed.canceled, folders_deleted: removed.folders };
   }
 
+  /** `status`: one of our folder statuses, or the reference's Active / Archived (several of ours each). */
   async listFolders(instance: InstanceEntity, status: string | undefined) {
-    if (status && !(CAMPAIGN_STATUSES as readonly string[]).includes(status))
-      throw ApiError.badRequest(`status must be one of ${CAMPAIGN_STATUSES.join(', ')}`);
-    return (await this.campaigns.list(instance.id, status || undefined)).map(toFolderRecord);
+    if (!status) return (await this.campaigns.list(instance.id)).map(toFolderRecord);
+    if (!(FOLDER_STATUS_FILTERS as readonly string[]).includes(status)) throw ApiError.badRequest(`status must be one of ${FOLDER_STATUS_FILTERS.join(', ')}`);
+    const statuses = FOLDER_STATUSES_BY_FILTER[status as keyof typeof FOLDER_STATUSES_BY_FILTER] ?? [status as CampaignStatus];
+    return (await this.campaigns.listWithStatus(instance.id, statuses)).map(toFolderRecord);
   }
 
-  async listMessages(instance: InstanceEntity, body: Body) {
-    const folderId = body.folder_id;
-    if (typeof folderId !== 'string' || !folderId) throw ApiError.badRequest('folder_id is required');
-    const messageStatus = body.messageStatus;
-    if (messageStatus !== undefined && messageStatus !== null && messageStatus !== '' && !['Scheduled', 'Sent', 'Failed'].includes(messageStatus as string)) {
-      throw ApiError.badRequest('messageStatus must be one of Scheduled, Sent, Failed');
-    }
-    const paged = body.page !== undefined || body.pageSize !== undefined;
-    const limit = paged ? integer(body.pageSize, 'pageSize', 1000, 1, 1000) : integer(body.limit, 'limit', 1000, 1, 1000);
-    const offset = paged
-      ? (integer(body.page, 'page', 1, 1, Number.MAX_SAFE_INTEGER) - 1) * limit
-      : integer(body.offset, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
-    const { rows, total } = await this.campaigns.messages(instance.id, folderId, (messageStatus as string) || undefined, limit, offset);
+  /** `page`/`pageSize` (older clients) win over `limit`/`offset` when either is given. */
+  async listMessages(instance: InstanceEntity, dto: SenderListMessagesDto) {
+    const paged = dto.page !== undefined || dto.pageSize !== undefined;
+    const limit = (paged ? dto.pageSize : dto.limit) ?? 1000;
+    const offset = paged ? ((dto.page ?? 1) - 1) * limit : (dto.offset ?? 0);
+    const { rows, total } = await this.campaigns.messages(instance.id, dto.folder_id, dto.messageStatus || undefined, limit, offset);
     const pagination = paged
       ? { totalRecords: total, limit, offset, page: offset / limit + 1, pageSize: limit, lastPage: Math.max(1, Math.ceil(total / limit)) }
       : { totalRecords: total, limit, offset };
@@ -233,41 +235,13 @@ export class SenderService {
   }
 }
 
-function seconds(value: unknown, field: string, required: boolean): number {
-  if (value === undefined || value === null || value === '') {
-    if (required) throw ApiError.badRequest(`${field} is required (seconds)`);
-    return 0;
-  }
-  const number = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
-  if (!Number.isFinite(number) || number < 0 || number > 86_400) throw ApiError.badRequest(`${field} must be a number of seconds between 0 and 86400`);
-  return number;
-}
-
-/** `scheduled_for`: epoch ms, or minutes from now (small numbers); absent → now. */
-function scheduledTime(value: unknown): Date {
-  if (value === undefined || value === null || value === '') return new Date();
-  const number = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
-  if (!Number.isFinite(number) || number < 0) throw ApiError.badRequest('scheduled_for must be a timestamp in milliseconds or a number of minutes from now');
-  return new Date(number >= EPOCH_MS_THRESHOLD ? number : Date.now() + number * 60_000);
-}
-
-function integer(value: unknown, field: string, fallback: number, min: number, max: number): number {
-  if (value === undefined || value === null || value === '') return fallback;
-  const number = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : NaN;
-  if (!Number.isInteger(number) || number < min || number > max) throw ApiError.badRequest(`${field} must be an integer between ${min} and ${max}`);
-  return number;
-}
-
-function optionalString(value: unknown, field: string): string {
-  if (value === undefined || value === null) return '';
-  if (typeof value !== 'string') throw ApiError.badRequest(`${field} must be a string`);
-  return value.trim();
+/** `scheduled_for` (checked by the DTO): epoch ms, or minutes from now (small numbers); absent → now. */
+function scheduledTime(value: number | null | undefined): Date {
+  if (value === undefined || value === null) return new Date();
+  return new Date(value >= EPOCH_MS_THRESHOLD ? value : Date.now() + value * 60_000);
 }
 
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
-
-/** Menu messages a campaign may carry (uazapi 2.16), built as `/send/menu` builds them. */
-const CAMPAIGN_MENU_TYPES = ['button', 'list', 'poll', 'carousel'] as const;
 
 /** The menu fields of a campaign message, checked by `/send/menu`'s own DTO rules (the campaign body is not a DTO). */
 function menuFields(type: string, fields: Body): SendMenuDto {

@@ -176,6 +176,15 @@ export class CampaignRepository {
     return rows.map(toFolderRow);
   }
 
+  /** The instance's folders in any of `statuses`, newest first. */
+  async listWithStatus(instanceId: string, statuses: readonly CampaignStatus[]): Promise<CampaignFolderRow[]> {
+    const rows: Raw[] = await this.dataSource.query(
+      `${FOLDER_SELECT} WHERE f.instance_id = $1 AND f.status = ANY($2::text[]) GROUP BY f.id, i.owner, i.name ORDER BY f.created_at DESC, f.id`,
+      [instanceId, statuses],
+    );
+    return rows.map(toFolderRow);
+  }
+
   async find(instanceId: string, folderId: string): Promise<CampaignFolderRow | null> {
     const rows: Raw[] = await this.dataSource.query(`${FOLDER_SELECT} WHERE f.instance_id = $1 AND f.id = $2 GROUP BY f.id, i.owner, i.name`, [
       instanceId,

@@ -259,7 +259,11 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
     }
     const bus = new InProcessBus();
     const logger = pino({ level: 'silent' });
-    const config = loadGatewayConfig(new EnvReader({ DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'silent', RPC_TIMEOUT_MS: '30000' }), []);
+    // --instances 1 puts every send on one token: the limiter still runs, but never refuses.
+    const config = loadGatewayConfig(
+      new EnvReader({ DATABASE_URL: databaseUrl, PORT: '0', LOG_LEVEL: 'silent', RPC_TIMEOUT_MS: '30000', RATE_LIMIT_INSTANCE: '1000000/s' }),
+      [],
+    );
     const app = await createHttpApp({ config, dataSource, bus, logger });
     await app.listen({ port: 0, host: '127.0.0.1' });
     const address = app.getHttpServer().address() as { port: number };

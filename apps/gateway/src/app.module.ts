@@ -9,6 +9,7 @@ import { AdminTokenService } from './admin/admin-token.service';
 import { AdminService } from './admin/admin.service';
 import { AdminGuard, InstanceGuard } from './common/auth.guards';
 import { ErrorFilter } from './common/error.filter';
+import { RateLimitService } from './common/rate-limit.service';
 import { DtoValidationPipe } from './common/validation';
 import { HealthController } from './health/health.controller';
 import { HealthService } from './health/health.service';
@@ -89,6 +90,7 @@ export class GatewayModule {
         AdminService,
         AdminGuard,
         InstanceGuard,
+        RateLimitService,
         InstanceService,
         SessionClient,
         WebhookService,

@@ -1,9 +1,10 @@
 import { type CanActivate, type ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
 import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminTokenService } from '../admin/admin-token.service';
 import { asyncAcceptTokens, isAsyncSend } from '../message/async/accept-token-cache';
 import { ApiError } from './api-error';
+import { RateLimitService } from './rate-limit.service';
 
 type AuthedRequest = FastifyRequest & { instance?: InstanceEntity };
 
@@ -12,28 +13,47 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** `admintoken` header: the operator. An instance token never opens these routes. */
+/** `admintoken` header: the operator. An instance token never opens these routes. Each answer spends from the admin's rate limit. */
 @Injectable()
 export class AdminGuard implements CanActivate {
-  constructor(private readonly adminTokens: AdminTokenService) {}
+  constructor(
+    private readonly adminTokens: AdminTokenService,
+    private readonly rateLimits: RateLimitService,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (!(await this.adminTokens.verify(header(request, 'admintoken')))) throw new ApiError('invalid_admin_token');
+    const http = context.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const reply = http.getResponse<FastifyReply>();
+    if (!(await this.adminTokens.verify(header(request, 'admintoken')))) {
+      this.rateLimits.chargeUnauthenticated(request, reply);
+      throw new ApiError('invalid_admin_token');
+    }
+    this.rateLimits.chargeAdmin(reply);
     return true;
   }
 }
 
-/** `token` header: one instance. The admin token never opens these routes. */
+/** `token` header: one instance. The admin token never opens these routes. Each answer spends from the token's rate limit. */
 @Injectable()
 export class InstanceGuard implements CanActivate {
-  constructor(private readonly instances: InstanceRepository) {}
+  constructor(
+    private readonly instances: InstanceRepository,
+    private readonly rateLimits: RateLimitService,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const request = context.switchToHttp().getRequest<AuthedRequest>();
+    const http = context.switchToHttp();
+    const request = http.getRequest<AuthedRequest>();
+    const reply = http.getResponse<FastifyReply>();
     const token = header(request, 'token') ?? queryToken(request);
     // Tokens are UUID-shaped; anything else cannot match and is not worth a query.
-    if (!token || token.length > 100) throw ApiError.invalidToken();
+    if (!token || token.length > 100) {
+      this.rateLimits.chargeUnauthenticated(request, reply);
+      throw ApiError.invalidToken();
+    }
+    // Before the lookup, so a token over its limit costs no query.
+    const charged = this.rateLimits.beforeInstanceLookup(token, request, reply);
     // Async sends may use an instance looked up in the last seconds (see AcceptTokenCache); the rest read it fresh.
     const cacheable = isAsyncSend(request.method, request.url, request.body);
     let instance = cacheable ? asyncAcceptTokens.get(token) : undefined;
@@ -42,7 +62,11 @@ export class InstanceGuard implements CanActivate {
       // Kept from this lookup on (a hit does not extend it): at most ten seconds old.
       if (instance && cacheable) asyncAcceptTokens.set(token, instance);
     }
-    if (!instance) throw ApiError.invalidToken();
+    if (!instance) {
+      this.rateLimits.chargeUnauthenticated(request, reply);
+      throw ApiError.invalidToken();
+    }
+    if (!charged) this.rateLimits.chargeInstance(token, reply);
     request.instance = instance;
     return true;
   }

@@ -1,5 +1,6 @@
 import { ConfigError, type EnvReader, LOG_FORMATS, type LogFormat, SsrfGuard } from '@gw/platform';
 import { parsePaymentLinkDomains } from '../send/interactive/payment-link';
+import { parseRateLimit, type RateLimit } from '../common/rate-limit';
 
 export interface GatewayConfig {
   port: number;
@@ -30,6 +31,8 @@ export interface GatewayConfig {
   sseSlowClientMs: number;
   /** Checkout domains a payment request's paymentLink may use (PAYMENT_LINK_DOMAINS; subdomains included). */
   paymentLinkDomains: string[];
+  /** Requests per token, per replica (RATE_LIMIT_INSTANCE, RATE_LIMIT_ADMIN, RATE_LIMIT_UNAUTHENTICATED per client IP); absent: off. */
+  rateLimits: { instance?: RateLimit; admin?: RateLimit; unauthenticated?: RateLimit };
 }
 
 export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv): GatewayConfig {
@@ -51,7 +54,21 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     sseHeartbeatMs: env.integer('SSE_HEARTBEAT_MS', 15_000, { min: 100, max: 300_000 }),
     sseSlowClientMs: env.integer('SSE_SLOW_CLIENT_MS', 30_000, { min: 100, max: 600_000 }),
     paymentLinkDomains: paymentLinkDomains(env),
+    rateLimits: {
+      instance: rateLimit(env, 'RATE_LIMIT_INSTANCE', '100/s,burst=200'),
+      admin: rateLimit(env, 'RATE_LIMIT_ADMIN', '20/s,burst=100'),
+      unauthenticated: rateLimit(env, 'RATE_LIMIT_UNAUTHENTICATED', '10/s,burst=50'),
+    },
   };
+}
+
+/** `20/s,burst=40`, `600/m`, or `0`/`off` (see common/rate-limit.ts), checked at boot. */
+function rateLimit(env: EnvReader, name: string, fallback: string): RateLimit | undefined {
+  try {
+    return parseRateLimit(env.string(name, fallback));
+  } catch (error) {
+    throw new ConfigError(name, (error as Error).message);
+  }
 }
 
 /** Values that ship in examples and manifests (k8s/secret.yaml says CHANGE_ME): never a real token. */

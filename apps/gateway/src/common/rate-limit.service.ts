@@ -1,0 +1,72 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { GatewayConfig } from '../runtime/gateway-config';
+import { GATEWAY_CONFIG } from '../runtime/tokens';
+import { ApiError } from './api-error';
+import { TokenBucketLimiter } from './rate-limit';
+
+/** The one admin bucket's key: there is one admin token at a time, and a rotation keeps its budget. */
+const ADMIN_KEY = 'admin';
+
+/**
+ * Per-token request limits, applied by the guards where the token is resolved: one bucket per instance
+ * token, one for the admin token, and one per client IP for requests whose token is missing or wrong (a
+ * flood of 401s costs a lookup each). A tenant's runaway client empties its own bucket only. In memory:
+ * the limits are per gateway replica. The IP is the socket's peer: behind a proxy every client shares
+ * the proxy's bucket for bad tokens (a valid token never spends from it).
+ */
+@Injectable()
+export class RateLimitService {
+  private readonly instance?: TokenBucketLimiter;
+  private readonly admin?: TokenBucketLimiter;
+  private readonly unauthenticated?: TokenBucketLimiter;
+
+  constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
+    const { instance, admin, unauthenticated } = config.rateLimits;
+    if (instance) this.instance = new TokenBucketLimiter(instance);
+    if (admin) this.admin = new TokenBucketLimiter(admin);
+    if (unauthenticated) this.unauthenticated = new TokenBucketLimiter(unauthenticated);
+  }
+
+  /**
+   * Before the lookup: a token charged before (so valid then) spends now, and one over its limit is
+   * refused without a query. An unknown token from an address over its limit for bad tokens too.
+   * Returns whether the token was charged (then `chargeInstance` must not charge it again).
+   */
+  beforeInstanceLookup(token: string, request: FastifyRequest, reply: FastifyReply): boolean {
+    if (this.instance?.has(token)) {
+      spend(this.instance, token, reply);
+      return true;
+    }
+    if (this.unauthenticated) refuseWhenOver(this.unauthenticated.waitFor(request.ip), reply);
+    return false;
+  }
+
+  /** A token the lookup found, first seen since its bucket was forgotten. */
+  chargeInstance(token: string, reply: FastifyReply): void {
+    if (this.instance) spend(this.instance, token, reply);
+  }
+
+  /** A verified admin token. */
+  chargeAdmin(reply: FastifyReply): void {
+    if (this.admin) spend(this.admin, ADMIN_KEY, reply);
+  }
+
+  /** A missing or wrong token: the caller's address spends (429 instead of the 401/403 once it is out). */
+  chargeUnauthenticated(request: FastifyRequest, reply: FastifyReply): void {
+    if (this.unauthenticated) refuseWhenOver(this.unauthenticated.take(request.ip), reply);
+  }
+}
+
+function spend(limiter: TokenBucketLimiter, key: string, reply: FastifyReply): void {
+  const waitMs = limiter.take(key);
+  void reply.header('ratelimit-limit', limiter.limit.burst).header('ratelimit-remaining', limiter.remaining);
+  refuseWhenOver(waitMs, reply);
+}
+
+function refuseWhenOver(waitMs: number, reply: FastifyReply): void {
+  if (waitMs <= 0) return;
+  // Whole seconds (RFC 9110), at least one: a client retrying at once would only spend again.
+  void reply.header('retry-after', Math.max(1, Math.ceil(waitMs / 1000)));
+  throw new ApiError('rate_limited');
+}

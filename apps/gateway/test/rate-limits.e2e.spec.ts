@@ -1,0 +1,63 @@
+import { startGateway, type GatewayHarness } from './support/gateway-harness';
+
+/**
+ * Per-token rate limits over HTTP: one tenant's flood is answered 429 with Retry-After while another
+ * tenant, the admin and the health probes are still served; the same for the admin token and for bad tokens.
+ */
+describe('rate limits (HTTP)', () => {
+  let gw: GatewayHarness;
+  let flooder: string;
+  let quiet: string;
+
+  beforeAll(async () => {
+    // Slow refills (per minute) so a slow machine cannot earn tokens back in the middle of a flood.
+    gw = await startGateway({ env: { RATE_LIMIT_INSTANCE: '60/m,burst=5', RATE_LIMIT_ADMIN: '60/m,burst=8', RATE_LIMIT_UNAUTHENTICATED: '60/m,burst=3' } });
+    ({ token: flooder } = await gw.createInstance('flooder'));
+    ({ token: quiet } = await gw.createInstance('quiet'));
+  }, 60_000);
+  afterAll(() => gw.close());
+
+  const statuses = (count: number, send: () => Promise<Response>) => Promise.all(Array.from({ length: count }, send));
+  const status = (token: string) => fetch(`${gw.baseUrl}/instance/status`, { headers: { token } });
+
+  it('should refuse one instance token beyond its burst and keep serving another', async () => {
+    const flood = await statuses(12, () => status(flooder));
+    expect(flood.filter((response) => response.status === 200)).toHaveLength(5);
+    const refused = flood.filter((response) => response.status === 429);
+    expect(refused).toHaveLength(7);
+    expect(Number(refused[0].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await refused[0].json()).toEqual({ error: 'Too many requests' });
+
+    const other = await status(quiet);
+    expect(other.status).toBe(200);
+    expect(other.headers.get('ratelimit-limit')).toBe('5');
+    expect(other.headers.get('ratelimit-remaining')).toBe('4');
+    expect((await gw.call('GET', '/health')).status).toBe(200);
+    expect((await status(flooder)).status).toBe(429);
+  });
+
+  it('should refuse the admin token beyond its burst while instances are served', async () => {
+    // Two instance creations already spent two of the eight.
+    const flood = await statuses(10, () => fetch(`${gw.baseUrl}/instance/all`, { headers: { admintoken: gw.adminToken } }));
+    expect(flood.filter((response) => response.status === 200)).toHaveLength(6);
+    const refused = flood.filter((response) => response.status === 429);
+    expect(refused).toHaveLength(4);
+    expect(Number(refused[0].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await refused[0].json()).toEqual({ error: 'Too many requests' });
+    expect((await status(quiet)).status).toBe(200);
+  });
+
+  it('should answer a flood of bad tokens 429 from the same address, and still serve a known token', async () => {
+    const flood = await statuses(6, () => status('00000000-0000-0000-0000-000000000000'));
+    expect(flood.map((response) => response.status).sort()).toEqual([401, 401, 401, 429, 429, 429]);
+    expect((await fetch(`${gw.baseUrl}/instance/all`, { headers: { admintoken: 'wrong' } })).status).toBe(429);
+    expect((await fetch(`${gw.baseUrl}/instance/status`)).status).toBe(429);
+    expect((await status(quiet)).status).toBe(200);
+  });
+
+  it('should never limit the probes and the API documents', async () => {
+    const answers = await statuses(30, () => fetch(`${gw.baseUrl}/health`));
+    expect(answers.every((response) => response.status === 200)).toBe(true);
+    expect((await fetch(`${gw.baseUrl}/openapi.json`)).status).toBe(200);
+  });
+});

@@ -149,6 +149,15 @@ describe('instance API without a session worker (HTTP)', () => {
 
     it('should refuse a custom proxy without a URL, a bad protocol, and none without confirmation', async () => {
       expect((await gw.call('POST', '/instance/proxy', { token, body: { mode: 'custom' } })).status).toBe(400);
+      const missing = { status: 400, body: { error: 'mode is required (custom, internal or none)' } };
+      expect(await gw.call('POST', '/instance/proxy', { token, body: {} })).toEqual(missing);
+      expect(await gw.call('POST', '/instance/proxy', { token, body: { mode: null } })).toEqual(missing);
+      expect(await gw.call('POST', '/instance/proxy', { token, body: { mode: 'tor' } })).toEqual({
+        status: 400,
+        body: { error: 'mode must be one of custom, internal, none' },
+      });
+      // The older body: `enable` stands for the mode.
+      expect((await gw.call('POST', '/instance/proxy', { token, body: { enable: false } })).body.proxy).toMatchObject({ mode: 'internal' });
       expect((await gw.call('POST', '/instance/proxy', { token, body: { mode: 'custom', proxy_url: 'ftp://h:1' } })).status).toBe(400);
       expect((await gw.call('POST', '/instance/proxy', { token, body: { mode: 'none' } })).status).toBe(400);
       expect((await gw.call('POST', '/instance/proxy', { token, body: { mode: 'bogus' } })).status).toBe(400);

@@ -73,7 +73,14 @@ describe('webhook configuration API (HTTP)', () => {
     });
 
     it('should set and read it, and need events', async () => {
-      expect((await gw.call('POST', '/globalwebhook', { admin: gw.adminToken, body: { url: 'http://127.0.0.1:9/g' } })).status).toBe(400);
+      const global = (body: unknown) => gw.call('POST', '/globalwebhook', { admin: gw.adminToken, body });
+      expect(await global({ url: 'http://127.0.0.1:9/g' })).toEqual({ status: 400, body: { error: 'events is required' } });
+      expect(await global({ events: ['connection'] })).toEqual({ status: 400, body: { error: 'url is required' } });
+      expect(await global({ url: '', events: ['connection'] })).toEqual({ status: 400, body: { error: 'url is required' } });
+      expect(await global({ url: 'http://127.0.0.1:9/g', events: 'connection' })).toEqual({
+        status: 400,
+        body: { error: 'events must be an array of event names' },
+      });
       const { status, body } = await gw.call('POST', '/globalwebhook', { admin: gw.adminToken, body: { url: 'http://127.0.0.1:9/g', events: ['connection'] } });
       expect(status).toBe(200);
       expect(body).toMatchObject({ url: 'http://127.0.0.1:9/g', events: ['connection'] });

@@ -173,8 +173,8 @@ export class InstanceService {
   }
 
   async setProxy(instance: InstanceEntity, dto: ProxyDto) {
-    const mode = dto.mode ?? (dto.enable === undefined ? undefined : dto.enable ? 'custom' : 'internal');
-    if (!mode) throw ApiError.badRequest('mode is required (custom, internal or none)');
+    // The DTO requires `mode` unless the older `enable` is given.
+    const mode = dto.mode ?? (dto.enable ? 'custom' : 'internal');
     const proxy: ProxySettings = { ...(instance.proxy ?? emptyProxy()), mode, lastTestAt: null, lastTestError: null };
     if (mode === 'custom') {
       if (!dto.proxy_url) throw ApiError.badRequest('proxy_url is required when mode is custom');

@@ -5,7 +5,7 @@ import { generateWebhookSecret } from '@gw/relay';
 import { ApiError } from '../common/api-error';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { GATEWAY_CONFIG } from '../runtime/tokens';
-import type { WebhookDto } from './dto/webhook.dto';
+import type { GlobalWebhookDto, WebhookDto } from './dto/webhook.dto';
 
 /** The API's Webhook record; the secret appears only in the answer that created or replaced it. */
 export function toWebhookRecord(row: WebhookRow, showSecret = false) {
@@ -75,9 +75,7 @@ export class WebhookService {
     return toWebhookRecord(row);
   }
 
-  async configureGlobal(dto: WebhookDto) {
-    if (!dto.url) throw ApiError.badRequest('url is required');
-    if (!dto.events) throw ApiError.badRequest('events is required');
+  async configureGlobal(dto: GlobalWebhookDto) {
     const list = await this.configure(null, { ...dto, action: undefined, id: undefined });
     return list[0];
   }

@@ -1,5 +1,5 @@
 import { BROWSER_CHOICES, type BrowserChoice } from '@gw/contracts';
-import { IsBoolean, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 
 export class ConnectDto {
   @IsOptional()
@@ -109,7 +109,9 @@ export class PrivacyDto {
 }
 
 export class ProxyDto {
-  @IsOptional()
+  /** Required unless the older `enable` is given (true: custom, false: internal). */
+  @ValidateIf((dto: ProxyDto) => dto.enable === undefined || (dto.mode !== undefined && dto.mode !== null))
+  @IsDefined({ message: 'mode is required (custom, internal or none)' })
   @IsIn(['custom', 'internal', 'none'], { message: 'mode must be one of custom, internal, none' })
   mode?: 'custom' | 'internal' | 'none';
 

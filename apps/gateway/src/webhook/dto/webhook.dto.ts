@@ -1,33 +1,16 @@
 import { EVENT_TYPES } from '@gw/contracts';
-import { IsArray, IsBoolean, IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { applyDecorators } from '@nestjs/common';
+import { IsArray, IsBoolean, IsDefined, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 
 /** Event names a webhook may ask for; `leads` is the older name some clients still send. */
 export const WEBHOOK_EVENTS = [...EVENT_TYPES, 'leads'] as const;
 export const EXCLUDE_MESSAGES = ['wasSentByApi', 'wasNotSentByApi', 'fromMeYes', 'fromMeNo', 'isGroupYes', 'isGroupNo', 'IsGroupNo'] as const;
 
-export class WebhookDto {
-  @IsOptional()
-  @IsIn(['add', 'update', 'delete'], { message: 'action must be one of add, update, delete' })
-  action?: 'add' | 'update' | 'delete';
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(100)
-  id?: string;
-
-  @IsOptional()
-  @IsString()
-  @MaxLength(2000)
-  url?: string;
-
+/** What a webhook sends where, besides its URL and events (which the global webhook requires). */
+class WebhookSettingsDto {
   @IsOptional()
   @IsBoolean()
   enabled?: boolean;
-
-  @IsOptional()
-  @IsArray({ message: 'events must be an array of event names' })
-  @IsIn(WEBHOOK_EVENTS, { each: true, message: `events must contain only: ${WEBHOOK_EVENTS.join(', ')}` })
-  events?: string[];
 
   @IsOptional()
   @IsArray({ message: 'excludeMessages must be an array' })
@@ -53,4 +36,42 @@ export class WebhookDto {
   secret?: string;
 }
 
-export class GlobalWebhookDto extends WebhookDto {}
+const EVENTS_RULES = [
+  IsArray({ message: 'events must be an array of event names' }),
+  IsIn(WEBHOOK_EVENTS, { each: true, message: `events must contain only: ${WEBHOOK_EVENTS.join(', ')}` }),
+];
+
+/** `POST /webhook`: simple mode (no action, no id) or `add` / `update` / `delete` one by `id`. */
+export class WebhookDto extends WebhookSettingsDto {
+  @IsOptional()
+  @IsIn(['add', 'update', 'delete'], { message: 'action must be one of add, update, delete' })
+  action?: 'add' | 'update' | 'delete';
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  id?: string;
+
+  /** Required when the webhook is created; an update keeps the current one. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  url?: string;
+
+  @IsOptional()
+  @applyDecorators(...EVENTS_RULES)
+  events?: string[];
+}
+
+/** `POST /globalwebhook`: the one webhook of every instance; its URL and events are required. */
+export class GlobalWebhookDto extends WebhookSettingsDto {
+  @IsDefined({ message: 'url is required' })
+  @IsString()
+  @MinLength(1, { message: 'url is required' })
+  @MaxLength(2000)
+  url!: string;
+
+  @IsDefined({ message: 'events is required' })
+  @applyDecorators(...EVENTS_RULES)
+  events!: string[];
+}

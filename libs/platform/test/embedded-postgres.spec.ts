@@ -53,11 +53,16 @@ describe('startEmbeddedPostgres', () => {
     await database.stop();
   }, 120_000);
 
-  it('should refuse a data directory whose gateway still runs, naming it', async () => {
+  it('should refuse a data directory whose gateway still runs, naming it, unless asked to share it', async () => {
     const database = await startEmbeddedPostgres(dataDir, port);
     started.push(database);
     writeFileSync(join(dataDir, 'embedded-postgres.owner'), `${process.ppid}\n`);
     await expect(startEmbeddedPostgres(dataDir, port)).rejects.toThrow(`belongs to a gateway that is still running (pid ${process.ppid})`);
+    // A one-off command (npm run admin-token) shares the running server and leaves it running.
+    const shared = await startEmbeddedPostgres(dataDir, port, { shareRunning: true });
+    expect(shared.url).toBe(database.url);
+    await shared.stop();
+    expect(await selectOne(database.url)).toBe(1);
     writeFileSync(join(dataDir, 'embedded-postgres.owner'), `${process.pid}\n`);
     await database.stop();
   }, 120_000);

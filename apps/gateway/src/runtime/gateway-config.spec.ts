@@ -26,6 +26,12 @@ describe('loadGatewayConfig', () => {
     });
   });
 
+  it('should keep the sandbox data and its embedded Postgres apart from npm start', () => {
+    expect(load({})).toMatchObject({ sandbox: false, dataDir: './.data', embeddedPostgresPort: 54329 });
+    expect(loadGatewayConfig(new EnvReader({}), ['--sandbox'])).toMatchObject({ sandbox: true, dataDir: './.data/sandbox', embeddedPostgresPort: 54339 });
+    expect(loadGatewayConfig(new EnvReader({ DATA_DIR: '/srv/gw' }), ['--sandbox']).dataDir).toBe('/srv/gw');
+  });
+
   it('should default PUBLIC_BASE_URL to this port on localhost', () => {
     expect(load({ PORT: '9090' }).publicBaseUrl).toBe('http://localhost:9090');
     expect(load({ PUBLIC_BASE_URL: 'https://wa.example.com' }).publicBaseUrl).toBe('https://wa.example.com');

@@ -36,19 +36,21 @@ export interface GatewayConfig {
 }
 
 export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv): GatewayConfig {
+  const sandbox = argv.includes('--sandbox') || env.boolean('SANDBOX', false);
   return {
     port: env.port('PORT', 8080),
     host: env.string('HOST', '0.0.0.0'),
     databaseUrl: env.url('DATABASE_URL', ['postgres:', 'postgresql:']),
     natsUrl: env.url('NATS_URL', ['nats:', 'tls:']),
-    dataDir: env.string('DATA_DIR', './.data'),
-    embeddedPostgresPort: env.port('EMBEDDED_POSTGRES_PORT', 54329),
+    // The sandbox keeps its own data (its database, its simulator's phones) apart from `npm start`'s.
+    dataDir: env.string('DATA_DIR', sandbox ? './.data/sandbox' : './.data'),
+    embeddedPostgresPort: env.port('EMBEDDED_POSTGRES_PORT', sandbox ? 54339 : 54329),
     adminToken: adminToken(env),
     logLevel: env.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
     logFormat: env.oneOf('LOG_FORMAT', LOG_FORMATS, 'json'),
     rpcTimeoutMs: env.integer('RPC_TIMEOUT_MS', 15000, { min: 100, max: 600000 }),
     connectTimeoutMs: env.integer('CONNECT_TIMEOUT_MS', 30000, { min: 100, max: 600000 }),
-    sandbox: argv.includes('--sandbox') || env.boolean('SANDBOX', false),
+    sandbox,
     ssrfAllowlist: cidrList(env, 'SSRF_ALLOWLIST'),
     publicBaseUrl: env.url('PUBLIC_BASE_URL', ['http:', 'https:'], `http://localhost:${env.port('PORT', 8080)}`) as string,
     sseHeartbeatMs: env.integer('SSE_HEARTBEAT_MS', 15_000, { min: 100, max: 300_000 }),

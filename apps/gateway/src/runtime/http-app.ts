@@ -49,6 +49,8 @@ export async function createHttpApp(runtime: GatewayRuntime): Promise<NestFastif
   });
   // GET /openapi.json and GET /docs, without a token; the document is built on first use.
   serveApiDocs(app);
-  app.enableShutdownHooks();
+  // No enableShutdownHooks(): main.ts owns SIGINT/SIGTERM and closes the app, then the bus, then the
+  // embedded Postgres. Nest's hook would close the app and re-raise the signal, ending the process
+  // before the rest is closed (the embedded Postgres was left running).
   return app;
 }

@@ -3,7 +3,7 @@
 import { createHash, randomBytes, randomInt } from 'crypto';
 import { jidDecode } from './baileys';
 import type { BinaryNode } from './node-io';
-import type { PreKeyBundle, SignedPreKeyPublic } from './signal-device';
+import type { PreKeyBundle, SignalDeviceState, SignedPreKeyPublic } from './signal-device';
 import { SignalDevice } from './signal-device';
 import type { Logger } from './logger';
 import type { Connection } from './connection';
@@ -72,7 +72,7 @@ export class LinkedDevice {
   readonly pending = new Map<string, BinaryNode>();
   /** The phone pushes the initial history sync once, on the first login after pairing. */
   historySent = false;
-  readonly pairedAt = Date.now();
+  pairedAt = Date.now();
 
   constructor(
     readonly account: Account,
@@ -112,6 +112,76 @@ export class LinkedDevice {
     }
     return bundle;
   }
+
+  toState(): LinkedDeviceState {
+    return {
+      deviceId: this.deviceId,
+      keyIndex: this.keyIndex,
+      noiseKey: this.noiseKey,
+      keys: { ...this.keys, preKeys: [...this.keys.preKeys.entries()] },
+      declaration: this.declaration,
+      pairingMethod: this.pairingMethod,
+      status: this.status,
+      pairedAt: this.pairedAt,
+      loginCount: this.loginCount,
+      lastLogin: this.lastLogin,
+      historySent: this.historySent,
+      pending: [...this.pending.entries()],
+    };
+  }
+
+  static fromState(account: Account, state: LinkedDeviceState): LinkedDevice {
+    const keys: CompanionKeys = { ...state.keys, preKeys: new Map(state.keys.preKeys) };
+    const device = new LinkedDevice(account, state.deviceId, state.keyIndex, state.noiseKey, keys, state.declaration, state.pairingMethod);
+    device.status = state.status;
+    device.pairedAt = state.pairedAt;
+    device.loginCount = state.loginCount;
+    device.lastLogin = state.lastLogin;
+    device.historySent = state.historySent;
+    for (const [key, stanza] of state.pending) device.pending.set(key, stanza);
+    return device;
+  }
+}
+
+/** A linked companion as the state file keeps it (no socket). */
+export interface LinkedDeviceState {
+  deviceId: number;
+  keyIndex: number;
+  noiseKey: Buffer;
+  keys: Omit<CompanionKeys, 'preKeys'> & { preKeys: Array<[number, Buffer]> };
+  declaration: DeviceDeclaration;
+  pairingMethod: PairingMethod;
+  status: 'active' | 'logged-out';
+  pairedAt: number;
+  loginCount: number;
+  lastLogin?: LoginDeclaration;
+  historySent: boolean;
+  /** Stanzas still waiting for the device's ack (the offline queue). */
+  pending: Array<[string, BinaryNode]>;
+}
+
+/** An account (phone, LID, the phone's Signal stack, linked devices, stores) as the state file keeps it. */
+export interface AccountState {
+  phone: string;
+  lidUser: string;
+  name: string;
+  business: boolean;
+  advRawId: number;
+  appStateKey: AppStateKey;
+  appState: Array<[string, AppStateCollection]>;
+  blocklist: string[];
+  privacy: Record<string, string>;
+  autoReceipts: AutoReceiptSettings;
+  statusPrivacy: Account['statusPrivacy'];
+  history?: Array<Record<string, unknown>>;
+  nextDeviceId: number;
+  nextKeyIndex: number;
+  inboxSeq: number;
+  inbox: InboxEntry[];
+  outbox: OutboxEntry[];
+  /** The phone's Signal identity, prekeys and sessions; absent if it never needed one. */
+  signal?: SignalDeviceState;
+  devices: LinkedDeviceState[];
 }
 
 export interface InboxEntry {
@@ -170,9 +240,9 @@ export class Account {
   readonly devices = new Map<number, LinkedDevice>();
   readonly inbox: InboxEntry[] = [];
   readonly outbox = new Map<string, OutboxEntry>();
-  readonly advRawId = randomInt(1, 2 ** 31);
+  advRawId = randomInt(1, 2 ** 31);
   readonly appState = new Map<string, AppStateCollection>();
-  readonly appStateKey: AppStateKey = {
+  appStateKey: AppStateKey = {
     keyId: randomBytes(6),
     keyData: randomBytes(32),
     timestamp: Date.now(),
@@ -236,6 +306,49 @@ export class Account {
   phoneBundle(): PreKeyBundle {
     return this.signal.bundle(true);
   }
+
+  toState(): AccountState {
+    return {
+      phone: this.phone,
+      lidUser: this.lidUser,
+      name: this.name,
+      business: this.business,
+      advRawId: this.advRawId,
+      appStateKey: this.appStateKey,
+      appState: [...this.appState.entries()],
+      blocklist: [...this.blocklist],
+      privacy: this.privacy,
+      autoReceipts: this.autoReceipts,
+      statusPrivacy: this.statusPrivacy,
+      history: this.history,
+      nextDeviceId: this.nextDeviceId,
+      nextKeyIndex: this.nextKeyIndex,
+      inboxSeq: this.inboxSeq,
+      inbox: this.inbox,
+      outbox: [...this.outbox.values()],
+      signal: this.signalDevice?.toState(),
+      devices: [...this.devices.values()].map((d) => d.toState()),
+    };
+  }
+
+  /** Fills a freshly constructed account from its saved state. */
+  restore(state: AccountState): void {
+    this.advRawId = state.advRawId;
+    this.appStateKey = state.appStateKey;
+    for (const [name, collection] of state.appState) this.appState.set(name, collection);
+    for (const jid of state.blocklist) this.blocklist.add(jid);
+    this.privacy = { ...this.privacy, ...state.privacy };
+    this.autoReceipts = state.autoReceipts;
+    this.statusPrivacy = state.statusPrivacy;
+    this.history = state.history;
+    this.nextDeviceId = state.nextDeviceId;
+    this.nextKeyIndex = state.nextKeyIndex;
+    this.inboxSeq = state.inboxSeq;
+    this.inbox.push(...state.inbox);
+    for (const entry of state.outbox) this.outbox.set(entry.id, entry);
+    if (state.signal) this.signalDevice = new SignalDevice(this.logger, state.signal);
+    for (const device of state.devices) this.devices.set(device.deviceId, LinkedDevice.fromState(this, device));
+  }
 }
 
 /** A device address inside the simulated network: deviceId 0 is the account's phone. */
@@ -294,6 +407,15 @@ export class AccountRegistry {
 
   get(phone: string): Account | undefined {
     return this.byPhone.get(digitsOnly(phone));
+  }
+
+  /** Puts back an account from the state file (replacing one with the same phone, if any). */
+  restore(state: AccountState): Account {
+    const account = new Account(state.phone, state.lidUser, state.name, state.business, this.logger);
+    account.restore(state);
+    this.byPhone.set(account.phone, account);
+    this.byLid.set(account.lidUser, account);
+    return account;
   }
 
   all(): Account[] {

@@ -39,4 +39,6 @@ export interface SimContext {
   deliver(target: DeviceRef, stanza: BinaryNode, sender?: DeviceRef): void;
   /** Matches a fault's device filter (device JID, user JID or phone) against a device. */
   matchesDevice(filter: string, ref: DeviceRef): boolean;
+  /** Something worth persisting changed (a no-op unless the simulator has a stateDir). */
+  stateChanged(): void;
 }

@@ -265,6 +265,8 @@ export class ControlApi {
         route.keys.forEach((key, i) => (params[key] = decodeURIComponent(match[i + 1])));
         const body = method === 'GET' || method === 'DELETE' ? {} : await readBody(req);
         const result = await route.handler({ params, query: url.searchParams, body });
+        // Groups, newsletters, sends… anything but a read may change what a stateDir keeps.
+        if (method !== 'GET') this.sim.stateChanged();
         if (result instanceof RawResponse) {
           res.writeHead(200, { 'content-type': result.contentType, 'content-length': result.body.length });
           res.end(result.body);

@@ -51,6 +51,28 @@ export interface GroupInfo {
   participants: Array<{ phone: string; jid: string; lid: string; role: GroupRole }>;
 }
 
+/** A group as the state file keeps it: accounts by phone number. */
+export interface GroupState {
+  id: string;
+  jid: string;
+  subject: string;
+  subjectOwner: string;
+  subjectTime: number;
+  creation: number;
+  creator: string;
+  description?: { id: string; text: string; owner: string; time: number };
+  members: Array<{ phone: string; role: GroupRole }>;
+  addressingMode: 'lid' | 'pn';
+  announce: boolean;
+  locked: boolean;
+  joinApproval: boolean;
+  memberAddMode: 'admin_add' | 'all_member_add';
+  ephemeral: number;
+  inviteCode: string;
+  pendingRequests: Array<{ phone: string; t: number }>;
+  senderKeyHolders: Array<[string, string[]]>;
+}
+
 function newInviteCode(): string {
   return randomBytes(16).toString('base64url').slice(0, 22);
 }
@@ -70,6 +92,58 @@ export class GroupStore {
 
   stop(): void {
     this.subscribers.clear();
+  }
+
+  toState(): GroupState[] {
+    return [...this.groups.values()].map((g) => ({
+      id: g.id,
+      jid: g.jid,
+      subject: g.subject,
+      subjectOwner: g.subjectOwner.phone,
+      subjectTime: g.subjectTime,
+      creation: g.creation,
+      creator: g.creator.phone,
+      description: g.description ? { ...g.description, owner: g.description.owner.phone } : undefined,
+      members: [...g.members.values()].map((m) => ({ phone: m.account.phone, role: m.role })),
+      addressingMode: g.addressingMode,
+      announce: g.announce,
+      locked: g.locked,
+      joinApproval: g.joinApproval,
+      memberAddMode: g.memberAddMode,
+      ephemeral: g.ephemeral,
+      inviteCode: g.inviteCode,
+      pendingRequests: [...g.pendingRequests.values()].map((r) => ({ phone: r.account.phone, t: r.t })),
+      senderKeyHolders: [...g.senderKeyHolders.entries()].map(([key, holders]) => [key, [...holders]]),
+    }));
+  }
+
+  /** Puts back saved groups; members whose account is unknown are left out. */
+  restore(states: GroupState[]): void {
+    const account = (phone: string): Account | undefined => this.ctx.registry.get(phone);
+    for (const state of states) {
+      const creator = account(state.creator);
+      if (!creator) continue;
+      const owner = state.description ? account(state.description.owner) : undefined;
+      const group: Group = {
+        ...state,
+        subjectOwner: account(state.subjectOwner) ?? creator,
+        creator,
+        description: state.description ? { ...state.description, owner: owner ?? creator } : undefined,
+        members: new Map(),
+        pendingRequests: new Map(),
+        senderKeyHolders: new Map(state.senderKeyHolders.map(([key, holders]) => [key, new Set(holders)])),
+      };
+      for (const member of state.members) {
+        const a = account(member.phone);
+        if (a) group.members.set(a.phone, { account: a, role: member.role });
+      }
+      for (const request of state.pendingRequests) {
+        const a = account(request.phone);
+        if (a) group.pendingRequests.set(a.phone, { account: a, t: request.t });
+      }
+      this.groups.set(group.jid, group);
+      this.byInvite.set(group.inviteCode, group.jid);
+    }
   }
 
   get(jid: string): Group | undefined {

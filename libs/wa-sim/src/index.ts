@@ -11,6 +11,8 @@ export type { ActiveFault, FaultAction, FaultRequest, FaultRule } from './faults
 export type { PostedStatus } from './status-broadcasts';
 export type { PeerRequestRecord } from './phone';
 export { SimError } from './errors';
+export { readStateFile, STATE_FILE_NAME } from './state-store';
+export type { SimState } from './state-store';
 export { decodeQrImage, parseQrString } from './pairing';
 export { quietLibsignalConsole } from './quiet-libsignal';
 

@@ -21,6 +21,19 @@ export interface MessageRecord {
 }
 
 const MESSAGE_LOG_LIMIT = 200_000;
+/** The newest records kept in the state file (they route receipts for messages sent before a restart). */
+const SAVED_LOG_LIMIT = 20_000;
+
+/** A MessageRecord as the state file keeps it: the sender by phone number. */
+export interface MessageRecordState {
+  id: string;
+  sender: { phone: string; deviceId: number };
+  chat: string;
+  chatForm: 'pn' | 'lid';
+  type: string;
+  t: number;
+  forwarded: string[];
+}
 const IGNORED_RECEIPT_TYPES = new Set(['sender', 'peer_msg', 'hist_sync', 'server-error', 'read-self', 'enc_rekey_retry']);
 
 export function isGroupJid(jid: string | undefined): boolean {
@@ -59,6 +72,18 @@ export class MessageRouter {
 
   findRecord(senderAccount: Account, id: string): MessageRecord | undefined {
     return this.log.get(`${senderAccount.phone}:${id}`);
+  }
+
+  toState(): MessageRecordState[] {
+    const records = [...this.log.values()].slice(-SAVED_LOG_LIMIT);
+    return records.map((r) => ({ ...r, sender: { phone: r.sender.account.phone, deviceId: r.sender.deviceId }, forwarded: [...r.forwarded] }));
+  }
+
+  restore(states: MessageRecordState[]): void {
+    for (const state of states) {
+      const account = this.ctx.registry.get(state.sender.phone);
+      if (account) this.remember({ ...state, sender: { account, deviceId: state.sender.deviceId }, forwarded: new Set(state.forwarded) });
+    }
   }
 
   remember(record: MessageRecord): void {

@@ -53,12 +53,54 @@ export interface Newsletter {
   deleted: boolean;
 }
 
+/** A newsletter as the state file keeps it: accounts by phone number. */
+export interface NewsletterState {
+  jid: string;
+  name: string;
+  description: string;
+  invite: string;
+  creationTime: number;
+  owner: string;
+  followers: Array<{ phone: string; muted: boolean }>;
+  posts: Array<Omit<NewsletterPost, 'reactions'> & { reactions: Array<[string, string[]]> }>;
+  nextServerId: number;
+  deleted: boolean;
+}
+
 type MexVariables = Record<string, unknown>;
 
 export class NewsletterStore {
   private readonly byJid = new Map<string, Newsletter>();
 
   constructor(private readonly ctx: SimContext) {}
+
+  toState(): NewsletterState[] {
+    return [...this.byJid.values()].map((n) => ({
+      ...n,
+      owner: n.owner.phone,
+      followers: [...n.followers.values()].map((f) => ({ phone: f.account.phone, muted: f.muted })),
+      posts: n.posts.map((p) => ({ ...p, reactions: [...p.reactions.entries()].map(([code, who]) => [code, [...who]]) })),
+    }));
+  }
+
+  /** Puts back saved newsletters; followers whose account is unknown are left out. */
+  restore(states: NewsletterState[]): void {
+    for (const state of states) {
+      const owner = this.ctx.registry.get(state.owner);
+      if (!owner) continue;
+      const newsletter: Newsletter = {
+        ...state,
+        owner,
+        followers: new Map(),
+        posts: state.posts.map((p) => ({ ...p, reactions: new Map(p.reactions.map(([code, who]) => [code, new Set(who)])) })),
+      };
+      for (const follower of state.followers) {
+        const account = this.ctx.registry.get(follower.phone);
+        if (account) newsletter.followers.set(account.phone, { account, muted: follower.muted });
+      }
+      this.byJid.set(newsletter.jid, newsletter);
+    }
+  }
 
   get(jidOrInvite: string): Newsletter | undefined {
     const direct = this.byJid.get(jidOrInvite);

@@ -82,6 +82,13 @@ export interface PeerRequestRecord {
   answered: string[];
 }
 
+/** What a phone keeps across simulator restarts besides its account (messages as WAProto JSON). */
+export interface PhoneState {
+  archive: Array<Record<string, unknown>>;
+  peerLog: PeerRequestRecord[];
+  sent: Array<{ id: string; message: Record<string, unknown>; chat: string; type: string }>;
+}
+
 export class PhoneAgent {
   private queue: Promise<void> = Promise.resolve();
   private readonly archive: proto.IWebMessageInfo[] = [];
@@ -126,12 +133,32 @@ export class PhoneAgent {
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
     const run = this.queue.then(task);
     this.queue = run.then(
-      () => undefined,
+      () => this.ctx.stateChanged(),
       (err: unknown) => {
+        this.ctx.stateChanged();
         this.ctx.logger.warn({ err: (err as Error).message, phone: this.account.phone }, 'phone task failed');
       },
     );
     return run;
+  }
+
+  toState(): PhoneState {
+    return {
+      archive: this.archive.map((info) => proto.WebMessageInfo.fromObject(info).toJSON() as Record<string, unknown>),
+      peerLog: this.peerLog,
+      sent: [...this.sent.entries()].map(([id, sent]) => ({ id, message: messageToJson(sent.message), chat: sent.chat, type: sent.type })),
+    };
+  }
+
+  restore(state: PhoneState): void {
+    for (const info of state.archive) this.archive.push(proto.WebMessageInfo.fromObject(info));
+    this.peerLog.push(...state.peerLog);
+    for (const sent of state.sent) this.sent.set(sent.id, { message: proto.Message.fromObject(sent.message), chat: sent.chat, type: sent.type });
+  }
+
+  /** Nothing worth saving (most phones in a load run never do anything). */
+  get isBlank(): boolean {
+    return this.archive.length === 0 && this.peerLog.length === 0 && this.sent.size === 0;
   }
 
   /** Waits until every queued stanza has been processed (tests and shutdown). */

@@ -2,7 +2,8 @@
 //   SIM_WS_PORT (8480), SIM_CONTROL_PORT (8481), SIM_HOST (127.0.0.1), SIM_ROOT_KEY_SEED or
 //   SIM_ROOT_KEY_FILE (stable root key), SIM_LOG_LEVEL (silent), SIM_AUTO_ACCOUNTS=1,
 //   SIM_ADDRESSING=lid|pn, SIM_MEDIA_PORT (0 = any), SIM_LOAD_MODE=1 (phones don't decrypt;
-//   fresh devices skip the prekey upload).
+//   fresh devices skip the prekey upload), SIM_STATE_DIR (keep accounts, devices and keys across
+//   restarts).
 import { startSimulator } from './index';
 import { quietLibsignalConsole } from './quiet-libsignal';
 
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
     phoneDecrypt: !loadMode,
     initialPrekeyCount: loadMode ? 50 : 0,
     mediaPort: envNumber('SIM_MEDIA_PORT', 0),
+    stateDir: process.env.SIM_STATE_DIR || undefined,
   });
   process.stdout.write(
     `${JSON.stringify({ ok: true, websocketUrl: running.websocketUrl, controlUrl: running.controlUrl, rootPublicKey: running.rootPublicKey, mediaHost: running.mediaHost })}\n`,

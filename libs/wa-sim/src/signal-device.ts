@@ -51,6 +51,25 @@ export class MemoryKeyStore implements SignalKeyStore {
   clear(): void {
     this.data.clear();
   }
+
+  /** Every stored record as `[type:id, value]`, for persisting the simulator's state. */
+  entries(): Array<[string, unknown]> {
+    return [...this.data.entries()];
+  }
+
+  load(entries: Array<[string, unknown]>): void {
+    for (const [key, value] of entries) this.data.set(key, value);
+  }
+}
+
+/** What a phone's Signal stack needs to survive a simulator restart (Buffers stay Buffers). */
+export interface SignalDeviceState {
+  identity: KeyPair;
+  registrationId: number;
+  signedPreKey: { keyId: number; keyPair: KeyPair; signature: Buffer };
+  nextPreKeyId: number;
+  /** Sessions, one-time prekeys, sender keys, identities, LID mappings… as `[type:id, value]`. */
+  keys: Array<[string, unknown]>;
 }
 
 export class SignalDevice {
@@ -61,15 +80,23 @@ export class SignalDevice {
   private readonly keys = new MemoryKeyStore();
   private nextPreKeyId = 1;
 
-  constructor(logger: ILogger) {
-    this.identity = Curve.generateKeyPair();
-    this.registrationId = randomInt(1, 16380);
-    const spk = Curve.generateKeyPair();
-    this.signedPreKey = {
-      keyId: 1,
-      keyPair: spk,
-      signature: Buffer.from(Curve.sign(this.identity.private, withKeyType(spk.public))),
-    };
+  constructor(logger: ILogger, restored?: SignalDeviceState) {
+    if (restored) {
+      this.identity = restored.identity;
+      this.registrationId = restored.registrationId;
+      this.signedPreKey = restored.signedPreKey;
+      this.nextPreKeyId = restored.nextPreKeyId;
+      this.keys.load(restored.keys);
+    } else {
+      this.identity = Curve.generateKeyPair();
+      this.registrationId = randomInt(1, 16380);
+      const spk = Curve.generateKeyPair();
+      this.signedPreKey = {
+        keyId: 1,
+        keyPair: spk,
+        signature: Buffer.from(Curve.sign(this.identity.private, withKeyType(spk.public))),
+      };
+    }
     const creds = {
       signedIdentityKey: this.identity,
       signedPreKey: this.signedPreKey,
@@ -77,6 +104,16 @@ export class SignalDevice {
     };
     const keys = addTransactionCapability(this.keys, logger, { maxCommitRetries: 1, delayBetweenTriesMs: 10 });
     this.repository = makeSignalRepository({ creds, keys }, logger);
+  }
+
+  toState(): SignalDeviceState {
+    return {
+      identity: this.identity,
+      registrationId: this.registrationId,
+      signedPreKey: this.signedPreKey,
+      nextPreKeyId: this.nextPreKeyId,
+      keys: this.keys.entries(),
+    };
   }
 
   /** Our public bundle; each call mints a fresh one-time prekey (the server consumes one per fetch). */

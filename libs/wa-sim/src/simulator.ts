@@ -39,6 +39,8 @@ import type { ProvisionOptions } from './pairing-service';
 import { PhoneAgent } from './phone';
 import type { PeerRequestRecord } from './phone';
 import { enumName, versionString } from './proto-describe';
+import { readStateFile, STATE_VERSION, StatePersister } from './state-store';
+import type { SimState } from './state-store';
 
 export interface SimulatorOptions {
   /** WebSocket port (0 = any free port). */
@@ -60,6 +62,13 @@ export interface SimulatorOptions {
   autoReceipts?: { deliveredMs?: number | null; readMs?: number | null };
   qrRefs?: number;
   initialPrekeyCount?: number;
+  /**
+   * Directory where the simulator keeps its state (file `wa-sim-state.json`), so a device paired
+   * before a restart logs straight back in after it. Loaded at start when present (its root key
+   * seed then wins over rootKeySeed/rootKeyFile), saved debounced after changes and on stop.
+   * Without it nothing is persisted.
+   */
+  stateDir?: string;
   /** HTTPS media server for uploads/downloads (default true). */
   media?: boolean;
   mediaPort?: number;
@@ -149,12 +158,26 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   private host = '127.0.0.1';
   private stopped = false;
   private restarting?: Promise<void>;
+  private readonly persister?: StatePersister;
+  private readonly rootKeySeed?: string;
+  private readonly lidSalt: string;
 
   constructor(private readonly input: SimulatorOptions = {}) {
     this.logger = input.logger ?? createLogger(input.logLevel);
-    const seed = input.rootKeySeed ?? (input.rootKeyFile ? readOrCreateSeed(input.rootKeyFile) : undefined);
+    const stored = input.stateDir ? readStateFile(input.stateDir) : undefined;
+    const configuredSeed = input.rootKeySeed ?? (input.rootKeyFile ? readOrCreateSeed(input.rootKeyFile) : undefined);
+    if (stored && configuredSeed !== undefined && configuredSeed !== stored.rootKeySeed) {
+      this.logger.warn({ stateDir: input.stateDir }, 'the saved state has its own root key seed; the configured one is ignored');
+    }
+    // With a stateDir the seed must be known to be saved; without one nothing changes.
+    const seed = stored?.rootKeySeed ?? configuredSeed ?? (input.stateDir ? randomBytes(32).toString('hex') : undefined);
+    this.rootKeySeed = seed;
     this.certs = createCertificateChain(seed);
-    this.registry = new AccountRegistry(seed ?? randomBytes(8).toString('hex'), this.logger);
+    if (stored && stored.rootPublicKey !== this.rootPublicKey) {
+      throw new Error(`the saved state in ${input.stateDir} does not match its root key seed`);
+    }
+    this.lidSalt = stored?.lidSalt ?? configuredSeed ?? randomBytes(8).toString('hex');
+    this.registry = new AccountRegistry(this.lidSalt, this.logger);
     this.options = {
       incomingAddressing: input.incomingAddressing ?? 'lid',
       autoCreateAccounts: input.autoCreateAccounts ?? false,
@@ -172,6 +195,48 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     this.calls = new CallCenter(this);
     this.newsletters = new NewsletterStore(this);
     this.iqRouter = new IqRouter(this, this);
+    if (input.stateDir) {
+      if (stored) this.restoreState(stored);
+      this.persister = new StatePersister(input.stateDir, () => this.snapshotState(), this.logger);
+      // Written at once, so the root key a gateway is told to trust is on disk from the first start.
+      this.persister.markDirty();
+      this.persister.flush();
+    }
+  }
+
+  // ------------------------------------------------------------------ persistence (stateDir)
+
+  /** Something worth persisting changed: save it soon (no-op without a stateDir). */
+  stateChanged(): void {
+    this.persister?.markDirty();
+  }
+
+  /** Everything a paired session depends on, as the state file keeps it. */
+  snapshotState(): SimState {
+    return {
+      version: STATE_VERSION,
+      savedAt: new Date().toISOString(),
+      rootKeySeed: this.rootKeySeed ?? '',
+      rootPublicKey: this.rootPublicKey,
+      lidSalt: this.lidSalt,
+      accounts: this.registry.all().map((account) => account.toState()),
+      phones: [...this.phones.entries()].filter(([, phone]) => !phone.isBlank).map(([number, phone]) => [number, phone.toState()]),
+      groups: this.groups.toState(),
+      newsletters: this.newsletters.toState(),
+      messages: this.router.toState(),
+    };
+  }
+
+  private restoreState(state: SimState): void {
+    for (const account of state.accounts) this.registry.restore(account);
+    for (const [number, phone] of state.phones ?? []) {
+      const account = this.registry.get(number);
+      if (account) this.phoneOf(account).restore(phone);
+    }
+    this.groups.restore(state.groups ?? []);
+    this.newsletters.restore(state.newsletters ?? []);
+    this.router.restore(state.messages ?? []);
+    this.logger.info({ stateDir: this.input.stateDir, accounts: state.accounts.length, savedAt: state.savedAt }, 'simulator state loaded');
   }
 
   // ------------------------------------------------------------------ lifecycle
@@ -212,6 +277,12 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     await new Promise<void>((resolve) => (this.httpServer ? this.httpServer.close(() => resolve()) : resolve()));
     this.httpServer?.closeAllConnections?.();
     await this.media?.close();
+    if (this.persister) {
+      // Let the phones finish what they were decrypting/sending, so their Signal state is saved whole.
+      await Promise.race([this.settle(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
+      // Before registry.close(), which empties the phones' key stores.
+      this.persister.close();
+    }
     this.registry.close();
   }
 
@@ -324,6 +395,15 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   }
 
   async onNode(connection: Connection, stanza: BinaryNode): Promise<void> {
+    try {
+      await this.handleNode(connection, stanza);
+    } finally {
+      // Prekey uploads and fetches, app state, groups, privacy… most stanzas change something.
+      this.stateChanged();
+    }
+  }
+
+  private async handleNode(connection: Connection, stanza: BinaryNode): Promise<void> {
     const device = connection.deviceJid ? this.registry.findDevice(connection.deviceJid) : undefined;
     const ref: DeviceRef | undefined = device ? { account: device.account, deviceId: device.deviceId } : undefined;
     switch (stanza.tag) {
@@ -437,6 +517,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
         display_name: '',
       }),
     );
+    this.stateChanged();
   }
 
   /** `<passive><active/>`: the client is ready; flush what queued up while it was away. */
@@ -450,6 +531,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     connection.sendNode(node('ib', { from: S_WHATSAPP_NET }, [node('offline', { count: String(offline.length) })]));
     if (!device.historySent) {
       device.historySent = true;
+      this.stateChanged();
       void this.phoneOf(device.account)
         .pushInitialSync(device)
         .catch((err: unknown) => {
@@ -461,6 +543,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   logoutDevice(device: LinkedDevice, reason: string, via: 'stream-error' | 'failure' = 'stream-error'): void {
     device.status = 'logged-out';
     device.pending.clear();
+    this.stateChanged();
     const connection = device.connection;
     device.connection = undefined;
     this.logger.debug({ device: device.jid, reason }, 'device logged out');
@@ -488,12 +571,16 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   /** The account's phone scans a companion's QR (raw string or PNG data URI). */
   async scanQr(phone: string, qr: string): Promise<DeviceInfo> {
-    return this.describeDevice(await this.pairing.scanQr(this.accountForLinking(phone), qr));
+    const device = await this.pairing.scanQr(this.accountForLinking(phone), qr);
+    this.stateChanged();
+    return this.describeDevice(device);
   }
 
   /** The account's phone enters the 8-character code a companion displayed. */
   async enterPairingCode(phone: string, code: string): Promise<DeviceInfo> {
-    return this.describeDevice(await this.pairing.enterPairingCode(this.accountForLinking(phone), code));
+    const device = await this.pairing.enterPairingCode(this.accountForLinking(phone), code);
+    this.stateChanged();
+    return this.describeDevice(device);
   }
 
   /** The phone that links a companion exists by definition: create its account on first use. */
@@ -511,6 +598,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
    */
   provisionDevice(phone: string, creds?: AuthenticationCreds, options: ProvisionOptions = {}): { device: DeviceInfo; creds: AuthenticationCreds } {
     const result = this.pairing.provision(this.requireAccount(phone), creds, options);
+    this.stateChanged();
     return { device: this.describeDevice(result.device), creds: result.creds };
   }
 
@@ -566,6 +654,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     const account = this.registry.create(phone, input.name, !!input.business);
     if (input.business !== undefined) account.business = !!input.business;
     account.autoReceipts = { ...this.options.autoReceipts };
+    this.stateChanged();
     return describeAccount(account);
   }
 
@@ -581,7 +670,9 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   archiveMessages(phone: string, messages: unknown): number {
     if (!Array.isArray(messages) || messages.some((entry) => !entry || typeof entry !== 'object'))
       throw new SimError(400, 'messages must be an array of WebMessageInfo objects');
-    return this.phoneOf(this.requireAccount(phone)).archiveMessages(messages as Array<Record<string, unknown>>);
+    const archived = this.phoneOf(this.requireAccount(phone)).archiveMessages(messages as Array<Record<string, unknown>>);
+    this.stateChanged();
+    return archived;
   }
 
   /** Peer data operation requests (history on demand, placeholder resends) the phone received. */
@@ -601,6 +692,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
       }
     }
     account.history = history;
+    this.stateChanged();
   }
 
   /** Sets who sees the account's status updates (what `<iq xmlns="status"><privacy/>` answers). */
@@ -609,6 +701,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     if (!Array.isArray(list) || list.some((jid) => typeof jid !== 'string' || !jid.includes('@'))) throw new SimError(400, 'list must be an array of JIDs');
     const account = this.requireAccount(phone);
     account.statusPrivacy = { type, list: [...list] };
+    this.stateChanged();
     return account.statusPrivacy;
   }
 
@@ -618,6 +711,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
       deliveredMs: settings.deliveredMs === undefined ? account.autoReceipts.deliveredMs : settings.deliveredMs,
       readMs: settings.readMs === undefined ? account.autoReceipts.readMs : settings.readMs,
     };
+    this.stateChanged();
   }
 
   /** A message from the account's phone. `message` is any WAProto Message (JSON or instance). */
@@ -667,6 +761,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     if (block) account.blocklist.add(target.lidJid);
     else account.blocklist.delete(target.lidJid);
     this.blocklistChanged(account, [{ jid: target.lidJid, action: block ? 'block' : 'unblock' }]);
+    this.stateChanged();
     return { blocklist: [...account.blocklist] };
   }
 
@@ -701,6 +796,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
       throw new SimError(400, `invalid chat modification: ${(err as Error).message}`);
     }
     this.announceAppState(account, [result]);
+    this.stateChanged();
     return result;
   }
 

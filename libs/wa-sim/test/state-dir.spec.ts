@@ -165,8 +165,17 @@ describe('stateDir: a paired Baileys session survives a simulator restart', () =
     expect(opened.connection).toBe('open');
     expect(qrShown).toBe(false);
     expect(next.user?.id).toBe(deviceJid);
+    // The phone that signed the device's identity is the same phone (not a fresh Signal identity).
+    const sim = running.sim;
+    const gatewayAccount = sim.registry.get(GATEWAY)!;
+    expect(Buffer.from(gatewayAccount.signal.identity.public).equals(Buffer.from(auth.state.creds.account!.accountSignatureKey!))).toBe(true);
     await roundTrip(running, next, 'after');
     // Twice, so a ratcheted session (not just a fresh pkmsg) works too.
     await roundTrip(running, next, 'after again');
+    // The sessions carried over: no phone needed a retry to read what the device sent
+    // (Baileys would paper over lost sessions with retry receipts and new pkmsgs).
+    await sim.settle();
+    expect(sim.phoneOf(sim.registry.get(CONTACT)!).decryptFailures).toBe(0);
+    expect(sim.phoneOf(gatewayAccount).decryptFailures).toBe(0);
   });
 });

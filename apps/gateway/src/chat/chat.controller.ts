@@ -3,6 +3,8 @@ import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { BlockDto, ChatLabelsDto } from './dto/chat.dto';
 import { ChatService } from './chat.service';
+import { ApiReply } from '../openapi/api-reply.decorator';
+import { SCHEMAS } from '../openapi/schemas';
 
 /** `/chat/*`: a chat's labels and the blocklist. */
 @Controller('chat')
@@ -12,17 +14,20 @@ export class ChatController {
 
   @Post('labels')
   @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatLabels, { example: { response: 'Labels updated successfully', editions: ['Added label 10 to chat', 'Removed label 5 from chat'] } })
   labels(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatLabelsDto) {
     return this.chats.setLabels(instance, dto);
   }
 
   @Post('block')
   @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.Blocklist, { example: { response: 'Blocked successfully', blockList: ['5511999999999@s.whatsapp.net', '5511888888888@s.whatsapp.net'] } })
   block(@CurrentInstance() instance: InstanceEntity, @Body() dto: BlockDto) {
     return this.chats.block(instance, dto);
   }
 
   @Get('blocklist')
+  @ApiReply(SCHEMAS.Blocklist, { example: { blockList: ['5511999999999@s.whatsapp.net', '5511888888888@s.whatsapp.net'] } })
   blocklist(@CurrentInstance() instance: InstanceEntity) {
     return this.chats.blocklist(instance);
   }

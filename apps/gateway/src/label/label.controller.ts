@@ -3,6 +3,9 @@ import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { EditLabelDto, RefreshLabelsDto } from './dto/label.dto';
 import { LabelService } from './label.service';
+import { LABEL_EXAMPLE } from '../openapi/examples';
+import { ApiReply } from '../openapi/api-reply.decorator';
+import { SCHEMAS } from '../openapi/schemas';
 
 /** The instance's labels: `/labels`, `/labels/refresh`, `/label/edit`. */
 @Controller()
@@ -11,18 +14,30 @@ export class LabelController {
   constructor(private readonly labels: LabelService) {}
 
   @Get('labels')
+  @ApiReply(SCHEMAS.Label, { isArray: true, example: [LABEL_EXAMPLE] })
   list(@CurrentInstance() instance: InstanceEntity) {
     return this.labels.list(instance);
   }
 
   @Post('labels/refresh')
   @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.LabelRefresh, {
+    example: {
+      success: true,
+      request_id: 'req_01HQ5Z8K3M',
+      status: 'started',
+      message: 'Label refresh started. Use GET /labels to fetch the refreshed list.',
+      force: false,
+      fullSync: false,
+    },
+  })
   refresh(@CurrentInstance() instance: InstanceEntity, @Body() dto: RefreshLabelsDto, @Headers('x-request-id') requestId?: string) {
     return this.labels.refresh(instance, dto, requestId);
   }
 
   @Post('label/edit')
   @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.LabelEdited, { example: { response: 'Label edited' } })
   edit(@CurrentInstance() instance: InstanceEntity, @Body() dto: EditLabelDto) {
     return this.labels.edit(instance, dto);
   }

@@ -10,6 +10,29 @@ const REPO_ROOT = resolve(__dirname, '../../../..');
  */
 const KNOWN_GAPS: Record<string, string> = {};
 
+/**
+ * Operations that do not declare their answer yet (`@ApiReply`), so the document says "some JSON object".
+ * The test fails on any other (and on a listed one that now declares it, so the list only shrinks).
+ */
+const UNDECLARED_ANSWERS: Record<string, string> = {
+  ...Object.fromEntries(
+    [
+      'POST /send/text',
+      'POST /send/media',
+      'POST /send/contact',
+      'POST /send/location',
+      'POST /send/status',
+      'POST /message/presence',
+      'POST /send/menu',
+      'POST /send/carousel',
+      'POST /send/pix-button',
+      'POST /send/request-payment',
+      'POST /send/location-button',
+    ].map((key) => [key, 'the send wing (apps/gateway/src/send) declares its answers in its refactor']),
+  ),
+  'GET /files/{}': 'the file itself (its own media type), not JSON',
+};
+
 describe('OpenAPI document', () => {
   let gateway: GatewayHarness;
   let document: Record<string, unknown>;
@@ -65,6 +88,31 @@ describe('OpenAPI document', () => {
     const closed = Object.keys(KNOWN_GAPS).filter((gap) => !gaps.includes(gap));
     // Listed in full, so one run shows every field to add or rename (and every allow-list entry to drop).
     expect({ newGaps, closedButStillListed: closed }).toEqual({ newGaps: [], closedButStillListed: [] });
+  });
+
+  it('documents what each route answers: a named schema and an example body', () => {
+    const paths = document.paths as Record<
+      string,
+      Record<string, { responses: Record<string, { content?: Record<string, { schema?: unknown; example?: unknown }> }> }>
+    >;
+    const undeclared: string[] = [];
+    for (const operation of operationsOf(document)) {
+      const { responses } = paths[operation.path][operation.method.toLowerCase()];
+      const success = Object.keys(responses).find((status) => /^2\d\d$/.test(status)) as string;
+      const [media] = Object.values(responses[success].content ?? {});
+      if (JSON.stringify(media?.schema).includes('GenericObject')) undeclared.push(operation.key);
+      else expect({ key: operation.key, example: media?.example !== undefined }).toEqual({ key: operation.key, example: true });
+    }
+    const closed = Object.keys(UNDECLARED_ANSWERS).filter((key) => !undeclared.includes(key));
+    expect({ undeclared: undeclared.filter((key) => !(key in UNDECLARED_ANSWERS)), closedButStillListed: closed }).toEqual({
+      undeclared: [],
+      closedButStillListed: [],
+    });
+    const schemas = (document.components as { schemas: Record<string, { properties?: Record<string, unknown> }> }).schemas;
+    // Shared shapes are named as the reference names them, and refer to each other.
+    expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['Instance', 'Message', 'Webhook', 'Label', 'MessageQueueFolder', 'Response']));
+    expect(schemas.InstanceStatus.properties?.instance).toEqual({ $ref: '#/components/schemas/Instance' });
+    expect(paths['/ready'].get.responses['200'].content?.['application/json'].example).toEqual({ status: 'ok', checks: { postgres: 'ok', bus: 'in-process' } });
   });
 
   it('fails clearly when the reference is missing', () => {

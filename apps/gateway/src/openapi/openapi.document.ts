@@ -62,7 +62,8 @@ export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): 
       if (body && body !== Object) bodyClasses.set(body.name, body);
     }
   replaceDtoSchemas(schemas, bodyClasses);
-  schemas[SCHEMAS.Error.name] = SCHEMAS.Error.schema;
+  // Every shared response schema, so one can refer to another (`$ref`) whichever routes use it.
+  for (const { name, schema } of Object.values(SCHEMAS)) schemas[name] = schema;
   const seenOperationIds = new Set<string>();
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of HTTP_METHODS) {

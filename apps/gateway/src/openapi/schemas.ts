@@ -16,6 +16,38 @@ export interface NamedSchema {
 }
 
 const named = (name: string, schema: SchemaObject): NamedSchema => ({ name, schema });
+/** A reference to another schema of this file (the document lists them all under components.schemas). */
+const ref = (name: string): SchemaObject => ({ $ref: `#/components/schemas/${name}` }) as SchemaObject;
+const object = (properties: Record<string, SchemaObject>, required?: string[]): SchemaObject => ({
+  type: 'object',
+  properties,
+  ...(required ? { required } : {}),
+});
+const list = (items: SchemaObject): SchemaObject => ({ type: 'array', items });
+const PRIVACY_VALUES = ['all', 'contacts', 'contact_blacklist', 'none'];
+const PROXY_VIEW = object({
+  mode: str({ enum: ['custom', 'internal', 'none'] }),
+  effective_mode: str({ enum: ['custom', 'internal', 'direct'] }),
+  fallback: object({ active: bool, reason: str(), since: int }),
+  proxy_url: str({ description: 'Credentials masked' }),
+  proxy_fallback: str(),
+  managed: bool,
+  managed_location: object({ country: str(), state: str(), city: str() }),
+  last_test_at: int,
+  last_test_error: str(),
+  validation_error: bool,
+});
+const WEBHOOK_ERROR = object({
+  created: str({ format: 'date-time' }),
+  url: str(),
+  type: str({ enum: ['local', 'global'] }),
+  event: str(),
+  message_type: str(),
+  status_code: int,
+  attempts: int,
+  error: str(),
+  payload: { type: 'object', additionalProperties: true },
+});
 
 export const SCHEMAS = {
   /** An instance as uazapi returns it (instance/create, instance/status, instance/all…). */
@@ -35,6 +67,9 @@ export const SCHEMAS = {
       systemName: str(),
       owner: str(),
       current_presence: str({ enum: ['available', 'unavailable'] }),
+      currentPresence: str({ enum: ['available', 'unavailable'], description: 'What this gateway answers (the reference spells it current_presence)' }),
+      msg_delay_min: int,
+      msg_delay_max: int,
       lastDisconnect: str(),
       lastDisconnectReason: str(),
       adminField01: str(),
@@ -98,6 +133,12 @@ export const SCHEMAS = {
       addUrlTypesMessages: bool,
       addUrlEvents: bool,
       excludeMessages: { type: 'array', items: str() },
+      includeToken: bool,
+      secret: str({ description: 'whsec_…: answered once, when set or generated' }),
+      disabledReason: str({ description: 'Why deliveries stopped (e.g. the receiver answered 410)' }),
+      instance_id: str(),
+      created: str({ format: 'date-time' }),
+      updated: str({ format: 'date-time' }),
     },
   }),
   /** A label. */
@@ -111,6 +152,158 @@ export const SCHEMAS = {
     required: ['response'],
     properties: { response: str({ description: 'What was done', example: 'Chat presence sent successfully' }) },
   }),
+  /** `POST /instance/create`: the new instance, disconnected, with its token. */
+  InstanceCreated: named(
+    'InstanceCreated',
+    object({ response: str(), instance: ref('Instance'), connected: bool, loggedIn: bool, name: str(), token: str(), info: str() }),
+  ),
+  /** `POST /instance/connect`: the connection started (QR code or pairing code in `instance`). */
+  InstanceConnection: named(
+    'InstanceConnection',
+    object({
+      connected: bool,
+      loggedIn: bool,
+      jid: { type: ['object', 'null'], description: 'The WhatsApp id, once logged in' } as SchemaObject,
+      instance: ref('Instance'),
+      request_id: str({ description: 'Correlates the connect with its events (x-request-id)' }),
+    }),
+  ),
+  /** `GET /instance/status`. */
+  InstanceStatus: named(
+    'InstanceStatus',
+    object({ instance: ref('Instance'), status: object({ connected: bool, loggedIn: bool, jid: { type: ['object', 'null'] } as SchemaObject }) }),
+  ),
+  /** `POST /instance/disconnect`. */
+  InstanceDisconnected: named('InstanceDisconnected', object({ instance: ref('Instance'), response: str(), info: str() })),
+  /** `POST /instance/updateDelaySettings`. */
+  InstanceWrapped: named('InstanceWrapped', object({ instance: ref('Instance') })),
+  /** `DELETE /instance` and other acknowledgements with a detail. */
+  ResponseWithInfo: named('ResponseWithInfo', object({ response: str(), info: str() }, ['response'])),
+  /** `GET|POST /instance/privacy`: who may see or do what. */
+  Privacy: named(
+    'Privacy',
+    object({
+      groupadd: str({ enum: PRIVACY_VALUES }),
+      last: str({ enum: PRIVACY_VALUES }),
+      status: str({ enum: PRIVACY_VALUES }),
+      profile: str({ enum: PRIVACY_VALUES }),
+      readreceipts: str({ enum: ['all', 'none'] }),
+      online: str({ enum: ['all', 'match_last_seen'] }),
+      calladd: str({ enum: ['all', 'known'] }),
+    }),
+  ),
+  /** `GET /instance/proxy`: the proxy settings, credentials masked. */
+  Proxy: named('Proxy', PROXY_VIEW),
+  /** `POST|DELETE /instance/proxy`. */
+  ProxyChanged: named('ProxyChanged', object({ details: str(), proxy: ref('Proxy'), restart_requested: bool })),
+  /** `POST /admin/restart`. */
+  RestartScheduled: named('RestartScheduled', object({ message: str() })),
+  /** `POST /admin/token/rotate`: the new admin token (shown once). */
+  AdminTokenRotated: named(
+    'AdminTokenRotated',
+    object({ success: bool, message: str(), admin_token: str(), license_sync_triggered: bool, license_synced: bool, timestamp: str({ format: 'date-time' }) }),
+  ),
+  /** `GET /webhook/errors`, `GET /globalwebhook/errors`: recent failed deliveries. */
+  WebhookError: named('WebhookError', WEBHOOK_ERROR),
+  /** `POST /message/find`: a page of messages. */
+  MessagePage: named('MessagePage', object({ returnedMessages: int, messages: list(ref('Message')), limit: int, offset: int, nextOffset: int, hasMore: bool })),
+  /** `POST /message/download`. */
+  MessageDownload: named(
+    'MessageDownload',
+    object({ fileURL: str({ description: 'Where /files serves it (return_link)' }), mimetype: str(), base64Data: str(), transcription: str() }, ['mimetype']),
+  ),
+  /** `POST /message/react`, `POST /message/edit`: the message sent for the action. */
+  MessageAction: named(
+    'MessageAction',
+    object({ id: str(), messageid: str(), content: {}, messageTimestamp: int, messageType: str(), status: str(), owner: str(), reaction: str() }),
+  ),
+  /** `POST /message/delete`. */
+  MessageDeleted: named('MessageDeleted', object({ timestamp: int, id: str() })),
+  /** `POST /message/history-sync`. */
+  HistorySync: named(
+    'HistorySync',
+    object({ success: bool, mode: str({ enum: ['history', 'exact'] }), message: str(), details: { type: 'object', additionalProperties: true } }),
+  ),
+  /** `POST /message/markread`: one result per id. */
+  MarkRead: named('MarkRead', object({ results: list(object({ message_id: str(), status: str({ enum: ['success', 'error'] }), error: str() })) })),
+  /** `GET /message/async`: the instance's async send queue. */
+  AsyncQueueStatus: named(
+    'AsyncQueueStatus',
+    object({
+      response: str(),
+      instanceId: str(),
+      queue: object({ status: str(), pending: int, processingNow: bool, acceptingNewMessages: bool, sessionReady: bool, resetting: bool }),
+    }),
+  ),
+  /** `DELETE /message/async`: what the clear removed. */
+  AsyncQueueCleared: named(
+    'AsyncQueueCleared',
+    object({
+      response: str(),
+      instanceId: str(),
+      stats: object({
+        trackedJobsCleared: int,
+        bufferedJobsMarkedCanceled: int,
+        drainedChannelJobs: int,
+        clearedOverflowJobs: int,
+        persistedQueuedCanceled: int,
+      }),
+    }),
+  ),
+  /** `POST /chat/labels`. */
+  ChatLabels: named('ChatLabels', object({ response: str(), editions: list(str()) })),
+  /** `GET /chat/blocklist`, and `POST /chat/block` with its `response`. */
+  Blocklist: named('Blocklist', object({ response: str(), blockList: list(str({ description: 'number@s.whatsapp.net' })) })),
+  /** `POST /labels/refresh`. */
+  LabelRefresh: named(
+    'LabelRefresh',
+    object({ success: bool, request_id: str(), status: str({ enum: ['started', 'in_progress'] }), message: str(), force: bool, fullSync: bool }, [
+      'success',
+      'status',
+      'message',
+      'force',
+      'fullSync',
+    ]),
+  ),
+  /** `POST /label/edit`. */
+  LabelEdited: named('LabelEdited', object({ response: str({ enum: ['Label created', 'Label edited'] }), labelid: str() })),
+  /** A campaign (`/sender/listfolders`). */
+  MessageQueueFolder: named(
+    'MessageQueueFolder',
+    object({
+      id: str(),
+      info: str(),
+      status: str({ enum: ['scheduled', 'sending', 'paused', 'done', 'deleting'] }),
+      scheduled_for: int,
+      delayMin: int,
+      delayMax: int,
+      log_delivered: int,
+      log_failed: int,
+      log_played: int,
+      log_read: int,
+      log_sucess: int,
+      log_total: int,
+      owner: str(),
+      created: str({ format: 'date-time' }),
+      updated: str({ format: 'date-time' }),
+    }),
+  ),
+  /** `POST /sender/simple`, `POST /sender/advanced`. */
+  CampaignCreated: named('CampaignCreated', object({ folder_id: str(), count: int, status: str({ enum: ['queued'] }) })),
+  /** `POST /sender/edit`: the folder's status after the action. */
+  CampaignEdited: named('CampaignEdited', object({ status: str({ enum: ['paused', 'scheduled', 'deleting'] }), message: str() }, ['status'])),
+  /** `POST /sender/cleardone`. */
+  CampaignCleanup: named('CampaignCleanup', object({ status: str() })),
+  /** `DELETE /sender/clearall`. */
+  CampaignsCleared: named('CampaignsCleared', object({ status: str(), messages_deleted: int, folders_deleted: int })),
+  /** `POST /sender/listmessages`: a page of a campaign's messages. */
+  CampaignMessages: named(
+    'CampaignMessages',
+    object({
+      messages: list(ref('Message')),
+      pagination: object({ totalRecords: int, limit: int, offset: int, page: int, pageSize: int, lastPage: int }),
+    }),
+  ),
   /** `GET /health`: the process answers. */
   Liveness: named('Liveness', { type: 'object', required: ['status'], properties: { status: str({ enum: ['ok'] }) } }),
   /** `GET /ready`: each check by name, `ok` or why it failed; the in-process bus is named as such (`bus: in-process`), not checked. */

@@ -10,6 +10,7 @@ import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { EXCLUDE_MESSAGES, WEBHOOK_EVENTS } from '../webhook/dto/webhook.dto';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { BUS, GATEWAY_CONFIG, LOGGER } from '../runtime/tokens';
+import { ApiReply } from '../openapi/api-reply.decorator';
 
 /** A client whose socket holds more than this unsent is too slow, and is dropped at once. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
@@ -51,6 +52,15 @@ export class SseController {
   ) {}
 
   @Get('sse')
+  @ApiReply(
+    { type: 'string', description: 'Server-sent events: `id` (resume with Last-Event-ID), `event` (the event type), `data` (the event JSON)' },
+    {
+      contentType: 'text/event-stream',
+      description: "The instance's events as they happen (comments `: heartbeat` keep the connection open)",
+      example:
+        'id: 1042\nevent: messages\ndata: {"BaseUrl":"https://gateway.example.com","EventType":"messages","instanceName":"minha-instancia","message":{…}}\n\n',
+    },
+  )
   async stream(
     @CurrentInstance() instance: InstanceEntity,
     @Query('events') eventsParameter: string | string[] | undefined,

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { join } from 'node:path';
 import { createLogger, loadConfigOrExit } from '@gw/platform';
 import { startSimulator } from '@gw/wa-sim';
 import { SettingsRepository } from '@gw/persistence';
@@ -40,6 +41,8 @@ async function main(): Promise<void> {
         wsPort: loadConfigOrExit((env) => env.port('SIM_WS_PORT', 8480)),
         controlPort: loadConfigOrExit((env) => env.port('SIM_CONTROL_PORT', 8481)),
         autoCreateAccounts: true,
+        // Its phones, linked devices and certificate root survive restarts, so sandbox pairings do too.
+        stateDir: join(config.dataDir, 'simulator'),
       })
     : undefined;
   if (simulator)

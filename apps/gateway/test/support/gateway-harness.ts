@@ -1,6 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { type Bus, InProcessBus } from '@gw/bus';
-import { createLogger, EnvReader } from '@gw/platform';
+import { createLogger, EnvReader, type Logger } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { AdminTokenService } from '../../src/admin/admin-token.service';
 import { loadGatewayConfig, type GatewayConfig } from '../../src/runtime/gateway-config';
@@ -23,11 +23,11 @@ export interface GatewayHarness {
 }
 
 /** A gateway over HTTP on a random port, with its own schema and bus (workers are the test's to add). */
-export async function startGateway(options: { bus?: Bus; db?: TestDatabase; env?: Record<string, string> } = {}): Promise<GatewayHarness> {
+export async function startGateway(options: { bus?: Bus; db?: TestDatabase; env?: Record<string, string>; logger?: Logger } = {}): Promise<GatewayHarness> {
   const db = options.db ?? (await openTestDatabase());
   const bus = options.bus ?? new InProcessBus();
   const config = loadGatewayConfig(new EnvReader({ DATABASE_URL: db.url, PORT: '0', RPC_TIMEOUT_MS: '5000', CONNECT_TIMEOUT_MS: '20000', ...options.env }), []);
-  const logger = createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'silent');
+  const logger = options.logger ?? createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'silent');
   const app = await createHttpApp({ config, dataSource: db.dataSource, bus, logger });
   const adminToken = 'test-admin-token-0123456789';
   await app.get(AdminTokenService).initialise(adminToken);

@@ -1,5 +1,5 @@
 import { InProcessBus } from '@gw/bus';
-import { createLogger } from '@gw/platform';
+import { createLogger, type Logger } from '@gw/platform';
 import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
 import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
@@ -38,14 +38,15 @@ export class Stack {
   readonly bus = new InProcessBus();
   worker!: SessionWorker;
 
-  async start(env: Record<string, string> = {}): Promise<void> {
+  /** `logger`: the gateway's and the worker's (default: silent unless TEST_LOG_LEVEL). */
+  async start(env: Record<string, string> = {}, logger?: Logger): Promise<void> {
     this.sim = await startSimulator({ logLevel: 'silent', initialPrekeyCount: 1000 });
     this.db = await openTestDatabase();
-    this.gw = await startGateway({ bus: this.bus, db: this.db, env: { SSRF_ALLOWLIST: '127.0.0.0/8', ...env } });
+    this.gw = await startGateway({ bus: this.bus, db: this.db, env: { SSRF_ALLOWLIST: '127.0.0.0/8', ...env }, logger });
     this.worker = new SessionWorker({
       dataSource: this.db.dataSource,
       bus: this.bus,
-      logger: createLogger('stack', process.env.TEST_LOG_LEVEL ?? 'silent'),
+      logger: logger ?? createLogger('stack', process.env.TEST_LOG_LEVEL ?? 'silent'),
       config: sessionWorkerConfig({
         workerId: 'stack-worker',
         // No takeover in these suites: a long lease keeps a loaded machine from fencing the worker.

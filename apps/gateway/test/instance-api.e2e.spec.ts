@@ -126,6 +126,31 @@ describe('instance API without a session worker (HTTP)', () => {
     });
   });
 
+  describe('values no column can hold', () => {
+    it('should refuse delays and chatbot minutes beyond their range with a 400, not a database error', async () => {
+      for (const body of [
+        { msg_delay_min: 2 ** 31, msg_delay_max: 2 ** 31 },
+        { msg_delay_min: 1, msg_delay_max: 2 ** 53 + 2 },
+      ]) {
+        const { status, body: answer } = await gw.call('POST', '/instance/updateDelaySettings', { token, body });
+        expect({ status, error: answer.error }).toEqual({ status: 400, error: expect.stringMatching(/must be at most 86400 seconds/) });
+      }
+      const minutes = await gw.call('POST', '/instance/updatechatbotsettings', { token, body: { chatbot_stopMinutes: 2 ** 31 } });
+      expect(minutes).toMatchObject({ status: 400, body: { error: expect.stringMatching(/chatbot_stopMinutes must be at most/) } });
+    });
+
+    it('should refuse null where a value is required and clear with null where clearing makes sense', async () => {
+      expect((await gw.call('POST', '/instance/updatechatbotsettings', { token, body: { chatbot_enabled: null } })).status).toBe(400);
+      expect((await gw.call('POST', '/instance/updatechatbotsettings', { token, body: { chatbot_stopMinutes: null } })).status).toBe(400);
+      const cleared = await gw.call('POST', '/instance/updatechatbotsettings', { token, body: { openai_apikey: null, chatbot_stopConversation: null } });
+      expect(cleared).toMatchObject({ status: 200, body: { openai_apikey: '', chatbot_stopConversation: '' } });
+      await gw.call('POST', '/instance/updateFieldsMap', { token, body: { lead_field01: 'cpf' } });
+      const unnamed = await gw.call('POST', '/instance/updateFieldsMap', { token, body: { lead_field01: null } });
+      expect(unnamed.status).toBe(200);
+      expect(unnamed.body.fieldsMap?.lead_field01).toBeUndefined();
+    });
+  });
+
   describe('/instance/proxy', () => {
     it('should default to the internal mode', async () => {
       const { status, body } = await gw.call('GET', '/instance/proxy', { token });

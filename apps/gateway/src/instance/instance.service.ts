@@ -130,12 +130,13 @@ export class InstanceService {
     return { instance: toInstanceRecord(entity) };
   }
 
-  async updateFieldsMap(instance: InstanceEntity, body: Record<string, string | undefined>) {
+  async updateFieldsMap(instance: InstanceEntity, body: Record<string, string | null | undefined>) {
     const fieldsMap = { ...(instance.fieldsMap ?? {}) };
     for (const field of FIELD_NAMES) {
       const value = body[field];
       if (value === undefined) continue;
-      if (value.trim() === '') delete fieldsMap[field];
+      // null, like an empty name, takes the field's name away.
+      if (value === null || value.trim() === '') delete fieldsMap[field];
       else fieldsMap[field] = value.trim();
     }
     return toInstanceRecord(await this.patch(instance.id, { fieldsMap }));
@@ -143,10 +144,11 @@ export class InstanceService {
 
   async updateChatbotSettings(instance: InstanceEntity, dto: ChatbotSettingsDto) {
     const patch: InstancePatch = {};
-    if (dto.openai_apikey !== undefined) patch.openaiApikey = dto.openai_apikey;
+    // A null key or keyword clears it, as an empty one does.
+    if (dto.openai_apikey !== undefined) patch.openaiApikey = dto.openai_apikey ?? '';
     if (dto.chatbot_enabled !== undefined) patch.chatbotEnabled = dto.chatbot_enabled;
     if (dto.chatbot_ignoreGroups !== undefined) patch.chatbotIgnoreGroups = dto.chatbot_ignoreGroups;
-    if (dto.chatbot_stopConversation !== undefined) patch.chatbotStopConversation = dto.chatbot_stopConversation;
+    if (dto.chatbot_stopConversation !== undefined) patch.chatbotStopConversation = dto.chatbot_stopConversation ?? '';
     if (dto.chatbot_stopMinutes !== undefined) patch.chatbotStopMinutes = Math.max(0, dto.chatbot_stopMinutes);
     if (dto.chatbot_stopWhenYouSendMsg !== undefined) patch.chatbotStopWhenYouSendMsg = Math.max(0, dto.chatbot_stopWhenYouSendMsg);
     return toInstanceRecord(await this.patch(instance.id, patch));

@@ -1,5 +1,13 @@
 import { BROWSER_CHOICES, type BrowserChoice } from '@gw/contracts';
-import { IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsNumber, IsOptional, IsString, Matches, Max, MaxLength, ValidateIf } from 'class-validator';
+
+/** Longest gap between two queued sends (seconds); more is a typo, and beyond 2³¹ Postgres refuses the value. */
+export const MAX_DELAY_SECONDS = 86_400;
+/** Longest chatbot pause (minutes): a year. */
+export const MAX_CHATBOT_MINUTES = 525_600;
+
+/** Absent is fine; `null` is validated like any other value (the type rule refuses it) instead of reaching a NOT NULL column. */
+const OptionalNotNull = () => ValidateIf((_dto: object, value: unknown) => value !== undefined);
 
 export class ConnectDto {
   @IsOptional()
@@ -46,9 +54,11 @@ export class UpdateInstanceNameDto {
 
 export class UpdateDelaySettingsDto {
   @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'Invalid request payload: msg_delay_min must be a number' })
+  @Max(MAX_DELAY_SECONDS, { message: `Invalid request payload: msg_delay_min must be at most ${MAX_DELAY_SECONDS} seconds` })
   msg_delay_min!: number;
 
   @IsNumber({ allowNaN: false, allowInfinity: false }, { message: 'Invalid request payload: msg_delay_max must be a number' })
+  @Max(MAX_DELAY_SECONDS, { message: `Invalid request payload: msg_delay_max must be at most ${MAX_DELAY_SECONDS} seconds` })
   msg_delay_max!: number;
 }
 
@@ -56,7 +66,7 @@ const FIELD_NAMES = Array.from({ length: 20 }, (_, i) => `lead_field${String(i +
 export { FIELD_NAMES };
 
 export class UpdateFieldsMapDto {
-  [key: string]: string | undefined;
+  [key: string]: string | null | undefined;
 }
 for (const field of FIELD_NAMES) {
   IsOptional()(UpdateFieldsMapDto.prototype, field);
@@ -70,11 +80,11 @@ export class ChatbotSettingsDto {
   @MaxLength(300)
   openai_apikey?: string;
 
-  @IsOptional()
+  @OptionalNotNull()
   @IsBoolean()
   chatbot_enabled?: boolean;
 
-  @IsOptional()
+  @OptionalNotNull()
   @IsBoolean()
   chatbot_ignoreGroups?: boolean;
 
@@ -83,12 +93,14 @@ export class ChatbotSettingsDto {
   @MaxLength(100)
   chatbot_stopConversation?: string;
 
-  @IsOptional()
+  @OptionalNotNull()
   @IsInt()
+  @Max(MAX_CHATBOT_MINUTES, { message: `chatbot_stopMinutes must be at most ${MAX_CHATBOT_MINUTES} (a year)` })
   chatbot_stopMinutes?: number;
 
-  @IsOptional()
+  @OptionalNotNull()
   @IsInt()
+  @Max(MAX_CHATBOT_MINUTES, { message: `chatbot_stopWhenYouSendMsg must be at most ${MAX_CHATBOT_MINUTES} (a year)` })
   chatbot_stopWhenYouSendMsg?: number;
 }
 

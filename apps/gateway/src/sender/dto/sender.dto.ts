@@ -170,6 +170,8 @@ export class SenderClearDoneDto {
   @IsOptional()
   @IsNumber({}, { message: 'hours must be a non-negative number' })
   @Min(0, { message: 'hours must be a non-negative number' })
+  // Ten years; a larger number reaches before the epoch (and past what a date can hold).
+  @Max(87_600, { message: 'hours must be at most 87600 (ten years)' })
   hours?: number;
 }
 

@@ -1,6 +1,6 @@
 import { InProcessBus } from '@gw/bus';
 import type { SendRequest } from '@gw/contracts';
-import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
+import { InstanceRepository, SendQueueRepository, type InstanceEntity } from '@gw/persistence';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { randomBytes } from 'node:crypto';
 import { AsyncQueueService } from '../src/message/async/async-queue.service';
@@ -30,7 +30,7 @@ describe(AsyncQueueService.name, () => {
   it('should give an accept a fresh record id when its id is already taken in the instance', async () => {
     const id = `i${randomBytes(6).toString('hex')}`;
     const instance = (await new InstanceRepository(db.dataSource).create({ id, token: `t${id}`, name: id })) as InstanceEntity;
-    const sut = new AsyncQueueService(db.dataSource, bus);
+    const sut = new AsyncQueueService(new SendQueueRepository(db.dataSource), bus);
 
     const first = await sut.enqueue(instance, request(id, 'rsame01'));
     const second = await sut.enqueue(instance, request(id, 'rsame01'));

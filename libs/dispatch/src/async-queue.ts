@@ -2,7 +2,6 @@ import { outboundMessageRow } from '@gw/persistence';
 import type { Bus } from '@gw/bus';
 import { Subjects, type QueueNotice, type SendRequest } from '@gw/contracts';
 import { SendQueueRepository, type MessageRow, type NewMessage } from '@gw/persistence';
-import { DataSource } from 'typeorm';
 import { ENQUEUE_BATCHER_DEFAULTS, EnqueueBatcher, type EnqueueBatcherOptions } from './enqueue-batcher';
 
 export type QueueStatusName = 'idle' | 'queued' | 'processing' | 'waiting_connection' | 'resetting';
@@ -57,16 +56,14 @@ type Accept = { message: NewMessage; request: SendRequest };
 
 /** The gateway's side of the async queue: accept (durably), report, reset. */
 export class AsyncQueue {
-  private readonly queue: SendQueueRepository;
   private readonly accepts: EnqueueBatcher<Accept, MessageRow>;
 
-  /** `queue`: the process's SendQueueRepository (a DataSource still works until the gateway injects the repository; then drop it). */
+  /** `queue`: the process's SendQueueRepository. */
   constructor(
-    queue: SendQueueRepository | DataSource,
+    private readonly queue: SendQueueRepository,
     private readonly bus: Bus,
     private readonly options: AsyncQueueOptions = ASYNC_QUEUE_DEFAULTS,
   ) {
-    this.queue = queue instanceof DataSource ? new SendQueueRepository(queue) : queue;
     this.accepts = new EnqueueBatcher<Accept, MessageRow>(
       (items) => this.queue.enqueueMany(items),
       (item) => this.queue.enqueue(item.message, item.request),

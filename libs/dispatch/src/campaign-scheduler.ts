@@ -3,7 +3,6 @@ import type { Bus, BusSubscription } from '@gw/bus';
 import { Subjects, type OutboxNotice, type QueueNotice, type SendRequest } from '@gw/contracts';
 import { CampaignRepository, type NewCampaign } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
-import { DataSource } from 'typeorm';
 
 export interface CampaignSchedulerConfig {
   /** How often due folders are looked at (completions of released sends are seen at this pace too). */
@@ -25,10 +24,10 @@ export interface CampaignSpec {
 
 /**
  * Accepts a campaign: every message `Queued` (with `record.sendFolderId` = the folder) before the answer.
- * `campaigns`: the process's CampaignRepository (a DataSource still works until the gateway passes the repository; then drop it).
+ * `campaigns`: the process's CampaignRepository.
  */
 export async function createCampaign(
-  campaigns: CampaignRepository | DataSource,
+  campaigns: CampaignRepository,
   spec: CampaignSpec,
   requests: SendRequest[],
   owner: string,
@@ -42,7 +41,7 @@ export async function createCampaign(
       return { message: outboundMessageRow(stamped, owner, 'Queued'), request: stamped };
     }),
   };
-  await (campaigns instanceof DataSource ? new CampaignRepository(campaigns) : campaigns).create(campaign);
+  await campaigns.create(campaign);
 }
 
 /**

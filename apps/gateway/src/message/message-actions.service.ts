@@ -7,7 +7,7 @@ import { ApiError } from '../common/api-error';
 import { normaliseMessageId } from '../common/message-id';
 import { BUS } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
-import { newMessageIds } from '../send/send.service';
+import { newMessageIds } from '../send/message-ids';
 import type { DeleteDto, EditDto, MarkReadDto, PinDto, ReactDto } from './dto/message-actions.dto';
 
 const PIN_DAYS = new Set([1, 7, 30]);

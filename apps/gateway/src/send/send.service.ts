@@ -5,18 +5,15 @@ import { SessionClient } from '../session/session.client';
 import { buildContactContent, buildLocationContent, buildMediaContent, buildTextContent } from './content-builders';
 import { LOCATION_ERROR, type ChatPresenceDto, type SendContactDto, type SendLocationDto, type SendMediaDto, type SendTextDto } from './dto/send-common.dto';
 import { InteractiveRepliesService } from './interactive/interactive-replies.service';
-import { chatTarget, SendContentTools, type ContentTools } from './send-content-tools';
+import { chatTarget, SendContentTools } from './send-content-tools';
 import { SendRequester } from './send-requester';
-
-// Kept where the campaigns and message actions import it from.
-export { newMessageIds } from './message-ids';
 
 /**
  * The plain send endpoints, one use case each: the target, the content (placeholders now, or when a
  * queued send goes out), the request to the worker and the answer. The DTOs have checked the fields.
  */
 @Injectable()
-export class SendService implements ContentTools {
+export class SendService {
   constructor(
     private readonly tools: SendContentTools,
     private readonly requester: SendRequester,
@@ -57,28 +54,5 @@ export class SendService implements ContentTools {
     const chatJid = chatTarget(dto.number);
     await this.sessions.request(instance.id, 'chat.presence', { instanceId: instance.id, chatJid, presence: dto.presence, delayMs: dto.delay ?? 0 });
     return { response: 'Chat presence sent successfully' };
-  }
-
-  // The campaigns (sender/) still build their content with this service as the tools and take the
-  // target from it; once they take SendContentTools and chatTarget, these go.
-
-  get previews() {
-    return this.tools.previews;
-  }
-
-  target(number: string | undefined, missingMessage = 'missing number'): string {
-    return chatTarget(number, missingMessage);
-  }
-
-  placeholders(instance: InstanceEntity, chatJid: string, text: string): Promise<string> {
-    return this.tools.placeholders(instance, chatJid, text);
-  }
-
-  stageFile(instance: InstanceEntity, base64: string, mimetype: string, fileName: string): Promise<string> {
-    return this.tools.stageFile(instance, base64, mimetype, fileName);
-  }
-
-  fileLink(fileId: string): string {
-    return this.tools.fileLink(fileId);
   }
 }

@@ -6,14 +6,14 @@ import { CampaignExistsError, CampaignRepository, toMessageRecord, type Campaign
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { BUS } from '../runtime/tokens';
 import { buildContactContent, buildLocationContent, buildMediaContent, buildTextContent, type BuiltContent } from '../send/content-builders';
 import { MEDIA_TYPES } from '../send/dto/send-common.dto';
 import { SendMenuDto } from '../send/interactive/interactive.dto';
 import { buildMenuContent } from '../send/interactive/menu-content';
-import { newMessageIds, SendService } from '../send/send.service';
+import { newMessageIds } from '../send/message-ids';
+import { chatTarget, SendContentTools } from '../send/send-content-tools';
 import { withoutInlineMedia } from '../send/send-payload';
 import {
   CAMPAIGN_MENU_TYPES,
@@ -68,10 +68,9 @@ export function toFolderRecord(row: CampaignFolderRow) {
 @Injectable()
 export class SenderService {
   constructor(
-    private readonly dataSource: DataSource,
     private readonly campaigns: CampaignRepository,
     @Inject(BUS) private readonly bus: Bus,
-    private readonly sends: SendService,
+    private readonly tools: SendContentTools,
   ) {}
 
   /** Wakes the dispatchers' campaign schedulers (they also poll). */
@@ -110,7 +109,7 @@ export class SenderService {
     const id = `f${randomBytes(6).toString('hex')}`;
     if (name && (await this.campaigns.exists(instance.id, name))) throw ApiError.conflict(`campaign "${name}" already exists`);
     try {
-      await createCampaign(this.dataSource, { id, name, info, scheduledFor, delayMin, delayMax }, requests, instance.owner, instance.id);
+      await createCampaign(this.campaigns, { id, name, info, scheduledFor, delayMin, delayMax }, requests, instance.owner, instance.id);
     } catch (error) {
       if (error instanceof CampaignExistsError) throw ApiError.conflict(`campaign "${name}" already exists`);
       throw error;
@@ -125,7 +124,7 @@ export class SenderService {
     if (typeof type !== 'string' || !type) throw ApiError.badRequest(`${where}: type is required`);
     let chatJid: string;
     try {
-      chatJid = this.sends.target(typeof fields.number === 'string' ? fields.number : undefined, 'missing number');
+      chatJid = chatTarget(typeof fields.number === 'string' ? fields.number : undefined);
     } catch (error) {
       if (error instanceof ApiError) throw ApiError.badRequest(`${where}: number: ${error.message}`);
       throw error;
@@ -161,15 +160,15 @@ export class SenderService {
   private async content(instance: InstanceEntity, chatJid: string, type: string, fields: Body): Promise<BuiltContent> {
     if (type === 'text') {
       if (typeof fields.text !== 'string' || !fields.text.trim()) throw ApiError.badRequest('text is required for type text');
-      return buildTextContent(this.sends, instance, chatJid, fields as never, true);
+      return buildTextContent(this.tools, instance, chatJid, fields as never, true);
     }
     if ((MEDIA_TYPES as readonly string[]).includes(type)) {
       if (typeof fields.file !== 'string' || !fields.file.trim()) throw ApiError.badRequest(`file is required for type ${type}`);
-      return buildMediaContent(this.sends, instance, chatJid, fields as never, true);
+      return buildMediaContent(this.tools, instance, chatJid, fields as never, true);
     }
     if (type === 'contact') return buildContactContent(fields as never);
     if (type === 'location') return buildLocationContent(fields as never);
-    if ((CAMPAIGN_MENU_TYPES as readonly string[]).includes(type)) return buildMenuContent(this.sends, instance, chatJid, menuFields(type, fields));
+    if ((CAMPAIGN_MENU_TYPES as readonly string[]).includes(type)) return buildMenuContent(this.tools, instance, chatJid, menuFields(type, fields));
     throw ApiError.badRequest(
       `type "${type}" is not supported in campaigns: use text, ${MEDIA_TYPES.join(', ')}, contact, location, ${CAMPAIGN_MENU_TYPES.join(', ')}`,
     );

@@ -2,9 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
 import type { SendRequest } from '@gw/contracts';
 import { AsyncQueue, ASYNC_QUEUE_DEFAULTS } from '@gw/dispatch';
-import { toMessageRecord, type InstanceEntity } from '@gw/persistence';
+import { SendQueueRepository, toMessageRecord, type InstanceEntity } from '@gw/persistence';
 import { randomBytes } from 'node:crypto';
-import { DataSource } from 'typeorm';
 import { ApiError } from '../../common/api-error';
 import { BUS } from '../../runtime/tokens';
 import { asyncAcceptTokens } from './accept-token-cache';
@@ -14,8 +13,8 @@ import { asyncAcceptTokens } from './accept-token-cache';
 export class AsyncQueueService {
   private readonly queue: AsyncQueue;
 
-  constructor(dataSource: DataSource, @Inject(BUS) bus: Bus) {
-    this.queue = new AsyncQueue(dataSource, bus, ASYNC_QUEUE_DEFAULTS);
+  constructor(queue: SendQueueRepository, @Inject(BUS) bus: Bus) {
+    this.queue = new AsyncQueue(queue, bus, ASYNC_QUEUE_DEFAULTS);
   }
 
   /** In Postgres (messages row `Queued` + queue row) before it returns: the Message record to answer with. */

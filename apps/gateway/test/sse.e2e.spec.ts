@@ -164,6 +164,15 @@ describe('GET /sse (HTTP)', () => {
     await stream.close();
   });
 
+  it('should answer HEAD at once with the headers only: 200 event-stream for a valid token, 401 for a bad one', async () => {
+    const head = await fetch(`${gw.baseUrl}/sse`, { method: 'HEAD', headers: { token }, signal: AbortSignal.timeout(3_000) });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(await head.text()).toBe('');
+    const bad = await fetch(`${gw.baseUrl}/sse?token=nope`, { method: 'HEAD', signal: AbortSignal.timeout(3_000) });
+    expect(bad.status).toBe(401);
+  });
+
   it('should refuse a bad token, unknown events and a bad Last-Event-ID', async () => {
     expect((await gw.call('GET', '/sse?token=nope')).status).toBe(401);
     expect((await gw.call('GET', '/sse?events=nope', { token })).status).toBe(400);

@@ -77,6 +77,20 @@ export class SseController {
     if (lastEventIdHeader !== undefined && !/^\d{1,19}$/.test(lastEventIdHeader)) throw ApiError.badRequest('Last-Event-ID must be an event id');
     if (lastEventIdHeader !== undefined && BigInt(lastEventIdHeader) > MAX_EVENT_ID) throw ApiError.badRequest('Last-Event-ID must be an event id');
 
+    const headers = {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    };
+    if (reply.request.method === 'HEAD') {
+      // HEAD (Fastify serves it with this handler) asks for the headers only: a stream would never end.
+      reply.hijack();
+      reply.raw.writeHead(HttpStatus.OK, headers);
+      reply.raw.end();
+      return;
+    }
+
     // The cursor is a commit-safe outbox position, not the id alone: see OutboxRepository.readSettled.
     let skip = new Set<string>();
     let cursor: OutboxPosition;
@@ -85,12 +99,7 @@ export class SseController {
     const filter = { events, excludeMessages };
     const raw = reply.raw;
     reply.hijack();
-    raw.writeHead(HttpStatus.OK, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
+    raw.writeHead(HttpStatus.OK, headers);
     raw.write(`retry: 3000\n: connected\n\n`);
 
     let closed = false;

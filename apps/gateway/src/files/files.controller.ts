@@ -2,6 +2,7 @@ import { Controller, Get, Param, Res } from '@nestjs/common';
 import { FileRepository } from '@gw/persistence';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../common/api-error';
+import { ApiReply } from '../openapi/api-reply.decorator';
 import { FILE_SECURITY_HEADERS, fileServing } from './file-serving';
 
 /**
@@ -14,6 +15,10 @@ export class FilesController {
   constructor(private readonly files: FileRepository) {}
 
   @Get(':id')
+  @ApiReply(
+    { type: 'string', format: 'binary', description: "The file's bytes (Content-Type as stored; passive types inline, the others as an attachment)" },
+    { contentType: '*/*', description: 'The file, while it is kept', errors: ['not_found', 'internal'] },
+  )
   async get(@Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
     // First, so the error answers carry them too.
     void reply.headers(FILE_SECURITY_HEADERS);

@@ -6,6 +6,8 @@ import type { NamedSchema } from './schemas';
 export interface ApiReplyOptions {
   /** A body the route answers, shown as the response's example. */
   example?: unknown;
+  /** Several bodies the route answers, by name (e.g. sent now, and queued with `async`), instead of one `example`. */
+  examples?: Record<string, { summary: string; value: unknown }>;
   /** What the answer is, in a few words (defaults to "Success"). */
   description?: string;
   /** The answer is an array of the schema. */

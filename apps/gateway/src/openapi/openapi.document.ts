@@ -242,9 +242,14 @@ function responsesOf(
   if (named) schemas[named.name] = named.schema;
   const single: SchemaObject | { $ref: string } = named ? { $ref: `#/components/schemas/${named.name}` } : (reply?.schema as SchemaObject);
   const schema = reply?.isArray ? { type: 'array' as const, items: single } : single;
-  const example = reply?.example ?? exampleOf(schema as SchemaObject, schemas, 0);
+  // Bytes (a file) have no example body.
+  const examples = reply?.examples
+    ? { examples: reply.examples }
+    : (schema as SchemaObject).format === 'binary'
+      ? {}
+      : { example: reply?.example ?? exampleOf(schema as SchemaObject, schemas, 0) };
   const responses: Record<string, ResponseObject> = {
-    [successStatus]: { description: reply?.description ?? 'Success', content: { [reply?.contentType ?? 'application/json']: { schema, example } } },
+    [successStatus]: { description: reply?.description ?? 'Success', content: { [reply?.contentType ?? 'application/json']: { schema, ...examples } } },
   };
   const kinds = new Set<ApiErrorKind>(
     reply?.errors ?? [

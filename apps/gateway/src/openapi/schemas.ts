@@ -48,6 +48,37 @@ const WEBHOOK_ERROR = object({
   error: str(),
   payload: { type: 'object', additionalProperties: true },
 });
+/** The `response` of a send: done now, or accepted into the async queue (`async: true`) and sent later. */
+const SEND_RESPONSE = object(
+  {
+    status: str({ enum: ['success'] }),
+    message: str({ enum: ['Message sent successfully', 'Message queued successfully', 'Status sent successfully'] }),
+    fileUrl: str({ description: '/send/media: the file given as a URL, or where /files serves a base64 upload' }),
+  },
+  ['status', 'message'],
+);
+const DISCARD_REASONS = ['invalid_format', 'lid_unresolved', 'not_on_whatsapp', 'outside_status_audience', 'duplicate'];
+/** `/send/status`'s `debug`: the audience the status privacy allows, and who of it was chosen or left out (and why). */
+const STATUS_DEBUG = object({
+  status_privacy_type: str({ enum: ['contacts', 'blacklist', 'whitelist'] }),
+  status_privacy_list_count: int,
+  status_privacy_list_unresolved: int,
+  audience_recipient_count: int,
+  total_contacts_in_store: int,
+  contacts_with_full_name: int,
+  contacts_with_push_name_only: int,
+  contacts_with_business_name_only: int,
+  used_default_privacy_fallback: bool,
+  privacy_lookup_error: str(),
+  explicit_recipients: bool,
+  requested_recipient_count: int,
+  resolved_recipient_count: int,
+  discarded_recipient_count: int,
+  discarded_recipients: list(object({ input: str(), reason: str({ enum: DISCARD_REASONS }) })),
+  max_recipients: int,
+  selected_recipient_count: int,
+  partial_send: bool,
+});
 
 export const SCHEMAS = {
   /** An instance as uazapi returns it (instance/create, instance/status, instance/all…). */
@@ -120,7 +151,21 @@ export const SCHEMAS = {
       track_id: str(),
       sender_pn: str(),
       sender_lid: str(),
+      ai_metadata: { type: 'object', additionalProperties: true },
+      chatlid: str({ description: 'The chat as a LID, when known' }),
+      type: str({ description: 'text, media, poll…' }),
+      mediaType: str({ description: 'image, video, audio, document, vcard, location, interactive…' }),
+      pinned: bool,
     },
+  }),
+  /** `POST /send/*`: the Message record of the send, with what was done in `response` (status `Queued` with `async: true`). */
+  SentMessage: named('SentMessage', { allOf: [ref('Message'), object({ response: SEND_RESPONSE }, ['response'])] }),
+  /** `POST /send/status`: the status' Message record, its id again as `Id`, and the audience's `debug`. */
+  StatusSent: named('StatusSent', {
+    allOf: [
+      ref('Message'),
+      object({ Id: str({ description: 'The WhatsApp message id (messageid)' }), debug: STATUS_DEBUG, response: SEND_RESPONSE }, ['response']),
+    ],
   }),
   /** A webhook's configuration. */
   Webhook: named('Webhook', {

@@ -31,7 +31,7 @@ describe('audit hardening (HTTP → worker → Baileys → simulated phone)', ()
         `<html><head><title>Loja interna</title><meta property="og:image" content="http://169.254.169.254/latest/x.png"></head></html>`,
       ),
       '*.pdf': { contentType: 'application/pdf', body: pdf },
-      '*.mp3': { contentType: 'audio/mpeg', body: Buffer.alloc(2048, 1) },
+      '*.mp3': { contentType: 'audio/mpeg', body: mp3(2048) },
       '/page': htmlPage(`<html><head><title>Loja</title><meta property="og:image" content="/cover.png"></head></html>`),
     });
   }, 90_000);
@@ -278,7 +278,7 @@ describe('delay indicator of an audio send (HTTP → worker → Baileys → anot
 
   beforeAll(async () => {
     await stack.start();
-    files = await startFilesServer({ '*.mp3': { contentType: 'audio/mpeg', body: Buffer.alloc(4096, 7) } });
+    files = await startFilesServer({ '*.mp3': { contentType: 'audio/mpeg', body: mp3(4096) } });
   }, 90_000);
 
   afterAll(async () => {
@@ -310,3 +310,8 @@ describe('delay indicator of an audio send (HTTP → worker → Baileys → anot
     expect(first).toBe('recording');
   });
 });
+
+/** `size` bytes starting with an MPEG audio frame header (the worker checks that an audio's bytes are audio). */
+function mp3(size: number): Buffer {
+  return Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x64]), Buffer.alloc(size - 4, 7)]);
+}

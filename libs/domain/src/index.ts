@@ -8,3 +8,5 @@ export { protoFieldName, toProtoJson } from './proto-json';
 export { contentField, describeContent, messageTypeName, unwrapMessage } from './message-content';
 export type { DescribedContent, ProtoMessage } from './message-content';
 export * from './interactive';
+export { checkMediaBytes, sniffMediaType } from './media-signature';
+export type { DeclaredMediaKind } from './media-signature';

@@ -1,7 +1,7 @@
 import type { MediaKind, OutboundContent } from '@gw/contracts';
 import type { InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
-import { numberLike } from './dto/field-rules';
+import { isUrlOrBase64, numberLike } from './dto/field-rules';
 import { LOCATION_ERROR, type SendContactDto, type SendLocationDto, type SendMediaDto, type SendTextDto } from './dto/send-common.dto';
 import type { ContentTools } from './send-content-tools';
 import { buildVcard } from './vcard';
@@ -58,10 +58,12 @@ export async function buildMediaContent(
 ): Promise<BuiltContent> {
   const kind: MediaKind =
     dto.type === 'videoplay' || dto.type === 'ptv' ? 'video' : dto.type === 'myaudio' || dto.type === 'ptt' ? 'audio' : (dto.type as MediaKind);
+  // The campaigns' bodies are no DTO: checked before anything is staged.
+  if (dto.thumbnail && !isUrlOrBase64(dto.thumbnail)) throw ApiError.badRequest('thumbnail must be an http(s) URL or base64');
   const mimetype = dto.mimetype ?? (/^data:([^;,]+)/.exec(dto.file)?.[1] || '');
   const source = /^https?:\/\//i.test(dto.file.trim())
     ? { url: dto.file.trim() }
-    : { fileId: await tools.stageFile(instance, dto.file, mimetype || MIME_BY_TYPE[kind], dto.docName ?? '') };
+    : { fileId: await tools.stageFile(instance, dto.file, mimetype || MIME_BY_TYPE[kind], dto.docName ?? '', kind) };
   const caption = !dto.text ? '' : queued ? dto.text : await tools.placeholders(instance, chatJid, dto.text);
   const content: OutboundContent = {
     kind: 'media',

@@ -1,4 +1,5 @@
 import type { LinkPreviewData } from '@gw/contracts';
+import { sniffMediaType } from '@gw/domain';
 import { guardedLookup, SsrfGuard } from '@gw/platform';
 import { Agent, request } from 'undici';
 import { ApiError } from '../common/api-error';
@@ -125,7 +126,8 @@ export class LinkPreviewBuilder {
       const sharp = require('sharp') as (input: Buffer) => { resize(w: number): { jpeg(o: object): { toBuffer(): Promise<Buffer> } } };
       return (await sharp(data).resize(192).jpeg({ quality: 60 }).toBuffer()).toString('base64');
     } catch {
-      return data.length <= 64 * 1024 ? data.toString('base64') : '';
+      // Unresized, but only an image (a URL answering a page is no thumbnail).
+      return data.length <= 64 * 1024 && sniffMediaType(data)?.startsWith('image/') ? data.toString('base64') : '';
     }
   }
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { resolveChatPlaceholders } from '@gw/dispatch';
-import { parseChatTarget } from '@gw/domain';
+import { checkMediaBytes, parseChatTarget, type DeclaredMediaKind } from '@gw/domain';
 import { ChatRepository, FileRepository, type InstanceEntity } from '@gw/persistence';
 import { SsrfGuard } from '@gw/platform';
 import { ApiError } from '../common/api-error';
@@ -25,8 +25,8 @@ export interface ContentTools {
   readonly previews: LinkPreviewBuilder;
   /** Replaces placeholders with what is known of the chat and its lead. */
   placeholders(instance: InstanceEntity, chatJid: string, text: string): Promise<string>;
-  /** Stages a base64 upload; answers the staged file's id. */
-  stageFile(instance: InstanceEntity, base64: string, mimetype: string, fileName: string): Promise<string>;
+  /** Stages a base64 upload; answers the staged file's id. `kind`: the media kind the send claims, checked against the bytes. */
+  stageFile(instance: InstanceEntity, base64: string, mimetype: string, fileName: string, kind?: DeclaredMediaKind): Promise<string>;
   /** Where a staged upload can be fetched. */
   fileLink(fileId: string): string;
 }
@@ -55,12 +55,15 @@ export class SendContentTools implements ContentTools, OnModuleDestroy {
   }
 
   /** A base64 upload is staged in Postgres; the worker reads it from there (the bus is not for megabytes). */
-  async stageFile(instance: InstanceEntity, base64: string, mimetype: string, fileName: string): Promise<string> {
+  async stageFile(instance: InstanceEntity, base64: string, mimetype: string, fileName: string, kind?: DeclaredMediaKind): Promise<string> {
     const clean = base64.replace(/^data:([^;,]+)?(;base64)?,/, '');
     if (!/^[A-Za-z0-9+/=\s]+$/.test(clean)) throw ApiError.badRequest('file must be a URL or base64');
     const data = Buffer.from(clean, 'base64');
     if (data.length === 0) throw ApiError.badRequest('file is empty');
-    return this.files.store(instance.id, data, sniffMimetype(data) ?? mimetype, fileName, STAGED_FILE_TTL_MS);
+    // Refused before it is stored (the worker checks again what it loads, URLs included).
+    const checked = kind ? checkMediaBytes(kind, data, mimetype) : null;
+    if (checked && !checked.ok) throw ApiError.badRequest(checked.error);
+    return this.files.store(instance.id, data, checked?.mimetype ?? sniffMimetype(data) ?? mimetype, fileName, STAGED_FILE_TTL_MS);
   }
 
   /** `GET /files/<id>` (no token: the id is the capability), as long as the upload is kept. */

@@ -4,6 +4,7 @@ import type { Logger } from '@gw/platform';
 import { proto, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
 import { waitForAck } from '../outbound/ack-waiter';
 import { AwaitedAcks } from '../outbound/awaited-acks';
+import { GROUP_NOT_FOUND, isUnknownGroup } from '../outbound/refusal';
 import type { SendContentBuilder } from '../outbound/send-content';
 import { SendLedger } from '../outbound/send-ledger';
 import { statusAudience } from '../outbound/status-audience';
@@ -103,7 +104,14 @@ export function sendOps({ ledger, builder, chats, logger }: SendOpsDependencies)
       }
     } catch (error) {
       ack.cancel();
-      const row = await ledger.result(session.lease, request, { status: 'Failed', error: `failed to send: ${(error as Error).message}` });
+      // Baileys fetches a group's metadata to send to it: a group WhatsApp does not show us is the
+      // client's mistake (a 404, and PERMANENT for the async queue), not WhatsApp refusing the message.
+      const unknownGroup = isUnknownGroup(request.chatJid, error);
+      const row = await ledger.result(session.lease, request, {
+        status: 'Failed',
+        error: unknownGroup ? GROUP_NOT_FOUND : `failed to send: ${(error as Error).message}`,
+      });
+      if (unknownGroup) throw new RpcError(ErrorCode.NotFound, GROUP_NOT_FOUND);
       return SendLedger.record(row, owner);
     }
     const outcome = await ack.result;

@@ -1,4 +1,5 @@
 import { ErrorCode, RpcError, type OutboundContent, type ProtoAttachment, type SendRequest } from '@gw/contracts';
+import { checkMediaBytes, type DeclaredMediaKind } from '@gw/domain';
 import type { MessageRow } from '@gw/persistence';
 import { toOpusVoiceNote } from '@gw/platform';
 import {
@@ -15,6 +16,7 @@ import {
   type WASocket,
 } from '@whiskeysockets/baileys';
 import type { MediaSource } from './media-source';
+import { GROUP_NOT_FOUND, isUnknownGroup } from './refusal';
 import type { SendLedger } from './send-ledger';
 
 /** What a send relays: content for sendMessage (with the quoted message), or a built proto for relayMessage. */
@@ -38,7 +40,7 @@ export class SendContentBuilder {
     if (request.quotedId && !quoted) throw new RpcError(ErrorCode.NotFound, 'replied message not found');
     let mentions = request.mentions ?? [];
     if (request.mentionAll && request.chatJid.endsWith('@g.us')) {
-      const metadata = await socket.groupMetadata(request.chatJid);
+      const metadata = await groupMetadata(socket, request.chatJid);
       mentions = metadata.participants.map((participant) => participant.id);
     }
     if (content.kind === 'proto') {
@@ -79,7 +81,7 @@ export class SendContentBuilder {
         } as AnyMessageContent;
       case 'media': {
         const file = await this.media.load(instanceId, content.source);
-        const mimetype = content.mimetype || file.mimetype;
+        const mimetype = realMimetype(content.mediaType, file.data, content.mimetype || file.mimetype);
         const thumbnail = content.thumbnailBase64 ? { jpegThumbnail: content.thumbnailBase64 } : {};
         const common = { ...withMentions, ...context, ...(content.viewOnce ? { viewOnce: true } : {}) };
         switch (content.mediaType) {
@@ -163,7 +165,7 @@ export class SendContentBuilder {
   ): Promise<{ jpegThumbnail?: Buffer; highQualityThumbnail: proto.Message.IImageMessage }> {
     const file = await this.media.load(instanceId, source);
     const { imageMessage } = await prepareWAMessageMedia(
-      { image: file.data, mimetype: file.mimetype.startsWith('image/') ? file.mimetype : 'image/jpeg' },
+      { image: file.data, mimetype: realMimetype('image', file.data, file.mimetype, 'linkPreviewImage') },
       { upload: socket.waUploadToServer, mediaTypeOverride: 'thumbnail-link' },
     );
     if (!imageMessage) throw new RpcError(ErrorCode.BadRequest, 'the link preview image could not be prepared');
@@ -173,7 +175,7 @@ export class SendContentBuilder {
   /** Uploads a header's file (like any media send) and puts it in the header the path leads to. */
   private async attach(socket: WASocket, instanceId: string, message: Record<string, unknown>, attachment: ProtoAttachment): Promise<void> {
     const file = await this.media.load(instanceId, attachment.source);
-    const mimetype = attachment.mimetype || file.mimetype;
+    const mimetype = realMimetype(attachment.mediaType, file.data, attachment.mimetype || file.mimetype);
     const prepared = await prepareWAMessageMedia({ [attachment.mediaType]: file.data, mimetype, fileName: attachment.fileName || file.fileName } as never, {
       upload: socket.waUploadToServer,
     });
@@ -203,9 +205,26 @@ export class SendContentBuilder {
   }
 }
 
+/**
+ * The mimetype a file is sent with: its real type, read from its bytes. A file whose bytes are not the
+ * kind the send claims (an HTML page given as an image) is refused before anything goes out.
+ */
+function realMimetype(kind: DeclaredMediaKind, data: Buffer, declared: string, field?: string): string {
+  const checked = checkMediaBytes(kind, data, declared, field);
+  if (!checked.ok) throw new RpcError(ErrorCode.BadRequest, checked.error);
+  return checked.mimetype;
+}
+
+/** The group's metadata; a group WhatsApp does not show the instance is a NotFound. */
+async function groupMetadata(socket: WASocket, groupJid: string) {
+  return socket.groupMetadata(groupJid).catch((error: unknown) => {
+    throw isUnknownGroup(groupJid, error) ? new RpcError(ErrorCode.NotFound, GROUP_NOT_FOUND) : error;
+  });
+}
+
 /** In a group, pinning follows the group's own setting: when only admins edit it, only admins pin. */
 async function assertMayPin(socket: WASocket, groupJid: string): Promise<void> {
-  const metadata = await socket.groupMetadata(groupJid);
+  const metadata = await groupMetadata(socket, groupJid);
   if (!metadata.restrict) return;
   const me = [socket.user?.id, socket.user?.lid].filter(Boolean).map((jid) => (jid as string).split(':')[0].split('@')[0]);
   const self = metadata.participants.find((participant) =>

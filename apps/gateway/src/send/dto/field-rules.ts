@@ -69,3 +69,27 @@ export function IntegerLike(accept: (value: number) => boolean, message: string)
 export function integerOf(value: unknown): number | undefined {
   return absent(value) || value === '' ? undefined : numberLike(value);
 }
+
+/**
+ * An image given inline or by link: an http(s) URL, or base64 (optionally a data URI). Blank passes
+ * (a link preview's blank image means "none"). Anything else would reach WhatsApp as broken bytes.
+ */
+export function isUrlOrBase64(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const trimmed = value.trim();
+  if (trimmed === '') return true;
+  if (/^https?:\/\/\S+$/i.test(trimmed)) return URL.canParse(trimmed);
+  const data = trimmed.replace(/^data:[\w.+-]+\/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,/i, '').replace(/\s+/g, '');
+  return data.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(data);
+}
+
+/** A field that takes an image as `isUrlOrBase64` does; the message names the field. */
+export function UrlOrBase64(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isUrlOrBase64',
+    validator: {
+      validate: (value: unknown) => absent(value) || isUrlOrBase64(value),
+      defaultMessage: (args?: ValidationArguments) => `${args?.property ?? 'the field'} must be an http(s) URL or base64`,
+    },
+  });
+}

@@ -1,5 +1,5 @@
 import { IsBoolean, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { ChatNumber, OneOf, RequiredString } from './field-rules';
+import { ChatNumber, OneOf, RequiredString, UrlOrBase64 } from './field-rules';
 
 /**
  * The fields every send endpoint takes (spec "Common optional fields of send endpoints"). Each
@@ -23,7 +23,7 @@ export class SendTextDto extends SendCommonDto {
   @IsOptional() @IsBoolean() linkPreview?: boolean;
   @IsOptional() @IsString() @MaxLength(1000) linkPreviewTitle?: string;
   @IsOptional() @IsString() @MaxLength(5000) linkPreviewDescription?: string;
-  @IsOptional() @IsString() @MaxLength(8_000_000) linkPreviewImage?: string;
+  @IsOptional() @IsString() @MaxLength(8_000_000) @UrlOrBase64() linkPreviewImage?: string;
   @IsOptional() @IsBoolean() linkPreviewLarge?: boolean;
 }
 
@@ -36,7 +36,7 @@ export class SendMediaDto extends SendCommonDto {
   @RequiredString('missing file (a URL or base64)') @MaxLength(96 * 1024 * 1024) file!: string;
   @IsOptional() @IsString() @MaxLength(65_536) text?: string;
   @IsOptional() @IsString() @MaxLength(255) docName?: string;
-  @IsOptional() @IsString() @MaxLength(2_000_000) thumbnail?: string;
+  @IsOptional() @IsString() @MaxLength(2_000_000) @UrlOrBase64() thumbnail?: string;
   @IsOptional() @IsString() @MaxLength(255) mimetype?: string;
   @IsOptional() @IsBoolean() viewOnce?: boolean;
 }

@@ -1,0 +1,119 @@
+import { request } from 'undici';
+import { type FuzzCase, generateCases, operationsOf, type Operation } from './fuzz-cases';
+
+export interface FuzzFinding {
+  family: string;
+  method: string;
+  url: string;
+  status: number | 'hang' | 'connection-error';
+  detail: string;
+}
+
+export interface FuzzReport {
+  seed: number;
+  requests: number;
+  operations: number;
+  byStatus: Record<string, number>;
+  byFamily: Record<string, number>;
+  serverErrors: FuzzFinding[];
+  hangs: FuzzFinding[];
+  connectionErrors: FuzzFinding[];
+  seconds: number;
+}
+
+export interface FuzzOptions {
+  baseUrl: string;
+  /** Our own document (GET /openapi.json). */
+  document: any;
+  token: string;
+  admintoken: string;
+  count: number;
+  seed: number;
+  concurrency?: number;
+  /** A request with no answer after this long is a hang. */
+  hangMs?: number;
+  /** Operations that end the instance or the admin token; they run last. */
+  destructive?: (operation: Operation) => boolean;
+  /** Called after each answer (e.g. to pick up a rotated admin token). */
+  onAnswer?: (fuzzCase: FuzzCase, status: number, body: string) => void;
+}
+
+const DESTRUCTIVE = new Set(['DELETE /instance', 'POST /instance/disconnect', 'POST /admin/token/rotate', 'POST /admin/restart', 'POST /instance/reset']);
+
+export const isDestructive = (operation: Operation) => DESTRUCTIVE.has(`${operation.method} ${operation.path}`);
+
+/** Sends the cases and counts what came back: every 5xx, every hang and every dropped connection is a finding. */
+export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
+  const started = Date.now();
+  const operations = operationsOf(options.document);
+  const tokens = { token: options.token, admintoken: options.admintoken };
+  const cases = generateCases(operations, options.count, options.seed, tokens, options.destructive ?? isDestructive);
+  const report: FuzzReport = {
+    seed: options.seed,
+    requests: 0,
+    operations: operations.length,
+    byStatus: {},
+    byFamily: {},
+    serverErrors: [],
+    hangs: [],
+    connectionErrors: [],
+    seconds: 0,
+  };
+  const hangMs = options.hangMs ?? 30_000;
+
+  const one = async (fuzzCase: FuzzCase) => {
+    // The admin token may have been rotated by an earlier case.
+    if (fuzzCase.headers.admintoken === options.admintoken) fuzzCase.headers.admintoken = tokens.admintoken;
+    report.requests++;
+    report.byFamily[fuzzCase.family] = (report.byFamily[fuzzCase.family] ?? 0) + 1;
+    const finding = (status: FuzzFinding['status'], detail: string): FuzzFinding => ({
+      family: fuzzCase.family,
+      method: fuzzCase.method,
+      url: fuzzCase.url.slice(0, 200),
+      status,
+      detail: detail.slice(0, 300),
+    });
+    try {
+      const response = await request(`${options.baseUrl}${fuzzCase.url}`, {
+        method: fuzzCase.method as never,
+        headers: fuzzCase.headers,
+        body: fuzzCase.body,
+        headersTimeout: hangMs,
+        bodyTimeout: hangMs,
+        // A body that trickles forever is a hang too.
+        signal: AbortSignal.timeout(hangMs * 2),
+      });
+      // An event stream never ends by itself: its status and headers are the answer.
+      const streaming = String(response.headers['content-type'] ?? '').startsWith('text/event-stream');
+      const text = streaming ? (response.body.destroy(), '') : await response.body.text();
+      report.byStatus[response.statusCode] = (report.byStatus[response.statusCode] ?? 0) + 1;
+      if (response.statusCode >= 500) report.serverErrors.push(finding(response.statusCode, text));
+      if (fuzzCase.operation.path === '/admin/token/rotate' && response.statusCode === 200) {
+        const rotated = (JSON.parse(text) as { token?: string }).token;
+        if (rotated) tokens.admintoken = rotated;
+      }
+      options.onAnswer?.(fuzzCase, response.statusCode, text);
+    } catch (error) {
+      const code = (error as { code?: string }).code ?? '';
+      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || (error as Error).name === 'TimeoutError') {
+        report.byStatus.hang = (report.byStatus.hang ?? 0) + 1;
+        report.hangs.push(finding('hang', `no answer within ${hangMs} ms`));
+      } else {
+        report.byStatus['connection-error'] = (report.byStatus['connection-error'] ?? 0) + 1;
+        report.connectionErrors.push(finding('connection-error', `${code} ${(error as Error).message}`));
+      }
+    }
+  };
+
+  // A fixed number of lanes pulling from one generator: order is seeded, interleaving is not.
+  const lanes = Array.from({ length: options.concurrency ?? 8 }, async () => {
+    for (;;) {
+      const next = cases.next();
+      if (next.done) return;
+      await one(next.value);
+    }
+  });
+  await Promise.all(lanes);
+  report.seconds = Math.round((Date.now() - started) / 100) / 10;
+  return report;
+}

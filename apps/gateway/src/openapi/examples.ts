@@ -252,6 +252,12 @@ export const SEND_MENU_EXAMPLES = sendExamples(
 const interactive = (sendFunction: string, content: Record<string, unknown>, sendPayload: Record<string, unknown>) =>
   sendExamples(sent({ messageType: 'InteractiveMessage', type: 'media', mediaType: 'interactive', text: '', content, sendFunction, sendPayload }));
 
+/** The content of an interactive message with one native-flow button (PIX, payment request, location request). */
+const oneButton = (text: string, name: string, buttonParamsJson: string) => ({
+  body: { text },
+  nativeFlowMessage: { buttons: [{ name, buttonParamsJson }], messageVersion: 1, messageParamsJson: '' },
+});
+
 export const SEND_CAROUSEL_EXAMPLES = interactive(
   'SendCarouselMessage',
   {
@@ -276,45 +282,28 @@ export const SEND_CAROUSEL_EXAMPLES = interactive(
 
 export const SEND_PIX_BUTTON_EXAMPLES = interactive(
   'SendPixButton',
-  {
-    body: { text: '' },
-    nativeFlowMessage: {
-      buttons: [
-        {
-          name: 'payment_info',
-          buttonParamsJson:
-            '{"currency":"BRL","total_amount":{"value":0,"offset":100},"reference_id":"WST84F25JSN","type":"physical-goods","order":{"status":"pending","subtotal":{"value":0,"offset":100},"order_type":"ORDER","items":[{"name":"","amount":{"value":0,"offset":100},"quantity":0,"sale_amount":{"value":0,"offset":100}}]},"payment_settings":[{"type":"pix_static_code","pix_static_code":{"merchant_name":"Loja Exemplo","key":"123e4567-e89b-12d3-a456-426614174000","key_type":"EVP"}}],"share_payment_status":false}',
-        },
-      ],
-      messageVersion: 1,
-    },
-  },
+  oneButton(
+    '',
+    'payment_info',
+    '{"currency":"BRL","total_amount":{"value":0,"offset":100},"reference_id":"WST84F25JSN","type":"physical-goods","order":{"status":"pending","subtotal":{"value":0,"offset":100},"order_type":"ORDER","items":[{"name":"","amount":{"value":0,"offset":100},"quantity":0,"sale_amount":{"value":0,"offset":100}}]},"payment_settings":[{"type":"pix_static_code","pix_static_code":{"merchant_name":"Loja Exemplo","key":"123e4567-e89b-12d3-a456-426614174000","key_type":"EVP"}}],"share_payment_status":false}',
+  ),
   { number: CONTACT, pixType: 'EVP', pixKey: '123e4567-e89b-12d3-a456-426614174000', pixName: 'Loja Exemplo' },
 );
 
 export const SEND_REQUEST_PAYMENT_EXAMPLES = interactive(
   'SendRequestPayment',
-  {
-    body: { text: 'Pedido 7' },
-    nativeFlowMessage: {
-      buttons: [
-        {
-          name: 'review_and_pay',
-          buttonParamsJson:
-            '{"currency":"BRL","total_amount":{"value":4990,"offset":100},"reference_id":"YJCM9Z73V8B","type":"physical-goods","payment_status":"pending","payment_type":"pix","order":{"status":"payment_requested","subtotal":{"value":4990,"offset":100},"order_type":"PAYMENT_REQUEST","items":[{"retailer_id":"item-1","name":"Pagamento","amount":{"value":4990,"offset":100},"quantity":1}]},"payment_settings":[{"type":"pix_static_code","pix_static_code":{"merchant_name":"minha-instancia","key":"123e4567-e89b-12d3-a456-426614174000","key_type":"EVP"}}],"share_payment_status":false}',
-        },
-      ],
-      messageVersion: 1,
-    },
-  },
+  oneButton(
+    'Pedido 7',
+    'review_and_pay',
+    '{"currency":"BRL","total_amount":{"value":4990,"offset":100},"reference_id":"YJCM9Z73V8B","type":"physical-goods","payment_status":"pending","payment_type":"pix","order":{"status":"payment_requested","subtotal":{"value":4990,"offset":100},"order_type":"PAYMENT_REQUEST","items":[{"retailer_id":"item-1","name":"Pagamento","amount":{"value":4990,"offset":100},"quantity":1}]},"payment_settings":[{"type":"pix_static_code","pix_static_code":{"merchant_name":"minha-instancia","key":"123e4567-e89b-12d3-a456-426614174000","key_type":"EVP"}}],"share_payment_status":false}',
+  ),
   { number: CONTACT, amount: 49.9, text: 'Pedido 7', pixKey: '123e4567-e89b-12d3-a456-426614174000', pixType: 'EVP', currency: 'BRL' },
 );
 
-export const SEND_LOCATION_BUTTON_EXAMPLES = interactive(
-  'SendLocationButton',
-  { body: { text: 'Compartilhe sua localização' }, nativeFlowMessage: { buttons: [{ name: 'send_location', buttonParamsJson: '' }], messageVersion: 1 } },
-  { number: CONTACT, text: 'Compartilhe sua localização' },
-);
+export const SEND_LOCATION_BUTTON_EXAMPLES = interactive('SendLocationButton', oneButton('Compartilhe sua localização', 'send_location', ''), {
+  number: CONTACT,
+  text: 'Compartilhe sua localização',
+});
 
 const { response: STATUS_RESPONSE, ...STATUS_RECORD } = sent(
   {

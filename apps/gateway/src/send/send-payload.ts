@@ -1,3 +1,6 @@
+import type { SendRequest } from '@gw/contracts';
+import type { BuiltContent } from './content-builders';
+
 /** What replaces an inline file in a stored `sendPayload`. */
 export const OMITTED_MEDIA = '[base64 omitted]';
 
@@ -18,6 +21,23 @@ const isUrl = (value: string) => /^https?:\/\//i.test(value.trim());
  */
 export function withoutInlineMedia(payload: Record<string, unknown>): Record<string, unknown> {
   return strip(payload) as Record<string, unknown>;
+}
+
+/**
+ * The stored record's fields of a send (here and in the campaigns): `sendPayload` is what was asked
+ * (`payload`, the built one unless given) without base64 media; the media's link (response.fileUrl)
+ * is also the record's fileURL.
+ */
+export function sendRecord(built: BuiltContent, trackSource: string, trackId: string, payload = built.payload): SendRequest['record'] {
+  const fileUrl = built.responseExtra?.fileUrl;
+  return {
+    sendFunction: built.sendFunction,
+    sendPayload: withoutInlineMedia(payload),
+    trackSource,
+    trackId,
+    sendFolderId: '',
+    fileUrl: typeof fileUrl === 'string' ? fileUrl : '',
+  };
 }
 
 function strip(value: unknown, key?: string): unknown {

@@ -9,7 +9,7 @@ import { SessionClient } from '../session/session.client';
 import type { BuiltContent } from './content-builders';
 import type { SendCommonDto } from './dto/send-common.dto';
 import { newMessageIds } from './message-ids';
-import { withoutInlineMedia } from './send-payload';
+import { sendRecord } from './send-payload';
 
 /**
  * What a refused send answers, per endpoint (the spec's Errors: "failed to send location", "failed to
@@ -59,15 +59,7 @@ export class SendRequester {
       delayMs: common.delay ?? 0,
       readChat: common.readchat === true,
       readMessages: common.readmessages === true,
-      // The media's link (response.fileUrl) is also the record's fileURL.
-      record: {
-        sendFunction: built.sendFunction,
-        sendPayload: withoutInlineMedia(built.payload),
-        trackSource: common.track_source ?? '',
-        trackId: common.track_id ?? '',
-        sendFolderId: '',
-        fileUrl: typeof responseExtra.fileUrl === 'string' ? responseExtra.fileUrl : '',
-      },
+      record: sendRecord(built, common.track_source ?? '', common.track_id ?? ''),
       ...extra,
     };
     if (common.async) {

@@ -14,7 +14,7 @@ import { SendMenuDto } from '../send/interactive/interactive.dto';
 import { buildMenuContent } from '../send/interactive/menu-content';
 import { newMessageIds } from '../send/message-ids';
 import { chatTarget, SendContentTools } from '../send/send-content-tools';
-import { withoutInlineMedia } from '../send/send-payload';
+import { sendRecord } from '../send/send-payload';
 import {
   CAMPAIGN_MENU_TYPES,
   FOLDER_STATUS_FILTERS,
@@ -146,14 +146,7 @@ export class SenderService {
       mentions: [],
       mentionAll: fields.mentions === 'all',
       delayMs: delay,
-      record: {
-        sendFunction: built.sendFunction,
-        sendPayload: stripLarge(built.payload),
-        trackSource: str(fields.track_source),
-        trackId: str(fields.track_id),
-        sendFolderId: '',
-        fileUrl: typeof built.responseExtra?.fileUrl === 'string' ? built.responseExtra.fileUrl : '',
-      },
+      record: sendRecord(built, str(fields.track_source), str(fields.track_id), withoutLists(built.payload)),
     };
   }
 
@@ -257,8 +250,8 @@ function menuFields(type: string, fields: Body): SendMenuDto {
   return dto;
 }
 
-/** sendPayload keeps what was asked, without base64 media (and without the campaign's lists). */
-function stripLarge(payload: Record<string, unknown>): Record<string, unknown> {
+/** sendPayload keeps what was asked of this message, without the campaign's lists. */
+function withoutLists(payload: Record<string, unknown>): Record<string, unknown> {
   const { numbers: _numbers, messages: _messages, ...rest } = payload;
-  return withoutInlineMedia(rest);
+  return rest;
 }

@@ -56,4 +56,5 @@ export type {
   SendRecordFields,
   SendRequest,
   StatusBroadcast,
+  WireNode,
 } from './send';

@@ -16,6 +16,16 @@ export interface LinkPreviewData {
   image?: { url: string } | { fileId: string };
 }
 
+/**
+ * A protocol node sent beside a built message (Baileys' `additionalNodes`), in the shape of Baileys'
+ * BinaryNode, which contracts cannot import: both sides assign it to the other without a cast.
+ */
+export interface WireNode {
+  tag: string;
+  attrs: { [key: string]: string };
+  content?: WireNode[] | string | Uint8Array;
+}
+
 export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
 
 /** A file for a header of a built message: `path` leads from the message to the header object. */
@@ -50,7 +60,7 @@ export type OutboundContent =
       kind: 'proto';
       message: Record<string, unknown>;
       messageType: string;
-      nodes?: Array<Record<string, unknown>>;
+      nodes?: WireNode[];
       /** Media the worker uploads and puts in a header of the message (cards, menus with an image). */
       attachments?: ProtoAttachment[];
     }

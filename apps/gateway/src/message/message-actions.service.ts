@@ -145,7 +145,7 @@ export class MessageActionsService {
       content,
       record: { sendFunction, sendPayload: { ...payload }, trackSource: '', trackId: '', sendFolderId: '' },
     };
-    const record = (await this.sessions.request(instance.id, 'send', request, 30_000)) as Record<string, unknown>;
+    const record = await this.sessions.request(instance.id, 'send', request, 30_000);
     if (record.status === 'Failed') throw ApiError.refused(record);
     return record;
   }

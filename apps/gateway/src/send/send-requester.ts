@@ -68,8 +68,7 @@ export class SendRequester {
       return { ...queued, response: { status: 'success', message: 'Message queued successfully', ...responseExtra } };
     }
     const timeoutMs = 30_000 + (request.delayMs ?? 0);
-    // Typed as a Message record by the contracts; read as a plain record here either way.
-    const record = (await this.sessions.request(instance.id, 'send', request, timeoutMs)) as unknown as Record<string, unknown>;
+    const record = await this.sessions.request(instance.id, 'send', request, timeoutMs);
     if (record.status === 'Failed') throw ApiError.refused(record, FAILURE_BY_FUNCTION[built.sendFunction]);
     return { ...record, response: { status: 'success', message: 'Message sent successfully', ...responseExtra } };
   }

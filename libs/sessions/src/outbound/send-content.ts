@@ -48,7 +48,7 @@ export class SendContentBuilder {
       for (const attachment of content.attachments ?? []) await this.attach(socket, request.instanceId, message, attachment);
       // relayMessage sends the message as built: the reply, mentions and forward flag go in its context here.
       withContext(message as proto.IMessage, request.chatJid, socket.user?.id ?? '', { quoted, mentions, forwarded: request.forwarded === true });
-      return { kind: 'proto', message: proto.Message.fromObject(message), nodes: content.nodes as BinaryNode[] | undefined };
+      return { kind: 'proto', message: proto.Message.fromObject(message), nodes: content.nodes };
     }
     const context = request.forwarded ? { contextInfo: { isForwarded: true, forwardingScore: 1 } } : {};
     return { kind: 'content', content: await this.toBaileysContent(request.instanceId, content, mentions, context, socket), quoted };
@@ -185,8 +185,8 @@ export class SendContentBuilder {
       if (next === undefined || next === null) (header as Record<string | number, unknown>)[step] = {};
       header = (header as Record<string | number, unknown>)[step] as Record<string, unknown>;
     }
-    const field = `${attachment.mediaType}Message`;
-    header[field] = (prepared as unknown as Record<string, unknown>)[field];
+    const field = `${attachment.mediaType}Message` as const;
+    header[field] = prepared[field];
     header.hasMediaAttachment = true;
   }
 

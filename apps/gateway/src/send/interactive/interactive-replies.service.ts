@@ -78,7 +78,7 @@ export class InteractiveRepliesService {
           fromMe: row.fromMe,
           participant: row.isGroup && !row.fromMe ? row.sender : undefined,
         });
-        return { ...vote, nodes: pollVoteNodes() as unknown as Array<Record<string, unknown>> };
+        return { ...vote, nodes: pollVoteNodes() };
       }
       const option = selectOption(original.options, selector, original.kind === 'list' ? 'list' : 'buttons');
       const participant = row.fromMe ? own.pn : row.isGroup ? row.sender : row.senderPn || row.chatId;

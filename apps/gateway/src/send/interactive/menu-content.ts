@@ -58,7 +58,7 @@ export function protoContent(message: BuiltInteractive, attachments: ProtoAttach
     kind: 'proto',
     message: message.message,
     messageType: message.messageType,
-    nodes: message.nodes as unknown as Array<Record<string, unknown>>,
+    nodes: message.nodes,
     attachments,
   };
 }

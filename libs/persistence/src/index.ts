@@ -19,6 +19,9 @@ export { MessageRepository, OutboundLedgerRepository, STATUS_RANK, toMessageRow 
 export type { CallPeer, MessageQuery, MessageRow, NewMessage } from './repositories/message.repository';
 export { ChatRepository } from './repositories/chat.repository';
 export type { ChatObservation, ChatRow, ChatState } from './repositories/chat.repository';
+export type { ChatIdentity, ChatTotals } from './repositories/chat.repository';
+export { CHAT_FIELDS, CHAT_SORT_FIELDS } from './repositories/chat-search';
+export type { ChatComparison, ChatField, ChatFieldKind, ChatFilter, ChatSearch } from './repositories/chat-search';
 export { ContactRepository } from './repositories/contact.repository';
 export type { ContactObservation, ContactRow } from './repositories/contact.repository';
 export { LidMappingRepository } from './repositories/lid-mapping.repository';

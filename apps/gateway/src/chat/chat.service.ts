@@ -1,19 +1,100 @@
 import { Injectable } from '@nestjs/common';
 import { ErrorCode, RpcError } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
-import { BlocklistRepository, LabelRepository, type InstanceEntity } from '@gw/persistence';
+import {
+  BlocklistRepository,
+  CHAT_FIELDS,
+  ChatRepository,
+  LabelRepository,
+  LidMappingRepository,
+  toChatRecord,
+  type ChatComparison,
+  type ChatField,
+  type ChatFilter,
+  type ChatIdentity,
+  type InstanceEntity,
+} from '@gw/persistence';
+import { recordId } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import type { BlockDto, ChatLabelsDto } from './dto/chat.dto';
+import { LEAD_FIELDS, type EditLeadDto } from './dto/edit-lead.dto';
+import type { FindChatsDto } from './dto/find-chats.dto';
 
-/** A chat's labels (`/chat/labels`) and the blocklist (`/chat/block`, `/chat/blocklist`). */
+const INVALID_CHAT = 'Invalid id: give the chat as wa_chatid (…@s.whatsapp.net, …@lid, …@g.us), wa_fastid (owner:number) or an international phone number';
+
+/** A chat's labels (`/chat/labels`), the blocklist (`/chat/block`, `/chat/blocklist`) and the lead store (`/chat/editLead`, `/chat/find`). */
 @Injectable()
 export class ChatService {
   constructor(
     private readonly labels: LabelRepository,
     private readonly blocklistEntries: BlocklistRepository,
     private readonly sessions: SessionClient,
+    private readonly chatRows: ChatRepository,
+    private readonly lidMappings: LidMappingRepository,
   ) {}
+
+  /**
+   * Writes the lead fields given (absent ones stay) of the chat `id` names, creating the chat when the
+   * contact has none yet; answers the Chat record. What placeholders of later sends read.
+   */
+  async editLead(instance: InstanceEntity, dto: EditLeadDto) {
+    const identity = await this.leadChat(instance, dto.id ?? dto.number ?? dto.phone ?? '');
+    const lead: Record<string, unknown> = {};
+    const given = { ...dto, lead_personalid: dto.lead_personalid ?? dto.lead_personalId } as Record<string, unknown>;
+    for (const field of LEAD_FIELDS) if (given[field] !== undefined) lead[field] = given[field];
+    const row = await this.chatRows.writeLead(instance.id, identity, lead, () => recordId(14));
+    return toChatRecord(row, instance.owner ?? '');
+  }
+
+  /** Chats matching the filters, a page of them in the order asked, with the totals uazapi answers. */
+  async find(instance: InstanceEntity, dto: FindChatsDto) {
+    const filters: ChatFilter[] = [];
+    const values = dto as unknown as Record<string, string | boolean | undefined>;
+    for (const field of Object.keys(CHAT_FIELDS) as ChatField[]) {
+      const value = values[field];
+      if (value !== undefined) filters.push(chatFilter(field, value));
+    }
+    const sort = dto.sort ?? '-wa_lastMsgTimestamp';
+    const paged = dto.page !== undefined || dto.pageSize !== undefined;
+    const limit = (paged ? dto.pageSize : dto.limit) ?? 20;
+    const offset = paged ? ((dto.page ?? 1) - 1) * limit : (dto.offset ?? 0);
+    const found = await this.chatRows.search(instance.id, instance.owner ?? '', {
+      filters,
+      operator: dto.operator ?? 'AND',
+      sort: { field: sort.replace(/^[+-]/, '') as ChatField, descending: sort.startsWith('-') },
+      limit,
+      offset,
+    });
+    const total = found.totalRecords;
+    return {
+      chats: found.rows.map((row) => toChatRecord(row, instance.owner ?? '')),
+      totalChatsStats: found.totals,
+      pagination: paged
+        ? { totalRecords: total, limit, offset, page: offset / limit + 1, pageSize: limit, lastPage: Math.max(1, Math.ceil(total / limit)) }
+        : { totalRecords: total, limit, offset },
+    };
+  }
+
+  /**
+   * The chat `id` names: a stored chat's record id or `wa_fastid` (`owner:number`), else a JID or phone
+   * number, with the other identifier of the contact (LID or phone number) when WhatsApp revealed it,
+   * so that a phone number and its LID are one chat.
+   */
+  private async leadChat(instance: InstanceEntity, id: string): Promise<ChatIdentity> {
+    const value = id.trim();
+    const stored = /^r[0-9a-f]{7,}$/.test(value)
+      ? await this.chatRows.findById(instance.id, value)
+      : /^[^@]*:[^@:]+$/.test(value)
+        ? await this.chatRows.findByNumber(instance.id, value.slice(value.lastIndexOf(':') + 1).trim())
+        : null;
+    if (stored) return { pn: stored.waChatId, lid: stored.waChatLid, isGroup: stored.isGroup };
+    const target = parseChatTarget(value.includes('@') ? value : value.slice(value.lastIndexOf(':') + 1));
+    if (!target || target.kind === 'newsletter') throw ApiError.badRequest(INVALID_CHAT);
+    if (target.kind === 'group') return { pn: target.jid, lid: '', isGroup: true };
+    if (target.kind === 'lid') return { pn: (await this.lidMappings.pnForLid(instance.id, target.jid)) ?? '', lid: target.jid, isGroup: false };
+    return { pn: target.jid, lid: (await this.lidMappings.lidForPn(instance.id, target.jid)) ?? '', isGroup: false };
+  }
 
   /** Sets a chat's labels (`labelids`), or adds or removes one; every label must exist. */
   async setLabels(instance: InstanceEntity, dto: ChatLabelsDto) {
@@ -64,4 +145,24 @@ export class ChatService {
       return { blockList: (await this.blocklistEntries.list(instance.id)).map((entry) => entry.jid) };
     }
   }
+}
+
+/** A `/chat/find` filter from what the client sent: a boolean, a number, or a value with uazapi's operator prefix. */
+function chatFilter(field: ChatField, sent: string | boolean): ChatFilter {
+  if (typeof sent === 'boolean') return { field, comparison: 'equals', value: sent };
+  const [, prefix = '', rest] = /^(!~|!=|>=|<=|~|>|<)?([\s\S]*)$/.exec(sent) as RegExpExecArray;
+  const kind = CHAT_FIELDS[field].kind;
+  const ordered: Record<string, ChatComparison> = { '>=': 'gte', '>': 'gt', '<=': 'lte', '<': 'lt' };
+  if (kind === 'number') {
+    const value = Number(rest.trim());
+    const comparison = ordered[prefix] ?? (prefix === '!=' || prefix === '!~' ? 'not_equals' : 'equals');
+    return { field, comparison, value };
+  }
+  if (kind === 'list') {
+    const comparison = ({ '': 'equals', '~': 'contains', '!=': 'not_equals', '!~': 'not_contains' } as Record<string, ChatComparison>)[prefix];
+    if (!comparison) throw ApiError.badRequest(`${field} takes a value, or ~, !~ or != before it (not ${prefix})`);
+    return { field, comparison, value: rest };
+  }
+  const comparison = ordered[prefix] ?? (prefix === '!=' ? 'not_equals' : prefix === '!~' ? 'not_contains' : 'contains');
+  return { field, comparison, value: rest };
 }

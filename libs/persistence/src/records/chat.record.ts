@@ -49,7 +49,8 @@ export function toChatRecord(row: ChatRow, owner: string) {
     lead_kanbanOrder: typeof lead.lead_kanbanOrder === 'number' ? lead.lead_kanbanOrder : 0,
     ...fields,
     chatbot_agentResetMemoryAt: 0,
-    chatbot_disableUntil: 0,
+    // Written by /chat/editLead with the lead fields.
+    chatbot_disableUntil: typeof lead.chatbot_disableUntil === 'number' ? lead.chatbot_disableUntil : 0,
     chatbot_lastTriggerAt: 0,
     chatbot_lastTrigger_id: '',
   };

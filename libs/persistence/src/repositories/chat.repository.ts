@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { PREPARED } from '../preparing-client';
+import { chatFieldSql, chatSearchCondition, SqlParameters, type ChatSearch } from './chat-search';
 
 export interface ChatRow {
   instanceId: string;
@@ -41,6 +42,26 @@ export interface ChatObservation {
   waContactName?: string;
   lastMessage?: { timestamp: number; type: string; textVote: string; sender: string; incoming: boolean };
   ephemeralExpiration?: number;
+}
+
+/** The identifiers of one conversation: phone-number JID (or group JID) and LID, '' when unknown. */
+export interface ChatIdentity {
+  pn: string;
+  lid: string;
+  isGroup: boolean;
+}
+
+/** Counts over all of an instance's chats (`/chat/find`'s `totalChatsStats`). */
+export interface ChatTotals {
+  total_chats: number;
+  unread_chats: number;
+  archived_chats: number;
+  pinned_chats: number;
+  blocked_chats: number;
+  groups: number;
+  groups_admin: number;
+  groups_announce: number;
+  groups_member: number;
 }
 
 /** Conversation settings that change apart from messages; absent fields stay as they are. */
@@ -279,6 +300,84 @@ export class ChatRepository {
       jid,
     ]);
     return rows.length ? toChatRow(rows[0]) : null;
+  }
+
+  async findById(instanceId: string, id: string): Promise<ChatRow | null> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chats WHERE instance_id = $1 AND id = $2`, [instanceId, id]);
+    return rows.length ? toChatRow(rows[0]) : null;
+  }
+
+  /**
+   * The chat whose number (the user part of its phone JID, or of its LID when it has no phone JID, or
+   * its group id) is `number`: what a `wa_fastid` names after its owner.
+   */
+  async findByNumber(instanceId: string, number: string): Promise<ChatRow | null> {
+    const rows: Raw[] = await this.dataSource.query(
+      `SELECT * FROM chats WHERE instance_id = $1
+         AND split_part(CASE WHEN wa_chatid <> '' THEN wa_chatid ELSE wa_chatlid END, '@', 1) = $2
+       ORDER BY created_at, id LIMIT 1`,
+      [instanceId, number],
+    );
+    return rows.length ? toChatRow(rows[0]) : null;
+  }
+
+  /**
+   * Writes lead fields (and `chatbot_disableUntil`) of a conversation, over what it had: fields absent
+   * from `lead` stay. The chat is created when the contact has none yet (a lead may come before any
+   * message), and a phone-number row and a LID row of the same contact become one, as a message
+   * carrying both would make them.
+   */
+  async writeLead(instanceId: string, identity: ChatIdentity, lead: Record<string, unknown>, newId: () => string): Promise<ChatRow> {
+    return this.dataSource.transaction(async (manager) => {
+      const { chat } = await ChatRepository.observeWithin(
+        manager,
+        instanceId,
+        { waChatId: identity.pn, waChatLid: identity.lid, isGroup: identity.isGroup },
+        newId,
+      );
+      // (Wrapped in a SELECT: TypeORM answers a bare UPDATE … RETURNING as [rows, count].)
+      const rows: Raw[] = await manager.query(
+        `WITH changed AS (UPDATE chats SET lead = lead || $3::jsonb, updated_at = now() WHERE instance_id = $1 AND id = $2 RETURNING *) SELECT * FROM changed`,
+        [instanceId, chat.id, JSON.stringify(lead)],
+      );
+      return toChatRow(rows[0]);
+    });
+  }
+
+  /**
+   * One page of an instance's chats matching the search, the number that match, and counts over all its
+   * chats. Ties of the sort are broken by id, so pages never repeat or skip a chat.
+   */
+  async search(instanceId: string, owner: string, search: ChatSearch): Promise<{ rows: ChatRow[]; totalRecords: number; totals: ChatTotals }> {
+    const page = new SqlParameters(owner);
+    page.bind(instanceId);
+    const pageWhere = chatSearchCondition(search, page);
+    const order = `${chatFieldSql(search.sort.field, page)} ${search.sort.descending ? 'DESC' : 'ASC'}`;
+    const limit = page.bind(search.limit);
+    const offset = page.bind(search.offset);
+    const rows: Raw[] = await this.dataSource.query(
+      `SELECT * FROM chats WHERE instance_id = $1 AND ${pageWhere} ORDER BY ${order}, id ${search.sort.descending ? 'DESC' : 'ASC'} LIMIT ${limit} OFFSET ${offset}`,
+      page.values,
+    );
+    const counts = new SqlParameters(owner);
+    counts.bind(instanceId);
+    const countWhere = chatSearchCondition(search, counts);
+    const [totals]: Array<ChatTotals & { matched: number }> = await this.dataSource.query(
+      `SELECT count(*) FILTER (WHERE ${countWhere})::int AS matched,
+         count(*)::int AS total_chats,
+         count(*) FILTER (WHERE unread_count > 0)::int AS unread_chats,
+         count(*) FILTER (WHERE archived)::int AS archived_chats,
+         count(*) FILTER (WHERE pinned)::int AS pinned_chats,
+         count(*) FILTER (WHERE blocked)::int AS blocked_chats,
+         count(*) FILTER (WHERE is_group)::int AS groups,
+         count(*) FILTER (WHERE is_group AND COALESCE((group_flags->>'admin')::boolean, false))::int AS groups_admin,
+         count(*) FILTER (WHERE is_group AND COALESCE((group_flags->>'announce')::boolean, false))::int AS groups_announce,
+         count(*) FILTER (WHERE is_group AND COALESCE((group_flags->>'member')::boolean, false))::int AS groups_member
+       FROM chats WHERE instance_id = $1`,
+      counts.values,
+    );
+    const { matched, ...stats } = totals;
+    return { rows: rows.map(toChatRow), totalRecords: matched, totals: stats };
   }
 
   async countFor(instanceId: string): Promise<number> {

@@ -44,6 +44,8 @@ import { ChatController } from './chat/chat.controller';
 import { ChatService } from './chat/chat.service';
 import { LabelController } from './label/label.controller';
 import { LabelService } from './label/label.service';
+import { QuickReplyController } from './quickreply/quick-reply.controller';
+import { QuickReplyService } from './quickreply/quick-reply.service';
 
 export interface GatewayRuntime {
   config: GatewayConfig;
@@ -82,6 +84,7 @@ export class GatewayModule {
         SenderController,
         ChatController,
         LabelController,
+        QuickReplyController,
       ],
       providers: [
         ...shared,
@@ -109,6 +112,7 @@ export class GatewayModule {
         SenderService,
         ChatService,
         LabelService,
+        QuickReplyService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
       ],

@@ -18,6 +18,7 @@ import { MessageCallPeerAiMetadata1763895000000 } from './migrations/17638950000
 import { OutboxCommitOrder1763900000000 } from './migrations/1763900000000-outbox-commit-order';
 import { LeaseTokenKey1763910000000 } from './migrations/1763910000000-lease-token-key';
 import { DeliveryFillfactor1763920000000 } from './migrations/1763920000000-delivery-fillfactor';
+import { QuickReplies1763950029387 } from './migrations/1763950029387-quick-replies';
 
 export const ENTITIES = [InstanceEntity, AuthCredsEntity, AuthKeyEntity, SessionLeaseEntity, SessionWorkerEntity, SettingEntity, OutboxEventEntity];
 export const MIGRATIONS = [
@@ -34,6 +35,7 @@ export const MIGRATIONS = [
   OutboxCommitOrder1763900000000,
   LeaseTokenKey1763910000000,
   DeliveryFillfactor1763920000000,
+  QuickReplies1763950029387,
 ];
 
 export interface DataSourceOptions {

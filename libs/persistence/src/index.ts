@@ -42,4 +42,6 @@ export type { BlockChange, BlockedContact } from './repositories/blocklist.repos
 export { HealthRepository } from './repositories/health.repository';
 export { RetentionRepository } from './repositories/retention.repository';
 export type { DeliveryLogPurge } from './repositories/retention.repository';
+export { QuickReplyRepository } from './repositories/quick-reply.repository';
+export type { OverInstanceLimit, QuickReplyFileChange, QuickReplyRow, QuickReplyUpload, QuickReplyValues } from './repositories/quick-reply.repository';
 export { PersistenceModule, REPOSITORIES } from './persistence.module';

@@ -14,6 +14,7 @@ import { LeaseRepository } from './repositories/lease.repository';
 import { LidMappingRepository } from './repositories/lid-mapping.repository';
 import { MessageRepository } from './repositories/message.repository';
 import { OutboxRepository } from './repositories/outbox.repository';
+import { QuickReplyRepository } from './repositories/quick-reply.repository';
 import { RetentionRepository } from './repositories/retention.repository';
 import { SendQueueRepository } from './repositories/send-queue.repository';
 import { SettingsRepository } from './repositories/settings.repository';
@@ -35,6 +36,7 @@ export const REPOSITORIES = [
   LidMappingRepository,
   MessageRepository,
   OutboxRepository,
+  QuickReplyRepository,
   RetentionRepository,
   SendQueueRepository,
   SettingsRepository,

@@ -37,7 +37,12 @@ export const API_ERRORS = {
   timeout: { status: 504, message: 'Session worker did not answer in time' },
   /** A bug: logged with the request id, never described to the client. */
   internal: { status: 500, message: 'Internal server error' },
-} as const satisfies Record<string, { status: number; message: string; code?: string }>;
+  // Last, so a bare status (kindOfStatus in error.filter.ts) finds the general kind first.
+  /** A quick reply the instance does not have (the quick-reply routes give every error a `code`). */
+  quick_reply_not_found: { status: 404, message: 'Quick reply not found', code: 'not_found' },
+  /** A missing or wrong `token` on `GET /quick-replies/{id}`, whose 401 is `{code: 401, message, data}` instead of `{error}`. */
+  invalid_token_coded: { status: 401, message: 'Invalid token', shape: 'code_message_data' },
+} as const satisfies Record<string, { status: number; message: string; code?: string; shape?: 'code_message_data' }>;
 
 export type ApiErrorKind = keyof typeof API_ERRORS;
 
@@ -56,9 +61,10 @@ export class ApiError extends Error {
     this.status = API_ERRORS[kind].status;
   }
 
-  /** The body sent: `{error}`, the catalogue's `code` where uazapi has one, then the extra fields. */
+  /** The body sent: `{error}`, the catalogue's `code` where uazapi has one, then the extra fields (`{code, message, data}` for a kind of that shape). */
   body(): Record<string, unknown> {
-    const entry = API_ERRORS[this.kind] as { code?: string };
+    const entry = API_ERRORS[this.kind] as { code?: string; shape?: string };
+    if (entry.shape === 'code_message_data') return { code: this.status, message: this.message, data: this.extra };
     return { error: this.message, ...(entry.code ? { code: entry.code } : {}), ...this.extra };
   }
 

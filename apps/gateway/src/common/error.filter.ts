@@ -18,10 +18,15 @@ export class ErrorFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const reply = http.getResponse<FastifyReply>();
     const request = http.getRequest<FastifyRequest>();
-    const error = toApiError(exception, request);
+    const error = this.shape(toApiError(exception, request), request);
     if (error.status >= 500 && error.kind !== 'whatsapp_refused')
       this.logger.error({ err: exception, requestId: request.id, url: request.url }, 'request failed');
     void reply.status(error.status).header('content-type', 'application/json; charset=utf-8').send(error.body());
+  }
+
+  /** The error as the route answers it: the same here; a route with its own error bodies (quick replies) overrides this. */
+  protected shape(error: ApiError, _request: FastifyRequest): ApiError {
+    return error;
   }
 }
 

@@ -57,13 +57,18 @@ export class DtoValidationPipe implements PipeTransform {
     if (metadata.type !== 'body' || !type || [String, Boolean, Number, Array, Object].includes(type as never)) return value;
     if (value === undefined || value === null) value = {};
     if (typeof value !== 'object' || Array.isArray(value)) throw ApiError.badRequest('Invalid request payload: the body must be a JSON object');
-    const instance = plainToInstance(type as new () => object, value, { enableImplicitConversion: false });
-    // Every constraint of a field runs (no stopAtFirstError), so the message can name the wrong type
-    // first whatever order the decorators were written in (class-validator runs them bottom-up).
-    const errors = await validate(instance, { whitelist: true, forbidUnknownValues: false });
-    if (errors.length) throw ApiError.badRequest(firstMessage(errors[0]));
-    return instance;
+    return validateBody(type as new () => object, value as object);
   }
+}
+
+/** `value` as an instance of `type`, checked by its rules as a body is (unknown fields dropped), or a 400 naming the first wrong field. */
+export async function validateBody<T extends object>(type: new () => T, value: object): Promise<T> {
+  const instance = plainToInstance(type, value, { enableImplicitConversion: false });
+  // Every constraint of a field runs (no stopAtFirstError), so the message can name the wrong type
+  // first whatever order the decorators were written in (class-validator runs them bottom-up).
+  const errors = await validate(instance, { whitelist: true, forbidUnknownValues: false });
+  if (errors.length) throw ApiError.badRequest(firstMessage(errors[0]));
+  return instance;
 }
 
 /** Constraints that say what type a field must have: reported before any length or range rule (after a missing value). */

@@ -3,7 +3,7 @@ import { GUARDS_METADATA, PARAMTYPES_METADATA, ROUTE_ARGS_METADATA } from '@nest
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
 import { DocumentBuilder, type OpenAPIObject, type OperationObject, type ResponseObject, type SchemaObject, SwaggerModule } from '@nestjs/swagger';
 import { targetConstructorToSchema, validationMetadatasToSchemas } from 'class-validator-jsonschema';
-import { API_ERRORS, type ApiErrorKind } from '../common/api-error';
+import { API_ERRORS, ApiError, type ApiErrorKind } from '../common/api-error';
 import { AdminGuard, InstanceGuard } from '../common/auth.guards';
 import { type ApiReplyMetadata, apiReplyOf } from './api-reply.decorator';
 import { type NamedSchema, SCHEMAS } from './schemas';
@@ -265,7 +265,8 @@ function responsesOf(
       description: group.map((kind) => API_ERRORS[kind].message).join(' / '),
       content: {
         'application/json': {
-          schema: { $ref: `#/components/schemas/${SCHEMAS.Error.name}` },
+          // A kind of the `{code, message, data}` shape (GET /quick-replies/{id}'s 401) has its own schema.
+          schema: { $ref: `#/components/schemas/${group.every((kind) => 'shape' in API_ERRORS[kind]) ? SCHEMAS.CodedError.name : SCHEMAS.Error.name}` },
           examples: Object.fromEntries(group.map((kind) => [kind, { summary: kind, value: errorBody(kind) }])),
         },
       },
@@ -274,9 +275,8 @@ function responsesOf(
   return responses;
 }
 
-function errorBody(kind: ApiErrorKind): Record<string, string> {
-  const entry = API_ERRORS[kind] as { message: string; code?: string };
-  return { error: entry.message, ...(entry.code ? { code: entry.code } : {}) };
+function errorBody(kind: ApiErrorKind): Record<string, unknown> {
+  return new ApiError(kind).body();
 }
 
 function isNamed(schema: NamedSchema | SchemaObject): schema is NamedSchema {

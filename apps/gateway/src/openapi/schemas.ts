@@ -433,6 +433,38 @@ export const SCHEMAS = {
       },
     },
   }),
+  /** A stored quick reply (`/quickreply/*`, `GET /quick-replies/{id}`): `message` is its kind and the body of that kind's send endpoint. */
+  QuickReply: named(
+    'QuickReply',
+    object(
+      {
+        id: str(),
+        shortCut: str({ description: 'The shortcut that finds the reply' }),
+        aiDescription: str({ description: 'Reserved for automated support; empty by default' }),
+        onWhatsApp: { type: 'boolean', description: "Synced from the business app (read-only); false for the API's own" },
+        message: {
+          type: 'object',
+          required: ['kind'],
+          properties: {
+            kind: str({ enum: ['text', 'media', 'contact', 'location', 'menu', 'pix'] }),
+            file: str({ description: 'media: the URL as sent, or where /files serves a stored base64 upload' }),
+          },
+          additionalProperties: true,
+          description: "The body of the kind's send endpoint without `number` and the send-control fields",
+        },
+        createdAt: str({ format: 'date-time' }),
+        updatedAt: str({ format: 'date-time' }),
+      },
+      ['id', 'shortCut', 'aiDescription', 'onWhatsApp', 'message', 'createdAt', 'updatedAt'],
+    ),
+  ),
+  /** `POST /quickreply/edit`: what was done, the reply created or updated, and all of the instance's replies. */
+  QuickReplyEdited: named(
+    'QuickReplyEdited',
+    object({ message: str(), quickReply: ref('QuickReply'), quickReplies: list(ref('QuickReply')) }, ['message', 'quickReplies']),
+  ),
+  /** `GET /quick-replies/{id}`'s 401: `{code, message, data}` instead of `{error}`. */
+  CodedError: named('CodedError', object({ code: int, message: str(), data: { type: 'object', additionalProperties: true } }, ['code', 'message', 'data'])),
   /** Every error: `{error}`, the catalogue's `code` where uazapi has one, and the thrower's extra fields. */
   Error: named('Error', {
     type: 'object',

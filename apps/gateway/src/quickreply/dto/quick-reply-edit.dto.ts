@@ -1,0 +1,39 @@
+import { Type } from 'class-transformer';
+import { JSONSchema, targetConstructorToSchema } from 'class-validator-jsonschema';
+import { IsBoolean, IsIn, IsObject, IsOptional, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { RequiredString } from '../../send/dto/field-rules';
+import { QUICK_REPLY_MESSAGE_TYPES, QuickReplyMessageDto, type QuickReplyMessage } from './quick-reply-message.dto';
+
+/** uazapi's `type` of a quick reply (its flat form: `text`, or a media type with `file`). */
+export const UAZAPI_QUICK_REPLY_TYPES = ['text', 'audio', 'myaudio', 'ptt', 'document', 'video', 'image'] as const;
+
+/**
+ * `POST /quickreply/edit`: no `id` (or `""`) creates, an `id` updates, `delete: true` with the `id`
+ * deletes. The message is `message` (`kind` plus the body of that kind's send endpoint), or uazapi's
+ * flat form (`type` with `text`, `file`, `docName`), read as a text or media message.
+ */
+@JSONSchema({ example: { shortCut: 'saudacao1', message: { kind: 'text', text: 'Olá {{first_name}}! Como posso ajudar hoje?' } } })
+export class QuickReplyEditDto {
+  @IsOptional() @IsString({ message: 'id must be a string' }) @MaxLength(100) id?: string;
+  @IsOptional() @IsBoolean({ message: 'delete must be a boolean' }) delete?: boolean;
+  @ValidateIf((dto: QuickReplyEditDto) => dto.delete !== true)
+  @RequiredString('missing shortCut')
+  @MaxLength(200)
+  shortCut!: string;
+  @IsOptional() @IsString({ message: 'aiDescription must be a string' }) @MaxLength(4000) aiDescription?: string;
+  @IsOptional()
+  // Documented as one of the kinds, each with its own rules (the discriminator below picks the class that checks it).
+  @JSONSchema((_schema, options) => ({ oneOf: QUICK_REPLY_MESSAGE_TYPES.map(({ value }) => targetConstructorToSchema(value, options)) }))
+  @IsObject({ message: 'message must be an object with a kind' })
+  @ValidateNested()
+  @Type(() => QuickReplyMessageDto, { discriminator: { property: 'kind', subTypes: QUICK_REPLY_MESSAGE_TYPES }, keepDiscriminatorProperty: true })
+  message?: QuickReplyMessage;
+  /** uazapi's flat form: the message's type (`text` or a media type). */
+  @IsOptional() @IsIn([...UAZAPI_QUICK_REPLY_TYPES], { message: `type must be one of ${UAZAPI_QUICK_REPLY_TYPES.join(', ')}` }) type?: string;
+  /** uazapi's flat form: the text, or a media message's caption. */
+  @IsOptional() @IsString({ message: 'text must be a string' }) @MaxLength(65_536) text?: string;
+  /** uazapi's flat form: a media message's file, a URL or base64. */
+  @IsOptional() @IsString({ message: 'file must be a string' }) @MaxLength(96 * 1024 * 1024) file?: string;
+  /** uazapi's flat form: a document's file name. */
+  @IsOptional() @IsString({ message: 'docName must be a string' }) @MaxLength(255) docName?: string;
+}

@@ -1,0 +1,29 @@
+/** Example bodies of the quick-reply routes (`@ApiReply`), as the e2e spec asserts them, with made-up ids. */
+export const QUICK_REPLY_EXAMPLE = {
+  id: 'rb9da9c03637452',
+  shortCut: 'saudacao1',
+  aiDescription: '',
+  onWhatsApp: false,
+  message: { kind: 'text', text: 'Olá {{first_name}}! Como posso ajudar hoje?' },
+  createdAt: '2026-11-24T12:00:00.000Z',
+  updatedAt: '2026-11-24T12:00:00.000Z',
+};
+
+export const QUICK_REPLY_MEDIA_EXAMPLE = {
+  ...QUICK_REPLY_EXAMPLE,
+  id: 'r4f1c2a9e07d3b6',
+  shortCut: 'catalogo',
+  message: {
+    kind: 'media',
+    type: 'document',
+    docName: 'catalogo.pdf',
+    text: 'Nosso catálogo',
+    file: 'http://localhost:8080/files/5f0c6b1e2d7a4c3b9e8f1a2b3c4d5e6f',
+  },
+};
+
+export const QUICK_REPLY_EDITED_EXAMPLE = {
+  message: 'Quick reply created',
+  quickReply: QUICK_REPLY_EXAMPLE,
+  quickReplies: [QUICK_REPLY_EXAMPLE, QUICK_REPLY_MEDIA_EXAMPLE],
+};

@@ -1,0 +1,241 @@
+import { randomBytes } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import {
+  buildButtonMenu,
+  buildListMenu,
+  buildPixButton,
+  buildPoll,
+  checkMediaBytes,
+  isPixKeyType,
+  parseButtons,
+  parseList,
+  parsePoll,
+  type DeclaredMediaKind,
+} from '@gw/domain';
+import { type InstanceEntity, type QuickReplyFileChange, type QuickReplyRow, type QuickReplyUpload, QuickReplyRepository } from '@gw/persistence';
+import { ApiError } from '../common/api-error';
+import { validateBody } from '../common/validation';
+import { buildContactContent, buildLocationContent } from '../send/content-builders';
+import type { SendContactDto, SendLocationDto } from '../send/dto/send-common.dto';
+import { INVALID_KEY_TYPE } from '../send/interactive/interactive.dto';
+import { built } from '../send/interactive/menu-content';
+import { SendContentTools, sniffMimetype } from '../send/send-content-tools';
+import type { QuickReplyEditDto } from './dto/quick-reply-edit.dto';
+import { QUICK_REPLY_MESSAGE_TYPES, QuickReplyMessageDto, type QuickReplyMediaDto, type QuickReplyMessage } from './dto/quick-reply-message.dto';
+
+const MB = 1024 * 1024;
+/** The most a base64 file of each stored kind may weigh (seed "Limits"), and of all of an instance's replies together. */
+export const QUICK_REPLY_FILE_LIMITS: Record<Exclude<DeclaredMediaKind, 'sticker'>, number> = {
+  image: 5 * MB,
+  audio: 16 * MB,
+  video: 16 * MB,
+  document: 20 * MB,
+};
+export const QUICK_REPLY_INSTANCE_LIMIT = 50 * MB;
+
+const megabytes = (bytes: number) => `${(bytes / MB).toFixed(1).replace(/\.0$/, '')} MB`;
+const invalid = (message: string) => new ApiError('validation_failed', message);
+
+/** The API's Quick reply record. */
+export interface QuickReplyRecord {
+  id: string;
+  shortCut: string;
+  aiDescription: string;
+  onWhatsApp: boolean;
+  message: Record<string, unknown>;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A message to store: the message without a base64 file, and the upload that replaces it. */
+interface PreparedMessage {
+  message: Record<string, unknown>;
+  upload: QuickReplyUpload | null;
+  /** The message names the reply's own stored file (its /files link, sent back on an update). */
+  keepsStoredFile: boolean;
+}
+
+/**
+ * Quick replies: stored per instance, never applied automatically. Each kind's message is checked by
+ * its send endpoint's rules (the DTOs, then what the send path's builders check), so a stored reply
+ * is one that could be sent. A base64 file is stored (per-kind and per-instance limits) and its record
+ * shows the link /files serves it at, as a send's staged upload is linked.
+ */
+@Injectable()
+export class QuickReplyService {
+  constructor(
+    private readonly quickReplies: QuickReplyRepository,
+    private readonly tools: SendContentTools,
+  ) {}
+
+  /** `POST /quickreply/edit`: create (no id), update (an id) or delete (`delete: true`). */
+  async edit(instance: InstanceEntity, dto: QuickReplyEditDto) {
+    const id = dto.id?.trim() ?? '';
+    if (dto.delete === true) {
+      if (!id) throw invalid('missing id: give the id of the quick reply to delete');
+      await this.writable(instance, id);
+      await this.quickReplies.delete(instance.id, id);
+      return { message: 'Quick reply deleted', quickReplies: await this.showAll(instance) };
+    }
+    const message = await this.messageOf(dto);
+    const values = { shortCut: dto.shortCut.trim(), aiDescription: dto.aiDescription ?? '', message: {} as Record<string, unknown> };
+    if (!id) {
+      const prepared = this.prepare(message, null);
+      const created = await this.quickReplies.create(instance.id, { ...values, message: prepared.message }, prepared.upload, QUICK_REPLY_INSTANCE_LIMIT);
+      if ('overLimit' in created) throw this.overInstanceLimit(created.used, prepared.upload);
+      return { message: 'Quick reply created', quickReply: this.record(created), quickReplies: await this.showAll(instance) };
+    }
+    const current = await this.writable(instance, id);
+    const prepared = this.prepare(message, current);
+    const file: QuickReplyFileChange = prepared.keepsStoredFile
+      ? { action: 'keep' }
+      : prepared.upload
+        ? { action: 'replace', upload: prepared.upload }
+        : { action: 'none' };
+    const updated = await this.quickReplies.update(instance.id, id, { ...values, message: prepared.message }, file, QUICK_REPLY_INSTANCE_LIMIT);
+    if (!updated) throw this.notFound(id);
+    if ('overLimit' in updated) throw this.overInstanceLimit(updated.used, prepared.upload);
+    return { message: 'Quick reply updated', quickReply: this.record(updated), quickReplies: await this.showAll(instance) };
+  }
+
+  /** `GET /quickreply/showall`: the instance's replies, oldest first. */
+  async showAll(instance: InstanceEntity): Promise<QuickReplyRecord[]> {
+    return (await this.quickReplies.list(instance.id)).map((row) => this.record(row));
+  }
+
+  /** `GET /quick-replies/{id}`. */
+  async get(instance: InstanceEntity, id: string): Promise<QuickReplyRecord> {
+    const row = await this.quickReplies.find(instance.id, id);
+    if (!row) throw this.notFound(id);
+    return this.record(row);
+  }
+
+  private record(row: QuickReplyRow): QuickReplyRecord {
+    return {
+      id: row.id,
+      shortCut: row.shortCut,
+      aiDescription: row.aiDescription,
+      onWhatsApp: row.onWhatsApp,
+      message: row.fileId ? { ...row.message, file: this.tools.fileLink(row.fileId) } : row.message,
+      createdAt: row.createdAt.toISOString(),
+      updatedAt: row.updatedAt.toISOString(),
+    };
+  }
+
+  /** The instance's reply `id`, which the API may change (not one synced from WhatsApp). */
+  private async writable(instance: InstanceEntity, id: string): Promise<QuickReplyRow> {
+    const row = await this.quickReplies.find(instance.id, id);
+    if (!row) throw this.notFound(id);
+    if (row.onWhatsApp) throw new ApiError('forbidden', 'This quick reply comes from WhatsApp and cannot be changed or deleted here');
+    return row;
+  }
+
+  private notFound(id: string): ApiError {
+    return new ApiError('quick_reply_not_found', `Quick reply not found: ${id}`);
+  }
+
+  /** `message`, or uazapi's flat form (`type` with `text`, `file`, `docName`) read as a text or media message by the same rules. */
+  private async messageOf(dto: QuickReplyEditDto): Promise<QuickReplyMessage> {
+    if (dto.message) return dto.message;
+    if (!dto.type) throw invalid('missing message: give message with its kind (text, media, contact, location, menu, pix), or type');
+    const plain =
+      dto.type === 'text'
+        ? { kind: 'text', text: dto.text }
+        : {
+            kind: 'media',
+            type: dto.type,
+            file: dto.file,
+            ...(dto.text !== undefined ? { text: dto.text } : {}),
+            ...(dto.docName !== undefined ? { docName: dto.docName } : {}),
+          };
+    const type = QUICK_REPLY_MESSAGE_TYPES.find((entry) => entry.name === plain.kind)?.value ?? QuickReplyMessageDto;
+    return (await validateBody(type as new () => QuickReplyMessage, plain)) as QuickReplyMessage;
+  }
+
+  /** Checks what the DTO rules cannot (as the send path's builders do) and takes a base64 file out of the message. */
+  private prepare(dto: QuickReplyMessage, current: QuickReplyRow | null): PreparedMessage {
+    const message = { ...dto } as Record<string, unknown>;
+    switch (dto.kind) {
+      case 'contact':
+        buildContactContent({ ...dto, number: '' } as SendContactDto);
+        break;
+      case 'location':
+        buildLocationContent({ ...dto, number: '' } as SendLocationDto);
+        break;
+      case 'menu':
+        checkMenu(dto);
+        break;
+      case 'pix': {
+        const pixType = dto.pixType.trim().toUpperCase();
+        if (!isPixKeyType(pixType)) throw invalid(INVALID_KEY_TYPE);
+        built(() => buildPixButton({ pixType, pixKey: dto.pixKey.trim(), pixName: dto.pixName?.trim() || 'Pix', text: dto.text }));
+        message.pixType = pixType;
+        break;
+      }
+      case 'media':
+        return this.prepareMedia(dto, message, current);
+      case 'text':
+        break;
+    }
+    return { message, upload: null, keepsStoredFile: false };
+  }
+
+  /** A URL is kept as sent (the reply's own /files link keeps its stored file); base64 is checked, measured and taken out to be stored. */
+  private prepareMedia(dto: QuickReplyMediaDto, message: Record<string, unknown>, current: QuickReplyRow | null): PreparedMessage {
+    const file = dto.file.trim();
+    if (current?.fileId && file === this.tools.fileLink(current.fileId)) {
+      delete message.file;
+      return { message, upload: null, keepsStoredFile: true };
+    }
+    if (/^https?:\/\//i.test(file)) return { message: { ...message, file }, upload: null, keepsStoredFile: false };
+    const kind: keyof typeof QUICK_REPLY_FILE_LIMITS = dto.type === 'ptt' || dto.type === 'myaudio' ? 'audio' : dto.type;
+    const declared = /^data:([^;,]+)/.exec(file)?.[1] ?? '';
+    const clean = file.replace(/^data:([^;,]+)?(;base64)?,/, '');
+    if (!/^[A-Za-z0-9+/=\s]+$/.test(clean)) throw invalid('file must be a URL or base64');
+    const data = Buffer.from(clean, 'base64');
+    if (data.length === 0) throw invalid('file is empty');
+    const limit = QUICK_REPLY_FILE_LIMITS[kind];
+    if (data.length > limit)
+      throw invalid(
+        `file is too large: a quick reply's ${kind} may be at most ${megabytes(limit)} (this one is ${megabytes(data.length)}); give a URL instead`,
+      );
+    const checked = checkMediaBytes(kind, data, declared);
+    if (!checked.ok) throw invalid(checked.error);
+    delete message.file;
+    return {
+      message,
+      upload: { data, mimetype: checked.mimetype || sniffMimetype(data) || 'application/octet-stream', fileName: dto.docName ?? '' },
+      keepsStoredFile: false,
+    };
+  }
+
+  private overInstanceLimit(used: number, upload: QuickReplyUpload | null): ApiError {
+    const size = upload?.data.length ?? 0;
+    return invalid(
+      `file is too large: an instance's quick replies may store at most ${megabytes(QUICK_REPLY_INSTANCE_LIMIT)} of files ` +
+        `(${megabytes(used)} stored, this one is ${megabytes(size)}); give a URL instead, or delete a reply`,
+    );
+  }
+}
+
+/** A menu that could be sent: the choices parsed and the message built as /send/menu builds it; a button image only by URL. */
+function checkMenu(dto: Extract<QuickReplyMessage, { kind: 'menu' }>): void {
+  const footer = dto.footerText ?? '';
+  switch (dto.type) {
+    case 'poll':
+      built(() => buildPoll(dto.text, parsePoll(dto.choices), dto.selectableCount ?? 1, randomBytes(32).toString('base64')));
+      return;
+    case 'list':
+      built(() => buildListMenu(dto.text, parseList(dto.choices), dto.listButton ?? '', footer));
+      return;
+    case 'button_legacy': {
+      const other = built(() => parseButtons(dto.choices)).find((button) => button.kind !== 'reply');
+      if (other) throw invalid(`button_legacy takes reply buttons only ("${other.text}" is a ${other.kind} button)`);
+      return;
+    }
+    case 'button':
+      built(() => buildButtonMenu(dto.text, parseButtons(dto.choices), footer));
+      if (dto.imageButton?.trim() && !/^https?:\/\//i.test(dto.imageButton.trim()))
+        throw invalid('imageButton must be an http(s) URL: a quick reply keeps button images only by URL');
+  }
+}

@@ -1,0 +1,173 @@
+import { randomBytes } from 'node:crypto';
+import { recordId } from '@gw/platform';
+import type { DataSource, EntityManager } from 'typeorm';
+
+export interface QuickReplyRow {
+  id: string;
+  instanceId: string;
+  shortCut: string;
+  aiDescription: string;
+  onWhatsApp: boolean;
+  /** The stored message: `kind` and the body of that kind's send endpoint (a stored file's link is not in it). */
+  message: Record<string, unknown>;
+  /** The stored file of a base64 upload, if any. */
+  fileId: string | null;
+  fileSize: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** What a create or update writes. */
+export interface QuickReplyValues {
+  shortCut: string;
+  aiDescription: string;
+  message: Record<string, unknown>;
+}
+
+/** A base64 file to store with the reply. */
+export interface QuickReplyUpload {
+  data: Buffer;
+  mimetype: string;
+  fileName: string;
+}
+
+/**
+ * What to do with the reply's file on update: `keep` the stored one, `replace` it with an upload, or
+ * `none` (the message has no stored file any more; the old one is deleted).
+ */
+export type QuickReplyFileChange = { action: 'keep' } | { action: 'none' } | { action: 'replace'; upload: QuickReplyUpload };
+
+/** A write refused because the instance's stored files would exceed `limit` bytes (`used`: what it holds without this reply). */
+export interface OverInstanceLimit {
+  overLimit: true;
+  used: number;
+}
+
+const COLUMNS = `id, instance_id, short_cut, ai_description, on_whatsapp, message, file_id, file_size, created_at, updated_at`;
+
+function toRow(raw: Record<string, unknown>): QuickReplyRow {
+  return {
+    id: raw.id as string,
+    instanceId: raw.instance_id as string,
+    shortCut: raw.short_cut as string,
+    aiDescription: raw.ai_description as string,
+    onWhatsApp: raw.on_whatsapp as boolean,
+    message: raw.message as Record<string, unknown>,
+    fileId: (raw.file_id as string | null) ?? null,
+    fileSize: Number(raw.file_size),
+    createdAt: raw.created_at as Date,
+    updatedAt: raw.updated_at as Date,
+  };
+}
+
+/**
+ * Quick replies, each instance's own: every statement is scoped by `instance_id`, so one instance
+ * never reads or changes another's. A base64 file is kept in `stored_files` (the store /files serves)
+ * with no expiry, and deleted with the reply or when an update drops or replaces it.
+ */
+export class QuickReplyRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  async list(instanceId: string): Promise<QuickReplyRow[]> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      `SELECT ${COLUMNS} FROM quick_replies WHERE instance_id = $1 ORDER BY created_at, id`,
+      [instanceId],
+    );
+    return rows.map(toRow);
+  }
+
+  async find(instanceId: string, id: string): Promise<QuickReplyRow | null> {
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(`SELECT ${COLUMNS} FROM quick_replies WHERE instance_id = $1 AND id = $2`, [
+      instanceId,
+      id,
+    ]);
+    return rows.length ? toRow(rows[0]) : null;
+  }
+
+  /**
+   * A new reply, with its upload stored when there is one. The instance's stored files may total at
+   * most `limit` bytes: the sum is read and the rows written under a per-instance transaction lock, so
+   * two concurrent uploads cannot both fit into the last free space.
+   */
+  async create(instanceId: string, values: QuickReplyValues, upload: QuickReplyUpload | null, limit: number): Promise<QuickReplyRow | OverInstanceLimit> {
+    return this.dataSource.transaction(async (manager) => {
+      const used = await this.lockAndMeasure(manager, instanceId, null);
+      const size = upload?.data.length ?? 0;
+      if (size > 0 && used + size > limit) return { overLimit: true as const, used };
+      const fileId = upload ? await this.storeFile(manager, instanceId, upload) : null;
+      const rows: Array<Record<string, unknown>> = await manager.query(
+        `INSERT INTO quick_replies (id, instance_id, short_cut, ai_description, message, file_id, file_size)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7) RETURNING ${COLUMNS}`,
+        [recordId(), instanceId, values.shortCut, values.aiDescription, JSON.stringify(values.message), fileId, size],
+      );
+      return toRow(rows[0]);
+    });
+  }
+
+  /** Replaces a reply's fields (and its file as `file` says); null when the instance has no such reply. Same limit as `create`. */
+  async update(
+    instanceId: string,
+    id: string,
+    values: QuickReplyValues,
+    file: QuickReplyFileChange,
+    limit: number,
+  ): Promise<QuickReplyRow | OverInstanceLimit | null> {
+    return this.dataSource.transaction(async (manager) => {
+      const used = await this.lockAndMeasure(manager, instanceId, id);
+      const current: Array<{ file_id: string | null; file_size: string }> = await manager.query(
+        `SELECT file_id, file_size FROM quick_replies WHERE instance_id = $1 AND id = $2 FOR UPDATE`,
+        [instanceId, id],
+      );
+      if (!current.length) return null;
+      let fileId = current[0].file_id;
+      let size = Number(current[0].file_size);
+      if (file.action !== 'keep') {
+        size = file.action === 'replace' ? file.upload.data.length : 0;
+        if (size > 0 && used + size > limit) return { overLimit: true as const, used };
+        if (fileId) await manager.query(`DELETE FROM stored_files WHERE id = $1 AND instance_id = $2`, [fileId, instanceId]);
+        fileId = file.action === 'replace' ? await this.storeFile(manager, instanceId, file.upload) : null;
+      }
+      // An UPDATE answers [rows, rowCount] through TypeORM's query().
+      const [rows] = (await manager.query(
+        `UPDATE quick_replies SET short_cut = $3, ai_description = $4, message = $5::jsonb, file_id = $6, file_size = $7, updated_at = now()
+         WHERE instance_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+        [instanceId, id, values.shortCut, values.aiDescription, JSON.stringify(values.message), fileId, size],
+      )) as [Array<Record<string, unknown>>, number];
+      return toRow(rows[0]);
+    });
+  }
+
+  /** Deletes a reply and its stored file; false when the instance has no such reply. */
+  async delete(instanceId: string, id: string): Promise<boolean> {
+    const rows: Array<{ id: string }> = await this.dataSource.query(
+      `WITH gone AS (DELETE FROM quick_replies WHERE instance_id = $1 AND id = $2 RETURNING id, file_id),
+            files AS (DELETE FROM stored_files WHERE instance_id = $1 AND id IN (SELECT file_id FROM gone WHERE file_id IS NOT NULL))
+       SELECT id FROM gone`,
+      [instanceId, id],
+    );
+    return rows.length > 0;
+  }
+
+  /** Takes the instance's quick-reply lock (held to the end of the transaction) and answers the bytes its replies store, but `exceptId`'s. */
+  private async lockAndMeasure(manager: EntityManager, instanceId: string, exceptId: string | null): Promise<number> {
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('quick_replies:' || $1))`, [instanceId]);
+    const rows: Array<{ used: string }> = await manager.query(
+      `SELECT COALESCE(SUM(file_size), 0)::bigint AS used FROM quick_replies WHERE instance_id = $1 AND ($2::text IS NULL OR id <> $2)`,
+      [instanceId, exceptId],
+    );
+    return Number(rows[0].used);
+  }
+
+  /** The upload in the store /files serves, never expiring (it goes with the reply). */
+  private async storeFile(manager: EntityManager, instanceId: string, upload: QuickReplyUpload): Promise<string> {
+    const id = randomBytes(16).toString('hex');
+    await manager.query(`INSERT INTO stored_files (id, instance_id, mimetype, file_name, data, expires_at) VALUES ($1, $2, $3, $4, $5, 'infinity')`, [
+      id,
+      instanceId,
+      upload.mimetype,
+      upload.fileName,
+      upload.data,
+    ]);
+    return id;
+  }
+}

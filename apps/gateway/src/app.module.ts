@@ -44,6 +44,8 @@ import { ChatController } from './chat/chat.controller';
 import { ChatService } from './chat/chat.service';
 import { LabelController } from './label/label.controller';
 import { LabelService } from './label/label.service';
+import { GroupController } from './group/group.controller';
+import { GroupService } from './group/group.service';
 import { QuickReplyController } from './quickreply/quick-reply.controller';
 import { QuickReplyService } from './quickreply/quick-reply.service';
 
@@ -84,6 +86,7 @@ export class GatewayModule {
         SenderController,
         ChatController,
         LabelController,
+        GroupController,
         QuickReplyController,
       ],
       providers: [
@@ -112,6 +115,7 @@ export class GatewayModule {
         SenderService,
         ChatService,
         LabelService,
+        GroupService,
         QuickReplyService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },

@@ -5,6 +5,8 @@
 export const ErrorCode = {
   BadRequest: 'bad_request',
   NotFound: 'not_found',
+  /** The instance lacks the rights (e.g. it is not an admin of the group). */
+  Forbidden: 'forbidden',
   Conflict: 'conflict',
   NoSession: 'no_session',
   NotConnected: 'not_connected',

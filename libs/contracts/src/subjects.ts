@@ -2,6 +2,7 @@ import type { BrowserChoice, HistoryRequest, InstanceStatus, JidObject } from '.
 import type { ChatPresenceRequest, HistoryOnDemandRequest, SendRequest } from './send';
 import type { SendReply } from './message';
 import type { BlockRequest, BlocklistReply, ChatLabelsRequest, LabelEditRequest, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
+import type { GroupCreateRequest, GroupInfoReply, GroupInfoRequest, GroupListReply, GroupObject } from './group';
 
 /**
  * Every subject on the bus. Dot-delimited strings; `<id>` is an instance id. The worker that holds an
@@ -96,6 +97,12 @@ export interface InstanceRpc {
   /** App-state label changes; answered once the resulting events are stored. */
   'label.edit': { request: LabelEditRequest; reply: { ok: true } };
   'chat.labels': { request: ChatLabelsRequest; reply: { ok: true } };
+  /** Creates a group with the instance as its super admin; answers the group as WhatsApp made it. */
+  'group.create': { request: GroupCreateRequest; reply: GroupObject };
+  /** One group the instance is in, read from WhatsApp (NotFound / Forbidden when it does not exist / the instance is not in it). */
+  'group.info': { request: GroupInfoRequest; reply: GroupInfoReply };
+  /** Every group the instance is in, read from WhatsApp. */
+  'group.list': { request: { instanceId: string }; reply: GroupListReply };
 }
 
 export interface PlaceRequest {

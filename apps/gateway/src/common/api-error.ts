@@ -110,6 +110,8 @@ export function rpcErrorKind(code: ErrorCode): ApiErrorKind {
       return 'invalid_request';
     case ErrorCode.NotFound:
       return 'not_found';
+    case ErrorCode.Forbidden:
+      return 'forbidden';
     // The instance has no live session: a state conflict the client resolves by connecting.
     case ErrorCode.Conflict:
     case ErrorCode.NoSession:
@@ -142,6 +144,7 @@ export function rpcErrorMessage(code: ErrorCode, message: string): string {
       return 'Internal server error';
     case ErrorCode.BadRequest:
     case ErrorCode.NotFound:
+    case ErrorCode.Forbidden:
     case ErrorCode.Conflict:
     case ErrorCode.NotConnected:
       return message;

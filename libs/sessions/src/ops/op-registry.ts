@@ -7,6 +7,7 @@ import type { SendContentBuilder } from '../outbound/send-content';
 import type { SendLedger } from '../outbound/send-ledger';
 import type { Session } from '../session/session';
 import { chatOps, chatRequests } from './chat.ops';
+import { groupOps, groupRequests } from './group.ops';
 import { instanceOps, instanceRequests } from './instance.ops';
 import { labelOps, labelRequests } from './label.ops';
 import { messageOps, messageRequests } from './message.ops';
@@ -20,6 +21,7 @@ const OP_REQUESTS = {
   ...messageRequests,
   ...labelRequests,
   ...chatRequests,
+  ...groupRequests,
 } satisfies OpRequestParsers<InstanceOp>;
 
 export interface OpRegistryDependencies {
@@ -41,6 +43,7 @@ export function createOpRegistry(dependencies: OpRegistryDependencies, overrides
     ...messageOps(dependencies),
     ...labelOps(dependencies.inbound),
     ...chatOps(dependencies.inbound),
+    ...groupOps(),
     ...overrides,
   } satisfies OpRegistry;
 }

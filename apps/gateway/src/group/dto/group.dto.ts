@@ -1,0 +1,98 @@
+import { applyDecorators } from '@nestjs/common';
+import { Transform } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayNotEmpty,
+  IsArray,
+  IsBoolean,
+  IsDefined,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  ValidateIf,
+} from 'class-validator';
+
+const NOT_BLANK = /\S/;
+/** A group JID (`120363…@g.us`), or its digits alone. */
+export const GROUP_JID = /^\s*\d{5,}(-\d+)?(@g\.us)?\s*$/;
+export const INVALID_GROUP_JID = 'groupjid must be a group JID (digits@g.us)';
+
+/** An optional boolean flag. */
+const Flag = (field: string): PropertyDecorator => applyDecorators(IsOptional(), IsBoolean({ message: `${field} must be a boolean` }));
+
+/** `groupjid` (the reference's spelling), required unless an older client sends `groupJid`. */
+function GroupJid(): PropertyDecorator {
+  return applyDecorators(
+    ValidateIf((dto: { groupJid?: unknown }) => dto.groupJid === undefined),
+    IsDefined({ message: 'groupjid is required' }),
+    IsString({ message: INVALID_GROUP_JID }),
+    Matches(GROUP_JID, { message: INVALID_GROUP_JID }),
+  );
+}
+
+/** The older spelling of `groupjid`. */
+function OlderGroupJid(): PropertyDecorator {
+  return applyDecorators(IsOptional(), IsString({ message: INVALID_GROUP_JID }), Matches(GROUP_JID, { message: INVALID_GROUP_JID }));
+}
+
+/** The body of every route that names one group. */
+export class GroupJidDto {
+  @GroupJid() groupjid?: string;
+  @OlderGroupJid() groupJid?: string;
+}
+
+/** `POST /group/create`: a name and the first members (numbers or JIDs); the instance is the group's super admin. */
+export class CreateGroupDto {
+  @IsDefined({ message: 'name is required' })
+  @IsString({ message: 'name must be a string' })
+  @Matches(NOT_BLANK, { message: 'name is required' })
+  @MaxLength(100, { message: 'name must be at most 100 characters' })
+  name!: string;
+
+  @IsDefined({ message: 'participants is required' })
+  @IsArray({ message: 'participants must be an array of phone numbers' })
+  @ArrayNotEmpty({ message: 'participants must name at least one phone number' })
+  @ArrayMaxSize(1000, { message: 'participants must name at most 1000 phone numbers' })
+  @IsString({ each: true, message: 'participants must be an array of phone numbers' })
+  @MaxLength(100, { each: true, message: 'participants must be an array of phone numbers' })
+  participants!: string[];
+}
+
+/** `POST /group/info`. */
+export class GroupInfoDto extends GroupJidDto {
+  @Flag('getInviteLink') getInviteLink?: boolean;
+  @Flag('getRequestsParticipants') getRequestsParticipants?: boolean;
+  /** Leave the members out. */
+  @Flag('noparticipants') noparticipants?: boolean;
+  /** Accepted: every read asks WhatsApp (nothing is cached). */
+  @Flag('force') force?: boolean;
+}
+
+/** Numbers may come as numeric strings (older clients); '' is absent. */
+const Numeric = () =>
+  Transform(({ value }: { value: unknown }) => {
+    if (value === '' || value === null) return undefined;
+    if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value);
+    return value;
+  });
+
+function IntegerWithin(field: string, min: number, max: number): PropertyDecorator {
+  const message = `${field} must be an integer between ${min} and ${max}`;
+  return applyDecorators(Numeric(), IsOptional(), IsInt({ message }), Min(min, { message }), Max(max, { message }));
+}
+
+/** `POST /group/list`: a page of the groups, optionally filtered by name or JID. */
+export class GroupListDto {
+  @IntegerWithin('limit', 1, 1000) limit?: number;
+  @IntegerWithin('offset', 0, Number.MAX_SAFE_INTEGER) offset?: number;
+  @IsOptional() @IsString({ message: 'search must be a string' }) @MaxLength(200) search?: string;
+  /** Accepted: every list asks WhatsApp (nothing is cached). */
+  @Flag('force') force?: boolean;
+  @Flag('noParticipants') noParticipants?: boolean;
+  /** The GET route's spelling. */
+  @Flag('noparticipants') noparticipants?: boolean;
+}

@@ -1,0 +1,42 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query, UseGuards } from '@nestjs/common';
+import type { InstanceEntity } from '@gw/persistence';
+import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
+import { ApiReply } from '../openapi/api-reply.decorator';
+import { SCHEMAS } from '../openapi/schemas';
+import { CreateGroupDto, GroupInfoDto, GroupListDto } from './dto/group.dto';
+import { GROUP_EXAMPLE } from './group.examples';
+import { GroupService } from './group.service';
+
+/** Groups the instance creates, reads and runs: `/group/*`. */
+@Controller('group')
+@UseGuards(InstanceGuard)
+export class GroupController {
+  constructor(private readonly groups: GroupService) {}
+
+  @Post('create')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.Group, { example: GROUP_EXAMPLE })
+  create(@CurrentInstance() instance: InstanceEntity, @Body() dto: CreateGroupDto) {
+    return this.groups.create(instance, dto);
+  }
+
+  @Post('info')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.Group, { example: { ...GROUP_EXAMPLE, invite_link: 'https://chat.whatsapp.com/IYnl5Zg9bUcJD32rJrDzO7', request_participants: '' } })
+  info(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupInfoDto) {
+    return this.groups.info(instance, dto);
+  }
+
+  @Get('list')
+  @ApiReply(SCHEMAS.GroupList, { example: { groups: [GROUP_EXAMPLE] } })
+  list(@CurrentInstance() instance: InstanceEntity, @Query('force') force?: unknown, @Query('noparticipants') noparticipants?: unknown) {
+    return this.groups.listAll(instance, { force, noparticipants });
+  }
+
+  @Post('list')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupPage, { example: { groups: [{ ...GROUP_EXAMPLE, Participants: [] }], pagination: { totalRecords: 1, limit: 50, offset: 0 } } })
+  page(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupListDto) {
+    return this.groups.page(instance, dto);
+  }
+}

@@ -1,0 +1,106 @@
+import { ErrorCode, RpcError, type InstanceRpc } from '@gw/contracts';
+import type { GroupMetadata, WASocket } from '../baileys';
+
+type GroupObject = InstanceRpc['group.create']['reply'];
+type GroupParticipantObject = GroupObject['Participants'][number];
+
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+const timeOf = (seconds: number | undefined): string => (seconds ? new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z') : ZERO_TIME);
+const bare = (jid: string | undefined): string => (jid ?? '').replace(/:\d+@/, '@');
+
+/** The instance's own number and LID JIDs (device suffix dropped). */
+export function ownIds(socket: WASocket): string[] {
+  return [socket.user?.id, socket.user?.lid].filter((jid): jid is string => Boolean(jid)).map(bare);
+}
+
+/** A member with its number and LID where the group gives them. */
+export function toParticipantObject(participant: GroupMetadata['participants'][number]): GroupParticipantObject {
+  const id = participant.id;
+  return {
+    JID: id,
+    LID: participant.lid ?? (id.endsWith('@lid') ? id : ''),
+    PhoneNumber: participant.phoneNumber ?? (id.endsWith('@s.whatsapp.net') ? id : ''),
+    IsAdmin: participant.admin === 'admin' || participant.admin === 'superadmin',
+    IsSuperAdmin: participant.admin === 'superadmin',
+    DisplayName: '',
+    Error: 0,
+    AddRequest: null,
+  };
+}
+
+/** uazapiGO's Group (whatsmeow's GroupInfo) from Baileys' metadata; `me`: the instance's own JIDs, for OwnerIsAdmin. */
+export function toGroupObject(group: GroupMetadata, me: string[]): GroupObject {
+  const participants = group.participants.map(toParticipantObject);
+  const mine = participants.find((participant) => [participant.JID, participant.LID, participant.PhoneNumber].some((jid) => jid && me.includes(bare(jid))));
+  const admin = Boolean(mine?.IsAdmin);
+  return {
+    JID: group.id,
+    OwnerJID: group.owner ?? '',
+    OwnerPN: group.ownerPn ?? '',
+    Name: group.subject ?? '',
+    NameSetAt: timeOf(group.subjectTime),
+    NameSetBy: group.subjectOwner ?? '',
+    NameSetByPN: group.subjectOwnerPn ?? '',
+    Topic: group.desc ?? '',
+    TopicID: group.descId ?? '',
+    TopicSetAt: timeOf(group.descTime),
+    TopicSetBy: group.descOwner ?? '',
+    TopicSetByPN: group.descOwnerPn ?? '',
+    TopicDeleted: false,
+    IsLocked: group.restrict === true,
+    IsAnnounce: group.announce === true,
+    AnnounceVersionID: '',
+    IsEphemeral: Boolean(group.ephemeralDuration),
+    DisappearingTimer: group.ephemeralDuration ?? 0,
+    IsIncognito: false,
+    IsParent: group.isCommunity === true,
+    DefaultMembershipApprovalMode: '',
+    LinkedParentJID: group.linkedParent ?? '',
+    IsDefaultSubGroup: group.isCommunityAnnounce === true,
+    IsJoinApprovalRequired: group.joinApprovalMode === true,
+    AddressingMode: group.addressingMode ?? '',
+    GroupCreated: timeOf(group.creation),
+    CreatorCountryCode: group.owner_country_code ?? '',
+    ParticipantVersionID: '',
+    Participants: participants,
+    ParticipantCount: group.size ?? participants.length,
+    MemberAddMode: group.memberAddMode ? 'all_member_add' : 'admin_add',
+    OwnerIsAdmin: admin,
+    OwnerCanSendMessage: Boolean(mine) && (!group.announce || admin),
+  };
+}
+
+/** What a read of a group WhatsApp does not show the instance answers (as a send to it does). */
+export const GROUP_NOT_FOUND = 'group not found: it does not exist or this instance is not in it';
+
+/**
+ * WhatsApp's refusal of a group IQ as a bus error. Baileys throws a Boom whose `data` is the IQ error's
+ * code (or, for metadata, the error node with the code in `output.statusCode`): item-not-found (404)
+ * for a group that does not exist; 403 for one the instance is not in (`forbidden`) or not an admin of
+ * (`not-admin`). A read (`read`) of a group the instance is not in is a NotFound, as for sends; an
+ * action there is Forbidden. Anything else passes through unchanged.
+ */
+export function groupRefusal(error: unknown, what: string, read = false): unknown {
+  if (!error || typeof error !== 'object' || error instanceof RpcError) return error;
+  const { data, message, output } = error as { data?: unknown; message?: unknown; output?: { statusCode?: number } };
+  const code = typeof data === 'number' ? data : (error as { isBoom?: boolean }).isBoom ? output?.statusCode : undefined;
+  const text = typeof message === 'string' && message ? message : 'forbidden';
+  if (code === 404 || (code === 403 && read)) return new RpcError(ErrorCode.NotFound, `${what}: ${GROUP_NOT_FOUND}`);
+  if (code === 403 || code === 401)
+    return new RpcError(
+      ErrorCode.Forbidden,
+      `${what}: ${text === 'not-admin' ? 'the instance is not an admin of this group' : `WhatsApp does not allow the instance to (${text})`}`,
+    );
+  if (code === 400 || code === 406) return new RpcError(ErrorCode.BadRequest, `${what}: ${typeof message === 'string' && message ? message : 'bad request'}`);
+  if (code === 408) return new RpcError(ErrorCode.Timeout, `${what}: WhatsApp did not answer in time`);
+  return error;
+}
+
+/** Runs a group IQ; WhatsApp's refusals become bus errors (see groupRefusal). */
+export async function groupCall<T>(what: string, call: () => Promise<T>, read = false): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    throw groupRefusal(error, what, read);
+  }
+}

@@ -16,6 +16,8 @@ export interface FuzzReport {
   byStatus: Record<string, number>;
   byFamily: Record<string, number>;
   serverErrors: FuzzFinding[];
+  /** 504s (a worker's answer late under the fuzzer's own load) that answered below 500 when sent again alone. */
+  transientTimeouts: FuzzFinding[];
   hangs: FuzzFinding[];
   connectionErrors: FuzzFinding[];
   seconds: number;
@@ -55,11 +57,14 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     byStatus: {},
     byFamily: {},
     serverErrors: [],
+    transientTimeouts: [],
     hangs: [],
     connectionErrors: [],
     seconds: 0,
   };
   const hangMs = options.hangMs ?? 30_000;
+
+  const timedOut: Array<{ fuzzCase: FuzzCase; finding: FuzzFinding }> = [];
 
   const one = async (fuzzCase: FuzzCase) => {
     // The admin token may have been rotated by an earlier case.
@@ -87,7 +92,9 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       const streaming = String(response.headers['content-type'] ?? '').startsWith('text/event-stream');
       const text = streaming ? (response.body.destroy(), '') : await response.body.text();
       report.byStatus[response.statusCode] = (report.byStatus[response.statusCode] ?? 0) + 1;
-      if (response.statusCode >= 500) report.serverErrors.push(finding(response.statusCode, text));
+      // A 504 is the worker answering late; whether bad input caused it is decided by sending it again alone.
+      if (response.statusCode === 504) timedOut.push({ fuzzCase, finding: finding(504, text) });
+      else if (response.statusCode >= 500) report.serverErrors.push(finding(response.statusCode, text));
       if (fuzzCase.operation.path === '/admin/token/rotate' && response.statusCode === 200) {
         const rotated = (JSON.parse(text) as { token?: string }).token;
         if (rotated) tokens.admintoken = rotated;
@@ -114,6 +121,18 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     }
   });
   await Promise.all(lanes);
+  for (const { fuzzCase, finding } of timedOut) {
+    const again = await request(`${options.baseUrl}${fuzzCase.url}`, {
+      method: fuzzCase.method as never,
+      headers: fuzzCase.headers,
+      body: fuzzCase.body,
+      headersTimeout: hangMs,
+      bodyTimeout: hangMs,
+    }).catch(() => undefined);
+    await again?.body.text().catch(() => undefined);
+    if (again && again.statusCode < 500) report.transientTimeouts.push(finding);
+    else report.serverErrors.push(finding);
+  }
   report.seconds = Math.round((Date.now() - started) / 100) / 10;
   return report;
 }

@@ -15,7 +15,9 @@ ENV CI=true NX_DAEMON=false NX_NO_CLOUD=true
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY . .
-RUN npx nx run-many -t build --output-style=static
+# GET /version and /health report it: docker build --build-arg GIT_COMMIT=$(git rev-parse --short=12 HEAD)
+ARG GIT_COMMIT=unknown
+RUN GIT_COMMIT=${GIT_COMMIT} npx nx run-many -t build --output-style=static
 
 # Runtime dependencies only: the bundles require node_modules packages at run time.
 FROM ${NODE_IMAGE} AS production-dependencies

@@ -1,12 +1,27 @@
 // One webpack setup for every deployable: TypeScript through ts-loader (decorator metadata intact),
 // workspace libs (@gw/*) bundled in, everything from node_modules left as a runtime require.
 const path = require('path');
+const { execFileSync } = require('child_process');
+const { DefinePlugin } = require('webpack');
 const { compilerOptions } = require('../../tsconfig.base.json');
+const { version } = require('../../package.json');
 
 const workspaceRoot = path.join(__dirname, '../..');
 const alias = {};
 for (const [name, [target]] of Object.entries(compilerOptions.paths)) {
   alias[name] = path.join(workspaceRoot, target);
+}
+
+// The commit GET /version and /health report: GIT_COMMIT (a Docker build has no .git), else the tree's HEAD.
+function gitCommit() {
+  if (process.env.GIT_COMMIT) return process.env.GIT_COMMIT;
+  try {
+    return execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: workspaceRoot, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
+  } catch {
+    return 'unknown';
+  }
 }
 
 function makeAppConfig({ name, root, entry = 'src/main.ts', outDir = `dist/apps/${name}`, filename = 'main.js' }) {
@@ -35,6 +50,7 @@ function makeAppConfig({ name, root, entry = 'src/main.ts', outDir = `dist/apps/
         },
       ],
     },
+    plugins: [new DefinePlugin({ __PACKAGE_VERSION__: JSON.stringify(version), __GIT_COMMIT__: JSON.stringify(gitCommit()) })],
     optimization: { minimize: false, nodeEnv: false },
     node: { __dirname: false, __filename: false },
     stats: 'errors-warnings',

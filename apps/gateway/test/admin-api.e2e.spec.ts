@@ -125,7 +125,7 @@ describe('admin API (HTTP)', () => {
 
   describe('health', () => {
     it('should report liveness and readiness', async () => {
-      expect(await gw.call('GET', '/health')).toEqual({ status: 200, body: { status: 'ok' } });
+      expect(await gw.call('GET', '/health')).toEqual({ status: 200, body: { status: 'ok', version: expect.any(String), commit: expect.any(String) } });
       const ready = await gw.call('GET', '/ready');
       expect(ready.status).toBe(200);
       // The harness's bus is the in-process one: nothing to ping, and /ready says so instead of `nats: ok`.

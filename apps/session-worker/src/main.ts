@@ -2,8 +2,20 @@ import 'reflect-metadata';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NatsBus } from '@gw/bus';
-import { HealthRepository, openDatabase, PersistenceModule } from '@gw/persistence';
-import { createLogger, loadConfigOrExit, LOG_FORMATS, type LogFormat, PinoNestLogger, startHealthServer, type EnvReader } from '@gw/platform';
+import { HealthRepository, MetricsRepository, openDatabase, PersistenceModule } from '@gw/persistence';
+import {
+  configureMetrics,
+  createLogger,
+  loadConfigOrExit,
+  LOG_FORMATS,
+  type LogFormat,
+  metrics,
+  type MetricsConfig,
+  PinoNestLogger,
+  readMetricsConfig,
+  startHealthServer,
+  type EnvReader,
+} from '@gw/platform';
 import { readSessionWorkerConfig, SessionWorkerModule, type SessionWorkerConfig, type SessionWorkerOptions } from '@gw/sessions';
 
 interface AppConfig {
@@ -13,6 +25,7 @@ interface AppConfig {
   logLevel: string;
   logFormat: LogFormat;
   worker: SessionWorkerConfig;
+  metrics: MetricsConfig;
   /** Exactly one of the two seam variables is set (the seam stays off). */
   halfSeam: boolean;
 }
@@ -31,6 +44,7 @@ function readConfig(env: EnvReader): AppConfig {
     logLevel: env.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: env.oneOf('LOG_FORMAT', LOG_FORMATS, 'json'),
     worker: readSessionWorkerConfig(env),
+    metrics: readMetricsConfig(env),
     halfSeam: !env.optionalString('WA_WEBSOCKET_URL') !== !env.optionalString('WA_CERT_ROOT_PUBLIC_KEY'),
   };
 }
@@ -50,12 +64,16 @@ async function main(): Promise<void> {
     logger.warn('only one of WA_WEBSOCKET_URL / WA_CERT_ROOT_PUBLIC_KEY is set; the simulator seam needs both and stays off');
   }
 
+  configureMetrics(config.metrics);
   const dataSource = await openDatabase({ url: config.databaseUrl });
   const bus = await NatsBus.connect(config.natsUrl, `session-worker-${config.worker.workerId}`);
   const app = await NestFactory.createApplicationContext(SessionWorkerAppModule.register({ dataSource, bus, config: config.worker, logger }), {
     logger: new PinoNestLogger(logger),
   });
   const database = app.get(HealthRepository);
+  // Its own pool; the instances by status come from the gateway's /metrics (one reader, however many workers).
+  const repository = app.get(MetricsRepository);
+  metrics().useSources({ databasePool: () => repository.databasePool() });
   const health = await startHealthServer(config.healthPort, {
     postgres: () => database.ping(),
     nats: () => bus.ping(),

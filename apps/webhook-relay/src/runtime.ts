@@ -7,5 +7,13 @@ export type RunningWebhookRelay = RunningService;
 
 /** Opens Postgres (migrated) and NATS, starts the Nest context, then the health port. */
 export function startWebhookRelay(config: WebhookRelayConfig, logger: Logger): Promise<RunningWebhookRelay> {
-  return startService('webhook-relay', config, logger, ({ dataSource, bus }) => AppModule.register({ config, dataSource, bus, logger }));
+  return startService(
+    'webhook-relay',
+    config,
+    logger,
+    ({ dataSource, bus }) => AppModule.register({ config, dataSource, bus, logger }),
+    (repository) => ({
+      webhookBacklog: () => repository.webhookBacklog(),
+    }),
+  );
 }

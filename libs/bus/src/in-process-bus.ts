@@ -1,4 +1,5 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
+import { metrics } from '@gw/platform';
 import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions, runHandler, subjectMatches, unwrapReply } from './bus';
 
 interface Entry {
@@ -16,7 +17,11 @@ export class InProcessBus extends Bus {
   private readonly queueCursor = new Map<string, number>();
   private closed = false;
 
-  async request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
+  request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
+    return metrics().timeBusRequest(subject, this.requestOnce<T>(subject, data, options));
+  }
+
+  private async requestOnce<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
     this.assertOpen();
     const targets = this.pick(subject);
     if (targets.length === 0) throw new RpcError(ErrorCode.NoSession, `no responders for ${subject}`);

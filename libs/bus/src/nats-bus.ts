@@ -1,5 +1,6 @@
 import { connect, NoRespondersError, RequestError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode, RpcError } from '@gw/contracts';
+import { metrics } from '@gw/platform';
 import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions, runHandler, unwrapReply } from './bus';
 
 const encoder = new TextEncoder();
@@ -16,7 +17,11 @@ export class NatsBus extends Bus {
     return new NatsBus(connection);
   }
 
-  async request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
+  request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
+    return metrics().timeBusRequest(subject, this.requestOnce<T>(subject, data, options));
+  }
+
+  private async requestOnce<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
     try {
       const message = await this.connection.request(subject, encode(data), { timeout: options.timeoutMs });
       return unwrapReply<T>(JSON.parse(decoder.decode(message.data)));

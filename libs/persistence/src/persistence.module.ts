@@ -13,6 +13,7 @@ import { LabelRepository } from './repositories/label.repository';
 import { LeaseRepository } from './repositories/lease.repository';
 import { LidMappingRepository } from './repositories/lid-mapping.repository';
 import { MessageRepository } from './repositories/message.repository';
+import { MetricsRepository } from './repositories/metrics.repository';
 import { OutboxRepository } from './repositories/outbox.repository';
 import { QuickReplyRepository } from './repositories/quick-reply.repository';
 import { RetentionRepository } from './repositories/retention.repository';
@@ -35,6 +36,7 @@ export const REPOSITORIES = [
   LeaseRepository,
   LidMappingRepository,
   MessageRepository,
+  MetricsRepository,
   OutboxRepository,
   QuickReplyRepository,
   RetentionRepository,

@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { metrics } from './metrics';
+import { buildInfo } from './version';
 
 export type ReadinessCheck = () => Promise<void>;
 
@@ -33,9 +35,16 @@ export async function checkReadiness(checks: Record<string, ReadinessCheck>, tim
   return { status: ok ? 'ok' : 'unavailable', checks: results };
 }
 
+/** Liveness: the process answers, and which build it runs. */
+export function livenessReport(): { status: 'ok'; version: string; commit: string } {
+  const { version, commit } = buildInfo();
+  return { status: 'ok', version, commit };
+}
+
 /**
  * The small HTTP port of services that have no API of their own: `GET /health` (liveness: the process
- * answers) and `GET /ready` (Postgres and NATS reachable).
+ * answers, with its version), `GET /ready` (Postgres and NATS reachable) and `GET /metrics` (the
+ * process's Prometheus registry).
  */
 export async function startHealthServer(port: number, checks: Record<string, ReadinessCheck>, host = '0.0.0.0'): Promise<{ server: Server; port: number }> {
   const server = createServer((request, response) => {
@@ -44,7 +53,19 @@ export async function startHealthServer(port: number, checks: Record<string, Rea
       response.end(JSON.stringify(body));
     };
     if (request.method !== 'GET') return send(405, { error: 'Method not allowed' });
-    if (request.url === '/health') return send(200, { status: 'ok' });
+    if (request.url === '/health') return send(200, livenessReport());
+    if (request.url === '/metrics') {
+      void metrics()
+        .exposition()
+        .then(
+          ({ contentType, body }) => {
+            response.writeHead(200, { 'content-type': contentType });
+            response.end(body);
+          },
+          () => send(500, { error: 'metrics unavailable' }),
+        );
+      return;
+    }
     if (request.url === '/ready') {
       void checkReadiness(checks).then((report) => send(report.status === 'ok' ? 200 : 503, report));
       return;

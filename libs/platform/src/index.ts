@@ -2,7 +2,7 @@ export { ConfigError, EnvReader, loadConfigOrExit } from './config';
 export { createLogger, LOG_FORMATS, PinoNestLogger, serializeError, serviceLogger } from './logger';
 export type { LogFormat, LoggerOptions } from './logger';
 export type { Logger } from './logger';
-export { checkReadiness, startHealthServer } from './health';
+export { checkReadiness, livenessReport, startHealthServer } from './health';
 export type { HealthReport, ReadinessCheck } from './health';
 export { startEmbeddedPostgres } from './embedded-postgres';
 export type { EmbeddedDatabase } from './embedded-postgres';
@@ -10,3 +10,7 @@ export { newRequestId, newToken, recordId, secretsEqual, sha256Hex } from './ids
 export { guardedLookup, SsrfError, SsrfGuard } from './ssrf';
 export { ffmpegPath, toMp3, toOpusVoiceNote, transcode } from './ffmpeg';
 export { dropSignalSessionDumps } from './libsignal-console';
+export { busOp, configureMetrics, GatewayMetrics, INSTANCE_STATUSES, metrics, readMetricsConfig, webhookOutcome } from './metrics';
+export type { MetricsConfig, MetricsOptions, MetricsSources, SendOutcome } from './metrics';
+export { buildInfo } from './version';
+export type { BuildInfo } from './version';

@@ -1,7 +1,7 @@
 import { Bus, type BusSubscription } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
 import { DeliveryRepository, type DeliveredResult, type DeliveryClaim, InstanceRepository, WebhookRepository, type WebhookRow } from '@gw/persistence';
-import { guardedLookup, type Logger, SsrfError, SsrfGuard } from '@gw/platform';
+import { guardedLookup, type Logger, metrics, SsrfError, SsrfGuard } from '@gw/platform';
 import { Agent, request } from 'undici';
 import { nextAttemptDelay, parseRetryAfter } from './retry-schedule';
 import { signWebhook } from './signature';
@@ -342,6 +342,7 @@ export class WebhookRelay {
     let statusCode: number | null = null;
     let error = '';
     let retryAfterMs: number | null = null;
+    const started = performance.now();
     try {
       // Literal IPs never reach the connect-time lookup, so the URL is checked here as well.
       await this.config.ssrf.check(url);
@@ -357,6 +358,7 @@ export class WebhookRelay {
       statusCode = response.statusCode;
       // Drain (bounded) so the connection can be reused; the content itself does not matter.
       await response.body.text().catch(() => '');
+      metrics().recordWebhookDelivery(statusCode, (performance.now() - started) / 1000);
       if (statusCode >= 200 && statusCode < 300) {
         this.recordDelivered({ deliveryId: claim.deliveryId, statusCode }, originOf(webhook.url));
         return true;
@@ -365,6 +367,7 @@ export class WebhookRelay {
       error = `receiver answered ${statusCode}`;
     } catch (caught) {
       error = describeError(caught);
+      metrics().recordWebhookDelivery(null, (performance.now() - started) / 1000);
     }
 
     await this.deliveries.logError({

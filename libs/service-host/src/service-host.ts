@@ -2,16 +2,21 @@ import type { Server } from 'node:http';
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type Bus, NatsBus } from '@gw/bus';
-import { HealthRepository, openDatabase } from '@gw/persistence';
+import { HealthRepository, MetricsRepository, openDatabase } from '@gw/persistence';
 import {
   ConfigError,
+  configureMetrics,
   createLogger,
   type EnvReader,
   loadConfigOrExit,
   LOG_FORMATS,
   type LogFormat,
   type Logger,
+  metrics,
+  type MetricsConfig,
+  type MetricsSources,
   PinoNestLogger,
+  readMetricsConfig,
   startHealthServer,
 } from '@gw/platform';
 import type { DataSource } from 'typeorm';
@@ -28,6 +33,8 @@ export interface ServiceHostConfig {
   logLevel: (typeof LOG_LEVELS)[number];
   /** `json` lines for machines (default), `pretty` for people. */
   logFormat: LogFormat;
+  /** METRICS_PER_INSTANCE (the health port's `/metrics` takes no token: it is the cluster's, not the public's). */
+  metrics?: MetricsConfig;
 }
 
 /** DATABASE_URL and NATS_URL (required), HEALTH_PORT, HEALTH_HOST, LOG_LEVEL, LOG_FORMAT. */
@@ -44,6 +51,7 @@ export function readServiceHostConfig(env: EnvReader, defaultHealthPort: number)
     healthHost: env.string('HEALTH_HOST', '0.0.0.0'),
     logLevel: env.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: env.oneOf('LOG_FORMAT', LOG_FORMATS, 'json'),
+    metrics: readMetricsConfig(env),
   };
 }
 
@@ -59,20 +67,26 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /**
  * Opens Postgres (migrated) and NATS, starts the service's Nest context on them, then the health port
- * (`GET /health`, `GET /ready`). Anything opened is closed again when a later step fails. The module
- * registers `PersistenceModule.forDataSource(dataSource)`: the health check asks its HealthRepository.
+ * (`GET /health`, `GET /ready`, `GET /metrics`). Anything opened is closed again when a later step
+ * fails. The module registers `PersistenceModule.forDataSource(dataSource)`: the health check asks its
+ * HealthRepository. `/metrics` reports the pool of this DataSource, and what `metricsSources` reads
+ * from Postgres for the service's own area (the queue for the dispatcher, the backlog for the relay).
  */
 export async function startService(
   name: string,
   config: ServiceHostConfig,
   logger: Logger,
   module: (runtime: { dataSource: DataSource; bus: Bus }) => DynamicModule,
+  metricsSources: (repository: MetricsRepository) => MetricsSources = () => ({}),
 ): Promise<RunningService> {
   let dataSource: DataSource | undefined;
   let bus: Bus | undefined;
   let app: INestApplicationContext | undefined;
   let health: Server | undefined;
+  let sources: MetricsSources | undefined;
+  if (config.metrics) configureMetrics(config.metrics);
   const close = async () => {
+    if (sources) metrics().dropSources(sources);
     const server = health;
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
     await app?.close().catch((error: unknown) => logger.error({ err: error }, 'closing the application failed'));
@@ -87,6 +101,9 @@ export async function startService(
       abortOnError: false,
     });
     const database = app.get(HealthRepository);
+    const repository = app.get(MetricsRepository);
+    sources = { databasePool: () => repository.databasePool(), ...metricsSources(repository) };
+    metrics().useSources(sources);
     const opened = { bus };
     const started = await startHealthServer(
       config.healthPort,

@@ -98,6 +98,19 @@ export function itRunsAsABackgroundService(start: (host: TestServiceHost) => Pro
     expect(await ready.json()).toEqual({ status: 'ok', checks: { postgres: 'ok', nats: 'ok' } });
   });
 
+  it('should answer its version on /health and its metrics on /metrics', async () => {
+    if (!sut) return;
+    const live = await fetch(`${base}/health`);
+    expect(await live.json()).toEqual({ status: 'ok', version: expect.stringMatching(/^\d+\.\d+\.\d+/), commit: expect.any(String) });
+    const scraped = await fetch(`${base}/metrics`);
+    expect(scraped.status).toBe(200);
+    expect(scraped.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await scraped.text();
+    // This service's pool, and prom-client's process metrics.
+    expect(text).toMatch(/^wa_gateway_db_pool_connections\{state="total"\} [1-9]/m);
+    expect(text).toContain('process_cpu_seconds_total');
+  });
+
   it('should release the health port and its connections on close', async () => {
     if (!sut) return;
     const running = sut;

@@ -8,9 +8,9 @@ import { HealthService } from './health.service';
 export class HealthController {
   constructor(private readonly service: HealthService) {}
 
-  /** Liveness: the process answers. */
+  /** Liveness: the process answers, with its version (package version and git commit). */
   @Get('health')
-  @ApiReply(SCHEMAS.Liveness, { example: { status: 'ok' }, errors: [] })
+  @ApiReply(SCHEMAS.Liveness, { example: { status: 'ok', version: '0.1.0', commit: '7ca3580f1e2d' }, errors: [] })
   health() {
     return this.service.liveness();
   }

@@ -35,8 +35,12 @@ describe(HealthService.name, () => {
   });
 
   describe('liveness', () => {
-    it('should answer ok', () => {
-      expect(new HealthService(database(down), new InProcessBus()).liveness()).toEqual({ status: 'ok' });
+    it('should answer ok with the version it runs', () => {
+      expect(new HealthService(database(down), new InProcessBus()).liveness()).toEqual({
+        status: 'ok',
+        version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+        commit: 'unknown',
+      });
     });
   });
 });

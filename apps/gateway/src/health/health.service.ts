@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Bus, InProcessBus } from '@gw/bus';
-import { checkReadiness, type HealthReport } from '@gw/platform';
+import { checkReadiness, type HealthReport, livenessReport } from '@gw/platform';
 import { HealthRepository } from '@gw/persistence';
 import { BUS } from '../runtime/tokens';
 
@@ -14,9 +14,9 @@ export class HealthService {
     @Inject(BUS) private readonly bus: Bus,
   ) {}
 
-  /** Liveness: the process answers. */
+  /** Liveness: the process answers, and which build it runs. */
   liveness() {
-    return { status: 'ok' as const };
+    return livenessReport();
   }
 
   /**

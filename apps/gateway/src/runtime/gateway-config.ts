@@ -1,4 +1,4 @@
-import { ConfigError, type EnvReader, LOG_FORMATS, type LogFormat, SsrfGuard } from '@gw/platform';
+import { ConfigError, type EnvReader, LOG_FORMATS, type LogFormat, type MetricsConfig, readMetricsConfig, SsrfGuard } from '@gw/platform';
 import { parsePaymentLinkDomains } from '../send/interactive/payment-link';
 import { parseRateLimit, type RateLimit } from '../common/rate-limit';
 
@@ -33,6 +33,8 @@ export interface GatewayConfig {
   paymentLinkDomains: string[];
   /** Requests per token, per replica (RATE_LIMIT_INSTANCE, RATE_LIMIT_ADMIN, RATE_LIMIT_UNAUTHENTICATED per client IP); absent: off. */
   rateLimits: { instance?: RateLimit; admin?: RateLimit; unauthenticated?: RateLimit };
+  /** GET /metrics: its bearer token (METRICS_TOKEN) and whether sends and connects carry the instance id (METRICS_PER_INSTANCE). */
+  metrics: MetricsConfig;
 }
 
 export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv): GatewayConfig {
@@ -61,6 +63,7 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
       admin: rateLimit(env, 'RATE_LIMIT_ADMIN', '20/s,burst=100'),
       unauthenticated: rateLimit(env, 'RATE_LIMIT_UNAUTHENTICATED', '10/s,burst=50'),
     },
+    metrics: readMetricsConfig(env),
   };
 }
 

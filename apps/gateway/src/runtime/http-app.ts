@@ -1,13 +1,16 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { PinoNestLogger } from '@gw/platform';
+import { configureMetrics, PinoNestLogger } from '@gw/platform';
 import { randomUUID } from 'node:crypto';
 import { GatewayModule, type GatewayRuntime } from '../app.module';
+import { serveMetrics } from '../metrics/metrics.routes';
 import { serveApiDocs } from '../openapi/openapi.routes';
 import { JSON_BODY_LIMITS, useJsonBodyParser } from './json-body';
 
 /** Builds the HTTP application (Fastify) around an opened runtime; the caller listens. */
 export async function createHttpApp(runtime: GatewayRuntime): Promise<NestFastifyApplication> {
+  // Before any module records: METRICS_PER_INSTANCE decides the labels.
+  const { httpRequests, httpRequestDuration } = configureMetrics({ perInstance: runtime.config.metrics.perInstance });
   const adapter = new FastifyAdapter({
     bodyLimit: JSON_BODY_LIMITS.maxBytes,
     // Correlation id: the client's X-Request-ID when it sends a sane one, else ours.
@@ -30,6 +33,11 @@ export async function createHttpApp(runtime: GatewayRuntime): Promise<NestFastif
     done();
   });
   fastify.addHook('onResponse', (request, reply, done) => {
+    // The route's pattern (`/send/text`, `/files/:id`), never the URL; unknown routes are one label value.
+    const route = request.routeOptions.url ?? 'unmatched';
+    const labels = { method: request.method, route, status: reply.statusCode };
+    httpRequests.inc(labels);
+    httpRequestDuration.observe(labels, reply.elapsedTime / 1000);
     // The access line's fields are only gathered when it is written.
     if (runtime.logger.isLevelEnabled('info')) {
       const instance = (request as unknown as { instance?: { id: string } }).instance;
@@ -49,6 +57,8 @@ export async function createHttpApp(runtime: GatewayRuntime): Promise<NestFastif
   });
   // GET /openapi.json and GET /docs, without a token; the document is built on first use.
   serveApiDocs(app);
+  // GET /metrics (METRICS_TOKEN) and GET /version.
+  serveMetrics(app, runtime.config.metrics, { embedded: Boolean(runtime.embedded?.length) });
   // No enableShutdownHooks(): main.ts owns SIGINT/SIGTERM and closes the app, then the bus, then the
   // embedded Postgres. Nest's hook would close the app and re-raise the signal, ending the process
   // before the rest is closed (the embedded Postgres was left running).

@@ -2,7 +2,7 @@ import { Controller, Get, Headers, HttpStatus, Inject, Query, Res, UseGuards } f
 import { Bus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
 import { OutboxRepository, type InstanceEntity, type OutboxPosition, type SettledRead } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { type Logger, metrics } from '@gw/platform';
 import { webhookWants } from '@gw/relay';
 import type { FastifyReply } from 'fastify';
 import { ApiError } from '../common/api-error';
@@ -101,6 +101,7 @@ export class SseController {
     reply.hijack();
     raw.writeHead(HttpStatus.OK, headers);
     raw.write(`retry: 3000\n: connected\n\n`);
+    metrics().sseClients.inc();
 
     let closed = false;
     let draining: Promise<void> | null = null;
@@ -109,6 +110,7 @@ export class SseController {
     const close = () => {
       if (closed) return;
       closed = true;
+      metrics().sseClients.dec();
       if (settleRetry) clearTimeout(settleRetry);
       clearInterval(heartbeat);
       clearInterval(poll);

@@ -1,6 +1,6 @@
 import { ErrorCode, RpcError, type ChatPresenceRequest, type SendRequest } from '@gw/contracts';
 import type { ChatRepository, MessageRow } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { type Logger, metrics, type SendOutcome } from '@gw/platform';
 import { proto, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
 import { waitForAck } from '../outbound/ack-waiter';
 import { AwaitedAcks } from '../outbound/awaited-acks';
@@ -45,7 +45,21 @@ export const sendRequests = {
  * acked it (Sent) or refused it (Failed). A message id that was relayed once is never relayed again.
  */
 export function sendOps({ ledger, builder, chats, logger }: SendOpsDependencies): OpHandlers<SendOps> {
+  // Every send, sync or from the async queue, counted by content type and outcome, and timed.
   const send: OpHandler<'send'> = async (session, request) => {
+    const started = performance.now();
+    const type = request.status ? 'status' : request.content.kind;
+    let outcome: SendOutcome = 'error';
+    try {
+      const record = await sendOnce(session, request);
+      // Pending: no server ack in time; a repeat of an id sent before answers its later state (Delivered, Read…).
+      outcome = record.status === 'Failed' ? 'failed' : record.status === 'Pending' || record.status === '' ? 'pending' : 'sent';
+      return record;
+    } finally {
+      metrics().recordSend(type, outcome, (performance.now() - started) / 1000, request.instanceId);
+    }
+  };
+  const sendOnce: OpHandler<'send'> = async (session, request) => {
     const socket = session.openSocket();
     const owner = (socket.user?.id ?? '').split(':')[0].split('@')[0];
     // A status goes to the recipients WhatsApp knows; checked before anything is stored.

@@ -11,7 +11,7 @@ import {
   type StatusReply,
 } from '@gw/contracts';
 import { FencedOutError, type AuthStateRepository, type InstanceEntity, type InstancePatch, type InstanceRepository, type Lease } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { type Logger, metrics } from '@gw/platform';
 import { toDataURL } from 'qrcode';
 import { PostgresAuthState } from '../auth-state/postgres-auth-state';
 import { disconnectStatusCode, jidDecode, type ConnectionState, type WASocket } from '../baileys';
@@ -455,6 +455,8 @@ export class Session {
     const me = auth?.creds.me;
     if (!auth || !me) return;
     await this.persistIfPending();
+    // `linking`: a pairing just finished; any other phase opened with stored credentials.
+    metrics().recordConnect(this.phase === 'linking' ? 'paired' : 'reconnect', this.row.id);
     this.phase = 'open';
     this.attempt = 0;
     const platform = auth.creds.platform ?? '';
@@ -480,8 +482,10 @@ export class Session {
 
   private async onClose(error: Error | undefined): Promise<void> {
     this.detachSocket();
-    const verdict = classifyClose(disconnectStatusCode(error));
+    const statusCode = disconnectStatusCode(error);
+    const verdict = classifyClose(statusCode);
     this.logger.info({ verdict, phase: this.phase, err: error?.message }, 'socket closed');
+    metrics().recordDisconnect(verdict.kind.replace('-', '_'), statusCode, this.row.id);
 
     if (this.phase === 'pairing') {
       if (verdict.kind === 'logged-out' || verdict.kind === 'terminal') return this.stopDisconnected(verdict.reason);

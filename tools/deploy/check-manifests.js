@@ -202,11 +202,24 @@ function checkKubernetes() {
   if (!budgets.some(({ object }) => object.spec.selector?.matchLabels?.['app.kubernetes.io/name'] === 'session-worker')) {
     problem(directory, 'no PodDisruptionBudget for session workers');
   }
+  // A ServiceMonitor scrapes ports (by name) of the Services it selects.
+  for (const { file, object } of byKind('ServiceMonitor')) {
+    const selected = services.filter(({ object: service }) =>
+      Object.entries(object.spec.selector?.matchLabels ?? {}).every(([key, value]) => service.metadata.labels?.[key] === value),
+    );
+    for (const endpoint of object.spec.endpoints ?? []) {
+      if (!selected.some(({ object: service }) => service.spec.ports.some((entry) => entry.name === endpoint.port)))
+        problem(`${file} ServiceMonitor/${object.metadata.name}`, `no selected Service has a port named ${endpoint.port}`);
+      if (endpoint.path !== '/metrics') problem(`${file} ServiceMonitor/${object.metadata.name}`, `scrapes ${endpoint.path}, not /metrics`);
+    }
+  }
   const kustomization = parseAll(`${directory}/kustomization.yaml`)[0];
   const listed = new Set(kustomization?.resources ?? []);
+  // Objects of an operator's CRDs (the Prometheus Operator's ServiceMonitor) are applied apart, where it runs.
+  const needsOperator = (file) => objects.filter((entry) => entry.file === file).every(({ object }) => /^monitoring\.coreos\.com\//.test(object.apiVersion));
   for (const { file } of objects) {
     const name = path.basename(file);
-    if (name !== 'kustomization.yaml' && !listed.has(name)) problem(`${directory}/kustomization.yaml`, `does not list ${name}`);
+    if (name !== 'kustomization.yaml' && !listed.has(name) && !needsOperator(file)) problem(`${directory}/kustomization.yaml`, `does not list ${name}`);
   }
   return objects.length;
 }

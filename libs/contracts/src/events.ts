@@ -285,11 +285,13 @@ export interface GroupChangeEvent {
   Locked: null;
   Announce: null;
   Ephemeral: null;
-  MembershipApprovalMode: null;
+  /** Join approval turned on or off (whatsmeow's GroupMembershipApprovalMode). */
+  MembershipApprovalMode: { IsJoinApprovalRequired: boolean } | null;
   Delete: null;
   Link: null;
   Unlink: null;
-  NewInviteLink: null;
+  /** The invite link was reset: the new link. */
+  NewInviteLink: string | null;
   PrevParticipantVersionID: string;
   ParticipantVersionID: string;
   JoinReason: string;
@@ -304,6 +306,11 @@ export interface GroupChangeEvent {
   LeaveLid?: string[];
   PromoteLid?: string[];
   DemoteLid?: string[];
+  /**
+   * Someone asked to join (`created`), withdrew the request (`revoked`) or an admin rejected it (`rejected`);
+   * approved requests come as a `Join`. Told to the group's admins only.
+   */
+  MembershipRequest?: { Action: 'created' | 'revoked' | 'rejected'; JID: string; PhoneNumber: string; LID: string; Method: string };
   sender_pn?: string;
   sender_lid?: string;
 }

@@ -72,3 +72,48 @@ export type GroupInfoReply = GroupObject & { invite_link?: string; request_parti
 export interface GroupListReply {
   groups: GroupObject[];
 }
+
+/** An invite code (the part after `https://chat.whatsapp.com/`). */
+export interface GroupInviteRequest {
+  instanceId: string;
+  code: string;
+}
+
+/** The instance joined (`joined`), or asked to join a group whose admins approve joins (`requested`). */
+export interface GroupJoinReply {
+  status: 'joined' | 'requested';
+  group: GroupObject;
+}
+
+export interface GroupJidRequest {
+  instanceId: string;
+  groupJid: string;
+}
+
+export interface GroupResetInviteReply {
+  /** The new invite code. */
+  code: string;
+  group: GroupObject;
+}
+
+export type GroupParticipantAction = 'add' | 'remove' | 'promote' | 'demote' | 'approve' | 'reject';
+
+export interface GroupParticipantsRequest {
+  instanceId: string;
+  groupJid: string;
+  action: GroupParticipantAction;
+  /** User JIDs (numbers or LIDs). */
+  participants: string[];
+}
+
+/** Each participant's outcome as WhatsApp answered it (`Error` 0 for done, else WhatsApp's code: 403, 404, 409…). */
+export interface GroupParticipantsReply {
+  groupUpdated: Array<{ JID: string; Error: number }>;
+  group: GroupObject;
+}
+
+export interface GroupJoinApprovalRequest {
+  instanceId: string;
+  groupJid: string;
+  required: boolean;
+}

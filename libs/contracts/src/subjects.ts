@@ -3,6 +3,15 @@ import type { ChatPresenceRequest, HistoryOnDemandRequest, SendRequest } from '.
 import type { SendReply } from './message';
 import type { BlockRequest, BlocklistReply, ChatLabelsRequest, LabelEditRequest, LabelRefreshReply, LabelRefreshRequest } from './contact-state';
 import type { GroupCreateRequest, GroupInfoReply, GroupInfoRequest, GroupListReply, GroupObject } from './group';
+import type {
+  GroupInviteRequest,
+  GroupJidRequest,
+  GroupJoinApprovalRequest,
+  GroupJoinReply,
+  GroupParticipantsReply,
+  GroupParticipantsRequest,
+  GroupResetInviteReply,
+} from './group';
 
 /**
  * Every subject on the bus. Dot-delimited strings; `<id>` is an instance id. The worker that holds an
@@ -103,6 +112,17 @@ export interface InstanceRpc {
   'group.info': { request: GroupInfoRequest; reply: GroupInfoReply };
   /** Every group the instance is in, read from WhatsApp. */
   'group.list': { request: { instanceId: string }; reply: GroupListReply };
+  /** The group an invite code leads to, without joining (NotFound for a code WhatsApp does not know). */
+  'group.inviteInfo': { request: GroupInviteRequest; reply: GroupObject };
+  /** Joins by invite code; with join approval on, the request waits for an admin (`requested`). */
+  'group.join': { request: GroupInviteRequest; reply: GroupJoinReply };
+  'group.leave': { request: GroupJidRequest; reply: { ok: true } };
+  /** A new invite code (the old one stops working); admins only (Forbidden). */
+  'group.resetInvite': { request: GroupJidRequest; reply: GroupResetInviteReply };
+  /** add/remove/promote/demote members, approve/reject join requests; admins only (Forbidden). */
+  'group.participants': { request: GroupParticipantsRequest; reply: GroupParticipantsReply };
+  /** Turns join approval on or off; admins only (Forbidden). */
+  'group.joinApproval': { request: GroupJoinApprovalRequest; reply: GroupObject };
 }
 
 export interface PlaceRequest {

@@ -49,6 +49,8 @@ export interface GroupInfo {
   joinApproval: boolean;
   inviteCode: string;
   participants: Array<{ phone: string; jid: string; lid: string; role: GroupRole }>;
+  /** Phones waiting for an admin to approve their join request. */
+  pendingRequests: string[];
 }
 
 /** A group as the state file keeps it: accounts by phone number. */
@@ -222,7 +224,7 @@ export class GroupStore {
   }
 
   /** w:gp2 notification to all member devices (and extra accounts, e.g. removed ones). */
-  private notify(group: Group, actor: Account, content: BinaryNode, extra: Account[] = [], except?: DeviceRef): void {
+  private notify(group: Group, actor: Account, content: BinaryNode, extra: Account[] = [], except?: DeviceRef, adminsOnly = false): void {
     const attrs: Record<string, string | undefined> = {
       from: group.jid,
       type: 'w:gp2',
@@ -233,7 +235,7 @@ export class GroupStore {
       notify: actor.name,
       addressing_mode: group.addressingMode,
     };
-    const targets = this.memberDevices(group, except);
+    const targets = this.memberDevices(group, except).filter((target) => !adminsOnly || this.isAdmin(group, target.account));
     for (const account of extra) {
       for (const device of account.activeDevices()) targets.push({ account, deviceId: device.deviceId });
     }
@@ -341,6 +343,27 @@ export class GroupStore {
     return results;
   }
 
+  /** A join request to a group with approval on: kept, and its admins told (`created_membership_requests`). */
+  requestJoin(group: Group, account: Account, method = 'invite_link'): void {
+    if (group.members.has(account.phone) || group.pendingRequests.has(account.phone)) return;
+    group.pendingRequests.set(account.phone, { account, t: unixNow() });
+    this.notify(
+      group,
+      account,
+      node('created_membership_requests', { request_method: method }, [this.participantNode(group, account, null)]),
+      [],
+      undefined,
+      true,
+    );
+  }
+
+  /** A request withdrawn by its author or rejected by an admin (`actor`): the admins are told (`revoked_membership_requests`). */
+  private dropRequest(group: Group, account: Account, actor: Account): boolean {
+    if (!group.pendingRequests.delete(account.phone)) return false;
+    this.notify(group, actor, node('revoked_membership_requests', {}, [this.participantNode(group, account, null)]), [], undefined, true);
+    return true;
+  }
+
   info(group: Group): GroupInfo {
     return {
       jid: group.jid,
@@ -353,6 +376,7 @@ export class GroupStore {
       joinApproval: group.joinApproval,
       inviteCode: group.inviteCode,
       participants: [...group.members.values()].map(({ account, role }) => ({ phone: account.phone, jid: account.jid, lid: account.lidJid, role })),
+      pendingRequests: [...group.pendingRequests.keys()],
     };
   }
 
@@ -398,7 +422,7 @@ export class GroupStore {
           if (!group) return iqError(iq, 404, 'item-not-found');
           if (!isSet) return iqResult(iq, [this.groupNode(group)]);
           if (group.joinApproval && !group.members.has(me.phone)) {
-            group.pendingRequests.set(me.phone, { account: me, t: unixNow() });
+            this.requestJoin(group, me);
             return iqResult(iq, [node('membership_approval_request', { jid: group.jid })]);
           }
           if (!group.members.has(me.phone)) this.changeParticipants(group, me, 'add', [me.jid]);
@@ -522,11 +546,14 @@ export class GroupStore {
         const results: BinaryNode[] = [];
         for (const p of children(actionNode, 'participant')) {
           const account = this.ctx.registry.resolveUser(p.attrs.jid);
-          if (!account || !group.pendingRequests.delete(account.phone)) {
+          if (!account || !group.pendingRequests.has(account.phone)) {
             results.push(node('participant', { jid: p.attrs.jid, error: '404' }));
             continue;
           }
-          if (action === 'approve') this.changeParticipants(group, me, 'add', [account.jid]);
+          if (action === 'approve') {
+            group.pendingRequests.delete(account.phone);
+            this.changeParticipants(group, me, 'add', [account.jid]);
+          } else this.dropRequest(group, account, me);
           results.push(node('participant', { jid: p.attrs.jid }));
         }
         return iqResult(iq, [node('membership_requests_action', {}, [node(action, {}, results)])]);
@@ -738,6 +765,22 @@ export class GroupStore {
       },
       {
         method: 'POST',
+        path: '/sim/groups/{jid}/join-requests',
+        handler: ({ params, body }) => {
+          const group = requireGroup(params.jid);
+          const account = requireAccount(body.phone);
+          if (body.cancel === true) {
+            if (!this.dropRequest(group, account, account)) throw new SimError(404, `${account.phone} has no join request in ${group.jid}`);
+            return this.info(group);
+          }
+          if (!group.joinApproval) throw new SimError(409, `${group.jid} does not require approval to join: use its invite link`);
+          if (group.members.has(account.phone)) throw new SimError(409, `${account.phone} is already in ${group.jid}`);
+          this.requestJoin(group, account, typeof body.method === 'string' ? body.method : 'invite_link');
+          return this.info(group);
+        },
+      },
+      {
+        method: 'POST',
         path: '/sim/groups/{jid}/subject',
         handler: ({ params, body }) => {
           const group = requireGroup(params.jid);
@@ -770,6 +813,11 @@ export class GroupStore {
           if (typeof body.announce === 'boolean' && body.announce !== group.announce) {
             group.announce = body.announce;
             this.notify(group, actor, node(group.announce ? 'announcement' : 'not_announcement', {}));
+          }
+          if (body.joinApproval !== undefined && typeof body.joinApproval !== 'boolean') throw new SimError(400, 'joinApproval must be a boolean');
+          if (typeof body.joinApproval === 'boolean' && body.joinApproval !== group.joinApproval) {
+            group.joinApproval = body.joinApproval;
+            this.notify(group, actor, node('membership_approval_mode', {}, [node('group_join', { state: group.joinApproval ? 'on' : 'off' })]));
           }
           return this.info(group);
         },

@@ -4,6 +4,7 @@ import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { CreateGroupDto, GroupInfoDto, GroupListDto } from './dto/group.dto';
+import { GroupInviteDto, GroupJidDto, GroupJoinApprovalDto, GroupParticipantsDto } from './dto/group.dto';
 import { GROUP_EXAMPLE } from './group.examples';
 import { GroupService } from './group.service';
 
@@ -38,5 +39,55 @@ export class GroupController {
   @ApiReply(SCHEMAS.GroupPage, { example: { groups: [{ ...GROUP_EXAMPLE, Participants: [] }], pagination: { totalRecords: 1, limit: 50, offset: 0 } } })
   page(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupListDto) {
     return this.groups.page(instance, dto);
+  }
+
+  @Post('inviteInfo')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupInviteInfo, {
+    example: { response: 'Group info retrieved successfully', group: { ...GROUP_EXAMPLE, OwnerIsAdmin: false, OwnerCanSendMessage: false } },
+  })
+  inviteInfo(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupInviteDto) {
+    return this.groups.inviteInfo(instance, dto);
+  }
+
+  @Post('join')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupJoin, { example: { response: 'Group join successful', group: GROUP_EXAMPLE, needs_refresh: false } })
+  join(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupInviteDto) {
+    return this.groups.join(instance, dto);
+  }
+
+  @Post('leave')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.Response, { example: { response: 'Group leave successful' } })
+  leave(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupJidDto) {
+    return this.groups.leave(instance, dto);
+  }
+
+  @Post('resetInviteCode')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupResetInviteCode, {
+    example: { InviteLink: 'https://chat.whatsapp.com/AbCdEfGhIjKlMnOpQrStUv', group: GROUP_EXAMPLE, needs_refresh: false },
+  })
+  resetInviteCode(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupJidDto) {
+    return this.groups.resetInviteCode(instance, dto);
+  }
+
+  @Post('updateParticipants')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupParticipantsUpdate, {
+    example: { groupUpdated: [{ JID: '150512325316788@lid', Error: 0 }], group: GROUP_EXAMPLE, needs_refresh: false },
+  })
+  updateParticipants(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupParticipantsDto) {
+    return this.groups.updateParticipants(instance, dto);
+  }
+
+  @Post('updateJoinApproval')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupJoinApproval, {
+    example: { response: 'Group join approval enabled successfully', group: { JID: GROUP_EXAMPLE.JID, IsJoinApprovalRequired: true }, needs_refresh: false },
+  })
+  updateJoinApproval(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupJoinApprovalDto) {
+    return this.groups.updateJoinApproval(instance, dto);
   }
 }

@@ -5,6 +5,7 @@ import type { InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import { INVALID_GROUP_JID, type CreateGroupDto, type GroupInfoDto, type GroupJidDto, type GroupListDto } from './dto/group.dto';
+import type { GroupInviteDto, GroupJoinApprovalDto, GroupParticipantsDto } from './dto/group.dto';
 
 type GroupObject = InstanceRpc['group.info']['reply'];
 
@@ -24,6 +25,20 @@ export function participantJids(participants: string[]): string[] {
     if (!parsed || (parsed.kind !== 'user' && parsed.kind !== 'lid')) throw ApiError.badRequest(`Could not parse phone: ${participant}`);
     return parsed.jid;
   });
+}
+
+/** Where an invite code is a link. */
+export const INVITE_URL_BASE = 'https://chat.whatsapp.com/';
+const INVITE_LINK = /^(?:https?:\/\/)?(?:chat\.whatsapp\.com)\/(?:invite\/)?([^/?#\s]+)\/?(?:[?#].*)?$/i;
+const INVITE_CODE = /^[A-Za-z0-9_-]{6,64}$/;
+
+/** The code of `invitecode` (or the older `inviteCode`): the code alone or the link `https://chat.whatsapp.com/<code>`; else 400 `invalid invite code`. */
+export function inviteCodeOf(dto: GroupInviteDto): string {
+  const value = (dto.invitecode ?? dto.inviteCode ?? '').trim();
+  if (!value) throw ApiError.badRequest('invitecode is required');
+  const code = INVITE_LINK.exec(value)?.[1] ?? value;
+  if (!INVITE_CODE.test(code)) throw ApiError.badRequest('invalid invite code');
+  return code;
 }
 
 const withoutParticipants = <T extends GroupObject>(group: T): T => ({ ...group, Participants: [] });
@@ -49,6 +64,54 @@ export class GroupService {
       requests: dto.getRequestsParticipants === true,
     });
     return dto.noparticipants ? withoutParticipants(group) : group;
+  }
+
+  /** `POST /group/inviteInfo`: the group an invite leads to, without joining it. */
+  async inviteInfo(instance: InstanceEntity, dto: GroupInviteDto): Promise<{ response: string; group: GroupObject }> {
+    const group = await this.sessions.request(instance.id, 'group.inviteInfo', { instanceId: instance.id, code: inviteCodeOf(dto) });
+    return { response: 'Group info retrieved successfully', group };
+  }
+
+  /** `POST /group/join`: by code or link; with join approval on, the request waits for an admin. */
+  async join(instance: InstanceEntity, dto: GroupInviteDto): Promise<{ response: string; group: GroupObject; needs_refresh: boolean }> {
+    const { status, group } = await this.sessions.request(instance.id, 'group.join', { instanceId: instance.id, code: inviteCodeOf(dto) });
+    return { response: status === 'joined' ? 'Group join successful' : 'Group join request sent', group, needs_refresh: false };
+  }
+
+  async leave(instance: InstanceEntity, dto: GroupJidDto): Promise<{ response: string }> {
+    await this.sessions.request(instance.id, 'group.leave', { instanceId: instance.id, groupJid: groupJidOf(dto) });
+    return { response: 'Group leave successful' };
+  }
+
+  /** `POST /group/resetInviteCode`: a new link; the old one stops working. */
+  async resetInviteCode(instance: InstanceEntity, dto: GroupJidDto): Promise<{ InviteLink: string; group: GroupObject; needs_refresh: boolean }> {
+    const { code, group } = await this.sessions.request(instance.id, 'group.resetInvite', { instanceId: instance.id, groupJid: groupJidOf(dto) });
+    return { InviteLink: `${INVITE_URL_BASE}${code}`, group, needs_refresh: false };
+  }
+
+  /** `POST /group/updateParticipants`: each participant's outcome, and the group after. */
+  async updateParticipants(instance: InstanceEntity, dto: GroupParticipantsDto) {
+    const reply = await this.sessions.request(instance.id, 'group.participants', {
+      instanceId: instance.id,
+      groupJid: groupJidOf(dto),
+      action: dto.action,
+      participants: participantJids(dto.participants),
+    });
+    return { ...reply, needs_refresh: false };
+  }
+
+  /** `POST /group/updateJoinApproval`: admins only (403 otherwise). */
+  async updateJoinApproval(instance: InstanceEntity, dto: GroupJoinApprovalDto) {
+    const group = await this.sessions.request(instance.id, 'group.joinApproval', {
+      instanceId: instance.id,
+      groupJid: groupJidOf(dto),
+      required: dto.IsJoinApprovalRequired,
+    });
+    return {
+      response: `Group join approval ${group.IsJoinApprovalRequired ? 'enabled' : 'disabled'} successfully`,
+      group: { JID: group.JID, IsJoinApprovalRequired: group.IsJoinApprovalRequired },
+      needs_refresh: false,
+    };
   }
 
   /** `GET /group/list?force=&noparticipants=`: every group the instance is in (`force` accepted: every read asks WhatsApp). */

@@ -477,6 +477,40 @@ export const SCHEMAS = {
   GroupList: named('GroupList', object({ groups: list(ref('Group')) })),
   /** `POST /group/list`: a page of the groups. */
   GroupPage: named('GroupPage', object({ groups: list(ref('Group')), pagination: object({ totalRecords: int, limit: int, offset: int }) })),
+  /** `POST /group/inviteInfo`: the group an invite leads to (not joined). */
+  GroupInviteInfo: named('GroupInviteInfo', object({ response: str(), group: ref('Group') }, ['response', 'group'])),
+  /** `POST /group/join`: joined, or (join approval on) the request sent to the admins. */
+  GroupJoin: named(
+    'GroupJoin',
+    object({ response: str({ enum: ['Group join successful', 'Group join request sent'] }), group: ref('Group'), needs_refresh: bool }, ['response', 'group']),
+  ),
+  /** `POST /group/resetInviteCode`: the new link (the old one stops working). */
+  GroupResetInviteCode: named(
+    'GroupResetInviteCode',
+    object({ InviteLink: str({ description: 'https://chat.whatsapp.com/<new code>' }), group: ref('Group'), needs_refresh: bool }, ['InviteLink', 'group']),
+  ),
+  /** `POST /group/updateParticipants`: each participant's outcome (Error 0 when done, else WhatsApp's code) and the group after. */
+  GroupParticipantsUpdate: named(
+    'GroupParticipantsUpdate',
+    object(
+      {
+        groupUpdated: list(
+          object({
+            JID: str(),
+            Error: { ...int, description: '0 when done; else 403 (not allowed), 404 (not a member / no request), 409 (already a member)…' },
+          }),
+        ),
+        group: ref('Group'),
+        needs_refresh: bool,
+      },
+      ['groupUpdated', 'group'],
+    ),
+  ),
+  /** `POST /group/updateJoinApproval`. */
+  GroupJoinApproval: named(
+    'GroupJoinApproval',
+    object({ response: str(), group: object({ JID: str(), IsJoinApprovalRequired: bool }), needs_refresh: bool }, ['response', 'group']),
+  ),
   /** `GET /health`: the process answers. */
   Liveness: named('Liveness', { type: 'object', required: ['status'], properties: { status: str({ enum: ['ok'] }) } }),
   /** `GET /ready`: each check by name, `ok` or why it failed; the in-process bus is named as such (`bus: in-process`), not checked. */

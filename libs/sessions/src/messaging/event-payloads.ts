@@ -187,6 +187,68 @@ export function groupsEvent(facts: GroupParticipantsFacts, who: InstanceIdentity
   return { eventType: 'groups', chatId: facts.groupJid, payload };
 }
 
+export interface GroupSettingFacts {
+  groupJid: string;
+  subject: string;
+  author: Party | null;
+  /** The new invite code (the link was reset). */
+  inviteCode?: string;
+  /** Join approval turned on or off. */
+  joinApproval?: boolean;
+  /** A join request created, withdrawn or rejected. */
+  request?: { action: 'created' | 'revoked' | 'rejected'; member: Party; method: string };
+}
+
+/**
+ * `groups`, type `Group`: a group setting changed (invite link reset, join approval) or a join request came or
+ * went, in the shape of the participant events with every person list null and the change's field set
+ * (whatsmeow's GroupInfo: NewInviteLink, MembershipApprovalMode; MembershipRequest for the requests).
+ */
+export function groupSettingEvent(facts: GroupSettingFacts, who: InstanceIdentity): NewOutboxEvent {
+  const by = facts.author;
+  const event: GroupChangeEvent = {
+    JID: facts.groupJid,
+    Notify: facts.subject,
+    Sender: by ? by.pn || by.jid : null,
+    SenderPN: by ? by.pn || by.jid : null,
+    Timestamp: rfc3339(new Date()),
+    Name: null,
+    Topic: null,
+    Locked: null,
+    Announce: null,
+    Ephemeral: null,
+    MembershipApprovalMode: facts.joinApproval === undefined ? null : { IsJoinApprovalRequired: facts.joinApproval },
+    Delete: null,
+    Link: null,
+    Unlink: null,
+    NewInviteLink: facts.inviteCode === undefined ? null : `https://chat.whatsapp.com/${facts.inviteCode}`,
+    PrevParticipantVersionID: '',
+    ParticipantVersionID: '',
+    JoinReason: '',
+    Suspended: false,
+    Unsuspended: false,
+    UnknownChanges: null,
+    Join: null,
+    Leave: null,
+    Promote: null,
+    Demote: null,
+    ...(facts.request
+      ? {
+          MembershipRequest: {
+            Action: facts.request.action,
+            JID: facts.request.member.pn || facts.request.member.jid,
+            PhoneNumber: facts.request.member.pn,
+            LID: facts.request.member.lid,
+            Method: facts.request.method,
+          },
+        }
+      : {}),
+    ...(by ? { sender_pn: by.pn, sender_lid: by.lid } : {}),
+  };
+  const payload: GroupsEventPayload = { EventType: 'groups', event, instanceName: who.instanceName, owner: who.owner, type: 'Group' };
+  return { eventType: 'groups', chatId: facts.groupJid, payload };
+}
+
 function samePerson(a: Party, b: Party): boolean {
   return (a.pn !== '' && a.pn === b.pn) || (a.lid !== '' && a.lid === b.lid) || a.jid === b.jid;
 }

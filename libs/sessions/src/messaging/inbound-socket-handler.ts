@@ -93,6 +93,7 @@ export class InboundSocketHandler {
     on('groups.update', (updates) => this.directory.onGroupUpdates(updates));
     on('messaging-history.set', (history) => this.messages.onHistory(history));
     on('group-participants.update', (update) => this.directory.onGroupParticipants(update));
+    on('group.join-request', (update) => this.directory.onJoinRequest(update));
     on('call', (calls) => this.messages.onCalls(calls));
     // The refresh id is taken when Baileys emits, not when the queue gets to the event.
     const onNow = <E extends keyof BaileysEventMap>(event: E, prepare: (data: BaileysEventMap[E]) => () => Promise<void>) => {

@@ -1,13 +1,32 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
-import { groupCall, ownIds, toGroupObject } from './group-object';
+import { groupCall, groupRefusal, ownIds, toGroupObject } from './group-object';
 
 /** The ops of the gateway's `group/` area: groups the instance creates, reads and runs. */
-export type GroupOps = 'group.create' | 'group.info' | 'group.list';
+export type GroupOps =
+  | 'group.create'
+  | 'group.info'
+  | 'group.list'
+  | 'group.inviteInfo'
+  | 'group.join'
+  | 'group.leave'
+  | 'group.resetInvite'
+  | 'group.participants'
+  | 'group.joinApproval';
 
 const GROUP_JID = /^\d{5,}(-\d+)?@g\.us$/;
 const USER_JID = /^\d{5,20}@s\.whatsapp\.net$|^\d{1,20}@lid$/;
 const MAX_PARTICIPANTS = 1024;
+/** What follows `https://chat.whatsapp.com/`. */
+export const INVITE_CODE = /^[A-Za-z0-9_-]{6,64}$/;
+const PARTICIPANT_ACTIONS = ['add', 'remove', 'promote', 'demote', 'approve', 'reject'] as const;
+type ParticipantAction = (typeof PARTICIPANT_ACTIONS)[number];
+
+function inviteCodeOf(raw: Record<string, unknown>): string {
+  const code = typeof raw.code === 'string' ? raw.code : '';
+  if (!INVITE_CODE.test(code)) throw new RpcError(ErrorCode.BadRequest, 'invalid invite code');
+  return code;
+}
 
 function groupJidOf(raw: Record<string, unknown>): string {
   const groupJid = typeof raw.groupJid === 'string' ? raw.groupJid : '';
@@ -29,6 +48,21 @@ export const groupRequests = {
   },
   'group.info': (raw, instanceId) => ({ instanceId, groupJid: groupJidOf(raw), inviteLink: raw.inviteLink === true, requests: raw.requests === true }),
   'group.list': (_raw, instanceId) => ({ instanceId }),
+  'group.inviteInfo': (raw, instanceId) => ({ instanceId, code: inviteCodeOf(raw) }),
+  'group.join': (raw, instanceId) => ({ instanceId, code: inviteCodeOf(raw) }),
+  'group.leave': (raw, instanceId) => ({ instanceId, groupJid: groupJidOf(raw) }),
+  'group.resetInvite': (raw, instanceId) => ({ instanceId, groupJid: groupJidOf(raw) }),
+  'group.participants': (raw, instanceId) => {
+    const action = PARTICIPANT_ACTIONS.find((known) => known === raw.action);
+    if (!action) throw new RpcError(ErrorCode.BadRequest, `action must be one of ${PARTICIPANT_ACTIONS.join(', ')}`);
+    const participants = userJidsOf(raw.participants, 'participants');
+    if (!participants.length) throw new RpcError(ErrorCode.BadRequest, 'participants must name at least one user');
+    return { instanceId, groupJid: groupJidOf(raw), action, participants };
+  },
+  'group.joinApproval': (raw, instanceId) => {
+    if (typeof raw.required !== 'boolean') throw new RpcError(ErrorCode.BadRequest, 'required must be a boolean');
+    return { instanceId, groupJid: groupJidOf(raw), required: raw.required };
+  },
 } satisfies OpRequestParsers<GroupOps>;
 
 /** Where an invite code is a link. */
@@ -67,5 +101,66 @@ export function groupOps(): OpHandlers<GroupOps> {
       const me = ownIds(socket);
       return { groups: Object.values(groups).map((group) => toGroupObject(group, me)) };
     },
+    'group.inviteInfo': async (session, request) => {
+      const socket = session.openSocket();
+      const group = await inviteCall('error getting group info', () => socket.groupGetInviteInfo(request.code));
+      return toGroupObject(group, ownIds(socket));
+    },
+    'group.join': async (session, request) => {
+      const socket = session.openSocket();
+      // The code is checked first: WhatsApp's answer to a join does not tell an unknown code from a request.
+      const invited = await inviteCall('error joining group', () => socket.groupGetInviteInfo(request.code));
+      const joined = await inviteCall('error joining group', () => socket.groupAcceptInvite(request.code));
+      if (!joined) return { status: 'requested', group: toGroupObject(invited, ownIds(socket)) };
+      const group = await groupCall('error joining group', () => socket.groupMetadata(joined), true);
+      return { status: 'joined', group: toGroupObject(group, ownIds(socket)) };
+    },
+    'group.leave': async (session, request) => {
+      const socket = session.openSocket();
+      // WhatsApp answers a leave of any group alike: a group the instance is not in is a 404 first.
+      await groupCall('error leaving group', () => socket.groupMetadata(request.groupJid), true);
+      await groupCall('error leaving group', () => socket.groupLeave(request.groupJid));
+      return { ok: true };
+    },
+    'group.resetInvite': async (session, request) => {
+      const socket = session.openSocket();
+      const code = await groupCall('error resetting invite link', () => socket.groupRevokeInvite(request.groupJid));
+      if (!code) throw new RpcError(ErrorCode.Internal, 'error resetting invite link: WhatsApp answered no code');
+      const group = await groupCall('error resetting invite link', () => socket.groupMetadata(request.groupJid), true);
+      return { code, group: toGroupObject(group, ownIds(socket)) };
+    },
+    'group.participants': async (session, request) => {
+      const socket = session.openSocket();
+      const what = `error updating participants (${request.action})`;
+      const results = await groupCall(what, () =>
+        request.action === 'approve' || request.action === 'reject'
+          ? socket.groupRequestParticipantsUpdate(request.groupJid, request.participants, request.action)
+          : socket.groupParticipantsUpdate(request.groupJid, request.participants, request.action as Exclude<ParticipantAction, 'approve' | 'reject'>),
+      );
+      const group = await groupCall(what, () => socket.groupMetadata(request.groupJid), true);
+      return {
+        groupUpdated: results.map((result) => ({ JID: result.jid ?? '', Error: Number(result.status) === 200 ? 0 : Number(result.status) || 500 })),
+        group: toGroupObject(group, ownIds(socket)),
+      };
+    },
+    'group.joinApproval': async (session, request) => {
+      const socket = session.openSocket();
+      const what = 'error updating join approval';
+      await groupCall(what, () => socket.groupJoinApprovalMode(request.groupJid, request.required ? 'on' : 'off'));
+      const group = await groupCall(what, () => socket.groupMetadata(request.groupJid), true);
+      return toGroupObject(group, ownIds(socket));
+    },
   };
+}
+
+/** An invite IQ: a code WhatsApp does not know (404, 406, 410) is a NotFound naming the link, not the group. */
+async function inviteCall<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const { data, output } = (error ?? {}) as { data?: unknown; output?: { statusCode?: number } };
+    const code = typeof data === 'number' ? data : output?.statusCode;
+    if (code === 404 || code === 406 || code === 410) throw new RpcError(ErrorCode.NotFound, `${what}: the invite link is invalid or has expired`);
+    throw groupRefusal(error, what);
+  }
 }

@@ -6,6 +6,7 @@ import {
   IsArray,
   IsBoolean,
   IsDefined,
+  IsIn,
   IsInt,
   IsOptional,
   IsString,
@@ -27,7 +28,8 @@ const Flag = (field: string): PropertyDecorator => applyDecorators(IsOptional(),
 /** `groupjid` (the reference's spelling), required unless an older client sends `groupJid`. */
 function GroupJid(): PropertyDecorator {
   return applyDecorators(
-    ValidateIf((dto: { groupJid?: unknown }) => dto.groupJid === undefined),
+    // Checked whenever sent (a non-string next to a valid groupJid too), required only without groupJid.
+    ValidateIf((dto: { groupjid?: unknown; groupJid?: unknown }) => dto.groupjid !== undefined || dto.groupJid === undefined),
     IsDefined({ message: 'groupjid is required' }),
     IsString({ message: INVALID_GROUP_JID }),
     Matches(GROUP_JID, { message: INVALID_GROUP_JID }),
@@ -95,4 +97,40 @@ export class GroupListDto {
   @Flag('noParticipants') noParticipants?: boolean;
   /** The GET route's spelling. */
   @Flag('noparticipants') noparticipants?: boolean;
+}
+
+/** `invitecode` (the reference's spelling), required unless an older client sends `inviteCode`: a code or the link. */
+export class GroupInviteDto {
+  @ValidateIf((dto: { invitecode?: unknown; inviteCode?: unknown }) => dto.invitecode !== undefined || dto.inviteCode === undefined)
+  @IsDefined({ message: 'invitecode is required' })
+  @IsString({ message: 'invalid invite code' })
+  @MaxLength(200, { message: 'invalid invite code' })
+  invitecode?: string;
+
+  /** The older spelling of `invitecode`. */
+  @IsOptional() @IsString({ message: 'invalid invite code' }) @MaxLength(200, { message: 'invalid invite code' }) inviteCode?: string;
+}
+
+export const PARTICIPANT_ACTIONS = ['add', 'remove', 'promote', 'demote', 'approve', 'reject'] as const;
+
+/** `POST /group/updateParticipants`: members to add, remove, promote or demote, or join requests to approve or reject. */
+export class GroupParticipantsDto extends GroupJidDto {
+  @IsDefined({ message: 'action is required' })
+  @IsIn(PARTICIPANT_ACTIONS, { message: `action must be one of ${PARTICIPANT_ACTIONS.join(', ')}` })
+  action!: (typeof PARTICIPANT_ACTIONS)[number];
+
+  @IsDefined({ message: 'participants is required' })
+  @IsArray({ message: 'participants must be an array of phone numbers' })
+  @ArrayNotEmpty({ message: 'participants must name at least one phone number' })
+  @ArrayMaxSize(1000, { message: 'participants must name at most 1000 phone numbers' })
+  @IsString({ each: true, message: 'participants must be an array of phone numbers' })
+  @MaxLength(100, { each: true, message: 'participants must be an array of phone numbers' })
+  participants!: string[];
+}
+
+/** `POST /group/updateJoinApproval`. */
+export class GroupJoinApprovalDto extends GroupJidDto {
+  @IsDefined({ message: 'IsJoinApprovalRequired is required' })
+  @IsBoolean({ message: 'IsJoinApprovalRequired must be a boolean' })
+  IsJoinApprovalRequired!: boolean;
 }

@@ -1,7 +1,7 @@
 import { ChatRepository, ContactRepository, type ChatRow, type ContactRow } from '@gw/persistence';
 import { recordId } from '@gw/platform';
 import type { BaileysEventMap, Contact, GroupMetadata } from '../../baileys';
-import { chatsEvent, contactsEvent, groupsEvent, joinedGroupEvent } from '../event-payloads';
+import { chatsEvent, contactsEvent, groupSettingEvent, groupsEvent, joinedGroupEvent } from '../event-payloads';
 import { isLid, isPhoneJid, userJid } from '../identity-resolver';
 import type { InboundContext } from './inbound-context';
 
@@ -142,6 +142,7 @@ export class ContactChatGroupEvents {
 
   /** Group subject and announce changes: the cached name and the chat row follow. */
   async onGroupUpdates(updates: BaileysEventMap['groups.update']): Promise<void> {
+    await this.onGroupSettings(updates);
     const changes = updates.filter((update) => update.id && (update.subject !== undefined || update.announce !== undefined));
     for (const update of changes)
       if (update.subject !== undefined) this.context.services.groups.rename(this.context.instanceId, update.id!, update.subject ?? '');
@@ -158,6 +159,42 @@ export class ContactChatGroupEvents {
           if (chat) chats.push(chat);
         }
         if (chats.length) events.push(chatsEvent(chats, who));
+      }),
+    );
+  }
+
+  /** An invite link reset or join approval turned on or off: a `groups` event naming the change. */
+  private async onGroupSettings(updates: BaileysEventMap['groups.update']): Promise<void> {
+    const changes = updates.filter((update) => update.id && (typeof update.inviteCode === 'string' || typeof update.joinApprovalMode === 'boolean'));
+    if (!changes.length) return;
+    const who = await this.context.who();
+    const facts = await Promise.all(
+      changes.map(async (update) => ({
+        groupJid: update.id!,
+        subject: (await this.context.groupInfo(update.id!))?.subject ?? '',
+        author: update.author ? await this.context.identities.party(update.author, update.authorPn) : null,
+        inviteCode: typeof update.inviteCode === 'string' ? update.inviteCode : undefined,
+        joinApproval: typeof update.joinApprovalMode === 'boolean' ? update.joinApprovalMode : undefined,
+      })),
+    );
+    await this.context.withRetry('groups.update', { count: facts.length }, () =>
+      this.context.write(async (_manager, events) => {
+        for (const fact of facts) events.push(groupSettingEvent(fact, who));
+      }),
+    );
+  }
+
+  /** A join request created, withdrawn or rejected (told to the group's admins): a `groups` event naming it. */
+  async onJoinRequest(update: BaileysEventMap['group.join-request']): Promise<void> {
+    if (!update.id || !['created', 'revoked', 'rejected'].includes(update.action)) return;
+    const group = await this.context.groupInfo(update.id);
+    const member = await this.context.identities.party(update.participant, update.participantPn);
+    const actor = update.author ? await this.context.identities.party(update.author, update.authorPn) : null;
+    const who = await this.context.who();
+    const request = { action: update.action as 'created' | 'revoked' | 'rejected', member, method: update.method ?? '' };
+    await this.context.withRetry('group.join-request', { group: update.id }, () =>
+      this.context.write(async (_manager, events) => {
+        events.push(groupSettingEvent({ groupJid: update.id, subject: group?.subject ?? '', author: actor, request }, who));
       }),
     );
   }

@@ -19,6 +19,11 @@ export interface GatewayConfig {
   rpcTimeoutMs: number;
   /** How long a connect may wait for the first QR / pairing code. */
   connectTimeoutMs: number;
+  /**
+   * How long a sync send waits for another worker to take an instance over when its holder died
+   * (FAILOVER_WAIT_MS): the lease TTL, a reconcile interval and a reconnect.
+   */
+  failoverWaitMs: number;
   /** Sandbox: an embedded simulator, and the workers wired to it. */
   sandbox: boolean;
   /** CIDRs the SSRF guard lets through although they are private (SSRF_ALLOWLIST). */
@@ -52,6 +57,7 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     logFormat: env.oneOf('LOG_FORMAT', LOG_FORMATS, 'json'),
     rpcTimeoutMs: env.integer('RPC_TIMEOUT_MS', 15000, { min: 100, max: 600000 }),
     connectTimeoutMs: env.integer('CONNECT_TIMEOUT_MS', 30000, { min: 100, max: 600000 }),
+    failoverWaitMs: env.integer('FAILOVER_WAIT_MS', 20000, { min: 0, max: 600000 }),
     sandbox,
     ssrfAllowlist: cidrList(env, 'SSRF_ALLOWLIST'),
     publicBaseUrl: env.url('PUBLIC_BASE_URL', ['http:', 'https:'], `http://localhost:${env.port('PORT', 8080)}`) as string,

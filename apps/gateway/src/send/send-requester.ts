@@ -68,7 +68,8 @@ export class SendRequester {
       return { ...queued, response: { status: 'success', message: 'Message queued successfully', ...responseExtra } };
     }
     const timeoutMs = 30_000 + (request.delayMs ?? 0);
-    const record = await this.sessions.request(instance.id, 'send', request, timeoutMs);
+    // The message id is fixed above, so a try that reaches the heir after a takeover cannot send twice.
+    const record = await this.sessions.requestAcrossTakeover(instance.id, 'send', request, timeoutMs);
     if (record.status === 'Failed') throw ApiError.refused(record, FAILURE_BY_FUNCTION[built.sendFunction]);
     return { ...record, response: { status: 'success', message: 'Message sent successfully', ...responseExtra } };
   }

@@ -1,4 +1,4 @@
-import { InProcessBus } from '@gw/bus';
+import { Bus, InProcessBus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions } from '@gw/bus';
 import { createLogger } from '@gw/platform';
 import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
 import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
@@ -16,6 +16,8 @@ export class TakeoverStack {
   readonly bus = new InProcessBus();
   /** The live workers by id (a halted one is removed). */
   readonly workers = new Map<string, SessionWorker>();
+  /** Each worker's own connection to the bus, as each worker process has its own to NATS. */
+  private readonly connections = new Map<string, WorkerConnection>();
   readonly logger: ReturnType<typeof createLogger>;
 
   constructor(loggerName: string) {
@@ -31,9 +33,10 @@ export class TakeoverStack {
   }
 
   async startWorker(workerId: string): Promise<SessionWorker> {
+    const connection = new WorkerConnection(this.bus);
     const worker = new SessionWorker({
       dataSource: this.db.dataSource,
-      bus: this.bus,
+      bus: connection,
       logger: this.logger,
       config: sessionWorkerConfig({
         workerId,
@@ -48,13 +51,27 @@ export class TakeoverStack {
     });
     await worker.start();
     this.workers.set(workerId, worker);
+    this.connections.set(workerId, connection);
     return worker;
   }
 
-  /** kill -9 of a worker: sockets dropped, its leases left to lapse, nothing written or released. */
+  /**
+   * kill -9 of a worker: sockets dropped, its leases left to lapse, nothing written or released, and
+   * its connection to the bus gone: its subscriptions vanish and nothing it had taken is answered.
+   */
   halt(workerId: string): void {
+    this.connections.get(workerId)!.die();
+    this.connections.delete(workerId);
     this.workers.get(workerId)!.halt();
     this.workers.delete(workerId);
+  }
+
+  /**
+   * The worker's process stops (the moment before kill -9 lands): requests still reach it and are
+   * never answered, nor run. `halt` then finishes it off.
+   */
+  freeze(workerId: string): void {
+    this.connections.get(workerId)!.freeze();
   }
 
   /** The worker holding a live lease on the instance, or null. */
@@ -75,5 +92,68 @@ export class TakeoverStack {
     await this.gw?.close();
     await this.sim?.stop();
     await this.db?.close();
+  }
+}
+
+const never = () => new Promise<never>(() => undefined);
+
+/**
+ * A worker's connection to the shared in-process bus, which can die as a process's NATS connection
+ * does: its subscriptions go (the server drops them with the socket), and a request it had already
+ * taken is never answered: the requester hears nothing until its timeout.
+ */
+class WorkerConnection extends Bus {
+  private frozen = false;
+  private readonly subscriptions = new Set<BusSubscription>();
+
+  constructor(private readonly shared: Bus) {
+    super();
+  }
+
+  request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
+    return this.frozen ? never() : this.shared.request<T>(subject, data, options);
+  }
+
+  publish(subject: string, data: unknown): void {
+    if (!this.frozen) this.shared.publish(subject, data);
+  }
+
+  subscribe(subject: string, handler: BusHandler, options?: SubscribeOptions): BusSubscription {
+    const answer: BusHandler = async (data, received) => {
+      if (this.frozen) return never();
+      try {
+        const result = await handler(data, received);
+        return this.frozen ? never() : result;
+      } catch (error) {
+        if (this.frozen) return never();
+        throw error;
+      }
+    };
+    const subscription = this.shared.subscribe(subject, answer, options);
+    const tracked = {
+      unsubscribe: () => {
+        this.subscriptions.delete(tracked);
+        subscription.unsubscribe();
+      },
+    };
+    this.subscriptions.add(tracked);
+    return tracked;
+  }
+
+  ping(): Promise<void> {
+    return this.shared.ping();
+  }
+
+  async close(): Promise<void> {
+    // The shared bus is the stack's to close.
+  }
+
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  die(): void {
+    this.frozen = true;
+    for (const subscription of [...this.subscriptions]) subscription.unsubscribe();
   }
 }

@@ -82,6 +82,20 @@ export class LeaseRepository {
   }
 
   /**
+   * Whether a takeover of the instance is under way or due: a lease row that is live or lapsed less
+   * than `withinMs` ago. A clean end deletes the row (release), so a row left behind means its holder
+   * died or is reconnecting; a reconciling worker claims it once it lapses. A row lapsed long ago
+   * (every worker down) is not a takeover in flux.
+   */
+  async heldRecently(instanceId: string, withinMs: number): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(
+      `SELECT 1 FROM session_leases WHERE instance_id = $1 AND expires_at > now() - ($2 || ' milliseconds')::interval`,
+      [instanceId, String(withinMs)],
+    );
+    return rows.length > 0;
+  }
+
+  /**
    * Inside a caller's transaction: proves the lease is still ours and pins it until commit.
    * Returns false when fenced out (the caller must roll back and stop the session).
    */

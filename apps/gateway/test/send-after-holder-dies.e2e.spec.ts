@@ -1,0 +1,79 @@
+import { nextPhone, sleep, waitFor, type InboxEntry } from './support/stack';
+import { TakeoverStack } from './support/takeover-stack';
+
+/**
+ * The worker holding an instance dies (kill -9) with a sync send in flight, and another send arrives
+ * while the lease has not moved yet. Both are answered 200 by the heir once it has adopted the
+ * instance, well before the 30 s a send used to wait for a dead worker (a 504), and the phone gets
+ * each text exactly once: the retried send keeps its message id, which the send ledger relays at
+ * most once. Same linked device throughout (no new QR).
+ */
+describe('sync send when the holding worker dies', () => {
+  const stack = new TakeoverStack('e2e');
+
+  beforeAll(async () => {
+    await stack.start(['worker-a', 'worker-b']);
+  });
+
+  afterAll(async () => {
+    await stack.stop();
+  });
+
+  const send = (token: string, number: string, text: string) => stack.gw.call('POST', '/send/text', { token, body: { number, text } });
+
+  it('should answer the sends through the heir within seconds and deliver each text once', async () => {
+    const phone = nextPhone('5522');
+    const peer = nextPhone('5523');
+    await stack.control('POST', '/sim/accounts', { phone });
+    await stack.control('POST', '/sim/accounts', { phone: peer });
+    const { id, token } = await stack.gw.createInstance('failover');
+    const connect = await stack.gw.call('POST', '/instance/connect', { token, body: {} });
+    const device = await stack.control<{ jid: string }>('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
+    await waitFor(
+      () => stack.gw.call('GET', '/instance/status', { token }),
+      (r) => r.body.status.connected === true,
+      20_000,
+      'connected',
+    );
+    expect((await send(token, peer, 'before the crash')).status).toBe(200);
+
+    // The holder stops with the send in its hands, then dies; a second send comes while its lease lives on.
+    const holder = await stack.holderOf(id);
+    stack.freeze(holder!);
+    const inFlight = send(token, peer, 'in flight when the holder died');
+    await sleep(300);
+    stack.halt(holder!);
+    const killedAt = Date.now();
+    const duringTakeover = send(token, peer, 'sent while the lease moves');
+
+    const [first, second] = await Promise.all([inFlight, duringTakeover]);
+    const answeredAfterMs = Date.now() - killedAt;
+    expect(first).toMatchObject({ status: 200, body: { status: 'Sent' } });
+    expect(second).toMatchObject({ status: 200, body: { status: 'Sent' } });
+    // The lease TTL here is 8 s; before, the first send waited its whole 30 s and answered 504.
+    expect(answeredAfterMs).toBeLessThan(20_000);
+    expect(await stack.holderOf(id)).not.toBe(holder);
+
+    const texts = ['in flight when the holder died', 'sent while the lease moves'];
+    const inbox = await waitFor(
+      () => stack.control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`),
+      (entries) => texts.every((text) => entries.some((entry) => JSON.stringify(entry.message).includes(text))),
+      10_000,
+      'both texts delivered',
+    );
+    await sleep(1_000);
+    const settled = await stack.control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`);
+    for (const text of texts) expect(settled.filter((entry) => JSON.stringify(entry.message).includes(text))).toHaveLength(1);
+    expect(inbox.length).toBeGreaterThanOrEqual(3);
+    const devices = await stack.control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`);
+    expect(devices.filter((entry) => entry.status === 'active').map((entry) => entry.jid)).toEqual([device.jid]);
+  }, 60_000);
+
+  it('should still answer No session at once for an instance nobody held', async () => {
+    const { token } = await stack.gw.createInstance('never-connected');
+    const started = Date.now();
+    const answer = await send(token, nextPhone('5523'), 'nobody holds me');
+    expect(answer.status).toBe(409);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  }, 30_000);
+});

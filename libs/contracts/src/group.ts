@@ -117,3 +117,41 @@ export interface GroupJoinApprovalRequest {
   groupJid: string;
   required: boolean;
 }
+
+/** A new group name (1 to 100 characters). */
+export interface GroupNameRequest {
+  instanceId: string;
+  groupJid: string;
+  name: string;
+}
+
+/** A new description; '' removes it. */
+export interface GroupDescriptionRequest {
+  instanceId: string;
+  groupJid: string;
+  description: string;
+}
+
+/** Who may send (`announcement` admins only / `not_announcement` everyone) or edit the group's info (`locked` / `unlocked`). */
+export type GroupSetting = 'announcement' | 'not_announcement' | 'locked' | 'unlocked';
+
+export interface GroupSettingRequest {
+  instanceId: string;
+  groupJid: string;
+  setting: GroupSetting;
+}
+
+export type GroupMemberAddMode = 'admin_add' | 'all_member_add';
+
+export interface GroupMemberAddModeRequest {
+  instanceId: string;
+  groupJid: string;
+  mode: GroupMemberAddMode;
+}
+
+/** Disappearing messages: the timer in seconds, 0 turns them off. */
+export interface GroupEphemeralRequest {
+  instanceId: string;
+  groupJid: string;
+  seconds: number;
+}

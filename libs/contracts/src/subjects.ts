@@ -12,6 +12,7 @@ import type {
   GroupParticipantsRequest,
   GroupResetInviteReply,
 } from './group';
+import type { GroupDescriptionRequest, GroupEphemeralRequest, GroupMemberAddModeRequest, GroupNameRequest, GroupSettingRequest } from './group';
 
 /**
  * Every subject on the bus. Dot-delimited strings; `<id>` is an instance id. The worker that holds an
@@ -123,6 +124,16 @@ export interface InstanceRpc {
   'group.participants': { request: GroupParticipantsRequest; reply: GroupParticipantsReply };
   /** Turns join approval on or off; admins only (Forbidden). */
   'group.joinApproval': { request: GroupJoinApprovalRequest; reply: GroupObject };
+  /** Renames the group; admins only when the group is locked (Forbidden). */
+  'group.name': { request: GroupNameRequest; reply: GroupObject };
+  /** Sets or ('') removes the description; admins only when the group is locked (Forbidden). */
+  'group.description': { request: GroupDescriptionRequest; reply: GroupObject };
+  /** announce / locked on or off; admins only (Forbidden). */
+  'group.setting': { request: GroupSettingRequest; reply: GroupObject };
+  /** Who may add members; admins only (Forbidden). */
+  'group.memberAddMode': { request: GroupMemberAddModeRequest; reply: GroupObject };
+  /** Disappearing messages timer (0 off); admins only when the group is locked (Forbidden). */
+  'group.ephemeral': { request: GroupEphemeralRequest; reply: GroupObject };
 }
 
 export interface PlaceRequest {

@@ -511,6 +511,8 @@ export class GroupStore {
       }
       case 'ephemeral':
       case 'not_ephemeral':
+        // Disappearing messages are group info: a locked group lets only its admins change them.
+        if (group.locked && !admin) return iqError(iq, 403, 'not-admin');
         group.ephemeral = op.tag === 'ephemeral' ? Number(op.attrs.expiration ?? 0) : 0;
         this.notify(group, me, node(op.tag, op.tag === 'ephemeral' ? { expiration: String(group.ephemeral) } : {}));
         return iqResult(iq);

@@ -5,6 +5,7 @@ import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { CreateGroupDto, GroupInfoDto, GroupListDto } from './dto/group.dto';
 import { GroupInviteDto, GroupJidDto, GroupJoinApprovalDto, GroupParticipantsDto } from './dto/group.dto';
+import { GroupAnnounceDto, GroupDescriptionDto, GroupEphemeralDto, GroupLockedDto, GroupMemberAddModeDto, GroupNameDto } from './dto/group.dto';
 import { GROUP_EXAMPLE } from './group.examples';
 import { GroupService } from './group.service';
 
@@ -89,5 +90,62 @@ export class GroupController {
   })
   updateJoinApproval(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupJoinApprovalDto) {
     return this.groups.updateJoinApproval(instance, dto);
+  }
+
+  @Post('updateName')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupUpdate, { example: { response: 'Group name updated successfully', group: GROUP_EXAMPLE, needs_refresh: false } })
+  updateName(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupNameDto) {
+    return this.groups.updateName(instance, dto);
+  }
+
+  @Post('updateDescription')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupUpdate, {
+    example: { response: 'Group description updated successfully', group: { ...GROUP_EXAMPLE, Topic: 'Grupo oficial de suporte' }, needs_refresh: false },
+  })
+  updateDescription(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupDescriptionDto) {
+    return this.groups.updateDescription(instance, dto);
+  }
+
+  @Post('updateAnnounce')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupUpdate, {
+    example: { response: 'Group announce enabled successfully', group: { ...GROUP_EXAMPLE, IsAnnounce: true }, needs_refresh: false },
+  })
+  updateAnnounce(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupAnnounceDto) {
+    return this.groups.updateAnnounce(instance, dto);
+  }
+
+  @Post('updateLocked')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupUpdate, {
+    example: { response: 'Group lock status changed successfully', group: { ...GROUP_EXAMPLE, IsLocked: true }, needs_refresh: false },
+  })
+  updateLocked(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupLockedDto) {
+    return this.groups.updateLocked(instance, dto);
+  }
+
+  @Post('updateMemberAddMode')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupUpdate, {
+    example: { response: 'Group member add mode set to admin_add successfully', group: { ...GROUP_EXAMPLE, MemberAddMode: 'admin_add' }, needs_refresh: false },
+  })
+  updateMemberAddMode(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupMemberAddModeDto) {
+    return this.groups.updateMemberAddMode(instance, dto);
+  }
+
+  @Post('ephemeral')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupEphemeral, {
+    example: {
+      response: 'Ephemeral timer updated successfully',
+      ephemeral: { enabled: true, seconds: 86400, label: '1d' },
+      group: { ...GROUP_EXAMPLE, IsEphemeral: true, DisappearingTimer: 86400 },
+      needs_refresh: false,
+    },
+  })
+  updateEphemeral(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupEphemeralDto) {
+    return this.groups.updateEphemeral(instance, dto);
   }
 }

@@ -6,6 +6,7 @@ import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import { INVALID_GROUP_JID, type CreateGroupDto, type GroupInfoDto, type GroupJidDto, type GroupListDto } from './dto/group.dto';
 import type { GroupInviteDto, GroupJoinApprovalDto, GroupParticipantsDto } from './dto/group.dto';
+import type { GroupAnnounceDto, GroupDescriptionDto, GroupEphemeralDto, GroupLockedDto, GroupMemberAddModeDto, GroupNameDto } from './dto/group.dto';
 
 type GroupObject = InstanceRpc['group.info']['reply'];
 
@@ -114,6 +115,50 @@ export class GroupService {
     };
   }
 
+  /** `POST /group/updateName`: admins only when the group is locked (403 otherwise). */
+  async updateName(instance: InstanceEntity, dto: GroupNameDto) {
+    const group = await this.sessions.request(instance.id, 'group.name', { instanceId: instance.id, groupJid: groupJidOf(dto), name: dto.name.trim() });
+    return { response: 'Group name updated successfully', group, needs_refresh: false };
+  }
+
+  /** `POST /group/updateDescription`: '' removes it; admins only when the group is locked. */
+  async updateDescription(instance: InstanceEntity, dto: GroupDescriptionDto) {
+    const group = await this.sessions.request(instance.id, 'group.description', {
+      instanceId: instance.id,
+      groupJid: groupJidOf(dto),
+      description: dto.description.trim(),
+    });
+    return { response: 'Group description updated successfully', group, needs_refresh: false };
+  }
+
+  /** `POST /group/updateAnnounce`: admins only. */
+  async updateAnnounce(instance: InstanceEntity, dto: GroupAnnounceDto) {
+    const setting = dto.announce ? 'announcement' : 'not_announcement';
+    const group = await this.sessions.request(instance.id, 'group.setting', { instanceId: instance.id, groupJid: groupJidOf(dto), setting });
+    return { response: `Group announce ${dto.announce ? 'enabled' : 'disabled'} successfully`, group, needs_refresh: false };
+  }
+
+  /** `POST /group/updateLocked`: admins only. */
+  async updateLocked(instance: InstanceEntity, dto: GroupLockedDto) {
+    const setting = dto.locked ? 'locked' : 'unlocked';
+    const group = await this.sessions.request(instance.id, 'group.setting', { instanceId: instance.id, groupJid: groupJidOf(dto), setting });
+    return { response: 'Group lock status changed successfully', group, needs_refresh: false };
+  }
+
+  /** `POST /group/updateMemberAddMode`: admins only. */
+  async updateMemberAddMode(instance: InstanceEntity, dto: GroupMemberAddModeDto) {
+    const mode = dto.MemberAddMode;
+    const group = await this.sessions.request(instance.id, 'group.memberAddMode', { instanceId: instance.id, groupJid: groupJidOf(dto), mode });
+    return { response: `Group member add mode set to ${mode} successfully`, group, needs_refresh: false };
+  }
+
+  /** `POST /group/ephemeral`: disappearing messages off, 1 day, 7 days or 90 days; admins only when the group is locked. */
+  async updateEphemeral(instance: InstanceEntity, dto: GroupEphemeralDto) {
+    const { seconds, label } = ephemeralDuration(dto.duration);
+    const group = await this.sessions.request(instance.id, 'group.ephemeral', { instanceId: instance.id, groupJid: groupJidOf(dto), seconds });
+    return { response: 'Ephemeral timer updated successfully', ephemeral: { enabled: seconds > 0, seconds, label }, group, needs_refresh: false };
+  }
+
   /** `GET /group/list?force=&noparticipants=`: every group the instance is in (`force` accepted: every read asks WhatsApp). */
   async listAll(instance: InstanceEntity, query: { force?: unknown; noparticipants?: unknown }): Promise<{ groups: GroupObject[] }> {
     queryFlag('force', query.force);
@@ -143,4 +188,23 @@ export function queryFlag(name: string, value: unknown): boolean {
   if (value === undefined || value === '') return false;
   if (typeof value === 'string' && /^\s*(true|1|false|0)\s*$/i.test(value)) return /^\s*(true|1)\s*$/i.test(value);
   throw ApiError.badRequest(`${name} must be true or false`);
+}
+
+/** WhatsApp's disappearing-message timers by label. */
+const EPHEMERAL_TIMERS: ReadonlyArray<{ label: string; seconds: number }> = [
+  { label: 'off', seconds: 0 },
+  { label: '1d', seconds: 86_400 },
+  { label: '7d', seconds: 604_800 },
+  { label: '90d', seconds: 7_776_000 },
+];
+
+/** `duration`: 0 / off, 1d, 7d, 90d (any case), or one of those in seconds; anything else is a 400 naming it. */
+export function ephemeralDuration(value: unknown): { seconds: number; label: string } {
+  const text = typeof value === 'number' || typeof value === 'string' ? String(value).trim().toLowerCase() : '';
+  const found = EPHEMERAL_TIMERS.find(
+    (timer) => text !== '' && (timer.label === text || String(timer.seconds) === text || (text === '0' && timer.seconds === 0)),
+  );
+  if (!found)
+    throw ApiError.badRequest(`duration must be one of 0, off, 1d, 7d, 90d (or ${EPHEMERAL_TIMERS.map((timer) => timer.seconds).join(', ')} seconds)`);
+  return found;
 }

@@ -511,6 +511,25 @@ export const SCHEMAS = {
     'GroupJoinApproval',
     object({ response: str(), group: object({ JID: str(), IsJoinApprovalRequired: bool }), needs_refresh: bool }, ['response', 'group']),
   ),
+  /** `POST /group/updateName`, `/updateDescription`, `/updateAnnounce`, `/updateLocked`, `/updateMemberAddMode`: what changed and the group after. */
+  GroupUpdate: named('GroupUpdate', object({ response: str(), group: ref('Group'), needs_refresh: bool }, ['response', 'group'])),
+  /** `POST /group/ephemeral`: the disappearing-messages timer set and the group after. */
+  GroupEphemeral: named(
+    'GroupEphemeral',
+    object(
+      {
+        response: str(),
+        ephemeral: object({ enabled: bool, seconds: { ...int, format: 'int64' }, label: str({ enum: ['off', '1d', '7d', '90d'] }) }, [
+          'enabled',
+          'seconds',
+          'label',
+        ]),
+        group: ref('Group'),
+        needs_refresh: bool,
+      },
+      ['response', 'ephemeral', 'group'],
+    ),
+  ),
   /** `GET /health`: the process answers. */
   Liveness: named('Liveness', { type: 'object', required: ['status'], properties: { status: str({ enum: ['ok'] }) } }),
   /** `GET /ready`: each check by name, `ok` or why it failed; the in-process bus is named as such (`bus: in-process`), not checked. */

@@ -1,5 +1,6 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
+import type { WASocket } from '../baileys';
 import { groupCall, groupRefusal, ownIds, toGroupObject } from './group-object';
 
 /** The ops of the gateway's `group/` area: groups the instance creates, reads and runs. */
@@ -12,7 +13,12 @@ export type GroupOps =
   | 'group.leave'
   | 'group.resetInvite'
   | 'group.participants'
-  | 'group.joinApproval';
+  | 'group.joinApproval'
+  | 'group.name'
+  | 'group.description'
+  | 'group.setting'
+  | 'group.memberAddMode'
+  | 'group.ephemeral';
 
 const GROUP_JID = /^\d{5,}(-\d+)?@g\.us$/;
 const USER_JID = /^\d{5,20}@s\.whatsapp\.net$|^\d{1,20}@lid$/;
@@ -21,6 +27,11 @@ const MAX_PARTICIPANTS = 1024;
 export const INVITE_CODE = /^[A-Za-z0-9_-]{6,64}$/;
 const PARTICIPANT_ACTIONS = ['add', 'remove', 'promote', 'demote', 'approve', 'reject'] as const;
 type ParticipantAction = (typeof PARTICIPANT_ACTIONS)[number];
+const GROUP_SETTINGS = ['announcement', 'not_announcement', 'locked', 'unlocked'] as const;
+const MEMBER_ADD_MODES = ['admin_add', 'all_member_add'] as const;
+/** WhatsApp's disappearing-message timers: off, 24 hours, 7 days, 90 days. */
+export const EPHEMERAL_SECONDS = [0, 86_400, 604_800, 7_776_000] as const;
+const MAX_DESCRIPTION = 2048;
 
 function inviteCodeOf(raw: Record<string, unknown>): string {
   const code = typeof raw.code === 'string' ? raw.code : '';
@@ -62,6 +73,31 @@ export const groupRequests = {
   'group.joinApproval': (raw, instanceId) => {
     if (typeof raw.required !== 'boolean') throw new RpcError(ErrorCode.BadRequest, 'required must be a boolean');
     return { instanceId, groupJid: groupJidOf(raw), required: raw.required };
+  },
+  'group.name': (raw, instanceId) => {
+    const name = typeof raw.name === 'string' ? raw.name : '';
+    if (!name.trim() || name.length > 100) throw new RpcError(ErrorCode.BadRequest, 'name must be 1 to 100 characters');
+    return { instanceId, groupJid: groupJidOf(raw), name };
+  },
+  'group.description': (raw, instanceId) => {
+    if (typeof raw.description !== 'string' || raw.description.length > MAX_DESCRIPTION)
+      throw new RpcError(ErrorCode.BadRequest, `description must be a string of at most ${MAX_DESCRIPTION} characters`);
+    return { instanceId, groupJid: groupJidOf(raw), description: raw.description };
+  },
+  'group.setting': (raw, instanceId) => {
+    const setting = GROUP_SETTINGS.find((known) => known === raw.setting);
+    if (!setting) throw new RpcError(ErrorCode.BadRequest, `setting must be one of ${GROUP_SETTINGS.join(', ')}`);
+    return { instanceId, groupJid: groupJidOf(raw), setting };
+  },
+  'group.memberAddMode': (raw, instanceId) => {
+    const mode = MEMBER_ADD_MODES.find((known) => known === raw.mode);
+    if (!mode) throw new RpcError(ErrorCode.BadRequest, `mode must be one of ${MEMBER_ADD_MODES.join(', ')}`);
+    return { instanceId, groupJid: groupJidOf(raw), mode };
+  },
+  'group.ephemeral': (raw, instanceId) => {
+    const seconds = EPHEMERAL_SECONDS.find((known) => known === raw.seconds);
+    if (seconds === undefined) throw new RpcError(ErrorCode.BadRequest, `seconds must be one of ${EPHEMERAL_SECONDS.join(', ')}`);
+    return { instanceId, groupJid: groupJidOf(raw), seconds };
   },
 } satisfies OpRequestParsers<GroupOps>;
 
@@ -150,7 +186,38 @@ export function groupOps(): OpHandlers<GroupOps> {
       const group = await groupCall(what, () => socket.groupMetadata(request.groupJid), true);
       return toGroupObject(group, ownIds(socket));
     },
+    'group.name': async (session, request) => {
+      const socket = session.openSocket();
+      return changeAndRead(socket, request.groupJid, 'error updating group name', () => socket.groupUpdateSubject(request.groupJid, request.name));
+    },
+    'group.description': async (session, request) => {
+      const socket = session.openSocket();
+      const what = 'error updating group description';
+      return changeAndRead(socket, request.groupJid, what, () => socket.groupUpdateDescription(request.groupJid, request.description || undefined));
+    },
+    'group.setting': async (session, request) => {
+      const socket = session.openSocket();
+      const what = `error updating group setting (${request.setting})`;
+      return changeAndRead(socket, request.groupJid, what, () => socket.groupSettingUpdate(request.groupJid, request.setting));
+    },
+    'group.memberAddMode': async (session, request) => {
+      const socket = session.openSocket();
+      const what = 'error updating member add mode';
+      return changeAndRead(socket, request.groupJid, what, () => socket.groupMemberAddMode(request.groupJid, request.mode));
+    },
+    'group.ephemeral': async (session, request) => {
+      const socket = session.openSocket();
+      const what = 'error updating ephemeral timer';
+      return changeAndRead(socket, request.groupJid, what, () => socket.groupToggleEphemeral(request.groupJid, request.seconds));
+    },
   };
+}
+
+/** A change WhatsApp makes to the group (its refusals as bus errors), then the group as it is after. */
+async function changeAndRead(socket: WASocket, groupJid: string, what: string, change: () => Promise<unknown>) {
+  await groupCall(what, change);
+  const group = await groupCall(what, () => socket.groupMetadata(groupJid), true);
+  return toGroupObject(group, ownIds(socket));
 }
 
 /** An invite IQ: a code WhatsApp does not know (404, 406, 410) is a NotFound naming the link, not the group. */

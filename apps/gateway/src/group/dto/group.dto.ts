@@ -134,3 +134,49 @@ export class GroupJoinApprovalDto extends GroupJidDto {
   @IsBoolean({ message: 'IsJoinApprovalRequired must be a boolean' })
   IsJoinApprovalRequired!: boolean;
 }
+
+/** `POST /group/updateName`. */
+export class GroupNameDto extends GroupJidDto {
+  @IsDefined({ message: 'name is required' })
+  @IsString({ message: 'name must be a string' })
+  @Matches(NOT_BLANK, { message: 'name is required' })
+  @MaxLength(100, { message: 'name must be at most 100 characters' })
+  name!: string;
+}
+
+/** `POST /group/updateDescription`: '' removes the description. */
+export class GroupDescriptionDto extends GroupJidDto {
+  @IsDefined({ message: 'description is required' })
+  @IsString({ message: 'description must be a string' })
+  @MaxLength(2048, { message: 'description must be at most 2048 characters' })
+  description!: string;
+}
+
+/** `POST /group/updateAnnounce`: only admins send (true) or everyone (false). */
+export class GroupAnnounceDto extends GroupJidDto {
+  @IsDefined({ message: 'announce is required' })
+  @IsBoolean({ message: 'announce must be a boolean' })
+  announce!: boolean;
+}
+
+/** `POST /group/updateLocked`: only admins edit the group's info (true) or everyone (false). */
+export class GroupLockedDto extends GroupJidDto {
+  @IsDefined({ message: 'locked is required' })
+  @IsBoolean({ message: 'locked must be a boolean' })
+  locked!: boolean;
+}
+
+export const MEMBER_ADD_MODES = ['admin_add', 'all_member_add'] as const;
+
+/** `POST /group/updateMemberAddMode`. */
+export class GroupMemberAddModeDto extends GroupJidDto {
+  @IsDefined({ message: 'MemberAddMode is required' })
+  @IsIn(MEMBER_ADD_MODES, { message: `MemberAddMode must be one of ${MEMBER_ADD_MODES.join(', ')}` })
+  MemberAddMode!: (typeof MEMBER_ADD_MODES)[number];
+}
+
+/** `POST /group/ephemeral`: `duration` is 0 / off, 1d, 7d or 90d (or those in seconds). */
+export class GroupEphemeralDto extends GroupJidDto {
+  @IsDefined({ message: 'duration is required' })
+  duration!: string | number;
+}

@@ -1,4 +1,4 @@
-import { nextPhone, Stack } from './support/stack';
+import { nextPhone, Stack, waitFor } from './support/stack';
 
 type SimGroup = { jid: string; subject: string; description?: string; announce: boolean; locked: boolean };
 
@@ -14,6 +14,16 @@ describe('group settings API (HTTP → worker → Baileys → simulator)', () =>
 
   const call = (method: 'GET' | 'POST', path: string, body?: unknown) => stack.gw.call(method, path, { token, body });
   const simGroup = (jid: string) => stack.control<SimGroup>('GET', `/sim/groups/${encodeURIComponent(jid)}`);
+  const eventOf = (groupJid: string, match: (event: Record<string, any>) => boolean, what: string) =>
+    waitFor(
+      () =>
+        stack.db.dataSource
+          .query(`SELECT payload FROM outbox_events WHERE event_type = 'groups' AND chat_id = $1 ORDER BY id`, [groupJid])
+          .then((rows: Array<{ payload: Record<string, any> }>) => rows.map((row) => row.payload)),
+      (list) => list.some((entry) => match(entry.event)),
+      15_000,
+      what,
+    ).then((list) => list.find((entry) => match(entry.event))!);
   const info = async (jid: string) => (await call('POST', '/group/info', { groupjid: jid })).body;
 
   beforeAll(async () => {
@@ -42,6 +52,11 @@ describe('group settings API (HTTP → worker → Baileys → simulator)', () =>
       expect(status).toBe(200);
       expect(body).toMatchObject({ response: 'Group name updated successfully', group: { JID: mine, Name: 'Novo nome' }, needs_refresh: false });
       expect((await simGroup(mine)).subject).toBe('Novo nome');
+      expect(await eventOf(mine, (event) => event.Name?.Name === 'Novo nome', 'rename event')).toMatchObject({
+        EventType: 'groups',
+        type: 'Group',
+        event: { JID: mine, Name: { Name: 'Novo nome', NameSetByPN: `${owner}@s.whatsapp.net` }, Topic: null, Join: null },
+      });
     });
 
     it('should answer 400 naming the field, 403 for a non-admin of a locked group, 404 for a missing group', async () => {
@@ -66,6 +81,8 @@ describe('group settings API (HTTP → worker → Baileys → simulator)', () =>
       expect(cleared.status).toBe(200);
       expect(cleared.body.group.Topic).toBe('');
       expect((await simGroup(mine)).description).toBeUndefined();
+      await eventOf(mine, (event) => event.Topic?.Topic === 'Grupo oficial de suporte', 'description event');
+      await eventOf(mine, (event) => event.Topic?.TopicDeleted === true, 'description removed event');
     });
 
     it('should answer 400 naming the field, 403 and 404', async () => {
@@ -86,6 +103,8 @@ describe('group settings API (HTTP → worker → Baileys → simulator)', () =>
       const off = await call('POST', '/group/updateAnnounce', { groupjid: mine, announce: false });
       expect(off).toMatchObject({ status: 200, body: { response: 'Group announce disabled successfully', group: { IsAnnounce: false } } });
       expect((await simGroup(mine)).announce).toBe(false);
+      await eventOf(mine, (event) => event.Announce?.IsAnnounce === true, 'announce on event');
+      await eventOf(mine, (event) => event.Announce?.IsAnnounce === false, 'announce off event');
     });
 
     it('should answer 400 naming the field, 403 and 404', async () => {
@@ -106,6 +125,8 @@ describe('group settings API (HTTP → worker → Baileys → simulator)', () =>
       const off = await call('POST', '/group/updateLocked', { groupjid: mine, locked: false });
       expect(off).toMatchObject({ status: 200, body: { group: { IsLocked: false } } });
       expect((await simGroup(mine)).locked).toBe(false);
+      await eventOf(mine, (event) => event.Locked?.IsLocked === true, 'locked event');
+      await eventOf(mine, (event) => event.Locked?.IsLocked === false, 'unlocked event');
     });
 
     it('should answer 400 naming the field, 403 and 404', async () => {

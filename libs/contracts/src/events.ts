@@ -280,10 +280,14 @@ export interface GroupChangeEvent {
   SenderPN: string | null;
   /** RFC 3339, seconds. */
   Timestamp: string;
-  Name: null;
-  Topic: null;
-  Locked: null;
-  Announce: null;
+  /** The group was renamed (whatsmeow's GroupName). */
+  Name: { Name: string; NameSetAt: string; NameSetBy: string; NameSetByPN: string } | null;
+  /** The description was set or removed (whatsmeow's GroupTopic). */
+  Topic: { Topic: string; TopicID: string; TopicSetAt: string; TopicSetBy: string; TopicSetByPN: string; TopicDeleted: boolean } | null;
+  /** Only admins edit the group's info, or everyone again (whatsmeow's GroupLocked). */
+  Locked: { IsLocked: boolean } | null;
+  /** Only admins send, or everyone again (whatsmeow's GroupAnnounce). */
+  Announce: { IsAnnounce: boolean; AnnounceVersionID: string } | null;
   Ephemeral: null;
   /** Join approval turned on or off (whatsmeow's GroupMembershipApprovalMode). */
   MembershipApprovalMode: { IsJoinApprovalRequired: boolean } | null;

@@ -195,6 +195,14 @@ export interface GroupSettingFacts {
   inviteCode?: string;
   /** Join approval turned on or off. */
   joinApproval?: boolean;
+  /** The new name. */
+  name?: string;
+  /** The new description ('' when removed). */
+  topic?: string;
+  /** Only admins edit the group's info (true) or everyone. */
+  locked?: boolean;
+  /** Only admins send (true) or everyone. */
+  announce?: boolean;
   /** A join request created, withdrawn or rejected. */
   request?: { action: 'created' | 'revoked' | 'rejected'; member: Party; method: string };
 }
@@ -206,16 +214,20 @@ export interface GroupSettingFacts {
  */
 export function groupSettingEvent(facts: GroupSettingFacts, who: InstanceIdentity): NewOutboxEvent {
   const by = facts.author;
+  const now = rfc3339(new Date());
   const event: GroupChangeEvent = {
     JID: facts.groupJid,
     Notify: facts.subject,
     Sender: by ? by.pn || by.jid : null,
     SenderPN: by ? by.pn || by.jid : null,
-    Timestamp: rfc3339(new Date()),
-    Name: null,
-    Topic: null,
-    Locked: null,
-    Announce: null,
+    Timestamp: now,
+    Name: facts.name === undefined ? null : { Name: facts.name, NameSetAt: now, NameSetBy: by?.jid ?? '', NameSetByPN: by?.pn ?? '' },
+    Topic:
+      facts.topic === undefined
+        ? null
+        : { Topic: facts.topic, TopicID: '', TopicSetAt: now, TopicSetBy: by?.jid ?? '', TopicSetByPN: by?.pn ?? '', TopicDeleted: facts.topic === '' },
+    Locked: facts.locked === undefined ? null : { IsLocked: facts.locked },
+    Announce: facts.announce === undefined ? null : { IsAnnounce: facts.announce, AnnounceVersionID: '' },
     Ephemeral: null,
     MembershipApprovalMode: facts.joinApproval === undefined ? null : { IsJoinApprovalRequired: facts.joinApproval },
     Delete: null,

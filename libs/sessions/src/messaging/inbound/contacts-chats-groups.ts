@@ -163,9 +163,18 @@ export class ContactChatGroupEvents {
     );
   }
 
-  /** An invite link reset or join approval turned on or off: a `groups` event naming the change. */
+  /** A rename, description, announce or locked change, an invite link reset or join approval turned on or off: a `groups` event naming the change. */
   private async onGroupSettings(updates: BaileysEventMap['groups.update']): Promise<void> {
-    const changes = updates.filter((update) => update.id && (typeof update.inviteCode === 'string' || typeof update.joinApprovalMode === 'boolean'));
+    const changes = updates.filter(
+      (update) =>
+        update.id &&
+        (typeof update.inviteCode === 'string' ||
+          typeof update.joinApprovalMode === 'boolean' ||
+          typeof update.subject === 'string' ||
+          'desc' in update ||
+          typeof update.restrict === 'boolean' ||
+          typeof update.announce === 'boolean'),
+    );
     if (!changes.length) return;
     const who = await this.context.who();
     const facts = await Promise.all(
@@ -175,6 +184,10 @@ export class ContactChatGroupEvents {
         author: update.author ? await this.context.identities.party(update.author, update.authorPn) : null,
         inviteCode: typeof update.inviteCode === 'string' ? update.inviteCode : undefined,
         joinApproval: typeof update.joinApprovalMode === 'boolean' ? update.joinApprovalMode : undefined,
+        name: typeof update.subject === 'string' ? update.subject : undefined,
+        topic: 'desc' in update ? (update.desc ?? '') : undefined,
+        locked: typeof update.restrict === 'boolean' ? update.restrict : undefined,
+        announce: typeof update.announce === 'boolean' ? update.announce : undefined,
       })),
     );
     await this.context.withRetry('groups.update', { count: facts.length }, () =>

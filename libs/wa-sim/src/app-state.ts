@@ -130,3 +130,56 @@ export async function decodeAppState(account: Account): Promise<Record<string, {
   }
   return out;
 }
+
+/** A chat of the phone's chat list as its app state leaves it (pin, archive, mute, read, clear, delete). */
+export interface PhoneChat {
+  jid: string;
+  pinned: boolean;
+  archived: boolean;
+  /** Muted until this time (ms since the epoch; -1 forever); null when not muted. */
+  muteEndTime: number | null;
+  /** The last mark as read (true) or unread (false); null when never marked. */
+  read: boolean | null;
+  /** Its messages were cleared (and none of the chat's settings changed since). */
+  cleared: boolean;
+  /** Deleted from the chat list (and none of the chat's settings changed since). */
+  deleted: boolean;
+  /** When the last of these changes was made (ms since the epoch). */
+  changedAt: number;
+}
+
+const CHAT_ACTIONS = new Set(['pin_v1', 'archive', 'mute', 'markChatAsRead', 'clearChat', 'deleteChat']);
+
+/** The phone's chat list as folded from every stored chat action, in the order they were made. */
+export async function phoneChats(account: Account): Promise<PhoneChat[]> {
+  const actions: Array<{ type: string; jid: string; action: Record<string, unknown>; at: number; version: number }> = [];
+  for (const { mutations } of Object.values(await decodeAppState(account))) {
+    for (const mutation of mutations) {
+      const index = Array.isArray(mutation.index) ? (mutation.index as unknown[]) : [];
+      const [type, jid] = index;
+      if (typeof type !== 'string' || !CHAT_ACTIONS.has(type) || typeof jid !== 'string' || !mutation.action || mutation.operation !== 'set') continue;
+      actions.push({ type, jid, action: mutation.action, at: Number(mutation.action.timestamp ?? 0), version: mutation.version });
+    }
+  }
+  actions.sort((a, b) => a.at - b.at || a.version - b.version);
+  const chats = new Map<string, PhoneChat>();
+  for (const { type, jid, action, at } of actions) {
+    const chat = chats.get(jid) ?? { jid, pinned: false, archived: false, muteEndTime: null, read: null, cleared: false, deleted: false, changedAt: at };
+    chat.changedAt = at;
+    chat.deleted = false;
+    chat.cleared = false;
+    const value = (name: string) => (action[name] ?? {}) as Record<string, unknown>;
+    if (type === 'pin_v1') chat.pinned = value('pinAction').pinned === true;
+    else if (type === 'archive') {
+      chat.archived = value('archiveChatAction').archived === true;
+      if (chat.archived) chat.pinned = false;
+    } else if (type === 'mute') {
+      const mute = value('muteAction');
+      chat.muteEndTime = mute.muted === true ? Number(mute.muteEndTimestamp ?? -1) : null;
+    } else if (type === 'markChatAsRead') chat.read = value('markChatAsReadAction').read === true;
+    else if (type === 'clearChat') chat.cleared = true;
+    else if (type === 'deleteChat') Object.assign(chat, { pinned: false, archived: false, muteEndTime: null, read: null, deleted: true });
+    chats.set(jid, chat);
+  }
+  return [...chats.values()];
+}

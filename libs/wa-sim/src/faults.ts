@@ -48,7 +48,15 @@ export interface RejectLoginRule {
   count?: number;
 }
 
-export type FaultRule = AckFaultRule | LatencyFaultRule | IgnorePingsRule | CorruptFaultRule | DropDeliveryRule | RejectLoginRule;
+export interface AppStateFaultRule {
+  kind: 'app-state';
+  /** `<error code>` the device's next app-state patch upload is answered with, e.g. 400, 409, 500. */
+  code?: number;
+  device?: string;
+  count?: number;
+}
+
+export type FaultRule = AckFaultRule | LatencyFaultRule | IgnorePingsRule | CorruptFaultRule | DropDeliveryRule | RejectLoginRule | AppStateFaultRule;
 
 export interface ActiveFault {
   id: number;
@@ -68,7 +76,7 @@ export type FaultAction =
 
 export type FaultRequest = FaultRule | FaultAction;
 
-const RULE_KINDS = new Set(['ack', 'latency', 'ignore-pings', 'corrupt', 'drop-deliveries', 'reject-login']);
+const RULE_KINDS = new Set(['ack', 'latency', 'ignore-pings', 'corrupt', 'drop-deliveries', 'reject-login', 'app-state']);
 const ACTION_KINDS = new Set(['drop', 'conflict', 'stream-error', 'logout', 'restart', 'clear']);
 
 export function isFaultRule(request: FaultRequest): request is FaultRule {
@@ -125,6 +133,8 @@ export function parseFaultRequest(body: unknown): FaultRequest {
       return { kind, device: optString('device'), count: optNumber('count') ?? 1 };
     case 'reject-login':
       return { kind, reason: optNumber('reason') ?? 401, device: optString('device'), count: optNumber('count') };
+    case 'app-state':
+      return { kind, code: optNumber('code') ?? 400, device: optString('device'), count: optNumber('count') ?? 1 };
     case 'drop':
     case 'conflict':
       return { kind, device: needDevice() };

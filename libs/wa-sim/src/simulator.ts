@@ -12,8 +12,8 @@ import type { AuthenticationCreds, ChatModification } from './baileys';
 import { AccountRegistry, deviceRefKey, digitsOnly } from './accounts';
 import type { LinkedDevice } from './accounts';
 import type { Account, DeviceDeclaration, DeviceRef, InboxEntry, OutboxEntry, PairingMethod, ReceiptType } from './accounts';
-import { decodeAppState, handleAppStateIq, phonePatch } from './app-state';
-import type { DecodedMutation } from './app-state';
+import { decodeAppState, handleAppStateIq, phoneChats, phonePatch } from './app-state';
+import type { DecodedMutation, PhoneChat } from './app-state';
 import { createCertificateChain } from './certs';
 import type { CertificateChain } from './certs';
 import { Connection, nextServerId } from './connection';
@@ -29,7 +29,7 @@ import { createLogger } from './logger';
 import type { Logger } from './logger';
 import { MessageRouter } from './message-router';
 import type { BinaryNode } from './node-io';
-import { iqError, iqResult, node, S_WHATSAPP_NET, unixNow } from './node-io';
+import { child, children, iqError, iqResult, node, S_WHATSAPP_NET, unixNow } from './node-io';
 import type { ClientFinish } from './noise-server';
 import { CallCenter } from './calls';
 import { decryptMedia, encryptMedia, MediaServer } from './media-server';
@@ -605,6 +605,9 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   // ------------------------------------------------------------------ app state, media, groups hooks
 
   handleAppState(device: LinkedDevice, iq: BinaryNode): BinaryNode {
+    const uploads = children(child(iq, 'sync'), 'collection').some((collection) => children(collection, 'patch').length > 0);
+    const refusal = uploads ? this.faults.take('app-state', (f) => this.matchesDevice(f, { account: device.account, deviceId: device.deviceId })) : undefined;
+    if (refusal) return iqError(iq, refusal.code ?? 400, 'fault: app-state patch refused');
     const { reply, changed } = handleAppStateIq(device.account, iq);
     if (changed.length) this.announceAppState(device.account, changed, device);
     return reply;
@@ -803,6 +806,11 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   /** Every app-state mutation stored for the account, decrypted with the account key. */
   appState(phone: string): Promise<Record<string, { version: number; mutations: DecodedMutation[] }>> {
     return decodeAppState(this.requireAccount(phone));
+  }
+
+  /** The phone's chat list as its app state leaves it: pinned, archived, muted, read, cleared, deleted per chat. */
+  chats(phone: string): Promise<PhoneChat[]> {
+    return phoneChats(this.requireAccount(phone));
   }
 
   inbox(phone: string, query: InboxQuery = {}): InboxEntry[] {

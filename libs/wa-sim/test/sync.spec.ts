@@ -110,4 +110,32 @@ describe('history and app state', () => {
     expect(res.status).toBe(200);
     expect((await live).id).toBe('8');
   });
+  it('should keep the chat list the devices change through app state, and refuse a patch under an app-state fault', async () => {
+    const [first] = sockets;
+    const chat = `${CONTACT}@s.whatsapp.net`;
+    const last = [{ key: { remoteJid: chat, fromMe: false, id: 'HIST1' }, messageTimestamp: 1_700_000_000 }];
+    const chats = async () => (await getJson<{ chats: Array<Record<string, unknown>> }>(running, `/sim/accounts/${OWNER}/chats`)).body.chats;
+    await first.chatModify({ pin: true }, chat);
+    await first.chatModify({ mute: 1_900_000_000_000 }, chat);
+    await first.chatModify({ markRead: false, lastMessages: last }, chat);
+    expect((await chats()).find((c) => c.jid === chat)).toMatchObject({
+      pinned: true,
+      archived: false,
+      muteEndTime: 1_900_000_000_000,
+      read: false,
+      deleted: false,
+    });
+    await first.chatModify({ archive: true, lastMessages: last }, chat);
+    await first.chatModify({ mute: null }, chat);
+    expect((await chats()).find((c) => c.jid === chat)).toMatchObject({ pinned: false, archived: true, muteEndTime: null });
+    await first.chatModify({ delete: true, lastMessages: last }, chat);
+    expect((await chats()).find((c) => c.jid === chat)).toMatchObject({ deleted: true, archived: false });
+
+    const fault = await postJson(running, '/sim/faults', { kind: 'app-state', code: 409, device: OWNER });
+    expect(fault.status).toBe(200);
+    await expect(first.chatModify({ pin: true }, chat)).rejects.toMatchObject({ data: 409 });
+    expect((await chats()).find((c) => c.jid === chat)).toMatchObject({ pinned: false, deleted: true });
+    await first.chatModify({ pin: true }, chat);
+    expect((await chats()).find((c) => c.jid === chat)).toMatchObject({ pinned: true, deleted: false });
+  });
 });

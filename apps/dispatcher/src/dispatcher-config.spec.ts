@@ -16,6 +16,7 @@ describe(loadDispatcherConfig.name, () => {
       healthHost: '0.0.0.0',
       logLevel: 'info',
       logFormat: 'json',
+      metrics: { perInstance: false, token: undefined },
       dispatch: { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: expect.any(String) },
       retention: { retentionDays: 7, intervalMs: 3_600_000 },
     });

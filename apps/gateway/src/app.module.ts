@@ -46,6 +46,8 @@ import { LabelController } from './label/label.controller';
 import { LabelService } from './label/label.service';
 import { GroupController } from './group/group.controller';
 import { GroupService } from './group/group.service';
+import { NewsletterController } from './newsletter/newsletter.controller';
+import { NewsletterService } from './newsletter/newsletter.service';
 import { QuickReplyController } from './quickreply/quick-reply.controller';
 import { QuickReplyService } from './quickreply/quick-reply.service';
 
@@ -87,6 +89,7 @@ export class GatewayModule {
         ChatController,
         LabelController,
         GroupController,
+        NewsletterController,
         QuickReplyController,
       ],
       providers: [
@@ -116,6 +119,7 @@ export class GatewayModule {
         ChatService,
         LabelService,
         GroupService,
+        NewsletterService,
         QuickReplyService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },

@@ -13,6 +13,8 @@ import type {
   GroupResetInviteReply,
 } from './group';
 import type { GroupDescriptionRequest, GroupEphemeralRequest, GroupMemberAddModeRequest, GroupNameRequest, GroupSettingRequest } from './group';
+import type { NewsletterCreateRequest, NewsletterDescriptionRequest, NewsletterInviteRequest, NewsletterJidRequest } from './newsletter';
+import type { NewsletterListReply, NewsletterMetadata, NewsletterNameRequest, NewsletterSubscriptionRequest } from './newsletter';
 
 /**
  * Every subject on the bus. Dot-delimited strings; `<id>` is an instance id. The worker that holds an
@@ -134,6 +136,22 @@ export interface InstanceRpc {
   'group.memberAddMode': { request: GroupMemberAddModeRequest; reply: GroupObject };
   /** Disappearing messages timer (0 off); admins only when the group is locked (Forbidden). */
   'group.ephemeral': { request: GroupEphemeralRequest; reply: GroupObject };
+  /** Creates a channel owned by the instance; answers it as WhatsApp describes it. */
+  'newsletter.create': { request: NewsletterCreateRequest; reply: NewsletterMetadata };
+  /** One channel by JID (NotFound when WhatsApp does not know it). */
+  'newsletter.info': { request: NewsletterJidRequest; reply: NewsletterMetadata };
+  /** One channel by invite key (NotFound when WhatsApp does not know it). */
+  'newsletter.link': { request: NewsletterInviteRequest; reply: NewsletterMetadata };
+  /** The channels the instance follows or owns, read from WhatsApp. */
+  'newsletter.list': { request: { instanceId: string }; reply: NewsletterListReply };
+  /** Follow, unfollow, mute or unmute a channel (NotFound when it does not exist). */
+  'newsletter.subscription': { request: NewsletterSubscriptionRequest; reply: { ok: true } };
+  /** Renames the channel; owner or admins only (Forbidden). */
+  'newsletter.name': { request: NewsletterNameRequest; reply: { ok: true } };
+  /** Sets or ('') removes the description; owner or admins only (Forbidden). */
+  'newsletter.description': { request: NewsletterDescriptionRequest; reply: { ok: true } };
+  /** Deletes the channel; the owner only (Forbidden). */
+  'newsletter.delete': { request: NewsletterJidRequest; reply: { ok: true } };
 }
 
 export interface PlaceRequest {

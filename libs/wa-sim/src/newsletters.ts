@@ -28,6 +28,8 @@ const Q = {
   DELETE: '30062808666639665',
   REACHOUT_TIMELOCK: '23983697327930364',
   MESSAGE_CAPPING_INFO: '24503548349331633',
+  // Not a constant of rc14: WhatsApp Web's (and whatsmeow's) list of the channels the account follows or owns.
+  SUBSCRIBED: '6388546374527196',
 } as const;
 
 export interface NewsletterPost {
@@ -216,6 +218,16 @@ export class NewsletterStore {
           iq,
           target ? data(queryId === Q.DEMOTE ? 'xwa2_newsletter_demote' : 'xwa2_newsletter_change_owner', { id: target.jid }) : notFound,
         );
+      case Q.SUBSCRIBED: {
+        const mine = [...this.byJid.values()].filter((n) => !n.deleted && (n.owner === me || n.followers.has(me.phone)));
+        return this.mexResult(
+          iq,
+          data(
+            'xwa2_newsletter_subscribed',
+            mine.map((n) => this.metadata(n, me)),
+          ),
+        );
+      }
       case Q.REACHOUT_TIMELOCK:
         return this.mexResult(iq, data('xwa2_fetch_account_reachout_timelock', { is_active: false, time_enforcement_ends: '0', enforcement_type: 'DEFAULT' }));
       case Q.MESSAGE_CAPPING_INFO:

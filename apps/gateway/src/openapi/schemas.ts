@@ -530,6 +530,38 @@ export const SCHEMAS = {
       ['response', 'ephemeral', 'group'],
     ),
   ),
+  /** A channel as WhatsApp describes it (whatsmeow's NewsletterMetadata, as uazapi answers it). */
+  Newsletter: named(
+    'Newsletter',
+    object(
+      {
+        id: str({ description: '<digits>@newsletter' }),
+        state: object({ type: str({ description: 'active, suspended, geosuspended' }) }),
+        thread_metadata: object({
+          creation_time: str({ description: 'Unix seconds' }),
+          invite: str({ description: 'The invite key: https://whatsapp.com/channel/<invite>' }),
+          name: object({ text: str(), id: str(), update_time: str() }),
+          description: object({ text: str(), id: str(), update_time: str() }),
+          subscribers_count: str(),
+          verification: str({ enum: ['verified', 'unverified'] }),
+          picture: { type: ['object', 'null'], properties: { url: str(), id: str(), type: str(), direct_path: str() } } as SchemaObject,
+          preview: object({ url: str(), id: str(), type: str(), direct_path: str() }),
+          settings: object({ reaction_codes: object({ value: str() }) }),
+        }),
+        viewer_metadata: {
+          type: ['object', 'null'],
+          properties: { mute: str({ enum: ['on', 'off'] }), role: str({ enum: ['owner', 'admin', 'subscriber', 'guest'] }) },
+        } as SchemaObject,
+      },
+      ['id', 'thread_metadata'],
+    ),
+  ),
+  /** `/newsletter/create`, `/newsletter/info`, `/newsletter/link`: `{response: Newsletter}`. */
+  NewsletterResponse: named('NewsletterResponse', object({ response: ref('Newsletter') }, ['response'])),
+  /** `GET /newsletter/list`: the channels the instance follows or owns. */
+  NewsletterList: named('NewsletterList', object({ response: list(ref('Newsletter')) }, ['response'])),
+  /** A channel action done (follow, unfollow, mute, unmute, name, description, delete). */
+  NewsletterDone: named('NewsletterDone', object({ response: { type: 'boolean', enum: [true] } }, ['response'])),
   /** `GET /health`: the process answers. */
   Liveness: named('Liveness', { type: 'object', required: ['status'], properties: { status: str({ enum: ['ok'] }) } }),
   /** `GET /ready`: each check by name, `ok` or why it failed; the in-process bus is named as such (`bus: in-process`), not checked. */

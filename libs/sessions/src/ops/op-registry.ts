@@ -11,6 +11,7 @@ import { groupOps, groupRequests } from './group.ops';
 import { instanceOps, instanceRequests } from './instance.ops';
 import { labelOps, labelRequests } from './label.ops';
 import { messageOps, messageRequests } from './message.ops';
+import { newsletterOps, newsletterRequests } from './newsletter.ops';
 import type { OpRegistry, OpRequestParsers } from './op-handler';
 import { sendOps, sendRequests } from './send.ops';
 
@@ -22,6 +23,7 @@ const OP_REQUESTS = {
   ...labelRequests,
   ...chatRequests,
   ...groupRequests,
+  ...newsletterRequests,
 } satisfies OpRequestParsers<InstanceOp>;
 
 export interface OpRegistryDependencies {
@@ -44,6 +46,7 @@ export function createOpRegistry(dependencies: OpRegistryDependencies, overrides
     ...labelOps(dependencies.inbound),
     ...chatOps(dependencies.inbound),
     ...groupOps(),
+    ...newsletterOps(),
     ...overrides,
   } satisfies OpRegistry;
 }

@@ -1,0 +1,93 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
+import type { InstanceEntity } from '@gw/persistence';
+import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
+import { ApiReply } from '../openapi/api-reply.decorator';
+import { SCHEMAS } from '../openapi/schemas';
+import { CreateNewsletterDto, NewsletterDescriptionDto, NewsletterIdDto, NewsletterLinkDto, NewsletterNameDto } from './dto/newsletter.dto';
+import { NEWSLETTER_EXAMPLE } from './newsletter.examples';
+import { NewsletterService } from './newsletter.service';
+
+const DONE = { example: { response: true } };
+
+/** Channels (newsletters) the instance creates, follows and runs: `/newsletter/*`. */
+@Controller('newsletter')
+@UseGuards(InstanceGuard)
+export class NewsletterController {
+  constructor(private readonly newsletters: NewsletterService) {}
+
+  @Post('create')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterResponse, { example: { response: NEWSLETTER_EXAMPLE } })
+  create(@CurrentInstance() instance: InstanceEntity, @Body() dto: CreateNewsletterDto) {
+    return this.newsletters.create(instance, dto);
+  }
+
+  @Get('list')
+  @ApiReply(SCHEMAS.NewsletterList, { example: { response: [{ ...NEWSLETTER_EXAMPLE, viewer_metadata: { mute: 'off', role: 'subscriber' } }] } })
+  list(@CurrentInstance() instance: InstanceEntity) {
+    return this.newsletters.list(instance);
+  }
+
+  @Post('info')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterResponse, { example: { response: NEWSLETTER_EXAMPLE } })
+  info(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
+    return this.newsletters.info(instance, dto);
+  }
+
+  @Post('link')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterResponse, { example: { response: { ...NEWSLETTER_EXAMPLE, viewer_metadata: { mute: 'off', role: 'guest' } } } })
+  link(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterLinkDto) {
+    return this.newsletters.link(instance, dto);
+  }
+
+  @Post('follow')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  follow(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
+    return this.newsletters.subscription(instance, dto, 'follow');
+  }
+
+  @Post('unfollow')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  unfollow(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
+    return this.newsletters.subscription(instance, dto, 'unfollow');
+  }
+
+  @Post('mute')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  mute(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
+    return this.newsletters.subscription(instance, dto, 'mute');
+  }
+
+  @Post('unmute')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  unmute(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
+    return this.newsletters.subscription(instance, dto, 'unmute');
+  }
+
+  @Post('name')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  updateName(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterNameDto) {
+    return this.newsletters.updateName(instance, dto);
+  }
+
+  @Post('description')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  updateDescription(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterDescriptionDto) {
+    return this.newsletters.updateDescription(instance, dto);
+  }
+
+  @Post('delete')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  delete(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
+    return this.newsletters.delete(instance, dto);
+  }
+}

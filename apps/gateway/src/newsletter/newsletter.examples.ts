@@ -1,0 +1,17 @@
+/** Example bodies of the `/newsletter/*` answers, from a run against the simulator. */
+export const NEWSLETTER_EXAMPLE = {
+  id: '120363123456789012@newsletter',
+  state: { type: 'active' },
+  thread_metadata: {
+    creation_time: '1779628800',
+    invite: '0029VaAbCdEfGhIjKlMnOp',
+    name: { text: 'Canal de Promoções', id: '1779628800', update_time: '1779628800' },
+    description: { text: 'Ofertas e novidades da loja', id: '1779628800', update_time: '1779628800' },
+    subscribers_count: '0',
+    verification: 'unverified',
+    picture: { url: '', id: '', type: 'IMAGE', direct_path: '' },
+    preview: { url: '', id: '', type: 'PREVIEW', direct_path: '' },
+    settings: { reaction_codes: { value: 'ALL' } },
+  },
+  viewer_metadata: { mute: 'off', role: 'owner' },
+};

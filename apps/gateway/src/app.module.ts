@@ -24,6 +24,7 @@ import { MessageActionsService } from './message/message-actions.service';
 import { MessageDownloadService } from './message/message-download.service';
 import { HistorySyncService } from './message/history-sync.service';
 import { FilesController } from './files/files.controller';
+import { FilesService } from './files/files.service';
 import { SendController } from './send/send.controller';
 import { SendService } from './send/send.service';
 import { AsyncQueueController } from './message/async/async-queue.controller';
@@ -95,6 +96,7 @@ export class GatewayModule {
       providers: [
         ...shared,
         HealthService,
+        FilesService,
         AdminTokenService,
         AdminService,
         AdminGuard,

@@ -8,6 +8,8 @@ export const ErrorCode = {
   /** The instance lacks the rights (e.g. it is not an admin of the group). */
   Forbidden: 'forbidden',
   Conflict: 'conflict',
+  /** WhatsApp answered the request with an error (e.g. refused an app-state patch). */
+  Refused: 'refused',
   NoSession: 'no_session',
   NotConnected: 'not_connected',
   Timeout: 'timeout',

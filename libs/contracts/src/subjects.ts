@@ -12,6 +12,7 @@ import type {
   GroupParticipantsRequest,
   GroupResetInviteReply,
 } from './group';
+import type { ChatModifyRequest } from './chat-state';
 import type { GroupDescriptionRequest, GroupEphemeralRequest, GroupMemberAddModeRequest, GroupNameRequest, GroupSettingRequest } from './group';
 import type { NewsletterCreateRequest, NewsletterDescriptionRequest, NewsletterInviteRequest, NewsletterJidRequest } from './newsletter';
 import type { NewsletterListReply, NewsletterMetadata, NewsletterNameRequest, NewsletterSubscriptionRequest } from './newsletter';
@@ -109,6 +110,8 @@ export interface InstanceRpc {
   /** App-state label changes; answered once the resulting events are stored. */
   'label.edit': { request: LabelEditRequest; reply: { ok: true } };
   'chat.labels': { request: ChatLabelsRequest; reply: { ok: true } };
+  /** Pins, archives, mutes, marks read, clears or deletes a chat in the phone's app state; answered once the `chats` change is stored. */
+  'chat.modify': { request: ChatModifyRequest; reply: { ok: true } };
   /** Creates a group with the instance as its super admin; answers the group as WhatsApp made it. */
   'group.create': { request: GroupCreateRequest; reply: GroupObject };
   /** One group the instance is in, read from WhatsApp (NotFound / Forbidden when it does not exist / the instance is not in it). */

@@ -4,6 +4,7 @@ import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { BlockDto, ChatLabelsDto } from './dto/chat.dto';
 import { EditLeadDto } from './dto/edit-lead.dto';
 import { FindChatsDto } from './dto/find-chats.dto';
+import { ChatArchiveDto, ChatMuteDto, ChatPinDto, ChatReadDto } from './dto/chat-state.dto';
 import { ChatService } from './chat.service';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
@@ -49,5 +50,33 @@ export class ChatController {
   })
   find(@CurrentInstance() instance: InstanceEntity, @Body() dto: FindChatsDto) {
     return this.chats.find(instance, dto);
+  }
+
+  @Post('pin')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.Response, { example: { response: 'Chat pinned' } })
+  pin(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatPinDto) {
+    return this.chats.pin(instance, dto);
+  }
+
+  @Post('archive')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.Response, { example: { response: 'Chat updated successfully' } })
+  archive(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatArchiveDto) {
+    return this.chats.archive(instance, dto);
+  }
+
+  @Post('read')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.Response, { example: { response: 'Chat read status updated successfully' } })
+  read(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatReadDto) {
+    return this.chats.read(instance, dto);
+  }
+
+  @Post('mute')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.Response, { example: { response: 'Chat mute settings updated successfully' } })
+  mute(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatMuteDto) {
+    return this.chats.mute(instance, dto);
   }
 }

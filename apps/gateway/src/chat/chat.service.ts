@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, RpcError } from '@gw/contracts';
+import { ErrorCode, RpcError, type InstanceRpc } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
 import {
   BlocklistRepository,
@@ -7,6 +7,7 @@ import {
   ChatRepository,
   LabelRepository,
   LidMappingRepository,
+  MessageRepository,
   toChatRecord,
   type ChatComparison,
   type ChatField,
@@ -20,6 +21,9 @@ import { SessionClient } from '../session/session.client';
 import type { BlockDto, ChatLabelsDto } from './dto/chat.dto';
 import { LEAD_FIELDS, type EditLeadDto } from './dto/edit-lead.dto';
 import type { FindChatsDto } from './dto/find-chats.dto';
+import type { ChatArchiveDto, ChatMuteDto, ChatPinDto, ChatReadDto } from './dto/chat-state.dto';
+
+type ChatModify = InstanceRpc['chat.modify']['request'];
 
 const INVALID_CHAT = 'Invalid id: give the chat as wa_chatid (…@s.whatsapp.net, …@lid, …@g.us), wa_fastid (owner:number) or an international phone number';
 
@@ -32,7 +36,59 @@ export class ChatService {
     private readonly sessions: SessionClient,
     private readonly chatRows: ChatRepository,
     private readonly lidMappings: LidMappingRepository,
+    private readonly messageRows: MessageRepository,
   ) {}
+
+  /** Pins or unpins the chat in the phone's chat list (app state). */
+  async pin(instance: InstanceEntity, dto: ChatPinDto) {
+    await this.modifyChat(instance, dto.number, dto.pin ? 'pin' : 'unpin');
+    return { response: dto.pin ? 'Chat pinned' : 'Chat unpinned' };
+  }
+
+  /** Archives or unarchives the chat, up to its last message. */
+  async archive(instance: InstanceEntity, dto: ChatArchiveDto) {
+    await this.modifyChat(instance, dto.number, dto.archive ? 'archive' : 'unarchive');
+    return { response: 'Chat updated successfully' };
+  }
+
+  /** Marks the chat read (its unread count goes to 0) or unread, up to its last message. */
+  async read(instance: InstanceEntity, dto: ChatReadDto) {
+    await this.modifyChat(instance, dto.number, dto.read ? 'read' : 'unread');
+    return { response: 'Chat read status updated successfully' };
+  }
+
+  /** Mutes the chat for `muteEndTime` hours from now (-1 for ever), or unmutes it (0). */
+  async mute(instance: InstanceEntity, dto: ChatMuteDto) {
+    const hours = dto.muteEndTime;
+    await this.modifyChat(instance, dto.number, hours === 0 ? 'unmute' : 'mute', hours === -1 ? -1 : Date.now() + hours * 3_600_000);
+    return { response: 'Chat mute settings updated successfully' };
+  }
+
+  /** The chat `number` names (a phone number or chat JID), else 400 `Could not parse phone`. */
+  private chatJid(number: string): { jid: string; isGroup: boolean } {
+    const target = parseChatTarget(number);
+    if (!target || target.kind === 'newsletter') throw ApiError.badRequest('Could not parse phone');
+    return { jid: target.jid, isGroup: target.kind === 'group' };
+  }
+
+  /** An app-state change of the chat; archive, read, clear and delete cover it up to its last stored message. */
+  private async modifyChat(instance: InstanceEntity, number: string, action: ChatModify['action'], muteEndTime?: number) {
+    const { jid } = this.chatJid(number);
+    const ranged = action !== 'pin' && action !== 'unpin' && action !== 'mute' && action !== 'unmute';
+    const lastMessages = ranged ? await this.lastMessages(instance, jid) : [];
+    await this.sessions.request(instance.id, 'chat.modify', { instanceId: instance.id, chatJid: jid, action, muteEndTime, lastMessages });
+  }
+
+  /** The chat's newest stored message, as the key WhatsApp's app state names it by. */
+  private async lastMessages(instance: InstanceEntity, jid: string): Promise<ChatModify['lastMessages']> {
+    const { rows } = await this.messageRows.find(instance.id, { chatId: jid, limit: 1, offset: 0 });
+    return rows
+      .filter((row) => row.messageId && row.messageTimestamp > 0)
+      .map((row) => ({
+        key: { remoteJid: jid, id: row.messageId, fromMe: row.fromMe, ...(row.isGroup && !row.fromMe && row.sender ? { participant: row.sender } : {}) },
+        messageTimestamp: Math.floor(row.messageTimestamp / 1000),
+      }));
+  }
 
   /**
    * Writes the lead fields given (absent ones stay) of the chat `id` names, creating the chat when the

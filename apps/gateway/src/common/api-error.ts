@@ -119,6 +119,8 @@ export function rpcErrorKind(code: ErrorCode): ApiErrorKind {
       return 'conflict';
     case ErrorCode.Timeout:
       return 'timeout';
+    case ErrorCode.Refused:
+      return 'whatsapp_refused';
     case ErrorCode.CapacityExhausted:
     case ErrorCode.Fenced:
       return 'unavailable';
@@ -147,6 +149,7 @@ export function rpcErrorMessage(code: ErrorCode, message: string): string {
     case ErrorCode.Forbidden:
     case ErrorCode.Conflict:
     case ErrorCode.NotConnected:
+    case ErrorCode.Refused:
       return message;
     default:
       return assertUnreachable(code);

@@ -182,6 +182,15 @@ export class InboundSocketHandler {
     return this.blocklist.setBlocked(jid, block);
   }
 
+  /**
+   * `/chat/pin`, `/chat/archive`, `/chat/mute`, `/chat/read`: the change WhatsApp accepted, stored in order with the
+   * socket's events. Baileys' own `chats.update` for it comes after its event buffer flushes (or waits for the chat
+   * in the buffer), and then changes nothing.
+   */
+  chatChanged(update: BaileysEventMap['chats.update'][number]): Promise<void> {
+    return this.queue.run(() => this.directory.onChatUpdates([update]));
+  }
+
   private enqueue(what: string, task: () => Promise<void>): void {
     if (this.stopped) return;
     void this.queue.run(async () => {

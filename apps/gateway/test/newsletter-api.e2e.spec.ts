@@ -187,6 +187,54 @@ describe('newsletter API (HTTP → worker → Baileys → simulator)', () => {
     });
   });
 
+  describe('POST /newsletter/messages', () => {
+    it('should answer the posts with their views and reactions, newest count, and page back with beforeid', async () => {
+      const reader = nextPhone('5597');
+      await stack.control('POST', '/sim/accounts', { phone: reader, name: 'Reader' });
+      const channel = await othersChannel('Posts do canal', [phone, reader]);
+      const path = `/sim/newsletters/${encodeURIComponent(channel.jid)}/posts`;
+      const posted: Array<{ id: string; serverId: number }> = [];
+      for (const text of ['um', 'dois', 'três']) posted.push(await stack.control('POST', path, { text }));
+      await stack.control('POST', `${path}/${posted[1].serverId}/views`, { count: 1200 });
+      await stack.control('POST', `${path}/${posted[1].serverId}/reactions`, { phone: reader, code: '👍' });
+      await stack.control('POST', `${path}/${posted[1].serverId}/reactions`, { phone: publisher, code: '👍' });
+      await stack.control('POST', `${path}/${posted[2].serverId}/reactions`, { phone: reader, code: '🔥' });
+
+      const { status, body } = await call('POST', '/newsletter/messages', { jid: channel.jid, count: 20 });
+      expect(status).toBe(200);
+      expect(body.response.map((post: { serverid: number }) => post.serverid)).toEqual(posted.map((post) => post.serverId));
+      expect(body.response[1]).toEqual({
+        serverid: posted[1].serverId,
+        messageid: posted[1].id,
+        type: 'text',
+        timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+        viewsCount: 1200,
+        reactionCounts: { '👍': 2 },
+        message: { conversation: 'dois' },
+      });
+      expect(body.response[0]).toMatchObject({ viewsCount: 0, reactionCounts: {}, message: { conversation: 'um' } });
+      expect(body.response[2]).toMatchObject({ reactionCounts: { '🔥': 1 } });
+
+      const newest = await call('POST', '/newsletter/messages', { id: channel.jid.replace('@newsletter', ''), count: 1 });
+      expect(newest.body.response.map((post: { serverid: number }) => post.serverid)).toEqual([posted[2].serverId]);
+      const before = await call('POST', '/newsletter/messages', { jid: channel.jid, count: 20, beforeid: posted[2].serverId });
+      expect(before.body.response.map((post: { serverid: number }) => post.serverid)).toEqual([posted[0].serverId, posted[1].serverId]);
+      // Without count: the newest 20.
+      expect((await call('POST', '/newsletter/messages', { jid: channel.jid })).body.response).toHaveLength(3);
+    });
+
+    it('should answer 404 for a channel that does not exist and 400 for bad values', async () => {
+      expect((await call('POST', '/newsletter/messages', { jid: missing })).status).toBe(404);
+      expect(await call('POST', '/newsletter/messages', { count: 5 })).toEqual({ status: 400, body: { error: 'id or jid is required' } });
+      expect(await call('POST', '/newsletter/messages', { jid: missing, count: 0 })).toEqual({ status: 400, body: { error: 'count must be from 1 to 100' } });
+      expect(await call('POST', '/newsletter/messages', { jid: missing, count: 'x' })).toEqual({ status: 400, body: { error: 'count must be an integer' } });
+      expect(await call('POST', '/newsletter/messages', { jid: missing, beforeid: -1 })).toEqual({
+        status: 400,
+        body: { error: 'beforeid must be a positive server id' },
+      });
+    });
+  });
+
   it('should still post to a channel the instance created, with /send/text and the full @newsletter JID', async () => {
     const jid = (await call('POST', '/newsletter/create', { name: 'Posts' })).body.response.id as string;
     const sent = await call('POST', '/send/text', { number: jid, text: 'primeiro post' });

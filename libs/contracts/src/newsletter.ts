@@ -82,3 +82,25 @@ export interface NewsletterSubscriptionRequest {
   jid: string;
   action: NewsletterSubscriptionAction;
 }
+
+/** A page of a channel's posts: the newest `count`, or the `count` before the post `before` (a server id). */
+export interface NewsletterMessagesRequest {
+  instanceId: string;
+  jid: string;
+  count: number;
+  before?: number;
+}
+
+/** A channel post as WhatsApp lists it, with its views and reactions at the time of the read. */
+export interface NewsletterPostRecord {
+  serverid: number;
+  messageid: string;
+  type: string;
+  /** RFC 3339. */
+  timestamp: string;
+  viewsCount: number;
+  /** Emoji → how many reacted with it. */
+  reactionCounts: Record<string, number>;
+  /** The post's content (a WhatsApp Message, camelCase fields), when WhatsApp sent it. */
+  message: Record<string, unknown> | null;
+}

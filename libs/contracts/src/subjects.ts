@@ -16,6 +16,7 @@ import type { ChatModifyRequest } from './chat-state';
 import type { GroupDescriptionRequest, GroupEphemeralRequest, GroupMemberAddModeRequest, GroupNameRequest, GroupSettingRequest } from './group';
 import type { NewsletterCreateRequest, NewsletterDescriptionRequest, NewsletterInviteRequest, NewsletterJidRequest } from './newsletter';
 import type { NewsletterListReply, NewsletterMetadata, NewsletterNameRequest, NewsletterSubscriptionRequest } from './newsletter';
+import type { NewsletterMessagesRequest, NewsletterPostRecord } from './newsletter';
 
 /**
  * Every subject on the bus. Dot-delimited strings; `<id>` is an instance id. The worker that holds an
@@ -155,6 +156,8 @@ export interface InstanceRpc {
   'newsletter.description': { request: NewsletterDescriptionRequest; reply: { ok: true } };
   /** Deletes the channel; the owner only (Forbidden). */
   'newsletter.delete': { request: NewsletterJidRequest; reply: { ok: true } };
+  /** A page of the channel's posts, each with its views and reactions (NotFound when the channel does not exist). */
+  'newsletter.messages': { request: NewsletterMessagesRequest; reply: { posts: NewsletterPostRecord[] } };
 }
 
 export interface PlaceRequest {

@@ -244,8 +244,23 @@ export class NewsletterStore {
   // ---------------------------------------------------------------- newsletter iq
 
   handleIq(_sender: DeviceRef, iq: BinaryNode): BinaryNode {
-    const newsletter = iq.attrs.to ? this.get(iq.attrs.to) : undefined;
+    // `<messages type=jid jid=… count before>` (the posts, as WhatsApp Web and whatsmeow ask) goes to the server, naming the channel inside.
+    const messages = child(iq, 'messages');
+    const jid = messages ? messages.attrs.jid : iq.attrs.to;
+    const newsletter = jid ? this.get(jid) : undefined;
     if (!newsletter) return iqError(iq, 404, 'item-not-found');
+    if (messages) {
+      const count = Math.min(Number(messages.attrs.count ?? '50') || 50, 500);
+      const before = Number(messages.attrs.before ?? '0') || Number.POSITIVE_INFINITY;
+      const posts = newsletter.posts.filter((p) => p.serverId < before).slice(-count);
+      return iqResult(iq, [
+        node(
+          'messages',
+          { jid: newsletter.jid, t: String(unixNow()) },
+          posts.map((p) => this.postNode(p)),
+        ),
+      ]);
+    }
     const updates = child(iq, 'message_updates');
     if (updates) {
       const count = Math.min(Number(updates.attrs.count ?? '50') || 50, 500);
@@ -389,6 +404,22 @@ export class NewsletterStore {
           }
           const post = this.publish(newsletter, Buffer.from(proto.Message.encode(message).finish()), stanzaTypeFor(message), generateMessageId());
           return { id: post.id, serverId: post.serverId };
+        },
+      },
+      {
+        // A phone reacting to a post (`code` '' takes its reaction back): listings carry the counts per emoji.
+        method: 'POST',
+        path: '/sim/newsletters/{jid}/posts/{serverId}/reactions',
+        handler: ({ params, body }) => {
+          const newsletter = requireNewsletter(params.jid);
+          const post = newsletter.posts.find((entry) => String(entry.serverId) === params.serverId);
+          if (!post) throw new SimError(404, `no post ${params.serverId}`);
+          const account = requireAccount(body.phone);
+          if (typeof body.code !== 'string') throw new SimError(400, 'code must be a string');
+          for (const who of post.reactions.values()) who.delete(account.phone);
+          if (body.code) post.reactions.set(body.code, (post.reactions.get(body.code) ?? new Set<string>()).add(account.phone));
+          for (const [code, who] of [...post.reactions.entries()]) if (!who.size) post.reactions.delete(code);
+          return { serverId: post.serverId, reactions: Object.fromEntries([...post.reactions.entries()].map(([code, who]) => [code, who.size])) };
         },
       },
       {

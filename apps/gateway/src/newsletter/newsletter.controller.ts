@@ -3,8 +3,15 @@ import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
-import { CreateNewsletterDto, NewsletterDescriptionDto, NewsletterIdDto, NewsletterLinkDto, NewsletterNameDto } from './dto/newsletter.dto';
-import { NEWSLETTER_EXAMPLE } from './newsletter.examples';
+import {
+  CreateNewsletterDto,
+  NewsletterDescriptionDto,
+  NewsletterIdDto,
+  NewsletterLinkDto,
+  NewsletterMessagesDto,
+  NewsletterNameDto,
+} from './dto/newsletter.dto';
+import { NEWSLETTER_EXAMPLE, NEWSLETTER_POST_EXAMPLE } from './newsletter.examples';
 import { NewsletterService } from './newsletter.service';
 
 const DONE = { example: { response: true } };
@@ -40,6 +47,13 @@ export class NewsletterController {
   @ApiReply(SCHEMAS.NewsletterResponse, { example: { response: { ...NEWSLETTER_EXAMPLE, viewer_metadata: { mute: 'off', role: 'guest' } } } })
   link(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterLinkDto) {
     return this.newsletters.link(instance, dto);
+  }
+
+  @Post('messages')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterMessages, { example: { response: [NEWSLETTER_POST_EXAMPLE] } })
+  messages(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterMessagesDto) {
+    return this.newsletters.messages(instance, dto);
   }
 
   @Post('follow')

@@ -15,3 +15,13 @@ export const NEWSLETTER_EXAMPLE = {
   },
   viewer_metadata: { mute: 'off', role: 'owner' },
 };
+
+export const NEWSLETTER_POST_EXAMPLE = {
+  serverid: 100,
+  messageid: '3EB0B4302B3A8A52F7A1',
+  type: 'text',
+  timestamp: '2026-03-24T18:20:00Z',
+  viewsCount: 1200,
+  reactionCounts: { '👍': 22, '🔥': 7 },
+  message: { conversation: 'Post do canal' },
+};

@@ -5,8 +5,10 @@ import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import { INVALID_NEWSLETTER_ID, NEWSLETTER_ID } from './dto/newsletter.dto';
 import type { CreateNewsletterDto, NewsletterDescriptionDto, NewsletterIdDto, NewsletterLinkDto, NewsletterNameDto } from './dto/newsletter.dto';
+import type { NewsletterMessagesDto } from './dto/newsletter.dto';
 
 type NewsletterMetadata = InstanceRpc['newsletter.info']['reply'];
+type NewsletterPost = InstanceRpc['newsletter.messages']['reply']['posts'][number];
 type SubscriptionAction = InstanceRpc['newsletter.subscription']['request']['action'];
 
 /** The channel's JID from `jid` or `id` (digits, `@newsletter` added); 400 when neither names one. */
@@ -79,6 +81,17 @@ export class NewsletterService {
     const jid = newsletterJidOf(dto);
     await this.sessions.request(instance.id, 'newsletter.description', { instanceId: instance.id, jid, description: dto.description.trim() });
     return { response: true };
+  }
+
+  /** `POST /newsletter/messages`: posts read from WhatsApp, each with its views and reactions now. */
+  async messages(instance: InstanceEntity, dto: NewsletterMessagesDto): Promise<{ response: NewsletterPost[] }> {
+    const { posts } = await this.sessions.request(instance.id, 'newsletter.messages', {
+      instanceId: instance.id,
+      jid: newsletterJidOf(dto),
+      count: dto.count ?? 20,
+      ...(dto.beforeid === undefined ? {} : { before: dto.beforeid }),
+    });
+    return { response: posts };
   }
 
   /** `POST /newsletter/delete`: the owner only. */

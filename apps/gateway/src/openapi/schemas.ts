@@ -562,6 +562,21 @@ export const SCHEMAS = {
   NewsletterList: named('NewsletterList', object({ response: list(ref('Newsletter')) }, ['response'])),
   /** A channel action done (follow, unfollow, mute, unmute, name, description, delete). */
   NewsletterDone: named('NewsletterDone', object({ response: { type: 'boolean', enum: [true] } }, ['response'])),
+  /** A channel post as WhatsApp lists it, with its views and reactions when read. */
+  NewsletterPost: named(
+    'NewsletterPost',
+    object({
+      serverid: int,
+      messageid: str(),
+      type: str({ description: 'text, media, poll…' }),
+      timestamp: str({ format: 'date-time' }),
+      viewsCount: int,
+      reactionCounts: { type: 'object', additionalProperties: int, description: 'Emoji → count' } as SchemaObject,
+      message: { type: ['object', 'null'], additionalProperties: true, description: 'The post (a WhatsApp Message)' } as SchemaObject,
+    }),
+  ),
+  /** `POST /newsletter/messages`: a page of a channel's posts. */
+  NewsletterMessages: named('NewsletterMessages', object({ response: list(ref('NewsletterPost')) }, ['response'])),
   /** `GET /health`: the process answers. */
   Liveness: named('Liveness', { type: 'object', required: ['status'], properties: { status: str({ enum: ['ok'] }) } }),
   /** `GET /ready`: each check by name, `ok` or why it failed; the in-process bus is named as such (`bus: in-process`), not checked. */

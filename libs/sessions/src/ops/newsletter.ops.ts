@@ -1,7 +1,7 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
 import type { InstanceRpc } from '@gw/contracts';
-import { getBinaryNodeChild } from '../baileys';
-import type { WASocket } from '../baileys';
+import { getBinaryNodeChild, getBinaryNodeChildren, proto } from '../baileys';
+import type { BinaryNode, WASocket } from '../baileys';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
 
 /** The ops of the gateway's `newsletter/` area: channels the instance creates, follows and runs. */
@@ -13,9 +13,11 @@ export type NewsletterOps =
   | 'newsletter.subscription'
   | 'newsletter.name'
   | 'newsletter.description'
-  | 'newsletter.delete';
+  | 'newsletter.delete'
+  | 'newsletter.messages';
 
 type NewsletterMetadata = InstanceRpc['newsletter.info']['reply'];
+type NewsletterPostRecord = InstanceRpc['newsletter.messages']['reply']['posts'][number];
 
 /** A channel's JID: WhatsApp's ids are digits. */
 export const NEWSLETTER_JID = /^\d{5,30}@newsletter$/;
@@ -23,6 +25,8 @@ export const NEWSLETTER_JID = /^\d{5,30}@newsletter$/;
 export const NEWSLETTER_INVITE = /^[A-Za-z0-9_-]{6,64}$/;
 export const MAX_NEWSLETTER_NAME = 100;
 export const MAX_NEWSLETTER_DESCRIPTION = 2048;
+/** The most posts one read asks WhatsApp for. */
+export const MAX_NEWSLETTER_POSTS = 100;
 const SUBSCRIPTION_ACTIONS = ['follow', 'unfollow', 'mute', 'unmute'] as const;
 /** WhatsApp Web's (and whatsmeow's) query for the channels the account follows or owns; rc14 has no call for it. */
 const SUBSCRIBED_QUERY_ID = '6388546374527196';
@@ -63,6 +67,15 @@ export const newsletterRequests = {
   'newsletter.name': (raw, instanceId) => ({ instanceId, jid: jidOf(raw), name: nameOf(raw) }),
   'newsletter.description': (raw, instanceId) => ({ instanceId, jid: jidOf(raw), description: descriptionOf(raw) }),
   'newsletter.delete': (raw, instanceId) => ({ instanceId, jid: jidOf(raw) }),
+  'newsletter.messages': (raw, instanceId) => {
+    const count = raw.count;
+    if (typeof count !== 'number' || !Number.isInteger(count) || count < 1 || count > MAX_NEWSLETTER_POSTS)
+      throw new RpcError(ErrorCode.BadRequest, `count must be a whole number from 1 to ${MAX_NEWSLETTER_POSTS}`);
+    const before = raw.before;
+    if (before !== undefined && (typeof before !== 'number' || !Number.isSafeInteger(before) || before < 1))
+      throw new RpcError(ErrorCode.BadRequest, 'beforeid must be a positive whole number');
+    return { instanceId, jid: jidOf(raw), count, ...(before === undefined ? {} : { before }) };
+  },
 } satisfies OpRequestParsers<NewsletterOps>;
 
 export function newsletterOps(): OpHandlers<NewsletterOps> {
@@ -109,6 +122,23 @@ export function newsletterOps(): OpHandlers<NewsletterOps> {
       await newsletterCall('error deleting newsletter', () => socket.newsletterDelete(request.jid));
       return { ok: true };
     },
+    'newsletter.messages': async (session, request) => {
+      const socket = session.openSocket();
+      const result = await newsletterCall('error getting newsletter messages', () =>
+        socket.query({
+          tag: 'iq',
+          attrs: { id: socket.generateMessageTag(), type: 'get', xmlns: 'newsletter', to: 's.whatsapp.net' },
+          content: [
+            {
+              tag: 'messages',
+              attrs: { type: 'jid', jid: request.jid, count: String(request.count), ...(request.before ? { before: String(request.before) } : {}) },
+            },
+          ],
+        }),
+      );
+      const list = getBinaryNodeChild(result, 'messages');
+      return { posts: getBinaryNodeChildren(list, 'message').map(toPostRecord) };
+    },
   };
 }
 
@@ -135,6 +165,34 @@ async function subscribedNewsletters(socket: WASocket): Promise<unknown[]> {
   if (body.errors?.length) throw Object.assign(new Error(body.errors[0].message ?? 'GraphQL error'), { data: body.errors[0].extensions?.error_code ?? 500 });
   const list = body.data?.xwa2_newsletter_subscribed;
   return Array.isArray(list) ? list : [];
+}
+
+/** A `<message server_id id t type views_count>` of a `messages` answer: its `<plaintext>` content and `<reactions>`. */
+function toPostRecord(post: BinaryNode): NewsletterPostRecord {
+  const reactionCounts: Record<string, number> = {};
+  for (const reaction of getBinaryNodeChildren(getBinaryNodeChild(post, 'reactions'), 'reaction')) {
+    const code = reaction.attrs.code;
+    if (code) reactionCounts[code] = (reactionCounts[code] ?? 0) + (Number(reaction.attrs.count) || 0);
+  }
+  const seconds = Number(post.attrs.t) || 0;
+  return {
+    serverid: Number(post.attrs.server_id) || 0,
+    messageid: post.attrs.id ?? '',
+    type: post.attrs.type ?? '',
+    timestamp: new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'),
+    viewsCount: Number(post.attrs.views_count) || 0,
+    reactionCounts,
+    message: postContent(getBinaryNodeChild(post, 'plaintext')?.content),
+  };
+}
+
+function postContent(content: BinaryNode['content']): Record<string, unknown> | null {
+  if (!(content instanceof Uint8Array)) return null;
+  try {
+    return proto.Message.toObject(proto.Message.decode(content), { longs: String, enums: String, bytes: String }) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '');

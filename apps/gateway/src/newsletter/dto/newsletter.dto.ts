@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { IsDefined, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { IsDefined, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 
 const NOT_BLANK = /\S/;
 /** A channel's numeric id, with or without `@newsletter`. */
@@ -7,6 +7,8 @@ export const NEWSLETTER_ID = /^\s*\d{5,30}(@newsletter)?\s*$/;
 export const INVALID_NEWSLETTER_ID = 'invalid newsletter id';
 export const MAX_NEWSLETTER_NAME = 100;
 export const MAX_NEWSLETTER_DESCRIPTION = 2048;
+/** The most posts one `/newsletter/messages` asks WhatsApp for. */
+export const MAX_NEWSLETTER_POSTS = 100;
 
 /** `id` or `jid`: the channel's digits, or its full `<digits>@newsletter` JID. */
 const NewsletterId = (): PropertyDecorator =>
@@ -61,4 +63,19 @@ export class NewsletterDescriptionDto extends NewsletterIdDto {
   @IsString({ message: 'description must be a string' })
   @MaxLength(MAX_NEWSLETTER_DESCRIPTION, { message: `description must be at most ${MAX_NEWSLETTER_DESCRIPTION} characters` })
   description!: string;
+}
+
+/** `POST /newsletter/messages`: the newest `count` posts (20 when not sent), or the `count` before the post `beforeid`. */
+export class NewsletterMessagesDto extends NewsletterIdDto {
+  @IsOptional()
+  @IsInt({ message: 'count must be an integer' })
+  @Min(1, { message: `count must be from 1 to ${MAX_NEWSLETTER_POSTS}` })
+  @Max(MAX_NEWSLETTER_POSTS, { message: `count must be from 1 to ${MAX_NEWSLETTER_POSTS}` })
+  count?: number;
+
+  @IsOptional()
+  @IsInt({ message: 'beforeid must be an integer' })
+  @Min(1, { message: 'beforeid must be a positive server id' })
+  @Max(Number.MAX_SAFE_INTEGER, { message: 'beforeid must be a positive server id' })
+  beforeid?: number;
 }

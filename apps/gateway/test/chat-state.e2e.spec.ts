@@ -106,6 +106,70 @@ describe('chat state (HTTP → worker → Baileys chatModify → the phone’s c
     expect(marks.at(-1)?.action.markChatAsReadAction.messageRange.messages[0].key).toMatchObject({ remoteJid: chatJid, fromMe: false });
   });
 
+  describe('POST /chat/delete', () => {
+    const messagesOf = async (jid: string) => (await call('/message/find', { chatid: jid })).body.messages as unknown[];
+
+    it('should clear the chat on WhatsApp and keep what is stored', async () => {
+      const { status, body } = await call('/chat/delete', { number: contact, clearChatWhatsApp: true, deleteChatWhatsApp: true });
+      expect(status).toBe(200);
+      expect(body).toEqual({ response: 'Chat deletion process completed', actions: ['Chat cleared on WhatsApp'], errors: [] });
+      expect(await phoneChat()).toMatchObject({ cleared: true, deleted: false });
+      expect(await messagesOf(chatJid)).toHaveLength(1);
+    });
+
+    it('should only clear a group chat asked to be deleted', async () => {
+      const group = await stack.control<{ jid: string }>('POST', '/sim/groups', { creator: contact, subject: 'Turma', participants: [phone] });
+      const { body } = await call('/chat/delete', { number: group.jid, deleteChatWhatsApp: true });
+      expect(body.actions).toEqual(['Group chat cleared on WhatsApp (a group chat is not deleted)']);
+      const chats = (await stack.control<{ chats: PhoneChat[] }>('GET', `/sim/accounts/${phone}/chats`)).chats;
+      expect(chats.find((chat) => chat.jid === group.jid)).toMatchObject({ cleared: true, deleted: false });
+    });
+
+    it('should list a WhatsApp refusal in errors when stored data goes too, and answer it as 502 alone', async () => {
+      await stack.control('POST', '/sim/faults', { kind: 'app-state', code: 500, device: phone });
+      const refused = await call('/chat/delete', { number: contact, deleteChatWhatsApp: true });
+      expect(refused.status).toBe(502);
+      await stack.control('POST', '/sim/faults', { kind: 'app-state', code: 500, device: phone });
+      const partly = await call('/chat/delete', { number: contact, deleteChatWhatsApp: true, deleteMessagesDB: true });
+      expect(partly.status).toBe(200);
+      expect(partly.body.actions).toEqual(['Messages associated with chat deleted from database: 1']);
+      expect(partly.body.errors).toEqual([expect.stringMatching(/^Error deleting chat on WhatsApp: WhatsApp refused the chat change \(500\)/)]);
+      expect(await phoneChat()).toMatchObject({ deleted: false });
+      expect(await messagesOf(chatJid)).toHaveLength(0);
+    });
+
+    it('should delete the chat from WhatsApp and the stored chat and messages', async () => {
+      await stack.control('POST', `/sim/accounts/${contact}/send`, { to: phone, text: 'de novo' });
+      await waitFor(
+        () => messagesOf(chatJid),
+        (messages) => messages.length === 1,
+        20_000,
+        'the new message',
+      );
+      const { status, body } = await call('/chat/delete', { number: contact, deleteChatWhatsApp: true, deleteChatDB: true, deleteMessagesDB: true });
+      expect(status).toBe(200);
+      expect(body).toEqual({
+        response: 'Chat deletion process completed',
+        actions: ['Chat deleted from WhatsApp', 'Chat deleted from database', 'Messages associated with chat deleted from database: 1'],
+        errors: [],
+      });
+      expect(await phoneChat()).toMatchObject({ deleted: true, pinned: false });
+      expect(await messagesOf(chatJid)).toHaveLength(0);
+      expect((await call('/chat/find', { wa_chatid: chatJid })).body.chats).toEqual([]);
+      expect(await call('/chat/delete', { number: contact, deleteChatDB: true })).toEqual({
+        status: 200,
+        body: { response: 'Chat deletion process completed', actions: ['Chat not found in database'], errors: [] },
+      });
+    });
+
+    it('should answer 400 without a number, with one it cannot parse, or with nothing to do', async () => {
+      expect(await call('/chat/delete', { deleteChatDB: true })).toEqual({ status: 400, body: { error: 'number is required' } });
+      expect(await call('/chat/delete', { number: 'abc', deleteChatDB: true })).toEqual({ status: 400, body: { error: 'Could not parse phone' } });
+      expect(await call('/chat/delete', { number: contact, deleteChatDB: 'yes' })).toEqual({ status: 400, body: { error: 'deleteChatDB must be a boolean' } });
+      expect((await call('/chat/delete', { number: contact })).status).toBe(400);
+    });
+  });
+
   it('should answer 400 for a number it cannot parse or a missing or wrong field', async () => {
     expect(await call('/chat/pin', { number: 'not a phone', pin: true })).toEqual({ status: 400, body: { error: 'Could not parse phone' } });
     expect(await call('/chat/archive', { number: '123', archive: true })).toEqual({ status: 400, body: { error: 'Could not parse phone' } });

@@ -4,7 +4,7 @@ import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { BlockDto, ChatLabelsDto } from './dto/chat.dto';
 import { EditLeadDto } from './dto/edit-lead.dto';
 import { FindChatsDto } from './dto/find-chats.dto';
-import { ChatArchiveDto, ChatMuteDto, ChatPinDto, ChatReadDto } from './dto/chat-state.dto';
+import { ChatArchiveDto, ChatDeleteDto, ChatMuteDto, ChatPinDto, ChatReadDto } from './dto/chat-state.dto';
 import { ChatService } from './chat.service';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
@@ -78,5 +78,18 @@ export class ChatController {
   @ApiReply(SCHEMAS.Response, { example: { response: 'Chat mute settings updated successfully' } })
   mute(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatMuteDto) {
     return this.chats.mute(instance, dto);
+  }
+
+  @Post('delete')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatDeleted, {
+    example: {
+      response: 'Chat deletion process completed',
+      actions: ['Chat deleted from WhatsApp', 'Chat deleted from database', 'Messages associated with chat deleted from database: 42'],
+      errors: [],
+    },
+  })
+  delete(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatDeleteDto) {
+    return this.chats.deleteChat(instance, dto);
   }
 }

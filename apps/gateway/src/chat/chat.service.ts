@@ -16,12 +16,12 @@ import {
   type InstanceEntity,
 } from '@gw/persistence';
 import { recordId } from '@gw/platform';
-import { ApiError } from '../common/api-error';
+import { ApiError, rpcErrorMessage } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import type { BlockDto, ChatLabelsDto } from './dto/chat.dto';
 import { LEAD_FIELDS, type EditLeadDto } from './dto/edit-lead.dto';
 import type { FindChatsDto } from './dto/find-chats.dto';
-import type { ChatArchiveDto, ChatMuteDto, ChatPinDto, ChatReadDto } from './dto/chat-state.dto';
+import type { ChatArchiveDto, ChatDeleteDto, ChatMuteDto, ChatPinDto, ChatReadDto } from './dto/chat-state.dto';
 
 type ChatModify = InstanceRpc['chat.modify']['request'];
 
@@ -62,6 +62,46 @@ export class ChatService {
     const hours = dto.muteEndTime;
     await this.modifyChat(instance, dto.number, hours === 0 ? 'unmute' : 'mute', hours === -1 ? -1 : Date.now() + hours * 3_600_000);
     return { response: 'Chat mute settings updated successfully' };
+  }
+
+  /**
+   * Deletes or clears the chat on WhatsApp (clearing wins when both are asked; a group's chat is only cleared) and its
+   * stored row and messages, as asked. A WhatsApp failure is answered as its error unless stored data was to go too:
+   * then it is listed in `errors` and the rest is done.
+   */
+  async deleteChat(instance: InstanceEntity, dto: ChatDeleteDto) {
+    const { jid, isGroup } = this.chatJid(dto.number);
+    if (!dto.deleteChatDB && !dto.deleteMessagesDB && !dto.deleteChatWhatsApp && !dto.clearChatWhatsApp)
+      throw ApiError.badRequest('set at least one of deleteChatDB, deleteMessagesDB, deleteChatWhatsApp, clearChatWhatsApp');
+    const actions: string[] = [];
+    const errors: string[] = [];
+    const clear = dto.clearChatWhatsApp === true || (dto.deleteChatWhatsApp === true && isGroup);
+    if (clear || dto.deleteChatWhatsApp) {
+      try {
+        await this.modifyChat(instance, dto.number, clear ? 'clear' : 'delete');
+        actions.push(
+          clear
+            ? dto.clearChatWhatsApp
+              ? 'Chat cleared on WhatsApp'
+              : 'Group chat cleared on WhatsApp (a group chat is not deleted)'
+            : 'Chat deleted from WhatsApp',
+        );
+      } catch (error) {
+        if (!(error instanceof RpcError) || (!dto.deleteChatDB && !dto.deleteMessagesDB)) throw error;
+        errors.push(`Error ${clear ? 'clearing' : 'deleting'} chat on WhatsApp: ${rpcErrorMessage(error.code, error.message)}`);
+      }
+    }
+    const jids = await this.bothJids(instance, jid, isGroup);
+    if (dto.deleteChatDB) actions.push((await this.chatRows.deleteByJids(instance.id, jids)) ? 'Chat deleted from database' : 'Chat not found in database');
+    if (dto.deleteMessagesDB) actions.push(`Messages associated with chat deleted from database: ${await this.messageRows.deleteForChat(instance.id, jids)}`);
+    return { response: 'Chat deletion process completed', actions, errors };
+  }
+
+  /** The chat's number and LID, when WhatsApp revealed the other. */
+  private async bothJids(instance: InstanceEntity, jid: string, isGroup: boolean): Promise<string[]> {
+    if (isGroup) return [jid];
+    const other = jid.endsWith('@lid') ? await this.lidMappings.pnForLid(instance.id, jid) : await this.lidMappings.lidForPn(instance.id, jid);
+    return other ? [jid, other] : [jid];
   }
 
   /** The chat `number` names (a phone number or chat JID), else 400 `Could not parse phone`. */

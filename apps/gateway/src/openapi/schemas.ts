@@ -366,6 +366,8 @@ export const SCHEMAS = {
   ),
   /** `POST /chat/labels`. */
   ChatLabels: named('ChatLabels', object({ response: str(), editions: list(str()) })),
+  /** `POST /chat/delete`: what was done, and what failed (WhatsApp's part when stored data went too). */
+  ChatDeleted: named('ChatDeleted', object({ response: str(), actions: list(str()), errors: list(str()) }, ['response', 'actions', 'errors'])),
   /** `GET /chat/blocklist`, and `POST /chat/block` with its `response`. */
   Blocklist: named('Blocklist', object({ response: str(), blockList: list(str({ description: 'number@s.whatsapp.net' })) })),
   /** `POST /labels/refresh`. */

@@ -388,4 +388,14 @@ export class ChatRepository {
   async markRead(instanceId: string, jid: string): Promise<void> {
     await this.dataSource.query(`UPDATE chats SET unread_count = 0 WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)`, [instanceId, jid]);
   }
+
+  /** `/chat/delete` deleteChatDB: removes the chat stored under any of these JIDs (its number and LID); whether one was. */
+  async deleteByJids(instanceId: string, jids: string[]): Promise<boolean> {
+    const rows: Array<{ n: number }> = await this.dataSource.query(
+      `WITH gone AS (DELETE FROM chats WHERE instance_id = $1 AND (wa_chatid = ANY($2::text[]) OR wa_chatlid = ANY($2::text[])) RETURNING 1)
+       SELECT count(*)::int AS n FROM gone`,
+      [instanceId, jids],
+    );
+    return Number(rows[0].n) > 0;
+  }
 }

@@ -451,6 +451,16 @@ export class MessageRepository {
     return { rows: rows.map(toMessageRow), total: Number(total) };
   }
 
+  /** `/chat/delete` deleteMessagesDB: removes the chat's stored messages (by its number or LID), but sends still queued; how many went. */
+  async deleteForChat(instanceId: string, jids: string[]): Promise<number> {
+    const rows: Array<{ n: number }> = await this.dataSource.query(
+      `WITH gone AS (DELETE FROM messages WHERE instance_id = $1 AND (chat_id = ANY($2::text[]) OR chat_lid = ANY($2::text[])) AND status <> 'Queued' RETURNING 1)
+       SELECT count(*)::int AS n FROM gone`,
+      [instanceId, jids],
+    );
+    return Number(rows[0].n);
+  }
+
   /** Deletes messages older than the retention; returns how many went. */
   async purgeOlderThan(cutoff: Date, batch = 5_000): Promise<number> {
     let removed = 0;

@@ -1,0 +1,88 @@
+import { ErrorCode, type InstanceRpc } from '@gw/contracts';
+import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
+import type { Session } from '../session/session';
+import { chatOps, chatRequests } from './chat.ops';
+
+type ChatModifyRequest = InstanceRpc['chat.modify']['request'];
+
+/** A session whose socket's chatModify does `modify`, and an inbound handler that records the chat changes it is told. */
+function harness(modify: () => Promise<void>) {
+  const calls: unknown[][] = [];
+  const changes: unknown[] = [];
+  const socket = {
+    chatModify: async (...args: unknown[]) => {
+      calls.push(args);
+      await modify();
+    },
+  };
+  const handler = { idle: async () => undefined, chatChanged: async (update: unknown) => void changes.push(update) };
+  const inbound = { handlerFor: () => handler } as unknown as InboundMessageObserver;
+  const session = { instanceId: 'i1', openSocket: () => socket } as unknown as Session;
+  return { ops: chatOps(inbound), session, calls, changes };
+}
+
+const request = (action: ChatModifyRequest['action'], extra: Partial<ChatModifyRequest> = {}): ChatModifyRequest => ({
+  instanceId: 'i1',
+  chatJid: '5511999999999@s.whatsapp.net',
+  action,
+  lastMessages: [],
+  ...extra,
+});
+
+describe('chat.modify', () => {
+  it('should hand Baileys the chat modification and store what WhatsApp took', async () => {
+    const { ops, session, calls, changes } = harness(async () => undefined);
+    const last = [{ key: { remoteJid: '5511999999999@s.whatsapp.net', id: 'M1', fromMe: false }, messageTimestamp: 1_700_000_000 }];
+    await expect(ops['chat.modify'](session, request('archive', { lastMessages: last }))).resolves.toEqual({ ok: true });
+    await ops['chat.modify'](session, request('mute', { muteEndTime: -1 }));
+    await ops['chat.modify'](session, request('unread', { lastMessages: last }));
+    await ops['chat.modify'](session, request('delete', { lastMessages: last }));
+    expect(calls).toEqual([
+      [{ archive: true, lastMessages: last }, '5511999999999@s.whatsapp.net'],
+      [{ mute: -1 }, '5511999999999@s.whatsapp.net'],
+      [{ markRead: false, lastMessages: last }, '5511999999999@s.whatsapp.net'],
+      [{ delete: true, lastMessages: last }, '5511999999999@s.whatsapp.net'],
+    ]);
+    expect(changes).toEqual([
+      { id: '5511999999999@s.whatsapp.net', archived: true },
+      { id: '5511999999999@s.whatsapp.net', muteEndTime: -1 },
+    ]);
+  });
+
+  it('should answer Conflict while the app-state key has not arrived (history sync)', async () => {
+    const { ops, session, changes } = harness(async () => {
+      throw Object.assign(new Error('App state key not present!'), { isBoom: true, output: { statusCode: 400 } });
+    });
+    await expect(ops['chat.modify'](session, request('pin'))).rejects.toMatchObject({
+      code: ErrorCode.Conflict,
+      message: 'history sync still in progress, try again later',
+    });
+    expect(changes).toEqual([]);
+  });
+
+  it('should answer Refused when WhatsApp answers the patch with an error', async () => {
+    const { ops, session } = harness(async () => {
+      throw Object.assign(new Error('internal-server-error'), { isBoom: true, data: 500 });
+    });
+    await expect(ops['chat.modify'](session, request('pin'))).rejects.toMatchObject({
+      code: ErrorCode.Refused,
+      message: 'WhatsApp refused the chat change (500): internal-server-error',
+    });
+  });
+
+  it('should refuse a malformed request before it reaches Baileys', () => {
+    const parse = chatRequests['chat.modify'];
+    expect(parse({ chatJid: '5511999999999@s.whatsapp.net', action: 'pin' }, 'i1')).toEqual({
+      instanceId: 'i1',
+      chatJid: '5511999999999@s.whatsapp.net',
+      action: 'pin',
+      muteEndTime: undefined,
+      lastMessages: [],
+    });
+    const bad = expect.objectContaining({ code: ErrorCode.BadRequest });
+    expect(() => parse({ chatJid: 'x', action: 'pin' }, 'i1')).toThrow(bad);
+    expect(() => parse({ chatJid: '5511999999999@s.whatsapp.net', action: 'explode' }, 'i1')).toThrow(bad);
+    expect(() => parse({ chatJid: '5511999999999@s.whatsapp.net', action: 'mute', muteEndTime: -5 }, 'i1')).toThrow(bad);
+    expect(() => parse({ chatJid: '5511999999999@s.whatsapp.net', action: 'read', lastMessages: [{ key: { id: 'M1' } }] }, 'i1')).toThrow(bad);
+  });
+});

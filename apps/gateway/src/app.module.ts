@@ -49,6 +49,8 @@ import { GroupController } from './group/group.controller';
 import { GroupService } from './group/group.service';
 import { NewsletterController } from './newsletter/newsletter.controller';
 import { NewsletterService } from './newsletter/newsletter.service';
+import { ContactController } from './contact/contact.controller';
+import { ContactService } from './contact/contact.service';
 import { QuickReplyController } from './quickreply/quick-reply.controller';
 import { QuickReplyService } from './quickreply/quick-reply.service';
 
@@ -91,6 +93,7 @@ export class GatewayModule {
         LabelController,
         GroupController,
         NewsletterController,
+        ContactController,
         QuickReplyController,
       ],
       providers: [
@@ -122,6 +125,7 @@ export class GatewayModule {
         LabelService,
         GroupService,
         NewsletterService,
+        ContactService,
         QuickReplyService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },

@@ -58,3 +58,4 @@ export type {
   StatusBroadcast,
   WireNode,
 } from './send';
+export type { ContactCheckRequest, ContactCheckResult, ContactRemoveRequest, ContactSaveRequest } from './contact';

@@ -13,6 +13,7 @@ import type {
   GroupResetInviteReply,
 } from './group';
 import type { ChatModifyRequest } from './chat-state';
+import type { ContactCheckRequest, ContactCheckResult, ContactRemoveRequest, ContactSaveRequest } from './contact';
 import type { GroupDescriptionRequest, GroupEphemeralRequest, GroupMemberAddModeRequest, GroupNameRequest, GroupSettingRequest } from './group';
 import type { NewsletterCreateRequest, NewsletterDescriptionRequest, NewsletterInviteRequest, NewsletterJidRequest } from './newsletter';
 import type { NewsletterListReply, NewsletterMetadata, NewsletterNameRequest, NewsletterSubscriptionRequest } from './newsletter';
@@ -158,6 +159,12 @@ export interface InstanceRpc {
   'newsletter.delete': { request: NewsletterJidRequest; reply: { ok: true } };
   /** A page of the channel's posts, each with its views and reactions (NotFound when the channel does not exist). */
   'newsletter.messages': { request: NewsletterMessagesRequest; reply: { posts: NewsletterPostRecord[] } };
+  /** Saves a contact in the phone's address book (app state); answered once its contacts event is stored. */
+  'contact.add': { request: ContactSaveRequest; reply: { ok: true } };
+  /** Removes a contact from the phone's address book (app state); answered once its contacts event is stored. */
+  'contact.remove': { request: ContactRemoveRequest; reply: { ok: true } };
+  /** Which numbers are on WhatsApp, with their JID and LID (usync). */
+  'contact.check': { request: ContactCheckRequest; reply: { results: ContactCheckResult[] } };
 }
 
 export interface PlaceRequest {

@@ -23,6 +23,7 @@ export type { ChatIdentity, ChatTotals } from './repositories/chat.repository';
 export { CHAT_FIELDS, CHAT_SORT_FIELDS } from './repositories/chat-search';
 export type { ChatComparison, ChatField, ChatFieldKind, ChatFilter, ChatSearch } from './repositories/chat-search';
 export { ContactRepository } from './repositories/contact.repository';
+export type { ContactScope } from './repositories/contact.repository';
 export type { ContactObservation, ContactRow } from './repositories/contact.repository';
 export { LidMappingRepository } from './repositories/lid-mapping.repository';
 export type { LidMapping } from './repositories/lid-mapping.repository';

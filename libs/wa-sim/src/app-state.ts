@@ -183,3 +183,30 @@ export async function phoneChats(account: Account): Promise<PhoneChat[]> {
   }
   return [...chats.values()];
 }
+
+/** A contact saved in the phone's address book (app-state `contactAction`, index `['contact', jid]`). */
+export interface AddressBookEntry {
+  jid: string;
+  fullName: string;
+  firstName: string;
+  lidJid: string;
+}
+
+/**
+ * The phone's address book: every `contact` mutation of the account's app state applied in order
+ * (a set saves or renames, a remove deletes), whoever made it (the phone or a linked device).
+ */
+export async function addressBookOf(account: Account): Promise<AddressBookEntry[]> {
+  const book = new Map<string, AddressBookEntry>();
+  for (const { mutations } of Object.values(await decodeAppState(account))) {
+    for (const mutation of mutations) {
+      const index = typeof mutation.index === 'string' ? (JSON.parse(mutation.index) as unknown) : mutation.index;
+      if (!Array.isArray(index) || index[0] !== 'contact' || typeof index[1] !== 'string') continue;
+      const jid = index[1];
+      const action = (mutation.action?.contactAction ?? {}) as { fullName?: string; firstName?: string; lidJid?: string };
+      if (mutation.operation === 'remove') book.delete(jid);
+      else book.set(jid, { jid, fullName: action.fullName ?? '', firstName: action.firstName ?? '', lidJid: action.lidJid ?? '' });
+    }
+  }
+  return [...book.values()].sort((a, b) => a.jid.localeCompare(b.jid));
+}

@@ -149,6 +149,7 @@ export function buildRoutes(sim: WaSimulator): Route[] {
     }),
     compile('GET', '/sim/media/ca.pem', () => new RawResponse(Buffer.from(sim.media?.caCertificate ?? ''), 'application/x-pem-file')),
     compile('GET', '/sim/accounts/{phone}/app-state', ({ params }) => sim.appState(params.phone)),
+    compile('GET', '/sim/accounts/{phone}/address-book', async ({ params }) => ({ contacts: await sim.addressBook(params.phone) })),
     compile('GET', '/sim/accounts/{phone}/chats', async ({ params }) => ({ chats: await sim.chats(params.phone) })),
     compile('GET', '/sim/accounts/{phone}/blocklist', ({ params }) => ({ blocklist: sim.blocklist(params.phone) })),
     compile('POST', '/sim/accounts/{phone}/blocklist', ({ params, body }) => {

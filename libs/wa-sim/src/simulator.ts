@@ -14,6 +14,7 @@ import type { LinkedDevice } from './accounts';
 import type { Account, DeviceDeclaration, DeviceRef, InboxEntry, OutboxEntry, PairingMethod, ReceiptType } from './accounts';
 import { decodeAppState, handleAppStateIq, phoneChats, phonePatch } from './app-state';
 import type { DecodedMutation, PhoneChat } from './app-state';
+import { addressBookOf, type AddressBookEntry } from './app-state';
 import { createCertificateChain } from './certs';
 import type { CertificateChain } from './certs';
 import { Connection, nextServerId } from './connection';
@@ -809,6 +810,11 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   }
 
   /** The phone's chat list as its app state leaves it: pinned, archived, muted, read, cleared, deleted per chat. */
+  /** The phone's address book, as the app-state contact mutations (the phone's and its devices') left it. */
+  addressBook(phone: string): Promise<AddressBookEntry[]> {
+    return addressBookOf(this.requireAccount(phone));
+  }
+
   chats(phone: string): Promise<PhoneChat[]> {
     return phoneChats(this.requireAccount(phone));
   }

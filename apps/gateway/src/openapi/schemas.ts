@@ -580,6 +580,26 @@ export const SCHEMAS = {
   /** `POST /newsletter/messages`: a page of a channel's posts. */
   NewsletterMessages: named('NewsletterMessages', object({ response: list(ref('NewsletterPost')) }, ['response'])),
   /** `GET /health`: the process answers. */
+  /** `GET /contacts`: a contact the instance knows. */
+  Contact: named(
+    'Contact',
+    object({
+      jid: str({ description: 'number@s.whatsapp.net' }),
+      contact_name: str({ description: "Name saved in the phone's address book ('' when not saved)" }),
+      contact_FirstName: str(),
+    }),
+  ),
+  /** `POST /contacts/list`: a page of the contacts. */
+  ContactPage: named(
+    'ContactPage',
+    object({ contacts: list(ref('Contact')), totalDeviceContacts: int, pagination: object({ totalRecords: int, limit: int, offset: int }) }),
+  ),
+  /** `POST /contact/add`. */
+  ContactAdded: named('ContactAdded', object({ success: bool, message: str(), contact: object({ jid: str(), name: str(), phone: str() }) })),
+  /** `POST /contact/remove`. */
+  ContactRemoved: named('ContactRemoved', object({ success: bool, message: str(), removed_contact: object({ jid: str(), phone: str() }) })),
+  /** `POST /chat/check`: one number looked up on WhatsApp. */
+  ChatCheck: named('ChatCheck', object({ query: str(), jid: str(), lid: str(), isInWhatsapp: bool, verifiedName: str(), groupName: str(), error: str() })),
   Liveness: named('Liveness', { type: 'object', required: ['status'], properties: { status: str({ enum: ['ok'] }) } }),
   /** `GET /ready`: each check by name, `ok` or why it failed; the in-process bus is named as such (`bus: in-process`), not checked. */
   Readiness: named('Readiness', {

@@ -28,6 +28,9 @@ export interface ContactObservation {
 
 type Raw = Record<string, unknown>;
 
+/** Which contacts a listing returns (uazapi's `contactScope`). */
+export type ContactScope = 'address_book' | 'outside_address_book' | 'all';
+
 function toContactRow(raw: Raw): ContactRow {
   return {
     instanceId: raw.instance_id as string,
@@ -113,6 +116,45 @@ export class ContactRepository {
       [instanceId, target, next.lid, next.contactName, next.pushName, next.verifiedName, next.inAddressBook],
     );
     return { contact: toContactRow(rows[0]), changed: true };
+  }
+
+  /**
+   * The phone saved (`name`) or removed (null) a contact in its address book. Returns the row when it
+   * changed (a contacts event is due), null otherwise.
+   */
+  static async setAddressBookWithin(manager: EntityManager, instanceId: string, jid: string, name: string | null): Promise<ContactRow | null> {
+    if (name !== null) {
+      const { contact, changed } = await ContactRepository.observeWithin(manager, instanceId, { jid, contactName: name, inAddressBook: true });
+      return changed ? contact : null;
+    }
+    const rows: Raw[] = await manager.query(
+      // An UPDATE's own RETURNING comes back from TypeORM as [rows, count]; a CTE answers rows.
+      `WITH changed AS (
+         UPDATE contacts SET contact_name = '', in_address_book = false, updated_at = now()
+         WHERE instance_id = $1 AND jid = $2 AND (contact_name <> '' OR in_address_book) RETURNING *
+       ) SELECT * FROM changed`,
+      [instanceId, jid],
+    );
+    return rows.length ? toContactRow(rows[0]) : null;
+  }
+
+  /**
+   * A page of the instance's contacts, by JID: `address_book` (saved on the phone: a name from its
+   * address book), `outside_address_book` (only seen: push names, senders) or `all`.
+   */
+  async page(instanceId: string, scope: ContactScope, limit: number | null, offset: number): Promise<{ rows: ContactRow[]; total: number; totalAll: number }> {
+    const saved = `(in_address_book OR contact_name <> '')`;
+    const where = scope === 'all' ? 'TRUE' : scope === 'address_book' ? saved : `NOT ${saved}`;
+    const [counts]: Array<{ total: string; total_all: string }> = await this.dataSource.query(
+      `SELECT count(*) FILTER (WHERE ${where}) AS total, count(*) AS total_all FROM contacts WHERE instance_id = $1`,
+      [instanceId],
+    );
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM contacts WHERE instance_id = $1 AND ${where} ORDER BY jid LIMIT $2 OFFSET $3`, [
+      instanceId,
+      limit,
+      offset,
+    ]);
+    return { rows: rows.map(toContactRow), total: Number(counts?.total ?? 0), totalAll: Number(counts?.total_all ?? 0) };
   }
 
   /** Every contact of an instance, by JID (a status' audience is drawn from them). */

@@ -191,6 +191,11 @@ export class InboundSocketHandler {
     return this.queue.run(() => this.directory.onChatUpdates([update]));
   }
 
+  /** `/contact/add` and `/contact/remove`: the address book change, stored in order with the socket's events (see ContactChatGroupEvents.onAddressBook). */
+  addressBookChanged(jid: string, name: string | null): Promise<void> {
+    return this.queue.run(() => this.directory.onAddressBook(jid, name));
+  }
+
   private enqueue(what: string, task: () => Promise<void>): void {
     if (this.stopped) return;
     void this.queue.run(async () => {

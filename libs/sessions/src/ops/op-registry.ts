@@ -7,6 +7,7 @@ import type { SendContentBuilder } from '../outbound/send-content';
 import type { SendLedger } from '../outbound/send-ledger';
 import type { Session } from '../session/session';
 import { chatOps, chatRequests } from './chat.ops';
+import { contactOps, contactRequests } from './contact.ops';
 import { groupOps, groupRequests } from './group.ops';
 import { instanceOps, instanceRequests } from './instance.ops';
 import { labelOps, labelRequests } from './label.ops';
@@ -24,6 +25,7 @@ const OP_REQUESTS = {
   ...chatRequests,
   ...groupRequests,
   ...newsletterRequests,
+  ...contactRequests,
 } satisfies OpRequestParsers<InstanceOp>;
 
 export interface OpRegistryDependencies {
@@ -47,6 +49,7 @@ export function createOpRegistry(dependencies: OpRegistryDependencies, overrides
     ...chatOps(dependencies.inbound),
     ...groupOps(),
     ...newsletterOps(),
+    ...contactOps(dependencies.inbound),
     ...overrides,
   } satisfies OpRegistry;
 }

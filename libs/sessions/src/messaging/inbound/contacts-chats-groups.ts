@@ -55,6 +55,21 @@ export class ContactChatGroupEvents {
     );
   }
 
+  /**
+   * The instance saved (`name`) or removed (null) a contact in the phone's address book. Baileys tells
+   * a saved name as contacts.upsert, but a removal only as an upsert without a name, so the op says it.
+   */
+  async onAddressBook(jid: string, name: string | null): Promise<void> {
+    const who = await this.context.who();
+    await this.context.write(async (manager, events) => {
+      const contact = await ContactRepository.setAddressBookWithin(manager, this.context.instanceId, jid, name);
+      if (!contact) return;
+      events.push(contactsEvent([contact], who));
+      const chat = await ChatRepository.applyStateWithin(manager, this.context.instanceId, contact.jid, { waContactName: name ?? '' });
+      if (chat) events.push(chatsEvent([chat], who));
+    });
+  }
+
   /** A LID ↔ number pair: stored, and a contact or chat known under both becomes one. */
   async onLidMapping(lid: string, pn: string): Promise<void> {
     this.context.identities.learn(lid, pn);

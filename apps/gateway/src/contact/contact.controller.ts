@@ -1,0 +1,71 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query, UseGuards } from '@nestjs/common';
+import type { InstanceEntity } from '@gw/persistence';
+import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
+import { ApiReply } from '../openapi/api-reply.decorator';
+import { SCHEMAS } from '../openapi/schemas';
+import { ChatCheckDto, ContactAddDto, ContactListDto, ContactNumberDto } from './dto/contact.dto';
+import { ContactService } from './contact.service';
+
+const CONTACT_EXAMPLE = { jid: '5511999999999@s.whatsapp.net', contact_name: 'João Silva', contact_FirstName: 'João' };
+
+/** The contacts the instance knows and the phone's address book: `/contacts`, `/contact/*`. */
+@Controller()
+@UseGuards(InstanceGuard)
+export class ContactController {
+  constructor(private readonly contacts: ContactService) {}
+
+  @Get('contacts')
+  @ApiReply(SCHEMAS.Contact, { isArray: true, example: [CONTACT_EXAMPLE] })
+  list(@CurrentInstance() instance: InstanceEntity, @Query('contactScope') contactScope?: unknown) {
+    return this.contacts.listAll(instance, contactScope);
+  }
+
+  @Post('contacts/list')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ContactPage, { example: { contacts: [CONTACT_EXAMPLE], totalDeviceContacts: 3, pagination: { totalRecords: 1, limit: 100, offset: 0 } } })
+  page(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactListDto) {
+    return this.contacts.page(instance, dto);
+  }
+
+  @Post('contact/add')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ContactAdded, {
+    example: {
+      success: true,
+      message: 'Contact added successfully',
+      contact: { jid: '5511999999999@s.whatsapp.net', name: 'João Silva', phone: '5511999999999' },
+    },
+  })
+  add(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactAddDto) {
+    return this.contacts.add(instance, dto);
+  }
+
+  @Post('contact/remove')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ContactRemoved, {
+    example: { success: true, message: 'Contact removed successfully', removed_contact: { jid: '5511999999999@s.whatsapp.net', phone: '5511999999999' } },
+  })
+  remove(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactNumberDto) {
+    return this.contacts.remove(instance, dto);
+  }
+
+  @Post('chat/check')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatCheck, {
+    isArray: true,
+    example: [
+      {
+        query: '5511999999999',
+        jid: '5511999999999@s.whatsapp.net',
+        lid: '123456789012345@lid',
+        isInWhatsapp: true,
+        verifiedName: '',
+        groupName: '',
+        error: '',
+      },
+    ],
+  })
+  check(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatCheckDto) {
+    return this.contacts.check(instance, dto);
+  }
+}

@@ -1,0 +1,95 @@
+import { Injectable } from '@nestjs/common';
+import { ErrorCode, RpcError } from '@gw/contracts';
+import { parseChatTarget } from '@gw/domain';
+import { ContactRepository, type ContactRow, type InstanceEntity } from '@gw/persistence';
+import { ApiError } from '../common/api-error';
+import { SessionClient } from '../session/session.client';
+import { CONTACT_SCOPES, CONTACT_SCOPE_MESSAGE, INVALID_NUMBER, type ChatCheckDto, type ContactAddDto, type ContactListDto } from './dto/contact.dto';
+import type { ContactNumberDto, ContactScopeName } from './dto/contact.dto';
+
+/** A contact as `/contacts` lists it. */
+export interface ContactView {
+  jid: string;
+  contact_name: string;
+  contact_FirstName: string;
+}
+
+const view = (row: ContactRow): ContactView => ({
+  jid: row.jid,
+  contact_name: row.contactName,
+  contact_FirstName: row.contactName.trim().split(/\s+/)[0] ?? '',
+});
+
+/** The user JID of a number for the address book: a phone number or `…@s.whatsapp.net`; never a LID or a group. */
+export function addressBookJid(dto: ContactNumberDto): string {
+  const target = parseChatTarget(dto.number ?? dto.phone ?? '');
+  if (!target || target.kind !== 'user') throw ApiError.badRequest(INVALID_NUMBER);
+  return target.jid;
+}
+
+const phoneOf = (jid: string) => jid.split('@')[0];
+
+/** Errors the worker answers that are the caller's state (no session, not connected, app state not synced yet) pass; anything else is `failure`. */
+function failedAs(failure: string) {
+  return (error: unknown): never => {
+    if (error instanceof RpcError && ([ErrorCode.NoSession, ErrorCode.NotConnected, ErrorCode.Conflict, ErrorCode.Timeout] as ErrorCode[]).includes(error.code))
+      throw error;
+    if (error instanceof ApiError) throw error;
+    throw new ApiError('internal', failure);
+  };
+}
+
+/** The phone's address book and the contacts the instance knows: `/contacts`, `/contact/*`, `/chat/check`. */
+@Injectable()
+export class ContactService {
+  constructor(
+    private readonly contacts: ContactRepository,
+    private readonly sessions: SessionClient,
+  ) {}
+
+  async listAll(instance: InstanceEntity, scope: unknown): Promise<ContactView[]> {
+    const page = await this.contacts.page(instance.id, this.scopeOf(scope), null, 0);
+    return page.rows.map(view);
+  }
+
+  async page(instance: InstanceEntity, dto: ContactListDto) {
+    const limit = dto.limit ?? 100;
+    const offset = dto.offset ?? 0;
+    const page = await this.contacts.page(instance.id, dto.contactScope ?? 'address_book', limit, offset);
+    return { contacts: page.rows.map(view), totalDeviceContacts: page.totalAll, pagination: { totalRecords: page.total, limit, offset } };
+  }
+
+  async add(instance: InstanceEntity, dto: ContactAddDto) {
+    const jid = addressBookJid(dto);
+    const name = dto.name.trim();
+    await this.sessions.request(instance.id, 'contact.add', { instanceId: instance.id, jid, name }).catch(failedAs('error adding contact'));
+    return { success: true, message: 'Contact added successfully', contact: { jid, name, phone: phoneOf(jid) } };
+  }
+
+  async remove(instance: InstanceEntity, dto: ContactNumberDto) {
+    const jid = addressBookJid(dto);
+    const known = await this.contacts.find(instance.id, jid);
+    if (!known || (!known.inAddressBook && !known.contactName)) throw ApiError.notFound('Contact not found in the address book');
+    await this.sessions.request(instance.id, 'contact.remove', { instanceId: instance.id, jid }).catch(failedAs('error removing contact'));
+    return { success: true, message: 'Contact removed successfully', removed_contact: { jid, phone: phoneOf(jid) } };
+  }
+
+  async check(instance: InstanceEntity, dto: ChatCheckDto) {
+    if (dto.numbers.length === 0) throw ApiError.badRequest('Missing numbers in payload');
+    const targets = dto.numbers.map((query) => ({ query, target: parseChatTarget(query) }));
+    const jids = [...new Set(targets.flatMap(({ target }) => (target?.kind === 'user' ? [target.jid] : [])))];
+    const { results } = await this.sessions.request(instance.id, 'contact.check', { instanceId: instance.id, jids });
+    const byJid = new Map(results.map((result) => [result.query, result]));
+    return targets.map(({ query, target }) => {
+      if (!target || target.kind !== 'user') return { query, jid: '', lid: '', isInWhatsapp: false, verifiedName: '', groupName: '', error: INVALID_NUMBER };
+      const found = byJid.get(target.jid);
+      return { query, jid: found?.jid || target.jid, lid: found?.lid ?? '', isInWhatsapp: found?.exists ?? false, verifiedName: '', groupName: '', error: '' };
+    });
+  }
+
+  private scopeOf(scope: unknown): ContactScopeName {
+    if (scope === undefined || scope === '') return 'address_book';
+    if (typeof scope === 'string' && (CONTACT_SCOPES as readonly string[]).includes(scope)) return scope as ContactScopeName;
+    throw ApiError.badRequest(CONTACT_SCOPE_MESSAGE);
+  }
+}

@@ -1,0 +1,65 @@
+import { Transform } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+
+export const CONTACT_SCOPES = ['address_book', 'outside_address_book', 'all'] as const;
+export type ContactScopeName = (typeof CONTACT_SCOPES)[number];
+export const CONTACT_SCOPE_MESSAGE = `contactScope must be one of ${CONTACT_SCOPES.join(', ')}`;
+export const INVALID_NUMBER = 'Invalid number';
+
+/** Numbers may come as numeric strings (older clients); '' is absent. */
+const Numeric = () =>
+  Transform(({ value }: { value: unknown }) => {
+    if (value === '' || value === null) return undefined;
+    if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value);
+    return value;
+  });
+
+/** `POST /contacts/list`: a page of the contacts (limit 1 to 1000, default 100) of one scope (default `address_book`). */
+export class ContactListDto {
+  @Numeric()
+  @IsOptional()
+  @IsInt({ message: 'limit must be an integer between 1 and 1000' })
+  @Min(1, { message: 'limit must be an integer between 1 and 1000' })
+  @Max(1000, { message: 'limit must be an integer between 1 and 1000' })
+  limit?: number;
+
+  @Numeric()
+  @IsOptional()
+  @IsInt({ message: 'offset must be an integer of 0 or more' })
+  @Min(0, { message: 'offset must be an integer of 0 or more' })
+  @Max(Number.MAX_SAFE_INTEGER, { message: 'offset must be an integer of 0 or more' })
+  offset?: number;
+
+  @IsOptional() @IsString({ message: CONTACT_SCOPE_MESSAGE }) @IsIn(CONTACT_SCOPES, { message: CONTACT_SCOPE_MESSAGE }) contactScope?: ContactScopeName;
+}
+
+/** `number` (the reference's spelling), required unless an older client sends `phone`. */
+export class ContactNumberDto {
+  @ValidateIf((dto: { number?: unknown; phone?: unknown }) => dto.number !== undefined || dto.phone === undefined)
+  @IsDefined({ message: 'number is required' })
+  @IsString({ message: INVALID_NUMBER })
+  @MaxLength(100, { message: INVALID_NUMBER })
+  number?: string;
+
+  /** The older spelling of `number`. */
+  @IsOptional() @IsString({ message: INVALID_NUMBER }) @MaxLength(100, { message: INVALID_NUMBER }) phone?: string;
+}
+
+/** `POST /contact/add`: a number and the name saved for it (full and first name). */
+export class ContactAddDto extends ContactNumberDto {
+  @IsDefined({ message: 'name is required' })
+  @IsString({ message: 'name must be a string' })
+  @Matches(/\S/, { message: 'name is required' })
+  @MaxLength(256, { message: 'name must be at most 256 characters' })
+  name!: string;
+}
+
+/** `POST /chat/check`: numbers (or group JIDs) to look up on WhatsApp. */
+export class ChatCheckDto {
+  @IsDefined({ message: 'Missing numbers in payload' })
+  @IsArray({ message: 'numbers must be an array of strings' })
+  @ArrayMaxSize(500, { message: 'numbers must name at most 500 numbers' })
+  @IsString({ each: true, message: 'numbers must be an array of strings' })
+  @MaxLength(100, { each: true, message: 'numbers must be an array of strings' })
+  numbers!: string[];
+}

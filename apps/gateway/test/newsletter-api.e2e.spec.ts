@@ -235,6 +235,28 @@ describe('newsletter API (HTTP → worker → Baileys → simulator)', () => {
     });
   });
 
+  describe('POST /newsletter/updates (deprecated)', () => {
+    it('should answer 504 with {error} for a valid body, as uazapiGO does since WhatsApp stopped answering, and 400 for bad values', async () => {
+      const channel = await othersChannel('Atualizações', [phone]);
+      const reply = await call('POST', '/newsletter/updates', { jid: channel.jid, count: 50, afterid: 100, since: 1710000000 });
+      expect(reply).toEqual({
+        status: 504,
+        body: { error: 'WhatsApp no longer answers newsletter message updates: read views and reactions with /newsletter/messages' },
+      });
+      expect(await call('POST', '/newsletter/updates', {})).toEqual({ status: 400, body: { error: 'id or jid is required' } });
+      expect(await call('POST', '/newsletter/updates', { jid: channel.jid, afterid: 0 })).toEqual({
+        status: 400,
+        body: { error: 'afterid must be a positive server id' },
+      });
+      expect(await call('POST', '/newsletter/updates', { jid: channel.jid, since: 'ontem' })).toEqual({
+        status: 400,
+        body: { error: 'since must be an integer' },
+      });
+      const document = await stack.gw.call('GET', '/openapi.json');
+      expect(document.body.paths['/newsletter/updates'].post.deprecated).toBe(true);
+    });
+  });
+
   it('should still post to a channel the instance created, with /send/text and the full @newsletter JID', async () => {
     const jid = (await call('POST', '/newsletter/create', { name: 'Posts' })).body.response.id as string;
     const sent = await call('POST', '/send/text', { number: jid, text: 'primeiro post' });

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
@@ -9,6 +10,7 @@ import {
   NewsletterIdDto,
   NewsletterLinkDto,
   NewsletterMessagesDto,
+  NewsletterUpdatesDto,
   NewsletterNameDto,
 } from './dto/newsletter.dto';
 import { NEWSLETTER_EXAMPLE, NEWSLETTER_POST_EXAMPLE } from './newsletter.examples';
@@ -54,6 +56,20 @@ export class NewsletterController {
   @ApiReply(SCHEMAS.NewsletterMessages, { example: { response: [NEWSLETTER_POST_EXAMPLE] } })
   messages(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterMessagesDto) {
     return this.newsletters.messages(instance, dto);
+  }
+
+  @Post('updates')
+  @HttpCode(HttpStatus.OK)
+  @ApiOperation({
+    deprecated: true,
+    description: 'WhatsApp no longer answers it: always 504 after checking the body. Views and reactions come with /newsletter/messages.',
+  })
+  @ApiReply(SCHEMAS.NewsletterMessages, {
+    description: 'Never answered since WhatsApp stopped answering (504); the reference shape',
+    example: { response: [NEWSLETTER_POST_EXAMPLE] },
+  })
+  updates(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterUpdatesDto) {
+    return this.newsletters.updates(instance, dto);
   }
 
   @Post('follow')

@@ -5,7 +5,7 @@ import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import { INVALID_NEWSLETTER_ID, NEWSLETTER_ID } from './dto/newsletter.dto';
 import type { CreateNewsletterDto, NewsletterDescriptionDto, NewsletterIdDto, NewsletterLinkDto, NewsletterNameDto } from './dto/newsletter.dto';
-import type { NewsletterMessagesDto } from './dto/newsletter.dto';
+import type { NewsletterMessagesDto, NewsletterUpdatesDto } from './dto/newsletter.dto';
 
 type NewsletterMetadata = InstanceRpc['newsletter.info']['reply'];
 type NewsletterPost = InstanceRpc['newsletter.messages']['reply']['posts'][number];
@@ -92,6 +92,15 @@ export class NewsletterService {
       ...(dto.beforeid === undefined ? {} : { before: dto.beforeid }),
     });
     return { response: posts };
+  }
+
+  /**
+   * `POST /newsletter/updates` (deprecated): WhatsApp no longer answers the message-updates query, so the route
+   * answers 504 as uazapiGO does, after checking the body; a post's views and reactions come with /newsletter/messages.
+   */
+  updates(_instance: InstanceEntity, dto: NewsletterUpdatesDto): never {
+    newsletterJidOf(dto);
+    throw new ApiError('timeout', 'WhatsApp no longer answers newsletter message updates: read views and reactions with /newsletter/messages');
   }
 
   /** `POST /newsletter/delete`: the owner only. */

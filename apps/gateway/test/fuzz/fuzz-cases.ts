@@ -45,6 +45,8 @@ export interface Operation {
   auth: 'token' | 'admintoken' | 'none';
   bodySchema?: Schema;
   queryParameters: Array<{ name: string; schema: Schema }>;
+  /** The document marks the route deprecated (its documented answer may be a 504). */
+  deprecated?: boolean;
 }
 
 export interface FuzzCase {
@@ -80,7 +82,7 @@ export interface Schema {
 }
 
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { security?: Array<Record<string, string[]>>; requestBody?: any; parameters?: any[] }>>;
+  paths: Record<string, Record<string, { security?: Array<Record<string, string[]>>; requestBody?: any; parameters?: any[]; deprecated?: boolean }>>;
   components?: { schemas?: Record<string, Schema> };
 }
 
@@ -133,6 +135,7 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
         auth,
         bodySchema: bodySchema ? resolve(bodySchema, document) : undefined,
         queryParameters,
+        ...(operation.deprecated === true ? { deprecated: true } : {}),
       });
     }
   }

@@ -79,3 +79,25 @@ export class NewsletterMessagesDto extends NewsletterIdDto {
   @Max(Number.MAX_SAFE_INTEGER, { message: 'beforeid must be a positive server id' })
   beforeid?: number;
 }
+
+/** `POST /newsletter/updates` (deprecated): checked as the reference describes it, though WhatsApp no longer answers it. */
+export class NewsletterUpdatesDto extends NewsletterIdDto {
+  @IsOptional()
+  @IsInt({ message: 'count must be an integer' })
+  @Min(1, { message: `count must be from 1 to ${MAX_NEWSLETTER_POSTS}` })
+  @Max(MAX_NEWSLETTER_POSTS, { message: `count must be from 1 to ${MAX_NEWSLETTER_POSTS}` })
+  count?: number;
+
+  @IsOptional()
+  @IsInt({ message: 'afterid must be an integer' })
+  @Min(1, { message: 'afterid must be a positive server id' })
+  @Max(Number.MAX_SAFE_INTEGER, { message: 'afterid must be a positive server id' })
+  afterid?: number;
+
+  /** Unix seconds, or milliseconds when above 1000000000000. */
+  @IsOptional()
+  @IsInt({ message: 'since must be an integer' })
+  @Min(0, { message: 'since must be a timestamp in seconds or milliseconds' })
+  @Max(Number.MAX_SAFE_INTEGER, { message: 'since must be a timestamp in seconds or milliseconds' })
+  since?: number;
+}

@@ -126,4 +126,32 @@ describe('contact API (HTTP → worker → Baileys → simulator)', () => {
     expect(await call('POST', '/chat/check', {})).toEqual({ status: 400, body: { error: 'Missing numbers in payload' } });
     expect(await call('POST', '/chat/check', { numbers: [] })).toEqual({ status: 400, body: { error: 'Missing numbers in payload' } });
   });
+
+  it('should answer the stored Chat record of a chat by number, JID or LID, with common_groups and the picture asked for (POST /chat/details)', async () => {
+    await stack.control('POST', `/sim/accounts/${friend}/send`, { to: owner, text: 'oi, tudo bem?' });
+    await call('POST', '/contact/add', { number: friend, name: 'Ana Detalhes' });
+    const details = await waitFor(
+      async () => await call('POST', '/chat/details', { number: friend }),
+      (reply) => reply.status === 200 && reply.body.wa_contactName === 'Ana Detalhes',
+      15_000,
+      'the chat stored with its contact name',
+    );
+    expect(details.body).toMatchObject({
+      wa_chatid: `${friend}@s.whatsapp.net`,
+      wa_contactName: 'Ana Detalhes',
+      wa_isGroup: false,
+      common_groups: '',
+    });
+    expect(details.body.id).toMatch(/^r/);
+    expect(details.body).toHaveProperty('image');
+    expect(details.body).not.toHaveProperty('imagePreview');
+    const byJid = await call('POST', '/chat/details', { number: `${friend}@s.whatsapp.net`, preview: true });
+    expect(byJid.body.id).toBe(details.body.id);
+    expect(byJid.body).toHaveProperty('imagePreview');
+    expect(byJid.body).not.toHaveProperty('image');
+    expect((await call('POST', '/chat/details', { number: friendLid })).body.id).toBe(details.body.id);
+    expect(await call('POST', '/chat/details', { number: nextPhone('5588') })).toEqual({ status: 404, body: { error: 'Chat not found' } });
+    expect(await call('POST', '/chat/details', { number: 'nope' })).toEqual({ status: 400, body: { error: 'Invalid number' } });
+    expect(await call('POST', '/chat/details', {})).toEqual({ status: 400, body: { error: 'number is required' } });
+  });
 });

@@ -3,7 +3,8 @@ import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
-import { ChatCheckDto, ContactAddDto, ContactListDto, ContactNumberDto } from './dto/contact.dto';
+import { ChatCheckDto, ChatDetailsDto, ContactAddDto, ContactListDto, ContactNumberDto } from './dto/contact.dto';
+import { CHAT_EXAMPLE } from '../openapi/examples';
 import { ContactService } from './contact.service';
 
 const CONTACT_EXAMPLE = { jid: '5511999999999@s.whatsapp.net', contact_name: 'João Silva', contact_FirstName: 'João' };
@@ -67,5 +68,12 @@ export class ContactController {
   })
   check(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatCheckDto) {
     return this.contacts.check(instance, dto);
+  }
+
+  @Post('chat/details')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatDetails, { example: { ...CHAT_EXAMPLE, common_groups: '', image: '' } })
+  details(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatDetailsDto) {
+    return this.contacts.details(instance, dto);
   }
 }

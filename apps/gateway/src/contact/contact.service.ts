@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { ErrorCode, RpcError } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
-import { ContactRepository, type ContactRow, type InstanceEntity } from '@gw/persistence';
+import { ChatRepository, ContactRepository, LidMappingRepository, toChatRecord, type ContactRow, type InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import { CONTACT_SCOPES, CONTACT_SCOPE_MESSAGE, INVALID_NUMBER, type ChatCheckDto, type ContactAddDto, type ContactListDto } from './dto/contact.dto';
-import type { ContactNumberDto, ContactScopeName } from './dto/contact.dto';
+import type { ChatDetailsDto, ContactNumberDto, ContactScopeName } from './dto/contact.dto';
 
 /** A contact as `/contacts` lists it. */
 export interface ContactView {
@@ -45,6 +45,8 @@ export class ContactService {
   constructor(
     private readonly contacts: ContactRepository,
     private readonly sessions: SessionClient,
+    private readonly chats: ChatRepository,
+    private readonly lidMappings: LidMappingRepository,
   ) {}
 
   async listAll(instance: InstanceEntity, scope: unknown): Promise<ContactView[]> {
@@ -85,6 +87,28 @@ export class ContactService {
       const found = byJid.get(target.jid);
       return { query, jid: found?.jid || target.jid, lid: found?.lid ?? '', isInWhatsapp: found?.exists ?? false, verifiedName: '', groupName: '', error: '' };
     });
+  }
+
+  /**
+   * The stored Chat record of a chat (by number, user JID, LID or group JID; one chat whether stored by
+   * number or LID), with `common_groups` and the picture of the size asked for (`imagePreview` with
+   * `preview`, else `image`). 404 when the instance has no such chat.
+   */
+  async details(instance: InstanceEntity, dto: ChatDetailsDto) {
+    const target = parseChatTarget(dto.number);
+    if (!target || target.kind === 'newsletter') throw ApiError.badRequest(INVALID_NUMBER);
+    let chat = await this.chats.findByJid(instance.id, target.jid);
+    if (!chat && target.kind === 'user') {
+      const lid = await this.lidMappings.lidForPn(instance.id, target.jid);
+      if (lid) chat = await this.chats.findByJid(instance.id, lid);
+    }
+    if (!chat && target.kind === 'lid') {
+      const pn = await this.lidMappings.pnForLid(instance.id, target.jid);
+      if (pn) chat = await this.chats.findByJid(instance.id, pn);
+    }
+    if (!chat) throw ApiError.notFound('Chat not found');
+    const { image, imagePreview, ...record } = toChatRecord(chat, instance.owner ?? '');
+    return { ...record, common_groups: '', ...(dto.preview ? { imagePreview } : { image: image || imagePreview }) };
   }
 
   private scopeOf(scope: unknown): ContactScopeName {

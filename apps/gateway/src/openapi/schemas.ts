@@ -600,6 +600,17 @@ export const SCHEMAS = {
   ContactRemoved: named('ContactRemoved', object({ success: bool, message: str(), removed_contact: object({ jid: str(), phone: str() }) })),
   /** `POST /chat/check`: one number looked up on WhatsApp. */
   ChatCheck: named('ChatCheck', object({ query: str(), jid: str(), lid: str(), isInWhatsapp: bool, verifiedName: str(), groupName: str(), error: str() })),
+  /** `POST /chat/details`: the Chat record with the groups in common and the picture of the size asked for. */
+  ChatDetails: named('ChatDetails', {
+    allOf: [
+      ref('Chat'),
+      object({
+        common_groups: str({ description: 'Groups in common, comma separated: name(id)' }),
+        imagePreview: str({ description: 'Small picture URL (preview=true)' }),
+        image: str({ description: 'Full picture URL (preview=false)' }),
+      }),
+    ],
+  }),
   Liveness: named('Liveness', { type: 'object', required: ['status'], properties: { status: str({ enum: ['ok'] }) } }),
   /** `GET /ready`: each check by name, `ok` or why it failed; the in-process bus is named as such (`bus: in-process`), not checked. */
   Readiness: named('Readiness', {

@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 
 export const CONTACT_SCOPES = ['address_book', 'outside_address_book', 'all'] as const;
 export type ContactScopeName = (typeof CONTACT_SCOPES)[number];
@@ -62,4 +62,14 @@ export class ChatCheckDto {
   @IsString({ each: true, message: 'numbers must be an array of strings' })
   @MaxLength(100, { each: true, message: 'numbers must be an array of strings' })
   numbers!: string[];
+}
+
+/** `POST /chat/details`: a chat by number, JID (user, LID or group); `preview` picks the small picture. */
+export class ChatDetailsDto {
+  @IsDefined({ message: 'number is required' })
+  @IsString({ message: 'number must be a string' })
+  @MaxLength(100, { message: 'Invalid number' })
+  number!: string;
+
+  @IsOptional() @IsBoolean({ message: 'preview must be a boolean' }) preview?: boolean;
 }

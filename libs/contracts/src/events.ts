@@ -1,3 +1,4 @@
+import type { GroupInfoFields, GroupParticipantObject } from './group';
 import type { InstanceStatus } from './instance';
 
 /**
@@ -320,22 +321,14 @@ export interface GroupChangeEvent {
 }
 
 /** A member of the group object of a `JoinedGroup` event. */
-export interface JoinedGroupParticipant {
-  JID: string;
-  PhoneNumber: string;
-  LID: string;
-  IsAdmin: boolean;
-  IsSuperAdmin: boolean;
-  DisplayName: string;
-  Error: number;
-  AddRequest: null;
-}
+/** A member in the `JoinedGroup` event: the same shape as in the API's Group. */
+export type JoinedGroupParticipant = GroupParticipantObject;
 
 /**
  * `groups`, `type: 'JoinedGroup'`: the instance itself joined (added, or by link); `event` is the whole group
  * (capture groups/join.link.me.json). Times are RFC 3339 (`0001-01-01T00:00:00Z` when unknown).
  */
-export interface JoinedGroupEvent {
+export interface JoinedGroupEvent extends GroupInfoFields {
   /** `invite` for a join by link, '' when an admin added the instance. */
   Reason: string;
   Type: string;
@@ -343,37 +336,6 @@ export interface JoinedGroupEvent {
   Sender: string | null;
   SenderPN: string | null;
   Notify: string;
-  JID: string;
-  OwnerJID: string;
-  OwnerPN: string;
-  Name: string;
-  NameSetAt: string;
-  NameSetBy: string;
-  NameSetByPN: string;
-  Topic: string;
-  TopicID: string;
-  TopicSetAt: string;
-  TopicSetBy: string;
-  TopicSetByPN: string;
-  TopicDeleted: boolean;
-  IsLocked: boolean;
-  IsAnnounce: boolean;
-  AnnounceVersionID: string;
-  IsEphemeral: boolean;
-  DisappearingTimer: number;
-  IsIncognito: boolean;
-  IsParent: boolean;
-  DefaultMembershipApprovalMode: string;
-  LinkedParentJID: string;
-  IsDefaultSubGroup: boolean;
-  IsJoinApprovalRequired: boolean;
-  AddressingMode: string;
-  GroupCreated: string;
-  CreatorCountryCode: string;
-  ParticipantVersionID: string;
-  Participants: JoinedGroupParticipant[];
-  ParticipantCount: number;
-  MemberAddMode: string;
   Suspended: boolean;
 }
 

@@ -2,7 +2,8 @@
  * A group as the API answers it: uazapiGO's `Group` (whatsmeow's GroupInfo, PascalCase), built by the
  * session worker from what WhatsApp answers. Times are RFC 3339 (the zero time when unknown).
  */
-export interface GroupObject {
+/** The fields of whatsmeow's GroupInfo, shared by the API's Group and the `JoinedGroup` event. */
+export interface GroupInfoFields {
   JID: string;
   OwnerJID: string;
   OwnerPN: string;
@@ -34,6 +35,9 @@ export interface GroupObject {
   Participants: GroupParticipantObject[];
   ParticipantCount: number;
   MemberAddMode: string;
+}
+
+export interface GroupObject extends GroupInfoFields {
   OwnerIsAdmin: boolean;
   OwnerCanSendMessage: boolean;
 }

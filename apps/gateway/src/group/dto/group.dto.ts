@@ -47,6 +47,17 @@ export class GroupJidDto {
   @OlderGroupJid() groupJid?: string;
 }
 
+/** `participants`: 1 to 1000 phone numbers or user JIDs. */
+const Participants = (): PropertyDecorator =>
+  applyDecorators(
+    IsDefined({ message: 'participants is required' }),
+    IsArray({ message: 'participants must be an array of phone numbers' }),
+    ArrayNotEmpty({ message: 'participants must name at least one phone number' }),
+    ArrayMaxSize(1000, { message: 'participants must name at most 1000 phone numbers' }),
+    IsString({ each: true, message: 'participants must be an array of phone numbers' }),
+    MaxLength(100, { each: true, message: 'participants must be an array of phone numbers' }),
+  );
+
 /** `POST /group/create`: a name and the first members (numbers or JIDs); the instance is the group's super admin. */
 export class CreateGroupDto {
   @IsDefined({ message: 'name is required' })
@@ -55,13 +66,7 @@ export class CreateGroupDto {
   @MaxLength(100, { message: 'name must be at most 100 characters' })
   name!: string;
 
-  @IsDefined({ message: 'participants is required' })
-  @IsArray({ message: 'participants must be an array of phone numbers' })
-  @ArrayNotEmpty({ message: 'participants must name at least one phone number' })
-  @ArrayMaxSize(1000, { message: 'participants must name at most 1000 phone numbers' })
-  @IsString({ each: true, message: 'participants must be an array of phone numbers' })
-  @MaxLength(100, { each: true, message: 'participants must be an array of phone numbers' })
-  participants!: string[];
+  @Participants() participants!: string[];
 }
 
 /** `POST /group/info`. */
@@ -119,13 +124,7 @@ export class GroupParticipantsDto extends GroupJidDto {
   @IsIn(PARTICIPANT_ACTIONS, { message: `action must be one of ${PARTICIPANT_ACTIONS.join(', ')}` })
   action!: (typeof PARTICIPANT_ACTIONS)[number];
 
-  @IsDefined({ message: 'participants is required' })
-  @IsArray({ message: 'participants must be an array of phone numbers' })
-  @ArrayNotEmpty({ message: 'participants must name at least one phone number' })
-  @ArrayMaxSize(1000, { message: 'participants must name at most 1000 phone numbers' })
-  @IsString({ each: true, message: 'participants must be an array of phone numbers' })
-  @MaxLength(100, { each: true, message: 'participants must be an array of phone numbers' })
-  participants!: string[];
+  @Participants() participants!: string[];
 }
 
 /** `POST /group/updateJoinApproval`. */

@@ -14,6 +14,24 @@ export const MAX_NEWSLETTER_POSTS = 100;
 const NewsletterId = (): PropertyDecorator =>
   applyDecorators(IsOptional(), IsString({ message: INVALID_NEWSLETTER_ID }), Matches(NEWSLETTER_ID, { message: INVALID_NEWSLETTER_ID }));
 
+/** `count` of posts: 1 to MAX_NEWSLETTER_POSTS. */
+const PostCount = (): PropertyDecorator =>
+  applyDecorators(
+    IsOptional(),
+    IsInt({ message: 'count must be an integer' }),
+    Min(1, { message: `count must be from 1 to ${MAX_NEWSLETTER_POSTS}` }),
+    Max(MAX_NEWSLETTER_POSTS, { message: `count must be from 1 to ${MAX_NEWSLETTER_POSTS}` }),
+  );
+
+/** A post's server id (positive, exact in a JS number). */
+const ServerId = (field: string): PropertyDecorator =>
+  applyDecorators(
+    IsOptional(),
+    IsInt({ message: `${field} must be an integer` }),
+    Min(1, { message: `${field} must be a positive server id` }),
+    Max(Number.MAX_SAFE_INTEGER, { message: `${field} must be a positive server id` }),
+  );
+
 /** The body of every route that names one channel: `id` (digits) or `jid` (`…@newsletter`), one of them required. */
 export class NewsletterIdDto {
   @NewsletterId() id?: string;
@@ -67,32 +85,16 @@ export class NewsletterDescriptionDto extends NewsletterIdDto {
 
 /** `POST /newsletter/messages`: the newest `count` posts (20 when not sent), or the `count` before the post `beforeid`. */
 export class NewsletterMessagesDto extends NewsletterIdDto {
-  @IsOptional()
-  @IsInt({ message: 'count must be an integer' })
-  @Min(1, { message: `count must be from 1 to ${MAX_NEWSLETTER_POSTS}` })
-  @Max(MAX_NEWSLETTER_POSTS, { message: `count must be from 1 to ${MAX_NEWSLETTER_POSTS}` })
-  count?: number;
+  @PostCount() count?: number;
 
-  @IsOptional()
-  @IsInt({ message: 'beforeid must be an integer' })
-  @Min(1, { message: 'beforeid must be a positive server id' })
-  @Max(Number.MAX_SAFE_INTEGER, { message: 'beforeid must be a positive server id' })
-  beforeid?: number;
+  @ServerId('beforeid') beforeid?: number;
 }
 
 /** `POST /newsletter/updates` (deprecated): checked as the reference describes it, though WhatsApp no longer answers it. */
 export class NewsletterUpdatesDto extends NewsletterIdDto {
-  @IsOptional()
-  @IsInt({ message: 'count must be an integer' })
-  @Min(1, { message: `count must be from 1 to ${MAX_NEWSLETTER_POSTS}` })
-  @Max(MAX_NEWSLETTER_POSTS, { message: `count must be from 1 to ${MAX_NEWSLETTER_POSTS}` })
-  count?: number;
+  @PostCount() count?: number;
 
-  @IsOptional()
-  @IsInt({ message: 'afterid must be an integer' })
-  @Min(1, { message: 'afterid must be a positive server id' })
-  @Max(Number.MAX_SAFE_INTEGER, { message: 'afterid must be a positive server id' })
-  afterid?: number;
+  @ServerId('afterid') afterid?: number;
 
   /** Unix seconds, or milliseconds when above 1000000000000. */
   @IsOptional()

@@ -19,6 +19,7 @@ import { OutboxCommitOrder1763900000000 } from './migrations/1763900000000-outbo
 import { LeaseTokenKey1763910000000 } from './migrations/1763910000000-lease-token-key';
 import { DeliveryFillfactor1763920000000 } from './migrations/1763920000000-delivery-fillfactor';
 import { QuickReplies1763950029387 } from './migrations/1763950029387-quick-replies';
+import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
 
 export const ENTITIES = [InstanceEntity, AuthCredsEntity, AuthKeyEntity, SessionLeaseEntity, SessionWorkerEntity, SettingEntity, OutboxEventEntity];
 export const MIGRATIONS = [
@@ -36,6 +37,7 @@ export const MIGRATIONS = [
   LeaseTokenKey1763910000000,
   DeliveryFillfactor1763920000000,
   QuickReplies1763950029387,
+  OutboxCursors1764090000000,
 ];
 
 export interface DataSourceOptions {

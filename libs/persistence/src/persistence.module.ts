@@ -15,6 +15,7 @@ import { LidMappingRepository } from './repositories/lid-mapping.repository';
 import { MessageRepository } from './repositories/message.repository';
 import { MetricsRepository } from './repositories/metrics.repository';
 import { OutboxRepository } from './repositories/outbox.repository';
+import { OutboxCursorRepository } from './repositories/outbox-cursor.repository';
 import { QuickReplyRepository } from './repositories/quick-reply.repository';
 import { RetentionRepository } from './repositories/retention.repository';
 import { SendQueueRepository } from './repositories/send-queue.repository';
@@ -37,6 +38,7 @@ export const REPOSITORIES = [
   LidMappingRepository,
   MessageRepository,
   MetricsRepository,
+  OutboxCursorRepository,
   OutboxRepository,
   QuickReplyRepository,
   RetentionRepository,

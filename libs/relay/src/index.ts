@@ -5,3 +5,5 @@ export { WEBHOOK_RELAY_DEFAULTS, WebhookRelay } from './webhook-relay';
 export type { WebhookRelayConfig } from './webhook-relay';
 export { readWebhookRelayConfig } from './relay-config';
 export { WebhookRelayModule } from './relay.module';
+export { OutboxFollower } from './outbox-follower';
+export type { OutboxFollowerOptions } from './outbox-follower';

@@ -89,6 +89,11 @@ export class OutboxRepository {
    * `waiting` says that committed rows past the position exist but are not settled yet: read again soon.
    */
   async readSettled(instanceId: string, position: OutboxPosition, limit: number): Promise<SettledRead> {
+    return OutboxRepository.readSettledWithin(this.dataSource.manager, instanceId, position, limit);
+  }
+
+  /** `readSettled` on the caller's connection (inside its transaction, when it holds a consumer's cursor). */
+  static async readSettledWithin(manager: EntityManager, instanceId: string, position: OutboxPosition, limit: number): Promise<SettledRead> {
     const rows: Array<{
       id: string | null;
       tx: string;
@@ -98,7 +103,7 @@ export class OutboxRepository {
       payload: Record<string, unknown>;
       created_at: Date;
       waiting: boolean;
-    }> = await this.dataSource.query(
+    }> = await manager.query(
       `WITH s AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS xmin),
        r AS (
          SELECT o.id, o.tx, o.instance_id, o.event_type, o.chat_id, o.payload, o.created_at FROM outbox_events o, s

@@ -1,0 +1,178 @@
+import { Bus, type BusSubscription } from '@gw/bus';
+import { Subjects } from '@gw/contracts';
+import { type CursorHandler, OutboxCursorRepository } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import type { DataSource } from 'typeorm';
+
+export interface OutboxFollowerOptions {
+  /** The consumer's name ('chatbot', 'chatwoot', …): one durable cursor per (consumer, instance). */
+  consumer: string;
+  /** Only these event types reach `handle`; the cursor still moves past the others. All when absent. */
+  eventTypes?: string[];
+  /** The instances to follow now (those with the feature enabled); asked again every `refreshMs` and on `refresh()`. */
+  instances: () => Promise<string[]>;
+  /**
+   * Turns events into work rows, inside the transaction that holds the (consumer, instance) cursor and
+   * then moves it: what it writes with `manager` commits together with the cursor (each event once).
+   * Keep it short and local: no calls to remote services here. Throwing rolls the step back; the same
+   * events come again on the next pass.
+   */
+  handle: CursorHandler;
+  /** Events per step (one transaction). */
+  batchSize?: number;
+  /** Fallback pass when no notice arrives (events written by a process without the bus, missed notices). */
+  pollIntervalMs?: number;
+  /** How often the followed set is asked for again. */
+  refreshMs?: number;
+  /** Instances stepped at once. */
+  concurrency?: number;
+}
+
+const DEFAULTS = { batchSize: 200, pollIntervalMs: 1_000, refreshMs: 5_000, concurrency: 4 } as const;
+
+/** Steps of one instance in one pass, so that a busy instance cannot hold the others back for long. */
+const MAX_STEPS_PER_PASS = 20;
+
+/** How soon an instance whose next events wait behind a running transaction is looked at again. */
+const WAITING_RETRY_MS = 20;
+
+/**
+ * A durable consumer of the event outbox, for features that turn events into their own work (the
+ * chatbot's rounds, the Chatwoot bridge's sync jobs). The cursors live in Postgres
+ * (OutboxCursorRepository), so any number of processes may follow the same consumer side by side: each
+ * (consumer, instance) cursor is held by one of them at a time, events are handed over in commit order,
+ * and every event becomes work exactly once, across crashes and restarts.
+ *
+ * Wakes on the bus's `events.<instance>` notices (published after each commit that wrote events) and
+ * polls every `pollIntervalMs` for whatever a notice did not announce.
+ */
+export class OutboxFollower {
+  private readonly cursors: OutboxCursorRepository;
+  private readonly options: Required<Omit<OutboxFollowerOptions, 'eventTypes'>> & { eventTypes?: ReadonlySet<string> };
+  private subscription?: BusSubscription;
+  private followed = new Set<string>();
+  private refreshedAt = 0;
+  private refreshWanted = true;
+  private readonly dirty = new Set<string>();
+  private pollDue = true;
+  private running = false;
+  private wake?: () => void;
+  private loop?: Promise<void>;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly bus: Bus,
+    options: OutboxFollowerOptions,
+    private readonly logger: Logger,
+  ) {
+    this.cursors = new OutboxCursorRepository(dataSource);
+    this.options = {
+      ...DEFAULTS,
+      ...options,
+      eventTypes: options.eventTypes ? new Set(options.eventTypes) : undefined,
+    };
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.subscription = this.bus.subscribe(Subjects.outboxWildcard, (_data, subject) => this.poke(subject.slice(subject.indexOf('.') + 1)));
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.subscription?.unsubscribe();
+    this.subscription = undefined;
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** Events of `instanceId` (or of any instance) are ready: pass soon. */
+  poke(instanceId?: string): void {
+    if (instanceId === undefined) this.pollDue = true;
+    else this.dirty.add(instanceId);
+    this.wake?.();
+  }
+
+  /** The followed set changed (a feature was turned on or off for an instance): ask `instances()` again now. */
+  refresh(): void {
+    this.refreshWanted = true;
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let again = false;
+      try {
+        again = await this.pass();
+      } catch (error) {
+        this.logger.error({ err: error, consumer: this.options.consumer }, 'outbox follower pass failed');
+      }
+      if (!this.running) break;
+      if (again || this.dirty.size > 0 || this.refreshWanted) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          this.pollDue = true;
+          resolve();
+        }, this.options.pollIntervalMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** One pass; true when some instance has more ready at once. */
+  private async pass(): Promise<boolean> {
+    const now = Date.now();
+    if (this.refreshWanted || now - this.refreshedAt >= this.options.refreshMs) {
+      this.refreshWanted = false;
+      const ids = [...new Set(await this.options.instances())];
+      await this.cursors.follow(this.options.consumer, ids);
+      this.followed = new Set(ids);
+      this.refreshedAt = now;
+    }
+    const targets = new Set<string>();
+    for (const id of this.dirty) if (this.followed.has(id)) targets.add(id);
+    this.dirty.clear();
+    if (this.pollDue) {
+      this.pollDue = false;
+      for (const id of await this.cursors.behind(this.options.consumer, 1_000)) targets.add(id);
+    }
+    if (targets.size === 0) return false;
+    let more = false;
+    const queue = [...targets];
+    const worker = async () => {
+      for (let id = queue.shift(); id !== undefined && this.running; id = queue.shift()) {
+        if (await this.drain(id)) more = true;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.options.concurrency, queue.length) }, worker));
+    return more;
+  }
+
+  /** Steps one instance until it is caught up (or has had its share of this pass); true when more is ready. */
+  private async drain(instanceId: string): Promise<boolean> {
+    const { consumer, batchSize, handle, eventTypes } = this.options;
+    for (let steps = 0; steps < MAX_STEPS_PER_PASS && this.running; steps++) {
+      let step;
+      try {
+        step = await this.cursors.step(consumer, instanceId, batchSize, handle, eventTypes);
+      } catch (error) {
+        // Rolled back: the same events come again on the next poll.
+        this.logger.error({ err: error, consumer, instanceId }, 'outbox follower step failed; retried on the next poll');
+        return false;
+      }
+      if (step.busy || !step.more) return false;
+      if (step.read === 0) {
+        // Committed rows wait behind a transaction still running: look again shortly, not in a tight loop.
+        setTimeout(() => this.poke(instanceId), WAITING_RETRY_MS).unref();
+        return false;
+      }
+    }
+    return this.running;
+  }
+}

@@ -1,0 +1,154 @@
+import { InProcessBus } from '@gw/bus';
+import { Subjects } from '@gw/contracts';
+import { InstanceRepository, OutboxRepository, type OutboxRow } from '@gw/persistence';
+import { createLogger } from '@gw/platform';
+import { OutboxFollower, type OutboxFollowerOptions } from '@gw/relay';
+import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import type { EntityManager } from 'typeorm';
+
+const logger = createLogger('test', 'silent');
+
+async function until(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe(OutboxFollower.name, () => {
+  let db: TestDatabase;
+  let bus: InProcessBus;
+  let followers: OutboxFollower[] = [];
+
+  /** Writes events the way the services do: with their change, then a notice on the bus. */
+  async function emit(instanceId: string, ...types: string[]): Promise<string[]> {
+    const ids: string[] = [];
+    await db.dataSource.transaction(async (manager) => {
+      for (const type of types) ids.push((await OutboxRepository.insertWithin(manager, instanceId, [{ eventType: type, payload: { type } }])) as string);
+    });
+    bus.publish(Subjects.outbox(instanceId), { instanceId });
+    return ids;
+  }
+
+  async function work(consumer: string): Promise<Array<{ event_id: string; instance_id: string; follower: string }>> {
+    return db.dataSource.query(`SELECT event_id, instance_id, follower FROM follower_work WHERE consumer = $1 ORDER BY seq`, [consumer]);
+  }
+
+  function follower(name: string, options: Partial<OutboxFollowerOptions> & { consumer: string; instances: () => Promise<string[]> }): OutboxFollower {
+    const handle = async (manager: EntityManager, instanceId: string, events: OutboxRow[]) => {
+      for (const event of events) {
+        await manager.query(`INSERT INTO follower_work (consumer, event_id, instance_id, event_type, follower) VALUES ($1, $2, $3, $4, $5)`, [
+          options.consumer,
+          event.id,
+          instanceId,
+          event.eventType,
+          name,
+        ]);
+      }
+    };
+    const created = new OutboxFollower(db.dataSource, bus, { handle, pollIntervalMs: 50, refreshMs: 100, ...options }, logger);
+    followers.push(created);
+    created.start();
+    return created;
+  }
+
+  beforeAll(async () => {
+    db = await openTestDatabase();
+    bus = new InProcessBus();
+    const instances = new InstanceRepository(db.dataSource);
+    for (const id of ['fa', 'fb', 'fc']) await instances.create({ id, token: `tok-${id}`, name: id });
+    // Work rows of the test's handlers; no unique key, so a second copy of an event would show.
+    await db.dataSource.query(
+      `CREATE TABLE follower_work (seq bigserial PRIMARY KEY, consumer text, event_id text, instance_id text, event_type text, follower text)`,
+    );
+  });
+
+  afterEach(async () => {
+    await Promise.all(followers.map((f) => f.stop()));
+    followers = [];
+  });
+
+  afterAll(async () => {
+    await bus.close();
+    await db.close();
+  });
+
+  it('hands each new event to exactly one of several followers, in commit order per instance, and none from before', async () => {
+    const before = await emit('fa', 'messages');
+    const all = async () => ['fa', 'fb'];
+    follower('one', { consumer: 'c1', instances: all });
+    follower('two', { consumer: 'c1', instances: all });
+    follower('three', { consumer: 'c1', instances: all });
+    // Let the cursors be created before writing what they must see.
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c1'`))[0].n === 2);
+
+    const written: Record<string, string[]> = { fa: [], fb: [] };
+    await Promise.all(
+      ['fa', 'fb'].map(async (instanceId) => {
+        for (let i = 0; i < 30; i++) written[instanceId].push(...(await emit(instanceId, 'messages', 'chats')));
+      }),
+    );
+    await until(async () => (await work('c1')).length >= 120);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    const rows = await work('c1');
+    expect(rows).toHaveLength(120);
+    expect(new Set(rows.map((row) => row.event_id)).size).toBe(120);
+    expect(rows.map((row) => row.event_id)).not.toContain(before[0]);
+    for (const instanceId of ['fa', 'fb']) {
+      expect(rows.filter((row) => row.instance_id === instanceId).map((row) => row.event_id)).toEqual(written[instanceId]);
+    }
+  });
+
+  it('moves past the event types it does not want, handing over only the others', async () => {
+    follower('one', { consumer: 'c2', instances: async () => ['fa'], eventTypes: ['messages'] });
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c2'`))[0].n === 1);
+    const [message, , other] = await emit('fa', 'messages', 'presence', 'messages');
+    await until(async () => (await work('c2')).length === 2);
+    expect((await work('c2')).map((row) => row.event_id)).toEqual([message, other]);
+    const [cursor] = await db.dataSource.query(`SELECT id::text AS id FROM outbox_cursors WHERE consumer = 'c2'`);
+    expect(cursor.id).toBe(other);
+  });
+
+  it('rolls a failed step back and hands the same events over again, once', async () => {
+    let failures = 1;
+    const handle = async (manager: EntityManager, instanceId: string, events: OutboxRow[]) => {
+      for (const event of events) {
+        await manager.query(`INSERT INTO follower_work (consumer, event_id, instance_id, event_type, follower) VALUES ('c3', $1, $2, $3, 'x')`, [
+          event.id,
+          instanceId,
+          event.eventType,
+        ]);
+      }
+      if (failures-- > 0) throw new Error('handler failed after writing');
+    };
+    follower('x', { consumer: 'c3', instances: async () => ['fb'], handle });
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c3'`))[0].n === 1);
+    const ids = await emit('fb', 'messages', 'messages');
+    await until(async () => (await work('c3')).length === 2);
+    expect((await work('c3')).map((row) => row.event_id)).toEqual(ids);
+    expect(failures).toBeLessThan(0);
+  });
+
+  it('drops the cursor of an instance no longer followed, and starts at the end when followed again', async () => {
+    let followed = ['fc'];
+    const f = follower('x', { consumer: 'c4', instances: async () => followed });
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c4'`))[0].n === 1);
+    const [first] = await emit('fc', 'messages');
+    await until(async () => (await work('c4')).length === 1);
+
+    followed = [];
+    f.refresh();
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c4'`))[0].n === 0);
+    const [missed] = await emit('fc', 'messages');
+
+    followed = ['fc'];
+    f.refresh();
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c4'`))[0].n === 1);
+    const [later] = await emit('fc', 'messages');
+    await until(async () => (await work('c4')).length === 2);
+    expect((await work('c4')).map((row) => row.event_id)).toEqual([first, later]);
+    expect(missed).not.toBe(later);
+  });
+});

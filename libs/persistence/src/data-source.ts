@@ -20,6 +20,7 @@ import { LeaseTokenKey1763910000000 } from './migrations/1763910000000-lease-tok
 import { DeliveryFillfactor1763920000000 } from './migrations/1763920000000-delivery-fillfactor';
 import { QuickReplies1763950029387 } from './migrations/1763950029387-quick-replies';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
+import { EventSinks1764160000000 } from './migrations/1764160000000-event-sinks';
 
 export const ENTITIES = [InstanceEntity, AuthCredsEntity, AuthKeyEntity, SessionLeaseEntity, SessionWorkerEntity, SettingEntity, OutboxEventEntity];
 export const MIGRATIONS = [
@@ -38,6 +39,7 @@ export const MIGRATIONS = [
   DeliveryFillfactor1763920000000,
   QuickReplies1763950029387,
   OutboxCursors1764090000000,
+  EventSinks1764160000000,
 ];
 
 export interface DataSourceOptions {

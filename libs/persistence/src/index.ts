@@ -13,8 +13,8 @@ export type { NewOutboxEvent, OutboxPosition, OutboxRow, SettledRead } from './r
 export { OutboxCursorRepository } from './repositories/outbox-cursor.repository';
 export type { CursorHandler, CursorStep } from './repositories/outbox-cursor.repository';
 export { SettingsRepository } from './repositories/settings.repository';
-export { WebhookRepository } from './repositories/webhook.repository';
-export type { WebhookRow, WebhookValues } from './repositories/webhook.repository';
+export { maskUrlCredentials, SINK_KINDS, WebhookRepository } from './repositories/webhook.repository';
+export type { SinkKind, WebhookRow, WebhookValues } from './repositories/webhook.repository';
 export { DeliveryRepository } from './repositories/delivery.repository';
 export type { ClaimOptions, DeliveredResult, DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';
 export { MessageRepository, OutboundLedgerRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';

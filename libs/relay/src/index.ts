@@ -7,3 +7,6 @@ export { readWebhookRelayConfig } from './relay-config';
 export { WebhookRelayModule } from './relay.module';
 export { OutboxFollower } from './outbox-follower';
 export type { OutboxFollowerOptions } from './outbox-follower';
+export * from './sinks';
+export { readEnvSinks } from './sinks/env-sinks';
+export type { EnvSink } from './sinks/env-sinks';

@@ -1,11 +1,24 @@
 import { Bus, type BusSubscription } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { DeliveryRepository, type DeliveredResult, type DeliveryClaim, InstanceRepository, WebhookRepository, type WebhookRow } from '@gw/persistence';
-import { guardedLookup, type Logger, metrics, SsrfError, SsrfGuard } from '@gw/platform';
-import { Agent, request } from 'undici';
-import { nextAttemptDelay, parseRetryAfter } from './retry-schedule';
-import { signWebhook } from './signature';
-import { deliveryUrl, matchWebhooks } from './webhook-filter';
+import {
+  DeliveryRepository,
+  type DeliveredResult,
+  type DeliveryClaim,
+  InstanceRepository,
+  type SinkKind,
+  WebhookRepository,
+  type WebhookRow,
+} from '@gw/persistence';
+import { type Logger, SsrfGuard } from '@gw/platform';
+import { nextAttemptDelay } from './retry-schedule';
+import { generateWebhookSecret } from './signature';
+import type { EnvSink } from './sinks/env-sinks';
+import { HttpTransport } from './sinks/http.transport';
+import { KafkaTransport } from './sinks/kafka.transport';
+import { NatsTransport } from './sinks/nats.transport';
+import { RabbitMqTransport } from './sinks/rabbitmq.transport';
+import type { SinkMessage, SinkTransport } from './sinks/transport';
+import { matchWebhooks } from './webhook-filter';
 
 export interface WebhookRelayConfig {
   /** `BaseUrl` of every envelope: where this gateway is reached. */
@@ -37,6 +50,11 @@ export interface WebhookRelayConfig {
    */
   passGapMs: number;
   ssrf: SsrfGuard;
+  /**
+   * The global broker sinks env names (RABBITMQ_URL, NATS_SINK_URL, KAFKA_BROKERS…): written as global
+   * sink rows when the relay starts, removed when env no longer names them. Not given: left alone.
+   */
+  envSinks?: EnvSink[];
 }
 
 export const WEBHOOK_RELAY_DEFAULTS = {
@@ -88,7 +106,8 @@ interface Receiver {
  *    before that leaves the claims to lapse: those deliveries go out again (same `webhook-id`).
  */
 export class WebhookRelay {
-  private readonly agent: Agent;
+  /** How each kind of target is reached (webhook = HTTP; RabbitMQ, NATS JetStream, Kafka). */
+  private readonly transports: Map<SinkKind, SinkTransport>;
   private readonly receivers = new Map<string, Receiver>();
   private readonly tokens = new Map<string, { token: string; at: number }>();
   /** Webhook rows for a second: every claim needs its webhooks, most deliveries share a few. */
@@ -123,8 +142,15 @@ export class WebhookRelay {
     private readonly bus: Bus,
     private readonly config: WebhookRelayConfig,
     private readonly logger: Logger,
+    transports?: SinkTransport[],
   ) {
-    this.agent = new Agent({ connect: { lookup: guardedLookup(config.ssrf), timeout: config.requestTimeoutMs }, keepAliveTimeout: 10_000 });
+    const options = { ssrf: config.ssrf, requestTimeoutMs: config.requestTimeoutMs };
+    this.transports = new Map(
+      (transports ?? [new HttpTransport(options), new RabbitMqTransport(options), new NatsTransport(options), new KafkaTransport(options)]).map((transport) => [
+        transport.kind,
+        transport,
+      ]),
+    );
     const onError = (error: unknown) => this.logger.error({ err: error }, 'webhook relay pass failed');
     this.fanOutLoop = new PassLoop(
       async () => {
@@ -144,6 +170,7 @@ export class WebhookRelay {
   start(): void {
     if (this.running) return;
     this.running = true;
+    if (this.config.envSinks) void this.syncEnvSinks(this.config.envSinks);
     this.subscription = this.bus.subscribe(Subjects.outboxWildcard, () => this.fanOutLoop.poke());
     this.fanOutLoop.start();
     this.claimLoop.start();
@@ -161,7 +188,26 @@ export class WebhookRelay {
       .catch((error: unknown) => this.logger.warn({ err: error }, 'releasing claims at stop failed'));
     await Promise.allSettled([...this.pending]);
     await this.drainResults();
-    await this.agent.close().catch(() => undefined);
+    await Promise.all([...this.transports.values()].map((transport) => transport.close().catch(() => undefined)));
+  }
+
+  /** Writes the global sinks env names (and removes those it no longer names); fan-out picks them up from then on. */
+  async syncEnvSinks(sinks: EnvSink[]): Promise<void> {
+    try {
+      for (const sink of sinks) await this.webhooks.syncEnvSink(sink.id, sink.values, generateWebhookSecret());
+      this.fanOutLoop.poke();
+    } catch (error) {
+      this.logger.error({ err: error }, 'writing the global sinks from env failed');
+    }
+  }
+
+  /** The receiver a target's deliveries queue at: a webhook's URL origin, a broker sink's connection. */
+  private receiverKeyOf(webhook: WebhookRow): string {
+    return this.transportOf(webhook)?.receiverKey(webhook) ?? `${webhook.kind} ${webhook.id}`;
+  }
+
+  private transportOf(webhook: WebhookRow): SinkTransport | undefined {
+    return this.transports.get(webhook.kind ?? 'webhook');
   }
 
   /** One pass by hand (tests): fan out what is new, then claim what is due. Returns how much it found. */
@@ -194,7 +240,7 @@ export class WebhookRelay {
   private busyWebhooks(): string[] {
     const busy: string[] = [];
     for (const [id, { row }] of this.webhookCache) {
-      const receiver = row && this.receivers.get(originOf(row.url));
+      const receiver = row && this.receivers.get(this.receiverKeyOf(row));
       if (receiver && this.isBusy(receiver)) busy.push(id);
     }
     return busy;
@@ -252,7 +298,7 @@ export class WebhookRelay {
       const claimsToSend = unbroken === -1 ? lane : lane.slice(0, unbroken);
       if (unbroken !== -1) cutShort.push(...lane.slice(unbroken).map((claim) => claim.deliveryId));
       if (claimsToSend.length === 0) continue;
-      const receiver = this.receiverOf(originOf(webhook.url));
+      const receiver = this.receiverOf(this.receiverKeyOf(webhook));
       receiver.claimed += claimsToSend.length;
       receiver.waiting.push({ webhook, claims: claimsToSend, sendBy });
     }
@@ -331,73 +377,54 @@ export class WebhookRelay {
     return found;
   }
 
-  /** One attempt of one delivery. True on 2xx (recorded with the next batch); false once a failure is recorded. */
+  /**
+   * One attempt of one delivery, through the transport of the target's kind. True once delivered
+   * (recorded with the next batch); false once a failure is recorded (its retry time, the error log,
+   * disabling a target gone or failing too long: the same for every kind).
+   */
   private async send(claim: DeliveryClaim, webhook: WebhookRow): Promise<boolean> {
     const { event } = claim;
     const envelope: Record<string, unknown> = { BaseUrl: this.config.publicBaseUrl, ...event.payload };
     if (this.config.includeToken || webhook.includeToken) envelope.token = await this.tokenOf(event.instanceId);
-    const body = JSON.stringify(envelope);
-    const url = deliveryUrl(webhook, event.eventType, event.payload);
-    const headers = signWebhook(webhook.secret, `evt_${event.id}`, Math.floor(Date.now() / 1000), body);
-    let statusCode: number | null = null;
-    let error = '';
-    let retryAfterMs: number | null = null;
-    const started = performance.now();
-    try {
-      // Literal IPs never reach the connect-time lookup, so the URL is checked here as well.
-      await this.config.ssrf.check(url);
-      const response = await request(url, {
-        method: 'POST',
-        body,
-        headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'wa-gateway-webhooks/1' },
-        dispatcher: this.agent,
-        headersTimeout: this.config.requestTimeoutMs,
-        bodyTimeout: this.config.requestTimeoutMs,
-        signal: AbortSignal.timeout(this.config.requestTimeoutMs),
-      });
-      statusCode = response.statusCode;
-      // Drain (bounded) so the connection can be reused; the content itself does not matter.
-      await response.body.text().catch(() => '');
-      metrics().recordWebhookDelivery(statusCode, (performance.now() - started) / 1000);
-      if (statusCode >= 200 && statusCode < 300) {
-        this.recordDelivered({ deliveryId: claim.deliveryId, statusCode }, originOf(webhook.url));
-        return true;
-      }
-      retryAfterMs = parseRetryAfter(headerValue(response.headers['retry-after']));
-      error = `receiver answered ${statusCode}`;
-    } catch (caught) {
-      error = describeError(caught);
-      metrics().recordWebhookDelivery(null, (performance.now() - started) / 1000);
+    const message: SinkMessage = { id: `evt_${event.id}`, event, envelope, body: JSON.stringify(envelope) };
+    const transport = this.transportOf(webhook);
+    const outcome = transport
+      ? await transport.send(webhook, message)
+      : { ok: false as const, statusCode: null, error: `no transport for ${webhook.kind} targets in this relay` };
+    if (outcome.ok) {
+      this.recordDelivered({ deliveryId: claim.deliveryId, statusCode: outcome.statusCode }, this.receiverKeyOf(webhook));
+      return true;
     }
 
     await this.deliveries.logError({
       webhookId: webhook.id,
+      kind: webhook.kind,
       instanceId: event.instanceId,
       global: webhook.instanceId === null,
-      url,
+      url: transport ? transport.describe(webhook, message) : webhook.kind,
       event: event.eventType,
       messageType: messageTypeOf(event.payload),
-      statusCode,
+      statusCode: outcome.statusCode,
       attempts: claim.attempt,
-      error,
+      error: outcome.error,
       payload: { ...envelope, ...(envelope.token ? { token: '[masked]' } : {}) },
     });
-    if (statusCode === 410) {
-      await this.disable(webhook, '410 Gone from the receiver', null);
-      this.logger.warn({ webhookId: webhook.id, url: webhook.url }, 'webhook disabled: receiver answered 410');
+    if (outcome.gone) {
+      await this.disable(webhook, outcome.gone, null);
+      this.logger.warn({ webhookId: webhook.id, kind: webhook.kind, reason: outcome.gone }, 'webhook disabled: target gone');
       return false;
     }
-    const delay = nextAttemptDelay(this.config.retryScheduleMs, claim.attempt, retryAfterMs);
+    const delay = nextAttemptDelay(this.config.retryScheduleMs, claim.attempt, outcome.retryAfterMs ?? null);
     const failingSince = await this.deliveries.markAttemptFailed(
       claim.deliveryId,
       webhook.id,
-      statusCode,
-      error,
+      outcome.statusCode,
+      outcome.error,
       delay === null ? null : new Date(Date.now() + delay),
     );
     if (Date.now() - failingSince.getTime() >= this.config.disableAfterMs) {
       await this.disable(webhook, `failing since ${failingSince.toISOString()}`, failingSince);
-      this.logger.warn({ webhookId: webhook.id, url: webhook.url, failingSince }, 'webhook disabled: failing for too long');
+      this.logger.warn({ webhookId: webhook.id, kind: webhook.kind, failingSince }, 'webhook disabled: failing for too long');
     }
     return false;
   }
@@ -550,27 +577,7 @@ function groupByLane(claims: DeliveryClaim[]): DeliveryClaim[][] {
   return [...lanes.values()].map((lane) => lane.sort((a, b) => a.position - b.position));
 }
 
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return url;
-  }
-}
-
-function headerValue(value: string | string[] | undefined): string | undefined {
-  return Array.isArray(value) ? value[0] : value;
-}
-
 function messageTypeOf(payload: Record<string, unknown>): string {
   const message = payload.message as { messageType?: unknown } | undefined;
   return typeof message?.messageType === 'string' ? message.messageType : '';
-}
-
-function describeError(error: unknown): string {
-  if (error instanceof SsrfError) return `refused by the SSRF guard: ${error.message}`;
-  const err = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (err?.name === 'TimeoutError' || err?.code === 'UND_ERR_HEADERS_TIMEOUT' || err?.code === 'UND_ERR_CONNECT_TIMEOUT') return 'timed out';
-  if (err?.cause?.code === 'ESSRF' || err?.code === 'ESSRF') return `refused by the SSRF guard: ${err.cause?.message ?? err.message}`;
-  return err?.code ? `${err.code}: ${err.message ?? ''}`.trim() : (err?.message ?? 'request failed');
 }

@@ -1,7 +1,7 @@
 import type { WebhookEventPayload } from '@gw/contracts';
 import type { DataSource } from 'typeorm';
 import { OutboxRepository } from './outbox.repository';
-import { WebhookRepository, type WebhookRow } from './webhook.repository';
+import { maskUrlCredentials, type SinkKind, WebhookRepository, type WebhookRow } from './webhook.repository';
 
 export interface OutboxEvent {
   id: string;
@@ -39,6 +39,8 @@ export interface DeliveredResult {
 
 export interface DeliveryErrorRecord {
   webhookId: string;
+  /** The target's kind (a webhook when not given): each route lists the errors of its own kind. */
+  kind?: SinkKind;
   instanceId: string | null;
   global: boolean;
   url: string;
@@ -87,7 +89,9 @@ export class DeliveryRepository {
           columns.webhook.push(webhook.id);
           columns.event.push(event.id);
           columns.instance.push(event.instanceId);
-          columns.chat.push(event.chatId);
+          // A webhook's lanes are per chat; a broker sink keeps one lane per instance, so its
+          // consumers (and Kafka's partition by instance) see each instance's events in order.
+          columns.chat.push(webhook.kind === 'webhook' || !webhook.kind ? event.chatId : '');
           columns.type.push(event.eventType);
         }
       }
@@ -234,7 +238,7 @@ export class DeliveryRepository {
             type: 'Disabled',
             webhook: {
               id: webhookId,
-              url: row.url as string,
+              url: maskUrlCredentials(row.url as string),
               global: row.instance_id === null,
               reason,
               failingSince: announce.failingSince ? announce.failingSince.toISOString() : null,
@@ -264,8 +268,8 @@ export class DeliveryRepository {
 
   async logError(record: DeliveryErrorRecord): Promise<void> {
     await this.dataSource.query(
-      `INSERT INTO webhook_errors (webhook_id, instance_id, global, url, event, message_type, status_code, attempts, error, payload)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      `INSERT INTO webhook_errors (webhook_id, instance_id, global, url, event, message_type, status_code, attempts, error, payload, kind)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
       [
         record.webhookId,
         record.instanceId,
@@ -277,21 +281,28 @@ export class DeliveryRepository {
         record.attempts,
         record.error.slice(0, 1000),
         JSON.stringify(record.payload),
+        record.kind ?? 'webhook',
       ],
     );
   }
 
-  /** The newest delivery errors of an instance's webhooks, or of the global webhook. */
-  async recentErrors(scope: { instanceId: string } | { global: true }, limit = 20): Promise<Array<DeliveryErrorRecord & { created: Date }>> {
+  /** The newest delivery errors of an instance's webhooks (or sinks of `kind`), or of the global ones. */
+  async recentErrors(
+    scope: { instanceId: string } | { global: true },
+    limit = 20,
+    kind: SinkKind = 'webhook',
+  ): Promise<Array<DeliveryErrorRecord & { created: Date }>> {
     const rows: Raw[] =
       'global' in scope
-        ? await this.dataSource.query(`SELECT * FROM webhook_errors WHERE global ORDER BY id DESC LIMIT $1`, [limit])
-        : await this.dataSource.query(`SELECT * FROM webhook_errors WHERE NOT global AND instance_id = $1 ORDER BY id DESC LIMIT $2`, [
+        ? await this.dataSource.query(`SELECT * FROM webhook_errors WHERE global AND kind = $2 ORDER BY id DESC LIMIT $1`, [limit, kind])
+        : await this.dataSource.query(`SELECT * FROM webhook_errors WHERE NOT global AND instance_id = $1 AND kind = $3 ORDER BY id DESC LIMIT $2`, [
             scope.instanceId,
             limit,
+            kind,
           ]);
     return rows.map((row) => ({
       webhookId: row.webhook_id as string,
+      kind: ((row.kind as SinkKind | undefined) ?? 'webhook') as SinkKind,
       instanceId: (row.instance_id as string | null) ?? null,
       global: row.global as boolean,
       url: row.url as string,

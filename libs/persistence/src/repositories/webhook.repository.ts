@@ -1,8 +1,16 @@
 import type { DataSource, EntityManager } from 'typeorm';
 
+/** How a delivery target is reached: `webhook` is an HTTP POST; the others publish to a message broker (issue #18). */
+export type SinkKind = 'webhook' | 'rabbitmq' | 'nats' | 'kafka';
+export const SINK_KINDS: readonly SinkKind[] = ['webhook', 'rabbitmq', 'nats', 'kafka'];
+
 export interface WebhookRow {
   id: string;
   instanceId: string | null;
+  /** `webhook` for an HTTP receiver; a broker sink otherwise (its `url` is the broker's, credentials and all). */
+  kind: SinkKind;
+  /** The transport's settings: exchange and routing key, subject prefix and stream, topic… */
+  options: Record<string, unknown>;
   url: string;
   enabled: boolean;
   events: string[];
@@ -17,7 +25,16 @@ export interface WebhookRow {
   updated: Date;
 }
 
-export type WebhookValues = Pick<WebhookRow, 'url' | 'enabled' | 'events' | 'excludeMessages' | 'addUrlEvents' | 'addUrlTypesMessages' | 'includeToken'>;
+export type WebhookValues = Pick<WebhookRow, 'url' | 'enabled' | 'events' | 'excludeMessages' | 'addUrlEvents' | 'addUrlTypesMessages' | 'includeToken'> &
+  Partial<Pick<WebhookRow, 'kind' | 'options'>>;
+
+/** The URL with its password (and a user name that is a token) replaced: for answers, logs and error records. */
+export function maskUrlCredentials(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*)@/i, (_match, scheme: string, userinfo: string) => {
+    const at = userinfo.indexOf(':');
+    return at < 0 ? `${scheme}***@` : `${scheme}${userinfo.slice(0, at)}:***@`;
+  });
+}
 
 type Raw = Record<string, unknown>;
 
@@ -25,6 +42,8 @@ function toRow(raw: Raw): WebhookRow {
   return {
     id: raw.id as string,
     instanceId: (raw.instance_id as string | null) ?? null,
+    kind: ((raw.kind as SinkKind | undefined) ?? 'webhook') as SinkKind,
+    options: (raw.options as Record<string, unknown> | undefined) ?? {},
     url: raw.url as string,
     enabled: raw.enabled as boolean,
     events: raw.events as string[],
@@ -40,24 +59,34 @@ function toRow(raw: Raw): WebhookRow {
   };
 }
 
-/** Webhook configuration. `instanceId = null` is the global webhook. */
+/**
+ * Delivery targets: webhooks and broker sinks (`kind`). `instanceId = null` is the global one. Every
+ * lookup by scope names its kind, so `/webhook` never sees a sink and a sink route never a webhook.
+ */
 export class WebhookRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  async listFor(instanceId: string | null): Promise<WebhookRow[]> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE instance_id IS NOT DISTINCT FROM $1 ORDER BY created, id`, [instanceId]);
+  async listFor(instanceId: string | null, kind: SinkKind = 'webhook'): Promise<WebhookRow[]> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE instance_id IS NOT DISTINCT FROM $1 AND kind = $2 ORDER BY created, id`, [
+      instanceId,
+      kind,
+    ]);
     return rows.map(toRow);
   }
 
-  async find(instanceId: string | null, id: string): Promise<WebhookRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE id = $1 AND instance_id IS NOT DISTINCT FROM $2`, [id, instanceId]);
+  async find(instanceId: string | null, id: string, kind: SinkKind = 'webhook'): Promise<WebhookRow | null> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE id = $1 AND instance_id IS NOT DISTINCT FROM $2 AND kind = $3`, [
+      id,
+      instanceId,
+      kind,
+    ]);
     return rows.length ? toRow(rows[0]) : null;
   }
 
   async insert(id: string, instanceId: string | null, values: WebhookValues, secret: string): Promise<WebhookRow> {
     const rows: Raw[] = await this.dataSource.query(
-      `INSERT INTO webhooks (id, instance_id, url, enabled, events, exclude_messages, add_url_events, add_url_types_messages, include_token, secret)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+      `INSERT INTO webhooks (id, instance_id, url, enabled, events, exclude_messages, add_url_events, add_url_types_messages, include_token, secret, kind, options)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
       [
         id,
         instanceId,
@@ -69,20 +98,26 @@ export class WebhookRepository {
         values.addUrlTypesMessages,
         values.includeToken,
         secret,
+        values.kind ?? 'webhook',
+        JSON.stringify(values.options ?? {}),
       ],
     );
     return toRow(rows[0]);
   }
 
-  /** Updates the configuration; enabling it again also clears its failure state. */
+  /**
+   * Updates the configuration (of a target of `values.kind`, a webhook when not given); enabling it
+   * again also clears its failure state. The options are replaced when given.
+   */
   async update(instanceId: string | null, id: string, values: WebhookValues, secret?: string): Promise<WebhookRow | null> {
     const rows: Raw[] = await this.dataSource.query(
       `WITH changed AS (
          UPDATE webhooks SET url = $3, enabled = $4, events = $5, exclude_messages = $6, add_url_events = $7,
            add_url_types_messages = $8, include_token = $9, secret = COALESCE($10, secret), updated = now(),
+           options = COALESCE($12::jsonb, options),
            failing_since = CASE WHEN $4 THEN NULL ELSE failing_since END,
            disabled_reason = CASE WHEN $4 THEN '' ELSE disabled_reason END
-         WHERE id = $1 AND instance_id IS NOT DISTINCT FROM $2 RETURNING *)
+         WHERE id = $1 AND instance_id IS NOT DISTINCT FROM $2 AND kind = $11 RETURNING *)
        SELECT * FROM changed`,
       [
         id,
@@ -95,17 +130,41 @@ export class WebhookRepository {
         values.addUrlTypesMessages,
         values.includeToken,
         secret ?? null,
+        values.kind ?? 'webhook',
+        values.options ? JSON.stringify(values.options) : null,
       ],
     );
     return rows.length ? toRow(rows[0]) : null;
   }
 
-  async delete(instanceId: string | null, id: string): Promise<boolean> {
+  async delete(instanceId: string | null, id: string, kind: SinkKind = 'webhook'): Promise<boolean> {
     const rows: Raw[] = await this.dataSource.query(
-      `WITH gone AS (DELETE FROM webhooks WHERE id = $1 AND instance_id IS NOT DISTINCT FROM $2 RETURNING id) SELECT * FROM gone`,
-      [id, instanceId],
+      `WITH gone AS (DELETE FROM webhooks WHERE id = $1 AND instance_id IS NOT DISTINCT FROM $2 AND kind = $3 RETURNING id) SELECT * FROM gone`,
+      [id, instanceId, kind],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * The global sink an operator configured through env (RABBITMQ_URL…), kept under a fixed id: written
+   * over at every start with what env says (enabled again, failure state cleared when the target
+   * changed), or removed when env no longer names one.
+   */
+  async syncEnvSink(id: string, values: (WebhookValues & { kind: SinkKind }) | null, secret: string): Promise<void> {
+    if (!values) {
+      await this.dataSource.query(`DELETE FROM webhooks WHERE id = $1 AND instance_id IS NULL`, [id]);
+      return;
+    }
+    await this.dataSource.query(
+      `INSERT INTO webhooks (id, instance_id, url, enabled, events, exclude_messages, include_token, secret, kind, options)
+       VALUES ($1, NULL, $2, true, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (id) DO UPDATE SET url = EXCLUDED.url, events = EXCLUDED.events, exclude_messages = EXCLUDED.exclude_messages,
+         include_token = EXCLUDED.include_token, kind = EXCLUDED.kind, options = EXCLUDED.options, updated = now(),
+         enabled = CASE WHEN webhooks.url <> EXCLUDED.url OR webhooks.options <> EXCLUDED.options THEN true ELSE webhooks.enabled END,
+         failing_since = CASE WHEN webhooks.url <> EXCLUDED.url OR webhooks.options <> EXCLUDED.options THEN NULL ELSE webhooks.failing_since END,
+         disabled_reason = CASE WHEN webhooks.url <> EXCLUDED.url OR webhooks.options <> EXCLUDED.options THEN '' ELSE webhooks.disabled_reason END`,
+      [id, values.url, values.events, values.excludeMessages, values.includeToken, secret, values.kind, JSON.stringify(values.options ?? {})],
+    );
   }
 
   /** Enabled webhooks that may receive events of these instances (theirs and the global ones). */

@@ -1,0 +1,84 @@
+import type { WebhookRow } from '@gw/persistence';
+import { guardedLookup, metrics, SsrfError, type SsrfGuard } from '@gw/platform';
+import { Agent, request } from 'undici';
+import { parseRetryAfter } from '../retry-schedule';
+import { signWebhook } from '../signature';
+import { deliveryUrl } from '../webhook-filter';
+import type { SendOutcome, SinkMessage, SinkTransport } from './transport';
+
+/** Webhooks: one signed POST (Standard Webhooks headers) per attempt; a 2xx delivers, 410 Gone disables. */
+export class HttpTransport implements SinkTransport {
+  readonly kind = 'webhook' as const;
+  private readonly agent: Agent;
+
+  constructor(private readonly options: { ssrf: SsrfGuard; requestTimeoutMs: number }) {
+    this.agent = new Agent({ connect: { lookup: guardedLookup(options.ssrf), timeout: options.requestTimeoutMs }, keepAliveTimeout: 10_000 });
+  }
+
+  receiverKey(target: WebhookRow): string {
+    return originOf(target.url);
+  }
+
+  describe(target: WebhookRow, message: SinkMessage): string {
+    return deliveryUrl(target, message.event.eventType, message.event.payload);
+  }
+
+  async send(target: WebhookRow, message: SinkMessage): Promise<SendOutcome> {
+    const url = this.describe(target, message);
+    const headers = signWebhook(target.secret, message.id, Math.floor(Date.now() / 1000), message.body);
+    const timeout = this.options.requestTimeoutMs;
+    const started = performance.now();
+    try {
+      // Literal IPs never reach the connect-time lookup, so the URL is checked here as well.
+      await this.options.ssrf.check(url);
+      const response = await request(url, {
+        method: 'POST',
+        body: message.body,
+        headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'wa-gateway-webhooks/1' },
+        dispatcher: this.agent,
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        signal: AbortSignal.timeout(timeout),
+      });
+      const statusCode = response.statusCode;
+      // Drain (bounded) so the connection can be reused; the content itself does not matter.
+      await response.body.text().catch(() => '');
+      metrics().recordWebhookDelivery(statusCode, (performance.now() - started) / 1000);
+      if (statusCode >= 200 && statusCode < 300) return { ok: true, statusCode };
+      return {
+        ok: false,
+        statusCode,
+        error: `receiver answered ${statusCode}`,
+        retryAfterMs: parseRetryAfter(headerValue(response.headers['retry-after'])),
+        ...(statusCode === 410 ? { gone: '410 Gone from the receiver' } : {}),
+      };
+    } catch (caught) {
+      metrics().recordWebhookDelivery(null, (performance.now() - started) / 1000);
+      return { ok: false, statusCode: null, error: describeError(caught) };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close().catch(() => undefined);
+  }
+}
+
+export function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function describeError(error: unknown): string {
+  if (error instanceof SsrfError) return `refused by the SSRF guard: ${error.message}`;
+  const err = error as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (err?.name === 'TimeoutError' || err?.code === 'UND_ERR_HEADERS_TIMEOUT' || err?.code === 'UND_ERR_CONNECT_TIMEOUT') return 'timed out';
+  if (err?.cause?.code === 'ESSRF' || err?.code === 'ESSRF') return `refused by the SSRF guard: ${err.cause?.message ?? err.message}`;
+  return err?.code ? `${err.code}: ${err.message ?? ''}`.trim() : (err?.message ?? 'request failed');
+}

@@ -1,0 +1,145 @@
+import { connect, headers, NoRespondersError, type NatsConnection } from '@nats-io/transport-node';
+import type { WebhookRow } from '@gw/persistence';
+import type { SsrfGuard } from '@gw/platform';
+import { checkBrokerHosts, displayBrokerUrl, parseBrokerUrl } from './broker-url';
+import { describeFailure, fillTemplate, type SendOutcome, type SinkMessage, type SinkTransport } from './transport';
+
+/** A NATS sink's options: subjects `<subjectPrefix>.<instance>.<event>`, captured by a JetStream stream. */
+export interface NatsSinkOptions {
+  subjectPrefix: string;
+  /** The stream capturing `<subjectPrefix>.>`; created (file storage, 2 min duplicate window) when missing. */
+  stream: string;
+}
+
+export const NATS_SINK_DEFAULTS: NatsSinkOptions = { subjectPrefix: 'wa-gateway.events', stream: 'WA_GATEWAY_EVENTS' };
+
+/** One subject token: no dots, wildcards or white space. */
+const token = (text: string) => text.replace(/[.*>\s]/g, '_') || '_';
+
+export function natsSinkOptions(options: Record<string, unknown>): NatsSinkOptions {
+  return {
+    subjectPrefix: typeof options.subjectPrefix === 'string' && options.subjectPrefix ? options.subjectPrefix : NATS_SINK_DEFAULTS.subjectPrefix,
+    stream: typeof options.stream === 'string' && options.stream ? options.stream : NATS_SINK_DEFAULTS.stream,
+  };
+}
+
+/** The subject an event is published on, and its JetStream dedupe header (the event's stable id). */
+export function natsPublication(options: NatsSinkOptions, message: SinkMessage): { subject: string; headers: Record<string, string> } {
+  return {
+    subject: `${options.subjectPrefix}.${fillTemplate('{instance}.{event}', message.event, token)}`,
+    headers: { 'Nats-Msg-Id': message.id, 'Content-Type': 'application/json', 'Wa-Instance': message.event.instanceId, 'Wa-Event': message.event.eventType },
+  };
+}
+
+interface JsApiError {
+  error?: { code?: number; err_code?: number; description?: string };
+}
+
+/**
+ * NATS JetStream over the core client (`@nats-io/transport-node`): a JetStream publish is a request to
+ * the subject, answered by the stream with a PubAck once stored; the `Nats-Msg-Id` header makes a
+ * repeated attempt (a lost ack, a relay crash) a duplicate the stream drops. A connection per server
+ * list is kept (cluster gossip ignored: only the hosts that passed the SSRF guard are dialled).
+ */
+export class NatsTransport implements SinkTransport {
+  readonly kind = 'nats' as const;
+  private readonly connections = new Map<string, Promise<NatsConnection>>();
+  /** `<url> <stream>` known to exist (or made) on that connection. */
+  private readonly streams = new Set<string>();
+
+  constructor(private readonly config: { ssrf: SsrfGuard; requestTimeoutMs: number }) {}
+
+  receiverKey(target: WebhookRow): string {
+    return `nats ${displayBrokerUrl(target.url)}`;
+  }
+
+  describe(target: WebhookRow, message: SinkMessage): string {
+    return `${displayBrokerUrl(target.url)} subject=${natsPublication(natsSinkOptions(target.options), message).subject}`;
+  }
+
+  async send(target: WebhookRow, message: SinkMessage): Promise<SendOutcome> {
+    const options = natsSinkOptions(target.options);
+    let connection: NatsConnection;
+    try {
+      connection = await this.connectionTo(target.url);
+    } catch (error) {
+      return { ok: false, statusCode: null, error: `connecting: ${describeFailure(error)}` };
+    }
+    try {
+      await this.ensureStream(connection, target.url, options);
+      const publication = natsPublication(options, message);
+      const header = headers();
+      for (const [name, value] of Object.entries(publication.headers)) header.set(name, value);
+      const reply = await connection.request(publication.subject, message.body, { timeout: this.config.requestTimeoutMs, headers: header });
+      const ack = reply.json<JsApiError & { stream?: string; seq?: number }>();
+      if (ack.error) return { ok: false, statusCode: ack.error.code ?? null, error: `JetStream refused the message: ${ack.error.description ?? 'error'}` };
+      return { ok: true, statusCode: 0 };
+    } catch (error) {
+      if (error instanceof NoRespondersError || (error as { cause?: unknown }).cause instanceof NoRespondersError) {
+        this.streams.delete(`${target.url} ${options.stream}`);
+        return { ok: false, statusCode: 503, error: `no JetStream stream takes ${options.subjectPrefix}.> (stream ${options.stream})` };
+      }
+      return { ok: false, statusCode: null, error: describeFailure(error) };
+    }
+  }
+
+  async close(): Promise<void> {
+    const connections = [...this.connections.values()];
+    this.connections.clear();
+    await Promise.all(connections.map((pending) => pending.then((connection) => connection.close()).catch(() => undefined)));
+  }
+
+  private connectionTo(url: string): Promise<NatsConnection> {
+    let pending = this.connections.get(url);
+    if (!pending) {
+      pending = this.open(url);
+      this.connections.set(url, pending);
+      pending.then(
+        (connection) => void connection.closed().then(() => this.connections.get(url) === pending && this.connections.delete(url)),
+        () => this.connections.delete(url),
+      );
+    }
+    return pending;
+  }
+
+  private async open(url: string): Promise<NatsConnection> {
+    const parsed = parseBrokerUrl('nats', url);
+    await checkBrokerHosts(this.config.ssrf, parsed);
+    const auth = parsed.password ? { user: parsed.username, pass: parsed.password } : parsed.username ? { token: parsed.username } : {};
+    return connect({
+      servers: parsed.hosts.map(({ host, port }) => `${host.includes(':') ? `[${host}]` : host}:${port}`),
+      ...auth,
+      ...(parsed.scheme === 'tls' ? { tls: {} } : {}),
+      name: 'wa-gateway event sink',
+      ignoreClusterUpdates: true,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+      timeout: this.config.requestTimeoutMs,
+    });
+  }
+
+  /** Looks the stream up once per connection; creates it, capturing `<prefix>.>`, when it does not exist. */
+  private async ensureStream(connection: NatsConnection, url: string, options: NatsSinkOptions): Promise<void> {
+    const key = `${url} ${options.stream}`;
+    if (this.streams.has(key)) return;
+    const timeout = this.config.requestTimeoutMs;
+    const info = (await connection.request(`$JS.API.STREAM.INFO.${options.stream}`, '', { timeout })).json<JsApiError>();
+    if (info.error?.err_code === 10059 || info.error?.code === 404) {
+      const created = (
+        await connection.request(
+          `$JS.API.STREAM.CREATE.${options.stream}`,
+          JSON.stringify({
+            name: options.stream,
+            subjects: [`${options.subjectPrefix}.>`],
+            storage: 'file',
+            retention: 'limits',
+            duplicate_window: 120_000_000_000,
+          }),
+          { timeout },
+        )
+      ).json<JsApiError>();
+      if (created.error) throw new Error(`creating stream ${options.stream}: ${created.error.description ?? 'error'}`);
+    } else if (info.error) throw new Error(`stream ${options.stream}: ${info.error.description ?? 'error'}`);
+    this.streams.add(key);
+  }
+}

@@ -1,0 +1,166 @@
+import { connect, type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
+import type { WebhookRow } from '@gw/persistence';
+import { guardedLookup, type SsrfGuard } from '@gw/platform';
+import { checkBrokerHosts, displayBrokerUrl, parseBrokerUrl } from './broker-url';
+import { describeFailure, fillTemplate, type SendOutcome, type SinkMessage, type SinkTransport } from './transport';
+
+export const RABBITMQ_EXCHANGE_TYPES = ['topic', 'direct', 'fanout', 'headers'] as const;
+
+/** A RabbitMQ sink's options: a durable exchange (declared when missing) and the routing key template. */
+export interface RabbitMqOptions {
+  /** `''` publishes through the default exchange (the routing key then names a queue). */
+  exchange: string;
+  exchangeType: (typeof RABBITMQ_EXCHANGE_TYPES)[number];
+  /** `{instance}`, `{instanceName}` and `{event}` are filled in. */
+  routingKey: string;
+}
+
+export const RABBITMQ_DEFAULTS: RabbitMqOptions = { exchange: 'wa-gateway', exchangeType: 'topic', routingKey: '{instance}.{event}' };
+
+export function rabbitMqOptions(options: Record<string, unknown>): RabbitMqOptions {
+  const type = options.exchangeType as RabbitMqOptions['exchangeType'];
+  return {
+    exchange: typeof options.exchange === 'string' ? options.exchange : RABBITMQ_DEFAULTS.exchange,
+    exchangeType: RABBITMQ_EXCHANGE_TYPES.includes(type) ? type : RABBITMQ_DEFAULTS.exchangeType,
+    routingKey: typeof options.routingKey === 'string' && options.routingKey ? options.routingKey : RABBITMQ_DEFAULTS.routingKey,
+  };
+}
+
+/** What one event becomes on RabbitMQ: persistent, JSON, the event's stable id as `messageId`. */
+export function rabbitMqPublication(options: RabbitMqOptions, message: SinkMessage): { exchange: string; routingKey: string; properties: Options.Publish } {
+  const { event } = message;
+  return {
+    exchange: options.exchange,
+    routingKey: fillTemplate(options.routingKey, event),
+    properties: {
+      persistent: true,
+      messageId: message.id,
+      contentType: 'application/json',
+      contentEncoding: 'utf-8',
+      type: event.eventType,
+      appId: 'wa-gateway',
+      timestamp: Math.floor(Date.now() / 1000),
+      headers: { instanceId: event.instanceId, event: event.eventType },
+    },
+  };
+}
+
+/** One broker connection with a confirm channel, and the exchanges declared on it. */
+interface Link {
+  model: ChannelModel;
+  channel: ConfirmChannel;
+  declared: Set<string>;
+  broken: boolean;
+}
+
+/**
+ * RabbitMQ (AMQP 0-9-1) through amqplib. Each attempt publishes on a confirm channel and counts as
+ * delivered only once the broker confirms it (a durable exchange, persistent messages: the broker has
+ * written it). A connection is opened per broker URL and kept; when it drops (or a confirm does not
+ * come in time) it is closed and the next attempt opens a new one, so a broker outage is a run of
+ * failed attempts that the relay retries on its schedule.
+ */
+export class RabbitMqTransport implements SinkTransport {
+  readonly kind = 'rabbitmq' as const;
+  private readonly links = new Map<string, Promise<Link>>();
+
+  constructor(private readonly config: { ssrf: SsrfGuard; requestTimeoutMs: number }) {}
+
+  receiverKey(target: WebhookRow): string {
+    return `rabbitmq ${displayBrokerUrl(target.url)}`;
+  }
+
+  describe(target: WebhookRow, message: SinkMessage): string {
+    const options = rabbitMqOptions(target.options);
+    return `${displayBrokerUrl(target.url)} exchange=${options.exchange || '(default)'} routingKey=${fillTemplate(options.routingKey, message.event)}`;
+  }
+
+  async send(target: WebhookRow, message: SinkMessage): Promise<SendOutcome> {
+    const options = rabbitMqOptions(target.options);
+    let link: Link;
+    try {
+      link = await this.linkTo(target.url);
+    } catch (error) {
+      return { ok: false, statusCode: null, error: `connecting: ${describeFailure(error)}` };
+    }
+    try {
+      if (options.exchange && !link.declared.has(options.exchange)) {
+        await withTimeout(link.channel.assertExchange(options.exchange, options.exchangeType, { durable: true }), this.config.requestTimeoutMs);
+        link.declared.add(options.exchange);
+      }
+      const publication = rabbitMqPublication(options, message);
+      await withTimeout(
+        new Promise<void>((resolve, reject) => {
+          link.channel.publish(publication.exchange, publication.routingKey, Buffer.from(message.body), publication.properties, (error: unknown) =>
+            error ? reject(error instanceof Error ? error : new Error('the broker refused the message (nack)')) : resolve(),
+          );
+        }),
+        this.config.requestTimeoutMs,
+      );
+      return { ok: true, statusCode: 0 };
+    } catch (error) {
+      // Whatever went wrong, the next attempt starts on a fresh connection.
+      this.drop(target.url, link);
+      return { ok: false, statusCode: null, error: describeFailure(error) };
+    }
+  }
+
+  async close(): Promise<void> {
+    const links = [...this.links.values()];
+    this.links.clear();
+    await Promise.all(links.map((pending) => pending.then((link) => link.model.close()).catch(() => undefined)));
+  }
+
+  private linkTo(url: string): Promise<Link> {
+    let pending = this.links.get(url);
+    if (!pending) {
+      pending = this.open(url);
+      this.links.set(url, pending);
+      pending.catch(() => this.links.delete(url));
+    }
+    return pending;
+  }
+
+  private async open(url: string): Promise<Link> {
+    const parsed = parseBrokerUrl('rabbitmq', url);
+    await checkBrokerHosts(this.config.ssrf, parsed);
+    const heartbeat = parsed.params.has('heartbeat') ? url : `${url}${url.includes('?') ? '&' : '?'}heartbeat=10`;
+    const model = await connect(heartbeat, {
+      lookup: guardedLookup(this.config.ssrf) as never,
+      timeout: this.config.requestTimeoutMs,
+      clientProperties: { connection_name: 'wa-gateway event sink' },
+    });
+    const link: Link = { model, channel: undefined as unknown as ConfirmChannel, declared: new Set(), broken: false };
+    model.on('error', () => undefined);
+    model.on('close', () => this.drop(url, link));
+    try {
+      link.channel = await model.createConfirmChannel();
+    } catch (error) {
+      await model.close().catch(() => undefined);
+      throw error;
+    }
+    link.channel.on('error', () => undefined);
+    link.channel.on('close', () => this.drop(url, link));
+    return link;
+  }
+
+  private drop(url: string, link: Link): void {
+    if (link.broken) return;
+    link.broken = true;
+    void this.links
+      .get(url)
+      ?.then((current) => current === link && this.links.delete(url))
+      .catch(() => undefined);
+    void link.model.close().catch(() => undefined);
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(Object.assign(new Error(`no answer from the broker within ${ms} ms`), { name: 'TimeoutError' })), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

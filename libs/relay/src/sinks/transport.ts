@@ -1,0 +1,52 @@
+import type { OutboxEvent, SinkKind, WebhookRow } from '@gw/persistence';
+
+/** One event on its way to one target: the webhook envelope and its stable id. */
+export interface SinkMessage {
+  /** `evt_<outbox id>`: the same on every attempt (webhook-id, AMQP messageId, Nats-Msg-Id, Kafka header). */
+  id: string;
+  event: OutboxEvent;
+  /** The webhook envelope (`BaseUrl` + the event's payload, the token when asked for). */
+  envelope: Record<string, unknown>;
+  /** The envelope as JSON, exactly the bytes sent. */
+  body: string;
+}
+
+/** What one attempt came to. A failure is recorded with its retry time; `gone` disables the target. */
+export type SendOutcome =
+  { ok: true; statusCode: number } | { ok: false; statusCode: number | null; error: string; retryAfterMs?: number | null; gone?: string; where?: string };
+
+/**
+ * How the relay reaches one kind of target. Fan-out, lanes, order, retries, disabling and the error
+ * log are the relay's, the same for every kind; a transport only makes one attempt and says how it went
+ * (it never throws for a failed attempt). It keeps whatever connections it needs between attempts.
+ */
+export interface SinkTransport {
+  readonly kind: SinkKind;
+  /**
+   * Which receiver a target's deliveries queue at (requests in flight are bounded per receiver):
+   * a webhook's URL origin, a broker's connection.
+   */
+  receiverKey(target: WebhookRow): string;
+  /** Where an error record says the attempt went (credentials masked). */
+  describe(target: WebhookRow, message: SinkMessage): string;
+  send(target: WebhookRow, message: SinkMessage): Promise<SendOutcome>;
+  close(): Promise<void>;
+}
+
+/** The error text of an error record: the code and message, never a stack. */
+export function describeFailure(error: unknown): string {
+  const err = error as { name?: string; code?: string | number; message?: string; cause?: { code?: string; message?: string } };
+  if (err?.name === 'SsrfError' || err?.code === 'ESSRF' || err?.cause?.code === 'ESSRF')
+    return `refused by the SSRF guard: ${err.cause?.message ?? err.message}`;
+  if (err?.name === 'TimeoutError') return 'timed out';
+  const message = (err?.message ?? String(error)).split('\n')[0];
+  return err?.code !== undefined && !message.includes(String(err.code)) ? `${err.code}: ${message}` : message;
+}
+
+/** `{instance}` and `{event}` (and `{instanceName}`) of a routing key or subject template, made safe as one token each. */
+export function fillTemplate(template: string, event: OutboxEvent, safe: (token: string) => string = (token) => token): string {
+  const instanceName = typeof event.payload.instanceName === 'string' ? event.payload.instanceName : '';
+  return template.replace(/\{(instanceName|instance|event)\}/g, (_match, name: string) =>
+    safe(name === 'instance' ? event.instanceId : name === 'event' ? event.eventType : instanceName || event.instanceId),
+  );
+}

@@ -1,0 +1,168 @@
+import { connect, type ChannelModel, type ConsumeMessage } from 'amqplib';
+import { InProcessBus } from '@gw/bus';
+import { DeliveryRepository, InstanceRepository, OutboxRepository, WebhookRepository } from '@gw/persistence';
+import { createLogger, SsrfGuard } from '@gw/platform';
+import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { generateWebhookSecret, WEBHOOK_RELAY_DEFAULTS, WebhookRelay, type WebhookRelayConfig } from '@gw/relay';
+import { firstOccurrences, TcpProxy, waitFor } from './support/tcp-proxy';
+
+const AMQP = process.env.RABBITMQ_TEST_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+/**
+ * The RabbitMQ sink against the machine's real RabbitMQ (through a loopback proxy the test can cut):
+ * the same relay as webhooks (fan-out, lanes, retries, disabling), publishing with confirms.
+ */
+describe('RabbitMQ event sink', () => {
+  let db: TestDatabase;
+  let proxy: TcpProxy;
+  let consumer: ChannelModel;
+  const bus = new InProcessBus();
+  const logger = createLogger('relay-test', 'silent');
+  const instances = [`ra${Math.random().toString(16).slice(2, 12)}`, `rb${Math.random().toString(16).slice(2, 12)}`];
+  const exchange = `test-sink-${Math.random().toString(16).slice(2, 10)}`;
+  const received: ConsumeMessage[] = [];
+
+  const config = (overrides: Partial<WebhookRelayConfig> = {}): WebhookRelayConfig => ({
+    ...WEBHOOK_RELAY_DEFAULTS,
+    publicBaseUrl: 'http://gateway.test',
+    includeToken: false,
+    retryScheduleMs: Array.from({ length: 40 }, () => 100),
+    requestTimeoutMs: 2_000,
+    pollIntervalMs: 20,
+    claimMs: 5_000,
+    ssrf: SsrfGuard.fromList('127.0.0.0/8'),
+    ...overrides,
+  });
+  const emit = async (instanceId: string, from: number, count: number) => {
+    await db.dataSource.transaction(async (manager) => {
+      await OutboxRepository.insertWithin(
+        manager,
+        instanceId,
+        Array.from({ length: count }, (_, n) => ({
+          eventType: 'messages',
+          chatId: `chat-${n % 3}`,
+          payload: { EventType: 'messages', instanceName: instanceId, n: from + n },
+        })),
+      );
+    });
+  };
+  const addSink = (url: string, instanceId: string | null) =>
+    new WebhookRepository(db.dataSource).insert(
+      `s${Math.random().toString(16).slice(2, 10)}`,
+      instanceId,
+      {
+        kind: 'rabbitmq',
+        url,
+        options: { exchange, exchangeType: 'topic', routingKey: '{instance}.{event}' },
+        enabled: true,
+        events: [],
+        excludeMessages: [],
+        addUrlEvents: false,
+        addUrlTypesMessages: false,
+        includeToken: false,
+      },
+      generateWebhookSecret(),
+    );
+
+  beforeAll(async () => {
+    db = await openTestDatabase();
+    for (const id of instances) await new InstanceRepository(db.dataSource).create({ id, token: `tok-${id}`, name: id });
+    proxy = await new TcpProxy('127.0.0.1', 5672).start();
+    consumer = await connect(AMQP);
+    const channel = await consumer.createChannel();
+    await channel.assertExchange(exchange, 'topic', { durable: true });
+    const { queue } = await channel.assertQueue('', { exclusive: true });
+    await channel.bindQueue(queue, exchange, '#');
+    await channel.consume(queue, (message) => message && received.push(message), { noAck: true });
+  });
+  afterAll(async () => {
+    await consumer?.close().catch(() => undefined);
+    await proxy?.stop();
+    await db?.close();
+  });
+
+  it('publishes every event with its stable id, in order per instance, through a broker outage', async () => {
+    const sink = await addSink(`amqp://guest:guest@${proxy.url}/`, null);
+    const sut = new WebhookRelay(
+      new DeliveryRepository(db.dataSource),
+      new WebhookRepository(db.dataSource),
+      new InstanceRepository(db.dataSource),
+      bus,
+      config(),
+      logger,
+    );
+    sut.start();
+    await emit(instances[0], 0, 15);
+    await emit(instances[1], 0, 15);
+    await waitFor(() => received.length >= 10, 15_000, 'first deliveries');
+
+    // The broker goes away mid-stream; events keep coming; it comes back.
+    await proxy.cut();
+    await emit(instances[0], 15, 15);
+    await emit(instances[1], 15, 15);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await proxy.restore();
+    await emit(instances[0], 30, 10);
+    await emit(instances[1], 30, 10);
+
+    const ids: Array<{ id: string; instance_id: string }> = await db.dataSource.query(
+      `SELECT id::text, instance_id FROM outbox_events WHERE instance_id = ANY($1) AND event_type = 'messages' ORDER BY id`,
+      [instances],
+    );
+    expect(ids).toHaveLength(80);
+    await waitFor(() => new Set(received.map((message) => message.properties.messageId)).size >= 80, 30_000, 'every event');
+    await sut.stop();
+
+    const unique = firstOccurrences(received, (message) => message.properties.messageId as string);
+    expect(new Set(unique.map((message) => message.properties.messageId))).toEqual(new Set(ids.map((row) => `evt_${row.id}`)));
+    for (const instanceId of instances) {
+      const mine = unique.filter((message) => message.properties.headers?.instanceId === instanceId);
+      expect(mine.map((message) => JSON.parse(message.content.toString()).n)).toEqual(Array.from({ length: 40 }, (_, n) => n));
+      expect(mine.every((message) => message.fields.routingKey === `${instanceId}.messages`)).toBe(true);
+    }
+    const [first] = unique;
+    expect(first.properties).toMatchObject({ contentType: 'application/json', deliveryMode: 2, type: 'messages', appId: 'wa-gateway' });
+    expect(JSON.parse(first.content.toString())).toMatchObject({ BaseUrl: 'http://gateway.test', EventType: 'messages' });
+
+    // The outage was seen and recorded like a webhook's, with the password masked.
+    const errors = await new DeliveryRepository(db.dataSource).recentErrors({ global: true }, 20, 'rabbitmq');
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors[0].url).toContain('amqp://guest:***@');
+    expect(errors[0].url).not.toContain('guest:guest');
+    expect(await new DeliveryRepository(db.dataSource).recentErrors({ global: true })).toEqual([]);
+    const pending: Array<{ n: number }> = await db.dataSource.query(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status <> 'delivered'`,
+      [sink.id],
+    );
+    expect(pending[0].n).toBe(0);
+    await new WebhookRepository(db.dataSource).delete(null, sink.id, 'rabbitmq');
+  });
+
+  it('disables a sink that keeps failing and says so with a webhook Disabled event (credentials masked)', async () => {
+    const down = await new TcpProxy('127.0.0.1', 5672).start();
+    await down.cut();
+    const sink = await addSink(`amqp://guest:s3cret@127.0.0.1:${down.port}/`, instances[0]);
+    const sut = new WebhookRelay(
+      new DeliveryRepository(db.dataSource),
+      new WebhookRepository(db.dataSource),
+      new InstanceRepository(db.dataSource),
+      bus,
+      config({ disableAfterMs: 300 }),
+      logger,
+    );
+    sut.start();
+    await emit(instances[0], 100, 1);
+    await waitFor(async () => (await new WebhookRepository(db.dataSource).byId(sink.id))?.enabled === false, 15_000, 'sink disabled');
+    await sut.stop();
+    const events: Array<{ payload: Record<string, any> }> = await db.dataSource.query(
+      `SELECT payload FROM outbox_events WHERE event_type = 'webhook' AND payload->'webhook'->>'id' = $1`,
+      [sink.id],
+    );
+    expect(events).toHaveLength(1);
+    expect(events[0].payload.webhook.url).toBe(`amqp://guest:***@127.0.0.1:${down.port}/`);
+    expect(events[0].payload.webhook.reason).toMatch(/^failing since/);
+    const errors = await new DeliveryRepository(db.dataSource).recentErrors({ instanceId: instances[0] }, 20, 'rabbitmq');
+    expect(errors[0].error).toMatch(/ECONNREFUSED/);
+    expect(JSON.stringify(errors)).not.toContain('s3cret');
+  });
+});

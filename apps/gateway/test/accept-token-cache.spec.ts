@@ -1,5 +1,5 @@
 import type { InstanceEntity } from '@gw/persistence';
-import { AcceptTokenCache, isAsyncSend } from '../src/message/async/accept-token-cache';
+import { AcceptTokenCache, isAsyncSend, isSend } from '../src/message/async/accept-token-cache';
 
 const instance = (id: string) => ({ id, token: `t-${id}` }) as InstanceEntity;
 
@@ -31,5 +31,13 @@ describe(AcceptTokenCache.name, () => {
     expect(isAsyncSend('POST', '/instance/updateDelaySettings', { async: true })).toBe(false);
     expect(isAsyncSend('GET', '/send/text', { async: true })).toBe(false);
     expect(isAsyncSend('POST', '/send/media', null)).toBe(false);
+  });
+
+  it('should apply to every send, sync or async, and to no other route', () => {
+    expect(isSend('POST', '/send/text')).toBe(true);
+    expect(isSend('POST', '/send/media')).toBe(true);
+    expect(isSend('GET', '/send/text')).toBe(false);
+    expect(isSend('POST', '/instance/status')).toBe(false);
+    expect(isSend('POST', '/sender/simple')).toBe(false);
   });
 });

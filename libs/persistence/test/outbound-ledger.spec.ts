@@ -127,4 +127,89 @@ describe(OutboundLedgerRepository.name, () => {
     expect(await OutboundLedgerRepository.markRelayed(db.dataSource, stale, message.messageId)).toBe(false);
     expect((await messages.findOne(fencedId, message.messageId))!.status).toBe('Pending');
   });
+
+  describe('group commit (reserveMany, settleMany)', () => {
+    let other: Lease;
+    let stale: Lease;
+    const otherId = 'rledgermany';
+    const staleId = 'rledgermanystale';
+
+    beforeAll(async () => {
+      const instances = new InstanceRepository(db.dataSource);
+      await instances.create({ id: otherId, token: 'tok-ledger-many', name: 'many' });
+      await instances.create({ id: staleId, token: 'tok-ledger-many-stale', name: 'many stale' });
+      other = (await leases.claim(otherId, 'w-ledger', 60_000))!;
+      stale = (await leases.claim(staleId, 'w-old', 1))!;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await leases.claim(staleId, 'w-new', 60_000);
+    });
+
+    it('should reserve sends of several instances in one statement, each fenced by its own lease', async () => {
+      const relayed = outbound();
+      const delayed = outbound({ text: 'typing first' });
+      const second = outbound({ instanceId: otherId });
+      const fenced = outbound({ instanceId: staleId });
+      const results = await OutboundLedgerRepository.reserveMany(db.dataSource, [
+        { lease, message: relayed, relay: true },
+        { lease: stale, message: fenced, relay: true },
+        { lease, message: delayed, relay: false },
+        { lease: other, message: second, relay: true },
+      ]);
+      expect(results.map((result) => result.held)).toEqual([true, false, true, true]);
+      expect(results.map((result) => result.row?.messageId ?? null)).toEqual([relayed.messageId, null, delayed.messageId, second.messageId]);
+      expect(results[0].row).toMatchObject({ instanceId, status: 'Pending', trackSource: 'crm', trackId: 't-1', sendPayload: { text: 'hello' }, fromMe: true });
+      expect(results[3].row).toMatchObject({ instanceId: otherId, status: 'Pending' });
+      expect(await relayedAt(relayed.messageId)).not.toBeNull();
+      expect(await relayedAt(delayed.messageId)).toBeNull();
+      expect(await messages.findOne(staleId, fenced.messageId)).toBeNull();
+
+      // The row a group writes is the row reserve() writes alone.
+      const alone = outbound();
+      const single = (await OutboundLedgerRepository.reserve(db.dataSource, lease, alone, true)).row!;
+      const grouped = results[0].row!;
+      const comparable = (row: typeof single) => ({ ...row, id: '', messageId: '', createdAt: null, updatedAt: null, messageTimestamp: 0 });
+      expect(comparable(grouped)).toEqual(comparable(single));
+    });
+
+    it('should relay an id at most once in a group too: a repeat answers no row', async () => {
+      const message = outbound();
+      await OutboundLedgerRepository.reserve(db.dataSource, lease, message, true);
+      const fresh = outbound();
+      const results = await OutboundLedgerRepository.reserveMany(db.dataSource, [
+        { lease, message: outbound({ messageId: message.messageId, text: 'again' }), relay: true },
+        { lease, message: fresh, relay: true },
+      ]);
+      expect(results).toEqual([
+        { held: true, row: null },
+        { held: true, row: expect.objectContaining({ messageId: fresh.messageId }) },
+      ]);
+      expect((await messages.findOne(instanceId, message.messageId))!.text).toBe('hello');
+    });
+
+    it('should settle a group forward only, read back what was further along, and write nothing for a stale lease', async () => {
+      const sent = outbound();
+      const refused = outbound({ instanceId: otherId });
+      const delivered = outbound();
+      const fenced = outbound({ instanceId: staleId });
+      await OutboundLedgerRepository.reserveMany(db.dataSource, [
+        { lease, message: sent, relay: true },
+        { lease: other, message: refused, relay: true },
+        { lease, message: delivered, relay: true },
+      ]);
+      await MessageRepository.advanceStatusWithin(db.dataSource.manager, instanceId, [delivered.messageId], 'Delivered');
+      const results = await OutboundLedgerRepository.settleMany(db.dataSource, [
+        { lease, messageId: sent.messageId, outcome: { status: 'Sent' } },
+        { lease: other, messageId: refused.messageId, outcome: { status: 'Failed', error: 'ack error 479' } },
+        { lease, messageId: delivered.messageId, outcome: { status: 'Failed', error: 'late error' } },
+        { lease: stale, messageId: fenced.messageId, outcome: { status: 'Sent' } },
+      ]);
+      expect(results.map((result) => result.held)).toEqual([true, true, true, false]);
+      expect(results.map((result) => [result.row?.status, result.row?.error])).toEqual([
+        ['Sent', ''],
+        ['Failed', 'ack error 479'],
+        ['Delivered', ''],
+        [undefined, undefined],
+      ]);
+    });
+  });
 });

@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Injectable, createParamDecorat
 import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminTokenService } from '../admin/admin-token.service';
-import { asyncAcceptTokens, isAsyncSend } from '../message/async/accept-token-cache';
+import { asyncAcceptTokens, isSend } from '../message/async/accept-token-cache';
 import { ApiError } from './api-error';
 import { RateLimitService } from './rate-limit.service';
 
@@ -54,8 +54,8 @@ export class InstanceGuard implements CanActivate {
     }
     // Before the lookup, so a token over its limit costs no query.
     const charged = this.rateLimits.beforeInstanceLookup(token, request, reply);
-    // Async sends may use an instance looked up in the last seconds (see AcceptTokenCache); the rest read it fresh.
-    const cacheable = isAsyncSend(request.method, request.url, request.body);
+    // Sends may use an instance looked up in the last seconds (see AcceptTokenCache); the rest read it fresh.
+    const cacheable = isSend(request.method, request.url);
     let instance = cacheable ? asyncAcceptTokens.get(token) : undefined;
     if (!instance) {
       instance = (await this.instances.findByToken(token)) ?? undefined;

@@ -5,6 +5,7 @@ import { newRequestId, newToken, recordId } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import { AsyncQueueService } from '../message/async/async-queue.service';
+import { asyncAcceptTokens } from '../message/async/accept-token-cache';
 import type { ConnectDto, ChatbotSettingsDto, PrivacyDto, ProxyDto } from './dto/instance.dto';
 import { FIELD_NAMES } from './dto/instance.dto';
 import { toInstanceRecord, toProxyView } from './instance.mapper';
@@ -110,6 +111,8 @@ export class InstanceService {
     // Log the device out first, so the account does not keep a dead linked device.
     await this.sessions.requestIfHeld(instance.id, 'logout', { instanceId: instance.id }).catch(() => null);
     await this.instances.delete(instance.id);
+    // This gateway stops taking sends with the token at once (others within the cache's ten seconds).
+    asyncAcceptTokens.forget(instance.token);
     return { response: 'Instance Deleted', info: 'The device was disconnected and the instance removed from the database.' };
   }
 

@@ -167,6 +167,28 @@ function insertParts(message: NewMessage, first: number): { names: string[]; pla
 type Queryable = Pick<DataSource, 'query'>;
 
 /**
+ * The fence of a statement that writes for many instances (group commit): a CTE named `lease` with the
+ * `instance_id` of every lease of $1 (instance ids), $2 (worker ids), $3 (fencing tokens) that is still
+ * live, each row locked FOR KEY SHARE until the statement commits, exactly as LeaseRepository.fenceCte
+ * does for one. Gate each row's change with `instance_id IN (SELECT instance_id FROM lease)`.
+ */
+function fenceManyCte(): string {
+  return `lease AS (
+         SELECT l.instance_id FROM session_leases l
+         JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS f(instance_id, worker_id, fencing_token)
+           ON l.instance_id = f.instance_id AND l.worker_id = f.worker_id AND l.fencing_token = f.fencing_token
+         WHERE l.expires_at > now()
+         FOR KEY SHARE OF l)`;
+}
+
+/** The parameters of fenceManyCte(): each distinct lease once. */
+function fenceManyParams(leases: Lease[]): [string[], string[], string[]] {
+  const distinct = new Map(leases.map((lease) => [`${lease.instanceId}\u0000${lease.workerId}\u0000${lease.fencingToken}`, lease]));
+  const all = [...distinct.values()];
+  return [all.map((lease) => lease.instanceId), all.map((lease) => lease.workerId), all.map((lease) => lease.fencingToken)];
+}
+
+/**
  * The send path's writes, each one fenced statement (see LeaseRepository.fenceCte): a send costs two
  * round trips to the store, not three transactions.
  */
@@ -195,6 +217,102 @@ export class OutboundLedgerRepository {
     );
     const first = rows[0];
     return { held: Boolean(first?.held), row: first?.message_id ? toMessageRow(first) : null };
+  }
+
+  /**
+   * reserve() for many sends of any instances of this worker in ONE statement (group commit, ADR 0008):
+   * one round trip and one commit for the group. The fence holds per instance: the `lease` CTE locks
+   * the lease row of every instance whose lease (worker, fencing token) is still live FOR KEY SHARE, and
+   * only their rows are written; the others answer `held: false`. The rows travel as one JSON document
+   * read with the table's own row type (no 40 parameters per send). Callers never put the same message
+   * twice in one group (a multi-row upsert may not touch a row twice; the statement would fail).
+   * Answers in the order of `items`.
+   */
+  static async reserveMany(
+    db: Queryable,
+    items: ReadonlyArray<{ lease: Lease; message: NewMessage; relay: boolean }>,
+  ): Promise<Array<{ held: boolean; row: MessageRow | null }>> {
+    const names = COLUMNS.map(([, column]) => column);
+    const messages = items.map(({ message }) => {
+      const row: Raw = {};
+      for (const [field, column] of COLUMNS) row[column] = message[field] ?? null;
+      return row;
+    });
+    const relay = items.filter((item) => item.relay);
+    const rows: Raw[] = await db.query(
+      `WITH ${fenceManyCte()},
+       reserved AS (
+         INSERT INTO messages (${names.join(', ')}, relayed_at)
+         SELECT ${names.map((column) => `input.${column}`).join(', ')},
+           CASE WHEN (input.instance_id, input.message_id) IN (SELECT * FROM unnest($5::text[], $6::text[])) THEN now() END
+         FROM jsonb_populate_recordset(NULL::messages, $4::jsonb) AS input
+         WHERE input.instance_id IN (SELECT instance_id FROM lease)
+         ORDER BY input.instance_id, input.message_id
+         ON CONFLICT (instance_id, message_id) DO UPDATE SET
+           ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n           ')},
+           status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
+           track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
+           relayed_at = EXCLUDED.relayed_at, updated_at = now()
+         WHERE messages.relayed_at IS NULL
+         RETURNING *)
+       SELECT held.held_instances, reserved.* FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN reserved ON true`,
+      [
+        ...fenceManyParams(items.map((item) => item.lease)),
+        JSON.stringify(messages),
+        relay.map((item) => item.message.instanceId),
+        relay.map((item) => item.message.messageId),
+      ],
+    );
+    const held = new Set<string>((rows[0]?.held_instances as string[] | undefined) ?? []);
+    const byKey = new Map(rows.filter((raw) => raw.message_id).map((raw) => [`${String(raw.instance_id)}\u0000${String(raw.message_id)}`, toMessageRow(raw)]));
+    return items.map(({ message }) => ({
+      held: held.has(message.instanceId),
+      row: byKey.get(`${message.instanceId}\u0000${message.messageId}`) ?? null,
+    }));
+  }
+
+  /**
+   * settle() for many sends of any instances in ONE statement (group commit), fenced per instance as
+   * reserveMany(). A message further along already (a receipt came first) is read back in a second
+   * statement, as settle() does, only when there is one.
+   */
+  static async settleMany(
+    db: Queryable,
+    items: ReadonlyArray<{ lease: Lease; messageId: string; outcome: { status: 'Sent' } | { status: 'Failed'; error: string } }>,
+  ): Promise<Array<{ held: boolean; row: MessageRow | null }>> {
+    const rows: Raw[] = await db.query(
+      `WITH ${fenceManyCte()},
+       input AS (SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS u(instance_id, message_id, status, error)),
+       changed AS (
+         UPDATE messages SET status = input.status, error = CASE WHEN input.status = 'Failed' THEN input.error ELSE messages.error END, updated_at = now()
+         FROM input
+         WHERE messages.instance_id = input.instance_id AND messages.message_id = input.message_id
+           AND input.instance_id IN (SELECT instance_id FROM lease) AND ${FINAL_SQL}
+           AND CASE WHEN input.status = 'Sent' THEN ${RANK_SQL} < ${STATUS_RANK.Sent} ELSE ${RANK_SQL} <= ${STATUS_RANK.Sent} END
+         RETURNING messages.*)
+       SELECT held.held_instances, changed.* FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN changed ON true`,
+      [
+        ...fenceManyParams(items.map((item) => item.lease)),
+        items.map((item) => item.lease.instanceId),
+        items.map((item) => item.messageId),
+        items.map((item) => item.outcome.status),
+        items.map((item) => (item.outcome.status === 'Failed' ? item.outcome.error : '')),
+      ],
+    );
+    const held = new Set<string>((rows[0]?.held_instances as string[] | undefined) ?? []);
+    const key = (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`;
+    const byKey = new Map(rows.filter((raw) => raw.message_id).map((raw) => [key(String(raw.instance_id), String(raw.message_id)), toMessageRow(raw)]));
+    // Unchanged (further along already): read in a statement of its own, whose snapshot sees the write
+    // this one may have waited for (see settle()).
+    const unchanged = items.filter((item) => held.has(item.lease.instanceId) && !byKey.has(key(item.lease.instanceId, item.messageId)));
+    if (unchanged.length) {
+      const current: Raw[] = await db.query(
+        `SELECT m.* FROM messages m JOIN unnest($1::text[], $2::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id`,
+        [unchanged.map((item) => item.lease.instanceId), unchanged.map((item) => item.messageId)],
+      );
+      for (const raw of current) byKey.set(key(String(raw.instance_id), String(raw.message_id)), toMessageRow(raw));
+    }
+    return items.map((item) => ({ held: held.has(item.lease.instanceId), row: byKey.get(key(item.lease.instanceId, item.messageId)) ?? null }));
   }
 
   /** Marks a reserved message relayed (a send with a typing delay reserves first, relays after). */

@@ -6,22 +6,60 @@ import {
   type Lease,
   type MessageRepository,
   type MessageRow,
+  type NewMessage,
 } from '@gw/persistence';
 import type { MessageRecord, SendRequest } from '@gw/contracts';
 import type { DataSource } from 'typeorm';
+import { GroupCommit } from './group-commit';
+
+type Outcome = { status: 'Sent' } | { status: 'Failed'; error: string };
+type Held = { held: boolean; row: MessageRow | null };
+type ReserveItem = { lease: Lease; message: NewMessage; relay: boolean };
+type SettleItem = { lease: Lease; messageId: string; outcome: Outcome };
 
 /**
- * The message store's side of a send, every write under the lease and each one statement:
+ * Sends per group statement at most. One statement in flight per kind: the next group forms behind it
+ * (bench/send, ADR 0008).
+ */
+const GROUP_OPTIONS = { maxBatch: 200, maxInFlight: 1 };
+
+/**
+ * The message store's side of a send, every write under the lease:
  * reserve (row exists, `Pending`; relayed at once unless a typing delay comes first) → [mark relayed,
  * just before the network] → result (Sent / Failed). A request whose message id was already relayed
  * is answered from the store, never sent again.
+ *
+ * Reserve and result are group-committed (ADR 0008): the reserves of all sends of all instances on
+ * this worker that arrive while one reserve statement is in flight go together in the next one, each
+ * row fenced by its own instance's lease; the same for results. Each send still waits for the commit
+ * of its own reserve before its message reaches the socket.
  */
 export class SendLedger {
+  private readonly reserves: GroupCommit<ReserveItem, Held>;
+  private readonly results: GroupCommit<SettleItem, Held>;
+
   constructor(
     private readonly messages: MessageRepository,
     /** The fenced statements take the DataSource (or a transaction's manager). */
     private readonly dataSource: DataSource,
-  ) {}
+  ) {
+    const key = (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`;
+    this.reserves = new GroupCommit<ReserveItem, Held>(
+      (items) => OutboundLedgerRepository.reserveMany(dataSource, items),
+      (item) => OutboundLedgerRepository.reserve(dataSource, item.lease, item.message, item.relay),
+      { ...GROUP_OPTIONS, key: (item) => key(item.message.instanceId, item.message.messageId) },
+    );
+    this.results = new GroupCommit<SettleItem, Held>(
+      (items) => OutboundLedgerRepository.settleMany(dataSource, items),
+      (item) => OutboundLedgerRepository.settle(dataSource, item.lease, item.messageId, item.outcome),
+      { ...GROUP_OPTIONS, key: (item) => key(item.lease.instanceId, item.messageId) },
+    );
+  }
+
+  /** Statements written and sends they carried, per kind (bench/send reports the group sizes). */
+  get groupStats(): { reserve: GroupCommit<ReserveItem, Held>['stats']; result: GroupCommit<SettleItem, Held>['stats'] } {
+    return { reserve: this.reserves.stats, result: this.results.stats };
+  }
 
   /** The stored row when this id was relayed before (checked before costly work such as a media upload). */
   relayedBefore(instanceId: string, messageId: string): Promise<MessageRow | null> {
@@ -33,7 +71,7 @@ export class SendLedger {
    * row when this id was relayed before: the caller answers with it and sends nothing.
    */
   async reserve(lease: Lease, request: SendRequest, owner: string, relay: boolean): Promise<{ alreadyRelayed: MessageRow | null }> {
-    const { held, row } = await OutboundLedgerRepository.reserve(this.dataSource, lease, outboundMessageRow(request, owner, 'Pending'), relay);
+    const { held, row } = await this.reserves.write({ lease, message: outboundMessageRow(request, owner, 'Pending'), relay });
     if (!held) throw new FencedOutError(lease.instanceId);
     if (row) return { alreadyRelayed: null };
     const stored = await this.relayedBefore(request.instanceId, request.messageId);
@@ -46,8 +84,8 @@ export class SendLedger {
   }
 
   /** The server acked (Sent) or refused (Failed with `error`); a message already further along stays. */
-  async result(lease: Lease, request: SendRequest, outcome: { status: 'Sent' } | { status: 'Failed'; error: string }): Promise<MessageRow> {
-    const { held, row } = await OutboundLedgerRepository.settle(this.dataSource, lease, request.messageId, outcome);
+  async result(lease: Lease, request: SendRequest, outcome: Outcome): Promise<MessageRow> {
+    const { held, row } = await this.results.write({ lease, messageId: request.messageId, outcome });
     if (!held) throw new FencedOutError(lease.instanceId);
     if (!row) throw new Error(`message ${request.messageId} is not stored`);
     return row;

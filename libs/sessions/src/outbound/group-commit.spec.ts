@@ -1,0 +1,61 @@
+import { GroupCommit } from './group-commit';
+
+describe(GroupCommit.name, () => {
+  /** A writer whose statements the test completes by hand. */
+  function writer(failMany = false) {
+    const statements: Array<{ items: string[]; done: () => void }> = [];
+    const statement = (items: string[]) =>
+      new Promise<string[]>((resolve, reject) =>
+        statements.push({ items, done: () => (failMany && items.length > 1 ? reject(new Error('deadlock')) : resolve(items.map((item) => `ok ${item}`))) }),
+      );
+    return { statements, many: statement, one: async (item: string) => (await statement([item]))[0] };
+  }
+  const settled = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('should write a lone item at once, and the items arriving meanwhile together in the next statement', async () => {
+    const w = writer();
+    const group = new GroupCommit<string, string>(w.many, w.one, { maxBatch: 10, maxInFlight: 1 });
+    const first = group.write('a');
+    const rest = ['b', 'c', 'd'].map((item) => group.write(item));
+    expect(w.statements.map((s) => s.items)).toEqual([['a']]);
+    w.statements[0].done();
+    expect(await first).toBe('ok a');
+    await settled();
+    expect(w.statements.map((s) => s.items)).toEqual([['a'], ['b', 'c', 'd']]);
+    w.statements[1].done();
+    expect(await Promise.all(rest)).toEqual(['ok b', 'ok c', 'ok d']);
+    expect(group.stats).toEqual({ statements: 2, items: 4, fallbacks: 0 });
+  });
+
+  it('should never put two items with the same key in one statement, nor more than maxBatch', async () => {
+    const w = writer();
+    const group = new GroupCommit<string, string>(w.many, w.one, { maxBatch: 2, maxInFlight: 1, key: (item) => item.split(':')[0] });
+    const all = ['x:1', 'x:2', 'y:1', 'z:1', 'x:3'].map((item) => group.write(item));
+    for (let i = 0; i < 3; i++) {
+      w.statements[i].done();
+      await settled();
+    }
+    expect(w.statements.map((s) => s.items)).toEqual([['x:1'], ['x:2', 'y:1'], ['z:1', 'x:3']]);
+    expect(await Promise.all(all)).toEqual(['ok x:1', 'ok x:2', 'ok y:1', 'ok z:1', 'ok x:3']);
+  });
+
+  it('should write each item of a failed group alone, so only a bad item fails its caller', async () => {
+    const statements: string[][] = [];
+    const group = new GroupCommit<string, string>(
+      async (items) => {
+        statements.push(items);
+        throw new Error('one bad row');
+      },
+      async (item) => {
+        statements.push([item]);
+        if (item === 'bad') throw new Error('bad row');
+        return `ok ${item}`;
+      },
+      { maxBatch: 10, maxInFlight: 1 },
+    );
+    const results = ['a', 'b', 'bad', 'c'].map((item) => group.write(item).catch((error: Error) => error.message));
+    expect(await Promise.all(results)).toEqual(['ok a', 'ok b', 'bad row', 'ok c']);
+    expect(statements).toEqual([['a'], ['b', 'bad', 'c'], ['b'], ['bad'], ['c']]);
+    expect(group.stats.fallbacks).toBe(1);
+  });
+});

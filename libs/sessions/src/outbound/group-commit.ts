@@ -1,0 +1,98 @@
+/**
+ * Group commit for the send path's ledger writes (ADR 0008), the pattern of the async queue's
+ * EnqueueBatcher: writes that arrive while a statement is in flight wait (for that statement's round
+ * trip, no timer) and go together in the next one, so concurrent sends of every instance on the worker
+ * share one statement, one transaction and one WAL flush. An idle worker writes a lone item at once.
+ *
+ * Every caller's promise settles only after the statement holding its item committed (or failed): the
+ * durability of each write is unchanged. If a group's statement fails (a deadlock with another writer,
+ * a value JSON cannot carry), nothing of it was written; each item is written again alone, in arrival
+ * order, so one bad item fails only its own caller. Items with the same `key` never share a statement
+ * (a repeat of a message id waits for the next one): a multi-row upsert may not touch a row twice.
+ */
+export interface GroupCommitOptions<I> {
+  /** Items per statement at most. */
+  maxBatch: number;
+  /** Statements in flight at once (each on its own pooled connection). */
+  maxInFlight: number;
+  /** Items with equal keys go in different statements. */
+  key?: (item: I) => string;
+}
+
+interface Waiting<I, R> {
+  item: I;
+  resolve: (result: R) => void;
+  reject: (error: unknown) => void;
+}
+
+export class GroupCommit<I, R> {
+  private waiting: Array<Waiting<I, R>> = [];
+  private inFlight = 0;
+  /** Statements written, items they carried (items / statements = the group size) and groups that fell back to one by one. */
+  readonly stats = { statements: 0, items: 0, fallbacks: 0 };
+
+  constructor(
+    /** Writes many items in one statement; answers in the items' order. */
+    private readonly writeMany: (items: I[]) => Promise<R[]>,
+    /** Writes one item (a lone item, and the fallback when a group fails). */
+    private readonly writeOne: (item: I) => Promise<R>,
+    private readonly options: GroupCommitOptions<I>,
+  ) {
+    if (!(options.maxBatch >= 1) || !(options.maxInFlight >= 1)) throw new Error('GroupCommit: maxBatch and maxInFlight must be at least 1');
+  }
+
+  /** Resolves once the item is committed. */
+  write(item: I): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.options.maxInFlight && this.waiting.length > 0) {
+      const group = this.take();
+      this.inFlight++;
+      void this.flush(group).finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  /** The next group: arrival order, at most maxBatch, no two items with the same key. */
+  private take(): Array<Waiting<I, R>> {
+    const key = this.options.key;
+    if (!key) return this.waiting.splice(0, this.options.maxBatch);
+    const group: Array<Waiting<I, R>> = [];
+    const rest: Array<Waiting<I, R>> = [];
+    const keys = new Set<string>();
+    for (const entry of this.waiting) {
+      const k = key(entry.item);
+      if (group.length < this.options.maxBatch && !keys.has(k)) {
+        keys.add(k);
+        group.push(entry);
+      } else rest.push(entry);
+    }
+    this.waiting = rest;
+    return group;
+  }
+
+  private async flush(group: Array<Waiting<I, R>>): Promise<void> {
+    this.stats.statements++;
+    this.stats.items += group.length;
+    if (group.length === 1) {
+      await this.writeOne(group[0].item).then(group[0].resolve, group[0].reject);
+      return;
+    }
+    let results: R[];
+    try {
+      results = await this.writeMany(group.map((entry) => entry.item));
+    } catch {
+      this.stats.fallbacks++;
+      for (const entry of group) await this.writeOne(entry.item).then(entry.resolve, entry.reject);
+      return;
+    }
+    group.forEach((entry, index) => entry.resolve(results[index]));
+  }
+}

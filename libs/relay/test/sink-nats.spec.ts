@@ -1,0 +1,154 @@
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { InProcessBus } from '@gw/bus';
+import { DeliveryRepository, InstanceRepository, OutboxRepository, WebhookRepository } from '@gw/persistence';
+import { createLogger, SsrfGuard } from '@gw/platform';
+import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { generateWebhookSecret, natsPublication, WEBHOOK_RELAY_DEFAULTS, WebhookRelay, type WebhookRelayConfig } from '@gw/relay';
+import { TcpProxy, waitFor } from './support/tcp-proxy';
+
+interface StoredMessage {
+  subject: string;
+  seq: number;
+  headers: string;
+  body: Record<string, unknown>;
+}
+
+/** The NATS JetStream sink against the machine's NATS (JetStream on), through a loopback proxy the test can cut. */
+describe('NATS JetStream event sink', () => {
+  let db: TestDatabase;
+  let proxy: TcpProxy;
+  let nats: NatsConnection;
+  const bus = new InProcessBus();
+  const logger = createLogger('relay-test', 'silent');
+  const suffix = Math.random().toString(16).slice(2, 10);
+  const stream = `TEST_SINK_${suffix}`;
+  const subjectPrefix = `test-sink.${suffix}`;
+  const instances = [`na${suffix}`, `nb${suffix}`];
+
+  const config = (): WebhookRelayConfig => ({
+    ...WEBHOOK_RELAY_DEFAULTS,
+    publicBaseUrl: 'http://gateway.test',
+    includeToken: false,
+    retryScheduleMs: Array.from({ length: 40 }, () => 100),
+    requestTimeoutMs: 1_500,
+    pollIntervalMs: 20,
+    claimMs: 5_000,
+    ssrf: SsrfGuard.fromList('127.0.0.0/8'),
+  });
+  const emit = async (instanceId: string, from: number, count: number) => {
+    await db.dataSource.transaction(async (manager) => {
+      await OutboxRepository.insertWithin(
+        manager,
+        instanceId,
+        Array.from({ length: count }, (_, n) => ({
+          eventType: n % 2 ? 'messages' : 'presence',
+          chatId: `chat-${n % 3}`,
+          payload: { EventType: 'x', n: from + n },
+        })),
+      );
+    });
+  };
+  const api = async <T>(subject: string, body: unknown = ''): Promise<T> =>
+    (await nats.request(subject, typeof body === 'string' ? body : JSON.stringify(body), { timeout: 2_000 })).json<T>();
+  const storedMessages = async (): Promise<StoredMessage[]> => {
+    const info = await api<{ state: { first_seq: number; last_seq: number } }>(`$JS.API.STREAM.INFO.${stream}`);
+    const messages: StoredMessage[] = [];
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.last_seq > 0; seq++) {
+      const { message } = await api<{ message: { subject: string; seq: number; hdrs: string; data: string } }>(`$JS.API.STREAM.MSG.GET.${stream}`, { seq });
+      messages.push({
+        subject: message.subject,
+        seq: message.seq,
+        headers: Buffer.from(message.hdrs ?? '', 'base64').toString(),
+        body: JSON.parse(Buffer.from(message.data, 'base64').toString()),
+      });
+    }
+    return messages;
+  };
+
+  beforeAll(async () => {
+    db = await openTestDatabase();
+    for (const id of instances) await new InstanceRepository(db.dataSource).create({ id, token: `tok-${id}`, name: id });
+    proxy = await new TcpProxy('127.0.0.1', 4222).start();
+    nats = await connect({ servers: '127.0.0.1:4222' });
+  });
+  afterAll(async () => {
+    await api(`$JS.API.STREAM.DELETE.${stream}`).catch(() => undefined);
+    await nats?.close();
+    await proxy?.stop();
+    await db?.close();
+  });
+
+  it('maps an event to <prefix>.<instance>.<event> with its stable id as Nats-Msg-Id', () => {
+    const publication = natsPublication(
+      { subjectPrefix: 'p.q', stream: 'S' },
+      { id: 'evt_7', event: { id: '7', instanceId: 'i1', eventType: 'messages', chatId: '', payload: {} }, envelope: {}, body: '{}' },
+    );
+    expect(publication).toEqual({
+      subject: 'p.q.i1.messages',
+      headers: { 'Nats-Msg-Id': 'evt_7', 'Content-Type': 'application/json', 'Wa-Instance': 'i1', 'Wa-Event': 'messages' },
+    });
+  });
+
+  it('stores every event once (JetStream dedupe), in order per instance, through a server outage', async () => {
+    await new WebhookRepository(db.dataSource).insert(
+      `s${suffix}`,
+      null,
+      {
+        kind: 'nats',
+        url: `nats://${proxy.url}`,
+        options: { subjectPrefix, stream },
+        enabled: true,
+        events: [],
+        excludeMessages: [],
+        addUrlEvents: false,
+        addUrlTypesMessages: false,
+        includeToken: false,
+      },
+      generateWebhookSecret(),
+    );
+    const sut = new WebhookRelay(
+      new DeliveryRepository(db.dataSource),
+      new WebhookRepository(db.dataSource),
+      new InstanceRepository(db.dataSource),
+      bus,
+      config(),
+      logger,
+    );
+    sut.start();
+    await emit(instances[0], 0, 10);
+    await emit(instances[1], 0, 10);
+    const delivered = async () =>
+      (
+        (await db.dataSource.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'delivered'`, [
+          `s${suffix}`,
+        ])) as Array<{
+          n: number;
+        }>
+      )[0].n;
+    await waitFor(async () => (await delivered()) >= 5, 15_000, 'first deliveries');
+
+    await proxy.cut();
+    await emit(instances[0], 10, 10);
+    await emit(instances[1], 10, 10);
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    await proxy.restore();
+    await emit(instances[0], 20, 10);
+    await emit(instances[1], 20, 10);
+    await waitFor(async () => (await delivered()) === 60, 30_000, 'every event delivered');
+    await sut.stop();
+
+    const stored = await storedMessages();
+    const ids: Array<{ id: string }> = await db.dataSource.query(`SELECT id::text FROM outbox_events WHERE instance_id = ANY($1) ORDER BY id`, [instances]);
+    const storedIds = stored.map((message) => /Nats-Msg-Id: (\S+)/.exec(message.headers)?.[1]);
+    expect(storedIds).toHaveLength(60);
+    expect(new Set(storedIds)).toEqual(new Set(ids.map((row) => `evt_${row.id}`)));
+    for (const instanceId of instances) {
+      const mine = stored.filter((message) => message.subject.startsWith(`${subjectPrefix}.${instanceId}.`));
+      expect(mine.map((message) => message.body.n)).toEqual(Array.from({ length: 30 }, (_, n) => n));
+      expect(mine.map((message) => message.subject.split('.').pop())).toEqual(Array.from({ length: 30 }, (_, n) => (n % 2 ? 'messages' : 'presence')));
+    }
+    expect(stored[0].body).toMatchObject({ BaseUrl: 'http://gateway.test' });
+    const errors = await new DeliveryRepository(db.dataSource).recentErrors({ global: true }, 20, 'nats');
+    expect(errors.length).toBeGreaterThan(0);
+  });
+});

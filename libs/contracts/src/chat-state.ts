@@ -21,3 +21,39 @@ export interface ChatModifyRequest {
   muteEndTime?: number;
   lastMessages: ChatLastMessage[];
 }
+
+/**
+ * Disappearing messages of a 1:1 chat: WhatsApp's EPHEMERAL_SETTING protocol message to the contact
+ * (Baileys' `disappearingMessagesInChat`). `seconds` 0 turns them off.
+ */
+export interface ChatEphemeralRequest {
+  instanceId: string;
+  chatJid: string;
+  seconds: number;
+}
+
+/** A chat's note (WhatsApp Business), as the app state keeps it (`note_edit` in `regular_low`). */
+export interface ChatNote {
+  /** The chat the note is on, as WhatsApp wrote it (a phone JID or a LID). */
+  chatJid: string;
+  noteId: string;
+  /** '' once deleted. */
+  text: string;
+  deleted: boolean;
+  /** ms since the epoch. */
+  createdAt: number;
+}
+
+/** Reads the notes of a chat (known by any of `chatJids`: its number and LID) from WhatsApp's app state; `force` asks for the collection's snapshot. */
+export interface ChatNotesReadRequest {
+  instanceId: string;
+  chatJids: string[];
+  force: boolean;
+}
+
+/** Writes the note of a chat (known by any of `chatJids`; the first names a new note); '' deletes it. */
+export interface ChatNoteEditRequest {
+  instanceId: string;
+  chatJids: string[];
+  text: string;
+}

@@ -114,6 +114,12 @@ export interface InstanceRpc {
   'chat.labels': { request: ChatLabelsRequest; reply: { ok: true } };
   /** Pins, archives, mutes, marks read, clears or deletes a chat in the phone's app state; answered once the `chats` change is stored. */
   'chat.modify': { request: ChatModifyRequest; reply: { ok: true } };
+  /** `/chat/ephemeral`: the disappearing-messages protocol message to the contact. */
+  'chat.ephemeral': { request: import('./chat-state').ChatEphemeralRequest; reply: { ok: true } };
+  /** `/chat/notes/refresh`: the chat's note as WhatsApp's app state has it now (null: none). */
+  'chat.notes.read': { request: import('./chat-state').ChatNotesReadRequest; reply: { note: import('./chat-state').ChatNote | null } };
+  /** `/chat/notes/edit`: an app-state `note_edit` patch; answers the note as written. */
+  'chat.notes.edit': { request: import('./chat-state').ChatNoteEditRequest; reply: { note: import('./chat-state').ChatNote } };
   /** Creates a group with the instance as its super admin; answers the group as WhatsApp made it. */
   'group.create': { request: GroupCreateRequest; reply: GroupObject };
   /** One group the instance is in, read from WhatsApp (NotFound / Forbidden when it does not exist / the instance is not in it). */

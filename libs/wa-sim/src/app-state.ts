@@ -89,6 +89,14 @@ export async function phonePatch(account: Account, jid: string, mod: ChatModific
   return { name: create.type, version: storePatch(account, create.type, patch) };
 }
 
+/** The phone makes an app-state mutation of its own, of any kind (a chat note, a setting…), as Baileys' appPatch encodes one. */
+export async function phoneAppPatch(account: Account, create: Parameters<typeof encodeSyncdPatch>[0]): Promise<{ name: string; version: number }> {
+  const { keyId, get } = keyFetcher(account);
+  const state = { ...newLTHashState(), version: collectionOf(account, create.type).version };
+  const { patch } = await encodeSyncdPatch(create, keyId, state, get);
+  return { name: create.type, version: storePatch(account, create.type, patch) };
+}
+
 export interface DecodedMutation {
   version: number;
   operation: 'set' | 'remove';

@@ -151,6 +151,10 @@ export function buildRoutes(sim: WaSimulator): Route[] {
     compile('GET', '/sim/accounts/{phone}/app-state', ({ params }) => sim.appState(params.phone)),
     compile('GET', '/sim/accounts/{phone}/address-book', async ({ params }) => ({ contacts: await sim.addressBook(params.phone) })),
     compile('GET', '/sim/accounts/{phone}/chats', async ({ params }) => ({ chats: await sim.chats(params.phone) })),
+    compile('GET', '/sim/accounts/{phone}/notes', async ({ params }) => ({ notes: await sim.notes(params.phone) })),
+    compile('POST', '/sim/accounts/{phone}/notes', async ({ params, body }) =>
+      sim.writeNote(params.phone, str(body, 'chatJid'), typeof body.text === 'string' ? body.text : ''),
+    ),
     compile('GET', '/sim/accounts/{phone}/blocklist', ({ params }) => ({ blocklist: sim.blocklist(params.phone) })),
     compile('POST', '/sim/accounts/{phone}/blocklist', ({ params, body }) => {
       const action = str(body, 'action');

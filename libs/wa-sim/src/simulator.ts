@@ -15,6 +15,7 @@ import type { Account, DeviceDeclaration, DeviceRef, InboxEntry, OutboxEntry, Pa
 import { decodeAppState, handleAppStateIq, phoneChats, phonePatch } from './app-state';
 import type { DecodedMutation, PhoneChat } from './app-state';
 import { addressBookOf, type AddressBookEntry } from './app-state';
+import { phoneNotes, phoneWriteNote, type PhoneNote } from './notes';
 import { createCertificateChain } from './certs';
 import type { CertificateChain } from './certs';
 import { Connection, nextServerId } from './connection';
@@ -811,6 +812,21 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   /** The phone's chat list as its app state leaves it: pinned, archived, muted, read, cleared, deleted per chat. */
   /** The phone's address book, as the app-state contact mutations (the phone's and its devices') left it. */
+  /** The phone's chat notes (WhatsApp Business), as the app-state `note_edit` mutations of the phone and its devices left them. */
+  notes(phone: string): Promise<PhoneNote[]> {
+    return phoneNotes(this.requireAccount(phone));
+  }
+
+  /** The phone writes a chat's note ('' deletes it); its linked devices are told to sync. */
+  async writeNote(phone: string, chatJid: string, text: string): Promise<PhoneNote> {
+    const account = this.requireAccount(phone);
+    if (!chatJid.includes('@')) throw new SimError(400, 'chatJid must be a JID');
+    const { note, ...changed } = await phoneWriteNote(account, chatJid, text);
+    this.announceAppState(account, [changed]);
+    this.stateChanged();
+    return note;
+  }
+
   addressBook(phone: string): Promise<AddressBookEntry[]> {
     return addressBookOf(this.requireAccount(phone));
   }

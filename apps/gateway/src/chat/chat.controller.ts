@@ -4,11 +4,23 @@ import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { BlockDto, ChatLabelsDto } from './dto/chat.dto';
 import { EditLeadDto } from './dto/edit-lead.dto';
 import { FindChatsDto } from './dto/find-chats.dto';
-import { ChatArchiveDto, ChatDeleteDto, ChatMuteDto, ChatPinDto, ChatReadDto } from './dto/chat-state.dto';
+import {
+  ChatArchiveDto,
+  ChatDeleteDto,
+  ChatEphemeralDto,
+  ChatMuteDto,
+  ChatNotesDto,
+  ChatNotesEditDto,
+  ChatNotesRefreshDto,
+  ChatPinDto,
+  ChatReadDto,
+} from './dto/chat-state.dto';
 import { ChatService } from './chat.service';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { CHAT_EXAMPLE, CHAT_TOTALS_EXAMPLE } from '../openapi/examples';
+
+const NOTE = 'Cliente prefere contato no período da tarde';
 
 /** `/chat/*`: a chat's labels, the blocklist and the lead store. */
 @Controller('chat')
@@ -78,6 +90,42 @@ export class ChatController {
   @ApiReply(SCHEMAS.Response, { example: { response: 'Chat mute settings updated successfully' } })
   mute(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatMuteDto) {
     return this.chats.mute(instance, dto);
+  }
+
+  @Post('ephemeral')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatEphemeral, {
+    example: {
+      response: 'Ephemeral timer updated successfully',
+      chat: { ...CHAT_EXAMPLE, wa_ephemeralExpiration: 604800 },
+      ephemeral: { enabled: true, seconds: 604800, label: '7d' },
+    },
+  })
+  ephemeral(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatEphemeralDto) {
+    return this.chats.ephemeral(instance, dto);
+  }
+
+  @Post('notes')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatNotes, { example: { chat: { ...CHAT_EXAMPLE, wa_notes: NOTE }, wa_notes: NOTE, source: 'local' } })
+  notes(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNotesDto) {
+    return this.chats.notes(instance, dto);
+  }
+
+  @Post('notes/refresh')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatNotes, { example: { chat: { ...CHAT_EXAMPLE, wa_notes: NOTE }, wa_notes: NOTE, source: 'appstate_reload' } })
+  refreshNotes(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNotesRefreshDto) {
+    return this.chats.refreshNotes(instance, dto);
+  }
+
+  @Post('notes/edit')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatNotesEdited, {
+    example: { response: 'Chat notes updated', chat: { ...CHAT_EXAMPLE, wa_notes: NOTE }, wa_notes: NOTE, source: 'api' },
+  })
+  editNotes(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNotesEditDto) {
+    return this.chats.editNotes(instance, dto);
   }
 
   @Post('delete')

@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
-import { ErrorCode, RpcError, type InstanceRpc } from '@gw/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { Bus } from '@gw/bus';
+import { ErrorCode, RpcError, Subjects, type ChatsEventPayload, type InstanceRpc } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
 import {
   BlocklistRepository,
@@ -13,17 +14,44 @@ import {
   type ChatField,
   type ChatFilter,
   type ChatIdentity,
+  type ChatRow,
   type InstanceEntity,
+  type NewOutboxEvent,
 } from '@gw/persistence';
 import { recordId } from '@gw/platform';
 import { ApiError, rpcErrorMessage } from '../common/api-error';
+import { BUS } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
 import type { BlockDto, ChatLabelsDto } from './dto/chat.dto';
 import { LEAD_FIELDS, type EditLeadDto } from './dto/edit-lead.dto';
 import type { FindChatsDto } from './dto/find-chats.dto';
-import type { ChatArchiveDto, ChatDeleteDto, ChatMuteDto, ChatPinDto, ChatReadDto } from './dto/chat-state.dto';
+import { ephemeralDuration } from '../group/group.service';
+import type {
+  ChatArchiveDto,
+  ChatDeleteDto,
+  ChatEphemeralDto,
+  ChatMuteDto,
+  ChatNotesDto,
+  ChatNotesEditDto,
+  ChatNotesRefreshDto,
+  ChatPinDto,
+  ChatReadDto,
+} from './dto/chat-state.dto';
 
 type ChatModify = InstanceRpc['chat.modify']['request'];
+
+const NOTES_OF_GROUPS = 'notes are kept for 1:1 chats: give a phone number, a user JID or a LID';
+
+/** The chat's JIDs, its number first (a new note is made on it). */
+const jidsOf = (identity: ChatIdentity): string[] => [identity.pn, identity.lid].filter(Boolean);
+
+/** A worker failure that is not the caller's (no session, history sync, WhatsApp's refusal pass as they are) answered as 500 `message`. */
+function internalAs(message: string) {
+  return (error: unknown): never => {
+    if (error instanceof RpcError && error.code === ErrorCode.Internal) throw new ApiError('internal', message);
+    throw error;
+  };
+}
 
 const INVALID_CHAT = 'Invalid id: give the chat as wa_chatid (…@s.whatsapp.net, …@lid, …@g.us), wa_fastid (owner:number) or an international phone number';
 
@@ -37,6 +65,7 @@ export class ChatService {
     private readonly chatRows: ChatRepository,
     private readonly lidMappings: LidMappingRepository,
     private readonly messageRows: MessageRepository,
+    @Inject(BUS) private readonly bus: Bus,
   ) {}
 
   /** Pins or unpins the chat in the phone's chat list (app state). */
@@ -97,6 +126,95 @@ export class ChatService {
     return { response: 'Chat deletion process completed', actions, errors };
   }
 
+  /**
+   * `POST /chat/ephemeral`: turns disappearing messages of a 1:1 chat on (1, 7 or 90 days) or off, with
+   * the protocol message WhatsApp sends to the contact; the chat (made if the contact had none yet)
+   * keeps the timer in `wa_ephemeralExpiration` and its `chats` event follows.
+   */
+  async ephemeral(instance: InstanceEntity, dto: ChatEphemeralDto) {
+    const identity = await this.userChat(instance, dto.number, 'disappearing messages of a group are set with /group/ephemeral');
+    let timer: { seconds: number; label: string };
+    try {
+      timer = ephemeralDuration(dto.duration);
+    } catch {
+      throw ApiError.badRequest('invalid duration. Allowed values: 0, off, 1d, 7d, 90d');
+    }
+    const { seconds, label } = timer;
+    await this.sessions.request(instance.id, 'chat.ephemeral', { instanceId: instance.id, chatJid: identity.pn || identity.lid, seconds });
+    const written = await this.chatRows.writeState(
+      instance.id,
+      identity,
+      { ephemeralExpiration: seconds },
+      { create: () => recordId(14), announce: (row) => chatsEvent(instance, row) },
+    );
+    this.wake(instance, written?.lastEventId);
+    return {
+      response: 'Ephemeral timer updated successfully',
+      chat: written ? toChatRecord(written.chat, instance.owner ?? '') : null,
+      ephemeral: { enabled: seconds > 0, seconds, label: seconds > 0 ? label : 'off' },
+    };
+  }
+
+  /** `POST /chat/notes`: the chat's note as stored (also while the instance is away). */
+  async notes(instance: InstanceEntity, dto: ChatNotesDto) {
+    const chat = await this.storedUserChat(instance, await this.userChat(instance, dto.number, NOTES_OF_GROUPS));
+    return { chat: toChatRecord(chat, instance.owner ?? ''), wa_notes: chat.notes, source: 'local' as const };
+  }
+
+  /** `POST /chat/notes/refresh`: reads the chat's note from WhatsApp's app state, stores it (with a `chats` event when it changed) and answers it. */
+  async refreshNotes(instance: InstanceEntity, dto: ChatNotesRefreshDto) {
+    const identity = await this.userChat(instance, dto.number, NOTES_OF_GROUPS);
+    const { note } = await this.sessions
+      .request(instance.id, 'chat.notes.read', { instanceId: instance.id, chatJids: jidsOf(identity), force: dto.force === true })
+      .catch(internalAs(`failed to fetch regular_low app state`));
+    const chat = await this.writeNotes(instance, identity, note?.text ?? '');
+    return { chat: toChatRecord(chat, instance.owner ?? ''), wa_notes: chat.notes, source: 'appstate_reload' as const };
+  }
+
+  /** `POST /chat/notes/edit`: writes the chat's note to WhatsApp's app state (the phone and other devices see it), then stores it; '' removes it. */
+  async editNotes(instance: InstanceEntity, dto: ChatNotesEditDto) {
+    const identity = await this.userChat(instance, dto.number, NOTES_OF_GROUPS);
+    await this.storedUserChat(instance, identity);
+    const { note } = await this.sessions
+      .request(instance.id, 'chat.notes.edit', { instanceId: instance.id, chatJids: jidsOf(identity), text: dto.notes })
+      .catch(internalAs('error editing chat notes'));
+    const chat = await this.writeNotes(instance, identity, note.text);
+    return { response: 'Chat notes updated', chat: toChatRecord(chat, instance.owner ?? ''), wa_notes: chat.notes, source: 'api' as const };
+  }
+
+  private async writeNotes(instance: InstanceEntity, identity: ChatIdentity, notes: string): Promise<ChatRow> {
+    const written = await this.chatRows.writeState(instance.id, identity, { notes }, { announce: (row) => chatsEvent(instance, row) });
+    if (!written) throw ApiError.notFound('chat not found');
+    this.wake(instance, written.lastEventId);
+    return written.chat;
+  }
+
+  /** The stored chat of a contact, else 404 `chat not found`. */
+  private async storedUserChat(instance: InstanceEntity, identity: ChatIdentity): Promise<ChatRow> {
+    const chat =
+      (identity.pn ? await this.chatRows.findByJid(instance.id, identity.pn) : null) ??
+      (identity.lid ? await this.chatRows.findByJid(instance.id, identity.lid) : null);
+    if (!chat) throw ApiError.notFound('chat not found');
+    return chat;
+  }
+
+  /**
+   * The 1:1 chat `number` names (a phone number, a user JID or a LID) with the contact's other identifier
+   * when WhatsApp revealed it; a group is a 400 `ofGroup`, anything else 400 `Could not parse phone`.
+   */
+  private async userChat(instance: InstanceEntity, number: string, ofGroup: string): Promise<ChatIdentity> {
+    const target = parseChatTarget(number);
+    if (target?.kind === 'group') throw ApiError.badRequest(ofGroup);
+    if (!target || (target.kind !== 'user' && target.kind !== 'lid')) throw ApiError.badRequest('Could not parse phone');
+    if (target.kind === 'lid') return { pn: (await this.lidMappings.pnForLid(instance.id, target.jid)) ?? '', lid: target.jid, isGroup: false };
+    return { pn: target.jid, lid: (await this.lidMappings.lidForPn(instance.id, target.jid)) ?? '', isGroup: false };
+  }
+
+  /** Wakes the relays for an event just written (they would find it on their next poll anyway). */
+  private wake(instance: InstanceEntity, lastId: string | null | undefined): void {
+    if (lastId) this.bus.publish(Subjects.outbox(instance.id), { instanceId: instance.id, lastId });
+  }
+
   /** The chat's number and LID, when WhatsApp revealed the other. */
   private async bothJids(instance: InstanceEntity, jid: string, isGroup: boolean): Promise<string[]> {
     if (isGroup) return [jid];
@@ -139,8 +257,15 @@ export class ChatService {
     const lead: Record<string, unknown> = {};
     const given = { ...dto, lead_personalid: dto.lead_personalid ?? dto.lead_personalId } as Record<string, unknown>;
     for (const field of LEAD_FIELDS) if (given[field] !== undefined) lead[field] = given[field];
-    const row = await this.chatRows.writeLead(instance.id, identity, lead, () => recordId(14));
-    return toChatRecord(row, instance.owner ?? '');
+    const { chat, lastEventId } = await this.chatRows.writeLead(
+      instance.id,
+      identity,
+      lead,
+      () => recordId(14),
+      (row) => chatsEvent(instance, row),
+    );
+    this.wake(instance, lastEventId);
+    return toChatRecord(chat, instance.owner ?? '');
   }
 
   /** Chats matching the filters, a page of them in the order asked, with the totals uazapi answers. */
@@ -241,6 +366,17 @@ export class ChatService {
       return { blockList: (await this.blocklistEntries.list(instance.id)).map((entry) => entry.jid) };
     }
   }
+}
+
+/** The `chats` event of a chat the API changed (the worker's for changes WhatsApp reports). */
+export function chatsEvent(instance: InstanceEntity, chat: ChatRow): NewOutboxEvent {
+  const payload: ChatsEventPayload = {
+    EventType: 'chats',
+    chats: [toChatRecord(chat, instance.owner ?? '')],
+    instanceName: instance.name,
+    owner: instance.owner ?? '',
+  };
+  return { eventType: 'chats', chatId: chat.waChatId || chat.waChatLid, payload };
 }
 
 /** A `/chat/find` filter from what the client sent: a boolean, a number, or a value with uazapi's operator prefix. */

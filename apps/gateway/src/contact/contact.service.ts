@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, RpcError } from '@gw/contracts';
+import { ErrorCode, RpcError, type InstanceRpc } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
-import { ChatRepository, ContactRepository, LidMappingRepository, toChatRecord, type ContactRow, type InstanceEntity } from '@gw/persistence';
+import { ChatRepository, ContactRepository, LidMappingRepository, toChatRecord, type ChatRow, type ContactRow, type InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import { CONTACT_SCOPES, CONTACT_SCOPE_MESSAGE, INVALID_NUMBER, type ChatCheckDto, type ContactAddDto, type ContactListDto } from './dto/contact.dto';
@@ -107,8 +107,30 @@ export class ContactService {
       if (pn) chat = await this.chats.findByJid(instance.id, pn);
     }
     if (!chat) throw ApiError.notFound('Chat not found');
+    const common_groups = await this.commonGroups(instance, chat);
     const { image, imagePreview, ...record } = toChatRecord(chat, instance.owner ?? '');
-    return { ...record, common_groups: '', ...(dto.preview ? { imagePreview } : { image: image || imagePreview }) };
+    return { ...record, common_groups, ...(dto.preview ? { imagePreview } : { image: image || imagePreview }) };
+  }
+
+  /**
+   * The groups the instance is in that the contact is in too, as uazapi writes them: `Name(jid)`, comma
+   * separated (WhatsApp's own list, by number or LID). '' for a group chat, and while the instance is
+   * not connected (nobody can say).
+   */
+  private async commonGroups(instance: InstanceEntity, chat: ChatRow): Promise<string> {
+    if (chat.isGroup) return '';
+    const contact = new Set([chat.waChatId, chat.waChatLid].filter(Boolean));
+    let groups: InstanceRpc['group.list']['reply']['groups'];
+    try {
+      ({ groups } = await this.sessions.request(instance.id, 'group.list', { instanceId: instance.id }));
+    } catch (error) {
+      if (error instanceof RpcError && ([ErrorCode.NoSession, ErrorCode.NotConnected] as ErrorCode[]).includes(error.code)) return '';
+      throw error;
+    }
+    return groups
+      .filter((group) => group.Participants.some((member) => [member.JID, member.LID, member.PhoneNumber].some((jid) => jid && contact.has(jid))))
+      .map((group) => `${group.Name}(${group.JID})`)
+      .join(',');
   }
 
   private scopeOf(scope: unknown): ContactScopeName {

@@ -611,6 +611,28 @@ export const SCHEMAS = {
       }),
     ],
   }),
+  /** `POST /chat/ephemeral`: the chat with its new timer, and the timer. */
+  ChatEphemeral: named(
+    'ChatEphemeral',
+    object(
+      {
+        response: str(),
+        chat: ref('Chat'),
+        ephemeral: object({ enabled: bool, seconds: int, label: str({ enum: ['off', '1d', '7d', '90d'] }) }, ['enabled', 'seconds', 'label']),
+      },
+      ['response', 'chat', 'ephemeral'],
+    ),
+  ),
+  /** `POST /chat/notes` and `/chat/notes/refresh`: the chat's note (WhatsApp Business) and where it was read. */
+  ChatNotes: named(
+    'ChatNotes',
+    object({ chat: ref('Chat'), wa_notes: str(), source: str({ enum: ['local', 'appstate_reload'] }) }, ['chat', 'wa_notes', 'source']),
+  ),
+  /** `POST /chat/notes/edit`: the note as written to WhatsApp and stored. */
+  ChatNotesEdited: named(
+    'ChatNotesEdited',
+    object({ response: str(), chat: ref('Chat'), wa_notes: str(), source: str({ enum: ['api'] }) }, ['response', 'chat', 'wa_notes', 'source']),
+  ),
   Liveness: named('Liveness', { type: 'object', required: ['status'], properties: { status: str({ enum: ['ok'] }) } }),
   /** `GET /ready`: each check by name, `ok` or why it failed; the in-process bus is named as such (`bus: in-process`), not checked. */
   Readiness: named('Readiness', {

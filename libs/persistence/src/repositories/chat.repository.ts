@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { PREPARED } from '../preparing-client';
+import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
 import { chatFieldSql, chatSearchCondition, SqlParameters, type ChatSearch } from './chat-search';
 
 export interface ChatRow {
@@ -75,6 +76,12 @@ export interface ChatState {
   /** Name saved in the address book. */
   waContactName?: string;
   groupFlags?: Record<string, boolean>;
+  /** Marked unread (WhatsApp's badge): a chat with no unread messages counts one, one with some keeps its count. */
+  markedUnread?: boolean;
+  /** Disappearing messages timer in seconds (0: off). */
+  ephemeralExpiration?: number;
+  /** The chat's note (WhatsApp Business), '' when it has none. */
+  notes?: string;
 }
 
 type Raw = Record<string, unknown>;
@@ -266,7 +273,9 @@ export class ChatRepository {
            archived = COALESCE($3, archived),
            pinned = COALESCE($4, pinned),
            mute_end_time = COALESCE($5, mute_end_time),
-           unread_count = COALESCE($6, unread_count),
+           unread_count = CASE WHEN $10 THEN GREATEST(unread_count, 1) ELSE COALESCE($6, unread_count) END,
+           ephemeral_expiration = COALESCE($11, ephemeral_expiration),
+           notes = COALESCE($12, notes),
            wa_name = COALESCE($7, wa_name),
            wa_contact_name = COALESCE($9, wa_contact_name),
            name = COALESCE(NULLIF($9, ''), NULLIF(wa_contact_name, ''), NULLIF($7, ''), name),
@@ -276,7 +285,9 @@ export class ChatRepository {
            archived IS DISTINCT FROM COALESCE($3, archived) OR pinned IS DISTINCT FROM COALESCE($4, pinned)
            OR mute_end_time IS DISTINCT FROM COALESCE($5, mute_end_time) OR unread_count IS DISTINCT FROM COALESCE($6, unread_count)
            OR wa_name IS DISTINCT FROM COALESCE($7, wa_name) OR wa_contact_name IS DISTINCT FROM COALESCE($9, wa_contact_name)
-           OR NOT group_flags @> COALESCE($8::jsonb, '{}'::jsonb))
+           OR NOT group_flags @> COALESCE($8::jsonb, '{}'::jsonb)
+           OR ($10 AND unread_count < 1) OR ephemeral_expiration IS DISTINCT FROM COALESCE($11, ephemeral_expiration)
+           OR notes IS DISTINCT FROM COALESCE($12, notes))
          RETURNING *)
        SELECT * FROM changed`,
       [
@@ -289,6 +300,9 @@ export class ChatRepository {
         state.waName ?? null,
         state.groupFlags ? JSON.stringify(state.groupFlags) : null,
         state.waContactName ?? null,
+        state.markedUnread === true,
+        state.ephemeralExpiration ?? null,
+        state.notes ?? null,
       ],
     );
     return rows.length ? toChatRow(rows[0]) : null;
@@ -325,9 +339,16 @@ export class ChatRepository {
    * Writes lead fields (and `chatbot_disableUntil`) of a conversation, over what it had: fields absent
    * from `lead` stay. The chat is created when the contact has none yet (a lead may come before any
    * message), and a phone-number row and a LID row of the same contact become one, as a message
-   * carrying both would make them.
+   * carrying both would make them. `announce` makes the event of the written chat, stored with it in
+   * the outbox (`lastEventId`: the relays are to be woken).
    */
-  async writeLead(instanceId: string, identity: ChatIdentity, lead: Record<string, unknown>, newId: () => string): Promise<ChatRow> {
+  async writeLead(
+    instanceId: string,
+    identity: ChatIdentity,
+    lead: Record<string, unknown>,
+    newId: () => string,
+    announce?: (chat: ChatRow) => NewOutboxEvent,
+  ): Promise<{ chat: ChatRow; lastEventId: string | null }> {
     return this.dataSource.transaction(async (manager) => {
       const { chat } = await ChatRepository.observeWithin(
         manager,
@@ -340,7 +361,43 @@ export class ChatRepository {
         `WITH changed AS (UPDATE chats SET lead = lead || $3::jsonb, updated_at = now() WHERE instance_id = $1 AND id = $2 RETURNING *) SELECT * FROM changed`,
         [instanceId, chat.id, JSON.stringify(lead)],
       );
-      return toChatRow(rows[0]);
+      const written = toChatRow(rows[0]);
+      const lastEventId = announce ? await OutboxRepository.insertWithin(manager, instanceId, [announce(written)]) : null;
+      return { chat: written, lastEventId };
+    });
+  }
+
+  /**
+   * A setting of one conversation the API changed (disappearing messages, its note), applied to the chat
+   * of `identity` (created first when `create` gives it an id, as a message would create it) and
+   * announced with `announce` when it changed, in one transaction. Null when the chat is not stored
+   * (and not to be created).
+   */
+  async writeState(
+    instanceId: string,
+    identity: ChatIdentity,
+    state: ChatState,
+    options: { create?: () => string; announce: (chat: ChatRow) => NewOutboxEvent },
+  ): Promise<{ chat: ChatRow; lastEventId: string | null } | null> {
+    return this.dataSource.transaction(async (manager) => {
+      let chat: ChatRow | null = null;
+      let created = false;
+      if (options.create)
+        ({ chat, created } = await ChatRepository.observeWithin(
+          manager,
+          instanceId,
+          { waChatId: identity.pn, waChatLid: identity.lid, isGroup: identity.isGroup },
+          options.create,
+        ));
+      else
+        chat =
+          (identity.pn ? await ChatRepository.findByJidWithin(manager, instanceId, identity.pn) : null) ??
+          (identity.lid ? await ChatRepository.findByJidWithin(manager, instanceId, identity.lid) : null);
+      if (!chat) return null;
+      const changed = await ChatRepository.applyStateWithin(manager, instanceId, chat.waChatId || chat.waChatLid, state);
+      const written = changed ?? chat;
+      const lastEventId = changed || created ? await OutboxRepository.insertWithin(manager, instanceId, [options.announce(written)]) : null;
+      return { chat: written, lastEventId };
     });
   }
 

@@ -46,6 +46,7 @@ describe('chat.modify', () => {
     expect(changes).toEqual([
       { id: '5511999999999@s.whatsapp.net', archived: true },
       { id: '5511999999999@s.whatsapp.net', muteEndTime: -1 },
+      { id: '5511999999999@s.whatsapp.net', unreadCount: -1 },
     ]);
   });
 

@@ -2,10 +2,24 @@ import { ErrorCode, RpcError, type InstanceRpc } from '@gw/contracts';
 import type { ChatModification, ChatUpdate } from '@whiskeysockets/baileys';
 import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
+import { HISTORY_SYNC_CONFLICT, noteOfChat, NOTES_COLLECTION, readNotes, writeNote } from './chat-notes';
 import { LABEL_ID, patchAppState, socketHandlerOf } from './socket-handler';
 
-/** The ops of the gateway's `chat/` area: a chat's labels and the blocklist. */
-export type ChatOps = 'chat.labels' | 'blocklist.get' | 'blocklist.set' | 'chat.modify';
+/** The ops of the gateway's `chat/` area: a chat's labels, settings, disappearing messages and notes, and the blocklist. */
+export type ChatOps = 'chat.labels' | 'blocklist.get' | 'blocklist.set' | 'chat.modify' | 'chat.ephemeral' | 'chat.notes.read' | 'chat.notes.edit';
+
+/** WhatsApp's disappearing-message timers (seconds): off, 1 day, 7 days, 90 days. */
+const EPHEMERAL_SECONDS: ReadonlySet<number> = new Set([0, 86_400, 604_800, 7_776_000]);
+const USER_CHAT_JID = /^\d{5,20}@s\.whatsapp\.net$|^\d{1,20}@lid$/;
+/** WhatsApp Business caps a chat's note well below this; the bus refuses anything larger. */
+const MAX_NOTE_LENGTH = 10_000;
+
+/** The chat's JIDs (its number and LID): one to three user JIDs. */
+function chatJidsOf(value: unknown): string[] {
+  if (!Array.isArray(value) || value.length === 0 || value.length > 3 || !value.every((jid) => typeof jid === 'string' && USER_CHAT_JID.test(jid)))
+    throw new RpcError(ErrorCode.BadRequest, 'chatJids must name the chat by its user JIDs');
+  return value as string[];
+}
 
 const USER_JID = /^\d{5,20}@s\.whatsapp\.net$|^\d{1,20}@lid$/;
 
@@ -70,6 +84,8 @@ function chatUpdate({ chatJid, action, muteEndTime }: ChatModifyRequest): ChatUp
       return { id: chatJid, muteEndTime: null };
     case 'read':
       return { id: chatJid, unreadCount: 0 };
+    case 'unread':
+      return { id: chatJid, unreadCount: -1 };
     default:
       return null;
   }
@@ -80,6 +96,15 @@ function chatRefusal(error: unknown): unknown {
   if (!error || typeof error !== 'object' || error instanceof RpcError || !(error as { isBoom?: boolean }).isBoom) return error;
   const { data, message } = error as { data?: unknown; message?: string };
   return new RpcError(ErrorCode.Refused, `WhatsApp refused the chat change${typeof data === 'number' ? ` (${data})` : ''}: ${message || 'error'}`);
+}
+
+/** A notes failure: the app-state key missing is the history sync still running (409); WhatsApp's refusal stays Refused. */
+function notesFailure(what: string) {
+  return (error: unknown): never => {
+    if (error instanceof RpcError) throw error;
+    if (/App state key not present/i.test((error as Error)?.message ?? '')) throw new RpcError(ErrorCode.Conflict, HISTORY_SYNC_CONFLICT);
+    throw new RpcError(ErrorCode.Internal, `failed ${what} the chat notes (${NOTES_COLLECTION} app state): ${(error as Error)?.message ?? error}`);
+  };
 }
 
 const labelIds = (value: unknown): string[] | null =>
@@ -112,6 +137,18 @@ export const chatRequests = {
     if (!lastMessages) throw new RpcError(ErrorCode.BadRequest, 'malformed lastMessages');
     return { instanceId, chatJid, action, muteEndTime, lastMessages };
   },
+  'chat.ephemeral': (raw, instanceId) => {
+    const chatJid = typeof raw.chatJid === 'string' ? raw.chatJid : '';
+    if (!USER_CHAT_JID.test(chatJid)) throw new RpcError(ErrorCode.BadRequest, 'chatJid must be a user JID');
+    const seconds = Number(raw.seconds);
+    if (!EPHEMERAL_SECONDS.has(seconds)) throw new RpcError(ErrorCode.BadRequest, 'seconds must be 0, 86400, 604800 or 7776000');
+    return { instanceId, chatJid, seconds };
+  },
+  'chat.notes.read': (raw, instanceId) => ({ instanceId, chatJids: chatJidsOf(raw.chatJids), force: raw.force === true }),
+  'chat.notes.edit': (raw, instanceId) => {
+    if (typeof raw.text !== 'string' || raw.text.length > MAX_NOTE_LENGTH) throw new RpcError(ErrorCode.BadRequest, 'text must be a string');
+    return { instanceId, chatJids: chatJidsOf(raw.chatJids), text: raw.text };
+  },
 } satisfies OpRequestParsers<ChatOps>;
 
 export function chatOps(inbound: InboundMessageObserver): OpHandlers<ChatOps> {
@@ -133,6 +170,27 @@ export function chatOps(inbound: InboundMessageObserver): OpHandlers<ChatOps> {
         });
       } catch (error) {
         throw chatRefusal(error);
+      }
+    },
+    'chat.ephemeral': async (session, request) => {
+      const socket = session.openSocket();
+      const handler = socketHandlerOf(inbound, session);
+      // The EPHEMERAL_SETTING protocol message WhatsApp sends; Baileys reports it back as a chats.update, stored in order.
+      await socket.sendMessage(request.chatJid, { disappearingMessagesInChat: request.seconds });
+      await handler.idle();
+      return { ok: true };
+    },
+    'chat.notes.read': async (session, request) => {
+      socketHandlerOf(inbound, session);
+      const notes = await readNotes(session.openSocket(), request.force).catch(notesFailure('reading'));
+      return { note: noteOfChat(notes, request.chatJids) };
+    },
+    'chat.notes.edit': async (session, request) => {
+      socketHandlerOf(inbound, session);
+      try {
+        return { note: await writeNote(session.openSocket(), request.chatJids, request.text) };
+      } catch (error) {
+        return notesFailure('writing')(chatRefusal(error));
       }
     },
     'blocklist.get': async (session) => ({ blockList: await socketHandlerOf(inbound, session).syncBlocklist() }),

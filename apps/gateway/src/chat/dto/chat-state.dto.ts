@@ -51,3 +51,33 @@ export class ChatDeleteDto {
   /** Clears the chat's messages on the phone, keeping the chat. */
   @Flag('clearChatWhatsApp') clearChatWhatsApp?: boolean;
 }
+
+/** `POST /chat/ephemeral`: disappearing messages of a 1:1 chat; `duration` 0 / off, 1d, 7d or 90d (or those in seconds). */
+export class ChatEphemeralDto {
+  @ChatNumber() number!: string;
+  @IsDefined({ message: 'duration is required' })
+  duration!: string | number;
+}
+
+/** `POST /chat/notes`: the chat's note as stored. */
+export class ChatNotesDto {
+  @ChatNumber() number!: string;
+}
+
+/** `POST /chat/notes/refresh`: read the note from WhatsApp first; `force` asks for the whole collection again (its snapshot). */
+export class ChatNotesRefreshDto {
+  @ChatNumber() number!: string;
+  @Flag('force') force?: boolean;
+}
+
+/** Longest note the API writes. */
+export const MAX_NOTE_LENGTH = 4096;
+
+/** `POST /chat/notes/edit`: `notes` is the chat's note from now on; '' removes it. */
+export class ChatNotesEditDto {
+  @ChatNumber() number!: string;
+  @IsDefined({ message: 'notes is required' })
+  @IsString({ message: 'notes must be a string' })
+  @MaxLength(MAX_NOTE_LENGTH, { message: `notes must be at most ${MAX_NOTE_LENGTH} characters` })
+  notes!: string;
+}

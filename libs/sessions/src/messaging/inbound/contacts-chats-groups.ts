@@ -85,7 +85,7 @@ export class ContactChatGroupEvents {
     );
   }
 
-  /** Chat settings from the phone (app state): archive, pin, mute, read. Message-driven updates are ignored. */
+  /** Chat settings from the phone (app state): archive, pin, mute, read or unread; a disappearing-messages change. Other message-driven updates are ignored. */
   async onChatUpdates(updates: BaileysEventMap['chats.update']): Promise<void> {
     const changes = updates
       .map((update) => ({
@@ -95,6 +95,9 @@ export class ContactChatGroupEvents {
           pinned: update.pinned === undefined ? undefined : Boolean(update.pinned),
           muteEndTime: update.muteEndTime === undefined ? undefined : Number(update.muteEndTime ?? 0),
           unreadCount: update.unreadCount === 0 ? 0 : undefined,
+          // Baileys' -1: marked unread (by the API, the phone or another device).
+          markedUnread: update.unreadCount === -1 ? true : undefined,
+          ephemeralExpiration: update.ephemeralExpiration === undefined ? undefined : Number(update.ephemeralExpiration ?? 0),
         },
       }))
       .filter((change) => change.jid && Object.values(change.state).some((value) => value !== undefined));

@@ -1,0 +1,125 @@
+import { randomBytes } from 'node:crypto';
+import { ErrorCode, RpcError, type InstanceRpc } from '@gw/contracts';
+import { decodePatches, decodeSyncdSnapshot, extractSyncdPatches, newLTHashState, proto, S_WHATSAPP_NET, toNumber } from '@whiskeysockets/baileys';
+import type { ChatMutation, LTHashState, WASocket } from '@whiskeysockets/baileys';
+
+/**
+ * Chat notes of WhatsApp Business: app-state `note_edit` mutations (index `['note_edit', noteId]`,
+ * `SyncActionValue.noteEditAction {type, chatJid, createdAt, deleted, unstructuredContent}`, action
+ * version 7) in the `regular_low` collection, as WhatsApp Web writes them. Baileys decodes that
+ * collection but drops the notes (no event), so they are read here with Baileys' own codec, apart
+ * from its sync state: reading never moves the versions Baileys keeps.
+ */
+type ChatNote = InstanceRpc['chat.notes.edit']['reply']['note'];
+
+export const NOTES_COLLECTION = 'regular_low';
+const NOTE_INDEX = 'note_edit';
+const NOTE_ACTION_VERSION = 7;
+/** More rounds than any collection needs (WhatsApp sends up to a few hundred patches per answer). */
+const MAX_ROUNDS = 50;
+
+export const HISTORY_SYNC_CONFLICT = 'history sync still in progress, try again in a moment';
+
+type Socket = Pick<WASocket, 'authState' | 'query' | 'appPatch'>;
+
+function appStateKeyOf(socket: Socket) {
+  if (!socket.authState.creds.myAppStateKeyId) throw new RpcError(ErrorCode.Conflict, HISTORY_SYNC_CONFLICT);
+  return async (keyId: string) => (await socket.authState.keys.get('app-state-sync-key', [keyId]))[keyId];
+}
+
+/** The note a mutation carries, or null when it is no note. */
+export function noteOf(mutation: Pick<ChatMutation, 'index' | 'syncAction'>): ChatNote | null {
+  const [type, noteId] = mutation.index ?? [];
+  const action = mutation.syncAction?.value?.noteEditAction;
+  if (type !== NOTE_INDEX || typeof noteId !== 'string' || !action?.chatJid) return null;
+  const deleted = action.deleted === true;
+  return {
+    chatJid: action.chatJid,
+    noteId,
+    text: deleted ? '' : (action.unstructuredContent ?? ''),
+    deleted,
+    createdAt: toNumber(action.createdAt ?? 0),
+  };
+}
+
+/**
+ * Every note of the account as the collection leaves it (the last mutation of each note wins), read
+ * from version 0. `force` asks WhatsApp for the collection's snapshot first, as a full resync does.
+ */
+export async function readNotes(socket: Socket, force: boolean): Promise<ChatNote[]> {
+  const getKey = appStateKeyOf(socket);
+  let state: LTHashState = newLTHashState();
+  const latest = new Map<string, ChatMutation>();
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const result = await socket.query({
+      tag: 'iq',
+      attrs: { to: S_WHATSAPP_NET, xmlns: 'w:sync:app:state', type: 'set' },
+      content: [
+        {
+          tag: 'sync',
+          attrs: {},
+          content: [{ tag: 'collection', attrs: { name: NOTES_COLLECTION, version: String(state.version), return_snapshot: String(force && round === 0) } }],
+        },
+      ],
+    });
+    const decoded = (await extractSyncdPatches(result, {}))[NOTES_COLLECTION];
+    if (!decoded) break;
+    if (decoded.snapshot) {
+      const snapshot = await decodeSyncdSnapshot(NOTES_COLLECTION, decoded.snapshot, getKey, undefined, false);
+      state = snapshot.state;
+      for (const mutation of Object.values(snapshot.mutationMap)) latest.set(mutation.index.join('\u0000'), mutation);
+    }
+    if (decoded.patches.length) {
+      const patched = await decodePatches(NOTES_COLLECTION, decoded.patches, state, getKey, {}, undefined, undefined, false);
+      state = patched.state;
+      for (const mutation of Object.values(patched.mutationMap)) latest.set(mutation.index.join('\u0000'), mutation);
+    }
+    if (!decoded.hasMorePatches) break;
+  }
+  const notes: ChatNote[] = [];
+  for (const mutation of latest.values()) {
+    const note = noteOf(mutation);
+    if (note) notes.push(note);
+  }
+  return notes;
+}
+
+/** The note of a chat known by any of `chatJids` (the newest, should there be several); null when it has none. */
+export function noteOfChat(notes: ChatNote[], chatJids: string[]): ChatNote | null {
+  const mine = notes.filter((note) => chatJids.includes(note.chatJid));
+  return mine.sort((a, b) => b.createdAt - a.createdAt)[0] ?? null;
+}
+
+/**
+ * Writes the chat's note: the note it has is edited (same note id, same chat JID), else a new one is
+ * made on `chatJids[0]`. '' deletes it.
+ */
+export async function writeNote(socket: Socket, chatJids: string[], text: string): Promise<ChatNote> {
+  appStateKeyOf(socket);
+  const current = noteOfChat(await readNotes(socket, false), chatJids);
+  const deleted = text === '';
+  const note: ChatNote = {
+    chatJid: current?.chatJid ?? chatJids[0],
+    noteId: current?.noteId ?? randomBytes(16).toString('hex').toUpperCase(),
+    text,
+    deleted,
+    createdAt: current?.createdAt || Date.now(),
+  };
+  await socket.appPatch({
+    type: NOTES_COLLECTION,
+    index: [NOTE_INDEX, note.noteId],
+    apiVersion: NOTE_ACTION_VERSION,
+    operation: proto.SyncdMutation.SyncdOperation.SET,
+    syncAction: {
+      timestamp: Date.now(),
+      noteEditAction: {
+        type: proto.SyncActionValue.NoteEditAction.NoteType.UNSTRUCTURED,
+        chatJid: note.chatJid,
+        createdAt: note.createdAt,
+        deleted,
+        unstructuredContent: text,
+      },
+    },
+  });
+  return note;
+}

@@ -41,6 +41,8 @@ import { SenderService } from './sender/sender.service';
 import { SseController } from './sse/sse.controller';
 import { GlobalWebhookController, WebhookController } from './webhook/webhook.controller';
 import { WebhookService } from './webhook/webhook.service';
+import { GlobalSinkController, SinkController } from './sink/sink.controller';
+import { SinkService } from './sink/sink.service';
 import { ChatController } from './chat/chat.controller';
 import { ChatService } from './chat/chat.service';
 import { LabelController } from './label/label.controller';
@@ -83,6 +85,8 @@ export class GatewayModule {
         InstanceController,
         WebhookController,
         GlobalWebhookController,
+        SinkController,
+        GlobalSinkController,
         SseController,
         MessageController,
         SendController,
@@ -108,6 +112,7 @@ export class GatewayModule {
         InstanceService,
         SessionClient,
         WebhookService,
+        SinkService,
         MessageService,
         MessageActionsService,
         MessageDownloadService,

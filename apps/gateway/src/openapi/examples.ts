@@ -89,6 +89,41 @@ export const WEBHOOK_EXAMPLE = {
   updated: '2024-01-01T12:00:00.000Z',
 };
 
+/** Event sinks to message brokers (issue #18): the broker URL with its password masked. */
+const SINK_BASE = {
+  enabled: true,
+  events: ['messages', 'connection'],
+  excludeMessages: ['wasSentByApi'],
+  includeToken: false,
+  instance_id: 'r1a2b3c4d5e6f7a',
+  created: '2024-01-01T12:00:00.000Z',
+  updated: '2024-01-01T12:00:00.000Z',
+};
+export const RABBITMQ_SINK_EXAMPLE = {
+  id: 'r9f8e7d6c5b4a3',
+  kind: 'rabbitmq',
+  url: 'amqp://wa:***@rabbit.example:5672/',
+  exchange: 'wa-gateway',
+  exchangeType: 'topic',
+  routingKey: '{instance}.{event}',
+  ...SINK_BASE,
+};
+export const NATS_SINK_EXAMPLE = {
+  id: 'r8e7d6c5b4a3f2',
+  kind: 'nats',
+  url: 'nats://nats.example:4222',
+  subjectPrefix: 'wa-gateway.events',
+  stream: 'WA_GATEWAY_EVENTS',
+  ...SINK_BASE,
+};
+export const KAFKA_SINK_EXAMPLE = {
+  id: 'r7d6c5b4a3f2e1',
+  kind: 'kafka',
+  url: 'kafka://k1.example:9092,k2.example:9092',
+  topic: 'wa-gateway-events',
+  ...SINK_BASE,
+};
+
 export const WEBHOOK_ERROR_EXAMPLE = {
   created: '2026-03-23T15:04:05.000Z',
   url: 'https://example.com/webhook/messages',

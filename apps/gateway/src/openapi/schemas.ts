@@ -186,6 +186,30 @@ export const SCHEMAS = {
       updated: str({ format: 'date-time' }),
     },
   }),
+  /** An event sink to a message broker (`/sink/<kind>`, `/globalsink/<kind>`): the webhook's filters, the broker and its options. */
+  Sink: named('Sink', {
+    type: 'object',
+    properties: {
+      id: str(),
+      kind: str({ enum: ['rabbitmq', 'nats', 'kafka'] }),
+      enabled: bool,
+      url: str({ description: 'The broker (amqp://, nats://, kafka://…), its password masked' }),
+      events: { type: 'array', items: str() },
+      excludeMessages: { type: 'array', items: str() },
+      includeToken: bool,
+      exchange: str({ description: 'RabbitMQ: the durable exchange published to ("" = the default exchange)' }),
+      exchangeType: str({ enum: ['topic', 'direct', 'fanout', 'headers'] }),
+      routingKey: str({ description: 'RabbitMQ: the routing key; {instance}, {instanceName} and {event} are filled in' }),
+      subjectPrefix: str({ description: 'NATS: events go to <subjectPrefix>.<instance>.<event>' }),
+      stream: str({ description: 'NATS: the JetStream stream keeping them (created when missing)' }),
+      topic: str({ description: 'Kafka: the topic; records are keyed by instance' }),
+      disabledReason: str({ description: 'Why deliveries stopped (e.g. failing for too long)' }),
+      instance_id: str(),
+      source: str({ enum: ['api', 'env'], description: 'A global sink: configured through the API or by env (RABBITMQ_URL…)' }),
+      created: str({ format: 'date-time' }),
+      updated: str({ format: 'date-time' }),
+    },
+  }),
   /** A label. */
   Label: named('Label', {
     type: 'object',

@@ -29,8 +29,8 @@ const SUBJECT_PREFIX = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
  *   `excludeMessages` flags.
  */
 export function readEnvSinks(env: EnvReader): EnvSink[] {
-  const list = (name: string, allowed: readonly string[]) => {
-    const values = (env.optionalString(name) ?? '')
+  const list = (name: string, raw: string | undefined, allowed: readonly string[]) => {
+    const values = (raw ?? '')
       .split(',')
       .map((value) => value.trim())
       .filter(Boolean);
@@ -38,8 +38,8 @@ export function readEnvSinks(env: EnvReader): EnvSink[] {
     if (bad) throw new ConfigError(name, `"${bad}" is not one of ${allowed.join(', ')}`);
     return values;
   };
-  const events = list('SINK_EVENTS', EVENT_TYPES);
-  const excludeMessages = list('SINK_EXCLUDE_MESSAGES', EXCLUDE_FLAGS);
+  const events = list('SINK_EVENTS', env.optionalString('SINK_EVENTS'), EVENT_TYPES);
+  const excludeMessages = list('SINK_EXCLUDE_MESSAGES', env.optionalString('SINK_EXCLUDE_MESSAGES'), EXCLUDE_FLAGS);
   const sink = (kind: Exclude<SinkKind, 'webhook'>, variable: string, url: string | undefined, options: Record<string, unknown>): EnvSink => {
     if (!url) return { id: `env-${kind}`, values: null };
     try {

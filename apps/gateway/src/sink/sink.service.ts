@@ -1,0 +1,147 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { DeliveryRepository, maskUrlCredentials, type SinkKind, WebhookRepository, type WebhookRow, type WebhookValues } from '@gw/persistence';
+import { recordId, SsrfError, SsrfGuard } from '@gw/platform';
+import { BrokerUrlError, checkBrokerHosts, generateWebhookSecret, kafkaSinkOptions, natsSinkOptions, parseBrokerUrl, rabbitMqOptions } from '@gw/relay';
+import { ApiError } from '../common/api-error';
+import type { GatewayConfig } from '../runtime/gateway-config';
+import { GATEWAY_CONFIG } from '../runtime/tokens';
+import type { AnySinkDto } from './dto/sink.dto';
+
+export type BrokerKind = Exclude<SinkKind, 'webhook'>;
+
+const NAMES: Record<BrokerKind, string> = { rabbitmq: 'RabbitMQ', nats: 'NATS', kafka: 'Kafka' };
+
+/** A sink's transport options, with the defaults filled in. */
+function optionsOf(kind: BrokerKind, options: Record<string, unknown>): Record<string, unknown> {
+  if (kind === 'rabbitmq') return { ...rabbitMqOptions(options) };
+  if (kind === 'nats') return { ...natsSinkOptions(options) };
+  return { ...kafkaSinkOptions(options) };
+}
+
+/** The options a body changes (the others keep their current values). */
+function optionsIn(kind: BrokerKind, dto: AnySinkDto): Record<string, unknown> {
+  const picked: Record<string, unknown> =
+    kind === 'rabbitmq'
+      ? { exchange: dto.exchange, exchangeType: dto.exchangeType, routingKey: dto.routingKey }
+      : kind === 'nats'
+        ? { subjectPrefix: dto.subjectPrefix, stream: dto.stream }
+        : { topic: dto.topic };
+  return Object.fromEntries(Object.entries(picked).filter(([, value]) => value !== undefined));
+}
+
+/** The API's Sink record: the broker URL with its password masked, the transport's options flat beside the filters. */
+export function toSinkRecord(row: WebhookRow) {
+  return {
+    id: row.id,
+    kind: row.kind,
+    enabled: row.enabled,
+    url: maskUrlCredentials(row.url),
+    events: row.events,
+    excludeMessages: row.excludeMessages,
+    includeToken: row.includeToken,
+    ...optionsOf(row.kind as BrokerKind, row.options),
+    ...(row.disabledReason ? { disabledReason: row.disabledReason } : {}),
+    ...(row.instanceId ? { instance_id: row.instanceId } : { source: row.id.startsWith('env-') ? 'env' : 'api' }),
+    created: row.created.toISOString(),
+    updated: row.updated.toISOString(),
+  };
+}
+
+/**
+ * Event sinks to message brokers (issue #18): the instance's sinks of a kind (`/sink/<kind>`) and the
+ * global one (`/globalsink/<kind>`), kept with the webhooks (same filters, same relay) under their kind.
+ */
+@Injectable()
+export class SinkService {
+  private readonly ssrf: SsrfGuard;
+
+  constructor(
+    private readonly webhooks: WebhookRepository,
+    private readonly deliveries: DeliveryRepository,
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.ssrf = new SsrfGuard(config.ssrfAllowlist);
+  }
+
+  async list(kind: BrokerKind, instanceId: string | null) {
+    return (await this.webhooks.listFor(instanceId, kind)).map(toSinkRecord);
+  }
+
+  /** Simple mode (no action, no id) creates or updates the instance's one sink of the kind; `add`, `update` and `delete` as `/webhook`. */
+  async configure(kind: BrokerKind, instanceId: string | null, dto: AnySinkDto) {
+    const action = dto.action ?? (dto.id ? 'update' : 'simple');
+    if (action === 'delete') {
+      if (!dto.id) throw ApiError.badRequest('id is required to delete a sink');
+      if (!(await this.webhooks.delete(instanceId, dto.id, kind))) throw ApiError.notFound('Sink not found');
+    } else if (action === 'add') {
+      await this.webhooks.insert(recordId(14), instanceId, await this.values(kind, dto), generateWebhookSecret());
+    } else {
+      const target = dto.id ? await this.webhooks.find(instanceId, dto.id, kind) : (await this.webhooks.listFor(instanceId, kind))[0];
+      if (dto.id && !target) throw ApiError.notFound('Sink not found');
+      if (target) await this.webhooks.update(instanceId, target.id, await this.values(kind, dto, target));
+      else await this.webhooks.insert(recordId(14), instanceId, await this.values(kind, dto), generateWebhookSecret());
+    }
+    return this.list(kind, instanceId);
+  }
+
+  async globalSink(kind: BrokerKind) {
+    const [row] = await this.webhooks.listFor(null, kind);
+    if (!row) throw ApiError.notFound(`Global ${NAMES[kind]} sink not found`);
+    return toSinkRecord(row);
+  }
+
+  async configureGlobal(kind: BrokerKind, dto: AnySinkDto) {
+    const list = await this.configure(kind, null, { ...dto, action: undefined, id: undefined });
+    return list[0];
+  }
+
+  async deleteGlobal(kind: BrokerKind) {
+    const [row] = await this.webhooks.listFor(null, kind);
+    if (!row || !(await this.webhooks.delete(null, row.id, kind))) throw ApiError.notFound(`Global ${NAMES[kind]} sink not found`);
+    return { response: `Global ${NAMES[kind]} sink deleted` };
+  }
+
+  async errors(kind: BrokerKind, scope: { instanceId: string } | { global: true }) {
+    const rows = await this.deliveries.recentErrors(scope, 20, kind);
+    return rows.map((row) => ({
+      created: row.created.toISOString(),
+      url: row.url,
+      type: 'global' in scope ? 'global' : 'local',
+      event: row.event,
+      message_type: row.messageType,
+      status_code: row.statusCode ?? 0,
+      attempts: row.attempts,
+      error: row.error,
+      payload: row.payload,
+    }));
+  }
+
+  /**
+   * Merges the body over the current values. The URL must be the kind's (`amqp://`, `nats://`,
+   * `kafka://`…) and every broker host must pass the SSRF guard, now and at every connection. A URL
+   * answered masked (`user:***@`) and sent back as it was keeps the stored credentials.
+   */
+  private async values(kind: BrokerKind, dto: AnySinkDto, current?: WebhookRow): Promise<WebhookValues & { kind: BrokerKind }> {
+    let url = dto.url ?? current?.url;
+    if (!url) throw ApiError.badRequest('url is required');
+    if (current && dto.url !== undefined && dto.url === maskUrlCredentials(current.url)) url = current.url;
+    try {
+      await checkBrokerHosts(this.ssrf, parseBrokerUrl(kind, url));
+    } catch (error) {
+      if (error instanceof BrokerUrlError) throw ApiError.badRequest(error.message);
+      if (error instanceof SsrfError) throw ApiError.badRequest(`url refused: ${error.message}`);
+      throw error;
+    }
+    return {
+      kind,
+      url,
+      options: optionsOf(kind, { ...(current?.options ?? {}), ...optionsIn(kind, dto) }),
+      enabled: dto.enabled ?? current?.enabled ?? true,
+      events: dto.events ?? current?.events ?? [],
+      excludeMessages: dto.excludeMessages ?? current?.excludeMessages ?? [],
+      addUrlEvents: false,
+      addUrlTypesMessages: false,
+      includeToken: dto.includeToken ?? current?.includeToken ?? false,
+    };
+  }
+}

@@ -41,6 +41,8 @@ import { SenderService } from './sender/sender.service';
 import { SseController } from './sse/sse.controller';
 import { GlobalWebhookController, WebhookController } from './webhook/webhook.controller';
 import { WebhookService } from './webhook/webhook.service';
+import { ChatwootConfigController, ChatwootWebhookController } from './chatwoot/chatwoot.controller';
+import { ChatwootService } from './chatwoot/chatwoot.service';
 import { GlobalSinkController, SinkController } from './sink/sink.controller';
 import { SinkService } from './sink/sink.service';
 import { ChatController } from './chat/chat.controller';
@@ -85,6 +87,8 @@ export class GatewayModule {
         InstanceController,
         WebhookController,
         GlobalWebhookController,
+        ChatwootConfigController,
+        ChatwootWebhookController,
         SinkController,
         GlobalSinkController,
         SseController,
@@ -112,6 +116,7 @@ export class GatewayModule {
         InstanceService,
         SessionClient,
         WebhookService,
+        ChatwootService,
         SinkService,
         MessageService,
         MessageActionsService,

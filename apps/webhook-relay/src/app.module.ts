@@ -3,6 +3,7 @@ import { Bus } from '@gw/bus';
 import { PersistenceModule } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { WebhookRelayModule } from '@gw/relay';
+import { ChatwootSyncModule } from '@gw/chatwoot';
 import type { DataSource } from 'typeorm';
 import type { WebhookRelayConfig } from './webhook-relay-config';
 
@@ -26,6 +27,7 @@ export class AppModule {
         // The repositories (and the DataSource), injected by class into the relay.
         PersistenceModule.forDataSource(runtime.dataSource),
         WebhookRelayModule.register({ bus: runtime.bus, config: runtime.config.delivery, logger: runtime.logger }),
+        ChatwootSyncModule.register({ bus: runtime.bus, config: runtime.config.chatwoot, logger: runtime.logger }),
       ],
       providers: [
         { provide: WEBHOOK_RELAY_CONFIG, useValue: runtime.config },

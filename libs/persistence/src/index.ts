@@ -48,4 +48,13 @@ export { RetentionRepository } from './repositories/retention.repository';
 export type { DeliveryLogPurge } from './repositories/retention.repository';
 export { QuickReplyRepository } from './repositories/quick-reply.repository';
 export type { OverInstanceLimit, QuickReplyFileChange, QuickReplyRow, QuickReplyUpload, QuickReplyValues } from './repositories/quick-reply.repository';
+export { ChatwootRepository } from './repositories/chatwoot.repository';
+export type {
+  ChatwootChatRow,
+  ChatwootConfigRow,
+  ChatwootConfigValues,
+  ChatwootJob,
+  ChatwootMessageLink,
+  NewChatwootJob,
+} from './repositories/chatwoot.repository';
 export { PersistenceModule, REPOSITORIES } from './persistence.module';

@@ -4,6 +4,7 @@ import { AuthStateRepository } from './repositories/auth-state.repository';
 import { BlocklistRepository } from './repositories/blocklist.repository';
 import { CampaignRepository } from './repositories/campaign.repository';
 import { ChatRepository } from './repositories/chat.repository';
+import { ChatwootRepository } from './repositories/chatwoot.repository';
 import { ContactRepository } from './repositories/contact.repository';
 import { DeliveryRepository } from './repositories/delivery.repository';
 import { FileRepository } from './repositories/file.repository';
@@ -28,6 +29,7 @@ export const REPOSITORIES = [
   BlocklistRepository,
   CampaignRepository,
   ChatRepository,
+  ChatwootRepository,
   ContactRepository,
   DeliveryRepository,
   FileRepository,

@@ -3,6 +3,7 @@ import type { Bus } from '@gw/bus';
 import { type EnvReader, type Logger, serviceLogger } from '@gw/platform';
 import { DispatchModule, readAsyncDispatcherConfig, readRetentionConfig, RetentionModule } from '@gw/dispatch';
 import { readWebhookRelayConfig, WebhookRelayModule } from '@gw/relay';
+import { ChatwootSyncModule, readChatwootSyncConfig } from '@gw/chatwoot';
 import { readSessionWorkerConfig, SessionWorkerModule, type SimulatorSeam } from '@gw/sessions';
 import { hostname } from 'node:os';
 import type { DataSource } from 'typeorm';
@@ -36,6 +37,12 @@ export function embeddedServices(options: EmbeddedServicesOptions): DynamicModul
     WebhookRelayModule.register({
       bus: options.bus,
       config: readWebhookRelayConfig(options.env),
+      logger: serviceLogger(options.logger, 'webhook-relay'),
+    }),
+    // The Chatwoot bridge's worker runs with the webhook relay (CHATWOOT_SYNC=false turns it off here).
+    ChatwootSyncModule.register({
+      bus: options.bus,
+      config: readChatwootSyncConfig(options.env),
       logger: serviceLogger(options.logger, 'webhook-relay'),
     }),
     DispatchModule.register({

@@ -1,0 +1,122 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { intakeOfWebhook } from '@gw/chatwoot';
+import { ChatRepository, type ChatIdentity, type ChatwootConfigRow, ChatwootRepository } from '@gw/persistence';
+import { recordId, secretsEqual, SsrfError, SsrfGuard } from '@gw/platform';
+import { randomBytes } from 'node:crypto';
+import { ApiError } from '../common/api-error';
+import type { GatewayConfig } from '../runtime/gateway-config';
+import { GATEWAY_CONFIG } from '../runtime/tokens';
+import type { ChatwootConfigDto } from './dto/chatwoot-config.dto';
+
+const UPDATED_MESSAGE = 'Chatwoot config updated successfully, put this URL in Chatwoot inbox webhook settings:';
+
+/** While an agent works a conversation the chatbot stays silent this long after the agent's last move (until it is resolved). */
+const AGENT_PAUSE_SECONDS = 24 * 3600;
+
+/** What the token shows of itself: enough to tell two apart, never enough to use. */
+function maskToken(token: string): string {
+  return token.length <= 8 ? '*'.repeat(token.length) : `${token.slice(0, 4)}${'*'.repeat(token.length - 4)}`;
+}
+
+/** The chat of a WhatsApp JID, as the lead store names it. */
+function identityOf(jid: string): ChatIdentity | null {
+  if (jid.endsWith('@g.us')) return { pn: jid, lid: '', isGroup: true };
+  if (jid.endsWith('@lid')) return { pn: '', lid: jid, isGroup: false };
+  if (jid.endsWith('@s.whatsapp.net')) return { pn: jid, lid: '', isGroup: false };
+  return null;
+}
+
+@Injectable()
+export class ChatwootService {
+  private readonly ssrf: SsrfGuard;
+
+  constructor(
+    private readonly chatwoot: ChatwootRepository,
+    private readonly chats: ChatRepository,
+    @Inject(GATEWAY_CONFIG) private readonly gatewayConfig: GatewayConfig,
+  ) {
+    this.ssrf = new SsrfGuard(gatewayConfig.ssrfAllowlist);
+  }
+
+  /** `GET /chatwoot/config`: the reference's fields (defaults before the first PUT), the token masked. */
+  async config(instanceId: string) {
+    const row = await this.chatwoot.findConfig(instanceId);
+    return {
+      chatwoot_enabled: row?.enabled ?? false,
+      chatwoot_url: row?.url ?? '',
+      chatwoot_account_id: row?.accountId ?? 0,
+      chatwoot_inbox_id: row?.inboxId ?? 0,
+      chatwoot_access_token: row ? maskToken(row.accessToken) : '',
+      chatwoot_ignore_groups: row?.ignoreGroups ?? false,
+      chatwoot_sign_messages: row?.signMessages ?? false,
+      chatwoot_create_new_conversation: row?.createNewConversation ?? false,
+      chatwoot_inbox_webhook_url: row ? this.webhookUrl(row) : '',
+    };
+  }
+
+  /** `PUT /chatwoot/config`: saves the settings (the URL passes the SSRF guard now and at every call) and answers the webhook URL for the inbox. */
+  async configure(instanceId: string, dto: ChatwootConfigDto) {
+    const url = dto.url.trim().replace(/\/+$/, '');
+    try {
+      await this.ssrf.check(url);
+    } catch (error) {
+      if (error instanceof SsrfError) throw ApiError.badRequest(`url refused: ${error.message}`);
+      throw error;
+    }
+    const row = await this.chatwoot.saveConfig(
+      instanceId,
+      {
+        enabled: dto.enabled,
+        url,
+        accessToken: dto.access_token,
+        accountId: dto.account_id,
+        inboxId: dto.inbox_id,
+        ignoreGroups: dto.ignore_groups ?? false,
+        signMessages: dto.sign_messages ?? false,
+        createNewConversation: dto.create_new_conversation ?? false,
+      },
+      `cw_${randomBytes(24).toString('base64url')}`,
+    );
+    return { message: UPDATED_MESSAGE, chatwoot_inbox_webhook_url: this.webhookUrl(row) };
+  }
+
+  /**
+   * `POST /chatwoot/webhook/{instance}/{secret}`: only the URL `PUT /chatwoot/config` answered is taken
+   * (secret compared in constant time; any other is a 404 that says nothing about the instance). What
+   * the webhook asks for is stored before the answer (jobs unique per Chatwoot message and event, so a
+   * redelivery queues nothing) and done by the bridge's runner.
+   */
+  async receive(instanceId: string, secret: string, body: unknown) {
+    if (instanceId.length > 100 || secret.length > 200) throw ApiError.notFound('Not found');
+    const config = await this.chatwoot.findConfig(instanceId);
+    if (!config || !secretsEqual(secret, config.webhookSecret)) throw ApiError.notFound('Not found');
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ApiError.badRequest('Invalid request payload: the body must be a JSON object');
+    if (!config.enabled) return { received: true, queued: 0 };
+    const intake = intakeOfWebhook(instanceId, body as Record<string, unknown>);
+    const queued = await this.chatwoot.enqueueFromChatwoot(instanceId, intake.jobs, intake.links);
+    if (intake.conversationStatus)
+      await this.chatwoot.setConversationStatus(instanceId, intake.conversationStatus.conversationId, intake.conversationStatus.status);
+    // The chatbot (#15) honours chatbot_disableUntil: silent while an agent works the conversation.
+    if (intake.agentActive)
+      await this.pauseChatbot(instanceId, intake.agentActive.conversationId, intake.contact, Math.floor(Date.now() / 1000) + AGENT_PAUSE_SECONDS);
+    if (intake.resolved) await this.pauseChatbot(instanceId, intake.resolved.conversationId, intake.contact, 0);
+    return { received: true, queued };
+  }
+
+  private async pauseChatbot(
+    instanceId: string,
+    conversationId: number,
+    contact: { identifier: string; phoneNumber: string } | undefined,
+    until: number,
+  ): Promise<void> {
+    const chat = await this.chatwoot.chatOfConversation(instanceId, conversationId);
+    const digits = (contact?.phoneNumber ?? '').replace(/\D/g, '');
+    const identity = identityOf(chat?.chatKey ?? contact?.identifier ?? '') ?? (digits.length >= 8 ? identityOf(`${digits}@s.whatsapp.net`) : null);
+    if (!identity) return;
+    await this.chats.writeLead(instanceId, identity, { chatbot_disableUntil: until }, () => recordId(14));
+  }
+
+  private webhookUrl(row: ChatwootConfigRow): string {
+    return `${this.gatewayConfig.publicBaseUrl.replace(/\/+$/, '')}/chatwoot/webhook/${encodeURIComponent(row.instanceId)}/${row.webhookSecret}`;
+  }
+}

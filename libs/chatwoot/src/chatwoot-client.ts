@@ -1,0 +1,204 @@
+import { type Agent, fetch, FormData } from 'undici';
+
+/** What the bridge needs to reach one Chatwoot account (an instance's settings). */
+export interface ChatwootAccount {
+  url: string;
+  accessToken: string;
+  accountId: number;
+}
+
+/** A contact as Chatwoot's Application API answers it (the fields the bridge reads). */
+export interface ChatwootContact {
+  id: number;
+  name: string;
+  phone_number: string | null;
+  identifier: string | null;
+  contact_inboxes?: Array<{ source_id: string; inbox?: { id: number } }>;
+}
+
+export interface ChatwootConversation {
+  id: number;
+  inbox_id: number;
+  status: string;
+}
+
+export interface ChatwootMessage {
+  id: number;
+  source_id?: string | null;
+  content?: string | null;
+}
+
+export interface NewChatwootMessage {
+  content: string;
+  message_type: 'incoming' | 'outgoing';
+  private?: boolean;
+  source_id: string;
+  content_attributes?: Record<string, unknown>;
+}
+
+export interface ChatwootAttachmentUpload {
+  data: Buffer;
+  fileName: string;
+  mimetype: string;
+}
+
+/**
+ * A refusal or failure from Chatwoot. `retryable`: worth trying again later (a 5xx, 408, 429, no
+ * answer); otherwise Chatwoot will answer the same next time.
+ */
+export class ChatwootError extends Error {
+  constructor(
+    message: string,
+    readonly status: number | null,
+    readonly retryable: boolean,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'ChatwootError';
+  }
+}
+
+/**
+ * Chatwoot's Application API (`/api/v1/accounts/{account_id}/…`, `api_access_token` header), the calls
+ * the bridge makes. Every request goes through the given undici Agent, whose lookup is the SSRF guard.
+ */
+export class ChatwootClient {
+  private readonly base: string;
+
+  constructor(
+    private readonly account: ChatwootAccount,
+    private readonly agent: Agent,
+    private readonly timeoutMs: number,
+  ) {
+    this.base = `${account.url.replace(/\/+$/, '')}/api/v1/accounts/${account.accountId}`;
+  }
+
+  /** Contacts whose name, phone number, e-mail or identifier contain `query`. */
+  async searchContacts(query: string): Promise<ChatwootContact[]> {
+    const body = await this.call<{ payload?: ChatwootContact[] }>('GET', `/contacts/search?q=${encodeURIComponent(query)}&include_contact_inboxes=true`);
+    return Array.isArray(body.payload) ? body.payload : [];
+  }
+
+  async getContact(id: number): Promise<ChatwootContact> {
+    const body = await this.call<{ payload?: ChatwootContact } & Partial<ChatwootContact>>('GET', `/contacts/${id}`);
+    return (body.payload ?? body) as ChatwootContact;
+  }
+
+  /** Creates a contact in the inbox; answers it and its contact inbox's source id. */
+  async createContact(fields: {
+    inbox_id: number;
+    name: string;
+    phone_number?: string;
+    identifier: string;
+  }): Promise<{ contact: ChatwootContact; sourceId: string }> {
+    const body = await this.call<{ payload?: { contact?: ChatwootContact; contact_inbox?: { source_id?: string } } }>('POST', '/contacts', fields);
+    const contact = body.payload?.contact ?? (body.payload as unknown as ChatwootContact);
+    if (!contact?.id) throw new ChatwootError('Chatwoot answered a contact without an id', null, true);
+    return { contact, sourceId: body.payload?.contact_inbox?.source_id ?? '' };
+  }
+
+  async updateContact(id: number, fields: { name?: string; phone_number?: string; identifier?: string }): Promise<void> {
+    await this.call('PUT', `/contacts/${id}`, fields);
+  }
+
+  /** Adds the contact to the inbox; answers the contact inbox's source id. */
+  async createContactInbox(contactId: number, inboxId: number, sourceId: string): Promise<string> {
+    const body = await this.call<{ source_id?: string }>('POST', `/contacts/${contactId}/contact_inboxes`, { inbox_id: inboxId, source_id: sourceId });
+    return body.source_id ?? sourceId;
+  }
+
+  async contactConversations(contactId: number): Promise<ChatwootConversation[]> {
+    const body = await this.call<{ payload?: ChatwootConversation[] }>('GET', `/contacts/${contactId}/conversations`);
+    return Array.isArray(body.payload) ? body.payload : [];
+  }
+
+  async createConversation(fields: { source_id: string; inbox_id: number; contact_id: number; status: 'open' }): Promise<ChatwootConversation> {
+    const body = await this.call<ChatwootConversation>('POST', '/conversations', fields);
+    if (!body?.id) throw new ChatwootError('Chatwoot answered a conversation without an id', null, true);
+    return { id: body.id, inbox_id: body.inbox_id ?? fields.inbox_id, status: body.status ?? 'open' };
+  }
+
+  async toggleStatus(conversationId: number, status: 'open' | 'resolved' | 'pending'): Promise<void> {
+    await this.call('POST', `/conversations/${conversationId}/toggle_status`, { status });
+  }
+
+  /** The conversation's messages, newest page (Chatwoot answers the last 20 or so). */
+  async listMessages(conversationId: number): Promise<ChatwootMessage[]> {
+    const body = await this.call<{ payload?: ChatwootMessage[] }>('GET', `/conversations/${conversationId}/messages`);
+    return Array.isArray(body.payload) ? body.payload : [];
+  }
+
+  /** Creates a message; with attachments it goes as multipart/form-data (`attachments[]`), as Chatwoot's dashboard sends it. */
+  async createMessage(conversationId: number, message: NewChatwootMessage, attachments: ChatwootAttachmentUpload[] = []): Promise<ChatwootMessage> {
+    let body: unknown = message;
+    if (attachments.length > 0) {
+      const form = new FormData();
+      form.append('content', message.content);
+      form.append('message_type', message.message_type);
+      form.append('private', String(message.private ?? false));
+      form.append('source_id', message.source_id);
+      if (message.content_attributes) form.append('content_attributes', JSON.stringify(message.content_attributes));
+      for (const attachment of attachments) {
+        form.append('attachments[]', new Blob([new Uint8Array(attachment.data)], { type: attachment.mimetype }), attachment.fileName);
+      }
+      body = form;
+    }
+    const created = await this.call<ChatwootMessage>('POST', `/conversations/${conversationId}/messages`, body);
+    if (!created?.id) throw new ChatwootError('Chatwoot answered a message without an id', null, true);
+    return created;
+  }
+
+  async deleteMessage(conversationId: number, messageId: number): Promise<void> {
+    await this.call('DELETE', `/conversations/${conversationId}/messages/${messageId}`);
+  }
+
+  /** Sets a message's delivery status (API inboxes only): sent, delivered, read or failed. */
+  async updateMessageStatus(
+    conversationId: number,
+    messageId: number,
+    status: 'sent' | 'delivered' | 'read' | 'failed',
+    externalError?: string,
+  ): Promise<void> {
+    await this.call('PATCH', `/conversations/${conversationId}/messages/${messageId}`, { status, ...(externalError ? { external_error: externalError } : {}) });
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { api_access_token: this.account.accessToken, accept: 'application/json' };
+    let payload: string | FormData | undefined;
+    if (body instanceof FormData) payload = body;
+    else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers['content-type'] = 'application/json';
+    }
+    let response;
+    try {
+      response = await fetch(`${this.base}${path}`, { method, headers, body: payload, dispatcher: this.agent, signal: AbortSignal.timeout(this.timeoutMs) });
+    } catch (error) {
+      throw new ChatwootError(`${method} ${path}: ${describe(error)}`, null, true);
+    }
+    const text = await response.text().catch(() => '');
+    if (!response.ok) {
+      const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
+      const retryAfter = Number(response.headers.get('retry-after'));
+      throw new ChatwootError(
+        `${method} ${path}: Chatwoot answered ${response.status} ${text.slice(0, 300)}`.trim(),
+        response.status,
+        retryable,
+        Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
+      );
+    }
+    if (!text) return {} as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new ChatwootError(`${method} ${path}: Chatwoot answered something that is not JSON`, response.status, true);
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  const err = error as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (err?.name === 'TimeoutError') return 'timed out';
+  if (err?.cause?.code === 'ESSRF') return `refused by the SSRF guard: ${err.cause.message ?? ''}`;
+  return err?.cause?.message ?? err?.message ?? 'request failed';
+}

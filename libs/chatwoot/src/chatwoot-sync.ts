@@ -1,0 +1,609 @@
+import type { Bus } from '@gw/bus';
+import { ErrorCode, RpcError, Subjects, type InstanceRpc, type OutboundContent, type SendRequest } from '@gw/contracts';
+import { ChatwootRepository, type ChatwootChatRow, type ChatwootConfigRow, type ChatwootJob, FileRepository, LidMappingRepository } from '@gw/persistence';
+import { guardedLookup, type Logger, type SsrfGuard } from '@gw/platform';
+import { OutboxFollower } from '@gw/relay';
+import { randomBytes } from 'node:crypto';
+import { Agent } from 'undici';
+import type { DataSource } from 'typeorm';
+import { ChatwootClient, type ChatwootAttachmentUpload, ChatwootError } from './chatwoot-client';
+import {
+  type ChatwootAttachmentRef,
+  JobKind,
+  jobsOfEvents,
+  objectOf,
+  revokeIdsOf,
+  sourceIdOf,
+  type WaChatFields,
+  type WaMessageFields,
+  whatsappIdsOf,
+} from './chatwoot-jobs';
+
+export interface ChatwootSyncConfig {
+  /** Names this process in its claims. */
+  runnerId: string;
+  /** How long a claimed job is this runner's before another may take it over (a crashed runner's jobs wait this long). */
+  claimMs: number;
+  /** Fallback poll for due jobs (retries falling due, jobs written by the gateway's webhook receiver). */
+  pollIntervalMs: number;
+  /** Jobs claimed per pass (each from a different lane), run side by side. */
+  batchSize: number;
+  /** Timeout of one call to Chatwoot. */
+  requestTimeoutMs: number;
+  /** Wait before try n+1 (the last repeats): Chatwoot down keeps the lane waiting, never drops it. */
+  retryScheduleMs: number[];
+  /** Tries after which a refusal Chatwoot will repeat (a 4xx) gives the job up. */
+  maxRefusals: number;
+  /** Finished jobs are kept this long (a redelivered webhook within it is recognised by its key). */
+  keepDoneMs: number;
+  ssrf: SsrfGuard;
+}
+
+export const CHATWOOT_SYNC_DEFAULTS = {
+  claimMs: 60_000,
+  pollIntervalMs: 500,
+  batchSize: 16,
+  requestTimeoutMs: 15_000,
+  retryScheduleMs: [1_000, 5_000, 15_000, 60_000, 300_000],
+  maxRefusals: 3,
+  keepDoneMs: 7 * 86_400_000,
+} as const;
+
+/** The instance is not reachable now: the job waits without it counting as a refusal. */
+const UNREACHABLE: ReadonlySet<string> = new Set([
+  ErrorCode.NoSession,
+  ErrorCode.NotConnected,
+  ErrorCode.Fenced,
+  ErrorCode.Timeout,
+  ErrorCode.CapacityExhausted,
+]);
+
+/** Send errors that will repeat: counted as refusals. */
+const PERMANENT: ReadonlySet<string> = new Set([ErrorCode.BadRequest, ErrorCode.NotFound, ErrorCode.Forbidden]);
+
+/** A job that cannot succeed as it stands (a refusal that will repeat): given up after `maxRefusals` tries. */
+class Refused extends Error {}
+
+/** How long a media link of a copied message lives in the file store (only for the upload). */
+const MEDIA_TTL_MS = 10 * 60_000;
+
+/**
+ * The bridge's worker, hosted by the webhook relay (embedded in the gateway by default; any number of
+ * processes side by side). Two halves:
+ *
+ * 1. The outbox follower (consumer `chatwoot`, instances with the bridge on) turns `messages` and
+ *    `messages_update` events into jobs in the same transaction that moves its cursor: each event
+ *    becomes one job, exactly once.
+ * 2. The runner claims due lane heads (ChatwootRepository.claim: one job per conversation at a time, in
+ *    order) and performs them: calls to Chatwoot, sends through the session worker. A failure waits per
+ *    `retryScheduleMs` and blocks its lane meanwhile (order kept); a crash leaves the claim to lapse.
+ *
+ * Exactly once: a copy into Chatwoot carries `source_id` WAID:<id>, is linked to its WhatsApp id right
+ * after, and a retried job (attempts > 1: an earlier try may have created it and died before linking)
+ * first looks for that source id in the conversation. A send to WhatsApp has a fixed message id, linked
+ * before it is sent, so the worker's send ledger relays it at most once and its own `messages` event is
+ * known as a copy.
+ */
+export class ChatwootSync {
+  private readonly agent: Agent;
+  private readonly follower: OutboxFollower;
+  private readonly claimer: string;
+  private running = false;
+  private loopDone?: Promise<void>;
+  private wake?: () => void;
+  private poked = false;
+  private lastPurge = 0;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly repository: ChatwootRepository,
+    private readonly lids: LidMappingRepository,
+    private readonly files: FileRepository,
+    private readonly bus: Bus,
+    private readonly config: ChatwootSyncConfig,
+    private readonly logger: Logger,
+  ) {
+    this.agent = new Agent({ connect: { lookup: guardedLookup(config.ssrf), timeout: config.requestTimeoutMs }, keepAliveTimeout: 10_000 });
+    this.claimer = `${config.runnerId}:${randomBytes(4).toString('hex')}`;
+    this.follower = new OutboxFollower(
+      dataSource,
+      bus,
+      {
+        consumer: 'chatwoot',
+        eventTypes: ['messages', 'messages_update'],
+        instances: () => this.repository.enabledInstances(),
+        handle: async (manager, instanceId, events) => {
+          if ((await ChatwootRepository.enqueueWithin(manager, instanceId, jobsOfEvents(events))) > 0) setImmediate(() => this.poke());
+        },
+      },
+      logger,
+    );
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.follower.start();
+    this.loopDone = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.wake?.();
+    await this.follower.stop();
+    await this.loopDone;
+    await this.agent.close().catch(() => undefined);
+  }
+
+  /** Jobs may be due (a webhook was received, the follower wrote some): claim now. */
+  poke(): void {
+    this.poked = true;
+    this.wake?.();
+  }
+
+  /** The set of instances with the bridge on changed. */
+  refresh(): void {
+    this.follower.refresh();
+  }
+
+  /** One claim and its jobs, by hand (tests). Returns how many jobs ran. */
+  async runOnce(): Promise<number> {
+    const jobs = await this.repository.claim(this.claimer, this.config.batchSize, this.config.claimMs);
+    await Promise.all(jobs.map((job) => this.run(job)));
+    return jobs.length;
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      this.poked = false;
+      let ran = 0;
+      try {
+        ran = await this.runOnce();
+        if (Date.now() - this.lastPurge > 3_600_000) {
+          this.lastPurge = Date.now();
+          await this.repository.purgeDone(this.config.keepDoneMs);
+        }
+      } catch (error) {
+        this.logger.error({ err: error }, 'chatwoot sync pass failed');
+      }
+      if (!this.running) break;
+      if (ran > 0 || this.poked) continue;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, this.config.pollIntervalMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  /** Performs one claimed job and records the outcome (done, given up, or retried later). */
+  private async run(job: ChatwootJob): Promise<void> {
+    try {
+      const config = await this.repository.findConfig(job.instanceId);
+      if (!config || !config.enabled) {
+        await this.repository.finish(job, 'skipped: the Chatwoot bridge is off');
+        return;
+      }
+      const outcome = await this.perform(job, config);
+      await this.repository.finish(job, outcome);
+    } catch (error) {
+      const refused = error instanceof Refused || (error instanceof ChatwootError && !error.retryable);
+      const message = error instanceof Error ? error.message : String(error);
+      if (refused && job.attempts >= this.config.maxRefusals) {
+        this.logger.warn({ instanceId: job.instanceId, kind: job.kind, jobId: job.id, err: message }, 'chatwoot job given up');
+        await this.repository.finish(job, 'failed', message).catch(() => undefined);
+        return;
+      }
+      const schedule = this.config.retryScheduleMs;
+      let delay = schedule[Math.min(job.attempts - 1, schedule.length - 1)];
+      if (error instanceof ChatwootError && error.retryAfterMs) delay = Math.max(delay, error.retryAfterMs);
+      this.logger.info(
+        { instanceId: job.instanceId, kind: job.kind, jobId: job.id, attempts: job.attempts, delay, err: message },
+        'chatwoot job retried later',
+      );
+      await this.repository
+        .retryLater(job, delay, message)
+        .catch((failure: unknown) => this.logger.warn({ err: failure }, 'recording a chatwoot retry failed'));
+    }
+  }
+
+  private perform(job: ChatwootJob, config: ChatwootConfigRow): Promise<string> {
+    const client = new ChatwootClient(config, this.agent, this.config.requestTimeoutMs);
+    switch (job.kind) {
+      case JobKind.WaMessage:
+        return this.copyMessage(job, config, client);
+      case JobKind.WaUpdate:
+        return this.copyUpdate(job, client);
+      case JobKind.CwSend:
+        return this.sendReply(job, config, client);
+      case JobKind.CwDelete:
+        return this.deleteReply(job);
+      default:
+        return Promise.resolve(`skipped: unknown kind ${job.kind}`);
+    }
+  }
+
+  // --- WhatsApp → Chatwoot --------------------------------------------------------------------------
+
+  private async copyMessage(job: ChatwootJob, config: ChatwootConfigRow, client: ChatwootClient): Promise<string> {
+    const message = job.payload.message as WaMessageFields;
+    const chat = (job.payload.chat ?? {}) as WaChatFields;
+    const waId = String(message.messageid);
+    if (message.isGroup && config.ignoreGroups) return 'skipped: group';
+    if (message.type === 'protocol' || message.messageType === 'ProtocolMessage') return 'skipped: protocol message';
+    const link = await this.repository.linkOfWhatsApp(job.instanceId, waId);
+    if (link?.origin === 'chatwoot') return 'skipped: sent from Chatwoot';
+    if (link?.cwMessageId) return 'skipped: already copied';
+
+    const target = await this.conversationOf(job.instanceId, config, client, chat, message);
+    const sourceId = sourceIdOf(waId);
+    let conversationId = target.conversationId;
+    const existing = job.attempts > 1 ? await this.findCopy(client, conversationId, sourceId) : null;
+    if (existing) {
+      await this.repository.link(job.instanceId, {
+        waMessageId: waId,
+        cwMessageId: existing,
+        cwConversationId: conversationId,
+        origin: 'whatsapp',
+        chatJid: target.chatKey,
+      });
+      return 'done: found the copy of an earlier try';
+    }
+    const { content, contentAttributes, media } = await this.render(job.instanceId, message);
+    const attachments = media ? await this.downloadMedia(job, waId, message) : [];
+    const draft = {
+      content: attachments.length === 0 && media ? `${content}${content ? '\n' : ''}[${media}: not available]`.trim() : content,
+      message_type: message.fromMe ? ('outgoing' as const) : ('incoming' as const),
+      private: false,
+      source_id: sourceId,
+      ...(contentAttributes ? { content_attributes: contentAttributes } : {}),
+    };
+    let created;
+    try {
+      created = await client.createMessage(conversationId, draft, attachments);
+    } catch (error) {
+      // The conversation was deleted in Chatwoot: a new one, once.
+      if (!(error instanceof ChatwootError && error.status === 404)) throw error;
+      conversationId = (await this.conversationOf(job.instanceId, config, client, chat, message, true)).conversationId;
+      created = await client.createMessage(conversationId, draft, attachments);
+    }
+    await this.repository.link(job.instanceId, {
+      waMessageId: waId,
+      cwMessageId: created.id,
+      cwConversationId: conversationId,
+      origin: 'whatsapp',
+      chatJid: target.chatKey,
+    });
+    return 'done';
+  }
+
+  /** The Chatwoot message with `sourceId` among the conversation's latest, if an earlier try created it. */
+  private async findCopy(client: ChatwootClient, conversationId: number, sourceId: string): Promise<number | null> {
+    const messages = await client.listMessages(conversationId);
+    return messages.find((candidate) => candidate.source_id === sourceId)?.id ?? null;
+  }
+
+  /**
+   * The chat's contact and conversation in Chatwoot: from the bridge's chat map, else found by phone
+   * number (or identifier) or created. A chat known by its LID and then by its number stays one contact
+   * (its key moves to the number and Chatwoot's contact gets the number). Contact names written by the
+   * bridge begin with `~` and follow the WhatsApp name; a name an agent set (no `~`) is left alone.
+   */
+  private async conversationOf(
+    instanceId: string,
+    config: ChatwootConfigRow,
+    client: ChatwootClient,
+    chat: WaChatFields,
+    message: WaMessageFields,
+    forceNew = false,
+  ): Promise<{ conversationId: number; chatKey: string }> {
+    const isGroup = Boolean(message.isGroup || chat.wa_isGroup);
+    let lid = String(chat.wa_chatlid || (String(message.chatid ?? '').endsWith('@lid') ? message.chatid : '') || '');
+    let pn = String(chat.wa_chatid || '');
+    if (pn.endsWith('@lid')) {
+      lid = pn;
+      pn = '';
+    }
+    if (!pn && lid && !isGroup) pn = (await this.lids.pnForLid(instanceId, lid)) ?? '';
+    const chatKey = pn || lid || String(message.chatid);
+    const phone = !isGroup && pn.endsWith('@s.whatsapp.net') ? `+${pn.split('@')[0]}` : '';
+    const waName = isGroup
+      ? String(chat.wa_name || chat.name || message.groupName || chatKey.split('@')[0])
+      : String((!message.fromMe && message.senderName) || chat.wa_contactName || chat.wa_name || chat.name || '');
+
+    let row = await this.repository.findChat(instanceId, chatKey);
+    if (!row && lid && lid !== chatKey) {
+      const byLid = await this.repository.findChat(instanceId, lid);
+      if (byLid) {
+        // LID → phone number: the same contact, now with its number.
+        if (phone) await client.updateContact(byLid.contactId, { phone_number: phone, identifier: chatKey });
+        await this.repository.rekeyChat(instanceId, lid, chatKey);
+        row = { ...byLid, chatKey };
+      }
+    }
+    if (!row) row = await this.findOrCreateContact(instanceId, config, client, { chatKey, phone, name: waName, isGroup });
+    else if (waName && row.contactName.startsWith('~') && row.contactName !== `~${waName}`) {
+      // Read Chatwoot's name first: an agent may have fixed it (removed the ~) since.
+      const current = await client.getContact(row.contactId);
+      if (typeof current.name === 'string' && current.name.startsWith('~')) await client.updateContact(row.contactId, { name: `~${waName}` });
+      row = { ...row, contactName: typeof current.name === 'string' && !current.name.startsWith('~') ? current.name : `~${waName}` };
+      await this.repository.saveChat(instanceId, row);
+    }
+
+    const reusable = row.conversationId !== null && !forceNew && !(config.createNewConversation && row.conversationStatus === 'resolved');
+    if (reusable) return { conversationId: row.conversationId as number, chatKey };
+    let conversationId: number | null = null;
+    let status = 'open';
+    if (!forceNew) {
+      const conversations = (await client.contactConversations(row.contactId)).filter((candidate) => Number(candidate.inbox_id) === config.inboxId);
+      const open = conversations.filter((candidate) => candidate.status !== 'resolved').sort((a, b) => b.id - a.id)[0];
+      const latest = conversations.sort((a, b) => b.id - a.id)[0];
+      const chosen = open ?? (config.createNewConversation ? undefined : latest);
+      if (chosen) {
+        conversationId = chosen.id;
+        status = chosen.status;
+      }
+    }
+    if (conversationId === null) {
+      conversationId = (await client.createConversation({ source_id: row.sourceId, inbox_id: config.inboxId, contact_id: row.contactId, status: 'open' })).id;
+      status = 'open';
+    }
+    await this.repository.saveChat(instanceId, { ...row, conversationId, conversationStatus: status });
+    return { conversationId, chatKey };
+  }
+
+  private async findOrCreateContact(
+    instanceId: string,
+    config: ChatwootConfigRow,
+    client: ChatwootClient,
+    chat: { chatKey: string; phone: string; name: string; isGroup: boolean },
+  ): Promise<ChatwootChatRow> {
+    const query = chat.phone ? chat.phone.slice(1) : chat.chatKey;
+    const found = (await client.searchContacts(query)).find(
+      (contact) => (chat.phone && contact.phone_number === chat.phone) || contact.identifier === chat.chatKey,
+    );
+    const sourceOfInbox = (contact: { contact_inboxes?: Array<{ source_id: string; inbox?: { id: number } }> }) =>
+      contact.contact_inboxes?.find((entry) => Number(entry.inbox?.id) === config.inboxId)?.source_id ?? '';
+    let contactId: number;
+    let contactName: string;
+    let sourceId: string;
+    if (found) {
+      contactId = found.id;
+      contactName = found.name ?? '';
+      sourceId = sourceOfInbox(found);
+    } else {
+      const name = chat.isGroup ? `~${chat.name} (GROUP)` : `~${chat.name || chat.phone || chat.chatKey.split('@')[0]}`;
+      const created = await client.createContact({
+        inbox_id: config.inboxId,
+        name,
+        identifier: chat.chatKey,
+        ...(chat.phone ? { phone_number: chat.phone } : {}),
+      });
+      contactId = created.contact.id;
+      contactName = created.contact.name ?? name;
+      sourceId = created.sourceId;
+    }
+    if (!sourceId) sourceId = await client.createContactInbox(contactId, config.inboxId, chat.chatKey);
+    const row: ChatwootChatRow = { chatKey: chat.chatKey, contactId, contactName, sourceId, conversationId: null, conversationStatus: '' };
+    await this.repository.saveChat(instanceId, row);
+    return row;
+  }
+
+  /** The Chatwoot text of a WhatsApp message, its reply context, and the media kind to attach (if any). */
+  private async render(
+    instanceId: string,
+    message: WaMessageFields,
+  ): Promise<{ content: string; contentAttributes?: Record<string, unknown>; media?: string }> {
+    const content = objectOf(message.content);
+    const text = typeof message.text === 'string' ? message.text : '';
+    let body = text;
+    let media: string | undefined;
+    const attributes: Record<string, unknown> = {};
+    const replyTo = async (waId: string) => {
+      const target = waId ? await this.repository.linkOfWhatsApp(instanceId, waId) : null;
+      if (target?.cwMessageId) attributes.in_reply_to = target.cwMessageId;
+    };
+    switch (message.messageType) {
+      case 'LocationMessage':
+      case 'LiveLocationMessage': {
+        const lat = Number(content.degreesLatitude);
+        const lng = Number(content.degreesLongitude);
+        body = ['📍 Location', content.name, content.address, Number.isFinite(lat) && Number.isFinite(lng) ? `https://www.google.com/maps?q=${lat},${lng}` : '']
+          .filter((line) => typeof line === 'string' && line)
+          .join('\n');
+        break;
+      }
+      case 'ContactMessage':
+      case 'ContactsArrayMessage': {
+        const cards = message.messageType === 'ContactMessage' ? [content] : Array.isArray(content.contacts) ? content.contacts : [];
+        body = cards
+          .map((entry: unknown) => {
+            const card = objectOf(entry);
+            const phones = [...String(card.vcard ?? '').matchAll(/TEL[^:]*:([^\r\n]+)/g)].map((match) => match[1].trim());
+            return [`👤 ${card.displayName ?? ''}`.trim(), ...phones].join('\n');
+          })
+          .join('\n\n');
+        break;
+      }
+      case 'ReactionMessage':
+        await replyTo(String(message.reaction ?? ''));
+        // An empty reaction takes the earlier one back.
+        body = text || '↩️ reaction removed';
+        if (text) attributes.is_reaction = true;
+        break;
+      default:
+        if (message.type === 'media' && ['image', 'video', 'gif', 'ptv', 'audio', 'ptt', 'document', 'sticker'].includes(message.mediaType ?? ''))
+          media = message.mediaType;
+        else if (!body) body = message.vote ? String(message.vote) : `[${message.messageType}]`;
+    }
+    if (message.messageType !== 'ReactionMessage') await replyTo(String(message.quoted ?? ''));
+    if (message.edited) {
+      await replyTo(String(message.edited));
+      body = `✏️ ${body}`;
+    }
+    if (message.isGroup && !message.fromMe) {
+      const who = String(message.senderName || String(message.sender_pn || message.sender || '').split('@')[0]);
+      body = `**${who}:**${body ? `\n${body}` : ''}`;
+    }
+    return { content: body, contentAttributes: Object.keys(attributes).length ? attributes : undefined, media };
+  }
+
+  /** The message's media from the session worker (through the file store); none after a few failed tries. */
+  private async downloadMedia(job: ChatwootJob, waId: string, message: WaMessageFields): Promise<ChatwootAttachmentUpload[]> {
+    try {
+      const reply = await this.bus.request<InstanceRpc['media.download']['reply']>(
+        Subjects.instance(job.instanceId, 'media.download'),
+        { instanceId: job.instanceId, messageId: waId, ttlMs: MEDIA_TTL_MS },
+        { timeoutMs: 60_000 },
+      );
+      const file = await this.files.read(reply.fileId, job.instanceId);
+      if (!file) throw new Error('the downloaded file is gone');
+      const fileName = String((message.content as Record<string, unknown> | undefined)?.fileName || reply.fileName || `${message.mediaType}`);
+      return [{ data: file.data, fileName, mimetype: file.mimetype || reply.mimetype || 'application/octet-stream' }];
+    } catch (error) {
+      // The worker cannot fetch it now (no session, media expired): retried a few times, then copied as text.
+      if (job.attempts < this.config.maxRefusals + 2) throw error;
+      this.logger.warn({ instanceId: job.instanceId, messageId: waId, err: (error as Error).message }, 'media not copied to Chatwoot');
+      return [];
+    }
+  }
+
+  /** Receipts of our messages become Chatwoot statuses; a deletion on WhatsApp deletes the copy. */
+  private async copyUpdate(job: ChatwootJob, client: ChatwootClient): Promise<string> {
+    const { type, state, ids, fromMe, error } = job.payload as { type: string; state: string; ids: string[]; fromMe: boolean; error: string };
+    let changed = 0;
+    for (const waId of ids) {
+      const link = await this.repository.linkOfWhatsApp(job.instanceId, waId);
+      if (!link?.cwMessageId || !link.cwConversationId) continue;
+      try {
+        if (type === 'Deleted') await client.deleteMessage(link.cwConversationId, link.cwMessageId);
+        else if (type === 'Failed')
+          await client.updateMessageStatus(link.cwConversationId, link.cwMessageId, 'failed', error || 'WhatsApp refused the message');
+        else if (fromMe) await client.updateMessageStatus(link.cwConversationId, link.cwMessageId, state === 'Delivered' ? 'delivered' : 'read');
+        else continue;
+        changed++;
+      } catch (failure) {
+        // Already deleted, or not an API inbox (only those take statuses): nothing to do again.
+        if (failure instanceof ChatwootError && (failure.status === 404 || failure.status === 403)) continue;
+        throw failure;
+      }
+    }
+    return changed > 0 ? 'done' : 'skipped: no copied message';
+  }
+
+  // --- Chatwoot → WhatsApp --------------------------------------------------------------------------
+
+  private async sendReply(job: ChatwootJob, config: ChatwootConfigRow, client: ChatwootClient): Promise<string> {
+    const payload = job.payload as {
+      conversationId: number;
+      cwMessageId: number;
+      content: string;
+      attachments: ChatwootAttachmentRef[];
+      senderName: string;
+      inReplyTo: number | null;
+      contact: { identifier: string; phoneNumber: string };
+    };
+    const chatJid = await this.chatOfConversation(job.instanceId, payload.conversationId, payload.contact);
+    if (!chatJid) throw new Refused(`conversation ${payload.conversationId} has no WhatsApp contact`);
+    const signed = config.signMessages && payload.senderName && payload.content.trim() ? `*${payload.senderName}:*\n${payload.content}` : payload.content;
+    const quoted = payload.inReplyTo ? (await this.repository.linksOfChatwoot(job.instanceId, payload.inReplyTo))[0]?.waMessageId : undefined;
+    const parts: OutboundContent[] = payload.attachments.length
+      ? payload.attachments.map((attachment, index) => mediaContent(attachment, index === 0 ? signed : ''))
+      : [{ kind: 'text', text: signed, linkPreview: null }];
+    let failed = '';
+    for (const [part, content] of parts.entries()) {
+      const ids = whatsappIdsOf(job.instanceId, payload.cwMessageId, part);
+      await this.repository.link(job.instanceId, {
+        waMessageId: ids.messageId,
+        cwMessageId: payload.cwMessageId,
+        cwConversationId: payload.conversationId,
+        origin: 'chatwoot',
+        chatJid,
+      });
+      const record = await this.send(job.instanceId, {
+        instanceId: job.instanceId,
+        ...ids,
+        chatJid,
+        content,
+        quotedId: part === 0 ? quoted : undefined,
+        record: {
+          sendFunction: 'Chatwoot',
+          sendPayload: { conversation_id: payload.conversationId, message_id: payload.cwMessageId },
+          trackSource: 'chatwoot',
+          trackId: String(payload.cwMessageId),
+          sendFolderId: '',
+        },
+      });
+      if (record.status === 'Failed') failed = record.error || 'WhatsApp refused the message';
+    }
+    if (failed) {
+      await client.updateMessageStatus(payload.conversationId, payload.cwMessageId, 'failed', failed).catch(() => undefined);
+      return `failed: ${failed}`;
+    }
+    return 'done';
+  }
+
+  private async deleteReply(job: ChatwootJob): Promise<string> {
+    const { cwMessageId } = job.payload as { cwMessageId: number };
+    const links = (await this.repository.linksOfChatwoot(job.instanceId, cwMessageId)).filter((link) => link.origin === 'chatwoot' && link.chatJid);
+    for (const link of links) {
+      await this.send(job.instanceId, {
+        instanceId: job.instanceId,
+        ...revokeIdsOf(job.instanceId, link.waMessageId),
+        chatJid: link.chatJid,
+        content: { kind: 'delete', targetMessageId: link.waMessageId },
+        record: {
+          sendFunction: 'Chatwoot',
+          sendPayload: { message_id: cwMessageId, deleted: true },
+          trackSource: 'chatwoot',
+          trackId: String(cwMessageId),
+          sendFolderId: '',
+        },
+      });
+    }
+    return links.length ? 'done' : 'skipped: nothing sent for it';
+  }
+
+  /** The WhatsApp chat of a conversation: the bridge's map, else the contact's identifier (a JID) or phone number. */
+  private async chatOfConversation(instanceId: string, conversationId: number, contact: { identifier: string; phoneNumber: string }): Promise<string> {
+    const row = await this.repository.chatOfConversation(instanceId, conversationId);
+    if (row) return row.chatKey;
+    if (/^[\w.:-]+@(s\.whatsapp\.net|lid|g\.us)$/.test(contact.identifier ?? '')) return contact.identifier;
+    const digits = (contact.phoneNumber ?? '').replace(/\D/g, '');
+    return digits.length >= 8 ? `${digits}@s.whatsapp.net` : '';
+  }
+
+  /** One send through the session worker holding the instance; unreachable now → retried later (same id). */
+  private async send(instanceId: string, request: SendRequest): Promise<InstanceRpc['send']['reply']> {
+    try {
+      return await this.bus.request<InstanceRpc['send']['reply']>(Subjects.instance(instanceId, 'send'), request, { timeoutMs: 60_000 });
+    } catch (error) {
+      if (error instanceof RpcError && !UNREACHABLE.has(error.code) && PERMANENT.has(error.code)) {
+        throw new Refused(`WhatsApp send refused: ${error.message}`);
+      }
+      throw error;
+    }
+  }
+}
+
+function mediaContent(attachment: ChatwootAttachmentRef, caption: string): OutboundContent {
+  const mediaType =
+    attachment.fileType === 'image' ? 'image' : attachment.fileType === 'video' ? 'video' : attachment.fileType === 'audio' ? 'audio' : 'document';
+  return {
+    kind: 'media',
+    mediaType,
+    source: { url: attachment.url },
+    mimetype: '',
+    caption: mediaType === 'audio' ? '' : caption,
+    fileName: attachment.fileName,
+    ptt: false,
+    gifPlayback: false,
+    ptv: false,
+    viewOnce: false,
+    thumbnailBase64: '',
+  };
+}

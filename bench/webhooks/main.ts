@@ -13,6 +13,11 @@
  * Processes: this one feeds the outbox (and orchestrates); the relay runs in a child, the bare client
  * in another, the receiver in a third. Prints one JSON object. Goals: ≥ 5,000 deliveries/s,
  * p99 ≤ 100 ms at 1,000 events/s.
+ *
+ * `--sink rabbitmq` (issue #18) measures the RabbitMQ event sink instead: the instances get a RabbitMQ
+ * sink (the same relay, lanes per instance, publisher confirms) and the receiver is a consumer of a
+ * queue bound to the bench's exchange; the bare client is an amqplib publish loop with confirms and
+ * the same concurrency. AMQP_URL (default amqp://guest:guest@127.0.0.1:5672) names the broker.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -34,6 +39,8 @@ const BURST = num('burst', 20_000);
 const INSTANCES = num('instances', 20);
 const CHATS = num('chats', 10);
 const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const SINK = (args.get('sink') ?? 'webhook') as 'webhook' | 'rabbitmq';
+const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (message: string) => process.stderr.write(`[webhooks] ${message}\n`);
@@ -132,35 +139,57 @@ async function runReceiver(): Promise<void> {
     string,
     { latencies: number[]; seen: Set<number>; laneLast: Map<string, number>; duplicates: number; outOfOrder: number; firstAt: number; lastAt: number }
   >();
-  const server = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const now = Date.now();
-      try {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as EventPayload;
-        let stats = phases.get(body.phase);
-        if (!stats)
-          phases.set(body.phase, (stats = { latencies: [], seen: new Set(), laneLast: new Map(), duplicates: 0, outOfOrder: 0, firstAt: now, lastAt: now }));
-        if (stats.seen.has(body.seq)) stats.duplicates++;
-        else {
-          stats.seen.add(body.seq);
-          stats.latencies.push(now - body.createdAt);
-        }
-        const last = stats.laneLast.get(body.lane) ?? -1;
-        if (body.seq < last) stats.outOfOrder++;
-        else stats.laneLast.set(body.lane, body.seq);
-        stats.lastAt = now;
-      } catch {
-        // not ours: still 200
+  const record = (content: Buffer) => {
+    const now = Date.now();
+    try {
+      const body = JSON.parse(content.toString('utf8')) as EventPayload;
+      let stats = phases.get(body.phase);
+      if (!stats)
+        phases.set(body.phase, (stats = { latencies: [], seen: new Set(), laneLast: new Map(), duplicates: 0, outOfOrder: 0, firstAt: now, lastAt: now }));
+      if (stats.seen.has(body.seq)) stats.duplicates++;
+      else {
+        stats.seen.add(body.seq);
+        stats.latencies.push(now - body.createdAt);
       }
-      response.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
-      response.end('ok');
+      const last = stats.laneLast.get(body.lane) ?? -1;
+      if (body.seq < last) stats.outOfOrder++;
+      else stats.laneLast.set(body.lane, body.seq);
+      stats.lastAt = now;
+    } catch {
+      // not ours
+    }
+  };
+  let close: () => Promise<void>;
+  if (SINK === 'rabbitmq') {
+    // A consumer of an exclusive queue bound to the bench's own (durable) exchange, deleted at the end.
+    const { connect } = await import('amqplib');
+    const connection = await connect(amqpUrl);
+    const channel = await connection.createChannel();
+    const exchange = `bench-webhooks-${randomBytes(4).toString('hex')}`;
+    await channel.assertExchange(exchange, 'topic', { durable: true });
+    const { queue } = await channel.assertQueue('', { exclusive: true });
+    await channel.bindQueue(queue, exchange, '#');
+    await channel.consume(queue, (message) => message && record(message.content), { noAck: true });
+    send({ url: amqpUrl, exchange });
+    close = async () => {
+      await channel.deleteExchange(exchange).catch(() => undefined);
+      await connection.close().catch(() => undefined);
+    };
+  } else {
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        record(Buffer.concat(chunks));
+        response.writeHead(200, { 'content-type': 'text/plain', 'content-length': '2' });
+        response.end('ok');
+      });
     });
-  });
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    server.keepAliveTimeout = 30_000;
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+  }
   process.on('message', (message: { id: number; cmd: string; phase: string }) => {
     if (message.cmd !== 'stats') return;
     const stats = phases.get(message.phase);
@@ -187,7 +216,7 @@ async function runReceiver(): Promise<void> {
       } satisfies PhaseStats,
     });
   });
-  process.on('disconnect', () => server.close(() => process.exit(0)));
+  process.on('disconnect', () => void close().finally(() => process.exit(0)));
 }
 
 // --- the relay process ----------------------------------------------------------------------------
@@ -283,20 +312,40 @@ function traceQueries(dataSource: import('typeorm').DataSource): () => Record<st
 // --- the bare client process ----------------------------------------------------------------------
 
 async function runBare(): Promise<void> {
-  const { Agent, request } = await import('undici');
   const concurrency = num('inflight', 8);
-  const agent = new Agent({ keepAliveTimeout: 10_000 });
   const url = args.get('url') as string;
-  const post = async (payload: EventPayload) => {
-    const body = JSON.stringify({ BaseUrl: 'http://gateway.bench', ...payload });
-    const response = await request(url, {
-      method: 'POST',
-      body,
-      headers: { 'content-type': 'application/json', 'user-agent': 'bench-bare/1' },
-      dispatcher: agent,
-    });
-    await response.body.text();
-  };
+  let post: (payload: EventPayload) => Promise<void>;
+  let closeClient: () => Promise<void>;
+  if (SINK === 'rabbitmq') {
+    // A bare amqplib publish loop: a confirm channel, persistent messages, each awaited as the sink does.
+    const { connect } = await import('amqplib');
+    const connection = await connect(url);
+    const channel = await connection.createConfirmChannel();
+    const exchange = args.get('exchange') as string;
+    let n = 0;
+    post = (payload) =>
+      new Promise<void>((resolve, reject) => {
+        const body = Buffer.from(JSON.stringify({ BaseUrl: 'http://gateway.bench', ...payload }));
+        channel.publish(exchange, `bench.messages`, body, { persistent: true, messageId: `bare_${++n}`, contentType: 'application/json' }, (error: unknown) =>
+          error ? reject(error as Error) : resolve(),
+        );
+      });
+    closeClient = () => connection.close();
+  } else {
+    const { Agent, request } = await import('undici');
+    const agent = new Agent({ keepAliveTimeout: 10_000 });
+    post = async (payload: EventPayload) => {
+      const body = JSON.stringify({ BaseUrl: 'http://gateway.bench', ...payload });
+      const response = await request(url, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', 'user-agent': 'bench-bare/1' },
+        dispatcher: agent,
+      });
+      await response.body.text();
+    };
+    closeClient = () => agent.close();
+  }
   /** A queue drained by `concurrency` workers: the relay's in-flight limit towards one receiver. */
   const queue: EventPayload[] = [];
   let active = 0;
@@ -331,7 +380,7 @@ async function runBare(): Promise<void> {
         pump();
         await drained();
       } else if (message.cmd === 'stop') {
-        await agent.close();
+        await closeClient();
         send({ id: message.id, cpuMs: cpuMs() });
         process.exit(0);
       }
@@ -403,7 +452,7 @@ async function orchestrate(): Promise<void> {
   try {
     const receiver = spawnRole('receiver');
     children.push(receiver);
-    const { url } = await nextMessage<{ url: string }>(receiver, (message) => typeof message.url === 'string');
+    const { url, exchange } = await nextMessage<{ url: string; exchange?: string }>(receiver, (message) => typeof message.url === 'string');
 
     const instanceIds: string[] = [];
     for (let n = 0; n < INSTANCES; n++) {
@@ -412,7 +461,16 @@ async function orchestrate(): Promise<void> {
       await new WebhookRepository(dataSource).insert(
         `w${randomBytes(6).toString('hex')}`,
         id,
-        { url, enabled: true, events: [], excludeMessages: [], addUrlEvents: false, addUrlTypesMessages: false, includeToken: false },
+        {
+          url,
+          enabled: true,
+          events: [],
+          excludeMessages: [],
+          addUrlEvents: false,
+          addUrlTypesMessages: false,
+          includeToken: false,
+          ...(SINK === 'rabbitmq' ? { kind: 'rabbitmq' as const, options: { exchange, routingKey: '{instance}.{event}' } } : {}),
+        },
         generateWebhookSecret(),
       );
       instanceIds.push(id);
@@ -480,7 +538,7 @@ async function orchestrate(): Promise<void> {
     const statements = Object.values(queries).reduce((sum, entry) => sum + entry.count, 0);
 
     // 3. the bare client, same bodies, same receiver, same concurrency
-    const bare = spawnRole('bare', ['--url', url]);
+    const bare = spawnRole('bare', ['--url', url, ...(exchange ? ['--exchange', exchange] : [])]);
     children.push(bare);
     await nextMessage(bare, (message) => message.ready === true);
     log(`bare: ${RATE} events/s for ${SECONDS} s`);
@@ -500,6 +558,7 @@ async function orchestrate(): Promise<void> {
     process.stdout.write(
       `${JSON.stringify({
         bench: 'webhooks',
+        sink: SINK,
         seconds: SECONDS,
         rate: RATE,
         burstEvents: BURST,

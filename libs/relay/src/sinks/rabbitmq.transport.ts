@@ -128,6 +128,8 @@ export class RabbitMqTransport implements SinkTransport {
     const model = await connect(heartbeat, {
       lookup: guardedLookup(this.config.ssrf) as never,
       timeout: this.config.requestTimeoutMs,
+      // Each lane waits for its publish's confirm before the next: Nagle's delay would add to every one.
+      noDelay: true,
       clientProperties: { connection_name: 'wa-gateway event sink' },
     });
     const link: Link = { model, channel: undefined as unknown as ConfirmChannel, declared: new Set(), broken: false };

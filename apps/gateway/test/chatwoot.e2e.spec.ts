@@ -1,3 +1,4 @@
+import { whatsappIdsOf } from '@gw/chatwoot';
 import { ChatwootRepository } from '@gw/persistence';
 import { ChatwootStack } from './support/chatwoot-stack';
 import { nextPhone, sleep, waitFor } from './support/stack';
@@ -124,6 +125,85 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       expect(await new ChatwootRepository(stack.db.dataSource).pending(instance.id)).toEqual([]);
       await sleep(300);
       expect(cw.conversationMessages(conversation.id)).toHaveLength(3);
+    });
+  });
+  describe('Chatwoot → WhatsApp', () => {
+    let conversationId: number;
+    const chatOf = async () =>
+      (await stack.db.dataSource.query(`SELECT lead FROM chats WHERE instance_id = $1 AND wa_chatid = $2`, [instance.id, `${contact}@s.whatsapp.net`]))[0]
+        ?.lead ?? {};
+
+    beforeAll(async () => {
+      conversationId = (await conversationWith(contact, (contents) => contents.length > 0, 'the conversation')).conversation.id;
+    });
+
+    it("should send an agent's public reply once, signed, keep it out of Chatwoot as a copy, and ignore a redelivery", async () => {
+      const before = cw.conversationMessages(conversationId).length;
+      const webhook = await cw.agentReply(conversationId, 'Olá Bruno, como posso ajudar?');
+      const waId = whatsappIdsOf(instance.id, webhook.id as number, 0).messageId;
+      const entry = await stack.received(contact, waId, 15_000);
+      expect(entry.message.conversation ?? entry.message.extendedTextMessage?.text).toBe('*Ana Souza:*\nOlá Bruno, como posso ajudar?');
+      // Chatwoot redelivers the webhook: nothing is queued, nothing is sent again.
+      expect(await cw.postWebhook(webhook)).toBe(200);
+      expect(cw.webhooks.at(-1)!.status).toBe(200);
+      await stack.settled(instance.id);
+      await sleep(500);
+      const inbox = await stack.inbox(contact, 0);
+      expect(inbox.filter((item) => item.id === waId)).toHaveLength(1);
+      // The sent message's own `messages` event was not copied back into the conversation.
+      expect(cw.conversationMessages(conversationId)).toHaveLength(before + 1);
+      // The chatbot stays silent while the agent works the conversation.
+      expect((await chatOf()).chatbot_disableUntil).toBeGreaterThan(Date.now() / 1000);
+    });
+
+    it('should ignore private notes and the contact side', async () => {
+      const note = await cw.agentReply(conversationId, 'nota interna', { private: true });
+      await stack.settled(instance.id);
+      await sleep(300);
+      expect((await stack.inbox(contact, 0)).some((item) => item.id === whatsappIdsOf(instance.id, note.id as number, 0).messageId)).toBe(false);
+    });
+
+    it('should send attachments (the text as the caption) and quote what the agent replied to', async () => {
+      const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+      const quoted = cw.conversationMessages(conversationId).find((message) => message.content === 'preciso de ajuda')!;
+      const webhook = await cw.agentReply(conversationId, 'segue a foto', {
+        attachments: [{ data: png, mimetype: 'image/png', fileName: 'foto.png' }],
+        inReplyTo: quoted.id,
+      });
+      const entry = await stack.received(contact, whatsappIdsOf(instance.id, webhook.id as number, 0).messageId, 20_000);
+      expect(entry.message.imageMessage).toMatchObject({ caption: '*Ana Souza:*\nsegue a foto', mimetype: 'image/png' });
+      expect(entry.message.imageMessage.contextInfo?.stanzaId).toBe(quoted.source_id!.replace('WAID:', ''));
+    });
+
+    it('should mark the reply read in Chatwoot when the contact reads it, and delete it on WhatsApp when the agent deletes it', async () => {
+      const webhook = await cw.agentReply(conversationId, 'vou apagar isto');
+      const waId = whatsappIdsOf(instance.id, webhook.id as number, 0).messageId;
+      await stack.received(contact, waId, 15_000);
+      await stack.control('POST', `/sim/accounts/${contact}/receipts`, { chat: instance.phone, ids: [waId], type: 'read' });
+      await waitFor(
+        async () => cw.messages.find((message) => message.id === webhook.id)?.status,
+        (status) => status === 'read',
+        15_000,
+        'the read status in Chatwoot',
+      ).catch(async (error: Error) => {
+        const jobs = await stack.db.dataSource.query(
+          `SELECT kind, lane, payload, attempts, outcome, last_error FROM chatwoot_jobs WHERE kind = 'wa.update' ORDER BY id`,
+        );
+        const events = await stack.db.dataSource.query(`SELECT payload FROM outbox_events WHERE event_type = 'messages_update' ORDER BY id`);
+        throw new Error(`${error.message}\n${JSON.stringify(jobs)}\n${JSON.stringify(events)}`);
+      });
+      await cw.agentDelete(webhook.id as number);
+      await waitFor(
+        () => stack.inbox(contact, 500),
+        (inbox) => inbox.some((item) => item.message.protocolMessage?.key?.id === waId),
+        15_000,
+        'the revoke at the phone',
+      );
+    });
+
+    it('should let the chatbot speak again once the conversation is resolved', async () => {
+      await cw.agentSetStatus(conversationId, 'resolved');
+      expect((await chatOf()).chatbot_disableUntil).toBe(0);
     });
   });
 });

@@ -276,7 +276,8 @@ export class ChatwootRepository {
       `INSERT INTO chatwoot_messages (instance_id, wa_message_id, cw_message_id, cw_conversation_id, origin, chat_jid) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (instance_id, wa_message_id) DO UPDATE SET
          cw_message_id = COALESCE(chatwoot_messages.cw_message_id, EXCLUDED.cw_message_id),
-         cw_conversation_id = COALESCE(chatwoot_messages.cw_conversation_id, EXCLUDED.cw_conversation_id)`,
+         cw_conversation_id = COALESCE(chatwoot_messages.cw_conversation_id, EXCLUDED.cw_conversation_id),
+         chat_jid = CASE WHEN chatwoot_messages.chat_jid = '' THEN EXCLUDED.chat_jid ELSE chatwoot_messages.chat_jid END`,
       [instanceId, link.waMessageId, link.cwMessageId, link.cwConversationId, link.origin, link.chatJid],
     );
   }

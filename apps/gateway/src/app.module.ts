@@ -49,7 +49,7 @@ import { ChatController } from './chat/chat.controller';
 import { ChatService } from './chat/chat.service';
 import { LabelController } from './label/label.controller';
 import { LabelService } from './label/label.service';
-import { GroupController } from './group/group.controller';
+import { CommunityController, GroupController } from './group/group.controller';
 import { GroupService } from './group/group.service';
 import { NewsletterController } from './newsletter/newsletter.controller';
 import { NewsletterService } from './newsletter/newsletter.service';
@@ -100,6 +100,7 @@ export class GatewayModule {
         ChatController,
         LabelController,
         GroupController,
+        CommunityController,
         NewsletterController,
         ContactController,
         QuickReplyController,

@@ -159,3 +159,31 @@ export interface GroupEphemeralRequest {
   groupJid: string;
   seconds: number;
 }
+
+/** `/group/updateImage`: a new picture (a URL or a staged upload) or `remove`; admins only when the group is locked. */
+export interface GroupImageRequest {
+  instanceId: string;
+  groupJid: string;
+  picture: { url: string } | { fileId: string } | { remove: true };
+}
+
+/** `/community/create`: a community (parent group) with its announcements group. */
+export interface CommunityCreateRequest {
+  instanceId: string;
+  name: string;
+  description: string;
+}
+
+/** `/community/editgroups`: link (`add`) or unlink (`remove`) groups; community admins only. */
+export interface CommunityGroupsRequest {
+  instanceId: string;
+  communityJid: string;
+  action: 'add' | 'remove';
+  groupJids: string[];
+}
+
+/** The groups done and those WhatsApp refused. */
+export interface CommunityGroupsReply {
+  success: string[];
+  failed: string[];
+}

@@ -104,3 +104,102 @@ export interface NewsletterPostRecord {
   /** The post's content (a WhatsApp Message, camelCase fields), when WhatsApp sent it. */
   message: Record<string, unknown> | null;
 }
+
+/** `/newsletter/subscribe`: live updates of the channel for a while; the seconds WhatsApp granted. */
+export interface NewsletterLiveReply {
+  seconds: number;
+}
+
+/** A post named by its message id or its server id (at least one); looked for in the newest `count` × `maxPages` posts. */
+export interface NewsletterPostTarget {
+  instanceId: string;
+  jid: string;
+  messageId?: string;
+  serverId?: number;
+  /** Posts read per page while looking for it. */
+  count: number;
+  maxPages: number;
+}
+
+/** `/newsletter/messages/edit`: the post's new text (or caption). */
+export interface NewsletterPostEditRequest extends NewsletterPostTarget {
+  text: string;
+}
+
+/** What an edit or a deletion did, as the reference answers it. */
+export interface NewsletterPostChangeReply {
+  jid: string;
+  targetmessageid: string;
+  targetserverid: number;
+  /** The id of the stanza sent to WhatsApp (a channel post is edited or deleted under its own id). */
+  messageid: string;
+  /** The server id WhatsApp acknowledged. */
+  serverid: number;
+}
+
+/** `/newsletter/viewed`: the posts the instance saw. */
+export interface NewsletterViewedRequest {
+  instanceId: string;
+  jid: string;
+  serverIds: number[];
+}
+
+/** `/newsletter/reaction`: '' takes the instance's reaction back. */
+export interface NewsletterReactionRequest {
+  instanceId: string;
+  jid: string;
+  serverId: number;
+  reaction: string;
+  /** The reaction stanza's id (else generated). */
+  reactionId?: string;
+}
+
+/** Where a picture comes from: a URL (fetched through the SSRF guard) or a staged upload; `remove` deletes the picture. */
+export type PictureSource = { url: string } | { fileId: string } | { remove: true };
+
+export interface NewsletterPictureRequest {
+  instanceId: string;
+  jid: string;
+  picture: PictureSource;
+}
+
+/** Who may react to the channel's posts. */
+export type NewsletterReactionCodes = 'all' | 'basic' | 'none' | 'blocklist';
+
+export interface NewsletterSettingsRequest {
+  instanceId: string;
+  jid: string;
+  reactionCodes: NewsletterReactionCodes;
+}
+
+/** `/newsletter/search`: the channel directory, browsed (`view`) or searched (`searchText`), a page at a time. */
+export interface NewsletterSearchRequest {
+  instanceId: string;
+  limit: number;
+  view: string;
+  countryCodes: string[];
+  searchText?: string;
+  after?: string;
+}
+
+export interface NewsletterSearchReply {
+  /** The cursor of the next page (null on the last). */
+  after: string | null;
+  data: NewsletterMetadata[];
+}
+
+/** Admin invites and admins: invite, revoke an invite or remove an admin (`user`: the person's JID). */
+export interface NewsletterAdminRequest {
+  instanceId: string;
+  jid: string;
+  action: 'invite' | 'revoke' | 'remove';
+  user: string;
+}
+
+/** `/newsletter/owner/transfer`: to an admin; `quitAdmin` then steps the instance down. */
+export interface NewsletterOwnerRequest {
+  instanceId: string;
+  jid: string;
+  user: string;
+  quitAdmin: boolean;
+}

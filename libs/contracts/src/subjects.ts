@@ -18,6 +18,10 @@ import type { GroupDescriptionRequest, GroupEphemeralRequest, GroupMemberAddMode
 import type { NewsletterCreateRequest, NewsletterDescriptionRequest, NewsletterInviteRequest, NewsletterJidRequest } from './newsletter';
 import type { NewsletterListReply, NewsletterMetadata, NewsletterNameRequest, NewsletterSubscriptionRequest } from './newsletter';
 import type { NewsletterMessagesRequest, NewsletterPostRecord } from './newsletter';
+import type { NewsletterAdminRequest, NewsletterLiveReply, NewsletterOwnerRequest, NewsletterPictureRequest, NewsletterPostChangeReply } from './newsletter';
+import type { NewsletterPostEditRequest, NewsletterPostTarget, NewsletterReactionRequest, NewsletterSearchReply, NewsletterSearchRequest } from './newsletter';
+import type { NewsletterSettingsRequest, NewsletterViewedRequest } from './newsletter';
+import type { CommunityCreateRequest, CommunityGroupsReply, CommunityGroupsRequest, GroupImageRequest } from './group';
 
 /**
  * Every subject on the bus. Dot-delimited strings; `<id>` is an instance id. The worker that holds an
@@ -147,6 +151,12 @@ export interface InstanceRpc {
   'group.memberAddMode': { request: GroupMemberAddModeRequest; reply: GroupObject };
   /** Disappearing messages timer (0 off); admins only when the group is locked (Forbidden). */
   'group.ephemeral': { request: GroupEphemeralRequest; reply: GroupObject };
+  /** Sets or removes the group's picture; admins only when the group is locked (Forbidden). */
+  'group.image': { request: GroupImageRequest; reply: GroupObject };
+  /** Creates a community (the instance its admin); answers its parent group. */
+  'community.create': { request: CommunityCreateRequest; reply: GroupObject };
+  /** Links or unlinks groups of a community; its admins only (Forbidden). */
+  'community.groups': { request: CommunityGroupsRequest; reply: CommunityGroupsReply };
   /** Creates a channel owned by the instance; answers it as WhatsApp describes it. */
   'newsletter.create': { request: NewsletterCreateRequest; reply: NewsletterMetadata };
   /** One channel by JID (NotFound when WhatsApp does not know it). */
@@ -165,6 +175,28 @@ export interface InstanceRpc {
   'newsletter.delete': { request: NewsletterJidRequest; reply: { ok: true } };
   /** A page of the channel's posts, each with its views and reactions (NotFound when the channel does not exist). */
   'newsletter.messages': { request: NewsletterMessagesRequest; reply: { posts: NewsletterPostRecord[] } };
+  /** Live updates of the channel for a while (the seconds WhatsApp granted). */
+  'newsletter.live': { request: NewsletterJidRequest; reply: NewsletterLiveReply };
+  /** Edits a post (admins; NotFound when it is not among the newest posts looked at). */
+  'newsletter.editPost': { request: NewsletterPostEditRequest; reply: NewsletterPostChangeReply };
+  /** Deletes a post (admins; NotFound as for edits). */
+  'newsletter.deletePost': { request: NewsletterPostTarget; reply: NewsletterPostChangeReply };
+  /** View receipts for posts. */
+  'newsletter.viewed': { request: NewsletterViewedRequest; reply: { ok: true } };
+  /** Reacts to a post ('' takes the reaction back). */
+  'newsletter.react': { request: NewsletterReactionRequest; reply: { ok: true } };
+  /** Sets or removes the channel's picture; owner or admins only (Forbidden). */
+  'newsletter.picture': { request: NewsletterPictureRequest; reply: { ok: true } };
+  /** Who may react; owner or admins only (Forbidden). */
+  'newsletter.settings': { request: NewsletterSettingsRequest; reply: { ok: true } };
+  /** The channel directory. */
+  'newsletter.search': { request: NewsletterSearchRequest; reply: NewsletterSearchReply };
+  /** Invite an admin, revoke an invite, remove an admin. */
+  'newsletter.admin': { request: NewsletterAdminRequest; reply: { ok: true } };
+  /** Accepts an admin invite the instance got. */
+  'newsletter.adminAccept': { request: NewsletterJidRequest; reply: { ok: true } };
+  /** Hands the channel to one of its admins; the owner only (Forbidden). */
+  'newsletter.owner': { request: NewsletterOwnerRequest; reply: { ok: true } };
   /** Saves a contact in the phone's address book (app state); answered once its contacts event is stored. */
   'contact.add': { request: ContactSaveRequest; reply: { ok: true } };
   /** Removes a contact from the phone's address book (app state); answered once its contacts event is stored. */

@@ -123,6 +123,7 @@ export class SessionWorker {
         inbound: this.inbound,
         logger: this.logger,
         simulator: config.simulator,
+        media: this.media,
       },
       options.instanceOps,
     );

@@ -10,7 +10,7 @@ import { nextServerId } from './connection';
 import type { RouteSpec } from './route-spec';
 import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
-import { child, children, contentString, iqError, iqResult, node, unixNow } from './node-io';
+import { child, childBytes, children, contentString, iqError, iqResult, node, unixNow } from './node-io';
 import { generateMessageId, messageToJson, padMessage, stanzaTypeFor } from './phone';
 import type { PhoneAgent } from './phone';
 
@@ -36,6 +36,14 @@ export interface Group {
   pendingRequests: Map<string, { account: Account; t: number }>;
   /** Devices that already hold each sender's sender key (phones only track their own). */
   senderKeyHolders: Map<string, Set<string>>;
+  /** The group's picture (w:profile:picture), if set. */
+  picture?: { id: string; bytes: Buffer; author: string; t: number };
+  /** A community's parent group: who may join its groups by default. */
+  parent?: { defaultMembershipApprovalMode: string };
+  /** The community a group belongs to. */
+  linkedParent?: string;
+  /** The community's announcements group (made with it). */
+  defaultSubGroup?: boolean;
 }
 
 export interface GroupInfo {
@@ -51,6 +59,12 @@ export interface GroupInfo {
   participants: Array<{ phone: string; jid: string; lid: string; role: GroupRole }>;
   /** Phones waiting for an admin to approve their join request. */
   pendingRequests: string[];
+  picture: { id: string; bytes: number; author: string } | null;
+  isParent: boolean;
+  linkedParent: string | null;
+  isDefaultSubGroup: boolean;
+  /** A community's linked groups. */
+  subGroups: string[];
 }
 
 /** A group as the state file keeps it: accounts by phone number. */
@@ -73,6 +87,10 @@ export interface GroupState {
   inviteCode: string;
   pendingRequests: Array<{ phone: string; t: number }>;
   senderKeyHolders: Array<[string, string[]]>;
+  picture?: { id: string; bytes: string; author: string; t: number };
+  parent?: { defaultMembershipApprovalMode: string };
+  linkedParent?: string;
+  defaultSubGroup?: boolean;
 }
 
 function newInviteCode(): string {
@@ -116,6 +134,10 @@ export class GroupStore {
       inviteCode: g.inviteCode,
       pendingRequests: [...g.pendingRequests.values()].map((r) => ({ phone: r.account.phone, t: r.t })),
       senderKeyHolders: [...g.senderKeyHolders.entries()].map(([key, holders]) => [key, [...holders]]),
+      picture: g.picture ? { ...g.picture, bytes: g.picture.bytes.toString('base64') } : undefined,
+      parent: g.parent,
+      linkedParent: g.linkedParent,
+      defaultSubGroup: g.defaultSubGroup,
     }));
   }
 
@@ -134,6 +156,7 @@ export class GroupStore {
         members: new Map(),
         pendingRequests: new Map(),
         senderKeyHolders: new Map(state.senderKeyHolders.map(([key, holders]) => [key, new Set(holders)])),
+        picture: state.picture ? { ...state.picture, bytes: Buffer.from(state.picture.bytes, 'base64') } : undefined,
       };
       for (const member of state.members) {
         const a = account(member.phone);
@@ -190,6 +213,9 @@ export class GroupStore {
     if (group.joinApproval) content.push(node('membership_approval_mode', {}, [node('group_join', { state: 'on' })]));
     if (group.ephemeral) content.push(node('ephemeral', { expiration: String(group.ephemeral) }));
     content.push(node('member_add_mode', {}, group.memberAddMode));
+    if (group.parent) content.push(node('parent', { default_membership_approval_mode: group.parent.defaultMembershipApprovalMode }));
+    if (group.linkedParent) content.push(node('linked_parent', { jid: group.linkedParent }));
+    if (group.defaultSubGroup) content.push(node('default_sub_group', {}));
     return node(
       'group',
       {
@@ -258,7 +284,20 @@ export class GroupStore {
 
   // ---------------------------------------------------------------- group lifecycle (shared by iq and API)
 
-  create(creator: Account, subject: string, participants: Account[], options: { addressingMode?: 'lid' | 'pn'; except?: DeviceRef } = {}): Group {
+  create(
+    creator: Account,
+    subject: string,
+    participants: Account[],
+    options: {
+      addressingMode?: 'lid' | 'pn';
+      except?: DeviceRef;
+      parent?: Group['parent'];
+      linkedParent?: string;
+      defaultSubGroup?: boolean;
+      announce?: boolean;
+      description?: string;
+    } = {},
+  ): Group {
     const id = `120363${randomInt(10 ** 11, 10 ** 12 - 1)}${randomInt(100, 999)}`;
     const now = unixNow();
     const group: Group = {
@@ -271,7 +310,7 @@ export class GroupStore {
       creator,
       members: new Map([[creator.phone, { account: creator, role: 'superadmin' as GroupRole }]]),
       addressingMode: options.addressingMode ?? 'lid',
-      announce: false,
+      announce: options.announce === true,
       locked: false,
       joinApproval: false,
       memberAddMode: 'admin_add',
@@ -279,6 +318,10 @@ export class GroupStore {
       inviteCode: newInviteCode(),
       pendingRequests: new Map(),
       senderKeyHolders: new Map(),
+      parent: options.parent,
+      linkedParent: options.linkedParent,
+      defaultSubGroup: options.defaultSubGroup,
+      description: options.description ? { id: generateMessageId(), text: options.description, owner: creator, time: now } : undefined,
     };
     for (const account of participants) {
       if (!group.members.has(account.phone)) group.members.set(account.phone, { account, role: null });
@@ -377,6 +420,11 @@ export class GroupStore {
       inviteCode: group.inviteCode,
       participants: [...group.members.values()].map(({ account, role }) => ({ phone: account.phone, jid: account.jid, lid: account.lidJid, role })),
       pendingRequests: [...group.pendingRequests.keys()],
+      picture: group.picture ? { id: group.picture.id, bytes: group.picture.bytes.length, author: group.picture.author } : null,
+      isParent: Boolean(group.parent),
+      linkedParent: group.linkedParent ?? null,
+      isDefaultSubGroup: group.defaultSubGroup === true,
+      subGroups: [...this.groups.values()].filter((g) => g.linkedParent === group.jid).map((g) => g.jid),
     };
   }
 
@@ -395,7 +443,24 @@ export class GroupStore {
           const participants = children(op, 'participant')
             .map((p) => this.resolveParticipant(p.attrs.jid))
             .filter((a): a is Account => !!a);
-          const group = this.create(me, op.attrs.subject ?? '', participants, { except: sender });
+          const subject = op.attrs.subject ?? '';
+          if (!subject.trim() || subject.length > 100) return iqError(iq, 400, 'bad-request');
+          const description = contentString(child(child(op, 'description'), 'body')) || undefined;
+          const parentNode = child(op, 'parent');
+          if (parentNode) {
+            // A community: its parent group, and the announcements group every member of it is in.
+            const mode = parentNode.attrs.default_membership_approval_mode ?? 'request_required';
+            const community = this.create(me, subject, [], { except: sender, parent: { defaultMembershipApprovalMode: mode }, description });
+            this.create(me, subject, [], { except: sender, linkedParent: community.jid, defaultSubGroup: true, announce: true });
+            return iqResult(iq, [this.groupNode(community)]);
+          }
+          const linkedParent = child(op, 'linked_parent')?.attrs.jid;
+          if (linkedParent) {
+            const community = this.get(linkedParent);
+            if (!community?.parent) return iqError(iq, 404, 'item-not-found');
+            if (!this.isAdmin(community, me)) return iqError(iq, 403, 'not-admin');
+          }
+          const group = this.create(me, subject, participants, { except: sender, linkedParent, description });
           return iqResult(iq, [this.groupNode(group)]);
         }
         case 'participating': {
@@ -443,6 +508,47 @@ export class GroupStore {
     switch (op.tag) {
       case 'query':
         return iqResult(iq, [this.groupNode(group)]);
+      case 'sub_groups':
+        return iqResult(iq, [
+          node(
+            'sub_groups',
+            {},
+            [...this.groups.values()]
+              .filter((g) => g.linkedParent === group.jid)
+              .map((g) => node('group', { id: g.id, subject: g.subject, creation: String(g.creation), creator: g.creator.jid, size: String(g.members.size) })),
+          ),
+        ]);
+      case 'links':
+      case 'unlink': {
+        // A community's admin links (`links`) or unlinks groups; linking also needs admin rights in the group.
+        if (!group.parent) return iqError(iq, 400, 'bad-request');
+        const denied = requireAdmin();
+        if (denied) return denied;
+        const targets = op.tag === 'links' ? children(child(op, 'link'), 'group') : children(op, 'group');
+        const done: BinaryNode[] = [];
+        for (const target of targets) {
+          const linked = target.attrs.jid ? this.get(target.attrs.jid) : undefined;
+          if (!linked || linked.parent) return iqError(iq, 404, 'item-not-found');
+          if (op.tag === 'links') {
+            if (linked.linkedParent) return iqError(iq, 409, 'conflict');
+            if (!this.isAdmin(linked, me)) return iqError(iq, 403, 'not-admin');
+            linked.linkedParent = group.jid;
+          } else {
+            if (linked.linkedParent !== group.jid || linked.defaultSubGroup) return iqError(iq, 404, 'item-not-found');
+            linked.linkedParent = undefined;
+          }
+          done.push(node('group', { jid: linked.jid }));
+          const change = (type: string, other: Group) =>
+            node(op.tag === 'links' ? 'link' : 'unlink', op.tag === 'links' ? { link_type: type } : { unlink_type: type, unlink_reason: 'unlink_group' }, [
+              node('group', { jid: other.jid, subject: other.subject }),
+            ]);
+          this.notify(group, me, change('sub_group', linked));
+          this.notify(linked, me, change('parent', group));
+        }
+        return iqResult(iq, [
+          op.tag === 'links' ? node('links', {}, [node('link', { link_type: 'sub_group' }, done)]) : node('unlink', { unlink_type: 'sub_group' }, done),
+        ]);
+      }
       case 'add':
         if (group.memberAddMode !== 'all_member_add' && !admin) return iqError(iq, 403, 'not-admin');
         return iqResult(iq, [
@@ -563,6 +669,42 @@ export class GroupStore {
       default:
         return iqError(iq, 501, 'feature-not-implemented');
     }
+  }
+
+  // ---------------------------------------------------------------- pictures (w:profile:picture with a group target)
+
+  /** Sets, removes (`set` without a picture) or reads a group's picture; members only, admins only when the group is locked. */
+  handlePictureIq(sender: DeviceRef, iq: BinaryNode, groupJid: string): BinaryNode {
+    const group = this.get(groupJid);
+    if (!group) return iqError(iq, 404, 'item-not-found');
+    const me = sender.account;
+    if (!group.members.has(me.phone)) return iqError(iq, 403, 'forbidden');
+    if (iq.attrs.type !== 'set') {
+      if (!group.picture) return iqError(iq, 404, 'item-not-found');
+      const type = child(iq, 'picture')?.attrs.type === 'image' ? 'image' : 'preview';
+      const url = `https://pps.whatsapp.net/v/t61.24694-24/${group.picture.id}_${type}.jpg`;
+      return iqResult(iq, [node('picture', { id: group.picture.id, type, url, direct_path: new URL(url).pathname })]);
+    }
+    if (group.locked && !this.isAdmin(group, me)) return iqError(iq, 403, 'not-admin');
+    const bytes = childBytes(iq, 'picture');
+    const author = this.memberJid(group, me);
+    if (bytes && bytes.length) {
+      // WhatsApp takes a JPEG (Baileys sends 640×640).
+      if (bytes[0] !== 0xff || bytes[1] !== 0xd8) return iqError(iq, 406, 'not-acceptable');
+      group.picture = { id: String(unixNow() * 1000 + randomInt(1000)), bytes: Buffer.from(bytes), author, t: unixNow() };
+    } else {
+      if (!group.picture) return iqError(iq, 404, 'item-not-found');
+      group.picture = undefined;
+    }
+    const change = group.picture ? node('set', { jid: group.jid, id: group.picture.id, author }) : node('delete', { jid: group.jid, author });
+    const stanza = node('notification', { from: group.jid, type: 'picture', id: nextServerId(), t: String(unixNow()), participant: author, notify: me.name }, [
+      change,
+    ]);
+    for (const target of this.memberDevices(group)) {
+      const device = target.deviceId === 0 ? undefined : target.account.devices.get(target.deviceId);
+      if (device) this.ctx.deliverToCompanion(device, stanza);
+    }
+    return iqResult(iq, group.picture ? [node('picture', { id: group.picture.id })] : []);
   }
 
   // ---------------------------------------------------------------- messages

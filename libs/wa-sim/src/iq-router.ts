@@ -142,8 +142,12 @@ export class IqRouter {
           ]),
         ]);
       }
-      case 'w:profile:picture':
+      case 'w:profile:picture': {
+        // A group's picture: the group keeps it (see GroupStore.handlePictureIq).
+        const target = iq.attrs.target ?? '';
+        if (target.endsWith('@g.us')) return this.ctx.groups.handlePictureIq({ account: device.account, deviceId: device.deviceId }, iq, target);
         return type === 'set' ? iqResult(iq) : iqError(iq, 404, 'item-not-found');
+      }
       default:
         this.ctx.logger.debug({ xmlns, type, first }, 'unhandled iq');
         return iqError(iq, 501, 'feature-not-implemented');

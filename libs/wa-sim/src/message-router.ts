@@ -185,6 +185,10 @@ export class MessageRouter {
         }
       }
     }
+    if (to?.endsWith('@newsletter')) {
+      if (type === 'view') this.ctx.newsletters.onViewReceipt(receiver, stanza);
+      return;
+    }
     if (!to || (type && IGNORED_RECEIPT_TYPES.has(type))) {
       return;
     }

@@ -28,9 +28,22 @@ const Q = {
   DELETE: '30062808666639665',
   REACHOUT_TIMELOCK: '23983697327930364',
   MESSAGE_CAPPING_INFO: '24503548349331633',
-  // Not a constant of rc14: WhatsApp Web's (and whatsmeow's) list of the channels the account follows or owns.
+  // Not constants of rc14. whatsmeow's (mobile) list of the channels the account follows or owns:
   SUBSCRIBED: '6388546374527196',
+  // The channel directory as whatsmeow and WAHA ask it: browse (list) and free-text search.
+  DIRECTORY_LIST: '6190824427689257',
+  DIRECTORY_SEARCH: '6802402206520139',
+  // Admin invites (NewsletterAdminInvite, …Revoke, NewsletterAcceptAdminInvite).
+  ADMIN_INVITE: '26278681041745438',
+  ADMIN_INVITE_REVOKE: '24369392486051948',
+  ADMIN_INVITE_ACCEPT: '24934958956134858',
 } as const;
+
+/** Who may react to a channel's posts (`settings.reaction_codes.value`). */
+export const REACTION_CODES = ['ALL', 'BASIC', 'NONE', 'BLOCKLIST'] as const;
+export type ReactionCodes = (typeof REACTION_CODES)[number];
+/** The emoji a channel with `BASIC` reactions takes. */
+const BASIC_REACTIONS = new Set(['👍', '❤️', '😂', '😮', '😢', '🙏']);
 
 export interface NewsletterPost {
   serverId: number;
@@ -40,6 +53,10 @@ export interface NewsletterPost {
   bytes: Buffer;
   reactions: Map<string, Set<string>>;
   views: number;
+  /** Accounts whose view receipt counted (a follower's view counts once). */
+  viewedBy?: string[];
+  /** Edited by an admin (edit="3"). */
+  edited?: boolean;
 }
 
 export interface Newsletter {
@@ -53,6 +70,12 @@ export interface Newsletter {
   posts: NewsletterPost[];
   nextServerId: number;
   deleted: boolean;
+  /** Admins other than the owner, by phone. */
+  admins: Map<string, Account>;
+  /** Admin invites not yet accepted, by phone. */
+  adminInvites: Map<string, { account: Account; t: number }>;
+  picture?: { id: string; bytes: Buffer };
+  reactionCodes: ReactionCodes;
 }
 
 /** A newsletter as the state file keeps it: accounts by phone number. */
@@ -67,9 +90,16 @@ export interface NewsletterState {
   posts: Array<Omit<NewsletterPost, 'reactions'> & { reactions: Array<[string, string[]]> }>;
   nextServerId: number;
   deleted: boolean;
+  admins?: string[];
+  adminInvites?: Array<{ phone: string; t: number }>;
+  picture?: { id: string; bytes: string };
+  reactionCodes?: ReactionCodes;
 }
 
 type MexVariables = Record<string, unknown>;
+
+let pictureIds = 1_000_000;
+const nextPictureId = (): number => ++pictureIds;
 
 export class NewsletterStore {
   private readonly byJid = new Map<string, Newsletter>();
@@ -82,6 +112,9 @@ export class NewsletterStore {
       owner: n.owner.phone,
       followers: [...n.followers.values()].map((f) => ({ phone: f.account.phone, muted: f.muted })),
       posts: n.posts.map((p) => ({ ...p, reactions: [...p.reactions.entries()].map(([code, who]) => [code, [...who]]) })),
+      admins: [...n.admins.keys()],
+      adminInvites: [...n.adminInvites.values()].map((invite) => ({ phone: invite.account.phone, t: invite.t })),
+      picture: n.picture ? { id: n.picture.id, bytes: n.picture.bytes.toString('base64') } : undefined,
     }));
   }
 
@@ -95,7 +128,19 @@ export class NewsletterStore {
         owner,
         followers: new Map(),
         posts: state.posts.map((p) => ({ ...p, reactions: new Map(p.reactions.map(([code, who]) => [code, new Set(who)])) })),
+        admins: new Map(),
+        adminInvites: new Map(),
+        picture: state.picture ? { id: state.picture.id, bytes: Buffer.from(state.picture.bytes, 'base64') } : undefined,
+        reactionCodes: state.reactionCodes ?? 'ALL',
       };
+      for (const phone of state.admins ?? []) {
+        const account = this.ctx.registry.get(phone);
+        if (account) newsletter.admins.set(account.phone, account);
+      }
+      for (const invite of state.adminInvites ?? []) {
+        const account = this.ctx.registry.get(invite.phone);
+        if (account) newsletter.adminInvites.set(account.phone, { account, t: invite.t });
+      }
       for (const follower of state.followers) {
         const account = this.ctx.registry.get(follower.phone);
         if (account) newsletter.followers.set(account.phone, { account, muted: follower.muted });
@@ -123,6 +168,9 @@ export class NewsletterStore {
       posts: [],
       nextServerId: 100,
       deleted: false,
+      admins: new Map(),
+      adminInvites: new Map(),
+      reactionCodes: 'ALL',
     };
     this.byJid.set(jid, newsletter);
     return newsletter;
@@ -130,7 +178,10 @@ export class NewsletterStore {
 
   private metadata(newsletter: Newsletter, viewer: Account): Record<string, unknown> {
     const follower = newsletter.followers.get(viewer.phone);
-    const role = viewer === newsletter.owner ? 'OWNER' : follower ? 'SUBSCRIBER' : 'GUEST';
+    const role = viewer === newsletter.owner ? 'OWNER' : newsletter.admins.has(viewer.phone) ? 'ADMIN' : follower ? 'SUBSCRIBER' : 'GUEST';
+    const picture = newsletter.picture
+      ? { id: newsletter.picture.id, type: 'IMAGE', direct_path: `/v/t61.24694-24/${newsletter.picture.id}.jpg` }
+      : { id: '', type: 'IMAGE', direct_path: '' };
     const now = String(unixNow());
     return {
       id: newsletter.jid,
@@ -141,11 +192,11 @@ export class NewsletterStore {
         handle: null,
         invite: newsletter.invite,
         name: { id: String(newsletter.creationTime), text: newsletter.name, update_time: now },
-        picture: { id: '', type: 'IMAGE', direct_path: '' },
-        preview: { id: '', type: 'PREVIEW', direct_path: '' },
+        picture,
+        preview: { ...picture, type: 'PREVIEW' },
         subscribers_count: String(newsletter.followers.size),
         verification: 'UNVERIFIED',
-        settings: { reaction_codes: { value: 'ALL' } },
+        settings: { reaction_codes: { value: newsletter.reactionCodes } },
       },
       viewer_metadata: { mute: follower?.muted ? 'ON' : 'OFF', role },
     };
@@ -166,6 +217,8 @@ export class NewsletterStore {
     const id = typeof variables.newsletter_id === 'string' ? variables.newsletter_id : undefined;
     const target = id ? this.get(id) : undefined;
     const notFound = { errors: [{ message: 'newsletter not found', extensions: { error_code: 404 } }] };
+    const forbidden = (message: string) => ({ errors: [{ message, extensions: { error_code: 403 } }] });
+    const badRequest = (message: string) => ({ errors: [{ message, extensions: { error_code: 400 } }] });
     const data = (path: string, value: unknown): Record<string, unknown> => ({ data: { [path]: value } });
     switch (queryId) {
       case Q.CREATE: {
@@ -180,10 +233,18 @@ export class NewsletterStore {
       }
       case Q.UPDATE_METADATA: {
         if (!target) return this.mexResult(iq, notFound);
-        if (target.owner !== me) return this.mexResult(iq, { errors: [{ message: 'not an admin', extensions: { error_code: 403 } }] });
-        const updates = (variables.updates ?? {}) as { name?: string; description?: string };
+        if (!this.isAdmin(target, me)) return this.mexResult(iq, forbidden('not an admin'));
+        const updates = (variables.updates ?? {}) as { name?: unknown; description?: unknown; picture?: unknown; settings?: unknown };
+        const codes = (updates.settings as { reaction_codes?: { value?: unknown } } | null | undefined)?.reaction_codes?.value;
+        if (codes !== undefined && !REACTION_CODES.includes(codes as ReactionCodes)) return this.mexResult(iq, badRequest('invalid reaction_codes'));
+        if (typeof updates.picture === 'string' && updates.picture && !/^[A-Za-z0-9+/=]+$/.test(updates.picture))
+          return this.mexResult(iq, badRequest('picture must be base64'));
         if (typeof updates.name === 'string') target.name = updates.name;
         if (typeof updates.description === 'string') target.description = updates.description;
+        if (typeof updates.picture === 'string') {
+          target.picture = updates.picture ? { id: String(nextPictureId()), bytes: Buffer.from(updates.picture, 'base64') } : undefined;
+        }
+        if (codes !== undefined) target.reactionCodes = codes as ReactionCodes;
         return this.mexResult(iq, data('xwa2_newsletter_update', this.metadata(target, me)));
       }
       case Q.FOLLOW:
@@ -212,12 +273,78 @@ export class NewsletterStore {
         if (target.owner !== me) return this.mexResult(iq, { errors: [{ message: 'not the owner', extensions: { error_code: 403 } }] });
         target.deleted = true;
         return this.mexResult(iq, data('xwa2_newsletter_delete_v2', { id: target.jid }));
-      case Q.CHANGE_OWNER:
-      case Q.DEMOTE:
+      case Q.CHANGE_OWNER: {
+        if (!target) return this.mexResult(iq, notFound);
+        if (target.owner !== me) return this.mexResult(iq, forbidden('not the owner'));
+        const user = this.userOf(variables.user_id);
+        if (!user) return this.mexResult(iq, { errors: [{ message: 'user not found', extensions: { error_code: 404 } }] });
+        // Ownership goes to an admin (invited and accepted); the old owner stays an admin.
+        if (!target.admins.has(user.phone)) return this.mexResult(iq, badRequest('the new owner must be an admin of the channel'));
+        target.admins.delete(user.phone);
+        target.admins.set(me.phone, me);
+        target.owner = user;
+        return this.mexResult(iq, data('xwa2_newsletter_change_owner', { id: target.jid }));
+      }
+      case Q.DEMOTE: {
+        if (!target) return this.mexResult(iq, notFound);
+        const user = this.userOf(variables.user_id);
+        if (!user) return this.mexResult(iq, { errors: [{ message: 'user not found', extensions: { error_code: 404 } }] });
+        // The owner removes admins; an admin may step down.
+        if (target.owner !== me && user !== me) return this.mexResult(iq, forbidden('not the owner'));
+        if (!target.admins.has(user.phone)) return this.mexResult(iq, { errors: [{ message: 'not an admin', extensions: { error_code: 404 } }] });
+        target.admins.delete(user.phone);
+        return this.mexResult(iq, data('xwa2_newsletter_demote', { id: target.jid }));
+      }
+      case Q.ADMIN_INVITE: {
+        if (!target) return this.mexResult(iq, notFound);
+        if (!this.isAdmin(target, me)) return this.mexResult(iq, forbidden('not an admin'));
+        const user = this.userOf(variables.user_id);
+        if (!user) return this.mexResult(iq, { errors: [{ message: 'user not found', extensions: { error_code: 404 } }] });
+        if (user === target.owner || target.admins.has(user.phone)) return this.mexResult(iq, badRequest('already an admin'));
+        const t = unixNow();
+        target.adminInvites.set(user.phone, { account: user, t });
+        return this.mexResult(iq, data('xwa2_newsletter_admin_invite_create', { id: user.lidJid, invite_expiration_time: String(t + 30 * 86_400) }));
+      }
+      case Q.ADMIN_INVITE_REVOKE: {
+        if (!target) return this.mexResult(iq, notFound);
+        if (!this.isAdmin(target, me)) return this.mexResult(iq, forbidden('not an admin'));
+        const user = this.userOf(variables.user_id);
+        if (!user || !target.adminInvites.delete(user.phone))
+          return this.mexResult(iq, { errors: [{ message: 'invite not found', extensions: { error_code: 404 } }] });
+        return this.mexResult(iq, data('xwa2_newsletter_admin_invite_revoke', { id: user.lidJid }));
+      }
+      case Q.ADMIN_INVITE_ACCEPT: {
+        if (!target) return this.mexResult(iq, notFound);
+        if (!target.adminInvites.delete(me.phone)) return this.mexResult(iq, { errors: [{ message: 'invite not found', extensions: { error_code: 404 } }] });
+        target.admins.set(me.phone, me);
+        if (!target.followers.has(me.phone)) target.followers.set(me.phone, { account: me, muted: false });
+        return this.mexResult(iq, data('xwa2_newsletter_admin_invite_accept', { id: target.jid }));
+      }
+      case Q.DIRECTORY_LIST:
+      case Q.DIRECTORY_SEARCH: {
+        const input = (variables.input ?? {}) as { search_text?: unknown; limit?: unknown; start_cursor?: unknown };
+        const text = typeof input.search_text === 'string' ? input.search_text.trim().toLowerCase() : '';
+        const limit = Math.min(Math.max(Number(input.limit) || 20, 1), 100);
+        const start = typeof input.start_cursor === 'string' ? Number(Buffer.from(input.start_cursor, 'base64').toString('utf-8').split(':')[1]) || 0 : 0;
+        const found = [...this.byJid.values()]
+          .filter((n) => !n.deleted && (!text || n.name.toLowerCase().includes(text) || n.description.toLowerCase().includes(text)))
+          .sort((a, b) => b.followers.size - a.followers.size || a.name.localeCompare(b.name));
+        const page = found.slice(start, start + limit);
+        const cursor = (at: number) => Buffer.from(`arrayconnection:${at}`, 'utf-8').toString('base64');
+        const path = queryId === Q.DIRECTORY_SEARCH ? 'xwa2_newsletters_directory_search' : 'xwa2_newsletters_directory_list';
         return this.mexResult(
           iq,
-          target ? data(queryId === Q.DEMOTE ? 'xwa2_newsletter_demote' : 'xwa2_newsletter_change_owner', { id: target.jid }) : notFound,
+          data(path, {
+            result: page.map((n) => this.metadata(n, me)),
+            page_info: {
+              hasNextPage: start + limit < found.length,
+              hasPreviousPage: start > 0,
+              startCursor: cursor(start),
+              endCursor: start + limit < found.length ? cursor(start + limit) : null,
+            },
+          }),
         );
+      }
       case Q.SUBSCRIBED: {
         const mine = [...this.byJid.values()].filter((n) => !n.deleted && (n.owner === me || n.followers.has(me.phone)));
         return this.mexResult(
@@ -235,6 +362,16 @@ export class NewsletterStore {
       default:
         return this.mexResult(iq, { errors: [{ message: `query ${queryId} not simulated`, extensions: { error_code: 501 } }] });
     }
+  }
+
+  /** The owner or one of the channel's admins. */
+  private isAdmin(newsletter: Newsletter, account: Account): boolean {
+    return newsletter.owner === account || newsletter.admins.has(account.phone);
+  }
+
+  /** A `user_id` of a mex query: a LID or phone-number JID. */
+  private userOf(value: unknown): Account | undefined {
+    return typeof value === 'string' && value.includes('@') ? this.ctx.registry.resolveUser(value) : undefined;
   }
 
   private mexResult(iq: BinaryNode, payload: Record<string, unknown>): BinaryNode {
@@ -303,15 +440,49 @@ export class NewsletterStore {
     const reaction = child(stanza, 'reaction');
     if (reaction && stanza.attrs.server_id) {
       const post = newsletter.posts.find((p) => p.serverId === Number(stanza.attrs.server_id));
-      if (post) {
-        for (const who of post.reactions.values()) who.delete(sender.account.phone);
-        const code = reaction.attrs.code;
-        if (code && stanza.attrs.edit !== '7') {
-          const set = post.reactions.get(code) ?? new Set<string>();
-          set.add(sender.account.phone);
-          post.reactions.set(code, set);
-        }
+      if (!post) {
+        ack.attrs.error = '404';
+        return ack;
       }
+      const code = reaction.attrs.code;
+      const withdrawn = stanza.attrs.edit === '7' || !code;
+      if (!withdrawn && (newsletter.reactionCodes === 'NONE' || (newsletter.reactionCodes === 'BASIC' && !BASIC_REACTIONS.has(code)))) {
+        ack.attrs.error = '403';
+        return ack;
+      }
+      for (const who of post.reactions.values()) who.delete(sender.account.phone);
+      if (!withdrawn) post.reactions.set(code, (post.reactions.get(code) ?? new Set<string>()).add(sender.account.phone));
+      for (const [known, who] of [...post.reactions.entries()]) if (!who.size) post.reactions.delete(known);
+      return ack;
+    }
+    if (!this.isAdmin(newsletter, sender.account)) {
+      ack.attrs.error = '403';
+      return ack;
+    }
+    // An admin's edit (edit="3", the new content) or deletion (edit="8") of a post, named by its message id.
+    const edit = stanza.attrs.edit;
+    if (edit === '3' || edit === '8') {
+      const post = newsletter.posts.find((p) => p.id === stanza.attrs.id);
+      if (!post) {
+        ack.attrs.error = '404';
+        return ack;
+      }
+      const bytes = edit === '3' ? contentBytes(child(stanza, 'plaintext')) : Buffer.alloc(0);
+      if (!bytes) {
+        ack.attrs.error = '400';
+        return ack;
+      }
+      if (edit === '3') {
+        post.bytes = bytes;
+        post.edited = true;
+      } else newsletter.posts.splice(newsletter.posts.indexOf(post), 1);
+      this.fanOut(
+        newsletter,
+        node('message', { from: newsletter.jid, id: post.id, server_id: String(post.serverId), t: String(unixNow()), type: post.type, edit }, [
+          node('plaintext', {}, bytes),
+        ]),
+      );
+      ack.attrs.server_id = String(post.serverId);
       return ack;
     }
     const plaintext = contentBytes(child(stanza, 'plaintext'));
@@ -319,23 +490,41 @@ export class NewsletterStore {
       ack.attrs.error = '400';
       return ack;
     }
-    if (newsletter.owner !== sender.account) {
-      ack.attrs.error = '403';
-      return ack;
-    }
     const post = this.publish(newsletter, plaintext, stanza.attrs.type ?? 'text', stanza.attrs.id);
     ack.attrs.server_id = String(post.serverId);
     return ack;
   }
 
-  private publish(newsletter: Newsletter, bytes: Buffer, type: string, id: string): NewsletterPost {
-    const post: NewsletterPost = { serverId: newsletter.nextServerId++, id, t: unixNow(), type, bytes, reactions: new Map(), views: 0 };
-    newsletter.posts.push(post);
-    const stanza = node('message', { from: newsletter.jid, id, server_id: String(post.serverId), t: String(post.t), type }, [node('plaintext', {}, bytes)]);
-    const recipients = [newsletter.owner, ...[...newsletter.followers.values()].map((f) => f.account)];
+  /** `<receipt to=…@newsletter type=view><list><item server_id/></list></receipt>`: each post's views count the account once. */
+  onViewReceipt(sender: DeviceRef, stanza: BinaryNode): void {
+    const newsletter = stanza.attrs.to ? this.get(stanza.attrs.to) : undefined;
+    if (!newsletter) return;
+    const items = Array.isArray(child(stanza, 'list')?.content) ? (child(stanza, 'list')?.content as BinaryNode[]) : [];
+    for (const item of items) {
+      const post = newsletter.posts.find((p) => String(p.serverId) === item.attrs.server_id);
+      if (!post) continue;
+      const viewedBy = post.viewedBy ?? (post.viewedBy = []);
+      if (viewedBy.includes(sender.account.phone)) continue;
+      viewedBy.push(sender.account.phone);
+      post.views++;
+    }
+  }
+
+  /** A channel stanza to every device of the owner, the admins and the followers. */
+  private fanOut(newsletter: Newsletter, stanza: BinaryNode): void {
+    const recipients = [newsletter.owner, ...newsletter.admins.values(), ...[...newsletter.followers.values()].map((f) => f.account)];
     for (const account of new Set(recipients)) {
       for (const device of account.activeDevices()) this.ctx.deliverToCompanion(device, stanza);
     }
+  }
+
+  private publish(newsletter: Newsletter, bytes: Buffer, type: string, id: string): NewsletterPost {
+    const post: NewsletterPost = { serverId: newsletter.nextServerId++, id, t: unixNow(), type, bytes, reactions: new Map(), views: 0 };
+    newsletter.posts.push(post);
+    this.fanOut(
+      newsletter,
+      node('message', { from: newsletter.jid, id, server_id: String(post.serverId), t: String(post.t), type }, [node('plaintext', {}, bytes)]),
+    );
     return post;
   }
 
@@ -346,6 +535,10 @@ export class NewsletterStore {
       description: newsletter.description,
       invite: newsletter.invite,
       owner: newsletter.owner.jid,
+      admins: [...newsletter.admins.keys()],
+      adminInvites: [...newsletter.adminInvites.keys()],
+      picture: newsletter.picture ? { id: newsletter.picture.id, bytes: newsletter.picture.bytes.length } : null,
+      reactionCodes: newsletter.reactionCodes,
       followers: [...newsletter.followers.values()].map((f) => ({ phone: f.account.phone, muted: f.muted })),
       posts: newsletter.posts.map((p) => ({
         serverId: p.serverId,
@@ -355,6 +548,7 @@ export class NewsletterStore {
         message: messageToJson(proto.Message.decode(p.bytes)),
         reactions: Object.fromEntries([...p.reactions.entries()].map(([code, who]) => [code, who.size])),
         views: p.views,
+        edited: p.edited === true,
       })),
     };
   }
@@ -420,6 +614,30 @@ export class NewsletterStore {
           if (body.code) post.reactions.set(body.code, (post.reactions.get(body.code) ?? new Set<string>()).add(account.phone));
           for (const [code, who] of [...post.reactions.entries()]) if (!who.size) post.reactions.delete(code);
           return { serverId: post.serverId, reactions: Object.fromEntries([...post.reactions.entries()].map(([code, who]) => [code, who.size])) };
+        },
+      },
+      {
+        // The owner (or `by`, an admin) invites a phone to become an admin, as /newsletter/admin/invite does.
+        method: 'POST',
+        path: '/sim/newsletters/{jid}/admin-invites',
+        handler: ({ params, body }) => {
+          const newsletter = requireNewsletter(params.jid);
+          const account = requireAccount(body.phone);
+          if (account === newsletter.owner || newsletter.admins.has(account.phone)) throw new SimError(409, `${account.phone} is already an admin`);
+          newsletter.adminInvites.set(account.phone, { account, t: unixNow() });
+          return this.info(newsletter);
+        },
+      },
+      {
+        // The invited phone accepts (from its own phone).
+        method: 'POST',
+        path: '/sim/newsletters/{jid}/admin-invites/accept',
+        handler: ({ params, body }) => {
+          const newsletter = requireNewsletter(params.jid);
+          const account = requireAccount(body.phone);
+          if (!newsletter.adminInvites.delete(account.phone)) throw new SimError(404, `${account.phone} has no admin invite`);
+          newsletter.admins.set(account.phone, account);
+          return this.info(newsletter);
         },
       },
       {

@@ -6,7 +6,8 @@ import { SCHEMAS } from '../openapi/schemas';
 import { CreateGroupDto, GroupInfoDto, GroupListDto } from './dto/group.dto';
 import { GroupInviteDto, GroupJidDto, GroupJoinApprovalDto, GroupParticipantsDto } from './dto/group.dto';
 import { GroupAnnounceDto, GroupDescriptionDto, GroupEphemeralDto, GroupLockedDto, GroupMemberAddModeDto, GroupNameDto } from './dto/group.dto';
-import { GROUP_EXAMPLE } from './group.examples';
+import { CommunityGroupsDto, CreateCommunityDto, GroupImageDto } from './dto/group.dto';
+import { COMMUNITY_EXAMPLE, GROUP_EXAMPLE } from './group.examples';
 import { GroupService } from './group.service';
 
 /** Groups the instance creates, reads and runs: `/group/*`. */
@@ -147,5 +148,33 @@ export class GroupController {
   })
   updateEphemeral(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupEphemeralDto) {
     return this.groups.updateEphemeral(instance, dto);
+  }
+
+  @Post('updateImage')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.GroupUpdate, { example: { response: 'Group image updated successfully', group: GROUP_EXAMPLE, needs_refresh: false } })
+  updateImage(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupImageDto) {
+    return this.groups.updateImage(instance, dto);
+  }
+}
+
+/** Communities (a parent group, its announcements group and the groups linked to it): `/community/*`. */
+@Controller('community')
+@UseGuards(InstanceGuard)
+export class CommunityController {
+  constructor(private readonly groups: GroupService) {}
+
+  @Post('create')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.CommunityCreated, { example: { group: COMMUNITY_EXAMPLE, failed: [] } })
+  create(@CurrentInstance() instance: InstanceEntity, @Body() dto: CreateCommunityDto) {
+    return this.groups.createCommunity(instance, dto);
+  }
+
+  @Post('editgroups')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.CommunityGroups, { example: { message: 'community updated', success: ['120363324255083289@g.us'], failed: [] } })
+  editGroups(@CurrentInstance() instance: InstanceEntity, @Body() dto: CommunityGroupsDto) {
+    return this.groups.editCommunityGroups(instance, dto);
   }
 }

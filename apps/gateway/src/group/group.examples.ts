@@ -48,3 +48,13 @@ export const GROUP_EXAMPLE = {
   OwnerIsAdmin: true,
   OwnerCanSendMessage: true,
 };
+
+/** A community's parent group, as /community/create answers it. */
+export const COMMUNITY_EXAMPLE = {
+  ...GROUP_EXAMPLE,
+  JID: '120363153742561023@g.us',
+  Name: 'Comunidade do Bairro',
+  IsParent: true,
+  Participants: [GROUP_EXAMPLE.Participants[0]],
+  ParticipantCount: 1,
+};

@@ -3,10 +3,12 @@ import type { InstanceRpc } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
 import type { InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
+import { SendContentTools } from '../send/send-content-tools';
 import { SessionClient } from '../session/session.client';
 import { INVALID_GROUP_JID, type CreateGroupDto, type GroupInfoDto, type GroupJidDto, type GroupListDto } from './dto/group.dto';
 import type { GroupInviteDto, GroupJoinApprovalDto, GroupParticipantsDto } from './dto/group.dto';
 import type { GroupAnnounceDto, GroupDescriptionDto, GroupEphemeralDto, GroupLockedDto, GroupMemberAddModeDto, GroupNameDto } from './dto/group.dto';
+import type { CommunityGroupsDto, CreateCommunityDto, GroupImageDto } from './dto/group.dto';
 
 type GroupObject = InstanceRpc['group.info']['reply'];
 
@@ -47,7 +49,10 @@ const withoutParticipants = <T extends GroupObject>(group: T): T => ({ ...group,
 /** Groups the instance creates, reads and runs (`/group/*`), each a request to the worker holding it. */
 @Injectable()
 export class GroupService {
-  constructor(private readonly sessions: SessionClient) {}
+  constructor(
+    private readonly sessions: SessionClient,
+    private readonly tools: SendContentTools,
+  ) {}
 
   async create(instance: InstanceEntity, dto: CreateGroupDto): Promise<GroupObject> {
     return this.sessions.request(instance.id, 'group.create', {
@@ -159,6 +164,33 @@ export class GroupService {
     return { response: 'Ephemeral timer updated successfully', ephemeral: { enabled: seconds > 0, seconds, label }, group, needs_refresh: false };
   }
 
+  /** `POST /group/updateImage`: a URL, base64 or data URI (a picture of at most 5 MB; WhatsApp gets a 640×640 JPEG of it), or `remove` / `delete`. */
+  async updateImage(instance: InstanceEntity, dto: GroupImageDto) {
+    const groupJid = groupJidOf(dto);
+    const picture = await pictureSource(this.tools, instance, dto.image, 'image', MAX_GROUP_PICTURE_BYTES);
+    const group = await this.sessions.request(instance.id, 'group.image', { instanceId: instance.id, groupJid, picture });
+    return { response: `Group image ${'remove' in picture ? 'removed' : 'updated'} successfully`, group, needs_refresh: false };
+  }
+
+  /** `POST /community/create`: the community's parent group (its announcements group is made with it). */
+  async createCommunity(instance: InstanceEntity, dto: CreateCommunityDto): Promise<{ group: GroupObject; failed: string[] }> {
+    const group = await this.sessions.request(instance.id, 'community.create', {
+      instanceId: instance.id,
+      name: dto.name.trim(),
+      description: dto.description?.trim() ?? '',
+    });
+    return { group, failed: [] };
+  }
+
+  /** `POST /community/editgroups`: each group linked or unlinked, or listed in `failed` when WhatsApp refused it. */
+  async editCommunityGroups(instance: InstanceEntity, dto: CommunityGroupsDto): Promise<{ message: string; success: string[]; failed: string[] }> {
+    const communityJid = groupJidOf({ groupjid: dto.community });
+    const groupJids = dto.groupjids.map((jid) => groupJidOf({ groupjid: jid }));
+    if (groupJids.includes(communityJid)) throw ApiError.badRequest('groupjids must not name the community itself');
+    const reply = await this.sessions.request(instance.id, 'community.groups', { instanceId: instance.id, communityJid, action: dto.action, groupJids });
+    return { message: 'community updated', ...reply };
+  }
+
   /** `GET /group/list?force=&noparticipants=`: every group the instance is in (`force` accepted: every read asks WhatsApp). */
   async listAll(instance: InstanceEntity, query: { force?: unknown; noparticipants?: unknown }): Promise<{ groups: GroupObject[] }> {
     queryFlag('force', query.force);
@@ -181,6 +213,33 @@ export class GroupService {
     const offset = dto.offset ?? 0;
     return { groups: found.slice(offset, offset + limit), pagination: { totalRecords: found.length, limit, offset } };
   }
+}
+
+/** The largest group picture taken (the reference answers 413 above it). */
+export const MAX_GROUP_PICTURE_BYTES = 5 * 1024 * 1024;
+const REMOVE_PICTURE = /^\s*(remove|delete)\s*$/i;
+
+/**
+ * A picture field: `remove` / `delete`, an http(s) URL (the worker fetches it through the SSRF guard), or base64 /
+ * a data URI, staged as an upload after checking it is an image (400) of at most `maxBytes` (413).
+ */
+export async function pictureSource(tools: SendContentTools, instance: InstanceEntity, value: string, field: string, maxBytes: number) {
+  const text = value.trim();
+  if (!text) throw ApiError.badRequest(`empty ${field} source`);
+  if (REMOVE_PICTURE.test(text)) return { remove: true as const };
+  if (/^https?:\/\//i.test(text)) {
+    try {
+      new URL(text);
+    } catch {
+      throw ApiError.badRequest(`${field} must be a URL, base64 or remove`);
+    }
+    return { url: text };
+  }
+  const base64 = text.replace(/^data:([^;,]+)?(;base64)?,/, '').replace(/\s+/g, '');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) throw ApiError.badRequest(`${field} must be a URL, base64 or remove`);
+  if (Math.floor((base64.length * 3) / 4) > maxBytes)
+    throw new ApiError('payload_too_large', `${field} is larger than ${Math.round(maxBytes / 1024 / 1024) || 1} MB`);
+  return { fileId: await tools.stageFile(instance, base64, 'image/jpeg', `${field}.jpg`, 'image') };
 }
 
 /** A query string flag: absent, `true` / `false` or `1` / `0` (any case); anything else (a repeated parameter too) is a 400 naming it. */

@@ -12,8 +12,17 @@ import {
   NewsletterMessagesDto,
   NewsletterUpdatesDto,
   NewsletterNameDto,
+  NewsletterOwnerDto,
+  NewsletterPhoneDto,
+  NewsletterPictureDto,
+  NewsletterPostDto,
+  NewsletterPostEditDto,
+  NewsletterReactionDto,
+  NewsletterSearchDto,
+  NewsletterSettingsDto,
+  NewsletterViewedDto,
 } from './dto/newsletter.dto';
-import { NEWSLETTER_EXAMPLE, NEWSLETTER_POST_EXAMPLE } from './newsletter.examples';
+import { NEWSLETTER_EXAMPLE, NEWSLETTER_POST_EXAMPLE, POST_CHANGE_EXAMPLE } from './newsletter.examples';
 import { NewsletterService } from './newsletter.service';
 
 const DONE = { example: { response: true } };
@@ -119,5 +128,96 @@ export class NewsletterController {
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
   delete(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
     return this.newsletters.delete(instance, dto);
+  }
+
+  @Post('subscribe')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterLive, { example: { response: '5m0s' } })
+  subscribe(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
+    return this.newsletters.subscribe(instance, dto);
+  }
+
+  @Post('messages/edit')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterPostChange, { example: { response: POST_CHANGE_EXAMPLE } })
+  editPost(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPostEditDto) {
+    return this.newsletters.editPost(instance, dto);
+  }
+
+  @Post('messages/delete')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterPostChange, { example: { response: POST_CHANGE_EXAMPLE } })
+  deletePost(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPostDto) {
+    return this.newsletters.deletePost(instance, dto);
+  }
+
+  @Post('viewed')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  viewed(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterViewedDto) {
+    return this.newsletters.viewed(instance, dto);
+  }
+
+  @Post('reaction')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  react(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterReactionDto) {
+    return this.newsletters.react(instance, dto);
+  }
+
+  @Post('picture')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  picture(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPictureDto) {
+    return this.newsletters.picture(instance, dto);
+  }
+
+  @Post('settings')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  settings(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterSettingsDto) {
+    return this.newsletters.settings(instance, dto);
+  }
+
+  @Post('search')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterSearch, { example: { response: { after: 'YXJyYXljb25uZWN0aW9uOjIw', data: [NEWSLETTER_EXAMPLE] } } })
+  search(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterSearchDto) {
+    return this.newsletters.search(instance, dto);
+  }
+
+  @Post('admin/invite')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  inviteAdmin(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPhoneDto) {
+    return this.newsletters.admin(instance, dto, 'invite');
+  }
+
+  @Post('admin/accept')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  acceptAdmin(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
+    return this.newsletters.acceptAdmin(instance, dto);
+  }
+
+  @Post('admin/remove')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  removeAdmin(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPhoneDto) {
+    return this.newsletters.admin(instance, dto, 'remove');
+  }
+
+  @Post('admin/revoke')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  revokeAdmin(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPhoneDto) {
+    return this.newsletters.admin(instance, dto, 'revoke');
+  }
+
+  @Post('owner/transfer')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  transferOwner(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterOwnerDto) {
+    return this.newsletters.transferOwner(instance, dto);
   }
 }

@@ -25,3 +25,12 @@ export const NEWSLETTER_POST_EXAMPLE = {
   reactionCounts: { '👍': 22, '🔥': 7 },
   message: { conversation: 'Post do canal' },
 };
+
+/** What /newsletter/messages/edit and /messages/delete answer. */
+export const POST_CHANGE_EXAMPLE = {
+  jid: '120363123456789012@newsletter',
+  targetmessageid: '3EB0B4302B3A8A52F7A1',
+  targetserverid: 101,
+  messageid: '3EB0B4302B3A8A52F7A1',
+  serverid: 101,
+};

@@ -1,15 +1,43 @@
 import { Injectable } from '@nestjs/common';
 import type { InstanceRpc } from '@gw/contracts';
+import { parseChatTarget } from '@gw/domain';
 import type { InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
+import { pictureSource } from '../group/group.service';
+import { SendContentTools } from '../send/send-content-tools';
 import { SessionClient } from '../session/session.client';
 import { INVALID_NEWSLETTER_ID, NEWSLETTER_ID } from './dto/newsletter.dto';
 import type { CreateNewsletterDto, NewsletterDescriptionDto, NewsletterIdDto, NewsletterLinkDto, NewsletterNameDto } from './dto/newsletter.dto';
 import type { NewsletterMessagesDto, NewsletterUpdatesDto } from './dto/newsletter.dto';
+import type { NewsletterOwnerDto, NewsletterPhoneDto, NewsletterPictureDto, NewsletterPostDto, NewsletterPostEditDto } from './dto/newsletter.dto';
+import type { NewsletterReactionDto, NewsletterSearchDto, NewsletterSettingsDto, NewsletterViewedDto } from './dto/newsletter.dto';
 
 type NewsletterMetadata = InstanceRpc['newsletter.info']['reply'];
 type NewsletterPost = InstanceRpc['newsletter.messages']['reply']['posts'][number];
 type SubscriptionAction = InstanceRpc['newsletter.subscription']['request']['action'];
+type PostChange = InstanceRpc['newsletter.editPost']['reply'];
+type AdminAction = InstanceRpc['newsletter.admin']['request']['action'];
+
+/** The largest channel picture taken (the reference: above 1 MB is refused). */
+export const MAX_NEWSLETTER_PICTURE_BYTES = 1024 * 1024;
+
+/** `phone`: a number (any punctuation) or `…@s.whatsapp.net` / `…@lid`; else 400 Invalid phone. */
+export function newsletterUserOf(phone: string): string {
+  const parsed = parseChatTarget(phone.trim());
+  if (!parsed || (parsed.kind !== 'user' && parsed.kind !== 'lid')) throw ApiError.badRequest('Invalid phone');
+  return parsed.jid;
+}
+
+/** Seconds as a Go duration string (uazapiGO answers time.Duration.String(): 5m0s, 1h0m0s, 45s). */
+export function goDuration(seconds: number): string {
+  if (seconds <= 0) return '0s';
+  const hours = Math.floor(seconds / 3600);
+  const minutes = Math.floor((seconds % 3600) / 60);
+  const rest = seconds % 60;
+  if (hours) return `${hours}h${minutes}m${rest}s`;
+  if (minutes) return `${minutes}m${rest}s`;
+  return `${rest}s`;
+}
 
 /** The channel's JID from `jid` or `id` (digits, `@newsletter` added); 400 when neither names one. */
 export function newsletterJidOf(dto: NewsletterIdDto): string {
@@ -33,7 +61,10 @@ export function inviteKeyOf(dto: NewsletterLinkDto): string {
 /** Channels the instance creates, follows and runs (`/newsletter/*`), each a request to the worker holding it. */
 @Injectable()
 export class NewsletterService {
-  constructor(private readonly sessions: SessionClient) {}
+  constructor(
+    private readonly sessions: SessionClient,
+    private readonly tools: SendContentTools,
+  ) {}
 
   /** `POST /newsletter/create`: the instance owns the new channel. */
   async create(instance: InstanceEntity, dto: CreateNewsletterDto): Promise<{ response: NewsletterMetadata }> {
@@ -108,4 +139,107 @@ export class NewsletterService {
     await this.sessions.request(instance.id, 'newsletter.delete', { instanceId: instance.id, jid: newsletterJidOf(dto) });
     return { response: true };
   }
+
+  /** `POST /newsletter/subscribe`: live updates of the channel for a while; answers how long (`5m0s`). */
+  async subscribe(instance: InstanceEntity, dto: NewsletterIdDto): Promise<{ response: string }> {
+    const { seconds } = await this.sessions.request(instance.id, 'newsletter.live', { instanceId: instance.id, jid: newsletterJidOf(dto) });
+    return { response: goDuration(seconds) };
+  }
+
+  /** `POST /newsletter/messages/edit`: a recent post's text or caption (text, image, video and document posts). */
+  async editPost(instance: InstanceEntity, dto: NewsletterPostEditDto): Promise<{ response: PostChange }> {
+    const response = await this.sessions.request(instance.id, 'newsletter.editPost', { ...postTarget(instance, dto), text: dto.text });
+    return { response };
+  }
+
+  /** `POST /newsletter/messages/delete`: a recent post, deleted for every follower. */
+  async deletePost(instance: InstanceEntity, dto: NewsletterPostDto): Promise<{ response: PostChange }> {
+    const response = await this.sessions.request(instance.id, 'newsletter.deletePost', postTarget(instance, dto));
+    return { response };
+  }
+
+  /** `POST /newsletter/viewed`: view receipts for the posts (each account's view counts once). */
+  async viewed(instance: InstanceEntity, dto: NewsletterViewedDto): Promise<{ response: true }> {
+    const serverIds = [...new Set(dto.serverids)];
+    await this.sessions.request(instance.id, 'newsletter.viewed', { instanceId: instance.id, jid: newsletterJidOf(dto), serverIds });
+    return { response: true };
+  }
+
+  /** `POST /newsletter/reaction`: an emoji on a post, or '' to take the instance's reaction back. */
+  async react(instance: InstanceEntity, dto: NewsletterReactionDto): Promise<{ response: true }> {
+    await this.sessions.request(instance.id, 'newsletter.react', {
+      instanceId: instance.id,
+      jid: newsletterJidOf(dto),
+      serverId: dto.serverid,
+      reaction: dto.reaction.trim(),
+      ...(dto.reactionmessageid ? { reactionId: dto.reactionmessageid } : {}),
+    });
+    return { response: true };
+  }
+
+  /** `POST /newsletter/picture`: a URL, base64 or data URI of an image of at most 1 MB, or `remove`; owner or admins only. */
+  async picture(instance: InstanceEntity, dto: NewsletterPictureDto): Promise<{ response: true }> {
+    const jid = newsletterJidOf(dto);
+    const picture = await pictureSource(this.tools, instance, dto.picture, 'picture', MAX_NEWSLETTER_PICTURE_BYTES);
+    await this.sessions.request(instance.id, 'newsletter.picture', { instanceId: instance.id, jid, picture });
+    return { response: true };
+  }
+
+  /** `POST /newsletter/settings`: who may react to the posts; owner or admins only. */
+  async settings(instance: InstanceEntity, dto: NewsletterSettingsDto): Promise<{ response: true }> {
+    await this.sessions.request(instance.id, 'newsletter.settings', { instanceId: instance.id, jid: newsletterJidOf(dto), reactionCodes: dto.reactionCodes });
+    return { response: true };
+  }
+
+  /** `POST /newsletter/search`: a page of WhatsApp's channel directory; `after` names the next one. */
+  async search(instance: InstanceEntity, dto: NewsletterSearchDto) {
+    const response = await this.sessions.request(instance.id, 'newsletter.search', {
+      instanceId: instance.id,
+      limit: dto.limit ?? 20,
+      view: (dto.view ?? 'RECOMMENDED').toUpperCase(),
+      countryCodes: (dto.countryCodes ?? []).map((code) => code.toUpperCase()),
+      ...(dto.searchText?.trim() ? { searchText: dto.searchText.trim() } : {}),
+      ...(dto.after ? { after: dto.after } : {}),
+    });
+    return { response };
+  }
+
+  /** `POST /newsletter/admin/invite|revoke|remove`: owner or admins only. */
+  async admin(instance: InstanceEntity, dto: NewsletterPhoneDto, action: AdminAction): Promise<{ response: true }> {
+    const jid = newsletterJidOf(dto);
+    await this.sessions.request(instance.id, 'newsletter.admin', { instanceId: instance.id, jid, action, user: newsletterUserOf(dto.phone) });
+    return { response: true };
+  }
+
+  /** `POST /newsletter/admin/accept`: the instance becomes an admin of a channel that invited it. */
+  async acceptAdmin(instance: InstanceEntity, dto: NewsletterIdDto): Promise<{ response: true }> {
+    await this.sessions.request(instance.id, 'newsletter.adminAccept', { instanceId: instance.id, jid: newsletterJidOf(dto) });
+    return { response: true };
+  }
+
+  /** `POST /newsletter/owner/transfer`: to one of the channel's admins; the owner only. */
+  async transferOwner(instance: InstanceEntity, dto: NewsletterOwnerDto): Promise<{ response: true }> {
+    const jid = newsletterJidOf(dto);
+    await this.sessions.request(instance.id, 'newsletter.owner', {
+      instanceId: instance.id,
+      jid,
+      user: newsletterUserOf(dto.phone),
+      quitAdmin: dto.quitAdmin === true,
+    });
+    return { response: true };
+  }
+}
+
+/** The post of an edit or a deletion: `messageid` or `serverid` (400 without either), searched in `count` (50) × `maxpages` (3) posts. */
+function postTarget(instance: InstanceEntity, dto: NewsletterPostDto) {
+  const messageId = dto.messageid?.trim();
+  if (!messageId && dto.serverid === undefined) throw ApiError.badRequest('messageid or serverid is required');
+  return {
+    instanceId: instance.id,
+    jid: newsletterJidOf(dto),
+    ...(messageId ? { messageId } : {}),
+    ...(dto.serverid === undefined ? {} : { serverId: dto.serverid }),
+    count: dto.count ?? 50,
+    maxPages: dto.maxpages ?? 3,
+  };
 }

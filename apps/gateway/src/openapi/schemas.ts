@@ -603,6 +603,34 @@ export const SCHEMAS = {
   ),
   /** `POST /newsletter/messages`: a page of a channel's posts. */
   NewsletterMessages: named('NewsletterMessages', object({ response: list(ref('NewsletterPost')) }, ['response'])),
+  /** `POST /community/create`: the community's parent group; `failed`: members that could not be added. */
+  CommunityCreated: named('CommunityCreated', object({ group: ref('Group'), failed: list(str()) }, ['group', 'failed'])),
+  /** `POST /community/editgroups`: the groups linked or unlinked, and those WhatsApp refused. */
+  CommunityGroups: named('CommunityGroups', object({ message: str(), success: list(str()), failed: list(str()) }, ['message', 'success', 'failed'])),
+  /** `POST /newsletter/subscribe`: how long live updates last (a Go duration, e.g. 5m0s). */
+  NewsletterLive: named('NewsletterLive', object({ response: str({ description: 'Duration WhatsApp granted, e.g. 5m0s' }) }, ['response'])),
+  /** `POST /newsletter/messages/edit` and `/messages/delete`: the post changed. */
+  NewsletterPostChange: named(
+    'NewsletterPostChange',
+    object(
+      {
+        response: object({ jid: str(), targetmessageid: str(), targetserverid: int, messageid: str(), serverid: int }, [
+          'jid',
+          'targetmessageid',
+          'targetserverid',
+        ]),
+      },
+      ['response'],
+    ),
+  ),
+  /** `POST /newsletter/search`: a page of the channel directory. */
+  NewsletterSearch: named(
+    'NewsletterSearch',
+    object(
+      { response: object({ after: { type: ['string', 'null'], description: 'Cursor of the next page' } as SchemaObject, data: list(ref('Newsletter')) }) },
+      ['response'],
+    ),
+  ),
   /** `GET /health`: the process answers. */
   /** `GET /contacts`: a contact the instance knows. */
   Contact: named(

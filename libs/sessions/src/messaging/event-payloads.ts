@@ -458,12 +458,16 @@ export function blocksEvent(changes: BlockChangeRecord[], blockList: string[], w
   return { eventType: 'blocks', chatId: changes.length === 1 ? changes[0].jid : '', payload };
 }
 
-/** `newsletter_messages`: a post of a followed channel (views and reactions come with /newsletter/messages, not as events). */
-export function newsletterMessagesEvent(row: MessageRow, serverId: string, who: InstanceIdentity): NewOutboxEvent {
+/**
+ * `newsletter_messages`: a post of a followed channel (views and reactions come with /newsletter/messages, not as
+ * events); `edit` `edited` / `deleted` when an admin changed or deleted a post (the message as it is now).
+ */
+export function newsletterMessagesEvent(row: MessageRow, serverId: string, who: InstanceIdentity, edit?: 'edited' | 'deleted'): NewOutboxEvent {
   const payload: NewsletterMessagesEventPayload = {
     EventType: 'newsletter_messages',
     newsletter: row.chatId,
     server_id: serverId,
+    ...(edit ? { edit } : {}),
     message: toMessageRecord(row, who.owner),
     instanceName: who.instanceName,
     owner: who.owner,

@@ -1,7 +1,7 @@
 import { FencedOutError, LidMappingRepository, type NewOutboxEvent } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { EntityManager } from 'typeorm';
-import type { BaileysEventMap, BinaryNode } from '../baileys';
+import { getBinaryNodeChild, type BaileysEventMap, type BinaryNode } from '../baileys';
 import type { LabelRefreshReply } from '@gw/contracts';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import { SerialQueue } from '../session/serial-queue';
@@ -150,6 +150,23 @@ export class InboundSocketHandler {
     socket.ws.on('CB:receipt', onReceipt);
     detachers.push(() => socket.ws.off('CB:ack,class:message', onAck));
     detachers.push(() => socket.ws.off('CB:receipt', onReceipt));
+    // A channel admin's edit (edit="3") or deletion (edit="8") of a post: Baileys reads it as the post again.
+    const onNewsletterEdit = (node: BinaryNode) => {
+      const { from, id, edit } = node.attrs;
+      if (!from?.endsWith('@newsletter') || !id || (edit !== '3' && edit !== '8')) return;
+      const plaintext = getBinaryNodeChild(node, 'plaintext')?.content;
+      const change = {
+        jid: from,
+        messageId: id,
+        serverId: node.attrs.server_id ?? '',
+        edit: edit === '3' ? ('edited' as const) : ('deleted' as const),
+        content: plaintext instanceof Uint8Array ? Buffer.from(plaintext) : undefined,
+        t: Number(node.attrs.t) || Math.floor(Date.now() / 1000),
+      };
+      this.enqueue('newsletter edit', () => this.messages.onNewsletterChange(change));
+    };
+    socket.ws.on('CB:message', onNewsletterEdit);
+    detachers.push(() => socket.ws.off('CB:message', onNewsletterEdit));
 
     // Work already queued finishes (Baileys has acked those stanzas); nothing new is taken.
     return () => {

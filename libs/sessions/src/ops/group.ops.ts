@@ -1,7 +1,9 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
 import type { WASocket } from '../baileys';
+import type { MediaSource } from '../outbound/media-source';
 import { groupCall, groupRefusal, ownIds, toGroupObject } from './group-object';
+import { loadPicture, pictureSourceOf } from './picture-source';
 
 /** The ops of the gateway's `group/` area: groups the instance creates, reads and runs. */
 export type GroupOps =
@@ -18,7 +20,10 @@ export type GroupOps =
   | 'group.description'
   | 'group.setting'
   | 'group.memberAddMode'
-  | 'group.ephemeral';
+  | 'group.ephemeral'
+  | 'group.image'
+  | 'community.create'
+  | 'community.groups';
 
 const GROUP_JID = /^\d{5,}(-\d+)?@g\.us$/;
 const USER_JID = /^\d{5,20}@s\.whatsapp\.net$|^\d{1,20}@lid$/;
@@ -32,6 +37,9 @@ const MEMBER_ADD_MODES = ['admin_add', 'all_member_add'] as const;
 /** WhatsApp's disappearing-message timers: off, 24 hours, 7 days, 90 days. */
 export const EPHEMERAL_SECONDS = [0, 86_400, 604_800, 7_776_000] as const;
 const MAX_DESCRIPTION = 2048;
+/** A group picture's largest source (the reference answers 413 above it); Baileys makes a 640×640 JPEG of it. */
+export const MAX_GROUP_PICTURE_BYTES = 5 * 1024 * 1024;
+const MAX_COMMUNITY_GROUPS = 100;
 
 function inviteCodeOf(raw: Record<string, unknown>): string {
   const code = typeof raw.code === 'string' ? raw.code : '';
@@ -99,12 +107,33 @@ export const groupRequests = {
     if (seconds === undefined) throw new RpcError(ErrorCode.BadRequest, `seconds must be one of ${EPHEMERAL_SECONDS.join(', ')}`);
     return { instanceId, groupJid: groupJidOf(raw), seconds };
   },
+  'group.image': (raw, instanceId) => ({ instanceId, groupJid: groupJidOf(raw), picture: pictureSourceOf(raw.picture, 'image') }),
+  'community.create': (raw, instanceId) => {
+    const name = typeof raw.name === 'string' ? raw.name : '';
+    if (!name.trim() || name.length > 100) throw new RpcError(ErrorCode.BadRequest, 'name must be 1 to 100 characters');
+    const description = typeof raw.description === 'string' ? raw.description : '';
+    if (description.length > MAX_DESCRIPTION) throw new RpcError(ErrorCode.BadRequest, `description must be at most ${MAX_DESCRIPTION} characters`);
+    return { instanceId, name, description };
+  },
+  'community.groups': (raw, instanceId) => {
+    const action = raw.action === 'add' || raw.action === 'remove' ? raw.action : undefined;
+    if (!action) throw new RpcError(ErrorCode.BadRequest, 'action must be add or remove');
+    const groupJids = raw.groupJids;
+    if (
+      !Array.isArray(groupJids) ||
+      !groupJids.length ||
+      groupJids.length > MAX_COMMUNITY_GROUPS ||
+      !groupJids.every((jid) => typeof jid === 'string' && GROUP_JID.test(jid))
+    )
+      throw new RpcError(ErrorCode.BadRequest, `groupjids must be 1 to ${MAX_COMMUNITY_GROUPS} group JIDs`);
+    return { instanceId, communityJid: groupJidOf({ groupJid: raw.communityJid }), action, groupJids: [...new Set(groupJids as string[])] };
+  },
 } satisfies OpRequestParsers<GroupOps>;
 
 /** Where an invite code is a link. */
 export const INVITE_URL_BASE = 'https://chat.whatsapp.com/';
 
-export function groupOps(): OpHandlers<GroupOps> {
+export function groupOps(media?: MediaSource): OpHandlers<GroupOps> {
   return {
     'group.create': async (session, request) => {
       const socket = session.openSocket();
@@ -209,6 +238,43 @@ export function groupOps(): OpHandlers<GroupOps> {
       const socket = session.openSocket();
       const what = 'error updating ephemeral timer';
       return changeAndRead(socket, request.groupJid, what, () => socket.groupToggleEphemeral(request.groupJid, request.seconds));
+    },
+    'group.image': async (session, request) => {
+      const socket = session.openSocket();
+      const what = 'error updating group image';
+      // The group first: WhatsApp's answer to a picture of a group the instance is not in says little.
+      await groupCall(what, () => socket.groupMetadata(request.groupJid), true);
+      if ('remove' in request.picture) return changeAndRead(socket, request.groupJid, what, () => socket.removeProfilePicture(request.groupJid));
+      const picture = await loadPicture(media, request.instanceId, request.picture, 'image', MAX_GROUP_PICTURE_BYTES);
+      return changeAndRead(socket, request.groupJid, what, () => socket.updateProfilePicture(request.groupJid, picture));
+    },
+    'community.create': async (session, request) => {
+      const socket = session.openSocket();
+      const what = 'error creating community';
+      const created = await groupCall(what, () => socket.communityCreate(request.name, request.description));
+      // rc14 answers null when it cannot read the new community back.
+      if (!created) throw new RpcError(ErrorCode.Internal, `${what}: WhatsApp answered no community`);
+      return toGroupObject(created, ownIds(socket));
+    },
+    'community.groups': async (session, request) => {
+      const socket = session.openSocket();
+      const what = `error updating community groups (${request.action})`;
+      const community = toGroupObject(await groupCall(what, () => socket.groupMetadata(request.communityJid), true), ownIds(socket));
+      if (!community.IsParent) throw new RpcError(ErrorCode.BadRequest, `${what}: ${request.communityJid} is not a community`);
+      if (!community.OwnerIsAdmin) throw new RpcError(ErrorCode.Forbidden, `${what}: the instance is not an admin of this community`);
+      const success: string[] = [];
+      const failed: string[] = [];
+      for (const groupJid of request.groupJids) {
+        try {
+          if (request.action === 'add') await socket.communityLinkGroup(groupJid, request.communityJid);
+          else await socket.communityUnlinkGroup(groupJid, request.communityJid);
+          success.push(groupJid);
+        } catch (error) {
+          if (error instanceof RpcError || !(error as { isBoom?: boolean })?.isBoom) throw error;
+          failed.push(groupJid);
+        }
+      }
+      return { success, failed };
     },
   };
 }

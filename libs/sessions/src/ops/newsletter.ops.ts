@@ -2,7 +2,9 @@ import { ErrorCode, RpcError } from '@gw/contracts';
 import type { InstanceRpc } from '@gw/contracts';
 import { getBinaryNodeChild, getBinaryNodeChildren, proto } from '../baileys';
 import type { BinaryNode, WASocket } from '../baileys';
+import type { MediaSource } from '../outbound/media-source';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
+import { loadPicture, pictureSourceOf } from './picture-source';
 
 /** The ops of the gateway's `newsletter/` area: channels the instance creates, follows and runs. */
 export type NewsletterOps =
@@ -14,7 +16,18 @@ export type NewsletterOps =
   | 'newsletter.name'
   | 'newsletter.description'
   | 'newsletter.delete'
-  | 'newsletter.messages';
+  | 'newsletter.messages'
+  | 'newsletter.live'
+  | 'newsletter.editPost'
+  | 'newsletter.deletePost'
+  | 'newsletter.viewed'
+  | 'newsletter.react'
+  | 'newsletter.picture'
+  | 'newsletter.settings'
+  | 'newsletter.search'
+  | 'newsletter.admin'
+  | 'newsletter.adminAccept'
+  | 'newsletter.owner';
 
 type NewsletterMetadata = InstanceRpc['newsletter.info']['reply'];
 type NewsletterPostRecord = InstanceRpc['newsletter.messages']['reply']['posts'][number];
@@ -30,7 +43,27 @@ export const MAX_NEWSLETTER_POSTS = 100;
 const SUBSCRIPTION_ACTIONS = ['follow', 'unfollow', 'mute', 'unmute'] as const;
 /** WhatsApp Web's (and whatsmeow's) query for the channels the account follows or owns; rc14 has no call for it. */
 const SUBSCRIBED_QUERY_ID = '6388546374527196';
+/**
+ * The other `w:mex` queries rc14 has no call for. UPDATE_METADATA is rc14's own (QueryIds.UPDATE_METADATA; its
+ * newsletterUpdate always sends `settings: null`, so the reaction setting is sent here). The directory queries are
+ * whatsmeow's and WAHA's; the admin-invite ones WhatsApp's NewsletterAdminInvite / …Revoke / NewsletterAcceptAdminInvite.
+ */
+const MEX = {
+  UPDATE_METADATA: { id: '24250201037901610', path: 'xwa2_newsletter_update' },
+  DIRECTORY_LIST: { id: '6190824427689257', path: 'xwa2_newsletters_directory_list' },
+  DIRECTORY_SEARCH: { id: '6802402206520139', path: 'xwa2_newsletters_directory_search' },
+  ADMIN_INVITE: { id: '26278681041745438', path: 'xwa2_newsletter_admin_invite_create' },
+  ADMIN_INVITE_REVOKE: { id: '24369392486051948', path: 'xwa2_newsletter_admin_invite_revoke' },
+  ADMIN_INVITE_ACCEPT: { id: '24934958956134858', path: 'xwa2_newsletter_admin_invite_accept' },
+} as const;
 const NOT_FOUND = 'newsletter not found';
+/** A channel picture's largest source (the reference: above 1 MB is refused). */
+export const MAX_NEWSLETTER_PICTURE_BYTES = 1024 * 1024;
+const REACTION_CODES = ['all', 'basic', 'none', 'blocklist'] as const;
+const ADMIN_ACTIONS = ['invite', 'revoke', 'remove'] as const;
+const USER_JID = /^\d{5,20}@s\.whatsapp\.net$|^\d{1,20}@lid$/;
+/** Post types an edit can change (their text or caption). */
+const EDITABLE = ['conversation', 'extendedTextMessage', 'imageMessage', 'videoMessage', 'documentMessage'] as const;
 
 function jidOf(raw: Record<string, unknown>): string {
   const jid = typeof raw.jid === 'string' ? raw.jid : '';
@@ -76,9 +109,66 @@ export const newsletterRequests = {
       throw new RpcError(ErrorCode.BadRequest, 'beforeid must be a positive whole number');
     return { instanceId, jid: jidOf(raw), count, ...(before === undefined ? {} : { before }) };
   },
+  'newsletter.live': (raw, instanceId) => ({ instanceId, jid: jidOf(raw) }),
+  'newsletter.editPost': (raw, instanceId) => {
+    const text = typeof raw.text === 'string' ? raw.text : '';
+    if (!text.trim() || text.length > 65_536) throw new RpcError(ErrorCode.BadRequest, 'text is required');
+    return { ...postTargetOf(raw, instanceId), text };
+  },
+  'newsletter.deletePost': (raw, instanceId) => postTargetOf(raw, instanceId),
+  'newsletter.viewed': (raw, instanceId) => {
+    const ids = raw.serverIds;
+    if (!Array.isArray(ids) || !ids.length || ids.length > 100 || !ids.every((id): id is number => Number.isSafeInteger(id) && (id as number) > 0))
+      throw new RpcError(ErrorCode.BadRequest, 'serverids must be 1 to 100 positive server ids');
+    return { instanceId, jid: jidOf(raw), serverIds: ids };
+  },
+  'newsletter.react': (raw, instanceId) => {
+    if (!Number.isSafeInteger(raw.serverId) || (raw.serverId as number) < 1) throw new RpcError(ErrorCode.BadRequest, 'serverid is required');
+    if (typeof raw.reaction !== 'string' || raw.reaction.length > 32) throw new RpcError(ErrorCode.BadRequest, 'reaction must be an emoji or empty');
+    const reactionId = typeof raw.reactionId === 'string' && /^[A-Za-z0-9]{6,64}$/.test(raw.reactionId) ? raw.reactionId : undefined;
+    return { instanceId, jid: jidOf(raw), serverId: raw.serverId as number, reaction: raw.reaction, ...(reactionId ? { reactionId } : {}) };
+  },
+  'newsletter.picture': (raw, instanceId) => ({ instanceId, jid: jidOf(raw), picture: pictureSourceOf(raw.picture, 'picture') }),
+  'newsletter.settings': (raw, instanceId) => {
+    const reactionCodes = REACTION_CODES.find((known) => known === raw.reactionCodes);
+    if (!reactionCodes) throw new RpcError(ErrorCode.BadRequest, 'invalid reactionCodes');
+    return { instanceId, jid: jidOf(raw), reactionCodes };
+  },
+  'newsletter.search': (raw, instanceId) => {
+    const limit = raw.limit;
+    if (!Number.isInteger(limit) || (limit as number) < 1 || (limit as number) > 100) throw new RpcError(ErrorCode.BadRequest, 'limit must be from 1 to 100');
+    const view = typeof raw.view === 'string' && /^[A-Z_]{1,40}$/.test(raw.view) ? raw.view : 'RECOMMENDED';
+    const countryCodes = Array.isArray(raw.countryCodes)
+      ? raw.countryCodes.filter((code): code is string => typeof code === 'string' && /^[A-Z]{2}$/.test(code))
+      : [];
+    const searchText = typeof raw.searchText === 'string' && raw.searchText.trim() ? raw.searchText.trim().slice(0, 200) : undefined;
+    const after = typeof raw.after === 'string' && raw.after ? raw.after.slice(0, 500) : undefined;
+    return { instanceId, limit: limit as number, view, countryCodes, ...(searchText ? { searchText } : {}), ...(after ? { after } : {}) };
+  },
+  'newsletter.admin': (raw, instanceId) => {
+    const action = ADMIN_ACTIONS.find((known) => known === raw.action);
+    if (!action) throw new RpcError(ErrorCode.BadRequest, `action must be one of ${ADMIN_ACTIONS.join(', ')}`);
+    return { instanceId, jid: jidOf(raw), action, user: userOf(raw.user) };
+  },
+  'newsletter.adminAccept': (raw, instanceId) => ({ instanceId, jid: jidOf(raw) }),
+  'newsletter.owner': (raw, instanceId) => ({ instanceId, jid: jidOf(raw), user: userOf(raw.user), quitAdmin: raw.quitAdmin === true }),
 } satisfies OpRequestParsers<NewsletterOps>;
 
-export function newsletterOps(): OpHandlers<NewsletterOps> {
+function userOf(value: unknown): string {
+  if (typeof value !== 'string' || !USER_JID.test(value)) throw new RpcError(ErrorCode.BadRequest, 'phone must be a phone number');
+  return value;
+}
+
+function postTargetOf(raw: Record<string, unknown>, instanceId: string) {
+  const messageId = typeof raw.messageId === 'string' && /^[A-Za-z0-9._:-]{1,128}$/.test(raw.messageId) ? raw.messageId : undefined;
+  const serverId = Number.isSafeInteger(raw.serverId) && (raw.serverId as number) > 0 ? (raw.serverId as number) : undefined;
+  if (!messageId && serverId === undefined) throw new RpcError(ErrorCode.BadRequest, 'messageid or serverid is required');
+  const count = Number.isInteger(raw.count) && (raw.count as number) >= 1 && (raw.count as number) <= MAX_NEWSLETTER_POSTS ? (raw.count as number) : 50;
+  const maxPages = Number.isInteger(raw.maxPages) && (raw.maxPages as number) >= 1 && (raw.maxPages as number) <= 20 ? (raw.maxPages as number) : 3;
+  return { instanceId, jid: jidOf(raw), ...(messageId ? { messageId } : {}), ...(serverId === undefined ? {} : { serverId }), count, maxPages };
+}
+
+export function newsletterOps(media?: MediaSource): OpHandlers<NewsletterOps> {
   return {
     'newsletter.create': async (session, request) => {
       const socket = session.openSocket();
@@ -124,22 +214,208 @@ export function newsletterOps(): OpHandlers<NewsletterOps> {
     },
     'newsletter.messages': async (session, request) => {
       const socket = session.openSocket();
-      const result = await newsletterCall('error getting newsletter messages', () =>
+      const posts = await newsletterCall('error getting newsletter messages', () => fetchPosts(socket, request.jid, request.count, request.before));
+      return { posts: posts.map(toPostRecord) };
+    },
+    'newsletter.live': async (session, request) => {
+      const socket = session.openSocket();
+      const granted = await newsletterCall('error subscribing to newsletter updates', () => socket.subscribeNewsletterUpdates(request.jid));
+      return { seconds: Number(granted?.duration) || 0 };
+    },
+    'newsletter.editPost': async (session, request) => {
+      const socket = session.openSocket();
+      const what = 'error editing newsletter message';
+      const post = await findPost(socket, request, what);
+      const message = editedContent(postContentMessage(post), request.text);
+      return changePost(socket, request.jid, post, '3', Buffer.from(proto.Message.encode(message).finish()), what);
+    },
+    'newsletter.deletePost': async (session, request) => {
+      const socket = session.openSocket();
+      const what = 'error deleting newsletter message';
+      const post = await findPost(socket, request, what);
+      return changePost(socket, request.jid, post, '8', Buffer.alloc(0), what);
+    },
+    'newsletter.viewed': async (session, request) => {
+      const socket = session.openSocket();
+      // whatsmeow's NewsletterMarkViewed: a `view` receipt listing the posts, answered by the server's ack.
+      await newsletterCall('error marking newsletter messages viewed', () =>
         socket.query({
-          tag: 'iq',
-          attrs: { id: socket.generateMessageTag(), type: 'get', xmlns: 'newsletter', to: 's.whatsapp.net' },
-          content: [
-            {
-              tag: 'messages',
-              attrs: { type: 'jid', jid: request.jid, count: String(request.count), ...(request.before ? { before: String(request.before) } : {}) },
-            },
-          ],
+          tag: 'receipt',
+          attrs: { to: request.jid, type: 'view', id: socket.generateMessageTag() },
+          content: [{ tag: 'list', attrs: {}, content: request.serverIds.map((id) => ({ tag: 'item', attrs: { server_id: String(id) } })) }],
         }),
       );
-      const list = getBinaryNodeChild(result, 'messages');
-      return { posts: getBinaryNodeChildren(list, 'message').map(toPostRecord) };
+      return { ok: true };
+    },
+    'newsletter.react': async (session, request) => {
+      const socket = session.openSocket();
+      // rc14's newsletterReactMessage, with the reaction's own id when the caller gives one and the ack's refusal read.
+      const ack = await newsletterCall('error reacting to newsletter message', () =>
+        socket.query({
+          tag: 'message',
+          attrs: {
+            to: request.jid,
+            id: request.reactionId ?? socket.generateMessageTag(),
+            server_id: String(request.serverId),
+            type: 'reaction',
+            ...(request.reaction ? {} : { edit: '7' }),
+          },
+          content: [{ tag: 'reaction', attrs: request.reaction ? { code: request.reaction } : {} }],
+        }),
+      );
+      ackRefusal(ack, 'error reacting to newsletter message', 'this newsletter does not take that reaction');
+      return { ok: true };
+    },
+    'newsletter.picture': async (session, request) => {
+      const socket = session.openSocket();
+      const what = 'error updating newsletter picture';
+      if ('remove' in request.picture) {
+        await newsletterCall(what, () => socket.newsletterRemovePicture(request.jid));
+        return { ok: true };
+      }
+      const picture = await loadPicture(media, request.instanceId, request.picture, 'picture', MAX_NEWSLETTER_PICTURE_BYTES);
+      await newsletterCall(what, () => socket.newsletterUpdatePicture(request.jid, picture));
+      return { ok: true };
+    },
+    'newsletter.settings': async (session, request) => {
+      const socket = session.openSocket();
+      await newsletterCall('error updating newsletter settings', () =>
+        mexQuery(socket, MEX.UPDATE_METADATA, {
+          newsletter_id: request.jid,
+          updates: { settings: { reaction_codes: { value: request.reactionCodes.toUpperCase() } } },
+        }),
+      );
+      return { ok: true };
+    },
+    'newsletter.search': async (session, request) => {
+      const socket = session.openSocket();
+      const query = request.searchText ? MEX.DIRECTORY_SEARCH : MEX.DIRECTORY_LIST;
+      const input = request.searchText
+        ? { search_text: request.searchText, categories: [], limit: request.limit, start_cursor: request.after ?? null }
+        : { view: request.view, filters: { country_codes: request.countryCodes }, limit: request.limit, start_cursor: request.after ?? null };
+      const found = record(await newsletterCall('error searching newsletters', () => mexQuery(socket, query, { input })));
+      const page = record(found.page_info);
+      const list = Array.isArray(found.result) ? found.result : [];
+      return {
+        after: page.hasNextPage === true && typeof page.endCursor === 'string' ? page.endCursor : null,
+        data: list.map(toNewsletterMetadata).filter((entry): entry is NewsletterMetadata => entry !== null),
+      };
+    },
+    'newsletter.admin': async (session, request) => {
+      const socket = session.openSocket();
+      const what = `error trying to ${request.action === 'invite' ? 'invite' : request.action === 'revoke' ? 'revoke the invite of' : 'remove'} newsletter admin`;
+      const user = await lidOf(socket, request.user);
+      if (request.action === 'remove') await newsletterCall(what, () => socket.newsletterDemote(request.jid, user));
+      else
+        await newsletterCall(what, () =>
+          mexQuery(socket, request.action === 'invite' ? MEX.ADMIN_INVITE : MEX.ADMIN_INVITE_REVOKE, { newsletter_id: request.jid, user_id: user }),
+        );
+      return { ok: true };
+    },
+    'newsletter.adminAccept': async (session, request) => {
+      const socket = session.openSocket();
+      await newsletterCall('error accepting newsletter admin invite', () => mexQuery(socket, MEX.ADMIN_INVITE_ACCEPT, { newsletter_id: request.jid }));
+      return { ok: true };
+    },
+    'newsletter.owner': async (session, request) => {
+      const socket = session.openSocket();
+      const what = 'error transferring newsletter ownership';
+      const user = await lidOf(socket, request.user);
+      await newsletterCall(what, () => socket.newsletterChangeOwner(request.jid, user));
+      if (request.quitAdmin) {
+        const me = (socket.user?.lid ?? socket.user?.id ?? '').replace(/:\d+@/, '@');
+        await newsletterCall(what, () => socket.newsletterDemote(request.jid, me));
+      }
+      return { ok: true };
     },
   };
+}
+
+/** The `<messages type=jid jid count before>` iq WhatsApp Web and whatsmeow send (rc14's newsletterFetchMessages cannot page back). */
+async function fetchPosts(socket: WASocket, jid: string, count: number, before?: number): Promise<BinaryNode[]> {
+  const result = await socket.query({
+    tag: 'iq',
+    attrs: { id: socket.generateMessageTag(), type: 'get', xmlns: 'newsletter', to: 's.whatsapp.net' },
+    content: [{ tag: 'messages', attrs: { type: 'jid', jid, count: String(count), ...(before ? { before: String(before) } : {}) } }],
+  });
+  return getBinaryNodeChildren(getBinaryNodeChild(result, 'messages'), 'message');
+}
+
+type PostTarget = InstanceRpc['newsletter.deletePost']['request'];
+
+/** The post named by message id or server id among the newest `count` × `maxPages` posts (NotFound otherwise). */
+async function findPost(socket: WASocket, target: PostTarget, what: string): Promise<BinaryNode> {
+  let before: number | undefined;
+  for (let page = 0; page < target.maxPages; page++) {
+    const posts = await newsletterCall(what, () => fetchPosts(socket, target.jid, target.count, before));
+    const found = posts.find(
+      (post) => (target.messageId && post.attrs.id === target.messageId) || (target.serverId !== undefined && Number(post.attrs.server_id) === target.serverId),
+    );
+    if (found) return found;
+    const oldest = Math.min(...posts.map((post) => Number(post.attrs.server_id) || Number.POSITIVE_INFINITY));
+    if (posts.length < target.count || !Number.isFinite(oldest)) break;
+    before = oldest;
+  }
+  throw new RpcError(ErrorCode.NotFound, 'newsletter message not found in recent history');
+}
+
+function postContentMessage(post: BinaryNode): proto.IMessage {
+  const content = getBinaryNodeChild(post, 'plaintext')?.content;
+  if (!(content instanceof Uint8Array)) throw new RpcError(ErrorCode.BadRequest, 'this newsletter message cannot be edited: WhatsApp sent no content');
+  return proto.Message.decode(content);
+}
+
+/** The post with its text (or caption) replaced; only text, image, video and document posts. */
+export function editedContent(original: proto.IMessage, text: string): proto.IMessage {
+  const kind = EDITABLE.find((field) => original[field]);
+  switch (kind) {
+    case 'conversation':
+      return { conversation: text };
+    case 'extendedTextMessage':
+      return { extendedTextMessage: { ...original.extendedTextMessage, text } };
+    case 'imageMessage':
+      return { imageMessage: { ...original.imageMessage, caption: text } };
+    case 'videoMessage':
+      return { videoMessage: { ...original.videoMessage, caption: text } };
+    case 'documentMessage':
+      return { documentMessage: { ...original.documentMessage, caption: text } };
+    default:
+      throw new RpcError(ErrorCode.BadRequest, 'this newsletter message cannot be edited: only text, image, video and document posts');
+  }
+}
+
+/**
+ * An admin's edit (`edit="3"`, the new content) or deletion (`edit="8"`, no content) of a post, sent as whatsmeow's
+ * sendNewsletter does: under the post's own message id; the server's ack names the post's server id.
+ */
+async function changePost(socket: WASocket, jid: string, post: BinaryNode, edit: '3' | '8', content: Buffer, what: string) {
+  const id = post.attrs.id ?? '';
+  const ack = await newsletterCall(what, () =>
+    socket.query({
+      tag: 'message',
+      attrs: { to: jid, id, type: post.attrs.type ?? 'text', edit },
+      content: [{ tag: 'plaintext', attrs: {}, content }],
+    }),
+  );
+  ackRefusal(ack, what, 'the instance is not the owner or an admin of this newsletter');
+  const targetserverid = Number(post.attrs.server_id) || 0;
+  return { jid, targetmessageid: id, targetserverid, messageid: id, serverid: Number(ack.attrs.server_id) || targetserverid };
+}
+
+/** A message ack carrying an error: 403 Forbidden, 404 NotFound, anything else Refused. */
+function ackRefusal(ack: BinaryNode, what: string, forbidden: string): void {
+  const error = ack.attrs.error;
+  if (!error) return;
+  if (error === '403' || error === '401') throw new RpcError(ErrorCode.Forbidden, `${what}: ${forbidden}`);
+  if (error === '404') throw new RpcError(ErrorCode.NotFound, `${what}: newsletter message not found`);
+  throw new RpcError(ErrorCode.Refused, `${what}: WhatsApp answered ${error}`);
+}
+
+/** The LID WhatsApp names newsletter users by (the number's JID when WhatsApp has no LID for it). */
+async function lidOf(socket: WASocket, user: string): Promise<string> {
+  if (user.endsWith('@lid')) return user;
+  const lid = await socket.signalRepository.lidMapping.getLIDForPN(user).catch(() => null);
+  return lid ? lid.replace(/:\d+@/, '@') : user;
 }
 
 async function readMetadata(socket: WASocket, type: 'jid' | 'invite', key: string, what: string): Promise<NewsletterMetadata> {
@@ -151,20 +427,22 @@ async function readMetadata(socket: WASocket, type: 'jid' | 'invite', key: strin
 
 /** The `w:mex` query rc14 has no call for: every channel the account follows or owns. */
 async function subscribedNewsletters(socket: WASocket): Promise<unknown[]> {
+  const list = await mexQuery(socket, { id: SUBSCRIBED_QUERY_ID, path: 'xwa2_newsletter_subscribed' }, {});
+  return Array.isArray(list) ? list : [];
+}
+
+/** A `w:mex` GraphQL query as rc14's executeWMexQuery sends it; its `errors` thrown with the code as `data` (see newsletterRefusal). */
+async function mexQuery(socket: WASocket, query: { id: string; path: string }, variables: Record<string, unknown>): Promise<unknown> {
   const result = await socket.query({
     tag: 'iq',
     attrs: { id: socket.generateMessageTag(), type: 'get', to: 's.whatsapp.net', xmlns: 'w:mex' },
-    content: [{ tag: 'query', attrs: { query_id: SUBSCRIBED_QUERY_ID }, content: Buffer.from(JSON.stringify({ variables: {} }), 'utf-8') }],
+    content: [{ tag: 'query', attrs: { query_id: query.id }, content: Buffer.from(JSON.stringify({ variables }), 'utf-8') }],
   });
   const content = getBinaryNodeChild(result, 'result')?.content;
   const text = Buffer.isBuffer(content) || content instanceof Uint8Array ? Buffer.from(content).toString('utf-8') : '';
-  const body = (text ? JSON.parse(text) : {}) as {
-    data?: { xwa2_newsletter_subscribed?: unknown };
-    errors?: Array<{ message?: string; extensions?: { error_code?: number } }>;
-  };
+  const body = (text ? JSON.parse(text) : {}) as { data?: Record<string, unknown>; errors?: Array<{ message?: string; extensions?: { error_code?: number } }> };
   if (body.errors?.length) throw Object.assign(new Error(body.errors[0].message ?? 'GraphQL error'), { data: body.errors[0].extensions?.error_code ?? 500 });
-  const list = body.data?.xwa2_newsletter_subscribed;
-  return Array.isArray(list) ? list : [];
+  return body.data?.[query.path] ?? null;
 }
 
 /** A `<message server_id id t type views_count>` of a `messages` answer: its `<plaintext>` content and `<reactions>`. */

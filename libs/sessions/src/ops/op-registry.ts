@@ -3,6 +3,7 @@ import type { ChatRepository, FileRepository, InstanceRepository } from '@gw/per
 import type { Logger } from '@gw/platform';
 import type { SimulatorSeam } from '../config/session-worker.config';
 import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
+import type { MediaSource } from '../outbound/media-source';
 import type { SendContentBuilder } from '../outbound/send-content';
 import type { SendLedger } from '../outbound/send-ledger';
 import type { Session } from '../session/session';
@@ -37,6 +38,8 @@ export interface OpRegistryDependencies {
   inbound: InboundMessageObserver;
   logger: Logger;
   simulator?: SimulatorSeam;
+  /** Pictures by URL or staged upload (group and channel pictures). */
+  media?: MediaSource;
 }
 
 /** The worker's one op registry: every op of `InstanceRpc`, from one file per op family (named like the gateway's API areas). */
@@ -47,8 +50,8 @@ export function createOpRegistry(dependencies: OpRegistryDependencies, overrides
     ...messageOps(dependencies),
     ...labelOps(dependencies.inbound),
     ...chatOps(dependencies.inbound),
-    ...groupOps(),
-    ...newsletterOps(),
+    ...groupOps(dependencies.media),
+    ...newsletterOps(dependencies.media),
     ...contactOps(dependencies.inbound),
     ...overrides,
   } satisfies OpRegistry;

@@ -179,3 +179,51 @@ export class GroupEphemeralDto extends GroupJidDto {
   @IsDefined({ message: 'duration is required' })
   duration!: string | number;
 }
+
+/** The longest `image` (a URL, base64 or a data URI of up to 5 MB); the service answers 413 for larger pictures. */
+export const MAX_IMAGE_FIELD = 8 * 1024 * 1024;
+
+/** `POST /group/updateImage`: `image` is a URL, base64 or a data URI of a picture, or `remove` / `delete`. */
+export class GroupImageDto extends GroupJidDto {
+  @IsDefined({ message: 'image is required' })
+  @IsString({ message: 'image must be a URL, base64 or remove' })
+  @Matches(NOT_BLANK, { message: 'image is required' })
+  @MaxLength(MAX_IMAGE_FIELD, { message: 'image is larger than 5 MB' })
+  image!: string;
+}
+
+/** `POST /community/create`: its name (and optionally a description); the instance is its admin. */
+export class CreateCommunityDto {
+  @IsDefined({ message: 'name is required' })
+  @IsString({ message: 'name must be a string' })
+  @Matches(NOT_BLANK, { message: 'name is required' })
+  @MaxLength(100, { message: 'name must be at most 100 characters' })
+  name!: string;
+
+  @IsOptional()
+  @IsString({ message: 'description must be a string' })
+  @MaxLength(2048, { message: 'description must be at most 2048 characters' })
+  description?: string;
+}
+
+export const COMMUNITY_ACTIONS = ['add', 'remove'] as const;
+
+/** `POST /community/editgroups`: link (`add`) or unlink (`remove`) groups of a community. */
+export class CommunityGroupsDto {
+  @IsDefined({ message: 'community is required' })
+  @IsString({ message: 'community must be a group JID (digits@g.us)' })
+  @Matches(GROUP_JID, { message: 'community must be a group JID (digits@g.us)' })
+  community!: string;
+
+  @IsDefined({ message: 'action is required' })
+  @IsIn(COMMUNITY_ACTIONS, { message: 'action must be add or remove' })
+  action!: (typeof COMMUNITY_ACTIONS)[number];
+
+  @IsDefined({ message: 'groupjids is required' })
+  @IsArray({ message: 'groupjids must be an array of group JIDs' })
+  @ArrayNotEmpty({ message: 'groupjids must name at least one group' })
+  @ArrayMaxSize(100, { message: 'groupjids must name at most 100 groups' })
+  @IsString({ each: true, message: 'groupjids must be an array of group JIDs' })
+  @Matches(GROUP_JID, { each: true, message: 'groupjids must be an array of group JIDs (digits@g.us)' })
+  groupjids!: string[];
+}

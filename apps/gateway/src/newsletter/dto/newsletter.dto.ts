@@ -1,5 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
-import { IsDefined, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 
 const NOT_BLANK = /\S/;
 /** A channel's numeric id, with or without `@newsletter`. */
@@ -102,4 +103,128 @@ export class NewsletterUpdatesDto extends NewsletterIdDto {
   @Min(0, { message: 'since must be a timestamp in seconds or milliseconds' })
   @Max(Number.MAX_SAFE_INTEGER, { message: 'since must be a timestamp in seconds or milliseconds' })
   since?: number;
+}
+
+/** A post of the channel by `messageid` or `serverid` (one of them required), looked for in the newest `count` × `maxpages` posts. */
+export class NewsletterPostDto extends NewsletterIdDto {
+  @IsOptional()
+  @IsString({ message: 'messageid must be a string' })
+  @Matches(/^[A-Za-z0-9._:-]{1,128}$/, { message: 'messageid must be a message id' })
+  messageid?: string;
+
+  @ServerId('serverid') serverid?: number;
+
+  @PostCount() count?: number;
+
+  @IsOptional()
+  @IsInt({ message: 'maxpages must be an integer' })
+  @Min(1, { message: 'maxpages must be from 1 to 20' })
+  @Max(20, { message: 'maxpages must be from 1 to 20' })
+  maxpages?: number;
+}
+
+/** `POST /newsletter/messages/edit`: the post's new text or caption. */
+export class NewsletterPostEditDto extends NewsletterPostDto {
+  @IsDefined({ message: 'text is required' })
+  @IsString({ message: 'text must be a string' })
+  @Matches(NOT_BLANK, { message: 'text is required' })
+  @MaxLength(65_536, { message: 'text must be at most 65536 characters' })
+  text!: string;
+}
+
+/** `POST /newsletter/viewed`: the server ids of the posts seen. */
+export class NewsletterViewedDto extends NewsletterIdDto {
+  @IsDefined({ message: 'serverids is required' })
+  @IsArray({ message: 'serverids must be an array of server ids' })
+  @ArrayNotEmpty({ message: 'serverids is required' })
+  @ArrayMaxSize(100, { message: 'serverids must name at most 100 posts' })
+  @IsInt({ each: true, message: 'serverids must be an array of server ids' })
+  @Min(1, { each: true, message: 'serverids must be positive server ids' })
+  @Max(Number.MAX_SAFE_INTEGER, { each: true, message: 'serverids must be positive server ids' })
+  serverids!: number[];
+}
+
+/** `POST /newsletter/reaction`: `reaction` an emoji, or '' to take it back. */
+export class NewsletterReactionDto extends NewsletterIdDto {
+  @IsDefined({ message: 'serverid is required' })
+  @IsInt({ message: 'serverid must be an integer' })
+  @Min(1, { message: 'serverid must be a positive server id' })
+  @Max(Number.MAX_SAFE_INTEGER, { message: 'serverid must be a positive server id' })
+  serverid!: number;
+
+  @IsDefined({ message: 'reaction is required (an emoji, or "" to remove it)' })
+  @IsString({ message: 'reaction must be a string' })
+  @MaxLength(32, { message: 'reaction must be one emoji' })
+  reaction!: string;
+
+  @IsOptional()
+  @IsString({ message: 'reactionmessageid must be a string' })
+  @Matches(/^[A-Za-z0-9]{6,64}$/, { message: 'reactionmessageid must be 6 to 64 letters and digits' })
+  reactionmessageid?: string;
+}
+
+/** `POST /newsletter/picture`: a URL, base64 or a data URI of an image of at most 1 MB (`remove` takes it away). */
+export class NewsletterPictureDto extends NewsletterIdDto {
+  @IsDefined({ message: 'picture is required' })
+  @IsString({ message: 'picture must be a string' })
+  @Matches(NOT_BLANK, { message: 'empty image source' })
+  @MaxLength(2 * 1024 * 1024, { message: 'picture is larger than 1 MB' })
+  picture!: string;
+}
+
+export const REACTION_CODES = ['all', 'basic', 'none', 'blocklist'] as const;
+
+/** `POST /newsletter/settings`: who may react (all, basic, none, blocklist; any case). */
+export class NewsletterSettingsDto extends NewsletterIdDto {
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value))
+  @IsDefined({ message: 'reactionCodes is required' })
+  @IsIn(REACTION_CODES, { message: 'invalid reactionCodes' })
+  reactionCodes!: (typeof REACTION_CODES)[number];
+}
+
+/** `POST /newsletter/search`: the channel directory, browsed (`view`) or searched (`searchText`). */
+export class NewsletterSearchDto {
+  @IsOptional()
+  @IsInt({ message: 'limit must be an integer' })
+  @Min(1, { message: 'limit must be from 1 to 100' })
+  @Max(100, { message: 'limit must be from 1 to 100' })
+  limit?: number;
+
+  @IsOptional()
+  @IsString({ message: 'view must be a string' })
+  @Matches(/^[A-Za-z_]{1,40}$/, { message: 'view must be a directory view (RECOMMENDED, TRENDING, POPULAR, NEW…)' })
+  view?: string;
+
+  @IsOptional()
+  @IsArray({ message: 'countryCodes must be an array of country codes' })
+  @ArrayMaxSize(50, { message: 'countryCodes must name at most 50 countries' })
+  @IsString({ each: true, message: 'countryCodes must be an array of country codes' })
+  @Matches(/^[A-Za-z]{2}$/, { each: true, message: 'countryCodes must be two-letter country codes' })
+  countryCodes?: string[];
+
+  @IsOptional()
+  @IsString({ message: 'searchText must be a string' })
+  @MaxLength(200, { message: 'searchText must be at most 200 characters' })
+  searchText?: string;
+
+  @IsOptional()
+  @IsString({ message: 'after must be a string' })
+  @MaxLength(500, { message: 'after must be the cursor of a previous answer' })
+  after?: string;
+}
+
+/** `POST /newsletter/admin/invite|remove|revoke`: the person's phone number. */
+export class NewsletterPhoneDto extends NewsletterIdDto {
+  @IsDefined({ message: 'phone is required' })
+  @IsString({ message: 'phone must be a string' })
+  @Matches(NOT_BLANK, { message: 'phone is required' })
+  @MaxLength(100, { message: 'Invalid phone' })
+  phone!: string;
+}
+
+/** `POST /newsletter/owner/transfer`: to one of the channel's admins; `quitAdmin` then steps the instance down. */
+export class NewsletterOwnerDto extends NewsletterPhoneDto {
+  @IsOptional()
+  @IsBoolean({ message: 'quitAdmin must be a boolean' })
+  quitAdmin?: boolean;
 }

@@ -381,6 +381,53 @@ export class MessageEvents {
     });
   }
 
+  /**
+   * An admin edited (`edit="3"`, the new content) or deleted (`edit="8"`) a channel post: the stored post follows
+   * and a `newsletter_messages` event says so (`edit`: edited / deleted). Baileys reads such a stanza as the post
+   * again, under the same id, so the socket handler hands the raw stanza here.
+   */
+  async onNewsletterChange(change: {
+    jid: string;
+    messageId: string;
+    serverId: string;
+    edit: 'edited' | 'deleted';
+    content?: Buffer;
+    t: number;
+  }): Promise<void> {
+    const who = await this.context.who();
+    let content: ProtoMessage | undefined;
+    if (change.edit === 'edited') {
+      try {
+        content = proto.Message.decode(change.content ?? Buffer.alloc(0)) as unknown as ProtoMessage;
+      } catch {
+        return;
+      }
+    }
+    const described = content ? describeContent(content) : undefined;
+    if (change.edit === 'edited' && (!described?.field || described.type === 'protocol')) return;
+    await this.context.withRetry('newsletter edit', { messageId: change.messageId }, () =>
+      this.context.write(async (manager, events) => {
+        let row: MessageRow | null;
+        if (change.edit === 'deleted') row = await MessageRepository.markDeletedWithin(manager, this.context.instanceId, change.messageId);
+        else {
+          row = await MessageRepository.applyEditWithin(manager, this.context.instanceId, change.messageId, {
+            text: described!.text,
+            content: described!.content,
+            editId: change.messageId,
+          });
+          if (!row) {
+            // A post the instance had not stored: stored as it is now.
+            const message = { key: { remoteJid: change.jid, id: change.messageId, fromMe: false }, message: content, messageTimestamp: change.t } as WAMessage;
+            const place: MessagePlace = { chatId: change.jid, chatLid: '', isGroup: false, sender: { jid: change.jid, pn: '', lid: '' } };
+            const created = toNewMessage(this.context.instanceId, { message, described: described!, place, senderName: '', status: '', vote: undefined });
+            row = (await MessageRepository.upsertWithin(manager, created)).row;
+          }
+        }
+        if (row) events.push(newsletterMessagesEvent(row, change.serverId, who, change.edit));
+      }),
+    );
+  }
+
   /** Call offers and their ends: a `call` event (the instance can reject through the API later) and the call's message (messageType `call`). */
   async onCalls(calls: BaileysEventMap['call']): Promise<void> {
     const who = await this.context.who();

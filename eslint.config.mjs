@@ -88,5 +88,10 @@ export default tseslint.config(
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
+  {
+    // The console's Vite config: an ES module run by Node.
+    files: ['apps/manager/vite.config.mjs'],
+    languageOptions: { globals: { process: 'readonly', URL: 'readonly' } },
+  },
   prettier,
 );

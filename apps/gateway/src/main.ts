@@ -63,7 +63,10 @@ async function main(): Promise<void> {
         }),
       )
     : [];
-  const app = await createHttpApp({ config, dataSource: runtime.dataSource, bus: runtime.bus, logger, embedded });
+  const app = await createHttpApp(
+    { config, dataSource: runtime.dataSource, bus: runtime.bus, logger, embedded },
+    { simulatorControlUrl: simulator?.controlUrl },
+  );
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -80,7 +83,8 @@ async function main(): Promise<void> {
     say(`\nAdmin token (shown once; npm run admin-token${config.sandbox ? ' -- --sandbox' : ''} makes a new one): ${generated}\n`);
   }
   logger.info({ port: config.port, embedded: runtime.embedded, sandbox: config.sandbox }, 'gateway listening');
-  if (simulator) say(`Sandbox simulator control API: ${simulator.controlUrl}`);
+  say(`Console: http://localhost:${config.port}/manager (sign in with the admin token)`);
+  if (simulator) say(`Sandbox simulator control API: ${simulator.controlUrl} (its phones are also in the console)`);
 
   let stopping = false;
   const shutdown = async (signal: string) => {

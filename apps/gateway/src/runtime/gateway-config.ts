@@ -40,6 +40,8 @@ export interface GatewayConfig {
   rateLimits: { instance?: RateLimit; admin?: RateLimit; unauthenticated?: RateLimit };
   /** GET /metrics: its bearer token (METRICS_TOKEN) and whether sends and connects carry the instance id (METRICS_PER_INSTANCE). */
   metrics: MetricsConfig;
+  /** Where the operator console's build is (CONSOLE_DIR); absent: beside the gateway's bundle (dist/apps/manager). */
+  consoleDir?: string;
 }
 
 export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv): GatewayConfig {
@@ -70,6 +72,7 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
       unauthenticated: rateLimit(env, 'RATE_LIMIT_UNAUTHENTICATED', '10/s,burst=50'),
     },
     metrics: readMetricsConfig(env),
+    consoleDir: env.optionalString('CONSOLE_DIR'),
   };
 }
 

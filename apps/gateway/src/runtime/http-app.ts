@@ -3,12 +3,18 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { configureMetrics, PinoNestLogger } from '@gw/platform';
 import { randomUUID } from 'node:crypto';
 import { GatewayModule, type GatewayRuntime } from '../app.module';
+import { serveConsole } from '../console/console.routes';
+import { serveSandboxRelay } from '../console/sandbox-relay';
 import { serveMetrics } from '../metrics/metrics.routes';
 import { serveApiDocs } from '../openapi/openapi.routes';
 import { JSON_BODY_LIMITS, useJsonBodyParser } from './json-body';
 
 /** Builds the HTTP application (Fastify) around an opened runtime; the caller listens. */
-export async function createHttpApp(runtime: GatewayRuntime): Promise<NestFastifyApplication> {
+export async function createHttpApp(
+  runtime: GatewayRuntime,
+  /** `simulatorControlUrl`: the sandbox's embedded simulator, whose phones the console may play (/sandbox/sim/*). */
+  options: { simulatorControlUrl?: string } = {},
+): Promise<NestFastifyApplication> {
   // Before any module records: METRICS_PER_INSTANCE decides the labels.
   const { httpRequests, httpRequestDuration } = configureMetrics({ perInstance: runtime.config.metrics.perInstance });
   const adapter = new FastifyAdapter({
@@ -59,6 +65,9 @@ export async function createHttpApp(runtime: GatewayRuntime): Promise<NestFastif
   serveApiDocs(app);
   // GET /metrics (METRICS_TOKEN) and GET /version.
   serveMetrics(app, runtime.config.metrics, { embedded: Boolean(runtime.embedded?.length) });
+  // The operator console at /manager (/ and /dashboard lead there); in the sandbox, its phones' relay.
+  await serveConsole(app, { dir: runtime.config.consoleDir, logger: runtime.logger });
+  if (options.simulatorControlUrl) serveSandboxRelay(app, { controlUrl: options.simulatorControlUrl, logger: runtime.logger });
   // No enableShutdownHooks(): main.ts owns SIGINT/SIGTERM and closes the app, then the bus, then the
   // embedded Postgres. Nest's hook would close the app and re-raise the signal, ending the process
   // before the rest is closed (the embedded Postgres was left running).

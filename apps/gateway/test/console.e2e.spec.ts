@@ -1,0 +1,343 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { InProcessBus } from '@gw/bus';
+import { createLogger, EnvReader } from '@gw/platform';
+import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
+import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
+import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { AdminTokenService } from '../src/admin/admin-token.service';
+import { CONSOLE_CSP } from '../src/console/console.routes';
+import { loadGatewayConfig } from '../src/runtime/gateway-config';
+import { createHttpApp } from '../src/runtime/http-app';
+import { startGateway } from './support/gateway-harness';
+import { nextPhone, waitFor, type InboxEntry } from './support/stack';
+
+const ROOT = join(__dirname, '../../..');
+const ADMIN_TOKEN = 'console-e2e-admin-token-0123456789abcdef';
+/** The main screens' screenshots: docs/console/*.png with CONSOLE_SCREENSHOTS=1 (to refresh the committed ones), else a temporary directory. */
+const SHOTS = process.env.CONSOLE_SCREENSHOTS === '1' ? join(ROOT, 'docs/console') : join(tmpdir(), 'console-screenshots');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** The console built by Vite into a temporary directory (a second or so), so the test never serves a stale dist/. */
+function buildConsole(): string {
+  const outDir = mkdtempSync(join(tmpdir(), 'console-build-'));
+  execFileSync(process.execPath, [join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'apps/manager/vite.config.mjs'], {
+    cwd: ROOT,
+    env: { ...process.env, MANAGER_OUT_DIR: outDir, MANAGER_BUILD_QUIET: '1', NODE_OPTIONS: '' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return outDir;
+}
+
+/** `npm run sandbox` in one process: simulator, database, bus, gateway (with the console and the phones' relay) and a session worker. */
+class SandboxStack {
+  sim!: RunningSimulator;
+  db!: TestDatabase;
+  app!: NestFastifyApplication;
+  worker!: SessionWorker;
+  baseUrl = '';
+  readonly bus = new InProcessBus();
+
+  async start(consoleDir: string): Promise<void> {
+    this.sim = await startSimulator({ logLevel: 'silent', initialPrekeyCount: 1000 });
+    this.db = await openTestDatabase();
+    const logger = createLogger('console-e2e', process.env.TEST_LOG_LEVEL ?? 'silent');
+    const config = loadGatewayConfig(
+      new EnvReader({
+        DATABASE_URL: this.db.url,
+        PORT: '0',
+        RPC_TIMEOUT_MS: '5000',
+        CONNECT_TIMEOUT_MS: '20000',
+        CONSOLE_DIR: consoleDir,
+        SSRF_ALLOWLIST: '127.0.0.0/8',
+      }),
+      [],
+    );
+    this.app = await createHttpApp({ config, dataSource: this.db.dataSource, bus: this.bus, logger }, { simulatorControlUrl: this.sim.controlUrl });
+    await this.app.get(AdminTokenService).initialise(ADMIN_TOKEN);
+    await this.app.listen({ port: 0, host: '127.0.0.1' });
+    this.baseUrl = `http://127.0.0.1:${(this.app.getHttpServer().address() as { port: number }).port}`;
+    this.worker = new SessionWorker({
+      dataSource: this.db.dataSource,
+      bus: this.bus,
+      logger,
+      config: sessionWorkerConfig({
+        workerId: 'console-worker',
+        leaseTtlMs: 20_000,
+        reconcileIntervalMs: 500,
+        queryTimeoutMs: 5_000,
+        simulator: { websocketUrl: this.sim.websocketUrl, rootPublicKey: Buffer.from(this.sim.rootPublicKey, 'base64') },
+        ssrfAllowlist: ['127.0.0.0/8'],
+      }),
+    });
+    await this.worker.start();
+  }
+
+  control<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+    return simulatorControl<T>(this.sim, method, path, body);
+  }
+
+  async stop(): Promise<void> {
+    await this.worker?.stop().catch(() => undefined);
+    await this.app?.close().catch(() => undefined);
+    await this.bus.close();
+    await this.sim?.stop();
+    await this.db?.close();
+  }
+}
+
+const text = (entry: InboxEntry) => entry.message?.conversation ?? entry.message?.extendedTextMessage?.text;
+
+describe('the operator console at /manager (Chromium, against a sandbox stack)', () => {
+  const stack = new SandboxStack();
+  let consoleDir: string;
+  let profileDir: string;
+  let context: BrowserContext;
+  let page: Page;
+  const pageErrors: string[] = [];
+  let attempt = 0;
+
+  const openPage = async () => {
+    await page?.close().catch(() => undefined);
+    pageErrors.length = 0;
+    const opened = await context.newPage();
+    opened.setDefaultTimeout(15_000);
+    opened.on('pageerror', (error) => pageErrors.push(String(error)));
+    opened.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy|Refused to/.test(message.text())) pageErrors.push(message.text());
+    });
+    return opened;
+  };
+
+  const shot = async (name: string) => {
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, `${name}.png`) });
+  };
+
+  beforeAll(async () => {
+    consoleDir = buildConsole();
+    await stack.start(consoleDir);
+    profileDir = mkdtempSync(join(tmpdir(), 'console-chromium-'));
+    context = await chromium.launchPersistentContext(profileDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-quic',
+        '--no-first-run',
+      ],
+      viewport: { width: 1360, height: 860 },
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    // The browser first: its /sse streams hold connections that the gateway's close would wait for.
+    await context?.close().catch(() => undefined);
+    await stack.stop();
+    rmSync(profileDir, { recursive: true, force: true });
+    rmSync(consoleDir, { recursive: true, force: true });
+  }, 60_000);
+
+  it('should sign in, create an instance, pair it by QR (connected without a reload), send a text the phone receives, and show it in the event monitor', async () => {
+    // A new tab per try (a retried test starts signed out: the token is in the tab's sessionStorage).
+    page = await openPage();
+    const name = `console-e2e-${++attempt}`;
+    const owner = nextPhone('5511');
+    const friend = nextPhone('5521');
+    await stack.control('POST', '/sim/accounts', { phone: owner, name: 'Console phone' });
+    await stack.control('POST', '/sim/accounts', { phone: friend, name: 'Friend' });
+
+    // `/` leads to the console, which asks for a token.
+    await page.goto(`${stack.baseUrl}/`);
+    expect(new URL(page.url()).pathname).toBe('/manager/');
+    await page.fill('input[name=token]', 'not-a-token');
+    await page.click('button[type=submit]');
+    await page.getByText('neither the admin token nor an instance token').waitFor();
+    await page.fill('input[name=token]', ADMIN_TOKEN);
+    await shot('sign-in');
+    await page.click('button[type=submit]');
+    await page.locator('[data-testid=role]', { hasText: 'Admin' }).waitFor();
+
+    // Create an instance.
+    await page.click('[data-testid=new-instance]');
+    await page.fill('input[name=name]', name);
+    await page.fill('input[name=adminField01]', 'customer-42');
+    await page.getByRole('button', { name: 'Create instance' }).click();
+    await page.locator('[data-testid=instance-name]', { hasText: name }).waitFor();
+    await page.locator('.live-open').first().waitFor();
+
+    // Connect: the QR code shows; the simulated phone scans it.
+    await page.click('[data-testid=connect]');
+    const qr = page.locator('img[data-testid=qrcode]');
+    await qr.waitFor();
+    const qrcode = await qr.getAttribute('src');
+    expect(qrcode).toMatch(/^data:image\/png;base64,/);
+    await shot('connect-qr');
+    // Marks this page load: still there after the status changed means no reload happened.
+    await page.evaluate(() => ((globalThis as unknown as { consoleMarker: number }).consoleMarker = 42));
+    await stack.control('POST', '/sim/scan', { phone: owner, qr: qrcode });
+    await page.locator('[data-testid=connection]', { hasText: 'Connected' }).waitFor({ timeout: 25_000 });
+    expect(await page.evaluate(() => (globalThis as unknown as { consoleMarker?: number }).consoleMarker)).toBe(42);
+    await page.locator('[data-testid=owner]', { hasText: owner.slice(-4) }).waitFor();
+    await page.locator(`.instance-item[data-instance=${name}] [data-testid=status]`, { hasText: 'connected' }).waitFor();
+    await shot('instance-overview');
+
+    // Send a text from the Send tab; the friend's phone receives it.
+    await page.getByRole('tab', { name: 'Send' }).click();
+    await page.fill('input[name=number]', friend);
+    await page.fill('textarea[name=text]', 'Hello from the console');
+    await page.click('[data-testid=send-button]');
+    const result = page.locator('[data-testid=send-result]');
+    await result.waitFor();
+    const answer = JSON.parse((await result.locator('pre').textContent()) ?? '{}') as { messageid: string };
+    expect(answer.messageid).toBeTruthy();
+    await shot('send');
+    const inbox = await waitFor(
+      () => stack.control<InboxEntry[]>('GET', `/sim/accounts/${friend}/inbox?waitMs=1000`),
+      (entries) => entries.some((entry) => entry.id === answer.messageid),
+      10_000,
+      'the text at the friend',
+    );
+    expect(text(inbox.find((entry) => entry.id === answer.messageid)!)).toBe('Hello from the console');
+
+    // The event monitor shows the message (the connection events came before it); a filter hides the rest.
+    await page.getByRole('tab', { name: /^Events/ }).click();
+    const sent = page.locator('[data-testid=event-list] .event[data-event-type=messages]', { hasText: 'Hello from the console' });
+    await sent.first().waitFor();
+    expect(await page.locator('[data-testid=event-list] .event[data-event-type=connection]').count()).toBeGreaterThan(0);
+    await page.dblclick('[data-event-filter=messages]');
+    await waitFor(
+      async () => page.locator('[data-testid=event-list] .event[data-event-type=connection]').count(),
+      (count) => count === 0,
+      5_000,
+      'connection events hidden by the filter',
+    );
+    await sent.first().locator('.event-row').click();
+    await page.locator('[data-testid=event-list] pre.json').first().waitFor();
+    await shot('events');
+
+    // The sandbox's phones: the friend answers from the console; the instance's monitor shows it arrive.
+    await page.click('[data-testid=sandbox-nav]');
+    await page.locator(`.phone-item[data-phone="${friend}"]`).click();
+    await page.locator('[data-testid=sim-inbox]', { hasText: 'Hello from the console' }).waitFor();
+    await page.fill('input[name=sim-to]', owner);
+    await page.fill('input[name=sim-text]', 'Hi back from the phone');
+    await page.getByRole('button', { name: /^Send as/ }).click();
+    await page.locator('[data-testid=sim-phone] .ok', { hasText: 'Sent' }).waitFor();
+    await shot('sandbox-phones');
+    await page.locator(`.instance-item[data-instance=${name}]`).click();
+    await page.getByRole('tab', { name: /^Events/ }).click();
+    await page.locator('[data-testid=event-list] .event[data-event-type=messages]', { hasText: 'Hi back from the phone' }).first().waitFor();
+
+    // The other screens render from the live API.
+    await page.getByRole('tab', { name: 'Webhook' }).click();
+    await page.getByText('No failed delivery recorded').waitFor();
+    await shot('webhook');
+    await page.getByRole('tab', { name: 'Queue & campaigns' }).click();
+    await page.locator('[data-testid=queue] .stat').first().waitFor();
+    await page.getByRole('tab', { name: 'Settings' }).click();
+    await page.getByRole('button', { name: 'Save privacy' }).waitFor();
+    await shot('settings');
+    await page.getByRole('button', { name: 'Global settings' }).click();
+    await page.locator('[data-testid=admin-token]').waitFor();
+    await shot('global-settings');
+
+    expect(pageErrors).toEqual([]);
+  }, 90_000);
+
+  it('should sign an instance token in to that instance only', async () => {
+    const created = await fetch(`${stack.baseUrl}/instance/create`, {
+      method: 'POST',
+      headers: { admintoken: ADMIN_TOKEN, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'tenant-only' }),
+    }).then((response) => response.json() as Promise<{ token: string }>);
+    const tenant = await context.newPage();
+    try {
+      await tenant.goto(`${stack.baseUrl}/manager/`);
+      await tenant.fill('input[name=token]', created.token);
+      await tenant.click('button[type=submit]');
+      await tenant.locator('[data-testid=role]', { hasText: 'Instance' }).waitFor();
+      await tenant.locator('[data-testid=instance-name]', { hasText: 'tenant-only' }).waitFor();
+      // Its own instance only, no admin pages; its token shown masked.
+      expect(await tenant.locator('.instance-item').count()).toBe(1);
+      expect(await tenant.locator('[data-testid=new-instance]').count()).toBe(0);
+      expect(await tenant.getByRole('button', { name: 'Global settings' }).count()).toBe(0);
+      const masked = await tenant.locator('[data-testid=instance-token] code').textContent();
+      expect(masked).not.toContain(created.token);
+      expect(masked).toContain('•');
+      // The token stays in this tab's sessionStorage: a reload keeps the session.
+      await tenant.reload();
+      await tenant.locator('[data-testid=instance-name]', { hasText: 'tenant-only' }).waitFor();
+    } finally {
+      await tenant.close();
+    }
+  }, 30_000);
+
+  it('should serve the console with a strict CSP, long-cached hashed assets and the page for any /manager path', async () => {
+    for (const path of ['/', '/dashboard', '/manager']) {
+      const response = await fetch(`${stack.baseUrl}${path}`, { redirect: 'manual' });
+      expect([path, response.status, response.headers.get('location')]).toEqual([path, 302, '/manager/']);
+    }
+    const index = await fetch(`${stack.baseUrl}/manager/`);
+    expect(index.status).toBe(200);
+    expect(index.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
+    expect(index.headers.get('cache-control')).toBe('no-cache');
+    const html = await index.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+    const script = /src="(\/manager\/assets\/[^"]+\.js)"/.exec(html)![1];
+    const asset = await fetch(`${stack.baseUrl}${script}`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('content-type')).toMatch(/javascript/);
+    expect(asset.headers.get('cache-control')).toMatch(/immutable/);
+    const deep = await fetch(`${stack.baseUrl}/manager/instances/abc`);
+    expect([deep.status, await deep.text()]).toEqual([200, html]);
+    expect((await fetch(`${stack.baseUrl}/manager/assets/missing.js`)).status).toBe(404);
+    expect([403, 404]).toContain((await fetch(`${stack.baseUrl}/manager/assets/..%2f..%2fpackage.json`)).status);
+  });
+
+  it('should relay only the phones routes of the simulator, and only for a valid token', async () => {
+    const relay = (path: string, init: RequestInit = {}) => fetch(`${stack.baseUrl}/sandbox${path}`, init);
+    expect((await relay('/sim/accounts')).status).toBe(401);
+    expect((await relay('/sim/accounts', { headers: { admintoken: 'wrong' } })).status).toBe(401);
+    const listed = await relay('/sim/accounts', { headers: { admintoken: ADMIN_TOKEN } });
+    expect(listed.status).toBe(200);
+    expect(Array.isArray(await listed.json())).toBe(true);
+    expect((await relay('/sim/faults', { headers: { admintoken: ADMIN_TOKEN } })).status).toBe(404);
+    expect((await relay('/sim/restart', { method: 'POST', headers: { admintoken: ADMIN_TOKEN } })).status).toBe(404);
+    const badPhone = await relay('/sim/accounts/..%2Ffaults/inbox', { headers: { admintoken: ADMIN_TOKEN } });
+    expect(badPhone.status).toBe(400);
+    const notObject = await relay('/sim/scan', { method: 'POST', headers: { admintoken: ADMIN_TOKEN, 'content-type': 'application/json' }, body: '[1]' });
+    expect(notObject.status).toBe(400);
+    // The simulator's own 4xx comes through as it is.
+    const missing = await relay('/sim/scan', { method: 'POST', headers: { admintoken: ADMIN_TOKEN, 'content-type': 'application/json' }, body: '{}' });
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toEqual({ error: 'phone is required' });
+  });
+});
+
+describe('the console outside the sandbox', () => {
+  it('should answer 503 with how to build it when there is no build, and have no sandbox relay', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'console-none-'));
+    writeFileSync(join(empty, 'not-index.txt'), '');
+    const gw = await startGateway({ env: { CONSOLE_DIR: empty } });
+    try {
+      const page = await fetch(`${gw.baseUrl}/manager/`);
+      expect(page.status).toBe(503);
+      expect(await page.text()).toMatch(/npm run build/);
+      expect((await fetch(`${gw.baseUrl}/`, { redirect: 'manual' })).headers.get('location')).toBe('/manager/');
+      expect((await fetch(`${gw.baseUrl}/sandbox/sim/accounts`, { headers: { admintoken: gw.adminToken } })).status).toBe(404);
+    } finally {
+      await gw.close();
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});

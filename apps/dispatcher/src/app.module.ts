@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { Bus } from '@gw/bus';
+import { ChatbotModule } from '@gw/chatbot';
 import { DispatchModule, RetentionModule } from '@gw/dispatch';
 import { PersistenceModule } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
@@ -27,6 +28,8 @@ export class AppModule {
         PersistenceModule.forDataSource(runtime.dataSource),
         DispatchModule.register({ bus: runtime.bus, config: runtime.config.dispatch, logger: runtime.logger }),
         RetentionModule.register({ config: runtime.config.retention, logger: runtime.logger }),
+        // The chatbot: its outbox follower admits received messages into rounds, its runner answers them.
+        ChatbotModule.register({ bus: runtime.bus, config: runtime.config.chatbot, logger: runtime.logger }),
       ],
       providers: [
         { provide: DISPATCHER_CONFIG, useValue: runtime.config },

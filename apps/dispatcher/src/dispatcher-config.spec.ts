@@ -1,3 +1,4 @@
+import { CHATBOT_DEFAULTS } from '@gw/chatbot';
 import { ASYNC_DISPATCHER_DEFAULTS } from '@gw/dispatch';
 import { EnvReader } from '@gw/platform';
 import { configErrorOf, itRefusesABadServiceHostEnv, validServiceHostEnv } from '@gw/testing';
@@ -19,6 +20,11 @@ describe(loadDispatcherConfig.name, () => {
       metrics: { perInstance: false, token: undefined },
       dispatch: { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: expect.any(String) },
       retention: { retentionDays: 7, intervalMs: 3_600_000 },
+      chatbot: expect.objectContaining({
+        ...CHATBOT_DEFAULTS,
+        runnerId: expect.any(String),
+        baseUrls: { openai: '', anthropic: '', gemini: '', deepseek: '' },
+      }),
     });
   });
 

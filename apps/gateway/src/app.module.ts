@@ -57,6 +57,8 @@ import { ContactController } from './contact/contact.controller';
 import { ContactService } from './contact/contact.service';
 import { QuickReplyController } from './quickreply/quick-reply.controller';
 import { QuickReplyService } from './quickreply/quick-reply.service';
+import { ChatbotController } from './chatbot/chatbot.controller';
+import { ChatbotService } from './chatbot/chatbot.service';
 
 export interface GatewayRuntime {
   config: GatewayConfig;
@@ -104,6 +106,7 @@ export class GatewayModule {
         NewsletterController,
         ContactController,
         QuickReplyController,
+        ChatbotController,
       ],
       providers: [
         ...shared,
@@ -138,6 +141,7 @@ export class GatewayModule {
         NewsletterService,
         ContactService,
         QuickReplyService,
+        ChatbotService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
       ],

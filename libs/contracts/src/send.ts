@@ -77,6 +77,8 @@ export interface SendRecordFields {
   sendFolderId: string;
   /** Where the sent file can be fetched (the URL given, or the gateway's /files link of a base64 upload); '' without one. */
   fileUrl?: string;
+  /** A message the chatbot sends: `{agent_id, turn}` (the message record's `ai_metadata`). */
+  aiMetadata?: Record<string, unknown>;
 }
 
 export interface SendRequest {

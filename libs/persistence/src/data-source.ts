@@ -20,6 +20,7 @@ import { LeaseTokenKey1763910000000 } from './migrations/1763910000000-lease-tok
 import { DeliveryFillfactor1763920000000 } from './migrations/1763920000000-delivery-fillfactor';
 import { QuickReplies1763950029387 } from './migrations/1763950029387-quick-replies';
 import { Chatwoot1764140000000 } from './migrations/1764140000000-chatwoot';
+import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
 import { EventSinks1764160000000 } from './migrations/1764160000000-event-sinks';
 
@@ -39,6 +40,7 @@ export const MIGRATIONS = [
   LeaseTokenKey1763910000000,
   DeliveryFillfactor1763920000000,
   QuickReplies1763950029387,
+  Chatbot1764130000000,
   OutboxCursors1764090000000,
   Chatwoot1764140000000,
   EventSinks1764160000000,

@@ -58,3 +58,15 @@ export type {
   NewChatwootJob,
 } from './repositories/chatwoot.repository';
 export { PersistenceModule, REPOSITORIES } from './persistence.module';
+export { ChatbotRepository } from './repositories/chatbot.repository';
+export type {
+  ChatbotChatState,
+  ChatbotInstanceSettings,
+  ChatbotKind,
+  ChatbotRecordRow,
+  ChatbotRoundRow,
+  KnowledgeChunk,
+  RetrievedChunk,
+  RoundInput,
+  RoundStatus,
+} from './repositories/chatbot.repository';

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { AuthStateRepository } from './repositories/auth-state.repository';
 import { BlocklistRepository } from './repositories/blocklist.repository';
 import { CampaignRepository } from './repositories/campaign.repository';
+import { ChatbotRepository } from './repositories/chatbot.repository';
 import { ChatRepository } from './repositories/chat.repository';
 import { ChatwootRepository } from './repositories/chatwoot.repository';
 import { ContactRepository } from './repositories/contact.repository';
@@ -29,6 +30,7 @@ export const REPOSITORIES = [
   BlocklistRepository,
   CampaignRepository,
   ChatRepository,
+  ChatbotRepository,
   ChatwootRepository,
   ContactRepository,
   DeliveryRepository,

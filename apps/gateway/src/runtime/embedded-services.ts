@@ -1,6 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
 import { type EnvReader, type Logger, serviceLogger } from '@gw/platform';
+import { ChatbotModule, readChatbotConfig } from '@gw/chatbot';
 import { DispatchModule, readAsyncDispatcherConfig, readRetentionConfig, RetentionModule } from '@gw/dispatch';
 import { readWebhookRelayConfig, WebhookRelayModule } from '@gw/relay';
 import { ChatwootSyncModule, readChatwootSyncConfig } from '@gw/chatwoot';
@@ -52,6 +53,12 @@ export function embeddedServices(options: EmbeddedServicesOptions): DynamicModul
     }),
     RetentionModule.register({
       config: readRetentionConfig(options.env),
+      logger: serviceLogger(options.logger, 'dispatcher'),
+    }),
+    // The chatbot runs with the dispatcher (its outbox follower and its runner).
+    ChatbotModule.register({
+      bus: options.bus,
+      config: readChatbotConfig(options.env),
       logger: serviceLogger(options.logger, 'dispatcher'),
     }),
   ];

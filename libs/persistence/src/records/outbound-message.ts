@@ -44,6 +44,7 @@ export function outboundMessageRow(request: SendRequest, owner: string, status: 
     sendFolderId: request.record.sendFolderId,
     trackSource: request.record.trackSource,
     trackId: request.record.trackId,
+    aiMetadata: request.record.aiMetadata ?? null,
   };
 }
 

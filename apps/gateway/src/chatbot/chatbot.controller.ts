@@ -1,0 +1,76 @@
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
+import type { InstanceEntity } from '@gw/persistence';
+import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
+import { ApiReply } from '../openapi/api-reply.decorator';
+import { SCHEMAS } from '../openapi/schemas';
+import { AGENT_EXAMPLE, CHATBOT_DELETED_EXAMPLE, FUNCTION_EXAMPLE, KNOWLEDGE_EXAMPLE, TRIGGER_EXAMPLE } from './chatbot.examples';
+import { ChatbotService } from './chatbot.service';
+import { AgentEditDto, FunctionEditDto, KnowledgeEditDto, TriggerEditDto } from './dto/chatbot-edit.dto';
+
+const EDIT_ERRORS = ['invalid_request', 'invalid_token', 'not_found', 'conflict', 'payload_too_large', 'unsupported_media_type', 'internal'] as const;
+const edited = (example: unknown) => ({
+  examples: {
+    saved: { summary: 'Created or updated: the record', value: example },
+    deleted: { summary: 'delete: true', value: CHATBOT_DELETED_EXAMPLE },
+  },
+  errors: EDIT_ERRORS,
+});
+
+/** The chatbot's records (uazapi 2.0 §2.17): `/agent`, `/trigger`, `/knowledge` and `/function`, each `edit` and `list`. */
+@Controller()
+@UseGuards(InstanceGuard)
+export class ChatbotController {
+  constructor(private readonly chatbot: ChatbotService) {}
+
+  @Post('agent/edit')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatbotAIAgent, edited(AGENT_EXAMPLE))
+  editAgent(@CurrentInstance() instance: InstanceEntity, @Body() dto: AgentEditDto) {
+    return this.chatbot.editAgent(instance, dto);
+  }
+
+  @Get('agent/list')
+  @ApiReply(SCHEMAS.ChatbotAIAgent, { isArray: true, example: [AGENT_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  listAgents(@CurrentInstance() instance: InstanceEntity) {
+    return this.chatbot.listAgents(instance);
+  }
+
+  @Post('trigger/edit')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatbotTrigger, edited(TRIGGER_EXAMPLE))
+  editTrigger(@CurrentInstance() instance: InstanceEntity, @Body() dto: TriggerEditDto) {
+    return this.chatbot.editTrigger(instance, dto);
+  }
+
+  @Get('trigger/list')
+  @ApiReply(SCHEMAS.ChatbotTrigger, { isArray: true, example: [TRIGGER_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  listTriggers(@CurrentInstance() instance: InstanceEntity) {
+    return this.chatbot.listTriggers(instance);
+  }
+
+  @Post('knowledge/edit')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatbotAIKnowledge, edited(KNOWLEDGE_EXAMPLE))
+  editKnowledge(@CurrentInstance() instance: InstanceEntity, @Body() dto: KnowledgeEditDto) {
+    return this.chatbot.editKnowledge(instance, dto);
+  }
+
+  @Get('knowledge/list')
+  @ApiReply(SCHEMAS.ChatbotAIKnowledge, { isArray: true, example: [KNOWLEDGE_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  listKnowledge(@CurrentInstance() instance: InstanceEntity) {
+    return this.chatbot.listKnowledge(instance);
+  }
+
+  @Post('function/edit')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatbotAIFunction, edited(FUNCTION_EXAMPLE))
+  editFunction(@CurrentInstance() instance: InstanceEntity, @Body() dto: FunctionEditDto) {
+    return this.chatbot.editFunction(instance, dto);
+  }
+
+  @Get('function/list')
+  @ApiReply(SCHEMAS.ChatbotAIFunction, { isArray: true, example: [FUNCTION_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  listFunctions(@CurrentInstance() instance: InstanceEntity) {
+    return this.chatbot.listFunctions(instance);
+  }
+}

@@ -1,0 +1,439 @@
+import { createChatbotServices, readChatbotConfig, type ChatbotServices } from '@gw/chatbot';
+import { createLogger, EnvReader } from '@gw/platform';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { FakeModels, hasToolResult, lastUserText, type FakeRequest } from './support/fake-models';
+import { nextPhone, sleep, Stack, waitFor } from './support/stack';
+
+/**
+ * The chatbot end to end: real Baileys against the simulator, the outbox follower and the runner of
+ * @gw/chatbot, and loopback servers that speak each provider's wire protocol.
+ */
+describe('chatbot (e2e)', () => {
+  const stack = new Stack();
+  const models = new FakeModels();
+  let services: ChatbotServices;
+  let instance: { id: string; token: string; phone: string };
+  let functionCalls: Array<{ url: string; body: string }> = [];
+  let functionServer: Server;
+  let functionUrl = '';
+
+  const call = (method: string, path: string, body?: unknown) => stack.gw.call(method, path, { token: instance.token, body });
+
+  beforeAll(async () => {
+    await models.start();
+    functionServer = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        functionCalls.push({ url: req.url ?? '', body });
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ pedido: req.url?.split('/').pop(), status: 'a caminho' }));
+      });
+    });
+    await new Promise<void>((resolve) => functionServer.listen(0, '127.0.0.1', resolve));
+    functionUrl = `http://127.0.0.1:${(functionServer.address() as AddressInfo).port}`;
+    await stack.start();
+    const env = new EnvReader({
+      ...models.env(),
+      SSRF_ALLOWLIST: '127.0.0.0/8',
+      CHATBOT_POLL_MS: '100',
+      CHATBOT_CLAIM_MS: '3000',
+      CHATBOT_MODEL_TIMEOUT_MS: '1500',
+    });
+    services = createChatbotServices(stack.db.dataSource, stack.bus, { ...readChatbotConfig(env), runnerId: 'e2e-runner' }, createLogger('chatbot', 'silent'));
+    services.follower.start();
+    services.runner.start();
+    instance = await stack.connectedInstance('bot');
+    expect(
+      (
+        await call('POST', '/instance/updatechatbotsettings', {
+          chatbot_enabled: true,
+          chatbot_ignoreGroups: true,
+          chatbot_stopConversation: 'parar',
+          chatbot_stopMinutes: 30,
+        })
+      ).status,
+    ).toBe(200);
+    services.follower.refresh();
+  }, 60_000);
+
+  afterAll(async () => {
+    await services?.follower.stop();
+    await services?.runner.stop();
+    await stack.stop();
+    await models.stop();
+    functionServer?.closeAllConnections();
+    await new Promise((resolve) => functionServer?.close(resolve));
+  });
+
+  beforeEach(() => {
+    models.requests.length = 0;
+    models.handler = (request) => ({ text: `echo: ${lastUserText(request)}` });
+    functionCalls = [];
+  });
+
+  /** A fresh contact (its own chat), known to the simulator. */
+  const contact = async (name = 'Ana') => {
+    const phone = nextPhone('5521');
+    await stack.control('POST', '/sim/accounts', { phone, name });
+    return phone;
+  };
+  const say = (from: string, text: string) => stack.control<{ id: string }>('POST', `/sim/accounts/${from}/send`, { to: instance.phone, text });
+  /** What the contact received from the instance (text, or the menu/poll message). */
+  const received = async (phone: string, waitMs = 1_000) => (await stack.inbox(phone, waitMs)).filter((entry) => entry.from.startsWith(instance.phone));
+  const textOf = (entry: { message: Record<string, any> }) => entry.message.extendedTextMessage?.text ?? entry.message.conversation ?? '';
+  const findMessage = async (id: string) => (await call('POST', '/message/find', { id })).body.messages?.[0];
+  const rounds = (chatPhone: string) =>
+    stack.db.dataSource.query(`SELECT status, outcome, inputs, plan FROM chatbot_rounds WHERE instance_id = $1 AND chat_id LIKE $2 ORDER BY id`, [
+      instance.id,
+      `${chatPhone}@%`,
+    ]);
+  const roundsDone = (chatPhone: string, count = 1) =>
+    waitFor(
+      () => rounds(chatPhone),
+      (rows) => rows.length >= count && rows.slice(0, count).every((row: { status: string }) => !['gathering', 'running'].includes(row.status)),
+      15_000,
+      `${count} round(s) of ${chatPhone} finished`,
+    );
+
+  let agentId = '';
+  const agent = async (fields: Record<string, unknown> = {}) => {
+    const response = await call('POST', '/agent/edit', {
+      id: agentId,
+      agent: {
+        name: 'Loja',
+        provider: 'openai',
+        model: 'gpt-test',
+        apikey: 'sk-e2e',
+        basePrompt: 'Você atende a Loja Exemplo.',
+        temperature: 20,
+        maxTokens: 200,
+        readMessages: true,
+        typingDelay_seconds: 0,
+        maxMessageLength: 1000,
+        ...fields,
+      },
+    });
+    expect(response.status).toBe(200);
+    agentId = response.body.id;
+    return response.body;
+  };
+  let triggerId = '';
+  const trigger = async (fields: Record<string, unknown> = {}) => {
+    const response = await call('POST', '/trigger/edit', {
+      id: triggerId,
+      trigger: { active: true, type: 'agent', agent_id: agentId, wordsToStart: 'oi|olá|pedido', responseDelay_seconds: 0, ignoreGroups: true, ...fields },
+    });
+    expect(response.status).toBe(200);
+    triggerId = response.body.id;
+    return response.body;
+  };
+
+  it('answers a contact through OpenAI: the answer at the phone, read receipts, and ai_metadata exactly as the seed says', async () => {
+    await agent();
+    await trigger();
+    const ana = await contact();
+    const first = await say(ana, 'oi, qual o horário?');
+    const [answer] = await waitFor(
+      () => received(ana),
+      (entries) => entries.length > 0,
+      15_000,
+      'the answer',
+    );
+    expect(textOf(answer)).toBe('echo: oi, qual o horário?');
+    await roundsDone(ana);
+
+    // What the model saw: the base prompt as system instructions, the contact's message as the user's.
+    const [request] = models.chats();
+    expect(request.path).toBe('/openai/v1/chat/completions');
+    expect(request.body).toMatchObject({ model: 'gpt-test', temperature: 0.4, max_tokens: 200 });
+    expect(request.turns[0]).toEqual({ role: 'system', text: expect.stringContaining('Você atende a Loja Exemplo.') });
+    expect(request.turns.at(-1)).toEqual({ role: 'user', text: 'oi, qual o horário?' });
+
+    // The full record on the contact's message; the bot's message carries only agent_id and turn.
+    const turn = await waitFor(
+      () => findMessage(first.id),
+      (message) => Object.keys(message?.ai_metadata ?? {}).length > 0,
+      5_000,
+      'ai_metadata',
+    );
+    const metadata = turn.ai_metadata;
+    expect(Object.keys(metadata).sort()).toEqual(['agent_id', 'flow_id', 'outcome', 'request', 'response', 'turn']);
+    expect(metadata).toMatchObject({ agent_id: agentId, turn: first.id, flow_id: '' });
+    expect(Object.keys(metadata.request).sort()).toEqual(['messages', 'options', 'tools']);
+    expect(metadata.request.options).toEqual({ model: 'gpt-test', temperature: 0.4, maxTokens: 200, topP: 1, frequencyPenalty: 0, presencePenalty: 0 });
+    expect(metadata.request.messages.at(-1)).toEqual({ role: 'user', content: 'oi, qual o horário?' });
+    expect(metadata.request.tools.map((tool: { function: { name: string } }) => tool.function.name)).toEqual(['send_menu', 'send_file', 'handoff']);
+    expect(Object.keys(metadata.response).sort()).toEqual(['choices', 'error', 'toolResults']);
+    expect(metadata.response).toMatchObject({ error: '', toolResults: [] });
+    expect(metadata.response.choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: 'echo: oi, qual o horário?', tool_calls: [] }, finish_reason: 'stop' },
+    ]);
+    expect(metadata.outcome).toEqual({ status: 'sent', texts: 1, audio: false, menus: 0, files: 0, handoff: '', lead: [], detail: '' });
+    const sent = await findMessage(answer.id);
+    expect(sent).toMatchObject({ fromMe: true, wasSentByApi: true, text: 'echo: oi, qual o horário?', ai_metadata: { agent_id: agentId, turn: first.id } });
+    expect(Object.keys(sent.ai_metadata).sort()).toEqual(['agent_id', 'turn']);
+
+    // The messages event of the contact's message carries it too.
+    const events = await stack.db.dataSource.query(
+      `SELECT payload FROM outbox_events WHERE instance_id = $1 AND event_type = 'messages' AND payload->'message'->>'messageid' = $2 ORDER BY id`,
+      [instance.id, first.id],
+    );
+    expect(events.at(-1).payload).toMatchObject({ EventType: 'messages', message: { messageid: first.id, ai_metadata: metadata }, chat: expect.any(Object) });
+    // Read receipts (readMessages) reached the contact.
+    await waitFor(
+      () => stack.control<Array<{ id: string; status: string }>>('GET', `/sim/accounts/${ana}/outbox`),
+      (outbox) => outbox.some((entry) => entry.id === first.id && entry.status === 'read'),
+      10_000,
+      'the contact message read',
+    );
+  }, 40_000);
+
+  it('continues the conversation without the start words, with the chat history as context', async () => {
+    const bia = await contact('Bia');
+    await say(bia, 'olá');
+    await waitFor(
+      () => received(bia),
+      (entries) => entries.length >= 1,
+      15_000,
+      'first answer',
+    );
+    await roundsDone(bia);
+    await say(bia, 'e aos sábados?');
+    await waitFor(
+      () => received(bia),
+      (entries) => entries.length >= 2,
+      15_000,
+      'second answer',
+    );
+    const last = models.chats().at(-1)!;
+    expect(last.turns.slice(1)).toEqual([
+      { role: 'user', text: 'olá' },
+      { role: 'assistant', text: 'echo: olá' },
+      { role: 'user', text: 'e aos sábados?' },
+    ]);
+  }, 40_000);
+
+  it('gathers consecutive messages for responseDelay_seconds into one round and one model call', async () => {
+    await trigger({ responseDelay_seconds: 2 });
+    try {
+      const caio = await contact('Caio');
+      await say(caio, 'oi');
+      await sleep(300);
+      await say(caio, 'quero ver um pedido');
+      await waitFor(
+        () => received(caio),
+        (entries) => entries.length >= 1,
+        15_000,
+        'the answer',
+      );
+      await roundsDone(caio);
+      expect(models.chats()).toHaveLength(1);
+      expect(models.chats()[0].turns.slice(1)).toEqual([
+        { role: 'user', text: 'oi' },
+        { role: 'user', text: 'quero ver um pedido' },
+      ]);
+      const [round] = await rounds(caio);
+      expect(round.inputs.map((input: { text: string }) => input.text)).toEqual(['oi', 'quero ver um pedido']);
+    } finally {
+      await trigger({ responseDelay_seconds: 0 });
+    }
+  }, 40_000);
+
+  it('does not start without a start word, nor in a chat whose chatbot_disableUntil lies ahead', async () => {
+    const davi = await contact('Davi');
+    await say(davi, 'bom dia');
+    const eva = await contact('Eva');
+    const until = Math.floor(Date.now() / 1000) + 600;
+    expect((await call('POST', '/chat/editLead', { id: `${eva}@s.whatsapp.net`, chatbot_disableUntil: until })).status).toBe(200);
+    await say(eva, 'oi');
+    await sleep(2_000);
+    expect(await rounds(davi)).toEqual([]);
+    expect(await rounds(eva)).toEqual([]);
+    expect(models.chats()).toHaveLength(0);
+    // Cleared (0), the bot answers again.
+    expect((await call('POST', '/chat/editLead', { id: `${eva}@s.whatsapp.net`, chatbot_disableUntil: 0 })).status).toBe(200);
+    await say(eva, 'oi de novo');
+    await waitFor(
+      () => received(eva),
+      (entries) => entries.length >= 1,
+      15_000,
+      'the answer after the pause',
+    );
+  }, 40_000);
+
+  it('the stop word pauses the chat for chatbot_stopMinutes; a message typed on the phone pauses it too', async () => {
+    const fabi = await contact('Fabi');
+    const before = Math.floor(Date.now() / 1000);
+    await say(fabi, 'Parar');
+    const chat = await waitFor(
+      () => call('POST', '/chat/find', { wa_chatid: `${fabi}@s.whatsapp.net` }),
+      (response) => (response.body.chats?.[0]?.chatbot_disableUntil ?? 0) > 0,
+      10_000,
+      'the pause',
+    );
+    expect(chat.body.chats[0].chatbot_disableUntil).toBeGreaterThanOrEqual(before + 30 * 60);
+    await say(fabi, 'oi');
+    await sleep(1_500);
+    expect(models.chats()).toHaveLength(0);
+
+    const gil = await contact('Gil');
+    // The owner answers from the phone (not through the API): the bot steps back.
+    await stack.control('POST', `/sim/accounts/${instance.phone}/send`, { to: gil, text: 'Oi Gil, aqui é a Maria' });
+    await waitFor(
+      () => call('POST', '/chat/find', { wa_chatid: `${gil}@s.whatsapp.net` }),
+      (response) => (response.body.chats?.[0]?.chatbot_disableUntil ?? 0) > before,
+      10_000,
+      'the pause after a person answered',
+    );
+    await say(gil, 'oi');
+    await sleep(1_500);
+    expect(models.chats()).toHaveLength(0);
+  }, 40_000);
+
+  it('tools: a menu and a handoff; the chat is then disabled and the bot stays silent', async () => {
+    models.handler = (request) =>
+      hasToolResult(request)
+        ? { text: 'Vou chamar uma pessoa.' }
+        : {
+            toolCalls: [
+              { name: 'send_menu', args: { type: 'poll', text: 'Qual assunto?', choices: ['Pedido', 'Troca'] } },
+              { name: 'handoff', args: { reason: 'pediu um humano' } },
+            ],
+          };
+    const hugo = await contact('Hugo');
+    const asked = await say(hugo, 'oi, quero falar com alguém');
+    const entries = await waitFor(
+      () => received(hugo),
+      (list) => list.length >= 2,
+      15_000,
+      'text and poll',
+    );
+    expect(textOf(entries[0])).toBe('Vou chamar uma pessoa.');
+    expect(entries[1].message.pollCreationMessageV3 ?? entries[1].message.pollCreationMessage ?? entries[1].message.messageContextInfo).toBeDefined();
+    await roundsDone(hugo);
+    const metadata = (await findMessage(asked.id)).ai_metadata;
+    expect(metadata.outcome).toEqual({ status: 'sent', texts: 1, audio: false, menus: 1, files: 0, handoff: 'pediu um humano', lead: [], detail: '' });
+    expect(metadata.response.toolResults.map((result: { toolName: string }) => result.toolName)).toEqual(['send_menu', 'handoff']);
+    const chat = await call('POST', '/chat/find', { wa_chatid: `${hugo}@s.whatsapp.net` });
+    expect(chat.body.chats[0].chatbot_disableUntil).toBeGreaterThan(Date.now() / 1000);
+    models.requests.length = 0;
+    await say(hugo, 'oi?');
+    await sleep(1_500);
+    expect(models.chats()).toHaveLength(0);
+  }, 40_000);
+
+  it('an HTTP function is called with the model’s arguments and its answer goes back to the model', async () => {
+    const created = await call('POST', '/function/edit', {
+      id: '',
+      function: {
+        name: 'consultar_pedido',
+        description: 'Consulta um pedido',
+        method: 'GET',
+        endpoint: `${functionUrl}/pedidos/{{numero}}`,
+        headers: { Authorization: 'Bearer fn-secret' },
+        parameters: [{ name: 'numero', type: 'string', required: true }],
+      },
+    });
+    expect(created.status).toBe(200);
+    try {
+      models.handler = (request) => {
+        const result = request.turns.find((turn) => turn.role === 'tool');
+        return result ? { text: `Seu pedido: ${result.text}` } : { toolCalls: [{ name: 'consultar_pedido', args: { numero: '123' } }] };
+      };
+      const iris = await contact('Iris');
+      await say(iris, 'pedido 123?');
+      const [answer] = await waitFor(
+        () => received(iris),
+        (list) => list.length >= 1,
+        15_000,
+        'the answer',
+      );
+      expect(functionCalls).toEqual([{ url: '/pedidos/123', body: '' }]);
+      expect(textOf(answer)).toContain('a caminho');
+      const [request] = models.chats();
+      expect(request.body.tools.map((tool: { function: { name: string } }) => tool.function.name)).toContain('consultar_pedido');
+    } finally {
+      await call('POST', '/function/edit', { id: created.body.id, delete: true });
+    }
+  }, 40_000);
+
+  it('knowledge is vectorized (embeddings through OPENAI_BASE_URL) and retrieved into the prompt by similarity', async () => {
+    await call('POST', '/instance/updatechatbotsettings', { openai_apikey: 'sk-embeddings' });
+    const created = await call('POST', '/knowledge/edit', {
+      id: '',
+      knowledge: { tittle: 'Entrega', content: 'A entrega para o Rio de Janeiro leva três dias úteis e custa dez reais.' },
+    });
+    const other = await call('POST', '/knowledge/edit', { id: '', knowledge: { tittle: 'Trocas', content: 'Trocas em até trinta dias com a nota fiscal.' } });
+    try {
+      const listed = await waitFor(
+        () => call('GET', '/knowledge/list'),
+        (response) => response.body.every((record: { vectorStatus: string }) => record.vectorStatus === 'done'),
+        10_000,
+        'knowledge vectorized',
+      );
+      expect(listed.body.find((record: { id: string }) => record.id === created.body.id)).toMatchObject({
+        isVectorized: true,
+        vectorStatus: 'done',
+        chunks: 1,
+        lastVectorizedAt: expect.any(Number),
+      });
+      expect(models.requests.some((request) => request.provider === 'embeddings' && request.headers.authorization === 'Bearer sk-embeddings')).toBe(true);
+      const joao = await contact('João');
+      await say(joao, 'oi, quanto custa a entrega para o Rio de Janeiro?');
+      await waitFor(
+        () => received(joao),
+        (list) => list.length >= 1,
+        15_000,
+        'the answer',
+      );
+      const system = models.chats()[0].turns[0].text;
+      expect(system).toContain('A entrega para o Rio de Janeiro leva três dias úteis');
+      expect(system.indexOf('entrega para o Rio')).toBeLessThan(system.indexOf('Trocas') === -1 ? Infinity : system.indexOf('Trocas'));
+    } finally {
+      await call('POST', '/knowledge/edit', { id: created.body.id, delete: true });
+      await call('POST', '/knowledge/edit', { id: other.body.id, delete: true });
+      await call('POST', '/instance/updatechatbotsettings', { openai_apikey: '' });
+    }
+  }, 40_000);
+
+  it.each(['error', 'timeout'] as const)(
+    'a provider %s ends the round with outcome.status saying so, response.error set and nothing sent',
+    async (kind) => {
+      models.handler = () => (kind === 'error' ? { status: 503, error: 'overloaded' } : { text: 'late', delayMs: 2_500 });
+      const kat = await contact('Kat');
+      const asked = await say(kat, 'oi');
+      await roundsDone(kat);
+      const [round] = await rounds(kat);
+      expect(round).toMatchObject({ status: 'failed', outcome: kind });
+      const metadata = (await findMessage(asked.id)).ai_metadata;
+      expect(metadata.outcome).toMatchObject({ status: kind, texts: 0, menus: 0, files: 0 });
+      expect(metadata.response.error).toMatch(kind === 'error' ? /overloaded/ : /timeout/);
+      expect(await received(kat, 500)).toEqual([]);
+    },
+    40_000,
+  );
+
+  it.each(['anthropic', 'gemini', 'deepseek'] as const)(
+    'answers through %s in its own API',
+    async (provider) => {
+      await agent({ provider, model: `${provider}-test` });
+      try {
+        const lia = await contact('Lia');
+        await say(lia, 'oi');
+        const [answer] = await waitFor(
+          () => received(lia),
+          (list) => list.length >= 1,
+          15_000,
+          'the answer',
+        );
+        expect(textOf(answer)).toBe('echo: oi');
+        expect(models.chats().map((request: FakeRequest) => request.provider)).toEqual([provider]);
+      } finally {
+        await agent({ provider: 'openai', model: 'gpt-test' });
+      }
+    },
+    40_000,
+  );
+});

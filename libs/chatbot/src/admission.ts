@@ -1,0 +1,159 @@
+import { ChatbotRepository, type ChatbotInstanceSettings, type OutboxRow } from '@gw/persistence';
+import type { EntityManager } from 'typeorm';
+import { agentOf, triggerOf, type Stored, type TriggerSettings } from './records';
+
+/** Message types that are no new turn of the contact: reactions, edits, revokes, poll votes, receipts of calls. */
+const NOT_A_TURN = new Set(['ReactionMessage', 'ProtocolMessage', 'PollUpdateMessage', 'EncReactionMessage', 'KeepInChatMessage', 'PinInChatMessage', 'call']);
+
+export interface AdmissionOptions {
+  /** Minutes a person typing on the phone pauses the bot when the instance sets no pause of its own. */
+  defaultPauseMinutes: number;
+  /** Now, in ms (tests). */
+  now?: () => number;
+}
+
+/** What admission did with one event (for logs and tests). */
+export type AdmissionResult =
+  { action: 'admitted'; roundId: string; triggerId: string } | { action: 'paused'; reason: string; until: number } | { action: 'ignored'; reason: string };
+
+type Json = Record<string, unknown>;
+
+const str = (value: unknown): string => (typeof value === 'string' ? value : value === undefined || value === null ? '' : String(value));
+
+/** Normalised for matching: lower case, no accents. */
+export function fold(text: string): string {
+  return text.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase().trim();
+}
+
+/** Whether `text` holds one of the `a|b|c` words or phrases, as whole words (an empty list matches anything). */
+export function matchesWords(wordsToStart: string, text: string): boolean {
+  const words = wordsToStart
+    .split('|')
+    .map((word) => fold(word))
+    .filter(Boolean);
+  if (!words.length) return true;
+  const folded = fold(text);
+  return words.some((word) => new RegExp(`(^|[^\\p{L}\\p{N}])${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\p{L}\\p{N}])`, 'u').test(folded));
+}
+
+/** The lead condition of a trigger against the chat record (`lead_field` as named, or with the `lead_` prefix added). */
+export function matchesLead(trigger: Pick<TriggerSettings, 'lead_field' | 'lead_operator' | 'lead_value'>, chat: Json): boolean {
+  if (!trigger.lead_field || !trigger.lead_operator) return true;
+  const field = trigger.lead_field in chat ? trigger.lead_field : `lead_${trigger.lead_field}`;
+  const raw = chat[field];
+  const values = Array.isArray(raw) ? raw.map(str) : [str(raw)];
+  const actual = fold(values.join(','));
+  const expected = fold(trigger.lead_value);
+  const isEmpty = Array.isArray(raw) ? raw.length === 0 : actual === '' || actual === '0';
+  switch (trigger.lead_operator) {
+    case 'equals':
+      return Array.isArray(raw) ? values.some((value) => fold(value) === expected) : actual === expected;
+    case 'not_equals':
+      return Array.isArray(raw) ? !values.some((value) => fold(value) === expected) : actual !== expected;
+    case 'contains':
+      return actual.includes(expected);
+    case 'not_contains':
+      return !actual.includes(expected);
+    case 'greater':
+    case 'less': {
+      const [a, b] = [Number(actual), Number(expected)];
+      if (!Number.isFinite(a) || !Number.isFinite(b) || actual === '') return false;
+      return trigger.lead_operator === 'greater' ? a > b : a < b;
+    }
+    case 'empty':
+      return isEmpty;
+    case 'not_empty':
+      return !isEmpty;
+  }
+}
+
+/**
+ * The outbox follower's handler for the chatbot: turns `messages` events into rounds, inside the
+ * transaction that moves the follower's cursor (so each event is admitted exactly once).
+ * - A message sent through the API (the bot's own included) is ignored; one typed on the phone by a
+ *   person (fromMe, not sent by the API) pauses the bot in that chat (chatbot_stopWhenYouSendMsg, else
+ *   chatbot_stopMinutes, else `defaultPauseMinutes`).
+ * - A received message: groups are skipped when the instance or the trigger ignores them; the stop word
+ *   (`chatbot_stopConversation`) pauses the chat for chatbot_stopMinutes; a chat whose
+ *   `chatbot_disableUntil` lies ahead is left alone; else the chat's running conversation continues
+ *   (within its agent's `contextTimeWindow_hours`), or the active trigger of highest priority whose
+ *   words and lead condition match starts one.
+ */
+export async function admitEvents(manager: EntityManager, instanceId: string, events: OutboxRow[], options: AdmissionOptions): Promise<AdmissionResult[]> {
+  const settings = await ChatbotRepository.settingsWithin(manager, instanceId);
+  if (!settings?.enabled) return events.map(() => ({ action: 'ignored', reason: 'chatbot disabled' }) as const);
+  const results: AdmissionResult[] = [];
+  for (const event of events) {
+    if (event.eventType !== 'messages') continue;
+    results.push(await admitOne(manager, settings, event, options));
+  }
+  return results;
+}
+
+async function admitOne(manager: EntityManager, settings: ChatbotInstanceSettings, event: OutboxRow, options: AdmissionOptions): Promise<AdmissionResult> {
+  const now = options.now?.() ?? Date.now();
+  const payload = event.payload as Json;
+  const message = (payload.message ?? {}) as Json;
+  const chat = (payload.chat ?? {}) as Json;
+  const messageId = str(message.messageid);
+  const chatId = event.chatId || str(message.chatid);
+  if (!messageId || !chatId) return { action: 'ignored', reason: 'no message id' };
+  if (chatId.endsWith('@newsletter') || chatId === 'status@broadcast') return { action: 'ignored', reason: 'not a conversation' };
+  // A copy of an earlier message (edit, status change, our own ai_metadata update) is no new turn.
+  if (payload.chatSource !== undefined && payload.chatSource !== 'updated') return { action: 'ignored', reason: 'not a new message' };
+  if (message.ai_metadata && Object.keys(message.ai_metadata as Json).length) return { action: 'ignored', reason: 'a message the chatbot recorded' };
+
+  if (message.fromMe === true) {
+    if (message.wasSentByApi === true) return { action: 'ignored', reason: 'sent through the API' };
+    const minutes = settings.stopWhenYouSendMsg || settings.stopMinutes || options.defaultPauseMinutes;
+    const until = Math.floor(now / 1000) + minutes * 60;
+    await ChatbotRepository.pauseChatWithin(manager, settings.instanceId, chatId, until, 'paused: a person answered from the phone');
+    return { action: 'paused', reason: 'a person answered from the phone', until };
+  }
+  if (NOT_A_TURN.has(str(message.messageType)) || str(message.edited) !== '' || str(message.reaction) !== '')
+    return { action: 'ignored', reason: 'not a new turn' };
+  const isGroup = message.isGroup === true || chatId.endsWith('@g.us');
+  if (isGroup && settings.ignoreGroups) return { action: 'ignored', reason: 'groups are ignored' };
+
+  const text = str(message.text);
+  if (settings.stopConversation && fold(text) === fold(settings.stopConversation)) {
+    const until = Math.floor(now / 1000) + (settings.stopMinutes || options.defaultPauseMinutes) * 60;
+    await ChatbotRepository.pauseChatWithin(manager, settings.instanceId, chatId, until, 'paused: the contact sent the stop word');
+    return { action: 'paused', reason: 'stop word', until };
+  }
+  const disabledUntil = await ChatbotRepository.disabledUntilWithin(manager, settings.instanceId, chatId);
+  if (disabledUntil * 1000 > now) return { action: 'ignored', reason: 'chatbot_disableUntil' };
+
+  const triggers = (await ChatbotRepository.listWithin(manager, settings.instanceId, 'trigger'))
+    .map(triggerOf)
+    .filter((trigger) => trigger.active && (trigger.type === 'agent' || trigger.type === 'quickreply'));
+  const agents = new Map((await ChatbotRepository.listWithin(manager, settings.instanceId, 'agent')).map((row) => [row.id, agentOf(row)]));
+  const usable = (trigger: Stored<TriggerSettings>) =>
+    (trigger.type !== 'agent' || agents.has(trigger.agent_id)) && !(isGroup && trigger.ignoreGroups) && matchesLead(trigger, chat);
+
+  let chosen: Stored<TriggerSettings> | undefined;
+  const state = await ChatbotRepository.chatStateWithin(manager, settings.instanceId, chatId);
+  if (state) {
+    const running = triggers.find((trigger) => trigger.id === state.triggerId);
+    const window = (agents.get(running?.agent_id ?? '')?.contextTimeWindow_hours || 24) * 3_600_000;
+    if (running && running.type === 'agent' && usable(running) && now - state.lastTriggerAt.getTime() < window) chosen = running;
+  }
+  chosen ??= triggers
+    .filter((trigger) => usable(trigger) && matchesWords(trigger.wordsToStart, text))
+    .sort((a, b) => b.priority - a.priority || a.id.localeCompare(b.id))[0];
+  if (!chosen) return { action: 'ignored', reason: 'no trigger matched' };
+
+  const { message: _message, ...envelope } = payload;
+  const roundId = await ChatbotRepository.admitWithin(manager, {
+    instanceId: settings.instanceId,
+    chatId,
+    messageId,
+    triggerId: chosen.id,
+    agentId: chosen.type === 'agent' ? chosen.agent_id : '',
+    delaySeconds: chosen.responseDelay_seconds,
+    input: message,
+    envelope: envelope as Json,
+  });
+  if (!roundId) return { action: 'ignored', reason: 'admitted before' };
+  return { action: 'admitted', roundId, triggerId: chosen.id };
+}

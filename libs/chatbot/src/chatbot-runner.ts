@@ -1,0 +1,361 @@
+import type { Bus, BusSubscription } from '@gw/bus';
+import { ErrorCode, RpcError, Subjects, type OutboxNotice, type SendRequest } from '@gw/contracts';
+import {
+  toMessageRecord,
+  type ChatbotRepository,
+  type ChatbotRoundRow,
+  type MessageRow,
+  type NewOutboxEvent,
+  type QuickReplyRepository,
+} from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import { randomBytes } from 'node:crypto';
+import type { ChatbotConfig } from './config';
+import { guardedFetch } from './guarded-fetch';
+import type { KnowledgeIndexer } from './knowledge';
+import { languageModel } from './providers';
+import { agentOf, functionOf, triggerOf } from './records';
+import { newMessageIds, planRound, quickReplyContent, type AiMetadata, type RoundPlan } from './round-planner';
+
+/** Bus subject that wakes the runners (a round was admitted, knowledge was stored). */
+export const CHATBOT_WAKE = 'chatbot.wake';
+
+/** The instance is not reachable now: the round waits, without giving up. */
+const UNREACHABLE: ReadonlySet<string> = new Set([ErrorCode.NoSession, ErrorCode.NotConnected, ErrorCode.Fenced, ErrorCode.Timeout]);
+/** Tries of a round whose sends cannot reach the instance before it fails. */
+const MAX_ATTEMPTS = 20;
+const RETRY_MS = 5_000;
+
+/** What a finished round measured (the bench reads it). */
+export interface RoundTiming {
+  roundId: string;
+  receivedAt: number;
+  modelStartedAt: number;
+  modelEndedAt: number;
+  sentAt: number;
+}
+
+/**
+ * Runs the chatbot's rounds. Any number of runners may run side by side (in the dispatcher's
+ * processes, and embedded in the gateway by default): each claims due rounds with FOR UPDATE SKIP
+ * LOCKED, one round per chat at a time and in order (ChatbotRepository.claim). A round:
+ * 1. is checked again (chatbot on, chat not paused, agent still there);
+ * 2. is planned: the model is called once (with its tool steps) and its result and the messages to
+ *    send, with their ids fixed, are stored in the round BEFORE anything is sent;
+ * 3. is delivered: each planned message through the worker's `send` op, whose ledger relays an id at
+ *    most once, so a runner that resumes a dead runner's round (its claim lapsed) resends the same ids
+ *    and nothing goes out twice;
+ * 4. is finished: the `ai_metadata` record is stored on the contact's last message of the round, with
+ *    its `messages` event, in the transaction that ends the round.
+ */
+export class ChatbotRunner {
+  private readonly active = new Map<string, Promise<void>>();
+  private readonly fetch: typeof globalThis.fetch;
+  private subscription?: BusSubscription;
+  private running = false;
+  private killed = false;
+  private wakeRequested = false;
+  /** Quick re-looks after a wake (the round that caused it may commit a moment later). */
+  private burst = 0;
+  private wake?: () => void;
+  private loopDone?: Promise<void>;
+  private lastKnowledgeSweep = 0;
+  /** Test and bench seam: told when a round finishes. */
+  onRoundFinished?: (timing: RoundTiming) => void;
+
+  constructor(
+    private readonly rounds: ChatbotRepository,
+    private readonly quickReplies: QuickReplyRepository,
+    private readonly knowledge: KnowledgeIndexer,
+    private readonly bus: Bus,
+    private readonly config: ChatbotConfig,
+    private readonly logger: Logger,
+  ) {
+    this.fetch = guardedFetch(config.ssrf);
+  }
+
+  private get runnerId(): string {
+    return this.config.runnerId;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.subscription = this.bus.subscribe(CHATBOT_WAKE, () => this.poke());
+    this.loopDone = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.subscription?.unsubscribe();
+    this.poke();
+    await this.loopDone;
+    await Promise.allSettled([...this.active.values()]);
+  }
+
+  /** Test seam: stops as a crash would (claims left to lapse, nothing more written). */
+  kill(): void {
+    this.killed = true;
+    this.running = false;
+    this.subscription?.unsubscribe();
+    this.poke();
+  }
+
+  /** Look for due work now (and a few times right after: the admission that woke us may not have committed yet). */
+  poke(): void {
+    this.burst = 5;
+    this.wakeRequested = true;
+    this.wake?.();
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      this.wakeRequested = false;
+      let claimed = 0;
+      try {
+        const free = this.config.maxRounds - this.active.size;
+        if (free > 0) {
+          for (const round of await this.rounds.claim(this.runnerId, free, this.config.claimMs)) {
+            claimed++;
+            const work = this.run(round).finally(() => {
+              this.active.delete(round.id);
+              this.poke();
+            });
+            this.active.set(round.id, work);
+          }
+        }
+        if (Date.now() - this.lastKnowledgeSweep > this.config.pollIntervalMs) {
+          this.lastKnowledgeSweep = Date.now();
+          void this.knowledge.sweep().catch((error) => this.logger.warn({ err: error }, 'knowledge vectorization failed'));
+        }
+      } catch (error) {
+        if (!this.killed) this.logger.error({ err: error }, 'claiming chatbot rounds failed');
+      }
+      if (!this.running) break;
+      if (this.wakeRequested) continue;
+      let sleepMs = this.config.pollIntervalMs;
+      if (claimed === 0 && this.burst > 0) {
+        this.burst--;
+        sleepMs = 5;
+      } else {
+        const next = await this.rounds.nextDue().catch(() => null);
+        if (next) sleepMs = Math.max(1, Math.min(sleepMs, next.getTime() - Date.now() + 2));
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, sleepMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  private async run(round: ChatbotRoundRow): Promise<void> {
+    const heartbeat = setInterval(
+      () => {
+        if (!this.killed) void this.rounds.renew(round.id, this.runnerId, this.config.claimMs).catch(() => undefined);
+      },
+      Math.max(50, Math.floor(this.config.claimMs / 3)),
+    );
+    try {
+      await this.execute(round);
+    } catch (error) {
+      if (!this.killed) this.logger.error({ err: error, roundId: round.id, instanceId: round.instanceId }, 'chatbot round failed');
+      // The claim lapses and another try follows (a plan, once stored, is resent with its ids).
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private async execute(round: ChatbotRoundRow): Promise<void> {
+    const settings = await this.rounds.settings(round.instanceId);
+    const turn = String(round.inputs[round.inputs.length - 1]?.messageid ?? '');
+    if (!settings?.enabled) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot disabled');
+    let plan = round.plan as unknown as RoundPlan | null;
+    if (!plan) {
+      const disabledUntil = await this.rounds.disabledUntil(round.instanceId, round.chatId);
+      if (disabledUntil * 1000 > Date.now()) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot_disableUntil');
+      plan = await this.plan(round, turn, settings.openaiApikey);
+      if (!plan) return this.rounds.cancel(round.id, this.runnerId, 'canceled: the trigger or agent is gone');
+      if (this.killed || !(await this.rounds.storePlan(round.id, this.runnerId, plan as unknown as Record<string, unknown>))) return;
+    }
+    if (this.killed) return;
+    const delivery = await this.deliver(round, plan);
+    if (this.killed || delivery === 'retry') return;
+    const metadata: AiMetadata = plan.metadata;
+    if (delivery.failed.length) {
+      metadata.outcome = {
+        ...metadata.outcome,
+        status: delivery.sent ? metadata.outcome.status : 'send_failed',
+        detail: `not sent: ${delivery.failed.join('; ')}`.slice(0, 1000),
+      };
+    }
+    if (plan.handoff) {
+      const minutes = settings.stopMinutes || this.config.defaultPauseMinutes;
+      await this.rounds.pauseChat(round.instanceId, round.chatId, Math.floor(Date.now() / 1000) + minutes * 60, 'paused: handed over to a person');
+    }
+    const status = plan.failed || (delivery.failed.length && !delivery.sent) ? 'failed' : 'done';
+    const finished = await this.rounds.finish(
+      round,
+      this.runnerId,
+      status,
+      metadata.outcome.status,
+      turn,
+      metadata as unknown as Record<string, unknown>,
+      (row) => this.messagesEvent(round, row),
+    );
+    if (!finished) return;
+    if (finished.eventId)
+      this.bus.publish(Subjects.outbox(round.instanceId), { instanceId: round.instanceId, lastId: finished.eventId } satisfies OutboxNotice);
+    this.onRoundFinished?.({
+      roundId: round.id,
+      receivedAt: round.receivedAt.getTime(),
+      modelStartedAt: plan.modelStartedAt,
+      modelEndedAt: plan.modelEndedAt,
+      sentAt: delivery.sentAt,
+    });
+  }
+
+  /** The round's plan: a quick-reply trigger's reply, or the agent's model call. Null when its trigger or agent is gone. */
+  private async plan(round: ChatbotRoundRow, turn: string, openaiApikey: string): Promise<RoundPlan | null> {
+    const trigger = (await this.rounds.find(round.instanceId, 'trigger', round.triggerId).then((row) => (row ? triggerOf(row) : null))) ?? null;
+    if (!trigger) return null;
+    if (trigger.type === 'quickreply') return this.quickReplyPlan(round, turn, trigger.quickReply_id, trigger.id);
+    const agentRow = await this.rounds.find(round.instanceId, 'agent', round.agentId);
+    if (!agentRow) return null;
+    const agent = agentOf(agentRow);
+    const chat = (round.envelope.chat ?? {}) as Record<string, unknown>;
+    const jids = [round.chatId, String(chat.wa_chatid ?? ''), String(chat.wa_chatlid ?? '')];
+    const [history, quickReplies, functions] = await Promise.all([
+      this.rounds.history(round.instanceId, jids, {
+        max: agent.contextMaxMessages,
+        min: agent.contextMinMessages,
+        windowHours: agent.contextTimeWindow_hours,
+      }),
+      this.quickReplies.list(round.instanceId),
+      this.rounds.list(round.instanceId, 'function').then((rows) => rows.map(functionOf).filter((fn) => fn.active)),
+    ]);
+    const question = round.inputs
+      .map((input) => String(input.text ?? ''))
+      .filter(Boolean)
+      .join('\n');
+    const knowledge = await this.knowledge.retrieve(round.instanceId, question, openaiApikey).catch((error) => {
+      this.logger.warn({ err: error, instanceId: round.instanceId }, 'knowledge retrieval failed; answering without it');
+      return [];
+    });
+    return planRound({
+      agent,
+      model: languageModel(agent, this.config, this.fetch),
+      turn,
+      history,
+      chat,
+      isGroup: round.chatId.endsWith('@g.us'),
+      knowledge,
+      quickReplies,
+      functions,
+      fetch: this.fetch,
+      modelTimeoutMs: this.config.modelTimeoutMs,
+      functionTimeoutMs: this.config.functionTimeoutMs,
+      maxSteps: this.config.maxSteps,
+    });
+  }
+
+  private async quickReplyPlan(round: ChatbotRoundRow, turn: string, quickReplyId: string, triggerId: string): Promise<RoundPlan | null> {
+    const reply = await this.quickReplies.find(round.instanceId, quickReplyId);
+    if (!reply) return null;
+    const content = quickReplyContent(reply);
+    const now = Date.now();
+    const metadata: AiMetadata = {
+      agent_id: '',
+      turn,
+      flow_id: '',
+      request: { messages: [], tools: [], options: { model: '', temperature: 0, maxTokens: 0, topP: 0, frequencyPenalty: 0, presencePenalty: 0 } },
+      response: { choices: [], toolResults: [], error: '' },
+      outcome: {
+        status: content ? 'sent' : 'error',
+        texts: content?.kind === 'text' ? 1 : 0,
+        audio: false,
+        menus: 0,
+        files: content && content.kind !== 'text' ? 1 : 0,
+        handoff: '',
+        lead: [],
+        detail: content
+          ? `quick reply ${reply.shortCut} (trigger ${triggerId})`
+          : `quick reply ${reply.shortCut} cannot be sent automatically (kind ${String(reply.message.kind)})`,
+      },
+    };
+    return {
+      metadata,
+      sends: content ? [{ ...newMessageIds(), kind: 'quickreply', content, payload: { shortCut: reply.shortCut, quickReply_id: reply.id } }] : [],
+      handoff: '',
+      failed: !content,
+      modelStartedAt: now,
+      modelEndedAt: now,
+    };
+  }
+
+  /** Sends the plan's messages in order (each id at most once, by the worker's ledger). 'retry': the instance is not reachable now. */
+  private async deliver(round: ChatbotRoundRow, plan: RoundPlan): Promise<{ sent: number; failed: string[]; sentAt: number } | 'retry'> {
+    const agentRow = plan.sends.length && round.agentId ? await this.rounds.find(round.instanceId, 'agent', round.agentId) : null;
+    const agent = agentRow ? agentOf(agentRow) : null;
+    const chatJid = String(round.inputs[round.inputs.length - 1]?.chatid || round.chatId);
+    const turn = plan.metadata.turn;
+    let sent = 0;
+    const failed: string[] = [];
+    let sentAt = 0;
+    for (const [index, send] of plan.sends.entries()) {
+      if (this.killed) return 'retry';
+      const request: SendRequest = {
+        instanceId: round.instanceId,
+        recordId: send.recordId,
+        messageId: send.messageId,
+        chatJid,
+        content: send.content,
+        delayMs: (agent?.typingDelay_seconds ?? 0) * 1000,
+        // The contact's messages are marked read with the first answer.
+        readMessages: index === 0 && (agent?.readMessages ?? false),
+        record: {
+          sendFunction: `chatbot/${send.kind}`,
+          sendPayload: send.payload,
+          trackSource: 'chatbot',
+          trackId: round.agentId || round.triggerId,
+          sendFolderId: '',
+          aiMetadata: { agent_id: plan.metadata.agent_id, turn },
+        },
+      };
+      try {
+        await this.bus.request(Subjects.instance(round.instanceId, 'send'), request, { timeoutMs: this.config.sendTimeoutMs + (request.delayMs ?? 0) });
+        sent++;
+        sentAt = Date.now();
+      } catch (error) {
+        const code = error instanceof RpcError ? error.code : ErrorCode.Internal;
+        const message = error instanceof Error ? error.message : String(error);
+        if (UNREACHABLE.has(code) && round.attempts < MAX_ATTEMPTS) {
+          this.logger.warn({ instanceId: round.instanceId, roundId: round.id, err: message }, 'chatbot answer waits: the instance is not reachable');
+          await this.rounds.retryLater(round.id, this.runnerId, RETRY_MS, `waiting: ${message}`.slice(0, 500));
+          return 'retry';
+        }
+        failed.push(`${send.kind} ${send.messageId}: ${message}`);
+      }
+    }
+    return { sent, failed, sentAt };
+  }
+
+  /** The `messages` event of the contact's message now carrying `ai_metadata` (the envelope of the round's last event). */
+  private messagesEvent(round: ChatbotRoundRow, row: MessageRow): NewOutboxEvent {
+    const owner = String(round.envelope.owner ?? '');
+    const groupName = String((round.inputs[round.inputs.length - 1] ?? {}).groupName ?? 'Unknown');
+    return {
+      eventType: 'messages',
+      chatId: round.chatId,
+      payload: { ...round.envelope, EventType: 'messages', chatSource: 'updated', message: { ...toMessageRecord(row, owner), groupName } },
+    };
+  }
+}
+
+/** A runner id unique to this process and start. */
+export function runnerId(prefix: string): string {
+  return `${prefix}:${randomBytes(3).toString('hex')}`;
+}

@@ -1,0 +1,16 @@
+export { admitEvents, fold, matchesLead, matchesWords } from './admission';
+export type { AdmissionOptions, AdmissionResult } from './admission';
+export { CHATBOT_WAKE, ChatbotRunner, runnerId } from './chatbot-runner';
+export type { RoundTiming } from './chatbot-runner';
+export { ChatbotModule, createChatbotServices } from './chatbot.module';
+export type { ChatbotServices } from './chatbot.module';
+export { CHATBOT_DEFAULTS, readChatbotConfig } from './config';
+export type { ChatbotConfig } from './config';
+export { callFunction } from './functions';
+export { guardedFetch } from './guarded-fetch';
+export { chunkText, csvToText, htmlToText, KnowledgeIndexer, localEmbedding, pdfToText } from './knowledge';
+export { callSettings, languageModel, modelOptions } from './providers';
+export type { ModelOptions } from './providers';
+export * from './records';
+export { contextMessages, newMessageIds, planRound, splitMessage } from './round-planner';
+export type { AiMetadata, PlannedSend, RoundPlan } from './round-planner';

@@ -1,0 +1,509 @@
+import { recordId } from '@gw/platform';
+import type { DataSource, EntityManager } from 'typeorm';
+import { toMessageRow, type MessageRow } from './message.repository';
+import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
+
+/** The four record kinds of the chatbot (uazapi 2.0 §2.17). */
+export type ChatbotKind = 'agent' | 'trigger' | 'knowledge' | 'function';
+
+/** One agent, trigger, knowledge or function: its API fields in `data` (secrets in clear; the API masks them). */
+export interface ChatbotRecordRow {
+  id: string;
+  instanceId: string;
+  kind: ChatbotKind;
+  data: Record<string, unknown>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A chunk of a knowledge record with its unit-length embedding. */
+export interface KnowledgeChunk {
+  text: string;
+  embedding: number[];
+}
+
+/** A chunk retrieved for a question: its text and its cosine similarity. */
+export interface RetrievedChunk {
+  knowledgeId: string;
+  text: string;
+  score: number;
+}
+
+export type RoundStatus = 'gathering' | 'running' | 'done' | 'failed' | 'canceled';
+
+/** A round: the contact's consecutive messages one agent answers in one model call. */
+export interface ChatbotRoundRow {
+  id: string;
+  instanceId: string;
+  chatId: string;
+  triggerId: string;
+  agentId: string;
+  status: RoundStatus;
+  dueAt: Date;
+  /** The `message` records of the `messages` events gathered, oldest first. */
+  inputs: Array<Record<string, unknown>>;
+  /** The last event's envelope without its message: `chat`, `instanceName`, `owner`. */
+  envelope: Record<string, unknown>;
+  /** When the first message reached the chatbot (the bench's receive time). */
+  receivedAt: Date;
+  claimedBy: string | null;
+  attempts: number;
+  /** The model's result and the planned sends with their fixed ids, written before the first send. */
+  plan: Record<string, unknown> | null;
+  outcome: string;
+}
+
+/** A received message the follower admits into a round. */
+export interface RoundInput {
+  instanceId: string;
+  chatId: string;
+  messageId: string;
+  triggerId: string;
+  agentId: string;
+  /** `responseDelay_seconds`: the round waits this long for the contact's next message. */
+  delaySeconds: number;
+  input: Record<string, unknown>;
+  envelope: Record<string, unknown>;
+}
+
+/** The trigger a chat's conversation runs under. */
+export interface ChatbotChatState {
+  triggerId: string;
+  agentId: string;
+  lastTriggerAt: Date;
+}
+
+/** The instance's chatbot settings (instances row), as the follower and the runner read them. */
+export interface ChatbotInstanceSettings {
+  instanceId: string;
+  name: string;
+  owner: string;
+  enabled: boolean;
+  ignoreGroups: boolean;
+  stopConversation: string;
+  stopMinutes: number;
+  stopWhenYouSendMsg: number;
+  openaiApikey: string;
+}
+
+type Raw = Record<string, unknown>;
+
+function toSettings(raw: Raw): ChatbotInstanceSettings {
+  return {
+    instanceId: raw.id as string,
+    name: raw.name as string,
+    owner: (raw.owner as string | null) ?? '',
+    enabled: Boolean(raw.chatbot_enabled),
+    ignoreGroups: Boolean(raw.chatbot_ignore_groups),
+    stopConversation: (raw.chatbot_stop_conversation as string | null) ?? '',
+    stopMinutes: Number(raw.chatbot_stop_minutes ?? 0),
+    stopWhenYouSendMsg: Number(raw.chatbot_stop_when_you_send_msg ?? 0),
+    openaiApikey: (raw.openai_apikey as string | null) ?? '',
+  };
+}
+
+const SETTINGS = `id, name, owner, chatbot_enabled, chatbot_ignore_groups, chatbot_stop_conversation, chatbot_stop_minutes, chatbot_stop_when_you_send_msg, openai_apikey`;
+
+function toRecordRow(raw: Raw): ChatbotRecordRow {
+  return {
+    id: raw.id as string,
+    instanceId: raw.instance_id as string,
+    kind: raw.kind as ChatbotKind,
+    data: raw.data as Record<string, unknown>,
+    createdAt: raw.created_at as Date,
+    updatedAt: raw.updated_at as Date,
+  };
+}
+
+function toRoundRow(raw: Raw): ChatbotRoundRow {
+  return {
+    id: String(raw.id),
+    instanceId: raw.instance_id as string,
+    chatId: raw.chat_id as string,
+    triggerId: raw.trigger_id as string,
+    agentId: raw.agent_id as string,
+    status: raw.status as RoundStatus,
+    dueAt: raw.due_at as Date,
+    inputs: raw.inputs as Array<Record<string, unknown>>,
+    envelope: raw.envelope as Record<string, unknown>,
+    receivedAt: raw.received_at as Date,
+    claimedBy: (raw.claimed_by as string | null) ?? null,
+    attempts: Number(raw.attempts),
+    plan: (raw.plan as Record<string, unknown> | null) ?? null,
+    outcome: raw.outcome as string,
+  };
+}
+
+/** Open rounds: not finished. */
+const OPEN = `('gathering', 'running')`;
+
+/**
+ * The chatbot's records and its durable work. Every statement is scoped by `instance_id`. Rounds are
+ * claimed with FOR UPDATE SKIP LOCKED by any number of runners; a round is only claimable when no
+ * earlier round of its chat is open, so the rounds of one chat run one at a time, in order. A claim
+ * lapses (`claimed_until`) when its runner dies, and the next runner resumes the round from its plan.
+ */
+export class ChatbotRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  // ---- instance settings ----------------------------------------------------------------------
+
+  /** The instances with the chatbot on (the ones the outbox follower follows). */
+  async enabledInstances(): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.dataSource.query(`SELECT id FROM instances WHERE chatbot_enabled ORDER BY id`);
+    return rows.map((row) => row.id);
+  }
+
+  static async settingsWithin(manager: Pick<EntityManager, 'query'>, instanceId: string): Promise<ChatbotInstanceSettings | null> {
+    const rows: Raw[] = await manager.query(`SELECT ${SETTINGS} FROM instances WHERE id = $1`, [instanceId]);
+    return rows.length ? toSettings(rows[0]) : null;
+  }
+
+  settings(instanceId: string): Promise<ChatbotInstanceSettings | null> {
+    return ChatbotRepository.settingsWithin(this.dataSource, instanceId);
+  }
+
+  // ---- records --------------------------------------------------------------------------------
+
+  async list(instanceId: string, kind: ChatbotKind): Promise<ChatbotRecordRow[]> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chatbot_records WHERE instance_id = $1 AND kind = $2 ORDER BY created_at, id`, [
+      instanceId,
+      kind,
+    ]);
+    return rows.map(toRecordRow);
+  }
+
+  async find(instanceId: string, kind: ChatbotKind, id: string): Promise<ChatbotRecordRow | null> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chatbot_records WHERE instance_id = $1 AND kind = $2 AND id = $3`, [instanceId, kind, id]);
+    return rows.length ? toRecordRow(rows[0]) : null;
+  }
+
+  async create(instanceId: string, kind: ChatbotKind, data: Record<string, unknown>): Promise<ChatbotRecordRow> {
+    const rows: Raw[] = await this.dataSource.query(`INSERT INTO chatbot_records (id, instance_id, kind, data) VALUES ($1, $2, $3, $4::jsonb) RETURNING *`, [
+      recordId(),
+      instanceId,
+      kind,
+      JSON.stringify(data),
+    ]);
+    return toRecordRow(rows[0]);
+  }
+
+  /** Replaces a record's fields; null when the instance has no such record. */
+  async update(instanceId: string, kind: ChatbotKind, id: string, data: Record<string, unknown>): Promise<ChatbotRecordRow | null> {
+    const rows: Raw[] = await this.dataSource.query(
+      `WITH changed AS (UPDATE chatbot_records SET data = $4::jsonb, updated_at = now() WHERE instance_id = $1 AND kind = $2 AND id = $3 RETURNING *)
+       SELECT * FROM changed`,
+      [instanceId, kind, id, JSON.stringify(data)],
+    );
+    return rows.length ? toRecordRow(rows[0]) : null;
+  }
+
+  /** Merges fields into a record (vector state); null when it is gone. */
+  async patch(instanceId: string, id: string, fields: Record<string, unknown>): Promise<ChatbotRecordRow | null> {
+    const rows: Raw[] = await this.dataSource.query(
+      `WITH changed AS (UPDATE chatbot_records SET data = data || $3::jsonb, updated_at = now() WHERE instance_id = $1 AND id = $2 RETURNING *)
+       SELECT * FROM changed`,
+      [instanceId, id, JSON.stringify(fields)],
+    );
+    return rows.length ? toRecordRow(rows[0]) : null;
+  }
+
+  async delete(instanceId: string, kind: ChatbotKind, id: string): Promise<boolean> {
+    const rows: Raw[] = await this.dataSource.query(
+      `WITH gone AS (DELETE FROM chatbot_records WHERE instance_id = $1 AND kind = $2 AND id = $3 RETURNING id) SELECT id FROM gone`,
+      [instanceId, kind, id],
+    );
+    return rows.length > 0;
+  }
+
+  // ---- knowledge ------------------------------------------------------------------------------
+
+  /**
+   * Replaces a knowledge record's chunks and merges `state` (isVectorized, vectorStatus,
+   * lastVectorizedAt) into it, in one transaction; false when the record is gone, or was changed
+   * after `version` (its content is being vectorized again: this result is stale).
+   */
+  async storeChunks(instanceId: string, knowledgeId: string, version: Date, chunks: KnowledgeChunk[], state: Record<string, unknown>): Promise<boolean> {
+    return this.dataSource.transaction(async (manager) => {
+      const current: Raw[] = await manager.query(
+        `SELECT updated_at FROM chatbot_records WHERE instance_id = $1 AND id = $2 AND kind = 'knowledge' FOR UPDATE`,
+        [instanceId, knowledgeId],
+      );
+      if (!current.length || (current[0].updated_at as Date).getTime() !== version.getTime()) return false;
+      await manager.query(`DELETE FROM chatbot_knowledge_chunks WHERE knowledge_id = $1`, [knowledgeId]);
+      if (chunks.length)
+        await manager.query(
+          `INSERT INTO chatbot_knowledge_chunks (knowledge_id, ord, instance_id, text, embedding)
+           SELECT $1, n - 1, $2, t, (SELECT array_agg(v::real ORDER BY i) FROM jsonb_array_elements_text(e) WITH ORDINALITY AS x(v, i))
+           FROM unnest($3::text[], $4::jsonb[]) WITH ORDINALITY AS u(t, e, n)`,
+          [knowledgeId, instanceId, chunks.map((chunk) => chunk.text), chunks.map((chunk) => JSON.stringify(chunk.embedding))],
+        );
+      // The record keeps its updated_at: it is the version the next vectorization compares with.
+      await manager.query(`UPDATE chatbot_records SET data = data || $3::jsonb WHERE instance_id = $1 AND id = $2`, [
+        instanceId,
+        knowledgeId,
+        JSON.stringify(state),
+      ]);
+      return true;
+    });
+  }
+
+  /**
+   * Claims knowledge records to vectorize: `pending` ones, and `processing` ones whose vectorizer died
+   * (claimed before `staleBefore`, unix ms). The record's updated_at is left as it is: it is the version
+   * storeChunks() compares with.
+   */
+  async claimKnowledge(limit: number, staleBefore: number): Promise<ChatbotRecordRow[]> {
+    const rows: Raw[] = await this.dataSource.query(
+      `WITH next AS (
+         SELECT id FROM chatbot_records
+         WHERE kind = 'knowledge' AND (data->>'vectorStatus' = 'pending'
+           OR (data->>'vectorStatus' = 'processing' AND COALESCE((data->>'vectorClaimedAt')::bigint, 0) < $1))
+         ORDER BY updated_at, id LIMIT $2 FOR UPDATE SKIP LOCKED),
+       claimed AS (
+         UPDATE chatbot_records r SET data = r.data || jsonb_build_object('vectorStatus', 'processing', 'vectorClaimedAt', $3::bigint)
+         FROM next WHERE r.id = next.id RETURNING r.*)
+       SELECT * FROM claimed`,
+      [staleBefore, limit, Date.now()],
+    );
+    return rows.map(toRecordRow);
+  }
+
+  /** Whether the instance has any vectorized knowledge (retrieval skips the embedding call when not). */
+  async hasChunks(instanceId: string): Promise<boolean> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1 LIMIT 1`, [instanceId]);
+    return rows.length > 0;
+  }
+
+  /** The `limit` chunks of the instance's active knowledge nearest to `vector` (unit length: the dot product is the cosine). */
+  async nearestChunks(instanceId: string, vector: number[], limit: number, minScore = 0): Promise<RetrievedChunk[]> {
+    const rows: Array<{ knowledge_id: string; text: string; score: number }> = await this.dataSource.query(
+      `SELECT c.knowledge_id, c.text, s.score
+       FROM chatbot_knowledge_chunks c
+       JOIN chatbot_records k ON k.id = c.knowledge_id AND k.instance_id = $1 AND COALESCE((k.data->>'active')::boolean, true)
+       CROSS JOIN LATERAL (SELECT COALESCE(sum(a * b), 0)::float8 AS score FROM unnest(c.embedding, $2::real[]) AS p(a, b)) s
+       WHERE c.instance_id = $1 AND cardinality(c.embedding) = cardinality($2::real[]) AND s.score >= $4
+       ORDER BY s.score DESC, c.knowledge_id, c.ord LIMIT $3`,
+      [instanceId, vector, limit, minScore],
+    );
+    return rows.map((row) => ({ knowledgeId: row.knowledge_id, text: row.text, score: Number(row.score) }));
+  }
+
+  // ---- admission (inside the outbox follower's transaction) ----------------------------------
+
+  /**
+   * Admits a received message: into the chat's round still gathering for the same agent (its wait
+   * starts again), or a new round. Null, and nothing written, when the message was admitted before.
+   */
+  static async admitWithin(manager: EntityManager, input: RoundInput): Promise<string | null> {
+    const fresh: Raw[] = await manager.query(
+      `INSERT INTO chatbot_inputs (instance_id, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING message_id`,
+      [input.instanceId, input.messageId],
+    );
+    if (!fresh.length) return null;
+    const params = [input.instanceId, input.chatId, input.agentId, JSON.stringify([input.input]), JSON.stringify(input.envelope), input.delaySeconds];
+    const joined: Raw[] = await manager.query(
+      `WITH joined AS (
+         UPDATE chatbot_rounds SET inputs = inputs || $4::jsonb, envelope = $5::jsonb,
+           due_at = greatest(due_at, clock_timestamp() + $6 * interval '1 second'), updated_at = now()
+         WHERE id = (SELECT id FROM chatbot_rounds WHERE instance_id = $1 AND chat_id = $2 AND agent_id = $3 AND status = 'gathering' ORDER BY id DESC LIMIT 1)
+           AND status = 'gathering'
+         RETURNING id)
+       SELECT id FROM joined`,
+      params,
+    );
+    let roundId = joined.length ? String(joined[0].id) : null;
+    if (!roundId) {
+      const created: Raw[] = await manager.query(
+        `INSERT INTO chatbot_rounds (instance_id, chat_id, agent_id, trigger_id, inputs, envelope, due_at)
+         VALUES ($1, $2, $3, $7, $4::jsonb, $5::jsonb, clock_timestamp() + $6 * interval '1 second') RETURNING id`,
+        [...params, input.triggerId],
+      );
+      roundId = String(created[0].id);
+    }
+    await manager.query(`UPDATE chatbot_inputs SET round_id = $3 WHERE instance_id = $1 AND message_id = $2`, [input.instanceId, input.messageId, roundId]);
+    await manager.query(
+      `INSERT INTO chatbot_chat_state (instance_id, chat_id, trigger_id, agent_id, last_trigger_at) VALUES ($1, $2, $3, $4, now())
+       ON CONFLICT (instance_id, chat_id) DO UPDATE SET trigger_id = EXCLUDED.trigger_id, agent_id = EXCLUDED.agent_id, last_trigger_at = now()`,
+      [input.instanceId, input.chatId, input.triggerId, input.agentId],
+    );
+    return roundId;
+  }
+
+  static async chatStateWithin(manager: EntityManager, instanceId: string, chatId: string): Promise<ChatbotChatState | null> {
+    const rows: Raw[] = await manager.query(`SELECT * FROM chatbot_chat_state WHERE instance_id = $1 AND chat_id = $2`, [instanceId, chatId]);
+    return rows.length
+      ? { triggerId: rows[0].trigger_id as string, agentId: rows[0].agent_id as string, lastTriggerAt: rows[0].last_trigger_at as Date }
+      : null;
+  }
+
+  /** The instance's records of one kind, read inside the follower's transaction. */
+  static async listWithin(manager: EntityManager, instanceId: string, kind: ChatbotKind): Promise<ChatbotRecordRow[]> {
+    const rows: Raw[] = await manager.query(`SELECT * FROM chatbot_records WHERE instance_id = $1 AND kind = $2 ORDER BY created_at, id`, [instanceId, kind]);
+    return rows.map(toRecordRow);
+  }
+
+  /**
+   * Stops the bot in a chat until `untilSeconds` (unix seconds): the chat's `chatbot_disableUntil`, the
+   * field the API and the Chatwoot bridge set too. A round still gathering there is dropped; the
+   * conversation starts afresh (a trigger must match again) after the pause.
+   */
+  static async pauseChatWithin(manager: EntityManager, instanceId: string, chatId: string, untilSeconds: number, reason: string): Promise<void> {
+    await manager.query(
+      `UPDATE chats SET lead = lead || jsonb_build_object('chatbot_disableUntil', $3::bigint), updated_at = now()
+       WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)`,
+      [instanceId, chatId, untilSeconds],
+    );
+    await manager.query(
+      `UPDATE chatbot_rounds SET status = 'canceled', outcome = $3, updated_at = now() WHERE instance_id = $1 AND chat_id = $2 AND status = 'gathering'`,
+      [instanceId, chatId, reason],
+    );
+    await manager.query(`DELETE FROM chatbot_chat_state WHERE instance_id = $1 AND chat_id = $2`, [instanceId, chatId]);
+  }
+
+  /** pauseChatWithin() in a transaction of its own (a handoff). */
+  async pauseChat(instanceId: string, chatId: string, untilSeconds: number, reason: string): Promise<void> {
+    await this.dataSource.transaction((manager) => ChatbotRepository.pauseChatWithin(manager, instanceId, chatId, untilSeconds, reason));
+  }
+
+  /** The chat's `chatbot_disableUntil` (unix seconds; 0 when unset or not a number). */
+  static async disabledUntilWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatId: string): Promise<number> {
+    const rows: Array<{ until: string | null }> = await manager.query(
+      `SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint AS until
+       FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)`,
+      [instanceId, chatId],
+    );
+    return Number(rows[0]?.until ?? 0);
+  }
+
+  disabledUntil(instanceId: string, chatId: string): Promise<number> {
+    return ChatbotRepository.disabledUntilWithin(this.dataSource, instanceId, chatId);
+  }
+
+  // ---- the runner ----------------------------------------------------------------------------
+
+  /**
+   * Claims up to `limit` due rounds for `runner` (their claim lasting `claimMs`): rounds that finished
+   * gathering, and running rounds whose runner's claim lapsed. A round waits while an earlier round of
+   * its chat is open.
+   */
+  async claim(runner: string, limit: number, claimMs: number): Promise<ChatbotRoundRow[]> {
+    const rows: Raw[] = await this.dataSource.query(
+      `WITH next AS (
+         SELECT r.id FROM chatbot_rounds r
+         WHERE r.status IN ${OPEN} AND r.due_at <= clock_timestamp()
+           AND (r.status = 'gathering' OR r.claimed_until IS NULL OR r.claimed_until < clock_timestamp())
+           AND NOT EXISTS (SELECT 1 FROM chatbot_rounds e WHERE e.instance_id = r.instance_id AND e.chat_id = r.chat_id AND e.status IN ${OPEN} AND e.id < r.id)
+         ORDER BY r.due_at, r.id LIMIT $3 FOR UPDATE SKIP LOCKED),
+       claimed AS (
+         UPDATE chatbot_rounds r SET status = 'running', claimed_by = $1, claimed_until = clock_timestamp() + $2 * interval '1 millisecond',
+           attempts = r.attempts + 1, updated_at = now()
+         FROM next WHERE r.id = next.id RETURNING r.*)
+       SELECT * FROM claimed ORDER BY due_at, id`,
+      [runner, claimMs, limit],
+    );
+    return rows.map(toRoundRow);
+  }
+
+  /** When the next round falls due (null: none open), so a runner can sleep until then. */
+  async nextDue(): Promise<Date | null> {
+    const rows: Array<{ due: Date | null }> = await this.dataSource.query(
+      `SELECT min(CASE WHEN status = 'gathering' THEN due_at ELSE greatest(due_at, claimed_until) END) AS due FROM chatbot_rounds WHERE status IN ${OPEN}`,
+    );
+    return rows[0]?.due ?? null;
+  }
+
+  /** Extends `runner`'s claim; false when it is no longer the runner's. */
+  async renew(roundId: string, runner: string, claimMs: number): Promise<boolean> {
+    const rows: Raw[] = await this.dataSource.query(
+      `WITH renewed AS (UPDATE chatbot_rounds SET claimed_until = clock_timestamp() + $3 * interval '1 millisecond'
+         WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id) SELECT id FROM renewed`,
+      [roundId, runner, claimMs],
+    );
+    return rows.length > 0;
+  }
+
+  /** Stores the plan (the model's result and the sends with their fixed ids) before anything is sent; false when the claim was lost. */
+  async storePlan(roundId: string, runner: string, plan: Record<string, unknown>): Promise<boolean> {
+    const rows: Raw[] = await this.dataSource.query(
+      `WITH stored AS (UPDATE chatbot_rounds SET plan = $3::jsonb, updated_at = now() WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id)
+       SELECT id FROM stored`,
+      [roundId, runner, JSON.stringify(plan)],
+    );
+    return rows.length > 0;
+  }
+
+  /** Gives a round back for a later try (the worker is not reachable now): claimable again after `delayMs`. */
+  async retryLater(roundId: string, runner: string, delayMs: number, reason: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE chatbot_rounds SET claimed_until = clock_timestamp() + $3 * interval '1 millisecond', outcome = $4, updated_at = now()
+       WHERE id = $1 AND claimed_by = $2 AND status = 'running'`,
+      [roundId, runner, delayMs, reason],
+    );
+  }
+
+  /** Ends a round without recording anything on a message (the chat was paused or the agent deleted before it ran). */
+  async cancel(roundId: string, runner: string, reason: string): Promise<void> {
+    await this.dataSource.query(
+      `UPDATE chatbot_rounds SET status = 'canceled', outcome = $3, claimed_by = NULL, claimed_until = NULL, updated_at = now()
+       WHERE id = $1 AND claimed_by = $2 AND status = 'running'`,
+      [roundId, runner, reason],
+    );
+  }
+
+  /**
+   * Ends a round (`done` or `failed`) and stores its `ai_metadata` on the contact's message `turn`, with
+   * the `messages` event `event` builds from the updated row, in one transaction. Null when the claim
+   * was lost (another runner finishes it); else the id of the event written (null when the message is
+   * not stored).
+   */
+  async finish(
+    round: ChatbotRoundRow,
+    runner: string,
+    status: 'done' | 'failed',
+    outcome: string,
+    turn: string,
+    aiMetadata: Record<string, unknown>,
+    event: (row: MessageRow) => NewOutboxEvent,
+  ): Promise<{ eventId: string | null } | null> {
+    return this.dataSource.transaction(async (manager) => {
+      const ended: Raw[] = await manager.query(
+        `WITH ended AS (UPDATE chatbot_rounds SET status = $3, outcome = $4, claimed_by = NULL, claimed_until = NULL, updated_at = now()
+           WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id) SELECT id FROM ended`,
+        [round.id, runner, status, outcome],
+      );
+      if (!ended.length) return null;
+      const rows: Raw[] = await manager.query(
+        `WITH changed AS (UPDATE messages SET ai_metadata = $3::jsonb, updated_at = now() WHERE instance_id = $1 AND message_id = $2 RETURNING *)
+         SELECT * FROM changed`,
+        [round.instanceId, turn, JSON.stringify(aiMetadata)],
+      );
+      if (!rows.length) return { eventId: null };
+      const eventId = await OutboxRepository.insertWithin(manager, round.instanceId, [event(toMessageRow(rows[0]))]);
+      return { eventId };
+    });
+  }
+
+  /** A round as it is now. */
+  async round(roundId: string): Promise<ChatbotRoundRow | null> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chatbot_rounds WHERE id = $1`, [roundId]);
+    return rows.length ? toRoundRow(rows[0]) : null;
+  }
+
+  /**
+   * The chat's recent messages for the model's context, newest first: at most `max`, those of the last
+   * `windowHours`, but at least `min` whatever their age. `jids`: the chat's phone JID and LID.
+   */
+  async history(instanceId: string, jids: string[], options: { max: number; min: number; windowHours: number }): Promise<MessageRow[]> {
+    const rows: Raw[] = await this.dataSource.query(
+      `SELECT * FROM messages WHERE instance_id = $1 AND (chat_id = ANY($2::text[]) OR chat_lid = ANY($2::text[]))
+         AND status NOT IN ('Deleted', 'Canceled', 'Failed', 'Queued')
+       ORDER BY message_timestamp DESC, created_at DESC LIMIT $3`,
+      [instanceId, jids.filter(Boolean), Math.max(options.max, options.min, 1)],
+    );
+    const all = rows.map(toMessageRow);
+    const since = Date.now() - options.windowHours * 3_600_000;
+    const recent = options.windowHours > 0 ? all.filter((row) => row.messageTimestamp >= since) : all;
+    return (recent.length >= options.min ? recent : all.slice(0, options.min)).slice(0, Math.max(options.max, options.min));
+  }
+}

@@ -8,6 +8,8 @@ export { InstanceRepository } from './repositories/instance.repository';
 export type { InstancePatch } from './repositories/instance.repository';
 export { LeaseRepository } from './repositories/lease.repository';
 export type { Lease } from './repositories/lease.repository';
+export { GroupCommit } from './group-commit';
+export type { GroupCommitOptions } from './group-commit';
 export { OutboxRepository } from './repositories/outbox.repository';
 export type { NewOutboxEvent, OutboxPosition, OutboxRow, SettledRead } from './repositories/outbox.repository';
 export { OutboxCursorRepository } from './repositories/outbox-cursor.repository';

@@ -1,5 +1,6 @@
 import {
   FencedOutError,
+  GroupCommit,
   OutboundLedgerRepository,
   outboundMessageRow,
   toMessageRecord,
@@ -10,7 +11,7 @@ import {
 } from '@gw/persistence';
 import type { MessageRecord, SendRequest } from '@gw/contracts';
 import type { DataSource } from 'typeorm';
-import { GroupCommit } from './group-commit';
+
 
 type Outcome = { status: 'Sent' } | { status: 'Failed'; error: string };
 type Held = { held: boolean; row: MessageRow | null };

@@ -55,6 +55,8 @@ import { NewsletterController } from './newsletter/newsletter.controller';
 import { NewsletterService } from './newsletter/newsletter.service';
 import { ContactController } from './contact/contact.controller';
 import { ContactService } from './contact/contact.service';
+import { ProfileController } from './profile/profile.controller';
+import { ProfileService } from './profile/profile.service';
 import { QuickReplyController } from './quickreply/quick-reply.controller';
 import { QuickReplyService } from './quickreply/quick-reply.service';
 import { ChatbotController } from './chatbot/chatbot.controller';
@@ -106,6 +108,7 @@ export class GatewayModule {
         NewsletterController,
         ContactController,
         QuickReplyController,
+        ProfileController,
         ChatbotController,
       ],
       providers: [
@@ -141,6 +144,7 @@ export class GatewayModule {
         NewsletterService,
         ContactService,
         QuickReplyService,
+        ProfileService,
         ChatbotService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },

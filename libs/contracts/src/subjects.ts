@@ -124,6 +124,10 @@ export interface InstanceRpc {
   'chat.notes.read': { request: import('./chat-state').ChatNotesReadRequest; reply: { note: import('./chat-state').ChatNote | null } };
   /** `/chat/notes/edit`: an app-state `note_edit` patch; answers the note as written. */
   'chat.notes.edit': { request: import('./chat-state').ChatNoteEditRequest; reply: { note: import('./chat-state').ChatNote } };
+  /** `/profile/name`: the push name WhatsApp took. */
+  'profile.name': { request: import('./profile').ProfileNameRequest; reply: { name: string } };
+  /** `/profile/image`: the instance's own picture set or removed. */
+  'profile.image': { request: import('./profile').ProfileImageRequest; reply: import('./profile').ProfileImageReply };
   /** Creates a group with the instance as its super admin; answers the group as WhatsApp made it. */
   'group.create': { request: GroupCreateRequest; reply: GroupObject };
   /** One group the instance is in, read from WhatsApp (NotFound / Forbidden when it does not exist / the instance is not in it). */

@@ -23,6 +23,7 @@ import { Chatwoot1764140000000 } from './migrations/1764140000000-chatwoot';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
 import { EventSinks1764160000000 } from './migrations/1764160000000-event-sinks';
+import { MediaStore1764160000001 } from './migrations/1764160000001-media-store';
 
 export const ENTITIES = [InstanceEntity, AuthCredsEntity, AuthKeyEntity, SessionLeaseEntity, SessionWorkerEntity, SettingEntity, OutboxEventEntity];
 export const MIGRATIONS = [
@@ -44,6 +45,7 @@ export const MIGRATIONS = [
   OutboxCursors1764090000000,
   Chatwoot1764140000000,
   EventSinks1764160000000,
+  MediaStore1764160000001,
 ];
 
 export interface DataSourceOptions {

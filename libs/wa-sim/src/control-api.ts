@@ -151,6 +151,11 @@ export function buildRoutes(sim: WaSimulator): Route[] {
     compile('GET', '/sim/accounts/{phone}/app-state', ({ params }) => sim.appState(params.phone)),
     compile('GET', '/sim/accounts/{phone}/address-book', async ({ params }) => ({ contacts: await sim.addressBook(params.phone) })),
     compile('GET', '/sim/accounts/{phone}/chats', async ({ params }) => ({ chats: await sim.chats(params.phone) })),
+    compile('GET', '/sim/accounts/{phone}/picture', ({ params }) => {
+      const picture = sim.profilePicture(params.phone);
+      if (!picture) throw new SimError(404, 'no profile picture');
+      return new RawResponse(picture.bytes, 'image/jpeg');
+    }),
     compile('GET', '/sim/accounts/{phone}/notes', async ({ params }) => ({ notes: await sim.notes(params.phone) })),
     compile('POST', '/sim/accounts/{phone}/notes', async ({ params, body }) =>
       sim.writeNote(params.phone, str(body, 'chatJid'), typeof body.text === 'string' ? body.text : ''),

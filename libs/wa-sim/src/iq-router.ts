@@ -19,6 +19,8 @@ export interface IqHooks {
   handleMediaConn(iq: BinaryNode): BinaryNode;
   handleMex(device: LinkedDevice, iq: BinaryNode): BinaryNode;
   handleNewsletterIq(device: LinkedDevice, iq: BinaryNode): BinaryNode;
+  /** `w:profile:picture` of a user: one's own picture set or removed, anyone's read. */
+  handlePicture(device: LinkedDevice, iq: BinaryNode): BinaryNode;
   /** The account's other devices learn of a blocklist change one of them made. */
   blocklistChanged?(account: LinkedDevice['account'], items: Array<{ jid: string; action: 'block' | 'unblock' }>, except?: LinkedDevice): void;
 }
@@ -146,7 +148,7 @@ export class IqRouter {
         // A group's picture: the group keeps it (see GroupStore.handlePictureIq).
         const target = iq.attrs.target ?? '';
         if (target.endsWith('@g.us')) return this.ctx.groups.handlePictureIq({ account: device.account, deviceId: device.deviceId }, iq, target);
-        return type === 'set' ? iqResult(iq) : iqError(iq, 404, 'item-not-found');
+        return this.hooks.handlePicture(device, iq);
       }
       default:
         this.ctx.logger.debug({ xmlns, type, first }, 'unhandled iq');

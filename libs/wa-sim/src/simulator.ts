@@ -16,6 +16,7 @@ import { decodeAppState, handleAppStateIq, phoneChats, phonePatch } from './app-
 import type { DecodedMutation, PhoneChat } from './app-state';
 import { addressBookOf, type AddressBookEntry } from './app-state';
 import { phoneNotes, phoneWriteNote, type PhoneNote } from './notes';
+import { ProfileStore, type ProfilePicture } from './profile';
 import { createCertificateChain } from './certs';
 import type { CertificateChain } from './certs';
 import { Connection, nextServerId } from './connection';
@@ -143,6 +144,8 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   readonly registry: AccountRegistry;
   readonly logger: Logger;
   readonly faults = new FaultController();
+  /** The accounts' own push names and profile pictures. */
+  readonly profiles = new ProfileStore(this);
   readonly router: MessageRouter;
   readonly groups: GroupStore;
   readonly options: ResolvedOptions;
@@ -612,7 +615,14 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     if (refusal) return iqError(iq, refusal.code ?? 400, 'fault: app-state patch refused');
     const { reply, changed } = handleAppStateIq(device.account, iq);
     if (changed.length) this.announceAppState(device.account, changed, device);
+    if (changed.some((collection) => collection.name === 'critical_block'))
+      void this.profiles.applyPushName(device.account).catch((error: unknown) => this.logger.warn({ err: error }, 'push name not applied'));
     return reply;
+  }
+
+  /** `w:profile:picture` of a user (a group's is the group store's). */
+  handlePicture(device: LinkedDevice, iq: BinaryNode): BinaryNode {
+    return this.profiles.handlePictureIq(device, iq);
   }
 
   /** `server_sync` tells the other devices to pull the collections that changed. */
@@ -812,6 +822,11 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   /** The phone's chat list as its app state leaves it: pinned, archived, muted, read, cleared, deleted per chat. */
   /** The phone's address book, as the app-state contact mutations (the phone's and its devices') left it. */
+  /** The account's profile picture as its device set it (the JPEG), if it has one. */
+  profilePicture(phone: string): ProfilePicture | undefined {
+    return this.profiles.picture(this.requireAccount(phone));
+  }
+
   /** The phone's chat notes (WhatsApp Business), as the app-state `note_edit` mutations of the phone and its devices left them. */
   notes(phone: string): Promise<PhoneNote[]> {
     return phoneNotes(this.requireAccount(phone));

@@ -15,7 +15,11 @@ export class FilesController {
   @Get(':id')
   @ApiReply(
     { type: 'string', format: 'binary', description: "The file's bytes (Content-Type as stored; passive types inline, the others as an attachment)" },
-    { contentType: '*/*', description: 'The file, while it is kept', errors: ['not_found', 'internal'] },
+    {
+      contentType: '*/*',
+      description: 'The file, while it is kept (a file kept in S3: a 302 to a short-lived signed link to the bucket)',
+      errors: ['not_found', 'internal'],
+    },
   )
   get(@Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
     return this.files.serve(id, reply);

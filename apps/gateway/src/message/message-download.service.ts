@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { FileRepository, MessageRepository, type InstanceEntity } from '@gw/persistence';
 import { toMp3 } from '@gw/platform';
 import { ApiError } from '../common/api-error';
+import { fileServing } from '../files/file-serving';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { GATEWAY_CONFIG } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
@@ -51,7 +52,10 @@ export class MessageDownloadService {
       }
     }
     const base64Data = dto.return_base64 ? ((await this.files.read(fileId, instance.id))?.data.toString('base64') ?? '') : '';
-    const link = `${this.config.publicBaseUrl.replace(/\/$/, '')}/files/${fileId}`;
+    // In S3, a link signed for the bucket (expiring with the file); in Postgres, the gateway's /files link.
+    const info = await this.files.info(fileId, instance.id);
+    const signed = info ? await this.files.signedLink(info, fileServing(info.mimetype, info.fileName)) : null;
+    const link = signed ?? `${this.config.publicBaseUrl.replace(/\/$/, '')}/files/${fileId}`;
     // The message now has a file the API serves: its record's fileURL, while the link lasts.
     await this.messages.setFileUrl(instance.id, target.messageId, link);
     return {

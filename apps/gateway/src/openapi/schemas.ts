@@ -675,6 +675,23 @@ export const SCHEMAS = {
       ['response', 'chat', 'ephemeral'],
     ),
   ),
+  /** `POST /profile/name`: the push name WhatsApp took, and when (Unix seconds). */
+  ProfileNameUpdated: named(
+    'ProfileNameUpdated',
+    object({ success: bool, message: str(), profile: object({ name: str(), updated_at: int }, ['name', 'updated_at']) }, ['success', 'message', 'profile']),
+  ),
+  /** `POST /profile/image`: whether the picture was set or removed, and when (Unix seconds). */
+  ProfileImageUpdated: named(
+    'ProfileImageUpdated',
+    object(
+      {
+        success: bool,
+        message: str(),
+        profile: object({ image_updated: bool, image_removed: bool, updated_at: int }, ['image_updated', 'image_removed', 'updated_at']),
+      },
+      ['success', 'message', 'profile'],
+    ),
+  ),
   /** `POST /chat/notes` and `/chat/notes/refresh`: the chat's note (WhatsApp Business) and where it was read. */
   ChatNotes: named(
     'ChatNotes',

@@ -82,6 +82,9 @@ export interface ChatState {
   ephemeralExpiration?: number;
   /** The chat's note (WhatsApp Business), '' when it has none. */
   notes?: string;
+  /** The contact's or group's picture URLs, '' when it has none. */
+  image?: string;
+  imagePreview?: string;
 }
 
 type Raw = Record<string, unknown>;
@@ -276,6 +279,8 @@ export class ChatRepository {
            unread_count = CASE WHEN $10 THEN GREATEST(unread_count, 1) ELSE COALESCE($6, unread_count) END,
            ephemeral_expiration = COALESCE($11, ephemeral_expiration),
            notes = COALESCE($12, notes),
+           image = COALESCE($13, image),
+           image_preview = COALESCE($14, image_preview),
            wa_name = COALESCE($7, wa_name),
            wa_contact_name = COALESCE($9, wa_contact_name),
            name = COALESCE(NULLIF($9, ''), NULLIF(wa_contact_name, ''), NULLIF($7, ''), name),
@@ -287,7 +292,8 @@ export class ChatRepository {
            OR wa_name IS DISTINCT FROM COALESCE($7, wa_name) OR wa_contact_name IS DISTINCT FROM COALESCE($9, wa_contact_name)
            OR NOT group_flags @> COALESCE($8::jsonb, '{}'::jsonb)
            OR ($10 AND unread_count < 1) OR ephemeral_expiration IS DISTINCT FROM COALESCE($11, ephemeral_expiration)
-           OR notes IS DISTINCT FROM COALESCE($12, notes))
+           OR notes IS DISTINCT FROM COALESCE($12, notes) OR image IS DISTINCT FROM COALESCE($13, image)
+           OR image_preview IS DISTINCT FROM COALESCE($14, image_preview))
          RETURNING *)
        SELECT * FROM changed`,
       [
@@ -303,6 +309,8 @@ export class ChatRepository {
         state.markedUnread === true,
         state.ephemeralExpiration ?? null,
         state.notes ?? null,
+        state.image ?? null,
+        state.imagePreview ?? null,
       ],
     );
     return rows.length ? toChatRow(rows[0]) : null;

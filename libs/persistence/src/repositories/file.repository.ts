@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
+import { MAX_SIGNED_SECONDS, type ObjectStore, objectStoreFromEnv } from '../media/object-store';
 
 export interface StoredFile {
   id: string;
@@ -10,43 +11,163 @@ export interface StoredFile {
   expiresAt: Date;
 }
 
+/** A stored file without its bytes: where they are. */
+export interface StoredFileInfo {
+  id: string;
+  instanceId: string;
+  mimetype: string;
+  fileName: string;
+  expiresAt: Date;
+  backend: 'postgres' | 's3';
+  objectKey: string | null;
+}
+
+type Raw = Record<string, unknown>;
+
+const INFO_COLUMNS = 'id, instance_id, mimetype, file_name, expires_at, backend, object_key';
+
+function toInfo(row: Raw): StoredFileInfo {
+  return {
+    id: row.id as string,
+    instanceId: row.instance_id as string,
+    mimetype: row.mimetype as string,
+    fileName: row.file_name as string,
+    expiresAt: row.expires_at as Date,
+    backend: (row.backend as 'postgres' | 's3' | undefined) ?? 'postgres',
+    objectKey: (row.object_key as string | null) ?? null,
+  };
+}
+
 /**
- * Files kept in Postgres: uploads staged between the gateway and the worker (the bus is not for
- * megabytes), and received media behind unguessable, expiring URLs. Ids carry 128 random bits.
+ * The media store: uploads staged between the gateway and the worker (the bus is not for megabytes),
+ * received media behind unguessable, expiring links, quick-reply files. Every file has a row here (its
+ * instance, type, name and expiry); its bytes are in the row (`postgres`, the embedded default) or, when
+ * env configures a bucket (S3_BUCKET…), in S3-compatible storage (`s3`), written before the row so a
+ * row never points at nothing. Ids carry 128 random bits. Rows written before the bucket was configured
+ * are still read from Postgres, and the other way round while the bucket is still configured.
  */
 export class FileRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly objects: ObjectStore | null = objectStoreFromEnv(),
+  ) {}
+
+  /** Which backend new files go to. */
+  get backend(): 'postgres' | 's3' {
+    return this.objects ? 's3' : 'postgres';
+  }
 
   async store(instanceId: string, data: Buffer, mimetype: string, fileName: string, ttlMs: number): Promise<string> {
     const id = randomBytes(16).toString('hex');
-    await this.dataSource.query(
-      `INSERT INTO stored_files (id, instance_id, mimetype, file_name, data, expires_at) VALUES ($1, $2, $3, $4, $5, now() + ($6 || ' milliseconds')::interval)`,
-      [id, instanceId, mimetype, fileName, data, String(ttlMs)],
-    );
+    await FileRepository.insert(this.dataSource.manager, this.objects, { id, instanceId, data, mimetype, fileName, expires: { ttlMs } });
     return id;
   }
 
+  /**
+   * Stores a file whose row belongs to the caller's transaction (a quick reply's): the object is
+   * written first; should the transaction roll back, the object is left behind (retention cannot see
+   * it; the bucket's lifecycle rules may).
+   */
+  static async storeWithin(
+    manager: EntityManager,
+    objects: ObjectStore | null,
+    instanceId: string,
+    upload: { data: Buffer; mimetype: string; fileName: string },
+  ): Promise<string> {
+    const id = randomBytes(16).toString('hex');
+    await FileRepository.insert(manager, objects, { id, instanceId, ...upload, expires: 'never' });
+    return id;
+  }
+
+  private static async insert(
+    manager: EntityManager,
+    objects: ObjectStore | null,
+    file: { id: string; instanceId: string; data: Buffer; mimetype: string; fileName: string; expires: { ttlMs: number } | 'never' },
+  ): Promise<void> {
+    const key = objects ? objects.keyOf(file.instanceId, file.id) : null;
+    if (objects && key) await objects.put(key, file.data, file.mimetype);
+    await manager.query(
+      `INSERT INTO stored_files (id, instance_id, mimetype, file_name, data, expires_at, backend, object_key, size)
+       VALUES ($1, $2, $3, $4, $5, CASE WHEN $6::text IS NULL THEN 'infinity'::timestamptz ELSE now() + ($6 || ' milliseconds')::interval END, $7, $8, $9)`,
+      [
+        file.id,
+        file.instanceId,
+        file.mimetype,
+        file.fileName,
+        key ? null : file.data,
+        file.expires === 'never' ? null : String(file.expires.ttlMs),
+        key ? 's3' : 'postgres',
+        key,
+        file.data.length,
+      ],
+    );
+  }
+
+  /** A live file's row (no bytes), of this instance when given. */
+  async info(id: string, instanceId?: string): Promise<StoredFileInfo | null> {
+    const rows: Raw[] = await this.dataSource.query(
+      `SELECT ${INFO_COLUMNS} FROM stored_files WHERE id = $1 AND expires_at > now() AND ($2::text IS NULL OR instance_id = $2)`,
+      [id, instanceId ?? null],
+    );
+    return rows.length ? toInfo(rows[0]) : null;
+  }
+
+  /** A live file with its bytes (fetched from the bucket for an `s3` file), of this instance when given. */
   async read(id: string, instanceId?: string): Promise<StoredFile | null> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
-      `SELECT id, instance_id, mimetype, file_name, data, expires_at FROM stored_files WHERE id = $1 AND expires_at > now() AND ($2::text IS NULL OR instance_id = $2)`,
+    const rows: Raw[] = await this.dataSource.query(
+      `SELECT ${INFO_COLUMNS}, data FROM stored_files WHERE id = $1 AND expires_at > now() AND ($2::text IS NULL OR instance_id = $2)`,
       [id, instanceId ?? null],
     );
     if (!rows.length) return null;
-    const row = rows[0];
-    return {
-      id: row.id as string,
-      instanceId: row.instance_id as string,
-      mimetype: row.mimetype as string,
-      fileName: row.file_name as string,
-      data: row.data as Buffer,
-      expiresAt: row.expires_at as Date,
-    };
+    const info = toInfo(rows[0]);
+    let data = rows[0].data as Buffer | null;
+    if (info.backend === 's3') {
+      if (!this.objects || !info.objectKey) throw new Error(`file ${id} is in S3, and no bucket is configured (S3_BUCKET)`);
+      data = await this.objects.get(info.objectKey);
+    }
+    if (!data) return null;
+    return { id: info.id, instanceId: info.instanceId, mimetype: info.mimetype, fileName: info.fileName, data, expiresAt: info.expiresAt };
   }
 
-  async purgeExpired(): Promise<number> {
-    const rows: Array<{ n: number }> = await this.dataSource.query(
-      `WITH gone AS (DELETE FROM stored_files WHERE expires_at <= now() RETURNING 1) SELECT count(*)::int AS n FROM gone`,
+  /**
+   * A signed, expiring link straight to the bucket for an `s3` file (valid until the file expires, at
+   * most `maxSeconds` and SigV4's 7 days), answering with these headers; null for a `postgres` file
+   * (served by /files/<id>).
+   */
+  async signedLink(
+    file: StoredFileInfo,
+    headers: { contentType: string; contentDisposition: string },
+    maxSeconds = MAX_SIGNED_SECONDS,
+  ): Promise<string | null> {
+    if (file.backend !== 's3' || !file.objectKey) return null;
+    if (!this.objects) throw new Error(`file ${file.id} is in S3, and no bucket is configured (S3_BUCKET)`);
+    // A file that never expires (a quick reply's) has the expiry 'infinity', which pg reads as Infinity.
+    const expires = file.expiresAt instanceof Date ? file.expiresAt.getTime() : Infinity;
+    const untilExpiry = Number.isFinite(expires) ? (expires - Date.now()) / 1000 : Infinity;
+    return this.objects.signedUrl(file.objectKey, { expiresInSeconds: Math.min(untilExpiry, maxSeconds), ...headers });
+  }
+
+  /**
+   * Removes expired files from both backends: `postgres` rows at once; `s3` rows a batch at a time,
+   * their objects first, so a failure leaves the rows for the next purge (deleting an object twice is
+   * no error). Returns how many files went.
+   */
+  async purgeExpired(batch = 1000): Promise<number> {
+    const inline: Array<{ n: number }> = await this.dataSource.query(
+      `WITH gone AS (DELETE FROM stored_files WHERE expires_at <= now() AND backend = 'postgres' RETURNING 1) SELECT count(*)::int AS n FROM gone`,
     );
-    return rows[0].n;
+    let removed = inline[0].n;
+    if (!this.objects) return removed;
+    for (;;) {
+      const expired: Array<{ id: string; object_key: string }> = await this.dataSource.query(
+        `SELECT id, object_key FROM stored_files WHERE expires_at <= now() AND backend = 's3' ORDER BY expires_at LIMIT $1`,
+        [batch],
+      );
+      if (expired.length === 0) return removed;
+      await this.objects.delete(expired.map((row) => row.object_key).filter(Boolean));
+      await this.dataSource.query(`DELETE FROM stored_files WHERE id = ANY($1::text[]) AND backend = 's3'`, [expired.map((row) => row.id)]);
+      removed += expired.length;
+      if (expired.length < batch) return removed;
+    }
   }
 }

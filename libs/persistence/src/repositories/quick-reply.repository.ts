@@ -1,6 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import { recordId } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
+import { type ObjectStore, objectStoreFromEnv } from '../media/object-store';
+import { FileRepository } from './file.repository';
 
 export interface QuickReplyRow {
   id: string;
@@ -62,11 +63,15 @@ function toRow(raw: Record<string, unknown>): QuickReplyRow {
 
 /**
  * Quick replies, each instance's own: every statement is scoped by `instance_id`, so one instance
- * never reads or changes another's. A base64 file is kept in `stored_files` (the store /files serves)
- * with no expiry, and deleted with the reply or when an update drops or replaces it.
+ * never reads or changes another's. A base64 file is kept in the media store (FileRepository: a
+ * `stored_files` row, its bytes in Postgres or S3) with no expiry, and deleted with the reply or when an
+ * update drops or replaces it (a file in S3 is expired at once, and retention deletes its object).
  */
 export class QuickReplyRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly objects: ObjectStore | null = objectStoreFromEnv(),
+  ) {}
 
   async list(instanceId: string): Promise<QuickReplyRow[]> {
     const rows: Array<Record<string, unknown>> = await this.dataSource.query(
@@ -124,7 +129,12 @@ export class QuickReplyRepository {
       if (file.action !== 'keep') {
         size = file.action === 'replace' ? file.upload.data.length : 0;
         if (size > 0 && used + size > limit) return { overLimit: true as const, used };
-        if (fileId) await manager.query(`DELETE FROM stored_files WHERE id = $1 AND instance_id = $2`, [fileId, instanceId]);
+        if (fileId)
+          await manager.query(
+            `WITH inline AS (DELETE FROM stored_files WHERE id = $1 AND instance_id = $2 AND backend = 'postgres')
+             UPDATE stored_files SET expires_at = now() WHERE id = $1 AND instance_id = $2 AND backend = 's3'`,
+            [fileId, instanceId],
+          );
         fileId = file.action === 'replace' ? await this.storeFile(manager, instanceId, file.upload) : null;
       }
       // An UPDATE answers [rows, rowCount] through TypeORM's query().
@@ -141,7 +151,8 @@ export class QuickReplyRepository {
   async delete(instanceId: string, id: string): Promise<boolean> {
     const rows: Array<{ id: string }> = await this.dataSource.query(
       `WITH gone AS (DELETE FROM quick_replies WHERE instance_id = $1 AND id = $2 RETURNING id, file_id),
-            files AS (DELETE FROM stored_files WHERE instance_id = $1 AND id IN (SELECT file_id FROM gone WHERE file_id IS NOT NULL))
+            files AS (DELETE FROM stored_files WHERE instance_id = $1 AND backend = 'postgres' AND id IN (SELECT file_id FROM gone WHERE file_id IS NOT NULL)),
+            objects AS (UPDATE stored_files SET expires_at = now() WHERE instance_id = $1 AND backend = 's3' AND id IN (SELECT file_id FROM gone WHERE file_id IS NOT NULL))
        SELECT id FROM gone`,
       [instanceId, id],
     );
@@ -158,16 +169,8 @@ export class QuickReplyRepository {
     return Number(rows[0].used);
   }
 
-  /** The upload in the store /files serves, never expiring (it goes with the reply). */
-  private async storeFile(manager: EntityManager, instanceId: string, upload: QuickReplyUpload): Promise<string> {
-    const id = randomBytes(16).toString('hex');
-    await manager.query(`INSERT INTO stored_files (id, instance_id, mimetype, file_name, data, expires_at) VALUES ($1, $2, $3, $4, $5, 'infinity')`, [
-      id,
-      instanceId,
-      upload.mimetype,
-      upload.fileName,
-      upload.data,
-    ]);
-    return id;
+  /** The upload in the media store /files serves, never expiring (it goes with the reply). */
+  private storeFile(manager: EntityManager, instanceId: string, upload: QuickReplyUpload): Promise<string> {
+    return FileRepository.storeWithin(manager, this.objects, instanceId, upload);
   }
 }

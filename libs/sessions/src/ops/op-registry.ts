@@ -14,6 +14,7 @@ import { instanceOps, instanceRequests } from './instance.ops';
 import { labelOps, labelRequests } from './label.ops';
 import { messageOps, messageRequests } from './message.ops';
 import { newsletterOps, newsletterRequests } from './newsletter.ops';
+import { profileOps, profileRequests } from './profile.ops';
 import type { OpRegistry, OpRequestParsers } from './op-handler';
 import { sendOps, sendRequests } from './send.ops';
 
@@ -27,6 +28,7 @@ const OP_REQUESTS = {
   ...groupRequests,
   ...newsletterRequests,
   ...contactRequests,
+  ...profileRequests,
 } satisfies OpRequestParsers<InstanceOp>;
 
 export interface OpRegistryDependencies {
@@ -53,6 +55,7 @@ export function createOpRegistry(dependencies: OpRegistryDependencies, overrides
     ...groupOps(dependencies.media),
     ...newsletterOps(dependencies.media),
     ...contactOps(dependencies.inbound),
+    ...profileOps(dependencies.inbound, dependencies.media),
     ...overrides,
   } satisfies OpRegistry;
 }

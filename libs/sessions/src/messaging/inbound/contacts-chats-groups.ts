@@ -7,6 +7,8 @@ import type { InboundContext } from './inbound-context';
 
 /** How long a JoinedGroup event waits for the group's metadata before it goes out with what is known. */
 const GROUP_METADATA_TIMEOUT_MS = 5_000;
+/** How long WhatsApp is given to answer a picture's URL. */
+const PICTURE_URL_TIMEOUT_MS = 5_000;
 
 /** Contacts, LID pairs, chat settings and groups of one socket. */
 export class ContactChatGroupEvents {
@@ -14,6 +16,8 @@ export class ContactChatGroupEvents {
 
   async onContacts(contacts: Array<Partial<Contact>>): Promise<void> {
     const me = this.context.identities.me();
+    const pictures = contacts.filter((contact) => contact.id && (contact.imgUrl === 'changed' || contact.imgUrl === 'removed'));
+    if (pictures.length) await this.onPictures(pictures.map((contact) => ({ jid: userJid(contact.id), removed: contact.imgUrl === 'removed' })));
     const observations: Array<{ pn: string; lid: string; contactName?: string; pushName?: string; verifiedName?: string }> = [];
     for (const contact of contacts) {
       const id = userJid(contact.id);
@@ -50,6 +54,36 @@ export class ContactChatGroupEvents {
           }
         }
         if (changed.length) events.push(contactsEvent(changed, who));
+        if (chats.length) events.push(chatsEvent(chats, who));
+      }),
+    );
+  }
+
+  /**
+   * A contact's (or group's) picture changed or was removed (WhatsApp's picture notification, Baileys'
+   * contacts.update imgUrl): the chat's `image` and `imagePreview` become the URLs WhatsApp answers now.
+   */
+  private async onPictures(changes: Array<{ jid: string; removed: boolean }>): Promise<void> {
+    const me = this.context.identities.me();
+    const url = (jid: string, type: 'image' | 'preview') =>
+      this.context.socket.profilePictureUrl(jid, type, PICTURE_URL_TIMEOUT_MS).then(
+        (found) => found ?? '',
+        () => '',
+      );
+    const states: Array<{ jid: string; image: string; imagePreview: string }> = [];
+    for (const { jid, removed } of changes) {
+      if (!jid || jid === me.pn || jid === me.lid) continue;
+      states.push({ jid, image: removed ? '' : await url(jid, 'image'), imagePreview: removed ? '' : await url(jid, 'preview') });
+    }
+    if (!states.length) return;
+    const who = await this.context.who();
+    await this.context.withRetry('contacts.update picture', { count: states.length }, () =>
+      this.context.write(async (manager, events) => {
+        const chats: ChatRow[] = [];
+        for (const { jid, ...state } of states) {
+          const chat = await ChatRepository.applyStateWithin(manager, this.context.instanceId, jid, state);
+          if (chat) chats.push(chat);
+        }
         if (chats.length) events.push(chatsEvent(chats, who));
       }),
     );

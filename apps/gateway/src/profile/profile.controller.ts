@@ -1,0 +1,32 @@
+import { Body, Controller, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
+import type { InstanceEntity } from '@gw/persistence';
+import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
+import { ApiReply } from '../openapi/api-reply.decorator';
+import { SCHEMAS } from '../openapi/schemas';
+import { ProfileImageDto, ProfileNameDto } from './dto/profile.dto';
+import { ProfileService } from './profile.service';
+
+/** `/profile/*`: the instance's own push name and picture. */
+@Controller('profile')
+@UseGuards(InstanceGuard)
+export class ProfileController {
+  constructor(private readonly profiles: ProfileService) {}
+
+  @Post('name')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ProfileNameUpdated, {
+    example: { success: true, message: 'Profile name updated successfully', profile: { name: 'Minha Empresa - Atendimento', updated_at: 1704067200 } },
+  })
+  name(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProfileNameDto) {
+    return this.profiles.updateName(instance, dto);
+  }
+
+  @Post('image')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ProfileImageUpdated, {
+    example: { success: true, message: 'Profile image updated successfully', profile: { image_updated: true, image_removed: false, updated_at: 1704067200 } },
+  })
+  image(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProfileImageDto) {
+    return this.profiles.updateImage(instance, dto);
+  }
+}

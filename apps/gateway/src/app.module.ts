@@ -59,6 +59,14 @@ import { ProfileController } from './profile/profile.controller';
 import { ProfileService } from './profile/profile.service';
 import { QuickReplyController } from './quickreply/quick-reply.controller';
 import { QuickReplyService } from './quickreply/quick-reply.service';
+import { BusinessController } from './business/business.controller';
+import { BusinessService } from './business/business.service';
+import { CallController } from './call/call.controller';
+import { CallService } from './call/call.service';
+import { InstanceRuntimeController } from './instance/instance-runtime.controller';
+import { InstanceRuntimeService } from './instance/instance-runtime.service';
+import { ProxyManagedController } from './proxy-managed/proxy-managed.controller';
+import { ProxyManagedService } from './proxy-managed/proxy-managed.service';
 import { ChatbotController } from './chatbot/chatbot.controller';
 import { ChatbotService } from './chatbot/chatbot.service';
 
@@ -108,6 +116,10 @@ export class GatewayModule {
         NewsletterController,
         ContactController,
         QuickReplyController,
+        BusinessController,
+        CallController,
+        InstanceRuntimeController,
+        ProxyManagedController,
         ProfileController,
         ChatbotController,
       ],
@@ -144,6 +156,10 @@ export class GatewayModule {
         NewsletterService,
         ContactService,
         QuickReplyService,
+        BusinessService,
+        CallService,
+        InstanceRuntimeService,
+        ProxyManagedService,
         ProfileService,
         ChatbotService,
         { provide: APP_FILTER, useClass: ErrorFilter },

@@ -59,3 +59,16 @@ export type {
   WireNode,
 } from './send';
 export type { ContactCheckRequest, ContactCheckResult, ContactRemoveRequest, ContactSaveRequest } from './contact';
+export type {
+  BusinessCategoryRecord,
+  BusinessFieldResult,
+  BusinessProfileField,
+  BusinessProfileRecord,
+  BusinessProfileUpdateReply,
+  CallOfferRequest,
+  CallRejectRequest,
+  CatalogProduct,
+  CatalogReply,
+  InstanceResetReply,
+  WaMessageLimitsReply,
+} from './business';

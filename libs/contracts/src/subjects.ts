@@ -18,6 +18,15 @@ import type { GroupDescriptionRequest, GroupEphemeralRequest, GroupMemberAddMode
 import type { NewsletterCreateRequest, NewsletterDescriptionRequest, NewsletterInviteRequest, NewsletterJidRequest } from './newsletter';
 import type { NewsletterListReply, NewsletterMetadata, NewsletterNameRequest, NewsletterSubscriptionRequest } from './newsletter';
 import type { NewsletterMessagesRequest, NewsletterPostRecord } from './newsletter';
+import type {
+  BusinessCategoryRecord,
+  BusinessProfileRecord,
+  BusinessProfileRequest,
+  BusinessProfileUpdateReply,
+  BusinessProfileUpdateRequest,
+} from './business';
+import type { CallOfferRequest, CallRejectRequest, CatalogProduct, CatalogReply, CatalogRequest, ProductRequest, ProductVisibilityRequest } from './business';
+import type { InstanceResetReply, WaMessageLimitsReply } from './business';
 import type { NewsletterAdminRequest, NewsletterLiveReply, NewsletterOwnerRequest, NewsletterPictureRequest, NewsletterPostChangeReply } from './newsletter';
 import type { NewsletterPostEditRequest, NewsletterPostTarget, NewsletterReactionRequest, NewsletterSearchReply, NewsletterSearchRequest } from './newsletter';
 import type { NewsletterSettingsRequest, NewsletterViewedRequest } from './newsletter';
@@ -207,6 +216,28 @@ export interface InstanceRpc {
   'contact.remove': { request: ContactRemoveRequest; reply: { ok: true } };
   /** Which numbers are on WhatsApp, with their JID and LID (usync). */
   'contact.check': { request: ContactCheckRequest; reply: { results: ContactCheckResult[] } };
+  /** A business profile read from WhatsApp (null when the account is no business). */
+  'business.profile': { request: BusinessProfileRequest; reply: { profile: BusinessProfileRecord | null } };
+  /** The business categories WhatsApp offers. */
+  'business.categories': { request: { instanceId: string }; reply: { categories: BusinessCategoryRecord[] } };
+  /** Changes the instance's own business profile, field by field (each field's outcome). */
+  'business.updateProfile': { request: BusinessProfileUpdateRequest; reply: BusinessProfileUpdateReply };
+  /** A page of a business's catalogue (NotFound when it has none). */
+  'business.catalog': { request: CatalogRequest; reply: CatalogReply };
+  /** One product of a business's catalogue (NotFound when there is none). */
+  'business.product': { request: ProductRequest; reply: CatalogProduct };
+  /** Deletes a product of the instance's own catalogue (NotFound when it has none of that id). */
+  'business.productDelete': { request: { instanceId: string; id: string }; reply: { deleted: number } };
+  /** Hides or shows a product of the instance's own catalogue; answers it as it is now. */
+  'business.productVisibility': { request: ProductVisibilityRequest; reply: CatalogProduct };
+  /** Closes the socket without logging out and reconnects from the stored credentials (or says why not now). */
+  'instance.reset': { request: { instanceId: string }; reply: InstanceResetReply };
+  /** What WhatsApp says about the account starting new chats (message capping and reach-out time lock). */
+  'instance.limits': { request: { instanceId: string }; reply: WaMessageLimitsReply };
+  /** Places a voice (or video) call: the callee's phone rings; no media flows. */
+  'call.offer': { request: CallOfferRequest; reply: { callId: string } };
+  /** Rejects a call offered to the instance. */
+  'call.reject': { request: CallRejectRequest; reply: { ok: true } };
 }
 
 export interface PlaceRequest {

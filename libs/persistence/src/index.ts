@@ -47,6 +47,7 @@ export type { LabelFacts, LabelRow } from './repositories/label.repository';
 export { BlocklistRepository } from './repositories/blocklist.repository';
 export type { BlockChange, BlockedContact } from './repositories/blocklist.repository';
 export { HealthRepository } from './repositories/health.repository';
+export { HistorySyncRepository, type HistorySyncSummary } from './repositories/history-sync.repository';
 export { MetricsRepository } from './repositories/metrics.repository';
 export { RetentionRepository } from './repositories/retention.repository';
 export type { DeliveryLogPurge } from './repositories/retention.repository';

@@ -10,6 +10,7 @@ import { ContactRepository } from './repositories/contact.repository';
 import { DeliveryRepository } from './repositories/delivery.repository';
 import { FileRepository } from './repositories/file.repository';
 import { HealthRepository } from './repositories/health.repository';
+import { HistorySyncRepository } from './repositories/history-sync.repository';
 import { InstanceRepository } from './repositories/instance.repository';
 import { LabelRepository } from './repositories/label.repository';
 import { LeaseRepository } from './repositories/lease.repository';
@@ -36,6 +37,7 @@ export const REPOSITORIES = [
   DeliveryRepository,
   FileRepository,
   HealthRepository,
+  HistorySyncRepository,
   InstanceRepository,
   LabelRepository,
   LeaseRepository,

@@ -204,6 +204,8 @@ export function buildRoutes(sim: WaSimulator): Route[] {
     }),
     ...sim.groups.routes().map((r) => compile(r.method, r.path, r.handler)),
     ...sim.newsletters.routes().map((r) => compile(r.method, r.path, r.handler)),
+    ...sim.business.routes().map((r) => compile(r.method, r.path, r.handler)),
+    ...sim.calls.routes().map((r) => compile(r.method, r.path, r.handler)),
     ...sim.router.statuses.routes().map((r) => compile(r.method, r.path, r.handler)),
   ];
 }

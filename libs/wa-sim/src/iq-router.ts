@@ -19,6 +19,8 @@ export interface IqHooks {
   handleMediaConn(iq: BinaryNode): BinaryNode;
   handleMex(device: LinkedDevice, iq: BinaryNode): BinaryNode;
   handleNewsletterIq(device: LinkedDevice, iq: BinaryNode): BinaryNode;
+  /** `w:biz` (business profile, categories) and `w:biz:catalog` (the product catalogue). */
+  handleBusinessIq(device: LinkedDevice, iq: BinaryNode): BinaryNode;
   /** `w:profile:picture` of a user: one's own picture set or removed, anyone's read. */
   handlePicture(device: LinkedDevice, iq: BinaryNode): BinaryNode;
   /** The account's other devices learn of a blocklist change one of them made. */
@@ -127,6 +129,9 @@ export class IqRouter {
         return this.hooks.handleMex(device, iq);
       case 'newsletter':
         return this.hooks.handleNewsletterIq(device, iq);
+      case 'w:biz':
+      case 'w:biz:catalog':
+        return this.hooks.handleBusinessIq(device, iq);
       case 'w:stats':
         return iqResult(iq);
       case 'status': {

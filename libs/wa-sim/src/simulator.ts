@@ -34,6 +34,7 @@ import { MessageRouter } from './message-router';
 import type { BinaryNode } from './node-io';
 import { child, children, iqError, iqResult, node, S_WHATSAPP_NET, unixNow } from './node-io';
 import type { ClientFinish } from './noise-server';
+import { BusinessStore } from './business';
 import { CallCenter } from './calls';
 import { decryptMedia, encryptMedia, MediaServer } from './media-server';
 import { NewsletterStore } from './newsletters';
@@ -158,6 +159,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   readonly media?: MediaServer;
   readonly calls: CallCenter;
   readonly newsletters: NewsletterStore;
+  readonly business: BusinessStore;
   private wss?: WebSocketServer;
   private wsPort = 0;
   private host = '127.0.0.1';
@@ -199,6 +201,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     this.groups = new GroupStore(this);
     this.calls = new CallCenter(this);
     this.newsletters = new NewsletterStore(this);
+    this.business = new BusinessStore(this);
     this.iqRouter = new IqRouter(this, this);
     if (input.stateDir) {
       if (stored) this.restoreState(stored);
@@ -645,11 +648,19 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   }
 
   handleMex(device: LinkedDevice, iq: BinaryNode): BinaryNode {
+    const sender = { account: device.account, deviceId: device.deviceId };
+    const limits = this.business.handleMex(sender, iq);
+    if (limits) return limits;
     return this.newsletters.handleMex({ account: device.account, deviceId: device.deviceId }, iq);
   }
 
   handleNewsletterIq(device: LinkedDevice, iq: BinaryNode): BinaryNode {
     return this.newsletters.handleIq({ account: device.account, deviceId: device.deviceId }, iq);
+  }
+
+  handleBusinessIq(device: LinkedDevice, iq: BinaryNode): BinaryNode {
+    const sender = { account: device.account, deviceId: device.deviceId };
+    return iq.attrs.xmlns === 'w:biz:catalog' ? this.business.handleCatalogIq(sender, iq) : this.business.handleBizIq(sender, iq);
   }
 
   handleMediaConn(iq: BinaryNode): BinaryNode {

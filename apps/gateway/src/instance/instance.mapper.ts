@@ -67,6 +67,7 @@ export function toProxyView(proxy: ProxySettings | null) {
   return {
     mode: settings.mode,
     effective_mode: settings.mode === 'none' ? 'direct' : settings.mode,
+    ...(settings.mode === 'internal' && settings.managed?.proxyUrl ? { effective_detail: 'managed_pool' } : {}),
     fallback: { active: false, reason: '', since: 0 },
     proxy_url: maskProxyUrl(settings.proxyUrl),
     proxy_fallback:
@@ -76,7 +77,8 @@ export function toProxyView(proxy: ProxySettings | null) {
           : (settings.proxyFallback ?? 'internal_proxy')
         : '',
     managed: settings.managed !== null,
-    ...(settings.managed ? { managed_location: settings.managed } : {}),
+    // The place only: the pool's proxy URL (with its credentials) never leaves the service.
+    ...(settings.managed ? { managed_location: { country: settings.managed.country, state: settings.managed.state, city: settings.managed.city } } : {}),
     last_test_at: settings.lastTestAt ? Date.parse(settings.lastTestAt) : 0,
     last_test_error: settings.lastTestError ?? '',
     validation_error: Boolean(settings.lastTestError),

@@ -5,6 +5,7 @@ import { newRequestId, newToken, recordId } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import { AsyncQueueService } from '../message/async/async-queue.service';
+import { ProxyManagedService } from '../proxy-managed/proxy-managed.service';
 import { asyncAcceptTokens } from '../message/async/accept-token-cache';
 import type { ConnectDto, ChatbotSettingsDto, PrivacyDto, ProxyDto } from './dto/instance.dto';
 import { FIELD_NAMES } from './dto/instance.dto';
@@ -20,6 +21,7 @@ export class InstanceService {
     private readonly authState: AuthStateRepository,
     private readonly sessions: SessionClient,
     private readonly queue: AsyncQueueService,
+    private readonly managedProxies: ProxyManagedService,
   ) {}
 
   // --- admin -------------------------------------------------------------------------------------
@@ -61,14 +63,9 @@ export class InstanceService {
 
   async connect(instance: InstanceEntity, dto: ConnectDto, requestIdHeader?: string) {
     const requestId = requestIdHeader && /^[\w.:-]{1,100}$/.test(requestIdHeader) ? requestIdHeader : newRequestId();
-    if (dto.proxy_managed_country || dto.proxy_managed_state || dto.proxy_managed_city) {
-      await this.instances.update(instance.id, {
-        proxy: {
-          ...(instance.proxy ?? emptyProxy()),
-          managed: { country: dto.proxy_managed_country, state: dto.proxy_managed_state, city: dto.proxy_managed_city },
-        },
-      });
-    }
+    // A place of the operator's pools: a working proxy of it, kept for the instance (400 naming the field for an unknown place).
+    const managed = await this.managedProxies.assign(instance, dto);
+    if (managed) await this.instances.update(instance.id, { proxy: managed });
     const reply = await this.sessions.connect({
       instanceId: instance.id,
       phone: dto.phone,

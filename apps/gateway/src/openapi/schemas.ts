@@ -317,6 +317,143 @@ export const SCHEMAS = {
   InstanceWrapped: named('InstanceWrapped', object({ instance: ref('Instance') })),
   /** `DELETE /instance` and other acknowledgements with a detail. */
   ResponseWithInfo: named('ResponseWithInfo', object({ response: str(), info: str() }, ['response'])),
+  /** `POST /instance/reset`: started, already in progress, or in cooldown (403 and 409 carry the same fields beside `error`). */
+  InstanceReset: named(
+    'InstanceReset',
+    object({ response: str(), resetting: bool, instanceId: str(), queuedRecoveryAttempted: bool }, ['response', 'resetting', 'instanceId']),
+  ),
+  /** `GET /instance/wa_messages_limits`: WhatsApp's new-chat message capping and reach-out time lock for the account. */
+  WaMessageLimits: named(
+    'WaMessageLimits',
+    object({
+      provider: str(),
+      reachable: bool,
+      can_send_new_messages: { type: ['boolean', 'null'] } as SchemaObject,
+      error_key: str({ enum: ['WHATSAPP_REACHOUT_TIMELOCK', 'WHATSAPP_NEW_CHAT_MESSAGE_CAPPING'] }),
+      message: str(),
+      message_ptbr: str(),
+      provider_message: str(),
+      provider_message_ptbr: str(),
+      diagnostics_endpoint: str(),
+      new_chat_message_capping: object({
+        available: bool,
+        status: str(),
+        used_quota: int,
+        total_quota: int,
+        cycle_start: str({ format: 'date-time' }),
+        cycle_end: str({ format: 'date-time' }),
+        server_sent_at: str({ format: 'date-time' }),
+        ote_status: str(),
+        mv_status: str(),
+        lookup_error: str(),
+      }),
+      reachout_timelock: object({ available: bool, active: bool, until: str({ format: 'date-time' }), enforcement_type: str(), lookup_error: str() }),
+    }),
+  ),
+  /** `GET /instance/history-sync/status`: the pairing's history (its `request_id`, as connect answered it) and how far it came. */
+  HistorySyncStatus: named(
+    'HistorySyncStatus',
+    object({
+      instanceId: str(),
+      request_id: str(),
+      paired: bool,
+      connected: bool,
+      history_days: int,
+      full_sync: bool,
+      status: str({ enum: ['none', 'waiting', 'in_progress', 'completed'] }),
+      batches: int,
+      counts: object({ chats: int, contacts: int, messages: int }),
+      progress: { type: ['integer', 'null'] } as SchemaObject,
+      isLatest: bool,
+      first_batch_at: { type: ['string', 'null'], format: 'date-time' } as SchemaObject,
+      last_batch_at: { type: ['string', 'null'], format: 'date-time' } as SchemaObject,
+    }),
+  ),
+  /** `GET /proxy-managed/countries`: the countries the operator's managed proxies cover. */
+  ProxyManagedCountries: named('ProxyManagedCountries', object({ countries: list(object({ value: str(), label: str(), cities: int })) })),
+  /** `GET /proxy-managed/cities`: the cities of a country (of one state, matching a search) for `proxy_managed_city`. */
+  ProxyManagedCities: named(
+    'ProxyManagedCities',
+    object({ country: str(), state: str(), cities: list(object({ value: str(), label: str(), state: str(), state_label: str(), raw_city: str() })) }),
+  ),
+  /** `POST /business/get/profile`: a business profile (whatsmeow's BusinessProfile, uazapi's field names). */
+  BusinessProfile: named(
+    'BusinessProfile',
+    object({
+      response: object({
+        jid: str(),
+        tag: str(),
+        description: str(),
+        address: str(),
+        email: str(),
+        websites: list(str()),
+        categories: list(object({ id: str(), localized_display_name: str() })),
+        business_hours_timezone: str(),
+      }),
+    }),
+  ),
+  /** `GET /business/get/categories`. */
+  BusinessCategories: named('BusinessCategories', object({ response: list(object({ id: str(), localized_display_name: str() })) })),
+  /** `POST /business/update/profile` (200 all, 207 some, 500 none changed): each field's outcome. */
+  BusinessProfileUpdated: named(
+    'BusinessProfileUpdated',
+    object({
+      response: { type: 'object', additionalProperties: object({ status: str({ enum: ['updated', 'error'] }), error: str() }) } as SchemaObject,
+      updated: int,
+      failed: int,
+    }),
+  ),
+  /** `POST /business/catalog/list`: a page of a catalogue as whatsmeow's structs serialise it. */
+  BusinessCatalog: named(
+    'BusinessCatalog',
+    object({
+      response: object({
+        JID: object({ User: str(), RawAgent: int, Device: int, Integrator: int, Server: str() }),
+        CartEnabled: bool,
+        Source: str(),
+        Products: list(
+          object({
+            ID: str(),
+            Name: str(),
+            Description: str(),
+            Price: { ...object({ Amount: str(), Currency: str() }), nullable: true } as SchemaObject,
+            SalePrice: str(),
+            RetailerID: str(),
+            Url: str(),
+            Availability: str(),
+            IsHidden: bool,
+            StatusInfo: object({ Status: str(), CanAppeal: bool }),
+            MaxAvailable: int,
+            ImageFetchStatus: str(),
+            Images: list(object({ ID: str(), OriginalDimensions: object({ Height: int, Width: int }), RequestImageUrl: str(), OriginalImageUrl: str() })),
+          }),
+        ),
+        Paging: object({ Before: str(), After: str({ description: 'Send it as `after` for the next page; empty on the last page' }) }),
+      }),
+    }),
+  ),
+  /** `POST /business/catalog/info`: one product. */
+  BusinessProduct: named(
+    'BusinessProduct',
+    object({
+      response: object({
+        id: str(),
+        name: str(),
+        description: str(),
+        price: str(),
+        currency: str(),
+        retailer_id: str(),
+        url: str(),
+        availability: str(),
+        is_hidden: bool,
+        images: list(str()),
+      }),
+    }),
+  ),
+  /** `POST /call/make`: the call rings (no media). */
+  CallMade: named('CallMade', object({ response: str(), callId: str(), number: str(), call_duration: int }, ['response'])),
+  /** `POST /call/reject`. */
+  CallRejected: named('CallRejected', object({ response: str(), id: str(), number: str() }, ['response'])),
   /** `GET|POST /instance/privacy`: who may see or do what. */
   Privacy: named(
     'Privacy',

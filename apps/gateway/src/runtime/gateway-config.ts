@@ -1,6 +1,7 @@
 import { ConfigError, type EnvReader, LOG_FORMATS, type LogFormat, type MetricsConfig, readMetricsConfig, SsrfGuard } from '@gw/platform';
 import { parsePaymentLinkDomains } from '../send/interactive/payment-link';
 import { parseRateLimit, type RateLimit } from '../common/rate-limit';
+import { readManagedProxyPools, type ManagedProxy } from '../proxy-managed/managed-proxy-pools';
 
 export interface GatewayConfig {
   port: number;
@@ -36,6 +37,8 @@ export interface GatewayConfig {
   sseSlowClientMs: number;
   /** Checkout domains a payment request's paymentLink may use (PAYMENT_LINK_DOMAINS; subdomains included). */
   paymentLinkDomains: string[];
+  /** The operator's managed proxy pools by country, state and city (PROXY_MANAGED_POOLS, or the JSON file PROXY_MANAGED_FILE). */
+  managedProxies: ManagedProxy[];
   /** Requests per token, per replica (RATE_LIMIT_INSTANCE, RATE_LIMIT_ADMIN, RATE_LIMIT_UNAUTHENTICATED per client IP); absent: off. */
   rateLimits: { instance?: RateLimit; admin?: RateLimit; unauthenticated?: RateLimit };
   /** GET /metrics: its bearer token (METRICS_TOKEN) and whether sends and connects carry the instance id (METRICS_PER_INSTANCE). */
@@ -66,6 +69,7 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     sseHeartbeatMs: env.integer('SSE_HEARTBEAT_MS', 15_000, { min: 100, max: 300_000 }),
     sseSlowClientMs: env.integer('SSE_SLOW_CLIENT_MS', 30_000, { min: 100, max: 600_000 }),
     paymentLinkDomains: paymentLinkDomains(env),
+    managedProxies: readManagedProxyPools(env),
     rateLimits: {
       instance: rateLimit(env, 'RATE_LIMIT_INSTANCE', '100/s,burst=200'),
       admin: rateLimit(env, 'RATE_LIMIT_ADMIN', '20/s,burst=100'),

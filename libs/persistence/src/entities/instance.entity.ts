@@ -7,7 +7,8 @@ export interface ProxySettings {
   mode: 'internal' | 'custom' | 'none';
   proxyUrl: string | null;
   proxyFallback: string | null;
-  managed: { country?: string; state?: string; city?: string } | null;
+  /** The managed proxy's place, and the pool's proxy assigned to the instance (kept while it works; never shown). */
+  managed: { country?: string; state?: string; city?: string; proxyUrl?: string } | null;
   lastTestAt: string | null;
   lastTestError: string | null;
 }

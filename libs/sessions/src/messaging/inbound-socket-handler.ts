@@ -208,6 +208,11 @@ export class InboundSocketHandler {
     return this.queue.run(() => this.directory.onChatUpdates([update]));
   }
 
+  /** `/call/reject`: the instance's own rejection of a call (WhatsApp does not echo it), stored in order with the socket's events. */
+  callChanged(call: BaileysEventMap['call'][number]): Promise<void> {
+    return this.queue.run(() => this.messages.onCalls([call]));
+  }
+
   /** `/contact/add` and `/contact/remove`: the address book change, stored in order with the socket's events (see ContactChatGroupEvents.onAddressBook). */
   addressBookChanged(jid: string, name: string | null): Promise<void> {
     return this.queue.run(() => this.directory.onAddressBook(jid, name));

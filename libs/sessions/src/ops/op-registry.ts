@@ -7,7 +7,10 @@ import type { MediaSource } from '../outbound/media-source';
 import type { SendContentBuilder } from '../outbound/send-content';
 import type { SendLedger } from '../outbound/send-ledger';
 import type { Session } from '../session/session';
+import { businessOps, businessRequests } from './business.ops';
+import { callOps, callRequests } from './call.ops';
 import { chatOps, chatRequests } from './chat.ops';
+import { instanceRuntimeOps, instanceRuntimeRequests } from './instance-runtime.ops';
 import { contactOps, contactRequests } from './contact.ops';
 import { groupOps, groupRequests } from './group.ops';
 import { instanceOps, instanceRequests } from './instance.ops';
@@ -28,6 +31,9 @@ const OP_REQUESTS = {
   ...groupRequests,
   ...newsletterRequests,
   ...contactRequests,
+  ...businessRequests,
+  ...callRequests,
+  ...instanceRuntimeRequests,
   ...profileRequests,
 } satisfies OpRequestParsers<InstanceOp>;
 
@@ -55,6 +61,9 @@ export function createOpRegistry(dependencies: OpRegistryDependencies, overrides
     ...groupOps(dependencies.media),
     ...newsletterOps(dependencies.media),
     ...contactOps(dependencies.inbound),
+    ...businessOps,
+    ...callOps(dependencies.inbound),
+    ...instanceRuntimeOps,
     ...profileOps(dependencies.inbound, dependencies.media),
     ...overrides,
   } satisfies OpRegistry;

@@ -178,15 +178,15 @@ export class Session {
     });
   }
 
-  /** Graceful reconnect (restartAll): close without logout, reconnect from stored auth now. */
-  restart(): Promise<void> {
+  /** Graceful reconnect (restartAll, /instance/reset): close without logout, reconnect from stored auth now. */
+  restart(reason = 'restart requested'): Promise<void> {
     return this.run(async () => {
       if (this.phase !== 'open' && this.phase !== 'connecting') return;
       this.detachSocket();
       clearTimeout(this.reconnectTimer);
       this.reconnectTimer = undefined;
       this.attempt = 0;
-      await this.startReconnect(true, 'restart requested');
+      await this.startReconnect(true, reason);
     });
   }
 

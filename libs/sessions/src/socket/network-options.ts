@@ -20,7 +20,8 @@ export interface NetworkOptions {
 }
 
 /**
- * Proxy (`proxy.mode === 'custom'` with a URL) and the simulator seam, combined. A custom proxy is
+ * Proxy (`proxy.mode === 'custom'` with a URL, or `internal` with a managed proxy of the operator's
+ * pools assigned) and the simulator seam, combined. A proxy is
  * used for all three paths; http(s) proxies tunnel with CONNECT, socks proxies via SOCKS.
  */
 export function networkOptions(proxy: ProxySettings | null, simulator: SimulatorSeam | undefined): NetworkOptions {
@@ -31,7 +32,7 @@ export function networkOptions(proxy: ProxySettings | null, simulator: Simulator
     options.fetchAgent = new HttpsAgent({ rejectUnauthorized: false, keepAlive: true });
     options.options = { dispatcher: new UndiciAgent({ connect: { rejectUnauthorized: false } }) };
   }
-  const proxyUrl = proxy?.mode === 'custom' ? proxy.proxyUrl : null;
+  const proxyUrl = proxy?.mode === 'custom' ? proxy.proxyUrl : proxy?.mode === 'internal' ? (proxy.managed?.proxyUrl ?? null) : null;
   if (proxyUrl) Object.assign(options, proxyOptions(proxyUrl, simulator !== undefined));
   return options;
 }

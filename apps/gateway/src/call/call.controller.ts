@@ -1,0 +1,35 @@
+import { Body, Controller, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
+import type { InstanceEntity } from '@gw/persistence';
+import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
+import { ApiReply } from '../openapi/api-reply.decorator';
+import { SCHEMAS } from '../openapi/schemas';
+import { CallService } from './call.service';
+import { CallMakeDto, CallRejectDto } from './dto/call.dto';
+
+/** Calls: `/call/make` rings a contact (no media, as uazapi's), `/call/reject` turns down an incoming call. */
+@Controller('call')
+@UseGuards(InstanceGuard)
+export class CallController {
+  constructor(private readonly calls: CallService) {}
+
+  @Post('make')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.CallMade, {
+    description: "The contact's phone rings (for call_duration seconds when given); nobody hears anything if it is answered",
+    example: { response: 'Call successful', callId: '3EB0C4A1F2B7D6E8A9C0B1D2E3F4A5B6', number: '5511999999999@s.whatsapp.net', call_duration: 15 },
+    errors: ['invalid_request', 'invalid_token', 'not_found', 'conflict', 'whatsapp_refused', 'timeout', 'internal'],
+  })
+  make(@CurrentInstance() instance: InstanceEntity, @Body() dto: CallMakeDto) {
+    return this.calls.make(instance, dto);
+  }
+
+  @Post('reject')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.CallRejected, {
+    example: { response: 'Call rejected', id: 'ABEiGmo8oqkAcAKrBYQAAAAA_1', number: '5511999999999@s.whatsapp.net' },
+    errors: ['invalid_request', 'invalid_token', 'not_found', 'conflict', 'whatsapp_refused', 'timeout', 'internal'],
+  })
+  reject(@CurrentInstance() instance: InstanceEntity, @Body() dto: CallRejectDto) {
+    return this.calls.reject(instance, dto);
+  }
+}

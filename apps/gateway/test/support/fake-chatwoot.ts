@@ -74,6 +74,8 @@ export class FakeChatwoot {
   webhookUrl = '';
   down = false;
   failCreatesAfterWriting = 0;
+  /** Message creates are stored, then their answer is held until `release()` (a runner killed meanwhile never links them). */
+  holdCreatesAfterWriting = false;
   private held: Array<() => void> = [];
   private holding = false;
   private server!: Server;
@@ -99,6 +101,7 @@ export class FakeChatwoot {
 
   release(): void {
     this.holding = false;
+    this.holdCreatesAfterWriting = false;
     for (const resume of this.held.splice(0)) resume();
   }
 
@@ -299,6 +302,7 @@ export class FakeChatwoot {
         });
         // Chatwoot posts every new message to the inbox webhook, the API's own too.
         void this.postWebhook(this.messageWebhook('message_created', message)).catch(() => undefined);
+        if (this.holdCreatesAfterWriting) await new Promise<void>((resolve) => this.held.push(resolve));
         if (this.failCreatesAfterWriting > 0) {
           this.failCreatesAfterWriting--;
           return answer(500, { error: 'Internal Server Error' });

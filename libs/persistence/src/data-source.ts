@@ -24,6 +24,7 @@ import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
 import { EventSinks1764160000000 } from './migrations/1764160000000-event-sinks';
 import { MediaStore1764160000001 } from './migrations/1764160000001-media-store';
+import { MediaObjectDeletions1764160000002 } from './migrations/1764160000002-media-object-deletions';
 
 export const ENTITIES = [InstanceEntity, AuthCredsEntity, AuthKeyEntity, SessionLeaseEntity, SessionWorkerEntity, SettingEntity, OutboxEventEntity];
 export const MIGRATIONS = [
@@ -46,6 +47,7 @@ export const MIGRATIONS = [
   Chatwoot1764140000000,
   EventSinks1764160000000,
   MediaStore1764160000001,
+  MediaObjectDeletions1764160000002,
 ];
 
 export interface DataSourceOptions {

@@ -69,7 +69,7 @@ describe('media store', () => {
       expect((await fetch(short)).status).toBe(403);
     });
 
-    it('purges expired files from the bucket and from Postgres (the objects first)', async () => {
+    it('purges expired files from Postgres and their objects from the bucket', async () => {
       const sut = new FileRepository(db.dataSource, store);
       const gone = await sut.store(instanceId, Buffer.from('old'), 'text/plain', 'old.txt', 60_000);
       const kept = await sut.store(instanceId, Buffer.from('new'), 'text/plain', 'new.txt', 60_000);
@@ -81,7 +81,7 @@ describe('media store', () => {
       expect(await db.dataSource.query(`SELECT id FROM stored_files WHERE id = $1`, [gone])).toEqual([]);
     });
 
-    it('keeps a quick reply’s file in the bucket; deleting the reply expires it, and retention deletes the object', async () => {
+    it('keeps a quick reply’s file in the bucket; deleting the reply queues its object, and retention deletes it', async () => {
       const replies = new QuickReplyRepository(db.dataSource, store);
       const created = await replies.create(
         instanceId,
@@ -98,8 +98,34 @@ describe('media store', () => {
       expect(new URL(link).searchParams.get('X-Amz-Expires')).toBe('604800');
       expect(await replies.delete(instanceId, (created as { id: string }).id)).toBe(true);
       expect(await files.read(fileId, instanceId)).toBeNull();
+      expect(await db.dataSource.query(`SELECT object_key FROM media_object_deletions WHERE object_key = $1`, [`${instanceId}/${fileId}`])).toHaveLength(1);
       await files.purgeExpired();
       expect(await keys()).not.toContain(`${instanceId}/${fileId}`);
+      expect(await db.dataSource.query(`SELECT object_key FROM media_object_deletions`)).toEqual([]);
+    });
+
+    it('deletes the objects of an instance that is deleted (its rows go by cascade)', async () => {
+      const doomed = `d${Math.random().toString(16).slice(2, 14)}`;
+      await new InstanceRepository(db.dataSource).create({ id: doomed, token: `tok-${doomed}`, name: doomed });
+      const files = new FileRepository(db.dataSource, store);
+      const id = await files.store(doomed, Buffer.from('bye'), 'text/plain', 'bye.txt', 60_000);
+      const all = async () => ((await bucket.send(new ListObjectsV2Command({ Bucket: s3.bucket }))).Contents ?? []).map((object) => object.Key);
+      expect(await all()).toContain(`${doomed}/${id}`);
+      await db.dataSource.query(`DELETE FROM instances WHERE id = $1`, [doomed]);
+      expect(await files.deleteQueuedObjects()).toBe(1);
+      expect(await all()).not.toContain(`${doomed}/${id}`);
+    });
+
+    it('keeps the queue when the bucket cannot be reached, and deletes the objects once it can', async () => {
+      const files = new FileRepository(db.dataSource, store);
+      const id = await files.store(instanceId, Buffer.from('later'), 'text/plain', 'later.txt', 60_000);
+      await expire(id);
+      const unreachable = new S3ObjectStore({ ...readS3StoreConfig(new EnvReader(s3.env))!, endpoint: 'http://127.0.0.1:9' });
+      await expect(new FileRepository(db.dataSource, unreachable).purgeExpired()).rejects.toThrow();
+      expect(await db.dataSource.query(`SELECT object_key FROM media_object_deletions WHERE object_key = $1`, [`${instanceId}/${id}`])).toHaveLength(1);
+      expect(await keys()).toContain(`${instanceId}/${id}`);
+      await files.purgeExpired();
+      expect(await keys()).not.toContain(`${instanceId}/${id}`);
     });
   });
 

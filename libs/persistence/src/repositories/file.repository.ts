@@ -148,26 +148,35 @@ export class FileRepository {
   }
 
   /**
-   * Removes expired files from both backends: `postgres` rows at once; `s3` rows a batch at a time,
-   * their objects first, so a failure leaves the rows for the next purge (deleting an object twice is
-   * no error). Returns how many files went.
+   * Removes expired files from both backends: the rows go in one statement, and a trigger queues the
+   * object of every `s3` row deleted (by this or by anything else: a quick reply or an instance
+   * deleted) in `media_object_deletions`; then the queued objects are deleted from the bucket, a batch
+   * at a time, each batch's queue rows only once the bucket took it (deleting an object twice is no
+   * error, so a failure is retried by the next purge). Returns how many files went.
    */
   async purgeExpired(batch = 1000): Promise<number> {
-    const inline: Array<{ n: number }> = await this.dataSource.query(
-      `WITH gone AS (DELETE FROM stored_files WHERE expires_at <= now() AND backend = 'postgres' RETURNING 1) SELECT count(*)::int AS n FROM gone`,
+    const gone: Array<{ n: number }> = await this.dataSource.query(
+      `WITH gone AS (DELETE FROM stored_files WHERE expires_at <= now() RETURNING 1) SELECT count(*)::int AS n FROM gone`,
     );
-    let removed = inline[0].n;
-    if (!this.objects) return removed;
+    await this.deleteQueuedObjects(batch);
+    return gone[0].n;
+  }
+
+  /** Deletes the objects queued for deletion from the bucket (nothing without one). Returns how many. */
+  async deleteQueuedObjects(batch = 1000): Promise<number> {
+    if (!this.objects) return 0;
+    let deleted = 0;
     for (;;) {
-      const expired: Array<{ id: string; object_key: string }> = await this.dataSource.query(
-        `SELECT id, object_key FROM stored_files WHERE expires_at <= now() AND backend = 's3' ORDER BY expires_at LIMIT $1`,
+      const queued: Array<{ object_key: string }> = await this.dataSource.query(
+        `SELECT object_key FROM media_object_deletions ORDER BY queued_at, object_key LIMIT $1`,
         [batch],
       );
-      if (expired.length === 0) return removed;
-      await this.objects.delete(expired.map((row) => row.object_key).filter(Boolean));
-      await this.dataSource.query(`DELETE FROM stored_files WHERE id = ANY($1::text[]) AND backend = 's3'`, [expired.map((row) => row.id)]);
-      removed += expired.length;
-      if (expired.length < batch) return removed;
+      if (queued.length === 0) return deleted;
+      const keys = queued.map((row) => row.object_key);
+      await this.objects.delete(keys);
+      await this.dataSource.query(`DELETE FROM media_object_deletions WHERE object_key = ANY($1::text[])`, [keys]);
+      deleted += keys.length;
+      if (queued.length < batch) return deleted;
     }
   }
 }

@@ -65,7 +65,7 @@ function toRow(raw: Record<string, unknown>): QuickReplyRow {
  * Quick replies, each instance's own: every statement is scoped by `instance_id`, so one instance
  * never reads or changes another's. A base64 file is kept in the media store (FileRepository: a
  * `stored_files` row, its bytes in Postgres or S3) with no expiry, and deleted with the reply or when an
- * update drops or replaces it (a file in S3 is expired at once, and retention deletes its object).
+ * update drops or replaces it (a file in S3 has its object queued for deletion, see FileRepository).
  */
 export class QuickReplyRepository {
   constructor(
@@ -129,12 +129,7 @@ export class QuickReplyRepository {
       if (file.action !== 'keep') {
         size = file.action === 'replace' ? file.upload.data.length : 0;
         if (size > 0 && used + size > limit) return { overLimit: true as const, used };
-        if (fileId)
-          await manager.query(
-            `WITH inline AS (DELETE FROM stored_files WHERE id = $1 AND instance_id = $2 AND backend = 'postgres')
-             UPDATE stored_files SET expires_at = now() WHERE id = $1 AND instance_id = $2 AND backend = 's3'`,
-            [fileId, instanceId],
-          );
+        if (fileId) await manager.query(`DELETE FROM stored_files WHERE id = $1 AND instance_id = $2`, [fileId, instanceId]);
         fileId = file.action === 'replace' ? await this.storeFile(manager, instanceId, file.upload) : null;
       }
       // An UPDATE answers [rows, rowCount] through TypeORM's query().
@@ -151,8 +146,7 @@ export class QuickReplyRepository {
   async delete(instanceId: string, id: string): Promise<boolean> {
     const rows: Array<{ id: string }> = await this.dataSource.query(
       `WITH gone AS (DELETE FROM quick_replies WHERE instance_id = $1 AND id = $2 RETURNING id, file_id),
-            files AS (DELETE FROM stored_files WHERE instance_id = $1 AND backend = 'postgres' AND id IN (SELECT file_id FROM gone WHERE file_id IS NOT NULL)),
-            objects AS (UPDATE stored_files SET expires_at = now() WHERE instance_id = $1 AND backend = 's3' AND id IN (SELECT file_id FROM gone WHERE file_id IS NOT NULL))
+            files AS (DELETE FROM stored_files WHERE instance_id = $1 AND id IN (SELECT file_id FROM gone WHERE file_id IS NOT NULL))
        SELECT id FROM gone`,
       [instanceId, id],
     );

@@ -138,6 +138,36 @@ describe('RabbitMQ event sink', () => {
     await new WebhookRepository(db.dataSource).delete(null, sink.id, 'rabbitmq');
   });
 
+  it('writes the global sink env names when it starts, and removes it once env no longer names it', async () => {
+    const repository = new WebhookRepository(db.dataSource);
+    const relayWith = (envSinks: WebhookRelayConfig['envSinks']) =>
+      new WebhookRelay(new DeliveryRepository(db.dataSource), repository, new InstanceRepository(db.dataSource), bus, config({ envSinks }), logger);
+    const named = {
+      kind: 'rabbitmq' as const,
+      url: `amqp://guest:guest@${proxy.url}/`,
+      options: { exchange, exchangeType: 'topic', routingKey: 'env.{event}' },
+      enabled: true,
+      events: ['presence'],
+      excludeMessages: [],
+      addUrlEvents: false,
+      addUrlTypesMessages: false,
+      includeToken: false,
+    };
+    const sut = relayWith([{ id: 'env-rabbitmq', values: named }]);
+    sut.start();
+    await waitFor(async () => (await repository.listFor(null, 'rabbitmq')).length === 1, 5_000, 'env sink written');
+    await db.dataSource.transaction((manager) =>
+      OutboxRepository.insertWithin(manager, instances[1], [{ eventType: 'presence', payload: { EventType: 'presence', n: 'env' } }]),
+    );
+    await waitFor(() => received.some((message) => message.fields.routingKey === 'env.presence'), 15_000, 'delivered through the env sink');
+    await sut.stop();
+    expect((await repository.listFor(null, 'rabbitmq'))[0]).toMatchObject({ id: 'env-rabbitmq', instanceId: null, events: ['presence'] });
+    const again = relayWith([{ id: 'env-rabbitmq', values: null }]);
+    again.start();
+    await waitFor(async () => (await repository.listFor(null, 'rabbitmq')).length === 0, 5_000, 'env sink removed');
+    await again.stop();
+  });
+
   it('disables a sink that keeps failing and says so with a webhook Disabled event (credentials masked)', async () => {
     const down = await new TcpProxy('127.0.0.1', 5672).start();
     await down.cut();

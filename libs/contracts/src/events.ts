@@ -274,6 +274,18 @@ export interface HistoryEventPayload {
  * acted for the member (a join by link), and `sender_pn`/`sender_lid` are then absent. Baileys does not expose
  * the participant version ids: they are ''.
  */
+/** whatsmeow's GroupLinkChange: the other group of a community link. */
+export interface GroupLinkChange {
+  /** `parent` (the group's community), `sub` (a group of the community), `sibling`. */
+  Type: string;
+  UnlinkReason: string;
+  Group: {
+    JID: string;
+    GroupName: { Name: string; NameSetAt: string; NameSetBy: string; NameSetByPN: string };
+    GroupIsDefaultSub: { IsDefaultSubGroup: boolean };
+  };
+}
+
 export interface GroupChangeEvent {
   JID: string;
   Notify: string;
@@ -289,12 +301,15 @@ export interface GroupChangeEvent {
   Locked: { IsLocked: boolean } | null;
   /** Only admins send, or everyone again (whatsmeow's GroupAnnounce). */
   Announce: { IsAnnounce: boolean; AnnounceVersionID: string } | null;
-  Ephemeral: null;
+  /** Disappearing messages turned on (the timer, seconds) or off (whatsmeow's GroupEphemeral). */
+  Ephemeral: { IsEphemeral: boolean; DisappearingTimer: number } | null;
   /** Join approval turned on or off (whatsmeow's GroupMembershipApprovalMode). */
   MembershipApprovalMode: { IsJoinApprovalRequired: boolean } | null;
   Delete: null;
-  Link: null;
-  Unlink: null;
+  /** The group joined a community (`Type` parent) or a community got a group (`Type` sub): whatsmeow's GroupLinkChange. */
+  Link: GroupLinkChange | null;
+  /** The group left its community, or the community lost a group. */
+  Unlink: GroupLinkChange | null;
   /** The invite link was reset: the new link. */
   NewInviteLink: string | null;
   PrevParticipantVersionID: string;
@@ -316,6 +331,10 @@ export interface GroupChangeEvent {
    * approved requests come as a `Join`. Told to the group's admins only.
    */
   MembershipRequest?: { Action: 'created' | 'revoked' | 'rejected'; JID: string; PhoneNumber: string; LID: string; Method: string };
+  /** Who may add members changed (admin_add / all_member_add). */
+  MemberAddMode?: 'admin_add' | 'all_member_add';
+  /** The group's picture was set or removed (whatsmeow's Picture event: PictureID of the new one). */
+  Picture?: { Remove: boolean; PictureID: string; Author: string; AuthorPN: string };
   sender_pn?: string;
   sender_lid?: string;
 }

@@ -693,13 +693,24 @@ export class GroupStore {
       if (bytes[0] !== 0xff || bytes[1] !== 0xd8) return iqError(iq, 406, 'not-acceptable');
       group.picture = { id: String(unixNow() * 1000 + randomInt(1000)), bytes: Buffer.from(bytes), author, t: unixNow() };
     } else {
-      if (!group.picture) return iqError(iq, 404, 'item-not-found');
+      // Removing a picture the group does not have changes nothing (WhatsApp answers it alike).
+      if (!group.picture) return iqResult(iq);
       group.picture = undefined;
     }
     const change = group.picture ? node('set', { jid: group.jid, id: group.picture.id, author }) : node('delete', { jid: group.jid, author });
-    const stanza = node('notification', { from: group.jid, type: 'picture', id: nextServerId(), t: String(unixNow()), participant: author, notify: me.name }, [
-      change,
-    ]);
+    const stanza = node(
+      'notification',
+      {
+        from: group.jid,
+        type: 'picture',
+        id: nextServerId(),
+        t: String(unixNow()),
+        participant: author,
+        participant_pn: group.addressingMode === 'lid' ? me.jid : undefined,
+        notify: me.name,
+      },
+      [change],
+    );
     for (const target of this.memberDevices(group)) {
       const device = target.deviceId === 0 ? undefined : target.account.devices.get(target.deviceId);
       if (device) this.ctx.deliverToCompanion(device, stanza);
@@ -885,10 +896,34 @@ export class GroupStore {
           const creator = requireAccount(body.creator);
           const subject = typeof body.subject === 'string' ? body.subject : 'Sim group';
           const mode = body.addressingMode === 'pn' ? 'pn' : 'lid';
+          if (body.community === true) {
+            // A community the creator runs: its parent group and its announcements group.
+            const community = this.create(creator, subject, accountsFrom(body.participants ?? []), {
+              addressingMode: mode,
+              parent: { defaultMembershipApprovalMode: 'request_required' },
+            });
+            this.create(creator, subject, accountsFrom(body.participants ?? []), {
+              addressingMode: mode,
+              linkedParent: community.jid,
+              defaultSubGroup: true,
+              announce: true,
+            });
+            return this.info(community);
+          }
           return this.info(this.create(creator, subject, accountsFrom(body.participants ?? []), { addressingMode: mode }));
         },
       },
       { method: 'GET', path: '/sim/groups/{jid}', handler: ({ params }) => this.info(requireGroup(params.jid)) },
+      {
+        // The picture WhatsApp keeps for the group: its size and format, read from the JPEG.
+        method: 'GET',
+        path: '/sim/groups/{jid}/picture',
+        handler: ({ params }) => {
+          const picture = requireGroup(params.jid).picture;
+          if (!picture) throw new SimError(404, `${params.jid} has no picture`);
+          return jpegSize(picture.bytes);
+        },
+      },
       {
         method: 'POST',
         path: '/sim/groups/{jid}/participants',
@@ -986,4 +1021,20 @@ export class GroupStore {
       },
     ];
   }
+}
+
+/** Width and height of a baseline or progressive JPEG (its SOF segment); `format` unknown when it is no JPEG. */
+export function jpegSize(bytes: Buffer): { width: number; height: number; format: string } {
+  if (bytes[0] !== 0xff || bytes[1] !== 0xd8) return { width: 0, height: 0, format: 'unknown' };
+  let at = 2;
+  while (at + 9 < bytes.length) {
+    if (bytes[at] !== 0xff) return { width: 0, height: 0, format: 'jpeg' };
+    const marker = bytes[at + 1];
+    const length = bytes.readUInt16BE(at + 2);
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
+      return { height: bytes.readUInt16BE(at + 5), width: bytes.readUInt16BE(at + 7), format: 'jpeg' };
+    }
+    at += 2 + length;
+  }
+  return { width: 0, height: 0, format: 'jpeg' };
 }

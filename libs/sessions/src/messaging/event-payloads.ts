@@ -205,6 +205,14 @@ export interface GroupSettingFacts {
   announce?: boolean;
   /** A join request created, withdrawn or rejected. */
   request?: { action: 'created' | 'revoked' | 'rejected'; member: Party; method: string };
+  /** Disappearing messages: the timer in seconds (0 off). */
+  ephemeralSeconds?: number;
+  /** Who may add members. */
+  memberAddMode?: 'admin_add' | 'all_member_add';
+  /** The picture set (its id) or removed. */
+  picture?: { remove: boolean; id: string };
+  /** A community link made (`link`) or undone (`unlink`): the other group and how it relates (parent, sub). */
+  link?: { change: 'link' | 'unlink'; type: string; reason: string; jid: string; name: string; defaultSub: boolean };
 }
 
 /**
@@ -228,11 +236,11 @@ export function groupSettingEvent(facts: GroupSettingFacts, who: InstanceIdentit
         : { Topic: facts.topic, TopicID: '', TopicSetAt: now, TopicSetBy: by?.jid ?? '', TopicSetByPN: by?.pn ?? '', TopicDeleted: facts.topic === '' },
     Locked: facts.locked === undefined ? null : { IsLocked: facts.locked },
     Announce: facts.announce === undefined ? null : { IsAnnounce: facts.announce, AnnounceVersionID: '' },
-    Ephemeral: null,
+    Ephemeral: facts.ephemeralSeconds === undefined ? null : { IsEphemeral: facts.ephemeralSeconds > 0, DisappearingTimer: facts.ephemeralSeconds },
     MembershipApprovalMode: facts.joinApproval === undefined ? null : { IsJoinApprovalRequired: facts.joinApproval },
     Delete: null,
-    Link: null,
-    Unlink: null,
+    Link: facts.link?.change === 'link' ? linkChange(facts.link) : null,
+    Unlink: facts.link?.change === 'unlink' ? linkChange(facts.link) : null,
     NewInviteLink: facts.inviteCode === undefined ? null : `https://chat.whatsapp.com/${facts.inviteCode}`,
     PrevParticipantVersionID: '',
     ParticipantVersionID: '',
@@ -255,10 +263,24 @@ export function groupSettingEvent(facts: GroupSettingFacts, who: InstanceIdentit
           },
         }
       : {}),
+    ...(facts.memberAddMode ? { MemberAddMode: facts.memberAddMode } : {}),
+    ...(facts.picture ? { Picture: { Remove: facts.picture.remove, PictureID: facts.picture.id, Author: by?.jid ?? '', AuthorPN: by?.pn ?? '' } } : {}),
     ...(by ? { sender_pn: by.pn, sender_lid: by.lid } : {}),
   };
   const payload: GroupsEventPayload = { EventType: 'groups', event, instanceName: who.instanceName, owner: who.owner, type: 'Group' };
   return { eventType: 'groups', chatId: facts.groupJid, payload };
+}
+
+function linkChange(link: NonNullable<GroupSettingFacts['link']>) {
+  return {
+    Type: link.type,
+    UnlinkReason: link.reason,
+    Group: {
+      JID: link.jid,
+      GroupName: { Name: link.name, NameSetAt: ZERO_TIME, NameSetBy: '', NameSetByPN: '' },
+      GroupIsDefaultSub: { IsDefaultSubGroup: link.defaultSub },
+    },
+  };
 }
 
 function samePerson(a: Party, b: Party): boolean {

@@ -1,14 +1,14 @@
 import { FencedOutError, LidMappingRepository, type NewOutboxEvent } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { EntityManager } from 'typeorm';
-import { getBinaryNodeChild, type BaileysEventMap, type BinaryNode } from '../baileys';
+import { getBinaryNodeChild, proto, type BaileysEventMap, type BinaryNode } from '../baileys';
 import type { LabelRefreshReply } from '@gw/contracts';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import { SerialQueue } from '../session/serial-queue';
 import type { SocketContext } from '../session/socket-observer';
 import { IdentityResolver } from './identity-resolver';
 import { BlocklistEvents } from './inbound/blocklist';
-import { ContactChatGroupEvents } from './inbound/contacts-chats-groups';
+import { ContactChatGroupEvents, type GroupChange } from './inbound/contacts-chats-groups';
 import { InstanceIdentityCache, type InboundContext, type InboundServices } from './inbound/inbound-context';
 import { LabelEvents } from './inbound/labels';
 import { MessageEvents } from './inbound/messages';
@@ -167,6 +167,29 @@ export class InboundSocketHandler {
     };
     socket.ws.on('CB:message', onNewsletterEdit);
     detachers.push(() => socket.ws.off('CB:message', onNewsletterEdit));
+    // A group's picture and its community links: notifications Baileys turns into no group event.
+    const onGroupNotification = (node: BinaryNode) => {
+      const change = groupChangeOf(node);
+      if (change) this.enqueue('group change', () => this.directory.onGroupChange(node.attrs.from, change));
+    };
+    socket.ws.on('CB:notification', onGroupNotification);
+    detachers.push(() => socket.ws.off('CB:notification', onGroupNotification));
+    // Disappearing messages of a group turned on or off: Baileys makes an ephemeral-setting protocol message of the w:gp2 notification.
+    const onGroupEphemeral = ({ messages }: BaileysEventMap['messages.upsert']) => {
+      for (const message of messages) {
+        const jid = message.key?.remoteJid ?? '';
+        const protocol = message.message?.protocolMessage;
+        if (!jid.endsWith('@g.us') || protocol?.type !== proto.Message.ProtocolMessage.Type.EPHEMERAL_SETTING) continue;
+        const change: GroupChange = {
+          author: message.key.participant ?? undefined,
+          authorPn: message.key.participantAlt ?? undefined,
+          ephemeralSeconds: Number(protocol.ephemeralExpiration ?? 0),
+        };
+        this.enqueue('group ephemeral', () => this.directory.onGroupChange(jid, change));
+      }
+    };
+    socket.ev.on('messages.upsert', onGroupEphemeral);
+    detachers.push(() => socket.ev.off('messages.upsert', onGroupEphemeral));
 
     // Work already queued finishes (Baileys has acked those stanzas); nothing new is taken.
     return () => {
@@ -268,6 +291,34 @@ export class InboundSocketHandler {
       throw error;
     }
   }
+}
+
+/** A `picture` notification of a group, or a w:gp2 `link` / `unlink` (community) one, as a GroupChange; else null. */
+export function groupChangeOf(node: BinaryNode): GroupChange | null {
+  const { from, type, participant, participant_pn: participantPn } = node.attrs;
+  if (!from?.endsWith('@g.us') || !Array.isArray(node.content)) return null;
+  const first = node.content[0];
+  if (!first) return null;
+  if (type === 'picture' && (first.tag === 'set' || first.tag === 'delete')) {
+    return { author: first.attrs.author ?? participant, authorPn: participantPn, picture: { remove: first.tag === 'delete', id: first.attrs.id ?? '' } };
+  }
+  if (type === 'w:gp2' && (first.tag === 'link' || first.tag === 'unlink')) {
+    const group = getBinaryNodeChild(first, 'group');
+    if (!group?.attrs.jid) return null;
+    return {
+      author: participant,
+      authorPn: participantPn,
+      link: {
+        change: first.tag,
+        type: first.attrs.link_type ?? first.attrs.unlink_type ?? '',
+        reason: first.attrs.unlink_reason ?? '',
+        jid: group.attrs.jid,
+        name: group.attrs.subject ?? '',
+        defaultSub: Boolean(getBinaryNodeChild(group, 'default_sub_group')),
+      },
+    };
+  }
+  return null;
 }
 
 function receiptListIds(node: BinaryNode): string[] {

@@ -1,6 +1,7 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
-import type { WASocket } from '../baileys';
+import { randomBytes } from 'crypto';
+import { getBinaryNodeChild, type WASocket } from '../baileys';
 import type { MediaSource } from '../outbound/media-source';
 import { groupCall, groupRefusal, ownIds, toGroupObject } from './group-object';
 import { loadPicture, pictureSourceOf } from './picture-source';
@@ -251,9 +252,32 @@ export function groupOps(media?: MediaSource): OpHandlers<GroupOps> {
     'community.create': async (session, request) => {
       const socket = session.openSocket();
       const what = 'error creating community';
-      const created = await groupCall(what, () => socket.communityCreate(request.name, request.description));
-      // rc14 answers null when it cannot read the new community back.
-      if (!created) throw new RpcError(ErrorCode.Internal, `${what}: WhatsApp answered no community`);
+      // rc14's communityCreate sends this iq but logs the whole answer at info level to its own stdout logger: sent here.
+      const result = await groupCall(what, () =>
+        socket.query({
+          tag: 'iq',
+          attrs: { type: 'set', xmlns: 'w:g2', to: '@g.us' },
+          content: [
+            {
+              tag: 'create',
+              attrs: { subject: request.name },
+              content: [
+                {
+                  tag: 'description',
+                  attrs: { id: randomBytes(6).toString('hex').toUpperCase() },
+                  content: [{ tag: 'body', attrs: {}, content: Buffer.from(request.description, 'utf-8') }],
+                },
+                { tag: 'parent', attrs: { default_membership_approval_mode: 'request_required' } },
+                { tag: 'allow_non_admin_sub_group_creation', attrs: {} },
+                { tag: 'create_general_chat', attrs: {} },
+              ],
+            },
+          ],
+        }),
+      );
+      const id = getBinaryNodeChild(result, 'group')?.attrs.id;
+      if (!id) throw new RpcError(ErrorCode.Internal, `${what}: WhatsApp answered no community`);
+      const created = await groupCall(what, () => socket.groupMetadata(id.endsWith('@g.us') ? id : `${id}@g.us`), true);
       return toGroupObject(created, ownIds(socket));
     },
     'community.groups': async (session, request) => {

@@ -5,6 +5,15 @@ import { chatsEvent, contactsEvent, groupSettingEvent, groupsEvent, joinedGroupE
 import { isLid, isPhoneJid, userJid } from '../identity-resolver';
 import type { InboundContext } from './inbound-context';
 
+/** A group change Baileys does not report (see ContactChatGroupEvents.onGroupChange). */
+export interface GroupChange {
+  author?: string;
+  authorPn?: string;
+  picture?: { remove: boolean; id: string };
+  link?: { change: 'link' | 'unlink'; type: string; reason: string; jid: string; name: string; defaultSub: boolean };
+  ephemeralSeconds?: number;
+}
+
 /** How long a JoinedGroup event waits for the group's metadata before it goes out with what is known. */
 const GROUP_METADATA_TIMEOUT_MS = 5_000;
 /** How long WhatsApp is given to answer a picture's URL. */
@@ -225,7 +234,8 @@ export class ContactChatGroupEvents {
           typeof update.subject === 'string' ||
           'desc' in update ||
           typeof update.restrict === 'boolean' ||
-          typeof update.announce === 'boolean'),
+          typeof update.announce === 'boolean' ||
+          typeof update.memberAddMode === 'boolean'),
     );
     if (!changes.length) return;
     const who = await this.context.who();
@@ -240,11 +250,41 @@ export class ContactChatGroupEvents {
         topic: 'desc' in update ? (update.desc ?? '') : undefined,
         locked: typeof update.restrict === 'boolean' ? update.restrict : undefined,
         announce: typeof update.announce === 'boolean' ? update.announce : undefined,
+        memberAddMode: typeof update.memberAddMode === 'boolean' ? (update.memberAddMode ? ('all_member_add' as const) : ('admin_add' as const)) : undefined,
       })),
     );
     await this.context.withRetry('groups.update', { count: facts.length }, () =>
       this.context.write(async (_manager, events) => {
         for (const fact of facts) events.push(groupSettingEvent(fact, who));
+      }),
+    );
+  }
+
+  /**
+   * What Baileys turns into no event: a group's picture set or removed (`picture` notification), a community link
+   * made or undone (`link` / `unlink` in a w:gp2 notification), disappearing messages turned on or off (Baileys makes
+   * a protocol message of it): a `groups` event naming the change.
+   */
+  async onGroupChange(groupJid: string, change: GroupChange): Promise<void> {
+    if (!groupJid.endsWith('@g.us')) return;
+    const group = await this.context.groupInfo(groupJid);
+    const author = change.author ? await this.context.identities.party(change.author, change.authorPn) : null;
+    const who = await this.context.who();
+    await this.context.withRetry('group change', { group: groupJid }, () =>
+      this.context.write(async (_manager, events) => {
+        events.push(
+          groupSettingEvent(
+            {
+              groupJid,
+              subject: group?.subject ?? '',
+              author,
+              ...(change.picture ? { picture: change.picture } : {}),
+              ...(change.link ? { link: change.link } : {}),
+              ...(change.ephemeralSeconds === undefined ? {} : { ephemeralSeconds: change.ephemeralSeconds }),
+            },
+            who,
+          ),
+        );
       }),
     );
   }

@@ -1,0 +1,200 @@
+import { createServer, type Server } from 'http';
+import type { AddressInfo } from 'net';
+import sharp from 'sharp';
+import { nextPhone, Stack, waitFor } from './support/stack';
+
+interface SimGroup {
+  jid: string;
+  subject: string;
+  announce: boolean;
+  picture: { id: string; bytes: number; author: string } | null;
+  isParent: boolean;
+  linkedParent: string | null;
+  isDefaultSubGroup: boolean;
+  subGroups: string[];
+}
+
+/** `/group/updateImage` and `/community/*` through HTTP, real Baileys against the simulator's groups and communities. */
+describe('group image and communities API (HTTP → worker → Baileys → simulator)', () => {
+  const stack = new Stack();
+  let token: string;
+  let owner: string;
+  let friend: string;
+  let images: Server;
+  let imageUrl: string;
+  let mine: string;
+  let theirs: SimGroup;
+  const missing = '120363000000000019@g.us';
+
+  const call = (method: 'GET' | 'POST', path: string, body?: unknown) => stack.gw.call(method, path, { token, body });
+  const simGroup = (jid: string) => stack.control<SimGroup>('GET', `/sim/groups/${encodeURIComponent(jid)}`);
+  const groupsEvent = (groupJid: string, match: (event: Record<string, any>) => boolean, what: string) =>
+    waitFor(
+      () =>
+        stack.db.dataSource
+          .query(`SELECT payload FROM outbox_events WHERE event_type = 'groups' AND chat_id = $1 ORDER BY id`, [groupJid])
+          .then((rows: Array<{ payload: Record<string, any> }>) => rows.map((row) => row.payload)),
+      (list) => list.some((entry) => match(entry.event)),
+      15_000,
+      what,
+    ).then((list) => list.find((entry) => match(entry.event))!);
+
+  beforeAll(async () => {
+    const png = await sharp({ create: { width: 1200, height: 800, channels: 3, background: '#aa3300' } })
+      .png()
+      .toBuffer();
+    images = createServer((req, res) => {
+      if (req.url === '/group.png') {
+        res.writeHead(200, { 'content-type': 'image/png' });
+        res.end(png);
+      } else {
+        res.writeHead(200, { 'content-type': 'text/html' });
+        res.end('<html></html>');
+      }
+    });
+    await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
+    imageUrl = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
+    await stack.start();
+    ({ token, phone: owner } = await stack.connectedInstance('groups-image'));
+    friend = nextPhone('5587');
+    await stack.control('POST', '/sim/accounts', { phone: friend, name: 'Friend' });
+    mine = (await call('POST', '/group/create', { name: 'Com foto', participants: [friend] })).body.JID;
+    theirs = await stack.control<SimGroup>('POST', '/sim/groups', { creator: friend, subject: 'Deles', participants: [owner] });
+    await stack.control('POST', `/sim/groups/${encodeURIComponent(theirs.jid)}/settings`, { locked: true });
+  }, 60_000);
+  afterAll(async () => {
+    await stack.stop();
+    await new Promise((resolve) => images.close(resolve));
+  });
+
+  describe('POST /group/updateImage', () => {
+    it('should set the picture from a URL, then from base64, and remove it', async () => {
+      const { status, body } = await call('POST', '/group/updateImage', { groupjid: mine, image: `${imageUrl}/group.png` });
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ response: 'Group image updated successfully', group: { JID: mine, Name: 'Com foto' }, needs_refresh: false });
+      const first = (await simGroup(mine)).picture;
+      expect(first).toMatchObject({ bytes: expect.any(Number) });
+      // WhatsApp gets the 640×640 JPEG Baileys makes of it.
+      const stored = await stack.control<{ width: number; height: number; format: string }>('GET', `/sim/groups/${encodeURIComponent(mine)}/picture`);
+      expect(stored).toEqual({ width: 640, height: 640, format: 'jpeg' });
+
+      const jpeg = await sharp({ create: { width: 200, height: 200, channels: 3, background: '#00aa00' } })
+        .jpeg()
+        .toBuffer();
+      expect((await call('POST', '/group/updateImage', { groupjid: mine, image: `data:image/jpeg;base64,${jpeg.toString('base64')}` })).status).toBe(200);
+      expect((await call('POST', '/group/updateImage', { groupJid: mine, image: jpeg.toString('base64') })).status).toBe(200);
+      const second = (await simGroup(mine)).picture;
+      expect(second?.id).not.toBe(first?.id);
+
+      // The picture change reaches the groups event.
+      expect(await groupsEvent(mine, (event) => event.Picture?.PictureID === second?.id, 'picture event')).toMatchObject({
+        EventType: 'groups',
+        event: { JID: mine, Picture: { Remove: false, PictureID: second?.id }, SenderPN: `${owner}@s.whatsapp.net` },
+      });
+
+      const removed = await call('POST', '/group/updateImage', { groupjid: mine, image: 'remove' });
+      expect(removed).toMatchObject({ status: 200, body: { response: 'Group image removed successfully' } });
+      expect((await simGroup(mine)).picture).toBeNull();
+      expect((await call('POST', '/group/updateImage', { groupjid: mine, image: 'DELETE' })).status).toBe(200);
+      await groupsEvent(mine, (event) => event.Picture?.Remove === true, 'picture removed event');
+    });
+
+    it('should answer 400 for a missing or bad image, 413 above 5 MB, 403 for a non-admin of a locked group, 404 for a missing group', async () => {
+      expect(await call('POST', '/group/updateImage', { groupjid: mine })).toEqual({ status: 400, body: { error: 'image is required' } });
+      expect(await call('POST', '/group/updateImage', { image: 'remove' })).toEqual({ status: 400, body: { error: 'groupjid is required' } });
+      const html = await call('POST', '/group/updateImage', { groupjid: mine, image: `${imageUrl}/page.html` });
+      expect(html.status).toBe(400);
+      expect(html.body.error).toMatch(/image is not an image/);
+      expect((await call('POST', '/group/updateImage', { groupjid: mine, image: 'not base64 !!' })).status).toBe(400);
+      expect((await call('POST', '/group/updateImage', { groupjid: mine, image: Buffer.alloc(5_500_000, 7).toString('base64') })).status).toBe(413);
+      const denied = await call('POST', '/group/updateImage', { groupjid: theirs.jid, image: `${imageUrl}/group.png` });
+      expect(denied.status).toBe(403);
+      expect(denied.body.error).toMatch(/not an admin/);
+      expect((await simGroup(theirs.jid)).picture).toBeNull();
+      expect((await call('POST', '/group/updateImage', { groupjid: missing, image: `${imageUrl}/group.png` })).status).toBe(404);
+    });
+  });
+
+  describe('groups events of settings', () => {
+    it('should announce disappearing messages and the member add mode as groups events', async () => {
+      expect((await call('POST', '/group/ephemeral', { groupjid: mine, duration: '7d' })).status).toBe(200);
+      expect(await groupsEvent(mine, (event) => event.Ephemeral?.DisappearingTimer === 604_800, 'ephemeral on')).toMatchObject({
+        event: { JID: mine, Ephemeral: { IsEphemeral: true, DisappearingTimer: 604_800 }, SenderPN: `${owner}@s.whatsapp.net`, Name: null },
+      });
+      expect((await call('POST', '/group/ephemeral', { groupjid: mine, duration: 'off' })).status).toBe(200);
+      await groupsEvent(mine, (event) => event.Ephemeral?.IsEphemeral === false, 'ephemeral off');
+      expect((await call('POST', '/group/updateMemberAddMode', { groupjid: mine, MemberAddMode: 'all_member_add' })).status).toBe(200);
+      expect(await groupsEvent(mine, (event) => event.MemberAddMode === 'all_member_add', 'member add mode')).toMatchObject({
+        event: { JID: mine, MemberAddMode: 'all_member_add', Ephemeral: null },
+      });
+    });
+  });
+
+  describe('POST /community/create and /community/editgroups', () => {
+    it('should create a community with its announcements group, link and unlink groups, and group objects say so', async () => {
+      const created = await call('POST', '/community/create', { name: 'Comunidade do Bairro', description: 'Vizinhos' });
+      expect(created.status).toBe(200);
+      expect(created.body).toMatchObject({ group: { Name: 'Comunidade do Bairro', Topic: 'Vizinhos', IsParent: true, OwnerIsAdmin: true }, failed: [] });
+      const community: string = created.body.group.JID;
+      const sim = await simGroup(community);
+      expect(sim.isParent).toBe(true);
+      expect(sim.subGroups).toHaveLength(1);
+      const announcements = await call('POST', '/group/info', { groupjid: sim.subGroups[0] });
+      expect(announcements.body).toMatchObject({ IsDefaultSubGroup: true, LinkedParentJID: community, IsAnnounce: true, IsParent: false });
+
+      const other = (await call('POST', '/group/create', { name: 'Futebol', participants: [friend] })).body.JID;
+      const linked = await call('POST', '/community/editgroups', { community, action: 'add', groupjids: [mine, other] });
+      expect(linked).toEqual({ status: 200, body: { message: 'community updated', success: [mine, other], failed: [] } });
+      expect((await call('POST', '/group/info', { groupjid: other })).body.LinkedParentJID).toBe(community);
+      expect((await simGroup(community)).subGroups.sort()).toEqual([sim.subGroups[0], mine, other].sort());
+      const listed = await call('GET', '/group/list?force=true');
+      expect(listed.body.groups.find((group: any) => group.JID === community)).toMatchObject({ IsParent: true });
+      expect(listed.body.groups.find((group: any) => group.JID === other)).toMatchObject({ LinkedParentJID: community });
+
+      // Linked already, and a group the instance is no admin of: WhatsApp refuses those.
+      const again = await call('POST', '/community/editgroups', { community, action: 'add', groupjids: [other, theirs.jid] });
+      expect(again.body).toEqual({ message: 'community updated', success: [], failed: [other, theirs.jid] });
+
+      const unlinked = await call('POST', '/community/editgroups', { community, action: 'remove', groupjids: [other, theirs.jid] });
+      expect(unlinked.body).toEqual({ message: 'community updated', success: [other], failed: [theirs.jid] });
+      expect((await call('POST', '/group/info', { groupjid: other, force: true })).body.LinkedParentJID).toBe('');
+      await groupsEvent(other, (event) => event.Unlink?.Group?.JID === community, 'unlink event');
+      expect(await groupsEvent(mine, (event) => event.Link?.Type === 'parent', 'link event')).toMatchObject({
+        event: { JID: mine, Link: { Type: 'parent', Group: { JID: community, GroupName: { Name: 'Comunidade do Bairro' } } } },
+      });
+    });
+
+    it('should answer 400 for bad bodies and what is no community, 403 when not its admin, 404 when it does not exist', async () => {
+      expect(await call('POST', '/community/create', {})).toEqual({ status: 400, body: { error: 'name is required' } });
+      expect(await call('POST', '/community/create', { name: 'x'.repeat(101) })).toEqual({
+        status: 400,
+        body: { error: 'name must be at most 100 characters' },
+      });
+      expect(await call('POST', '/community/editgroups', { action: 'add', groupjids: [mine] })).toEqual({
+        status: 400,
+        body: { error: 'community is required' },
+      });
+      expect(await call('POST', '/community/editgroups', { community: missing, action: 'link', groupjids: [mine] })).toEqual({
+        status: 400,
+        body: { error: 'action must be add or remove' },
+      });
+      expect(await call('POST', '/community/editgroups', { community: missing, action: 'add', groupjids: [] })).toEqual({
+        status: 400,
+        body: { error: 'groupjids must name at least one group' },
+      });
+      expect((await call('POST', '/community/editgroups', { community: missing, action: 'add', groupjids: ['abc'] })).status).toBe(400);
+      const notCommunity = await call('POST', '/community/editgroups', { community: mine, action: 'add', groupjids: [theirs.jid] });
+      expect(notCommunity.status).toBe(400);
+      expect(notCommunity.body.error).toMatch(/is not a community/);
+      const foreign = await stack.control<SimGroup>('POST', '/sim/groups', {
+        creator: friend,
+        subject: 'Comunidade alheia',
+        participants: [owner],
+        community: true,
+      });
+      const denied = await call('POST', '/community/editgroups', { community: foreign.jid, action: 'add', groupjids: [mine] });
+      expect(denied.status).toBe(403);
+      expect((await call('POST', '/community/editgroups', { community: missing, action: 'add', groupjids: [mine] })).status).toBe(404);
+    });
+  });
+});

@@ -114,6 +114,15 @@ describe('profile (HTTP → worker → Baileys → WhatsApp → another Baileys 
       expect(chat.imagePreview).toBe(String(profilePicUrl).replace('_image.jpg', '_preview.jpg'));
     });
 
+    it('should answer the picture WhatsApp serves now in /chat/details, of the size asked for', async () => {
+      const { profilePicUrl } = await instance();
+      const details = await call('/chat/details', { number: me.phone }, other.token);
+      expect(details.status).toBe(200);
+      expect(details.body.image).toBe(profilePicUrl);
+      const preview = await call('/chat/details', { number: me.phone, preview: true }, other.token);
+      expect(preview.body.imagePreview).toBe(String(profilePicUrl).replace('_image.jpg', '_preview.jpg'));
+    });
+
     it('should set the picture from a URL', async () => {
       const before = (await instance()).profilePicUrl;
       expect((await call('/profile/image', { image: pictureUrl })).body.profile).toMatchObject({ image_updated: true, image_removed: false });
@@ -134,6 +143,7 @@ describe('profile (HTTP → worker → Baileys → WhatsApp → another Baileys 
         15_000,
         'my picture gone at the other instance',
       );
+      expect((await call('/chat/details', { number: me.phone }, other.token)).body.image).toBe('');
       expect((await call('/profile/image', { image: 'delete' })).status).toBe(200);
     });
 

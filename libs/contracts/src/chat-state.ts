@@ -57,3 +57,10 @@ export interface ChatNoteEditRequest {
   chatJids: string[];
   text: string;
 }
+
+/** The picture of a chat (a contact or a group) as WhatsApp serves it now: the full image or the small preview. */
+export interface ChatPictureRequest {
+  instanceId: string;
+  chatJid: string;
+  type: 'image' | 'preview';
+}

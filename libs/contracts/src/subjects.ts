@@ -133,6 +133,8 @@ export interface InstanceRpc {
   'chat.notes.read': { request: import('./chat-state').ChatNotesReadRequest; reply: { note: import('./chat-state').ChatNote | null } };
   /** `/chat/notes/edit`: an app-state `note_edit` patch; answers the note as written. */
   'chat.notes.edit': { request: import('./chat-state').ChatNoteEditRequest; reply: { note: import('./chat-state').ChatNote } };
+  /** `/chat/details`: the chat's picture URL ('' when it has none or its owner hides it). */
+  'chat.picture': { request: import('./chat-state').ChatPictureRequest; reply: { url: string } };
   /** `/profile/name`: the push name WhatsApp took. */
   'profile.name': { request: import('./profile').ProfileNameRequest; reply: { name: string } };
   /** `/profile/image`: the instance's own picture set or removed. */

@@ -1,8 +1,11 @@
-import { Injectable } from '@nestjs/common';
-import { ErrorCode, RpcError, type InstanceRpc } from '@gw/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import { Bus } from '@gw/bus';
+import { ErrorCode, RpcError, Subjects, type InstanceRpc } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
 import { ChatRepository, ContactRepository, LidMappingRepository, toChatRecord, type ChatRow, type ContactRow, type InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
+import { chatsEvent } from '../chat/chat.service';
+import { BUS } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
 import { CONTACT_SCOPES, CONTACT_SCOPE_MESSAGE, INVALID_NUMBER, type ChatCheckDto, type ContactAddDto, type ContactListDto } from './dto/contact.dto';
 import type { ChatDetailsDto, ContactNumberDto, ContactScopeName } from './dto/contact.dto';
@@ -47,6 +50,7 @@ export class ContactService {
     private readonly sessions: SessionClient,
     private readonly chats: ChatRepository,
     private readonly lidMappings: LidMappingRepository,
+    @Inject(BUS) private readonly bus: Bus,
   ) {}
 
   async listAll(instance: InstanceEntity, scope: unknown): Promise<ContactView[]> {
@@ -107,9 +111,33 @@ export class ContactService {
       if (pn) chat = await this.chats.findByJid(instance.id, pn);
     }
     if (!chat) throw ApiError.notFound('Chat not found');
+    chat = await this.freshPicture(instance, chat, dto.preview ? 'preview' : 'image');
     const common_groups = await this.commonGroups(instance, chat);
     const { image, imagePreview, ...record } = toChatRecord(chat, instance.owner ?? '');
     return { ...record, common_groups, ...(dto.preview ? { imagePreview } : { image: image || imagePreview }) };
+  }
+
+  /**
+   * The chat with its picture of the size asked for as WhatsApp serves it now ('' when it has none or
+   * its owner hides it), stored with a `chats` event when it changed; the stored one while WhatsApp
+   * cannot be asked (not connected, no answer).
+   */
+  private async freshPicture(instance: InstanceEntity, chat: ChatRow, type: 'image' | 'preview'): Promise<ChatRow> {
+    let url: string;
+    try {
+      ({ url } = await this.sessions.request(instance.id, 'chat.picture', { instanceId: instance.id, chatJid: chat.waChatId || chat.waChatLid, type }));
+    } catch (error) {
+      if (error instanceof RpcError) return chat;
+      throw error;
+    }
+    const written = await this.chats.writeState(
+      instance.id,
+      { pn: chat.waChatId, lid: chat.waChatLid, isGroup: chat.isGroup },
+      type === 'image' ? { image: url } : { imagePreview: url },
+      { announce: (row) => chatsEvent(instance, row) },
+    );
+    if (written?.lastEventId) this.bus.publish(Subjects.outbox(instance.id), { instanceId: instance.id, lastId: written.lastEventId });
+    return written?.chat ?? chat;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { ErrorCode, type InstanceRpc } from '@gw/contracts';
 import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
 import type { Session } from '../session/session';
+import { noteOf, noteOfChat } from './chat-notes';
 import { chatOps, chatRequests } from './chat.ops';
 
 type ChatModifyRequest = InstanceRpc['chat.modify']['request'];
@@ -85,5 +86,72 @@ describe('chat.modify', () => {
     expect(() => parse({ chatJid: '5511999999999@s.whatsapp.net', action: 'explode' }, 'i1')).toThrow(bad);
     expect(() => parse({ chatJid: '5511999999999@s.whatsapp.net', action: 'mute', muteEndTime: -5 }, 'i1')).toThrow(bad);
     expect(() => parse({ chatJid: '5511999999999@s.whatsapp.net', action: 'read', lastMessages: [{ key: { id: 'M1' } }] }, 'i1')).toThrow(bad);
+  });
+});
+
+describe('chat.picture', () => {
+  const sessionWith = (profilePictureUrl: () => Promise<string | undefined>) =>
+    ({ instanceId: 'i1', openSocket: () => ({ profilePictureUrl }) }) as unknown as Session;
+  const ops = chatOps({ handlerFor: () => null } as unknown as InboundMessageObserver);
+  const request = { instanceId: 'i1', chatJid: '5511999999999@s.whatsapp.net', type: 'image' as const };
+
+  it('should answer the URL WhatsApp serves, and none when it has no picture or hides it', async () => {
+    await expect(
+      ops['chat.picture'](
+        sessionWith(async () => 'https://pps.whatsapp.net/x.jpg'),
+        request,
+      ),
+    ).resolves.toEqual({ url: 'https://pps.whatsapp.net/x.jpg' });
+    for (const data of [404, 401])
+      await expect(
+        ops['chat.picture'](
+          sessionWith(async () => {
+            throw Object.assign(new Error('item-not-found'), { isBoom: true, data });
+          }),
+          request,
+        ),
+      ).resolves.toEqual({ url: '' });
+  });
+
+  it('should answer Refused for another refusal, and refuse a malformed request', async () => {
+    const refused = sessionWith(async () => {
+      throw Object.assign(new Error('internal-server-error'), { isBoom: true, data: 500 });
+    });
+    await expect(ops['chat.picture'](refused, request)).rejects.toMatchObject({ code: ErrorCode.Refused });
+    const parse = chatRequests['chat.picture'];
+    expect(parse({ chatJid: '120363000000000001@g.us', type: 'preview' }, 'i1')).toEqual({
+      instanceId: 'i1',
+      chatJid: '120363000000000001@g.us',
+      type: 'preview',
+    });
+    expect(() => parse({ chatJid: 'nope' }, 'i1')).toThrow(expect.objectContaining({ code: ErrorCode.BadRequest }));
+  });
+});
+
+describe('chat notes (app state note_edit)', () => {
+  it('should read a note_edit mutation as the chat note, a deleted one as empty, and ignore other mutations', () => {
+    const mutation = (index: string[], noteEditAction?: Record<string, unknown>) => ({
+      index,
+      syncAction: { value: noteEditAction ? { noteEditAction } : {} },
+    });
+    expect(noteOf(mutation(['note_edit', 'N1'], { chatJid: '5511999999999@s.whatsapp.net', unstructuredContent: 'ligar', createdAt: 5 }))).toEqual({
+      chatJid: '5511999999999@s.whatsapp.net',
+      noteId: 'N1',
+      text: 'ligar',
+      deleted: false,
+      createdAt: 5,
+    });
+    expect(noteOf(mutation(['note_edit', 'N1'], { chatJid: '5511999999999@s.whatsapp.net', unstructuredContent: 'x', deleted: true }))).toMatchObject({
+      text: '',
+      deleted: true,
+    });
+    expect(noteOf(mutation(['pin_v1', '5511999999999@s.whatsapp.net']))).toBeNull();
+  });
+
+  it('should pick the newest note of the chat by any of its JIDs', () => {
+    const note = (chatJid: string, createdAt: number, text: string) => ({ chatJid, noteId: text, text, deleted: false, createdAt });
+    const notes = [note('1@lid', 10, 'old'), note('5511999999999@s.whatsapp.net', 20, 'new'), note('other@lid', 30, 'other')];
+    expect(noteOfChat(notes, ['5511999999999@s.whatsapp.net', '1@lid'])?.text).toBe('new');
+    expect(noteOfChat(notes, ['2@lid'])).toBeNull();
   });
 });

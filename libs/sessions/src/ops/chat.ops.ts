@@ -6,7 +6,11 @@ import { HISTORY_SYNC_CONFLICT, noteOfChat, NOTES_COLLECTION, readNotes, writeNo
 import { LABEL_ID, patchAppState, socketHandlerOf } from './socket-handler';
 
 /** The ops of the gateway's `chat/` area: a chat's labels, settings, disappearing messages and notes, and the blocklist. */
-export type ChatOps = 'chat.labels' | 'blocklist.get' | 'blocklist.set' | 'chat.modify' | 'chat.ephemeral' | 'chat.notes.read' | 'chat.notes.edit';
+export type ChatOps =
+  'chat.labels' | 'blocklist.get' | 'blocklist.set' | 'chat.modify' | 'chat.ephemeral' | 'chat.notes.read' | 'chat.notes.edit' | 'chat.picture';
+
+/** How long WhatsApp is given to answer a picture's URL. */
+const PICTURE_URL_TIMEOUT_MS = 5_000;
 
 /** WhatsApp's disappearing-message timers (seconds): off, 1 day, 7 days, 90 days. */
 const EPHEMERAL_SECONDS: ReadonlySet<number> = new Set([0, 86_400, 604_800, 7_776_000]);
@@ -144,6 +148,11 @@ export const chatRequests = {
     if (!EPHEMERAL_SECONDS.has(seconds)) throw new RpcError(ErrorCode.BadRequest, 'seconds must be 0, 86400, 604800 or 7776000');
     return { instanceId, chatJid, seconds };
   },
+  'chat.picture': (raw, instanceId) => {
+    const chatJid = typeof raw.chatJid === 'string' ? raw.chatJid : '';
+    if (!CHAT_JID.test(chatJid)) throw new RpcError(ErrorCode.BadRequest, 'chatJid must be a chat JID');
+    return { instanceId, chatJid, type: raw.type === 'preview' ? 'preview' : 'image' };
+  },
   'chat.notes.read': (raw, instanceId) => ({ instanceId, chatJids: chatJidsOf(raw.chatJids), force: raw.force === true }),
   'chat.notes.edit': (raw, instanceId) => {
     if (typeof raw.text !== 'string' || raw.text.length > MAX_NOTE_LENGTH) throw new RpcError(ErrorCode.BadRequest, 'text must be a string');
@@ -179,6 +188,18 @@ export function chatOps(inbound: InboundMessageObserver): OpHandlers<ChatOps> {
       await socket.sendMessage(request.chatJid, { disappearingMessagesInChat: request.seconds });
       await handler.idle();
       return { ok: true };
+    },
+    'chat.picture': async (session, request) => {
+      const socket = session.openSocket();
+      try {
+        return { url: (await socket.profilePictureUrl(request.chatJid, request.type, PICTURE_URL_TIMEOUT_MS)) ?? '' };
+      } catch (error) {
+        // WhatsApp's 404 (no picture) and 401 (hidden by the owner's privacy) both mean: none to show.
+        const code =
+          (error as { data?: unknown; output?: { statusCode?: number } })?.data ?? (error as { output?: { statusCode?: number } })?.output?.statusCode;
+        if (code === 404 || code === 401 || code === 403) return { url: '' };
+        throw chatRefusal(error);
+      }
     },
     'chat.notes.read': async (session, request) => {
       socketHandlerOf(inbound, session);

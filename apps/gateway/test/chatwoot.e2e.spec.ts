@@ -313,6 +313,70 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       expect((await chatOf()).chatbot_disableUntil).toBe(0);
     });
   });
+  describe('contacts that change', () => {
+    let dora: string;
+    const sent = (from: string, text: string) => say(text, from);
+    const copies = (text: string) => cw.messages.filter((message) => message.content === text);
+
+    beforeAll(async () => {
+      dora = nextPhone('5565');
+      await stack.control('POST', '/sim/accounts', { phone: dora, name: 'Dora' });
+      await sent(dora, 'primeiro contato');
+      await waitFor(
+        async () => copies('primeiro contato'),
+        (found) => found.length === 1,
+        20_000,
+        'the first copy',
+      );
+    });
+
+    it('should keep a chat known by its LID as the same contact and conversation once its number is known (LID → PN)', async () => {
+      const person = cw.contactByPhone(dora)!;
+      const conversation = cw.conversationOf(person)!;
+      const [{ lid }] = await stack.db.dataSource.query(`SELECT lid FROM lid_mappings WHERE instance_id = $1 AND pn = $2`, [
+        instance.id,
+        `${dora}@s.whatsapp.net`,
+      ]);
+      // As the bridge had it when only the LID was known: the contact without a number, the chat under its LID.
+      await stack.db.dataSource.query(`UPDATE chatwoot_chats SET chat_key = $3 WHERE instance_id = $1 AND chat_key = $2`, [
+        instance.id,
+        `${dora}@s.whatsapp.net`,
+        lid,
+      ]);
+      person.phone_number = null;
+      person.identifier = lid;
+      await sent(dora, 'agora com número');
+      await waitFor(
+        async () => copies('agora com número'),
+        (found) => found.length === 1,
+        20_000,
+        'the copy after LID → PN',
+      );
+      expect(copies('agora com número')[0].conversation_id).toBe(conversation.id);
+      expect(person).toMatchObject({ phone_number: `+${dora}`, identifier: `${dora}@s.whatsapp.net` });
+      expect(cw.contacts.filter((candidate) => candidate.name === '~Dora')).toHaveLength(1);
+      const keys = await stack.db.dataSource.query(`SELECT chat_key FROM chatwoot_chats WHERE instance_id = $1 AND contact_id = $2`, [instance.id, person.id]);
+      expect(keys).toEqual([{ chat_key: `${dora}@s.whatsapp.net` }]);
+    });
+
+    it('should find or create the contact again when it was deleted in Chatwoot', async () => {
+      const before = cw.contactByPhone(dora)!;
+      cw.deleteContact(before.id);
+      await sent(dora, 'ainda aqui');
+      await waitFor(
+        async () => copies('ainda aqui'),
+        (found) => found.length === 1,
+        20_000,
+        'the copy after the contact was deleted',
+      );
+      const after = cw.contactByPhone(dora)!;
+      expect(after.id).not.toBe(before.id);
+      expect(copies('ainda aqui')[0].conversation_id).toBe(cw.conversationOf(after)!.id);
+      await stack.settled(instance.id);
+      expect(copies('ainda aqui')).toHaveLength(1);
+    });
+  });
+
   describe('outages, retried calls and a runner killed mid-sync', () => {
     let carla: string;
     const texts = () => {

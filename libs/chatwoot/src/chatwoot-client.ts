@@ -178,7 +178,8 @@ export class ChatwootClient {
     }
     const text = await response.text().catch(() => '');
     if (!response.ok) {
-      const retryable = response.status >= 500 || response.status === 408 || response.status === 429;
+      // A refused token (401/403) is our access being down, as an outage is: retried until the settings are fixed, nothing dropped.
+      const retryable = response.status >= 500 || [401, 403, 408, 429].includes(response.status);
       const retryAfter = Number(response.headers.get('retry-after'));
       throw new ChatwootError(
         `${method} ${path}: Chatwoot answered ${response.status} ${text.slice(0, 300)}`.trim(),

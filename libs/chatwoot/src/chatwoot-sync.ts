@@ -64,6 +64,13 @@ const PERMANENT: ReadonlySet<string> = new Set([ErrorCode.BadRequest, ErrorCode.
 /** A job that cannot succeed as it stands (a refusal that will repeat): given up after `maxRefusals` tries. */
 class Refused extends Error {}
 
+/** The contact the bridge knew for a chat is gone from Chatwoot (a 404 for it). */
+class StaleChat extends Error {
+  constructor(readonly chatKey: string) {
+    super(`the Chatwoot contact of ${chatKey} is gone`);
+  }
+}
+
 /** How long a media link of a copied message lives in the file store (only for the upload). */
 const MEDIA_TTL_MS = 10 * 60_000;
 
@@ -239,7 +246,17 @@ export class ChatwootSync {
     if (link?.origin === 'chatwoot') return 'skipped: sent from Chatwoot';
     if (link?.cwMessageId) return 'skipped: already copied';
 
-    const target = await this.conversationOf(job.instanceId, config, client, chat, message);
+    // The contact known for the chat may have been deleted in Chatwoot: then it is found or created afresh, once.
+    const locate = async (forceNew: boolean) => {
+      try {
+        return await this.conversationOf(job.instanceId, config, client, chat, message, forceNew);
+      } catch (error) {
+        if (!(error instanceof StaleChat)) throw error;
+        await this.repository.forgetChat(job.instanceId, error.chatKey);
+        return this.conversationOf(job.instanceId, config, client, chat, message);
+      }
+    };
+    const target = await locate(false);
     const sourceId = sourceIdOf(waId);
     let conversationId = target.conversationId;
     const existing = job.attempts > 1 ? await this.findCopy(client, conversationId, sourceId) : null;
@@ -268,7 +285,7 @@ export class ChatwootSync {
     } catch (error) {
       // The conversation was deleted in Chatwoot: a new one, once.
       if (!(error instanceof ChatwootError && error.status === 404)) throw error;
-      conversationId = (await this.conversationOf(job.instanceId, config, client, chat, message, true)).conversationId;
+      conversationId = (await locate(true)).conversationId;
       created = await client.createMessage(conversationId, draft, attachments);
     }
     await this.repository.link(job.instanceId, {
@@ -325,15 +342,34 @@ export class ChatwootSync {
         row = { ...byLid, chatKey };
       }
     }
-    if (!row) row = await this.findOrCreateContact(instanceId, config, client, { chatKey, phone, name: waName, isGroup });
-    else if (waName && row.contactName.startsWith('~') && row.contactName !== `~${waName}`) {
-      // Read Chatwoot's name first: an agent may have fixed it (removed the ~) since.
-      const current = await client.getContact(row.contactId);
-      if (typeof current.name === 'string' && current.name.startsWith('~')) await client.updateContact(row.contactId, { name: `~${waName}` });
-      row = { ...row, contactName: typeof current.name === 'string' && !current.name.startsWith('~') ? current.name : `~${waName}` };
-      await this.repository.saveChat(instanceId, row);
+    if (!row) {
+      row = await this.findOrCreateContact(instanceId, config, client, { chatKey, phone, name: waName, isGroup });
+      return this.conversationFor(instanceId, config, client, row, forceNew);
     }
+    try {
+      if (waName && row.contactName.startsWith('~') && row.contactName !== `~${waName}`) {
+        // Read Chatwoot's name first: an agent may have fixed it (removed the ~) since.
+        const current = await client.getContact(row.contactId);
+        if (typeof current.name === 'string' && current.name.startsWith('~')) await client.updateContact(row.contactId, { name: `~${waName}` });
+        row = { ...row, contactName: typeof current.name === 'string' && !current.name.startsWith('~') ? current.name : `~${waName}` };
+        await this.repository.saveChat(instanceId, row);
+      }
+      return await this.conversationFor(instanceId, config, client, row, forceNew);
+    } catch (error) {
+      if (error instanceof ChatwootError && error.status === 404) throw new StaleChat(chatKey);
+      throw error;
+    }
+  }
 
+  /** The conversation of a known contact: the one the chat map has (unless resolved and a new one is wanted), an open one of the inbox, the latest, or a new one. */
+  private async conversationFor(
+    instanceId: string,
+    config: ChatwootConfigRow,
+    client: ChatwootClient,
+    row: ChatwootChatRow,
+    forceNew: boolean,
+  ): Promise<{ conversationId: number; chatKey: string }> {
+    const chatKey = row.chatKey;
     const reusable = row.conversationId !== null && !forceNew && !(config.createNewConversation && row.conversationStatus === 'resolved');
     if (reusable) return { conversationId: row.conversationId as number, chatKey };
     let conversationId: number | null = null;

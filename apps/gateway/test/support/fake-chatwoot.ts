@@ -159,6 +159,14 @@ export class FakeChatwoot {
     return body;
   }
 
+  /** An agent deletes a contact: Chatwoot deletes its conversations and their messages with it. */
+  deleteContact(contactId: number): void {
+    const conversations = new Set(this.conversations.filter((conversation) => conversation.contact_id === contactId).map((conversation) => conversation.id));
+    this.messages = this.messages.filter((message) => !conversations.has(message.conversation_id));
+    this.conversations = this.conversations.filter((conversation) => !conversations.has(conversation.id));
+    this.contacts = this.contacts.filter((contact) => contact.id !== contactId);
+  }
+
   async postWebhook(body: Record<string, unknown>, url = this.webhookUrl): Promise<number> {
     if (!url) return 0;
     const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -257,7 +265,8 @@ export class FakeChatwoot {
     }
     if (method === 'POST' && path === '/conversations') {
       const contact = this.contacts.find((candidate) => candidate.id === Number(json.contact_id));
-      if (!contact || !json.source_id) return answer(422, { error: 'contact and source_id required' });
+      if (!contact) return answer(404, { error: 'Resource could not be found' });
+      if (!json.source_id) return answer(422, { error: 'source_id required' });
       const conversation: FakeConversation = {
         id: this.nextId++,
         inbox_id: Number(json.inbox_id),

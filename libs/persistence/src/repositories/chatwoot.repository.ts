@@ -131,6 +131,12 @@ export class ChatwootRepository {
    */
   async saveConfig(instanceId: string, values: ChatwootConfigValues, secret: string): Promise<ChatwootConfigRow> {
     return this.dataSource.transaction(async (manager) => {
+      // Another Chatwoot (or account, or inbox): the contacts and conversations known belong to the old one.
+      await manager.query(
+        `DELETE FROM chatwoot_chats WHERE instance_id = $1 AND EXISTS (
+           SELECT 1 FROM chatwoot_configs WHERE instance_id = $1 AND (url <> $2 OR account_id <> $3 OR inbox_id <> $4))`,
+        [instanceId, values.url, values.accountId, values.inboxId],
+      );
       const row = await ChatwootRepository.saveConfigWithin(manager, instanceId, values, secret);
       if (row.enabled) {
         await manager.query(
@@ -333,6 +339,11 @@ export class ChatwootRepository {
          AND NOT EXISTS (SELECT 1 FROM chatwoot_chats WHERE instance_id = $1 AND chat_key = $3)`,
       [instanceId, fromKey, toKey],
     );
+  }
+
+  /** The chat's contact is gone from Chatwoot (deleted there): found or created again next time. */
+  async forgetChat(instanceId: string, chatKey: string): Promise<void> {
+    await this.dataSource.query(`DELETE FROM chatwoot_chats WHERE instance_id = $1 AND chat_key = $2`, [instanceId, chatKey]);
   }
 
   /** Chatwoot said the conversation's status changed (webhook): the next message knows whether to reuse it. */

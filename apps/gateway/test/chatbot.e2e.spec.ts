@@ -56,6 +56,8 @@ describe('chatbot (e2e)', () => {
       ).status,
     ).toBe(200);
     services.follower.refresh();
+    await agent();
+    await trigger();
   }, 60_000);
 
   afterAll(async () => {
@@ -131,8 +133,6 @@ describe('chatbot (e2e)', () => {
   };
 
   it('answers a contact through OpenAI: the answer at the phone, read receipts, and ai_metadata exactly as the seed says', async () => {
-    await agent();
-    await trigger();
     const ana = await contact();
     const first = await say(ana, 'oi, qual o horário?');
     const [answer] = await waitFor(
@@ -290,6 +290,39 @@ describe('chatbot (e2e)', () => {
     await say(gil, 'oi');
     await sleep(1_500);
     expect(models.chats()).toHaveLength(0);
+  }, 40_000);
+
+  it('ignores groups when chatbot_ignoreGroups (or the trigger) says so, and answers in the group when both allow it', async () => {
+    const admin = await contact('Admin');
+    const group = await stack.control<{ jid: string }>('POST', '/sim/groups', { creator: admin, subject: 'Clientes', participants: [instance.phone] });
+    const asked = await stack.control<{ id: string }>('POST', `/sim/accounts/${admin}/send`, { to: group.jid, text: 'oi pessoal' });
+    await waitFor(
+      () => findMessage(asked.id),
+      (message) => message !== undefined,
+      10_000,
+      'the group message stored',
+    );
+    await sleep(1_000);
+    expect(models.chats()).toHaveLength(0);
+
+    await call('POST', '/instance/updatechatbotsettings', { chatbot_ignoreGroups: false });
+    try {
+      // The trigger still ignores groups.
+      await stack.control('POST', `/sim/accounts/${admin}/send`, { to: group.jid, text: 'oi de novo' });
+      await sleep(1_500);
+      expect(models.chats()).toHaveLength(0);
+      await trigger({ ignoreGroups: false });
+      await stack.control('POST', `/sim/accounts/${admin}/send`, { to: group.jid, text: 'oi, alguém?' });
+      await waitFor(
+        () => stack.inbox(admin, 1_000),
+        (entries) => entries.some((entry) => textOf(entry) === 'echo: Admin: oi, alguém?'),
+        15_000,
+        'the answer in the group (the sender named in the context)',
+      );
+    } finally {
+      await trigger({ ignoreGroups: true });
+      await call('POST', '/instance/updatechatbotsettings', { chatbot_ignoreGroups: true });
+    }
   }, 40_000);
 
   it('tools: a menu and a handoff; the chat is then disabled and the bot stays silent', async () => {

@@ -305,6 +305,7 @@ export class ChatbotRunner {
     let sent = 0;
     const failed: string[] = [];
     let sentAt = 0;
+    const typingMs = (agent?.typingDelay_seconds ?? 0) * 1000;
     for (const [index, send] of plan.sends.entries()) {
       if (this.killed) return 'retry';
       const request: SendRequest = {
@@ -313,7 +314,9 @@ export class ChatbotRunner {
         messageId: send.messageId,
         chatJid,
         content: send.content,
-        delayMs: (agent?.typingDelay_seconds ?? 0) * 1000,
+        // Typing is shown here (below), not by the send: a send with a delay is stored before it is relayed,
+        // and a resend of the same id during that delay (a runner resuming a dead one's round) would relay too.
+        delayMs: 0,
         // The contact's messages are marked read with the first answer.
         readMessages: index === 0 && (agent?.readMessages ?? false),
         record: {
@@ -326,7 +329,17 @@ export class ChatbotRunner {
         },
       };
       try {
-        await this.bus.request(Subjects.instance(round.instanceId, 'send'), request, { timeoutMs: this.config.sendTimeoutMs + (request.delayMs ?? 0) });
+        if (typingMs > 0) {
+          const audio = send.content.kind === 'media' && send.content.mediaType === 'audio';
+          await this.bus.request(
+            Subjects.instance(round.instanceId, 'chat.presence'),
+            { instanceId: round.instanceId, chatJid, presence: audio ? 'recording' : 'composing', delayMs: typingMs },
+            { timeoutMs: this.config.sendTimeoutMs },
+          );
+          await new Promise((resolve) => setTimeout(resolve, typingMs));
+          if (this.killed) return 'retry';
+        }
+        await this.bus.request(Subjects.instance(round.instanceId, 'send'), request, { timeoutMs: this.config.sendTimeoutMs });
         sent++;
         sentAt = Date.now();
       } catch (error) {

@@ -141,8 +141,11 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
 
   afterAll(async () => {
     // The browser first: its /sse streams hold connections that the gateway's close would wait for.
+    const started = Date.now();
     await context?.close().catch(() => undefined);
+    const closed = Date.now();
     await stack.stop();
+    if (process.env.CONSOLE_TIMING) console.log(`browser closed in ${closed - started} ms, stack in ${Date.now() - closed} ms`);
     rmSync(profileDir, { recursive: true, force: true });
     rmSync(consoleDir, { recursive: true, force: true });
   }, 60_000);
@@ -247,6 +250,26 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     await page.getByRole('tab', { name: 'Settings' }).click();
     await page.getByRole('button', { name: 'Save privacy' }).waitFor();
     await shot('settings');
+    // Chatbot: an agent and the trigger that starts it; Chatwoot: the settings and the inbox webhook URL.
+    await page.getByRole('tab', { name: 'Chatbot' }).click();
+    await page.getByRole('button', { name: '+ Add agent' }).click();
+    await page.fill('input[name=agent-name]', 'Concierge');
+    await page.fill('input[name=agent-apikey]', 'sk-console-test-key-0123456789');
+    await page.getByRole('button', { name: 'Add agent' }).click();
+    await page.locator('[data-testid=agents] .row-card', { hasText: 'Concierge' }).waitFor();
+    expect(await page.locator('[data-testid=agents]').textContent()).not.toContain('sk-console-test-key-0123456789');
+    await page.getByRole('button', { name: '+ Add trigger' }).click();
+    await page.fill('input[name=trigger-words]', 'oi|menu');
+    await page.getByRole('button', { name: 'Add trigger' }).click();
+    await page.locator('[data-testid=triggers] .row-card', { hasText: 'Agent Concierge' }).waitFor();
+    await shot('chatbot');
+    await page.getByRole('tab', { name: 'Chatwoot' }).click();
+    await page.fill('input[name=chatwoot-url]', 'http://127.0.0.1:3000');
+    await page.fill('input[name=chatwoot-account]', '1');
+    await page.fill('input[name=chatwoot-inbox]', '2');
+    await page.fill('input[name=chatwoot-token]', 'cw-console-token');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.locator('[data-testid=chatwoot-webhook]', { hasText: '/chatwoot/webhook/' }).waitFor();
     await page.getByRole('button', { name: 'Global settings' }).click();
     await page.locator('[data-testid=admin-token]').waitFor();
     await shot('global-settings');

@@ -22,6 +22,11 @@ export interface Instance {
   msg_delay_min: number;
   msg_delay_max: number;
   currentPresence: string;
+  chatbot_enabled: boolean;
+  chatbot_ignoreGroups: boolean;
+  chatbot_stopConversation: string;
+  chatbot_stopMinutes: number;
+  chatbot_stopWhenYouSendMsg: number;
   created: string;
   updated: string;
 }

@@ -3,6 +3,8 @@ import { api } from '../lib/api';
 import { openEventStream, type StreamState } from '../lib/events';
 import { applyConnectionEvent, formatPhone, pushEvent, relativeTime } from '../lib/format';
 import type { Instance, InstanceStatusReply, MonitorEvent } from '../lib/types';
+import { ChatbotPanel } from './ChatbotPanel';
+import { ChatwootPanel } from './ChatwootPanel';
 import { EventsPanel } from './EventsPanel';
 import { Avatar, Button, Card, Field, Notice, SecretValue, StatusBadge, Tabs, useAction } from './kit';
 import { QueuePanel } from './QueuePanel';
@@ -10,7 +12,7 @@ import { SendPanel } from './SendPanel';
 import { SettingsPanel } from './SettingsPanel';
 import { WebhookPanel } from './WebhookPanel';
 
-type Tab = 'overview' | 'send' | 'events' | 'webhook' | 'queue' | 'settings';
+type Tab = 'overview' | 'send' | 'events' | 'webhook' | 'queue' | 'chatbot' | 'chatwoot' | 'settings';
 
 const BROWSERS = ['auto', 'chrome', 'firefox', 'safari', 'edge'];
 
@@ -78,6 +80,8 @@ export function InstanceView(props: { instance: Instance; admin?: string; sandbo
           ['events', `Events${events.length ? ` (${events.length})` : ''}`],
           ['webhook', 'Webhook'],
           ['queue', 'Queue & campaigns'],
+          ['chatbot', 'Chatbot'],
+          ['chatwoot', 'Chatwoot'],
           ['settings', 'Settings'],
         ]}
         current={tab}
@@ -88,6 +92,8 @@ export function InstanceView(props: { instance: Instance; admin?: string; sandbo
       {tab === 'events' ? <EventsPanel events={events} stream={stream} onClear={() => setEvents([])} /> : null}
       {tab === 'webhook' ? <WebhookPanel token={token} /> : null}
       {tab === 'queue' ? <QueuePanel token={token} /> : null}
+      {tab === 'chatbot' ? <ChatbotPanel instance={current} token={token} reload={reload} /> : null}
+      {tab === 'chatwoot' ? <ChatwootPanel token={token} /> : null}
       {tab === 'settings' ? <SettingsPanel instance={current} token={token} reload={reload} /> : null}
     </div>
   );

@@ -187,6 +187,19 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       expect(await copyOf(reaction.id)).toMatchObject({ content: '👍', content_attributes: { in_reply_to: firstCopy.id, is_reaction: true } });
     });
 
+    it('should delete the copy when the contact deletes the message for everyone', async () => {
+      const gone = await send({ conversation: 'mandei errado' });
+      const copy = await copyOf(gone.id);
+      await send({ protocolMessage: { type: 0, key: { remoteJid: `${instance.phone}@s.whatsapp.net`, fromMe: true, id: gone.id } } });
+      await waitFor(
+        async () => copy.content_attributes.deleted,
+        (deleted) => deleted === true,
+        20_000,
+        'the copy deleted in Chatwoot',
+      );
+      expect(copy.content).toBe('This message was deleted');
+    });
+
     it('should copy what the instance sends (from the API or the phone) as outgoing', async () => {
       const { status, body } = await stack.gw.call('POST', '/send/text', { token: instance.token, body: { number: maria, text: 'enviado pela API' } });
       expect(status).toBe(200);

@@ -120,7 +120,7 @@ export class ChatwootSync {
         eventTypes: ['messages', 'messages_update'],
         instances: () => this.repository.enabledInstances(),
         handle: async (manager, instanceId, events) => {
-          if ((await ChatwootRepository.enqueueWithin(manager, instanceId, jobsOfEvents(events))) > 0) setImmediate(() => this.poke());
+          if ((await ChatwootRepository.enqueueWithin(manager, instanceId, jobsOfEvents(events))) > 0) setTimeout(() => this.poke(), 20).unref(); // (after the follower's commit, most often)
         },
       },
       logger,

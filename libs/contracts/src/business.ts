@@ -129,3 +129,20 @@ export interface CallRejectRequest {
   /** The caller's JID as the offer named it. */
   from: string;
 }
+
+/** A WhatsApp Business quick reply as the phone's app state keeps it (`quick_reply` mutations). */
+export interface WhatsAppQuickReply {
+  /** The mutation index's id: WhatsApp's own id of the reply. */
+  waId: string;
+  shortcut: string;
+  message: string;
+  keywords: string[];
+}
+
+export interface QuickReplySaveRequest {
+  instanceId: string;
+  /** The reply's WhatsApp id to edit it; absent to create one. */
+  waId?: string;
+  shortcut: string;
+  message: string;
+}

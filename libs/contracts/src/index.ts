@@ -70,5 +70,7 @@ export type {
   CatalogProduct,
   CatalogReply,
   InstanceResetReply,
+  QuickReplySaveRequest,
   WaMessageLimitsReply,
+  WhatsAppQuickReply,
 } from './business';

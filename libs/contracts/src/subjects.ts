@@ -26,7 +26,7 @@ import type {
   BusinessProfileUpdateRequest,
 } from './business';
 import type { CallOfferRequest, CallRejectRequest, CatalogProduct, CatalogReply, CatalogRequest, ProductRequest, ProductVisibilityRequest } from './business';
-import type { InstanceResetReply, WaMessageLimitsReply } from './business';
+import type { InstanceResetReply, QuickReplySaveRequest, WaMessageLimitsReply, WhatsAppQuickReply } from './business';
 import type { NewsletterAdminRequest, NewsletterLiveReply, NewsletterOwnerRequest, NewsletterPictureRequest, NewsletterPostChangeReply } from './newsletter';
 import type { NewsletterPostEditRequest, NewsletterPostTarget, NewsletterReactionRequest, NewsletterSearchReply, NewsletterSearchRequest } from './newsletter';
 import type { NewsletterSettingsRequest, NewsletterViewedRequest } from './newsletter';
@@ -240,6 +240,12 @@ export interface InstanceRpc {
   'call.offer': { request: CallOfferRequest; reply: { callId: string } };
   /** Rejects a call offered to the instance. */
   'call.reject': { request: CallRejectRequest; reply: { ok: true } };
+  /** The WhatsApp Business quick replies the phone's app state holds. */
+  'quickreply.read': { request: { instanceId: string }; reply: { quickReplies: WhatsAppQuickReply[] } };
+  /** Writes a quick reply to the phone's app state (a new one when no waId); answers its WhatsApp id. */
+  'quickreply.save': { request: QuickReplySaveRequest; reply: { waId: string } };
+  /** Deletes a quick reply from the phone's app state. */
+  'quickreply.remove': { request: { instanceId: string; waId: string }; reply: { ok: true } };
 }
 
 export interface PlaceRequest {

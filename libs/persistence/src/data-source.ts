@@ -19,6 +19,7 @@ import { OutboxCommitOrder1763900000000 } from './migrations/1763900000000-outbo
 import { LeaseTokenKey1763910000000 } from './migrations/1763910000000-lease-token-key';
 import { DeliveryFillfactor1763920000000 } from './migrations/1763920000000-delivery-fillfactor';
 import { QuickReplies1763950029387 } from './migrations/1763950029387-quick-replies';
+import { QuickRepliesWhatsapp1764120000000 } from './migrations/1764120000000-quick-replies-whatsapp';
 import { Chatwoot1764140000000 } from './migrations/1764140000000-chatwoot';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
@@ -42,6 +43,7 @@ export const MIGRATIONS = [
   LeaseTokenKey1763910000000,
   DeliveryFillfactor1763920000000,
   QuickReplies1763950029387,
+  QuickRepliesWhatsapp1764120000000,
   Chatbot1764130000000,
   OutboxCursors1764090000000,
   Chatwoot1764140000000,

@@ -6,6 +6,7 @@
 // no catalogue, and may not change either (403), as WhatsApp answers.
 import { randomInt } from 'crypto';
 import type { Account, DeviceRef } from './accounts';
+import { decodeAppState } from './app-state';
 import type { SimContext } from './context';
 import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
@@ -40,6 +41,15 @@ export interface Product {
   url: string;
   isHidden: boolean;
   images: string[];
+}
+
+/** A WhatsApp Business quick reply as the phone's app state keeps it (`quick_reply` mutations of the `regular` collection). */
+export interface PhoneQuickReply {
+  /** The mutation index's id (WhatsApp uses the creation time in seconds). */
+  id: string;
+  shortcut: string;
+  message: string;
+  keywords: string[];
 }
 
 /** What the phone's account is told about starting new chats (Baileys' NewChatMessageCapInfo and ReachoutTimelockState). */
@@ -297,6 +307,23 @@ export class BusinessStore {
     ]);
   }
 
+  /** The phone's quick replies, folded from every `quick_reply` mutation its devices or the phone made (the last of each id wins). */
+  async quickReplies(account: Account): Promise<PhoneQuickReply[]> {
+    const latest = new Map<string, PhoneQuickReply | null>();
+    for (const mutation of (await decodeAppState(account)).regular?.mutations ?? []) {
+      const index = Array.isArray(mutation.index) ? (mutation.index as unknown[]) : [];
+      if (index[0] !== 'quick_reply' || typeof index[1] !== 'string') continue;
+      const action = (mutation.action?.quickReplyAction ?? null) as { shortcut?: string; message?: string; keywords?: string[]; deleted?: boolean } | null;
+      latest.set(
+        index[1],
+        mutation.operation === 'remove' || !action || action.deleted
+          ? null
+          : { id: index[1], shortcut: action.shortcut ?? '', message: action.message ?? '', keywords: action.keywords ?? [] },
+      );
+    }
+    return [...latest.values()].filter((reply): reply is PhoneQuickReply => reply !== null);
+  }
+
   // ---------------------------------------------------------------- control API
 
   routes(): RouteSpec[] {
@@ -340,6 +367,11 @@ export class BusinessStore {
           this.refusals.set(target.phone, new Map(fields.map((field) => [field, code])));
           return { fields, code };
         },
+      },
+      {
+        method: 'GET',
+        path: '/sim/accounts/{phone}/quick-replies',
+        handler: async ({ params }) => ({ quickReplies: await this.quickReplies(account(params.phone)) }),
       },
       { method: 'GET', path: '/sim/accounts/{phone}/catalog', handler: ({ params }) => ({ products: this.catalogOf(business(params.phone)) }) },
       {

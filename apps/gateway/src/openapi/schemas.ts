@@ -861,7 +861,11 @@ export const SCHEMAS = {
         id: str(),
         shortCut: str({ description: 'The shortcut that finds the reply' }),
         aiDescription: str({ description: 'Reserved for automated support; empty by default' }),
-        onWhatsApp: { type: 'boolean', description: "Synced from the business app (read-only); false for the API's own" },
+        onWhatsApp: {
+          type: 'boolean',
+          description:
+            'Also in the WhatsApp Business app (text only): synced from the phone (read-only here), or written there by the API with onWhatsApp: true',
+        },
         message: {
           type: 'object',
           required: ['kind'],

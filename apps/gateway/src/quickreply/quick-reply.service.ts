@@ -13,8 +13,10 @@ import {
   type DeclaredMediaKind,
 } from '@gw/domain';
 import { type InstanceEntity, type QuickReplyFileChange, type QuickReplyRow, type QuickReplyUpload, QuickReplyRepository } from '@gw/persistence';
+import { ErrorCode, RpcError } from '@gw/contracts';
 import { ApiError } from '../common/api-error';
 import { validateBody } from '../common/validation';
+import { SessionClient } from '../session/session.client';
 import { buildContactContent, buildLocationContent } from '../send/content-builders';
 import type { SendContactDto, SendLocationDto } from '../send/dto/send-common.dto';
 import { INVALID_KEY_TYPE } from '../send/interactive/interactive.dto';
@@ -32,6 +34,11 @@ export const QUICK_REPLY_FILE_LIMITS: Record<Exclude<DeclaredMediaKind, 'sticker
   document: 20 * MB,
 };
 export const QUICK_REPLY_INSTANCE_LIMIT = 50 * MB;
+/** What the WhatsApp Business app takes: a shortcut of up to 25 characters, a text of up to 1024. */
+export const WHATSAPP_SHORTCUT_MAX = 25;
+export const WHATSAPP_TEXT_MAX = 1024;
+/** How long `showall` waits for the phone's quick replies before answering what is stored. */
+const PHONE_SYNC_TIMEOUT_MS = 5_000;
 
 const megabytes = (bytes: number) => `${(bytes / MB).toFixed(1).replace(/\.0$/, '')} MB`;
 const invalid = (message: string) => new ApiError('validation_failed', message);
@@ -56,7 +63,10 @@ interface PreparedMessage {
 }
 
 /**
- * Quick replies: stored per instance, never applied automatically. Each kind's message is checked by
+ * Quick replies: stored per instance, never applied automatically. Those of the WhatsApp Business app
+ * (the phone's app state) are synced in whenever `showall` runs while the instance is connected: they
+ * show `onWhatsApp: true` and are read-only here (403), as uazapi's. A text reply made here with
+ * `onWhatsApp: true` is written to the phone too, and its edits and deletion follow it there. Each kind's message is checked by
  * its send endpoint's rules (the DTOs, then what the send path's builders check), so a stored reply
  * is one that could be sent. A base64 file is stored (per-kind and per-instance limits) and its record
  * shows the link /files serves it at, as a send's staged upload is linked.
@@ -66,6 +76,7 @@ export class QuickReplyService {
   constructor(
     private readonly quickReplies: QuickReplyRepository,
     private readonly tools: SendContentTools,
+    private readonly sessions: SessionClient,
   ) {}
 
   /** `POST /quickreply/edit`: create (no id), update (an id) or delete (`delete: true`). */
@@ -73,34 +84,88 @@ export class QuickReplyService {
     const id = dto.id?.trim() ?? '';
     if (dto.delete === true) {
       if (!id) throw invalid('missing id: give the id of the quick reply to delete');
-      await this.writable(instance, id);
+      const current = await this.writable(instance, id);
+      // Off the phone first: a reply WhatsApp keeps is never left there without its record here.
+      if (current.waId) await this.sessions.request(instance.id, 'quickreply.remove', { instanceId: instance.id, waId: current.waId });
       await this.quickReplies.delete(instance.id, id);
-      return { message: 'Quick reply deleted', quickReplies: await this.showAll(instance) };
+      return { message: 'Quick reply deleted', quickReplies: await this.stored(instance) };
     }
     const message = await this.messageOf(dto);
     const values = { shortCut: dto.shortCut.trim(), aiDescription: dto.aiDescription ?? '', message: {} as Record<string, unknown> };
     if (!id) {
       const prepared = this.prepare(message, null);
-      const created = await this.quickReplies.create(instance.id, { ...values, message: prepared.message }, prepared.upload, QUICK_REPLY_INSTANCE_LIMIT);
+      const waId = dto.onWhatsApp === true ? await this.toPhone(instance, values.shortCut, message, null) : null;
+      const created = await this.quickReplies
+        .create(instance.id, { ...values, message: prepared.message, waId }, prepared.upload, QUICK_REPLY_INSTANCE_LIMIT)
+        .catch(async (error: unknown) => {
+          // Not stored here: not left on the phone either.
+          if (waId) await this.sessions.request(instance.id, 'quickreply.remove', { instanceId: instance.id, waId }).catch(() => undefined);
+          throw error;
+        });
       if ('overLimit' in created) throw this.overInstanceLimit(created.used, prepared.upload);
-      return { message: 'Quick reply created', quickReply: this.record(created), quickReplies: await this.showAll(instance) };
+      return { message: 'Quick reply created', quickReply: this.record(created), quickReplies: await this.stored(instance) };
     }
     const current = await this.writable(instance, id);
     const prepared = this.prepare(message, current);
+    const onWhatsApp = dto.onWhatsApp ?? current.onWhatsApp;
+    let waId: string | null | undefined;
+    if (onWhatsApp) waId = await this.toPhone(instance, values.shortCut, message, current.waId);
+    else if (current.waId) {
+      await this.sessions.request(instance.id, 'quickreply.remove', { instanceId: instance.id, waId: current.waId });
+      waId = null;
+    }
     const file: QuickReplyFileChange = prepared.keepsStoredFile
       ? { action: 'keep' }
       : prepared.upload
         ? { action: 'replace', upload: prepared.upload }
         : { action: 'none' };
-    const updated = await this.quickReplies.update(instance.id, id, { ...values, message: prepared.message }, file, QUICK_REPLY_INSTANCE_LIMIT);
+    const updated = await this.quickReplies.update(instance.id, id, { ...values, message: prepared.message, waId }, file, QUICK_REPLY_INSTANCE_LIMIT);
     if (!updated) throw this.notFound(id);
     if ('overLimit' in updated) throw this.overInstanceLimit(updated.used, prepared.upload);
-    return { message: 'Quick reply updated', quickReply: this.record(updated), quickReplies: await this.showAll(instance) };
+    return { message: 'Quick reply updated', quickReply: this.record(updated), quickReplies: await this.stored(instance) };
   }
 
-  /** `GET /quickreply/showall`: the instance's replies, oldest first. */
+  /** `GET /quickreply/showall`: the instance's replies, oldest first, the phone's Business quick replies synced in first when it can be asked. */
   async showAll(instance: InstanceEntity): Promise<QuickReplyRecord[]> {
+    await this.syncFromPhone(instance);
+    return this.stored(instance);
+  }
+
+  private async stored(instance: InstanceEntity): Promise<QuickReplyRecord[]> {
     return (await this.quickReplies.list(instance.id)).map((row) => this.record(row));
+  }
+
+  /**
+   * The phone's quick replies into the store. Without a session, before the app-state key arrived
+   * (history sync) or when the phone is slow, what is stored is answered as it is.
+   */
+  private async syncFromPhone(instance: InstanceEntity): Promise<void> {
+    let read: { quickReplies: Array<{ waId: string; shortcut: string; message: string }> } | null;
+    try {
+      read = await this.sessions.requestIfHeld(instance.id, 'quickreply.read', { instanceId: instance.id }, PHONE_SYNC_TIMEOUT_MS);
+    } catch (error) {
+      if (error instanceof RpcError && error.code !== ErrorCode.Internal) return;
+      throw error;
+    }
+    if (!read) return;
+    await this.quickReplies.syncFromWhatsApp(
+      instance.id,
+      read.quickReplies.map((reply) => ({ waId: reply.waId, shortCut: reply.shortcut, text: reply.message })),
+    );
+  }
+
+  /** Writes a text reply to the phone's Business quick replies (a new one when `waId` is null); answers its WhatsApp id. */
+  private async toPhone(instance: InstanceEntity, shortCut: string, message: QuickReplyMessage, waId: string | null): Promise<string> {
+    if (message.kind !== 'text') throw invalid('onWhatsApp applies to text quick replies only: the WhatsApp Business app keeps text replies');
+    if (shortCut.length > WHATSAPP_SHORTCUT_MAX) throw invalid(`shortCut must be at most ${WHATSAPP_SHORTCUT_MAX} characters to be on WhatsApp`);
+    if (!message.text?.trim() || message.text.length > WHATSAPP_TEXT_MAX) throw invalid(`text must be 1 to ${WHATSAPP_TEXT_MAX} characters to be on WhatsApp`);
+    const saved = await this.sessions.request(instance.id, 'quickreply.save', {
+      instanceId: instance.id,
+      ...(waId ? { waId } : {}),
+      shortcut: shortCut,
+      message: message.text,
+    });
+    return saved.waId;
   }
 
   /** `GET /quick-replies/{id}`. */
@@ -126,7 +191,7 @@ export class QuickReplyService {
   private async writable(instance: InstanceEntity, id: string): Promise<QuickReplyRow> {
     const row = await this.quickReplies.find(instance.id, id);
     if (!row) throw this.notFound(id);
-    if (row.onWhatsApp) throw new ApiError('forbidden', 'This quick reply comes from WhatsApp and cannot be changed or deleted here');
+    if (row.origin === 'whatsapp') throw new ApiError('forbidden', 'This quick reply comes from WhatsApp and cannot be changed or deleted here');
     return row;
   }
 

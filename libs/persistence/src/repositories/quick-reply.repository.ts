@@ -9,6 +9,10 @@ export interface QuickReplyRow {
   shortCut: string;
   aiDescription: string;
   onWhatsApp: boolean;
+  /** Its id in the phone's app state (the `quick_reply` mutation index) while it is on WhatsApp. */
+  waId: string | null;
+  /** Who made it: `api` (editable through the API, which writes back to the phone) or `whatsapp` (synced from the phone, read-only). */
+  origin: 'api' | 'whatsapp';
   /** The stored message: `kind` and the body of that kind's send endpoint (a stored file's link is not in it). */
   message: Record<string, unknown>;
   /** The stored file of a base64 upload, if any. */
@@ -23,6 +27,15 @@ export interface QuickReplyValues {
   shortCut: string;
   aiDescription: string;
   message: Record<string, unknown>;
+  /** The reply's WhatsApp id once written to the phone (on WhatsApp); null takes it off; absent leaves it as it is. */
+  waId?: string | null;
+}
+
+/** A quick reply as the phone's app state holds it. */
+export interface PhoneQuickReply {
+  waId: string;
+  shortCut: string;
+  text: string;
 }
 
 /** A base64 file to store with the reply. */
@@ -44,7 +57,7 @@ export interface OverInstanceLimit {
   used: number;
 }
 
-const COLUMNS = `id, instance_id, short_cut, ai_description, on_whatsapp, message, file_id, file_size, created_at, updated_at`;
+const COLUMNS = `id, instance_id, short_cut, ai_description, on_whatsapp, wa_id, origin, message, file_id, file_size, created_at, updated_at`;
 
 function toRow(raw: Record<string, unknown>): QuickReplyRow {
   return {
@@ -53,6 +66,8 @@ function toRow(raw: Record<string, unknown>): QuickReplyRow {
     shortCut: raw.short_cut as string,
     aiDescription: raw.ai_description as string,
     onWhatsApp: raw.on_whatsapp as boolean,
+    waId: (raw.wa_id as string | null) ?? null,
+    origin: raw.origin === 'whatsapp' ? 'whatsapp' : 'api',
     message: raw.message as Record<string, unknown>,
     fileId: (raw.file_id as string | null) ?? null,
     fileSize: Number(raw.file_size),
@@ -101,9 +116,9 @@ export class QuickReplyRepository {
       if (size > 0 && used + size > limit) return { overLimit: true as const, used };
       const fileId = upload ? await this.storeFile(manager, instanceId, upload) : null;
       const rows: Array<Record<string, unknown>> = await manager.query(
-        `INSERT INTO quick_replies (id, instance_id, short_cut, ai_description, message, file_id, file_size)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7) RETURNING ${COLUMNS}`,
-        [recordId(), instanceId, values.shortCut, values.aiDescription, JSON.stringify(values.message), fileId, size],
+        `INSERT INTO quick_replies (id, instance_id, short_cut, ai_description, message, file_id, file_size, wa_id, on_whatsapp)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::text, $8::text IS NOT NULL) RETURNING ${COLUMNS}`,
+        [recordId(), instanceId, values.shortCut, values.aiDescription, JSON.stringify(values.message), fileId, size, values.waId ?? null],
       );
       return toRow(rows[0]);
     });
@@ -134,9 +149,10 @@ export class QuickReplyRepository {
       }
       // An UPDATE answers [rows, rowCount] through TypeORM's query().
       const [rows] = (await manager.query(
-        `UPDATE quick_replies SET short_cut = $3, ai_description = $4, message = $5::jsonb, file_id = $6, file_size = $7, updated_at = now()
+        `UPDATE quick_replies SET short_cut = $3, ai_description = $4, message = $5::jsonb, file_id = $6, file_size = $7, updated_at = now(),
+                wa_id = CASE WHEN $8::boolean THEN $9::text ELSE wa_id END, on_whatsapp = CASE WHEN $8::boolean THEN $9::text IS NOT NULL ELSE on_whatsapp END
          WHERE instance_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-        [instanceId, id, values.shortCut, values.aiDescription, JSON.stringify(values.message), fileId, size],
+        [instanceId, id, values.shortCut, values.aiDescription, JSON.stringify(values.message), fileId, size, values.waId !== undefined, values.waId ?? null],
       )) as [Array<Record<string, unknown>>, number];
       return toRow(rows[0]);
     });
@@ -151,6 +167,55 @@ export class QuickReplyRepository {
       [instanceId, id],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * Makes the stored replies agree with the phone's (its complete list): a reply the phone has is
+   * created (origin `whatsapp`, a text message) or refreshed (shortcut and text); one that is no longer
+   * on the phone is deleted when it came from there, or only taken off WhatsApp when the API made it.
+   * Under the instance's quick-reply lock, so two syncs (or a sync and an edit) never interleave.
+   */
+  async syncFromWhatsApp(instanceId: string, replies: PhoneQuickReply[]): Promise<{ created: number; updated: number; removed: number }> {
+    return this.dataSource.transaction(async (manager) => {
+      await this.lockAndMeasure(manager, instanceId, null);
+      const stored: Array<{ id: string; wa_id: string; origin: string; short_cut: string; text: unknown }> = await manager.query(
+        `SELECT id, wa_id, origin, short_cut, message->'text' AS text FROM quick_replies WHERE instance_id = $1 AND wa_id IS NOT NULL`,
+        [instanceId],
+      );
+      const onPhone = new Map(replies.map((reply) => [reply.waId, reply]));
+      const known = new Map(stored.map((row) => [row.wa_id, row]));
+      let created = 0;
+      let updated = 0;
+      let removed = 0;
+      for (const row of stored) {
+        if (onPhone.has(row.wa_id)) continue;
+        if (row.origin === 'whatsapp') await manager.query(`DELETE FROM quick_replies WHERE instance_id = $1 AND id = $2`, [instanceId, row.id]);
+        else
+          await manager.query(`UPDATE quick_replies SET wa_id = NULL, on_whatsapp = false, updated_at = now() WHERE instance_id = $1 AND id = $2`, [
+            instanceId,
+            row.id,
+          ]);
+        removed++;
+      }
+      for (const reply of replies) {
+        const row = known.get(reply.waId);
+        if (!row) {
+          await manager.query(
+            `INSERT INTO quick_replies (id, instance_id, short_cut, message, wa_id, on_whatsapp, origin) VALUES ($1, $2, $3, $4::jsonb, $5, true, 'whatsapp')`,
+            [recordId(), instanceId, reply.shortCut, JSON.stringify({ kind: 'text', text: reply.text }), reply.waId],
+          );
+          created++;
+        } else if (row.short_cut !== reply.shortCut || row.text !== reply.text) {
+          await manager.query(
+            `UPDATE quick_replies SET short_cut = $3, message = jsonb_set(message, '{text}', to_jsonb($4::text)), on_whatsapp = true, updated_at = now()
+             WHERE instance_id = $1 AND id = $2`,
+            [instanceId, row.id, reply.shortCut, reply.text],
+          );
+          updated++;
+        }
+      }
+      return { created, updated, removed };
+    });
   }
 
   /** Takes the instance's quick-reply lock (held to the end of the transaction) and answers the bytes its replies store, but `exceptId`'s. */

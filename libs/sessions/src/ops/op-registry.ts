@@ -11,6 +11,7 @@ import { businessOps, businessRequests } from './business.ops';
 import { callOps, callRequests } from './call.ops';
 import { chatOps, chatRequests } from './chat.ops';
 import { instanceRuntimeOps, instanceRuntimeRequests } from './instance-runtime.ops';
+import { quickReplyOps, quickReplyRequests } from './quick-reply.ops';
 import { contactOps, contactRequests } from './contact.ops';
 import { groupOps, groupRequests } from './group.ops';
 import { instanceOps, instanceRequests } from './instance.ops';
@@ -34,6 +35,7 @@ const OP_REQUESTS = {
   ...businessRequests,
   ...callRequests,
   ...instanceRuntimeRequests,
+  ...quickReplyRequests,
   ...profileRequests,
 } satisfies OpRequestParsers<InstanceOp>;
 
@@ -64,6 +66,7 @@ export function createOpRegistry(dependencies: OpRegistryDependencies, overrides
     ...businessOps,
     ...callOps(dependencies.inbound),
     ...instanceRuntimeOps,
+    ...quickReplyOps(dependencies.inbound),
     ...profileOps(dependencies.inbound, dependencies.media),
     ...overrides,
   } satisfies OpRegistry;

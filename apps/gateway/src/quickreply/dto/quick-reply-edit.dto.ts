@@ -21,6 +21,11 @@ export class QuickReplyEditDto {
   @MaxLength(200)
   shortCut!: string;
   @IsOptional() @IsString({ message: 'aiDescription must be a string' }) @MaxLength(4000) aiDescription?: string;
+  /**
+   * Also keep it in the WhatsApp Business app (text replies only): written to the phone's quick replies
+   * through app state, and its later edits and deletion too. Absent on an update: as it was.
+   */
+  @IsOptional() @IsBoolean({ message: 'onWhatsApp must be a boolean' }) onWhatsApp?: boolean;
   @IsOptional()
   // Documented as one of the kinds, each with its own rules (the discriminator below picks the class that checks it).
   @JSONSchema((_schema, options) => ({ oneOf: QUICK_REPLY_MESSAGE_TYPES.map(({ value }) => targetConstructorToSchema(value, options)) }))

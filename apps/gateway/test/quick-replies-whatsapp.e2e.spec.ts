@@ -1,0 +1,99 @@
+import { Stack, waitFor } from './support/stack';
+
+type PhoneReply = { id: string; shortcut: string; message: string };
+type Record = { id: string; shortCut: string; onWhatsApp: boolean; message: { kind: string; text?: string } };
+
+/** Quick replies of the WhatsApp Business app (app-state `quick_reply` mutations) and the API's, through HTTP with real Baileys against the simulator. */
+describe('quick replies on WhatsApp (HTTP → worker → Baileys → simulator app state)', () => {
+  const stack = new Stack();
+  let token: string;
+  let owner: string;
+
+  const call = (method: 'GET' | 'POST', path: string, body?: unknown, as = token) => stack.gw.call(method, path, { token: as, body });
+  const phoneReplies = async () => (await stack.control<{ quickReplies: PhoneReply[] }>('GET', `/sim/accounts/${owner}/quick-replies`)).quickReplies;
+  /** The Business app on the phone saves (or deletes) a quick reply. */
+  const phoneSaves = (timestamp: string, shortcut: string, message: string, deleted = false) =>
+    stack.control('POST', `/sim/accounts/${owner}/app-state`, { jid: '', mod: { quickReply: { timestamp, shortcut, message, deleted } } });
+  const showAll = async () => (await call('GET', '/quickreply/showall')).body as Record[];
+
+  beforeAll(async () => {
+    await stack.start();
+    ({ token, phone: owner } = await stack.connectedInstance('quick-wa'));
+    await stack.control('POST', '/sim/accounts', { phone: owner, business: true });
+  }, 60_000);
+  afterAll(() => stack.stop());
+
+  it('should show the phone’s quick replies with onWhatsApp true, follow its edits and deletions, and refuse to change them (403)', async () => {
+    await phoneSaves('1700000001', 'oi', 'Olá! Como posso ajudar?');
+    const listed = await waitFor(showAll, (all) => all.some((reply) => reply.shortCut === 'oi'), 15_000, 'the phone reply listed');
+    const synced = listed.find((reply) => reply.shortCut === 'oi')!;
+    expect(synced).toMatchObject({ shortCut: 'oi', onWhatsApp: true, aiDescription: '', message: { kind: 'text', text: 'Olá! Como posso ajudar?' } });
+
+    const forbidden = { status: 403, body: { error: 'This quick reply comes from WhatsApp and cannot be changed or deleted here', code: 'forbidden' } };
+    expect(await call('POST', '/quickreply/edit', { id: synced.id, shortCut: 'oi', type: 'text', text: 'outro' })).toEqual(forbidden);
+    expect(await call('POST', '/quickreply/edit', { id: synced.id, delete: true })).toEqual(forbidden);
+    expect((await call('GET', `/quick-replies/${synced.id}`)).body).toMatchObject({ id: synced.id, onWhatsApp: true });
+
+    await phoneSaves('1700000001', 'oi', 'Oi! Em que posso ajudar?');
+    const edited = (await showAll()).filter((reply) => reply.shortCut === 'oi');
+    expect(edited).toEqual([expect.objectContaining({ id: synced.id, message: { kind: 'text', text: 'Oi! Em que posso ajudar?' } })]);
+
+    await phoneSaves('1700000001', 'oi', '', true);
+    expect((await showAll()).map((reply) => reply.shortCut)).not.toContain('oi');
+  });
+
+  it('should write a text reply made with onWhatsApp to the phone, and follow its edits, its removal from WhatsApp and its deletion', async () => {
+    const created = await call('POST', '/quickreply/edit', {
+      shortCut: 'horario',
+      message: { kind: 'text', text: 'Atendemos das 8h às 18h.' },
+      onWhatsApp: true,
+    });
+    expect(created.status).toBe(200);
+    expect(created.body.quickReply).toMatchObject({ shortCut: 'horario', onWhatsApp: true, message: { kind: 'text', text: 'Atendemos das 8h às 18h.' } });
+    const id = created.body.quickReply.id as string;
+    expect(await phoneReplies()).toContainEqual(expect.objectContaining({ shortcut: 'horario', message: 'Atendemos das 8h às 18h.' }));
+
+    // Still editable through the API (it is the API's own); the phone follows.
+    const edited = await call('POST', '/quickreply/edit', { id, shortCut: 'horario', type: 'text', text: 'Atendemos das 9h às 17h.' });
+    expect(edited.body.quickReply).toMatchObject({ id, onWhatsApp: true, message: { kind: 'text', text: 'Atendemos das 9h às 17h.' } });
+    expect((await phoneReplies()).filter((reply) => reply.shortcut === 'horario').map((reply) => reply.message)).toEqual(['Atendemos das 9h às 17h.']);
+    // A sync does not take it over: it stays the API's.
+    expect((await showAll()).filter((reply) => reply.shortCut === 'horario')).toEqual([expect.objectContaining({ id, onWhatsApp: true })]);
+
+    const off = await call('POST', '/quickreply/edit', { id, shortCut: 'horario', type: 'text', text: 'Atendemos das 9h às 17h.', onWhatsApp: false });
+    expect(off.body.quickReply).toMatchObject({ id, onWhatsApp: false });
+    expect((await phoneReplies()).map((reply) => reply.shortcut)).not.toContain('horario');
+
+    await call('POST', '/quickreply/edit', { id, shortCut: 'horario', type: 'text', text: 'De volta.', onWhatsApp: true });
+    expect((await phoneReplies()).filter((reply) => reply.shortcut === 'horario').map((reply) => reply.message)).toEqual(['De volta.']);
+    expect(await call('POST', '/quickreply/edit', { id, delete: true })).toMatchObject({ status: 200, body: { message: 'Quick reply deleted' } });
+    expect((await phoneReplies()).map((reply) => reply.shortcut)).not.toContain('horario');
+    expect((await showAll()).map((reply) => reply.id)).not.toContain(id);
+  });
+
+  it('should take a reply off WhatsApp when the phone deletes one the API wrote there, keeping it here', async () => {
+    const created = await call('POST', '/quickreply/edit', { shortCut: 'pix', type: 'text', text: 'Nossa chave pix é o CNPJ.', onWhatsApp: true });
+    const onPhone = (await phoneReplies()).find((reply) => reply.shortcut === 'pix')!;
+    await phoneSaves(onPhone.id, 'pix', '', true);
+    expect((await showAll()).find((reply) => reply.id === created.body.quickReply.id)).toMatchObject({
+      onWhatsApp: false,
+      message: { text: 'Nossa chave pix é o CNPJ.' },
+    });
+  });
+
+  it('should refuse onWhatsApp for what WhatsApp cannot keep, and without a session', async () => {
+    expect(await call('POST', '/quickreply/edit', { shortCut: 'foto', type: 'image', file: 'https://example.com/a.jpg', onWhatsApp: true })).toEqual({
+      status: 400,
+      body: { error: 'onWhatsApp applies to text quick replies only: the WhatsApp Business app keeps text replies', code: 'validation_failed' },
+    });
+    expect(await call('POST', '/quickreply/edit', { shortCut: 'x'.repeat(26), type: 'text', text: 'oi', onWhatsApp: true })).toEqual({
+      status: 400,
+      body: { error: 'shortCut must be at most 25 characters to be on WhatsApp', code: 'validation_failed' },
+    });
+    expect((await call('POST', '/quickreply/edit', { shortCut: 'a', type: 'text', text: 'oi', onWhatsApp: 'yes' })).status).toBe(400);
+    const idle = await stack.gw.createInstance('quick-idle');
+    expect(await call('POST', '/quickreply/edit', { shortCut: 'oi', type: 'text', text: 'oi', onWhatsApp: true }, idle.token)).toMatchObject({ status: 409 });
+    // Nothing was written, and listing works without a session.
+    expect(await call('GET', '/quickreply/showall', undefined, idle.token)).toEqual({ status: 200, body: [] });
+  });
+});

@@ -277,6 +277,34 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     expect(pageErrors).toEqual([]);
   }, 90_000);
 
+  it('should link by pairing code, the phone typing it from the sandbox phones panel', async () => {
+    const phone = nextPhone('5531');
+    await stack.control('POST', '/sim/accounts', { phone, name: 'Pairing phone' });
+    page = await openPage();
+    const name = `pair-e2e-${++attempt}`;
+    await page.goto(`${stack.baseUrl}/manager/`);
+    await page.fill('input[name=token]', ADMIN_TOKEN);
+    await page.click('button[type=submit]');
+    await page.click('[data-testid=new-instance]');
+    await page.fill('input[name=name]', name);
+    await page.getByRole('button', { name: 'Create instance' }).click();
+    await page.locator('[data-testid=instance-name]', { hasText: name }).waitFor();
+    await page.getByRole('button', { name: 'Pairing code', exact: true }).click();
+    await page.fill('input[name=phone]', phone);
+    await page.click('[data-testid=connect]');
+    const code = (await page.locator('[data-testid=paircode]').textContent())?.trim();
+    expect(code).toMatch(/^[A-Z0-9]{4}-?[A-Z0-9]{4}$/);
+    await shot('connect-paircode');
+    await page.click('[data-testid=sandbox-nav]');
+    await page.locator(`.phone-item[data-phone="${phone}"]`).click();
+    await page.locator('[data-testid=sim-phone] select').selectOption({ label: name });
+    await page.getByRole('button', { name: 'Enter pairing code' }).click();
+    await page.getByText('Linked: the instance connects in a moment.').waitFor();
+    await page.locator(`.instance-item[data-instance=${name}]`).click();
+    await page.locator('[data-testid=connection]', { hasText: 'Connected' }).waitFor({ timeout: 25_000 });
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+
   it('should sign an instance token in to that instance only', async () => {
     const created = await fetch(`${stack.baseUrl}/instance/create`, {
       method: 'POST',

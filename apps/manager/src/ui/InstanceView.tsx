@@ -157,6 +157,7 @@ function ConnectionCard({ instance, reload, setCurrent }: { instance: Instance; 
   const [phone, setPhone] = useState('');
   const [browser, setBrowser] = useState('auto');
   const [history, setHistory] = useState('');
+  const [armed, setArmed] = useState(false);
   const connect = useAction(async () => {
     const body: Record<string, unknown> = {};
     if (mode === 'code') body.phone = phone.replace(/\D/g, '');
@@ -195,9 +196,21 @@ function ConnectionCard({ instance, reload, setCurrent }: { instance: Instance; 
           </div>
         </div>
         <div class="form-actions">
-          <Button variant="danger" busy={disconnect.busy} onClick={() => void disconnect.run()}>
-            Disconnect and log out
-          </Button>
+          {armed ? (
+            <>
+              <Button variant="danger" busy={disconnect.busy} onClick={() => void disconnect.run().then(() => setArmed(false))}>
+                Yes, log out
+              </Button>
+              <Button variant="ghost" onClick={() => setArmed(false)}>
+                Stay connected
+              </Button>
+              <span class="muted small">Linking again needs a new QR code.</span>
+            </>
+          ) : (
+            <Button variant="secondary" class="btn-danger-text" onClick={() => setArmed(true)}>
+              Disconnect and log out…
+            </Button>
+          )}
         </div>
         {disconnect.error ? <Notice kind="error">{disconnect.error}</Notice> : null}
       </Card>

@@ -155,7 +155,7 @@ function ProxyCard({ token }: { token: string }) {
       >
         <Field label="Mode">
           <select value={mode} onChange={(e) => setMode(e.currentTarget.value)}>
-            <option value="internal">internal (the gateway's own connection)</option>
+            <option value="internal">internal</option>
             <option value="custom">custom proxy</option>
             <option value="none">none (direct)</option>
           </select>

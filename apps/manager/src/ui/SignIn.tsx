@@ -38,7 +38,10 @@ export function SignIn({ onSignedIn }: { onSignedIn: (credentials: Credentials) 
             spellcheck={false}
             placeholder="admin token or instance token"
             value={token}
-            onInput={(event) => setToken(event.currentTarget.value)}
+            onInput={(event) => {
+              setToken(event.currentTarget.value);
+              setError('');
+            }}
             autoFocus
           />
         </label>

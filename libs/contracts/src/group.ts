@@ -68,6 +68,14 @@ export interface GroupInfoRequest {
   inviteLink: boolean;
   /** Also read the pending join requests (needs admin rights). */
   requests: boolean;
+  /** Ask WhatsApp even when the group is cached (see the worker's groups cache). */
+  force?: boolean;
+}
+
+/** Every group of the instance; `force` asks WhatsApp even when the list is cached. */
+export interface GroupListRequest {
+  instanceId: string;
+  force?: boolean;
 }
 
 /** The group, plus its invite link and pending join requests when asked for. */

@@ -143,8 +143,8 @@ export interface InstanceRpc {
   'group.create': { request: GroupCreateRequest; reply: GroupObject };
   /** One group the instance is in, read from WhatsApp (NotFound / Forbidden when it does not exist / the instance is not in it). */
   'group.info': { request: GroupInfoRequest; reply: GroupInfoReply };
-  /** Every group the instance is in, read from WhatsApp. */
-  'group.list': { request: { instanceId: string }; reply: GroupListReply };
+  /** Every group the instance is in (cached, kept fresh by WhatsApp's group notifications; `force` reads WhatsApp). */
+  'group.list': { request: import('./group').GroupListRequest; reply: GroupListReply };
   /** The group an invite code leads to, without joining (NotFound for a code WhatsApp does not know). */
   'group.inviteInfo': { request: GroupInviteRequest; reply: GroupObject };
   /** Joins by invite code; with join approval on, the request waits for an admin (`requested`). */

@@ -65,6 +65,8 @@ export interface GroupInfo {
   isDefaultSubGroup: boolean;
   /** A community's linked groups. */
   subGroups: string[];
+  /** How often a device asked WhatsApp for the group (`query`). */
+  reads: number;
 }
 
 /** A group as the state file keeps it: accounts by phone number. */
@@ -102,6 +104,8 @@ type Presence = { type: 'available' | 'unavailable'; last: number };
 export class GroupStore {
   private readonly groups = new Map<string, Group>();
   private readonly byInvite = new Map<string, string>();
+  /** How often each group was read (`query`) and each account listed its groups (`participating:<phone>`): tests see what a cache saves. */
+  private readonly reads = new Map<string, number>();
   private readonly presence = new Map<string, Presence>();
   /** account phone → subscriber devices, with the JID form they subscribed with. */
   private readonly subscribers = new Map<string, Map<string, { ref: DeviceRef; asJid: string }>>();
@@ -425,6 +429,7 @@ export class GroupStore {
       linkedParent: group.linkedParent ?? null,
       isDefaultSubGroup: group.defaultSubGroup === true,
       subGroups: [...this.groups.values()].filter((g) => g.linkedParent === group.jid).map((g) => g.jid),
+      reads: this.reads.get(group.jid) ?? 0,
     };
   }
 
@@ -464,6 +469,7 @@ export class GroupStore {
           return iqResult(iq, [this.groupNode(group)]);
         }
         case 'participating': {
+          this.reads.set(`participating:${me.phone}`, (this.reads.get(`participating:${me.phone}`) ?? 0) + 1);
           const mine = [...this.groups.values()].filter((g) => g.members.has(me.phone));
           return iqResult(iq, [
             node(
@@ -507,6 +513,7 @@ export class GroupStore {
 
     switch (op.tag) {
       case 'query':
+        this.reads.set(group.jid, (this.reads.get(group.jid) ?? 0) + 1);
         return iqResult(iq, [this.groupNode(group)]);
       case 'sub_groups':
         return iqResult(iq, [
@@ -971,6 +978,12 @@ export class GroupStore {
           this.notify(group, actor, node('subject', { subject: group.subject, s_t: String(group.subjectTime), s_o: this.memberJid(group, actor) }));
           return this.info(group);
         },
+      },
+      {
+        // How often the account's devices listed their groups (the `participating` query).
+        method: 'GET',
+        path: '/sim/accounts/{phone}/group-reads',
+        handler: ({ params }) => ({ participating: this.reads.get(`participating:${requireAccount(params.phone).phone}`) ?? 0 }),
       },
       {
         method: 'GET',

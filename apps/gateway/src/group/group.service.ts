@@ -68,6 +68,7 @@ export class GroupService {
       groupJid: groupJidOf(dto),
       inviteLink: dto.getInviteLink === true,
       requests: dto.getRequestsParticipants === true,
+      force: dto.force === true,
     });
     return dto.noparticipants ? withoutParticipants(group) : group;
   }
@@ -191,20 +192,19 @@ export class GroupService {
     return { message: 'community updated', ...reply };
   }
 
-  /** `GET /group/list?force=&noparticipants=`: every group the instance is in (`force` accepted: every read asks WhatsApp). */
+  /** `GET /group/list?force=&noparticipants=`: every group the instance is in (cached; `force` reads WhatsApp). */
   async listAll(instance: InstanceEntity, query: { force?: unknown; noparticipants?: unknown }): Promise<{ groups: GroupObject[] }> {
-    queryFlag('force', query.force);
-    return this.list(instance, queryFlag('noparticipants', query.noparticipants));
+    return this.list(instance, queryFlag('noparticipants', query.noparticipants), queryFlag('force', query.force));
   }
 
-  private async list(instance: InstanceEntity, noParticipants: boolean): Promise<{ groups: GroupObject[] }> {
-    const { groups } = await this.sessions.request(instance.id, 'group.list', { instanceId: instance.id });
+  private async list(instance: InstanceEntity, noParticipants: boolean, force: boolean): Promise<{ groups: GroupObject[] }> {
+    const { groups } = await this.sessions.request(instance.id, 'group.list', { instanceId: instance.id, force });
     return { groups: noParticipants ? groups.map(withoutParticipants) : groups };
   }
 
   /** `POST /group/list`: a page of them (ordered by name), filtered by name or JID. */
   async page(instance: InstanceEntity, dto: GroupListDto) {
-    const { groups } = await this.list(instance, dto.noParticipants === true || dto.noparticipants === true);
+    const { groups } = await this.list(instance, dto.noParticipants === true || dto.noparticipants === true, dto.force === true);
     const search = dto.search?.trim().toLowerCase();
     const found = (search ? groups.filter((group) => group.Name.toLowerCase().includes(search) || group.JID.includes(search)) : groups).sort(
       (a, b) => a.Name.localeCompare(b.Name) || a.JID.localeCompare(b.JID),

@@ -4,6 +4,7 @@ import type { Logger } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import type { SocketContext, SocketObserver } from '../session/socket-observer';
 import { GroupInfoCache } from './group-info-cache';
+import { GroupMetadataCache } from './group-metadata-cache';
 import type { InboundServices } from './inbound/inbound-context';
 import { InboundSocketHandler } from './inbound-socket-handler';
 import { InboundStore } from './inbound-store';
@@ -22,6 +23,8 @@ export interface InboundMessageObserverOptions {
  */
 export class InboundMessageObserver implements SocketObserver {
   private readonly services: InboundServices;
+  /** What `/group/info` and `/group/list` answer without asking WhatsApp (see GroupMetadataCache). */
+  readonly groupMetadata = new GroupMetadataCache();
   /** Handlers with work possibly queued, detached ones included until they drain. */
   private readonly busy = new Set<InboundSocketHandler>();
   /** The handler of each instance's current socket (commands such as a label refresh go to it). */
@@ -34,6 +37,7 @@ export class InboundMessageObserver implements SocketObserver {
       messages: options.repositories.messages,
       lidMappings: options.repositories.lidMappings,
       groups: new GroupInfoCache(options.logger),
+      groupMetadata: this.groupMetadata,
     };
   }
 

@@ -6,6 +6,7 @@ import type { LabelRefreshReply } from '@gw/contracts';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import { SerialQueue } from '../session/serial-queue';
 import type { SocketContext } from '../session/socket-observer';
+import { groupNotificationOf } from './group-metadata-cache';
 import { IdentityResolver } from './identity-resolver';
 import { BlocklistEvents } from './inbound/blocklist';
 import { ContactChatGroupEvents, type GroupChange } from './inbound/contacts-chats-groups';
@@ -167,6 +168,19 @@ export class InboundSocketHandler {
     };
     socket.ws.on('CB:message', onNewsletterEdit);
     detachers.push(() => socket.ws.off('CB:message', onNewsletterEdit));
+    // The groups cache drops a group as soon as WhatsApp says it changed (before the change is handled), and forgets
+    // the instance on a reconnect (notifications may have been missed).
+    const onGroupCacheNotification = (node: BinaryNode) => {
+      const about = groupNotificationOf(node);
+      if (about) this.services.groupMetadata.invalidate(this.context.instanceId, about.groupJid, about.membership);
+    };
+    const onGroupCacheConnection = (update: BaileysEventMap['connection.update']) => {
+      if (update.connection === 'open' || update.connection === 'close') this.services.groupMetadata.forget(this.context.instanceId);
+    };
+    socket.ws.on('CB:notification', onGroupCacheNotification);
+    socket.ev.on('connection.update', onGroupCacheConnection);
+    detachers.push(() => socket.ws.off('CB:notification', onGroupCacheNotification));
+    detachers.push(() => socket.ev.off('connection.update', onGroupCacheConnection));
     // A group's picture and its community links: notifications Baileys turns into no group event.
     const onGroupNotification = (node: BinaryNode) => {
       const change = groupChangeOf(node);

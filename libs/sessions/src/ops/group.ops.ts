@@ -1,7 +1,8 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
 import { randomBytes } from 'crypto';
-import { getBinaryNodeChild, type WASocket } from '../baileys';
+import { getBinaryNodeChild, type GroupMetadata, type WASocket } from '../baileys';
+import { GroupMetadataCache } from '../messaging/group-metadata-cache';
 import type { MediaSource } from '../outbound/media-source';
 import { groupCall, groupRefusal, ownIds, toGroupObject } from './group-object';
 import { loadPicture, pictureSourceOf } from './picture-source';
@@ -66,8 +67,14 @@ export const groupRequests = {
     if (!name.trim() || name.length > 100) throw new RpcError(ErrorCode.BadRequest, 'name must be 1 to 100 characters');
     return { instanceId, name, participants: userJidsOf(raw.participants, 'participants') };
   },
-  'group.info': (raw, instanceId) => ({ instanceId, groupJid: groupJidOf(raw), inviteLink: raw.inviteLink === true, requests: raw.requests === true }),
-  'group.list': (_raw, instanceId) => ({ instanceId }),
+  'group.info': (raw, instanceId) => ({
+    instanceId,
+    groupJid: groupJidOf(raw),
+    inviteLink: raw.inviteLink === true,
+    requests: raw.requests === true,
+    force: raw.force === true,
+  }),
+  'group.list': (raw, instanceId) => ({ instanceId, force: raw.force === true }),
   'group.inviteInfo': (raw, instanceId) => ({ instanceId, code: inviteCodeOf(raw) }),
   'group.join': (raw, instanceId) => ({ instanceId, code: inviteCodeOf(raw) }),
   'group.leave': (raw, instanceId) => ({ instanceId, groupJid: groupJidOf(raw) }),
@@ -134,16 +141,36 @@ export const groupRequests = {
 /** Where an invite code is a link. */
 export const INVITE_URL_BASE = 'https://chat.whatsapp.com/';
 
-export function groupOps(media?: MediaSource): OpHandlers<GroupOps> {
+export function groupOps(media?: MediaSource, cache: GroupMetadataCache = new GroupMetadataCache()): OpHandlers<GroupOps> {
+  /** The group as cached (unless `force`), else read from WhatsApp and cached. */
+  const readGroup = async (socket: WASocket, instanceId: string, groupJid: string, what: string, force = true): Promise<GroupMetadata> => {
+    const cached = force ? undefined : cache.get(instanceId, groupJid);
+    if (cached) return cached;
+    try {
+      const metadata = await groupCall(what, () => socket.groupMetadata(groupJid), true);
+      cache.put(instanceId, metadata);
+      return metadata;
+    } catch (error) {
+      if (error instanceof RpcError && error.code === ErrorCode.NotFound) cache.remove(instanceId, groupJid);
+      throw error;
+    }
+  };
+  /** A change WhatsApp makes to the group (its refusals as bus errors), then the group as it is after (cached). */
+  const changeAndRead = async (socket: WASocket, instanceId: string, groupJid: string, what: string, change: () => Promise<unknown>) => {
+    await groupCall(what, change);
+    cache.invalidate(instanceId, groupJid, false);
+    return toGroupObject(await readGroup(socket, instanceId, groupJid, what), ownIds(socket));
+  };
   return {
     'group.create': async (session, request) => {
       const socket = session.openSocket();
       const group = await groupCall('error creating group', () => socket.groupCreate(request.name, request.participants));
+      cache.put(request.instanceId, group);
       return toGroupObject(group, ownIds(socket));
     },
     'group.info': async (session, request) => {
       const socket = session.openSocket();
-      const group = await groupCall('error getting group info', () => socket.groupMetadata(request.groupJid), true);
+      const group = await readGroup(socket, request.instanceId, request.groupJid, 'error getting group info', request.force === true);
       const reply: ReturnType<typeof toGroupObject> & { invite_link?: string; request_participants?: string } = toGroupObject(group, ownIds(socket));
       // The link and the requests are an admin's to read: a member gets the group with them empty.
       if (request.inviteLink && !reply.OwnerIsAdmin) reply.invite_link = '';
@@ -161,11 +188,15 @@ export function groupOps(media?: MediaSource): OpHandlers<GroupOps> {
       }
       return reply;
     },
-    'group.list': async (session) => {
+    'group.list': async (session, request) => {
       const socket = session.openSocket();
-      const groups = await groupCall('error listing groups', () => socket.groupFetchAllParticipating(), true);
+      let groups = request.force ? undefined : cache.list(request.instanceId);
+      if (!groups) {
+        groups = Object.values(await groupCall('error listing groups', () => socket.groupFetchAllParticipating(), true));
+        cache.putList(request.instanceId, groups);
+      }
       const me = ownIds(socket);
-      return { groups: Object.values(groups).map((group) => toGroupObject(group, me)) };
+      return { groups: groups.map((group) => toGroupObject(group, me)) };
     },
     'group.inviteInfo': async (session, request) => {
       const socket = session.openSocket();
@@ -178,21 +209,23 @@ export function groupOps(media?: MediaSource): OpHandlers<GroupOps> {
       const invited = await inviteCall('error joining group', () => socket.groupGetInviteInfo(request.code));
       const joined = await inviteCall('error joining group', () => socket.groupAcceptInvite(request.code));
       if (!joined) return { status: 'requested', group: toGroupObject(invited, ownIds(socket)) };
-      const group = await groupCall('error joining group', () => socket.groupMetadata(joined), true);
+      cache.invalidate(request.instanceId, joined, true);
+      const group = await readGroup(socket, request.instanceId, joined, 'error joining group');
       return { status: 'joined', group: toGroupObject(group, ownIds(socket)) };
     },
     'group.leave': async (session, request) => {
       const socket = session.openSocket();
       // WhatsApp answers a leave of any group alike: a group the instance is not in is a 404 first.
-      await groupCall('error leaving group', () => socket.groupMetadata(request.groupJid), true);
+      await readGroup(socket, request.instanceId, request.groupJid, 'error leaving group', false);
       await groupCall('error leaving group', () => socket.groupLeave(request.groupJid));
+      cache.remove(request.instanceId, request.groupJid);
       return { ok: true };
     },
     'group.resetInvite': async (session, request) => {
       const socket = session.openSocket();
       const code = await groupCall('error resetting invite link', () => socket.groupRevokeInvite(request.groupJid));
       if (!code) throw new RpcError(ErrorCode.Internal, 'error resetting invite link: WhatsApp answered no code');
-      const group = await groupCall('error resetting invite link', () => socket.groupMetadata(request.groupJid), true);
+      const group = await readGroup(socket, request.instanceId, request.groupJid, 'error resetting invite link');
       return { code, group: toGroupObject(group, ownIds(socket)) };
     },
     'group.participants': async (session, request) => {
@@ -203,7 +236,8 @@ export function groupOps(media?: MediaSource): OpHandlers<GroupOps> {
           ? socket.groupRequestParticipantsUpdate(request.groupJid, request.participants, request.action)
           : socket.groupParticipantsUpdate(request.groupJid, request.participants, request.action as Exclude<ParticipantAction, 'approve' | 'reject'>),
       );
-      const group = await groupCall(what, () => socket.groupMetadata(request.groupJid), true);
+      cache.invalidate(request.instanceId, request.groupJid, true);
+      const group = await readGroup(socket, request.instanceId, request.groupJid, what);
       return {
         groupUpdated: results.map((result) => ({ JID: result.jid ?? '', Error: Number(result.status) === 200 ? 0 : Number(result.status) || 500 })),
         group: toGroupObject(group, ownIds(socket)),
@@ -212,42 +246,47 @@ export function groupOps(media?: MediaSource): OpHandlers<GroupOps> {
     'group.joinApproval': async (session, request) => {
       const socket = session.openSocket();
       const what = 'error updating join approval';
-      await groupCall(what, () => socket.groupJoinApprovalMode(request.groupJid, request.required ? 'on' : 'off'));
-      const group = await groupCall(what, () => socket.groupMetadata(request.groupJid), true);
-      return toGroupObject(group, ownIds(socket));
+      return changeAndRead(socket, request.instanceId, request.groupJid, what, () =>
+        socket.groupJoinApprovalMode(request.groupJid, request.required ? 'on' : 'off'),
+      );
     },
     'group.name': async (session, request) => {
       const socket = session.openSocket();
-      return changeAndRead(socket, request.groupJid, 'error updating group name', () => socket.groupUpdateSubject(request.groupJid, request.name));
+      return changeAndRead(socket, request.instanceId, request.groupJid, 'error updating group name', () =>
+        socket.groupUpdateSubject(request.groupJid, request.name),
+      );
     },
     'group.description': async (session, request) => {
       const socket = session.openSocket();
       const what = 'error updating group description';
-      return changeAndRead(socket, request.groupJid, what, () => socket.groupUpdateDescription(request.groupJid, request.description || undefined));
+      return changeAndRead(socket, request.instanceId, request.groupJid, what, () =>
+        socket.groupUpdateDescription(request.groupJid, request.description || undefined),
+      );
     },
     'group.setting': async (session, request) => {
       const socket = session.openSocket();
       const what = `error updating group setting (${request.setting})`;
-      return changeAndRead(socket, request.groupJid, what, () => socket.groupSettingUpdate(request.groupJid, request.setting));
+      return changeAndRead(socket, request.instanceId, request.groupJid, what, () => socket.groupSettingUpdate(request.groupJid, request.setting));
     },
     'group.memberAddMode': async (session, request) => {
       const socket = session.openSocket();
       const what = 'error updating member add mode';
-      return changeAndRead(socket, request.groupJid, what, () => socket.groupMemberAddMode(request.groupJid, request.mode));
+      return changeAndRead(socket, request.instanceId, request.groupJid, what, () => socket.groupMemberAddMode(request.groupJid, request.mode));
     },
     'group.ephemeral': async (session, request) => {
       const socket = session.openSocket();
       const what = 'error updating ephemeral timer';
-      return changeAndRead(socket, request.groupJid, what, () => socket.groupToggleEphemeral(request.groupJid, request.seconds));
+      return changeAndRead(socket, request.instanceId, request.groupJid, what, () => socket.groupToggleEphemeral(request.groupJid, request.seconds));
     },
     'group.image': async (session, request) => {
       const socket = session.openSocket();
       const what = 'error updating group image';
       // The group first: WhatsApp's answer to a picture of a group the instance is not in says little.
-      await groupCall(what, () => socket.groupMetadata(request.groupJid), true);
-      if ('remove' in request.picture) return changeAndRead(socket, request.groupJid, what, () => socket.removeProfilePicture(request.groupJid));
+      await readGroup(socket, request.instanceId, request.groupJid, what, false);
+      if ('remove' in request.picture)
+        return changeAndRead(socket, request.instanceId, request.groupJid, what, () => socket.removeProfilePicture(request.groupJid));
       const picture = await loadPicture(media, request.instanceId, request.picture, 'image', MAX_GROUP_PICTURE_BYTES);
-      return changeAndRead(socket, request.groupJid, what, () => socket.updateProfilePicture(request.groupJid, picture));
+      return changeAndRead(socket, request.instanceId, request.groupJid, what, () => socket.updateProfilePicture(request.groupJid, picture));
     },
     'community.create': async (session, request) => {
       const socket = session.openSocket();
@@ -277,13 +316,14 @@ export function groupOps(media?: MediaSource): OpHandlers<GroupOps> {
       );
       const id = getBinaryNodeChild(result, 'group')?.attrs.id;
       if (!id) throw new RpcError(ErrorCode.Internal, `${what}: WhatsApp answered no community`);
-      const created = await groupCall(what, () => socket.groupMetadata(id.endsWith('@g.us') ? id : `${id}@g.us`), true);
+      cache.invalidate(request.instanceId, id.endsWith('@g.us') ? id : `${id}@g.us`, true);
+      const created = await readGroup(socket, request.instanceId, id.endsWith('@g.us') ? id : `${id}@g.us`, what);
       return toGroupObject(created, ownIds(socket));
     },
     'community.groups': async (session, request) => {
       const socket = session.openSocket();
       const what = `error updating community groups (${request.action})`;
-      const community = toGroupObject(await groupCall(what, () => socket.groupMetadata(request.communityJid), true), ownIds(socket));
+      const community = toGroupObject(await readGroup(socket, request.instanceId, request.communityJid, what), ownIds(socket));
       if (!community.IsParent) throw new RpcError(ErrorCode.BadRequest, `${what}: ${request.communityJid} is not a community`);
       if (!community.OwnerIsAdmin) throw new RpcError(ErrorCode.Forbidden, `${what}: the instance is not an admin of this community`);
       const success: string[] = [];
@@ -293,21 +333,16 @@ export function groupOps(media?: MediaSource): OpHandlers<GroupOps> {
           if (request.action === 'add') await socket.communityLinkGroup(groupJid, request.communityJid);
           else await socket.communityUnlinkGroup(groupJid, request.communityJid);
           success.push(groupJid);
+          cache.invalidate(request.instanceId, groupJid, true);
         } catch (error) {
           if (error instanceof RpcError || !(error as { isBoom?: boolean })?.isBoom) throw error;
           failed.push(groupJid);
         }
       }
+      cache.invalidate(request.instanceId, request.communityJid, true);
       return { success, failed };
     },
   };
-}
-
-/** A change WhatsApp makes to the group (its refusals as bus errors), then the group as it is after. */
-async function changeAndRead(socket: WASocket, groupJid: string, what: string, change: () => Promise<unknown>) {
-  await groupCall(what, change);
-  const group = await groupCall(what, () => socket.groupMetadata(groupJid), true);
-  return toGroupObject(group, ownIds(socket));
 }
 
 /** An invite IQ: a code WhatsApp does not know (404, 406, 410) is a NotFound naming the link, not the group. */

@@ -60,7 +60,7 @@ export function createOpRegistry(dependencies: OpRegistryDependencies, overrides
     ...messageOps(dependencies),
     ...labelOps(dependencies.inbound),
     ...chatOps(dependencies.inbound),
-    ...groupOps(dependencies.media),
+    ...groupOps(dependencies.media, dependencies.inbound.groupMetadata),
     ...newsletterOps(dependencies.media),
     ...contactOps(dependencies.inbound),
     ...businessOps,

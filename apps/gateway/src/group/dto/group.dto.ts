@@ -75,7 +75,7 @@ export class GroupInfoDto extends GroupJidDto {
   @Flag('getRequestsParticipants') getRequestsParticipants?: boolean;
   /** Leave the members out. */
   @Flag('noparticipants') noparticipants?: boolean;
-  /** Accepted: every read asks WhatsApp (nothing is cached). */
+  /** Read WhatsApp instead of the groups cache. */
   @Flag('force') force?: boolean;
 }
 
@@ -97,7 +97,7 @@ export class GroupListDto {
   @IntegerWithin('limit', 1, 1000) limit?: number;
   @IntegerWithin('offset', 0, Number.MAX_SAFE_INTEGER) offset?: number;
   @IsOptional() @IsString({ message: 'search must be a string' }) @MaxLength(200) search?: string;
-  /** Accepted: every list asks WhatsApp (nothing is cached). */
+  /** Read WhatsApp instead of the groups cache. */
   @Flag('force') force?: boolean;
   @Flag('noParticipants') noParticipants?: boolean;
   /** The GET route's spelling. */

@@ -229,6 +229,8 @@ export class ContactChatGroupEvents {
     const changes = updates.filter(
       (update) =>
         update.id &&
+        // Baileys emits every group it reads in full (groupFetchAllParticipating, at login and for /group/list): a read, not a change.
+        !Array.isArray((update as Partial<GroupMetadata>).participants) &&
         (typeof update.inviteCode === 'string' ||
           typeof update.joinApprovalMode === 'boolean' ||
           typeof update.subject === 'string' ||

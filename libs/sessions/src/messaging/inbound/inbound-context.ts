@@ -4,6 +4,7 @@ import type { EntityManager } from 'typeorm';
 import type { WASocket } from '../../baileys';
 import type { InstanceIdentity } from '../event-payloads';
 import type { GroupInfo, GroupInfoCache } from '../group-info-cache';
+import type { GroupMetadataCache } from '../group-metadata-cache';
 import type { IdentityResolver } from '../identity-resolver';
 import type { InboundStore } from '../inbound-store';
 
@@ -14,6 +15,8 @@ export interface InboundServices {
   messages: MessageRepository;
   lidMappings: LidMappingRepository;
   groups: GroupInfoCache;
+  /** Groups as `/group/info` and `/group/list` answer them, dropped by group notifications. */
+  groupMetadata: GroupMetadataCache;
 }
 
 /**

@@ -88,6 +88,21 @@ describe('chat settings and notes (HTTP → worker → Baileys → the phones)',
       );
     });
 
+    it('should send every message into the chat with its timer, as WhatsApp’s apps do, and none once it is off', async () => {
+      const expirationAtContact = async (text: string) => {
+        const { body } = await call('/send/text', { number: contact, text });
+        const entry = await stack.received(contact, body.messageid);
+        const inner = entry.message.ephemeralMessage?.message ?? entry.message;
+        return inner.extendedTextMessage?.contextInfo?.expiration ?? 0;
+      };
+      // The contact's 1 day, set from the phone in the test before.
+      expect(await expirationAtContact('vale por um dia')).toBe(86400);
+      await call('/chat/ephemeral', { number: contact, duration: '90d' });
+      expect(await expirationAtContact('vale por 90 dias')).toBe(7776000);
+      await call('/chat/ephemeral', { number: contact, duration: 'off' });
+      expect(await expirationAtContact('fica')).toBe(0);
+    });
+
     it('should refuse a group, an unknown duration and a missing one', async () => {
       expect(await call('/chat/ephemeral', { number: '120363000000000001@g.us', duration: '1d' })).toEqual({
         status: 400,

@@ -2,6 +2,7 @@ import { ErrorCode, RpcError, type InstanceRpc } from '@gw/contracts';
 import type { ChatModification, ChatUpdate } from '@whiskeysockets/baileys';
 import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
+import { chatTimers } from '../outbound/chat-timers';
 import { HISTORY_SYNC_CONFLICT, noteOfChat, NOTES_COLLECTION, readNotes, writeNote } from './chat-notes';
 import { LABEL_ID, patchAppState, socketHandlerOf } from './socket-handler';
 
@@ -187,6 +188,8 @@ export function chatOps(inbound: InboundMessageObserver): OpHandlers<ChatOps> {
       // The EPHEMERAL_SETTING protocol message WhatsApp sends; Baileys reports it back as a chats.update, stored in order.
       await socket.sendMessage(request.chatJid, { disappearingMessagesInChat: request.seconds });
       await handler.idle();
+      // What the next sends into the chat carry, whether or not the chat is stored yet.
+      chatTimers.set(request.instanceId, request.chatJid, request.seconds);
       return { ok: true };
     },
     'chat.picture': async (session, request) => {

@@ -8,6 +8,7 @@ import { GROUP_NOT_FOUND, isUnknownGroup } from '../outbound/refusal';
 import type { SendContentBuilder } from '../outbound/send-content';
 import { SendLedger } from '../outbound/send-ledger';
 import { statusAudience } from '../outbound/status-audience';
+import { chatTimers, withExpiration } from '../outbound/chat-timers';
 import type { OpHandler, OpHandlers, OpRequestParsers } from './op-handler';
 
 /** The ops of the gateway's `send/` area. */
@@ -84,6 +85,14 @@ export function sendOps({ ledger, builder, chats, logger }: SendOpsDependencies)
       await socket.sendPresenceUpdate('paused', request.chatJid).catch(() => undefined);
     }
 
+    // Into a 1:1 chat with disappearing messages on, the message carries the chat's timer.
+    const expiration = request.status
+      ? 0
+      : await chatTimers.of(
+          request.instanceId,
+          request.chatJid,
+          async () => (await chats.findByJid(request.instanceId, request.chatJid))?.ephemeralExpiration ?? 0,
+        );
     const ack = waitForAck(socket, request.messageId);
     if (typing)
       await ledger.markRelayed(session.lease, request).catch((error: unknown) => {
@@ -92,6 +101,7 @@ export function sendOps({ ledger, builder, chats, logger }: SendOpsDependencies)
       });
     try {
       if (built.kind === 'proto') {
+        if (expiration) withExpiration(built.message, expiration);
         await socket.relayMessage(request.chatJid, built.message, { messageId: request.messageId, additionalNodes: built.nodes });
         // sendMessage announces our own message as an `append` upsert; relayMessage does not. Do the
         // same, so the stored row gets its raw copy (poll votes need the secret) and its event.
@@ -114,7 +124,12 @@ export function sendOps({ ledger, builder, chats, logger }: SendOpsDependencies)
                 ...(request.status.font ? { font: request.status.font } : {}),
               }
             : {};
-        await socket.sendMessage(request.chatJid, built.content, { messageId: request.messageId, quoted: built.quoted, ...statusOptions });
+        await socket.sendMessage(request.chatJid, built.content, {
+          messageId: request.messageId,
+          quoted: built.quoted,
+          ...statusOptions,
+          ...(expiration ? { ephemeralExpiration: expiration } : {}),
+        });
       }
     } catch (error) {
       ack.cancel();

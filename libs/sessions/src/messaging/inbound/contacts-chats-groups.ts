@@ -3,6 +3,7 @@ import { recordId } from '@gw/platform';
 import type { BaileysEventMap, Contact, GroupMetadata } from '../../baileys';
 import { chatsEvent, contactsEvent, groupSettingEvent, groupsEvent, joinedGroupEvent } from '../event-payloads';
 import { isLid, isPhoneJid, userJid } from '../identity-resolver';
+import { chatTimers } from '../../outbound/chat-timers';
 import type { InboundContext } from './inbound-context';
 
 /** A group change Baileys does not report (see ContactChatGroupEvents.onGroupChange). */
@@ -156,6 +157,8 @@ export class ContactChatGroupEvents {
         if (chats.length) events.push(chatsEvent(chats, who));
       }),
     );
+    // A disappearing-messages timer changed (by the contact, the phone or a send of ours): sends read the stored one again.
+    if (changes.some((change) => change.state.ephemeralExpiration !== undefined)) chatTimers.forget(this.context.instanceId);
   }
 
   /** Someone joined, left, was promoted or demoted: a `groups` event in the captures' shape. */

@@ -187,6 +187,36 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       expect(await copyOf(reaction.id)).toMatchObject({ content: '👍', content_attributes: { in_reply_to: firstCopy.id, is_reaction: true } });
     });
 
+    it('should copy a document with its file name, and an edit as a reply to the original', async () => {
+      const pdf = Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n');
+      const doc = await stack.control<{ id: string }>('POST', `/sim/accounts/${maria}/send-media`, {
+        to: instance.phone,
+        type: 'document',
+        data: pdf.toString('base64'),
+        mimetype: 'application/pdf',
+        fileName: 'orcamento.pdf',
+      });
+      const docCopy = await copyOf(doc.id);
+      expect(docCopy.attachments[0]).toMatchObject({ fileName: 'orcamento.pdf', mimetype: 'application/pdf', file_type: 'file' });
+      expect(docCopy.attachments[0].data.equals(pdf)).toBe(true);
+      const original = await send({ conversation: 'reuniao as 3' });
+      const originalCopy = await copyOf(original.id);
+      await send({
+        protocolMessage: {
+          type: 14,
+          key: { remoteJid: `${instance.phone}@s.whatsapp.net`, fromMe: true, id: original.id },
+          editedMessage: { conversation: 'reunião às 15h' },
+        },
+      });
+      const edit = await waitFor(
+        async () => cw.messages.find((message) => message.content === '✏️ reunião às 15h'),
+        (found) => found !== undefined,
+        20_000,
+        'the edit in Chatwoot',
+      );
+      expect(edit!.content_attributes).toMatchObject({ in_reply_to: originalCopy.id });
+    });
+
     it('should delete the copy when the contact deletes the message for everyone', async () => {
       const gone = await send({ conversation: 'mandei errado' });
       const copy = await copyOf(gone.id);
@@ -370,6 +400,29 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       expect(cw.contacts.filter((candidate) => candidate.name === '~Dora')).toHaveLength(1);
       const keys = await stack.db.dataSource.query(`SELECT chat_key FROM chatwoot_chats WHERE instance_id = $1 AND contact_id = $2`, [instance.id, person.id]);
       expect(keys).toEqual([{ chat_key: `${dora}@s.whatsapp.net` }]);
+    });
+
+    it('should keep a ~name following the WhatsApp name, and leave a name an agent set', async () => {
+      await stack.control('POST', '/sim/accounts', { phone: dora, name: 'Dora Lima' });
+      await sent(dora, 'mudei de nome');
+      await waitFor(
+        async () => copies('mudei de nome'),
+        (found) => found.length === 1,
+        20_000,
+        'the copy after the rename',
+      );
+      const person = cw.contactByPhone(dora)!;
+      expect(person.name).toBe('~Dora Lima');
+      person.name = 'Dora (cliente VIP)';
+      await stack.control('POST', '/sim/accounts', { phone: dora, name: 'Dora L.' });
+      await sent(dora, 'de novo');
+      await waitFor(
+        async () => copies('de novo'),
+        (found) => found.length === 1,
+        20_000,
+        'the copy after the second rename',
+      );
+      expect(person.name).toBe('Dora (cliente VIP)');
     });
 
     it('should find or create the contact again when it was deleted in Chatwoot', async () => {

@@ -112,6 +112,8 @@ describe('event sinks API (HTTP) and real traffic to RabbitMQ and NATS', () => {
     ['/sink/rabbitmq', { url: 'amqp://127.0.0.1', exchange: 'a b' }, /exchange may contain only/],
     ['/sink/nats', { url: 'nats://127.0.0.1', subjectPrefix: 'a.>' }, /subjectPrefix must be/],
     ['/sink/nats', { url: 'nats://127.0.0.1', stream: 'A.B' }, /stream must be/],
+    ['/sink/nats', { url: 'nats://127.0.0.1', subjectPrefix: 'instance.x' }, /subjectPrefix must not start with instance/],
+    ['/sink/nats', { url: 'nats://127.0.0.1', subjectPrefix: 'events' }, /gateway's own bus/],
     ['/sink/nats', {}, /url is required/],
     ['/sink/kafka', { url: 'kafka://127.0.0.1', topic: 'a/b' }, /topic must be/],
     ['/sink/kafka', { url: 'kafka://127.0.0.1', events: ['nope'] }, /events must contain only/],

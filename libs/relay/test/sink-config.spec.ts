@@ -95,6 +95,7 @@ describe(readEnvSinks.name, () => {
     [{ RABBITMQ_EXCHANGE_TYPE: 'weird' }, 'RABBITMQ_EXCHANGE_TYPE'],
     [{ NATS_SINK_STREAM: 'a.b' }, 'NATS_SINK_STREAM'],
     [{ NATS_SINK_SUBJECT_PREFIX: 'a.>' }, 'NATS_SINK_SUBJECT_PREFIX'],
+    [{ NATS_SINK_SUBJECT_PREFIX: 'queue.x' }, 'NATS_SINK_SUBJECT_PREFIX'],
     [{ SINK_EVENTS: 'nope' }, 'SINK_EVENTS'],
     [{ KAFKA_TOPIC: 'a b' }, 'KAFKA_TOPIC'],
   ])('refuses %j naming %s', (env, variable) => {

@@ -1,7 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { DeliveryRepository, maskUrlCredentials, type SinkKind, WebhookRepository, type WebhookRow, type WebhookValues } from '@gw/persistence';
 import { recordId, SsrfError, SsrfGuard } from '@gw/platform';
-import { BrokerUrlError, checkBrokerHosts, generateWebhookSecret, kafkaSinkOptions, natsSinkOptions, parseBrokerUrl, rabbitMqOptions } from '@gw/relay';
+import {
+  BrokerUrlError,
+  checkBrokerHosts,
+  generateWebhookSecret,
+  kafkaSinkOptions,
+  natsSinkOptions,
+  parseBrokerUrl,
+  rabbitMqOptions,
+  subjectPrefixProblem,
+} from '@gw/relay';
 import { ApiError } from '../common/api-error';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { GATEWAY_CONFIG } from '../runtime/tokens';
@@ -124,6 +133,8 @@ export class SinkService {
   private async values(kind: BrokerKind, dto: AnySinkDto, current?: WebhookRow): Promise<WebhookValues & { kind: BrokerKind }> {
     let url = dto.url ?? current?.url;
     if (!url) throw ApiError.badRequest('url is required');
+    const reserved = dto.subjectPrefix !== undefined ? subjectPrefixProblem(dto.subjectPrefix) : null;
+    if (reserved) throw ApiError.badRequest(reserved);
     if (current && dto.url !== undefined && dto.url === maskUrlCredentials(current.url)) url = current.url;
     try {
       await checkBrokerHosts(this.ssrf, parseBrokerUrl(kind, url));

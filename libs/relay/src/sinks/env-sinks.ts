@@ -3,7 +3,7 @@ import type { SinkKind, WebhookValues } from '@gw/persistence';
 import { ConfigError, type EnvReader } from '@gw/platform';
 import { BrokerUrlError, parseBrokerUrl } from './broker-url';
 import { RABBITMQ_DEFAULTS, RABBITMQ_EXCHANGE_TYPES } from './rabbitmq.transport';
-import { NATS_SINK_DEFAULTS } from './nats.transport';
+import { NATS_SINK_DEFAULTS, subjectPrefixProblem } from './nats.transport';
 import { KAFKA_SINK_DEFAULTS } from './kafka.transport';
 import { EXCLUDE_FLAGS } from '../webhook-filter';
 
@@ -64,6 +64,8 @@ export function readEnvSinks(env: EnvReader): EnvSink[] {
   const subjectPrefix = env.string('NATS_SINK_SUBJECT_PREFIX', NATS_SINK_DEFAULTS.subjectPrefix);
   if (!SUBJECT_PREFIX.test(subjectPrefix))
     throw new ConfigError('NATS_SINK_SUBJECT_PREFIX', 'must be subject tokens (letters, digits, - and _) joined by dots');
+  const reserved = subjectPrefixProblem(subjectPrefix);
+  if (reserved) throw new ConfigError('NATS_SINK_SUBJECT_PREFIX', reserved.replace(/^subjectPrefix /, ''));
   const stream = env.string('NATS_SINK_STREAM', NATS_SINK_DEFAULTS.stream);
   if (!STREAM_NAME.test(stream)) throw new ConfigError('NATS_SINK_STREAM', 'must be letters, digits, - and _');
 

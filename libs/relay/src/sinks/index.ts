@@ -3,7 +3,7 @@ export type { BrokerUrl } from './broker-url';
 export { HttpTransport } from './http.transport';
 export { KAFKA_SINK_DEFAULTS, kafkaClientConfig, kafkaRecord, kafkaSinkOptions, KafkaTransport } from './kafka.transport';
 export type { KafkaSinkOptions } from './kafka.transport';
-export { NATS_SINK_DEFAULTS, natsPublication, natsSinkOptions, NatsTransport } from './nats.transport';
+export { NATS_SINK_DEFAULTS, natsPublication, natsSinkOptions, NatsTransport, RESERVED_SUBJECT_ROOTS, subjectPrefixProblem } from './nats.transport';
 export type { NatsSinkOptions } from './nats.transport';
 export { RABBITMQ_DEFAULTS, RABBITMQ_EXCHANGE_TYPES, rabbitMqOptions, rabbitMqPublication, RabbitMqTransport } from './rabbitmq.transport';
 export type { RabbitMqOptions } from './rabbitmq.transport';

@@ -13,6 +13,22 @@ export interface NatsSinkOptions {
 
 export const NATS_SINK_DEFAULTS: NatsSinkOptions = { subjectPrefix: 'wa-gateway.events', stream: 'WA_GATEWAY_EVENTS' };
 
+/**
+ * First subject tokens the gateway's own bus uses (contracts `Subjects`: `instance.<id>.<op>`,
+ * `sessions.*`, `events.<id>`, `queue.<id>`) or NATS reserves (`_INBOX`): a sink pointed at the
+ * gateway's own NATS (an operator may allow its address for webhooks) must not publish where the
+ * services listen, nor make a stream capture their traffic.
+ */
+export const RESERVED_SUBJECT_ROOTS = ['instance', 'sessions', 'events', 'queue', '_INBOX'] as const;
+
+/** Why a subject prefix cannot be used, or null. */
+export function subjectPrefixProblem(prefix: string): string | null {
+  const root = prefix.split('.')[0];
+  return (RESERVED_SUBJECT_ROOTS as readonly string[]).includes(root)
+    ? `subjectPrefix must not start with ${RESERVED_SUBJECT_ROOTS.join(', ')} (subjects of the gateway's own bus)`
+    : null;
+}
+
 /** One subject token: no dots, wildcards or white space. */
 const token = (text: string) => text.replace(/[.*>\s]/g, '_') || '_';
 
@@ -59,6 +75,8 @@ export class NatsTransport implements SinkTransport {
 
   async send(target: WebhookRow, message: SinkMessage): Promise<SendOutcome> {
     const options = natsSinkOptions(target.options);
+    const reserved = subjectPrefixProblem(options.subjectPrefix);
+    if (reserved) return { ok: false, statusCode: null, error: reserved };
     let connection: NatsConnection;
     try {
       connection = await this.connectionTo(target.url);

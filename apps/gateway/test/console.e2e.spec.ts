@@ -244,6 +244,11 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     // The other screens render from the live API.
     await page.getByRole('tab', { name: 'Webhook' }).click();
     await page.getByText('No failed delivery recorded').waitFor();
+    await page.getByRole('button', { name: '+ Add webhook' }).click();
+    await page.fill('input[name=url]', 'http://127.0.0.1:9/hooks/whatsapp');
+    await page.getByRole('button', { name: 'Add webhook', exact: true }).click();
+    await page.locator('[data-testid=webhooks] .row-card', { hasText: 'http://127.0.0.1:9/hooks/whatsapp' }).waitFor();
+    await page.getByText('Signing secret (shown once').waitFor();
     await shot('webhook');
     await page.getByRole('tab', { name: 'Queue & campaigns' }).click();
     await page.locator('[data-testid=queue] .stat').first().waitFor();

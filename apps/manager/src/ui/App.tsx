@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ApiFailure, type Credentials } from '../lib/api';
-import { countByStatus, filterInstances, type StatusFilter } from '../lib/format';
+import { countByStatus, filterInstances, formatPhone, type StatusFilter } from '../lib/format';
 import { loadCredentials, saveCredentials } from '../lib/session';
 import type { Instance, InstanceStatusReply } from '../lib/types';
 import { AdminSettings } from './AdminSettings';
@@ -137,7 +137,7 @@ function Shell({ credentials, onSignOut, onCredentials }: { credentials: Credent
                   <Avatar url={instance.profilePicUrl} name={instance.profileName || instance.name} />
                   <span class="instance-item-text">
                     <span class="instance-item-name">{instance.name}</span>
-                    <span class="instance-item-sub">{instance.profileName || instance.owner || instance.id}</span>
+                    <span class="instance-item-sub">{instance.profileName || formatPhone(instance.owner) || instance.id}</span>
                   </span>
                   <StatusBadge status={instance.status} />
                 </button>

@@ -220,11 +220,17 @@ export class ChatwootRepository {
    */
   async claim(claimer: string, limit: number, claimMs: number): Promise<ChatwootJob[]> {
     const rows: Raw[] = await this.dataSource.query(
-      `WITH heads AS (
-         SELECT DISTINCT ON (instance_id, lane) id, run_after, claimed_until FROM chatwoot_jobs
-         WHERE done_at IS NULL ORDER BY instance_id, lane, id),
+      `WITH RECURSIVE heads AS (
+         -- Each lane's oldest unfinished job, one index probe per lane (a skip scan of chatwoot_jobs_pending):
+         -- the cost follows the number of lanes, not of jobs waiting behind their heads.
+         (SELECT instance_id, lane, id FROM chatwoot_jobs WHERE done_at IS NULL ORDER BY instance_id, lane, id LIMIT 1)
+         UNION ALL
+         SELECT next.instance_id, next.lane, next.id FROM heads h CROSS JOIN LATERAL (
+           SELECT instance_id, lane, id FROM chatwoot_jobs WHERE done_at IS NULL AND (instance_id, lane) > (h.instance_id, h.lane)
+           ORDER BY instance_id, lane, id LIMIT 1) next),
        due AS (
-         SELECT id FROM heads WHERE run_after <= now() AND (claimed_until IS NULL OR claimed_until < now()) ORDER BY run_after, id LIMIT $1),
+         SELECT j.id FROM heads JOIN chatwoot_jobs j ON j.id = heads.id
+         WHERE j.run_after <= now() AND (j.claimed_until IS NULL OR j.claimed_until < now()) ORDER BY j.run_after, j.id LIMIT $1),
        taken AS (
          SELECT j.id FROM chatwoot_jobs j JOIN due ON due.id = j.id
          WHERE j.done_at IS NULL AND (j.claimed_until IS NULL OR j.claimed_until < now())

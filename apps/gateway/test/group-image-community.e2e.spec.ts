@@ -130,6 +130,22 @@ describe('group image and communities API (HTTP → worker → Baileys → simul
     });
   });
 
+  describe('groups events of changes made by other members', () => {
+    it('should announce the picture, disappearing messages and the add mode another admin changed', async () => {
+      const group = await stack.control<SimGroup>('POST', '/sim/groups', { creator: friend, subject: 'Mudanças alheias', participants: [owner] });
+      const path = `/sim/groups/${encodeURIComponent(group.jid)}`;
+      const withPicture = await stack.control<SimGroup>('POST', `${path}/picture`, { actor: friend });
+      await stack.control('POST', `${path}/settings`, { actor: friend, ephemeral: 86_400, memberAddMode: 'all_member_add' });
+      expect(await groupsEvent(group.jid, (event) => Boolean(event.Picture), 'picture by another member')).toMatchObject({
+        event: { Picture: { Remove: false, PictureID: withPicture.picture!.id, AuthorPN: `${friend}@s.whatsapp.net` }, SenderPN: `${friend}@s.whatsapp.net` },
+      });
+      await groupsEvent(group.jid, (event) => event.Ephemeral?.DisappearingTimer === 86_400, 'ephemeral by another member');
+      await groupsEvent(group.jid, (event) => event.MemberAddMode === 'all_member_add', 'add mode by another member');
+      await stack.control('POST', `${path}/picture`, { actor: friend, remove: true });
+      await groupsEvent(group.jid, (event) => event.Picture?.Remove === true, 'picture removed by another member');
+    });
+  });
+
   describe('POST /community/create and /community/editgroups', () => {
     it('should create a community with its announcements group, link and unlink groups, and group objects say so', async () => {
       const created = await call('POST', '/community/create', { name: 'Comunidade do Bairro', description: 'Vizinhos' });

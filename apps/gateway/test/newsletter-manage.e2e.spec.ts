@@ -142,6 +142,35 @@ describe('newsletter management API (HTTP → worker → Baileys → simulator)'
       });
     }, 60_000);
 
+    it('should announce the owner phone edits and deletions of posts of a followed channel', async () => {
+      const channel = await othersChannel('Seguido', [phone]);
+      const kept = await post(channel.jid, 'Original');
+      const gone = await post(channel.jid, 'Some');
+      await waitFor(
+        () => events(channel.jid),
+        (list) => list.length === 2,
+        15_000,
+        'both posts',
+      );
+      const path = `/sim/newsletters/${encodeURIComponent(channel.jid)}/posts`;
+      await stack.control('POST', `${path}/${kept.serverId}/edit`, { text: 'Corrigido pelo dono' });
+      await stack.control('POST', `${path}/${gone.serverId}/delete`, {});
+      const seen = await waitFor(
+        () => events(channel.jid),
+        (list) => list.some((entry) => entry.edit === 'edited') && list.some((entry) => entry.edit === 'deleted'),
+        15_000,
+        'edit and delete events of the follower',
+      );
+      expect(seen.find((entry) => entry.edit === 'edited')).toMatchObject({
+        newsletter: channel.jid,
+        server_id: String(kept.serverId),
+        message: { messageid: kept.id, text: 'Corrigido pelo dono' },
+      });
+      expect(seen.find((entry) => entry.edit === 'deleted')).toMatchObject({ server_id: String(gone.serverId), message: { messageid: gone.id } });
+      const found = await call('POST', '/message/find', { chatid: channel.jid });
+      expect(found.body.messages.find((entry: any) => entry.messageid === kept.id)).toMatchObject({ text: 'Corrigido pelo dono' });
+    });
+
     it('should keep an image post and change its caption', async () => {
       const jid = await myChannel('Legendas');
       const image = { url: 'https://mmg.whatsapp.net/v/t62.7118-24/x.enc', mimetype: 'image/jpeg', caption: 'antes', fileLength: '10' };

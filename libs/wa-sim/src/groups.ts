@@ -694,16 +694,17 @@ export class GroupStore {
     }
     if (group.locked && !this.isAdmin(group, me)) return iqError(iq, 403, 'not-admin');
     const bytes = childBytes(iq, 'picture');
-    const author = this.memberJid(group, me);
-    if (bytes && bytes.length) {
-      // WhatsApp takes a JPEG (Baileys sends 640×640).
-      if (bytes[0] !== 0xff || bytes[1] !== 0xd8) return iqError(iq, 406, 'not-acceptable');
-      group.picture = { id: String(unixNow() * 1000 + randomInt(1000)), bytes: Buffer.from(bytes), author, t: unixNow() };
-    } else {
-      // Removing a picture the group does not have changes nothing (WhatsApp answers it alike).
-      if (!group.picture) return iqResult(iq);
-      group.picture = undefined;
-    }
+    // WhatsApp takes a JPEG (Baileys sends 640×640).
+    if (bytes?.length && (bytes[0] !== 0xff || bytes[1] !== 0xd8)) return iqError(iq, 406, 'not-acceptable');
+    this.setPicture(group, me, bytes?.length ? Buffer.from(bytes) : undefined);
+    return iqResult(iq, group.picture ? [node('picture', { id: group.picture.id })] : []);
+  }
+
+  /** Sets (a JPEG) or removes the group's picture; every member's devices get the `picture` notification. */
+  setPicture(group: Group, actor: Account, bytes: Buffer | undefined): void {
+    if (!bytes && !group.picture) return; // removing a picture the group does not have changes nothing
+    const author = this.memberJid(group, actor);
+    group.picture = bytes ? { id: String(unixNow() * 1000 + randomInt(1000)), bytes, author, t: unixNow() } : undefined;
     const change = group.picture ? node('set', { jid: group.jid, id: group.picture.id, author }) : node('delete', { jid: group.jid, author });
     const stanza = node(
       'notification',
@@ -713,8 +714,8 @@ export class GroupStore {
         id: nextServerId(),
         t: String(unixNow()),
         participant: author,
-        participant_pn: group.addressingMode === 'lid' ? me.jid : undefined,
-        notify: me.name,
+        participant_pn: group.addressingMode === 'lid' ? actor.jid : undefined,
+        notify: actor.name,
       },
       [change],
     );
@@ -722,7 +723,6 @@ export class GroupStore {
       const device = target.deviceId === 0 ? undefined : target.account.devices.get(target.deviceId);
       if (device) this.ctx.deliverToCompanion(device, stanza);
     }
-    return iqResult(iq, group.picture ? [node('picture', { id: group.picture.id })] : []);
   }
 
   // ---------------------------------------------------------------- messages
@@ -922,6 +922,20 @@ export class GroupStore {
       },
       { method: 'GET', path: '/sim/groups/{jid}', handler: ({ params }) => this.info(requireGroup(params.jid)) },
       {
+        // A member (`actor`) sets the group's picture from its phone (`image`: base64 of a JPEG; a tiny one when absent) or removes it (`remove: true`).
+        method: 'POST',
+        path: '/sim/groups/{jid}/picture',
+        handler: ({ params, body }) => {
+          const group = requireGroup(params.jid);
+          const actor = requireAccount(body.actor ?? group.creator.phone);
+          if (!group.members.has(actor.phone)) throw new SimError(403, `${actor.phone} is not in ${group.jid}`);
+          const bytes = body.remove === true ? undefined : Buffer.from(typeof body.image === 'string' ? body.image : TINY_JPEG, 'base64');
+          if (bytes && (bytes[0] !== 0xff || bytes[1] !== 0xd8)) throw new SimError(400, 'image must be a JPEG');
+          this.setPicture(group, actor, bytes);
+          return this.info(group);
+        },
+      },
+      {
         // The picture WhatsApp keeps for the group: its size and format, read from the JPEG.
         method: 'GET',
         path: '/sim/groups/{jid}/picture',
@@ -1006,6 +1020,22 @@ export class GroupStore {
             group.announce = body.announce;
             this.notify(group, actor, node(group.announce ? 'announcement' : 'not_announcement', {}));
           }
+          if (body.ephemeral !== undefined) {
+            const seconds = Number(body.ephemeral);
+            if (![0, 86_400, 604_800, 7_776_000].includes(seconds)) throw new SimError(400, 'ephemeral must be 0, 86400, 604800 or 7776000');
+            if (seconds !== group.ephemeral) {
+              group.ephemeral = seconds;
+              this.notify(group, actor, seconds ? node('ephemeral', { expiration: String(seconds) }) : node('not_ephemeral', {}));
+            }
+          }
+          if (body.memberAddMode !== undefined) {
+            if (body.memberAddMode !== 'admin_add' && body.memberAddMode !== 'all_member_add')
+              throw new SimError(400, 'memberAddMode must be admin_add or all_member_add');
+            if (body.memberAddMode !== group.memberAddMode) {
+              group.memberAddMode = body.memberAddMode;
+              this.notify(group, actor, node('member_add_mode', {}, group.memberAddMode));
+            }
+          }
           if (body.joinApproval !== undefined && typeof body.joinApproval !== 'boolean') throw new SimError(400, 'joinApproval must be a boolean');
           if (typeof body.joinApproval === 'boolean' && body.joinApproval !== group.joinApproval) {
             group.joinApproval = body.joinApproval;
@@ -1035,6 +1065,10 @@ export class GroupStore {
     ];
   }
 }
+
+/** A 1×1 JPEG. */
+const TINY_JPEG =
+  '/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA=';
 
 /** Width and height of a baseline or progressive JPEG (its SOF segment); `format` unknown when it is no JPEG. */
 export function jpegSize(bytes: Buffer): { width: number; height: number; format: string } {

@@ -472,16 +472,7 @@ export class NewsletterStore {
         ack.attrs.error = '400';
         return ack;
       }
-      if (edit === '3') {
-        post.bytes = bytes;
-        post.edited = true;
-      } else newsletter.posts.splice(newsletter.posts.indexOf(post), 1);
-      this.fanOut(
-        newsletter,
-        node('message', { from: newsletter.jid, id: post.id, server_id: String(post.serverId), t: String(unixNow()), type: post.type, edit }, [
-          node('plaintext', {}, bytes),
-        ]),
-      );
+      this.changePost(newsletter, post, edit, bytes);
       ack.attrs.server_id = String(post.serverId);
       return ack;
     }
@@ -493,6 +484,20 @@ export class NewsletterStore {
     const post = this.publish(newsletter, plaintext, stanza.attrs.type ?? 'text', stanza.attrs.id);
     ack.attrs.server_id = String(post.serverId);
     return ack;
+  }
+
+  /** An admin's edit (`3`: the new content) or deletion (`8`) of a post, fanned out to the channel's devices as WhatsApp does. */
+  changePost(newsletter: Newsletter, post: NewsletterPost, edit: '3' | '8', bytes: Buffer): void {
+    if (edit === '3') {
+      post.bytes = bytes;
+      post.edited = true;
+    } else newsletter.posts.splice(newsletter.posts.indexOf(post), 1);
+    this.fanOut(
+      newsletter,
+      node('message', { from: newsletter.jid, id: post.id, server_id: String(post.serverId), t: String(unixNow()), type: post.type, edit }, [
+        node('plaintext', {}, bytes),
+      ]),
+    );
   }
 
   /** `<receipt to=…@newsletter type=view><list><item server_id/></list></receipt>`: each post's views count the account once. */
@@ -614,6 +619,31 @@ export class NewsletterStore {
           if (body.code) post.reactions.set(body.code, (post.reactions.get(body.code) ?? new Set<string>()).add(account.phone));
           for (const [code, who] of [...post.reactions.entries()]) if (!who.size) post.reactions.delete(code);
           return { serverId: post.serverId, reactions: Object.fromEntries([...post.reactions.entries()].map(([code, who]) => [code, who.size])) };
+        },
+      },
+      {
+        // The owner edits a post from its phone (`text` or `message`): followers get the edit (edit="3").
+        method: 'POST',
+        path: '/sim/newsletters/{jid}/posts/{serverId}/edit',
+        handler: ({ params, body }) => {
+          const newsletter = requireNewsletter(params.jid);
+          const post = newsletter.posts.find((entry) => String(entry.serverId) === params.serverId);
+          if (!post) throw new SimError(404, `no post ${params.serverId}`);
+          if (typeof body.text !== 'string' || !body.text) throw new SimError(400, 'text is required');
+          this.changePost(newsletter, post, '3', Buffer.from(proto.Message.encode({ conversation: body.text }).finish()));
+          return { serverId: post.serverId, id: post.id };
+        },
+      },
+      {
+        // The owner deletes a post from its phone: followers get the deletion (edit="8").
+        method: 'POST',
+        path: '/sim/newsletters/{jid}/posts/{serverId}/delete',
+        handler: ({ params }) => {
+          const newsletter = requireNewsletter(params.jid);
+          const post = newsletter.posts.find((entry) => String(entry.serverId) === params.serverId);
+          if (!post) throw new SimError(404, `no post ${params.serverId}`);
+          this.changePost(newsletter, post, '8', Buffer.alloc(0));
+          return { serverId: post.serverId, id: post.id };
         },
       },
       {

@@ -293,6 +293,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
     // Count the SQL the sends cost (pg's Client.query sees every statement TypeORM issues).
     const pg = await import('pg');
     const statements = new Map<string, number>();
+    const failedStatements = new Map<string, number>();
     const clientPrototype = (pg.default?.Client ?? pg.Client).prototype as unknown as { query: (...call: unknown[]) => unknown };
     const originalQuery = clientPrototype.query;
     clientPrototype.query = function (this: unknown, ...call: unknown[]) {
@@ -303,23 +304,51 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
         .slice(0, 140);
       // Auth key reads by key type (Baileys asks for some types on every send).
       if (text.startsWith('SELECT key_id')) text += ` [${String((call[1] as unknown[])?.[1])}]`;
+      // The bench's own polling is not the path's.
+      if (text.includes('bench drain')) return originalQuery.apply(this, call);
       statements.set(text, (statements.get(text) ?? 0) + 1);
-      return originalQuery.apply(this, call);
+      const result = originalQuery.apply(this, call) as unknown;
+      // Failed statements by SQLSTATE (a deadlock between group commits would show here as 40P01).
+      if (result instanceof Promise)
+        result.catch((error: { code?: string }) => failedStatements.set(error?.code ?? '?', (failedStatements.get(error?.code ?? '?') ?? 0) + 1));
+      return result;
     };
-    const stopped = new Promise<void>((resolve) => process.once('message', () => resolve()));
+    // The orchestrator says how many sends it made; their `messages` events are the last writes of the path.
+    const stopped = new Promise<number>((resolve) => process.once('message', (message) => resolve(Number((message as { sends?: number }).sends) || 0)));
     const cpu = process.cpuUsage();
     // Statements waiting for a pooled connection, sampled: a saturated pool shows up here, not in CPU.
     const pool = (dataSource.driver as unknown as { master: { waitingCount: number } }).master;
     const waiting: number[] = [];
     const sampler = setInterval(() => waiting.push(pool.waitingCount), 50);
     send({ baseUrl: `http://127.0.0.1:${address.port}`, tokens, connected, connectSeconds } satisfies OursReady);
-    await stopped;
+    const sends = await stopped;
+    // Work the path deferred counts too: wait (up to 60 s) until every send's `messages` event is in
+    // the outbox, and report how long after the last answer that took.
+    const drainStarted = Date.now();
+    let events = 0;
+    while (Date.now() - drainStarted < 60_000) {
+      const [{ n }]: Array<{ n: number }> = await dataSource.query(
+        `SELECT /* bench drain */ count(*)::int AS n FROM outbox_events WHERE event_type = 'messages'`,
+      );
+      events = n;
+      if (events >= sends) break;
+      await sleep(20);
+    }
+    const eventsDrainSeconds = round((Date.now() - drainStarted) / 1000, 2);
     clientPrototype.query = originalQuery;
     const total = [...statements.values()].reduce((a, b) => a + b, 0);
     const used = process.cpuUsage(cpu);
     clearInterval(sampler);
     const poolWaitingAvg = waiting.length ? round(waiting.reduce((a, b) => a + b, 0) / waiting.length) : 0;
-    send({ queries: total, cpuMs: (used.user + used.system) / 1000, poolWaitingAvg, top: [...statements.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40) });
+    send({
+      eventsWritten: events,
+      eventsDrainSeconds,
+      queries: total,
+      cpuMs: (used.user + used.system) / 1000,
+      poolWaitingAvg,
+      failedStatements: Object.fromEntries(failedStatements),
+      top: [...statements.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40),
+    });
     await app.close();
     await worker.stop();
     await bus.close();
@@ -405,18 +434,41 @@ async function orchestrate(): Promise<void> {
     const ready = await firstMessage<OursReady>(oursProcess);
     const load = await driveOurs(ready);
     const exited = new Promise((resolve) => oursProcess.once('exit', resolve));
-    const sql = firstMessage<{ queries: number; cpuMs: number; poolWaitingAvg: number; top: Array<[string, number]> }>(oursProcess).catch(() => undefined);
-    oursProcess.send('stop');
+    const sql = firstMessage<{
+      eventsWritten: number;
+      eventsDrainSeconds: number;
+      queries: number;
+      cpuMs: number;
+      poolWaitingAvg: number;
+      failedStatements: Record<string, number>;
+      top: Array<[string, number]>;
+    }>(oursProcess).catch(() => undefined);
+    oursProcess.send({ sends: load.sent + load.failed + WARMUP * INSTANCES });
     const counted = await Promise.race([sql, sleep(15_000).then(() => undefined)]);
     await Promise.race([exited, sleep(15_000)]);
     oursProcess.kill();
     const sends = load.sent + load.failed + WARMUP * INSTANCES;
     if (counted) log(`SQL statements during the sends (incl. warm-up and background work): ${counted.queries}, top: ${JSON.stringify(counted.top, null, 1)}`);
-    const ours: SideResult & { sqlPerSend?: number; poolWaitingAvg?: number } = {
+    const ours: SideResult & {
+      sqlPerSend?: number;
+      poolWaitingAvg?: number;
+      failedStatements?: Record<string, number>;
+      eventsWritten?: number;
+      eventsDrainSeconds?: number;
+    } = {
       connected: ready.connected,
       connectSeconds: ready.connectSeconds,
       ...load,
-      ...(counted ? { cpuMsPerSend: round(counted.cpuMs / sends, 2), sqlPerSend: round(counted.queries / sends), poolWaitingAvg: counted.poolWaitingAvg } : {}),
+      ...(counted
+        ? {
+            cpuMsPerSend: round(counted.cpuMs / sends, 2),
+            sqlPerSend: round(counted.queries / sends, 2),
+            poolWaitingAvg: counted.poolWaitingAvg,
+            failedStatements: counted.failedStatements,
+            eventsWritten: counted.eventsWritten,
+            eventsDrainSeconds: counted.eventsDrainSeconds,
+          }
+        : {}),
     };
     log(`ours: ${JSON.stringify(ours)}`);
 

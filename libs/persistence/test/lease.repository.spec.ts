@@ -60,6 +60,84 @@ describe(LeaseRepository.name, () => {
     });
   });
 
+  describe('group commit of auth-state writes', () => {
+    it('should write concurrent writes of several instances together, each fenced by its own lease, in order per instance', async () => {
+      await Promise.all(['i-group-a', 'i-group-b', 'i-group-stale'].map((id) => newInstance(id)));
+      const a = (await sut.claim('i-group-a', 'w1', 5000))!;
+      const b = (await sut.claim('i-group-b', 'w1', 5000))!;
+      const stale = (await sut.claim('i-group-stale', 'w1', 50))!;
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      await sut.claim('i-group-stale', 'w2', 5000);
+
+      const statements: string[] = [];
+      const query = db.dataSource.query.bind(db.dataSource);
+      const spy = jest.spyOn(db.dataSource, 'query').mockImplementation((text: string, params?: unknown) => {
+        statements.push(text);
+        return query(text, params as unknown[] | undefined);
+      });
+      try {
+        const writes = await Promise.allSettled([
+          auth.write(a, { creds: '{"a":1}', keys: [{ type: 'session', id: 'p1', value: 'a1' }] }),
+          auth.write(b, {
+            keys: [
+              { type: 'session', id: 'p1', value: 'b1' },
+              { type: 'pre-key', id: '7', value: 'k7' },
+            ],
+          }),
+          auth.write(stale, { creds: '{"stale":1}', keys: [{ type: 'session', id: 'p1', value: 'stale' }] }),
+          auth.write(a, { keys: [{ type: 'session', id: 'p1', value: 'a2' }] }),
+          auth.write(b, { keys: [{ type: 'pre-key', id: '7', value: null }] }),
+        ]);
+        expect(writes.map((write) => write.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+        expect((writes[2] as PromiseRejectedResult).reason).toBeInstanceOf(FencedOutError);
+      } finally {
+        spy.mockRestore();
+      }
+      // The first write alone (nothing in flight), then the rest in two groups: one write per instance per statement.
+      expect(statements).toHaveLength(3);
+      expect(await auth.readCreds('i-group-a')).toBe('{"a":1}');
+      expect(await auth.readKeys('i-group-a', 'session', ['p1'])).toEqual(new Map([['p1', 'a2']]));
+      expect(await auth.readKeys('i-group-b', 'session', ['p1'])).toEqual(new Map([['p1', 'b1']]));
+      expect(await auth.readKeys('i-group-b', 'pre-key', ['7'])).toEqual(new Map());
+      expect(await auth.readCreds('i-group-stale')).toBeNull();
+      expect(await auth.readKeys('i-group-stale', 'session', ['p1'])).toEqual(new Map());
+    });
+  });
+
+  describe('fencedGroupTransaction', () => {
+    it('should tell the work which leases still hold, and roll the whole group back when the work fails', async () => {
+      await Promise.all(['i-gtx-a', "i-gtx'b", 'i-gtx-stale'].map((id) => newInstance(id)));
+      const a = (await sut.claim('i-gtx-a', 'w1', 5000))!;
+      const b = (await sut.claim("i-gtx'b", 'w1', 5000))!;
+      const stale = (await sut.claim('i-gtx-stale', 'w1', 50))!;
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      await sut.claim('i-gtx-stale', 'w2', 5000);
+      const names = async () =>
+        Object.fromEntries(
+          ((await db.dataSource.query(`SELECT id, name FROM instances WHERE id LIKE 'i-gtx%'`)) as Array<{ id: string; name: string }>).map((row) => [
+            row.id,
+            row.name,
+          ]),
+        );
+      const afterGroup = { 'i-gtx-a': 'grouped', "i-gtx'b": 'grouped', 'i-gtx-stale': 'i-gtx-stale' };
+
+      const held = await LeaseRepository.fencedGroupTransaction(db.dataSource, [a, b, stale], async (manager, held) => {
+        for (const id of held) await manager.query(`UPDATE instances SET name = 'grouped' WHERE id = $1`, [id]);
+        return held;
+      });
+      expect(held).toEqual(new Set(['i-gtx-a', "i-gtx'b"]));
+      expect(await names()).toEqual(afterGroup);
+
+      await expect(
+        LeaseRepository.fencedGroupTransaction(db.dataSource, [a, b], async (manager) => {
+          await manager.query(`UPDATE instances SET name = 'half' WHERE id = $1`, ['i-gtx-a']);
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
+      expect(await names()).toEqual(afterGroup);
+    });
+  });
+
   describe('fencedTransaction', () => {
     it('should commit the work of the holder, and run nothing for a worker whose lease was taken over', async () => {
       await newInstance("i-tx'quoted");

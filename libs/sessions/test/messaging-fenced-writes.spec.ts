@@ -52,4 +52,81 @@ describe(InboundStore.name, () => {
     expect(await outbox()).toHaveLength(1);
     expect(await db.dataSource.query(`SELECT lid FROM lid_mappings WHERE instance_id = $1 AND lid = '2@lid'`, [instanceId])).toEqual([]);
   });
+
+  it('should write concurrent writes of several instances in one group transaction, each fenced by its own lease', async () => {
+    const ids = ['group-inbound-a', 'group-inbound-b', 'group-inbound-stale'];
+    const instances = new InstanceRepository(db.dataSource);
+    for (const id of ids) await instances.create({ id, token: `tok-${id}`, name: id });
+    const groupNotices: unknown[] = [];
+    for (const id of ids) bus.subscribe(Subjects.outbox(id), async (data) => void groupNotices.push(data));
+    const leases = new LeaseRepository(db.dataSource);
+    const [a, b] = [(await leases.claim(ids[0], 'worker-a', 10_000))!, (await leases.claim(ids[1], 'worker-a', 10_000))!];
+    const stale = (await leases.claim(ids[2], 'worker-a', 10_000))!;
+    await db.dataSource.query(`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE instance_id = $1`, [ids[2]]);
+    await leases.claim(ids[2], 'worker-b', 10_000);
+
+    // One transaction in flight, so the next writes must wait and go together.
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
+    const write = (lease: typeof a, lid: string, chat: string) =>
+      sut.write(lease, async (manager, events) => {
+        await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, $3)`, [lease.instanceId, lid, chat]);
+        events.push({ eventType: 'messages', chatId: chat, payload: { lid } }, { eventType: 'messages_update', chatId: chat, payload: { lid } });
+        return lid;
+      });
+    const results = await Promise.allSettled([
+      write(a, '10@lid', '5511900000010@s.whatsapp.net'), // alone: nothing in flight yet
+      write(b, '11@lid', '5511900000011@s.whatsapp.net'),
+      write(stale, '12@lid', '5511900000012@s.whatsapp.net'),
+      write(a, '13@lid', '5511900000013@s.whatsapp.net'),
+    ]);
+    expect(results.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as Error).constructor.name))).toEqual([
+      '10@lid',
+      '11@lid',
+      'FencedOutError',
+      '13@lid',
+    ]);
+    expect(sut.stats).toEqual({ transactions: 2, writes: 4, fallbacks: 0 });
+    const rows: Array<{ instance_id: string; event_type: string; lid: string; tx: string }> = await db.dataSource.query(
+      `SELECT instance_id, event_type, payload->>'lid' AS lid, tx::text AS tx FROM outbox_events WHERE instance_id LIKE 'group-inbound-%' ORDER BY id`,
+    );
+    // Each write's events in its order; the group's rows share one transaction.
+    expect(rows.map((row) => `${row.instance_id} ${row.event_type} ${row.lid}`)).toEqual([
+      'group-inbound-a messages 10@lid',
+      'group-inbound-a messages_update 10@lid',
+      'group-inbound-b messages 11@lid',
+      'group-inbound-b messages_update 11@lid',
+      'group-inbound-a messages 13@lid',
+      'group-inbound-a messages_update 13@lid',
+    ]);
+    expect(new Set(rows.slice(2).map((row) => row.tx)).size).toBe(1);
+    expect(await db.dataSource.query(`SELECT lid FROM lid_mappings WHERE instance_id = $1`, [ids[2]])).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(groupNotices).toEqual(
+      expect.arrayContaining([
+        { instanceId: ids[0], lastId: expect.any(String) },
+        { instanceId: ids[1], lastId: expect.any(String) },
+      ]),
+    );
+    expect(groupNotices).toHaveLength(3);
+  });
+
+  it('should write each write of a failed group alone, so only the bad one fails', async () => {
+    const id = 'group-inbound-a';
+    const lease = (await new LeaseRepository(db.dataSource).holderOf(id))!;
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
+    const insert = (lid: string) =>
+      sut.write(lease, async (manager) => {
+        // A repeated LID mapping breaks its unique key: that statement fails, and with it the group.
+        await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, $3)`, [id, lid, `${lid}-pn`]);
+        return lid;
+      });
+    const results = await Promise.allSettled([insert('20@lid'), insert('21@lid'), insert('10@lid'), insert('22@lid')]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(sut.stats.fallbacks).toBe(1);
+    const stored: Array<{ lid: string }> = await db.dataSource.query(
+      `SELECT lid FROM lid_mappings WHERE instance_id = $1 AND lid IN ('20@lid', '21@lid', '22@lid')`,
+      [id],
+    );
+    expect(stored.map((row) => row.lid).sort()).toEqual(['20@lid', '21@lid', '22@lid']);
+  });
 });

@@ -1,9 +1,16 @@
 import type { DataSource } from 'typeorm';
+import { GroupCommit } from '../group-commit';
 import { FencedOutError } from './fenced-out.error';
 import { type Lease, LeaseRepository } from './lease.repository';
 import { PREPARED } from '../preparing-client';
 
 export { FencedOutError };
+
+/** One write of an instance's auth state: new creds and/or key mutations. */
+export interface AuthChange {
+  creds?: string;
+  keys?: KeyMutation[];
+}
 
 export interface KeyMutation {
   type: string;
@@ -35,10 +42,25 @@ export class AuthStateRepository {
 
   /**
    * Writes creds and/or key mutations atomically; throws FencedOutError when the lease is gone.
-   * One statement (Baileys writes a Signal session on every message it encrypts, so this is on the
-   * send path): each change is a data-modifying CTE gated by the lease proof, all in one transaction.
+   * Baileys writes a Signal session on every message it encrypts, so this is on the send path: the
+   * writes of all instances of this worker that arrive while one is in flight go together in the next
+   * statement (group commit, ADR 0008), each fenced by its own lease; one write per instance per
+   * statement, so an instance's writes keep their order.
    */
-  async write(lease: Lease, change: { creds?: string; keys?: KeyMutation[] }): Promise<void> {
+  write(lease: Lease, change: AuthChange): Promise<void> {
+    return this.writes.write({ lease, change }).then((held) => {
+      if (!held) throw new FencedOutError(lease.instanceId);
+    });
+  }
+
+  private readonly writes = new GroupCommit<{ lease: Lease; change: AuthChange }, boolean>(
+    (items) => this.writeMany(items),
+    (item) => this.writeOne(item.lease, item.change),
+    { maxBatch: 200, maxInFlight: 1, key: (item) => item.lease.instanceId },
+  );
+
+  /** One write: each change a data-modifying CTE gated by the lease proof, all in one statement. Whether the lease held. */
+  private async writeOne(lease: Lease, change: AuthChange): Promise<boolean> {
     const keys = change.keys ?? [];
     const upserts = keys.filter((key) => key.value !== null);
     const deletes = keys.filter((key) => key.value === null);
@@ -64,7 +86,52 @@ export class AuthStateRepository {
         deletes.map((k) => k.id),
       ],
     );
-    if (!rows[0]?.held) throw new FencedOutError(lease.instanceId);
+    return Boolean(rows[0]?.held);
+  }
+
+  /**
+   * Writes of several instances (one each) in ONE statement, each instance's rows written only while
+   * its lease holds (LeaseRepository.fenceManyCte). Answers, in order, whether each lease held.
+   */
+  private async writeMany(items: Array<{ lease: Lease; change: AuthChange }>): Promise<boolean[]> {
+    const creds = items.filter((item) => item.change.creds !== undefined);
+    const upserts = items.flatMap((item) =>
+      (item.change.keys ?? []).filter((key) => key.value !== null).map((key) => ({ instanceId: item.lease.instanceId, key })),
+    );
+    const deletes = items.flatMap((item) =>
+      (item.change.keys ?? []).filter((key) => key.value === null).map((key) => ({ instanceId: item.lease.instanceId, key })),
+    );
+    const rows: Array<{ held: string[] }> = await this.dataSource.query(
+      `WITH ${LeaseRepository.fenceManyCte()},
+       creds AS (
+         INSERT INTO auth_creds (instance_id, value)
+         SELECT c.instance_id, c.value FROM unnest($4::text[], $5::text[]) AS c(instance_id, value) WHERE c.instance_id IN (SELECT instance_id FROM lease)
+         ON CONFLICT (instance_id) DO UPDATE SET value = EXCLUDED.value),
+       upserted AS (
+         INSERT INTO auth_keys (instance_id, type, key_id, value)
+         SELECT u.instance_id, u.type, u.key_id, u.value FROM unnest($6::text[], $7::text[], $8::text[], $9::text[]) AS u(instance_id, type, key_id, value)
+         WHERE u.instance_id IN (SELECT instance_id FROM lease)
+         ON CONFLICT (instance_id, type, key_id) DO UPDATE SET value = EXCLUDED.value),
+       deleted AS (
+         DELETE FROM auth_keys WHERE (instance_id, type, key_id) IN (
+           SELECT d.instance_id, d.type, d.key_id FROM unnest($10::text[], $11::text[], $12::text[]) AS d(instance_id, type, key_id)
+           WHERE d.instance_id IN (SELECT instance_id FROM lease)))
+       SELECT coalesce(array_agg(instance_id), '{}') AS held FROM lease`,
+      [
+        ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
+        creds.map((item) => item.lease.instanceId),
+        creds.map((item) => item.change.creds as string),
+        upserts.map((entry) => entry.instanceId),
+        upserts.map((entry) => entry.key.type),
+        upserts.map((entry) => entry.key.id),
+        upserts.map((entry) => entry.key.value as string),
+        deletes.map((entry) => entry.instanceId),
+        deletes.map((entry) => entry.key.type),
+        deletes.map((entry) => entry.key.id),
+      ],
+    );
+    const held = new Set(rows[0]?.held ?? []);
+    return items.map((item) => held.has(item.lease.instanceId));
   }
 
   /**

@@ -142,6 +142,40 @@ export class LeaseRepository {
   }
 
   /**
+   * fencedTransaction() for the writes of many instances in ONE transaction (the worker's group commit
+   * of inbound writes, ADR 0008): the begin and the proof of every lease go to the server in one round
+   * trip, each live lease row locked FOR KEY SHARE until commit. `work` learns which instances are
+   * still held and must write only for those (a lease that is gone is that instance's FencedOutError,
+   * not the group's). Leases are given as escaped literals, as in fencedTransaction().
+   */
+  static async fencedGroupTransaction<T>(dataSource: DataSource, leases: Lease[], work: (manager: EntityManager, held: Set<string>) => Promise<T>): Promise<T> {
+    for (const lease of leases) if (!/^\d+$/.test(lease.fencingToken)) throw new Error(`invalid fencing token ${lease.fencingToken}`);
+    const runner = dataSource.createQueryRunner();
+    await runner.connect();
+    const client = (runner as unknown as { databaseConnection: SimpleQueryClient }).databaseConnection;
+    const tuples = leases.map((lease) => `(${client.escapeLiteral(lease.instanceId)}, ${client.escapeLiteral(lease.workerId)}, ${lease.fencingToken}::bigint)`);
+    let open = false;
+    try {
+      const results = await client.query(
+        `START TRANSACTION; SELECT instance_id FROM session_leases
+         WHERE (instance_id, worker_id, fencing_token) IN (${tuples.join(', ')}) AND expires_at > now()
+         FOR KEY SHARE`,
+      );
+      open = true;
+      const held = new Set((results[1]?.rows ?? []).map((row) => (row as { instance_id: string }).instance_id));
+      const value = await work(runner.manager, held);
+      await runner.query('COMMIT');
+      open = false;
+      return value;
+    } catch (error) {
+      if (open) await runner.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /**
    * The same proof for a write that is one statement: a CTE named `lease` (parameters `$first` = the
    * instance id, then the worker id and the fencing token). Gate every change in the statement with
    * `EXISTS (SELECT 1 FROM lease)` and select `(SELECT count(*) FROM lease)::int AS held` to tell
@@ -158,6 +192,29 @@ export class LeaseRepository {
 
   static fenceParams(lease: Lease): [string, string, string] {
     return [lease.instanceId, lease.workerId, lease.fencingToken];
+  }
+
+  /**
+   * The fence of a statement that writes for many instances (group commit, ADR 0008): a CTE named
+   * `lease` with the `instance_id` of every lease of $1 (instance ids), $2 (worker ids), $3 (fencing
+   * tokens) that is still live, each row locked FOR KEY SHARE until the statement commits, as fenceCte()
+   * does for one. Gate each row's change with `instance_id IN (SELECT instance_id FROM lease)` and
+   * select `coalesce(array_agg(instance_id), '{}')` from it to tell which instances were held.
+   */
+  static fenceManyCte(): string {
+    return `lease AS (
+         SELECT l.instance_id FROM session_leases l
+         JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS f(instance_id, worker_id, fencing_token)
+           ON l.instance_id = f.instance_id AND l.worker_id = f.worker_id AND l.fencing_token = f.fencing_token
+         WHERE l.expires_at > now()
+         FOR KEY SHARE OF l)`;
+  }
+
+  /** The parameters of fenceManyCte(): each distinct lease once. */
+  static fenceManyParams(leases: Lease[]): [string[], string[], string[]] {
+    const distinct = new Map(leases.map((lease) => [`${lease.instanceId}\u0000${lease.workerId}\u0000${lease.fencingToken}`, lease]));
+    const all = [...distinct.values()];
+    return [all.map((lease) => lease.instanceId), all.map((lease) => lease.workerId), all.map((lease) => lease.fencingToken)];
   }
 
   // --- workers ------------------------------------------------------------------------------------

@@ -132,6 +132,12 @@ export interface MessageQuery {
 const RANK_SQL = `CASE messages.status ${Object.entries(STATUS_RANK)
   .map(([name, rank]) => `WHEN '${name}' THEN ${rank}`)
   .join(' ')} ELSE -1 END`;
+/** The status rank of any status expression as SQL (-1 for the final ones and unknown). */
+function rankOf(expression: string): string {
+  return `CASE ${expression} ${Object.entries(STATUS_RANK)
+    .map(([name, rank]) => `WHEN '${name}' THEN ${rank}`)
+    .join(' ')} ELSE -1 END`;
+}
 /** Statuses a message never leaves. */
 const FINAL_SQL = `messages.status NOT IN ('Failed', 'Canceled', 'Deleted')`;
 /** Content columns a later copy of a message refreshes when it has a value for them. */
@@ -165,28 +171,6 @@ function insertParts(message: NewMessage, first: number): { names: string[]; pla
 
 /** Runs SQL: a DataSource, or an EntityManager inside a transaction. */
 type Queryable = Pick<DataSource, 'query'>;
-
-/**
- * The fence of a statement that writes for many instances (group commit): a CTE named `lease` with the
- * `instance_id` of every lease of $1 (instance ids), $2 (worker ids), $3 (fencing tokens) that is still
- * live, each row locked FOR KEY SHARE until the statement commits, exactly as LeaseRepository.fenceCte
- * does for one. Gate each row's change with `instance_id IN (SELECT instance_id FROM lease)`.
- */
-function fenceManyCte(): string {
-  return `lease AS (
-         SELECT l.instance_id FROM session_leases l
-         JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS f(instance_id, worker_id, fencing_token)
-           ON l.instance_id = f.instance_id AND l.worker_id = f.worker_id AND l.fencing_token = f.fencing_token
-         WHERE l.expires_at > now()
-         FOR KEY SHARE OF l)`;
-}
-
-/** The parameters of fenceManyCte(): each distinct lease once. */
-function fenceManyParams(leases: Lease[]): [string[], string[], string[]] {
-  const distinct = new Map(leases.map((lease) => [`${lease.instanceId}\u0000${lease.workerId}\u0000${lease.fencingToken}`, lease]));
-  const all = [...distinct.values()];
-  return [all.map((lease) => lease.instanceId), all.map((lease) => lease.workerId), all.map((lease) => lease.fencingToken)];
-}
 
 /**
  * The send path's writes, each one fenced statement (see LeaseRepository.fenceCte): a send costs two
@@ -240,7 +224,7 @@ export class OutboundLedgerRepository {
     });
     const relay = items.filter((item) => item.relay);
     const rows: Raw[] = await db.query(
-      `WITH ${fenceManyCte()},
+      `WITH ${LeaseRepository.fenceManyCte()},
        reserved AS (
          INSERT INTO messages (${names.join(', ')}, relayed_at)
          SELECT ${names.map((column) => `input.${column}`).join(', ')},
@@ -257,7 +241,7 @@ export class OutboundLedgerRepository {
          RETURNING *)
        SELECT held.held_instances, reserved.* FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN reserved ON true`,
       [
-        ...fenceManyParams(items.map((item) => item.lease)),
+        ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
         JSON.stringify(messages),
         relay.map((item) => item.message.instanceId),
         relay.map((item) => item.message.messageId),
@@ -281,7 +265,7 @@ export class OutboundLedgerRepository {
     items: ReadonlyArray<{ lease: Lease; messageId: string; outcome: { status: 'Sent' } | { status: 'Failed'; error: string } }>,
   ): Promise<Array<{ held: boolean; row: MessageRow | null }>> {
     const rows: Raw[] = await db.query(
-      `WITH ${fenceManyCte()},
+      `WITH ${LeaseRepository.fenceManyCte()},
        input AS (SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS u(instance_id, message_id, status, error)),
        changed AS (
          UPDATE messages SET status = input.status, error = CASE WHEN input.status = 'Failed' THEN input.error ELSE messages.error END, updated_at = now()
@@ -292,7 +276,7 @@ export class OutboundLedgerRepository {
          RETURNING messages.*)
        SELECT held.held_instances, changed.* FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN changed ON true`,
       [
-        ...fenceManyParams(items.map((item) => item.lease)),
+        ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
         items.map((item) => item.lease.instanceId),
         items.map((item) => item.messageId),
         items.map((item) => item.outcome.status),
@@ -391,22 +375,43 @@ export class MessageRepository {
     return MessageRepository.upsertRow(manager, message, true);
   }
 
+  /**
+   * storeCopyWithin() for a copy of our own message that also moves a stored row forward to the copy's
+   * status (a receipt Baileys merged into the upsert), in the same statement instead of a second
+   * advanceStatusWithin() (one statement less per sent message, ADR 0008). Failed is not handled here.
+   * `advanced` tells whether the stored status changed: the row's status before the statement is
+   * read from its snapshot (the only other writer of the row meanwhile is the send's own result, Sent,
+   * which is never announced).
+   */
+  static async storeOwnCopyWithin(manager: EntityManager, message: NewMessage): Promise<{ row: MessageRow; created: boolean; advanced: boolean } | null> {
+    const stored = await MessageRepository.upsertRow(manager, message, true, true);
+    return stored ? { row: stored.row, created: stored.created, advanced: !stored.created && stored.priorStatus !== stored.row.status } : null;
+  }
+
   private static async upsertRow(
     manager: EntityManager,
     message: NewMessage,
     unlessCopyStored: boolean,
-  ): Promise<{ row: MessageRow; created: boolean } | null> {
+    advanceStatus = false,
+  ): Promise<{ row: MessageRow; created: boolean; priorStatus: string | null } | null> {
     const { names, placeholders, values } = insertParts(message, 1);
+    const messageId = COLUMNS.findIndex(([, column]) => column === 'message_id') + 1;
     const rows: Raw[] = await manager.query(
-      `${PREPARED} INSERT INTO messages (${names.join(', ')}) VALUES (${placeholders.join(', ')})
+      `${PREPARED} WITH ${advanceStatus ? `prior AS (SELECT status FROM messages WHERE instance_id = $1 AND message_id = $${messageId}),` : ''}
+       upserted AS (
+       INSERT INTO messages (${names.join(', ')}) VALUES (${placeholders.join(', ')})
        ON CONFLICT (instance_id, message_id) DO UPDATE SET
          ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n         ')},
+         ${advanceStatus ? `status = CASE WHEN ${rankOf('EXCLUDED.status')} > ${RANK_SQL} AND ${FINAL_SQL} THEN EXCLUDED.status ELSE messages.status END,` : ''}
          updated_at = now()
        ${unlessCopyStored ? 'WHERE messages.raw IS NULL' : ''}
-       RETURNING *, (xmax = 0) AS created`,
+       RETURNING *, (xmax = 0) AS created)
+       SELECT upserted.*${advanceStatus ? ', (SELECT status FROM prior) AS prior_status' : ''} FROM upserted`,
       values,
     );
-    return rows.length ? { row: toMessageRow(rows[0]), created: Boolean(rows[0].created) } : null;
+    return rows.length
+      ? { row: toMessageRow(rows[0]), created: Boolean(rows[0].created), priorStatus: (rows[0].prior_status as string | undefined) ?? null }
+      : null;
   }
 
   /**

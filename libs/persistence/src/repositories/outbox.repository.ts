@@ -52,6 +52,37 @@ export class OutboxRepository {
   }
 
   /**
+   * insertWithin() for the events of many instances in one statement (a group transaction of inbound
+   * writes); each instance's events keep their order. Returns the id of each instance's last event.
+   */
+  static async insertManyWithin(
+    manager: EntityManager,
+    batches: ReadonlyArray<{ instanceId: string; events: NewOutboxEvent[] }>,
+  ): Promise<Map<string, string>> {
+    const all = batches.flatMap(({ instanceId, events }) => events.map((event) => ({ instanceId, event })));
+    if (all.length === 0) return new Map();
+    const rows: Array<{ id: string; instance_id: string }> = await manager.query(
+      `${PREPARED} INSERT INTO outbox_events (instance_id, event_type, chat_id, payload)
+       SELECT i, e, c, p::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(i, e, c, p, n)
+       ORDER BY n
+       RETURNING id, instance_id`,
+      [
+        all.map((entry) => entry.instanceId),
+        all.map((entry) => entry.event.eventType),
+        all.map((entry) => entry.event.chatId ?? ''),
+        all.map((entry) => JSON.stringify(entry.event.payload)),
+      ],
+    );
+    const last = new Map<string, string>();
+    for (const row of rows) {
+      const id = String(row.id);
+      const before = last.get(row.instance_id);
+      if (before === undefined || BigInt(id) > BigInt(before)) last.set(row.instance_id, id);
+    }
+    return last;
+  }
+
+  /**
    * Where a cursor reader starts when it has no position: just after everything this moment's snapshot
    * sees. `skip` lists the ids that are already visible but not yet settled (written by a transaction
    * at or above the snapshot's xmin); readSettled will pass them, and they must not be shown.

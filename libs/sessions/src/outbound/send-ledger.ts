@@ -12,7 +12,6 @@ import {
 import type { MessageRecord, SendRequest } from '@gw/contracts';
 import type { DataSource } from 'typeorm';
 
-
 type Outcome = { status: 'Sent' } | { status: 'Failed'; error: string };
 type Held = { held: boolean; row: MessageRow | null };
 type ReserveItem = { lease: Lease; message: NewMessage; relay: boolean };

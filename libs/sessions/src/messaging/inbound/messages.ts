@@ -142,7 +142,9 @@ export class MessageEvents {
       // The copy first: a re-emitted upsert (Baileys emits some messages twice) must not count as a
       // new message for the chat. This queue is the only writer of stored copies (`raw`); the row is
       // locked from here to the commit, a few round trips (a send's result write may wait for it).
-      const copy = await MessageRepository.storeCopyWithin(manager, row);
+      // Our own message moves the row the send reserved forward in the same statement (ADR 0008).
+      const merged = fromMe && status !== 'Failed';
+      const copy = merged ? await MessageRepository.storeOwnCopyWithin(manager, row) : await MessageRepository.storeCopyWithin(manager, row);
       if (!copy) {
         // Seen before: only a status this copy knows better can change.
         const prior = await MessageRepository.findWithin(manager, this.context.instanceId, row.messageId);
@@ -176,7 +178,8 @@ export class MessageEvents {
           })
         : null;
       // A row the send path stored first keeps its status unless this copy knows a later one.
-      const advanced = fromMe && !created ? await this.advanceTo(manager, stored, status, error) : null;
+      const advanced =
+        !fromMe || created ? null : merged ? ('advanced' in copy && copy.advanced ? stored : null) : await this.advanceTo(manager, stored, status, error);
       const current = advanced ?? stored;
       if (history) {
         history.push(current);

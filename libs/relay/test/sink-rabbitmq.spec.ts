@@ -138,6 +138,44 @@ describe('RabbitMQ event sink', () => {
     await new WebhookRepository(db.dataSource).delete(null, sink.id, 'rabbitmq');
   });
 
+  it('keeps what a stopped relay could not publish, and a relay started after the outage publishes it in order', async () => {
+    const cutProxy = await new TcpProxy('127.0.0.1', 5672).start();
+    await cutProxy.cut();
+    const sink = await addSink(`amqp://guest:guest@127.0.0.1:${cutProxy.port}/`, instances[0]);
+    const relay = () =>
+      new WebhookRelay(
+        new DeliveryRepository(db.dataSource),
+        new WebhookRepository(db.dataSource),
+        new InstanceRepository(db.dataSource),
+        bus,
+        config(),
+        logger,
+      );
+    const first = relay();
+    first.start();
+    await emit(instances[0], 200, 10);
+    await waitFor(
+      async () => (await new DeliveryRepository(db.dataSource).recentErrors({ instanceId: instances[0] }, 1, 'rabbitmq')).length > 0,
+      15_000,
+      'a failed attempt',
+    );
+    await first.stop();
+    const before = received.length;
+    await cutProxy.restore();
+    const second = relay();
+    second.start();
+    const mine = () =>
+      firstOccurrences(
+        received.slice(before).filter((message) => JSON.parse(message.content.toString()).n >= 200),
+        (message) => message.properties.messageId as string,
+      );
+    await waitFor(() => mine().length >= 10, 15_000, 'the events after the restart');
+    await second.stop();
+    await cutProxy.stop();
+    expect(mine().map((message) => JSON.parse(message.content.toString()).n)).toEqual(Array.from({ length: 10 }, (_, n) => 200 + n));
+    await new WebhookRepository(db.dataSource).delete(instances[0], sink.id, 'rabbitmq');
+  });
+
   it('writes the global sink env names when it starts, and removes it once env no longer names it', async () => {
     const repository = new WebhookRepository(db.dataSource);
     const relayWith = (envSinks: WebhookRelayConfig['envSinks']) =>

@@ -148,7 +148,7 @@ describe('chat settings and notes (HTTP → worker → Baileys → the phones)',
     it('should read a note the phone changed on refresh (force too), and edit that same note afterwards', async () => {
       const [written] = await phoneNotes();
       await stack.control('POST', `/sim/accounts/${phone}/notes`, { chatJid, text: 'Ligar amanhã às 10h' });
-      expect(await call('/chat/notes', { number: contact })).toMatchObject({ body: { wa_notes: note } });
+      // (The worker follows the phone's change by itself too; the refresh reads WhatsApp whatever is stored.)
       expect(await call('/chat/notes/refresh', { number: contact })).toEqual({
         status: 200,
         body: { chat: expect.objectContaining({ wa_notes: 'Ligar amanhã às 10h' }), wa_notes: 'Ligar amanhã às 10h', source: 'appstate_reload' },
@@ -165,6 +165,20 @@ describe('chat settings and notes (HTTP → worker → Baileys → the phones)',
       expect((await call('/chat/notes/edit', { number: contact, notes: '' })).body).toMatchObject({ wa_notes: '', chat: { wa_notes: '' } });
       expect(await phoneNotes()).toEqual([expect.objectContaining({ chatJid, text: '', deleted: true })]);
       expect((await call('/chat/notes/refresh', { number: contact })).body.wa_notes).toBe('');
+    });
+
+    it('should follow a note the phone writes without a refresh, with a chats event', async () => {
+      const before = (await chatsEvents()).length;
+      await stack.control('POST', `/sim/accounts/${phone}/notes`, { chatJid, text: 'Visita na sexta' });
+      await waitFor(
+        () => call('/chat/notes', { number: contact }),
+        (reply) => reply.body.wa_notes === 'Visita na sexta',
+        10_000,
+        'the phone’s note',
+      );
+      const events = (await chatsEvents()).slice(before);
+      expect(events.some((event) => event.chats.some((chat) => chat.wa_chatid === chatJid && chat.wa_notes === 'Visita na sexta'))).toBe(true);
+      await call('/chat/notes/edit', { number: contact, notes: '' });
     });
 
     it('should answer 404 for a chat the instance does not have, 400 for bad input', async () => {

@@ -6,6 +6,7 @@ import type { LabelRefreshReply } from '@gw/contracts';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import { SerialQueue } from '../session/serial-queue';
 import type { SocketContext } from '../session/socket-observer';
+import { NOTES_COLLECTION } from './chat-notes';
 import { groupNotificationOf } from './group-metadata-cache';
 import { IdentityResolver } from './identity-resolver';
 import { BlocklistEvents } from './inbound/blocklist';
@@ -188,6 +189,14 @@ export class InboundSocketHandler {
     };
     socket.ws.on('CB:notification', onGroupNotification);
     detachers.push(() => socket.ws.off('CB:notification', onGroupNotification));
+    // Another device changed app state: the chat notes (which Baileys drops) are read again when their collection changed.
+    const onServerSync = (node: BinaryNode) => {
+      const collections = Array.isArray(node.content) ? node.content : [];
+      if (node.attrs.type === 'server_sync' && collections.some((item) => item.tag === 'collection' && item.attrs.name === NOTES_COLLECTION))
+        this.enqueue('chat notes', () => this.directory.onNotesChanged());
+    };
+    socket.ws.on('CB:notification', onServerSync);
+    detachers.push(() => socket.ws.off('CB:notification', onServerSync));
     // Disappearing messages of a group turned on or off: Baileys makes an ephemeral-setting protocol message of the w:gp2 notification.
     const onGroupEphemeral = ({ messages }: BaileysEventMap['messages.upsert']) => {
       for (const message of messages) {

@@ -1,7 +1,7 @@
 import { ErrorCode, type InstanceRpc } from '@gw/contracts';
 import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
 import type { Session } from '../session/session';
-import { noteOf, noteOfChat } from './chat-notes';
+import { noteOf, noteOfChat } from '../messaging/chat-notes';
 import { chatOps, chatRequests } from './chat.ops';
 
 type ChatModifyRequest = InstanceRpc['chat.modify']['request'];

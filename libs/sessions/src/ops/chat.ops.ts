@@ -3,7 +3,7 @@ import type { ChatModification, ChatUpdate } from '@whiskeysockets/baileys';
 import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
 import { chatTimers } from '../outbound/chat-timers';
-import { HISTORY_SYNC_CONFLICT, noteOfChat, NOTES_COLLECTION, readNotes, writeNote } from './chat-notes';
+import { HISTORY_SYNC_CONFLICT, noteOfChat, NOTES_COLLECTION, readNotes, writeNote } from '../messaging/chat-notes';
 import { LABEL_ID, patchAppState, socketHandlerOf } from './socket-handler';
 
 /** The ops of the gateway's `chat/` area: a chat's labels, settings, disappearing messages and notes, and the blocklist. */

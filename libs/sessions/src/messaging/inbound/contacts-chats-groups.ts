@@ -4,6 +4,7 @@ import type { BaileysEventMap, Contact, GroupMetadata } from '../../baileys';
 import { chatsEvent, contactsEvent, groupSettingEvent, groupsEvent, joinedGroupEvent } from '../event-payloads';
 import { isLid, isPhoneJid, userJid } from '../identity-resolver';
 import { chatTimers } from '../../outbound/chat-timers';
+import { readNotes } from '../chat-notes';
 import type { InboundContext } from './inbound-context';
 
 /** A group change Baileys does not report (see ContactChatGroupEvents.onGroupChange). */
@@ -64,6 +65,35 @@ export class ContactChatGroupEvents {
           }
         }
         if (changed.length) events.push(contactsEvent(changed, who));
+        if (chats.length) events.push(chatsEvent(chats, who));
+      }),
+    );
+  }
+
+  /**
+   * Another device (the phone) changed the app-state collection chat notes live in: the notes are read again (what
+   * came since the last read) and each chat whose note changed is stored with its `chats` event. Baileys drops notes.
+   */
+  async onNotesChanged(): Promise<void> {
+    let notes: Awaited<ReturnType<typeof readNotes>>;
+    try {
+      notes = await readNotes(this.context.socket, false);
+    } catch (error) {
+      this.context.logger.debug({ err: error }, 'chat notes not read after a server sync');
+      return;
+    }
+    // One note per chat: the newest.
+    const byChat = new Map<string, string>();
+    for (const note of [...notes].sort((a, b) => a.createdAt - b.createdAt)) byChat.set(userJid(note.chatJid) || note.chatJid, note.text);
+    if (!byChat.size) return;
+    const who = await this.context.who();
+    await this.context.withRetry('chat notes', { count: byChat.size }, () =>
+      this.context.write(async (manager, events) => {
+        const chats: ChatRow[] = [];
+        for (const [jid, text] of byChat) {
+          const chat = await ChatRepository.applyStateWithin(manager, this.context.instanceId, jid, { notes: text });
+          if (chat) chats.push(chat);
+        }
         if (chats.length) events.push(chatsEvent(chats, who));
       }),
     );

@@ -42,14 +42,31 @@ export function noteOf(mutation: Pick<ChatMutation, 'index' | 'syncAction'>): Ch
   };
 }
 
+/** What was read of a socket's collection: the next read without `force` asks only for what came after it. */
+interface NotesRead {
+  state: LTHashState;
+  /** By note id. */
+  notes: Map<string, ChatNote>;
+}
+const reads = new WeakMap<object, NotesRead>();
+
 /**
- * Every note of the account as the collection leaves it (the last mutation of each note wins), read
- * from version 0. `force` asks WhatsApp for the collection's snapshot first, as a full resync does.
+ * Every note of the account as the collection leaves it (the last mutation of each note wins). The
+ * first read of a socket, and every read with `force`, starts from scratch (version 0, with the
+ * collection's snapshot, as a full resync does); the others ask only for the patches since the last
+ * read. Baileys' own sync state is not touched.
  */
 export async function readNotes(socket: Socket, force: boolean): Promise<ChatNote[]> {
   const getKey = appStateKeyOf(socket);
-  let state: LTHashState = newLTHashState();
-  const latest = new Map<string, ChatMutation>();
+  const previous = force ? undefined : reads.get(socket);
+  let state: LTHashState = previous ? { ...previous.state, indexValueMap: { ...previous.state.indexValueMap } } : newLTHashState();
+  const notes = new Map(previous?.notes ?? []);
+  const take = (mutations: ChatMutation[]) => {
+    for (const mutation of mutations) {
+      const note = noteOf(mutation);
+      if (note) notes.set(note.noteId, note);
+    }
+  };
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const result = await socket.query({
       tag: 'iq',
@@ -58,7 +75,7 @@ export async function readNotes(socket: Socket, force: boolean): Promise<ChatNot
         {
           tag: 'sync',
           attrs: {},
-          content: [{ tag: 'collection', attrs: { name: NOTES_COLLECTION, version: String(state.version), return_snapshot: String(force && round === 0) } }],
+          content: [{ tag: 'collection', attrs: { name: NOTES_COLLECTION, version: String(state.version), return_snapshot: String(state.version === 0) } }],
         },
       ],
     });
@@ -67,21 +84,18 @@ export async function readNotes(socket: Socket, force: boolean): Promise<ChatNot
     if (decoded.snapshot) {
       const snapshot = await decodeSyncdSnapshot(NOTES_COLLECTION, decoded.snapshot, getKey, undefined, false);
       state = snapshot.state;
-      for (const mutation of Object.values(snapshot.mutationMap)) latest.set(mutation.index.join('\u0000'), mutation);
+      notes.clear();
+      take(Object.values(snapshot.mutationMap));
     }
     if (decoded.patches.length) {
       const patched = await decodePatches(NOTES_COLLECTION, decoded.patches, state, getKey, {}, undefined, undefined, false);
       state = patched.state;
-      for (const mutation of Object.values(patched.mutationMap)) latest.set(mutation.index.join('\u0000'), mutation);
+      take(Object.values(patched.mutationMap));
     }
     if (!decoded.hasMorePatches) break;
   }
-  const notes: ChatNote[] = [];
-  for (const mutation of latest.values()) {
-    const note = noteOf(mutation);
-    if (note) notes.push(note);
-  }
-  return notes;
+  reads.set(socket, { state, notes });
+  return [...notes.values()];
 }
 
 /** The note of a chat known by any of `chatJids` (the newest, should there be several); null when it has none. */

@@ -234,6 +234,8 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       const { status, body } = await stack.gw.call('POST', '/send/text', { token: instance.token, body: { number: maria, text: 'enviado pela API' } });
       expect(status).toBe(200);
       expect(await copyOf(body.messageid)).toMatchObject({ content: 'enviado pela API', message_type: 'outgoing', private: false });
+      const fromPhone = await stack.control<{ id: string }>('POST', `/sim/accounts/${instance.phone}/send`, { to: maria, text: 'enviado do celular' });
+      expect(await copyOf(fromPhone.id)).toMatchObject({ content: 'enviado do celular', message_type: 'outgoing' });
       const person = cw.contactByPhone(maria)!;
       expect(person.name).toBe('~Maria');
       expect(cw.conversations.filter((conversation) => conversation.contact_id === person.id)).toHaveLength(1);
@@ -304,6 +306,22 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       expect(cw.conversationMessages(conversationId)).toHaveLength(before + 1);
       // The chatbot stays silent while the agent works the conversation.
       expect((await chatOf()).chatbot_disableUntil).toBeGreaterThan(Date.now() / 1000);
+    });
+
+    it('should not send again when a send job runs a second time (a runner that died after sending)', async () => {
+      const webhook = await cw.agentReply(conversationId, 'só uma vez');
+      const waId = whatsappIdsOf(instance.id, webhook.id as number, 0).messageId;
+      await stack.received(contact, waId, 15_000);
+      await stack.settled(instance.id);
+      // As if the runner had died between the send and recording it: the job is due again, its attempt counted.
+      await stack.db.dataSource.query(`UPDATE chatwoot_jobs SET done_at = NULL, claimed_by = NULL, claimed_until = NULL, attempts = 1 WHERE dedupe_key = $1`, [
+        `cw:${webhook.id}:send`,
+      ]);
+      await stack.settled(instance.id);
+      await sleep(500);
+      expect((await stack.inbox(contact, 0)).filter((item) => item.id === waId)).toHaveLength(1);
+      const [job] = await stack.db.dataSource.query(`SELECT attempts, outcome FROM chatwoot_jobs WHERE dedupe_key = $1`, [`cw:${webhook.id}:send`]);
+      expect(job).toEqual({ attempts: 2, outcome: 'done' });
     });
 
     it('should ignore private notes and the contact side', async () => {

@@ -294,6 +294,20 @@ describe('newsletter management API (HTTP → worker → Baileys → simulator)'
       expect((await call('POST', '/newsletter/info', { jid })).body.response.thread_metadata.settings).toEqual({ reaction_codes: { value: 'BASIC' } });
     });
 
+    it('should create a channel with its picture, and create none when the picture is bad', async () => {
+      const created = await call('POST', '/newsletter/create', { name: 'Nasce com foto', picture: `${imageUrl}/logo.png` });
+      expect(created.status).toBe(200);
+      const sim = await simChannel(created.body.response.id);
+      expect(sim.picture?.bytes).toBeGreaterThan(0);
+      expect(created.body.response.thread_metadata.picture).toMatchObject({ id: sim.picture!.id, type: 'IMAGE' });
+      const before = (await call('GET', '/newsletter/list')).body.response.length;
+      const refused = await call('POST', '/newsletter/create', { name: 'Foto ruim', picture: `${imageUrl}/not-an-image` });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatch(/picture is not an image/);
+      expect((await call('POST', '/newsletter/create', { name: 'Sem remover', picture: 'remove' })).status).toBe(400);
+      expect((await call('GET', '/newsletter/list')).body.response).toHaveLength(before);
+    });
+
     it('should refuse what is no image, too large or missing, bad settings, and a channel the instance does not run', async () => {
       const jid = await myChannel('Sem foto');
       expect(await call('POST', '/newsletter/picture', { jid })).toEqual({ status: 400, body: { error: 'picture is required' } });

@@ -42,6 +42,8 @@ export interface NewsletterCreateRequest {
   instanceId: string;
   name: string;
   description: string;
+  /** The channel's picture: loaded and checked before the channel is made. */
+  picture?: { url: string } | { fileId: string };
 }
 
 /** One channel: `<digits>@newsletter`. */

@@ -68,11 +68,13 @@ export class NewsletterService {
 
   /** `POST /newsletter/create`: the instance owns the new channel. */
   async create(instance: InstanceEntity, dto: CreateNewsletterDto): Promise<{ response: NewsletterMetadata }> {
-    if (dto.picture?.trim()) throw ApiError.badRequest('picture is not supported yet: create the channel without it');
+    const picture = dto.picture?.trim() ? await pictureSource(this.tools, instance, dto.picture, 'picture', MAX_NEWSLETTER_PICTURE_BYTES) : undefined;
+    if (picture && 'remove' in picture) throw ApiError.badRequest('picture must be a URL, base64 or a data URI');
     const response = await this.sessions.request(instance.id, 'newsletter.create', {
       instanceId: instance.id,
       name: dto.name.trim(),
       description: dto.description?.trim() ?? '',
+      ...(picture ? { picture } : {}),
     });
     return { response };
   }

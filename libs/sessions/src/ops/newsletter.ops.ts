@@ -84,7 +84,11 @@ function descriptionOf(raw: Record<string, unknown>): string {
 }
 
 export const newsletterRequests = {
-  'newsletter.create': (raw, instanceId) => ({ instanceId, name: nameOf(raw), description: descriptionOf({ description: raw.description ?? '' }) }),
+  'newsletter.create': (raw, instanceId) => {
+    const picture = raw.picture === undefined ? undefined : pictureSourceOf(raw.picture, 'picture');
+    if (picture && 'remove' in picture) throw new RpcError(ErrorCode.BadRequest, 'picture must be a URL or a staged upload');
+    return { instanceId, name: nameOf(raw), description: descriptionOf({ description: raw.description ?? '' }), ...(picture ? { picture } : {}) };
+  },
   'newsletter.info': (raw, instanceId) => ({ instanceId, jid: jidOf(raw) }),
   'newsletter.link': (raw, instanceId) => {
     const key = typeof raw.key === 'string' ? raw.key : '';
@@ -172,7 +176,18 @@ export function newsletterOps(media?: MediaSource): OpHandlers<NewsletterOps> {
   return {
     'newsletter.create': async (session, request) => {
       const socket = session.openSocket();
+      // The picture is fetched and checked first: a bad one leaves no channel behind.
+      const picture = request.picture ? await loadPicture(media, request.instanceId, request.picture, 'picture', MAX_NEWSLETTER_PICTURE_BYTES) : undefined;
       const created = await newsletterCall('error creating newsletter', () => socket.newsletterCreate(request.name, request.description || undefined));
+      if (picture) {
+        try {
+          await socket.newsletterUpdatePicture(created.id, picture);
+        } catch (error) {
+          const refusal = newsletterRefusal(error, 'error setting the new newsletter picture');
+          const detail = refusal instanceof Error ? refusal.message : String(refusal);
+          throw new RpcError(ErrorCode.Refused, `newsletter ${created.id} was created, but WhatsApp refused its picture: ${detail}`);
+        }
+      }
       // The create answer is parsed by Baileys into its own shape; the channel is read back as WhatsApp describes it.
       return readMetadata(socket, 'jid', created.id, 'error creating newsletter');
     },

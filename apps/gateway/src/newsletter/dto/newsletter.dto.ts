@@ -52,9 +52,10 @@ export class CreateNewsletterDto {
   @MaxLength(MAX_NEWSLETTER_DESCRIPTION, { message: `description must be at most ${MAX_NEWSLETTER_DESCRIPTION} characters` })
   description?: string;
 
-  /** URL, bare base64 or data URI of the channel's picture. */
+  /** URL, bare base64 or data URI of the channel's picture (at most 1 MB). */
   @IsOptional()
   @IsString({ message: 'picture must be a string' })
+  @MaxLength(2 * 1024 * 1024, { message: 'picture is larger than 1 MB' })
   picture?: string;
 }
 

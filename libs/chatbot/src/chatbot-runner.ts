@@ -2,6 +2,7 @@ import type { Bus, BusSubscription } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type OutboxNotice, type SendRequest } from '@gw/contracts';
 import {
   toMessageRecord,
+  type ChatbotRecordRow,
   type ChatbotRepository,
   type ChatbotRoundRow,
   type MessageRow,
@@ -29,6 +30,8 @@ const RETRY_MS = 5_000;
 /** What a finished round measured (the bench reads it). */
 export interface RoundTiming {
   roundId: string;
+  /** The contact's message the round replied to. */
+  turn: string;
   receivedAt: number;
   modelStartedAt: number;
   modelEndedAt: number;
@@ -170,14 +173,19 @@ export class ChatbotRunner {
   }
 
   private async execute(round: ChatbotRoundRow): Promise<void> {
-    const settings = await this.rounds.settings(round.instanceId);
+    // Read together: each statement is a round trip on the way to the model.
+    const [settings, disabledUntil, trigger, agent] = await Promise.all([
+      this.rounds.settings(round.instanceId),
+      round.plan ? 0 : this.rounds.disabledUntil(round.instanceId, round.chatId),
+      this.rounds.find(round.instanceId, 'trigger', round.triggerId),
+      round.agentId ? this.rounds.find(round.instanceId, 'agent', round.agentId) : null,
+    ]);
     const turn = String(round.inputs[round.inputs.length - 1]?.messageid ?? '');
     if (!settings?.enabled) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot disabled');
     let plan = round.plan as unknown as RoundPlan | null;
     if (!plan) {
-      const disabledUntil = await this.rounds.disabledUntil(round.instanceId, round.chatId);
       if (disabledUntil * 1000 > Date.now()) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot_disableUntil');
-      plan = await this.plan(round, turn, settings.openaiApikey);
+      plan = await this.plan(round, turn, settings.openaiApikey, trigger, agent);
       if (!plan) return this.rounds.cancel(round.id, this.runnerId, 'canceled: the trigger or agent is gone');
       if (this.killed || !(await this.rounds.storePlan(round.id, this.runnerId, plan as unknown as Record<string, unknown>))) return;
     }
@@ -211,6 +219,7 @@ export class ChatbotRunner {
       this.bus.publish(Subjects.outbox(round.instanceId), { instanceId: round.instanceId, lastId: finished.eventId } satisfies OutboxNotice);
     this.onRoundFinished?.({
       roundId: round.id,
+      turn,
       receivedAt: round.receivedAt.getTime(),
       modelStartedAt: plan.modelStartedAt,
       modelEndedAt: plan.modelEndedAt,
@@ -219,16 +228,25 @@ export class ChatbotRunner {
   }
 
   /** The round's plan: a quick-reply trigger's reply, or the agent's model call. Null when its trigger or agent is gone. */
-  private async plan(round: ChatbotRoundRow, turn: string, openaiApikey: string): Promise<RoundPlan | null> {
-    const trigger = (await this.rounds.find(round.instanceId, 'trigger', round.triggerId).then((row) => (row ? triggerOf(row) : null))) ?? null;
-    if (!trigger) return null;
+  private async plan(
+    round: ChatbotRoundRow,
+    turn: string,
+    openaiApikey: string,
+    triggerRow: ChatbotRecordRow | null,
+    agentRow: ChatbotRecordRow | null,
+  ): Promise<RoundPlan | null> {
+    if (!triggerRow) return null;
+    const trigger = triggerOf(triggerRow);
     if (trigger.type === 'quickreply') return this.quickReplyPlan(round, turn, trigger.quickReply_id, trigger.id);
-    const agentRow = await this.rounds.find(round.instanceId, 'agent', round.agentId);
     if (!agentRow) return null;
     const agent = agentOf(agentRow);
     const chat = (round.envelope.chat ?? {}) as Record<string, unknown>;
     const jids = [round.chatId, String(chat.wa_chatid ?? ''), String(chat.wa_chatlid ?? '')];
-    const [history, quickReplies, functions] = await Promise.all([
+    const question = round.inputs
+      .map((input) => String(input.text ?? ''))
+      .filter(Boolean)
+      .join('\n');
+    const [history, quickReplies, functions, knowledge] = await Promise.all([
       this.rounds.history(round.instanceId, jids, {
         max: agent.contextMaxMessages,
         min: agent.contextMinMessages,
@@ -236,15 +254,11 @@ export class ChatbotRunner {
       }),
       this.quickReplies.list(round.instanceId),
       this.rounds.list(round.instanceId, 'function').then((rows) => rows.map(functionOf).filter((fn) => fn.active)),
+      this.knowledge.retrieve(round.instanceId, question, openaiApikey).catch((error: unknown) => {
+        this.logger.warn({ err: error, instanceId: round.instanceId }, 'knowledge retrieval failed; answering without it');
+        return [];
+      }),
     ]);
-    const question = round.inputs
-      .map((input) => String(input.text ?? ''))
-      .filter(Boolean)
-      .join('\n');
-    const knowledge = await this.knowledge.retrieve(round.instanceId, question, openaiApikey).catch((error) => {
-      this.logger.warn({ err: error, instanceId: round.instanceId }, 'knowledge retrieval failed; answering without it');
-      return [];
-    });
     return planRound({
       agent,
       model: languageModel(agent, this.config, this.fetch),

@@ -79,6 +79,13 @@ export const BUSINESS_CATEGORIES: BusinessCategory[] = [
   { id: '2240', name: 'Outra empresa' },
 ].filter((category, index, all) => all.findIndex((other) => other.id === category.id) === index);
 
+/** The store as the state file keeps it (by phone number), so a sandbox keeps its businesses across restarts. */
+export interface BusinessState {
+  profiles: Array<[string, BusinessProfile]>;
+  catalogs: Array<[string, Product[]]>;
+  limits: Array<[string, AccountLimits]>;
+}
+
 const text = (tag: string, value: string) => node(tag, {}, Buffer.from(value, 'utf-8'));
 const PAGE_MAX = 100;
 
@@ -91,12 +98,23 @@ export class BusinessStore {
 
   constructor(private readonly ctx: SimContext) {}
 
+  toState(): BusinessState {
+    return { profiles: [...this.profiles.entries()], catalogs: [...this.catalogs.entries()], limits: [...this.limits.entries()] };
+  }
+
+  restore(state: BusinessState | undefined): void {
+    for (const [phone, profile] of state?.profiles ?? []) this.profiles.set(phone, profile);
+    for (const [phone, catalog] of state?.catalogs ?? []) this.catalogs.set(phone, catalog);
+    for (const [phone, limits] of state?.limits ?? []) this.limits.set(phone, limits);
+  }
+
   profileOf(account: Account): BusinessProfile | undefined {
     if (!account.business) return undefined;
     let profile = this.profiles.get(account.phone);
     if (!profile) {
       profile = { description: '', address: '', email: '', websites: [], categories: [BUSINESS_CATEGORIES[BUSINESS_CATEGORIES.length - 1]] };
       this.profiles.set(account.phone, profile);
+      this.ctx.stateChanged();
     }
     return profile;
   }
@@ -134,6 +152,7 @@ export class BusinessStore {
       ...input,
     };
     this.catalogOf(account).push(product);
+    this.ctx.stateChanged();
     return product;
   }
 
@@ -181,6 +200,7 @@ export class BusinessStore {
       profile[field] = written;
     }
     if (websites.length) profile.websites = websites.filter(Boolean).slice(0, 2);
+    this.ctx.stateChanged();
     return iqResult(iq);
   }
 
@@ -227,6 +247,7 @@ export class BusinessStore {
       const product = catalog.find((entry) => entry.id === id);
       if (!change || !product) return iqError(iq, 404, 'item-not-found');
       this.applyProduct(product, change);
+      this.ctx.stateChanged();
       return iqResult(iq, [node('product_catalog_edit', {}, [this.productNode(product)])]);
     }
     const add = child(iq, 'product_catalog_add');
@@ -236,6 +257,7 @@ export class BusinessStore {
       if (!change || !name) return iqError(iq, 400, 'bad-request');
       const product = this.addProduct(sender.account, { name });
       this.applyProduct(product, change);
+      this.ctx.stateChanged();
       return iqResult(iq, [node('product_catalog_add', {}, [this.productNode(product)])]);
     }
     const remove = child(iq, 'product_catalog_delete');
@@ -244,6 +266,7 @@ export class BusinessStore {
       const before = catalog.length;
       const kept = catalog.filter((product) => !ids.has(product.id));
       this.catalogs.set(sender.account.phone, kept);
+      this.ctx.stateChanged();
       return iqResult(iq, [node('product_catalog_delete', { deleted_count: String(before - kept.length) })]);
     }
     return iqError(iq, 400, 'bad-request');
@@ -346,6 +369,7 @@ export class BusinessStore {
           const profile = this.profileOf(business(params.phone))!;
           for (const field of ['description', 'address', 'email'] as const) if (typeof body[field] === 'string') profile[field] = body[field];
           if (Array.isArray(body.websites)) profile.websites = body.websites.map(String);
+          this.ctx.stateChanged();
           if (Array.isArray(body.categories)) {
             profile.categories = body.categories.map((id) => {
               const category = BUSINESS_CATEGORIES.find((entry) => entry.id === String(id));
@@ -399,6 +423,7 @@ export class BusinessStore {
             timelock: { ...current.timelock, ...((body.timelock ?? {}) as Partial<AccountLimits['timelock']>) },
           };
           this.limits.set(target.phone, next);
+          this.ctx.stateChanged();
           return next;
         },
       },

@@ -231,6 +231,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
       phones: [...this.phones.entries()].filter(([, phone]) => !phone.isBlank).map(([number, phone]) => [number, phone.toState()]),
       groups: this.groups.toState(),
       newsletters: this.newsletters.toState(),
+      business: this.business.toState(),
       messages: this.router.toState(),
     };
   }
@@ -243,6 +244,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     }
     this.groups.restore(state.groups ?? []);
     this.newsletters.restore(state.newsletters ?? []);
+    this.business.restore(state.business);
     this.router.restore(state.messages ?? []);
     this.logger.info({ stateDir: this.input.stateDir, accounts: state.accounts.length, savedAt: state.savedAt }, 'simulator state loaded');
   }

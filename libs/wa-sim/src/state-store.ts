@@ -11,6 +11,7 @@ import type { GroupState } from './groups';
 import type { Logger } from './logger';
 import type { MessageRecordState } from './message-router';
 import type { NewsletterState } from './newsletters';
+import type { BusinessState } from './business';
 import type { PhoneState } from './phone';
 
 export const STATE_FILE_NAME = 'wa-sim-state.json';
@@ -30,6 +31,8 @@ export interface SimState {
   phones: Array<[string, PhoneState]>;
   groups: GroupState[];
   newsletters: NewsletterState[];
+  /** Business profiles, catalogues and new-chat limits by phone number (absent in files written before them). */
+  business?: BusinessState;
   /** Who sent which message, so receipts for messages sent before the restart still route. */
   messages: MessageRecordState[];
 }

@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { configureMetrics, PinoNestLogger } from '@gw/platform';
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { GatewayModule, type GatewayRuntime } from '../app.module';
 import { serveConsole } from '../console/console.routes';
 import { serveSandboxRelay } from '../console/sandbox-relay';
@@ -59,6 +60,21 @@ export async function createHttpApp(
         'request',
       );
     }
+    done();
+  });
+  // An /sse stream never ends by itself: closing the app ends the open ones, or an open console (or any
+  // event reader) would hold Ctrl-C until main.ts's 15 s deadline exits without closing the database.
+  const streams = new Set<ServerResponse>();
+  fastify.addHook('onRequest', (request, reply, done) => {
+    if (request.url.startsWith('/sse')) {
+      const raw = reply.raw;
+      streams.add(raw);
+      raw.once('close', () => streams.delete(raw));
+    }
+    done();
+  });
+  fastify.addHook('preClose', (done) => {
+    for (const raw of streams) raw.end();
     done();
   });
   // GET /openapi.json and GET /docs, without a token; the document is built on first use.

@@ -44,7 +44,8 @@ export const CHATBOT_DEFAULTS: Omit<ChatbotConfig, 'runnerId' | 'ssrf' | 'baseUr
  */
 export function readChatbotConfig(env: EnvReader): ChatbotConfig {
   const d = CHATBOT_DEFAULTS;
-  const base = (name: string) => (env.url(name, ['http:', 'https:']) ?? '').replace(/\/+$/, '');
+  const base = (url: string | undefined) => (url ?? '').replace(/\/+$/, '');
+  const web = ['http:', 'https:'];
   return {
     ...d,
     runnerId: env.optionalString('CHATBOT_RUNNER_ID') ?? `${hostname()}-${process.pid}`,
@@ -54,7 +55,12 @@ export function readChatbotConfig(env: EnvReader): ChatbotConfig {
     modelTimeoutMs: env.integer('CHATBOT_MODEL_TIMEOUT_MS', d.modelTimeoutMs, { min: 100, max: 600_000 }),
     functionTimeoutMs: env.integer('CHATBOT_FUNCTION_TIMEOUT_MS', d.functionTimeoutMs, { min: 100, max: 120_000 }),
     maxSteps: env.integer('CHATBOT_MAX_STEPS', d.maxSteps, { min: 1, max: 20 }),
-    baseUrls: { openai: base('OPENAI_BASE_URL'), anthropic: base('ANTHROPIC_BASE_URL'), gemini: base('GEMINI_BASE_URL'), deepseek: base('DEEPSEEK_BASE_URL') },
+    baseUrls: {
+      openai: base(env.url('OPENAI_BASE_URL', web)),
+      anthropic: base(env.url('ANTHROPIC_BASE_URL', web)),
+      gemini: base(env.url('GEMINI_BASE_URL', web)),
+      deepseek: base(env.url('DEEPSEEK_BASE_URL', web)),
+    },
     ssrf: SsrfGuard.fromList(env.optionalString('SSRF_ALLOWLIST')),
   };
 }

@@ -259,7 +259,11 @@ describe('instance runtime API (HTTP → worker → Baileys → simulator)', () 
       });
       // A place whose proxies do not answer: nothing is assigned.
       expect(await connect({ proxy_managed_country: 'br', proxy_managed_state: 'sp', proxy_managed_city: 'saopaulo' })).toMatchObject({ status: 503 });
-      expect((await call('GET', '/instance/proxy')).body).not.toHaveProperty('managed_location');
+      const unassigned = (await call('GET', '/instance/proxy')).body;
+      expect(unassigned).not.toHaveProperty('managed_location');
+      // No managed proxy: the socket goes direct, and the view says so.
+      expect(unassigned).toMatchObject({ mode: 'internal', effective_mode: 'direct' });
+      expect(unassigned).not.toHaveProperty('effective_detail');
     });
 
     it('should connect a new instance through a working proxy of the place and keep it, its URL never shown', async () => {

@@ -66,7 +66,8 @@ export function toProxyView(proxy: ProxySettings | null) {
   const settings = proxy ?? { mode: 'internal' as const, proxyUrl: null, proxyFallback: null, managed: null, lastTestAt: null, lastTestError: null };
   return {
     mode: settings.mode,
-    effective_mode: settings.mode === 'none' ? 'direct' : settings.mode,
+    // What the socket really uses: `internal` only through a managed proxy of the operator's pools (there is no other internal route).
+    effective_mode: settings.mode === 'custom' ? 'custom' : settings.mode === 'internal' && settings.managed?.proxyUrl ? 'internal' : 'direct',
     ...(settings.mode === 'internal' && settings.managed?.proxyUrl ? { effective_detail: 'managed_pool' } : {}),
     fallback: { active: false, reason: '', since: 0 },
     proxy_url: maskProxyUrl(settings.proxyUrl),

@@ -98,6 +98,17 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       expect((await post(`/chatwoot/webhook/${instance.id}/`)).status).toBe(404);
       expect((await post(good, [1, 2])).status).toBe(400);
     });
+
+    it('should make guessing URLs spend the address limit for bad credentials, never the right URL', async () => {
+      const good = new URL(cw.webhookUrl).pathname;
+      const statuses = await Promise.all(
+        Array.from({ length: 70 }, (_, n) => stack.gw.call('POST', `/chatwoot/webhook/${instance.id}/cw_guess${n}`, { body: {} }).then((r) => r.status)),
+      );
+      expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(0);
+      expect(statuses.every((status) => status === 404 || status === 429)).toBe(true);
+      expect((await stack.gw.call('POST', good, { body: { event: 'conversation_updated', id: 1, status: 'open' } })).status).toBe(200);
+      await sleep(1_500);
+    });
   });
 
   describe('WhatsApp → Chatwoot', () => {

@@ -4,6 +4,7 @@ import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { CHATWOOT_CONFIG_EXAMPLE, CHATWOOT_CONFIG_UPDATED_EXAMPLE } from './chatwoot.examples';
+import { ChatwootWebhookGuard } from './chatwoot-webhook.guard';
 import { ChatwootService } from './chatwoot.service';
 import { ChatwootConfigDto } from './dto/chatwoot-config.dto';
 
@@ -28,6 +29,7 @@ export class ChatwootConfigController {
 
 /** Chatwoot's inbox webhooks; no token: the unguessable URL (from `PUT /chatwoot/config`) is the credential. */
 @Controller('chatwoot/webhook')
+@UseGuards(ChatwootWebhookGuard)
 export class ChatwootWebhookController {
   constructor(private readonly chatwoot: ChatwootService) {}
 
@@ -36,9 +38,9 @@ export class ChatwootWebhookController {
   @ApiReply(SCHEMAS.ChatwootWebhookAccepted, {
     example: { received: true, queued: 1 },
     description: 'Taken: what it asks for is stored and done in the background (a redelivery queues nothing)',
-    errors: ['invalid_request', 'not_found', 'payload_too_large', 'unsupported_media_type', 'internal'],
+    errors: ['invalid_request', 'not_found', 'payload_too_large', 'unsupported_media_type', 'rate_limited', 'internal'],
   })
-  receive(@Param('instance') instanceId: string, @Param('secret') secret: string, @Body() body: Record<string, unknown>) {
-    return this.chatwoot.receive(instanceId, secret, body);
+  receive(@Param('instance') instanceId: string, @Body() body: Record<string, unknown>) {
+    return this.chatwoot.receive(instanceId, body);
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { intakeOfWebhook } from '@gw/chatwoot';
 import { ChatRepository, type ChatIdentity, type ChatwootConfigRow, ChatwootRepository } from '@gw/persistence';
-import { recordId, secretsEqual, SsrfError, SsrfGuard } from '@gw/platform';
+import { recordId, SsrfError, SsrfGuard } from '@gw/platform';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../common/api-error';
 import type { GatewayConfig } from '../runtime/gateway-config';
@@ -81,17 +81,14 @@ export class ChatwootService {
   }
 
   /**
-   * `POST /chatwoot/webhook/{instance}/{secret}`: only the URL `PUT /chatwoot/config` answered is taken
-   * (secret compared in constant time; any other is a 404 that says nothing about the instance). What
-   * the webhook asks for is stored before the answer (jobs unique per Chatwoot message and event, so a
+   * `POST /chatwoot/webhook/{instance}/{secret}` (the URL checked by ChatwootWebhookGuard): what the
+   * webhook asks for is stored before the answer (jobs unique per Chatwoot message and event, so a
    * redelivery queues nothing) and done by the bridge's runner.
    */
-  async receive(instanceId: string, secret: string, body: unknown) {
-    if (instanceId.length > 100 || secret.length > 200) throw ApiError.notFound('Not found');
-    const config = await this.chatwoot.findConfig(instanceId);
-    if (!config || !secretsEqual(secret, config.webhookSecret)) throw ApiError.notFound('Not found');
+  async receive(instanceId: string, body: unknown) {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ApiError.badRequest('Invalid request payload: the body must be a JSON object');
-    if (!config.enabled) return { received: true, queued: 0 };
+    const config = await this.chatwoot.findConfig(instanceId);
+    if (!config?.enabled) return { received: true, queued: 0 };
     const intake = intakeOfWebhook(instanceId, body as Record<string, unknown>);
     const queued = await this.chatwoot.enqueueFromChatwoot(instanceId, intake.jobs, intake.links);
     if (intake.conversationStatus)

@@ -158,10 +158,13 @@ describe('instance runtime API (HTTP → worker → Baileys → simulator)', () 
   describe('POST /instance/reset', () => {
     it('should reconnect the linked device from its credentials (no new QR), then report the reset in progress or its cooldown', async () => {
       const before = (await devices()).find((device) => device.status === 'active')!;
+      // A send waits in the async queue (no dispatcher runs here): the reset wakes the queue's dispatchers too.
+      const queued = await call('POST', '/send/text', { number: nextPhone('5596'), text: 'na fila', async: true });
+      expect(queued.status).toBe(200);
       const reset = await call('POST', '/instance/reset');
       expect(reset).toEqual({
         status: 200,
-        body: { response: 'Instance reset started', resetting: true, instanceId, queuedRecoveryAttempted: false },
+        body: { response: 'Instance reset started', resetting: true, instanceId, queuedRecoveryAttempted: true },
       });
       const again = await call('POST', '/instance/reset');
       expect(again.status).toBe(200);

@@ -45,6 +45,8 @@ export class GatewayMetrics {
   readonly busRequestDuration: Histogram<'op' | 'outcome'>;
   readonly webhookDeliveries: Counter<'outcome'>;
   readonly webhookDeliveryDuration: Histogram<'outcome'>;
+  readonly sinkDeliveries: Counter<'kind' | 'outcome'>;
+  readonly sinkDeliveryDuration: Histogram<'kind' | 'outcome'>;
   readonly sseClients: Gauge;
   readonly sourceErrors: Counter<'source'>;
 
@@ -108,6 +110,19 @@ export class GatewayMetrics {
       name: 'wa_gateway_webhook_delivery_duration_seconds',
       help: 'Webhook delivery attempt latency, until the receiver answered or the attempt failed',
       labelNames: ['outcome'],
+      buckets: WEBHOOK_BUCKETS,
+      registers,
+    });
+    this.sinkDeliveries = new Counter({
+      name: 'wa_gateway_sink_deliveries_total',
+      help: 'Event sink publish attempts (RabbitMQ, NATS JetStream, Kafka), by kind and outcome (delivered: the broker confirmed it; error)',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
+    this.sinkDeliveryDuration = new Histogram({
+      name: 'wa_gateway_sink_delivery_duration_seconds',
+      help: 'Event sink publish attempt latency, until the broker confirmed it or the attempt failed',
+      labelNames: ['kind', 'outcome'],
       buckets: WEBHOOK_BUCKETS,
       registers,
     });
@@ -264,6 +279,12 @@ export class GatewayMetrics {
     const outcome = webhookOutcome(statusCode);
     this.webhookDeliveries.inc({ outcome });
     this.webhookDeliveryDuration.observe({ outcome }, seconds);
+  }
+
+  recordSinkDelivery(kind: string, delivered: boolean, seconds: number): void {
+    const labels = { kind, outcome: delivered ? 'delivered' : 'error' };
+    this.sinkDeliveries.inc(labels);
+    this.sinkDeliveryDuration.observe(labels, seconds);
   }
 }
 

@@ -9,7 +9,7 @@ import {
   WebhookRepository,
   type WebhookRow,
 } from '@gw/persistence';
-import { type Logger, SsrfGuard } from '@gw/platform';
+import { type Logger, metrics, SsrfGuard } from '@gw/platform';
 import { nextAttemptDelay } from './retry-schedule';
 import { generateWebhookSecret } from './signature';
 import type { EnvSink } from './sinks/env-sinks';
@@ -388,9 +388,12 @@ export class WebhookRelay {
     if (this.config.includeToken || webhook.includeToken) envelope.token = await this.tokenOf(event.instanceId);
     const message: SinkMessage = { id: `evt_${event.id}`, event, envelope, body: JSON.stringify(envelope) };
     const transport = this.transportOf(webhook);
+    const started = performance.now();
     const outcome = transport
       ? await transport.send(webhook, message)
       : { ok: false as const, statusCode: null, error: `no transport for ${webhook.kind} targets in this relay` };
+    // HTTP attempts are counted by the transport (by status class); a broker's here, by kind.
+    if (webhook.kind !== 'webhook') metrics().recordSinkDelivery(webhook.kind, outcome.ok, (performance.now() - started) / 1000);
     if (outcome.ok) {
       this.recordDelivered({ deliveryId: claim.deliveryId, statusCode: outcome.statusCode }, this.receiverKeyOf(webhook));
       return true;

@@ -1,7 +1,7 @@
 import { connect, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { InProcessBus } from '@gw/bus';
 import { DeliveryRepository, InstanceRepository, OutboxRepository, WebhookRepository } from '@gw/persistence';
-import { createLogger, SsrfGuard } from '@gw/platform';
+import { createLogger, metrics, SsrfGuard } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { generateWebhookSecret, WEBHOOK_RELAY_DEFAULTS, WebhookRelay, type WebhookRelayConfig } from '@gw/relay';
 import { firstOccurrences, TcpProxy, waitFor } from './support/tcp-proxy';
@@ -123,6 +123,11 @@ describe('RabbitMQ event sink', () => {
     const [first] = unique;
     expect(first.properties).toMatchObject({ contentType: 'application/json', deliveryMode: 2, type: 'messages', appId: 'wa-gateway' });
     expect(JSON.parse(first.content.toString())).toMatchObject({ BaseUrl: 'http://gateway.test', EventType: 'messages' });
+
+    // Counted by kind and outcome on /metrics.
+    const exposition = (await metrics().exposition()).body;
+    expect(exposition).toMatch(/wa_gateway_sink_deliveries_total\{kind="rabbitmq",outcome="delivered"\} [1-9]/);
+    expect(exposition).toMatch(/wa_gateway_sink_deliveries_total\{kind="rabbitmq",outcome="error"\} [1-9]/);
 
     // The outage was seen and recorded like a webhook's, with the password masked.
     const errors = await new DeliveryRepository(db.dataSource).recentErrors({ global: true }, 20, 'rabbitmq');

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import sharp from 'sharp';
-import { Stack, waitFor } from './support/stack';
+import { nextPhone, Stack, waitFor } from './support/stack';
 
 /**
  * `/profile/name` and `/profile/image` through HTTP with real Baileys against the simulator: WhatsApp
@@ -145,6 +145,41 @@ describe('profile (HTTP → worker → Baileys → WhatsApp → another Baileys 
       );
       expect((await call('/chat/details', { number: me.phone }, other.token)).body.image).toBe('');
       expect((await call('/profile/image', { image: 'delete' })).status).toBe(200);
+    });
+
+    it('should follow a picture the phone sets or removes, and read it at login', async () => {
+      const jpeg = await sharp({ create: { width: 640, height: 640, channels: 3, background: { r: 0, g: 200, b: 0 } } })
+        .jpeg()
+        .toBuffer();
+      const { id } = await stack.control<{ id: string }>('POST', `/sim/accounts/${me.phone}/picture`, { jpeg: jpeg.toString('base64') });
+      await waitFor(
+        () => instance(),
+        (found) => String(found.profilePicUrl).includes(`_${id}_image.jpg`),
+        10_000,
+        'the phone’s picture on the instance',
+      );
+      await stack.control('POST', `/sim/accounts/${me.phone}/picture`, {});
+      await waitFor(
+        () => instance(),
+        (found) => found.profilePicUrl === '',
+        10_000,
+        'no picture on the instance',
+      );
+
+      // An account that has a picture before it is linked: the instance shows it once connected.
+      const phone = nextPhone('5589');
+      await stack.control('POST', '/sim/accounts', { phone, name: 'Com foto' });
+      const set = await stack.control<{ id: string }>('POST', `/sim/accounts/${phone}/picture`, { jpeg: jpeg.toString('base64') });
+      const { token } = await stack.gw.createInstance('profile-later');
+      const connect = await stack.gw.call('POST', '/instance/connect', { token, body: {} });
+      await stack.control('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
+      const linked = await waitFor(
+        async () => (await stack.gw.call('GET', '/instance/status', { token })).body,
+        (body) => body.status?.connected === true && String(body.instance?.profilePicUrl).includes(`_${set.id}_image.jpg`),
+        20_000,
+        'the picture of a newly linked account',
+      );
+      expect(linked.instance.profilePicUrl).toMatch(/^https:\/\/pps\.whatsapp\.net\//);
     });
 
     it('should refuse what is no picture, and no image at all', async () => {

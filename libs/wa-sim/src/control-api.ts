@@ -156,6 +156,11 @@ export function buildRoutes(sim: WaSimulator): Route[] {
       if (!picture) throw new SimError(404, 'no profile picture');
       return new RawResponse(picture.bytes, 'image/jpeg');
     }),
+    compile('POST', '/sim/accounts/{phone}/picture', ({ params, body }) => {
+      const jpeg = typeof body.jpeg === 'string' && body.jpeg ? Buffer.from(body.jpeg, 'base64') : null;
+      const picture = sim.setProfilePicture(params.phone, jpeg);
+      return { id: picture?.id ?? '', removed: !picture };
+    }),
     compile('GET', '/sim/accounts/{phone}/notes', async ({ params }) => ({ notes: await sim.notes(params.phone) })),
     compile('POST', '/sim/accounts/{phone}/notes', async ({ params, body }) =>
       sim.writeNote(params.phone, str(body, 'chatJid'), typeof body.text === 'string' ? body.text : ''),

@@ -7,6 +7,7 @@ import { randomInt } from 'crypto';
 import type { Account, LinkedDevice } from './accounts';
 import { decodeAppState } from './app-state';
 import { nextServerId } from './connection';
+import { SimError } from './errors';
 import type { SimContext } from './context';
 import type { BinaryNode } from './node-io';
 import { child, childBytes, iqError, iqResult, node, unixNow } from './node-io';
@@ -61,9 +62,15 @@ export class ProfileStore {
     return iqResult(iq, picture ? [node('picture', { id: picture.id })] : []);
   }
 
-  /** Removes the account's picture (the control API's phone does it). */
-  removePicture(account: Account): void {
-    if (this.pictures.delete(account.phone)) this.announcePicture(account);
+  /** The phone sets (a JPEG) or removes (null) the account's picture; its devices and contacts are told. */
+  setPicture(account: Account, jpeg: Buffer | null): ProfilePicture | undefined {
+    if (jpeg) {
+      if (jpeg[0] !== 0xff || jpeg[1] !== 0xd8) throw new SimError(400, 'the picture must be a JPEG');
+      this.pictures.set(account.phone, { id: String(unixNow() * 1000 + randomInt(1000)), bytes: Buffer.from(jpeg), t: unixNow() });
+    } else if (!this.pictures.delete(account.phone)) return undefined;
+    this.announcePicture(account);
+    this.ctx.stateChanged();
+    return this.pictures.get(account.phone);
   }
 
   /**

@@ -840,6 +840,11 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     return this.profiles.picture(this.requireAccount(phone));
   }
 
+  /** The phone sets (a JPEG) or removes (null) the account's picture. */
+  setProfilePicture(phone: string, jpeg: Buffer | null): ProfilePicture | undefined {
+    return this.profiles.setPicture(this.requireAccount(phone), jpeg);
+  }
+
   /** The phone's chat notes (WhatsApp Business), as the app-state `note_edit` mutations of the phone and its devices left them. */
   notes(phone: string): Promise<PhoneNote[]> {
     return phoneNotes(this.requireAccount(phone));

@@ -120,6 +120,8 @@ export class InboundSocketHandler {
     on('blocklist.update', (update) => this.blocklist.onBlocklistUpdate(update));
     on('connection.update', async (update) => {
       if (update.connection === 'open') this.identity.forget();
+      // The instance's own picture, as WhatsApp serves it at login, is its profilePicUrl.
+      if (update.connection === 'open') await this.directory.onOwnPicture();
     });
     // Baileys asks for the blocklist at login but keeps the answer to itself: ours follows it, so
     // what changed while the instance was away is stored and announced.

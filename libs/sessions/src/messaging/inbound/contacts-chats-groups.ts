@@ -100,6 +100,24 @@ export class ContactChatGroupEvents {
   }
 
   /**
+   * The instance's own picture as WhatsApp serves it now becomes its `profilePicUrl` ('' when it has
+   * none): at login, and when the phone or another device changed it.
+   */
+  async onOwnPicture(): Promise<void> {
+    const me = this.context.identities.me();
+    if (!me.pn) return;
+    let url: string;
+    try {
+      url = (await this.context.socket.profilePictureUrl(me.pn, 'image', PICTURE_URL_TIMEOUT_MS)) ?? '';
+    } catch (error) {
+      // WhatsApp's 404: no picture. Anything else says nothing about it.
+      if ((error as { data?: unknown })?.data !== 404) return this.context.logger.debug({ err: error }, 'own picture not read');
+      url = '';
+    }
+    await this.context.services.instances.update(this.context.instanceId, { profilePicUrl: url });
+  }
+
+  /**
    * A contact's (or group's) picture changed or was removed (WhatsApp's picture notification, Baileys'
    * contacts.update imgUrl): the chat's `image` and `imagePreview` become the URLs WhatsApp answers now.
    */
@@ -110,6 +128,7 @@ export class ContactChatGroupEvents {
         (found) => found ?? '',
         () => '',
       );
+    if (changes.some(({ jid }) => jid && (jid === me.pn || jid === me.lid))) await this.onOwnPicture();
     const states: Array<{ jid: string; image: string; imagePreview: string }> = [];
     for (const { jid, removed } of changes) {
       if (!jid || jid === me.pn || jid === me.lid) continue;

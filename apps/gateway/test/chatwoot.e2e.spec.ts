@@ -85,6 +85,14 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       });
       expect(JSON.stringify(body)).not.toContain(cw.token);
       expect(await stack.configure(instance.token, { sign_messages: true })).toBe(url);
+      // What GET answered, sent back as it was: the masked token keeps the stored one.
+      const saved = await stack.gw.call('PUT', '/chatwoot/config', {
+        token: instance.token,
+        body: { enabled: true, url: cw.baseUrl, access_token: body.chatwoot_access_token, account_id: cw.accountId, inbox_id: cw.inboxId, sign_messages: true },
+      });
+      expect(saved.status).toBe(200);
+      const [{ access_token: stored }] = await stack.db.dataSource.query(`SELECT access_token FROM chatwoot_configs WHERE instance_id = $1`, [instance.id]);
+      expect(stored).toBe(cw.token);
       expect((await stack.gw.call('GET', '/chatwoot/config', {})).status).toBe(401);
     });
 

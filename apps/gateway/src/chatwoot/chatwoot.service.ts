@@ -63,12 +63,15 @@ export class ChatwootService {
       if (error instanceof SsrfError) throw ApiError.badRequest(`url refused: ${error.message}`);
       throw error;
     }
+    // The masked token GET answered, sent back as it was (a client saving what it read), keeps the stored one.
+    const current = await this.chatwoot.findConfig(instanceId);
+    const accessToken = current && dto.access_token === maskToken(current.accessToken) ? current.accessToken : dto.access_token;
     const row = await this.chatwoot.saveConfig(
       instanceId,
       {
         enabled: dto.enabled,
         url,
-        accessToken: dto.access_token,
+        accessToken,
         accountId: dto.account_id,
         inboxId: dto.inbox_id,
         ignoreGroups: dto.ignore_groups ?? false,

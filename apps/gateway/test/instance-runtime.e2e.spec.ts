@@ -302,5 +302,37 @@ describe('instance runtime API (HTTP → worker → Baileys → simulator)', () 
       expect(row.proxy.managed.proxyUrl).toBe(`http://user:secret@127.0.0.1:${proxy.port}/`);
       await sleep(200);
     });
+
+    it('should give a connected instance a working proxy of the pools with mode internal, and reconnect it through that proxy at once', async () => {
+      const other = await stack.connectedInstance('internal-mode');
+      const tunnels = proxy.tunnels.length;
+      const set = await call('POST', '/instance/proxy', { mode: 'internal' }, other.token);
+      expect(set.status).toBe(200);
+      expect(set.body).toMatchObject({
+        details: 'Proxy configurado',
+        restart_requested: true,
+        // Only the Campinas (SP) proxy answers: it is the one assigned.
+        proxy: {
+          mode: 'internal',
+          effective_mode: 'internal',
+          effective_detail: 'managed_pool',
+          managed_location: { country: 'br', state: 'sp', city: 'campinas' },
+        },
+      });
+      await waitFor(
+        async () => proxy.tunnels.length,
+        (count) => count > tunnels,
+        20_000,
+        'reconnected through the proxy',
+      );
+      await waitFor(
+        () => call('GET', '/instance/status', undefined, other.token),
+        (reply) => reply.body.status?.connected === true,
+        20_000,
+        'connected again',
+      );
+      // Setting it again changes nothing: no restart.
+      expect((await call('POST', '/instance/proxy', { mode: 'internal' }, other.token)).body.restart_requested).toBe(false);
+    });
   });
 });

@@ -187,17 +187,29 @@ export class InstanceService {
       if (mode === 'none' && dto.confirm_no_proxy !== true) throw ApiError.badRequest('confirm_no_proxy must be true when mode is none');
       proxy.proxyUrl = null;
       proxy.proxyFallback = null;
+      // Internal: a working proxy of the operator's managed pools (when there are any), kept for the instance.
+      if (mode === 'internal') proxy.managed = (await this.managedProxies.assignInternal(instance))?.managed ?? proxy.managed;
     }
     const entity = await this.patch(instance.id, { proxy });
-    return { details: 'Proxy configurado', proxy: toProxyView(entity.proxy), restart_requested: false };
+    return { details: 'Proxy configurado', proxy: toProxyView(entity.proxy), restart_requested: await this.applyProxy(instance, entity) };
   }
 
   async deleteProxy(instance: InstanceEntity) {
     const entity = await this.patch(instance.id, { proxy: null });
-    return { details: 'Proxy removido', proxy: toProxyView(entity.proxy) };
+    return { details: 'Proxy removido', proxy: toProxyView(entity.proxy), restart_requested: await this.applyProxy(instance, entity) };
   }
 
   // --- helpers -----------------------------------------------------------------------------------
+
+  /**
+   * A connected session whose transport changed reconnects at once through the new one (the
+   * reset's reconnect: same credentials, no new QR); answers whether it was asked to.
+   */
+  private async applyProxy(before: InstanceEntity, after: InstanceEntity): Promise<boolean> {
+    if (effectiveProxyUrl(before.proxy) === effectiveProxyUrl(after.proxy) || before.status !== 'connected') return false;
+    const reply = await this.sessions.requestIfHeld(before.id, 'instance.reset', { instanceId: before.id }).catch(() => null);
+    return reply?.outcome === 'started' || reply?.outcome === 'in_progress';
+  }
 
   /** Logout with nobody holding the session: forget the credentials here. */
   private async forgetDevice(instanceId: string, reason: string) {
@@ -225,6 +237,13 @@ export class InstanceService {
     if (!entity) throw ApiError.notFound('Instance not found');
     return entity;
   }
+}
+
+/** The URL the worker's socket goes through for these settings (null: direct), as network-options reads them. */
+function effectiveProxyUrl(proxy: ProxySettings | null): string | null {
+  if (proxy?.mode === 'custom') return proxy.proxyUrl;
+  if (proxy?.mode === 'internal') return proxy.managed?.proxyUrl ?? null;
+  return null;
 }
 
 function emptyProxy(): ProxySettings {

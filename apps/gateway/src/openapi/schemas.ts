@@ -28,6 +28,7 @@ const PRIVACY_VALUES = ['all', 'contacts', 'contact_blacklist', 'none'];
 const PROXY_VIEW = object({
   mode: str({ enum: ['custom', 'internal', 'none'] }),
   effective_mode: str({ enum: ['custom', 'internal', 'direct'] }),
+  effective_detail: str({ enum: ['managed_pool'], description: "internal through a proxy of the operator's managed pools" }),
   fallback: object({ active: bool, reason: str(), since: int }),
   proxy_url: str({ description: 'Credentials masked' }),
   proxy_fallback: str(),

@@ -126,9 +126,40 @@ export class ProxyManagedService {
       const states = [...new Set(candidates.map((proxy) => proxy.state))];
       if (!state && states.length > 1) throw ApiError.badRequest(`proxy_managed_state is required: "${city}" is in more than one state (${states.join(', ')})`);
     }
-    const current = instance.proxy?.managed?.proxyUrl;
+    const picked = await this.pick(candidates, instance.proxy?.managed?.proxyUrl);
+    if (!picked)
+      throw new ApiError(
+        'unavailable',
+        `no managed proxy of ${[city, state, country].filter(Boolean).join(', ')} answers right now; try again or choose another place`,
+      );
+    return picked;
+  }
+
+  /**
+   * `POST /instance/proxy` with `mode: internal`: a working proxy of the pools for the instance — the
+   * one it has, else one of the place it last had, else one of any place. Null when the operator
+   * declared no pools (internal then means a direct connection); 503 when none answers.
+   */
+  async assignInternal(instance: InstanceEntity): Promise<ProxySettings | null> {
+    if (!this.pools.length) return null;
+    const place = instance.proxy?.managed;
+    const samePlace = this.pools.filter(
+      (proxy) => proxy.country === place?.country && (!place?.state || proxy.state === place.state) && (!place?.city || proxy.city === place.city),
+    );
+    const picked =
+      (samePlace.length ? await this.pick(samePlace, place?.proxyUrl) : null) ??
+      (await this.pick(
+        this.pools.filter((proxy) => !samePlace.includes(proxy)),
+        place?.proxyUrl,
+      ));
+    if (!picked) throw new ApiError('unavailable', 'no managed proxy answers right now; try again later, or use mode custom');
+    return picked;
+  }
+
+  /** The first of `candidates` that accepts a TCP connection (`current` first, the others shuffled to spread instances), as the instance's proxy settings. */
+  private async pick(candidates: readonly ManagedProxy[], current: string | undefined): Promise<ProxySettings | null> {
     const kept = candidates.find((proxy) => proxy.url === current);
-    const order = kept ? [kept, ...shuffled(candidates.filter((proxy) => proxy !== kept))] : shuffled(candidates);
+    const order = kept ? [kept, ...shuffled(candidates.filter((proxy) => proxy !== kept))] : shuffled([...candidates]);
     for (const proxy of order) {
       if (!(await probeProxy(proxy.url))) continue;
       return {
@@ -140,10 +171,7 @@ export class ProxyManagedService {
         lastTestError: null,
       };
     }
-    throw new ApiError(
-      'unavailable',
-      `no managed proxy of ${[city, state, country].filter(Boolean).join(', ')} answers right now; try again or choose another place`,
-    );
+    return null;
   }
 }
 

@@ -10,6 +10,10 @@ const event = (id: string, eventType: string, payload: Record<string, unknown>):
   createdAt: new Date(),
 });
 
+/** The bridge's inbox in these cases. */
+const INBOX = 5;
+const intakeOf = (body: Record<string, unknown>) => intakeOfWebhook('rinst', body, INBOX);
+
 /** Chatwoot's `message_created` for an agent's reply (Message#webhook_data), as its API inbox webhook posts it. */
 const agentReply = (extra: Record<string, unknown> = {}) => ({
   event: 'message_created',
@@ -20,7 +24,13 @@ const agentReply = (extra: Record<string, unknown> = {}) => ({
   source_id: null,
   content_attributes: {},
   sender: { id: 7, name: 'Ana', available_name: 'Ana Souza', type: 'user' },
-  conversation: { id: 12, status: 'open', meta: { sender: { id: 3, phone_number: '+5511999990000', identifier: '5511999990000@s.whatsapp.net' } } },
+  inbox: { id: INBOX, name: 'WhatsApp' },
+  conversation: {
+    id: 12,
+    inbox_id: INBOX,
+    status: 'open',
+    meta: { sender: { id: 3, phone_number: '+5511999990000', identifier: '5511999990000@s.whatsapp.net' } },
+  },
   ...extra,
 });
 
@@ -66,8 +76,7 @@ describe('chatwoot jobs', () => {
 
   describe(intakeOfWebhook.name, () => {
     it("should turn an agent's public reply into one send per attachment, linked to fixed WhatsApp ids before any send", () => {
-      const intake = intakeOfWebhook(
-        'rinst',
+      const intake = intakeOf(
         agentReply({
           content_attributes: { in_reply_to: 40 },
           attachments: [
@@ -115,18 +124,19 @@ describe('chatwoot jobs', () => {
       ['an empty reply', agentReply({ content: '  ' })],
       ['a reply without ids', agentReply({ id: 'x' })],
       ['another event', { event: 'contact_updated', id: 3 }],
+      ['a reply in another inbox (an account-wide webhook)', agentReply({ inbox: { id: INBOX + 1 }, conversation: { id: 12, inbox_id: INBOX + 1 } })],
     ])('should ask nothing for %s', (_what, body) => {
-      expect(intakeOfWebhook('rinst', body as Record<string, unknown>).jobs).toEqual([]);
+      expect(intakeOf(body as Record<string, unknown>).jobs).toEqual([]);
     });
 
     it('should turn a deletion into a revoke and a status change into the conversation status', () => {
-      expect(intakeOfWebhook('rinst', agentReply({ event: 'message_updated', content_attributes: { deleted: true } })).jobs).toEqual([
+      expect(intakeOf(agentReply({ event: 'message_updated', content_attributes: { deleted: true } })).jobs).toEqual([
         { lane: 'cw:12', kind: JobKind.CwDelete, dedupeKey: 'cw:41:delete', payload: { conversationId: 12, cwMessageId: 41 } },
       ]);
-      expect(intakeOfWebhook('rinst', agentReply({ event: 'message_updated' })).jobs).toEqual([]);
-      const resolved = intakeOfWebhook('rinst', { event: 'conversation_status_changed', id: 12, status: 'resolved' });
+      expect(intakeOf(agentReply({ event: 'message_updated' })).jobs).toEqual([]);
+      const resolved = intakeOf({ event: 'conversation_status_changed', id: 12, status: 'resolved' });
       expect(resolved).toMatchObject({ conversationStatus: { conversationId: 12, status: 'resolved' }, resolved: { conversationId: 12 } });
-      expect(intakeOfWebhook('rinst', { event: 'conversation_status_changed', id: 12, status: 'open', meta: { assignee: { id: 7 } } }).agentActive).toEqual({
+      expect(intakeOf({ event: 'conversation_status_changed', id: 12, status: 'open', meta: { assignee: { id: 7 } } }).agentActive).toEqual({
         conversationId: 12,
       });
     });

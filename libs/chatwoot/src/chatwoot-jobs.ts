@@ -181,12 +181,15 @@ const positiveInt = (value: unknown): number | null => {
  * `Conversation#webhook_data`, `event` naming which): an agent's public outgoing `message_created`
  * becomes a send (one WhatsApp message per attachment, the text as the first one's caption); a
  * `message_updated` marked deleted a revoke; `conversation_status_changed` a status. Everything else
- * (incoming messages, private notes, the bridge's own copies, activity) asks for nothing.
+ * (incoming messages, private notes, the bridge's own copies, activity, other inboxes) asks for nothing.
  */
-export function intakeOfWebhook(instanceId: string, body: JsonObject): WebhookIntake {
+export function intakeOfWebhook(instanceId: string, body: JsonObject, inboxId: number): WebhookIntake {
   const intake: WebhookIntake = { jobs: [], links: [] };
   const event = typeof body.event === 'string' ? body.event : '';
   const conversation = objectOf(body.conversation);
+  // An account-wide webhook pointed here posts every inbox's events: only the bridge's inbox is its business.
+  const inboxOf = positiveInt(objectOf(body.inbox).id) ?? positiveInt(conversation.inbox_id) ?? positiveInt(body.inbox_id);
+  if (inboxOf !== null && inboxOf !== inboxId) return intake;
   const sender = objectOf(objectOf(conversation.meta).sender ?? conversation.contact);
   const author = objectOf(body.sender);
   const attributes = objectOf(body.content_attributes);

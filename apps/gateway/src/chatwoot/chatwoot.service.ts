@@ -92,7 +92,7 @@ export class ChatwootService {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ApiError.badRequest('Invalid request payload: the body must be a JSON object');
     const config = await this.chatwoot.findConfig(instanceId);
     if (!config?.enabled) return { received: true, queued: 0 };
-    const intake = intakeOfWebhook(instanceId, body as Record<string, unknown>);
+    const intake = intakeOfWebhook(instanceId, body as Record<string, unknown>, config.inboxId);
     const queued = await this.chatwoot.enqueueFromChatwoot(instanceId, intake.jobs, intake.links);
     if (intake.conversationStatus)
       await this.chatwoot.setConversationStatus(instanceId, intake.conversationStatus.conversationId, intake.conversationStatus.status);

@@ -13,7 +13,7 @@ import {
   type DeclaredMediaKind,
 } from '@gw/domain';
 import { type InstanceEntity, type QuickReplyFileChange, type QuickReplyRow, type QuickReplyUpload, QuickReplyRepository } from '@gw/persistence';
-import { ErrorCode, RpcError } from '@gw/contracts';
+import { RpcError } from '@gw/contracts';
 import { ApiError } from '../common/api-error';
 import { validateBody } from '../common/validation';
 import { SessionClient } from '../session/session.client';
@@ -144,7 +144,8 @@ export class QuickReplyService {
     try {
       read = await this.sessions.requestIfHeld(instance.id, 'quickreply.read', { instanceId: instance.id }, PHONE_SYNC_TIMEOUT_MS);
     } catch (error) {
-      if (error instanceof RpcError && error.code !== ErrorCode.Internal) return;
+      // The phone could not be read now (no session yet, history sync, WhatsApp refused, a worker bug): the stored list still answers.
+      if (error instanceof RpcError) return;
       throw error;
     }
     if (!read) return;

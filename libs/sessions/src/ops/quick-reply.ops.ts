@@ -55,9 +55,22 @@ export function quickReplyOf(mutation: Pick<ChatMutation, 'index' | 'syncAction'
   return { waId, shortcut: action.shortcut ?? '', message: action.message ?? '', keywords: action.keywords ?? [] };
 }
 
-/** Every quick reply the phone's app state holds, reading only what changed since this worker last read it. */
+/**
+ * Every quick reply the phone's app state holds, reading only what changed since this worker last read
+ * it; read again from the start when that fails (a re-paired account, a key that changed).
+ */
 export async function readQuickReplies(instanceId: string, socket: Socket): Promise<WhatsAppQuickReply[]> {
   if (!socket.authState.creds.myAppStateKeyId) throw new RpcError(ErrorCode.Conflict, HISTORY_SYNC_CONFLICT);
+  if (!readState.has(instanceId)) return readFrom(instanceId, socket);
+  try {
+    return await readFrom(instanceId, socket);
+  } catch {
+    readState.delete(instanceId);
+    return readFrom(instanceId, socket);
+  }
+}
+
+async function readFrom(instanceId: string, socket: Socket): Promise<WhatsAppQuickReply[]> {
   const getKey = async (keyId: string) => (await socket.authState.keys.get('app-state-sync-key', [keyId]))[keyId];
   const known = readState.get(instanceId) ?? { state: newLTHashState(), latest: new Map<string, ChatMutation>() };
   let state = known.state;

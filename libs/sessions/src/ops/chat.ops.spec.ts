@@ -155,3 +155,28 @@ describe('chat notes (app state note_edit)', () => {
     expect(noteOfChat(notes, ['2@lid'])).toBeNull();
   });
 });
+
+describe('chat.notes.read / chat.notes.edit', () => {
+  const handler = { idle: async () => undefined };
+  const ops = chatOps({ handlerFor: () => handler } as unknown as InboundMessageObserver);
+  const before = (query: () => Promise<unknown>) =>
+    ({ instanceId: 'i1', openSocket: () => ({ authState: { creds: {}, keys: { get: async () => ({}) } }, query, appPatch: query }) }) as unknown as Session;
+  const chatJids = ['5511999999999@s.whatsapp.net'];
+
+  it('should answer 409 history sync still in progress while the phone has not shared the app-state key, asking WhatsApp nothing', async () => {
+    const asked: unknown[] = [];
+    const session = before(async () => void asked.push(1));
+    const conflict = { code: ErrorCode.Conflict, message: 'history sync still in progress, try again in a moment' };
+    await expect(ops['chat.notes.read'](session, { instanceId: 'i1', chatJids, force: false })).rejects.toMatchObject(conflict);
+    await expect(ops['chat.notes.edit'](session, { instanceId: 'i1', chatJids, text: 'x' })).rejects.toMatchObject(conflict);
+    expect(asked).toEqual([]);
+  });
+
+  it('should refuse a request naming no user chat or with no text', () => {
+    const bad = expect.objectContaining({ code: ErrorCode.BadRequest });
+    expect(() => chatRequests['chat.notes.read']({ chatJids: ['120363000000000001@g.us'] }, 'i1')).toThrow(bad);
+    expect(() => chatRequests['chat.notes.read']({ chatJids: [] }, 'i1')).toThrow(bad);
+    expect(() => chatRequests['chat.notes.edit']({ chatJids, text: 5 }, 'i1')).toThrow(bad);
+    expect(chatRequests['chat.notes.edit']({ chatJids, text: '' }, 'i1')).toEqual({ instanceId: 'i1', chatJids, text: '' });
+  });
+});

@@ -1,5 +1,5 @@
 import type { OutboxRow } from '@gw/persistence';
-import { intakeOfWebhook, JobKind, jobsOfEvents, whatsappIdsOf } from './chatwoot-jobs';
+import { intakeOfWebhook, JobKind, jobsOfEvents, lidsOfEvents, whatsappIdsOf } from './chatwoot-jobs';
 
 const event = (id: string, eventType: string, payload: Record<string, unknown>): OutboxRow => ({
   id,
@@ -55,6 +55,17 @@ describe('chatwoot jobs', () => {
           },
         },
       ]);
+    });
+
+    it('should put a chat named by its LID in the lane of its number when the number is known', () => {
+      const events = [
+        event('20', 'messages', { chat: { wa_chatid: '', wa_chatlid: '77@lid' }, message: { messageid: 'L1' } }),
+        event('21', 'messages_update', { type: 'ReadReceipt', state: 'Read', event: { MessageIDs: ['L1'], Chat: '77@lid', IsFromMe: 'True' } }),
+        event('22', 'messages', { chat: { wa_chatid: '', wa_chatlid: '88@lid' }, message: { messageid: 'L2' } }),
+      ];
+      expect(lidsOfEvents(events)).toEqual(['77@lid', '88@lid']);
+      const lanes = jobsOfEvents(events, new Map([['77@lid', '5511@s.whatsapp.net']])).map((job) => job.lane);
+      expect(lanes).toEqual(['wa:5511@s.whatsapp.net', 'wa:5511@s.whatsapp.net', 'wa:88@lid']);
     });
 
     it('should keep receipts, deletions and failures, and drop the rest of messages_update', () => {

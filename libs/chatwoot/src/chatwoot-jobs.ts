@@ -108,14 +108,27 @@ function pick(source: unknown, fields: readonly string[]): Record<string, unknow
   return picked;
 }
 
-/** The lane of a WhatsApp chat: its jobs run one at a time, in event order. */
-const waLane = (chat: string) => `wa:${chat}`;
+/**
+ * The LIDs (`…@lid`) events name as their chat: the handler looks their numbers up, so a contact's jobs
+ * share one lane whichever way an event names it.
+ */
+export function lidsOfEvents(events: OutboxRow[]): string[] {
+  const lids = new Set<string>();
+  for (const event of events) {
+    const chat = objectOf(event.payload.chat);
+    const named = event.eventType === 'messages' ? stringOf(chat.wa_chatid) || stringOf(chat.wa_chatlid) : stringOf(objectOf(event.payload.event).Chat);
+    if (named.endsWith('@lid')) lids.add(named);
+  }
+  return [...lids];
+}
 
 /**
  * The outbox follower's handler body: each `messages` and `messages_update` event becomes one job,
  * keyed by the event id (the follower hands each event over once; the key makes a replay harmless too).
+ * `pnOfLid`: the numbers of LIDs known (lanes are by phone-number JID whenever it is known).
  */
-export function jobsOfEvents(events: OutboxRow[]): NewChatwootJob[] {
+export function jobsOfEvents(events: OutboxRow[], pnOfLid: ReadonlyMap<string, string> = new Map()): NewChatwootJob[] {
+  const waLane = (chat: string) => `wa:${pnOfLid.get(chat) ?? chat}`;
   const jobs: NewChatwootJob[] = [];
   for (const event of events) {
     const payload = event.payload;

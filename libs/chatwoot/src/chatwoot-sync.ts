@@ -11,6 +11,7 @@ import {
   type ChatwootAttachmentRef,
   JobKind,
   jobsOfEvents,
+  lidsOfEvents,
   objectOf,
   revokeIdsOf,
   sourceIdOf,
@@ -120,7 +121,8 @@ export class ChatwootSync {
         eventTypes: ['messages', 'messages_update'],
         instances: () => this.repository.enabledInstances(),
         handle: async (manager, instanceId, events) => {
-          if ((await ChatwootRepository.enqueueWithin(manager, instanceId, jobsOfEvents(events))) > 0) setTimeout(() => this.poke(), 20).unref(); // (after the follower's commit, most often)
+          const numbers = await ChatwootRepository.numbersOfLidsWithin(manager, instanceId, lidsOfEvents(events));
+          if ((await ChatwootRepository.enqueueWithin(manager, instanceId, jobsOfEvents(events, numbers))) > 0) setTimeout(() => this.poke(), 20).unref(); // (after the follower's commit, most often)
         },
       },
       logger,

@@ -196,6 +196,16 @@ export class ChatwootRepository {
     return rows.length;
   }
 
+  /** The phone-number JIDs of LIDs, as far as the instance knows them (inside the follower's transaction: the lanes of new jobs). */
+  static async numbersOfLidsWithin(manager: EntityManager, instanceId: string, lids: string[]): Promise<Map<string, string>> {
+    if (lids.length === 0) return new Map();
+    const rows: Array<{ lid: string; pn: string }> = await manager.query(`SELECT lid, pn FROM lid_mappings WHERE instance_id = $1 AND lid = ANY($2::text[])`, [
+      instanceId,
+      lids,
+    ]);
+    return new Map(rows.map((row) => [row.lid, row.pn]));
+  }
+
   /**
    * A received Chatwoot webhook's work, in one transaction: the links of the WhatsApp messages it will
    * make (so their own `messages` events are known as copies, not copied back) and its jobs. Returns

@@ -1,3 +1,5 @@
+import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher } from '@gw/dispatch';
+import { ChatRepository, InstanceRepository, LeaseRepository, SendQueueRepository } from '@gw/persistence';
 import { nextPhone, sleep, waitFor, type InboxEntry } from './support/stack';
 import { TakeoverStack } from './support/takeover-stack';
 
@@ -67,6 +69,58 @@ describe('sync send when the holding worker dies', () => {
     expect(inbox.length).toBeGreaterThanOrEqual(3);
     const devices = await stack.control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`);
     expect(devices.filter((entry) => entry.status === 'active').map((entry) => entry.jid)).toEqual([device.jid]);
+  }, 60_000);
+
+  it('should let the async queue follow the takeover too: a queued send in flight at the kill goes out once through the heir', async () => {
+    // A third worker: the suite's first kill left one.
+    await stack.startWorker('worker-c');
+    const phone = nextPhone('5524');
+    const peer = nextPhone('5525');
+    await stack.control('POST', '/sim/accounts', { phone });
+    await stack.control('POST', '/sim/accounts', { phone: peer });
+    const { id, token } = await stack.gw.createInstance('failover-async');
+    const connect = await stack.gw.call('POST', '/instance/connect', { token, body: {} });
+    await stack.control('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
+    await waitFor(
+      () => stack.gw.call('GET', '/instance/status', { token }),
+      (r) => r.body.status.connected === true,
+      20_000,
+      'connected',
+    );
+    const ds = stack.db.dataSource;
+    const dispatcher = new AsyncDispatcher(
+      new SendQueueRepository(ds),
+      new InstanceRepository(ds),
+      new ChatRepository(ds),
+      stack.bus,
+      // The worker's answer would be awaited 40 s; a dead holder must not cost that.
+      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e-failover', pollIntervalMs: 200, sendTimeoutMs: 40_000 },
+      stack.logger,
+      new LeaseRepository(ds),
+    );
+    dispatcher.start();
+    try {
+      const holder = await stack.holderOf(id);
+      stack.freeze(holder!);
+      const queued = await stack.gw.call('POST', '/send/text', { token, body: { number: peer, text: 'queued when the holder died', async: true } });
+      expect(queued).toMatchObject({ status: 200, body: { status: 'Queued' } });
+      const messageId = queued.body.messageid as string;
+      // The dispatcher hands it to the frozen holder, which dies with it.
+      await sleep(500);
+      stack.halt(holder!);
+      const killedAt = Date.now();
+      const status = async () =>
+        ((await ds.query(`SELECT status FROM messages WHERE instance_id = $1 AND message_id = $2`, [id, messageId])) as Array<{ status: string }>)[0]?.status;
+      await waitFor(status, (value) => value === 'Sent' || value === 'Delivered' || value === 'Read', 25_000, 'the queued send went out');
+      // Lease TTL 8 s, then the heir's adoption; before, the dispatcher waited its whole 40 s send timeout.
+      expect(Date.now() - killedAt).toBeLessThan(20_000);
+      expect(await stack.holderOf(id)).not.toBe(holder);
+      await sleep(1_000);
+      const inbox = await stack.control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`);
+      expect(inbox.filter((entry) => JSON.stringify(entry.message).includes('queued when the holder died'))).toHaveLength(1);
+    } finally {
+      await dispatcher.stop();
+    }
   }, 60_000);
 
   it('should still answer No session at once for an instance nobody held', async () => {

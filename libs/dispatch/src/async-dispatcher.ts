@@ -1,9 +1,10 @@
 import type { Bus, BusSubscription } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type SendRequest } from '@gw/contracts';
-import { ChatRepository, InstanceRepository, SendQueueRepository, type LaneClaim, type QueuedSend } from '@gw/persistence';
+import { ChatRepository, InstanceRepository, type LeaseRepository, SendQueueRepository, type LaneClaim, type QueuedSend } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { randomBytes } from 'node:crypto';
 import { resolveRequestPlaceholders } from './chat-placeholders';
+import { TakeoverRequester } from './takeover-requester';
 
 export interface AsyncDispatcherConfig {
   /** Names this dispatcher in its claims (claimed_by = `<id>:<instance>:<nonce>`). */
@@ -22,9 +23,14 @@ export interface AsyncDispatcherConfig {
   retryBackoffMs: number[];
   /** Wait while the instance has no connected session (does not count as an attempt). */
   disconnectedRetryMs: number;
+  /**
+   * How long a send follows a takeover of its instance (its holder died: the same request, same ids,
+   * every 250 ms until the heir answers) before it counts as unreachable (FAILOVER_WAIT_MS, ADR 0007).
+   */
+  failoverWaitMs?: number;
 }
 
-export const ASYNC_DISPATCHER_DEFAULTS: Omit<AsyncDispatcherConfig, 'dispatcherId'> = {
+export const ASYNC_DISPATCHER_DEFAULTS: Omit<AsyncDispatcherConfig, 'dispatcherId'> & { failoverWaitMs: number } = {
   claimMs: 30_000,
   pollIntervalMs: 1_000,
   maxLanes: 64,
@@ -32,6 +38,7 @@ export const ASYNC_DISPATCHER_DEFAULTS: Omit<AsyncDispatcherConfig, 'dispatcherI
   maxAttempts: 5,
   retryBackoffMs: [2_000, 10_000, 30_000, 60_000],
   disconnectedRetryMs: 5_000,
+  failoverWaitMs: 20_000,
 };
 
 /** Sends in a row for one instance without a gap before its claim goes back (fairness between lanes). */
@@ -58,6 +65,8 @@ export class AsyncDispatcher {
   private wakeRequested = false;
   private wake?: () => void;
   private loopDone?: Promise<void>;
+  /** The holder check and the takeover retry of sync sends (ADR 0007, 0008). */
+  private readonly requester: TakeoverRequester;
 
   constructor(
     private readonly queue: SendQueueRepository,
@@ -66,8 +75,14 @@ export class AsyncDispatcher {
     private readonly bus: Bus,
     private readonly config: AsyncDispatcherConfig,
     private readonly logger: Logger,
+    /** Tells a takeover under way (a lease left behind by a dead holder); without it a dead holder's send waits disconnectedRetryMs. */
+    leases?: LeaseRepository,
   ) {
     this.claimPrefix = `${config.dispatcherId}:${randomBytes(3).toString('hex')}`;
+    this.requester = new TakeoverRequester(bus, {
+      failoverWaitMs: config.failoverWaitMs ?? ASYNC_DISPATCHER_DEFAULTS.failoverWaitMs,
+      heldRecently: leases ? (instanceId, withinMs) => leases.heldRecently(instanceId, withinMs) : undefined,
+    });
   }
 
   start(): void {
@@ -170,7 +185,9 @@ export class AsyncDispatcher {
     const stored = head.request as unknown as SendRequest;
     try {
       const request = await this.prepare(stored);
-      await this.bus.request(Subjects.instance(claim.instanceId, 'send'), request, { timeoutMs: this.config.sendTimeoutMs + (request.delayMs ?? 0) });
+      // A holder that dies with the request is noticed within a second, and the same request (same ids:
+      // the ledger relays an id at most once) follows the takeover to the heir, as a sync send does.
+      await this.requester.requestAcrossTakeover(claim.instanceId, 'send', request, this.config.sendTimeoutMs + (request.delayMs ?? 0));
       outcome = { ok: true };
     } catch (error) {
       outcome = { ok: false, error };

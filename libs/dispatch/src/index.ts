@@ -7,6 +7,8 @@ export type { AsyncQueueClearOutcome, AsyncQueueClearStats, AsyncQueueOptions, A
 export { resolveChatPlaceholders, resolveRequestPlaceholders } from './chat-placeholders';
 export type { PlaceholderInstance } from './chat-placeholders';
 export { readAsyncDispatcherConfig } from './dispatch-config';
+export { HOLDER_CHECK_MS, TAKEOVER_RETRY_MS, TakeoverRequester } from './takeover-requester';
+export type { TakeoverRequesterOptions } from './takeover-requester';
 export { DispatchModule } from './dispatch.module';
 export { readRetentionConfig, RetentionJob, RetentionModule } from './retention';
 export type { RetentionConfig } from './retention';

@@ -35,10 +35,15 @@ export class FakeWorker {
   ) {}
 
   serve(instanceId: string): void {
-    this.subscriptions.set(
-      instanceId,
-      this.bus.subscribe(Subjects.instance(instanceId, 'send'), (data) => this.handle(data as SendRequest)),
-    );
+    const send = this.bus.subscribe(Subjects.instance(instanceId, 'send'), (data) => this.handle(data as SendRequest));
+    // A real holder answers the dispatcher's holder check from memory, even while busy with a send.
+    const status = this.bus.subscribe(Subjects.instance(instanceId, 'status'), async () => ({ instanceId, connected: true }));
+    this.subscriptions.set(instanceId, {
+      unsubscribe: () => {
+        send.unsubscribe();
+        status.unsubscribe();
+      },
+    });
   }
 
   /** No subscriber: the bus answers NoSession, as when no worker holds the instance. */

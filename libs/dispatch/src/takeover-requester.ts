@@ -1,0 +1,118 @@
+import type { Bus } from '@gw/bus';
+import { ErrorCode, type InstanceOp, type InstanceRpc, RpcError, Subjects } from '@gw/contracts';
+
+/**
+ * A request unanswered this long makes the requester check, and keep checking at this interval, that
+ * somebody still holds the instance (a `status` request: answered from memory).
+ */
+export const HOLDER_CHECK_MS = 1_000;
+/** Pause between tries of a repeatable request while a takeover is under way. */
+export const TAKEOVER_RETRY_MS = 250;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export interface TakeoverRequesterOptions {
+  /** How long a repeatable request follows a takeover at most (FAILOVER_WAIT_MS; ADR 0007). */
+  failoverWaitMs: number;
+  /**
+   * Whether the instance's lease is live or lapsed less than `withinMs` ago (LeaseRepository.heldRecently):
+   * a takeover under way. Without it, NoSession is never taken for a takeover (answered at once).
+   */
+  heldRecently?: (instanceId: string, withinMs: number) => Promise<boolean>;
+}
+
+/**
+ * Requests to whichever session worker holds an instance, for every caller that must not hang on a dead
+ * holder: the gateway's SessionClient (sync sends and every other op) and the async queue's dispatcher
+ * (ADR 0007, ADR 0008).
+ */
+export class TakeoverRequester {
+  constructor(
+    private readonly bus: Bus,
+    private readonly options: TakeoverRequesterOptions,
+  ) {}
+
+  /**
+   * Asks the holder; RpcError(NoSession) at once when no worker holds the instance, and soon after the
+   * holder dies with the request (kill -9, lost host): the bus drops a dead worker's subscriptions,
+   * but a request it had already taken is never answered, so it would wait out its whole timeout.
+   */
+  request<Op extends InstanceOp>(instanceId: string, op: Op, data: InstanceRpc[Op]['request'], timeoutMs: number): Promise<InstanceRpc[Op]['reply']> {
+    const answer = this.bus.request<InstanceRpc[Op]['reply']>(Subjects.instance(instanceId, op), data, { timeoutMs });
+    return timeoutMs > HOLDER_CHECK_MS ? this.whileHeld(instanceId, answer) : answer;
+  }
+
+  /**
+   * For requests that are safe to repeat (a send: its message id is relayed at most once, whichever
+   * worker gets it; see SendLedger), across a takeover: while the instance's lease is live or lapsed
+   * only recently (its holder died and another worker is about to adopt it), NoSession, Fenced and the
+   * new holder's NotConnected are tried again until the new holder answers, for at most
+   * failoverWaitMs. Anything else, or an instance nobody held recently, answers at once.
+   */
+  async requestAcrossTakeover<Op extends InstanceOp>(
+    instanceId: string,
+    op: Op,
+    data: InstanceRpc[Op]['request'],
+    timeoutMs: number,
+  ): Promise<InstanceRpc[Op]['reply']> {
+    const deadline = Date.now() + this.options.failoverWaitMs;
+    let inTakeover = false;
+    for (;;) {
+      try {
+        return await this.request(instanceId, op, data, timeoutMs);
+      } catch (error) {
+        if (!(error instanceof RpcError) || Date.now() + TAKEOVER_RETRY_MS > deadline) throw error;
+        // NotConnected alone is an instance that is down, not one changing hands.
+        const retry =
+          error.code === ErrorCode.Fenced ||
+          (error.code === ErrorCode.NotConnected && inTakeover) ||
+          (error.code === ErrorCode.NoSession && (inTakeover || (await this.heldRecently(instanceId))));
+        if (!retry) throw error;
+        inTakeover = true;
+        await sleep(TAKEOVER_RETRY_MS);
+      }
+    }
+  }
+
+  private async heldRecently(instanceId: string): Promise<boolean> {
+    return this.options.heldRecently ? this.options.heldRecently(instanceId, this.options.failoverWaitMs) : false;
+  }
+
+  /**
+   * The answer, or NoSession as soon as nobody holds the instance any more while it is awaited. A
+   * holder that is alive answers the check even while busy with the request; one that is slow to
+   * answer the check (a loaded event loop) is given the benefit of the doubt.
+   */
+  private whileHeld<T>(instanceId: string, answer: Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const finish = (settle: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        settle();
+      };
+      const check = () => {
+        this.bus
+          .request(Subjects.instance(instanceId, 'status'), { instanceId }, { timeoutMs: HOLDER_CHECK_MS })
+          .then(
+            () => undefined,
+            (error: unknown) => {
+              if (error instanceof RpcError && error.code === ErrorCode.NoSession) {
+                finish(() => reject(new RpcError(ErrorCode.NoSession, 'the session worker holding the instance went away')));
+              }
+            },
+          )
+          .finally(() => {
+            if (!settled) timer = setTimeout(check, HOLDER_CHECK_MS);
+          });
+      };
+      timer = setTimeout(check, HOLDER_CHECK_MS);
+      answer.then(
+        (value) => finish(() => resolve(value)),
+        (error: unknown) => finish(() => reject(error)),
+      );
+    });
+  }
+}

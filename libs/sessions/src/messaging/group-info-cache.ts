@@ -17,18 +17,25 @@ const LIMIT = 2_000;
 /**
  * Group subjects and our role in them, for `groupName` and the chat's group flags. One metadata
  * query per group per ten minutes at most (shared by the sockets of an instance); subject changes
- * (`groups.update`) refresh it at once. A query that fails or times out leaves the name empty rather
- * than holding the message back.
+ * (`groups.update`) refresh it at once, and any other notification about the group makes the next
+ * read ask again (or take the metadata the groups cache holds). A query that fails or times out
+ * leaves the last name known (or none) rather than holding the message back.
  */
 export class GroupInfoCache {
   private readonly entries = new Map<string, { info: GroupInfo | null; at: number }>();
 
   constructor(private readonly logger: Logger) {}
 
-  async get(socket: WASocket, instanceId: string, groupJid: string, me: { pn: string; lid: string }): Promise<GroupInfo | null> {
+  /** `known`: the group's metadata as the groups cache holds it (fresh), used instead of a query. */
+  async get(socket: WASocket, instanceId: string, groupJid: string, me: { pn: string; lid: string }, known?: GroupMetadata): Promise<GroupInfo | null> {
     const key = `${instanceId}|${groupJid}`;
     const cached = this.entries.get(key);
     if (cached && Date.now() - cached.at < (cached.info ? TTL_MS : FAILED_TTL_MS)) return cached.info;
+    if (known) {
+      const info = toGroupInfo(known, me);
+      this.set(key, info);
+      return info;
+    }
     let info: GroupInfo | null = null;
     try {
       let timer: NodeJS.Timeout | undefined;
@@ -44,6 +51,12 @@ export class GroupInfoCache {
     }
     this.set(key, info ?? cached?.info ?? null);
     return info ?? cached?.info ?? null;
+  }
+
+  /** A notification about the group (w:gp2, picture): the next read asks again, keeping what is known until it answers. */
+  invalidate(instanceId: string, groupJid: string): void {
+    const cached = this.entries.get(`${instanceId}|${groupJid}`);
+    if (cached) cached.at = 0;
   }
 
   /** A subject change seen in `groups.update`. */

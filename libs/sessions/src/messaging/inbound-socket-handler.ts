@@ -60,7 +60,13 @@ export class InboundSocketHandler {
       identities,
       who: () => this.identity.who(),
       groupInfo: async (groupJid) => {
-        const info = await services.groups.get(context.socket, context.instanceId, groupJid, identities.me());
+        const info = await services.groups.get(
+          context.socket,
+          context.instanceId,
+          groupJid,
+          identities.me(),
+          services.groupMetadata.get(context.instanceId, groupJid),
+        );
         for (const pair of info?.participants ?? []) identities.learn(pair.lid, pair.pn);
         return info;
       },
@@ -175,7 +181,9 @@ export class InboundSocketHandler {
     // the instance on a reconnect (notifications may have been missed).
     const onGroupCacheNotification = (node: BinaryNode) => {
       const about = groupNotificationOf(node);
-      if (about) this.services.groupMetadata.invalidate(this.context.instanceId, about.groupJid, about.membership);
+      if (!about) return;
+      this.services.groupMetadata.invalidate(this.context.instanceId, about.groupJid, about.membership);
+      this.services.groups.invalidate(this.context.instanceId, about.groupJid);
     };
     const onGroupCacheConnection = (update: BaileysEventMap['connection.update']) => {
       if (update.connection === 'open' || update.connection === 'close') this.services.groupMetadata.forget(this.context.instanceId);

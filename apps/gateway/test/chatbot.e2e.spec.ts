@@ -91,6 +91,10 @@ describe('chatbot (e2e)', () => {
       instance.id,
       `${chatPhone}@%`,
     ]);
+  const chatRounds = (chatId: string) =>
+    stack.db.dataSource.query(`SELECT status, outcome FROM chatbot_rounds WHERE instance_id = $1 AND chat_id = $2 ORDER BY id`, [instance.id, chatId]);
+  /** The model requests whose conversation holds a user turn with `text` (tests run one after the other; a late round of another test is no concern). */
+  const modelSaw = (text: string) => models.chats().filter((request) => request.turns.some((turn) => turn.role === 'user' && turn.text.includes(text)));
   const roundsDone = (chatPhone: string, count = 1) =>
     waitFor(
       () => rounds(chatPhone),
@@ -164,7 +168,12 @@ describe('chatbot (e2e)', () => {
     expect(Object.keys(metadata.request).sort()).toEqual(['messages', 'options', 'tools']);
     expect(metadata.request.options).toEqual({ model: 'gpt-test', temperature: 0.4, maxTokens: 200, topP: 1, frequencyPenalty: 0, presencePenalty: 0 });
     expect(metadata.request.messages.at(-1)).toEqual({ role: 'user', content: 'oi, qual o horário?' });
-    expect(metadata.request.tools.map((tool: { function: { name: string } }) => tool.function.name)).toEqual(['send_menu', 'send_file', 'handoff']);
+    expect(metadata.request.tools.map((tool: { function: { name: string } }) => tool.function.name)).toEqual([
+      'send_menu',
+      'send_file',
+      'handoff',
+      'update_lead',
+    ]);
     expect(Object.keys(metadata.response).sort()).toEqual(['choices', 'error', 'toolResults']);
     expect(metadata.response).toMatchObject({ error: '', toolResults: [] });
     expect(metadata.response.choices).toEqual([
@@ -216,11 +225,11 @@ describe('chatbot (e2e)', () => {
   }, 40_000);
 
   it('gathers consecutive messages for responseDelay_seconds into one round and one model call', async () => {
-    await trigger({ responseDelay_seconds: 2 });
+    // Long enough for the second message to arrive on a loaded machine.
+    await trigger({ responseDelay_seconds: 4 });
     try {
       const caio = await contact('Caio');
       await say(caio, 'oi');
-      await sleep(300);
       await say(caio, 'quero ver um pedido');
       await waitFor(
         () => received(caio),
@@ -229,8 +238,8 @@ describe('chatbot (e2e)', () => {
         'the answer',
       );
       await roundsDone(caio);
-      expect(models.chats()).toHaveLength(1);
-      expect(models.chats()[0].turns.slice(1)).toEqual([
+      expect(modelSaw('quero ver um pedido')).toHaveLength(1);
+      expect(modelSaw('quero ver um pedido')[0].turns.slice(1)).toEqual([
         { role: 'user', text: 'oi' },
         { role: 'user', text: 'quero ver um pedido' },
       ]);
@@ -251,7 +260,7 @@ describe('chatbot (e2e)', () => {
     await sleep(2_000);
     expect(await rounds(davi)).toEqual([]);
     expect(await rounds(eva)).toEqual([]);
-    expect(models.chats()).toHaveLength(0);
+    expect(modelSaw('bom dia')).toEqual([]);
     // Cleared (0), the bot answers again.
     expect((await call('POST', '/chat/editLead', { id: `${eva}@s.whatsapp.net`, chatbot_disableUntil: 0 })).status).toBe(200);
     await say(eva, 'oi de novo');
@@ -276,7 +285,7 @@ describe('chatbot (e2e)', () => {
     expect(chat.body.chats[0].chatbot_disableUntil).toBeGreaterThanOrEqual(before + 30 * 60);
     await say(fabi, 'oi');
     await sleep(1_500);
-    expect(models.chats()).toHaveLength(0);
+    expect(await rounds(fabi)).toEqual([]);
 
     const gil = await contact('Gil');
     // The owner answers from the phone (not through the API): the bot steps back.
@@ -289,7 +298,7 @@ describe('chatbot (e2e)', () => {
     );
     await say(gil, 'oi');
     await sleep(1_500);
-    expect(models.chats()).toHaveLength(0);
+    expect(await rounds(gil)).toEqual([]);
   }, 40_000);
 
   it('ignores groups when chatbot_ignoreGroups (or the trigger) says so, and answers in the group when both allow it', async () => {
@@ -303,14 +312,14 @@ describe('chatbot (e2e)', () => {
       'the group message stored',
     );
     await sleep(1_000);
-    expect(models.chats()).toHaveLength(0);
+    expect(await chatRounds(group.jid)).toEqual([]);
 
     await call('POST', '/instance/updatechatbotsettings', { chatbot_ignoreGroups: false });
     try {
       // The trigger still ignores groups.
       await stack.control('POST', `/sim/accounts/${admin}/send`, { to: group.jid, text: 'oi de novo' });
       await sleep(1_500);
-      expect(models.chats()).toHaveLength(0);
+      expect(await chatRounds(group.jid)).toEqual([]);
       await trigger({ ignoreGroups: false });
       await stack.control('POST', `/sim/accounts/${admin}/send`, { to: group.jid, text: 'oi, alguém?' });
       await waitFor(
@@ -354,7 +363,31 @@ describe('chatbot (e2e)', () => {
     models.requests.length = 0;
     await say(hugo, 'oi?');
     await sleep(1_500);
-    expect(models.chats()).toHaveLength(0);
+    expect(await rounds(hugo)).toHaveLength(1);
+  }, 40_000);
+
+  it('the model writes lead fields (update_lead): the chat has them, outcome.lead names them, the chats event follows', async () => {
+    models.handler = (request) =>
+      hasToolResult(request)
+        ? { text: 'Anotado!' }
+        : { toolCalls: [{ name: 'update_lead', args: { lead_name: 'Quel', lead_status: 'qualificado', wa_name: 'not a lead field' } }] };
+    const quel = await contact('Raquel');
+    const asked = await say(quel, 'oi, me chamo Quel e quero comprar');
+    await waitFor(
+      () => received(quel),
+      (list) => list.length >= 1,
+      15_000,
+      'the answer',
+    );
+    await roundsDone(quel);
+    const chat = (await call('POST', '/chat/find', { wa_chatid: `${quel}@s.whatsapp.net` })).body.chats[0];
+    expect(chat).toMatchObject({ lead_name: 'Quel', lead_status: 'qualificado' });
+    expect((await findMessage(asked.id)).ai_metadata.outcome.lead).toEqual(['lead_name', 'lead_status']);
+    const events = await stack.db.dataSource.query(
+      `SELECT payload FROM outbox_events WHERE instance_id = $1 AND event_type = 'chats' AND payload->'chats'->0->>'lead_status' = 'qualificado'`,
+      [instance.id],
+    );
+    expect(events).toHaveLength(1);
   }, 40_000);
 
   it('an HTTP function is called with the model’s arguments and its answer goes back to the model', async () => {
@@ -428,6 +461,78 @@ describe('chatbot (e2e)', () => {
       await call('POST', '/knowledge/edit', { id: created.body.id, delete: true });
       await call('POST', '/knowledge/edit', { id: other.body.id, delete: true });
       await call('POST', '/instance/updatechatbotsettings', { openai_apikey: '' });
+    }
+  }, 40_000);
+
+  it('a quickreply trigger sends the quick reply; the model may send one as a tool', async () => {
+    const reply = await call('POST', '/quickreply/edit', {
+      shortCut: 'horarios',
+      aiDescription: 'opening hours',
+      message: { kind: 'text', text: 'Abrimos de segunda a sábado, 9h às 18h.' },
+    });
+    expect(reply.status).toBe(200);
+    const quick = await call('POST', '/trigger/edit', {
+      id: '',
+      trigger: { type: 'quickreply', quickReply_id: reply.body.quickReply.id, wordsToStart: 'horário', priority: 10, responseDelay_seconds: 0 },
+    });
+    expect(quick.status).toBe(200);
+    try {
+      const nina = await contact('Nina');
+      const asked = await say(nina, 'Horário?');
+      const [answer] = await waitFor(
+        () => received(nina),
+        (list) => list.length >= 1,
+        15_000,
+        'the quick reply',
+      );
+      expect(textOf(answer)).toBe('Abrimos de segunda a sábado, 9h às 18h.');
+      expect(modelSaw('Horário?')).toEqual([]);
+      await roundsDone(nina);
+      const metadata = (await findMessage(asked.id)).ai_metadata;
+      expect(metadata).toMatchObject({ agent_id: '', turn: asked.id, outcome: { status: 'sent', texts: 1, detail: expect.stringContaining('horarios') } });
+    } finally {
+      await call('POST', '/trigger/edit', { id: quick.body.id, delete: true });
+    }
+
+    models.handler = (request) => (hasToolResult(request) ? { text: '' } : { toolCalls: [{ name: 'send_quick_reply', args: { shortCut: 'horarios' } }] });
+    const otto = await contact('Otto');
+    await say(otto, 'oi, que horas vocês abrem?');
+    const [answer] = await waitFor(
+      () => received(otto),
+      (list) => list.length >= 1,
+      15_000,
+      'the quick reply through the tool',
+    );
+    expect(textOf(answer)).toBe('Abrimos de segunda a sábado, 9h às 18h.');
+    const [request] = models.chats();
+    const tool = request.body.tools.find((candidate: { function: { name: string } }) => candidate.function.name === 'send_quick_reply');
+    expect(tool.function.parameters.properties.shortCut.enum).toEqual(['horarios']);
+    expect(tool.function.description).toContain('opening hours');
+    await call('POST', '/quickreply/edit', { id: reply.body.quickReply.id, delete: true });
+  }, 40_000);
+
+  it('knowledge from a base64 CSV, embedded locally when the instance has no openai_apikey', async () => {
+    const csv = Buffer.from('produto,preço,prazo\ncamiseta azul,59 reais,pronta entrega\ncaneca,25 reais,sob encomenda\n').toString('base64');
+    const created = await call('POST', '/knowledge/edit', { id: '', knowledge: { tittle: 'Tabela', content: csv }, fileType: 'csv' });
+    try {
+      await waitFor(
+        () => call('GET', '/knowledge/list'),
+        (response) => response.body.find((record: { id: string }) => record.id === created.body.id)?.vectorStatus === 'done',
+        10_000,
+        'knowledge vectorized',
+      );
+      expect(models.requests.filter((request) => request.provider === 'embeddings')).toEqual([]);
+      const pia = await contact('Pia');
+      await say(pia, 'oi, quanto custa a caneca?');
+      await waitFor(
+        () => received(pia),
+        (list) => list.length >= 1,
+        15_000,
+        'the answer',
+      );
+      expect(modelSaw('caneca')[0].turns[0].text).toContain('produto: caneca; preço: 25 reais; prazo: sob encomenda');
+    } finally {
+      await call('POST', '/knowledge/edit', { id: created.body.id, delete: true });
     }
   }, 40_000);
 

@@ -1,7 +1,9 @@
 import type { Bus, BusSubscription } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type OutboxNotice, type SendRequest } from '@gw/contracts';
 import {
+  toChatRecord,
   toMessageRecord,
+  type ChatRow,
   type ChatbotRecordRow,
   type ChatbotRepository,
   type ChatbotRoundRow,
@@ -205,6 +207,7 @@ export class ChatbotRunner {
       await this.rounds.pauseChat(round.instanceId, round.chatId, Math.floor(Date.now() / 1000) + minutes * 60, 'paused: handed over to a person');
     }
     const status = plan.failed || (delivery.failed.length && !delivery.sent) ? 'failed' : 'done';
+    const lead = plan.lead && Object.keys(plan.lead).length ? { fields: plan.lead, event: (chat: ChatRow) => this.chatsEvent(round, chat) } : null;
     const finished = await this.rounds.finish(
       round,
       this.runnerId,
@@ -213,6 +216,7 @@ export class ChatbotRunner {
       turn,
       metadata as unknown as Record<string, unknown>,
       (row) => this.messagesEvent(round, row),
+      lead,
     );
     if (!finished) return;
     if (finished.eventId)
@@ -304,6 +308,7 @@ export class ChatbotRunner {
       metadata,
       sends: content ? [{ ...newMessageIds(), kind: 'quickreply', content, payload: { shortCut: reply.shortCut, quickReply_id: reply.id } }] : [],
       handoff: '',
+      lead: {},
       failed: !content,
       modelStartedAt: now,
       modelEndedAt: now,
@@ -368,6 +373,16 @@ export class ChatbotRunner {
       }
     }
     return { sent, failed, sentAt };
+  }
+
+  /** The `chats` event of the chat whose lead fields the model wrote. */
+  private chatsEvent(round: ChatbotRoundRow, chat: ChatRow): NewOutboxEvent {
+    const owner = String(round.envelope.owner ?? '');
+    return {
+      eventType: 'chats',
+      chatId: chat.waChatId || chat.waChatLid,
+      payload: { EventType: 'chats', chats: [toChatRecord(chat, owner)], instanceName: round.envelope.instanceName ?? '', owner },
+    };
   }
 
   /** The `messages` event of the contact's message now carrying `ai_metadata` (the envelope of the round's last event). */

@@ -15,7 +15,8 @@ const CHUNK_OVERLAP = 100;
 const LOCAL_DIMENSIONS = 512;
 /** Chunks given to the model per round, and the least similarity worth showing. */
 const TOP_K = 4;
-const MIN_SCORE = 0.15;
+/** The least similarity worth showing, per embedding (the local one scores shared words, so lower). */
+const MIN_SCORE = { openai: 0.2, local: 0.08 };
 /** The most a knowledge URL may weigh. */
 const MAX_FETCH_BYTES = 20 * 1024 * 1024;
 /** A vectorization older than this is taken over (its vectorizer died). */
@@ -221,15 +222,16 @@ export class KnowledgeIndexer {
   async retrieve(instanceId: string, question: string, openaiApikey: string): Promise<RetrievedChunk[]> {
     if (!question.trim() || !(await this.records.hasChunks(instanceId))) return [];
     const [vector] = await this.embed([question], openaiApikey);
-    return this.records.nearestChunks(instanceId, vector, TOP_K, MIN_SCORE);
+    return this.records.nearestChunks(instanceId, vector, TOP_K, openaiApikey ? MIN_SCORE.openai : MIN_SCORE.local);
   }
 
   private async vectorize(row: ChatbotRecordRow): Promise<void> {
     const knowledge = knowledgeOf(row);
     try {
       const settings = await this.records.settings(row.instanceId);
-      const text = await this.textOf(knowledge.content, knowledge.fileType);
-      const pieces = chunkText([knowledge.tittle, text].filter(Boolean).join('\n\n'));
+      const { text, type } = await this.textOf(knowledge.content, knowledge.fileType);
+      // A table's rows are records of their own: one chunk each (a question about one row finds it).
+      const pieces = type === 'csv' ? text.split('\n\n').flatMap((row) => chunkText(row)) : chunkText([knowledge.tittle, text].filter(Boolean).join('\n\n'));
       if (!pieces.length) throw new Error('the content has no text');
       const vectors = await this.embed(pieces, settings?.openaiApikey ?? '');
       const chunks: KnowledgeChunk[] = pieces.map((piece, index) => ({ text: piece, embedding: vectors[index] }));
@@ -261,20 +263,20 @@ export class KnowledgeIndexer {
   }
 
   /** The text of a knowledge record's content: plain text, a URL fetched through the SSRF guard, or base64 of a file. */
-  private async textOf(content: string, fileType: string): Promise<string> {
+  private async textOf(content: string, fileType: string): Promise<{ text: string; type: string }> {
     if (/^https?:\/\//i.test(content)) {
       const response = await this.fetch(content, { signal: AbortSignal.timeout(this.config.functionTimeoutMs * 3) });
       if (!response.ok) throw new Error(`fetching the content answered ${response.status}`);
       const data = Buffer.from(await response.arrayBuffer());
       if (data.length > MAX_FETCH_BYTES) throw new Error('the content is larger than 20 MB');
       const type = fileType || typeFromMime(response.headers.get('content-type') ?? '', content);
-      return decode(data, type);
+      return { text: decode(data, type), type };
     }
     if (!fileType || fileType === 'txt') {
       const base64 = /^data:[^;,]*;base64,/.test(content) || (fileType === 'txt' && /^[A-Za-z0-9+/=\s]+$/.test(content) && content.length % 4 === 0);
-      return base64 ? Buffer.from(content.replace(/^data:[^,]*,/, ''), 'base64').toString('utf8') : content;
+      return { text: base64 ? Buffer.from(content.replace(/^data:[^,]*,/, ''), 'base64').toString('utf8') : content, type: 'txt' };
     }
-    return decode(Buffer.from(content.replace(/^data:[^,]*,/, ''), 'base64'), fileType);
+    return { text: decode(Buffer.from(content.replace(/^data:[^,]*,/, ''), 'base64'), fileType), type: fileType };
   }
 }
 

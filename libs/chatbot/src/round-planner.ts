@@ -36,6 +36,8 @@ export interface RoundPlan {
   handoff: string;
   /** The model call ended in an error or a timeout: nothing is sent. */
   failed: boolean;
+  /** Lead fields the model set (`update_lead`), written to the chat when the round ends. */
+  lead: Record<string, string>;
   /** Timing (ms since epoch) for the bench: model request sent, model answered. */
   modelStartedAt: number;
   modelEndedAt: number;
@@ -61,6 +63,15 @@ export interface PlanInput {
 }
 
 const LEAD_FIELDS = ['lead_name', 'lead_fullName', 'lead_email', 'lead_personalid', 'lead_status', 'lead_tags', 'lead_notes', 'lead_isTicketOpen'];
+/** The lead fields the model may write (`update_lead`), with what each one holds. */
+const WRITABLE_LEAD: Record<string, string> = {
+  lead_name: 'the name the contact goes by',
+  lead_fullName: 'full name',
+  lead_email: 'e-mail address',
+  lead_personalid: 'personal document number (CPF, …)',
+  lead_status: 'the stage of the lead (e.g. novo, qualificado, cliente)',
+  lead_notes: 'notes about the contact',
+};
 
 export function newMessageIds(): { recordId: string; messageId: string } {
   return { recordId: `r${randomBytes(4).toString('hex').slice(0, 7)}`, messageId: `3EB0${randomBytes(9).toString('hex').toUpperCase()}` };
@@ -95,7 +106,9 @@ function describe(row: MessageRow): string {
 /** The system prompt: the agent's base prompt, the lead fields, what knowledge retrieval returned, and how to use the tools. */
 function systemPrompt(input: PlanInput): string {
   const parts = [input.agent.basePrompt.trim() || 'You are a helpful assistant answering WhatsApp messages.'];
-  const lead = LEAD_FIELDS.map((field) => [field, input.chat[field]] as const).filter(([, value]) => value !== undefined && value !== '' && value !== null);
+  const lead = LEAD_FIELDS.map((field) => [field, input.chat[field]] as const).filter(
+    ([, value]) => value !== undefined && value !== '' && value !== null && value !== false && !(Array.isArray(value) && value.length === 0),
+  );
   const custom = Object.entries(input.chat).filter(([field, value]) => /^lead_field\d\d$/.test(field) && value);
   const name = input.chat.wa_contactName || input.chat.wa_name || input.chat.name;
   if (name || lead.length || custom.length)
@@ -239,6 +252,21 @@ export async function planRound(input: PlanInput): Promise<RoundPlan> {
       return { handedOff: true };
     },
   );
+  const lead: Record<string, string> = {};
+  define(
+    'update_lead',
+    'Record what you learned about the contact in their lead fields (only what they told you).',
+    {
+      type: 'object',
+      properties: Object.fromEntries(Object.entries(WRITABLE_LEAD).map(([field, description]) => [field, { type: 'string', description, maxLength: 500 }])),
+      additionalProperties: false,
+    },
+    async (args) => {
+      const written = Object.entries(args).filter(([field, value]) => field in WRITABLE_LEAD && typeof value === 'string');
+      for (const [field, value] of written) lead[field] = (value as string).slice(0, 500);
+      return { updated: written.map(([field]) => field) };
+    },
+  );
   for (const fn of input.functions) {
     define(fn.name, fn.description, functionSchema(fn), (args) => callFunction(fn, args, input.fetch, input.functionTimeoutMs));
   }
@@ -304,15 +332,15 @@ export async function planRound(input: PlanInput): Promise<RoundPlan> {
       menus: actions.filter((send) => send.kind === 'menu').length,
       files: actions.filter((send) => send.kind === 'file').length + actions.filter((send) => send.kind === 'quickreply').length,
       handoff,
-      lead: [],
+      lead: Object.keys(lead),
       detail: sends.length ? '' : handoff ? 'handed over without a message' : 'the model answered nothing to send',
     };
-    return { metadata, sends, handoff, failed: false, modelStartedAt, modelEndedAt };
+    return { metadata, sends, handoff, lead, failed: false, modelStartedAt, modelEndedAt };
   } catch (error) {
     const message = timedOut ? `timeout: the model did not answer within ${input.modelTimeoutMs} ms` : errorText(error);
     metadata.response.error = message;
     metadata.outcome = { ...metadata.outcome, status: timedOut ? 'timeout' : 'error', detail: 'nothing was sent' };
-    return { metadata, sends: [], handoff: '', failed: true, modelStartedAt, modelEndedAt: Date.now() };
+    return { metadata, sends: [], handoff: '', lead: {}, failed: true, modelStartedAt, modelEndedAt: Date.now() };
   } finally {
     clearTimeout(timer);
   }

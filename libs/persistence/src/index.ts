@@ -21,7 +21,7 @@ export { DeliveryRepository } from './repositories/delivery.repository';
 export type { ClaimOptions, DeliveredResult, DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';
 export { MessageRepository, OutboundLedgerRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
 export type { CallPeer, MessageQuery, MessageRow, NewMessage } from './repositories/message.repository';
-export { ChatRepository } from './repositories/chat.repository';
+export { ChatRepository, toChatRow } from './repositories/chat.repository';
 export type { ChatObservation, ChatRow, ChatState } from './repositories/chat.repository';
 export type { ChatIdentity, ChatTotals } from './repositories/chat.repository';
 export { CHAT_FIELDS, CHAT_SORT_FIELDS } from './repositories/chat-search';

@@ -89,7 +89,7 @@ export interface ChatState {
 
 type Raw = Record<string, unknown>;
 
-function toChatRow(raw: Raw): ChatRow {
+export function toChatRow(raw: Raw): ChatRow {
   return {
     instanceId: raw.instance_id as string,
     id: raw.id as string,

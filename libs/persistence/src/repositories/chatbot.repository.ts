@@ -1,5 +1,6 @@
 import { recordId } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
+import { toChatRow, type ChatRow } from './chat.repository';
 import { toMessageRow, type MessageRow } from './message.repository';
 import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
 
@@ -453,7 +454,8 @@ export class ChatbotRepository {
 
   /**
    * Ends a round (`done` or `failed`) and stores its `ai_metadata` on the contact's message `turn`, with
-   * the `messages` event `event` builds from the updated row, in one transaction. Null when the claim
+   * the `messages` event `event` builds from the updated row, and the lead fields the model set (with
+   * the chat's `chats` event), in one transaction. Null when the claim
    * was lost (another runner finishes it); else the id of the event written (null when the message is
    * not stored).
    */
@@ -465,6 +467,7 @@ export class ChatbotRepository {
     turn: string,
     aiMetadata: Record<string, unknown>,
     event: (row: MessageRow) => NewOutboxEvent,
+    lead: { fields: Record<string, unknown>; event: (chat: ChatRow) => NewOutboxEvent } | null = null,
   ): Promise<{ eventId: string | null } | null> {
     return this.dataSource.transaction(async (manager) => {
       const ended: Raw[] = await manager.query(
@@ -473,14 +476,29 @@ export class ChatbotRepository {
         [round.id, runner, status, outcome],
       );
       if (!ended.length) return null;
+      let lastEventId: string | null = null;
+      if (lead && Object.keys(lead.fields).length) {
+        // The lead fields the model wrote, over what the chat had, with the chat's `chats` event.
+        const chats: Raw[] = await manager.query(
+          `WITH changed AS (UPDATE chats SET lead = lead || $3::jsonb, updated_at = now() WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) RETURNING *)
+           SELECT * FROM changed`,
+          [round.instanceId, round.chatId, JSON.stringify(lead.fields)],
+        );
+        if (chats.length)
+          lastEventId = await OutboxRepository.insertWithin(
+            manager,
+            round.instanceId,
+            chats.map((chat) => lead.event(toChatRow(chat))),
+          );
+      }
       const rows: Raw[] = await manager.query(
         `WITH changed AS (UPDATE messages SET ai_metadata = $3::jsonb, updated_at = now() WHERE instance_id = $1 AND message_id = $2 RETURNING *)
          SELECT * FROM changed`,
         [round.instanceId, turn, JSON.stringify(aiMetadata)],
       );
-      if (!rows.length) return { eventId: null };
+      if (!rows.length) return { eventId: lastEventId };
       const eventId = await OutboxRepository.insertWithin(manager, round.instanceId, [event(toMessageRow(rows[0]))]);
-      return { eventId };
+      return { eventId: eventId ?? lastEventId };
     });
   }
 

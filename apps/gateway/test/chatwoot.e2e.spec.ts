@@ -249,6 +249,23 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       expect(copy.content).toBe('This message was deleted');
     });
 
+    it('should copy nothing of what happens while the bridge is off, only what comes after it is on again', async () => {
+      await stack.configure(instance.token, { sign_messages: true, enabled: false });
+      const whileOff = await send({ conversation: 'enquanto desligado' });
+      await waitFor(
+        () => stack.db.dataSource.query(`SELECT 1 FROM messages WHERE instance_id = $1 AND message_id = $2`, [instance.id, whileOff.id]),
+        (rows) => rows.length > 0,
+        15_000,
+        'the message stored',
+      );
+      await sleep(1_500);
+      await stack.configure(instance.token, { sign_messages: true });
+      const afterwards = await send({ conversation: 'ligado de novo' });
+      await copyOf(afterwards.id);
+      await stack.settled(instance.id);
+      expect(cw.messages.some((message) => message.source_id === `WAID:${whileOff.id}`)).toBe(false);
+    });
+
     it('should copy what the instance sends (from the API or the phone) as outgoing', async () => {
       const { status, body } = await stack.gw.call('POST', '/send/text', { token: instance.token, body: { number: maria, text: 'enviado pela API' } });
       expect(status).toBe(200);

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import type { SsrfGuard } from '@gw/platform';
 import { type Agent, fetch, FormData } from 'undici';
 
 /** What the bridge needs to reach one Chatwoot account (an instance's settings). */
@@ -65,10 +67,15 @@ export class ChatwootError extends Error {
 export class ChatwootClient {
   private readonly base: string;
 
+  /**
+   * `agent`: its connect lookup is the SSRF guard (`guardedLookup`), which sees host names only; a URL
+   * with a literal IP address never goes through a lookup, so `guard` checks that address itself.
+   */
   constructor(
     private readonly account: ChatwootAccount,
     private readonly agent: Agent,
     private readonly timeoutMs: number,
+    private readonly guard: SsrfGuard,
   ) {
     this.base = `${account.url.replace(/\/+$/, '')}/api/v1/accounts/${account.accountId}`;
   }
@@ -170,6 +177,9 @@ export class ChatwootClient {
       payload = JSON.stringify(body);
       headers['content-type'] = 'application/json';
     }
+    const host = new URL(this.base).hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) && !this.guard.isAddressAllowed(host))
+      throw new ChatwootError(`${method} ${path}: refused by the SSRF guard (${host} is private or reserved)`, null, true);
     let response;
     try {
       response = await fetch(`${this.base}${path}`, { method, headers, body: payload, dispatcher: this.agent, signal: AbortSignal.timeout(this.timeoutMs) });

@@ -221,7 +221,7 @@ export class ChatwootSync {
   }
 
   private perform(job: ChatwootJob, config: ChatwootConfigRow): Promise<string> {
-    const client = new ChatwootClient(config, this.agent, this.config.requestTimeoutMs);
+    const client = new ChatwootClient(config, this.agent, this.config.requestTimeoutMs, this.config.ssrf);
     switch (job.kind) {
       case JobKind.WaMessage:
         return this.copyMessage(job, config, client);

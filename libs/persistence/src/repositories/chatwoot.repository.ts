@@ -127,7 +127,7 @@ export class ChatwootRepository {
    * Creates or replaces the settings; the webhook secret is set once (`secret` is used only when there is
    * none yet). Turned on, the bridge's outbox cursor (consumer `chatwoot`) starts here, in the same
    * transaction: messages from this moment on are copied, none from before (the follower would only
-   * start at its next look at the enabled instances).
+   * start at its next look at the enabled instances); turned off, the cursor goes.
    */
   async saveConfig(instanceId: string, values: ChatwootConfigValues, secret: string): Promise<ChatwootConfigRow> {
     return this.dataSource.transaction(async (manager) => {
@@ -145,6 +145,9 @@ export class ChatwootRepository {
            ON CONFLICT (consumer, instance_id) DO NOTHING`,
           [instanceId],
         );
+      } else {
+        // Off: what happens meanwhile is never copied (turned on again, the cursor starts afresh).
+        await manager.query(`DELETE FROM outbox_cursors WHERE consumer = 'chatwoot' AND instance_id = $1`, [instanceId]);
       }
       return row;
     });

@@ -1,0 +1,76 @@
+import { guardedLookup, SsrfGuard } from '@gw/platform';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Agent } from 'undici';
+import { ChatwootClient, ChatwootError } from './chatwoot-client';
+
+describe(ChatwootClient.name, () => {
+  let server: Server;
+  let url: string;
+  let seen: Array<{ method: string; path: string; headers: IncomingHttpHeaders; body: string }>;
+  let status = 200;
+  const agents: Agent[] = [];
+  const clientWith = (allowlist: string[]) => {
+    const guard = new SsrfGuard(allowlist);
+    const agent = new Agent({ connect: { lookup: guardedLookup(guard) } });
+    agents.push(agent);
+    return new ChatwootClient({ url: `${url}/`, accessToken: 'secret-token', accountId: 4 }, agent, 2_000, guard);
+  };
+
+  beforeAll(async () => {
+    server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        seen.push({ method: request.method ?? '', path: request.url ?? '', headers: request.headers, body });
+        response.writeHead(status, { 'content-type': 'application/json', ...(status === 429 ? { 'retry-after': '7' } : {}) });
+        response.end(JSON.stringify({ id: 9, payload: [] }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  beforeEach(() => {
+    seen = [];
+    status = 200;
+  });
+  afterAll(async () => {
+    await Promise.all(agents.map((agent) => agent.close()));
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it("should call the account's Application API with the access token", async () => {
+    const sut = clientWith(['127.0.0.0/8']);
+    await sut.toggleStatus(12, 'resolved');
+    expect(seen).toEqual([
+      expect.objectContaining({ method: 'POST', path: '/api/v1/accounts/4/conversations/12/toggle_status', body: JSON.stringify({ status: 'resolved' }) }),
+    ]);
+    expect(seen[0].headers.api_access_token).toBe('secret-token');
+  });
+
+  it('should refuse a private address the SSRF guard does not allow, by literal IP or by name, without calling it', async () => {
+    const error = await clientWith([])
+      .searchContacts('5511')
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ChatwootError);
+    expect((error as ChatwootError).message).toMatch(/refused by the SSRF guard/);
+    const guard = new SsrfGuard([]);
+    const agent = new Agent({ connect: { lookup: guardedLookup(guard) } });
+    agents.push(agent);
+    const byName = new ChatwootClient({ url: url.replace('127.0.0.1', 'localhost'), accessToken: 't', accountId: 4 }, agent, 2_000, guard);
+    expect(await byName.searchContacts('5511').catch((caught: unknown) => (caught as Error).message)).toMatch(/refused by the SSRF guard/);
+    expect(seen).toEqual([]);
+  });
+
+  it('should tell retryable failures (5xx, 401/403, 429 with Retry-After) from refusals that will repeat', async () => {
+    const sut = clientWith(['127.0.0.0/8']);
+    const failure = async (code: number) => {
+      status = code;
+      return (await sut.deleteMessage(1, 2).catch((caught: unknown) => caught)) as ChatwootError;
+    };
+    expect(await failure(503)).toMatchObject({ status: 503, retryable: true });
+    expect(await failure(401)).toMatchObject({ status: 401, retryable: true });
+    expect(await failure(429)).toMatchObject({ status: 429, retryable: true, retryAfterMs: 7_000 });
+    expect(await failure(422)).toMatchObject({ status: 422, retryable: false });
+  });
+});

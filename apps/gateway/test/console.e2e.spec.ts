@@ -250,8 +250,34 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     await page.locator('[data-testid=webhooks] .row-card', { hasText: 'http://127.0.0.1:9/hooks/whatsapp' }).waitFor();
     await page.getByText('Signing secret (shown once').waitFor();
     await shot('webhook');
+    // A campaign scheduled for later (made through the API): its counters show; Stop pauses it.
+    const all = (await fetch(`${stack.baseUrl}/instance/all`, { headers: { admintoken: ADMIN_TOKEN } }).then((response) => response.json())) as Array<{
+      name: string;
+      token: string;
+    }>;
+    const instanceToken = all.find((entry) => entry.name === name)!.token;
+    const campaign = await fetch(`${stack.baseUrl}/sender/simple`, {
+      method: 'POST',
+      headers: { token: instanceToken, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        numbers: [friend],
+        type: 'text',
+        text: 'Promo',
+        folder: 'console-campaign',
+        info: 'Console campaign',
+        delayMin: 1,
+        delayMax: 2,
+        scheduled_for: Date.now() + 3_600_000,
+      }),
+    });
+    expect(campaign.status).toBe(200);
     await page.getByRole('tab', { name: 'Queue & campaigns' }).click();
     await page.locator('[data-testid=queue] .stat').first().waitFor();
+    const row = page.locator('[data-testid=campaigns] tbody tr', { hasText: 'Console campaign' });
+    await row.locator('.pill', { hasText: 'scheduled' }).waitFor();
+    await row.getByRole('button', { name: 'Stop' }).click();
+    await row.locator('.pill', { hasText: 'paused' }).waitFor();
+    await shot('queue');
     await page.getByRole('tab', { name: 'Settings' }).click();
     await page.getByRole('button', { name: 'Save privacy' }).waitFor();
     await shot('settings');

@@ -71,6 +71,7 @@ export function QueuePanel({ token }: { token: string }) {
       </Card>
       <Card
         title="Campaigns"
+        testid="campaigns"
         actions={
           <select class="select-small" value={filter} onChange={(e) => setFilter(e.currentTarget.value)} aria-label="Campaign status">
             <option value="">all</option>

@@ -28,6 +28,9 @@ const UNREACHABLE: ReadonlySet<string> = new Set([ErrorCode.NoSession, ErrorCode
 /** Tries of a round whose sends cannot reach the instance before it fails. */
 const MAX_ATTEMPTS = 20;
 const RETRY_MS = 5_000;
+/** Finished rounds are kept this long (to see what the bot did), then purged, hourly. */
+const KEEP_FINISHED_DAYS = 7;
+const PURGE_INTERVAL_MS = 3_600_000;
 
 /** What a finished round measured (the bench reads it). */
 export interface RoundTiming {
@@ -65,6 +68,7 @@ export class ChatbotRunner {
   private wake?: () => void;
   private loopDone?: Promise<void>;
   private lastKnowledgeSweep = 0;
+  private lastPurge = 0;
   /** Test and bench seam: told when a round finishes. */
   onRoundFinished?: (timing: RoundTiming) => void;
 
@@ -128,6 +132,10 @@ export class ChatbotRunner {
             });
             this.active.set(round.id, work);
           }
+        }
+        if (Date.now() - this.lastPurge > PURGE_INTERVAL_MS) {
+          this.lastPurge = Date.now();
+          void this.rounds.purgeFinished(KEEP_FINISHED_DAYS).catch((error) => this.logger.warn({ err: error }, 'purging finished chatbot rounds failed'));
         }
         if (Date.now() - this.lastKnowledgeSweep > this.config.pollIntervalMs) {
           this.lastKnowledgeSweep = Date.now();
@@ -268,6 +276,7 @@ export class ChatbotRunner {
       model: languageModel(agent, this.config, this.fetch),
       turn,
       history,
+      inputs: round.inputs,
       chat,
       isGroup: round.chatId.endsWith('@g.us'),
       knowledge,

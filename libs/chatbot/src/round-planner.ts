@@ -50,6 +50,8 @@ export interface PlanInput {
   turn: string;
   /** The chat's recent messages, newest first (the round's own included). */
   history: MessageRow[];
+  /** The round's own messages (their `message` records): added after the history when it lacks them. */
+  inputs?: Array<Record<string, unknown>>;
   /** The chat record of the last event (lead fields). */
   chat: Record<string, unknown>;
   isGroup: boolean;
@@ -129,6 +131,13 @@ export function contextMessages(input: PlanInput): ModelMessage[] {
   for (const row of [...input.history].reverse()) {
     const content = input.isGroup && !row.fromMe && row.senderName ? `${row.senderName}: ${describe(row)}` : describe(row);
     messages.push(row.fromMe ? { role: 'assistant', content } : { role: 'user', content });
+  }
+  // The round's messages are always in the context, even outside the history's window or limit.
+  const seen = new Set(input.history.map((row) => row.messageId));
+  for (const message of input.inputs ?? []) {
+    if (seen.has(String(message.messageid ?? ''))) continue;
+    const text = String(message.text ?? '') || `[${String(message.mediaType || message.messageType || 'message')}]`;
+    messages.push({ role: 'user', content: input.isGroup && message.senderName ? `${String(message.senderName)}: ${text}` : text });
   }
   return messages;
 }

@@ -502,6 +502,23 @@ export class ChatbotRepository {
     });
   }
 
+  /**
+   * Deletes finished rounds (done, failed, canceled) and admitted message ids older than `days`: an id
+   * only guards against the same event admitted twice, which can happen minutes after, not days.
+   */
+  async purgeFinished(days: number): Promise<{ rounds: number; inputs: number }> {
+    const count = async (sql: string) => Number(((await this.dataSource.query(sql, [days])) as Array<{ n: string }>)[0].n);
+    return {
+      rounds: await count(
+        `WITH gone AS (DELETE FROM chatbot_rounds WHERE status IN ('done', 'failed', 'canceled') AND updated_at < now() - $1 * interval '1 day' RETURNING 1)
+         SELECT count(*) AS n FROM gone`,
+      ),
+      inputs: await count(
+        `WITH gone AS (DELETE FROM chatbot_inputs WHERE created_at < now() - $1 * interval '1 day' RETURNING 1) SELECT count(*) AS n FROM gone`,
+      ),
+    };
+  }
+
   /** A round as it is now. */
   async round(roundId: string): Promise<ChatbotRoundRow | null> {
     const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chatbot_rounds WHERE id = $1`, [roundId]);

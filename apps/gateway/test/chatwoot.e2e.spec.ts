@@ -289,6 +289,10 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
         identifier: group.jid,
         phone_number: null,
       });
+      // An agent's reply in the group's conversation goes to the group.
+      const reply = await cw.agentReply(copy.conversation_id, 'resposta no grupo');
+      const entry = await stack.received(maria, whatsappIdsOf(instance.id, reply.id as number, 0).messageId, 15_000);
+      expect(entry).toMatchObject({ to: group.jid, from: `${instance.phone}@s.whatsapp.net` });
       await stack.configure(instance.token, { sign_messages: true, ignore_groups: true });
       const skipped = await stack.control<{ id: string }>('POST', `/sim/accounts/${maria}/send`, { to: group.jid, text: 'ninguém copia' });
       const direct = await send({ conversation: 'mas o privado sim' });

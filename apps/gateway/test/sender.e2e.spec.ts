@@ -127,6 +127,22 @@ describe('campaigns (/sender/*)', () => {
       ],
       ['/sender/simple', { numbers: phones, type: 'text', text: 'x', delayMin: 0, delayMax: 0, folder: 5 }, 'folder must be a string'],
       ['/sender/simple', { numbers: phones, type: 'text', text: 'x', delayMin: 0, delayMax: 0, info: [] }, 'info must be a string'],
+      // Each message's content fields are checked by its /send/* endpoint's rules (found by the fuzzer: a 500 before).
+      [
+        '/sender/simple',
+        { numbers: phones, type: 'text', text: 'see https://example.com', linkPreview: true, linkPreviewDescription: false, delayMin: 0, delayMax: 0 },
+        'numbers[0]: linkPreviewDescription must be a string',
+      ],
+      [
+        '/sender/simple',
+        { numbers: phones, type: 'image', file: 'https://example.com/a.png', viewOnce: 'yes', delayMin: 0, delayMax: 0 },
+        'numbers[0]: viewOnce must be a boolean',
+      ],
+      [
+        '/sender/advanced',
+        { messages: [{ number: phones[0], type: 'location', latitude: 'north', longitude: 0 }] },
+        'messages[0]: missing required fields or invalid coordinates',
+      ],
       ['/sender/advanced', {}, 'messages is required: a non-empty array'],
       ['/sender/advanced', { messages: [] }, 'messages is required: a non-empty array'],
       ['/sender/advanced', { messages: ['x'] }, 'messages[0] must be an object'],

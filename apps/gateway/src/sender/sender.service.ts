@@ -7,9 +7,10 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../common/api-error';
+import { validateBody } from '../common/validation';
 import { BUS } from '../runtime/tokens';
 import { buildContactContent, buildLocationContent, buildMediaContent, buildTextContent, type BuiltContent } from '../send/content-builders';
-import { MEDIA_TYPES } from '../send/dto/send-common.dto';
+import { MEDIA_TYPES, SendContactDto, SendLocationDto, SendMediaDto, SendTextDto } from '../send/dto/send-common.dto';
 import { SendMenuDto } from '../send/interactive/interactive.dto';
 import { buildMenuContent } from '../send/interactive/menu-content';
 import { newMessageIds } from '../send/message-ids';
@@ -153,14 +154,14 @@ export class SenderService {
   private async content(instance: InstanceEntity, chatJid: string, type: string, fields: Body): Promise<BuiltContent> {
     if (type === 'text') {
       if (typeof fields.text !== 'string' || !fields.text.trim()) throw ApiError.badRequest('text is required for type text');
-      return buildTextContent(this.tools, instance, chatJid, fields as never, true);
+      return buildTextContent(this.tools, instance, chatJid, await validateBody(SendTextDto, fields), true);
     }
     if ((MEDIA_TYPES as readonly string[]).includes(type)) {
       if (typeof fields.file !== 'string' || !fields.file.trim()) throw ApiError.badRequest(`file is required for type ${type}`);
-      return buildMediaContent(this.tools, instance, chatJid, fields as never, true);
+      return buildMediaContent(this.tools, instance, chatJid, await validateBody(SendMediaDto, fields), true);
     }
-    if (type === 'contact') return buildContactContent(fields as never);
-    if (type === 'location') return buildLocationContent(fields as never);
+    if (type === 'contact') return buildContactContent(await validateBody(SendContactDto, fields));
+    if (type === 'location') return buildLocationContent(await validateBody(SendLocationDto, fields));
     if ((CAMPAIGN_MENU_TYPES as readonly string[]).includes(type)) return buildMenuContent(this.tools, instance, chatJid, menuFields(type, fields));
     throw ApiError.badRequest(
       `type "${type}" is not supported in campaigns: use text, ${MEDIA_TYPES.join(', ')}, contact, location, ${CAMPAIGN_MENU_TYPES.join(', ')}`,

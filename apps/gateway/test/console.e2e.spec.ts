@@ -331,6 +331,8 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     await page.locator('[data-testid=sim-phone] select').selectOption({ label: name });
     await page.getByRole('button', { name: 'Enter pairing code' }).click();
     await page.getByText('Linked: the instance connects in a moment.').waitFor();
+    // The list follows (its first instances stream their connection events) while the phones page shows.
+    await page.locator(`.instance-item[data-instance=${name}] [data-testid=status]`, { hasText: 'connected' }).waitFor();
     await page.locator(`.instance-item[data-instance=${name}]`).click();
     await page.locator('[data-testid=connection]', { hasText: 'Connected' }).waitFor({ timeout: 25_000 });
     expect(pageErrors).toEqual([]);

@@ -13,8 +13,11 @@ export function openEventStream(
   onEvent: (event: MonitorEvent) => void,
   onState: (state: StreamState) => void,
   EventSourceClass: typeof EventSource = EventSource,
+  /** Only these event types (the gateway filters: `events=`); all when absent. */
+  only?: string[],
 ): () => void {
-  const source = new EventSourceClass(`/sse?token=${encodeURIComponent(token)}`);
+  const filter = only?.length ? `&events=${only.map(encodeURIComponent).join(',')}` : '';
+  const source = new EventSourceClass(`/sse?token=${encodeURIComponent(token)}${filter}`);
   onState('connecting');
   const handle = (type: string) => (message: MessageEvent<string>) => {
     let data: Record<string, unknown>;

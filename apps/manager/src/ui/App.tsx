@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ApiFailure, type Credentials } from '../lib/api';
-import { countByStatus, filterInstances, formatPhone, type StatusFilter } from '../lib/format';
+import { openEventStream } from '../lib/events';
+import { applyConnectionEvent, countByStatus, filterInstances, formatPhone, type StatusFilter } from '../lib/format';
 import { loadCredentials, saveCredentials } from '../lib/session';
 import type { Instance, InstanceStatusReply } from '../lib/types';
 import { AdminSettings } from './AdminSettings';
@@ -10,8 +11,10 @@ import { Avatar, Button, Empty, Notice, StatusBadge, errorMessage } from './kit'
 import { SandboxPanel } from './SandboxPanel';
 import { SignIn } from './SignIn';
 
-/** How often the instance list is read again (the open instance is live over SSE). */
+/** How often the instance list is read again (the open instance and the first few listed are live over SSE). */
 const LIST_REFRESH_MS = 4_000;
+/** How many listed instances (besides the open one) stream their status: the page keeps connections free for its API calls. */
+const LIVE_LIST_STREAMS = 3;
 
 export function App() {
   const [credentials, setCredentials] = useState<Credentials | null>(() => loadCredentials());
@@ -78,6 +81,28 @@ function Shell({ credentials, onSignOut, onCredentials }: { credentials: Credent
   }, [admin, instances, page.kind]);
 
   const shown = useMemo(() => filterInstances(instances, search, status), [instances, search, status]);
+
+  // Live status in the list: besides the open instance's own stream, the first few listed instances
+  // each stream their connection events. A browser holds at most six connections to one origin, so
+  // the rest of the list is only read again every few seconds (see docs/console/README.md).
+  const openId = page.kind === 'instance' ? page.id : null;
+  const watchedTokens = shown
+    .filter((instance) => instance.id !== openId)
+    .slice(0, LIVE_LIST_STREAMS)
+    .map((instance) => instance.token);
+  const watchKey = watchedTokens.join(',');
+  useEffect(() => {
+    const closers = watchedTokens.map((token) =>
+      openEventStream(
+        token,
+        (event) => setInstances((list) => list.map((entry) => (entry.token === token ? applyConnectionEvent(entry, event.data) : entry))),
+        () => undefined,
+        EventSource,
+        ['connection'],
+      ),
+    );
+    return () => closers.forEach((close) => close());
+  }, [watchKey]);
   const counts = useMemo(() => countByStatus(instances), [instances]);
   const selected = page.kind === 'instance' ? instances.find((instance) => instance.id === page.id) : undefined;
   // The instance last opened: its view (and /sse stream) lives on while the settings or sandbox pages show.

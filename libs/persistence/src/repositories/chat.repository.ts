@@ -403,7 +403,9 @@ export class ChatRepository {
           (identity.lid ? await ChatRepository.findByJidWithin(manager, instanceId, identity.lid) : null);
       if (!chat) return null;
       const changed = await ChatRepository.applyStateWithin(manager, instanceId, chat.waChatId || chat.waChatLid, state);
-      const written = changed ?? chat;
+      // Nothing changed: maybe because a concurrent writer (the worker following WhatsApp) stored the same a moment
+      // ago, after `chat` was read; the row as it is now, not that older copy.
+      const written = changed ?? (await ChatRepository.findByJidWithin(manager, instanceId, chat.waChatId || chat.waChatLid)) ?? chat;
       const lastEventId = changed || created ? await OutboxRepository.insertWithin(manager, instanceId, [options.announce(written)]) : null;
       return { chat: written, lastEventId };
     });

@@ -249,6 +249,11 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     await page.getByRole('button', { name: 'Add webhook', exact: true }).click();
     await page.locator('[data-testid=webhooks] .row-card', { hasText: 'http://127.0.0.1:9/hooks/whatsapp' }).waitFor();
     await page.getByText('Signing secret (shown once').waitFor();
+    await page.getByRole('button', { name: '+ Add sink' }).click();
+    await page.locator('[data-testid=sinks] select').first().selectOption('nats');
+    await page.fill('input[name=sink-url]', 'nats://127.0.0.1:4222');
+    await page.getByRole('button', { name: 'Add sink', exact: true }).click();
+    await page.locator('[data-testid=sinks] .row-card', { hasText: 'nats://127.0.0.1:4222' }).waitFor();
     await shot('webhook');
     // A campaign scheduled for later (made through the API): its counters show; Stop pauses it.
     const all = (await fetch(`${stack.baseUrl}/instance/all`, { headers: { admintoken: ADMIN_TOKEN } }).then((response) => response.json())) as Array<{

@@ -78,7 +78,7 @@ export function InstanceView(props: { instance: Instance; admin?: string; sandbo
           ['overview', 'Overview'],
           ['send', 'Send'],
           ['events', `Events${events.length ? ` (${events.length})` : ''}`],
-          ['webhook', 'Webhook'],
+          ['webhook', 'Webhooks & sinks'],
           ['queue', 'Queue & campaigns'],
           ['chatbot', 'Chatbot'],
           ['chatwoot', 'Chatwoot'],

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../lib/api';
 import type { Webhook, WebhookError } from '../lib/types';
 import { Button, Card, CopyButton, Empty, Notice, useAction, useLoad } from './kit';
+import { SinksCard } from './SinksCard';
 import { WebhookErrors } from './WebhookErrors';
 import { blankWebhook, WebhookForm, webhookFields, type WebhookFields } from './WebhookForm';
 
@@ -100,6 +101,7 @@ export function WebhookPanel({ token }: { token: string }) {
       >
         {errors.error ? <Notice kind="error">{errors.error}</Notice> : <WebhookErrors errors={errors.data ?? []} />}
       </Card>
+      <SinksCard token={token} />
     </div>
   );
 }

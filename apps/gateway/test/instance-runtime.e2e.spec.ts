@@ -46,6 +46,7 @@ async function startConnectProxy(): Promise<{ port: number; tunnels: string[]; c
 describe('instance runtime API (HTTP → worker → Baileys → simulator)', () => {
   const stack = new Stack();
   let proxy: Awaited<ReturnType<typeof startConnectProxy>>;
+  let niteroi: Awaited<ReturnType<typeof startConnectProxy>>;
   let instanceId: string;
   let token: string;
   let owner: string;
@@ -56,11 +57,13 @@ describe('instance runtime API (HTTP → worker → Baileys → simulator)', () 
 
   beforeAll(async () => {
     proxy = await startConnectProxy();
+    niteroi = await startConnectProxy();
     await stack.start({
       PROXY_MANAGED_POOLS: JSON.stringify([
         { country: 'br', state: 'sp', city: 'campinas', label: 'Campinas', state_label: 'São Paulo', url: `http://user:secret@127.0.0.1:${proxy.port}` },
         { country: 'br', state: 'sp', city: 'saopaulo', label: 'São Paulo', state_label: 'São Paulo', url: 'http://127.0.0.1:9' },
         { country: 'br', state: 'rj', city: 'riodejaneiro', label: 'Rio de Janeiro', url: 'socks5://127.0.0.1:9' },
+        { country: 'br', state: 'rj', city: 'niteroi', label: 'Niterói', url: `http://127.0.0.1:${niteroi.port}` },
         { country: 'br', state: 'mg', city: 'campinas', label: 'Campinas', url: 'http://127.0.0.1:9' },
         { country: 'pt', city: 'lisboa', label: 'Lisboa', url: 'http://127.0.0.1:9' },
       ]),
@@ -70,6 +73,7 @@ describe('instance runtime API (HTTP → worker → Baileys → simulator)', () 
   afterAll(async () => {
     await stack.stop();
     await proxy.close();
+    await niteroi.close();
   });
 
   describe('GET /instance/wa_messages_limits', () => {
@@ -214,7 +218,7 @@ describe('instance runtime API (HTTP → worker → Baileys → simulator)', () 
         status: 200,
         body: {
           countries: [
-            { value: 'br', label: 'Brasil', cities: 4 },
+            { value: 'br', label: 'Brasil', cities: 5 },
             { value: 'pt', label: 'Portugal', cities: 1 },
           ],
         },
@@ -225,6 +229,7 @@ describe('instance runtime API (HTTP → worker → Baileys → simulator)', () 
       expect(br.body.cities.map((city: { value: string; state: string }) => `${city.state}/${city.value}`)).toEqual([
         'sp/campinas',
         'mg/campinas',
+        'rj/niteroi',
         'rj/riodejaneiro',
         'sp/saopaulo',
       ]);
@@ -305,23 +310,23 @@ describe('instance runtime API (HTTP → worker → Baileys → simulator)', () 
 
     it('should give a connected instance a working proxy of the pools with mode internal, and reconnect it through that proxy at once', async () => {
       const other = await stack.connectedInstance('internal-mode');
-      const tunnels = proxy.tunnels.length;
+      const tunnels = () => proxy.tunnels.length + niteroi.tunnels.length;
+      const before = tunnels();
       const set = await call('POST', '/instance/proxy', { mode: 'internal' }, other.token);
       expect(set.status).toBe(200);
       expect(set.body).toMatchObject({
         details: 'Proxy configurado',
         restart_requested: true,
-        // Only the Campinas (SP) proxy answers: it is the one assigned.
-        proxy: {
-          mode: 'internal',
-          effective_mode: 'internal',
-          effective_detail: 'managed_pool',
-          managed_location: { country: 'br', state: 'sp', city: 'campinas' },
-        },
+        proxy: { mode: 'internal', effective_mode: 'internal', effective_detail: 'managed_pool' },
       });
+      // Only the Campinas (SP) and Niterói (RJ) proxies answer: one of them is assigned.
+      expect([
+        { country: 'br', state: 'sp', city: 'campinas' },
+        { country: 'br', state: 'rj', city: 'niteroi' },
+      ]).toContainEqual(set.body.proxy.managed_location);
       await waitFor(
-        async () => proxy.tunnels.length,
-        (count) => count > tunnels,
+        async () => tunnels(),
+        (count) => count > before,
         20_000,
         'reconnected through the proxy',
       );
@@ -333,6 +338,36 @@ describe('instance runtime API (HTTP → worker → Baileys → simulator)', () 
       );
       // Setting it again changes nothing: no restart.
       expect((await call('POST', '/instance/proxy', { mode: 'internal' }, other.token)).body.restart_requested).toBe(false);
+    });
+
+    it('should move a connected instance to the proxy of another place when connect names one', async () => {
+      const moving = await stack.connectedInstance('moving');
+      expect(
+        (await call('POST', '/instance/connect', { proxy_managed_country: 'br', proxy_managed_state: 'sp', proxy_managed_city: 'campinas' }, moving.token))
+          .status,
+      ).toBe(200);
+      await waitFor(
+        async () => proxy.tunnels.filter(Boolean).length,
+        (count) => count > 0,
+        5_000,
+        'through campinas',
+      );
+      const before = niteroi.tunnels.length;
+      const moved = await call('POST', '/instance/connect', { proxy_managed_country: 'br', proxy_managed_city: 'niteroi' }, moving.token);
+      expect(moved.status).toBe(200);
+      await waitFor(
+        async () => niteroi.tunnels.length,
+        (count) => count > before,
+        20_000,
+        'reconnected through niteroi',
+      );
+      expect((await call('GET', '/instance/proxy', undefined, moving.token)).body.managed_location).toEqual({ country: 'br', state: 'rj', city: 'niteroi' });
+      await waitFor(
+        () => call('GET', '/instance/status', undefined, moving.token),
+        (reply) => reply.body.status?.connected === true,
+        20_000,
+        'connected through niteroi',
+      );
     });
   });
 });

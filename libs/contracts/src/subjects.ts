@@ -233,7 +233,7 @@ export interface InstanceRpc {
   /** Hides or shows a product of the instance's own catalogue; answers it as it is now. */
   'business.productVisibility': { request: ProductVisibilityRequest; reply: CatalogProduct };
   /** Closes the socket without logging out and reconnects from the stored credentials (or says why not now). */
-  'instance.reset': { request: { instanceId: string }; reply: InstanceResetReply };
+  'instance.reset': { request: { instanceId: string; force?: boolean }; reply: InstanceResetReply };
   /** What WhatsApp says about the account starting new chats (message capping and reach-out time lock). */
   'instance.limits': { request: { instanceId: string }; reply: WaMessageLimitsReply };
   /** Places a voice (or video) call: the callee's phone rings; no media flows. */

@@ -65,7 +65,9 @@ export class InstanceService {
     const requestId = requestIdHeader && /^[\w.:-]{1,100}$/.test(requestIdHeader) ? requestIdHeader : newRequestId();
     // A place of the operator's pools: a working proxy of it, kept for the instance (400 naming the field for an unknown place).
     const managed = await this.managedProxies.assign(instance, dto);
-    if (managed) await this.instances.update(instance.id, { proxy: managed });
+    const moved = managed ? await this.instances.update(instance.id, { proxy: managed }) : null;
+    // Already connected through another proxy: it reconnects through the new place's at once.
+    if (moved) await this.applyProxy(instance, moved);
     const reply = await this.sessions.connect({
       instanceId: instance.id,
       phone: dto.phone,
@@ -207,8 +209,8 @@ export class InstanceService {
    */
   private async applyProxy(before: InstanceEntity, after: InstanceEntity): Promise<boolean> {
     if (effectiveProxyUrl(before.proxy) === effectiveProxyUrl(after.proxy) || before.status !== 'connected') return false;
-    const reply = await this.sessions.requestIfHeld(before.id, 'instance.reset', { instanceId: before.id }).catch(() => null);
-    return reply?.outcome === 'started' || reply?.outcome === 'in_progress';
+    const reply = await this.sessions.requestIfHeld(before.id, 'instance.reset', { instanceId: before.id, force: true }).catch(() => null);
+    return reply?.outcome === 'started';
   }
 
   /** Logout with nobody holding the session: forget the credentials here. */

@@ -12,7 +12,7 @@ const RESET_IN_PROGRESS_MS = 60_000;
 const lastResets = new Map<string, number>();
 
 export const instanceRuntimeRequests = {
-  'instance.reset': (_raw, instanceId) => ({ instanceId }),
+  'instance.reset': (raw, instanceId) => ({ instanceId, force: raw.force === true }),
   'instance.limits': (_raw, instanceId) => ({ instanceId }),
 } satisfies OpRequestParsers<InstanceRuntimeOps>;
 
@@ -26,17 +26,18 @@ export const instanceRuntimeOps: OpHandlers<InstanceRuntimeOps> = {
   /**
    * Closes the socket without logging out and reconnects from the stored credentials at once (backoff
    * forgotten): what a stuck session needs. A pairing in progress cannot be reset (Conflict, at the
-   * gateway); a reset still reconnecting, or one made less than RESET_COOLDOWN_MS ago, is reported, not repeated.
+   * gateway); a reset still reconnecting, or one made less than RESET_COOLDOWN_MS ago, is reported, not repeated —
+   * unless `force` (a changed proxy must be taken at once, whatever the socket is doing).
    */
-  'instance.reset': async (session): Promise<InstanceResetReply> => {
+  'instance.reset': async (session, request): Promise<InstanceResetReply> => {
     const phase = session.currentPhase;
     if (phase === 'pairing' || phase === 'linking' || phase === 'idle' || phase === 'ended') return { outcome: 'not_resettable', phase, remainingMs: 0 };
     const now = Date.now();
     const last = lastResets.get(session.instanceId) ?? 0;
-    if (last && phase === 'connecting' && now - last < RESET_IN_PROGRESS_MS) return { outcome: 'in_progress', phase, remainingMs: 0 };
-    if (last && now - last < RESET_COOLDOWN_MS) return { outcome: 'cooldown', phase, remainingMs: RESET_COOLDOWN_MS - (now - last) };
+    if (!request.force && last && phase === 'connecting' && now - last < RESET_IN_PROGRESS_MS) return { outcome: 'in_progress', phase, remainingMs: 0 };
+    if (!request.force && last && now - last < RESET_COOLDOWN_MS) return { outcome: 'cooldown', phase, remainingMs: RESET_COOLDOWN_MS - (now - last) };
     lastResets.set(session.instanceId, now);
-    await session.restart('instance reset requested');
+    await session.restart(request.force ? 'reconnect requested: the proxy changed' : 'instance reset requested');
     return { outcome: 'started', phase: session.currentPhase, remainingMs: 0 };
   },
   /** WhatsApp's two answers about new chats (rc14's fetchNewChatMessageCap and fetchAccountReachoutTimelock); each may fail alone. */

@@ -90,7 +90,7 @@ export class ChatbotRunner {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.subscription = this.bus.subscribe(CHATBOT_WAKE, () => this.poke());
+    this.subscription = this.bus.subscribe(CHATBOT_WAKE, () => this.poke(true));
     this.loopDone = this.loop();
   }
 
@@ -110,9 +110,12 @@ export class ChatbotRunner {
     this.poke();
   }
 
-  /** Look for due work now (and a few times right after: the admission that woke us may not have committed yet). */
-  poke(): void {
-    this.burst = 5;
+  /**
+   * Look for due work now; `soon`: a few times right after too (an admission wakes us from inside its
+   * transaction, which commits a moment later).
+   */
+  poke(soon = false): void {
+    if (soon) this.burst = 5;
     this.wakeRequested = true;
     this.wake?.();
   }

@@ -158,7 +158,11 @@ export class BusinessStore {
 
   // ---------------------------------------------------------------- iqs
 
-  /** `w:biz`: the profile of a JID (get), a delta of the sender's own profile (set), the category list (get). */
+  /**
+   * `w:biz`: the profile of a JID (get), a delta of the sender's own profile (set), the category list
+   * (get `<business_category_list query?>`: a shape assumed by the gateway, as neither rc14 nor whatsmeow
+   * knows WhatsApp's own category query).
+   */
   handleBizIq(sender: DeviceRef, iq: BinaryNode): BinaryNode {
     const request = child(iq, 'business_profile');
     if (iq.attrs.type === 'get' && child(iq, 'business_category_list')) {

@@ -161,6 +161,8 @@ export const businessOps: OpHandlers<BusinessOps> = {
     const profile = getBinaryNodeChild(getBinaryNodeChild(result, 'business_profile'), 'profile');
     return { profile: profile ? toBusinessProfile(profile) : null };
   },
+  // WhatsApp's own category query is in neither rc14 nor whatsmeow (the Business app's typeahead); this
+  // `w:biz` get of `<business_category_list>` is our assumption of its shape, which the simulator answers.
   'business.categories': async (session) => {
     const socket = session.openSocket();
     const result = await bizQuery(socket, iq('w:biz', 'get', [{ tag: 'business_category_list', attrs: { v: '1' } }]), 'categories not found');

@@ -1,20 +1,10 @@
 import { createConnection } from 'node:net';
 import { Kafka, logLevel } from 'kafkajs';
-import { InProcessBus } from '@gw/bus';
-import { DeliveryRepository, InstanceRepository, OutboxRepository, WebhookRepository } from '@gw/persistence';
-import { createLogger, SsrfGuard } from '@gw/platform';
+import { InstanceRepository, type WebhookRow } from '@gw/persistence';
+import { SsrfGuard } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import {
-  generateWebhookSecret,
-  kafkaClientConfig,
-  kafkaRecord,
-  kafkaSinkOptions,
-  KafkaTransport,
-  parseBrokerUrl,
-  WEBHOOK_RELAY_DEFAULTS,
-  WebhookRelay,
-} from '@gw/relay';
-import type { WebhookRow } from '@gw/persistence';
+import { kafkaClientConfig, kafkaRecord, kafkaSinkOptions, KafkaTransport, parseBrokerUrl } from '@gw/relay';
+import { addSink, emitEvents, sinkRelay, sinkRelayConfig } from './support/sink-fixtures';
 import { waitFor } from './support/tcp-proxy';
 
 const message = (instanceId: string, id: string) => ({
@@ -87,44 +77,10 @@ describeWithKafka('Kafka event sink: against a real broker', () => {
     const topic = `wa-gateway-test-${instanceId}`;
     try {
       await new InstanceRepository(db.dataSource).create({ id: instanceId, token: `tok-${instanceId}`, name: instanceId });
-      await new WebhookRepository(db.dataSource).insert(
-        `s${instanceId}`,
-        instanceId,
-        {
-          kind: 'kafka',
-          url: `kafka://${brokers.join(',')}`,
-          options: { topic },
-          enabled: true,
-          events: [],
-          excludeMessages: [],
-          addUrlEvents: false,
-          addUrlTypesMessages: false,
-          includeToken: false,
-        },
-        generateWebhookSecret(),
-      );
-      await db.dataSource.transaction((manager) =>
-        OutboxRepository.insertWithin(
-          manager,
-          instanceId,
-          Array.from({ length: 10 }, (_, n) => ({ eventType: 'messages', payload: { n } })),
-        ),
-      );
-      const sut = new WebhookRelay(
-        new DeliveryRepository(db.dataSource),
-        new WebhookRepository(db.dataSource),
-        new InstanceRepository(db.dataSource),
-        new InProcessBus(),
-        {
-          ...WEBHOOK_RELAY_DEFAULTS,
-          publicBaseUrl: 'http://gateway.test',
-          includeToken: false,
-          retryScheduleMs: [200, 200, 200],
-          pollIntervalMs: 20,
-          ssrf: new SsrfGuard(['0.0.0.0/0', '::/0']),
-        },
-        createLogger('relay-test', 'silent'),
-      );
+      await addSink(db, 'kafka', `s${instanceId}`, instanceId, `kafka://${brokers.join(',')}`, { topic });
+      await emitEvents(db, instanceId, 0, 10);
+      // Any broker address KAFKA_BROKERS names (and the ones it advertises) is allowed here.
+      const sut = sinkRelay(db, sinkRelayConfig({ retryScheduleMs: [200, 200, 200], ssrf: new SsrfGuard(['0.0.0.0/0', '::/0']) }));
       sut.start();
       const kafka = new Kafka({ brokers, logLevel: logLevel.NOTHING });
       const consumer = kafka.consumer({ groupId: `g-${instanceId}` });

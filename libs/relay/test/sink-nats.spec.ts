@@ -1,9 +1,9 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { InProcessBus } from '@gw/bus';
-import { DeliveryRepository, InstanceRepository, OutboxRepository, WebhookRepository } from '@gw/persistence';
-import { createLogger, SsrfGuard } from '@gw/platform';
+import { DeliveryRepository, InstanceRepository } from '@gw/persistence';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import { generateWebhookSecret, natsPublication, WEBHOOK_RELAY_DEFAULTS, WebhookRelay, type WebhookRelayConfig } from '@gw/relay';
+import { natsPublication } from '@gw/relay';
+import { addSink, emitEvents, failedAttemptSeen, sinkRelay, sinkRelayConfig } from './support/sink-fixtures';
 import { TcpProxy, waitFor } from './support/tcp-proxy';
 
 interface StoredMessage {
@@ -19,35 +19,13 @@ describe('NATS JetStream event sink', () => {
   let proxy: TcpProxy;
   let nats: NatsConnection;
   const bus = new InProcessBus();
-  const logger = createLogger('relay-test', 'silent');
   const suffix = Math.random().toString(16).slice(2, 10);
   const stream = `TEST_SINK_${suffix}`;
   const subjectPrefix = `test-sink.${suffix}`;
   const instances = [`na${suffix}`, `nb${suffix}`];
 
-  const config = (): WebhookRelayConfig => ({
-    ...WEBHOOK_RELAY_DEFAULTS,
-    publicBaseUrl: 'http://gateway.test',
-    includeToken: false,
-    retryScheduleMs: Array.from({ length: 40 }, () => 100),
-    requestTimeoutMs: 1_500,
-    pollIntervalMs: 20,
-    claimMs: 5_000,
-    ssrf: SsrfGuard.fromList('127.0.0.0/8'),
-  });
-  const emit = async (instanceId: string, from: number, count: number) => {
-    await db.dataSource.transaction(async (manager) => {
-      await OutboxRepository.insertWithin(
-        manager,
-        instanceId,
-        Array.from({ length: count }, (_, n) => ({
-          eventType: n % 2 ? 'messages' : 'presence',
-          chatId: `chat-${n % 3}`,
-          payload: { EventType: 'x', n: from + n },
-        })),
-      );
-    });
-  };
+  const emit = (instanceId: string, from: number, count: number) =>
+    emitEvents(db, instanceId, from, count, (n) => ({ eventType: n % 2 ? 'messages' : 'presence', payload: { EventType: 'x' } }));
   const api = async <T>(subject: string, body: unknown = ''): Promise<T> =>
     (await nats.request(subject, typeof body === 'string' ? body : JSON.stringify(body), { timeout: 2_000 })).json<T>();
   const storedMessages = async (): Promise<StoredMessage[]> => {
@@ -90,30 +68,8 @@ describe('NATS JetStream event sink', () => {
   });
 
   it('stores every event once (JetStream dedupe), in order per instance, through a server outage', async () => {
-    await new WebhookRepository(db.dataSource).insert(
-      `s${suffix}`,
-      null,
-      {
-        kind: 'nats',
-        url: `nats://${proxy.url}`,
-        options: { subjectPrefix, stream },
-        enabled: true,
-        events: [],
-        excludeMessages: [],
-        addUrlEvents: false,
-        addUrlTypesMessages: false,
-        includeToken: false,
-      },
-      generateWebhookSecret(),
-    );
-    const sut = new WebhookRelay(
-      new DeliveryRepository(db.dataSource),
-      new WebhookRepository(db.dataSource),
-      new InstanceRepository(db.dataSource),
-      bus,
-      config(),
-      logger,
-    );
+    await addSink(db, 'nats', `s${suffix}`, null, `nats://${proxy.url}`, { subjectPrefix, stream });
+    const sut = sinkRelay(db, sinkRelayConfig({ requestTimeoutMs: 1_500 }), bus);
     sut.start();
     await emit(instances[0], 0, 10);
     await emit(instances[1], 0, 10);
@@ -130,7 +86,7 @@ describe('NATS JetStream event sink', () => {
     await proxy.cut();
     await emit(instances[0], 10, 10);
     await emit(instances[1], 10, 10);
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await waitFor(() => failedAttemptSeen(db, { global: true }, 'nats'), 15_000, 'a failed attempt during the outage');
     await proxy.restore();
     await emit(instances[0], 20, 10);
     await emit(instances[1], 20, 10);

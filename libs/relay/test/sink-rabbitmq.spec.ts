@@ -1,9 +1,10 @@
 import { connect, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { InProcessBus } from '@gw/bus';
-import { DeliveryRepository, InstanceRepository, OutboxRepository, WebhookRepository } from '@gw/persistence';
-import { createLogger, metrics, SsrfGuard } from '@gw/platform';
+import { DeliveryRepository, InstanceRepository, WebhookRepository, type WebhookRow } from '@gw/persistence';
+import { metrics, SsrfGuard } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import { generateWebhookSecret, WEBHOOK_RELAY_DEFAULTS, WebhookRelay, type WebhookRelayConfig } from '@gw/relay';
+import { RabbitMqTransport, type WebhookRelayConfig } from '@gw/relay';
+import { addSink, emitEvents, failedAttemptSeen, sinkRelay, sinkRelayConfig } from './support/sink-fixtures';
 import { firstOccurrences, TcpProxy, waitFor } from './support/tcp-proxy';
 
 const AMQP = process.env.RABBITMQ_TEST_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -17,52 +18,17 @@ describe('RabbitMQ event sink', () => {
   let proxy: TcpProxy;
   let consumer: ChannelModel;
   const bus = new InProcessBus();
-  const logger = createLogger('relay-test', 'silent');
   const instances = [`ra${Math.random().toString(16).slice(2, 12)}`, `rb${Math.random().toString(16).slice(2, 12)}`];
   const exchange = `test-sink-${Math.random().toString(16).slice(2, 10)}`;
   const received: ConsumeMessage[] = [];
 
-  const config = (overrides: Partial<WebhookRelayConfig> = {}): WebhookRelayConfig => ({
-    ...WEBHOOK_RELAY_DEFAULTS,
-    publicBaseUrl: 'http://gateway.test',
-    includeToken: false,
-    retryScheduleMs: Array.from({ length: 40 }, () => 100),
-    requestTimeoutMs: 2_000,
-    pollIntervalMs: 20,
-    claimMs: 5_000,
-    ssrf: SsrfGuard.fromList('127.0.0.0/8'),
-    ...overrides,
-  });
-  const emit = async (instanceId: string, from: number, count: number) => {
-    await db.dataSource.transaction(async (manager) => {
-      await OutboxRepository.insertWithin(
-        manager,
-        instanceId,
-        Array.from({ length: count }, (_, n) => ({
-          eventType: 'messages',
-          chatId: `chat-${n % 3}`,
-          payload: { EventType: 'messages', instanceName: instanceId, n: from + n },
-        })),
-      );
+  const emit = (instanceId: string, from: number, count: number) => emitEvents(db, instanceId, from, count);
+  const add = (url: string, instanceId: string | null) =>
+    addSink(db, 'rabbitmq', `s${Math.random().toString(16).slice(2, 10)}`, instanceId, url, {
+      exchange,
+      exchangeType: 'topic',
+      routingKey: '{instance}.{event}',
     });
-  };
-  const addSink = (url: string, instanceId: string | null) =>
-    new WebhookRepository(db.dataSource).insert(
-      `s${Math.random().toString(16).slice(2, 10)}`,
-      instanceId,
-      {
-        kind: 'rabbitmq',
-        url,
-        options: { exchange, exchangeType: 'topic', routingKey: '{instance}.{event}' },
-        enabled: true,
-        events: [],
-        excludeMessages: [],
-        addUrlEvents: false,
-        addUrlTypesMessages: false,
-        includeToken: false,
-      },
-      generateWebhookSecret(),
-    );
 
   beforeAll(async () => {
     db = await openTestDatabase();
@@ -82,15 +48,8 @@ describe('RabbitMQ event sink', () => {
   });
 
   it('publishes every event with its stable id, in order per instance, through a broker outage', async () => {
-    const sink = await addSink(`amqp://guest:guest@${proxy.url}/`, null);
-    const sut = new WebhookRelay(
-      new DeliveryRepository(db.dataSource),
-      new WebhookRepository(db.dataSource),
-      new InstanceRepository(db.dataSource),
-      bus,
-      config(),
-      logger,
-    );
+    const sink = await add(`amqp://guest:guest@${proxy.url}/`, null);
+    const sut = sinkRelay(db, sinkRelayConfig(), bus);
     sut.start();
     await emit(instances[0], 0, 15);
     await emit(instances[1], 0, 15);
@@ -100,7 +59,7 @@ describe('RabbitMQ event sink', () => {
     await proxy.cut();
     await emit(instances[0], 15, 15);
     await emit(instances[1], 15, 15);
-    await new Promise((resolve) => setTimeout(resolve, 600));
+    await waitFor(() => failedAttemptSeen(db, { global: true }, 'rabbitmq'), 15_000, 'a failed attempt during the outage');
     await proxy.restore();
     await emit(instances[0], 30, 10);
     await emit(instances[1], 30, 10);
@@ -146,24 +105,12 @@ describe('RabbitMQ event sink', () => {
   it('keeps what a stopped relay could not publish, and a relay started after the outage publishes it in order', async () => {
     const cutProxy = await new TcpProxy('127.0.0.1', 5672).start();
     await cutProxy.cut();
-    const sink = await addSink(`amqp://guest:guest@127.0.0.1:${cutProxy.port}/`, instances[0]);
-    const relay = () =>
-      new WebhookRelay(
-        new DeliveryRepository(db.dataSource),
-        new WebhookRepository(db.dataSource),
-        new InstanceRepository(db.dataSource),
-        bus,
-        config(),
-        logger,
-      );
+    const sink = await add(`amqp://guest:guest@127.0.0.1:${cutProxy.port}/`, instances[0]);
+    const relay = () => sinkRelay(db, sinkRelayConfig(), bus);
     const first = relay();
     first.start();
     await emit(instances[0], 200, 10);
-    await waitFor(
-      async () => (await new DeliveryRepository(db.dataSource).recentErrors({ instanceId: instances[0] }, 1, 'rabbitmq')).length > 0,
-      15_000,
-      'a failed attempt',
-    );
+    await waitFor(() => failedAttemptSeen(db, { instanceId: instances[0] }, 'rabbitmq'), 15_000, 'a failed attempt');
     await first.stop();
     const before = received.length;
     await cutProxy.restore();
@@ -183,8 +130,7 @@ describe('RabbitMQ event sink', () => {
 
   it('writes the global sink env names when it starts, and removes it once env no longer names it', async () => {
     const repository = new WebhookRepository(db.dataSource);
-    const relayWith = (envSinks: WebhookRelayConfig['envSinks']) =>
-      new WebhookRelay(new DeliveryRepository(db.dataSource), repository, new InstanceRepository(db.dataSource), bus, config({ envSinks }), logger);
+    const relayWith = (envSinks: WebhookRelayConfig['envSinks']) => sinkRelay(db, sinkRelayConfig({ envSinks }), bus);
     const named = {
       kind: 'rabbitmq' as const,
       url: `amqp://guest:guest@${proxy.url}/`,
@@ -199,9 +145,7 @@ describe('RabbitMQ event sink', () => {
     const sut = relayWith([{ id: 'env-rabbitmq', values: named }]);
     sut.start();
     await waitFor(async () => (await repository.listFor(null, 'rabbitmq')).length === 1, 5_000, 'env sink written');
-    await db.dataSource.transaction((manager) =>
-      OutboxRepository.insertWithin(manager, instances[1], [{ eventType: 'presence', payload: { EventType: 'presence', n: 'env' } }]),
-    );
+    await emitEvents(db, instances[1], 0, 1, () => ({ eventType: 'presence' }));
     await waitFor(() => received.some((message) => message.fields.routingKey === 'env.presence'), 15_000, 'delivered through the env sink');
     await sut.stop();
     expect((await repository.listFor(null, 'rabbitmq'))[0]).toMatchObject({ id: 'env-rabbitmq', instanceId: null, events: ['presence'] });
@@ -214,15 +158,8 @@ describe('RabbitMQ event sink', () => {
   it('disables a sink that keeps failing and says so with a webhook Disabled event (credentials masked)', async () => {
     const down = await new TcpProxy('127.0.0.1', 5672).start();
     await down.cut();
-    const sink = await addSink(`amqp://guest:s3cret@127.0.0.1:${down.port}/`, instances[0]);
-    const sut = new WebhookRelay(
-      new DeliveryRepository(db.dataSource),
-      new WebhookRepository(db.dataSource),
-      new InstanceRepository(db.dataSource),
-      bus,
-      config({ disableAfterMs: 300 }),
-      logger,
-    );
+    const sink = await add(`amqp://guest:s3cret@127.0.0.1:${down.port}/`, instances[0]);
+    const sut = sinkRelay(db, sinkRelayConfig({ disableAfterMs: 300 }), bus);
     sut.start();
     await emit(instances[0], 100, 1);
     await waitFor(async () => (await new WebhookRepository(db.dataSource).byId(sink.id))?.enabled === false, 15_000, 'sink disabled');
@@ -237,5 +174,29 @@ describe('RabbitMQ event sink', () => {
     const errors = await new DeliveryRepository(db.dataSource).recentErrors({ instanceId: instances[0] }, 20, 'rabbitmq');
     expect(errors[0].error).toMatch(/ECONNREFUSED/);
     expect(JSON.stringify(errors)).not.toContain('s3cret');
+  });
+
+  it('closes a broker connection no sink has used for a while (a deleted or moved sink leaves none behind)', async () => {
+    const sut = new RabbitMqTransport({ ssrf: SsrfGuard.fromList('127.0.0.0/8'), requestTimeoutMs: 2_000, connectionIdleMs: 300 });
+    const own = await new TcpProxy('127.0.0.1', 5672).start();
+    try {
+      const target = { kind: 'rabbitmq', url: `amqp://guest:guest@${own.url}/`, options: { exchange } } as unknown as WebhookRow;
+      const message = {
+        id: 'evt_idle',
+        event: { id: '1', instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} },
+        envelope: {},
+        body: '{}',
+      };
+      expect(await sut.send(target, message)).toEqual({ ok: true, statusCode: 0 });
+      expect(sut.openConnections).toBe(1);
+      expect(own.openSockets).toBeGreaterThan(0);
+      await waitFor(() => sut.openConnections === 0 && own.openSockets === 0, 5_000, 'the idle connection closed');
+      // Used again: a new connection.
+      expect(await sut.send(target, { ...message, id: 'evt_idle2' })).toEqual({ ok: true, statusCode: 0 });
+      expect(sut.openConnections).toBe(1);
+    } finally {
+      await sut.close();
+      await own.stop();
+    }
   });
 });

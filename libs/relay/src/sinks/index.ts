@@ -1,5 +1,6 @@
 export { BrokerUrlError, checkBrokerHosts, displayBrokerUrl, parseBrokerUrl } from './broker-url';
 export type { BrokerUrl } from './broker-url';
+export { ConnectionPool, SINK_CONNECTION_IDLE_MS } from './connection-pool';
 export { HttpTransport } from './http.transport';
 export { KAFKA_SINK_DEFAULTS, kafkaClientConfig, kafkaRecord, kafkaSinkOptions, KafkaTransport } from './kafka.transport';
 export type { KafkaSinkOptions } from './kafka.transport';

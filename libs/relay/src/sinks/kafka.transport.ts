@@ -4,6 +4,7 @@ import { type ISocketFactory, Kafka, type KafkaConfig, logLevel, type Message, t
 import type { WebhookRow } from '@gw/persistence';
 import { guardedLookup, SsrfError, type SsrfGuard } from '@gw/platform';
 import { type BrokerUrl, checkBrokerHosts, displayBrokerUrl, parseBrokerUrl } from './broker-url';
+import { ConnectionPool } from './connection-pool';
 import { describeFailure, type SendOutcome, type SinkMessage, type SinkTransport } from './transport';
 
 /** A Kafka sink's options: the topic every event goes to (keyed by instance). */
@@ -76,9 +77,16 @@ function guardedSocketFactory(ssrf: SsrfGuard): ISocketFactory {
  */
 export class KafkaTransport implements SinkTransport {
   readonly kind = 'kafka' as const;
-  private readonly producers = new Map<string, Promise<Producer>>();
+  private readonly producers: ConnectionPool<Producer>;
 
-  constructor(private readonly config: { ssrf: SsrfGuard; requestTimeoutMs: number }) {}
+  constructor(private readonly config: { ssrf: SsrfGuard; requestTimeoutMs: number; connectionIdleMs?: number }) {
+    this.producers = new ConnectionPool({
+      open: (url) => this.open(url),
+      close: (producer) => producer.disconnect(),
+      opened: (url, producer) => void producer.on(producer.events.DISCONNECT, () => this.producers.forget(url, producer)),
+      idleMs: config.connectionIdleMs,
+    });
+  }
 
   receiverKey(target: WebhookRow): string {
     return `kafka ${displayBrokerUrl(target.url)}`;
@@ -91,7 +99,7 @@ export class KafkaTransport implements SinkTransport {
   async send(target: WebhookRow, message: SinkMessage): Promise<SendOutcome> {
     let producer: Producer;
     try {
-      producer = await this.producerFor(target.url);
+      producer = await this.producers.get(target.url);
     } catch (error) {
       return { ok: false, statusCode: null, error: `connecting: ${describeFailure(error)}` };
     }
@@ -104,23 +112,8 @@ export class KafkaTransport implements SinkTransport {
     }
   }
 
-  async close(): Promise<void> {
-    const producers = [...this.producers.values()];
-    this.producers.clear();
-    await Promise.all(producers.map((pending) => pending.then((producer) => producer.disconnect()).catch(() => undefined)));
-  }
-
-  private producerFor(url: string): Promise<Producer> {
-    let pending = this.producers.get(url);
-    if (!pending) {
-      pending = this.open(url);
-      this.producers.set(url, pending);
-      pending.then(
-        (producer) => producer.on(producer.events.DISCONNECT, () => this.producers.get(url) === pending && this.producers.delete(url)),
-        () => this.producers.delete(url),
-      );
-    }
-    return pending;
+  close(): Promise<void> {
+    return this.producers.close();
   }
 
   private async open(url: string): Promise<Producer> {

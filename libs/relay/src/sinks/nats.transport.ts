@@ -2,6 +2,7 @@ import { connect, headers, NoRespondersError, type NatsConnection } from '@nats-
 import type { WebhookRow } from '@gw/persistence';
 import type { SsrfGuard } from '@gw/platform';
 import { checkBrokerHosts, displayBrokerUrl, parseBrokerUrl } from './broker-url';
+import { ConnectionPool } from './connection-pool';
 import { describeFailure, fillTemplate, type SendOutcome, type SinkMessage, type SinkTransport } from './transport';
 
 /** A NATS sink's options: subjects `<subjectPrefix>.<instance>.<event>`, captured by a JetStream stream. */
@@ -59,11 +60,23 @@ interface JsApiError {
  */
 export class NatsTransport implements SinkTransport {
   readonly kind = 'nats' as const;
-  private readonly connections = new Map<string, Promise<NatsConnection>>();
+  private readonly connections: ConnectionPool<NatsConnection>;
   /** `<url> <stream>` known to exist (or made) on that connection. */
   private readonly streams = new Set<string>();
 
-  constructor(private readonly config: { ssrf: SsrfGuard; requestTimeoutMs: number }) {}
+  constructor(private readonly config: { ssrf: SsrfGuard; requestTimeoutMs: number; connectionIdleMs?: number }) {
+    this.connections = new ConnectionPool({
+      open: (url) => this.open(url),
+      close: (connection) => connection.close(),
+      opened: (url, connection) => void connection.closed().then(() => this.connections.forget(url, connection)),
+      idleMs: config.connectionIdleMs,
+    });
+  }
+
+  /** How many server connections are open or opening. */
+  get openConnections(): number {
+    return this.connections.size;
+  }
 
   receiverKey(target: WebhookRow): string {
     return `nats ${displayBrokerUrl(target.url)}`;
@@ -79,7 +92,7 @@ export class NatsTransport implements SinkTransport {
     if (reserved) return { ok: false, statusCode: null, error: reserved };
     let connection: NatsConnection;
     try {
-      connection = await this.connectionTo(target.url);
+      connection = await this.connections.get(target.url);
     } catch (error) {
       return { ok: false, statusCode: null, error: `connecting: ${describeFailure(error)}` };
     }
@@ -101,23 +114,8 @@ export class NatsTransport implements SinkTransport {
     }
   }
 
-  async close(): Promise<void> {
-    const connections = [...this.connections.values()];
-    this.connections.clear();
-    await Promise.all(connections.map((pending) => pending.then((connection) => connection.close()).catch(() => undefined)));
-  }
-
-  private connectionTo(url: string): Promise<NatsConnection> {
-    let pending = this.connections.get(url);
-    if (!pending) {
-      pending = this.open(url);
-      this.connections.set(url, pending);
-      pending.then(
-        (connection) => void connection.closed().then(() => this.connections.get(url) === pending && this.connections.delete(url)),
-        () => this.connections.delete(url),
-      );
-    }
-    return pending;
+  close(): Promise<void> {
+    return this.connections.close();
   }
 
   private async open(url: string): Promise<NatsConnection> {

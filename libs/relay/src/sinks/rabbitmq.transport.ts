@@ -2,6 +2,7 @@ import { connect, type ChannelModel, type ConfirmChannel, type Options } from 'a
 import type { WebhookRow } from '@gw/persistence';
 import { guardedLookup, type SsrfGuard } from '@gw/platform';
 import { checkBrokerHosts, displayBrokerUrl, parseBrokerUrl } from './broker-url';
+import { ConnectionPool } from './connection-pool';
 import { describeFailure, fillTemplate, type SendOutcome, type SinkMessage, type SinkTransport } from './transport';
 
 export const RABBITMQ_EXCHANGE_TYPES = ['topic', 'direct', 'fanout', 'headers'] as const;
@@ -62,9 +63,16 @@ interface Link {
  */
 export class RabbitMqTransport implements SinkTransport {
   readonly kind = 'rabbitmq' as const;
-  private readonly links = new Map<string, Promise<Link>>();
+  private readonly links: ConnectionPool<Link>;
 
-  constructor(private readonly config: { ssrf: SsrfGuard; requestTimeoutMs: number }) {}
+  constructor(private readonly config: { ssrf: SsrfGuard; requestTimeoutMs: number; connectionIdleMs?: number }) {
+    this.links = new ConnectionPool({ open: (url) => this.open(url), close: (link) => link.model.close(), idleMs: config.connectionIdleMs });
+  }
+
+  /** How many broker connections are open or opening. */
+  get openConnections(): number {
+    return this.links.size;
+  }
 
   receiverKey(target: WebhookRow): string {
     return `rabbitmq ${displayBrokerUrl(target.url)}`;
@@ -79,7 +87,7 @@ export class RabbitMqTransport implements SinkTransport {
     const options = rabbitMqOptions(target.options);
     let link: Link;
     try {
-      link = await this.linkTo(target.url);
+      link = await this.links.get(target.url);
     } catch (error) {
       return { ok: false, statusCode: null, error: `connecting: ${describeFailure(error)}` };
     }
@@ -105,20 +113,8 @@ export class RabbitMqTransport implements SinkTransport {
     }
   }
 
-  async close(): Promise<void> {
-    const links = [...this.links.values()];
-    this.links.clear();
-    await Promise.all(links.map((pending) => pending.then((link) => link.model.close()).catch(() => undefined)));
-  }
-
-  private linkTo(url: string): Promise<Link> {
-    let pending = this.links.get(url);
-    if (!pending) {
-      pending = this.open(url);
-      this.links.set(url, pending);
-      pending.catch(() => this.links.delete(url));
-    }
-    return pending;
+  close(): Promise<void> {
+    return this.links.close();
   }
 
   private async open(url: string): Promise<Link> {
@@ -149,10 +145,7 @@ export class RabbitMqTransport implements SinkTransport {
   private drop(url: string, link: Link): void {
     if (link.broken) return;
     link.broken = true;
-    void this.links
-      .get(url)
-      ?.then((current) => current === link && this.links.delete(url))
-      .catch(() => undefined);
+    this.links.forget(url, link);
     void link.model.close().catch(() => undefined);
   }
 }

@@ -36,6 +36,11 @@ export class TcpProxy {
     return this;
   }
 
+  /** Client and upstream sockets open through the proxy. */
+  get openSockets(): number {
+    return this.sockets.size;
+  }
+
   get url(): string {
     return `127.0.0.1:${this.port}`;
   }

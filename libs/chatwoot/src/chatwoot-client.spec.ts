@@ -23,6 +23,14 @@ describe(ChatwootClient.name, () => {
       request.on('data', (chunk: Buffer) => (body += chunk.toString()));
       request.on('end', () => {
         seen.push({ method: request.method ?? '', path: request.url ?? '', headers: request.headers, body });
+        if (request.url?.startsWith('/redirect/')) {
+          response.writeHead(302, { location: decodeURIComponent(request.url.slice('/redirect/'.length)) });
+          return response.end();
+        }
+        if (request.url?.startsWith('/files/')) {
+          response.writeHead(200, { 'content-type': 'image/png' });
+          return response.end(Buffer.from('png-bytes'));
+        }
         response.writeHead(status, { 'content-type': 'application/json', ...(status === 429 ? { 'retry-after': '7' } : {}) });
         response.end(JSON.stringify({ id: 9, payload: [] }));
       });
@@ -60,6 +68,15 @@ describe(ChatwootClient.name, () => {
     const byName = new ChatwootClient({ url: url.replace('127.0.0.1', 'localhost'), accessToken: 't', accountId: 4 }, agent, 2_000, guard);
     expect(await byName.searchContacts('5511').catch((caught: unknown) => (caught as Error).message)).toMatch(/refused by the SSRF guard/);
     expect(seen).toEqual([]);
+  });
+
+  it('should download an attachment through its redirects, each hop through the SSRF guard, without the token', async () => {
+    const sut = clientWith(['127.0.0.0/8']);
+    const file = await sut.download(`${url}/redirect/${encodeURIComponent('/files/7/foto.png')}`, 1_000);
+    expect(file).toEqual({ data: Buffer.from('png-bytes'), fileName: 'foto.png', mimetype: 'image/png' });
+    expect(seen.every((request) => request.headers.api_access_token === undefined)).toBe(true);
+    await expect(sut.download(`${url}/redirect/${encodeURIComponent('http://169.254.169.254/latest/meta-data')}`, 1_000)).rejects.toThrow(/SSRF/);
+    await expect(sut.download(`${url}/files/7/foto.png`, 4)).rejects.toThrow(/larger than/);
   });
 
   it('should tell retryable failures (5xx, 401/403, 429 with Retry-After) from refusals that will repeat', async () => {

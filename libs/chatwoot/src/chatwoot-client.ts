@@ -169,6 +169,60 @@ export class ChatwootClient {
     await this.call('PATCH', `/conversations/${conversationId}/messages/${messageId}`, { status, ...(externalError ? { external_error: externalError } : {}) });
   }
 
+  /**
+   * An attachment of an agent's message (`data_url`). Chatwoot's are Active Storage links that redirect
+   * to the file's storage (disk or a bucket), so redirects are followed, at most 5, each hop through
+   * the SSRF guard as the first; no token is sent (the links are signed). Files over `maxBytes` are refused.
+   */
+  async download(url: string, maxBytes: number): Promise<ChatwootAttachmentUpload> {
+    let current = url;
+    for (let hop = 0; hop <= 5; hop++) {
+      const target = new URL(current);
+      if (target.protocol !== 'http:' && target.protocol !== 'https:')
+        throw new ChatwootError(`attachment: ${target.protocol} links are not fetched`, null, false);
+      const host = target.hostname.replace(/^\[|\]$/g, '');
+      if (isIP(host) && !this.guard.isAddressAllowed(host))
+        throw new ChatwootError(`attachment: refused by the SSRF guard (${host} is private or reserved)`, null, false);
+      let response;
+      try {
+        response = await fetch(target, { redirect: 'manual', dispatcher: this.agent, signal: AbortSignal.timeout(this.timeoutMs * 4) });
+      } catch (error) {
+        throw new ChatwootError(`attachment: ${describe(error)}`, null, true);
+      }
+      if (response.status >= 300 && response.status < 400 && response.headers.get('location')) {
+        await response.body?.cancel().catch(() => undefined);
+        current = new URL(response.headers.get('location') as string, target).toString();
+        continue;
+      }
+      if (!response.ok) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new ChatwootError(
+          `attachment: the file's server answered ${response.status}`,
+          response.status,
+          response.status >= 500 || response.status === 429,
+        );
+      }
+      if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new ChatwootError(`attachment: larger than ${Math.round(maxBytes / 1_048_576)} MB`, null, false);
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of response.body ?? []) {
+        size += (chunk as Uint8Array).length;
+        if (size > maxBytes) throw new ChatwootError(`attachment: larger than ${Math.round(maxBytes / 1_048_576)} MB`, null, false);
+        chunks.push(Buffer.from(chunk as Uint8Array));
+      }
+      const fileName = decodeURIComponent(target.pathname.split('/').pop() ?? '') || 'file';
+      return {
+        data: Buffer.concat(chunks),
+        fileName,
+        mimetype: (response.headers.get('content-type') ?? '').split(';')[0].trim() || 'application/octet-stream',
+      };
+    }
+    throw new ChatwootError('attachment: too many redirects', null, false);
+  }
+
   private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = { api_access_token: this.account.accessToken, accept: 'application/json' };
     let payload: string | FormData | undefined;

@@ -72,6 +72,11 @@ class StaleChat extends Error {
   }
 }
 
+/** The largest attachment sent to WhatsApp (the worker's own limit for media). */
+const MAX_ATTACHMENT_BYTES = 64 * 1024 * 1024;
+/** How long an agent's attachment stays staged for the worker. */
+const STAGED_TTL_MS = 3_600_000;
+
 /** How long a media link of a copied message lives in the file store (only for the upload). */
 const MEDIA_TTL_MS = 10 * 60_000;
 
@@ -205,6 +210,7 @@ export class ChatwootSync {
       if (refused && job.attempts >= this.config.maxRefusals) {
         this.logger.warn({ instanceId: job.instanceId, kind: job.kind, jobId: job.id, err: message }, 'chatwoot job given up');
         await this.repository.finish(job, 'failed', message).catch(() => undefined);
+        await this.markReplyFailed(job, message);
         return;
       }
       const schedule = this.config.retryScheduleMs;
@@ -218,6 +224,17 @@ export class ChatwootSync {
         .retryLater(job, delay, message)
         .catch((failure: unknown) => this.logger.warn({ err: failure }, 'recording a chatwoot retry failed'));
     }
+  }
+
+  /** An agent's reply that will not reach WhatsApp shows as failed in Chatwoot, with why (best effort). */
+  private async markReplyFailed(job: ChatwootJob, reason: string): Promise<void> {
+    if (job.kind !== JobKind.CwSend) return;
+    const { conversationId, cwMessageId } = job.payload as { conversationId: number; cwMessageId: number };
+    const config = await this.repository.findConfig(job.instanceId).catch(() => null);
+    if (!config) return;
+    await new ChatwootClient(config, this.agent, this.config.requestTimeoutMs, this.config.ssrf)
+      .updateMessageStatus(conversationId, cwMessageId, 'failed', reason.slice(0, 500))
+      .catch(() => undefined);
   }
 
   private perform(job: ChatwootJob, config: ChatwootConfigRow): Promise<string> {
@@ -549,9 +566,15 @@ export class ChatwootSync {
     if (!chatJid) throw new Refused(`conversation ${payload.conversationId} has no WhatsApp contact`);
     const signed = config.signMessages && payload.senderName && payload.content.trim() ? `*${payload.senderName}:*\n${payload.content}` : payload.content;
     const quoted = payload.inReplyTo ? (await this.repository.linksOfChatwoot(job.instanceId, payload.inReplyTo))[0]?.waMessageId : undefined;
-    const parts: OutboundContent[] = payload.attachments.length
-      ? payload.attachments.map((attachment, index) => mediaContent(attachment, index === 0 ? signed : ''))
-      : [{ kind: 'text', text: signed, linkPreview: null }];
+    // The worker fetches URLs without following redirects (SSRF), and Chatwoot's attachment links are
+    // redirects: the files are fetched here and staged in the file store for the worker.
+    const parts: OutboundContent[] = [];
+    for (const [index, attachment] of payload.attachments.entries()) {
+      const file = await client.download(attachment.url, MAX_ATTACHMENT_BYTES);
+      const fileId = await this.files.store(job.instanceId, file.data, file.mimetype, attachment.fileName || file.fileName, STAGED_TTL_MS);
+      parts.push(mediaContent(attachment, fileId, index === 0 ? signed : ''));
+    }
+    if (parts.length === 0) parts.push({ kind: 'text', text: signed, linkPreview: null });
     let failed = '';
     for (const [part, content] of parts.entries()) {
       const ids = whatsappIdsOf(job.instanceId, payload.cwMessageId, part);
@@ -628,13 +651,13 @@ export class ChatwootSync {
   }
 }
 
-function mediaContent(attachment: ChatwootAttachmentRef, caption: string): OutboundContent {
+function mediaContent(attachment: ChatwootAttachmentRef, fileId: string, caption: string): OutboundContent {
   const mediaType =
     attachment.fileType === 'image' ? 'image' : attachment.fileType === 'video' ? 'video' : attachment.fileType === 'audio' ? 'audio' : 'document';
   return {
     kind: 'media',
     mediaType,
-    source: { url: attachment.url },
+    source: { fileId },
     mimetype: '',
     caption: mediaType === 'audio' ? '' : caption,
     fileName: attachment.fileName,

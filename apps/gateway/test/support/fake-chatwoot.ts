@@ -186,7 +186,14 @@ export class FakeChatwoot {
       response.writeHead(status, { 'content-type': 'application/json' });
       response.end(JSON.stringify(body));
     };
-    const file = url.pathname.match(/^\/rails\/active_storage\/blobs\/(\d+)\//);
+    // Chatwoot's attachment links (url_for of Active Storage) redirect to where the file is stored.
+    const link = url.pathname.match(/^\/rails\/active_storage\/blobs\/redirect\/(\d+)\/(.+)$/);
+    if (link) {
+      response.writeHead(302, { location: `/rails/active_storage/disk/${link[1]}/${link[2]}` });
+      response.end();
+      return;
+    }
+    const file = url.pathname.match(/^\/rails\/active_storage\/disk\/(\d+)\//);
     if (file) {
       const attachment = this.messages.flatMap((message) => message.attachments).find((candidate) => candidate.id === Number(file[1]));
       if (!attachment) return answer(404, { error: 'not found' });
@@ -346,7 +353,7 @@ export class FakeChatwoot {
       id,
       file_type: ['image', 'video', 'audio'].includes(type) ? type : 'file',
       extension: fileName.split('.').pop() ?? '',
-      data_url: `${this.baseUrl}/rails/active_storage/blobs/${id}/${encodeURIComponent(fileName)}`,
+      data_url: `${this.baseUrl}/rails/active_storage/blobs/redirect/${id}/${encodeURIComponent(fileName)}`,
       file_size: data.length,
       data,
       mimetype,

@@ -209,6 +209,9 @@ describe('chatbot (e2e)', () => {
       'first answer',
     );
     await roundsDone(bia);
+    const chat = (await call('POST', '/chat/find', { wa_chatid: `${bia}@s.whatsapp.net` })).body.chats[0];
+    expect(chat).toMatchObject({ chatbot_lastTrigger_id: triggerId, chatbot_lastTriggerAt: expect.any(Number) });
+    expect(Math.abs(chat.chatbot_lastTriggerAt - Date.now() / 1000)).toBeLessThan(60);
     await say(bia, 'e aos sábados?');
     await waitFor(
       () => received(bia),

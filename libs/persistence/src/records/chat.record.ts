@@ -51,7 +51,8 @@ export function toChatRecord(row: ChatRow, owner: string) {
     chatbot_agentResetMemoryAt: 0,
     // Written by /chat/editLead with the lead fields.
     chatbot_disableUntil: typeof lead.chatbot_disableUntil === 'number' ? lead.chatbot_disableUntil : 0,
-    chatbot_lastTriggerAt: 0,
-    chatbot_lastTrigger_id: '',
+    // Written by the chatbot when a trigger starts or continues a conversation (unix seconds).
+    chatbot_lastTriggerAt: typeof lead.chatbot_lastTriggerAt === 'number' ? lead.chatbot_lastTriggerAt : 0,
+    chatbot_lastTrigger_id: typeof lead.chatbot_lastTrigger_id === 'string' ? lead.chatbot_lastTrigger_id : '',
   };
 }

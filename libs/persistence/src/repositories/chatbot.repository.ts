@@ -323,6 +323,12 @@ export class ChatbotRepository {
       roundId = String(created[0].id);
     }
     await manager.query(`UPDATE chatbot_inputs SET round_id = $3 WHERE instance_id = $1 AND message_id = $2`, [input.instanceId, input.messageId, roundId]);
+    // The chat record's chatbot_lastTrigger_id / chatbot_lastTriggerAt (no chats event of its own: the message's follows).
+    await manager.query(
+      `UPDATE chats SET lead = lead || jsonb_build_object('chatbot_lastTrigger_id', $3::text, 'chatbot_lastTriggerAt', extract(epoch FROM now())::bigint)
+       WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)`,
+      [input.instanceId, input.chatId, input.triggerId],
+    );
     await manager.query(
       `INSERT INTO chatbot_chat_state (instance_id, chat_id, trigger_id, agent_id, last_trigger_at) VALUES ($1, $2, $3, $4, now())
        ON CONFLICT (instance_id, chat_id) DO UPDATE SET trigger_id = EXCLUDED.trigger_id, agent_id = EXCLUDED.agent_id, last_trigger_at = now()`,

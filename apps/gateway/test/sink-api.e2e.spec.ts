@@ -104,6 +104,33 @@ describe('event sinks API (HTTP) and real traffic to RabbitMQ and NATS', () => {
     expect((await stack.gw.call('POST', '/sink/kafka', { token, body: { action: 'delete' } })).status).toBe(400);
   });
 
+  it("keeps each instance's sinks to its own token: another instance neither sees, changes, deletes nor reads the errors of them", async () => {
+    const added = await stack.gw.call('POST', '/sink/kafka', { token, body: { action: 'add', url: 'kafka://owner:s3cret@127.0.0.1:9', topic: 'mine' } });
+    const id = added.body[0].id as string;
+    const otherToken = `tok-other-${suffix}`;
+    await new InstanceRepository(stack.db.dataSource).create({ id: `rother${suffix}`, token: otherToken, name: 'other' });
+    const other = (method: 'GET' | 'POST', path: string, body?: unknown) => stack.gw.call(method, path, { token: otherToken, body });
+    expect((await other('GET', '/sink/kafka')).body).toEqual([]);
+    expect((await other('POST', '/sink/kafka', { action: 'update', id, url: 'kafka://127.0.0.1:10', enabled: false })).status).toBe(404);
+    expect((await other('POST', '/sink/kafka', { action: 'delete', id })).status).toBe(404);
+    // The masked URL is no key to the stored credentials of someone else's sink.
+    const own = await other('POST', '/sink/kafka', { url: 'kafka://owner:***@127.0.0.1:9' });
+    expect(own.status).toBe(200);
+    expect((await new WebhookRepository(stack.db.dataSource).find(`rother${suffix}`, own.body[0].id, 'kafka'))?.url).toBe('kafka://owner:***@127.0.0.1:9');
+    // A failed attempt of the first instance's sink is in its error log, not in the other's.
+    await stack.db.dataSource.query(
+      `INSERT INTO webhook_errors (webhook_id, instance_id, global, url, event, attempts, error, payload, kind)
+       VALUES ($1, $2, false, 'kafka://owner:***@127.0.0.1:9 topic=mine', 'messages', 1, 'connecting: ECONNREFUSED', '{}', 'kafka')`,
+      [id, added.body[0].instance_id],
+    );
+    expect((await stack.gw.call('GET', '/sink/kafka/errors', { token })).body).toEqual([expect.objectContaining({ error: 'connecting: ECONNREFUSED' })]);
+    expect((await other('GET', '/sink/kafka/errors')).body).toEqual([]);
+    const [row] = (await new WebhookRepository(stack.db.dataSource).listFor(added.body[0].instance_id, 'kafka')).filter((entry) => entry.id === id);
+    expect(row).toMatchObject({ enabled: true, url: 'kafka://owner:s3cret@127.0.0.1:9', options: { topic: 'mine' } });
+    expect((await stack.gw.call('POST', '/sink/kafka', { token, body: { action: 'delete', id } })).status).toBe(200);
+    await stack.gw.call('POST', '/sink/kafka', { token: otherToken, body: { action: 'delete', id: own.body[0].id } });
+  });
+
   it.each([
     ['/sink/rabbitmq', { url: 'http://127.0.0.1:5672' }, /amqp:\/\/ or amqps:\/\//],
     ['/sink/rabbitmq', { url: 'amqp://10.0.0.5' }, /url refused: broker 10\.0\.0\.5:5672: .*private or reserved/],

@@ -180,7 +180,7 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
         caption: 'olha a foto',
       });
       const copy = await copyOf(sent.id);
-      expect(copy).toMatchObject({ content: 'olha a foto', message_type: 'incoming' });
+      expect(copy).toMatchObject({ content: 'olha a foto', message_type: 'incoming', content_attributes: {} });
       expect(copy.attachments).toHaveLength(1);
       expect(copy.attachments[0]).toMatchObject({ file_type: 'image', mimetype: 'image/png' });
       expect(copy.attachments[0].data.equals(png)).toBe(true);

@@ -79,6 +79,18 @@ describe(ChatwootClient.name, () => {
     await expect(sut.download(`${url}/files/7/foto.png`, 4)).rejects.toThrow(/larger than/);
   });
 
+  it('should create a message with attachments as multipart, its content_attributes as nested fields Rails reads as a hash', async () => {
+    const sut = clientWith(['127.0.0.0/8']);
+    await sut.createMessage(12, { content: 'foto', message_type: 'incoming', source_id: 'WAID:ABC', content_attributes: { in_reply_to: 40 } }, [
+      { data: Buffer.from('png-bytes'), fileName: 'a.png', mimetype: 'image/png' },
+    ]);
+    expect(seen[0]).toMatchObject({ method: 'POST', path: '/api/v1/accounts/4/conversations/12/messages' });
+    expect(String(seen[0].headers['content-type'])).toMatch(/^multipart\/form-data; boundary=/);
+    expect(seen[0].body).toContain('name="content_attributes[in_reply_to]"\r\n\r\n40\r\n');
+    expect(seen[0].body).toContain('name="source_id"\r\n\r\nWAID:ABC\r\n');
+    expect(seen[0].body).toMatch(/name="attachments\[\]"; filename="a.png"\r\nContent-Type: image\/png\r\n\r\npng-bytes/);
+  });
+
   it('should tell retryable failures (5xx, 401/403, 429 with Retry-After) from refusals that will repeat', async () => {
     const sut = clientWith(['127.0.0.0/8']);
     const failure = async (code: number) => {

@@ -144,7 +144,8 @@ export class ChatwootClient {
       form.append('message_type', message.message_type);
       form.append('private', String(message.private ?? false));
       form.append('source_id', message.source_id);
-      if (message.content_attributes) form.append('content_attributes', JSON.stringify(message.content_attributes));
+      // Rails reads nested form fields (content_attributes[in_reply_to]) as a hash; a JSON string would stay a string.
+      for (const [key, value] of Object.entries(message.content_attributes ?? {})) form.append(`content_attributes[${key}]`, String(value));
       for (const attachment of attachments) {
         form.append('attachments[]', new Blob([new Uint8Array(attachment.data)], { type: attachment.mimetype }), attachment.fileName);
       }

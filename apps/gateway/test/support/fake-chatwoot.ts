@@ -306,13 +306,14 @@ export class FakeChatwoot {
         const field = (name: string) => (form ? (form.get(name) as string | null) : json[name]);
         const files = form ? (form.getAll('attachments[]') as File[]) : [];
         const attachments = await Promise.all(files.map(async (file) => this.attachment(Buffer.from(await file.arrayBuffer()), file.type, file.name)));
-        const attributes = field('content_attributes');
+        // Multipart: Rails' nested fields (content_attributes[key]); JSON: an object.
+        const attributes = form ? nestedField(form, 'content_attributes') : json.content_attributes;
         const message = this.store(conversation.id, {
           content: String(field('content') ?? ''),
           message_type: field('message_type') === 'incoming' ? 'incoming' : 'outgoing',
           private: String(field('private')) === 'true',
           source_id: field('source_id') ?? null,
-          content_attributes: typeof attributes === 'string' ? JSON.parse(attributes) : (attributes ?? {}),
+          content_attributes: attributes ?? {},
           sender: field('message_type') === 'incoming' ? { id: conversation.contact_id, type: 'contact' } : AGENT,
           attachments,
         });
@@ -440,4 +441,15 @@ export class FakeChatwoot {
       ...(message.attachments.length ? { attachments: message.attachments.map((attachment) => this.attachmentJson(attachment, message.id)) } : {}),
     };
   }
+}
+
+/** `name[key]` form fields as Rails reads them: a hash (digits and true/false as numbers and booleans here). */
+function nestedField(form: FormData, name: string): Record<string, unknown> {
+  const result: Record<string, unknown> = {};
+  for (const [key, value] of form.entries()) {
+    const match = key.match(new RegExp(`^${name}\\[(\\w+)\\]$`));
+    if (!match || typeof value !== 'string') continue;
+    result[match[1]] = /^\d+$/.test(value) ? Number(value) : value === 'true' ? true : value === 'false' ? false : value;
+  }
+  return result;
 }

@@ -25,8 +25,20 @@ export function pictureUrl(account: Account, picture: ProfilePicture, type: 'ima
   return `https://pps.whatsapp.net/v/t61.24694-24/${account.phone}_${picture.id}_${type}.jpg`;
 }
 
+/** The pictures as the state file keeps them (JPEG in base64), by phone number. */
+export type ProfileState = Array<{ phone: string; id: string; jpeg: string; t: number }>;
+
 export class ProfileStore {
   private readonly pictures = new Map<string, ProfilePicture>();
+
+  toState(): ProfileState {
+    return [...this.pictures.entries()].map(([phone, picture]) => ({ phone, id: picture.id, jpeg: picture.bytes.toString('base64'), t: picture.t }));
+  }
+
+  restore(state: ProfileState | undefined): void {
+    this.pictures.clear();
+    for (const { phone, id, jpeg, t } of state ?? []) this.pictures.set(phone, { id, bytes: Buffer.from(jpeg, 'base64'), t });
+  }
 
   constructor(private readonly ctx: Pick<SimContext, 'registry' | 'deliverToCompanion' | 'stateChanged'>) {}
 

@@ -232,6 +232,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
       groups: this.groups.toState(),
       newsletters: this.newsletters.toState(),
       business: this.business.toState(),
+      profiles: this.profiles.toState(),
       messages: this.router.toState(),
     };
   }
@@ -245,6 +246,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     this.groups.restore(state.groups ?? []);
     this.newsletters.restore(state.newsletters ?? []);
     this.business.restore(state.business);
+    this.profiles.restore(state.profiles);
     this.router.restore(state.messages ?? []);
     this.logger.info({ stateDir: this.input.stateDir, accounts: state.accounts.length, savedAt: state.savedAt }, 'simulator state loaded');
   }

@@ -13,6 +13,7 @@ import type { MessageRecordState } from './message-router';
 import type { NewsletterState } from './newsletters';
 import type { BusinessState } from './business';
 import type { PhoneState } from './phone';
+import type { ProfileState } from './profile';
 
 export const STATE_FILE_NAME = 'wa-sim-state.json';
 export const STATE_VERSION = 1;
@@ -33,6 +34,8 @@ export interface SimState {
   newsletters: NewsletterState[];
   /** Business profiles, catalogues and new-chat limits by phone number (absent in files written before them). */
   business?: BusinessState;
+  /** The accounts' profile pictures (absent in files written before them). */
+  profiles?: ProfileState;
   /** Who sent which message, so receipts for messages sent before the restart still route. */
   messages: MessageRecordState[];
 }

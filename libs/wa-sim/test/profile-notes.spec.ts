@@ -1,7 +1,10 @@
 import { proto } from '@whiskeysockets/baileys';
 import type { WASocket } from '@whiskeysockets/baileys';
 import sharp from 'sharp';
-import { startSimulator } from '../src';
+import { mkdtempSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
+import { join } from 'path';
+import { startSimulator, WaSimulator } from '../src';
 import type { RunningSimulator } from '../src';
 import { endSocket, getJson, memoryAuth, pairWithQr, postJson, sleep, trustSimulator, waitFor } from './helpers';
 
@@ -102,5 +105,28 @@ describe('profile and chat notes (Baileys against the simulator)', () => {
     expect(await notes()).toEqual([expect.objectContaining({ noteId: 'NOTE1', text: 'ligar amanhã' })]);
     await postJson(running, `/sim/accounts/${OWNER}/notes`, { chatJid: friendJid, text: '' });
     expect(await notes()).toEqual([expect.objectContaining({ noteId: 'NOTE1', text: '', deleted: true })]);
+  });
+});
+
+describe('ProfileStore with a stateDir', () => {
+  it('should keep the accounts’ pictures across a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'wa-sim-profile-'));
+    try {
+      const jpeg = await sharp({ create: { width: 8, height: 8, channels: 3, background: { r: 1, g: 2, b: 3 } } })
+        .jpeg()
+        .toBuffer();
+      const first = new WaSimulator({ stateDir: dir, media: false });
+      first.createAccount({ phone: '5511900000912', name: 'Com foto' });
+      const set = first.setProfilePicture('5511900000912', jpeg);
+      await first.stop();
+      const second = new WaSimulator({ stateDir: dir, media: false });
+      try {
+        expect(second.profilePicture('5511900000912')).toEqual({ id: set?.id, bytes: jpeg, t: set?.t });
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

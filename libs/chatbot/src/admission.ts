@@ -5,6 +5,9 @@ import { agentOf, triggerOf, type Stored, type TriggerSettings } from './records
 /** Message types that are no new turn of the contact: reactions, edits, revokes, poll votes, receipts of calls. */
 const NOT_A_TURN = new Set(['ReactionMessage', 'ProtocolMessage', 'PollUpdateMessage', 'EncReactionMessage', 'KeepInChatMessage', 'PinInChatMessage', 'call']);
 
+/** A received message older than this (it waited while the instance was offline) gets no answer. */
+const STALE_AFTER_MS = 15 * 60_000;
+
 export interface AdmissionOptions {
   /** Minutes a person typing on the phone pauses the bot when the instance sets no pause of its own. */
   defaultPauseMinutes: number;
@@ -73,6 +76,7 @@ export function matchesLead(trigger: Pick<TriggerSettings, 'lead_field' | 'lead_
  * - A message sent through the API (the bot's own included) is ignored; one typed on the phone by a
  *   person (fromMe, not sent by the API) pauses the bot in that chat (chatbot_stopWhenYouSendMsg, else
  *   chatbot_stopMinutes, else `defaultPauseMinutes`).
+ * - A received message older than 15 minutes (it waited while the instance was offline) is not answered.
  * - A received message: groups are skipped when the instance or the trigger ignores them; the stop word
  *   (`chatbot_stopConversation`) pauses the chat for chatbot_stopMinutes; a chat whose
  *   `chatbot_disableUntil` lies ahead is left alone; else the chat's running conversation continues
@@ -112,6 +116,9 @@ async function admitOne(manager: EntityManager, settings: ChatbotInstanceSetting
   }
   if (NOT_A_TURN.has(str(message.messageType)) || str(message.edited) !== '' || str(message.reaction) !== '')
     return { action: 'ignored', reason: 'not a new turn' };
+  // Messages that waited on WhatsApp's side while the instance was offline are not answered hours late.
+  const sentAt = Number(message.messageTimestamp ?? 0);
+  if (sentAt > 0 && now - sentAt > STALE_AFTER_MS) return { action: 'ignored', reason: 'too old to answer' };
   const isGroup = message.isGroup === true || chatId.endsWith('@g.us');
   if (isGroup && settings.ignoreGroups) return { action: 'ignored', reason: 'groups are ignored' };
 

@@ -155,3 +155,58 @@ describe('HTTP functions', () => {
     expect(await callFunction(fn({}), { id: '1' }, slow, 50)).toEqual({ error: 'the function did not answer within 50 ms' });
   });
 });
+
+describe('admission', () => {
+  const event = (message: Record<string, unknown>) => ({
+    id: '1',
+    instanceId: 'i1',
+    eventType: 'messages',
+    chatId: '5511999990000@s.whatsapp.net',
+    payload: { EventType: 'messages', chat: {}, message: { messageid: 'M1', chatid: '5511999990000@s.whatsapp.net', fromMe: false, text: 'oi', ...message } },
+    createdAt: new Date(),
+  });
+  const settings = {
+    instance_id: 'i1',
+    id: 'i1',
+    name: 'n',
+    owner: '',
+    chatbot_enabled: true,
+    chatbot_ignore_groups: true,
+    chatbot_stop_conversation: 'parar',
+  };
+  /** A manager that answers the settings query and records every other statement. */
+  const manager = () => {
+    const statements: string[] = [];
+    return {
+      statements,
+      query: async (sql: string) => {
+        statements.push(sql);
+        if (sql.includes('FROM instances')) return [settings];
+        if (sql.includes('chatbot_disableUntil') && sql.startsWith('SELECT')) return [{ until: null }];
+        return [];
+      },
+    };
+  };
+
+  it.each([
+    [{ wasSentByApi: true, fromMe: true }, 'sent through the API'],
+    [{ messageTimestamp: Date.now() - 20 * 60_000 }, 'too old to answer'],
+    [{ messageType: 'ReactionMessage' }, 'not a new turn'],
+    [{ isGroup: true }, 'groups are ignored'],
+    [{ text: 'olá' }, 'no trigger matched'],
+  ])('ignores %j (%s) without writing anything', async (message, reason) => {
+    const db = manager();
+    const { admitEvents } = await import('../src/admission');
+    const [result] = await admitEvents(db as never, 'i1', [event(message) as never], { defaultPauseMinutes: 60 });
+    expect(result).toEqual({ action: 'ignored', reason });
+    expect(db.statements.filter((sql) => /^\s*(INSERT|UPDATE|DELETE|WITH)/i.test(sql))).toEqual([]);
+  });
+
+  it('pauses the chat on the stop word, whatever its case and accents', async () => {
+    const db = manager();
+    const { admitEvents } = await import('../src/admission');
+    const [result] = await admitEvents(db as never, 'i1', [event({ text: ' PARAR ' }) as never], { defaultPauseMinutes: 60, now: () => 1_000_000 });
+    expect(result).toEqual({ action: 'paused', reason: 'stop word', until: 1_000 + 3_600 });
+    expect(db.statements.some((sql) => sql.includes('UPDATE chats SET lead'))).toBe(true);
+  });
+});

@@ -88,7 +88,7 @@ export function InstanceView(props: { instance: Instance; admin?: string; sandbo
         onChange={setTab}
       />
       {tab === 'overview' ? <Overview instance={current} admin={props.admin} reload={reload} onDeleted={props.onDeleted} setCurrent={setCurrent} /> : null}
-      {tab === 'send' ? <SendPanel token={token} /> : null}
+      {tab === 'send' ? <SendPanel token={token} sandbox={props.sandbox} /> : null}
       {tab === 'events' ? <EventsPanel events={events} stream={stream} onClear={() => setEvents([])} /> : null}
       {tab === 'webhook' ? <WebhookPanel token={token} /> : null}
       {tab === 'queue' ? <QueuePanel token={token} /> : null}

@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../lib/api';
 import { choiceLines } from '../lib/format';
-import { Button, Card, Field, JsonView, Notice, useAction } from './kit';
+import type { SimPhone } from '../lib/types';
+import { Button, Card, Field, JsonView, Notice, useAction, useLoad } from './kit';
 
 type Kind = 'text' | 'media' | 'contact' | 'location' | 'menu' | 'any';
 
@@ -29,7 +30,12 @@ async function sendRoutes(): Promise<Array<{ path: string; example: unknown }>> 
 }
 
 /** Sends a test message of any kind through the API, as the instance, and shows the answer. */
-export function SendPanel({ token }: { token: string }) {
+export function SendPanel({ token, sandbox }: { token: string; sandbox?: boolean }) {
+  // In the sandbox, the simulator's phones are the numbers to try.
+  const phones = useLoad(
+    (signal) => (sandbox ? api.call<SimPhone[]>('GET', '/sandbox/sim/accounts', { token, signal }) : Promise.resolve([] as SimPhone[])),
+    [token, sandbox],
+  );
   const [kind, setKind] = useState<Kind>('text');
   const [number, setNumber] = useState('');
   const [text, setText] = useState('Hello from the console');
@@ -156,7 +162,12 @@ export function SendPanel({ token }: { token: string }) {
             </>
           ) : (
             <Field label="To" hint="A phone number with country code (digits), a JID or a group JID.">
-              <input name="number" required value={number} onInput={(e) => setNumber(e.currentTarget.value)} placeholder="5511999999999" />
+              <input name="number" list="send-numbers" required value={number} onInput={(e) => setNumber(e.currentTarget.value)} placeholder="5511999999999" />
+              <datalist id="send-numbers">
+                {(phones.data ?? []).map((phone) => (
+                  <option value={phone.phone}>{phone.name}</option>
+                ))}
+              </datalist>
             </Field>
           )}
           {kind === 'media' ? (

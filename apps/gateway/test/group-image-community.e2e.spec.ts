@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'http';
 import type { AddressInfo } from 'net';
 import sharp from 'sharp';
-import { nextPhone, Stack, waitFor } from './support/stack';
+import { groupsEventOf } from './support/outbox-events';
+import { nextPhone, Stack } from './support/stack';
 
 interface SimGroup {
   jid: string;
@@ -28,16 +29,7 @@ describe('group image and communities API (HTTP → worker → Baileys → simul
 
   const call = (method: 'GET' | 'POST', path: string, body?: unknown) => stack.gw.call(method, path, { token, body });
   const simGroup = (jid: string) => stack.control<SimGroup>('GET', `/sim/groups/${encodeURIComponent(jid)}`);
-  const groupsEvent = (groupJid: string, match: (event: Record<string, any>) => boolean, what: string) =>
-    waitFor(
-      () =>
-        stack.db.dataSource
-          .query(`SELECT payload FROM outbox_events WHERE event_type = 'groups' AND chat_id = $1 ORDER BY id`, [groupJid])
-          .then((rows: Array<{ payload: Record<string, any> }>) => rows.map((row) => row.payload)),
-      (list) => list.some((entry) => match(entry.event)),
-      15_000,
-      what,
-    ).then((list) => list.find((entry) => match(entry.event))!);
+  const groupsEvent = (groupJid: string, match: (event: Record<string, any>) => boolean, what: string) => groupsEventOf(stack, groupJid, match, what);
 
   beforeAll(async () => {
     const png = await sharp({ create: { width: 1200, height: 800, channels: 3, background: '#aa3300' } })

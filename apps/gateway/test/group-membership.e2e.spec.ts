@@ -1,3 +1,4 @@
+import { groupsEventOf, outboxPayloads } from './support/outbox-events';
 import { nextPhone, Stack, waitFor } from './support/stack';
 
 type SimGroup = {
@@ -22,17 +23,8 @@ describe('group membership API (HTTP → worker → Baileys → simulator)', () 
   const simGroup = (jid: string) => stack.control<SimGroup>('GET', `/sim/groups/${encodeURIComponent(jid)}`);
   const phones = (group: SimGroup) => group.participants.map((participant) => participant.phone).sort();
   const roleOf = (group: SimGroup, phone: string) => group.participants.find((participant) => participant.phone === phone)?.role;
-  const groupEvents = (groupJid: string) =>
-    stack.db.dataSource
-      .query(`SELECT payload FROM outbox_events WHERE event_type = 'groups' AND chat_id = $1 ORDER BY id`, [groupJid])
-      .then((rows: Array<{ payload: Record<string, any> }>) => rows.map((row) => row.payload));
-  const eventOf = (groupJid: string, match: (event: Record<string, any>) => boolean, what: string) =>
-    waitFor(
-      () => groupEvents(groupJid),
-      (list) => list.some((entry) => match(entry.event)),
-      15_000,
-      what,
-    ).then((list) => list.find((entry) => match(entry.event))!);
+  const groupEvents = (groupJid: string) => outboxPayloads(stack, 'groups', groupJid);
+  const eventOf = (groupJid: string, match: (event: Record<string, any>) => boolean, what: string) => groupsEventOf(stack, groupJid, match, what);
 
   beforeAll(async () => {
     await stack.start();

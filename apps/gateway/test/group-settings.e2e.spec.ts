@@ -1,4 +1,5 @@
-import { nextPhone, Stack, waitFor } from './support/stack';
+import { groupsEventOf } from './support/outbox-events';
+import { nextPhone, Stack } from './support/stack';
 
 type SimGroup = { jid: string; subject: string; description?: string; announce: boolean; locked: boolean };
 
@@ -14,16 +15,7 @@ describe('group settings API (HTTP → worker → Baileys → simulator)', () =>
 
   const call = (method: 'GET' | 'POST', path: string, body?: unknown) => stack.gw.call(method, path, { token, body });
   const simGroup = (jid: string) => stack.control<SimGroup>('GET', `/sim/groups/${encodeURIComponent(jid)}`);
-  const eventOf = (groupJid: string, match: (event: Record<string, any>) => boolean, what: string) =>
-    waitFor(
-      () =>
-        stack.db.dataSource
-          .query(`SELECT payload FROM outbox_events WHERE event_type = 'groups' AND chat_id = $1 ORDER BY id`, [groupJid])
-          .then((rows: Array<{ payload: Record<string, any> }>) => rows.map((row) => row.payload)),
-      (list) => list.some((entry) => match(entry.event)),
-      15_000,
-      what,
-    ).then((list) => list.find((entry) => match(entry.event))!);
+  const eventOf = (groupJid: string, match: (event: Record<string, any>) => boolean, what: string) => groupsEventOf(stack, groupJid, match, what);
   const info = async (jid: string) => (await call('POST', '/group/info', { groupjid: jid })).body;
 
   beforeAll(async () => {

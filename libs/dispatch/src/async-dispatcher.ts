@@ -65,7 +65,7 @@ export class AsyncDispatcher {
   private wakeRequested = false;
   private wake?: () => void;
   private loopDone?: Promise<void>;
-  /** The holder check and the takeover retry of sync sends (ADR 0007, 0008). */
+  /** The holder check and the takeover retry of sync sends (ADR 0007, 0012). */
   private readonly requester: TakeoverRequester;
 
   constructor(

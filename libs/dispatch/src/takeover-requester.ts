@@ -24,7 +24,7 @@ export interface TakeoverRequesterOptions {
 /**
  * Requests to whichever session worker holds an instance, for every caller that must not hang on a dead
  * holder: the gateway's SessionClient (sync sends and every other op) and the async queue's dispatcher
- * (ADR 0007, ADR 0008).
+ * (ADR 0007, ADR 0012).
  */
 export class TakeoverRequester {
   constructor(

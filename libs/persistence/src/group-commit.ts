@@ -1,5 +1,5 @@
 /**
- * Group commit for the send path's ledger writes (ADR 0008), the pattern of the async queue's
+ * Group commit for the send path's ledger writes (ADR 0012), the pattern of the async queue's
  * EnqueueBatcher: writes that arrive while a statement is in flight wait (for that statement's round
  * trip, no timer) and go together in the next one, so concurrent sends of every instance on the worker
  * share one statement, one transaction and one WAL flush. An idle worker writes a lone item at once.

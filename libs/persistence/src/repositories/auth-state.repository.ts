@@ -44,7 +44,7 @@ export class AuthStateRepository {
    * Writes creds and/or key mutations atomically; throws FencedOutError when the lease is gone.
    * Baileys writes a Signal session on every message it encrypts, so this is on the send path: the
    * writes of all instances of this worker that arrive while one is in flight go together in the next
-   * statement (group commit, ADR 0008), each fenced by its own lease; one write per instance per
+   * statement (group commit, ADR 0012), each fenced by its own lease; one write per instance per
    * statement, so an instance's writes keep their order.
    */
   write(lease: Lease, change: AuthChange): Promise<void> {

@@ -143,7 +143,7 @@ export class LeaseRepository {
 
   /**
    * fencedTransaction() for the writes of many instances in ONE transaction (the worker's group commit
-   * of inbound writes, ADR 0008): the begin and the proof of every lease go to the server in one round
+   * of inbound writes, ADR 0012): the begin and the proof of every lease go to the server in one round
    * trip, each live lease row locked FOR KEY SHARE until commit. `work` learns which instances are
    * still held and must write only for those (a lease that is gone is that instance's FencedOutError,
    * not the group's). Leases are given as escaped literals, as in fencedTransaction().
@@ -195,7 +195,7 @@ export class LeaseRepository {
   }
 
   /**
-   * The fence of a statement that writes for many instances (group commit, ADR 0008): a CTE named
+   * The fence of a statement that writes for many instances (group commit, ADR 0012): a CTE named
    * `lease` with the `instance_id` of every lease of $1 (instance ids), $2 (worker ids), $3 (fencing
    * tokens) that is still live, each row locked FOR KEY SHARE until the statement commits, as fenceCte()
    * does for one. Gate each row's change with `instance_id IN (SELECT instance_id FROM lease)` and

@@ -204,7 +204,7 @@ export class OutboundLedgerRepository {
   }
 
   /**
-   * reserve() for many sends of any instances of this worker in ONE statement (group commit, ADR 0008):
+   * reserve() for many sends of any instances of this worker in ONE statement (group commit, ADR 0012):
    * one round trip and one commit for the group. The fence holds per instance: the `lease` CTE locks
    * the lease row of every instance whose lease (worker, fencing token) is still live FOR KEY SHARE, and
    * only their rows are written; the others answer `held: false`. The rows travel as one JSON document
@@ -378,7 +378,7 @@ export class MessageRepository {
   /**
    * storeCopyWithin() for a copy of our own message that also moves a stored row forward to the copy's
    * status (a receipt Baileys merged into the upsert), in the same statement instead of a second
-   * advanceStatusWithin() (one statement less per sent message, ADR 0008). Failed is not handled here.
+   * advanceStatusWithin() (one statement less per sent message, ADR 0012). Failed is not handled here.
    * `advanced` tells whether the stored status changed: the row's status before the statement is
    * read from its snapshot (the only other writer of the row meanwhile is the send's own result, Sent,
    * which is never announced).

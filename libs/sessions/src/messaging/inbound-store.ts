@@ -21,17 +21,18 @@ export interface InboundStoreOptions {
 }
 
 /**
- * One transaction in flight; the writes of every socket of the worker that arrive meanwhile go in the
- * next one (ADR 0008: bench/send).
+ * Four transactions in flight; the writes of every socket of the worker that arrive meanwhile go in the
+ * next one. A group's writes run one after the other on its connection, so one in flight made the
+ * inbound writes fall behind the sends under load (ADR 0012: bench/send, eventsDrainSeconds).
  */
-export const INBOUND_STORE_DEFAULTS: InboundStoreOptions = { maxBatch: 32, maxInFlight: 8 };
+export const INBOUND_STORE_DEFAULTS: InboundStoreOptions = { maxBatch: 32, maxInFlight: 4 };
 
 /**
  * Writes what a socket learned, record changes and their outbox events together, in one transaction
  * that first proves the lease is still ours (a fenced-out worker never writes); then wakes the relay
  * and SSE with a notice. The pattern of SessionStateWriter.
  *
- * Group commit (ADR 0008): writes of all sockets of this worker that arrive while a transaction is in
+ * Group commit (ADR 0012): writes of all sockets of this worker that arrive while a transaction is in
  * flight share the next one: one begin with the proof of every lease in the group, each write's own
  * statements in arrival order, one insert for all their outbox events, one commit. Each lease holds
  * per instance: a write whose lease is gone fails with FencedOutError and runs nothing, the others

@@ -19,7 +19,7 @@ type SettleItem = { lease: Lease; messageId: string; outcome: Outcome };
 
 /**
  * Sends per group statement at most. One statement in flight per kind: the next group forms behind it
- * (bench/send, ADR 0008).
+ * (bench/send, ADR 0012).
  */
 const GROUP_OPTIONS = { maxBatch: 200, maxInFlight: 1 };
 
@@ -29,7 +29,7 @@ const GROUP_OPTIONS = { maxBatch: 200, maxInFlight: 1 };
  * just before the network] → result (Sent / Failed). A request whose message id was already relayed
  * is answered from the store, never sent again.
  *
- * Reserve and result are group-committed (ADR 0008): the reserves of all sends of all instances on
+ * Reserve and result are group-committed (ADR 0012): the reserves of all sends of all instances on
  * this worker that arrive while one reserve statement is in flight go together in the next one, each
  * row fenced by its own instance's lease; the same for results. Each send still waits for the commit
  * of its own reserve before its message reaches the socket.

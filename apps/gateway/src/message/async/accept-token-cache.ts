@@ -4,7 +4,7 @@ import type { InstanceEntity } from '@gw/persistence';
  * token → instance for sends (`POST /send/*`, sync or `async=true`), kept for ten seconds. An async
  * accept is one shared INSERT (group commit) plus the token lookup; without this, the lookup is most
  * of its SQL. (With a second, 1,000 instances sending 500/s between them still looked their token up
- * 4 times in 5.) A sync send's only database read on the gateway was this lookup (ADR 0008).
+ * 4 times in 5.) A sync send's only database read on the gateway was this lookup (ADR 0012).
  *
  * Why only sends: they use of the instance its id and owner (and, for menus, its lead fields for
  * placeholders), none of which a second of staleness can make wrong in a way that matters. Every

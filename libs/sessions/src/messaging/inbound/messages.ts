@@ -142,7 +142,7 @@ export class MessageEvents {
       // The copy first: a re-emitted upsert (Baileys emits some messages twice) must not count as a
       // new message for the chat. This queue is the only writer of stored copies (`raw`); the row is
       // locked from here to the commit, a few round trips (a send's result write may wait for it).
-      // Our own message moves the row the send reserved forward in the same statement (ADR 0008).
+      // Our own message moves the row the send reserved forward in the same statement (ADR 0012).
       const merged = fromMe && status !== 'Failed';
       const copy = merged ? await MessageRepository.storeOwnCopyWithin(manager, row) : await MessageRepository.storeCopyWithin(manager, row);
       if (!copy) {

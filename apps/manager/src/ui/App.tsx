@@ -81,11 +81,19 @@ function Shell({ credentials, onSignOut, onCredentials }: { credentials: Credent
   }, [admin, instances, page.kind]);
 
   const shown = useMemo(() => filterInstances(instances, search, status), [instances, search, status]);
+  const selected = page.kind === 'instance' ? instances.find((instance) => instance.id === page.id) : undefined;
+  // The instance last opened: its view (and /sse stream) lives on while the settings or sandbox pages show.
+  const [watchedId, setWatchedId] = useState<string | null>(null);
+  useEffect(() => {
+    if (page.kind === 'instance') setWatchedId(page.id);
+  }, [page]);
+  const watched = instances.find((instance) => instance.id === (page.kind === 'instance' ? page.id : watchedId));
 
   // Live status in the list: besides the open instance's own stream, the first few listed instances
   // each stream their connection events. A browser holds at most six connections to one origin, so
   // the rest of the list is only read again every few seconds (see docs/console/README.md).
-  const openId = page.kind === 'instance' ? page.id : null;
+  // The instance whose view is mounted (shown, or hidden behind another page) streams already.
+  const openId = watched?.id ?? null;
   const watchedTokens = shown
     .filter((instance) => instance.id !== openId)
     .slice(0, LIVE_LIST_STREAMS)
@@ -104,13 +112,6 @@ function Shell({ credentials, onSignOut, onCredentials }: { credentials: Credent
     return () => closers.forEach((close) => close());
   }, [watchKey]);
   const counts = useMemo(() => countByStatus(instances), [instances]);
-  const selected = page.kind === 'instance' ? instances.find((instance) => instance.id === page.id) : undefined;
-  // The instance last opened: its view (and /sse stream) lives on while the settings or sandbox pages show.
-  const [watchedId, setWatchedId] = useState<string | null>(null);
-  useEffect(() => {
-    if (page.kind === 'instance') setWatchedId(page.id);
-  }, [page]);
-  const watched = instances.find((instance) => instance.id === (page.kind === 'instance' ? page.id : watchedId));
 
   return (
     <div class="shell">

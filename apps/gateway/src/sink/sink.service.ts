@@ -12,6 +12,7 @@ import {
   subjectPrefixProblem,
 } from '@gw/relay';
 import { ApiError } from '../common/api-error';
+import { type ErrorScope, toWebhookError } from '../webhook/webhook.service';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { GATEWAY_CONFIG } from '../runtime/tokens';
 import type { AnySinkDto } from './dto/sink.dto';
@@ -110,19 +111,8 @@ export class SinkService {
     return { response: `Global ${NAMES[kind]} sink deleted` };
   }
 
-  async errors(kind: BrokerKind, scope: { instanceId: string } | { global: true }) {
-    const rows = await this.deliveries.recentErrors(scope, 20, kind);
-    return rows.map((row) => ({
-      created: row.created.toISOString(),
-      url: row.url,
-      type: 'global' in scope ? 'global' : 'local',
-      event: row.event,
-      message_type: row.messageType,
-      status_code: row.statusCode ?? 0,
-      attempts: row.attempts,
-      error: row.error,
-      payload: row.payload,
-    }));
+  async errors(kind: BrokerKind, scope: ErrorScope) {
+    return (await this.deliveries.recentErrors(scope, 20, kind)).map((row) => toWebhookError(row, scope));
   }
 
   /**

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { DeliveryRepository, WebhookRepository, type WebhookRow, type WebhookValues } from '@gw/persistence';
+import { type DeliveryErrorRecord, DeliveryRepository, WebhookRepository, type WebhookRow, type WebhookValues } from '@gw/persistence';
 import { recordId, SsrfError, SsrfGuard } from '@gw/platform';
 import { generateWebhookSecret } from '@gw/relay';
 import { ApiError } from '../common/api-error';
@@ -8,6 +8,24 @@ import { GATEWAY_CONFIG } from '../runtime/tokens';
 import type { GlobalWebhookDto, WebhookDto } from './dto/webhook.dto';
 
 /** The API's Webhook record; the secret appears only in the answer that created or replaced it. */
+/** Whose error log: an instance's webhooks (or sinks), or the global one. */
+export type ErrorScope = { instanceId: string } | { global: true };
+
+/** One failed attempt as `/webhook/errors`, `/globalwebhook/errors` and the sinks' `…/errors` answer it. */
+export function toWebhookError(row: DeliveryErrorRecord & { created: Date }, scope: ErrorScope) {
+  return {
+    created: row.created.toISOString(),
+    url: row.url,
+    type: 'global' in scope ? 'global' : 'local',
+    event: row.event,
+    message_type: row.messageType,
+    status_code: row.statusCode ?? 0,
+    attempts: row.attempts,
+    error: row.error,
+    payload: row.payload,
+  };
+}
+
 export function toWebhookRecord(row: WebhookRow, showSecret = false) {
   return {
     id: row.id,
@@ -80,19 +98,8 @@ export class WebhookService {
     return list[0];
   }
 
-  async errors(scope: { instanceId: string } | { global: true }) {
-    const rows = await this.deliveries.recentErrors(scope);
-    return rows.map((row) => ({
-      created: row.created.toISOString(),
-      url: row.url,
-      type: 'global' in scope ? 'global' : 'local',
-      event: row.event,
-      message_type: row.messageType,
-      status_code: row.statusCode ?? 0,
-      attempts: row.attempts,
-      error: row.error,
-      payload: row.payload,
-    }));
+  async errors(scope: ErrorScope) {
+    return (await this.deliveries.recentErrors(scope)).map((row) => toWebhookError(row, scope));
   }
 
   /** Merges the body over the current values; the URL passes the SSRF guard now and at every delivery. */

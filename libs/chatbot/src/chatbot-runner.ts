@@ -194,8 +194,9 @@ export class ChatbotRunner {
       round.agentId ? this.rounds.find(round.instanceId, 'agent', round.agentId) : null,
     ]);
     const turn = String(round.inputs[round.inputs.length - 1]?.messageid ?? '');
-    if (!settings?.enabled) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot disabled');
     let plan = round.plan as unknown as RoundPlan | null;
+    // A stored plan is a promise: it is kept even if the bot was turned off since (some of it may be out).
+    if (!settings || (!settings.enabled && !plan)) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot disabled');
     if (!plan) {
       if (disabledUntil * 1000 > Date.now()) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot_disableUntil');
       plan = await this.plan(round, turn, settings.openaiApikey, trigger, agent);
@@ -203,7 +204,7 @@ export class ChatbotRunner {
       if (this.killed || !(await this.rounds.storePlan(round.id, this.runnerId, plan as unknown as Record<string, unknown>))) return;
     }
     if (this.killed) return;
-    const delivery = await this.deliver(round, plan);
+    const delivery = await this.deliver(round, plan, agent ? agentOf(agent).typingDelay_seconds : 0, agent ? agentOf(agent).readMessages : false);
     if (this.killed || delivery === 'retry') return;
     const metadata: AiMetadata = plan.metadata;
     if (delivery.failed.length) {
@@ -328,15 +329,18 @@ export class ChatbotRunner {
   }
 
   /** Sends the plan's messages in order (each id at most once, by the worker's ledger). 'retry': the instance is not reachable now. */
-  private async deliver(round: ChatbotRoundRow, plan: RoundPlan): Promise<{ sent: number; failed: string[]; sentAt: number } | 'retry'> {
-    const agentRow = plan.sends.length && round.agentId ? await this.rounds.find(round.instanceId, 'agent', round.agentId) : null;
-    const agent = agentRow ? agentOf(agentRow) : null;
+  private async deliver(
+    round: ChatbotRoundRow,
+    plan: RoundPlan,
+    typingSeconds: number,
+    readMessages: boolean,
+  ): Promise<{ sent: number; failed: string[]; sentAt: number } | 'retry'> {
     const chatJid = String(round.inputs[round.inputs.length - 1]?.chatid || round.chatId);
     const turn = plan.metadata.turn;
     let sent = 0;
     const failed: string[] = [];
     let sentAt = 0;
-    const typingMs = (agent?.typingDelay_seconds ?? 0) * 1000;
+    const typingMs = typingSeconds * 1000;
     for (const [index, send] of plan.sends.entries()) {
       if (this.killed) return 'retry';
       const request: SendRequest = {
@@ -349,7 +353,7 @@ export class ChatbotRunner {
         // and a resend of the same id during that delay (a runner resuming a dead one's round) would relay too.
         delayMs: 0,
         // The contact's messages are marked read with the first answer.
-        readMessages: index === 0 && (agent?.readMessages ?? false),
+        readMessages: index === 0 && readMessages,
         record: {
           sendFunction: `chatbot/${send.kind}`,
           sendPayload: send.payload,

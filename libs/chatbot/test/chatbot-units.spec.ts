@@ -1,7 +1,7 @@
 import { deflateSync } from 'node:zlib';
 import { callFunction } from '../src/functions';
 import { chunkText, csvToText, htmlToText, localEmbedding, pdfToText } from '../src/knowledge';
-import { matchesLead, matchesWords } from '../src/admission';
+import { admitEvents, matchesLead, matchesWords } from '../src/admission';
 import { modelOptions } from '../src/providers';
 import { AGENT_DEFAULTS, isMaskOf, maskSecret, type AgentSettings, type FunctionSettings } from '../src/records';
 import { splitMessage } from '../src/round-planner';
@@ -196,7 +196,6 @@ describe('admission', () => {
     [{ text: 'olá' }, 'no trigger matched'],
   ])('ignores %j (%s) without writing anything', async (message, reason) => {
     const db = manager();
-    const { admitEvents } = await import('../src/admission');
     const [result] = await admitEvents(db as never, 'i1', [event(message) as never], { defaultPauseMinutes: 60 });
     expect(result).toEqual({ action: 'ignored', reason });
     expect(db.statements.filter((sql) => /^\s*(INSERT|UPDATE|DELETE|WITH)/i.test(sql))).toEqual([]);
@@ -204,7 +203,6 @@ describe('admission', () => {
 
   it('pauses the chat on the stop word, whatever its case and accents', async () => {
     const db = manager();
-    const { admitEvents } = await import('../src/admission');
     const [result] = await admitEvents(db as never, 'i1', [event({ text: ' PARAR ' }) as never], { defaultPauseMinutes: 60, now: () => 1_000_000 });
     expect(result).toEqual({ action: 'paused', reason: 'stop word', until: 1_000 + 3_600 });
     expect(db.statements.some((sql) => sql.includes('UPDATE chats SET lead'))).toBe(true);

@@ -4,11 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InProcessBus } from '@gw/bus';
+import { Subjects } from '@gw/contracts';
+import { OutboxRepository } from '@gw/persistence';
 import { createLogger, EnvReader } from '@gw/platform';
 import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
 import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
+import { toDataURL } from 'qrcode';
 import { AdminTokenService } from '../src/admin/admin-token.service';
 import { CONSOLE_CSP } from '../src/console/console.routes';
 import { loadGatewayConfig } from '../src/runtime/gateway-config';
@@ -342,6 +345,56 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     await page.locator('[data-testid=connection]', { hasText: 'Connected' }).waitFor({ timeout: 25_000 });
     expect(pageErrors).toEqual([]);
   }, 60_000);
+
+  it('should follow the QR code as WhatsApp rotates it (each connection event brings the new one)', async () => {
+    const created = await fetch(`${stack.baseUrl}/instance/create`, {
+      method: 'POST',
+      headers: { admintoken: ADMIN_TOKEN, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: `rotate-${++attempt}` }),
+    }).then((response) => response.json() as Promise<{ instance: { id: string; name: string } }>);
+    const { id, name } = created.instance;
+    page = await openPage();
+    await page.goto(`${stack.baseUrl}/manager/`);
+    await page.fill('input[name=token]', ADMIN_TOKEN);
+    await page.click('button[type=submit]');
+    await page.locator(`.instance-item[data-instance=${name}]`).click();
+    await page.locator('.live-open').first().waitFor();
+    // What a session writes for each new QR reference: the row and its connection event, in one transaction.
+    const rotate = async (qrcode: string) => {
+      const lastId = await stack.db.dataSource.transaction(async (manager) => {
+        await manager.query(`UPDATE instances SET status = 'connecting', qrcode = $1 WHERE id = $2`, [qrcode, id]);
+        return OutboxRepository.insertWithin(manager, id, [
+          { eventType: 'connection', payload: { EventType: 'connection', instanceName: name, instance: { name, status: 'connecting', qrcode } } },
+        ]);
+      });
+      stack.bus.publish(Subjects.outbox(id), { instanceId: id, lastId });
+    };
+    const first = await toDataURL('2@first-reference,client-key,identity-key,adv-secret');
+    const second = await toDataURL('2@second-reference,client-key,identity-key,adv-secret');
+    await rotate(first);
+    await waitFor(
+      async () =>
+        page
+          .locator('img[data-testid=qrcode]')
+          .getAttribute('src')
+          .catch(() => null),
+      (src) => src === first,
+      10_000,
+      'the first QR code',
+    );
+    await rotate(second);
+    await waitFor(
+      async () =>
+        page
+          .locator('img[data-testid=qrcode]')
+          .getAttribute('src')
+          .catch(() => null),
+      (src) => src === second,
+      10_000,
+      'the rotated QR code',
+    );
+    expect(pageErrors).toEqual([]);
+  }, 30_000);
 
   it('should sign an instance token in to that instance only', async () => {
     const created = await fetch(`${stack.baseUrl}/instance/create`, {

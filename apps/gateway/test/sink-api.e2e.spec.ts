@@ -177,6 +177,39 @@ describe('event sinks API (HTTP) and real traffic to RabbitMQ and NATS', () => {
     expect((await stack.gw.call('DELETE', '/globalsink/kafka', { admin: admin() })).status).toBe(404);
   });
 
+  it('refuses to change or delete a global sink env names (409): the relay would write it back at its next start', async () => {
+    const repository = new WebhookRepository(stack.db.dataSource);
+    const values = {
+      kind: 'kafka' as const,
+      url: 'kafka://ops:envpass@127.0.0.1:9',
+      options: { topic: 'from-env' },
+      enabled: true,
+      events: ['messages'],
+      excludeMessages: [],
+      addUrlEvents: false,
+      addUrlTypesMessages: false,
+      includeToken: false,
+    };
+    await repository.syncEnvSink('env-kafka', values, 'whsec_c2VjcmV0c2VjcmV0c2VjcmV0');
+    try {
+      expect((await stack.gw.call('GET', '/globalsink/kafka', { admin: admin() })).body).toMatchObject({
+        id: 'env-kafka',
+        source: 'env',
+        url: 'kafka://ops:***@127.0.0.1:9',
+      });
+      const changed = await stack.gw.call('POST', '/globalsink/kafka', { admin: admin(), body: { url: 'kafka://127.0.0.1:10', events: ['presence'] } });
+      expect(changed.status).toBe(409);
+      expect(changed.body.error).toMatch(/configured by env \(KAFKA_BROKERS\)/);
+      const deleted = await stack.gw.call('DELETE', '/globalsink/kafka', { admin: admin() });
+      expect(deleted.status).toBe(409);
+      expect(await repository.listFor(null, 'kafka')).toEqual([
+        expect.objectContaining({ id: 'env-kafka', url: 'kafka://ops:envpass@127.0.0.1:9', events: ['messages'], options: { topic: 'from-env' } }),
+      ]);
+    } finally {
+      await repository.syncEnvSink('env-kafka', null, '');
+    }
+  });
+
   it('delivers a received message to RabbitMQ and NATS JetStream, each with its stable id', async () => {
     const friend = nextPhone('5597');
     await stack.control('POST', '/sim/accounts', { phone: friend, name: 'Rita' });

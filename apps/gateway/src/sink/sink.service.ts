@@ -20,6 +20,8 @@ import type { AnySinkDto } from './dto/sink.dto';
 export type BrokerKind = Exclude<SinkKind, 'webhook'>;
 
 const NAMES: Record<BrokerKind, string> = { rabbitmq: 'RabbitMQ', nats: 'NATS', kafka: 'Kafka' };
+/** The env that names each global sink (see readEnvSinks). */
+const ENV_NAMES: Record<BrokerKind, string> = { rabbitmq: 'RABBITMQ_URL or AMQP_URL', nats: 'NATS_SINK_URL', kafka: 'KAFKA_BROKERS' };
 
 /** A sink's transport options, with the defaults filled in. */
 function optionsOf(kind: BrokerKind, options: Record<string, unknown>): Record<string, unknown> {
@@ -101,14 +103,26 @@ export class SinkService {
   }
 
   async configureGlobal(kind: BrokerKind, dto: AnySinkDto) {
+    await this.refuseEnvSink(kind, 'changed');
     const list = await this.configure(kind, null, { ...dto, action: undefined, id: undefined });
     return list[0];
   }
 
   async deleteGlobal(kind: BrokerKind) {
+    await this.refuseEnvSink(kind, 'deleted');
     const [row] = await this.webhooks.listFor(null, kind);
     if (!row || !(await this.webhooks.delete(null, row.id, kind))) throw ApiError.notFound(`Global ${NAMES[kind]} sink not found`);
     return { response: `Global ${NAMES[kind]} sink deleted` };
+  }
+
+  /**
+   * A global sink env names is env's: the relay writes it over (or back) at every start, so a change or
+   * deletion through the API would hold only until then. Refused with a 409 that says where to change it.
+   */
+  private async refuseEnvSink(kind: BrokerKind, what: string): Promise<void> {
+    const rows = await this.webhooks.listFor(null, kind);
+    if (rows.some((row) => row.id === `env-${kind}`))
+      throw ApiError.conflict(`Global ${NAMES[kind]} sink is configured by env (${ENV_NAMES[kind]}) and cannot be ${what} here; change the env and restart`);
   }
 
   async errors(kind: BrokerKind, scope: ErrorScope) {

@@ -208,6 +208,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < WARMUP; i++) await oneRound(CONTACTS * 100_000 + i, false);
     log(`measuring ${total} rounds at ${RATE}/s`);
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     await atRate(total, RATE, (i) => oneRound(i, true)).catch(async (error: unknown) => {
       const summary = await dataSource.query(`SELECT status, outcome, count(*)::int AS n FROM chatbot_rounds GROUP BY 1, 2 ORDER BY 1, 2`);
       const [inputs] = await dataSource.query(`SELECT count(*)::int AS n FROM chatbot_inputs`);
@@ -216,6 +217,7 @@ async function main(): Promise<void> {
       throw error;
     });
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
     // Where the receive side's time goes: the worker stored the message (Baileys decrypted it) → the
     // follower admitted it into a round → the runner's model request.
     const stored = new Map<string, number>(
@@ -227,6 +229,9 @@ async function main(): Promise<void> {
     );
     result.ours = {
       roundsPerSecond: round1(total / seconds),
+      // This process's CPU per round: the simulator's phones, Baileys and the worker, the follower and the runner
+      // (Postgres not included); steadier than latency on a shared machine.
+      processCpuMsPerRound: round1((cpu.user + cpu.system) / 1000 / total),
       receiveToModelMs: stats(receive),
       storedToModelMs: stats(measuredTurns.filter((turn) => stored.has(turn.messageId)).map((turn) => turn.modelAt - stored.get(turn.messageId)!)),
       admittedToModelMs: stats(measuredTurns.filter((turn) => admittedAt.has(turn.messageId)).map((turn) => turn.modelAt - admittedAt.get(turn.messageId)!)),

@@ -311,7 +311,14 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     await page.locator('[data-testid=chatwoot-webhook]', { hasText: '/chatwoot/webhook/' }).waitFor();
     await page.getByRole('button', { name: 'Global settings' }).click();
     await page.locator('[data-testid=admin-token]').waitFor();
+    await page.getByRole('button', { name: 'Set a sink' }).click();
+    await page.locator('[data-testid=global-sinks] select').first().selectOption('kafka');
+    await page.fill('[data-testid=global-sinks] input[name=sink-url]', 'kafka://127.0.0.1:9092');
+    await page.getByRole('button', { name: 'Set global sink' }).click();
+    await page.locator('[data-testid=global-sinks] .row-card', { hasText: 'kafka://127.0.0.1:9092' }).waitFor();
     await shot('global-settings');
+    await page.locator('[data-testid=global-sinks] .row-card').getByRole('button', { name: 'Remove' }).click();
+    await page.locator('[data-testid=global-sinks]', { hasText: 'No global sink.' }).waitFor();
 
     expect(pageErrors).toEqual([]);
   }, 90_000);

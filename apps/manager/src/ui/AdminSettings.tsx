@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ApiFailure } from '../lib/api';
 import type { Webhook, WebhookError } from '../lib/types';
 import { Button, Card, CopyButton, Notice, useAction, useLoad } from './kit';
+import { GlobalSinksCard } from './GlobalSinksCard';
 import { WebhookErrors } from './WebhookErrors';
 import { blankWebhook, WebhookForm, webhookFields } from './WebhookForm';
 
@@ -95,6 +96,7 @@ export function AdminSettings({ admin, onRotated }: { admin: string; onRotated: 
             ) : null}
             {rotate.error ? <Notice kind="error">{rotate.error}</Notice> : null}
           </Card>
+          <GlobalSinksCard admin={admin} />
           <Card title="Sessions">
             <p class="muted small">Reconnects every session gracefully from its stored credentials (no new QR code).</p>
             <div class="form-actions">

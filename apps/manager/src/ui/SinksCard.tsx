@@ -5,14 +5,14 @@ import type { WebhookError } from '../lib/types';
 import { Button, Card, Empty, Field, Notice, useAction, useLoad } from './kit';
 import { WebhookErrors } from './WebhookErrors';
 
-type Kind = 'rabbitmq' | 'nats' | 'kafka';
-const KINDS: Array<[Kind, string, string]> = [
+export type Kind = 'rabbitmq' | 'nats' | 'kafka';
+export const KINDS: Array<[Kind, string, string]> = [
   ['rabbitmq', 'RabbitMQ', 'amqp://user:password@rabbit.example:5672/'],
   ['nats', 'NATS JetStream', 'nats://nats.example:4222'],
   ['kafka', 'Kafka', 'kafka://k1.example:9092,k2.example:9092'],
 ];
 /** Each kind's own settings: [field, label, placeholder]. */
-const OPTIONS: Record<Kind, Array<[string, string, string]>> = {
+export const OPTIONS: Record<Kind, Array<[string, string, string]>> = {
   rabbitmq: [
     ['exchange', 'Exchange', 'wa-gateway'],
     ['exchangeType', 'Exchange type', 'topic'],
@@ -25,7 +25,7 @@ const OPTIONS: Record<Kind, Array<[string, string, string]>> = {
   kafka: [['topic', 'Topic', 'wa-gateway-events']],
 };
 
-interface Sink {
+export interface Sink {
   id: string;
   kind: Kind;
   url: string;
@@ -100,7 +100,7 @@ export function SinksCard({ token }: { token: string }) {
   );
 }
 
-function SinkForm(props: { busy: boolean; onSave: (kind: Kind, body: Record<string, unknown>) => void; onCancel: () => void }) {
+export function SinkForm(props: { busy: boolean; submitLabel?: string; onSave: (kind: Kind, body: Record<string, unknown>) => void; onCancel: () => void }) {
   const [kind, setKind] = useState<Kind>('rabbitmq');
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState<string[]>(['messages', 'connection']);
@@ -146,7 +146,7 @@ function SinkForm(props: { busy: boolean; onSave: (kind: Kind, body: Record<stri
       </fieldset>
       <div class="form-actions">
         <Button type="submit" variant="primary" busy={props.busy} disabled={!url.trim() || !events.length}>
-          Add sink
+          {props.submitLabel ?? 'Add sink'}
         </Button>
         <Button variant="ghost" onClick={props.onCancel}>
           Cancel

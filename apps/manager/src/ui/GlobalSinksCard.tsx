@@ -1,0 +1,85 @@
+import { useState } from 'preact/hooks';
+import { api, ApiFailure } from '../lib/api';
+import type { WebhookError } from '../lib/types';
+import { Button, Card, Empty, Notice, useAction, useLoad } from './kit';
+import { KINDS, OPTIONS, SinkForm, type Kind, type Sink } from './SinksCard';
+import { WebhookErrors } from './WebhookErrors';
+
+/** The admin's global sinks (/globalsink/{kind}): one per broker kind, every instance's events. */
+export function GlobalSinksCard({ admin }: { admin: string }) {
+  const sinks = useLoad(
+    async (signal) =>
+      (
+        await Promise.all(
+          KINDS.map(([kind]) =>
+            api.call<Sink>('GET', `/globalsink/${kind}`, { admin, signal }).catch((error: unknown) => {
+              if (error instanceof ApiFailure && error.status === 404) return null;
+              throw error;
+            }),
+          ),
+        )
+      ).filter((sink): sink is Sink => sink !== null),
+    [admin],
+  );
+  const errors = useLoad(
+    async (signal) =>
+      (await Promise.all(KINDS.map(([kind]) => api.call<WebhookError[]>('GET', `/globalsink/${kind}/errors`, { admin, signal }))))
+        .flat()
+        .sort((a, b) => b.created.localeCompare(a.created)),
+    [admin],
+  );
+  const [editing, setEditing] = useState(false);
+  const save = useAction(async (kind: Kind, body: Record<string, unknown>) => {
+    await api.call('POST', `/globalsink/${kind}`, { admin, body });
+    setEditing(false);
+    sinks.reload();
+  });
+  const remove = useAction(async (kind: Kind) => {
+    await api.call('DELETE', `/globalsink/${kind}`, { admin });
+    sinks.reload();
+  });
+  return (
+    <Card
+      title="Global event sinks"
+      testid="global-sinks"
+      actions={
+        editing ? null : (
+          <Button variant="primary" class="btn-small" onClick={() => setEditing(true)}>
+            Set a sink
+          </Button>
+        )
+      }
+    >
+      <p class="muted small">Every instance's events to RabbitMQ, NATS JetStream or Kafka: one sink per kind (setting one replaces it).</p>
+      {sinks.error ? <Notice kind="error">{sinks.error}</Notice> : null}
+      {editing ? (
+        <SinkForm busy={save.busy} submitLabel="Set global sink" onSave={(kind, body) => void save.run(kind, body)} onCancel={() => setEditing(false)} />
+      ) : null}
+      {!sinks.data?.length && !editing && !sinks.loading ? <Empty>No global sink.</Empty> : null}
+      <ul class="rows">
+        {(sinks.data ?? []).map((sink) => (
+          <li class="row-card row-line">
+            <span class={`pill ${sink.enabled ? 'pill-good' : ''}`}>{sink.enabled ? 'on' : 'off'}</span>
+            <div class="grow">
+              <strong>{KINDS.find(([kind]) => kind === sink.kind)?.[1] ?? sink.kind}</strong> <code class="break">{sink.url}</code>
+              <div class="muted small">
+                {sink.events.join(', ')}
+                {OPTIONS[sink.kind]?.map(([field, label]) => (sink[field] ? ` · ${label.toLowerCase()} ${String(sink[field])}` : '')).join('')}
+              </div>
+            </div>
+            <Button variant="ghost" class="btn-small btn-danger-text" busy={remove.busy} onClick={() => void remove.run(sink.kind)}>
+              Remove
+            </Button>
+          </li>
+        ))}
+      </ul>
+      {save.error || remove.error ? <Notice kind="error">{save.error || remove.error}</Notice> : null}
+      {errors.data?.length ? (
+        <>
+          <h4>Failed deliveries</h4>
+          <WebhookErrors errors={errors.data} />
+        </>
+      ) : null}
+    </Card>
+  );
+}

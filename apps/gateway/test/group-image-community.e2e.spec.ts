@@ -39,6 +39,10 @@ describe('group image and communities API (HTTP → worker → Baileys → simul
       if (req.url === '/group.png') {
         res.writeHead(200, { 'content-type': 'image/png' });
         res.end(png);
+      } else if (req.url === '/huge.png') {
+        // A PNG's signature, then more than the 5 MB a group picture may have.
+        res.writeHead(200, { 'content-type': 'image/png' });
+        res.end(Buffer.concat([png.subarray(0, 64), Buffer.alloc(5_400_000, 1)]));
       } else {
         res.writeHead(200, { 'content-type': 'text/html' });
         res.end('<html></html>');
@@ -91,14 +95,21 @@ describe('group image and communities API (HTTP → worker → Baileys → simul
       await groupsEvent(mine, (event) => event.Picture?.Remove === true, 'picture removed event');
     });
 
-    it('should answer 400 for a missing or bad image, 413 above 5 MB, 403 for a non-admin of a locked group, 404 for a missing group', async () => {
+    it('should answer 400 for a missing or unreadable image, 415 for what is no image, 413 above 5 MB (base64 or URL), 403 for a non-admin of a locked group, 404 for a missing group', async () => {
       expect(await call('POST', '/group/updateImage', { groupjid: mine })).toEqual({ status: 400, body: { error: 'image is required' } });
       expect(await call('POST', '/group/updateImage', { image: 'remove' })).toEqual({ status: 400, body: { error: 'groupjid is required' } });
-      const html = await call('POST', '/group/updateImage', { groupjid: mine, image: `${imageUrl}/page.html` });
-      expect(html.status).toBe(400);
-      expect(html.body.error).toMatch(/image is not an image/);
       expect((await call('POST', '/group/updateImage', { groupjid: mine, image: 'not base64 !!' })).status).toBe(400);
+      // The reference's 415 "Formato de imagem inválido", whether the bytes came by URL or as base64.
+      const html = await call('POST', '/group/updateImage', { groupjid: mine, image: `${imageUrl}/page.html` });
+      expect(html.status).toBe(415);
+      expect(html.body.error).toMatch(/image is not an image/);
+      const pdf = await call('POST', '/group/updateImage', { groupjid: mine, image: Buffer.from('%PDF-1.4 not a picture').toString('base64') });
+      expect(pdf.status).toBe(415);
+      expect(pdf.body.error).toMatch(/image is not an image/);
       expect((await call('POST', '/group/updateImage', { groupjid: mine, image: Buffer.alloc(5_500_000, 7).toString('base64') })).status).toBe(413);
+      const huge = await call('POST', '/group/updateImage', { groupjid: mine, image: `${imageUrl}/huge.png` });
+      expect(huge.status).toBe(413);
+      expect(huge.body.error).toMatch(/image is larger than 5120 KB/);
       const denied = await call('POST', '/group/updateImage', { groupjid: theirs.jid, image: `${imageUrl}/group.png` });
       expect(denied.status).toBe(403);
       expect(denied.body.error).toMatch(/not an admin/);

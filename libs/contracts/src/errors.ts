@@ -16,6 +16,10 @@ export const ErrorCode = {
   Fenced: 'fenced',
   CapacityExhausted: 'capacity_exhausted',
   Internal: 'internal',
+  /** What the request carries (or points at) is larger than the operation takes (e.g. a picture). */
+  TooLarge: 'too_large',
+  /** What the request carries is not of a type the operation takes (e.g. a group picture that is no image). */
+  UnsupportedMedia: 'unsupported_media',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

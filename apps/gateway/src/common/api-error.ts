@@ -126,6 +126,10 @@ export function rpcErrorKind(code: ErrorCode): ApiErrorKind {
       return 'unavailable';
     case ErrorCode.Internal:
       return 'internal';
+    case ErrorCode.TooLarge:
+      return 'payload_too_large';
+    case ErrorCode.UnsupportedMedia:
+      return 'unsupported_media_type';
     default:
       return assertUnreachable(code);
   }
@@ -150,6 +154,8 @@ export function rpcErrorMessage(code: ErrorCode, message: string): string {
     case ErrorCode.Conflict:
     case ErrorCode.NotConnected:
     case ErrorCode.Refused:
+    case ErrorCode.TooLarge:
+    case ErrorCode.UnsupportedMedia:
       return message;
     default:
       return assertUnreachable(code);

@@ -168,7 +168,7 @@ export class GroupService {
   /** `POST /group/updateImage`: a URL, base64 or data URI (a picture of at most 5 MB; WhatsApp gets a 640×640 JPEG of it), or `remove` / `delete`. */
   async updateImage(instance: InstanceEntity, dto: GroupImageDto) {
     const groupJid = groupJidOf(dto);
-    const picture = await pictureSource(this.tools, instance, dto.image, 'image', MAX_GROUP_PICTURE_BYTES);
+    const picture = await pictureSource(this.tools, instance, dto.image, 'image', MAX_GROUP_PICTURE_BYTES, 'unsupported_media_type');
     const group = await this.sessions.request(instance.id, 'group.image', { instanceId: instance.id, groupJid, picture });
     return { response: `Group image ${'remove' in picture ? 'removed' : 'updated'} successfully`, group, needs_refresh: false };
   }
@@ -221,9 +221,17 @@ const REMOVE_PICTURE = /^\s*(remove|delete)\s*$/i;
 
 /**
  * A picture field: `remove` / `delete`, an http(s) URL (the worker fetches it through the SSRF guard), or base64 /
- * a data URI, staged as an upload after checking it is an image (400) of at most `maxBytes` (413).
+ * a data URI, staged as an upload after checking it is an image (400, or 415 as `notAnImage` says) of at most `maxBytes` (413; the worker answers the same for a URL).
  */
-export async function pictureSource(tools: SendContentTools, instance: InstanceEntity, value: string, field: string, maxBytes: number) {
+export async function pictureSource(
+  tools: SendContentTools,
+  instance: InstanceEntity,
+  value: string,
+  field: string,
+  maxBytes: number,
+  /** What bytes that are no image answer: 400, or 415 where the reference says so (`/group/updateImage`). */
+  notAnImage: 'invalid_request' | 'unsupported_media_type' = 'invalid_request',
+) {
   const text = value.trim();
   if (!text) throw ApiError.badRequest(`empty ${field} source`);
   if (REMOVE_PICTURE.test(text)) return { remove: true as const };
@@ -239,7 +247,13 @@ export async function pictureSource(tools: SendContentTools, instance: InstanceE
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) throw ApiError.badRequest(`${field} must be a URL, base64 or remove`);
   if (Math.floor((base64.length * 3) / 4) > maxBytes)
     throw new ApiError('payload_too_large', `${field} is larger than ${Math.round(maxBytes / 1024 / 1024) || 1} MB`);
-  return { fileId: await tools.stageFile(instance, base64, 'image/jpeg', `${field}.jpg`, 'image') };
+  try {
+    return { fileId: await tools.stageFile(instance, base64, 'image/jpeg', `${field}.jpg`, 'image') };
+  } catch (error) {
+    // The base64 was checked above: what stageFile still refuses is bytes that are no image.
+    if (error instanceof ApiError && error.kind === 'invalid_request') throw new ApiError(notAnImage, error.message.replace(/^file /, `${field} `));
+    throw error;
+  }
 }
 
 /** A query string flag: absent, `true` / `false` or `1` / `0` (any case); anything else (a repeated parameter too) is a 400 naming it. */

@@ -285,7 +285,7 @@ export function groupOps(media?: MediaSource, cache: GroupMetadataCache = new Gr
       await readGroup(socket, request.instanceId, request.groupJid, what, false);
       if ('remove' in request.picture)
         return changeAndRead(socket, request.instanceId, request.groupJid, what, () => socket.removeProfilePicture(request.groupJid));
-      const picture = await loadPicture(media, request.instanceId, request.picture, 'image', MAX_GROUP_PICTURE_BYTES);
+      const picture = await loadPicture(media, request.instanceId, request.picture, 'image', MAX_GROUP_PICTURE_BYTES, ErrorCode.UnsupportedMedia);
       return changeAndRead(socket, request.instanceId, request.groupJid, what, () => socket.updateProfilePicture(request.groupJid, picture));
     },
     'community.create': async (session, request) => {

@@ -1,6 +1,6 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
 import { checkMediaBytes } from '@gw/domain';
-import type { MediaSource } from '../outbound/media-source';
+import { type MediaSource, MediaTooLargeError } from '../outbound/media-source';
 
 /** Where a group or channel picture comes from (see the contracts' PictureSource). */
 export type PictureInput = { url: string } | { fileId: string } | { remove: true };
@@ -24,11 +24,21 @@ export async function loadPicture(
   source: { url: string } | { fileId: string },
   field: string,
   maxBytes: number,
+  /** What bytes that are no image answer: BadRequest (400), or UnsupportedMedia (415) where the reference says so (groups). */
+  notAnImage: typeof ErrorCode.BadRequest | typeof ErrorCode.UnsupportedMedia = ErrorCode.BadRequest,
 ): Promise<Buffer> {
   if (!media) throw new RpcError(ErrorCode.Internal, 'no media source configured');
-  const { data, mimetype } = 'url' in source ? await media.fetch(source.url, maxBytes) : await media.load(instanceId, source);
-  if (data.length > maxBytes) throw new RpcError(ErrorCode.BadRequest, `${field} is larger than ${Math.round(maxBytes / 1024)} KB`);
+  // Too large is a 413 however the picture came: base64 (checked by the gateway), a staged upload or a URL.
+  const tooLarge = () => new RpcError(ErrorCode.TooLarge, `${field} is larger than ${Math.round(maxBytes / 1024)} KB`);
+  let loaded: { data: Buffer; mimetype: string };
+  try {
+    loaded = 'url' in source ? await media.fetch(source.url, maxBytes) : await media.load(instanceId, source);
+  } catch (error) {
+    throw error instanceof MediaTooLargeError ? tooLarge() : error;
+  }
+  const { data, mimetype } = loaded;
+  if (data.length > maxBytes) throw tooLarge();
   const checked = checkMediaBytes('image', data, mimetype, field);
-  if (!checked.ok) throw new RpcError(ErrorCode.BadRequest, checked.error);
+  if (!checked.ok) throw new RpcError(notAnImage, checked.error);
   return data;
 }

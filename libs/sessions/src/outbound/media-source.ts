@@ -4,6 +4,13 @@ import { ErrorCode, RpcError } from '@gw/contracts';
 import { Agent, request } from 'undici';
 
 export const MAX_MEDIA_BYTES = 64 * 1024 * 1024;
+
+/** A file over the size a fetch allows (a BadRequest, as sends answer it; callers with a 413 tell it apart). */
+export class MediaTooLargeError extends RpcError {
+  constructor(maxBytes: number) {
+    super(ErrorCode.BadRequest, `file is larger than ${Math.round(maxBytes / 1024 / 1024)} MB`);
+  }
+}
 const FETCH_TIMEOUT_MS = 30_000;
 
 /** Fetches what a send points at: a URL through the SSRF guard (size- and time-bounded), or a staged file. */
@@ -51,7 +58,7 @@ export class MediaSource {
     const declared = Number(response.headers['content-length'] ?? 0);
     if (declared > maxBytes) {
       await response.body.dump().catch(() => undefined);
-      throw new RpcError(ErrorCode.BadRequest, `file is larger than ${Math.round(maxBytes / 1024 / 1024)} MB`);
+      throw new MediaTooLargeError(maxBytes);
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -59,7 +66,7 @@ export class MediaSource {
       size += (chunk as Buffer).length;
       if (size > maxBytes) {
         response.body.destroy();
-        throw new RpcError(ErrorCode.BadRequest, `file is larger than ${Math.round(maxBytes / 1024 / 1024)} MB`);
+        throw new MediaTooLargeError(maxBytes);
       }
       chunks.push(chunk as Buffer);
     }

@@ -220,6 +220,18 @@ describe('chat settings and notes (HTTP → worker → Baileys → the phones)',
       expect(await storedChat()).toMatchObject({ wa_unreadCount: 0 });
     });
 
+    it('should count a message arriving in a chat marked unread as its one unread (WhatsApp shows 1, not 2), the next as 2', async () => {
+      expect((await call('/chat/read', { number: contact, read: false })).status).toBe(200);
+      expect(await storedChat()).toMatchObject({ wa_unreadCount: 1 });
+      await stack.control('POST', `/sim/accounts/${contact}/send`, { to: phone, text: 'ainda aí?' });
+      const first = await waitFor(storedChat, (chat) => chat.wa_lastMessageTextVote === 'ainda aí?' || chat.wa_unreadCount !== 1, 20_000, 'the new message');
+      expect(first).toMatchObject({ wa_unreadCount: 1 });
+      await stack.control('POST', `/sim/accounts/${contact}/send`, { to: phone, text: 'alô' });
+      await waitFor(storedChat, (chat) => chat.wa_unreadCount === 2, 20_000, 'the second message counted');
+      await call('/chat/read', { number: contact, read: true });
+      expect(await storedChat()).toMatchObject({ wa_unreadCount: 0 });
+    });
+
     it('should list the groups in common in /chat/details', async () => {
       const first = await stack.control<{ jid: string }>('POST', '/sim/groups', { creator: contact, subject: 'Turma', participants: [phone] });
       const second = await stack.control<{ jid: string }>('POST', '/sim/groups', { creator: phone, subject: 'Família', participants: [contact] });

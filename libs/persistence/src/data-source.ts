@@ -26,6 +26,7 @@ import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cu
 import { EventSinks1764160000000 } from './migrations/1764160000000-event-sinks';
 import { MediaStore1764160000001 } from './migrations/1764160000001-media-store';
 import { MediaObjectDeletions1764160000002 } from './migrations/1764160000002-media-object-deletions';
+import { ChatMarkedUnread1764190000000 } from './migrations/1764190000000-chat-marked-unread';
 
 export const ENTITIES = [InstanceEntity, AuthCredsEntity, AuthKeyEntity, SessionLeaseEntity, SessionWorkerEntity, SettingEntity, OutboxEventEntity];
 export const MIGRATIONS = [
@@ -50,6 +51,7 @@ export const MIGRATIONS = [
   EventSinks1764160000000,
   MediaStore1764160000001,
   MediaObjectDeletions1764160000002,
+  ChatMarkedUnread1764190000000,
 ];
 
 export interface DataSourceOptions {

@@ -210,7 +210,9 @@ export class ChatRepository {
            last_message_type = CASE WHEN $6::bigint >= last_msg_timestamp AND $7 <> '' THEN $7 ELSE last_message_type END,
            last_message_text_vote = CASE WHEN $6::bigint >= last_msg_timestamp AND $7 <> '' THEN $8 ELSE last_message_text_vote END,
            last_message_sender = CASE WHEN $6::bigint >= last_msg_timestamp AND $7 <> '' THEN $9 ELSE last_message_sender END,
-           unread_count = unread_count + $10,
+           -- A chat only marked unread counts 1 without a message behind it: the next message is that 1.
+           unread_count = CASE WHEN $10 = 1 AND marked_unread THEN 1 ELSE unread_count + $10 END,
+           marked_unread = marked_unread AND $10 = 0,
            ephemeral_expiration = COALESCE($11, ephemeral_expiration),
            updated_at = now()
          WHERE instance_id = $1 AND id IN (SELECT id FROM matching) ${knownOnly} RETURNING *)
@@ -277,6 +279,7 @@ export class ChatRepository {
            pinned = COALESCE($4, pinned),
            mute_end_time = COALESCE($5, mute_end_time),
            unread_count = CASE WHEN $10 THEN GREATEST(unread_count, 1) ELSE COALESCE($6, unread_count) END,
+           marked_unread = CASE WHEN $10 THEN marked_unread OR unread_count < 1 WHEN $6 IS NOT NULL THEN false ELSE marked_unread END,
            ephemeral_expiration = COALESCE($11, ephemeral_expiration),
            notes = COALESCE($12, notes),
            image = COALESCE($13, image),
@@ -453,7 +456,10 @@ export class ChatRepository {
   }
 
   async markRead(instanceId: string, jid: string): Promise<void> {
-    await this.dataSource.query(`UPDATE chats SET unread_count = 0 WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)`, [instanceId, jid]);
+    await this.dataSource.query(`UPDATE chats SET unread_count = 0, marked_unread = false WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)`, [
+      instanceId,
+      jid,
+    ]);
   }
 
   /** `/chat/delete` deleteChatDB: removes the chat stored under any of these JIDs (its number and LID); whether one was. */

@@ -1,8 +1,9 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { InProcessBus } from '@gw/bus';
-import { DeliveryRepository, InstanceRepository } from '@gw/persistence';
+import { DeliveryRepository, InstanceRepository, type WebhookRow } from '@gw/persistence';
+import { SsrfGuard } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import { natsPublication } from '@gw/relay';
+import { natsPublication, NatsTransport } from '@gw/relay';
 import { addSink, emitEvents, failedAttemptSeen, sinkRelay, sinkRelayConfig } from './support/sink-fixtures';
 import { TcpProxy, waitFor } from './support/tcp-proxy';
 
@@ -106,5 +107,25 @@ describe('NATS JetStream event sink', () => {
     expect(stored[0].body).toMatchObject({ BaseUrl: 'http://gateway.test' });
     const errors = await new DeliveryRepository(db.dataSource).recentErrors({ global: true }, 20, 'nats');
     expect(errors.length).toBeGreaterThan(0);
+  });
+
+  it('dials the addresses the SSRF guard passed, not the name (a later DNS answer cannot redirect a reconnection)', async () => {
+    const sut = new NatsTransport({ ssrf: SsrfGuard.fromList('127.0.0.0/8,::1/128'), requestTimeoutMs: 2_000 });
+    const url = `nats://localhost:${proxy.port}`;
+    try {
+      const target = { kind: 'nats', url, options: { subjectPrefix, stream } } as unknown as WebhookRow;
+      const message = { id: 'evt_pinned', event: { id: '1', instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} }, envelope: {}, body: '{}' };
+      expect(await sut.send(target, message)).toEqual({ ok: true, statusCode: 0 });
+      const connection = await (sut as unknown as { connections: { get(key: string): Promise<{ getServer(): string }> } }).connections.get(url);
+      expect(connection.getServer()).toMatch(new RegExp(`^(127\\.0\\.0\\.1|\\[::1\\]):${proxy.port}$`));
+    } finally {
+      await sut.close();
+    }
+    // A name that resolves to an address the guard refuses is not dialled at all.
+    const refused = await new NatsTransport({ ssrf: new SsrfGuard(), requestTimeoutMs: 1_000 }).send(
+      { kind: 'nats', url, options: { subjectPrefix, stream } } as unknown as WebhookRow,
+      { id: 'evt_refused', event: { id: '2', instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} }, envelope: {}, body: '{}' },
+    );
+    expect(refused).toMatchObject({ ok: false, error: expect.stringMatching(/connecting: refused by the SSRF guard: broker localhost/) });
   });
 });

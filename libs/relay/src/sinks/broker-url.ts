@@ -55,15 +55,28 @@ export function parseBrokerUrl(kind: Exclude<SinkKind, 'webhook'>, raw: string):
  * lets us give one).
  */
 export async function checkBrokerHosts(guard: SsrfGuard, url: BrokerUrl): Promise<void> {
+  await checkedBrokerAddresses(guard, url);
+}
+
+/**
+ * The addresses every broker host resolves to, each passed by the SSRF guard (`host:port`, IPv6 in
+ * brackets). A client that resolves names itself at every (re)connection without taking our lookup
+ * (NATS) is given these instead of the names, so a DNS answer that changes later cannot lead it to a
+ * private address.
+ */
+export async function checkedBrokerAddresses(guard: SsrfGuard, url: BrokerUrl): Promise<Array<{ host: string; address: string; port: number }>> {
+  const found: Array<{ host: string; address: string; port: number }> = [];
   for (const { host, port } of url.hosts) {
     const literal = isIP(host) === 6 ? `[${host}]` : host;
     try {
-      await guard.check(`http://${literal}:${port}/`);
+      const { addresses } = await guard.check(`http://${literal}:${port}/`);
+      for (const address of addresses) found.push({ host, address, port });
     } catch (error) {
       if (error instanceof SsrfError) throw new SsrfError(`broker ${host}:${port}: ${error.message.replace(/^URL /, '')}`);
       throw error;
     }
   }
+  return found;
 }
 
 /** The URL as answers and error records show it. */

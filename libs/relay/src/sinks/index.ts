@@ -1,4 +1,4 @@
-export { BrokerUrlError, checkBrokerHosts, displayBrokerUrl, parseBrokerUrl } from './broker-url';
+export { BrokerUrlError, checkBrokerHosts, checkedBrokerAddresses, displayBrokerUrl, parseBrokerUrl } from './broker-url';
 export type { BrokerUrl } from './broker-url';
 export { ConnectionPool, SINK_CONNECTION_IDLE_MS } from './connection-pool';
 export { HttpTransport } from './http.transport';

@@ -1,9 +1,13 @@
-import { connect, headers, NoRespondersError, type NatsConnection } from '@nats-io/transport-node';
+import { isIP } from 'node:net';
+import { connect, headers, NoRespondersError, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import type { WebhookRow } from '@gw/persistence';
 import type { SsrfGuard } from '@gw/platform';
-import { checkBrokerHosts, displayBrokerUrl, parseBrokerUrl } from './broker-url';
+import { checkedBrokerAddresses, displayBrokerUrl, parseBrokerUrl } from './broker-url';
 import { ConnectionPool } from './connection-pool';
 import { describeFailure, fillTemplate, type SendOutcome, type SinkMessage, type SinkTransport } from './transport';
+
+/** Reconnection attempts (500 ms apart) before a connection to a server that went away is closed. */
+const NATS_RECONNECT_ATTEMPTS = 20;
 
 /** A NATS sink's options: subjects `<subjectPrefix>.<instance>.<event>`, captured by a JetStream stream. */
 export interface NatsSinkOptions {
@@ -120,15 +124,26 @@ export class NatsTransport implements SinkTransport {
 
   private async open(url: string): Promise<NatsConnection> {
     const parsed = parseBrokerUrl('nats', url);
-    await checkBrokerHosts(this.config.ssrf, parsed);
+    // The client resolves host names again at every reconnection, past the SSRF guard: it dials the
+    // addresses the guard passed now instead. TLS checks the certificate against the host name, which
+    // works for one name (the usual single host or a list of one name's addresses); several names over
+    // TLS are dialled by name, the guard having checked each of them now.
+    const checked = await checkedBrokerAddresses(this.config.ssrf, parsed);
+    const names = [...new Set(parsed.hosts.map(({ host }) => host))];
+    const tls = parsed.scheme === 'tls';
+    const pinned = !tls || names.length === 1;
+    const hostPort = (host: string, port: number) => `${host.includes(':') ? `[${host}]` : host}:${port}`;
     const auth = parsed.password ? { user: parsed.username, pass: parsed.password } : parsed.username ? { token: parsed.username } : {};
     return connect({
-      servers: parsed.hosts.map(({ host, port }) => `${host.includes(':') ? `[${host}]` : host}:${port}`),
+      servers: pinned ? checked.map(({ address, port }) => hostPort(address, port)) : parsed.hosts.map(({ host, port }) => hostPort(host, port)),
       ...auth,
-      ...(parsed.scheme === 'tls' ? { tls: {} } : {}),
+      // The client passes its tls options through to Node's tls.connect (its type names only some of them).
+      ...(tls ? { tls: (pinned && !isIP(names[0]) ? { servername: names[0] } : {}) as unknown as NodeConnectionOptions['tls'] } : {}),
       name: 'wa-gateway event sink',
       ignoreClusterUpdates: true,
-      maxReconnectAttempts: -1,
+      // A server that stays away closes the connection after ~10 s of attempts; the next delivery
+      // attempt opens a new one, resolving and checking the names again.
+      maxReconnectAttempts: NATS_RECONNECT_ATTEMPTS,
       reconnectTimeWait: 500,
       timeout: this.config.requestTimeoutMs,
     });

@@ -199,4 +199,30 @@ describe('RabbitMQ event sink', () => {
       await own.stop();
     }
   });
+
+  it('opens a new connection after one that broke, even when it broke before its open was done', async () => {
+    const sut = new RabbitMqTransport({ ssrf: SsrfGuard.fromList('127.0.0.0/8'), requestTimeoutMs: 2_000 });
+    const url = `amqp://guest:guest@${proxy.url}/`;
+    const target = { kind: 'rabbitmq', url, options: { exchange } } as unknown as WebhookRow;
+    const message = (id: string) => ({
+      id,
+      event: { id: '1', instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} },
+      envelope: {},
+      body: '{}',
+    });
+    type Link = { broken: boolean; channel: { close(): Promise<void> } };
+    const pool = (sut as unknown as { links: { get(key: string): Promise<Link> } }).links;
+    try {
+      expect(await sut.send(target, message('evt_b1'))).toEqual({ ok: true, statusCode: 0 });
+      // As when the close came in while the link was still opening: marked broken, and its channel goes.
+      const link = await pool.get(url);
+      link.broken = true;
+      await link.channel.close();
+      await sut.send(target, message('evt_b2'));
+      expect(await sut.send(target, message('evt_b3'))).toEqual({ ok: true, statusCode: 0 });
+      expect(await pool.get(url)).not.toBe(link);
+    } finally {
+      await sut.close();
+    }
+  });
 });

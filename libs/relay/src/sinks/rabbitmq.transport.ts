@@ -139,13 +139,19 @@ export class RabbitMqTransport implements SinkTransport {
     }
     link.channel.on('error', () => undefined);
     link.channel.on('close', () => this.drop(url, link));
+    // Closed while the channel was being made: a failed open, not a link to keep.
+    if (link.broken) throw new Error('the broker closed the connection while it was opening');
     return link;
   }
 
+  /**
+   * Forgets a broken link (every time: a link that broke while it was opening is only in the pool once
+   * the open resolves, and must not stay there) and closes it once.
+   */
   private drop(url: string, link: Link): void {
+    this.links.forget(url, link);
     if (link.broken) return;
     link.broken = true;
-    this.links.forget(url, link);
     void link.model.close().catch(() => undefined);
   }
 }

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { whatsappIdsOf } from '@gw/chatwoot';
+import { JobKind, whatsappIdsOf } from '@gw/chatwoot';
 import { ChatwootRepository } from '@gw/persistence';
 import { ChatwootStack } from './support/chatwoot-stack';
 import { nextPhone, sleep, waitFor } from './support/stack';
@@ -498,6 +498,70 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       expect(copies('ainda aqui')[0].conversation_id).toBe(cw.conversationOf(after)!.id);
       await stack.settled(instance.id);
       expect(copies('ainda aqui')).toHaveLength(1);
+    });
+
+    it("should make one contact when a new chat's LID lane and number lane run at once (LID known before its number)", async () => {
+      // Received while only the LID was known (its lane is the LID's), then after the number was learned
+      // (the number's lane, the LID beside it): two lanes, run side by side, searching a slow Chatwoot at once.
+      const phone = nextPhone('5566');
+      const pn = `${phone}@s.whatsapp.net`;
+      const lid = `9${phone.slice(-10)}01@lid`;
+      const job = (text: string, chat: Record<string, unknown>) => ({
+        lane: `wa:${String(chat.wa_chatid)}`,
+        kind: JobKind.WaMessage,
+        dedupeKey: `race:${text}`,
+        payload: {
+          message: {
+            messageid: `3A${phone}${text.length}`,
+            chatid: chat.wa_chatid,
+            fromMe: false,
+            isGroup: false,
+            messageType: 'Conversation',
+            type: 'text',
+            text,
+            senderName: 'Elisa',
+          },
+          chat: { ...chat, wa_name: 'Elisa' },
+        },
+      });
+      cw.searchDelayMs = 300;
+      try {
+        await stack.db.dataSource.transaction((manager) =>
+          ChatwootRepository.enqueueWithin(manager, instance.id, [job('pela lid', { wa_chatid: lid }), job('pelo número', { wa_chatid: pn, wa_chatlid: lid })]),
+        );
+        stack.sync!.poke();
+        await waitFor(
+          async () => [...copies('pela lid'), ...copies('pelo número')],
+          (found) => found.length === 2,
+          20_000,
+          'both copies',
+        );
+        await stack.settled(instance.id);
+      } finally {
+        cw.searchDelayMs = 0;
+      }
+      const elisas = cw.contacts.filter((candidate) => candidate.name === '~Elisa');
+      expect(elisas).toHaveLength(1);
+      expect(elisas[0]).toMatchObject({ phone_number: `+${phone}`, identifier: pn });
+      expect(copies('pela lid')[0].conversation_id).toBe(copies('pelo número')[0].conversation_id);
+      expect(cw.conversations.filter((candidate) => candidate.contact_id === elisas[0].id)).toHaveLength(1);
+      const keys = await stack.db.dataSource.query(`SELECT chat_key, lid FROM chatwoot_chats WHERE instance_id = $1 AND contact_id = $2`, [
+        instance.id,
+        elisas[0].id,
+      ]);
+      expect(keys).toEqual([{ chat_key: pn, lid }]);
+      // A later message naming the chat only by its LID (its number still unmapped here) finds the same conversation.
+      await stack.db.dataSource.transaction((manager) =>
+        ChatwootRepository.enqueueWithin(manager, instance.id, [{ ...job('de novo pela lid', { wa_chatid: lid }), dedupeKey: 'race:again' }]),
+      );
+      stack.sync!.poke();
+      await waitFor(
+        async () => copies('de novo pela lid'),
+        (found) => found.length === 1,
+        20_000,
+        'the later LID copy',
+      );
+      expect(copies('de novo pela lid')[0].conversation_id).toBe(copies('pelo número')[0].conversation_id);
     });
   });
 

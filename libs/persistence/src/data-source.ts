@@ -21,6 +21,7 @@ import { DeliveryFillfactor1763920000000 } from './migrations/1763920000000-deli
 import { QuickReplies1763950029387 } from './migrations/1763950029387-quick-replies';
 import { QuickRepliesWhatsapp1764120000000 } from './migrations/1764120000000-quick-replies-whatsapp';
 import { Chatwoot1764140000000 } from './migrations/1764140000000-chatwoot';
+import { ChatwootContactLock1764200000000 } from './migrations/1764200000000-chatwoot-contact-lock';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
 import { EventSinks1764160000000 } from './migrations/1764160000000-event-sinks';
@@ -52,6 +53,7 @@ export const MIGRATIONS = [
   MediaStore1764160000001,
   MediaObjectDeletions1764160000002,
   ChatMarkedUnread1764190000000,
+  ChatwootContactLock1764200000000,
 ];
 
 export interface DataSourceOptions {

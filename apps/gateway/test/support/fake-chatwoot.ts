@@ -74,6 +74,8 @@ export class FakeChatwoot {
   webhookUrl = '';
   down = false;
   failCreatesAfterWriting = 0;
+  /** Each contact search answers this much later (two lanes searching at once overlap, as against a busy Chatwoot). */
+  searchDelayMs = 0;
   /** Message creates are stored, then their answer is held until `release()` (a runner killed meanwhile never links them). */
   holdCreatesAfterWriting = false;
   private held: Array<() => void> = [];
@@ -223,6 +225,7 @@ export class FakeChatwoot {
     let match: RegExpMatchArray | null;
 
     if (method === 'GET' && path === '/contacts/search') {
+      if (this.searchDelayMs) await new Promise((resolve) => setTimeout(resolve, this.searchDelayMs));
       const q = (url.searchParams.get('q') ?? '').toLowerCase();
       const found = this.contacts.filter((contact) =>
         [contact.name, contact.phone_number ?? '', contact.identifier ?? ''].some((value) => value.toLowerCase().includes(q)),
@@ -230,8 +233,11 @@ export class FakeChatwoot {
       return answer(200, { meta: { count: found.length, current_page: 1 }, payload: found });
     }
     if (method === 'POST' && path === '/contacts') {
+      // Contact validates phone_number and identifier unique per account (app/models/contact.rb).
       if (json.phone_number && this.contacts.some((contact) => contact.phone_number === json.phone_number))
         return answer(422, { message: 'Phone number has already been taken' });
+      if (json.identifier && this.contacts.some((contact) => contact.identifier === json.identifier))
+        return answer(422, { message: 'Identifier has already been taken' });
       const contact: FakeContact = {
         id: this.nextId++,
         name: String(json.name ?? ''),
@@ -251,6 +257,10 @@ export class FakeChatwoot {
       const contact = this.contacts.find((candidate) => candidate.id === Number(match![1]));
       if (!contact) return answer(404, { error: 'Resource could not be found' });
       if (method === 'PUT') {
+        const taken = (field: 'phone_number' | 'identifier') =>
+          typeof json[field] === 'string' && this.contacts.some((other) => other.id !== contact.id && other[field] === json[field]);
+        if (taken('phone_number')) return answer(422, { message: 'Phone number has already been taken' });
+        if (taken('identifier')) return answer(422, { message: 'Identifier has already been taken' });
         if (typeof json.name === 'string') contact.name = json.name;
         if (typeof json.phone_number === 'string') contact.phone_number = json.phone_number;
         if (typeof json.identifier === 'string') contact.identifier = json.identifier;

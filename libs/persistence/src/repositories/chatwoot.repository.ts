@@ -49,6 +49,8 @@ export interface ChatwootMessageLink {
 /** The Chatwoot contact and conversation of a chat. */
 export interface ChatwootChatRow {
   chatKey: string;
+  /** The LID the chat is also known by when kept under its phone number ('' if none known). */
+  lid: string;
   contactId: number;
   contactName: string;
   sourceId: string;
@@ -104,6 +106,7 @@ function toLink(raw: Raw): ChatwootMessageLink {
 function toChat(raw: Raw): ChatwootChatRow {
   return {
     chatKey: raw.chat_key as string,
+    lid: (raw.lid as string) ?? '',
     contactId: Number(raw.contact_id),
     contactName: raw.contact_name as string,
     sourceId: raw.source_id as string,
@@ -328,8 +331,12 @@ export class ChatwootRepository {
 
   // --- chats ----------------------------------------------------------------------------------------
 
+  /** The chat kept under `chatKey`, else (a LID) the chat kept under the number that LID belongs to. */
   async findChat(instanceId: string, chatKey: string): Promise<ChatwootChatRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chatwoot_chats WHERE instance_id = $1 AND chat_key = $2`, [instanceId, chatKey]);
+    const rows: Raw[] = await this.dataSource.query(
+      `SELECT * FROM chatwoot_chats WHERE instance_id = $1 AND (chat_key = $2 OR lid = $2) ORDER BY chat_key = $2 DESC, updated_at DESC LIMIT 1`,
+      [instanceId, chatKey],
+    );
     return rows.length ? toChat(rows[0]) : null;
   }
 
@@ -343,21 +350,42 @@ export class ChatwootRepository {
 
   async saveChat(instanceId: string, chat: ChatwootChatRow): Promise<void> {
     await this.dataSource.query(
-      `INSERT INTO chatwoot_chats (instance_id, chat_key, contact_id, contact_name, source_id, conversation_id, conversation_status)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
+      `INSERT INTO chatwoot_chats (instance_id, chat_key, contact_id, contact_name, source_id, conversation_id, conversation_status, lid)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (instance_id, chat_key) DO UPDATE SET contact_id = EXCLUDED.contact_id, contact_name = EXCLUDED.contact_name, source_id = EXCLUDED.source_id,
-         conversation_id = EXCLUDED.conversation_id, conversation_status = EXCLUDED.conversation_status, updated_at = now()`,
-      [instanceId, chat.chatKey, chat.contactId, chat.contactName, chat.sourceId, chat.conversationId, chat.conversationStatus],
+         conversation_id = EXCLUDED.conversation_id, conversation_status = EXCLUDED.conversation_status,
+         lid = CASE WHEN EXCLUDED.lid <> '' THEN EXCLUDED.lid ELSE chatwoot_chats.lid END, updated_at = now()`,
+      [instanceId, chat.chatKey, chat.contactId, chat.contactName, chat.sourceId, chat.conversationId, chat.conversationStatus, chat.lid ?? ''],
     );
   }
 
   /** A chat known by its LID learned its phone number: it is kept under the number from now on (one contact, one conversation). */
   async rekeyChat(instanceId: string, fromKey: string, toKey: string): Promise<void> {
     await this.dataSource.query(
-      `UPDATE chatwoot_chats SET chat_key = $3, updated_at = now() WHERE instance_id = $1 AND chat_key = $2
+      `UPDATE chatwoot_chats SET chat_key = $3, lid = CASE WHEN $2 LIKE '%@lid' THEN $2 ELSE lid END, updated_at = now() WHERE instance_id = $1 AND chat_key = $2
          AND NOT EXISTS (SELECT 1 FROM chatwoot_chats WHERE instance_id = $1 AND chat_key = $3)`,
       [instanceId, fromKey, toKey],
     );
+  }
+
+  /**
+   * Takes the instance's contact lease (finding or creating contacts and conversations is one at a time
+   * per instance, across processes) unless another holder's lease is still running. A crashed holder's
+   * lease lapses after `ttlMs`. True when taken.
+   */
+  async tryLockContacts(instanceId: string, holder: string, ttlMs: number): Promise<boolean> {
+    const rows: Raw[] = await this.dataSource.query(
+      `INSERT INTO chatwoot_contact_locks (instance_id, holder, held_until) VALUES ($1, $2, now() + ($3 || ' milliseconds')::interval)
+       ON CONFLICT (instance_id) DO UPDATE SET holder = EXCLUDED.holder, held_until = EXCLUDED.held_until
+       WHERE chatwoot_contact_locks.held_until < now() OR chatwoot_contact_locks.holder = EXCLUDED.holder
+       RETURNING 1`,
+      [instanceId, holder, String(Math.max(1, Math.round(ttlMs)))],
+    );
+    return rows.length > 0;
+  }
+
+  async unlockContacts(instanceId: string, holder: string): Promise<void> {
+    await this.dataSource.query(`DELETE FROM chatwoot_contact_locks WHERE instance_id = $1 AND holder = $2`, [instanceId, holder]);
   }
 
   /** The chat's contact is gone from Chatwoot (deleted there): found or created again next time. */

@@ -93,7 +93,22 @@ export function groupRefusal(error: unknown, what: string, read = false): unknow
     );
   if (code === 400 || code === 406) return new RpcError(ErrorCode.BadRequest, `${what}: ${typeof message === 'string' && message ? message : 'bad request'}`);
   if (code === 408) return new RpcError(ErrorCode.Timeout, `${what}: WhatsApp did not answer in time`);
-  return error;
+  return otherRefusal(error, code, what);
+}
+
+/**
+ * What a refusal no operation maps itself becomes, instead of an internal error (a 500): Baileys'
+ * closed connection (428) a not-connected conflict, WhatsApp's 409 a conflict, any other error code
+ * WhatsApp answered (429 rate-overlimit, 419 resource-limit, 500…) a refusal naming it (502).
+ * Errors without a code (our own bugs) stay what they are.
+ */
+export function otherRefusal(error: unknown, code: number | undefined, what: string): unknown {
+  if (code === undefined || !Number.isInteger(code) || code < 400) return error;
+  const text = (error as { message?: unknown }).message;
+  const detail = typeof text === 'string' && text ? text : 'error';
+  if (code === 428) return new RpcError(ErrorCode.NotConnected, `${what}: the connection to WhatsApp closed`);
+  if (code === 409) return new RpcError(ErrorCode.Conflict, `${what}: ${detail}`);
+  return new RpcError(ErrorCode.Refused, `${what}: WhatsApp answered ${code} (${detail})`);
 }
 
 /** Runs a group IQ; WhatsApp's refusals become bus errors (see groupRefusal). */

@@ -4,6 +4,7 @@ import { getBinaryNodeChild, getBinaryNodeChildren, proto } from '../baileys';
 import type { BinaryNode, WASocket } from '../baileys';
 import type { MediaSource } from '../outbound/media-source';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
+import { otherRefusal } from './group-object';
 import { loadPicture, pictureSourceOf } from './picture-source';
 
 /** The ops of the gateway's `newsletter/` area: channels the instance creates, follows and runs. */
@@ -537,7 +538,7 @@ async function newsletterCall<T>(what: string, call: () => Promise<T>): Promise<
   }
 }
 
-function newsletterRefusal(error: unknown, what: string): unknown {
+export function newsletterRefusal(error: unknown, what: string): unknown {
   if (!error || typeof error !== 'object' || error instanceof RpcError) return error;
   const { data, output } = error as { data?: unknown; output?: { statusCode?: number } };
   const dataCode = typeof data === 'number' ? data : Number(record(record(data).extensions).error_code) || undefined;
@@ -546,5 +547,5 @@ function newsletterRefusal(error: unknown, what: string): unknown {
   if (code === 401 || code === 403) return new RpcError(ErrorCode.Forbidden, `${what}: the instance is not the owner or an admin of this newsletter`);
   if (code === 400 || code === 406) return new RpcError(ErrorCode.BadRequest, `${what}: WhatsApp refused the request`);
   if (code === 408) return new RpcError(ErrorCode.Timeout, `${what}: WhatsApp did not answer in time`);
-  return error;
+  return otherRefusal(error, code, what);
 }

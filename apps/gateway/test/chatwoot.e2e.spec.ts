@@ -186,6 +186,35 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       expect(copy.attachments[0].data.equals(png)).toBe(true);
     });
 
+    it('should copy a voice note and a video as audio and video attachments, bytes and caption kept', async () => {
+      const voice = Buffer.from('OggS\0\x02voice-note-bytes');
+      const video = Buffer.from('\0\0\0\x18ftypmp42video-bytes');
+      const ptt = await stack.control<{ id: string }>('POST', `/sim/accounts/${maria}/send-media`, {
+        to: instance.phone,
+        type: 'audio',
+        data: voice.toString('base64'),
+        mimetype: 'audio/ogg; codecs=opus',
+        ptt: true,
+        seconds: 3,
+      });
+      const clip = await stack.control<{ id: string }>('POST', `/sim/accounts/${maria}/send-media`, {
+        to: instance.phone,
+        type: 'video',
+        data: video.toString('base64'),
+        mimetype: 'video/mp4',
+        caption: 'o vídeo',
+      });
+      const [voiceCopy, videoCopy] = [await copyOf(ptt.id), await copyOf(clip.id)];
+      expect(voiceCopy).toMatchObject({ content: '', message_type: 'incoming' });
+      expect(voiceCopy.attachments).toHaveLength(1);
+      expect(voiceCopy.attachments[0]).toMatchObject({ file_type: 'audio' });
+      expect(voiceCopy.attachments[0].mimetype).toMatch(/^audio\/ogg/);
+      expect(voiceCopy.attachments[0].data.equals(voice)).toBe(true);
+      expect(videoCopy).toMatchObject({ content: 'o vídeo', message_type: 'incoming' });
+      expect(videoCopy.attachments[0]).toMatchObject({ file_type: 'video', mimetype: 'video/mp4' });
+      expect(videoCopy.attachments[0].data.equals(video)).toBe(true);
+    });
+
     it('should copy a location, a contact card, a reply with its context and a reaction to the message it reacts to', async () => {
       const location = await send({ locationMessage: { degreesLatitude: -23.55, degreesLongitude: -46.63, name: 'Loja', address: 'Av. Paulista, 1000' } });
       expect((await copyOf(location.id)).content).toBe('📍 Location\nLoja\nAv. Paulista, 1000\nhttps://www.google.com/maps?q=-23.55,-46.63');
@@ -381,6 +410,32 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       const entry = await stack.received(contact, whatsappIdsOf(instance.id, webhook.id as number, 0).messageId, 20_000);
       expect(entry.message.imageMessage).toMatchObject({ caption: '*Ana Souza:*\nsegue a foto', mimetype: 'image/png' });
       expect(entry.message.imageMessage.contextInfo?.stanzaId).toBe(quoted.source_id!.replace('WAID:', ''));
+    });
+
+    it("should send an agent's audio and video (the text as the video's caption, audio takes none), and the text alone before an audio-only reply", async () => {
+      const media = (phone: string, id: string) =>
+        fetch(`${stack.sim.controlUrl}/sim/accounts/${phone}/inbox/${id}/media`).then(async (response) => Buffer.from(await response.arrayBuffer()));
+      const audio = Buffer.from('OggS\0\x02agent-audio');
+      const video = Buffer.from('\0\0\0\x18ftypmp42agent-video');
+      const both = await cw.agentReply(conversationId, 'escute e veja', {
+        attachments: [
+          { data: audio, mimetype: 'audio/ogg', fileName: 'audio.ogg' },
+          { data: video, mimetype: 'video/mp4', fileName: 'video.mp4' },
+        ],
+      });
+      const [first, second] = [0, 1].map((part) => whatsappIdsOf(instance.id, both.id as number, part).messageId);
+      const sound = await stack.received(contact, first, 20_000);
+      const clip = await stack.received(contact, second, 20_000);
+      expect(sound.message.audioMessage).toMatchObject({ mimetype: 'audio/ogg' });
+      expect(clip.message.videoMessage).toMatchObject({ caption: '*Ana Souza:*\nescute e veja', mimetype: 'video/mp4' });
+      expect((await media(contact, first)).equals(audio)).toBe(true);
+      expect((await media(contact, second)).equals(video)).toBe(true);
+
+      const only = await cw.agentReply(conversationId, 'só o áudio', { attachments: [{ data: audio, mimetype: 'audio/ogg', fileName: 'audio.ogg' }] });
+      const [text, sound2] = [0, 1].map((part) => whatsappIdsOf(instance.id, only.id as number, part).messageId);
+      const alone = await stack.received(contact, text, 20_000);
+      expect(alone.message.conversation ?? alone.message.extendedTextMessage?.text).toBe('*Ana Souza:*\nsó o áudio');
+      expect((await stack.received(contact, sound2, 20_000)).message.audioMessage).toBeDefined();
     });
 
     it('should mark the reply read in Chatwoot when the contact reads it, and delete it on WhatsApp when the agent deletes it', async () => {

@@ -636,11 +636,14 @@ export class ChatwootSync {
     const quoted = payload.inReplyTo ? (await this.repository.linksOfChatwoot(job.instanceId, payload.inReplyTo))[0]?.waMessageId : undefined;
     // The worker fetches URLs without following redirects (SSRF), and Chatwoot's attachment links are
     // redirects: the files are fetched here and staged in the file store for the worker.
+    // The text is the caption of the first attachment that takes one (WhatsApp audio has none); else it goes first on its own.
+    const captioned = payload.attachments.findIndex((attachment) => mediaTypeOf(attachment) !== 'audio');
     const parts: OutboundContent[] = [];
+    if (captioned < 0 && signed.trim()) parts.push({ kind: 'text', text: signed, linkPreview: null });
     for (const [index, attachment] of payload.attachments.entries()) {
       const file = await client.download(attachment.url, MAX_ATTACHMENT_BYTES);
       const fileId = await this.files.store(job.instanceId, file.data, file.mimetype, attachment.fileName || file.fileName, STAGED_TTL_MS);
-      parts.push(mediaContent(attachment, fileId, index === 0 ? signed : ''));
+      parts.push(mediaContent(attachment, fileId, index === captioned ? signed : ''));
     }
     if (parts.length === 0) parts.push({ kind: 'text', text: signed, linkPreview: null });
     let failed = '';
@@ -719,9 +722,12 @@ export class ChatwootSync {
   }
 }
 
+function mediaTypeOf(attachment: ChatwootAttachmentRef): 'image' | 'video' | 'audio' | 'document' {
+  return attachment.fileType === 'image' ? 'image' : attachment.fileType === 'video' ? 'video' : attachment.fileType === 'audio' ? 'audio' : 'document';
+}
+
 function mediaContent(attachment: ChatwootAttachmentRef, fileId: string, caption: string): OutboundContent {
-  const mediaType =
-    attachment.fileType === 'image' ? 'image' : attachment.fileType === 'video' ? 'video' : attachment.fileType === 'audio' ? 'audio' : 'document';
+  const mediaType = mediaTypeOf(attachment);
   return {
     kind: 'media',
     mediaType,

@@ -42,6 +42,21 @@ describe('quick replies on WhatsApp (HTTP → worker → Baileys → simulator a
     expect((await showAll()).map((reply) => reply.shortCut)).not.toContain('oi');
   });
 
+  it('should store what the phone saves, edits and deletes as it happens (server_sync), without waiting for showall', async () => {
+    const stored = async () =>
+      (await stack.db.dataSource.query(`SELECT short_cut, message->>'text' AS text, on_whatsapp, origin FROM quick_replies WHERE wa_id = $1`, [
+        '1700000050',
+      ])) as Array<{ short_cut: string; text: string; on_whatsapp: boolean; origin: string }>;
+    await phoneSaves('1700000050', 'endereco', 'Rua A, 10');
+    expect(await waitFor(stored, (rows) => rows.length === 1, 15_000, 'the phone reply stored')).toEqual([
+      { short_cut: 'endereco', text: 'Rua A, 10', on_whatsapp: true, origin: 'whatsapp' },
+    ]);
+    await phoneSaves('1700000050', 'endereco', 'Rua B, 20');
+    await waitFor(stored, (rows) => rows[0]?.text === 'Rua B, 20', 15_000, 'the phone edit stored');
+    await phoneSaves('1700000050', 'endereco', '', true);
+    await waitFor(stored, (rows) => rows.length === 0, 15_000, 'the phone deletion stored');
+  });
+
   it('should write a text reply made with onWhatsApp to the phone, and follow its edits, its removal from WhatsApp and its deletion', async () => {
     const created = await call('POST', '/quickreply/edit', {
       shortCut: 'horario',

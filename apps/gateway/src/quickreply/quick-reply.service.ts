@@ -64,7 +64,8 @@ interface PreparedMessage {
 
 /**
  * Quick replies: stored per instance, never applied automatically. Those of the WhatsApp Business app
- * (the phone's app state) are synced in whenever `showall` runs while the instance is connected: they
+ * (the phone's app state) are synced in as the phone changes them (the worker follows WhatsApp's
+ * server_sync of their collection) and again whenever `showall` runs while the instance is connected: they
  * show `onWhatsApp: true` and are read-only here (403), as uazapi's. A text reply made here with
  * `onWhatsApp: true` is written to the phone too, and its edits and deletion follow it there. Each kind's message is checked by
  * its send endpoint's rules (the DTOs, then what the send path's builders check), so a stored reply

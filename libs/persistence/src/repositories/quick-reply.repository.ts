@@ -176,51 +176,63 @@ export class QuickReplyRepository {
    * Under the instance's quick-reply lock, so two syncs (or a sync and an edit) never interleave.
    */
   async syncFromWhatsApp(instanceId: string, replies: PhoneQuickReply[]): Promise<{ created: number; updated: number; removed: number }> {
-    return this.dataSource.transaction(async (manager) => {
-      await this.lockAndMeasure(manager, instanceId, null);
-      const stored: Array<{ id: string; wa_id: string; origin: string; short_cut: string; text: unknown }> = await manager.query(
-        `SELECT id, wa_id, origin, short_cut, message->'text' AS text FROM quick_replies WHERE instance_id = $1 AND wa_id IS NOT NULL`,
-        [instanceId],
-      );
-      const onPhone = new Map(replies.map((reply) => [reply.waId, reply]));
-      const known = new Map(stored.map((row) => [row.wa_id, row]));
-      let created = 0;
-      let updated = 0;
-      let removed = 0;
-      for (const row of stored) {
-        if (onPhone.has(row.wa_id)) continue;
-        if (row.origin === 'whatsapp') await manager.query(`DELETE FROM quick_replies WHERE instance_id = $1 AND id = $2`, [instanceId, row.id]);
-        else
-          await manager.query(`UPDATE quick_replies SET wa_id = NULL, on_whatsapp = false, updated_at = now() WHERE instance_id = $1 AND id = $2`, [
-            instanceId,
-            row.id,
-          ]);
-        removed++;
+    return this.dataSource.transaction((manager) => QuickReplyRepository.syncFromWhatsAppWithin(manager, instanceId, replies));
+  }
+
+  /** `syncFromWhatsApp` inside the caller's transaction (the worker's fenced write when the phone's app state changed). */
+  static async syncFromWhatsAppWithin(
+    manager: EntityManager,
+    instanceId: string,
+    replies: PhoneQuickReply[],
+  ): Promise<{ created: number; updated: number; removed: number }> {
+    await QuickReplyRepository.lock(manager, instanceId);
+    const stored: Array<{ id: string; wa_id: string; origin: string; short_cut: string; text: unknown }> = await manager.query(
+      `SELECT id, wa_id, origin, short_cut, message->'text' AS text FROM quick_replies WHERE instance_id = $1 AND wa_id IS NOT NULL`,
+      [instanceId],
+    );
+    const onPhone = new Map(replies.map((reply) => [reply.waId, reply]));
+    const known = new Map(stored.map((row) => [row.wa_id, row]));
+    let created = 0;
+    let updated = 0;
+    let removed = 0;
+    for (const row of stored) {
+      if (onPhone.has(row.wa_id)) continue;
+      if (row.origin === 'whatsapp') await manager.query(`DELETE FROM quick_replies WHERE instance_id = $1 AND id = $2`, [instanceId, row.id]);
+      else
+        await manager.query(`UPDATE quick_replies SET wa_id = NULL, on_whatsapp = false, updated_at = now() WHERE instance_id = $1 AND id = $2`, [
+          instanceId,
+          row.id,
+        ]);
+      removed++;
+    }
+    for (const reply of replies) {
+      const row = known.get(reply.waId);
+      if (!row) {
+        await manager.query(
+          `INSERT INTO quick_replies (id, instance_id, short_cut, message, wa_id, on_whatsapp, origin) VALUES ($1, $2, $3, $4::jsonb, $5, true, 'whatsapp')`,
+          [recordId(), instanceId, reply.shortCut, JSON.stringify({ kind: 'text', text: reply.text }), reply.waId],
+        );
+        created++;
+      } else if (row.short_cut !== reply.shortCut || row.text !== reply.text) {
+        await manager.query(
+          `UPDATE quick_replies SET short_cut = $3, message = jsonb_set(message, '{text}', to_jsonb($4::text)), on_whatsapp = true, updated_at = now()
+           WHERE instance_id = $1 AND id = $2`,
+          [instanceId, row.id, reply.shortCut, reply.text],
+        );
+        updated++;
       }
-      for (const reply of replies) {
-        const row = known.get(reply.waId);
-        if (!row) {
-          await manager.query(
-            `INSERT INTO quick_replies (id, instance_id, short_cut, message, wa_id, on_whatsapp, origin) VALUES ($1, $2, $3, $4::jsonb, $5, true, 'whatsapp')`,
-            [recordId(), instanceId, reply.shortCut, JSON.stringify({ kind: 'text', text: reply.text }), reply.waId],
-          );
-          created++;
-        } else if (row.short_cut !== reply.shortCut || row.text !== reply.text) {
-          await manager.query(
-            `UPDATE quick_replies SET short_cut = $3, message = jsonb_set(message, '{text}', to_jsonb($4::text)), on_whatsapp = true, updated_at = now()
-             WHERE instance_id = $1 AND id = $2`,
-            [instanceId, row.id, reply.shortCut, reply.text],
-          );
-          updated++;
-        }
-      }
-      return { created, updated, removed };
-    });
+    }
+    return { created, updated, removed };
+  }
+
+  /** The instance's quick-reply lock, held to the end of the transaction. */
+  private static async lock(manager: EntityManager, instanceId: string): Promise<void> {
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('quick_replies:' || $1))`, [instanceId]);
   }
 
   /** Takes the instance's quick-reply lock (held to the end of the transaction) and answers the bytes its replies store, but `exceptId`'s. */
   private async lockAndMeasure(manager: EntityManager, instanceId: string, exceptId: string | null): Promise<number> {
-    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('quick_replies:' || $1))`, [instanceId]);
+    await QuickReplyRepository.lock(manager, instanceId);
     const rows: Array<{ used: string }> = await manager.query(
       `SELECT COALESCE(SUM(file_size), 0)::bigint AS used FROM quick_replies WHERE instance_id = $1 AND ($2::text IS NULL OR id <> $2)`,
       [instanceId, exceptId],

@@ -7,6 +7,7 @@ import { AwaitedAcks } from '../outbound/awaited-acks';
 import { SerialQueue } from '../session/serial-queue';
 import type { SocketContext } from '../session/socket-observer';
 import { NOTES_COLLECTION } from './chat-notes';
+import { QUICK_REPLY_COLLECTION } from './quick-replies';
 import { groupNotificationOf } from './group-metadata-cache';
 import { IdentityResolver } from './identity-resolver';
 import { BlocklistEvents } from './inbound/blocklist';
@@ -199,11 +200,13 @@ export class InboundSocketHandler {
     };
     socket.ws.on('CB:notification', onGroupNotification);
     detachers.push(() => socket.ws.off('CB:notification', onGroupNotification));
-    // Another device changed app state: the chat notes (which Baileys drops) are read again when their collection changed.
+    // Another device changed app state: the chat notes and the quick replies (which Baileys drops) are read again when their collection changed.
     const onServerSync = (node: BinaryNode) => {
+      if (node.attrs.type !== 'server_sync') return;
       const collections = Array.isArray(node.content) ? node.content : [];
-      if (node.attrs.type === 'server_sync' && collections.some((item) => item.tag === 'collection' && item.attrs.name === NOTES_COLLECTION))
-        this.enqueue('chat notes', () => this.directory.onNotesChanged());
+      const changed = (name: string) => collections.some((item) => item.tag === 'collection' && item.attrs.name === name);
+      if (changed(NOTES_COLLECTION)) this.enqueue('chat notes', () => this.directory.onNotesChanged());
+      if (changed(QUICK_REPLY_COLLECTION)) this.enqueue('quick replies', () => this.directory.onQuickRepliesChanged());
     };
     socket.ws.on('CB:notification', onServerSync);
     detachers.push(() => socket.ws.off('CB:notification', onServerSync));

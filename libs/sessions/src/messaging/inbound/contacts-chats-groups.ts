@@ -1,10 +1,11 @@
-import { ChatRepository, ContactRepository, type ChatRow, type ContactRow } from '@gw/persistence';
+import { ChatRepository, ContactRepository, QuickReplyRepository, type ChatRow, type ContactRow } from '@gw/persistence';
 import { recordId } from '@gw/platform';
 import type { BaileysEventMap, Contact, GroupMetadata } from '../../baileys';
 import { chatsEvent, contactsEvent, groupSettingEvent, groupsEvent, joinedGroupEvent } from '../event-payloads';
 import { isLid, isPhoneJid, userJid } from '../identity-resolver';
 import { chatTimers } from '../../outbound/chat-timers';
 import { readNotes } from '../chat-notes';
+import { readQuickReplies } from '../quick-replies';
 import type { InboundContext } from './inbound-context';
 
 /** A group change Baileys does not report (see ContactChatGroupEvents.onGroupChange). */
@@ -95,6 +96,27 @@ export class ContactChatGroupEvents {
           if (chat) chats.push(chat);
         }
         if (chats.length) events.push(chatsEvent(chats, who));
+      }),
+    );
+  }
+
+  /**
+   * Another device (the Business app on the phone) changed the app-state collection quick replies live in:
+   * they are read again (what came since the last read) and the stored replies made to agree with the
+   * phone's, as `/quickreply/showall` does, without waiting for it. Baileys drops quick replies.
+   */
+  async onQuickRepliesChanged(): Promise<void> {
+    let replies: Awaited<ReturnType<typeof readQuickReplies>>;
+    try {
+      replies = await readQuickReplies(this.context.socket);
+    } catch (error) {
+      this.context.logger.debug({ err: error }, 'quick replies not read after a server sync');
+      return;
+    }
+    const phone = replies.map((reply) => ({ waId: reply.waId, shortCut: reply.shortcut, text: reply.message }));
+    await this.context.withRetry('quick replies', { count: phone.length }, () =>
+      this.context.write(async (manager) => {
+        await QuickReplyRepository.syncFromWhatsAppWithin(manager, this.context.instanceId, phone);
       }),
     );
   }

@@ -1,4 +1,4 @@
-import { nextPhone, sleep, Stack, waitFor } from './support/stack';
+import { nextPhone, Stack, waitFor } from './support/stack';
 
 type SimCall = {
   id: string;
@@ -75,8 +75,14 @@ describe('call API (HTTP → worker → Baileys → simulator)', () => {
     const made = await call('POST', '/call/make', { number: friend, video: true });
     expect(made.status).toBe(200);
     expect(made.body).not.toHaveProperty('call_duration');
-    await sleep(1_500);
-    const rung = (await phoneCalls(friend)).find((entry) => entry.id === made.body.callId)!;
+    const rung = (
+      await waitFor(
+        () => phoneCalls(friend),
+        (entries) => entries.some((entry) => entry.id === made.body.callId),
+        5_000,
+        'the phone rang',
+      )
+    ).find((entry) => entry.id === made.body.callId)!;
     expect(rung).toMatchObject({ status: 'offer', video: true });
     await stack.control('POST', `/sim/calls/${made.body.callId}/end`, {});
   });

@@ -1,12 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { RABBITMQ_EXCHANGE_TYPES } from '@gw/relay';
-import { IsArray, IsBoolean, IsDefined, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { EXCLUDE_MESSAGES, WEBHOOK_EVENTS } from '../../webhook/dto/webhook.dto';
+import { IsDefined, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { DeliveryFilterDto, EVENTS_RULES } from '../../webhook/dto/webhook.dto';
 
-const EVENTS_RULES = [
-  IsArray({ message: 'events must be an array of event names' }),
-  IsIn(WEBHOOK_EVENTS, { each: true, message: `events must contain only: ${WEBHOOK_EVENTS.join(', ')}` }),
-];
 const URL_RULES = [IsString({ message: 'url must be a string' }), MaxLength(2000, { message: 'url must be at most 2000 characters' })];
 const Optional = (...rules: PropertyDecorator[]) => applyDecorators(IsOptional(), ...rules);
 
@@ -43,25 +39,8 @@ const Stream = () =>
 const Topic = () =>
   Optional(IsString({ message: 'topic must be a string' }), Matches(/^[A-Za-z0-9._-]{1,249}$/, { message: 'topic must be 1-249 letters, digits, ., - and _' }));
 
-/** What every sink takes besides its URL and events: the webhook's filters and switches. */
-class SinkSettingsDto {
-  @IsOptional()
-  @IsBoolean()
-  enabled?: boolean;
-
-  @IsOptional()
-  @IsArray({ message: 'excludeMessages must be an array' })
-  @IsIn(EXCLUDE_MESSAGES, { each: true, message: `excludeMessages must contain only: ${EXCLUDE_MESSAGES.join(', ')}` })
-  excludeMessages?: string[];
-
-  /** Put the instance token in payloads. */
-  @IsOptional()
-  @IsBoolean()
-  includeToken?: boolean;
-}
-
 /** An instance's sinks of one kind, `/webhook` style: simple mode (no action, no id) or `add` / `update` / `delete` one by `id`. */
-class InstanceSinkDto extends SinkSettingsDto {
+class InstanceSinkDto extends DeliveryFilterDto {
   @IsOptional()
   @IsIn(['add', 'update', 'delete'], { message: 'action must be one of add, update, delete' })
   action?: 'add' | 'update' | 'delete';
@@ -97,7 +76,7 @@ export class KafkaSinkDto extends InstanceSinkDto {
 }
 
 /** `POST /globalsink/rabbitmq`: the one RabbitMQ sink of every instance; its URL and events are required. */
-export class GlobalRabbitMqSinkDto extends SinkSettingsDto {
+export class GlobalRabbitMqSinkDto extends DeliveryFilterDto {
   @RequiredSinkUrl() url!: string;
   @RequiredEvents() events!: string[];
   @Exchange() exchange?: string;
@@ -106,7 +85,7 @@ export class GlobalRabbitMqSinkDto extends SinkSettingsDto {
 }
 
 /** `POST /globalsink/nats`. */
-export class GlobalNatsSinkDto extends SinkSettingsDto {
+export class GlobalNatsSinkDto extends DeliveryFilterDto {
   @RequiredSinkUrl() url!: string;
   @RequiredEvents() events!: string[];
   @SubjectPrefix() subjectPrefix?: string;
@@ -114,7 +93,7 @@ export class GlobalNatsSinkDto extends SinkSettingsDto {
 }
 
 /** `POST /globalsink/kafka`. */
-export class GlobalKafkaSinkDto extends SinkSettingsDto {
+export class GlobalKafkaSinkDto extends DeliveryFilterDto {
   @RequiredSinkUrl() url!: string;
   @RequiredEvents() events!: string[];
   @Topic() topic?: string;

@@ -6,8 +6,8 @@ import { IsArray, IsBoolean, IsDefined, IsIn, IsOptional, IsString, Matches, Max
 export const WEBHOOK_EVENTS = [...EVENT_TYPES, 'leads'] as const;
 export const EXCLUDE_MESSAGES = ['wasSentByApi', 'wasNotSentByApi', 'fromMeYes', 'fromMeNo', 'isGroupYes', 'isGroupNo', 'IsGroupNo'] as const;
 
-/** What a webhook sends where, besides its URL and events (which the global webhook requires). */
-class WebhookSettingsDto {
+/** What every delivery target (webhook or event sink) takes besides its URL and events: on/off, the message filters, the token. */
+export class DeliveryFilterDto {
   @IsOptional()
   @IsBoolean()
   enabled?: boolean;
@@ -17,6 +17,14 @@ class WebhookSettingsDto {
   @IsIn(EXCLUDE_MESSAGES, { each: true, message: `excludeMessages must contain only: ${EXCLUDE_MESSAGES.join(', ')}` })
   excludeMessages?: string[];
 
+  /** Put the instance token in payloads (receivers migrating from uazapi). */
+  @IsOptional()
+  @IsBoolean()
+  includeToken?: boolean;
+}
+
+/** What a webhook sends where, besides its URL and events (which the global webhook requires). */
+class WebhookSettingsDto extends DeliveryFilterDto {
   @IsOptional()
   @IsBoolean()
   addUrlEvents?: boolean;
@@ -25,18 +33,14 @@ class WebhookSettingsDto {
   @IsBoolean()
   addUrlTypesMessages?: boolean;
 
-  /** Put the instance token in payloads (receivers migrating from uazapi). */
-  @IsOptional()
-  @IsBoolean()
-  includeToken?: boolean;
-
   @IsOptional()
   @IsString()
   @Matches(/^whsec_[A-Za-z0-9+/]{16,}={0,2}$/, { message: 'secret must be whsec_ followed by base64 of at least 12 bytes' })
   secret?: string;
 }
 
-const EVENTS_RULES = [
+/** `events`: event names a target receives (every event when empty). */
+export const EVENTS_RULES = [
   IsArray({ message: 'events must be an array of event names' }),
   IsIn(WEBHOOK_EVENTS, { each: true, message: `events must contain only: ${WEBHOOK_EVENTS.join(', ')}` }),
 ];

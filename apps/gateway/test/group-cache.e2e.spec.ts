@@ -12,6 +12,21 @@ describe('groups cache (HTTP → worker → Baileys → simulator)', () => {
   const call = (method: 'GET' | 'POST', path: string, body?: unknown) => stack.gw.call(method, path, { token, body });
   const simGroup = (jid: string) => stack.control<SimGroup>('GET', `/sim/groups/${encodeURIComponent(jid)}`);
   const listReads = async () => (await stack.control<{ participating: number }>('GET', `/sim/accounts/${owner}/group-reads`)).participating;
+  /**
+   * A read count once the worker's own reads (the group's name for its chat, a list after a change) are done:
+   * the same in three looks 150 ms apart. A fixed sleep was too short on a loaded machine and too long on a quiet one.
+   */
+  const settled = async (count: () => Promise<number>): Promise<number> => {
+    let last = await count();
+    let same = 0;
+    for (const deadline = Date.now() + 5_000; same < 2 && Date.now() < deadline;) {
+      await sleep(150);
+      const now = await count();
+      same = now === last ? same + 1 : 0;
+      last = now;
+    }
+    return last;
+  };
 
   beforeAll(async () => {
     await stack.start();
@@ -26,8 +41,7 @@ describe('groups cache (HTTP → worker → Baileys → simulator)', () => {
     const first = await call('POST', '/group/info', { groupjid: group.jid });
     expect(first.body.Name).toBe('Antes');
     // Reads of the worker's own (the group's name for its chat) are done before counting.
-    await sleep(500);
-    const reads = (await simGroup(group.jid)).reads;
+    const reads = await settled(async () => (await simGroup(group.jid)).reads);
     expect((await call('POST', '/group/info', { groupjid: group.jid })).body).toEqual(first.body);
     expect((await call('POST', '/group/info', { groupjid: group.jid, noparticipants: true })).body.Name).toBe('Antes');
     expect((await simGroup(group.jid)).reads).toBe(reads);
@@ -40,8 +54,7 @@ describe('groups cache (HTTP → worker → Baileys → simulator)', () => {
       10_000,
       'the renamed group',
     );
-    await sleep(500);
-    const afterRename = (await simGroup(group.jid)).reads;
+    const afterRename = await settled(async () => (await simGroup(group.jid)).reads);
     expect(afterRename).toBeGreaterThan(reads);
 
     expect((await call('POST', '/group/info', { groupjid: group.jid, force: true })).body.Name).toBe('Depois');
@@ -53,8 +66,7 @@ describe('groups cache (HTTP → worker → Baileys → simulator)', () => {
   it('should answer /group/list from the cache, refresh it when the instance is added to a group, and read WhatsApp with force', async () => {
     const listed = await call('GET', '/group/list?force=true');
     expect(listed.status).toBe(200);
-    await sleep(300);
-    const reads = await listReads();
+    const reads = await settled(listReads);
     const again = await call('POST', '/group/list', { limit: 100 });
     expect(again.body.pagination.totalRecords).toBe(listed.body.groups.length);
     expect(await listReads()).toBe(reads);

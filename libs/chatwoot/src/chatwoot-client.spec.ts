@@ -2,7 +2,7 @@ import { guardedLookup, SsrfGuard } from '@gw/platform';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { ChatwootClient, ChatwootError } from './chatwoot-client';
+import { ChatwootClient, ChatwootError, MAX_RETRY_AFTER_MS, retryAfterMs } from './chatwoot-client';
 
 describe(ChatwootClient.name, () => {
   let server: Server;
@@ -101,5 +101,14 @@ describe(ChatwootClient.name, () => {
     expect(await failure(401)).toMatchObject({ status: 401, retryable: true });
     expect(await failure(429)).toMatchObject({ status: 429, retryable: true, retryAfterMs: 7_000 });
     expect(await failure(422)).toMatchObject({ status: 422, retryable: false });
+  });
+
+  it('should read Retry-After as seconds or an HTTP date, and cap it at an hour', () => {
+    const now = Date.parse('2026-11-25T10:00:00Z');
+    expect(retryAfterMs('7', now)).toBe(7_000);
+    expect(retryAfterMs('Wed, 25 Nov 2026 10:00:30 GMT', now)).toBe(30_000);
+    expect(retryAfterMs('999999999', now)).toBe(MAX_RETRY_AFTER_MS);
+    expect(retryAfterMs('Thu, 01 Jan 2099 00:00:00 GMT', now)).toBe(MAX_RETRY_AFTER_MS);
+    for (const unusable of [null, '', '0', '-5', 'soon', 'Wed, 25 Nov 2026 09:00:00 GMT']) expect(retryAfterMs(unusable, now)).toBeUndefined();
   });
 });

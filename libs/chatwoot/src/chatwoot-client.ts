@@ -245,12 +245,11 @@ export class ChatwootClient {
     if (!response.ok) {
       // A refused token (401/403) is our access being down, as an outage is: retried until the settings are fixed, nothing dropped.
       const retryable = response.status >= 500 || [401, 403, 408, 429].includes(response.status);
-      const retryAfter = Number(response.headers.get('retry-after'));
       throw new ChatwootError(
         `${method} ${path}: Chatwoot answered ${response.status} ${text.slice(0, 300)}`.trim(),
         response.status,
         retryable,
-        Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
+        retryAfterMs(response.headers.get('retry-after')),
       );
     }
     if (!text) return {} as T;
@@ -260,6 +259,17 @@ export class ChatwootClient {
       throw new ChatwootError(`${method} ${path}: Chatwoot answered something that is not JSON`, response.status, true);
     }
   }
+}
+
+/** The longest wait a Retry-After may ask for: a wrong or hostile value must not park a conversation for days. */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/** A Retry-After header (seconds or an HTTP date, RFC 9110 §10.2.3) in milliseconds, at most an hour; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
+  const text = header?.trim();
+  if (!text) return undefined;
+  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : Date.parse(text) - now;
+  return Number.isFinite(ms) && ms > 0 ? Math.min(ms, MAX_RETRY_AFTER_MS) : undefined;
 }
 
 function describe(error: unknown): string {

@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { JobKind, whatsappIdsOf } from '@gw/chatwoot';
-import { ChatwootRepository } from '@gw/persistence';
+import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions } from '@gw/bus';
+import { ChatwootSync, JobKind, whatsappIdsOf } from '@gw/chatwoot';
+import { ChatwootRepository, FileRepository, LidMappingRepository } from '@gw/persistence';
+import { createLogger } from '@gw/platform';
 import { ChatwootStack } from './support/chatwoot-stack';
 import { nextPhone, sleep, waitFor } from './support/stack';
 
@@ -710,5 +712,78 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       await sleep(300);
       expect(texts()).toEqual(['olá', 'um', 'dois', 'três', 'quatro', 'cinco', 'seis']);
     });
+
+    it("should send an agent's reply once when the runner dies right after WhatsApp took it (its claim lapses, another runner retries)", async () => {
+      await stack.sync!.stop();
+      const ds = stack.db.dataSource;
+      // A runner that dies the moment the worker has sent its message: the job stays claimed, never finished.
+      const dying = new DyingBus(stack.bus);
+      const doomed = new ChatwootSync(
+        ds,
+        new ChatwootRepository(ds),
+        new LidMappingRepository(ds),
+        new FileRepository(ds),
+        dying,
+        ChatwootStack.syncConfig({ runnerId: 'doomed', claimMs: 1_000 }),
+        createLogger('chatwoot-doomed', process.env.TEST_LOG_LEVEL ?? 'silent'),
+      );
+      doomed.start();
+      let waId = '';
+      let cwMessageId = 0;
+      try {
+        const conversation = cw.conversationOf(cw.contactByPhone(carla)!)!;
+        const webhook = await cw.agentReply(conversation.id, 'resposta antes da queda');
+        cwMessageId = webhook.id as number;
+        waId = whatsappIdsOf(instance.id, cwMessageId, 0).messageId;
+        await stack.received(carla, waId, 20_000);
+        await waitFor(
+          async () => dying.sent,
+          (sent) => sent === 1,
+          10_000,
+          'the doomed runner to die after its send',
+        );
+      } finally {
+        void doomed.stop(); // (its loop never ends: it is dead)
+      }
+      const job = () =>
+        ds.query(`SELECT attempts, outcome, done_at FROM chatwoot_jobs WHERE instance_id = $1 AND dedupe_key = $2`, [instance.id, `cw:${cwMessageId}:send`]);
+      expect(await job()).toEqual([expect.objectContaining({ attempts: 1, done_at: null })]);
+      stack.startSync({ claimMs: 1_000 });
+      await stack.settled(instance.id);
+      expect(await job()).toEqual([expect.objectContaining({ attempts: 2, outcome: 'done' })]);
+      await sleep(300);
+      expect((await stack.inbox(carla, 500)).filter((entry) => entry.id === waId)).toHaveLength(1);
+      expect(cw.messages.filter((message) => message.content === 'resposta antes da queda')).toHaveLength(1);
+    });
   });
 });
+
+/** The bus of a runner that dies right after the worker answered its send: that answer (and everything after) never comes. */
+class DyingBus extends Bus {
+  sent = 0;
+
+  constructor(private readonly shared: Bus) {
+    super();
+  }
+
+  async request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
+    const reply = await this.shared.request<T>(subject, data, options);
+    if (!subject.endsWith('.send')) return reply;
+    this.sent++;
+    return new Promise<T>(() => undefined);
+  }
+
+  publish(subject: string, data: unknown): void {
+    this.shared.publish(subject, data);
+  }
+
+  subscribe(subject: string, handler: BusHandler, options?: SubscribeOptions): BusSubscription {
+    return this.shared.subscribe(subject, handler, options);
+  }
+
+  ping(): Promise<void> {
+    return this.shared.ping();
+  }
+
+  async close(): Promise<void> {}
+}

@@ -69,6 +69,22 @@ describe('contact API (HTTP → worker → Baileys → simulator)', () => {
     expect((await call('POST', '/contacts/list', { contactScope: 'x' })).status).toBe(400);
   });
 
+  it('should page the contacts with the older page/pageSize too, the same rows as limit/offset', async () => {
+    const all = (await call('POST', '/contacts/list', { contactScope: 'all' })).body;
+    expect(all.contacts.length).toBeGreaterThanOrEqual(2);
+    const { status, body } = await call('POST', '/contacts/list', { contactScope: 'all', page: 2, pageSize: 1 });
+    expect(status).toBe(200);
+    expect(body.contacts).toEqual([all.contacts[1]]);
+    const total = all.pagination.totalRecords;
+    expect(body.pagination).toEqual({ totalRecords: total, limit: 1, offset: 1, page: 2, pageSize: 1, lastPage: total });
+    expect((await call('POST', '/contacts/list', { contactScope: 'all', page: '1', pageSize: '1' })).body.contacts).toEqual([all.contacts[0]]);
+    expect(await call('POST', '/contacts/list', { page: 0 })).toEqual({ status: 400, body: { error: 'page must be an integer of 1 or more' } });
+    expect(await call('POST', '/contacts/list', { pageSize: 1001 })).toEqual({
+      status: 400,
+      body: { error: 'pageSize must be an integer between 1 and 1000' },
+    });
+  });
+
   it('should save a contact in the phone address book through app state, and the contacts event follows (POST /contact/add)', async () => {
     const { status, body } = await call('POST', '/contact/add', {
       number: `+${friend.slice(0, 2)} (${friend.slice(2, 4)}) ${friend.slice(4, 9)}-${friend.slice(9)}`,

@@ -20,6 +20,7 @@ import {
 } from '@gw/persistence';
 import { recordId } from '@gw/platform';
 import { ApiError, rpcErrorMessage } from '../common/api-error';
+import { pageWindow } from '../common/paging';
 import { BUS } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
 import type { BlockDto, ChatLabelsDto } from './dto/chat.dto';
@@ -277,9 +278,7 @@ export class ChatService {
       if (value !== undefined) filters.push(chatFilter(field, value));
     }
     const sort = dto.sort ?? '-wa_lastMsgTimestamp';
-    const paged = dto.page !== undefined || dto.pageSize !== undefined;
-    const limit = (paged ? dto.pageSize : dto.limit) ?? 20;
-    const offset = paged ? ((dto.page ?? 1) - 1) * limit : (dto.offset ?? 0);
+    const { limit, offset, pagination } = pageWindow(dto, 20);
     const found = await this.chatRows.search(instance.id, instance.owner ?? '', {
       filters,
       operator: dto.operator ?? 'AND',
@@ -287,13 +286,10 @@ export class ChatService {
       limit,
       offset,
     });
-    const total = found.totalRecords;
     return {
       chats: found.rows.map((row) => toChatRecord(row, instance.owner ?? '')),
       totalChatsStats: found.totals,
-      pagination: paged
-        ? { totalRecords: total, limit, offset, page: offset / limit + 1, pageSize: limit, lastPage: Math.max(1, Math.ceil(total / limit)) }
-        : { totalRecords: total, limit, offset },
+      pagination: pagination(found.totalRecords),
     };
   }
 

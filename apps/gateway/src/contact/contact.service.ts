@@ -4,6 +4,7 @@ import { ErrorCode, RpcError, Subjects, type InstanceRpc } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
 import { ChatRepository, ContactRepository, LidMappingRepository, toChatRecord, type ChatRow, type ContactRow, type InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
+import { pageWindow } from '../common/paging';
 import { chatsEvent } from '../chat/chat.service';
 import { BUS } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
@@ -59,10 +60,9 @@ export class ContactService {
   }
 
   async page(instance: InstanceEntity, dto: ContactListDto) {
-    const limit = dto.limit ?? 100;
-    const offset = dto.offset ?? 0;
+    const { limit, offset, pagination } = pageWindow(dto, 100);
     const page = await this.contacts.page(instance.id, dto.contactScope ?? 'address_book', limit, offset);
-    return { contacts: page.rows.map(view), totalDeviceContacts: page.totalAll, pagination: { totalRecords: page.total, limit, offset } };
+    return { contacts: page.rows.map(view), totalDeviceContacts: page.totalAll, pagination: pagination(page.total) };
   }
 
   async add(instance: InstanceEntity, dto: ContactAddDto) {

@@ -782,7 +782,11 @@ export const SCHEMAS = {
   /** `POST /contacts/list`: a page of the contacts. */
   ContactPage: named(
     'ContactPage',
-    object({ contacts: list(ref('Contact')), totalDeviceContacts: int, pagination: object({ totalRecords: int, limit: int, offset: int }) }),
+    object({
+      contacts: list(ref('Contact')),
+      totalDeviceContacts: int,
+      pagination: object({ totalRecords: int, limit: int, offset: int, page: int, pageSize: int, lastPage: int }),
+    }),
   ),
   /** `POST /contact/add`. */
   ContactAdded: named('ContactAdded', object({ success: bool, message: str(), contact: object({ jid: str(), name: str(), phone: str() }) })),

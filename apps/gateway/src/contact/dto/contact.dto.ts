@@ -14,7 +14,10 @@ const Numeric = () =>
     return value;
   });
 
-/** `POST /contacts/list`: a page of the contacts (limit 1 to 1000, default 100) of one scope (default `address_book`). */
+/**
+ * `POST /contacts/list`: a page of the contacts (limit 1 to 1000, default 100) of one scope (default
+ * `address_book`), by `limit`/`offset` or (older clients) `page` (from 1) and `pageSize`.
+ */
 export class ContactListDto {
   @Numeric()
   @IsOptional()
@@ -29,6 +32,22 @@ export class ContactListDto {
   @Min(0, { message: 'offset must be an integer of 0 or more' })
   @Max(Number.MAX_SAFE_INTEGER, { message: 'offset must be an integer of 0 or more' })
   offset?: number;
+
+  /** The older paging: the page, from 1. */
+  @Numeric()
+  @IsOptional()
+  @IsInt({ message: 'page must be an integer of 1 or more' })
+  @Min(1, { message: 'page must be an integer of 1 or more' })
+  @Max(Number.MAX_SAFE_INTEGER, { message: 'page must be an integer of 1 or more' })
+  page?: number;
+
+  /** The older paging: contacts per page (1 to 1000). */
+  @Numeric()
+  @IsOptional()
+  @IsInt({ message: 'pageSize must be an integer between 1 and 1000' })
+  @Min(1, { message: 'pageSize must be an integer between 1 and 1000' })
+  @Max(1000, { message: 'pageSize must be an integer between 1 and 1000' })
+  pageSize?: number;
 
   @IsOptional() @IsString({ message: CONTACT_SCOPE_MESSAGE }) @IsIn(CONTACT_SCOPES, { message: CONTACT_SCOPE_MESSAGE }) contactScope?: ContactScopeName;
 }

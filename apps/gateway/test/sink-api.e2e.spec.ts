@@ -190,8 +190,12 @@ describe('event sinks API (HTTP) and real traffic to RabbitMQ and NATS', () => {
       addUrlTypesMessages: false,
       includeToken: false,
     };
+    // A global sink made through the API before env named one: it can still be deleted, env's cannot.
+    const earlier = await stack.gw.call('POST', '/globalsink/kafka', { admin: admin(), body: { url: 'kafka://127.0.0.1:11', events: ['messages'] } });
+    expect(earlier.status).toBe(200);
     await repository.syncEnvSink('env-kafka', values, 'whsec_c2VjcmV0c2VjcmV0c2VjcmV0');
     try {
+      expect(await stack.gw.call('DELETE', '/globalsink/kafka', { admin: admin() })).toEqual({ status: 200, body: { response: 'Global Kafka sink deleted' } });
       expect((await stack.gw.call('GET', '/globalsink/kafka', { admin: admin() })).body).toMatchObject({
         id: 'env-kafka',
         source: 'env',

@@ -20,6 +20,8 @@ import type { AnySinkDto } from './dto/sink.dto';
 export type BrokerKind = Exclude<SinkKind, 'webhook'>;
 
 const NAMES: Record<BrokerKind, string> = { rabbitmq: 'RabbitMQ', nats: 'NATS', kafka: 'Kafka' };
+/** The fixed id of the global sink env names (see readEnvSinks). */
+const envSinkId = (kind: BrokerKind) => `env-${kind}`;
 /** The env that names each global sink (see readEnvSinks). */
 const ENV_NAMES: Record<BrokerKind, string> = { rabbitmq: 'RABBITMQ_URL or AMQP_URL', nats: 'NATS_SINK_URL', kafka: 'KAFKA_BROKERS' };
 
@@ -108,10 +110,14 @@ export class SinkService {
     return list[0];
   }
 
+  /** Deletes the global sink made through the API (one made before env named another too); env's own is refused. */
   async deleteGlobal(kind: BrokerKind) {
-    await this.refuseEnvSink(kind, 'deleted');
-    const [row] = await this.webhooks.listFor(null, kind);
-    if (!row || !(await this.webhooks.delete(null, row.id, kind))) throw ApiError.notFound(`Global ${NAMES[kind]} sink not found`);
+    const rows = await this.webhooks.listFor(null, kind);
+    const fromApi = rows.filter((row) => row.id !== envSinkId(kind));
+    if (fromApi.length === 0 && rows.length > 0) await this.refuseEnvSink(kind, 'deleted');
+    let deleted = 0;
+    for (const row of fromApi) if (await this.webhooks.delete(null, row.id, kind)) deleted++;
+    if (deleted === 0) throw ApiError.notFound(`Global ${NAMES[kind]} sink not found`);
     return { response: `Global ${NAMES[kind]} sink deleted` };
   }
 
@@ -121,7 +127,7 @@ export class SinkService {
    */
   private async refuseEnvSink(kind: BrokerKind, what: string): Promise<void> {
     const rows = await this.webhooks.listFor(null, kind);
-    if (rows.some((row) => row.id === `env-${kind}`))
+    if (rows.some((row) => row.id === envSinkId(kind)))
       throw ApiError.conflict(`Global ${NAMES[kind]} sink is configured by env (${ENV_NAMES[kind]}) and cannot be ${what} here; change the env and restart`);
   }
 

@@ -283,18 +283,27 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
     it('should copy nothing of what happens while the bridge is off, only what comes after it is on again', async () => {
       await stack.configure(instance.token, { sign_messages: true, enabled: false });
       const whileOff = await send({ conversation: 'enquanto desligado' });
+      // Its event is in the outbox (committed) before the bridge is on again: the cursor then starts after it.
       await waitFor(
-        () => stack.db.dataSource.query(`SELECT 1 FROM messages WHERE instance_id = $1 AND message_id = $2`, [instance.id, whileOff.id]),
+        () =>
+          stack.db.dataSource.query(
+            `SELECT 1 FROM outbox_events WHERE instance_id = $1 AND event_type = 'messages' AND payload->'message'->>'messageid' = $2`,
+            [instance.id, whileOff.id],
+          ),
         (rows) => rows.length > 0,
         15_000,
-        'the message stored',
+        'the message event in the outbox',
       );
-      await sleep(1_500);
       await stack.configure(instance.token, { sign_messages: true });
       const afterwards = await send({ conversation: 'ligado de novo' });
       await copyOf(afterwards.id);
       await stack.settled(instance.id);
       expect(cw.messages.some((message) => message.source_id === `WAID:${whileOff.id}`)).toBe(false);
+      const jobs = await stack.db.dataSource.query(`SELECT 1 FROM chatwoot_jobs WHERE instance_id = $1 AND payload->'message'->>'messageid' = $2`, [
+        instance.id,
+        whileOff.id,
+      ]);
+      expect(jobs).toEqual([]);
     });
 
     it('should copy what the instance sends (from the API or the phone) as outgoing', async () => {
@@ -475,17 +484,20 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
     let dora: string;
     const sent = (from: string, text: string) => say(text, from);
     const copies = (text: string) => cw.messages.filter((message) => message.content === text);
+    /** Waits until `text` has exactly one copy in Chatwoot. */
+    const copiedOnce = (text: string, what: string) =>
+      waitFor(
+        async () => copies(text),
+        (found) => found.length === 1,
+        20_000,
+        what,
+      );
 
     beforeAll(async () => {
       dora = nextPhone('5565');
       await stack.control('POST', '/sim/accounts', { phone: dora, name: 'Dora' });
       await sent(dora, 'primeiro contato');
-      await waitFor(
-        async () => copies('primeiro contato'),
-        (found) => found.length === 1,
-        20_000,
-        'the first copy',
-      );
+      await copiedOnce('primeiro contato', 'the first copy');
     });
 
     it('should keep a chat known by its LID as the same contact and conversation once its number is known (LID → PN)', async () => {
@@ -504,12 +516,7 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       person.phone_number = null;
       person.identifier = lid;
       await sent(dora, 'agora com número');
-      await waitFor(
-        async () => copies('agora com número'),
-        (found) => found.length === 1,
-        20_000,
-        'the copy after LID → PN',
-      );
+      await copiedOnce('agora com número', 'the copy after LID → PN');
       expect(copies('agora com número')[0].conversation_id).toBe(conversation.id);
       expect(person).toMatchObject({ phone_number: `+${dora}`, identifier: `${dora}@s.whatsapp.net` });
       expect(cw.contacts.filter((candidate) => candidate.name === '~Dora')).toHaveLength(1);
@@ -520,23 +527,13 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
     it('should keep a ~name following the WhatsApp name, and leave a name an agent set', async () => {
       await stack.control('POST', '/sim/accounts', { phone: dora, name: 'Dora Lima' });
       await sent(dora, 'mudei de nome');
-      await waitFor(
-        async () => copies('mudei de nome'),
-        (found) => found.length === 1,
-        20_000,
-        'the copy after the rename',
-      );
+      await copiedOnce('mudei de nome', 'the copy after the rename');
       const person = cw.contactByPhone(dora)!;
       expect(person.name).toBe('~Dora Lima');
       person.name = 'Dora (cliente VIP)';
       await stack.control('POST', '/sim/accounts', { phone: dora, name: 'Dora L.' });
       await sent(dora, 'de novo');
-      await waitFor(
-        async () => copies('de novo'),
-        (found) => found.length === 1,
-        20_000,
-        'the copy after the second rename',
-      );
+      await copiedOnce('de novo', 'the copy after the second rename');
       expect(person.name).toBe('Dora (cliente VIP)');
     });
 
@@ -544,12 +541,7 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       const before = cw.contactByPhone(dora)!;
       cw.deleteContact(before.id);
       await sent(dora, 'ainda aqui');
-      await waitFor(
-        async () => copies('ainda aqui'),
-        (found) => found.length === 1,
-        20_000,
-        'the copy after the contact was deleted',
-      );
+      await copiedOnce('ainda aqui', 'the copy after the contact was deleted');
       const after = cw.contactByPhone(dora)!;
       expect(after.id).not.toBe(before.id);
       expect(copies('ainda aqui')[0].conversation_id).toBe(cw.conversationOf(after)!.id);
@@ -612,12 +604,7 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
         ChatwootRepository.enqueueWithin(manager, instance.id, [{ ...job('de novo pela lid', { wa_chatid: lid }), dedupeKey: 'race:again' }]),
       );
       stack.sync!.poke();
-      await waitFor(
-        async () => copies('de novo pela lid'),
-        (found) => found.length === 1,
-        20_000,
-        'the later LID copy',
-      );
+      await copiedOnce('de novo pela lid', 'the later LID copy');
       expect(copies('de novo pela lid')[0].conversation_id).toBe(copies('pelo número')[0].conversation_id);
     });
   });

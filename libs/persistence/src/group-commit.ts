@@ -1,8 +1,9 @@
 /**
- * Group commit for the send path's ledger writes (ADR 0012), the pattern of the async queue's
- * EnqueueBatcher: writes that arrive while a statement is in flight wait (for that statement's round
- * trip, no timer) and go together in the next one, so concurrent sends of every instance on the worker
- * share one statement, one transaction and one WAL flush. An idle worker writes a lone item at once.
+ * Group commit for writes on the send path (ADR 0012: the send ledger's reserve and result, Signal key
+ * writes), the pattern of the async queue's EnqueueBatcher: writes that arrive while a statement is in
+ * flight wait (for that statement's round trip, no timer) and go together in the next one, so
+ * concurrent sends of every instance on the worker share one statement, one transaction and one WAL
+ * flush. An idle worker writes a lone item at once.
  *
  * Every caller's promise settles only after the statement holding its item committed (or failed): the
  * durability of each write is unchanged. If a group's statement fails (a deadlock with another writer,

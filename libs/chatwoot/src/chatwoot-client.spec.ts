@@ -2,7 +2,7 @@ import { guardedLookup, SsrfGuard } from '@gw/platform';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { ChatwootClient, ChatwootError, MAX_RETRY_AFTER_MS, retryAfterMs } from './chatwoot-client';
+import { ChatwootClient, ChatwootError, MAX_ANSWER_BYTES, MAX_RETRY_AFTER_MS, retryAfterMs } from './chatwoot-client';
 
 describe(ChatwootClient.name, () => {
   let server: Server;
@@ -26,6 +26,12 @@ describe(ChatwootClient.name, () => {
         if (request.url?.startsWith('/redirect/')) {
           response.writeHead(302, { location: decodeURIComponent(request.url.slice('/redirect/'.length)) });
           return response.end();
+        }
+        if (request.url?.includes('q=huge')) {
+          // An answer far larger than any of Chatwoot's, without a Content-Length (chunked).
+          response.writeHead(200, { 'content-type': 'application/json' });
+          response.write(`{"payload":"${'x'.repeat(MAX_ANSWER_BYTES)}`);
+          return response.end('"}');
         }
         if (request.url?.startsWith('/files/')) {
           response.writeHead(200, { 'content-type': 'image/png' });
@@ -110,5 +116,13 @@ describe(ChatwootClient.name, () => {
     expect(retryAfterMs('999999999', now)).toBe(MAX_RETRY_AFTER_MS);
     expect(retryAfterMs('Thu, 01 Jan 2099 00:00:00 GMT', now)).toBe(MAX_RETRY_AFTER_MS);
     for (const unusable of [null, '', '0', '-5', 'soon', 'Wed, 25 Nov 2026 09:00:00 GMT']) expect(retryAfterMs(unusable, now)).toBeUndefined();
+  });
+
+  it("should refuse an answer larger than any of Chatwoot's instead of reading it all", async () => {
+    const failure = await clientWith(['127.0.0.0/8'])
+      .searchContacts('huge')
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ChatwootError);
+    expect((failure as ChatwootError).message).toMatch(/larger than 4 MB/);
   });
 });

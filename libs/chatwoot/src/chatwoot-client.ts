@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { SsrfGuard } from '@gw/platform';
-import { type Agent, fetch, FormData } from 'undici';
+import { type Agent, fetch, FormData, type Response } from 'undici';
 
 /** What the bridge needs to reach one Chatwoot account (an instance's settings). */
 export interface ChatwootAccount {
@@ -203,20 +203,10 @@ export class ChatwootClient {
           response.status >= 500 || response.status === 429,
         );
       }
-      if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
-        await response.body?.cancel().catch(() => undefined);
-        throw new ChatwootError(`attachment: larger than ${Math.round(maxBytes / 1_048_576)} MB`, null, false);
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of response.body ?? []) {
-        size += (chunk as Uint8Array).length;
-        if (size > maxBytes) throw new ChatwootError(`attachment: larger than ${Math.round(maxBytes / 1_048_576)} MB`, null, false);
-        chunks.push(Buffer.from(chunk as Uint8Array));
-      }
+      const data = await readAtMost(response, maxBytes, () => new ChatwootError(`attachment: larger than ${Math.round(maxBytes / 1_048_576)} MB`, null, false));
       const fileName = decodeURIComponent(target.pathname.split('/').pop() ?? '') || 'file';
       return {
-        data: Buffer.concat(chunks),
+        data,
         fileName,
         mimetype: (response.headers.get('content-type') ?? '').split(';')[0].trim() || 'application/octet-stream',
       };
@@ -241,7 +231,13 @@ export class ChatwootClient {
     } catch (error) {
       throw new ChatwootError(`${method} ${path}: ${describe(error)}`, null, true);
     }
-    const text = await response.text().catch(() => '');
+    let text = '';
+    try {
+      const tooLarge = () => new ChatwootError(`${method} ${path}: Chatwoot's answer is larger than ${MAX_ANSWER_BYTES / 1_048_576} MB`, response.status, true);
+      text = (await readAtMost(response, MAX_ANSWER_BYTES, tooLarge)).toString('utf8');
+    } catch (error) {
+      if (error instanceof ChatwootError) throw error;
+    }
     if (!response.ok) {
       // A refused token (401/403) is our access being down, as an outage is: retried until the settings are fixed, nothing dropped.
       const retryable = response.status >= 500 || [401, 403, 408, 429].includes(response.status);
@@ -259,6 +255,25 @@ export class ChatwootClient {
       throw new ChatwootError(`${method} ${path}: Chatwoot answered something that is not JSON`, response.status, true);
     }
   }
+}
+
+/** The largest answer read from Chatwoot's API (its pages are a few kB; anything far larger is not Chatwoot). */
+export const MAX_ANSWER_BYTES = 4 * 1_048_576;
+
+/** A response's body, refused (`tooLarge`) past `maxBytes` — by its Content-Length before reading, or while reading. */
+async function readAtMost(response: Response, maxBytes: number, tooLarge: () => Error): Promise<Buffer> {
+  if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    size += (chunk as Uint8Array).length;
+    if (size > maxBytes) throw tooLarge(); // (leaving the loop cancels the body)
+    chunks.push(Buffer.from(chunk as Uint8Array));
+  }
+  return Buffer.concat(chunks);
 }
 
 /** The longest wait a Retry-After may ask for: a wrong or hostile value must not park a conversation for days. */

@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
+import type { RoundTiming } from '@gw/chatbot';
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
@@ -123,7 +124,7 @@ async function main(): Promise<void> {
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 20 });
   const bus = new InProcessBus();
-  const logger = pino({ level: 'silent' });
+  const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2));
   try {
     sim.createAccount({ phone: OWNER });
     for (let i = 0; i < CONTACTS; i++) sim.createAccount({ phone: contactPhone(i) });
@@ -171,8 +172,10 @@ async function main(): Promise<void> {
     const finished = new Map<string, (sentAt: number) => void>();
     const early = new Map<string, number>();
     const admittedAt = new Map<string, number>();
+    const timings = new Map<string, RoundTiming>();
     services.runner.onRoundFinished = (timing) => {
       admittedAt.set(timing.turn, timing.receivedAt);
+      timings.set(timing.turn, timing);
       const resolve = finished.get(timing.turn);
       if (resolve) resolve(timing.sentAt);
       else early.set(timing.turn, timing.sentAt);
@@ -207,6 +210,24 @@ async function main(): Promise<void> {
     // Contact i % CONTACTS sends round i: the warm-up's rounds give every contact its Signal session.
     for (let i = 0; i < WARMUP; i++) await oneRound(CONTACTS * 100_000 + i, false);
     log(`measuring ${total} rounds at ${RATE}/s`);
+    // Count the SQL of the measured rounds (pg's Client.query sees every statement TypeORM issues): all of
+    // this process's, the worker's receive and send paths included, and ours by name below.
+    const pg = await import('pg');
+    const statements = new Map<string, number>();
+    const clientPrototype = (pg.default?.Client ?? pg.Client).prototype as unknown as { query: (...call: unknown[]) => unknown };
+    const originalQuery = clientPrototype.query;
+    let counting = true;
+    clientPrototype.query = function (this: unknown, ...call: unknown[]) {
+      if (counting) {
+        const first = call[0] as string | { text?: string };
+        const text = (typeof first === 'string' ? first : (first?.text ?? '?'))
+          .replace(/\s+/g, ' ')
+          .replace(/'[^']*'/g, "'…'")
+          .slice(0, 120);
+        statements.set(text, (statements.get(text) ?? 0) + 1);
+      }
+      return originalQuery.apply(this, call);
+    };
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     await atRate(total, RATE, (i) => oneRound(i, true)).catch(async (error: unknown) => {
@@ -218,6 +239,16 @@ async function main(): Promise<void> {
     });
     const seconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
+    counting = false;
+    clientPrototype.query = originalQuery;
+    // Ours: the follower's cursor and admission, the runner's claim, reads, plan and finish (chatbot_*,
+    // outbox_cursors, the chat's lead and the ai_metadata write); the rest is the worker's receive and send.
+    const isOurs = (sql: string) =>
+      /chatbot_|outbox_cursors|FROM instances WHERE chatbot_enabled|SELECT .*chatbot_stop|from_me, .*ORDER BY .*LIMIT|ai_metadata|^(BEGIN|COMMIT|ROLLBACK|START TRANSACTION)/i.test(
+        sql,
+      );
+    const countAll = [...statements.values()].reduce((a, b) => a + b, 0);
+    const top = [...statements.entries()].sort((a, b) => b[1] - a[1]);
     // Where the receive side's time goes: the worker stored the message (Baileys decrypted it) → the
     // follower admitted it into a round → the runner's model request.
     const stored = new Map<string, number>(
@@ -227,6 +258,8 @@ async function main(): Promise<void> {
         ])) as Array<{ message_id: string; at: number }>
       ).map((row) => [row.message_id, Number(row.at)]),
     );
+    const at = (turn: { messageId: string }, key: keyof RoundTiming) => Number(timings.get(turn.messageId)?.[key] ?? NaN);
+    const hop = (of: (turn: { messageId: string; modelAt: number }) => number) => stats(measuredTurns.map(of).filter((value) => Number.isFinite(value)));
     result.ours = {
       roundsPerSecond: round1(total / seconds),
       // This process's CPU per round: the simulator's phones, Baileys and the worker, the follower and the runner
@@ -238,6 +271,21 @@ async function main(): Promise<void> {
       answerToAckMs: stats(answer),
       addedMs: stats(added),
       totalMs: stats(totals),
+      // Per hop, from the round's own timestamps: stored (the message row) → admitted (the round row) →
+      // claimed (the runner took it) → model request; model answer → plan stored → answer acked → round finished.
+      hops: {
+        storedToAdmitted: hop((turn) =>
+          stored.has(turn.messageId) && admittedAt.has(turn.messageId) ? admittedAt.get(turn.messageId)! - stored.get(turn.messageId)! : NaN,
+        ),
+        admittedToClaimed: hop((turn) => at(turn, 'claimedAt') - (admittedAt.get(turn.messageId) ?? NaN)),
+        claimedToModel: hop((turn) => turn.modelAt - at(turn, 'claimedAt')),
+        modelAnswerToPlanStored: hop((turn) => at(turn, 'plannedAt') - at(turn, 'modelEndedAt')),
+        planStoredToAcked: hop((turn) => at(turn, 'sentAt') - at(turn, 'plannedAt')),
+        ackedToFinished: hop((turn) => at(turn, 'finishedAt') - at(turn, 'sentAt')),
+      },
+      statementsPerRound: round1(countAll / total),
+      oursStatementsPerRound: round1(top.filter(([sql]) => isOurs(sql)).reduce((a, [, n]) => a + n, 0) / total),
+      topStatements: top.slice(0, 25).map(([sql, n]) => [round1(n / total), sql]),
     };
     result.goal = { addedP99Ms: 50, met: stats(added).p99Ms <= 50 };
     await services.follower.stop();

@@ -38,9 +38,16 @@ export interface RoundTiming {
   /** The contact's message the round replied to. */
   turn: string;
   receivedAt: number;
+  /** This runner began the round (its claim). */
+  claimedAt: number;
   modelStartedAt: number;
   modelEndedAt: number;
+  /** The plan was stored (before the first send). */
+  plannedAt: number;
+  /** The last send was acked by the worker. */
   sentAt: number;
+  /** The round's end was committed. */
+  finishedAt: number;
 }
 
 /**
@@ -63,8 +70,6 @@ export class ChatbotRunner {
   private running = false;
   private killed = false;
   private wakeRequested = false;
-  /** Quick re-looks after a wake (the round that caused it may commit a moment later). */
-  private burst = 0;
   private wake?: () => void;
   private loopDone?: Promise<void>;
   private lastKnowledgeSweep = 0;
@@ -90,7 +95,7 @@ export class ChatbotRunner {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.subscription = this.bus.subscribe(CHATBOT_WAKE, () => this.poke(true));
+    this.subscription = this.bus.subscribe(CHATBOT_WAKE, () => this.poke());
     this.loopDone = this.loop();
   }
 
@@ -110,12 +115,8 @@ export class ChatbotRunner {
     this.poke();
   }
 
-  /**
-   * Look for due work now; `soon`: a few times right after too (an admission wakes us from inside its
-   * transaction, which commits a moment later).
-   */
-  poke(soon = false): void {
-    if (soon) this.burst = 5;
+  /** Look for due work now (the follower wakes the runners after the commit that admitted rounds). */
+  poke(): void {
     this.wakeRequested = true;
     this.wake?.();
   }
@@ -123,12 +124,14 @@ export class ChatbotRunner {
   private async loop(): Promise<void> {
     while (this.running) {
       this.wakeRequested = false;
-      let claimed = 0;
+      let nextDue: Date | null = null;
       try {
         const free = this.config.maxRounds - this.active.size;
         if (free > 0) {
-          for (const round of await this.rounds.claim(this.runnerId, free, this.config.claimMs)) {
-            claimed++;
+          // One statement claims and says when the next round falls due.
+          const claimed = await this.rounds.claimDue(this.runnerId, free, this.config.claimMs);
+          nextDue = claimed.nextDue;
+          for (const round of claimed.rounds) {
             const work = this.run(round).finally(() => {
               this.active.delete(round.id);
               this.poke();
@@ -149,14 +152,9 @@ export class ChatbotRunner {
       }
       if (!this.running) break;
       if (this.wakeRequested) continue;
+      // Until the next round falls due, a wake (an admission committed, a round ended) or the fallback poll.
       let sleepMs = this.config.pollIntervalMs;
-      if (claimed === 0 && this.burst > 0) {
-        this.burst--;
-        sleepMs = 5;
-      } else {
-        const next = await this.rounds.nextDue().catch(() => null);
-        if (next) sleepMs = Math.max(1, Math.min(sleepMs, next.getTime() - Date.now() + 2));
-      }
+      if (nextDue) sleepMs = Math.max(1, Math.min(sleepMs, nextDue.getTime() - Date.now() + 2));
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, sleepMs);
         this.wake = () => {
@@ -186,23 +184,25 @@ export class ChatbotRunner {
   }
 
   private async execute(round: ChatbotRoundRow): Promise<void> {
-    // Read together: each statement is a round trip on the way to the model.
-    const [settings, disabledUntil, trigger, agent] = await Promise.all([
-      this.rounds.settings(round.instanceId),
-      round.plan ? 0 : this.rounds.disabledUntil(round.instanceId, round.chatId),
-      this.rounds.find(round.instanceId, 'trigger', round.triggerId),
-      round.agentId ? this.rounds.find(round.instanceId, 'agent', round.agentId) : null,
-    ]);
+    const claimedAt = Date.now();
+    // One statement: each is a round trip on the way to the model.
+    const { settings, disabledUntil, trigger, agent, functions } = await this.rounds.roundContext(
+      round.instanceId,
+      round.chatId,
+      round.triggerId,
+      round.agentId,
+    );
     const turn = String(round.inputs[round.inputs.length - 1]?.messageid ?? '');
     let plan = round.plan as unknown as RoundPlan | null;
     // A stored plan is a promise: it is kept even if the bot was turned off since (some of it may be out).
     if (!settings || (!settings.enabled && !plan)) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot disabled');
     if (!plan) {
       if (disabledUntil * 1000 > Date.now()) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot_disableUntil');
-      plan = await this.plan(round, turn, settings.openaiApikey, trigger, agent);
+      plan = await this.plan(round, turn, settings.openaiApikey, trigger, agent, functions);
       if (!plan) return this.rounds.cancel(round.id, this.runnerId, 'canceled: the trigger or agent is gone');
       if (this.killed || !(await this.rounds.storePlan(round.id, this.runnerId, plan as unknown as Record<string, unknown>))) return;
     }
+    const plannedAt = Date.now();
     if (this.killed) return;
     const delivery = await this.deliver(round, plan, agent ? agentOf(agent).typingDelay_seconds : 0, agent ? agentOf(agent).readMessages : false);
     if (this.killed || delivery === 'retry') return;
@@ -237,9 +237,12 @@ export class ChatbotRunner {
       roundId: round.id,
       turn,
       receivedAt: round.receivedAt.getTime(),
+      claimedAt,
       modelStartedAt: plan.modelStartedAt,
       modelEndedAt: plan.modelEndedAt,
+      plannedAt,
       sentAt: delivery.sentAt,
+      finishedAt: Date.now(),
     });
   }
 
@@ -250,6 +253,7 @@ export class ChatbotRunner {
     openaiApikey: string,
     triggerRow: ChatbotRecordRow | null,
     agentRow: ChatbotRecordRow | null,
+    functionRows: ChatbotRecordRow[],
   ): Promise<RoundPlan | null> {
     if (!triggerRow) return null;
     const trigger = triggerOf(triggerRow);
@@ -262,14 +266,14 @@ export class ChatbotRunner {
       .map((input) => String(input.text ?? ''))
       .filter(Boolean)
       .join('\n');
-    const [history, quickReplies, functions, knowledge] = await Promise.all([
+    const functions = functionRows.map(functionOf).filter((fn) => fn.active);
+    const [history, quickReplies, knowledge] = await Promise.all([
       this.rounds.history(round.instanceId, jids, {
         max: agent.contextMaxMessages,
         min: agent.contextMinMessages,
         windowHours: agent.contextTimeWindow_hours,
       }),
       this.quickReplies.list(round.instanceId),
-      this.rounds.list(round.instanceId, 'function').then((rows) => rows.map(functionOf).filter((fn) => fn.active)),
       this.knowledge.retrieve(round.instanceId, question, openaiApikey).catch((error: unknown) => {
         this.logger.warn({ err: error, instanceId: round.instanceId }, 'knowledge retrieval failed; answering without it');
         return [];

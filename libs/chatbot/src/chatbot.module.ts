@@ -33,6 +33,8 @@ export function createChatbotServices(dataSource: DataSource, bus: Bus, config: 
     config,
     logger.child({ component: 'chatbot-runner' }),
   );
+  /** Instances whose step admitted rounds, until that step's transaction committed. */
+  const admitted = new Set<string>();
   const follower = new OutboxFollower(
     dataSource,
     bus,
@@ -43,8 +45,11 @@ export function createChatbotServices(dataSource: DataSource, bus: Bus, config: 
       pollIntervalMs: config.pollIntervalMs,
       handle: async (manager, instanceId, events) => {
         const results = await admitEvents(manager, instanceId, events, { defaultPauseMinutes: config.defaultPauseMinutes });
-        // The round commits with the cursor a moment later; the runners look again a few times.
-        if (results.some((result) => result.action === 'admitted')) setImmediate(() => bus.publish(CHATBOT_WAKE, { instanceId }));
+        if (results.some((result) => result.action === 'admitted')) admitted.add(instanceId);
+      },
+      // The rounds are visible once the cursor's transaction committed: wake the runners then, once.
+      committed: (instanceId) => {
+        if (admitted.delete(instanceId)) bus.publish(CHATBOT_WAKE, { instanceId });
       },
     },
     logger.child({ component: 'chatbot-follower' }),

@@ -18,6 +18,8 @@ export interface OutboxFollowerOptions {
    * events come again on the next pass.
    */
   handle: CursorHandler;
+  /** Told after a step of `instanceId` committed (what `handle` wrote is visible now): wake the work's consumers here, not from `handle`. */
+  committed?: (instanceId: string) => void;
   /** Events per step (one transaction). */
   batchSize?: number;
   /** Fallback pass when no notice arrives (events written by a process without the bus, missed notices). */
@@ -48,7 +50,8 @@ const WAITING_RETRY_MS = 20;
  */
 export class OutboxFollower {
   private readonly cursors: OutboxCursorRepository;
-  private readonly options: Required<Omit<OutboxFollowerOptions, 'eventTypes'>> & { eventTypes?: ReadonlySet<string> };
+  private readonly options: Required<Omit<OutboxFollowerOptions, 'eventTypes' | 'committed'>> &
+    Pick<OutboxFollowerOptions, 'committed'> & { eventTypes?: ReadonlySet<string> };
   private subscription?: BusSubscription;
   private followed = new Set<string>();
   private refreshedAt = 0;
@@ -166,6 +169,7 @@ export class OutboxFollower {
         this.logger.error({ err: error, consumer, instanceId }, 'outbox follower step failed; retried on the next poll');
         return false;
       }
+      if (step.read > 0) this.options.committed?.(instanceId);
       if (step.busy || !step.more) return false;
       if (step.read === 0) {
         // Committed rows wait behind a transaction still running: look again shortly, not in a tight loop.

@@ -111,8 +111,9 @@ function toRecordRow(raw: Raw): ChatbotRecordRow {
     instanceId: raw.instance_id as string,
     kind: raw.kind as ChatbotKind,
     data: raw.data as Record<string, unknown>,
-    createdAt: raw.created_at as Date,
-    updatedAt: raw.updated_at as Date,
+    // Dates, or their JSON text when the row came through json_agg (roundContext).
+    createdAt: new Date(raw.created_at as Date | string),
+    updatedAt: new Date(raw.updated_at as Date | string),
   };
 }
 
@@ -387,6 +388,40 @@ export class ChatbotRepository {
     return ChatbotRepository.disabledUntilWithin(this.dataSource, instanceId, chatId);
   }
 
+  /**
+   * What a runner reads before it plans a round, in one statement: the instance's settings, the chat's
+   * `chatbot_disableUntil`, the round's trigger and agent, and the instance's functions.
+   */
+  async roundContext(
+    instanceId: string,
+    chatId: string,
+    triggerId: string,
+    agentId: string,
+  ): Promise<{
+    settings: ChatbotInstanceSettings | null;
+    disabledUntil: number;
+    trigger: ChatbotRecordRow | null;
+    agent: ChatbotRecordRow | null;
+    functions: ChatbotRecordRow[];
+  }> {
+    const [row]: Array<{ settings: Raw | null; until: string | null; records: Raw[] | null }> = await this.dataSource.query(
+      `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
+         (SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
+            FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)) AS until,
+         (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r
+            WHERE r.instance_id = $1 AND ((r.kind = 'trigger' AND r.id = $3) OR (r.kind = 'agent' AND r.id = $4) OR r.kind = 'function')) AS records`,
+      [instanceId, chatId, triggerId, agentId],
+    );
+    const records = (row?.records ?? []).map(toRecordRow);
+    return {
+      settings: row?.settings ? toSettings(row.settings) : null,
+      disabledUntil: Number(row?.until ?? 0),
+      trigger: records.find((record) => record.kind === 'trigger') ?? null,
+      agent: agentId ? (records.find((record) => record.kind === 'agent') ?? null) : null,
+      functions: records.filter((record) => record.kind === 'function'),
+    };
+  }
+
   // ---- the runner ----------------------------------------------------------------------------
 
   /**
@@ -395,6 +430,16 @@ export class ChatbotRepository {
    * its chat is open.
    */
   async claim(runner: string, limit: number, claimMs: number): Promise<ChatbotRoundRow[]> {
+    return (await this.claimDue(runner, limit, claimMs)).rounds;
+  }
+
+  /**
+   * claim(), and in the same statement when the next round not claimed now falls due (null: none open),
+   * so a runner can sleep until then: the next gathering round's due time, or a running round's claim
+   * lapsing; rounds waiting behind an earlier open round of their chat are not counted (the end of that
+   * round wakes the runner).
+   */
+  async claimDue(runner: string, limit: number, claimMs: number): Promise<{ rounds: ChatbotRoundRow[]; nextDue: Date | null }> {
     const rows: Raw[] = await this.dataSource.query(
       `WITH next AS (
          SELECT r.id FROM chatbot_rounds r
@@ -405,11 +450,16 @@ export class ChatbotRepository {
        claimed AS (
          UPDATE chatbot_rounds r SET status = 'running', claimed_by = $1, claimed_until = clock_timestamp() + $2 * interval '1 millisecond',
            attempts = r.attempts + 1, updated_at = now()
-         FROM next WHERE r.id = next.id RETURNING r.*)
-       SELECT * FROM claimed ORDER BY due_at, id`,
+         FROM next WHERE r.id = next.id RETURNING r.*),
+       due AS (
+         SELECT min(CASE WHEN o.status = 'gathering' THEN o.due_at ELSE greatest(o.due_at, o.claimed_until) END) AS next_due
+         FROM chatbot_rounds o
+         WHERE o.status IN ${OPEN} AND NOT EXISTS (SELECT 1 FROM next WHERE next.id = o.id)
+           AND NOT EXISTS (SELECT 1 FROM chatbot_rounds e WHERE e.instance_id = o.instance_id AND e.chat_id = o.chat_id AND e.status IN ${OPEN} AND e.id < o.id))
+       SELECT claimed.*, due.next_due FROM due LEFT JOIN claimed ON true ORDER BY claimed.due_at, claimed.id`,
       [runner, claimMs, limit],
     );
-    return rows.map(toRoundRow);
+    return { rounds: rows.filter((row) => row.id !== null).map(toRoundRow), nextDue: (rows[0]?.next_due as Date | null) ?? null };
   }
 
   /** When the next round falls due (null: none open), so a runner can sleep until then. */

@@ -19,6 +19,7 @@ interface SimGroup {
 describe('group image and communities API (HTTP → worker → Baileys → simulator)', () => {
   const stack = new Stack();
   let token: string;
+  let instanceId: string;
   let owner: string;
   let friend: string;
   let images: Server;
@@ -30,6 +31,14 @@ describe('group image and communities API (HTTP → worker → Baileys → simul
   const call = (method: 'GET' | 'POST', path: string, body?: unknown) => stack.gw.call(method, path, { token, body });
   const simGroup = (jid: string) => stack.control<SimGroup>('GET', `/sim/groups/${encodeURIComponent(jid)}`);
   const groupsEvent = (groupJid: string, match: (event: Record<string, any>) => boolean, what: string) => groupsEventOf(stack, groupJid, match, what);
+
+  /** Uploads of this instance staged as group pictures (`image.jpg`) and still kept. */
+  const stagedPictures = async () =>
+    (
+      (await stack.db.dataSource.query(`SELECT count(*)::int AS n FROM stored_files WHERE instance_id = $1 AND file_name = 'image.jpg'`, [
+        instanceId,
+      ])) as Array<{ n: number }>
+    )[0].n;
 
   beforeAll(async () => {
     const png = await sharp({ create: { width: 1200, height: 800, channels: 3, background: '#aa3300' } })
@@ -51,7 +60,7 @@ describe('group image and communities API (HTTP → worker → Baileys → simul
     await new Promise<void>((resolve) => images.listen(0, '127.0.0.1', resolve));
     imageUrl = `http://127.0.0.1:${(images.address() as AddressInfo).port}`;
     await stack.start();
-    ({ token, phone: owner } = await stack.connectedInstance('groups-image'));
+    ({ id: instanceId, token, phone: owner } = await stack.connectedInstance('groups-image'));
     friend = nextPhone('5587');
     await stack.control('POST', '/sim/accounts', { phone: friend, name: 'Friend' });
     mine = (await call('POST', '/group/create', { name: 'Com foto', participants: [friend] })).body.JID;
@@ -79,6 +88,8 @@ describe('group image and communities API (HTTP → worker → Baileys → simul
         .toBuffer();
       expect((await call('POST', '/group/updateImage', { groupjid: mine, image: `data:image/jpeg;base64,${jpeg.toString('base64')}` })).status).toBe(200);
       expect((await call('POST', '/group/updateImage', { groupJid: mine, image: jpeg.toString('base64') })).status).toBe(200);
+      // The uploads staged for the worker are deleted once it is done with them, not kept for a week.
+      expect(await stagedPictures()).toBe(0);
       const second = (await simGroup(mine)).picture;
       expect(second?.id).not.toBe(first?.id);
 
@@ -110,6 +121,16 @@ describe('group image and communities API (HTTP → worker → Baileys → simul
       const huge = await call('POST', '/group/updateImage', { groupjid: mine, image: `${imageUrl}/huge.png` });
       expect(huge.status).toBe(413);
       expect(huge.body.error).toMatch(/image is larger than 5120 KB/);
+      const refusedUpload = await call('POST', '/group/updateImage', {
+        groupjid: theirs.jid,
+        image: (
+          await sharp({ create: { width: 50, height: 50, channels: 3, background: '#000' } })
+            .png()
+            .toBuffer()
+        ).toString('base64'),
+      });
+      expect(refusedUpload.status).toBe(403);
+      expect(await stagedPictures()).toBe(0);
       const denied = await call('POST', '/group/updateImage', { groupjid: theirs.jid, image: `${imageUrl}/group.png` });
       expect(denied.status).toBe(403);
       expect(denied.body.error).toMatch(/not an admin/);

@@ -169,7 +169,9 @@ export class GroupService {
   async updateImage(instance: InstanceEntity, dto: GroupImageDto) {
     const groupJid = groupJidOf(dto);
     const picture = await pictureSource(this.tools, instance, dto.image, 'image', MAX_GROUP_PICTURE_BYTES, 'unsupported_media_type');
-    const group = await this.sessions.request(instance.id, 'group.image', { instanceId: instance.id, groupJid, picture });
+    const group = await withStagedPicture(this.tools, instance, picture, () =>
+      this.sessions.request(instance.id, 'group.image', { instanceId: instance.id, groupJid, picture }),
+    );
     return { response: `Group image ${'remove' in picture ? 'removed' : 'updated'} successfully`, group, needs_refresh: false };
   }
 
@@ -253,6 +255,15 @@ export async function pictureSource(
     // The base64 was checked above: what stageFile still refuses is bytes that are no image.
     if (error instanceof ApiError && error.kind === 'invalid_request') throw new ApiError(notAnImage, error.message.replace(/^file /, `${field} `));
     throw error;
+  }
+}
+
+/** Runs the operation that reads a staged picture, then deletes the upload whatever came of it (the worker has read it by then). */
+export async function withStagedPicture<T>(tools: SendContentTools, instance: InstanceEntity, picture: object | undefined, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } finally {
+    if (picture && 'fileId' in picture && typeof picture.fileId === 'string') await tools.discardFile(instance, picture.fileId);
   }
 }
 

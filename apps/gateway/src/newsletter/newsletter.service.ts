@@ -3,7 +3,7 @@ import type { InstanceRpc } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
 import type { InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
-import { pictureSource } from '../group/group.service';
+import { pictureSource, withStagedPicture } from '../group/group.service';
 import { SendContentTools } from '../send/send-content-tools';
 import { SessionClient } from '../session/session.client';
 import { INVALID_NEWSLETTER_ID, NEWSLETTER_ID } from './dto/newsletter.dto';
@@ -70,12 +70,14 @@ export class NewsletterService {
   async create(instance: InstanceEntity, dto: CreateNewsletterDto): Promise<{ response: NewsletterMetadata }> {
     const picture = dto.picture?.trim() ? await pictureSource(this.tools, instance, dto.picture, 'picture', MAX_NEWSLETTER_PICTURE_BYTES) : undefined;
     if (picture && 'remove' in picture) throw ApiError.badRequest('picture must be a URL, base64 or a data URI');
-    const response = await this.sessions.request(instance.id, 'newsletter.create', {
-      instanceId: instance.id,
-      name: dto.name.trim(),
-      description: dto.description?.trim() ?? '',
-      ...(picture ? { picture } : {}),
-    });
+    const response = await withStagedPicture(this.tools, instance, picture, () =>
+      this.sessions.request(instance.id, 'newsletter.create', {
+        instanceId: instance.id,
+        name: dto.name.trim(),
+        description: dto.description?.trim() ?? '',
+        ...(picture ? { picture } : {}),
+      }),
+    );
     return { response };
   }
 
@@ -183,7 +185,9 @@ export class NewsletterService {
   async picture(instance: InstanceEntity, dto: NewsletterPictureDto): Promise<{ response: true }> {
     const jid = newsletterJidOf(dto);
     const picture = await pictureSource(this.tools, instance, dto.picture, 'picture', MAX_NEWSLETTER_PICTURE_BYTES);
-    await this.sessions.request(instance.id, 'newsletter.picture', { instanceId: instance.id, jid, picture });
+    await withStagedPicture(this.tools, instance, picture, () =>
+      this.sessions.request(instance.id, 'newsletter.picture', { instanceId: instance.id, jid, picture }),
+    );
     return { response: true };
   }
 

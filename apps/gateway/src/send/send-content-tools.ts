@@ -66,6 +66,11 @@ export class SendContentTools implements ContentTools, OnModuleDestroy {
     return this.files.store(instance.id, data, checked?.mimetype ?? sniffMimetype(data) ?? mimetype, fileName, STAGED_FILE_TTL_MS);
   }
 
+  /** Deletes an upload staged for one synchronous operation once it is done (it would otherwise be kept 7 days). */
+  async discardFile(instance: InstanceEntity, fileId: string): Promise<void> {
+    await this.files.delete(fileId, instance.id).catch(() => undefined);
+  }
+
   /** `GET /files/<id>` (no token: the id is the capability), as long as the upload is kept. */
   fileLink(fileId: string): string {
     return `${this.publicBaseUrl}/files/${fileId}`;

@@ -57,6 +57,12 @@ export class FileRepository {
     return this.objects ? 's3' : 'postgres';
   }
 
+  /** Deletes one file of the instance now (an `s3` file's object is queued for deletion by the table's trigger). */
+  async delete(id: string, instanceId: string): Promise<boolean> {
+    const rows: unknown[] = await this.dataSource.query(`DELETE FROM stored_files WHERE id = $1 AND instance_id = $2 RETURNING 1`, [id, instanceId]);
+    return rows.length > 0;
+  }
+
   async store(instanceId: string, data: Buffer, mimetype: string, fileName: string, ttlMs: number): Promise<string> {
     const id = randomBytes(16).toString('hex');
     await FileRepository.insert(this.dataSource.manager, this.objects, { id, instanceId, data, mimetype, fileName, expires: { ttlMs } });

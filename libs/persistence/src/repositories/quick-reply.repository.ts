@@ -115,6 +115,7 @@ export class QuickReplyRepository {
       const size = upload?.data.length ?? 0;
       if (size > 0 && used + size > limit) return { overLimit: true as const, used };
       const fileId = upload ? await this.storeFile(manager, instanceId, upload) : null;
+      if (values.waId) await QuickReplyRepository.claimWaId(manager, instanceId, values.waId, null);
       const rows: Array<Record<string, unknown>> = await manager.query(
         `INSERT INTO quick_replies (id, instance_id, short_cut, ai_description, message, file_id, file_size, wa_id, on_whatsapp)
          VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8::text, $8::text IS NOT NULL) RETURNING ${COLUMNS}`,
@@ -147,6 +148,7 @@ export class QuickReplyRepository {
         if (fileId) await manager.query(`DELETE FROM stored_files WHERE id = $1 AND instance_id = $2`, [fileId, instanceId]);
         fileId = file.action === 'replace' ? await this.storeFile(manager, instanceId, file.upload) : null;
       }
+      if (values.waId) await QuickReplyRepository.claimWaId(manager, instanceId, values.waId, id);
       // An UPDATE answers [rows, rowCount] through TypeORM's query().
       const [rows] = (await manager.query(
         `UPDATE quick_replies SET short_cut = $3, ai_description = $4, message = $5::jsonb, file_id = $6, file_size = $7, updated_at = now(),
@@ -223,6 +225,19 @@ export class QuickReplyRepository {
       }
     }
     return { created, updated, removed };
+  }
+
+  /**
+   * The API just wrote this reply to the phone under `waId`: a copy a sync took in meanwhile (the phone
+   * was read between that write and this one: a showall, or a server_sync of a change made elsewhere)
+   * is the same reply and gives way, or the unique `wa_id` would refuse the API's record.
+   */
+  private static async claimWaId(manager: EntityManager, instanceId: string, waId: string, exceptId: string | null): Promise<void> {
+    await manager.query(`DELETE FROM quick_replies WHERE instance_id = $1 AND wa_id = $2 AND origin = 'whatsapp' AND id IS DISTINCT FROM $3`, [
+      instanceId,
+      waId,
+      exceptId,
+    ]);
   }
 
   /** The instance's quick-reply lock, held to the end of the transaction. */

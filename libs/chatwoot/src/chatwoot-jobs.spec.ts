@@ -1,5 +1,5 @@
 import type { OutboxRow } from '@gw/persistence';
-import { intakeOfWebhook, JobKind, jobsOfEvents, lidsOfEvents, whatsappIdsOf } from './chatwoot-jobs';
+import { intakeOfWebhook, JobKind, jobsOfEvents, lidsOfEvents, replyLayout, whatsappIdsOf } from './chatwoot-jobs';
 
 const event = (id: string, eventType: string, payload: Record<string, unknown>): OutboxRow => ({
   id,
@@ -116,6 +116,17 @@ describe('chatwoot jobs', () => {
       ]);
       expect(intake.links.map((link) => link.waMessageId)).toEqual([whatsappIdsOf('rinst', 41, 0).messageId, whatsappIdsOf('rinst', 41, 1).messageId]);
       expect(intake.agentActive).toEqual({ conversationId: 12 });
+    });
+
+    it("should link one more part for an audio-only reply's text, which goes first on its own (audio takes no caption)", () => {
+      const intake = intakeOf(agentReply({ attachments: [{ id: 3, file_type: 'audio', data_url: 'https://cw.example/rails/active_storage/blobs/3/a.ogg' }] }));
+      expect(intake.links.map((link) => link.waMessageId)).toEqual([whatsappIdsOf('rinst', 41, 0).messageId, whatsappIdsOf('rinst', 41, 1).messageId]);
+      const audio = { url: 'u', fileName: 'a.ogg', fileType: 'audio' };
+      const video = { url: 'u', fileName: 'v.mp4', fileType: 'video' };
+      expect(replyLayout('oi', [audio])).toEqual({ count: 2, textFirst: true, captioned: -1 });
+      expect(replyLayout('', [audio])).toEqual({ count: 1, textFirst: false, captioned: -1 });
+      expect(replyLayout('oi', [audio, video])).toEqual({ count: 2, textFirst: false, captioned: 1 });
+      expect(replyLayout('oi', [])).toEqual({ count: 1, textFirst: false, captioned: -1 });
     });
 
     it('should give every message and part fixed ids of the WhatsApp shape', () => {

@@ -236,7 +236,7 @@ export function intakeOfWebhook(instanceId: string, body: JsonObject, inboxId: n
     if (!content.trim() && attachments.length === 0) return intake;
     const senderName = stringOf(author.available_name) || stringOf(author.name);
     const inReplyTo = positiveInt(attributes.in_reply_to);
-    const parts = Math.max(1, attachments.length);
+    const { count: parts } = replyLayout(content, attachments);
     intake.jobs.push({
       lane,
       kind: JobKind.CwSend,
@@ -265,6 +265,22 @@ export function intakeOfWebhook(instanceId: string, body: JsonObject, inboxId: n
     else if (status === 'open' && objectOf(body.meta).assignee) intake.agentActive = { conversationId };
   }
   return intake;
+}
+
+/** What WhatsApp message an attachment of an agent's reply becomes. */
+export function mediaTypeOf(attachment: ChatwootAttachmentRef): 'image' | 'video' | 'audio' | 'document' {
+  return attachment.fileType === 'image' ? 'image' : attachment.fileType === 'video' ? 'video' : attachment.fileType === 'audio' ? 'audio' : 'document';
+}
+
+/**
+ * How an agent's reply is split into WhatsApp messages (each part has its fixed id, `whatsappIdsOf`):
+ * one per attachment, the text the caption of the first that takes one (`captioned`; WhatsApp audio
+ * takes none); with only audio, the text goes first on its own (`textFirst`); without attachments, the text.
+ */
+export function replyLayout(content: string, attachments: ChatwootAttachmentRef[]): { count: number; textFirst: boolean; captioned: number } {
+  const captioned = attachments.findIndex((attachment) => mediaTypeOf(attachment) !== 'audio');
+  const textFirst = attachments.length > 0 && captioned < 0 && content.trim() !== '';
+  return { count: Math.max(1, attachments.length + (textFirst ? 1 : 0)), textFirst, captioned };
 }
 
 function fileNameOf(url: string, extension: unknown): string {

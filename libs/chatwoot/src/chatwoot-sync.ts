@@ -12,7 +12,9 @@ import {
   JobKind,
   jobsOfEvents,
   lidsOfEvents,
+  mediaTypeOf,
   objectOf,
+  replyLayout,
   revokeIdsOf,
   sourceIdOf,
   type WaChatFields,
@@ -637,9 +639,9 @@ export class ChatwootSync {
     // The worker fetches URLs without following redirects (SSRF), and Chatwoot's attachment links are
     // redirects: the files are fetched here and staged in the file store for the worker.
     // The text is the caption of the first attachment that takes one (WhatsApp audio has none); else it goes first on its own.
-    const captioned = payload.attachments.findIndex((attachment) => mediaTypeOf(attachment) !== 'audio');
+    const { textFirst, captioned } = replyLayout(payload.content, payload.attachments);
     const parts: OutboundContent[] = [];
-    if (captioned < 0 && signed.trim()) parts.push({ kind: 'text', text: signed, linkPreview: null });
+    if (textFirst) parts.push({ kind: 'text', text: signed, linkPreview: null });
     for (const [index, attachment] of payload.attachments.entries()) {
       const file = await client.download(attachment.url, MAX_ATTACHMENT_BYTES);
       const fileId = await this.files.store(job.instanceId, file.data, file.mimetype, attachment.fileName || file.fileName, STAGED_TTL_MS);
@@ -720,10 +722,6 @@ export class ChatwootSync {
       throw error;
     }
   }
-}
-
-function mediaTypeOf(attachment: ChatwootAttachmentRef): 'image' | 'video' | 'audio' | 'document' {
-  return attachment.fileType === 'image' ? 'image' : attachment.fileType === 'video' ? 'video' : attachment.fileType === 'audio' ? 'audio' : 'document';
 }
 
 function mediaContent(attachment: ChatwootAttachmentRef, fileId: string, caption: string): OutboundContent {

@@ -61,8 +61,10 @@ describe(OutboundLedgerRepository.name, () => {
     expect(reserved.row).toMatchObject({ id: queued.id, status: 'Pending', text: 'Ana', trackId: 't-2' });
     expect(await relayedAt(queued.messageId)).toBeNull();
 
-    expect(await OutboundLedgerRepository.markRelayed(db.dataSource, lease, queued.messageId)).toBe(true);
+    expect(await OutboundLedgerRepository.markRelayed(db.dataSource, lease, queued.messageId)).toBe('relayed');
     expect(await relayedAt(queued.messageId)).not.toBeNull();
+    // A second request with the same id, reserved during the first one's typing delay, does not relay it again.
+    expect(await OutboundLedgerRepository.markRelayed(db.dataSource, lease, queued.messageId)).toBe('already');
   });
 
   it('should settle Sent only forward, and not fail a message that was delivered', async () => {
@@ -124,7 +126,7 @@ describe(OutboundLedgerRepository.name, () => {
     await OutboundLedgerRepository.reserve(db.dataSource, current, message, true);
     expect((await OutboundLedgerRepository.settle(db.dataSource, stale, message.messageId, { status: 'Sent' })).held).toBe(false);
     expect(await OutboundLedgerRepository.acked(db.dataSource, stale, [message.messageId])).toBe(false);
-    expect(await OutboundLedgerRepository.markRelayed(db.dataSource, stale, message.messageId)).toBe(false);
+    expect(await OutboundLedgerRepository.markRelayed(db.dataSource, stale, message.messageId)).toBe('fenced');
     expect((await messages.findOne(fencedId, message.messageId))!.status).toBe('Pending');
   });
 

@@ -299,15 +299,21 @@ export class OutboundLedgerRepository {
     return items.map((item) => ({ held: held.has(item.lease.instanceId), row: byKey.get(key(item.lease.instanceId, item.messageId)) ?? null }));
   }
 
-  /** Marks a reserved message relayed (a send with a typing delay reserves first, relays after). */
-  static async markRelayed(db: Queryable, lease: Lease, messageId: string): Promise<boolean> {
-    const rows: Array<{ held: number }> = await db.query(
+  /**
+   * Marks a reserved message relayed (a send with a typing delay reserves first, relays after): `relayed`
+   * for the one request that marks it, `already` when another request with the same id marked it first
+   * (it relays the message; this one must not), `fenced` when the lease is gone.
+   */
+  static async markRelayed(db: Queryable, lease: Lease, messageId: string): Promise<'relayed' | 'already' | 'fenced'> {
+    const rows: Array<{ held: number; marked: number }> = await db.query(
       `WITH ${LeaseRepository.fenceCte(1)},
-       marked AS (UPDATE messages SET relayed_at = now() WHERE instance_id = $1 AND message_id = $4 AND EXISTS (SELECT 1 FROM lease))
-       SELECT (SELECT count(*) FROM lease)::int AS held`,
+       marked AS (UPDATE messages SET relayed_at = now()
+                  WHERE instance_id = $1 AND message_id = $4 AND relayed_at IS NULL AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
+       SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM marked)::int AS marked`,
       [...LeaseRepository.fenceParams(lease), messageId],
     );
-    return Boolean(rows[0]?.held);
+    if (!rows[0]?.held) return 'fenced';
+    return rows[0].marked ? 'relayed' : 'already';
   }
 
   /**

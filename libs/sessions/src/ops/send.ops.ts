@@ -94,11 +94,18 @@ export function sendOps({ ledger, builder, chats, logger }: SendOpsDependencies)
           async () => (await chats.findByJid(request.instanceId, request.chatJid))?.ephemeralExpiration ?? 0,
         );
     const ack = waitForAck(socket, request.messageId);
-    if (typing)
-      await ledger.markRelayed(session.lease, request).catch((error: unknown) => {
+    if (typing) {
+      // Another request with this id (a retry, a failover resend) may have come during the delay: only
+      // the one that marks the id relayed sends it; the other answers with the stored row.
+      const marked = await ledger.markRelayed(session.lease, request).catch((error: unknown) => {
         ack.cancel();
         throw error;
       });
+      if (marked.alreadyRelayed) {
+        ack.cancel();
+        return SendLedger.record(marked.alreadyRelayed, owner);
+      }
+    }
     try {
       if (built.kind === 'proto') {
         if (expiration) withExpiration(built.message, expiration);

@@ -79,8 +79,18 @@ export class SendLedger {
     return { alreadyRelayed: stored };
   }
 
-  async markRelayed(lease: Lease, request: SendRequest): Promise<void> {
-    if (!(await OutboundLedgerRepository.markRelayed(this.dataSource, lease, request.messageId))) throw new FencedOutError(lease.instanceId);
+  /**
+   * Marks a reserved id relayed just before it reaches the network. Returns the stored row when another
+   * request with the same id marked it first (during this one's typing delay): the caller answers with it
+   * and sends nothing, as for an id relayed before its reserve.
+   */
+  async markRelayed(lease: Lease, request: SendRequest): Promise<{ alreadyRelayed: MessageRow | null }> {
+    const marked = await OutboundLedgerRepository.markRelayed(this.dataSource, lease, request.messageId);
+    if (marked === 'fenced') throw new FencedOutError(lease.instanceId);
+    if (marked === 'relayed') return { alreadyRelayed: null };
+    const stored = await this.relayedBefore(request.instanceId, request.messageId);
+    if (!stored) throw new Error(`message ${request.messageId} was marked relayed but is not stored`);
+    return { alreadyRelayed: stored };
   }
 
   /** The server acked (Sent) or refused (Failed with `error`); a message already further along stays. */

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, RpcError, type InstanceRpc } from '@gw/contracts';
-import { decodePatches, decodeSyncdSnapshot, extractSyncdPatches, newLTHashState, proto, S_WHATSAPP_NET, toNumber } from '@whiskeysockets/baileys';
+import { proto, toNumber } from '@whiskeysockets/baileys';
 import type { ChatMutation, LTHashState, WASocket } from '@whiskeysockets/baileys';
+import { readAppStateCollection } from './app-state-collection';
 
 /**
  * Chat notes of WhatsApp Business: app-state `note_edit` mutations (index `['note_edit', noteId]`,
@@ -15,16 +16,14 @@ type ChatNote = InstanceRpc['chat.notes.edit']['reply']['note'];
 export const NOTES_COLLECTION = 'regular_low';
 const NOTE_INDEX = 'note_edit';
 const NOTE_ACTION_VERSION = 7;
-/** More rounds than any collection needs (WhatsApp sends up to a few hundred patches per answer). */
-const MAX_ROUNDS = 50;
 
 export const HISTORY_SYNC_CONFLICT = 'history sync still in progress, try again in a moment';
 
 type Socket = Pick<WASocket, 'authState' | 'query' | 'appPatch'>;
 
-function appStateKeyOf(socket: Socket) {
+/** The app-state key arrives with the history sync: until then nothing can be read or written (409). */
+function appStateKeyOf(socket: Socket): void {
   if (!socket.authState.creds.myAppStateKeyId) throw new RpcError(ErrorCode.Conflict, HISTORY_SYNC_CONFLICT);
-  return async (keyId: string) => (await socket.authState.keys.get('app-state-sync-key', [keyId]))[keyId];
 }
 
 /** The note a mutation carries, or null when it is no note. */
@@ -57,43 +56,18 @@ const reads = new WeakMap<object, NotesRead>();
  * read. Baileys' own sync state is not touched.
  */
 export async function readNotes(socket: Socket, force: boolean): Promise<ChatNote[]> {
-  const getKey = appStateKeyOf(socket);
+  appStateKeyOf(socket);
   const previous = force ? undefined : reads.get(socket);
-  let state: LTHashState = previous ? { ...previous.state, indexValueMap: { ...previous.state.indexValueMap } } : newLTHashState();
   const notes = new Map(previous?.notes ?? []);
-  const take = (mutations: ChatMutation[]) => {
-    for (const mutation of mutations) {
-      const note = noteOf(mutation);
-      if (note) notes.set(note.noteId, note);
-    }
-  };
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    const result = await socket.query({
-      tag: 'iq',
-      attrs: { to: S_WHATSAPP_NET, xmlns: 'w:sync:app:state', type: 'set' },
-      content: [
-        {
-          tag: 'sync',
-          attrs: {},
-          content: [{ tag: 'collection', attrs: { name: NOTES_COLLECTION, version: String(state.version), return_snapshot: String(state.version === 0) } }],
-        },
-      ],
-    });
-    const decoded = (await extractSyncdPatches(result, {}))[NOTES_COLLECTION];
-    if (!decoded) break;
-    if (decoded.snapshot) {
-      const snapshot = await decodeSyncdSnapshot(NOTES_COLLECTION, decoded.snapshot, getKey, undefined, false);
-      state = snapshot.state;
-      notes.clear();
-      take(Object.values(snapshot.mutationMap));
-    }
-    if (decoded.patches.length) {
-      const patched = await decodePatches(NOTES_COLLECTION, decoded.patches, state, getKey, {}, undefined, undefined, false);
-      state = patched.state;
-      take(Object.values(patched.mutationMap));
-    }
-    if (!decoded.hasMorePatches) break;
-  }
+  const state = await readAppStateCollection(socket, NOTES_COLLECTION, previous?.state, {
+    snapshot: () => notes.clear(),
+    take: (mutations) => {
+      for (const mutation of mutations) {
+        const note = noteOf(mutation);
+        if (note) notes.set(note.noteId, note);
+      }
+    },
+  });
   reads.set(socket, { state, notes });
   return [...notes.values()];
 }

@@ -1,20 +1,17 @@
 import { ErrorCode, RpcError, type WhatsAppQuickReply } from '@gw/contracts';
-import { decodePatches, decodeSyncdSnapshot, extractSyncdPatches, newLTHashState, S_WHATSAPP_NET } from '@whiskeysockets/baileys';
 import type { ChatMutation, LTHashState, WASocket } from '@whiskeysockets/baileys';
+import { readAppStateCollection } from './app-state-collection';
 import { HISTORY_SYNC_CONFLICT } from './chat-notes';
 
 /**
  * Reading WhatsApp Business quick replies: app-state `quick_reply` mutations (index `['quick_reply', id]`,
  * `SyncActionValue.quickReplyAction {shortcut, message, keywords, count, deleted}`) in the `regular`
- * collection. rc14 decodes the collection but drops these mutations (no event), so they are read here
- * with its own codec, apart from its sync state (reading never moves the versions Baileys keeps), from
- * where the last read of this worker stopped. Both the `quickreply.*` ops and the inbound handler (the
+ * collection. rc14 decodes the collection but drops these mutations (no event), so they are read
+ * beside it (`readAppStateCollection`), from where the last read through the socket stopped. Both the `quickreply.*` ops and the inbound handler (the
  * phone changed the collection: server_sync) read through here, sharing the read state.
  */
 export const QUICK_REPLY_COLLECTION = 'regular';
-const COLLECTION = QUICK_REPLY_COLLECTION;
 const INDEX = 'quick_reply';
-const MAX_ROUNDS = 50;
 
 type Socket = Pick<WASocket, 'authState' | 'query'>;
 
@@ -50,34 +47,15 @@ export async function readQuickReplies(socket: Socket): Promise<WhatsAppQuickRep
 }
 
 async function readFrom(socket: Socket): Promise<WhatsAppQuickReply[]> {
-  const getKey = async (keyId: string) => (await socket.authState.keys.get('app-state-sync-key', [keyId]))[keyId];
-  const known = readState.get(socket) ?? { state: newLTHashState(), latest: new Map<string, ChatMutation>() };
-  let state = known.state;
-  const latest = new Map(known.latest);
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    const result = await socket.query({
-      tag: 'iq',
-      attrs: { to: S_WHATSAPP_NET, xmlns: 'w:sync:app:state', type: 'set' },
-      content: [
-        { tag: 'sync', attrs: {}, content: [{ tag: 'collection', attrs: { name: COLLECTION, version: String(state.version), return_snapshot: 'false' } }] },
-      ],
-    });
-    const decoded = (await extractSyncdPatches(result, {}))[COLLECTION];
-    if (!decoded) break;
-    if (decoded.snapshot) {
-      // A snapshot replaces everything read before.
-      const snapshot = await decodeSyncdSnapshot(COLLECTION, decoded.snapshot, getKey, undefined, false);
-      state = snapshot.state;
-      latest.clear();
-      for (const mutation of Object.values(snapshot.mutationMap)) latest.set(mutation.index.join('\u0000'), mutation);
-    }
-    if (decoded.patches.length) {
-      const patched = await decodePatches(COLLECTION, decoded.patches, state, getKey, {}, undefined, undefined, false);
-      state = patched.state;
-      for (const mutation of Object.values(patched.mutationMap)) latest.set(mutation.index.join('\u0000'), mutation);
-    }
-    if (!decoded.hasMorePatches) break;
-  }
+  const known = readState.get(socket);
+  // By index: the last mutation of each wins.
+  const latest = new Map(known?.latest ?? []);
+  const state = await readAppStateCollection(socket, QUICK_REPLY_COLLECTION, known?.state, {
+    snapshot: () => latest.clear(),
+    take: (mutations) => {
+      for (const mutation of mutations) latest.set(mutation.index.join('\u0000'), mutation);
+    },
+  });
   // Only the quick replies are kept between reads.
   for (const [key, mutation] of latest) if (quickReplyOf(mutation) === undefined) latest.delete(key);
   readState.set(socket, { state, latest });

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions } from '@gw/bus';
 import { ChatwootSync, JobKind, whatsappIdsOf } from '@gw/chatwoot';
-import { ChatwootRepository, FileRepository, LidMappingRepository } from '@gw/persistence';
+import { ChatwootRepository, FileRepository, LidMappingRepository, openDatabase } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { ChatwootStack } from './support/chatwoot-stack';
 import { nextPhone, sleep, waitFor } from './support/stack';
@@ -704,13 +704,15 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
     it("should send an agent's reply once when the runner dies right after WhatsApp took it (its claim lapses, another runner retries)", async () => {
       await stack.sync!.stop();
       const ds = stack.db.dataSource;
-      // A runner that dies the moment the worker has sent its message: the job stays claimed, never finished.
+      // A runner that dies the moment the worker has sent its message: the job stays claimed, never
+      // finished, and its claim is no longer renewed (its database connections are gone with it).
       const dying = new DyingBus(stack.bus);
+      const own = await openDatabase({ url: stack.db.url, schema: stack.db.schema, poolSize: 3 });
       const doomed = new ChatwootSync(
-        ds,
-        new ChatwootRepository(ds),
-        new LidMappingRepository(ds),
-        new FileRepository(ds),
+        own,
+        new ChatwootRepository(own),
+        new LidMappingRepository(own),
+        new FileRepository(own),
         dying,
         ChatwootStack.syncConfig({ runnerId: 'doomed', claimMs: 1_000 }),
         createLogger('chatwoot-doomed', process.env.TEST_LOG_LEVEL ?? 'silent'),
@@ -732,6 +734,7 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
         );
       } finally {
         void doomed.stop(); // (its loop never ends: it is dead)
+        await own.destroy();
       }
       const job = () =>
         ds.query(`SELECT attempts, outcome, done_at FROM chatwoot_jobs WHERE instance_id = $1 AND dedupe_key = $2`, [instance.id, `cw:${cwMessageId}:send`]);
@@ -742,6 +745,45 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       await sleep(300);
       expect((await stack.inbox(carla, 500)).filter((entry) => entry.id === waId)).toHaveLength(1);
       expect(cw.messages.filter((message) => message.content === 'resposta antes da queda')).toHaveLength(1);
+    });
+
+    it('should not copy twice when a call to Chatwoot outlasts the claim (the claim is renewed while the job runs)', async () => {
+      await stack.sync!.stop();
+      stack.startSync({ claimMs: 600 });
+      // A second runner (another process's) beside it, which would take over a lapsed claim.
+      const ds = stack.db.dataSource;
+      const other = new ChatwootSync(
+        ds,
+        new ChatwootRepository(ds),
+        new LidMappingRepository(ds),
+        new FileRepository(ds),
+        stack.bus,
+        ChatwootStack.syncConfig({ runnerId: 'other', claimMs: 600 }),
+        createLogger('chatwoot-other', process.env.TEST_LOG_LEVEL ?? 'silent'),
+      );
+      other.start();
+      const before = cw.requests.length;
+      cw.hang();
+      try {
+        await sayInOrder(['devagar']);
+        await waitFor(
+          async () => cw.requests.length,
+          (count) => count > before,
+          10_000,
+          'a call held',
+        );
+        // Held three claim lengths: without renewal the other runner would take the lapsed job and copy it a second time.
+        await sleep(1_800);
+      } finally {
+        cw.release();
+      }
+      await stack.settled(instance.id);
+      await other.stop();
+      expect(texts().filter((text) => text === 'devagar')).toHaveLength(1);
+      const [job] = await stack.db.dataSource.query(`SELECT attempts FROM chatwoot_jobs WHERE instance_id = $1 AND payload->'message'->>'text' = 'devagar'`, [
+        instance.id,
+      ]);
+      expect(job).toEqual({ attempts: 1 });
     });
   });
 });

@@ -196,8 +196,28 @@ export class ChatwootSync {
     }
   }
 
-  /** Performs one claimed job and records the outcome (done, given up, or retried later). */
+  /** Performs one claimed job, its claim renewed meanwhile. */
   private async run(job: ChatwootJob): Promise<void> {
+    // A job may outlast its claim (a large media download, a slow Chatwoot): the claim is renewed while it
+    // runs, so no runner takes it over and does it a second time alongside. Only a dead runner's lapses.
+    const heartbeat = setInterval(
+      () => {
+        this.repository
+          .extendClaim(job, this.config.claimMs)
+          .catch((error: unknown) => this.logger.warn({ err: error, jobId: job.id }, 'renewing a chatwoot job claim failed'));
+      },
+      Math.max(100, Math.floor(this.config.claimMs / 3)),
+    );
+    heartbeat.unref();
+    try {
+      await this.attempt(job);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  /** One try of a job, and its outcome recorded (done, given up, or retried later). */
+  private async attempt(job: ChatwootJob): Promise<void> {
     try {
       const config = await this.repository.findConfig(job.instanceId);
       if (!config || !config.enabled) {

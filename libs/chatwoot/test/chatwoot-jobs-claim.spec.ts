@@ -114,5 +114,22 @@ describe(ChatwootRepository.name, () => {
       expect(await sut.finish(taken, 'done')).toBe(true);
       expect(await sut.pending(instanceId)).toEqual([]);
     });
+
+    it('should keep a job from others while its claim is renewed, and say when the claim was lost', async () => {
+      await enqueue([{ lane: 'a', key: 'a1' }]);
+      const [slow] = await sut.claim('slow', 10, 200);
+      for (let n = 0; n < 3; n++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(await sut.extendClaim(slow, 200)).toBe(true);
+      }
+      // 300 ms after the claim, past its first 200: still the slow runner's.
+      expect(await sut.claim('other', 10, 200)).toEqual([]);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      const [taken] = await sut.claim('other', 10, 30_000);
+      expect(taken).toMatchObject({ dedupeKey: 'a1', claimedBy: 'other' });
+      expect(await sut.extendClaim(slow, 200)).toBe(false);
+      expect(await sut.finish(taken, 'done')).toBe(true);
+      expect(await sut.extendClaim(taken, 200)).toBe(false);
+    });
   });
 });

@@ -270,6 +270,16 @@ export class ChatwootRepository {
     return rows.length > 0;
   }
 
+  /** The job is still being worked on: its claim runs `claimMs` from now. False when the claim was lost (finished, or lapsed and taken). */
+  async extendClaim(job: ChatwootJob, claimMs: number): Promise<boolean> {
+    const rows: Raw[] = await this.dataSource.query(
+      `WITH kept AS (UPDATE chatwoot_jobs SET claimed_until = now() + ($3 || ' milliseconds')::interval
+         WHERE id = $1 AND claimed_by = $2 AND done_at IS NULL RETURNING id) SELECT * FROM kept`,
+      [job.id, job.claimedBy, String(claimMs)],
+    );
+    return rows.length > 0;
+  }
+
   /** The try failed: the job (and its lane behind it) waits `delayMs`, then is due again. */
   async retryLater(job: ChatwootJob, delayMs: number, error: string): Promise<void> {
     await this.dataSource.query(

@@ -84,17 +84,40 @@ export function matchesLead(trigger: Pick<TriggerSettings, 'lead_field' | 'lead_
  *   words and lead condition match starts one.
  */
 export async function admitEvents(manager: EntityManager, instanceId: string, events: OutboxRow[], options: AdmissionOptions): Promise<AdmissionResult[]> {
-  const settings = await ChatbotRepository.settingsWithin(manager, instanceId);
-  if (!settings?.enabled) return events.map(() => ({ action: 'ignored', reason: 'chatbot disabled' }) as const);
+  // Settings, triggers and agents: one statement per batch (admission changes none of them), and only
+  // once an event needs them (most events of a round are ours: the answer, its receipts, ai_metadata).
+  let loaded: Promise<BatchContext | null> | undefined;
+  const context = () =>
+    (loaded ??= ChatbotRepository.admissionContextWithin(manager, instanceId).then(({ settings, triggers, agents }) =>
+      settings?.enabled
+        ? {
+            settings,
+            triggers: triggers.map(triggerOf).filter((trigger) => trigger.active && (trigger.type === 'agent' || trigger.type === 'quickreply')),
+            agents: new Map(agents.map((row) => [row.id, agentOf(row)])),
+          }
+        : null,
+    ));
   const results: AdmissionResult[] = [];
   for (const event of events) {
     if (event.eventType !== 'messages') continue;
-    results.push(await admitOne(manager, settings, event, options));
+    results.push(await admitOne(manager, context, event, options));
   }
   return results;
 }
 
-async function admitOne(manager: EntityManager, settings: ChatbotInstanceSettings, event: OutboxRow, options: AdmissionOptions): Promise<AdmissionResult> {
+interface BatchContext {
+  settings: ChatbotInstanceSettings;
+  /** The active agent and quick-reply triggers. */
+  triggers: Array<Stored<TriggerSettings>>;
+  agents: Map<string, ReturnType<typeof agentOf>>;
+}
+
+async function admitOne(
+  manager: EntityManager,
+  context: () => Promise<BatchContext | null>,
+  event: OutboxRow,
+  options: AdmissionOptions,
+): Promise<AdmissionResult> {
   const now = options.now?.() ?? Date.now();
   const payload = event.payload as Json;
   const message = (payload.message ?? {}) as Json;
@@ -107,8 +130,11 @@ async function admitOne(manager: EntityManager, settings: ChatbotInstanceSetting
   if (payload.chatSource !== undefined && payload.chatSource !== 'updated') return { action: 'ignored', reason: 'not a new message' };
   if (message.ai_metadata && Object.keys(message.ai_metadata as Json).length) return { action: 'ignored', reason: 'a message the chatbot recorded' };
 
+  if (message.fromMe === true && message.wasSentByApi === true) return { action: 'ignored', reason: 'sent through the API' };
+  const batch = await context();
+  if (!batch) return { action: 'ignored', reason: 'chatbot disabled' };
+  const { settings, triggers, agents } = batch;
   if (message.fromMe === true) {
-    if (message.wasSentByApi === true) return { action: 'ignored', reason: 'sent through the API' };
     const minutes = settings.stopWhenYouSendMsg || settings.stopMinutes || options.defaultPauseMinutes;
     const until = Math.floor(now / 1000) + minutes * 60;
     await ChatbotRepository.pauseChatWithin(manager, settings.instanceId, chatId, until, 'paused: a person answered from the phone');
@@ -128,18 +154,14 @@ async function admitOne(manager: EntityManager, settings: ChatbotInstanceSetting
     await ChatbotRepository.pauseChatWithin(manager, settings.instanceId, chatId, until, 'paused: the contact sent the stop word');
     return { action: 'paused', reason: 'stop word', until };
   }
-  const disabledUntil = await ChatbotRepository.disabledUntilWithin(manager, settings.instanceId, chatId);
+  // The chat's pause and running conversation: one statement.
+  const { disabledUntil, state } = await ChatbotRepository.chatContextWithin(manager, settings.instanceId, chatId);
   if (disabledUntil * 1000 > now) return { action: 'ignored', reason: 'chatbot_disableUntil' };
 
-  const triggers = (await ChatbotRepository.listWithin(manager, settings.instanceId, 'trigger'))
-    .map(triggerOf)
-    .filter((trigger) => trigger.active && (trigger.type === 'agent' || trigger.type === 'quickreply'));
-  const agents = new Map((await ChatbotRepository.listWithin(manager, settings.instanceId, 'agent')).map((row) => [row.id, agentOf(row)]));
   const usable = (trigger: Stored<TriggerSettings>) =>
     (trigger.type !== 'agent' || agents.has(trigger.agent_id)) && !(isGroup && trigger.ignoreGroups) && matchesLead(trigger, chat);
 
   let chosen: Stored<TriggerSettings> | undefined;
-  const state = await ChatbotRepository.chatStateWithin(manager, settings.instanceId, chatId);
   if (state) {
     const running = triggers.find((trigger) => trigger.id === state.triggerId);
     const window = (agents.get(running?.agent_id ?? '')?.contextTimeWindow_hours || 24) * 3_600_000;

@@ -186,7 +186,7 @@ export class ChatbotRunner {
   private async execute(round: ChatbotRoundRow): Promise<void> {
     const claimedAt = Date.now();
     // One statement: each is a round trip on the way to the model.
-    const { settings, disabledUntil, trigger, agent, functions } = await this.rounds.roundContext(
+    const { settings, disabledUntil, trigger, agent, functions, hasKnowledge } = await this.rounds.roundContext(
       round.instanceId,
       round.chatId,
       round.triggerId,
@@ -198,7 +198,7 @@ export class ChatbotRunner {
     if (!settings || (!settings.enabled && !plan)) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot disabled');
     if (!plan) {
       if (disabledUntil * 1000 > Date.now()) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot_disableUntil');
-      plan = await this.plan(round, turn, settings.openaiApikey, trigger, agent, functions);
+      plan = await this.plan(round, turn, settings.openaiApikey, trigger, agent, functions, hasKnowledge);
       if (!plan) return this.rounds.cancel(round.id, this.runnerId, 'canceled: the trigger or agent is gone');
       if (this.killed || !(await this.rounds.storePlan(round.id, this.runnerId, plan as unknown as Record<string, unknown>))) return;
     }
@@ -254,6 +254,7 @@ export class ChatbotRunner {
     triggerRow: ChatbotRecordRow | null,
     agentRow: ChatbotRecordRow | null,
     functionRows: ChatbotRecordRow[],
+    hasKnowledge: boolean,
   ): Promise<RoundPlan | null> {
     if (!triggerRow) return null;
     const trigger = triggerOf(triggerRow);
@@ -274,7 +275,7 @@ export class ChatbotRunner {
         windowHours: agent.contextTimeWindow_hours,
       }),
       this.quickReplies.list(round.instanceId),
-      this.knowledge.retrieve(round.instanceId, question, openaiApikey).catch((error: unknown) => {
+      this.knowledge.retrieve(round.instanceId, question, openaiApikey, hasKnowledge).catch((error: unknown) => {
         this.logger.warn({ err: error, instanceId: round.instanceId }, 'knowledge retrieval failed; answering without it');
         return [];
       }),

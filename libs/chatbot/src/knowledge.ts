@@ -219,8 +219,9 @@ export class KnowledgeIndexer {
     }
   }
 
-  async retrieve(instanceId: string, question: string, openaiApikey: string): Promise<RetrievedChunk[]> {
-    if (!question.trim() || !(await this.records.hasChunks(instanceId))) return [];
+  /** `hasChunks`: whether the instance has any knowledge stored, when the caller read it already (asked here when absent). */
+  async retrieve(instanceId: string, question: string, openaiApikey: string, hasChunks?: boolean): Promise<RetrievedChunk[]> {
+    if (!question.trim() || !(hasChunks ?? (await this.records.hasChunks(instanceId)))) return [];
     const [vector] = await this.embed([question], openaiApikey);
     return this.records.nearestChunks(instanceId, vector, TOP_K, openaiApikey ? MIN_SCORE.openai : MIN_SCORE.local);
   }

@@ -174,14 +174,14 @@ describe('admission', () => {
     chatbot_ignore_groups: true,
     chatbot_stop_conversation: 'parar',
   };
-  /** A manager that answers the settings query and records every other statement. */
+  /** A manager that answers the batch's settings query (no triggers, no agents), the chat's pause query, and records every statement. */
   const manager = () => {
     const statements: string[] = [];
     return {
       statements,
       query: async (sql: string) => {
         statements.push(sql);
-        if (sql.includes('FROM instances')) return [settings];
+        if (sql.includes('FROM instances')) return [{ settings, records: null }];
         if (sql.includes('chatbot_disableUntil') && sql.startsWith('SELECT')) return [{ until: null }];
         return [];
       },

@@ -303,52 +303,80 @@ export class ChatbotRepository {
       [input.instanceId, input.messageId],
     );
     if (!fresh.length) return null;
-    const params = [input.instanceId, input.chatId, input.agentId, JSON.stringify([input.input]), JSON.stringify(input.envelope), input.delaySeconds];
-    const joined: Raw[] = await manager.query(
+    // One statement for the rest: join the chat's round still gathering or start one, link the input to
+    // it, set the chat record's chatbot_lastTrigger_id / chatbot_lastTriggerAt (no chats event of its
+    // own: the message's follows) and the chat's running conversation.
+    const rows: Raw[] = await manager.query(
       `WITH joined AS (
          UPDATE chatbot_rounds SET inputs = inputs || $4::jsonb, envelope = $5::jsonb,
            due_at = greatest(due_at, clock_timestamp() + $6 * interval '1 second'), updated_at = now()
          WHERE id = (SELECT id FROM chatbot_rounds WHERE instance_id = $1 AND chat_id = $2 AND agent_id = $3 AND status = 'gathering' ORDER BY id DESC LIMIT 1)
            AND status = 'gathering'
-         RETURNING id)
-       SELECT id FROM joined`,
-      params,
+         RETURNING id),
+       created AS (
+         INSERT INTO chatbot_rounds (instance_id, chat_id, agent_id, trigger_id, inputs, envelope, due_at)
+         SELECT $1, $2, $3, $7, $4::jsonb, $5::jsonb, clock_timestamp() + $6 * interval '1 second' WHERE NOT EXISTS (SELECT 1 FROM joined)
+         RETURNING id),
+       round AS (SELECT id FROM joined UNION ALL SELECT id FROM created),
+       linked AS (UPDATE chatbot_inputs SET round_id = (SELECT id FROM round) WHERE instance_id = $1 AND message_id = $8 RETURNING 1),
+       lead AS (
+         UPDATE chats SET lead = lead || jsonb_build_object('chatbot_lastTrigger_id', $7::text, 'chatbot_lastTriggerAt', extract(epoch FROM now())::bigint)
+         WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) RETURNING 1),
+       state AS (
+         INSERT INTO chatbot_chat_state (instance_id, chat_id, trigger_id, agent_id, last_trigger_at) VALUES ($1, $2, $7, $3, now())
+         ON CONFLICT (instance_id, chat_id) DO UPDATE SET trigger_id = EXCLUDED.trigger_id, agent_id = EXCLUDED.agent_id, last_trigger_at = now()
+         RETURNING 1)
+       SELECT id FROM round`,
+      [
+        input.instanceId,
+        input.chatId,
+        input.agentId,
+        JSON.stringify([input.input]),
+        JSON.stringify(input.envelope),
+        input.delaySeconds,
+        input.triggerId,
+        input.messageId,
+      ],
     );
-    let roundId = joined.length ? String(joined[0].id) : null;
-    if (!roundId) {
-      const created: Raw[] = await manager.query(
-        `INSERT INTO chatbot_rounds (instance_id, chat_id, agent_id, trigger_id, inputs, envelope, due_at)
-         VALUES ($1, $2, $3, $7, $4::jsonb, $5::jsonb, clock_timestamp() + $6 * interval '1 second') RETURNING id`,
-        [...params, input.triggerId],
-      );
-      roundId = String(created[0].id);
-    }
-    await manager.query(`UPDATE chatbot_inputs SET round_id = $3 WHERE instance_id = $1 AND message_id = $2`, [input.instanceId, input.messageId, roundId]);
-    // The chat record's chatbot_lastTrigger_id / chatbot_lastTriggerAt (no chats event of its own: the message's follows).
-    await manager.query(
-      `UPDATE chats SET lead = lead || jsonb_build_object('chatbot_lastTrigger_id', $3::text, 'chatbot_lastTriggerAt', extract(epoch FROM now())::bigint)
-       WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)`,
-      [input.instanceId, input.chatId, input.triggerId],
-    );
-    await manager.query(
-      `INSERT INTO chatbot_chat_state (instance_id, chat_id, trigger_id, agent_id, last_trigger_at) VALUES ($1, $2, $3, $4, now())
-       ON CONFLICT (instance_id, chat_id) DO UPDATE SET trigger_id = EXCLUDED.trigger_id, agent_id = EXCLUDED.agent_id, last_trigger_at = now()`,
-      [input.instanceId, input.chatId, input.triggerId, input.agentId],
-    );
-    return roundId;
+    return String(rows[0].id);
   }
 
-  static async chatStateWithin(manager: EntityManager, instanceId: string, chatId: string): Promise<ChatbotChatState | null> {
-    const rows: Raw[] = await manager.query(`SELECT * FROM chatbot_chat_state WHERE instance_id = $1 AND chat_id = $2`, [instanceId, chatId]);
-    return rows.length
-      ? { triggerId: rows[0].trigger_id as string, agentId: rows[0].agent_id as string, lastTriggerAt: rows[0].last_trigger_at as Date }
-      : null;
+  /** What admission reads once per batch of events: the instance's settings, triggers and agents, in one statement. */
+  static async admissionContextWithin(
+    manager: Pick<EntityManager, 'query'>,
+    instanceId: string,
+  ): Promise<{ settings: ChatbotInstanceSettings | null; triggers: ChatbotRecordRow[]; agents: ChatbotRecordRow[] }> {
+    const [row]: Array<{ settings: Raw | null; records: Raw[] | null }> = await manager.query(
+      `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
+         (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r WHERE r.instance_id = $1 AND r.kind IN ('trigger', 'agent')) AS records`,
+      [instanceId],
+    );
+    const records = (row?.records ?? []).map(toRecordRow);
+    return {
+      settings: row?.settings ? toSettings(row.settings) : null,
+      triggers: records.filter((record) => record.kind === 'trigger'),
+      agents: records.filter((record) => record.kind === 'agent'),
+    };
   }
 
-  /** The instance's records of one kind, read inside the follower's transaction. */
-  static async listWithin(manager: EntityManager, instanceId: string, kind: ChatbotKind): Promise<ChatbotRecordRow[]> {
-    const rows: Raw[] = await manager.query(`SELECT * FROM chatbot_records WHERE instance_id = $1 AND kind = $2 ORDER BY created_at, id`, [instanceId, kind]);
-    return rows.map(toRecordRow);
+  /** What admission reads per message, in one statement: the chat's `chatbot_disableUntil` and its running conversation. */
+  static async chatContextWithin(
+    manager: Pick<EntityManager, 'query'>,
+    instanceId: string,
+    chatId: string,
+  ): Promise<{ disabledUntil: number; state: ChatbotChatState | null }> {
+    const [row]: Array<{ until: string | null; trigger_id: string | null; agent_id: string | null; last_trigger_at: Date | null }> = await manager.query(
+      `SELECT (SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
+                 FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)) AS until,
+              s.trigger_id, s.agent_id, s.last_trigger_at
+       FROM (SELECT 1) one LEFT JOIN chatbot_chat_state s ON s.instance_id = $1 AND s.chat_id = $2`,
+      [instanceId, chatId],
+    );
+    return {
+      disabledUntil: Number(row?.until ?? 0),
+      state:
+        row?.trigger_id != null && row.last_trigger_at ? { triggerId: row.trigger_id, agentId: row.agent_id ?? '', lastTriggerAt: row.last_trigger_at } : null,
+    };
   }
 
   /**
@@ -384,13 +412,10 @@ export class ChatbotRepository {
     return Number(rows[0]?.until ?? 0);
   }
 
-  disabledUntil(instanceId: string, chatId: string): Promise<number> {
-    return ChatbotRepository.disabledUntilWithin(this.dataSource, instanceId, chatId);
-  }
-
   /**
    * What a runner reads before it plans a round, in one statement: the instance's settings, the chat's
-   * `chatbot_disableUntil`, the round's trigger and agent, and the instance's functions.
+   * `chatbot_disableUntil`, the round's trigger and agent, the instance's functions, and whether it has
+   * any knowledge stored.
    */
   async roundContext(
     instanceId: string,
@@ -403,13 +428,15 @@ export class ChatbotRepository {
     trigger: ChatbotRecordRow | null;
     agent: ChatbotRecordRow | null;
     functions: ChatbotRecordRow[];
+    hasKnowledge: boolean;
   }> {
-    const [row]: Array<{ settings: Raw | null; until: string | null; records: Raw[] | null }> = await this.dataSource.query(
+    const [row]: Array<{ settings: Raw | null; until: string | null; records: Raw[] | null; has_knowledge: boolean }> = await this.dataSource.query(
       `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
          (SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
             FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)) AS until,
          (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r
-            WHERE r.instance_id = $1 AND ((r.kind = 'trigger' AND r.id = $3) OR (r.kind = 'agent' AND r.id = $4) OR r.kind = 'function')) AS records`,
+            WHERE r.instance_id = $1 AND ((r.kind = 'trigger' AND r.id = $3) OR (r.kind = 'agent' AND r.id = $4) OR r.kind = 'function')) AS records,
+         EXISTS (SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1) AS has_knowledge`,
       [instanceId, chatId, triggerId, agentId],
     );
     const records = (row?.records ?? []).map(toRecordRow);
@@ -419,6 +446,7 @@ export class ChatbotRepository {
       trigger: records.find((record) => record.kind === 'trigger') ?? null,
       agent: agentId ? (records.find((record) => record.kind === 'agent') ?? null) : null,
       functions: records.filter((record) => record.kind === 'function'),
+      hasKnowledge: row?.has_knowledge === true,
     };
   }
 
@@ -460,14 +488,6 @@ export class ChatbotRepository {
       [runner, claimMs, limit],
     );
     return { rounds: rows.filter((row) => row.id !== null).map(toRoundRow), nextDue: (rows[0]?.next_due as Date | null) ?? null };
-  }
-
-  /** When the next round falls due (null: none open), so a runner can sleep until then. */
-  async nextDue(): Promise<Date | null> {
-    const rows: Array<{ due: Date | null }> = await this.dataSource.query(
-      `SELECT min(CASE WHEN status = 'gathering' THEN due_at ELSE greatest(due_at, claimed_until) END) AS due FROM chatbot_rounds WHERE status IN ${OPEN}`,
-    );
-    return rows[0]?.due ?? null;
   }
 
   /** Extends `runner`'s claim; false when it is no longer the runner's. */

@@ -1,3 +1,4 @@
+import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 
@@ -14,40 +15,23 @@ const Numeric = () =>
     return value;
   });
 
+/** An optional whole number from `min` to `max` (a numeric string too), refused with one message naming the range. */
+const OptionalInteger = (field: string, min: number, max = Number.MAX_SAFE_INTEGER): PropertyDecorator => {
+  const message = max === Number.MAX_SAFE_INTEGER ? `${field} must be an integer of ${min} or more` : `${field} must be an integer between ${min} and ${max}`;
+  return applyDecorators(Numeric(), IsOptional(), IsInt({ message }), Min(min, { message }), Max(max, { message }));
+};
+
 /**
  * `POST /contacts/list`: a page of the contacts (limit 1 to 1000, default 100) of one scope (default
  * `address_book`), by `limit`/`offset` or (older clients) `page` (from 1) and `pageSize`.
  */
 export class ContactListDto {
-  @Numeric()
-  @IsOptional()
-  @IsInt({ message: 'limit must be an integer between 1 and 1000' })
-  @Min(1, { message: 'limit must be an integer between 1 and 1000' })
-  @Max(1000, { message: 'limit must be an integer between 1 and 1000' })
-  limit?: number;
-
-  @Numeric()
-  @IsOptional()
-  @IsInt({ message: 'offset must be an integer of 0 or more' })
-  @Min(0, { message: 'offset must be an integer of 0 or more' })
-  @Max(Number.MAX_SAFE_INTEGER, { message: 'offset must be an integer of 0 or more' })
-  offset?: number;
-
+  @OptionalInteger('limit', 1, 1000) limit?: number;
+  @OptionalInteger('offset', 0) offset?: number;
   /** The older paging: the page, from 1. */
-  @Numeric()
-  @IsOptional()
-  @IsInt({ message: 'page must be an integer of 1 or more' })
-  @Min(1, { message: 'page must be an integer of 1 or more' })
-  @Max(Number.MAX_SAFE_INTEGER, { message: 'page must be an integer of 1 or more' })
-  page?: number;
-
-  /** The older paging: contacts per page (1 to 1000). */
-  @Numeric()
-  @IsOptional()
-  @IsInt({ message: 'pageSize must be an integer between 1 and 1000' })
-  @Min(1, { message: 'pageSize must be an integer between 1 and 1000' })
-  @Max(1000, { message: 'pageSize must be an integer between 1 and 1000' })
-  pageSize?: number;
+  @OptionalInteger('page', 1) page?: number;
+  /** The older paging: contacts per page. */
+  @OptionalInteger('pageSize', 1, 1000) pageSize?: number;
 
   @IsOptional() @IsString({ message: CONTACT_SCOPE_MESSAGE }) @IsIn(CONTACT_SCOPES, { message: CONTACT_SCOPE_MESSAGE }) contactScope?: ContactScopeName;
 }

@@ -99,7 +99,7 @@ describe('chatbot crash safety (runner processes killed with SIGKILL)', () => {
   /** A runner process; resolves once it runs. Its claim lasts 2 s, so a killed one's rounds are free soon. */
   const startRunner = async (name: string): Promise<ChildProcess> => {
     const child = fork(join(__dirname, 'support', 'chatbot-runner-child.ts'), [], {
-      execArgv: ['-r', join(__dirname, 'support', 'ts-register.js')],
+      execArgv: ['-r', join(__dirname, 'support', 'ts-child.js')],
       env: {
         ...process.env,
         ...models.env(),

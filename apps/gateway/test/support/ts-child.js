@@ -1,5 +1,6 @@
 // Runs a TypeScript entry in a plain Node child process (so a test can kill -9 it): compiles .ts on
 // require with SWC, as jest.preset.js does, and resolves the @gw/* paths of tsconfig.base.json.
+// Either `node ts-child.js entry.ts args…` or preloaded: `node -r ts-child.js entry.ts` (fork's execArgv).
 const path = require('node:path');
 const { addHook } = require('pirates');
 const swc = require('@swc/core');
@@ -21,4 +22,4 @@ addHook(
     }).code,
   { exts: ['.ts'] },
 );
-require(path.resolve(process.argv[2]));
+if (require.main === module) require(path.resolve(process.argv[2]));

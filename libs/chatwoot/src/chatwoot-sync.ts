@@ -33,6 +33,8 @@ export interface ChatwootSyncConfig {
   batchSize: number;
   /** Timeout of one call to Chatwoot. */
   requestTimeoutMs: number;
+  /** How long a send or media download through the session worker is awaited (a holder that died answers nothing; the job is then retried, through its heir). */
+  workerTimeoutMs: number;
   /** Wait before try n+1 (the last repeats): Chatwoot down keeps the lane waiting, never drops it. */
   retryScheduleMs: number[];
   /** Tries after which a refusal Chatwoot will repeat (a 4xx) gives the job up. */
@@ -47,6 +49,7 @@ export const CHATWOOT_SYNC_DEFAULTS = {
   pollIntervalMs: 500,
   batchSize: 16,
   requestTimeoutMs: 15_000,
+  workerTimeoutMs: 60_000,
   retryScheduleMs: [1_000, 5_000, 15_000, 60_000, 300_000],
   maxRefusals: 3,
   keepDoneMs: 7 * 86_400_000,
@@ -603,7 +606,7 @@ export class ChatwootSync {
       const reply = await this.bus.request<InstanceRpc['media.download']['reply']>(
         Subjects.instance(job.instanceId, 'media.download'),
         { instanceId: job.instanceId, messageId: waId, ttlMs: MEDIA_TTL_MS },
-        { timeoutMs: 60_000 },
+        { timeoutMs: this.config.workerTimeoutMs },
       );
       const file = await this.files.read(reply.fileId, job.instanceId);
       if (!file) throw new Error('the downloaded file is gone');
@@ -734,7 +737,7 @@ export class ChatwootSync {
   /** One send through the session worker holding the instance; unreachable now → retried later (same id). */
   private async send(instanceId: string, request: SendRequest): Promise<InstanceRpc['send']['reply']> {
     try {
-      return await this.bus.request<InstanceRpc['send']['reply']>(Subjects.instance(instanceId, 'send'), request, { timeoutMs: 60_000 });
+      return await this.bus.request<InstanceRpc['send']['reply']>(Subjects.instance(instanceId, 'send'), request, { timeoutMs: this.config.workerTimeoutMs });
     } catch (error) {
       if (error instanceof RpcError && !UNREACHABLE.has(error.code) && PERMANENT.has(error.code)) {
         throw new Refused(`WhatsApp send refused: ${error.message}`);

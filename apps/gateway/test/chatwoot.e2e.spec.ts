@@ -550,6 +550,32 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       expect(copies('ainda aqui')).toHaveLength(1);
     });
 
+    it('should open a new conversation for the contact when the one it used was deleted in Chatwoot', async () => {
+      const person = cw.contactByPhone(dora)!;
+      const before = cw.conversationOf(person)!;
+      cw.deleteConversation(before.id);
+      await sent(dora, 'depois de apagar a conversa');
+      await copiedOnce('depois de apagar a conversa', 'the copy after the conversation was deleted');
+      const after = cw.conversationOf(person)!;
+      expect(after.id).not.toBe(before.id);
+      expect(copies('depois de apagar a conversa')[0].conversation_id).toBe(after.id);
+      expect(cw.contacts.filter((candidate) => candidate.phone_number === `+${dora}`)).toHaveLength(1);
+      await stack.settled(instance.id);
+    });
+
+    it("should wait as long as a 429's Retry-After asks, then copy once", async () => {
+      cw.tooManyRequests = 1;
+      cw.retryAfterSeconds = 1;
+      const from = cw.requests.length;
+      await sent(dora, 'com calma');
+      await copiedOnce('com calma', 'the copy after the 429');
+      const calls = cw.requests.slice(from);
+      // The first call was refused; the next came after the second asked for, not the 200 ms of the test's retry schedule.
+      expect(calls[1].at - calls[0].at).toBeGreaterThanOrEqual(950);
+      await stack.settled(instance.id);
+      expect(copies('com calma')).toHaveLength(1);
+    });
+
     it("should make one contact when a new chat's LID lane and number lane run at once (LID known before its number)", async () => {
       // Received while only the LID was known (its lane is the LID's), then after the number was learned
       // (the number's lane, the LID beside it): two lanes, run side by side, searching a slow Chatwoot at once.

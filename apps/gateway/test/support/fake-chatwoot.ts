@@ -67,12 +67,15 @@ export class FakeChatwoot {
   contacts: FakeContact[] = [];
   conversations: FakeConversation[] = [];
   messages: FakeMessage[] = [];
-  /** Every API request: method and path (query included). */
-  requests: Array<{ method: string; path: string }> = [];
+  /** Every API request: method, path (query included) and when it came. */
+  requests: Array<{ method: string; path: string; at: number }> = [];
   /** Webhooks posted and what the receiver answered. */
   webhooks: Array<{ body: Record<string, unknown>; status: number }> = [];
   webhookUrl = '';
   down = false;
+  /** The next this many API calls are answered 429 with `Retry-After: retryAfterSeconds` (Rack::Attack's throttle). */
+  tooManyRequests = 0;
+  retryAfterSeconds = 1;
   failCreatesAfterWriting = 0;
   /** Each contact search answers this much later (two lanes searching at once overlap, as against a busy Chatwoot). */
   searchDelayMs = 0;
@@ -161,6 +164,12 @@ export class FakeChatwoot {
     return body;
   }
 
+  /** An admin deletes a conversation: its messages go with it. */
+  deleteConversation(conversationId: number): void {
+    this.messages = this.messages.filter((message) => message.conversation_id !== conversationId);
+    this.conversations = this.conversations.filter((conversation) => conversation.id !== conversationId);
+  }
+
   /** An agent deletes a contact: Chatwoot deletes its conversations and their messages with it. */
   deleteContact(contactId: number): void {
     const conversations = new Set(this.conversations.filter((conversation) => conversation.contact_id === contactId).map((conversation) => conversation.id));
@@ -203,9 +212,15 @@ export class FakeChatwoot {
       response.end(attachment.data);
       return;
     }
-    this.requests.push({ method: request.method ?? '', path: `${url.pathname}${url.search}` });
+    this.requests.push({ method: request.method ?? '', path: `${url.pathname}${url.search}`, at: Date.now() });
     if (this.holding) await new Promise<void>((resolve) => this.held.push(resolve));
     if (this.down) return answer(503, { error: 'Service Unavailable' });
+    if (this.tooManyRequests > 0) {
+      this.tooManyRequests--;
+      response.writeHead(429, { 'content-type': 'text/plain', 'retry-after': String(this.retryAfterSeconds) });
+      response.end('Retry later\n');
+      return;
+    }
     if (request.headers.api_access_token !== this.token) return answer(401, { error: 'Invalid Access Token' });
     const prefix = `/api/v1/accounts/${this.accountId}`;
     if (!url.pathname.startsWith(prefix)) return answer(404, { error: 'Resource could not be found' });

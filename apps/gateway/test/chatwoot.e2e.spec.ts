@@ -62,6 +62,9 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       [{ enabled: true, url: 'https://a.example', access_token: 't', account_id: 1, inbox_id: 1, sign_messages: 1 }, /^sign_messages must be a boolean/],
       [{ enabled: true, url: 'http://10.1.2.3', access_token: 't', account_id: 1, inbox_id: 1 }, /^url refused/],
       [{ enabled: true, url: 'http://169.254.169.254/latest', access_token: 't', account_id: 1, inbox_id: 1 }, /^url refused/],
+      [{ enabled: true, url: 'https://admin:s3cret@chatwoot.example', access_token: 't', account_id: 1, inbox_id: 1 }, /^url must not contain credentials/],
+      [{ enabled: true, url: 'https://chatwoot.example/?x=1', access_token: 't', account_id: 1, inbox_id: 1 }, /^url must be the base URL of Chatwoot/],
+      [{ enabled: true, url: 'https://chatwoot.example/#app', access_token: 't', account_id: 1, inbox_id: 1 }, /^url must be the base URL of Chatwoot/],
     ])('should refuse %j with a 400 naming the field', async (body, message) => {
       const response = await stack.gw.call('PUT', '/chatwoot/config', { token: instance.token, body });
       expect(response.status).toBe(400);

@@ -57,6 +57,16 @@ export class ChatwootService {
   /** `PUT /chatwoot/config`: saves the settings (the URL passes the SSRF guard now and at every call) and answers the webhook URL for the inbox. */
   async configure(instanceId: string, dto: ChatwootConfigDto) {
     const url = dto.url.trim().replace(/\/+$/, '');
+    // The API's paths are appended to it: credentials (which fetch refuses, and GET would show), a query or a fragment would break every call.
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw ApiError.badRequest('url must be an http(s) URL');
+    }
+    if (parsed.username || parsed.password) throw ApiError.badRequest('url must not contain credentials (user:password@): Chatwoot takes the access_token');
+    if (parsed.search || parsed.hash || url.includes('?') || url.includes('#'))
+      throw ApiError.badRequest('url must be the base URL of Chatwoot, without a query or fragment');
     try {
       await this.ssrf.check(url);
     } catch (error) {

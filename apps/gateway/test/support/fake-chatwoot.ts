@@ -158,8 +158,14 @@ export class FakeChatwoot {
   /** An agent changes the conversation's status: `conversation_status_changed` is posted. */
   async agentSetStatus(conversationId: number, status: 'open' | 'resolved' | 'pending'): Promise<Record<string, unknown>> {
     const conversation = this.conversations.find((candidate) => candidate.id === conversationId)!;
+    const previous = conversation.status;
     conversation.status = status;
-    const body = { event: 'conversation_status_changed', ...this.conversationData(conversation), changed_attributes: [{ status: { current_value: status } }] };
+    // WebhookListener#conversation_status_changed: conversation.webhook_data merged with the event and changed_attributes.
+    const body = {
+      event: 'conversation_status_changed',
+      ...this.conversationData(conversation),
+      changed_attributes: [{ status: { previous_value: previous, current_value: status } }],
+    };
     await this.postWebhook(body);
     return body;
   }

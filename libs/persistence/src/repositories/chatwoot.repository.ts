@@ -134,11 +134,17 @@ export class ChatwootRepository {
    */
   async saveConfig(instanceId: string, values: ChatwootConfigValues, secret: string): Promise<ChatwootConfigRow> {
     return this.dataSource.transaction(async (manager) => {
-      // Another Chatwoot (or account, or inbox): the contacts and conversations known belong to the old one.
+      // Another Chatwoot (or account, or inbox): the contacts, conversations and message ids known belong to
+      // the old one. Its ids mean other messages in the new one: a receipt, a deletion or a reply's
+      // in_reply_to would reach the wrong message. The links of agents' replies stay (without their old
+      // ids): their WhatsApp messages must still never be copied back.
+      const switched = [instanceId, values.url, values.accountId, values.inboxId];
+      const changed = `EXISTS (SELECT 1 FROM chatwoot_configs WHERE instance_id = $1 AND (url <> $2 OR account_id <> $3 OR inbox_id <> $4))`;
+      await manager.query(`DELETE FROM chatwoot_chats WHERE instance_id = $1 AND ${changed}`, switched);
+      await manager.query(`DELETE FROM chatwoot_messages WHERE instance_id = $1 AND origin = 'whatsapp' AND ${changed}`, switched);
       await manager.query(
-        `DELETE FROM chatwoot_chats WHERE instance_id = $1 AND EXISTS (
-           SELECT 1 FROM chatwoot_configs WHERE instance_id = $1 AND (url <> $2 OR account_id <> $3 OR inbox_id <> $4))`,
-        [instanceId, values.url, values.accountId, values.inboxId],
+        `UPDATE chatwoot_messages SET cw_message_id = NULL, cw_conversation_id = NULL WHERE instance_id = $1 AND origin = 'chatwoot' AND ${changed}`,
+        switched,
       );
       const row = await ChatwootRepository.saveConfigWithin(manager, instanceId, values, secret);
       if (row.enabled) {

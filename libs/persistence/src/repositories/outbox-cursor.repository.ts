@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { OutboxRepository, type OutboxPosition, type OutboxRow } from './outbox.repository';
+import type { OutboxPosition, OutboxRow } from './outbox.repository';
 
 /** What one step of a consumer over one instance did. */
 export interface CursorStep {
@@ -61,13 +61,8 @@ export class OutboxCursorRepository {
    */
   async step(consumer: string, instanceId: string, limit: number, handle: CursorHandler, eventTypes?: ReadonlySet<string>): Promise<CursorStep> {
     return this.dataSource.transaction(async (manager) => {
-      const cursors: Array<{ tx: string; id: string; floor: string }> = await manager.query(
-        `SELECT tx::text AS tx, id::text AS id, floor::text AS floor FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2 FOR UPDATE SKIP LOCKED`,
-        [consumer, instanceId],
-      );
-      if (cursors.length === 0) return { busy: true, read: 0, more: false };
-      const position: OutboxPosition = cursors[0];
-      const { rows, waiting } = await OutboxRepository.readSettledWithin(manager, instanceId, position, limit);
+      const { busy, rows, waiting } = await OutboxCursorRepository.lockAndRead(manager, consumer, instanceId, limit);
+      if (busy) return { busy: true, read: 0, more: false };
       if (rows.length === 0) return { busy: false, read: 0, more: waiting };
       const wanted = eventTypes ? rows.filter((row) => eventTypes.has(row.eventType)) : rows;
       if (wanted.length > 0)
@@ -86,5 +81,61 @@ export class OutboxCursorRepository {
       ]);
       return { busy: false, read: rows.length, more: waiting || rows.length === limit };
     });
+  }
+
+  /**
+   * Locks the (consumer, instance) cursor (SKIP LOCKED: `busy` when another process holds it) and reads
+   * the settled events after it, in one statement: OutboxRepository.readSettledWithin's read (rows of
+   * transactions older than the snapshot's xmin, in (tx, id) order; `waiting`: committed rows behind a
+   * running transaction) from the locked cursor. Under READ COMMITTED the lock sees the cursor's latest
+   * committed position, and every event settled by this statement's snapshot is visible to it.
+   */
+  private static async lockAndRead(
+    manager: EntityManager,
+    consumer: string,
+    instanceId: string,
+    limit: number,
+  ): Promise<{ busy: boolean; rows: Array<OutboxRow & { position: OutboxPosition }>; waiting: boolean }> {
+    const found: Array<{
+      cursor_tx: string | null;
+      floor: string | null;
+      id: string | null;
+      tx: string | null;
+      instance_id: string;
+      event_type: string;
+      chat_id: string;
+      payload: Record<string, unknown>;
+      created_at: Date;
+      waiting: boolean | null;
+    }> = await manager.query(
+      `WITH c AS (SELECT tx, id, floor FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2 FOR UPDATE SKIP LOCKED),
+       s AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS xmin),
+       r AS (
+         SELECT o.id, o.tx, o.instance_id, o.event_type, o.chat_id, o.payload, o.created_at FROM outbox_events o, s, c
+         WHERE o.instance_id = $2 AND (o.tx, o.id) > (c.tx, c.id) AND o.id > c.floor AND o.tx < s.xmin
+         ORDER BY o.tx, o.id LIMIT $3)
+       SELECT c.tx::text AS cursor_tx, c.floor::text AS floor, r.id::text AS id, r.tx::text AS tx, r.instance_id, r.event_type, r.chat_id, r.payload, r.created_at,
+         EXISTS (SELECT 1 FROM outbox_events w WHERE w.instance_id = $2 AND w.tx >= s.xmin AND (w.tx, w.id) > (c.tx, c.id) AND w.id > c.floor) AS waiting
+       FROM s LEFT JOIN c ON true LEFT JOIN r ON true
+       ORDER BY r.tx, r.id`,
+      [consumer, instanceId, limit],
+    );
+    if (!found.length || found[0].cursor_tx === null) return { busy: true, rows: [], waiting: false };
+    const floor = found[0].floor ?? '0';
+    return {
+      busy: false,
+      waiting: found[0].waiting === true,
+      rows: found
+        .filter((row) => row.id !== null)
+        .map((row) => ({
+          id: row.id as string,
+          instanceId: row.instance_id,
+          eventType: row.event_type,
+          chatId: row.chat_id,
+          payload: row.payload,
+          createdAt: row.created_at,
+          position: { tx: row.tx as string, id: row.id as string, floor },
+        })),
+    };
   }
 }

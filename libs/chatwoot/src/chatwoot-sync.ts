@@ -111,6 +111,8 @@ export class ChatwootSync {
   private wake?: () => void;
   private poked = false;
   private lastPurge = 0;
+  /** Instances whose follower step wrote jobs, until that step has committed. */
+  private readonly enqueued = new Set<string>();
 
   constructor(
     dataSource: DataSource,
@@ -132,7 +134,11 @@ export class ChatwootSync {
         instances: () => this.repository.enabledInstances(),
         handle: async (manager, instanceId, events) => {
           const numbers = await ChatwootRepository.numbersOfLidsWithin(manager, instanceId, lidsOfEvents(events));
-          if ((await ChatwootRepository.enqueueWithin(manager, instanceId, jobsOfEvents(events, numbers))) > 0) setTimeout(() => this.poke(), 20).unref(); // (after the follower's commit, most often)
+          if ((await ChatwootRepository.enqueueWithin(manager, instanceId, jobsOfEvents(events, numbers))) > 0) this.enqueued.add(instanceId);
+        },
+        // The jobs are visible once the follower's step has committed: claim them then (a 20 ms timer guessed it before).
+        committed: (instanceId) => {
+          if (this.enqueued.delete(instanceId)) this.poke();
         },
       },
       logger,

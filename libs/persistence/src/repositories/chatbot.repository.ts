@@ -546,12 +546,16 @@ export class ChatbotRepository {
     lead: { fields: Record<string, unknown>; event: (chat: ChatRow) => NewOutboxEvent } | null = null,
   ): Promise<{ eventId: string | null } | null> {
     return this.dataSource.transaction(async (manager) => {
-      const ended: Raw[] = await manager.query(
+      // The round's end and the ai_metadata write in one statement (the message is written only when the claim held).
+      const rows: Raw[] = await manager.query(
         `WITH ended AS (UPDATE chatbot_rounds SET status = $3, outcome = $4, claimed_by = NULL, claimed_until = NULL, updated_at = now()
-           WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id) SELECT id FROM ended`,
-        [round.id, runner, status, outcome],
+           WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id),
+         changed AS (UPDATE messages SET ai_metadata = $7::jsonb, updated_at = now()
+           WHERE instance_id = $5 AND message_id = $6 AND EXISTS (SELECT 1 FROM ended) RETURNING *)
+         SELECT EXISTS (SELECT 1 FROM ended) AS round_ended, changed.* FROM (SELECT 1) one LEFT JOIN changed ON true`,
+        [round.id, runner, status, outcome, round.instanceId, turn, JSON.stringify(aiMetadata)],
       );
-      if (!ended.length) return null;
+      if (!rows[0]?.round_ended) return null;
       let lastEventId: string | null = null;
       if (lead && Object.keys(lead.fields).length) {
         // The lead fields the model wrote, over what the chat had, with the chat's `chats` event.
@@ -567,13 +571,9 @@ export class ChatbotRepository {
             chats.map((chat) => lead.event(toChatRow(chat))),
           );
       }
-      const rows: Raw[] = await manager.query(
-        `WITH changed AS (UPDATE messages SET ai_metadata = $3::jsonb, updated_at = now() WHERE instance_id = $1 AND message_id = $2 RETURNING *)
-         SELECT * FROM changed`,
-        [round.instanceId, turn, JSON.stringify(aiMetadata)],
-      );
-      if (!rows.length) return { eventId: lastEventId };
-      const eventId = await OutboxRepository.insertWithin(manager, round.instanceId, [event(toMessageRow(rows[0]))]);
+      if (rows[0].id === null || rows[0].id === undefined) return { eventId: lastEventId };
+      const { round_ended: _ended, ...message } = rows[0];
+      const eventId = await OutboxRepository.insertWithin(manager, round.instanceId, [event(toMessageRow(message))]);
       return { eventId: eventId ?? lastEventId };
     });
   }

@@ -76,6 +76,23 @@ describe('chatbot runner (Postgres, fake worker)', () => {
   const roundsOf = (chatId: string) =>
     db.dataSource.query(`SELECT id, status, outcome, attempts, plan FROM chatbot_rounds WHERE instance_id = 'rrun1' AND chat_id = $1 ORDER BY id`, [chatId]);
 
+  it('claims nothing queued behind an open round of its chat, and says the next round falls due when that claim lapses', async () => {
+    const chat = '5531966000001@s.whatsapp.net';
+    await admit(chat, 'XDUE1', 'first');
+    await db.dataSource.query(
+      `UPDATE chatbot_rounds SET status = 'running', claimed_by = 'ghost', claimed_until = now() + interval '1 hour' WHERE instance_id = 'rrun1' AND chat_id = $1`,
+      [chat],
+    );
+    // Due at once, but queued behind the running round: not claimable, and not "due now" (a runner would spin).
+    await admit(chat, 'XDUE2', 'second');
+    expect((await roundsOf(chat)).map((round: { status: string }) => round.status)).toEqual(['running', 'gathering']);
+    const { rounds, nextDue } = await records.claimDue('probe', 5, 2_000);
+    expect(rounds).toEqual([]);
+    expect(nextDue!.getTime()).toBeGreaterThan(Date.now() + 50 * 60_000);
+    await db.dataSource.query(`UPDATE chatbot_rounds SET status = 'canceled' WHERE instance_id = 'rrun1' AND chat_id = $1`, [chat]);
+    expect((await records.claimDue('probe', 5, 2_000)).nextDue).toBeNull();
+  });
+
   it('runs the rounds of each chat one at a time and in order, with three runners side by side', async () => {
     const sends: Array<{ chat: string; text: string; at: number; done: number }> = [];
     const worker = bus.subscribe('instance.rrun1.send', async (data) => {

@@ -111,6 +111,21 @@ describe(OutboxFollower.name, () => {
     expect(cursor.id).toBe(other);
   });
 
+  it('tells `committed` once the step committed, with what the handler wrote visible to others', async () => {
+    const seen: Array<{ instanceId: string; visible: number }> = [];
+    const committed = (instanceId: string) => {
+      // Another connection (a runner woken here) must see the handler's rows already.
+      void db.dataSource
+        .query(`SELECT count(*)::int AS n FROM follower_work WHERE consumer = 'c5'`)
+        .then(([row]: Array<{ n: number }>) => seen.push({ instanceId, visible: row.n }));
+    };
+    follower('one', { consumer: 'c5', instances: async () => ['fa'], committed });
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c5'`))[0].n === 1);
+    await emit('fa', 'messages', 'messages');
+    await until(async () => seen.length > 0);
+    expect(seen[0]).toEqual({ instanceId: 'fa', visible: 2 });
+  });
+
   it('rolls a failed step back and hands the same events over again, once', async () => {
     let failures = 1;
     const handle = async (manager: EntityManager, instanceId: string, events: OutboxRow[]) => {

@@ -5,7 +5,11 @@
  * the AI SDK) → the loopback model, which answers at once → the answer through the worker's send op
  * until WhatsApp's server acked it. Contacts send at a fixed rate (each its own chat).
  *
- *   npm run bench -- chatbot [--rate 50] [--seconds 10] [--contacts 50] [--warmup <contacts>]
+ *   npm run bench -- chatbot [--rate 50] [--seconds 10] [--contacts 50] [--warmup <contacts>] [--sim process|inline]
+ *
+ * The simulator (WhatsApp's server and the contacts' phones, encrypting their messages) runs in a child
+ * process of its own by default, driven through its control API, as WhatsApp is not in our process;
+ * `--sim inline` runs it in the bench's process (CPU per round then includes it).
  *
  * Per round: `receiveToModelMs` (the contact's message leaving the phone → the model's request arriving;
  * WhatsApp's own transport included) and `answerToAckMs` (the model's answer leaving the model → the
@@ -13,19 +17,23 @@
  * side is the model call alone (same prompt size), in a loop at the same rate. Goal: added p99 ≤ 50 ms
  * at 50 rounds/s. Prints one JSON object on stdout (progress on stderr).
  */
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import type { RoundTiming } from '@gw/chatbot';
 
+const SIM_CHILD = process.argv[2] === 'sim-child';
 const args = new Map<string, string>();
-for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+for (let i = SIM_CHILD ? 3 : 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
 const RATE = Number(args.get('rate') ?? 50);
 const SECONDS = Number(args.get('seconds') ?? 10);
 const CONTACTS = Number(args.get('contacts') ?? 50);
 /** Warm-up rounds, one per contact first (Signal sessions set up), not measured. */
 const WARMUP = Number(args.get('warmup') ?? CONTACTS);
+const SIM_MODE = args.get('sim') ?? 'process';
+const SIM_OPTIONS = { logLevel: 'silent', initialPrekeyCount: 2000, media: false } as const;
 const OWNER = '5533000000001';
 const contactPhone = (index: number) => `5534${String(index).padStart(9, '0')}`;
 const log = (line: string) => process.stderr.write(`[chatbot] ${line}\n`);
@@ -91,7 +99,6 @@ async function atRate(count: number, rate: number, task: (index: number) => Prom
 
 async function main(): Promise<void> {
   const { startSimulator } = await import('@gw/wa-sim');
-  const baileys = await import('@whiskeysockets/baileys');
   const model = await startModel();
   const total = Math.round(RATE * SECONDS);
   const result: Record<string, unknown> = { rate: RATE, seconds: SECONDS, contacts: CONTACTS, rounds: total };
@@ -113,8 +120,7 @@ async function main(): Promise<void> {
   log(`bare: p99 ${stats(bareLatencies).p99Ms} ms`);
 
   // --- ours -------------------------------------------------------------------------------------
-  const running = await startSimulator({ logLevel: 'silent', initialPrekeyCount: 2000, media: false });
-  const sim = running.sim;
+  const sim = await simulator(startSimulator);
   const { openDatabase, ChatbotRepository } = await import('@gw/persistence');
   const { InProcessBus } = await import('@gw/bus');
   const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
@@ -126,15 +132,15 @@ async function main(): Promise<void> {
   const bus = new InProcessBus();
   const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2));
   try {
-    sim.createAccount({ phone: OWNER });
-    for (let i = 0; i < CONTACTS; i++) sim.createAccount({ phone: contactPhone(i) });
-    const device = sim.provisionDevice(OWNER);
+    await sim.createAccount(OWNER);
+    for (let i = 0; i < CONTACTS; i++) await sim.createAccount(contactPhone(i));
+    const creds = await sim.provision(OWNER);
     await dataSource.query(
       `INSERT INTO instances (id, token, name, desired_state, paired, owner, chatbot_enabled, chatbot_ignore_groups)
        VALUES ('rbot1', 'tok-bot', 'chatbot-bench', 'connected', true, $1, true, true)`,
       [OWNER],
     );
-    await dataSource.query(`INSERT INTO auth_creds (instance_id, value) VALUES ('rbot1', $1)`, [JSON.stringify(device.creds, baileys.BufferJSON.replacer)]);
+    await dataSource.query(`INSERT INTO auth_creds (instance_id, value) VALUES ('rbot1', $1)`, [creds]);
     const records = new ChatbotRepository(dataSource);
     const agent = await records.create('rbot1', 'agent', {
       name: 'Bench',
@@ -155,7 +161,7 @@ async function main(): Promise<void> {
       logger,
       config: sessionWorkerConfig({
         workerId: 'chatbot-bench',
-        simulator: { websocketUrl: running.websocketUrl, rootPublicKey: Buffer.from(running.rootPublicKey, 'base64') },
+        simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
       }),
     });
     await worker.start();
@@ -186,7 +192,7 @@ async function main(): Promise<void> {
     const oneRound = async (i: number, measured: boolean) => {
       const tag = `r${i}`;
       const sentAt = performance.timeOrigin + performance.now();
-      const { id: messageId } = await sim.sendMessage(contactPhone(i % CONTACTS), OWNER, { text: `oi [${tag}]` });
+      const messageId = await sim.send(contactPhone(i % CONTACTS), OWNER, `oi [${tag}]`);
       const answeredAt = await new Promise<number>((resolve, reject) => {
         if (early.has(messageId)) return resolve(early.get(messageId)!);
         finished.set(messageId, resolve);
@@ -295,14 +301,74 @@ async function main(): Promise<void> {
   } finally {
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
     await dataSource.destroy();
-    await running.stop();
+    await sim.stop();
     model.close();
   }
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
-main().then(
-  () => process.exit(0),
+interface Sim {
+  websocketUrl: string;
+  rootPublicKey: string;
+  createAccount(phone: string): Promise<void>;
+  /** The linked device's creds, BufferJSON-serialised. */
+  provision(phone: string): Promise<string>;
+  /** A contact's phone sends a text; the message id. */
+  send(from: string, to: string, text: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+type StartSimulator = (typeof import('@gw/wa-sim'))['startSimulator'];
+
+/** The simulator in a child process (driven by its control API), or in this one with `--sim inline`. */
+async function simulator(startSimulator: StartSimulator): Promise<Sim> {
+  const { BufferJSON } = await import('@whiskeysockets/baileys');
+  if (SIM_MODE === 'inline') {
+    const running = await startSimulator(SIM_OPTIONS);
+    return {
+      websocketUrl: running.websocketUrl,
+      rootPublicKey: running.rootPublicKey,
+      createAccount: async (phone) => void running.sim.createAccount({ phone }),
+      provision: async (phone) => JSON.stringify(running.sim.provisionDevice(phone).creds, BufferJSON.replacer),
+      send: async (from, to, text) => (await running.sim.sendMessage(from, to, { text })).id,
+      stop: () => running.stop(),
+    };
+  }
+  const child = fork(process.argv[1], ['sim-child'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const info = await new Promise<{ websocketUrl: string; controlUrl: string; rootPublicKey: string }>((resolve, reject) => {
+    child.once('message', (message) => resolve(message as never));
+    child.once('exit', (code) => reject(new Error(`the simulator process exited (${code})`)));
+  });
+  const control = async <T>(path: string, body: unknown): Promise<T> => {
+    const response = await fetch(`${info.controlUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as T;
+  };
+  return {
+    websocketUrl: info.websocketUrl,
+    rootPublicKey: info.rootPublicKey,
+    createAccount: async (phone) => void (await control('/sim/accounts', { phone })),
+    provision: async (phone) => JSON.stringify((await control<{ creds: unknown }>(`/sim/accounts/${phone}/provision`, {})).creds),
+    send: async (from, to, text) => (await control<{ id: string }>(`/sim/accounts/${from}/send`, { to, text })).id,
+    stop: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await exited;
+    },
+  };
+}
+
+/** The child process's side of `--sim process`: the simulator, until the bench disconnects. */
+async function simChild(): Promise<void> {
+  const { startSimulator } = await import('@gw/wa-sim');
+  const running = await startSimulator(SIM_OPTIONS);
+  process.send?.({ websocketUrl: running.websocketUrl, controlUrl: running.controlUrl, rootPublicKey: running.rootPublicKey });
+  process.once('disconnect', () => void running.stop().finally(() => process.exit(0)));
+}
+
+// The simulator's child lives until the bench disconnects; the bench exits when it is done.
+(SIM_CHILD ? simChild() : main().then(() => process.exit(0))).then(
+  () => undefined,
   (error: unknown) => {
     process.stderr.write(`${(error as Error)?.stack ?? error}\n`);
     process.exit(1);

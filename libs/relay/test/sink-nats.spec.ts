@@ -114,7 +114,12 @@ describe('NATS JetStream event sink', () => {
     const url = `nats://localhost:${proxy.port}`;
     try {
       const target = { kind: 'nats', url, options: { subjectPrefix, stream } } as unknown as WebhookRow;
-      const message = { id: 'evt_pinned', event: { id: '1', instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} }, envelope: {}, body: '{}' };
+      const message = {
+        id: 'evt_pinned',
+        event: { id: '1', instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} },
+        envelope: {},
+        body: '{}',
+      };
       expect(await sut.send(target, message)).toEqual({ ok: true, statusCode: 0 });
       const connection = await (sut as unknown as { connections: { get(key: string): Promise<{ getServer(): string }> } }).connections.get(url);
       expect(connection.getServer()).toMatch(new RegExp(`^(127\\.0\\.0\\.1|\\[::1\\]):${proxy.port}$`));

@@ -7,4 +7,9 @@ module.exports = {
   forceExit: true,
   // Hooks open schemas, start servers and link devices; on a busy 2-core machine 5 s is not enough.
   testTimeout: 30_000,
+  // `npm test` runs the files one after another in one worker process (--maxWorkers=1), which Jest
+  // replaces once it holds more than this after a file: every file loads its own copy of Baileys, the
+  // AI SDK, the AWS SDK… and some of them are never collected, so one process for the ~190 files ran
+  // out of heap (4 GB) two thirds of the way through.
+  workerIdleMemoryLimit: '1536MB',
 };

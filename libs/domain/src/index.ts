@@ -10,3 +10,4 @@ export type { DescribedContent, ProtoMessage } from './message-content';
 export * from './interactive';
 export { checkMediaBytes, sniffMediaType } from './media-signature';
 export type { DeclaredMediaKind } from './media-signature';
+export { isBase64 } from './base64';

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { InstanceRpc } from '@gw/contracts';
-import { parseChatTarget } from '@gw/domain';
+import { isBase64, parseChatTarget } from '@gw/domain';
 import type { InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { SendContentTools } from '../send/send-content-tools';
@@ -246,7 +246,7 @@ export async function pictureSource(
     return { url: text };
   }
   const base64 = text.replace(/^data:([^;,]+)?(;base64)?,/, '').replace(/\s+/g, '');
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) throw ApiError.badRequest(`${field} must be a URL, base64 or remove`);
+  if (!isBase64(base64)) throw ApiError.badRequest(`${field} must be a URL, base64 or remove`);
   if (Math.floor((base64.length * 3) / 4) > maxBytes)
     throw new ApiError('payload_too_large', `${field} is larger than ${Math.round(maxBytes / 1024 / 1024) || 1} MB`);
   try {

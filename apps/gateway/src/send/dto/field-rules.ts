@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { parseChatTarget } from '@gw/domain';
+import { isBase64, parseChatTarget } from '@gw/domain';
 import { IsIn, IsString, Matches, MaxLength, ValidateBy, type ValidationArguments } from 'class-validator';
 
 /**
@@ -78,9 +78,10 @@ export function isUrlOrBase64(value: unknown): boolean {
   if (typeof value !== 'string') return false;
   const trimmed = value.trim();
   if (trimmed === '') return true;
-  if (/^https?:\/\/\S+$/i.test(trimmed)) return URL.canParse(trimmed);
+  // No anchored `+` patterns over the whole value: V8's backtracking stack grows with it (see isBase64).
+  if (/^https?:\/\//i.test(trimmed)) return !/\s/.test(trimmed) && URL.canParse(trimmed);
   const data = trimmed.replace(/^data:[\w.+-]+\/[\w.+-]+(;[\w.+-]+=[\w.+-]+)*;base64,/i, '').replace(/\s+/g, '');
-  return data.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(data);
+  return data.length % 4 === 0 && isBase64(data);
 }
 
 /** A field that takes an image as `isUrlOrBase64` does; the message names the field. */

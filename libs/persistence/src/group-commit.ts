@@ -1,6 +1,6 @@
 /**
  * Group commit for writes on the send path (ADR 0012: the send ledger's reserve and result, Signal key
- * writes), the pattern of the async queue's EnqueueBatcher: writes that arrive while a statement is in
+ * writes; the async queue's accepts through EnqueueBatcher): writes that arrive while a statement is in
  * flight wait (for that statement's round trip, no timer) and go together in the next one, so
  * concurrent sends of every instance on the worker share one statement, one transaction and one WAL
  * flush. An idle worker writes a lone item at once.

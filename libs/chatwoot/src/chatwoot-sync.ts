@@ -1,7 +1,7 @@
 import type { Bus } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type InstanceRpc, type OutboundContent, type SendRequest } from '@gw/contracts';
 import { ChatwootRepository, type ChatwootChatRow, type ChatwootConfigRow, type ChatwootJob, FileRepository, LidMappingRepository } from '@gw/persistence';
-import { guardedLookup, type Logger, type SsrfGuard } from '@gw/platform';
+import { guardedLookup, LoopWaker, type Logger, type SsrfGuard } from '@gw/platform';
 import { OutboxFollower } from '@gw/relay';
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'undici';
@@ -108,8 +108,7 @@ export class ChatwootSync {
   private readonly claimer: string;
   private running = false;
   private loopDone?: Promise<void>;
-  private wake?: () => void;
-  private poked = false;
+  private readonly waker = new LoopWaker();
   private lastPurge = 0;
   /** Instances whose follower step wrote jobs, until that step has committed. */
   private readonly enqueued = new Set<string>();
@@ -155,7 +154,7 @@ export class ChatwootSync {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    this.wake?.();
+    this.waker.wake();
     await this.follower.stop();
     await this.loopDone;
     await this.agent.close().catch(() => undefined);
@@ -163,8 +162,7 @@ export class ChatwootSync {
 
   /** Jobs may be due (a webhook was received, the follower wrote some): claim now. */
   poke(): void {
-    this.poked = true;
-    this.wake?.();
+    this.waker.wake();
   }
 
   /** The set of instances with the bridge on changed. */
@@ -181,7 +179,7 @@ export class ChatwootSync {
 
   private async loop(): Promise<void> {
     while (this.running) {
-      this.poked = false;
+      this.waker.begin();
       let ran = 0;
       try {
         ran = await this.runOnce();
@@ -193,15 +191,8 @@ export class ChatwootSync {
         this.logger.error({ err: error }, 'chatwoot sync pass failed');
       }
       if (!this.running) break;
-      if (ran > 0 || this.poked) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.config.pollIntervalMs);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = undefined;
+      if (ran > 0) continue;
+      await this.waker.sleep(this.config.pollIntervalMs);
     }
   }
 

@@ -1,7 +1,7 @@
 import type { Bus, BusSubscription } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type SendRequest } from '@gw/contracts';
 import { ChatRepository, InstanceRepository, type LeaseRepository, SendQueueRepository, type LaneClaim, type QueuedSend } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { LoopWaker, type Logger } from '@gw/platform';
 import { randomBytes } from 'node:crypto';
 import { resolveRequestPlaceholders } from './chat-placeholders';
 import { TakeoverRequester } from './takeover-requester';
@@ -62,8 +62,7 @@ export class AsyncDispatcher {
   private running = false;
   /** Set by kill(): behave as a crashed process (write nothing more, release nothing). */
   private killed = false;
-  private wakeRequested = false;
-  private wake?: () => void;
+  private readonly waker = new LoopWaker();
   private loopDone?: Promise<void>;
   /** The holder check and the takeover retry of sync sends (ADR 0007, 0012). */
   private readonly requester: TakeoverRequester;
@@ -112,13 +111,12 @@ export class AsyncDispatcher {
   }
 
   private poke(): void {
-    this.wakeRequested = true;
-    this.wake?.();
+    this.waker.wake();
   }
 
   private async loop(): Promise<void> {
     while (this.running) {
-      this.wakeRequested = false;
+      this.waker.begin();
       try {
         const free = this.config.maxLanes - this.active.size;
         if (free > 0) {
@@ -135,15 +133,7 @@ export class AsyncDispatcher {
         if (!this.killed) this.logger.error({ err: error }, 'claiming async send lanes failed');
       }
       if (!this.running) break;
-      if (this.wakeRequested) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, this.config.pollIntervalMs);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = undefined;
+      await this.waker.sleep(this.config.pollIntervalMs);
     }
   }
 

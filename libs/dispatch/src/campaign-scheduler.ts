@@ -2,7 +2,7 @@ import { outboundMessageRow } from '@gw/persistence';
 import type { Bus, BusSubscription } from '@gw/bus';
 import { Subjects, type OutboxNotice, type QueueNotice, type SendRequest } from '@gw/contracts';
 import { CampaignRepository, type NewCampaign } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { LoopWaker, type Logger } from '@gw/platform';
 
 export interface CampaignSchedulerConfig {
   /** How often due folders are looked at (completions of released sends are seen at this pace too). */
@@ -51,9 +51,8 @@ export async function createCampaign(
  */
 export class CampaignScheduler {
   private running = false;
-  private timer?: NodeJS.Timeout;
   private loopDone?: Promise<void>;
-  private wake?: () => void;
+  private readonly waker = new LoopWaker();
   private subscription?: BusSubscription;
 
   constructor(
@@ -79,7 +78,7 @@ export class CampaignScheduler {
   }
 
   poke(): void {
-    this.wake?.();
+    this.waker.wake();
   }
 
   /** One pass over the due folders; true when something was released. */
@@ -99,20 +98,14 @@ export class CampaignScheduler {
 
   private async loop(): Promise<void> {
     while (this.running) {
+      this.waker.begin();
       try {
         await this.runOnce();
       } catch (error) {
         this.logger.error({ err: error }, 'campaign scheduler step failed');
       }
       if (!this.running) break;
-      await new Promise<void>((resolve) => {
-        this.timer = setTimeout(resolve, this.config.pollIntervalMs);
-        this.wake = () => {
-          clearTimeout(this.timer);
-          resolve();
-        };
-      });
-      this.wake = undefined;
+      await this.waker.sleep(this.config.pollIntervalMs);
     }
   }
 

@@ -10,6 +10,7 @@ export { newRequestId, newToken, recordId, secretsEqual, sha256Hex } from './ids
 export { guardedLookup, SsrfError, SsrfGuard } from './ssrf';
 export { ffmpegPath, toMp3, toOpusVoiceNote, transcode } from './ffmpeg';
 export { dropSignalSessionDumps } from './libsignal-console';
+export { LoopWaker } from './loop-waker';
 export { busOp, configureMetrics, GatewayMetrics, INSTANCE_STATUSES, metrics, readMetricsConfig, webhookOutcome } from './metrics';
 export type { MetricsConfig, MetricsOptions, MetricsSources, SendOutcome } from './metrics';
 export { buildInfo } from './version';

@@ -9,7 +9,7 @@ import {
   WebhookRepository,
   type WebhookRow,
 } from '@gw/persistence';
-import { type Logger, metrics, SsrfGuard } from '@gw/platform';
+import { LoopWaker, type Logger, metrics, SsrfGuard } from '@gw/platform';
 import { nextAttemptDelay } from './retry-schedule';
 import { generateWebhookSecret } from './signature';
 import type { EnvSink } from './sinks/env-sinks';
@@ -503,10 +503,9 @@ export class WebhookRelay {
  * that asked to run again at once).
  */
 class PassLoop {
-  private poked = true;
   private polled = true;
   private running = false;
-  private wake?: () => void;
+  private readonly waker = new LoopWaker();
   private done?: Promise<void>;
 
   /** `pass` is told whether the poll interval (rather than a poke) started it; true runs it again at once. */
@@ -523,20 +522,19 @@ class PassLoop {
   }
 
   poke(): void {
-    this.poked = true;
-    this.wake?.();
+    this.waker.wake();
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    this.wake?.();
+    this.waker.wake();
     await this.done;
   }
 
   private async loop(): Promise<void> {
     while (this.running) {
       const polled = this.polled;
-      this.poked = false;
+      this.waker.begin();
       this.polled = false;
       const started = Date.now();
       let again = false;
@@ -545,23 +543,8 @@ class PassLoop {
       } catch (error) {
         this.onError(error);
       }
-      if (again) {
-        this.poked = true;
-        continue;
-      }
-      if (this.running && !this.poked) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(() => {
-            this.polled = true;
-            resolve();
-          }, this.intervalMs);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wake = undefined;
-      }
+      if (again) continue;
+      if (this.running && !this.waker.woken) this.polled = !(await this.waker.sleep(this.intervalMs));
       // A poke (during the pass or since) soon after it started waits out the gap; the poll does not.
       const gap = started + this.minGapMs - Date.now();
       if (this.running && !this.polled && gap > 0) await new Promise((resolve) => setTimeout(resolve, gap));

@@ -8,6 +8,7 @@ import { validateSync } from 'class-validator';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../common/api-error';
 import { validateBody } from '../common/validation';
+import { pageWindow } from '../common/paging';
 import { BUS } from '../runtime/tokens';
 import { buildContactContent, buildLocationContent, buildMediaContent, buildTextContent, type BuiltContent } from '../send/content-builders';
 import { MEDIA_TYPES, SendContactDto, SendLocationDto, SendMediaDto, SendTextDto } from '../send/dto/send-common.dto';
@@ -209,14 +210,9 @@ export class SenderService {
 
   /** `page`/`pageSize` (older clients) win over `limit`/`offset` when either is given. */
   async listMessages(instance: InstanceEntity, dto: SenderListMessagesDto) {
-    const paged = dto.page !== undefined || dto.pageSize !== undefined;
-    const limit = (paged ? dto.pageSize : dto.limit) ?? 1000;
-    const offset = paged ? ((dto.page ?? 1) - 1) * limit : (dto.offset ?? 0);
+    const { limit, offset, pagination } = pageWindow(dto, 1000);
     const { rows, total } = await this.campaigns.messages(instance.id, dto.folder_id, dto.messageStatus || undefined, limit, offset);
-    const pagination = paged
-      ? { totalRecords: total, limit, offset, page: offset / limit + 1, pageSize: limit, lastPage: Math.max(1, Math.ceil(total / limit)) }
-      : { totalRecords: total, limit, offset };
-    return { messages: rows.map((row) => toMessageRecord(row, instance.owner)), pagination };
+    return { messages: rows.map((row) => toMessageRecord(row, instance.owner)), pagination: pagination(total) };
   }
 
   private wakeQueue(instanceId: string): void {

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api } from '../lib/api';
 import type { Instance } from '../lib/types';
-import { Button, Card, Empty, Field, Notice, useAction, useLoad } from './kit';
+import { Button, Card, Empty, Field, Notice, SettingsForm, useAction, useLoad } from './kit';
 
 const PROVIDERS = ['openai', 'anthropic', 'gemini', 'deepseek', 'custom'];
 const LEAD_OPERATORS = ['equals', 'not_equals', 'contains', 'not_contains', 'greater', 'less', 'empty', 'not_empty'];
@@ -207,13 +207,7 @@ function ChatbotSettings({ instance, token, reload }: { instance: Instance; toke
   });
   return (
     <Card title="Chatbot">
-      <form
-        class="form-grid"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void save.run();
-        }}
-      >
+      <SettingsForm action={save}>
         <div class="field-wide checks">
           <label class="check">
             <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} /> Chatbot on
@@ -231,14 +225,7 @@ function ChatbotSettings({ instance, token, reload }: { instance: Instance; toke
         <Field label="Pause after you type on the phone (min)">
           <input type="number" min={0} value={stopWhenSent} onInput={(e) => setStopWhenSent(e.currentTarget.value)} />
         </Field>
-        <div class="form-actions">
-          <Button type="submit" busy={save.busy}>
-            Save
-          </Button>
-          {save.result ? <span class="ok">Saved</span> : null}
-        </div>
-      </form>
-      {save.error ? <Notice kind="error">{save.error}</Notice> : null}
+      </SettingsForm>
     </Card>
   );
 }

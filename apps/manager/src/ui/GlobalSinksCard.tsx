@@ -1,9 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ApiFailure } from '../lib/api';
-import type { WebhookError } from '../lib/types';
 import { Button, Card, Empty, Notice, useAction, useLoad } from './kit';
-import { KINDS, OPTIONS, SinkForm, type Kind, type Sink } from './SinksCard';
-import { WebhookErrors } from './WebhookErrors';
+import { FailedDeliveries, KINDS, SinkForm, SinkRow, sinkErrors, type Kind, type Sink } from './SinksCard';
 
 /** The admin's global sinks (/globalsink/{kind}): one per broker kind, every instance's events. */
 export function GlobalSinksCard({ admin }: { admin: string }) {
@@ -21,13 +19,7 @@ export function GlobalSinksCard({ admin }: { admin: string }) {
       ).filter((sink): sink is Sink => sink !== null),
     [admin],
   );
-  const errors = useLoad(
-    async (signal) =>
-      (await Promise.all(KINDS.map(([kind]) => api.call<WebhookError[]>('GET', `/globalsink/${kind}/errors`, { admin, signal }))))
-        .flat()
-        .sort((a, b) => b.created.localeCompare(a.created)),
-    [admin],
-  );
+  const errors = useLoad((signal) => sinkErrors('/globalsink', { admin, signal }), [admin]);
   const [editing, setEditing] = useState(false);
   const save = useAction(async (kind: Kind, body: Record<string, unknown>) => {
     await api.call('POST', `/globalsink/${kind}`, { admin, body });
@@ -58,28 +50,15 @@ export function GlobalSinksCard({ admin }: { admin: string }) {
       {!sinks.data?.length && !editing && !sinks.loading ? <Empty>No global sink.</Empty> : null}
       <ul class="rows">
         {(sinks.data ?? []).map((sink) => (
-          <li class="row-card row-line">
-            <span class={`pill ${sink.enabled ? 'pill-good' : ''}`}>{sink.enabled ? 'on' : 'off'}</span>
-            <div class="grow">
-              <strong>{KINDS.find(([kind]) => kind === sink.kind)?.[1] ?? sink.kind}</strong> <code class="break">{sink.url}</code>
-              <div class="muted small">
-                {sink.events.join(', ')}
-                {OPTIONS[sink.kind]?.map(([field, label]) => (sink[field] ? ` · ${label.toLowerCase()} ${String(sink[field])}` : '')).join('')}
-              </div>
-            </div>
+          <SinkRow sink={sink}>
             <Button variant="ghost" class="btn-small btn-danger-text" busy={remove.busy} onClick={() => void remove.run(sink.kind)}>
               Remove
             </Button>
-          </li>
+          </SinkRow>
         ))}
       </ul>
       {save.error || remove.error ? <Notice kind="error">{save.error || remove.error}</Notice> : null}
-      {errors.data?.length ? (
-        <>
-          <h4>Failed deliveries</h4>
-          <WebhookErrors errors={errors.data} />
-        </>
-      ) : null}
+      <FailedDeliveries errors={errors.data} />
     </Card>
   );
 }

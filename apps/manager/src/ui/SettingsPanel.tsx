@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../lib/api';
 import { relativeTime } from '../lib/format';
 import type { Instance, Privacy, Proxy } from '../lib/types';
-import { Button, Card, Field, Notice, useAction, useLoad } from './kit';
+import { Button, Card, Field, Notice, SettingsForm, useAction, useLoad } from './kit';
 
 const AUDIENCE = ['all', 'contacts', 'contact_blacklist', 'none'];
 const PRIVACY_CHOICES: Record<keyof Privacy, { label: string; values: string[] }> = {
@@ -40,28 +40,15 @@ function DelayCard({ instance, token, reload }: { instance: Instance; token: str
   });
   return (
     <Card title="Delay between queued sends">
-      <form
-        class="form-grid"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void save.run();
-        }}
-      >
+      <SettingsForm action={save}>
         <Field label="Minimum (seconds)">
           <input type="number" min={0} max={86400} value={min} onInput={(e) => setMin(e.currentTarget.value)} />
         </Field>
         <Field label="Maximum (seconds)">
           <input type="number" min={0} max={86400} value={max} onInput={(e) => setMax(e.currentTarget.value)} />
         </Field>
-        <div class="form-actions">
-          <Button type="submit" busy={save.busy}>
-            Save
-          </Button>
-          {save.result ? <span class="ok">Saved</span> : null}
-        </div>
-      </form>
+      </SettingsForm>
       <p class="muted small">Async sends and campaigns wait a random time between the two, so a burst does not look like a robot.</p>
-      {save.error ? <Notice kind="error">{save.error}</Notice> : null}
     </Card>
   );
 }
@@ -207,13 +194,7 @@ function PrivacyCard({ token, connected }: { token: string; connected: boolean }
   return (
     <Card title="Privacy">
       {privacy.error ? <Notice kind="error">{privacy.error}</Notice> : null}
-      <form
-        class="form-grid"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void save.run();
-        }}
-      >
+      <SettingsForm action={save} submitLabel="Save privacy" disabled={!Object.keys(draft).length}>
         {(Object.keys(PRIVACY_CHOICES) as Array<keyof Privacy>).map((key) => (
           <Field label={PRIVACY_CHOICES[key].label}>
             <select value={values[key] ?? ''} onChange={(e) => setDraft({ ...draft, [key]: e.currentTarget.value })} disabled={!privacy.data}>
@@ -224,14 +205,7 @@ function PrivacyCard({ token, connected }: { token: string; connected: boolean }
             </select>
           </Field>
         ))}
-        <div class="form-actions">
-          <Button type="submit" busy={save.busy} disabled={!Object.keys(draft).length}>
-            Save privacy
-          </Button>
-          {save.result ? <span class="ok">Saved</span> : null}
-        </div>
-      </form>
-      {save.error ? <Notice kind="error">{save.error}</Notice> : null}
+      </SettingsForm>
     </Card>
   );
 }

@@ -1,5 +1,6 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { api } from '../lib/api';
+import { api, type CallOptions } from '../lib/api';
 import { EVENT_TYPES } from '../lib/format';
 import type { WebhookError } from '../lib/types';
 import { Button, Card, Empty, Field, Notice, useAction, useLoad } from './kit';
@@ -41,13 +42,7 @@ export function SinksCard({ token }: { token: string }) {
     async (signal) => (await Promise.all(KINDS.map(([kind]) => api.call<Sink[]>('GET', `/sink/${kind}`, { token, signal })))).flat(),
     [token],
   );
-  const errors = useLoad(
-    async (signal) =>
-      (await Promise.all(KINDS.map(([kind]) => api.call<WebhookError[]>('GET', `/sink/${kind}/errors`, { token, signal }))))
-        .flat()
-        .sort((a, b) => b.created.localeCompare(a.created)),
-    [token],
-  );
+  const errors = useLoad((signal) => sinkErrors('/sink', { token, signal }), [token]);
   const [adding, setAdding] = useState(false);
   const save = useAction(async (kind: Kind, body: Record<string, unknown>) => {
     await api.call('POST', `/sink/${kind}`, { token, body });
@@ -71,33 +66,52 @@ export function SinksCard({ token }: { token: string }) {
       {!sinks.data?.length && !adding && !sinks.loading ? <Empty>No sink: events can also go to RabbitMQ, NATS JetStream or Kafka.</Empty> : null}
       <ul class="rows">
         {(sinks.data ?? []).map((sink) => (
-          <li class="row-card row-line">
-            <span class={`pill ${sink.enabled ? 'pill-good' : ''}`}>{sink.enabled ? 'on' : 'off'}</span>
-            <div class="grow">
-              <strong>{KINDS.find(([kind]) => kind === sink.kind)?.[1] ?? sink.kind}</strong> <code class="break">{sink.url}</code>
-              <div class="muted small">
-                {sink.events.join(', ')}
-                {OPTIONS[sink.kind]?.map(([field, label]) => (sink[field] ? ` · ${label.toLowerCase()} ${String(sink[field])}` : '')).join('')}
-              </div>
-            </div>
+          <SinkRow sink={sink}>
             <Button variant="ghost" class="btn-small" onClick={() => void save.run(sink.kind, { action: 'update', id: sink.id, enabled: !sink.enabled })}>
               {sink.enabled ? 'Disable' : 'Enable'}
             </Button>
             <Button variant="ghost" class="btn-small btn-danger-text" onClick={() => void save.run(sink.kind, { action: 'delete', id: sink.id })}>
               Delete
             </Button>
-          </li>
+          </SinkRow>
         ))}
       </ul>
       {save.error ? <Notice kind="error">{save.error}</Notice> : null}
-      {errors.data?.length ? (
-        <>
-          <h4>Failed deliveries</h4>
-          <WebhookErrors errors={errors.data} />
-        </>
-      ) : null}
+      <FailedDeliveries errors={errors.data} />
     </Card>
   );
+}
+
+/** Every kind's failed deliveries under `base` (`/sink` for an instance's, `/globalsink` for the admin's), newest first. */
+export async function sinkErrors(base: string, options: CallOptions): Promise<WebhookError[]> {
+  const lists = await Promise.all(KINDS.map(([kind]) => api.call<WebhookError[]>('GET', `${base}/${kind}/errors`, options)));
+  return lists.flat().sort((a, b) => b.created.localeCompare(a.created));
+}
+
+/** One sink in a list: on or off, its broker, URL, events and options; `children` are its buttons. */
+export function SinkRow({ sink, children }: { sink: Sink; children: ComponentChildren }) {
+  return (
+    <li class="row-card row-line">
+      <span class={`pill ${sink.enabled ? 'pill-good' : ''}`}>{sink.enabled ? 'on' : 'off'}</span>
+      <div class="grow">
+        <strong>{KINDS.find(([kind]) => kind === sink.kind)?.[1] ?? sink.kind}</strong> <code class="break">{sink.url}</code>
+        <div class="muted small">
+          {sink.events.join(', ')}
+          {OPTIONS[sink.kind]?.map(([field, label]) => (sink[field] ? ` · ${label.toLowerCase()} ${String(sink[field])}` : '')).join('')}
+        </div>
+      </div>
+      {children}
+    </li>
+  );
+}
+
+export function FailedDeliveries({ errors }: { errors: WebhookError[] | undefined }) {
+  return errors?.length ? (
+    <>
+      <h4>Failed deliveries</h4>
+      <WebhookErrors errors={errors} />
+    </>
+  ) : null;
 }
 
 export function SinkForm(props: { busy: boolean; submitLabel?: string; onSave: (kind: Kind, body: Record<string, unknown>) => void; onCancel: () => void }) {

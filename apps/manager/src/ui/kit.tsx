@@ -202,3 +202,36 @@ export function Avatar({ url, name }: { url?: string; name: string }) {
     </span>
   );
 }
+
+/**
+ * A settings form: its fields, a submit button showing the action's busy state and "Saved" once it
+ * succeeded, and the action's error under the form.
+ */
+export function SettingsForm(props: {
+  action: { run: () => Promise<unknown>; busy: boolean; error: string; result: unknown };
+  submitLabel?: string;
+  disabled?: boolean;
+  children: ComponentChildren;
+}) {
+  const { action } = props;
+  return (
+    <>
+      <form
+        class="form-grid"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void action.run();
+        }}
+      >
+        {props.children}
+        <div class="form-actions">
+          <Button type="submit" busy={action.busy} disabled={props.disabled}>
+            {props.submitLabel ?? 'Save'}
+          </Button>
+          {action.result ? <span class="ok">Saved</span> : null}
+        </div>
+      </form>
+      {action.error ? <Notice kind="error">{action.error}</Notice> : null}
+    </>
+  );
+}

@@ -19,6 +19,8 @@ const layers = [
   ['type:sim', ['type:contracts']],
   ['type:testing', ['type:contracts', 'type:platform', 'type:domain', 'type:data']],
   ['type:app', ['type:contracts', 'type:platform', 'type:domain', 'type:data', 'type:feature', 'type:sim']],
+  // The operator console runs in the browser: it speaks the API's contract (plain types and constants), nothing else of ours.
+  ['type:console', ['type:contracts']],
 ];
 
 // Production images carry no devDependencies: shipped code must not load test packages.

@@ -10,7 +10,14 @@ export default defineConfig({
   base: '/manager/',
   // Preact's automatic JSX runtime, through Vite's own transform (no plugin needed).
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
-  resolve: { alias: { react: 'preact/compat', 'react-dom': 'preact/compat' } },
+  resolve: {
+    alias: {
+      react: 'preact/compat',
+      'react-dom': 'preact/compat',
+      // The API's contract (plain types and constants), the only lib the console may import.
+      '@gw/contracts': fileURLToPath(new URL('../../libs/contracts/src/index.ts', import.meta.url)),
+    },
+  },
   build: {
     outDir: process.env.MANAGER_OUT_DIR ?? fileURLToPath(new URL('../../dist/apps/manager', import.meta.url)),
     emptyOutDir: true,

@@ -1,23 +1,7 @@
 import type { Instance, MonitorEvent } from './types';
 
 /** The event types of the API (webhooks and /sse), in the reference's order. */
-export const EVENT_TYPES = [
-  'connection',
-  'history',
-  'messages',
-  'messages_update',
-  'chats',
-  'contacts',
-  'presence',
-  'groups',
-  'labels',
-  'chat_labels',
-  'blocks',
-  'call',
-  'newsletter_messages',
-  'sender',
-  'webhook',
-] as const;
+export { EVENT_TYPES } from '@gw/contracts';
 
 export const EXCLUDE_MESSAGES = ['wasSentByApi', 'wasNotSentByApi', 'fromMeYes', 'fromMeNo', 'isGroupYes', 'isGroupNo'] as const;
 

@@ -1,35 +1,8 @@
 /** The gateway's records as the console uses them (the API's field names). */
+import type { InstanceRecord } from '@gw/contracts';
 
-export type InstanceStatus = 'disconnected' | 'connecting' | 'connected' | string;
-
-export interface Instance {
-  id: string;
-  token: string;
-  status: InstanceStatus;
-  paircode: string;
-  qrcode: string;
-  name: string;
-  profileName: string;
-  profilePicUrl: string;
-  isBusiness: boolean;
-  plataform: string;
-  systemName: string;
-  owner: string;
-  lastDisconnect: string;
-  lastDisconnectReason: string;
-  adminField01: string;
-  adminField02: string;
-  msg_delay_min: number;
-  msg_delay_max: number;
-  currentPresence: string;
-  chatbot_enabled: boolean;
-  chatbot_ignoreGroups: boolean;
-  chatbot_stopConversation: string;
-  chatbot_stopMinutes: number;
-  chatbot_stopWhenYouSendMsg: number;
-  created: string;
-  updated: string;
-}
+/** The API's Instance record, as its contract declares it. */
+export type Instance = InstanceRecord;
 
 export interface InstanceStatusReply {
   instance: Instance;

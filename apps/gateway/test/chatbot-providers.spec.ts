@@ -1,7 +1,21 @@
-import { AGENT_DEFAULTS, guardedFetch, languageModel, planRound, type AgentProvider, type AgentSettings, type Stored } from '@gw/chatbot';
-import type { MessageRow } from '@gw/persistence';
-import { SsrfGuard } from '@gw/platform';
-import { FakeModels, hasToolResult, lastUserText } from './support/fake-models';
+import type { Bus } from '@gw/bus';
+import {
+  AGENT_DEFAULTS,
+  audioApi,
+  CHATBOT_DEFAULTS,
+  guardedFetch,
+  languageModel,
+  planRound,
+  Voice,
+  type AgentProvider,
+  type AgentSettings,
+  type ChatbotConfig,
+  type RoundPlan,
+  type Stored,
+} from '@gw/chatbot';
+import type { ChatbotTranscriptRepository, FileRepository, MessageRow } from '@gw/persistence';
+import { createLogger, SsrfGuard, toOpusVoiceNote } from '@gw/platform';
+import { FakeModels, hasToolResult, lastUserText, sineWav } from './support/fake-models';
 
 /**
  * Each provider spoken in its own wire protocol (AI SDK providers against loopback servers), the
@@ -170,5 +184,161 @@ describe('chatbot providers', () => {
     expect(result.metadata.outcome.status).toBe('error');
     expect(result.metadata.response.error).toMatch(/private or reserved address/);
     expect(models.chats()).toHaveLength(0);
+  });
+
+  it('update_lead: the custom fields named as the instance named them, lead_tags, and /chat/editLead’s limits', async () => {
+    const calls: unknown[] = [];
+    models.handler = (request) => {
+      calls.push(request.body.tools);
+      const results = request.turns.filter((turn) => turn.role === 'tool');
+      if (results.length === 0) return { toolCalls: [{ name: 'update_lead', args: { lead_field03: 'x'.repeat(2_001), lead_tags: ['vip'] } }] };
+      if (results.length === 1)
+        return { toolCalls: [{ name: 'update_lead', args: { lead_field03: 'Recife', lead_tags: ['vip', 'frete'], lead_name: 'Ana', wa_name: 'no' } }] };
+      return { text: 'ok' };
+    };
+    const result = await plan(agent('openai'), 'moro em Recife', { fieldsMap: { lead_field03: 'cidade', lead_field07: '' }, chat: { lead_field03: 'Olinda' } });
+    const tool = (calls[0] as Array<{ function: { name: string; description: string; parameters: any } }>).find(
+      (entry) => entry.function.name === 'update_lead',
+    )!;
+    expect(tool.function.description).toContain('lead_field03 = cidade');
+    expect(tool.function.parameters.properties.lead_field03).toEqual({ type: 'string', description: 'custom field "cidade"', maxLength: 2_000 });
+    expect(tool.function.parameters.properties.lead_field07.description).toMatch(/unnamed/);
+    expect(tool.function.parameters.properties.lead_tags).toMatchObject({ type: 'array', items: { type: 'string', maxLength: 100 }, maxItems: 100 });
+    expect(Object.keys(tool.function.parameters.properties)).toHaveLength(6 + 20 + 1);
+    // The contact's current custom field, by its name, in the prompt.
+    expect(result.metadata.request.messages[0]).toMatchObject({ content: expect.stringContaining('- lead_field03 (cidade): "Olinda"') });
+    // The first call is refused whole (as /chat/editLead answers 400), the second written.
+    const [refused, written] = result.metadata.response.toolResults as Array<{ output: any }>;
+    expect(refused.output).toEqual({ error: 'lead_field03 must be at most 2000 characters', updated: [] });
+    expect(written.output).toEqual({ updated: ['lead_field03', 'lead_tags', 'lead_name'], ignored: ['wa_name'] });
+    expect(result.lead).toEqual({ lead_field03: 'Recife', lead_tags: ['vip', 'frete'], lead_name: 'Ana' });
+    expect(result.metadata.outcome.lead).toEqual(['lead_field03', 'lead_tags', 'lead_name']);
+  });
+
+  describe('voice', () => {
+    const logger = createLogger('voice-test', 'silent');
+    const config: ChatbotConfig = { ...(CHATBOT_DEFAULTS as ChatbotConfig), baseUrls: undefined as never, ssrf: guard, runnerId: 't' };
+    let stored: Map<string, { data: Buffer; mimetype: string }>;
+    let transcripts: Map<string, string>;
+    let downloads: string[];
+    const voice = (replies: 'auto' | 'off' = 'auto') => {
+      const files = {
+        store: async (_instance: string, data: Buffer, mimetype: string) => {
+          const id = `f${stored.size + 1}`;
+          stored.set(id, { data, mimetype });
+          return id;
+        },
+        read: async (id: string) => (stored.has(id) ? { ...stored.get(id)!, fileName: 'x' } : null),
+      } as unknown as FileRepository;
+      const repo = {
+        find: async (_instance: string, ids: string[]) => new Map(ids.filter((id) => transcripts.has(id)).map((id) => [id, transcripts.get(id)!])),
+        store: async (_instance: string, id: string, text: string) => void transcripts.set(id, text),
+      } as unknown as ChatbotTranscriptRepository;
+      // The worker's media.download: the contact's voice note into the file store.
+      const bus = {
+        request: async (subject: string, data: { messageId: string }) => {
+          expect(subject).toBe('instance.rinst.media.download');
+          downloads.push(data.messageId);
+          stored.set(`dl-${data.messageId}`, { data: Buffer.from(`OggS voice of ${data.messageId}`), mimetype: 'audio/ogg; codecs=opus' });
+          return { fileId: `dl-${data.messageId}` };
+        },
+      } as unknown as Bus;
+      return new Voice(files, repo, bus, { ...config, baseUrls, voice: { ...config.voice, replies } }, fetch, logger);
+    };
+    const textPlan = (...texts: string[]): RoundPlan => ({
+      metadata: {
+        agent_id: 'a',
+        turn: 'T',
+        flow_id: '',
+        request: { messages: [], tools: [], options: {} as never },
+        response: { choices: [], toolResults: [], error: '' },
+        outcome: { status: 'sent', texts: texts.length, audio: false, menus: 1, files: 0, handoff: '', lead: [], detail: '' },
+      },
+      sends: [
+        ...texts.map((text) => ({
+          recordId: 'r',
+          messageId: `M${text}`,
+          kind: 'text',
+          content: { kind: 'text' as const, text, linkPreview: null },
+          payload: { text },
+        })),
+        { recordId: 'r', messageId: 'MENU', kind: 'menu', content: { kind: 'text', text: 'menu', linkPreview: null }, payload: {} },
+      ],
+      handoff: '',
+      failed: false,
+      lead: {},
+      modelStartedAt: 0,
+      modelEndedAt: 0,
+    });
+    beforeEach(() => {
+      stored = new Map();
+      transcripts = new Map();
+      downloads = [];
+    });
+
+    it('picks the agent’s own audio API, else the instance’s openai_apikey, else none', () => {
+      expect(audioApi(agent('openai'), 'sk-inst', { baseUrls })).toMatchObject({ apiKey: 'sk-test-key', baseURL: baseUrls.openai });
+      expect(audioApi(agent('custom'), 'sk-inst', { baseUrls })).toMatchObject({ apiKey: 'sk-test-key', baseURL: `${models.baseUrl}/custom/v1` });
+      expect(audioApi(agent('anthropic'), 'sk-inst', { baseUrls })).toMatchObject({ apiKey: 'sk-inst', baseURL: baseUrls.openai });
+      for (const provider of ['anthropic', 'gemini', 'deepseek'] as const) expect(audioApi(agent(provider), '', { baseUrls })).toBeNull();
+    });
+
+    it('hears a voice note once: downloaded by the worker, sent to /audio/transcriptions, stored; without an API nothing is heard', async () => {
+      models.transcription = (upload) => ({ text: ` ${upload.file!.bytes.toString()} ` });
+      const api = audioApi(agent('openai'), '', { baseUrls });
+      expect(await voice().hear('rinst', ['V1', 'V2'], api, 2_000)).toEqual(
+        new Map([
+          ['V1', 'OggS voice of V1'],
+          ['V2', 'OggS voice of V2'],
+        ]),
+      );
+      const [request] = models.audio('transcription');
+      expect(request.path).toBe('/openai/v1/audio/transcriptions');
+      expect(request.headers.authorization).toBe('Bearer sk-test-key');
+      expect(request.body).toMatchObject({ model: 'whisper-1', file: { size: 'OggS voice of V1'.length } });
+      // Stored: heard again without a request.
+      expect(await voice().hear('rinst', ['V1'], api, 2_000)).toEqual(new Map([['V1', 'OggS voice of V1']]));
+      expect(models.audio('transcription')).toHaveLength(2);
+      expect(downloads).toEqual(['V1', 'V2']);
+      expect(await voice().hear('rinst', ['V3'], null, 2_000)).toEqual(new Map());
+      // A failing transcription leaves the message without one (the model sees the placeholder).
+      models.transcription = () => ({ status: 500, error: 'broken' });
+      expect(await voice().hear('rinst', ['V4'], api, 2_000)).toEqual(new Map());
+    });
+
+    it('speaks the answer: /audio/speech asked for opus, an Ogg answer sent as is, the menu kept, outcome.audio', async () => {
+      const ogg = await toOpusVoiceNote(sineWav(440));
+      models.speech = () => ({ audio: ogg, contentType: 'audio/ogg' });
+      const spoken = await voice().speak('rinst', textPlan('Olá!', 'Tudo bem?'), agent('openai'), audioApi(agent('openai'), '', { baseUrls }), 5_000);
+      const [request] = models.audio('speech');
+      expect(request.path).toBe('/openai/v1/audio/speech');
+      expect(request.body).toEqual({ model: 'tts-1', input: 'Olá!\n\nTudo bem?', voice: 'alloy', response_format: 'opus' });
+      expect(spoken.sends.map((send) => send.kind)).toEqual(['audio', 'menu']);
+      const content = spoken.sends[0].content as Extract<RoundPlan['sends'][number]['content'], { kind: 'media' }>;
+      expect(content).toMatchObject({ kind: 'media', mediaType: 'audio', ptt: true, mimetype: 'audio/ogg; codecs=opus' });
+      expect(stored.get((content.source as { fileId: string }).fileId)!.data.equals(ogg)).toBe(true);
+      expect(spoken.metadata.outcome).toMatchObject({ texts: 0, audio: true, menus: 1, detail: '' });
+    });
+
+    it('converts a speech answer that is not Ogg (an OpenAI-compatible server answering WAV) to Ogg/Opus', async () => {
+      models.speech = () => ({ audio: sineWav(330), contentType: 'audio/wav' });
+      const spoken = await voice().speak('rinst', textPlan('Oi'), agent('custom'), audioApi(agent('custom'), '', { baseUrls }), 5_000);
+      expect(models.audio('speech')[0].path).toBe('/custom/v1/audio/speech');
+      const content = spoken.sends[0].content as { source: { fileId: string } };
+      expect(stored.get(content.source.fileId)!.data.subarray(0, 4).toString('latin1')).toBe('OggS');
+      expect(spoken.metadata.outcome.audio).toBe(true);
+    });
+
+    it.each([
+      ['no audio API (anthropic, no openai_apikey)', 'anthropic', 'auto', /anthropic has no speech API and no OpenAI key/],
+      ['voice replies off', 'openai', 'off', /CHATBOT_VOICE_REPLIES=off/],
+      ['the speech call failing', 'openai', 'auto', /text to speech failed through the agent’s OpenAI key: .*overloaded/],
+    ] as const)('answers in text when it cannot speak: %s', async (_case, provider, replies, detail) => {
+      models.speech = () => ({ status: 503, error: 'overloaded' });
+      const settings = agent(provider);
+      const result = await voice(replies).speak('rinst', textPlan('Olá!'), settings, audioApi(settings, '', { baseUrls }), 5_000);
+      expect(result.sends.map((send) => send.kind)).toEqual(['text', 'menu']);
+      expect(result.metadata.outcome).toMatchObject({ texts: 1, audio: false, detail: expect.stringMatching(detail) });
+    });
   });
 });

@@ -2,7 +2,8 @@ import { createChatbotServices, readChatbotConfig, type ChatbotServices } from '
 import { createLogger, EnvReader } from '@gw/platform';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeModels, hasToolResult, lastUserText, type FakeRequest } from './support/fake-models';
+import { toOpusVoiceNote } from '@gw/platform';
+import { FakeModels, hasToolResult, lastUserText, sineWav, type FakeRequest } from './support/fake-models';
 import { nextPhone, sleep, Stack, waitFor } from './support/stack';
 
 /**
@@ -373,7 +374,15 @@ describe('chatbot (e2e)', () => {
     models.handler = (request) =>
       hasToolResult(request)
         ? { text: 'Anotado!' }
-        : { toolCalls: [{ name: 'update_lead', args: { lead_name: 'Quel', lead_status: 'qualificado', wa_name: 'not a lead field' } }] };
+        : {
+            toolCalls: [
+              {
+                name: 'update_lead',
+                args: { lead_name: 'Quel', lead_status: 'qualificado', lead_field02: 'Recife', lead_tags: ['vip', 'loja'], wa_name: 'not a lead field' },
+              },
+            ],
+          };
+    expect((await call('POST', '/instance/updateFieldsMap', { lead_field02: 'cidade' })).status).toBe(200);
     const quel = await contact('Raquel');
     const asked = await say(quel, 'oi, me chamo Quel e quero comprar');
     await waitFor(
@@ -384,8 +393,12 @@ describe('chatbot (e2e)', () => {
     );
     await roundsDone(quel);
     const chat = (await call('POST', '/chat/find', { wa_chatid: `${quel}@s.whatsapp.net` })).body.chats[0];
-    expect(chat).toMatchObject({ lead_name: 'Quel', lead_status: 'qualificado' });
-    expect((await findMessage(asked.id)).ai_metadata.outcome.lead).toEqual(['lead_name', 'lead_status']);
+    expect(chat).toMatchObject({ lead_name: 'Quel', lead_status: 'qualificado', lead_field02: 'Recife', lead_tags: ['vip', 'loja'] });
+    const metadata = (await findMessage(asked.id)).ai_metadata;
+    expect(metadata.outcome.lead).toEqual(['lead_name', 'lead_status', 'lead_field02', 'lead_tags']);
+    // The tool offered the custom field under the instance's name for it.
+    const tool = metadata.request.tools.find((entry: { function: { name: string } }) => entry.function.name === 'update_lead').function;
+    expect(tool.parameters.properties.lead_field02.description).toBe('custom field "cidade"');
     const events = await stack.db.dataSource.query(
       `SELECT payload FROM outbox_events WHERE instance_id = $1 AND event_type = 'chats' AND payload->'chats'->0->>'lead_status' = 'qualificado'`,
       [instance.id],
@@ -577,4 +590,88 @@ describe('chatbot (e2e)', () => {
     },
     40_000,
   );
+
+  describe('voice', () => {
+    let theirVoice: Buffer;
+    let ourVoice: Buffer;
+    beforeAll(async () => {
+      theirVoice = await toOpusVoiceNote(sineWav(220, 600));
+      ourVoice = await toOpusVoiceNote(sineWav(660, 500));
+    });
+    beforeEach(() => {
+      models.transcription = () => ({ text: 'qual o horário de sábado?' });
+      models.speech = () => ({ audio: ourVoice, contentType: 'audio/ogg' });
+    });
+    afterEach(() => {
+      models.transcription = () => ({ text: '' });
+    });
+    const sayByVoice = (from: string, data: Buffer) =>
+      stack.control<{ id: string }>('POST', `/sim/accounts/${from}/send-media`, {
+        to: instance.phone,
+        type: 'audio',
+        data: data.toString('base64'),
+        mimetype: 'audio/ogg; codecs=opus',
+        ptt: true,
+        seconds: 1,
+      });
+    const media = (phone: string, id: string) =>
+      fetch(`${stack.sim.controlUrl}/sim/accounts/${phone}/inbox/${id}/media`).then(async (response) => Buffer.from(await response.arrayBuffer()));
+
+    it('a voice note is transcribed for the model and answered with a voice note (text to speech, sent as a ptt)', async () => {
+      const vivi = await contact('Vivi');
+      await say(vivi, 'oi');
+      await roundsDone(vivi);
+      const asked = await sayByVoice(vivi, theirVoice);
+      const voiceNote = (
+        await waitFor(
+          () => received(vivi),
+          (list) => list.some((entry) => entry.message.audioMessage),
+          15_000,
+          'the voice answer',
+        )
+      ).find((entry) => entry.message.audioMessage)!;
+      await roundsDone(vivi, 2);
+      // The model saw what the contact said.
+      const request = modelSaw('qual o horário de sábado?')[0];
+      expect(request.turns.at(-1)).toEqual({ role: 'user', text: '[voice note] qual o horário de sábado?' });
+      // The transcription got the voice note's bytes (downloaded from WhatsApp by the worker), with the agent's key.
+      const [heard] = models.audio('transcription');
+      expect(heard.headers.authorization).toBe('Bearer sk-e2e');
+      expect(heard.body).toMatchObject({ model: 'whisper-1', file: { size: theirVoice.length } });
+      // The answer spoken, and the phone got exactly those bytes as a voice note.
+      const [spoken] = models.audio('speech');
+      expect(spoken.body).toEqual({ model: 'tts-1', input: 'echo: [voice note] qual o horário de sábado?', voice: 'alloy', response_format: 'opus' });
+      expect(voiceNote.message.audioMessage).toMatchObject({ ptt: true, mimetype: 'audio/ogg; codecs=opus' });
+      expect((await media(vivi, voiceNote.id)).equals(ourVoice)).toBe(true);
+      const metadata = (await findMessage(asked.id)).ai_metadata;
+      expect(metadata.outcome).toEqual({ status: 'sent', texts: 0, audio: true, menus: 0, files: 0, handoff: '', lead: [], detail: '' });
+      expect(metadata.request.messages.at(-1)).toEqual({ role: 'user', content: '[voice note] qual o horário de sábado?' });
+      const sent = await findMessage(voiceNote.id);
+      expect(sent).toMatchObject({ fromMe: true, ai_metadata: { agent_id: agentId, turn: asked.id } });
+      // Heard once: the next round reads the stored transcript from the history.
+      await say(vivi, 'e domingo?');
+      await roundsDone(vivi, 3);
+      expect(modelSaw('e domingo?')[0].turns.some((turn) => turn.text === '[voice note] qual o horário de sábado?')).toBe(true);
+      expect(models.audio('transcription')).toHaveLength(1);
+    }, 60_000);
+
+    it('without an audio API (anthropic, no openai_apikey) the model sees "[voice note]" and the answer is text, outcome.detail saying why', async () => {
+      await agent({ provider: 'anthropic', model: 'claude-test' });
+      try {
+        const rui = await contact('Rui');
+        await say(rui, 'oi');
+        await roundsDone(rui);
+        const asked = await sayByVoice(rui, theirVoice);
+        await roundsDone(rui, 2);
+        const answers = await received(rui);
+        expect(answers.map(textOf)).toEqual(['echo: oi', 'echo: [voice note]']);
+        expect(models.audio('transcription')).toEqual([]);
+        expect(models.audio('speech')).toEqual([]);
+        const metadata = (await findMessage(asked.id)).ai_metadata;
+        expect(metadata.outcome).toMatchObject({ status: 'sent', texts: 1, audio: false, detail: expect.stringMatching(/anthropic has no speech API/) });
+      } finally {
+        await agent({ provider: 'openai', model: 'gpt-test' });
+      }
+    }, 60_000);
+  });
 });

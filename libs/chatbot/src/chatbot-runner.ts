@@ -2,6 +2,7 @@ import type { Bus, BusSubscription } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type OutboxNotice, type SendRequest } from '@gw/contracts';
 import {
   toChatRecord,
+  type ChatbotInstanceSettings,
   toMessageRecord,
   type ChatRow,
   type ChatbotRecordRow,
@@ -19,6 +20,8 @@ import type { KnowledgeIndexer } from './knowledge';
 import { languageModel } from './providers';
 import { agentOf, functionOf, triggerOf } from './records';
 import { newMessageIds, planRound, quickReplyContent, type AiMetadata, type RoundPlan } from './round-planner';
+import { audioKind } from './audio-messages';
+import { audioApi, type Voice } from './voice';
 
 /** Bus subject that wakes the runners (a round was admitted, knowledge was stored). */
 export const CHATBOT_WAKE = 'chatbot.wake';
@@ -84,6 +87,8 @@ export class ChatbotRunner {
     private readonly bus: Bus,
     private readonly config: ChatbotConfig,
     private readonly logger: Logger,
+    /** Hears voice notes and speaks answers; without it a voice note is a placeholder and answers are text. */
+    private readonly voice?: Voice,
   ) {
     this.fetch = guardedFetch(config.ssrf);
   }
@@ -142,6 +147,7 @@ export class ChatbotRunner {
         if (Date.now() - this.lastPurge > PURGE_INTERVAL_MS) {
           this.lastPurge = Date.now();
           void this.rounds.purgeFinished(KEEP_FINISHED_DAYS).catch((error) => this.logger.warn({ err: error }, 'purging finished chatbot rounds failed'));
+          void this.voice?.purge(KEEP_FINISHED_DAYS).catch((error) => this.logger.warn({ err: error }, 'purging voice note transcripts failed'));
         }
         if (Date.now() - this.lastKnowledgeSweep > this.config.pollIntervalMs) {
           this.lastKnowledgeSweep = Date.now();
@@ -198,7 +204,7 @@ export class ChatbotRunner {
     if (!settings || (!settings.enabled && !plan)) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot disabled');
     if (!plan) {
       if (disabledUntil * 1000 > Date.now()) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot_disableUntil');
-      plan = await this.plan(round, turn, settings.openaiApikey, trigger, agent, functions, hasKnowledge);
+      plan = await this.plan(round, turn, settings, trigger, agent, functions, hasKnowledge);
       if (!plan) return this.rounds.cancel(round.id, this.runnerId, 'canceled: the trigger or agent is gone');
       if (this.killed || !(await this.rounds.storePlan(round.id, this.runnerId, plan as unknown as Record<string, unknown>))) return;
     }
@@ -246,11 +252,15 @@ export class ChatbotRunner {
     });
   }
 
-  /** The round's plan: a quick-reply trigger's reply, or the agent's model call. Null when its trigger or agent is gone. */
+  /**
+   * The round's plan: a quick-reply trigger's reply, or the agent's model call (the voice notes among
+   * its messages and the history transcribed; a voice note's answer spoken). Null when its trigger or
+   * agent is gone.
+   */
   private async plan(
     round: ChatbotRoundRow,
     turn: string,
-    openaiApikey: string,
+    settings: ChatbotInstanceSettings,
     triggerRow: ChatbotRecordRow | null,
     agentRow: ChatbotRecordRow | null,
     functionRows: ChatbotRecordRow[],
@@ -263,30 +273,48 @@ export class ChatbotRunner {
     const agent = agentOf(agentRow);
     const chat = (round.envelope.chat ?? {}) as Record<string, unknown>;
     const jids = [round.chatId, String(chat.wa_chatid ?? ''), String(chat.wa_chatlid ?? '')];
-    const question = round.inputs
-      .map((input) => String(input.text ?? ''))
-      .filter(Boolean)
-      .join('\n');
+    const audio = audioApi(agent, settings.openaiApikey, this.config);
+    // The round's own voice notes, newest first: heard before the knowledge is searched for what they said.
+    const spoken = round.inputs
+      .filter((input) => audioKind(input))
+      .map((input) => String(input.messageid ?? ''))
+      .reverse();
+    const heard =
+      spoken.length && this.voice ? this.voice.hear(round.instanceId, spoken, audio, this.config.modelTimeoutMs) : Promise.resolve(new Map<string, string>());
+    const question = (transcripts: Map<string, string>) =>
+      round.inputs
+        .map((input) => (audioKind(input) ? (transcripts.get(String(input.messageid ?? '')) ?? '') : String(input.text ?? '')))
+        .filter(Boolean)
+        .join('\n');
     const functions = functionRows.map(functionOf).filter((fn) => fn.active);
-    const [history, quickReplies, knowledge] = await Promise.all([
+    const [history, quickReplies, knowledge, transcripts] = await Promise.all([
       this.rounds.history(round.instanceId, jids, {
         max: agent.contextMaxMessages,
         min: agent.contextMinMessages,
         windowHours: agent.contextTimeWindow_hours,
       }),
       this.quickReplies.list(round.instanceId),
-      this.knowledge.retrieve(round.instanceId, question, openaiApikey, hasKnowledge).catch((error: unknown) => {
-        this.logger.warn({ err: error, instanceId: round.instanceId }, 'knowledge retrieval failed; answering without it');
-        return [];
-      }),
+      heard
+        .then((transcripts) => this.knowledge.retrieve(round.instanceId, question(transcripts), settings.openaiApikey, hasKnowledge))
+        .catch((error: unknown) => {
+          this.logger.warn({ err: error, instanceId: round.instanceId }, 'knowledge retrieval failed; answering without it');
+          return [];
+        }),
+      heard,
     ]);
-    return planRound({
+    // Earlier voice notes of the history: their stored transcripts (transcribed now when they have none).
+    const earlier = history.filter((row) => !row.fromMe && audioKind(row) && !transcripts.has(row.messageId)).map((row) => row.messageId);
+    if (earlier.length && this.voice)
+      for (const [id, text] of await this.voice.hear(round.instanceId, earlier, audio, this.config.modelTimeoutMs)) transcripts.set(id, text);
+    const plan = await planRound({
       agent,
       model: languageModel(agent, this.config, this.fetch),
       turn,
       history,
       inputs: round.inputs,
       chat,
+      fieldsMap: settings.fieldsMap,
+      transcripts,
       isGroup: round.chatId.endsWith('@g.us'),
       knowledge,
       quickReplies,
@@ -296,6 +324,10 @@ export class ChatbotRunner {
       functionTimeoutMs: this.config.functionTimeoutMs,
       maxSteps: this.config.maxSteps,
     });
+    // The contact spoke: the answer is spoken too (or stays text, outcome.detail saying why).
+    const last = round.inputs[round.inputs.length - 1];
+    if (last && audioKind(last) === 'ptt' && this.voice) return this.voice.speak(round.instanceId, plan, agent, audio, this.config.modelTimeoutMs);
+    return plan;
   }
 
   private async quickReplyPlan(round: ChatbotRoundRow, turn: string, quickReplyId: string, triggerId: string): Promise<RoundPlan | null> {

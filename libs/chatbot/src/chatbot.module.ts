@@ -1,13 +1,15 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
-import { ChatbotRepository, QuickReplyRepository } from '@gw/persistence';
+import { ChatbotRepository, ChatbotTranscriptRepository, FileRepository, QuickReplyRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { OutboxFollower } from '@gw/relay';
 import { DataSource } from 'typeorm';
 import { admitEvents } from './admission';
 import { ChatbotRunner, CHATBOT_WAKE } from './chatbot-runner';
 import type { ChatbotConfig } from './config';
+import { guardedFetch } from './guarded-fetch';
 import { KnowledgeIndexer } from './knowledge';
+import { Voice } from './voice';
 
 const RUNNER = Symbol('CHATBOT_RUNNER');
 const FOLLOWER = Symbol('CHATBOT_FOLLOWER');
@@ -32,6 +34,14 @@ export function createChatbotServices(dataSource: DataSource, bus: Bus, config: 
     bus,
     config,
     logger.child({ component: 'chatbot-runner' }),
+    new Voice(
+      new FileRepository(dataSource),
+      new ChatbotTranscriptRepository(dataSource),
+      bus,
+      config,
+      guardedFetch(config.ssrf),
+      logger.child({ component: 'chatbot-voice' }),
+    ),
   );
   /** Instances whose step admitted rounds, until that step's transaction committed. */
   const admitted = new Set<string>();

@@ -24,6 +24,8 @@ export interface ChatbotConfig {
   ssrf: SsrfGuard;
   /** Minutes a person typing on the phone pauses the bot when the instance sets neither chatbot_stopWhenYouSendMsg nor chatbot_stopMinutes. */
   defaultPauseMinutes: number;
+  /** Voice: `auto` hears voice notes (transcribed) and answers a voice note with one (text to speech); `off` answers in text. */
+  voice: { replies: 'auto' | 'off'; transcriptionModel: string; speechModel: string; speechVoice: string };
 }
 
 export const CHATBOT_DEFAULTS: Omit<ChatbotConfig, 'runnerId' | 'ssrf' | 'baseUrls'> = {
@@ -35,12 +37,14 @@ export const CHATBOT_DEFAULTS: Omit<ChatbotConfig, 'runnerId' | 'ssrf' | 'baseUr
   maxSteps: 5,
   sendTimeoutMs: 40_000,
   defaultPauseMinutes: 60,
+  voice: { replies: 'auto', transcriptionModel: 'whisper-1', speechModel: 'tts-1', speechVoice: 'alloy' },
 };
 
 /**
  * CHATBOT_RUNNER_ID, CHATBOT_CLAIM_MS, CHATBOT_POLL_MS, CHATBOT_MAX_ROUNDS, CHATBOT_MODEL_TIMEOUT_MS,
  * CHATBOT_FUNCTION_TIMEOUT_MS, CHATBOT_MAX_STEPS, OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GEMINI_BASE_URL,
- * DEEPSEEK_BASE_URL, SSRF_ALLOWLIST.
+ * DEEPSEEK_BASE_URL, SSRF_ALLOWLIST, CHATBOT_VOICE_REPLIES (auto|off), CHATBOT_TRANSCRIPTION_MODEL,
+ * CHATBOT_SPEECH_MODEL, CHATBOT_SPEECH_VOICE.
  */
 export function readChatbotConfig(env: EnvReader): ChatbotConfig {
   const d = CHATBOT_DEFAULTS;
@@ -62,5 +66,11 @@ export function readChatbotConfig(env: EnvReader): ChatbotConfig {
       deepseek: base(env.url('DEEPSEEK_BASE_URL', web)),
     },
     ssrf: SsrfGuard.fromList(env.optionalString('SSRF_ALLOWLIST')),
+    voice: {
+      replies: env.oneOf('CHATBOT_VOICE_REPLIES', ['auto', 'off'] as const, d.voice.replies),
+      transcriptionModel: env.string('CHATBOT_TRANSCRIPTION_MODEL', d.voice.transcriptionModel),
+      speechModel: env.string('CHATBOT_SPEECH_MODEL', d.voice.speechModel),
+      speechVoice: env.string('CHATBOT_SPEECH_VOICE', d.voice.speechVoice),
+    },
   };
 }

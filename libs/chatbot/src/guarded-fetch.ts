@@ -13,6 +13,19 @@ export function guardedFetch(guard: SsrfGuard): typeof fetch {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     await guard.check(url);
     const request = input instanceof Request ? { method: input.method, headers: input.headers, body: input.body, signal: input.signal } : {};
-    return undiciFetch(url, { ...request, ...(init as object), redirect: 'manual', dispatcher: agent } as never) as unknown as Response;
+    return undiciFetch(url, { ...request, ...(await multipart(init)), redirect: 'manual', dispatcher: agent } as never) as unknown as Response;
   }) as typeof fetch;
+}
+
+/**
+ * `init` with a FormData body (the AI SDK's transcription upload) encoded as multipart bytes and its
+ * content type: the FormData is Node's own, which the undici package's fetch does not recognise (it
+ * would send "[object FormData]").
+ */
+async function multipart(init: RequestInit | undefined): Promise<RequestInit | undefined> {
+  if (!init || !(init.body instanceof globalThis.FormData)) return init;
+  const encoded = new Response(init.body);
+  const headers = Object.fromEntries(new Headers(init.headers).entries());
+  headers['content-type'] = encoded.headers.get('content-type') ?? 'multipart/form-data';
+  return { ...init, headers, body: Buffer.from(await encoded.arrayBuffer()) };
 }

@@ -1,17 +1,29 @@
 import type { OutboundContent } from '@gw/contracts';
-import { buildButtonMenu, buildListMenu, buildPoll, parseButtons, parseList, parsePoll } from '@gw/domain';
+import {
+  buildButtonMenu,
+  buildListMenu,
+  buildPoll,
+  CUSTOM_LEAD_FIELDS,
+  LEAD_LIMITS,
+  leadFieldError,
+  leadTextLimit,
+  parseButtons,
+  parseList,
+  parsePoll,
+} from '@gw/domain';
 import type { MessageRow, QuickReplyRow, RetrievedChunk } from '@gw/persistence';
 import { generateText, jsonSchema, stepCountIs, tool, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import { randomBytes } from 'node:crypto';
 import { callFunction } from './functions';
 import { callSettings, modelOptions, type ModelOptions } from './providers';
 import type { AgentSettings, FunctionSettings, Stored } from './records';
+import { audioKind, describeAudio } from './audio-messages';
 
 /** One message the round sends, with the ids fixed before the first send (a resend of the same id is not sent twice). */
 export interface PlannedSend {
   recordId: string;
   messageId: string;
-  /** text | menu | file | quickreply */
+  /** text | audio (the answer spoken) | menu | file | quickreply */
   kind: string;
   content: OutboundContent;
   /** What the tool or answer asked for (the send's sendPayload). */
@@ -36,8 +48,8 @@ export interface RoundPlan {
   handoff: string;
   /** The model call ended in an error or a timeout: nothing is sent. */
   failed: boolean;
-  /** Lead fields the model set (`update_lead`), written to the chat when the round ends. */
-  lead: Record<string, string>;
+  /** Lead fields the model set (`update_lead`; lead_tags an array), written to the chat when the round ends. */
+  lead: Record<string, string | string[]>;
   /** Timing (ms since epoch) for the bench: model request sent, model answered. */
   modelStartedAt: number;
   modelEndedAt: number;
@@ -54,6 +66,10 @@ export interface PlanInput {
   inputs?: Array<Record<string, unknown>>;
   /** The chat record of the last event (lead fields). */
   chat: Record<string, unknown>;
+  /** What the voice notes among the history and the inputs said, by message id (absent: a placeholder). */
+  transcripts?: Map<string, string>;
+  /** The instance's names of lead_field01…20 (`/instance/updateFieldsMap`). */
+  fieldsMap?: Record<string, string>;
   isGroup: boolean;
   knowledge: RetrievedChunk[];
   quickReplies: QuickReplyRow[];
@@ -65,7 +81,7 @@ export interface PlanInput {
 }
 
 const LEAD_FIELDS = ['lead_name', 'lead_fullName', 'lead_email', 'lead_personalid', 'lead_status', 'lead_tags', 'lead_notes', 'lead_isTicketOpen'];
-/** The lead fields the model may write (`update_lead`), with what each one holds. */
+/** The lead fields the model may write (`update_lead`), with what each one holds; the custom fields follow (their names from the instance's fieldsMap). */
 const WRITABLE_LEAD: Record<string, string> = {
   lead_name: 'the name the contact goes by',
   lead_fullName: 'full name',
@@ -74,6 +90,60 @@ const WRITABLE_LEAD: Record<string, string> = {
   lead_status: 'the stage of the lead (e.g. novo, qualificado, cliente)',
   lead_notes: 'notes about the contact',
 };
+
+/** A custom field's name as the operator set it (`/instance/updateFieldsMap`), or ''. */
+function fieldName(fieldsMap: Record<string, string>, field: string): string {
+  const name = fieldsMap[field];
+  return typeof name === 'string' ? name.trim() : '';
+}
+
+/**
+ * `update_lead`'s parameters: the lead texts, the custom fields lead_field01…20 (described by the names
+ * the instance gave them) and lead_tags, with `/chat/editLead`'s limits.
+ */
+export function leadToolSchema(fieldsMap: Record<string, string>): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  for (const [field, description] of Object.entries(WRITABLE_LEAD)) properties[field] = { type: 'string', description, maxLength: leadTextLimit(field) };
+  for (const field of CUSTOM_LEAD_FIELDS) {
+    const name = fieldName(fieldsMap, field);
+    properties[field] = {
+      type: 'string',
+      description: name ? `custom field "${name}"` : 'custom field (unnamed: only when your instructions say what it holds)',
+      maxLength: LEAD_LIMITS.customField,
+    };
+  }
+  properties.lead_tags = {
+    type: 'array',
+    items: { type: 'string', maxLength: LEAD_LIMITS.tagLength },
+    maxItems: LEAD_LIMITS.tags,
+    description: 'ALL of the lead’s tags: it replaces the tags the contact has (keep the current ones you do not mean to remove); [] removes every tag',
+  };
+  return { type: 'object', properties, additionalProperties: false };
+}
+
+/**
+ * The lead fields of an `update_lead` call, checked as `/chat/editLead` checks them: a bad value refuses
+ * the whole call (`errors`); a name that is no writable lead field is left out (`ignored`), as the route
+ * leaves out fields it does not know.
+ */
+export function leadUpdate(args: Record<string, unknown>): { fields: Record<string, string | string[]>; errors: string[]; ignored: string[] } {
+  const fields: Record<string, string | string[]> = {};
+  const errors: string[] = [];
+  const ignored: string[] = [];
+  for (const [field, value] of Object.entries(args)) {
+    if (value === undefined) continue;
+    if (!(field in WRITABLE_LEAD) && !CUSTOM_LEAD_FIELDS.includes(field) && field !== 'lead_tags') {
+      ignored.push(field);
+      continue;
+    }
+    // null clears, as /chat/editLead takes it.
+    const given = value === null ? (field === 'lead_tags' ? [] : '') : value;
+    const error = leadFieldError(field, given);
+    if (error) errors.push(error);
+    else fields[field] = field === 'lead_tags' ? [...(given as string[])] : (given as string);
+  }
+  return { fields, errors, ignored };
+}
 
 export function newMessageIds(): { recordId: string; messageId: string } {
   return { recordId: `r${randomBytes(4).toString('hex').slice(0, 7)}`, messageId: `3EB0${randomBytes(9).toString('hex').toUpperCase()}` };
@@ -99,7 +169,9 @@ export function splitMessage(text: string, max: number): string[] {
   return parts.filter(Boolean);
 }
 
-function describe(row: MessageRow): string {
+function describe(row: MessageRow, transcripts?: Map<string, string>): string {
+  const audio = audioKind(row);
+  if (audio) return describeAudio(audio, transcripts?.get(row.messageId));
   if (row.text) return row.text;
   if (row.mediaType) return `[${row.mediaType}]`;
   return `[${row.messageType || 'message'}]`;
@@ -118,7 +190,11 @@ function systemPrompt(input: PlanInput): string {
       [
         'About the contact:',
         ...(name ? [`- name: ${String(name)}`] : []),
-        ...[...lead, ...custom].map(([field, value]) => `- ${field}: ${JSON.stringify(value)}`),
+        ...lead.map(([field, value]) => `- ${field}: ${JSON.stringify(value)}`),
+        ...custom.map(([field, value]) => {
+          const label = fieldName(input.fieldsMap ?? {}, field);
+          return `- ${field}${label ? ` (${label})` : ''}: ${JSON.stringify(value)}`;
+        }),
       ].join('\n'),
     );
   if (input.knowledge.length) parts.push(['Knowledge (use it when it answers the question):', ...input.knowledge.map((chunk) => `- ${chunk.text}`)].join('\n'));
@@ -129,14 +205,18 @@ function systemPrompt(input: PlanInput): string {
 export function contextMessages(input: PlanInput): ModelMessage[] {
   const messages: ModelMessage[] = [{ role: 'system', content: systemPrompt(input) }];
   for (const row of [...input.history].reverse()) {
-    const content = input.isGroup && !row.fromMe && row.senderName ? `${row.senderName}: ${describe(row)}` : describe(row);
+    const text = describe(row, input.transcripts);
+    const content = input.isGroup && !row.fromMe && row.senderName ? `${row.senderName}: ${text}` : text;
     messages.push(row.fromMe ? { role: 'assistant', content } : { role: 'user', content });
   }
   // The round's messages are always in the context, even outside the history's window or limit.
   const seen = new Set(input.history.map((row) => row.messageId));
   for (const message of input.inputs ?? []) {
     if (seen.has(String(message.messageid ?? ''))) continue;
-    const text = String(message.text ?? '') || `[${String(message.mediaType || message.messageType || 'message')}]`;
+    const audio = audioKind(message);
+    const text = audio
+      ? describeAudio(audio, input.transcripts?.get(String(message.messageid ?? '')))
+      : String(message.text ?? '') || `[${String(message.mediaType || message.messageType || 'message')}]`;
     messages.push({ role: 'user', content: input.isGroup && message.senderName ? `${String(message.senderName)}: ${text}` : text });
   }
   return messages;
@@ -261,19 +341,21 @@ export async function planRound(input: PlanInput): Promise<RoundPlan> {
       return { handedOff: true };
     },
   );
-  const lead: Record<string, string> = {};
+  const lead: Record<string, string | string[]> = {};
+  const named = CUSTOM_LEAD_FIELDS.filter((field) => fieldName(input.fieldsMap ?? {}, field)).map(
+    (field) => `${field} = ${fieldName(input.fieldsMap ?? {}, field)}`,
+  );
   define(
     'update_lead',
-    'Record what you learned about the contact in their lead fields (only what they told you).',
-    {
-      type: 'object',
-      properties: Object.fromEntries(Object.entries(WRITABLE_LEAD).map(([field, description]) => [field, { type: 'string', description, maxLength: 500 }])),
-      additionalProperties: false,
-    },
+    'Record what you learned about the contact in their lead fields (only what they told you); "" clears a field.' +
+      (named.length ? ` Custom fields: ${named.join(', ')}.` : ''),
+    leadToolSchema(input.fieldsMap ?? {}),
     async (args) => {
-      const written = Object.entries(args).filter(([field, value]) => field in WRITABLE_LEAD && typeof value === 'string');
-      for (const [field, value] of written) lead[field] = (value as string).slice(0, 500);
-      return { updated: written.map(([field]) => field) };
+      const { fields, errors, ignored } = leadUpdate(args);
+      // Refused whole, as /chat/editLead refuses a bad request: the model may call again.
+      if (errors.length) return { error: errors.join('; '), updated: [] };
+      Object.assign(lead, fields);
+      return { updated: Object.keys(fields), ...(ignored.length ? { ignored } : {}) };
     },
   );
   for (const fn of input.functions) {

@@ -11,3 +11,4 @@ export * from './interactive';
 export { checkMediaBytes, sniffMediaType } from './media-signature';
 export type { DeclaredMediaKind } from './media-signature';
 export { isBase64 } from './base64';
+export { CUSTOM_LEAD_FIELDS, LEAD_LIMITS, leadFieldError, leadTextLimit } from './lead-fields';

@@ -22,6 +22,7 @@ import { QuickReplies1763950029387 } from './migrations/1763950029387-quick-repl
 import { QuickRepliesWhatsapp1764120000000 } from './migrations/1764120000000-quick-replies-whatsapp';
 import { Chatwoot1764140000000 } from './migrations/1764140000000-chatwoot';
 import { ChatwootContactLock1764200000000 } from './migrations/1764200000000-chatwoot-contact-lock';
+import { ChatbotTranscripts1764320000000 } from './migrations/1764320000000-chatbot-transcripts';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
 import { EventSinks1764160000000 } from './migrations/1764160000000-event-sinks';
@@ -54,6 +55,7 @@ export const MIGRATIONS = [
   MediaObjectDeletions1764160000002,
   ChatMarkedUnread1764190000000,
   ChatwootContactLock1764200000000,
+  ChatbotTranscripts1764320000000,
 ];
 
 export interface DataSourceOptions {

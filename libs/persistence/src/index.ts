@@ -64,6 +64,7 @@ export type {
 } from './repositories/chatwoot.repository';
 export { PersistenceModule, REPOSITORIES } from './persistence.module';
 export { ChatbotRepository } from './repositories/chatbot.repository';
+export { ChatbotTranscriptRepository } from './repositories/chatbot-transcripts.repository';
 export type {
   ChatbotChatState,
   ChatbotInstanceSettings,

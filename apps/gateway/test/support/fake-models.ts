@@ -16,7 +16,7 @@ export interface FakeReply {
 
 /** One request a fake model received. */
 export interface FakeRequest {
-  provider: FakeProvider | 'embeddings';
+  provider: FakeProvider | 'embeddings' | 'speech' | 'transcription';
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: any;
@@ -26,6 +26,29 @@ export interface FakeRequest {
 }
 
 export type FakeHandler = (request: FakeRequest) => FakeReply | Promise<FakeReply>;
+
+/** What the loopback `/v1/audio/speech` answers: audio bytes (as their content type), or an HTTP error. */
+export type FakeSpeech = { audio: Buffer; contentType: string } | { status: number; error: string };
+/** What the loopback `/v1/audio/transcriptions` answers: the text heard, or an HTTP error. */
+export type FakeTranscription = { text: string } | { status: number; error: string };
+
+/** A multipart/form-data upload as OpenAI's transcription endpoint reads it. */
+export interface FakeUpload {
+  model: string;
+  responseFormat: string;
+  fields: Record<string, string>;
+  file: { name: string; type: string; bytes: Buffer } | null;
+}
+
+const SPEECH_FORMATS: Record<string, string> = {
+  mp3: 'audio/mpeg',
+  opus: 'audio/ogg',
+  aac: 'audio/aac',
+  flac: 'audio/flac',
+  wav: 'audio/wav',
+  pcm: 'audio/pcm',
+};
+const TRANSCRIPTION_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'];
 
 /** The last thing the contact said, in any provider's format. */
 export function lastUserText(request: FakeRequest): string {
@@ -153,12 +176,18 @@ export function fakeEmbedding(text: string): number[] {
 
 /**
  * Loopback servers that speak each provider's wire protocol as the AI SDK calls it: OpenAI chat
- * completions (with tool calls) and embeddings, Anthropic messages, Gemini generateContent, and
- * DeepSeek / any OpenAI-compatible server (chat completions at the base URL). Every request is recorded.
+ * completions (with tool calls), embeddings, speech (`/audio/speech`) and transcriptions
+ * (`/audio/transcriptions`, multipart), Anthropic messages, Gemini generateContent, and DeepSeek / any
+ * OpenAI-compatible server (chat completions at the base URL, speech and transcriptions too). Every
+ * request is recorded.
  */
 export class FakeModels {
   readonly requests: FakeRequest[] = [];
   handler: FakeHandler = (request) => ({ text: `echo: ${lastUserText(request)}` });
+  /** `/audio/speech`: what it answers (default: an error, set it in the test). */
+  speech: (request: FakeRequest) => FakeSpeech | Promise<FakeSpeech> = () => ({ status: 500, error: 'no speech configured' });
+  /** `/audio/transcriptions`: what it hears. */
+  transcription: (upload: FakeUpload, request: FakeRequest) => FakeTranscription | Promise<FakeTranscription> = () => ({ text: '' });
   private server!: Server;
   baseUrl = '';
 
@@ -184,21 +213,28 @@ export class FakeModels {
     };
   }
 
-  /** Requests to the chat models (not embeddings). */
+  /** Requests to the chat models (not embeddings, speech or transcriptions). */
   chats(): FakeRequest[] {
-    return this.requests.filter((request) => request.provider !== 'embeddings');
+    return this.requests.filter((request) => !['embeddings', 'speech', 'transcription'].includes(request.provider));
+  }
+
+  /** Requests to `/audio/speech` and `/audio/transcriptions`. */
+  audio(kind: 'speech' | 'transcription'): FakeRequest[] {
+    return this.requests.filter((request) => request.provider === kind);
   }
 
   private async serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks);
+    const path = req.url ?? '';
+    if (path.endsWith('/audio/transcriptions') || path.endsWith('/audio/speech')) return this.serveAudio(req, res, path, raw);
     let body: any = {};
     try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+      body = JSON.parse(raw.toString('utf8') || '{}');
     } catch {
       body = {};
     }
-    const path = req.url ?? '';
     const provider: FakeRequest['provider'] = path.endsWith('/embeddings')
       ? 'embeddings'
       : path.startsWith('/anthropic')
@@ -247,4 +283,108 @@ export class FakeModels {
     }
     res.end(JSON.stringify(wireAnswer(provider, body, reply)));
   }
+
+  /** OpenAI's audio API: `POST /audio/speech` (JSON in, audio bytes out) and `POST /audio/transcriptions` (multipart in, JSON or text out). */
+  private async serveAudio(req: IncomingMessage, res: ServerResponse, path: string, raw: Buffer): Promise<void> {
+    const fail = (status: number, message: string, param: string | null = null) => {
+      res.statusCode = status;
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ error: { message, type: 'invalid_request_error', param, code: null } }));
+    };
+    const provider = path.endsWith('/audio/speech') ? 'speech' : 'transcription';
+    const request: FakeRequest = { provider, path, headers: req.headers, body: {}, turns: [], at: Date.now() };
+    this.requests.push(request);
+    if (req.method !== 'POST') return fail(405, `${req.method} is not allowed`);
+    if (!/^Bearer \S+/.test(String(req.headers.authorization ?? ''))) return fail(401, 'You didn’t provide an API key.');
+    if (provider === 'speech') {
+      let body: any;
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        return fail(400, 'We could not parse the JSON body of your request.');
+      }
+      request.body = body;
+      if (typeof body.model !== 'string' || !body.model) return fail(400, "Missing required parameter: 'model'.", 'model');
+      if (typeof body.input !== 'string' || !body.input) return fail(400, "Missing required parameter: 'input'.", 'input');
+      if (body.input.length > 4096) return fail(400, "'input' is too long: at most 4096 characters.", 'input');
+      if (typeof body.voice !== 'string' || !body.voice) return fail(400, "Missing required parameter: 'voice'.", 'voice');
+      const format = body.response_format ?? 'mp3';
+      if (!SPEECH_FORMATS[format]) return fail(400, `Invalid value for 'response_format': ${String(format)}.`, 'response_format');
+      const answer = await this.speech(request);
+      if ('status' in answer) return fail(answer.status, answer.error);
+      res.setHeader('content-type', answer.contentType);
+      res.end(answer.audio);
+      return;
+    }
+    const type = String(req.headers['content-type'] ?? '');
+    if (!type.startsWith('multipart/form-data')) return fail(400, 'Expected a multipart/form-data body.');
+    const form = await new Response(raw, { headers: { 'content-type': type } }).formData();
+    const fields: Record<string, string> = {};
+    let file: FakeUpload['file'] = null;
+    for (const [name, value] of form.entries()) {
+      if (typeof value === 'string') fields[name] = value;
+      else if (name === 'file') file = { name: value.name, type: value.type, bytes: Buffer.from(await value.arrayBuffer()) };
+    }
+    const upload: FakeUpload = { model: fields.model ?? '', responseFormat: fields.response_format || 'json', fields, file };
+    request.body = { ...fields, file: file ? { name: file.name, type: file.type, size: file.bytes.length } : null };
+    if (!upload.model) return fail(400, "Missing required parameter: 'model'.", 'model');
+    if (!file || !file.bytes.length) return fail(400, "Missing required parameter: 'file'.", 'file');
+    if (!TRANSCRIPTION_FORMATS.includes(upload.responseFormat))
+      return fail(400, `Invalid value for 'response_format': ${upload.responseFormat}.`, 'response_format');
+    const heard = await this.transcription(upload, request);
+    if ('status' in heard) return fail(heard.status, heard.error);
+    if (upload.responseFormat === 'text') {
+      res.setHeader('content-type', 'text/plain; charset=utf-8');
+      res.end(heard.text);
+      return;
+    }
+    res.setHeader('content-type', 'application/json');
+    if (upload.responseFormat === 'verbose_json') {
+      res.end(
+        JSON.stringify({
+          task: 'transcribe',
+          language: 'portuguese',
+          duration: 1.5,
+          text: heard.text,
+          segments: [
+            {
+              id: 0,
+              seek: 0,
+              start: 0,
+              end: 1.5,
+              text: heard.text,
+              tokens: [1],
+              temperature: 0,
+              avg_logprob: -0.2,
+              compression_ratio: 1,
+              no_speech_prob: 0.01,
+            },
+          ],
+        }),
+      );
+      return;
+    }
+    res.end(JSON.stringify({ text: heard.text, usage: { type: 'duration', seconds: 2 } }));
+  }
+}
+
+/** A short mono 16-bit PCM WAV of a sine tone (test audio: a voice note's or a speech answer's source). */
+export function sineWav(hz: number, ms = 400, rate = 16_000): Buffer {
+  const samples = Math.floor((rate * ms) / 1000);
+  const data = Buffer.alloc(samples * 2);
+  for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(Math.sin((2 * Math.PI * hz * i) / rate) * 12_000), i * 2);
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0, 'latin1');
+  header.writeUInt32LE(36 + data.length, 4);
+  header.write('WAVEfmt ', 8, 'latin1');
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(rate, 24);
+  header.writeUInt32LE(rate * 2, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36, 'latin1');
+  header.writeUInt32LE(data.length, 40);
+  return Buffer.concat([header, data]);
 }

@@ -85,6 +85,8 @@ export interface ChatbotInstanceSettings {
   stopMinutes: number;
   stopWhenYouSendMsg: number;
   openaiApikey: string;
+  /** The display names of lead_field01…20 (`/instance/updateFieldsMap`): what the chatbot's update_lead tool calls them. */
+  fieldsMap: Record<string, string>;
 }
 
 type Raw = Record<string, unknown>;
@@ -100,10 +102,11 @@ function toSettings(raw: Raw): ChatbotInstanceSettings {
     stopMinutes: Number(raw.chatbot_stop_minutes ?? 0),
     stopWhenYouSendMsg: Number(raw.chatbot_stop_when_you_send_msg ?? 0),
     openaiApikey: (raw.openai_apikey as string | null) ?? '',
+    fieldsMap: (raw.fields_map as Record<string, string> | null) ?? {},
   };
 }
 
-const SETTINGS = `id, name, owner, chatbot_enabled, chatbot_ignore_groups, chatbot_stop_conversation, chatbot_stop_minutes, chatbot_stop_when_you_send_msg, openai_apikey`;
+const SETTINGS = `id, name, owner, chatbot_enabled, chatbot_ignore_groups, chatbot_stop_conversation, chatbot_stop_minutes, chatbot_stop_when_you_send_msg, openai_apikey, fields_map`;
 
 function toRecordRow(raw: Raw): ChatbotRecordRow {
   return {

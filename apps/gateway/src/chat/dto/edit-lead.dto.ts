@@ -2,12 +2,14 @@ import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsDefined, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, ValidateIf } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
+import { LEAD_LIMITS } from '@gw/domain';
 
 /** The chat `id` names, or (older clients) `number` / `phone`. */
 const CHAT_ID_LENGTH = 200;
-const SHORT_TEXT = 255;
-const NOTES_TEXT = 10_000;
-const CUSTOM_FIELD_TEXT = 2_000;
+// The limits the chatbot's update_lead tool checks too (@gw/domain).
+const SHORT_TEXT = LEAD_LIMITS.shortText;
+const NOTES_TEXT = LEAD_LIMITS.notes;
+const CUSTOM_FIELD_TEXT = LEAD_LIMITS.customField;
 
 /** Numbers may come as numeric strings (older clients); anything else is left for the type rule to refuse. */
 const Numeric = () =>
@@ -83,9 +85,9 @@ export class EditLeadDto {
   @Transform(({ value }: { value: unknown }) => (value === null ? [] : value))
   @IsOptional()
   @IsArray({ message: 'lead_tags must be an array of strings' })
-  @ArrayMaxSize(100, { message: 'lead_tags must have at most 100 tags' })
+  @ArrayMaxSize(LEAD_LIMITS.tags, { message: `lead_tags must have at most ${LEAD_LIMITS.tags} tags` })
   @IsString({ each: true, message: 'lead_tags must be an array of strings' })
-  @MaxLength(100, { each: true, message: 'each of lead_tags must be at most 100 characters' })
+  @MaxLength(LEAD_LIMITS.tagLength, { each: true, message: `each of lead_tags must be at most ${LEAD_LIMITS.tagLength} characters` })
   @JSONSchema({ description: 'The lead’s tags, all of them; [] removes every tag' })
   lead_tags?: string[];
 

@@ -34,7 +34,8 @@ describe('chatbot (e2e)', () => {
     });
     await new Promise<void>((resolve) => functionServer.listen(0, '127.0.0.1', resolve));
     functionUrl = `http://127.0.0.1:${(functionServer.address() as AddressInfo).port}`;
-    await stack.start();
+    // The gateway's /message/download transcribes through the same loopback OpenAI.
+    await stack.start(models.env());
     const env = new EnvReader({
       ...models.env(),
       SSRF_ALLOWLIST: '127.0.0.0/8',
@@ -653,6 +654,39 @@ describe('chatbot (e2e)', () => {
       await roundsDone(vivi, 3);
       expect(modelSaw('e domingo?')[0].turns.some((turn) => turn.text === '[voice note] qual o horário de sábado?')).toBe(true);
       expect(models.audio('transcription')).toHaveLength(1);
+    }, 60_000);
+
+    it('/message/download transcribe: the same transcription, with the request’s openai_apikey (then saved on the instance) or a clear 400 without one', async () => {
+      models.transcription = (upload) => ({ text: `ouvi ${upload.file!.bytes.length} bytes` });
+      const ivo = await contact('Ivo');
+      const note = await sayByVoice(ivo, theirVoice);
+      await waitFor(
+        () => findMessage(note.id),
+        (message) => message?.messageType === 'AudioMessage',
+        10_000,
+        'the voice note stored',
+      );
+      const refused = await call('POST', '/message/download', { id: note.id, transcribe: true });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatch(/transcribe needs an OpenAI key/);
+      try {
+        const heard = await call('POST', '/message/download', { id: note.id, transcribe: true, openai_apikey: 'sk-download', return_link: false });
+        expect(heard.status).toBe(200);
+        expect(heard.body).toMatchObject({ transcription: `ouvi ${theirVoice.length} bytes`, mimetype: 'audio/mpeg', fileURL: '' });
+        const [request] = models.audio('transcription');
+        expect(request.path).toBe('/openai/v1/audio/transcriptions');
+        expect(request.headers.authorization).toBe('Bearer sk-download');
+        // The key is the instance's now: the next call needs none.
+        expect((await call('POST', '/message/download', { id: note.id, transcribe: true })).body.transcription).toBe(`ouvi ${theirVoice.length} bytes`);
+        expect(models.audio('transcription')[1].headers.authorization).toBe('Bearer sk-download');
+        // A transcription the provider refuses is a 502 saying so.
+        models.transcription = () => ({ status: 401, error: 'Incorrect API key provided' });
+        const failed = await call('POST', '/message/download', { id: note.id, transcribe: true });
+        expect(failed.status).toBe(502);
+        expect(failed.body.error).toMatch(/transcription failed: 401 Incorrect API key provided/);
+      } finally {
+        expect((await call('POST', '/instance/updatechatbotsettings', { openai_apikey: '' })).status).toBe(200);
+      }
     }, 60_000);
 
     it('without an audio API (anthropic, no openai_apikey) the model sees "[voice note]" and the answer is text, outcome.detail saying why', async () => {

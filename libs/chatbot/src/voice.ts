@@ -46,6 +46,20 @@ function openai(api: AudioApi, fetch: typeof globalThis.fetch) {
   return createOpenAI({ apiKey: api.apiKey, fetch, ...(api.baseURL ? { baseURL: api.baseURL } : {}) });
 }
 
+/**
+ * What an audio says: the AI SDK's OpenAI transcription model (`model`, e.g. whisper-1) at `api`, every
+ * request through `fetch`. The chatbot's ears and `/message/download`'s `transcribe` alike.
+ */
+export async function transcribeAudio(api: AudioApi, audio: Buffer, model: string, fetch: typeof globalThis.fetch, timeoutMs: number): Promise<string> {
+  const result = await transcribe({
+    model: openai(api, fetch).transcription(model),
+    audio: new Uint8Array(audio),
+    abortSignal: AbortSignal.timeout(timeoutMs),
+    maxRetries: 0,
+  });
+  return result.text.trim();
+}
+
 /** Bytes that are already an Ogg stream (what WhatsApp's voice notes are: Opus in Ogg). */
 function isOgg(data: Uint8Array): boolean {
   return data.length > 4 && Buffer.from(data.subarray(0, 4)).toString('latin1') === 'OggS';
@@ -108,13 +122,7 @@ export class Voice {
     );
     const file = await this.files.read(stored.fileId, instanceId);
     if (!file) throw new Error('the downloaded voice note is gone');
-    const result = await transcribe({
-      model: openai(api, this.fetch).transcription(this.config.voice.transcriptionModel),
-      audio: new Uint8Array(file.data),
-      abortSignal: AbortSignal.timeout(timeoutMs),
-      maxRetries: 0,
-    });
-    return result.text.trim();
+    return transcribeAudio(api, file.data, this.config.voice.transcriptionModel, this.fetch, timeoutMs);
   }
 
   /**

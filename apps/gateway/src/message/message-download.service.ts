@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { FileRepository, MessageRepository, type InstanceEntity } from '@gw/persistence';
-import { toMp3 } from '@gw/platform';
+import { guardedFetch, transcribeAudio } from '@gw/chatbot';
+import { FileRepository, InstanceRepository, MessageRepository, type InstanceEntity } from '@gw/persistence';
+import { SsrfGuard, toMp3 } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import { fileServing } from '../files/file-serving';
 import type { GatewayConfig } from '../runtime/gateway-config';
@@ -10,20 +11,34 @@ import type { DownloadDto } from './dto/message-actions.dto';
 import { MessageActionsService } from './message-actions.service';
 
 const LINK_TTL_MS = 7 * 24 * 3_600_000;
+const TRANSCRIBE_TIMEOUT_MS = 60_000;
 
-/** POST /message/download: the media of a received message, as a link and/or base64 (MP3 for audio). */
+/**
+ * POST /message/download: the media of a received message, as a link and/or base64 (MP3 for audio),
+ * and an audio's transcription (`transcribe`: OpenAI's transcription with the request's or the
+ * instance's `openai_apikey`, the chatbot's own transcription).
+ */
 @Injectable()
 export class MessageDownloadService {
+  private readonly fetch: typeof globalThis.fetch;
+
   constructor(
     private readonly files: FileRepository,
     private readonly messages: MessageRepository,
+    private readonly instances: InstanceRepository,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     private readonly sessions: SessionClient,
     private readonly actions: MessageActionsService,
-  ) {}
+  ) {
+    // OpenAI through the SSRF guard, as the chatbot calls it.
+    this.fetch = guardedFetch(new SsrfGuard(config.ssrfAllowlist));
+  }
 
   async download(instance: InstanceEntity, dto: DownloadDto) {
-    if (dto.transcribe) throw ApiError.badRequest('transcribe is not available on this gateway');
+    const givenKey = dto.openai_apikey?.trim() ?? '';
+    const key = givenKey || instance.openaiApikey || '';
+    if (dto.transcribe && !key)
+      throw ApiError.badRequest('transcribe needs an OpenAI key: openai_apikey in the request, or the instance’s (/instance/updatechatbotsettings)');
     let target = await this.actions.find(instance, dto.id);
     if (dto.download_quoted) {
       if (!target.quoted) throw ApiError.badRequest('the message quotes no other message');
@@ -41,6 +56,8 @@ export class MessageDownloadService {
     let fileId = stored.fileId;
     let mimetype = stored.mimetype;
     const isAudio = target.mediaType === 'audio' || target.mediaType === 'ptt';
+    if (dto.transcribe && !isAudio) throw ApiError.badRequest('transcribe: the message is no audio');
+    const transcription = dto.transcribe ? await this.transcribe(instance, stored.fileId, key, givenKey) : '';
     if (isAudio && dto.generate_mp3 !== false) {
       const original = await this.files.read(fileId, instance.id);
       if (original) {
@@ -62,7 +79,26 @@ export class MessageDownloadService {
       fileURL: dto.return_link === false ? '' : link,
       mimetype,
       base64Data,
-      transcription: '',
+      transcription,
     };
+  }
+
+  /** What the audio says; a key given in the request is saved on the instance once it worked (uazapi: "atualiza e salva na instância"). */
+  private async transcribe(instance: InstanceEntity, fileId: string, key: string, givenKey: string): Promise<string> {
+    const audio = await this.files.read(fileId, instance.id);
+    if (!audio) throw ApiError.notFound('the downloaded audio expired');
+    const openai = this.config.transcription ?? { openaiBaseUrl: '', model: 'whisper-1' };
+    let text: string;
+    try {
+      text = await transcribeAudio({ apiKey: key, baseURL: openai.openaiBaseUrl, via: 'OpenAI' }, audio.data, openai.model, this.fetch, TRANSCRIBE_TIMEOUT_MS);
+    } catch (error) {
+      const failure = error as { statusCode?: number; message?: string };
+      throw new ApiError(
+        'upstream_failed',
+        `transcription failed: ${failure.statusCode ? `${failure.statusCode} ` : ''}${failure.message ?? String(error)}`.slice(0, 500),
+      );
+    }
+    if (givenKey && givenKey !== instance.openaiApikey) await this.instances.update(instance.id, { openaiApikey: givenKey });
+    return text;
   }
 }

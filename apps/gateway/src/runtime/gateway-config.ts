@@ -45,6 +45,8 @@ export interface GatewayConfig {
   metrics: MetricsConfig;
   /** Where the operator console's build is (CONSOLE_DIR); absent: beside the gateway's bundle (dist/apps/manager). */
   consoleDir?: string;
+  /** `/message/download`'s `transcribe`: OpenAI's base URL (OPENAI_BASE_URL, '' for OpenAI's own) and model (CHATBOT_TRANSCRIPTION_MODEL), as the chatbot's. */
+  transcription?: { openaiBaseUrl: string; model: string };
 }
 
 export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv): GatewayConfig {
@@ -65,6 +67,10 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     failoverWaitMs: env.integer('FAILOVER_WAIT_MS', 20000, { min: 0, max: 600000 }),
     sandbox,
     ssrfAllowlist: cidrList(env, 'SSRF_ALLOWLIST'),
+    transcription: {
+      openaiBaseUrl: (env.url('OPENAI_BASE_URL', ['http:', 'https:']) ?? '').replace(/\/+$/, ''),
+      model: env.string('CHATBOT_TRANSCRIPTION_MODEL', 'whisper-1'),
+    },
     publicBaseUrl: env.url('PUBLIC_BASE_URL', ['http:', 'https:'], `http://localhost:${env.port('PORT', 8080)}`) as string,
     sseHeartbeatMs: env.integer('SSE_HEARTBEAT_MS', 15_000, { min: 100, max: 300_000 }),
     sseSlowClientMs: env.integer('SSE_SLOW_CLIENT_MS', 30_000, { min: 100, max: 600_000 }),

@@ -1,12 +1,12 @@
 import { NatsBus } from '@gw/bus';
 import { createChatbotServices, readChatbotConfig, type ChatbotServices } from '@gw/chatbot';
-import { createLogger, EnvReader } from '@gw/platform';
+import { createLogger, EnvReader, toOpusVoiceNote } from '@gw/platform';
 import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
 import { openTestDatabase, simulatorControl, testNatsUrl, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { FakeModels, lastUserText } from './support/fake-models';
+import { FakeModels, lastUserText, sineWav } from './support/fake-models';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
 import { nextPhone, sleep, waitFor } from './support/stack';
 
@@ -217,5 +217,53 @@ describe('chatbot crash safety (runner processes killed with SIGKILL)', () => {
         .filter((request) => lastUserText(request) === 'oi')
         .map((request) => request.turns),
     ).toHaveLength(1);
+  });
+
+  it('killed after a spoken answer was planned, while it is being sent: the same voice note (same id, same bytes) goes out once', async () => {
+    if (!natsUrl) return;
+    for (const child of [...children]) await killed(child);
+    const theirs = await toOpusVoiceNote(sineWav(250, 500));
+    const ours = await toOpusVoiceNote(sineWav(550, 500));
+    models.handler = (request) => ({ text: `resposta: ${lastUserText(request)}` });
+    models.transcription = () => ({ text: 'manda o catálogo' });
+    models.speech = () => ({ audio: ours, contentType: 'audio/ogg' });
+    const first = await startRunner('runner-e');
+    const cris = await contact();
+    await control('POST', `/sim/accounts/${cris}/send-media`, {
+      to: instance.phone,
+      type: 'audio',
+      data: theirs.toString('base64'),
+      mimetype: 'audio/ogg; codecs=opus',
+      ptt: true,
+      seconds: 1,
+    });
+    // The plan (the spoken answer as a staged file) is stored before the send; then 2 s of "recording…".
+    const planned = await waitFor(
+      () => roundOf(cris),
+      (round) => round?.plan !== null && round?.plan !== undefined,
+      15_000,
+      'plan stored',
+    );
+    await killed(first);
+    expect(planned.plan.sends.map((send: { kind: string }) => send.kind)).toEqual(['audio']);
+    const plannedId = planned.plan.sends[0].messageId;
+
+    await startRunner('runner-f');
+    await waitFor(
+      () => roundOf(cris),
+      (round) => round.status === 'done',
+      20_000,
+      'round done by the next runner',
+    );
+    await sleep(1_500);
+    const received = await answers(cris);
+    expect(received.map((entry) => entry.id)).toEqual([plannedId]);
+    expect(received[0].message.audioMessage).toMatchObject({ ptt: true });
+    const bytes = Buffer.from(await (await fetch(`${sim.controlUrl}/sim/accounts/${cris}/inbox/${plannedId}/media`)).arrayBuffer());
+    expect(bytes.equals(ours)).toBe(true);
+    // Heard and spoken once: the heir resent the plan, it did not plan again.
+    expect(models.audio('transcription')).toHaveLength(1);
+    expect(models.audio('speech')).toHaveLength(1);
+    expect(models.chats().filter((request) => lastUserText(request) === '[voice note] manda o catálogo')).toHaveLength(1);
   });
 });

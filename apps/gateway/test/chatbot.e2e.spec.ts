@@ -652,7 +652,13 @@ describe('chatbot (e2e)', () => {
       // Heard once: the next round reads the stored transcript from the history.
       await say(vivi, 'e domingo?');
       await roundsDone(vivi, 3);
-      expect(modelSaw('e domingo?')[0].turns.some((turn) => turn.text === '[voice note] qual o horário de sábado?')).toBe(true);
+      const later = modelSaw('e domingo?')[0].turns;
+      expect(later.slice(-3)).toEqual([
+        { role: 'user', text: '[voice note] qual o horário de sábado?' },
+        // What the bot said in its voice note, from the send's payload.
+        { role: 'assistant', text: '[voice note] echo: [voice note] qual o horário de sábado?' },
+        { role: 'user', text: 'e domingo?' },
+      ]);
       expect(models.audio('transcription')).toHaveLength(1);
     }, 60_000);
 

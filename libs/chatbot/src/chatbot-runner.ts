@@ -302,10 +302,11 @@ export class ChatbotRunner {
         }),
       heard,
     ]);
-    // Earlier voice notes of the history: their stored transcripts (transcribed now when they have none).
+    // Earlier voice notes of the history: their stored transcripts only (one read; a voice note never
+    // heard — it came while the bot was paused — stays a placeholder rather than delay the round with
+    // downloads of old media).
     const earlier = history.filter((row) => !row.fromMe && audioKind(row) && !transcripts.has(row.messageId)).map((row) => row.messageId);
-    if (earlier.length && this.voice)
-      for (const [id, text] of await this.voice.hear(round.instanceId, earlier, audio, this.config.modelTimeoutMs)) transcripts.set(id, text);
+    if (earlier.length && this.voice) for (const [id, text] of await this.voice.hear(round.instanceId, earlier, null, 0)) transcripts.set(id, text);
     const plan = await planRound({
       agent,
       model: languageModel(agent, this.config, this.fetch),

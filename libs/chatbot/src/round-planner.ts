@@ -171,7 +171,9 @@ export function splitMessage(text: string, max: number): string[] {
 
 function describe(row: MessageRow, transcripts?: Map<string, string>): string {
   const audio = audioKind(row);
-  if (audio) return describeAudio(audio, transcripts?.get(row.messageId));
+  // Our own voice notes: the text the bot spoke (its send's payload).
+  const spoken = row.fromMe ? (row.sendPayload as { text?: unknown } | null)?.text : undefined;
+  if (audio) return describeAudio(audio, typeof spoken === 'string' ? spoken : transcripts?.get(row.messageId));
   if (row.text) return row.text;
   if (row.mediaType) return `[${row.mediaType}]`;
   return `[${row.messageType || 'message'}]`;

@@ -1,4 +1,12 @@
-import { ChatbotRepository, type ChatbotInstanceSettings, type OutboxRow } from '@gw/persistence';
+import {
+  ChatbotRepository,
+  type ChatbotChatContext,
+  type ChatbotInstanceSettings,
+  type ChatbotRecordRow,
+  type ChatbotRoundRow,
+  type OutboxRow,
+  type RoundContext,
+} from '@gw/persistence';
 import type { EntityManager } from 'typeorm';
 import { agentOf, triggerOf, type Stored, type TriggerSettings } from './records';
 
@@ -13,11 +21,24 @@ export interface AdmissionOptions {
   defaultPauseMinutes: number;
   /** Now, in ms (tests). */
   now?: () => number;
+  /**
+   * Asked when a new round is due at once: the runner that takes it in admission's own transaction (it
+   * runs it right after the commit, with what admission read), or null (a runner's claim takes it).
+   */
+  claim?: () => { runner: string; claimMs: number } | null;
+}
+
+/** A round admission claimed for the runner `AdmissionOptions.claim` named, with what it runs with. */
+export interface ClaimedRound {
+  round: ChatbotRoundRow;
+  context: RoundContext;
 }
 
 /** What admission did with one event (for logs and tests). */
 export type AdmissionResult =
-  { action: 'admitted'; roundId: string; triggerId: string } | { action: 'paused'; reason: string; until: number } | { action: 'ignored'; reason: string };
+  | { action: 'admitted'; roundId: string; triggerId: string; claimed?: ClaimedRound }
+  | { action: 'paused'; reason: string; until: number }
+  | { action: 'ignored'; reason: string };
 
 type Json = Record<string, unknown>;
 
@@ -84,19 +105,25 @@ export function matchesLead(trigger: Pick<TriggerSettings, 'lead_field' | 'lead_
  *   words and lead condition match starts one.
  */
 export async function admitEvents(manager: EntityManager, instanceId: string, events: OutboxRow[], options: AdmissionOptions): Promise<AdmissionResult[]> {
-  // Settings, triggers and agents: one statement per batch (admission changes none of them), and only
-  // once an event needs them (most events of a round are ours: the answer, its receipts, ai_metadata).
-  let loaded: Promise<BatchContext | null> | undefined;
-  const context = () =>
-    (loaded ??= ChatbotRepository.admissionContextWithin(manager, instanceId).then(({ settings, triggers, agents }) =>
-      settings?.enabled
-        ? {
-            settings,
-            triggers: triggers.map(triggerOf).filter((trigger) => trigger.active && (trigger.type === 'agent' || trigger.type === 'quickreply')),
-            agents: new Map(agents.map((row) => [row.id, agentOf(row)])),
-          }
-        : null,
-    ));
+  // Settings, triggers, agents and functions: one statement per batch (admission changes none of them),
+  // with the context of the chat that first needs them, and only once an event needs them (most events
+  // of a round are ours: the answer, its receipts, ai_metadata).
+  let loaded: Promise<{ batch: BatchContext | null; chatId: string; chat: ChatbotChatContext }> | undefined;
+  let chatHandedOut = false;
+  const context = async (chatId: string): Promise<{ batch: BatchContext | null; chat?: ChatbotChatContext }> => {
+    const first = !loaded;
+    loaded ??= ChatbotRepository.admissionContextWithin(manager, instanceId, chatId).then((read) => ({
+      batch: read.settings?.enabled ? batchContext(read.settings, read.triggers, read.agents, read.functions, read.hasKnowledge) : null,
+      chatId,
+      chat: read.chat,
+    }));
+    const { batch, chat } = await loaded;
+    // The chat's context read with the batch is what the first event that asked saw; the events after
+    // it (which may have changed it) read their own.
+    if (!first || chatHandedOut) return { batch };
+    chatHandedOut = true;
+    return { batch, chat };
+  };
   const results: AdmissionResult[] = [];
   for (const event of events) {
     if (event.eventType !== 'messages') continue;
@@ -105,16 +132,37 @@ export async function admitEvents(manager: EntityManager, instanceId: string, ev
   return results;
 }
 
+function batchContext(
+  settings: ChatbotInstanceSettings,
+  triggerRows: ChatbotRecordRow[],
+  agentRows: ChatbotRecordRow[],
+  functions: ChatbotRecordRow[],
+  hasKnowledge: boolean,
+): BatchContext {
+  return {
+    settings,
+    triggers: triggerRows.map(triggerOf).filter((trigger) => trigger.active && (trigger.type === 'agent' || trigger.type === 'quickreply')),
+    agents: new Map(agentRows.map((row) => [row.id, agentOf(row)])),
+    rows: new Map([...triggerRows, ...agentRows].map((row) => [row.id, row])),
+    functions,
+    hasKnowledge,
+  };
+}
+
 interface BatchContext {
   settings: ChatbotInstanceSettings;
   /** The active agent and quick-reply triggers. */
   triggers: Array<Stored<TriggerSettings>>;
   agents: Map<string, ReturnType<typeof agentOf>>;
+  /** The trigger and agent records by id, as stored (a claimed round's context). */
+  rows: Map<string, ChatbotRecordRow>;
+  functions: ChatbotRecordRow[];
+  hasKnowledge: boolean;
 }
 
 async function admitOne(
   manager: EntityManager,
-  context: () => Promise<BatchContext | null>,
+  context: (chatId: string) => Promise<{ batch: BatchContext | null; chat?: ChatbotChatContext }>,
   event: OutboxRow,
   options: AdmissionOptions,
 ): Promise<AdmissionResult> {
@@ -131,7 +179,7 @@ async function admitOne(
   if (message.ai_metadata && Object.keys(message.ai_metadata as Json).length) return { action: 'ignored', reason: 'a message the chatbot recorded' };
 
   if (message.fromMe === true && message.wasSentByApi === true) return { action: 'ignored', reason: 'sent through the API' };
-  const batch = await context();
+  const { batch, chat: chatRead } = await context(chatId);
   if (!batch) return { action: 'ignored', reason: 'chatbot disabled' };
   const { settings, triggers, agents } = batch;
   if (message.fromMe === true) {
@@ -154,8 +202,8 @@ async function admitOne(
     await ChatbotRepository.pauseChatWithin(manager, settings.instanceId, chatId, until, 'paused: the contact sent the stop word');
     return { action: 'paused', reason: 'stop word', until };
   }
-  // The chat's pause and running conversation: one statement.
-  const { disabledUntil, state } = await ChatbotRepository.chatContextWithin(manager, settings.instanceId, chatId);
+  // The chat's pause and running conversation: read with the batch's context, else one statement.
+  const { disabledUntil, state } = chatRead ?? (await ChatbotRepository.chatContextWithin(manager, settings.instanceId, chatId));
   if (disabledUntil * 1000 > now) return { action: 'ignored', reason: 'chatbot_disableUntil' };
 
   const usable = (trigger: Stored<TriggerSettings>) =>
@@ -173,16 +221,35 @@ async function admitOne(
   if (!chosen) return { action: 'ignored', reason: 'no trigger matched' };
 
   const { message: _message, ...envelope } = payload;
-  const roundId = await ChatbotRepository.admitWithin(manager, {
-    instanceId: settings.instanceId,
-    chatId,
-    messageId,
-    triggerId: chosen.id,
-    agentId: chosen.type === 'agent' ? chosen.agent_id : '',
-    delaySeconds: chosen.responseDelay_seconds,
-    input: message,
-    envelope: envelope as Json,
-  });
-  if (!roundId) return { action: 'ignored', reason: 'admitted before' };
-  return { action: 'admitted', roundId, triggerId: chosen.id };
+  const claim = chosen.responseDelay_seconds === 0 ? (options.claim?.() ?? null) : null;
+  const admitted = await ChatbotRepository.admitWithin(
+    manager,
+    {
+      instanceId: settings.instanceId,
+      chatId,
+      messageId,
+      triggerId: chosen.id,
+      agentId: chosen.type === 'agent' ? chosen.agent_id : '',
+      delaySeconds: chosen.responseDelay_seconds,
+      input: message,
+      envelope: envelope as Json,
+    },
+    claim,
+  );
+  if (!admitted) return { action: 'ignored', reason: 'admitted before' };
+  const result: AdmissionResult = { action: 'admitted', roundId: admitted.roundId, triggerId: chosen.id };
+  if (admitted.claimed)
+    result.claimed = {
+      round: admitted.claimed,
+      // What the runner would read before the model (roundContext): read in this transaction, moments ago.
+      context: {
+        settings,
+        disabledUntil,
+        trigger: batch.rows.get(chosen.id) ?? null,
+        agent: chosen.type === 'agent' ? (batch.rows.get(chosen.agent_id) ?? null) : null,
+        functions: batch.functions,
+        hasKnowledge: batch.hasKnowledge,
+      },
+    };
+  return result;
 }

@@ -11,6 +11,7 @@ import {
   type MessageRow,
   type NewOutboxEvent,
   type QuickReplyRepository,
+  type RoundContext,
 } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { randomBytes } from 'node:crypto';
@@ -75,6 +76,8 @@ export class ChatbotRunner {
   private wakeRequested = false;
   private wake?: () => void;
   private loopDone?: Promise<void>;
+  /** A pass found no room for more rounds: the end of one must look for due work again. */
+  private full = false;
   private lastKnowledgeSweep = 0;
   private lastPurge = 0;
   /** Test and bench seam: told when a round finishes. */
@@ -126,23 +129,43 @@ export class ChatbotRunner {
     this.wake?.();
   }
 
+  /** Whether this runner takes a round now: admission may claim a round due at once for it (`runClaimed`). */
+  hasRoom(): boolean {
+    return this.running && !this.killed && this.active.size < this.config.maxRounds;
+  }
+
+  /**
+   * Runs a round admission claimed for this runner, once the admission's transaction committed, with the
+   * context admission read (no claim, no context read on the way to the model).
+   */
+  runClaimed(round: ChatbotRoundRow, context: RoundContext): void {
+    if (!this.running || this.killed || this.active.has(round.id)) return;
+    this.track(round, context);
+  }
+
+  private track(round: ChatbotRoundRow, context?: RoundContext): void {
+    const work = this.run(round, context).then((wake) => {
+      this.active.delete(round.id);
+      // The end of a round wakes the claim loop only when it may have work: a later round of its chat
+      // (claimable now), a pass that found no room, or a round that did not end (retry, lost claim, error).
+      if (wake || this.full) this.poke();
+    });
+    this.active.set(round.id, work);
+  }
+
   private async loop(): Promise<void> {
     while (this.running) {
       this.wakeRequested = false;
       let nextDue: Date | null = null;
       try {
         const free = this.config.maxRounds - this.active.size;
+        this.full = free <= 0;
         if (free > 0) {
           // One statement claims and says when the next round falls due.
           const claimed = await this.rounds.claimDue(this.runnerId, free, this.config.claimMs);
           nextDue = claimed.nextDue;
-          for (const round of claimed.rounds) {
-            const work = this.run(round).finally(() => {
-              this.active.delete(round.id);
-              this.poke();
-            });
-            this.active.set(round.id, work);
-          }
+          this.full = claimed.rounds.length >= free;
+          for (const round of claimed.rounds) this.track(round);
         }
         if (Date.now() - this.lastPurge > PURGE_INTERVAL_MS) {
           this.lastPurge = Date.now();
@@ -172,7 +195,8 @@ export class ChatbotRunner {
     }
   }
 
-  private async run(round: ChatbotRoundRow): Promise<void> {
+  /** Runs a round; true when the claim loop should look for due work after it. */
+  private async run(round: ChatbotRoundRow, context?: RoundContext): Promise<boolean> {
     const heartbeat = setInterval(
       () => {
         if (!this.killed) void this.rounds.renew(round.id, this.runnerId, this.config.claimMs).catch(() => undefined);
@@ -180,24 +204,22 @@ export class ChatbotRunner {
       Math.max(50, Math.floor(this.config.claimMs / 3)),
     );
     try {
-      await this.execute(round);
+      return (await this.execute(round, context)) !== 'ended';
     } catch (error) {
       if (!this.killed) this.logger.error({ err: error, roundId: round.id, instanceId: round.instanceId }, 'chatbot round failed');
       // The claim lapses and another try follows (a plan, once stored, is resent with its ids).
+      return true;
     } finally {
       clearInterval(heartbeat);
     }
   }
 
-  private async execute(round: ChatbotRoundRow): Promise<void> {
+  /** A round; 'ended' when it finished and no later round of its chat is open. */
+  private async execute(round: ChatbotRoundRow, claimedContext?: RoundContext): Promise<'ended' | void> {
     const claimedAt = Date.now();
-    // One statement: each is a round trip on the way to the model.
-    const { settings, disabledUntil, trigger, agent, functions, hasKnowledge } = await this.rounds.roundContext(
-      round.instanceId,
-      round.chatId,
-      round.triggerId,
-      round.agentId,
-    );
+    // Read by admission when it claimed the round, else one statement: each is a round trip on the way to the model.
+    const { settings, disabledUntil, trigger, agent, functions, hasKnowledge } =
+      claimedContext ?? (await this.rounds.roundContext(round.instanceId, round.chatId, round.triggerId, round.agentId));
     const turn = String(round.inputs[round.inputs.length - 1]?.messageid ?? '');
     let plan = round.plan as unknown as RoundPlan | null;
     // A stored plan is a promise: it is kept even if the bot was turned off since (some of it may be out).
@@ -250,6 +272,7 @@ export class ChatbotRunner {
       sentAt: delivery.sentAt,
       finishedAt: Date.now(),
     });
+    if (!finished.queued) return 'ended';
   }
 
   /**

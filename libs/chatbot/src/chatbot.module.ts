@@ -4,7 +4,7 @@ import { ChatbotRepository, ChatbotTranscriptRepository, FileRepository, QuickRe
 import type { Logger } from '@gw/platform';
 import { OutboxFollower } from '@gw/relay';
 import { DataSource } from 'typeorm';
-import { admitEvents } from './admission';
+import { admitEvents, type ClaimedRound } from './admission';
 import { ChatbotRunner, CHATBOT_WAKE } from './chatbot-runner';
 import type { ChatbotConfig } from './config';
 import { guardedFetch } from './guarded-fetch';
@@ -14,16 +14,20 @@ import { Voice } from './voice';
 const RUNNER = Symbol('CHATBOT_RUNNER');
 const FOLLOWER = Symbol('CHATBOT_FOLLOWER');
 
+/** The chatbot's follower: its handler tells `committed` which rounds it claimed for this process's runner, and whether it admitted others. */
+type ChatbotFollower = OutboxFollower<{ claimed: ClaimedRound[]; others: boolean }>;
+
 /** The chatbot's two halves in one process: the outbox follower that admits received messages into rounds, and the runner that answers them. */
 export interface ChatbotServices {
-  follower: OutboxFollower;
+  follower: ChatbotFollower;
   runner: ChatbotRunner;
 }
 
 /**
  * Builds the follower (consumer `chatbot`, following the instances with `chatbot_enabled`, `messages`
- * events only) and the runner. The follower's handler writes rounds in its cursor's transaction, then
- * wakes the runners over the bus.
+ * events only) and the runner. The follower's handler writes rounds in its cursor's transaction and
+ * claims those due at once for this process's runner, which starts them after the commit; the runners
+ * are woken over the bus for the others.
  */
 export function createChatbotServices(dataSource: DataSource, bus: Bus, config: ChatbotConfig, logger: Logger): ChatbotServices {
   const rounds = new ChatbotRepository(dataSource);
@@ -43,9 +47,7 @@ export function createChatbotServices(dataSource: DataSource, bus: Bus, config: 
       logger.child({ component: 'chatbot-voice' }),
     ),
   );
-  /** Instances whose step admitted rounds, until that step's transaction committed. */
-  const admitted = new Set<string>();
-  const follower = new OutboxFollower(
+  const follower: ChatbotFollower = new OutboxFollower(
     dataSource,
     bus,
     {
@@ -54,12 +56,23 @@ export function createChatbotServices(dataSource: DataSource, bus: Bus, config: 
       instances: () => rounds.enabledInstances(),
       pollIntervalMs: config.pollIntervalMs,
       handle: async (manager, instanceId, events) => {
-        const results = await admitEvents(manager, instanceId, events, { defaultPauseMinutes: config.defaultPauseMinutes });
-        if (results.some((result) => result.action === 'admitted')) admitted.add(instanceId);
+        // A round due at once is claimed in this transaction for this process's runner while it has room.
+        const claim = () => (runner.hasRoom() ? { runner: config.runnerId, claimMs: config.claimMs } : null);
+        const results = await admitEvents(manager, instanceId, events, { defaultPauseMinutes: config.defaultPauseMinutes, claim });
+        const claimed: ClaimedRound[] = [];
+        let others = false;
+        for (const result of results) {
+          if (result.action !== 'admitted') continue;
+          if (result.claimed) claimed.push(result.claimed);
+          else others = true;
+        }
+        return { claimed, others };
       },
-      // The rounds are visible once the cursor's transaction committed: wake the runners then, once.
-      committed: (instanceId) => {
-        if (admitted.delete(instanceId)) bus.publish(CHATBOT_WAKE, { instanceId });
+      // The rounds are visible once the cursor's transaction committed: this runner starts the ones it
+      // claimed, and the runners are woken once for the others (joined, delayed, or queued in their chat).
+      committed: (instanceId, handled) => {
+        for (const { round, context } of handled?.claimed ?? []) runner.runClaimed(round, context);
+        if (handled?.others) bus.publish(CHATBOT_WAKE, { instanceId });
       },
     },
     logger.child({ component: 'chatbot-follower' }),
@@ -71,7 +84,7 @@ export function createChatbotServices(dataSource: DataSource, bus: Bus, config: 
 class ChatbotLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     @Inject(RUNNER) private readonly runner: ChatbotRunner,
-    @Inject(FOLLOWER) private readonly follower: OutboxFollower,
+    @Inject(FOLLOWER) private readonly follower: ChatbotFollower,
   ) {}
 
   onApplicationBootstrap(): void {

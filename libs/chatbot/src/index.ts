@@ -1,5 +1,5 @@
 export { admitEvents, fold, matchesLead, matchesWords } from './admission';
-export type { AdmissionOptions, AdmissionResult } from './admission';
+export type { AdmissionOptions, AdmissionResult, ClaimedRound } from './admission';
 export { CHATBOT_WAKE, ChatbotRunner, runnerId } from './chatbot-runner';
 export type { RoundTiming } from './chatbot-runner';
 export { ChatbotModule, createChatbotServices } from './chatbot.module';

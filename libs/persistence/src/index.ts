@@ -66,6 +66,8 @@ export { PersistenceModule, REPOSITORIES } from './persistence.module';
 export { ChatbotRepository } from './repositories/chatbot.repository';
 export { ChatbotTranscriptRepository } from './repositories/chatbot-transcripts.repository';
 export type {
+  AdmissionContext,
+  ChatbotChatContext,
   ChatbotChatState,
   ChatbotInstanceSettings,
   ChatbotKind,
@@ -73,6 +75,7 @@ export type {
   ChatbotRoundRow,
   KnowledgeChunk,
   RetrievedChunk,
+  RoundContext,
   RoundInput,
   RoundStatus,
 } from './repositories/chatbot.repository';

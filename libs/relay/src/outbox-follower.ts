@@ -4,7 +4,7 @@ import { type CursorHandler, OutboxCursorRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 
-export interface OutboxFollowerOptions {
+export interface OutboxFollowerOptions<T = void> {
   /** The consumer's name ('chatbot', 'chatwoot', …): one durable cursor per (consumer, instance). */
   consumer: string;
   /** Only these event types reach `handle`; the cursor still moves past the others. All when absent. */
@@ -15,11 +15,15 @@ export interface OutboxFollowerOptions {
    * Turns events into work rows, inside the transaction that holds the (consumer, instance) cursor and
    * then moves it: what it writes with `manager` commits together with the cursor (each event once).
    * Keep it short and local: no calls to remote services here. Throwing rolls the step back; the same
-   * events come again on the next pass.
+   * events come again on the next pass. What it returns reaches `committed` once the step committed.
    */
-  handle: CursorHandler;
-  /** Told after a step of `instanceId` committed (what `handle` wrote is visible now): wake the work's consumers here, not from `handle`. */
-  committed?: (instanceId: string) => void;
+  handle: CursorHandler<T>;
+  /**
+   * Told after a step of `instanceId` committed (what `handle` wrote is visible now), with what `handle`
+   * returned in that step (undefined when it was not called): wake the work's consumers here, not from
+   * `handle`. Never told of a step that rolled back.
+   */
+  committed?: (instanceId: string, handled: T | undefined) => void;
   /** Events per step (one transaction). */
   batchSize?: number;
   /** Fallback pass when no notice arrives (events written by a process without the bus, missed notices). */
@@ -48,10 +52,10 @@ const WAITING_RETRY_MS = 20;
  * Wakes on the bus's `events.<instance>` notices (published after each commit that wrote events) and
  * polls every `pollIntervalMs` for whatever a notice did not announce.
  */
-export class OutboxFollower {
+export class OutboxFollower<T = void> {
   private readonly cursors: OutboxCursorRepository;
-  private readonly options: Required<Omit<OutboxFollowerOptions, 'eventTypes' | 'committed'>> &
-    Pick<OutboxFollowerOptions, 'committed'> & { eventTypes?: ReadonlySet<string> };
+  private readonly options: Required<Omit<OutboxFollowerOptions<T>, 'eventTypes' | 'committed'>> &
+    Pick<OutboxFollowerOptions<T>, 'committed'> & { eventTypes?: ReadonlySet<string> };
   private subscription?: BusSubscription;
   private followed = new Set<string>();
   private refreshedAt = 0;
@@ -65,7 +69,7 @@ export class OutboxFollower {
   constructor(
     dataSource: DataSource,
     private readonly bus: Bus,
-    options: OutboxFollowerOptions,
+    options: OutboxFollowerOptions<T>,
     private readonly logger: Logger,
   ) {
     this.cursors = new OutboxCursorRepository(dataSource);
@@ -169,7 +173,7 @@ export class OutboxFollower {
         this.logger.error({ err: error, consumer, instanceId }, 'outbox follower step failed; retried on the next poll');
         return false;
       }
-      if (step.read > 0) this.options.committed?.(instanceId);
+      if (step.read > 0) this.options.committed?.(instanceId, step.handled);
       if (step.busy || !step.more) return false;
       if (step.read === 0) {
         // Committed rows wait behind a transaction still running: look again shortly, not in a tight loop.

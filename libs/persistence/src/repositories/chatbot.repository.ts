@@ -142,6 +142,51 @@ function toRoundRow(raw: Raw): ChatbotRoundRow {
 /** Open rounds: not finished. */
 const OPEN = `('gathering', 'running')`;
 
+/** A chat as admission sees it: its `chatbot_disableUntil` (unix seconds, 0 when unset) and its running conversation. */
+export interface ChatbotChatContext {
+  disabledUntil: number;
+  state: ChatbotChatState | null;
+}
+
+/** What admission reads once per batch (admissionContextWithin), with the first chat's context. */
+export interface AdmissionContext {
+  settings: ChatbotInstanceSettings | null;
+  triggers: ChatbotRecordRow[];
+  agents: ChatbotRecordRow[];
+  functions: ChatbotRecordRow[];
+  hasKnowledge: boolean;
+  chat: ChatbotChatContext;
+}
+
+/** What a runner needs before it plans a round (roundContext(), or what admission read when it claimed the round). */
+export interface RoundContext {
+  settings: ChatbotInstanceSettings | null;
+  /** The chat's `chatbot_disableUntil` (unix seconds). */
+  disabledUntil: number;
+  trigger: ChatbotRecordRow | null;
+  agent: ChatbotRecordRow | null;
+  functions: ChatbotRecordRow[];
+  hasKnowledge: boolean;
+}
+
+type ChatContextRaw = { until: string | null; trigger_id: string | null; agent_id: string | null; last_trigger_at: Date | string | null };
+
+/** The chat's pause and running conversation as select-list items ($1 instance, $2 chat). */
+const CHAT_CONTEXT = `(SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
+     FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)) AS until,
+   s.trigger_id, s.agent_id, s.last_trigger_at
+   FROM (SELECT 1) one LEFT JOIN chatbot_chat_state s ON s.instance_id = $1 AND s.chat_id = $2`;
+
+function toChatContext(row: ChatContextRaw | undefined): ChatbotChatContext {
+  return {
+    disabledUntil: Number(row?.until ?? 0),
+    state:
+      row?.trigger_id != null && row.last_trigger_at
+        ? { triggerId: row.trigger_id, agentId: row.agent_id ?? '', lastTriggerAt: new Date(row.last_trigger_at) }
+        : null,
+  };
+}
+
 /**
  * The chatbot's records and its durable work. Every statement is scoped by `instance_id`. Rounds are
  * claimed with FOR UPDATE SKIP LOCKED by any number of runners; a round is only claimable when no
@@ -299,37 +344,51 @@ export class ChatbotRepository {
   /**
    * Admits a received message: into the chat's round still gathering for the same agent (its wait
    * starts again), or a new round. Null, and nothing written, when the message was admitted before.
+   * With `claim`, a new round that is due at once (no delay) and has no earlier open round in its chat
+   * is claimed for `claim.runner` in the same statement (`claimed`: the round as the claim left it), so
+   * the admitting process runs it right after the commit; else a runner's claim() takes it.
+   *
+   * One statement: whether the id was admitted before (a step holds the cursor's lock, so no other
+   * admission of this instance runs meanwhile; the key of chatbot_inputs still refuses a second row),
+   * join the chat's round still gathering or start one, record the input with its round, set the chat
+   * record's chatbot_lastTrigger_id / chatbot_lastTriggerAt (no chats event of its own: the message's
+   * follows) and the chat's running conversation.
    */
-  static async admitWithin(manager: EntityManager, input: RoundInput): Promise<string | null> {
-    const fresh: Raw[] = await manager.query(
-      `INSERT INTO chatbot_inputs (instance_id, message_id) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING message_id`,
-      [input.instanceId, input.messageId],
-    );
-    if (!fresh.length) return null;
-    // One statement for the rest: join the chat's round still gathering or start one, link the input to
-    // it, set the chat record's chatbot_lastTrigger_id / chatbot_lastTriggerAt (no chats event of its
-    // own: the message's follows) and the chat's running conversation.
+  static async admitWithin(
+    manager: Pick<EntityManager, 'query'>,
+    input: RoundInput,
+    claim: { runner: string; claimMs: number } | null = null,
+  ): Promise<{ roundId: string; claimed: ChatbotRoundRow | null } | null> {
     const rows: Raw[] = await manager.query(
-      `WITH joined AS (
+      `WITH fresh AS (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM chatbot_inputs WHERE instance_id = $1 AND message_id = $8)),
+       joined AS (
          UPDATE chatbot_rounds SET inputs = inputs || $4::jsonb, envelope = $5::jsonb,
            due_at = greatest(due_at, clock_timestamp() + $6 * interval '1 second'), updated_at = now()
          WHERE id = (SELECT id FROM chatbot_rounds WHERE instance_id = $1 AND chat_id = $2 AND agent_id = $3 AND status = 'gathering' ORDER BY id DESC LIMIT 1)
-           AND status = 'gathering'
+           AND status = 'gathering' AND EXISTS (SELECT 1 FROM fresh)
          RETURNING id),
+       claim AS (
+         SELECT $9::text IS NOT NULL AND $6 = 0
+           AND NOT EXISTS (SELECT 1 FROM chatbot_rounds e WHERE e.instance_id = $1 AND e.chat_id = $2 AND e.status IN ${OPEN}) AS now),
        created AS (
-         INSERT INTO chatbot_rounds (instance_id, chat_id, agent_id, trigger_id, inputs, envelope, due_at)
-         SELECT $1, $2, $3, $7, $4::jsonb, $5::jsonb, clock_timestamp() + $6 * interval '1 second' WHERE NOT EXISTS (SELECT 1 FROM joined)
-         RETURNING id),
+         INSERT INTO chatbot_rounds (instance_id, chat_id, agent_id, trigger_id, inputs, envelope, due_at, status, claimed_by, claimed_until, attempts)
+         SELECT $1, $2, $3, $7, $4::jsonb, $5::jsonb, clock_timestamp() + $6 * interval '1 second',
+           CASE WHEN claim.now THEN 'running' ELSE 'gathering' END,
+           CASE WHEN claim.now THEN $9::text END,
+           CASE WHEN claim.now THEN clock_timestamp() + $10 * interval '1 millisecond' END,
+           CASE WHEN claim.now THEN 1 ELSE 0 END
+         FROM claim WHERE EXISTS (SELECT 1 FROM fresh) AND NOT EXISTS (SELECT 1 FROM joined)
+         RETURNING *),
        round AS (SELECT id FROM joined UNION ALL SELECT id FROM created),
-       linked AS (UPDATE chatbot_inputs SET round_id = (SELECT id FROM round) WHERE instance_id = $1 AND message_id = $8 RETURNING 1),
+       linked AS (INSERT INTO chatbot_inputs (instance_id, message_id, round_id) SELECT $1, $8, id FROM round RETURNING 1),
        lead AS (
          UPDATE chats SET lead = lead || jsonb_build_object('chatbot_lastTrigger_id', $7::text, 'chatbot_lastTriggerAt', extract(epoch FROM now())::bigint)
-         WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) RETURNING 1),
+         WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) AND EXISTS (SELECT 1 FROM fresh) RETURNING 1),
        state AS (
-         INSERT INTO chatbot_chat_state (instance_id, chat_id, trigger_id, agent_id, last_trigger_at) VALUES ($1, $2, $7, $3, now())
+         INSERT INTO chatbot_chat_state (instance_id, chat_id, trigger_id, agent_id, last_trigger_at) SELECT $1, $2, $7, $3, now() FROM fresh
          ON CONFLICT (instance_id, chat_id) DO UPDATE SET trigger_id = EXCLUDED.trigger_id, agent_id = EXCLUDED.agent_id, last_trigger_at = now()
          RETURNING 1)
-       SELECT id FROM round`,
+       SELECT round.id AS round_id, created.* FROM round LEFT JOIN created ON created.id = round.id`,
       [
         input.instanceId,
         input.chatId,
@@ -339,47 +398,44 @@ export class ChatbotRepository {
         input.delaySeconds,
         input.triggerId,
         input.messageId,
+        claim?.runner ?? null,
+        claim?.claimMs ?? 0,
       ],
     );
-    return String(rows[0].id);
+    if (!rows.length) return null;
+    const row = rows[0];
+    return { roundId: String(row.round_id), claimed: row.id != null && row.status === 'running' ? toRoundRow(row) : null };
   }
 
-  /** What admission reads once per batch of events: the instance's settings, triggers and agents, in one statement. */
-  static async admissionContextWithin(
-    manager: Pick<EntityManager, 'query'>,
-    instanceId: string,
-  ): Promise<{ settings: ChatbotInstanceSettings | null; triggers: ChatbotRecordRow[]; agents: ChatbotRecordRow[] }> {
-    const [row]: Array<{ settings: Raw | null; records: Raw[] | null }> = await manager.query(
+  /**
+   * What admission reads once per batch of events, in one statement: the instance's settings, triggers,
+   * agents and functions and whether it has knowledge stored (what a round claimed at admission runs
+   * with), and for the chat of the first event that needs them its `chatbot_disableUntil` and running
+   * conversation (chatContextWithin's read).
+   */
+  static async admissionContextWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatId: string): Promise<AdmissionContext> {
+    const [row]: Array<{ settings: Raw | null; records: Raw[] | null; has_knowledge: boolean } & ChatContextRaw> = await manager.query(
       `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
-         (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r WHERE r.instance_id = $1 AND r.kind IN ('trigger', 'agent')) AS records`,
-      [instanceId],
+         (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r WHERE r.instance_id = $1 AND r.kind IN ('trigger', 'agent', 'function')) AS records,
+         EXISTS (SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1) AS has_knowledge,
+         ${CHAT_CONTEXT}`,
+      [instanceId, chatId],
     );
     const records = (row?.records ?? []).map(toRecordRow);
     return {
       settings: row?.settings ? toSettings(row.settings) : null,
       triggers: records.filter((record) => record.kind === 'trigger'),
       agents: records.filter((record) => record.kind === 'agent'),
+      functions: records.filter((record) => record.kind === 'function'),
+      hasKnowledge: row?.has_knowledge === true,
+      chat: toChatContext(row),
     };
   }
 
   /** What admission reads per message, in one statement: the chat's `chatbot_disableUntil` and its running conversation. */
-  static async chatContextWithin(
-    manager: Pick<EntityManager, 'query'>,
-    instanceId: string,
-    chatId: string,
-  ): Promise<{ disabledUntil: number; state: ChatbotChatState | null }> {
-    const [row]: Array<{ until: string | null; trigger_id: string | null; agent_id: string | null; last_trigger_at: Date | null }> = await manager.query(
-      `SELECT (SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
-                 FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)) AS until,
-              s.trigger_id, s.agent_id, s.last_trigger_at
-       FROM (SELECT 1) one LEFT JOIN chatbot_chat_state s ON s.instance_id = $1 AND s.chat_id = $2`,
-      [instanceId, chatId],
-    );
-    return {
-      disabledUntil: Number(row?.until ?? 0),
-      state:
-        row?.trigger_id != null && row.last_trigger_at ? { triggerId: row.trigger_id, agentId: row.agent_id ?? '', lastTriggerAt: row.last_trigger_at } : null,
-    };
+  static async chatContextWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatId: string): Promise<ChatbotChatContext> {
+    const [row]: ChatContextRaw[] = await manager.query(`SELECT ${CHAT_CONTEXT}`, [instanceId, chatId]);
+    return toChatContext(row);
   }
 
   /**
@@ -420,19 +476,7 @@ export class ChatbotRepository {
    * `chatbot_disableUntil`, the round's trigger and agent, the instance's functions, and whether it has
    * any knowledge stored.
    */
-  async roundContext(
-    instanceId: string,
-    chatId: string,
-    triggerId: string,
-    agentId: string,
-  ): Promise<{
-    settings: ChatbotInstanceSettings | null;
-    disabledUntil: number;
-    trigger: ChatbotRecordRow | null;
-    agent: ChatbotRecordRow | null;
-    functions: ChatbotRecordRow[];
-    hasKnowledge: boolean;
-  }> {
+  async roundContext(instanceId: string, chatId: string, triggerId: string, agentId: string): Promise<RoundContext> {
     const [row]: Array<{ settings: Raw | null; until: string | null; records: Raw[] | null; has_knowledge: boolean }> = await this.dataSource.query(
       `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
          (SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
@@ -536,7 +580,7 @@ export class ChatbotRepository {
    * the `messages` event `event` builds from the updated row, and the lead fields the model set (with
    * the chat's `chats` event), in one transaction. Null when the claim
    * was lost (another runner finishes it); else the id of the event written (null when the message is
-   * not stored).
+   * not stored) and whether a later round of the chat is open (`queued`: a runner should claim now).
    */
   async finish(
     round: ChatbotRoundRow,
@@ -547,18 +591,22 @@ export class ChatbotRepository {
     aiMetadata: Record<string, unknown>,
     event: (row: MessageRow) => NewOutboxEvent,
     lead: { fields: Record<string, unknown>; event: (chat: ChatRow) => NewOutboxEvent } | null = null,
-  ): Promise<{ eventId: string | null } | null> {
+  ): Promise<{ eventId: string | null; queued: boolean } | null> {
     return this.dataSource.transaction(async (manager) => {
-      // The round's end and the ai_metadata write in one statement (the message is written only when the claim held).
+      // The round's end and the ai_metadata write in one statement (the message is written only when the
+      // claim held), and whether a later round of the chat is open (it is claimable once this commits).
       const rows: Raw[] = await manager.query(
         `WITH ended AS (UPDATE chatbot_rounds SET status = $3, outcome = $4, claimed_by = NULL, claimed_until = NULL, updated_at = now()
            WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id),
          changed AS (UPDATE messages SET ai_metadata = $7::jsonb, updated_at = now()
            WHERE instance_id = $5 AND message_id = $6 AND EXISTS (SELECT 1 FROM ended) RETURNING *)
-         SELECT EXISTS (SELECT 1 FROM ended) AS round_ended, changed.* FROM (SELECT 1) one LEFT JOIN changed ON true`,
-        [round.id, runner, status, outcome, round.instanceId, turn, JSON.stringify(aiMetadata)],
+         SELECT EXISTS (SELECT 1 FROM ended) AS round_ended,
+           EXISTS (SELECT 1 FROM chatbot_rounds q WHERE q.instance_id = $5 AND q.chat_id = $8 AND q.status IN ${OPEN} AND q.id <> $1) AS round_queued,
+           changed.* FROM (SELECT 1) one LEFT JOIN changed ON true`,
+        [round.id, runner, status, outcome, round.instanceId, turn, JSON.stringify(aiMetadata), round.chatId],
       );
       if (!rows[0]?.round_ended) return null;
+      const queued = rows[0].round_queued === true;
       let lastEventId: string | null = null;
       if (lead && Object.keys(lead.fields).length) {
         // The lead fields the model wrote, over what the chat had, with the chat's `chats` event.
@@ -574,10 +622,10 @@ export class ChatbotRepository {
             chats.map((chat) => lead.event(toChatRow(chat))),
           );
       }
-      if (rows[0].id === null || rows[0].id === undefined) return { eventId: lastEventId };
-      const { round_ended: _ended, ...message } = rows[0];
+      if (rows[0].id === null || rows[0].id === undefined) return { eventId: lastEventId, queued };
+      const { round_ended: _ended, round_queued: _queued, ...message } = rows[0];
       const eventId = await OutboxRepository.insertWithin(manager, round.instanceId, [event(toMessageRow(message))]);
-      return { eventId: eventId ?? lastEventId };
+      return { eventId: eventId ?? lastEventId, queued };
     });
   }
 

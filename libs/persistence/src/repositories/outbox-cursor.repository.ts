@@ -1,23 +1,26 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { OutboxPosition, OutboxRow } from './outbox.repository';
+import type { OutboxRow } from './outbox.repository';
 
 /** What one step of a consumer over one instance did. */
-export interface CursorStep {
+export interface CursorStep<T = void> {
   /** Another process holds this (consumer, instance) cursor right now; nothing was read. */
   busy: boolean;
   /** Events the cursor moved past (handed to the handler or filtered out). */
   read: number;
   /** More events may be ready at once (a full batch, or committed rows waiting behind a running transaction). */
   more: boolean;
+  /** What the handler returned (undefined when no event of its types was read). */
+  handled?: T;
 }
 
-export type CursorHandler = (manager: EntityManager, instanceId: string, events: OutboxRow[]) => Promise<void>;
+export type CursorHandler<T = void> = (manager: EntityManager, instanceId: string, events: OutboxRow[]) => Promise<T>;
 
 /**
  * Durable outbox consumers: one cursor per (consumer, instance) in `outbox_cursors` (migration
- * 1764090000000). A step locks the cursor row with `SKIP LOCKED`, reads the settled events after it,
- * lets the handler write its work rows with the same transaction, and moves the cursor past what it read:
- * the events become work exactly once, and a crash before the commit leaves the cursor where it was.
+ * 1764090000000). A step locks the cursor row with `SKIP LOCKED`, reads the settled events after it and
+ * moves the cursor past them (one statement), then lets the handler write its work rows in the same
+ * transaction: the events become work exactly once, and a crash or a handler's error before the commit
+ * leaves the cursor where it was.
  */
 export class OutboxCursorRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -59,48 +62,40 @@ export class OutboxCursorRepository {
    * absent) handed to `handle` in commit order inside the cursor's transaction. A handler that throws
    * rolls the step back (its rows and the cursor's move alike); the same events come again next time.
    */
-  async step(consumer: string, instanceId: string, limit: number, handle: CursorHandler, eventTypes?: ReadonlySet<string>): Promise<CursorStep> {
+  async step<T = void>(
+    consumer: string,
+    instanceId: string,
+    limit: number,
+    handle: CursorHandler<T>,
+    eventTypes?: ReadonlySet<string>,
+  ): Promise<CursorStep<T>> {
     return this.dataSource.transaction(async (manager) => {
-      const { busy, rows, waiting } = await OutboxCursorRepository.lockAndRead(manager, consumer, instanceId, limit);
+      const { busy, rows, waiting } = await OutboxCursorRepository.lockReadAndMove(manager, consumer, instanceId, limit);
       if (busy) return { busy: true, read: 0, more: false };
       if (rows.length === 0) return { busy: false, read: 0, more: waiting };
       const wanted = eventTypes ? rows.filter((row) => eventTypes.has(row.eventType)) : rows;
-      if (wanted.length > 0)
-        await handle(
-          manager,
-          instanceId,
-          wanted.map(({ position: _position, ...row }) => row),
-        );
-      const last = rows[rows.length - 1].position;
-      await manager.query(`UPDATE outbox_cursors SET tx = $3, id = $4, floor = $5, updated_at = now() WHERE consumer = $1 AND instance_id = $2`, [
-        consumer,
-        instanceId,
-        last.tx,
-        last.id,
-        last.floor,
-      ]);
-      return { busy: false, read: rows.length, more: waiting || rows.length === limit };
+      const handled = wanted.length > 0 ? await handle(manager, instanceId, wanted) : undefined;
+      return { busy: false, read: rows.length, more: waiting || rows.length === limit, handled };
     });
   }
 
   /**
-   * Locks the (consumer, instance) cursor (SKIP LOCKED: `busy` when another process holds it) and reads
-   * the settled events after it, in one statement: OutboxRepository.readSettledWithin's read (rows of
-   * transactions older than the snapshot's xmin, in (tx, id) order; `waiting`: committed rows behind a
+   * Locks the (consumer, instance) cursor (SKIP LOCKED: `busy` when another process holds it), reads the
+   * settled events after it and moves the cursor past the last of them, in one statement (the move
+   * commits or rolls back with the step's transaction): OutboxRepository.readSettledWithin's read (rows
+   * of transactions older than the snapshot's xmin, in (tx, id) order; `waiting`: committed rows behind a
    * running transaction) from the locked cursor. Under READ COMMITTED the lock sees the cursor's latest
    * committed position, and every event settled by this statement's snapshot is visible to it.
    */
-  private static async lockAndRead(
+  private static async lockReadAndMove(
     manager: EntityManager,
     consumer: string,
     instanceId: string,
     limit: number,
-  ): Promise<{ busy: boolean; rows: Array<OutboxRow & { position: OutboxPosition }>; waiting: boolean }> {
+  ): Promise<{ busy: boolean; rows: OutboxRow[]; waiting: boolean }> {
     const found: Array<{
       cursor_tx: string | null;
-      floor: string | null;
       id: string | null;
-      tx: string | null;
       instance_id: string;
       event_type: string;
       chat_id: string;
@@ -113,15 +108,18 @@ export class OutboxCursorRepository {
        r AS (
          SELECT o.id, o.tx, o.instance_id, o.event_type, o.chat_id, o.payload, o.created_at FROM outbox_events o, s, c
          WHERE o.instance_id = $2 AND (o.tx, o.id) > (c.tx, c.id) AND o.id > c.floor AND o.tx < s.xmin
-         ORDER BY o.tx, o.id LIMIT $3)
-       SELECT c.tx::text AS cursor_tx, c.floor::text AS floor, r.id::text AS id, r.tx::text AS tx, r.instance_id, r.event_type, r.chat_id, r.payload, r.created_at,
+         ORDER BY o.tx, o.id LIMIT $3),
+       last AS (SELECT tx, id FROM r ORDER BY tx DESC, id DESC LIMIT 1),
+       moved AS (
+         UPDATE outbox_cursors u SET tx = last.tx, id = last.id, updated_at = now() FROM last, c
+         WHERE u.consumer = $1 AND u.instance_id = $2 RETURNING 1)
+       SELECT c.tx::text AS cursor_tx, r.id::text AS id, r.instance_id, r.event_type, r.chat_id, r.payload, r.created_at,
          EXISTS (SELECT 1 FROM outbox_events w WHERE w.instance_id = $2 AND w.tx >= s.xmin AND (w.tx, w.id) > (c.tx, c.id) AND w.id > c.floor) AS waiting
        FROM s LEFT JOIN c ON true LEFT JOIN r ON true
        ORDER BY r.tx, r.id`,
       [consumer, instanceId, limit],
     );
     if (!found.length || found[0].cursor_tx === null) return { busy: true, rows: [], waiting: false };
-    const floor = found[0].floor ?? '0';
     return {
       busy: false,
       waiting: found[0].waiting === true,
@@ -134,7 +132,6 @@ export class OutboxCursorRepository {
           chatId: row.chat_id,
           payload: row.payload,
           createdAt: row.created_at,
-          position: { tx: row.tx as string, id: row.id as string, floor },
         })),
     };
   }

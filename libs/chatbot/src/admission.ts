@@ -13,6 +13,18 @@ import { agentOf, triggerOf, type Stored, type TriggerSettings } from './records
 /** Message types that are no new turn of the contact: reactions, edits, revokes, poll votes, receipts of calls. */
 const NOT_A_TURN = new Set(['ReactionMessage', 'ProtocolMessage', 'PollUpdateMessage', 'EncReactionMessage', 'KeepInChatMessage', 'PinInChatMessage', 'call']);
 
+/**
+ * The `messages` events admission ignores before reading anything, as JSON paths over the event's
+ * payload (the outbox follower's `ignore`: a notice of only these wakes no step). Each mirrors a first
+ * check of admitOne and may only ever match less than it: sent through the API (the bot's own answers
+ * included), a message the chatbot recorded (its ai_metadata update), a copy of an earlier message.
+ */
+export const IGNORED_BEFORE_ADMISSION: readonly string[] = [
+  '$.message ? (@.fromMe == true && @.wasSentByApi == true)',
+  '$.message.ai_metadata.agent_id',
+  '$.chatSource ? (@ != "updated")',
+];
+
 /** A received message older than this (it waited while the instance was offline) gets no answer. */
 const STALE_AFTER_MS = 15 * 60_000;
 

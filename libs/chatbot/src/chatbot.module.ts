@@ -4,7 +4,7 @@ import { ChatbotRepository, ChatbotTranscriptRepository, FileRepository, QuickRe
 import type { Logger } from '@gw/platform';
 import { OutboxFollower } from '@gw/relay';
 import { DataSource } from 'typeorm';
-import { admitEvents, type ClaimedRound } from './admission';
+import { admitEvents, IGNORED_BEFORE_ADMISSION, type ClaimedRound } from './admission';
 import { ChatbotRunner, CHATBOT_WAKE } from './chatbot-runner';
 import type { ChatbotConfig } from './config';
 import { guardedFetch } from './guarded-fetch';
@@ -53,6 +53,8 @@ export function createChatbotServices(dataSource: DataSource, bus: Bus, config: 
     {
       consumer: 'chatbot',
       eventTypes: ['messages'],
+      // A commit of only these (the bot's answer, its ai_metadata update) costs a read, not a step.
+      ignore: [...IGNORED_BEFORE_ADMISSION],
       instances: () => rounds.enabledInstances(),
       pollIntervalMs: config.pollIntervalMs,
       handle: async (manager, instanceId, events) => {

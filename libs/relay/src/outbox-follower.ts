@@ -24,6 +24,13 @@ export interface OutboxFollowerOptions<T = void> {
    * `handle`. Never told of a step that rolled back.
    */
   committed?: (instanceId: string, handled: T | undefined) => void;
+  /**
+   * JSON paths over an event's payload (jsonpath, as `@?` takes them) that mark events of `eventTypes`
+   * the handler would ignore anyway (needs `eventTypes`): they never reach it. With them, a notice first
+   * peeks at what is past the cursor without a transaction, and steps only when some event is wanted:
+   * the others are moved past by the next step that is (or by the poll's), not by a transaction of their own.
+   */
+  ignore?: string[];
   /** Events per step (one transaction). */
   batchSize?: number;
   /** Fallback pass when no notice arrives (events written by a process without the bus, missed notices). */
@@ -54,8 +61,8 @@ const WAITING_RETRY_MS = 20;
  */
 export class OutboxFollower<T = void> {
   private readonly cursors: OutboxCursorRepository;
-  private readonly options: Required<Omit<OutboxFollowerOptions<T>, 'eventTypes' | 'committed'>> &
-    Pick<OutboxFollowerOptions<T>, 'committed'> & { eventTypes?: ReadonlySet<string> };
+  private readonly options: Required<Omit<OutboxFollowerOptions<T>, 'eventTypes' | 'committed' | 'ignore'>> &
+    Pick<OutboxFollowerOptions<T>, 'committed' | 'ignore'> & { eventTypes?: ReadonlySet<string> };
   private subscription?: BusSubscription;
   private followed = new Set<string>();
   private refreshedAt = 0;
@@ -142,32 +149,50 @@ export class OutboxFollower<T = void> {
       this.followed = new Set(ids);
       this.refreshedAt = now;
     }
-    const targets = new Set<string>();
-    for (const id of this.dirty) if (this.followed.has(id)) targets.add(id);
+    // Instance → whether it came from a notice only (it may be peeked at first) or from the poll.
+    const targets = new Map<string, boolean>();
+    for (const id of this.dirty) if (this.followed.has(id)) targets.set(id, true);
     this.dirty.clear();
     if (this.pollDue) {
       this.pollDue = false;
-      for (const id of await this.cursors.behind(this.options.consumer, 1_000)) targets.add(id);
+      for (const id of await this.cursors.behind(this.options.consumer, 1_000)) targets.set(id, false);
     }
     if (targets.size === 0) return false;
     let more = false;
     const queue = [...targets];
     const worker = async () => {
-      for (let id = queue.shift(); id !== undefined && this.running; id = queue.shift()) {
-        if (await this.drain(id)) more = true;
+      for (let next = queue.shift(); next !== undefined && this.running; next = queue.shift()) {
+        if (await this.drain(next[0], next[1])) more = true;
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency, queue.length) }, worker));
     return more;
   }
 
-  /** Steps one instance until it is caught up (or has had its share of this pass); true when more is ready. */
-  private async drain(instanceId: string): Promise<boolean> {
-    const { consumer, batchSize, handle, eventTypes } = this.options;
+  /**
+   * Steps one instance until it is caught up (or has had its share of this pass); true when more is
+   * ready. `notified`: woken by a notice, so with `ignore` set it peeks first and steps only if an event
+   * is wanted (or a full batch waits); the poll always steps, moving past what was left.
+   */
+  private async drain(instanceId: string, notified: boolean): Promise<boolean> {
+    const { consumer, batchSize, handle, eventTypes, ignore } = this.options;
+    if (notified && ignore?.length && eventTypes) {
+      let peek;
+      try {
+        peek = await this.cursors.peek(consumer, instanceId, batchSize, eventTypes, ignore);
+      } catch (error) {
+        this.logger.error({ err: error, consumer, instanceId }, 'outbox follower peek failed; retried on the next poll');
+        return false;
+      }
+      if (!peek.wanted && !peek.full) {
+        if (peek.waiting) setTimeout(() => this.poke(instanceId), WAITING_RETRY_MS).unref();
+        return false;
+      }
+    }
     for (let steps = 0; steps < MAX_STEPS_PER_PASS && this.running; steps++) {
       let step;
       try {
-        step = await this.cursors.step(consumer, instanceId, batchSize, handle, eventTypes);
+        step = await this.cursors.step(consumer, instanceId, batchSize, handle, eventTypes, ignore);
       } catch (error) {
         // Rolled back: the same events come again on the next poll.
         this.logger.error({ err: error, consumer, instanceId }, 'outbox follower step failed; retried on the next poll');

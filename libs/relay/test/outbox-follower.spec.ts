@@ -111,6 +111,36 @@ describe(OutboxFollower.name, () => {
     expect(cursor.id).toBe(other);
   });
 
+  it("with `ignore`, a notice of only ignored events steps nothing; the next wanted event's step moves past them, handing over only it", async () => {
+    const steps: string[] = [];
+    follower('one', {
+      consumer: 'c6',
+      instances: async () => ['fb'],
+      eventTypes: ['messages'],
+      ignore: ['$.type ? (@ == "skip")'],
+      // No poll during the test: only notices wake it.
+      pollIntervalMs: 60_000,
+      committed: (instanceId) => steps.push(instanceId),
+    });
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c6'`))[0].n === 1);
+    const cursor = async () => (await db.dataSource.query(`SELECT id::text AS id FROM outbox_cursors WHERE consumer = 'c6'`))[0].id as string;
+    const start = await cursor();
+    const skipped = await db.dataSource.transaction((manager) =>
+      OutboxRepository.insertWithin(manager, 'fb', [{ eventType: 'messages', payload: { type: 'skip' } }]),
+    );
+    bus.publish(Subjects.outbox('fb'), { instanceId: 'fb' });
+    // Peeked, not stepped: no commit, the cursor has not moved (a step would have, well within this wait).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(steps).toEqual([]);
+    expect(await cursor()).toBe(start);
+
+    const [wanted] = await emit('fb', 'messages');
+    await until(async () => (await cursor()) === wanted);
+    expect((await work('c6')).map((row) => row.event_id)).toEqual([wanted]);
+    expect(steps).toEqual(['fb']);
+    expect(BigInt(skipped as string)).toBeLessThan(BigInt(wanted));
+  });
+
   it('tells `committed` once the step committed, with what the handler wrote visible to others', async () => {
     const seen: Array<{ instanceId: string; visible: number }> = [];
     const committed = (instanceId: string) => {

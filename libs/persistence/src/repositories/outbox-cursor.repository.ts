@@ -58,8 +58,39 @@ export class OutboxCursorRepository {
   }
 
   /**
+   * Whether a step of `consumer` over `instanceId` would hand the handler anything, without locking or
+   * writing (no transaction id, no commit to flush): `wanted` when an event of `eventTypes` that matches
+   * none of the `ignore` JSON paths (over the payload) is settled past the cursor; `full` when at least
+   * `limit` events are; `waiting` as in step(). The cursor is read as committed, without its lock: a
+   * step running elsewhere meanwhile makes the answer conservative at worst (a step follows that finds
+   * less or nothing).
+   */
+  async peek(
+    consumer: string,
+    instanceId: string,
+    limit: number,
+    eventTypes: ReadonlySet<string>,
+    ignore: readonly string[],
+  ): Promise<{ wanted: boolean; full: boolean; waiting: boolean }> {
+    const [row]: Array<{ wanted: boolean; n: number; waiting: boolean }> = await this.dataSource.query(
+      `WITH c AS (SELECT tx, id, floor FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2),
+       s AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS xmin),
+       r AS (
+         SELECT o.event_type, o.payload FROM outbox_events o, s, c
+         WHERE o.instance_id = $2 AND (o.tx, o.id) > (c.tx, c.id) AND o.id > c.floor AND o.tx < s.xmin
+         ORDER BY o.tx, o.id LIMIT $3)
+       SELECT EXISTS (SELECT 1 FROM r WHERE r.event_type = ANY($4::text[]) AND NOT (r.payload @? ANY($5::jsonpath[]))) AS wanted,
+         (SELECT count(*)::int FROM r) AS n,
+         EXISTS (SELECT 1 FROM outbox_events w, s, c WHERE w.instance_id = $2 AND w.tx >= s.xmin AND (w.tx, w.id) > (c.tx, c.id) AND w.id > c.floor) AS waiting`,
+      [consumer, instanceId, limit, [...eventTypes], ignore],
+    );
+    return { wanted: row?.wanted === true, full: (row?.n ?? 0) >= limit, waiting: row?.waiting === true };
+  }
+
+  /**
    * One step of `consumer` over `instanceId`: at most `limit` events, those of `eventTypes` (all when
-   * absent) handed to `handle` in commit order inside the cursor's transaction. A handler that throws
+   * absent) that match none of the `ignore` JSON paths handed to `handle` in commit order inside the
+   * cursor's transaction. A handler that throws
    * rolls the step back (its rows and the cursor's move alike); the same events come again next time.
    */
   async step<T = void>(
@@ -68,12 +99,13 @@ export class OutboxCursorRepository {
     limit: number,
     handle: CursorHandler<T>,
     eventTypes?: ReadonlySet<string>,
+    ignore: readonly string[] = [],
   ): Promise<CursorStep<T>> {
     return this.dataSource.transaction(async (manager) => {
-      const { busy, rows, waiting } = await OutboxCursorRepository.lockReadAndMove(manager, consumer, instanceId, limit);
+      const { busy, rows, waiting } = await OutboxCursorRepository.lockReadAndMove(manager, consumer, instanceId, limit, ignore);
       if (busy) return { busy: true, read: 0, more: false };
       if (rows.length === 0) return { busy: false, read: 0, more: waiting };
-      const wanted = eventTypes ? rows.filter((row) => eventTypes.has(row.eventType)) : rows;
+      const wanted = rows.filter((row) => !row.ignored && (!eventTypes || eventTypes.has(row.eventType))).map(({ ignored: _ignored, ...row }) => row);
       const handled = wanted.length > 0 ? await handle(manager, instanceId, wanted) : undefined;
       return { busy: false, read: rows.length, more: waiting || rows.length === limit, handled };
     });
@@ -92,7 +124,8 @@ export class OutboxCursorRepository {
     consumer: string,
     instanceId: string,
     limit: number,
-  ): Promise<{ busy: boolean; rows: OutboxRow[]; waiting: boolean }> {
+    ignore: readonly string[],
+  ): Promise<{ busy: boolean; rows: Array<OutboxRow & { ignored: boolean }>; waiting: boolean }> {
     const found: Array<{
       cursor_tx: string | null;
       id: string | null;
@@ -101,6 +134,7 @@ export class OutboxCursorRepository {
       chat_id: string;
       payload: Record<string, unknown>;
       created_at: Date;
+      ignored: boolean | null;
       waiting: boolean | null;
     }> = await manager.query(
       `WITH c AS (SELECT tx, id, floor FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2 FOR UPDATE SKIP LOCKED),
@@ -114,10 +148,11 @@ export class OutboxCursorRepository {
          UPDATE outbox_cursors u SET tx = last.tx, id = last.id, updated_at = now() FROM last, c
          WHERE u.consumer = $1 AND u.instance_id = $2 RETURNING 1)
        SELECT c.tx::text AS cursor_tx, r.id::text AS id, r.instance_id, r.event_type, r.chat_id, r.payload, r.created_at,
+         r.payload @? ANY($4::jsonpath[]) AS ignored,
          EXISTS (SELECT 1 FROM outbox_events w WHERE w.instance_id = $2 AND w.tx >= s.xmin AND (w.tx, w.id) > (c.tx, c.id) AND w.id > c.floor) AS waiting
        FROM s LEFT JOIN c ON true LEFT JOIN r ON true
        ORDER BY r.tx, r.id`,
-      [consumer, instanceId, limit],
+      [consumer, instanceId, limit, ignore],
     );
     if (!found.length || found[0].cursor_tx === null) return { busy: true, rows: [], waiting: false };
     return {
@@ -132,6 +167,7 @@ export class OutboxCursorRepository {
           chatId: row.chat_id,
           payload: row.payload,
           createdAt: row.created_at,
+          ignored: row.ignored === true,
         })),
     };
   }

@@ -110,6 +110,72 @@ describe(InboundStore.name, () => {
     expect(groupNotices).toHaveLength(3);
   });
 
+  it("should put an instance's writes that wait behind its transaction in flight together, in order, in its next one", async () => {
+    const id = 'group-inbound-b';
+    const lease = (await new LeaseRepository(db.dataSource).holderOf(id))!;
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 4 });
+    const order: string[] = [];
+    const write = (lid: string) =>
+      sut.write(lease, async (manager, events) => {
+        order.push(lid);
+        await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, $3)`, [id, lid, `${lid}-pn`]);
+        events.push({ eventType: 'messages', chatId: 'c', payload: { lid } });
+      });
+    const first = write('30@lid');
+    expect(sut.pending(id)).toBe(1);
+    const rest = ['31@lid', '32@lid', '33@lid'].map(write);
+    expect(sut.pending(id)).toBe(4);
+    expect(sut.pending()).toBe(4);
+    await Promise.all([first, ...rest]);
+    expect(sut.pending(id)).toBe(0);
+    // Four transactions may be in flight, but this instance's three later writes waited for its first and went together.
+    expect(sut.stats).toEqual({ transactions: 2, writes: 4, fallbacks: 0 });
+    expect(order).toEqual(['30@lid', '31@lid', '32@lid', '33@lid']);
+    const rows: Array<{ lid: string; tx: string }> = await db.dataSource.query(
+      `SELECT payload->>'lid' AS lid, tx::text AS tx FROM outbox_events WHERE instance_id = $1 AND payload->>'lid' LIKE '3_@lid' ORDER BY id`,
+      [id],
+    );
+    expect(rows.map((row) => row.lid)).toEqual(['30@lid', '31@lid', '32@lid', '33@lid']);
+    expect(new Set(rows.slice(1).map((row) => row.tx)).size).toBe(1);
+    expect(rows[0].tx).not.toBe(rows[1].tx);
+  });
+
+  it('should try a write that fails alone again before the later writes of its instance, and give up after three tries', async () => {
+    const id = 'group-inbound-b';
+    const lease = (await new LeaseRepository(db.dataSource).holderOf(id))!;
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 4 });
+    const order: string[] = [];
+    let flaky = 2;
+    const results = await Promise.allSettled([
+      sut.write(lease, async (manager) => {
+        order.push('flaky');
+        if (flaky-- > 0) await manager.query(`SELECT 1/0`);
+        return 'flaky';
+      }),
+      sut.write(lease, async () => {
+        order.push('next');
+        return 'next';
+      }),
+      sut.write(lease, async (manager) => {
+        order.push('bad');
+        await manager.query(`SELECT 1/0`);
+      }),
+      sut.write(lease, async () => {
+        order.push('last');
+        return 'last';
+      }),
+    ]);
+    expect(results.map((result) => (result.status === 'fulfilled' ? result.value : (result.reason as Error).name))).toEqual([
+      'flaky',
+      'next',
+      'InboundWriteFailedError',
+      'last',
+    ]);
+    // flaky alone twice (it failed, then again), then the group of the other three failed on bad and ran alone, bad three times.
+    expect(order).toEqual(['flaky', 'flaky', 'flaky', 'next', 'bad', 'next', 'bad', 'bad', 'bad', 'last']);
+    expect(sut.pending()).toBe(0);
+  });
+
   it('should write each write of a failed group alone, so only the bad one fails', async () => {
     const id = 'group-inbound-a';
     const lease = (await new LeaseRepository(db.dataSource).holderOf(id))!;

@@ -4,12 +4,13 @@ import type { EntityManager } from 'typeorm';
 import { getBinaryNodeChild, proto, type BaileysEventMap, type BinaryNode } from '../baileys';
 import type { LabelRefreshReply } from '@gw/contracts';
 import { AwaitedAcks } from '../outbound/awaited-acks';
-import { SerialQueue } from '../session/serial-queue';
 import type { SocketContext } from '../session/socket-observer';
 import { NOTES_COLLECTION } from './chat-notes';
 import { QUICK_REPLY_COLLECTION } from './quick-replies';
 import { groupNotificationOf } from './group-metadata-cache';
 import { IdentityResolver } from './identity-resolver';
+import { InboundQueue, type InboundTaskMode } from './inbound-queue';
+import { InboundWriteFailedError } from './inbound-store';
 import { BlocklistEvents } from './inbound/blocklist';
 import { ContactChatGroupEvents, type GroupChange } from './inbound/contacts-chats-groups';
 import { InstanceIdentityCache, type InboundContext, type InboundServices } from './inbound/inbound-context';
@@ -20,6 +21,7 @@ import { ReceiptEvents } from './inbound/receipts';
 
 export type { InboundServices } from './inbound/inbound-context';
 
+/** Tries of a handler whose failure came before its write (a failed write was already tried again by the store, in order). */
 const ATTEMPTS = 3;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -32,7 +34,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * means is the business of the modules in ./inbound (one per kind of event), around one InboundContext.
  */
 export class InboundSocketHandler {
-  private readonly queue = new SerialQueue();
+  private readonly queue = new InboundQueue();
   private readonly identities: IdentityResolver;
   private readonly identity: InstanceIdentityCache;
   private readonly logger: Logger;
@@ -74,6 +76,7 @@ export class InboundSocketHandler {
       write: (work) => this.write(work),
       withRetry: (what, detail, work) => this.withRetry(what, detail, work),
       run: (task) => this.queue.run(task),
+      settled: () => this.queue.settled(),
     };
     this.receipts = new ReceiptEvents(inbound);
     this.presence = new PresenceEvents(inbound);
@@ -92,9 +95,23 @@ export class InboundSocketHandler {
       socket.ev.on(event, listener);
       detachers.push(() => socket.ev.off(event, listener));
     };
-    on('messages.upsert', ({ messages }) => this.messages.onUpsert(messages));
-    on('messages.update', (updates) => this.receipts.onMessageUpdates(updates));
-    on('message-receipt.update', (updates) => this.receipts.onGroupReceipts(updates));
+    // The hot kinds write once per task, so a socket's next ones need not wait for the commit (ADR 0013).
+    const pipelined = (event: string, tasks: Array<() => Promise<void>>) => {
+      for (const task of tasks) this.enqueue(event, task, 'pipelined');
+    };
+    const onUpsert = ({ messages }: BaileysEventMap['messages.upsert']) => {
+      const tasks = this.messages.upsertTasks(messages);
+      if (tasks) pipelined('messages.upsert', tasks);
+      else this.enqueue('messages.upsert', () => this.messages.onUpsert(messages));
+    };
+    socket.ev.on('messages.upsert', onUpsert);
+    detachers.push(() => socket.ev.off('messages.upsert', onUpsert));
+    const onUpdates = (updates: BaileysEventMap['messages.update']) => pipelined('messages.update', this.receipts.messageUpdateTasks(updates));
+    socket.ev.on('messages.update', onUpdates);
+    detachers.push(() => socket.ev.off('messages.update', onUpdates));
+    const onReceipts = (updates: BaileysEventMap['message-receipt.update']) => pipelined('message-receipt.update', this.receipts.groupReceiptTasks(updates));
+    socket.ev.on('message-receipt.update', onReceipts);
+    detachers.push(() => socket.ev.off('message-receipt.update', onReceipts));
     on('contacts.upsert', (contacts) => this.directory.onContacts(contacts));
     on('contacts.update', (contacts) => this.directory.onContacts(contacts));
     on('lid-mapping.update', (mapping) => this.directory.onLidMapping(mapping.lid, mapping.pn));
@@ -120,7 +137,7 @@ export class InboundSocketHandler {
     });
     // Presence comes in bursts (typing indicators): what piled up while the queue was busy is written in one transaction.
     const onPresence = (update: BaileysEventMap['presence.update']) => {
-      if (this.presence.collect(update)) this.enqueue('presence.update', () => this.presence.flush());
+      if (this.presence.collect(update)) this.enqueue('presence.update', () => this.presence.flush(), 'pipelined');
     };
     socket.ev.on('presence.update', onPresence);
     detachers.push(() => socket.ev.off('presence.update', onPresence));
@@ -155,7 +172,11 @@ export class InboundSocketHandler {
     const onReceipt = (node: BinaryNode) => {
       if (node.attrs.type !== 'played' || !node.attrs.from?.endsWith('@g.us') || !node.attrs.participant) return;
       const ids = [node.attrs.id, ...receiptListIds(node)].filter(Boolean);
-      this.enqueue('receipt', () => this.receipts.onGroupPlayed(node.attrs.from, node.attrs.participant, ids, Number(node.attrs.t) || Date.now() / 1000));
+      this.enqueue(
+        'receipt',
+        () => this.receipts.onGroupPlayed(node.attrs.from, node.attrs.participant, ids, Number(node.attrs.t) || Date.now() / 1000),
+        'pipelined',
+      );
     };
     socket.ws.on('CB:ack,class:message', onAck);
     socket.ws.on('CB:receipt', onReceipt);
@@ -277,7 +298,7 @@ export class InboundSocketHandler {
     return this.queue.run(() => this.directory.onAddressBook(jid, name));
   }
 
-  private enqueue(what: string, task: () => Promise<void>): void {
+  private enqueue(what: string, task: () => Promise<void>, mode: InboundTaskMode = 'serial'): void {
     if (this.stopped) return;
     void this.queue.run(async () => {
       if (this.stopped) return;
@@ -286,7 +307,7 @@ export class InboundSocketHandler {
       } catch (error) {
         this.failed(what, error);
       }
-    });
+    }, mode);
   }
 
   private failed(what: string, error: unknown, detail: Record<string, unknown> = {}): void {
@@ -305,7 +326,7 @@ export class InboundSocketHandler {
       try {
         return await work();
       } catch (error) {
-        if (error instanceof FencedOutError || attempt >= ATTEMPTS) return this.failed(what, error, detail);
+        if (error instanceof FencedOutError || error instanceof InboundWriteFailedError || attempt >= ATTEMPTS) return this.failed(what, error, detail);
         await sleep(200 * attempt);
       }
     }
@@ -318,10 +339,13 @@ export class InboundSocketHandler {
   private async write<T>(work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>): Promise<T> {
     const learned = this.identities.takeLearned();
     try {
-      return await this.services.store.write(this.context.lease, async (manager, events) => {
+      const written = this.services.store.write(this.context.lease, async (manager, events) => {
         await LidMappingRepository.storeWithin(manager, this.context.instanceId, learned);
         return work(manager, events);
       });
+      // In the store's order now: a pipelined task's successor may start.
+      this.queue.handedOver();
+      return await written;
     } catch (error) {
       this.identities.giveBack(learned);
       throw error;

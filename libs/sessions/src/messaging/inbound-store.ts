@@ -13,6 +13,23 @@ interface Waiting {
   reject: (error: unknown) => void;
 }
 
+/** Times a write is tried when it fails alone (not for a lost lease), 200 ms × attempt apart; its instance's later writes wait. */
+const ATTEMPTS = 3;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * What InboundStore.write rejects with when a write failed ATTEMPTS times alone: the store already
+ * retried it in its instance's order, so a caller must not write it again (it would land after the
+ * writes queued behind it). `cause` is the last error.
+ */
+export class InboundWriteFailedError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`inbound write failed ${ATTEMPTS} times: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'InboundWriteFailedError';
+  }
+}
+
 export interface InboundStoreOptions {
   /** Writes per group transaction at most. */
   maxBatch: number;
@@ -32,19 +49,27 @@ export const INBOUND_STORE_DEFAULTS: InboundStoreOptions = { maxBatch: 32, maxIn
  * that first proves the lease is still ours (a fenced-out worker never writes); then wakes the relay
  * and SSE with a notice. The pattern of SessionStateWriter.
  *
- * Group commit (ADR 0012): writes of all sockets of this worker that arrive while a transaction is in
- * flight share the next one: one begin with the proof of every lease in the group, each write's own
- * statements in arrival order, one insert for all their outbox events, one commit. Each lease holds
- * per instance: a write whose lease is gone fails with FencedOutError and runs nothing, the others
- * go on. Every caller's promise settles only after the commit of the transaction holding its write. If
- * a group fails (one write's error aborts the whole transaction), nothing of it was written, and each
- * write runs again alone in its own transaction, so only a bad write fails its caller. Writes must
- * therefore be safe to run again (they already are: callers retry them, see withRetry). A socket's
- * writes are serial (its event queue), so a group never holds two writes of one instance at once.
+ * Group commit (ADR 0012, 0013): the writes of all sockets of this worker that arrive while
+ * transactions are in flight share the next one: one begin with the proof of every lease in the
+ * group, each write's own statements in arrival order, one insert for all their outbox events, one
+ * commit. An instance (one socket) never has two transactions in flight: its writes that arrive while
+ * one is in flight wait, in order, and go together in its next group (ADR 0013: a socket no longer
+ * waits for each write's commit before handing over the next one). Each lease holds per instance: a
+ * write whose lease is gone fails with FencedOutError and runs nothing, the others go on. Every
+ * caller's promise settles only after the commit of the transaction holding its write. If a group
+ * fails (one write's error aborts the whole transaction), nothing of it was written, and each write
+ * runs again alone in its own transaction, in order, so only a bad write fails its caller; a write
+ * that fails alone is tried again (ATTEMPTS, backing off) before the next writes of its instance, so
+ * retries keep the instance's order. Writes must therefore be safe to run again.
  */
 export class InboundStore {
   private waiting: Waiting[] = [];
   private inFlight = 0;
+  /** Instances with a transaction in flight (their next writes wait for its end). */
+  private readonly busy = new Set<string>();
+  /** Writes accepted and not settled yet, per instance (waiting or in flight). */
+  private readonly pendingByInstance = new Map<string, number>();
+  private pendingTotal = 0;
   /** Transactions written, writes they carried, and groups that fell back to one transaction per write. */
   readonly stats = { transactions: 0, writes: 0, fallbacks: 0 };
 
@@ -55,18 +80,60 @@ export class InboundStore {
     private readonly options: InboundStoreOptions = INBOUND_STORE_DEFAULTS,
   ) {}
 
+  /** Writes accepted and not yet committed (or failed): of one instance, or of the whole worker. */
+  pending(instanceId?: string): number {
+    return instanceId === undefined ? this.pendingTotal : (this.pendingByInstance.get(instanceId) ?? 0);
+  }
+
   write<T>(lease: Lease, work: Work<T>): Promise<T> {
+    const instanceId = lease.instanceId;
+    this.pendingByInstance.set(instanceId, (this.pendingByInstance.get(instanceId) ?? 0) + 1);
+    this.pendingTotal++;
+    const settled = () => {
+      this.pendingTotal--;
+      const left = (this.pendingByInstance.get(instanceId) ?? 1) - 1;
+      if (left > 0) this.pendingByInstance.set(instanceId, left);
+      else this.pendingByInstance.delete(instanceId);
+    };
     return new Promise<T>((resolve, reject) => {
-      this.waiting.push({ lease, work, resolve: resolve as (value: unknown) => void, reject });
+      this.waiting.push({
+        lease,
+        work,
+        resolve: (value) => {
+          settled();
+          resolve(value as T);
+        },
+        reject: (error) => {
+          settled();
+          reject(error);
+        },
+      });
       this.pump();
     });
   }
 
   private pump(): void {
     while (this.inFlight < this.options.maxInFlight && this.waiting.length > 0) {
-      const group = this.waiting.splice(0, this.options.maxBatch);
+      // In arrival order, the writes of instances with nothing in flight (all that wait of each, in order).
+      const group: Waiting[] = [];
+      const rest: Waiting[] = [];
+      const full = new Set<string>();
+      for (const entry of this.waiting) {
+        const id = entry.lease.instanceId;
+        if (group.length < this.options.maxBatch && !this.busy.has(id) && !full.has(id)) group.push(entry);
+        else {
+          // Once one write of an instance stays behind, its later ones do too.
+          full.add(id);
+          rest.push(entry);
+        }
+      }
+      if (group.length === 0) return;
+      this.waiting = rest;
+      const instances = new Set(group.map((entry) => entry.lease.instanceId));
+      for (const id of instances) this.busy.add(id);
       this.inFlight++;
       void this.flush(group).finally(() => {
+        for (const id of instances) this.busy.delete(id);
         this.inFlight--;
         this.pump();
       });
@@ -112,16 +179,21 @@ export class InboundStore {
   }
 
   private async writeAlone(entry: Waiting): Promise<void> {
-    try {
-      const { result, lastId } = await LeaseRepository.fencedTransaction(this.dataSource, entry.lease, async (manager) => {
-        const events: NewOutboxEvent[] = [];
-        const value = await entry.work(manager, events);
-        return { result: value, lastId: await OutboxRepository.insertWithin(manager, entry.lease.instanceId, events) };
-      });
-      entry.resolve(result);
-      if (lastId !== null) this.notify({ instanceId: entry.lease.instanceId, lastId });
-    } catch (error) {
-      entry.reject(error);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const { result, lastId } = await LeaseRepository.fencedTransaction(this.dataSource, entry.lease, async (manager) => {
+          const events: NewOutboxEvent[] = [];
+          const value = await entry.work(manager, events);
+          return { result: value, lastId: await OutboxRepository.insertWithin(manager, entry.lease.instanceId, events) };
+        });
+        entry.resolve(result);
+        if (lastId !== null) this.notify({ instanceId: entry.lease.instanceId, lastId });
+        return;
+      } catch (error) {
+        if (error instanceof FencedOutError) return entry.reject(error);
+        if (attempt >= ATTEMPTS) return entry.reject(new InboundWriteFailedError(error));
+        await sleep(200 * attempt);
+      }
     }
   }
 

@@ -41,6 +41,11 @@ export interface InboundContext {
   withRetry(what: string, detail: Record<string, unknown>, work: () => Promise<void>): Promise<void>;
   /** Runs a task on the socket's queue, in order with its events (ops such as a blocklist change). */
   run<T>(task: () => Promise<T>): Promise<T>;
+  /**
+   * Resolves once the writes of the socket's earlier events have committed (or failed): a pipelined
+   * task (InboundQueue) reading what they wrote, from another connection, waits for it first.
+   */
+  settled(): Promise<void>;
 }
 
 const IDENTITY_TTL_MS = 30_000;

@@ -20,7 +20,7 @@ import { statusName, timestampMs, toNewMessage, type MessagePlace } from '../mes
 import { decryptVote, pollCreationOf } from '../poll-votes';
 import type { InboundContext } from './inbound-context';
 import type { PresenceEvents } from './presence';
-import { ANNOUNCED, errorText, rank, type ReceiptEvents } from './receipts';
+import { ANNOUNCED, errorText, rank, type EarlyReceipt, type ReceiptEvents } from './receipts';
 
 /** How long an exact reload asked through the API waits for the phone's answer to count as history. */
 const RESEND_WINDOW_MS = 5 * 60_000;
@@ -64,6 +64,18 @@ export class MessageEvents {
         if (!entry.requestId && this.requestedResends.get(messageId) === entry) this.requestedResends.delete(messageId);
       },
     };
+  }
+
+  /**
+   * An upsert without reloads as one task per message, each writing once (the socket handler runs them
+   * pipelined, ADR 0013); null when some message is a reload (onUpsert then, as one task).
+   */
+  upsertTasks(messages: WAMessage[]): Array<() => Promise<void>> | null {
+    if (this.requestedResends.size > 0 && messages.some((message) => message.key?.id && this.requestedResends.has(message.key.id))) return null;
+    return messages.map((message) => async () => {
+      await this.context.withRetry('messages.upsert', { messageId: message.key?.id }, () => this.onMessage(message));
+      this.presence.followPresence(message);
+    });
   }
 
   async onUpsert(messages: WAMessage[]): Promise<void> {
@@ -123,22 +135,28 @@ export class MessageEvents {
     const group = place.isGroup ? await this.context.groupInfo(remote) : null;
     const vote = described.field === 'pollUpdateMessage' ? await this.pollVote(message, place.sender, described.quoted) : undefined;
     const fromMe = Boolean(key.fromMe);
-    let status = fromMe ? statusName(message.status) : '';
-    let error = status === 'Failed' ? errorText(message.messageStubParameters) : '';
-    if (fromMe) status = this.advancedByReceipts(message, status);
-    const early = fromMe ? this.receipts.earlyReceipt(key.id) : undefined;
-    if (early?.state === 'Failed' && rank(status) < rank('Delivered')) {
-      status = 'Failed';
-      error = early.error;
-    } else if (early && rank(early.state) > rank(status)) {
-      status = early.state;
-    }
+    let upsertStatus = fromMe ? statusName(message.status) : '';
+    const upsertError = upsertStatus === 'Failed' ? errorText(message.messageStubParameters) : '';
+    if (fromMe) upsertStatus = this.advancedByReceipts(message, upsertStatus);
     const senderName = message.pushName || (fromMe ? (this.context.socket.user?.name ?? '') : '') || '';
-    const row = toNewMessage(this.context.instanceId, { message, described, place, senderName, status, vote });
-    if (status === 'Failed') row.error = error;
     const who = await this.context.who();
+    const messageId = key.id;
+    let early: EarlyReceipt | undefined;
 
     await this.context.write(async (manager, events) => {
+      // A receipt that came before the message is read here, in order: an earlier event's write may
+      // have kept it while this one was prepared (ADR 0013, pipelined).
+      let status = upsertStatus;
+      let error = upsertError;
+      early = fromMe ? this.receipts.earlyReceipt(messageId) : undefined;
+      if (early?.state === 'Failed' && rank(status) < rank('Delivered')) {
+        status = 'Failed';
+        error = early.error;
+      } else if (early && rank(early.state) > rank(status)) {
+        status = early.state;
+      }
+      const row = toNewMessage(this.context.instanceId, { message, described, place, senderName, status, vote });
+      if (status === 'Failed') row.error = error;
       // The copy first: a re-emitted upsert (Baileys emits some messages twice) must not count as a
       // new message for the chat. This queue is the only writer of stored copies (`raw`); the row is
       // locked from here to the commit, a few round trips (a send's result write may wait for it).
@@ -312,6 +330,8 @@ export class MessageEvents {
   private async pollVote(message: WAMessage, voter: Party, pollId: string): Promise<string> {
     const update = message.message?.pollUpdateMessage;
     if (!update?.vote || !pollId) return '';
+    // The poll may be an earlier event of this socket, still being committed.
+    await this.context.settled();
     const creation = await this.context.services.messages.findOne(this.context.instanceId, pollId);
     const poll = creation ? pollCreationOf(creation, this.context.identities.me()) : null;
     if (!poll) {

@@ -79,8 +79,8 @@ export class ReceiptEvents {
       throw new FencedOutError(this.context.instanceId);
   }
 
-  /** 1:1 receipts (Baileys `messages.update` with a status) and error acks. */
-  async onMessageUpdates(updates: WAMessageUpdate[]): Promise<void> {
+  /** 1:1 receipts (Baileys `messages.update` with a status) and error acks: one task per (chat, state), each writing once. */
+  messageUpdateTasks(updates: WAMessageUpdate[]): Array<() => Promise<void>> {
     // One transaction per (chat, state): a receipt for several messages is one event.
     type Batch = { jid: string; state: string; ids: string[]; timestamp: number; error: string };
     const batches = new Map<string, Batch>();
@@ -99,17 +99,18 @@ export class ReceiptEvents {
       batch.ids.push(key.id);
       batches.set(batchKey, batch);
     }
-    for (const batch of batches.values()) {
-      await this.context.withRetry('messages.update', { ids: batch.ids }, async () => {
-        if (batch.state === 'ReadSelf') return this.markChatRead(batch.jid);
-        const reader = isJidGroup(batch.jid) ? { jid: batch.jid, pn: '', lid: '' } : await this.context.identities.party(batch.jid);
-        await this.applyStatus(batch.ids, batch.state, reader, batch.timestamp, batch.error);
-      });
-    }
+    return [...batches.values()].map(
+      (batch) => () =>
+        this.context.withRetry('messages.update', { ids: batch.ids }, async () => {
+          if (batch.state === 'ReadSelf') return this.markChatRead(batch.jid);
+          const reader = isJidGroup(batch.jid) ? { jid: batch.jid, pn: '', lid: '' } : await this.context.identities.party(batch.jid);
+          await this.applyStatus(batch.ids, batch.state, reader, batch.timestamp, batch.error);
+        }),
+    );
   }
 
-  /** Group receipts: one per participant; the message shows the most advanced one (forward only). */
-  async onGroupReceipts(updates: MessageUserReceiptUpdate[]): Promise<void> {
+  /** Group receipts: one per participant; the message shows the most advanced one (forward only). One task per (participant, state). */
+  groupReceiptTasks(updates: MessageUserReceiptUpdate[]): Array<() => Promise<void>> {
     type Batch = { participant: string; state: string; ids: string[]; timestamp: number };
     const batches = new Map<string, Batch>();
     for (const { key, receipt } of updates) {
@@ -122,11 +123,12 @@ export class ReceiptEvents {
       batch.ids.push(key.id);
       batches.set(batchKey, batch);
     }
-    for (const batch of batches.values()) {
-      await this.context.withRetry('message-receipt.update', { ids: batch.ids }, async () => {
-        await this.applyStatus(batch.ids, batch.state, await this.context.identities.party(batch.participant), batch.timestamp, '');
-      });
-    }
+    return [...batches.values()].map(
+      (batch) => () =>
+        this.context.withRetry('message-receipt.update', { ids: batch.ids }, async () => {
+          await this.applyStatus(batch.ids, batch.state, await this.context.identities.party(batch.participant), batch.timestamp, '');
+        }),
+    );
   }
 
   async onGroupPlayed(groupJid: string, participant: string, ids: string[], timestamp: number): Promise<void> {

@@ -1,0 +1,85 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+/**
+ * How a task of the inbound queue lets the next one start:
+ * - `serial`: after every earlier task has finished, and the next starts only once it has finished
+ *   (state transitions, multi-write handlers, commands);
+ * - `pipelined`: for a task that writes at most once (its retries included, which the store does in
+ *   order): the next task starts as soon as this one has handed its write to the store (or finished
+ *   without one), without waiting for the commit. The store keeps a socket's writes in that order and
+ *   never has two transactions of one socket in flight, so writes queued meanwhile share the next
+ *   group transaction (ADR 0013).
+ */
+export type InboundTaskMode = 'serial' | 'pipelined';
+
+interface Running {
+  seq: number;
+  release: () => void;
+}
+
+/**
+ * One socket's inbound events in arrival order (the SerialQueue of old, ADR 0013). What a pipelined
+ * task does before its write runs in order with the others' (and sees what their writes' work left in
+ * memory only once that work ran, which is why such state is read inside the work); what it does
+ * after the commit may overlap the next tasks' preparation. A task that must read what an earlier
+ * task committed (from another connection) waits for `settled()` first.
+ */
+export class InboundQueue {
+  private tail: Promise<void> = Promise.resolve();
+  private seq = 0;
+  /** Started and not finished, by sequence number: each promise resolves (never rejects) when its task ends. */
+  private readonly active = new Map<number, Promise<void>>();
+  private readonly current = new AsyncLocalStorage<Running>();
+  private queued = 0;
+
+  /** Tasks queued or running. */
+  get depth(): number {
+    return this.queued;
+  }
+
+  run<T>(task: () => Promise<T> | T, mode: InboundTaskMode = 'serial'): Promise<T> {
+    const seq = ++this.seq;
+    this.queued++;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let finished!: () => void;
+    const done = new Promise<void>((resolve) => (finished = resolve));
+    const start = this.tail;
+    this.tail = released;
+    const result = start.then(async () => {
+      this.active.set(seq, done);
+      try {
+        if (mode === 'serial') {
+          await this.earlierThan(seq);
+          return await this.current.exit(task);
+        }
+        return await this.current.run({ seq, release }, task);
+      } finally {
+        this.active.delete(seq);
+        this.queued--;
+        finished();
+        release();
+      }
+    });
+    return result;
+  }
+
+  /** Called by the write path: the pipelined task running here has handed its write over; the next task may start. */
+  handedOver(): void {
+    this.current.getStore()?.release();
+  }
+
+  /**
+   * Resolves when every task started before the calling one has finished (their writes committed or
+   * failed): for a pipelined task about to read, from another connection, what those wrote.
+   */
+  settled(): Promise<void> {
+    const running = this.current.getStore();
+    return running ? this.earlierThan(running.seq) : Promise.resolve();
+  }
+
+  private async earlierThan(seq: number): Promise<void> {
+    const earlier = [...this.active].filter(([other]) => other < seq).map(([, promise]) => promise);
+    if (earlier.length > 0) await Promise.all(earlier);
+  }
+}

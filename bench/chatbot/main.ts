@@ -202,12 +202,14 @@ async function main(): Promise<void> {
       const seen = model.seen.get(tag);
       if (!measured || !seen) return;
       receive.push(seen.requestAt - sentAt);
+      sentAts.set(messageId, sentAt);
       measuredTurns.push({ messageId, modelAt: seen.requestAt });
       answer.push(answeredAt - seen.answerAt);
       added.push(seen.requestAt - sentAt + (answeredAt - seen.answerAt));
       totals.push(answeredAt - sentAt);
     };
     const receive: number[] = [];
+    const sentAts = new Map<string, number>();
     const measuredTurns: Array<{ messageId: string; modelAt: number }> = [];
     const answer: number[] = [];
     const added: number[] = [];
@@ -272,6 +274,12 @@ async function main(): Promise<void> {
       // (Postgres not included); steadier than latency on a shared machine.
       processCpuMsPerRound: round1((cpu.user + cpu.system) / 1000 / total),
       receiveToModelMs: stats(receive),
+      // The phone's message → its row (the transaction that stored it began): Baileys' receive and decrypt, then the worker's inbound queue.
+      receiveToStoredMs: stats(
+        measuredTurns
+          .filter((turn) => stored.has(turn.messageId) && sentAts.has(turn.messageId))
+          .map((turn) => stored.get(turn.messageId)! - sentAts.get(turn.messageId)!),
+      ),
       storedToModelMs: stats(measuredTurns.filter((turn) => stored.has(turn.messageId)).map((turn) => turn.modelAt - stored.get(turn.messageId)!)),
       admittedToModelMs: stats(measuredTurns.filter((turn) => admittedAt.has(turn.messageId)).map((turn) => turn.modelAt - admittedAt.get(turn.messageId)!)),
       answerToAckMs: stats(answer),

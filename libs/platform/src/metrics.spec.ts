@@ -116,6 +116,16 @@ describe(GatewayMetrics.name, () => {
       text = (await sut.exposition()).body;
       expect(text).not.toContain('wa_gateway_db_pool_connections{');
     });
+
+    it("should report a session worker's inbound backlog and count its pauses", async () => {
+      const sut = new GatewayMetrics({ perInstance: false });
+      sut.useSources({ inboundBacklog: () => ({ depth: 37, pausedSockets: 1 }) });
+      sut.inboundPauses.inc();
+      const text = (await sut.exposition()).body;
+      expect(text).toContain('wa_gateway_inbound_queue_depth 37');
+      expect(text).toContain('wa_gateway_inbound_paused_connections 1');
+      expect(text).toContain('wa_gateway_inbound_pauses_total 1');
+    });
   });
 });
 

@@ -30,6 +30,8 @@ export interface MetricsSources {
   webhookBacklog?: () => Promise<{ pending: number; oldestSeconds: number }>;
   /** The process's Postgres pool (pg Pool counters; synchronous, no query). */
   databasePool?: () => { total: number; idle: number; waiting: number };
+  /** A session worker's inbound queues (synchronous): events received and not yet stored, sockets paused for it. */
+  inboundBacklog?: () => { depth: number; pausedSockets: number };
 }
 
 export class GatewayMetrics {
@@ -49,6 +51,7 @@ export class GatewayMetrics {
   readonly sinkDeliveryDuration: Histogram<'kind' | 'outcome'>;
   readonly sseClients: Gauge;
   readonly sourceErrors: Counter<'source'>;
+  readonly inboundPauses: Counter;
 
   constructor(readonly options: MetricsOptions) {
     const registers = [this.registry];
@@ -212,6 +215,31 @@ export class GatewayMetrics {
         this.set({ state: 'total' }, pool.total);
         this.set({ state: 'idle' }, pool.idle);
         this.set({ state: 'in_use' }, pool.total - pool.idle);
+      },
+    });
+    this.inboundPauses = new Counter({
+      name: 'wa_gateway_inbound_pauses_total',
+      help: "Times a session worker stopped reading a socket because its inbound queue (or the worker's) was full",
+      registers,
+    });
+    new Gauge({
+      name: 'wa_gateway_inbound_queue_depth',
+      help: "Events a session worker received and has not stored yet (all its sockets' inbound queues)",
+      registers,
+      collect() {
+        const backlog = sources.inboundBacklog?.();
+        if (backlog) this.set(backlog.depth);
+        else this.remove({});
+      },
+    });
+    new Gauge({
+      name: 'wa_gateway_inbound_paused_connections',
+      help: 'WhatsApp connections (sockets) a session worker is not reading until their inbound queue drains',
+      registers,
+      collect() {
+        const backlog = sources.inboundBacklog?.();
+        if (backlog) this.set(backlog.pausedSockets);
+        else this.remove({});
       },
     });
     new Gauge({

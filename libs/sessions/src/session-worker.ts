@@ -8,7 +8,7 @@ import {
   LidMappingRepository,
   MessageRepository,
 } from '@gw/persistence';
-import { dropSignalSessionDumps, type Logger, SsrfGuard } from '@gw/platform';
+import { dropSignalSessionDumps, type Logger, metrics, SsrfGuard } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import { SessionRpcServer } from './bus/session-rpc.server';
 import type { SessionWorkerConfig } from './config/session-worker.config';
@@ -80,6 +80,7 @@ export class SessionWorker {
   private readonly media: MediaSource;
   private readonly logger: Logger;
   private rejectionGuard: ((reason: unknown) => void) | null = null;
+  private readonly metricsSources = { inboundBacklog: () => this.inbound.backlog() };
   private state: 'new' | 'running' | 'stopped' = 'new';
 
   constructor(private readonly options: SessionWorkerOptions) {
@@ -93,7 +94,13 @@ export class SessionWorker {
       this.logger,
     );
     const writer = new SessionStateWriter(instances, bus, this.logger);
-    this.inbound = new InboundMessageObserver({ dataSource, bus, logger: this.logger, repositories });
+    this.inbound = new InboundMessageObserver({
+      dataSource,
+      bus,
+      logger: this.logger,
+      repositories,
+      bounds: { socketMax: config.inboundQueueMax, workerMax: config.inboundWorkerQueueMax },
+    });
     // Abandoned pairings are rare; every few reconcile intervals is soon enough.
     this.sweeper = new AbandonedPairingSweeper(instances, writer, this.logger, config.reconcileIntervalMs * 5);
     this.manager = new SessionManager(
@@ -145,6 +152,7 @@ export class SessionWorker {
     dropSignalSessionDumps();
     applySimulatorSeam(this.options.config.simulator, this.logger);
     await this.keeper.start(this.manager);
+    metrics().useSources(this.metricsSources);
     this.rpc.start();
     this.sweeper.start();
     this.logger.info({ capacity: this.options.config.capacity, leaseTtlMs: this.options.config.leaseTtlMs }, 'session worker started');
@@ -162,6 +170,7 @@ export class SessionWorker {
     await this.keeper.shutdown();
     this.rpc.stop();
     await this.media.close();
+    metrics().dropSources(this.metricsSources);
     this.removeGuard();
     this.logger.info('session worker stopped');
   }
@@ -174,6 +183,7 @@ export class SessionWorker {
     void this.sweeper.stop();
     this.keeper.halt();
     this.manager.haltAll();
+    metrics().dropSources(this.metricsSources);
     this.removeGuard();
   }
 

@@ -33,6 +33,13 @@ export interface SessionWorkerConfig {
   simulator?: SimulatorSeam;
   /** CIDRs the SSRF guard lets through for media URLs (SSRF_ALLOWLIST). */
   ssrfAllowlist?: string[];
+  /**
+   * Received events held and not yet stored before a socket stops being read: per socket
+   * (INBOUND_QUEUE_MAX) and for the worker (INBOUND_WORKER_QUEUE_MAX); it reads again at a quarter
+   * (ADR 0013).
+   */
+  inboundQueueMax: number;
+  inboundWorkerQueueMax: number;
 }
 
 export const SESSION_WORKER_DEFAULTS = {
@@ -46,6 +53,8 @@ export const SESSION_WORKER_DEFAULTS = {
   reconnectBaseMs: 1_000,
   reconnectMaxMs: 30_000,
   queryTimeoutMs: 60_000,
+  inboundQueueMax: 1_000,
+  inboundWorkerQueueMax: 20_000,
 } as const;
 
 /** Builds a config from defaults plus overrides (embedding and tests). */
@@ -54,7 +63,8 @@ export function sessionWorkerConfig(overrides: Partial<SessionWorkerConfig> = {}
 }
 
 /**
- * The worker's variables: WORKER_ID (default hostname-pid), WORKER_CAPACITY, LEASE_TTL_MS, and the
+ * The worker's variables: WORKER_ID (default hostname-pid), WORKER_CAPACITY, LEASE_TTL_MS,
+ * INBOUND_QUEUE_MAX, INBOUND_WORKER_QUEUE_MAX, and the
  * simulator seam WA_WEBSOCKET_URL + WA_CERT_ROOT_PUBLIC_KEY (both or nothing).
  */
 export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
@@ -64,6 +74,8 @@ export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
     workerId: env.string('WORKER_ID', `${hostname()}-${process.pid}`),
     capacity: env.integer('WORKER_CAPACITY', SESSION_WORKER_DEFAULTS.capacity, { min: 1, max: 100_000 }),
     leaseTtlMs: env.integer('LEASE_TTL_MS', SESSION_WORKER_DEFAULTS.leaseTtlMs, { min: 1_000, max: 600_000 }),
+    inboundQueueMax: env.integer('INBOUND_QUEUE_MAX', SESSION_WORKER_DEFAULTS.inboundQueueMax, { min: 4, max: 1_000_000 }),
+    inboundWorkerQueueMax: env.integer('INBOUND_WORKER_QUEUE_MAX', SESSION_WORKER_DEFAULTS.inboundWorkerQueueMax, { min: 4, max: 10_000_000 }),
     simulator: websocketUrl && rootPublicKey ? { websocketUrl, rootPublicKey } : undefined,
     ssrfAllowlist: (env.optionalString('SSRF_ALLOWLIST') ?? '')
       .split(',')

@@ -1,9 +1,10 @@
 import type { Bus } from '@gw/bus';
 import type { InstanceRepository, LidMappingRepository, MessageRepository } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { type Logger, metrics } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import type { SocketContext, SocketObserver } from '../session/socket-observer';
 import { GroupInfoCache } from './group-info-cache';
+import { InboundBackpressure, type InboundBounds } from './inbound-backpressure';
 import { GroupMetadataCache } from './group-metadata-cache';
 import type { InboundServices } from './inbound/inbound-context';
 import { InboundSocketHandler } from './inbound-socket-handler';
@@ -14,6 +15,8 @@ export interface InboundMessageObserverOptions {
   bus: Bus;
   logger: Logger;
   repositories: { instances: InstanceRepository; messages: MessageRepository; lidMappings: LidMappingRepository };
+  /** When sockets stop being read for what they hold unstored (ADR 0013). */
+  bounds?: InboundBounds;
 }
 
 /**
@@ -38,7 +41,14 @@ export class InboundMessageObserver implements SocketObserver {
       lidMappings: options.repositories.lidMappings,
       groups: new GroupInfoCache(options.logger),
       groupMetadata: this.groupMetadata,
+      backpressure: new InboundBackpressure(options.bounds, () => metrics().inboundPauses.inc()),
     };
+  }
+
+  /** What the worker's sockets hold received and not yet stored, and the sockets paused for it (metrics). */
+  backlog(): { depth: number; pausedSockets: number; pauses: number } {
+    const { backpressure } = this.services;
+    return { depth: backpressure.depth, pausedSockets: backpressure.pausedSockets, pauses: backpressure.pauses };
   }
 
   attach(context: SocketContext): () => void {

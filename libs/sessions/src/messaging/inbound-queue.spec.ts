@@ -74,6 +74,30 @@ describe(InboundQueue.name, () => {
     expect(log).toEqual(['pipelined committed', 'serial starts', 'serial ends', 'after']);
   });
 
+  it('should run an ordered task before the earlier commits, and hold its write until every earlier task finished', async () => {
+    const sut = new InboundQueue();
+    const log: string[] = [];
+    const commit = gate();
+    void sut.run(async () => {
+      sut.handedOver();
+      await commit.promise;
+      log.push('pipelined committed');
+    }, 'pipelined');
+    const noWrite = sut.run(() => void log.push('ordered without a write'), 'ordered');
+    const writer = sut.run(async () => {
+      log.push('ordered prepares');
+      await sut.beforeWrite();
+      log.push('ordered writes');
+    }, 'ordered');
+    const after = sut.run(() => void log.push('after'), 'pipelined');
+    await noWrite;
+    await tick();
+    expect(log).toEqual(['ordered without a write', 'ordered prepares']);
+    commit.open();
+    await Promise.all([writer, after]);
+    expect(log).toEqual(['ordered without a write', 'ordered prepares', 'pipelined committed', 'ordered writes', 'after']);
+  });
+
   it("should let a pipelined task wait in settled() for the earlier tasks' commits, not for later ones", async () => {
     const sut = new InboundQueue();
     const log: string[] = [];

@@ -1,19 +1,24 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 /**
- * How a task of the inbound queue lets the next one start:
- * - `serial`: after every earlier task has finished, and the next starts only once it has finished
- *   (state transitions, multi-write handlers, commands);
+ * How a task of the inbound queue is ordered with the others (ADR 0013). Every task starts in arrival
+ * order, once the task before it let it; they differ in what they wait for:
+ * - `serial`: starts after every earlier task has finished, and lets the next start once it has
+ *   finished (commands, and tasks that touch the database outside the store's write);
+ * - `ordered`: starts once the one before let it, runs what it does before writing (network,
+ *   identities) meanwhile, and its writes wait until every earlier task has finished; lets the next
+ *   start once it has finished. A task that ends up writing nothing never waits for a commit;
  * - `pipelined`: for a task that writes at most once (its retries included, which the store does in
- *   order): the next task starts as soon as this one has handed its write to the store (or finished
+ *   order): lets the next task start as soon as it has handed its write to the store (or finished
  *   without one), without waiting for the commit. The store keeps a socket's writes in that order and
  *   never has two transactions of one socket in flight, so writes queued meanwhile share the next
- *   group transaction (ADR 0013).
+ *   group transaction.
  */
-export type InboundTaskMode = 'serial' | 'pipelined';
+export type InboundTaskMode = 'serial' | 'ordered' | 'pipelined';
 
 interface Running {
   seq: number;
+  mode: InboundTaskMode;
   release: () => void;
 }
 
@@ -49,11 +54,8 @@ export class InboundQueue {
     const result = start.then(async () => {
       this.active.set(seq, done);
       try {
-        if (mode === 'serial') {
-          await this.earlierThan(seq);
-          return await this.current.exit(task);
-        }
-        return await this.current.run({ seq, release }, task);
+        if (mode === 'serial') await this.earlierThan(seq);
+        return await this.current.run({ seq, mode, release: mode === 'pipelined' ? release : () => undefined }, task);
       } finally {
         this.active.delete(seq);
         this.queued--;
@@ -64,14 +66,20 @@ export class InboundQueue {
     return result;
   }
 
-  /** Called by the write path: the pipelined task running here has handed its write over; the next task may start. */
+  /** Called by the write path before a write goes to the store: an `ordered` task waits for every earlier task here. */
+  async beforeWrite(): Promise<void> {
+    const running = this.current.getStore();
+    if (running?.mode === 'ordered') await this.earlierThan(running.seq);
+  }
+
+  /** Called by the write path once a write is in the store: the pipelined task running here lets the next one start. */
   handedOver(): void {
     this.current.getStore()?.release();
   }
 
   /**
    * Resolves when every task started before the calling one has finished (their writes committed or
-   * failed): for a pipelined task about to read, from another connection, what those wrote.
+   * failed): for a task about to read, from another connection, what those wrote.
    */
   settled(): Promise<void> {
     const running = this.current.getStore();

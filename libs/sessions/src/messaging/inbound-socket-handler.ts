@@ -9,6 +9,8 @@ import { NOTES_COLLECTION } from './chat-notes';
 import { QUICK_REPLY_COLLECTION } from './quick-replies';
 import { groupNotificationOf } from './group-metadata-cache';
 import { IdentityResolver } from './identity-resolver';
+import type { SocketBacklog } from './inbound-backpressure';
+import { SocketReader } from './socket-reader';
 import { InboundQueue, type InboundTaskMode } from './inbound-queue';
 import { InboundWriteFailedError } from './inbound-store';
 import { BlocklistEvents } from './inbound/blocklist';
@@ -39,6 +41,9 @@ export class InboundSocketHandler {
   private readonly identity: InstanceIdentityCache;
   private readonly logger: Logger;
   private stopped = false;
+  /** This socket's share of the worker's inbound backlog: a full queue stops reading the websocket. */
+  private readonly backlog: SocketBacklog;
+  private readonly reader: SocketReader;
   private readonly messages: MessageEvents;
   private readonly receipts: ReceiptEvents;
   private readonly directory: ContactChatGroupEvents;
@@ -51,6 +56,8 @@ export class InboundSocketHandler {
     private readonly services: InboundServices,
   ) {
     this.logger = context.logger.child({ component: 'inbound' });
+    this.reader = new SocketReader(context.socket, services.backpressure.bounds.socketMax, () => this.backlog.depth, this.logger);
+    this.backlog = services.backpressure.register(this.reader);
     this.identities = new IdentityResolver(context.socket, context.instanceId, services.lidMappings, this.logger);
     this.identity = new InstanceIdentityCache(context.instanceId, services.instances, this.identities);
     const identities = this.identities;
@@ -112,8 +119,15 @@ export class InboundSocketHandler {
     const onReceipts = (updates: BaileysEventMap['message-receipt.update']) => pipelined('message-receipt.update', this.receipts.groupReceiptTasks(updates));
     socket.ev.on('message-receipt.update', onReceipts);
     detachers.push(() => socket.ev.off('message-receipt.update', onReceipts));
-    on('contacts.upsert', (contacts) => this.directory.onContacts(contacts));
-    on('contacts.update', (contacts) => this.directory.onContacts(contacts));
+    // Names and LID pairs (what every received message brings) are one write; a picture change adds more.
+    const onContacts = (event: 'contacts.upsert' | 'contacts.update') => (contacts: BaileysEventMap['contacts.update']) =>
+      this.enqueue(event, () => this.directory.onContacts(contacts), ContactChatGroupEvents.writesOnce(contacts) ? 'pipelined' : 'ordered');
+    const onContactsUpsert = onContacts('contacts.upsert');
+    const onContactsUpdate = onContacts('contacts.update');
+    socket.ev.on('contacts.upsert', onContactsUpsert);
+    socket.ev.on('contacts.update', onContactsUpdate);
+    detachers.push(() => socket.ev.off('contacts.upsert', onContactsUpsert));
+    detachers.push(() => socket.ev.off('contacts.update', onContactsUpdate));
     on('lid-mapping.update', (mapping) => this.directory.onLidMapping(mapping.lid, mapping.pn));
     on('chats.update', (updates) => this.directory.onChatUpdates(updates));
     on('groups.update', (updates) => this.directory.onGroupUpdates(updates));
@@ -167,7 +181,8 @@ export class InboundSocketHandler {
       this.receipts.rememberAck(node.attrs.id);
       // A send waiting for this ack writes Sent with its result.
       if (AwaitedAcks.has(this.context.socket, node.attrs.id)) return;
-      this.enqueue('ack', () => this.receipts.onServerAck(node.attrs.id));
+      // One statement of its own, outside the store: after everything before it.
+      this.enqueue('ack', () => this.receipts.onServerAck(node.attrs.id), 'serial');
     };
     const onReceipt = (node: BinaryNode) => {
       if (node.attrs.type !== 'played' || !node.attrs.from?.endsWith('@g.us') || !node.attrs.participant) return;
@@ -251,6 +266,8 @@ export class InboundSocketHandler {
     // Work already queued finishes (Baileys has acked those stanzas); nothing new is taken.
     return () => {
       for (const detach of detachers.splice(0)) detach();
+      this.backlog.close();
+      this.reader.close();
     };
   }
 
@@ -298,14 +315,18 @@ export class InboundSocketHandler {
     return this.queue.run(() => this.directory.onAddressBook(jid, name));
   }
 
-  private enqueue(what: string, task: () => Promise<void>, mode: InboundTaskMode = 'serial'): void {
+  private enqueue(what: string, task: () => Promise<void>, mode: InboundTaskMode = 'ordered'): void {
     if (this.stopped) return;
+    this.backlog.added();
     void this.queue.run(async () => {
-      if (this.stopped) return;
       try {
+        if (this.stopped) return;
         await task();
       } catch (error) {
         this.failed(what, error);
+      } finally {
+        this.backlog.removed();
+        this.reader.pump();
       }
     }, mode);
   }
@@ -337,6 +358,8 @@ export class InboundSocketHandler {
    * are kept for the next one if this one fails).
    */
   private async write<T>(work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>): Promise<T> {
+    // An `ordered` task's write waits for the socket's earlier tasks (InboundQueue).
+    await this.queue.beforeWrite();
     const learned = this.identities.takeLearned();
     try {
       const written = this.services.store.write(this.context.lease, async (manager, events) => {

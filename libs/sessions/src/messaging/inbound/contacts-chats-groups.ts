@@ -26,9 +26,14 @@ const PICTURE_URL_TIMEOUT_MS = 5_000;
 export class ContactChatGroupEvents {
   constructor(private readonly context: InboundContext) {}
 
+  /** Whether onContacts writes at most once for these (no picture changed): it may then run pipelined (InboundQueue). */
+  static writesOnce(contacts: Array<Partial<Contact>>): boolean {
+    return !contacts.some(isPictureChange);
+  }
+
   async onContacts(contacts: Array<Partial<Contact>>): Promise<void> {
     const me = this.context.identities.me();
-    const pictures = contacts.filter((contact) => contact.id && (contact.imgUrl === 'changed' || contact.imgUrl === 'removed'));
+    const pictures = contacts.filter(isPictureChange);
     if (pictures.length) await this.onPictures(pictures.map((contact) => ({ jid: userJid(contact.id), removed: contact.imgUrl === 'removed' })));
     const observations: Array<{ pn: string; lid: string; contactName?: string; pushName?: string; verifiedName?: string }> = [];
     for (const contact of contacts) {
@@ -379,4 +384,8 @@ export class ContactChatGroupEvents {
       }),
     );
   }
+}
+
+function isPictureChange(contact: Partial<Contact>): boolean {
+  return Boolean(contact.id) && (contact.imgUrl === 'changed' || contact.imgUrl === 'removed');
 }

@@ -6,6 +6,7 @@ import type { InstanceIdentity } from '../event-payloads';
 import type { GroupInfo, GroupInfoCache } from '../group-info-cache';
 import type { GroupMetadataCache } from '../group-metadata-cache';
 import type { IdentityResolver } from '../identity-resolver';
+import type { InboundBackpressure } from '../inbound-backpressure';
 import type { InboundStore } from '../inbound-store';
 
 /** What every socket's inbound handling shares (one set per worker). */
@@ -17,6 +18,8 @@ export interface InboundServices {
   groups: GroupInfoCache;
   /** Groups as `/group/info` and `/group/list` answer them, dropped by group notifications. */
   groupMetadata: GroupMetadataCache;
+  /** Stops reading sockets whose inbound queue (or the worker's) is full. */
+  backpressure: InboundBackpressure;
 }
 
 /**

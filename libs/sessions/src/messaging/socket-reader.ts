@@ -1,0 +1,114 @@
+import type { Logger } from '@gw/platform';
+import type { SocketContext } from '../session/socket-observer';
+
+/** How long a held frame waits at most before the next hand-over is tried (events of a frame land asynchronously). */
+const PUMP_MS = 5;
+
+type Client = { emit(event: string | symbol, ...args: unknown[]): boolean; socket?: { pause?(): void; resume?(): void } | null };
+
+/**
+ * Reads one socket's frames at the pace its inbound queue drains (InboundBackpressure, ADR 0013).
+ * Paused, it hands Baileys no more frames: those that arrive are held before Baileys sees them (not
+ * decrypted, not acknowledged to WhatsApp, so a crash loses none of them), and once `max` are held the
+ * websocket stops reading its TCP socket (WhatsApp's server keeps the rest). Resumed, the held frames go
+ * to Baileys in order, only as many at a time as the queue has room for, and the TCP socket is read
+ * again once few are left. Unpaused, frames still go to Baileys only as fast as the queue has room
+ * for them (a burst read at once is metered the same way).
+ */
+export class SocketReader {
+  private readonly client: Client;
+  private readonly emit: Client['emit'];
+  private held: unknown[][] = [];
+  private paused = false;
+  private tcpPaused = false;
+  private timer: NodeJS.Timeout | null = null;
+  private budget = 0;
+  private refilledAt = -Infinity;
+  private closed = false;
+
+  constructor(
+    socket: SocketContext['socket'],
+    private readonly max: number,
+    private readonly depth: () => number,
+    private readonly logger: Logger,
+  ) {
+    this.client = socket.ws as unknown as Client;
+    this.emit = this.client.emit.bind(this.client);
+    this.client.emit = (event, ...args) => {
+      if (event !== 'message' || this.closed || (!this.paused && this.held.length === 0 && this.allow())) return this.emit(event, ...args);
+      this.held.push(args);
+      if (this.held.length >= this.max) this.pauseTcp();
+      if (!this.paused) this.later();
+      return true;
+    };
+  }
+
+  /** Frames held, not yet handed to Baileys. */
+  get holding(): number {
+    return this.held.length;
+  }
+
+  pause(): void {
+    if (this.paused) return;
+    this.paused = true;
+    this.logger.warn({ queued: this.depth() }, 'inbound queue full: socket not read until it drains');
+  }
+
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.logger.info({ queued: this.depth(), held: this.held.length }, 'inbound queue drained: socket read again');
+    this.pump();
+  }
+
+  /** Hands held frames to Baileys while the queue has room; called when a queued event is done. */
+  pump(): void {
+    if (this.paused || this.closed) return;
+    while (this.held.length > 0 && this.allow()) this.emit('message', ...(this.held.shift() as unknown[]));
+    if (this.held.length < this.max / 4) this.resumeTcp();
+    if (this.held.length > 0) this.later();
+  }
+
+  /**
+   * Whether one more frame may go to Baileys now: as many per PUMP_MS as the queue has room for (a
+   * frame's events reach the queue only after Baileys decrypted it, so room is counted per window).
+   */
+  private allow(): boolean {
+    const now = performance.now();
+    if (now - this.refilledAt >= PUMP_MS) {
+      this.budget = this.max - this.depth();
+      this.refilledAt = now;
+    }
+    if (this.budget <= 0) return false;
+    this.budget--;
+    return true;
+  }
+
+  private later(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.pump();
+    }, PUMP_MS);
+  }
+
+  /** The socket is gone: nothing is held any more (unacknowledged frames are sent again by WhatsApp). */
+  close(): void {
+    this.closed = true;
+    this.held = [];
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private pauseTcp(): void {
+    if (this.tcpPaused) return;
+    this.tcpPaused = true;
+    this.client.socket?.pause?.();
+  }
+
+  private resumeTcp(): void {
+    if (!this.tcpPaused) return;
+    this.tcpPaused = false;
+    this.client.socket?.resume?.();
+  }
+}

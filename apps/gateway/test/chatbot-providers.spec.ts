@@ -5,6 +5,7 @@ import {
   CHATBOT_DEFAULTS,
   guardedFetch,
   languageModel,
+  MAX_TRANSCRIPTION_BYTES,
   planRound,
   Voice,
   type AgentProvider,
@@ -221,6 +222,9 @@ describe('chatbot providers', () => {
     let stored: Map<string, { data: Buffer; mimetype: string }>;
     let transcripts: Map<string, string>;
     let downloads: string[];
+    let downloadRequests: Array<{ data: Record<string, unknown>; timeoutMs: number }>;
+    /** How long the worker's media.download takes, and the size it answers (default: the bytes'). */
+    let download: { delayMs: number; size?: number };
     const voice = (replies: 'auto' | 'off' = 'auto') => {
       const files = {
         store: async (_instance: string, data: Buffer, mimetype: string) => {
@@ -236,11 +240,14 @@ describe('chatbot providers', () => {
       } as unknown as ChatbotTranscriptRepository;
       // The worker's media.download: the contact's voice note into the file store.
       const bus = {
-        request: async (subject: string, data: { messageId: string }) => {
+        request: async (subject: string, data: { messageId: string }, options: { timeoutMs: number }) => {
           expect(subject).toBe('instance.rinst.media.download');
           downloads.push(data.messageId);
-          stored.set(`dl-${data.messageId}`, { data: Buffer.from(`OggS voice of ${data.messageId}`), mimetype: 'audio/ogg; codecs=opus' });
-          return { fileId: `dl-${data.messageId}` };
+          downloadRequests.push({ data, timeoutMs: options.timeoutMs });
+          if (download.delayMs) await new Promise((resolve) => setTimeout(resolve, download.delayMs));
+          const bytes = Buffer.from(`OggS voice of ${data.messageId}`);
+          stored.set(`dl-${data.messageId}`, { data: bytes, mimetype: 'audio/ogg; codecs=opus' });
+          return { fileId: `dl-${data.messageId}`, size: download.size ?? bytes.length };
         },
       } as unknown as Bus;
       return new Voice(files, repo, bus, { ...config, baseUrls, voice: { ...config.voice, replies } }, fetch, logger);
@@ -274,6 +281,8 @@ describe('chatbot providers', () => {
       stored = new Map();
       transcripts = new Map();
       downloads = [];
+      downloadRequests = [];
+      download = { delayMs: 0 };
     });
 
     it('picks the agent’s own audio API, else the instance’s openai_apikey, else none', () => {
@@ -304,6 +313,24 @@ describe('chatbot providers', () => {
       // A failing transcription leaves the message without one (the model sees the placeholder).
       models.transcription = () => ({ status: 500, error: 'broken' });
       expect(await voice().hear('rinst', ['V4'], api, 2_000)).toEqual(new Map());
+    });
+
+    it('hearing holds a round up to the timeout once: the download and the transcription share one deadline', async () => {
+      const api = audioApi(agent('openai'), '', { baseUrls });
+      // Each step alone is within the timeout, both together are not.
+      download = { delayMs: 700 };
+      models.transcription = () => new Promise((resolve) => setTimeout(() => resolve({ text: 'late' }), 700));
+      expect(await voice().hear('rinst', ['V1'], api, 1_000)).toEqual(new Map());
+      expect(downloadRequests[0].timeoutMs).toBeLessThanOrEqual(1_000);
+      expect(transcripts.has('V1')).toBe(false);
+    });
+
+    it('an audio larger than the transcription takes (25 MB) is refused by the worker, never read nor sent', async () => {
+      const api = audioApi(agent('openai'), '', { baseUrls });
+      download = { delayMs: 0, size: MAX_TRANSCRIPTION_BYTES + 1 };
+      expect(await voice().hear('rinst', ['BIG'], api, 2_000)).toEqual(new Map());
+      expect(downloadRequests[0].data).toMatchObject({ messageId: 'BIG', maxBytes: MAX_TRANSCRIPTION_BYTES });
+      expect(models.audio('transcription')).toEqual([]);
     });
 
     it('speaks the answer: /audio/speech asked for opus, an Ogg answer sent as is, the menu kept, outcome.audio', async () => {

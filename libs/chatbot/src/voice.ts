@@ -12,6 +12,8 @@ import { newMessageIds, type PlannedSend, type RoundPlan } from './round-planner
 export const MAX_SPEECH_CHARS = 4096;
 /** Voice notes transcribed in one round at most (the round's own first, then the history's newest). */
 const MAX_TRANSCRIPTIONS = 10;
+/** The largest audio OpenAI's transcription endpoint takes (25 MB): a larger one is neither downloaded whole nor sent. */
+export const MAX_TRANSCRIPTION_BYTES = 25 * 1024 * 1024;
 /** A received voice note is downloaded into the file store for its transcription only: kept briefly. */
 const DOWNLOAD_TTL_MS = 600_000;
 /** The spoken answer is a staged file the plan points at: kept while a resumed round may still send it. */
@@ -91,13 +93,16 @@ export class Voice {
   async hear(instanceId: string, messageIds: string[], api: AudioApi | null, timeoutMs: number): Promise<Map<string, string>> {
     const ids = [...new Set(messageIds.filter(Boolean))];
     if (!ids.length) return new Map();
+    // One deadline for the download and the transcription together: hearing holds a round up to
+    // `timeoutMs` (the model's timeout) at most, not once per step.
+    const deadline = Date.now() + timeoutMs;
     const known = await this.transcripts.find(instanceId, ids);
     if (!api) return known;
     const missing = ids.filter((id) => !known.has(id)).slice(0, MAX_TRANSCRIPTIONS);
     await Promise.all(
       missing.map(async (messageId) => {
         try {
-          const text = await this.transcribe(instanceId, messageId, api, timeoutMs);
+          const text = await this.transcribe(instanceId, messageId, api, deadline);
           if (!text) return;
           known.set(messageId, text);
           await this.transcripts.store(instanceId, messageId, text);
@@ -114,15 +119,22 @@ export class Voice {
     return this.transcripts.purge(days);
   }
 
-  private async transcribe(instanceId: string, messageId: string, api: AudioApi, timeoutMs: number): Promise<string> {
-    const stored = await this.bus.request<{ fileId: string }>(
+  private async transcribe(instanceId: string, messageId: string, api: AudioApi, deadline: number): Promise<string> {
+    const left = () => {
+      const ms = deadline - Date.now();
+      if (ms <= 0) throw new Error('no time left to transcribe it (the model timeout)');
+      return ms;
+    };
+    // The worker refuses (too_large) an audio larger than the transcription takes, before reading it whole.
+    const stored = await this.bus.request<{ fileId: string; size?: number }>(
       Subjects.instance(instanceId, 'media.download'),
-      { instanceId, messageId, ttlMs: DOWNLOAD_TTL_MS },
-      { timeoutMs },
+      { instanceId, messageId, ttlMs: DOWNLOAD_TTL_MS, maxBytes: MAX_TRANSCRIPTION_BYTES },
+      { timeoutMs: left() },
     );
+    if ((stored.size ?? 0) > MAX_TRANSCRIPTION_BYTES) throw new Error(`the audio is larger than ${MAX_TRANSCRIPTION_BYTES} bytes`);
     const file = await this.files.read(stored.fileId, instanceId);
     if (!file) throw new Error('the downloaded voice note is gone');
-    return transcribeAudio(api, file.data, this.config.voice.transcriptionModel, this.fetch, timeoutMs);
+    return transcribeAudio(api, file.data, this.config.voice.transcriptionModel, this.fetch, left());
   }
 
   /**

@@ -110,9 +110,13 @@ export interface InstanceRpc {
   'chat.presence': { request: ChatPresenceRequest; reply: { ok: true } };
   /** Read receipts for received messages. */
   read: { request: { instanceId: string; keys: Array<{ remoteJid: string; id: string; participant?: string }> }; reply: { ok: true } };
-  /** Downloads a received message's media into the file store; answers where it is. */
+  /**
+   * Downloads a received message's media into the file store; answers where it is. `maxBytes`: a media
+   * larger than that (as the message declares it, or as it streams in) is refused `too_large` without
+   * being held whole.
+   */
   'media.download': {
-    request: { instanceId: string; messageId: string; ttlMs: number };
+    request: { instanceId: string; messageId: string; ttlMs: number; maxBytes?: number };
     reply: { fileId: string; mimetype: string; fileName: string; size: number };
   };
   /** History on demand / placeholder resend; answers the id of the request sent to the phone. */

@@ -37,7 +37,12 @@ export const messageRequests = {
     if (!keys.every(isReadKey)) throw new RpcError(ErrorCode.BadRequest, 'malformed message key');
     return { instanceId, keys };
   },
-  'media.download': (raw, instanceId) => ({ instanceId, messageId: String(raw.messageId ?? ''), ttlMs: Number(raw.ttlMs) || DEFAULT_LINK_TTL_MS }),
+  'media.download': (raw, instanceId) => ({
+    instanceId,
+    messageId: String(raw.messageId ?? ''),
+    ttlMs: Number(raw.ttlMs) || DEFAULT_LINK_TTL_MS,
+    ...(Number(raw.maxBytes) > 0 ? { maxBytes: Number(raw.maxBytes) } : {}),
+  }),
   'history.request': (raw, instanceId) => {
     const key = raw.key as Partial<HistoryOnDemandRequest['key']> | null | undefined;
     if (!key?.id || !key.remoteJid || (raw.mode !== 'history' && raw.mode !== 'exact')) throw new RpcError(ErrorCode.BadRequest, 'malformed history request');
@@ -61,19 +66,22 @@ export function messageOps({ ledger, files, instances, inbound, logger, simulato
     if (!found) throw new RpcError(ErrorCode.NotFound, 'Message not found');
     if (!found.raw) throw new RpcError(ErrorCode.BadRequest, 'this message has no downloadable media');
     const message = JSON.parse(found.raw, BufferJSON.reviver) as WAMessage;
+    const inner = describeMedia(message);
+    const maxBytes = request.maxBytes;
+    if (maxBytes && inner.fileLength > maxBytes) throw tooLarge(maxBytes, inner.fileLength);
     const socket = session.openSocket();
     const row = await instances.findById(session.instanceId);
     const network = networkOptions(row?.proxy ?? null, simulator);
     let data: Buffer;
     try {
-      data = (await downloadMediaMessage(message, 'buffer', { options: network.options } as never, {
-        reuploadRequest: socket.updateMediaMessage,
-        logger: logger as never,
-      })) as Buffer;
+      const context = { reuploadRequest: socket.updateMediaMessage, logger: logger as never };
+      data = maxBytes
+        ? await readBounded(await downloadMediaMessage(message, 'stream', { options: network.options } as never, context), maxBytes)
+        : ((await downloadMediaMessage(message, 'buffer', { options: network.options } as never, context)) as Buffer);
     } catch (error) {
+      if (error instanceof RpcError) throw error;
       throw new RpcError(ErrorCode.BadRequest, `media could not be downloaded: ${(error as Error).message}`);
     }
-    const inner = describeMedia(message);
     const fileId = await files.store(session.instanceId, data, inner.mimetype, inner.fileName, request.ttlMs);
     return { fileId, mimetype: inner.mimetype, fileName: inner.fileName, size: data.length };
   };
@@ -102,9 +110,28 @@ export function messageOps({ ledger, files, instances, inbound, logger, simulato
   return { read, 'media.download': downloadMedia, 'history.request': historyRequest };
 }
 
-/** Mimetype and file name of the media inside a message (through its envelopes). */
-function describeMedia(message: WAMessage): { mimetype: string; fileName: string } {
+/** Mimetype, file name and declared size (0 when unknown) of the media inside a message (through its envelopes). */
+function describeMedia(message: WAMessage): { mimetype: string; fileName: string; fileLength: number } {
   const content = unwrapMessage(message.message as ProtoMessage);
-  const inner = (content[contentField(content)] ?? {}) as { mimetype?: string | null; fileName?: string | null };
-  return { mimetype: inner.mimetype || 'application/octet-stream', fileName: inner.fileName || '' };
+  const inner = (content[contentField(content)] ?? {}) as { mimetype?: string | null; fileName?: string | null; fileLength?: unknown };
+  return { mimetype: inner.mimetype || 'application/octet-stream', fileName: inner.fileName || '', fileLength: Number(inner.fileLength ?? 0) || 0 };
+}
+
+function tooLarge(maxBytes: number, declared?: number): RpcError {
+  return new RpcError(ErrorCode.TooLarge, `the media is larger than ${maxBytes} bytes${declared ? ` (${declared})` : ''}`);
+}
+
+/** A stream's bytes, refused (`too_large`, the stream destroyed) once more than `maxBytes` came: never held whole beyond the bound. */
+export async function readBounded(stream: AsyncIterable<Uint8Array> & { destroy(error?: Error): void }, maxBytes: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      stream.destroy();
+      throw tooLarge(maxBytes);
+    }
+    chunks.push(Buffer.from(chunk));
+  }
+  return Buffer.concat(chunks, size);
 }

@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toOpusVoiceNote } from '@gw/platform';
 import { FakeModels, hasToolResult, lastUserText, sineWav, type FakeRequest } from './support/fake-models';
+import { png } from './support/files-server';
 import { nextPhone, sleep, Stack, waitFor } from './support/stack';
 
 /**
@@ -693,6 +694,42 @@ describe('chatbot (e2e)', () => {
       } finally {
         expect((await call('POST', '/instance/updatechatbotsettings', { openai_apikey: '' })).status).toBe(200);
       }
+    }, 60_000);
+
+    it('/message/download transcribe refuses bad input with a clear 4xx, before anything is downloaded, and keeps no key it did not check', async () => {
+      const lia = await contact('Lia');
+      const note = await sayByVoice(lia, theirVoice);
+      const image = await stack.control<{ id: string }>('POST', `/sim/accounts/${lia}/send-media`, {
+        to: instance.phone,
+        type: 'image',
+        data: png.toString('base64'),
+        mimetype: 'image/png',
+      });
+      for (const id of [note.id, image.id])
+        await waitFor(
+          () => findMessage(id),
+          (message) => Boolean(message?.messageType),
+          10_000,
+          'the message stored',
+        );
+      // Images the instance holds in its file store (the chatbot's own rounds download only voice notes).
+      const files = async () =>
+        Number(
+          (await stack.db.dataSource.query(`SELECT count(*) AS n FROM stored_files WHERE instance_id = $1 AND mimetype = 'image/png'`, [instance.id]))[0].n,
+        );
+      const before = await files();
+      const noAudio = await call('POST', '/message/download', { id: image.id, transcribe: true, openai_apikey: 'sk-image' });
+      expect(noAudio).toMatchObject({ status: 400, body: { error: expect.stringMatching(/no audio/) } });
+      // Refused before the worker downloaded the image into the file store.
+      expect(await files()).toBe(before);
+      const missing = await call('POST', '/message/download', { id: '3EB0FFFFFFFFFFFFFFFFFF', transcribe: true, openai_apikey: 'sk-missing' });
+      expect(missing).toMatchObject({ status: 404, body: { error: expect.any(String) } });
+      // A key is saved on the instance once it worked: one longer than /instance/updatechatbotsettings takes is refused first.
+      const long = await call('POST', '/message/download', { id: note.id, transcribe: true, openai_apikey: `sk-${'x'.repeat(300)}` });
+      expect(long).toMatchObject({ status: 400, body: { error: expect.stringMatching(/openai_apikey/) } });
+      expect(models.audio('transcription').filter((request) => String(request.headers.authorization).includes('xxx'))).toEqual([]);
+      const saved = await stack.db.dataSource.query(`SELECT openai_apikey FROM instances WHERE id = $1`, [instance.id]);
+      expect(saved[0].openai_apikey).toBe('');
     }, 60_000);
 
     it('without an audio API (anthropic, no openai_apikey) the model sees "[voice note]" and the answer is text, outcome.detail saying why', async () => {

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { guardedFetch, transcribeAudio } from '@gw/chatbot';
+import { guardedFetch, MAX_TRANSCRIPTION_BYTES, transcribeAudio } from '@gw/chatbot';
 import { FileRepository, InstanceRepository, MessageRepository, type InstanceEntity } from '@gw/persistence';
 import { SsrfGuard, toMp3 } from '@gw/platform';
 import { ApiError } from '../common/api-error';
@@ -47,16 +47,18 @@ export class MessageDownloadService {
     if (target.type !== 'media' || !['image', 'video', 'gif', 'ptv', 'audio', 'ptt', 'document', 'sticker'].includes(target.mediaType)) {
       throw ApiError.badRequest('the message has no downloadable media');
     }
+    const isAudio = target.mediaType === 'audio' || target.mediaType === 'ptt';
+    // Refused before anything is downloaded; an audio larger than the transcription takes is refused
+    // by the worker (413) before it is read whole.
+    if (dto.transcribe && !isAudio) throw ApiError.badRequest('transcribe: the message is no audio');
     const stored = await this.sessions.request(
       instance.id,
       'media.download',
-      { instanceId: instance.id, messageId: target.messageId, ttlMs: LINK_TTL_MS },
+      { instanceId: instance.id, messageId: target.messageId, ttlMs: LINK_TTL_MS, ...(dto.transcribe ? { maxBytes: MAX_TRANSCRIPTION_BYTES } : {}) },
       60_000,
     );
     let fileId = stored.fileId;
     let mimetype = stored.mimetype;
-    const isAudio = target.mediaType === 'audio' || target.mediaType === 'ptt';
-    if (dto.transcribe && !isAudio) throw ApiError.badRequest('transcribe: the message is no audio');
     const transcription = dto.transcribe ? await this.transcribe(instance, stored.fileId, key, givenKey) : '';
     if (isAudio && dto.generate_mp3 !== false) {
       const original = await this.files.read(fileId, instance.id);

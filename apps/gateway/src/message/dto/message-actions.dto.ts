@@ -46,7 +46,8 @@ export class DownloadDto {
   @IsOptional() @IsBoolean() return_link?: boolean;
   @IsOptional() @IsBoolean() transcribe?: boolean;
   @IsOptional() @IsBoolean() download_quoted?: boolean;
-  @IsOptional() @IsString() openai_apikey?: string;
+  // Saved on the instance once a transcription worked: the same limit as /instance/updatechatbotsettings'.
+  @IsOptional() @IsString() @MaxLength(300) openai_apikey?: string;
 }
 
 /** `POST /message/history-sync`: `count` (a number or a numeric string) and `messageid` for `exact` are checked by the service. */

@@ -2,9 +2,11 @@ import type { Bus } from '@gw/bus';
 import {
   AGENT_DEFAULTS,
   audioApi,
+  boundedFetch,
   CHATBOT_DEFAULTS,
   guardedFetch,
   languageModel,
+  MAX_AUDIO_ANSWER_BYTES,
   MAX_TRANSCRIPTION_BYTES,
   planRound,
   Voice,
@@ -16,6 +18,8 @@ import {
 } from '@gw/chatbot';
 import type { ChatbotTranscriptRepository, FileRepository, MessageRow } from '@gw/persistence';
 import { createLogger, SsrfGuard, toOpusVoiceNote } from '@gw/platform';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { FakeModels, hasToolResult, lastUserText, sineWav } from './support/fake-models';
 
 /**
@@ -354,6 +358,30 @@ describe('chatbot providers', () => {
       const content = spoken.sends[0].content as { source: { fileId: string } };
       expect(stored.get(content.source.fileId)!.data.subarray(0, 4).toString('latin1')).toBe('OggS');
       expect(spoken.metadata.outcome.audio).toBe(true);
+    });
+
+    it('a speech answer larger than 25 MB (another server’s) is refused, not read whole: the answer goes as text', async () => {
+      models.speech = () => ({ audio: Buffer.alloc(MAX_AUDIO_ANSWER_BYTES + 1), contentType: 'audio/wav' });
+      const result = await voice().speak('rinst', textPlan('Oi'), agent('custom'), audioApi(agent('custom'), '', { baseUrls }), 5_000);
+      expect(result.sends.map((send) => send.kind)).toEqual(['text', 'menu']);
+      expect(result.metadata.outcome).toMatchObject({ audio: false, detail: expect.stringMatching(/larger than 26214400 bytes/) });
+      expect(stored.size).toBe(0);
+    });
+
+    it('boundedFetch: an answer streamed without a length fails once it grows past the bound', async () => {
+      const server = createServer((_req, res) => {
+        res.setHeader('transfer-encoding', 'chunked');
+        for (let i = 0; i < 8; i++) res.write(Buffer.alloc(1024));
+        res.end();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+        expect((await (await boundedFetch(fetch, 8 * 1024)(url)).arrayBuffer()).byteLength).toBe(8 * 1024);
+        await expect((await boundedFetch(fetch, 4 * 1024)(url)).arrayBuffer()).rejects.toThrow(/larger than 4096 bytes/);
+      } finally {
+        server.close();
+      }
     });
 
     it.each([

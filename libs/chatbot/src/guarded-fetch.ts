@@ -29,3 +29,31 @@ async function multipart(init: RequestInit | undefined): Promise<RequestInit | u
   headers['content-type'] = encoded.headers.get('content-type') ?? 'multipart/form-data';
   return { ...init, headers, body: Buffer.from(await encoded.arrayBuffer()) };
 }
+
+/**
+ * A `fetch` whose answers hold at most `maxBytes`: one that says it is larger (content-length) is
+ * refused before its body is read, and a body that grows past it fails as it streams in. What another
+ * server (a custom agent's `url`) answers is then never read whole beyond the bound.
+ */
+export function boundedFetch(fetch: typeof globalThis.fetch, maxBytes: number): typeof globalThis.fetch {
+  const tooLarge = () => new Error(`the answer is larger than ${maxBytes} bytes`);
+  return (async (input: string | URL | Request, init?: RequestInit) => {
+    const response = await fetch(input, init);
+    if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
+      await response.body?.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    if (!response.body) return response;
+    let size = 0;
+    const body = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          size += chunk.byteLength;
+          if (size > maxBytes) controller.error(tooLarge());
+          else controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  }) as typeof fetch;
+}

@@ -5,6 +5,7 @@ import type { ChatbotTranscriptRepository, FileRepository } from '@gw/persistenc
 import { toOpusVoiceNote, type Logger } from '@gw/platform';
 import { generateSpeech, transcribe } from 'ai';
 import type { ChatbotConfig } from './config';
+import { boundedFetch } from './guarded-fetch';
 import type { AgentSettings } from './records';
 import { newMessageIds, type PlannedSend, type RoundPlan } from './round-planner';
 
@@ -14,6 +15,8 @@ export const MAX_SPEECH_CHARS = 4096;
 const MAX_TRANSCRIPTIONS = 10;
 /** The largest audio OpenAI's transcription endpoint takes (25 MB): a larger one is neither downloaded whole nor sent. */
 export const MAX_TRANSCRIPTION_BYTES = 25 * 1024 * 1024;
+/** What an audio API's answer may hold at most (a spoken answer, a transcription): another server's larger answer is refused as it streams in. */
+export const MAX_AUDIO_ANSWER_BYTES = 25 * 1024 * 1024;
 /** A received voice note is downloaded into the file store for its transcription only: kept briefly. */
 const DOWNLOAD_TTL_MS = 600_000;
 /** The spoken answer is a staged file the plan points at: kept while a resumed round may still send it. */
@@ -45,7 +48,7 @@ export function audioApi(
 }
 
 function openai(api: AudioApi, fetch: typeof globalThis.fetch) {
-  return createOpenAI({ apiKey: api.apiKey, fetch, ...(api.baseURL ? { baseURL: api.baseURL } : {}) });
+  return createOpenAI({ apiKey: api.apiKey, fetch: boundedFetch(fetch, MAX_AUDIO_ANSWER_BYTES), ...(api.baseURL ? { baseURL: api.baseURL } : {}) });
 }
 
 /**

@@ -2,6 +2,7 @@
 import { ControlApi } from './control-api';
 import { WaSimulator } from './simulator';
 import type { SimulatorOptions } from './simulator';
+import { quietLibsignalConsole } from './quiet-libsignal';
 
 export { WaSimulator } from './simulator';
 export type { AccountInfo, DeviceInfo, InboxQuery, MediaKind, SendMediaInput, SendOptions, SimulatorOptions } from './simulator';
@@ -38,6 +39,9 @@ export interface RunningSimulator {
 }
 
 export async function startSimulator(options: StartSimulatorOptions = {}): Promise<RunningSimulator> {
+  // The phones' libsignal prints whole session records when sessions rotate: off stdout wherever the
+  // simulator runs (a bench's child process has no session worker to install the gateway's filter).
+  quietLibsignalConsole();
   const host = options.host ?? '127.0.0.1';
   const sim = new WaSimulator({ ...options, host });
   await sim.listen();

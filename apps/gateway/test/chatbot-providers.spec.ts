@@ -308,7 +308,7 @@ describe('chatbot providers', () => {
       const [request] = models.audio('transcription');
       expect(request.path).toBe('/openai/v1/audio/transcriptions');
       expect(request.headers.authorization).toBe('Bearer sk-test-key');
-      expect(request.body).toMatchObject({ model: 'whisper-1', file: { size: 'OggS voice of V1'.length } });
+      expect(request.body).toMatchObject({ model: 'whisper-1', file: { name: 'audio.ogg', type: 'audio/ogg', size: 'OggS voice of V1'.length } });
       // Stored: heard again without a request.
       expect(await voice().hear('rinst', ['V1'], api, 2_000)).toEqual(new Map([['V1', 'OggS voice of V1']]));
       expect(models.audio('transcription')).toHaveLength(2);

@@ -49,6 +49,8 @@ const SPEECH_FORMATS: Record<string, string> = {
   pcm: 'audio/pcm',
 };
 const TRANSCRIPTION_FORMATS = ['json', 'text', 'srt', 'verbose_json', 'vtt'];
+/** The audio formats `/audio/transcriptions` takes, by the uploaded file's extension. */
+const TRANSCRIPTION_FILE_FORMATS = ['flac', 'm4a', 'mp3', 'mp4', 'mpeg', 'mpga', 'oga', 'ogg', 'wav', 'webm'];
 
 /** The last thing the contact said, in any provider's format. */
 export function lastUserText(request: FakeRequest): string {
@@ -329,6 +331,10 @@ export class FakeModels {
     request.body = { ...fields, file: file ? { name: file.name, type: file.type, size: file.bytes.length } : null };
     if (!upload.model) return fail(400, "Missing required parameter: 'model'.", 'model');
     if (!file || !file.bytes.length) return fail(400, "Missing required parameter: 'file'.", 'file');
+    // OpenAI reads the format from the file name's extension and refuses one it does not know.
+    const extension = /\.([a-z0-9]+)$/i.exec(file.name)?.[1]?.toLowerCase() ?? '';
+    if (!TRANSCRIPTION_FILE_FORMATS.includes(extension))
+      return fail(400, `Unrecognized file format. Supported formats: ${JSON.stringify(TRANSCRIPTION_FILE_FORMATS)}`, 'file');
     if (!TRANSCRIPTION_FORMATS.includes(upload.responseFormat))
       return fail(400, `Invalid value for 'response_format': ${upload.responseFormat}.`, 'response_format');
     const heard = await this.transcription(upload, request);

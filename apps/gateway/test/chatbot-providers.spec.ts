@@ -229,9 +229,12 @@ describe('chatbot providers', () => {
     let downloadRequests: Array<{ data: Record<string, unknown>; timeoutMs: number }>;
     /** How long the worker's media.download takes, and the size it answers (default: the bytes'). */
     let download: { delayMs: number; size?: number };
+    /** The file store's failure, when it fails. */
+    let failStore: Error | null;
     const voice = (replies: 'auto' | 'off' = 'auto') => {
       const files = {
         store: async (_instance: string, data: Buffer, mimetype: string) => {
+          if (failStore) throw failStore;
           const id = `f${stored.size + 1}`;
           stored.set(id, { data, mimetype });
           return id;
@@ -287,6 +290,7 @@ describe('chatbot providers', () => {
       downloads = [];
       downloadRequests = [];
       download = { delayMs: 0 };
+      failStore = null;
     });
 
     it('picks the agent’s own audio API, else the instance’s openai_apikey, else none', () => {
@@ -358,6 +362,18 @@ describe('chatbot providers', () => {
       const content = spoken.sends[0].content as { source: { fileId: string } };
       expect(stored.get(content.source.fileId)!.data.subarray(0, 4).toString('latin1')).toBe('OggS');
       expect(spoken.metadata.outcome.audio).toBe(true);
+    });
+
+    it('a file store that fails to keep the spoken answer costs the voice, not the round: the answer goes as text', async () => {
+      models.speech = async () => ({ audio: await toOpusVoiceNote(sineWav(440)), contentType: 'audio/ogg' });
+      failStore = new Error('S3 is unreachable');
+      const result = await voice().speak('rinst', textPlan('Olá!'), agent('openai'), audioApi(agent('openai'), '', { baseUrls }), 5_000);
+      expect(result.sends.map((send) => send.kind)).toEqual(['text', 'menu']);
+      expect(result.metadata.outcome).toMatchObject({
+        audio: false,
+        texts: 1,
+        detail: 'answered in text: the spoken answer could not be stored: S3 is unreachable',
+      });
     });
 
     it('a speech answer larger than 25 MB (another server’s) is refused, not read whole: the answer goes as text', async () => {

@@ -172,7 +172,14 @@ export class Voice {
       this.logger.warn({ instanceId, err: (error as Error).message }, 'text to speech failed; answering in text');
       return inText(`text to speech failed through ${api.via}: ${(error as Error).message}`.slice(0, 500));
     }
-    const fileId = await this.files.store(instanceId, data, 'audio/ogg; codecs=opus', 'answer.ogg', ANSWER_TTL_MS);
+    let fileId: string;
+    try {
+      fileId = await this.files.store(instanceId, data, 'audio/ogg; codecs=opus', 'answer.ogg', ANSWER_TTL_MS);
+    } catch (error) {
+      // The file store (an S3 bucket) failing costs the voice, not the round: the text is at hand.
+      this.logger.warn({ instanceId, err: (error as Error).message }, 'the spoken answer could not be stored; answering in text');
+      return inText(`the spoken answer could not be stored: ${(error as Error).message}`.slice(0, 500));
+    }
     const voiceNote: PlannedSend = {
       ...newMessageIds(),
       kind: 'audio',

@@ -376,6 +376,13 @@ describe('chatbot providers', () => {
       });
     });
 
+    it('a speech error that echoes the key keeps it out of outcome.detail', async () => {
+      models.speech = (request) => ({ status: 401, error: `Incorrect API key provided: ${String(request.headers.authorization).replace(/^Bearer /, '')}` });
+      const result = await voice().speak('rinst', textPlan('Olá!'), agent('custom'), audioApi(agent('custom'), '', { baseUrls }), 5_000);
+      expect(result.metadata.outcome.detail).toMatch(/Incorrect API key provided: \[masked\]/);
+      expect(JSON.stringify(result)).not.toContain('sk-test-key');
+    });
+
     it('a speech answer larger than 25 MB (another server’s) is refused, not read whole: the answer goes as text', async () => {
       models.speech = () => ({ audio: Buffer.alloc(MAX_AUDIO_ANSWER_BYTES + 1), contentType: 'audio/wav' });
       const result = await voice().speak('rinst', textPlan('Oi'), agent('custom'), audioApi(agent('custom'), '', { baseUrls }), 5_000);

@@ -15,6 +15,6 @@ export * from './records';
 export { contextMessages, newMessageIds, planRound, splitMessage } from './round-planner';
 export type { AiMetadata, PlannedSend, RoundPlan } from './round-planner';
 export { audioKind, describeAudio } from './audio-messages';
-export { audioApi, MAX_AUDIO_ANSWER_BYTES, MAX_SPEECH_CHARS, MAX_TRANSCRIPTION_BYTES, transcribeAudio, Voice } from './voice';
+export { audioApi, audioError, MAX_AUDIO_ANSWER_BYTES, MAX_SPEECH_CHARS, MAX_TRANSCRIPTION_BYTES, transcribeAudio, Voice } from './voice';
 export type { AudioApi } from './voice';
 export { leadToolSchema, leadUpdate } from './round-planner';

@@ -47,6 +47,16 @@ export function audioApi(
   return null;
 }
 
+/**
+ * What an audio API's error says, without its key: a server that echoes the key it was given (a custom
+ * agent's, a proxy's) must not put it in `outcome.detail` (stored in ai_metadata, sent in events), a
+ * log line or an HTTP answer.
+ */
+export function audioError(api: Pick<AudioApi, 'apiKey'>, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return api.apiKey.length >= 8 ? message.split(api.apiKey).join('[masked]') : message;
+}
+
 function openai(api: AudioApi, fetch: typeof globalThis.fetch) {
   return createOpenAI({ apiKey: api.apiKey, fetch: boundedFetch(fetch, MAX_AUDIO_ANSWER_BYTES), ...(api.baseURL ? { baseURL: api.baseURL } : {}) });
 }
@@ -110,7 +120,7 @@ export class Voice {
           known.set(messageId, text);
           await this.transcripts.store(instanceId, messageId, text);
         } catch (error) {
-          this.logger.warn({ instanceId, messageId, err: (error as Error).message }, 'voice note not transcribed; the model sees a placeholder');
+          this.logger.warn({ instanceId, messageId, err: audioError(api, error) }, 'voice note not transcribed; the model sees a placeholder');
         }
       }),
     );
@@ -169,8 +179,9 @@ export class Voice {
       // OpenAI's `opus` is Ogg already; another server's answer (mp3, wav…) is converted.
       data = isOgg(audio.uint8Array) ? Buffer.from(audio.uint8Array) : await toOpusVoiceNote(Buffer.from(audio.uint8Array));
     } catch (error) {
-      this.logger.warn({ instanceId, err: (error as Error).message }, 'text to speech failed; answering in text');
-      return inText(`text to speech failed through ${api.via}: ${(error as Error).message}`.slice(0, 500));
+      const why = audioError(api, error);
+      this.logger.warn({ instanceId, err: why }, 'text to speech failed; answering in text');
+      return inText(`text to speech failed through ${api.via}: ${why}`.slice(0, 500));
     }
     let fileId: string;
     try {

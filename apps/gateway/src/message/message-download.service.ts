@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { guardedFetch, MAX_TRANSCRIPTION_BYTES, transcribeAudio } from '@gw/chatbot';
+import { audioError, guardedFetch, MAX_TRANSCRIPTION_BYTES, transcribeAudio } from '@gw/chatbot';
 import { FileRepository, InstanceRepository, MessageRepository, type InstanceEntity } from '@gw/persistence';
 import { SsrfGuard, toMp3 } from '@gw/platform';
 import { ApiError } from '../common/api-error';
@@ -90,14 +90,16 @@ export class MessageDownloadService {
     const audio = await this.files.read(fileId, instance.id);
     if (!audio) throw ApiError.notFound('the downloaded audio expired');
     const openai = this.config.transcription ?? { openaiBaseUrl: '', model: 'whisper-1' };
+    const api = { apiKey: key, baseURL: openai.openaiBaseUrl, via: 'OpenAI' };
     let text: string;
     try {
-      text = await transcribeAudio({ apiKey: key, baseURL: openai.openaiBaseUrl, via: 'OpenAI' }, audio.data, openai.model, this.fetch, TRANSCRIBE_TIMEOUT_MS);
+      text = await transcribeAudio(api, audio.data, openai.model, this.fetch, TRANSCRIBE_TIMEOUT_MS);
     } catch (error) {
-      const failure = error as { statusCode?: number; message?: string };
+      const failure = error as { statusCode?: number };
+      // The provider's words, never the key it may echo.
       throw new ApiError(
         'upstream_failed',
-        `transcription failed: ${failure.statusCode ? `${failure.statusCode} ` : ''}${failure.message ?? String(error)}`.slice(0, 500),
+        `transcription failed: ${failure.statusCode ? `${failure.statusCode} ` : ''}${audioError(api, error)}`.slice(0, 500),
       );
     }
     if (givenKey && givenKey !== instance.openaiApikey) await this.instances.update(instance.id, { openaiApikey: givenKey });

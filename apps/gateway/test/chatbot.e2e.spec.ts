@@ -725,6 +725,13 @@ describe('chatbot (e2e)', () => {
       expect(await files()).toBe(before);
       const missing = await call('POST', '/message/download', { id: '3EB0FFFFFFFFFFFFFFFFFF', transcribe: true, openai_apikey: 'sk-missing' });
       expect(missing).toMatchObject({ status: 404, body: { error: expect.any(String) } });
+      // Another instance's token cannot reach this instance's voice note (nor save a key because of it).
+      const other = await stack.gw.createInstance('other');
+      const foreign = await stack.gw.call('POST', '/message/download', {
+        token: other.token,
+        body: { id: note.id, transcribe: true, openai_apikey: 'sk-other' },
+      });
+      expect(foreign).toMatchObject({ status: 404, body: { error: 'Message not found' } });
       // A key is saved on the instance once it worked: one longer than /instance/updatechatbotsettings takes is refused first.
       const long = await call('POST', '/message/download', { id: note.id, transcribe: true, openai_apikey: `sk-${'x'.repeat(300)}` });
       expect(long).toMatchObject({ status: 400, body: { error: expect.stringMatching(/openai_apikey/) } });

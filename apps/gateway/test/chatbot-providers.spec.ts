@@ -227,8 +227,8 @@ describe('chatbot providers', () => {
     let transcripts: Map<string, string>;
     let downloads: string[];
     let downloadRequests: Array<{ data: Record<string, unknown>; timeoutMs: number }>;
-    /** How long the worker's media.download takes, and the size it answers (default: the bytes'). */
-    let download: { delayMs: number; size?: number };
+    /** How long the worker's media.download takes, the size it answers (default: the bytes'), and how many ran at once (now, most). */
+    let download: { delayMs: number; size?: number; now?: number; most?: number };
     /** The file store's failure, when it fails. */
     let failStore: Error | null;
     const voice = (replies: 'auto' | 'off' = 'auto') => {
@@ -251,7 +251,10 @@ describe('chatbot providers', () => {
           expect(subject).toBe('instance.rinst.media.download');
           downloads.push(data.messageId);
           downloadRequests.push({ data, timeoutMs: options.timeoutMs });
+          download.now = (download.now ?? 0) + 1;
+          download.most = Math.max(download.most ?? 0, download.now);
           if (download.delayMs) await new Promise((resolve) => setTimeout(resolve, download.delayMs));
+          download.now--;
           const bytes = Buffer.from(`OggS voice of ${data.messageId}`);
           stored.set(`dl-${data.messageId}`, { data: bytes, mimetype: 'audio/ogg; codecs=opus' });
           return { fileId: `dl-${data.messageId}`, size: download.size ?? bytes.length };
@@ -331,6 +334,15 @@ describe('chatbot providers', () => {
       expect(await voice().hear('rinst', ['V1'], api, 1_000)).toEqual(new Map());
       expect(downloadRequests[0].timeoutMs).toBeLessThanOrEqual(1_000);
       expect(transcripts.has('V1')).toBe(false);
+    });
+
+    it('downloads and transcribes a round’s voice notes two at a time, not all at once (each may be 25 MB)', async () => {
+      const api = audioApi(agent('openai'), '', { baseUrls });
+      models.transcription = (upload) => ({ text: upload.file!.bytes.toString() });
+      download = { delayMs: 20 };
+      const heard = await voice().hear('rinst', ['A', 'B', 'C', 'D', 'E'], api, 5_000);
+      expect([...heard.keys()].sort()).toEqual(['A', 'B', 'C', 'D', 'E']);
+      expect(download.most).toBe(2);
     });
 
     it('an audio larger than the transcription takes (25 MB) is refused by the worker, never read nor sent', async () => {

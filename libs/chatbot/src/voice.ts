@@ -13,6 +13,8 @@ import { newMessageIds, type PlannedSend, type RoundPlan } from './round-planner
 export const MAX_SPEECH_CHARS = 4096;
 /** Voice notes transcribed in one round at most (the round's own first, then the history's newest). */
 const MAX_TRANSCRIPTIONS = 10;
+/** Voice notes of one round downloaded and transcribed at the same time. */
+const TRANSCRIPTIONS_AT_ONCE = 2;
 /** The largest audio OpenAI's transcription endpoint takes (25 MB): a larger one is neither downloaded whole nor sent. */
 export const MAX_TRANSCRIPTION_BYTES = 25 * 1024 * 1024;
 /** What an audio API's answer may hold at most (a spoken answer, a transcription): another server's larger answer is refused as it streams in. */
@@ -112,18 +114,23 @@ export class Voice {
     const known = await this.transcripts.find(instanceId, ids);
     if (!api) return known;
     const missing = ids.filter((id) => !known.has(id)).slice(0, MAX_TRANSCRIPTIONS);
-    await Promise.all(
-      missing.map(async (messageId) => {
+    // A few at a time, most wanted first: each may hold up to 25 MB (and its copies on the way to the
+    // API), so a round of ten large audios does not hold ten at once.
+    let next = 0;
+    const worker = async () => {
+      while (next < missing.length) {
+        const messageId = missing[next++];
         try {
           const text = await this.transcribe(instanceId, messageId, api, deadline);
-          if (!text) return;
+          if (!text) continue;
           known.set(messageId, text);
           await this.transcripts.store(instanceId, messageId, text);
         } catch (error) {
           this.logger.warn({ instanceId, messageId, err: audioError(api, error) }, 'voice note not transcribed; the model sees a placeholder');
         }
-      }),
-    );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(TRANSCRIPTIONS_AT_ONCE, missing.length) }, worker));
     return known;
   }
 

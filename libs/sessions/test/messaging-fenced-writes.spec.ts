@@ -1,9 +1,10 @@
 import { InProcessBus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { FencedOutError, InstanceRepository, LeaseRepository } from '@gw/persistence';
+import { FencedOutError, InstanceRepository, LeaseRepository, MessageRepository } from '@gw/persistence';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import pino from 'pino';
 import { InboundStore } from '../src/messaging/inbound-store';
+import { ReceiptBatch } from '../src/messaging/receipt-batch';
 
 describe(InboundStore.name, () => {
   let db: TestDatabase;
@@ -138,6 +139,51 @@ describe(InboundStore.name, () => {
     expect(rows.map((row) => row.lid)).toEqual(['30@lid', '31@lid', '32@lid', '33@lid']);
     expect(new Set(rows.slice(1).map((row) => row.tx)).size).toBe(1);
     expect(rows[0].tx).not.toBe(rows[1].tx);
+  });
+
+  it("should write a group's receipts in one statement, an instance's next write after its receipt", async () => {
+    const ids = ['group-inbound-a', 'group-inbound-b'];
+    const leases = new LeaseRepository(db.dataSource);
+    const [a, b] = [(await leases.holderOf(ids[0]))!, (await leases.holderOf(ids[1]))!];
+    for (const [n, id] of ids.entries())
+      await db.dataSource.query(
+        `INSERT INTO messages (instance_id, id, message_id, chat_id, message_timestamp, status, from_me) VALUES ($1, $2, $3, 'c@s.whatsapp.net', 1, 'Sent', true)`,
+        [id, `r${n}`, `R${n}`],
+      );
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
+    const statements: string[] = [];
+    const receipt = (lease: typeof a, messageId: string, status: string) =>
+      sut.write(lease, async (manager, events) => {
+        const changed = await ReceiptBatch.advanceStatus(manager, lease.instanceId, [messageId], status);
+        events.push({ eventType: 'messages_update', chatId: 'c@s.whatsapp.net', payload: { status, changed: changed.map((row) => row.status) } });
+        return changed.map((row) => `${row.messageId} ${row.status}`);
+      });
+    const after = (lease: typeof a, messageId: string) =>
+      sut.write(lease, async (manager) => {
+        const [row]: Array<{ status: string }> = await manager.query(`SELECT status FROM messages WHERE instance_id = $1 AND message_id = $2`, [
+          lease.instanceId,
+          messageId,
+        ]);
+        return `${messageId} seen ${row.status}`;
+      });
+    const hold = sut.write(a, async () => 'first'); // alone, so the rest wait and go together
+    const spy = jest.spyOn(MessageRepository, 'advanceStatusManyWithin');
+    const rest = [receipt(a, 'R0', 'Delivered'), receipt(b, 'R1', 'Read'), after(a, 'R0'), receipt(a, 'R0', 'Read'), after(b, 'R1')];
+    const results = await Promise.all([hold, ...rest]);
+    statements.push(...spy.mock.calls.map((call) => call[1].map((item) => `${item.instanceId} ${item.status}`).join(', ')));
+    spy.mockRestore();
+    expect(results).toEqual(['first', ['R0 Delivered'], ['R1 Read'], 'R0 seen Delivered', ['R0 Read'], 'R1 seen Read']);
+    // a's and b's receipts in one statement; a's next write came after it (its own), the rest at the end.
+    expect(statements).toEqual(['group-inbound-a Delivered, group-inbound-b Read', 'group-inbound-a Read']);
+    expect(sut.stats).toMatchObject({ transactions: 2, fallbacks: 0 });
+    const events: Array<{ instance_id: string; status: string }> = await db.dataSource.query(
+      `SELECT instance_id, payload->>'status' AS status FROM outbox_events WHERE event_type = 'messages_update' AND payload ? 'changed' ORDER BY id`,
+    );
+    expect(events.map((event) => `${event.instance_id} ${event.status}`)).toEqual([
+      'group-inbound-a Delivered',
+      'group-inbound-b Read',
+      'group-inbound-a Read',
+    ]);
   });
 
   it('should try a write that fails alone again before the later writes of its instance, and give up after three tries', async () => {

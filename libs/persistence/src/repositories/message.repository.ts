@@ -438,6 +438,32 @@ export class MessageRepository {
     return rows.map(toMessageRow);
   }
 
+  /**
+   * advanceStatusWithin() for several instances at once (the inbound group transaction's receipts, ADR
+   * 0013): one statement for every item, each row moved forward only. Returns the changed rows; an
+   * item's rows are those of its instance (callers never put two items of one instance together).
+   */
+  static async advanceStatusManyWithin(
+    manager: EntityManager,
+    items: ReadonlyArray<{ instanceId: string; messageIds: string[]; status: string }>,
+  ): Promise<MessageRow[]> {
+    const flat = items.flatMap((item) =>
+      STATUS_RANK[item.status] === undefined ? [] : item.messageIds.map((messageId) => ({ ...item, messageId, rank: STATUS_RANK[item.status] })),
+    );
+    if (flat.length === 0) return [];
+    const rows: Raw[] = await manager.query(
+      `${PREPARED} WITH input AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS u(i_instance, i_message, i_status, i_rank)),
+       changed AS (
+         UPDATE messages SET status = input.i_status, updated_at = now() FROM input
+         WHERE messages.instance_id = input.i_instance AND messages.message_id = input.i_message AND ${RANK_SQL} < input.i_rank AND ${FINAL_SQL}
+         RETURNING messages.*)
+       SELECT * FROM changed`,
+      [flat.map((item) => item.instanceId), flat.map((item) => item.messageId), flat.map((item) => item.status), flat.map((item) => item.rank)],
+    );
+    return rows.map(toMessageRow);
+  }
+
   /** A message by its provider id, inside a transaction (locked until commit when `forUpdate`). */
   static async findWithin(manager: EntityManager, instanceId: string, messageId: string, forUpdate = false): Promise<MessageRow | null> {
     const rows: Raw[] = await manager.query(`${PREPARED} SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [

@@ -3,6 +3,7 @@ import { Subjects, type OutboxNotice } from '@gw/contracts';
 import { FencedOutError, LeaseRepository, OutboxRepository, type Lease, type NewOutboxEvent } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
+import { ReceiptBatch } from './receipt-batch';
 
 type Work<T> = (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>;
 
@@ -153,14 +154,34 @@ export class InboundStore {
         async (manager, held) => {
           const results: Array<{ value: unknown } | { fenced: true }> = [];
           const batches: Array<{ instanceId: string; events: NewOutboxEvent[] }> = [];
-          for (const entry of group) {
-            if (!held.has(entry.lease.instanceId)) {
-              results.push({ fenced: true });
-              continue;
+          // Receipts' status changes park and go together in one statement (ReceiptBatch).
+          const receipts = ReceiptBatch.open(manager);
+          const parked: Array<{ index: number; done: Promise<unknown> }> = [];
+          const settleParked = async () => {
+            await receipts.flush();
+            for (const { index, done } of parked.splice(0)) results[index] = { value: await done };
+          };
+          try {
+            for (const entry of group) {
+              const instanceId = entry.lease.instanceId;
+              if (!held.has(instanceId)) {
+                results.push({ fenced: true });
+                continue;
+              }
+              // An instance's writes keep their order: its parked change is written before its next write.
+              if (receipts.hasPending(instanceId)) await settleParked();
+              const events: NewOutboxEvent[] = [];
+              const index = results.push({ value: undefined }) - 1;
+              batches.push({ instanceId, events });
+              const { done, parked: isParked } = await receipts.run(instanceId, () => entry.work(manager, events));
+              if (isParked) parked.push({ index, done });
+              else results[index] = { value: await done };
             }
-            const events: NewOutboxEvent[] = [];
-            results.push({ value: await entry.work(manager, events) });
-            batches.push({ instanceId: entry.lease.instanceId, events });
+            await settleParked();
+          } finally {
+            // A failed group: the parked writes fail with it (and run again alone in the fallback).
+            for (const { done } of parked) done.catch(() => undefined);
+            receipts.close();
           }
           return { outcomes: results, lastIds: await OutboxRepository.insertManyWithin(manager, batches) };
         },

@@ -45,6 +45,41 @@ describe(MessageRepository.name, () => {
     });
   });
 
+  describe('storeOwnCopiesWithin and advanceStatusManyWithin (the inbound group statements)', () => {
+    it('should store copies as storeOwnCopyWithin does, one statement for all', async () => {
+      const other = 'rmsgtest2';
+      await new InstanceRepository(db.dataSource).create({ id: other, token: 'tok-msg2', name: 'm2' });
+      // Reserved by the send path (no raw yet), Pending; another already has its copy; a third is new.
+      await db.dataSource.transaction((m) => MessageRepository.upsertWithin(m, message({ messageId: 'OWN1', status: 'Pending', fromMe: true })));
+      await db.dataSource.transaction((m) =>
+        MessageRepository.upsertWithin(m, message({ messageId: 'OWN2', status: 'Sent', fromMe: true, raw: { key: 'x' } })),
+      );
+      const copies = [
+        message({ messageId: 'OWN1', status: 'Delivered', fromMe: true, raw: { key: '1' } }),
+        message({ messageId: 'OWN2', status: 'Read', fromMe: true, raw: { key: '2' } }),
+        newMessageFixture(other, { messageId: 'OWN1', status: 'Sent', fromMe: true, raw: { key: '3' } }),
+      ];
+      const stored = await db.dataSource.transaction((m) => MessageRepository.storeOwnCopiesWithin(m, copies));
+      expect(
+        stored.map(
+          (copy) => copy && { id: copy.row.messageId, instance: copy.row.instanceId, status: copy.row.status, created: copy.created, advanced: copy.advanced },
+        ),
+      ).toEqual([
+        { id: 'OWN1', instance: instanceId, status: 'Delivered', created: false, advanced: true },
+        null,
+        { id: 'OWN1', instance: other, status: 'Sent', created: true, advanced: false },
+      ]);
+      expect((await sut.findOne(instanceId, 'OWN2'))?.status).toBe('Sent');
+      const moved = await db.dataSource.transaction((m) =>
+        MessageRepository.advanceStatusManyWithin(m, [
+          { instanceId, messageIds: ['OWN1', 'OWN2'], status: 'Read' },
+          { instanceId: other, messageIds: ['OWN1'], status: 'Pending' },
+        ]),
+      );
+      expect(moved.map((row) => `${row.instanceId} ${row.messageId} ${row.status}`).sort()).toEqual([`${instanceId} OWN1 Read`, `${instanceId} OWN2 Read`]);
+    });
+  });
+
   describe('find', () => {
     it('should filter by track id, chat and direction, newest first, with a total', async () => {
       const base = Date.now();

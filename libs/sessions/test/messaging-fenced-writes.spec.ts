@@ -4,7 +4,7 @@ import { FencedOutError, InstanceRepository, LeaseRepository, MessageRepository 
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import pino from 'pino';
 import { InboundStore } from '../src/messaging/inbound-store';
-import { ReceiptBatch } from '../src/messaging/receipt-batch';
+import { InboundBatch } from '../src/messaging/inbound-batch';
 
 describe(InboundStore.name, () => {
   let db: TestDatabase;
@@ -154,7 +154,7 @@ describe(InboundStore.name, () => {
     const statements: string[] = [];
     const receipt = (lease: typeof a, messageId: string, status: string) =>
       sut.write(lease, async (manager, events) => {
-        const changed = await ReceiptBatch.advanceStatus(manager, lease.instanceId, [messageId], status);
+        const changed = await InboundBatch.advanceStatus(manager, lease.instanceId, [messageId], status);
         events.push({ eventType: 'messages_update', chatId: 'c@s.whatsapp.net', payload: { status, changed: changed.map((row) => row.status) } });
         return changed.map((row) => `${row.messageId} ${row.status}`);
       });

@@ -394,6 +394,50 @@ export class MessageRepository {
     return stored ? { row: stored.row, created: stored.created, advanced: !stored.created && stored.priorStatus !== stored.row.status } : null;
   }
 
+  /**
+   * storeOwnCopyWithin() for several messages in one statement (the inbound group transaction's own
+   * copies, ADR 0013), at most one per (instance, message id). The result is in the messages' order:
+   * null where a copy was stored already.
+   */
+  static async storeOwnCopiesWithin(
+    manager: EntityManager,
+    messages: NewMessage[],
+  ): Promise<Array<{ row: MessageRow; created: boolean; advanced: boolean } | null>> {
+    if (messages.length === 0) return [];
+    const names = COLUMNS.map(([, column]) => column);
+    const values: unknown[] = [messages.map((message) => message.instanceId), messages.map((message) => message.messageId)];
+    const tuples = messages.map((message) => {
+      const parts = insertParts(message, values.length + 1);
+      values.push(...parts.values);
+      return `(${parts.placeholders.join(', ')})`;
+    });
+    const rows: Raw[] = await manager.query(
+      `WITH prior AS (
+         SELECT m.instance_id, m.message_id, m.status FROM messages m
+         JOIN unnest($1::text[], $2::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id),
+       upserted AS (
+       INSERT INTO messages (${names.join(', ')}) VALUES ${tuples.join(', ')}
+       ON CONFLICT (instance_id, message_id) DO UPDATE SET
+         ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n         ')},
+         status = CASE WHEN ${rankOf('EXCLUDED.status')} > ${RANK_SQL} AND ${FINAL_SQL} THEN EXCLUDED.status ELSE messages.status END,
+         updated_at = now()
+       WHERE messages.raw IS NULL
+       RETURNING *, (xmax = 0) AS created)
+       SELECT upserted.*, prior.status AS prior_status FROM upserted
+       LEFT JOIN prior ON prior.instance_id = upserted.instance_id AND prior.message_id = upserted.message_id`,
+      values,
+    );
+    const byKey = new Map(rows.map((raw) => [`${String(raw.instance_id)}|${String(raw.message_id)}`, raw]));
+    return messages.map((message) => {
+      const raw = byKey.get(`${message.instanceId}|${message.messageId}`);
+      if (!raw) return null;
+      const row = toMessageRow(raw);
+      const created = Boolean(raw.created);
+      const priorStatus = (raw.prior_status as string | null | undefined) ?? null;
+      return { row, created, advanced: !created && priorStatus !== row.status };
+    });
+  }
+
   private static async upsertRow(
     manager: EntityManager,
     message: NewMessage,

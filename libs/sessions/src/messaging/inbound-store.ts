@@ -3,7 +3,7 @@ import { Subjects, type OutboxNotice } from '@gw/contracts';
 import { FencedOutError, LeaseRepository, OutboxRepository, type Lease, type NewOutboxEvent } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
-import { ReceiptBatch } from './receipt-batch';
+import { InboundBatch } from './inbound-batch';
 
 type Work<T> = (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>;
 
@@ -154,8 +154,8 @@ export class InboundStore {
         async (manager, held) => {
           const results: Array<{ value: unknown } | { fenced: true }> = [];
           const batches: Array<{ instanceId: string; events: NewOutboxEvent[] }> = [];
-          // Receipts' status changes park and go together in one statement (ReceiptBatch).
-          const receipts = ReceiptBatch.open(manager);
+          // Receipts' status changes and our own messages' copies park and go together, one statement per kind (InboundBatch).
+          const receipts = InboundBatch.open(manager);
           const parked: Array<{ index: number; done: Promise<unknown> }> = [];
           const settleParked = async () => {
             await receipts.flush();

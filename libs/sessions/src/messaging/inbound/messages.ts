@@ -13,6 +13,7 @@ import { recordId } from '@gw/platform';
 import type { EntityManager } from 'typeorm';
 import { isJidGroup, proto, type BaileysEventMap, type WAMessage } from '../../baileys';
 import { storeCallWithin } from '../call-message';
+import { InboundBatch } from '../inbound-batch';
 import { callEvent, chatKey, newsletterMessagesEvent, contactsEvent, historyEvent, messagesEvent, messagesUpdateEvent } from '../event-payloads';
 import type { GroupInfo } from '../group-info-cache';
 import { isLid, isPhoneJid, type Party } from '../identity-resolver';
@@ -162,7 +163,7 @@ export class MessageEvents {
       // locked from here to the commit, a few round trips (a send's result write may wait for it).
       // Our own message moves the row the send reserved forward in the same statement (ADR 0012).
       const merged = fromMe && status !== 'Failed';
-      const copy = merged ? await MessageRepository.storeOwnCopyWithin(manager, row) : await MessageRepository.storeCopyWithin(manager, row);
+      const copy = merged ? await InboundBatch.storeOwnCopy(manager, row) : await MessageRepository.storeCopyWithin(manager, row);
       if (!copy) {
         // Seen before: only a status this copy knows better can change.
         const prior = await MessageRepository.findWithin(manager, this.context.instanceId, row.messageId);

@@ -3,7 +3,7 @@ import type { EntityManager } from 'typeorm';
 import { isJidGroup, type MessageUserReceiptUpdate, type WAMessageUpdate } from '../../baileys';
 import { refusalText } from '../../outbound/refusal';
 import { messagesUpdateEvent } from '../event-payloads';
-import { ReceiptBatch } from '../receipt-batch';
+import { InboundBatch } from '../inbound-batch';
 import { userJid, type Party } from '../identity-resolver';
 import { statusName, timestampMs } from '../message-mapper';
 import type { InboundContext } from './inbound-context';
@@ -145,7 +145,7 @@ export class ReceiptEvents {
       const changed =
         state === 'Failed'
           ? await MessageRepository.failWithin(manager, this.context.instanceId, ids, error)
-          : await ReceiptBatch.advanceStatus(manager, this.context.instanceId, ids, state);
+          : await InboundBatch.advanceStatus(manager, this.context.instanceId, ids, state);
       if (changed.length < ids.length) await this.rememberEarly(manager, ids, changed, { state, sender, timestamp, error });
       if (!changed.length || state === 'Sent') return;
       const byChat = new Map<string, MessageRow[]>();

@@ -169,6 +169,31 @@ describe('chatbot runner (Postgres, fake worker)', () => {
     }
   }, 30_000);
 
+  it("reads a round's messages stored in one transaction (same second, same created_at) in the round's order", async () => {
+    const chat = '5531966000009@s.whatsapp.net';
+    const second = Math.floor(Date.now() / 1000) * 1000;
+    // One transaction, as the worker stores a socket's writes: the later message first, so the physical order is not the round's.
+    await db.dataSource.transaction(async (manager) => {
+      for (const [id, text] of [
+        ['MORD3', 'third'],
+        ['MORD1', 'first'],
+        ['MORD2', 'second'],
+      ])
+        await manager.query(
+          `INSERT INTO messages (instance_id, id, message_id, chat_id, message_timestamp, text, from_me, status) VALUES ('rrun1', $1, $1, $2, $3, $4, false, 'Received')`,
+          [id, chat, second + 500, text],
+        );
+    });
+    for (const order of [
+      ['MORD1', 'MORD2', 'MORD3'],
+      ['MORD3', 'MORD2', 'MORD1'],
+    ]) {
+      const history = await records.history('rrun1', [chat], { max: 10, min: 1, windowHours: 24, order });
+      // Newest first.
+      expect(history.map((row) => row.messageId)).toEqual([...order].reverse());
+    }
+  });
+
   it('purges finished rounds and admitted ids older than the retention', async () => {
     await db.dataSource.query(`UPDATE chatbot_rounds SET updated_at = now() - interval '8 days' WHERE chat_id LIKE '55319880000%'`);
     await db.dataSource.query(`UPDATE chatbot_inputs SET created_at = now() - interval '8 days' WHERE message_id LIKE 'M%' AND message_id <> 'MWAIT1'`);

@@ -315,6 +315,7 @@ export class ChatbotRunner {
         max: agent.contextMaxMessages,
         min: agent.contextMinMessages,
         windowHours: agent.contextTimeWindow_hours,
+        order: round.inputs.map((input) => String(input.messageid ?? '')),
       }),
       this.quickReplies.list(round.instanceId),
       heard

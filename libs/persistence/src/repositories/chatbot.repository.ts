@@ -656,14 +656,15 @@ export class ChatbotRepository {
    * The chat's recent messages for the model's context, newest first: at most `max`, those of the last
    * `windowHours`, but at least `min` whatever their age. `jids`: the chat's phone JID and LID. A
    * received message's timestamp has WhatsApp's second resolution, ours milliseconds: within a second
-   * the order they were stored in decides.
+   * the order they were stored in decides, and messages the worker stored in one transaction (the same
+   * created_at: a socket's writes share one) follow `order`, the round's inputs in the order they came.
    */
-  async history(instanceId: string, jids: string[], options: { max: number; min: number; windowHours: number }): Promise<MessageRow[]> {
+  async history(instanceId: string, jids: string[], options: { max: number; min: number; windowHours: number; order?: string[] }): Promise<MessageRow[]> {
     const rows: Raw[] = await this.dataSource.query(
       `SELECT * FROM messages WHERE instance_id = $1 AND (chat_id = ANY($2::text[]) OR chat_lid = ANY($2::text[]))
          AND status NOT IN ('Deleted', 'Canceled', 'Failed', 'Queued')
-       ORDER BY message_timestamp / 1000 DESC, created_at DESC LIMIT $3`,
-      [instanceId, jids.filter(Boolean), Math.max(options.max, options.min, 1)],
+       ORDER BY message_timestamp / 1000 DESC, created_at DESC, array_position($4::text[], message_id) DESC NULLS LAST LIMIT $3`,
+      [instanceId, jids.filter(Boolean), Math.max(options.max, options.min, 1), options.order ?? []],
     );
     const all = rows.map(toMessageRow);
     const since = Date.now() - options.windowHours * 3_600_000;

@@ -4,12 +4,15 @@
  * Baileys sockets with in-memory auth connected to the same simulator in a plain process. Each side
  * runs in a process of its own so that its RSS is its own; the simulator runs in a third.
  *
- *   npm run bench -- instances [--n 200]
+ *   npm run bench -- instances [--n 200] [--only bare|ours] [--snapshot <path>] [--bare-buffer-pool <bytes>]
  *
- * Prints one JSON object. Goal: ours ≤ 1.2 × bare per instance.
+ * Prints one JSON object. Goal: ours ≤ 1.2 × bare per instance. Each side's growth is split into
+ * JS heap, ArrayBuffers and native memory (`perInstance`, see docs/adr/0016 for what is in each).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { writeHeapSnapshot } from 'node:v8';
 import pino from 'pino';
 import { openBareSockets, provisionDevices } from '../support/sim-clients';
 
@@ -28,6 +31,21 @@ interface SideResult {
   heapUsedMb: number;
   perInstanceKb: number;
   connectSeconds: number;
+  /** Buffer.poolSize when measured (the session worker lowers Node 24's 64 KiB; see docs/adr/0016). */
+  bufferPoolSize: number;
+  /** Where the growth went, KB per connected instance (after − baseline, divided by `connected`). */
+  perInstance: Breakdown;
+}
+
+/** KB per instance: the JS heap (used, and reserved but unused), ArrayBuffers (Buffers), and the rest of the anonymous RSS (malloc: native objects, TLS/zlib/crypto state, freed-but-kept arenas). */
+interface Breakdown {
+  heapUsedKb: number;
+  heapFreeKb: number;
+  arrayBuffersKb: number;
+  /** RssAnon − V8 heap − ArrayBuffers: native memory (malloc) and what the allocator keeps. */
+  nativeKb: number;
+  /** File-backed RSS (code pages of node and its libraries touched since the baseline). */
+  fileKb: number;
 }
 
 const roleGiven = process.argv[2] !== undefined && !process.argv[2].startsWith('--');
@@ -37,16 +55,66 @@ for (let i = roleGiven ? 3 : 2; i < process.argv.length; i += 2) args.set(proces
 const N = Number(args.get('n') ?? 200);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const gc = () => (global as unknown as { gc?: () => void }).gc?.();
+type Gc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+const gc = () => (global as unknown as { gc?: Gc }).gc?.();
+const gcCompacting = () => (global as unknown as { gc?: Gc }).gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 const mb = (bytes: number) => Math.round((bytes / 1024 / 1024) * 10) / 10;
 
-async function settledRss(): Promise<{ rss: number; heapUsed: number }> {
+interface Memory {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  arrayBuffers: number;
+  rssAnon: number;
+  rssFile: number;
+}
+
+/** RssAnon and RssFile of this process (Linux; zeros elsewhere). */
+function procStatus(): { rssAnon: number; rssFile: number } {
+  try {
+    const text = readFileSync('/proc/self/status', 'utf8');
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) * 1024;
+    return { rssAnon: kb('RssAnon'), rssFile: kb('RssFile') + kb('RssShmem') };
+  } catch {
+    return { rssAnon: 0, rssFile: 0 };
+  }
+}
+
+/** Memory at a settled point: full GCs with pauses between them, the same on both sides. */
+async function settledMemory(): Promise<Memory> {
   for (let i = 0; i < 3; i++) {
     gc();
     await sleep(300);
   }
+  // A last-resort collection compacts the heap and gives its free pages back (V8's pooled pages too):
+  // what V8 keeps committed after ordinary collections depends on when they ran (13–140 KB per
+  // instance from run to run, and up to 130 MB of pooled pages), noise in a comparison of what each
+  // side holds. Both sides are measured this way, before connecting and once settled.
+  gcCompacting();
+  await sleep(300);
   const usage = process.memoryUsage();
-  return { rss: usage.rss, heapUsed: usage.heapUsed };
+  return { rss: usage.rss, heapUsed: usage.heapUsed, heapTotal: usage.heapTotal, arrayBuffers: usage.arrayBuffers, ...procStatus() };
+}
+
+function breakdown(before: Memory, after: Memory, count: number): Breakdown {
+  const kb = (bytes: number) => Math.round(bytes / 1024 / Math.max(1, count));
+  const native = (m: Memory) => m.rssAnon - m.heapTotal - m.arrayBuffers;
+  return {
+    heapUsedKb: kb(after.heapUsed - before.heapUsed),
+    heapFreeKb: kb(after.heapTotal - after.heapUsed - (before.heapTotal - before.heapUsed)),
+    arrayBuffersKb: kb(after.arrayBuffers - before.arrayBuffers),
+    nativeKb: kb(native(after) - native(before)),
+    fileKb: kb(after.rssFile - before.rssFile),
+  };
+}
+
+/**
+ * With `--snapshot <path>`, heap snapshots of each side before connecting and once settled
+ * (`<path>.<side>[.base].heapsnapshot`). Writing one costs native memory: RSS figures of such a run are off.
+ */
+function snapshot(side: string): void {
+  const path = args.get('snapshot');
+  if (path) writeHeapSnapshot(`${path}.${side}.heapsnapshot`);
 }
 
 function send(message: unknown): void {
@@ -66,15 +134,19 @@ async function runSim(): Promise<void> {
 
 async function runBare(sim: SimInfo): Promise<SideResult> {
   const baileys = await import('@whiskeysockets/baileys');
+  // `--bare-buffer-pool <bytes>`: bare under the buffer pool our worker sets (what it would gain).
+  if (args.get('bare-buffer-pool')) Buffer.poolSize = Number(args.get('bare-buffer-pool'));
   baileys.WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(sim.rootPublicKey, 'base64');
   const devices = await provisionDevices(sim, N, '5531');
   const logger = pino({ level: 'silent' });
-  const baseline = await settledRss();
+  const baseline = await settledMemory();
+  snapshot('bare.base');
   const started = Date.now();
   const { open } = await openBareSockets(baileys, devices, sim.websocketUrl, logger);
   const connectSeconds = (Date.now() - started) / 1000;
   await sleep(3000);
-  const after = await settledRss();
+  const after = await settledMemory();
+  snapshot('bare');
   return {
     connected: open,
     baselineRssMb: mb(baseline.rss),
@@ -82,6 +154,8 @@ async function runBare(sim: SimInfo): Promise<SideResult> {
     heapUsedMb: mb(after.heapUsed),
     perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, open)),
     connectSeconds,
+    bufferPoolSize: Buffer.poolSize,
+    perInstance: breakdown(baseline, after, open),
   };
 }
 
@@ -108,7 +182,8 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
     }
     const bus = new InProcessBus();
     const logger = pino({ level: 'silent' });
-    const baseline = await settledRss();
+    const baseline = await settledMemory();
+    snapshot('ours.base');
     const started = Date.now();
     const worker = new SessionWorker({
       dataSource,
@@ -131,7 +206,8 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
     }
     const connectSeconds = (Date.now() - started) / 1000;
     await sleep(3000);
-    const after = await settledRss();
+    const after = await settledMemory();
+    snapshot('ours');
     await worker.stop();
     await bus.close();
     return {
@@ -141,6 +217,8 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
       heapUsedMb: mb(after.heapUsed),
       perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, connected)),
       connectSeconds,
+      bufferPoolSize: Buffer.poolSize,
+      perInstance: breakdown(baseline, after, connected),
     };
   } finally {
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
@@ -151,7 +229,11 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
 // --- orchestration --------------------------------------------------------------------------------
 
 function child(roleName: Role, extra: string[] = []): ChildProcess {
-  return fork(process.argv[1], [roleName, '--n', String(N), ...extra], { execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const passed = ['snapshot', 'bare-buffer-pool'].flatMap((name) => (args.has(name) ? [`--${name}`, args.get(name) as string] : []));
+  return fork(process.argv[1], [roleName, '--n', String(N), ...passed, ...extra], {
+    execArgv: ['--expose-gc'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
 }
 
 function firstMessage<T>(proc: ChildProcess): Promise<T> {
@@ -161,23 +243,39 @@ function firstMessage<T>(proc: ChildProcess): Promise<T> {
   });
 }
 
+/** The environment that changes how native memory is kept (glibc tunables, a preloaded allocator). */
+function allocatorEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => /^(MALLOC_|GLIBC_TUNABLES$|LD_PRELOAD$)/.test(name))) as Record<string, string>;
+}
+
 async function orchestrate(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const simProcess = child('sim');
   const sim = await firstMessage<SimInfo>(simProcess);
   try {
     // One after the other: the two sides must not compete for the two cores while connecting.
-    const bareProcess = child('bare', ['--sim', JSON.stringify(sim)]);
-    const bare = await firstMessage<SideResult>(bareProcess);
-    bareProcess.kill();
-    const oursProcess = child('ours', ['--sim', JSON.stringify(sim), '--db', databaseUrl]);
-    const ours = await firstMessage<SideResult>(oursProcess);
-    oursProcess.kill();
+    // (`--only bare|ours` runs one side, for looking into it; the ratio needs both.)
+    const only = args.get('only');
+    const runSide = async (side: 'bare' | 'ours', extra: string[]): Promise<SideResult | null> => {
+      if (only && only !== side) return null;
+      const proc = child(side, ['--sim', JSON.stringify(sim), ...extra]);
+      const result = await firstMessage<SideResult>(proc);
+      proc.kill();
+      return result;
+    };
+    const bare = await runSide('bare', []);
+    const ours = await runSide('ours', ['--db', databaseUrl]);
+    if (!bare || !ours) {
+      process.stdout.write(`${JSON.stringify({ bench: 'instances', instances: N, node: process.version, bare, ours })}\n`);
+      return;
+    }
     process.stdout.write(
       `${JSON.stringify({
         bench: 'instances',
         instances: N,
         node: process.version,
+        // Both sides inherit the environment: an allocator setting applies to both or to neither.
+        allocatorEnv: allocatorEnv(),
         bare,
         ours,
         ratio: Math.round((ours.perInstanceKb / Math.max(1, bare.perInstanceKb)) * 100) / 100,

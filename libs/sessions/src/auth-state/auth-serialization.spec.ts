@@ -1,0 +1,49 @@
+import { initAuthCreds } from '../baileys';
+import { deserializeCreds, deserializeKey, serializeAuthValue } from './auth-serialization';
+
+/** Every Buffer reachable from a parsed value. */
+function buffersOf(value: unknown, found: Buffer[] = []): Buffer[] {
+  if (Buffer.isBuffer(value)) found.push(value);
+  else if (value && typeof value === 'object') for (const child of Object.values(value)) buffersOf(child, found);
+  return found;
+}
+
+describe('auth serialization', () => {
+  it('should read creds back equal, their Buffers in one allocation of exactly their bytes (no slab of the shared pool)', () => {
+    const creds = initAuthCreds();
+    const read = deserializeCreds(serializeAuthValue(creds));
+    expect(serializeAuthValue(read)).toBe(serializeAuthValue(creds));
+    expect(Buffer.from(read.noiseKey.private).equals(Buffer.from(creds.noiseKey.private))).toBe(true);
+    const buffers = buffersOf(read);
+    expect(buffers.length).toBeGreaterThan(5);
+    const total = buffers.reduce((sum, buffer) => sum + buffer.length, 0);
+    for (const buffer of buffers) {
+      expect(buffer.buffer).toBe(buffers[0].buffer);
+      expect(buffer.buffer.byteLength).toBe(total);
+    }
+  });
+
+  it('should keep the Buffers of a key apart from the pool, and a key that is a Buffer in its own ArrayBuffer', () => {
+    const preKey = deserializeKey('pre-key', serializeAuthValue({ private: Buffer.from('a'.repeat(32)), public: Buffer.from('b'.repeat(33)) })) as {
+      private: Buffer;
+      public: Buffer;
+    };
+    expect(preKey.private.toString()).toBe('a'.repeat(32));
+    expect(preKey.public.toString()).toBe('b'.repeat(33));
+    expect(preKey.private.buffer.byteLength).toBe(65);
+
+    const record = Buffer.from('a serialised session record');
+    const session = deserializeKey('session', serializeAuthValue(record)) as Buffer;
+    expect(session.equals(record)).toBe(true);
+    expect(session.buffer.byteLength).toBe(record.length);
+  });
+
+  it('should still make app-state sync keys protobuf messages', () => {
+    const key = deserializeKey('app-state-sync-key', serializeAuthValue({ keyData: Buffer.from('key bytes'), timestamp: 7 })) as {
+      keyData: Uint8Array;
+      constructor: { name: string };
+    };
+    expect(key.constructor.name).toBe('AppStateSyncKeyData');
+    expect(Buffer.from(key.keyData).toString()).toBe('key bytes');
+  });
+});

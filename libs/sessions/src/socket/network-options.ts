@@ -19,6 +19,8 @@ export interface NetworkOptions {
   options?: { dispatcher: Dispatcher };
 }
 
+let seamAgents: { fetchAgent: Agent; dispatcher: Dispatcher } | null = null;
+
 /**
  * Proxy (`proxy.mode === 'custom'` with a URL, or `internal` with a managed proxy of the operator's
  * pools assigned) and the simulator seam, combined. A proxy is
@@ -28,9 +30,14 @@ export function networkOptions(proxy: ProxySettings | null, simulator: Simulator
   const options: NetworkOptions = {};
   if (simulator) {
     options.waWebSocketUrl = simulator.websocketUrl;
-    // The simulator's media server uses a self-signed certificate.
-    options.fetchAgent = new HttpsAgent({ rejectUnauthorized: false, keepAlive: true });
-    options.options = { dispatcher: new UndiciAgent({ connect: { rejectUnauthorized: false } }) };
+    // The simulator's media server uses a self-signed certificate. One pair of agents for every
+    // socket of the process, as a process without the seam shares the global ones.
+    seamAgents ??= {
+      fetchAgent: new HttpsAgent({ rejectUnauthorized: false, keepAlive: true }),
+      dispatcher: new UndiciAgent({ connect: { rejectUnauthorized: false } }),
+    };
+    options.fetchAgent = seamAgents.fetchAgent;
+    options.options = { dispatcher: seamAgents.dispatcher };
   }
   const proxyUrl = proxy?.mode === 'custom' ? proxy.proxyUrl : proxy?.mode === 'internal' ? (proxy.managed?.proxyUrl ?? null) : null;
   if (proxyUrl) Object.assign(options, proxyOptions(proxyUrl, simulator !== undefined));

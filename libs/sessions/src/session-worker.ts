@@ -70,6 +70,21 @@ export interface SessionWorkerOptions {
   guardUnhandledRejections?: boolean;
 }
 
+/** Node 24's pool slab is 64 KiB; this is the 8 KiB of every Node before it. See limitBufferPool. */
+export const WORKER_BUFFER_POOL_SIZE = 8 * 1024;
+
+/**
+ * Small Buffers (`Buffer.from`, `allocUnsafe`, `concat` under half the pool size) are slices of
+ * shared slabs, and a slab stays in memory while any slice of it lives. Every socket keeps a few
+ * small slices for its whole life (Baileys' noise keys and frame remainder), and between them the
+ * worker's Postgres client fills the pool with short-lived ones: at 64 KiB a slab per instance or so
+ * was kept alive, mostly garbage (docs/adr/0016: 54 → 21–24 KB of ArrayBuffers per connected instance
+ * at 8 KiB). A process-wide setting of our process, never raised: bare Baileys runs with Node's default.
+ */
+function limitBufferPool(): void {
+  if (Buffer.poolSize > WORKER_BUFFER_POOL_SIZE) Buffer.poolSize = WORKER_BUFFER_POOL_SIZE;
+}
+
 /** One session worker: lease keeper + sessions + bus handlers, started and stopped together. */
 export class SessionWorker {
   readonly keeper: LeaseKeeper;
@@ -150,6 +165,7 @@ export class SessionWorker {
     }
     // libsignal prints session records (private keys) to stdout when it rotates sessions.
     dropSignalSessionDumps();
+    limitBufferPool();
     applySimulatorSeam(this.options.config.simulator, this.logger);
     await this.keeper.start(this.manager);
     metrics().useSources(this.metricsSources);

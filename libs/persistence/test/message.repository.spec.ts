@@ -52,12 +52,12 @@ describe(MessageRepository.name, () => {
       // Reserved by the send path (no raw yet), Pending; another already has its copy; a third is new.
       await db.dataSource.transaction((m) => MessageRepository.upsertWithin(m, message({ messageId: 'OWN1', status: 'Pending', fromMe: true })));
       await db.dataSource.transaction((m) =>
-        MessageRepository.upsertWithin(m, message({ messageId: 'OWN2', status: 'Sent', fromMe: true, raw: { key: 'x' } })),
+        MessageRepository.upsertWithin(m, message({ messageId: 'OWN2', status: 'Sent', fromMe: true, raw: '{"key":"x"}' })),
       );
       const copies = [
-        message({ messageId: 'OWN1', status: 'Delivered', fromMe: true, raw: { key: '1' } }),
-        message({ messageId: 'OWN2', status: 'Read', fromMe: true, raw: { key: '2' } }),
-        newMessageFixture(other, { messageId: 'OWN1', status: 'Sent', fromMe: true, raw: { key: '3' } }),
+        message({ messageId: 'OWN1', status: 'Delivered', fromMe: true, raw: '{"key":"1"}' }),
+        message({ messageId: 'OWN2', status: 'Read', fromMe: true, raw: '{"key":"2"}' }),
+        newMessageFixture(other, { messageId: 'OWN1', status: 'Sent', fromMe: true, raw: '{"key":"3"}' }),
       ];
       const stored = await db.dataSource.transaction((m) => MessageRepository.storeOwnCopiesWithin(m, copies));
       expect(

@@ -241,4 +241,40 @@ describe(InboundStore.name, () => {
     );
     expect(stored.map((row) => row.lid).sort()).toEqual(['20@lid', '21@lid', '22@lid']);
   });
+  it('should end a failed group only once every parked write has finished, so none writes after the rollback', async () => {
+    const ids = ['group-inbound-a', 'group-inbound-b'];
+    const leases = new LeaseRepository(db.dataSource);
+    const [a, b] = [(await leases.holderOf(ids[0]))!, (await leases.holderOf(ids[1]))!];
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
+    const hold = sut.write(a, async () => 'first'); // alone, so the next two wait and go together
+    let tries = 0;
+    let slowFinished = false;
+    const order: string[] = [];
+    // a's receipt parks, then fails once it has its rows: the group fails.
+    const failing = sut.write(a, async (manager) => {
+      tries++;
+      await InboundBatch.advanceStatus(manager, a.instanceId, ['none'], 'Delivered');
+      if (tries === 1) throw new Error('bad receipt');
+      order.push(`failing again, slow one finished before: ${slowFinished}`);
+      return 'failing';
+    });
+    // b's receipt parks too; with its rows it goes on with a slower statement, then another write.
+    let slowTries = 0;
+    const slow = sut.write(b, async (manager) => {
+      const attempt = ++slowTries;
+      await InboundBatch.advanceStatus(manager, b.instanceId, ['none'], 'Delivered');
+      await manager.query(`SELECT pg_sleep(0.2)`);
+      if (attempt === 1) await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, '90@lid', '90-pn')`, [b.instanceId]);
+      slowFinished = true;
+      return 'slow';
+    });
+    const results = await Promise.allSettled([hold, failing, slow]);
+    expect(results.map((result) => (result.status === 'fulfilled' ? result.value : String(result.reason)))).toEqual(['first', 'failing', 'slow']);
+    expect(sut.stats.fallbacks).toBe(1);
+    const orphan: unknown[] = await db.dataSource.query(`SELECT lid FROM lid_mappings WHERE instance_id = $1 AND lid = '90@lid'`, [b.instanceId]);
+    // b's first try wrote nothing: it ran inside the group, which rolled back.
+    expect(orphan).toEqual([]);
+    // The group's transaction ended after b's first try had finished (inside it, rolled back), not while it was still writing.
+    expect(order).toEqual(['failing again, slow one finished before: true']);
+  });
 });

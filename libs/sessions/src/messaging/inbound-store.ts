@@ -157,9 +157,21 @@ export class InboundStore {
           // Receipts' status changes and our own messages' copies park and go together, one statement per kind (InboundBatch).
           const receipts = InboundBatch.open(manager);
           const parked: Array<{ index: number; done: Promise<unknown> }> = [];
+          // Every parked write goes on once the flush handed it its rows (or failed it): all of them have
+          // finished before this returns or throws, so none is still writing when the group commits or
+          // rolls back (a statement sent after the ROLLBACK would run outside the transaction and the fence).
           const settleParked = async () => {
-            await receipts.flush();
-            for (const { index, done } of parked.splice(0)) results[index] = { value: await done };
+            const waiting = parked.splice(0);
+            const flushed = await receipts.flush().then(
+              () => null,
+              (error: unknown) => ({ error }),
+            );
+            const outcomes = await Promise.allSettled(waiting.map(({ done }) => done));
+            if (flushed) throw flushed.error;
+            outcomes.forEach((outcome, n) => {
+              if (outcome.status === 'rejected') throw outcome.reason;
+              results[waiting[n].index] = { value: outcome.value };
+            });
           };
           try {
             for (const entry of group) {
@@ -179,9 +191,10 @@ export class InboundStore {
             }
             await settleParked();
           } finally {
-            // A failed group: the parked writes fail with it (and run again alone in the fallback).
-            for (const { done } of parked) done.catch(() => undefined);
+            // A failed group: the parked writes fail with it (and run again alone in the fallback), and
+            // have stopped before the transaction ends.
             receipts.close();
+            await Promise.allSettled(parked.map(({ done }) => done));
           }
           return { outcomes: results, lastIds: await OutboxRepository.insertManyWithin(manager, batches) };
         },

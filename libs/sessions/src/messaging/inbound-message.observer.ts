@@ -30,6 +30,8 @@ export class InboundMessageObserver implements SocketObserver {
   readonly groupMetadata = new GroupMetadataCache();
   /** Handlers with work possibly queued, detached ones included until they drain. */
   private readonly busy = new Set<InboundSocketHandler>();
+  /** The handler of each instance's last socket, until it is detached and has drained (the next socket's events wait for it). */
+  private readonly latest = new Map<string, InboundSocketHandler>();
   /** The handler of each instance's current socket (commands such as a label refresh go to it). */
   private readonly current = new Map<string, { socket: unknown; handler: InboundSocketHandler }>();
 
@@ -52,14 +54,21 @@ export class InboundMessageObserver implements SocketObserver {
   }
 
   attach(context: SocketContext): () => void {
-    const handler = new InboundSocketHandler(context, this.services);
+    // A reconnect: the previous socket's handler may still be writing what it queued (Baileys acked
+    // those stanzas); this socket's events go after them, as one instance's events in one order.
+    const previous = this.latest.get(context.instanceId);
+    const handler = new InboundSocketHandler(context, this.services, previous && this.busy.has(previous) ? previous.idle() : undefined);
     const detach = handler.attach();
     this.busy.add(handler);
+    this.latest.set(context.instanceId, handler);
     this.current.set(context.instanceId, { socket: context.socket, handler });
     return () => {
       if (this.current.get(context.instanceId)?.handler === handler) this.current.delete(context.instanceId);
       detach();
-      void handler.idle().then(() => this.busy.delete(handler));
+      void handler.idle().then(() => {
+        this.busy.delete(handler);
+        if (this.latest.get(context.instanceId) === handler) this.latest.delete(context.instanceId);
+      });
     };
   }
 

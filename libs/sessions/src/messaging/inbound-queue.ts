@@ -30,12 +30,20 @@ interface Running {
  * task committed (from another connection) waits for `settled()` first.
  */
 export class InboundQueue {
-  private tail: Promise<void> = Promise.resolve();
+  private tail: Promise<void>;
   private seq = 0;
   /** Started and not finished, by sequence number: each promise resolves (never rejects) when its task ends. */
   private readonly active = new Map<number, Promise<void>>();
   private readonly current = new AsyncLocalStorage<Running>();
   private queued = 0;
+
+  /** `after`: the first task starts once it resolved (the previous socket's queue of the same instance drained). */
+  constructor(after: Promise<unknown> = Promise.resolve()) {
+    this.tail = after.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
 
   /** Tasks queued or running. */
   get depth(): number {

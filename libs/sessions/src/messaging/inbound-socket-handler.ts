@@ -36,7 +36,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * means is the business of the modules in ./inbound (one per kind of event), around one InboundContext.
  */
 export class InboundSocketHandler {
-  private readonly queue = new InboundQueue();
+  private readonly queue: InboundQueue;
   private readonly identities: IdentityResolver;
   private readonly identity: InstanceIdentityCache;
   private readonly logger: Logger;
@@ -51,10 +51,17 @@ export class InboundSocketHandler {
   private readonly presence: PresenceEvents;
   private readonly blocklist: BlocklistEvents;
 
+  /**
+   * `after`: resolves when the instance's previous socket's handler has handled what it had queued
+   * (InboundMessageObserver); this socket's events wait for it, so a reconnect keeps the instance's
+   * order (a receipt or revoke the new socket brings lands after the message the old one queued).
+   */
   constructor(
     private readonly context: SocketContext,
     private readonly services: InboundServices,
+    after?: Promise<unknown>,
   ) {
+    this.queue = new InboundQueue(after);
     this.logger = context.logger.child({ component: 'inbound' });
     this.reader = new SocketReader(context.socket, services.backpressure.bounds.socketMax, () => this.backlog.depth, this.logger);
     this.backlog = services.backpressure.register(this.reader);

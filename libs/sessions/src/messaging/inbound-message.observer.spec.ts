@@ -1,0 +1,59 @@
+import { EventEmitter } from 'node:events';
+import type { InstanceRepository, Lease, LidMappingRepository, MessageRepository } from '@gw/persistence';
+import type { Bus } from '@gw/bus';
+import pino from 'pino';
+import type { DataSource } from 'typeorm';
+import type { SocketContext } from '../session/socket-observer';
+import { InboundMessageObserver } from './inbound-message.observer';
+
+const fakeSocket = () => {
+  const ws = new EventEmitter();
+  return { ev: new EventEmitter(), ws, user: { id: '5511999990000@s.whatsapp.net', lid: '1000@lid', name: 'Loja' } } as unknown as SocketContext['socket'];
+};
+
+const lease = (workerId: string): Lease => ({ instanceId: 'reconnected', workerId, fencingToken: '1' }) as Lease;
+
+describe(InboundMessageObserver.name, () => {
+  it("should handle a new socket's events only after the previous socket's queued ones (a reconnect keeps the instance's order)", async () => {
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    const instances = {
+      // The old socket's receipt is still being prepared (who the instance is) when the socket is replaced.
+      findById: async () => {
+        await blocked;
+        return { name: 'Loja', owner: '5511999990000' };
+      },
+    } as unknown as InstanceRepository;
+    const sut = new InboundMessageObserver({
+      dataSource: {} as DataSource,
+      bus: {} as Bus,
+      logger: pino({ level: 'silent' }),
+      repositories: { instances, messages: {} as MessageRepository, lidMappings: {} as LidMappingRepository },
+    });
+    const writes: string[] = [];
+    const before = lease('old');
+    const store = {
+      write: async (written: Lease) => {
+        writes.push(written === before ? 'old socket' : 'new socket');
+        return [];
+      },
+      pending: () => 0,
+    };
+    (sut as unknown as { services: { store: unknown } }).services.store = store;
+
+    const old = fakeSocket();
+    const detach = sut.attach({ instanceId: 'reconnected', lease: before, socket: old, logger: pino({ level: 'silent' }) });
+    // A delivery receipt of a sent group message (acked by Baileys already), then the socket closes.
+    old.ev.emit('messages.update', [{ key: { remoteJid: '120363000000000001@g.us', id: 'M1', fromMe: true }, update: { status: 3 } }]);
+    detach();
+
+    const next = fakeSocket();
+    sut.attach({ instanceId: 'reconnected', lease: lease('new'), socket: next, logger: pino({ level: 'silent' }) });
+    // Another device read a chat: written at once (it needs no identity), unless it waits for the old socket's queue.
+    next.ev.emit('messages.update', [{ key: { remoteJid: '5511988887777@s.whatsapp.net', id: 'M2', fromMe: false }, update: { status: 4 } }]);
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    await sut.drain();
+    expect(writes).toEqual(['old socket', 'new socket']);
+  });
+});

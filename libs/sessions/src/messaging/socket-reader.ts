@@ -8,9 +8,9 @@ type Client = { emit(event: string | symbol, ...args: unknown[]): boolean; socke
 
 /**
  * Reads one socket's frames at the pace its inbound queue drains (InboundBackpressure, ADR 0013).
- * Paused, it hands Baileys no more frames: those that arrive are held before Baileys sees them (not
- * decrypted, not acknowledged to WhatsApp, so a crash loses none of them), and once `max` are held the
- * websocket stops reading its TCP socket (WhatsApp's server keeps the rest). Resumed, the held frames go
+ * Paused, it hands Baileys no more frames and the websocket stops reading its TCP socket (WhatsApp's
+ * server keeps the rest); the frames it had read already are held before Baileys sees them (not
+ * decrypted, not acknowledged to WhatsApp, so a crash loses none of them). Resumed, the held frames go
  * to Baileys in order, only as many at a time as the queue has room for, and the TCP socket is read
  * again once few are left. Unpaused, frames still go to Baileys only as fast as the queue has room
  * for them (a burst read at once is metered the same way).
@@ -51,6 +51,10 @@ export class SocketReader {
   pause(): void {
     if (this.paused) return;
     this.paused = true;
+    // The TCP socket stops at once: what arrives meanwhile is only what the websocket had read already.
+    // Waiting for `max` held frames let every socket paused by the worker's bound hold that many, so the
+    // worker held up to sockets × INBOUND_QUEUE_MAX frames beyond its INBOUND_WORKER_QUEUE_MAX.
+    this.pauseTcp();
     this.logger.warn({ queued: this.depth() }, 'inbound queue full: socket not read until it drains');
   }
 

@@ -1,0 +1,28 @@
+import { EventEmitter } from 'node:events';
+import pino from 'pino';
+import type { SocketContext } from '../session/socket-observer';
+import { SocketReader } from './socket-reader';
+
+describe(SocketReader.name, () => {
+  it('should stop reading the TCP socket as soon as it is paused, and read it again once resumed', () => {
+    const tcp = { pause: jest.fn(), resume: jest.fn() };
+    const ws = Object.assign(new EventEmitter(), { socket: tcp });
+    const handed: unknown[] = [];
+    ws.on('message', (frame: unknown) => handed.push(frame));
+    const sut = new SocketReader({ ws } as unknown as SocketContext['socket'], 1_000, () => 0, pino({ level: 'silent' }));
+
+    ws.emit('message', 'f1');
+    expect(handed).toEqual(['f1']);
+    sut.pause();
+    // A socket paused by the worker's bound holds only what the websocket had read, not up to its own bound.
+    expect(tcp.pause).toHaveBeenCalledTimes(1);
+    for (const frame of ['f2', 'f3']) ws.emit('message', frame);
+    expect(handed).toEqual(['f1']);
+    expect(sut.holding).toBe(2);
+
+    sut.resume();
+    expect(handed).toEqual(['f1', 'f2', 'f3']);
+    expect(tcp.resume).toHaveBeenCalledTimes(1);
+    sut.close();
+  });
+});

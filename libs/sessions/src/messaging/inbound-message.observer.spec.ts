@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { InstanceRepository, Lease, LidMappingRepository, MessageRepository } from '@gw/persistence';
+import { FencedOutError, type InstanceRepository, type Lease, type LidMappingRepository, type MessageRepository } from '@gw/persistence';
 import type { Bus } from '@gw/bus';
 import pino from 'pino';
 import type { DataSource } from 'typeorm';
@@ -55,5 +55,32 @@ describe(InboundMessageObserver.name, () => {
     release();
     await sut.drain();
     expect(writes).toEqual(['old socket', 'new socket']);
+  });
+  it('should hand Baileys no more frames once the lease is lost (what it would acknowledge could no longer be stored)', async () => {
+    const instances = { findById: async () => ({ name: 'Loja', owner: '5511999990000' }) } as unknown as InstanceRepository;
+    const sut = new InboundMessageObserver({
+      dataSource: {} as DataSource,
+      bus: {} as Bus,
+      logger: pino({ level: 'silent' }),
+      repositories: { instances, messages: {} as MessageRepository, lidMappings: {} as LidMappingRepository },
+    });
+    const store = {
+      write: async (written: Lease) => {
+        throw new FencedOutError(written.instanceId);
+      },
+      pending: () => 0,
+    };
+    (sut as unknown as { services: { store: unknown } }).services.store = store;
+    const socket = fakeSocket();
+    const baileys: unknown[] = [];
+    socket.ws.on('message', (frame: unknown) => baileys.push(frame));
+    sut.attach({ instanceId: 'reconnected', lease: lease('fenced'), socket, logger: pino({ level: 'silent' }) });
+    socket.ws.emit('message', 'before');
+    expect(baileys).toEqual(['before']);
+    // Another device read a chat: its write finds the lease taken over.
+    socket.ev.emit('messages.update', [{ key: { remoteJid: '5511988887777@s.whatsapp.net', id: 'M3', fromMe: false }, update: { status: 4 } }]);
+    await sut.drain();
+    socket.ws.emit('message', 'after');
+    expect(baileys).toEqual(['before']);
   });
 });

@@ -340,8 +340,11 @@ export class InboundSocketHandler {
 
   private failed(what: string, error: unknown, detail: Record<string, unknown> = {}): void {
     if (error instanceof FencedOutError) {
-      // The session is being aborted by the lease keeper; nothing more may be written.
+      // The session is being aborted by the lease keeper; nothing more may be written, and nothing more
+      // is read (Baileys would acknowledge messages this worker then drops; unacknowledged, WhatsApp
+      // delivers them to the instance's new holder).
       this.stopped = true;
+      this.reader.stop();
       this.logger.warn({ event: what, ...detail }, 'lease lost: inbound handling stopped');
       return;
     }

@@ -25,6 +25,7 @@ export class SocketReader {
   private budget = 0;
   private refilledAt = -Infinity;
   private closed = false;
+  private stopped = false;
 
   constructor(
     socket: SocketContext['socket'],
@@ -58,8 +59,19 @@ export class SocketReader {
     this.logger.warn({ queued: this.depth() }, 'inbound queue full: socket not read until it drains');
   }
 
+  /**
+   * The handler stopped for good (its lease is lost): nothing more goes to Baileys, which would
+   * acknowledge to WhatsApp what this worker may no longer store; WhatsApp sends it again to the
+   * instance's new holder. Never resumed; `close` drops what is held.
+   */
+  stop(): void {
+    this.stopped = true;
+    this.paused = true;
+    this.pauseTcp();
+  }
+
   resume(): void {
-    if (!this.paused) return;
+    if (!this.paused || this.stopped) return;
     this.paused = false;
     this.logger.info({ queued: this.depth(), held: this.held.length }, 'inbound queue drained: socket read again');
     this.pump();

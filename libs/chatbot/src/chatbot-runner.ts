@@ -13,7 +13,7 @@ import {
   type QuickReplyRepository,
   type RoundContext,
 } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { LoopWaker, type Logger } from '@gw/platform';
 import { randomBytes } from 'node:crypto';
 import type { ChatbotConfig } from './config';
 import { guardedFetch } from './guarded-fetch';
@@ -73,8 +73,7 @@ export class ChatbotRunner {
   private subscription?: BusSubscription;
   private running = false;
   private killed = false;
-  private wakeRequested = false;
-  private wake?: () => void;
+  private readonly waker = new LoopWaker();
   private loopDone?: Promise<void>;
   /** A pass found no room for more rounds: the end of one must look for due work again. */
   private full = false;
@@ -125,8 +124,7 @@ export class ChatbotRunner {
 
   /** Look for due work now (the follower wakes the runners after the commit that admitted rounds). */
   poke(): void {
-    this.wakeRequested = true;
-    this.wake?.();
+    this.waker.wake();
   }
 
   /** Whether this runner takes a round now: admission may claim a round due at once for it (`runClaimed`). */
@@ -155,7 +153,7 @@ export class ChatbotRunner {
 
   private async loop(): Promise<void> {
     while (this.running) {
-      this.wakeRequested = false;
+      this.waker.begin();
       let nextDue: Date | null = null;
       try {
         const free = this.config.maxRounds - this.active.size;
@@ -180,18 +178,11 @@ export class ChatbotRunner {
         if (!this.killed) this.logger.error({ err: error }, 'claiming chatbot rounds failed');
       }
       if (!this.running) break;
-      if (this.wakeRequested) continue;
-      // Until the next round falls due, a wake (an admission committed, a round ended) or the fallback poll.
+      // Until the next round falls due, a wake (an admission committed, a round ended; also one during
+      // this pass) or the fallback poll.
       let sleepMs = this.config.pollIntervalMs;
       if (nextDue) sleepMs = Math.max(1, Math.min(sleepMs, nextDue.getTime() - Date.now() + 2));
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, sleepMs);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = undefined;
+      await this.waker.sleep(sleepMs);
     }
   }
 

@@ -2,7 +2,7 @@
  * The pause of a work loop between passes: `sleep(ms)` ends after `ms`, or as soon as `wake()` is
  * called. A wake that comes while the loop is busy (between `begin()` and `sleep()`) is not lost: the
  * next `sleep()` returns at once. The poll-and-wake loops of the services (async dispatcher, campaign
- * scheduler, Chatwoot sync, webhook relay) pause through one.
+ * scheduler, Chatwoot sync, webhook relay, outbox follower, chatbot runner) pause through one.
  */
 export class LoopWaker {
   private requested = false;

@@ -1,7 +1,7 @@
 import { Bus, type BusSubscription } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
 import { type CursorHandler, OutboxCursorRepository } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { LoopWaker, type Logger } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 
 export interface OutboxFollowerOptions<T = void> {
@@ -70,7 +70,7 @@ export class OutboxFollower<T = void> {
   private readonly dirty = new Set<string>();
   private pollDue = true;
   private running = false;
-  private wake?: () => void;
+  private readonly waker = new LoopWaker();
   private loop?: Promise<void>;
 
   constructor(
@@ -98,7 +98,7 @@ export class OutboxFollower<T = void> {
     this.running = false;
     this.subscription?.unsubscribe();
     this.subscription = undefined;
-    this.wake?.();
+    this.waker.wake();
     await this.loop;
   }
 
@@ -106,17 +106,18 @@ export class OutboxFollower<T = void> {
   poke(instanceId?: string): void {
     if (instanceId === undefined) this.pollDue = true;
     else this.dirty.add(instanceId);
-    this.wake?.();
+    this.waker.wake();
   }
 
   /** The followed set changed (a feature was turned on or off for an instance): ask `instances()` again now. */
   refresh(): void {
     this.refreshWanted = true;
-    this.wake?.();
+    this.waker.wake();
   }
 
   private async run(): Promise<void> {
     while (this.running) {
+      this.waker.begin();
       let again = false;
       try {
         again = await this.pass();
@@ -125,17 +126,8 @@ export class OutboxFollower<T = void> {
       }
       if (!this.running) break;
       if (again || this.dirty.size > 0 || this.refreshWanted) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          this.pollDue = true;
-          resolve();
-        }, this.options.pollIntervalMs);
-        this.wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-      this.wake = undefined;
+      // A poke during the pass (a poll asked for, say) ends this sleep at once; the interval's end is a poll.
+      if (!(await this.waker.sleep(this.options.pollIntervalMs))) this.pollDue = true;
     }
   }
 

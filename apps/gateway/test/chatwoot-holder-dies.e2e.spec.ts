@@ -30,17 +30,8 @@ describe('Chatwoot → WhatsApp when the holding worker dies', () => {
   it("should send an agent's reply once through the heir", async () => {
     const phone = nextPhone('5526');
     const contact = nextPhone('5527');
-    await stack.control('POST', '/sim/accounts', { phone });
     await stack.control('POST', '/sim/accounts', { phone: contact, name: 'Eva' });
-    const { id, token } = await stack.gw.createInstance('chatwoot-failover');
-    const connect = await stack.gw.call('POST', '/instance/connect', { token, body: {} });
-    await stack.control('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
-    await waitFor(
-      () => stack.gw.call('GET', '/instance/status', { token }),
-      (r) => r.body.status.connected === true,
-      20_000,
-      'connected',
-    );
+    const { id } = await stack.linkedInstance('chatwoot-failover', phone);
     // The settings as PUT /chatwoot/config saves them (this gateway's SSRF guard has no loopback allowance for the fake's URL).
     const ds = stack.db.dataSource;
     const repository = new ChatwootRepository(ds);

@@ -378,28 +378,21 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     };
     const first = await toDataURL('2@first-reference,client-key,identity-key,adv-secret');
     const second = await toDataURL('2@second-reference,client-key,identity-key,adv-secret');
+    const shows = (src: string, what: string) =>
+      waitFor(
+        async () =>
+          page
+            .locator('img[data-testid=qrcode]')
+            .getAttribute('src')
+            .catch(() => null),
+        (shown) => shown === src,
+        10_000,
+        what,
+      );
     await rotate(first);
-    await waitFor(
-      async () =>
-        page
-          .locator('img[data-testid=qrcode]')
-          .getAttribute('src')
-          .catch(() => null),
-      (src) => src === first,
-      10_000,
-      'the first QR code',
-    );
+    await shows(first, 'the first QR code');
     await rotate(second);
-    await waitFor(
-      async () =>
-        page
-          .locator('img[data-testid=qrcode]')
-          .getAttribute('src')
-          .catch(() => null),
-      (src) => src === second,
-      10_000,
-      'the rotated QR code',
-    );
+    await shows(second, 'the rotated QR code');
     expect(pageErrors).toEqual([]);
   }, 30_000);
 

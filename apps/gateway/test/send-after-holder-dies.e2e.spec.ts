@@ -26,17 +26,8 @@ describe('sync send when the holding worker dies', () => {
   it('should answer the sends through the heir within seconds and deliver each text once', async () => {
     const phone = nextPhone('5522');
     const peer = nextPhone('5523');
-    await stack.control('POST', '/sim/accounts', { phone });
     await stack.control('POST', '/sim/accounts', { phone: peer });
-    const { id, token } = await stack.gw.createInstance('failover');
-    const connect = await stack.gw.call('POST', '/instance/connect', { token, body: {} });
-    const device = await stack.control<{ jid: string }>('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
-    await waitFor(
-      () => stack.gw.call('GET', '/instance/status', { token }),
-      (r) => r.body.status.connected === true,
-      20_000,
-      'connected',
-    );
+    const { id, token, device } = await stack.linkedInstance('failover', phone);
     expect((await send(token, peer, 'before the crash')).status).toBe(200);
 
     // The holder stops with the send in its hands, then dies; a second send comes while its lease lives on.
@@ -76,17 +67,8 @@ describe('sync send when the holding worker dies', () => {
     await stack.startWorker('worker-c');
     const phone = nextPhone('5524');
     const peer = nextPhone('5525');
-    await stack.control('POST', '/sim/accounts', { phone });
     await stack.control('POST', '/sim/accounts', { phone: peer });
-    const { id, token } = await stack.gw.createInstance('failover-async');
-    const connect = await stack.gw.call('POST', '/instance/connect', { token, body: {} });
-    await stack.control('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
-    await waitFor(
-      () => stack.gw.call('GET', '/instance/status', { token }),
-      (r) => r.body.status.connected === true,
-      20_000,
-      'connected',
-    );
+    const { id, token } = await stack.linkedInstance('failover-async', phone);
     const ds = stack.db.dataSource;
     const dispatcher = new AsyncDispatcher(
       new SendQueueRepository(ds),

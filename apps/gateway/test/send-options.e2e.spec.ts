@@ -1,4 +1,5 @@
 import { nextPhone, Stack, waitFor } from './support/stack';
+import { sineWav } from './support/fake-models';
 
 /**
  * The send options the spec lists for every send endpoint (replyid, mentions incl. `all`, forward,
@@ -285,26 +286,7 @@ describe('send options and media variants (HTTP → worker → Baileys → simul
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
 
 /** One second of a 440 Hz tone, 16-bit mono PCM WAV at 8 kHz (not Opus: a voice note must be converted). */
-function wav(): Buffer {
-  const rate = 8_000;
-  const samples = Buffer.alloc(rate * 2);
-  for (let i = 0; i < rate; i++) samples.writeInt16LE(Math.round(Math.sin((2 * Math.PI * 440 * i) / rate) * 12_000), i * 2);
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + samples.length, 4);
-  header.write('WAVE', 8);
-  header.write('fmt ', 12);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(rate, 24);
-  header.writeUInt32LE(rate * 2, 28);
-  header.writeUInt16LE(2, 32);
-  header.writeUInt16LE(16, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(samples.length, 40);
-  return Buffer.concat([header, samples]);
-}
+const wav = (): Buffer => sineWav(440, 1_000, 8_000);
 
 /** The bytes of an MP4 as far as a media send cares (the file type box; the phone does not play it). */
 function mp4(): Buffer {

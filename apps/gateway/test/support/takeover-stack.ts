@@ -4,6 +4,7 @@ import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
 import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
 import { startGateway, type GatewayHarness } from './gateway-harness';
+import { waitFor } from './stack';
 
 /**
  * Simulator + database + bus + gateway, and session workers the suite starts and kills by id: for the
@@ -22,6 +23,21 @@ export class TakeoverStack {
 
   constructor(loggerName: string) {
     this.logger = createLogger(loggerName, process.env.TEST_LOG_LEVEL ?? 'silent');
+  }
+
+  /** An instance linked by QR through the API to the simulator account `phone` (created first), once connected; `device`: the linked companion's JID. */
+  async linkedInstance(name: string, phone: string): Promise<{ id: string; token: string; device: { jid: string } }> {
+    await this.control('POST', '/sim/accounts', { phone });
+    const { id, token } = await this.gw.createInstance(name);
+    const connect = await this.gw.call('POST', '/instance/connect', { token, body: {} });
+    const device = await this.control<{ jid: string }>('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
+    await waitFor(
+      () => this.gw.call('GET', '/instance/status', { token }),
+      (r) => r.body.status.connected === true,
+      20_000,
+      'connected',
+    );
+    return { id, token, device };
   }
 
   /** The simulator, a fresh schema, the gateway (connects wait up to 30 s) and a worker for each id. */

@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import type { OutboxRow } from './outbox.repository';
+import { toOutboxRow, type OutboxRow, type RawOutboxRow } from './outbox.repository';
 
 /** What one step of a consumer over one instance did. */
 export interface CursorStep<T = void> {
@@ -126,17 +126,13 @@ export class OutboxCursorRepository {
     limit: number,
     ignore: readonly string[],
   ): Promise<{ busy: boolean; rows: Array<OutboxRow & { ignored: boolean }>; waiting: boolean }> {
-    const found: Array<{
-      cursor_tx: string | null;
-      id: string | null;
-      instance_id: string;
-      event_type: string;
-      chat_id: string;
-      payload: Record<string, unknown>;
-      created_at: Date;
-      ignored: boolean | null;
-      waiting: boolean | null;
-    }> = await manager.query(
+    const found: Array<
+      RawOutboxRow & {
+        cursor_tx: string | null;
+        ignored: boolean | null;
+        waiting: boolean | null;
+      }
+    > = await manager.query(
       `WITH c AS (SELECT tx, id, floor FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2 FOR UPDATE SKIP LOCKED),
        s AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS xmin),
        r AS (
@@ -158,17 +154,7 @@ export class OutboxCursorRepository {
     return {
       busy: false,
       waiting: found[0].waiting === true,
-      rows: found
-        .filter((row) => row.id !== null)
-        .map((row) => ({
-          id: row.id as string,
-          instanceId: row.instance_id,
-          eventType: row.event_type,
-          chatId: row.chat_id,
-          payload: row.payload,
-          createdAt: row.created_at,
-          ignored: row.ignored === true,
-        })),
+      rows: found.filter((row) => row.id !== null).map((row) => ({ ...toOutboxRow(row), ignored: row.ignored === true })),
     };
   }
 }

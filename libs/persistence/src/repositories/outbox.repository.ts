@@ -16,6 +16,28 @@ export interface OutboxRow {
   createdAt: Date;
 }
 
+/** An outbox_events row as its readers select it (id as text; null from the LEFT JOIN when none was read). */
+export interface RawOutboxRow {
+  id: string | null;
+  instance_id: string;
+  event_type: string;
+  chat_id: string;
+  payload: Record<string, unknown>;
+  created_at: Date;
+}
+
+/** An outbox row read (its id present) as OutboxRow. */
+export function toOutboxRow(row: RawOutboxRow): OutboxRow {
+  return {
+    id: row.id as string,
+    instanceId: row.instance_id,
+    eventType: row.event_type,
+    chatId: row.chat_id,
+    payload: row.payload,
+    createdAt: row.created_at,
+  };
+}
+
 /**
  * A cursor reader's place in the outbox: after the row `(tx, id)` in `(tx, id)` order, and never at or
  * below id `floor` (only set when resuming from an id the outbox no longer holds).
@@ -125,16 +147,7 @@ export class OutboxRepository {
 
   /** `readSettled` on the caller's connection (inside its transaction, when it holds a consumer's cursor). */
   static async readSettledWithin(manager: EntityManager, instanceId: string, position: OutboxPosition, limit: number): Promise<SettledRead> {
-    const rows: Array<{
-      id: string | null;
-      tx: string;
-      instance_id: string;
-      event_type: string;
-      chat_id: string;
-      payload: Record<string, unknown>;
-      created_at: Date;
-      waiting: boolean;
-    }> = await manager.query(
+    const rows: Array<RawOutboxRow & { tx: string; waiting: boolean }> = await manager.query(
       `WITH s AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS xmin),
        r AS (
          SELECT o.id, o.tx, o.instance_id, o.event_type, o.chat_id, o.payload, o.created_at FROM outbox_events o, s
@@ -150,15 +163,7 @@ export class OutboxRepository {
       waiting: rows[0]?.waiting ?? false,
       rows: rows
         .filter((row) => row.id !== null)
-        .map((row) => ({
-          id: row.id as string,
-          instanceId: row.instance_id,
-          eventType: row.event_type,
-          chatId: row.chat_id,
-          payload: row.payload,
-          createdAt: row.created_at,
-          position: { tx: row.tx, id: row.id as string, floor: position.floor },
-        })),
+        .map((row) => ({ ...toOutboxRow(row), position: { tx: row.tx, id: row.id as string, floor: position.floor } })),
     };
   }
 }

@@ -274,7 +274,8 @@ export class KnowledgeIndexer {
       return { text: decode(data, type), type };
     }
     if (!fileType || fileType === 'txt') {
-      const base64 = /^data:[^;,]*;base64,/.test(content) || (fileType === 'txt' && /^[A-Za-z0-9+/=\s]+$/.test(content) && content.length % 4 === 0);
+      const base64 =
+        /^data:[^;,]*;base64,/.test(content) || (fileType === 'txt' && content.length > 0 && !/[^A-Za-z0-9+/=\s]/.test(content) && content.length % 4 === 0);
       return { text: base64 ? Buffer.from(content.replace(/^data:[^,]*,/, ''), 'base64').toString('utf8') : content, type: 'txt' };
     }
     return { text: decode(Buffer.from(content.replace(/^data:[^,]*,/, ''), 'base64'), fileType), type: fileType };

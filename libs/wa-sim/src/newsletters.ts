@@ -237,7 +237,7 @@ export class NewsletterStore {
         const updates = (variables.updates ?? {}) as { name?: unknown; description?: unknown; picture?: unknown; settings?: unknown };
         const codes = (updates.settings as { reaction_codes?: { value?: unknown } } | null | undefined)?.reaction_codes?.value;
         if (codes !== undefined && !REACTION_CODES.includes(codes as ReactionCodes)) return this.mexResult(iq, badRequest('invalid reaction_codes'));
-        if (typeof updates.picture === 'string' && updates.picture && !/^[A-Za-z0-9+/=]+$/.test(updates.picture))
+        if (typeof updates.picture === 'string' && updates.picture && /[^A-Za-z0-9+/=]/.test(updates.picture))
           return this.mexResult(iq, badRequest('picture must be base64'));
         if (typeof updates.name === 'string') target.name = updates.name;
         if (typeof updates.description === 'string') target.description = updates.description;

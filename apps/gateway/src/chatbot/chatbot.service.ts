@@ -294,5 +294,5 @@ function definedOnly<T extends object>(fields: T): Partial<T> {
 
 function isBase64(value: string): boolean {
   const clean = value.replace(/^data:[^;,]*(;base64)?,/, '').replace(/\s+/g, '');
-  return clean.length > 0 && clean.length % 4 !== 1 && /^[A-Za-z0-9+/=_-]+$/.test(clean);
+  return clean.length > 0 && clean.length % 4 !== 1 && !/[^A-Za-z0-9+/=_-]/.test(clean);
 }

@@ -258,7 +258,9 @@ export class QuickReplyService {
     const kind: keyof typeof QUICK_REPLY_FILE_LIMITS = dto.type === 'ptt' || dto.type === 'myaudio' ? 'audio' : dto.type;
     const declared = /^data:([^;,]+)/.exec(file)?.[1] ?? '';
     const clean = file.replace(/^data:([^;,]+)?(;base64)?,/, '');
-    if (!/^[A-Za-z0-9+/=\s]+$/.test(clean)) throw invalid('file must be a URL or base64');
+    // A search for one bad character, not an anchored ^[…]+$: V8's backtracking stack for that grows with a
+    // file of megabytes and overflowed deep in a long-running process (a 500; see isBase64 in @gw/domain).
+    if (!clean || /[^A-Za-z0-9+/=\s]/.test(clean)) throw invalid('file must be a URL or base64');
     const data = Buffer.from(clean, 'base64');
     if (data.length === 0) throw invalid('file is empty');
     const limit = QUICK_REPLY_FILE_LIMITS[kind];

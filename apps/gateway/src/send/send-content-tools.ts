@@ -57,7 +57,8 @@ export class SendContentTools implements ContentTools, OnModuleDestroy {
   /** A base64 upload is staged in Postgres; the worker reads it from there (the bus is not for megabytes). */
   async stageFile(instance: InstanceEntity, base64: string, mimetype: string, fileName: string, kind?: DeclaredMediaKind): Promise<string> {
     const clean = base64.replace(/^data:([^;,]+)?(;base64)?,/, '');
-    if (!/^[A-Za-z0-9+/=\s]+$/.test(clean)) throw ApiError.badRequest('file must be a URL or base64');
+    // A search for one bad character, not an anchored ^[…]+$ (its backtracking stack grows with megabytes; see isBase64).
+    if (!clean || /[^A-Za-z0-9+/=\s]/.test(clean)) throw ApiError.badRequest('file must be a URL or base64');
     const data = Buffer.from(clean, 'base64');
     if (data.length === 0) throw ApiError.badRequest('file is empty');
     // Refused before it is stored (the worker checks again what it loads, URLs included).

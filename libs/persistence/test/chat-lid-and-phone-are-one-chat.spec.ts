@@ -59,4 +59,53 @@ describe('a contact seen by LID and by phone number is one chat', () => {
     });
     expect(late.chat).toMatchObject({ lastMsgTimestamp: 200, lastMessageTextVote: 'new' });
   });
+  it("should apply many instances' observations in one statement and still create, merge and learn", async () => {
+    const other = 'rchattest2';
+    await new InstanceRepository(db.dataSource).create({ id: other, token: 'tok-chat2', name: 'c2' });
+    const known = (await observe({ waChatId: '5511900000050@s.whatsapp.net', waChatLid: '550@lid', waName: 'Caio' })).chat;
+    const otherKnown = (
+      await db.dataSource.transaction((manager) => ChatRepository.observeWithin(manager, other, { waChatId: '5511900000051@s.whatsapp.net' }, newId))
+    ).chat;
+    await observe({ waChatId: '5511900000052@s.whatsapp.net' });
+    const message = (timestamp: number, textVote: string) => ({ timestamp, type: 'Conversation', textVote, sender: 's', incoming: true });
+    const statements: string[] = [];
+    const rows = await db.dataSource.transaction(async (manager) => {
+      const query = manager.query.bind(manager);
+      jest.spyOn(manager, 'query').mockImplementation((sql: string, parameters?: Parameters<typeof query>[1]) => {
+        statements.push(sql.replace(/\s+/g, ' ').slice(0, 40));
+        return query(sql, parameters);
+      });
+      return ChatRepository.observeManyWithin(manager, [
+        // known by both identifiers: the one statement
+        { instanceId, observation: { waChatLid: '550@lid', lastMessage: message(10, 'one') }, newId },
+        // another instance's known chat: the same statement
+        { instanceId: other, observation: { waChatId: '5511900000051@s.whatsapp.net', waName: 'Dora', lastMessage: message(11, 'two') }, newId },
+        // the first instance again: after the statement, on its own, seeing the first one's change
+        { instanceId, observation: { waChatId: '5511900000050@s.whatsapp.net', lastMessage: message(12, 'three') }, newId },
+      ]);
+    });
+    expect(rows.map((row) => [row.id, row.lastMessageTextVote, row.unreadCount])).toEqual([
+      [known.id, 'one', 1],
+      [otherKnown.id, 'two', 1],
+      [known.id, 'three', 2],
+    ]);
+    expect(rows[1]).toMatchObject({ instanceId: other, waName: 'Dora', name: 'Dora' });
+    // one statement for the first two, one for the third (known, alone)
+    expect(statements.filter((sql) => sql.includes('UPDATE') || sql.includes('WITH'))).toHaveLength(2);
+
+    // Not known as given: a new chat, a LID to learn; both go through the locked path, the known one stays in the statement.
+    const mixed = await db.dataSource.transaction((manager) =>
+      ChatRepository.observeManyWithin(manager, [
+        { instanceId, observation: { waChatId: '5511900000053@s.whatsapp.net', waName: 'Eva' }, newId },
+        { instanceId: other, observation: { waChatId: '5511900000051@s.whatsapp.net', waChatLid: '551@lid' }, newId },
+      ]),
+    );
+    expect(mixed[0]).toMatchObject({ waChatId: '5511900000053@s.whatsapp.net', waName: 'Eva' });
+    expect(mixed[1]).toMatchObject({ id: otherKnown.id, waChatLid: '551@lid', waName: 'Dora' });
+    const [{ n }]: Array<{ n: number }> = await db.dataSource.query(`SELECT count(*)::int AS n FROM chats WHERE instance_id = $1 AND wa_chatid = $2`, [
+      instanceId,
+      '5511900000053@s.whatsapp.net',
+    ]);
+    expect(n).toBe(1);
+  });
 });

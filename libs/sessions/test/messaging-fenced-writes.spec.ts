@@ -1,7 +1,7 @@
 import { InProcessBus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { FencedOutError, InstanceRepository, LeaseRepository, MessageRepository } from '@gw/persistence';
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { ChatRepository, FencedOutError, InstanceRepository, LeaseRepository, MessageRepository } from '@gw/persistence';
+import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
 import pino from 'pino';
 import { InboundStore } from '../src/messaging/inbound-store';
 import { InboundBatch } from '../src/messaging/inbound-batch';
@@ -184,6 +184,55 @@ describe(InboundStore.name, () => {
       'group-inbound-b Read',
       'group-inbound-a Read',
     ]);
+  });
+
+  it("should write a group's own copies in one statement, then their chats in one, each write parking twice", async () => {
+    const ids = ['group-inbound-a', 'group-inbound-b'];
+    const leases = new LeaseRepository(db.dataSource);
+    const [a, b] = [(await leases.holderOf(ids[0]))!, (await leases.holderOf(ids[1]))!];
+    const chat = '5511900000077@s.whatsapp.net';
+    for (const id of ids) await db.dataSource.transaction((manager) => ChatRepository.observeWithin(manager, id, { waChatId: chat }, () => `chat-${id}`));
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
+    const sent = (lease: typeof a, messageId: string, timestamp: number) =>
+      sut.write(lease, async (manager, events) => {
+        const copy = await InboundBatch.storeOwnCopy(
+          manager,
+          newMessageFixture(lease.instanceId, {
+            id: `id-${messageId}`,
+            messageId,
+            chatId: chat,
+            messageTimestamp: timestamp,
+            status: 'Sent',
+            fromMe: true,
+            text: messageId,
+          }),
+        );
+        const row = await InboundBatch.observeChat(
+          manager,
+          lease.instanceId,
+          { waChatId: chat, lastMessage: { timestamp, type: 'Conversation', textVote: messageId, sender: 'me', incoming: false } },
+          () => 'unused',
+        );
+        events.push({ eventType: 'messages', chatId: chat, payload: { messageId, last: row.lastMessageTextVote } });
+        return `${copy?.created ? 'created' : 'not created'} ${messageId}, chat says ${row.lastMessageTextVote}`;
+      });
+    const hold = sut.write(a, async () => 'first'); // alone, so the rest wait and go together
+    const copies = jest.spyOn(MessageRepository, 'storeOwnCopiesWithin');
+    const chats = jest.spyOn(ChatRepository, 'observeManyWithin');
+    const results = await Promise.all([hold, sent(a, 'M1', 100), sent(b, 'M2', 100), sent(a, 'M3', 200)]);
+    const copyCalls = copies.mock.calls.map((call) => call[1].map((message) => message.messageId).join(', '));
+    const chatCalls = chats.mock.calls.map((call) => call[1].map((item) => `${item.instanceId} ${item.observation.lastMessage?.textVote}`).join(', '));
+    copies.mockRestore();
+    chats.mockRestore();
+    expect(results).toEqual(['first', 'created M1, chat says M1', 'created M2, chat says M2', 'created M3, chat says M3']);
+    // a's and b's copies together, then their chats together; a's next write after both (its own).
+    expect(copyCalls).toEqual(['M1, M2', 'M3']);
+    expect(chatCalls).toEqual(['group-inbound-a M1, group-inbound-b M2', 'group-inbound-a M3']);
+    expect(sut.stats).toMatchObject({ transactions: 2, fallbacks: 0 });
+    const events: Array<{ instance_id: string; last: string }> = await db.dataSource.query(
+      `SELECT instance_id, payload->>'last' AS last FROM outbox_events WHERE event_type = 'messages' AND payload ? 'last' ORDER BY id`,
+    );
+    expect(events.map((event) => `${event.instance_id} ${event.last}`)).toEqual(['group-inbound-a M1', 'group-inbound-b M2', 'group-inbound-a M3']);
   });
 
   it('should try a write that fails alone again before the later writes of its instance, and give up after three tries', async () => {

@@ -154,24 +154,29 @@ export class InboundStore {
         async (manager, held) => {
           const results: Array<{ value: unknown } | { fenced: true }> = [];
           const batches: Array<{ instanceId: string; events: NewOutboxEvent[] }> = [];
-          // Receipts' status changes and our own messages' copies park and go together, one statement per kind (InboundBatch).
+          // Receipts' status changes, our own messages' copies and the chats' updates park and go together,
+          // one statement per kind (InboundBatch).
           const receipts = InboundBatch.open(manager);
-          const parked: Array<{ index: number; done: Promise<unknown> }> = [];
+          // The writes parked and not finished yet (each until it finished, parking once per statement kind it reaches).
+          const parked: Array<{ index: number; instanceId: string; done: Promise<unknown> }> = [];
           // Every parked write goes on once the flush handed it its rows (or failed it): all of them have
           // finished before this returns or throws, so none is still writing when the group commits or
           // rolls back (a statement sent after the ROLLBACK would run outside the transaction and the fence).
           const settleParked = async () => {
-            const waiting = parked.splice(0);
-            const flushed = await receipts.flush().then(
-              () => null,
-              (error: unknown) => ({ error }),
-            );
-            const outcomes = await Promise.allSettled(waiting.map(({ done }) => done));
-            if (flushed) throw flushed.error;
-            outcomes.forEach((outcome, n) => {
-              if (outcome.status === 'rejected') throw outcome.reason;
-              results[waiting[n].index] = { value: outcome.value };
-            });
+            while (parked.length > 0) {
+              let again: Set<string>;
+              try {
+                again = await receipts.flush(parked);
+              } catch (error) {
+                await Promise.allSettled(parked.map(({ done }) => done));
+                parked.length = 0;
+                throw error;
+              }
+              const finished = parked.filter((write) => !again.has(write.instanceId));
+              parked.splice(0, parked.length, ...parked.filter((write) => again.has(write.instanceId)));
+              // A finished write that failed fails the group (the finally waits for those still parked).
+              for (const write of finished) results[write.index] = { value: await write.done };
+            }
           };
           try {
             for (const entry of group) {
@@ -186,7 +191,7 @@ export class InboundStore {
               const index = results.push({ value: undefined }) - 1;
               batches.push({ instanceId, events });
               const { done, parked: isParked } = await receipts.run(instanceId, () => entry.work(manager, events));
-              if (isParked) parked.push({ index, done });
+              if (isParked) parked.push({ index, instanceId, done });
               else results[index] = { value: await done };
             }
             await settleParked();

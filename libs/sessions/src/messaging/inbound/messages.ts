@@ -316,8 +316,8 @@ export class MessageEvents {
       ...extra,
     };
     if (group && !observation.waName) observation.waName = group.subject || undefined;
-    const { chat } = await ChatRepository.observeWithin(manager, this.context.instanceId, observation, () => recordId(14));
-    return chat;
+    // Through the group's batch: the chats of a group transaction's messages are updated in one statement (ADR 0017).
+    return InboundBatch.observeChat(manager, this.context.instanceId, observation, () => recordId(14));
   }
 
   /** The author's contact row (push name, LID pair); returned only when it changed. */

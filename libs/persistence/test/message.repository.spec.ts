@@ -1,5 +1,5 @@
 import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { InstanceRepository, MessageRepository, type NewMessage } from '@gw/persistence';
+import { InstanceRepository, MessageRepository, type MessageRow, type NewMessage } from '@gw/persistence';
 
 describe(MessageRepository.name, () => {
   let db: TestDatabase;
@@ -77,6 +77,51 @@ describe(MessageRepository.name, () => {
         ]),
       );
       expect(moved.map((row) => `${row.instanceId} ${row.messageId} ${row.status}`).sort()).toEqual([`${instanceId} OWN1 Read`, `${instanceId} OWN2 Read`]);
+    });
+
+    it('should send one prepared text for any number of copies, and store each as storeOwnCopyWithin does', async () => {
+      const fields: Partial<NewMessage> = {
+        fromMe: true,
+        status: 'Delivered',
+        raw: '{"key":"p"}',
+        content: { text: 'olá', nested: [1, null, 'x'] },
+        callPeer: { jid: '5511999990001@s.whatsapp.net', name: 'Ana', imagePreviewUrl: '' },
+        aiMetadata: null,
+        sendPayload: null,
+        messageTimestamp: 1_700_000_000_123,
+      };
+      const runner = db.dataSource.createQueryRunner();
+      await runner.connect();
+      const texts: string[] = [];
+      const counting = new Proxy(runner.manager, {
+        get: (target, key, receiver) =>
+          key === 'query'
+            ? (text: string, params?: unknown[]) => {
+                texts.push(text);
+                return target.query(text, params);
+              }
+            : Reflect.get(target, key, receiver),
+      });
+      try {
+        // Groups of 1, 3, 1 and 2: the text is hot (seen 3 times) by the third and prepared on this connection.
+        for (const [group, size] of [1, 3, 1, 2].entries()) {
+          const copies = Array.from({ length: size }, (_, n) => message({ ...fields, messageId: `PREP${group}-${n}` }));
+          const stored = await MessageRepository.storeOwnCopiesWithin(counting, copies);
+          expect(stored.map((copy) => copy?.created)).toEqual(copies.map(() => true));
+        }
+        expect(texts).toHaveLength(4);
+        expect(new Set(texts).size).toBe(1);
+        const prepared: Array<{ statement: string }> = await runner.query(`SELECT statement FROM pg_prepared_statements`);
+        expect(prepared.map((row) => row.statement)).toContain(texts[0]);
+      } finally {
+        await runner.release();
+      }
+      // The same copy stored alone by the one-row statement: every field alike.
+      await db.dataSource.transaction((m) => MessageRepository.storeOwnCopyWithin(m, message({ ...fields, messageId: 'PREP-ALONE' })));
+      const comparable = (row: MessageRow | null) => row && { ...row, id: '', messageId: '', createdAt: null, updatedAt: null };
+      const alone = comparable(await sut.findOne(instanceId, 'PREP-ALONE'));
+      expect(alone).toMatchObject({ content: fields.content, callPeer: fields.callPeer, aiMetadata: null, sendPayload: null, raw: '{"key":"p"}' });
+      expect(comparable(await sut.findOne(instanceId, 'PREP1-2'))).toEqual(alone);
     });
   });
 

@@ -405,18 +405,20 @@ export class MessageRepository {
   ): Promise<Array<{ row: MessageRow; created: boolean; advanced: boolean } | null>> {
     if (messages.length === 0) return [];
     const names = COLUMNS.map(([, column]) => column);
-    const values: unknown[] = [messages.map((message) => message.instanceId), messages.map((message) => message.messageId)];
-    const tuples = messages.map((message) => {
-      const parts = insertParts(message, values.length + 1);
-      values.push(...parts.values);
-      return `(${parts.placeholders.join(', ')})`;
+    // The rows travel as one JSON document read with the table's own row type (as reserveMany()), so the
+    // text is the same for any number of copies and the statement is prepared.
+    const document = messages.map((message) => {
+      const row: Raw = {};
+      for (const [field, column] of COLUMNS) row[column] = message[field] ?? null;
+      return row;
     });
     const rows: Raw[] = await manager.query(
-      `WITH prior AS (
+      `${PREPARED} WITH prior AS (
          SELECT m.instance_id, m.message_id, m.status FROM messages m
          JOIN unnest($1::text[], $2::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id),
        upserted AS (
-       INSERT INTO messages (${names.join(', ')}) VALUES ${tuples.join(', ')}
+       INSERT INTO messages (${names.join(', ')})
+       SELECT ${names.map((column) => `input.${column}`).join(', ')} FROM jsonb_populate_recordset(NULL::messages, $3::jsonb) AS input
        ON CONFLICT (instance_id, message_id) DO UPDATE SET
          ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n         ')},
          status = CASE WHEN ${rankOf('EXCLUDED.status')} > ${RANK_SQL} AND ${FINAL_SQL} THEN EXCLUDED.status ELSE messages.status END,
@@ -425,7 +427,7 @@ export class MessageRepository {
        RETURNING *, (xmax = 0) AS created)
        SELECT upserted.*, prior.status AS prior_status FROM upserted
        LEFT JOIN prior ON prior.instance_id = upserted.instance_id AND prior.message_id = upserted.message_id`,
-      values,
+      [messages.map((message) => message.instanceId), messages.map((message) => message.messageId), JSON.stringify(document)],
     );
     const byKey = new Map(rows.map((raw) => [`${String(raw.instance_id)}|${String(raw.message_id)}`, raw]));
     return messages.map((message) => {

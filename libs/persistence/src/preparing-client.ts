@@ -23,7 +23,8 @@ export const PREPARED = '/* prepared */';
  * this process, at most `MAX_STATEMENTS` distinct texts (each one costs a plan on every pooled
  * connection). Same text, same name: the name is a hash of the text. The marked ones: the lease
  * fence (every fenced single statement: the send ledger, Signal key writes), the message insert,
- * status advance and lookup by id, the outbox insert, the chat update, LID mappings, key reads.
+ * status advance and lookup by id, the inbound group's own copies, the outbox insert, the chat
+ * update, the contact check, LID mappings, key reads.
  *
  * A prepared `SELECT *` / `RETURNING *` fails once its table gains or loses a column (a migration
  * run by a newer version during a rolling deploy): Postgres answers "cached plan must not change

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { PREPARED } from '../preparing-client';
 
 /** A contact of an instance: keyed by its phone-number JID, or by its LID while the number is unknown. */
 export interface ContactRow {
@@ -74,6 +75,11 @@ export class ContactRepository {
     const pn = observation.jid ?? '';
     const lid = observation.lid ?? '';
     if (!pn && !lid) throw new Error('a contact needs a JID or a LID');
+    // Most observations repeat what the row says already (every message carries its sender's push
+    // name): nothing to write, so nothing another writer could race on, and the answer below would be
+    // `changed: false` with that row. One statement, no instance lock.
+    const known = await ContactRepository.unchanged(manager, instanceId, pn, lid, observation);
+    if (known) return { contact: known, changed: false };
     // Contacts of one instance change one at a time (a LID row may move to its phone number).
     await manager.query(`SELECT pg_advisory_xact_lock(hashtext('contacts:' || $1))`, [instanceId]);
     const found = (
@@ -116,6 +122,32 @@ export class ContactRepository {
       [instanceId, target, next.lid, next.contactName, next.pushName, next.verifiedName, next.inAddressBook],
     );
     return { contact: toContactRow(rows[0]), changed: true };
+  }
+
+  /**
+   * The stored row when it already says everything `observation` says, so that observeWithin() would
+   * answer it with `changed: false`: the only row found under either identifier, keyed by the phone
+   * number when one is given, holding the LID when one is given, and every non-empty name and the
+   * address-book flag as given. Null otherwise (a row to create, move, merge or change). Read from the
+   * statement's snapshot without the instance lock: a writer in flight is then ordered after it.
+   */
+  private static async unchanged(
+    manager: EntityManager,
+    instanceId: string,
+    pn: string,
+    lid: string,
+    observation: ContactObservation,
+  ): Promise<ContactRow | null> {
+    const rows: Raw[] = await manager.query(
+      `${PREPARED} WITH found AS (
+         SELECT * FROM contacts WHERE instance_id = $1 AND ((jid = $2 AND $2 <> '') OR (jid = $3 AND $3 <> '') OR (lid = $3 AND $3 <> '')))
+       SELECT * FROM found
+       WHERE (SELECT count(*) FROM found) = 1 AND (jid = $2 OR $2 = '') AND (lid = $3 OR $3 = '')
+         AND (contact_name = $4 OR $4 = '') AND (push_name = $5 OR $5 = '') AND (verified_name = $6 OR $6 = '')
+         AND (in_address_book = $7 OR $7::boolean IS NULL)`,
+      [instanceId, pn, lid, observation.contactName ?? '', observation.pushName ?? '', observation.verifiedName ?? '', observation.inAddressBook ?? null],
+    );
+    return rows.length ? toContactRow(rows[0]) : null;
   }
 
   /**

@@ -6,7 +6,7 @@ describe('a contact seen by LID and later by phone number is one contact', () =>
   const instanceId = 'rcontacttest';
   const observe = (observation: Parameters<typeof ContactRepository.observeWithin>[2]) =>
     db.dataSource.transaction((manager) => ContactRepository.observeWithin(manager, instanceId, observation));
-  /** observe(), answering also the statements it ran. */
+  /** observe(), answering also the statements it ran and the advisory locks its transaction then held. */
   const observeCounted = (observation: Parameters<typeof ContactRepository.observeWithin>[2]) =>
     db.dataSource.transaction(async (manager) => {
       const statements: string[] = [];
@@ -19,7 +19,11 @@ describe('a contact seen by LID and later by phone number is one contact', () =>
               }
             : Reflect.get(target, key, receiver),
       });
-      return { ...(await ContactRepository.observeWithin(counting, instanceId, observation)), statements };
+      const seen = await ContactRepository.observeWithin(counting, instanceId, observation);
+      const [{ locks }]: Array<{ locks: number }> = await manager.query(
+        `SELECT count(*)::int AS locks FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`,
+      );
+      return { ...seen, statements, locks };
     });
   const rowsOf = async (...jids: string[]) =>
     (await db.dataSource.query(`SELECT jid, lid, push_name FROM contacts WHERE instance_id = $1 AND (jid = ANY($2) OR lid = ANY($2)) ORDER BY jid`, [
@@ -70,13 +74,12 @@ describe('a contact seen by LID and later by phone number is one contact', () =>
       ]) {
         const seen = await observeCounted(observation);
         expect(seen).toMatchObject({ changed: false, contact: { jid: pn, lid, pushName: 'Dora', verifiedName: 'Dora Ltda' } });
-        expect(seen.statements).toHaveLength(1);
-        expect(seen.statements[0]).not.toContain('pg_advisory_xact_lock');
+        expect(seen).toMatchObject({ statements: [expect.any(String)], locks: 0 });
       }
       expect(await stored()).toEqual(before);
     });
 
-    it('should write, under the lock, what the row does not hold yet', async () => {
+    it('should write, under the lock, what the row does not hold yet, in as many statements as before the check', async () => {
       for (const [observation, expected] of [
         [{ jid: pn, lid, pushName: 'Dora M.' }, { pushName: 'Dora M.' }],
         [{ jid: pn, inAddressBook: true }, { inAddressBook: true }],
@@ -84,9 +87,10 @@ describe('a contact seen by LID and later by phone number is one contact', () =>
         [{ jid: pn, lid: '1011@lid' }, { lid: '1011@lid' }],
       ] as const) {
         const seen = await observeCounted(observation);
-        expect(seen).toMatchObject({ changed: true, contact: { jid: pn, ...expected } });
-        expect(seen.statements[1]).toContain('pg_advisory_xact_lock');
-        expect(seen.statements.at(-1)).toContain('INSERT INTO contacts');
+        expect(seen).toMatchObject({ changed: true, contact: { jid: pn, ...expected }, locks: 1 });
+        // The check that took the lock, the read after it, the write (before: the lock, the read, the write).
+        expect(seen.statements).toHaveLength(3);
+        expect(seen.statements[2]).toContain('INSERT INTO contacts');
       }
     });
 
@@ -94,15 +98,17 @@ describe('a contact seen by LID and later by phone number is one contact', () =>
       const lidOnly = '1020@lid';
       const phone = '5511900000020@s.whatsapp.net';
       await observe({ lid: lidOnly, pushName: 'Enzo' });
-      expect(await observeCounted({ lid: lidOnly, pushName: 'Enzo' })).toMatchObject({ changed: false, statements: [expect.any(String)] });
+      expect(await observeCounted({ lid: lidOnly, pushName: 'Enzo' })).toMatchObject({ changed: false, statements: [expect.any(String)], locks: 0 });
       const moved = await observeCounted({ jid: phone, lid: lidOnly, pushName: 'Enzo' });
-      expect(moved).toMatchObject({ changed: true, contact: { jid: phone, lid: lidOnly, pushName: 'Enzo' } });
-      expect(moved.statements.some((text) => text.startsWith('DELETE FROM contacts'))).toBe(true);
+      expect(moved).toMatchObject({ changed: true, contact: { jid: phone, lid: lidOnly, pushName: 'Enzo' }, locks: 1 });
+      expect(moved.statements).toHaveLength(4);
+      expect(moved.statements[2]).toMatch(/^DELETE FROM contacts/);
       expect(await rowsOf(phone, lidOnly)).toEqual([{ jid: phone, lid: lidOnly, push_name: 'Enzo' }]);
       expect(await observeCounted({ lid: lidOnly, pushName: 'Enzo' })).toMatchObject({
         changed: false,
         contact: { jid: phone },
         statements: [expect.any(String)],
+        locks: 0,
       });
     });
 

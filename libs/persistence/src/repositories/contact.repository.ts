@@ -78,10 +78,10 @@ export class ContactRepository {
     // Most observations repeat what the row says already (every message carries its sender's push
     // name): nothing to write, so nothing another writer could race on, and the answer below would be
     // `changed: false` with that row. One statement, no instance lock.
-    const known = await ContactRepository.unchanged(manager, instanceId, pn, lid, observation);
+    const known = await ContactRepository.knownOrLock(manager, instanceId, pn, lid, observation);
     if (known) return { contact: known, changed: false };
-    // Contacts of one instance change one at a time (a LID row may move to its phone number).
-    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('contacts:' || $1))`, [instanceId]);
+    // Otherwise contacts of one instance change one at a time (a LID row may move to its phone number):
+    // the lock is held now, and the rows are read again in a statement that starts after it.
     const found = (
       (await manager.query(
         `SELECT * FROM contacts WHERE instance_id = $1 AND ((jid = $2 AND $2 <> '') OR (jid = $3 AND $3 <> '') OR (lid = $3 AND $3 <> ''))`,
@@ -128,10 +128,12 @@ export class ContactRepository {
    * The stored row when it already says everything `observation` says, so that observeWithin() would
    * answer it with `changed: false`: the only row found under either identifier, keyed by the phone
    * number when one is given, holding the LID when one is given, and every non-empty name and the
-   * address-book flag as given. Null otherwise (a row to create, move, merge or change). Read from the
-   * statement's snapshot without the instance lock: a writer in flight is then ordered after it.
+   * address-book flag as given. Read from the statement's snapshot without a lock: it writes nothing,
+   * so a writer in flight is simply ordered after it. Otherwise (a row to create, move, merge or
+   * change) null, and the same statement has taken the instance's contacts lock: the locked path costs
+   * no statement more than before this check.
    */
-  private static async unchanged(
+  private static async knownOrLock(
     manager: EntityManager,
     instanceId: string,
     pn: string,
@@ -140,14 +142,17 @@ export class ContactRepository {
   ): Promise<ContactRow | null> {
     const rows: Raw[] = await manager.query(
       `${PREPARED} WITH found AS (
-         SELECT * FROM contacts WHERE instance_id = $1 AND ((jid = $2 AND $2 <> '') OR (jid = $3 AND $3 <> '') OR (lid = $3 AND $3 <> '')))
-       SELECT * FROM found
-       WHERE (SELECT count(*) FROM found) = 1 AND (jid = $2 OR $2 = '') AND (lid = $3 OR $3 = '')
-         AND (contact_name = $4 OR $4 = '') AND (push_name = $5 OR $5 = '') AND (verified_name = $6 OR $6 = '')
-         AND (in_address_book = $7 OR $7::boolean IS NULL)`,
+         SELECT * FROM contacts WHERE instance_id = $1 AND ((jid = $2 AND $2 <> '') OR (jid = $3 AND $3 <> '') OR (lid = $3 AND $3 <> ''))),
+       known AS (
+         SELECT * FROM found
+         WHERE (SELECT count(*) FROM found) = 1 AND (jid = $2 OR $2 = '') AND (lid = $3 OR $3 = '')
+           AND (contact_name = $4 OR $4 = '') AND (push_name = $5 OR $5 = '') AND (verified_name = $6 OR $6 = '')
+           AND (in_address_book = $7 OR $7::boolean IS NULL)),
+       locked AS (SELECT pg_advisory_xact_lock(hashtext('contacts:' || $1)) WHERE NOT EXISTS (SELECT 1 FROM known))
+       SELECT known.* FROM (SELECT count(*) FROM locked) AS taken LEFT JOIN known ON true`,
       [instanceId, pn, lid, observation.contactName ?? '', observation.pushName ?? '', observation.verifiedName ?? '', observation.inAddressBook ?? null],
     );
-    return rows.length ? toContactRow(rows[0]) : null;
+    return rows[0]?.jid ? toContactRow(rows[0]) : null;
   }
 
   /**

@@ -23,6 +23,7 @@ import { QuickRepliesWhatsapp1764120000000 } from './migrations/1764120000000-qu
 import { Chatwoot1764140000000 } from './migrations/1764140000000-chatwoot';
 import { ChatwootContactLock1764200000000 } from './migrations/1764200000000-chatwoot-contact-lock';
 import { ChatbotTranscripts1764320000000 } from './migrations/1764320000000-chatbot-transcripts';
+import { ContactsLidIndex1764360000000 } from './migrations/1764360000000-contacts-lid-index';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
 import { EventSinks1764160000000 } from './migrations/1764160000000-event-sinks';
@@ -56,6 +57,7 @@ export const MIGRATIONS = [
   ChatMarkedUnread1764190000000,
   ChatwootContactLock1764200000000,
   ChatbotTranscripts1764320000000,
+  ContactsLidIndex1764360000000,
 ];
 
 export interface DataSourceOptions {

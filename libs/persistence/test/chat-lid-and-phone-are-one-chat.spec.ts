@@ -1,4 +1,4 @@
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
 import { ChatRepository, InstanceRepository } from '@gw/persistence';
 
 describe('a contact seen by LID and by phone number is one chat', () => {
@@ -107,5 +107,36 @@ describe('a contact seen by LID and by phone number is one chat', () => {
       '5511900000053@s.whatsapp.net',
     ]);
     expect(n).toBe(1);
+  });
+  it("should find an observed chat by its indexes in the prepared statements' generic plans, not by reading the instance's chats", async () => {
+    await db.dataSource.query(
+      `INSERT INTO chats (instance_id, id, wa_chatid, wa_chatlid) SELECT $1, 'bulk' || g, '55119' || g || '@s.whatsapp.net', '9' || g || '@lid' FROM generate_series(1, 3000) g`,
+      [instanceId],
+    );
+    await db.dataSource.query(`ANALYZE chats`);
+    const captured: Array<[string, unknown[]]> = [];
+    await db.dataSource
+      .transaction(async (manager) => {
+        const query = manager.query.bind(manager);
+        jest.spyOn(manager, 'query').mockImplementation((sql: string, parameters?: Parameters<typeof query>[1]) => {
+          if (sql.includes('UPDATE chats')) captured.push([sql, parameters as unknown[]]);
+          return query(sql, parameters);
+        });
+        await ChatRepository.observeWithin(manager, instanceId, { waChatLid: '917@lid' }, newId);
+        await ChatRepository.observeManyWithin(manager, [
+          { instanceId, observation: { waChatId: '5511918@s.whatsapp.net' }, newId },
+          { instanceId: 'rchattest2', observation: { waChatId: '5511900000051@s.whatsapp.net' }, newId },
+        ]);
+        throw new Error('roll back');
+      })
+      .catch(() => undefined);
+    expect(captured).toHaveLength(2);
+    for (const [sql, parameters] of captured) {
+      const text = await genericPlan(db.dataSource, sql, parameters);
+      expect(text).toMatch(/chats_chat(lid|id)/);
+      // No read of every chat of the instance: no scan, and no index lookup by the instance alone.
+      expect(text).not.toMatch(/Seq Scan on chats|chats_recent/);
+      expect(text).not.toMatch(/Index Cond: \(instance_id = [^()]*\)$/m);
+    }
   });
 });

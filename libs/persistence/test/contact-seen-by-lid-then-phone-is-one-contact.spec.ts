@@ -1,4 +1,4 @@
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
 import { ContactRepository, InstanceRepository, LidMappingRepository } from '@gw/persistence';
 
 describe('a contact seen by LID and later by phone number is one contact', () => {
@@ -77,6 +77,23 @@ describe('a contact seen by LID and later by phone number is one contact', () =>
         expect(seen).toMatchObject({ statements: [expect.any(String)], locks: 0 });
       }
       expect(await stored()).toEqual(before);
+    });
+
+    it("should look an observed contact up by its key or its LID in the check's generic plan, not by reading the instance's contacts", async () => {
+      await db.dataSource.query(
+        `INSERT INTO contacts (instance_id, jid, lid) SELECT $1, '55319' || g || '@s.whatsapp.net', CASE WHEN g % 2 = 0 THEN '8' || g || '@lid' ELSE '' END
+         FROM generate_series(1, 3000) g`,
+        [instanceId],
+      );
+      await db.dataSource.query(`ANALYZE contacts`);
+      const seen = await observeCounted({ jid: pn, lid, pushName: 'Dora' });
+      const parameters = [instanceId, pn, lid, '', 'Dora', '', null];
+      for (const given of [parameters, [instanceId, pn, '', '', 'Dora', '', null]]) {
+        const text = await genericPlan(db.dataSource, seen.statements[0], given);
+        expect(text).toMatch(/contacts_lid/);
+        expect(text).not.toMatch(/Seq Scan on contacts/);
+        expect(text).not.toMatch(/Index Cond: \(instance_id = [^()]*\)$/m);
+      }
     });
 
     it('should write, under the lock, what the row does not hold yet, in as many statements as before the check', async () => {

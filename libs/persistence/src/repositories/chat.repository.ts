@@ -172,8 +172,14 @@ export class ChatRepository {
              WITH ORDINALITY AS u(i_instance, i_pn, i_lid, i_name, i_contact, i_ts, i_type, i_text, i_sender, i_incoming, i_ephemeral, i_ord)),
          target AS (
            -- Known only: the one row matching either identifier, already holding every identifier given.
+           -- A lookup per observation by the partial unique indexes (the column's own <> '' lets a generic
+           -- plan use them; OFFSET 0 keeps the planner from turning it into a hash join over every chat).
            SELECT u.i_ord, (array_agg(c.id))[1] AS id FROM input u
-           JOIN chats c ON c.instance_id = u.i_instance AND ((c.wa_chatid = u.i_pn AND u.i_pn <> '') OR (c.wa_chatlid = u.i_lid AND u.i_lid <> ''))
+           JOIN LATERAL (
+             SELECT id, wa_chatid, wa_chatlid FROM chats
+             WHERE instance_id = u.i_instance
+               AND ((wa_chatid = u.i_pn AND wa_chatid <> '' AND u.i_pn <> '') OR (wa_chatlid = u.i_lid AND wa_chatlid <> '' AND u.i_lid <> ''))
+             OFFSET 0) c ON true
            GROUP BY u.i_ord
            HAVING count(*) = 1 AND bool_and((c.wa_chatid = u.i_pn OR u.i_pn = '') AND (c.wa_chatlid = u.i_lid OR u.i_lid = ''))),
          changed AS (
@@ -287,7 +293,8 @@ export class ChatRepository {
     const matching =
       'id' in target
         ? `SELECT $12::text AS id`
-        : `SELECT id FROM chats WHERE instance_id = $1 AND ((wa_chatid = $2 AND $2 <> '') OR (wa_chatlid = $3 AND $3 <> ''))`;
+        : // The column's own <> '' lets the prepared (generic) plan use the partial unique indexes.
+          `SELECT id FROM chats WHERE instance_id = $1 AND ((wa_chatid = $2 AND wa_chatid <> '' AND $2 <> '') OR (wa_chatlid = $3 AND wa_chatlid <> '' AND $3 <> ''))`;
     const knownOnly = 'id' in target ? '' : `AND (SELECT count(*) FROM matching) = 1 AND (wa_chatid = $2 OR $2 = '') AND (wa_chatlid = $3 OR $3 = '')`;
     const updated: Raw[] = await manager.query(
       `${PREPARED} WITH matching AS (${matching}),

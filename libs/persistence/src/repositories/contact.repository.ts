@@ -84,7 +84,7 @@ export class ContactRepository {
     // the lock is held now, and the rows are read again in a statement that starts after it.
     const found = (
       (await manager.query(
-        `SELECT * FROM contacts WHERE instance_id = $1 AND ((jid = $2 AND $2 <> '') OR (jid = $3 AND $3 <> '') OR (lid = $3 AND $3 <> ''))`,
+        `SELECT * FROM contacts WHERE instance_id = $1 AND ((jid = $2 AND $2 <> '') OR (jid = $3 AND $3 <> '') OR (lid = NULLIF($3, '') AND $3 <> ''))`,
         [instanceId, pn, lid],
       )) as Raw[]
     ).map(toContactRow);
@@ -142,7 +142,7 @@ export class ContactRepository {
   ): Promise<ContactRow | null> {
     const rows: Raw[] = await manager.query(
       `${PREPARED} WITH found AS (
-         SELECT * FROM contacts WHERE instance_id = $1 AND ((jid = $2 AND $2 <> '') OR (jid = $3 AND $3 <> '') OR (lid = $3 AND $3 <> ''))),
+         SELECT * FROM contacts WHERE instance_id = $1 AND ((jid = $2 AND $2 <> '') OR (jid = $3 AND $3 <> '') OR (lid = NULLIF($3, '') AND $3 <> ''))),
        known AS (
          SELECT * FROM found
          WHERE (SELECT count(*) FROM found) = 1 AND (jid = $2 OR $2 = '') AND (lid = $3 OR $3 = '')

@@ -6,10 +6,22 @@
  * until WhatsApp's server acked it. Contacts send at a fixed rate (each its own chat).
  *
  *   npm run bench -- chatbot [--rate 50] [--seconds 10] [--contacts 50] [--warmup <contacts>] [--sim process|inline]
+ *                            [--topology split|single]
+ *
+ * `--topology split` (default) is the deployed one: the session worker (Baileys, the inbound store, the
+ * send op) runs in a child process of its own, as apps/session-worker does, and the bench's process hosts
+ * the chatbot's follower and runner, as apps/dispatcher does, the two over real NATS (NATS_URL, default
+ * nats://127.0.0.1:4222; every subject under a prefix of the run's own, the server may be shared) and
+ * one Postgres schema. `--topology single` runs the worker in the bench's process too, over the
+ * in-process bus (the embedded `npm start`).
  *
  * The simulator (WhatsApp's server and the contacts' phones, encrypting their messages) runs in a child
  * process of its own by default, driven through its control API, as WhatsApp is not in our process;
- * `--sim inline` runs it in the bench's process (CPU per round then includes it).
+ * `--sim inline` runs it in the bench's process (the bench's CPU per round then includes it).
+ *
+ * CPU per round and event-loop utilisation are reported per process (`cpuMsPerRound`: bench, worker,
+ * their sum `ours`, and the simulator's apart, as WhatsApp's side; Postgres and NATS not included);
+ * SQL statements are counted in the bench's process and the worker's (its counts come over IPC).
  *
  * Per round: `receiveToModelMs` (the contact's message leaving the phone → the model's request arriving;
  * WhatsApp's own transport included) and `answerToAckMs` (the model's answer leaving the model → the
@@ -17,27 +29,38 @@
  * side is the model call alone (same prompt size), in a loop at the same rate. Goal: added p99 ≤ 50 ms
  * at 50 rounds/s. Prints one JSON object on stdout (progress on stderr).
  */
-import { fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
+import type { Bus } from '@gw/bus';
 import type { RoundTiming } from '@gw/chatbot';
+import type { DataSource } from 'typeorm';
+import { answerQuestions, ask, countStatements, loadBetween, loadMark, type LoadMark, PrefixedBus } from './processes';
 
-const SIM_CHILD = process.argv[2] === 'sim-child';
+type Role = 'bench' | 'sim-child' | 'worker-child';
+const ROLE: Role = process.argv[2] === 'sim-child' || process.argv[2] === 'worker-child' ? process.argv[2] : 'bench';
 const args = new Map<string, string>();
-for (let i = SIM_CHILD ? 3 : 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+for (let i = ROLE === 'bench' ? 2 : 3; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
 const RATE = Number(args.get('rate') ?? 50);
 const SECONDS = Number(args.get('seconds') ?? 10);
 const CONTACTS = Number(args.get('contacts') ?? 50);
 /** Warm-up rounds, one per contact first (Signal sessions set up), not measured. */
 const WARMUP = Number(args.get('warmup') ?? CONTACTS);
 const SIM_MODE = args.get('sim') ?? 'process';
+const TOPOLOGY = args.get('topology') ?? 'split';
+if (TOPOLOGY !== 'split' && TOPOLOGY !== 'single') {
+  process.stderr.write(`--topology is split or single, not "${TOPOLOGY}"\n`);
+  process.exit(2);
+}
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const SIM_OPTIONS = { logLevel: 'silent', initialPrekeyCount: 2000, media: false } as const;
 const OWNER = '5533000000001';
 const contactPhone = (index: number) => `5534${String(index).padStart(9, '0')}`;
 const log = (line: string) => process.stderr.write(`[chatbot] ${line}\n`);
 const round1 = (value: number) => Math.round(value * 10) / 10;
+const round2 = (value: number) => Math.round(value * 100) / 100;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Stats {
@@ -101,7 +124,7 @@ async function main(): Promise<void> {
   const { startSimulator } = await import('@gw/wa-sim');
   const model = await startModel();
   const total = Math.round(RATE * SECONDS);
-  const result: Record<string, unknown> = { rate: RATE, seconds: SECONDS, contacts: CONTACTS, rounds: total };
+  const result: Record<string, unknown> = { topology: TOPOLOGY, rate: RATE, seconds: SECONDS, contacts: CONTACTS, rounds: total };
 
   // --- bare: the same model called directly, at the same rate ------------------------------------
   const prompt = { model: 'bench', messages: [{ role: 'system', content: 'You are a shop assistant.' }] };
@@ -122,15 +145,17 @@ async function main(): Promise<void> {
   // --- ours -------------------------------------------------------------------------------------
   const sim = await simulator(startSimulator);
   const { openDatabase, ChatbotRepository } = await import('@gw/persistence');
-  const { InProcessBus } = await import('@gw/bus');
-  const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
+  const { InProcessBus, NatsBus } = await import('@gw/bus');
   const { EnvReader } = await import('@gw/platform');
   const { createChatbotServices, readChatbotConfig } = await import('@gw/chatbot');
   const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 20 });
-  const bus = new InProcessBus();
-  const logger = pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2));
+  const logger = benchLogger();
+  // split: the worker's process and ours share only NATS (under the run's prefix) and Postgres.
+  const prefix = `${schema}.`;
+  const bus: Bus = TOPOLOGY === 'split' ? new PrefixedBus(await NatsBus.connect(NATS_URL, 'bench-chatbot'), prefix) : new InProcessBus();
+  let workerChild: ChildProcess | undefined;
   try {
     await sim.createAccount(OWNER);
     for (let i = 0; i < CONTACTS; i++) await sim.createAccount(contactPhone(i));
@@ -155,16 +180,15 @@ async function main(): Promise<void> {
     });
     await records.create('rbot1', 'trigger', { type: 'agent', agent_id: agent.id, active: true, responseDelay_seconds: 0, wordsToStart: '' });
 
-    const worker = new SessionWorker({
-      dataSource,
-      bus,
-      logger,
-      config: sessionWorkerConfig({
-        workerId: 'chatbot-bench',
-        simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
-      }),
-    });
-    await worker.start();
+    const simAddress = { websocketUrl: sim.websocketUrl, rootPublicKey: sim.rootPublicKey };
+    let worker: { stop(): Promise<void> } | undefined;
+    if (TOPOLOGY === 'split') {
+      // Its stdout is not ours: libsignal prints there, and ours carries the one JSON object.
+      workerChild = fork(process.argv[1], ['worker-child'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      await ask(workerChild, 'start', { setup: { databaseUrl, schema, prefix, sim: simAddress } satisfies WorkerSetup }, 60_000);
+    } else {
+      worker = await startWorker(dataSource, bus, simAddress, logger);
+    }
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       const [{ n }]: Array<{ n: number }> = await dataSource.query(`SELECT count(*)::int AS n FROM instances WHERE status = 'connected'`);
@@ -218,26 +242,13 @@ async function main(): Promise<void> {
     // Contact i % CONTACTS sends round i: the warm-up's rounds give every contact its Signal session.
     for (let i = 0; i < WARMUP; i++) await oneRound(CONTACTS * 100_000 + i, false);
     log(`measuring ${total} rounds at ${RATE}/s`);
-    // Count the SQL of the measured rounds (pg's Client.query sees every statement TypeORM issues): all of
-    // this process's, the worker's receive and send paths included, and ours by name below.
-    const pg = await import('pg');
-    const statements = new Map<string, number>();
-    const clientPrototype = (pg.default?.Client ?? pg.Client).prototype as unknown as { query: (...call: unknown[]) => unknown };
-    const originalQuery = clientPrototype.query;
-    let counting = true;
-    clientPrototype.query = function (this: unknown, ...call: unknown[]) {
-      if (counting) {
-        const first = call[0] as string | { text?: string };
-        const text = (typeof first === 'string' ? first : (first?.text ?? '?'))
-          .replace(/\s+/g, ' ')
-          .replace(/'[^']*'/g, "'…'")
-          .slice(0, 120);
-        statements.set(text, (statements.get(text) ?? 0) + 1);
-      }
-      return originalQuery.apply(this, call);
-    };
+    // Count the SQL of the measured rounds: all of this process's and the worker's (its own process with
+    // split; the receive and send paths), and ours by name below. The same window for the CPU and the
+    // event loop of each process: the warm-up is done and nothing runs between the marks and the rounds.
+    const counter = await countStatements();
+    const [workerMark0, simMark0] = await Promise.all([workerChild ? ask<LoadMark>(workerChild, 'measure') : undefined, sim.load()]);
     const t0 = performance.now();
-    const cpu0 = process.cpuUsage();
+    const mark0 = loadMark();
     await atRate(total, RATE, (i) => oneRound(i, true)).catch(async (error: unknown) => {
       const summary = await dataSource.query(`SELECT status, outcome, count(*)::int AS n FROM chatbot_rounds GROUP BY 1, 2 ORDER BY 1, 2`);
       const [inputs] = await dataSource.query(`SELECT count(*)::int AS n FROM chatbot_inputs`);
@@ -246,9 +257,20 @@ async function main(): Promise<void> {
       throw error;
     });
     const seconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    counting = false;
-    clientPrototype.query = originalQuery;
+    const load = loadBetween(mark0, loadMark());
+    const statements = counter.stop();
+    const [workerMeasured, simMark1] = await Promise.all([
+      workerChild ? ask<LoadMark & { statements: Array<[string, number]> }>(workerChild, 'measured') : undefined,
+      sim.load(),
+    ]);
+    const workerLoad = workerMark0 && workerMeasured ? loadBetween(workerMark0, workerMeasured) : undefined;
+    const simLoad = simMark0 && simMark1 ? loadBetween(simMark0, simMark1) : undefined;
+    const benchStatements = [...statements.values()].reduce((a, b) => a + b, 0);
+    let workerStatements = 0;
+    for (const [sql, n] of workerMeasured?.statements ?? []) {
+      statements.set(sql, (statements.get(sql) ?? 0) + n);
+      workerStatements += n;
+    }
     // Ours: the follower's cursor and admission, the runner's claim, reads, plan and finish (chatbot_*,
     // outbox_cursors, the chat's lead and the ai_metadata write); the rest is the worker's receive and send.
     const isOurs = (sql: string) =>
@@ -270,9 +292,24 @@ async function main(): Promise<void> {
     const hop = (of: (turn: { messageId: string; modelAt: number }) => number) => stats(measuredTurns.map(of).filter((value) => Number.isFinite(value)));
     result.ours = {
       roundsPerSecond: round1(total / seconds),
-      // This process's CPU per round: the simulator's phones, Baileys and the worker, the follower and the runner
-      // (Postgres not included); steadier than latency on a shared machine.
-      processCpuMsPerRound: round1((cpu.user + cpu.system) / 1000 / total),
+      // This process's CPU per round (Postgres not included); steadier than latency on a shared machine. With
+      // split the follower and the runner; with single also Baileys and the worker; with --sim inline also the
+      // simulator's phones.
+      processCpuMsPerRound: round1(load.cpuMs / total),
+      // Per process: the bench's (above), the worker's child (split), their sum (ours), and the simulator's
+      // child apart (WhatsApp's side; absent with --sim inline, where it is in the bench's).
+      cpuMsPerRound: {
+        bench: round1(load.cpuMs / total),
+        worker: workerLoad ? round1(workerLoad.cpuMs / total) : undefined,
+        ours: round1((load.cpuMs + (workerLoad?.cpuMs ?? 0)) / total),
+        simulator: simLoad ? round1(simLoad.cpuMs / total) : undefined,
+      },
+      // The share of the measured time each process's event loop was busy (1: every hop waits on it).
+      eventLoopUtilization: {
+        bench: round2(load.eventLoopUtilization),
+        worker: workerLoad ? round2(workerLoad.eventLoopUtilization) : undefined,
+        simulator: simLoad ? round2(simLoad.eventLoopUtilization) : undefined,
+      },
       receiveToModelMs: stats(receive),
       // The phone's message → its row (the transaction that stored it began): Baileys' receive and decrypt, then the worker's inbound queue.
       receiveToStoredMs: stats(
@@ -298,15 +335,17 @@ async function main(): Promise<void> {
         ackedToFinished: hop((turn) => at(turn, 'finishedAt') - at(turn, 'sentAt')),
       },
       statementsPerRound: round1(countAll / total),
+      statementsPerRoundByProcess: { bench: round1(benchStatements / total), worker: workerChild ? round1(workerStatements / total) : undefined },
       oursStatementsPerRound: round1(top.filter(([sql]) => isOurs(sql)).reduce((a, [, n]) => a + n, 0) / total),
       topStatements: top.slice(0, 25).map(([sql, n]) => [round1(n / total), sql]),
     };
     result.goal = { addedP99Ms: 50, met: stats(added).p99Ms <= 50 };
     await services.follower.stop();
     await services.runner.stop();
-    await worker.stop();
-    await bus.close();
+    await worker?.stop();
   } finally {
+    if (workerChild) await stopChild(workerChild);
+    await bus.close();
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
     await dataSource.destroy();
     await sim.stop();
@@ -323,6 +362,8 @@ interface Sim {
   provision(phone: string): Promise<string>;
   /** A contact's phone sends a text; the message id. */
   send(from: string, to: string, text: string): Promise<string>;
+  /** The simulator's process's CPU and event loop so far (null inline: it is the bench's). */
+  load(): Promise<LoadMark | null>;
   stop(): Promise<void>;
 }
 
@@ -339,6 +380,7 @@ async function simulator(startSimulator: StartSimulator): Promise<Sim> {
       createAccount: async (phone) => void running.sim.createAccount({ phone }),
       provision: async (phone) => JSON.stringify(running.sim.provisionDevice(phone).creds, BufferJSON.replacer),
       send: async (from, to, text) => (await running.sim.sendMessage(from, to, { text })).id,
+      load: async () => null,
       stop: () => running.stop(),
     };
   }
@@ -358,6 +400,7 @@ async function simulator(startSimulator: StartSimulator): Promise<Sim> {
     createAccount: async (phone) => void (await control('/sim/accounts', { phone })),
     provision: async (phone) => JSON.stringify((await control<{ creds: unknown }>(`/sim/accounts/${phone}/provision`, {})).creds),
     send: async (from, to, text) => (await control<{ id: string }>(`/sim/accounts/${from}/send`, { to, text })).id,
+    load: () => ask<LoadMark>(child, 'load'),
     stop: async () => {
       const exited = new Promise((resolve) => child.once('exit', resolve));
       child.disconnect();
@@ -370,12 +413,98 @@ async function simulator(startSimulator: StartSimulator): Promise<Sim> {
 async function simChild(): Promise<void> {
   const { startSimulator } = await import('@gw/wa-sim');
   const running = await startSimulator(SIM_OPTIONS);
+  answerQuestions({ load: () => loadMark() });
   process.send?.({ websocketUrl: running.websocketUrl, controlUrl: running.controlUrl, rootPublicKey: running.rootPublicKey });
   process.once('disconnect', () => void running.stop().finally(() => process.exit(0)));
 }
 
-// The simulator's child lives until the bench disconnects; the bench exits when it is done.
-(SIM_CHILD ? simChild() : main().then(() => process.exit(0))).then(
+const benchLogger = (): Logger => pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2));
+
+/** The session worker, as both topologies run it: one instance, Baileys against the simulator. */
+async function startWorker(
+  dataSource: DataSource,
+  bus: Bus,
+  sim: { websocketUrl: string; rootPublicKey: string },
+  logger: Logger,
+): Promise<{ stop(): Promise<void> }> {
+  const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
+  const worker = new SessionWorker({
+    dataSource,
+    bus,
+    logger,
+    config: sessionWorkerConfig({
+      workerId: 'chatbot-bench',
+      simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
+    }),
+  });
+  await worker.start();
+  return worker;
+}
+
+/** What the worker's child is told at `start`. */
+interface WorkerSetup {
+  databaseUrl: string;
+  schema: string;
+  /** The run's NATS subject prefix (the bench's bus has the same). */
+  prefix: string;
+  sim: { websocketUrl: string; rootPublicKey: string };
+}
+
+/**
+ * The child process's side of `--topology split`: the session worker on its own DataSource (the bench's
+ * schema) and its own NATS connection, as apps/session-worker runs it; it counts its statements and
+ * marks its load when the bench asks, and stops gracefully when the bench disconnects.
+ */
+async function workerChild(): Promise<void> {
+  const { openDatabase } = await import('@gw/persistence');
+  const { NatsBus } = await import('@gw/bus');
+  let stop: () => Promise<void> = async () => undefined;
+  let counter: { stop(): Map<string, number> } | undefined;
+  answerQuestions({
+    start: async (message) => {
+      const setup = message.setup as WorkerSetup;
+      const dataSource = await openDatabase({ url: setup.databaseUrl, schema: setup.schema, poolSize: 20 });
+      const bus = new PrefixedBus(await NatsBus.connect(NATS_URL, 'bench-chatbot-worker'), setup.prefix);
+      const worker = await startWorker(dataSource, bus, setup.sim, benchLogger());
+      stop = async () => {
+        await worker.stop();
+        await bus.close();
+        await dataSource.destroy();
+      };
+      return {};
+    },
+    measure: async () => {
+      counter = await countStatements();
+      return loadMark();
+    },
+    measured: () => ({ ...loadMark(), statements: [...(counter?.stop() ?? new Map<string, number>()).entries()] }),
+  });
+  process.once('disconnect', () => {
+    setTimeout(() => process.exit(1), 25_000).unref();
+    void stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}
+
+/** Disconnects a child (it then stops by itself) and waits for it to exit; kills it if it has not in 30 s. */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  if (child.connected) child.disconnect();
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+const roles: Record<Role, () => Promise<void>> = {
+  bench: () => main().then(() => process.exit(0)),
+  'sim-child': simChild,
+  'worker-child': workerChild,
+};
+// The children live until the bench disconnects; the bench exits when it is done.
+roles[ROLE]().then(
   () => undefined,
   (error: unknown) => {
     process.stderr.write(`${(error as Error)?.stack ?? error}\n`);

@@ -1,0 +1,130 @@
+/**
+ * What bench/chatbot needs to measure our side across processes: a subject prefix over the apps' bus
+ * (the NATS server may be shared), the SQL statements a process issues, its CPU and event-loop load,
+ * and asking a child process for them over IPC.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions } from '@gw/bus';
+
+/**
+ * The apps' bus with every subject under `prefix` (one token and a dot): a run's session worker and
+ * chatbot see only each other, not the placements, wake-ups and outbox notices of other runs or tests
+ * on the same NATS server. Handlers get the subject without the prefix, as on an unshared server.
+ */
+export class PrefixedBus extends Bus {
+  constructor(
+    private readonly inner: Bus,
+    private readonly prefix: string,
+  ) {
+    super();
+  }
+
+  request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
+    return this.inner.request<T>(this.prefix + subject, data, options);
+  }
+
+  publish(subject: string, data: unknown): void {
+    this.inner.publish(this.prefix + subject, data);
+  }
+
+  subscribe(subject: string, handler: BusHandler, options?: SubscribeOptions): BusSubscription {
+    return this.inner.subscribe(this.prefix + subject, (data, full) => handler(data, full.slice(this.prefix.length)), options);
+  }
+
+  ping(): Promise<void> {
+    return this.inner.ping();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/**
+ * Counts this process's SQL statements by text until `stop()` (pg's Client.query sees every statement
+ * TypeORM issues, prepared ones included). Literals are blanked so that one statement is one key.
+ */
+export async function countStatements(): Promise<{ stop(): Map<string, number> }> {
+  const pg = await import('pg');
+  const statements = new Map<string, number>();
+  const clientPrototype = (pg.default?.Client ?? pg.Client).prototype as unknown as { query: (...call: unknown[]) => unknown };
+  const originalQuery = clientPrototype.query;
+  let counting = true;
+  clientPrototype.query = function (this: unknown, ...call: unknown[]) {
+    if (counting) {
+      const first = call[0] as string | { text?: string };
+      const text = (typeof first === 'string' ? first : (first?.text ?? '?'))
+        .replace(/\s+/g, ' ')
+        .replace(/'[^']*'/g, "'…'")
+        .slice(0, 120);
+      statements.set(text, (statements.get(text) ?? 0) + 1);
+    }
+    return originalQuery.apply(this, call);
+  };
+  return {
+    stop: () => {
+      counting = false;
+      clientPrototype.query = originalQuery;
+      return statements;
+    },
+  };
+}
+
+/** A process's CPU (µs, user + system) and event-loop time (ms, active and idle) so far; two of them give the load in between. */
+export interface LoadMark {
+  cpuMicros: number;
+  loopActiveMs: number;
+  loopIdleMs: number;
+}
+
+export function loadMark(): LoadMark {
+  const cpu = process.cpuUsage();
+  const loop = performance.eventLoopUtilization();
+  return { cpuMicros: cpu.user + cpu.system, loopActiveMs: loop.active, loopIdleMs: loop.idle };
+}
+
+/** Between two marks: CPU in ms, and the share of the time the event loop was busy (0–1). */
+export function loadBetween(from: LoadMark, to: LoadMark): { cpuMs: number; eventLoopUtilization: number } {
+  const active = to.loopActiveMs - from.loopActiveMs;
+  const idle = to.loopIdleMs - from.loopIdleMs;
+  return { cpuMs: (to.cpuMicros - from.cpuMicros) / 1000, eventLoopUtilization: active + idle > 0 ? active / (active + idle) : NaN };
+}
+
+/** One question to a child over IPC and its answer (the child answers `{ id, ...answer }` to `{ id, type, ...data }`). */
+let asked = 0;
+export function ask<T>(child: ChildProcess, type: string, data: Record<string, unknown> = {}, timeoutMs = 30_000): Promise<T> {
+  const id = ++asked;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => done(new Error(`the child did not answer "${type}" in ${timeoutMs} ms`)), timeoutMs);
+    const onMessage = (message: { id?: number; error?: string }) => {
+      if (message?.id !== id) return;
+      if (message.error !== undefined) done(new Error(`the child failed "${type}": ${message.error}`));
+      else done(undefined, message as T);
+    };
+    const onExit = (code: number | null) => done(new Error(`the child exited (${code}) before answering "${type}"`));
+    const done = (error?: Error, answer?: T) => {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      if (error) reject(error);
+      else resolve(answer as T);
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+    child.send({ id, type, ...data });
+  });
+}
+
+/** The child's side of `ask`: answers each question of a known type with what `answer` returns for it. */
+export function answerQuestions(answers: Record<string, (data: Record<string, unknown>) => unknown>): void {
+  process.on('message', (message: { id?: number; type?: string }) => {
+    const answer = message?.type ? answers[message.type] : undefined;
+    if (message?.id === undefined || !answer) return;
+    void Promise.resolve()
+      .then(() => answer(message as Record<string, unknown>))
+      .then(
+        (value) => process.send?.({ ...(value as object), id: message.id }),
+        (error: unknown) => process.send?.({ id: message.id, error: String((error as Error)?.message ?? error) }),
+      );
+  });
+}

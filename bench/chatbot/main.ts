@@ -26,8 +26,10 @@
  * Per round: `receiveToModelMs` (the contact's message leaving the phone → the model's request arriving;
  * WhatsApp's own transport included) and `answerToAckMs` (the model's answer leaving the model → the
  * answer acked by the server); `addedMs` is their sum: what our side adds around the model. The bare
- * side is the model call alone (same prompt size), in a loop at the same rate. Goal: added p99 ≤ 50 ms
- * at 50 rounds/s. Prints one JSON object on stdout (progress on stderr).
+ * side is the model call alone (same prompt size), in a loop at the same rate. A message that arrives
+ * while its chat's previous round is still unanswered (a contact sends every contacts / rate seconds)
+ * joins the chat's round still gathering and is measured with it (`joinedMessages` counts them). Goal:
+ * added p99 ≤ 50 ms at 50 rounds/s. Prints one JSON object on stdout (progress on stderr).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -77,18 +79,27 @@ function stats(values: number[]): Stats {
   return { n: sorted.length, p50Ms: at(0.5), p90Ms: at(0.9), p99Ms: at(0.99), maxMs: round1(sorted[sorted.length - 1] ?? NaN) };
 }
 
-/** A loopback OpenAI chat-completions server that answers at once; remembers when each tagged request arrived and was answered. */
-async function startModel(): Promise<{ url: string; seen: Map<string, { requestAt: number; answerAt: number }>; close: () => void }> {
-  const seen = new Map<string, { requestAt: number; answerAt: number }>();
+interface ModelCall {
+  requestAt: number;
+  answerAt: number;
+}
+
+/**
+ * A loopback OpenAI chat-completions server that answers at once; remembers when each request arrived
+ * and was answered, under every tag of the contact's messages in it (the round's, and the chat's history).
+ */
+async function startModel(): Promise<{ url: string; seen: Map<string, ModelCall[]>; close: () => void }> {
+  const seen = new Map<string, ModelCall[]>();
   const server = createServer((req, res) => {
     const requestAt = performance.timeOrigin + performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { model?: string; messages?: Array<{ role: string; content: unknown }> };
-      const last = [...(body.messages ?? [])].reverse().find((message) => message.role === 'user');
-      const text = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content ?? '');
-      const tag = /\[(r\d+)\]/.exec(text)?.[1] ?? '';
+      const users = (body.messages ?? []).filter((message) => message.role === 'user');
+      const text = users.map((message) => (typeof message.content === 'string' ? message.content : JSON.stringify(message.content ?? ''))).join('\n');
+      const tags = [...new Set([...text.matchAll(/\[(r\d+)\]/g)].map((match) => match[1]))];
+      const tag = tags.at(-1) ?? '';
       const answer = JSON.stringify({
         id: `chatcmpl-${tag}`,
         object: 'chat.completion',
@@ -99,7 +110,7 @@ async function startModel(): Promise<{ url: string; seen: Map<string, { requestA
       });
       res.setHeader('content-type', 'application/json');
       const answerAt = performance.timeOrigin + performance.now();
-      if (tag) seen.set(tag, { requestAt, answerAt });
+      for (const each of tags) seen.set(each, [...(seen.get(each) ?? []), { requestAt, answerAt }]);
       res.end(answer);
     });
   });
@@ -156,6 +167,8 @@ async function main(): Promise<void> {
   const prefix = `${schema}.`;
   const bus: Bus = TOPOLOGY === 'split' ? new PrefixedBus(await NatsBus.connect(NATS_URL, 'bench-chatbot'), prefix) : new InProcessBus();
   let workerChild: ChildProcess | undefined;
+  let chatbot: { stop(): Promise<void> } | undefined;
+  let worker: { stop(): Promise<void> } | undefined;
   try {
     await sim.createAccount(OWNER);
     for (let i = 0; i < CONTACTS; i++) await sim.createAccount(contactPhone(i));
@@ -181,7 +194,6 @@ async function main(): Promise<void> {
     await records.create('rbot1', 'trigger', { type: 'agent', agent_id: agent.id, active: true, responseDelay_seconds: 0, wordsToStart: '' });
 
     const simAddress = { websocketUrl: sim.websocketUrl, rootPublicKey: sim.rootPublicKey };
-    let worker: { stop(): Promise<void> } | undefined;
     if (TOPOLOGY === 'split') {
       // Its stdout is not ours: libsignal prints there, and ours carries the one JSON object.
       workerChild = fork(process.argv[1], ['worker-child'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
@@ -198,33 +210,72 @@ async function main(): Promise<void> {
     await sleep(1000);
     const env = new EnvReader({ OPENAI_BASE_URL: `${model.url}/v1`, SSRF_ALLOWLIST: '127.0.0.0/8', CHATBOT_POLL_MS: '200' });
     const services = createChatbotServices(dataSource, bus, { ...readChatbotConfig(env), runnerId: 'bench' }, logger as never);
-    // Rounds finish by the contact's message id (the round's turn).
-    const finished = new Map<string, (sentAt: number) => void>();
-    const early = new Map<string, number>();
+    // Rounds finish by the contact's message id (the round's turn: its last message). A message that came
+    // while its chat's round was still gathering (the one before it not yet answered) joins that round and
+    // is answered by it: its chat's next round to finish after it was sent, rounds of a chat finishing in
+    // order. It is measured as answered then, with that round's model call.
     const admittedAt = new Map<string, number>();
     const timings = new Map<string, RoundTiming>();
+    interface Sent {
+      order: number;
+      messageId: string;
+      answered: (turn: string) => void;
+    }
+    const chats = new Map<number, { waiting: Sent[]; answered: Array<{ order: number; turn: string }> }>();
+    const sentBy = new Map<string, { contact: number; order: number }>();
+    const chat = (contact: number) => chats.get(contact) ?? chats.set(contact, { waiting: [], answered: [] }).get(contact)!;
+    /** The turn `turn` (sent `order`-th) of `contact` was answered: so were the messages of its chat still waiting before it. */
+    const turnAnswered = (contact: number, order: number, turn: string) => {
+      const { waiting, answered } = chat(contact);
+      answered.push({ order, turn });
+      for (const message of waiting.filter((candidate) => candidate.order <= order)) {
+        waiting.splice(waiting.indexOf(message), 1);
+        message.answered(turn);
+      }
+    };
     services.runner.onRoundFinished = (timing) => {
       admittedAt.set(timing.turn, timing.receivedAt);
       timings.set(timing.turn, timing);
-      const resolve = finished.get(timing.turn);
-      if (resolve) resolve(timing.sentAt);
-      else early.set(timing.turn, timing.sentAt);
+      const sender = sentBy.get(timing.turn);
+      if (sender) turnAnswered(sender.contact, sender.order, timing.turn);
     };
+    let sentCount = 0;
     services.follower.start();
     services.runner.start();
+    chatbot = {
+      stop: async () => {
+        await services.follower.stop();
+        await services.runner.stop();
+      },
+    };
 
+    const tags = new Map<string, string>();
+    let joined = 0;
     const oneRound = async (i: number, measured: boolean) => {
       const tag = `r${i}`;
+      const contact = i % CONTACTS;
+      const order = ++sentCount;
       const sentAt = performance.timeOrigin + performance.now();
-      const messageId = await sim.send(contactPhone(i % CONTACTS), OWNER, `oi [${tag}]`);
-      const answeredAt = await new Promise<number>((resolve, reject) => {
-        if (early.has(messageId)) return resolve(early.get(messageId)!);
-        finished.set(messageId, resolve);
+      const messageId = await sim.send(contactPhone(contact), OWNER, `oi [${tag}]`);
+      tags.set(messageId, tag);
+      const turn = await new Promise<string>((resolve, reject) => {
+        sentBy.set(messageId, { contact, order });
+        // Answered before the send returned: by its own round, or by a later one it joined.
+        if (timings.has(messageId)) return (turnAnswered(contact, order, messageId), resolve(messageId));
+        const later = chat(contact).answered.find((round) => round.order > order);
+        if (later) return resolve(later.turn);
+        chat(contact).waiting.push({ order, messageId, answered: resolve });
         setTimeout(() => reject(new Error(`round ${tag} did not finish in 60 s`)), 60_000).unref();
       });
-      finished.delete(messageId);
-      const seen = model.seen.get(tag);
+      const round = timings.get(turn)!;
+      const answeredAt = round.sentAt;
+      // Its round's model call: the request with the round's turn in it that the runner made (a later
+      // round's request may carry the same message in its history).
+      const seen = (model.seen.get(tags.get(turn) ?? '') ?? []).find(
+        (call) => call.requestAt >= round.modelStartedAt - 1 && call.requestAt <= round.modelEndedAt + 1,
+      );
       if (!measured || !seen) return;
+      if (turn !== messageId) joined++;
       receive.push(seen.requestAt - sentAt);
       sentAts.set(messageId, sentAt);
       measuredTurns.push({ messageId, modelAt: seen.requestAt });
@@ -292,6 +343,9 @@ async function main(): Promise<void> {
     const hop = (of: (turn: { messageId: string; modelAt: number }) => number) => stats(measuredTurns.map(of).filter((value) => Number.isFinite(value)));
     result.ours = {
       roundsPerSecond: round1(total / seconds),
+      // Measured messages that joined their chat's round still gathering (their chat's previous one not yet
+      // answered, a contact sending every contacts / rate seconds): answered, and measured, with that round.
+      joinedMessages: joined,
       // This process's CPU per round (Postgres not included); steadier than latency on a shared machine. With
       // split the follower and the runner; with single also Baileys and the worker; with --sim inline also the
       // simulator's phones.
@@ -340,10 +394,14 @@ async function main(): Promise<void> {
       topStatements: top.slice(0, 25).map(([sql, n]) => [round1(n / total), sql]),
     };
     result.goal = { addedP99Ms: 50, met: stats(added).p99Ms <= 50 };
-    await services.follower.stop();
-    await services.runner.stop();
-    await worker?.stop();
+  } catch (error) {
+    // Said before the cleanup below, which may take a while (the children's graceful stops).
+    log(`failed (cleaning up): ${(error as Error)?.message ?? error}`);
+    throw error;
   } finally {
+    // The chatbot, then the worker, also after a failure: their loops must not outlive the DataSource closed below.
+    await chatbot?.stop();
+    await worker?.stop();
     if (workerChild) await stopChild(workerChild);
     await bus.close();
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);

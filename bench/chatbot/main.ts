@@ -39,7 +39,7 @@ import pino, { type Logger } from 'pino';
 import type { Bus } from '@gw/bus';
 import type { RoundTiming } from '@gw/chatbot';
 import type { DataSource } from 'typeorm';
-import { answerQuestions, ask, countStatements, loadBetween, loadMark, type LoadMark, PrefixedBus } from './processes';
+import { answerQuestions, ask, countStatements, loadBetween, loadMark, type LoadMark, PrefixedBus, UNCOUNTED } from './processes';
 
 type Role = 'bench' | 'sim-child' | 'worker-child';
 const ROLE: Role = process.argv[2] === 'sim-child' || process.argv[2] === 'worker-child' ? process.argv[2] : 'bench';
@@ -298,9 +298,26 @@ async function main(): Promise<void> {
     // event loop of each process: the warm-up is done and nothing runs between the marks and the rounds.
     const counter = await countStatements();
     const [workerMark0, simMark0] = await Promise.all([workerChild ? ask<LoadMark>(workerChild, 'measure') : undefined, sim.load()]);
+    // The outbox followers hand on only events below the snapshot's xmin (docs/adr/0006): a long write
+    // transaction anywhere on the Postgres server (another bench's or test's on a shared one) holds every
+    // round back until it ends. The oldest one's age, every 250 ms, says when the numbers carry that.
+    const oldestWrite: number[] = [];
+    let probing = true;
+    const probe = (async () => {
+      while (probing) {
+        const rows: Array<{ ms: number }> = await dataSource
+          .query(
+            `${UNCOUNTED} SELECT coalesce(max(extract(epoch FROM clock_timestamp() - xact_start) * 1000), 0)::float8 AS ms FROM pg_stat_activity WHERE backend_xid IS NOT NULL`,
+          )
+          .catch(() => []);
+        if (rows.length) oldestWrite.push(Number(rows[0].ms));
+        await sleep(250);
+      }
+    })();
     const t0 = performance.now();
     const mark0 = loadMark();
     await atRate(total, RATE, (i) => oneRound(i, true)).catch(async (error: unknown) => {
+      probing = false;
       const summary = await dataSource.query(`SELECT status, outcome, count(*)::int AS n FROM chatbot_rounds GROUP BY 1, 2 ORDER BY 1, 2`);
       const [inputs] = await dataSource.query(`SELECT count(*)::int AS n FROM chatbot_inputs`);
       const [received] = await dataSource.query(`SELECT count(*)::int AS n FROM messages WHERE NOT from_me`);
@@ -309,6 +326,8 @@ async function main(): Promise<void> {
     });
     const seconds = (performance.now() - t0) / 1000;
     const load = loadBetween(mark0, loadMark());
+    probing = false;
+    await probe;
     const statements = counter.stop();
     const [workerMeasured, simMark1] = await Promise.all([
       workerChild ? ask<LoadMark & { statements: Array<[string, number]> }>(workerChild, 'measured') : undefined,
@@ -388,6 +407,8 @@ async function main(): Promise<void> {
         planStoredToAcked: hop((turn) => at(turn, 'sentAt') - at(turn, 'plannedAt')),
         ackedToFinished: hop((turn) => at(turn, 'finishedAt') - at(turn, 'sentAt')),
       },
+      // The age of the oldest write transaction on the Postgres server (any database), sampled every 250 ms.
+      oldestWriteTransactionMs: stats(oldestWrite),
       statementsPerRound: round1(countAll / total),
       statementsPerRoundByProcess: { bench: round1(benchStatements / total), worker: workerChild ? round1(workerStatements / total) : undefined },
       oursStatementsPerRound: round1(top.filter(([sql]) => isOurs(sql)).reduce((a, [, n]) => a + n, 0) / total),

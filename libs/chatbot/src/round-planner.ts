@@ -11,7 +11,7 @@ import {
   parseList,
   parsePoll,
 } from '@gw/domain';
-import type { MessageRow, QuickReplyRow, RetrievedChunk } from '@gw/persistence';
+import type { ChatHistoryRow, QuickReplyRow, RetrievedChunk } from '@gw/persistence';
 import { generateText, jsonSchema, stepCountIs, tool, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
 import { randomBytes } from 'node:crypto';
 import { callFunction } from './functions';
@@ -61,7 +61,7 @@ export interface PlanInput {
   /** The contact's message the round replies to (the last one gathered). */
   turn: string;
   /** The chat's recent messages, newest first (the round's own included). */
-  history: MessageRow[];
+  history: ChatHistoryRow[];
   /** The round's own messages (their `message` records): added after the history when it lacks them. */
   inputs?: Array<Record<string, unknown>>;
   /** The chat record of the last event (lead fields). */
@@ -169,7 +169,7 @@ export function splitMessage(text: string, max: number): string[] {
   return parts.filter(Boolean);
 }
 
-function describe(row: MessageRow, transcripts?: Map<string, string>): string {
+function describe(row: ChatHistoryRow, transcripts?: Map<string, string>): string {
   const audio = audioKind(row);
   // Our own voice notes: the text the bot spoke (its send's payload).
   const spoken = row.fromMe ? (row.sendPayload as { text?: unknown } | null)?.text : undefined;

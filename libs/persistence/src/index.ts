@@ -69,6 +69,7 @@ export type {
   AdmissionContext,
   ChatbotChatContext,
   ChatbotChatState,
+  ChatHistoryRow,
   ChatbotInstanceSettings,
   ChatbotKind,
   ChatbotRecordRow,

@@ -4,6 +4,15 @@ import { toChatRow, type ChatRow } from './chat.repository';
 import { toMessageRow, type MessageRow } from './message.repository';
 import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
 
+/**
+ * A message of a chat's history as the model's context uses it: who wrote it and what it says
+ * (`sendPayload` only for the bot's own audio: the text it spoke).
+ */
+export type ChatHistoryRow = Pick<
+  MessageRow,
+  'messageId' | 'fromMe' | 'senderName' | 'messageType' | 'mediaType' | 'text' | 'messageTimestamp' | 'sendPayload'
+>;
+
 /** The four record kinds of the chatbot (uazapi 2.0 §2.17). */
 export type ChatbotKind = 'agent' | 'trigger' | 'knowledge' | 'function';
 
@@ -659,14 +668,36 @@ export class ChatbotRepository {
    * the order they were stored in decides, and messages the worker stored in one transaction (the same
    * created_at: a socket's writes share one) follow `order`, the round's inputs in the order they came.
    */
-  async history(instanceId: string, jids: string[], options: { max: number; min: number; windowHours: number; order?: string[] }): Promise<MessageRow[]> {
-    const rows: Raw[] = await this.dataSource.query(
-      `SELECT * FROM messages WHERE instance_id = $1 AND (chat_id = ANY($2::text[]) OR chat_lid = ANY($2::text[]))
+  async history(instanceId: string, jids: string[], options: { max: number; min: number; windowHours: number; order?: string[] }): Promise<ChatHistoryRow[]> {
+    // Only what the model's context uses: not the records' raw, content or ai_metadata (a contact's message
+    // the bot answered carries the whole earlier exchange there), which pg would parse for nothing.
+    const rows: Array<{
+      message_id: string;
+      from_me: boolean;
+      sender_name: string;
+      message_type: string;
+      media_type: string;
+      text: string;
+      message_timestamp: string;
+      send_payload: Record<string, unknown> | null;
+    }> = await this.dataSource.query(
+      `SELECT message_id, from_me, sender_name, message_type, media_type, text, message_timestamp,
+         CASE WHEN from_me AND (media_type IN ('ptt', 'audio') OR message_type = 'AudioMessage') THEN send_payload END AS send_payload
+       FROM messages WHERE instance_id = $1 AND (chat_id = ANY($2::text[]) OR chat_lid = ANY($2::text[]))
          AND status NOT IN ('Deleted', 'Canceled', 'Failed', 'Queued')
        ORDER BY message_timestamp / 1000 DESC, created_at DESC, array_position($4::text[], message_id) DESC NULLS LAST LIMIT $3`,
       [instanceId, jids.filter(Boolean), Math.max(options.max, options.min, 1), options.order ?? []],
     );
-    const all = rows.map(toMessageRow);
+    const all: ChatHistoryRow[] = rows.map((row) => ({
+      messageId: row.message_id,
+      fromMe: row.from_me,
+      senderName: row.sender_name,
+      messageType: row.message_type,
+      mediaType: row.media_type,
+      text: row.text,
+      messageTimestamp: Number(row.message_timestamp),
+      sendPayload: row.send_payload,
+    }));
     const since = Date.now() - options.windowHours * 3_600_000;
     const recent = options.windowHours > 0 ? all.filter((row) => row.messageTimestamp >= since) : all;
     return (recent.length >= options.min ? recent : all.slice(0, options.min)).slice(0, Math.max(options.max, options.min));

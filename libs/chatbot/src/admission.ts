@@ -125,7 +125,7 @@ export async function admitEvents(manager: EntityManager, instanceId: string, ev
   const context = async (chatId: string): Promise<{ batch: BatchContext | null; chat?: ChatbotChatContext }> => {
     const first = !loaded;
     loaded ??= ChatbotRepository.admissionContextWithin(manager, instanceId, chatId).then((read) => ({
-      batch: read.settings?.enabled ? batchContext(read.settings, read.triggers, read.agents, read.functions, read.hasKnowledge) : null,
+      batch: read.settings?.enabled ? batchContext(read.settings, read.triggers, read.agents, read.functions, read.hasKnowledge, read.hasQuickReplies) : null,
       chatId,
       chat: read.chat,
     }));
@@ -150,6 +150,7 @@ function batchContext(
   agentRows: ChatbotRecordRow[],
   functions: ChatbotRecordRow[],
   hasKnowledge: boolean,
+  hasQuickReplies: boolean,
 ): BatchContext {
   return {
     settings,
@@ -158,6 +159,7 @@ function batchContext(
     rows: new Map([...triggerRows, ...agentRows].map((row) => [row.id, row])),
     functions,
     hasKnowledge,
+    hasQuickReplies,
   };
 }
 
@@ -170,6 +172,7 @@ interface BatchContext {
   rows: Map<string, ChatbotRecordRow>;
   functions: ChatbotRecordRow[];
   hasKnowledge: boolean;
+  hasQuickReplies: boolean;
 }
 
 async function admitOne(
@@ -261,6 +264,7 @@ async function admitOne(
         agent: chosen.type === 'agent' ? (batch.rows.get(chosen.agent_id) ?? null) : null,
         functions: batch.functions,
         hasKnowledge: batch.hasKnowledge,
+        hasQuickReplies: batch.hasQuickReplies,
       },
     };
   return result;

@@ -209,7 +209,7 @@ export class ChatbotRunner {
   private async execute(round: ChatbotRoundRow, claimedContext?: RoundContext): Promise<'ended' | void> {
     const claimedAt = Date.now();
     // Read by admission when it claimed the round, else one statement: each is a round trip on the way to the model.
-    const { settings, disabledUntil, trigger, agent, functions, hasKnowledge } =
+    const { settings, disabledUntil, trigger, agent, functions, hasKnowledge, hasQuickReplies } =
       claimedContext ?? (await this.rounds.roundContext(round.instanceId, round.chatId, round.triggerId, round.agentId));
     const turn = String(round.inputs[round.inputs.length - 1]?.messageid ?? '');
     let plan = round.plan as unknown as RoundPlan | null;
@@ -217,7 +217,7 @@ export class ChatbotRunner {
     if (!settings || (!settings.enabled && !plan)) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot disabled');
     if (!plan) {
       if (disabledUntil * 1000 > Date.now()) return this.rounds.cancel(round.id, this.runnerId, 'canceled: chatbot_disableUntil');
-      plan = await this.plan(round, turn, settings, trigger, agent, functions, hasKnowledge);
+      plan = await this.plan(round, turn, settings, trigger, agent, functions, hasKnowledge, hasQuickReplies);
       if (!plan) return this.rounds.cancel(round.id, this.runnerId, 'canceled: the trigger or agent is gone');
       if (this.killed || !(await this.rounds.storePlan(round.id, this.runnerId, plan as unknown as Record<string, unknown>))) return;
     }
@@ -279,6 +279,7 @@ export class ChatbotRunner {
     agentRow: ChatbotRecordRow | null,
     functionRows: ChatbotRecordRow[],
     hasKnowledge: boolean,
+    hasQuickReplies: boolean,
   ): Promise<RoundPlan | null> {
     if (!triggerRow) return null;
     const trigger = triggerOf(triggerRow);
@@ -308,7 +309,8 @@ export class ChatbotRunner {
         windowHours: agent.contextTimeWindow_hours,
         order: round.inputs.map((input) => String(input.messageid ?? '')),
       }),
-      this.quickReplies.list(round.instanceId),
+      // The instance's quick replies (the model's send_quick_reply tool): not read when it has none.
+      hasQuickReplies ? this.quickReplies.list(round.instanceId) : [],
       heard
         .then((transcripts) => this.knowledge.retrieve(round.instanceId, question(transcripts), settings.openaiApikey, hasKnowledge))
         .catch((error: unknown) => {

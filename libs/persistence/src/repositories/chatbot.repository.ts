@@ -164,6 +164,7 @@ export interface AdmissionContext {
   agents: ChatbotRecordRow[];
   functions: ChatbotRecordRow[];
   hasKnowledge: boolean;
+  hasQuickReplies: boolean;
   chat: ChatbotChatContext;
 }
 
@@ -176,6 +177,8 @@ export interface RoundContext {
   agent: ChatbotRecordRow | null;
   functions: ChatbotRecordRow[];
   hasKnowledge: boolean;
+  /** Whether the instance has quick replies (the model's `send_quick_reply` tool; none: not read). */
+  hasQuickReplies: boolean;
 }
 
 type ChatContextRaw = { until: string | null; trigger_id: string | null; agent_id: string | null; last_trigger_at: Date | string | null };
@@ -423,13 +426,15 @@ export class ChatbotRepository {
    * conversation (chatContextWithin's read).
    */
   static async admissionContextWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatId: string): Promise<AdmissionContext> {
-    const [row]: Array<{ settings: Raw | null; records: Raw[] | null; has_knowledge: boolean } & ChatContextRaw> = await manager.query(
-      `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
+    const [row]: Array<{ settings: Raw | null; records: Raw[] | null; has_knowledge: boolean; has_quick_replies: boolean } & ChatContextRaw> =
+      await manager.query(
+        `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
          (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r WHERE r.instance_id = $1 AND r.kind IN ('trigger', 'agent', 'function')) AS records,
          EXISTS (SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1) AS has_knowledge,
+         EXISTS (SELECT 1 FROM quick_replies WHERE instance_id = $1) AS has_quick_replies,
          ${CHAT_CONTEXT}`,
-      [instanceId, chatId],
-    );
+        [instanceId, chatId],
+      );
     const records = (row?.records ?? []).map(toRecordRow);
     return {
       settings: row?.settings ? toSettings(row.settings) : null,
@@ -437,6 +442,7 @@ export class ChatbotRepository {
       agents: records.filter((record) => record.kind === 'agent'),
       functions: records.filter((record) => record.kind === 'function'),
       hasKnowledge: row?.has_knowledge === true,
+      hasQuickReplies: row?.has_quick_replies === true,
       chat: toChatContext(row),
     };
   }
@@ -486,15 +492,17 @@ export class ChatbotRepository {
    * any knowledge stored.
    */
   async roundContext(instanceId: string, chatId: string, triggerId: string, agentId: string): Promise<RoundContext> {
-    const [row]: Array<{ settings: Raw | null; until: string | null; records: Raw[] | null; has_knowledge: boolean }> = await this.dataSource.query(
-      `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
+    const [row]: Array<{ settings: Raw | null; until: string | null; records: Raw[] | null; has_knowledge: boolean; has_quick_replies: boolean }> =
+      await this.dataSource.query(
+        `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
          (SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
             FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)) AS until,
          (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r
             WHERE r.instance_id = $1 AND ((r.kind = 'trigger' AND r.id = $3) OR (r.kind = 'agent' AND r.id = $4) OR r.kind = 'function')) AS records,
-         EXISTS (SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1) AS has_knowledge`,
-      [instanceId, chatId, triggerId, agentId],
-    );
+         EXISTS (SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1) AS has_knowledge,
+         EXISTS (SELECT 1 FROM quick_replies WHERE instance_id = $1) AS has_quick_replies`,
+        [instanceId, chatId, triggerId, agentId],
+      );
     const records = (row?.records ?? []).map(toRecordRow);
     return {
       settings: row?.settings ? toSettings(row.settings) : null,
@@ -503,6 +511,7 @@ export class ChatbotRepository {
       agent: agentId ? (records.find((record) => record.kind === 'agent') ?? null) : null,
       functions: records.filter((record) => record.kind === 'function'),
       hasKnowledge: row?.has_knowledge === true,
+      hasQuickReplies: row?.has_quick_replies === true,
     };
   }
 

@@ -117,31 +117,39 @@ export function matchesLead(trigger: Pick<TriggerSettings, 'lead_field' | 'lead_
  *   words and lead condition match starts one.
  */
 export async function admitEvents(manager: EntityManager, instanceId: string, events: OutboxRow[], options: AdmissionOptions): Promise<AdmissionResult[]> {
-  // Settings, triggers, agents and functions: one statement per batch (admission changes none of them),
-  // with the context of the chat that first needs them, and only once an event needs them (most events
-  // of a round are ours: the answer, its receipts, ai_metadata).
-  let loaded: Promise<{ batch: BatchContext | null; chatId: string; chat: ChatbotChatContext }> | undefined;
-  let chatHandedOut = false;
+  const messages = events.filter((event) => event.eventType === 'messages');
+  // Settings, triggers, agents and functions, and the pause and running conversation of every chat of
+  // the batch: one statement per batch (admission changes none of the first), and only once an event
+  // needs them (most events of a round are ours: the answer, its receipts, ai_metadata).
+  const chatIds = [...new Set(messages.map(chatOf).filter(Boolean))];
+  let loaded: Promise<BatchContext | null> | undefined;
+  let fresh = new Map<string, ChatbotChatContext>();
   const context = async (chatId: string): Promise<{ batch: BatchContext | null; chat?: ChatbotChatContext }> => {
-    const first = !loaded;
-    loaded ??= ChatbotRepository.admissionContextWithin(manager, instanceId, chatId).then((read) => ({
-      batch: read.settings?.enabled ? batchContext(read.settings, read.triggers, read.agents, read.functions, read.hasKnowledge, read.hasQuickReplies) : null,
-      chatId,
-      chat: read.chat,
-    }));
-    const { batch, chat } = await loaded;
-    // The chat's context read with the batch is what the first event that asked saw; the events after
-    // it (which may have changed it) read their own.
-    if (!first || chatHandedOut) return { batch };
-    chatHandedOut = true;
+    loaded ??= ChatbotRepository.admissionContextWithin(manager, instanceId, chatIds).then((read) => {
+      fresh = read.chats;
+      return read.settings?.enabled ? batchContext(read.settings, read.triggers, read.agents, read.functions, read.hasKnowledge, read.hasQuickReplies) : null;
+    });
+    const batch = await loaded;
+    // A chat's context read with the batch is what the first of its events that asks sees; the events
+    // after it (which may have changed it) read their own.
+    const chat = fresh.get(chatId);
+    fresh.delete(chatId);
     return { batch, chat };
   };
   const results: AdmissionResult[] = [];
-  for (const event of events) {
-    if (event.eventType !== 'messages') continue;
-    results.push(await admitOne(manager, context, event, options));
+  for (const event of messages) {
+    const result = await admitOne(manager, context, event, options);
+    // A pause writes the chat's lead field, which an event naming the same chat by its other id (phone
+    // number or lid) reads too: after one, every event reads its chat's context anew.
+    if (result.action === 'paused') fresh.clear();
+    results.push(result);
   }
   return results;
+}
+
+/** The chat an event of `messages` is about. */
+function chatOf(event: OutboxRow): string {
+  return event.chatId || str(((event.payload as Json).message as Json | undefined)?.chatid);
 }
 
 function batchContext(
@@ -186,7 +194,7 @@ async function admitOne(
   const message = (payload.message ?? {}) as Json;
   const chat = (payload.chat ?? {}) as Json;
   const messageId = str(message.messageid);
-  const chatId = event.chatId || str(message.chatid);
+  const chatId = chatOf(event);
   if (!messageId || !chatId) return { action: 'ignored', reason: 'no message id' };
   if (chatId.endsWith('@newsletter') || chatId === 'status@broadcast') return { action: 'ignored', reason: 'not a conversation' };
   // A copy of an earlier message (edit, status change, our own ai_metadata update) is no new turn.

@@ -201,6 +201,37 @@ describe('admission', () => {
     expect(db.statements.filter((sql) => /^\s*(INSERT|UPDATE|DELETE|WITH)/i.test(sql))).toEqual([]);
   });
 
+  it("reads the pause of every chat of a batch with its settings, and a chat's own again after a pause", async () => {
+    const [a, b] = ['5511999990001@s.whatsapp.net', '5511999990002@s.whatsapp.net'];
+    const statements: string[] = [];
+    const db = {
+      query: async (sql: string, params: unknown[]) => {
+        statements.push(sql);
+        // Both chats paused far ahead when read with the batch; not paused when read alone.
+        if (sql.includes('FROM instances'))
+          return [{ settings, records: null, chats: (params[1] as string[]).map((chat) => ({ chat_id: chat, until: 4_000_000_000 })) }];
+        if (sql.includes('chatbot_disableUntil') && sql.startsWith('SELECT')) return [{ until: null }];
+        return [];
+      },
+    };
+    const of = (chatId: string, messageid: string, text = 'oi') => ({ ...event({ messageid, chatid: chatId, text }), chatId });
+    const batch = [of(a, 'M1'), of(b, 'M2'), of(a, 'M3')];
+    const results = await admitEvents(db as never, 'i1', batch as never, { defaultPauseMinutes: 60 });
+    // One read for the batch: each chat's first event uses it; a chat's second event reads its own.
+    expect(results.map((result) => (result.action === 'ignored' ? result.reason : result.action))).toEqual([
+      'chatbot_disableUntil',
+      'chatbot_disableUntil',
+      'no trigger matched',
+    ]);
+    expect(statements.filter((sql) => sql.includes('FROM instances'))).toHaveLength(1);
+    expect(statements.filter((sql) => !sql.includes('FROM instances'))).toHaveLength(1);
+
+    // After a pause (the stop word in chat a), chat b's context is read anew, not taken from the batch.
+    statements.length = 0;
+    const paused = await admitEvents(db as never, 'i1', [of(a, 'M4', 'parar'), of(b, 'M5')] as never, { defaultPauseMinutes: 60 });
+    expect(paused.map((result) => (result.action === 'ignored' ? result.reason : result.action))).toEqual(['paused', 'no trigger matched']);
+  });
+
   it('pauses the chat on the stop word, whatever its case and accents', async () => {
     const db = manager();
     const [result] = await admitEvents(db as never, 'i1', [event({ text: ' PARAR ' }) as never], { defaultPauseMinutes: 60, now: () => 1_000_000 });

@@ -165,7 +165,8 @@ export interface AdmissionContext {
   functions: ChatbotRecordRow[];
   hasKnowledge: boolean;
   hasQuickReplies: boolean;
-  chat: ChatbotChatContext;
+  /** The pause and running conversation of each chat asked for. */
+  chats: Map<string, ChatbotChatContext>;
 }
 
 /** What a runner needs before it plans a round (roundContext(), or what admission read when it claimed the round). */
@@ -183,9 +184,14 @@ export interface RoundContext {
 
 type ChatContextRaw = { until: string | null; trigger_id: string | null; agent_id: string | null; last_trigger_at: Date | string | null };
 
+/** The chat's `chatbot_disableUntil` (unix seconds, null when unset) as a scalar subquery ($1 instance, `chat` the chat's id). */
+const CHAT_UNTIL = (
+  chat: string,
+) => `(SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
+     FROM chats WHERE instance_id = $1 AND (wa_chatid = ${chat} OR wa_chatlid = ${chat}))`;
+
 /** The chat's pause and running conversation as select-list items ($1 instance, $2 chat). */
-const CHAT_CONTEXT = `(SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
-     FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)) AS until,
+const CHAT_CONTEXT = `${CHAT_UNTIL('$2')} AS until,
    s.trigger_id, s.agent_id, s.last_trigger_at
    FROM (SELECT 1) one LEFT JOIN chatbot_chat_state s ON s.instance_id = $1 AND s.chat_id = $2`;
 
@@ -421,20 +427,27 @@ export class ChatbotRepository {
 
   /**
    * What admission reads once per batch of events, in one statement: the instance's settings, triggers,
-   * agents and functions and whether it has knowledge stored (what a round claimed at admission runs
-   * with), and for the chat of the first event that needs them its `chatbot_disableUntil` and running
-   * conversation (chatContextWithin's read).
+   * agents and functions and whether it has knowledge or quick replies stored (what a round claimed at
+   * admission runs with), and for each of `chatIds` (the batch's chats) its `chatbot_disableUntil` and
+   * running conversation (chatContextWithin's read).
    */
-  static async admissionContextWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatId: string): Promise<AdmissionContext> {
-    const [row]: Array<{ settings: Raw | null; records: Raw[] | null; has_knowledge: boolean; has_quick_replies: boolean } & ChatContextRaw> =
-      await manager.query(
-        `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
+  static async admissionContextWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatIds: string[]): Promise<AdmissionContext> {
+    const [row]: Array<{
+      settings: Raw | null;
+      records: Raw[] | null;
+      has_knowledge: boolean;
+      has_quick_replies: boolean;
+      chats: Array<ChatContextRaw & { chat_id: string }> | null;
+    }> = await manager.query(
+      `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
          (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r WHERE r.instance_id = $1 AND r.kind IN ('trigger', 'agent', 'function')) AS records,
          EXISTS (SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1) AS has_knowledge,
          EXISTS (SELECT 1 FROM quick_replies WHERE instance_id = $1) AS has_quick_replies,
-         ${CHAT_CONTEXT}`,
-        [instanceId, chatId],
-      );
+         (SELECT json_agg(json_build_object('chat_id', c.chat_id, 'until', ${CHAT_UNTIL('c.chat_id')},
+              'trigger_id', s.trigger_id, 'agent_id', s.agent_id, 'last_trigger_at', s.last_trigger_at))
+            FROM unnest($2::text[]) AS c(chat_id) LEFT JOIN chatbot_chat_state s ON s.instance_id = $1 AND s.chat_id = c.chat_id) AS chats`,
+      [instanceId, chatIds],
+    );
     const records = (row?.records ?? []).map(toRecordRow);
     return {
       settings: row?.settings ? toSettings(row.settings) : null,
@@ -443,7 +456,7 @@ export class ChatbotRepository {
       functions: records.filter((record) => record.kind === 'function'),
       hasKnowledge: row?.has_knowledge === true,
       hasQuickReplies: row?.has_quick_replies === true,
-      chat: toChatContext(row),
+      chats: new Map((row?.chats ?? []).map((chat) => [chat.chat_id, toChatContext(chat)])),
     };
   }
 

@@ -90,7 +90,7 @@ export class OutboxCursorRepository {
   /**
    * One step of `consumer` over `instanceId`: at most `limit` events, those of `eventTypes` (all when
    * absent) that match none of the `ignore` JSON paths handed to `handle` in commit order inside the
-   * cursor's transaction. A handler that throws
+   * cursor's transaction (the others' payloads are not even read). A handler that throws
    * rolls the step back (its rows and the cursor's move alike); the same events come again next time.
    */
   async step<T = void>(
@@ -102,10 +102,10 @@ export class OutboxCursorRepository {
     ignore: readonly string[] = [],
   ): Promise<CursorStep<T>> {
     return this.dataSource.transaction(async (manager) => {
-      const { busy, rows, waiting } = await OutboxCursorRepository.lockReadAndMove(manager, consumer, instanceId, limit, ignore);
+      const { busy, rows, waiting } = await OutboxCursorRepository.lockReadAndMove(manager, consumer, instanceId, limit, eventTypes, ignore);
       if (busy) return { busy: true, read: 0, more: false };
       if (rows.length === 0) return { busy: false, read: 0, more: waiting };
-      const wanted = rows.filter((row) => !row.ignored && (!eventTypes || eventTypes.has(row.eventType))).map(({ ignored: _ignored, ...row }) => row);
+      const wanted = rows.filter((row) => row.wanted).map(({ wanted: _wanted, ...row }) => row);
       const handled = wanted.length > 0 ? await handle(manager, instanceId, wanted) : undefined;
       return { busy: false, read: rows.length, more: waiting || rows.length === limit, handled };
     });
@@ -116,7 +116,8 @@ export class OutboxCursorRepository {
    * settled events after it and moves the cursor past the last of them, in one statement (the move
    * commits or rolls back with the step's transaction): OutboxRepository.readSettledWithin's read (rows
    * of transactions older than the snapshot's xmin, in (tx, id) order; `waiting`: committed rows behind a
-   * running transaction) from the locked cursor. Under READ COMMITTED the lock sees the cursor's latest
+   * running transaction) from the locked cursor; `wanted` marks the events for the handler (of
+   * `eventTypes`, matching no `ignore` path), the others come without their payload. Under READ COMMITTED the lock sees the cursor's latest
    * committed position, and every event settled by this statement's snapshot is visible to it.
    */
   private static async lockReadAndMove(
@@ -124,12 +125,13 @@ export class OutboxCursorRepository {
     consumer: string,
     instanceId: string,
     limit: number,
+    eventTypes: ReadonlySet<string> | undefined,
     ignore: readonly string[],
-  ): Promise<{ busy: boolean; rows: Array<OutboxRow & { ignored: boolean }>; waiting: boolean }> {
+  ): Promise<{ busy: boolean; rows: Array<OutboxRow & { wanted: boolean }>; waiting: boolean }> {
     const found: Array<
       RawOutboxRow & {
         cursor_tx: string | null;
-        ignored: boolean | null;
+        wanted: boolean | null;
         waiting: boolean | null;
       }
     > = await manager.query(
@@ -143,18 +145,19 @@ export class OutboxCursorRepository {
        moved AS (
          UPDATE outbox_cursors u SET tx = last.tx, id = last.id, updated_at = now() FROM last, c
          WHERE u.consumer = $1 AND u.instance_id = $2 RETURNING 1)
-       SELECT c.tx::text AS cursor_tx, r.id::text AS id, r.instance_id, r.event_type, r.chat_id, r.payload, r.created_at,
-         r.payload @? ANY($4::jsonpath[]) AS ignored,
+       SELECT c.tx::text AS cursor_tx, r.id::text AS id, r.instance_id, r.event_type, r.chat_id,
+         CASE WHEN k.wanted THEN r.payload END AS payload, r.created_at, k.wanted,
          EXISTS (SELECT 1 FROM outbox_events w WHERE w.instance_id = $2 AND w.tx >= s.xmin AND (w.tx, w.id) > (c.tx, c.id) AND w.id > c.floor) AS waiting
        FROM s LEFT JOIN c ON true LEFT JOIN r ON true
+         LEFT JOIN LATERAL (SELECT ($5::text[] IS NULL OR r.event_type = ANY($5::text[])) AND NOT (r.payload @? ANY($4::jsonpath[])) AS wanted) k ON true
        ORDER BY r.tx, r.id`,
-      [consumer, instanceId, limit, ignore],
+      [consumer, instanceId, limit, ignore, eventTypes ? [...eventTypes] : null],
     );
     if (!found.length || found[0].cursor_tx === null) return { busy: true, rows: [], waiting: false };
     return {
       busy: false,
       waiting: found[0].waiting === true,
-      rows: found.filter((row) => row.id !== null).map((row) => ({ ...toOutboxRow(row), ignored: row.ignored === true })),
+      rows: found.filter((row) => row.id !== null).map((row) => ({ ...toOutboxRow(row), wanted: row.wanted === true })),
     };
   }
 }

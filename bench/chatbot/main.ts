@@ -39,7 +39,7 @@ import pino, { type Logger } from 'pino';
 import type { Bus } from '@gw/bus';
 import type { RoundTiming } from '@gw/chatbot';
 import type { DataSource } from 'typeorm';
-import { answerQuestions, ask, countStatements, loadBetween, loadMark, type LoadMark, PrefixedBus, UNCOUNTED } from './processes';
+import { answerQuestions, ask, countStatements, loadBetween, loadMark, type LoadMark, PrefixedBus, stopChild, UNCOUNTED } from '../support/processes';
 
 type Role = 'bench' | 'sim-child' | 'worker-child';
 const ROLE: Role = process.argv[2] === 'sim-child' || process.argv[2] === 'worker-child' ? process.argv[2] : 'bench';
@@ -565,16 +565,6 @@ async function workerChild(): Promise<void> {
       () => process.exit(1),
     );
   });
-}
-
-/** Disconnects a child (it then stops by itself) and waits for it to exit; kills it if it has not in 30 s. */
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  if (child.connected) child.disconnect();
-  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  await exited;
-  clearTimeout(timer);
 }
 
 const roles: Record<Role, () => Promise<void>> = {

@@ -1,7 +1,7 @@
 /**
- * What bench/chatbot needs to measure our side across processes: a subject prefix over the apps' bus
- * (the NATS server may be shared), the SQL statements a process issues, its CPU and event-loop load,
- * and asking a child process for them over IPC.
+ * What bench/chatbot and bench/send need to measure our side across processes: a subject prefix over the
+ * apps' bus (the NATS server may be shared), the SQL statements a process issues, its CPU and event-loop
+ * load, asking a child process for them over IPC, and stopping it.
  */
 import type { ChildProcess } from 'node:child_process';
 import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions } from '@gw/bus';
@@ -43,28 +43,43 @@ export class PrefixedBus extends Bus {
 /** A statement of the bench's own that the counts leave out (it starts with this). */
 export const UNCOUNTED = '/* bench, uncounted */';
 
+/** How `countStatements` keys a statement (its defaults are bench/chatbot's). */
+export interface CountOptions {
+  /** Characters of the normalised text kept in the key (120). */
+  width?: number;
+  /** Refines the key with the call (e.g. a parameter that tells statements of one text apart). */
+  key?: (text: string, call: unknown[]) => string;
+  /** Also counts the statements whose promise rejects, by SQLSTATE (`failed()`). */
+  failures?: boolean;
+}
+
 /**
  * Counts this process's SQL statements by text until `stop()` (pg's Client.query sees every statement
  * TypeORM issues, prepared ones included). Literals are blanked so that one statement is one key.
  */
-export async function countStatements(): Promise<{ stop(): Map<string, number> }> {
+export async function countStatements(options: CountOptions = {}): Promise<{ stop(): Map<string, number>; failed(): Map<string, number> }> {
   const pg = await import('pg');
   const statements = new Map<string, number>();
+  const failed = new Map<string, number>();
   const clientPrototype = (pg.default?.Client ?? pg.Client).prototype as unknown as { query: (...call: unknown[]) => unknown };
   const originalQuery = clientPrototype.query;
   let counting = true;
   clientPrototype.query = function (this: unknown, ...call: unknown[]) {
-    if (counting) {
-      const first = call[0] as string | { text?: string };
-      const raw = typeof first === 'string' ? first : (first?.text ?? '?');
-      if (raw.startsWith(UNCOUNTED)) return originalQuery.apply(this, call);
-      const text = raw
-        .replace(/\s+/g, ' ')
-        .replace(/'[^']*'/g, "'…'")
-        .slice(0, 120);
-      statements.set(text, (statements.get(text) ?? 0) + 1);
-    }
-    return originalQuery.apply(this, call);
+    if (!counting) return originalQuery.apply(this, call);
+    const first = call[0] as string | { text?: string };
+    const raw = typeof first === 'string' ? first : (first?.text ?? '?');
+    if (raw.startsWith(UNCOUNTED)) return originalQuery.apply(this, call);
+    const text = raw
+      .replace(/\s+/g, ' ')
+      .replace(/'[^']*'/g, "'…'")
+      .slice(0, options.width ?? 120);
+    const key = options.key ? options.key(text, call) : text;
+    statements.set(key, (statements.get(key) ?? 0) + 1);
+    const result = originalQuery.apply(this, call) as unknown;
+    // A deadlock between group commits, say, shows here as 40P01.
+    if (options.failures && result instanceof Promise)
+      result.catch((error: { code?: string }) => failed.set(error?.code ?? '?', (failed.get(error?.code ?? '?') ?? 0) + 1));
+    return result;
   };
   return {
     stop: () => {
@@ -72,6 +87,7 @@ export async function countStatements(): Promise<{ stop(): Map<string, number> }
       clientPrototype.query = originalQuery;
       return statements;
     },
+    failed: () => failed,
   };
 }
 
@@ -132,4 +148,14 @@ export function answerQuestions(answers: Record<string, (data: Record<string, un
         (error: unknown) => process.send?.({ id: message.id, error: String((error as Error)?.message ?? error) }),
       );
   });
+}
+
+/** Disconnects a child (it then stops by itself) and waits for it to exit; kills it if it has not in 30 s. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  if (child.connected) child.disconnect();
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  await exited;
+  clearTimeout(timer);
 }

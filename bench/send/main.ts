@@ -6,23 +6,34 @@
  * same (instance, peer) pairs; the sides run one after the other so they don't compete for the cores.
  *
  *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1] [--pool 20]
+ *                         [--topology split|single]
  *
- * Processes: the simulator (load mode), the bare side, the ours side (session worker + gateway HTTP
- * app, one InProcessBus) and the orchestrator, which drives the HTTP load for ours (a client of its own,
- * as in production). Before measuring, each side sends `--warmup` rounds of one message per instance
- * (device lookup and Signal session set-up with its peer), not counted.
+ * Processes: the simulator (load mode), the bare side, the ours side and the orchestrator, which drives
+ * the HTTP load for ours (a client of its own, as in production). `--topology split` (default) is the
+ * deployed one: the gateway HTTP app in one process and the session worker in a child process of its
+ * own (as apps/gateway and apps/session-worker), over real NATS (NATS_URL, default nats://127.0.0.1:4222;
+ * every subject under a prefix of the run's own, the server may be shared) and one Postgres schema, each
+ * process with a pool of `--pool` connections. `--topology single` hosts both in one process over the
+ * in-process bus, sharing one pool (the embedded `npm start`; every run before 2026-11-25 08:00 UTC).
+ * Before measuring, each side sends `--warmup` rounds of one message per instance (device lookup and
+ * Signal session set-up with its peer), not counted.
  *
- * Prints one JSON object on stdout (progress on stderr). Goal: ours ≥ 0.8 × bare throughput. Next to
- * throughput, each side reports its CPU time per send (`cpuMsPerSend`, `cpuRatio`), steadier than
- * throughput on a shared machine, and ours the SQL statements per send with the most frequent ones.
+ * Prints one JSON object on stdout (progress on stderr), with `topology`. Goal: ours ≥ 0.8 × bare
+ * throughput. Next to throughput, each side reports its CPU time per send (`cpuMsPerSend`, `cpuRatio`;
+ * ours per process in `cpuMsPerSendByProcess` and their sum in `cpuMsPerSend`), steadier than throughput
+ * on a shared machine, and ours the SQL statements per send, summed over its processes (`sqlPerSend`;
+ * per process in `sqlPerSendByProcess`), with the most frequent ones.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
+import type { Bus } from '@gw/bus';
+import type { DataSource } from 'typeorm';
+import { answerQuestions, ask, countStatements, loadBetween, loadMark, type LoadMark, PrefixedBus, stopChild, UNCOUNTED } from '../support/processes';
 import { openBareSockets, provisionDevices, simControl } from '../support/sim-clients';
 
-type Role = 'orchestrate' | 'sim' | 'bare' | 'ours';
+type Role = 'orchestrate' | 'sim' | 'bare' | 'ours' | 'worker';
 
 interface SimInfo {
   websocketUrl: string;
@@ -54,8 +65,9 @@ interface SideResult extends LoadResult {
   connectSeconds: number;
   /**
    * CPU time of the side's process (user + system) per send, warm-up included: what a send costs,
-   * which a noisy machine disturbs far less than throughput. Ours is the gateway and the worker in
-   * one process (its HTTP client is the orchestrator); the simulator is not counted on either side.
+   * which a noisy machine disturbs far less than throughput. Ours is the gateway's process and the
+   * worker's summed (split), or the one process hosting both (single); its HTTP client is the
+   * orchestrator, not counted, nor is the simulator on either side.
    */
   cpuMsPerSend?: number;
 }
@@ -69,8 +81,14 @@ const CONCURRENCY = Number(args.get('concurrency') ?? 50);
 const INSTANCES = Number(args.get('instances') ?? 50);
 const PEERS = Number(args.get('peers') ?? 10);
 const WARMUP = Number(args.get('warmup') ?? 1);
-/** Postgres connections of ours (gateway and worker share one pool in this process). */
+/** Postgres connections of each of ours' processes (single: the gateway and the worker share one pool). */
 const POOL = Number(args.get('pool') ?? 20);
+const TOPOLOGY = args.get('topology') ?? 'split';
+if (TOPOLOGY !== 'split' && TOPOLOGY !== 'single') {
+  process.stderr.write(`--topology is split or single, not "${TOPOLOGY}"\n`);
+  process.exit(2);
+}
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const PEER_PREFIX = '5539';
 /** `--cpu-prof <dir>`: write a V8 CPU profile of each child process there (to see what limits throughput). */
 const CPU_PROF = args.get('cpu-prof');
@@ -223,7 +241,7 @@ async function runBare(sim: SimInfo): Promise<SideResult> {
   return { connected: open, connectSeconds, ...result, cpuMsPerSend: round((used.user + used.system) / 1000 / (N + WARMUP * INSTANCES), 2) };
 }
 
-// --- our stack: session worker + gateway HTTP app, one process ------------------------------------
+// --- our stack: the gateway HTTP app and the session worker ------------------------------------------
 
 interface OursReady {
   baseUrl: string;
@@ -232,15 +250,86 @@ interface OursReady {
   connectSeconds: number;
 }
 
+/** What one of ours' processes measured, from the orchestrator's ready until every send's event was written. */
+interface ProcessMeasure {
+  cpuMs: number;
+  eventLoopUtilization: number;
+  queries: number;
+  poolWaitingAvg: number;
+}
+
+/** What ours answers when the orchestrator says it is done: both processes summed, and each. */
+interface OursMeasured {
+  eventsWritten: number;
+  eventsDrainSeconds: number;
+  queries: number;
+  cpuMs: number;
+  poolWaitingAvg: number;
+  byProcess: Record<string, ProcessMeasure>;
+  failedStatements: Record<string, number>;
+  top: Array<[string, number]>;
+}
+
+/** What the worker's process is told at `start` (split). */
+interface WorkerSetup {
+  databaseUrl: string;
+  schema: string;
+  /** The run's NATS subject prefix (the gateway's bus has the same). */
+  prefix: string;
+  sim: SimInfo;
+}
+
+/** The session worker, as both topologies run it: every bench instance, Baileys against the simulator. */
+async function startWorker(dataSource: DataSource, bus: Bus, sim: SimInfo, logger: Logger): Promise<{ stop(): Promise<void> }> {
+  const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
+  const worker = new SessionWorker({
+    dataSource,
+    bus,
+    logger,
+    config: sessionWorkerConfig({
+      workerId: 'bench-worker',
+      capacity: INSTANCES,
+      simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
+    }),
+  });
+  await worker.start();
+  return worker;
+}
+
+/** Counts the process's SQL until `stop()`; auth key reads by key type (Baileys asks for some types on every send). */
+const countSendStatements = () =>
+  countStatements({
+    width: 140,
+    key: (text, call) => (text.startsWith('SELECT key_id') ? `${text} [${String((call[1] as unknown[])?.[1])}]` : text),
+    failures: true,
+  });
+
+/** Statements waiting for a pooled connection, sampled every 50 ms: a saturated pool shows up here, not in CPU. */
+function samplePoolWaiting(dataSource: DataSource): { stop(): number } {
+  const pool = (dataSource.driver as unknown as { master: { waitingCount: number } }).master;
+  const waiting: number[] = [];
+  const sampler = setInterval(() => waiting.push(pool.waitingCount), 50);
+  return {
+    stop: () => {
+      clearInterval(sampler);
+      return waiting.length ? round(waiting.reduce((a, b) => a + b, 0) / waiting.length) : 0;
+    },
+  };
+}
+
+const addTo = (into: Map<string, number>, entries: Iterable<[string, number]>) => {
+  for (const [key, n] of entries) into.set(key, (into.get(key) ?? 0) + n);
+};
+
 async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
   const { openDatabase } = await import('@gw/persistence');
-  const { InProcessBus } = await import('@gw/bus');
-  const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
+  const { InProcessBus, NatsBus } = await import('@gw/bus');
   const { EnvReader } = await import('@gw/platform');
   const { loadGatewayConfig } = await import('../../apps/gateway/src/runtime/gateway-config');
   const { createHttpApp } = await import('../../apps/gateway/src/runtime/http-app');
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: POOL });
+  let workerProcess: ChildProcess | undefined;
   try {
     const devices = await provisionDevices(sim, INSTANCES, '5532');
     const tokens: string[] = [];
@@ -257,7 +346,9 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
       await dataSource.query(`INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)`, [id, JSON.stringify(device.creds)]);
       tokens.push(token);
     }
-    const bus = new InProcessBus();
+    // split: the worker's process and the gateway's share only NATS (under the run's prefix) and Postgres.
+    const prefix = `${schema}.`;
+    const bus: Bus = TOPOLOGY === 'split' ? new PrefixedBus(await NatsBus.connect(NATS_URL, 'bench-send-gateway'), prefix) : new InProcessBus();
     const logger = pino({ level: 'silent' });
     // --instances 1 puts every send on one token: the limiter still runs, but never refuses.
     const config = loadGatewayConfig(
@@ -268,17 +359,18 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
     await app.listen({ port: 0, host: '127.0.0.1' });
     const address = app.getHttpServer().address() as { port: number };
     const started = Date.now();
-    const worker = new SessionWorker({
-      dataSource,
-      bus,
-      logger,
-      config: sessionWorkerConfig({
-        workerId: 'bench-worker',
-        capacity: INSTANCES,
-        simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
-      }),
-    });
-    await worker.start();
+    let worker: { stop(): Promise<void> } | undefined;
+    if (TOPOLOGY === 'split') {
+      // Its stdout is not ours: libsignal prints there. Its CPU profile (--cpu-prof) is a file of its own.
+      const execArgv = process.execArgv.map((flag) => (flag.startsWith('--cpu-prof-name=') ? '--cpu-prof-name=worker.cpuprofile' : flag));
+      workerProcess = fork(process.argv[1], ['worker', '--instances', String(INSTANCES), '--pool', String(POOL)], {
+        execArgv,
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      });
+      await ask(workerProcess, 'start', { setup: { databaseUrl, schema, prefix, sim } satisfies WorkerSetup }, 60_000);
+    } else {
+      worker = await startWorker(dataSource, bus, sim, logger);
+    }
     let connected = 0;
     const deadline = Date.now() + 300_000;
     while (Date.now() < deadline) {
@@ -288,38 +380,15 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
       await sleep(250);
     }
     const connectSeconds = (Date.now() - started) / 1000;
-    log(`${connected}/${INSTANCES} instances connected in ${connectSeconds} s`);
+    log(`${connected}/${INSTANCES} instances connected in ${connectSeconds} s (${TOPOLOGY})`);
     await sleep(2000);
-    // Count the SQL the sends cost (pg's Client.query sees every statement TypeORM issues).
-    const pg = await import('pg');
-    const statements = new Map<string, number>();
-    const failedStatements = new Map<string, number>();
-    const clientPrototype = (pg.default?.Client ?? pg.Client).prototype as unknown as { query: (...call: unknown[]) => unknown };
-    const originalQuery = clientPrototype.query;
-    clientPrototype.query = function (this: unknown, ...call: unknown[]) {
-      const first = call[0] as string | { text?: string };
-      let text = (typeof first === 'string' ? first : (first?.text ?? '?'))
-        .replace(/\s+/g, ' ')
-        .replace(/'[^']*'/g, "'…'")
-        .slice(0, 140);
-      // Auth key reads by key type (Baileys asks for some types on every send).
-      if (text.startsWith('SELECT key_id')) text += ` [${String((call[1] as unknown[])?.[1])}]`;
-      // The bench's own polling is not the path's.
-      if (text.includes('bench drain')) return originalQuery.apply(this, call);
-      statements.set(text, (statements.get(text) ?? 0) + 1);
-      const result = originalQuery.apply(this, call) as unknown;
-      // Failed statements by SQLSTATE (a deadlock between group commits would show here as 40P01).
-      if (result instanceof Promise)
-        result.catch((error: { code?: string }) => failedStatements.set(error?.code ?? '?', (failedStatements.get(error?.code ?? '?') ?? 0) + 1));
-      return result;
-    };
+    // Count the SQL the sends cost, in this process and the worker's.
+    const counter = await countSendStatements();
     // The orchestrator says how many sends it made; their `messages` events are the last writes of the path.
     const stopped = new Promise<number>((resolve) => process.once('message', (message) => resolve(Number((message as { sends?: number }).sends) || 0)));
-    const cpu = process.cpuUsage();
-    // Statements waiting for a pooled connection, sampled: a saturated pool shows up here, not in CPU.
-    const pool = (dataSource.driver as unknown as { master: { waitingCount: number } }).master;
-    const waiting: number[] = [];
-    const sampler = setInterval(() => waiting.push(pool.waitingCount), 50);
+    const workerFrom = workerProcess ? await ask<LoadMark>(workerProcess, 'measure') : undefined;
+    const from = loadMark();
+    const poolWaiting = samplePoolWaiting(dataSource);
     send({ baseUrl: `http://127.0.0.1:${address.port}`, tokens, connected, connectSeconds } satisfies OursReady);
     const sends = await stopped;
     // Work the path deferred counts too: wait (up to 60 s) until every send's `messages` event is in
@@ -327,35 +396,106 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
     const drainStarted = Date.now();
     let events = 0;
     while (Date.now() - drainStarted < 60_000) {
-      const [{ n }]: Array<{ n: number }> = await dataSource.query(
-        `SELECT /* bench drain */ count(*)::int AS n FROM outbox_events WHERE event_type = 'messages'`,
-      );
+      const [{ n }]: Array<{ n: number }> = await dataSource.query(`${UNCOUNTED} SELECT count(*)::int AS n FROM outbox_events WHERE event_type = 'messages'`);
       events = n;
       if (events >= sends) break;
       await sleep(20);
     }
     const eventsDrainSeconds = round((Date.now() - drainStarted) / 1000, 2);
-    clientPrototype.query = originalQuery;
-    const total = [...statements.values()].reduce((a, b) => a + b, 0);
-    const used = process.cpuUsage(cpu);
-    clearInterval(sampler);
-    const poolWaitingAvg = waiting.length ? round(waiting.reduce((a, b) => a + b, 0) / waiting.length) : 0;
+    const statements = counter.stop();
+    const failed = counter.failed();
+    const load = loadBetween(from, loadMark());
+    const byProcess: Record<string, ProcessMeasure> = {
+      [workerProcess ? 'gateway' : 'gateway+worker']: {
+        cpuMs: load.cpuMs,
+        eventLoopUtilization: round(load.eventLoopUtilization, 2),
+        queries: [...statements.values()].reduce((a, b) => a + b, 0),
+        poolWaitingAvg: poolWaiting.stop(),
+      },
+    };
+    if (workerProcess && workerFrom) {
+      const measured = await ask<LoadMark & { statements: Array<[string, number]>; failed: Array<[string, number]>; poolWaitingAvg: number }>(
+        workerProcess,
+        'measured',
+      );
+      const workerLoad = loadBetween(workerFrom, measured);
+      byProcess.worker = {
+        cpuMs: workerLoad.cpuMs,
+        eventLoopUtilization: round(workerLoad.eventLoopUtilization, 2),
+        queries: measured.statements.reduce((a, [, n]) => a + n, 0),
+        poolWaitingAvg: measured.poolWaitingAvg,
+      };
+      addTo(statements, measured.statements);
+      addTo(failed, measured.failed);
+    }
+    const processes = Object.values(byProcess);
     send({
       eventsWritten: events,
       eventsDrainSeconds,
-      queries: total,
-      cpuMs: (used.user + used.system) / 1000,
-      poolWaitingAvg,
-      failedStatements: Object.fromEntries(failedStatements),
+      queries: processes.reduce((a, p) => a + p.queries, 0),
+      cpuMs: processes.reduce((a, p) => a + p.cpuMs, 0),
+      poolWaitingAvg: round(processes.reduce((a, p) => a + p.poolWaitingAvg, 0)),
+      byProcess,
+      failedStatements: Object.fromEntries(failed),
       top: [...statements.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40),
-    });
+    } satisfies OursMeasured);
     await app.close();
-    await worker.stop();
+    if (workerProcess) await stopChild(workerProcess);
+    await worker?.stop();
     await bus.close();
   } finally {
+    // The worker's process first: the schema goes with its tables.
+    if (workerProcess) await stopChild(workerProcess).catch(() => undefined);
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
     await dataSource.destroy();
   }
+}
+
+/**
+ * The worker's process (split): the session worker on its own DataSource (the run's schema) and its own
+ * NATS connection, as apps/session-worker runs it; it counts its statements and marks its load when the
+ * gateway's process asks, and stops gracefully when that process disconnects.
+ */
+async function runWorker(): Promise<void> {
+  const { openDatabase } = await import('@gw/persistence');
+  const { NatsBus } = await import('@gw/bus');
+  let stop: () => Promise<void> = async () => undefined;
+  let dataSource: DataSource | undefined;
+  let counter: Awaited<ReturnType<typeof countSendStatements>> | undefined;
+  let poolWaiting: { stop(): number } | undefined;
+  answerQuestions({
+    start: async (message) => {
+      const setup = message.setup as WorkerSetup;
+      const opened = await openDatabase({ url: setup.databaseUrl, schema: setup.schema, poolSize: POOL });
+      dataSource = opened;
+      const bus = new PrefixedBus(await NatsBus.connect(NATS_URL, 'bench-send-worker'), setup.prefix);
+      const worker = await startWorker(opened, bus, setup.sim, pino({ level: 'silent' }));
+      stop = async () => {
+        await worker.stop();
+        await bus.close();
+        await opened.destroy();
+      };
+      return {};
+    },
+    measure: async () => {
+      counter = await countSendStatements();
+      poolWaiting = dataSource ? samplePoolWaiting(dataSource) : undefined;
+      return loadMark();
+    },
+    measured: () => ({
+      ...loadMark(),
+      statements: [...(counter?.stop() ?? new Map<string, number>()).entries()],
+      failed: [...(counter?.failed() ?? new Map<string, number>()).entries()],
+      poolWaitingAvg: poolWaiting?.stop() ?? 0,
+    }),
+  });
+  process.once('disconnect', () => {
+    setTimeout(() => process.exit(1), 25_000).unref();
+    void stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
 }
 
 /** The HTTP client for ours: undici with keep-alive, one connection per concurrent request. */
@@ -396,6 +536,8 @@ function child(roleName: Role, extra: string[] = []): ChildProcess {
     String(WARMUP),
     '--pool',
     String(POOL),
+    '--topology',
+    TOPOLOGY,
   ];
   const execArgv = [
     '--expose-gc',
@@ -434,24 +576,25 @@ async function orchestrate(): Promise<void> {
     const ready = await firstMessage<OursReady>(oursProcess);
     const load = await driveOurs(ready);
     const exited = new Promise((resolve) => oursProcess.once('exit', resolve));
-    const sql = firstMessage<{
-      eventsWritten: number;
-      eventsDrainSeconds: number;
-      queries: number;
-      cpuMs: number;
-      poolWaitingAvg: number;
-      failedStatements: Record<string, number>;
-      top: Array<[string, number]>;
-    }>(oursProcess).catch(() => undefined);
+    const sql = firstMessage<OursMeasured>(oursProcess).catch(() => undefined);
     oursProcess.send({ sends: load.sent + load.failed + WARMUP * INSTANCES });
     const counted = await Promise.race([sql, sleep(15_000).then(() => undefined)]);
     await Promise.race([exited, sleep(15_000)]);
     oursProcess.kill();
     const sends = load.sent + load.failed + WARMUP * INSTANCES;
     if (counted) log(`SQL statements during the sends (incl. warm-up and background work): ${counted.queries}, top: ${JSON.stringify(counted.top, null, 1)}`);
+    const perSend = (of: (measure: ProcessMeasure) => number, digits = 2) =>
+      Object.fromEntries(Object.entries(counted?.byProcess ?? {}).map(([name, measure]) => [name, round(of(measure) / sends, digits)]));
+    const byProcess = (of: (measure: ProcessMeasure) => number) =>
+      Object.fromEntries(Object.entries(counted?.byProcess ?? {}).map(([name, measure]) => [name, of(measure)]));
     const ours: SideResult & {
+      /** Per process: `gateway` and `worker` (split), or `gateway+worker` (single). */
+      cpuMsPerSendByProcess?: Record<string, number>;
       sqlPerSend?: number;
+      sqlPerSendByProcess?: Record<string, number>;
+      eventLoopUtilizationByProcess?: Record<string, number>;
       poolWaitingAvg?: number;
+      poolWaitingAvgByProcess?: Record<string, number>;
       failedStatements?: Record<string, number>;
       eventsWritten?: number;
       eventsDrainSeconds?: number;
@@ -462,8 +605,12 @@ async function orchestrate(): Promise<void> {
       ...(counted
         ? {
             cpuMsPerSend: round(counted.cpuMs / sends, 2),
+            cpuMsPerSendByProcess: perSend((measure) => measure.cpuMs),
             sqlPerSend: round(counted.queries / sends, 2),
+            sqlPerSendByProcess: perSend((measure) => measure.queries),
+            eventLoopUtilizationByProcess: byProcess((measure) => measure.eventLoopUtilization),
             poolWaitingAvg: counted.poolWaitingAvg,
+            poolWaitingAvgByProcess: byProcess((measure) => measure.poolWaitingAvg),
             failedStatements: counted.failedStatements,
             eventsWritten: counted.eventsWritten,
             eventsDrainSeconds: counted.eventsDrainSeconds,
@@ -476,6 +623,7 @@ async function orchestrate(): Promise<void> {
     process.stdout.write(
       `${JSON.stringify({
         bench: 'send',
+        topology: TOPOLOGY,
         instances: INSTANCES,
         peers: PEERS,
         n: N,
@@ -502,6 +650,7 @@ async function main(): Promise<void> {
     process.once('disconnect', () => process.exit(0));
     return;
   }
+  if (role === 'worker') return runWorker();
   if (role === 'ours') {
     await runOurs(JSON.parse(args.get('sim') as string) as SimInfo, args.get('db') as string);
     process.exit(0);

@@ -14,7 +14,7 @@
  * own (as apps/gateway and apps/session-worker), over real NATS (NATS_URL, default nats://127.0.0.1:4222;
  * every subject under a prefix of the run's own, the server may be shared) and one Postgres schema, each
  * process with a pool of `--pool` connections. `--topology single` hosts both in one process over the
- * in-process bus, sharing one pool (the embedded `npm start`; every run before 2026-11-25 08:00 UTC).
+ * in-process bus, sharing one pool (the embedded `npm start`; what every run recorded before this flag measured).
  * Before measuring, each side sends `--warmup` rounds of one message per instance (device lookup and
  * Signal session set-up with its peer), not counted.
  *

@@ -36,4 +36,43 @@ describe('LoopWaker', () => {
     expect(await waker.sleep(30)).toBe(false);
     expect(Date.now() - started).toBeGreaterThanOrEqual(25);
   });
+
+  it('backs off 100 ms after a failure, doubling with each in a row up to the cap, and from 100 ms again after a success', async () => {
+    const waker = new LoopWaker();
+    const waited = async (maxMs: number) => {
+      const started = Date.now();
+      await waker.backoff(maxMs);
+      return Date.now() - started;
+    };
+    expect(await waited(250)).toBeGreaterThanOrEqual(95);
+    const second = await waited(250);
+    expect(second).toBeGreaterThanOrEqual(195);
+    expect(await waited(250)).toBeGreaterThanOrEqual(245);
+    waker.succeeded();
+    expect(await waited(250)).toBeLessThan(second - 50);
+  });
+
+  it('a wake does not end a backoff; halt() does, at once', async () => {
+    const waker = new LoopWaker();
+    let ended = false;
+    const backoff = waker.backoff(10_000).then(() => (ended = true));
+    waker.wake();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(ended).toBe(false);
+    const started = Date.now();
+    waker.halt();
+    await backoff;
+    expect(Date.now() - started).toBeLessThan(1_000);
+    // And counts as a wake for the next sleep.
+    expect(await waker.sleep(10_000)).toBe(true);
+  });
+
+  it('lets I/O run before a sleep that a wake already ended returns', async () => {
+    const waker = new LoopWaker();
+    waker.wake();
+    let ran = false;
+    setImmediate(() => (ran = true));
+    expect(await waker.sleep(10_000)).toBe(true);
+    expect(ran).toBe(true);
+  });
 });

@@ -49,6 +49,10 @@ const MAX_STEPS_PER_PASS = 20;
 /** How soon an instance whose next events wait behind a running transaction is looked at again. */
 const WAITING_RETRY_MS = 20;
 
+/** What a pass did: nothing to do, its work, its work with more ready at once, or none (every step it tried failed). */
+type PassOutcome = 'idle' | 'done' | 'more' | 'failed';
+type DrainOutcome = 'done' | 'more' | 'failed';
+
 /**
  * A durable consumer of the event outbox, for features that turn events into their own work (the
  * chatbot's rounds, the Chatwoot bridge's sync jobs). The cursors live in Postgres
@@ -98,7 +102,7 @@ export class OutboxFollower<T = void> {
     this.running = false;
     this.subscription?.unsubscribe();
     this.subscription = undefined;
-    this.waker.wake();
+    this.waker.halt();
     await this.loop;
   }
 
@@ -118,21 +122,32 @@ export class OutboxFollower<T = void> {
   private async run(): Promise<void> {
     while (this.running) {
       this.waker.begin();
-      let again = false;
+      let outcome: PassOutcome = 'failed';
       try {
-        again = await this.pass();
+        outcome = await this.pass();
       } catch (error) {
         this.logger.error({ err: error, consumer: this.options.consumer }, 'outbox follower pass failed');
       }
       if (!this.running) break;
-      if (again || this.dirty.size > 0 || this.refreshWanted) continue;
+      if (outcome === 'failed') {
+        // Notices keep coming while the database is down (or a step keeps failing): wait before the
+        // next pass, however many come; the poll after it retries the instances whose steps failed.
+        await this.waker.backoff(this.options.pollIntervalMs);
+        this.pollDue = true;
+        continue;
+      }
+      if (outcome !== 'idle') this.waker.succeeded();
+      if (outcome === 'more' || this.dirty.size > 0 || this.refreshWanted) {
+        await this.waker.turn();
+        continue;
+      }
       // A poke during the pass (a poll asked for, say) ends this sleep at once; the interval's end is a poll.
       if (!(await this.waker.sleep(this.options.pollIntervalMs))) this.pollDue = true;
     }
   }
 
-  /** One pass; true when some instance has more ready at once. */
-  private async pass(): Promise<boolean> {
+  /** One pass: whether some instance has more ready at once, or every step it tried failed. */
+  private async pass(): Promise<PassOutcome> {
     const now = Date.now();
     if (this.refreshWanted || now - this.refreshedAt >= this.options.refreshMs) {
       this.refreshWanted = false;
@@ -149,24 +164,29 @@ export class OutboxFollower<T = void> {
       this.pollDue = false;
       for (const id of await this.cursors.behind(this.options.consumer, 1_000)) targets.set(id, false);
     }
-    if (targets.size === 0) return false;
+    if (targets.size === 0) return 'idle';
     let more = false;
+    let failed = 0;
     const queue = [...targets];
     const worker = async () => {
       for (let next = queue.shift(); next !== undefined && this.running; next = queue.shift()) {
-        if (await this.drain(next[0], next[1])) more = true;
+        const drained = await this.drain(next[0], next[1]);
+        if (drained === 'more') more = true;
+        else if (drained === 'failed') failed++;
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency, queue.length) }, worker));
-    return more;
+    // Some instance that failed beside others that did not (one handler's bug) holds none of them back.
+    if (failed > 0 && failed === targets.size) return 'failed';
+    return more ? 'more' : 'done';
   }
 
   /**
-   * Steps one instance until it is caught up (or has had its share of this pass); true when more is
-   * ready. `notified`: woken by a notice, so with `ignore` set it peeks first and steps only if an event
+   * Steps one instance until it is caught up (or has had its share of this pass): 'more' when more is
+   * ready, 'failed' when its peek or step failed. `notified`: woken by a notice, so with `ignore` set it peeks first and steps only if an event
    * is wanted (or a full batch waits); the poll always steps, moving past what was left.
    */
-  private async drain(instanceId: string, notified: boolean): Promise<boolean> {
+  private async drain(instanceId: string, notified: boolean): Promise<DrainOutcome> {
     const { consumer, batchSize, handle, eventTypes, ignore } = this.options;
     if (notified && ignore?.length && eventTypes) {
       let peek;
@@ -174,11 +194,11 @@ export class OutboxFollower<T = void> {
         peek = await this.cursors.peek(consumer, instanceId, batchSize, eventTypes, ignore);
       } catch (error) {
         this.logger.error({ err: error, consumer, instanceId }, 'outbox follower peek failed; retried on the next poll');
-        return false;
+        return 'failed';
       }
       if (!peek.wanted && !peek.full) {
         if (peek.waiting) setTimeout(() => this.poke(instanceId), WAITING_RETRY_MS).unref();
-        return false;
+        return 'done';
       }
     }
     for (let steps = 0; steps < MAX_STEPS_PER_PASS && this.running; steps++) {
@@ -188,16 +208,16 @@ export class OutboxFollower<T = void> {
       } catch (error) {
         // Rolled back: the same events come again on the next poll.
         this.logger.error({ err: error, consumer, instanceId }, 'outbox follower step failed; retried on the next poll');
-        return false;
+        return 'failed';
       }
       if (step.read > 0) this.options.committed?.(instanceId, step.handled);
-      if (step.busy || !step.more) return false;
+      if (step.busy || !step.more) return 'done';
       if (step.read === 0) {
         // Committed rows wait behind a transaction still running: look again shortly, not in a tight loop.
         setTimeout(() => this.poke(instanceId), WAITING_RETRY_MS).unref();
-        return false;
+        return 'done';
       }
     }
-    return this.running;
+    return this.running ? 'more' : 'done';
   }
 }

@@ -176,6 +176,61 @@ describe(OutboxFollower.name, () => {
     expect(failures).toBeLessThan(0);
   });
 
+  it('after a failed step waits before the next pass however many notices come, and recovers once the step succeeds', async () => {
+    let failing = true;
+    let calls = 0;
+    const handle = async (manager: EntityManager, instanceId: string, events: OutboxRow[]) => {
+      calls++;
+      if (failing) throw new Error('database gone');
+      for (const event of events) {
+        await manager.query(`INSERT INTO follower_work (consumer, event_id, instance_id, event_type, follower) VALUES ('c8', $1, $2, $3, 'x')`, [
+          event.id,
+          instanceId,
+          event.eventType,
+        ]);
+      }
+    };
+    follower('x', { consumer: 'c8', instances: async () => ['fc'], handle, pollIntervalMs: 1_000, refreshMs: 10_000 });
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c8'`))[0].n === 1);
+    const ids = await emit('fc', 'messages');
+    await until(async () => calls > 0);
+    // A notice every 2 ms for ~500 ms: without a backoff each one is a pass (a step, a failure, a log line).
+    const before = calls;
+    const notices = setInterval(() => bus.publish(Subjects.outbox('fc'), { instanceId: 'fc' }), 2);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const passes = calls - before;
+      expect(passes).toBeGreaterThan(0);
+      expect(passes).toBeLessThanOrEqual(5);
+
+      failing = false;
+      await until(async () => (await work('c8')).length === 1, 3_000);
+    } finally {
+      clearInterval(notices);
+    }
+    expect((await work('c8')).map((row) => row.event_id)).toEqual(ids);
+  });
+
+  it('stops at once while it waits after a failed pass', async () => {
+    let calls = 0;
+    const f = follower('x', {
+      consumer: 'c9',
+      instances: async () => ['fc'],
+      handle: async () => {
+        calls++;
+        throw new Error('database gone');
+      },
+      pollIntervalMs: 60_000,
+    });
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c9'`))[0].n === 1);
+    await emit('fc', 'messages');
+    // Three failures in a row: the wait now is 400 ms.
+    await until(async () => calls >= 3, 3_000);
+    const started = Date.now();
+    await f.stop();
+    expect(Date.now() - started).toBeLessThan(200);
+  });
+
   it('drops the cursor of an instance no longer followed, and starts at the end when followed again', async () => {
     let followed = ['fc'];
     const f = follower('x', { consumer: 'c4', instances: async () => followed });

@@ -109,7 +109,7 @@ export class ChatbotRunner {
   async stop(): Promise<void> {
     this.running = false;
     this.subscription?.unsubscribe();
-    this.poke();
+    this.waker.halt();
     await this.loopDone;
     await Promise.allSettled([...this.active.values()]);
   }
@@ -119,7 +119,7 @@ export class ChatbotRunner {
     this.killed = true;
     this.running = false;
     this.subscription?.unsubscribe();
-    this.poke();
+    this.waker.halt();
   }
 
   /** Look for due work now (the follower wakes the runners after the commit that admitted rounds). */
@@ -155,6 +155,7 @@ export class ChatbotRunner {
     while (this.running) {
       this.waker.begin();
       let nextDue: Date | null = null;
+      let failed = false;
       try {
         const free = this.config.maxRounds - this.active.size;
         this.full = free <= 0;
@@ -175,9 +176,16 @@ export class ChatbotRunner {
           void this.knowledge.sweep().catch((error) => this.logger.warn({ err: error }, 'knowledge vectorization failed'));
         }
       } catch (error) {
+        failed = true;
         if (!this.killed) this.logger.error({ err: error }, 'claiming chatbot rounds failed');
       }
       if (!this.running) break;
+      // Wakes keep coming (rounds ending, admissions) while the database is down: wait before the next claim.
+      if (failed) {
+        await this.waker.backoff(this.config.pollIntervalMs);
+        continue;
+      }
+      this.waker.succeeded();
       // Until the next round falls due, a wake (an admission committed, a round ended; also one during
       // this pass) or the fallback poll.
       let sleepMs = this.config.pollIntervalMs;

@@ -154,7 +154,7 @@ export class ChatwootSync {
   async stop(): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    this.waker.wake();
+    this.waker.halt();
     await this.follower.stop();
     await this.loopDone;
     await this.agent.close().catch(() => undefined);
@@ -181,6 +181,7 @@ export class ChatwootSync {
     while (this.running) {
       this.waker.begin();
       let ran = 0;
+      let failed = false;
       try {
         ran = await this.runOnce();
         if (Date.now() - this.lastPurge > 3_600_000) {
@@ -188,10 +189,20 @@ export class ChatwootSync {
           await this.repository.purgeDone(this.config.keepDoneMs);
         }
       } catch (error) {
+        failed = true;
         this.logger.error({ err: error }, 'chatwoot sync pass failed');
       }
       if (!this.running) break;
-      if (ran > 0) continue;
+      // Pokes keep coming (webhooks received, jobs written) while the database is down: wait before the next claim.
+      if (failed) {
+        await this.waker.backoff(this.config.pollIntervalMs);
+        continue;
+      }
+      this.waker.succeeded();
+      if (ran > 0) {
+        await this.waker.turn();
+        continue;
+      }
       await this.waker.sleep(this.config.pollIntervalMs);
     }
   }

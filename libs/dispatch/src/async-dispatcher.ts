@@ -96,7 +96,7 @@ export class AsyncDispatcher {
     this.running = false;
     this.subscription?.unsubscribe();
     this.clearTimers();
-    this.poke();
+    this.waker.halt();
     await this.loopDone;
     await Promise.allSettled([...this.active.values()]);
   }
@@ -107,7 +107,7 @@ export class AsyncDispatcher {
     this.running = false;
     this.subscription?.unsubscribe();
     this.clearTimers();
-    this.poke();
+    this.waker.halt();
   }
 
   private poke(): void {
@@ -117,6 +117,7 @@ export class AsyncDispatcher {
   private async loop(): Promise<void> {
     while (this.running) {
       this.waker.begin();
+      let failed = false;
       try {
         const free = this.config.maxLanes - this.active.size;
         if (free > 0) {
@@ -130,9 +131,16 @@ export class AsyncDispatcher {
           }
         }
       } catch (error) {
+        failed = true;
         if (!this.killed) this.logger.error({ err: error }, 'claiming async send lanes failed');
       }
       if (!this.running) break;
+      // Queue notices keep coming while the database is down: wait before the next claim, whatever wakes.
+      if (failed) {
+        await this.waker.backoff(this.config.pollIntervalMs);
+        continue;
+      }
+      this.waker.succeeded();
       await this.waker.sleep(this.config.pollIntervalMs);
     }
   }

@@ -73,7 +73,7 @@ export class CampaignScheduler {
   async stop(): Promise<void> {
     this.running = false;
     this.subscription?.unsubscribe();
-    this.poke();
+    this.waker.halt();
     await this.loopDone;
   }
 
@@ -99,12 +99,20 @@ export class CampaignScheduler {
   private async loop(): Promise<void> {
     while (this.running) {
       this.waker.begin();
+      let failed = false;
       try {
         await this.runOnce();
       } catch (error) {
+        failed = true;
         this.logger.error({ err: error }, 'campaign scheduler step failed');
       }
       if (!this.running) break;
+      // Queue notices keep coming while the database is down: wait before the next pass, whatever wakes.
+      if (failed) {
+        await this.waker.backoff(this.config.pollIntervalMs);
+        continue;
+      }
+      this.waker.succeeded();
       await this.waker.sleep(this.config.pollIntervalMs);
     }
   }

@@ -500,7 +500,8 @@ export class WebhookRelay {
 /**
  * Runs `pass` whenever poked (pokes during a pass make one more), and every `intervalMs` anyway; a
  * poke within `minGapMs` of the last pass's start waits for the rest of that gap (not after a pass
- * that asked to run again at once).
+ * that asked to run again at once). After a pass that threw, the next waits out the waker's backoff
+ * whatever the pokes.
  */
 class PassLoop {
   private polled = true;
@@ -527,7 +528,7 @@ class PassLoop {
 
   async stop(): Promise<void> {
     this.running = false;
-    this.waker.wake();
+    this.waker.halt();
     await this.done;
   }
 
@@ -542,8 +543,16 @@ class PassLoop {
         again = await this.pass(polled);
       } catch (error) {
         this.onError(error);
+        // Pokes keep coming while the database is down: wait before the next pass, a poll that retries it all.
+        if (this.running) await this.waker.backoff(this.intervalMs);
+        this.polled = true;
+        continue;
       }
-      if (again) continue;
+      this.waker.succeeded();
+      if (again) {
+        await this.waker.turn();
+        continue;
+      }
       if (this.running && !this.waker.woken) this.polled = !(await this.waker.sleep(this.intervalMs));
       // A poke (during the pass or since) soon after it started waits out the gap; the poll does not.
       const gap = started + this.minGapMs - Date.now();

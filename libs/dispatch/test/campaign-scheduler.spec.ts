@@ -1,5 +1,5 @@
 import { InProcessBus } from '@gw/bus';
-import type { SendRequest } from '@gw/contracts';
+import { type SendRequest, Subjects } from '@gw/contracts';
 import { CampaignRepository, InstanceRepository, SendQueueRepository } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
@@ -161,5 +161,39 @@ describe(CampaignScheduler.name, () => {
     ]);
     const status = new Map(rows.map((row) => [row.message_id, row.status]));
     expect(ids.map((messageId) => status.get(messageId))).toEqual(['Sent', 'Canceled', 'Canceled', 'Canceled']);
+  });
+
+  it('after a failed pass waits before the next however many queue notices come, stops at once meanwhile, and recovers', async () => {
+    let failing = true;
+    let passes = 0;
+    class FailingCampaigns extends CampaignRepository {
+      override async dueFolders(limit: number): Promise<string[]> {
+        passes++;
+        if (failing) throw new Error('database gone');
+        return super.dueFolders(limit);
+      }
+    }
+    const notices = new InProcessBus();
+    const failingScheduler = new CampaignScheduler(new FailingCampaigns(db.dataSource), notices, { pollIntervalMs: 1_000, batch: 50 }, logger);
+    failingScheduler.start();
+    const ticker = setInterval(() => notices.publish(Subjects.queue('x'), { instanceId: 'x' }), 2);
+    try {
+      await sleep(500);
+      // 100 ms, then 200 ms, then 400 ms: without the backoff, a pass (and a log line) per notice.
+      expect(passes).toBeGreaterThan(1);
+      expect(passes).toBeLessThanOrEqual(5);
+      failing = false;
+      const recovered = passes;
+      await waitFor(async () => passes > recovered + 3);
+    } finally {
+      clearInterval(ticker);
+    }
+    failing = true;
+    const failedAt = passes;
+    await waitFor(async () => passes > failedAt + 2);
+    const started = Date.now();
+    await failingScheduler.stop();
+    expect(Date.now() - started).toBeLessThan(150);
+    await notices.close();
   });
 });

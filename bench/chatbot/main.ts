@@ -38,8 +38,20 @@ import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import type { Bus } from '@gw/bus';
 import type { RoundTiming } from '@gw/chatbot';
-import type { DataSource } from 'typeorm';
-import { answerQuestions, ask, countStatements, loadBetween, loadMark, type LoadMark, PrefixedBus, stopChild, UNCOUNTED } from '../support/processes';
+import {
+  answerQuestions,
+  ask,
+  countStatements,
+  loadBetween,
+  loadMark,
+  type LoadMark,
+  PrefixedBus,
+  serveWorkerChild,
+  startSessionWorker,
+  stopChild,
+  UNCOUNTED,
+  type WorkerSetup,
+} from '../support/processes';
 
 type Role = 'bench' | 'sim-child' | 'worker-child';
 const ROLE: Role = process.argv[2] === 'sim-child' || process.argv[2] === 'worker-child' ? process.argv[2] : 'bench';
@@ -199,7 +211,7 @@ async function main(): Promise<void> {
       workerChild = fork(process.argv[1], ['worker-child'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
       await ask(workerChild, 'start', { setup: { databaseUrl, schema, prefix, sim: simAddress } satisfies WorkerSetup }, 60_000);
     } else {
-      worker = await startWorker(dataSource, bus, simAddress, logger);
+      worker = await startSessionWorker(dataSource, bus, simAddress, logger, { workerId: 'chatbot-bench' });
     }
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
@@ -499,71 +511,22 @@ async function simChild(): Promise<void> {
 
 const benchLogger = (): Logger => pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2));
 
-/** The session worker, as both topologies run it: one instance, Baileys against the simulator. */
-async function startWorker(
-  dataSource: DataSource,
-  bus: Bus,
-  sim: { websocketUrl: string; rootPublicKey: string },
-  logger: Logger,
-): Promise<{ stop(): Promise<void> }> {
-  const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
-  const worker = new SessionWorker({
-    dataSource,
-    bus,
-    logger,
-    config: sessionWorkerConfig({
-      workerId: 'chatbot-bench',
-      simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
-    }),
-  });
-  await worker.start();
-  return worker;
-}
-
-/** What the worker's child is told at `start`. */
-interface WorkerSetup {
-  databaseUrl: string;
-  schema: string;
-  /** The run's NATS subject prefix (the bench's bus has the same). */
-  prefix: string;
-  sim: { websocketUrl: string; rootPublicKey: string };
-}
-
 /**
- * The child process's side of `--topology split`: the session worker on its own DataSource (the bench's
- * schema) and its own NATS connection, as apps/session-worker runs it; it counts its statements and
- * marks its load when the bench asks, and stops gracefully when the bench disconnects.
+ * The child process's side of `--topology split`: the session worker as apps/session-worker runs it; it
+ * counts its statements and marks its load when the bench asks.
  */
 async function workerChild(): Promise<void> {
-  const { openDatabase } = await import('@gw/persistence');
-  const { NatsBus } = await import('@gw/bus');
-  let stop: () => Promise<void> = async () => undefined;
   let counter: { stop(): Map<string, number> } | undefined;
-  answerQuestions({
-    start: async (message) => {
-      const setup = message.setup as WorkerSetup;
-      const dataSource = await openDatabase({ url: setup.databaseUrl, schema: setup.schema, poolSize: 20 });
-      const bus = new PrefixedBus(await NatsBus.connect(NATS_URL, 'bench-chatbot-worker'), setup.prefix);
-      const worker = await startWorker(dataSource, bus, setup.sim, benchLogger());
-      stop = async () => {
-        await worker.stop();
-        await bus.close();
-        await dataSource.destroy();
-      };
-      return {};
-    },
+  serveWorkerChild({
+    natsName: 'bench-chatbot-worker',
+    poolSize: 20,
+    logger: benchLogger(),
+    worker: { workerId: 'chatbot-bench' },
     measure: async () => {
       counter = await countStatements();
       return loadMark();
     },
     measured: () => ({ ...loadMark(), statements: [...(counter?.stop() ?? new Map<string, number>()).entries()] }),
-  });
-  process.once('disconnect', () => {
-    setTimeout(() => process.exit(1), 25_000).unref();
-    void stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
   });
 }
 

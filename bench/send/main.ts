@@ -27,10 +27,22 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import pino, { type Logger } from 'pino';
+import pino from 'pino';
 import type { Bus } from '@gw/bus';
 import type { DataSource } from 'typeorm';
-import { answerQuestions, ask, countStatements, loadBetween, loadMark, type LoadMark, PrefixedBus, stopChild, UNCOUNTED } from '../support/processes';
+import {
+  ask,
+  countStatements,
+  loadBetween,
+  loadMark,
+  type LoadMark,
+  PrefixedBus,
+  serveWorkerChild,
+  startSessionWorker,
+  stopChild,
+  UNCOUNTED,
+  type WorkerSetup,
+} from '../support/processes';
 import { openBareSockets, provisionDevices, simControl } from '../support/sim-clients';
 
 type Role = 'orchestrate' | 'sim' | 'bare' | 'ours' | 'worker';
@@ -270,32 +282,6 @@ interface OursMeasured {
   top: Array<[string, number]>;
 }
 
-/** What the worker's process is told at `start` (split). */
-interface WorkerSetup {
-  databaseUrl: string;
-  schema: string;
-  /** The run's NATS subject prefix (the gateway's bus has the same). */
-  prefix: string;
-  sim: SimInfo;
-}
-
-/** The session worker, as both topologies run it: every bench instance, Baileys against the simulator. */
-async function startWorker(dataSource: DataSource, bus: Bus, sim: SimInfo, logger: Logger): Promise<{ stop(): Promise<void> }> {
-  const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
-  const worker = new SessionWorker({
-    dataSource,
-    bus,
-    logger,
-    config: sessionWorkerConfig({
-      workerId: 'bench-worker',
-      capacity: INSTANCES,
-      simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
-    }),
-  });
-  await worker.start();
-  return worker;
-}
-
 /** Counts the process's SQL until `stop()`; auth key reads by key type (Baileys asks for some types on every send). */
 const countSendStatements = () =>
   countStatements({
@@ -369,7 +355,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
       });
       await ask(workerProcess, 'start', { setup: { databaseUrl, schema, prefix, sim } satisfies WorkerSetup }, 60_000);
     } else {
-      worker = await startWorker(dataSource, bus, sim, logger);
+      worker = await startSessionWorker(dataSource, bus, sim, logger, { workerId: 'bench-worker', capacity: INSTANCES });
     }
     let connected = 0;
     const deadline = Date.now() + 300_000;
@@ -452,34 +438,20 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
 }
 
 /**
- * The worker's process (split): the session worker on its own DataSource (the run's schema) and its own
- * NATS connection, as apps/session-worker runs it; it counts its statements and marks its load when the
- * gateway's process asks, and stops gracefully when that process disconnects.
+ * The worker's process (split): the session worker as apps/session-worker runs it; it counts its
+ * statements and marks its load when the gateway's process asks.
  */
-async function runWorker(): Promise<void> {
-  const { openDatabase } = await import('@gw/persistence');
-  const { NatsBus } = await import('@gw/bus');
-  let stop: () => Promise<void> = async () => undefined;
-  let dataSource: DataSource | undefined;
+function runWorker(): void {
   let counter: Awaited<ReturnType<typeof countSendStatements>> | undefined;
   let poolWaiting: { stop(): number } | undefined;
-  answerQuestions({
-    start: async (message) => {
-      const setup = message.setup as WorkerSetup;
-      const opened = await openDatabase({ url: setup.databaseUrl, schema: setup.schema, poolSize: POOL });
-      dataSource = opened;
-      const bus = new PrefixedBus(await NatsBus.connect(NATS_URL, 'bench-send-worker'), setup.prefix);
-      const worker = await startWorker(opened, bus, setup.sim, pino({ level: 'silent' }));
-      stop = async () => {
-        await worker.stop();
-        await bus.close();
-        await opened.destroy();
-      };
-      return {};
-    },
-    measure: async () => {
+  serveWorkerChild({
+    natsName: 'bench-send-worker',
+    poolSize: POOL,
+    logger: pino({ level: 'silent' }),
+    worker: { workerId: 'bench-worker', capacity: INSTANCES },
+    measure: async (dataSource) => {
       counter = await countSendStatements();
-      poolWaiting = dataSource ? samplePoolWaiting(dataSource) : undefined;
+      poolWaiting = samplePoolWaiting(dataSource);
       return loadMark();
     },
     measured: () => ({
@@ -488,13 +460,6 @@ async function runWorker(): Promise<void> {
       failed: [...(counter?.failed() ?? new Map<string, number>()).entries()],
       poolWaitingAvg: poolWaiting?.stop() ?? 0,
     }),
-  });
-  process.once('disconnect', () => {
-    setTimeout(() => process.exit(1), 25_000).unref();
-    void stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
   });
 }
 

@@ -5,6 +5,8 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions } from '@gw/bus';
+import type { Logger } from 'pino';
+import type { DataSource } from 'typeorm';
 
 /**
  * The apps' bus with every subject under `prefix` (one token and a dot): a run's session worker and
@@ -158,4 +160,79 @@ export async function stopChild(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
   await exited;
   clearTimeout(timer);
+}
+
+/** What the worker's child is told at `start` (`--topology split`). */
+export interface WorkerSetup {
+  databaseUrl: string;
+  schema: string;
+  /** The run's NATS subject prefix (the parent's bus has the same). */
+  prefix: string;
+  sim: { websocketUrl: string; rootPublicKey: string };
+}
+
+/** The session worker as both topologies of bench/chatbot and bench/send run it: Baileys against the simulator. */
+export async function startSessionWorker(
+  dataSource: DataSource,
+  bus: Bus,
+  sim: WorkerSetup['sim'],
+  logger: Logger,
+  options: { workerId: string; capacity?: number },
+): Promise<{ stop(): Promise<void> }> {
+  const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
+  const worker = new SessionWorker({
+    dataSource,
+    bus,
+    logger,
+    config: sessionWorkerConfig({
+      ...options,
+      simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
+    }),
+  });
+  await worker.start();
+  return worker;
+}
+
+/**
+ * The worker child's side of `--topology split`: at `start`, the session worker on its own DataSource (the
+ * run's schema) and its own NATS connection under the run's prefix, as apps/session-worker runs it;
+ * `measure` and `measured` answer the parent (given the child's DataSource); when the parent disconnects it
+ * stops gracefully (and exits 1 if that takes over 25 s).
+ */
+export function serveWorkerChild(options: {
+  natsName: string;
+  poolSize: number;
+  logger: Logger;
+  worker: { workerId: string; capacity?: number };
+  measure: (dataSource: DataSource) => unknown;
+  measured: () => unknown;
+}): void {
+  let stop: () => Promise<void> = async () => undefined;
+  let dataSource: DataSource | undefined;
+  answerQuestions({
+    start: async (message) => {
+      const { openDatabase } = await import('@gw/persistence');
+      const { NatsBus } = await import('@gw/bus');
+      const setup = message.setup as WorkerSetup;
+      const opened = await openDatabase({ url: setup.databaseUrl, schema: setup.schema, poolSize: options.poolSize });
+      dataSource = opened;
+      const bus = new PrefixedBus(await NatsBus.connect(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', options.natsName), setup.prefix);
+      const worker = await startSessionWorker(opened, bus, setup.sim, options.logger, options.worker);
+      stop = async () => {
+        await worker.stop();
+        await bus.close();
+        await opened.destroy();
+      };
+      return {};
+    },
+    measure: () => options.measure(dataSource as DataSource),
+    measured: () => options.measured(),
+  });
+  process.once('disconnect', () => {
+    setTimeout(() => process.exit(1), 25_000).unref();
+    void stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
 }

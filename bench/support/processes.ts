@@ -63,6 +63,7 @@ export async function countStatements(options: CountOptions = {}): Promise<{ sto
   const pg = await import('pg');
   const statements = new Map<string, number>();
   const failed = new Map<string, number>();
+  const normalised = new Map<string, string>();
   const clientPrototype = (pg.default?.Client ?? pg.Client).prototype as unknown as { query: (...call: unknown[]) => unknown };
   const originalQuery = clientPrototype.query;
   let counting = true;
@@ -71,10 +72,16 @@ export async function countStatements(options: CountOptions = {}): Promise<{ sto
     const first = call[0] as string | { text?: string };
     const raw = typeof first === 'string' ? first : (first?.text ?? '?');
     if (raw.startsWith(UNCOUNTED)) return originalQuery.apply(this, call);
-    const text = raw
-      .replace(/\s+/g, ' ')
-      .replace(/'[^']*'/g, "'…'")
-      .slice(0, options.width ?? 120);
+    // The counter runs inside the measured processes: normalise each distinct text once, not per call
+    // (the regexes over a long statement cost more CPU than pg's own work on it).
+    let text = normalised.get(raw);
+    if (text === undefined) {
+      text = raw
+        .replace(/\s+/g, ' ')
+        .replace(/'[^']*'/g, "'…'")
+        .slice(0, options.width ?? 120);
+      if (normalised.size < 10_000) normalised.set(raw, text);
+    }
     const key = options.key ? options.key(text, call) : text;
     statements.set(key, (statements.get(key) ?? 0) + 1);
     const result = originalQuery.apply(this, call) as unknown;

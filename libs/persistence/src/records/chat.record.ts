@@ -2,16 +2,17 @@ import { formatPhone, jidUser } from '@gw/domain';
 import type { ChatRow } from '../repositories/chat.repository';
 
 const LEAD_TEXT = ['lead_name', 'lead_fullName', 'lead_email', 'lead_personalid', 'lead_status', 'lead_notes', 'lead_assignedAttendant_id'] as const;
+/** lead_field01 … lead_field20, named once: every `messages` event builds a chat record. */
+const LEAD_FIELDS = Array.from({ length: 20 }, (_, i) => `lead_field${String(i + 1).padStart(2, '0')}`);
 
 /** The API's Chat record (uazapi-notes §4; the real captures' field set). */
 export function toChatRecord(row: ChatRow, owner: string) {
   const lead = row.lead ?? {};
   const text = (key: string) => (typeof lead[key] === 'string' ? (lead[key] as string) : '');
+  const leadText: Record<string, string> = {};
+  for (const key of LEAD_TEXT) leadText[key] = text(key);
   const fields: Record<string, string> = {};
-  for (let n = 1; n <= 20; n++) {
-    const key = `lead_field${String(n).padStart(2, '0')}`;
-    fields[key] = text(key);
-  }
+  for (const key of LEAD_FIELDS) fields[key] = text(key);
   const number = row.isGroup ? jidUser(row.waChatId) : jidUser(row.waChatId || row.waChatLid);
   const flags = row.groupFlags ?? {};
   return {
@@ -43,7 +44,7 @@ export function toChatRecord(row: ChatRow, owner: string) {
     wa_lastMsgTimestamp: row.lastMsgTimestamp,
     wa_muteEndTime: row.muteEndTime,
     wa_unreadCount: row.unreadCount,
-    ...Object.fromEntries(LEAD_TEXT.map((key) => [key, text(key)])),
+    ...leadText,
     lead_tags: Array.isArray(lead.lead_tags) ? lead.lead_tags : [],
     lead_isTicketOpen: lead.lead_isTicketOpen === true,
     lead_kanbanOrder: typeof lead.lead_kanbanOrder === 'number' ? lead.lead_kanbanOrder : 0,

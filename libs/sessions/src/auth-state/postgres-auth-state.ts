@@ -11,6 +11,7 @@ import {
   type SignalKeyType,
 } from '../baileys';
 import { deserializeCreds, deserializeKey, serializeAuthValue } from './auth-serialization';
+import { SignalKeyCache } from './key-cache';
 
 /** Bound of the known-missing set (a few KB); past it the set starts over. */
 const MAX_ABSENT = 5_000;
@@ -67,7 +68,7 @@ export class PostgresAuthState {
       set: (data) => this.setKeys(data),
     };
     // Read-through/write-through cache in front: Baileys reads sessions and sender keys on every message.
-    this.state = { creds, keys: makeCacheableSignalKeyStore(store, options.logger) };
+    this.state = { creds, keys: makeCacheableSignalKeyStore(store, options.logger, new SignalKeyCache()) };
     this.credsWriter = new CoalescingWriter(() => this.writeCreds(), options.retryDelayMs ?? 1000, options.logger);
   }
 

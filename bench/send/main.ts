@@ -6,7 +6,7 @@
  * same (instance, peer) pairs; the sides run one after the other so they don't compete for the cores.
  *
  *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1] [--pool 20]
- *                         [--topology split|single]
+ *                         [--topology split|single] [--workers 1]
  *
  * Processes: the simulator (load mode), the bare side, the ours side and the orchestrator, which drives
  * the HTTP load for ours (a client of its own, as in production). `--topology split` (default) is the
@@ -26,7 +26,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import pino from 'pino';
 import type { Bus } from '@gw/bus';
 import type { DataSource } from 'typeorm';
@@ -70,6 +70,12 @@ interface LoadResult {
    */
   machineCpuMsPerSend?: number;
   machineBusyPercent?: number;
+  /**
+   * machineCpuMsPerSend split by process (/proc/<pid>/stat): this bench's roles by name (sim, bare,
+   * ours, worker…, orchestrate: the HTTP client), every other program by its command name (postgres,
+   * nats-server…); what is left is the kernel's own work and processes that ended during the sends.
+   */
+  machineCpuMsPerSendBy?: Record<string, number>;
 }
 
 interface SideResult extends LoadResult {
@@ -100,10 +106,48 @@ if (TOPOLOGY !== 'split' && TOPOLOGY !== 'single') {
   process.stderr.write(`--topology is split or single, not "${TOPOLOGY}"\n`);
   process.exit(2);
 }
+/**
+ * `--workers N` (split only): N session-worker processes side by side, as N replicas of apps/session-worker
+ * on one machine; each takes at most ⌈instances ÷ N⌉ leases, so the instances spread over them.
+ */
+const WORKERS = Number(args.get('workers') ?? 1);
+if (!Number.isInteger(WORKERS) || WORKERS < 1 || (WORKERS > 1 && TOPOLOGY !== 'split')) {
+  process.stderr.write(`--workers is a whole number ≥ 1, above 1 only with --topology split\n`);
+  process.exit(2);
+}
+/** The worker child's index among --workers (its lease holder id and profile name). */
+const WORKER_INDEX = Number(args.get('worker-index') ?? 0);
+const workerName = (index: number) => (WORKERS === 1 ? 'worker' : `worker${index + 1}`);
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const PEER_PREFIX = '5539';
 /** `--cpu-prof <dir>`: write a V8 CPU profile of each child process there (to see what limits throughput). */
 const CPU_PROF = args.get('cpu-prof');
+/** `--window-prof <dir>`: a V8 CPU profile of each worker over the measured sends only (no start-up, no connect). */
+const WINDOW_PROF = args.get('window-prof');
+
+/** A CPU profile of this process between two calls, through the inspector (no restart, no flag). */
+const windowProfile = (() => {
+  let session: import('node:inspector').Session | undefined;
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session?.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))));
+  return {
+    async start(): Promise<void> {
+      const { Session } = await import('node:inspector');
+      session = new Session();
+      session.connect();
+      await post('Profiler.enable');
+      await post('Profiler.setSamplingInterval', { interval: 500 });
+      await post('Profiler.start');
+    },
+    async stop(file: string): Promise<object> {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(file, JSON.stringify(profile));
+      session?.disconnect();
+      return {};
+    },
+  };
+})();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (line: string) => process.stderr.write(`[send:${role}] ${line}\n`);
@@ -122,6 +166,34 @@ function machineJiffies(): { busy: number; total: number } | null {
   }
 }
 
+/** CPU ticks (user + system, 10 ms each) of every process now, summed by what the process is. */
+function cpuTicksByProcess(): Map<string, number> {
+  const ticks = new Map<string, number>();
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return ticks;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const fields = stat.slice(close + 2).split(' ');
+      const used = Number(fields[11]) + Number(fields[12]);
+      if (!used) continue;
+      let label = stat.slice(stat.indexOf('(') + 1, close);
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const script = argv.findIndex((arg) => arg.endsWith('bench/send/main.js'));
+      if (script >= 0) label = argv[script + 1] && !argv[script + 1].startsWith('--') ? argv[script + 1] : 'orchestrate';
+      ticks.set(label, (ticks.get(label) ?? 0) + used);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return ticks;
+}
+
 /**
  * Runs `count` operations with at most CONCURRENCY in flight; operation i goes to instance i % INSTANCES
  * and peer i % PEERS (so each instance always talks to the same peer: warm-up covers every pair).
@@ -132,6 +204,7 @@ async function drive(count: number, operation: (index: number) => Promise<void>)
   let firstError: string | undefined;
   let next = 0;
   const jiffiesBefore = machineJiffies();
+  const processesBefore = cpuTicksByProcess();
   const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
@@ -150,12 +223,19 @@ async function drive(count: number, operation: (index: number) => Promise<void>)
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const jiffiesAfter = machineJiffies();
+  const processesAfter = cpuTicksByProcess();
+  const byProcess: Record<string, number> = {};
+  for (const [label, after] of processesAfter) {
+    const ms = ((after - (processesBefore.get(label) ?? 0)) * 10) / Math.max(1, count);
+    if (ms >= 0.01) byProcess[label] = round(ms, 2);
+  }
   // USER_HZ is 100 on Linux: one jiffy is 10 ms of one core.
   const machine =
     jiffiesBefore && jiffiesAfter
       ? {
           machineCpuMsPerSend: round(((jiffiesAfter.busy - jiffiesBefore.busy) * 10) / Math.max(1, count), 2),
           machineBusyPercent: round((100 * (jiffiesAfter.busy - jiffiesBefore.busy)) / Math.max(1, jiffiesAfter.total - jiffiesBefore.total)),
+          machineCpuMsPerSendBy: Object.fromEntries(Object.entries(byProcess).sort((a, b) => b[1] - a[1])),
         }
       : {};
   latencies.sort((a, b) => a - b);
@@ -315,7 +395,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
   const { createHttpApp } = await import('../../apps/gateway/src/runtime/http-app');
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: POOL });
-  let workerProcess: ChildProcess | undefined;
+  const workerProcesses: ChildProcess[] = [];
   try {
     const devices = await provisionDevices(sim, INSTANCES, '5532');
     const tokens: string[] = [];
@@ -347,13 +427,23 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
     const started = Date.now();
     let worker: { stop(): Promise<void> } | undefined;
     if (TOPOLOGY === 'split') {
-      // Its stdout is not ours: libsignal prints there. Its CPU profile (--cpu-prof) is a file of its own.
-      const execArgv = process.execArgv.map((flag) => (flag.startsWith('--cpu-prof-name=') ? '--cpu-prof-name=worker.cpuprofile' : flag));
-      workerProcess = fork(process.argv[1], ['worker', '--instances', String(INSTANCES), '--pool', String(POOL)], {
-        execArgv,
-        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      });
-      await ask(workerProcess, 'start', { setup: { databaseUrl, schema, prefix, sim } satisfies WorkerSetup }, 60_000);
+      // Their stdout is not ours: libsignal prints there. Each CPU profile (--cpu-prof) is a file of its own.
+      for (let index = 0; index < WORKERS; index++) {
+        const execArgv = process.execArgv.map((flag) => (flag.startsWith('--cpu-prof-name=') ? `--cpu-prof-name=${workerName(index)}.cpuprofile` : flag));
+        const passed = [
+          '--instances',
+          String(INSTANCES),
+          '--pool',
+          String(POOL),
+          '--workers',
+          String(WORKERS),
+          '--worker-index',
+          String(index),
+          ...(WINDOW_PROF ? ['--window-prof', WINDOW_PROF] : []),
+        ];
+        workerProcesses.push(fork(process.argv[1], ['worker', ...passed], { execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
+      }
+      await Promise.all(workerProcesses.map((child) => ask(child, 'start', { setup: { databaseUrl, schema, prefix, sim } satisfies WorkerSetup }, 60_000)));
     } else {
       worker = await startSessionWorker(dataSource, bus, sim, logger, { workerId: 'bench-worker', capacity: INSTANCES });
     }
@@ -372,7 +462,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
     const counter = await countSendStatements();
     // The orchestrator says how many sends it made; their `messages` events are the last writes of the path.
     const stopped = new Promise<number>((resolve) => process.once('message', (message) => resolve(Number((message as { sends?: number }).sends) || 0)));
-    const workerFrom = workerProcess ? await ask<LoadMark>(workerProcess, 'measure') : undefined;
+    const workersFrom = await Promise.all(workerProcesses.map((child) => ask<LoadMark>(child, 'measure')));
     const from = loadMark();
     const poolWaiting = samplePoolWaiting(dataSource);
     send({ baseUrl: `http://127.0.0.1:${address.port}`, tokens, connected, connectSeconds } satisfies OursReady);
@@ -392,20 +482,20 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
     const failed = counter.failed();
     const load = loadBetween(from, loadMark());
     const byProcess: Record<string, ProcessMeasure> = {
-      [workerProcess ? 'gateway' : 'gateway+worker']: {
+      [workerProcesses.length ? 'gateway' : 'gateway+worker']: {
         cpuMs: load.cpuMs,
         eventLoopUtilization: round(load.eventLoopUtilization, 2),
         queries: [...statements.values()].reduce((a, b) => a + b, 0),
         poolWaitingAvg: poolWaiting.stop(),
       },
     };
-    if (workerProcess && workerFrom) {
+    for (const [index, child] of workerProcesses.entries()) {
       const measured = await ask<LoadMark & { statements: Array<[string, number]>; failed: Array<[string, number]>; poolWaitingAvg: number }>(
-        workerProcess,
+        child,
         'measured',
       );
-      const workerLoad = loadBetween(workerFrom, measured);
-      byProcess.worker = {
+      const workerLoad = loadBetween(workersFrom[index], measured);
+      byProcess[workerName(index)] = {
         cpuMs: workerLoad.cpuMs,
         eventLoopUtilization: round(workerLoad.eventLoopUtilization, 2),
         queries: measured.statements.reduce((a, [, n]) => a + n, 0),
@@ -426,12 +516,12 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
       top: [...statements.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40),
     } satisfies OursMeasured);
     await app.close();
-    if (workerProcess) await stopChild(workerProcess);
+    await Promise.all(workerProcesses.map((child) => stopChild(child)));
     await worker?.stop();
     await bus.close();
   } finally {
     // The worker's process first: the schema goes with its tables.
-    if (workerProcess) await stopChild(workerProcess).catch(() => undefined);
+    await Promise.all(workerProcesses.map((child) => stopChild(child).catch(() => undefined)));
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
     await dataSource.destroy();
   }
@@ -448,13 +538,15 @@ function runWorker(): void {
     natsName: 'bench-send-worker',
     poolSize: POOL,
     logger: pino({ level: 'silent' }),
-    worker: { workerId: 'bench-worker', capacity: INSTANCES },
+    worker: { workerId: WORKERS === 1 ? 'bench-worker' : `bench-worker-${WORKER_INDEX + 1}`, capacity: Math.ceil(INSTANCES / WORKERS) },
     measure: async (dataSource) => {
+      if (WINDOW_PROF) await windowProfile.start();
       counter = await countSendStatements();
       poolWaiting = samplePoolWaiting(dataSource);
       return loadMark();
     },
-    measured: () => ({
+    measured: async () => ({
+      ...(WINDOW_PROF ? await windowProfile.stop(`${WINDOW_PROF}/${workerName(WORKER_INDEX)}.window.cpuprofile`) : {}),
       ...loadMark(),
       statements: [...(counter?.stop() ?? new Map<string, number>()).entries()],
       failed: [...(counter?.failed() ?? new Map<string, number>()).entries()],
@@ -503,6 +595,9 @@ function child(roleName: Role, extra: string[] = []): ChildProcess {
     String(POOL),
     '--topology',
     TOPOLOGY,
+    '--workers',
+    String(WORKERS),
+    ...(WINDOW_PROF ? ['--window-prof', WINDOW_PROF] : []),
   ];
   const execArgv = [
     '--expose-gc',
@@ -589,6 +684,7 @@ async function orchestrate(): Promise<void> {
       `${JSON.stringify({
         bench: 'send',
         topology: TOPOLOGY,
+        workers: WORKERS,
         instances: INSTANCES,
         peers: PEERS,
         n: N,

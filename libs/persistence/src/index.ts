@@ -20,7 +20,7 @@ export type { SinkKind, WebhookRow, WebhookValues } from './repositories/webhook
 export { DeliveryRepository } from './repositories/delivery.repository';
 export type { ClaimOptions, DeliveredResult, DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';
 export { MessageRepository, OutboundLedgerRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
-export type { CallPeer, MessageQuery, MessageRow, NewMessage } from './repositories/message.repository';
+export type { CallPeer, MessageQuery, MessageRow, NewMessage, Reserved, StatusChange } from './repositories/message.repository';
 export { ChatRepository, toChatRow } from './repositories/chat.repository';
 export type { ChatObservation, ChatRow, ChatState } from './repositories/chat.repository';
 export type { ChatIdentity, ChatTotals } from './repositories/chat.repository';

@@ -40,12 +40,17 @@ describe(OutboundLedgerRepository.name, () => {
   it('should store and relay a new message in one statement, and refuse to relay its id again', async () => {
     const message = outbound();
     const first = await OutboundLedgerRepository.reserve(db.dataSource, lease, message, true);
-    expect(first.held).toBe(true);
-    expect(first.row).toMatchObject({ messageId: message.messageId, status: 'Pending', trackSource: 'crm', trackId: 't-1' });
+    expect(first).toEqual({ held: true, reserved: true });
+    expect(await messages.findOne(instanceId, message.messageId)).toMatchObject({
+      messageId: message.messageId,
+      status: 'Pending',
+      trackSource: 'crm',
+      trackId: 't-1',
+    });
     expect(await relayedAt(message.messageId)).not.toBeNull();
 
     const again = await OutboundLedgerRepository.reserve(db.dataSource, lease, outbound({ messageId: message.messageId, text: 'changed' }), true);
-    expect(again).toEqual({ held: true, row: null });
+    expect(again).toEqual({ held: true, reserved: false });
     expect((await messages.findOne(instanceId, message.messageId))!.text).toBe('hello');
   });
 
@@ -58,7 +63,8 @@ describe(OutboundLedgerRepository.name, () => {
       outbound({ messageId: queued.messageId, text: 'Ana', trackId: 't-2' }),
       false,
     );
-    expect(reserved.row).toMatchObject({ id: queued.id, status: 'Pending', text: 'Ana', trackId: 't-2' });
+    expect(reserved).toEqual({ held: true, reserved: true });
+    expect(await messages.findOne(instanceId, queued.messageId)).toMatchObject({ id: queued.id, status: 'Pending', text: 'Ana', trackId: 't-2' });
     expect(await relayedAt(queued.messageId)).toBeNull();
 
     expect(await OutboundLedgerRepository.markRelayed(db.dataSource, lease, queued.messageId)).toBe('relayed');
@@ -120,7 +126,7 @@ describe(OutboundLedgerRepository.name, () => {
     expect(current.fencingToken).not.toBe(stale.fencingToken);
 
     const message = outbound({ instanceId: fencedId });
-    expect(await OutboundLedgerRepository.reserve(db.dataSource, stale, message, true)).toEqual({ held: false, row: null });
+    expect(await OutboundLedgerRepository.reserve(db.dataSource, stale, message, true)).toEqual({ held: false, reserved: false });
     expect(await messages.findOne(fencedId, message.messageId)).toBeNull();
 
     await OutboundLedgerRepository.reserve(db.dataSource, current, message, true);
@@ -158,17 +164,26 @@ describe(OutboundLedgerRepository.name, () => {
         { lease: other, message: second, relay: true },
       ]);
       expect(results.map((result) => result.held)).toEqual([true, false, true, true]);
-      expect(results.map((result) => result.row?.messageId ?? null)).toEqual([relayed.messageId, null, delayed.messageId, second.messageId]);
-      expect(results[0].row).toMatchObject({ instanceId, status: 'Pending', trackSource: 'crm', trackId: 't-1', sendPayload: { text: 'hello' }, fromMe: true });
-      expect(results[3].row).toMatchObject({ instanceId: otherId, status: 'Pending' });
+      expect(results.map((result) => result.reserved)).toEqual([true, false, true, true]);
+      expect(await messages.findOne(instanceId, relayed.messageId)).toMatchObject({
+        instanceId,
+        status: 'Pending',
+        trackSource: 'crm',
+        trackId: 't-1',
+        sendPayload: { text: 'hello' },
+        fromMe: true,
+      });
+      expect(await messages.findOne(instanceId, delayed.messageId)).toMatchObject({ instanceId, status: 'Pending', text: 'typing first' });
+      expect(await messages.findOne(otherId, second.messageId)).toMatchObject({ instanceId: otherId, status: 'Pending' });
       expect(await relayedAt(relayed.messageId)).not.toBeNull();
       expect(await relayedAt(delayed.messageId)).toBeNull();
       expect(await messages.findOne(staleId, fenced.messageId)).toBeNull();
 
       // The row a group writes is the row reserve() writes alone.
       const alone = outbound();
-      const single = (await OutboundLedgerRepository.reserve(db.dataSource, lease, alone, true)).row!;
-      const grouped = results[0].row!;
+      expect(await OutboundLedgerRepository.reserve(db.dataSource, lease, alone, true)).toEqual({ held: true, reserved: true });
+      const single = (await messages.findOne(instanceId, alone.messageId))!;
+      const grouped = (await messages.findOne(instanceId, relayed.messageId))!;
       const comparable = (row: typeof single) => ({ ...row, id: '', messageId: '', createdAt: null, updatedAt: null, messageTimestamp: 0 });
       expect(comparable(grouped)).toEqual(comparable(single));
     });
@@ -182,9 +197,10 @@ describe(OutboundLedgerRepository.name, () => {
         { lease, message: fresh, relay: true },
       ]);
       expect(results).toEqual([
-        { held: true, row: null },
-        { held: true, row: expect.objectContaining({ messageId: fresh.messageId }) },
+        { held: true, reserved: false },
+        { held: true, reserved: true },
       ]);
+      expect(await messages.findOne(instanceId, fresh.messageId)).toMatchObject({ messageId: fresh.messageId, status: 'Pending' });
       expect((await messages.findOne(instanceId, message.messageId))!.text).toBe('hello');
     });
 

@@ -3,6 +3,9 @@ import { LeaseRepository, type Lease } from './lease.repository';
 import { PREPARED } from '../preparing-client';
 
 /** A stored message, in the API's field names where they are plain columns. */
+/** What a status change (a receipt) reports of each message it moved: see advanceStatusManyWithin(). */
+export type StatusChange = Pick<MessageRow, 'instanceId' | 'messageId' | 'chatId' | 'chatLid' | 'fromMe' | 'isGroup' | 'status'>;
+
 export interface MessageRow {
   instanceId: string;
   id: string;
@@ -176,13 +179,30 @@ type Queryable = Pick<DataSource, 'query'>;
  * The send path's writes, each one fenced statement (see LeaseRepository.fenceCte): a send costs two
  * round trips to the store, not three transactions.
  */
+/**
+ * The instances whose lease held in a group statement that answers `held_instances` on one row only
+ * (an array of every instance of the group repeated on each row was most of the bytes such a
+ * statement returned: ~1 KB per row at 50 instances).
+ */
+function heldInstances(rows: Raw[]): Set<string> {
+  const row = rows.find((raw) => raw.held_instances !== null && raw.held_instances !== undefined);
+  return new Set<string>((row?.held_instances as string[] | undefined) ?? []);
+}
+
+/** A reserve's answer: whether the lease held, and whether the id was reserved (false: relayed before). */
+export interface Reserved {
+  held: boolean;
+  reserved: boolean;
+}
+
 export class OutboundLedgerRepository {
   /**
    * Reserves a message id for a send: the row is stored `Pending` (a row queued earlier keeps its id
    * and takes the send's fields), and with `relay` it is marked relayed in the same statement. Nothing
-   * changes when the id was relayed before: `row` is then null (the caller answers from the store).
+   * changes when the id was relayed before: `reserved` is then false (the caller answers from the
+   * store). The row itself is not read back: the send answers with the row its result writes.
    */
-  static async reserve(db: Queryable, lease: Lease, message: NewMessage, relay: boolean): Promise<{ held: boolean; row: MessageRow | null }> {
+  static async reserve(db: Queryable, lease: Lease, message: NewMessage, relay: boolean): Promise<Reserved> {
     const { names, placeholders, values } = insertParts(message, 5);
     const rows: Raw[] = await db.query(
       `WITH ${LeaseRepository.fenceCte(1)},
@@ -195,12 +215,12 @@ export class OutboundLedgerRepository {
            track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
            relayed_at = EXCLUDED.relayed_at, updated_at = now()
          WHERE messages.relayed_at IS NULL
-         RETURNING *)
-       SELECT held.held, reserved.* FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN reserved ON true`,
+         RETURNING message_id)
+       SELECT held.held, reserved.message_id FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN reserved ON true`,
       [...LeaseRepository.fenceParams(lease), relay, ...values],
     );
     const first = rows[0];
-    return { held: Boolean(first?.held), row: first?.message_id ? toMessageRow(first) : null };
+    return { held: Boolean(first?.held), reserved: Boolean(first?.message_id) };
   }
 
   /**
@@ -212,10 +232,7 @@ export class OutboundLedgerRepository {
    * twice in one group (a multi-row upsert may not touch a row twice; the statement would fail).
    * Answers in the order of `items`.
    */
-  static async reserveMany(
-    db: Queryable,
-    items: ReadonlyArray<{ lease: Lease; message: NewMessage; relay: boolean }>,
-  ): Promise<Array<{ held: boolean; row: MessageRow | null }>> {
+  static async reserveMany(db: Queryable, items: ReadonlyArray<{ lease: Lease; message: NewMessage; relay: boolean }>): Promise<Reserved[]> {
     const names = COLUMNS.map(([, column]) => column);
     const messages = items.map(({ message }) => {
       const row: Raw = {};
@@ -238,8 +255,9 @@ export class OutboundLedgerRepository {
            track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
            relayed_at = EXCLUDED.relayed_at, updated_at = now()
          WHERE messages.relayed_at IS NULL
-         RETURNING *)
-       SELECT held.held_instances, reserved.* FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN reserved ON true`,
+         RETURNING instance_id, message_id)
+       SELECT CASE WHEN row_number() OVER () = 1 THEN held.held_instances END AS held_instances, reserved.*
+       FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN reserved ON true`,
       [
         ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
         JSON.stringify(messages),
@@ -247,11 +265,11 @@ export class OutboundLedgerRepository {
         relay.map((item) => item.message.messageId),
       ],
     );
-    const held = new Set<string>((rows[0]?.held_instances as string[] | undefined) ?? []);
-    const byKey = new Map(rows.filter((raw) => raw.message_id).map((raw) => [`${String(raw.instance_id)}\u0000${String(raw.message_id)}`, toMessageRow(raw)]));
+    const held = heldInstances(rows);
+    const reserved = new Set(rows.filter((raw) => raw.message_id).map((raw) => `${String(raw.instance_id)}\u0000${String(raw.message_id)}`));
     return items.map(({ message }) => ({
       held: held.has(message.instanceId),
-      row: byKey.get(`${message.instanceId}\u0000${message.messageId}`) ?? null,
+      reserved: reserved.has(`${message.instanceId}\u0000${message.messageId}`),
     }));
   }
 
@@ -274,7 +292,8 @@ export class OutboundLedgerRepository {
            AND input.instance_id IN (SELECT instance_id FROM lease) AND ${FINAL_SQL}
            AND CASE WHEN input.status = 'Sent' THEN ${RANK_SQL} < ${STATUS_RANK.Sent} ELSE ${RANK_SQL} <= ${STATUS_RANK.Sent} END
          RETURNING messages.*)
-       SELECT held.held_instances, changed.* FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN changed ON true`,
+       SELECT CASE WHEN row_number() OVER () = 1 THEN held.held_instances END AS held_instances, changed.*
+       FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN changed ON true`,
       [
         ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
         items.map((item) => item.lease.instanceId),
@@ -283,7 +302,7 @@ export class OutboundLedgerRepository {
         items.map((item) => (item.outcome.status === 'Failed' ? item.outcome.error : '')),
       ],
     );
-    const held = new Set<string>((rows[0]?.held_instances as string[] | undefined) ?? []);
+    const held = heldInstances(rows);
     const key = (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`;
     const byKey = new Map(rows.filter((raw) => raw.message_id).map((raw) => [key(String(raw.instance_id), String(raw.message_id)), toMessageRow(raw)]));
     // Unchanged (further along already): read in a statement of its own, whose snapshot sees the write
@@ -492,7 +511,7 @@ export class MessageRepository {
   static async advanceStatusManyWithin(
     manager: EntityManager,
     items: ReadonlyArray<{ instanceId: string; messageIds: string[]; status: string }>,
-  ): Promise<MessageRow[]> {
+  ): Promise<StatusChange[]> {
     const flat = items.flatMap((item) =>
       STATUS_RANK[item.status] === undefined ? [] : item.messageIds.map((messageId) => ({ ...item, messageId, rank: STATUS_RANK[item.status] })),
     );
@@ -503,11 +522,21 @@ export class MessageRepository {
        changed AS (
          UPDATE messages SET status = input.i_status, updated_at = now() FROM input
          WHERE messages.instance_id = input.i_instance AND messages.message_id = input.i_message AND ${RANK_SQL} < input.i_rank AND ${FINAL_SQL}
-         RETURNING messages.*)
+         RETURNING messages.instance_id, messages.message_id, messages.chat_id, messages.chat_lid, messages.from_me, messages.is_group, messages.status)
        SELECT * FROM changed`,
       [flat.map((item) => item.instanceId), flat.map((item) => item.messageId), flat.map((item) => item.status), flat.map((item) => item.rank)],
     );
-    return rows.map(toMessageRow);
+    // Only what a receipt's event and bookkeeping read: every column of a message (its content and its
+    // stored WAMessage) was ~1 KB per receipt for pg to parse, on every send.
+    return rows.map((raw) => ({
+      instanceId: String(raw.instance_id),
+      messageId: String(raw.message_id),
+      chatId: String(raw.chat_id),
+      chatLid: String(raw.chat_lid),
+      fromMe: Boolean(raw.from_me),
+      isGroup: Boolean(raw.is_group),
+      status: String(raw.status),
+    }));
   }
 
   /** A message by its provider id, inside a transaction (locked until commit when `forUpdate`). */

@@ -18,7 +18,7 @@ import {
   type PresenceEventPayload,
   type PresenceState,
 } from '@gw/contracts';
-import { toChatRecord, toMessageRecord, type ChatRow, type ContactRow, type MessageRow, type NewOutboxEvent } from '@gw/persistence';
+import { toChatRecord, toMessageRecord, type ChatRow, type ContactRow, type MessageRow, type NewOutboxEvent, type StatusChange } from '@gw/persistence';
 import type { GroupMetadata } from '../baileys';
 import type { Party } from './identity-resolver';
 
@@ -47,7 +47,7 @@ export function messagesEvent(chat: ChatRow, row: MessageRow, who: InstanceIdent
 }
 
 export interface MessageUpdateFacts {
-  rows: MessageRow[];
+  rows: StatusChange[];
   state: MessageUpdateState;
   type: MessagesUpdateEventPayload['type'];
   /** Who caused it: the reader of a receipt, the author of a revoke. */

@@ -1,10 +1,10 @@
-import { ChatRepository, MessageRepository, type ChatObservation, type ChatRow, type MessageRow, type NewMessage } from '@gw/persistence';
+import { ChatRepository, MessageRepository, type ChatObservation, type ChatRow, type MessageRow, type NewMessage, type StatusChange } from '@gw/persistence';
 import type { EntityManager } from 'typeorm';
 
 type OwnCopy = { row: MessageRow; created: boolean; advanced: boolean } | null;
 
 type Pending =
-  | { kind: 'status'; instanceId: string; messageIds: string[]; status: string; resolve: (rows: MessageRow[]) => void; reject: (error: unknown) => void }
+  | { kind: 'status'; instanceId: string; messageIds: string[]; status: string; resolve: (rows: StatusChange[]) => void; reject: (error: unknown) => void }
   | { kind: 'copy'; instanceId: string; message: NewMessage; resolve: (copy: OwnCopy) => void; reject: (error: unknown) => void }
   | {
       kind: 'chat';
@@ -35,7 +35,7 @@ export class InboundBatch {
   private constructor(private readonly manager: EntityManager) {}
 
   /** MessageRepository.advanceStatusWithin, through the group's batch when the manager is a group's. */
-  static advanceStatus(manager: EntityManager, instanceId: string, messageIds: string[], status: string): Promise<MessageRow[]> {
+  static advanceStatus(manager: EntityManager, instanceId: string, messageIds: string[], status: string): Promise<StatusChange[]> {
     const batch = batches.get(manager);
     if (!batch?.slots.has(instanceId)) return MessageRepository.advanceStatusWithin(manager, instanceId, messageIds, status);
     return new Promise((resolve, reject) => batch.park({ kind: 'status', instanceId, messageIds, status, resolve, reject }));

@@ -8,6 +8,7 @@ import {
   type MessageRepository,
   type MessageRow,
   type NewMessage,
+  type Reserved,
 } from '@gw/persistence';
 import type { MessageRecord, SendRequest } from '@gw/contracts';
 import type { DataSource } from 'typeorm';
@@ -35,7 +36,7 @@ const GROUP_OPTIONS = { maxBatch: 200, maxInFlight: 1 };
  * of its own reserve before its message reaches the socket.
  */
 export class SendLedger {
-  private readonly reserves: GroupCommit<ReserveItem, Held>;
+  private readonly reserves: GroupCommit<ReserveItem, Reserved>;
   private readonly results: GroupCommit<SettleItem, Held>;
 
   constructor(
@@ -44,7 +45,7 @@ export class SendLedger {
     private readonly dataSource: DataSource,
   ) {
     const key = (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`;
-    this.reserves = new GroupCommit<ReserveItem, Held>(
+    this.reserves = new GroupCommit<ReserveItem, Reserved>(
       (items) => OutboundLedgerRepository.reserveMany(dataSource, items),
       (item) => OutboundLedgerRepository.reserve(dataSource, item.lease, item.message, item.relay),
       { ...GROUP_OPTIONS, key: (item) => key(item.message.instanceId, item.message.messageId) },
@@ -57,7 +58,7 @@ export class SendLedger {
   }
 
   /** Statements written and sends they carried, per kind (bench/send reports the group sizes). */
-  get groupStats(): { reserve: GroupCommit<ReserveItem, Held>['stats']; result: GroupCommit<SettleItem, Held>['stats'] } {
+  get groupStats(): { reserve: GroupCommit<ReserveItem, Reserved>['stats']; result: GroupCommit<SettleItem, Held>['stats'] } {
     return { reserve: this.reserves.stats, result: this.results.stats };
   }
 
@@ -71,9 +72,9 @@ export class SendLedger {
    * row when this id was relayed before: the caller answers with it and sends nothing.
    */
   async reserve(lease: Lease, request: SendRequest, owner: string, relay: boolean): Promise<{ alreadyRelayed: MessageRow | null }> {
-    const { held, row } = await this.reserves.write({ lease, message: outboundMessageRow(request, owner, 'Pending'), relay });
+    const { held, reserved } = await this.reserves.write({ lease, message: outboundMessageRow(request, owner, 'Pending'), relay });
     if (!held) throw new FencedOutError(lease.instanceId);
-    if (row) return { alreadyRelayed: null };
+    if (reserved) return { alreadyRelayed: null };
     const stored = await this.relayedBefore(request.instanceId, request.messageId);
     if (!stored) throw new Error(`message ${request.messageId} was neither reserved nor relayed before`);
     return { alreadyRelayed: stored };

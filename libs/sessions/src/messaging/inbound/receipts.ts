@@ -1,4 +1,4 @@
-import { ChatRepository, FencedOutError, MessageRepository, OutboundLedgerRepository, STATUS_RANK, type MessageRow } from '@gw/persistence';
+import { ChatRepository, FencedOutError, MessageRepository, OutboundLedgerRepository, STATUS_RANK, type StatusChange } from '@gw/persistence';
 import type { EntityManager } from 'typeorm';
 import { isJidGroup, type MessageUserReceiptUpdate, type WAMessageUpdate } from '../../baileys';
 import { refusalText } from '../../outbound/refusal';
@@ -38,7 +38,7 @@ export class ReceiptEvents {
   constructor(private readonly context: InboundContext) {}
 
   /** Ids a receipt named that are not stored yet: their status is applied when they are. */
-  private async rememberEarly(manager: EntityManager, ids: string[], changed: MessageRow[], receipt: Omit<EarlyReceipt, 'at'>): Promise<void> {
+  private async rememberEarly(manager: EntityManager, ids: string[], changed: StatusChange[], receipt: Omit<EarlyReceipt, 'at'>): Promise<void> {
     const done = new Set(changed.map((row) => row.messageId));
     const rest = ids.filter((id) => !done.has(id));
     const known = new Set(await MessageRepository.storedIdsWithin(manager, this.context.instanceId, rest));
@@ -148,7 +148,7 @@ export class ReceiptEvents {
           : await InboundBatch.advanceStatus(manager, this.context.instanceId, ids, state);
       if (changed.length < ids.length) await this.rememberEarly(manager, ids, changed, { state, sender, timestamp, error });
       if (!changed.length || state === 'Sent') return;
-      const byChat = new Map<string, MessageRow[]>();
+      const byChat = new Map<string, StatusChange[]>();
       for (const row of changed) byChat.set(row.chatId, [...(byChat.get(row.chatId) ?? []), row]);
       for (const rows of byChat.values()) {
         events.push(

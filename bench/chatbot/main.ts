@@ -50,6 +50,7 @@ import {
   startSessionWorker,
   stopChild,
   UNCOUNTED,
+  windowProfiler,
   type WorkerSetup,
 } from '../support/processes';
 
@@ -64,6 +65,8 @@ const CONTACTS = Number(args.get('contacts') ?? 50);
 const WARMUP = Number(args.get('warmup') ?? CONTACTS);
 const SIM_MODE = args.get('sim') ?? 'process';
 const TOPOLOGY = args.get('topology') ?? 'split';
+/** `--window-prof <dir>`: V8 CPU profiles of the bench's process and the worker's over the measured rounds only. */
+const WINDOW_PROF = args.get('window-prof');
 if (TOPOLOGY !== 'split' && TOPOLOGY !== 'single') {
   process.stderr.write(`--topology is split or single, not "${TOPOLOGY}"\n`);
   process.exit(2);
@@ -208,7 +211,9 @@ async function main(): Promise<void> {
     const simAddress = { websocketUrl: sim.websocketUrl, rootPublicKey: sim.rootPublicKey };
     if (TOPOLOGY === 'split') {
       // Its stdout is not ours: libsignal prints there, and ours carries the one JSON object.
-      workerChild = fork(process.argv[1], ['worker-child'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+      workerChild = fork(process.argv[1], ['worker-child', ...(WINDOW_PROF ? ['--window-prof', WINDOW_PROF] : [])], {
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      });
       await ask(workerChild, 'start', { setup: { databaseUrl, schema, prefix, sim: simAddress } satisfies WorkerSetup }, 60_000);
     } else {
       worker = await startSessionWorker(dataSource, bus, simAddress, logger, { workerId: 'chatbot-bench' });
@@ -326,6 +331,8 @@ async function main(): Promise<void> {
         await sleep(250);
       }
     })();
+    const benchProfile = windowProfiler();
+    if (WINDOW_PROF) await benchProfile.start();
     const t0 = performance.now();
     const mark0 = loadMark();
     await atRate(total, RATE, (i) => oneRound(i, true)).catch(async (error: unknown) => {
@@ -338,6 +345,7 @@ async function main(): Promise<void> {
     });
     const seconds = (performance.now() - t0) / 1000;
     const load = loadBetween(mark0, loadMark());
+    if (WINDOW_PROF) await benchProfile.stop(`${WINDOW_PROF}/${workerChild ? 'chatbot' : 'chatbot+worker'}.window.cpuprofile`);
     probing = false;
     await probe;
     const statements = counter.stop();
@@ -516,6 +524,7 @@ const benchLogger = (): Logger => pino({ level: process.env.BENCH_LOG_LEVEL ?? '
  * counts its statements and marks its load when the bench asks.
  */
 async function workerChild(): Promise<void> {
+  const profile = windowProfiler();
   let counter: { stop(): Map<string, number> } | undefined;
   serveWorkerChild({
     natsName: 'bench-chatbot-worker',
@@ -523,10 +532,15 @@ async function workerChild(): Promise<void> {
     logger: benchLogger(),
     worker: { workerId: 'chatbot-bench' },
     measure: async () => {
+      if (WINDOW_PROF) await profile.start();
       counter = await countStatements();
       return loadMark();
     },
-    measured: () => ({ ...loadMark(), statements: [...(counter?.stop() ?? new Map<string, number>()).entries()] }),
+    measured: async () => ({
+      ...(WINDOW_PROF ? await profile.stop(`${WINDOW_PROF}/worker.window.cpuprofile`) : {}),
+      ...loadMark(),
+      statements: [...(counter?.stop() ?? new Map<string, number>()).entries()],
+    }),
   });
 }
 

@@ -41,6 +41,7 @@ import {
   startSessionWorker,
   stopChild,
   UNCOUNTED,
+  windowProfiler,
   type WorkerSetup,
 } from '../support/processes';
 import { openBareSockets, provisionDevices, simControl } from '../support/sim-clients';
@@ -125,29 +126,8 @@ const CPU_PROF = args.get('cpu-prof');
 /** `--window-prof <dir>`: a V8 CPU profile of each worker over the measured sends only (no start-up, no connect). */
 const WINDOW_PROF = args.get('window-prof');
 
-/** A CPU profile of this process between two calls, through the inspector (no restart, no flag). */
-const windowProfile = (() => {
-  let session: import('node:inspector').Session | undefined;
-  const post = (method: string, params?: object) =>
-    new Promise<unknown>((resolve, reject) => session?.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))));
-  return {
-    async start(): Promise<void> {
-      const { Session } = await import('node:inspector');
-      session = new Session();
-      session.connect();
-      await post('Profiler.enable');
-      await post('Profiler.setSamplingInterval', { interval: 500 });
-      await post('Profiler.start');
-    },
-    async stop(file: string): Promise<object> {
-      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-      const { writeFileSync } = await import('node:fs');
-      writeFileSync(file, JSON.stringify(profile));
-      session?.disconnect();
-      return {};
-    },
-  };
-})();
+/** The CPU profile of this process over the measured sends (`--window-prof`). */
+const windowProfile = windowProfiler();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (line: string) => process.stderr.write(`[send:${role}] ${line}\n`);
@@ -463,10 +443,12 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
     // The orchestrator says how many sends it made; their `messages` events are the last writes of the path.
     const stopped = new Promise<number>((resolve) => process.once('message', (message) => resolve(Number((message as { sends?: number }).sends) || 0)));
     const workersFrom = await Promise.all(workerProcesses.map((child) => ask<LoadMark>(child, 'measure')));
+    if (WINDOW_PROF) await windowProfile.start();
     const from = loadMark();
     const poolWaiting = samplePoolWaiting(dataSource);
     send({ baseUrl: `http://127.0.0.1:${address.port}`, tokens, connected, connectSeconds } satisfies OursReady);
     const sends = await stopped;
+    if (WINDOW_PROF) await windowProfile.stop(`${WINDOW_PROF}/${workerProcesses.length ? 'gateway' : 'gateway+worker'}.window.cpuprofile`);
     // Work the path deferred counts too: wait (up to 60 s) until every send's `messages` event is in
     // the outbox, and report how long after the last answer that took.
     const drainStarted = Date.now();

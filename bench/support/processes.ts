@@ -243,3 +243,30 @@ export function serveWorkerChild(options: {
     );
   });
 }
+
+/**
+ * A V8 CPU profile of this process between `start()` and `stop(file)`, through the inspector (no
+ * restart, no flag): a bench profiles only its measured window, not start-up and connecting.
+ */
+export function windowProfiler(): { start(): Promise<void>; stop(file: string): Promise<object> } {
+  let session: import('node:inspector').Session | undefined;
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session?.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))));
+  return {
+    async start(): Promise<void> {
+      const { Session } = await import('node:inspector');
+      session = new Session();
+      session.connect();
+      await post('Profiler.enable');
+      await post('Profiler.setSamplingInterval', { interval: 500 });
+      await post('Profiler.start');
+    },
+    async stop(file: string): Promise<object> {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      const { writeFileSync } = await import('node:fs');
+      writeFileSync(file, JSON.stringify(profile));
+      session?.disconnect();
+      return {};
+    },
+  };
+}

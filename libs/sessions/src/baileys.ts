@@ -59,3 +59,7 @@ export function disconnectStatusCode(error: unknown): number | undefined {
 // Inbound messaging (messaging/**): message decoding helpers and event shapes.
 export { decryptPollVote, getDevice, isJidGroup, jidNormalizedUser } from '@whiskeysockets/baileys';
 export type { BaileysEventMap, BinaryNode, Contact, GroupMetadata, MessageUserReceiptUpdate, WAMessage, WAMessageUpdate } from '@whiskeysockets/baileys';
+
+// The tctoken helpers Baileys uses for an issued privacy token (not exported from its index; see
+// socket/issued-tc-tokens.ts for why we call them ourselves).
+export { buildMergedTcTokenIndexWrite, resolveTcTokenJid, storeTcTokensFromIqResult } from '@whiskeysockets/baileys/lib/Utils/tc-token-utils.js';

@@ -14,6 +14,7 @@ import { SessionRpcServer } from './bus/session-rpc.server';
 import type { SessionWorkerConfig } from './config/session-worker.config';
 import { LeaseKeeper } from './lease/lease-keeper';
 import { InboundMessageObserver } from './messaging/inbound-message.observer';
+import { IssuedTcTokenObserver } from './socket/issued-tc-tokens';
 import { AbandonedPairingSweeper } from './session/abandoned-pairing-sweeper';
 import { SessionManager } from './session/session-manager';
 import { SessionStateWriter } from './session/session-state-writer';
@@ -128,7 +129,7 @@ export class SessionWorker {
         writer,
         sockets: new SocketFactory(config),
         // Inbound messages, receipts, contacts and chats of every socket; then the embedder's own.
-        observers: [this.inbound, ...(options.socketObservers ?? [])],
+        observers: [this.inbound, new IssuedTcTokenObserver(), ...(options.socketObservers ?? [])],
         logger: this.logger,
       },
       this.logger,

@@ -66,6 +66,8 @@ export class LinkedDevice {
   connection?: Connection;
   lastLogin?: LoginDeclaration;
   loginCount = 0;
+  /** Privacy-token issuances (`<iq xmlns="privacy"><tokens>`) this device sent since the simulator started. */
+  privacyTokenIssues = 0;
   /** Called after a one-time prekey was handed out (the simulator sends PreKeyLow notifications). */
   onPreKeyConsumed?: (device: LinkedDevice) => void;
   /** Stanzas pushed to the device and not yet acknowledged, redelivered on the next login. */

@@ -228,6 +228,7 @@ export class IqRouter {
     const account = device.account;
     if (first === 'tokens') {
       // tctoken issuance: hand back one token per requested JID.
+      device.privacyTokenIssues++;
       const tokens = children(child(iq, 'tokens'), 'token').map((token) =>
         node(
           'token',

@@ -124,6 +124,8 @@ export interface DeviceInfo {
   registration: DeviceDeclaration;
   lastLogin?: DeviceDeclarationLogin;
   loginCount: number;
+  /** Privacy-token issuances the device sent (a client issues once a week per contact). */
+  privacyTokenIssues: number;
 }
 
 type DeviceDeclarationLogin = NonNullable<LinkedDevice['lastLogin']>;
@@ -1077,6 +1079,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
       registration: d,
       lastLogin: device.lastLogin,
       loginCount: device.loginCount,
+      privacyTokenIssues: device.privacyTokenIssues,
     };
   }
 }

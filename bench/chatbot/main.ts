@@ -536,11 +536,10 @@ async function workerChild(): Promise<void> {
       counter = await countStatements();
       return loadMark();
     },
-    measured: async () => ({
-      ...(WINDOW_PROF ? await profile.stop(`${WINDOW_PROF}/worker.window.cpuprofile`) : {}),
-      ...loadMark(),
-      statements: [...(counter?.stop() ?? new Map<string, number>()).entries()],
-    }),
+    measured: async () => {
+      if (WINDOW_PROF) await profile.stop(`${WINDOW_PROF}/worker.window.cpuprofile`);
+      return { ...loadMark(), statements: [...(counter?.stop() ?? new Map<string, number>()).entries()] };
+    },
   });
 }
 

@@ -527,13 +527,15 @@ function runWorker(): void {
       poolWaiting = samplePoolWaiting(dataSource);
       return loadMark();
     },
-    measured: async () => ({
-      ...(WINDOW_PROF ? await windowProfile.stop(`${WINDOW_PROF}/${workerName(WORKER_INDEX)}.window.cpuprofile`) : {}),
-      ...loadMark(),
-      statements: [...(counter?.stop() ?? new Map<string, number>()).entries()],
-      failed: [...(counter?.failed() ?? new Map<string, number>()).entries()],
-      poolWaitingAvg: poolWaiting?.stop() ?? 0,
-    }),
+    measured: async () => {
+      if (WINDOW_PROF) await windowProfile.stop(`${WINDOW_PROF}/${workerName(WORKER_INDEX)}.window.cpuprofile`);
+      return {
+        ...loadMark(),
+        statements: [...(counter?.stop() ?? new Map<string, number>()).entries()],
+        failed: [...(counter?.failed() ?? new Map<string, number>()).entries()],
+        poolWaitingAvg: poolWaiting?.stop() ?? 0,
+      };
+    },
   });
 }
 

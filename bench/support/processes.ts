@@ -248,7 +248,7 @@ export function serveWorkerChild(options: {
  * A V8 CPU profile of this process between `start()` and `stop(file)`, through the inspector (no
  * restart, no flag): a bench profiles only its measured window, not start-up and connecting.
  */
-export function windowProfiler(): { start(): Promise<void>; stop(file: string): Promise<object> } {
+export function windowProfiler(): { start(): Promise<void>; stop(file: string): Promise<void> } {
   let session: import('node:inspector').Session | undefined;
   const post = (method: string, params?: object) =>
     new Promise<unknown>((resolve, reject) => session?.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))));
@@ -261,12 +261,11 @@ export function windowProfiler(): { start(): Promise<void>; stop(file: string): 
       await post('Profiler.setSamplingInterval', { interval: 500 });
       await post('Profiler.start');
     },
-    async stop(file: string): Promise<object> {
+    async stop(file: string): Promise<void> {
       const { profile } = (await post('Profiler.stop')) as { profile: unknown };
       const { writeFileSync } = await import('node:fs');
       writeFileSync(file, JSON.stringify(profile));
       session?.disconnect();
-      return {};
     },
   };
 }

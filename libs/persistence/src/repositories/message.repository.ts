@@ -2,10 +2,10 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { LeaseRepository, type Lease } from './lease.repository';
 import { PREPARED } from '../preparing-client';
 
-/** A stored message, in the API's field names where they are plain columns. */
 /** What a status change (a receipt) reports of each message it moved: see advanceStatusManyWithin(). */
 export type StatusChange = Pick<MessageRow, 'instanceId' | 'messageId' | 'chatId' | 'chatLid' | 'fromMe' | 'isGroup' | 'status'>;
 
+/** A stored message, in the API's field names where they are plain columns. */
 export interface MessageRow {
   instanceId: string;
   id: string;
@@ -176,14 +176,17 @@ function insertParts(message: NewMessage, first: number): { names: string[]; pla
 type Queryable = Pick<DataSource, 'query'>;
 
 /**
- * The send path's writes, each one fenced statement (see LeaseRepository.fenceCte): a send costs two
- * round trips to the store, not three transactions.
+ * The final SELECT of a group statement (fenceManyCte): the rows of CTE `cte`, and `held_instances`,
+ * the instances whose lease held, on one row only (the array of every instance of the group repeated
+ * on each row was most of the bytes such a statement returned: ~1 KB per row at 50 instances). Read
+ * back with heldInstances().
  */
-/**
- * The instances whose lease held in a group statement that answers `held_instances` on one row only
- * (an array of every instance of the group repeated on each row was most of the bytes such a
- * statement returned: ~1 KB per row at 50 instances).
- */
+function selectWithHeldInstances(cte: string): string {
+  return `SELECT CASE WHEN row_number() OVER () = 1 THEN held.held_instances END AS held_instances, ${cte}.*
+       FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN ${cte} ON true`;
+}
+
+/** The instances whose lease held, from a statement ending in selectWithHeldInstances(). */
 function heldInstances(rows: Raw[]): Set<string> {
   const row = rows.find((raw) => raw.held_instances !== null && raw.held_instances !== undefined);
   return new Set<string>((row?.held_instances as string[] | undefined) ?? []);
@@ -195,6 +198,10 @@ export interface Reserved {
   reserved: boolean;
 }
 
+/**
+ * The send path's writes, each one fenced statement (see LeaseRepository.fenceCte): a send costs two
+ * round trips to the store, not three transactions.
+ */
 export class OutboundLedgerRepository {
   /**
    * Reserves a message id for a send: the row is stored `Pending` (a row queued earlier keeps its id
@@ -256,8 +263,7 @@ export class OutboundLedgerRepository {
            relayed_at = EXCLUDED.relayed_at, updated_at = now()
          WHERE messages.relayed_at IS NULL
          RETURNING instance_id, message_id)
-       SELECT CASE WHEN row_number() OVER () = 1 THEN held.held_instances END AS held_instances, reserved.*
-       FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN reserved ON true`,
+       ${selectWithHeldInstances('reserved')}`,
       [
         ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
         JSON.stringify(messages),
@@ -292,8 +298,7 @@ export class OutboundLedgerRepository {
            AND input.instance_id IN (SELECT instance_id FROM lease) AND ${FINAL_SQL}
            AND CASE WHEN input.status = 'Sent' THEN ${RANK_SQL} < ${STATUS_RANK.Sent} ELSE ${RANK_SQL} <= ${STATUS_RANK.Sent} END
          RETURNING messages.*)
-       SELECT CASE WHEN row_number() OVER () = 1 THEN held.held_instances END AS held_instances, changed.*
-       FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN changed ON true`,
+       ${selectWithHeldInstances('changed')}`,
       [
         ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
         items.map((item) => item.lease.instanceId),

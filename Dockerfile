@@ -6,7 +6,7 @@
 #   docker run wa-gateway dist/apps/webhook-relay/main.js    (HEALTH_PORT, default 8084)
 #   docker run wa-gateway dist/libs/wa-sim/server.js         (the WhatsApp simulator, for tests)
 # Configuration is environment only (see k8s/README.md for the variables).
-ARG NODE_IMAGE=node:24-bookworm-slim
+ARG NODE_IMAGE=node:26-bookworm-slim
 
 # Build: every project's build target (type checks, then webpack bundles into dist/).
 FROM ${NODE_IMAGE} AS build

@@ -22,6 +22,8 @@ export type { ClaimOptions, DeliveredResult, DeliveryClaim, DeliveryErrorRecord,
 export { MessageRepository, OutboundLedgerRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
 export type { CallPeer, MessageQuery, MessageRow, NewMessage, Reserved, StatusChange } from './repositories/message.repository';
 export { ChatRepository, toChatRow } from './repositories/chat.repository';
+export { InboundGroupRepository } from './repositories/inbound-group.repository';
+export type { InboundGroupResults, InboundGroupWrites, OwnCopy } from './repositories/inbound-group.repository';
 export type { ChatObservation, ChatRow, ChatState } from './repositories/chat.repository';
 export type { ChatIdentity, ChatTotals } from './repositories/chat.repository';
 export { CHAT_FIELDS, CHAT_SORT_FIELDS } from './repositories/chat-search';

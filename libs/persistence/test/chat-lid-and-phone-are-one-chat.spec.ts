@@ -1,5 +1,5 @@
 import { genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { ChatRepository, InstanceRepository } from '@gw/persistence';
+import { ChatRepository, InboundGroupRepository, InstanceRepository } from '@gw/persistence';
 
 describe('a contact seen by LID and by phone number is one chat', () => {
   let db: TestDatabase;
@@ -75,14 +75,17 @@ describe('a contact seen by LID and by phone number is one chat', () => {
         statements.push(sql.replace(/\s+/g, ' ').slice(0, 40));
         return query(sql, parameters);
       });
-      return ChatRepository.observeManyWithin(manager, [
-        // known by both identifiers: the one statement
-        { instanceId, observation: { waChatLid: '550@lid', lastMessage: message(10, 'one') }, newId },
-        // another instance's known chat: the same statement
-        { instanceId: other, observation: { waChatId: '5511900000051@s.whatsapp.net', waName: 'Dora', lastMessage: message(11, 'two') }, newId },
-        // the first instance again: after the statement, on its own, seeing the first one's change
-        { instanceId, observation: { waChatId: '5511900000050@s.whatsapp.net', lastMessage: message(12, 'three') }, newId },
-      ]);
+      const written = await InboundGroupRepository.writeWithin(manager, {
+        chats: [
+          // known by both identifiers: the one statement
+          { instanceId, observation: { waChatLid: '550@lid', lastMessage: message(10, 'one') }, newId },
+          // another instance's known chat: the same statement
+          { instanceId: other, observation: { waChatId: '5511900000051@s.whatsapp.net', waName: 'Dora', lastMessage: message(11, 'two') }, newId },
+          // the first instance again: after the statement, on its own, seeing the first one's change
+          { instanceId, observation: { waChatId: '5511900000050@s.whatsapp.net', lastMessage: message(12, 'three') }, newId },
+        ],
+      });
+      return written.chats;
     });
     expect(rows.map((row) => [row.id, row.lastMessageTextVote, row.unreadCount])).toEqual([
       [known.id, 'one', 1],
@@ -94,11 +97,13 @@ describe('a contact seen by LID and by phone number is one chat', () => {
     expect(statements.filter((sql) => sql.includes('UPDATE') || sql.includes('WITH'))).toHaveLength(2);
 
     // Not known as given: a new chat, a LID to learn; both go through the locked path, the known one stays in the statement.
-    const mixed = await db.dataSource.transaction((manager) =>
-      ChatRepository.observeManyWithin(manager, [
-        { instanceId, observation: { waChatId: '5511900000053@s.whatsapp.net', waName: 'Eva' }, newId },
-        { instanceId: other, observation: { waChatId: '5511900000051@s.whatsapp.net', waChatLid: '551@lid' }, newId },
-      ]),
+    const { chats: mixed } = await db.dataSource.transaction((manager) =>
+      InboundGroupRepository.writeWithin(manager, {
+        chats: [
+          { instanceId, observation: { waChatId: '5511900000053@s.whatsapp.net', waName: 'Eva' }, newId },
+          { instanceId: other, observation: { waChatId: '5511900000051@s.whatsapp.net', waChatLid: '551@lid' }, newId },
+        ],
+      }),
     );
     expect(mixed[0]).toMatchObject({ waChatId: '5511900000053@s.whatsapp.net', waName: 'Eva' });
     expect(mixed[1]).toMatchObject({ id: otherKnown.id, waChatLid: '551@lid', waName: 'Dora' });
@@ -123,10 +128,12 @@ describe('a contact seen by LID and by phone number is one chat', () => {
           return query(sql, parameters);
         });
         await ChatRepository.observeWithin(manager, instanceId, { waChatLid: '917@lid' }, newId);
-        await ChatRepository.observeManyWithin(manager, [
-          { instanceId, observation: { waChatId: '5511918@s.whatsapp.net' }, newId },
-          { instanceId: 'rchattest2', observation: { waChatId: '5511900000051@s.whatsapp.net' }, newId },
-        ]);
+        await InboundGroupRepository.writeWithin(manager, {
+          chats: [
+            { instanceId, observation: { waChatId: '5511918@s.whatsapp.net' }, newId },
+            { instanceId: 'rchattest2', observation: { waChatId: '5511900000051@s.whatsapp.net' }, newId },
+          ],
+        });
         throw new Error('roll back');
       })
       .catch(() => undefined);

@@ -1,5 +1,5 @@
 import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { InstanceRepository, MessageRepository, type MessageRow, type NewMessage } from '@gw/persistence';
+import { InboundGroupRepository, InstanceRepository, MessageRepository, type MessageRow, type NewMessage } from '@gw/persistence';
 
 describe(MessageRepository.name, () => {
   let db: TestDatabase;
@@ -45,7 +45,7 @@ describe(MessageRepository.name, () => {
     });
   });
 
-  describe('storeOwnCopiesWithin and advanceStatusManyWithin (the inbound group statements)', () => {
+  describe('InboundGroupRepository.writeWithin (the inbound group statement)', () => {
     it('should store copies as storeOwnCopyWithin does, one statement for all', async () => {
       const other = 'rmsgtest2';
       await new InstanceRepository(db.dataSource).create({ id: other, token: 'tok-msg2', name: 'm2' });
@@ -59,7 +59,7 @@ describe(MessageRepository.name, () => {
         message({ messageId: 'OWN2', status: 'Read', fromMe: true, raw: '{"key":"2"}' }),
         newMessageFixture(other, { messageId: 'OWN1', status: 'Sent', fromMe: true, raw: '{"key":"3"}' }),
       ];
-      const stored = await db.dataSource.transaction((m) => MessageRepository.storeOwnCopiesWithin(m, copies));
+      const stored = (await db.dataSource.transaction((m) => InboundGroupRepository.writeWithin(m, { copies }))).copies;
       expect(
         stored.map(
           (copy) => copy && { id: copy.row.messageId, instance: copy.row.instanceId, status: copy.row.status, created: copy.created, advanced: copy.advanced },
@@ -70,12 +70,16 @@ describe(MessageRepository.name, () => {
         { id: 'OWN1', instance: other, status: 'Sent', created: true, advanced: false },
       ]);
       expect((await sut.findOne(instanceId, 'OWN2'))?.status).toBe('Sent');
-      const moved = await db.dataSource.transaction((m) =>
-        MessageRepository.advanceStatusManyWithin(m, [
-          { instanceId, messageIds: ['OWN1', 'OWN2'], status: 'Read' },
-          { instanceId: other, messageIds: ['OWN1'], status: 'Pending' },
-        ]),
-      );
+      const moved = (
+        await db.dataSource.transaction((m) =>
+          InboundGroupRepository.writeWithin(m, {
+            statuses: [
+              { instanceId, messageIds: ['OWN1', 'OWN2'], status: 'Read' },
+              { instanceId: other, messageIds: ['OWN1'], status: 'Pending' },
+            ],
+          }),
+        )
+      ).statuses;
       expect(moved.map((row) => `${row.instanceId} ${row.messageId} ${row.status}`).sort()).toEqual([`${instanceId} OWN1 Read`, `${instanceId} OWN2 Read`]);
     });
 
@@ -106,8 +110,10 @@ describe(MessageRepository.name, () => {
         // Groups of 1, 3, 1 and 2: the text is hot (seen 3 times) by the third and prepared on this connection.
         for (const [group, size] of [1, 3, 1, 2].entries()) {
           const copies = Array.from({ length: size }, (_, n) => message({ ...fields, messageId: `PREP${group}-${n}` }));
-          const stored = await MessageRepository.storeOwnCopiesWithin(counting, copies);
+          const { copies: stored } = await InboundGroupRepository.writeWithin(counting, { copies });
           expect(stored.map((copy) => copy?.created)).toEqual(copies.map(() => true));
+          // The row the statement answers is the stored row, every column in its own type.
+          for (const copy of stored) expect(copy?.row).toEqual(await sut.findOne(instanceId, copy!.row.messageId));
         }
         expect(texts).toHaveLength(4);
         expect(new Set(texts).size).toBe(1);

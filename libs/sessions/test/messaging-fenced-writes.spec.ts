@@ -1,6 +1,6 @@
 import { InProcessBus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { ChatRepository, FencedOutError, InstanceRepository, LeaseRepository, MessageRepository } from '@gw/persistence';
+import { ChatRepository, FencedOutError, InboundGroupRepository, InstanceRepository, LeaseRepository } from '@gw/persistence';
 import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
 import pino from 'pino';
 import { InboundStore } from '../src/messaging/inbound-store';
@@ -167,10 +167,10 @@ describe(InboundStore.name, () => {
         return `${messageId} seen ${row.status}`;
       });
     const hold = sut.write(a, async () => 'first'); // alone, so the rest wait and go together
-    const spy = jest.spyOn(MessageRepository, 'advanceStatusManyWithin');
+    const spy = jest.spyOn(InboundGroupRepository, 'writeWithin');
     const rest = [receipt(a, 'R0', 'Delivered'), receipt(b, 'R1', 'Read'), after(a, 'R0'), receipt(a, 'R0', 'Read'), after(b, 'R1')];
     const results = await Promise.all([hold, ...rest]);
-    statements.push(...spy.mock.calls.map((call) => call[1].map((item) => `${item.instanceId} ${item.status}`).join(', ')));
+    statements.push(...spy.mock.calls.map((call) => (call[1].statuses ?? []).map((item) => `${item.instanceId} ${item.status}`).join(', ')));
     spy.mockRestore();
     expect(results).toEqual(['first', ['R0 Delivered'], ['R1 Read'], 'R0 seen Delivered', ['R0 Read'], 'R1 seen Read']);
     // a's and b's receipts in one statement; a's next write came after it (its own), the rest at the end.
@@ -186,12 +186,16 @@ describe(InboundStore.name, () => {
     ]);
   });
 
-  it("should write a group's own copies in one statement, then their chats in one, each write parking twice", async () => {
+  it("should write each round of a group's receipts, own copies and chats in one statement, a write parking once per round", async () => {
     const ids = ['group-inbound-a', 'group-inbound-b'];
     const leases = new LeaseRepository(db.dataSource);
     const [a, b] = [(await leases.holderOf(ids[0]))!, (await leases.holderOf(ids[1]))!];
     const chat = '5511900000077@s.whatsapp.net';
     for (const id of ids) await db.dataSource.transaction((manager) => ChatRepository.observeWithin(manager, id, { waChatId: chat }, () => `chat-${id}`));
+    await db.dataSource.query(
+      `INSERT INTO messages (instance_id, id, message_id, chat_id, message_timestamp, status, from_me) VALUES ($1, 'id-RB', 'RB', $2, 1, 'Sent', true)`,
+      [b.instanceId, chat],
+    );
     const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
     const sent = (lease: typeof a, messageId: string, timestamp: number) =>
       sut.write(lease, async (manager, events) => {
@@ -216,23 +220,34 @@ describe(InboundStore.name, () => {
         events.push({ eventType: 'messages', chatId: chat, payload: { messageId, last: row.lastMessageTextVote } });
         return `${copy?.created ? 'created' : 'not created'} ${messageId}, chat says ${row.lastMessageTextVote}`;
       });
+    const receipt = (lease: typeof a, messageId: string, status: string) =>
+      sut.write(lease, async (manager, events) => {
+        const changed = await InboundBatch.advanceStatus(manager, lease.instanceId, [messageId], status);
+        events.push({ eventType: 'messages', chatId: chat, payload: { messageId, last: status } });
+        return changed.map((row) => `${row.messageId} ${row.status}`);
+      });
     const hold = sut.write(a, async () => 'first'); // alone, so the rest wait and go together
-    const copies = jest.spyOn(MessageRepository, 'storeOwnCopiesWithin');
-    const chats = jest.spyOn(ChatRepository, 'observeManyWithin');
-    const results = await Promise.all([hold, sent(a, 'M1', 100), sent(b, 'M2', 100), sent(a, 'M3', 200)]);
-    const copyCalls = copies.mock.calls.map((call) => call[1].map((message) => message.messageId).join(', '));
-    const chatCalls = chats.mock.calls.map((call) => call[1].map((item) => `${item.instanceId} ${item.observation.lastMessage?.textVote}`).join(', '));
-    copies.mockRestore();
-    chats.mockRestore();
-    expect(results).toEqual(['first', 'created M1, chat says M1', 'created M2, chat says M2', 'created M3, chat says M3']);
-    // a's and b's copies together, then their chats together; a's next write after both (its own).
-    expect(copyCalls).toEqual(['M1, M2', 'M3']);
-    expect(chatCalls).toEqual(['group-inbound-a M1, group-inbound-b M2', 'group-inbound-a M3']);
+    const spy = jest.spyOn(InboundGroupRepository, 'writeWithin');
+    const results = await Promise.all([hold, sent(a, 'M1', 100), receipt(b, 'RB', 'Delivered'), sent(b, 'M2', 200), sent(a, 'M3', 300)]);
+    const rounds = spy.mock.calls.map(([, writes]) =>
+      [
+        ...(writes.statuses ?? []).map((item) => `status ${item.instanceId.slice(-1)} ${item.messageIds.join()}`),
+        ...(writes.copies ?? []).map((message) => `copy ${message.instanceId.slice(-1)} ${message.messageId}`),
+        ...(writes.chats ?? []).map((item) => `chat ${item.instanceId.slice(-1)} ${item.observation.lastMessage?.textVote}`),
+      ].join(', '),
+    );
+    spy.mockRestore();
+    expect(results).toEqual(['first', 'created M1, chat says M1', ['RB Delivered'], 'created M2, chat says M2', 'created M3, chat says M3']);
+    // b's receipt and a's copy in one statement; b's next write then parks beside a's chat (a round each
+    // write needs, not one per kind and layer); a's next write once a's first is done.
+    expect(rounds).toEqual(['status b RB, copy a M1', 'copy b M2, chat a M1', 'copy a M3, chat b M2', 'chat a M3']);
     expect(sut.stats).toMatchObject({ transactions: 2, fallbacks: 0 });
     const events: Array<{ instance_id: string; last: string }> = await db.dataSource.query(
       `SELECT instance_id, payload->>'last' AS last FROM outbox_events WHERE event_type = 'messages' AND payload ? 'last' ORDER BY id`,
     );
-    expect(events.map((event) => `${event.instance_id} ${event.last}`)).toEqual(['group-inbound-a M1', 'group-inbound-b M2', 'group-inbound-a M3']);
+    // Each instance's events in the order of its writes.
+    expect(events.filter((event) => event.instance_id === a.instanceId).map((event) => event.last)).toEqual(['M1', 'M3']);
+    expect(events.filter((event) => event.instance_id === b.instanceId).map((event) => event.last)).toEqual(['Delivered', 'M2']);
   });
 
   it('should try a write that fails alone again before the later writes of its instance, and give up after three tries', async () => {

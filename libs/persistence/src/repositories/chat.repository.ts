@@ -89,6 +89,36 @@ export interface ChatState {
 
 type Raw = Record<string, unknown>;
 
+/** The columns toChatRow reads. */
+export const CHAT_COLUMNS = [
+  'instance_id',
+  'id',
+  'wa_chatid',
+  'wa_chatlid',
+  'name',
+  'wa_name',
+  'wa_contact_name',
+  'image',
+  'image_preview',
+  'is_group',
+  'group_flags',
+  'archived',
+  'pinned',
+  'blocked',
+  'mute_end_time',
+  'unread_count',
+  'ephemeral_expiration',
+  'labels',
+  'notes',
+  'last_msg_timestamp',
+  'last_message_type',
+  'last_message_text_vote',
+  'last_message_sender',
+  'lead',
+  'created_at',
+  'updated_at',
+];
+
 export function toChatRow(raw: Raw): ChatRow {
   return {
     instanceId: raw.instance_id as string,
@@ -144,93 +174,10 @@ export class ChatRepository {
   }
 
   /**
-   * observeWithin for many observations of different instances in one statement (a group transaction's
-   * chats, ADR 0017): each one of a chat stored with exactly its identifiers is applied by a single
-   * UPDATE over all of them; the others (a chat to create, two rows to merge, a new identifier to learn)
-   * then go through observeWithin's locked path one by one. Answers the rows in the order given. Two
-   * observations of one instance are not sent in one statement (each would see the row before the
-   * other's change): the later ones go one by one after it.
+   * observeWithin's path when the chat is not stored with exactly these identifiers: create, merge or
+   * learn, under the instance's lock (also InboundGroupRepository's, after its statement).
    */
-  static async observeManyWithin(
-    manager: EntityManager,
-    items: ReadonlyArray<{ instanceId: string; observation: ChatObservation; newId: () => string }>,
-  ): Promise<ChatRow[]> {
-    const results: Array<ChatRow | null> = items.map(() => null);
-    const first: number[] = [];
-    const seen = new Set<string>();
-    items.forEach((item, index) => {
-      if (!item.observation.waChatId && !item.observation.waChatLid) throw new Error('a chat needs a JID or a LID');
-      if (seen.has(item.instanceId)) return;
-      seen.add(item.instanceId);
-      first.push(index);
-    });
-    if (first.length > 1) {
-      const input = first.map((index) => items[index]);
-      const rows: Raw[] = await manager.query(
-        `${PREPARED} WITH input AS (
-           SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::int[], $11::int[])
-             WITH ORDINALITY AS u(i_instance, i_pn, i_lid, i_name, i_contact, i_ts, i_type, i_text, i_sender, i_incoming, i_ephemeral, i_ord)),
-         target AS (
-           -- Known only: the one row matching either identifier, already holding every identifier given.
-           -- A lookup per observation by the partial unique indexes (the column's own <> '' lets a generic
-           -- plan use them; OFFSET 0 keeps the planner from turning it into a hash join over every chat).
-           SELECT u.i_ord, (array_agg(c.id))[1] AS id FROM input u
-           JOIN LATERAL (
-             SELECT id, wa_chatid, wa_chatlid FROM chats
-             WHERE instance_id = u.i_instance
-               AND ((wa_chatid = u.i_pn AND wa_chatid <> '' AND u.i_pn <> '') OR (wa_chatlid = u.i_lid AND wa_chatlid <> '' AND u.i_lid <> ''))
-             OFFSET 0) c ON true
-           GROUP BY u.i_ord
-           HAVING count(*) = 1 AND bool_and((c.wa_chatid = u.i_pn OR u.i_pn = '') AND (c.wa_chatlid = u.i_lid OR u.i_lid = ''))),
-         changed AS (
-           UPDATE chats SET
-             wa_chatid = CASE WHEN u.i_pn <> '' THEN u.i_pn ELSE wa_chatid END,
-             wa_chatlid = CASE WHEN u.i_lid <> '' THEN u.i_lid ELSE wa_chatlid END,
-             wa_name = COALESCE(NULLIF(u.i_name, ''), wa_name),
-             wa_contact_name = COALESCE(NULLIF(u.i_contact, ''), wa_contact_name),
-             name = COALESCE(NULLIF(u.i_contact, ''), NULLIF(u.i_name, ''), NULLIF(name, ''), ''),
-             last_msg_timestamp = CASE WHEN u.i_ts >= last_msg_timestamp THEN u.i_ts ELSE last_msg_timestamp END,
-             last_message_type = CASE WHEN u.i_ts >= last_msg_timestamp AND u.i_type <> '' THEN u.i_type ELSE last_message_type END,
-             last_message_text_vote = CASE WHEN u.i_ts >= last_msg_timestamp AND u.i_type <> '' THEN u.i_text ELSE last_message_text_vote END,
-             last_message_sender = CASE WHEN u.i_ts >= last_msg_timestamp AND u.i_type <> '' THEN u.i_sender ELSE last_message_sender END,
-             unread_count = CASE WHEN u.i_incoming = 1 AND marked_unread THEN 1 ELSE unread_count + u.i_incoming END,
-             marked_unread = marked_unread AND u.i_incoming = 0,
-             ephemeral_expiration = COALESCE(u.i_ephemeral, ephemeral_expiration),
-             updated_at = now()
-           FROM target t JOIN input u ON u.i_ord = t.i_ord
-           WHERE chats.instance_id = u.i_instance AND chats.id = t.id
-             AND (chats.wa_chatid = u.i_pn OR u.i_pn = '') AND (chats.wa_chatlid = u.i_lid OR u.i_lid = '')
-           RETURNING t.i_ord AS batch_ord, chats.*)
-         SELECT * FROM changed`,
-        [
-          input.map((item) => item.instanceId),
-          input.map((item) => item.observation.waChatId ?? ''),
-          input.map((item) => item.observation.waChatLid ?? ''),
-          input.map((item) => item.observation.waName ?? ''),
-          input.map((item) => item.observation.waContactName ?? ''),
-          input.map((item) => item.observation.lastMessage?.timestamp ?? 0),
-          input.map((item) => item.observation.lastMessage?.type ?? ''),
-          input.map((item) => item.observation.lastMessage?.textVote ?? ''),
-          input.map((item) => item.observation.lastMessage?.sender ?? ''),
-          input.map((item) => (item.observation.lastMessage?.incoming ? 1 : 0)),
-          input.map((item) => item.observation.ephemeralExpiration ?? null),
-        ],
-      );
-      for (const raw of rows) results[first[Number(raw.batch_ord) - 1]] = toChatRow(raw);
-      for (const index of first) {
-        if (!results[index])
-          results[index] = (await ChatRepository.observeUnknownWithin(manager, items[index].instanceId, items[index].observation, items[index].newId)).chat;
-      }
-    }
-    for (let index = 0; index < items.length; index++) {
-      if (!results[index])
-        results[index] = (await ChatRepository.observeWithin(manager, items[index].instanceId, items[index].observation, items[index].newId)).chat;
-    }
-    return results as ChatRow[];
-  }
-
-  /** observeWithin's path when the chat is not stored with exactly these identifiers: create, merge or learn, under the instance's lock. */
-  private static async observeUnknownWithin(
+  static async observeUnknownWithin(
     manager: EntityManager,
     instanceId: string,
     observation: ChatObservation,

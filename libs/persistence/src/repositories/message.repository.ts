@@ -2,7 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { LeaseRepository, type Lease } from './lease.repository';
 import { PREPARED } from '../preparing-client';
 
-/** What a status change (a receipt) reports of each message it moved: see advanceStatusManyWithin(). */
+/** What a status change (a receipt) reports of each message it moved: see InboundGroupRepository.writeWithin(). */
 export type StatusChange = Pick<MessageRow, 'instanceId' | 'messageId' | 'chatId' | 'chatLid' | 'fromMe' | 'isGroup' | 'status'>;
 
 /** A stored message, in the API's field names where they are plain columns. */
@@ -62,7 +62,7 @@ export type NewMessage = Omit<MessageRow, 'createdAt' | 'updatedAt'>;
 /** Status order: a receipt may arrive twice or late; a message never moves backwards. */
 export const STATUS_RANK: Record<string, number> = { Queued: 0, Pending: 1, Sent: 2, Delivered: 3, Read: 4, Played: 5 };
 
-const COLUMNS: Array<[keyof NewMessage, string]> = [
+export const COLUMNS: Array<[keyof NewMessage, string]> = [
   ['instanceId', 'instance_id'],
   ['id', 'id'],
   ['messageId', 'message_id'],
@@ -103,7 +103,7 @@ const COLUMNS: Array<[keyof NewMessage, string]> = [
 ];
 const JSON_COLUMNS = new Set(['content', 'send_payload', 'call_peer', 'ai_metadata']);
 
-type Raw = Record<string, unknown>;
+export type Raw = Record<string, unknown>;
 
 export function toMessageRow(raw: Raw): MessageRow {
   const row: Record<string, unknown> = {};
@@ -132,19 +132,19 @@ export interface MessageQuery {
 }
 
 /** The status rank of `messages.status` as SQL (-1 for Failed, Canceled, Deleted and unknown). */
-const RANK_SQL = `CASE messages.status ${Object.entries(STATUS_RANK)
+export const RANK_SQL = `CASE messages.status ${Object.entries(STATUS_RANK)
   .map(([name, rank]) => `WHEN '${name}' THEN ${rank}`)
   .join(' ')} ELSE -1 END`;
 /** The status rank of any status expression as SQL (-1 for the final ones and unknown). */
-function rankOf(expression: string): string {
+export function rankOf(expression: string): string {
   return `CASE ${expression} ${Object.entries(STATUS_RANK)
     .map(([name, rank]) => `WHEN '${name}' THEN ${rank}`)
     .join(' ')} ELSE -1 END`;
 }
 /** Statuses a message never leaves. */
-const FINAL_SQL = `messages.status NOT IN ('Failed', 'Canceled', 'Deleted')`;
+export const FINAL_SQL = `messages.status NOT IN ('Failed', 'Canceled', 'Deleted')`;
 /** Content columns a later copy of a message refreshes when it has a value for them. */
-const REFRESHED = [
+export const REFRESHED = [
   'chat_lid',
   'sender_pn',
   'sender_lid',
@@ -418,52 +418,6 @@ export class MessageRepository {
     return stored ? { row: stored.row, created: stored.created, advanced: !stored.created && stored.priorStatus !== stored.row.status } : null;
   }
 
-  /**
-   * storeOwnCopyWithin() for several messages in one statement (the inbound group transaction's own
-   * copies, ADR 0013), at most one per (instance, message id). The result is in the messages' order:
-   * null where a copy was stored already.
-   */
-  static async storeOwnCopiesWithin(
-    manager: EntityManager,
-    messages: NewMessage[],
-  ): Promise<Array<{ row: MessageRow; created: boolean; advanced: boolean } | null>> {
-    if (messages.length === 0) return [];
-    const names = COLUMNS.map(([, column]) => column);
-    // The rows travel as one JSON document read with the table's own row type (as reserveMany()), so the
-    // text is the same for any number of copies and the statement is prepared.
-    const document = messages.map((message) => {
-      const row: Raw = {};
-      for (const [field, column] of COLUMNS) row[column] = message[field] ?? null;
-      return row;
-    });
-    const rows: Raw[] = await manager.query(
-      `${PREPARED} WITH prior AS (
-         SELECT m.instance_id, m.message_id, m.status FROM messages m
-         JOIN unnest($1::text[], $2::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id),
-       upserted AS (
-       INSERT INTO messages (${names.join(', ')})
-       SELECT ${names.map((column) => `input.${column}`).join(', ')} FROM jsonb_populate_recordset(NULL::messages, $3::jsonb) AS input
-       ON CONFLICT (instance_id, message_id) DO UPDATE SET
-         ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n         ')},
-         status = CASE WHEN ${rankOf('EXCLUDED.status')} > ${RANK_SQL} AND ${FINAL_SQL} THEN EXCLUDED.status ELSE messages.status END,
-         updated_at = now()
-       WHERE messages.raw IS NULL
-       RETURNING *, (xmax = 0) AS created)
-       SELECT upserted.*, prior.status AS prior_status FROM upserted
-       LEFT JOIN prior ON prior.instance_id = upserted.instance_id AND prior.message_id = upserted.message_id`,
-      [messages.map((message) => message.instanceId), messages.map((message) => message.messageId), JSON.stringify(document)],
-    );
-    const byKey = new Map(rows.map((raw) => [`${String(raw.instance_id)}|${String(raw.message_id)}`, raw]));
-    return messages.map((message) => {
-      const raw = byKey.get(`${message.instanceId}|${message.messageId}`);
-      if (!raw) return null;
-      const row = toMessageRow(raw);
-      const created = Boolean(raw.created);
-      const priorStatus = (raw.prior_status as string | null | undefined) ?? null;
-      return { row, created, advanced: !created && priorStatus !== row.status };
-    });
-  }
-
   private static async upsertRow(
     manager: EntityManager,
     message: NewMessage,
@@ -506,42 +460,6 @@ export class MessageRepository {
       [instanceId, messageIds, status, rank],
     );
     return rows.map(toMessageRow);
-  }
-
-  /**
-   * advanceStatusWithin() for several instances at once (the inbound group transaction's receipts, ADR
-   * 0013): one statement for every item, each row moved forward only. Returns the changed rows; an
-   * item's rows are those of its instance (callers never put two items of one instance together).
-   */
-  static async advanceStatusManyWithin(
-    manager: EntityManager,
-    items: ReadonlyArray<{ instanceId: string; messageIds: string[]; status: string }>,
-  ): Promise<StatusChange[]> {
-    const flat = items.flatMap((item) =>
-      STATUS_RANK[item.status] === undefined ? [] : item.messageIds.map((messageId) => ({ ...item, messageId, rank: STATUS_RANK[item.status] })),
-    );
-    if (flat.length === 0) return [];
-    const rows: Raw[] = await manager.query(
-      `${PREPARED} WITH input AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS u(i_instance, i_message, i_status, i_rank)),
-       changed AS (
-         UPDATE messages SET status = input.i_status, updated_at = now() FROM input
-         WHERE messages.instance_id = input.i_instance AND messages.message_id = input.i_message AND ${RANK_SQL} < input.i_rank AND ${FINAL_SQL}
-         RETURNING messages.instance_id, messages.message_id, messages.chat_id, messages.chat_lid, messages.from_me, messages.is_group, messages.status)
-       SELECT * FROM changed`,
-      [flat.map((item) => item.instanceId), flat.map((item) => item.messageId), flat.map((item) => item.status), flat.map((item) => item.rank)],
-    );
-    // Only what a receipt's event and bookkeeping read: every column of a message (its content and its
-    // stored WAMessage) was ~1 KB per receipt for pg to parse, on every send.
-    return rows.map((raw) => ({
-      instanceId: String(raw.instance_id),
-      messageId: String(raw.message_id),
-      chatId: String(raw.chat_id),
-      chatLid: String(raw.chat_lid),
-      fromMe: Boolean(raw.from_me),
-      isGroup: Boolean(raw.is_group),
-      status: String(raw.status),
-    }));
   }
 
   /** A message by its provider id, inside a transaction (locked until commit when `forUpdate`). */

@@ -1,7 +1,14 @@
-import { ChatRepository, MessageRepository, type ChatObservation, type ChatRow, type MessageRow, type NewMessage, type StatusChange } from '@gw/persistence';
+import {
+  ChatRepository,
+  InboundGroupRepository,
+  MessageRepository,
+  type ChatObservation,
+  type ChatRow,
+  type NewMessage,
+  type OwnCopy,
+  type StatusChange,
+} from '@gw/persistence';
 import type { EntityManager } from 'typeorm';
-
-type OwnCopy = { row: MessageRow; created: boolean; advanced: boolean } | null;
 
 type Pending =
   | { kind: 'status'; instanceId: string; messageIds: string[]; status: string; resolve: (rows: StatusChange[]) => void; reject: (error: unknown) => void }
@@ -18,11 +25,12 @@ type Pending =
 const batches = new WeakMap<EntityManager, InboundBatch>();
 
 /**
- * The hot inbound writes of one group transaction, each kind in one statement (ADR 0013, 0017):
- * receipts' status changes, the copies of our own sent messages, and the chats' last-message updates.
+ * The hot inbound writes of one group transaction, all kinds of a round in one statement (ADR 0013,
+ * 0017, 0019): receipts' status changes, the copies of our own sent messages, and the chats'
+ * last-message updates.
  * The group runs its writes one after the other; a write that reaches one of these statements parks
- * there, and the group goes on with the next write. The parked statements run together, one per kind,
- * before the next write of an instance that has one parked (so an instance's writes keep their order)
+ * there, and the group goes on with the next write. The parked statements run together, in one
+ * statement (a round), before the next write of an instance that has one parked (so an instance's writes keep their order)
  * and at the end of the group; each parked write then goes on with its rows, and may park again at its
  * next such statement (a sent message's copy, then its chat), until it is done. Outside a group (a write
  * alone) each is its own statement, as before.
@@ -97,23 +105,20 @@ export class InboundBatch {
     const copies = entries.filter((entry) => entry.kind === 'copy');
     const chats = entries.filter((entry) => entry.kind === 'chat');
     try {
-      const statusRows = statuses.length > 0 ? await MessageRepository.advanceStatusManyWithin(this.manager, statuses) : [];
-      const stored =
-        copies.length > 0
-          ? await MessageRepository.storeOwnCopiesWithin(
-              this.manager,
-              copies.map((entry) => entry.message),
-            )
-          : [];
-      const chatRows = chats.length > 0 ? await ChatRepository.observeManyWithin(this.manager, chats) : [];
-      // Every statement succeeded: only now do the parked writes go on (none writes while another statement of the flush could still fail).
+      // One statement for the round, whatever kinds it holds (ADR 0019).
+      const written = await InboundGroupRepository.writeWithin(this.manager, {
+        statuses,
+        copies: copies.map((entry) => entry.message),
+        chats,
+      });
+      // Every write succeeded: only now do the parked writes go on (none writes while the round could still fail).
       for (const entry of statuses)
         resolving(
           entry,
-          statusRows.filter((row) => row.instanceId === entry.instanceId),
+          written.statuses.filter((row) => row.instanceId === entry.instanceId),
         );
-      copies.forEach((entry, index) => resolving(entry, stored[index]));
-      chats.forEach((entry, index) => resolving(entry, chatRows[index]));
+      copies.forEach((entry, index) => resolving(entry, written.copies[index]));
+      chats.forEach((entry, index) => resolving(entry, written.chats[index]));
     } catch (error) {
       for (const entry of entries) entry.reject(error);
       throw error;

@@ -159,24 +159,23 @@ export class InboundStore {
           const receipts = InboundBatch.open(manager);
           // The writes parked and not finished yet (each until it finished, parking once per statement kind it reaches).
           const parked: Array<{ index: number; instanceId: string; done: Promise<unknown> }> = [];
-          // Every parked write goes on once the flush handed it its rows (or failed it): all of them have
+          // Every parked write goes on once a round handed it its rows (or failed it): all of them have
           // finished before this returns or throws, so none is still writing when the group commits or
           // rolls back (a statement sent after the ROLLBACK would run outside the transaction and the fence).
-          const settleParked = async () => {
-            while (parked.length > 0) {
-              let again: Set<string>;
-              try {
-                again = await receipts.flush(parked);
-              } catch (error) {
-                await Promise.allSettled(parked.map(({ done }) => done));
-                parked.length = 0;
-                throw error;
-              }
-              const finished = parked.filter((write) => !again.has(write.instanceId));
-              parked.splice(0, parked.length, ...parked.filter((write) => again.has(write.instanceId)));
-              // A finished write that failed fails the group (the finally waits for those still parked).
-              for (const write of finished) results[write.index] = { value: await write.done };
+          // One round: one statement for every parked write; those that park again wait for the next round.
+          const round = async () => {
+            let again: Set<string>;
+            try {
+              again = await receipts.flush(parked);
+            } catch (error) {
+              await Promise.allSettled(parked.map(({ done }) => done));
+              parked.length = 0;
+              throw error;
             }
+            const finished = parked.filter((write) => !again.has(write.instanceId));
+            parked.splice(0, parked.length, ...parked.filter((write) => again.has(write.instanceId)));
+            // A finished write that failed fails the group (the finally waits for those still parked).
+            for (const write of finished) results[write.index] = { value: await write.done };
           };
           try {
             for (const entry of group) {
@@ -185,8 +184,10 @@ export class InboundStore {
                 results.push({ fenced: true });
                 continue;
               }
-              // An instance's writes keep their order: its parked change is written before its next write.
-              if (receipts.hasPending(instanceId)) await settleParked();
+              // An instance's writes keep their order: its parked write finishes before its next write
+              // starts. The rounds that takes carry the other parked writes too, and each of those that
+              // parks again (a copy, then its chat) joins the next round with the next writes (ADR 0019).
+              while (receipts.hasPending(instanceId)) await round();
               const events: NewOutboxEvent[] = [];
               const index = results.push({ value: undefined }) - 1;
               batches.push({ instanceId, events });
@@ -194,7 +195,7 @@ export class InboundStore {
               if (isParked) parked.push({ index, instanceId, done });
               else results[index] = { value: await done };
             }
-            await settleParked();
+            while (parked.length > 0) await round();
           } finally {
             // A failed group: the parked writes fail with it (and run again alone in the fallback), and
             // have stopped before the transaction ends.

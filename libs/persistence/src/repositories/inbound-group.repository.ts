@@ -1,0 +1,244 @@
+import type { EntityManager } from 'typeorm';
+import { PREPARED } from '../preparing-client';
+import { CHAT_COLUMNS, ChatRepository, toChatRow, type ChatObservation, type ChatRow } from './chat.repository';
+import {
+  COLUMNS,
+  FINAL_SQL,
+  RANK_SQL,
+  rankOf,
+  REFRESHED,
+  STATUS_RANK,
+  toMessageRow,
+  type MessageRow,
+  type NewMessage,
+  type Raw,
+  type StatusChange,
+} from './message.repository';
+
+/** A copy of our own message as stored: null when a copy was stored already (nothing changed). */
+export type OwnCopy = { row: MessageRow; created: boolean; advanced: boolean } | null;
+
+/** The hot inbound writes of one round of a group transaction, at most one of each instance (see writeWithin). */
+export interface InboundGroupWrites {
+  /** Receipts: these messages move forward to `status` (never back; Failed, Canceled and Deleted are final). */
+  statuses?: ReadonlyArray<{ instanceId: string; messageIds: string[]; status: string }>;
+  /** Copies of our own sent messages (storeOwnCopyWithin each). */
+  copies?: ReadonlyArray<NewMessage>;
+  /** Chats' last-message updates (ChatRepository.observeWithin each). */
+  chats?: ReadonlyArray<{ instanceId: string; observation: ChatObservation; newId: () => string }>;
+}
+
+export interface InboundGroupResults {
+  /** The messages whose status changed, with what a receipt's event reads of them. */
+  statuses: StatusChange[];
+  /** In the order of `copies`. */
+  copies: OwnCopy[];
+  /** In the order of `chats`: each chat's row afterwards. */
+  chats: ChatRow[];
+}
+
+/** The columns of a message in the statement's answer (toMessageRow reads them), then a copy's two. */
+const MESSAGE_COLUMNS = [...COLUMNS.map(([, column]) => column), 'created_at', 'updated_at'];
+/** What a receipt's status change answers (StatusChange). */
+const STATUS_COLUMNS = new Set(['instance_id', 'message_id', 'chat_id', 'chat_lid', 'from_me', 'is_group', 'status']);
+/** A chat's columns carry this prefix in the answer (they share names with the message's). */
+const CHAT = 'h_';
+
+/**
+ * The answer's columns for one branch of the UNION: `kind`, the chat's ordinal, every message column,
+ * a copy's `created` and `prior_status`, every chat column (prefixed). A column the branch has no
+ * value for is a NULL of the column's own type, so the three branches line up.
+ */
+function answerColumns(
+  kind: number,
+  values: { ord?: string; message?: (column: string) => string | null; created?: string; prior?: string; chat?: string },
+): string {
+  const message = MESSAGE_COLUMNS.map((column) => `${values.message?.(column) ?? `(NULL::messages).${column}`} AS ${column}`);
+  const chat = CHAT_COLUMNS.map((column) => `${values.chat ? `${values.chat}.${column}` : `(NULL::chats).${column}`} AS ${CHAT}${column}`);
+  return [
+    `${kind} AS kind`,
+    `${values.ord ?? 'NULL::bigint'} AS ord`,
+    ...message,
+    `${values.created ?? 'NULL::boolean'} AS created`,
+    `${values.prior ?? 'NULL::text'} AS prior_status`,
+    ...chat,
+  ].join(', ');
+}
+
+const KIND = { status: 1, copy: 2, chat: 3 } as const;
+const names = COLUMNS.map(([, column]) => column);
+
+/**
+ * The three statements of the inbound group's rounds as one (ADR 0019): the receipts' status changes
+ * (s_), the copies of our own sent messages (c_) and the chats' known-row updates (h_), each a
+ * data-modifying CTE over arrays, answered together by a UNION of their rows. The rows of one round
+ * are of different instances (a round holds at most one write of each), so no two CTEs touch one row
+ * (a row changed twice in one statement would keep only one change).
+ */
+const WRITE_SQL = `${PREPARED} WITH s_input AS (
+    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS u(i_instance, i_message, i_status, i_rank)),
+  s_changed AS (
+    UPDATE messages SET status = s_input.i_status, updated_at = now() FROM s_input
+    WHERE messages.instance_id = s_input.i_instance AND messages.message_id = s_input.i_message AND ${RANK_SQL} < s_input.i_rank AND ${FINAL_SQL}
+    RETURNING messages.instance_id, messages.message_id, messages.chat_id, messages.chat_lid, messages.from_me, messages.is_group, messages.status),
+  c_prior AS (
+    SELECT m.instance_id, m.message_id, m.status FROM messages m
+    JOIN unnest($5::text[], $6::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id),
+  c_upserted AS (
+    -- The copies travel as one JSON document read with the table's own row type: the same text for any number.
+    INSERT INTO messages (${names.join(', ')})
+    SELECT ${names.map((column) => `input.${column}`).join(', ')} FROM jsonb_populate_recordset(NULL::messages, $7::jsonb) AS input
+    ON CONFLICT (instance_id, message_id) DO UPDATE SET
+      ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n      ')},
+      status = CASE WHEN ${rankOf('EXCLUDED.status')} > ${RANK_SQL} AND ${FINAL_SQL} THEN EXCLUDED.status ELSE messages.status END,
+      updated_at = now()
+    WHERE messages.raw IS NULL
+    RETURNING *, (xmax = 0) AS created),
+  h_input AS (
+    SELECT * FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[], $16::text[], $17::int[], $18::int[])
+      WITH ORDINALITY AS u(i_instance, i_pn, i_lid, i_name, i_contact, i_ts, i_type, i_text, i_sender, i_incoming, i_ephemeral, i_ord)),
+  h_target AS (
+    -- Known only: the one row matching either identifier, already holding every identifier given.
+    -- A lookup per observation by the partial unique indexes (the column's own <> '' lets a generic
+    -- plan use them; OFFSET 0 keeps the planner from turning it into a hash join over every chat).
+    SELECT u.i_ord, (array_agg(c.id))[1] AS id FROM h_input u
+    JOIN LATERAL (
+      SELECT id, wa_chatid, wa_chatlid FROM chats
+      WHERE instance_id = u.i_instance
+        AND ((wa_chatid = u.i_pn AND wa_chatid <> '' AND u.i_pn <> '') OR (wa_chatlid = u.i_lid AND wa_chatlid <> '' AND u.i_lid <> ''))
+      OFFSET 0) c ON true
+    GROUP BY u.i_ord
+    HAVING count(*) = 1 AND bool_and((c.wa_chatid = u.i_pn OR u.i_pn = '') AND (c.wa_chatlid = u.i_lid OR u.i_lid = ''))),
+  h_changed AS (
+    UPDATE chats SET
+      wa_chatid = CASE WHEN u.i_pn <> '' THEN u.i_pn ELSE wa_chatid END,
+      wa_chatlid = CASE WHEN u.i_lid <> '' THEN u.i_lid ELSE wa_chatlid END,
+      wa_name = COALESCE(NULLIF(u.i_name, ''), wa_name),
+      wa_contact_name = COALESCE(NULLIF(u.i_contact, ''), wa_contact_name),
+      name = COALESCE(NULLIF(u.i_contact, ''), NULLIF(u.i_name, ''), NULLIF(name, ''), ''),
+      last_msg_timestamp = CASE WHEN u.i_ts >= last_msg_timestamp THEN u.i_ts ELSE last_msg_timestamp END,
+      last_message_type = CASE WHEN u.i_ts >= last_msg_timestamp AND u.i_type <> '' THEN u.i_type ELSE last_message_type END,
+      last_message_text_vote = CASE WHEN u.i_ts >= last_msg_timestamp AND u.i_type <> '' THEN u.i_text ELSE last_message_text_vote END,
+      last_message_sender = CASE WHEN u.i_ts >= last_msg_timestamp AND u.i_type <> '' THEN u.i_sender ELSE last_message_sender END,
+      -- A chat only marked unread counts 1 without a message behind it: the next message is that 1.
+      unread_count = CASE WHEN u.i_incoming = 1 AND marked_unread THEN 1 ELSE unread_count + u.i_incoming END,
+      marked_unread = marked_unread AND u.i_incoming = 0,
+      ephemeral_expiration = COALESCE(u.i_ephemeral, ephemeral_expiration),
+      updated_at = now()
+    FROM h_target t JOIN h_input u ON u.i_ord = t.i_ord
+    WHERE chats.instance_id = u.i_instance AND chats.id = t.id
+      AND (chats.wa_chatid = u.i_pn OR u.i_pn = '') AND (chats.wa_chatlid = u.i_lid OR u.i_lid = '')
+    RETURNING t.i_ord AS batch_ord, chats.*)
+  SELECT ${answerColumns(KIND.status, { message: (column) => (STATUS_COLUMNS.has(column) ? `s_changed.${column}` : null) })} FROM s_changed
+  UNION ALL
+  SELECT ${answerColumns(KIND.copy, { message: (column) => `c_upserted.${column}`, created: 'c_upserted.created', prior: 'c_prior.status' })}
+    FROM c_upserted LEFT JOIN c_prior ON c_prior.instance_id = c_upserted.instance_id AND c_prior.message_id = c_upserted.message_id
+  UNION ALL
+  SELECT ${answerColumns(KIND.chat, { ord: 'h_changed.batch_ord', chat: 'h_changed' })} FROM h_changed`;
+
+/**
+ * The inbound group transaction's hot writes (ADR 0013, 0017, 0019): a round of receipts, own copies
+ * and chat updates of many instances in ONE statement, one round trip to Postgres instead of one per
+ * kind.
+ */
+export class InboundGroupRepository {
+  /**
+   * Writes one round. Each kind's rows are those of its own statement before (the same SQL, CTEs
+   * now): a status only moves forward; a copy is stored once (null when it was: Baileys emits some
+   * messages twice) and moves the row the send reserved forward to its status (`advanced` when it
+   * changed); a chat stored with exactly the observation's identifiers takes its update in the
+   * statement, any other (create, merge, learn a LID) then goes through ChatRepository's locked path
+   * on its own, as does a second chat of one instance (it must see the first one's change).
+   */
+  static async writeWithin(manager: EntityManager, writes: InboundGroupWrites): Promise<InboundGroupResults> {
+    const statuses = (writes.statuses ?? []).flatMap((item) =>
+      STATUS_RANK[item.status] === undefined ? [] : item.messageIds.map((messageId) => ({ ...item, messageId, rank: STATUS_RANK[item.status] })),
+    );
+    const copies = writes.copies ?? [];
+    const chats = writes.chats ?? [];
+    const chatResults: Array<ChatRow | null> = chats.map(() => null);
+    // The first chat of each instance goes in the statement; a later one of the same instance after it.
+    const first: number[] = [];
+    const seen = new Set<string>();
+    chats.forEach((item, index) => {
+      if (!item.observation.waChatId && !item.observation.waChatLid) throw new Error('a chat needs a JID or a LID');
+      if (seen.has(item.instanceId)) return;
+      seen.add(item.instanceId);
+      first.push(index);
+    });
+    const results: InboundGroupResults = { statuses: [], copies: copies.map(() => null), chats: [] };
+    if (statuses.length > 0 || copies.length > 0 || first.length > 0) {
+      const input = first.map((index) => chats[index]);
+      const rows: Raw[] = await manager.query(WRITE_SQL, [
+        statuses.map((item) => item.instanceId),
+        statuses.map((item) => item.messageId),
+        statuses.map((item) => item.status),
+        statuses.map((item) => item.rank),
+        copies.map((message) => message.instanceId),
+        copies.map((message) => message.messageId),
+        JSON.stringify(copies.map(copyDocument)),
+        input.map((item) => item.instanceId),
+        input.map((item) => item.observation.waChatId ?? ''),
+        input.map((item) => item.observation.waChatLid ?? ''),
+        input.map((item) => item.observation.waName ?? ''),
+        input.map((item) => item.observation.waContactName ?? ''),
+        input.map((item) => item.observation.lastMessage?.timestamp ?? 0),
+        input.map((item) => item.observation.lastMessage?.type ?? ''),
+        input.map((item) => item.observation.lastMessage?.textVote ?? ''),
+        input.map((item) => item.observation.lastMessage?.sender ?? ''),
+        input.map((item) => (item.observation.lastMessage?.incoming ? 1 : 0)),
+        input.map((item) => item.observation.ephemeralExpiration ?? null),
+      ]);
+      const copyIndex = new Map(copies.map((message, index) => [`${message.instanceId}\u0000${message.messageId}`, index]));
+      for (const raw of rows) {
+        const kind = Number(raw.kind);
+        if (kind === KIND.status) results.statuses.push(toStatusChange(raw));
+        else if (kind === KIND.copy) {
+          const index = copyIndex.get(`${String(raw.instance_id)}\u0000${String(raw.message_id)}`);
+          if (index === undefined) continue;
+          const row = toMessageRow(raw);
+          const created = Boolean(raw.created);
+          const priorStatus = (raw.prior_status as string | null | undefined) ?? null;
+          results.copies[index] = { row, created, advanced: !created && priorStatus !== row.status };
+        } else {
+          const chat: Raw = {};
+          for (const column of CHAT_COLUMNS) chat[column] = raw[`${CHAT}${column}`];
+          chatResults[first[Number(raw.ord) - 1]] = toChatRow(chat);
+        }
+      }
+      for (const index of first) {
+        if (!chatResults[index])
+          chatResults[index] = (await ChatRepository.observeUnknownWithin(manager, chats[index].instanceId, chats[index].observation, chats[index].newId)).chat;
+      }
+    }
+    for (let index = 0; index < chats.length; index++) {
+      if (!chatResults[index])
+        chatResults[index] = (await ChatRepository.observeWithin(manager, chats[index].instanceId, chats[index].observation, chats[index].newId)).chat;
+    }
+    results.chats = chatResults as ChatRow[];
+    return results;
+  }
+}
+
+/** A message as a row of the `messages` type for jsonb_populate_recordset. */
+function copyDocument(message: NewMessage): Raw {
+  const row: Raw = {};
+  for (const [field, column] of COLUMNS) row[column] = message[field] ?? null;
+  return row;
+}
+
+/**
+ * Only what a receipt's event and bookkeeping read: every column of a message (its content and its
+ * stored WAMessage) was ~1 KB per receipt for pg to parse, on every send.
+ */
+function toStatusChange(raw: Raw): StatusChange {
+  return {
+    instanceId: String(raw.instance_id),
+    messageId: String(raw.message_id),
+    chatId: String(raw.chat_id),
+    chatLid: String(raw.chat_lid),
+    fromMe: Boolean(raw.from_me),
+    isGroup: Boolean(raw.is_group),
+    status: String(raw.status),
+  };
+}

@@ -37,65 +37,86 @@ export interface InboundGroupResults {
   chats: ChatRow[];
 }
 
-/** The columns of a message in the statement's answer (toMessageRow reads them), then a copy's two. */
+/** A round's kinds, as the bits of the statement that writes them (one text per combination). */
+const KIND = { status: 1, copy: 2, chat: 4 } as const;
+const names = COLUMNS.map(([, column]) => column);
+/** The columns of a copy in the statement's answer (toMessageRow reads them). */
 const MESSAGE_COLUMNS = [...COLUMNS.map(([, column]) => column), 'created_at', 'updated_at'];
 /** What a receipt's status change answers (StatusChange). */
-const STATUS_COLUMNS = new Set(['instance_id', 'message_id', 'chat_id', 'chat_lid', 'from_me', 'is_group', 'status']);
+const STATUS_COLUMNS = ['instance_id', 'message_id', 'chat_id', 'chat_lid', 'from_me', 'is_group', 'status'];
 /** A chat's columns carry this prefix in the answer (they share names with the message's). */
 const CHAT = 'h_';
 
-/**
- * The answer's columns for one branch of the UNION: `kind`, the chat's ordinal, every message column,
- * a copy's `created` and `prior_status`, every chat column (prefixed). A column the branch has no
- * value for is a NULL of the column's own type, so the three branches line up.
- */
-function answerColumns(
-  kind: number,
-  values: { ord?: string; message?: (column: string) => string | null; created?: string; prior?: string; chat?: string },
-): string {
-  const message = MESSAGE_COLUMNS.map((column) => `${values.message?.(column) ?? `(NULL::messages).${column}`} AS ${column}`);
-  const chat = CHAT_COLUMNS.map((column) => `${values.chat ? `${values.chat}.${column}` : `(NULL::chats).${column}`} AS ${CHAT}${column}`);
-  return [
-    `${kind} AS kind`,
-    `${values.ord ?? 'NULL::bigint'} AS ord`,
-    ...message,
-    `${values.created ?? 'NULL::boolean'} AS created`,
-    `${values.prior ?? 'NULL::text'} AS prior_status`,
-    ...chat,
-  ].join(', ');
+/** Each kind's CTEs, its parameters from `$first` on (how many: `parameters`), and its branch of the answer. */
+interface KindSql {
+  parameters: number;
+  ctes: (first: number) => string;
+  /** The answer's columns for this kind's rows; `columns` are the answer's (every kind of the round's). */
+  select: (columns: AnswerColumns) => string;
 }
 
-const KIND = { status: 1, copy: 2, chat: 3 } as const;
-const names = COLUMNS.map(([, column]) => column);
+/** The answer's columns beyond `kind`: a message's (the copy's all, or a receipt's few), a copy's two, a chat's ordinal and columns. */
+interface AnswerColumns {
+  message: string[];
+  copy: boolean;
+  chat: boolean;
+}
 
 /**
- * The three statements of the inbound group's rounds as one (ADR 0019): the receipts' status changes
- * (s_), the copies of our own sent messages (c_) and the chats' known-row updates (h_), each a
- * data-modifying CTE over arrays, answered together by a UNION of their rows. The rows of one round
- * are of different instances (a round holds at most one write of each), so no two CTEs touch one row
- * (a row changed twice in one statement would keep only one change).
+ * One branch of the UNION: `kind`, then every answer column, NULL (of the column's own type) where
+ * this kind has no value, so the branches line up.
  */
-const WRITE_SQL = `${PREPARED} WITH s_input AS (
-    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[]) AS u(i_instance, i_message, i_status, i_rank)),
+function branch(
+  kind: number,
+  columns: AnswerColumns,
+  values: { message?: (column: string) => string | null; created?: string; prior?: string; ord?: string; chat?: string },
+): string {
+  const list = [`${kind} AS kind`];
+  for (const column of columns.message) list.push(`${values.message?.(column) ?? `(NULL::messages).${column}`} AS ${column}`);
+  if (columns.copy) list.push(`${values.created ?? 'NULL::boolean'} AS created`, `${values.prior ?? 'NULL::text'} AS prior_status`);
+  if (columns.chat) {
+    list.push(`${values.ord ?? 'NULL::bigint'} AS ord`);
+    for (const column of CHAT_COLUMNS) list.push(`${values.chat ? `${values.chat}.${column}` : `(NULL::chats).${column}`} AS ${CHAT}${column}`);
+  }
+  return `SELECT ${list.join(', ')}`;
+}
+
+const STATUS_SQL: KindSql = {
+  parameters: 4,
+  ctes: (p) => `s_input AS (
+    SELECT * FROM unnest($${p}::text[], $${p + 1}::text[], $${p + 2}::text[], $${p + 3}::int[]) AS u(i_instance, i_message, i_status, i_rank)),
   s_changed AS (
     UPDATE messages SET status = s_input.i_status, updated_at = now() FROM s_input
     WHERE messages.instance_id = s_input.i_instance AND messages.message_id = s_input.i_message AND ${RANK_SQL} < s_input.i_rank AND ${FINAL_SQL}
-    RETURNING messages.instance_id, messages.message_id, messages.chat_id, messages.chat_lid, messages.from_me, messages.is_group, messages.status),
-  c_prior AS (
+    RETURNING ${STATUS_COLUMNS.map((column) => `messages.${column}`).join(', ')})`,
+  select: (columns) =>
+    `${branch(KIND.status, columns, { message: (column) => (STATUS_COLUMNS.includes(column) ? `s_changed.${column}` : null) })} FROM s_changed`,
+};
+
+const COPY_SQL: KindSql = {
+  parameters: 3,
+  ctes: (p) => `c_prior AS (
     SELECT m.instance_id, m.message_id, m.status FROM messages m
-    JOIN unnest($5::text[], $6::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id),
+    JOIN unnest($${p}::text[], $${p + 1}::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id),
   c_upserted AS (
     -- The copies travel as one JSON document read with the table's own row type: the same text for any number.
     INSERT INTO messages (${names.join(', ')})
-    SELECT ${names.map((column) => `input.${column}`).join(', ')} FROM jsonb_populate_recordset(NULL::messages, $7::jsonb) AS input
+    SELECT ${names.map((column) => `input.${column}`).join(', ')} FROM jsonb_populate_recordset(NULL::messages, $${p + 2}::jsonb) AS input
     ON CONFLICT (instance_id, message_id) DO UPDATE SET
       ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n      ')},
       status = CASE WHEN ${rankOf('EXCLUDED.status')} > ${RANK_SQL} AND ${FINAL_SQL} THEN EXCLUDED.status ELSE messages.status END,
       updated_at = now()
     WHERE messages.raw IS NULL
-    RETURNING *, (xmax = 0) AS created),
-  h_input AS (
-    SELECT * FROM unnest($8::text[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[], $15::text[], $16::text[], $17::int[], $18::int[])
+    RETURNING *, (xmax = 0) AS created)`,
+  select: (columns) =>
+    `${branch(KIND.copy, columns, { message: (column) => `c_upserted.${column}`, created: 'c_upserted.created', prior: 'c_prior.status' })}
+    FROM c_upserted LEFT JOIN c_prior ON c_prior.instance_id = c_upserted.instance_id AND c_prior.message_id = c_upserted.message_id`,
+};
+
+const CHAT_SQL: KindSql = {
+  parameters: 11,
+  ctes: (p) => `h_input AS (
+    SELECT * FROM unnest(${Array.from({ length: 11 }, (_, n) => `$${p + n}::${['text', 'text', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'int', 'int'][n]}[]`).join(', ')})
       WITH ORDINALITY AS u(i_instance, i_pn, i_lid, i_name, i_contact, i_ts, i_type, i_text, i_sender, i_incoming, i_ephemeral, i_ord)),
   h_target AS (
     -- Known only: the one row matching either identifier, already holding every identifier given.
@@ -128,13 +149,43 @@ const WRITE_SQL = `${PREPARED} WITH s_input AS (
     FROM h_target t JOIN h_input u ON u.i_ord = t.i_ord
     WHERE chats.instance_id = u.i_instance AND chats.id = t.id
       AND (chats.wa_chatid = u.i_pn OR u.i_pn = '') AND (chats.wa_chatlid = u.i_lid OR u.i_lid = '')
-    RETURNING t.i_ord AS batch_ord, chats.*)
-  SELECT ${answerColumns(KIND.status, { message: (column) => (STATUS_COLUMNS.has(column) ? `s_changed.${column}` : null) })} FROM s_changed
-  UNION ALL
-  SELECT ${answerColumns(KIND.copy, { message: (column) => `c_upserted.${column}`, created: 'c_upserted.created', prior: 'c_prior.status' })}
-    FROM c_upserted LEFT JOIN c_prior ON c_prior.instance_id = c_upserted.instance_id AND c_prior.message_id = c_upserted.message_id
-  UNION ALL
-  SELECT ${answerColumns(KIND.chat, { ord: 'h_changed.batch_ord', chat: 'h_changed' })} FROM h_changed`;
+    RETURNING t.i_ord AS batch_ord, chats.*)`,
+  select: (columns) => `${branch(KIND.chat, columns, { ord: 'h_changed.batch_ord', chat: 'h_changed' })} FROM h_changed`,
+};
+
+const statements = new Map<number, string>();
+
+/**
+ * The statement of a round holding `kinds` (bits of KIND): each kind present as data-modifying CTEs
+ * over arrays, its parameters after the previous kind's, the answer a UNION of their rows. A kind
+ * that is absent is not in the text (its empty CTEs would still be set up and run on every round),
+ * so there are at most seven texts, each prepared once per connection. The rows of one round are of
+ * different instances (a round holds at most one write of each), so no two CTEs touch one row (a row
+ * changed twice in one statement would keep only one change).
+ */
+function statementFor(kinds: number): string {
+  let text = statements.get(kinds);
+  if (text) return text;
+  const present = [
+    [KIND.status, STATUS_SQL],
+    [KIND.copy, COPY_SQL],
+    [KIND.chat, CHAT_SQL],
+  ].filter(([bit]) => kinds & (bit as number)) as Array<[number, KindSql]>;
+  const columns: AnswerColumns = {
+    message: kinds & KIND.copy ? MESSAGE_COLUMNS : kinds & KIND.status ? STATUS_COLUMNS : [],
+    copy: Boolean(kinds & KIND.copy),
+    chat: Boolean(kinds & KIND.chat),
+  };
+  let first = 1;
+  const ctes = present.map(([, sql]) => {
+    const cte = sql.ctes(first);
+    first += sql.parameters;
+    return cte;
+  });
+  text = `${PREPARED} WITH ${ctes.join(',\n  ')}\n  ${present.map(([, sql]) => sql.select(columns)).join('\n  UNION ALL\n  ')}`;
+  statements.set(kinds, text);
+  return text;
+}
 
 /**
  * The inbound group transaction's hot writes (ADR 0013, 0017, 0019): a round of receipts, own copies
@@ -169,26 +220,36 @@ export class InboundGroupRepository {
     const results: InboundGroupResults = { statuses: [], copies: copies.map(() => null), chats: [] };
     if (statuses.length > 0 || copies.length > 0 || first.length > 0) {
       const input = first.map((index) => chats[index]);
-      const rows: Raw[] = await manager.query(WRITE_SQL, [
-        statuses.map((item) => item.instanceId),
-        statuses.map((item) => item.messageId),
-        statuses.map((item) => item.status),
-        statuses.map((item) => item.rank),
-        copies.map((message) => message.instanceId),
-        copies.map((message) => message.messageId),
-        JSON.stringify(copies.map(copyDocument)),
-        input.map((item) => item.instanceId),
-        input.map((item) => item.observation.waChatId ?? ''),
-        input.map((item) => item.observation.waChatLid ?? ''),
-        input.map((item) => item.observation.waName ?? ''),
-        input.map((item) => item.observation.waContactName ?? ''),
-        input.map((item) => item.observation.lastMessage?.timestamp ?? 0),
-        input.map((item) => item.observation.lastMessage?.type ?? ''),
-        input.map((item) => item.observation.lastMessage?.textVote ?? ''),
-        input.map((item) => item.observation.lastMessage?.sender ?? ''),
-        input.map((item) => (item.observation.lastMessage?.incoming ? 1 : 0)),
-        input.map((item) => item.observation.ephemeralExpiration ?? null),
-      ]);
+      const kinds = (statuses.length > 0 ? KIND.status : 0) | (copies.length > 0 ? KIND.copy : 0) | (input.length > 0 ? KIND.chat : 0);
+      const parameters: unknown[] = [];
+      if (kinds & KIND.status)
+        parameters.push(
+          statuses.map((item) => item.instanceId),
+          statuses.map((item) => item.messageId),
+          statuses.map((item) => item.status),
+          statuses.map((item) => item.rank),
+        );
+      if (kinds & KIND.copy)
+        parameters.push(
+          copies.map((message) => message.instanceId),
+          copies.map((message) => message.messageId),
+          JSON.stringify(copies.map(copyDocument)),
+        );
+      if (kinds & KIND.chat)
+        parameters.push(
+          input.map((item) => item.instanceId),
+          input.map((item) => item.observation.waChatId ?? ''),
+          input.map((item) => item.observation.waChatLid ?? ''),
+          input.map((item) => item.observation.waName ?? ''),
+          input.map((item) => item.observation.waContactName ?? ''),
+          input.map((item) => item.observation.lastMessage?.timestamp ?? 0),
+          input.map((item) => item.observation.lastMessage?.type ?? ''),
+          input.map((item) => item.observation.lastMessage?.textVote ?? ''),
+          input.map((item) => item.observation.lastMessage?.sender ?? ''),
+          input.map((item) => (item.observation.lastMessage?.incoming ? 1 : 0)),
+          input.map((item) => item.observation.ephemeralExpiration ?? null),
+        );
+      const rows: Raw[] = await manager.query(statementFor(kinds), parameters);
       const copyIndex = new Map(copies.map((message, index) => [`${message.instanceId}\u0000${message.messageId}`, index]));
       for (const raw of rows) {
         const kind = Number(raw.kind);

@@ -5,6 +5,7 @@ import { makeWASocket, type AuthenticationState, type WASocket } from '../bailey
 import type { SessionWorkerConfig } from '../config/session-worker.config';
 import { browserTuple, isBrowserProfile } from './browser-profile';
 import { historySocketOptions } from './history-sync-limit';
+import { receiveMessagesInOrder } from './messages-in-order';
 import { networkOptions } from './network-options';
 
 export interface SocketRequest {
@@ -25,7 +26,7 @@ export class SocketFactory {
   create(request: SocketRequest): WASocket {
     const { instance } = request;
     const profile = isBrowserProfile(instance.browser) ? instance.browser : 'chrome';
-    return makeWASocket({
+    const socket = makeWASocket({
       auth: request.auth,
       logger: baileysLogger(request.logger),
       browser: browserTuple(profile, instance.systemName),
@@ -40,6 +41,9 @@ export class SocketFactory {
       // Fenced or closed stores fail at once; a few quick retries cover a database blip.
       transactionOpts: { maxCommitRetries: 5, delayBetweenTriesMs: 500 },
     });
+    // A chat's messages reach us in the order WhatsApp sent them (Baileys could swap a new contact's first two).
+    receiveMessagesInOrder(socket);
+    return socket;
   }
 }
 

@@ -147,13 +147,6 @@ export class LeaseRepository {
    * trip, each live lease row locked FOR KEY SHARE until commit. `work` learns which instances are
    * still held and must write only for those (a lease that is gone is that instance's FencedOutError,
    * not the group's). Leases are given as escaped literals, as in fencedTransaction().
-   *
-   * The transaction's prepared statements run their generic plans (`plan_cache_mode`, for this
-   * transaction only): the group's round statement (InboundGroupRepository) takes arrays whose sizes
-   * change from round to round, so Postgres found a plan for each size cheaper than the generic one
-   * and planned it again on every execution (~1 ms of Postgres CPU each, ADR 0019). Every prepared
-   * statement of an inbound write reads and writes by key; unprepared statements are planned per
-   * execution whatever this says.
    */
   static async fencedGroupTransaction<T>(dataSource: DataSource, leases: Lease[], work: (manager: EntityManager, held: Set<string>) => Promise<T>): Promise<T> {
     for (const lease of leases) if (!/^\d+$/.test(lease.fencingToken)) throw new Error(`invalid fencing token ${lease.fencingToken}`);
@@ -164,12 +157,12 @@ export class LeaseRepository {
     let open = false;
     try {
       const results = await client.query(
-        `START TRANSACTION; SET LOCAL plan_cache_mode = force_generic_plan; SELECT instance_id FROM session_leases
+        `START TRANSACTION; SELECT instance_id FROM session_leases
          WHERE (instance_id, worker_id, fencing_token) IN (${tuples.join(', ')}) AND expires_at > now()
          FOR KEY SHARE`,
       );
       open = true;
-      const held = new Set((results[2]?.rows ?? []).map((row) => (row as { instance_id: string }).instance_id));
+      const held = new Set((results[1]?.rows ?? []).map((row) => (row as { instance_id: string }).instance_id));
       const value = await work(runner.manager, held);
       await runner.query('COMMIT');
       open = false;

@@ -41,8 +41,8 @@ export class SocketFactory {
       // Fenced or closed stores fail at once; a few quick retries cover a database blip.
       transactionOpts: { maxCommitRetries: 5, delayBetweenTriesMs: 500 },
     });
-    // A chat's messages reach us in the order WhatsApp sent them (Baileys could swap a new contact's first two).
-    receiveMessagesInOrder(socket);
+    // A sender's messages reach us in the order WhatsApp sent them (Baileys could swap a new contact's first two).
+    receiveMessagesInOrder(socket, request.logger);
     return socket;
   }
 }

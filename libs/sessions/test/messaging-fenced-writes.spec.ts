@@ -238,9 +238,9 @@ describe(InboundStore.name, () => {
     );
     spy.mockRestore();
     expect(results).toEqual(['first', 'created M1, chat says M1', ['RB Delivered'], 'created M2, chat says M2', 'created M3, chat says M3']);
-    // b's receipt and a's copy in one statement; b's next write then parks beside a's chat (a round each
-    // write needs, not one per kind and layer); a's next write once a's first is done.
-    expect(rounds).toEqual(['status b RB, copy a M1', 'copy b M2, chat a M1', 'copy a M3, chat b M2', 'chat a M3']);
+    // b's receipt and a's copy in one statement, then a's chat; b's next write after its receipt, a's
+    // after its first (both done by then): their copies in one statement, then their chats in one.
+    expect(rounds).toEqual(['status b RB, copy a M1', 'chat a M1', 'copy b M2, copy a M3', 'chat b M2, chat a M3']);
     expect(sut.stats).toMatchObject({ transactions: 2, fallbacks: 0 });
     const events: Array<{ instance_id: string; last: string }> = await db.dataSource.query(
       `SELECT instance_id, payload->>'last' AS last FROM outbox_events WHERE event_type = 'messages' AND payload ? 'last' ORDER BY id`,

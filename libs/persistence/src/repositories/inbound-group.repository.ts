@@ -82,9 +82,9 @@ function branch(
 }
 
 const STATUS_SQL: KindSql = {
-  parameters: 1,
+  parameters: 4,
   ctes: (p) => `s_input AS (
-    SELECT * FROM jsonb_to_recordset($${p}::jsonb) AS u(i_instance text, i_message text, i_status text, i_rank int)),
+    SELECT * FROM unnest((SELECT $${p}::text[]), (SELECT $${p + 1}::text[]), (SELECT $${p + 2}::text[]), (SELECT $${p + 3}::int[])) AS u(i_instance, i_message, i_status, i_rank)),
   s_changed AS (
     UPDATE messages SET status = s_input.i_status, updated_at = now() FROM s_input
     WHERE messages.instance_id = s_input.i_instance AND messages.message_id = s_input.i_message AND ${RANK_SQL} < s_input.i_rank AND ${FINAL_SQL}
@@ -94,16 +94,14 @@ const STATUS_SQL: KindSql = {
 };
 
 const COPY_SQL: KindSql = {
-  parameters: 1,
-  ctes: (p) => `c_input AS (
-    -- The copies travel as one JSON document read with the table's own row type.
-    SELECT * FROM jsonb_populate_recordset(NULL::messages, $${p}::jsonb)),
-  c_prior AS (
+  parameters: 3,
+  ctes: (p) => `c_prior AS (
     SELECT m.instance_id, m.message_id, m.status FROM messages m
-    JOIN c_input k ON m.instance_id = k.instance_id AND m.message_id = k.message_id),
+    JOIN unnest((SELECT $${p}::text[]), (SELECT $${p + 1}::text[])) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id),
   c_upserted AS (
+    -- The copies travel as one JSON document read with the table's own row type: the same text for any number.
     INSERT INTO messages (${names.join(', ')})
-    SELECT ${names.map((column) => `input.${column}`).join(', ')} FROM c_input input
+    SELECT ${names.map((column) => `input.${column}`).join(', ')} FROM jsonb_populate_recordset(NULL::messages, $${p + 2}::jsonb) AS input
     ON CONFLICT (instance_id, message_id) DO UPDATE SET
       ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n      ')},
       status = CASE WHEN ${rankOf('EXCLUDED.status')} > ${RANK_SQL} AND ${FINAL_SQL} THEN EXCLUDED.status ELSE messages.status END,
@@ -116,10 +114,10 @@ const COPY_SQL: KindSql = {
 };
 
 const CHAT_SQL: KindSql = {
-  parameters: 1,
+  parameters: 11,
   ctes: (p) => `h_input AS (
-    SELECT * FROM jsonb_to_recordset($${p}::jsonb) AS u(i_ord int, i_instance text, i_pn text, i_lid text, i_name text, i_contact text, i_ts bigint,
-      i_type text, i_text text, i_sender text, i_incoming int, i_ephemeral int)),
+    SELECT * FROM unnest(${Array.from({ length: 11 }, (_, n) => `(SELECT $${p + n}::${['text', 'text', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'int', 'int'][n]}[])`).join(', ')})
+      WITH ORDINALITY AS u(i_instance, i_pn, i_lid, i_name, i_contact, i_ts, i_type, i_text, i_sender, i_incoming, i_ephemeral, i_ord)),
   h_target AS (
     -- Known only: the one row matching either identifier, already holding every identifier given.
     -- A lookup per observation by the partial unique indexes (the column's own <> '' lets a generic
@@ -164,6 +162,11 @@ const statements = new Map<number, string>();
  * so there are at most seven texts, each prepared once per connection. The rows of one round are of
  * different instances (a round holds at most one write of each), so no two CTEs touch one row (a row
  * changed twice in one statement would keep only one change).
+ *
+ * The arrays are read through scalar subqueries, `unnest((SELECT $1::text[]))`: unnest of a known array
+ * estimates its real length, so a plan made for each round's sizes always looked cheaper than the
+ * generic one, and Postgres planned every round again (~1 ms of its CPU each). Behind a subquery every
+ * plan estimates the same rows, and the generic plan is kept after the first five.
  */
 function statementFor(kinds: number): string {
   let text = statements.get(kinds);
@@ -223,33 +226,33 @@ export class InboundGroupRepository {
     if (statuses.length > 0 || copies.length > 0 || first.length > 0) {
       const input = first.map((index) => chats[index]);
       const kinds = (statuses.length > 0 ? KIND.status : 0) | (copies.length > 0 ? KIND.copy : 0) | (input.length > 0 ? KIND.chat : 0);
-      // Each kind's rows travel as one JSON document: a plan made for the actual number of rows (as
-      // arrays gave it) looked cheaper than the generic one, so Postgres planned every round again
-      // (~1 ms each); with a document every plan estimates the same rows, and the generic one is kept.
-      const parameters: string[] = [];
+      const parameters: unknown[] = [];
       if (kinds & KIND.status)
         parameters.push(
-          JSON.stringify(statuses.map((item) => ({ i_instance: item.instanceId, i_message: item.messageId, i_status: item.status, i_rank: item.rank }))),
+          statuses.map((item) => item.instanceId),
+          statuses.map((item) => item.messageId),
+          statuses.map((item) => item.status),
+          statuses.map((item) => item.rank),
         );
-      if (kinds & KIND.copy) parameters.push(JSON.stringify(copies.map(copyDocument)));
+      if (kinds & KIND.copy)
+        parameters.push(
+          copies.map((message) => message.instanceId),
+          copies.map((message) => message.messageId),
+          JSON.stringify(copies.map(copyDocument)),
+        );
       if (kinds & KIND.chat)
         parameters.push(
-          JSON.stringify(
-            input.map((item, index) => ({
-              i_ord: index + 1,
-              i_instance: item.instanceId,
-              i_pn: item.observation.waChatId ?? '',
-              i_lid: item.observation.waChatLid ?? '',
-              i_name: item.observation.waName ?? '',
-              i_contact: item.observation.waContactName ?? '',
-              i_ts: item.observation.lastMessage?.timestamp ?? 0,
-              i_type: item.observation.lastMessage?.type ?? '',
-              i_text: item.observation.lastMessage?.textVote ?? '',
-              i_sender: item.observation.lastMessage?.sender ?? '',
-              i_incoming: item.observation.lastMessage?.incoming ? 1 : 0,
-              i_ephemeral: item.observation.ephemeralExpiration ?? null,
-            })),
-          ),
+          input.map((item) => item.instanceId),
+          input.map((item) => item.observation.waChatId ?? ''),
+          input.map((item) => item.observation.waChatLid ?? ''),
+          input.map((item) => item.observation.waName ?? ''),
+          input.map((item) => item.observation.waContactName ?? ''),
+          input.map((item) => item.observation.lastMessage?.timestamp ?? 0),
+          input.map((item) => item.observation.lastMessage?.type ?? ''),
+          input.map((item) => item.observation.lastMessage?.textVote ?? ''),
+          input.map((item) => item.observation.lastMessage?.sender ?? ''),
+          input.map((item) => (item.observation.lastMessage?.incoming ? 1 : 0)),
+          input.map((item) => item.observation.ephemeralExpiration ?? null),
         );
       const rows: Raw[] = await manager.query(statementFor(kinds), parameters);
       const copyIndex = new Map(copies.map((message, index) => [`${message.instanceId}\u0000${message.messageId}`, index]));

@@ -170,6 +170,42 @@ describe(LeaseRepository.name, () => {
       );
       expect(await name()).toBe('by-w2');
     });
+
+    it('should not give a connection back to the pool inside an aborted transaction when the proof itself fails', async () => {
+      await newInstance('i-tx-proof-fails');
+      const lease = (await sut.claim('i-tx-proof-fails', 'w1', 5000))!;
+      const aborted = async () =>
+        (
+          (await db.dataSource.query(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction (aborted)'`,
+          )) as Array<{ n: number }>
+        )[0].n;
+      // The proof waits for a lock another connection holds, and is cancelled there: the batch fails after its START TRANSACTION.
+      const proofCancelled = async (run: () => Promise<unknown>) => {
+        const holder = db.dataSource.createQueryRunner();
+        await holder.connect();
+        await holder.query(`BEGIN`);
+        await holder.query(`SELECT 1 FROM session_leases WHERE instance_id = 'i-tx-proof-fails' FOR UPDATE`);
+        const outcome = run().then(
+          () => 'resolved',
+          (error: Error) => error.message,
+        );
+        for (let tries = 0; tries < 100; tries++) {
+          const [{ n }]: Array<{ n: number }> = await db.dataSource.query(
+            `SELECT count(pg_cancel_backend(pid))::int AS n FROM pg_stat_activity
+             WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR KEY SHARE%'`,
+          );
+          if (n > 0) break;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await holder.query(`ROLLBACK`);
+        await holder.release();
+        return outcome;
+      };
+      expect(await proofCancelled(() => LeaseRepository.fencedTransaction(db.dataSource, lease, async () => 'written'))).toMatch(/cancel/);
+      expect(await proofCancelled(() => LeaseRepository.fencedGroupTransaction(db.dataSource, [lease], async () => 'written'))).toMatch(/cancel/);
+      expect(await aborted()).toBe(0);
+    });
   });
 
   describe('lock semantics of the fence', () => {

@@ -119,7 +119,9 @@ export class LeaseRepository {
     const runner = dataSource.createQueryRunner();
     await runner.connect();
     const client = (runner as unknown as { databaseConnection: SimpleQueryClient }).databaseConnection;
-    let open = false;
+    // Open from the start: a batch that fails after its START TRANSACTION leaves the transaction open
+    // (aborted), and the connection must not go back to the pool that way.
+    let open = true;
     try {
       const results = await client.query(
         `START TRANSACTION; SELECT 1 FROM session_leases
@@ -127,7 +129,6 @@ export class LeaseRepository {
            AND fencing_token = ${lease.fencingToken} AND expires_at > now()
          FOR KEY SHARE`,
       );
-      open = true;
       if (!results[1]?.rows.length) throw new FencedOutError(lease.instanceId);
       const value = await work(runner.manager);
       await runner.query('COMMIT');
@@ -154,14 +155,14 @@ export class LeaseRepository {
     await runner.connect();
     const client = (runner as unknown as { databaseConnection: SimpleQueryClient }).databaseConnection;
     const tuples = leases.map((lease) => `(${client.escapeLiteral(lease.instanceId)}, ${client.escapeLiteral(lease.workerId)}, ${lease.fencingToken}::bigint)`);
-    let open = false;
+    // Open from the start, as in fencedTransaction().
+    let open = true;
     try {
       const results = await client.query(
         `START TRANSACTION; SELECT instance_id FROM session_leases
          WHERE (instance_id, worker_id, fencing_token) IN (${tuples.join(', ')}) AND expires_at > now()
          FOR KEY SHARE`,
       );
-      open = true;
       const held = new Set((results[1]?.rows ?? []).map((row) => (row as { instance_id: string }).instance_id));
       const value = await work(runner.manager, held);
       await runner.query('COMMIT');

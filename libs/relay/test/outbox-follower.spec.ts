@@ -1,6 +1,6 @@
 import { InProcessBus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { InstanceRepository, OutboxRepository, type OutboxRow } from '@gw/persistence';
+import { InstanceRepository, OutboxRepository, type OutboxCursorRepository, type OutboxRow } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { OutboxFollower, type OutboxFollowerOptions } from '@gw/relay';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
@@ -139,6 +139,36 @@ describe(OutboxFollower.name, () => {
     expect((await work('c6')).map((row) => row.event_id)).toEqual([wanted]);
     expect(steps).toEqual(['fb']);
     expect(BigInt(skipped as string)).toBeLessThan(BigInt(wanted));
+  });
+
+  it('looks again by itself at an event that waited behind a running transaction, once that transaction commits', async () => {
+    const created = follower('one', {
+      consumer: 'c9',
+      instances: async () => ['fc'],
+      eventTypes: ['messages'],
+      ignore: ['$.type ? (@ == "skip")'],
+      // No poll during the test, and one notice only: nothing but the follower's own looks can hand the event over.
+      pollIntervalMs: 60_000,
+    });
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c9'`))[0].n === 1);
+    const peek = jest.spyOn((created as unknown as { cursors: OutboxCursorRepository }).cursors, 'peek');
+    // A transaction with an id, running: every event committed after it started waits behind it (the cluster's xmin).
+    const blocker = db.dataSource.createQueryRunner();
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query('SELECT pg_current_xact_id()');
+    const [event] = await emit('fc', 'messages');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await work('c9')).toEqual([]);
+    const waitingLooks = peek.mock.calls.length;
+    await blocker.query('COMMIT');
+    await blocker.release();
+    await until(async () => (await work('c9')).length === 1, 5_000);
+    expect((await work('c9')).map((row) => row.event_id)).toEqual([event]);
+    // It looked again on its own while the event waited (2 ms after the notice, then twice as long each
+    // time, at most 20 ms apart), and the look after the commit handed it over.
+    expect(waitingLooks).toBeGreaterThanOrEqual(5);
+    peek.mockRestore();
   });
 
   it('tells `committed` once the step committed, with what the handler wrote visible to others', async () => {

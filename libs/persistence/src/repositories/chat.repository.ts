@@ -89,6 +89,55 @@ export interface ChatState {
 
 type Raw = Record<string, unknown>;
 
+/**
+ * The assignments that apply an observation to a chat row (its identifiers, names, last message,
+ * unread count and timer), from the SQL expressions of the observation's fields: a parameter each in
+ * updateChat, a column of the round's input in InboundGroupRepository.
+ */
+export function observationSql(v: {
+  pn: string;
+  lid: string;
+  name: string;
+  contact: string;
+  ts: string;
+  type: string;
+  text: string;
+  sender: string;
+  incoming: string;
+  ephemeral: string;
+}): string {
+  const newer = `${v.ts} >= last_msg_timestamp`;
+  return `wa_chatid = CASE WHEN ${v.pn} <> '' THEN ${v.pn} ELSE wa_chatid END,
+    wa_chatlid = CASE WHEN ${v.lid} <> '' THEN ${v.lid} ELSE wa_chatlid END,
+    wa_name = COALESCE(NULLIF(${v.name}, ''), wa_name),
+    wa_contact_name = COALESCE(NULLIF(${v.contact}, ''), wa_contact_name),
+    name = COALESCE(NULLIF(${v.contact}, ''), NULLIF(${v.name}, ''), NULLIF(name, ''), ''),
+    last_msg_timestamp = CASE WHEN ${newer} THEN ${v.ts} ELSE last_msg_timestamp END,
+    last_message_type = CASE WHEN ${newer} AND ${v.type} <> '' THEN ${v.type} ELSE last_message_type END,
+    last_message_text_vote = CASE WHEN ${newer} AND ${v.type} <> '' THEN ${v.text} ELSE last_message_text_vote END,
+    last_message_sender = CASE WHEN ${newer} AND ${v.type} <> '' THEN ${v.sender} ELSE last_message_sender END,
+    -- A chat only marked unread counts 1 without a message behind it: the next message is that 1.
+    unread_count = CASE WHEN ${v.incoming} = 1 AND marked_unread THEN 1 ELSE unread_count + ${v.incoming} END,
+    marked_unread = marked_unread AND ${v.incoming} = 0,
+    ephemeral_expiration = COALESCE(${v.ephemeral}, ephemeral_expiration),
+    updated_at = now()`;
+}
+
+/** An observation's values for observationSql after its identifiers: name, contact, ts, type, text, sender, incoming, ephemeral. */
+export function observationValues(observation: ChatObservation): unknown[] {
+  const last = observation.lastMessage;
+  return [
+    observation.waName ?? '',
+    observation.waContactName ?? '',
+    last?.timestamp ?? 0,
+    last?.type ?? '',
+    last?.textVote ?? '',
+    last?.sender ?? '',
+    last?.incoming ? 1 : 0,
+    observation.ephemeralExpiration ?? null,
+  ];
+}
+
 /** The columns toChatRow reads. */
 export const CHAT_COLUMNS = [
   'instance_id',
@@ -235,7 +284,6 @@ export class ChatRepository {
     target: { pn: string; lid: string } & ({ id: string } | { knownOnly: true }),
     observation: ChatObservation,
   ): Promise<ChatRow | null> {
-    const last = observation.lastMessage;
     // Known only: the one row matching either identifier, already holding every identifier given.
     const matching =
       'id' in target
@@ -246,37 +294,21 @@ export class ChatRepository {
     const updated: Raw[] = await manager.query(
       `${PREPARED} WITH matching AS (${matching}),
        changed AS (
-         UPDATE chats SET
-           wa_chatid = CASE WHEN $2 <> '' THEN $2 ELSE wa_chatid END,
-           wa_chatlid = CASE WHEN $3 <> '' THEN $3 ELSE wa_chatlid END,
-           wa_name = COALESCE(NULLIF($4, ''), wa_name),
-           wa_contact_name = COALESCE(NULLIF($5, ''), wa_contact_name),
-           name = COALESCE(NULLIF($5, ''), NULLIF($4, ''), NULLIF(name, ''), ''),
-           last_msg_timestamp = CASE WHEN $6::bigint >= last_msg_timestamp THEN $6::bigint ELSE last_msg_timestamp END,
-           last_message_type = CASE WHEN $6::bigint >= last_msg_timestamp AND $7 <> '' THEN $7 ELSE last_message_type END,
-           last_message_text_vote = CASE WHEN $6::bigint >= last_msg_timestamp AND $7 <> '' THEN $8 ELSE last_message_text_vote END,
-           last_message_sender = CASE WHEN $6::bigint >= last_msg_timestamp AND $7 <> '' THEN $9 ELSE last_message_sender END,
-           -- A chat only marked unread counts 1 without a message behind it: the next message is that 1.
-           unread_count = CASE WHEN $10 = 1 AND marked_unread THEN 1 ELSE unread_count + $10 END,
-           marked_unread = marked_unread AND $10 = 0,
-           ephemeral_expiration = COALESCE($11, ephemeral_expiration),
-           updated_at = now()
+         UPDATE chats SET ${observationSql({
+           pn: '$2',
+           lid: '$3',
+           name: '$4',
+           contact: '$5',
+           ts: '$6::bigint',
+           type: '$7',
+           text: '$8',
+           sender: '$9',
+           incoming: '$10',
+           ephemeral: '$11',
+         })}
          WHERE instance_id = $1 AND id IN (SELECT id FROM matching) ${knownOnly} RETURNING *)
        SELECT * FROM changed`,
-      [
-        instanceId,
-        target.pn,
-        target.lid,
-        observation.waName ?? '',
-        observation.waContactName ?? '',
-        last?.timestamp ?? 0,
-        last?.type ?? '',
-        last?.textVote ?? '',
-        last?.sender ?? '',
-        last?.incoming ? 1 : 0,
-        observation.ephemeralExpiration ?? null,
-        ...('id' in target ? [target.id] : []),
-      ],
+      [instanceId, target.pn, target.lid, ...observationValues(observation), ...('id' in target ? [target.id] : [])],
     );
     return updated.length ? toChatRow(updated[0]) : null;
   }

@@ -1,12 +1,13 @@
 import type { EntityManager } from 'typeorm';
 import { PREPARED } from '../preparing-client';
-import { CHAT_COLUMNS, ChatRepository, toChatRow, type ChatObservation, type ChatRow } from './chat.repository';
+import { CHAT_COLUMNS, ChatRepository, observationSql, observationValues, toChatRow, type ChatObservation, type ChatRow } from './chat.repository';
 import {
+  ADVANCE_STATUS_SQL,
   COLUMNS,
   FINAL_SQL,
+  messageDocument,
   RANK_SQL,
-  rankOf,
-  REFRESHED,
+  REFRESH_SQL,
   STATUS_RANK,
   toMessageRow,
   type MessageRow,
@@ -41,7 +42,7 @@ export interface InboundGroupResults {
 const KIND = { status: 1, copy: 2, chat: 4 } as const;
 const names = COLUMNS.map(([, column]) => column);
 /** The columns of a copy in the statement's answer (toMessageRow reads them). */
-const MESSAGE_COLUMNS = [...COLUMNS.map(([, column]) => column), 'created_at', 'updated_at'];
+const MESSAGE_COLUMNS = [...names, 'created_at', 'updated_at'];
 /** What a receipt's status change answers (StatusChange). */
 const STATUS_COLUMNS = ['instance_id', 'message_id', 'chat_id', 'chat_lid', 'from_me', 'is_group', 'status'];
 /** A chat's columns carry this prefix in the answer (they share names with the message's). */
@@ -103,8 +104,8 @@ const COPY_SQL: KindSql = {
     INSERT INTO messages (${names.join(', ')})
     SELECT ${names.map((column) => `input.${column}`).join(', ')} FROM jsonb_populate_recordset(NULL::messages, $${p + 2}::jsonb) AS input
     ON CONFLICT (instance_id, message_id) DO UPDATE SET
-      ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n      ')},
-      status = CASE WHEN ${rankOf('EXCLUDED.status')} > ${RANK_SQL} AND ${FINAL_SQL} THEN EXCLUDED.status ELSE messages.status END,
+      ${REFRESH_SQL},
+      ${ADVANCE_STATUS_SQL},
       updated_at = now()
     WHERE messages.raw IS NULL
     RETURNING *, (xmax = 0) AS created)`,
@@ -113,10 +114,13 @@ const COPY_SQL: KindSql = {
     FROM c_upserted LEFT JOIN c_prior ON c_prior.instance_id = c_upserted.instance_id AND c_prior.message_id = c_upserted.message_id`,
 };
 
+/** The types of h_input's columns, one parameter (an array) each: instance, pn, lid, then observationValues(). */
+const H_INPUT_TYPES = ['text', 'text', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'int', 'int'];
+
 const CHAT_SQL: KindSql = {
-  parameters: 11,
+  parameters: H_INPUT_TYPES.length,
   ctes: (p) => `h_input AS (
-    SELECT * FROM unnest(${Array.from({ length: 11 }, (_, n) => `(SELECT $${p + n}::${['text', 'text', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'int', 'int'][n]}[])`).join(', ')})
+    SELECT * FROM unnest(${H_INPUT_TYPES.map((type, n) => `(SELECT $${p + n}::${type}[])`).join(', ')})
       WITH ORDINALITY AS u(i_instance, i_pn, i_lid, i_name, i_contact, i_ts, i_type, i_text, i_sender, i_incoming, i_ephemeral, i_ord)),
   h_target AS (
     -- Known only: the one row matching either identifier, already holding every identifier given.
@@ -131,21 +135,18 @@ const CHAT_SQL: KindSql = {
     GROUP BY u.i_ord
     HAVING count(*) = 1 AND bool_and((c.wa_chatid = u.i_pn OR u.i_pn = '') AND (c.wa_chatlid = u.i_lid OR u.i_lid = ''))),
   h_changed AS (
-    UPDATE chats SET
-      wa_chatid = CASE WHEN u.i_pn <> '' THEN u.i_pn ELSE wa_chatid END,
-      wa_chatlid = CASE WHEN u.i_lid <> '' THEN u.i_lid ELSE wa_chatlid END,
-      wa_name = COALESCE(NULLIF(u.i_name, ''), wa_name),
-      wa_contact_name = COALESCE(NULLIF(u.i_contact, ''), wa_contact_name),
-      name = COALESCE(NULLIF(u.i_contact, ''), NULLIF(u.i_name, ''), NULLIF(name, ''), ''),
-      last_msg_timestamp = CASE WHEN u.i_ts >= last_msg_timestamp THEN u.i_ts ELSE last_msg_timestamp END,
-      last_message_type = CASE WHEN u.i_ts >= last_msg_timestamp AND u.i_type <> '' THEN u.i_type ELSE last_message_type END,
-      last_message_text_vote = CASE WHEN u.i_ts >= last_msg_timestamp AND u.i_type <> '' THEN u.i_text ELSE last_message_text_vote END,
-      last_message_sender = CASE WHEN u.i_ts >= last_msg_timestamp AND u.i_type <> '' THEN u.i_sender ELSE last_message_sender END,
-      -- A chat only marked unread counts 1 without a message behind it: the next message is that 1.
-      unread_count = CASE WHEN u.i_incoming = 1 AND marked_unread THEN 1 ELSE unread_count + u.i_incoming END,
-      marked_unread = marked_unread AND u.i_incoming = 0,
-      ephemeral_expiration = COALESCE(u.i_ephemeral, ephemeral_expiration),
-      updated_at = now()
+    UPDATE chats SET ${observationSql({
+      pn: 'u.i_pn',
+      lid: 'u.i_lid',
+      name: 'u.i_name',
+      contact: 'u.i_contact',
+      ts: 'u.i_ts',
+      type: 'u.i_type',
+      text: 'u.i_text',
+      sender: 'u.i_sender',
+      incoming: 'u.i_incoming',
+      ephemeral: 'u.i_ephemeral',
+    })}
     FROM h_target t JOIN h_input u ON u.i_ord = t.i_ord
     WHERE chats.instance_id = u.i_instance AND chats.id = t.id
       AND (chats.wa_chatid = u.i_pn OR u.i_pn = '') AND (chats.wa_chatlid = u.i_lid OR u.i_lid = '')
@@ -238,22 +239,18 @@ export class InboundGroupRepository {
         parameters.push(
           copies.map((message) => message.instanceId),
           copies.map((message) => message.messageId),
-          JSON.stringify(copies.map(copyDocument)),
+          JSON.stringify(copies.map(messageDocument)),
         );
-      if (kinds & KIND.chat)
-        parameters.push(
-          input.map((item) => item.instanceId),
-          input.map((item) => item.observation.waChatId ?? ''),
-          input.map((item) => item.observation.waChatLid ?? ''),
-          input.map((item) => item.observation.waName ?? ''),
-          input.map((item) => item.observation.waContactName ?? ''),
-          input.map((item) => item.observation.lastMessage?.timestamp ?? 0),
-          input.map((item) => item.observation.lastMessage?.type ?? ''),
-          input.map((item) => item.observation.lastMessage?.textVote ?? ''),
-          input.map((item) => item.observation.lastMessage?.sender ?? ''),
-          input.map((item) => (item.observation.lastMessage?.incoming ? 1 : 0)),
-          input.map((item) => item.observation.ephemeralExpiration ?? null),
-        );
+      if (kinds & KIND.chat) {
+        // One array per column of h_input: the observations' rows, transposed.
+        const values = input.map(({ instanceId, observation }) => [
+          instanceId,
+          observation.waChatId ?? '',
+          observation.waChatLid ?? '',
+          ...observationValues(observation),
+        ]);
+        parameters.push(...H_INPUT_TYPES.map((_, column) => values.map((row) => row[column])));
+      }
       const rows: Raw[] = await manager.query(statementFor(kinds), parameters);
       const copyIndex = new Map(copies.map((message, index) => [`${message.instanceId}\u0000${message.messageId}`, index]));
       for (const raw of rows) {
@@ -284,13 +281,6 @@ export class InboundGroupRepository {
     results.chats = chatResults as ChatRow[];
     return results;
   }
-}
-
-/** A message as a row of the `messages` type for jsonb_populate_recordset. */
-function copyDocument(message: NewMessage): Raw {
-  const row: Raw = {};
-  for (const [field, column] of COLUMNS) row[column] = message[field] ?? null;
-  return row;
 }
 
 /**

@@ -136,7 +136,7 @@ export const RANK_SQL = `CASE messages.status ${Object.entries(STATUS_RANK)
   .map(([name, rank]) => `WHEN '${name}' THEN ${rank}`)
   .join(' ')} ELSE -1 END`;
 /** The status rank of any status expression as SQL (-1 for the final ones and unknown). */
-export function rankOf(expression: string): string {
+function rankOf(expression: string): string {
   return `CASE ${expression} ${Object.entries(STATUS_RANK)
     .map(([name, rank]) => `WHEN '${name}' THEN ${rank}`)
     .join(' ')} ELSE -1 END`;
@@ -144,7 +144,7 @@ export function rankOf(expression: string): string {
 /** Statuses a message never leaves. */
 export const FINAL_SQL = `messages.status NOT IN ('Failed', 'Canceled', 'Deleted')`;
 /** Content columns a later copy of a message refreshes when it has a value for them. */
-export const REFRESHED = [
+const REFRESHED = [
   'chat_lid',
   'sender_pn',
   'sender_lid',
@@ -170,6 +170,20 @@ function insertParts(message: NewMessage, first: number): { names: string[]; pla
   });
   const placeholders = names.map((column, index) => (JSON_COLUMNS.has(column) ? `$${index + first}::jsonb` : `$${index + first}`));
   return { names, placeholders, values };
+}
+
+/** ON CONFLICT assignments: each REFRESHED column takes the later copy's value where it has one. */
+export const REFRESH_SQL = REFRESHED.map(
+  (column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`,
+).join(',\n  ');
+/** ON CONFLICT assignment: the stored status moves forward to the copy's (never out of a final one). */
+export const ADVANCE_STATUS_SQL = `status = CASE WHEN ${rankOf('EXCLUDED.status')} > ${RANK_SQL} AND ${FINAL_SQL} THEN EXCLUDED.status ELSE messages.status END`;
+
+/** A message as a row of the `messages` type, for jsonb_populate_recordset (a group's rows as one JSON document). */
+export function messageDocument(message: NewMessage): Raw {
+  const row: Raw = {};
+  for (const [field, column] of COLUMNS) row[column] = message[field] ?? null;
+  return row;
 }
 
 /** Runs SQL: a DataSource, or an EntityManager inside a transaction. */
@@ -217,7 +231,7 @@ export class OutboundLedgerRepository {
          INSERT INTO messages (${names.join(', ')}, relayed_at)
          SELECT ${placeholders.join(', ')}, CASE WHEN $4::boolean THEN now() END WHERE EXISTS (SELECT 1 FROM lease)
          ON CONFLICT (instance_id, message_id) DO UPDATE SET
-           ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n           ')},
+           ${REFRESH_SQL},
            status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
            track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
            relayed_at = EXCLUDED.relayed_at, updated_at = now()
@@ -241,11 +255,7 @@ export class OutboundLedgerRepository {
    */
   static async reserveMany(db: Queryable, items: ReadonlyArray<{ lease: Lease; message: NewMessage; relay: boolean }>): Promise<Reserved[]> {
     const names = COLUMNS.map(([, column]) => column);
-    const messages = items.map(({ message }) => {
-      const row: Raw = {};
-      for (const [field, column] of COLUMNS) row[column] = message[field] ?? null;
-      return row;
-    });
+    const messages = items.map(({ message }) => messageDocument(message));
     const relay = items.filter((item) => item.relay);
     const rows: Raw[] = await db.query(
       `WITH ${LeaseRepository.fenceManyCte()},
@@ -257,7 +267,7 @@ export class OutboundLedgerRepository {
          WHERE input.instance_id IN (SELECT instance_id FROM lease)
          ORDER BY input.instance_id, input.message_id
          ON CONFLICT (instance_id, message_id) DO UPDATE SET
-           ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n           ')},
+           ${REFRESH_SQL},
            status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
            track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
            relayed_at = EXCLUDED.relayed_at, updated_at = now()
@@ -431,8 +441,8 @@ export class MessageRepository {
        upserted AS (
        INSERT INTO messages (${names.join(', ')}) VALUES (${placeholders.join(', ')})
        ON CONFLICT (instance_id, message_id) DO UPDATE SET
-         ${REFRESHED.map((column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`).join(',\n         ')},
-         ${advanceStatus ? `status = CASE WHEN ${rankOf('EXCLUDED.status')} > ${RANK_SQL} AND ${FINAL_SQL} THEN EXCLUDED.status ELSE messages.status END,` : ''}
+         ${REFRESH_SQL},
+         ${advanceStatus ? `${ADVANCE_STATUS_SQL},` : ''}
          updated_at = now()
        ${unlessCopyStored ? 'WHERE messages.raw IS NULL' : ''}
        RETURNING *, (xmax = 0) AS created)

@@ -24,13 +24,25 @@ describe(LeaseRepository.name, () => {
       expect([a, b].filter(Boolean)).toHaveLength(1);
     });
 
-    it('should hand an expired lease to another worker with a higher fencing token', async () => {
-      await newInstance('i-expire');
-      const first = await sut.claim('i-expire', 'w1', 50);
-      await new Promise((resolve) => setTimeout(resolve, 120));
-      const second = await sut.claim('i-expire', 'w2', 5000);
-      expect(second).not.toBeNull();
-      expect(BigInt(second!.fencingToken)).toBeGreaterThan(BigInt(first!.fencingToken));
+    it('should claim again when a first claim at the same moment beat it on the fencing key, and answer what that says', async () => {
+      // The race itself is rare and timing-bound (two inserts before either sees the other; the loser then
+      // fails on (instance_id, fencing_token), not on ON CONFLICT's instance_id): here the first try fails so.
+      await newInstance('i-claim-race');
+      const held = (await sut.claim('i-claim-race', 'w1', 5000))!;
+      const raced = Object.assign(new Error('duplicate key value violates unique constraint "session_leases_fencing_key"'), {
+        code: '23505',
+        constraint: 'session_leases_fencing_key',
+      });
+      const query = jest.spyOn(db.dataSource, 'query').mockRejectedValueOnce(raced);
+      try {
+        expect(await sut.claim('i-claim-race', 'w2', 5000)).toBeNull();
+        expect(await sut.claim('i-claim-race', 'w1', 5000)).toEqual(held);
+        // Any other failure is the caller's.
+        query.mockRejectedValueOnce(Object.assign(new Error('other'), { code: '23505', constraint: 'instances_pkey' }));
+        await expect(sut.claim('i-claim-race', 'w1', 5000)).rejects.toThrow('other');
+      } finally {
+        query.mockRestore();
+      }
     });
   });
 

@@ -34,6 +34,18 @@ export class LeaseRepository {
 
   /** Takes the lease if it is free or expired (or already ours). Returns it, or null when another worker holds it. */
   async claim(instanceId: string, workerId: string, ttlMs: number): Promise<Lease | null> {
+    try {
+      return await this.claimOnce(instanceId, workerId, ttlMs);
+    } catch (error) {
+      // Two first claims of an instance at once: both insert, ON CONFLICT (instance_id) settles only its
+      // own index, and the loser can fail on (instance_id, fencing_token) instead. The row exists now;
+      // claiming again takes the ON CONFLICT path (null: the other worker holds it).
+      if ((error as { code?: string; constraint?: string }).constraint !== 'session_leases_fencing_key') throw error;
+      return this.claimOnce(instanceId, workerId, ttlMs);
+    }
+  }
+
+  private async claimOnce(instanceId: string, workerId: string, ttlMs: number): Promise<Lease | null> {
     const rows: Array<{ fencing_token: string }> = await this.dataSource.query(
       `INSERT INTO session_leases (instance_id, worker_id, fencing_token, expires_at)
        VALUES ($1, $2, 1, now() + ($3 || ' milliseconds')::interval)

@@ -38,4 +38,27 @@ describe(RetentionJob.name, () => {
     expect(await messages.findOne('rret', 'OLD')).toBeNull();
     expect(await messages.findOne('rret', 'NEW')).not.toBeNull();
   });
+
+  it("keeps the events a consumer's cursor has not passed, and those of a transaction it still waits for", async () => {
+    await new InstanceRepository(db.dataSource).create({ id: 'rcur', token: 'tok-cur', name: 'cur' });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      ids.push(
+        (await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, 'rcur', [{ eventType: 'presence', payload: {} }]))) as string,
+      );
+    }
+    // Passed (tx 10), pending (tx 11: the cursor moved past it while it ran), not reached yet (tx 30).
+    await db.dataSource.query(
+      `UPDATE outbox_events SET dispatched_at = now(), created_at = now() - interval '9 days',
+         tx = CASE id WHEN $1 THEN 10 WHEN $2 THEN 11 ELSE 30 END WHERE instance_id = 'rcur'`,
+      [ids[0], ids[1]],
+    );
+    await db.dataSource.query(`INSERT INTO outbox_cursors (consumer, instance_id, tx, id, pending) VALUES ('bot', 'rcur', 20, 0, '{11}')`);
+
+    const purged = await new RetentionRepository(db.dataSource).whileLocked((purge) => purge.events(new Date(Date.now() - 7 * 86_400_000)));
+
+    expect(purged).toBe(1);
+    const left = await db.dataSource.query(`SELECT id::text AS id FROM outbox_events WHERE instance_id = 'rcur' ORDER BY id`);
+    expect(left.map((row: { id: string }) => row.id)).toEqual([ids[1], ids[2]]);
+  });
 });

@@ -24,6 +24,7 @@ import { Chatwoot1764140000000 } from './migrations/1764140000000-chatwoot';
 import { ChatwootContactLock1764200000000 } from './migrations/1764200000000-chatwoot-contact-lock';
 import { ChatbotTranscripts1764320000000 } from './migrations/1764320000000-chatbot-transcripts';
 import { ContactsLidIndex1764360000000 } from './migrations/1764360000000-contacts-lid-index';
+import { OutboxCursorPending1764400000000 } from './migrations/1764400000000-outbox-cursor-pending';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
 import { EventSinks1764160000000 } from './migrations/1764160000000-event-sinks';
@@ -58,6 +59,7 @@ export const MIGRATIONS = [
   ChatwootContactLock1764200000000,
   ChatbotTranscripts1764320000000,
   ContactsLidIndex1764360000000,
+  OutboxCursorPending1764400000000,
 ];
 
 export interface DataSourceOptions {

@@ -47,13 +47,12 @@ const DEFAULTS = { batchSize: 200, pollIntervalMs: 1_000, refreshMs: 5_000, conc
 const MAX_STEPS_PER_PASS = 20;
 
 /**
- * How soon an instance whose next events wait behind a running transaction is looked at again: 2 ms,
- * then twice as long each time it still waits, at most 20 ms. The transaction it waits for is mostly
- * some group write that commits within a few milliseconds (bench/chatbot: p50 1.7 ms, p99 8.8 ms); a
- * flat 20 ms made such events wait 20 ms however soon it committed (ADR 0019).
+ * How soon an instance whose cursor another process held is looked at again: 2 ms, then twice as long
+ * each time it is still held, at most 20 ms. That process's step may have started before the events
+ * that woke this one committed; looking again hands them over without waiting for the poll.
  */
-const WAITING_RETRY_FIRST_MS = 2;
-const WAITING_RETRY_MAX_MS = 20;
+const BUSY_RETRY_FIRST_MS = 2;
+const BUSY_RETRY_MAX_MS = 20;
 
 /** What a pass did: nothing to do, its work, its work with more ready at once, or none (every step it tried failed). */
 type PassOutcome = 'idle' | 'done' | 'more' | 'failed';
@@ -78,8 +77,8 @@ export class OutboxFollower<T = void> {
   private refreshedAt = 0;
   private refreshWanted = true;
   private readonly dirty = new Set<string>();
-  /** Instances whose next events wait behind a running transaction: how many looks in a row found them waiting. */
-  private readonly waiting = new Map<string, number>();
+  /** Instances whose cursor another process held: how many looks in a row found it held. */
+  private readonly held = new Map<string, number>();
   private pollDue = true;
   private running = false;
   private readonly waker = new LoopWaker();
@@ -121,11 +120,11 @@ export class OutboxFollower<T = void> {
     this.waker.wake();
   }
 
-  /** Pokes `instanceId` again after WAITING_RETRY_FIRST_MS, doubled for each look in a row that found its events waiting. */
+  /** Pokes `instanceId` again after BUSY_RETRY_FIRST_MS, doubled for each look in a row that found its cursor held. */
   private lookAgain(instanceId: string): void {
-    const looks = this.waiting.get(instanceId) ?? 0;
-    this.waiting.set(instanceId, looks + 1);
-    setTimeout(() => this.poke(instanceId), Math.min(WAITING_RETRY_MAX_MS, WAITING_RETRY_FIRST_MS * 2 ** looks)).unref();
+    const looks = this.held.get(instanceId) ?? 0;
+    this.held.set(instanceId, looks + 1);
+    setTimeout(() => this.poke(instanceId), Math.min(BUSY_RETRY_MAX_MS, BUSY_RETRY_FIRST_MS * 2 ** looks)).unref();
   }
 
   /** The followed set changed (a feature was turned on or off for an instance): ask `instances()` again now. */
@@ -211,11 +210,7 @@ export class OutboxFollower<T = void> {
         this.logger.error({ err: error, consumer, instanceId }, 'outbox follower peek failed; retried on the next poll');
         return 'failed';
       }
-      if (!peek.wanted && !peek.full) {
-        if (peek.waiting) this.lookAgain(instanceId);
-        else this.waiting.delete(instanceId);
-        return 'done';
-      }
+      if (!peek.wanted && !peek.full) return 'done';
     }
     for (let steps = 0; steps < MAX_STEPS_PER_PASS && this.running; steps++) {
       let step;
@@ -226,16 +221,14 @@ export class OutboxFollower<T = void> {
         this.logger.error({ err: error, consumer, instanceId }, 'outbox follower step failed; retried on the next poll');
         return 'failed';
       }
-      if (step.read > 0) {
-        this.waiting.delete(instanceId);
-        this.options.committed?.(instanceId, step.handled);
-      }
-      if (step.busy || !step.more) return 'done';
-      if (step.read === 0) {
-        // Committed rows wait behind a transaction still running: look again shortly, not in a tight loop.
+      if (step.busy) {
+        // Another process steps this instance; its snapshot may predate what woke us: look again shortly.
         this.lookAgain(instanceId);
         return 'done';
       }
+      this.held.delete(instanceId);
+      if (step.read > 0) this.options.committed?.(instanceId, step.handled);
+      if (!step.more) return 'done';
     }
     return this.running ? 'more' : 'done';
   }

@@ -45,12 +45,13 @@ function purgesOn(runner: QueryRunner): DeliveryLogPurge {
   return {
     deliveries: (cutoff) =>
       count(`WITH gone AS (DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1 RETURNING 1) SELECT count(*) AS n FROM gone`, cutoff),
-    // An event is kept while a delivery of it is still pending, or a consumer's cursor has not passed it.
+    // An event is kept while a delivery of it is still pending, or a consumer's cursor has not passed it or
+    // still waits for its transaction (one that was running when the cursor moved past it, `pending`).
     events: (cutoff) =>
       count(
         `WITH gone AS (DELETE FROM outbox_events o WHERE o.dispatched_at IS NOT NULL AND o.created_at < $1
                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = o.id AND d.status = 'pending')
-               AND NOT EXISTS (SELECT 1 FROM outbox_cursors c WHERE c.instance_id = o.instance_id AND (o.tx, o.id) > (c.tx, c.id) AND o.id > c.floor) RETURNING 1)
+               AND NOT EXISTS (SELECT 1 FROM outbox_cursors c WHERE c.instance_id = o.instance_id AND ((o.tx, o.id) > (c.tx, c.id) OR o.tx = ANY(c.pending)) AND o.id > c.floor) RETURNING 1)
              SELECT count(*) AS n FROM gone`,
         cutoff,
       ),

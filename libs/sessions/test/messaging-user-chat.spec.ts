@@ -1,4 +1,5 @@
 import { downloadMediaMessage } from '@whiskeysockets/baileys';
+import { ContactRepository } from '@gw/persistence';
 import { quietLibsignalConsole } from '@gw/wa-sim';
 import { Agent } from 'undici';
 import type { SessionWorker } from '../src/session-worker';
@@ -108,6 +109,44 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
     expect(contactEvents.map((event) => event.payload.contacts).flat()).toContainEqual(
       expect.objectContaining({ jid: ana.jid, lid: ana.lid, phone: ana.phone, pushName: 'Ana Souza' }),
     );
+  });
+
+  it("should write a sender's push name once per received message, not again for the contacts.update Baileys emits with it", async () => {
+    const observed = jest.spyOn(ContactRepository, 'observeWithin');
+    try {
+      const anas = () => observed.mock.calls.filter(([, , observation]) => observation.jid === ana.jid || observation.lid === ana.lid);
+      const id = await fixture.send(ana.phone, me.phone, { text: 'De novo' });
+      await fixture.waitMessage(instanceId, id);
+      // Baileys' contacts.update ({ id, notify }) comes right after the message; give its write time to happen, if it did.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(anas().map(([, , observation]) => observation.pushName)).toEqual(['Ana Souza']);
+
+      // The same name announced again by itself (not the message's own update) is written; so is a new one.
+      const socket = fixture.socket(worker, instanceId);
+      socket.ev.emit('contacts.update', [{ id: ana.jid, notify: 'Ana Souza' }]);
+      await waitFor(
+        async () => anas().length,
+        (n) => n === 2,
+        5_000,
+        'the repeated name written',
+      );
+      socket.ev.emit('contacts.update', [{ id: ana.jid, notify: 'Ana S.' }]);
+      await waitFor(
+        () => fixture.query<{ push_name: string }>(`SELECT push_name FROM contacts WHERE instance_id = $1 AND jid = $2`, [instanceId, ana.jid]),
+        (rows) => rows[0]?.push_name === 'Ana S.',
+        5_000,
+        'the new push name',
+      );
+      socket.ev.emit('contacts.update', [{ id: ana.jid, notify: 'Ana Souza' }]);
+      await waitFor(
+        () => fixture.query<{ push_name: string }>(`SELECT push_name FROM contacts WHERE instance_id = $1 AND jid = $2`, [instanceId, ana.jid]),
+        (rows) => rows[0]?.push_name === 'Ana Souza',
+        5_000,
+        'the name back',
+      );
+    } finally {
+      observed.mockRestore();
+    }
   });
 
   it('should store an extended text that quotes an earlier message', async () => {

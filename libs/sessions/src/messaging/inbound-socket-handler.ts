@@ -20,6 +20,7 @@ import { LabelEvents } from './inbound/labels';
 import { MessageEvents } from './inbound/messages';
 import { PresenceEvents } from './inbound/presence';
 import { ReceiptEvents } from './inbound/receipts';
+import { SenderNames } from './inbound/sender-names';
 
 export type { InboundServices } from './inbound/inbound-context';
 
@@ -75,6 +76,7 @@ export class InboundSocketHandler {
       logger: this.logger,
       services,
       identities,
+      senders: new SenderNames(),
       who: () => this.identity.who(),
       groupInfo: async (groupJid) => {
         const info = await services.groups.get(

@@ -35,7 +35,7 @@ export class ContactChatGroupEvents {
     const me = this.context.identities.me();
     const pictures = contacts.filter(isPictureChange);
     if (pictures.length) await this.onPictures(pictures.map((contact) => ({ jid: userJid(contact.id), removed: contact.imgUrl === 'removed' })));
-    const observations: Array<{ pn: string; lid: string; contactName?: string; pushName?: string; verifiedName?: string }> = [];
+    const observations: Array<{ pn: string; lid: string; contactName?: string; pushName?: string; verifiedName?: string; notifyOnly: boolean }> = [];
     for (const contact of contacts) {
       const id = userJid(contact.id);
       if (!id || (!isLid(id) && !isPhoneJid(id)) || id === me.pn || id === me.lid) continue;
@@ -47,15 +47,27 @@ export class ContactChatGroupEvents {
         contactName: contact.name || undefined,
         pushName: contact.notify || undefined,
         verifiedName: contact.verifiedName || undefined,
+        notifyOnly: isNotifyOnly(contact),
       });
     }
     if (!observations.length) return;
+    // Every one of them a push name that a committed message write stored already: nothing to write.
+    if (
+      observations.every(
+        (observation) => observation.notifyOnly && this.context.senders.covers(null, [observation.pn, observation.lid], observation.pushName as string),
+      )
+    )
+      return;
     const who = await this.context.who();
     await this.context.withRetry('contacts', { count: observations.length }, () =>
       this.context.write(async (manager, events) => {
         const changed: ContactRow[] = [];
         const chats: ChatRow[] = [];
         for (const observation of observations) {
+          const ids = [observation.pn, observation.lid];
+          // The push name a received message brought, which the message's own write stored already.
+          if (observation.notifyOnly && this.context.senders.covers(manager, ids, observation.pushName as string)) continue;
+          this.context.senders.forget(ids);
           const { contact, changed: isNew } = await ContactRepository.observeWithin(manager, this.context.instanceId, {
             jid: observation.pn,
             lid: observation.lid,
@@ -384,6 +396,14 @@ export class ContactChatGroupEvents {
       }),
     );
   }
+}
+
+/** An update that says nothing but a push name (`{ id, notify }`): what Baileys emits after each received message that has one. */
+function isNotifyOnly(contact: Partial<Contact>): boolean {
+  return (
+    Boolean(contact.notify) &&
+    Object.entries(contact).every(([field, value]) => field === 'id' || field === 'notify' || value === undefined || value === null || value === '')
+  );
 }
 
 function isPictureChange(contact: Partial<Contact>): boolean {

@@ -8,6 +8,7 @@ import type { GroupMetadataCache } from '../group-metadata-cache';
 import type { IdentityResolver } from '../identity-resolver';
 import type { InboundBackpressure } from '../inbound-backpressure';
 import type { InboundStore } from '../inbound-store';
+import type { SenderNames } from './sender-names';
 
 /** What every socket's inbound handling shares (one set per worker). */
 export interface InboundServices {
@@ -34,6 +35,8 @@ export interface InboundContext {
   readonly logger: Logger;
   readonly services: InboundServices;
   readonly identities: IdentityResolver;
+  /** Push names the message path just wrote, so the contacts.update repeating them is not written again. */
+  readonly senders: SenderNames;
   /** Name and owner of the instance, as events carry them (cached briefly). */
   who(): Promise<InstanceIdentity>;
   /** A group's subject, flags and participants (their LID pairs are learned on the way). */

@@ -143,6 +143,7 @@ export class MessageEvents {
     const who = await this.context.who();
     const messageId = key.id;
     let early: EarlyReceipt | undefined;
+    let writtenIn: EntityManager | undefined;
 
     await this.context.write(async (manager, events) => {
       // A receipt that came before the message is read here, in order: an earlier event's write may
@@ -176,8 +177,13 @@ export class MessageEvents {
 
       // Our own identity is observed once per socket (and again if it changes), not on every send.
       const self = fromMe ? `${place.sender.pn}|${place.sender.lid}` : '';
-      const contact = fromMe && this.selfObserved === self ? null : await this.observeSender(manager, place.sender, fromMe ? '' : message.pushName || '');
+      const pushName = fromMe ? '' : message.pushName || '';
+      const contact = fromMe && this.selfObserved === self ? null : await this.observeSender(manager, place.sender, pushName);
       if (contact) events.push(contactsEvent([contact], who));
+      if (pushName) {
+        this.context.senders.wrote(manager, [place.sender.pn, place.sender.lid], pushName);
+        writtenIn = manager;
+      }
 
       const incoming = !fromMe && described.type !== 'reaction' && !described.edited && described.field !== 'pollUpdateMessage';
       let chat = await this.observeChat(manager, place, group, {
@@ -233,6 +239,7 @@ export class MessageEvents {
       }
     });
     if (early) this.receipts.forgetEarly(key.id);
+    if (writtenIn) this.context.senders.committed(writtenIn);
     if (fromMe) this.selfObserved = `${place.sender.pn}|${place.sender.lid}`;
   }
 

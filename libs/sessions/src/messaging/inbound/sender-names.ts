@@ -1,0 +1,61 @@
+import type { EntityManager } from 'typeorm';
+
+interface Written {
+  /** The sender's identities it was written under (its phone number and LID). */
+  ids: string[];
+  pushName: string;
+  /** The transaction that wrote it, until it is known to have committed. */
+  manager: EntityManager | null;
+}
+
+/** Entries kept at most (a sender whose name Baileys did not announce again leaves one behind). */
+const MAX_ENTRIES = 2_000;
+
+/**
+ * The push names the message path has just written for senders, so that the `contacts.update` that
+ * Baileys emits right after each received message with a push name (`{ id, notify }`, from the same
+ * message) is not written a second time: one statement less per received message.
+ *
+ * An entry covers an update only when the write that made it is part of the update's own transaction
+ * (the same group transaction: they commit or roll back together) or has committed; it is used once,
+ * and any other write of the sender's contact drops it, so it never stands for more than the one
+ * message that made it.
+ */
+export class SenderNames {
+  private readonly written = new Map<string, Written>();
+
+  /** The message path wrote `pushName` for the sender known by `ids` (its phone number and LID), in `manager`'s transaction. */
+  wrote(manager: EntityManager, ids: string[], pushName: string): void {
+    if (!pushName) return;
+    if (this.written.size >= MAX_ENTRIES) this.written.clear();
+    const entry = { ids: ids.filter(Boolean), pushName, manager };
+    for (const id of entry.ids) this.written.set(id, entry);
+  }
+
+  /** The transaction `manager` committed: what it wrote covers updates in later transactions too. */
+  committed(manager: EntityManager): void {
+    for (const entry of this.written.values()) if (entry.manager === manager) entry.manager = null;
+  }
+
+  /**
+   * Whether an update saying only that the sender known by `ids` has push name `pushName` repeats what
+   * was written: by a committed transaction, or by `manager`'s own (null: committed ones only). An entry
+   * that covers is used up; so is one looked at from inside a transaction that it does not cover (a
+   * look without a transaction keeps it for the look inside the update's write).
+   */
+  covers(manager: EntityManager | null, ids: string[], pushName: string): boolean {
+    const entry = ids.map((id) => (id ? this.written.get(id) : undefined)).find(Boolean);
+    if (!entry) return false;
+    const covered = entry.pushName === pushName && (entry.manager === null || entry.manager === manager);
+    if (covered || manager !== null) this.forget([...ids, ...entry.ids]);
+    return covered;
+  }
+
+  /** Another write of the contact known by `ids`: an earlier entry no longer says what the row holds. */
+  forget(ids: string[]): void {
+    for (const id of ids) {
+      const entry = id ? this.written.get(id) : undefined;
+      if (entry) for (const other of entry.ids) this.written.delete(other);
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import type { EntityManager } from 'typeorm';
+import { SenderNames } from '../src/messaging/inbound/sender-names';
+
+describe(SenderNames.name, () => {
+  const group = {} as EntityManager;
+  const later = {} as EntityManager;
+  const ids = ['5511999990000@s.whatsapp.net', '1234@lid'];
+
+  it("covers the same name in the write's own transaction, by either identity, once", () => {
+    const names = new SenderNames();
+    names.wrote(group, ids, 'Ana');
+    expect(names.covers(group, ['', '1234@lid'], 'Ana')).toBe(true);
+    expect(names.covers(group, ids, 'Ana')).toBe(false);
+  });
+
+  it('covers nothing in another transaction until the write committed, and nothing of another name', () => {
+    const names = new SenderNames();
+    names.wrote(group, ids, 'Ana');
+    // Looked at before the commit with no transaction of its own: kept for the look inside one.
+    expect(names.covers(null, ids, 'Ana')).toBe(false);
+    expect(names.covers(later, ids, 'Ana')).toBe(false);
+    names.wrote(group, ids, 'Ana');
+    names.committed(group);
+    expect(names.covers(null, ids, 'Ana')).toBe(true);
+    names.wrote(later, ids, 'Ana');
+    names.committed(later);
+    expect(names.covers(later, ids, 'Ana S.')).toBe(false);
+    expect(names.covers(later, ids, 'Ana')).toBe(false);
+  });
+
+  it('forgets a sender whose contact another write changed', () => {
+    const names = new SenderNames();
+    names.wrote(group, ids, 'Ana');
+    names.committed(group);
+    names.forget(['5511999990000@s.whatsapp.net', '1234@lid']);
+    expect(names.covers(null, ids, 'Ana')).toBe(false);
+  });
+});

@@ -62,7 +62,7 @@ type DrainOutcome = 'done' | 'more' | 'failed';
  * A durable consumer of the event outbox, for features that turn events into their own work (the
  * chatbot's rounds, the Chatwoot bridge's sync jobs). The cursors live in Postgres
  * (OutboxCursorRepository), so any number of processes may follow the same consumer side by side: each
- * (consumer, instance) cursor is held by one of them at a time, events are handed over in commit order,
+ * (consumer, instance) cursor is held by one of them at a time, events are handed over as they commit (ADR 0020),
  * and every event becomes work exactly once, across crashes and restarts.
  *
  * Wakes on the bus's `events.<instance>` notices (published after each commit that wrote events) and
@@ -221,6 +221,8 @@ export class OutboxFollower<T = void> {
         this.logger.error({ err: error, consumer, instanceId }, 'outbox follower step failed; retried on the next poll');
         return 'failed';
       }
+      // No cursor (the instance was just unfollowed or deleted): nothing to look at again; the refresh catches up.
+      if (step.gone) return 'done';
       if (step.busy) {
         // Another process steps this instance; its snapshot may predate what woke us: look again shortly.
         this.lookAgain(instanceId);

@@ -1,6 +1,6 @@
 import { InProcessBus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { InstanceRepository, OutboxRepository, type OutboxRow } from '@gw/persistence';
+import { InstanceRepository, OutboxCursorRepository, OutboxRepository, type OutboxRow } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { OutboxFollower, type OutboxFollowerOptions } from '@gw/relay';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
@@ -221,6 +221,51 @@ describe(OutboxFollower.name, () => {
     expect(handed).toHaveLength(60);
     expect(new Set(handed)).toEqual(new Set(written.flat()));
     for (const mine of written) expect(handed.filter((id) => mine.includes(id))).toEqual(mine);
+  });
+
+  it("starts at the end even while an older transaction runs: nothing committed before is replayed, that transaction's events are read", async () => {
+    const old = db.dataSource.createQueryRunner();
+    await old.connect();
+    try {
+      await old.startTransaction();
+      const during = await OutboxRepository.insertWithin(old.manager, 'fb', [{ eventType: 'messages', payload: {} }]);
+      const [before] = await emit('fb', 'messages');
+      follower('one', { consumer: 'c11', instances: async () => ['fb'] });
+      await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c11'`))[0].n === 1);
+      const [after] = await emit('fb', 'messages');
+      await until(async () => (await work('c11')).length === 1);
+      await old.commitTransaction();
+      bus.publish(Subjects.outbox('fb'), { instanceId: 'fb' });
+      await until(async () => (await work('c11')).length === 2);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await work('c11')).map((row) => row.event_id)).toEqual([after, during]);
+      expect(before).not.toBe(after);
+    } finally {
+      if (old.isTransactionActive) await old.rollbackTransaction();
+      await old.release();
+    }
+  });
+
+  it('tells a step over a cursor held elsewhere (busy) from one over no cursor at all (gone)', async () => {
+    const cursors = new OutboxCursorRepository(db.dataSource);
+    const handle = async () => undefined;
+    expect(await cursors.step('nobody', 'fa', 10, handle)).toMatchObject({ busy: false, gone: true, read: 0 });
+    await cursors.follow('c12', ['fa']);
+    const holder = db.dataSource.createQueryRunner();
+    await holder.connect();
+    try {
+      await holder.startTransaction();
+      await holder.query(`SELECT 1 FROM outbox_cursors WHERE consumer = 'c12' FOR UPDATE`);
+      const held = await cursors.step('c12', 'fa', 10, handle);
+      expect(held).toMatchObject({ busy: true, read: 0 });
+      expect(held.gone).toBeFalsy();
+    } finally {
+      await holder.rollbackTransaction();
+      await holder.release();
+    }
+    const free = await cursors.step('c12', 'fa', 10, handle);
+    expect(free.busy).toBe(false);
+    expect(free.gone).toBeFalsy();
   });
 
   it('tells `committed` once the step committed, with what the handler wrote visible to others', async () => {

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { OutboxCursorRepository } from './outbox-cursor.repository';
 
 /** An instance's Chatwoot bridge settings (`PUT /chatwoot/config`) and the secret of its webhook URL. */
 export interface ChatwootConfigRow {
@@ -149,8 +150,8 @@ export class ChatwootRepository {
       const row = await ChatwootRepository.saveConfigWithin(manager, instanceId, values, secret);
       if (row.enabled) {
         await manager.query(
-          `INSERT INTO outbox_cursors (consumer, instance_id, tx, id)
-           VALUES ('chatwoot', $1, (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint - 1, 9223372036854775807)
+          `INSERT INTO outbox_cursors (consumer, instance_id, tx, id, pending)
+           VALUES ('chatwoot', $1, ${OutboxCursorRepository.START})
            ON CONFLICT (consumer, instance_id) DO NOTHING`,
           [instanceId],
         );

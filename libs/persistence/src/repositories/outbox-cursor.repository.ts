@@ -5,6 +5,8 @@ import { toOutboxRow, type OutboxRow, type RawOutboxRow } from './outbox.reposit
 export interface CursorStep<T = void> {
   /** Another process holds this (consumer, instance) cursor right now; nothing was read. */
   busy: boolean;
+  /** There is no such cursor (the instance is no longer followed, or was deleted); nothing was read. */
+  gone?: boolean;
   /** Events the cursor moved past (handed to the handler or filtered out). */
   read: number;
   /** More events may be ready at once (a full batch was read). */
@@ -32,22 +34,29 @@ export type CursorHandler<T = void> = (manager: EntityManager, instanceId: strin
  * large batch).
  */
 export class OutboxCursorRepository {
+  /**
+   * The `tx, id, pending` of a new cursor, as SQL: now. The position is the snapshot's xmax - 1 (the
+   * newest transaction that has ended) past its last row, and the transactions still running are
+   * pending: events committed before are not replayed, those of transactions still running are read
+   * when they end, and later ones come after the position.
+   */
+  static readonly START = `(pg_snapshot_xmax(pg_current_snapshot())::text)::bigint - 1, 9223372036854775807,
+    ARRAY(SELECT (x::text)::bigint FROM pg_snapshot_xip(pg_current_snapshot()) x ORDER BY 1)`;
+
   constructor(private readonly dataSource: DataSource) {}
 
   /**
    * Follows exactly `instanceIds` for `consumer`: a new one starts at the current end of its outbox
-   * (events of transactions that ended before the oldest one still running are not replayed; those of
-   * transactions still running are read), and the cursors of instances no longer followed are dropped,
-   * so following again later starts afresh.
+   * (START: events committed before are not replayed, those of transactions still running are read),
+   * and the cursors of instances no longer followed are dropped, so following again later starts afresh.
    */
   async follow(consumer: string, instanceIds: string[]): Promise<void> {
     await this.dataSource.transaction(async (manager) => {
       await manager.query(`DELETE FROM outbox_cursors WHERE consumer = $1 AND NOT (instance_id = ANY($2::text[]))`, [consumer, instanceIds]);
       if (instanceIds.length === 0) return;
-      // (xmin - 1, max id), nothing pending: every transaction still running has an id at or above the snapshot's xmin.
       await manager.query(
-        `INSERT INTO outbox_cursors (consumer, instance_id, tx, id)
-         SELECT $1, i.id, (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint - 1, 9223372036854775807
+        `INSERT INTO outbox_cursors (consumer, instance_id, tx, id, pending)
+         SELECT $1, i.id, ${OutboxCursorRepository.START}
          FROM instances i WHERE i.id = ANY($2::text[])
          ON CONFLICT (consumer, instance_id) DO NOTHING`,
         [consumer, instanceIds],
@@ -115,7 +124,8 @@ export class OutboxCursorRepository {
     ignore: readonly string[] = [],
   ): Promise<CursorStep<T>> {
     return this.dataSource.transaction(async (manager) => {
-      const { busy, rows, forward } = await OutboxCursorRepository.lockReadAndMove(manager, consumer, instanceId, limit, eventTypes, ignore);
+      const { busy, gone, rows, forward } = await OutboxCursorRepository.lockReadAndMove(manager, consumer, instanceId, limit, eventTypes, ignore);
+      if (gone) return { busy: false, gone: true, read: 0, more: false };
       if (busy) return { busy: true, read: 0, more: false };
       if (rows.length === 0) return { busy: false, read: 0, more: false };
       const wanted = rows.filter((row) => row.wanted).map(({ wanted: _wanted, ...row }) => row);
@@ -142,8 +152,8 @@ export class OutboxCursorRepository {
     limit: number,
     eventTypes: ReadonlySet<string> | undefined,
     ignore: readonly string[],
-  ): Promise<{ busy: boolean; rows: Array<OutboxRow & { wanted: boolean }>; forward: number }> {
-    const found: Array<RawOutboxRow & { cursor_tx: string | null; wanted: boolean | null; part: number | null }> = await manager.query(
+  ): Promise<{ busy: boolean; gone: boolean; rows: Array<OutboxRow & { wanted: boolean }>; forward: number }> {
+    const found: Array<RawOutboxRow & { cursor_tx: string | null; present: boolean; wanted: boolean | null; part: number | null }> = await manager.query(
       `WITH c AS (SELECT tx, id, floor, pending FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2 FOR UPDATE SKIP LOCKED),
        s AS (SELECT pg_current_snapshot() AS snap),
        done AS (SELECT p AS ended FROM c, s, unnest(c.pending) p WHERE pg_visible_in_snapshot(p::text::xid8, s.snap)),
@@ -164,17 +174,18 @@ export class OutboxCursorRepository {
          UPDATE outbox_cursors u SET tx = coalesce(last.tx, c.tx), id = coalesce(last.id, c.id), pending = np.pending, updated_at = now()
          FROM c CROSS JOIN np LEFT JOIN last ON true
          WHERE u.consumer = $1 AND u.instance_id = $2 AND (last.tx IS NOT NULL OR np.pending <> c.pending) RETURNING 1)
-       SELECT c.tx::text AS cursor_tx, r.part, r.id::text AS id, r.instance_id, r.event_type, r.chat_id,
+       SELECT c.tx::text AS cursor_tx, c.tx IS NOT NULL OR EXISTS (SELECT 1 FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2) AS present, r.part, r.id::text AS id, r.instance_id, r.event_type, r.chat_id,
          CASE WHEN k.wanted THEN r.payload END AS payload, r.created_at, k.wanted
        FROM s LEFT JOIN c ON true LEFT JOIN r ON true
          LEFT JOIN LATERAL (SELECT ($5::text[] IS NULL OR r.event_type = ANY($5::text[])) AND NOT (r.payload @? ANY($4::jsonpath[])) AS wanted) k ON true
        ORDER BY r.part, r.tx, r.id`,
       [consumer, instanceId, limit, ignore, eventTypes ? [...eventTypes] : null],
     );
-    if (!found.length || found[0].cursor_tx === null) return { busy: true, rows: [], forward: 0 };
+    if (!found.length || found[0].cursor_tx === null) return { busy: found[0]?.present === true, gone: found[0]?.present !== true, rows: [], forward: 0 };
     const rows = found.filter((row) => row.id !== null);
     return {
       busy: false,
+      gone: false,
       forward: rows.filter((row) => row.part === 1).length,
       rows: rows.map((row) => ({ ...toOutboxRow(row), wanted: row.wanted === true })),
     };

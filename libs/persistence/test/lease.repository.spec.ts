@@ -1,5 +1,5 @@
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import { AuthStateRepository, FencedOutError, InstanceRepository, LeaseRepository } from '@gw/persistence';
+import { AuthStateRepository, FencedOutError, InstanceRepository, LeaseRepository, mergeAuthWrites } from '@gw/persistence';
 
 describe(LeaseRepository.name, () => {
   let db: TestDatabase;
@@ -105,14 +105,56 @@ describe(LeaseRepository.name, () => {
       } finally {
         spy.mockRestore();
       }
-      // The first write alone (nothing in flight), then the rest in two groups: one write per instance per statement.
-      expect(statements).toHaveLength(3);
+      // The first write alone (nothing in flight), then the rest in one statement: one write per instance, an
+      // instance's later writes under the same lease merged into its earlier one (b's two).
+      expect(statements).toHaveLength(2);
       expect(await auth.readCreds('i-group-a')).toBe('{"a":1}');
       expect(await auth.readKeys('i-group-a', 'session', ['p1'])).toEqual(new Map([['p1', 'a2']]));
       expect(await auth.readKeys('i-group-b', 'session', ['p1'])).toEqual(new Map([['p1', 'b1']]));
       expect(await auth.readKeys('i-group-b', 'pre-key', ['7'])).toEqual(new Map());
       expect(await auth.readCreds('i-group-stale')).toBeNull();
       expect(await auth.readKeys('i-group-stale', 'session', ['p1'])).toEqual(new Map());
+    });
+  });
+
+  describe('merged auth-state writes of one instance', () => {
+    it('should write what queued behind a statement in flight as one, applied in order, and never merge across leases', async () => {
+      await newInstance('i-merge');
+      const lease = (await sut.claim('i-merge', 'w1', 5000))!;
+      const statements: string[] = [];
+      const query = db.dataSource.query.bind(db.dataSource);
+      const spy = jest.spyOn(db.dataSource, 'query').mockImplementation((text: string, params?: unknown) => {
+        statements.push(text);
+        return query(text, params as unknown[] | undefined);
+      });
+      try {
+        await Promise.all([
+          auth.write(lease, { creds: '{"v":1}' }),
+          auth.write(lease, { keys: [{ type: 'session', id: 's1', value: 'one' }] }),
+          auth.write(lease, { creds: '{"v":2}', keys: [{ type: 'session', id: 's2', value: 'two' }] }),
+          auth.write(lease, {
+            keys: [
+              { type: 'session', id: 's1', value: null },
+              { type: 'pre-key', id: '9', value: 'k9' },
+            ],
+          }),
+          auth.write(lease, { keys: [{ type: 'session', id: 's1', value: 'again' }] }),
+        ]);
+      } finally {
+        spy.mockRestore();
+      }
+      // The first alone, the four behind it in one statement.
+      expect(statements).toHaveLength(2);
+      expect(await auth.readCreds('i-merge')).toBe('{"v":2}');
+      expect(await auth.readKeys('i-merge', 'session', ['s1', 's2'])).toEqual(
+        new Map([
+          ['s1', 'again'],
+          ['s2', 'two'],
+        ]),
+      );
+      expect(await auth.readKeys('i-merge', 'pre-key', ['9'])).toEqual(new Map([['9', 'k9']]));
+
+      expect(mergeAuthWrites({ lease, change: { creds: 'a' } }, { lease: { ...lease, fencingToken: '999' }, change: { creds: 'b' } })).toBeNull();
     });
   });
 

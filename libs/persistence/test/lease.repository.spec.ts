@@ -17,6 +17,17 @@ describe(LeaseRepository.name, () => {
 
   const newInstance = async (id: string, extra: Record<string, unknown> = {}) => instances.create({ id, token: `token-${id}`, name: id, ...extra });
 
+  /** Records every statement sent through the data source until `spy.mockRestore()`. */
+  const recordStatements = () => {
+    const statements: string[] = [];
+    const query = db.dataSource.query.bind(db.dataSource);
+    const spy = jest.spyOn(db.dataSource, 'query').mockImplementation((text: string, params?: unknown) => {
+      statements.push(text);
+      return query(text, params as unknown[] | undefined);
+    });
+    return { statements, spy };
+  };
+
   describe('claim', () => {
     it('should give a free lease to exactly one of two workers', async () => {
       await newInstance('i-claim');
@@ -81,12 +92,7 @@ describe(LeaseRepository.name, () => {
       await new Promise((resolve) => setTimeout(resolve, 120));
       await sut.claim('i-group-stale', 'w2', 5000);
 
-      const statements: string[] = [];
-      const query = db.dataSource.query.bind(db.dataSource);
-      const spy = jest.spyOn(db.dataSource, 'query').mockImplementation((text: string, params?: unknown) => {
-        statements.push(text);
-        return query(text, params as unknown[] | undefined);
-      });
+      const { statements, spy } = recordStatements();
       try {
         const writes = await Promise.allSettled([
           auth.write(a, { creds: '{"a":1}', keys: [{ type: 'session', id: 'p1', value: 'a1' }] }),
@@ -121,12 +127,7 @@ describe(LeaseRepository.name, () => {
     it('should write what queued behind a statement in flight as one, applied in order, and never merge across leases', async () => {
       await newInstance('i-merge');
       const lease = (await sut.claim('i-merge', 'w1', 5000))!;
-      const statements: string[] = [];
-      const query = db.dataSource.query.bind(db.dataSource);
-      const spy = jest.spyOn(db.dataSource, 'query').mockImplementation((text: string, params?: unknown) => {
-        statements.push(text);
-        return query(text, params as unknown[] | undefined);
-      });
+      const { statements, spy } = recordStatements();
       try {
         await Promise.all([
           auth.write(lease, { creds: '{"v":1}' }),

@@ -123,6 +123,13 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
 
       // The same name announced again by itself (not the message's own update) is written; so is a new one.
       const socket = fixture.socket(worker, instanceId);
+      const pushNameBecomes = (name: string) =>
+        waitFor(
+          () => fixture.query<{ push_name: string }>(`SELECT push_name FROM contacts WHERE instance_id = $1 AND jid = $2`, [instanceId, ana.jid]),
+          (rows) => rows[0]?.push_name === name,
+          5_000,
+          `push name ${name}`,
+        );
       socket.ev.emit('contacts.update', [{ id: ana.jid, notify: 'Ana Souza' }]);
       await waitFor(
         async () => anas().length,
@@ -131,19 +138,9 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
         'the repeated name written',
       );
       socket.ev.emit('contacts.update', [{ id: ana.jid, notify: 'Ana S.' }]);
-      await waitFor(
-        () => fixture.query<{ push_name: string }>(`SELECT push_name FROM contacts WHERE instance_id = $1 AND jid = $2`, [instanceId, ana.jid]),
-        (rows) => rows[0]?.push_name === 'Ana S.',
-        5_000,
-        'the new push name',
-      );
+      await pushNameBecomes('Ana S.');
       socket.ev.emit('contacts.update', [{ id: ana.jid, notify: 'Ana Souza' }]);
-      await waitFor(
-        () => fixture.query<{ push_name: string }>(`SELECT push_name FROM contacts WHERE instance_id = $1 AND jid = $2`, [instanceId, ana.jid]),
-        (rows) => rows[0]?.push_name === 'Ana Souza',
-        5_000,
-        'the name back',
-      );
+      await pushNameBecomes('Ana Souza');
     } finally {
       observed.mockRestore();
     }

@@ -39,24 +39,6 @@ describe(GroupCommit.name, () => {
     expect(await Promise.all(all)).toEqual(['ok x:1', 'ok x:2', 'ok y:1', 'ok z:1', 'ok x:3']);
   });
 
-  it('with merge, should fold a later item of a key into the earlier one of the group, in order, and settle both callers with it', async () => {
-    const w = writer();
-    // Items of one key merge while their suffixes ascend; "x:0" cannot be merged after "x:2".
-    const merge = (earlier: string, later: string) => (later.split(':')[1] > earlier.split(':').pop()! ? `${earlier}+${later.split(':')[1]}` : null);
-    const group = new GroupCommit<string, string>(w.many, w.one, { maxBatch: 10, maxInFlight: 1, key: (item) => item.split(':')[0], merge });
-    const first = group.write('x:1');
-    const all = ['x:2', 'y:1', 'x:3', 'x:0', 'x:4', 'y:2'].map((item) => group.write(item));
-    w.statements[0].done();
-    await settled();
-    w.statements[1].done();
-    await settled();
-    w.statements[2].done();
-    // x:2 and x:3 fold together; x:0 cannot, so it and x:4 after it wait for the next statement (where they fold); y's fold.
-    expect(w.statements.map((s) => s.items)).toEqual([['x:1'], ['x:2+3', 'y:1+2'], ['x:0+4']]);
-    expect(await first).toBe('ok x:1');
-    expect(await Promise.all(all)).toEqual(['ok x:2+3', 'ok y:1+2', 'ok x:2+3', 'ok x:0+4', 'ok x:0+4', 'ok y:1+2']);
-  });
-
   it('should write each item of a failed group alone, so only a bad item fails its caller', async () => {
     const statements: string[][] = [];
     const group = new GroupCommit<string, string>(

@@ -9,43 +9,21 @@
  * durability of each write is unchanged. If a group's statement fails (a deadlock with another writer,
  * a value JSON cannot carry), nothing of it was written; each item is written again alone, in arrival
  * order, so one bad item fails only its own caller. Items with the same `key` never share a statement
- * (a repeat of a message id waits for the next one): a multi-row upsert may not touch a row twice;
- * with `merge`, a later item of a key already in the group is folded into the earlier one instead
- * (both callers then settle with the one merged write).
+ * (a repeat of a message id waits for the next one): a multi-row upsert may not touch a row twice.
  */
 export interface GroupCommitOptions<I> {
   /** Items per statement at most. */
   maxBatch: number;
   /** Statements in flight at once (each on its own pooled connection). */
   maxInFlight: number;
-  /** Items with equal keys go in different statements (or are merged). */
+  /** Items with equal keys go in different statements. */
   key?: (item: I) => string;
-  /**
-   * With `key`: one item that writes what `earlier` then `later` would, written in order (null when they
-   * cannot be merged; `later` then waits for the next statement, and so do the key's items after it).
-   */
-  merge?: (earlier: I, later: I) => I | null;
 }
 
 interface Waiting<I, R> {
   item: I;
   resolve: (result: R) => void;
   reject: (error: unknown) => void;
-}
-
-/** Settles every caller of a merged entry with the entry's outcome. */
-function merged<I, R>(item: I, into: Waiting<I, R>, later: Waiting<I, R>): Waiting<I, R> {
-  return {
-    item,
-    resolve: (result) => {
-      into.resolve(result);
-      later.resolve(result);
-    },
-    reject: (error) => {
-      into.reject(error);
-      later.reject(error);
-    },
-  };
 }
 
 export class GroupCommit<I, R> {
@@ -83,30 +61,19 @@ export class GroupCommit<I, R> {
     }
   }
 
-  /** The next group: arrival order, at most maxBatch, no two items with the same key (a later one merged into the earlier, when it can be). */
+  /** The next group: arrival order, at most maxBatch, no two items with the same key. */
   private take(): Array<Waiting<I, R>> {
-    const { key, merge } = this.options;
+    const key = this.options.key;
     if (!key) return this.waiting.splice(0, this.options.maxBatch);
     const group: Array<Waiting<I, R>> = [];
     const rest: Array<Waiting<I, R>> = [];
-    /** A key's entry in the group. */
-    const taken = new Map<string, number>();
-    /** Keys with an item left for the next statement: their later items stay behind it. */
-    const behind = new Set<string>();
+    const keys = new Set<string>();
     for (const entry of this.waiting) {
       const k = key(entry.item);
-      const at = taken.get(k);
-      if (!behind.has(k) && at === undefined && group.length < this.options.maxBatch) {
-        taken.set(k, group.push(entry) - 1);
-        continue;
-      }
-      const folded = !behind.has(k) && at !== undefined && merge ? merge(group[at].item, entry.item) : null;
-      if (folded !== null && at !== undefined) {
-        group[at] = merged(folded, group[at], entry);
-        continue;
-      }
-      behind.add(k);
-      rest.push(entry);
+      if (group.length < this.options.maxBatch && !keys.has(k)) {
+        keys.add(k);
+        group.push(entry);
+      } else rest.push(entry);
     }
     this.waiting = rest;
     return group;

@@ -2,7 +2,7 @@ export { createDataSource, openDatabase, ENTITIES, MIGRATIONS } from './data-sou
 export type { DataSourceOptions } from './data-source';
 export { InstanceEntity } from './entities/instance.entity';
 export type { DesiredState, ProxySettings } from './entities/instance.entity';
-export { AuthStateRepository, FencedOutError, mergeAuthWrites } from './repositories/auth-state.repository';
+export { AuthStateRepository, FencedOutError } from './repositories/auth-state.repository';
 export type { KeyMutation } from './repositories/auth-state.repository';
 export { InstanceRepository } from './repositories/instance.repository';
 export type { InstancePatch } from './repositories/instance.repository';

@@ -1,5 +1,5 @@
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import { AuthStateRepository, FencedOutError, InstanceRepository, LeaseRepository, mergeAuthWrites } from '@gw/persistence';
+import { AuthStateRepository, FencedOutError, InstanceRepository, LeaseRepository } from '@gw/persistence';
 
 describe(LeaseRepository.name, () => {
   let db: TestDatabase;
@@ -16,17 +16,6 @@ describe(LeaseRepository.name, () => {
   afterAll(() => db.close());
 
   const newInstance = async (id: string, extra: Record<string, unknown> = {}) => instances.create({ id, token: `token-${id}`, name: id, ...extra });
-
-  /** Records every statement sent through the data source until `spy.mockRestore()`. */
-  const recordStatements = () => {
-    const statements: string[] = [];
-    const query = db.dataSource.query.bind(db.dataSource);
-    const spy = jest.spyOn(db.dataSource, 'query').mockImplementation((text: string, params?: unknown) => {
-      statements.push(text);
-      return query(text, params as unknown[] | undefined);
-    });
-    return { statements, spy };
-  };
 
   describe('claim', () => {
     it('should give a free lease to exactly one of two workers', async () => {
@@ -92,7 +81,12 @@ describe(LeaseRepository.name, () => {
       await new Promise((resolve) => setTimeout(resolve, 120));
       await sut.claim('i-group-stale', 'w2', 5000);
 
-      const { statements, spy } = recordStatements();
+      const statements: string[] = [];
+      const query = db.dataSource.query.bind(db.dataSource);
+      const spy = jest.spyOn(db.dataSource, 'query').mockImplementation((text: string, params?: unknown) => {
+        statements.push(text);
+        return query(text, params as unknown[] | undefined);
+      });
       try {
         const writes = await Promise.allSettled([
           auth.write(a, { creds: '{"a":1}', keys: [{ type: 'session', id: 'p1', value: 'a1' }] }),
@@ -111,51 +105,14 @@ describe(LeaseRepository.name, () => {
       } finally {
         spy.mockRestore();
       }
-      // The first write alone (nothing in flight), then the rest in one statement: one write per instance, an
-      // instance's later writes under the same lease merged into its earlier one (b's two).
-      expect(statements).toHaveLength(2);
+      // The first write alone (nothing in flight), then the rest in two groups: one write per instance per statement.
+      expect(statements).toHaveLength(3);
       expect(await auth.readCreds('i-group-a')).toBe('{"a":1}');
       expect(await auth.readKeys('i-group-a', 'session', ['p1'])).toEqual(new Map([['p1', 'a2']]));
       expect(await auth.readKeys('i-group-b', 'session', ['p1'])).toEqual(new Map([['p1', 'b1']]));
       expect(await auth.readKeys('i-group-b', 'pre-key', ['7'])).toEqual(new Map());
       expect(await auth.readCreds('i-group-stale')).toBeNull();
       expect(await auth.readKeys('i-group-stale', 'session', ['p1'])).toEqual(new Map());
-    });
-  });
-
-  describe('merged auth-state writes of one instance', () => {
-    it('should write what queued behind a statement in flight as one, applied in order, and never merge across leases', async () => {
-      await newInstance('i-merge');
-      const lease = (await sut.claim('i-merge', 'w1', 5000))!;
-      const { statements, spy } = recordStatements();
-      try {
-        await Promise.all([
-          auth.write(lease, { creds: '{"v":1}' }),
-          auth.write(lease, { keys: [{ type: 'session', id: 's1', value: 'one' }] }),
-          auth.write(lease, { creds: '{"v":2}', keys: [{ type: 'session', id: 's2', value: 'two' }] }),
-          auth.write(lease, {
-            keys: [
-              { type: 'session', id: 's1', value: null },
-              { type: 'pre-key', id: '9', value: 'k9' },
-            ],
-          }),
-          auth.write(lease, { keys: [{ type: 'session', id: 's1', value: 'again' }] }),
-        ]);
-      } finally {
-        spy.mockRestore();
-      }
-      // The first alone, the four behind it in one statement.
-      expect(statements).toHaveLength(2);
-      expect(await auth.readCreds('i-merge')).toBe('{"v":2}');
-      expect(await auth.readKeys('i-merge', 'session', ['s1', 's2'])).toEqual(
-        new Map([
-          ['s1', 'again'],
-          ['s2', 'two'],
-        ]),
-      );
-      expect(await auth.readKeys('i-merge', 'pre-key', ['9'])).toEqual(new Map([['9', 'k9']]));
-
-      expect(mergeAuthWrites({ lease, change: { creds: 'a' } }, { lease: { ...lease, fencingToken: '999' }, change: { creds: 'b' } })).toBeNull();
     });
   });
 

@@ -28,6 +28,16 @@ describe(SenderNames.name, () => {
     expect(names.covers(later, ids, 'Ana')).toBe(false);
   });
 
+  it('covers no update that knows an identity the write did not (the LID and phone number get paired)', () => {
+    const names = new SenderNames();
+    names.wrote(group, ['1234@lid'], 'Ana');
+    expect(names.covers(group, ids, 'Ana')).toBe(false);
+    names.wrote(group, [ids[0]], 'Ana');
+    expect(names.covers(group, ids, 'Ana')).toBe(false);
+    names.wrote(group, [ids[0]], 'Ana');
+    expect(names.covers(group, [ids[0], ''], 'Ana')).toBe(true);
+  });
+
   it('forgets a sender whose contact another write changed', () => {
     const names = new SenderNames();
     names.wrote(group, ids, 'Ana');

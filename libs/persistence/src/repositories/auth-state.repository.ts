@@ -56,7 +56,7 @@ export class AuthStateRepository {
   private readonly writes = new GroupCommit<{ lease: Lease; change: AuthChange }, boolean>(
     (items) => this.writeMany(items),
     (item) => this.writeOne(item.lease, item.change),
-    { maxBatch: 200, maxInFlight: 1, key: (item) => item.lease.instanceId, merge: mergeAuthWrites },
+    { maxBatch: 200, maxInFlight: 1, key: (item) => item.lease.instanceId },
   );
 
   /** One write: each change a data-modifying CTE gated by the lease proof, all in one statement. Whether the lease held. */
@@ -174,28 +174,4 @@ export class AuthStateRepository {
       await manager.query(`DELETE FROM auth_creds WHERE instance_id = $1`, [instanceId]);
     });
   }
-}
-
-/**
- * Two writes of one instance under the same lease as one (GroupCommit's merge): the later creds, and
- * each key's later value (a deletion included). While a statement is in flight, every Signal key
- * write of the instance that queues behind it (a session after each message decrypted or encrypted)
- * then goes in the next statement together instead of one statement each.
- */
-export function mergeAuthWrites(
-  earlier: { lease: Lease; change: AuthChange },
-  later: { lease: Lease; change: AuthChange },
-): { lease: Lease; change: AuthChange } | null {
-  const a = earlier.lease;
-  const b = later.lease;
-  if (a.instanceId !== b.instanceId || a.workerId !== b.workerId || a.fencingToken !== b.fencingToken) return null;
-  const keys = new Map<string, KeyMutation>();
-  for (const key of [...(earlier.change.keys ?? []), ...(later.change.keys ?? [])]) {
-    const id = `${key.type}\u0000${key.id}`;
-    // A key written again moves to the end, as the later write would have left it.
-    keys.delete(id);
-    keys.set(id, key);
-  }
-  const creds = later.change.creds ?? earlier.change.creds;
-  return { lease: earlier.lease, change: { ...(creds !== undefined ? { creds } : {}), ...(keys.size ? { keys: [...keys.values()] } : {}) } };
 }

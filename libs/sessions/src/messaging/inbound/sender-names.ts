@@ -39,14 +39,17 @@ export class SenderNames {
 
   /**
    * Whether an update saying only that the sender known by `ids` has push name `pushName` repeats what
-   * was written: by a committed transaction, or by `manager`'s own (null: committed ones only). An entry
+   * was written under all of those ids: by a committed transaction, or by `manager`'s own (null:
+   * committed ones only). An entry
    * that covers is used up; so is one looked at from inside a transaction that it does not cover (a
    * look without a transaction keeps it for the look inside the update's write).
    */
   covers(manager: EntityManager | null, ids: string[], pushName: string): boolean {
     const entry = ids.map((id) => (id ? this.written.get(id) : undefined)).find(Boolean);
     if (!entry) return false;
-    const covered = entry.pushName === pushName && (entry.manager === null || entry.manager === manager);
+    // Written under every identity the update now knows: an update that learned the sender's other one
+    // (its LID or phone number, after the message was stored without it) still writes, to pair them.
+    const covered = entry.pushName === pushName && (entry.manager === null || entry.manager === manager) && ids.every((id) => !id || entry.ids.includes(id));
     if (covered || manager !== null) this.forget([...ids, ...entry.ids]);
     return covered;
   }

@@ -6,7 +6,7 @@
  * until WhatsApp's server acked it. Contacts send at a fixed rate (each its own chat).
  *
  *   npm run bench -- chatbot [--rate 50] [--seconds 10] [--contacts 50] [--warmup <contacts>] [--sim process|inline]
- *                            [--topology split|single]
+ *                            [--topology split|single] [--busy-cluster 1]
  *
  * `--topology split` (default) is the deployed one: the session worker (Baileys, the inbound store, the
  * send op) runs in a child process of its own, as apps/session-worker does, and the bench's process hosts
@@ -35,6 +35,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Client } from 'pg';
 import pino, { type Logger } from 'pino';
 import type { Bus } from '@gw/bus';
 import type { RoundTiming } from '@gw/chatbot';
@@ -67,6 +68,12 @@ const SIM_MODE = args.get('sim') ?? 'process';
 const TOPOLOGY = args.get('topology') ?? 'split';
 /** `--window-prof <dir>`: V8 CPU profiles of the bench's process and the worker's over the measured rounds only. */
 const WINDOW_PROF = args.get('window-prof');
+/**
+ * `--busy-cluster 1`: during the measured rounds another connection of the server holds a transaction
+ * with an id 1 s of every 1.5 s (a report, an operator's open psql, another service's long write), as
+ * the consumers of the outbox meet on a shared server (docs/adr/0020).
+ */
+const BUSY_CLUSTER = args.get('busy-cluster') === '1';
 if (TOPOLOGY !== 'split' && TOPOLOGY !== 'single') {
   process.stderr.write(`--topology is split or single, not "${TOPOLOGY}"\n`);
   process.exit(2);
@@ -315,10 +322,11 @@ async function main(): Promise<void> {
     // event loop of each process: the warm-up is done and nothing runs between the marks and the rounds.
     const counter = await countStatements();
     const [workerMark0, simMark0] = await Promise.all([workerChild ? ask<LoadMark>(workerChild, 'measure') : undefined, sim.load()]);
-    // The outbox followers hand on only events below the snapshot's xmin (docs/adr/0006): a long write
-    // transaction anywhere on the Postgres server (another bench's or test's on a shared one) holds every
-    // round back until it ends. The oldest one's age, every 250 ms, says when the numbers carry that.
+    // The oldest write transaction on the Postgres server, every 250 ms: until ADR 0020 the outbox
+    // followers handed on only events below the snapshot's xmin, and such a transaction held every round
+    // back; it still tells what else ran on a shared server during the rounds.
     const oldestWrite: number[] = [];
+    const busy = BUSY_CLUSTER ? busyCluster(databaseUrl) : undefined;
     let probing = true;
     const probe = (async () => {
       while (probing) {
@@ -348,6 +356,7 @@ async function main(): Promise<void> {
     if (WINDOW_PROF) await benchProfile.stop(`${WINDOW_PROF}/${workerChild ? 'chatbot' : 'chatbot+worker'}.window.cpuprofile`);
     probing = false;
     await probe;
+    const busyTransactions = await busy?.stop();
     const statements = counter.stop();
     const [workerMeasured, simMark1] = await Promise.all([
       workerChild ? ask<LoadMark & { statements: Array<[string, number]> }>(workerChild, 'measured') : undefined,
@@ -429,6 +438,7 @@ async function main(): Promise<void> {
       },
       // The age of the oldest write transaction on the Postgres server (any database), sampled every 250 ms.
       oldestWriteTransactionMs: stats(oldestWrite),
+      ...(busyTransactions !== undefined ? { busyClusterTransactions: busyTransactions } : {}),
       statementsPerRound: round1(countAll / total),
       statementsPerRoundByProcess: { bench: round1(benchStatements / total), worker: workerChild ? round1(workerStatements / total) : undefined },
       oursStatementsPerRound: round1(top.filter(([sql]) => isOurs(sql)).reduce((a, [, n]) => a + n, 0) / total),
@@ -556,3 +566,28 @@ roles[ROLE]().then(
     process.exit(1);
   },
 );
+
+/** `--busy-cluster`: a transaction with an id held 1 s of every 1.5 s on a connection of its own, until stopped; how many it ran. */
+function busyCluster(databaseUrl: string): { stop: () => Promise<number> } {
+  let running = true;
+  let transactions = 0;
+  const client = new Client({ connectionString: databaseUrl });
+  const loop = (async () => {
+    await client.connect();
+    while (running) {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_current_xact_id()');
+      await sleep(1_000);
+      await client.query('COMMIT');
+      transactions++;
+      if (running) await sleep(500);
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop.finally(() => client.end());
+      return transactions;
+    },
+  };
+}

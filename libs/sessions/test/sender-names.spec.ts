@@ -19,11 +19,9 @@ describe(SenderNames.name, () => {
     // Looked at before the commit with no transaction of its own: kept for the look inside one.
     expect(names.covers(null, ids, 'Ana')).toBe(false);
     expect(names.covers(later, ids, 'Ana')).toBe(false);
-    names.wrote(group, ids, 'Ana');
-    names.committed(group);
+    names.committed(names.wrote(group, ids, 'Ana'));
     expect(names.covers(null, ids, 'Ana')).toBe(true);
-    names.wrote(later, ids, 'Ana');
-    names.committed(later);
+    names.committed(names.wrote(later, ids, 'Ana'));
     expect(names.covers(later, ids, 'Ana S.')).toBe(false);
     expect(names.covers(later, ids, 'Ana')).toBe(false);
   });
@@ -40,8 +38,7 @@ describe(SenderNames.name, () => {
 
   it('forgets a sender whose contact another write changed', () => {
     const names = new SenderNames();
-    names.wrote(group, ids, 'Ana');
-    names.committed(group);
+    names.committed(names.wrote(group, ids, 'Ana'));
     names.forget(['5511999990000@s.whatsapp.net', '1234@lid']);
     expect(names.covers(null, ids, 'Ana')).toBe(false);
   });

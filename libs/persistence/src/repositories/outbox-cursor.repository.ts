@@ -18,6 +18,20 @@ export interface CursorStep<T = void> {
 export type CursorHandler<T = void> = (manager: EntityManager, instanceId: string, events: OutboxRow[]) => Promise<T>;
 
 /**
+ * What a step of the cursor `c` (a CTE of `tx, id, floor, pending`) over instance $2 reads, `columns` of
+ * `outbox_events o` and `part`: 0 for the rows of its pending transactions (those visible have ended:
+ * a running transaction's rows are not), 1 for at most $3 committed rows after its position, in order.
+ */
+function unreadSql(columns: string): string {
+  return `(SELECT 0 AS part, ${columns} FROM outbox_events o, c
+          WHERE o.instance_id = $2 AND o.tx = ANY(c.pending) AND o.id > c.floor)
+         UNION ALL
+         (SELECT 1 AS part, ${columns} FROM outbox_events o, c
+          WHERE o.instance_id = $2 AND (o.tx, o.id) > (c.tx, c.id) AND o.id > c.floor
+          ORDER BY o.tx, o.id LIMIT $3)`;
+}
+
+/**
  * Durable outbox consumers: one cursor per (consumer, instance) in `outbox_cursors` (migrations
  * 1764090000000, 1764400000000). A step locks the cursor row with `SKIP LOCKED`, reads the committed
  * events after it and moves the cursor past them (one statement), then lets the handler write its work
@@ -94,13 +108,7 @@ export class OutboxCursorRepository {
   ): Promise<{ wanted: boolean; full: boolean }> {
     const [row]: Array<{ wanted: boolean; n: number }> = await this.dataSource.query(
       `WITH c AS (SELECT tx, id, floor, pending FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2),
-       r AS (
-         (SELECT o.event_type, o.payload FROM outbox_events o, c
-          WHERE o.instance_id = $2 AND o.tx = ANY(c.pending) AND o.id > c.floor)
-         UNION ALL
-         (SELECT o.event_type, o.payload FROM outbox_events o, c
-          WHERE o.instance_id = $2 AND (o.tx, o.id) > (c.tx, c.id) AND o.id > c.floor
-          ORDER BY o.tx, o.id LIMIT $3))
+       r AS (${unreadSql('o.event_type, o.payload')})
        SELECT EXISTS (SELECT 1 FROM r WHERE r.event_type = ANY($4::text[]) AND NOT (r.payload @? ANY($5::jsonpath[]))) AS wanted,
          (SELECT count(*)::int FROM r) AS n`,
       [consumer, instanceId, limit, [...eventTypes], ignore],
@@ -137,9 +145,9 @@ export class OutboxCursorRepository {
   /**
    * Locks the (consumer, instance) cursor (SKIP LOCKED: `busy` when another process holds it), reads the
    * events to hand over and moves the cursor, in one statement (the move commits or rolls back with the
-   * step's transaction). Read: the rows of the pending transactions that this statement's snapshot sees
-   * ended (`done`), then at most `limit` committed rows after the position (`forward`). New position: the
-   * last forward row; new `pending`: the old one without the ended transactions, plus the transactions
+   * step's transaction). Read (unreadSql): the rows of the pending transactions, which this statement
+   * sees only once they ended, then at most `limit` committed rows after the position (`forward`). New position: the
+   * last forward row; new `pending`: the old one without the ended transactions (`done`), plus the transactions
    * this snapshot sees running between the old and the new position (every one running below the new
    * position is in the snapshot's xip: it is below the snapshot's xmax, since a row after it is visible).
    * `wanted` marks the events for the handler (of `eventTypes`, matching no `ignore` path); the others
@@ -157,13 +165,7 @@ export class OutboxCursorRepository {
       `WITH c AS (SELECT tx, id, floor, pending FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2 FOR UPDATE SKIP LOCKED),
        s AS (SELECT pg_current_snapshot() AS snap),
        done AS (SELECT p AS ended FROM c, s, unnest(c.pending) p WHERE pg_visible_in_snapshot(p::text::xid8, s.snap)),
-       r AS (
-         (SELECT 0 AS part, o.id, o.tx, o.instance_id, o.event_type, o.chat_id, o.payload, o.created_at FROM outbox_events o, c
-          WHERE o.instance_id = $2 AND o.tx IN (SELECT ended FROM done) AND o.id > c.floor)
-         UNION ALL
-         (SELECT 1 AS part, o.id, o.tx, o.instance_id, o.event_type, o.chat_id, o.payload, o.created_at FROM outbox_events o, c
-          WHERE o.instance_id = $2 AND (o.tx, o.id) > (c.tx, c.id) AND o.id > c.floor
-          ORDER BY o.tx, o.id LIMIT $3)),
+       r AS (${unreadSql('o.id, o.tx, o.instance_id, o.event_type, o.chat_id, o.payload, o.created_at')}),
        last AS (SELECT tx, id FROM r WHERE part = 1 ORDER BY tx DESC, id DESC LIMIT 1),
        np AS (
          SELECT coalesce(array_agg(x ORDER BY x), '{}') AS pending FROM (

@@ -20,6 +20,7 @@ import { isLid, isPhoneJid, type Party } from '../identity-resolver';
 import { statusName, timestampMs, toNewMessage, type MessagePlace } from '../message-mapper';
 import { decryptVote, pollCreationOf } from '../poll-votes';
 import type { InboundContext } from './inbound-context';
+import type { Written } from './sender-names';
 import type { PresenceEvents } from './presence';
 import { ANNOUNCED, errorText, rank, type EarlyReceipt, type ReceiptEvents } from './receipts';
 
@@ -143,7 +144,7 @@ export class MessageEvents {
     const who = await this.context.who();
     const messageId = key.id;
     let early: EarlyReceipt | undefined;
-    let writtenIn: EntityManager | undefined;
+    let written: Written | undefined;
 
     await this.context.write(async (manager, events) => {
       // A receipt that came before the message is read here, in order: an earlier event's write may
@@ -180,10 +181,8 @@ export class MessageEvents {
       const pushName = fromMe ? '' : message.pushName || '';
       const contact = fromMe && this.selfObserved === self ? null : await this.observeSender(manager, place.sender, pushName);
       if (contact) events.push(contactsEvent([contact], who));
-      if (pushName) {
-        this.context.senders.wrote(manager, [place.sender.pn, place.sender.lid], pushName);
-        writtenIn = manager;
-      }
+      // Baileys announces a live message's push name again (contacts.update); not a history sync's.
+      if (pushName && !history) written = this.context.senders.wrote(manager, [place.sender.pn, place.sender.lid], pushName);
 
       const incoming = !fromMe && described.type !== 'reaction' && !described.edited && described.field !== 'pollUpdateMessage';
       let chat = await this.observeChat(manager, place, group, {
@@ -239,7 +238,7 @@ export class MessageEvents {
       }
     });
     if (early) this.receipts.forgetEarly(key.id);
-    if (writtenIn) this.context.senders.committed(writtenIn);
+    if (written) this.context.senders.committed(written);
     if (fromMe) this.selfObserved = `${place.sender.pn}|${place.sender.lid}`;
   }
 

@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
 
-interface Written {
+export interface Written {
   /** The sender's identities it was written under (its phone number and LID). */
   ids: string[];
   pushName: string;
@@ -24,17 +24,20 @@ const MAX_ENTRIES = 2_000;
 export class SenderNames {
   private readonly written = new Map<string, Written>();
 
-  /** The message path wrote `pushName` for the sender known by `ids` (its phone number and LID), in `manager`'s transaction. */
-  wrote(manager: EntityManager, ids: string[], pushName: string): void {
-    if (!pushName) return;
+  /**
+   * The message path wrote `pushName` for the sender known by `ids` (its phone number and LID), in
+   * `manager`'s transaction; hand what this answers to `committed` once that transaction committed.
+   */
+  wrote(manager: EntityManager, ids: string[], pushName: string): Written {
     if (this.written.size >= MAX_ENTRIES) this.written.clear();
     const entry = { ids: ids.filter(Boolean), pushName, manager };
     for (const id of entry.ids) this.written.set(id, entry);
+    return entry;
   }
 
-  /** The transaction `manager` committed: what it wrote covers updates in later transactions too. */
-  committed(manager: EntityManager): void {
-    for (const entry of this.written.values()) if (entry.manager === manager) entry.manager = null;
+  /** The write that `wrote` answered `entry` for committed: it covers updates in later transactions too. */
+  committed(entry: Written): void {
+    entry.manager = null;
   }
 
   /**

@@ -250,6 +250,57 @@ describe(InboundStore.name, () => {
     expect(events.filter((event) => event.instance_id === b.instanceId).map((event) => event.last)).toEqual(['Delivered', 'M2']);
   });
 
+  it("should write a group in waves, each instance's first write in one round with the others' first, then each one's next", async () => {
+    const ids = ['group-inbound-a', 'group-inbound-b', 'group-inbound-c'];
+    const leases = new LeaseRepository(db.dataSource);
+    await new InstanceRepository(db.dataSource).create({ id: ids[2], token: `tok-${ids[2]}`, name: ids[2] });
+    const all = [(await leases.holderOf(ids[0]))!, (await leases.holderOf(ids[1]))!, (await leases.claim(ids[2], 'worker-a', 10_000))!];
+    const chat = '5511900000088@s.whatsapp.net';
+    for (const id of ids) await db.dataSource.transaction((manager) => ChatRepository.observeWithin(manager, id, { waChatId: chat }, () => `chat88-${id}`));
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
+    // The send path's shape: each instance's own copy (then its chat), then the receipt of that message.
+    const sent = (lease: (typeof all)[number], messageId: string) =>
+      sut.write(lease, async (manager, events) => {
+        await InboundBatch.storeOwnCopy(
+          manager,
+          newMessageFixture(lease.instanceId, { id: `id-${messageId}`, messageId, chatId: chat, messageTimestamp: 400, status: 'Sent', fromMe: true }),
+        );
+        await InboundBatch.observeChat(
+          manager,
+          lease.instanceId,
+          { waChatId: chat, lastMessage: { timestamp: 400, type: 'Conversation', textVote: messageId, sender: 'me', incoming: false } },
+          () => 'unused',
+        );
+        events.push({ eventType: 'messages', chatId: chat, payload: { wave: `sent ${messageId}` } });
+        return `sent ${messageId}`;
+      });
+    const receipt = (lease: (typeof all)[number], messageId: string) =>
+      sut.write(lease, async (manager, events) => {
+        const changed = await InboundBatch.advanceStatus(manager, lease.instanceId, [messageId], 'Delivered');
+        events.push({ eventType: 'messages_update', chatId: chat, payload: { wave: `receipt ${messageId}` } });
+        return changed.map((row) => `${row.messageId} ${row.status}`).join();
+      });
+    const hold = sut.write(all[0], async () => 'first'); // alone, so the rest wait and go together
+    const spy = jest.spyOn(InboundGroupRepository, 'writeWithin');
+    const results = await Promise.all([hold, ...all.flatMap((lease, n) => [sent(lease, `W${n}`), receipt(lease, `W${n}`)])]);
+    const rounds = spy.mock.calls.map(([, writes]) =>
+      [
+        ...(writes.statuses ?? []).map((item) => `status ${item.instanceId.slice(-1)}`),
+        ...(writes.copies ?? []).map((message) => `copy ${message.instanceId.slice(-1)}`),
+        ...(writes.chats ?? []).map((item) => `chat ${item.instanceId.slice(-1)}`),
+      ].join(', '),
+    );
+    spy.mockRestore();
+    expect(results).toEqual(['first', 'sent W0', 'W0 Delivered', 'sent W1', 'W1 Delivered', 'sent W2', 'W2 Delivered']);
+    // Three rounds, not seven: in arrival order each receipt flushed every parked write before it.
+    expect(rounds).toEqual(['copy a, copy b, copy c', 'chat a, chat b, chat c', 'status a, status b, status c']);
+    const events: Array<{ instance_id: string; wave: string }> = await db.dataSource.query(
+      `SELECT instance_id, payload->>'wave' AS wave FROM outbox_events WHERE payload ? 'wave' ORDER BY id`,
+    );
+    for (const [n, id] of ids.entries())
+      expect(events.filter((event) => event.instance_id === id).map((event) => event.wave)).toEqual([`sent W${n}`, `receipt W${n}`]);
+  });
+
   it('should try a write that fails alone again before the later writes of its instance, and give up after three tries', async () => {
     const id = 'group-inbound-b';
     const lease = (await new LeaseRepository(db.dataSource).holderOf(id))!;

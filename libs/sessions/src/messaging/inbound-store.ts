@@ -152,7 +152,7 @@ export class InboundStore {
         this.dataSource,
         group.map((entry) => entry.lease),
         async (manager, held) => {
-          const results: Array<{ value: unknown } | { fenced: true }> = [];
+          const results = new Array<{ value: unknown } | { fenced: true }>(group.length);
           const batches: Array<{ instanceId: string; events: NewOutboxEvent[] }> = [];
           // Receipts' status changes, our own messages' copies and the chats' updates park and go together,
           // one statement per kind (InboundBatch).
@@ -181,24 +181,26 @@ export class InboundStore {
             }
           };
           try {
-            for (const entry of group) {
-              const instanceId = entry.lease.instanceId;
-              if (!held.has(instanceId)) {
-                results.push({ fenced: true });
-                continue;
+            // In waves: the first write of every instance, then each one's second, and so on. An instance's
+            // writes keep their order (its parked write is written before its next one starts), and the
+            // writes of a wave park together, so a round carries one write of every instance in it. In
+            // arrival order an instance's next write flushed every parked write after one or two writes.
+            for (const wave of waves(group)) {
+              for (const position of wave) {
+                const entry = group[position];
+                const instanceId = entry.lease.instanceId;
+                if (!held.has(instanceId)) {
+                  results[position] = { fenced: true };
+                  continue;
+                }
+                const events: NewOutboxEvent[] = [];
+                batches.push({ instanceId, events });
+                const { done, parked: isParked } = await receipts.run(instanceId, () => entry.work(manager, events));
+                if (isParked) parked.push({ index: position, instanceId, done });
+                else results[position] = { value: await done };
               }
-              // An instance's writes keep their order: its parked change is written before its next write.
-              // (Letting the other parked writes' next rounds wait and carry the new writes instead took
-              // a few statements more off but cost Postgres and the worker more CPU per send: ADR 0019.)
-              if (receipts.hasPending(instanceId)) await settleParked();
-              const events: NewOutboxEvent[] = [];
-              const index = results.push({ value: undefined }) - 1;
-              batches.push({ instanceId, events });
-              const { done, parked: isParked } = await receipts.run(instanceId, () => entry.work(manager, events));
-              if (isParked) parked.push({ index, instanceId, done });
-              else results[index] = { value: await done };
+              await settleParked();
             }
-            await settleParked();
           } finally {
             // A failed group: the parked writes fail with it (and run again alone in the fallback), and
             // have stopped before the transaction ends.
@@ -248,4 +250,17 @@ export class InboundStore {
       this.logger.warn({ err: error, instanceId: notice.instanceId }, 'outbox notice not published');
     }
   }
+}
+
+/** The positions of a group's writes in waves: each instance's first write, then each one's second, and so on (arrival order within a wave). */
+function waves(group: ReadonlyArray<Waiting>): number[][] {
+  const result: number[][] = [];
+  const seen = new Map<string, number>();
+  group.forEach((entry, position) => {
+    const id = entry.lease.instanceId;
+    const wave = seen.get(id) ?? 0;
+    seen.set(id, wave + 1);
+    (result[wave] ??= []).push(position);
+  });
+  return result;
 }

@@ -5,8 +5,8 @@
  * the AI SDK) → the loopback model, which answers at once → the answer through the worker's send op
  * until WhatsApp's server acked it. Contacts send at a fixed rate (each its own chat).
  *
- *   npm run bench -- chatbot [--rate 50] [--seconds 10] [--contacts 50] [--warmup <contacts>] [--sim process|inline]
- *                            [--topology split|single] [--busy-cluster 1]
+ *   npm run bench -- chatbot [--rate 50] [--seconds 10] [--contacts 50] [--warmup <contacts>] [--warmup-seconds 1]
+ *                            [--sim process|inline] [--topology split|single] [--busy-cluster 1]
  *
  * `--topology split` (default) is the deployed one: the session worker (Baileys, the inbound store, the
  * send op) runs in a child process of its own, as apps/session-worker does, and the bench's process hosts
@@ -64,6 +64,14 @@ const SECONDS = Number(args.get('seconds') ?? 10);
 const CONTACTS = Number(args.get('contacts') ?? 50);
 /** Warm-up rounds, one per contact first (Signal sessions set up), not measured. */
 const WARMUP = Number(args.get('warmup') ?? CONTACTS);
+/**
+ * Then this many seconds of rounds at the measured rate, not measured, as in a gateway that has been
+ * running at that rate. Without it the first half second of every run held a burst of slow rounds
+ * (added 50–100 ms), and the run's p99 mostly measured that burst. What warms up is not pinned down:
+ * not the pools (7–8 connections before measuring, 8–10 after), so likely code and plans first run
+ * with rounds overlapping (the contact warm-up runs one round at a time).
+ */
+const WARMUP_SECONDS = Number(args.get('warmup-seconds') ?? 1);
 const SIM_MODE = args.get('sim') ?? 'process';
 const TOPOLOGY = args.get('topology') ?? 'split';
 /** `--window-prof <dir>`: V8 CPU profiles of the bench's process and the worker's over the measured rounds only. */
@@ -157,7 +165,14 @@ async function main(): Promise<void> {
   const { startSimulator } = await import('@gw/wa-sim');
   const model = await startModel();
   const total = Math.round(RATE * SECONDS);
-  const result: Record<string, unknown> = { topology: TOPOLOGY, rate: RATE, seconds: SECONDS, contacts: CONTACTS, rounds: total };
+  const result: Record<string, unknown> = {
+    topology: TOPOLOGY,
+    rate: RATE,
+    seconds: SECONDS,
+    contacts: CONTACTS,
+    warmupSeconds: WARMUP_SECONDS,
+    rounds: total,
+  };
 
   // --- bare: the same model called directly, at the same rate ------------------------------------
   const prompt = { model: 'bench', messages: [{ role: 'system', content: 'You are a shop assistant.' }] };
@@ -316,6 +331,10 @@ async function main(): Promise<void> {
     log(`warm-up: ${WARMUP} rounds`);
     // Contact i % CONTACTS sends round i: the warm-up's rounds give every contact its Signal session.
     for (let i = 0; i < WARMUP; i++) await oneRound(CONTACTS * 100_000 + i, false);
+    if (WARMUP_SECONDS > 0) {
+      log(`warm-up: ${WARMUP_SECONDS} s at ${RATE}/s`);
+      await atRate(Math.round(RATE * WARMUP_SECONDS), RATE, (i) => oneRound(CONTACTS * 200_000 + i, false));
+    }
     log(`measuring ${total} rounds at ${RATE}/s`);
     // Count the SQL of the measured rounds: all of this process's and the worker's (its own process with
     // split; the receive and send paths), and ours by name below. The same window for the CPU and the

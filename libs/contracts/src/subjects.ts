@@ -261,6 +261,12 @@ export interface PlaceRequest {
 export interface OutboxNotice {
   instanceId: string;
   lastId: string;
+  /**
+   * The event types that commit wrote, when its writer knows them: a consumer that wants none of them
+   * (the chatbot's follower and a receipt, say) skips the notice, instead of looking at the outbox for
+   * nothing. Absent: anything may have been written (look).
+   */
+  types?: string[];
 }
 
 /** Sent after an async-queue change commits (enqueue, reset, delay settings), so dispatchers wake without polling. */

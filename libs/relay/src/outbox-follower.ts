@@ -1,5 +1,5 @@
 import { Bus, type BusSubscription } from '@gw/bus';
-import { Subjects } from '@gw/contracts';
+import { Subjects, type OutboxNotice } from '@gw/contracts';
 import { type CursorHandler, OutboxCursorRepository } from '@gw/persistence';
 import { LoopWaker, type Logger } from '@gw/platform';
 import type { DataSource } from 'typeorm';
@@ -101,7 +101,14 @@ export class OutboxFollower<T = void> {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.subscription = this.bus.subscribe(Subjects.outboxWildcard, (_data, subject) => this.poke(subject.slice(subject.indexOf('.') + 1)));
+    this.subscription = this.bus.subscribe(Subjects.outboxWildcard, (data, subject) => {
+      // A commit that wrote only types this consumer does not want has nothing for it: the next step
+      // (a wanted event's, or the poll's) moves the cursor past them.
+      const types = (data as Partial<OutboxNotice> | undefined)?.types;
+      const wanted = this.options.eventTypes;
+      if (wanted && Array.isArray(types) && !types.some((type) => wanted.has(type))) return;
+      this.poke(subject.slice(subject.indexOf('.') + 1));
+    });
     this.loop = this.run();
   }
 

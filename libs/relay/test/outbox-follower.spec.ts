@@ -141,6 +141,43 @@ describe(OutboxFollower.name, () => {
     expect(BigInt(skipped as string)).toBeLessThan(BigInt(wanted));
   });
 
+  it('skips a notice whose commit wrote only event types it does not want, and looks on one that names a wanted type or none', async () => {
+    const steps: string[] = [];
+    follower('one', {
+      consumer: 'c20',
+      instances: async () => ['fa'],
+      eventTypes: ['messages'],
+      // No poll during the test: only notices wake it.
+      pollIntervalMs: 60_000,
+      committed: (instanceId) => steps.push(instanceId),
+    });
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c20'`))[0].n === 1);
+    const cursor = async () => (await db.dataSource.query(`SELECT id::text AS id FROM outbox_cursors WHERE consumer = 'c20'`))[0].id as string;
+    const start = await cursor();
+    const presence = (await db.dataSource.transaction((manager) =>
+      OutboxRepository.insertWithin(manager, 'fa', [{ eventType: 'presence', payload: { type: 'presence' } }]),
+    )) as string;
+    bus.publish(Subjects.outbox('fa'), { instanceId: 'fa', lastId: presence, types: ['presence'] });
+    // Not looked at: no step, the cursor has not moved (a step would have, well within this wait).
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(steps).toEqual([]);
+    expect(await cursor()).toBe(start);
+    // The same notice without its types is looked at: the step moves past the presence event.
+    bus.publish(Subjects.outbox('fa'), { instanceId: 'fa', lastId: presence });
+    await until(async () => (await cursor()) === presence);
+    expect(steps).toEqual(['fa']);
+
+    const [wanted] = await db.dataSource
+      .transaction(async (manager) => [
+        (await OutboxRepository.insertWithin(manager, 'fa', [{ eventType: 'presence', payload: {} }])) as string,
+        (await OutboxRepository.insertWithin(manager, 'fa', [{ eventType: 'messages', payload: {} }])) as string,
+      ])
+      .then((ids) => [ids[1]]);
+    bus.publish(Subjects.outbox('fa'), { instanceId: 'fa', lastId: wanted, types: ['presence', 'messages'] });
+    await until(async () => (await cursor()) === wanted);
+    expect((await work('c20')).map((row) => row.event_id)).toEqual([wanted]);
+  });
+
   it("hands over at once an event committed after an older transaction that still runs, and that one's events once it ends: none skipped, none twice", async () => {
     follower('one', {
       consumer: 'c9',

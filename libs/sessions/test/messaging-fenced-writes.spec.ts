@@ -35,7 +35,8 @@ describe(InboundStore.name, () => {
     });
     expect(await outbox()).toEqual([{ event_type: 'messages', chat_id: '5511900000001@s.whatsapp.net' }]);
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(notices).toEqual([{ instanceId, lastId: expect.any(String) }]);
+    // The notice names the event types the commit wrote (a follower that wants none of them skips it).
+    expect(notices).toEqual([{ instanceId, lastId: expect.any(String), types: ['messages'] }]);
   });
 
   it('should write nothing for a worker whose lease was taken over', async () => {
@@ -104,8 +105,8 @@ describe(InboundStore.name, () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(groupNotices).toEqual(
       expect.arrayContaining([
-        { instanceId: ids[0], lastId: expect.any(String) },
-        { instanceId: ids[1], lastId: expect.any(String) },
+        { instanceId: ids[0], lastId: expect.any(String), types: ['messages', 'messages_update'] },
+        { instanceId: ids[1], lastId: expect.any(String), types: ['messages', 'messages_update'] },
       ]),
     );
     expect(groupNotices).toHaveLength(3);

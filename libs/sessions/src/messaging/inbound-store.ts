@@ -147,8 +147,9 @@ export class InboundStore {
     if (group.length === 1) return this.writeAlone(group[0]);
     let outcomes: Array<{ value: unknown } | { fenced: true }>;
     let lastIds: Map<string, string>;
+    let types: Map<string, string[]>;
     try {
-      ({ outcomes, lastIds } = await LeaseRepository.fencedGroupTransaction(
+      ({ outcomes, lastIds, types } = await LeaseRepository.fencedGroupTransaction(
         this.dataSource,
         group.map((entry) => entry.lease),
         async (manager, held) => {
@@ -207,7 +208,7 @@ export class InboundStore {
             receipts.close();
             await Promise.allSettled(parked.map(({ done }) => done));
           }
-          return { outcomes: results, lastIds: await OutboxRepository.insertManyWithin(manager, batches) };
+          return { outcomes: results, lastIds: await OutboxRepository.insertManyWithin(manager, batches), types: typesOf(batches) };
         },
       ));
     } catch {
@@ -220,19 +221,24 @@ export class InboundStore {
       if ('fenced' in outcome) entry.reject(new FencedOutError(entry.lease.instanceId));
       else entry.resolve(outcome.value);
     });
-    for (const [instanceId, lastId] of lastIds) this.notify({ instanceId, lastId });
+    for (const [instanceId, lastId] of lastIds) this.notify({ instanceId, lastId, types: types.get(instanceId) });
   }
 
   private async writeAlone(entry: Waiting): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const { result, lastId } = await LeaseRepository.fencedTransaction(this.dataSource, entry.lease, async (manager) => {
+        const { result, lastId, events } = await LeaseRepository.fencedTransaction(this.dataSource, entry.lease, async (manager) => {
           const events: NewOutboxEvent[] = [];
           const value = await entry.work(manager, events);
-          return { result: value, lastId: await OutboxRepository.insertWithin(manager, entry.lease.instanceId, events) };
+          return { result: value, lastId: await OutboxRepository.insertWithin(manager, entry.lease.instanceId, events), events };
         });
         entry.resolve(result);
-        if (lastId !== null) this.notify({ instanceId: entry.lease.instanceId, lastId });
+        if (lastId !== null)
+          this.notify({
+            instanceId: entry.lease.instanceId,
+            lastId,
+            types: typesOf([{ instanceId: entry.lease.instanceId, events }]).get(entry.lease.instanceId),
+          });
         return;
       } catch (error) {
         if (error instanceof FencedOutError) return entry.reject(error);
@@ -263,4 +269,15 @@ function waves(group: ReadonlyArray<Waiting>): number[][] {
     (result[wave] ??= []).push(position);
   });
   return result;
+}
+
+/** Each instance's event types in these batches (the notice's `types`: a follower that wants none of them skips it). */
+function typesOf(batches: ReadonlyArray<{ instanceId: string; events: ReadonlyArray<NewOutboxEvent> }>): Map<string, string[]> {
+  const types = new Map<string, Set<string>>();
+  for (const { instanceId, events } of batches) {
+    let set = types.get(instanceId);
+    if (!set) types.set(instanceId, (set = new Set()));
+    for (const event of events) set.add(event.eventType);
+  }
+  return new Map([...types].map(([instanceId, set]) => [instanceId, [...set]]));
 }

@@ -7,7 +7,7 @@ export type { KeyMutation } from './repositories/auth-state.repository';
 export { InstanceRepository } from './repositories/instance.repository';
 export type { InstancePatch } from './repositories/instance.repository';
 export { LeaseRepository } from './repositories/lease.repository';
-export type { CommitTail, CommitTailOf, Lease } from './repositories/lease.repository';
+export type { Lease } from './repositories/lease.repository';
 export { GroupCommit } from './group-commit';
 export type { GroupCommitOptions } from './group-commit';
 export { OutboxRepository } from './repositories/outbox.repository';

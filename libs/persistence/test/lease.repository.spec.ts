@@ -1,6 +1,5 @@
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import { AuthStateRepository, FencedOutError, InstanceRepository, LeaseRepository, OutboxRepository } from '@gw/persistence';
-import { Client } from 'pg';
+import { AuthStateRepository, FencedOutError, InstanceRepository, LeaseRepository } from '@gw/persistence';
 
 describe(LeaseRepository.name, () => {
   let db: TestDatabase;
@@ -114,62 +113,6 @@ describe(LeaseRepository.name, () => {
       expect(await auth.readKeys('i-group-b', 'pre-key', ['7'])).toEqual(new Map());
       expect(await auth.readCreds('i-group-stale')).toBeNull();
       expect(await auth.readKeys('i-group-stale', 'session', ['p1'])).toEqual(new Map());
-    });
-  });
-
-  describe('a commit tail', () => {
-    it("should send the work's last statement in the COMMIT's round trip, and hand over its rows once committed", async () => {
-      await newInstance("i-tail'a");
-      const lease = (await sut.claim("i-tail'a", 'w1', 5000))!;
-      const sent: string[] = [];
-      const query = Client.prototype.query;
-      const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
-        if (typeof args[0] === 'string') sent.push(args[0]);
-        return (query as (...a: unknown[]) => unknown).apply(this, args);
-      } as never);
-      let lastIds = new Map<string, string>();
-      try {
-        const value = await LeaseRepository.fencedTransaction(
-          db.dataSource,
-          lease,
-          async (manager) => {
-            await manager.query(`UPDATE instances SET name = 'tailed' WHERE id = $1`, [lease.instanceId]);
-            // A quote, a backslash and a newline travel as literals.
-            return [{ eventType: 'messages', chatId: "c'1", payload: { text: "it's \\ a\nline" } }];
-          },
-          (events, escape) => OutboxRepository.insertTail(escape, [{ instanceId: lease.instanceId, events }], (ids) => (lastIds = ids)),
-        );
-        expect(value).toHaveLength(1);
-      } finally {
-        spy.mockRestore();
-      }
-      // The begin with the proof, the work's statement, then the insert and the COMMIT together.
-      expect(sent).toHaveLength(3);
-      expect(sent[2]).toMatch(/^INSERT INTO outbox_events .*;\nCOMMIT$/s);
-      const [row] = await db.dataSource.query(`SELECT id::text AS id, chat_id, payload FROM outbox_events WHERE instance_id = $1`, [lease.instanceId]);
-      expect(row).toEqual({ id: lastIds.get(lease.instanceId), chat_id: "c'1", payload: { text: "it's \\ a\nline" } });
-      expect((await db.dataSource.query(`SELECT name FROM instances WHERE id = $1`, [lease.instanceId]))[0].name).toBe('tailed');
-    });
-
-    it('should write nothing of the transaction when its tail fails', async () => {
-      await newInstance('i-tail-b');
-      const lease = (await sut.claim('i-tail-b', 'w1', 5000))!;
-      const told: unknown[] = [];
-      await expect(
-        LeaseRepository.fencedTransaction(
-          db.dataSource,
-          lease,
-          async (manager) => manager.query(`UPDATE instances SET name = 'half' WHERE id = $1`, [lease.instanceId]),
-          () => ({
-            sql: `INSERT INTO outbox_events (instance_id, event_type, chat_id, payload) VALUES ('i-tail-b', 'x', '', '{bad json')`,
-            rows: (rows) => told.push(rows),
-          }),
-        ),
-      ).rejects.toThrow(/json/i);
-      expect(told).toEqual([]);
-      expect((await db.dataSource.query(`SELECT name FROM instances WHERE id = $1`, [lease.instanceId]))[0].name).toBe('i-tail-b');
-      // The connection went back to the pool usable (not inside the failed transaction).
-      expect(await db.dataSource.query(`SELECT 1 AS one`)).toEqual([{ one: 1 }]);
     });
   });
 

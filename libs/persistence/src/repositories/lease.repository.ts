@@ -8,32 +8,6 @@ interface SimpleQueryClient {
   escapeLiteral(value: string): string;
 }
 
-/**
- * The last statement of a fenced transaction, sent in the COMMIT's round trip (one simple query: the
- * statement, then COMMIT), so the transaction's final write costs no round trip of its own. Literals
- * only, built with the `escape` the transaction hands over (the simple query protocol takes no
- * parameters). `rows` gets the statement's rows once the COMMIT succeeded; if either fails, nothing of
- * the transaction was written and the transaction's promise rejects.
- */
-export interface CommitTail {
-  sql: string;
-  rows: (rows: unknown[]) => void;
-}
-
-/** Builds a transaction's CommitTail from its work's value (null: a plain COMMIT). */
-export type CommitTailOf<T> = (value: T, escape: (text: string) => string) => CommitTail | null;
-
-/** COMMIT, with the tail's statement in the same round trip when there is one. */
-async function commit<T>(runner: { query(sql: string): Promise<unknown> }, client: SimpleQueryClient, value: T, tailOf?: CommitTailOf<T>): Promise<void> {
-  const tail = tailOf?.(value, (text) => client.escapeLiteral(text)) ?? null;
-  if (!tail) {
-    await runner.query('COMMIT');
-    return;
-  }
-  const results = await client.query(`${tail.sql};\nCOMMIT`);
-  tail.rows(results[0]?.rows ?? []);
-}
-
 export interface Lease {
   instanceId: string;
   workerId: string;
@@ -152,7 +126,7 @@ export class LeaseRepository {
    * it is gone. The begin and the proof go to the server together in one round trip (a simple-query
    * batch, so the lease values are sent as escaped literals); the rest is TypeORM as usual.
    */
-  static async fencedTransaction<T>(dataSource: DataSource, lease: Lease, work: (manager: EntityManager) => Promise<T>, tail?: CommitTailOf<T>): Promise<T> {
+  static async fencedTransaction<T>(dataSource: DataSource, lease: Lease, work: (manager: EntityManager) => Promise<T>): Promise<T> {
     if (!/^\d+$/.test(lease.fencingToken)) throw new Error(`invalid fencing token ${lease.fencingToken}`);
     const runner = dataSource.createQueryRunner();
     await runner.connect();
@@ -169,7 +143,7 @@ export class LeaseRepository {
       );
       if (!results[1]?.rows.length) throw new FencedOutError(lease.instanceId);
       const value = await work(runner.manager);
-      await commit(runner, client, value, tail);
+      await runner.query('COMMIT');
       open = false;
       return value;
     } catch (error) {
@@ -187,12 +161,7 @@ export class LeaseRepository {
    * still held and must write only for those (a lease that is gone is that instance's FencedOutError,
    * not the group's). Leases are given as escaped literals, as in fencedTransaction().
    */
-  static async fencedGroupTransaction<T>(
-    dataSource: DataSource,
-    leases: Lease[],
-    work: (manager: EntityManager, held: Set<string>) => Promise<T>,
-    tail?: CommitTailOf<T>,
-  ): Promise<T> {
+  static async fencedGroupTransaction<T>(dataSource: DataSource, leases: Lease[], work: (manager: EntityManager, held: Set<string>) => Promise<T>): Promise<T> {
     for (const lease of leases) if (!/^\d+$/.test(lease.fencingToken)) throw new Error(`invalid fencing token ${lease.fencingToken}`);
     const runner = dataSource.createQueryRunner();
     await runner.connect();
@@ -208,7 +177,7 @@ export class LeaseRepository {
       );
       const held = new Set((results[1]?.rows ?? []).map((row) => (row as { instance_id: string }).instance_id));
       const value = await work(runner.manager, held);
-      await commit(runner, client, value, tail);
+      await runner.query('COMMIT');
       open = false;
       return value;
     } catch (error) {

@@ -1,6 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { PREPARED } from '../preparing-client';
-import type { CommitTail } from './lease.repository';
 
 export interface NewOutboxEvent {
   eventType: string;
@@ -75,26 +74,34 @@ export class OutboxRepository {
   }
 
   /**
-   * The events of many instances (a group transaction of inbound writes) as the transaction's
-   * CommitTail: one multi-row insert, each instance's events in order, sent together with the COMMIT.
-   * `done` gets the id of each instance's last event once committed. Null when there is no event (a
-   * plain COMMIT).
+   * insertWithin() for the events of many instances in one statement (a group transaction of inbound
+   * writes); each instance's events keep their order. Returns the id of each instance's last event.
    */
-  static insertTail(
-    escape: (text: string) => string,
-    batches: ReadonlyArray<{ instanceId: string; events: ReadonlyArray<NewOutboxEvent> }>,
-    done: (lastIds: Map<string, string>) => void,
-  ): CommitTail | null {
-    const values = batches.flatMap(({ instanceId, events }) =>
-      events.map(
-        (event) => `(${escape(instanceId)}, ${escape(event.eventType)}, ${escape(event.chatId ?? '')}, ${escape(JSON.stringify(event.payload))}::jsonb)`,
-      ),
+  static async insertManyWithin(
+    manager: EntityManager,
+    batches: ReadonlyArray<{ instanceId: string; events: NewOutboxEvent[] }>,
+  ): Promise<Map<string, string>> {
+    const all = batches.flatMap(({ instanceId, events }) => events.map((event) => ({ instanceId, event })));
+    if (all.length === 0) return new Map();
+    const rows: Array<{ id: string; instance_id: string }> = await manager.query(
+      `${PREPARED} INSERT INTO outbox_events (instance_id, event_type, chat_id, payload)
+       SELECT i, e, c, p::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(i, e, c, p, n)
+       ORDER BY n
+       RETURNING id, instance_id`,
+      [
+        all.map((entry) => entry.instanceId),
+        all.map((entry) => entry.event.eventType),
+        all.map((entry) => entry.event.chatId ?? ''),
+        all.map((entry) => JSON.stringify(entry.event.payload)),
+      ],
     );
-    if (values.length === 0) return null;
-    return {
-      sql: `INSERT INTO outbox_events (instance_id, event_type, chat_id, payload) VALUES ${values.join(', ')} RETURNING id, instance_id`,
-      rows: (rows) => done(lastIdsOf(rows as Array<{ id: string; instance_id: string }>)),
-    };
+    const last = new Map<string, string>();
+    for (const row of rows) {
+      const id = String(row.id);
+      const before = last.get(row.instance_id);
+      if (before === undefined || BigInt(id) > BigInt(before)) last.set(row.instance_id, id);
+    }
+    return last;
   }
 
   /**
@@ -159,15 +166,4 @@ export class OutboxRepository {
         .map((row) => ({ ...toOutboxRow(row), position: { tx: row.tx, id: row.id as string, floor: position.floor } })),
     };
   }
-}
-
-/** The id of each instance's last event among inserted rows. */
-function lastIdsOf(rows: ReadonlyArray<{ id: string; instance_id: string }>): Map<string, string> {
-  const last = new Map<string, string>();
-  for (const row of rows) {
-    const id = String(row.id);
-    const before = last.get(row.instance_id);
-    if (before === undefined || BigInt(id) > BigInt(before)) last.set(row.instance_id, id);
-  }
-  return last;
 }

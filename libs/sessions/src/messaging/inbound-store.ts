@@ -146,11 +146,10 @@ export class InboundStore {
     this.stats.writes += group.length;
     if (group.length === 1) return this.writeAlone(group[0]);
     let outcomes: Array<{ value: unknown } | { fenced: true }>;
-    let lastIds = new Map<string, string>();
-    let batches: Array<{ instanceId: string; events: NewOutboxEvent[] }>;
+    let lastIds: Map<string, string>;
     let types: Map<string, string[]>;
     try {
-      ({ outcomes, batches } = await LeaseRepository.fencedGroupTransaction(
+      ({ outcomes, lastIds, types } = await LeaseRepository.fencedGroupTransaction(
         this.dataSource,
         group.map((entry) => entry.lease),
         async (manager, held) => {
@@ -209,12 +208,9 @@ export class InboundStore {
             receipts.close();
             await Promise.allSettled(parked.map(({ done }) => done));
           }
-          return { outcomes: results, batches };
+          return { outcomes: results, lastIds: await OutboxRepository.insertManyWithin(manager, batches), types: typesOf(batches) };
         },
-        // The events' insert travels with the COMMIT: one round trip fewer per transaction.
-        ({ batches }, escape) => OutboxRepository.insertTail(escape, batches, (ids) => (lastIds = ids)),
       ));
-      types = typesOf(batches);
     } catch {
       this.stats.fallbacks++;
       for (const entry of group) await this.writeAlone(entry);
@@ -231,20 +227,18 @@ export class InboundStore {
   private async writeAlone(entry: Waiting): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const instanceId = entry.lease.instanceId;
-        let lastId: string | undefined;
-        const { result, events } = await LeaseRepository.fencedTransaction(
-          this.dataSource,
-          entry.lease,
-          async (manager) => {
-            const events: NewOutboxEvent[] = [];
-            return { result: await entry.work(manager, events), events };
-          },
-          // The events' insert travels with the COMMIT, as in a group.
-          ({ events }, escape) => OutboxRepository.insertTail(escape, [{ instanceId, events }], (ids) => (lastId = ids.get(instanceId))),
-        );
+        const { result, lastId, events } = await LeaseRepository.fencedTransaction(this.dataSource, entry.lease, async (manager) => {
+          const events: NewOutboxEvent[] = [];
+          const value = await entry.work(manager, events);
+          return { result: value, lastId: await OutboxRepository.insertWithin(manager, entry.lease.instanceId, events), events };
+        });
         entry.resolve(result);
-        if (lastId !== undefined) this.notify({ instanceId, lastId, types: typesOf([{ instanceId, events }]).get(instanceId) });
+        if (lastId !== null)
+          this.notify({
+            instanceId: entry.lease.instanceId,
+            lastId,
+            types: typesOf([{ instanceId: entry.lease.instanceId, events }]).get(entry.lease.instanceId),
+          });
         return;
       } catch (error) {
         if (error instanceof FencedOutError) return entry.reject(error);

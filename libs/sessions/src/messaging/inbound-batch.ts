@@ -28,10 +28,10 @@ const batches = new WeakMap<EntityManager, InboundBatch>();
  * The hot inbound writes of one group transaction, all kinds of a round in one statement (ADR 0013,
  * 0017, 0019): receipts' status changes, the copies of our own sent messages, and the chats'
  * last-message updates.
- * The group runs its writes one after the other; a write that reaches one of these statements parks
- * there, and the group goes on with the next write. The parked statements run together, in one
- * statement (a round), before the next write of an instance that has one parked (so an instance's writes keep their order)
- * and at the end of the group; each parked write then goes on with its rows, and may park again at its
+ * The group runs its writes one after the other, in waves (each instance's first write, then each
+ * one's next: InboundStore); a write that reaches one of these statements parks there, and the group
+ * goes on with the next write. The parked statements run together, in one statement (a round), at the
+ * end of each wave (so an instance's writes keep their order); each parked write then goes on with its rows, and may park again at its
  * next such statement (a sent message's copy, then its chat), until it is done. Outside a group (a write
  * alone) each is its own statement, as before.
  */
@@ -74,11 +74,6 @@ export class InboundBatch {
     batches.delete(this.manager);
     this.slots.clear();
     for (const entry of this.pending.splice(0)) entry.reject(error ?? new Error('group transaction ended'));
-  }
-
-  /** Whether a statement of this instance is parked (its next write must wait for the flush). */
-  hasPending(instanceId: string): boolean {
-    return this.pending.some((entry) => entry.instanceId === instanceId);
   }
 
   /** Runs one write of `instanceId` until it finishes or parks (`parked`: its promise settles after a flush). */

@@ -52,7 +52,7 @@ export const INBOUND_STORE_DEFAULTS: InboundStoreOptions = { maxBatch: 32, maxIn
  *
  * Group commit (ADR 0012, 0013): the writes of all sockets of this worker that arrive while
  * transactions are in flight share the next one: one begin with the proof of every lease in the
- * group, each write's own statements in arrival order, one insert for all their outbox events, one
+ * group, the writes' own statements (in waves, each instance's in its order: ADR 0021), one insert for all their outbox events, one
  * commit. An instance (one socket) never has two transactions in flight: its writes that arrive while
  * one is in flight wait, in order, and go together in its next group (ADR 0013: a socket no longer
  * waits for each write's commit before handing over the next one). Each lease holds per instance: a

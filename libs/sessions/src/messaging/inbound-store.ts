@@ -39,11 +39,15 @@ export interface InboundStoreOptions {
 }
 
 /**
- * Four transactions in flight; the writes of every socket of the worker that arrive meanwhile go in the
- * next one. A group's writes run one after the other on its connection, so one in flight made the
- * inbound writes fall behind the sends under load (ADR 0012: bench/send, eventsDrainSeconds).
+ * Two transactions in flight, up to 64 writes each; the writes of every socket of the worker that
+ * arrive meanwhile go in the next one. A group's writes run one after the other on its connection, so
+ * one in flight made the inbound writes fall behind the sends under load (ADR 0012: bench/send,
+ * eventsDrainSeconds 0.42–0.48 s here). Four of 32 (until ADR 0021) made groups small: once a group's
+ * rounds went in waves, two of 64 (the same 128 writes in flight at most) took bench/send from
+ * 1.55–1.71 to 1.20–1.28 statements per send and Postgres from 0.79–0.92 to 0.62–0.73 ms per send, the
+ * events written at most 0.07–0.27 s after the last send (0.05–0.09 before).
  */
-export const INBOUND_STORE_DEFAULTS: InboundStoreOptions = { maxBatch: 32, maxInFlight: 4 };
+export const INBOUND_STORE_DEFAULTS: InboundStoreOptions = { maxBatch: 64, maxInFlight: 2 };
 
 /**
  * Writes what a socket learned, record changes and their outbox events together, in one transaction

@@ -45,7 +45,7 @@ export interface InboundStoreOptions {
  * eventsDrainSeconds 0.42–0.48 s here). Four of 32 (until ADR 0021) made groups small: once a group's
  * rounds went in waves, two of 64 (the same 128 writes in flight at most) took bench/send from
  * 1.55–1.71 to 1.20–1.28 statements per send and Postgres from 0.79–0.92 to 0.62–0.73 ms per send, the
- * events written at most 0.07–0.27 s after the last send (0.05–0.09 before).
+ * events written 0.07–0.30 s after the last send (0.05–0.09 before).
  */
 export const INBOUND_STORE_DEFAULTS: InboundStoreOptions = { maxBatch: 64, maxInFlight: 2 };
 

@@ -31,9 +31,9 @@ const batches = new WeakMap<EntityManager, InboundBatch>();
  * The group runs its writes one after the other, in waves (each instance's first write, then each
  * one's next: InboundStore); a write that reaches one of these statements parks there, and the group
  * goes on with the next write. The parked statements run together, in one statement (a round), at the
- * end of each wave (so an instance's writes keep their order); each parked write then goes on with its rows, and may park again at its
- * next such statement (a sent message's copy, then its chat), until it is done. Outside a group (a write
- * alone) each is its own statement, as before.
+ * end of each wave (so an instance's writes keep their order); each parked write then goes on with its
+ * rows, and may park again at its next such statement (a sent message's copy, then its chat), until it
+ * is done. Outside a group (a write alone) each is its own statement, as before.
  */
 export class InboundBatch {
   private pending: Pending[] = [];

@@ -56,16 +56,17 @@ export const INBOUND_STORE_DEFAULTS: InboundStoreOptions = { maxBatch: 64, maxIn
  *
  * Group commit (ADR 0012, 0013): the writes of all sockets of this worker that arrive while
  * transactions are in flight share the next one: one begin with the proof of every lease in the
- * group, the writes' own statements (in waves, each instance's in its order: ADR 0021), one insert for all their outbox events, one
- * commit. An instance (one socket) never has two transactions in flight: its writes that arrive while
- * one is in flight wait, in order, and go together in its next group (ADR 0013: a socket no longer
- * waits for each write's commit before handing over the next one). Each lease holds per instance: a
- * write whose lease is gone fails with FencedOutError and runs nothing, the others go on. Every
- * caller's promise settles only after the commit of the transaction holding its write. If a group
- * fails (one write's error aborts the whole transaction), nothing of it was written, and each write
- * runs again alone in its own transaction, in order, so only a bad write fails its caller; a write
- * that fails alone is tried again (ATTEMPTS, backing off) before the next writes of its instance, so
- * retries keep the instance's order. Writes must therefore be safe to run again.
+ * group, the writes' own statements (in waves, each instance's in its order: ADR 0021), one insert
+ * for all their outbox events, one commit. An instance (one socket) never has two transactions in
+ * flight: its writes that arrive while one is in flight wait, in order, and go together in its next
+ * group (ADR 0013: a socket no longer waits for each write's commit before handing over the next one).
+ * Each lease holds per instance: a write whose lease is gone fails with FencedOutError and runs
+ * nothing, the others go on. Every caller's promise settles only after the commit of the transaction
+ * holding its write. If a group fails (one write's error aborts the whole transaction), nothing of it
+ * was written, and each write runs again alone in its own transaction, in order, so only a bad write
+ * fails its caller; a write that fails alone is tried again (ATTEMPTS, backing off) before the next
+ * writes of its instance, so retries keep the instance's order. Writes must therefore be safe to run
+ * again.
  */
 export class InboundStore {
   private waiting: Waiting[] = [];
@@ -237,12 +238,7 @@ export class InboundStore {
           return { result: value, lastId: await OutboxRepository.insertWithin(manager, entry.lease.instanceId, events), events };
         });
         entry.resolve(result);
-        if (lastId !== null)
-          this.notify({
-            instanceId: entry.lease.instanceId,
-            lastId,
-            types: typesOf([{ instanceId: entry.lease.instanceId, events }]).get(entry.lease.instanceId),
-          });
+        if (lastId !== null) this.notify({ instanceId: entry.lease.instanceId, lastId, types: typesIn(events) });
         return;
       } catch (error) {
         if (error instanceof FencedOutError) return entry.reject(error);
@@ -275,13 +271,14 @@ function waves(group: ReadonlyArray<Waiting>): number[][] {
   return result;
 }
 
-/** Each instance's event types in these batches (the notice's `types`: a follower that wants none of them skips it). */
+/** The event types among these events, each once (the notice's `types`: a follower that wants none of them skips it). */
+function typesIn(events: ReadonlyArray<NewOutboxEvent>): string[] {
+  return [...new Set(events.map((event) => event.eventType))];
+}
+
+/** typesIn() of each instance's events in these batches. */
 function typesOf(batches: ReadonlyArray<{ instanceId: string; events: ReadonlyArray<NewOutboxEvent> }>): Map<string, string[]> {
-  const types = new Map<string, Set<string>>();
-  for (const { instanceId, events } of batches) {
-    let set = types.get(instanceId);
-    if (!set) types.set(instanceId, (set = new Set()));
-    for (const event of events) set.add(event.eventType);
-  }
-  return new Map([...types].map(([instanceId, set]) => [instanceId, [...set]]));
+  const events = new Map<string, NewOutboxEvent[]>();
+  for (const batch of batches) events.set(batch.instanceId, [...(events.get(batch.instanceId) ?? []), ...batch.events]);
+  return new Map([...events].map(([instanceId, all]) => [instanceId, typesIn(all)]));
 }

@@ -6,7 +6,10 @@
  * until WhatsApp's server acked it. Contacts send at a fixed rate (each its own chat).
  *
  *   npm run bench -- chatbot [--rate 50] [--seconds 10] [--contacts 50] [--warmup <contacts>] [--warmup-seconds 1]
- *                            [--sim process|inline] [--topology split|single] [--busy-cluster 1]
+ *                            [--sim process|inline] [--topology split|single] [--busy-cluster 1] [--db-rtt-ms 0]
+ *
+ * `--db-rtt-ms N` puts Postgres N ms of round trip away from ours (another machine's, as deployed): a
+ * proxy in a process of its own holds each chunk N / 2 ms each way.
  *
  * `--topology split` (default) is the deployed one: the session worker (Baileys, the inbound store, the
  * send op) runs in a child process of its own, as apps/session-worker does, and the bench's process hosts
@@ -54,9 +57,10 @@ import {
   windowProfiler,
   type WorkerSetup,
 } from '../support/processes';
+import { DB_PROXY_ROLE, dbRttMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
 
-type Role = 'bench' | 'sim-child' | 'worker-child';
-const ROLE: Role = process.argv[2] === 'sim-child' || process.argv[2] === 'worker-child' ? process.argv[2] : 'bench';
+type Role = 'bench' | 'sim-child' | 'worker-child' | typeof DB_PROXY_ROLE;
+const ROLE: Role = (['sim-child', 'worker-child', DB_PROXY_ROLE] as const).find((role) => role === process.argv[2]) ?? 'bench';
 const args = new Map<string, string>();
 for (let i = ROLE === 'bench' ? 2 : 3; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
 const RATE = Number(args.get('rate') ?? 50);
@@ -73,6 +77,8 @@ const WARMUP = Number(args.get('warmup') ?? CONTACTS);
  */
 const WARMUP_SECONDS = Number(args.get('warmup-seconds') ?? 1);
 const SIM_MODE = args.get('sim') ?? 'process';
+/** `--db-rtt-ms N`: ours (the worker, the follower and the runner) reach Postgres N ms of round trip away (bench/support/db-latency.ts). */
+const DB_RTT_MS = ROLE === 'bench' ? dbRttMs(args) : 0;
 const TOPOLOGY = args.get('topology') ?? 'split';
 /** `--window-prof <dir>`: V8 CPU profiles of the bench's process and the worker's over the measured rounds only. */
 const WINDOW_PROF = args.get('window-prof');
@@ -171,6 +177,7 @@ async function main(): Promise<void> {
     seconds: SECONDS,
     contacts: CONTACTS,
     warmupSeconds: WARMUP_SECONDS,
+    dbRttMs: DB_RTT_MS,
     rounds: total,
   };
 
@@ -196,7 +203,9 @@ async function main(): Promise<void> {
   const { InProcessBus, NatsBus } = await import('@gw/bus');
   const { EnvReader } = await import('@gw/platform');
   const { createChatbotServices, readChatbotConfig } = await import('@gw/chatbot');
-  const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const directUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const dbProxy = DB_RTT_MS > 0 ? await startDbProxyChild(directUrl, DB_RTT_MS) : undefined;
+  const databaseUrl = dbProxy?.url ?? directUrl;
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 20 });
   const logger = benchLogger();
@@ -478,6 +487,7 @@ async function main(): Promise<void> {
     await dataSource.destroy();
     await sim.stop();
     model.close();
+    dbProxy?.stop();
   }
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
@@ -576,6 +586,7 @@ const roles: Record<Role, () => Promise<void>> = {
   bench: () => main().then(() => process.exit(0)),
   'sim-child': simChild,
   'worker-child': workerChild,
+  [DB_PROXY_ROLE]: () => serveDbProxyChild(args),
 };
 // The children live until the bench disconnects; the bench exits when it is done.
 roles[ROLE]().then(

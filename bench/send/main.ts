@@ -6,7 +6,7 @@
  * same (instance, peer) pairs; the sides run one after the other so they don't compete for the cores.
  *
  *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1] [--pool 20]
- *                         [--topology split|single] [--workers 1]
+ *                         [--topology split|single] [--workers 1] [--db-rtt-ms 0]
  *
  * Processes: the simulator (load mode), the bare side, the ours side and the orchestrator, which drives
  * the HTTP load for ours (a client of its own, as in production). `--topology split` (default) is the
@@ -17,6 +17,9 @@
  * in-process bus, sharing one pool (the embedded `npm start`; what every run recorded before this flag measured).
  * Before measuring, each side sends `--warmup` rounds of one message per instance (device lookup and
  * Signal session set-up with its peer), not counted.
+ *
+ * `--db-rtt-ms N` puts ours' Postgres N ms of round trip away (another machine's, as deployed): a proxy
+ * in a process of its own holds each chunk N / 2 ms each way; the result carries `dbRttMs`.
  *
  * Prints one JSON object on stdout (progress on stderr), with `topology`. Goal: ours ≥ 0.8 × bare
  * throughput. Next to throughput, each side reports its CPU time per send (`cpuMsPerSend`, `cpuRatio`;
@@ -44,9 +47,10 @@ import {
   windowProfiler,
   type WorkerSetup,
 } from '../support/processes';
+import { DB_PROXY_ROLE, dbRttMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
 import { openBareSockets, provisionDevices, simControl } from '../support/sim-clients';
 
-type Role = 'orchestrate' | 'sim' | 'bare' | 'ours' | 'worker';
+type Role = 'orchestrate' | 'sim' | 'bare' | 'ours' | 'worker' | typeof DB_PROXY_ROLE;
 
 interface SimInfo {
   websocketUrl: string;
@@ -103,6 +107,8 @@ const WARMUP = Number(args.get('warmup') ?? 1);
 /** Postgres connections of each of ours' processes (single: the gateway and the worker share one pool). */
 const POOL = Number(args.get('pool') ?? 20);
 const TOPOLOGY = args.get('topology') ?? 'split';
+/** `--db-rtt-ms N`: ours reaches Postgres N ms of round trip away (a proxy; bench/support/db-latency.ts). */
+const DB_RTT_MS = dbRttMs(args);
 if (TOPOLOGY !== 'split' && TOPOLOGY !== 'single') {
   process.stderr.write(`--topology is split or single, not "${TOPOLOGY}"\n`);
   process.exit(2);
@@ -123,7 +129,7 @@ const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const PEER_PREFIX = '5539';
 /** `--cpu-prof <dir>`: write a V8 CPU profile of each child process there (to see what limits throughput). */
 const CPU_PROF = args.get('cpu-prof');
-/** `--window-prof <dir>`: a V8 CPU profile of each worker over the measured sends only (no start-up, no connect). */
+/** `--window-prof <dir>`: a V8 CPU profile of each worker and of the bare side over the sends only (no start-up, no connect). */
 const WINDOW_PROF = args.get('window-prof');
 
 /** The CPU profile of this process over the measured sends (`--window-prof`). */
@@ -307,7 +313,9 @@ async function runBare(sim: SimInfo): Promise<SideResult> {
     await acked;
   };
   const cpu = process.cpuUsage();
+  if (WINDOW_PROF) await windowProfile.start();
   const result = await warmUpThenMeasure(operation);
+  if (WINDOW_PROF) await windowProfile.stop(`${WINDOW_PROF}/bare.window.cpuprofile`);
   const used = process.cpuUsage(cpu);
   for (const sock of sockets) sock.end(undefined);
   return { connected: open, connectSeconds, ...result, cpuMsPerSend: round((used.user + used.system) / 1000 / (N + WARMUP * INSTANCES), 2) };
@@ -602,7 +610,9 @@ function firstMessage<T>(proc: ChildProcess): Promise<T> {
 }
 
 async function orchestrate(): Promise<void> {
-  const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const directUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const dbProxy = DB_RTT_MS > 0 ? await startDbProxyChild(directUrl, DB_RTT_MS) : undefined;
+  const databaseUrl = dbProxy?.url ?? directUrl;
   const simProcess = child('sim');
   const sim = await firstMessage<SimInfo>(simProcess);
   try {
@@ -673,6 +683,7 @@ async function orchestrate(): Promise<void> {
         peers: PEERS,
         n: N,
         concurrency: CONCURRENCY,
+        dbRttMs: DB_RTT_MS,
         node: process.version,
         bare,
         ours,
@@ -685,10 +696,12 @@ async function orchestrate(): Promise<void> {
     );
   } finally {
     simProcess.disconnect();
+    dbProxy?.stop();
   }
 }
 
 async function main(): Promise<void> {
+  if (role === DB_PROXY_ROLE) return serveDbProxyChild(args);
   if (role === 'sim') return runSim();
   if (role === 'bare') {
     send(await runBare(JSON.parse(args.get('sim') as string) as SimInfo));

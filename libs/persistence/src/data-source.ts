@@ -81,12 +81,12 @@ function poolSizeFromEnv(): number {
   return size;
 }
 
-/** DATABASE_PREPARED_STATEMENTS: prepare the statements run often (default true). */
-function preparedStatementsFromEnv(): boolean {
-  const text = (process.env.DATABASE_PREPARED_STATEMENTS ?? '').trim().toLowerCase();
+/** A boolean setting: true when unset. */
+function switchFromEnv(name: 'DATABASE_PREPARED_STATEMENTS' | 'DATABASE_PIPELINE'): boolean {
+  const text = (process.env[name] ?? '').trim().toLowerCase();
   if (text === '' || text === 'true' || text === '1') return true;
   if (text === 'false' || text === '0') return false;
-  throw new Error(`DATABASE_PREPARED_STATEMENTS must be true or false, not "${process.env.DATABASE_PREPARED_STATEMENTS}"`);
+  throw new Error(`${name} must be true or false, not "${process.env[name]}"`);
 }
 
 /** A DataSource with our entities; migrations run explicitly at start, `synchronize` is never on. */
@@ -102,8 +102,13 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     extra: {
       max: options.poolSize ?? poolSizeFromEnv(),
       // Hot parameterized statements go out prepared (see PreparingClient); DATABASE_PREPARED_STATEMENTS=false turns it off.
-      ...(preparedStatementsFromEnv() ? { Client: PreparingClient } : {}),
+      ...(switchFromEnv('DATABASE_PREPARED_STATEMENTS') ? { Client: PreparingClient } : {}),
       ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
+      // Statements issued while a connection is busy go out at once, answered in order (pg's pipeline
+      // mode), instead of waiting in pg's queue for each one before them to finish: the inbound group
+      // runs several instances' writes on its one connection at a time (docs/adr/0022). That queue is
+      // deprecated (gone in pg 9). DATABASE_PIPELINE=false turns it off.
+      pipeline: switchFromEnv('DATABASE_PIPELINE'),
     },
   });
 }

@@ -8,3 +8,5 @@ export type { TestDatabase } from './services';
 export { simulatorControl } from './simulator';
 export { startTestS3, TEST_S3_CREDENTIALS } from './s3';
 export type { TestS3Server } from './s3';
+export { startLatencyProxy } from './latency-proxy';
+export type { LatencyProxy, ProxiedChunk } from './latency-proxy';

@@ -1,0 +1,74 @@
+import { createServer, connect, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+
+/** A chunk the proxy passed on: `up` from the client towards the server, `down` back. */
+export interface ProxiedChunk {
+  direction: 'up' | 'down';
+  /** When it reached the proxy (performance.now()). */
+  at: number;
+  bytes: number;
+}
+
+export interface LatencyProxy {
+  /** The proxy's port on 127.0.0.1. */
+  port: number;
+  /** Every chunk passed so far, in arrival order (only with `record`). */
+  chunks: ProxiedChunk[];
+  /** `url` with its host and port replaced by the proxy's. */
+  rewrite(url: string): string;
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback TCP proxy that holds every chunk `oneWayMs` before passing it on, each way: a server
+ * `2 × oneWayMs` of round trip away (Postgres on another machine) for tests and benchmarks on one
+ * machine. Chunks keep their order in each direction (timers of one duration fire in the order they
+ * were set); a side's end or error reaches the other side after the chunks before it.
+ */
+export async function startLatencyProxy(target: { host: string; port: number }, oneWayMs: number, options: { record?: boolean } = {}): Promise<LatencyProxy> {
+  const chunks: ProxiedChunk[] = [];
+  const sockets = new Set<Socket>();
+  const later = (work: () => void) => (oneWayMs > 0 ? setTimeout(work, oneWayMs) : work());
+  const pipe = (from: Socket, to: Socket, direction: ProxiedChunk['direction']) => {
+    from.on('data', (chunk: Buffer) => {
+      if (options.record) chunks.push({ direction, at: performance.now(), bytes: chunk.length });
+      later(() => {
+        if (!to.destroyed) to.write(chunk);
+      });
+    });
+    from.on('end', () => later(() => to.end()));
+    from.on('error', () => later(() => to.destroy()));
+    from.on('close', () => later(() => to.destroy()));
+  };
+  const server = createServer((client) => {
+    client.setNoDelay(true);
+    const upstream = connect({ host: target.host, port: target.port });
+    upstream.setNoDelay(true);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    }
+    pipe(client, upstream, 'up');
+    pipe(upstream, client, 'down');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    chunks,
+    rewrite(url: string): string {
+      const parsed = new URL(url);
+      parsed.hostname = '127.0.0.1';
+      parsed.port = String(port);
+      return parsed.toString();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,5 +1,5 @@
 import { createDataSource } from '@gw/persistence';
-import { openTestDatabase, startLatencyProxy, type LatencyProxy, type TestDatabase } from '@gw/testing';
+import { openTestDatabase, startLatencyProxy, withEnv, type LatencyProxy, type TestDatabase } from '@gw/testing';
 import type { DataSource } from 'typeorm';
 
 /**
@@ -17,17 +17,9 @@ describe('statements on a busy connection (pipelined)', () => {
 
   /** A pool of one connection through the proxy, created with DATABASE_PIPELINE as given. */
   const farPool = async (pipeline?: string): Promise<DataSource> => {
-    const before = process.env.DATABASE_PIPELINE;
-    if (pipeline === undefined) delete process.env.DATABASE_PIPELINE;
-    else process.env.DATABASE_PIPELINE = pipeline;
-    try {
-      const dataSource = createDataSource({ url: proxy.rewrite(db.url), schema: db.schema, poolSize: 1 });
-      opened.push(dataSource);
-      return await dataSource.initialize();
-    } finally {
-      if (before === undefined) delete process.env.DATABASE_PIPELINE;
-      else process.env.DATABASE_PIPELINE = before;
-    }
+    const dataSource = withEnv('DATABASE_PIPELINE', pipeline, () => createDataSource({ url: proxy.rewrite(db.url), schema: db.schema, poolSize: 1 }));
+    opened.push(dataSource);
+    return dataSource.initialize();
   };
   /** The five statements at once on one connection; whether all of them left before the first answer came back. */
   const fiveAtOnce = async (dataSource: DataSource) => {
@@ -101,17 +93,8 @@ describe('statements on a busy connection (pipelined)', () => {
   });
 
   it('should be on by default and off with DATABASE_PIPELINE=false; anything else is refused', () => {
-    const pipelineOf = (value: string | undefined) => {
-      const before = process.env.DATABASE_PIPELINE;
-      if (value === undefined) delete process.env.DATABASE_PIPELINE;
-      else process.env.DATABASE_PIPELINE = value;
-      try {
-        return (createDataSource({ url: db.url }).options as { extra: { pipeline?: boolean } }).extra.pipeline;
-      } finally {
-        if (before === undefined) delete process.env.DATABASE_PIPELINE;
-        else process.env.DATABASE_PIPELINE = before;
-      }
-    };
+    const pipelineOf = (value: string | undefined) =>
+      withEnv('DATABASE_PIPELINE', value, () => (createDataSource({ url: db.url }).options as { extra: { pipeline?: boolean } }).extra.pipeline);
     expect(pipelineOf(undefined)).toBe(true);
     expect(pipelineOf('true')).toBe(true);
     expect(pipelineOf('false')).toBe(false);

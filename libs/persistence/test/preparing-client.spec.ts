@@ -1,5 +1,5 @@
 import { createDataSource } from '@gw/persistence';
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { openTestDatabase, withEnv, type TestDatabase } from '@gw/testing';
 import type { QueryRunner } from 'typeorm';
 import { PREPARED, PreparedStatementNames, preparedStatements } from '../src/preparing-client';
 
@@ -49,17 +49,12 @@ describe('prepared statements (PreparingClient)', () => {
   });
 
   it('should be on by default and off with DATABASE_PREPARED_STATEMENTS=false; anything else is refused', () => {
-    const clientOf = (value: string | undefined) => {
-      const before = process.env.DATABASE_PREPARED_STATEMENTS;
-      if (value === undefined) delete process.env.DATABASE_PREPARED_STATEMENTS;
-      else process.env.DATABASE_PREPARED_STATEMENTS = value;
-      try {
-        return (createDataSource({ url: db.url }).options as { extra: { Client?: { name: string } } }).extra.Client?.name;
-      } finally {
-        if (before === undefined) delete process.env.DATABASE_PREPARED_STATEMENTS;
-        else process.env.DATABASE_PREPARED_STATEMENTS = before;
-      }
-    };
+    const clientOf = (value: string | undefined) =>
+      withEnv(
+        'DATABASE_PREPARED_STATEMENTS',
+        value,
+        () => (createDataSource({ url: db.url }).options as { extra: { Client?: { name: string } } }).extra.Client?.name,
+      );
     expect(clientOf(undefined)).toBe('PreparingClient');
     expect(clientOf('true')).toBe('PreparingClient');
     expect(clientOf('false')).toBeUndefined();

@@ -10,3 +10,4 @@ export { startTestS3, TEST_S3_CREDENTIALS } from './s3';
 export type { TestS3Server } from './s3';
 export { startLatencyProxy } from './latency-proxy';
 export type { LatencyProxy, ProxiedChunk } from './latency-proxy';
+export { withEnv } from './env';

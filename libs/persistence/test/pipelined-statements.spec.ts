@@ -92,6 +92,20 @@ describe('statements on a busy connection (pipelined)', () => {
     }
   });
 
+  it('should fail every statement in flight when the connection is lost (none left waiting), and serve the next one on a new connection', async () => {
+    const dataSource = await farPool();
+    const runner = dataSource.createQueryRunner();
+    await runner.connect();
+    const inFlight = Promise.allSettled([runner.query('SELECT pg_sleep(0.5)'), runner.query('SELECT 2 AS n'), runner.query('SELECT 3 AS n')]);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    proxy.cut();
+    const settled = await Promise.race([inFlight, new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 5_000))]);
+    expect(settled).not.toBe('hung');
+    expect((settled as PromiseSettledResult<unknown>[]).map((result) => result.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    await runner.release();
+    expect(await dataSource.query('SELECT 4 AS n')).toEqual([{ n: 4 }]);
+  });
+
   it('should be on by default and off with DATABASE_PIPELINE=false; anything else is refused', () => {
     const pipelineOf = (value: string | undefined) =>
       withEnv('DATABASE_PIPELINE', value, () => (createDataSource({ url: db.url }).options as { extra: { pipeline?: boolean } }).extra.pipeline);

@@ -16,6 +16,8 @@ export interface LatencyProxy {
   chunks: ProxiedChunk[];
   /** `url` with its host and port replaced by the proxy's. */
   rewrite(url: string): string;
+  /** Cuts every connection through the proxy at once (a network failure); new ones are still accepted. */
+  cut(): void;
   close(): Promise<void>;
 }
 
@@ -64,6 +66,9 @@ export async function startLatencyProxy(target: { host: string; port: number }, 
       parsed.hostname = '127.0.0.1';
       parsed.port = String(port);
       return parsed.toString();
+    },
+    cut(): void {
+      for (const socket of sockets) socket.destroy();
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -8,8 +8,9 @@
  *   npm run bench -- chatbot [--rate 50] [--seconds 10] [--contacts 50] [--warmup <contacts>] [--warmup-seconds 1]
  *                            [--sim process|inline] [--topology split|single] [--busy-cluster 1] [--db-rtt-ms 0]
  *
- * `--db-rtt-ms N` puts Postgres N ms of round trip away from ours (another machine's, as deployed): a
- * proxy in a process of its own holds each chunk N / 2 ms each way.
+ * `--db-rtt-ms N` puts Postgres N more ms of round trip away from ours (another machine's, as deployed):
+ * a proxy in a process of its own holds each chunk towards it N ms (whole ms); the result carries the
+ * median `SELECT 1` round trip measured directly and through the proxy (`dbRoundTripMs`).
  *
  * `--topology split` (default) is the deployed one: the session worker (Baileys, the inbound store, the
  * send op) runs in a child process of its own, as apps/session-worker does, and the bench's process hosts
@@ -57,7 +58,7 @@ import {
   windowProfiler,
   type WorkerSetup,
 } from '../support/processes';
-import { DB_PROXY_ROLE, dbRttMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
+import { DB_PROXY_ROLE, dbRttMs, medianRoundTripMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
 
 type Role = 'bench' | 'sim-child' | 'worker-child' | typeof DB_PROXY_ROLE;
 const ROLE: Role = (['sim-child', 'worker-child', DB_PROXY_ROLE] as const).find((role) => role === process.argv[2]) ?? 'bench';
@@ -206,6 +207,7 @@ async function main(): Promise<void> {
   const directUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const dbProxy = DB_RTT_MS > 0 ? await startDbProxyChild(directUrl, DB_RTT_MS) : undefined;
   const databaseUrl = dbProxy?.url ?? directUrl;
+  if (dbProxy) result.dbRoundTripMs = { direct: await medianRoundTripMs(directUrl), proxied: await medianRoundTripMs(dbProxy.url) };
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 20 });
   const logger = benchLogger();

@@ -18,8 +18,9 @@
  * Before measuring, each side sends `--warmup` rounds of one message per instance (device lookup and
  * Signal session set-up with its peer), not counted.
  *
- * `--db-rtt-ms N` puts ours' Postgres N ms of round trip away (another machine's, as deployed): a proxy
- * in a process of its own holds each chunk N / 2 ms each way; the result carries `dbRttMs`.
+ * `--db-rtt-ms N` puts ours' Postgres N more ms of round trip away (another machine's, as deployed): a
+ * proxy in a process of its own holds each chunk towards it N ms (whole ms); the result carries `dbRttMs`
+ * and the median `SELECT 1` round trip measured directly and through the proxy (`dbRoundTripMs`).
  *
  * Prints one JSON object on stdout (progress on stderr), with `topology`. Goal: ours ≥ 0.8 × bare
  * throughput. Next to throughput, each side reports its CPU time per send (`cpuMsPerSend`, `cpuRatio`;
@@ -47,7 +48,7 @@ import {
   windowProfiler,
   type WorkerSetup,
 } from '../support/processes';
-import { DB_PROXY_ROLE, dbRttMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
+import { DB_PROXY_ROLE, dbRttMs, medianRoundTripMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
 import { openBareSockets, provisionDevices, simControl } from '../support/sim-clients';
 
 type Role = 'orchestrate' | 'sim' | 'bare' | 'ours' | 'worker' | typeof DB_PROXY_ROLE;
@@ -613,6 +614,7 @@ async function orchestrate(): Promise<void> {
   const directUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const dbProxy = DB_RTT_MS > 0 ? await startDbProxyChild(directUrl, DB_RTT_MS) : undefined;
   const databaseUrl = dbProxy?.url ?? directUrl;
+  const dbRoundTripMs = dbProxy ? { direct: await medianRoundTripMs(directUrl), proxied: await medianRoundTripMs(dbProxy.url) } : undefined;
   const simProcess = child('sim');
   const sim = await firstMessage<SimInfo>(simProcess);
   try {
@@ -684,6 +686,7 @@ async function orchestrate(): Promise<void> {
         n: N,
         concurrency: CONCURRENCY,
         dbRttMs: DB_RTT_MS,
+        ...(dbRoundTripMs ? { dbRoundTripMs } : {}),
         node: process.version,
         bare,
         ours,

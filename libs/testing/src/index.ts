@@ -9,5 +9,5 @@ export { simulatorControl } from './simulator';
 export { startTestS3, TEST_S3_CREDENTIALS } from './s3';
 export type { TestS3Server } from './s3';
 export { startLatencyProxy } from './latency-proxy';
-export type { LatencyProxy, ProxiedChunk } from './latency-proxy';
+export type { LatencyProxy, ProxiedChunk, ProxyDelay } from './latency-proxy';
 export { withEnv } from './env';

@@ -21,17 +21,25 @@ export interface LatencyProxy {
   close(): Promise<void>;
 }
 
+/** How long the proxy holds a chunk going each way, in whole milliseconds (a number: the same both ways). */
+export type ProxyDelay = number | { upMs: number; downMs: number };
+
 /**
- * A loopback TCP proxy that holds every chunk `oneWayMs` before passing it on, each way: a server
- * `2 × oneWayMs` of round trip away (Postgres on another machine) for tests and benchmarks on one
- * machine. Chunks keep their order in each direction (timers of one duration fire in the order they
- * were set); a side's end or error reaches the other side after the chunks before it.
+ * A loopback TCP proxy that holds every chunk before passing it on: a server that much further away
+ * (Postgres on another machine) for tests and benchmarks on one machine. The round trip grows by
+ * `upMs + downMs`. Node's timers count whole milliseconds (a delay under 1 ms is 1 ms), so a round
+ * trip of 1 ms is `{ upMs: 1, downMs: 0 }`, not 0.5 each way. Chunks keep their order in each
+ * direction (timers of one duration fire in the order they were set); a side's end or error reaches the
+ * other side after the chunks before it.
  */
-export async function startLatencyProxy(target: { host: string; port: number }, oneWayMs: number, options: { record?: boolean } = {}): Promise<LatencyProxy> {
+export async function startLatencyProxy(target: { host: string; port: number }, delay: ProxyDelay, options: { record?: boolean } = {}): Promise<LatencyProxy> {
+  const { upMs, downMs } = typeof delay === 'number' ? { upMs: delay, downMs: delay } : delay;
+  for (const ms of [upMs, downMs]) if (!Number.isInteger(ms) || ms < 0) throw new Error(`a proxy delay is a whole number of milliseconds ≥ 0, not ${ms}`);
   const chunks: ProxiedChunk[] = [];
   const sockets = new Set<Socket>();
-  const later = (work: () => void) => (oneWayMs > 0 ? setTimeout(work, oneWayMs) : work());
   const pipe = (from: Socket, to: Socket, direction: ProxiedChunk['direction']) => {
+    const ms = direction === 'up' ? upMs : downMs;
+    const later = (work: () => void) => (ms > 0 ? setTimeout(work, ms) : work());
     from.on('data', (chunk: Buffer) => {
       if (options.record) chunks.push({ direction, at: performance.now(), bytes: chunk.length });
       later(() => {

@@ -53,6 +53,25 @@ describe(OutboxFollower.name, () => {
     return created;
   }
 
+  /**
+   * A follower of `messages` on one instance woken only by notices (no poll during the test), once its
+   * cursor exists: the instances it committed steps for, and its cursor's position.
+   */
+  async function noticeOnlyFollower(consumer: string, instanceId: string, options: Partial<OutboxFollowerOptions> = {}) {
+    const steps: string[] = [];
+    follower('one', {
+      consumer,
+      instances: async () => [instanceId],
+      eventTypes: ['messages'],
+      pollIntervalMs: 60_000,
+      committed: (stepped) => steps.push(stepped),
+      ...options,
+    });
+    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = $1`, [consumer]))[0].n === 1);
+    const cursor = async () => (await db.dataSource.query(`SELECT id::text AS id FROM outbox_cursors WHERE consumer = $1`, [consumer]))[0].id as string;
+    return { steps, cursor };
+  }
+
   beforeAll(async () => {
     db = await openTestDatabase();
     bus = new InProcessBus();
@@ -112,18 +131,7 @@ describe(OutboxFollower.name, () => {
   });
 
   it("with `ignore`, a notice of only ignored events steps nothing; the next wanted event's step moves past them, handing over only it", async () => {
-    const steps: string[] = [];
-    follower('one', {
-      consumer: 'c6',
-      instances: async () => ['fb'],
-      eventTypes: ['messages'],
-      ignore: ['$.type ? (@ == "skip")'],
-      // No poll during the test: only notices wake it.
-      pollIntervalMs: 60_000,
-      committed: (instanceId) => steps.push(instanceId),
-    });
-    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c6'`))[0].n === 1);
-    const cursor = async () => (await db.dataSource.query(`SELECT id::text AS id FROM outbox_cursors WHERE consumer = 'c6'`))[0].id as string;
+    const { steps, cursor } = await noticeOnlyFollower('c6', 'fb', { ignore: ['$.type ? (@ == "skip")'] });
     const start = await cursor();
     const skipped = await db.dataSource.transaction((manager) =>
       OutboxRepository.insertWithin(manager, 'fb', [{ eventType: 'messages', payload: { type: 'skip' } }]),
@@ -142,17 +150,7 @@ describe(OutboxFollower.name, () => {
   });
 
   it('skips a notice whose commit wrote only event types it does not want, and looks on one that names a wanted type or none', async () => {
-    const steps: string[] = [];
-    follower('one', {
-      consumer: 'c20',
-      instances: async () => ['fa'],
-      eventTypes: ['messages'],
-      // No poll during the test: only notices wake it.
-      pollIntervalMs: 60_000,
-      committed: (instanceId) => steps.push(instanceId),
-    });
-    await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c20'`))[0].n === 1);
-    const cursor = async () => (await db.dataSource.query(`SELECT id::text AS id FROM outbox_cursors WHERE consumer = 'c20'`))[0].id as string;
+    const { steps, cursor } = await noticeOnlyFollower('c20', 'fa');
     const start = await cursor();
     const presence = (await db.dataSource.transaction((manager) =>
       OutboxRepository.insertWithin(manager, 'fa', [{ eventType: 'presence', payload: { type: 'presence' } }]),

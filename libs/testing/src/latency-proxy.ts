@@ -4,9 +4,6 @@ import type { AddressInfo } from 'node:net';
 /** A chunk the proxy passed on: `up` from the client towards the server, `down` back. */
 export interface ProxiedChunk {
   direction: 'up' | 'down';
-  /** When it reached the proxy (performance.now()). */
-  at: number;
-  bytes: number;
 }
 
 export interface LatencyProxy {
@@ -41,7 +38,7 @@ export async function startLatencyProxy(target: { host: string; port: number }, 
     const ms = direction === 'up' ? upMs : downMs;
     const later = (work: () => void) => (ms > 0 ? setTimeout(work, ms) : work());
     from.on('data', (chunk: Buffer) => {
-      if (options.record) chunks.push({ direction, at: performance.now(), bytes: chunk.length });
+      if (options.record) chunks.push({ direction });
       later(() => {
         if (!to.destroyed) to.write(chunk);
       });

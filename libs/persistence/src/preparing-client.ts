@@ -56,7 +56,8 @@ export class PreparingClient extends Client {
   }
 }
 
-function isStalePlan(error: unknown): boolean {
+/** Postgres refused a prepared plan whose result type changed (a migration added or dropped a column). */
+export function isStalePlan(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: string; message?: string };
   return code === '0A000' && /cached plan must not change result type/.test(message ?? '');
 }

@@ -151,7 +151,7 @@ describe(LeaseRepository.name, () => {
   });
 
   describe('fencedTransaction', () => {
-    it('should commit the work of the holder, and run nothing for a worker whose lease was taken over', async () => {
+    it('should commit the work of the holder, and commit nothing for a worker whose lease was taken over', async () => {
       await newInstance("i-tx'quoted");
       const stale = (await sut.claim("i-tx'quoted", 'w1', 50))!;
       const name = async () => ((await db.dataSource.query(`SELECT name FROM instances WHERE id = $1`, ["i-tx'quoted"])) as Array<{ name: string }>)[0].name;
@@ -165,9 +165,18 @@ describe(LeaseRepository.name, () => {
 
       await new Promise((resolve) => setTimeout(resolve, 120));
       const fresh = (await sut.claim("i-tx'quoted", 'w2', 5000))!;
-      const work = jest.fn();
-      await expect(LeaseRepository.fencedTransaction(db.dataSource, stale, work)).rejects.toBeInstanceOf(FencedOutError);
-      expect(work).not.toHaveBeenCalled();
+      // The work starts before the proof's answer (pipelined behind it) and is rolled back, its events' insert with it.
+      const tail = jest.fn();
+      await expect(
+        LeaseRepository.fencedTransaction(
+          db.dataSource,
+          stale,
+          (manager) => manager.query(`UPDATE instances SET name = 'by-stale' WHERE id = $1`, ["i-tx'quoted"]),
+          () => ({ text: `UPDATE instances SET name = 'by-stale-tail' WHERE id = $1`, values: ["i-tx'quoted"], rows: tail }),
+        ),
+      ).rejects.toBeInstanceOf(FencedOutError);
+      expect(tail).not.toHaveBeenCalled();
+      expect(await name()).toBe('by-w1');
 
       // A failing piece of work leaves nothing behind, and the connection goes back to the pool clean.
       await expect(
@@ -227,7 +236,9 @@ describe(LeaseRepository.name, () => {
       let started!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
       const inside = new Promise<void>((resolve) => (started = resolve));
-      const done = LeaseRepository.fencedTransaction(db.dataSource, lease!, async () => {
+      const done = LeaseRepository.fencedTransaction(db.dataSource, lease!, async (manager) => {
+        // The work starts before the proof's answer; the proof holds its lock once a statement behind it has run.
+        await manager.query('SELECT 1');
         started();
         await gate;
       });

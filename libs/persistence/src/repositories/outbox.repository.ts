@@ -56,21 +56,36 @@ export interface SettledRead {
 
 const MAX_BIGINT = '9223372036854775807';
 
+/** A statement's text and parameters. */
+interface TailStatementText {
+  text: string;
+  values: unknown[];
+}
+
 /** The event outbox: rows are written with the change that caused them; cursor readers read them in commit-safe order. */
 export class OutboxRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Inserts events inside the caller's transaction; returns the id of the last one (null if none). */
   static async insertWithin(manager: EntityManager, instanceId: string, events: NewOutboxEvent[]): Promise<string | null> {
+    const statement = OutboxRepository.insertStatement(instanceId, events);
+    return statement ? statement.lastId(await manager.query(statement.text, statement.values)) : null;
+  }
+
+  /**
+   * insertWithin() as a statement to run (a fenced transaction's tail, written with its COMMIT: LeaseRepository);
+   * `lastId` reads the id of the last event from its rows. Null when there are no events.
+   */
+  static insertStatement(instanceId: string, events: NewOutboxEvent[]): (TailStatementText & { lastId(rows: unknown[]): string | null }) | null {
     if (events.length === 0) return null;
-    const rows: Array<{ id: string }> = await manager.query(
-      `${PREPARED} INSERT INTO outbox_events (instance_id, event_type, chat_id, payload)
+    return {
+      text: `${PREPARED} INSERT INTO outbox_events (instance_id, event_type, chat_id, payload)
        SELECT $1, e, c, p::jsonb FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(e, c, p, n)
        ORDER BY n
        RETURNING id`,
-      [instanceId, events.map((e) => e.eventType), events.map((e) => e.chatId ?? ''), events.map((e) => JSON.stringify(e.payload))],
-    );
-    return rows.length ? String(rows[rows.length - 1].id) : null;
+      values: [instanceId, events.map((e) => e.eventType), events.map((e) => e.chatId ?? ''), events.map((e) => JSON.stringify(e.payload))],
+      lastId: (rows) => (rows.length ? String((rows[rows.length - 1] as { id: string }).id) : null),
+    };
   }
 
   /**
@@ -81,27 +96,37 @@ export class OutboxRepository {
     manager: EntityManager,
     batches: ReadonlyArray<{ instanceId: string; events: NewOutboxEvent[] }>,
   ): Promise<Map<string, string>> {
+    const statement = OutboxRepository.insertManyStatement(batches);
+    return statement ? statement.lastIds(await manager.query(statement.text, statement.values)) : new Map();
+  }
+
+  /** insertManyWithin() as a statement to run (as insertStatement()); `lastIds` reads each instance's last event id from its rows. */
+  static insertManyStatement(
+    batches: ReadonlyArray<{ instanceId: string; events: NewOutboxEvent[] }>,
+  ): (TailStatementText & { lastIds(rows: unknown[]): Map<string, string> }) | null {
     const all = batches.flatMap(({ instanceId, events }) => events.map((event) => ({ instanceId, event })));
-    if (all.length === 0) return new Map();
-    const rows: Array<{ id: string; instance_id: string }> = await manager.query(
-      `${PREPARED} INSERT INTO outbox_events (instance_id, event_type, chat_id, payload)
+    if (all.length === 0) return null;
+    return {
+      text: `${PREPARED} INSERT INTO outbox_events (instance_id, event_type, chat_id, payload)
        SELECT i, e, c, p::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(i, e, c, p, n)
        ORDER BY n
        RETURNING id, instance_id`,
-      [
+      values: [
         all.map((entry) => entry.instanceId),
         all.map((entry) => entry.event.eventType),
         all.map((entry) => entry.event.chatId ?? ''),
         all.map((entry) => JSON.stringify(entry.event.payload)),
       ],
-    );
-    const last = new Map<string, string>();
-    for (const row of rows) {
-      const id = String(row.id);
-      const before = last.get(row.instance_id);
-      if (before === undefined || BigInt(id) > BigInt(before)) last.set(row.instance_id, id);
-    }
-    return last;
+      lastIds: (rows) => {
+        const last = new Map<string, string>();
+        for (const row of rows as Array<{ id: string; instance_id: string }>) {
+          const id = String(row.id);
+          const before = last.get(row.instance_id);
+          if (before === undefined || BigInt(id) > BigInt(before)) last.set(row.instance_id, id);
+        }
+        return last;
+      },
+    };
   }
 
   /**

@@ -151,10 +151,10 @@ export class InboundStore {
     this.stats.writes += group.length;
     if (group.length === 1) return this.writeAlone(group[0]);
     let outcomes: Array<{ value: unknown } | { fenced: true }>;
-    let lastIds: Map<string, string>;
+    let lastIds = new Map<string, string>();
     let types: Map<string, string[]>;
     try {
-      ({ outcomes, lastIds, types } = await LeaseRepository.fencedGroupTransaction(
+      ({ outcomes, types } = await LeaseRepository.fencedGroupTransaction(
         this.dataSource,
         group.map((entry) => entry.lease),
         async (manager, held) => {
@@ -213,7 +213,12 @@ export class InboundStore {
             receipts.close();
             await Promise.allSettled(parked.map(({ done }) => done));
           }
-          return { outcomes: results, lastIds: await OutboxRepository.insertManyWithin(manager, batches), types: typesOf(batches) };
+          return { outcomes: results, batches, types: typesOf(batches) };
+        },
+        // The events of the whole group in one insert, written with the COMMIT.
+        ({ batches }) => {
+          const insert = OutboxRepository.insertManyStatement(batches);
+          return insert && { ...insert, rows: (rows) => (lastIds = insert.lastIds(rows)) };
         },
       ));
     } catch {
@@ -232,11 +237,18 @@ export class InboundStore {
   private async writeAlone(entry: Waiting): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        const { result, lastId, events } = await LeaseRepository.fencedTransaction(this.dataSource, entry.lease, async (manager) => {
-          const events: NewOutboxEvent[] = [];
-          const value = await entry.work(manager, events);
-          return { result: value, lastId: await OutboxRepository.insertWithin(manager, entry.lease.instanceId, events), events };
-        });
+        const events: NewOutboxEvent[] = [];
+        let lastId: string | null = null;
+        const result = await LeaseRepository.fencedTransaction(
+          this.dataSource,
+          entry.lease,
+          (manager) => entry.work(manager, events),
+          // The events in one insert, written with the COMMIT.
+          () => {
+            const insert = OutboxRepository.insertStatement(entry.lease.instanceId, events);
+            return insert && { ...insert, rows: (rows) => (lastId = insert.lastId(rows)) };
+          },
+        );
         entry.resolve(result);
         if (lastId !== null) this.notify({ instanceId: entry.lease.instanceId, lastId, types: typesIn(events) });
         return;

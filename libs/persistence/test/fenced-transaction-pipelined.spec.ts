@@ -1,11 +1,12 @@
-import { createDataSource, FencedOutError, InstanceRepository, LeaseRepository, type Lease } from '@gw/persistence';
+import { createDataSource, FencedOutError, InstanceRepository, LeaseRepository, OutboxCursorRepository, OutboxRepository, type Lease } from '@gw/persistence';
 import { openTestDatabase, startLatencyProxy, withEnv, type LatencyProxy, type TestDatabase } from '@gw/testing';
 import type { DataSource } from 'typeorm';
 
 /**
  * The fenced transactions of the inbound store, pipelined (ADR 0023): the proof goes out with the
  * work's first statement, the tail (the outbox insert) with the COMMIT. Counted in round trips through
- * a proxy 2 × 40 ms away (Postgres on another machine): a run of chunks towards Postgres is one.
+ * a proxy 2 × 40 ms away (Postgres on another machine): a run of chunks towards Postgres is one. An
+ * outbox cursor's step sends its START TRANSACTION with its first statement.
  */
 describe('fenced transactions, pipelined', () => {
   let db: TestDatabase;
@@ -112,6 +113,17 @@ describe('fenced transactions, pipelined', () => {
     expect(tailRows).toEqual([]);
     expect(await probes()).toEqual([]);
     expect(await idleAborted()).toBe(0);
+  });
+
+  it('should step an outbox cursor (begin, lock, read and move, handler, commit) in two round trips', async () => {
+    const dataSource = await farPool();
+    const cursors = new OutboxCursorRepository(dataSource);
+    await cursors.follow('pipe-probe', ['i-pipe']);
+    await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, 'i-pipe', [{ eventType: 'messages', payload: { n: 1 } }]));
+    proxy.chunks.length = 0;
+    const step = await cursors.step('pipe-probe', 'i-pipe', 10, async (_manager, _instanceId, events) => events.map((event) => event.payload));
+    expect(step).toMatchObject({ read: 1, handled: [{ n: 1 }] });
+    expect(roundTrips()).toBe(2);
   });
 
   it('should run a group whose proof found a lease gone once more, told only the held ones, the first run rolled back', async () => {

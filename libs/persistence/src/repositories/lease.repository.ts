@@ -1,21 +1,11 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { FencedOutError } from './fenced-out.error';
-import { isStalePlan, PREPARED, preparedStatements } from '../preparing-client';
+import { PREPARED } from '../preparing-client';
+import { pipelinedTransaction, type TailStatement } from '../pipelined-transaction';
 
-/** The pg client under a TypeORM query runner: a text-only query may hold several statements (then it answers an array of results). */
-interface PipelineClient {
-  query(config: string | { name?: string; text: string; values: unknown[] }): Promise<unknown>;
-  escapeLiteral(value: string): string;
-}
-
-/**
- * The last statement of a fenced transaction, written together with its COMMIT (the outbox insert of
- * the events of its writes). `rows` receives its rows once the transaction committed.
- */
-export interface TailStatement {
-  text: string;
-  values: unknown[];
-  rows?: (rows: unknown[]) => void;
+/** The instances whose lease the proof's SELECT found (and locked). */
+function heldIn(rows: unknown[]): Set<string> {
+  return new Set((rows as Array<{ instance_id: string }>).map((row) => row.instance_id));
 }
 
 /** A group's proof found a lease gone after its work ran optimistically: the group runs again (fencedGroupTransaction). */
@@ -139,13 +129,10 @@ export class LeaseRepository {
    * gone: nothing of `work` is committed then. `tail`, when given, builds the transaction's last
    * statement from the work's value (the outbox insert of its events).
    *
-   * Pipelined (ADR 0023): the begin and the proof go to the server as one simple-query batch (the lease
-   * values as escaped literals) and `work` starts at once, its first statement right behind them on the
-   * same connection, so the server takes the proof's FOR KEY SHARE lock before any of the work's
-   * statements runs; the proof's answer is read after the work. The tail and the COMMIT are written
-   * together too: when the tail fails, the server ends the aborted transaction with a rollback in
-   * answer to the COMMIT, and the tail's error is thrown. Two round trips fewer per transaction than
-   * awaiting each; with `DATABASE_PIPELINE=false` pg queues the same statements, one round trip each.
+   * Pipelined (pipelinedTransaction, ADR 0023): the begin and the proof (one simple-query batch, the
+   * lease values as escaped literals) go out with the work's first statement, so the server takes the
+   * proof's FOR KEY SHARE lock before any of the work runs, and the tail with the COMMIT: two round
+   * trips fewer than awaiting each. The proof's answer is read after the work.
    * A fenced-out worker's work thus runs and is rolled back; `work` must have no effect outside the
    * transaction before this returns (the inbound store's writes only write, and are safe to run again).
    */
@@ -156,7 +143,7 @@ export class LeaseRepository {
     tail?: (value: T) => TailStatement | null,
   ): Promise<T> {
     if (!/^\d+$/.test(lease.fencingToken)) throw new Error(`invalid fencing token ${lease.fencingToken}`);
-    return LeaseRepository.pipelined(
+    return pipelinedTransaction(
       dataSource,
       (client) => `START TRANSACTION; SELECT instance_id FROM session_leases
          WHERE instance_id = ${client.escapeLiteral(lease.instanceId)} AND worker_id = ${client.escapeLiteral(lease.workerId)}
@@ -164,7 +151,7 @@ export class LeaseRepository {
          FOR KEY SHARE`,
       async (manager, proof) => {
         const value = await work(manager);
-        if (!(await proof).has(lease.instanceId)) throw new FencedOutError(lease.instanceId);
+        if (!heldIn(await proof).has(lease.instanceId)) throw new FencedOutError(lease.instanceId);
         return value;
       },
       tail,
@@ -190,7 +177,7 @@ export class LeaseRepository {
     tail?: (value: T) => TailStatement | null,
   ): Promise<T> {
     for (const lease of leases) if (!/^\d+$/.test(lease.fencingToken)) throw new Error(`invalid fencing token ${lease.fencingToken}`);
-    const proofText = (client: PipelineClient) =>
+    const proofText = (client: { escapeLiteral(value: string): string }) =>
       `START TRANSACTION; SELECT instance_id FROM session_leases
          WHERE (instance_id, worker_id, fencing_token) IN (${leases
            .map((lease) => `(${client.escapeLiteral(lease.instanceId)}, ${client.escapeLiteral(lease.workerId)}, ${lease.fencingToken}::bigint)`)
@@ -198,12 +185,12 @@ export class LeaseRepository {
          FOR KEY SHARE`;
     const all = new Set(leases.map((lease) => lease.instanceId));
     try {
-      return await LeaseRepository.pipelined(
+      return await pipelinedTransaction(
         dataSource,
         proofText,
         async (manager, proof) => {
           const value = await work(manager, new Set(all));
-          const held = await proof;
+          const held = heldIn(await proof);
           if ([...all].some((id) => !held.has(id))) throw new LeaseLostInGroup();
           return value;
         },
@@ -212,71 +199,7 @@ export class LeaseRepository {
     } catch (error) {
       if (!(error instanceof LeaseLostInGroup)) throw error;
       // Rolled back: once more, the proof read before the work.
-      return LeaseRepository.pipelined(dataSource, proofText, async (manager, proof) => work(manager, await proof), tail);
-    }
-  }
-
-  /**
-   * One transaction on its own connection: `head` (the begin and the proof, a simple-query batch)
-   * is written and `run` starts at once (`proof` settles with the instance ids the head's SELECT
-   * found); then the tail and the COMMIT, written together. Rolled back on any error, and the
-   * connection goes back to the pool outside any transaction.
-   */
-  private static async pipelined<T>(
-    dataSource: DataSource,
-    head: (client: PipelineClient) => string,
-    run: (manager: EntityManager, proof: Promise<Set<string>>) => Promise<T>,
-    tail: ((value: T) => TailStatement | null) | undefined,
-  ): Promise<T> {
-    const runner = dataSource.createQueryRunner();
-    await runner.connect();
-    const client = (runner as unknown as { databaseConnection: PipelineClient }).databaseConnection;
-    // Open from the start: a batch that fails after its START TRANSACTION leaves the transaction open
-    // (aborted), and the connection must not go back to the pool that way.
-    let open = true;
-    const proof = (client.query(head(client)) as Promise<Array<{ rows: Array<{ instance_id: string }> }>>).then(
-      (results) => new Set((results[1]?.rows ?? []).map((row) => row.instance_id)),
-    );
-    // Read after the work, or never when the work fails first (its own error is the one thrown).
-    proof.catch(() => undefined);
-    try {
-      const value = await run(runner.manager, proof);
-      const last = tail?.(value) ?? null;
-      if (last) {
-        const name = last.text.includes(PREPARED) ? preparedStatements.nameFor(last.text) : null;
-        // Both written now, in this order; no retry of a stale prepared plan (it would run after the COMMIT).
-        const rows = (
-          client.query(name ? { name, text: last.text, values: last.values } : { text: last.text, values: last.values }) as Promise<{ rows: unknown[] }>
-        ).then(
-          (result) => result.rows,
-          (error: unknown) => {
-            if (name && isStalePlan(error)) preparedStatements.renew(last.text);
-            throw error;
-          },
-        );
-        const commit = client.query('COMMIT') as Promise<unknown>;
-        // The tail's error first: the COMMIT that followed it rolled the transaction back (and answered ROLLBACK).
-        const [tailOutcome, commitOutcome] = await Promise.allSettled([rows, commit]);
-        open = false;
-        if (tailOutcome.status === 'rejected') throw tailOutcome.reason;
-        if (commitOutcome.status === 'rejected') throw commitOutcome.reason;
-        last.rows?.(tailOutcome.value);
-      } else {
-        await runner.query('COMMIT');
-        open = false;
-      }
-      return value;
-    } catch (error) {
-      if (open) await runner.query('ROLLBACK').catch(() => undefined);
-      // A failed proof aborted the transaction, and the work's statements failed behind it: its error is the cause.
-      throw (
-        (await proof.then(
-          () => null,
-          (proofError: unknown) => proofError,
-        )) ?? error
-      );
-    } finally {
-      await runner.release();
+      return pipelinedTransaction(dataSource, proofText, async (manager, proof) => work(manager, heldIn(await proof)), tail);
     }
   }
 

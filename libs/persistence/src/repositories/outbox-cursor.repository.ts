@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { toOutboxRow, type OutboxRow, type RawOutboxRow } from './outbox.repository';
+import { transactionPipelined } from '../pipelined-transaction';
 
 /** What one step of a consumer over one instance did. */
 export interface CursorStep<T = void> {
@@ -131,7 +132,8 @@ export class OutboxCursorRepository {
     eventTypes?: ReadonlySet<string>,
     ignore: readonly string[] = [],
   ): Promise<CursorStep<T>> {
-    return this.dataSource.transaction(async (manager) => {
+    // Its START TRANSACTION goes out with the cursor's statement (one round trip fewer: ADR 0023).
+    return transactionPipelined(this.dataSource, async (manager) => {
       const { busy, gone, rows, forward } = await OutboxCursorRepository.lockReadAndMove(manager, consumer, instanceId, limit, eventTypes, ignore);
       if (gone) return { busy: false, gone: true, read: 0, more: false };
       if (busy) return { busy: true, read: 0, more: false };

@@ -11,7 +11,7 @@ describe(GatewayMetrics.name, () => {
       for (const name of names) {
         expect(name).toMatch(/^wa_gateway_[a-z_]+$/);
         // A unit or what is counted: counters end in _total, latencies in _seconds.
-        expect(name).toMatch(/_(total|seconds|depth|backlog|instances|clients|connections|requests)$/);
+        expect(name).toMatch(/_(total|seconds|depth|backlog|instances|clients|connections|requests|writes)$/);
       }
     });
 
@@ -119,12 +119,19 @@ describe(GatewayMetrics.name, () => {
 
     it("should report a session worker's inbound backlog and count its pauses", async () => {
       const sut = new GatewayMetrics({ perInstance: false });
-      sut.useSources({ inboundBacklog: () => ({ depth: 37, pausedSockets: 1 }) });
+      sut.useSources({ inboundBacklog: () => ({ depth: 37, pausedSockets: 1, writesPending: 5 }) });
       sut.inboundPauses.inc();
+      sut.inboundGroupWrites.observe(3);
+      sut.inboundGroupDuration.observe(0.004);
       const text = (await sut.exposition()).body;
       expect(text).toContain('wa_gateway_inbound_queue_depth 37');
       expect(text).toContain('wa_gateway_inbound_paused_connections 1');
       expect(text).toContain('wa_gateway_inbound_pauses_total 1');
+      expect(text).toContain('wa_gateway_inbound_pending_writes 5');
+      expect(text).toContain('wa_gateway_inbound_write_group_writes_bucket{le="2"} 0');
+      expect(text).toContain('wa_gateway_inbound_write_group_writes_bucket{le="4"} 1');
+      expect(text).toContain('wa_gateway_inbound_write_group_duration_seconds_bucket{le="0.0025"} 0');
+      expect(text).toContain('wa_gateway_inbound_write_group_duration_seconds_bucket{le="0.005"} 1');
     });
   });
 });

@@ -20,6 +20,11 @@ const SEND_BUCKETS = [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 /** A webhook delivery ends at the receiver's answer or the timeout (10 s by default). */
 const WEBHOOK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
+/** A group transaction of inbound writes: 1 ms (loopback, one write) … 10 s (one instance far behind). */
+const INBOUND_GROUP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+/** Writes one group transaction carried: 1 … its bound (64 by default). */
+const INBOUND_GROUP_WRITE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128];
+
 /** Instance statuses always exported (0 when none), so a dashboard sees a drop to zero. */
 export const INSTANCE_STATUSES = ['connected', 'connecting', 'disconnected'] as const;
 
@@ -30,8 +35,11 @@ export interface MetricsSources {
   webhookBacklog?: () => Promise<{ pending: number; oldestSeconds: number }>;
   /** The process's Postgres pool (pg Pool counters; synchronous, no query). */
   databasePool?: () => { total: number; idle: number; waiting: number };
-  /** A session worker's inbound queues (synchronous): events received and not yet stored, sockets paused for it. */
-  inboundBacklog?: () => { depth: number; pausedSockets: number };
+  /**
+   * A session worker's inbound queues (synchronous): events received and not yet stored, sockets paused
+   * for it, and the writes its store accepted and has not committed yet.
+   */
+  inboundBacklog?: () => { depth: number; pausedSockets: number; writesPending?: number };
 }
 
 export class GatewayMetrics {
@@ -52,6 +60,8 @@ export class GatewayMetrics {
   readonly sseClients: Gauge;
   readonly sourceErrors: Counter<'source'>;
   readonly inboundPauses: Counter;
+  readonly inboundGroupDuration: Histogram;
+  readonly inboundGroupWrites: Histogram;
 
   constructor(readonly options: MetricsOptions) {
     const registers = [this.registry];
@@ -239,6 +249,28 @@ export class GatewayMetrics {
       collect() {
         const backlog = sources.inboundBacklog?.();
         if (backlog) this.set(backlog.pausedSockets);
+        else this.remove({});
+      },
+    });
+    this.inboundGroupDuration = new Histogram({
+      name: 'wa_gateway_inbound_write_group_duration_seconds',
+      help: "How long a session worker's group transaction of inbound writes (received messages, copies, receipts) took, from its begin to its commit",
+      buckets: INBOUND_GROUP_BUCKETS,
+      registers,
+    });
+    this.inboundGroupWrites = new Histogram({
+      name: 'wa_gateway_inbound_write_group_writes',
+      help: 'Writes one group transaction of inbound writes carried (groups near their bound, 64, for long: the writes fall behind)',
+      buckets: INBOUND_GROUP_WRITE_BUCKETS,
+      registers,
+    });
+    new Gauge({
+      name: 'wa_gateway_inbound_pending_writes',
+      help: "Inbound writes a session worker's store accepted and has not committed yet (waiting for their group, or in it)",
+      registers,
+      collect() {
+        const pending = sources.inboundBacklog?.().writesPending;
+        if (pending !== undefined) this.set(pending);
         else this.remove({});
       },
     });

@@ -115,7 +115,12 @@ describe(InboundStore.name, () => {
   it("should put an instance's writes that wait behind its transaction in flight together, in order, in its next one", async () => {
     const id = 'group-inbound-b';
     const lease = (await new LeaseRepository(db.dataSource).holderOf(id))!;
-    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 4 });
+    const groups: Array<{ writes: number; seconds: number }> = [];
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), {
+      maxBatch: 100,
+      maxInFlight: 4,
+      onGroup: (writes, seconds) => groups.push({ writes, seconds }),
+    });
     const order: string[] = [];
     const write = (lid: string) =>
       sut.write(lease, async (manager, events) => {
@@ -132,6 +137,9 @@ describe(InboundStore.name, () => {
     expect(sut.pending(id)).toBe(0);
     // Four transactions may be in flight, but this instance's three later writes waited for its first and went together.
     expect(sut.stats).toEqual({ transactions: 2, writes: 4, fallbacks: 0 });
+    // What the worker's metrics observe (wa_gateway_inbound_write_group_writes and _duration_seconds).
+    expect(groups.map((group) => group.writes)).toEqual([1, 3]);
+    for (const { seconds } of groups) expect(seconds).toBeGreaterThan(0);
     expect(order).toEqual(['30@lid', '31@lid', '32@lid', '33@lid']);
     const rows: Array<{ lid: string; tx: string }> = await db.dataSource.query(
       `SELECT payload->>'lid' AS lid, tx::text AS tx FROM outbox_events WHERE instance_id = $1 AND payload->>'lid' LIKE '3_@lid' ORDER BY id`,

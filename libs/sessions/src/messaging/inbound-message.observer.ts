@@ -8,7 +8,7 @@ import { InboundBackpressure, type InboundBounds } from './inbound-backpressure'
 import { GroupMetadataCache } from './group-metadata-cache';
 import type { InboundServices } from './inbound/inbound-context';
 import { InboundSocketHandler } from './inbound-socket-handler';
-import { InboundStore } from './inbound-store';
+import { INBOUND_STORE_DEFAULTS, InboundStore } from './inbound-store';
 
 export interface InboundMessageObserverOptions {
   dataSource: DataSource;
@@ -37,7 +37,13 @@ export class InboundMessageObserver implements SocketObserver {
 
   constructor(options: InboundMessageObserverOptions) {
     this.services = {
-      store: new InboundStore(options.dataSource, options.bus, options.logger),
+      store: new InboundStore(options.dataSource, options.bus, options.logger, {
+        ...INBOUND_STORE_DEFAULTS,
+        onGroup: (writes, seconds) => {
+          metrics().inboundGroupWrites.observe(writes);
+          metrics().inboundGroupDuration.observe(seconds);
+        },
+      }),
       instances: options.repositories.instances,
       messages: options.repositories.messages,
       lidMappings: options.repositories.lidMappings,
@@ -47,10 +53,10 @@ export class InboundMessageObserver implements SocketObserver {
     };
   }
 
-  /** What the worker's sockets hold received and not yet stored, and the sockets paused for it (metrics). */
-  backlog(): { depth: number; pausedSockets: number; pauses: number } {
-    const { backpressure } = this.services;
-    return { depth: backpressure.depth, pausedSockets: backpressure.pausedSockets, pauses: backpressure.pauses };
+  /** What the worker's sockets hold received and not yet stored, the sockets paused for it, and the writes not yet committed (metrics). */
+  backlog(): { depth: number; pausedSockets: number; pauses: number; writesPending: number } {
+    const { backpressure, store } = this.services;
+    return { depth: backpressure.depth, pausedSockets: backpressure.pausedSockets, pauses: backpressure.pauses, writesPending: store.pending() };
   }
 
   attach(context: SocketContext): () => void {

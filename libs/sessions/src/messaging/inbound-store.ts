@@ -36,6 +36,8 @@ export interface InboundStoreOptions {
   maxBatch: number;
   /** Group transactions in flight at once. */
   maxInFlight: number;
+  /** Told of every group transaction that committed: its writes and how long it took (metrics). */
+  onGroup?: (writes: number, seconds: number) => void;
 }
 
 /**
@@ -150,6 +152,7 @@ export class InboundStore {
     this.stats.transactions++;
     this.stats.writes += group.length;
     if (group.length === 1) return this.writeAlone(group[0]);
+    const started = performance.now();
     let outcomes: Array<{ value: unknown } | { fenced: true }>;
     let lastIds = new Map<string, string>();
     let types: Map<string, string[]>;
@@ -226,6 +229,7 @@ export class InboundStore {
       for (const entry of group) await this.writeAlone(entry);
       return;
     }
+    this.options.onGroup?.(group.length, (performance.now() - started) / 1000);
     group.forEach((entry, index) => {
       const outcome = outcomes[index];
       if ('fenced' in outcome) entry.reject(new FencedOutError(entry.lease.instanceId));
@@ -236,6 +240,7 @@ export class InboundStore {
 
   private async writeAlone(entry: Waiting): Promise<void> {
     for (let attempt = 1; ; attempt++) {
+      const started = performance.now();
       try {
         const events: NewOutboxEvent[] = [];
         let lastId: string | null = null;
@@ -249,6 +254,7 @@ export class InboundStore {
             return insert && { ...insert, rows: (rows) => (lastId = insert.lastId(rows)) };
           },
         );
+        this.options.onGroup?.(1, (performance.now() - started) / 1000);
         entry.resolve(result);
         if (lastId !== null) this.notify({ instanceId: entry.lease.instanceId, lastId, types: typesIn(events) });
         return;

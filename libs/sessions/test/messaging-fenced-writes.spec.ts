@@ -310,6 +310,84 @@ describe(InboundStore.name, () => {
       expect(events.filter((event) => event.instance_id === id).map((event) => event.wave)).toEqual([`sent W${n}`, `receipt W${n}`]);
   });
 
+  it("should put one instance's writes about different messages in one wave, after the writes about the same messages or naming none", async () => {
+    const id = 'group-inbound-keyed';
+    await new InstanceRepository(db.dataSource).create({ id, token: `tok-${id}`, name: id });
+    const lease = (await new LeaseRepository(db.dataSource).claim(id, 'worker-a', 10_000))!;
+    const chat = '5511900000077@s.whatsapp.net';
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
+    // One busy instance: its own copies (then their chat) and their receipts, as the send path and a chatbot bring them.
+    const sent = (messageId: string, at: number) =>
+      sut.write(
+        lease,
+        async (manager, events) => {
+          await InboundBatch.storeOwnCopy(
+            manager,
+            newMessageFixture(id, { id: `id-${messageId}`, messageId, chatId: chat, messageTimestamp: at, status: 'Sent', fromMe: true }),
+          );
+          const row = await InboundBatch.observeChat(
+            manager,
+            id,
+            { waChatId: chat, lastMessage: { timestamp: at, type: 'Conversation', textVote: messageId, sender: 'me', incoming: false } },
+            () => `chat77-${messageId}`,
+          );
+          events.push({ eventType: 'messages', chatId: chat, payload: { keyed: `sent ${messageId}` } });
+          return `sent ${messageId}, chat last ${row.lastMessageTextVote}`;
+        },
+        [messageId],
+      );
+    const receipt = (messageId: string, status: string) =>
+      sut.write(
+        lease,
+        async (manager, events) => {
+          const changed = await InboundBatch.advanceStatus(manager, id, [messageId], status);
+          events.push({ eventType: 'messages_update', chatId: chat, payload: { keyed: `${status} ${messageId}` } });
+          return changed.map((row) => `${row.messageId} ${row.status}`).join() || `${messageId} not stored`;
+        },
+        [messageId],
+      );
+    const unkeyed = () =>
+      sut.write(lease, async (_manager, events) => {
+        events.push({ eventType: 'presence', chatId: chat, payload: { keyed: 'unkeyed' } });
+        return 'unkeyed';
+      });
+    const hold = sut.write(lease, async () => 'first'); // alone, so the rest wait and go together
+    const spy = jest.spyOn(InboundGroupRepository, 'writeWithin');
+    const results = await Promise.all([
+      hold,
+      sent('K1', 500),
+      sent('K2', 501),
+      receipt('K1', 'Delivered'),
+      receipt('K2', 'Delivered'),
+      receipt('K1', 'Read'),
+      unkeyed(),
+      receipt('K2', 'Read'),
+    ]);
+    const rounds = spy.mock.calls.map(([, writes]) =>
+      [
+        ...(writes.statuses ?? []).map((item) => `status ${item.messageIds.join()} ${item.status}`),
+        ...(writes.copies ?? []).map((message) => `copy ${message.messageId}`),
+        ...(writes.chats ?? []).map((item) => `chat ${item.observation.lastMessage?.textVote}`),
+      ].join(', '),
+    );
+    spy.mockRestore();
+    expect(results).toEqual(['first', 'sent K1, chat last K1', 'sent K2, chat last K2', 'K1 Delivered', 'K2 Delivered', 'K1 Read', 'unkeyed', 'K2 Read']);
+    // Waves: both copies (then both chats, the later after the first); both first receipts; K1's read; the
+    // unkeyed write; K2's read. Before, one wave per write: seven waves, eight rounds.
+    expect(rounds).toEqual(['copy K1, copy K2', 'chat K1, chat K2', 'status K1 Delivered, status K2 Delivered', 'status K1 Read', 'status K2 Read']);
+    // Each instance's events in arrival order, whichever wave wrote them.
+    const events: Array<{ keyed: string }> = await db.dataSource.query(
+      `SELECT payload->>'keyed' AS keyed FROM outbox_events WHERE instance_id = $1 AND payload ? 'keyed' ORDER BY id`,
+      [id],
+    );
+    expect(events.map((event) => event.keyed)).toEqual(['sent K1', 'sent K2', 'Delivered K1', 'Delivered K2', 'Read K1', 'unkeyed', 'Read K2']);
+    const [stored]: Array<{ last: string }> = await db.dataSource.query(
+      `SELECT last_message_text_vote AS last FROM chats WHERE instance_id = $1 AND wa_chatid = $2`,
+      [id, chat],
+    );
+    expect(stored.last).toBe('K2');
+  });
+
   it('should try a write that fails alone again before the later writes of its instance, and give up after three tries', async () => {
     const id = 'group-inbound-b';
     const lease = (await new LeaseRepository(db.dataSource).holderOf(id))!;

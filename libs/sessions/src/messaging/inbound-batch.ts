@@ -8,13 +8,23 @@ import {
   type OwnCopy,
   type StatusChange,
 } from '@gw/persistence';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { EntityManager } from 'typeorm';
 
 type Pending =
-  | { kind: 'status'; instanceId: string; messageIds: string[]; status: string; resolve: (rows: StatusChange[]) => void; reject: (error: unknown) => void }
-  | { kind: 'copy'; instanceId: string; message: NewMessage; resolve: (copy: OwnCopy) => void; reject: (error: unknown) => void }
+  | {
+      kind: 'status';
+      slot: number;
+      instanceId: string;
+      messageIds: string[];
+      status: string;
+      resolve: (rows: StatusChange[]) => void;
+      reject: (error: unknown) => void;
+    }
+  | { kind: 'copy'; slot: number; instanceId: string; message: NewMessage; resolve: (copy: OwnCopy) => void; reject: (error: unknown) => void }
   | {
       kind: 'chat';
+      slot: number;
       instanceId: string;
       observation: ChatObservation;
       newId: () => string;
@@ -23,6 +33,8 @@ type Pending =
     };
 
 const batches = new WeakMap<EntityManager, InboundBatch>();
+/** The slot of the group's write running now (InboundBatch.run): the statements a write reaches park under its own slot. */
+const currentSlot = new AsyncLocalStorage<number>();
 
 /**
  * The hot inbound writes of one group transaction, all kinds of a round in one statement (ADR 0013,
@@ -37,30 +49,37 @@ const batches = new WeakMap<EntityManager, InboundBatch>();
  */
 export class InboundBatch {
   private pending: Pending[] = [];
-  /** The instances whose write may park now (the group is waiting for it), each with the signal that it did. */
-  private readonly slots = new Map<string, () => void>();
+  /** The writes (by slot: their place in the group) that may park now (the group is waiting for them), each with the signal that it did. */
+  private readonly slots = new Map<number, () => void>();
 
   private constructor(private readonly manager: EntityManager) {}
 
   /** MessageRepository.advanceStatusWithin, through the group's batch when the manager is a group's. */
   static advanceStatus(manager: EntityManager, instanceId: string, messageIds: string[], status: string): Promise<StatusChange[]> {
-    const batch = batches.get(manager);
-    if (!batch?.slots.has(instanceId)) return MessageRepository.advanceStatusWithin(manager, instanceId, messageIds, status);
-    return new Promise((resolve, reject) => batch.park({ kind: 'status', instanceId, messageIds, status, resolve, reject }));
+    const [batch, slot] = InboundBatch.parking(manager);
+    if (!batch) return MessageRepository.advanceStatusWithin(manager, instanceId, messageIds, status);
+    return new Promise((resolve, reject) => batch.park({ kind: 'status', slot, instanceId, messageIds, status, resolve, reject }));
   }
 
   /** MessageRepository.storeOwnCopyWithin, through the group's batch when the manager is a group's. */
   static storeOwnCopy(manager: EntityManager, message: NewMessage): Promise<OwnCopy> {
-    const batch = batches.get(manager);
-    if (!batch?.slots.has(message.instanceId)) return MessageRepository.storeOwnCopyWithin(manager, message);
-    return new Promise((resolve, reject) => batch.park({ kind: 'copy', instanceId: message.instanceId, message, resolve, reject }));
+    const [batch, slot] = InboundBatch.parking(manager);
+    if (!batch) return MessageRepository.storeOwnCopyWithin(manager, message);
+    return new Promise((resolve, reject) => batch.park({ kind: 'copy', slot, instanceId: message.instanceId, message, resolve, reject }));
   }
 
   /** ChatRepository.observeWithin (the chat row afterwards), through the group's batch when the manager is a group's. */
   static observeChat(manager: EntityManager, instanceId: string, observation: ChatObservation, newId: () => string): Promise<ChatRow> {
+    const [batch, slot] = InboundBatch.parking(manager);
+    if (!batch) return ChatRepository.observeWithin(manager, instanceId, observation, newId).then(({ chat }) => chat);
+    return new Promise((resolve, reject) => batch.park({ kind: 'chat', slot, instanceId, observation, newId, resolve, reject }));
+  }
+
+  /** The group's batch and the running write's slot, when that write may park now (else [null, -1]: run the statement alone). */
+  private static parking(manager: EntityManager): [InboundBatch, number] | [null, -1] {
     const batch = batches.get(manager);
-    if (!batch?.slots.has(instanceId)) return ChatRepository.observeWithin(manager, instanceId, observation, newId).then(({ chat }) => chat);
-    return new Promise((resolve, reject) => batch.park({ kind: 'chat', instanceId, observation, newId, resolve, reject }));
+    const slot = currentSlot.getStore();
+    return batch && slot !== undefined && batch.slots.has(slot) ? [batch, slot] : [null, -1];
   }
 
   /** Opens the batch of a group transaction's manager; `close` when the group is done. */
@@ -76,24 +95,28 @@ export class InboundBatch {
     for (const entry of this.pending.splice(0)) entry.reject(error ?? new Error('group transaction ended'));
   }
 
-  /** Runs one write of `instanceId` until it finishes or parks (`parked`: its promise settles after a flush). */
-  async run<T>(instanceId: string, work: () => Promise<T>): Promise<{ done: Promise<T>; parked: boolean }> {
-    const parkedSignal = this.arm(instanceId);
-    const done = work();
-    return { done, parked: await this.finishesOrParks(instanceId, done, parkedSignal) };
+  /**
+   * Runs one write until it finishes or parks (`parked`: its promise settles after a flush). `slot`
+   * names the write in its group (its position): writes of one instance may share a round (InboundStore),
+   * so a parked statement belongs to its write, not to its instance.
+   */
+  async run<T>(slot: number, work: () => Promise<T>): Promise<{ done: Promise<T>; parked: boolean }> {
+    const parkedSignal = this.arm(slot);
+    const done = currentSlot.run(slot, work);
+    return { done, parked: await this.finishesOrParks(slot, done, parkedSignal) };
   }
 
   /**
    * Writes every parked statement, one per kind, and hands each parked write its result; then waits
-   * until each of them has finished or parked again. Answers the instances whose write parked again
+   * until each of them has finished or parked again. Answers the slots of the writes that parked again
    * (the group flushes once more for them). A failed statement fails every parked write and throws.
    */
-  async flush(writes: ReadonlyArray<{ instanceId: string; done: Promise<unknown> }>): Promise<Set<string>> {
+  async flush(writes: ReadonlyArray<{ slot: number; done: Promise<unknown> }>): Promise<Set<number>> {
     const entries = this.pending.splice(0);
-    const again = new Map<string, Promise<void>>();
+    const again = new Map<number, Promise<void>>();
     // A write goes on once its entry is resolved: it may park again from then on.
-    const resolving = <T>(entry: { instanceId: string; resolve: (value: T) => void }, value: T) => {
-      again.set(entry.instanceId, this.arm(entry.instanceId));
+    const resolving = <T>(entry: { slot: number; resolve: (value: T) => void }, value: T) => {
+      again.set(entry.slot, this.arm(entry.slot));
       entry.resolve(value);
     };
     const statuses = entries.filter((entry) => entry.kind === 'status');
@@ -107,10 +130,11 @@ export class InboundBatch {
         chats,
       });
       // Every write succeeded: only now do the parked writes go on (none writes while the round could still fail).
+      // Each write's own messages' changes (an instance's writes of a round name different messages).
       for (const entry of statuses)
         resolving(
           entry,
-          written.statuses.filter((row) => row.instanceId === entry.instanceId),
+          written.statuses.filter((row) => row.instanceId === entry.instanceId && entry.messageIds.includes(row.messageId)),
         );
       copies.forEach((entry, index) => resolving(entry, written.copies[index]));
       chats.forEach((entry, index) => resolving(entry, written.chats[index]));
@@ -118,23 +142,23 @@ export class InboundBatch {
       for (const entry of entries) entry.reject(error);
       throw error;
     }
-    const parkedAgain = new Set<string>();
+    const parkedAgain = new Set<number>();
     await Promise.all(
-      writes.map(async ({ instanceId, done }) => {
-        const signal = again.get(instanceId);
-        if (signal && (await this.finishesOrParks(instanceId, done, signal))) parkedAgain.add(instanceId);
+      writes.map(async ({ slot, done }) => {
+        const signal = again.get(slot);
+        if (signal && (await this.finishesOrParks(slot, done, signal))) parkedAgain.add(slot);
       }),
     );
     return parkedAgain;
   }
 
-  /** Lets the write of `instanceId` park; the promise resolves when it does. */
-  private arm(instanceId: string): Promise<void> {
-    return new Promise<void>((resolve) => this.slots.set(instanceId, resolve));
+  /** Lets the write of `slot` park; the promise resolves when it does. */
+  private arm(slot: number): Promise<void> {
+    return new Promise<void>((resolve) => this.slots.set(slot, resolve));
   }
 
   /** Whether the write parked (true) or finished (false, either way); its slot is closed then. */
-  private async finishesOrParks(instanceId: string, done: Promise<unknown>, parkedSignal: Promise<void>): Promise<boolean> {
+  private async finishesOrParks(slot: number, done: Promise<unknown>, parkedSignal: Promise<void>): Promise<boolean> {
     let parked = false;
     try {
       await Promise.race([
@@ -145,14 +169,14 @@ export class InboundBatch {
         parkedSignal.then(() => void (parked = true)),
       ]);
     } finally {
-      this.slots.delete(instanceId);
+      this.slots.delete(slot);
     }
     return parked;
   }
 
   private park(entry: Pending): void {
-    const parked = this.slots.get(entry.instanceId) as () => void;
-    this.slots.delete(entry.instanceId);
+    const parked = this.slots.get(entry.slot) as () => void;
+    this.slots.delete(entry.slot);
     this.pending.push(entry);
     parked();
   }

@@ -89,7 +89,7 @@ export class InboundSocketHandler {
         for (const pair of info?.participants ?? []) identities.learn(pair.lid, pair.pn);
         return info;
       },
-      write: (work) => this.write(work),
+      write: (work, keys) => this.write(work, keys),
       withRetry: (what, detail, work) => this.withRetry(what, detail, work),
       run: (task) => this.queue.run(task),
       settled: () => this.queue.settled(),
@@ -369,15 +369,19 @@ export class InboundSocketHandler {
    * One fenced transaction with its events; LID pairs learned since the last write go with it (and
    * are kept for the next one if this one fails).
    */
-  private async write<T>(work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>): Promise<T> {
+  private async write<T>(work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>, keys?: readonly string[]): Promise<T> {
     // An `ordered` task's write waits for the socket's earlier tasks (InboundQueue).
     await this.queue.beforeWrite();
     const learned = this.identities.takeLearned();
     try {
-      const written = this.services.store.write(this.context.lease, async (manager, events) => {
-        await LidMappingRepository.storeWithin(manager, this.context.instanceId, learned);
-        return work(manager, events);
-      });
+      const written = this.services.store.write(
+        this.context.lease,
+        async (manager, events) => {
+          await LidMappingRepository.storeWithin(manager, this.context.instanceId, learned);
+          return work(manager, events);
+        },
+        keys,
+      );
       // In the store's order now: a pipelined task's successor may start.
       this.queue.handedOver();
       return await written;

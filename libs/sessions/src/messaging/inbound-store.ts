@@ -10,6 +10,8 @@ type Work<T> = (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>;
 interface Waiting {
   lease: Lease;
   work: Work<unknown>;
+  /** The messages the write touches (their ids), when it says: see waves(). */
+  keys?: readonly string[];
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -93,7 +95,13 @@ export class InboundStore {
     return instanceId === undefined ? this.pendingTotal : (this.pendingByInstance.get(instanceId) ?? 0);
   }
 
-  write<T>(lease: Lease, work: Work<T>): Promise<T> {
+  /**
+   * Writes `work` in the instance's order. `keys`: the ids of the messages it touches, when that is all
+   * it touches besides their chats and senders (a receipt, a message's copy); such writes of one
+   * instance about different messages may go in one wave of a group (waves()). Without keys a write
+   * waits for every earlier write of its instance in its group.
+   */
+  write<T>(lease: Lease, work: Work<T>, keys?: readonly string[]): Promise<T> {
     const instanceId = lease.instanceId;
     this.pendingByInstance.set(instanceId, (this.pendingByInstance.get(instanceId) ?? 0) + 1);
     this.pendingTotal++;
@@ -107,6 +115,7 @@ export class InboundStore {
       this.waiting.push({
         lease,
         work,
+        keys,
         resolve: (value) => {
           settled();
           resolve(value as T);
@@ -162,12 +171,14 @@ export class InboundStore {
         group.map((entry) => entry.lease),
         async (manager, held) => {
           const results = new Array<{ value: unknown } | { fenced: true }>(group.length);
+          // Each write's events, in arrival order whatever wave it runs in: an instance's events keep their order in the outbox.
+          const eventsOf = group.map(() => [] as NewOutboxEvent[]);
           const batches: Array<{ instanceId: string; events: NewOutboxEvent[] }> = [];
           // Receipts' status changes, our own messages' copies and the chats' updates park and go together,
           // one statement per kind (InboundBatch).
           const receipts = InboundBatch.open(manager);
           // The writes parked and not finished yet (each until it finished, parking once per statement kind it reaches).
-          const parked: Array<{ index: number; instanceId: string; done: Promise<unknown> }> = [];
+          const parked: Array<{ slot: number; done: Promise<unknown> }> = [];
           // Every parked write goes on once a round handed it its rows (or failed it): all of them have
           // finished before this returns or throws, so none is still writing when the group commits or
           // rolls back (a statement sent after the ROLLBACK would run outside the transaction and the fence).
@@ -175,7 +186,7 @@ export class InboundStore {
           // copy, then its chat) goes in the next round, until none is parked.
           const settleParked = async () => {
             while (parked.length > 0) {
-              let again: Set<string>;
+              let again: Set<number>;
               try {
                 again = await receipts.flush(parked);
               } catch (error) {
@@ -183,29 +194,30 @@ export class InboundStore {
                 parked.length = 0;
                 throw error;
               }
-              const finished = parked.filter((write) => !again.has(write.instanceId));
-              parked.splice(0, parked.length, ...parked.filter((write) => again.has(write.instanceId)));
+              const finished = parked.filter((write) => !again.has(write.slot));
+              parked.splice(0, parked.length, ...parked.filter((write) => again.has(write.slot)));
               // A finished write that failed fails the group (the finally waits for those still parked).
-              for (const write of finished) results[write.index] = { value: await write.done };
+              for (const write of finished) results[write.slot] = { value: await write.done };
             }
           };
           try {
-            // In waves: the first write of every instance, then each one's second, and so on. An instance's
-            // writes keep their order (its parked write is written before its next one starts), and the
-            // writes of a wave park together, so a round carries one write of every instance in it. In
-            // arrival order an instance's next write flushed every parked write after one or two writes.
+            // In waves (waves()): every instance's first write, then each one's next, and so on; the writes of
+            // one instance that name messages no write before them in the group names go in one wave. A
+            // write comes after every write of its instance it may depend on (its parked write is written
+            // before the next one starts), and the writes of a wave park together, so a round carries all of
+            // them. In arrival order an instance's next write flushed every parked write after one or two.
+            group.forEach((entry, position) => {
+              if (held.has(entry.lease.instanceId)) batches.push({ instanceId: entry.lease.instanceId, events: eventsOf[position] });
+            });
             for (const wave of waves(group)) {
               for (const position of wave) {
                 const entry = group[position];
-                const instanceId = entry.lease.instanceId;
-                if (!held.has(instanceId)) {
+                if (!held.has(entry.lease.instanceId)) {
                   results[position] = { fenced: true };
                   continue;
                 }
-                const events: NewOutboxEvent[] = [];
-                batches.push({ instanceId, events });
-                const { done, parked: isParked } = await receipts.run(instanceId, () => entry.work(manager, events));
-                if (isParked) parked.push({ index: position, instanceId, done });
+                const { done, parked: isParked } = await receipts.run(position, () => entry.work(manager, eventsOf[position]));
+                if (isParked) parked.push({ slot: position, done });
                 else results[position] = { value: await done };
               }
               await settleParked();
@@ -276,14 +288,32 @@ export class InboundStore {
   }
 }
 
-/** The positions of a group's writes in waves: each instance's first write, then each one's second, and so on (arrival order within a wave). */
+/**
+ * The positions of a group's writes in waves (arrival order within a wave). A write that names the
+ * messages it touches (`keys`) goes in the wave after the last one holding a write of its instance that
+ * names one of them, or a write that names none; a write that names none goes after every write of its
+ * instance. So writes of one instance about different messages share a wave (a busy instance's
+ * receipts, copies and received messages: one round each, not one wave each), and every write comes
+ * after the ones it may depend on: a receipt after its message's copy, a second receipt of a message
+ * after the first. (Two writes of one chat's different messages may share a wave: the chat's update is
+ * ordered by the messages' timestamps, and a round writes an instance's later chats after its first.)
+ */
 function waves(group: ReadonlyArray<Waiting>): number[][] {
   const result: number[][] = [];
-  const seen = new Map<string, number>();
+  const instances = new Map<string, { after: number; last: number; byKey: Map<string, number> }>();
   group.forEach((entry, position) => {
     const id = entry.lease.instanceId;
-    const wave = seen.get(id) ?? 0;
-    seen.set(id, wave + 1);
+    let seen = instances.get(id);
+    if (!seen) instances.set(id, (seen = { after: -1, last: -1, byKey: new Map() }));
+    let wave: number;
+    if (entry.keys === undefined || entry.keys.length === 0) {
+      wave = seen.last + 1;
+      seen.after = wave;
+    } else {
+      wave = Math.max(seen.after, ...entry.keys.map((key) => seen.byKey.get(key) ?? -1)) + 1;
+      for (const key of entry.keys) seen.byKey.set(key, wave);
+    }
+    seen.last = Math.max(seen.last, wave);
     (result[wave] ??= []).push(position);
   });
   return result;

@@ -145,6 +145,8 @@ export class MessageEvents {
     const messageId = key.id;
     let early: EarlyReceipt | undefined;
     let written: Written | undefined;
+    // The messages it touches (this one, and the one it edits): writes of other messages may share a wave of the group with it (InboundStore).
+    const messageKeys = described.edited ? [messageId, described.edited] : [messageId];
 
     await this.context.write(async (manager, events) => {
       // A receipt that came before the message is read here, in order: an earlier event's write may
@@ -236,7 +238,7 @@ export class MessageEvents {
           ),
         );
       }
-    });
+    }, messageKeys);
     if (early) this.receipts.forgetEarly(key.id);
     if (written) this.context.senders.committed(written);
     if (fromMe) this.selfObserved = `${place.sender.pn}|${place.sender.lid}`;

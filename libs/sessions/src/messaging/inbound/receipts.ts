@@ -141,6 +141,7 @@ export class ReceiptEvents {
   /** Moves messages forward (or to Failed) and announces the ones that changed, per chat. */
   private async applyStatus(ids: string[], state: string, sender: Party, timestamp: number, error: string): Promise<void> {
     const who = await this.context.who();
+    // Keyed by the messages it moves: receipts of other messages may share a wave of the group with it (InboundStore).
     await this.context.write(async (manager, events) => {
       const changed =
         state === 'Failed'
@@ -158,7 +159,7 @@ export class ReceiptEvents {
           ),
         );
       }
-    });
+    }, ids);
   }
 
   private async markChatRead(jid: string): Promise<void> {

@@ -314,10 +314,11 @@ describe(InboundStore.name, () => {
     const id = 'group-inbound-keyed';
     await new InstanceRepository(db.dataSource).create({ id, token: `tok-${id}`, name: id });
     const lease = (await new LeaseRepository(db.dataSource).claim(id, 'worker-a', 10_000))!;
-    const chat = '5511900000077@s.whatsapp.net';
+    const chats = { K1: '5511900000077@s.whatsapp.net', K2: '5511900000078@s.whatsapp.net' } as Record<string, string>;
     const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
-    // One busy instance: its own copies (then their chat) and their receipts, as the send path and a chatbot bring them.
-    const sent = (messageId: string, at: number) =>
+    // One busy instance: its own copies (then their chat) and their receipts, as the send path and a chatbot bring them;
+    // keyed as the socket handler keys them: a message's write by the message and its chat, a receipt by its messages.
+    const sent = (messageId: string, at: number, chat = chats[messageId]) =>
       sut.write(
         lease,
         async (manager, events) => {
@@ -334,21 +335,21 @@ describe(InboundStore.name, () => {
           events.push({ eventType: 'messages', chatId: chat, payload: { keyed: `sent ${messageId}` } });
           return `sent ${messageId}, chat last ${row.lastMessageTextVote}`;
         },
-        [messageId],
+        [`message ${messageId}`, `chat ${chat}`],
       );
     const receipt = (messageId: string, status: string) =>
       sut.write(
         lease,
         async (manager, events) => {
           const changed = await InboundBatch.advanceStatus(manager, id, [messageId], status);
-          events.push({ eventType: 'messages_update', chatId: chat, payload: { keyed: `${status} ${messageId}` } });
+          events.push({ eventType: 'messages_update', chatId: chats.K1, payload: { keyed: `${status} ${messageId}` } });
           return changed.map((row) => `${row.messageId} ${row.status}`).join() || `${messageId} not stored`;
         },
-        [messageId],
+        [`message ${messageId}`],
       );
     const unkeyed = () =>
       sut.write(lease, async (_manager, events) => {
-        events.push({ eventType: 'presence', chatId: chat, payload: { keyed: 'unkeyed' } });
+        events.push({ eventType: 'presence', chatId: chats.K1, payload: { keyed: 'unkeyed' } });
         return 'unkeyed';
       });
     const hold = sut.write(lease, async () => 'first'); // alone, so the rest wait and go together
@@ -362,6 +363,7 @@ describe(InboundStore.name, () => {
       receipt('K1', 'Read'),
       unkeyed(),
       receipt('K2', 'Read'),
+      sent('K3', 502, chats.K1),
     ]);
     const rounds = spy.mock.calls.map(([, writes]) =>
       [
@@ -371,21 +373,41 @@ describe(InboundStore.name, () => {
       ].join(', '),
     );
     spy.mockRestore();
-    expect(results).toEqual(['first', 'sent K1, chat last K1', 'sent K2, chat last K2', 'K1 Delivered', 'K2 Delivered', 'K1 Read', 'unkeyed', 'K2 Read']);
-    // Waves: both copies (then both chats, the later after the first); both first receipts; K1's read; the
-    // unkeyed write; K2's read. Before, one wave per write: seven waves, eight rounds.
-    expect(rounds).toEqual(['copy K1, copy K2', 'chat K1, chat K2', 'status K1 Delivered, status K2 Delivered', 'status K1 Read', 'status K2 Read']);
+    expect(results).toEqual([
+      'first',
+      'sent K1, chat last K1',
+      'sent K2, chat last K2',
+      'K1 Delivered',
+      'K2 Delivered',
+      'K1 Read',
+      'unkeyed',
+      'K2 Read',
+      'sent K3, chat last K3',
+    ]);
+    // Waves: both copies (then both chats), both first receipts; K1's read; the unkeyed write; K2's read with
+    // K3's copy, a message of K1's chat (after K1's). Before, one wave per write: eight waves, ten rounds.
+    expect(rounds).toEqual([
+      'copy K1, copy K2',
+      'chat K1, chat K2',
+      'status K1 Delivered, status K2 Delivered',
+      'status K1 Read',
+      'status K2 Read, copy K3',
+      'chat K3',
+    ]);
     // Each instance's events in arrival order, whichever wave wrote them.
     const events: Array<{ keyed: string }> = await db.dataSource.query(
       `SELECT payload->>'keyed' AS keyed FROM outbox_events WHERE instance_id = $1 AND payload ? 'keyed' ORDER BY id`,
       [id],
     );
-    expect(events.map((event) => event.keyed)).toEqual(['sent K1', 'sent K2', 'Delivered K1', 'Delivered K2', 'Read K1', 'unkeyed', 'Read K2']);
-    const [stored]: Array<{ last: string }> = await db.dataSource.query(
-      `SELECT last_message_text_vote AS last FROM chats WHERE instance_id = $1 AND wa_chatid = $2`,
-      [id, chat],
+    expect(events.map((event) => event.keyed)).toEqual(['sent K1', 'sent K2', 'Delivered K1', 'Delivered K2', 'Read K1', 'unkeyed', 'Read K2', 'sent K3']);
+    const stored: Array<{ chat: string; last: string }> = await db.dataSource.query(
+      `SELECT wa_chatid AS chat, last_message_text_vote AS last FROM chats WHERE instance_id = $1 ORDER BY wa_chatid`,
+      [id],
     );
-    expect(stored.last).toBe('K2');
+    expect(stored).toEqual([
+      { chat: chats.K1, last: 'K3' },
+      { chat: chats.K2, last: 'K2' },
+    ]);
   });
 
   it('should try a write that fails alone again before the later writes of its instance, and give up after three tries', async () => {

@@ -96,10 +96,10 @@ export class InboundStore {
   }
 
   /**
-   * Writes `work` in the instance's order. `keys`: the ids of the messages it touches, when that is all
-   * it touches besides their chats and senders (a receipt, a message's copy); such writes of one
-   * instance about different messages may go in one wave of a group (waves()). Without keys a write
-   * waits for every earlier write of its instance in its group.
+   * Writes `work` in the instance's order. `keys`: what it touches (its messages, the chat whose row it
+   * updates), when that is all besides its senders' contacts (a receipt, a message or its copy); writes
+   * of one instance sharing no key may go in one wave of a group (waves()). Without keys a write waits
+   * for every earlier write of its instance in its group.
    */
   write<T>(lease: Lease, work: Work<T>, keys?: readonly string[]): Promise<T> {
     const instanceId = lease.instanceId;
@@ -289,14 +289,16 @@ export class InboundStore {
 }
 
 /**
- * The positions of a group's writes in waves (arrival order within a wave). A write that names the
- * messages it touches (`keys`) goes in the wave after the last one holding a write of its instance that
- * names one of them, or a write that names none; a write that names none goes after every write of its
- * instance. So writes of one instance about different messages share a wave (a busy instance's
- * receipts, copies and received messages: one round each, not one wave each), and every write comes
- * after the ones it may depend on: a receipt after its message's copy, a second receipt of a message
- * after the first. (Two writes of one chat's different messages may share a wave: the chat's update is
- * ordered by the messages' timestamps, and a round writes an instance's later chats after its first.)
+ * The positions of a group's writes in waves (arrival order within a wave). A write that names what it
+ * touches (`keys`: its messages, and the chat whose row it updates) goes in the wave after the last one
+ * holding a write of its instance that names one of them, or a write that names none; a write that names
+ * none goes after every write of its instance. So writes of one instance about different messages and
+ * chats share a wave (a busy instance's receipts, copies and received messages: one round each, not one
+ * wave each), and every write comes after the ones it may depend on: a receipt after its message's
+ * copy, a second receipt of a message after the first, a chat's next message after its last. A key
+ * that misses (a chat named by its JID in one write and by its LID only in another) costs rounds, not
+ * order: a round writes an instance's second chat after its first, and a chat's last message by its
+ * timestamp.
  */
 function waves(group: ReadonlyArray<Waiting>): number[][] {
   const result: number[][] = [];

@@ -80,3 +80,13 @@ export class InstanceIdentityCache {
     this.identity = null;
   }
 }
+
+/** A write's key for a message it touches (InboundStore.write: writes about different messages may share a wave). */
+export function messageKey(messageId: string): string {
+  return `message ${messageId}`;
+}
+
+/** A write's key for a chat whose row it updates (by the chat's JID or LID). */
+export function chatWriteKey(chat: string): string {
+  return `chat ${chat}`;
+}

@@ -19,7 +19,7 @@ import type { GroupInfo } from '../group-info-cache';
 import { isLid, isPhoneJid, type Party } from '../identity-resolver';
 import { statusName, timestampMs, toNewMessage, type MessagePlace } from '../message-mapper';
 import { decryptVote, pollCreationOf } from '../poll-votes';
-import type { InboundContext } from './inbound-context';
+import { chatWriteKey, messageKey, type InboundContext } from './inbound-context';
 import type { Written } from './sender-names';
 import type { PresenceEvents } from './presence';
 import { ANNOUNCED, errorText, rank, type EarlyReceipt, type ReceiptEvents } from './receipts';
@@ -145,8 +145,13 @@ export class MessageEvents {
     const messageId = key.id;
     let early: EarlyReceipt | undefined;
     let written: Written | undefined;
-    // The messages it touches (this one, and the one it edits): writes of other messages may share a wave of the group with it (InboundStore).
-    const messageKeys = described.edited ? [messageId, described.edited] : [messageId];
+    // What it touches: this message (and the one it edits) and its chat. Writes about other messages and
+    // chats (receipts, which name only their messages) may share a wave of the group with it (InboundStore).
+    const messageKeys = [
+      messageKey(messageId),
+      ...(described.edited ? [messageKey(described.edited)] : []),
+      ...[place.chatId, place.chatLid].filter(Boolean).map(chatWriteKey),
+    ];
 
     await this.context.write(async (manager, events) => {
       // A receipt that came before the message is read here, in order: an earlier event's write may

@@ -6,7 +6,7 @@ import { messagesUpdateEvent } from '../event-payloads';
 import { InboundBatch } from '../inbound-batch';
 import { userJid, type Party } from '../identity-resolver';
 import { statusName, timestampMs } from '../message-mapper';
-import type { InboundContext } from './inbound-context';
+import { messageKey, type InboundContext } from './inbound-context';
 
 const ACKED_LIMIT = 256;
 const EARLY_TTL_MS = 120_000;
@@ -159,7 +159,7 @@ export class ReceiptEvents {
           ),
         );
       }
-    }, ids);
+    }, ids.map(messageKey));
   }
 
   private async markChatRead(jid: string): Promise<void> {

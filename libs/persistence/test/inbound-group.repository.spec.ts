@@ -54,6 +54,47 @@ describe('InboundGroupRepository.writeWithin (a round of the inbound group trans
     expect(await db.dataSource.transaction((manager) => InboundGroupRepository.writeWithin(manager, {}))).toEqual({ statuses: [], copies: [], chats: [] });
   });
 
+  it("should write one instance's chats in one statement, and a chat two of them found after it, in order, neither change lost", async () => {
+    const [x, y, z] = ['5511900000081@s.whatsapp.net', '5511900000082@s.whatsapp.net', '5511900000083@s.whatsapp.net'];
+    const yLid = '77700000082@lid';
+    await db.dataSource.transaction(async (manager) => {
+      await ChatRepository.observeWithin(manager, 'igr-c', { waChatId: x }, () => 'chat-x');
+      await ChatRepository.observeWithin(manager, 'igr-c', { waChatId: y, waChatLid: yLid }, () => 'chat-y');
+      await ChatRepository.observeWithin(manager, 'igr-c', { waChatId: z }, () => 'chat-z');
+    });
+    const alone = [jest.spyOn(ChatRepository, 'observeUnknownWithin'), jest.spyOn(ChatRepository, 'observeWithin')];
+    const observation = (waChatId: string, waChatLid: string, text: string, timestamp: number) => ({
+      instanceId: 'igr-c',
+      observation: { waChatId, waChatLid, lastMessage: { timestamp, type: 'Conversation', textVote: text, sender: 'them', incoming: true } },
+      newId: () => 'unused',
+    });
+    const texts: string[] = [];
+    const written = await db.dataSource.transaction(async (manager) => {
+      const query = manager.query.bind(manager);
+      jest.spyOn(manager, 'query').mockImplementation((sql: string, parameters?: Parameters<typeof query>[1]) => {
+        texts.push(sql);
+        return query(sql, parameters);
+      });
+      // Two chats of one instance, and chat y named once by its JID and once by its LID only.
+      return InboundGroupRepository.writeWithin(manager, {
+        chats: [observation(x, '', 'X1', 2001), observation(y, '', 'Y1', 2002), observation('', yLid, 'Y2', 2003), observation(z, '', 'Z1', 2004)],
+      });
+    });
+    const observedAlone = alone.flatMap((spy) => spy.mock.calls.map((call) => call[2].lastMessage?.textVote));
+    for (const spy of alone) spy.mockRestore();
+    expect(written.chats.map((chat) => `${chat.id} ${chat.lastMessageTextVote} ${chat.unreadCount}`)).toEqual([
+      'chat-x X1 1',
+      'chat-y Y1 1',
+      'chat-y Y2 2',
+      'chat-z Z1 1',
+    ]);
+    // x and z in the statement; y's two observations alone after it, in order.
+    expect(texts.filter((text) => text.includes('h_single'))).toHaveLength(1);
+    expect(observedAlone).toEqual(['Y1', 'Y2']);
+    const stored = await new ChatRepository(db.dataSource).findByJid('igr-c', y);
+    expect(stored).toMatchObject({ id: 'chat-y', lastMessageTextVote: 'Y2', unreadCount: 2 });
+  });
+
   it('should plan each round statement once (its generic plan), not on every round', async () => {
     const leases = new LeaseRepository(db.dataSource);
     const held = await Promise.all(ids.map(async (id) => (await leases.claim(id, 'w-igr', 60_000))!));

@@ -134,6 +134,11 @@ const CHAT_SQL: KindSql = {
       OFFSET 0) c ON true
     GROUP BY u.i_ord
     HAVING count(*) = 1 AND bool_and((c.wa_chatid = u.i_pn OR u.i_pn = '') AND (c.wa_chatlid = u.i_lid OR u.i_lid = ''))),
+  h_single AS (
+    -- A chat two observations of the round found (one instance's writes of one chat, named by its JID
+    -- in one and its LID in the other) is left to the observations alone, in order, after the statement:
+    -- a row changed twice in one statement would keep only one change.
+    SELECT t.i_ord, t.id FROM h_target t WHERE t.id IN (SELECT id FROM h_target GROUP BY id HAVING count(*) = 1)),
   h_changed AS (
     UPDATE chats SET ${observationSql({
       pn: 'u.i_pn',
@@ -147,7 +152,7 @@ const CHAT_SQL: KindSql = {
       incoming: 'u.i_incoming',
       ephemeral: 'u.i_ephemeral',
     })}
-    FROM h_target t JOIN h_input u ON u.i_ord = t.i_ord
+    FROM h_single t JOIN h_input u ON u.i_ord = t.i_ord
     WHERE chats.instance_id = u.i_instance AND chats.id = t.id
       AND (chats.wa_chatid = u.i_pn OR u.i_pn = '') AND (chats.wa_chatlid = u.i_lid OR u.i_lid = '')
     RETURNING t.i_ord AS batch_ord, chats.*)`,
@@ -160,9 +165,10 @@ const statements = new Map<number, string>();
  * The statement of a round holding `kinds` (bits of KIND): each kind present as data-modifying CTEs
  * over arrays, its parameters after the previous kind's, the answer a UNION of their rows. A kind
  * that is absent is not in the text (its empty CTEs would still be set up and run on every round),
- * so there are at most seven texts, each prepared once per connection. The rows of one round are of
- * different instances (a round holds at most one write of each), so no two CTEs touch one row (a row
- * changed twice in one statement would keep only one change).
+ * so there are at most seven texts, each prepared once per connection. No two CTEs touch one row (a
+ * row changed twice in one statement would keep only one change): a round holds one instance's writes
+ * of different messages only (InboundStore's waves), and a chat found by two observations is left out
+ * (h_single).
  *
  * The arrays are read through scalar subqueries, `unnest((SELECT $1::text[]))`: unnest of a known array
  * estimates its real length, so a plan made for each round's sizes always looked cheaper than the
@@ -214,13 +220,11 @@ export class InboundGroupRepository {
     const copies = writes.copies ?? [];
     const chats = writes.chats ?? [];
     const chatResults: Array<ChatRow | null> = chats.map(() => null);
-    // The first chat of each instance goes in the statement; a later one of the same instance after it.
+    // Every chat goes in the statement (one instance's writes of different chats share a round: InboundStore's
+    // waves); one the statement could not change alone (unknown, or found twice) is observed alone after it, in order.
     const first: number[] = [];
-    const seen = new Set<string>();
     chats.forEach((item, index) => {
       if (!item.observation.waChatId && !item.observation.waChatLid) throw new Error('a chat needs a JID or a LID');
-      if (seen.has(item.instanceId)) return;
-      seen.add(item.instanceId);
       first.push(index);
     });
     const results: InboundGroupResults = { statuses: [], copies: copies.map(() => null), chats: [] };

@@ -296,9 +296,9 @@ export class InboundStore {
  * chats share a wave (a busy instance's receipts, copies and received messages: one round each, not one
  * wave each), and every write comes after the ones it may depend on: a receipt after its message's
  * copy, a second receipt of a message after the first, a chat's next message after its last. A key
- * that misses (a chat named by its JID in one write and by its LID only in another) costs rounds, not
- * order: a round writes an instance's second chat after its first, and a chat's last message by its
- * timestamp.
+ * that misses (a chat named by its JID in one write and by its LID only in another) costs a round trip,
+ * not order: a round leaves a chat two of its observations found to them, alone and in order, after its
+ * statement (InboundGroupRepository).
  */
 function waves(group: ReadonlyArray<Waiting>): number[][] {
   const result: number[][] = [];

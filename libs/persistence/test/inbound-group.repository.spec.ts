@@ -28,7 +28,8 @@ describe('InboundGroupRepository.writeWithin (a round of the inbound group trans
   });
   afterAll(() => db.close());
 
-  it("should write a receipt, a copy and a chat of three instances in one statement, each answered as its kind's own statement did", async () => {
+  /** One round in its own transaction, with the statements it sent. */
+  const recordedRound = async (writes: InboundGroupWrites) => {
     const texts: string[] = [];
     const written = await db.dataSource.transaction(async (manager) => {
       const query = manager.query.bind(manager);
@@ -36,8 +37,13 @@ describe('InboundGroupRepository.writeWithin (a round of the inbound group trans
         texts.push(sql);
         return query(sql, parameters);
       });
-      return InboundGroupRepository.writeWithin(manager, round(0));
+      return InboundGroupRepository.writeWithin(manager, writes);
     });
+    return { texts, written };
+  };
+
+  it("should write a receipt, a copy and a chat of three instances in one statement, each answered as its kind's own statement did", async () => {
+    const { texts, written } = await recordedRound(round(0));
     expect(texts).toHaveLength(1);
     expect(written.statuses).toEqual([{ instanceId: 'igr-a', messageId: 'A0', chatId: chat, chatLid: '', fromMe: true, isGroup: false, status: 'Delivered' }]);
     expect(written.copies).toHaveLength(1);
@@ -68,17 +74,9 @@ describe('InboundGroupRepository.writeWithin (a round of the inbound group trans
       observation: { waChatId, waChatLid, lastMessage: { timestamp, type: 'Conversation', textVote: text, sender: 'them', incoming: true } },
       newId: () => 'unused',
     });
-    const texts: string[] = [];
-    const written = await db.dataSource.transaction(async (manager) => {
-      const query = manager.query.bind(manager);
-      jest.spyOn(manager, 'query').mockImplementation((sql: string, parameters?: Parameters<typeof query>[1]) => {
-        texts.push(sql);
-        return query(sql, parameters);
-      });
-      // Two chats of one instance, and chat y named once by its JID and once by its LID only.
-      return InboundGroupRepository.writeWithin(manager, {
-        chats: [observation(x, '', 'X1', 2001), observation(y, '', 'Y1', 2002), observation('', yLid, 'Y2', 2003), observation(z, '', 'Z1', 2004)],
-      });
+    // Three chats of one instance, chat y named once by its JID and once by its LID only.
+    const { texts, written } = await recordedRound({
+      chats: [observation(x, '', 'X1', 2001), observation(y, '', 'Y1', 2002), observation('', yLid, 'Y2', 2003), observation(z, '', 'Z1', 2004)],
     });
     const observedAlone = alone.flatMap((spy) => spy.mock.calls.map((call) => call[2].lastMessage?.textVote));
     for (const spy of alone) spy.mockRestore();

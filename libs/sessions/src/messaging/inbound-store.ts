@@ -10,7 +10,7 @@ type Work<T> = (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>;
 interface Waiting {
   lease: Lease;
   work: Work<unknown>;
-  /** The messages the write touches (their ids), when it says: see waves(). */
+  /** What the write touches (its messages, the chat whose row it updates), when it says: see waves(). */
   keys?: readonly string[];
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
@@ -201,8 +201,8 @@ export class InboundStore {
             }
           };
           try {
-            // In waves (waves()): every instance's first write, then each one's next, and so on; the writes of
-            // one instance that name messages no write before them in the group names go in one wave. A
+            // In waves (waves()): every instance's first write, then each one's next, and so on; writes of one
+            // instance that share no key with each other or with a write between them go in one wave. A
             // write comes after every write of its instance it may depend on (its parked write is written
             // before the next one starts), and the writes of a wave park together, so a round carries all of
             // them. In arrival order an instance's next write flushed every parked write after one or two.

@@ -93,9 +93,5 @@ export async function pipelinedTransaction<T>(
 
 /** A plain transaction (TypeORM's `dataSource.transaction`) whose START TRANSACTION goes out with its first statement: one round trip fewer. */
 export function transactionPipelined<T>(dataSource: DataSource, work: (manager: EntityManager) => Promise<T>): Promise<T> {
-  return pipelinedTransaction(
-    dataSource,
-    () => 'START TRANSACTION',
-    (manager) => work(manager),
-  );
+  return pipelinedTransaction(dataSource, () => 'START TRANSACTION', work);
 }

@@ -142,13 +142,9 @@ export class LeaseRepository {
     work: (manager: EntityManager) => Promise<T>,
     tail?: (value: T) => TailStatement | null,
   ): Promise<T> {
-    if (!/^\d+$/.test(lease.fencingToken)) throw new Error(`invalid fencing token ${lease.fencingToken}`);
     return pipelinedTransaction(
       dataSource,
-      (client) => `START TRANSACTION; SELECT instance_id FROM session_leases
-         WHERE instance_id = ${client.escapeLiteral(lease.instanceId)} AND worker_id = ${client.escapeLiteral(lease.workerId)}
-           AND fencing_token = ${lease.fencingToken} AND expires_at > now()
-         FOR KEY SHARE`,
+      LeaseRepository.proofOf([lease]),
       async (manager, proof) => {
         const value = await work(manager);
         if (!heldIn(await proof).has(lease.instanceId)) throw new FencedOutError(lease.instanceId);
@@ -176,13 +172,7 @@ export class LeaseRepository {
     work: (manager: EntityManager, held: Set<string>) => Promise<T>,
     tail?: (value: T) => TailStatement | null,
   ): Promise<T> {
-    for (const lease of leases) if (!/^\d+$/.test(lease.fencingToken)) throw new Error(`invalid fencing token ${lease.fencingToken}`);
-    const proofText = (client: { escapeLiteral(value: string): string }) =>
-      `START TRANSACTION; SELECT instance_id FROM session_leases
-         WHERE (instance_id, worker_id, fencing_token) IN (${leases
-           .map((lease) => `(${client.escapeLiteral(lease.instanceId)}, ${client.escapeLiteral(lease.workerId)}, ${lease.fencingToken}::bigint)`)
-           .join(', ')}) AND expires_at > now()
-         FOR KEY SHARE`;
+    const proofText = LeaseRepository.proofOf(leases);
     const all = new Set(leases.map((lease) => lease.instanceId));
     try {
       return await pipelinedTransaction(
@@ -201,6 +191,21 @@ export class LeaseRepository {
       // Rolled back: once more, the proof read before the work.
       return pipelinedTransaction(dataSource, proofText, async (manager, proof) => work(manager, heldIn(await proof)), tail);
     }
+  }
+
+  /**
+   * The head of a fenced transaction: the begin and the proof of every lease, one simple-query batch
+   * (the lease values as escaped literals), each live lease row locked FOR KEY SHARE until commit; its
+   * rows name the instances still held.
+   */
+  private static proofOf(leases: Lease[]): (client: { escapeLiteral(value: string): string }) => string {
+    for (const lease of leases) if (!/^\d+$/.test(lease.fencingToken)) throw new Error(`invalid fencing token ${lease.fencingToken}`);
+    return (client) =>
+      `START TRANSACTION; SELECT instance_id FROM session_leases
+         WHERE (instance_id, worker_id, fencing_token) IN (${leases
+           .map((lease) => `(${client.escapeLiteral(lease.instanceId)}, ${client.escapeLiteral(lease.workerId)}, ${lease.fencingToken}::bigint)`)
+           .join(', ')}) AND expires_at > now()
+         FOR KEY SHARE`;
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { toOutboxRow, type OutboxRow, type RawOutboxRow } from './outbox.repository';
 import { transactionPipelined } from '../pipelined-transaction';
+import { PREPARED } from '../preparing-client';
 
 /** What one step of a consumer over one instance did. */
 export interface CursorStep<T = void> {
@@ -22,15 +23,27 @@ export type CursorHandler<T = void> = (manager: EntityManager, instanceId: strin
  * What a step of the cursor `c` (a CTE of `tx, id, floor, pending`) over instance $2 reads, `columns` of
  * `outbox_events o` and `part`: 0 for the rows of its pending transactions (those visible have ended:
  * a running transaction's rows are not), 1 for at most $3 committed rows after its position, in order.
+ *
+ * Both read the `(instance_id, tx, id)` index from the cursor on: the cursor's values come as scalar
+ * subqueries (one value each, known before the events are read), so the index answers the conditions
+ * on them, and the pending transactions are looked up one by one; joined with `c` instead, or with
+ * `tx = ANY(pending)`, the planner read every event of the instance and filtered them. The
+ * floor (0 but for a cursor resumed from an id the outbox no longer holds) is a filter, never an access
+ * path: written `o.id > floor`, the planner read the primary key from the floor on where one instance's
+ * events are most of the outbox (a deployment of one number, the benchmarks). No cursor (locked by
+ * another step, or gone): every subquery is null and nothing is read.
  */
 function unreadSql(columns: string): string {
-  return `(SELECT 0 AS part, ${columns} FROM outbox_events o, c
-          WHERE o.instance_id = $2 AND o.tx = ANY(c.pending) AND o.id > c.floor)
+  return `(SELECT 0 AS part, ${columns} FROM unnest((SELECT pending FROM c)) AS p(tx)
+          JOIN outbox_events o ON o.instance_id = $2 AND o.tx = p.tx WHERE ${ABOVE_FLOOR})
          UNION ALL
-         (SELECT 1 AS part, ${columns} FROM outbox_events o, c
-          WHERE o.instance_id = $2 AND (o.tx, o.id) > (c.tx, c.id) AND o.id > c.floor
+         (SELECT 1 AS part, ${columns} FROM outbox_events o
+          WHERE o.instance_id = $2 AND (o.tx, o.id) > ((SELECT tx FROM c), (SELECT id FROM c)) AND ${ABOVE_FLOOR}
           ORDER BY o.tx, o.id LIMIT $3)`;
 }
+
+/** The event is above the cursor's floor, in a form no index answers (unreadSql). */
+const ABOVE_FLOOR = `((SELECT floor FROM c) = 0 OR o.id > (SELECT floor FROM c))`;
 
 /**
  * Durable outbox consumers: one cursor per (consumer, instance) in `outbox_cursors` (migrations
@@ -60,6 +73,33 @@ export class OutboxCursorRepository {
 
   constructor(private readonly dataSource: DataSource) {}
 
+  /** peek()'s statement: $1 consumer, $2 instance, $3 limit, $4 event types, $5 ignored JSON paths. */
+  static readonly PEEK = `${PREPARED} WITH c AS (SELECT tx, id, floor, pending FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2),
+       r AS (${unreadSql('o.event_type, o.payload')})
+       SELECT EXISTS (SELECT 1 FROM r WHERE r.event_type = ANY($4::text[]) AND NOT (r.payload @? ANY($5::jsonpath[]))) AS wanted,
+         (SELECT count(*)::int FROM r) AS n`;
+
+  /** A step's statement (lockReadAndMove): $1 consumer, $2 instance, $3 limit, $4 ignored JSON paths, $5 event types or null. */
+  static readonly STEP = `${PREPARED} WITH c AS (SELECT tx, id, floor, pending FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2 FOR UPDATE SKIP LOCKED),
+       s AS (SELECT pg_current_snapshot() AS snap),
+       done AS (SELECT p AS ended FROM c, s, unnest(c.pending) p WHERE pg_visible_in_snapshot(p::text::xid8, s.snap)),
+       r AS (${unreadSql('o.id, o.tx, o.instance_id, o.event_type, o.chat_id, o.payload, o.created_at')}),
+       last AS (SELECT tx, id FROM r WHERE part = 1 ORDER BY tx DESC, id DESC LIMIT 1),
+       np AS (
+         SELECT coalesce(array_agg(x ORDER BY x), '{}') AS pending FROM (
+           SELECT p AS x FROM c, unnest(c.pending) p WHERE p NOT IN (SELECT ended FROM done)
+           UNION
+           SELECT (x::text)::bigint FROM c, s, last, pg_snapshot_xip(s.snap) x WHERE (x::text)::bigint > c.tx AND (x::text)::bigint < last.tx) q),
+       moved AS (
+         UPDATE outbox_cursors u SET tx = coalesce(last.tx, c.tx), id = coalesce(last.id, c.id), pending = np.pending, updated_at = now()
+         FROM c CROSS JOIN np LEFT JOIN last ON true
+         WHERE u.consumer = $1 AND u.instance_id = $2 AND (last.tx IS NOT NULL OR np.pending <> c.pending) RETURNING 1)
+       SELECT c.tx::text AS cursor_tx, c.tx IS NOT NULL OR EXISTS (SELECT 1 FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2) AS present, r.part, r.id::text AS id, r.instance_id, r.event_type, r.chat_id,
+         CASE WHEN k.wanted THEN r.payload END AS payload, r.created_at, k.wanted
+       FROM s LEFT JOIN c ON true LEFT JOIN r ON true
+         LEFT JOIN LATERAL (SELECT ($5::text[] IS NULL OR r.event_type = ANY($5::text[])) AND NOT (r.payload @? ANY($4::jsonpath[])) AS wanted) k ON true
+       ORDER BY r.part, r.tx, r.id`;
+
   /**
    * Follows exactly `instanceIds` for `consumer`: a new one starts at the current end of its outbox
    * (START: events committed before are not replayed, those of transactions still running are read),
@@ -84,8 +124,8 @@ export class OutboxCursorRepository {
     const rows: Array<{ instance_id: string }> = await this.dataSource.query(
       `SELECT c.instance_id FROM outbox_cursors c
        WHERE c.consumer = $1 AND (
-         EXISTS (SELECT 1 FROM outbox_events o WHERE o.instance_id = c.instance_id AND (o.tx, o.id) > (c.tx, c.id) AND o.id > c.floor)
-         OR EXISTS (SELECT 1 FROM outbox_events o WHERE o.instance_id = c.instance_id AND o.tx = ANY(c.pending) AND o.id > c.floor))
+         EXISTS (SELECT 1 FROM outbox_events o WHERE o.instance_id = c.instance_id AND (o.tx, o.id) > (c.tx, c.id) AND (c.floor = 0 OR o.id > c.floor))
+         OR EXISTS (SELECT 1 FROM outbox_events o WHERE o.instance_id = c.instance_id AND o.tx = ANY(c.pending) AND (c.floor = 0 OR o.id > c.floor)))
        ORDER BY c.updated_at LIMIT $2`,
       [consumer, limit],
     );
@@ -107,13 +147,13 @@ export class OutboxCursorRepository {
     eventTypes: ReadonlySet<string>,
     ignore: readonly string[],
   ): Promise<{ wanted: boolean; full: boolean }> {
-    const [row]: Array<{ wanted: boolean; n: number }> = await this.dataSource.query(
-      `WITH c AS (SELECT tx, id, floor, pending FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2),
-       r AS (${unreadSql('o.event_type, o.payload')})
-       SELECT EXISTS (SELECT 1 FROM r WHERE r.event_type = ANY($4::text[]) AND NOT (r.payload @? ANY($5::jsonpath[]))) AS wanted,
-         (SELECT count(*)::int FROM r) AS n`,
-      [consumer, instanceId, limit, [...eventTypes], ignore],
-    );
+    const [row]: Array<{ wanted: boolean; n: number }> = await this.dataSource.query(OutboxCursorRepository.PEEK, [
+      consumer,
+      instanceId,
+      limit,
+      [...eventTypes],
+      ignore,
+    ]);
     return { wanted: row?.wanted === true, full: (row?.n ?? 0) >= limit };
   }
 
@@ -164,25 +204,7 @@ export class OutboxCursorRepository {
     ignore: readonly string[],
   ): Promise<{ busy: boolean; gone: boolean; rows: Array<OutboxRow & { wanted: boolean }>; forward: number }> {
     const found: Array<RawOutboxRow & { cursor_tx: string | null; present: boolean; wanted: boolean | null; part: number | null }> = await manager.query(
-      `WITH c AS (SELECT tx, id, floor, pending FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2 FOR UPDATE SKIP LOCKED),
-       s AS (SELECT pg_current_snapshot() AS snap),
-       done AS (SELECT p AS ended FROM c, s, unnest(c.pending) p WHERE pg_visible_in_snapshot(p::text::xid8, s.snap)),
-       r AS (${unreadSql('o.id, o.tx, o.instance_id, o.event_type, o.chat_id, o.payload, o.created_at')}),
-       last AS (SELECT tx, id FROM r WHERE part = 1 ORDER BY tx DESC, id DESC LIMIT 1),
-       np AS (
-         SELECT coalesce(array_agg(x ORDER BY x), '{}') AS pending FROM (
-           SELECT p AS x FROM c, unnest(c.pending) p WHERE p NOT IN (SELECT ended FROM done)
-           UNION
-           SELECT (x::text)::bigint FROM c, s, last, pg_snapshot_xip(s.snap) x WHERE (x::text)::bigint > c.tx AND (x::text)::bigint < last.tx) q),
-       moved AS (
-         UPDATE outbox_cursors u SET tx = coalesce(last.tx, c.tx), id = coalesce(last.id, c.id), pending = np.pending, updated_at = now()
-         FROM c CROSS JOIN np LEFT JOIN last ON true
-         WHERE u.consumer = $1 AND u.instance_id = $2 AND (last.tx IS NOT NULL OR np.pending <> c.pending) RETURNING 1)
-       SELECT c.tx::text AS cursor_tx, c.tx IS NOT NULL OR EXISTS (SELECT 1 FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2) AS present, r.part, r.id::text AS id, r.instance_id, r.event_type, r.chat_id,
-         CASE WHEN k.wanted THEN r.payload END AS payload, r.created_at, k.wanted
-       FROM s LEFT JOIN c ON true LEFT JOIN r ON true
-         LEFT JOIN LATERAL (SELECT ($5::text[] IS NULL OR r.event_type = ANY($5::text[])) AND NOT (r.payload @? ANY($4::jsonpath[])) AS wanted) k ON true
-       ORDER BY r.part, r.tx, r.id`,
+      OutboxCursorRepository.STEP,
       [consumer, instanceId, limit, ignore, eventTypes ? [...eventTypes] : null],
     );
     if (!found.length || found[0].cursor_tx === null) return { busy: found[0]?.present === true, gone: found[0]?.present !== true, rows: [], forward: 0 };

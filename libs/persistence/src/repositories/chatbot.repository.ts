@@ -3,6 +3,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { toChatRow, type ChatRow } from './chat.repository';
 import { toMessageRow, type MessageRow } from './message.repository';
 import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
+import { PREPARED } from '../preparing-client';
 
 /**
  * A message of a chat's history as the model's context uses it: who wrote it and what it says
@@ -188,7 +189,15 @@ type ChatContextRaw = { until: string | null; trigger_id: string | null; agent_i
 const CHAT_UNTIL = (
   chat: string,
 ) => `(SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
-     FROM chats WHERE instance_id = $1 AND (wa_chatid = ${chat} OR wa_chatlid = ${chat}))`;
+     FROM chats WHERE instance_id = $1 AND ${CHAT_IS(chat)})`;
+
+/**
+ * The chat `chat` (an SQL expression: a parameter, a column) names by its phone JID or its LID, in the
+ * form the partial indexes chats_chatid and chats_chatlid answer: a plan that cannot prove `chat` is not
+ * empty (a prepared statement's generic plan, a value read in the statement) cannot use them for
+ * `wa_chatid = chat` alone, and reads every chat.
+ */
+const CHAT_IS = (chat: string) => `((wa_chatid = ${chat} AND wa_chatid <> '') OR (wa_chatlid = ${chat} AND wa_chatlid <> ''))`;
 
 /** The chat's pause and running conversation as select-list items ($1 instance, $2 chat). */
 const CHAT_CONTEXT = `${CHAT_UNTIL('$2')} AS until,
@@ -378,7 +387,7 @@ export class ChatbotRepository {
     claim: { runner: string; claimMs: number } | null = null,
   ): Promise<{ roundId: string; claimed: ChatbotRoundRow | null } | null> {
     const rows: Raw[] = await manager.query(
-      `WITH fresh AS (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM chatbot_inputs WHERE instance_id = $1 AND message_id = $8)),
+      `${PREPARED} WITH fresh AS (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM chatbot_inputs WHERE instance_id = $1 AND message_id = $8)),
        joined AS (
          UPDATE chatbot_rounds SET inputs = inputs || $4::jsonb, envelope = $5::jsonb,
            due_at = greatest(due_at, clock_timestamp() + $6 * interval '1 second'), updated_at = now()
@@ -401,7 +410,7 @@ export class ChatbotRepository {
        linked AS (INSERT INTO chatbot_inputs (instance_id, message_id, round_id) SELECT $1, $8, id FROM round RETURNING 1),
        lead AS (
          UPDATE chats SET lead = lead || jsonb_build_object('chatbot_lastTrigger_id', $7::text, 'chatbot_lastTriggerAt', extract(epoch FROM now())::bigint)
-         WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) AND EXISTS (SELECT 1 FROM fresh) RETURNING 1),
+         WHERE instance_id = $1 AND ${CHAT_IS('$2')} AND EXISTS (SELECT 1 FROM fresh) RETURNING 1),
        state AS (
          INSERT INTO chatbot_chat_state (instance_id, chat_id, trigger_id, agent_id, last_trigger_at) SELECT $1, $2, $7, $3, now() FROM fresh
          ON CONFLICT (instance_id, chat_id) DO UPDATE SET trigger_id = EXCLUDED.trigger_id, agent_id = EXCLUDED.agent_id, last_trigger_at = now()
@@ -439,7 +448,7 @@ export class ChatbotRepository {
       has_quick_replies: boolean;
       chats: Array<ChatContextRaw & { chat_id: string }> | null;
     }> = await manager.query(
-      `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
+      `${PREPARED} SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
          (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r WHERE r.instance_id = $1 AND r.kind IN ('trigger', 'agent', 'function')) AS records,
          EXISTS (SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1) AS has_knowledge,
          EXISTS (SELECT 1 FROM quick_replies WHERE instance_id = $1) AS has_quick_replies,
@@ -474,7 +483,7 @@ export class ChatbotRepository {
   static async pauseChatWithin(manager: EntityManager, instanceId: string, chatId: string, untilSeconds: number, reason: string): Promise<void> {
     await manager.query(
       `UPDATE chats SET lead = lead || jsonb_build_object('chatbot_disableUntil', $3::bigint), updated_at = now()
-       WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)`,
+       WHERE instance_id = $1 AND ${CHAT_IS('$2')}`,
       [instanceId, chatId, untilSeconds],
     );
     await manager.query(
@@ -493,7 +502,7 @@ export class ChatbotRepository {
   static async disabledUntilWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatId: string): Promise<number> {
     const rows: Array<{ until: string | null }> = await manager.query(
       `SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint AS until
-       FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)`,
+       FROM chats WHERE instance_id = $1 AND ${CHAT_IS('$2')}`,
       [instanceId, chatId],
     );
     return Number(rows[0]?.until ?? 0);
@@ -509,7 +518,7 @@ export class ChatbotRepository {
       await this.dataSource.query(
         `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
          (SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
-            FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)) AS until,
+            FROM chats WHERE instance_id = $1 AND ${CHAT_IS('$2')}) AS until,
          (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r
             WHERE r.instance_id = $1 AND ((r.kind = 'trigger' AND r.id = $3) OR (r.kind = 'agent' AND r.id = $4) OR r.kind = 'function')) AS records,
          EXISTS (SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1) AS has_knowledge,
@@ -581,7 +590,7 @@ export class ChatbotRepository {
   /** Stores the plan (the model's result and the sends with their fixed ids) before anything is sent; false when the claim was lost. */
   async storePlan(roundId: string, runner: string, plan: Record<string, unknown>): Promise<boolean> {
     const rows: Raw[] = await this.dataSource.query(
-      `WITH stored AS (UPDATE chatbot_rounds SET plan = $3::jsonb, updated_at = now() WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id)
+      `${PREPARED} WITH stored AS (UPDATE chatbot_rounds SET plan = $3::jsonb, updated_at = now() WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id)
        SELECT id FROM stored`,
       [roundId, runner, JSON.stringify(plan)],
     );
@@ -642,7 +651,7 @@ export class ChatbotRepository {
       if (lead && Object.keys(lead.fields).length) {
         // The lead fields the model wrote, over what the chat had, with the chat's `chats` event.
         const chats: Raw[] = await manager.query(
-          `WITH changed AS (UPDATE chats SET lead = lead || $3::jsonb, updated_at = now() WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) RETURNING *)
+          `WITH changed AS (UPDATE chats SET lead = lead || $3::jsonb, updated_at = now() WHERE instance_id = $1 AND ${CHAT_IS('$2')} RETURNING *)
            SELECT * FROM changed`,
           [round.instanceId, round.chatId, JSON.stringify(lead.fields)],
         );
@@ -703,7 +712,7 @@ export class ChatbotRepository {
       message_timestamp: string;
       send_payload: Record<string, unknown> | null;
     }> = await this.dataSource.query(
-      `SELECT message_id, from_me, sender_name, message_type, media_type, text, message_timestamp,
+      `${PREPARED} SELECT message_id, from_me, sender_name, message_type, media_type, text, message_timestamp,
          CASE WHEN from_me AND (media_type IN ('ptt', 'audio') OR message_type = 'AudioMessage') THEN send_payload END AS send_payload
        FROM messages WHERE instance_id = $1 AND (chat_id = ANY($2::text[]) OR chat_lid = ANY($2::text[]))
          AND status NOT IN ('Deleted', 'Canceled', 'Failed', 'Queued')

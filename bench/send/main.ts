@@ -49,6 +49,7 @@ import {
   type WorkerSetup,
 } from '../support/processes';
 import { DB_PROXY_ROLE, dbRttMs, medianRoundTripMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
+import { analyzeSchema } from '../support/postgres';
 import { openBareSockets, provisionDevices, simControl } from '../support/sim-clients';
 
 type Role = 'orchestrate' | 'sim' | 'bare' | 'ours' | 'worker' | typeof DB_PROXY_ROLE;
@@ -241,11 +242,12 @@ async function drive(count: number, operation: (index: number) => Promise<void>)
   };
 }
 
-async function warmUpThenMeasure(operation: (index: number) => Promise<void>): Promise<LoadResult> {
+async function warmUpThenMeasure(operation: (index: number) => Promise<void>, afterWarmUp?: () => Promise<void>): Promise<LoadResult> {
   for (let round = 0; round < WARMUP; round++) {
     const warm = await drive(INSTANCES, operation);
     log(`warm-up round ${round + 1}: ${warm.sent} sent, ${warm.failed} failed${warm.firstError ? ` (${warm.firstError})` : ''}, p50 ${warm.p50Ms} ms`);
   }
+  await afterWarmUp?.();
   log(`measuring ${N} sends, concurrency ${CONCURRENCY}`);
   return drive(N, operation);
 }
@@ -329,6 +331,8 @@ interface OursReady {
   tokens: string[];
   connected: number;
   connectSeconds: number;
+  /** The Postgres schema of the run (the orchestrator analyzes it after the warm-up). */
+  schema: string;
 }
 
 /** What one of ours' processes measured, from the orchestrator's ready until every send's event was written. */
@@ -455,7 +459,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
     if (WINDOW_PROF) await windowProfile.start();
     const from = loadMark();
     const poolWaiting = samplePoolWaiting(dataSource);
-    send({ baseUrl: `http://127.0.0.1:${address.port}`, tokens, connected, connectSeconds } satisfies OursReady);
+    send({ baseUrl: `http://127.0.0.1:${address.port}`, tokens, connected, connectSeconds, schema } satisfies OursReady);
     const sends = await stopped;
     if (WINDOW_PROF) await windowProfile.stop(`${WINDOW_PROF}/${workerProcesses.length ? 'gateway' : 'gateway+worker'}.window.cpuprofile`);
     // Work the path deferred counts too: wait (up to 60 s) until every send's `messages` event is in
@@ -549,8 +553,9 @@ function runWorker(): void {
 }
 
 /** The HTTP client for ours: undici with keep-alive, one connection per concurrent request. */
-async function driveOurs(ready: OursReady): Promise<LoadResult> {
+async function driveOurs(ready: OursReady, databaseUrl: string): Promise<LoadResult> {
   const { Agent, request } = await import('undici');
+  const pg = await import('pg');
   const agent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 60_000 });
   const url = `${ready.baseUrl}/send/text`;
   const operation = async (index: number) => {
@@ -563,8 +568,18 @@ async function driveOurs(ready: OursReady): Promise<LoadResult> {
     const text = await response.body.text();
     if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
   };
+  // The tables' statistics as a live database has them before the measured sends (analyzeSchema).
+  const analyze = async () => {
+    const client = new (pg.default?.Client ?? pg.Client)({ connectionString: databaseUrl });
+    await client.connect();
+    try {
+      await analyzeSchema({ query: async (sql: string, parameters?: unknown[]) => (await client.query(sql, parameters)).rows }, ready.schema);
+    } finally {
+      await client.end();
+    }
+  };
   try {
-    return await warmUpThenMeasure(operation);
+    return await warmUpThenMeasure(operation, analyze);
   } finally {
     await agent.close();
   }
@@ -630,7 +645,7 @@ async function orchestrate(): Promise<void> {
     log('ours side');
     const oursProcess = child('ours', ['--sim', JSON.stringify(sim), '--db', databaseUrl]);
     const ready = await firstMessage<OursReady>(oursProcess);
-    const load = await driveOurs(ready);
+    const load = await driveOurs(ready, databaseUrl);
     const exited = new Promise((resolve) => oursProcess.once('exit', resolve));
     const sql = firstMessage<OursMeasured>(oursProcess).catch(() => undefined);
     oursProcess.send({ sends: load.sent + load.failed + WARMUP * INSTANCES });

@@ -30,7 +30,8 @@ export const PREPARED = '/* prepared */';
  * run by a newer version during a rolling deploy): Postgres answers "cached plan must not change
  * result type" (0A000). The text then gets a new name (prepared afresh on each connection) and the
  * call is tried again once; inside a transaction that retry fails like any statement after an error,
- * and the caller sees the transaction fail once.
+ * and the caller sees the transaction fail once, with the stale-plan error (isStalePlan: it may run the
+ * transaction again).
  *
  * DATABASE_PREPARED_STATEMENTS=false turns it off (a connection pooler in transaction mode that does
  * not track prepared statements, e.g. PgBouncer before 1.21).
@@ -51,7 +52,13 @@ export class PreparingClient extends Client {
       return await run(name);
     } catch (error) {
       if (!isStalePlan(error)) throw error;
-      return run(preparedStatements.renew(text));
+      try {
+        return await run(preparedStatements.renew(text));
+      } catch (retried) {
+        // Inside a transaction the retry only meets the aborted transaction (25P02): the caller sees
+        // the stale plan itself, and may run its transaction again (the text has its new name now).
+        throw (retried as { code?: string })?.code === '25P02' ? error : retried;
+      }
     }
   }
 }

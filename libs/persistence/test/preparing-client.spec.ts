@@ -1,7 +1,7 @@
 import { createDataSource } from '@gw/persistence';
 import { openTestDatabase, withEnv, type TestDatabase } from '@gw/testing';
 import type { QueryRunner } from 'typeorm';
-import { PREPARED, PreparedStatementNames, preparedStatements } from '../src/preparing-client';
+import { isStalePlan, PREPARED, PreparedStatementNames, preparedStatements } from '../src/preparing-client';
 
 describe('prepared statements (PreparingClient)', () => {
   let db: TestDatabase;
@@ -46,6 +46,25 @@ describe('prepared statements (PreparingClient)', () => {
     expect(await runner.query(text, [1])).toEqual([{ id: 1, a: 'x', b: 7 }]);
     // And from then on under its new name on every connection.
     expect(await db.dataSource.query(text, [1])).toEqual([{ id: 1, a: 'x', b: 7 }]);
+  });
+
+  it('should fail a transaction whose prepared statement went stale with that error, and prepare it afresh after', async () => {
+    await runner.query(`CREATE TABLE prepared_probe_tx (id int PRIMARY KEY, a text)`);
+    await runner.query(`INSERT INTO prepared_probe_tx VALUES (1, 'x')`);
+    const text = `${PREPARED} SELECT * FROM prepared_probe_tx WHERE id = $1`;
+    for (let call = 0; call < 4; call++) await runner.query(text, [1]);
+    await db.dataSource.query(`ALTER TABLE prepared_probe_tx ADD COLUMN b int DEFAULT 7`);
+    await runner.startTransaction();
+    // Not "current transaction is aborted" (the retry's): the caller can tell it may run the transaction again.
+    const failed = await runner.query(text, [1]).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    await runner.rollbackTransaction();
+    expect(isStalePlan(failed)).toBe(true);
+    await runner.startTransaction();
+    expect(await runner.query(text, [1])).toEqual([{ id: 1, a: 'x', b: 7 }]);
+    await runner.commitTransaction();
   });
 
   it('should be on by default and off with DATABASE_PREPARED_STATEMENTS=false; anything else is refused', () => {

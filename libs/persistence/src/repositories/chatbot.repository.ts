@@ -3,7 +3,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { toChatRow, type ChatRow } from './chat.repository';
 import { toMessageRow, type MessageRow } from './message.repository';
 import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
-import { PREPARED } from '../preparing-client';
+import { isStalePlan, PREPARED } from '../preparing-client';
 
 /**
  * A message of a chat's history as the model's context uses it: who wrote it and what it says
@@ -632,11 +632,31 @@ export class ChatbotRepository {
     event: (row: MessageRow) => NewOutboxEvent,
     lead: { fields: Record<string, unknown>; event: (chat: ChatRow) => NewOutboxEvent } | null = null,
   ): Promise<{ eventId: string | null; queued: boolean } | null> {
+    const once = () => this.finishOnce(round, runner, status, outcome, turn, aiMetadata, event, lead);
+    // Its first statement is prepared and answers the message's whole row: a migration that adds a column
+    // to messages makes that plan stale, and the transaction fails once (PreparingClient); it runs again,
+    // prepared afresh, rather than leaving the round to wait for its claim to expire.
+    return once().catch((error: unknown) => {
+      if (!isStalePlan(error)) throw error;
+      return once();
+    });
+  }
+
+  private async finishOnce(
+    round: ChatbotRoundRow,
+    runner: string,
+    status: 'done' | 'failed',
+    outcome: string,
+    turn: string,
+    aiMetadata: Record<string, unknown>,
+    event: (row: MessageRow) => NewOutboxEvent,
+    lead: { fields: Record<string, unknown>; event: (chat: ChatRow) => NewOutboxEvent } | null,
+  ): Promise<{ eventId: string | null; queued: boolean } | null> {
     return this.dataSource.transaction(async (manager) => {
       // The round's end and the ai_metadata write in one statement (the message is written only when the
       // claim held), and whether a later round of the chat is open (it is claimable once this commits).
       const rows: Raw[] = await manager.query(
-        `WITH ended AS (UPDATE chatbot_rounds SET status = $3, outcome = $4, claimed_by = NULL, claimed_until = NULL, updated_at = now()
+        `${PREPARED} WITH ended AS (UPDATE chatbot_rounds SET status = $3, outcome = $4, claimed_by = NULL, claimed_until = NULL, updated_at = now()
            WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id),
          changed AS (UPDATE messages SET ai_metadata = $7::jsonb, updated_at = now()
            WHERE instance_id = $5 AND message_id = $6 AND EXISTS (SELECT 1 FROM ended) RETURNING *)

@@ -1,4 +1,4 @@
-import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
+import { genericPlan, newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
 import { InstanceRepository, LeaseRepository, MessageRepository, OutboundLedgerRepository, type Lease, type NewMessage } from '@gw/persistence';
 
 describe(OutboundLedgerRepository.name, () => {
@@ -186,6 +186,29 @@ describe(OutboundLedgerRepository.name, () => {
       const grouped = (await messages.findOne(instanceId, relayed.messageId))!;
       const comparable = (row: typeof single) => ({ ...row, id: '', messageId: '', createdAt: null, updatedAt: null, messageTimestamp: 0 });
       expect(comparable(grouped)).toEqual(comparable(single));
+    });
+
+    it("should go out prepared, and read messages by their key in the generic plans (the sends' group commit)", async () => {
+      // A busy instance's messages, analyzed: a generic plan that read them by the instance alone would show.
+      await db.dataSource.query(
+        `INSERT INTO messages (instance_id, id, message_id, chat_id, message_timestamp, status, text)
+         SELECT $1, 'ledgerplan' || g, 'LEDGERPLAN' || g, '55119' || (g % 300) || '@s.whatsapp.net', 1764400000000 + g, 'Read', 'm' FROM generate_series(1, 20000) g`,
+        [otherId],
+      );
+      await db.dataSource.query(`ANALYZE messages`);
+      const captured: Array<[string, unknown[]]> = [];
+      const capturing = { query: async <T>(sql: string, parameters?: unknown[]) => (captured.push([sql, parameters ?? []]), [] as T) };
+      const message = outbound();
+      await OutboundLedgerRepository.reserveMany(capturing, [{ lease, message, relay: true }]);
+      await OutboundLedgerRepository.settleMany(capturing, [{ lease, messageId: message.messageId, outcome: { status: 'Sent' } }]);
+      expect(captured).toHaveLength(2);
+      for (const [sql, parameters] of captured) {
+        expect(sql).toContain('/* prepared */');
+        const plan = await genericPlan(db.dataSource, sql, parameters);
+        expect(plan).not.toMatch(/Seq Scan on messages\b|messages_chat|messages_created/);
+      }
+      // settleMany finds each message by its key.
+      expect(await genericPlan(db.dataSource, captured[1][0], captured[1][1])).toMatch(/messages_instance_id_message_id_key/);
     });
 
     it('should relay an id at most once in a group too: a repeat answers no row', async () => {

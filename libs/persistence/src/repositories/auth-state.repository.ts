@@ -102,7 +102,7 @@ export class AuthStateRepository {
       (item.change.keys ?? []).filter((key) => key.value === null).map((key) => ({ instanceId: item.lease.instanceId, key })),
     );
     const rows: Array<{ held: string[] }> = await this.dataSource.query(
-      `WITH ${LeaseRepository.fenceManyCte()},
+      `${PREPARED} WITH ${LeaseRepository.fenceManyCte()},
        creds AS (
          INSERT INTO auth_creds (instance_id, value)
          SELECT c.instance_id, c.value FROM unnest($4::text[], $5::text[]) AS c(instance_id, value) WHERE c.instance_id IN (SELECT instance_id FROM lease)

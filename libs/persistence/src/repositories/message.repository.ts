@@ -258,7 +258,7 @@ export class OutboundLedgerRepository {
     const messages = items.map(({ message }) => messageDocument(message));
     const relay = items.filter((item) => item.relay);
     const rows: Raw[] = await db.query(
-      `WITH ${LeaseRepository.fenceManyCte()},
+      `${PREPARED} WITH ${LeaseRepository.fenceManyCte()},
        reserved AS (
          INSERT INTO messages (${names.join(', ')}, relayed_at)
          SELECT ${names.map((column) => `input.${column}`).join(', ')},
@@ -299,7 +299,7 @@ export class OutboundLedgerRepository {
     items: ReadonlyArray<{ lease: Lease; messageId: string; outcome: { status: 'Sent' } | { status: 'Failed'; error: string } }>,
   ): Promise<Array<{ held: boolean; row: MessageRow | null }>> {
     const rows: Raw[] = await db.query(
-      `WITH ${LeaseRepository.fenceManyCte()},
+      `${PREPARED} WITH ${LeaseRepository.fenceManyCte()},
        input AS (SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS u(instance_id, message_id, status, error)),
        changed AS (
          UPDATE messages SET status = input.status, error = CASE WHEN input.status = 'Failed' THEN input.error ELSE messages.error END, updated_at = now()

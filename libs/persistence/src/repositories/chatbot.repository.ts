@@ -191,6 +191,9 @@ const CHAT_UNTIL = (
 ) => `(SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
      FROM chats WHERE instance_id = $1 AND ${CHAT_IS(chat)})`;
 
+/** The messages a chat's history shows (ChatbotRepository.history). */
+const HISTORY_STATUS = `status NOT IN ('Deleted', 'Canceled', 'Failed', 'Queued')`;
+
 /**
  * The chat `chat` (an SQL expression: a parameter, a column) names by its phone JID or its LID, in the
  * form the partial indexes chats_chatid and chats_chatlid answer: a plan that cannot prove `chat` is not
@@ -732,10 +735,22 @@ export class ChatbotRepository {
       message_timestamp: string;
       send_payload: Record<string, unknown> | null;
     }> = await this.dataSource.query(
-      `${PREPARED} SELECT message_id, from_me, sender_name, message_type, media_type, text, message_timestamp,
+      // The order (by second, then as stored) is no index's, so the read is bounded first: `since`, the
+      // second of the $3-th newest message by its timestamp (the newest $3 by JID and by LID, each read
+      // down its index), holds every message the order can keep; a chat of thousands reads a few dozen.
+      `${PREPARED} WITH jid AS (SELECT DISTINCT unnest($2::text[]) AS id),
+       newest AS (
+         SELECT DISTINCT n.message_id, n.message_timestamp FROM jid CROSS JOIN LATERAL (
+           (SELECT message_id, message_timestamp FROM messages WHERE instance_id = $1 AND chat_id = jid.id AND ${HISTORY_STATUS}
+            ORDER BY message_timestamp DESC LIMIT $3)
+           UNION ALL
+           (SELECT message_id, message_timestamp FROM messages WHERE instance_id = $1 AND chat_lid = jid.id AND ${HISTORY_STATUS}
+            ORDER BY message_timestamp DESC LIMIT $3)) n),
+       edge AS (SELECT coalesce(min(message_timestamp) / 1000 * 1000, 0) AS since FROM (SELECT message_timestamp FROM newest ORDER BY message_timestamp DESC LIMIT $3) top)
+       SELECT message_id, from_me, sender_name, message_type, media_type, text, message_timestamp,
          CASE WHEN from_me AND (media_type IN ('ptt', 'audio') OR message_type = 'AudioMessage') THEN send_payload END AS send_payload
-       FROM messages WHERE instance_id = $1 AND (chat_id = ANY($2::text[]) OR chat_lid = ANY($2::text[]))
-         AND status NOT IN ('Deleted', 'Canceled', 'Failed', 'Queued')
+       FROM messages WHERE instance_id = $1 AND (chat_id = ANY($2::text[]) OR chat_lid = ANY($2::text[])) AND ${HISTORY_STATUS}
+         AND message_timestamp >= (SELECT since FROM edge)
        ORDER BY message_timestamp / 1000 DESC, created_at DESC, array_position($4::text[], message_id) DESC NULLS LAST LIMIT $3`,
       [instanceId, jids.filter(Boolean), Math.max(options.max, options.min, 1), options.order ?? []],
     );

@@ -27,6 +27,9 @@ import { audioApi, type Voice } from './voice';
 /** Bus subject that wakes the runners (a round was admitted, knowledge was stored). */
 export const CHATBOT_WAKE = 'chatbot.wake';
 
+/** The `origin` of the outbox notice of a round's end (its ai_metadata update): the chatbot's own follower skips it. */
+export const CHATBOT_ORIGIN = 'chatbot';
+
 /** The instance is not reachable now: the round waits, without giving up. */
 const UNREACHABLE: ReadonlySet<string> = new Set([ErrorCode.NoSession, ErrorCode.NotConnected, ErrorCode.Fenced, ErrorCode.Timeout]);
 /** Tries of a round whose sends cannot reach the instance before it fails. */
@@ -259,7 +262,11 @@ export class ChatbotRunner {
     );
     if (!finished) return;
     if (finished.eventId)
-      this.bus.publish(Subjects.outbox(round.instanceId), { instanceId: round.instanceId, lastId: finished.eventId } satisfies OutboxNotice);
+      this.bus.publish(Subjects.outbox(round.instanceId), {
+        instanceId: round.instanceId,
+        lastId: finished.eventId,
+        origin: CHATBOT_ORIGIN,
+      } satisfies OutboxNotice);
     this.onRoundFinished?.({
       roundId: round.id,
       turn,

@@ -5,7 +5,7 @@ import type { Logger } from '@gw/platform';
 import { OutboxFollower } from '@gw/relay';
 import { DataSource } from 'typeorm';
 import { admitEvents, IGNORED_BEFORE_ADMISSION, type ClaimedRound } from './admission';
-import { ChatbotRunner, CHATBOT_WAKE } from './chatbot-runner';
+import { ChatbotRunner, CHATBOT_ORIGIN, CHATBOT_WAKE } from './chatbot-runner';
 import type { ChatbotConfig } from './config';
 import { guardedFetch } from './guarded-fetch';
 import { KnowledgeIndexer } from './knowledge';
@@ -55,6 +55,8 @@ export function createChatbotServices(dataSource: DataSource, bus: Bus, config: 
       eventTypes: ['messages'],
       // A commit of only these (the bot's answer, its ai_metadata update) costs a read, not a step.
       ignore: [...IGNORED_BEFORE_ADMISSION],
+      // A commit of only those, told by its notice (our copies of the answers; a round's end): not even a peek.
+      skipNotice: (notice) => notice.sentByApi === true || notice.origin === CHATBOT_ORIGIN,
       instances: () => rounds.enabledInstances(),
       pollIntervalMs: config.pollIntervalMs,
       handle: async (manager, instanceId, events) => {

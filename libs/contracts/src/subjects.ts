@@ -267,6 +267,13 @@ export interface OutboxNotice {
    * nothing. Absent: anything may have been written (look).
    */
   types?: string[];
+  /**
+   * Every `messages` event of that commit is of a message sent through the API (our own copy of it): a
+   * consumer that ignores those (the chatbot's follower) skips the notice. Absent: not known, or not so.
+   */
+  sentByApi?: boolean;
+  /** The component whose write this is (`chatbot`: a round's end): a consumer that ignores its own writes skips it. */
+  origin?: string;
 }
 
 /** Sent after an async-queue change commits (enqueue, reset, delay settings), so dispatchers wake without polling. */

@@ -31,6 +31,12 @@ export interface OutboxFollowerOptions<T = void> {
    * the others are moved past by the next step that is (or by the poll's), not by a transaction of their own.
    */
   ignore?: string[];
+  /**
+   * A notice whose commit this consumer knows holds nothing for it (the events `ignore` marks, told by
+   * the notice itself: `sentByApi`, `origin`): skipped, as one naming no wanted type is, without a peek.
+   * Its events are moved past by the next step that has something to hand over, or by the poll's.
+   */
+  skipNotice?: (notice: Partial<OutboxNotice>) => boolean;
   /** Events per step (one transaction). */
   batchSize?: number;
   /** Fallback pass when no notice arrives (events written by a process without the bus, missed notices). */
@@ -70,8 +76,8 @@ type DrainOutcome = 'done' | 'more' | 'failed';
  */
 export class OutboxFollower<T = void> {
   private readonly cursors: OutboxCursorRepository;
-  private readonly options: Required<Omit<OutboxFollowerOptions<T>, 'eventTypes' | 'committed' | 'ignore'>> &
-    Pick<OutboxFollowerOptions<T>, 'committed' | 'ignore'> & { eventTypes?: ReadonlySet<string> };
+  private readonly options: Required<Omit<OutboxFollowerOptions<T>, 'eventTypes' | 'committed' | 'ignore' | 'skipNotice'>> &
+    Pick<OutboxFollowerOptions<T>, 'committed' | 'ignore' | 'skipNotice'> & { eventTypes?: ReadonlySet<string> };
   private subscription?: BusSubscription;
   private followed = new Set<string>();
   private refreshedAt = 0;
@@ -104,9 +110,10 @@ export class OutboxFollower<T = void> {
     this.subscription = this.bus.subscribe(Subjects.outboxWildcard, (data, subject) => {
       // A commit that wrote only types this consumer does not want has nothing for it: the next step
       // (a wanted event's, or the poll's) moves the cursor past them.
-      const types = (data as Partial<OutboxNotice> | undefined)?.types;
+      const notice = (data ?? {}) as Partial<OutboxNotice>;
       const wanted = this.options.eventTypes;
-      if (wanted && Array.isArray(types) && !types.some((type) => wanted.has(type))) return;
+      if (wanted && Array.isArray(notice.types) && !notice.types.some((type) => wanted.has(type))) return;
+      if (this.options.skipNotice?.(notice)) return;
       this.poke(subject.slice(subject.indexOf('.') + 1));
     });
     this.loop = this.run();

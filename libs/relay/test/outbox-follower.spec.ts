@@ -176,6 +176,32 @@ describe(OutboxFollower.name, () => {
     expect((await work('c20')).map((row) => row.event_id)).toEqual([wanted]);
   });
 
+  it('skips a notice its skipNotice says holds nothing for it, without a peek or a step, and looks on the next that does not', async () => {
+    const { steps, cursor } = await noticeOnlyFollower('c21', 'fb', {
+      ignore: ['$.mine ? (@ == true)'],
+      skipNotice: (notice) => notice.origin === 'self' || notice.sentByApi === true,
+    });
+    const start = await cursor();
+    const own = (await db.dataSource.transaction((manager) =>
+      OutboxRepository.insertWithin(manager, 'fb', [{ eventType: 'messages', payload: { mine: true } }]),
+    )) as string;
+    const peeks = jest.spyOn(OutboxCursorRepository.prototype, 'peek');
+    bus.publish(Subjects.outbox('fb'), { instanceId: 'fb', lastId: own, types: ['messages'], origin: 'self' });
+    bus.publish(Subjects.outbox('fb'), { instanceId: 'fb', lastId: own, types: ['messages'], sentByApi: true });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(peeks).not.toHaveBeenCalled();
+    expect(steps).toEqual([]);
+    expect(await cursor()).toBe(start);
+    peeks.mockRestore();
+    // A wanted event's notice: its step hands it over and moves past the skipped one too.
+    const wanted = (await db.dataSource.transaction((manager) =>
+      OutboxRepository.insertWithin(manager, 'fb', [{ eventType: 'messages', payload: { mine: false } }]),
+    )) as string;
+    bus.publish(Subjects.outbox('fb'), { instanceId: 'fb', lastId: wanted, types: ['messages'] });
+    await until(async () => (await cursor()) === wanted);
+    expect((await work('c21')).map((row) => row.event_id)).toEqual([wanted]);
+  });
+
   it("hands over at once an event committed after an older transaction that still runs, and that one's events once it ends: none skipped, none twice", async () => {
     follower('one', {
       consumer: 'c9',

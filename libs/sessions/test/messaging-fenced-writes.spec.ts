@@ -39,6 +39,29 @@ describe(InboundStore.name, () => {
     expect(notices).toEqual([{ instanceId, lastId: expect.any(String), types: ['messages'] }]);
   });
 
+  it('should say in the notice when every messages event of the commit is of a message sent through the API (our own copies)', async () => {
+    const id = 'fenced-inbound-api';
+    await new InstanceRepository(db.dataSource).create({ id, token: 'tok-fenced-api', name: 'api' });
+    const lease = (await new LeaseRepository(db.dataSource).claim(id, 'worker-a', 10_000))!;
+    const apiNotices: unknown[] = [];
+    bus.subscribe(Subjects.outbox(id), async (data) => void apiNotices.push(data));
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }));
+    const copy = { eventType: 'messages', payload: { message: { fromMe: true, wasSentByApi: true } } };
+    const typed = { eventType: 'messages', payload: { message: { fromMe: true, wasSentByApi: false } } };
+    const receipt = { eventType: 'messages_update', payload: { state: 'Delivered' } };
+    await sut.write(lease, async (_manager, events) => void events.push(copy, receipt, copy));
+    await sut.write(lease, async (_manager, events) => void events.push(copy, typed));
+    await sut.write(lease, async (_manager, events) => void events.push(receipt));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(apiNotices).toEqual([
+      { instanceId: id, lastId: expect.any(String), types: ['messages', 'messages_update'], sentByApi: true },
+      // A message typed on the phone (or received) among them: not said.
+      { instanceId: id, lastId: expect.any(String), types: ['messages'] },
+      // No messages event at all: the types say it.
+      { instanceId: id, lastId: expect.any(String), types: ['messages_update'] },
+    ]);
+  });
+
   it('should write nothing for a worker whose lease was taken over', async () => {
     const leases = new LeaseRepository(db.dataSource);
     const stale = (await leases.holderOf(instanceId))!;

@@ -164,7 +164,7 @@ export class InboundStore {
     const started = performance.now();
     let outcomes: Array<{ value: unknown } | { fenced: true }>;
     let lastIds = new Map<string, string>();
-    let types: Map<string, string[]>;
+    let types: Map<string, Pick<OutboxNotice, 'types' | 'sentByApi'>>;
     try {
       ({ outcomes, types } = await LeaseRepository.fencedGroupTransaction(
         this.dataSource,
@@ -247,7 +247,7 @@ export class InboundStore {
       if ('fenced' in outcome) entry.reject(new FencedOutError(entry.lease.instanceId));
       else entry.resolve(outcome.value);
     });
-    for (const [instanceId, lastId] of lastIds) this.notify({ instanceId, lastId, types: types.get(instanceId) });
+    for (const [instanceId, lastId] of lastIds) this.notify({ instanceId, lastId, ...types.get(instanceId) });
   }
 
   private async writeAlone(entry: Waiting): Promise<void> {
@@ -268,7 +268,7 @@ export class InboundStore {
         );
         this.options.onGroup?.(1, (performance.now() - started) / 1000);
         entry.resolve(result);
-        if (lastId !== null) this.notify({ instanceId: entry.lease.instanceId, lastId, types: typesIn(events) });
+        if (lastId !== null) this.notify({ instanceId: entry.lease.instanceId, lastId, ...typesIn(events) });
         return;
       } catch (error) {
         if (error instanceof FencedOutError) return entry.reject(error);
@@ -322,12 +322,24 @@ function waves(group: ReadonlyArray<Waiting>): number[][] {
 }
 
 /** The event types among these events, each once (the notice's `types`: a follower that wants none of them skips it). */
-function typesIn(events: ReadonlyArray<NewOutboxEvent>): string[] {
-  return [...new Set(events.map((event) => event.eventType))];
+function typesIn(events: ReadonlyArray<NewOutboxEvent>): Pick<OutboxNotice, 'types' | 'sentByApi'> {
+  const types = [...new Set(events.map((event) => event.eventType))];
+  // Every `messages` event of ours (the copies of what we sent through the API): said, so that a consumer
+  // that ignores those skips the notice (OutboxNotice.sentByApi).
+  const messages = events.filter((event) => event.eventType === 'messages');
+  const sentByApi =
+    messages.length > 0 &&
+    messages.every((event) => {
+      const message = (event.payload as { message?: { fromMe?: unknown; wasSentByApi?: unknown } }).message;
+      return message?.fromMe === true && message.wasSentByApi === true;
+    });
+  return sentByApi ? { types, sentByApi } : { types };
 }
 
 /** typesIn() of each instance's events in these batches. */
-function typesOf(batches: ReadonlyArray<{ instanceId: string; events: ReadonlyArray<NewOutboxEvent> }>): Map<string, string[]> {
+function typesOf(
+  batches: ReadonlyArray<{ instanceId: string; events: ReadonlyArray<NewOutboxEvent> }>,
+): Map<string, Pick<OutboxNotice, 'types' | 'sentByApi'>> {
   const events = new Map<string, NewOutboxEvent[]>();
   for (const batch of batches) events.set(batch.instanceId, [...(events.get(batch.instanceId) ?? []), ...batch.events]);
   return new Map([...events].map(([instanceId, all]) => [instanceId, typesIn(all)]));

@@ -645,16 +645,9 @@ export class ChatbotRepository {
     });
   }
 
-  private async finishOnce(
-    round: ChatbotRoundRow,
-    runner: string,
-    status: 'done' | 'failed',
-    outcome: string,
-    turn: string,
-    aiMetadata: Record<string, unknown>,
-    event: (row: MessageRow) => NewOutboxEvent,
-    lead: { fields: Record<string, unknown>; event: (chat: ChatRow) => NewOutboxEvent } | null,
-  ): Promise<{ eventId: string | null; queued: boolean } | null> {
+  /** finish()'s transaction, once. */
+  private async finishOnce(...args: Parameters<ChatbotRepository['finish']>): ReturnType<ChatbotRepository['finish']> {
+    const [round, runner, status, outcome, turn, aiMetadata, event, lead = null] = args;
     return this.dataSource.transaction(async (manager) => {
       // The round's end and the ai_metadata write in one statement (the message is written only when the
       // claim held), and whether a later round of the chat is open (it is claimable once this commits).

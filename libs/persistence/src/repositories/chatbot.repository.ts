@@ -520,8 +520,7 @@ export class ChatbotRepository {
     const [row]: Array<{ settings: Raw | null; until: string | null; records: Raw[] | null; has_knowledge: boolean; has_quick_replies: boolean }> =
       await this.dataSource.query(
         `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
-         (SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint
-            FROM chats WHERE instance_id = $1 AND ${CHAT_IS('$2')}) AS until,
+         ${CHAT_UNTIL('$2')} AS until,
          (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r
             WHERE r.instance_id = $1 AND ((r.kind = 'trigger' AND r.id = $3) OR (r.kind = 'agent' AND r.id = $4) OR r.kind = 'function')) AS records,
          EXISTS (SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1) AS has_knowledge,

@@ -164,9 +164,9 @@ export class InboundStore {
     const started = performance.now();
     let outcomes: Array<{ value: unknown } | { fenced: true }>;
     let lastIds = new Map<string, string>();
-    let types: Map<string, Pick<OutboxNotice, 'types' | 'sentByApi'>>;
+    let notices: Map<string, EventsNotice>;
     try {
-      ({ outcomes, types } = await LeaseRepository.fencedGroupTransaction(
+      ({ outcomes, notices } = await LeaseRepository.fencedGroupTransaction(
         this.dataSource,
         group.map((entry) => entry.lease),
         async (manager, held) => {
@@ -228,7 +228,7 @@ export class InboundStore {
             receipts.close();
             await Promise.allSettled(parked.map(({ done }) => done));
           }
-          return { outcomes: results, batches, types: typesOf(batches) };
+          return { outcomes: results, batches, notices: noticesOf(batches) };
         },
         // The events of the whole group in one insert, written with the COMMIT.
         ({ batches }) => {
@@ -247,7 +247,7 @@ export class InboundStore {
       if ('fenced' in outcome) entry.reject(new FencedOutError(entry.lease.instanceId));
       else entry.resolve(outcome.value);
     });
-    for (const [instanceId, lastId] of lastIds) this.notify({ instanceId, lastId, ...types.get(instanceId) });
+    for (const [instanceId, lastId] of lastIds) this.notify({ instanceId, lastId, ...notices.get(instanceId) });
   }
 
   private async writeAlone(entry: Waiting): Promise<void> {
@@ -268,7 +268,7 @@ export class InboundStore {
         );
         this.options.onGroup?.(1, (performance.now() - started) / 1000);
         entry.resolve(result);
-        if (lastId !== null) this.notify({ instanceId: entry.lease.instanceId, lastId, ...typesIn(events) });
+        if (lastId !== null) this.notify({ instanceId: entry.lease.instanceId, lastId, ...noticeOf(events) });
         return;
       } catch (error) {
         if (error instanceof FencedOutError) return entry.reject(error);
@@ -321,11 +321,15 @@ function waves(group: ReadonlyArray<Waiting>): number[][] {
   return result;
 }
 
-/** The event types among these events, each once (the notice's `types`: a follower that wants none of them skips it). */
-function typesIn(events: ReadonlyArray<NewOutboxEvent>): Pick<OutboxNotice, 'types' | 'sentByApi'> {
+/** What a notice says of the events its commit wrote (OutboxNotice: a follower that wants none of them skips it). */
+type EventsNotice = Pick<OutboxNotice, 'types' | 'sentByApi'>;
+
+/**
+ * The notice's account of these events: their types, each once, and `sentByApi` when every `messages`
+ * event among them is of a message sent through the API (our own copies).
+ */
+function noticeOf(events: ReadonlyArray<NewOutboxEvent>): EventsNotice {
   const types = [...new Set(events.map((event) => event.eventType))];
-  // Every `messages` event of ours (the copies of what we sent through the API): said, so that a consumer
-  // that ignores those skips the notice (OutboxNotice.sentByApi).
   const messages = events.filter((event) => event.eventType === 'messages');
   const sentByApi =
     messages.length > 0 &&
@@ -336,11 +340,9 @@ function typesIn(events: ReadonlyArray<NewOutboxEvent>): Pick<OutboxNotice, 'typ
   return sentByApi ? { types, sentByApi } : { types };
 }
 
-/** typesIn() of each instance's events in these batches. */
-function typesOf(
-  batches: ReadonlyArray<{ instanceId: string; events: ReadonlyArray<NewOutboxEvent> }>,
-): Map<string, Pick<OutboxNotice, 'types' | 'sentByApi'>> {
+/** noticeOf() each instance's events in these batches. */
+function noticesOf(batches: ReadonlyArray<{ instanceId: string; events: ReadonlyArray<NewOutboxEvent> }>): Map<string, EventsNotice> {
   const events = new Map<string, NewOutboxEvent[]>();
   for (const batch of batches) events.set(batch.instanceId, [...(events.get(batch.instanceId) ?? []), ...batch.events]);
-  return new Map([...events].map(([instanceId, all]) => [instanceId, typesIn(all)]));
+  return new Map([...events].map(([instanceId, all]) => [instanceId, noticeOf(all)]));
 }

@@ -60,9 +60,10 @@ import {
 } from '../support/processes';
 import { analyzeSchema, serverCpuBetween, serverCpuMark } from '../support/postgres';
 import { DB_PROXY_ROLE, dbRttMs, medianRoundTripMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
+import { openBareSockets } from '../support/sim-clients';
 
-type Role = 'bench' | 'sim-child' | 'worker-child' | typeof DB_PROXY_ROLE;
-const ROLE: Role = (['sim-child', 'worker-child', DB_PROXY_ROLE] as const).find((role) => role === process.argv[2]) ?? 'bench';
+type Role = 'bench' | 'sim-child' | 'worker-child' | 'bare-bot-child' | typeof DB_PROXY_ROLE;
+const ROLE: Role = (['sim-child', 'worker-child', 'bare-bot-child', DB_PROXY_ROLE] as const).find((role) => role === process.argv[2]) ?? 'bench';
 const args = new Map<string, string>();
 for (let i = ROLE === 'bench' ? 2 : 3; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
 const RATE = Number(args.get('rate') ?? 50);
@@ -79,6 +80,11 @@ const WARMUP = Number(args.get('warmup') ?? CONTACTS);
  */
 const WARMUP_SECONDS = Number(args.get('warmup-seconds') ?? 1);
 const SIM_MODE = args.get('sim') ?? 'process';
+/**
+ * `--bare-bot 0` skips the bare Baileys bot (on by default): before ours, a bare Baileys script answers
+ * the same contacts through the same model at the same rate (bareBot()).
+ */
+const BARE_BOT = args.get('bare-bot') !== '0';
 /** `--db-rtt-ms N`: ours (the worker, the follower and the runner) reach Postgres N ms of round trip away (bench/support/db-latency.ts). */
 const DB_RTT_MS = ROLE === 'bench' ? dbRttMs(args) : 0;
 const TOPOLOGY = args.get('topology') ?? 'split';
@@ -97,6 +103,8 @@ if (TOPOLOGY !== 'split' && TOPOLOGY !== 'single') {
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const SIM_OPTIONS = { logLevel: 'silent', initialPrekeyCount: 2000, media: false } as const;
 const OWNER = '5533000000001';
+/** The bare bot's own number: the contacts write to it as to ours, with Signal sessions of their own. */
+const BARE_OWNER = '5533000000002';
 const contactPhone = (index: number) => `5534${String(index).padStart(9, '0')}`;
 const log = (line: string) => process.stderr.write(`[chatbot] ${line}\n`);
 const round1 = (value: number) => Math.round(value * 10) / 10;
@@ -199,8 +207,21 @@ async function main(): Promise<void> {
   result.bare = { modelCall: stats(bareLatencies) };
   log(`bare: p99 ${stats(bareLatencies).p99Ms} ms`);
 
-  // --- ours -------------------------------------------------------------------------------------
   const sim = await simulator(startSimulator);
+  try {
+    for (let i = 0; i < CONTACTS; i++) await sim.createAccount(contactPhone(i));
+    // --- bare Baileys as the bot: the floor of any bot's round on this machine ----------------------
+    if (BARE_BOT) {
+      result.bare = { ...(result.bare as object), bot: await bareBot(sim, model) };
+      log(`bare bot: added p99 ${(result.bare as { bot: { addedMs: Stats } }).bot.addedMs.p99Ms} ms`);
+    }
+  } catch (error) {
+    await sim.stop();
+    model.close();
+    throw error;
+  }
+
+  // --- ours -------------------------------------------------------------------------------------
   const { openDatabase, ChatbotRepository } = await import('@gw/persistence');
   const { InProcessBus, NatsBus } = await import('@gw/bus');
   const { EnvReader } = await import('@gw/platform');
@@ -220,7 +241,6 @@ async function main(): Promise<void> {
   let worker: { stop(): Promise<void> } | undefined;
   try {
     await sim.createAccount(OWNER);
-    for (let i = 0; i < CONTACTS; i++) await sim.createAccount(contactPhone(i));
     const creds = await sim.provision(OWNER);
     await dataSource.query(
       `INSERT INTO instances (id, token, name, desired_state, paired, owner, chatbot_enabled, chatbot_ignore_groups)
@@ -504,6 +524,131 @@ async function main(): Promise<void> {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
+/** What the bare bot's child tells the bench of each contact's message it answered. */
+interface BareAnswered {
+  answered: string;
+  /** When WhatsApp's server acked the answer (ms since the epoch, this machine's clock). */
+  ackedAt: number;
+}
+
+/**
+ * The bare side of a round: a bare Baileys script as the bot, in a child process of its own (its CPU
+ * apart), on its own number: on each contact's message it calls the same loopback model with the same
+ * prompt and sends the answer, awaited until the server's ack. No store, no queue, no durability, no
+ * second process: what any bot on Baileys costs at least, on this machine, against this simulator. The
+ * same contacts send at the same rate, one round per contact first (their Signal sessions), then
+ * `--warmup-seconds` at the rate, not measured; measured as ours is (receive → model request, model
+ * answer → server ack). The simulator is the same process, and ours runs after this one has stopped.
+ */
+async function bareBot(sim: Sim, model: Awaited<ReturnType<typeof startModel>>): Promise<Record<string, unknown>> {
+  await sim.createAccount(BARE_OWNER);
+  const creds = await sim.provision(BARE_OWNER);
+  const child = fork(process.argv[1], ['bare-bot-child'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  try {
+    const answered = new Map<string, number>();
+    const waiting = new Map<string, (ackedAt: number) => void>();
+    child.on('message', (message: Partial<BareAnswered>) => {
+      if (typeof message?.answered !== 'string') return;
+      const resolve = waiting.get(message.answered);
+      if (resolve) {
+        waiting.delete(message.answered);
+        resolve(Number(message.ackedAt));
+      } else answered.set(message.answered, Number(message.ackedAt));
+    });
+    await ask(child, 'start', { websocketUrl: sim.websocketUrl, rootPublicKey: sim.rootPublicKey, creds, modelUrl: model.url }, 60_000);
+    const receive: number[] = [];
+    const answer: number[] = [];
+    const added: number[] = [];
+    const oneRound = async (i: number, measured: boolean) => {
+      const tag = `r${i}`;
+      const sentAt = performance.timeOrigin + performance.now();
+      const messageId = await sim.send(contactPhone(i % CONTACTS), BARE_OWNER, `oi [${tag}]`);
+      const ackedAt =
+        answered.get(messageId) ??
+        (await new Promise<number>((resolve, reject) => {
+          waiting.set(messageId, resolve);
+          setTimeout(() => reject(new Error(`the bare bot did not answer ${tag} in 60 s`)), 60_000).unref();
+        }));
+      answered.delete(messageId);
+      const seen = model.seen.get(tag)?.[0];
+      if (!measured || !seen) return;
+      receive.push(seen.requestAt - sentAt);
+      answer.push(ackedAt - seen.answerAt);
+      added.push(seen.requestAt - sentAt + (ackedAt - seen.answerAt));
+    };
+    // Tags of their own: the model remembers every round's by tag, ours' among them.
+    const base = CONTACTS * 1_000_000;
+    log(`bare bot: warm-up ${WARMUP} rounds`);
+    for (let i = 0; i < WARMUP; i++) await oneRound(base + i, false);
+    const total = Math.round(RATE * SECONDS);
+    if (WARMUP_SECONDS > 0) await atRate(Math.round(RATE * WARMUP_SECONDS), RATE, (i) => oneRound(base + 100_000 + i, false));
+    log(`bare bot: measuring ${total} rounds at ${RATE}/s`);
+    const [bot0, sim0] = await Promise.all([ask<LoadMark>(child, 'measure'), sim.load()]);
+    const t0 = performance.now();
+    await atRate(total, RATE, (i) => oneRound(base + 200_000 + i, true));
+    const seconds = (performance.now() - t0) / 1000;
+    const [bot1, sim1] = await Promise.all([ask<LoadMark>(child, 'measure'), sim.load()]);
+    const botLoad = loadBetween(bot0, bot1);
+    const simLoad = sim0 && sim1 ? loadBetween(sim0, sim1) : undefined;
+    return {
+      roundsPerSecond: round1(total / seconds),
+      cpuMsPerRound: { bot: round1(botLoad.cpuMs / total), simulator: simLoad ? round1(simLoad.cpuMs / total) : undefined },
+      eventLoopUtilization: { bot: round2(botLoad.eventLoopUtilization), simulator: simLoad ? round2(simLoad.eventLoopUtilization) : undefined },
+      receiveToModelMs: stats(receive),
+      answerToAckMs: stats(answer),
+      addedMs: stats(added),
+    };
+  } finally {
+    await stopChild(child);
+  }
+}
+
+/** The bare bot's child process: one Baileys socket with in-memory auth, answering every contact's text through the model. */
+function bareBotChild(): void {
+  answerQuestions({
+    start: async (setup) => {
+      const { websocketUrl, rootPublicKey, creds, modelUrl } = setup as unknown as { websocketUrl: string; rootPublicKey: string; creds: string; modelUrl: string };
+      const baileys = await import('@whiskeysockets/baileys');
+      baileys.WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(rootPublicKey, 'base64');
+      const { sockets, open } = await openBareSockets(baileys, [{ creds: JSON.parse(creds) }], websocketUrl, pino({ level: 'silent' }));
+      if (open !== 1) throw new Error('the bare bot did not connect in 60 s');
+      const [sock] = sockets;
+      process.once('disconnect', () => {
+        sock.end(undefined);
+        process.exit(0);
+      });
+      const acks = new Map<string, () => void>();
+      (sock.ws as unknown as { on(event: string, fn: (node: { attrs: Record<string, string> }) => void): void }).on('CB:ack,class:message', (node) => {
+        acks.get(node.attrs.id)?.();
+        acks.delete(node.attrs.id);
+      });
+      const answerOne = async (jid: string, incomingId: string, text: string) => {
+        const response = await fetch(`${modelUrl}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
+          body: JSON.stringify({ model: 'bench', messages: [{ role: 'system', content: 'You are a shop assistant.' }, { role: 'user', content: text }] }),
+        });
+        const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };
+        const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
+        const acked = new Promise<void>((resolve) => acks.set(messageId, resolve));
+        await sock.sendMessage(jid, { text: body.choices[0].message.content }, { messageId });
+        await acked;
+        process.send?.({ answered: incomingId, ackedAt: performance.timeOrigin + performance.now() } satisfies BareAnswered);
+      };
+      sock.ev.on('messages.upsert', ({ messages, type }) => {
+        if (type !== 'notify') return;
+        for (const message of messages) {
+          const text = message.message?.conversation ?? message.message?.extendedTextMessage?.text;
+          if (message.key.fromMe || !message.key.remoteJid || !message.key.id || !text) continue;
+          answerOne(message.key.remoteJid, message.key.id, text).catch((error: unknown) => log(`bare bot: ${(error as Error)?.message ?? error}`));
+        }
+      });
+      return {};
+    },
+    measure: () => loadMark(),
+  });
+}
+
 interface Sim {
   websocketUrl: string;
   rootPublicKey: string;
@@ -598,6 +743,7 @@ const roles: Record<Role, () => Promise<void>> = {
   bench: () => main().then(() => process.exit(0)),
   'sim-child': simChild,
   'worker-child': workerChild,
+  'bare-bot-child': async () => bareBotChild(),
   [DB_PROXY_ROLE]: () => serveDbProxyChild(args),
 };
 // The children live until the bench disconnects; the bench exits when it is done.

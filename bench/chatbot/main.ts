@@ -6,7 +6,7 @@
  * until WhatsApp's server acked it. Contacts send at a fixed rate (each its own chat).
  *
  *   npm run bench -- chatbot [--rate 50] [--seconds 10] [--contacts 50] [--warmup <contacts>] [--warmup-seconds 1]
- *                            [--sim process|inline] [--topology split|single] [--busy-cluster 1] [--db-rtt-ms 0]
+ *                            [--sim process|inline] [--topology split|single] [--busy-cluster 1] [--db-rtt-ms 0] [--bare-bot 1]
  *
  * `--db-rtt-ms N` puts Postgres N more ms of round trip away from ours (another machine's, as deployed):
  * a proxy in a process of its own holds each chunk towards it N ms (whole ms); the result carries the
@@ -30,10 +30,15 @@
  * Per round: `receiveToModelMs` (the contact's message leaving the phone → the model's request arriving;
  * WhatsApp's own transport included) and `answerToAckMs` (the model's answer leaving the model → the
  * answer acked by the server); `addedMs` is their sum: what our side adds around the model. The bare
- * side is the model call alone (same prompt size), in a loop at the same rate. A message that arrives
+ * side's `modelCall` is the model call alone (same prompt size), in a loop at the same rate. A message that arrives
  * while its chat's previous round is still unanswered (a contact sends every contacts / rate seconds)
  * joins the chat's round still gathering and is measured with it (`joinedMessages` counts them). Goal:
  * added p99 ≤ 50 ms at 50 rounds/s. Prints one JSON object on stdout (progress on stderr).
+ *
+ * Before ours, `bare.bot` (`--bare-bot 0` skips it): a bare Baileys script as the bot on a number of its
+ * own, answering the same contacts through the same model at the same rate, measured the same way
+ * (receive → model request, model answer → server ack; its CPU and the simulator's per round). No store,
+ * no queue, no second process: the floor of any bot's round on this machine (bareBot()).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -504,7 +509,9 @@ async function main(): Promise<void> {
       oursStatementsPerRound: round1(top.filter(([sql]) => isOurs(sql)).reduce((a, [, n]) => a + n, 0) / total),
       topStatements: top.slice(0, 25).map(([sql, n]) => [round1(n / total), sql]),
     };
-    result.goal = { addedP99Ms: 50, met: stats(added).p99Ms <= 50 };
+    // Next to it, what the bare Baileys bot added at the same rate on the same machine (null with --bare-bot 0).
+    const bareBotAdded = (result.bare as { bot?: { addedMs: Stats } }).bot?.addedMs.p99Ms ?? null;
+    result.goal = { addedP99Ms: 50, met: stats(added).p99Ms <= 50, bareBotAddedP99Ms: bareBotAdded };
   } catch (error) {
     // Said before the cleanup below, which may take a while (the children's graceful stops).
     log(`failed (cleaning up): ${(error as Error)?.message ?? error}`);
@@ -607,7 +614,12 @@ async function bareBot(sim: Sim, model: Awaited<ReturnType<typeof startModel>>):
 function bareBotChild(): void {
   answerQuestions({
     start: async (setup) => {
-      const { websocketUrl, rootPublicKey, creds, modelUrl } = setup as unknown as { websocketUrl: string; rootPublicKey: string; creds: string; modelUrl: string };
+      const { websocketUrl, rootPublicKey, creds, modelUrl } = setup as unknown as {
+        websocketUrl: string;
+        rootPublicKey: string;
+        creds: string;
+        modelUrl: string;
+      };
       const baileys = await import('@whiskeysockets/baileys');
       baileys.WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(rootPublicKey, 'base64');
       const { sockets, open } = await openBareSockets(baileys, [{ creds: JSON.parse(creds) }], websocketUrl, pino({ level: 'silent' }));
@@ -626,7 +638,13 @@ function bareBotChild(): void {
         const response = await fetch(`${modelUrl}/v1/chat/completions`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench' },
-          body: JSON.stringify({ model: 'bench', messages: [{ role: 'system', content: 'You are a shop assistant.' }, { role: 'user', content: text }] }),
+          body: JSON.stringify({
+            model: 'bench',
+            messages: [
+              { role: 'system', content: 'You are a shop assistant.' },
+              { role: 'user', content: text },
+            ],
+          }),
         });
         const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };
         const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;

@@ -31,6 +31,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import type { Bus } from '@gw/bus';
 import type { DataSource } from 'typeorm';
@@ -52,7 +54,7 @@ import { DB_PROXY_ROLE, dbRttMs, medianRoundTripMs, serveDbProxyChild, startDbPr
 import { analyzeSchema } from '../support/postgres';
 import { openBareSockets, provisionDevices, simControl } from '../support/sim-clients';
 
-type Role = 'orchestrate' | 'sim' | 'bare' | 'ours' | 'worker' | typeof DB_PROXY_ROLE;
+type Role = 'orchestrate' | 'sim' | 'bare' | 'ours' | 'worker' | 'hop-http' | 'hop-nats' | typeof DB_PROXY_ROLE;
 
 interface SimInfo {
   websocketUrl: string;
@@ -133,6 +135,8 @@ const PEER_PREFIX = '5539';
 const CPU_PROF = args.get('cpu-prof');
 /** `--window-prof <dir>`: a V8 CPU profile of each worker and of the bare side over the sends only (no start-up, no connect). */
 const WINDOW_PROF = args.get('window-prof');
+/** `--floor 0` skips the floor's hops (floor(); on by default). */
+const FLOOR = args.get('floor') !== '0';
 
 /** The CPU profile of this process over the measured sends (`--window-prof`). */
 const windowProfile = windowProfiler();
@@ -184,9 +188,10 @@ function cpuTicksByProcess(): Map<string, number> {
 
 /**
  * Runs `count` operations with at most CONCURRENCY in flight; operation i goes to instance i % INSTANCES
- * and peer i % PEERS (so each instance always talks to the same peer: warm-up covers every pair).
+ * and peer i % PEERS (so each instance always talks to the same peer: warm-up covers every pair). With
+ * `ratePerSecond`, operation i starts no earlier than i / rate seconds in (the floor's hops, at ours' rate).
  */
-async function drive(count: number, operation: (index: number) => Promise<void>): Promise<LoadResult> {
+async function drive(count: number, operation: (index: number) => Promise<void>, ratePerSecond?: number): Promise<LoadResult> {
   const latencies: number[] = [];
   let failed = 0;
   let firstError: string | undefined;
@@ -194,10 +199,14 @@ async function drive(count: number, operation: (index: number) => Promise<void>)
   const jiffiesBefore = machineJiffies();
   const processesBefore = cpuTicksByProcess();
   const started = process.hrtime.bigint();
+  const startedMs = performance.now();
   await Promise.all(
     Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
       while (next < count) {
         const index = next++;
+        // Paced: operation i starts no earlier than i / rate seconds in.
+        const wait = ratePerSecond ? startedMs + (index * 1000) / ratePerSecond - performance.now() : 0;
+        if (wait > 0) await sleep(wait);
         const t0 = process.hrtime.bigint();
         try {
           await operation(index);
@@ -552,6 +561,9 @@ function runWorker(): void {
   });
 }
 
+/** A request ours answered and its answer, as sent and received: the bytes the floor's hops carry. */
+const oursSample = { request: '', reply: '' };
+
 /** The HTTP client for ours: undici with keep-alive, one connection per concurrent request. */
 async function driveOurs(ready: OursReady, databaseUrl: string): Promise<LoadResult> {
   const { Agent, request } = await import('undici');
@@ -559,14 +571,17 @@ async function driveOurs(ready: OursReady, databaseUrl: string): Promise<LoadRes
   const agent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 60_000 });
   const url = `${ready.baseUrl}/send/text`;
   const operation = async (index: number) => {
+    const body = JSON.stringify({ number: peerPhone(index), text: `bench message ${index}` });
     const response = await request(url, {
       method: 'POST',
       dispatcher: agent,
       headers: { 'content-type': 'application/json', token: ready.tokens[index % INSTANCES] },
-      body: JSON.stringify({ number: peerPhone(index), text: `bench message ${index}` }),
+      body,
     });
     const text = await response.body.text();
     if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+    oursSample.request = body;
+    oursSample.reply = text;
   };
   // The tables' statistics as a live database has them before the measured sends (analyzeSchema).
   const analyze = async () => {
@@ -583,6 +598,150 @@ async function driveOurs(ready: OursReady, databaseUrl: string): Promise<LoadRes
   } finally {
     await agent.close();
   }
+}
+
+// --- the floor: the hops our architecture adds to bare Baileys, bare, at ours' rate ----------------------
+
+/** What the floor's chain measured. */
+interface FloorChain {
+  /** Machine CPU (every process, the kernel's work included) per operation, as machineCpuMsPerSend. */
+  machineCpuMsPerOp?: number;
+  machineBusyPercent?: number;
+  /** machineCpuMsPerOp by process: orchestrate (the HTTP client), hop-http, nats-server, hop-nats, postgres… */
+  machineCpuMsPerOpBy?: Record<string, number>;
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  failed: number;
+  firstError?: string;
+}
+
+/**
+ * The floor under ours: the deployed architecture's hops with no code of ours on them, at ours' own
+ * rate (paced: as many wake-ups per second as ours had, not the batching of a loop flat out), the same
+ * N and concurrency, carrying the bytes ours carried. One operation is the HTTP client's request
+ * (undici, keep-alive, as driveOurs) → a bare node:http server in a process of its own → a NATS request
+ * → a bare responder in a process of its own (as gateway → worker) → one durable commit (an autocommit
+ * INSERT of one row, prepared, from a pool of `--pool` connections: the least a ledger durable before
+ * the socket writes costs; group commit shares commits among sends, so ours' can cost less) → ours'
+ * reply back the same way. `machineCpuMsPerSend` adds bare Baileys' machine CPU per send: what this
+ * machine spends per send on these hops and Baileys before any code of ours runs.
+ */
+async function runFloor(ratePerSecond: number, bare: LoadResult, databaseUrl: string): Promise<Record<string, unknown>> {
+  const hopChild = async (hopRole: Role, setup: Record<string, unknown>) => {
+    const proc = fork(process.argv[1], [hopRole], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const ready = firstMessage<Record<string, unknown>>(proc);
+    proc.send(setup);
+    return { proc, ready: await ready };
+  };
+  const schema = `bench_floor_${randomBytes(4).toString('hex')}`;
+  const subject = `${schema}.send`;
+  const pg = await import('pg');
+  const admin = new (pg.default?.Client ?? pg.Client)({ connectionString: databaseUrl });
+  await admin.connect();
+  const children: ChildProcess[] = [];
+  const { Agent, request } = await import('undici');
+  const agent = new Agent({ connections: CONCURRENCY, pipelining: 1, keepAliveTimeout: 60_000 });
+  try {
+    await admin.query(`CREATE SCHEMA "${schema}"`);
+    await admin.query(
+      `CREATE TABLE "${schema}".sends (id text PRIMARY KEY, instance_id text NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+    );
+    const responder = await hopChild('hop-nats', { reply: oursSample.reply, subject, natsUrl: NATS_URL, databaseUrl, schema });
+    children.push(responder.proc);
+    const http = await hopChild('hop-http', { subject, natsUrl: NATS_URL });
+    children.push(http.proc);
+    const url = `http://127.0.0.1:${String(http.ready.port)}/send/text`;
+    const operation = async () => {
+      const response = await request(url, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { 'content-type': 'application/json', token: 'tok-floor' },
+        body: oursSample.request,
+      });
+      const text = await response.body.text();
+      if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}: ${text.slice(0, 200)}`);
+    };
+    await drive(INSTANCES, operation);
+    const result = await drive(N, operation, ratePerSecond);
+    log(`floor: ${JSON.stringify(result)}`);
+    const chain: FloorChain = {
+      machineCpuMsPerOp: result.machineCpuMsPerSend,
+      machineBusyPercent: result.machineBusyPercent,
+      machineCpuMsPerOpBy: result.machineCpuMsPerSendBy,
+      perSecond: result.perSecond,
+      p50Ms: result.p50Ms,
+      p99Ms: result.p99Ms,
+      failed: result.failed,
+      ...(result.firstError ? { firstError: result.firstError } : {}),
+    };
+    return {
+      ratePerSecond: round(ratePerSecond),
+      chain,
+      machineCpuMsPerSend:
+        bare.machineCpuMsPerSend !== undefined && chain.machineCpuMsPerOp !== undefined ? round(bare.machineCpuMsPerSend + chain.machineCpuMsPerOp, 2) : null,
+    };
+  } finally {
+    await agent.close();
+    for (const proc of children) proc.kill();
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    await admin.end();
+  }
+}
+
+/** The floor's bare HTTP server: passes each request's body on as a NATS request and answers with its reply. */
+function runHopHttp(): void {
+  process.once('message', (setup: { subject: string; natsUrl: string }) => {
+    void (async () => {
+      const { connect } = await import('@nats-io/transport-node');
+      const connection = await connect({ servers: setup.natsUrl.split(','), noAsyncTraces: true });
+      const server = createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          JSON.parse(body);
+          connection.request(setup.subject, body, { timeout: 30_000 }).then(
+            (answer) => {
+              res.setHeader('content-type', 'application/json');
+              res.end(answer.string());
+            },
+            (error: unknown) => {
+              res.statusCode = 500;
+              res.end(String((error as Error)?.message ?? error));
+            },
+          );
+        });
+      });
+      server.listen(0, '127.0.0.1', () => send({ port: (server.address() as AddressInfo).port }));
+    })();
+  });
+}
+
+/** The floor's bare NATS responder: one durable INSERT per request, then the reply it was given. */
+function runHopNats(): void {
+  process.once('message', (setup: { reply: string; subject: string; natsUrl: string; databaseUrl: string; schema: string }) => {
+    void (async () => {
+      const { connect } = await import('@nats-io/transport-node');
+      const pg = await import('pg');
+      const pool = new (pg.default?.Pool ?? pg.Pool)({ connectionString: setup.databaseUrl, max: POOL });
+      const text = `INSERT INTO "${setup.schema}".sends (id, instance_id, status) VALUES ($1, $2, 'reserved')`;
+      let sequence = 0;
+      const connection = await connect({ servers: setup.natsUrl.split(','), noAsyncTraces: true });
+      connection.subscribe(setup.subject, {
+        callback: (error, message) => {
+          if (error) return;
+          const input = JSON.parse(message.string()) as { number?: string };
+          pool.query({ name: 'floor-insert', text, values: [`3EB0${++sequence}`, String(input.number)] }).then(
+            () => message.respond(setup.reply),
+            () => undefined,
+          );
+        },
+      });
+      await connection.flush();
+      send({ ready: true });
+    })();
+  });
 }
 
 // --- orchestration --------------------------------------------------------------------------------
@@ -690,6 +849,7 @@ async function orchestrate(): Promise<void> {
     };
     log(`ours: ${JSON.stringify(ours)}`);
 
+    const floor = FLOOR && ours.perSecond > 0 && oursSample.reply ? await runFloor(ours.perSecond, bare, databaseUrl) : undefined;
     const ratio = round(ours.perSecond / Math.max(0.001, bare.perSecond), 2);
     process.stdout.write(
       `${JSON.stringify({
@@ -705,6 +865,7 @@ async function orchestrate(): Promise<void> {
         node: process.version,
         bare,
         ours,
+        ...(floor ? { floor } : {}),
         ratio,
         cpuRatio: bare.cpuMsPerSend && ours.cpuMsPerSend ? round(ours.cpuMsPerSend / bare.cpuMsPerSend, 2) : null,
         machineCpuRatio: bare.machineCpuMsPerSend && ours.machineCpuMsPerSend ? round(ours.machineCpuMsPerSend / bare.machineCpuMsPerSend, 2) : null,
@@ -727,6 +888,8 @@ async function main(): Promise<void> {
     return;
   }
   if (role === 'worker') return runWorker();
+  if (role === 'hop-http') return runHopHttp();
+  if (role === 'hop-nats') return runHopNats();
   if (role === 'ours') {
     await runOurs(JSON.parse(args.get('sim') as string) as SimInfo, args.get('db') as string);
     process.exit(0);

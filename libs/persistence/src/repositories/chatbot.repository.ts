@@ -4,6 +4,7 @@ import { toChatRow, type ChatRow } from './chat.repository';
 import { toMessageRow, type MessageRow } from './message.repository';
 import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
 import { isStalePlan, PREPARED } from '../preparing-client';
+import { pipelinedTransaction } from '../pipelined-transaction';
 
 /**
  * A message of a chat's history as the model's context uses it: who wrote it and what it says
@@ -644,44 +645,52 @@ export class ChatbotRepository {
     });
   }
 
-  /** finish()'s transaction, once. */
+  /**
+   * finish()'s transaction, once, in two round trips (pipelinedTransaction, ADR 0023): START TRANSACTION
+   * with the round's end, then the outbox insert of its events with the COMMIT. The lead's chat update,
+   * when the model set lead fields, is a third.
+   */
   private async finishOnce(...args: Parameters<ChatbotRepository['finish']>): ReturnType<ChatbotRepository['finish']> {
     const [round, runner, status, outcome, turn, aiMetadata, event, lead = null] = args;
-    return this.dataSource.transaction(async (manager) => {
-      // The round's end and the ai_metadata write in one statement (the message is written only when the
-      // claim held), and whether a later round of the chat is open (it is claimable once this commits).
-      const rows: Raw[] = await manager.query(
-        `${PREPARED} WITH ended AS (UPDATE chatbot_rounds SET status = $3, outcome = $4, claimed_by = NULL, claimed_until = NULL, updated_at = now()
-           WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id),
-         changed AS (UPDATE messages SET ai_metadata = $7::jsonb, updated_at = now()
-           WHERE instance_id = $5 AND message_id = $6 AND EXISTS (SELECT 1 FROM ended) RETURNING *)
-         SELECT EXISTS (SELECT 1 FROM ended) AS round_ended,
-           EXISTS (SELECT 1 FROM chatbot_rounds q WHERE q.instance_id = $5 AND q.chat_id = $8 AND q.status IN ${OPEN} AND q.id <> $1) AS round_queued,
-           changed.* FROM (SELECT 1) one LEFT JOIN changed ON true`,
-        [round.id, runner, status, outcome, round.instanceId, turn, JSON.stringify(aiMetadata), round.chatId],
-      );
-      if (!rows[0]?.round_ended) return null;
-      const queued = rows[0].round_queued === true;
-      let lastEventId: string | null = null;
-      if (lead && Object.keys(lead.fields).length) {
-        // The lead fields the model wrote, over what the chat had, with the chat's `chats` event.
-        const chats: Raw[] = await manager.query(
-          `WITH changed AS (UPDATE chats SET lead = lead || $3::jsonb, updated_at = now() WHERE instance_id = $1 AND ${CHAT_IS('$2')} RETURNING *)
-           SELECT * FROM changed`,
-          [round.instanceId, round.chatId, JSON.stringify(lead.fields)],
+    let lastEventId: string | null = null;
+    const ended = await pipelinedTransaction(
+      this.dataSource,
+      () => 'START TRANSACTION',
+      async (manager): Promise<{ queued: boolean; events: NewOutboxEvent[] } | null> => {
+        // The round's end and the ai_metadata write in one statement (the message is written only when the
+        // claim held), and whether a later round of the chat is open (it is claimable once this commits).
+        const rows: Raw[] = await manager.query(
+          `${PREPARED} WITH ended AS (UPDATE chatbot_rounds SET status = $3, outcome = $4, claimed_by = NULL, claimed_until = NULL, updated_at = now()
+             WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id),
+           changed AS (UPDATE messages SET ai_metadata = $7::jsonb, updated_at = now()
+             WHERE instance_id = $5 AND message_id = $6 AND EXISTS (SELECT 1 FROM ended) RETURNING *)
+           SELECT EXISTS (SELECT 1 FROM ended) AS round_ended,
+             EXISTS (SELECT 1 FROM chatbot_rounds q WHERE q.instance_id = $5 AND q.chat_id = $8 AND q.status IN ${OPEN} AND q.id <> $1) AS round_queued,
+             changed.* FROM (SELECT 1) one LEFT JOIN changed ON true`,
+          [round.id, runner, status, outcome, round.instanceId, turn, JSON.stringify(aiMetadata), round.chatId],
         );
-        if (chats.length)
-          lastEventId = await OutboxRepository.insertWithin(
-            manager,
-            round.instanceId,
-            chats.map((chat) => lead.event(toChatRow(chat))),
+        if (!rows[0]?.round_ended) return null;
+        const events: NewOutboxEvent[] = [];
+        if (lead && Object.keys(lead.fields).length) {
+          // The lead fields the model wrote, over what the chat had, with the chat's `chats` event.
+          const chats: Raw[] = await manager.query(
+            `WITH changed AS (UPDATE chats SET lead = lead || $3::jsonb, updated_at = now() WHERE instance_id = $1 AND ${CHAT_IS('$2')} RETURNING *)
+             SELECT * FROM changed`,
+            [round.instanceId, round.chatId, JSON.stringify(lead.fields)],
           );
-      }
-      if (rows[0].id === null || rows[0].id === undefined) return { eventId: lastEventId, queued };
-      const { round_ended: _ended, round_queued: _queued, ...message } = rows[0];
-      const eventId = await OutboxRepository.insertWithin(manager, round.instanceId, [event(toMessageRow(message))]);
-      return { eventId: eventId ?? lastEventId, queued };
-    });
+          events.push(...chats.map((chat) => lead.event(toChatRow(chat))));
+        }
+        const { round_ended: _ended, round_queued: queued, ...message } = rows[0];
+        if (message.id !== null && message.id !== undefined) events.push(event(toMessageRow(message)));
+        return { queued: queued === true, events };
+      },
+      // The events (the chat's, then the message's) written with the COMMIT.
+      (value) => {
+        const insert = value ? OutboxRepository.insertStatement(round.instanceId, value.events) : null;
+        return insert && { text: insert.text, values: insert.values, rows: (rows) => (lastEventId = insert.lastId(rows)) };
+      },
+    );
+    return ended && { eventId: lastEventId, queued: ended.queued };
   }
 
   /**

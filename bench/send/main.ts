@@ -624,7 +624,8 @@ interface FloorChain {
  * → a bare responder in a process of its own (as gateway → worker) → one durable commit (an autocommit
  * INSERT of one row, prepared, from a pool of `--pool` connections: the least a ledger durable before
  * the socket writes costs; group commit shares commits among sends, so ours' can cost less) → ours'
- * reply back the same way. `machineCpuMsPerSend` adds bare Baileys' machine CPU per send: what this
+ * reply back the same way. With `--topology single` (no bus between two processes) the HTTP server
+ * commits itself: no NATS hop. `machineCpuMsPerSend` adds bare Baileys' machine CPU per send: what this
  * machine spends per send on these hops and Baileys before any code of ours runs.
  */
 async function runFloor(ratePerSecond: number, bare: LoadResult, databaseUrl: string): Promise<Record<string, unknown>> {
@@ -647,9 +648,12 @@ async function runFloor(ratePerSecond: number, bare: LoadResult, databaseUrl: st
     await admin.query(
       `CREATE TABLE "${schema}".sends (id text PRIMARY KEY, instance_id text NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
     );
-    const responder = await hopChild('hop-nats', { reply: oursSample.reply, subject, natsUrl: NATS_URL, databaseUrl, schema });
-    children.push(responder.proc);
-    const http = await hopChild('hop-http', { subject, natsUrl: NATS_URL });
+    const setup: HopSetup = { reply: oursSample.reply, databaseUrl, schema };
+    if (TOPOLOGY === 'split') {
+      const responder = await hopChild('hop-nats', { ...setup, subject, natsUrl: NATS_URL });
+      children.push(responder.proc);
+    }
+    const http = await hopChild('hop-http', TOPOLOGY === 'split' ? { ...setup, subject, natsUrl: NATS_URL } : { ...setup });
     children.push(http.proc);
     const url = `http://127.0.0.1:${String(http.ready.port)}/send/text`;
     const operation = async () => {
@@ -689,22 +693,57 @@ async function runFloor(ratePerSecond: number, bare: LoadResult, databaseUrl: st
   }
 }
 
-/** The floor's bare HTTP server: passes each request's body on as a NATS request and answers with its reply. */
+/** What a hop of the floor is told: ours' reply, where to commit, and (split) the NATS subject it serves or passes requests on to. */
+interface HopSetup {
+  reply: string;
+  databaseUrl: string;
+  schema: string;
+  subject?: string;
+  natsUrl?: string;
+}
+
+/** The floor's one durable commit per send: an autocommit INSERT of one row, prepared, from a pool of `--pool` connections. */
+async function floorCommitter(setup: HopSetup): Promise<(number: string) => Promise<void>> {
+  const pg = await import('pg');
+  const pool = new (pg.default?.Pool ?? pg.Pool)({ connectionString: setup.databaseUrl, max: POOL });
+  const text = `INSERT INTO "${setup.schema}".sends (id, instance_id, status) VALUES ($1, $2, 'reserved')`;
+  let sequence = 0;
+  return async (number) => {
+    await pool.query({ name: 'floor-insert', text, values: [`3EB0${++sequence}`, number] });
+  };
+}
+
+/**
+ * The floor's bare HTTP server. Split: passes each request's body on as a NATS request (to the
+ * responder, as the gateway to the worker) and answers with its reply; single: commits itself and
+ * answers ours' reply (one process, as `--topology single`).
+ */
 function runHopHttp(): void {
-  process.once('message', (setup: { subject: string; natsUrl: string }) => {
+  process.once('message', (setup: HopSetup) => {
     void (async () => {
-      const { connect } = await import('@nats-io/transport-node');
-      const connection = await connect({ servers: setup.natsUrl.split(','), noAsyncTraces: true });
+      let answer: (body: string) => Promise<string>;
+      if (setup.subject && setup.natsUrl) {
+        const { connect } = await import('@nats-io/transport-node');
+        const connection = await connect({ servers: setup.natsUrl.split(','), noAsyncTraces: true });
+        const subject = setup.subject;
+        answer = async (body) => (await connection.request(subject, body, { timeout: 30_000 })).string();
+      } else {
+        const commit = await floorCommitter(setup);
+        answer = async (body) => {
+          await commit(String((JSON.parse(body) as { number?: string }).number));
+          return setup.reply;
+        };
+      }
       const server = createServer((req, res) => {
         const chunks: Buffer[] = [];
         req.on('data', (chunk: Buffer) => chunks.push(chunk));
         req.on('end', () => {
           const body = Buffer.concat(chunks).toString('utf8');
           JSON.parse(body);
-          connection.request(setup.subject, body, { timeout: 30_000 }).then(
-            (answer) => {
+          answer(body).then(
+            (text) => {
               res.setHeader('content-type', 'application/json');
-              res.end(answer.string());
+              res.end(text);
             },
             (error: unknown) => {
               res.statusCode = 500;
@@ -718,21 +757,18 @@ function runHopHttp(): void {
   });
 }
 
-/** The floor's bare NATS responder: one durable INSERT per request, then the reply it was given. */
+/** The floor's bare NATS responder (split): one durable commit per request, then ours' reply. */
 function runHopNats(): void {
-  process.once('message', (setup: { reply: string; subject: string; natsUrl: string; databaseUrl: string; schema: string }) => {
+  process.once('message', (setup: HopSetup) => {
     void (async () => {
       const { connect } = await import('@nats-io/transport-node');
-      const pg = await import('pg');
-      const pool = new (pg.default?.Pool ?? pg.Pool)({ connectionString: setup.databaseUrl, max: POOL });
-      const text = `INSERT INTO "${setup.schema}".sends (id, instance_id, status) VALUES ($1, $2, 'reserved')`;
-      let sequence = 0;
-      const connection = await connect({ servers: setup.natsUrl.split(','), noAsyncTraces: true });
-      connection.subscribe(setup.subject, {
+      const commit = await floorCommitter(setup);
+      const connection = await connect({ servers: String(setup.natsUrl).split(','), noAsyncTraces: true });
+      connection.subscribe(String(setup.subject), {
         callback: (error, message) => {
           if (error) return;
           const input = JSON.parse(message.string()) as { number?: string };
-          pool.query({ name: 'floor-insert', text, values: [`3EB0${++sequence}`, String(input.number)] }).then(
+          commit(String(input.number)).then(
             () => message.respond(setup.reply),
             () => undefined,
           );

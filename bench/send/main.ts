@@ -6,7 +6,7 @@
  * same (instance, peer) pairs; the sides run one after the other so they don't compete for the cores.
  *
  *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1] [--pool 20]
- *                         [--topology split|single] [--workers 1] [--db-rtt-ms 0]
+ *                         [--topology split|single] [--workers 1] [--db-rtt-ms 0] [--floor 1]
  *
  * Processes: the simulator (load mode), the bare side, the ours side and the orchestrator, which drives
  * the HTTP load for ours (a client of its own, as in production). `--topology split` (default) is the
@@ -21,6 +21,10 @@
  * `--db-rtt-ms N` puts ours' Postgres N more ms of round trip away (another machine's, as deployed): a
  * proxy in a process of its own holds each chunk towards it N ms (whole ms); the result carries `dbRttMs`
  * and the median `SELECT 1` round trip measured directly and through the proxy (`dbRoundTripMs`).
+ *
+ * After both sides, `floor` (runFloor(); `--floor 0` skips it): the deployed hops with no code of ours,
+ * at ours' rate, and with bare Baileys' machine CPU added: what the machine spends per send before any
+ * code of ours runs (docs/adr/0025).
  *
  * Prints one JSON object on stdout (progress on stderr), with `topology`. Goal: ours ≥ 0.8 × bare
  * throughput. Next to throughput, each side reports its CPU time per send (`cpuMsPerSend`, `cpuRatio`;
@@ -135,7 +139,7 @@ const PEER_PREFIX = '5539';
 const CPU_PROF = args.get('cpu-prof');
 /** `--window-prof <dir>`: a V8 CPU profile of each worker and of the bare side over the sends only (no start-up, no connect). */
 const WINDOW_PROF = args.get('window-prof');
-/** `--floor 0` skips the floor's hops (floor(); on by default). */
+/** `--floor 0` skips the floor under ours (runFloor(); on by default). */
 const FLOOR = args.get('floor') !== '0';
 
 /** The CPU profile of this process over the measured sends (`--window-prof`). */

@@ -65,7 +65,7 @@ import {
 } from '../support/processes';
 import { analyzeSchema, serverCpuBetween, serverCpuMark } from '../support/postgres';
 import { DB_PROXY_ROLE, dbRttMs, medianRoundTripMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
-import { openBareSockets } from '../support/sim-clients';
+import { openBareSockets, serverAcks } from '../support/sim-clients';
 
 type Role = 'bench' | 'sim-child' | 'worker-child' | 'bare-bot-child' | typeof DB_PROXY_ROLE;
 const ROLE: Role = (['sim-child', 'worker-child', 'bare-bot-child', DB_PROXY_ROLE] as const).find((role) => role === process.argv[2]) ?? 'bench';
@@ -629,11 +629,7 @@ function bareBotChild(): void {
         sock.end(undefined);
         process.exit(0);
       });
-      const acks = new Map<string, () => void>();
-      (sock.ws as unknown as { on(event: string, fn: (node: { attrs: Record<string, string> }) => void): void }).on('CB:ack,class:message', (node) => {
-        acks.get(node.attrs.id)?.();
-        acks.delete(node.attrs.id);
-      });
+      const acks = serverAcks(sock);
       const answerOne = async (jid: string, incomingId: string, text: string) => {
         const response = await fetch(`${modelUrl}/v1/chat/completions`, {
           method: 'POST',
@@ -648,7 +644,7 @@ function bareBotChild(): void {
         });
         const body = (await response.json()) as { choices: Array<{ message: { content: string } }> };
         const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
-        const acked = new Promise<void>((resolve) => acks.set(messageId, resolve));
+        const acked = new Promise<void>((resolve) => acks.set(messageId, () => resolve()));
         await sock.sendMessage(jid, { text: body.choices[0].message.content }, { messageId });
         await acked;
         process.send?.({ answered: incomingId, ackedAt: performance.timeOrigin + performance.now() } satisfies BareAnswered);

@@ -56,7 +56,7 @@ import {
 } from '../support/processes';
 import { DB_PROXY_ROLE, dbRttMs, medianRoundTripMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
 import { analyzeSchema } from '../support/postgres';
-import { openBareSockets, provisionDevices, simControl } from '../support/sim-clients';
+import { openBareSockets, provisionDevices, serverAcks, simControl } from '../support/sim-clients';
 
 type Role = 'orchestrate' | 'sim' | 'bare' | 'ours' | 'worker' | 'hop-http' | 'hop-nats' | typeof DB_PROXY_ROLE;
 
@@ -203,13 +203,12 @@ async function drive(count: number, operation: (index: number) => Promise<void>,
   const jiffiesBefore = machineJiffies();
   const processesBefore = cpuTicksByProcess();
   const started = process.hrtime.bigint();
-  const startedMs = performance.now();
   await Promise.all(
     Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
       while (next < count) {
         const index = next++;
         // Paced: operation i starts no earlier than i / rate seconds in.
-        const wait = ratePerSecond ? startedMs + (index * 1000) / ratePerSecond - performance.now() : 0;
+        const wait = ratePerSecond ? (index * 1000) / ratePerSecond - Number(process.hrtime.bigint() - started) / 1e6 : 0;
         if (wait > 0) await sleep(wait);
         const t0 = process.hrtime.bigint();
         try {
@@ -295,16 +294,7 @@ async function runBare(sim: SimInfo): Promise<SideResult> {
   await sleep(2000);
 
   // One ack listener per socket, dispatching by message id.
-  const waiting = sockets.map(() => new Map<string, (error: string | undefined) => void>());
-  sockets.forEach((sock, index) => {
-    (sock.ws as unknown as { on(event: string, fn: (node: { attrs: Record<string, string> }) => void): void }).on('CB:ack,class:message', (node) => {
-      const resolve = waiting[index].get(node.attrs.id);
-      if (resolve) {
-        waiting[index].delete(node.attrs.id);
-        resolve(node.attrs.error);
-      }
-    });
-  });
+  const waiting = sockets.map((sock) => serverAcks(sock));
   const operation = async (index: number) => {
     const slot = index % INSTANCES;
     const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;

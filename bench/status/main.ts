@@ -16,7 +16,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
-import { memoryKeyStore } from '../support/sim-clients';
+import { memoryKeyStore, serverAcks } from '../support/sim-clients';
 
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
@@ -84,11 +84,7 @@ async function main(): Promise<void> {
     });
   });
   await sleep(1000);
-  const acks = new Map<string, (error?: string) => void>();
-  (sock.ws as unknown as { on(event: string, fn: (node: { attrs: Record<string, string> }) => void): void }).on('CB:ack,class:message', (node) => {
-    acks.get(node.attrs.id)?.(node.attrs.error);
-    acks.delete(node.attrs.id);
-  });
+  const acks = serverAcks(sock);
   const bareResults: Record<number, Timing> = {};
   for (const size of SIZES) {
     const jids = recipients(size).map((phone) => `${phone}@s.whatsapp.net`);

@@ -37,6 +37,21 @@ export function memoryKeyStore(): never {
   } as never;
 }
 
+/**
+ * WhatsApp's server acks of the messages a bare socket sends, by message id: set a callback under an id
+ * before sending; it is called once with the ack's `error` attribute (undefined when none) and removed.
+ */
+export function serverAcks(sock: { ws: unknown }): Map<string, (error: string | undefined) => void> {
+  const waiting = new Map<string, (error: string | undefined) => void>();
+  (sock.ws as { on(event: string, fn: (node: { attrs: Record<string, string> }) => void): void }).on('CB:ack,class:message', (node) => {
+    const callback = waiting.get(node.attrs.id);
+    if (!callback) return;
+    waiting.delete(node.attrs.id);
+    callback(node.attrs.error);
+  });
+  return waiting;
+}
+
 type Baileys = typeof import('@whiskeysockets/baileys');
 type Socket = ReturnType<Baileys['makeWASocket']>;
 

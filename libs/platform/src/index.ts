@@ -7,7 +7,7 @@ export type { HealthReport, ReadinessCheck } from './health';
 export { startEmbeddedPostgres } from './embedded-postgres';
 export type { EmbeddedDatabase } from './embedded-postgres';
 export { newRequestId, newToken, recordId, secretsEqual, sha256Hex } from './ids';
-export { guardedLookup, SsrfError, SsrfGuard } from './ssrf';
+export { guardedConnector, guardedLookup, SsrfError, SsrfGuard } from './ssrf';
 export { ffmpegPath, toMp3, toOpusVoiceNote, transcode } from './ffmpeg';
 export { dropSignalSessionDumps } from './libsignal-console';
 export { LoopWaker } from './loop-waker';

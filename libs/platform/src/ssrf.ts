@@ -1,11 +1,14 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import { buildConnector } from 'undici';
 
 /**
  * The SSRF guard in front of every URL we fetch (webhooks, media, link previews): only http(s), and
  * never a loopback, private, link-local, carrier-grade NAT, multicast or metadata address unless an
  * operator-given CIDR allowlist (SSRF_ALLOWLIST) lets it through. The name is resolved here and every
- * address it resolves to must pass, so a DNS answer cannot smuggle a private address in.
+ * address it resolves to must pass, so a DNS answer cannot smuggle a private address in. An IPv6
+ * address that carries an IPv4 one (mapped, compatible, NAT64, 6to4, Teredo) is judged by the IPv4
+ * addresses it carries as well (docs/adr/0026-outbound-requests-through-the-ssrf-guard.md).
  */
 export class SsrfError extends Error {
   constructor(message: string) {
@@ -36,7 +39,8 @@ const BLOCKED_V6 = [
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
-  ['64:ff9b::', 96],
+  // NAT64 for local use (RFC 8215): never a public address, whatever it carries.
+  ['64:ff9b:1::', 48],
   ['2001:db8::', 32],
 ] as const;
 
@@ -69,14 +73,15 @@ export class SsrfGuard {
   }
 
   isAddressAllowed(address: string): boolean {
-    const family = isIP(address);
+    const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+    const family = isIP(bare);
     if (!family) return false;
-    const type = family === 4 ? 'ipv4' : 'ipv6';
-    if (this.allowed.check(address, type)) return true;
-    // IPv4-mapped IPv6 (::ffff:10.0.0.1) is judged as the IPv4 address it carries.
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return this.isAddressAllowed(mapped[1]);
-    return !this.blocked.check(address, type);
+    if (family === 4) return this.allowed.check(bare, 'ipv4') || !this.blocked.check(bare, 'ipv4');
+    if (this.allowed.check(bare, 'ipv6')) return true;
+    const carried = embeddedIpv4(bare);
+    // Mapped, compatible and SIIT addresses are the IPv4 address itself, allowlist included.
+    if (carried.kind === 'same') return this.isAddressAllowed(carried.addresses[0]);
+    return !this.blocked.check(bare, 'ipv6') && carried.addresses.every((ipv4) => this.isAddressAllowed(ipv4));
   }
 
   /** Checks the URL's form only (scheme, host present); for configuration time without DNS. */
@@ -96,7 +101,16 @@ export class SsrfGuard {
   /** Resolves the host and checks every address; returns the URL and the addresses that passed. */
   async check(raw: string): Promise<{ url: URL; addresses: string[] }> {
     const url = this.checkUrlForm(raw);
-    const host = url.hostname.replace(/^\[|\]$/g, '');
+    return { url, addresses: await this.checkHost(url.hostname) };
+  }
+
+  /**
+   * Resolves a host (a name, or an address in any form the system resolver reads, `0x7f000001`
+   * included) and checks every address; answers the addresses that passed. For hosts of URLs that
+   * are not http(s) (proxies, brokers), whose hosts WHATWG URL leaves as written.
+   */
+  async checkHost(hostname: string): Promise<string[]> {
+    const host = hostname.replace(/^\[|\]$/g, '');
     let addresses: string[];
     if (isIP(host)) addresses = [host];
     else {
@@ -109,8 +123,42 @@ export class SsrfGuard {
     if (addresses.length === 0) throw new SsrfError(`host ${host} does not resolve`);
     const refused = addresses.find((address) => !this.isAddressAllowed(address));
     if (refused) throw new SsrfError(`URL points to a private or reserved address (${refused})${ALLOWLIST_HINT}`);
-    return { url, addresses };
+    return addresses;
   }
+}
+
+/**
+ * The IPv4 addresses an IPv6 address carries. `same`: the address is that IPv4 address (IPv4-mapped
+ * `::ffff:0:0/96`, IPv4-compatible `::/96`, SIIT `::ffff:0:0:0/96`); `tunnel`: it leads to them
+ * (NAT64 `64:ff9b::/96`, the last 32 bits; 6to4 `2002::/16`, bits 16-47; Teredo `2001::/32`, the
+ * server in bits 32-63 and the client in the last 32 bits, inverted).
+ */
+function embeddedIpv4(address: string): { kind: 'same' | 'tunnel'; addresses: string[] } {
+  const g = ipv6Groups(address);
+  const ipv4 = (high: number, low: number) => `${high >> 8}.${high & 0xff}.${low >> 8}.${low & 0xff}`;
+  const zeros = (count: number) => g.slice(0, count).every((group) => group === 0);
+  if (zeros(5) && g[5] === 0xffff) return { kind: 'same', addresses: [ipv4(g[6], g[7])] };
+  if (zeros(6)) return { kind: 'same', addresses: [ipv4(g[6], g[7])] };
+  if (zeros(4) && g[4] === 0xffff && g[5] === 0) return { kind: 'same', addresses: [ipv4(g[6], g[7])] };
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((group) => group === 0)) return { kind: 'tunnel', addresses: [ipv4(g[6], g[7])] };
+  if (g[0] === 0x2002) return { kind: 'tunnel', addresses: [ipv4(g[1], g[2])] };
+  if (g[0] === 0x2001 && g[1] === 0) return { kind: 'tunnel', addresses: [ipv4(g[2], g[3]), ipv4(g[6] ^ 0xffff, g[7] ^ 0xffff)] };
+  return { kind: 'tunnel', addresses: [] };
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a trailing dotted quad as two groups). */
+function ipv6Groups(address: string): number[] {
+  let text = address;
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number);
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return groups.map((group) => parseInt(group, 16));
 }
 
 /** Says how an operator lets a local receiver (a webhook on this machine, a LAN service) through. */
@@ -133,13 +181,28 @@ export function guardedLookup(guard: SsrfGuard) {
       if (error) return callback(error, []);
       const list = addresses as import('node:dns').LookupAddress[];
       const refused = list.find((entry) => !guard.isAddressAllowed(entry.address));
-      if (refused)
-        return callback(
-          Object.assign(new SsrfError(`refused connection to a private or reserved address (${refused.address})${ALLOWLIST_HINT}`), { code: 'ESSRF' }),
-          [],
-        );
+      if (refused) return callback(connectRefusal(refused.address), []);
       if (options.all) return callback(null, list);
       callback(null, list[0].address, list[0].family);
     });
+  };
+}
+
+function connectRefusal(address: string): SsrfError {
+  return Object.assign(new SsrfError(`refused connection to a private or reserved address (${address})${ALLOWLIST_HINT}`), { code: 'ESSRF' });
+}
+
+/**
+ * An undici connector (an Agent's or a Pool's `connect`) that refuses what the guard refuses at the
+ * moment of connecting: a name through `guardedLookup`, a literal address (which never reaches a
+ * lookup) here. Every connection the dispatcher opens passes the guard, a redirect's or a retry's
+ * included, whatever was checked before.
+ */
+export function guardedConnector(guard: SsrfGuard, options: buildConnector.BuildOptions = {}): buildConnector.connector {
+  const connect = buildConnector({ ...options, lookup: guardedLookup(guard) } as buildConnector.BuildOptions);
+  return (target, callback) => {
+    const host = target.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) && !guard.isAddressAllowed(host)) return callback(connectRefusal(host), null);
+    connect(target, callback);
   };
 }

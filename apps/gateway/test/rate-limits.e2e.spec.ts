@@ -8,12 +8,15 @@ describe('rate limits (HTTP)', () => {
   let gw: GatewayHarness;
   let flooder: string;
   let quiet: string;
+  let idle: string;
 
   beforeAll(async () => {
     // Slow refills (per minute) so a slow machine cannot earn tokens back in the middle of a flood.
     gw = await startGateway({ env: { RATE_LIMIT_INSTANCE: '60/m,burst=5', RATE_LIMIT_ADMIN: '60/m,burst=8', RATE_LIMIT_UNAUTHENTICATED: '60/m,burst=3' } });
     ({ token: flooder } = await gw.createInstance('flooder'));
     ({ token: quiet } = await gw.createInstance('quiet'));
+    // Never used before the bad-token flood: no bucket of its own when it comes.
+    ({ token: idle } = await gw.createInstance('idle'));
   }, 60_000);
   afterAll(() => gw.close());
 
@@ -37,11 +40,11 @@ describe('rate limits (HTTP)', () => {
   });
 
   it('should refuse the admin token beyond its burst while instances are served', async () => {
-    // Two instance creations already spent two of the eight.
+    // Three instance creations already spent three of the eight.
     const flood = await statuses(10, () => fetch(`${gw.baseUrl}/instance/all`, { headers: { admintoken: gw.adminToken } }));
-    expect(flood.filter((response) => response.status === 200)).toHaveLength(6);
+    expect(flood.filter((response) => response.status === 200)).toHaveLength(5);
     const refused = flood.filter((response) => response.status === 429);
-    expect(refused).toHaveLength(4);
+    expect(refused).toHaveLength(5);
     expect(Number(refused[0].headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await refused[0].json()).toEqual({ error: 'Too many requests' });
     expect((await status(quiet)).status).toBe(200);
@@ -53,6 +56,16 @@ describe('rate limits (HTTP)', () => {
     expect((await fetch(`${gw.baseUrl}/instance/all`, { headers: { admintoken: 'wrong' } })).status).toBe(429);
     expect((await fetch(`${gw.baseUrl}/instance/status`)).status).toBe(429);
     expect((await status(quiet)).status).toBe(200);
+  });
+
+  it('should serve a valid token first seen while its address is over the limit for bad tokens, and keep refusing bad ones', async () => {
+    const flood = await statuses(4, () => status('00000000-0000-0000-0000-000000000000'));
+    expect(flood.some((response) => response.status === 429)).toBe(true);
+    // Other clients' failures (behind one proxy: the same address) never refuse a valid token.
+    const fresh = await status(idle);
+    expect(fresh.status).toBe(200);
+    expect(fresh.headers.get('ratelimit-remaining')).toBe('4');
+    expect((await status('00000000-0000-0000-0000-000000000001')).status).toBe(429);
   });
 
   it('should never limit the probes and the API documents', async () => {

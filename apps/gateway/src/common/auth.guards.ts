@@ -53,7 +53,7 @@ export class InstanceGuard implements CanActivate {
       throw ApiError.invalidToken();
     }
     // Before the lookup, so a token over its limit costs no query.
-    const charged = this.rateLimits.beforeInstanceLookup(token, request, reply);
+    const charged = this.rateLimits.beforeInstanceLookup(token, reply);
     // Sends may use an instance looked up in the last seconds (see AcceptTokenCache); the rest read it fresh.
     const cacheable = isSend(request.method, request.url);
     let instance = cacheable ? asyncAcceptTokens.get(token) : undefined;

@@ -11,9 +11,9 @@ const ADMIN_KEY = 'admin';
 /**
  * Per-token request limits, applied by the guards where the token is resolved: one bucket per instance
  * token, one for the admin token, and one per client IP for requests whose token is missing or wrong (a
- * flood of 401s costs a lookup each). A tenant's runaway client empties its own bucket only. In memory:
+ * flood of 401s is answered 429). A tenant's runaway client empties its own bucket only. In memory:
  * the limits are per gateway replica. The IP is the socket's peer: behind a proxy every client shares
- * the proxy's bucket for bad tokens (a valid token never spends from it).
+ * the proxy's bucket for bad tokens (a valid token never spends from it, nor is refused by it).
  */
 @Injectable()
 export class RateLimitService {
@@ -30,15 +30,16 @@ export class RateLimitService {
 
   /**
    * Before the lookup: a token charged before (so valid then) spends now, and one over its limit is
-   * refused without a query. An unknown token from an address over its limit for bad tokens too.
+   * refused without a query. A token without a bucket is always looked up, whatever its address's
+   * failures: behind a shared proxy, others' bad tokens must not keep a new or idle tenant out (only a
+   * failed lookup spends from the address's bucket, in `chargeUnauthenticated`).
    * Returns whether the token was charged (then `chargeInstance` must not charge it again).
    */
-  beforeInstanceLookup(token: string, request: FastifyRequest, reply: FastifyReply): boolean {
+  beforeInstanceLookup(token: string, reply: FastifyReply): boolean {
     if (this.instance?.has(token)) {
       spend(this.instance, token, reply);
       return true;
     }
-    if (this.unauthenticated) refuseWhenOver(this.unauthenticated.waitFor(request.ip), reply);
     return false;
   }
 

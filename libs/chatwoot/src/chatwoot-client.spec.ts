@@ -37,7 +37,8 @@ describe(ChatwootClient.name, () => {
           response.writeHead(200, { 'content-type': 'image/png' });
           return response.end(Buffer.from('png-bytes'));
         }
-        response.writeHead(status, { 'content-type': 'application/json', ...(status === 429 ? { 'retry-after': '7' } : {}) });
+        const extra = status === 429 ? { 'retry-after': '7' } : status >= 300 && status < 400 ? { location: `${url}/elsewhere` } : {};
+        response.writeHead(status, { 'content-type': 'application/json', ...extra });
         response.end(JSON.stringify({ id: 9, payload: [] }));
       });
     });
@@ -74,6 +75,16 @@ describe(ChatwootClient.name, () => {
     const byName = new ChatwootClient({ url: url.replace('127.0.0.1', 'localhost'), accessToken: 't', accountId: 4 }, agent, 2_000, guard);
     expect(await byName.searchContacts('5511').catch((caught: unknown) => (caught as Error).message)).toMatch(/refused by the SSRF guard/);
     expect(seen).toEqual([]);
+  });
+
+  it.each([301, 302, 307, 308])('should not follow a %s of the API, so the token goes nowhere else', async (code) => {
+    status = code;
+    const error = await clientWith(['127.0.0.0/8'])
+      .searchContacts('5511')
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ChatwootError);
+    expect(error).toMatchObject({ status: code, retryable: false, message: expect.stringMatching(/redirect, which is not followed/) });
+    expect(seen.map((request) => request.path)).toEqual(['/api/v1/accounts/4/contacts/search?q=5511&include_contact_inboxes=true']);
   });
 
   it('should download an attachment through its redirects, each hop through the SSRF guard, without the token', async () => {

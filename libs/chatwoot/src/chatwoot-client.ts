@@ -62,14 +62,15 @@ export class ChatwootError extends Error {
 
 /**
  * Chatwoot's Application API (`/api/v1/accounts/{account_id}/…`, `api_access_token` header), the calls
- * the bridge makes. Every request goes through the given undici Agent, whose lookup is the SSRF guard.
+ * the bridge makes. Every request goes through the given undici Agent, whose connector is the SSRF
+ * guard (`guardedConnector`); the API's redirects are not followed, so the token never goes elsewhere.
  */
 export class ChatwootClient {
   private readonly base: string;
 
   /**
-   * `agent`: its connect lookup is the SSRF guard (`guardedLookup`), which sees host names only; a URL
-   * with a literal IP address never goes through a lookup, so `guard` checks that address itself.
+   * `agent`: its connector is the SSRF guard (`guardedConnector`); `guard` also refuses a literal
+   * address before a request is built, with a message that names the guard.
    */
   constructor(
     private readonly account: ChatwootAccount,
@@ -227,9 +228,25 @@ export class ChatwootClient {
       throw new ChatwootError(`${method} ${path}: refused by the SSRF guard (${host} is private or reserved)`, null, true);
     let response;
     try {
-      response = await fetch(`${this.base}${path}`, { method, headers, body: payload, dispatcher: this.agent, signal: AbortSignal.timeout(this.timeoutMs) });
+      // `manual`: a redirect would carry the api_access_token to wherever it points (a private address included).
+      response = await fetch(`${this.base}${path}`, {
+        method,
+        headers,
+        body: payload,
+        redirect: 'manual',
+        dispatcher: this.agent,
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
     } catch (error) {
       throw new ChatwootError(`${method} ${path}: ${describe(error)}`, null, true);
+    }
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new ChatwootError(
+        `${method} ${path}: Chatwoot answered ${response.status}, a redirect, which is not followed; set the URL Chatwoot answers at itself`,
+        response.status,
+        false,
+      );
     }
     let text = '';
     try {

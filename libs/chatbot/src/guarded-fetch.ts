@@ -1,4 +1,4 @@
-import { guardedLookup, type SsrfGuard } from '@gw/platform';
+import { guardedConnector, type SsrfGuard } from '@gw/platform';
 import { Agent, fetch as undiciFetch } from 'undici';
 
 /**
@@ -8,7 +8,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
  * functions and knowledge URLs.
  */
 export function guardedFetch(guard: SsrfGuard): typeof fetch {
-  const agent = new Agent({ connect: { lookup: guardedLookup(guard), timeout: 10_000 }, keepAliveTimeout: 10_000 });
+  const agent = new Agent({ connect: guardedConnector(guard, { timeout: 10_000 }), keepAliveTimeout: 10_000 });
   return (async (input: string | URL | Request, init?: RequestInit) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     await guard.check(url);

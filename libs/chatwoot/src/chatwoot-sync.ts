@@ -1,7 +1,7 @@
 import type { Bus } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type InstanceRpc, type OutboundContent, type SendRequest } from '@gw/contracts';
 import { ChatwootRepository, type ChatwootChatRow, type ChatwootConfigRow, type ChatwootJob, FileRepository, LidMappingRepository } from '@gw/persistence';
-import { guardedLookup, LoopWaker, type Logger, type SsrfGuard } from '@gw/platform';
+import { guardedConnector, LoopWaker, type Logger, type SsrfGuard } from '@gw/platform';
 import { OutboxFollower } from '@gw/relay';
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'undici';
@@ -122,7 +122,7 @@ export class ChatwootSync {
     private readonly config: ChatwootSyncConfig,
     private readonly logger: Logger,
   ) {
-    this.agent = new Agent({ connect: { lookup: guardedLookup(config.ssrf), timeout: config.requestTimeoutMs }, keepAliveTimeout: 10_000 });
+    this.agent = new Agent({ connect: guardedConnector(config.ssrf, { timeout: config.requestTimeoutMs }), keepAliveTimeout: 10_000 });
     this.claimer = `${config.runnerId}:${randomBytes(4).toString('hex')}`;
     this.follower = new OutboxFollower(
       dataSource,

@@ -1,6 +1,6 @@
 import type { LinkPreviewData } from '@gw/contracts';
 import { sniffMediaType } from '@gw/domain';
-import { guardedLookup, SsrfGuard } from '@gw/platform';
+import { guardedConnector, SsrfGuard } from '@gw/platform';
 import { Agent, request } from 'undici';
 import { ApiError } from '../common/api-error';
 
@@ -62,7 +62,7 @@ export class LinkPreviewBuilder {
   private readonly agent: Agent;
 
   constructor(private readonly ssrf: SsrfGuard) {
-    this.agent = new Agent({ connect: { lookup: guardedLookup(ssrf), timeout: TIMEOUT_MS } });
+    this.agent = new Agent({ connect: guardedConnector(ssrf, { timeout: TIMEOUT_MS }) });
   }
 
   async build(text: string, options: PreviewOptions): Promise<LinkPreviewData | null> {

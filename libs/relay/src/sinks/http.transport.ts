@@ -1,5 +1,5 @@
 import type { WebhookRow } from '@gw/persistence';
-import { guardedLookup, metrics, SsrfError, type SsrfGuard } from '@gw/platform';
+import { guardedConnector, metrics, SsrfError, type SsrfGuard } from '@gw/platform';
 import { Agent, request } from 'undici';
 import { parseRetryAfter } from '../retry-schedule';
 import { signWebhook } from '../signature';
@@ -12,7 +12,7 @@ export class HttpTransport implements SinkTransport {
   private readonly agent: Agent;
 
   constructor(private readonly options: { ssrf: SsrfGuard; requestTimeoutMs: number }) {
-    this.agent = new Agent({ connect: { lookup: guardedLookup(options.ssrf), timeout: options.requestTimeoutMs }, keepAliveTimeout: 10_000 });
+    this.agent = new Agent({ connect: guardedConnector(options.ssrf, { timeout: options.requestTimeoutMs }), keepAliveTimeout: 10_000 });
   }
 
   receiverKey(target: WebhookRow): string {

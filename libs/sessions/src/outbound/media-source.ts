@@ -1,5 +1,5 @@
 import type { FileRepository } from '@gw/persistence';
-import { guardedLookup, SsrfGuard } from '@gw/platform';
+import { guardedConnector, SsrfGuard } from '@gw/platform';
 import { ErrorCode, RpcError } from '@gw/contracts';
 import { Agent, request } from 'undici';
 
@@ -21,7 +21,7 @@ export class MediaSource {
     private readonly files: FileRepository,
     private readonly ssrf: SsrfGuard,
   ) {
-    this.agent = new Agent({ connect: { lookup: guardedLookup(ssrf), timeout: 10_000 } });
+    this.agent = new Agent({ connect: guardedConnector(ssrf, { timeout: 10_000 }) });
   }
 
   async load(instanceId: string, source: { url: string } | { fileId: string }): Promise<{ data: Buffer; mimetype: string; fileName: string }> {

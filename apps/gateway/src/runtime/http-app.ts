@@ -3,12 +3,14 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { configureMetrics, PinoNestLogger } from '@gw/platform';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayModule, type GatewayRuntime } from '../app.module';
 import { serveConsole } from '../console/console.routes';
 import { serveSandboxRelay } from '../console/sandbox-relay';
 import { serveMetrics } from '../metrics/metrics.routes';
 import { serveApiDocs } from '../openapi/openapi.routes';
 import { JSON_BODY_LIMITS, useJsonBodyParser } from './json-body';
+import { checkUrlValues, frameworkError, URL_VALUE_LIMITS } from './url-values';
 
 /** Builds the HTTP application (Fastify) around an opened runtime; the caller listens. */
 export async function createHttpApp(
@@ -26,6 +28,12 @@ export async function createHttpApp(
       return typeof given === 'string' && /^[\w.:-]{1,100}$/.test(given) ? given : randomUUID();
     },
     logger: false,
+    maxParamLength: URL_VALUE_LIMITS.maxParamLength,
+    // A URL the router refuses (bad percent-encoding, a path parameter over the limit) answers `{error}` too.
+    frameworkErrors: (error: Error & { code?: string }, _request: FastifyRequest, reply: FastifyReply) => {
+      const refused = frameworkError(error);
+      void reply.status(refused.status).header('content-type', 'application/json; charset=utf-8').send(refused.body());
+    },
   });
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(runtime), adapter, {
     logger: new PinoNestLogger(runtime.logger.child({ component: 'nest' })),
@@ -66,6 +74,13 @@ export async function createHttpApp(
   // event reader) would hold Ctrl-C until main.ts's 15 s deadline exits without closing the database.
   const streams = new Set<ServerResponse>();
   fastify.addHook('onRequest', (request, reply, done) => {
+    // Path and query values no route can take (NUL, lone surrogates, over-long): a 400 before any guard or query.
+    try {
+      checkUrlValues(request);
+    } catch (error) {
+      done(error as Error);
+      return;
+    }
     if (request.url.startsWith('/sse')) {
       const raw = reply.raw;
       streams.add(raw);

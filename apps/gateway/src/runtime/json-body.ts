@@ -61,7 +61,8 @@ export function checkJsonValue(root: unknown): void {
   }
 }
 
-function checkText(text: string, field: string): void {
+/** What Postgres cannot store in text: a NUL character or a lone surrogate, as a 400 naming `field` (bodies, path and query values). */
+export function checkText(text: string, field: string): void {
   if (text.includes('\u0000')) throw ApiError.badRequest(`${field} must not contain NUL characters`);
   if (LONE_SURROGATE.test(text)) throw ApiError.badRequest(`${field} is not valid Unicode (lone surrogate)`);
 }

@@ -258,5 +258,23 @@ describe('event sinks API (HTTP) and real traffic to RabbitMQ and NATS', () => {
 
     expect((await stack.gw.call('DELETE', '/globalsink/nats', { admin: admin() })).body).toEqual({ response: 'Global NATS sink deleted' });
     expect((await stack.gw.call('GET', '/globalsink/nats', { admin: admin() })).status).toBe(404);
+
+    // Deleting or disabling a sink closes its broker connection at once (the relay follows the API's notice).
+    const connections = (kind: 'nats' | 'rabbitmq') =>
+      ((relay as unknown as { transports: Map<string, { openConnections: number }> }).transports.get(kind) as { openConnections: number }).openConnections;
+    await waitFor(
+      async () => connections('nats'),
+      (open) => open === 0,
+      1_000,
+      'the deleted NATS sink closing its connection',
+    );
+    expect(connections('rabbitmq')).toBe(1);
+    expect((await stack.gw.call('POST', '/sink/rabbitmq', { token, body: { enabled: false } })).body).toEqual([expect.objectContaining({ enabled: false })]);
+    await waitFor(
+      async () => connections('rabbitmq'),
+      (open) => open === 0,
+      1_000,
+      'the disabled RabbitMQ sink closing its connection',
+    );
   });
 });

@@ -50,6 +50,8 @@ export const Subjects = {
   /** Wakes the dispatchers: an async send was queued for the instance, or its queue changed (payload: QueueNotice). */
   queue: (instanceId: string) => `queue.${instanceId}` as const,
   queueWildcard: 'queue.*',
+  /** Tells the relays a broker sink was deleted, disabled or changed: they close the connections no enabled sink uses (no payload). */
+  sinksChanged: 'sinks.changed',
 } as const;
 
 export type InstanceOp = keyof InstanceRpc;

@@ -71,6 +71,12 @@ export const WEBHOOK_RELAY_DEFAULTS = {
 /** How long successes gather before they are written together (lanes move on once written). */
 const FLUSH_DELAY_MS = 5;
 
+/**
+ * How often the broker connections are checked against the enabled sinks without a `sinks.changed`
+ * notice (a sink removed with its instance, a notice lost): a sink gone stops connecting by then.
+ */
+const SINK_CONNECTION_CHECK_MS = 10_000;
+
 /** Deliveries of one lane, claimed together; sent strictly one after the other. */
 interface LaneRun {
   webhook: WebhookRow;
@@ -115,6 +121,11 @@ export class WebhookRelay {
   /** Webhooks this relay disabled: their runs stop at once (their rows are already discarded). */
   private readonly disabled = new Set<string>();
   private subscription?: BusSubscription;
+  private sinksSubscription?: BusSubscription;
+  private connectionCheck?: NodeJS.Timeout;
+  /** The check of the broker connections in progress, and whether another was asked for meanwhile. */
+  private checkingConnections?: Promise<void>;
+  private connectionCheckWanted = false;
   private running = false;
   private readonly pending = new Set<Promise<void>>();
 
@@ -172,6 +183,9 @@ export class WebhookRelay {
     this.running = true;
     if (this.config.envSinks) void this.syncEnvSinks(this.config.envSinks);
     this.subscription = this.bus.subscribe(Subjects.outboxWildcard, () => this.fanOutLoop.poke());
+    this.sinksSubscription = this.bus.subscribe(Subjects.sinksChanged, () => this.closeUnusedConnections());
+    this.connectionCheck = setInterval(() => this.closeUnusedConnections(), SINK_CONNECTION_CHECK_MS);
+    this.connectionCheck.unref();
     this.fanOutLoop.start();
     this.claimLoop.start();
   }
@@ -181,6 +195,9 @@ export class WebhookRelay {
     if (!this.running) return;
     this.running = false;
     this.subscription?.unsubscribe();
+    this.sinksSubscription?.unsubscribe();
+    clearInterval(this.connectionCheck);
+    await this.checkingConnections;
     await Promise.all([this.fanOutLoop.stop(), this.claimLoop.stop()]);
     const waiting = [...this.receivers.values()].flatMap((receiver) => receiver.waiting.splice(0));
     await this.deliveries
@@ -196,9 +213,32 @@ export class WebhookRelay {
     try {
       for (const sink of sinks) await this.webhooks.syncEnvSink(sink.id, sink.values, generateWebhookSecret());
       this.fanOutLoop.poke();
+      this.closeUnusedConnections();
     } catch (error) {
       this.logger.error({ err: error }, 'writing the global sinks from env failed');
     }
+  }
+
+  /**
+   * Closes the broker connections no enabled sink uses any more (deleted, disabled, moved to another
+   * URL): on a `sinks.changed` notice, when this relay disables or finds a target gone, and every
+   * SINK_CONNECTION_CHECK_MS. Checks asked for during one run once more after it.
+   */
+  private closeUnusedConnections(): void {
+    if (!this.running) return;
+    if (this.checkingConnections) {
+      this.connectionCheckWanted = true;
+      return;
+    }
+    this.checkingConnections = (async () => {
+      do {
+        this.connectionCheckWanted = false;
+        const inUse = await this.webhooks.enabledSinks();
+        await Promise.all([...this.transports.values()].map((transport) => transport.closeUnused?.(inUse.filter((row) => row.kind === transport.kind))));
+      } while (this.connectionCheckWanted && this.running);
+    })()
+      .catch((error: unknown) => this.logger.warn({ err: error }, 'closing unused broker connections failed'))
+      .finally(() => (this.checkingConnections = undefined));
   }
 
   /** The receiver a target's deliveries queue at: a webhook's URL origin, a broker sink's connection. */
@@ -308,6 +348,7 @@ export class WebhookRelay {
       const row = webhooks.get(webhookId);
       await this.deliveries.disableWebhook(webhookId, row ? row.disabledReason || 'disabled' : 'deleted').catch(() => undefined);
     }
+    if (gone.size > 0) this.closeUnusedConnections();
     await this.deliveries.release(cutShort).catch((error: unknown) => this.logger.warn({ err: error }, 'releasing a broken run failed'));
     return claims.length;
   }
@@ -438,6 +479,8 @@ export class WebhookRelay {
     this.webhookCache.delete(webhook.id);
     const event = await this.deliveries.disableWebhook(webhook.id, reason, { failingSince });
     if (event) this.bus.publish(Subjects.outbox(event.instanceId), { instanceId: event.instanceId, lastId: event.lastId });
+    // Every relay (this one too) closes the connections the sink no longer needs.
+    if (webhook.kind !== 'webhook') this.bus.publish(Subjects.sinksChanged, {});
   }
 
   // --- recording successes in batches ---------------------------------------------------------------

@@ -105,4 +105,25 @@ describe('ConnectionPool', () => {
     expect(open.closed).toBe(1);
     expect(pool.size).toBe(0);
   });
+
+  it('closes at once the connections, open or opening, of the keys no sink uses any more, and keeps the others', async () => {
+    const kept = await pool.get('amqp://kept');
+    const dropped = await pool.get('amqp://dropped');
+    let finish: (connection: FakeConnection) => void = () => undefined;
+    const late: FakeConnection = { id: 99, closed: 0 };
+    const slow = new ConnectionPool<FakeConnection>({
+      open: () => new Promise((resolve) => (finish = resolve)),
+      close: async (connection) => void connection.closed++,
+    });
+    const pending = slow.get('amqp://slow');
+    expect(await pool.retain((key) => key === 'amqp://kept')).toBe(1);
+    expect(await slow.retain(() => false)).toBe(1);
+    finish(late);
+    await pending;
+    await new Promise((resolve) => setImmediate(resolve));
+    expect({ kept: kept.closed, dropped: dropped.closed, late: late.closed }).toEqual({ kept: 0, dropped: 1, late: 1 });
+    expect([pool.size, slow.size]).toEqual([1, 0]);
+    expect(await pool.get('amqp://kept')).toBe(kept);
+    expect(await pool.get('amqp://dropped')).not.toBe(dropped);
+  });
 });

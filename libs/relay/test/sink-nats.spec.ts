@@ -1,6 +1,7 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { InProcessBus } from '@gw/bus';
-import { DeliveryRepository, InstanceRepository, type WebhookRow } from '@gw/persistence';
+import { Subjects } from '@gw/contracts';
+import { DeliveryRepository, InstanceRepository, WebhookRepository, type WebhookRow } from '@gw/persistence';
 import { SsrfGuard } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { natsPublication, NatsTransport } from '@gw/relay';
@@ -132,5 +133,50 @@ describe('NATS JetStream event sink', () => {
       { id: 'evt_refused', event: { id: '2', instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} }, envelope: {}, body: '{}' },
     );
     expect(refused).toMatchObject({ ok: false, error: expect.stringMatching(/connecting: refused by the SSRF guard: broker localhost/) });
+  });
+
+  it('closes its connection at once when the sink is deleted or disabled, and dials the broker no more', async () => {
+    const broker = await new TcpProxy('127.0.0.1', 4222).start();
+    const sut = sinkRelay(db, sinkRelayConfig(), bus);
+    const webhooks = new WebhookRepository(db.dataSource);
+    const delivered = async (id: string) =>
+      (
+        (await db.dataSource.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'delivered'`, [id])) as Array<{
+          n: number;
+        }>
+      )[0].n;
+    /** A sink of the instance to this broker that has delivered, so its connection is open. */
+    const connectedSink = async (id: string, from: number) => {
+      const sink = await addSink(db, 'nats', id, instances[1], `nats://${broker.url}`, { subjectPrefix, stream });
+      await emit(instances[1], from, 2);
+      await waitFor(async () => (await delivered(id)) === 2, 15_000, `${id} delivering`);
+      expect(broker.openSockets).toBeGreaterThan(0);
+      return sink;
+    };
+    /** The connection closes within a second, and no new one is dialled even when the broker comes and goes. */
+    const closedForGood = async (what: string) => {
+      await waitFor(() => broker.openSockets === 0, 1_000, `the connection closed after the sink was ${what}`);
+      const dialled = broker.accepted;
+      await broker.cut();
+      await broker.restore();
+      await emit(instances[1], 100, 2);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect({ dialled: broker.accepted, open: broker.openSockets }).toEqual({ dialled, open: 0 });
+    };
+    try {
+      sut.start();
+      await connectedSink(`d${suffix}`, 0);
+      expect(await webhooks.delete(instances[1], `d${suffix}`, 'nats')).toBe(true);
+      bus.publish(Subjects.sinksChanged, {});
+      await closedForGood('deleted');
+
+      const sink = await connectedSink(`o${suffix}`, 10);
+      await webhooks.update(instances[1], sink.id, { ...sink, enabled: false });
+      bus.publish(Subjects.sinksChanged, {});
+      await closedForGood('disabled');
+    } finally {
+      await sut.stop();
+      await broker.stop();
+    }
   });
 });

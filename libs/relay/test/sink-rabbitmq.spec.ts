@@ -1,5 +1,6 @@
 import { connect, type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { InProcessBus } from '@gw/bus';
+import { Subjects } from '@gw/contracts';
 import { DeliveryRepository, InstanceRepository, WebhookRepository, type WebhookRow } from '@gw/persistence';
 import { metrics, SsrfGuard } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
@@ -223,6 +224,34 @@ describe('RabbitMQ event sink', () => {
       expect(await pool.get(url)).not.toBe(link);
     } finally {
       await sut.close();
+    }
+  });
+
+  it('closes its connection at once when the sink is deleted or disabled', async () => {
+    const own = await new TcpProxy('127.0.0.1', 5672).start();
+    const sut = sinkRelay(db, sinkRelayConfig(), bus);
+    const webhooks = new WebhookRepository(db.dataSource);
+    const delivered = async (id: string) =>
+      (
+        (await db.dataSource.query(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status = 'delivered'`, [id])) as Array<{
+          n: number;
+        }>
+      )[0].n;
+    try {
+      sut.start();
+      for (const change of ['deleted', 'disabled'] as const) {
+        const sink = await add(`amqp://guest:guest@${own.url}/`, instances[1]);
+        await emit(instances[1], 300, 1);
+        await waitFor(async () => (await delivered(sink.id)) === 1, 15_000, `${change}: the sink delivering`);
+        expect(own.openSockets).toBeGreaterThan(0);
+        if (change === 'deleted') await webhooks.delete(instances[1], sink.id, 'rabbitmq');
+        else await webhooks.update(instances[1], sink.id, { ...sink, enabled: false });
+        bus.publish(Subjects.sinksChanged, {});
+        await waitFor(() => own.openSockets === 0, 1_000, `the connection closed after the sink was ${change}`);
+      }
+    } finally {
+      await sut.stop();
+      await own.stop();
     }
   });
 });

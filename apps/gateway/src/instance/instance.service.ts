@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
-import type { JidObject } from '@gw/contracts';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Bus } from '@gw/bus';
+import { type JidObject, Subjects } from '@gw/contracts';
 import { AuthStateRepository, InstanceRepository, type InstanceEntity, type InstancePatch, type ProxySettings } from '@gw/persistence';
 import { newRequestId, newToken, recordId } from '@gw/platform';
 import { ApiError } from '../common/api-error';
@@ -7,6 +8,7 @@ import { SessionClient } from '../session/session.client';
 import { AsyncQueueService } from '../message/async/async-queue.service';
 import { ProxyManagedService } from '../proxy-managed/proxy-managed.service';
 import { asyncAcceptTokens } from '../message/async/accept-token-cache';
+import { BUS } from '../runtime/tokens';
 import type { ConnectDto, ChatbotSettingsDto, PrivacyDto, ProxyDto } from './dto/instance.dto';
 import { FIELD_NAMES } from './dto/instance.dto';
 import { toInstanceRecord, toProxyView } from './instance.mapper';
@@ -22,6 +24,7 @@ export class InstanceService {
     private readonly sessions: SessionClient,
     private readonly queue: AsyncQueueService,
     private readonly managedProxies: ProxyManagedService,
+    @Inject(BUS) private readonly bus: Bus,
   ) {}
 
   // --- admin -------------------------------------------------------------------------------------
@@ -112,6 +115,8 @@ export class InstanceService {
     await this.instances.delete(instance.id);
     // This gateway stops taking sends with the token at once (others within the cache's ten seconds).
     asyncAcceptTokens.forget(instance.token);
+    // Its event sinks went with it: the relays close their broker connections.
+    this.bus.publish(Subjects.sinksChanged, {});
     return { response: 'Instance Deleted', info: 'The device was disconnected and the instance removed from the database.' };
   }
 

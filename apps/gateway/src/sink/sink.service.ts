@@ -1,4 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
+import type { Bus } from '@gw/bus';
+import { Subjects } from '@gw/contracts';
 import { DeliveryRepository, maskUrlCredentials, type SinkKind, WebhookRepository, type WebhookRow, type WebhookValues } from '@gw/persistence';
 import { recordId, SsrfError, SsrfGuard } from '@gw/platform';
 import {
@@ -14,7 +16,7 @@ import {
 import { ApiError } from '../common/api-error';
 import { type ErrorScope, toWebhookError } from '../webhook/webhook.service';
 import type { GatewayConfig } from '../runtime/gateway-config';
-import { GATEWAY_CONFIG } from '../runtime/tokens';
+import { BUS, GATEWAY_CONFIG } from '../runtime/tokens';
 import type { AnySinkDto } from './dto/sink.dto';
 
 export type BrokerKind = Exclude<SinkKind, 'webhook'>;
@@ -73,6 +75,7 @@ export class SinkService {
     private readonly webhooks: WebhookRepository,
     private readonly deliveries: DeliveryRepository,
     @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+    @Inject(BUS) private readonly bus: Bus,
   ) {
     this.ssrf = new SsrfGuard(config.ssrfAllowlist);
   }
@@ -95,6 +98,7 @@ export class SinkService {
       if (target) await this.webhooks.update(instanceId, target.id, await this.values(kind, dto, target));
       else await this.webhooks.insert(recordId(14), instanceId, await this.values(kind, dto), generateWebhookSecret());
     }
+    if (action !== 'add') this.sinksChanged();
     return this.list(kind, instanceId);
   }
 
@@ -117,8 +121,14 @@ export class SinkService {
     if (fromApi.length === 0 && rows.length > 0) await this.refuseEnvSink(kind, 'deleted');
     let deleted = 0;
     for (const row of fromApi) if (await this.webhooks.delete(null, row.id, kind)) deleted++;
+    if (deleted > 0) this.sinksChanged();
     if (deleted === 0) throw ApiError.notFound(`Global ${NAMES[kind]} sink not found`);
     return { response: `Global ${NAMES[kind]} sink deleted` };
+  }
+
+  /** The relays close at once the broker connections no enabled sink needs any more (a sink deleted, disabled or moved). */
+  private sinksChanged(): void {
+    this.bus.publish(Subjects.sinksChanged, {});
   }
 
   /**

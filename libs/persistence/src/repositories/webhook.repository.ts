@@ -173,6 +173,12 @@ export class WebhookRepository {
     return rows.map(toRow);
   }
 
+  /** The enabled broker sinks (every kind but `webhook`), of every scope: what the relay's connections are for. */
+  async enabledSinks(): Promise<WebhookRow[]> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE enabled AND kind <> 'webhook'`);
+    return rows.map(toRow);
+  }
+
   /** The rows of these webhooks that still exist (one query for a whole claim's webhooks). */
   async byIds(ids: string[]): Promise<WebhookRow[]> {
     if (ids.length === 0) return [];

@@ -11,9 +11,9 @@ interface Entry<T> {
 /**
  * The open broker connections of one transport, one per broker URL: opened on first use and shared by
  * the attempts that follow, forgotten when they break (the next attempt opens a new one) and closed
- * once no attempt has used them for `idleMs`. Without that last rule a sink deleted, disabled or
- * moved to another URL would leave its connection (and, for NATS, its endless reconnects) behind for
- * the life of the process. The sweep timer is unref'd and runs only while a connection is open.
+ * once no attempt has used them for `idleMs`, or at once when the relay says no enabled sink uses them
+ * (`retain`). Without those a sink deleted, disabled or moved to another URL would leave its connection
+ * (and, for NATS, its reconnects) behind. The sweep timer is unref'd and runs only while a connection is open.
  */
 export class ConnectionPool<T> {
   private readonly entries = new Map<string, Entry<T>>();
@@ -78,6 +78,18 @@ export class ConnectionPool<T> {
     for (const [key] of idle) this.remove(key);
     await Promise.all(idle.map(([, entry]) => this.options.close(entry.value as T).catch(() => undefined)));
     return idle.length;
+  }
+
+  /**
+   * Closes the connections (open or opening) whose key `keep` refuses: the sinks using them were
+   * deleted, disabled or moved to another URL. Returns how many it closed.
+   */
+  async retain(keep: (key: string) => boolean): Promise<number> {
+    const unused = [...this.entries].filter(([key]) => !keep(key));
+    for (const [key] of unused) this.remove(key);
+    // One still opening is closed once it opens (see `get`).
+    await Promise.all(unused.map(([, entry]) => entry.value !== undefined && this.options.close(entry.value).catch(() => undefined)));
+    return unused.length;
   }
 
   /** Closes every connection (the transport stops). */

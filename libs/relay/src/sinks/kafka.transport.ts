@@ -112,6 +112,11 @@ export class KafkaTransport implements SinkTransport {
     }
   }
 
+  async closeUnused(inUse: WebhookRow[]): Promise<void> {
+    const urls = new Set(inUse.map((target) => target.url));
+    await this.producers.retain((url) => urls.has(url));
+  }
+
   close(): Promise<void> {
     return this.producers.close();
   }

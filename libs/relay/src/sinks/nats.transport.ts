@@ -20,11 +20,11 @@ export const NATS_SINK_DEFAULTS: NatsSinkOptions = { subjectPrefix: 'wa-gateway.
 
 /**
  * First subject tokens the gateway's own bus uses (contracts `Subjects`: `instance.<id>.<op>`,
- * `sessions.*`, `events.<id>`, `queue.<id>`) or NATS reserves (`_INBOX`): a sink pointed at the
+ * `sessions.*`, `events.<id>`, `queue.<id>`, `sinks.changed`) or NATS reserves (`_INBOX`): a sink pointed at the
  * gateway's own NATS (an operator may allow its address for webhooks) must not publish where the
  * services listen, nor make a stream capture their traffic.
  */
-export const RESERVED_SUBJECT_ROOTS = ['instance', 'sessions', 'events', 'queue', '_INBOX'] as const;
+export const RESERVED_SUBJECT_ROOTS = ['instance', 'sessions', 'events', 'queue', 'sinks', '_INBOX'] as const;
 
 /** Why a subject prefix cannot be used, or null. */
 export function subjectPrefixProblem(prefix: string): string | null {
@@ -116,6 +116,12 @@ export class NatsTransport implements SinkTransport {
       }
       return { ok: false, statusCode: null, error: describeFailure(error) };
     }
+  }
+
+  async closeUnused(inUse: WebhookRow[]): Promise<void> {
+    const urls = new Set(inUse.map((target) => target.url));
+    for (const key of this.streams) if (![...urls].some((url) => key.startsWith(`${url} `))) this.streams.delete(key);
+    await this.connections.retain((url) => urls.has(url));
   }
 
   close(): Promise<void> {

@@ -113,6 +113,11 @@ export class RabbitMqTransport implements SinkTransport {
     }
   }
 
+  async closeUnused(inUse: WebhookRow[]): Promise<void> {
+    const urls = new Set(inUse.map((target) => target.url));
+    await this.links.retain((url) => urls.has(url));
+  }
+
   close(): Promise<void> {
     return this.links.close();
   }

@@ -30,6 +30,11 @@ export interface SinkTransport {
   /** Where an error record says the attempt went (credentials masked). */
   describe(target: WebhookRow, message: SinkMessage): string;
   send(target: WebhookRow, message: SinkMessage): Promise<SendOutcome>;
+  /**
+   * Closes at once the connections none of `inUse` (every enabled target of its kind) needs: a sink
+   * deleted, disabled or moved elsewhere stops connecting to its broker. Absent: nothing is kept.
+   */
+  closeUnused?(inUse: WebhookRow[]): Promise<void>;
   close(): Promise<void>;
 }
 

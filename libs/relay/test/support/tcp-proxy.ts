@@ -10,6 +10,8 @@ export class TcpProxy {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
   port = 0;
+  /** Client connections accepted since the proxy was made (each a dial of the broker). */
+  accepted = 0;
 
   constructor(
     private readonly upstreamHost: string,
@@ -18,6 +20,7 @@ export class TcpProxy {
 
   async start(): Promise<this> {
     this.server = createServer((client) => {
+      this.accepted++;
       const upstream = connect(this.upstreamPort, this.upstreamHost);
       for (const socket of [client, upstream]) {
         this.sockets.add(socket);

@@ -23,12 +23,15 @@ export interface GatewayHarness {
 }
 
 /** A gateway over HTTP on a random port, with its own schema and bus (workers are the test's to add). */
-export async function startGateway(options: { bus?: Bus; db?: TestDatabase; env?: Record<string, string>; logger?: Logger } = {}): Promise<GatewayHarness> {
+export async function startGateway(
+  /** `simulatorControlUrl`: serve the sandbox's phones relay (/sandbox/sim/*) in front of this simulator. */
+  options: { bus?: Bus; db?: TestDatabase; env?: Record<string, string>; logger?: Logger; simulatorControlUrl?: string } = {},
+): Promise<GatewayHarness> {
   const db = options.db ?? (await openTestDatabase());
   const bus = options.bus ?? new InProcessBus();
   const config = loadGatewayConfig(new EnvReader({ DATABASE_URL: db.url, PORT: '0', RPC_TIMEOUT_MS: '5000', CONNECT_TIMEOUT_MS: '20000', ...options.env }), []);
   const logger = options.logger ?? createLogger('gateway-test', process.env.TEST_LOG_LEVEL ?? 'silent');
-  const app = await createHttpApp({ config, dataSource: db.dataSource, bus, logger });
+  const app = await createHttpApp({ config, dataSource: db.dataSource, bus, logger }, { simulatorControlUrl: options.simulatorControlUrl });
   const adminToken = 'test-admin-token-0123456789';
   await app.get(AdminTokenService).initialise(adminToken);
   await app.listen({ port: 0, host: '127.0.0.1' });

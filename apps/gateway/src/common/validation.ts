@@ -1,6 +1,6 @@
 import { type ArgumentMetadata, Injectable, type PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
-import { type ValidationError, getMetadataStorage, validate } from 'class-validator';
+import { IS_OPTIONAL, type ValidationError, ValidationTypes, getMetadataStorage, validate } from 'class-validator';
 import { ApiError } from './api-error';
 
 /**
@@ -64,11 +64,48 @@ export class DtoValidationPipe implements PipeTransform {
 /** `value` as an instance of `type`, checked by its rules as a body is (unknown fields dropped), or a 400 naming the first wrong field. */
 export async function validateBody<T extends object>(type: new () => T, value: object): Promise<T> {
   const instance = plainToInstance(type, value, { enableImplicitConversion: false });
+  dropOptionalNulls(instance, value);
   // Every constraint of a field runs (no stopAtFirstError), so the message can name the wrong type
   // first whatever order the decorators were written in (class-validator runs them bottom-up).
   const errors = await validate(instance, { whitelist: true, forbidUnknownValues: false });
   if (errors.length) throw ApiError.badRequest(firstMessage(errors[0]));
   return instance;
+}
+
+/**
+ * A JSON `null` sent for an `@IsOptional()` field is the field left out, as Go's decoder (uazapiGO's)
+ * reads it. class-validator's `@IsOptional()` skips every rule for null as for undefined, so without this
+ * the null reached the services, which test `!== undefined` and then call a method on it or write it to
+ * a NOT NULL column (a 500). Only a null the client sent and no transform changed, in this body and the
+ * nested DTOs it holds; fields whose own rule refuses null (`ValidateIf(value !== undefined)`) keep it.
+ */
+function dropOptionalNulls(instance: object, raw: unknown, depth = 0): void {
+  if (depth > 32 || typeof raw !== 'object' || raw === null) return;
+  const target = instance as Record<string, unknown>;
+  const sent = raw as Record<string, unknown>;
+  for (const key of Object.keys(sent)) {
+    const value = target[key];
+    if (sent[key] === null) {
+      if (value === null && isOptionalField(instance.constructor, key)) delete target[key];
+      continue;
+    }
+    if (Array.isArray(value) && Array.isArray(sent[key])) {
+      value.forEach((item, index) => isDtoInstance(item) && dropOptionalNulls(item, (sent[key] as unknown[])[index], depth + 1));
+    } else if (isDtoInstance(value)) dropOptionalNulls(value, sent[key], depth + 1);
+  }
+}
+
+/** A nested DTO (class-transformer made it from a `@Type`), not a free-form object the client owns. */
+function isDtoInstance(value: unknown): value is object {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as object | null;
+  return prototype !== null && prototype !== Object.prototype;
+}
+
+function isOptionalField(type: object, property: string): boolean {
+  return getMetadataStorage()
+    .getTargetValidationMetadatas(type as new () => object, '', true, false)
+    .some((metadata) => metadata.propertyName === property && metadata.type === ValidationTypes.CONDITIONAL_VALIDATION && metadata.name === IS_OPTIONAL);
 }
 
 /** Constraints that say what type a field must have: reported before any length or range rule (after a missing value). */

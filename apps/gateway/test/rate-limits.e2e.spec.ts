@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
 
 /**
@@ -37,6 +38,39 @@ describe('rate limits (HTTP)', () => {
     expect(other.headers.get('ratelimit-remaining')).toBe('4');
     expect((await gw.call('GET', '/health')).status).toBe(200);
     expect((await status(flooder)).status).toBe(429);
+  });
+
+  it('should refuse a token over its limit before reading or parsing its body', async () => {
+    await statuses(6, () => status(flooder));
+    // A malformed body is not parsed: 429, not 400.
+    const malformed = await fetch(`${gw.baseUrl}/send/text`, {
+      method: 'POST',
+      headers: { token: flooder, 'content-type': 'application/json' },
+      body: '{"number": ',
+    });
+    expect(malformed.status).toBe(429);
+    expect(await malformed.json()).toEqual({ error: 'Too many requests' });
+    // A body still arriving is not waited for: the answer comes while the client is still sending.
+    const pending = httpRequest(`${gw.baseUrl}/send/text`, {
+      method: 'POST',
+      headers: { token: flooder, 'content-type': 'application/json', 'content-length': '1000000' },
+    });
+    try {
+      const answered = await new Promise<{ status?: number; retryAfter?: string }>((resolve, reject) => {
+        pending.on('response', (response) => {
+          response.resume();
+          resolve({ status: response.statusCode, retryAfter: response.headers['retry-after'] as string | undefined });
+        });
+        pending.on('error', reject);
+        pending.write('{"number": "5511999999999", "text": "');
+        setTimeout(() => reject(new Error('no answer while the body was still being sent')), 3_000);
+      });
+      expect(answered.status).toBe(429);
+      expect(Number(answered.retryAfter)).toBeGreaterThanOrEqual(1);
+    } finally {
+      pending.destroy();
+    }
+    expect((await status(quiet)).status).toBe(200);
   });
 
   it('should refuse the admin token beyond its burst while instances are served', async () => {

@@ -1,6 +1,6 @@
 import { type CanActivate, type ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
 import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { AdminTokenService } from '../admin/admin-token.service';
 import { asyncAcceptTokens, isSend } from '../message/async/accept-token-cache';
 import { ApiError } from './api-error';
@@ -53,7 +53,7 @@ export class InstanceGuard implements CanActivate {
       throw ApiError.invalidToken();
     }
     // Before the lookup, so a token over its limit costs no query.
-    const charged = this.rateLimits.beforeInstanceLookup(token, reply);
+    const charged = this.rateLimits.beforeInstanceLookup(token, request, reply);
     // Sends may use an instance looked up in the last seconds (see AcceptTokenCache); the rest read it fresh.
     const cacheable = isSend(request.method, request.url);
     let instance = cacheable ? asyncAcceptTokens.get(token) : undefined;
@@ -70,6 +70,18 @@ export class InstanceGuard implements CanActivate {
     request.instance = instance;
     return true;
   }
+}
+
+/**
+ * The per-token limit before the body is read (a Fastify `onRequest` hook; the guards run after the
+ * body is parsed): a tenant over its limit is answered 429 at once, without its body being parsed.
+ */
+export function instanceLimitBeforeBody(rateLimits: RateLimitService): onRequestHookHandler {
+  return (request, reply, done) => {
+    const refused = rateLimits.chargeBeforeBody(header(request, 'token') ?? queryToken(request), request, reply);
+    if (!refused) return done();
+    void reply.status(refused.status).header('content-type', 'application/json; charset=utf-8').send(refused.body());
+  };
 }
 
 function queryToken(request: FastifyRequest): string | undefined {

@@ -20,6 +20,8 @@ export class RateLimitService {
   private readonly instance?: TokenBucketLimiter;
   private readonly admin?: TokenBucketLimiter;
   private readonly unauthenticated?: TokenBucketLimiter;
+  /** Requests `chargeBeforeBody` charged already: the guard does not charge them again. */
+  private readonly chargedBeforeBody = new WeakSet<FastifyRequest>();
 
   constructor(@Inject(GATEWAY_CONFIG) config: GatewayConfig) {
     const { instance, admin, unauthenticated } = config.rateLimits;
@@ -35,12 +37,25 @@ export class RateLimitService {
    * failed lookup spends from the address's bucket, in `chargeUnauthenticated`).
    * Returns whether the token was charged (then `chargeInstance` must not charge it again).
    */
-  beforeInstanceLookup(token: string, reply: FastifyReply): boolean {
+  beforeInstanceLookup(token: string, request: FastifyRequest, reply: FastifyReply): boolean {
+    if (this.chargedBeforeBody.has(request)) return true;
     if (this.instance?.has(token)) {
       spend(this.instance, token, reply);
       return true;
     }
     return false;
+  }
+
+  /**
+   * `onRequest`, before the body is read or parsed: a request carrying an instance token that holds a
+   * bucket (found valid by a lookup before) spends from it now, whatever the route, and one over its
+   * limit is refused here, so a tenant's flood costs the others no parsing of its bodies. A token
+   * without a bucket waits for the guard's lookup. Returns the error to answer, or undefined to go on.
+   */
+  chargeBeforeBody(token: string | undefined, request: FastifyRequest, reply: FastifyReply): ApiError | undefined {
+    if (!this.instance || !token || !this.instance.has(token)) return undefined;
+    this.chargedBeforeBody.add(request);
+    return refusalWhenOver(take(this.instance, token, reply), reply);
   }
 
   /** A token the lookup found, first seen since its bucket was forgotten. */
@@ -60,14 +75,24 @@ export class RateLimitService {
 }
 
 function spend(limiter: TokenBucketLimiter, key: string, reply: FastifyReply): void {
+  refuseWhenOver(take(limiter, key, reply), reply);
+}
+
+/** Spends one of `key`'s tokens, with the RateLimit headers: the wait before the next one (0: allowed). */
+function take(limiter: TokenBucketLimiter, key: string, reply: FastifyReply): number {
   const waitMs = limiter.take(key);
   void reply.header('ratelimit-limit', limiter.limit.burst).header('ratelimit-remaining', limiter.remaining);
-  refuseWhenOver(waitMs, reply);
+  return waitMs;
 }
 
 function refuseWhenOver(waitMs: number, reply: FastifyReply): void {
-  if (waitMs <= 0) return;
+  const refused = refusalWhenOver(waitMs, reply);
+  if (refused) throw refused;
+}
+
+function refusalWhenOver(waitMs: number, reply: FastifyReply): ApiError | undefined {
+  if (waitMs <= 0) return undefined;
   // Whole seconds (RFC 9110), at least one: a client retrying at once would only spend again.
   void reply.header('retry-after', Math.max(1, Math.ceil(waitMs / 1000)));
-  throw new ApiError('rate_limited');
+  return new ApiError('rate_limited');
 }

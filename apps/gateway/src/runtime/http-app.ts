@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayModule, type GatewayRuntime } from '../app.module';
+import { instanceLimitBeforeBody } from '../common/auth.guards';
+import { RateLimitService } from '../common/rate-limit.service';
 import { serveConsole } from '../console/console.routes';
 import { serveSandboxRelay } from '../console/sandbox-relay';
 import { serveMetrics } from '../metrics/metrics.routes';
@@ -92,6 +94,8 @@ export async function createHttpApp(
     for (const raw of streams) raw.end();
     done();
   });
+  // A tenant over its request limit is refused before its body is read: its flood costs the others no parsing.
+  fastify.addHook('onRequest', instanceLimitBeforeBody(app.get(RateLimitService)));
   // GET /openapi.json and GET /docs, without a token; the document is built on first use.
   serveApiDocs(app);
   // GET /metrics (METRICS_TOKEN) and GET /version.

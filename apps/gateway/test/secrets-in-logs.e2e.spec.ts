@@ -17,6 +17,7 @@ describe('secrets never reach a log line', () => {
     proxyPassword: 'planted-proxy-pass-77aa',
     adminToken: '',
     instanceToken: '',
+    chatwootWebhookSecret: '',
   };
   const consoleMethods = ['log', 'info', 'warn', 'error', 'debug'] as const;
   const originals = new Map<string, (...args: unknown[]) => void>();
@@ -81,6 +82,28 @@ describe('secrets never reach a log line', () => {
     }
     expect(logText()).toContain('secrets_spec_refuse');
     expect((await stack.gw.call('GET', '/instance/status', { token: `${token}x` })).status).toBe(401);
+    // Every route that takes a secret in its URL: the Chatwoot webhook (its path), the event stream (?token=).
+    const chatwoot = await call('PUT', '/chatwoot/config', {
+      enabled: false,
+      url: 'http://127.0.0.1:9',
+      access_token: 'cw-access',
+      account_id: 1,
+      inbox_id: 1,
+    });
+    expect(chatwoot.status).toBe(200);
+    const webhookPath = new URL(chatwoot.body.chatwoot_inbox_webhook_url).pathname;
+    planted.chatwootWebhookSecret = webhookPath.split('/').pop()!;
+    expect((await stack.gw.call('POST', webhookPath, { body: { event: 'message_created' } })).status).toBe(200);
+    expect((await stack.gw.call('POST', `${webhookPath}x`, { body: {} })).status).toBe(404);
+    expect((await stack.gw.call('POST', `${webhookPath}/extra`, { body: {} })).status).toBe(404);
+    const stream = new AbortController();
+    const sse = await fetch(`${stack.gw.baseUrl}/sse?events=messages&token=${token}`, { signal: stream.signal });
+    expect(sse.status).toBe(200);
+    stream.abort();
+    expect((await stack.gw.call('GET', `/sse?token=${token}x`)).status).toBe(401);
+    expect((await stack.gw.call('GET', `/instance/all?admintoken=${planted.adminToken}`)).status).toBe(403);
+    const scraped = await fetch(`${stack.gw.baseUrl}/metrics`).then((response) => response.text());
+    expect(scraped).toContain('wa_gateway_http_requests_total');
     expect((await stack.gw.call('GET', '/instance/all', { admin: `${planted.adminToken}x` })).status).toBe(403);
     // Last: a proxy with a password (the session reconnects through it and fails, which is logged too).
     await call('POST', '/instance/proxy', { mode: 'custom', proxy_url: `http://user:${planted.proxyPassword}@127.0.0.1:9` });
@@ -92,8 +115,15 @@ describe('secrets never reach a log line', () => {
     // The flow was logged at all (else the search below proves nothing).
     expect(captured.length).toBeGreaterThan(50);
     expect(logged).toContain('"url":"/send/text"');
+    expect(logged).toContain('"url":"/chatwoot/webhook/');
     for (const [name, secret] of Object.entries(planted)) {
-      expect({ name, inLogs: logged.includes(secret), printed: consoleText.includes(secret) }).toEqual({ name, inLogs: false, printed: false });
+      expect(secret.length).toBeGreaterThan(8);
+      expect({ name, inLogs: logged.includes(secret), printed: consoleText.includes(secret), inMetrics: scraped.includes(secret) }).toEqual({
+        name,
+        inLogs: false,
+        printed: false,
+        inMetrics: false,
+      });
     }
     // Signal key material (libsignal's session dumps print `privKey: <Buffer …>`).
     expect(consoleText).not.toMatch(/privKey|Closing (open )?session/);

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { createLogger, serviceLogger } from './logger';
+import { createLogger, redactUrl, serviceLogger } from './logger';
 
 /** A destination that keeps every line written. */
 function sink(): { stream: Writable; lines: () => string[] } {
@@ -32,6 +32,35 @@ describe('createLogger', () => {
     logger.info({ token: 'tok-secret', instance: { token: 'tok-2', openai_apikey: 'sk-123' }, headers: { admintoken: 'adm-1' } }, 'x');
     expect(out.lines().join('')).not.toMatch(/tok-secret|tok-2|sk-123|adm-1/);
     expect(out.lines().join('')).toContain('[masked]');
+  });
+
+  it('should mask the credentials a logged URL carries in its path, query or user info', () => {
+    const out = sink();
+    const logger = createLogger('gateway', 'info', { destination: out.stream });
+    logger.info({ url: '/chatwoot/webhook/r1a2b3/cw_SECRETPATH' }, 'request');
+    logger.error({ url: '/sse?events=messages&token=TOKQUERY&excludeMessages=x' }, 'request failed');
+    logger.info({ url: '/x?ADMINTOKEN=ADMQUERY' }, 'request');
+    const text = out.lines().join('');
+    expect(text).not.toMatch(/SECRETPATH|TOKQUERY|ADMQUERY/);
+    expect(text).toContain('/chatwoot/webhook/r1a2b3/[masked]');
+    expect(text).toContain('/sse?events=messages&token=[masked]&excludeMessages=x');
+  });
+});
+
+describe('redactUrl', () => {
+  it.each([
+    ['/chatwoot/webhook/r1/cw_abc', '/chatwoot/webhook/r1/[masked]'],
+    ['/chatwoot/webhook/r1/cw_abc/more?x=1', '/chatwoot/webhook/r1/[masked]?x=1'],
+    ['//Chatwoot/webhook/r1/cw_abc', '//Chatwoot/webhook/r1/[masked]'],
+    ['/%63hatwoot/webhook/r1/%63w_abc', '/chatwoot/webhook/r1/[masked]'],
+    ['/sse?token=abc', '/sse?token=[masked]'],
+    ['/sse?%74oken=abc&events=x', '/sse?token=[masked]&events=x'],
+    ['/a?admintoken=abc#f', '/a?admintoken=[masked]#f'],
+    ['nats://user:pass@127.0.0.1:4222', 'nats://user:[masked]@127.0.0.1:4222'],
+    ['/send/text', '/send/text'],
+    ['/chatwoot/config', '/chatwoot/config'],
+  ])('should show %s as %s', (url, shown) => {
+    expect(redactUrl(url)).toBe(shown);
   });
 });
 

@@ -21,6 +21,27 @@ export function serializeError(error: unknown): unknown {
   return serialized;
 }
 
+/** Query parameters that carry a credential (`/sse?token=`, `?admintoken=`…), whatever their case. */
+const SECRET_QUERY = /([?&;](?:token|admintoken|secret|access_token|api_?key|password)=)[^&#;]*/gi;
+/** `/chatwoot/webhook/{instance}/{secret}`: the path segment after the instance is the webhook's credential. */
+const SECRET_PATH = /(\/chatwoot\/webhook\/[^/?#]*\/)[^?#]*/i;
+/** The password of a URL's user info (`scheme://user:password@host`). */
+const USER_INFO = /(\/\/[^/?#@:]*:)[^/?#@]*@/;
+
+/**
+ * A URL as a log line may show it: what is a credential in a path, a query or the user info is
+ * `[masked]`. Percent-escapes of letters and digits are read first, so `/%63hatwoot/webhook/…` or
+ * `?%74oken=` are masked too. Anything but a string is left as it is.
+ */
+export function redactUrl(url: unknown): unknown {
+  if (typeof url !== 'string') return url;
+  const plain = url.replace(/%([0-9a-f]{2})/gi, (escape, hex: string) => {
+    const character = String.fromCharCode(parseInt(hex, 16));
+    return /[A-Za-z0-9_.~-]/.test(character) ? character : escape;
+  });
+  return plain.replace(SECRET_PATH, '$1[masked]').replace(SECRET_QUERY, '$1[masked]').replace(USER_INFO, '$1[masked]@');
+}
+
 /** The logger each service's logger was made from, without a `service` binding (see `serviceLogger`). */
 const roots = new WeakMap<Logger, Logger>();
 
@@ -57,7 +78,8 @@ export function createLogger(service: string, level = 'info', { format = 'json',
       censor: '[masked]',
     },
     timestamp: pino.stdTimeFunctions.isoTime,
-    serializers: { err: serializeError, error: serializeError },
+    // `url` wherever a line carries one (the access line, a failed request's): its credentials masked.
+    serializers: { err: serializeError, error: serializeError, url: redactUrl },
   };
   const output =
     format === 'pretty'

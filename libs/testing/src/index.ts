@@ -11,3 +11,5 @@ export type { TestS3Server } from './s3';
 export { startLatencyProxy } from './latency-proxy';
 export type { LatencyProxy, ProxiedChunk, ProxyDelay } from './latency-proxy';
 export { withEnv } from './env';
+export { startSsrfTargets } from './ssrf-targets';
+export type { SsrfTargets } from './ssrf-targets';

@@ -1,10 +1,11 @@
 import { ErrorCode, RpcError, type HistoryOnDemandRequest, type InstanceRpc } from '@gw/contracts';
 import { contentField, unwrapMessage, type ProtoMessage } from '@gw/domain';
 import type { FileRepository, InstanceRepository } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { type Logger, SsrfGuard } from '@gw/platform';
 import { BufferJSON, downloadMediaMessage, type WAMessage } from '@whiskeysockets/baileys';
 import type { SimulatorSeam } from '../config/session-worker.config';
 import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
+import type { MediaSource } from '../outbound/media-source';
 import type { SendLedger } from '../outbound/send-ledger';
 import { networkOptions } from '../socket/network-options';
 import type { OpHandler, OpHandlers, OpRequestParsers } from './op-handler';
@@ -24,6 +25,8 @@ export interface MessageOpsDependencies {
   logger: Logger;
   /** The simulator seam (its media server is self-signed), when active. */
   simulator?: SimulatorSeam;
+  /** Its SSRF guard passes the instance's proxy (without one, no private address does). */
+  media?: MediaSource;
 }
 
 type ReadKey = InstanceRpc['read']['request']['keys'][number];
@@ -55,7 +58,8 @@ function isReadKey(key: unknown): key is ReadKey {
   return typeof candidate === 'object' && candidate !== null && typeof candidate.remoteJid === 'string' && typeof candidate.id === 'string';
 }
 
-export function messageOps({ ledger, files, instances, inbound, logger, simulator }: MessageOpsDependencies): OpHandlers<MessageOps> {
+export function messageOps({ ledger, files, instances, inbound, logger, simulator, media }: MessageOpsDependencies): OpHandlers<MessageOps> {
+  const guard = media?.ssrf ?? new SsrfGuard();
   const read: OpHandler<'read'> = async (session, request) => {
     await session.openSocket().readMessages(request.keys.map((key) => ({ ...key, fromMe: false })));
     return { ok: true };
@@ -71,7 +75,7 @@ export function messageOps({ ledger, files, instances, inbound, logger, simulato
     if (maxBytes && inner.fileLength > maxBytes) throw tooLarge(maxBytes, inner.fileLength);
     const socket = session.openSocket();
     const row = await instances.findById(session.instanceId);
-    const network = networkOptions(row?.proxy ?? null, simulator);
+    const network = networkOptions(row?.proxy ?? null, simulator, guard);
     let data: Buffer;
     try {
       const context = { reuploadRequest: socket.updateMediaMessage, logger: logger as never };

@@ -19,7 +19,8 @@ export class MediaSource {
 
   constructor(
     private readonly files: FileRepository,
-    private readonly ssrf: SsrfGuard,
+    /** The worker's guard (SSRF_ALLOWLIST), for every URL a tenant gives it. */
+    readonly ssrf: SsrfGuard,
   ) {
     this.agent = new Agent({ connect: guardedConnector(ssrf, { timeout: 10_000 }) });
   }

@@ -1,10 +1,13 @@
+import type { ClientRequest } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import type { Agent } from 'node:https';
+import type { Socket } from 'node:net';
 import type { ProxySettings } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { guardedConnector, guardedLookup, type Logger, type SsrfGuard } from '@gw/platform';
+import type { AgentConnectOpts } from 'agent-base';
 import { HttpsProxyAgent } from 'https-proxy-agent';
 import { SocksProxyAgent } from 'socks-proxy-agent';
-import { Agent as UndiciAgent, ProxyAgent, Socks5ProxyAgent, type Dispatcher } from 'undici';
+import { Agent as UndiciAgent, type buildConnector, Pool, ProxyAgent, Socks5ProxyAgent, type Dispatcher } from 'undici';
 import { WA_CERT_DETAILS } from '../baileys';
 import type { SimulatorSeam } from '../config/session-worker.config';
 
@@ -25,8 +28,13 @@ let seamAgents: { fetchAgent: Agent; dispatcher: Dispatcher } | null = null;
  * Proxy (`proxy.mode === 'custom'` with a URL, or `internal` with a managed proxy of the operator's
  * pools assigned) and the simulator seam, combined. A proxy is
  * used for all three paths; http(s) proxies tunnel with CONNECT, socks proxies via SOCKS.
+ *
+ * The proxy's host passes `guard` (SSRF_ALLOWLIST) at every connection, as any URL a tenant gives:
+ * resolved and judged first, its connection's own lookup judging again (rebinding). However it fails
+ * (refused by the guard, refused by the host, timed out), the connection fails with one error,
+ * PROXY_FAILED, so what a tenant sees never tells whether a host is there.
  */
-export function networkOptions(proxy: ProxySettings | null, simulator: SimulatorSeam | undefined): NetworkOptions {
+export function networkOptions(proxy: ProxySettings | null, simulator: SimulatorSeam | undefined, guard: SsrfGuard): NetworkOptions {
   const options: NetworkOptions = {};
   if (simulator) {
     options.waWebSocketUrl = simulator.websocketUrl;
@@ -40,23 +48,104 @@ export function networkOptions(proxy: ProxySettings | null, simulator: Simulator
     options.options = { dispatcher: seamAgents.dispatcher };
   }
   const proxyUrl = proxy?.mode === 'custom' ? proxy.proxyUrl : proxy?.mode === 'internal' ? (proxy.managed?.proxyUrl ?? null) : null;
-  if (proxyUrl) Object.assign(options, proxyOptions(proxyUrl, simulator !== undefined));
+  if (proxyUrl) Object.assign(options, proxyOptions(proxyUrl, simulator !== undefined, guard));
   return options;
 }
 
-function proxyOptions(proxyUrl: string, insecure: boolean): NetworkOptions {
+/** The one error of a connection to a proxy that failed, whatever the cause. */
+export const PROXY_FAILED = 'the proxy could not be reached';
+
+function proxyFailed(): Error {
+  // An E… code: Baileys ends the socket with 408, as it does for any network failure.
+  return Object.assign(new Error(PROXY_FAILED), { code: 'EPROXY' });
+}
+
+function proxyOptions(proxyUrl: string, insecure: boolean, guard: SsrfGuard): NetworkOptions {
   const url = new URL(proxyUrl);
   const tls = insecure ? { rejectUnauthorized: false } : {};
+  // Hosts of socks URLs are as written (WHATWG normalises http(s) ones only); checkHost reads every form.
+  const checked = () => guard.checkHost(url.hostname);
   if (url.protocol === 'http:' || url.protocol === 'https:') {
-    const agent = new HttpsProxyAgent(url, { keepAlive: true, ...tls });
-    return { agent, fetchAgent: agent, options: { dispatcher: new ProxyAgent({ uri: url.toString(), requestTls: tls }) } };
+    const agent = new GuardedHttpsProxyAgent(url, { keepAlive: true, ...tls, lookup: guardedLookup(guard) }, checked);
+    const proxyConnect = genericFailure(guardedConnector(guard, { ...tls, timeout: PROXY_CONNECT_TIMEOUT_MS }));
+    const dispatcher = new ProxyAgent({
+      uri: url.toString(),
+      requestTls: tls,
+      clientFactory: (origin: URL, options: object) => new Pool(origin, { ...options, connect: proxyConnect }),
+      // The tunnel's failures too (a CONNECT the proxy hangs up on): undici would reconnect at once,
+      // forever, on a socket error, hammering whatever is there.
+      factory: (origin: string | URL, options: Pool.Options) =>
+        new Pool(origin, { ...options, connect: genericFailure(options.connect as buildConnector.connector) }),
+    });
+    return { agent, fetchAgent: agent, options: { dispatcher } };
   }
   if (url.protocol.startsWith('socks')) {
-    const agent = new SocksProxyAgent(url);
-    const dispatcher: Dispatcher = new Socks5ProxyAgent(url);
+    const agent = new GuardedSocksProxyAgent(url, { socketOptions: { lookup: guardedLookup(guard) as never } }, checked);
+    const connect = genericFailure(guardedConnector(guard, { ...tls, timeout: PROXY_CONNECT_TIMEOUT_MS }));
+    // undici's agent knows socks5: only; it hands host names to the proxy, which is what socks5h asks for.
+    const socks = new URL(url.href.replace(/^socks5h:/, 'socks5:'));
+    const dispatcher: Dispatcher = new GuardedSocks5ProxyAgent(socks, { connect } as ConstructorParameters<typeof Socks5ProxyAgent>[1]);
     return { agent, fetchAgent: agent, options: { dispatcher } };
   }
   throw new Error(`unsupported proxy protocol ${url.protocol}`);
+}
+
+const PROXY_CONNECT_TIMEOUT_MS = 10_000;
+
+/** An undici connector whose every failure is PROXY_FAILED. */
+function genericFailure(connect: buildConnector.connector): buildConnector.connector {
+  return (target, callback) => connect(target, (error, socket) => (error ? callback(proxyFailed(), null) : callback(null, socket as Socket)));
+}
+
+/** node:https traffic (the WebSocket, media uploads) through an http(s) proxy the guard passed. */
+class GuardedHttpsProxyAgent extends HttpsProxyAgent<string> {
+  constructor(
+    url: URL,
+    options: ConstructorParameters<typeof HttpsProxyAgent>[1],
+    private readonly checked: () => Promise<unknown>,
+  ) {
+    super(url, options);
+  }
+
+  override async connect(request: ClientRequest, options: AgentConnectOpts): Promise<Socket> {
+    try {
+      await this.checked();
+      return await super.connect(request, options);
+    } catch {
+      throw proxyFailed();
+    }
+  }
+}
+
+/** undici traffic through a socks proxy: the handshake's failures (not a SOCKS server there…) are PROXY_FAILED too. */
+class GuardedSocks5ProxyAgent extends Socks5ProxyAgent {
+  async createSocks5Connection(targetHost: string, targetPort: number): Promise<Socket> {
+    try {
+      return await (Socks5ProxyAgent.prototype as unknown as GuardedSocks5ProxyAgent).createSocks5Connection.call(this, targetHost, targetPort);
+    } catch {
+      throw proxyFailed();
+    }
+  }
+}
+
+/** node:https traffic through a socks proxy the guard passed. */
+class GuardedSocksProxyAgent extends SocksProxyAgent {
+  constructor(
+    url: URL,
+    options: ConstructorParameters<typeof SocksProxyAgent>[1],
+    private readonly checked: () => Promise<unknown>,
+  ) {
+    super(url, options);
+  }
+
+  override async connect(request: ClientRequest, options: AgentConnectOpts): Promise<Socket> {
+    try {
+      await this.checked();
+      return await super.connect(request, options);
+    } catch {
+      throw proxyFailed();
+    }
+  }
 }
 
 let seamApplied: Buffer | null = null;

@@ -1,6 +1,6 @@
 import type { HistoryRequest } from '@gw/contracts';
 import type { InstanceEntity } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { type Logger, SsrfGuard } from '@gw/platform';
 import { makeWASocket, type AuthenticationState, type WASocket } from '../baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
 import { browserTuple, isBrowserProfile } from './browser-profile';
@@ -21,7 +21,12 @@ export interface SocketRequest {
 
 /** Builds Baileys sockets with our defaults; the one place that calls makeWASocket. */
 export class SocketFactory {
-  constructor(private readonly config: SessionWorkerConfig) {}
+  /** A custom proxy is a URL a tenant gave: it passes the SSRF guard (network-options). */
+  private readonly guard: SsrfGuard;
+
+  constructor(private readonly config: SessionWorkerConfig) {
+    this.guard = new SsrfGuard(config.ssrfAllowlist ?? []);
+  }
 
   create(request: SocketRequest): WASocket {
     const { instance } = request;
@@ -37,7 +42,7 @@ export class SocketFactory {
       // Baileys rotates QR refs (60 s, then 20 s each) and ends the socket when they run out. The
       // pairing code is bound to this socket's ephemeral key, so one ref must outlive the code.
       ...(request.pairingCode ? { qrTimeout: this.config.pairCodeTtlMs + 60_000 } : {}),
-      ...networkOptions(instance.proxy, this.config.simulator),
+      ...networkOptions(instance.proxy, this.config.simulator, this.guard),
       // Fenced or closed stores fail at once; a few quick retries cover a database blip.
       transactionOpts: { maxCommitRetries: 5, delayBetweenTriesMs: 500 },
     });

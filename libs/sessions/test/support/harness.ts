@@ -68,6 +68,8 @@ export class Harness {
       // Baileys leaves a closed socket's pending queries to time out; keep that short so jest exits.
       queryTimeoutMs: 5_000,
       simulator: { websocketUrl: this.sim.websocketUrl, rootPublicKey: Buffer.from(this.sim.rootPublicKey, 'base64') },
+      // Test proxies and media servers listen on loopback.
+      ssrfAllowlist: ['127.0.0.0/8'],
       ...overrides,
     });
   }

@@ -101,6 +101,11 @@ export interface SendRequest {
   record: SendRecordFields;
   /** A status (story) to `status@broadcast`: its recipients (PN JIDs) and how a text status looks. */
   status?: StatusBroadcast;
+  /**
+   * Set by the async queue: it sends the same request again later, so a send whose connection went
+   * away before the message reached WhatsApp is handed back (NotConnected) instead of Failed.
+   */
+  queued?: boolean;
 }
 
 export interface StatusBroadcast {

@@ -182,7 +182,8 @@ export class AsyncDispatcher {
     let outcome: { ok: true } | { ok: false; error: unknown };
     const stored = head.request as unknown as SendRequest;
     try {
-      const request = await this.prepare(stored);
+      // Queued: a send that lost its connection before reaching WhatsApp comes back to us (NotConnected).
+      const request = { ...(await this.prepare(stored)), queued: true };
       // A holder that dies with the request is noticed within a second, and the same request (same ids:
       // the ledger relays an id at most once) follows the takeover to the heir, as a sync send does.
       await this.requester.requestAcrossTakeover(claim.instanceId, 'send', request, this.config.sendTimeoutMs + (request.delayMs ?? 0));

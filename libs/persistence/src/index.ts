@@ -21,7 +21,7 @@ export type { SinkKind, WebhookRow, WebhookValues } from './repositories/webhook
 export { DeliveryRepository } from './repositories/delivery.repository';
 export type { ClaimOptions, DeliveredResult, DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';
 export { MessageRepository, OutboundLedgerRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
-export type { CallPeer, MessageQuery, MessageRow, NewMessage, Reserved, StatusChange } from './repositories/message.repository';
+export type { CallPeer, MessageQuery, MessageRow, NewMessage, Reserved, StatusChange, UnackedMessage } from './repositories/message.repository';
 export { ChatRepository, toChatRow } from './repositories/chat.repository';
 export { InboundGroupRepository } from './repositories/inbound-group.repository';
 export type { InboundGroupResults, InboundGroupWrites, OwnCopy } from './repositories/inbound-group.repository';

@@ -26,6 +26,7 @@ import { SendContentBuilder } from './outbound/send-content';
 import { SendLedger } from './outbound/send-ledger';
 import type { OpRegistry } from './ops/op-handler';
 import { createOpRegistry } from './ops/op-registry';
+import { UnackedSends } from './outbound/unacked-sends';
 
 /** The repositories the worker uses, each built once per process. */
 export interface SessionWorkerRepositories {
@@ -98,6 +99,7 @@ export class SessionWorker {
   private rejectionGuard: ((reason: unknown) => void) | null = null;
   private readonly metricsSources = { inboundBacklog: () => this.inbound.backlog() };
   private state: 'new' | 'running' | 'stopped' = 'new';
+  private readonly unacked: UnackedSends;
 
   constructor(private readonly options: SessionWorkerOptions) {
     const { dataSource, bus, config } = options;
@@ -135,6 +137,19 @@ export class SessionWorker {
       this.logger,
     );
     const ledger = new SendLedger(repositories.messages, dataSource);
+    // Sessions that are open: their sent messages without a server ack are resent, then failed.
+    this.unacked = new UnackedSends(
+      repositories.messages,
+      () =>
+        this.inbound.unackedTargets(
+          this.manager
+            .all()
+            .filter((session) => session.currentPhase === 'open')
+            .map((session) => session.instanceId),
+        ),
+      config,
+      this.logger,
+    );
     this.media = new MediaSource(repositories.files, new SsrfGuard(config.ssrfAllowlist ?? []));
     const ops = createOpRegistry(
       {
@@ -147,6 +162,7 @@ export class SessionWorker {
         logger: this.logger,
         simulator: config.simulator,
         media: this.media,
+        config,
       },
       options.instanceOps,
     );
@@ -172,6 +188,7 @@ export class SessionWorker {
     metrics().useSources(this.metricsSources);
     this.rpc.start();
     this.sweeper.start();
+    this.unacked.start();
     this.logger.info({ capacity: this.options.config.capacity, leaseTtlMs: this.options.config.leaseTtlMs }, 'session worker started');
   }
 
@@ -181,6 +198,7 @@ export class SessionWorker {
     this.state = 'stopped';
     this.rpc.stopAccepting();
     await this.sweeper.stop();
+    await this.unacked.stop();
     await this.keeper.stopTimers();
     await this.inbound.drain();
     await this.manager.shutdownAll();
@@ -198,6 +216,7 @@ export class SessionWorker {
     this.state = 'stopped';
     this.rpc.stop();
     void this.sweeper.stop();
+    void this.unacked.stop();
     this.keeper.halt();
     this.manager.haltAll();
     metrics().dropSources(this.metricsSources);

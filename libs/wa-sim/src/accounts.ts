@@ -203,6 +203,8 @@ export interface InboxEntry {
   timestamp: number;
   receivedAt: number;
   seq: number;
+  /** Times the same message (same key) arrived again after this first copy; shown once. */
+  redeliveries?: number;
 }
 
 export type ReceiptType = 'delivered' | 'read' | 'played';

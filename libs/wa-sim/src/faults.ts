@@ -2,7 +2,14 @@
 // simulator; the rules kept here are consulted at the matching points of the protocol flow.
 import { SimError } from './errors';
 
-export type AckFaultMode = 'drop' | 'delay' | 'error';
+/**
+ * - drop: the message is routed, its ack never comes
+ * - delay: the ack comes `delayMs` late
+ * - error: an error ack (`error` code) instead, nothing routed
+ * - lost: the connection is cut (no close frame) with the stanza in flight: neither routed nor acked,
+ *   as when a TCP connection dies before the server read what the client wrote
+ */
+export type AckFaultMode = 'drop' | 'delay' | 'error' | 'lost';
 
 export interface AckFaultRule {
   kind: 'ack';
@@ -114,7 +121,7 @@ export function parseFaultRequest(body: unknown): FaultRequest {
   switch (kind) {
     case 'ack': {
       const mode = b.mode ?? 'drop';
-      if (mode !== 'drop' && mode !== 'delay' && mode !== 'error') throw new SimError(400, 'ack mode must be drop|delay|error');
+      if (mode !== 'drop' && mode !== 'delay' && mode !== 'error' && mode !== 'lost') throw new SimError(400, 'ack mode must be drop|delay|error|lost');
       return {
         kind,
         mode,

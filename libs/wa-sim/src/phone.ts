@@ -96,6 +96,8 @@ export class PhoneAgent {
   private readonly sent = new Map<string, SentMessage>();
   private readonly retryCounts = new Map<string, number>();
   private readonly receiptTimers = new Set<NodeJS.Timeout>();
+  /** Inbox entries by message key (sending device and id): a message relayed again is shown once. */
+  private readonly shown = new Map<string, InboxEntry>();
   decryptFailures = 0;
 
   constructor(
@@ -235,6 +237,15 @@ export class PhoneAgent {
       this.maybeAutoReceipt(stanza, fromMe);
       return;
     }
+    // A message is known by its key (chat, sender, id): the same message relayed again (a resend
+    // after a lost connection, a retry) is shown once, as WhatsApp's clients do.
+    const key = `${deviceJid(sender.account, sender.deviceId, 'pn')}|${stanza.attrs.id}`;
+    const known = this.shown.get(key);
+    if (known && !known.decryptError) {
+      known.redeliveries = (known.redeliveries ?? 0) + 1;
+      this.maybeAutoReceipt(stanza, fromMe);
+      return;
+    }
     const entry: InboxEntry = {
       id: stanza.attrs.id,
       from: sender.account.jid,
@@ -251,7 +262,11 @@ export class PhoneAgent {
       seq: ++this.account.inboxSeq,
     };
     this.account.inbox.push(entry);
-    if (this.account.inbox.length > 10_000) this.account.inbox.shift();
+    this.shown.set(key, entry);
+    if (this.account.inbox.length > 10_000) {
+      const oldest = this.account.inbox.shift();
+      if (oldest) this.shown.delete(`${oldest.fromDevice}|${oldest.id}`);
+    }
     this.maybeAutoReceipt(stanza, fromMe);
   }
 

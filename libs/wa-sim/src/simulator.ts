@@ -429,6 +429,10 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
       case 'message': {
         if (!ref || !device) return;
         const ackRule = this.faults.take('ack', (f) => this.matchesDevice(f, ref));
+        if (ackRule?.mode === 'lost') {
+          connection.destroy();
+          return;
+        }
         if (ackRule?.mode === 'error') {
           connection.sendNode(
             node('ack', { class: 'message', id: stanza.attrs.id, from: stanza.attrs.to, t: String(unixNow()), error: ackRule.error ?? '463' }),

@@ -1,6 +1,6 @@
 import { InProcessBus } from '@gw/bus';
 import { createLogger, type Logger } from '@gw/platform';
-import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
+import { SessionWorker, sessionWorkerConfig, type SessionWorkerConfig } from '@gw/sessions';
 import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
 import { startGateway, type GatewayHarness } from './gateway-harness';
@@ -39,7 +39,8 @@ export class Stack {
   worker!: SessionWorker;
 
   /** `logger`: the gateway's and the worker's (default: silent unless TEST_LOG_LEVEL). */
-  async start(env: Record<string, string> = {}, logger?: Logger): Promise<void> {
+  /** `worker`: settings of the session worker on top of the suites' own. */
+  async start(env: Record<string, string> = {}, logger?: Logger, worker: Partial<SessionWorkerConfig> = {}): Promise<void> {
     this.sim = await startSimulator({ logLevel: 'silent', initialPrekeyCount: 1000 });
     this.db = await openTestDatabase();
     this.gw = await startGateway({ bus: this.bus, db: this.db, env: { SSRF_ALLOWLIST: '127.0.0.0/8', ...env }, logger });
@@ -55,6 +56,7 @@ export class Stack {
         queryTimeoutMs: 5_000,
         simulator: { websocketUrl: this.sim.websocketUrl, rootPublicKey: Buffer.from(this.sim.rootPublicKey, 'base64') },
         ssrfAllowlist: ['127.0.0.0/8'],
+        ...worker,
       }),
     });
     await this.worker.start();

@@ -206,6 +206,26 @@ function heldInstances(rows: Raw[]): Set<string> {
   return new Set<string>((row?.held_instances as string[] | undefined) ?? []);
 }
 
+/**
+ * A stored message a send may (re)claim: never relayed, or relayed long ago by a send that was cut off
+ * before anything of it was stored back (no copy, no ack: a crash between the mark and the network).
+ * WhatsApp knows a message by its id, so relaying it again cannot show it twice.
+ */
+const RELAYABLE_SQL = `(messages.relayed_at IS NULL OR (messages.status = 'Pending' AND messages.raw IS NULL AND messages.relayed_at < now() - interval '30 seconds'))`;
+
+/** A message of ours the server has not acked (MessageRepository.findUnacked). */
+export interface UnackedMessage {
+  instanceId: string;
+  messageId: string;
+  chatId: string;
+  /** Its stored copy (BufferJSON), what a resend relays; null when none was stored. */
+  raw: string | null;
+  /** Since it was relayed. */
+  ageMs: number;
+  /** The async queue still holds its send. */
+  queued: boolean;
+}
+
 /** A reserve's answer: whether the lease held, and whether the id was reserved (false: relayed before). */
 export interface Reserved {
   held: boolean;
@@ -220,7 +240,7 @@ export class OutboundLedgerRepository {
   /**
    * Reserves a message id for a send: the row is stored `Pending` (a row queued earlier keeps its id
    * and takes the send's fields), and with `relay` it is marked relayed in the same statement. Nothing
-   * changes when the id was relayed before: `reserved` is then false (the caller answers from the
+   * changes when the id was relayed before (unless that send was cut off: RELAYABLE_SQL): `reserved` is then false (the caller answers from the
    * store). The row itself is not read back: the send answers with the row its result writes.
    */
   static async reserve(db: Queryable, lease: Lease, message: NewMessage, relay: boolean): Promise<Reserved> {
@@ -235,7 +255,7 @@ export class OutboundLedgerRepository {
            status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
            track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
            relayed_at = EXCLUDED.relayed_at, updated_at = now()
-         WHERE messages.relayed_at IS NULL
+         WHERE ${RELAYABLE_SQL}
          RETURNING message_id)
        SELECT held.held, reserved.message_id FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN reserved ON true`,
       [...LeaseRepository.fenceParams(lease), relay, ...values],
@@ -271,7 +291,7 @@ export class OutboundLedgerRepository {
            status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
            track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
            relayed_at = EXCLUDED.relayed_at, updated_at = now()
-         WHERE messages.relayed_at IS NULL
+         WHERE ${RELAYABLE_SQL}
          RETURNING instance_id, message_id)
        ${selectWithHeldInstances('reserved')}`,
       [
@@ -348,6 +368,36 @@ export class OutboundLedgerRepository {
     );
     if (!rows[0]?.held) return 'fenced';
     return rows[0].marked ? 'relayed' : 'already';
+  }
+
+  /**
+   * Keeps the copy of a message as it went out (`raw`, BufferJSON), when none is stored: the unacked
+   * sweep resends it from there. False when the lease is gone.
+   */
+  static async keepCopy(db: Queryable, lease: Lease, messageId: string, raw: string): Promise<boolean> {
+    const rows: Array<{ held: number }> = await db.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       changed AS (UPDATE messages SET raw = $5 WHERE instance_id = $1 AND message_id = $4 AND raw IS NULL AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
+       SELECT (SELECT count(*) FROM lease)::int AS held`,
+      [...LeaseRepository.fenceParams(lease), messageId, raw],
+    );
+    return Boolean(rows[0]?.held);
+  }
+
+  /**
+   * Undoes markRelayed() for a message that never reached WhatsApp (the connection went away before
+   * the relay finished): the queue's next attempt with the same id relays it. Only while it is
+   * still Pending; false when the lease is gone.
+   */
+  static async unrelay(db: Queryable, lease: Lease, messageId: string): Promise<boolean> {
+    const rows: Array<{ held: number }> = await db.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       changed AS (UPDATE messages SET relayed_at = NULL, updated_at = now()
+                   WHERE instance_id = $1 AND message_id = $4 AND status = 'Pending' AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
+       SELECT (SELECT count(*) FROM lease)::int AS held`,
+      [...LeaseRepository.fenceParams(lease), messageId],
+    );
+    return Boolean(rows[0]?.held);
   }
 
   /**
@@ -563,11 +613,39 @@ export class MessageRepository {
 
   /** The stored row when this id was relayed to WhatsApp before (a send checks it before costly work such as a media upload). */
   async findRelayed(instanceId: string, messageId: string): Promise<MessageRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2 AND relayed_at IS NOT NULL`, [
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2 AND NOT ${RELAYABLE_SQL}`, [
       instanceId,
       messageId,
     ]);
     return rows.length ? toMessageRow(rows[0]) : null;
+  }
+
+  /**
+   * Our messages that went out at least `olderThanMs` ago and that the server never acked (still
+   * Pending), of these instances, oldest first: what the unacked sweep resends or fails. `queued`:
+   * the async queue still holds the send (it retries it itself). Statuses are left out (a resend
+   * needs the recipients list only the send had).
+   */
+  async findUnacked(instanceIds: string[], olderThanMs: number, limit: number): Promise<UnackedMessage[]> {
+    if (instanceIds.length === 0) return [];
+    const rows: Array<{ instance_id: string; message_id: string; chat_id: string; raw: string | null; age_ms: number; queued: boolean }> =
+      await this.dataSource.query(
+        `SELECT m.instance_id, m.message_id, m.chat_id, m.raw, (extract(epoch FROM now() - m.relayed_at) * 1000)::float8 AS age_ms,
+                EXISTS (SELECT 1 FROM send_queue q WHERE q.instance_id = m.instance_id AND q.message_id = m.message_id) AS queued
+           FROM messages m
+          WHERE m.instance_id = ANY($1::text[]) AND m.status = 'Pending' AND m.from_me AND m.relayed_at IS NOT NULL
+            AND m.relayed_at < now() - $2 * interval '1 millisecond' AND m.chat_id <> 'status@broadcast'
+          ORDER BY m.relayed_at LIMIT $3`,
+        [instanceIds, olderThanMs, limit],
+      );
+    return rows.map((row) => ({
+      instanceId: row.instance_id,
+      messageId: row.message_id,
+      chatId: row.chat_id,
+      raw: row.raw,
+      ageMs: Number(row.age_ms),
+      queued: row.queued,
+    }));
   }
 
   /** Keys of the last received messages of a chat (PN or LID), newest first (readmessages marks the last ones read). */

@@ -40,6 +40,19 @@ export interface SessionWorkerConfig {
    */
   inboundQueueMax: number;
   inboundWorkerQueueMax: number;
+  /**
+   * Outbound sends without the server's ack (docs/guarantees.md): a send waits this long for its ack
+   * before it answers Pending (SEND_ACK_TIMEOUT_MS); a message still unacked this long after it was
+   * relayed goes again with the same id (UNACKED_RESEND_AFTER_MS), until this long after its first
+   * relay, when it is Failed with the reason (UNACKED_GIVE_UP_MS). The sweep looks every
+   * `unackedSweepMs`.
+   */
+  sendAckTimeoutMs: number;
+  unackedResendAfterMs: number;
+  unackedGiveUpMs: number;
+  unackedSweepMs: number;
+  /** How long a send whose connection closed under it waits for the session to be open again before handing it back. */
+  sendReconnectWaitMs: number;
 }
 
 export const SESSION_WORKER_DEFAULTS = {
@@ -55,6 +68,11 @@ export const SESSION_WORKER_DEFAULTS = {
   queryTimeoutMs: 60_000,
   inboundQueueMax: 1_000,
   inboundWorkerQueueMax: 20_000,
+  sendAckTimeoutMs: 15_000,
+  unackedResendAfterMs: 30_000,
+  unackedGiveUpMs: 300_000,
+  unackedSweepMs: 5_000,
+  sendReconnectWaitMs: 15_000,
 } as const;
 
 /** Builds a config from defaults plus overrides (embedding and tests). */
@@ -64,7 +82,8 @@ export function sessionWorkerConfig(overrides: Partial<SessionWorkerConfig> = {}
 
 /**
  * The worker's variables: WORKER_ID (default hostname-pid), WORKER_CAPACITY, LEASE_TTL_MS,
- * INBOUND_QUEUE_MAX, INBOUND_WORKER_QUEUE_MAX, and the
+ * INBOUND_QUEUE_MAX, INBOUND_WORKER_QUEUE_MAX, SEND_ACK_TIMEOUT_MS, UNACKED_RESEND_AFTER_MS,
+ * UNACKED_GIVE_UP_MS, and the
  * simulator seam WA_WEBSOCKET_URL + WA_CERT_ROOT_PUBLIC_KEY (both or nothing).
  */
 export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
@@ -76,6 +95,9 @@ export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
     leaseTtlMs: env.integer('LEASE_TTL_MS', SESSION_WORKER_DEFAULTS.leaseTtlMs, { min: 1_000, max: 600_000 }),
     inboundQueueMax: env.integer('INBOUND_QUEUE_MAX', SESSION_WORKER_DEFAULTS.inboundQueueMax, { min: 4, max: 1_000_000 }),
     inboundWorkerQueueMax: env.integer('INBOUND_WORKER_QUEUE_MAX', SESSION_WORKER_DEFAULTS.inboundWorkerQueueMax, { min: 4, max: 10_000_000 }),
+    sendAckTimeoutMs: env.integer('SEND_ACK_TIMEOUT_MS', SESSION_WORKER_DEFAULTS.sendAckTimeoutMs, { min: 1_000, max: 600_000 }),
+    unackedResendAfterMs: env.integer('UNACKED_RESEND_AFTER_MS', SESSION_WORKER_DEFAULTS.unackedResendAfterMs, { min: 1_000, max: 3_600_000 }),
+    unackedGiveUpMs: env.integer('UNACKED_GIVE_UP_MS', SESSION_WORKER_DEFAULTS.unackedGiveUpMs, { min: 5_000, max: 86_400_000 }),
     simulator: websocketUrl && rootPublicKey ? { websocketUrl, rootPublicKey } : undefined,
     ssrfAllowlist: (env.optionalString('SSRF_ALLOWLIST') ?? '')
       .split(',')

@@ -2,6 +2,8 @@ import type { Bus } from '@gw/bus';
 import type { InstanceRepository, LidMappingRepository, MessageRepository } from '@gw/persistence';
 import { type Logger, metrics } from '@gw/platform';
 import type { DataSource } from 'typeorm';
+import type { WASocket } from '../baileys';
+import type { UnackedTarget } from '../outbound/unacked-sends';
 import type { SocketContext, SocketObserver } from '../session/socket-observer';
 import { GroupInfoCache } from './group-info-cache';
 import { InboundBackpressure, type InboundBounds } from './inbound-backpressure';
@@ -82,6 +84,18 @@ export class InboundMessageObserver implements SocketObserver {
   handlerFor(instanceId: string, socket: unknown): InboundSocketHandler | undefined {
     const entry = this.current.get(instanceId);
     return entry && entry.socket === socket ? entry.handler : undefined;
+  }
+
+  /** The current socket's handler of each of these instances (UnackedSends' targets). */
+  unackedTargets(instanceIds: Iterable<string>): Map<string, UnackedTarget> {
+    const targets = new Map<string, UnackedTarget>();
+    for (const instanceId of instanceIds) {
+      const entry = this.current.get(instanceId);
+      if (!entry) continue;
+      const { handler } = entry;
+      targets.set(instanceId, { socket: entry.socket as WASocket, fail: (chatJid, ids, reason) => handler.failUnacked(chatJid, ids, reason) });
+    }
+    return targets;
   }
 
   /**

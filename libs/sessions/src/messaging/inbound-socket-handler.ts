@@ -324,6 +324,14 @@ export class InboundSocketHandler {
     return this.queue.run(() => this.directory.onAddressBook(jid, name));
   }
 
+  /** Fails messages of ours the server never acked (UnackedSends), after what this socket received before. */
+  failUnacked(chatJid: string, ids: string[], reason: string): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.stopped) return resolve();
+      this.enqueue('unacked', () => this.receipts.failUnacked(chatJid, ids, reason).finally(resolve));
+    });
+  }
+
   private enqueue(what: string, task: () => Promise<void>, mode: InboundTaskMode = 'ordered'): void {
     if (this.stopped) return;
     this.backlog.added();

@@ -20,7 +20,7 @@ import { messageOps, messageRequests } from './message.ops';
 import { newsletterOps, newsletterRequests } from './newsletter.ops';
 import { profileOps, profileRequests } from './profile.ops';
 import type { OpRegistry, OpRequestParsers } from './op-handler';
-import { sendOps, sendRequests } from './send.ops';
+import { sendOps, sendRequests, type SendOpsDependencies } from './send.ops';
 
 /** How each op's request is read from the bus, one parser per op of the contract. */
 const OP_REQUESTS = {
@@ -50,6 +50,8 @@ export interface OpRegistryDependencies {
   simulator?: SimulatorSeam;
   /** Pictures by URL or staged upload (group and channel pictures). */
   media?: MediaSource;
+  /** The send path's waits (SendOpsDependencies). */
+  config: SendOpsDependencies['config'];
 }
 
 /** The worker's one op registry: every op of `InstanceRpc`, from one file per op family (named like the gateway's API areas). */

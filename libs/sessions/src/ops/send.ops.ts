@@ -2,10 +2,12 @@ import { ErrorCode, RpcError, type ChatPresenceRequest, type SendRequest } from 
 import type { ChatRepository, MessageRow } from '@gw/persistence';
 import { type Logger, metrics, type SendOutcome } from '@gw/platform';
 import { proto, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
-import { waitForAck } from '../outbound/ack-waiter';
+import type { SessionWorkerConfig } from '../config/session-worker.config';
+import { type AckOutcome, waitForAck } from '../outbound/ack-waiter';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import { GROUP_NOT_FOUND, isUnknownGroup } from '../outbound/refusal';
-import type { SendContentBuilder } from '../outbound/send-content';
+import { isConnectionLoss, resendOptions } from '../outbound/resend';
+import type { BuiltSend, SendContentBuilder } from '../outbound/send-content';
 import { SendLedger } from '../outbound/send-ledger';
 import { statusAudience } from '../outbound/status-audience';
 import { chatTimers, withExpiration } from '../outbound/chat-timers';
@@ -19,9 +21,13 @@ export interface SendOpsDependencies {
   builder: SendContentBuilder;
   chats: ChatRepository;
   logger: Logger;
+  /** How long a send waits for its ack, and for a new socket when its connection went away. */
+  config: Pick<SessionWorkerConfig, 'sendAckTimeoutMs' | 'sendReconnectWaitMs'>;
 }
 
 const MAX_DELAY_MS = 300_000;
+/** Sends of one request again on a new socket after the connection went away under it. */
+const MAX_RESENDS = 3;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -45,7 +51,7 @@ export const sendRequests = {
  * lease, marked relayed just before it goes out, relayed through Baileys, and answered once the server
  * acked it (Sent) or refused it (Failed). A message id that was relayed once is never relayed again.
  */
-export function sendOps({ ledger, builder, chats, logger }: SendOpsDependencies): OpHandlers<SendOps> {
+export function sendOps({ ledger, builder, chats, logger, config }: SendOpsDependencies): OpHandlers<SendOps> {
   // Every send, sync or from the async queue, counted by content type and outcome, and timed.
   const send: OpHandler<'send'> = async (session, request) => {
     const started = performance.now();
@@ -93,72 +99,83 @@ export function sendOps({ ledger, builder, chats, logger }: SendOpsDependencies)
           request.chatJid,
           async () => (await chats.findByJid(request.instanceId, request.chatJid))?.ephemeralExpiration ?? 0,
         );
-    const ack = waitForAck(socket, request.messageId);
+    const statusOptions: { statusJidList?: string[]; backgroundColor?: string; font?: number } =
+      request.status && audience
+        ? {
+            statusJidList: audience.recipients,
+            // Baileys reads a colour only as hex text ("AARRGGBB"); a number is dropped.
+            ...(request.status.backgroundArgb !== undefined ? { backgroundColor: (request.status.backgroundArgb >>> 0).toString(16).padStart(8, '0') } : {}),
+            ...(request.status.font ? { font: request.status.font } : {}),
+          }
+        : {};
     if (typing) {
       // Another request with this id (a retry, a failover resend) may have come during the delay: only
       // the one that marks the id relayed sends it; the other answers with the stored row.
-      const marked = await ledger.markRelayed(session.lease, request).catch((error: unknown) => {
-        ack.cancel();
-        throw error;
-      });
-      if (marked.alreadyRelayed) {
-        ack.cancel();
-        return SendLedger.record(marked.alreadyRelayed, owner);
-      }
+      const marked = await ledger.markRelayed(session.lease, request);
+      if (marked.alreadyRelayed) return SendLedger.record(marked.alreadyRelayed, owner);
     }
-    try {
-      if (built.kind === 'proto') {
-        if (expiration) withExpiration(built.message, expiration);
-        await socket.relayMessage(request.chatJid, built.message, { messageId: request.messageId, additionalNodes: built.nodes });
-        // sendMessage announces our own message as an `append` upsert; relayMessage does not. Do the
-        // same, so the stored row gets its raw copy (poll votes need the secret) and its event.
-        const own = {
-          key: { remoteJid: request.chatJid, fromMe: true, id: request.messageId },
-          message: built.message,
-          messageTimestamp: Math.floor(Date.now() / 1000),
-          status: proto.WebMessageInfo.Status.PENDING,
-        } as WAMessage;
-        await socket.upsertMessage(own, 'append').catch((error: unknown) => logger.warn({ err: error }, 'announcing a relayed message failed'));
-      } else {
-        const statusOptions =
-          request.status && audience
-            ? {
-                statusJidList: audience.recipients,
-                // Baileys reads a colour only as hex text ("AARRGGBB"); a number is dropped.
-                ...(request.status.backgroundArgb !== undefined
-                  ? { backgroundColor: (request.status.backgroundArgb >>> 0).toString(16).padStart(8, '0') }
-                  : {}),
-                ...(request.status.font ? { font: request.status.font } : {}),
-              }
-            : {};
-        await socket.sendMessage(request.chatJid, built.content, {
-          messageId: request.messageId,
-          quoted: built.quoted,
-          ...statusOptions,
-          ...(expiration ? { ephemeralExpiration: expiration } : {}),
+
+    // The message as it went out, once it did: a resend after a lost connection relays these same
+    // bytes with the same id (WhatsApp and the receiving clients know a message by its id).
+    let relayed: proto.IMessage | null = null;
+    let current = socket;
+    let outcome: AckOutcome = 'timeout';
+    for (let attempt = 0; ; attempt++) {
+      const ack = waitForAck(current, request.messageId, config.sendAckTimeoutMs);
+      try {
+        if (relayed) await current.relayMessage(request.chatJid, relayed, resendOptions(relayed, request.messageId, statusOptions.statusJidList));
+        else relayed = await relayFirst(current, request, built, expiration, statusOptions);
+      } catch (error) {
+        ack.cancel();
+        // The connection went away under the send: the same message goes on the next socket.
+        const next = isConnectionLoss(error) && attempt < MAX_RESENDS ? await session.whenOpen(config.sendReconnectWaitMs, current) : null;
+        if (next) {
+          current = next;
+          continue;
+        }
+        if (isConnectionLoss(error) && request.queued) {
+          // The queue sends it again later with the same request (its attempts do not count a lost connection).
+          await ledger.unrelay(session.lease, request);
+          throw new RpcError(ErrorCode.NotConnected, `the connection to WhatsApp was lost before the message was sent: ${(error as Error).message}`);
+        }
+        // Baileys fetches a group's metadata to send to it: a group WhatsApp does not show us is the
+        // client's mistake (a 404, and PERMANENT for the async queue), not WhatsApp refusing the message.
+        const unknownGroup = isUnknownGroup(request.chatJid, error);
+        const row = await ledger.result(session.lease, request, {
+          status: 'Failed',
+          error: unknownGroup
+            ? GROUP_NOT_FOUND
+            : isConnectionLoss(error)
+              ? `the connection to WhatsApp was lost before the message was sent: ${(error as Error).message}`
+              : `failed to send: ${(error as Error).message}`,
         });
+        if (unknownGroup) throw new RpcError(ErrorCode.NotFound, GROUP_NOT_FOUND);
+        return SendLedger.record(row, owner);
       }
-    } catch (error) {
-      ack.cancel();
-      // Baileys fetches a group's metadata to send to it: a group WhatsApp does not show us is the
-      // client's mistake (a 404, and PERMANENT for the async queue), not WhatsApp refusing the message.
-      const unknownGroup = isUnknownGroup(request.chatJid, error);
-      const row = await ledger.result(session.lease, request, {
-        status: 'Failed',
-        error: unknownGroup ? GROUP_NOT_FOUND : `failed to send: ${(error as Error).message}`,
-      });
-      if (unknownGroup) throw new RpcError(ErrorCode.NotFound, GROUP_NOT_FOUND);
-      return SendLedger.record(row, owner);
+      outcome = await ack.result;
+      if (outcome !== 'closed' || attempt >= MAX_RESENDS) break;
+      // Written to a socket that closed before the server acked it: maybe never received. Again on the
+      // next socket; if none opens in time, the unacked sweep resends it later.
+      const next = await session.whenOpen(config.sendReconnectWaitMs, current);
+      if (!next) break;
+      current = next;
     }
-    const outcome = await ack.result;
     let row: MessageRow;
-    if (outcome === 'timeout') {
+    if (typeof outcome === 'string') {
+      // No ack yet: the unacked sweep resends it later from its stored copy (the socket that closed
+      // may have dropped the copy Baileys announces, so the send keeps its own).
+      if (relayed)
+        await ledger.keepCopy(session.lease, request, {
+          key: { remoteJid: request.chatJid, fromMe: true, id: request.messageId },
+          message: relayed,
+          messageTimestamp: Math.floor(Date.now() / 1000),
+        });
       row = (await ledger.rawMessage(request.instanceId, request.messageId))!.row;
     } else {
       try {
         row = await ledger.result(session.lease, request, outcome.error ? { status: 'Failed', error: outcome.error } : { status: 'Sent' });
       } finally {
-        AwaitedAcks.delete(socket, request.messageId);
+        AwaitedAcks.delete(current, request.messageId);
       }
     }
     if ((request.readMessages || request.readChat) && !request.status)
@@ -176,6 +193,40 @@ export function sendOps({ ledger, builder, chats, logger }: SendOpsDependencies)
     }
     return { ok: true };
   };
+
+  /**
+   * The first relay of a built message: the proto as built (announced as our own `append` upsert, as
+   * sendMessage does), or the content through sendMessage. Returns the message that went out.
+   */
+  async function relayFirst(
+    socket: WASocket,
+    request: SendRequest,
+    built: BuiltSend,
+    expiration: number,
+    statusOptions: { statusJidList?: string[]; backgroundColor?: string; font?: number },
+  ): Promise<proto.IMessage> {
+    if (built.kind === 'proto') {
+      if (expiration) withExpiration(built.message, expiration);
+      await socket.relayMessage(request.chatJid, built.message, { messageId: request.messageId, additionalNodes: built.nodes });
+      // sendMessage announces our own message as an `append` upsert; relayMessage does not. Do the
+      // same, so the stored row gets its raw copy (poll votes need the secret) and its event.
+      const own = {
+        key: { remoteJid: request.chatJid, fromMe: true, id: request.messageId },
+        message: built.message,
+        messageTimestamp: Math.floor(Date.now() / 1000),
+        status: proto.WebMessageInfo.Status.PENDING,
+      } as WAMessage;
+      await socket.upsertMessage(own, 'append').catch((error: unknown) => logger.warn({ err: error }, 'announcing a relayed message failed'));
+      return built.message;
+    }
+    const sent = await socket.sendMessage(request.chatJid, built.content, {
+      messageId: request.messageId,
+      quoted: built.quoted,
+      ...statusOptions,
+      ...(expiration ? { ephemeralExpiration: expiration } : {}),
+    });
+    return sent?.message ?? {};
+  }
 
   async function markRead(socket: WASocket, request: SendRequest): Promise<void> {
     const received = await ledger.lastReceived(request.instanceId, request.chatJid, 10);

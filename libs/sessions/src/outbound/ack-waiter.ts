@@ -2,31 +2,47 @@ import type { BinaryNode, WASocket } from '@whiskeysockets/baileys';
 import { AwaitedAcks } from './awaited-acks';
 import { refusalText } from './refusal';
 
-/** How long a send waits for the server's ack before answering with the message still Pending. */
-const ACK_TIMEOUT_MS = 15_000;
-
-export type AckOutcome = 'timeout' | { error: string | null };
+/**
+ * How a wait for the server's ack ended: its error attribute (null: accepted), no ack within the
+ * time (`timeout`: the message stays Pending and the unacked sweep takes it over), or the socket
+ * closed first (`closed`: the server may never have had it; the send goes again with the same id on
+ * the next socket).
+ */
+export type AckOutcome = 'timeout' | 'closed' | { error: string | null };
 
 /** The server's `<ack class="message" id=…>` for one message: error attribute → Failed. */
-export function waitForAck(socket: WASocket, messageId: string): { result: Promise<AckOutcome>; cancel(): void } {
+export function waitForAck(socket: WASocket, messageId: string, timeoutMs: number): { result: Promise<AckOutcome>; cancel(): void } {
   const ws = socket.ws;
   let finish: (value: AckOutcome) => void = () => undefined;
   const result = new Promise<AckOutcome>((resolve) => (finish = resolve));
+  let finished = false;
   const listener = (node: BinaryNode) => {
     if (node.attrs.id !== messageId) return;
     const error = node.attrs.error;
     done(error ? { error: refusalText(error) } : { error: null });
   };
-  const timer = setTimeout(() => done('timeout'), ACK_TIMEOUT_MS);
+  // Baileys' end() drops the websocket's own close listeners before closing it, then says so on `ev`.
+  const onClose = () => done('closed');
+  const onUpdate = (update: { connection?: string }) => {
+    if (update.connection === 'close') done('closed');
+  };
+  const timer = setTimeout(() => done('timeout'), timeoutMs);
   const done = (value: AckOutcome) => {
+    if (finished) return;
+    finished = true;
     clearTimeout(timer);
     ws.off('CB:ack,class:message', listener);
+    ws.off('close', onClose);
+    socket.ev.off('connection.update', onUpdate);
     // Given up: a late ack is the inbound handler's to record. (An ack received stays ours until
     // the send has written its result; the send then releases the id.)
-    if (value === 'timeout') AwaitedAcks.delete(socket, messageId);
+    if (typeof value === 'string') AwaitedAcks.delete(socket, messageId);
     finish(value);
   };
   AwaitedAcks.add(socket, messageId);
   ws.on('CB:ack,class:message', listener);
+  ws.on('close', onClose);
+  socket.ev.on('connection.update', onUpdate);
+  if (ws.isClosed || ws.isClosing) done('closed');
   return { result, cancel: () => done('timeout') };
 }

@@ -11,6 +11,8 @@ import {
   type Reserved,
 } from '@gw/persistence';
 import type { MessageRecord, SendRequest } from '@gw/contracts';
+import type { WAMessage } from '@whiskeysockets/baileys';
+import { serialiseMessage } from '../messaging/raw-message';
 import type { DataSource } from 'typeorm';
 
 type Outcome = { status: 'Sent' } | { status: 'Failed'; error: string };
@@ -92,6 +94,17 @@ export class SendLedger {
     const stored = await this.relayedBefore(request.instanceId, request.messageId);
     if (!stored) throw new Error(`message ${request.messageId} was marked relayed but is not stored`);
     return { alreadyRelayed: stored };
+  }
+
+  /** Keeps the message as it went out (when no copy is stored yet), for a resend by the unacked sweep. */
+  async keepCopy(lease: Lease, request: SendRequest, message: WAMessage): Promise<void> {
+    if (!(await OutboundLedgerRepository.keepCopy(this.dataSource, lease, request.messageId, serialiseMessage(message))))
+      throw new FencedOutError(lease.instanceId);
+  }
+
+  /** The relay did not happen after all (the connection went away first): the next attempt with this id may relay it. */
+  async unrelay(lease: Lease, request: SendRequest): Promise<void> {
+    if (!(await OutboundLedgerRepository.unrelay(this.dataSource, lease, request.messageId))) throw new FencedOutError(lease.instanceId);
   }
 
   /** The server acked (Sent) or refused (Failed with `error`); a message already further along stays. */

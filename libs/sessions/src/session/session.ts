@@ -216,6 +216,17 @@ export class Session {
   }
 
   /**
+   * The socket once the session is open again (a send whose connection closed under it waits for
+   * the reconnect): another socket than `closed`, which the session may not have seen close yet.
+   * Null when none was open within `timeoutMs`, or the session ended.
+   */
+  async whenOpen(timeoutMs: number, closed?: WASocket): Promise<WASocket | null> {
+    const ready = () => this.phase === 'open' && this.socket !== null && this.socket !== closed;
+    await this.changed.waitFor(() => ready() || this.phase === 'ended', timeoutMs);
+    return ready() ? this.socket : null;
+  }
+
+  /**
    * Worker shutdown: close without logout and give the lease back. A paired instance is marked
    * `connecting` (another worker adopts it); a pairing in progress cannot move and ends.
    */

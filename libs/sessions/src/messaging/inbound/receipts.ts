@@ -138,6 +138,14 @@ export class ReceiptEvents {
     });
   }
 
+  /** Messages of ours the server never acked, given up on (UnackedSends): Failed with the reason, and announced. */
+  async failUnacked(chatJid: string, ids: string[], reason: string): Promise<void> {
+    await this.context.withRetry('unacked', { ids }, async () => {
+      const chat = isJidGroup(chatJid) ? { jid: chatJid, pn: '', lid: '' } : await this.context.identities.party(chatJid);
+      await this.applyStatus(ids, 'Failed', chat, Math.floor(Date.now() / 1000), reason);
+    });
+  }
+
   /** Moves messages forward (or to Failed) and announces the ones that changed, per chat. */
   private async applyStatus(ids: string[], state: string, sender: Party, timestamp: number, error: string): Promise<void> {
     const who = await this.context.who();

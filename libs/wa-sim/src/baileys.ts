@@ -86,3 +86,5 @@ export type ILogger = Parameters<typeof DEFAULT_CONNECTION_CONFIG.makeSignalRepo
 
 /** Baileys' libsignal-backed repository factory (1:1 sessions, sender keys, LID mapping). */
 export const makeSignalRepository = DEFAULT_CONNECTION_CONFIG.makeSignalRepository;
+/** The WhatsApp Web version Baileys logs in with unless told otherwise. */
+export const DEFAULT_WA_WEB_VERSION: readonly number[] = DEFAULT_CONNECTION_CONFIG.version;

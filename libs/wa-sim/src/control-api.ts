@@ -198,6 +198,7 @@ export function buildRoutes(sim: WaSimulator): Route[] {
     }),
     compile('POST', '/sim/faults', ({ body }) => sim.injectFault(parseFaultRequest(body))),
     compile('GET', '/sim/faults', () => sim.listFaults()),
+    compile('GET', '/sim/wa-version', () => new RawResponse(Buffer.from(sim.waWebVersion()), 'text/javascript')),
     compile('DELETE', '/sim/faults', () => sim.injectFault({ kind: 'clear' })),
     compile('DELETE', '/sim/faults/{id}', ({ params }) => {
       if (!sim.removeFault(Number(params.id))) throw new SimError(404, `no fault ${params.id}`);

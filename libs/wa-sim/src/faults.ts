@@ -63,7 +63,59 @@ export interface AppStateFaultRule {
   count?: number;
 }
 
-export type FaultRule = AckFaultRule | LatencyFaultRule | IgnorePingsRule | CorruptFaultRule | DropDeliveryRule | RejectLoginRule | AppStateFaultRule;
+/**
+ * The phone's next `count` QR scans find the companion's registration refreshed: the server sends the
+ * companion `<notification type="companion_reg_refresh"><companion_reg_refresh/></notification>` and
+ * retires the ADV secret the scanned QR carried, so that scan and any later one of a QR with that
+ * secret fail ("Couldn't link device"); a QR re-rendered with a new secret links. As reported since
+ * 2026-07-28 (Baileys issue #2737, its fix PR #2765 quoting WA Web's
+ * WAWebHandleCompanionReqRefreshNotification: a new ADV secret, the current ref re-rendered).
+ * `device` filters on the scanning phone.
+ */
+export interface RegRefreshRule {
+  kind: 'reg-refresh';
+  device?: string;
+  count?: number;
+}
+
+/**
+ * The server refuses a companion's pairing-code request (`link_code_companion_reg` stage
+ * companion_hello) with an error IQ: 429 rate-overlimit (Baileys issue #2008) or 400 bad-request
+ * (Baileys issue #2737, which also reports that rc14's requestPairingCode returns a code before this
+ * answer comes). `device` filters on the phone number the code was asked for.
+ */
+export interface PairCodeRefusedRule {
+  kind: 'pair-code-refused';
+  code?: number;
+  text?: string;
+  device?: string;
+  count?: number;
+}
+
+/**
+ * Standing: a login or registration whose ClientPayload app version is older than `minVersion`
+ * (e.g. "2.3000.1043857761") gets `<failure reason="405" location=…/>` and the socket closed, as
+ * WhatsApp answers an outdated WhatsApp Web version (Baileys issues #1634, #1937: reason 405,
+ * location cln/vll; whatsmeow's ConnectFailureClientOutdated). The current version is served at
+ * GET /sim/wa-version the way web.whatsapp.com/sw.js carries it (`client_revision`).
+ */
+export interface ClientOutdatedRule {
+  kind: 'client-outdated';
+  minVersion: string;
+  device?: string;
+}
+
+export type FaultRule =
+  | AckFaultRule
+  | LatencyFaultRule
+  | IgnorePingsRule
+  | CorruptFaultRule
+  | DropDeliveryRule
+  | RejectLoginRule
+  | AppStateFaultRule
+  | RegRefreshRule
+  | PairCodeRefusedRule
+  | ClientOutdatedRule;
 
 export interface ActiveFault {
   id: number;
@@ -83,7 +135,18 @@ export type FaultAction =
 
 export type FaultRequest = FaultRule | FaultAction;
 
-const RULE_KINDS = new Set(['ack', 'latency', 'ignore-pings', 'corrupt', 'drop-deliveries', 'reject-login', 'app-state']);
+const RULE_KINDS = new Set([
+  'ack',
+  'latency',
+  'ignore-pings',
+  'corrupt',
+  'drop-deliveries',
+  'reject-login',
+  'app-state',
+  'reg-refresh',
+  'pair-code-refused',
+  'client-outdated',
+]);
 const ACTION_KINDS = new Set(['drop', 'conflict', 'stream-error', 'logout', 'restart', 'clear']);
 
 export function isFaultRule(request: FaultRequest): request is FaultRule {
@@ -142,6 +205,15 @@ export function parseFaultRequest(body: unknown): FaultRequest {
       return { kind, reason: optNumber('reason') ?? 401, device: optString('device'), count: optNumber('count') };
     case 'app-state':
       return { kind, code: optNumber('code') ?? 400, device: optString('device'), count: optNumber('count') ?? 1 };
+    case 'reg-refresh':
+      return { kind, device: optString('device'), count: optNumber('count') ?? 1 };
+    case 'pair-code-refused':
+      return { kind, code: optNumber('code') ?? 429, text: optString('text'), device: optString('device'), count: optNumber('count') };
+    case 'client-outdated': {
+      const minVersion = optString('minVersion');
+      if (!minVersion || !parseWaVersion(minVersion)) throw new SimError(400, 'client-outdated needs "minVersion" like 2.3000.1043857761');
+      return { kind, minVersion, device: optString('device') };
+    }
     case 'drop':
     case 'conflict':
       return { kind, device: needDevice() };
@@ -157,6 +229,19 @@ export function parseFaultRequest(body: unknown): FaultRequest {
     default:
       return { kind: 'clear' };
   }
+}
+
+/** "2.3000.1043857761" → [2, 3000, 1043857761]; undefined unless three non-negative integers. */
+export function parseWaVersion(text: string): [number, number, number] | undefined {
+  const parts = text.trim().split('.');
+  if (parts.length !== 3 || !parts.every((p) => /^\d{1,10}$/.test(p))) return undefined;
+  return parts.map(Number) as [number, number, number];
+}
+
+/** Negative when `a` is older than `b`. */
+export function compareWaVersions(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) - (b[i] ?? 0);
+  return 0;
 }
 
 /** Matches a rule's device filter against a device: exact device JID, or any device of a user/phone. */

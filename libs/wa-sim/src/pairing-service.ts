@@ -120,8 +120,12 @@ export class PairingService {
     return undefined;
   }
 
-  /** The account's phone scans a companion's QR (raw string or PNG data URI). */
-  async scanQr(account: Account, qr: string): Promise<LinkedDevice> {
+  /**
+   * The account's phone scans a companion's QR (raw string or PNG data URI). `refresh` (the
+   * reg-refresh fault): the server refreshes the companion's registration instead, retiring the
+   * scanned ADV secret (see RegRefreshRule).
+   */
+  async scanQr(account: Account, qr: string, options: { refresh?: boolean } = {}): Promise<LinkedDevice> {
     if (typeof qr !== 'string' || !qr.trim()) throw new SimError(400, 'qr is required');
     const parsed = readQr(qr);
     const pendingId = this.refIndex.get(parsed.ref);
@@ -129,6 +133,18 @@ export class PairingService {
     if (!pending) throw new SimError(404, 'no companion is showing this QR code (expired, already used, or disconnected)');
     if (!pending.noiseKey.equals(parsed.noiseKey) || !pending.keys.identityKey.equals(parsed.identityKey)) {
       throw new SimError(400, 'QR keys do not match the waiting companion');
+    }
+    const advSecret = parsed.advSecret.toString('base64');
+    if (options.refresh) {
+      (pending.retiredAdvSecrets ??= new Set()).add(advSecret);
+      pending.connection.sendNode(
+        node('notification', { from: S_WHATSAPP_NET, id: nextServerId(), type: 'companion_reg_refresh', t: String(unixNow()) }, [
+          node('companion_reg_refresh', {}),
+        ]),
+      );
+    }
+    if (pending.retiredAdvSecrets?.has(advSecret)) {
+      throw new SimError(409, "Couldn't link device: the companion's registration was refreshed; this QR carries a retired secret");
     }
     pending.declaration.qrPlatformId = parsed.platformId;
     return this.completePairing(account, pending, parsed.advSecret, 'qr');

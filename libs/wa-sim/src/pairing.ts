@@ -23,6 +23,8 @@ export interface PendingRegistration {
   linkCode?: PendingLinkCode;
   /** Set while a phone is completing the link, so a second scan is refused. */
   linking?: boolean;
+  /** ADV secrets (base64) retired by a companion_reg_refresh: a QR carrying one no longer links. */
+  retiredAdvSecrets?: Set<string>;
 }
 
 export interface PendingLinkCode {

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'net';
 import { randomBytes } from 'crypto';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
-import { jidDecode, proto } from './baileys';
+import { DEFAULT_WA_WEB_VERSION, jidDecode, proto } from './baileys';
 import type { AuthenticationCreds, ChatModification } from './baileys';
 import { AccountRegistry, deviceRefKey, digitsOnly } from './accounts';
 import type { LinkedDevice } from './accounts';
@@ -23,7 +23,7 @@ import { Connection, nextServerId } from './connection';
 import type { ConnectionHandler } from './connection';
 import type { ResolvedOptions, SimContext } from './context';
 import { SimError } from './errors';
-import { FaultController, isFaultRule } from './faults';
+import { compareWaVersions, FaultController, isFaultRule, parseWaVersion } from './faults';
 import type { ActiveFault, FaultRequest } from './faults';
 import { GroupStore } from './groups';
 import { IqRouter } from './iq-router';
@@ -396,6 +396,11 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   async onClientFinish(connection: Connection, finish: ClientFinish): Promise<void> {
     const payload = finish.payload;
+    if (this.isOutdated(payload)) {
+      connection.sendNode(node('failure', { reason: '405', location: 'sim' }));
+      connection.close();
+      return;
+    }
     if (payload.devicePairingData) {
       this.pairing.startRegistration(connection, finish);
       return;
@@ -580,6 +585,9 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   // ------------------------------------------------------------------ pairing
 
   onLinkCodeHello(connection: Connection, iq: BinaryNode): BinaryNode {
+    const account = this.registry.get(digitsOnly(jidDecode(child(iq, 'link_code_companion_reg')?.attrs.jid ?? '')?.user ?? ''));
+    const refusal = this.faults.take('pair-code-refused', (f) => !!account && this.matchesDevice(f, { account, deviceId: 0 }));
+    if (refusal) return iqError(iq, refusal.code ?? 429, refusal.text ?? (refusal.code === 400 ? 'bad-request' : 'rate-overlimit'));
     return this.pairing.onLinkCodeHello(connection, iq);
   }
 
@@ -589,7 +597,9 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   /** The account's phone scans a companion's QR (raw string or PNG data URI). */
   async scanQr(phone: string, qr: string): Promise<DeviceInfo> {
-    const device = await this.pairing.scanQr(this.accountForLinking(phone), qr);
+    const account = this.accountForLinking(phone);
+    const refresh = this.faults.take('reg-refresh', (f) => this.matchesDevice(f, { account, deviceId: 0 }));
+    const device = await this.pairing.scanQr(account, qr, { refresh: Boolean(refresh) });
     this.stateChanged();
     return this.describeDevice(device);
   }
@@ -954,6 +964,33 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
         await this.restart(request.downMs ?? 0);
         return { done: true };
     }
+  }
+
+  /** A login or registration older than a standing client-outdated rule's minVersion (see ClientOutdatedRule). */
+  private isOutdated(payload: proto.ClientPayload): boolean {
+    const v = payload.userAgent?.appVersion;
+    const version = [v?.primary ?? 0, v?.secondary ?? 0, v?.tertiary ?? 0];
+    const phone = payload.username !== null && payload.username !== undefined ? String(payload.username) : undefined;
+    const account = phone ? this.registry.get(phone) : undefined;
+    const ref: DeviceRef | undefined = account ? { account, deviceId: payload.device ?? 0 } : undefined;
+    const rule = this.faults.peek('client-outdated', (f) => !!ref && this.matchesDevice(f, ref));
+    const min = rule ? parseWaVersion(rule.minVersion) : undefined;
+    return !!min && compareWaVersions(version, min) < 0;
+  }
+
+  /**
+   * The current WhatsApp Web version as web.whatsapp.com/sw.js carries it (`"client_revision":N`,
+   * read by Baileys' fetchLatestWaWebVersion and whatsmeow's GetLatestVersion): the newest
+   * client-outdated minVersion, else Baileys' default.
+   */
+  waWebVersion(): string {
+    let current = [...DEFAULT_WA_WEB_VERSION];
+    for (const fault of this.faults.list()) {
+      const min = fault.rule.kind === 'client-outdated' ? parseWaVersion(fault.rule.minVersion) : undefined;
+      if (min && compareWaVersions(min, current) > 0) current = min;
+    }
+    const data = JSON.stringify({ dynamic_data: { SiteData: { server_revision: current[2], client_revision: current[2] } } });
+    return `self.__swData=JSON.parse(/*BTDS*/${JSON.stringify(data)});\n`;
   }
 
   listFaults(): ActiveFault[] {

@@ -137,6 +137,12 @@ export class BusinessStore {
     );
   }
 
+  /** What the server now says about the account's new chats (the send-limit faults, send-limits.ts). */
+  setLimits(account: Account, limits: AccountLimits): void {
+    this.limits.set(account.phone, limits);
+    this.ctx.stateChanged();
+  }
+
   /** A product the phone adds to its own catalogue (the control API; the Business app does it). */
   addProduct(account: Account, input: Partial<Product> & { name: string }): Product {
     if (!account.business) throw new SimError(400, `${account.phone} is not a business account`);

@@ -1,6 +1,7 @@
 // Fault injection. Immediate faults (drop, stream errors, logout, restart) are executed by the
 // simulator; the rules kept here are consulted at the matching points of the protocol flow.
 import { SimError } from './errors';
+import { parseSendLimitFault, type NewChatCapFault, type ReachoutTimelockFault } from './send-limits';
 
 /**
  * - drop: the message is routed, its ack never comes
@@ -131,6 +132,8 @@ export type FaultAction =
   | { kind: 'stream-error'; device: string; code?: number; reason?: string }
   | { kind: 'logout'; device: string; via?: 'stream-error' | 'failure' }
   | { kind: 'restart'; downMs?: number }
+  | ReachoutTimelockFault
+  | NewChatCapFault
   | { kind: 'clear' };
 
 export type FaultRequest = FaultRule | FaultAction;
@@ -147,7 +150,7 @@ const RULE_KINDS = new Set([
   'pair-code-refused',
   'client-outdated',
 ]);
-const ACTION_KINDS = new Set(['drop', 'conflict', 'stream-error', 'logout', 'restart', 'clear']);
+const ACTION_KINDS = new Set(['drop', 'conflict', 'stream-error', 'logout', 'restart', 'clear', 'reachout-timelock', 'new-chat-cap']);
 
 export function isFaultRule(request: FaultRequest): request is FaultRule {
   return RULE_KINDS.has(request.kind);
@@ -226,6 +229,9 @@ export function parseFaultRequest(body: unknown): FaultRequest {
     }
     case 'restart':
       return { kind, downMs: optNumber('downMs') };
+    case 'reachout-timelock':
+    case 'new-chat-cap':
+      return parseSendLimitFault(kind, needDevice(), optNumber, optString);
     default:
       return { kind: 'clear' };
   }

@@ -96,6 +96,16 @@ export class MessageRouter {
     }
   }
 
+  /** Whether the two accounts ever exchanged a 1:1 message (either way) that the server routed. */
+  hasConversation(a: Account, b: Account): boolean {
+    for (const record of this.log.values()) {
+      if (isGroupJid(record.chat)) continue;
+      const from = record.sender.account;
+      if ((from === a || from === b) && this.ctx.registry.resolveUser(record.chat) === (from === a ? b : a)) return true;
+    }
+    return false;
+  }
+
   /** A `<message>` submitted by a device. Returns the ack the sender should get. */
   onMessage(sender: DeviceRef, stanza: BinaryNode): BinaryNode | undefined {
     const { id, to } = stanza.attrs;

@@ -35,6 +35,7 @@ import type { BinaryNode } from './node-io';
 import { child, children, iqError, iqResult, node, S_WHATSAPP_NET, unixNow } from './node-io';
 import type { ClientFinish } from './noise-server';
 import { BusinessStore } from './business';
+import { SendLimits } from './send-limits';
 import { CallCenter } from './calls';
 import { decryptMedia, encryptMedia, MediaServer } from './media-server';
 import { NewsletterStore } from './newsletters';
@@ -162,6 +163,8 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   readonly calls: CallCenter;
   readonly newsletters: NewsletterStore;
   readonly business: BusinessStore;
+  /** The reach-out timelock and the new-chat cap (faults `reachout-timelock`, `new-chat-cap`). */
+  readonly sendLimits: SendLimits;
   private wss?: WebSocketServer;
   private wsPort = 0;
   private host = '127.0.0.1';
@@ -204,6 +207,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     this.calls = new CallCenter(this);
     this.newsletters = new NewsletterStore(this);
     this.business = new BusinessStore(this);
+    this.sendLimits = new SendLimits(this, this.business);
     this.iqRouter = new IqRouter(this, this);
     if (input.stateDir) {
       if (stored) this.restoreState(stored);
@@ -438,10 +442,9 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
           connection.destroy();
           return;
         }
-        if (ackRule?.mode === 'error') {
-          connection.sendNode(
-            node('ack', { class: 'message', id: stanza.attrs.id, from: stanza.attrs.to, t: String(unixNow()), error: ackRule.error ?? '463' }),
-          );
+        const refusal = ackRule?.mode === 'error' ? (ackRule.error ?? '463') : this.sendLimits.refusal(ref, stanza);
+        if (refusal) {
+          connection.sendNode(node('ack', { class: 'message', id: stanza.attrs.id, from: stanza.attrs.to, t: String(unixNow()), error: refusal }));
           return;
         }
         const ack = this.router.onMessage(ref, stanza);
@@ -939,6 +942,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     switch (request.kind) {
       case 'clear':
         this.faults.clear();
+        this.sendLimits.clear();
         this.applyStandingFaults();
         return { done: true };
       case 'drop':
@@ -963,6 +967,10 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
       case 'restart':
         await this.restart(request.downMs ?? 0);
         return { done: true };
+      case 'reachout-timelock':
+        return { done: true, ...this.sendLimits.lock(this.requireAccount(request.device), request) };
+      case 'new-chat-cap':
+        return { done: true, ...this.sendLimits.cap(this.requireAccount(request.device), request) };
     }
   }
 

@@ -37,11 +37,15 @@ describe('fuzz (every served route, hostile input)', () => {
   it('should send every family to every served route', () => {
     expect(report.operations).toBeGreaterThanOrEqual(60);
     expect(report.requests).toBeGreaterThanOrEqual(REQUESTS * 0.9);
-    expect(Object.keys(report.byFamily)).toHaveLength(15);
+    expect(Object.keys(report.byFamily)).toHaveLength(16);
   });
 
   it('should answer no hostile request with a 5xx', () => {
     expect(report.serverErrors).toEqual([]);
+  });
+
+  it('should answer every error with the catalogue’s body, whatever layer refused it', () => {
+    expect(report.foreignErrorBodies).toEqual([]);
   });
 
   it('should leave no request hanging and drop no connection', () => {

@@ -19,6 +19,7 @@ export type Family =
   | 'extra-fields'
   | 'top-level-shape'
   | 'query-abuse'
+  | 'path-abuse'
   | 'method';
 
 export const FAMILIES: Family[] = [
@@ -36,6 +37,7 @@ export const FAMILIES: Family[] = [
   'extra-fields',
   'top-level-shape',
   'query-abuse',
+  'path-abuse',
   'method',
 ];
 
@@ -45,6 +47,8 @@ export interface Operation {
   auth: 'token' | 'admintoken' | 'none';
   bodySchema?: Schema;
   queryParameters: Array<{ name: string; schema: Schema }>;
+  /** The names of the path's `{parameters}`. */
+  pathParameters: string[];
   /** The document marks the route deprecated (its documented answer may be a 504). */
   deprecated?: boolean;
 }
@@ -135,6 +139,7 @@ export function operationsOf(document: OpenApiDocument): Operation[] {
         auth,
         bodySchema: bodySchema ? resolve(bodySchema, document) : undefined,
         queryParameters,
+        pathParameters: [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]),
         ...(operation.deprecated === true ? { deprecated: true } : {}),
       });
     }
@@ -169,9 +174,9 @@ function typeOf(schema: Schema): string {
 const SAMPLE_STRINGS = ['5511999990001', 'hello', 'r1a2b3c4', 'https://127.0.0.1:9/x.png', 'Active', '120363000000000000@g.us', ''];
 
 /** A value that satisfies the schema, small where the schema allows (a delay stays short). */
-export function validValue(schema: Schema, random: Random, depth = 0): unknown {
+export function validValue(schema: Schema, random: Random, depth = 0, everyField = false): unknown {
   const variant = schema.oneOf ?? schema.anyOf;
-  if (variant?.length) return validValue(random.pick(variant), random, depth);
+  if (variant?.length) return validValue(random.pick(variant), random, depth, everyField);
   switch (typeOf(schema)) {
     case 'enum':
       return random.pick(schema.enum!);
@@ -188,13 +193,14 @@ export function validValue(schema: Schema, random: Random, depth = 0): unknown {
     case 'array': {
       if (depth > 4) return [];
       const count = Math.max(schema.minItems ?? 0, random.int(0, 2));
-      return Array.from({ length: Math.min(count, schema.maxItems ?? count) }, () => validValue(schema.items ?? { type: 'string' }, random, depth + 1));
+      const length = Math.min(everyField ? Math.max(count, 1) : count, schema.maxItems ?? count + 1);
+      return Array.from({ length }, () => validValue(schema.items ?? { type: 'string' }, random, depth + 1, everyField));
     }
     case 'object': {
       if (depth > 4) return {};
       const out: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(schema.properties ?? {})) {
-        if (schema.required?.includes(key) || random.chance(0.5)) out[key] = validValue(value, random, depth + 1);
+        if (everyField || schema.required?.includes(key) || random.chance(0.5)) out[key] = validValue(value, random, depth + 1, everyField);
       }
       return out;
     }
@@ -236,6 +242,8 @@ function breakOneField(body: Record<string, unknown>, schema: Schema | undefined
   return setAt(body, random.pick(candidates), make());
 }
 
+const PATH_VALUES = ['r1a2b3c4', 'r0123456789abcd', '3EB0C431C26A1916E4F1', '1'];
+
 const HUGE_NUMBERS = [2 ** 31, 2 ** 31 - 1 + 1, 2 ** 32, 2 ** 53 + 2, -(2 ** 63), 1e308, -1, 1.5, Number.MAX_SAFE_INTEGER];
 const WRONG_TYPES = [[], {}, true, false, 0, -7, 'text', [1, 2], { nested: { x: 1 } }, '2024-01-01'];
 
@@ -253,7 +261,9 @@ export function caseFor(operation: Operation, family: Family, random: Random, to
         .join('&')
     : '';
   const json = (value: unknown) => ({ headers: { ...baseHeaders, 'content-type': 'application/json' }, body: JSON.stringify(value) });
-  const base = { family, operation, method: operation.method, url: operation.path + query };
+  // Path parameters get a plausible id (the record may not exist: a 404 is an answer too).
+  const path = operation.path.replace(/\{[^}]+\}/g, () => random.pick(PATH_VALUES));
+  const base = { family, operation, method: operation.method, url: path + query };
   const withBody = (value: unknown): FuzzCase => (hasBody ? { ...base, ...json(value) } : { ...base, headers: baseHeaders });
 
   switch (family) {
@@ -322,7 +332,18 @@ export function caseFor(operation: Operation, family: Family, random: Random, to
       const names = operation.queryParameters.map((parameter) => parameter.name);
       const name = names.length ? random.pick(names) : 'limit';
       const value = random.pick(['%00', '%ud800', 'x'.repeat(4000), '-1', '99999999999999999999', '[]', '{}', '%E0%A4%A']);
-      return { ...base, url: `${operation.path}?${name}=${value}&${name}=2`, headers: baseHeaders, body: hasBody ? json(valid).body : undefined };
+      return { ...base, url: `${path}?${name}=${value}&${name}=2`, headers: baseHeaders, body: hasBody ? json(valid).body : undefined };
+    }
+    case 'path-abuse': {
+      // One path parameter broken (or, on a path without any, a broken segment added): NUL, a lone
+      // surrogate, bad percent-encoding, over-long, traversal; every one a 400 or 404, before any query.
+      const hostile = random.pick(['a%00b', '%00', 'a%ED%A0%80b', '%E0%A4%A', 'x'.repeat(random.pick([101, 5000])), '..%2F..%2Fetc', '%2e%2e', '%FF']);
+      const names = operation.pathParameters;
+      const broken = names.length ? random.pick(names) : undefined;
+      const url = broken
+        ? operation.path.replace(/\{([^}]+)\}/g, (_match, name: string) => (name === broken ? hostile : random.pick(PATH_VALUES)))
+        : `${path.replace(/\/$/, '')}/${hostile}`;
+      return { ...base, url: url + query, ...(hasBody ? json(valid) : { headers: baseHeaders }) };
     }
     case 'method': {
       const method = random.pick(['HEAD', 'OPTIONS', 'PATCH', 'PUT']);
@@ -349,5 +370,16 @@ export function* generateCases(
       const family = index < FAMILIES.length ? FAMILIES[index] : random.pick(FAMILIES);
       yield caseFor(operation, family, random, tokens);
     }
+    yield* nullInEveryField(operation, random, tokens);
+  }
+}
+
+/** `null` in each field of a body that has every field of the schema (nested ones too), one request per field. */
+export function* nullInEveryField(operation: Operation, random: Random, tokens: { token: string; admintoken: string }): Generator<FuzzCase> {
+  if (!operation.bodySchema) return;
+  const full = validValue(operation.bodySchema, random, 0, true);
+  const base = caseFor(operation, 'null-field', random, tokens);
+  for (const field of fieldPaths(full)) {
+    yield { ...base, headers: { ...base.headers, 'content-type': 'application/json' }, body: JSON.stringify(setAt(full, field, null)) };
   }
 }

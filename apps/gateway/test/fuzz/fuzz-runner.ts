@@ -22,7 +22,26 @@ export interface FuzzReport {
   deprecatedAnswers: number;
   hangs: FuzzFinding[];
   connectionErrors: FuzzFinding[];
+  /** Error answers whose body is not the catalogue's `{error}` (e.g. Fastify's `{statusCode, code, error, message}`). */
+  foreignErrorBodies: FuzzFinding[];
   seconds: number;
+}
+
+/**
+ * The catalogue's error body: `{error: string}` plus its `code` and extra fields, or, for the one kind of
+ * that shape (`GET /quick-replies/{id}` without a valid token), `{code, message, data}`.
+ */
+export function isCatalogueError(text: string): boolean {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const fields = body as Record<string, unknown>;
+  if (typeof fields.error === 'string') return !('statusCode' in fields) && !String(fields.code ?? '').startsWith('FST_');
+  return typeof fields.code === 'number' && typeof fields.message === 'string' && 'data' in fields;
 }
 
 export interface FuzzOptions {
@@ -63,6 +82,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
     deprecatedAnswers: 0,
     hangs: [],
     connectionErrors: [],
+    foreignErrorBodies: [],
     seconds: 0,
   };
   const hangMs = options.hangMs ?? 30_000;
@@ -95,6 +115,9 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzReport> {
       const streaming = String(response.headers['content-type'] ?? '').startsWith('text/event-stream');
       const text = streaming ? (response.body.destroy(), '') : await response.body.text();
       report.byStatus[response.statusCode] = (report.byStatus[response.statusCode] ?? 0) + 1;
+      // Whatever layer refused it (router, body parser, guard, DTO, service), an error is the catalogue's body (HEAD has none).
+      if (response.statusCode >= 400 && fuzzCase.method !== 'HEAD' && !isCatalogueError(text))
+        report.foreignErrorBodies.push(finding(response.statusCode, text));
       // A 504 is the worker answering late; whether bad input caused it is decided by sending it again alone.
       // A deprecated route's 504 is its documented answer (e.g. /newsletter/updates: WhatsApp no longer answers it).
       if (response.statusCode === 504 && fuzzCase.operation.deprecated) report.deprecatedAnswers++;

@@ -40,7 +40,8 @@ export function findConsoleDir(configured: string | undefined, bundleDir: string
   return candidates.map((dir) => resolve(dir)).find((dir) => existsSync(join(dir, 'index.html')));
 }
 
-function withSecurityHeaders(reply: FastifyReply): FastifyReply {
+/** The console's security headers (CSP, nosniff, no referrer, no framing), also on /docs. */
+export function withSecurityHeaders(reply: FastifyReply): FastifyReply {
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) void reply.header(name, value);
   return reply;
 }

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { startGateway, type GatewayHarness } from '../../test/support/gateway-harness';
+import { CONSOLE_CSP } from '../console/console.routes';
 import { compareWithReference, describeGap, loadReference, operationKey, operationsOf } from './reference-compare';
 
 const REPO_ROOT = resolve(__dirname, '../../../..');
@@ -131,7 +132,7 @@ describe('OpenAPI document', () => {
     expect(comparison.gaps.map(describeGap)).toEqual(['POST /send/text: lacks "delay"', 'POST /send/text: "readChat" is named "readchat" here']);
   });
 
-  it('serves /openapi.json and /docs without a token, and /docs loads its assets from this server', async () => {
+  it("serves /openapi.json and /docs without a token, /docs loading its assets from this server under the console's security headers", async () => {
     const json = await fetch(`${gateway.baseUrl}/openapi.json`);
     expect(json.status).toBe(200);
     // Every body is read to its end: a body left unread keeps its connection busy, and closing the
@@ -149,6 +150,25 @@ describe('OpenAPI document', () => {
       const response = await fetch(new URL(asset, `${gateway.baseUrl}/docs`));
       const bytes = (await response.arrayBuffer()).byteLength;
       expect({ asset, status: response.status, empty: bytes === 0 }).toEqual({ asset, status: 200, empty: false });
+    }
+    // The page and every asset carry the console's security headers; none of the package's other files is served.
+    for (const path of ['/docs', '/docs/', ...assets.map((asset) => new URL(asset, `${gateway.baseUrl}/docs`).pathname)]) {
+      const response = await fetch(`${gateway.baseUrl}${path}`);
+      await response.arrayBuffer();
+      expect({ path, csp: response.headers.get('content-security-policy'), nosniff: response.headers.get('x-content-type-options') }).toEqual({
+        path,
+        csp: CONSOLE_CSP,
+        nosniff: 'nosniff',
+      });
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+    }
+    expect(CONSOLE_CSP).toContain("frame-ancestors 'none'");
+    // No inline script or style the CSP would block.
+    expect(html).not.toMatch(/<style|style=|<script(?![^>]*\ssrc=)/i);
+    for (const other of ['/docs/index.html', '/docs/swagger-initializer.js', '/docs/LICENSE']) {
+      const response = await fetch(`${gateway.baseUrl}${other}`);
+      expect({ other, status: response.status }).toEqual({ other, status: 404 });
+      await response.arrayBuffer();
     }
     // The rest of the API still asks for its token, and unknown routes still answer the catalogue's 404.
     expect((await gateway.call('GET', '/instance/status')).status).toBe(401);

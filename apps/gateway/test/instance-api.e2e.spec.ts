@@ -188,6 +188,37 @@ describe('instance API without a session worker (HTTP)', () => {
       expect((await gw.call('POST', '/instance/proxy', { token, body: { mode: 'bogus' } })).status).toBe(400);
     });
 
+    it('should refuse a custom proxy or fallback at a private or reserved address, however it is spelled', async () => {
+      const before = (await gw.call('GET', '/instance/proxy', { token })).body;
+      const refused = [
+        'http://10.0.0.1:3128',
+        'http://169.254.169.254:8080',
+        'http://[::ffff:a9fe:a9fe]:8080',
+        'http://[64:ff9b:1::a00:1]:8080',
+        'socks5://0x0a000001:1080',
+        'socks5h://167772161:1080',
+        'https://0251.0376.0251.0376:8443',
+      ];
+      for (const proxy_url of refused) {
+        const answer = await gw.call('POST', '/instance/proxy', { token, body: { mode: 'custom', proxy_url } });
+        expect({ proxy_url, ...answer }).toEqual({
+          proxy_url,
+          status: 400,
+          body: { error: 'proxy_url points to a private or reserved address; to allow it, add its range to SSRF_ALLOWLIST' },
+        });
+      }
+      const fallback = await gw.call('POST', '/instance/proxy', {
+        token,
+        body: { mode: 'custom', proxy_url: 'http://proxy.example:8080', proxy_fallback: 'http://192.168.1.1:3128' },
+      });
+      expect(fallback).toEqual({
+        status: 400,
+        body: { error: 'proxy_fallback points to a private or reserved address; to allow it, add its range to SSRF_ALLOWLIST' },
+      });
+      // Nothing half-written: the stored proxy is the one before.
+      expect((await gw.call('GET', '/instance/proxy', { token })).body).toEqual(before);
+    });
+
     it('should remove the proxy', async () => {
       const { status, body } = await gw.call('DELETE', '/instance/proxy', { token });
       expect(status).toBe(200);

@@ -2,13 +2,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
 import { type JidObject, Subjects } from '@gw/contracts';
 import { AuthStateRepository, InstanceRepository, type InstanceEntity, type InstancePatch, type ProxySettings } from '@gw/persistence';
-import { newRequestId, newToken, recordId } from '@gw/platform';
+import { newRequestId, newToken, recordId, SsrfGuard } from '@gw/platform';
+import { isIP } from 'node:net';
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import { AsyncQueueService } from '../message/async/async-queue.service';
 import { ProxyManagedService } from '../proxy-managed/proxy-managed.service';
 import { asyncAcceptTokens } from '../message/async/accept-token-cache';
-import { BUS } from '../runtime/tokens';
+import type { GatewayConfig } from '../runtime/gateway-config';
+import { BUS, GATEWAY_CONFIG } from '../runtime/tokens';
 import type { ConnectDto, ChatbotSettingsDto, PrivacyDto, ProxyDto } from './dto/instance.dto';
 import { FIELD_NAMES } from './dto/instance.dto';
 import { toInstanceRecord, toProxyView } from './instance.mapper';
@@ -18,6 +20,8 @@ const PROXY_PROTOCOLS = ['http:', 'https:', 'socks5:', 'socks5h:'];
 
 @Injectable()
 export class InstanceService {
+  private readonly ssrf: SsrfGuard;
+
   constructor(
     private readonly instances: InstanceRepository,
     private readonly authState: AuthStateRepository,
@@ -25,7 +29,10 @@ export class InstanceService {
     private readonly queue: AsyncQueueService,
     private readonly managedProxies: ProxyManagedService,
     @Inject(BUS) private readonly bus: Bus,
-  ) {}
+    @Inject(GATEWAY_CONFIG) config: GatewayConfig,
+  ) {
+    this.ssrf = new SsrfGuard(config.ssrfAllowlist);
+  }
 
   // --- admin -------------------------------------------------------------------------------------
 
@@ -187,9 +194,9 @@ export class InstanceService {
     const proxy: ProxySettings = { ...(instance.proxy ?? emptyProxy()), mode, lastTestAt: null, lastTestError: null };
     if (mode === 'custom') {
       if (!dto.proxy_url) throw ApiError.badRequest('proxy_url is required when mode is custom');
-      proxy.proxyUrl = checkProxyUrl(dto.proxy_url, 'proxy_url');
+      proxy.proxyUrl = this.checkProxyUrl(dto.proxy_url, 'proxy_url');
       const fallback = dto.proxy_fallback ?? 'internal_proxy';
-      proxy.proxyFallback = fallback === 'internal_proxy' || fallback === 'never' ? fallback : checkProxyUrl(fallback, 'proxy_fallback');
+      proxy.proxyFallback = fallback === 'internal_proxy' || fallback === 'never' ? fallback : this.checkProxyUrl(fallback, 'proxy_fallback');
     } else {
       if (mode === 'none' && dto.confirm_no_proxy !== true) throw ApiError.badRequest('confirm_no_proxy must be true when mode is none');
       proxy.proxyUrl = null;
@@ -207,6 +214,27 @@ export class InstanceService {
   }
 
   // --- helpers -----------------------------------------------------------------------------------
+
+  /**
+   * A proxy URL's form, and its host when it is an address: a private or reserved one is refused here
+   * like any URL a tenant gives (unless SSRF_ALLOWLIST lets it through). A name is judged by the worker
+   * each time it connects (the answer may change), with one error whatever the cause.
+   */
+  private checkProxyUrl(value: string, field: string): string {
+    let parsed: URL;
+    try {
+      parsed = new URL(value);
+    } catch {
+      throw ApiError.badRequest(`${field} must be a URL such as http://user:pass@host:port`);
+    }
+    if (!PROXY_PROTOCOLS.includes(parsed.protocol)) throw ApiError.badRequest(`${field} must use http, https, socks5 or socks5h`);
+    if (!parsed.hostname || !parsed.port) throw ApiError.badRequest(`${field} must include a host and a port`);
+    // socks5:// hosts are left as written by the URL parser; read as http's they are normalised (0x7f000001 → 127.0.0.1).
+    const host = new URL(`http://${parsed.host}`).hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) && !this.ssrf.isAddressAllowed(host))
+      throw ApiError.badRequest(`${field} points to a private or reserved address; to allow it, add its range to SSRF_ALLOWLIST`);
+    return value;
+  }
 
   /**
    * A connected session whose transport changed reconnects at once through the new one (the
@@ -255,18 +283,6 @@ function effectiveProxyUrl(proxy: ProxySettings | null): string | null {
 
 function emptyProxy(): ProxySettings {
   return { mode: 'internal', proxyUrl: null, proxyFallback: null, managed: null, lastTestAt: null, lastTestError: null };
-}
-
-function checkProxyUrl(value: string, field: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    throw ApiError.badRequest(`${field} must be a URL such as http://user:pass@host:port`);
-  }
-  if (!PROXY_PROTOCOLS.includes(parsed.protocol)) throw ApiError.badRequest(`${field} must use http, https, socks5 or socks5h`);
-  if (!parsed.hostname || !parsed.port) throw ApiError.badRequest(`${field} must include a host and a port`);
-  return value;
 }
 
 /** `5511…:3@s.whatsapp.net` → the status endpoint's JID object. */

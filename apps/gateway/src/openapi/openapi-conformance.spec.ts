@@ -114,6 +114,26 @@ describe('OpenAPI document', () => {
     expect(file).toHaveProperty('404');
   });
 
+  it("declares every {parameter} of every path as a required path parameter (the Chatwoot webhook's {secret} too)", () => {
+    const undeclared: string[] = [];
+    let seen = 0;
+    for (const [path, item] of Object.entries(
+      document.paths as Record<string, Record<string, { parameters?: { name: string; in: string; required?: boolean }[] }>>,
+    ))
+      for (const [method, operation] of Object.entries(item)) {
+        if (!operation || typeof operation !== 'object' || !('responses' in operation)) continue;
+        for (const [, name] of path.matchAll(/\{([^}]+)\}/g)) {
+          seen++;
+          const declared = [...(operation.parameters ?? []), ...((item.parameters as unknown as { name: string; in: string; required?: boolean }[]) ?? [])];
+          if (!declared.some((parameter) => parameter.in === 'path' && parameter.name === name && parameter.required === true))
+            undeclared.push(`${method.toUpperCase()} ${path}: {${name}}`);
+        }
+      }
+    expect(seen).toBeGreaterThan(0);
+    expect(Object.keys(document.paths as object)).toContain('/chatwoot/webhook/{instance}/{secret}');
+    expect(undeclared).toEqual([]);
+  });
+
   it('fails clearly when the reference is missing', () => {
     expect(() => loadReference('/nonexistent/repo')).toThrow(/uazapiGO reference is missing/);
   });

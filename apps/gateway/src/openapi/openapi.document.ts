@@ -83,6 +83,7 @@ export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): 
       operation.operationId = operationId;
       operation.tags = operation.tags?.length ? operation.tags : [path.split('/')[1] || 'root'];
       operation.security = audience === 'public' ? [] : [{ [SECURITY_SCHEMES[audience]]: [] }];
+      documentPathParameters(operation, path);
       if (controller && handlerName) documentQuery(operation, path, argumentsOf(controller, handlerName));
       const bodySchema = requestSchemaOf(operation, schemas);
       if (bodySchema) exampleRequest(operation, bodySchema, schemas);
@@ -129,6 +130,18 @@ function argumentsOf(controller: Type, handlerName: string): RouteArgument[] {
     const kind = /^\d+:/.test(key) ? (Number(key.split(':')[0]) as RouteParamtypes) : undefined;
     return { kind, name: typeof data === 'string' ? data : undefined, type: types[index] };
   });
+}
+
+/**
+ * Path parameters: every `{name}` of the path, required (OpenAPI requires each to be declared). The
+ * scanner declares only those a handler reads with `@Param('name')`; a guard reads the others (the
+ * Chatwoot webhook's `{secret}`).
+ */
+function documentPathParameters(operation: OperationObject, path: string): void {
+  const parameters = (operation.parameters ??= []) as { name: string; in: string; required?: boolean; schema?: SchemaObject; description?: string }[];
+  for (const [, name] of path.matchAll(/\{([^}]+)\}/g))
+    if (!parameters.some((parameter) => parameter.in === 'path' && parameter.name === name))
+      parameters.push({ name, in: 'path', required: true, schema: { type: 'string' } });
 }
 
 /**

@@ -60,6 +60,18 @@ export function disconnectStatusCode(error: unknown): number | undefined {
 export { decryptPollVote, getDevice, isJidGroup, jidNormalizedUser } from '@whiskeysockets/baileys';
 export type { BaileysEventMap, BinaryNode, Contact, GroupMetadata, MessageUserReceiptUpdate, WAMessage, WAMessageUpdate } from '@whiskeysockets/baileys';
 
+// Pairing (socket/pairing-code.ts, socket/companion-reg-refresh.ts) and the WhatsApp Web version (socket/wa-version.ts).
+export {
+  aesEncryptCTR,
+  bytesToCrockford,
+  DEFAULT_CONNECTION_CONFIG,
+  derivePairingCodeKey,
+  getCompanionPlatformId,
+  jidEncode,
+  S_WHATSAPP_NET,
+} from '@whiskeysockets/baileys';
+export type { WAVersion } from '@whiskeysockets/baileys';
+
 // The tctoken helpers Baileys uses for an issued privacy token (not exported from its index; see
 // socket/issued-tc-tokens.ts for why we call them ourselves).
 export { buildMergedTcTokenIndexWrite, resolveTcTokenJid, storeTcTokensFromIqResult } from '@whiskeysockets/baileys/lib/Utils/tc-token-utils.js';

@@ -204,6 +204,8 @@ export function buildRoutes(sim: WaSimulator): Route[] {
       if (!sim.removeFault(Number(params.id))) throw new SimError(404, `no fault ${params.id}`);
       return { ok: true };
     }),
+    compile('GET', '/sim/handshakes', () => sim.handshakes()),
+    compile('DELETE', '/sim/handshakes', () => sim.handshakes({ resetPeak: true })),
     compile('POST', '/sim/restart', async ({ body }) => {
       await sim.restart(Number(body.downMs ?? 0) || 0);
       return { ok: true };

@@ -170,6 +170,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   private host = '127.0.0.1';
   private stopped = false;
   private restarting?: Promise<void>;
+  private handshakePeak = 0;
   private readonly persister?: StatePersister;
   private readonly rootKeySeed?: string;
   private readonly lidSalt: string;
@@ -333,6 +334,19 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     }
     const connection = new Connection(socket, this.certs, this, this.logger);
     this.connections.add(connection);
+    this.handshakePeak = Math.max(this.handshakePeak, this.handshakes().inProgress);
+  }
+
+  /**
+   * Connections not logged in yet (handshake, login, or a pairing waiting for its scan), and the most
+   * there were at once since the last reset: what a client's reconnect storm puts on the server.
+   */
+  handshakes(options: { resetPeak?: boolean } = {}): { inProgress: number; peak: number } {
+    let inProgress = 0;
+    for (const connection of this.connections) if (!connection.deviceJid && connection.isOpen) inProgress++;
+    const result = { inProgress, peak: Math.max(this.handshakePeak, inProgress) };
+    if (options.resetPeak) this.handshakePeak = inProgress;
+    return result;
   }
 
   // ------------------------------------------------------------------ SimContext

@@ -39,8 +39,12 @@ export class Stack {
   worker!: SessionWorker;
 
   /** `logger`: the gateway's and the worker's (default: silent unless TEST_LOG_LEVEL). */
-  /** `worker`: settings of the session worker on top of the suites' own. */
-  async start(env: Record<string, string> = {}, logger?: Logger, worker: Partial<SessionWorkerConfig> = {}): Promise<void> {
+  /** `worker`: settings of the session worker on top of the suites' own (or made from the running simulator). */
+  async start(
+    env: Record<string, string> = {},
+    logger?: Logger,
+    worker: Partial<SessionWorkerConfig> | ((sim: RunningSimulator) => Partial<SessionWorkerConfig>) = {},
+  ): Promise<void> {
     this.sim = await startSimulator({ logLevel: 'silent', initialPrekeyCount: 1000 });
     this.db = await openTestDatabase();
     this.gw = await startGateway({ bus: this.bus, db: this.db, env: { SSRF_ALLOWLIST: '127.0.0.0/8', ...env }, logger });
@@ -56,7 +60,7 @@ export class Stack {
         queryTimeoutMs: 5_000,
         simulator: { websocketUrl: this.sim.websocketUrl, rootPublicKey: Buffer.from(this.sim.rootPublicKey, 'base64') },
         ssrfAllowlist: ['127.0.0.0/8'],
-        ...worker,
+        ...(typeof worker === 'function' ? worker(this.sim) : worker),
       }),
     });
     await this.worker.start();

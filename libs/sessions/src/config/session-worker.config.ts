@@ -1,5 +1,7 @@
 import { hostname } from 'node:os';
-import type { EnvReader } from '@gw/platform';
+import { ConfigError, type EnvReader } from '@gw/platform';
+import type { WAVersion } from '../baileys';
+import { parseWaVersion, WA_WEB_SW_URL } from '../socket/wa-version';
 
 /** Test-only: point Baileys at the loopback simulator and trust its certificate root. */
 export interface SimulatorSeam {
@@ -53,6 +55,14 @@ export interface SessionWorkerConfig {
   unackedSweepMs: number;
   /** How long a send whose connection closed under it waits for the session to be open again before handing it back. */
   sendReconnectWaitMs: number;
+  /**
+   * The WhatsApp Web version to log in with (WA_WEB_VERSION, e.g. 2.3000.1043857761; else Baileys'
+   * own), and the page that publishes the current one (WA_VERSION_URL, `"client_revision":N` as
+   * web.whatsapp.com/sw.js, its default outside the simulator): looked up when WhatsApp refuses a
+   * login as outdated (405).
+   */
+  waWebVersion?: WAVersion;
+  waVersionUrl?: string;
 }
 
 export const SESSION_WORKER_DEFAULTS = {
@@ -99,9 +109,19 @@ export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
     unackedResendAfterMs: env.integer('UNACKED_RESEND_AFTER_MS', SESSION_WORKER_DEFAULTS.unackedResendAfterMs, { min: 1_000, max: 3_600_000 }),
     unackedGiveUpMs: env.integer('UNACKED_GIVE_UP_MS', SESSION_WORKER_DEFAULTS.unackedGiveUpMs, { min: 5_000, max: 86_400_000 }),
     simulator: websocketUrl && rootPublicKey ? { websocketUrl, rootPublicKey } : undefined,
+    waWebVersion: readWaVersion(env),
+    waVersionUrl: env.url('WA_VERSION_URL', ['http:', 'https:'], websocketUrl && rootPublicKey ? undefined : WA_WEB_SW_URL),
     ssrfAllowlist: (env.optionalString('SSRF_ALLOWLIST') ?? '')
       .split(',')
       .map((entry) => entry.trim())
       .filter(Boolean),
   });
+}
+
+function readWaVersion(env: EnvReader): WAVersion | undefined {
+  const raw = env.optionalString('WA_WEB_VERSION');
+  if (raw === undefined) return undefined;
+  const version = parseWaVersion(raw);
+  if (!version) throw new ConfigError('WA_WEB_VERSION', `must look like 2.3000.1043857761, got "${raw}"`);
+  return version;
 }

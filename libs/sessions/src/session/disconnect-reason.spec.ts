@@ -6,6 +6,7 @@ describe(classifyClose.name, () => {
     [401, { kind: 'logged-out', reason: '401: logged out from another device' }],
     [440, { kind: 'terminal', reason: '440: connection replaced' }],
     [403, { kind: 'terminal', reason: '403: forbidden' }],
+    [405, { kind: 'outdated', reason: '405: client outdated' }],
     [408, { kind: 'transient', reason: '408: connection lost' }],
     [428, { kind: 'transient', reason: '428: connection closed' }],
     [500, { kind: 'transient', reason: '500: bad session' }],

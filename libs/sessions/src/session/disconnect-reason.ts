@@ -8,8 +8,13 @@ export type CloseVerdict =
   | { kind: 'logged-out'; reason: string }
   /** Stop and stay disconnected, credentials kept (440 replaced, 403 forbidden, 411 mismatch). */
   | { kind: 'terminal'; reason: string }
+  /** 405: WhatsApp refused our WhatsApp Web version; log in again with a newer one (credentials kept). */
+  | { kind: 'outdated'; reason: string }
   /** Network trouble or server hiccup: reconnect with backoff. */
   | { kind: 'transient'; reason: string };
+
+/** `<failure reason="405">` at login: the client version is out of date (whatsmeow's ConnectFailureClientOutdated). */
+export const CLIENT_OUTDATED = 405;
 
 const TRANSIENT_TEXT: Record<number, string> = {
   [DisconnectReason.connectionClosed]: 'connection closed',
@@ -31,6 +36,8 @@ export function classifyClose(statusCode: number | undefined): CloseVerdict {
       return { kind: 'terminal', reason: '403: forbidden' };
     case DisconnectReason.multideviceMismatch:
       return { kind: 'terminal', reason: '411: multi-device mismatch' };
+    case CLIENT_OUTDATED:
+      return { kind: 'outdated', reason: '405: client outdated' };
     case undefined:
       return { kind: 'transient', reason: 'connection closed' };
     default:

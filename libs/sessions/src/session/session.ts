@@ -12,13 +12,17 @@ import {
 } from '@gw/contracts';
 import { FencedOutError, type AuthStateRepository, type InstanceEntity, type InstancePatch, type InstanceRepository, type Lease } from '@gw/persistence';
 import { type Logger, metrics } from '@gw/platform';
+import { randomBytes } from 'node:crypto';
 import { toDataURL } from 'qrcode';
 import { PostgresAuthState } from '../auth-state/postgres-auth-state';
-import { disconnectStatusCode, jidDecode, type ConnectionState, type WASocket } from '../baileys';
+import { disconnectStatusCode, jidDecode, type ConnectionState, type WASocket, type WAVersion } from '../baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
 import { chooseBrowserProfile, normaliseSystemName } from '../socket/browser-profile';
+import { onCompanionRegRefresh, withAdvSecret } from '../socket/companion-reg-refresh';
 import { forgetHistoryFor, requestHistoryFor } from '../socket/history-sync-limit';
+import { PairingCodeRefusedError, requestPairingCode } from '../socket/pairing-code';
 import type { SocketFactory } from '../socket/socket-factory';
+import { formatWaVersion } from '../socket/wa-version';
 import { classifyClose, reconnectDelay } from './disconnect-reason';
 import { readPrivacySettings, readStatusPrivacy, writePrivacySettings } from './privacy-settings';
 import { ChangeSignal, SerialQueue } from './serial-queue';
@@ -56,6 +60,8 @@ interface Pairing {
   history: HistoryRequest;
   codeRequested: boolean;
   identityKey: Uint8Array;
+  /** The QR text Baileys last showed (re-rendered with a new ADV secret on companion_reg_refresh). */
+  qr?: string;
 }
 
 /** A command reached a session that has just ended (the bus maps it to `No session`). */
@@ -81,6 +87,10 @@ export class Session {
   private expiryTimer: NodeJS.Timeout | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
+  /** The WhatsApp Web version the current socket logs in with (a 405 names it). */
+  private socketVersion: WAVersion | undefined;
+  /** Why WhatsApp refused the pairing this session ended on; the connect waiting for it gets the error. */
+  private pairingRefusal: string | undefined;
   private readonly queue = new SerialQueue();
   private readonly changed = new ChangeSignal();
   private readonly logger: Logger;
@@ -124,6 +134,7 @@ export class Session {
     });
     const waitMs = this.phase === 'pairing' ? this.services.config.pairingReplyWaitMs : this.services.config.reconnectReplyWaitMs;
     await this.changed.waitFor(() => this.readyToReply(), waitMs);
+    if (this.phase === 'ended' && this.pairingRefusal) throw new RpcError(ErrorCode.Refused, this.pairingRefusal);
     return {
       status: this.row.status,
       loggedIn: this.phase === 'open',
@@ -340,6 +351,7 @@ export class Session {
     await this.refreshInstance();
     if (this.phase === 'ended') return;
     const generation = ++this.generation;
+    const version = this.services.sockets.waVersion.version;
     let socket: WASocket;
     try {
       socket = this.services.sockets.create({
@@ -357,6 +369,10 @@ export class Session {
       return;
     }
     this.socket = socket;
+    this.socketVersion = version;
+    if (this.phase === 'pairing' && this.pairing?.mode === 'qr') {
+      this.detachObservers.push(onCompanionRegRefresh(socket, () => void this.run(() => (generation === this.generation ? this.onRegRefresh() : undefined))));
+    }
     socket.ev.on('connection.update', (update) => {
       void this.run(() => (generation === this.generation ? this.onConnectionUpdate(update) : undefined));
     });
@@ -416,15 +432,20 @@ export class Session {
     const pairing = this.pairing;
     if (this.phase !== 'pairing' || !pairing) return;
     if (pairing.mode === 'qr') {
-      // Every refresh replaces the image and is announced.
-      await this.write({ patch: { status: 'connecting', qrcode: await toDataURL(qr) }, event: {} });
+      pairing.qr = qr;
+      await this.showQr();
     } else if (!pairing.codeRequested && pairing.phone && this.socket) {
       // The socket is ready once it shows its first QR; the code replaces QR scanning.
       pairing.codeRequested = true;
       let code: string;
       try {
-        code = await this.socket.requestPairingCode(pairing.phone);
+        // Only a code WhatsApp accepted is shown; a refusal ends the pairing and fails the connect.
+        code = await requestPairingCode(this.socket, pairing.phone, this.services.sockets.browser(this.row));
       } catch (error) {
+        if (error instanceof PairingCodeRefusedError) {
+          this.pairingRefusal = error.message;
+          return this.stopDisconnected(error.message);
+        }
         // This socket shows no further QR to retry on: start over on a new one (a new code).
         this.logger.warn({ err: error }, 'requesting a pairing code failed; reconnecting');
         this.detachSocket();
@@ -432,6 +453,25 @@ export class Session {
       }
       await this.write({ patch: { status: 'connecting', paircode: formatPairingCode(code) }, event: {} });
     }
+  }
+
+  /** Every QR Baileys shows (and every re-render) replaces the image and is announced, with the current ADV secret. */
+  private async showQr(): Promise<void> {
+    const qr = this.pairing?.qr;
+    if (!qr || !this.auth) return;
+    await this.write({ patch: { status: 'connecting', qrcode: await toDataURL(withAdvSecret(qr, this.auth.creds.advSecretKey)) }, event: {} });
+  }
+
+  /**
+   * WhatsApp retired the registration material the QR shows (companion_reg_refresh): a new ADV
+   * secret, the current ref re-rendered with it, as WhatsApp Web does (Baileys PR #2765). Baileys
+   * checks pair-success against `creds.advSecretKey`, so the scan of the new QR links.
+   */
+  private async onRegRefresh(): Promise<void> {
+    if (this.phase !== 'pairing' || this.pairing?.mode !== 'qr' || !this.auth) return;
+    this.logger.info('companion registration refreshed by WhatsApp; new ADV secret, QR re-rendered');
+    this.auth.creds.advSecretKey = randomBytes(32).toString('base64');
+    await this.showQr();
   }
 
   /** The phone confirmed the link: from now on the credentials are real and belong in Postgres. */
@@ -498,6 +538,7 @@ export class Session {
     this.logger.info({ verdict, phase: this.phase, err: error?.message }, 'socket closed');
     metrics().recordDisconnect(verdict.kind.replace('-', '_'), statusCode, this.row.id);
 
+    if (verdict.kind === 'outdated') return this.onClientOutdated(verdict.reason);
     if (this.phase === 'pairing') {
       if (verdict.kind === 'logged-out' || verdict.kind === 'terminal') return this.stopDisconnected(verdict.reason);
       return this.scheduleReconnect();
@@ -516,6 +557,26 @@ export class Session {
         this.phase = 'connecting';
         return this.scheduleReconnect();
     }
+  }
+
+  /**
+   * 405 at login: WhatsApp refused our WhatsApp Web version. With a newer one learnt (the configured
+   * page) the session logs in again at once with the same credentials (no new QR); else it retries
+   * with backoff. The row stays `connecting` and says why.
+   */
+  private async onClientOutdated(reason: string): Promise<void> {
+    const used = this.socketVersion ?? this.services.sockets.waVersion.version;
+    const newer = await this.services.sockets.waVersion.newerThan(used, this.logger);
+    if (this.phase === 'ended') return;
+    const why = `${reason} (WhatsApp Web ${formatWaVersion(used)}); ${newer ? `logging in again with ${formatWaVersion(newer)}` : 'no newer version known yet'}`;
+    this.logger.warn({ used: formatWaVersion(used), newer: newer && formatWaVersion(newer) }, 'WhatsApp refused the client version');
+    if (this.phase !== 'pairing') {
+      await this.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: why }, event: {} });
+      this.phase = 'connecting';
+    }
+    if (!newer) return this.scheduleReconnect();
+    this.attempt = 0;
+    return this.reconnectNow();
   }
 
   private scheduleReconnect(): void {

@@ -1,12 +1,13 @@
 import type { HistoryRequest } from '@gw/contracts';
 import type { InstanceEntity } from '@gw/persistence';
 import { type Logger, SsrfGuard } from '@gw/platform';
-import { makeWASocket, type AuthenticationState, type WASocket } from '../baileys';
+import { makeWASocket, type AuthenticationState, type WABrowserDescription, type WASocket } from '../baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
 import { browserTuple, isBrowserProfile } from './browser-profile';
 import { historySocketOptions } from './history-sync-limit';
 import { receiveMessagesInOrder } from './messages-in-order';
 import { networkOptions } from './network-options';
+import { WaVersionSource } from './wa-version';
 
 export interface SocketRequest {
   auth: AuthenticationState;
@@ -23,18 +24,26 @@ export interface SocketRequest {
 export class SocketFactory {
   /** A custom proxy is a URL a tenant gave: it passes the SSRF guard (network-options). */
   private readonly guard: SsrfGuard;
+  /** The WhatsApp Web version every socket of this worker logs in with, learnt again on a 405. */
+  readonly waVersion: WaVersionSource;
 
   constructor(private readonly config: SessionWorkerConfig) {
     this.guard = new SsrfGuard(config.ssrfAllowlist ?? []);
+    this.waVersion = new WaVersionSource({ configured: config.waWebVersion, url: config.waVersionUrl });
+  }
+
+  /** What the instance's sockets call themselves: the browser profile and system name. */
+  browser(instance: InstanceEntity): WABrowserDescription {
+    return browserTuple(isBrowserProfile(instance.browser) ? instance.browser : 'chrome', instance.systemName);
   }
 
   create(request: SocketRequest): WASocket {
     const { instance } = request;
-    const profile = isBrowserProfile(instance.browser) ? instance.browser : 'chrome';
     const socket = makeWASocket({
       auth: request.auth,
       logger: baileysLogger(request.logger),
-      browser: browserTuple(profile, instance.systemName),
+      browser: this.browser(instance),
+      version: this.waVersion.version,
       // Online presence on connect silences the phone's notifications; presence is set on request only.
       markOnlineOnConnect: false,
       defaultQueryTimeoutMs: this.config.queryTimeoutMs,

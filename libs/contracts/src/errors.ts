@@ -20,6 +20,11 @@ export const ErrorCode = {
   TooLarge: 'too_large',
   /** What the request carries is not of a type the operation takes (e.g. a group picture that is no image). */
   UnsupportedMedia: 'unsupported_media',
+  /**
+   * WhatsApp limits the account now (the reach-out timelock, error 463; the new-chat message cap, error
+   * 475): the message names the limit and its end. The async queue holds such a send until then.
+   */
+  Limited: 'limited',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

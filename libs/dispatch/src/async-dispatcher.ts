@@ -1,6 +1,14 @@
 import type { Bus, BusSubscription } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type SendRequest } from '@gw/contracts';
-import { ChatRepository, InstanceRepository, type LeaseRepository, SendQueueRepository, type LaneClaim, type QueuedSend } from '@gw/persistence';
+import {
+  ChatRepository,
+  InstanceRepository,
+  type LeaseRepository,
+  type SendLimitRepository,
+  SendQueueRepository,
+  type LaneClaim,
+  type QueuedSend,
+} from '@gw/persistence';
 import { LoopWaker, type Logger } from '@gw/platform';
 import { randomBytes } from 'node:crypto';
 import { resolveRequestPlaceholders } from './chat-placeholders';
@@ -46,6 +54,9 @@ const MAX_STREAK = 16;
 
 /** Errors after which retrying cannot help: the message fails at once. */
 const PERMANENT: ReadonlySet<string> = new Set([ErrorCode.BadRequest, ErrorCode.NotFound]);
+/** A limit WhatsApp put on new chats whose end was not recorded (the worker records it with the refusal). */
+const LIMIT_FALLBACK_MS = 60_000;
+
 /** The instance is not reachable now: wait, without counting an attempt. */
 const UNREACHABLE: ReadonlySet<string> = new Set([ErrorCode.NoSession, ErrorCode.NotConnected, ErrorCode.Fenced]);
 
@@ -76,6 +87,8 @@ export class AsyncDispatcher {
     private readonly logger: Logger,
     /** Tells a takeover under way (a lease left behind by a dead holder); without it a dead holder's send waits disconnectedRetryMs. */
     leases?: LeaseRepository,
+    /** WhatsApp's limits on new chats: a send that would open one waits while one applies (without it, such a send fails). */
+    private readonly limits?: SendLimitRepository,
   ) {
     this.claimPrefix = `${config.dispatcherId}:${randomBytes(3).toString('hex')}`;
     this.requester = new TakeoverRequester(bus, {
@@ -171,6 +184,13 @@ export class AsyncDispatcher {
 
   /** Hands the head over and records the outcome; true when the lane is still claimed (no gap: go on). */
   private async send(claim: LaneClaim, head: QueuedSend): Promise<boolean> {
+    // While WhatsApp limits new chats, a send that would open one is not tried (each try counts as one
+    // more reach-out): it waits for the limit's end, and the lane goes on with the sends behind it.
+    const limit = await this.newChatLimit(head);
+    if (limit) {
+      await this.queue.hold(claim, head.id, limit.until, limit.reason);
+      return true;
+    }
     const heartbeat = setInterval(
       () => {
         if (this.killed) return;
@@ -205,6 +225,12 @@ export class AsyncDispatcher {
     const error = outcome.error;
     const code = error instanceof RpcError ? error.code : ErrorCode.Internal;
     const message = error instanceof Error ? error.message : String(error);
+    if (code === ErrorCode.Limited && this.limits) {
+      // The worker met the limit (and recorded it): the send waits for its end, not counted as an attempt.
+      const until = (await this.limits.active(claim.instanceId))[0]?.until ?? new Date(Date.now() + LIMIT_FALLBACK_MS);
+      await this.queue.hold(claim, head.id, until, message);
+      return true;
+    }
     if (UNREACHABLE.has(code)) {
       await this.queue.retryLater(claim, head.id, this.config.disconnectedRetryMs, false, message);
       this.wakeAfter(this.config.disconnectedRetryMs);
@@ -222,6 +248,16 @@ export class AsyncDispatcher {
     await this.queue.retryLater(claim, head.id, backoff, true, message);
     this.wakeAfter(backoff);
     return false;
+  }
+
+  /** The limit the head must wait for: one is in force and the head would open a new chat. */
+  private async newChatLimit(head: QueuedSend): Promise<{ until: Date; reason: string } | null> {
+    if (!this.limits) return null;
+    const [limit] = await this.limits.active(head.instanceId);
+    const chatJid = (head.request as unknown as SendRequest).chatJid;
+    if (!limit || !(await this.limits.opensNewChat(head.instanceId, chatJid, head.messageId))) return null;
+    const name = limit.kind === 'reachout_timelock' ? "WhatsApp's reach-out timelock (error 463)" : "WhatsApp's new-chat message cap (error 475)";
+    return { until: limit.until, reason: `held: ${name} keeps this account from starting new chats until ${limit.until.toISOString()}` };
   }
 
   /** Placeholders are resolved when the message goes out (the lead may have changed meanwhile). */

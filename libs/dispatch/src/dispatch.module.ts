@@ -1,6 +1,6 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
-import { CampaignRepository, ChatRepository, InstanceRepository, LeaseRepository, SendQueueRepository } from '@gw/persistence';
+import { CampaignRepository, ChatRepository, InstanceRepository, LeaseRepository, SendLimitRepository, SendQueueRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { AsyncDispatcher, type AsyncDispatcherConfig } from './async-dispatcher';
 import { CAMPAIGN_SCHEDULER_DEFAULTS, CampaignScheduler } from './campaign-scheduler';
@@ -38,9 +38,15 @@ export class DispatchModule {
       providers: [
         {
           provide: DISPATCHER,
-          useFactory: (queue: SendQueueRepository, instances: InstanceRepository, chats: ChatRepository, leases: LeaseRepository) =>
-            new AsyncDispatcher(queue, instances, chats, options.bus, options.config, options.logger.child({ component: 'async-dispatcher' }), leases),
-          inject: [SendQueueRepository, InstanceRepository, ChatRepository, LeaseRepository],
+          useFactory: (
+            queue: SendQueueRepository,
+            instances: InstanceRepository,
+            chats: ChatRepository,
+            leases: LeaseRepository,
+            limits: SendLimitRepository,
+          ) =>
+            new AsyncDispatcher(queue, instances, chats, options.bus, options.config, options.logger.child({ component: 'async-dispatcher' }), leases, limits),
+          inject: [SendQueueRepository, InstanceRepository, ChatRepository, LeaseRepository, SendLimitRepository],
         },
         // Scheduled sends: campaigns release their messages into the async queue at their own pace.
         {

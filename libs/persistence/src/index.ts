@@ -41,6 +41,8 @@ export type { StoredFile, StoredFileInfo } from './repositories/file.repository'
 export { MAX_SIGNED_SECONDS, objectStoreFromEnv, readS3StoreConfig, S3ObjectStore } from './media/object-store';
 export type { ObjectStore, S3StoreConfig } from './media/object-store';
 export { SendQueueRepository } from './repositories/send-queue.repository';
+export { SendLimitRepository } from './repositories/send-limit.repository';
+export type { SendLimit, SendLimitKind } from './repositories/send-limit.repository';
 export type { LaneClaim, QueueClearResult, QueuedSend, QueueStatusRow } from './repositories/send-queue.repository';
 export { CampaignExistsError, CampaignRepository, CAMPAIGN_STATUSES } from './repositories/campaign.repository';
 export type { CampaignFolderRow, CampaignStatus, CampaignTick, NewCampaign } from './repositories/campaign.repository';

@@ -21,6 +21,7 @@ import { OutboxRepository } from './repositories/outbox.repository';
 import { OutboxCursorRepository } from './repositories/outbox-cursor.repository';
 import { QuickReplyRepository } from './repositories/quick-reply.repository';
 import { RetentionRepository } from './repositories/retention.repository';
+import { SendLimitRepository } from './repositories/send-limit.repository';
 import { SendQueueRepository } from './repositories/send-queue.repository';
 import { SettingsRepository } from './repositories/settings.repository';
 import { WebhookRepository } from './repositories/webhook.repository';
@@ -48,6 +49,7 @@ export const REPOSITORIES = [
   OutboxRepository,
   QuickReplyRepository,
   RetentionRepository,
+  SendLimitRepository,
   SendQueueRepository,
   SettingsRepository,
   WebhookRepository,

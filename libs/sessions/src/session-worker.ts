@@ -7,6 +7,7 @@ import {
   LeaseRepository,
   LidMappingRepository,
   MessageRepository,
+  SendLimitRepository,
 } from '@gw/persistence';
 import { dropSignalSessionDumps, type Logger, metrics, SsrfGuard } from '@gw/platform';
 import type { DataSource } from 'typeorm';
@@ -27,6 +28,7 @@ import { SendLedger } from './outbound/send-ledger';
 import type { OpRegistry } from './ops/op-handler';
 import { createOpRegistry } from './ops/op-registry';
 import { UnackedSends } from './outbound/unacked-sends';
+import { SendLimitObserver } from './outbound/send-limits';
 
 /** The repositories the worker uses, each built once per process. */
 export interface SessionWorkerRepositories {
@@ -121,6 +123,7 @@ export class SessionWorker {
     });
     // Abandoned pairings are rare; every few reconcile intervals is soon enough.
     this.sweeper = new AbandonedPairingSweeper(instances, writer, this.logger, config.reconcileIntervalMs * 5);
+    const limits = new SendLimitRepository(dataSource);
     this.manager = new SessionManager(
       instances,
       this.keeper,
@@ -131,7 +134,7 @@ export class SessionWorker {
         writer,
         sockets: new SocketFactory(config),
         // Inbound messages, receipts, contacts and chats of every socket; then the embedder's own.
-        observers: [this.inbound, new IssuedTcTokenObserver(), ...(options.socketObservers ?? [])],
+        observers: [this.inbound, new IssuedTcTokenObserver(), new SendLimitObserver(limits), ...(options.socketObservers ?? [])],
         logger: this.logger,
       },
       this.logger,
@@ -156,6 +159,7 @@ export class SessionWorker {
         ledger,
         builder: new SendContentBuilder(ledger, this.media),
         chats: repositories.chats,
+        limits,
         files: repositories.files,
         instances,
         inbound: this.inbound,

@@ -27,6 +27,8 @@ export const API_ERRORS = {
   unsupported_media_type: { status: 415, message: 'Content-Type must be application/json' },
   /** The token sent more requests than its limit allows; the answer carries Retry-After. */
   rate_limited: { status: 429, message: 'Too many requests' },
+  /** WhatsApp limits the account now (reach-out timelock 463, new-chat cap 475): the error names the limit and its end. */
+  whatsapp_limited: { status: 429, message: 'WhatsApp limits this account for now' },
   /** WhatsApp refused what the instance sent (an error ack or a refused IQ). */
   whatsapp_refused: { status: 502, message: 'WhatsApp refused the request' },
   /** A dependency other than WhatsApp failed (the phone did not answer a query it must answer). */
@@ -121,6 +123,8 @@ export function rpcErrorKind(code: ErrorCode): ApiErrorKind {
       return 'timeout';
     case ErrorCode.Refused:
       return 'whatsapp_refused';
+    case ErrorCode.Limited:
+      return 'whatsapp_limited';
     case ErrorCode.CapacityExhausted:
     case ErrorCode.Fenced:
       return 'unavailable';
@@ -156,6 +160,7 @@ export function rpcErrorMessage(code: ErrorCode, message: string): string {
     case ErrorCode.Refused:
     case ErrorCode.TooLarge:
     case ErrorCode.UnsupportedMedia:
+    case ErrorCode.Limited:
       return message;
     default:
       return assertUnreachable(code);

@@ -304,10 +304,11 @@ export class CampaignRepository {
       const instanceId = folder.instance_id as string;
       const none: CampaignTick = { instanceId, released: false, lastEventId: null };
       if (folder.released_message_id !== null) {
-        const inQueue: Raw[] = await manager.query(`SELECT 1 FROM send_queue WHERE instance_id = $1 AND message_id = $2`, [
-          instanceId,
-          folder.released_message_id,
-        ]);
+        // A released send held back by WhatsApp's new-chat limits lets the folder go on (it goes when the limit ends).
+        const inQueue: Raw[] = await manager.query(
+          `SELECT 1 FROM send_queue WHERE instance_id = $1 AND message_id = $2 AND (held_until IS NULL OR held_until <= now())`,
+          [instanceId, folder.released_message_id],
+        );
         if (inQueue.length) return none;
         const min = Math.max(0, Number(folder.delay_min));
         const gapSeconds = min + Math.random() * Math.max(0, Number(folder.delay_max) - min);

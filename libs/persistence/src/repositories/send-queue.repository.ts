@@ -231,7 +231,7 @@ export class SendQueueRepository {
            AND l.retry_at <= now()
            AND (l.last_sent_at IS NULL
                 OR l.last_sent_at + make_interval(secs => GREATEST(i.msg_delay_min, 0) + l.gap_fraction * GREATEST(i.msg_delay_max - i.msg_delay_min, 0)) <= now())
-           AND EXISTS (SELECT 1 FROM send_queue q WHERE q.instance_id = l.instance_id)
+           AND EXISTS (SELECT 1 FROM send_queue q WHERE q.instance_id = l.instance_id AND (q.held_until IS NULL OR q.held_until <= now()))
          ORDER BY l.updated_at
          LIMIT $2
          FOR UPDATE OF l SKIP LOCKED)
@@ -256,7 +256,12 @@ export class SendQueueRepository {
   async takeHead(claim: LaneClaim, claimMs: number): Promise<QueuedSend | null> {
     const rows = rowsOf(
       await this.dataSource.query(
-        `WITH head AS (SELECT id, instance_id, message_id, request, attempts FROM send_queue WHERE instance_id = $1 ORDER BY id LIMIT 1),
+        `WITH head AS (
+         SELECT id, instance_id, message_id, request, attempts FROM send_queue q WHERE instance_id = $1
+           AND (held_until IS NULL OR held_until <= now())
+           AND NOT EXISTS (SELECT 1 FROM send_queue e WHERE e.instance_id = $1 AND e.id < q.id AND e.held_until > now()
+                             AND e.request->>'chatJid' = q.request->>'chatJid')
+         ORDER BY id LIMIT 1),
        lane AS (
          UPDATE send_lanes l SET in_flight_id = head.id, claimed_until = now() + make_interval(secs => $3::double precision / 1000), updated_at = now()
          FROM head
@@ -275,6 +280,20 @@ export class SendQueueRepository {
       request: rows[0].request as Record<string, unknown>,
       attempts: Number(rows[0].attempts),
     };
+  }
+
+  /**
+   * The head would open a new chat while WhatsApp limits that (see SendLimitRepository): it waits
+   * until `until`, its attempts untouched, and the lane goes on with the sends behind it (takeHead
+   * skips a held send and every later send to its chat, so a chat's sends keep their order). The
+   * claim is kept. Crash before it: the head is tried again (and held again).
+   */
+  async hold(claim: LaneClaim, queueId: string, until: Date, reason: string): Promise<void> {
+    await this.dataSource.query(
+      `WITH head AS (UPDATE send_queue SET held_until = $4, last_error = $5 WHERE id = $3)
+       UPDATE send_lanes SET in_flight_id = NULL, updated_at = now() WHERE instance_id = $1 AND claimed_by = $2`,
+      [claim.instanceId, claim.claimId, queueId, until, reason],
+    );
   }
 
   /** Heartbeat while a send is in flight; false when the claim was lost (lapsed and taken). */

@@ -1,5 +1,5 @@
 import type { InstanceOp, InstanceRpc } from '@gw/contracts';
-import type { ChatRepository, FileRepository, InstanceRepository } from '@gw/persistence';
+import type { ChatRepository, FileRepository, InstanceRepository, SendLimitRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { SimulatorSeam } from '../config/session-worker.config';
 import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
@@ -43,6 +43,8 @@ export interface OpRegistryDependencies {
   ledger: SendLedger;
   builder: SendContentBuilder;
   chats: ChatRepository;
+  /** WhatsApp's limits on new chats, per instance (send.ops records the one a refusal reveals). */
+  limits?: SendLimitRepository;
   files: FileRepository;
   instances: InstanceRepository;
   inbound: InboundMessageObserver;

@@ -1,5 +1,5 @@
 import { ErrorCode, RpcError, type ChatPresenceRequest, type SendRequest } from '@gw/contracts';
-import type { ChatRepository, MessageRow } from '@gw/persistence';
+import type { ChatRepository, MessageRow, SendLimitRepository } from '@gw/persistence';
 import { type Logger, metrics, type SendOutcome } from '@gw/platform';
 import { proto, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
@@ -11,6 +11,7 @@ import type { BuiltSend, SendContentBuilder } from '../outbound/send-content';
 import { SendLedger } from '../outbound/send-ledger';
 import { statusAudience } from '../outbound/status-audience';
 import { chatTimers, withExpiration } from '../outbound/chat-timers';
+import { limitOfRefusal, limitText } from '../outbound/send-limits';
 import type { OpHandler, OpHandlers, OpRequestParsers } from './op-handler';
 
 /** The ops of the gateway's `send/` area. */
@@ -20,6 +21,8 @@ export interface SendOpsDependencies {
   ledger: SendLedger;
   builder: SendContentBuilder;
   chats: ChatRepository;
+  /** WhatsApp's limits on new chats (a 463/475 refusal records the one WhatsApp reports). */
+  limits?: SendLimitRepository;
   logger: Logger;
   /** How long a send waits for its ack, and for a new socket when its connection went away. */
   config: Pick<SessionWorkerConfig, 'sendAckTimeoutMs' | 'sendReconnectWaitMs'>;
@@ -51,7 +54,7 @@ export const sendRequests = {
  * lease, marked relayed just before it goes out, relayed through Baileys, and answered once the server
  * acked it (Sent) or refused it (Failed). A message id that was relayed once is never relayed again.
  */
-export function sendOps({ ledger, builder, chats, logger, config }: SendOpsDependencies): OpHandlers<SendOps> {
+export function sendOps({ ledger, builder, chats, limits, logger, config }: SendOpsDependencies): OpHandlers<SendOps> {
   // Every send, sync or from the async queue, counted by content type and outcome, and timed.
   const send: OpHandler<'send'> = async (session, request) => {
     const started = performance.now();
@@ -173,6 +176,14 @@ export function sendOps({ ledger, builder, chats, logger, config }: SendOpsDepen
       row = (await ledger.rawMessage(request.instanceId, request.messageId))!.row;
     } else {
       try {
+        // Refused by the reach-out timelock or the new-chat cap: the error names it and its end; a queued
+        // send goes back to the queue (never relayed), which holds it until then.
+        const limit = outcome.error && limits ? await limitOfRefusal(current, request.instanceId, outcome.code, limits) : null;
+        if (limit) {
+          if (request.queued) await ledger.unrelay(session.lease, request);
+          else await ledger.result(session.lease, request, { status: 'Failed', error: limitText(limit) });
+          throw new RpcError(ErrorCode.Limited, limitText(limit));
+        }
         row = await ledger.result(session.lease, request, outcome.error ? { status: 'Failed', error: outcome.error } : { status: 'Sent' });
       } finally {
         AwaitedAcks.delete(current, request.messageId);

@@ -8,7 +8,7 @@ import { refusalText } from './refusal';
  * closed first (`closed`: the server may never have had it; the send goes again with the same id on
  * the next socket).
  */
-export type AckOutcome = 'timeout' | 'closed' | { error: string | null };
+export type AckOutcome = 'timeout' | 'closed' | { error: string | null; code?: string };
 
 /** The server's `<ack class="message" id=…>` for one message: error attribute → Failed. */
 export function waitForAck(socket: WASocket, messageId: string, timeoutMs: number): { result: Promise<AckOutcome>; cancel(): void } {
@@ -19,7 +19,7 @@ export function waitForAck(socket: WASocket, messageId: string, timeoutMs: numbe
   const listener = (node: BinaryNode) => {
     if (node.attrs.id !== messageId) return;
     const error = node.attrs.error;
-    done(error ? { error: refusalText(error) } : { error: null });
+    done(error ? { error: refusalText(error), code: error } : { error: null });
   };
   // Baileys' end() drops the websocket's own close listeners before closing it, then says so on `ev`.
   const onClose = () => done('closed');

@@ -1,0 +1,161 @@
+import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher } from '@gw/dispatch';
+import { ChatRepository, InstanceRepository, SendLimitRepository, SendQueueRepository } from '@gw/persistence';
+import { createLogger } from '@gw/platform';
+import { nextPhone, Stack, waitFor, type InboxEntry } from './support/stack';
+
+const textOf = (entry: InboxEntry): string => entry.message?.extendedTextMessage?.text ?? entry.message?.conversation ?? '';
+
+/**
+ * Issue 34, mode 4: WhatsApp's limits on starting new chats, played by the simulator as the real server
+ * does (libs/wa-sim/src/send-limits.ts): the reach-out timelock (error 463 and its mex notification)
+ * and the new-chat cap (error 475 over the cycle's quota, capping notifications). A sync send that hits
+ * one answers 429 naming the limit and its end; /instance/wa_messages_limits shows it; queued sends to
+ * new chats wait for the end while sends to existing chats go on, then go by themselves: every accepted
+ * id at its phone exactly once, a chat's sends in order.
+ */
+describe("WhatsApp's sending limits (issue 34, mode 4)", () => {
+  const stack = new Stack();
+  let dispatcher: AsyncDispatcher;
+  let token: string;
+  let instanceId: string;
+  let phone: string;
+  let known: string;
+
+  const contact = async () => {
+    const number = nextPhone('5541');
+    await stack.control('POST', '/sim/accounts', { phone: number, name: 'Cliente' });
+    return number;
+  };
+  const sendAsync = async (number: string, text: string) => {
+    const { status, body } = await stack.gw.call('POST', '/send/text', { token, body: { number, text, async: true } });
+    expect(status).toBe(200);
+    return body.messageid as string;
+  };
+  const texts = async (number: string, prefix: string) => (await stack.inbox(number, 0)).map(textOf).filter((text) => text.startsWith(prefix));
+  const rows = async (ids: string[]) =>
+    (await stack.db.dataSource.query(`SELECT message_id, status, error FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [
+      instanceId,
+      ids,
+    ])) as Array<{ message_id: string; status: string; error: string }>;
+  /** Every id at its phone exactly once (no other copy of its text), in the order each chat was given. */
+  const deliveredOnce = async (prefix: string, sends: Array<{ number: string; text: string }>, timeoutMs: number) => {
+    for (const number of new Set(sends.map((send) => send.number))) {
+      const expected = sends.filter((send) => send.number === number).map((send) => send.text);
+      await waitFor(
+        () => texts(number, prefix),
+        (got) => got.length >= expected.length,
+        timeoutMs,
+        `${expected.length} sends at ${number}`,
+      );
+      expect(await texts(number, prefix)).toEqual(expected);
+    }
+  };
+
+  beforeAll(async () => {
+    await stack.start({}, undefined, { sendAckTimeoutMs: 5_000 });
+    ({ token, id: instanceId, phone } = await stack.connectedInstance('limited'));
+    dispatcher = new AsyncDispatcher(
+      new SendQueueRepository(stack.db.dataSource),
+      new InstanceRepository(stack.db.dataSource),
+      new ChatRepository(stack.db.dataSource),
+      stack.bus,
+      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e', pollIntervalMs: 200, disconnectedRetryMs: 500 },
+      createLogger('dispatcher', 'silent'),
+      undefined,
+      new SendLimitRepository(stack.db.dataSource),
+    );
+    dispatcher.start();
+    // A chat the account already has: the contact wrote first.
+    known = await contact();
+    await stack.control('POST', `/sim/accounts/${known}/send`, { to: phone, text: 'oi, tudo bem?' });
+    await waitFor(
+      () =>
+        stack.db.dataSource.query(`SELECT 1 FROM messages WHERE instance_id = $1 AND NOT from_me AND chat_id = $2`, [instanceId, `${known}@s.whatsapp.net`]),
+      (found: unknown[]) => found.length > 0,
+      20_000,
+      'the contact message stored',
+    );
+  }, 90_000);
+
+  afterAll(async () => {
+    await dispatcher?.stop();
+    await stack.stop();
+  });
+
+  afterEach(async () => {
+    await stack.control('POST', '/sim/faults', { kind: 'clear' });
+  });
+
+  it('should answer 429 naming the reach-out timelock and its end, show it, and hold queued sends to new chats until it lifts while existing chats go on', async () => {
+    const lockMs = 9_000;
+    const locked = await stack.control<{ until: number }>('POST', '/sim/faults', { kind: 'reachout-timelock', device: phone, untilMs: lockMs });
+    const end = new Date(Math.ceil(locked.until / 1000) * 1000).toISOString();
+
+    const stranger = await contact();
+    const refused = await stack.gw.call('POST', '/send/text', { token, body: { number: stranger, text: 'lock sync' } });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error).toContain('reach-out timelock');
+    expect(refused.body.error).toContain(`until ${end}`);
+    const limits = await stack.gw.call('GET', '/instance/wa_messages_limits', { token });
+    expect(limits.body).toMatchObject({ can_send_new_messages: false, reachout_timelock: { active: true, until: end } });
+
+    const [fresh, other] = [await contact(), await contact()];
+    const sends = [
+      { number: fresh, text: 'lock a1' },
+      { number: known, text: 'lock k1' },
+      { number: fresh, text: 'lock a2' },
+      { number: other, text: 'lock b1' },
+      { number: known, text: 'lock k2' },
+    ];
+    const ids: string[] = [];
+    for (const send of sends) ids.push(await sendAsync(send.number, send.text));
+    // The existing chat is not held behind the new ones.
+    await waitFor(
+      () => texts(known, 'lock '),
+      (got) => got.length === 2,
+      6_000,
+      'the existing chat served during the lock',
+    );
+    expect(Date.now()).toBeLessThan(locked.until);
+    expect(await texts(fresh, 'lock ')).toEqual([]);
+    expect(await texts(stranger, 'lock ')).toEqual([]);
+
+    await deliveredOnce('lock ', sends, lockMs + 20_000);
+    const final = await rows(ids);
+    expect(final.filter((row) => row.status === 'Failed')).toEqual([]);
+    expect((await stack.gw.call('GET', '/message/async', { token })).body.queue).toMatchObject({ pending: 0 });
+  }, 90_000);
+
+  it('should hold queued sends over the new-chat cap until the next cycle, send the rest, and lose or repeat none', async () => {
+    const cycleMs = 6_000;
+    await stack.control('POST', '/sim/faults', { kind: 'new-chat-cap', device: phone, limit: 1, cycleMs });
+    const [c1, c2, c3] = [await contact(), await contact(), await contact()];
+    const sends = [
+      { number: c1, text: 'cap c1' },
+      { number: c2, text: 'cap c2' },
+      { number: known, text: 'cap k3' },
+      { number: c3, text: 'cap c3' },
+      { number: known, text: 'cap k4' },
+    ];
+    const started = Date.now();
+    const ids: string[] = [];
+    for (const send of sends) ids.push(await sendAsync(send.number, send.text));
+    // One new chat per cycle: c1 at once, c2 after the first reset, c3 after the second; k3, k4 at once.
+    await waitFor(
+      () => texts(known, 'cap k'),
+      (got) => got.length === 2,
+      5_000,
+      'the existing chat served while capped',
+    );
+    expect(await texts(c1, 'cap ')).toEqual(['cap c1']);
+    expect(await texts(c3, 'cap ')).toEqual([]);
+    const limits = await stack.gw.call('GET', '/instance/wa_messages_limits', { token });
+    expect(limits.body).toMatchObject({ can_send_new_messages: false, new_chat_message_capping: { status: 'CAPPED', used_quota: 1, total_quota: 1 } });
+
+    await deliveredOnce('cap ', sends, 3 * cycleMs + 15_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(cycleMs);
+    const final = await rows(ids);
+    expect(final.filter((row) => row.status === 'Failed')).toEqual([]);
+    expect((await stack.gw.call('GET', '/message/async', { token })).body.queue).toMatchObject({ pending: 0 });
+  }, 90_000);
+});

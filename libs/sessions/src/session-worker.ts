@@ -29,6 +29,10 @@ import type { OpRegistry } from './ops/op-handler';
 import { createOpRegistry } from './ops/op-registry';
 import { UnackedSends } from './outbound/unacked-sends';
 import { SendLimitObserver } from './outbound/send-limits';
+import { HandshakeGate } from './session/handshake-gate';
+
+/** A reconnect's slot in the HandshakeGate is given back after this long at most (Baileys' own connect timeout is 20 s). */
+const HANDSHAKE_HOLD_MS = 30_000;
 
 /** The repositories the worker uses, each built once per process. */
 export interface SessionWorkerRepositories {
@@ -133,6 +137,7 @@ export class SessionWorker {
         authStates: repositories.authStates,
         writer,
         sockets: new SocketFactory(config),
+        handshakes: new HandshakeGate(config.handshakeConcurrency, HANDSHAKE_HOLD_MS),
         // Inbound messages, receipts, contacts and chats of every socket; then the embedder's own.
         observers: [this.inbound, new IssuedTcTokenObserver(), new SendLimitObserver(limits), ...(options.socketObservers ?? [])],
         logger: this.logger,

@@ -53,6 +53,8 @@ export interface SessionWorkerConfig {
   unackedResendAfterMs: number;
   unackedGiveUpMs: number;
   unackedSweepMs: number;
+  /** Reconnect handshakes of this worker at once (HANDSHAKE_CONCURRENCY): a server restart closes every socket together. */
+  handshakeConcurrency: number;
   /** How long a send whose connection closed under it waits for the session to be open again before handing it back. */
   sendReconnectWaitMs: number;
   /**
@@ -83,6 +85,7 @@ export const SESSION_WORKER_DEFAULTS = {
   unackedGiveUpMs: 300_000,
   unackedSweepMs: 5_000,
   sendReconnectWaitMs: 15_000,
+  handshakeConcurrency: 32,
 } as const;
 
 /** Builds a config from defaults plus overrides (embedding and tests). */
@@ -93,7 +96,7 @@ export function sessionWorkerConfig(overrides: Partial<SessionWorkerConfig> = {}
 /**
  * The worker's variables: WORKER_ID (default hostname-pid), WORKER_CAPACITY, LEASE_TTL_MS,
  * INBOUND_QUEUE_MAX, INBOUND_WORKER_QUEUE_MAX, SEND_ACK_TIMEOUT_MS, UNACKED_RESEND_AFTER_MS,
- * UNACKED_GIVE_UP_MS, and the
+ * UNACKED_GIVE_UP_MS, WA_WEB_VERSION, WA_VERSION_URL, HANDSHAKE_CONCURRENCY, and the
  * simulator seam WA_WEBSOCKET_URL + WA_CERT_ROOT_PUBLIC_KEY (both or nothing).
  */
 export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
@@ -107,6 +110,7 @@ export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
     inboundWorkerQueueMax: env.integer('INBOUND_WORKER_QUEUE_MAX', SESSION_WORKER_DEFAULTS.inboundWorkerQueueMax, { min: 4, max: 10_000_000 }),
     sendAckTimeoutMs: env.integer('SEND_ACK_TIMEOUT_MS', SESSION_WORKER_DEFAULTS.sendAckTimeoutMs, { min: 1_000, max: 600_000 }),
     unackedResendAfterMs: env.integer('UNACKED_RESEND_AFTER_MS', SESSION_WORKER_DEFAULTS.unackedResendAfterMs, { min: 1_000, max: 3_600_000 }),
+    handshakeConcurrency: env.integer('HANDSHAKE_CONCURRENCY', SESSION_WORKER_DEFAULTS.handshakeConcurrency, { min: 1, max: 10_000 }),
     unackedGiveUpMs: env.integer('UNACKED_GIVE_UP_MS', SESSION_WORKER_DEFAULTS.unackedGiveUpMs, { min: 5_000, max: 86_400_000 }),
     simulator: websocketUrl && rootPublicKey ? { websocketUrl, rootPublicKey } : undefined,
     waWebVersion: readWaVersion(env),

@@ -25,6 +25,7 @@ import type { SocketFactory } from '../socket/socket-factory';
 import { formatWaVersion } from '../socket/wa-version';
 import { classifyClose, reconnectDelay } from './disconnect-reason';
 import { readPrivacySettings, readStatusPrivacy, writePrivacySettings } from './privacy-settings';
+import type { HandshakeGate } from './handshake-gate';
 import { ChangeSignal, SerialQueue } from './serial-queue';
 import type { SessionStateWriter, StateChange } from './session-state-writer';
 import type { SocketObserver } from './socket-observer';
@@ -35,6 +36,8 @@ export interface SessionServices {
   authStates: AuthStateRepository;
   writer: SessionStateWriter;
   sockets: SocketFactory;
+  /** The worker's bound on reconnect handshakes at once. */
+  handshakes: HandshakeGate;
   observers: readonly SocketObserver[];
   logger: Logger;
 }
@@ -86,6 +89,8 @@ export class Session {
   private pairing: Pairing | null = null;
   private expiryTimer: NodeJS.Timeout | undefined;
   private reconnectTimer: NodeJS.Timeout | undefined;
+  /** Frees this session's slot in the worker's HandshakeGate (held from a reconnect's socket until it logs in or closes). */
+  private handshakeRelease: (() => void) | undefined;
   private attempt = 0;
   /** The WhatsApp Web version the current socket logs in with (a 405 names it). */
   private socketVersion: WAVersion | undefined;
@@ -407,6 +412,7 @@ export class Session {
 
   /** Forgets the current socket (its events are ignored from now on) and closes it. */
   private detachSocket(hard = false): void {
+    this.releaseHandshake();
     this.generation += 1;
     for (const detach of this.detachObservers.splice(0)) {
       try {
@@ -422,6 +428,8 @@ export class Session {
 
   private async onConnectionUpdate(update: Partial<ConnectionState>): Promise<void> {
     if (this.phase === 'ended') return;
+    // Logged in or closed: this socket's handshake is over, the next session's may start.
+    if (update.connection === 'open' || update.connection === 'close') this.releaseHandshake();
     if (update.qr) await this.onQr(update.qr);
     if (update.isNewLogin) await this.onPairSuccess();
     if (update.connection === 'open') await this.onOpen();
@@ -585,8 +593,25 @@ export class Session {
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
-      void this.run(() => this.reconnectNow());
+      // The worker's reconnects go through one gate: a server restart closes every socket at once.
+      void this.services.handshakes.acquire().then((release) =>
+        this.run(() => {
+          this.releaseHandshake();
+          if (this.phase === 'ended') return release();
+          this.handshakeRelease = release;
+          return this.reconnectNow();
+        }).catch((error: unknown) => {
+          release();
+          throw error;
+        }),
+      );
     }, delay);
+  }
+
+  private releaseHandshake(): void {
+    const release = this.handshakeRelease;
+    this.handshakeRelease = undefined;
+    release?.();
   }
 
   private async reconnectNow(): Promise<void> {

@@ -1,5 +1,5 @@
 /** A call to the WhatsApp simulator's control API (accounts, scans, inboxes); an error status throws. */
-export async function simulatorControl<T>(sim: { controlUrl: string }, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+export async function simulatorControl<T>(sim: { controlUrl: string }, method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
   const response = await fetch(`${sim.controlUrl}${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },

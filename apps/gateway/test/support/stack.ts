@@ -74,7 +74,7 @@ export class Stack {
     await this.db?.close();
   }
 
-  control<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  control<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
     return simulatorControl<T>(this.sim, method, path, body);
   }
 

@@ -2,7 +2,6 @@ import fastifyStatic from '@fastify/static';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
-import { createRequire } from 'node:module';
 import { withSecurityHeaders } from '../console/console.routes';
 import { buildOpenApiDocument } from './openapi.document';
 
@@ -79,7 +78,9 @@ export function serveApiDocs(app: NestFastifyApplication): { document: () => Ope
       void withSecurityHeaders(reply).header('content-type', 'application/javascript; charset=utf-8').header('cache-control', 'no-cache').send(DOCS_INIT),
   );
   void fastify.register(fastifyStatic, {
-    root: createRequire(__filename)('swagger-ui-dist/absolute-path.js')() as string,
+    // Through getBuiltinModule: webpack rewrites an imported createRequire(__filename) to undefined(…),
+    // and the bundled gateway (and every bench) failed at startup.
+    root: process.getBuiltinModule('node:module').createRequire(__filename)('swagger-ui-dist/absolute-path.js')() as string,
     prefix: `${DOCS_PATH}/`,
     decorateReply: false,
     index: false,

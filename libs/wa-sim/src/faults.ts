@@ -1,6 +1,7 @@
 // Fault injection. Immediate faults (drop, stream errors, logout, restart) are executed by the
 // simulator; the rules kept here are consulted at the matching points of the protocol flow.
 import { SimError } from './errors';
+import { UNDECRYPTABLE_MODES, type OmitPnFaultRule, type UndecryptableFaultRule, type UndecryptableMode } from './undecryptable';
 import { parseSendLimitFault, type NewChatCapFault, type ReachoutTimelockFault } from './send-limits';
 
 /**
@@ -116,7 +117,9 @@ export type FaultRule =
   | AppStateFaultRule
   | RegRefreshRule
   | PairCodeRefusedRule
-  | ClientOutdatedRule;
+  | ClientOutdatedRule
+  | UndecryptableFaultRule
+  | OmitPnFaultRule;
 
 export interface ActiveFault {
   id: number;
@@ -149,6 +152,8 @@ const RULE_KINDS = new Set([
   'reg-refresh',
   'pair-code-refused',
   'client-outdated',
+  'undecryptable',
+  'omit-pn',
 ]);
 const ACTION_KINDS = new Set(['drop', 'conflict', 'stream-error', 'logout', 'restart', 'clear', 'reachout-timelock', 'new-chat-cap']);
 
@@ -217,6 +222,13 @@ export function parseFaultRequest(body: unknown): FaultRequest {
       if (!minVersion || !parseWaVersion(minVersion)) throw new SimError(400, 'client-outdated needs "minVersion" like 2.3000.1043857761');
       return { kind, minVersion, device: optString('device') };
     }
+    case 'undecryptable': {
+      const mode = b.mode ?? 'bad-mac';
+      if (!UNDECRYPTABLE_MODES.includes(mode as UndecryptableMode)) throw new SimError(400, `undecryptable mode must be ${UNDECRYPTABLE_MODES.join('|')}`);
+      return { kind, mode: mode as UndecryptableMode, device: optString('device'), count: optNumber('count') };
+    }
+    case 'omit-pn':
+      return { kind, device: needDevice() };
     case 'drop':
     case 'conflict':
       return { kind, device: needDevice() };

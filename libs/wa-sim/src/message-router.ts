@@ -174,7 +174,9 @@ export class MessageRouter {
     } else {
       const form = this.ctx.options.incomingAddressing;
       attrs.from = deviceJid(sender.account, sender.deviceId, form);
-      if (form === 'lid') attrs.sender_pn = sender.account.jid;
+      // Some contacts' messages come with no sender_pn (the omit-pn fault, Baileys PR #2744).
+      const omitPn = this.ctx.faults.peek('omit-pn', (f) => this.ctx.matchesDevice(f, sender));
+      if (form === 'lid' && !omitPn) attrs.sender_pn = sender.account.jid;
       else attrs.sender_lid = sender.account.lidJid;
     }
     return node('message', attrs, [node('enc', { ...enc.attrs }, enc.content)]);

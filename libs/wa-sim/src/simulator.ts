@@ -25,6 +25,7 @@ import type { ResolvedOptions, SimContext } from './context';
 import { SimError } from './errors';
 import { compareWaVersions, FaultController, isFaultRule, parseWaVersion } from './faults';
 import type { ActiveFault, FaultRequest } from './faults';
+import { UndecryptableDeliveries } from './undecryptable';
 import { GroupStore } from './groups';
 import { IqRouter } from './iq-router';
 import type { IqHooks } from './iq-router';
@@ -148,6 +149,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   readonly registry: AccountRegistry;
   readonly logger: Logger;
   readonly faults = new FaultController();
+  private readonly undecryptable = new UndecryptableDeliveries();
   /** The accounts' own push names and profile pictures. */
   readonly profiles = new ProfileStore(this);
   readonly router: MessageRouter;
@@ -377,6 +379,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     if (stanza.tag === 'message' && this.faults.take('corrupt', (f) => this.matchesDevice(f, target))) {
       stanza = corruptEnc(stanza);
     }
+    stanza = this.undecryptable.apply(target, stanza, () => this.faults.take('undecryptable', (f) => this.matchesDevice(f, target)));
     if (target.deviceId === 0) {
       this.phoneOf(target.account).onStanza(stanza, sender);
       return;

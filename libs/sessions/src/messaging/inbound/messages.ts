@@ -7,6 +7,7 @@ import {
   type ChatRow,
   type ContactRow,
   type MessageRow,
+  type NewMessage,
   type NewOutboxEvent,
 } from '@gw/persistence';
 import { recordId } from '@gw/platform';
@@ -23,6 +24,22 @@ import { chatWriteKey, messageKey, type InboundContext } from './inbound-context
 import type { Written } from './sender-names';
 import type { PresenceEvents } from './presence';
 import { ANNOUNCED, errorText, rank, type EarlyReceipt, type ReceiptEvents } from './receipts';
+
+/** What a placeholder of an undecryptable message says about its (missing) content. */
+const UNDECRYPTABLE: DescribedContent = {
+  messageType: 'placeholder',
+  type: 'unknown',
+  mediaType: '',
+  text: '',
+  content: null,
+  quoted: '',
+  edited: '',
+  reaction: '',
+  buttonOrListid: '',
+  vote: '',
+  revokes: '',
+  field: '',
+};
 
 /** How long an exact reload asked through the API waits for the phone's answer to count as history. */
 const RESEND_WINDOW_MS = 5 * 60_000;
@@ -123,7 +140,10 @@ export class MessageEvents {
   private async onMessage(message: WAMessage, history?: MessageRow[]): Promise<void> {
     const key = message.key;
     const remote = key?.remoteJid ?? '';
-    if (!key?.id || !remote || !message.message) return; // stubs, undecryptable placeholders
+    if (key?.id && remote && !message.message && message.messageStubType === proto.WebMessageInfo.StubType.CIPHERTEXT) {
+      return this.onUndecryptable(message, history);
+    }
+    if (!key?.id || !remote || !message.message) return; // other stubs
     if (remote.endsWith('@newsletter')) return this.onNewsletterMessage(message);
     if (remote.endsWith('@broadcast')) return; // status updates: not stored
     if ((message as { category?: string }).category === 'peer') return;
@@ -247,6 +267,57 @@ export class MessageEvents {
     if (early) this.receipts.forgetEarly(key.id);
     if (written) this.context.senders.committed(written);
     if (fromMe) this.selfObserved = `${place.sender.pn}|${place.sender.lid}`;
+  }
+
+  /**
+   * A message Baileys could not decrypt (a CIPHERTEXT stub: Bad MAC, no session, no `<enc>` at all):
+   * stored as a placeholder — messageType `placeholder`, `content: {placeholder: "undecryptable",
+   * reason}` — and announced as a `messages` event, so nothing a phone sent is silently missing.
+   * Baileys has asked the sender for a retry (and its own phone for a resend); when the content
+   * arrives under the same id, onMessage completes this row (it has no stored copy, `raw`) and
+   * announces the message again with its content. A placeholder already stored, or the content,
+   * is left as it is (Baileys emits the stub again on every failed retry).
+   */
+  private async onUndecryptable(message: WAMessage, history?: MessageRow[]): Promise<void> {
+    const key = message.key;
+    const remote = key.remoteJid ?? '';
+    if (remote.endsWith('@newsletter') || remote.endsWith('@broadcast')) return;
+    if ((message as { category?: string }).category === 'peer') return;
+    const place = await this.place(message);
+    const group = place.isGroup ? await this.context.groupInfo(remote) : null;
+    const reason = message.messageStubParameters?.[0] ?? '';
+    const fromMe = Boolean(key.fromMe);
+    const senderName = message.pushName || '';
+    const row: NewMessage = {
+      ...toNewMessage(this.context.instanceId, { message, described: UNDECRYPTABLE, place, senderName, status: '' }),
+      content: { placeholder: 'undecryptable', reason },
+      raw: null,
+    };
+    const who = await this.context.who();
+    const messageId = key.id as string;
+    await this.context.write(
+      async (manager, events) => {
+        const prior = await MessageRepository.findWithin(manager, this.context.instanceId, messageId);
+        if (prior) {
+          if (history) history.push(prior);
+          return;
+        }
+        const { row: stored } = await MessageRepository.upsertWithin(manager, row);
+        const contact = fromMe ? null : await this.observeSender(manager, place.sender, senderName);
+        if (contact) events.push(contactsEvent([contact], who));
+        // Not counted as unread: the content, when it comes, is (onMessage).
+        const chat = await this.observeChat(manager, place, group, {
+          waName: place.isGroup ? group?.subject : fromMe ? undefined : senderName || undefined,
+          lastMessage: { timestamp: row.messageTimestamp, type: row.messageType, textVote: '', sender: row.sender, incoming: false },
+        });
+        if (history) {
+          history.push(stored);
+          return;
+        }
+        events.push(messagesEvent(chat, stored, who, group?.subject ?? ''));
+      },
+      [messageKey(messageId), ...[place.chatId, place.chatLid].filter(Boolean).map(chatWriteKey)],
+    );
   }
 
   /**

@@ -1,6 +1,4 @@
-import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher } from '@gw/dispatch';
-import { ChatRepository, InstanceRepository, SendQueueRepository } from '@gw/persistence';
-import { createLogger } from '@gw/platform';
+import type { AsyncDispatcher } from '@gw/dispatch';
 import { nextPhone, Stack, waitFor, type InboxEntry } from './support/stack';
 
 const textOf = (entry: InboxEntry): string => entry.message?.extendedTextMessage?.text ?? entry.message?.conversation ?? '';
@@ -30,15 +28,7 @@ describe('sends when the connection dies mid-send (issue 34)', () => {
     ({ token, id: instanceId, phone } = await stack.connectedInstance('survivor'));
     contact = nextPhone('5541');
     await stack.control('POST', '/sim/accounts', { phone: contact, name: 'Cliente' });
-    dispatcher = new AsyncDispatcher(
-      new SendQueueRepository(stack.db.dataSource),
-      new InstanceRepository(stack.db.dataSource),
-      new ChatRepository(stack.db.dataSource),
-      stack.bus,
-      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e', pollIntervalMs: 200, disconnectedRetryMs: 500 },
-      createLogger('dispatcher', 'silent'),
-    );
-    dispatcher.start();
+    dispatcher = stack.asyncDispatcher();
   }, 60_000);
 
   afterAll(async () => {

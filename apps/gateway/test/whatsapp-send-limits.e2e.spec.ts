@@ -1,6 +1,4 @@
-import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher } from '@gw/dispatch';
-import { ChatRepository, InstanceRepository, SendLimitRepository, SendQueueRepository } from '@gw/persistence';
-import { createLogger } from '@gw/platform';
+import type { AsyncDispatcher } from '@gw/dispatch';
 import { nextPhone, Stack, waitFor, type InboxEntry } from './support/stack';
 
 const textOf = (entry: InboxEntry): string => entry.message?.extendedTextMessage?.text ?? entry.message?.conversation ?? '';
@@ -54,17 +52,7 @@ describe("WhatsApp's sending limits (issue 34, mode 4)", () => {
   beforeAll(async () => {
     await stack.start({}, undefined, { sendAckTimeoutMs: 5_000 });
     ({ token, id: instanceId, phone } = await stack.connectedInstance('limited'));
-    dispatcher = new AsyncDispatcher(
-      new SendQueueRepository(stack.db.dataSource),
-      new InstanceRepository(stack.db.dataSource),
-      new ChatRepository(stack.db.dataSource),
-      stack.bus,
-      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e', pollIntervalMs: 200, disconnectedRetryMs: 500 },
-      createLogger('dispatcher', 'silent'),
-      undefined,
-      new SendLimitRepository(stack.db.dataSource),
-    );
-    dispatcher.start();
+    dispatcher = stack.asyncDispatcher();
     // A chat the account already has: the contact wrote first.
     known = await contact();
     await stack.control('POST', `/sim/accounts/${known}/send`, { to: phone, text: 'oi, tudo bem?' });

@@ -1,4 +1,6 @@
 import { InProcessBus } from '@gw/bus';
+import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher, type AsyncDispatcherConfig } from '@gw/dispatch';
+import { ChatRepository, InstanceRepository, SendLimitRepository, SendQueueRepository } from '@gw/persistence';
 import { createLogger, type Logger } from '@gw/platform';
 import { SessionWorker, sessionWorkerConfig, type SessionWorkerConfig } from '@gw/sessions';
 import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
@@ -76,6 +78,26 @@ export class Stack {
 
   control<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
     return simulatorControl<T>(this.sim, method, path, body);
+  }
+
+  /**
+   * The async queue's dispatcher on this stack's bus and database (started; `stop()` it in afterAll), as
+   * the dispatcher process runs it, with quick polls and `overrides`.
+   */
+  asyncDispatcher(overrides: Partial<AsyncDispatcherConfig> = {}): AsyncDispatcher {
+    const source = this.db.dataSource;
+    const dispatcher = new AsyncDispatcher(
+      new SendQueueRepository(source),
+      new InstanceRepository(source),
+      new ChatRepository(source),
+      this.bus,
+      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e', pollIntervalMs: 200, disconnectedRetryMs: 500, ...overrides },
+      createLogger('dispatcher', 'silent'),
+      undefined,
+      new SendLimitRepository(source),
+    );
+    dispatcher.start();
+    return dispatcher;
   }
 
   /** A connected instance (linked by QR through the API) and its phone number. */

@@ -41,6 +41,11 @@ export type MessageRecord = {
   track_id: string;
   /** The known contact of a call, on call messages only (spec: "when `messageType` is `call`"). */
   callPeer?: MessageCallPeer;
+  /**
+   * Present (true) when the sender is known only by its LID: WhatsApp sent no phone number with the
+   * message and none is known yet (`sender_pn` is ''); filled in on the stored record once one is learned.
+   */
+  sender_pn_unresolved?: true;
   /** An object as the spec types it; empty unless an AI agent recorded its round on the message. */
   ai_metadata: Record<string, unknown>;
 };

@@ -42,5 +42,7 @@ export function toMessageRecord(row: MessageRow, owner: string): MessageRecord {
     ...(row.messageType === 'call' ? { callPeer: row.callPeer ?? { jid: row.sender, name: row.senderName, imagePreviewUrl: '' } } : {}),
     // An object as the spec types it; empty unless an AI agent recorded its round on the message.
     ai_metadata: row.aiMetadata ?? {},
+    // A LID-only sender whose phone number WhatsApp has not told us (yet): said, not left to guess.
+    ...(row.senderLid && !row.senderPn ? { sender_pn_unresolved: true as const } : {}),
   };
 }

@@ -32,6 +32,26 @@ export class LidMappingRepository {
     return rows.map((row) => ({ lid: row.lid, pn: row.pn }));
   }
 
+  /**
+   * Pairs just learned fill in the phone number of messages stored while their sender was known only
+   * by its LID (sender_pn '', and a 1:1 chat id that was the LID). Returns how many rows changed.
+   */
+  static async resolveMessagesWithin(manager: EntityManager, instanceId: string, pairs: LidMapping[]): Promise<number> {
+    if (pairs.length === 0) return 0;
+    const rows: unknown[] = await manager.query(
+      `${PREPARED} WITH pairs AS (SELECT * FROM unnest($2::text[], $3::text[]) AS u(lid, pn)),
+       changed AS (
+         UPDATE messages m SET sender_pn = p.pn,
+           chat_id = CASE WHEN m.chat_id = p.lid THEN p.pn ELSE m.chat_id END,
+           updated_at = now()
+         FROM pairs p WHERE m.instance_id = $1 AND m.sender_lid = p.lid AND m.sender_pn = ''
+         RETURNING 1)
+       SELECT 1 FROM changed`,
+      [instanceId, pairs.map((pair) => pair.lid), pairs.map((pair) => pair.pn)],
+    );
+    return rows.length;
+  }
+
   async pnForLid(instanceId: string, lid: string): Promise<string | null> {
     const rows: Array<{ pn: string }> = await this.dataSource.query(`SELECT pn FROM lid_mappings WHERE instance_id = $1 AND lid = $2`, [instanceId, lid]);
     return rows.length ? rows[0].pn : null;

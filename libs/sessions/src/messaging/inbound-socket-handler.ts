@@ -385,7 +385,9 @@ export class InboundSocketHandler {
       const written = this.services.store.write(
         this.context.lease,
         async (manager, events) => {
-          await LidMappingRepository.storeWithin(manager, this.context.instanceId, learned);
+          const changed = await LidMappingRepository.storeWithin(manager, this.context.instanceId, learned);
+          // Messages stored while their sender was only a LID get its number now (guarantee 4).
+          await LidMappingRepository.resolveMessagesWithin(manager, this.context.instanceId, changed);
           return work(manager, events);
         },
         keys,

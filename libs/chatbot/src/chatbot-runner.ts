@@ -444,7 +444,8 @@ export class ChatbotRunner {
           await new Promise((resolve) => setTimeout(resolve, typingMs));
           if (this.killed) return 'retry';
         }
-        await this.bus.request(Subjects.instance(round.instanceId, 'send'), request, { timeoutMs: this.config.sendTimeoutMs });
+        // Queued: a send that lost its connection before reaching WhatsApp comes back (NotConnected) and the round retries it.
+        await this.bus.request(Subjects.instance(round.instanceId, 'send'), { ...request, queued: true }, { timeoutMs: this.config.sendTimeoutMs });
         sent++;
         sentAt = Date.now();
       } catch (error) {

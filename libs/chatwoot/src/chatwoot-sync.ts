@@ -745,7 +745,12 @@ export class ChatwootSync {
   /** One send through the session worker holding the instance; unreachable now → retried later (same id). */
   private async send(instanceId: string, request: SendRequest): Promise<InstanceRpc['send']['reply']> {
     try {
-      return await this.bus.request<InstanceRpc['send']['reply']>(Subjects.instance(instanceId, 'send'), request, { timeoutMs: this.config.workerTimeoutMs });
+      // Queued: a send that lost its connection before reaching WhatsApp comes back (NotConnected) and the job retries it.
+      return await this.bus.request<InstanceRpc['send']['reply']>(
+        Subjects.instance(instanceId, 'send'),
+        { ...request, queued: true },
+        { timeoutMs: this.config.workerTimeoutMs },
+      );
     } catch (error) {
       if (error instanceof RpcError && !UNREACHABLE.has(error.code) && PERMANENT.has(error.code)) {
         throw new Refused(`WhatsApp send refused: ${error.message}`);

@@ -102,8 +102,9 @@ export interface SendRequest {
   /** A status (story) to `status@broadcast`: its recipients (PN JIDs) and how a text status looks. */
   status?: StatusBroadcast;
   /**
-   * Set by the async queue: it sends the same request again later, so a send whose connection went
-   * away before the message reached WhatsApp is handed back (NotConnected) instead of Failed.
+   * Set by the callers that send the same request again later (the async queue, chatbot rounds, the
+   * Chatwoot bridge): a send whose connection went away before the message reached WhatsApp is handed
+   * back (NotConnected) instead of Failed.
    */
   queued?: boolean;
 }

@@ -25,6 +25,7 @@ import { ChatwootContactLock1764200000000 } from './migrations/1764200000000-cha
 import { ChatbotTranscripts1764320000000 } from './migrations/1764320000000-chatbot-transcripts';
 import { ContactsLidIndex1764360000000 } from './migrations/1764360000000-contacts-lid-index';
 import { MessagesChatLidIndex1764410000000 } from './migrations/1764410000000-messages-chat-lid-index';
+import { MessagesUnresolvedSenderIndex1764440000000 } from './migrations/1764440000000-messages-unresolved-sender-index';
 import { SendLimits1764430000000 } from './migrations/1764430000000-send-limits';
 import { OutboxCursorPending1764400000000 } from './migrations/1764400000000-outbox-cursor-pending';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
@@ -64,6 +65,7 @@ export const MIGRATIONS = [
   OutboxCursorPending1764400000000,
   MessagesChatLidIndex1764410000000,
   SendLimits1764430000000,
+  MessagesUnresolvedSenderIndex1764440000000,
 ];
 
 export interface DataSourceOptions {

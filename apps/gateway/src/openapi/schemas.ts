@@ -151,6 +151,10 @@ export const SCHEMAS = {
       track_source: str(),
       track_id: str(),
       sender_pn: str(),
+      sender_pn_unresolved: {
+        type: 'boolean',
+        description: 'Present (true) when the sender is known only by its LID and WhatsApp has not told its phone number yet',
+      },
       sender_lid: str(),
       ai_metadata: { type: 'object', additionalProperties: true },
       chatlid: str({ description: 'The chat as a LID, when known' }),

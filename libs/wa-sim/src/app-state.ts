@@ -1,12 +1,15 @@
 // App-state sync (B11): a per-account patch store. Companions upload encrypted SyncdPatches
-// (chatModify, labels, contacts…); we stamp versions and replay them to every device. No
-// snapshots and no external blobs, so nothing needs an HTTPS download. Because the simulated
-// phone owns the account's app-state key, it can also author patches and read them back.
-import { chatModificationToAppPatch, decodeSyncdPatch, encodeSyncdPatch, newLTHashState, proto } from './baileys';
+// (chatModify, labels, contacts…); we stamp versions and replay them to every device. An upload whose
+// base version is behind the collection's is refused with a 409 and the patches it missed, as the
+// server does. Snapshots and external mutations (blobs on the media server) are served only while the
+// `app-state-external` fault asks for them (`AppStateServing`); otherwise everything goes inline.
+// Because the simulated phone owns the account's app-state key, it can also author patches and read them back.
+import { chatModificationToAppPatch, decodeSyncdPatch, encodeSyncdPatch, hkdf, hmacSign, makeLtHashGenerator, newLTHashState, proto } from './baileys';
 import type { ChatModification, WAPatchName } from './baileys';
 import type { Account, AppStateCollection } from './accounts';
 import type { BinaryNode } from './node-io';
 import { child, children, contentBytes, iqResult, node } from './node-io';
+import { encryptMedia, type MediaServer } from './media-server';
 
 function collectionOf(account: Account, name: string): AppStateCollection {
   let collection = account.appState.get(name);
@@ -32,8 +35,32 @@ export interface AppStateResult {
   changed: Array<{ name: string; version: number }>;
 }
 
-export function handleAppStateIq(account: Account, iq: BinaryNode): AppStateResult {
-  const replies: BinaryNode[] = [];
+/**
+ * How the server hands out state it would not put inline (the `app-state-external` fault). The shapes are
+ * the real server's as its clients read them: whatsmeow's appstate.ParsePatchList and Baileys'
+ * extractSyncdPatches/decodePatches (rc14 lib/Utils/chat-utils.js) — a `<snapshot>` whose content is an
+ * ExternalBlobReference to an encrypted SyncdSnapshot, and patches whose `externalMutations` reference an
+ * encrypted SyncdMutations; both blobs are media of type md-app-state ("WhatsApp App State Keys"),
+ * downloaded by direct path from a media host.
+ */
+export interface AppStateServing {
+  media: MediaServer;
+  /** A collection asked for with return_snapshot=true comes as a snapshot blob. */
+  snapshot: boolean;
+  /** A patch whose mutations encode to more than this many bytes has them in a blob; null: always inline. */
+  externalAbove: number | null;
+}
+
+/**
+ * Answers `<iq xmlns="w:sync:app:state">`: uploads first (synchronously, so two uploads never
+ * interleave), then the fetches. An upload based on an older version than the collection's is not
+ * stored: its collection answers `type="error"` with `<error code="409" text="conflict"/>` and the
+ * patches since that base, as WhatsApp does (whatsmeow issues #382 and #686 quote the server's node:
+ * `<collection name="regular_low" type="error"><error code="409" text="conflict"/><patches><patch>…`;
+ * whatsmeow's sendAppState applies those patches and sends again).
+ */
+export async function handleAppStateIq(account: Account, iq: BinaryNode, serving?: AppStateServing): Promise<AppStateResult> {
+  const replies: Array<BinaryNode | Promise<BinaryNode>> = [];
   const changed: Array<{ name: string; version: number }> = [];
   for (const request of children(child(iq, 'sync'), 'collection')) {
     const name = request.attrs.name;
@@ -41,6 +68,21 @@ export function handleAppStateIq(account: Account, iq: BinaryNode): AppStateResu
     const collection = collectionOf(account, name);
     const uploads = children(request, 'patch');
     if (uploads.length) {
+      const base = Number(request.attrs.version);
+      if (Number.isSafeInteger(base) && base < collection.version) {
+        const missed = collection.patches.filter((p) => p.version > base);
+        replies.push(
+          node('collection', { name, type: 'error' }, [
+            node('error', { code: '409', text: 'conflict' }),
+            node(
+              'patches',
+              {},
+              missed.map((p) => node('patch', {}, p.bytes)),
+            ),
+          ]),
+        );
+        continue;
+      }
       for (const upload of uploads) {
         const bytes = contentBytes(upload);
         if (bytes) storePatch(account, name, proto.SyncdPatch.decode(bytes));
@@ -50,24 +92,90 @@ export function handleAppStateIq(account: Account, iq: BinaryNode): AppStateResu
       continue;
     }
     const since = Number(request.attrs.version ?? '0');
+    const version = collection.version;
+    if (serving?.snapshot && request.attrs.return_snapshot === 'true' && version > 0) {
+      const snapshot = snapshotOf(account, name, collection);
+      replies.push(externalBlob(serving.media, snapshot).then((ref) => node('collection', { name, version: String(version) }, [node('snapshot', {}, ref)])));
+      continue;
+    }
     const newer = collection.patches.filter((p) => p.version > since);
     replies.push(
-      node(
-        'collection',
-        { name, version: String(collection.version) },
-        newer.length
-          ? [
-              node(
-                'patches',
-                {},
-                newer.map((p) => node('patch', {}, p.bytes)),
-              ),
-            ]
-          : undefined,
+      Promise.all(newer.map((p) => servedPatch(p.bytes, serving))).then((patches) =>
+        node(
+          'collection',
+          { name, version: String(version) },
+          patches.length
+            ? [
+                node(
+                  'patches',
+                  {},
+                  patches.map((bytes) => node('patch', {}, bytes)),
+                ),
+              ]
+            : undefined,
+        ),
       ),
     );
   }
-  return { reply: iqResult(iq, [node('sync', {}, replies)]), changed };
+  return { reply: iqResult(iq, [node('sync', {}, await Promise.all(replies))]), changed };
+}
+
+/** A stored patch as served: its mutations moved to a blob when they are over the size. */
+async function servedPatch(bytes: Buffer, serving: AppStateServing | undefined): Promise<Buffer> {
+  if (serving?.externalAbove == null) return bytes;
+  const patch = proto.SyncdPatch.decode(bytes);
+  const mutations = Buffer.from(proto.SyncdMutations.encode({ mutations: patch.mutations }).finish());
+  if (mutations.length <= serving.externalAbove) return bytes;
+  patch.externalMutations = proto.ExternalBlobReference.decode(await externalBlob(serving.media, mutations));
+  patch.mutations = [];
+  return Buffer.from(proto.SyncdPatch.encode(patch).finish());
+}
+
+/** Encrypts `plain` as md-app-state media, stores it, and answers the encoded ExternalBlobReference. */
+async function externalBlob(media: MediaServer, plain: Buffer): Promise<Buffer> {
+  const encrypted = await encryptMedia(plain, 'md-app-state');
+  const { directPath } = media.store(encrypted.encrypted, 'md-app-state');
+  const ref = proto.ExternalBlobReference.fromObject({
+    mediaKey: encrypted.mediaKey,
+    directPath,
+    handle: directPath.split('/').pop()?.split('.')[0],
+    fileSizeBytes: encrypted.fileLength,
+    fileSha256: encrypted.fileSha256,
+    fileEncSha256: encrypted.fileEncSha256,
+  });
+  return Buffer.from(proto.ExternalBlobReference.encode(ref).finish());
+}
+
+/**
+ * The collection as one SyncdSnapshot at its version: the last record of every index (a REMOVE drops
+ * it), the LT hash of their value MACs, and the snapshot MAC over it (key: bytes 96–128 of the
+ * HKDF-expanded app-state key, "WhatsApp Mutation Keys", as whatsmeow's expandAppStateKeys).
+ */
+function snapshotOf(account: Account, name: string, collection: AppStateCollection): Buffer {
+  const records = new Map<string, proto.ISyncdRecord>();
+  for (const stored of collection.patches) {
+    for (const mutation of proto.SyncdPatch.decode(stored.bytes).mutations ?? []) {
+      const index = Buffer.from(mutation.record?.index?.blob ?? []).toString('base64');
+      if (mutation.operation === proto.SyncdMutation.SyncdOperation.REMOVE) records.delete(index);
+      else if (mutation.record) records.set(index, mutation.record);
+    }
+  }
+  const lthash = makeLtHashGenerator(newLTHashState());
+  for (const record of records.values()) {
+    const value = Buffer.from(record.value?.blob ?? []);
+    lthash.mix({ indexMac: Buffer.from(record.index?.blob ?? []), valueMac: value.subarray(-32), operation: proto.SyncdMutation.SyncdOperation.SET });
+  }
+  const { hash } = lthash.finish();
+  const version = Buffer.alloc(8);
+  version.writeUInt32BE(collection.version, 4);
+  const snapshotMacKey = Buffer.from(hkdf(account.appStateKey.keyData, 160, { info: 'WhatsApp Mutation Keys' })).subarray(96, 128);
+  const snapshot = proto.SyncdSnapshot.fromObject({
+    version: { version: collection.version },
+    records: [...records.values()],
+    mac: hmacSign(Buffer.concat([hash, version, Buffer.from(name, 'utf-8')]), snapshotMacKey, 'sha256'),
+    keyId: { id: account.appStateKey.keyId },
+  });
+  return Buffer.from(proto.SyncdSnapshot.encode(snapshot).finish());
 }
 
 function keyFetcher(account: Account) {
@@ -217,4 +325,13 @@ export async function addressBookOf(account: Account): Promise<AddressBookEntry[
     }
   }
   return [...book.values()].sort((a, b) => a.jid.localeCompare(b.jid));
+}
+
+/** The collection a chat modification goes to; undefined when it is not one Baileys can encode. */
+export function modificationCollection(jid: string, mod: ChatModification): string | undefined {
+  try {
+    return chatModificationToAppPatch(mod, jid).type;
+  } catch {
+    return undefined;
+  }
 }

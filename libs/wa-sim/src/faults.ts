@@ -66,6 +66,36 @@ export interface AppStateFaultRule {
 }
 
 /**
+ * Standing: app state is served as WhatsApp serves a real account's, in blobs on the media server:
+ * a collection fetched with return_snapshot=true (a fresh device's first sync, a forced resync) comes
+ * as a `<snapshot>` ExternalBlobReference to an encrypted SyncdSnapshot, and a patch whose mutations
+ * encode to more than `externalAbove` bytes (default 0: every one) has them as `externalMutations`, a
+ * blob too. The shapes are those whatsmeow's appstate.ParsePatchList and Baileys' extractSyncdPatches /
+ * decodePatches read (both download them as md-app-state media by direct path).
+ */
+export interface AppStateExternalRule {
+  kind: 'app-state-external';
+  snapshot: boolean;
+  externalAbove: number | null;
+  device?: string;
+}
+
+/**
+ * The phone changes app state (`mod` on `jid`, as POST /sim/accounts/{phone}/app-state) while the
+ * device's next upload to the same collection is in flight: the phone's patch is stored first, so the
+ * upload's base version is stale and the server answers it with a 409 and the patch it missed — the
+ * race behind whatsmeow issues #382 and #686 (`<collection type="error"><error code="409"
+ * text="conflict"/><patches>…`). `device` filters on the uploading device.
+ */
+export interface AppStateConflictRule {
+  kind: 'app-state-conflict';
+  jid: string;
+  mod: Record<string, unknown>;
+  device?: string;
+  count?: number;
+}
+
+/**
  * The phone's next `count` QR scans find the companion's registration refreshed: the server sends the
  * companion `<notification type="companion_reg_refresh"><companion_reg_refresh/></notification>` and
  * retires the ADV secret the scanned QR carried, so that scan and any later one of a QR with that
@@ -115,6 +145,8 @@ export type FaultRule =
   | DropDeliveryRule
   | RejectLoginRule
   | AppStateFaultRule
+  | AppStateExternalRule
+  | AppStateConflictRule
   | RegRefreshRule
   | PairCodeRefusedRule
   | ClientOutdatedRule
@@ -149,6 +181,8 @@ const RULE_KINDS = new Set([
   'drop-deliveries',
   'reject-login',
   'app-state',
+  'app-state-external',
+  'app-state-conflict',
   'reg-refresh',
   'pair-code-refused',
   'client-outdated',
@@ -213,6 +247,18 @@ export function parseFaultRequest(body: unknown): FaultRequest {
       return { kind, reason: optNumber('reason') ?? 401, device: optString('device'), count: optNumber('count') };
     case 'app-state':
       return { kind, code: optNumber('code') ?? 400, device: optString('device'), count: optNumber('count') ?? 1 };
+    case 'app-state-external':
+      return {
+        kind,
+        snapshot: b.snapshot !== false,
+        externalAbove: b.externalAbove === null ? null : (optNumber('externalAbove') ?? 0),
+        device: optString('device'),
+      };
+    case 'app-state-conflict': {
+      const jid = optString('jid');
+      if (!jid || !b.mod || typeof b.mod !== 'object') throw new SimError(400, 'app-state-conflict needs "jid" and "mod" (a chat modification)');
+      return { kind, jid, mod: b.mod as Record<string, unknown>, device: optString('device'), count: optNumber('count') ?? 1 };
+    }
     case 'reg-refresh':
       return { kind, device: optString('device'), count: optNumber('count') ?? 1 };
     case 'pair-code-refused':
@@ -291,13 +337,18 @@ export class FaultController {
     this.active.length = 0;
   }
 
-  /** First matching rule of a kind, consuming one use of it. */
-  take<K extends FaultRule['kind']>(kind: K, matches: DeviceMatcher): Extract<FaultRule, { kind: K }> | undefined {
+  /** First matching rule of a kind (that `accept` takes, if given), consuming one use of it. */
+  take<K extends FaultRule['kind']>(
+    kind: K,
+    matches: DeviceMatcher,
+    accept?: (rule: Extract<FaultRule, { kind: K }>) => boolean,
+  ): Extract<FaultRule, { kind: K }> | undefined {
     for (let i = 0; i < this.active.length; i++) {
       const fault = this.active[i];
       if (fault.rule.kind !== kind) continue;
       const device = 'device' in fault.rule ? fault.rule.device : undefined;
       if (device && !matches(device)) continue;
+      if (accept && !accept(fault.rule as Extract<FaultRule, { kind: K }>)) continue;
       if (fault.remaining !== null) {
         fault.remaining--;
         if (fault.remaining <= 0) this.active.splice(i, 1);

@@ -14,7 +14,7 @@ export interface IqHooks {
   logoutDevice(device: LinkedDevice, reason: string): void;
   onLinkCodeHello(connection: Connection, iq: BinaryNode): BinaryNode;
   onLinkCodeFinish(connection: Connection, iq: BinaryNode): BinaryNode | undefined;
-  handleAppState(device: LinkedDevice, iq: BinaryNode): BinaryNode;
+  handleAppState(device: LinkedDevice, iq: BinaryNode): Promise<BinaryNode>;
   handleGroupIq(device: LinkedDevice, iq: BinaryNode): Promise<BinaryNode>;
   handleMediaConn(iq: BinaryNode): BinaryNode;
   handleMex(device: LinkedDevice, iq: BinaryNode): BinaryNode;

@@ -12,7 +12,7 @@ import type { AuthenticationCreds, ChatModification } from './baileys';
 import { AccountRegistry, deviceRefKey, digitsOnly } from './accounts';
 import type { LinkedDevice } from './accounts';
 import type { Account, DeviceDeclaration, DeviceRef, InboxEntry, OutboxEntry, PairingMethod, ReceiptType } from './accounts';
-import { decodeAppState, handleAppStateIq, phoneChats, phonePatch } from './app-state';
+import { decodeAppState, handleAppStateIq, modificationCollection, phoneChats, phonePatch } from './app-state';
 import type { DecodedMutation, PhoneChat } from './app-state';
 import { addressBookOf, type AddressBookEntry } from './app-state';
 import { phoneNotes, phoneWriteNote, type PhoneNote } from './notes';
@@ -652,11 +652,24 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   // ------------------------------------------------------------------ app state, media, groups hooks
 
-  handleAppState(device: LinkedDevice, iq: BinaryNode): BinaryNode {
-    const uploads = children(child(iq, 'sync'), 'collection').some((collection) => children(collection, 'patch').length > 0);
-    const refusal = uploads ? this.faults.take('app-state', (f) => this.matchesDevice(f, { account: device.account, deviceId: device.deviceId })) : undefined;
+  async handleAppState(device: LinkedDevice, iq: BinaryNode): Promise<BinaryNode> {
+    const matches = (f: string) => this.matchesDevice(f, { account: device.account, deviceId: device.deviceId });
+    const uploads = children(child(iq, 'sync'), 'collection')
+      .filter((collection) => children(collection, 'patch').length > 0)
+      .map((collection) => collection.attrs.name);
+    const refusal = uploads.length ? this.faults.take('app-state', matches) : undefined;
     if (refusal) return iqError(iq, refusal.code ?? 400, 'fault: app-state patch refused');
-    const { reply, changed } = handleAppStateIq(device.account, iq);
+    // The phone's change lands while this upload is in flight: the upload's base is stale (a 409).
+    const race = uploads.length
+      ? this.faults.take('app-state-conflict', matches, (rule) => uploads.includes(modificationCollection(rule.jid, rule.mod as ChatModification) ?? ''))
+      : undefined;
+    if (race) {
+      this.announceAppState(device.account, [await phonePatch(device.account, race.jid, race.mod as ChatModification)]);
+      this.stateChanged();
+    }
+    const external = this.media ? this.faults.peek('app-state-external', matches) : undefined;
+    const serving = external && this.media ? { media: this.media, snapshot: external.snapshot, externalAbove: external.externalAbove } : undefined;
+    const { reply, changed } = await handleAppStateIq(device.account, iq, serving);
     if (changed.length) this.announceAppState(device.account, changed, device);
     if (changed.some((collection) => collection.name === 'critical_block'))
       void this.profiles.applyPushName(device.account).catch((error: unknown) => this.logger.warn({ err: error }, 'push name not applied'));

@@ -54,7 +54,7 @@ describe('interactive builders', () => {
         { title: 'Food', rows: [{ title: 'Cake', description: '', rowId: 'k1' }] },
       ],
     });
-    expect(built.nodes[0].content?.[0]).toMatchObject({ tag: 'list' });
+    expect(built.nodes).toEqual([{ tag: 'biz', attrs: {}, content: [{ tag: 'list', attrs: { type: 'product_list', v: '2' } }] }]);
   });
 
   it('should build a single-select poll as V3 and a multi-select as pollCreationMessage, with the secret', () => {
@@ -84,7 +84,7 @@ describe('interactive builders', () => {
     expect(params(button).payment_settings).toEqual([
       { type: 'pix_static_code', pix_static_code: { merchant_name: 'Shop', key: 'pay@shop.com', key_type: 'EMAIL' } },
     ]);
-    expect(built.nodes[0].content?.[0].content?.[0].attrs.name).toBe('payment_info');
+    expect(built.nodes).toEqual([{ tag: 'biz', attrs: { native_flow_name: 'payment_info' } }]);
   });
 
   it('should build review_and_pay with every payment method given, and refuse none', () => {
@@ -107,11 +107,19 @@ describe('interactive builders', () => {
     expect(payment).toMatchObject({ currency: 'BRL', total_amount: { value: 1250, offset: 100 }, reference_id: 'INV-1' });
     expect(payment.order.items).toEqual([{ retailer_id: 'item-1', name: 'Shirt', amount: { value: 1250, offset: 100 }, quantity: 1 }]);
     expect(payment.payment_settings.map((setting: { type: string }) => setting.type)).toEqual(['pix_static_code', 'boleto', 'payment_link']);
+    expect(built.nodes).toEqual([{ tag: 'biz', attrs: { native_flow_name: 'order_details' } }]);
     expect(() => buildPaymentRequest({ amount: 1, currency: 'BRL', items: [], text: '' })).toThrow('Missing pixKey or pixCode');
   });
 
   it('should build a send_location request and refuse an empty text', () => {
     expect(flow(buildLocationRequest('Where are you?').message).nativeFlowMessage.buttons).toEqual([{ name: 'send_location', buttonParamsJson: '' }]);
+    expect(buildLocationRequest('Where are you?').nodes).toEqual([
+      {
+        tag: 'biz',
+        attrs: {},
+        content: [{ tag: 'interactive', attrs: { type: 'native_flow', v: '1' }, content: [{ tag: 'native_flow', attrs: { v: '9', name: 'send_location' } }] }],
+      },
+    ]);
     expect(() => buildLocationRequest(' ')).toThrow('missing required fields or invalid coordinates');
   });
 });

@@ -48,8 +48,17 @@ export function nativeFlowButton(button: MenuButton): NativeFlowButton {
 /**
  * `<biz>` for native flow messages: without it the server accepts the message but phones render
  * nothing (third-party reports, baileys-notes A4). `name` is `mixed` unless the flow is one kind only.
+ *
+ * The references conflict (docs/protocol.md, "interactive biz nodes"). Payment buttons take the attribute form
+ * `<biz native_flow_name=…/>` (`review_and_pay` is named `order_details`): three independent Baileys forks send it,
+ * and WhatsApp Web's incoming-message parser models `native_flow_name` as an attribute of `<biz>`; only one client
+ * (whatsapp-rust) asserts the interactive child form for them. Every other flow (`send_location` included) keeps
+ * `<interactive type=native_flow v=1><native_flow v=9 name/>`, the form those forks agree on. whatsmeow sends no
+ * `<biz>` for native flows at all.
  */
 export function nativeFlowNodes(flowName = 'mixed'): NodeJson[] {
+  const paymentName = PAYMENT_FLOW_NAMES[flowName];
+  if (paymentName) return [{ tag: 'biz', attrs: { native_flow_name: paymentName } }];
   return [
     {
       tag: 'biz',
@@ -59,6 +68,14 @@ export function nativeFlowNodes(flowName = 'mixed'): NodeJson[] {
   ];
 }
 
+/** The `native_flow_name` of a payment flow's `<biz>`: the button's name, or the order it shows. */
+const PAYMENT_FLOW_NAMES: Record<string, string | undefined> = { payment_info: 'payment_info', review_and_pay: 'order_details' };
+
+/**
+ * `<biz><list type=product_list v=2/>` for a single-select list. whatsmeow sends `type=single_select` (send.go:1013-1027,
+ * the lower-cased ListType); the forks send `product_list`, which is reported to be the form current phones render.
+ * The server accepts both; nothing public settles it, so the rendering-reported form is kept.
+ */
 export function listNodes(): NodeJson[] {
   return [{ tag: 'biz', attrs: {}, content: [{ tag: 'list', attrs: { type: 'product_list', v: '2' } }] }];
 }

@@ -6,7 +6,7 @@ import type { LabelRefreshReply } from '@gw/contracts';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import type { SocketContext } from '../session/socket-observer';
 import { NOTES_COLLECTION } from './chat-notes';
-import { QUICK_REPLY_COLLECTION } from './quick-replies';
+import { QUICK_REPLY_COLLECTIONS } from './quick-replies';
 import { groupNotificationOf } from './group-metadata-cache';
 import { IdentityResolver } from './identity-resolver';
 import type { SocketBacklog } from './inbound-backpressure';
@@ -251,7 +251,7 @@ export class InboundSocketHandler {
       const collections = Array.isArray(node.content) ? node.content : [];
       const changed = (name: string) => collections.some((item) => item.tag === 'collection' && item.attrs.name === name);
       if (changed(NOTES_COLLECTION)) this.enqueue('chat notes', () => this.directory.onNotesChanged());
-      if (changed(QUICK_REPLY_COLLECTION)) this.enqueue('quick replies', () => this.directory.onQuickRepliesChanged());
+      if (QUICK_REPLY_COLLECTIONS.some(changed)) this.enqueue('quick replies', () => this.directory.onQuickRepliesChanged());
     };
     socket.ws.on('CB:notification', onServerSync);
     detachers.push(() => socket.ws.off('CB:notification', onServerSync));

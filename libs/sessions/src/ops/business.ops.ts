@@ -1,6 +1,6 @@
 import { ErrorCode, RpcError, type BusinessFieldResult, type BusinessProfileField, type CatalogProduct } from '@gw/contracts';
 import type { BusinessProfileRecord } from '@gw/contracts';
-import { getBinaryNodeChild, getBinaryNodeChildren } from '../baileys';
+import { getBinaryNodeChild, getBinaryNodeChildren, jidNormalizedUser } from '../baileys';
 import type { BinaryNode, WASocket } from '../baileys';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
 
@@ -90,12 +90,42 @@ const iq = (xmlns: string, type: 'get' | 'set', content: BinaryNode[], extra: Re
   attrs: { to: 's.whatsapp.net', xmlns, type, ...extra },
   content,
 });
+/** whatsmeow's GetBusinessProfile (user.go:444-468) and rc14's getBusinessProfile: `<business_profile v=244><profile jid/>`. */
+export const profileQuery = (jid: string): BinaryNode =>
+  iq('w:biz', 'get', [{ tag: 'business_profile', attrs: { v: '244' }, content: [{ tag: 'profile', attrs: { jid } }] }]);
 const textNode = (tag: string, value: string): BinaryNode => ({ tag, attrs: {}, content: Buffer.from(value, 'utf-8') });
 const childText = (node: BinaryNode | undefined, tag: string): string => {
   const content = getBinaryNodeChild(node, tag)?.content;
   if (content === undefined || Array.isArray(content)) return '';
   return Buffer.from(content as Uint8Array | string).toString('utf-8');
 };
+
+/**
+ * One product by id, as WhatsApp Web asks it (the 2023 bundle's 340591.js:24-43): `<product jid><product_id>`,
+ * the image size; the answer holds it as `product_catalog > product`.
+ */
+export const productQuery = (jid: string, id: string): BinaryNode =>
+  iq('w:biz:catalog', 'get', [{ tag: 'product', attrs: { jid }, content: [textNode('product_id', id), textNode('width', '100'), textNode('height', '100')] }]);
+
+/**
+ * A product shown or hidden, as WhatsApp Web does it (the 2023 bundle's 621753.js:24-33): a dedicated
+ * `<product_visibility_update v=1>` iq with `smax_id=23`, naming the product and its `is_hidden`.
+ */
+export const productVisibilityQuery = (id: string, hidden: boolean): BinaryNode =>
+  iq(
+    'w:biz:catalog',
+    'set',
+    [
+      {
+        tag: 'product_visibility_update',
+        attrs: { v: '1' },
+        content: [{ tag: 'product', attrs: { is_hidden: String(hidden) }, content: [textNode('id', id)] }],
+      },
+    ],
+    {
+      smax_id: '23',
+    },
+  );
 
 /** A product node (Utils/business.js' fields, and what it leaves out: sale price, status, images' ids). */
 export function toCatalogProduct(node: BinaryNode): CatalogProduct {
@@ -153,24 +183,21 @@ const describe = (error: unknown) => (error instanceof RpcError ? error.message 
 export const businessOps: OpHandlers<BusinessOps> = {
   'business.profile': async (session, request) => {
     const socket = session.openSocket();
-    const result = await bizQuery(
-      socket,
-      iq('w:biz', 'get', [{ tag: 'business_profile', attrs: { v: '244' }, content: [{ tag: 'profile', attrs: { jid: request.jid } }] }]),
-      'business profile not found',
-    );
+    const result = await bizQuery(socket, profileQuery(request.jid), 'business profile not found');
     const profile = getBinaryNodeChild(getBinaryNodeChild(result, 'business_profile'), 'profile');
     return { profile: profile ? toBusinessProfile(profile) : null };
   },
-  // WhatsApp's own category query is in neither rc14 nor whatsmeow (the Business app's typeahead); this
-  // `w:biz` get of `<business_category_list>` is our assumption of its shape, which the simulator answers.
+  // WhatsApp's catalogue of business categories is asked by a query no public client carries (not rc14,
+  // Baileys upstream, whatsmeow, WA Web's modules, Cobalt or WAHA; see docs/protocol.md): none is invented. The
+  // categories answered are those of the account's own business profile, read with the profile query above.
   'business.categories': async (session) => {
     const socket = session.openSocket();
-    const result = await bizQuery(socket, iq('w:biz', 'get', [{ tag: 'business_category_list', attrs: { v: '1' } }]), 'categories not found');
-    const categories = getBinaryNodeChildren(getBinaryNodeChild(result, 'business_category_list'), 'category').map((category) => ({
-      id: category.attrs.id ?? '',
-      localized_display_name: category.content && !Array.isArray(category.content) ? Buffer.from(category.content as Uint8Array).toString('utf-8') : '',
-    }));
-    return { categories };
+    const own = socket.user?.id ? jidNormalizedUser(socket.user.id) : '';
+    if (!own) throw new RpcError(ErrorCode.NotConnected, 'the instance is not logged in');
+    const result = await bizQuery(socket, profileQuery(own), 'business profile not found');
+    const profile = getBinaryNodeChild(getBinaryNodeChild(result, 'business_profile'), 'profile');
+    if (!profile) throw new RpcError(ErrorCode.NotFound, 'business profile not found: the account is not a WhatsApp Business account');
+    return { categories: toBusinessProfile(profile).categories };
   },
   'business.updateProfile': async (session, request) => {
     const socket = session.openSocket();
@@ -212,14 +239,8 @@ export const businessOps: OpHandlers<BusinessOps> = {
   },
   'business.product': async (session, request) => {
     const socket = session.openSocket();
-    const result = await bizQuery(
-      socket,
-      iq('w:biz:catalog', 'get', [
-        { tag: 'product', attrs: { jid: request.jid }, content: [textNode('id', request.id), textNode('width', '100'), textNode('height', '100')] },
-      ]),
-      'product not found',
-    );
-    const product = getBinaryNodeChild(getBinaryNodeChild(result, 'product'), 'product');
+    const result = await bizQuery(socket, productQuery(request.jid, request.id), 'product not found');
+    const product = getBinaryNodeChild(getBinaryNodeChild(result, 'product_catalog'), 'product');
     if (!product) throw new RpcError(ErrorCode.NotFound, 'product not found');
     return toCatalogProduct(product);
   },
@@ -238,23 +259,12 @@ export const businessOps: OpHandlers<BusinessOps> = {
   },
   'business.productVisibility': async (session, request) => {
     const socket = session.openSocket();
-    // rc14's productUpdate would resend every field (and needs them); hiding changes only is_hidden.
-    const result = await bizQuery(
-      socket,
-      iq('w:biz:catalog', 'set', [
-        {
-          tag: 'product_catalog_edit',
-          attrs: { v: '1' },
-          content: [
-            { tag: 'product', attrs: { is_hidden: String(request.hidden) }, content: [textNode('id', request.id)] },
-            textNode('width', '100'),
-            textNode('height', '100'),
-          ],
-        },
-      ]),
-      'product not found',
-    );
-    const product = getBinaryNodeChild(getBinaryNodeChild(result, 'product_catalog_edit'), 'product');
+    // WhatsApp Web's own iq for hiding a product (a partial product_catalog_edit is in no client). Its answer
+    // carries no product: the product is read back, as WA Web's catalogue shows it after the change.
+    await bizQuery(socket, productVisibilityQuery(request.id, request.hidden), 'product not found');
+    const own = socket.user?.id ? jidNormalizedUser(socket.user.id) : '';
+    const read = await bizQuery(socket, productQuery(own, request.id), 'product not found');
+    const product = getBinaryNodeChild(getBinaryNodeChild(read, 'product_catalog'), 'product');
     if (!product) throw new RpcError(ErrorCode.NotFound, 'product not found');
     return toCatalogProduct(product);
   },

@@ -1,4 +1,5 @@
 import { ErrorCode, RpcError, type ContactCheckResult } from '@gw/contracts';
+import type { proto } from '../baileys';
 import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
 import { patchAppState } from './socket-handler';
@@ -32,6 +33,21 @@ export const contactRequests = {
 } satisfies OpRequestParsers<ContactOps>;
 
 /**
+ * The `contactAction` of a saved contact as WhatsApp Web writes it: the name, saved on the phone's address book,
+ * with the number's JID (`pnJid`) and, when WhatsApp has told it, its LID (`lidJid`), which WA Web reads to show
+ * the saved name in LID-addressed chats (the 2023 bundle's 664221.js; WAHA added it for the same reason, #2285).
+ */
+export function contactActionOf(jid: string, name: string, lid: string | null | undefined): proto.SyncActionValue.IContactAction {
+  return {
+    fullName: name,
+    firstName: name,
+    saveOnPrimaryAddressbook: true,
+    pnJid: jid,
+    ...(lid ? { lidJid: lid.replace(/:\d+@/, '@') } : {}),
+  };
+}
+
+/**
  * Address book changes are app-state `contactAction` patches (Baileys' addOrEditContact / removeContact,
  * collection critical_unblock_low), as the phone makes them; the contacts event follows once stored.
  */
@@ -39,8 +55,9 @@ export function contactOps(inbound: InboundMessageObserver): OpHandlers<ContactO
   return {
     'contact.add': async (session, request) => {
       const socket = session.openSocket();
+      const lid = await socket.signalRepository.lidMapping.getLIDForPN(request.jid).catch(() => null);
       return patchAppState(inbound, session, async (handler) => {
-        await socket.addOrEditContact(request.jid, { fullName: request.name, firstName: request.name, saveOnPrimaryAddressbook: true });
+        await socket.addOrEditContact(request.jid, contactActionOf(request.jid, request.name, lid));
         await handler.addressBookChanged(request.jid, request.name);
       });
     },

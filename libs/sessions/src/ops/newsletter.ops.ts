@@ -42,21 +42,29 @@ export const MAX_NEWSLETTER_DESCRIPTION = 2048;
 /** The most posts one read asks WhatsApp for. */
 export const MAX_NEWSLETTER_POSTS = 100;
 const SUBSCRIPTION_ACTIONS = ['follow', 'unfollow', 'mute', 'unmute'] as const;
-/** WhatsApp Web's (and whatsmeow's) query for the channels the account follows or owns; rc14 has no call for it. */
-const SUBSCRIBED_QUERY_ID = '6388546374527196';
 /**
- * The other `w:mex` queries rc14 has no call for. UPDATE_METADATA is rc14's own (QueryIds.UPDATE_METADATA; its
- * newsletterUpdate always sends `settings: null`, so the reaction setting is sent here). The directory queries are
- * whatsmeow's and WAHA's; the admin-invite ones WhatsApp's NewsletterAdminInvite / …Revoke / NewsletterAcceptAdminInvite.
+ * The `w:mex` queries rc14 has no call for, with the WhatsApp Web module each id is read from (docs/protocol.md
+ * keeps the table, the references and the date they were checked). SUBSCRIBED is whatsmeow's and WA Web's web id
+ * (whatsmeow newsletter.go:119; its desktop id 8621797084555037 is for non-web payloads). UPDATE_METADATA is
+ * rc14's own (QueryIds.UPDATE_METADATA; its newsletterUpdate always sends `settings: null`, so the reaction setting
+ * is sent here). The directory and admin-invite ids are current WA Web's: the 2023 directory ids and the Android
+ * admin-invite ids this file used before are not WA Web's, and Baileys presents itself as WA Web.
  */
-const MEX = {
+export const NEWSLETTER_MEX = {
+  SUBSCRIBED: { id: '6388546374527196', path: 'xwa2_newsletter_subscribed' },
   UPDATE_METADATA: { id: '24250201037901610', path: 'xwa2_newsletter_update' },
-  DIRECTORY_LIST: { id: '6190824427689257', path: 'xwa2_newsletters_directory_list' },
-  DIRECTORY_SEARCH: { id: '6802402206520139', path: 'xwa2_newsletters_directory_search' },
-  ADMIN_INVITE: { id: '26278681041745438', path: 'xwa2_newsletter_admin_invite_create' },
-  ADMIN_INVITE_REVOKE: { id: '24369392486051948', path: 'xwa2_newsletter_admin_invite_revoke' },
-  ADMIN_INVITE_ACCEPT: { id: '24934958956134858', path: 'xwa2_newsletter_admin_invite_accept' },
+  /** WAWebMexFetchNewsletterDirectoryListJob. */
+  DIRECTORY_LIST: { id: '26125047313831973', path: 'xwa2_newsletters_directory_list' },
+  /** WAWebMexFetchNewsletterDirectorySearchResultsJob (the newest Cobalt and WA Web's published mex bindings; an older Cobalt had 9699865846759651). */
+  DIRECTORY_SEARCH: { id: '26301059626252132', path: 'xwa2_newsletters_directory_search' },
+  /** WAWebMexCreateNewsletterAdminInviteJob. */
+  ADMIN_INVITE: { id: '9387141988078609', path: 'xwa2_newsletter_admin_invite_create' },
+  /** WAWebMexRevokeNewsletterAdminInviteJob. */
+  ADMIN_INVITE_REVOKE: { id: '9656078347839416', path: 'xwa2_newsletter_admin_invite_revoke' },
+  /** WAWebMexAcceptNewsletterAdminInviteJob. */
+  ADMIN_INVITE_ACCEPT: { id: '9580828702035549', path: 'xwa2_newsletter_admin_invite_accept' },
 } as const;
+const MEX = NEWSLETTER_MEX;
 const NOT_FOUND = 'newsletter not found';
 /** A channel picture's largest source (the reference: above 1 MB is refused). */
 export const MAX_NEWSLETTER_PICTURE_BYTES = 1024 * 1024;
@@ -243,13 +251,13 @@ export function newsletterOps(media?: MediaSource): OpHandlers<NewsletterOps> {
       const what = 'error editing newsletter message';
       const post = await findPost(socket, request, what);
       const message = editedContent(postContentMessage(post), request.text);
-      return changePost(socket, request.jid, post, '3', Buffer.from(proto.Message.encode(message).finish()), what);
+      return changePost(socket, request.jid, post, '3', message, what);
     },
     'newsletter.deletePost': async (session, request) => {
       const socket = session.openSocket();
       const what = 'error deleting newsletter message';
       const post = await findPost(socket, request, what);
-      return changePost(socket, request.jid, post, '8', Buffer.alloc(0), what);
+      return changePost(socket, request.jid, post, '8', null, what);
     },
     'newsletter.viewed': async (session, request) => {
       const socket = session.openSocket();
@@ -306,10 +314,7 @@ export function newsletterOps(media?: MediaSource): OpHandlers<NewsletterOps> {
     'newsletter.search': async (session, request) => {
       const socket = session.openSocket();
       const query = request.searchText ? MEX.DIRECTORY_SEARCH : MEX.DIRECTORY_LIST;
-      const input = request.searchText
-        ? { search_text: request.searchText, categories: [], limit: request.limit, start_cursor: request.after ?? null }
-        : { view: request.view, filters: { country_codes: request.countryCodes }, limit: request.limit, start_cursor: request.after ?? null };
-      const found = record(await newsletterCall('error searching newsletters', () => mexQuery(socket, query, { input })));
+      const found = record(await newsletterCall('error searching newsletters', () => mexQuery(socket, query, directoryVariables(request))));
       const page = record(found.page_info);
       const list = Array.isArray(found.result) ? found.result : [];
       return {
@@ -345,6 +350,22 @@ export function newsletterOps(media?: MediaSource): OpHandlers<NewsletterOps> {
       return { ok: true };
     },
   };
+}
+
+type SearchRequest = InstanceRpc['newsletter.search']['request'];
+
+/**
+ * The directory queries' variables as WhatsApp Web builds them: WAWebMexFetchNewsletterDirectoryListJob
+ * `{input: {view, filters: {country_codes, categories}, limit, start_cursor}, fetch_status_metadata}` and
+ * WAWebMexFetchNewsletterDirectorySearchResultsJob `{input: {search_text, categories, limit, start_cursor},
+ * fetch_status_metadata}`; the cursor is left out on the first page, and channel statuses are not asked for.
+ */
+export function directoryVariables(request: Omit<SearchRequest, 'instanceId'>): Record<string, unknown> {
+  const cursor = request.after ? { start_cursor: request.after } : {};
+  const input = request.searchText
+    ? { search_text: request.searchText, categories: [], limit: request.limit, ...cursor }
+    : { view: request.view, filters: { country_codes: request.countryCodes, categories: [] }, limit: request.limit, ...cursor };
+  return { input, fetch_status_metadata: false };
 }
 
 /** The `<messages type=jid jid count before>` iq WhatsApp Web and whatsmeow send (rc14's newsletterFetchMessages cannot page back). */
@@ -401,18 +422,37 @@ export function editedContent(original: proto.IMessage, text: string): proto.IMe
 }
 
 /**
- * An admin's edit (`edit="3"`, the new content) or deletion (`edit="8"`, no content) of a post, sent as whatsmeow's
- * sendNewsletter does: under the post's own message id; the server's ack names the post's server id.
+ * The `mediatype` whatsmeow puts on a channel post's `<plaintext>` (send.go getMediaTypeFromMessage, for the kinds
+ * an edit can carry): `image`, `video` (`gif` when played as one), `document`, `url` for a text with a link preview.
  */
-async function changePost(socket: WASocket, jid: string, post: BinaryNode, edit: '3' | '8', content: Buffer, what: string) {
+export function postMediaType(message: proto.IMessage): string | undefined {
+  if (message.imageMessage) return 'image';
+  if (message.videoMessage) return message.videoMessage.gifPlayback ? 'gif' : 'video';
+  if (message.documentMessage) return 'document';
+  if (message.extendedTextMessage?.title != null) return 'url';
+  return undefined;
+}
+
+/**
+ * The stanza of an admin's edit (`edit="3"`, the new content) or deletion (`edit="8"`, no content) of a post, as
+ * whatsmeow's sendNewsletter builds it (send.go:693-741): under the post's own message id, `type="text"` (the type
+ * of the edit wrapper, whatever the post's own type), and the edited content's `mediatype` on `<plaintext>`.
+ */
+export function postChangeNode(jid: string, id: string, edit: '3' | '8', message: proto.IMessage | null): BinaryNode {
+  const mediatype = message ? postMediaType(message) : undefined;
+  return {
+    tag: 'message',
+    attrs: { to: jid, id, type: 'text', edit },
+    content: [
+      { tag: 'plaintext', attrs: mediatype ? { mediatype } : {}, content: message ? Buffer.from(proto.Message.encode(message).finish()) : Buffer.alloc(0) },
+    ],
+  };
+}
+
+/** An admin's edit or deletion of a post; the server's ack names the post's server id. */
+async function changePost(socket: WASocket, jid: string, post: BinaryNode, edit: '3' | '8', message: proto.IMessage | null, what: string) {
   const id = post.attrs.id ?? '';
-  const ack = await newsletterCall(what, () =>
-    socket.query({
-      tag: 'message',
-      attrs: { to: jid, id, type: post.attrs.type ?? 'text', edit },
-      content: [{ tag: 'plaintext', attrs: {}, content }],
-    }),
-  );
+  const ack = await newsletterCall(what, () => socket.query(postChangeNode(jid, id, edit, message)));
   ackRefusal(ack, what, 'the instance is not the owner or an admin of this newsletter');
   const targetserverid = Number(post.attrs.server_id) || 0;
   return { jid, targetmessageid: id, targetserverid, messageid: id, serverid: Number(ack.attrs.server_id) || targetserverid };
@@ -443,7 +483,7 @@ async function readMetadata(socket: WASocket, type: 'jid' | 'invite', key: strin
 
 /** The `w:mex` query rc14 has no call for: every channel the account follows or owns. */
 async function subscribedNewsletters(socket: WASocket): Promise<unknown[]> {
-  const list = await mexQuery(socket, { id: SUBSCRIBED_QUERY_ID, path: 'xwa2_newsletter_subscribed' }, {});
+  const list = await mexQuery(socket, MEX.SUBSCRIBED, {});
   return Array.isArray(list) ? list : [];
 }
 
@@ -461,8 +501,11 @@ async function mexQuery(socket: WASocket, query: { id: string; path: string }, v
   return body.data?.[query.path] ?? null;
 }
 
-/** A `<message server_id id t type views_count>` of a `messages` answer: its `<plaintext>` content and `<reactions>`. */
-function toPostRecord(post: BinaryNode): NewsletterPostRecord {
+/**
+ * A `<message server_id id t type>` of a `messages` answer, read as whatsmeow's parseNewsletterMessages does
+ * (notification.go:338-379): its `<plaintext>` content, its `<views_count count>` child and `<reactions>`.
+ */
+export function toPostRecord(post: BinaryNode): NewsletterPostRecord {
   const reactionCounts: Record<string, number> = {};
   for (const reaction of getBinaryNodeChildren(getBinaryNodeChild(post, 'reactions'), 'reaction')) {
     const code = reaction.attrs.code;
@@ -474,7 +517,7 @@ function toPostRecord(post: BinaryNode): NewsletterPostRecord {
     messageid: post.attrs.id ?? '',
     type: post.attrs.type ?? '',
     timestamp: new Date(seconds * 1000).toISOString().replace('.000Z', 'Z'),
-    viewsCount: Number(post.attrs.views_count) || 0,
+    viewsCount: Number(getBinaryNodeChild(post, 'views_count')?.attrs.count) || 0,
     reactionCounts,
     message: postContent(getBinaryNodeChild(post, 'plaintext')?.content),
   };

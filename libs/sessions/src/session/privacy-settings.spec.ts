@@ -1,5 +1,6 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
-import { validatePrivacySettings } from './privacy-settings';
+import type { BinaryNode } from '../baileys';
+import { readStatusPrivacy, validatePrivacySettings } from './privacy-settings';
 
 describe(validatePrivacySettings.name, () => {
   it('should accept the keys and values of the API', () => {
@@ -13,5 +14,51 @@ describe(validatePrivacySettings.name, () => {
     } catch (error) {
       expect((error as RpcError).code).toBe(ErrorCode.BadRequest);
     }
+  });
+});
+
+/** S1: the status audience query, pinned as whatsmeow's GetStatusPrivacy sends and reads it (docs/protocol.md, checked 2026-12-02). */
+describe(readStatusPrivacy.name, () => {
+  const socketAnswering = (answer: () => Promise<BinaryNode>) => {
+    const sent: BinaryNode[] = [];
+    return {
+      sent,
+      socket: {
+        query: async (node: BinaryNode) => {
+          sent.push(node);
+          return answer();
+        },
+      },
+    };
+  };
+
+  it('should send <iq xmlns=status type=get><privacy/> and take the default list', async () => {
+    const { sent, socket } = socketAnswering(async (): Promise<BinaryNode> => ({
+      tag: 'iq',
+      attrs: {},
+      content: [
+        {
+          tag: 'privacy',
+          attrs: {},
+          content: [
+            { tag: 'list', attrs: { type: 'whitelist' }, content: [{ tag: 'user', attrs: { jid: '1@s.whatsapp.net' } }] },
+            { tag: 'list', attrs: { type: 'blacklist', default: 'true' }, content: [{ tag: 'user', attrs: { jid: '2@s.whatsapp.net' } }] },
+          ],
+        },
+      ],
+    }));
+    await expect(readStatusPrivacy(socket)).resolves.toEqual({ type: 'blacklist', list: ['2@s.whatsapp.net'] });
+    expect(sent).toEqual([{ tag: 'iq', attrs: { xmlns: 'status', to: 's.whatsapp.net', type: 'get' }, content: [{ tag: 'privacy', attrs: {} }] }]);
+  });
+
+  it('should take a 404 (no audience stored) as the default audience, contacts, and let other errors through', async () => {
+    const missing = socketAnswering(async () => {
+      throw Object.assign(new Error('item-not-found'), { data: 404 });
+    });
+    await expect(readStatusPrivacy(missing.socket)).resolves.toEqual({ type: 'contacts', list: [] });
+    const refused = socketAnswering(async () => {
+      throw Object.assign(new Error('internal-server-error'), { data: 500 });
+    });
+    await expect(readStatusPrivacy(refused.socket)).rejects.toThrow('internal-server-error');
   });
 });

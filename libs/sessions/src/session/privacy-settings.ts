@@ -1,5 +1,5 @@
 import { ErrorCode, RpcError, type PrivacySettings, type StatusPrivacy } from '@gw/contracts';
-import { getBinaryNodeChild, getBinaryNodeChildren, type WASocket } from '../baileys';
+import { getBinaryNodeChild, getBinaryNodeChildren, type BinaryNode, type WASocket } from '../baileys';
 
 type Setter = (socket: WASocket, value: string) => Promise<void>;
 
@@ -51,8 +51,16 @@ const STATUS_AUDIENCES = new Set<StatusPrivacy['type']>(['contacts', 'blacklist'
  * default one applies. Baileys has no helper for it (its `status` privacy setting is who sees the
  * About text, not the stories).
  */
-export async function readStatusPrivacy(socket: WASocket): Promise<StatusPrivacy> {
-  const result = await socket.query({ tag: 'iq', attrs: { xmlns: 'status', to: 's.whatsapp.net', type: 'get' }, content: [{ tag: 'privacy', attrs: {} }] });
+export async function readStatusPrivacy(socket: Pick<WASocket, 'query'>): Promise<StatusPrivacy> {
+  let result: BinaryNode;
+  try {
+    result = await socket.query({ tag: 'iq', attrs: { xmlns: 'status', to: 's.whatsapp.net', type: 'get' }, content: [{ tag: 'privacy', attrs: {} }] });
+  } catch (error) {
+    // 404 item-not-found: the account never stored an audience, so WhatsApp's default applies (whatsmeow
+    // broadcast.go:102-104, GetStatusPrivacy answers DefaultStatusPrivacy, contacts).
+    if ((error as { data?: unknown })?.data === 404) return { type: 'contacts', list: [] };
+    throw error;
+  }
   const lists = getBinaryNodeChildren(getBinaryNodeChild(result, 'privacy'), 'list');
   const chosen = lists.find((list) => list.attrs.default === 'true') ?? lists[0];
   // Nothing stored: WhatsApp's default, every saved contact.

@@ -443,6 +443,66 @@ describe('chatbot (e2e)', () => {
     }
   }, 40_000);
 
+  it('the first seconds: a message 100 ms after chatbot_enabled is answered (its first tool call a function created just before), one from before is not', async () => {
+    // Its own instance, its bot switched on through the API alone: the follower is not told (no refresh()).
+    const late = await stack.connectedInstance('bot-late');
+    const as = (method: string, path: string, body?: unknown) => stack.gw.call(method, path, { token: late.token, body });
+    const lateAgent = await as('POST', '/agent/edit', {
+      id: '',
+      agent: { name: 'Loja', provider: 'openai', model: 'gpt-test', apikey: 'sk-e2e', basePrompt: 'Você atende a Loja Exemplo.', typingDelay_seconds: 0 },
+    });
+    expect(lateAgent.status).toBe(200);
+    const lateTrigger = await as('POST', '/trigger/edit', {
+      id: '',
+      trigger: { active: true, type: 'agent', agent_id: lateAgent.body.id, wordsToStart: 'oi|pedido', responseDelay_seconds: 0 },
+    });
+    expect(lateTrigger.status).toBe(200);
+    models.handler = (request) => {
+      const result = request.turns.find((turn) => turn.role === 'tool');
+      return result ? { text: `Seu pedido: ${result.text}` } : { toolCalls: [{ name: 'rastrear_pedido', args: { numero: '777' } }] };
+    };
+    const eva = await contact('Eva');
+    const sayLate = (text: string) => stack.control<{ id: string }>('POST', `/sim/accounts/${eva}/send`, { to: late.phone, text });
+    const before = await sayLate('oi, antes do bot');
+    await waitFor(
+      () => as('POST', '/message/find', { id: before.id }),
+      (response) => response.body.messages?.length === 1,
+      10_000,
+      'the message from before stored',
+    );
+
+    const enabled = await as('POST', '/instance/updatechatbotsettings', { chatbot_enabled: true });
+    expect(enabled).toMatchObject({ status: 200, body: { chatbot_enabled: true } });
+    const enabledAt = Date.now();
+    // Issue 33's report: the bot switched on, a function created, a message at once.
+    const created = await as('POST', '/function/edit', {
+      id: '',
+      function: {
+        name: 'rastrear_pedido',
+        description: 'Rastreia um pedido',
+        method: 'GET',
+        endpoint: `${functionUrl}/pedidos/{{numero}}`,
+        parameters: [{ name: 'numero', type: 'string', required: true }],
+      },
+    });
+    expect(created.status).toBe(200);
+    await sleep(Math.max(0, enabledAt + 100 - Date.now()));
+    const after = await sayLate('oi, cadê meu pedido?');
+
+    const answers = await waitFor(
+      () => stack.inbox(eva, 1_000),
+      (entries) => entries.some((entry) => entry.from.startsWith(late.phone)),
+      15_000,
+      'the answer to the message sent 100 ms after enabling',
+    );
+    expect(answers.filter((entry) => entry.from.startsWith(late.phone)).map(textOf)).toEqual([expect.stringContaining('a caminho')]);
+    expect(functionCalls).toEqual([{ url: '/pedidos/777', body: '' }]);
+    // One round, for the message sent after: the one from before started none (no backlog surprise).
+    const lateRounds = await stack.db.dataSource.query(`SELECT inputs FROM chatbot_rounds WHERE instance_id = $1`, [late.id]);
+    expect(lateRounds.map((round: { inputs: Array<{ messageid: string }> }) => round.inputs.map((input) => input.messageid))).toEqual([[after.id]]);
+    expect(models.chats().map((request) => lastUserText(request))).not.toContain('oi, antes do bot');
+  }, 60_000);
+
   it('knowledge is vectorized (embeddings through OPENAI_BASE_URL) and retrieved into the prompt by similarity', async () => {
     await call('POST', '/instance/updatechatbotsettings', { openai_apikey: 'sk-embeddings' });
     const created = await call('POST', '/knowledge/edit', {

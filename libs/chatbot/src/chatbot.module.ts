@@ -11,6 +11,9 @@ import { guardedFetch } from './guarded-fetch';
 import { KnowledgeIndexer } from './knowledge';
 import { Voice } from './voice';
 
+/** The chatbot follower's consumer name: its cursors in outbox_cursors (the gateway starts one when the bot is turned on). */
+export const CHATBOT_CONSUMER = 'chatbot';
+
 const RUNNER = Symbol('CHATBOT_RUNNER');
 const FOLLOWER = Symbol('CHATBOT_FOLLOWER');
 
@@ -51,7 +54,7 @@ export function createChatbotServices(dataSource: DataSource, bus: Bus, config: 
     dataSource,
     bus,
     {
-      consumer: 'chatbot',
+      consumer: CHATBOT_CONSUMER,
       eventTypes: ['messages'],
       // A commit of only these (the bot's answer, its ai_metadata update) costs a read, not a step.
       ignore: [...IGNORED_BEFORE_ADMISSION],

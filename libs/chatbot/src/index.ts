@@ -2,7 +2,7 @@ export { admitEvents, fold, matchesLead, matchesWords } from './admission';
 export type { AdmissionOptions, AdmissionResult, ClaimedRound } from './admission';
 export { CHATBOT_WAKE, ChatbotRunner, runnerId } from './chatbot-runner';
 export type { RoundTiming } from './chatbot-runner';
-export { ChatbotModule, createChatbotServices } from './chatbot.module';
+export { CHATBOT_CONSUMER, ChatbotModule, createChatbotServices } from './chatbot.module';
 export type { ChatbotServices } from './chatbot.module';
 export { CHATBOT_DEFAULTS, readChatbotConfig } from './config';
 export type { ChatbotConfig } from './config';

@@ -179,9 +179,7 @@ export class OutboxFollower<T = void> {
     const now = Date.now();
     if (this.refreshWanted || now - this.refreshedAt >= this.options.refreshMs) {
       this.refreshWanted = false;
-      const ids = [...new Set(await this.options.instances())];
-      await this.cursors.follow(this.options.consumer, ids);
-      this.followed = new Set(ids);
+      this.followed = new Set(await this.cursors.follow(this.options.consumer, this.options.instances));
       this.refreshedAt = now;
     }
     // Instance → whether it came from a notice only (it may be peeked at first) or from the poll.

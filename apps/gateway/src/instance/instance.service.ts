@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
+import { CHATBOT_CONSUMER } from '@gw/chatbot';
 import { type JidObject, Subjects } from '@gw/contracts';
 import { AuthStateRepository, InstanceRepository, type InstanceEntity, type InstancePatch, type ProxySettings } from '@gw/persistence';
 import { newRequestId, newToken, recordId, SsrfGuard } from '@gw/platform';
@@ -165,7 +166,10 @@ export class InstanceService {
     if (dto.chatbot_stopConversation !== undefined) patch.chatbotStopConversation = dto.chatbot_stopConversation ?? '';
     if (dto.chatbot_stopMinutes !== undefined) patch.chatbotStopMinutes = Math.max(0, dto.chatbot_stopMinutes);
     if (dto.chatbot_stopWhenYouSendMsg !== undefined) patch.chatbotStopWhenYouSendMsg = Math.max(0, dto.chatbot_stopWhenYouSendMsg);
-    return toInstanceRecord(await this.patch(instance.id, patch));
+    // Turned on, its follower's cursor starts in the same transaction (not at the follower's next refresh, after the first messages).
+    const entity = await this.instances.updateChatbotSettings(instance.id, patch, CHATBOT_CONSUMER);
+    if (!entity) throw ApiError.notFound('Instance not found');
+    return toInstanceRecord(entity);
   }
 
   async setPresence(instance: InstanceEntity, presence: 'available' | 'unavailable') {

@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { InstanceEntity } from '../entities/instance.entity';
 import { FencedOutError } from './auth-state.repository';
 import { type Lease, LeaseRepository } from './lease.repository';
+import { OutboxCursorRepository } from './outbox-cursor.repository';
 import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
 
 export type InstancePatch = Partial<Omit<InstanceEntity, 'id' | 'token' | 'created' | 'updated'>>;
@@ -40,6 +41,21 @@ export class InstanceRepository {
   async update(id: string, patch: InstancePatch): Promise<InstanceEntity | null> {
     if (Object.keys(patch).length) await this.repo.update({ id }, patch);
     return this.findById(id);
+  }
+
+  /**
+   * Applies the chatbot settings' patch; when it turns the chatbot on, `consumer`'s outbox cursor starts
+   * in the same transaction (afresh when the chatbot was off): a message received after the answer is
+   * answered however soon, none from before is. Null when the instance does not exist.
+   */
+  async updateChatbotSettings(id: string, patch: InstancePatch, consumer: string): Promise<InstanceEntity | null> {
+    return this.dataSource.transaction(async (manager) => {
+      const [current]: Array<{ chatbot_enabled: boolean }> = await manager.query(`SELECT chatbot_enabled FROM instances WHERE id = $1 FOR UPDATE`, [id]);
+      if (!current) return null;
+      if (Object.keys(patch).length) await manager.getRepository(InstanceEntity).update({ id }, patch);
+      if (patch.chatbotEnabled === true) await OutboxCursorRepository.startWithin(manager, consumer, id, !current.chatbot_enabled);
+      return manager.getRepository(InstanceEntity).findOneBy({ id });
+    });
   }
 
   async delete(id: string): Promise<boolean> {

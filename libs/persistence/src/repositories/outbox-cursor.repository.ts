@@ -101,13 +101,41 @@ export class OutboxCursorRepository {
        ORDER BY r.part, r.tx, r.id`;
 
   /**
-   * Follows exactly `instanceIds` for `consumer`: a new one starts at the current end of its outbox
-   * (START: events committed before are not replayed, those of transactions still running are read),
-   * and the cursors of instances no longer followed are dropped, so following again later starts afresh.
+   * Follows exactly the instances `instances` names for `consumer`: a new one starts at the current end of
+   * its outbox (START: events committed before are not replayed, those of transactions still running are
+   * read), and the cursors of instances no longer followed are dropped, so following again later starts
+   * afresh. Returns the followed ids.
+   *
+   * Given as a function, the set is read after the cursors are, and only the cursor versions read before
+   * it may be dropped: a cursor written meanwhile (a feature turned on with its cursor in one transaction,
+   * startWithin) is kept even when the set was read before that transaction committed, where dropping it
+   * would lose the events between its start and the next follow.
    */
-  async follow(consumer: string, instanceIds: string[]): Promise<void> {
+  async follow(consumer: string, instances: string[] | (() => Promise<string[]>)): Promise<string[]> {
+    let drop: { ids: string[]; versions: string[] } | null = null;
+    let instanceIds: string[];
+    if (typeof instances === 'function') {
+      const before: Array<{ instance_id: string; version: string }> = await this.dataSource.query(
+        `SELECT instance_id, xmin::text AS version FROM outbox_cursors WHERE consumer = $1`,
+        [consumer],
+      );
+      instanceIds = [...new Set(await instances())];
+      const followed = new Set(instanceIds);
+      const gone = before.filter((row) => !followed.has(row.instance_id));
+      drop = { ids: gone.map((row) => row.instance_id), versions: gone.map((row) => row.version) };
+    } else {
+      instanceIds = instances;
+    }
     await this.dataSource.transaction(async (manager) => {
-      await manager.query(`DELETE FROM outbox_cursors WHERE consumer = $1 AND NOT (instance_id = ANY($2::text[]))`, [consumer, instanceIds]);
+      if (drop === null) {
+        await manager.query(`DELETE FROM outbox_cursors WHERE consumer = $1 AND NOT (instance_id = ANY($2::text[]))`, [consumer, instanceIds]);
+      } else if (drop.ids.length > 0) {
+        await manager.query(`DELETE FROM outbox_cursors WHERE consumer = $1 AND (instance_id, xmin::text) IN (SELECT * FROM unnest($2::text[], $3::text[]))`, [
+          consumer,
+          drop.ids,
+          drop.versions,
+        ]);
+      }
       if (instanceIds.length === 0) return;
       await manager.query(
         `INSERT INTO outbox_cursors (consumer, instance_id, tx, id, pending)
@@ -117,6 +145,24 @@ export class OutboxCursorRepository {
         [consumer, instanceIds],
       );
     });
+    return instanceIds;
+  }
+
+  /**
+   * Starts `consumer`'s cursor of `instanceId` now (START), in the caller's transaction (the one that
+   * turns the feature on): the events committed after it are followed, however soon, and none from
+   * before. `restart`: a cursor left from an earlier time the feature was on starts afresh too (else it
+   * is kept where it is).
+   */
+  static async startWithin(manager: Pick<EntityManager, 'query'>, consumer: string, instanceId: string, restart: boolean): Promise<void> {
+    await manager.query(
+      `INSERT INTO outbox_cursors (consumer, instance_id, tx, id, pending)
+       SELECT $1, $2, ${OutboxCursorRepository.START}
+       ON CONFLICT (consumer, instance_id) DO ${
+         restart ? 'UPDATE SET tx = EXCLUDED.tx, id = EXCLUDED.id, pending = EXCLUDED.pending, floor = 0, updated_at = now()' : 'NOTHING'
+       }`,
+      [consumer, instanceId],
+    );
   }
 
   /** The followed instances with committed events past their cursor or of their pending transactions, oldest cursor first. */

@@ -13,3 +13,5 @@ export type { LatencyProxy, ProxiedChunk, ProxyDelay } from './latency-proxy';
 export { withEnv } from './env';
 export { startSsrfTargets } from './ssrf-targets';
 export type { SsrfTargets } from './ssrf-targets';
+export { CHAOS_MODES, arrivals, chaosMet, chaosPlan, runChaosPhase, settleChaos, tallyChaos } from './chaos';
+export type { ApiAnswer, ChaosInbound, ChaosInstance, ChaosMode, ChaosModeRun, ChaosSend, ChaosTally, ChaosTraffic } from './chaos';

@@ -82,7 +82,7 @@ describe('secrets never reach a log line', () => {
     }
     expect(logText()).toContain('secrets_spec_refuse');
     expect((await stack.gw.call('GET', '/instance/status', { token: `${token}x` })).status).toBe(401);
-    // Every route that takes a secret in its URL: the Chatwoot webhook (its path), the event stream (?token=).
+    // Every route that takes a secret in its URL: the Chatwoot webhook (its path), any route's ?token= / ?admintoken=.
     const chatwoot = await call('PUT', '/chatwoot/config', {
       enabled: false,
       url: 'http://127.0.0.1:9',
@@ -101,7 +101,10 @@ describe('secrets never reach a log line', () => {
     expect(sse.status).toBe(200);
     stream.abort();
     expect((await stack.gw.call('GET', `/sse?token=${token}x`)).status).toBe(401);
-    expect((await stack.gw.call('GET', `/instance/all?admintoken=${planted.adminToken}`)).status).toBe(403);
+    expect((await stack.gw.call('GET', `/instance/status?token=${token}`)).status).toBe(200);
+    expect((await stack.gw.call('GET', `/instance/status?token=${token}x`)).status).toBe(401);
+    expect((await stack.gw.call('GET', `/instance/all?admintoken=${planted.adminToken}`)).status).toBe(200);
+    expect((await stack.gw.call('GET', `/instance/all?admintoken=${planted.adminToken}x`)).status).toBe(403);
     const scraped = await fetch(`${stack.gw.baseUrl}/metrics`).then((response) => response.text());
     expect(scraped).toContain('wa_gateway_http_requests_total');
     expect((await stack.gw.call('GET', '/instance/all', { admin: `${planted.adminToken}x` })).status).toBe(403);

@@ -13,7 +13,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** `admintoken` header: the operator. An instance token never opens these routes. Each answer spends from the admin's rate limit. */
+/** `admintoken` header (or `?admintoken=` when the header is absent): the operator. An instance token never opens these routes. Each answer spends from the admin's rate limit. */
 @Injectable()
 export class AdminGuard implements CanActivate {
   constructor(
@@ -25,7 +25,7 @@ export class AdminGuard implements CanActivate {
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
     const reply = http.getResponse<FastifyReply>();
-    if (!(await this.adminTokens.verify(header(request, 'admintoken')))) {
+    if (!(await this.adminTokens.verify(header(request, 'admintoken') ?? fromQuery(request, 'admintoken')))) {
       this.rateLimits.chargeUnauthenticated(request, reply);
       throw new ApiError('invalid_admin_token');
     }
@@ -34,7 +34,7 @@ export class AdminGuard implements CanActivate {
   }
 }
 
-/** `token` header: one instance. The admin token never opens these routes. Each answer spends from the token's rate limit. */
+/** `token` header (or `?token=` when the header is absent): one instance. The admin token never opens these routes. Each answer spends from the token's rate limit. */
 @Injectable()
 export class InstanceGuard implements CanActivate {
   constructor(
@@ -46,7 +46,7 @@ export class InstanceGuard implements CanActivate {
     const http = context.switchToHttp();
     const request = http.getRequest<AuthedRequest>();
     const reply = http.getResponse<FastifyReply>();
-    const token = header(request, 'token') ?? queryToken(request);
+    const token = header(request, 'token') ?? fromQuery(request, 'token');
     // Tokens are UUID-shaped; anything else cannot match and is not worth a query.
     if (!token || token.length > 100) {
       this.rateLimits.chargeUnauthenticated(request, reply);
@@ -78,17 +78,20 @@ export class InstanceGuard implements CanActivate {
  */
 export function instanceLimitBeforeBody(rateLimits: RateLimitService): onRequestHookHandler {
   return (request, reply, done) => {
-    const refused = rateLimits.chargeBeforeBody(header(request, 'token') ?? queryToken(request), request, reply);
+    const refused = rateLimits.chargeBeforeBody(header(request, 'token') ?? fromQuery(request, 'token'), request, reply);
     if (!refused) return done();
     void reply.status(refused.status).header('content-type', 'application/json; charset=utf-8').send(refused.body());
   };
 }
 
-function queryToken(request: FastifyRequest): string | undefined {
-  // Only the SSE stream takes the token as a query parameter (browsers' EventSource sends no headers).
-  if (!request.url.startsWith('/sse')) return undefined;
-  const value = (request.query as Record<string, unknown> | undefined)?.token;
-  return typeof value === 'string' ? value : undefined;
+/**
+ * A token sent as a query parameter, read only when its header is absent (the header wins): browsers'
+ * EventSource sends no headers, and published uazapi clients (an MCP server) send `?token=` / `?admintoken=`
+ * on every route. The logger masks both in URLs; metrics label routes by pattern, never by URL.
+ */
+function fromQuery(request: FastifyRequest, name: 'token' | 'admintoken'): string | undefined {
+  const value = (request.query as Record<string, unknown> | undefined)?.[name];
+  return typeof value === 'string' ? value : Array.isArray(value) && typeof value[0] === 'string' ? value[0] : undefined;
 }
 
 /** The instance the `token` header authenticated. */

@@ -41,11 +41,14 @@ describe('OpenAPI document', () => {
     expect(components.securitySchemes).toEqual({
       token: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'token' }),
       admintoken: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'admintoken' }),
+      // The query forms, an alternative each (published clients send them so).
+      tokenQuery: expect.objectContaining({ type: 'apiKey', in: 'query', name: 'token' }),
+      admintokenQuery: expect.objectContaining({ type: 'apiKey', in: 'query', name: 'admintoken' }),
     });
     const paths = document.paths as Record<string, Record<string, { security: unknown; responses: Record<string, unknown> }>>;
-    expect(paths['/send/text'].post.security).toEqual([{ token: [] }]);
-    expect(paths['/instance/all'].get.security).toEqual([{ admintoken: [] }]);
-    expect(paths['/instance/create'].post.security).toEqual([{ admintoken: [] }]);
+    expect(paths['/send/text'].post.security).toEqual([{ token: [] }, { tokenQuery: [] }]);
+    expect(paths['/instance/all'].get.security).toEqual([{ admintoken: [] }, { admintokenQuery: [] }]);
+    expect(paths['/instance/create'].post.security).toEqual([{ admintoken: [] }, { admintokenQuery: [] }]);
     expect(paths['/health'].get.security).toEqual([]);
     expect(paths['/send/text'].post.responses).toHaveProperty('401');
     expect(paths['/instance/all'].get.responses).toHaveProperty('403');

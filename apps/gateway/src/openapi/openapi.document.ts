@@ -14,6 +14,8 @@ const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as t
 
 /** The security scheme names, as uazapiGO's reference names them. */
 export const SECURITY_SCHEMES = { instance: 'token', admin: 'admintoken' } as const;
+/** The same tokens as query parameters, an alternative each (the header wins when both are sent). */
+const QUERY_SECURITY_SCHEMES = { instance: 'tokenQuery', admin: 'admintokenQuery' } as const;
 
 /** Which scheme a route's guards ask for: the `token` header, the `admintoken` header, or none. */
 type Audience = 'instance' | 'admin' | 'public';
@@ -45,11 +47,19 @@ export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): 
     .setTitle('wa-gateway (uazapiGO-compatible API)')
     .setDescription(
       'A multi-tenant WhatsApp gateway compatible with the uazapiGO API. Instance routes take the `token` header, ' +
-        'administrative routes the `admintoken` header. Every error answers `{"error": "...", "code"?: "..."}`.',
+        'administrative routes the `admintoken` header (or `?token=` / `?admintoken=` when the header is absent). Every error answers `{"error": "...", "code"?: "..."}`.',
     )
     .setVersion(version)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'token', description: 'The token of one instance' }, SECURITY_SCHEMES.instance)
     .addApiKey({ type: 'apiKey', in: 'header', name: 'admintoken', description: "The operator's admin token" }, SECURITY_SCHEMES.admin)
+    .addApiKey(
+      { type: 'apiKey', in: 'query', name: 'token', description: 'The token of one instance as `?token=`, when the `token` header is absent' },
+      QUERY_SECURITY_SCHEMES.instance,
+    )
+    .addApiKey(
+      { type: 'apiKey', in: 'query', name: 'admintoken', description: 'The admin token as `?admintoken=`, when the `admintoken` header is absent' },
+      QUERY_SECURITY_SCHEMES.admin,
+    )
     .build();
   const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (controller, method) => `${controller}_${method}` });
   const controllers = controllersByName(app);
@@ -82,7 +92,7 @@ export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): 
       seenOperationIds.add(operationId);
       operation.operationId = operationId;
       operation.tags = operation.tags?.length ? operation.tags : [path.split('/')[1] || 'root'];
-      operation.security = audience === 'public' ? [] : [{ [SECURITY_SCHEMES[audience]]: [] }];
+      operation.security = audience === 'public' ? [] : [{ [SECURITY_SCHEMES[audience]]: [] }, { [QUERY_SECURITY_SCHEMES[audience]]: [] }];
       documentPathParameters(operation, path);
       if (controller && handlerName) documentQuery(operation, path, argumentsOf(controller, handlerName));
       const bodySchema = requestSchemaOf(operation, schemas);
@@ -146,8 +156,9 @@ function documentPathParameters(operation: OperationObject, path: string): void 
 
 /**
  * Query parameters: every `@Query('name')` of the handler, optional (the handlers treat an absent one
- * as its default); @nestjs/swagger leaves out those whose declared type is a union. `/sse` also takes
- * the instance token as `?token=` (see `queryToken` in auth.guards.ts: browsers' EventSource sends no headers).
+ * as its default); @nestjs/swagger leaves out those whose declared type is a union. Every route takes
+ * its token as `?token=` / `?admintoken=` too (a security scheme); `/sse` also lists it as a parameter,
+ * as the reference does (browsers' EventSource sends no headers).
  */
 function documentQuery(operation: OperationObject, path: string, routeArguments: RouteArgument[]): void {
   const parameters = (operation.parameters ??= []) as { name: string; in: string; required?: boolean; schema?: SchemaObject; description?: string }[];

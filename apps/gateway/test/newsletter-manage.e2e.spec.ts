@@ -91,6 +91,17 @@ describe('newsletter management API (HTTP → worker → Baileys → simulator)'
   });
 
   describe('POST /newsletter/messages/edit and /messages/delete', () => {
+    it('should edit the caption of an image post in the form whatsmeow sends (type text, mediatype image), which the simulator checks', async () => {
+      const jid = await myChannel('Fotos');
+      await stack.control('POST', `/sim/newsletters/${encodeURIComponent(jid)}/posts`, {
+        message: { imageMessage: { url: 'https://x/y.jpg', mimetype: 'image/jpeg', caption: 'antes' } },
+      });
+      const [photo] = (await simChannel(jid)).posts;
+      const edited = await call('POST', '/newsletter/messages/edit', { jid, serverid: photo.serverId, text: 'depois' });
+      expect(edited.status).toBe(200);
+      expect((await simChannel(jid)).posts[0]).toMatchObject({ edited: true, message: { imageMessage: { caption: 'depois', mimetype: 'image/jpeg' } } });
+    });
+
     it('should edit a post by message id and delete one by server id, and followers see newsletter_messages events', async () => {
       const jid = await myChannel('Edições');
       const sent = await call('POST', '/send/text', { number: jid, text: 'Primeira versão' });

@@ -264,9 +264,11 @@ export class Account {
   autoReceipts: AutoReceiptSettings = { deliveredMs: 0, readMs: null };
   /**
    * Who sees this account's status updates (stories), as the phone keeps it: all saved contacts
-   * (`contacts`), saved contacts except `list` (`blacklist`), or only `list` (`whitelist`).
+   * (`contacts`), saved contacts except `list` (`blacklist`), or only `list` (`whitelist`). Null until the
+   * account stores one: the server then answers the status privacy query 404 item-not-found, and clients take
+   * WhatsApp's default, contacts (whatsmeow broadcast.go:102-104).
    */
-  statusPrivacy: { type: 'contacts' | 'blacklist' | 'whitelist'; list: string[] } = { type: 'contacts', list: [] };
+  statusPrivacy: { type: 'contacts' | 'blacklist' | 'whitelist'; list: string[] } | null = null;
   /** HistorySync protos (as JSON objects) the phone pushes to a newly paired companion. */
   history: Array<Record<string, unknown>> | undefined;
   private nextDeviceId = 1;
@@ -343,7 +345,7 @@ export class Account {
     for (const jid of state.blocklist) this.blocklist.add(jid);
     this.privacy = { ...this.privacy, ...state.privacy };
     this.autoReceipts = state.autoReceipts;
-    this.statusPrivacy = state.statusPrivacy;
+    this.statusPrivacy = state.statusPrivacy ?? null;
     this.history = state.history;
     this.nextDeviceId = state.nextDeviceId;
     this.nextKeyIndex = state.nextKeyIndex;

@@ -1,5 +1,5 @@
-// WhatsApp Business: the business profile (`w:biz` get/set), the category list, the product
-// catalogue (`w:biz:catalog`: product_catalog pages, one product, edit, add, delete) and the
+// WhatsApp Business: the business profile (`w:biz` get/set), the product catalogue (`w:biz:catalog`:
+// product_catalog pages, one product, visibility updates, edit, add, delete) and the
 // account's new-chat limits (the w:mex reachout-timelock and message-capping queries). Node shapes
 // are the ones rc14 sends and parses (Socket/business.js, chats.js getBusinessProfile,
 // Utils/business.js) and whatsmeow reads (business.go); a non-business account has no profile and
@@ -12,10 +12,11 @@ import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
 import { child, children, contentString, iqError, iqResult, node } from './node-io';
 import type { RouteSpec } from './route-spec';
+import { MEX_QUERIES, mexBadRequest } from './mex-queries';
 
-/** Baileys' QueryIds (Types/Mex.js) of the two new-chat limit queries. */
-const REACHOUT_TIMELOCK = '23983697327930364';
-const MESSAGE_CAPPING_INFO = '24503548349331633';
+// The new-chat limit queries, from the one table of w:mex references.
+const REACHOUT_TIMELOCK = MEX_QUERIES.REACHOUT_TIMELOCK.id;
+const MESSAGE_CAPPING_INFO = MEX_QUERIES.MESSAGE_CAPPING_INFO.id;
 
 export interface BusinessCategory {
   id: string;
@@ -165,24 +166,11 @@ export class BusinessStore {
   // ---------------------------------------------------------------- iqs
 
   /**
-   * `w:biz`: the profile of a JID (get), a delta of the sender's own profile (set), the category list
-   * (get `<business_category_list query?>`: a shape assumed by the gateway, as neither rc14 nor whatsmeow
-   * knows WhatsApp's own category query).
+   * `w:biz`: the profile of a JID (get), a delta of the sender's own profile (set). WhatsApp's category
+   * catalogue query is in no public client: anything else, such as a `<business_category_list>`, is a 400.
    */
   handleBizIq(sender: DeviceRef, iq: BinaryNode): BinaryNode {
     const request = child(iq, 'business_profile');
-    if (iq.attrs.type === 'get' && child(iq, 'business_category_list')) {
-      const query = child(iq, 'business_category_list');
-      const search = (query?.attrs.query ?? '').toLowerCase();
-      const categories = BUSINESS_CATEGORIES.filter((category) => !search || category.name.toLowerCase().includes(search));
-      return iqResult(iq, [
-        node(
-          'business_category_list',
-          {},
-          categories.map((category) => node('category', { id: category.id }, Buffer.from(category.name, 'utf-8'))),
-        ),
-      ]);
-    }
     if (!request) return iqError(iq, 400, 'bad-request');
     if (iq.attrs.type === 'get') {
       const profiles: BinaryNode[] = [];
@@ -240,22 +228,41 @@ export class BusinessStore {
         ]),
       ]);
     }
+    // One product, as WhatsApp Web asks it (2023 bundle 340591.js:24-43): `<product jid><product_id>`, answered
+    // as `product_catalog > product`; without a `<product_id>` the request is malformed.
     const one = child(iq, 'product');
     if (one && iq.attrs.type === 'get') {
+      const id = contentString(child(one, 'product_id'));
+      if (!id) return iqError(iq, 400, 'bad-request');
       const owner = one.attrs.jid ? this.ctx.registry.resolveUser(one.attrs.jid) : undefined;
-      const id = contentString(child(one, 'id'));
       const product = owner?.business ? this.catalogOf(owner).find((entry) => entry.id === id) : undefined;
       if (!owner || !product || (product.isHidden && owner !== sender.account)) return iqError(iq, 404, 'item-not-found');
-      return iqResult(iq, [node('product', {}, [this.productNode(product)])]);
+      return iqResult(iq, [node('product_catalog', {}, [this.productNode(product)])]);
     }
     if (!sender.account.business) return iqError(iq, 403, 'forbidden');
     const catalog = this.catalogOf(sender.account);
+    // Products shown or hidden, as WhatsApp Web does it (2023 bundle 621753.js:24-33, smax_id 23): the answer
+    // carries no product.
+    const visibility = child(iq, 'product_visibility_update');
+    if (visibility) {
+      const changes = children(visibility, 'product');
+      const found = changes.map((change) => catalog.find((entry) => entry.id === contentString(child(change, 'id'))));
+      if (!changes.length || changes.some((change) => change.attrs.is_hidden !== 'true' && change.attrs.is_hidden !== 'false'))
+        return iqError(iq, 400, 'bad-request');
+      if (found.some((product) => !product)) return iqError(iq, 404, 'item-not-found');
+      changes.forEach((change, at) => ((found[at] as Product).isHidden = change.attrs.is_hidden === 'true'));
+      this.ctx.stateChanged();
+      return iqResult(iq);
+    }
+    // A product's edit carries the whole product (rc14's productUpdate, the fields ProductUpdate requires); a
+    // partial edit is in no client and is refused.
     const edit = child(iq, 'product_catalog_edit');
     if (edit) {
       const change = child(edit, 'product');
       const id = contentString(child(change, 'id'));
       const product = catalog.find((entry) => entry.id === id);
       if (!change || !product) return iqError(iq, 404, 'item-not-found');
+      if (!contentString(child(change, 'name'))) return iqError(iq, 400, 'bad-request');
       this.applyProduct(product, change);
       this.ctx.stateChanged();
       return iqResult(iq, [node('product_catalog_edit', {}, [this.productNode(product)])]);
@@ -287,6 +294,15 @@ export class BusinessStore {
     const query = child(iq, 'query');
     const queryId = query?.attrs.query_id;
     if (queryId !== REACHOUT_TIMELOCK && queryId !== MESSAGE_CAPPING_INFO) return undefined;
+    const variables = (() => {
+      try {
+        return (JSON.parse(contentString(query) ?? '{}') as { variables?: Record<string, unknown> }).variables ?? {};
+      } catch {
+        return undefined;
+      }
+    })();
+    const known = queryId === REACHOUT_TIMELOCK ? MEX_QUERIES.REACHOUT_TIMELOCK : MEX_QUERIES.MESSAGE_CAPPING_INFO;
+    if (!variables || known.check(variables)) return iqResult(iq, [node('result', {}, Buffer.from(JSON.stringify(mexBadRequest()), 'utf-8'))]);
     const limits = this.limitsOf(sender.account);
     const data =
       queryId === REACHOUT_TIMELOCK

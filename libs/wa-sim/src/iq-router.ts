@@ -137,7 +137,9 @@ export class IqRouter {
       case 'status': {
         if (type === 'set') return iqResult(iq);
         if (first !== 'privacy') return iqError(iq, 404, 'item-not-found');
-        // The status (story) audience: the default list first, its users for blacklist/whitelist.
+        // The status (story) audience: the default list first, its users for blacklist/whitelist; an account that
+        // never stored one is answered 404, as whatsmeow's GetStatusPrivacy expects (broadcast.go:102-104).
+        if (!device.account.statusPrivacy) return iqError(iq, 404, 'item-not-found');
         const { type: audience, list } = device.account.statusPrivacy;
         return iqResult(iq, [
           node('privacy', {}, [

@@ -11,33 +11,10 @@ import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
 import { child, contentBytes, iqError, iqResult, node, unixNow } from './node-io';
 import { generateMessageId, messageToJson, stanzaTypeFor } from './phone';
+import { MEX_QUERIES, mexBadRequest, mexQueryOf, type MexQueryName } from './mex-queries';
 
-// Baileys' QueryIds (Types/Mex.js).
-const Q = {
-  CREATE: '8823471724422422',
-  UPDATE_METADATA: '24250201037901610',
-  METADATA: '6563316087068696',
-  SUBSCRIBERS: '9783111038412085',
-  FOLLOW: '24404358912487870',
-  UNFOLLOW: '9767147403369991',
-  MUTE: '29766401636284406',
-  UNMUTE: '9864994326891137',
-  ADMIN_COUNT: '7130823597031706',
-  CHANGE_OWNER: '7341777602580933',
-  DEMOTE: '6551828931592903',
-  DELETE: '30062808666639665',
-  REACHOUT_TIMELOCK: '23983697327930364',
-  MESSAGE_CAPPING_INFO: '24503548349331633',
-  // Not constants of rc14. whatsmeow's (mobile) list of the channels the account follows or owns:
-  SUBSCRIBED: '6388546374527196',
-  // The channel directory as whatsmeow and WAHA ask it: browse (list) and free-text search.
-  DIRECTORY_LIST: '6190824427689257',
-  DIRECTORY_SEARCH: '6802402206520139',
-  // Admin invites (NewsletterAdminInvite, …Revoke, NewsletterAcceptAdminInvite).
-  ADMIN_INVITE: '26278681041745438',
-  ADMIN_INVITE_REVOKE: '24369392486051948',
-  ADMIN_INVITE_ACCEPT: '24934958956134858',
-} as const;
+// The query ids answered, from the one table of references (mex-queries.ts); nothing here names an id of its own.
+const Q = Object.fromEntries(Object.entries(MEX_QUERIES).map(([name, query]) => [name, query.id])) as { [K in MexQueryName]: string };
 
 /** Who may react to a channel's posts (`settings.reaction_codes.value`). */
 export const REACTION_CODES = ['ALL', 'BASIC', 'NONE', 'BLOCKLIST'] as const;
@@ -97,6 +74,36 @@ export interface NewsletterState {
 }
 
 type MexVariables = Record<string, unknown>;
+
+/**
+ * An admin's edit or deletion in the form whatsmeow's sendNewsletter sends it (send.go:693-741): `type="text"`
+ * (the edit wrapper's type, whatever the post's), and on `<plaintext>` the `mediatype` of the edited content
+ * (image, video or gif, document, url), none for a deletion. What WhatsApp answers a stanza of another form is not
+ * public; the simulator refuses it (ack error 400), so a client that sends another form is seen to.
+ */
+function editFormOk(stanza: BinaryNode, edit: '3' | '8', bytes: Buffer): boolean {
+  if (stanza.attrs.type !== 'text') return false;
+  const given = child(stanza, 'plaintext')?.attrs.mediatype;
+  if (edit === '8') return given === undefined;
+  let message: proto.IMessage;
+  try {
+    message = proto.Message.decode(bytes);
+  } catch {
+    return false;
+  }
+  const expected = message.imageMessage
+    ? 'image'
+    : message.videoMessage
+      ? message.videoMessage.gifPlayback
+        ? 'gif'
+        : 'video'
+      : message.documentMessage
+        ? 'document'
+        : message.extendedTextMessage?.title != null
+          ? 'url'
+          : undefined;
+  return given === expected;
+}
 
 let pictureIds = 1_000_000;
 const nextPictureId = (): number => ++pictureIds;
@@ -212,6 +219,13 @@ export class NewsletterStore {
       variables = (JSON.parse(contentBytes(queryNode)?.toString('utf-8') ?? '{}') as { variables?: MexVariables }).variables ?? {};
     } catch {
       return this.mexResult(iq, { errors: [{ message: 'bad json', extensions: { error_code: 400 } }] });
+    }
+    // The relay refuses an id it does not know (retired, another platform's, a guess) and variables that do not fit.
+    const known = mexQueryOf(queryId);
+    const unfit = known ? MEX_QUERIES[known].check(variables) : 'unknown query id';
+    if (unfit) {
+      this.ctx.logger.debug({ queryId, unfit }, 'w:mex query refused');
+      return this.mexResult(iq, mexBadRequest());
     }
     const me = sender.account;
     const id = typeof variables.newsletter_id === 'string' ? variables.newsletter_id : undefined;
@@ -360,7 +374,7 @@ export class NewsletterStore {
       case Q.MESSAGE_CAPPING_INFO:
         return this.mexResult(iq, data('xwa2_message_capping_info', { quota: 1000, used: 0 }));
       default:
-        return this.mexResult(iq, { errors: [{ message: `query ${queryId} not simulated`, extensions: { error_code: 501 } }] });
+        return this.mexResult(iq, mexBadRequest());
     }
   }
 
@@ -421,8 +435,10 @@ export class NewsletterStore {
 
   private postNode(post: NewsletterPost): BinaryNode {
     const reactions = [...post.reactions.entries()].map(([code, who]) => node('reaction', { code, count: String(who.size) }));
-    return node('message', { id: post.id, server_id: String(post.serverId), t: String(post.t), type: post.type, views_count: String(post.views) }, [
+    // The views are a `<views_count count>` child, as whatsmeow's parseNewsletterMessages reads them (notification.go:366).
+    return node('message', { id: post.id, server_id: String(post.serverId), t: String(post.t), type: post.type }, [
       node('plaintext', {}, post.bytes),
+      node('views_count', { count: String(post.views) }),
       ...(reactions.length ? [node('reactions', {}, reactions)] : []),
     ]);
   }
@@ -468,7 +484,7 @@ export class NewsletterStore {
         return ack;
       }
       const bytes = edit === '3' ? contentBytes(child(stanza, 'plaintext')) : Buffer.alloc(0);
-      if (!bytes) {
+      if (!bytes || !editFormOk(stanza, edit, bytes)) {
         ack.attrs.error = '400';
         return ack;
       }

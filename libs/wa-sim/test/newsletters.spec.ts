@@ -70,10 +70,10 @@ describe('newsletters', () => {
     });
     expect(viewed.body.views).toBe(3);
     await reader.newsletterReactMessage(jid, String(published.body.serverId), '👍');
-    // What a client lists: the raw message_updates node carries views_count and the reaction counts.
+    // What a client lists: the raw message_updates node carries a views_count child (whatsmeow notification.go:366) and the reaction counts.
     const result = await reader.newsletterFetchMessages(jid, 10, 0, 0);
     const text = JSON.stringify(result);
-    expect(text).toContain('"views_count":"3"');
+    expect(text).toContain('"tag":"views_count","attrs":{"count":"3"}');
     expect(text).toContain('"code":"👍"');
     expect((await postJson(running, `/sim/newsletters/${encodeURIComponent(jid)}/posts/999/views`, {})).status).toBe(404);
   });

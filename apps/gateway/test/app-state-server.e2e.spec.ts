@@ -45,12 +45,22 @@ async function startConnectProxy(mediaHost: string): Promise<{ url: string; tunn
   };
 }
 
+interface PhoneChat {
+  jid: string;
+  pinned: boolean;
+  archived: boolean;
+}
+
+type Mutation = { index: unknown; action: Record<string, any> | null };
+
 /**
  * Issue 34, mode 8: app state as WhatsApp's server sends it, through HTTP with real Baileys. A fresh
  * device's first sync comes as snapshots and patches as external mutations, blobs on the media server
- * (the `app-state-external` fault), fetched through the instance's proxy.
+ * (the `app-state-external` fault), fetched through the instance's proxy; an upload the server refuses as
+ * stale (a 409 with the patches it missed, the `app-state-conflict` fault) is resynced and sent again,
+ * and lands once.
  */
-describe('app state as the server sends it (snapshots, external blobs)', () => {
+describe('app state as the server sends it (snapshots, external blobs, 409 conflicts)', () => {
   const stack = new Stack();
   afterAll(() => stack.stop());
   beforeAll(() => stack.start(), 60_000);
@@ -59,8 +69,11 @@ describe('app state as the server sends it (snapshots, external blobs)', () => {
     stack.db.dataSource
       .query(`SELECT payload FROM outbox_events WHERE event_type = $1 ORDER BY id`, [type])
       .then((rows: Array<{ payload: Record<string, any> }>) => rows.map((row) => row.payload));
+  const phoneChats = async (phone: string) => (await stack.control<{ chats: PhoneChat[] }>('GET', `/sim/accounts/${phone}/chats`)).chats;
+  const mutations = async (phone: string, collection: string) =>
+    (await stack.control<Record<string, { mutations: Mutation[] }>>('GET', `/sim/accounts/${phone}/app-state`))[collection]?.mutations ?? [];
 
-  it('should complete a fresh device’s first sync from snapshot blobs and take external patches, every blob through the instance’s proxy', async () => {
+  it('should complete a fresh device’s first sync from snapshot blobs and take external patches, every blob through the instance’s proxy (chat notes too)', async () => {
     const proxy = await startConnectProxy(stack.sim.mediaHost!);
     try {
       const phone = nextPhone();
@@ -100,9 +113,115 @@ describe('app state as the server sends it (snapshots, external blobs)', () => {
       // The socket went through the proxy, and so did the blobs: the media host is reachable only there.
       expect(proxy.tunnels).toContain(BLOB_HOST);
       expect(proxy.tunnels.some((tunnel) => tunnel !== BLOB_HOST)).toBe(true);
+
+      // Chat notes are read beside Baileys (it drops them): their blobs come through the proxy too. The first
+      // read of the socket starts from the regular_low snapshot, the next one takes a patch's external mutations.
+      const chatJid = `${contact}@s.whatsapp.net`;
+      await stack.control('POST', `/sim/accounts/${contact}/send`, { to: phone, text: 'oi' });
+      await waitFor(
+        async () => (await stack.gw.call('POST', '/chat/find', { token, body: { wa_chatid: chatJid } })).body.chats?.length ?? 0,
+        (found) => found > 0,
+        20_000,
+        'the contact’s chat',
+      );
+      const refresh = (force: boolean) => stack.gw.call('POST', '/chat/notes/refresh', { token, body: { number: contact, force } });
+      await stack.control('POST', `/sim/accounts/${phone}/notes`, { chatJid, text: 'Ligar amanhã' });
+      expect(await refresh(true)).toMatchObject({ status: 200, body: { wa_notes: 'Ligar amanhã', source: 'appstate_reload' } });
+      await stack.control('POST', `/sim/accounts/${phone}/notes`, { chatJid, text: 'Ligar às 11h' });
+      expect(await refresh(false)).toMatchObject({ status: 200, body: { wa_notes: 'Ligar às 11h', source: 'appstate_reload' } });
       await stack.control('POST', '/sim/faults', { kind: 'clear' });
     } finally {
       await proxy.close();
     }
   }, 90_000);
+
+  describe('a 409 on our own upload', () => {
+    let token: string;
+    let phone: string;
+    let contact: string;
+    let other: string;
+
+    const storedChat = async (number: string) => {
+      const { body } = await stack.gw.call('POST', '/chat/find', { token, body: { wa_chatid: `${number}@s.whatsapp.net` } });
+      return body.chats?.[0] as Record<string, unknown> | undefined;
+    };
+
+    beforeAll(async () => {
+      ({ token, phone } = await stack.connectedInstance('conflict'));
+      contact = nextPhone('5571');
+      other = nextPhone('5572');
+      for (const number of [contact, other]) {
+        await stack.control('POST', '/sim/accounts', { phone: number, name: `C${number.slice(-3)}` });
+        await stack.control('POST', `/sim/accounts/${number}/send`, { to: phone, text: 'oi' });
+        await waitFor(
+          () => storedChat(number),
+          (chat) => chat !== undefined,
+          20_000,
+          `the chat of ${number}`,
+        );
+      }
+    }, 90_000);
+
+    it('should resync and send /chat/archive again after a 409, the archive landing once and the phone’s own change arriving', async () => {
+      // While our archive (regular_low) is in flight, the phone pins another chat (regular_low too).
+      await stack.control('POST', '/sim/faults', { kind: 'app-state-conflict', device: phone, jid: `${other}@s.whatsapp.net`, mod: { pin: true } });
+
+      const archived = await stack.gw.call('POST', '/chat/archive', { token, body: { number: contact, archive: true } });
+      expect(archived).toEqual({ status: 200, body: { response: 'Chat updated successfully' } });
+      // The fault played: our first upload was refused with a 409.
+      expect(
+        (await stack.control<Array<{ rule?: { kind?: string } }>>('GET', '/sim/faults')).filter((fault) => fault.rule?.kind === 'app-state-conflict'),
+      ).toEqual([]);
+
+      const chats = await phoneChats(phone);
+      expect(chats.find((chat) => chat.jid === `${contact}@s.whatsapp.net`)).toMatchObject({ archived: true });
+      expect(chats.find((chat) => chat.jid === `${other}@s.whatsapp.net`)).toMatchObject({ pinned: true });
+      // Once: one archive mutation for the chat on the server.
+      const archives = (await mutations(phone, 'regular_low')).filter(
+        (mutation) => Array.isArray(mutation.index) && mutation.index[0] === 'archive' && mutation.index[1] === `${contact}@s.whatsapp.net`,
+      );
+      expect(archives).toHaveLength(1);
+
+      expect(await storedChat(contact)).toMatchObject({ wa_archived: true });
+      // The phone's pin, which the 409 carried, reached us too.
+      await waitFor(
+        () => storedChat(other),
+        (chat) => chat?.wa_isPinned === true,
+        15_000,
+        'the phone’s pin on our side',
+      );
+    }, 60_000);
+
+    it('should resync and send /label/edit again after a 409, the edit landing once and the phone’s new label arriving', async () => {
+      const labels = async () => (await stack.gw.call('GET', '/labels', { token })).body as Array<{ labelid: string; name: string }>;
+      // The label is the phone's (an unknown id is "Label not found"); we rename it while the phone adds another (regular too).
+      await stack.control('POST', `/sim/accounts/${phone}/app-state`, { mod: { addLabel: { id: '30', name: 'Phone 30', color: 5 } } });
+      await waitFor(labels, (list) => list.some((label) => label.labelid === '30'), 15_000, 'the phone’s label');
+      await stack.control('POST', '/sim/faults', {
+        kind: 'app-state-conflict',
+        device: phone,
+        jid: `${other}@s.whatsapp.net`,
+        mod: { addLabel: { id: '31', name: 'Phone 31', color: 1 } },
+      });
+
+      expect(await stack.gw.call('POST', '/label/edit', { token, body: { labelid: '30', name: 'Ours', color: 5 } })).toEqual({
+        status: 200,
+        body: { response: 'Label edited' },
+      });
+      expect(
+        (await stack.control<Array<{ rule?: { kind?: string } }>>('GET', '/sim/faults')).filter((fault) => fault.rule?.kind === 'app-state-conflict'),
+      ).toEqual([]);
+
+      const edits = (await mutations(phone, 'regular')).filter((mutation) => Array.isArray(mutation.index) && mutation.index[0] === 'label_edit');
+      expect(edits.filter((mutation) => (mutation.index as string[])[1] === '30' && mutation.action?.labelEditAction?.name === 'Ours')).toHaveLength(1);
+      expect(edits.filter((mutation) => (mutation.index as string[])[1] === '31')).toHaveLength(1);
+      await waitFor(
+        labels,
+        (list) =>
+          list.some((label) => label.labelid === '30' && label.name === 'Ours') && list.some((label) => label.labelid === '31' && label.name === 'Phone 31'),
+        15_000,
+        'our edit and the phone’s label listed',
+      );
+    }, 60_000);
+  });
 });

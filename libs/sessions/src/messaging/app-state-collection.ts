@@ -1,5 +1,6 @@
 import { decodePatches, decodeSyncdSnapshot, extractSyncdPatches, newLTHashState, S_WHATSAPP_NET } from '@whiskeysockets/baileys';
 import type { ChatMutation, LTHashState, WAPatchName, WASocket } from '@whiskeysockets/baileys';
+import { fetchOptionsOf } from '../socket/network-options';
 
 type Socket = Pick<WASocket, 'authState' | 'query'>;
 
@@ -22,6 +23,8 @@ export interface CollectionReader {
  */
 export async function readAppStateCollection(socket: Socket, name: WAPatchName, from: LTHashState | undefined, reader: CollectionReader): Promise<LTHashState> {
   const getKey = async (keyId: string) => (await socket.authState.keys.get('app-state-sync-key', [keyId]))[keyId];
+  // Snapshots and external mutations are blobs on WhatsApp's media hosts: fetched through the instance's proxy.
+  const options = fetchOptionsOf(socket);
   let state: LTHashState = from ? { ...from, indexValueMap: { ...from.indexValueMap } } : newLTHashState();
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const result = await socket.query({
@@ -35,7 +38,7 @@ export async function readAppStateCollection(socket: Socket, name: WAPatchName, 
         },
       ],
     });
-    const decoded = (await extractSyncdPatches(result, {}))[name];
+    const decoded = (await extractSyncdPatches(result, options))[name];
     if (!decoded) break;
     if (decoded.snapshot) {
       const snapshot = await decodeSyncdSnapshot(name, decoded.snapshot, getKey, undefined, false);
@@ -44,7 +47,7 @@ export async function readAppStateCollection(socket: Socket, name: WAPatchName, 
       reader.take(Object.values(snapshot.mutationMap));
     }
     if (decoded.patches.length) {
-      const patched = await decodePatches(name, decoded.patches, state, getKey, {}, undefined, undefined, false);
+      const patched = await decodePatches(name, decoded.patches, state, getKey, options, undefined, undefined, false);
       state = patched.state;
       reader.take(Object.values(patched.mutationMap));
     }

@@ -4,6 +4,7 @@ import type { InboundMessageObserver } from '../messaging/inbound-message.observ
 import type { OpHandlers, OpRequestParsers } from './op-handler';
 import { chatTimers } from '../outbound/chat-timers';
 import { HISTORY_SYNC_CONFLICT, noteOfChat, NOTES_COLLECTION, readNotes, writeNote } from '../messaging/chat-notes';
+import { retryOnAppStateConflict } from '../socket/app-state-conflicts';
 import { LABEL_ID, patchAppState, socketHandlerOf } from './socket-handler';
 
 /** The ops of the gateway's `chat/` area: a chat's labels, settings, disappearing messages and notes, and the blocklist. */
@@ -165,9 +166,16 @@ export function chatOps(inbound: InboundMessageObserver): OpHandlers<ChatOps> {
   return {
     'chat.labels': async (session, request) => {
       const socket = session.openSocket();
+      // One upload each; a try again after a 409 starts with the first that has not landed.
+      const uploads = [
+        ...request.add.map((labelId) => () => socket.addChatLabel(request.chatJid, labelId)),
+        ...request.remove.map((labelId) => () => socket.removeChatLabel(request.chatJid, labelId)),
+      ];
       return patchAppState(inbound, session, async () => {
-        for (const labelId of request.add) await socket.addChatLabel(request.chatJid, labelId);
-        for (const labelId of request.remove) await socket.removeChatLabel(request.chatJid, labelId);
+        while (uploads.length > 0) {
+          await uploads[0]();
+          uploads.shift();
+        }
       });
     },
     'chat.modify': async (session, request) => {
@@ -212,7 +220,8 @@ export function chatOps(inbound: InboundMessageObserver): OpHandlers<ChatOps> {
     'chat.notes.edit': async (session, request) => {
       socketHandlerOf(inbound, session);
       try {
-        return { note: await writeNote(session.openSocket(), request.chatJids, request.text) };
+        // After a 409 the notes are read again (with the other device's change) and the note written on them.
+        return { note: await retryOnAppStateConflict(() => writeNote(session.openSocket(), request.chatJids, request.text)) };
       } catch (error) {
         return notesFailure('writing')(chatRefusal(error));
       }

@@ -24,6 +24,23 @@ export interface NetworkOptions {
 
 let seamAgents: { fetchAgent: Agent; dispatcher: Dispatcher } | null = null;
 
+/** The `options` each socket was made with; Baileys keeps them in its config, which the socket does not expose. */
+const socketFetchOptions = new WeakMap<object, NonNullable<NetworkOptions['options']>>();
+
+/** Remembers the socket's `options`, for what downloads beside Baileys (`fetchOptionsOf`). */
+export function rememberFetchOptions(socket: object, network: NetworkOptions): void {
+  if (network.options) socketFetchOptions.set(socket, network.options);
+}
+
+/**
+ * What a download made for a socket outside Baileys' own calls passes to Baileys' download helpers
+ * (app-state blobs: extractSyncdPatches, decodePatches), as Baileys passes its `config.options`: the
+ * instance's proxy (and the simulator seam's TLS). Empty for a socket made without either.
+ */
+export function fetchOptionsOf(socket: object): { dispatcher?: Dispatcher } {
+  return socketFetchOptions.get(socket) ?? {};
+}
+
 /**
  * Proxy (`proxy.mode === 'custom'` with a URL, or `internal` with a managed proxy of the operator's
  * pools assigned) and the simulator seam, combined. A proxy is

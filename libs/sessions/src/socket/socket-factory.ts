@@ -3,10 +3,11 @@ import type { InstanceEntity } from '@gw/persistence';
 import { type Logger, SsrfGuard } from '@gw/platform';
 import { makeWASocket, type AuthenticationState, type WABrowserDescription, type WASocket } from '../baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
+import { surfaceAppStateConflicts } from './app-state-conflicts';
 import { browserTuple, isBrowserProfile } from './browser-profile';
 import { historySocketOptions } from './history-sync-limit';
 import { receiveMessagesInOrder } from './messages-in-order';
-import { networkOptions } from './network-options';
+import { networkOptions, rememberFetchOptions } from './network-options';
 import { WaVersionSource } from './wa-version';
 
 export interface SocketRequest {
@@ -39,6 +40,7 @@ export class SocketFactory {
 
   create(request: SocketRequest): WASocket {
     const { instance } = request;
+    const network = networkOptions(instance.proxy, this.config.simulator, this.guard);
     const socket = makeWASocket({
       auth: request.auth,
       logger: baileysLogger(request.logger),
@@ -51,12 +53,16 @@ export class SocketFactory {
       // Baileys rotates QR refs (60 s, then 20 s each) and ends the socket when they run out. The
       // pairing code is bound to this socket's ephemeral key, so one ref must outlive the code.
       ...(request.pairingCode ? { qrTimeout: this.config.pairCodeTtlMs + 60_000 } : {}),
-      ...networkOptions(instance.proxy, this.config.simulator, this.guard),
+      ...network,
       // Fenced or closed stores fail at once; a few quick retries cover a database blip.
       transactionOpts: { maxCommitRetries: 5, delayBetweenTriesMs: 500 },
     });
     // A sender's messages reach us in the order WhatsApp sent them (Baileys could swap a new contact's first two).
     receiveMessagesInOrder(socket, request.logger);
+    // An app-state patch WhatsApp refused as stale (409) fails, to be sent again, instead of passing as stored.
+    surfaceAppStateConflicts(socket);
+    // App-state collections we read beside Baileys download their blobs through the instance's proxy too.
+    rememberFetchOptions(socket, network);
     return socket;
   }
 }

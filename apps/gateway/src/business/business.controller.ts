@@ -25,8 +25,12 @@ export class BusinessController {
 
   @Get('get/categories')
   @ApiReply(SCHEMAS.BusinessCategories, {
+    description:
+      "The categories of the instance's own business profile (404 when the account is no business account). No reference exists for WhatsApp's " +
+      'catalogue of business categories: its query is in no public client (Baileys, whatsmeow, WhatsApp Web, Cobalt, WAHA; see docs/protocol.md), ' +
+      'so none is invented and the full list WhatsApp offers is not available',
     example: BUSINESS_CATEGORIES_EXAMPLE,
-    errors: ['invalid_token', 'conflict', 'whatsapp_refused', 'timeout', 'internal'],
+    errors: ['invalid_token', 'not_found', 'conflict', 'whatsapp_refused', 'timeout', 'internal'],
   })
   categories(@CurrentInstance() instance: InstanceEntity) {
     return this.business.categories(instance);
@@ -46,7 +50,13 @@ export class BusinessController {
 
   @Post('catalog/list')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.BusinessCatalog, { example: BUSINESS_CATALOG_EXAMPLE, errors: WHATSAPP_ERRORS })
+  @ApiReply(SCHEMAS.BusinessCatalog, {
+    description:
+      'A page of the catalogue. CartEnabled is read from an `is_cart_enabled` attribute of the answer that no reference documents ' +
+      '(no reference exists for it; see docs/protocol.md): false when WhatsApp does not send it',
+    example: BUSINESS_CATALOG_EXAMPLE,
+    errors: WHATSAPP_ERRORS,
+  })
   catalog(@CurrentInstance() instance: InstanceEntity, @Body() dto: CatalogListDto) {
     return this.business.catalog(instance, dto);
   }

@@ -302,6 +302,19 @@ async function orchestrate(): Promise<void> {
       const settled = await chaos.settleChaos(query, traffic, SETTLE_MS);
       phases.push({ name: entry.name, runs, settled, seconds: Math.round((Date.now() - phaseStarted) / 1000) });
       log(`${entry.name}: ${settled ? 'settled' : 'NOT settled'} in ${Math.round((Date.now() - phaseStarted) / 1000)} s`);
+      // The phase's figures on stderr as soon as it is over (a run cut short still leaves them).
+      const mine = { sends: traffic.sends.filter((s) => s.mode === entry.name), inbound: traffic.inbound.filter((m) => m.mode === entry.name) };
+      const recoveryMs = new Map(runs.flatMap((run) => [...run.recoveryMs].map(([instance, ms]) => [`${run.mode} ${instance}`, ms] as const)));
+      const phaseTally = await chaos.tallyChaos(
+        query,
+        await chaos.arrivals(
+          control,
+          mine.sends.map((send) => send.to),
+        ),
+        mine,
+        { recoveryMs },
+      );
+      log(`${entry.name}: ${JSON.stringify({ ...phaseTally, met: chaos.chaosMet(phaseTally, MODE_GOAL_S) })}`);
       await between();
     }
 

@@ -1,5 +1,6 @@
 /** Instance connection status as the API shows it. */
-export type InstanceStatus = 'disconnected' | 'connecting' | 'connected';
+/** `hibernated` (uazapi 2.1.1): paused on purpose, no socket and no lease, credentials kept; `/instance/connect` wakes it without a QR. */
+export type InstanceStatus = 'disconnected' | 'connecting' | 'connected' | 'hibernated';
 
 /** Browser profiles a connect may ask for; `auto` keeps a saved valid profile or picks one. */
 export const BROWSER_CHOICES = ['auto', 'safari', 'firefox', 'edge', 'chrome'] as const;

@@ -102,6 +102,8 @@ export interface InstanceRpc {
   connect: { request: ConnectRequest; reply: ConnectReply };
   logout: { request: { instanceId: string }; reply: StatusReply };
   release: { request: { instanceId: string }; reply: { released: boolean } };
+  /** Closes the socket without logout and gives the lease back, the credentials kept: the instance is `hibernated` until a connect. */
+  hibernate: { request: { instanceId: string }; reply: { hibernated: boolean } };
   status: { request: { instanceId: string }; reply: StatusReply };
   presence: { request: { instanceId: string } & PresenceRequest; reply: { ok: true } };
   'privacy.get': { request: { instanceId: string }; reply: PrivacySettings };

@@ -33,8 +33,8 @@ export const API_ERRORS = {
   whatsapp_refused: { status: 502, message: 'WhatsApp refused the request' },
   /** A dependency other than WhatsApp failed (the phone did not answer a query it must answer). */
   upstream_failed: { status: 502, message: 'Upstream failure' },
-  /** No session worker can take the instance now (none running, all full, a lease moving). */
-  unavailable: { status: 503, message: 'Service unavailable' },
+  /** No session worker can take the instance now (none running, all full, a lease moving): the answer carries Retry-After (uazapi 2.1.1's 503 of /instance/connect). */
+  unavailable: { status: 503, message: 'Service unavailable', retryAfterSeconds: 5 },
   /** The session worker did not answer in time. */
   timeout: { status: 504, message: 'Session worker did not answer in time' },
   /** A bug: logged with the request id, never described to the client. */
@@ -44,7 +44,7 @@ export const API_ERRORS = {
   quick_reply_not_found: { status: 404, message: 'Quick reply not found', code: 'not_found' },
   /** A missing or wrong `token` on `GET /quick-replies/{id}`, whose 401 is `{code: 401, message, data}` instead of `{error}`. */
   invalid_token_coded: { status: 401, message: 'Invalid token', shape: 'code_message_data' },
-} as const satisfies Record<string, { status: number; message: string; code?: string; shape?: 'code_message_data' }>;
+} as const satisfies Record<string, { status: number; message: string; code?: string; shape?: 'code_message_data'; retryAfterSeconds?: number }>;
 
 export type ApiErrorKind = keyof typeof API_ERRORS;
 
@@ -80,6 +80,11 @@ export class ApiError extends Error {
 
   static conflict(message: string, extra?: Record<string, unknown>): ApiError {
     return new ApiError('conflict', message, extra);
+  }
+
+  /** What a send (or any request needing the session) answers for a hibernated instance. */
+  static hibernated(): ApiError {
+    return new ApiError('conflict', 'Instance is hibernated: wake it with POST /instance/connect (no QR code needed)', { status: 'hibernated' });
   }
 
   static invalidToken(): ApiError {

@@ -21,6 +21,8 @@ export class ErrorFilter implements ExceptionFilter {
     const error = this.shape(toApiError(exception, request), request);
     if (error.status >= 500 && error.kind !== 'whatsapp_refused')
       this.logger.error({ err: exception, requestId: request.id, url: request.url }, 'request failed');
+    const retryAfter = (API_ERRORS[error.kind] as { retryAfterSeconds?: number }).retryAfterSeconds;
+    if (retryAfter !== undefined) void reply.header('retry-after', String(retryAfter));
     void reply.status(error.status).header('content-type', 'application/json; charset=utf-8').send(error.body());
   }
 

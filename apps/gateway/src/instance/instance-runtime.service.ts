@@ -56,6 +56,7 @@ export class InstanceRuntimeService {
     const refused = (kind: 'conflict' | 'forbidden', message: string) =>
       new ApiError(kind, message, { resetting: false, instanceId: instance.id, queuedRecoveryAttempted: false });
     if (!entity.paired) throw refused('conflict', 'Instance is not resettable: it has no linked device (connect it with /instance/connect)');
+    if (entity.status === 'hibernated') throw refused('conflict', 'Instance is hibernated: wake it with /instance/connect');
     if (entity.desiredState === 'disconnected')
       throw refused('forbidden', 'Instance reset blocked: the instance was disconnected on purpose; connect it with /instance/connect');
     let reply = await this.sessions.requestIfHeld(instance.id, 'instance.reset', { instanceId: instance.id });

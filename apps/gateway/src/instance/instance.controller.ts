@@ -11,7 +11,7 @@ import {
   UpdateFieldsMapDto,
   UpdateInstanceNameDto,
 } from './dto/instance.dto';
-import { InstanceService } from './instance.service';
+import { HIBERNATED_INFO, InstanceService } from './instance.service';
 import { DISCONNECTED_INSTANCE_EXAMPLE, INSTANCE_EXAMPLE, PROXY_EXAMPLE } from '../openapi/examples';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
@@ -59,6 +59,21 @@ export class InstanceController {
   })
   disconnect(@CurrentInstance() instance: InstanceEntity) {
     return this.instances.disconnect(instance);
+  }
+
+  @Post('hibernate')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.InstanceDisconnected, {
+    description:
+      'Hibernated (uazapi 2.1.1): the socket closed and the session worker let it go; the credentials are kept, so `/instance/connect` wakes it without a QR code',
+    example: {
+      instance: { ...DISCONNECTED_INSTANCE_EXAMPLE, status: 'hibernated', lastDisconnectReason: 'hibernated by request' },
+      response: 'Instance hibernated',
+      info: HIBERNATED_INFO,
+    },
+  })
+  hibernate(@CurrentInstance() instance: InstanceEntity) {
+    return this.instances.hibernate(instance);
   }
 
   @Delete()

@@ -19,6 +19,9 @@ import { historyRequest, normaliseDelays } from './instance.rules';
 
 const PROXY_PROTOCOLS = ['http:', 'https:', 'socks5:', 'socks5h:'];
 
+export const HIBERNATED_INFO =
+  'The session is paused: its socket is closed and no session worker holds it; the credentials are kept. POST /instance/connect wakes it without a QR code.';
+
 @Injectable()
 export class InstanceService {
   private readonly ssrf: SsrfGuard;
@@ -88,6 +91,8 @@ export class InstanceService {
       requestId,
     });
     const entity = await this.mustFind(instance.id);
+    // A hibernated instance woke: sends through this gateway stop reading the accept cache's copy.
+    if (instance.status === 'hibernated') asyncAcceptTokens.forget(instance.token);
     return {
       connected: reply.status === 'connected',
       loggedIn: reply.loggedIn,
@@ -115,6 +120,32 @@ export class InstanceService {
       response: 'Disconnected',
       info: 'The device has been disconnected from WhatsApp. A new QR code will be required for the next connection.',
     };
+  }
+
+  /**
+   * Hibernation (uazapi 2.1.1): the holder closes the socket without logout and gives the lease back, the
+   * instance `hibernated` (no worker adopts it; its memory is released); nobody holding it, the state is
+   * written here. The credentials stay: `/instance/connect` wakes it without a QR. 409 without a linked device.
+   */
+  async hibernate(instance: InstanceEntity) {
+    const current = await this.mustFind(instance.id);
+    if (current.status !== 'hibernated') {
+      if (!current.paired) throw ApiError.conflict('Instance cannot hibernate: it has no linked device (connect it with /instance/connect)');
+      const reply = await this.sessions.requestIfHeld(instance.id, 'hibernate', { instanceId: instance.id });
+      if (!reply)
+        await this.instances.update(instance.id, {
+          status: 'hibernated',
+          desiredState: 'disconnected',
+          qrcode: '',
+          paircode: '',
+          pairingExpiresAt: null,
+          lastDisconnect: new Date(),
+          lastDisconnectReason: 'hibernated by request',
+        });
+      // Sends through this gateway see the new state at once (not the accept cache's copy).
+      asyncAcceptTokens.forget(instance.token);
+    }
+    return { instance: toInstanceRecord(await this.mustFind(instance.id)), response: 'Instance hibernated', info: HIBERNATED_INFO };
   }
 
   async remove(instance: InstanceEntity) {

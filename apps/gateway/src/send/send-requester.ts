@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { SendRequest } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
-import type { InstanceEntity } from '@gw/persistence';
+import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { normaliseMessageId } from '../common/message-id';
 import { AsyncQueueService } from '../message/async/async-queue.service';
@@ -36,6 +36,7 @@ export class SendRequester {
   constructor(
     private readonly sessions: SessionClient,
     private readonly asyncQueue: AsyncQueueService,
+    private readonly instances: InstanceRepository,
   ) {}
 
   async send(
@@ -46,6 +47,9 @@ export class SendRequester {
     /** Request fields of one kind of send (a status' recipients). */
     extra: Pick<SendRequest, 'status'> = {},
   ): Promise<Record<string, unknown>> {
+    // Refused before anything is queued (the queue would hold it until somebody wakes the instance). The
+    // instance may be a cached copy of the last seconds: a wake since then is read before refusing.
+    if (instance.status === 'hibernated' && (await this.instances.findById(instance.id))?.status === 'hibernated') throw ApiError.hibernated();
     const responseExtra = built.responseExtra ?? {};
     const request: SendRequest = {
       instanceId: instance.id,

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@gw/bus';
 import { ErrorCode, type InstanceOp, type InstanceRpc, type PlaceRequest, RpcError, Subjects, type ConnectReply } from '@gw/contracts';
 import { TakeoverRequester } from '@gw/dispatch';
-import { LeaseRepository } from '@gw/persistence';
+import { InstanceRepository, LeaseRepository } from '@gw/persistence';
+import { ApiError } from '../common/api-error';
 import { BUS, GATEWAY_CONFIG } from '../runtime/tokens';
 import type { GatewayConfig } from '../runtime/gateway-config';
 
@@ -18,6 +19,7 @@ export class SessionClient {
     @Inject(BUS) private readonly bus: Bus,
     @Inject(GATEWAY_CONFIG) private readonly config: GatewayConfig,
     leases: LeaseRepository,
+    private readonly instances: InstanceRepository,
   ) {
     this.requester = new TakeoverRequester(bus, { failoverWaitMs: config.failoverWaitMs, heldRecently: (id, withinMs) => leases.heldRecently(id, withinMs) });
   }
@@ -33,7 +35,7 @@ export class SessionClient {
     data: InstanceRpc[Op]['request'],
     timeoutMs = this.config.rpcTimeoutMs,
   ): Promise<InstanceRpc[Op]['reply']> {
-    return this.requester.request(instanceId, op, data, timeoutMs);
+    return this.requester.request(instanceId, op, data, timeoutMs).catch((error: unknown) => this.whyNoSession(instanceId, error));
   }
 
   /**
@@ -49,7 +51,16 @@ export class SessionClient {
     data: InstanceRpc[Op]['request'],
     timeoutMs = this.config.rpcTimeoutMs,
   ): Promise<InstanceRpc[Op]['reply']> {
-    return this.requester.requestAcrossTakeover(instanceId, op, data, timeoutMs);
+    return this.requester.requestAcrossTakeover(instanceId, op, data, timeoutMs).catch((error: unknown) => this.whyNoSession(instanceId, error));
+  }
+
+  /** Nobody holds the instance because it is hibernated: the 409 says how to wake it. Anything else is rethrown as it is. */
+  private async whyNoSession(instanceId: string, error: unknown): Promise<never> {
+    if (error instanceof RpcError && error.code === ErrorCode.NoSession) {
+      const instance = await this.instances.findById(instanceId).catch(() => null);
+      if (instance?.status === 'hibernated') throw ApiError.hibernated();
+    }
+    throw error;
   }
 
   /** Like request, but null instead of NoSession (for callers that have a fallback). */
@@ -60,7 +71,7 @@ export class SessionClient {
     timeoutMs?: number,
   ): Promise<InstanceRpc[Op]['reply'] | null> {
     try {
-      return await this.request(instanceId, op, data, timeoutMs);
+      return await this.requester.request(instanceId, op, data, timeoutMs ?? this.config.rpcTimeoutMs);
     } catch (error) {
       if (error instanceof RpcError && error.code === ErrorCode.NoSession) return null;
       throw error;

@@ -26,7 +26,7 @@ export class InstanceEntity {
   name!: string;
 
   @Column({ type: 'text', default: 'disconnected' })
-  status!: 'disconnected' | 'connecting' | 'connected';
+  status!: 'disconnected' | 'connecting' | 'connected' | 'hibernated';
 
   @Column({ name: 'desired_state', type: 'text', default: 'disconnected' })
   desiredState!: DesiredState;

@@ -2,7 +2,7 @@ import { BROWSER_CHOICES, ErrorCode, RpcError, type BrowserChoice, type ConnectR
 import { asObject, type OpHandlers, type OpRequestParsers } from './op-handler';
 
 /** The ops of the gateway's `instance/` area: the session's own lifecycle, presence and privacy. */
-export type InstanceOps = 'connect' | 'logout' | 'release' | 'status' | 'presence' | 'privacy.get' | 'privacy.set' | 'status.privacy';
+export type InstanceOps = 'connect' | 'logout' | 'release' | 'hibernate' | 'status' | 'presence' | 'privacy.get' | 'privacy.set' | 'status.privacy';
 
 export const instanceOps = {
   connect: (session, request) => session.connect(request),
@@ -10,6 +10,10 @@ export const instanceOps = {
   release: async (session) => {
     await session.release();
     return { released: true };
+  },
+  hibernate: async (session) => {
+    await session.hibernate();
+    return { hibernated: true };
   },
   status: async (session) => session.status(),
   presence: async (session, request) => {
@@ -25,6 +29,7 @@ export const instanceRequests = {
   connect: (raw, instanceId) => parseConnectRequest(raw, instanceId),
   logout: (_raw, instanceId) => ({ instanceId }),
   release: (_raw, instanceId) => ({ instanceId }),
+  hibernate: (_raw, instanceId) => ({ instanceId }),
   status: (_raw, instanceId) => ({ instanceId }),
   presence: (raw, instanceId) => ({ instanceId, ...parsePresence(raw) }),
   'privacy.get': (_raw, instanceId) => ({ instanceId }),

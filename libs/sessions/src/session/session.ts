@@ -194,6 +194,20 @@ export class Session {
     });
   }
 
+  /**
+   * Hibernation (uazapi 2.1.1): closes without logout, marks the instance `hibernated` (desired
+   * disconnected: no worker adopts it) and gives the lease back; the credentials stay, so a connect
+   * wakes it without a QR. Refused while pairing: there is nothing to keep yet.
+   */
+  hibernate(): Promise<void> {
+    return this.run(async () => {
+      if (this.phase === 'ended') return;
+      if (this.phase === 'pairing' || this.phase === 'linking' || this.phase === 'idle')
+        throw new RpcError(ErrorCode.Conflict, 'Instance cannot hibernate while it is pairing: it has no linked device yet');
+      await this.stopDisconnected('hibernated by request', 'hibernated');
+    });
+  }
+
   /** Graceful reconnect (restartAll, /instance/reset): close without logout, reconnect from stored auth now. */
   restart(reason = 'restart requested'): Promise<void> {
     return this.run(async () => {
@@ -659,12 +673,12 @@ export class Session {
     await this.end(true);
   }
 
-  /** Ends on purpose and stays disconnected (nobody adopts it): credentials are kept. */
-  private async stopDisconnected(reason: string): Promise<void> {
+  /** Ends on purpose and stays disconnected (or hibernated; nobody adopts it): credentials are kept. */
+  private async stopDisconnected(reason: string, status: 'disconnected' | 'hibernated' = 'disconnected'): Promise<void> {
     this.detachSocket();
     await this.write({
       patch: {
-        status: 'disconnected',
+        status,
         desiredState: 'disconnected',
         qrcode: '',
         paircode: '',

@@ -25,6 +25,10 @@ export const API_ERRORS = {
   payload_too_large: { status: 413, message: 'Request body too large' },
   /** The body is not JSON. */
   unsupported_media_type: { status: 415, message: 'Content-Type must be application/json' },
+  /** The request did not arrive whole in time (Node's headersTimeout/requestTimeout); the connection is closed. */
+  request_timeout: { status: 408, message: 'The request was not received in time' },
+  /** The request line and headers are over Node's limit (16 KB); the connection is closed. */
+  headers_too_large: { status: 431, message: 'Request headers too large' },
   /** The token sent more requests than its limit allows; the answer carries Retry-After. */
   rate_limited: { status: 429, message: 'Too many requests' },
   /** WhatsApp limits the account now (reach-out timelock 463, new-chat cap 475): the error names the limit and its end. */

@@ -11,6 +11,7 @@ import { serveConsole } from '../console/console.routes';
 import { serveSandboxRelay } from '../console/sandbox-relay';
 import { serveMetrics } from '../metrics/metrics.routes';
 import { serveApiDocs } from '../openapi/openapi.routes';
+import { answerClientError } from './client-error';
 import { JSON_BODY_LIMITS, useJsonBodyParser } from './json-body';
 import { checkUrlValues, frameworkError, URL_VALUE_LIMITS } from './url-values';
 
@@ -31,6 +32,8 @@ export async function createHttpApp(
     },
     logger: false,
     maxParamLength: URL_VALUE_LIMITS.maxParamLength,
+    // What Node's HTTP parser refuses (malformed HTTP, headers over 16 KB, a request too slow) answers `{error}` too.
+    clientErrorHandler: answerClientError,
     // A URL the router refuses (bad percent-encoding, a path parameter over the limit) answers `{error}` too.
     frameworkErrors: (error: Error & { code?: string }, _request: FastifyRequest, reply: FastifyReply) => {
       const refused = frameworkError(error);

@@ -46,7 +46,7 @@ export class ContactController {
   @ApiReply(SCHEMAS.ContactRemoved, {
     description:
       "The contact is removed from the phone's address book with Baileys' removeContact app-state mutation (REMOVE of ['contact', jid]). " +
-      'No reference exists for that removal: no independent client builds it and WhatsApp Web\'s removal path was not found (docs/protocol.md)',
+      "No reference exists for that removal: no independent client builds it and WhatsApp Web's removal path was not found (docs/protocol.md)",
     example: { success: true, message: 'Contact removed successfully', removed_contact: { jid: '5511999999999@s.whatsapp.net', phone: '5511999999999' } },
   })
   remove(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactNumberDto) {

@@ -96,7 +96,8 @@ describe('contact API (HTTP → worker → Baileys → simulator)', () => {
       message: 'Contact added successfully',
       contact: { jid: `${friend}@s.whatsapp.net`, name: 'Ana Amiga', phone: friend },
     });
-    expect(await book()).toContainEqual(expect.objectContaining({ jid: `${friend}@s.whatsapp.net`, fullName: 'Ana Amiga', firstName: 'Ana Amiga' }));
+    // The contactAction names the number's LID too, which WhatsApp Web reads to show the name in LID-addressed chats (docs/protocol.md).
+    expect(await book()).toContainEqual({ jid: `${friend}@s.whatsapp.net`, fullName: 'Ana Amiga', firstName: 'Ana Amiga', lidJid: friendLid });
     const events = await contactEvents();
     expect(
       events.some((event) => event.payload.contacts.some((contact) => contact.jid === `${friend}@s.whatsapp.net` && contact.contactName === 'Ana Amiga')),

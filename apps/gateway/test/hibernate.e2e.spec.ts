@@ -24,9 +24,15 @@ describe('instance hibernation (e2e)', () => {
 
   it('connect with no room on any worker: 503 with Retry-After; hibernating the holder frees its place; sends 409 until connect wakes it without a QR', async () => {
     const other = await stack.gw.createInstance('other');
-    const full = await call(other.token, 'POST', '/instance/connect', {});
-    expect(full).toMatchObject({ status: 503, body: { error: 'No session worker has capacity for this instance' } });
-    expect(full.headers['retry-after']).toBe('5');
+    // Read with fetch: the harness's answers carry no headers.
+    const full = await fetch(`${stack.gw.baseUrl}/instance/connect`, {
+      method: 'POST',
+      headers: { token: other.token, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(full.status).toBe(503);
+    expect(full.headers.get('retry-after')).toBe('5');
+    expect(await full.json()).toEqual({ error: 'No session worker has capacity for this instance' });
 
     const hibernated = await call(owner.token, 'POST', '/instance/hibernate');
     expect(hibernated).toMatchObject({

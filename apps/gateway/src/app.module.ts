@@ -14,6 +14,7 @@ import { DtoValidationPipe } from './common/validation';
 import { HealthController } from './health/health.controller';
 import { HealthService } from './health/health.service';
 import { InstanceController } from './instance/instance.controller';
+import { InstanceStatusController } from './instance/instance-status.controller';
 import { InstanceService } from './instance/instance.service';
 import type { GatewayConfig } from './runtime/gateway-config';
 import { BUS, DATA_SOURCE, GATEWAY_CONFIG, LOGGER } from './runtime/tokens';
@@ -97,6 +98,7 @@ export class GatewayModule {
         FilesController,
         AdminController,
         InstanceController,
+        InstanceStatusController,
         WebhookController,
         GlobalWebhookController,
         ChatwootConfigController,

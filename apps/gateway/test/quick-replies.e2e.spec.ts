@@ -59,6 +59,14 @@ describe('quick replies (/quickreply/edit, /quickreply/showall, GET /quick-repli
         message: { kind: 'text', text: 'Olá {{first_name}}!', linkPreview: true },
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
+        // The reference's flat fields beside it (the instance is not paired: no owner yet).
+        type: 'text',
+        text: 'Olá {{first_name}}!',
+        file: '',
+        docName: '',
+        owner: '',
+        created: reply.createdAt,
+        updated: reply.updatedAt,
       });
       expect(new Date(reply.createdAt).toISOString()).toBe(reply.createdAt);
       expect(await gateway.call('GET', `/quick-replies/${reply.id}`, { token })).toEqual({ status: 200, body: reply });
@@ -84,6 +92,7 @@ describe('quick replies (/quickreply/edit, /quickreply/showall, GET /quick-repli
       });
       expect(reply.message).not.toHaveProperty('replyid');
       expect(reply.message).not.toHaveProperty('mentions');
+      expect(reply).toMatchObject({ type: 'document', text: 'Nosso catálogo', file: 'https://example.com/catalogo.pdf', docName: 'catalogo.pdf' });
     });
 
     it('should store a base64 file in the file store and show where /files serves it', async () => {
@@ -135,8 +144,11 @@ describe('quick replies (/quickreply/edit, /quickreply/showall, GET /quick-repli
     it('should take uazapi’s flat form (type, text, file, docName) as a text or media message', async () => {
       const text = await create({ shortCut: 'flat', type: 'text', text: 'Oi!' });
       expect(text.message).toEqual({ kind: 'text', text: 'Oi!' });
+      expect(text).toMatchObject({ type: 'text', text: 'Oi!', file: '', docName: '' });
       const audio = await create({ shortCut: 'flat-audio', type: 'ptt', file: 'https://example.com/a.ogg' });
       expect(audio.message).toEqual({ kind: 'media', type: 'ptt', file: 'https://example.com/a.ogg' });
+      // Read back in the same flat form.
+      expect(audio).toMatchObject({ type: 'ptt', text: '', file: 'https://example.com/a.ogg', docName: '' });
       await refused({ shortCut: 'flat', type: 'text' }, 'missing number or text');
       await refused({ shortCut: 'flat', type: 'image' }, 'missing file (a URL or base64)');
     });

@@ -3,7 +3,7 @@ import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
-import { ChatCheckDto, ChatDetailsDto, ContactAddDto, ContactListDto, ContactNumberDto } from './dto/contact.dto';
+import { ChatCheckDto, ChatDetailsDto, ChatNameAndImageDto, ContactAddDto, ContactListDto, ContactNumberDto } from './dto/contact.dto';
 import { CHAT_EXAMPLE } from '../openapi/examples';
 import { ContactService } from './contact.service';
 
@@ -78,5 +78,15 @@ export class ContactController {
   @ApiReply(SCHEMAS.ChatDetails, { example: { ...CHAT_EXAMPLE, common_groups: '', image: '' } })
   details(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatDetailsDto) {
     return this.contacts.details(instance, dto);
+  }
+
+  /** uazapi 2.0's spelling, still called by published integrations (no spec version lists it). */
+  @Post('chat/GetNameAndImageURL')
+  @HttpCode(HttpStatus.OK)
+  @ApiReply(SCHEMAS.ChatNameAndImage, {
+    example: { name: 'João Silva', wa_name: 'João', wa_contactName: 'João Silva', image: 'https://pps.whatsapp.net/v/t61.24694-24/…', imagePreview: '' },
+  })
+  nameAndImage(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNameAndImageDto) {
+    return this.contacts.nameAndImage(instance, dto);
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type InstanceRpc } from '@gw/contracts';
-import { parseChatTarget } from '@gw/domain';
+import { parseChatTarget, type ChatTarget } from '@gw/domain';
 import { ChatRepository, ContactRepository, LidMappingRepository, toChatRecord, type ChatRow, type ContactRow, type InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { pageWindow } from '../common/paging';
@@ -9,7 +9,16 @@ import { chatsEvent } from '../chat/chat.service';
 import { BUS } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
 import { CONTACT_SCOPES, CONTACT_SCOPE_MESSAGE, INVALID_NUMBER, type ChatCheckDto, type ContactAddDto, type ContactListDto } from './dto/contact.dto';
-import type { ChatDetailsDto, ContactNumberDto, ContactScopeName } from './dto/contact.dto';
+import type { ChatDetailsDto, ChatNameAndImageDto, ContactNumberDto, ContactScopeName } from './dto/contact.dto';
+
+/** `POST /chat/GetNameAndImageURL`'s answer. */
+export interface ChatNameAndImage {
+  name: string;
+  wa_name: string;
+  wa_contactName: string;
+  image: string;
+  imagePreview: string;
+}
 
 /** A contact as `/contacts` lists it. */
 export interface ContactView {
@@ -99,7 +108,41 @@ export class ContactService {
    * `preview`, else `image`). 404 when the instance has no such chat.
    */
   async details(instance: InstanceEntity, dto: ChatDetailsDto) {
-    const target = parseChatTarget(dto.number);
+    const chat = await this.findChat(instance, dto.number);
+    if (!chat) throw ApiError.notFound('Chat not found');
+    const fresh = await this.freshPicture(instance, chat, dto.preview ? 'preview' : 'image');
+    const common_groups = await this.commonGroups(instance, fresh);
+    const { image, imagePreview, ...record } = toChatRecord(fresh, instance.owner ?? '');
+    return { ...record, common_groups, ...(dto.preview ? { imagePreview } : { image: image || imagePreview }) };
+  }
+
+  /**
+   * `POST /chat/GetNameAndImageURL` (uazapi 2.0, called by published integrations): the names and the
+   * picture `/chat/details` knows (the picture of the size asked for as WhatsApp serves it now). A number
+   * the instance has no chat with answers empty names and the picture WhatsApp serves for it ('' while
+   * WhatsApp cannot be asked); nothing is stored for it.
+   */
+  async nameAndImage(instance: InstanceEntity, dto: ChatNameAndImageDto): Promise<ChatNameAndImage> {
+    const type = dto.preview ? 'preview' : 'image';
+    const chat = await this.findChat(instance, dto.number);
+    if (chat) {
+      const { name, wa_name, wa_contactName, image, imagePreview } = toChatRecord(await this.freshPicture(instance, chat, type), instance.owner ?? '');
+      return { name, wa_name, wa_contactName, image, imagePreview };
+    }
+    const jid = (parseChatTarget(dto.number) as ChatTarget).jid;
+    const url = await this.sessions.request(instance.id, 'chat.picture', { instanceId: instance.id, chatJid: jid, type }).then(
+      (reply) => reply.url,
+      (error: unknown) => {
+        if (error instanceof RpcError) return '';
+        throw error;
+      },
+    );
+    return { name: '', wa_name: '', wa_contactName: '', image: type === 'image' ? url : '', imagePreview: type === 'preview' ? url : '' };
+  }
+
+  /** The chat of a number, user JID, LID or group JID (one chat whether stored by number or LID); 400 for anything else. */
+  private async findChat(instance: InstanceEntity, number: string): Promise<ChatRow | null> {
+    const target = parseChatTarget(number);
     if (!target || target.kind === 'newsletter') throw ApiError.badRequest(INVALID_NUMBER);
     let chat = await this.chats.findByJid(instance.id, target.jid);
     if (!chat && target.kind === 'user') {
@@ -110,11 +153,7 @@ export class ContactService {
       const pn = await this.lidMappings.pnForLid(instance.id, target.jid);
       if (pn) chat = await this.chats.findByJid(instance.id, pn);
     }
-    if (!chat) throw ApiError.notFound('Chat not found');
-    chat = await this.freshPicture(instance, chat, dto.preview ? 'preview' : 'image');
-    const common_groups = await this.commonGroups(instance, chat);
-    const { image, imagePreview, ...record } = toChatRecord(chat, instance.owner ?? '');
-    return { ...record, common_groups, ...(dto.preview ? { imagePreview } : { image: image || imagePreview }) };
+    return chat;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
@@ -64,6 +64,13 @@ export class GroupController {
   @ApiReply(SCHEMAS.Response, { example: { response: 'Group leave successful' } })
   leave(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupJidDto) {
     return this.groups.leave(instance, dto);
+  }
+
+  /** uazapi 2.0's spelling, still called by published clients (no spec version lists it). */
+  @Get('invitelink/:groupJid')
+  @ApiReply(SCHEMAS.GroupInviteLink, { example: { inviteLink: 'https://chat.whatsapp.com/IYnl5Zg9bUcJD32rJrDzO7' } })
+  inviteLink(@CurrentInstance() instance: InstanceEntity, @Param('groupJid') groupJid: string) {
+    return this.groups.inviteLink(instance, { groupjid: groupJid });
   }
 
   @Post('resetInviteCode')

@@ -90,6 +90,20 @@ export class GroupService {
     return { response: 'Group leave successful' };
   }
 
+  /** `GET /group/invitelink/{groupJid}` (uazapi 2.0): the group's current invite link; admins only (403 otherwise). */
+  async inviteLink(instance: InstanceEntity, dto: GroupJidDto): Promise<{ inviteLink: string }> {
+    const group = await this.sessions.request(instance.id, 'group.info', {
+      instanceId: instance.id,
+      groupJid: groupJidOf(dto),
+      inviteLink: true,
+      requests: false,
+      force: false,
+    });
+    if (!group.OwnerIsAdmin) throw new ApiError('forbidden', 'Only an admin of this group can read its invite link');
+    if (!group.invite_link) throw new ApiError('whatsapp_refused', 'WhatsApp did not give the invite link');
+    return { inviteLink: group.invite_link };
+  }
+
   /** `POST /group/resetInviteCode`: a new link; the old one stops working. */
   async resetInviteCode(instance: InstanceEntity, dto: GroupJidDto): Promise<{ InviteLink: string; group: GroupObject; needs_refresh: boolean }> {
     const { code, group } = await this.sessions.request(instance.id, 'group.resetInvite', { instanceId: instance.id, groupJid: groupJidOf(dto) });

@@ -652,6 +652,8 @@ export const SCHEMAS = {
     'GroupJoin',
     object({ response: str({ enum: ['Group join successful', 'Group join request sent'] }), group: ref('Group'), needs_refresh: bool }, ['response', 'group']),
   ),
+  /** `GET /group/invitelink/{groupJid}` (uazapi 2.0): the group's current invite link. */
+  GroupInviteLink: named('GroupInviteLink', object({ inviteLink: str({ description: 'https://chat.whatsapp.com/<code>' }) }, ['inviteLink'])),
   /** `POST /group/resetInviteCode`: the new link (the old one stops working). */
   GroupResetInviteCode: named(
     'GroupResetInviteCode',
@@ -798,6 +800,17 @@ export const SCHEMAS = {
   ContactRemoved: named('ContactRemoved', object({ success: bool, message: str(), removed_contact: object({ jid: str(), phone: str() }) })),
   /** `POST /chat/check`: one number looked up on WhatsApp. */
   ChatCheck: named('ChatCheck', object({ query: str(), jid: str(), lid: str(), isInWhatsapp: bool, verifiedName: str(), groupName: str(), error: str() })),
+  /** `POST /chat/GetNameAndImageURL` (uazapi 2.0): a chat's names and its picture of the size asked for ('' when unknown). */
+  ChatNameAndImage: named(
+    'ChatNameAndImage',
+    object({ name: str(), wa_name: str(), wa_contactName: str(), image: str(), imagePreview: str() }, [
+      'name',
+      'wa_name',
+      'wa_contactName',
+      'image',
+      'imagePreview',
+    ]),
+  ),
   /** `POST /chat/details`: the Chat record with the groups in common and the picture of the size asked for. */
   ChatDetails: named('ChatDetails', {
     allOf: [
@@ -887,8 +900,16 @@ export const SCHEMAS = {
         },
         createdAt: str({ format: 'date-time' }),
         updatedAt: str({ format: 'date-time' }),
+        // The reference's flat fields, beside the seed's record.
+        type: str({ description: '`text`, the media type, or the kind of the other messages (contact, location, menu, pix)' }),
+        text: str({ description: "The text, or a media message's caption ('' for the kinds without one)" }),
+        file: str({ description: 'media: as message.file' }),
+        docName: str(),
+        owner: str({ description: "The instance's phone number" }),
+        created: str({ format: 'date-time', description: 'As createdAt' }),
+        updated: str({ format: 'date-time', description: 'As updatedAt' }),
       },
-      ['id', 'shortCut', 'aiDescription', 'onWhatsApp', 'message', 'createdAt', 'updatedAt'],
+      ['id', 'shortCut', 'aiDescription', 'onWhatsApp', 'message', 'createdAt', 'updatedAt', 'type', 'text', 'file', 'docName', 'owner', 'created', 'updated'],
     ),
   ),
   /** `POST /quickreply/edit`: what was done, the reply created or updated, and all of the instance's replies. */

@@ -7,6 +7,13 @@ export const QUICK_REPLY_EXAMPLE = {
   message: { kind: 'text', text: 'Olá {{first_name}}! Como posso ajudar hoje?' },
   createdAt: '2026-11-24T12:00:00.000Z',
   updatedAt: '2026-11-24T12:00:00.000Z',
+  type: 'text',
+  text: 'Olá {{first_name}}! Como posso ajudar hoje?',
+  file: '',
+  docName: '',
+  owner: '5511999999999',
+  created: '2026-11-24T12:00:00.000Z',
+  updated: '2026-11-24T12:00:00.000Z',
 };
 
 export const QUICK_REPLY_MEDIA_EXAMPLE = {
@@ -20,6 +27,10 @@ export const QUICK_REPLY_MEDIA_EXAMPLE = {
     text: 'Nosso catálogo',
     file: 'http://localhost:8080/files/5f0c6b1e2d7a4c3b9e8f1a2b3c4d5e6f',
   },
+  type: 'document',
+  text: 'Nosso catálogo',
+  file: 'http://localhost:8080/files/5f0c6b1e2d7a4c3b9e8f1a2b3c4d5e6f',
+  docName: 'catalogo.pdf',
 };
 
 export const QUICK_REPLY_EDITED_EXAMPLE = {

@@ -43,7 +43,11 @@ const PHONE_SYNC_TIMEOUT_MS = 5_000;
 const megabytes = (bytes: number) => `${(bytes / MB).toFixed(1).replace(/\.0$/, '')} MB`;
 const invalid = (message: string) => new ApiError('validation_failed', message);
 
-/** The API's Quick reply record. */
+/**
+ * The API's Quick reply record: the seed's (`message` with its kind, `createdAt`, `updatedAt`) and the
+ * reference's flat fields beside it (`type`, `text`, `file`, `docName`, `owner`, `created`, `updated`),
+ * so clients of either version read it.
+ */
 export interface QuickReplyRecord {
   id: string;
   shortCut: string;
@@ -52,6 +56,16 @@ export interface QuickReplyRecord {
   message: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
+  /** `text`, the media type (`image`, `document`…), or the kind of the other messages (`contact`, `location`, `menu`, `pix`). */
+  type: string;
+  /** The text, or a media message's caption; '' for the kinds without one. */
+  text: string;
+  file: string;
+  docName: string;
+  /** The instance's phone number ('' before it is paired). */
+  owner: string;
+  created: string;
+  updated: string;
 }
 
 /** A message to store: the message without a base64 file, and the upload that replaces it. */
@@ -104,7 +118,7 @@ export class QuickReplyService {
           throw error;
         });
       if ('overLimit' in created) throw this.overInstanceLimit(created.used, prepared.upload);
-      return { message: 'Quick reply created', quickReply: this.record(created), quickReplies: await this.stored(instance) };
+      return { message: 'Quick reply created', quickReply: this.record(created, instance), quickReplies: await this.stored(instance) };
     }
     const current = await this.writable(instance, id);
     const prepared = this.prepare(message, current);
@@ -123,7 +137,7 @@ export class QuickReplyService {
     const updated = await this.quickReplies.update(instance.id, id, { ...values, message: prepared.message, waId }, file, QUICK_REPLY_INSTANCE_LIMIT);
     if (!updated) throw this.notFound(id);
     if ('overLimit' in updated) throw this.overInstanceLimit(updated.used, prepared.upload);
-    return { message: 'Quick reply updated', quickReply: this.record(updated), quickReplies: await this.stored(instance) };
+    return { message: 'Quick reply updated', quickReply: this.record(updated, instance), quickReplies: await this.stored(instance) };
   }
 
   /** `GET /quickreply/showall`: the instance's replies, oldest first, the phone's Business quick replies synced in first when it can be asked. */
@@ -133,7 +147,7 @@ export class QuickReplyService {
   }
 
   private async stored(instance: InstanceEntity): Promise<QuickReplyRecord[]> {
-    return (await this.quickReplies.list(instance.id)).map((row) => this.record(row));
+    return (await this.quickReplies.list(instance.id)).map((row) => this.record(row, instance));
   }
 
   /**
@@ -174,18 +188,29 @@ export class QuickReplyService {
   async get(instance: InstanceEntity, id: string): Promise<QuickReplyRecord> {
     const row = await this.quickReplies.find(instance.id, id);
     if (!row) throw this.notFound(id);
-    return this.record(row);
+    return this.record(row, instance);
   }
 
-  private record(row: QuickReplyRow): QuickReplyRecord {
+  private record(row: QuickReplyRow, instance: InstanceEntity): QuickReplyRecord {
+    const message = row.fileId ? { ...row.message, file: this.tools.fileLink(row.fileId) } : row.message;
+    const field = (name: string) => (typeof message[name] === 'string' ? (message[name] as string) : '');
+    const createdAt = row.createdAt.toISOString();
+    const updatedAt = row.updatedAt.toISOString();
     return {
       id: row.id,
       shortCut: row.shortCut,
       aiDescription: row.aiDescription,
       onWhatsApp: row.onWhatsApp,
-      message: row.fileId ? { ...row.message, file: this.tools.fileLink(row.fileId) } : row.message,
-      createdAt: row.createdAt.toISOString(),
-      updatedAt: row.updatedAt.toISOString(),
+      message,
+      createdAt,
+      updatedAt,
+      type: message.kind === 'media' ? field('type') : field('kind'),
+      text: field('text'),
+      file: message.kind === 'media' ? field('file') : '',
+      docName: message.kind === 'media' ? field('docName') : '',
+      owner: instance.owner ?? '',
+      created: createdAt,
+      updated: updatedAt,
     };
   }
 

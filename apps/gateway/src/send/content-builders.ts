@@ -53,7 +53,7 @@ export async function buildMediaContent(
   tools: ContentTools,
   instance: InstanceEntity,
   chatJid: string,
-  dto: Pick<SendMediaDto, 'type' | 'file' | 'text' | 'mimetype' | 'docName' | 'thumbnail' | 'viewOnce'>,
+  dto: Pick<SendMediaDto, 'type' | 'file' | 'text' | 'mimetype' | 'docName' | 'thumbnail' | 'viewOnce'> & Partial<Pick<SendMediaDto, 'caption'>>,
   queued: boolean,
 ): Promise<BuiltContent> {
   const kind: MediaKind =
@@ -64,7 +64,9 @@ export async function buildMediaContent(
   const source = /^https?:\/\//i.test(dto.file.trim())
     ? { url: dto.file.trim() }
     : { fileId: await tools.stageFile(instance, dto.file, mimetype || MIME_BY_TYPE[kind], dto.docName ?? '', kind) };
-  const caption = !dto.text ? '' : queued ? dto.text : await tools.placeholders(instance, chatJid, dto.text);
+  // `caption`: the same under the name published clients send.
+  const written = dto.text || dto.caption;
+  const caption = !written ? '' : queued ? written : await tools.placeholders(instance, chatJid, written);
   const content: OutboundContent = {
     kind: 'media',
     mediaType: kind,
@@ -80,7 +82,8 @@ export async function buildMediaContent(
   };
   // A base64 file is served from the gateway's store while it is kept (7 days).
   const fileUrl = 'url' in source ? source.url : tools.fileLink(source.fileId);
-  return { content, sendFunction: 'SendMediaMessage', payload: { ...dto, text: caption }, responseExtra: { fileUrl } };
+  const { caption: _alias, ...payload } = dto;
+  return { content, sendFunction: 'SendMediaMessage', payload: { ...payload, text: caption }, responseExtra: { fileUrl } };
 }
 
 export function buildContactContent(dto: SendContactDto): BuiltContent {

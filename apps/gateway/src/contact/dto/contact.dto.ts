@@ -76,3 +76,8 @@ export class ChatDetailsDto {
 
   @IsOptional() @IsBoolean({ message: 'preview must be a boolean' }) preview?: boolean;
 }
+
+/** `POST /chat/GetNameAndImageURL` (uazapi 2.0): `/chat/details`' lookup; the answer always carries every name (`returnMoreNames` is accepted). */
+export class ChatNameAndImageDto extends ChatDetailsDto {
+  @IsOptional() @IsBoolean({ message: 'returnMoreNames must be a boolean' }) returnMoreNames?: boolean;
+}

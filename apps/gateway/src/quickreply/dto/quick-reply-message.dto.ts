@@ -28,7 +28,7 @@ export class QuickReplyTextDto extends OmitType(SendTextDto, NOT_STORED) {
 }
 
 /** `kind: media`: /send/media's type, file, text and docName. A URL is kept as sent; base64 is stored (limits in QuickReplyService). */
-export class QuickReplyMediaDto extends OmitType(SendMediaDto, [...NOT_STORED, 'type', 'thumbnail', 'mimetype', 'viewOnce'] as const) {
+export class QuickReplyMediaDto extends OmitType(SendMediaDto, [...NOT_STORED, 'type', 'thumbnail', 'mimetype', 'viewOnce', 'caption'] as const) {
   @Equals('media', { message: KIND_MESSAGE }) kind!: 'media';
   @OneOf(QUICK_REPLY_MEDIA_TYPES, `type must be one of ${QUICK_REPLY_MEDIA_TYPES.join(', ')}`) type!: (typeof QUICK_REPLY_MEDIA_TYPES)[number];
 }

@@ -35,6 +35,8 @@ export class SendMediaDto extends SendCommonDto {
   /** URL or base64 (optionally a data URI). */
   @RequiredString('missing file (a URL or base64)') @MaxLength(96 * 1024 * 1024) file!: string;
   @IsOptional() @IsString() @MaxLength(65_536) text?: string;
+  /** The caption under another name (published clients send it): used when `text` is absent. */
+  @IsOptional() @IsString({ message: 'caption must be a string' }) @MaxLength(65_536) caption?: string;
   @IsOptional() @IsString() @MaxLength(255) docName?: string;
   @IsOptional() @IsString() @MaxLength(2_000_000) @UrlOrBase64() thumbnail?: string;
   @IsOptional() @IsString() @MaxLength(255) mimetype?: string;

@@ -33,6 +33,8 @@ export class SendMenuDto extends SendCommonDto {
   choices!: string[];
   @IsOptional() @IsString() @MaxLength(1000) footerText?: string;
   @IsOptional() @IsString() @MaxLength(200) listButton?: string;
+  /** `listButton` under its older name (published clients send it): used when `listButton` is absent. */
+  @IsOptional() @IsString({ message: 'buttonText must be a string' }) @MaxLength(200) buttonText?: string;
   @IsOptional() @IsInt({ message: 'selectableCount must be an integer' }) @Min(0) @Max(100) selectableCount?: number;
   /** URL or base64 image for the header of a button menu. */
   @IsOptional() @IsString() @MaxLength(8_000_000) imageButton?: string;

@@ -81,7 +81,7 @@ export async function buildMenuContent(tools: ContentTools, instance: InstanceEn
       break;
     }
     case 'list':
-      message = built(() => buildListMenu(text, parseList(choices), dto.listButton ?? '', footer));
+      message = built(() => buildListMenu(text, parseList(choices), dto.listButton ?? dto.buttonText ?? '', footer));
       break;
     case 'carousel': {
       const cards = built(() => parseCarousel(choices));

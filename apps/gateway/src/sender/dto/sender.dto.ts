@@ -1,7 +1,22 @@
 import { applyDecorators } from '@nestjs/common';
 import { CAMPAIGN_STATUSES } from '@gw/persistence';
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsDefined, IsIn, IsInt, IsNumber, IsOptional, IsString, Matches, Max, Min, ValidateIf } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayNotEmpty,
+  IsArray,
+  IsDefined,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  ValidateBy,
+  ValidateIf,
+} from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 import { MEDIA_TYPES } from '../../send/dto/send-common.dto';
 
@@ -129,6 +144,21 @@ export class SenderSimpleDto extends CampaignScheduleDto {
   @ArrayMaxSize(MAX_CAMPAIGN_MESSAGES, { message: `numbers: at most ${MAX_CAMPAIGN_MESSAGES}` })
   @JSONSchema({ items: { type: 'string' } })
   numbers!: string[];
+
+  /**
+   * Not a field of /sender/simple: some clients nest the message (`message: {type, text}`), as other
+   * APIs take it. Refused before `type` is, naming what to send instead.
+   */
+  @JSONSchema({ description: 'Not taken: the message’s fields go at the top level of the body, beside numbers (a nested message is refused)' })
+  @ValidateBy({
+    name: 'notNestedMessage',
+    validator: {
+      validate: (value: unknown) => value === undefined || value === null || typeof value !== 'object',
+      defaultMessage: () =>
+        'message: /sender/simple takes the message’s fields at the top level of the body, beside numbers ({"numbers": [...], "type": "text", "text": "..."}), not nested in message',
+    },
+  })
+  message?: unknown;
 
   // The messages the loop over `numbers` answered when this was checked per number (it failed on the first).
   @IsDefined({ message: 'numbers[0]: type is required' })

@@ -3,8 +3,8 @@ import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { AdminTokenService } from '../admin/admin-token.service';
 import { asyncAcceptTokens, isSend } from '../message/async/accept-token-cache';
-import { ApiError } from './api-error';
-import { RateLimitService } from './rate-limit.service';
+import { API_ERRORS, ApiError } from './api-error';
+import { RATE_LIMITED_BODY, RateLimitService } from './rate-limit.service';
 
 type AuthedRequest = FastifyRequest & { instance?: InstanceEntity };
 
@@ -78,9 +78,8 @@ export class InstanceGuard implements CanActivate {
  */
 export function instanceLimitBeforeBody(rateLimits: RateLimitService): onRequestHookHandler {
   return (request, reply, done) => {
-    const refused = rateLimits.chargeBeforeBody(header(request, 'token') ?? fromQuery(request, 'token'), request, reply);
-    if (!refused) return done();
-    void reply.status(refused.status).header('content-type', 'application/json; charset=utf-8').send(refused.body());
+    if (!rateLimits.refusedBeforeBody(header(request, 'token') ?? fromQuery(request, 'token'), request, reply)) return done();
+    void reply.status(API_ERRORS.rate_limited.status).header('content-type', 'application/json; charset=utf-8').send(RATE_LIMITED_BODY);
   };
 }
 

@@ -50,12 +50,13 @@ export class RateLimitService {
    * `onRequest`, before the body is read or parsed: a request carrying an instance token that holds a
    * bucket (found valid by a lookup before) spends from it now, whatever the route, and one over its
    * limit is refused here, so a tenant's flood costs the others no parsing of its bodies. A token
-   * without a bucket waits for the guard's lookup. Returns the error to answer, or undefined to go on.
+   * without a bucket waits for the guard's lookup. Returns whether it is refused (its RateLimit and
+   * Retry-After headers set; the caller answers `RATE_LIMITED_BODY`).
    */
-  chargeBeforeBody(token: string | undefined, request: FastifyRequest, reply: FastifyReply): ApiError | undefined {
-    if (!this.instance || !token || !this.instance.has(token)) return undefined;
+  refusedBeforeBody(token: string | undefined, request: FastifyRequest, reply: FastifyReply): boolean {
+    if (!this.instance || !token || !this.instance.has(token)) return false;
     this.chargedBeforeBody.add(request);
-    return refusalWhenOver(take(this.instance, token, reply), reply);
+    return retryAfterWhenOver(take(this.instance, token, reply), reply);
   }
 
   /** A token the lookup found, first seen since its bucket was forgotten. */
@@ -86,13 +87,19 @@ function take(limiter: TokenBucketLimiter, key: string, reply: FastifyReply): nu
 }
 
 function refuseWhenOver(waitMs: number, reply: FastifyReply): void {
-  const refused = refusalWhenOver(waitMs, reply);
-  if (refused) throw refused;
+  if (retryAfterWhenOver(waitMs, reply)) throw new ApiError('rate_limited');
 }
 
-function refusalWhenOver(waitMs: number, reply: FastifyReply): ApiError | undefined {
-  if (waitMs <= 0) return undefined;
+/** Whether `waitMs` refuses the request; if so, with its Retry-After header. */
+function retryAfterWhenOver(waitMs: number, reply: FastifyReply): boolean {
+  if (waitMs <= 0) return false;
   // Whole seconds (RFC 9110), at least one: a client retrying at once would only spend again.
   void reply.header('retry-after', Math.max(1, Math.ceil(waitMs / 1000)));
-  return new ApiError('rate_limited');
+  return true;
 }
+
+/**
+ * The 429 body of a refusal before the body, serialized once: a flood of them builds no Error (its
+ * stack trace) and runs no serializer, per request.
+ */
+export const RATE_LIMITED_BODY = JSON.stringify(new ApiError('rate_limited').body());

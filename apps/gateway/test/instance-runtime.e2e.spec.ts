@@ -369,5 +369,56 @@ describe('instance runtime API (HTTP → worker → Baileys → simulator)', () 
         'connected through niteroi',
       );
     });
+
+    // Last: it closes the Campinas proxy.
+    it('rotate_now (uazapi 2.1.1) moves an internal instance to another working proxy at once (rotated: true), 409 when none other answers; proxy_fallback internal or internal_proxy', async () => {
+      const rotating = await stack.connectedInstance('rotating');
+      const first = await call('POST', '/instance/proxy', { mode: 'internal' }, rotating.token);
+      expect(first.status).toBe(200);
+      const campinas = { country: 'br', state: 'sp', city: 'campinas' };
+      const niteroiPlace = { country: 'br', state: 'rj', city: 'niteroi' };
+      const was = first.body.proxy.managed_location;
+      const [next, nextServer] = JSON.stringify(was) === JSON.stringify(campinas) ? [niteroiPlace, niteroi] : [campinas, proxy];
+      await waitFor(
+        () => call('GET', '/instance/status', undefined, rotating.token),
+        (reply) => reply.body.status?.connected === true,
+        20_000,
+        'connected through the first proxy',
+      );
+      const before = nextServer.tunnels.length;
+      const rotated = await call('POST', '/instance/proxy', { mode: 'internal', rotate_now: true }, rotating.token);
+      expect(rotated).toMatchObject({
+        status: 200,
+        body: {
+          details: 'Proxy configurado',
+          rotated: true,
+          restart_requested: true,
+          proxy: { mode: 'internal', effective_detail: 'managed_pool', managed_location: next },
+        },
+      });
+      await waitFor(
+        async () => nextServer.tunnels.length,
+        (count) => count > before,
+        20_000,
+        'reconnected through the other proxy',
+      );
+      // Only for mode internal.
+      const custom = await call('POST', '/instance/proxy', { mode: 'custom', proxy_url: 'http://127.0.0.1:3128', rotate_now: true }, rotating.token);
+      expect(custom).toMatchObject({ status: 400, body: { error: 'rotate_now is only for mode internal' } });
+      // The only other working proxy gone: nothing to rotate to.
+      const other = nextServer === proxy ? niteroi : proxy;
+      await other.close();
+      const none = await call('POST', '/instance/proxy', { mode: 'internal', rotate_now: true }, rotating.token);
+      expect(none).toMatchObject({ status: 409, body: { error: expect.stringContaining('no other proxy') } });
+      expect((await call('GET', '/instance/proxy', undefined, rotating.token)).body.managed_location).toEqual(next);
+
+      // proxy_fallback: 2.1.1's `internal` and 2.1.0's `internal_proxy` are the same policy, shown by its new name.
+      const idle = await stack.gw.createInstance('fallbacks');
+      for (const fallback of ['internal', 'internal_proxy']) {
+        const set = await call('POST', '/instance/proxy', { mode: 'custom', proxy_url: 'http://u:p@127.0.0.1:3128', proxy_fallback: fallback }, idle.token);
+        expect(set).toMatchObject({ status: 200, body: { proxy: { mode: 'custom', proxy_fallback: 'internal' } } });
+      }
+      expect((await call('GET', '/instance/proxy', undefined, idle.token)).body.proxy_fallback).toBe('internal');
+    });
   });
 });

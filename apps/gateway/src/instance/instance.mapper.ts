@@ -75,7 +75,9 @@ export function toProxyView(proxy: ProxySettings | null) {
       settings.mode === 'custom'
         ? settings.proxyFallback && /:\/\//.test(settings.proxyFallback)
           ? maskProxyUrl(settings.proxyFallback)
-          : (settings.proxyFallback ?? 'internal_proxy')
+          : settings.proxyFallback === 'never'
+            ? 'never'
+            : 'internal'
         : '',
     managed: settings.managed !== null,
     // The place only: the pool's proxy URL (with its credentials) never leaves the service.

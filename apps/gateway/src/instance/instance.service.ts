@@ -226,21 +226,33 @@ export class InstanceService {
   async setProxy(instance: InstanceEntity, dto: ProxyDto) {
     // The DTO requires `mode` unless the older `enable` is given.
     const mode = dto.mode ?? (dto.enable ? 'custom' : 'internal');
+    const rotate = dto.rotate_now === true;
+    if (rotate && mode !== 'internal') throw ApiError.badRequest('rotate_now is only for mode internal');
     const proxy: ProxySettings = { ...(instance.proxy ?? emptyProxy()), mode, lastTestAt: null, lastTestError: null };
     if (mode === 'custom') {
       if (!dto.proxy_url) throw ApiError.badRequest('proxy_url is required when mode is custom');
       proxy.proxyUrl = this.checkProxyUrl(dto.proxy_url, 'proxy_url');
-      const fallback = dto.proxy_fallback ?? 'internal_proxy';
-      proxy.proxyFallback = fallback === 'internal_proxy' || fallback === 'never' ? fallback : this.checkProxyUrl(fallback, 'proxy_fallback');
+      // `internal` (uazapi 2.1.1) and its 2.1.0 name `internal_proxy` are one policy, kept under the new name.
+      const fallback = dto.proxy_fallback === 'internal_proxy' ? 'internal' : (dto.proxy_fallback ?? 'internal');
+      proxy.proxyFallback = fallback === 'internal' || fallback === 'never' ? fallback : this.checkProxyUrl(fallback, 'proxy_fallback');
     } else {
       if (mode === 'none' && dto.confirm_no_proxy !== true) throw ApiError.badRequest('confirm_no_proxy must be true when mode is none');
       proxy.proxyUrl = null;
       proxy.proxyFallback = null;
       // Internal: a working proxy of the operator's managed pools (when there are any), kept for the instance.
-      if (mode === 'internal') proxy.managed = (await this.managedProxies.assignInternal(instance))?.managed ?? proxy.managed;
+      // rotate_now: another one of the pools than the instance's, at once.
+      if (mode === 'internal')
+        proxy.managed = rotate
+          ? (await this.managedProxies.rotateInternal(instance)).managed
+          : ((await this.managedProxies.assignInternal(instance))?.managed ?? proxy.managed);
     }
     const entity = await this.patch(instance.id, { proxy });
-    return { details: 'Proxy configurado', proxy: toProxyView(entity.proxy), restart_requested: await this.applyProxy(instance, entity) };
+    return {
+      details: 'Proxy configurado',
+      proxy: toProxyView(entity.proxy),
+      restart_requested: await this.applyProxy(instance, entity),
+      ...(rotate ? { rotated: true } : {}),
+    };
   }
 
   async deleteProxy(instance: InstanceEntity) {

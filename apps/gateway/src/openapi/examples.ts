@@ -141,7 +141,7 @@ export const PROXY_EXAMPLE = {
   effective_mode: 'custom',
   fallback: { active: false, reason: '', since: 0 },
   proxy_url: 'http://***:***@proxy.example:8080',
-  proxy_fallback: 'internal_proxy',
+  proxy_fallback: 'internal',
   managed: false,
   last_test_at: 0,
   last_test_error: '',

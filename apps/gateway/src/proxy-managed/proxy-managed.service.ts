@@ -156,6 +156,26 @@ export class ProxyManagedService {
     return picked;
   }
 
+  /**
+   * `rotate_now` (uazapi 2.1.1): a working proxy of the pools other than the instance's, of its place
+   * first, else of any place; 409 when no other one answers (or the pools have no other).
+   */
+  async rotateInternal(instance: InstanceEntity): Promise<ProxySettings> {
+    const place = instance.proxy?.managed;
+    const others = this.pools.filter((proxy) => proxy.url !== place?.proxyUrl);
+    const samePlace = others.filter(
+      (proxy) => proxy.country === place?.country && (!place?.state || proxy.state === place.state) && (!place?.city || proxy.city === place.city),
+    );
+    const picked =
+      (samePlace.length ? await this.pick(samePlace, undefined) : null) ??
+      (await this.pick(
+        others.filter((proxy) => !samePlace.includes(proxy)),
+        undefined,
+      ));
+    if (!picked) throw ApiError.conflict('cannot rotate the internal proxy: no other proxy of the pools is available for rotation');
+    return picked;
+  }
+
   /** The first of `candidates` that accepts a TCP connection (`current` first, the others shuffled to spread instances), as the instance's proxy settings. */
   private async pick(candidates: readonly ManagedProxy[], current: string | undefined): Promise<ProxySettings | null> {
     const kept = candidates.find((proxy) => proxy.url === current);

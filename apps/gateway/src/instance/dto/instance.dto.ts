@@ -145,4 +145,9 @@ export class ProxyDto {
   @IsOptional()
   @IsBoolean()
   confirm_no_proxy?: boolean;
+
+  /** uazapi 2.1.1: with `mode: internal`, take another proxy of the pools at once (409 when none other answers). */
+  @IsOptional()
+  @IsBoolean()
+  rotate_now?: boolean;
 }

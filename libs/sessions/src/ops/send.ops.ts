@@ -7,6 +7,7 @@ import { type AckOutcome, waitForAck } from '../outbound/ack-waiter';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import { GROUP_NOT_FOUND, isUnknownGroup } from '../outbound/refusal';
 import { isConnectionLoss, resendOptions } from '../outbound/resend';
+import { SendsInFlight } from '../outbound/unacked-sends';
 import type { BuiltSend, SendContentBuilder } from '../outbound/send-content';
 import { SendLedger } from '../outbound/send-ledger';
 import { statusAudience } from '../outbound/status-audience';
@@ -60,12 +61,15 @@ export function sendOps({ ledger, builder, chats, limits, logger, config }: Send
     const started = performance.now();
     const type = request.status ? 'status' : request.content.kind;
     let outcome: SendOutcome = 'error';
+    // The unacked sweep leaves this message alone while this send is at it.
+    const leave = SendsInFlight.enter(request.instanceId, request.messageId);
     try {
       const record = await sendOnce(session, request);
       // Pending: no server ack in time; a repeat of an id sent before answers its later state (Delivered, Read…).
       outcome = record.status === 'Failed' ? 'failed' : record.status === 'Pending' || record.status === '' ? 'pending' : 'sent';
       return record;
     } finally {
+      leave();
       metrics().recordSend(type, outcome, (performance.now() - started) / 1000, request.instanceId);
     }
   };

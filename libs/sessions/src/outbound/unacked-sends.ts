@@ -13,6 +13,29 @@ export interface UnackedTarget {
 
 type Settings = Pick<SessionWorkerConfig, 'unackedResendAfterMs' | 'unackedGiveUpMs' | 'unackedSweepMs'>;
 
+/**
+ * Messages a send of this worker is working on right now (waiting for a new socket, relaying again,
+ * waiting for the ack): the sweep leaves them to it. Keyed by instance and message id.
+ */
+export const SendsInFlight = {
+  ids: new Map<string, number>(),
+  key: (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`,
+  /** Marks the message in flight until the returned function is called. */
+  enter(instanceId: string, messageId: string): () => void {
+    const key = SendsInFlight.key(instanceId, messageId);
+    SendsInFlight.ids.set(key, (SendsInFlight.ids.get(key) ?? 0) + 1);
+    let left = false;
+    return () => {
+      if (left) return;
+      left = true;
+      const count = (SendsInFlight.ids.get(key) ?? 1) - 1;
+      if (count > 0) SendsInFlight.ids.set(key, count);
+      else SendsInFlight.ids.delete(key);
+    };
+  },
+  has: (instanceId: string, messageId: string) => SendsInFlight.ids.has(SendsInFlight.key(instanceId, messageId)),
+};
+
 /** Rows looked at per sweep (the oldest first); the rest wait for the next one. */
 const SWEEP_LIMIT = 500;
 
@@ -67,7 +90,8 @@ export class UnackedSends {
     const seen = new Set<string>();
     for (const row of rows) {
       const target = targets.get(row.instanceId);
-      if (!target) continue;
+      // A send of ours is still at it (it resends on the next socket, or writes the ack's result).
+      if (!target || SendsInFlight.has(row.instanceId, row.messageId)) continue;
       const key = `${row.instanceId}\u0000${row.messageId}`;
       seen.add(key);
       const reason = this.failureOf(row, this.resent.get(key)?.count ?? 0);

@@ -8,6 +8,11 @@ export const MAX_CHATBOT_MINUTES = 525_600;
 
 /** Absent is fine; `null` is validated like any other value (the type rule refuses it) instead of reaching a NOT NULL column. */
 const OptionalNotNull = () => ValidateIf((_dto: object, value: unknown) => value !== undefined);
+/**
+ * Absent is fine, and `null` clears the value (the service stores it as empty): not `@IsOptional()`,
+ * whose null the body validation reads as the field left out.
+ */
+const OptionalNullClears = () => ValidateIf((_dto: object, value: unknown) => value !== undefined && value !== null);
 
 export class ConnectDto {
   @IsOptional()
@@ -69,13 +74,13 @@ export class UpdateFieldsMapDto {
   [key: string]: string | null | undefined;
 }
 for (const field of FIELD_NAMES) {
-  IsOptional()(UpdateFieldsMapDto.prototype, field);
+  OptionalNullClears()(UpdateFieldsMapDto.prototype, field);
   IsString()(UpdateFieldsMapDto.prototype, field);
   MaxLength(255)(UpdateFieldsMapDto.prototype, field);
 }
 
 export class ChatbotSettingsDto {
-  @IsOptional()
+  @OptionalNullClears()
   @IsString()
   @MaxLength(300)
   openai_apikey?: string;
@@ -88,7 +93,7 @@ export class ChatbotSettingsDto {
   @IsBoolean()
   chatbot_ignoreGroups?: boolean;
 
-  @IsOptional()
+  @OptionalNullClears()
   @IsString()
   @MaxLength(100)
   chatbot_stopConversation?: string;

@@ -24,6 +24,7 @@ export interface CollectionReader {
 export async function readAppStateCollection(socket: Socket, name: WAPatchName, from: LTHashState | undefined, reader: CollectionReader): Promise<LTHashState> {
   const getKey = async (keyId: string) => (await socket.authState.keys.get('app-state-sync-key', [keyId]))[keyId];
   // Snapshots and external mutations are blobs on WhatsApp's media hosts: fetched through the instance's proxy.
+  // Their MACs are checked (snapshot MAC, patch MAC, each mutation's value MAC), as whatsmeow does.
   const options = fetchOptionsOf(socket);
   let state: LTHashState = from ? { ...from, indexValueMap: { ...from.indexValueMap } } : newLTHashState();
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -41,13 +42,13 @@ export async function readAppStateCollection(socket: Socket, name: WAPatchName, 
     const decoded = (await extractSyncdPatches(result, options))[name];
     if (!decoded) break;
     if (decoded.snapshot) {
-      const snapshot = await decodeSyncdSnapshot(name, decoded.snapshot, getKey, undefined, false);
+      const snapshot = await decodeSyncdSnapshot(name, decoded.snapshot, getKey, undefined, true);
       state = snapshot.state;
       reader.snapshot();
       reader.take(Object.values(snapshot.mutationMap));
     }
     if (decoded.patches.length) {
-      const patched = await decodePatches(name, decoded.patches, state, getKey, options, undefined, undefined, false);
+      const patched = await decodePatches(name, decoded.patches, state, getKey, options, undefined, undefined, true);
       state = patched.state;
       reader.take(Object.values(patched.mutationMap));
     }

@@ -54,6 +54,8 @@ export class SocketFactory {
       // pairing code is bound to this socket's ephemeral key, so one ref must outlive the code.
       ...(request.pairingCode ? { qrTimeout: this.config.pairCodeTtlMs + 60_000 } : {}),
       ...network,
+      // App state as whatsmeow reads it: a snapshot or patch whose MAC does not match is refused (rc14 skips the checks by default).
+      appStateMacVerification: { patch: true, snapshot: true },
       // Fenced or closed stores fail at once; a few quick retries cover a database blip.
       transactionOpts: { maxCommitRetries: 5, delayBetweenTriesMs: 500 },
     });

@@ -78,8 +78,8 @@ export function serveApiDocs(app: NestFastifyApplication): { document: () => Ope
       void withSecurityHeaders(reply).header('content-type', 'application/javascript; charset=utf-8').header('cache-control', 'no-cache').send(DOCS_INIT),
   );
   void fastify.register(fastifyStatic, {
-    // Through getBuiltinModule: webpack rewrites an imported createRequire(__filename) to undefined(…),
-    // and the bundled gateway (and every bench) failed at startup.
+    // Through getBuiltinModule: webpack rewrites an imported createRequire(__filename) to undefined(…)
+    // where ES imports reach it (bench/tsconfig.json's module: preserve), and every bench failed at startup.
     root: process.getBuiltinModule('node:module').createRequire(__filename)('swagger-ui-dist/absolute-path.js')() as string,
     prefix: `${DOCS_PATH}/`,
     decorateReply: false,

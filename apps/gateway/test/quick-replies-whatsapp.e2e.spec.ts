@@ -23,15 +23,12 @@ describe('quick replies on WhatsApp (HTTP → worker → Baileys → simulator a
   }, 60_000);
   afterAll(() => stack.stop());
 
-  it('should show the phone’s quick replies with onWhatsApp true, follow its edits and deletions, and refuse to change them (403)', async () => {
+  it('should show the phone’s quick replies with onWhatsApp true and follow its edits and deletions', async () => {
     await phoneSaves('1700000001', 'oi', 'Olá! Como posso ajudar?');
     const listed = await waitFor(showAll, (all) => all.some((reply) => reply.shortCut === 'oi'), 15_000, 'the phone reply listed');
     const synced = listed.find((reply) => reply.shortCut === 'oi')!;
     expect(synced).toMatchObject({ shortCut: 'oi', onWhatsApp: true, aiDescription: '', message: { kind: 'text', text: 'Olá! Como posso ajudar?' } });
 
-    const forbidden = { status: 403, body: { error: 'This quick reply comes from WhatsApp and cannot be changed or deleted here', code: 'forbidden' } };
-    expect(await call('POST', '/quickreply/edit', { id: synced.id, shortCut: 'oi', type: 'text', text: 'outro' })).toEqual(forbidden);
-    expect(await call('POST', '/quickreply/edit', { id: synced.id, delete: true })).toEqual(forbidden);
     expect((await call('GET', `/quick-replies/${synced.id}`)).body).toMatchObject({ id: synced.id, onWhatsApp: true });
 
     await phoneSaves('1700000001', 'oi', 'Oi! Em que posso ajudar?');
@@ -40,6 +37,35 @@ describe('quick replies on WhatsApp (HTTP → worker → Baileys → simulator a
 
     await phoneSaves('1700000001', 'oi', '', true);
     expect((await showAll()).map((reply) => reply.shortCut)).not.toContain('oi');
+  });
+
+  it('should edit and delete a reply the phone made, the phone following, text only (uazapiGO 2.1.1; 2.1.0 answered 403)', async () => {
+    await phoneSaves('1700000070', 'tchau', 'Até logo!');
+    const listed = await waitFor(showAll, (all) => all.some((reply) => reply.shortCut === 'tchau'), 15_000, 'the phone reply listed');
+    const synced = listed.find((reply) => reply.shortCut === 'tchau')!;
+
+    const edited = await call('POST', '/quickreply/edit', { id: synced.id, shortCut: 'tchau', type: 'text', text: 'Até amanhã!' });
+    expect(edited).toMatchObject({
+      status: 200,
+      body: { message: 'Quick reply updated', quickReply: { id: synced.id, onWhatsApp: true, text: 'Até amanhã!' } },
+    });
+    expect((await phoneReplies()).filter((reply) => reply.id === '1700000070')).toEqual([
+      expect.objectContaining({ shortcut: 'tchau', message: 'Até amanhã!' }),
+    ]);
+    // Still the same reply after the phone is read again.
+    expect((await showAll()).filter((reply) => reply.shortCut === 'tchau')).toEqual([
+      expect.objectContaining({ id: synced.id, onWhatsApp: true, message: { kind: 'text', text: 'Até amanhã!' } }),
+    ]);
+
+    // On WhatsApp a reply stays a text one.
+    expect(await call('POST', '/quickreply/edit', { id: synced.id, shortCut: 'tchau', type: 'image', file: 'https://example.com/a.jpg' })).toEqual({
+      status: 400,
+      body: { error: 'onWhatsApp applies to text quick replies only: the WhatsApp Business app keeps text replies', code: 'validation_failed' },
+    });
+
+    expect(await call('POST', '/quickreply/edit', { id: synced.id, delete: true })).toMatchObject({ status: 200, body: { message: 'Quick reply deleted' } });
+    expect((await phoneReplies()).map((reply) => reply.id)).not.toContain('1700000070');
+    expect((await showAll()).map((reply) => reply.shortCut)).not.toContain('tchau');
   });
 
   it('should store what the phone saves, edits and deletes as it happens (server_sync), without waiting for showall', async () => {
@@ -79,11 +105,28 @@ describe('quick replies on WhatsApp (HTTP → worker → Baileys → simulator a
     expect(off.body.quickReply).toMatchObject({ id, onWhatsApp: false });
     expect((await phoneReplies()).map((reply) => reply.shortcut)).not.toContain('horario');
 
-    await call('POST', '/quickreply/edit', { id, shortCut: 'horario', type: 'text', text: 'De volta.', onWhatsApp: true });
-    expect((await phoneReplies()).filter((reply) => reply.shortcut === 'horario').map((reply) => reply.message)).toEqual(['De volta.']);
     expect(await call('POST', '/quickreply/edit', { id, delete: true })).toMatchObject({ status: 200, body: { message: 'Quick reply deleted' } });
-    expect((await phoneReplies()).map((reply) => reply.shortcut)).not.toContain('horario');
     expect((await showAll()).map((reply) => reply.id)).not.toContain(id);
+  });
+
+  it('should refuse to convert a local reply into a WhatsApp one (uazapiGO 2.1.1), leaving it and the phone as they were', async () => {
+    const local = await call('POST', '/quickreply/edit', { shortCut: 'local', type: 'text', text: 'Só aqui.' });
+    const id = local.body.quickReply.id as string;
+    expect(await call('POST', '/quickreply/edit', { id, shortCut: 'local', type: 'text', text: 'No WhatsApp.', onWhatsApp: true })).toEqual({
+      status: 400,
+      body: {
+        error: 'cannot convert an existing local quick reply into a WhatsApp one: to create it on WhatsApp, send onWhatsApp: true without id',
+        code: 'validation_failed',
+      },
+    });
+    expect((await call('GET', `/quick-replies/${id}`)).body).toMatchObject({ id, onWhatsApp: false, text: 'Só aqui.' });
+    expect((await phoneReplies()).map((reply) => reply.shortcut)).not.toContain('local');
+    // Created there instead, without the id.
+    expect(await call('POST', '/quickreply/edit', { shortCut: 'local', type: 'text', text: 'No WhatsApp.', onWhatsApp: true })).toMatchObject({
+      status: 200,
+      body: { quickReply: { onWhatsApp: true } },
+    });
+    expect((await phoneReplies()).filter((reply) => reply.shortcut === 'local').map((reply) => reply.message)).toEqual(['No WhatsApp.']);
   });
 
   it('should take a reply off WhatsApp when the phone deletes one the API wrote there, keeping it here', async () => {
@@ -107,7 +150,10 @@ describe('quick replies on WhatsApp (HTTP → worker → Baileys → simulator a
     });
     expect((await call('POST', '/quickreply/edit', { shortCut: 'a', type: 'text', text: 'oi', onWhatsApp: 'yes' })).status).toBe(400);
     const idle = await stack.gw.createInstance('quick-idle');
-    expect(await call('POST', '/quickreply/edit', { shortCut: 'oi', type: 'text', text: 'oi', onWhatsApp: true }, idle.token)).toMatchObject({ status: 409 });
+    expect(await call('POST', '/quickreply/edit', { shortCut: 'oi', type: 'text', text: 'oi', onWhatsApp: true }, idle.token)).toEqual({
+      status: 409,
+      body: { error: 'failed to sync the quick reply with WhatsApp: No session', code: 'conflict' },
+    });
     // Nothing was written, and listing works without a session.
     expect(await call('GET', '/quickreply/showall', undefined, idle.token)).toEqual({ status: 200, body: [] });
   });

@@ -886,7 +886,7 @@ export const SCHEMAS = {
         onWhatsApp: {
           type: 'boolean',
           description:
-            'Also in the WhatsApp Business app (text only): synced from the phone (read-only here), or written there by the API with onWhatsApp: true',
+            'Also in the WhatsApp Business app (text only): synced from the phone, or created there by the API with onWhatsApp: true (no id); edits and deletions here follow it there',
         },
         message: {
           type: 'object',

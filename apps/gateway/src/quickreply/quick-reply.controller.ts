@@ -19,7 +19,17 @@ export class QuickReplyController {
   @UseFilters(QuickReplyErrorFilter)
   @ApiReply(SCHEMAS.QuickReplyEdited, {
     example: QUICK_REPLY_EDITED_EXAMPLE,
-    errors: ['validation_failed', 'invalid_token', 'forbidden', 'quick_reply_not_found', 'payload_too_large', 'unsupported_media_type', 'internal'],
+    errors: [
+      'validation_failed',
+      'invalid_token',
+      'quick_reply_not_found',
+      'conflict',
+      'payload_too_large',
+      'unsupported_media_type',
+      'whatsapp_refused',
+      'timeout',
+      'internal',
+    ],
   })
   editQuickReply(@CurrentInstance() instance: InstanceEntity, @Body() dto: QuickReplyEditDto) {
     return this.quickReplies.edit(instance, dto);

@@ -14,7 +14,7 @@ import {
 } from '@gw/domain';
 import { type InstanceEntity, type QuickReplyFileChange, type QuickReplyRow, type QuickReplyUpload, QuickReplyRepository } from '@gw/persistence';
 import { RpcError } from '@gw/contracts';
-import { ApiError } from '../common/api-error';
+import { ApiError, rpcErrorKind, rpcErrorMessage } from '../common/api-error';
 import { validateBody } from '../common/validation';
 import { SessionClient } from '../session/session.client';
 import { buildContactContent, buildLocationContent } from '../send/content-builders';
@@ -39,6 +39,11 @@ export const WHATSAPP_SHORTCUT_MAX = 25;
 export const WHATSAPP_TEXT_MAX = 1024;
 /** How long `showall` waits for the phone's quick replies before answering what is stored. */
 const PHONE_SYNC_TIMEOUT_MS = 5_000;
+
+/** uazapiGO 2.1.1: a local reply is not converted into a WhatsApp one; a new one is created there instead. */
+export const NOT_CONVERTIBLE = 'cannot convert an existing local quick reply into a WhatsApp one: to create it on WhatsApp, send onWhatsApp: true without id';
+/** uazapiGO 2.1.1's 500 "falha ao sincronizar com WhatsApp", before the cause. */
+const SYNC_FAILED = 'failed to sync the quick reply with WhatsApp';
 
 const megabytes = (bytes: number) => `${(bytes / MB).toFixed(1).replace(/\.0$/, '')} MB`;
 const invalid = (message: string) => new ApiError('validation_failed', message);
@@ -80,8 +85,11 @@ interface PreparedMessage {
  * Quick replies: stored per instance, never applied automatically. Those of the WhatsApp Business app
  * (the phone's app state) are synced in as the phone changes them (the worker follows WhatsApp's
  * server_sync of their collection) and again whenever `showall` runs while the instance is connected: they
- * show `onWhatsApp: true` and are read-only here (403), as uazapi's. A text reply made here with
- * `onWhatsApp: true` is written to the phone too, and its edits and deletion follow it there. Each kind's message is checked by
+ * show `onWhatsApp: true`. As uazapiGO 2.1.1's (2.1.0 refused them with a 403), every reply on WhatsApp is
+ * edited and deleted here and the phone follows; it stays a text reply (`type: text` only). A text reply made
+ * here with `onWhatsApp: true` (and no `id`) is written to the phone too; an existing local reply is never
+ * converted into a WhatsApp one (2.1.1 refuses it). A failed write to the phone answers uazapi 2.1.1's
+ * "failed to sync with WhatsApp" with the status of its cause. Each kind's message is checked by
  * its send endpoint's rules (the DTOs, then what the send path's builders check), so a stored reply
  * is one that could be sent. A base64 file is stored (per-kind and per-instance limits) and its record
  * shows the link /files serves it at, as a send's staged upload is linked.
@@ -101,7 +109,7 @@ export class QuickReplyService {
       if (!id) throw invalid('missing id: give the id of the quick reply to delete');
       const current = await this.writable(instance, id);
       // Off the phone first: a reply WhatsApp keeps is never left there without its record here.
-      if (current.waId) await this.sessions.request(instance.id, 'quickreply.remove', { instanceId: instance.id, waId: current.waId });
+      if (current.waId) await this.offPhone(instance, current.waId);
       await this.quickReplies.delete(instance.id, id);
       return { message: 'Quick reply deleted', quickReplies: await this.stored(instance) };
     }
@@ -121,12 +129,12 @@ export class QuickReplyService {
       return { message: 'Quick reply created', quickReply: this.record(created, instance), quickReplies: await this.stored(instance) };
     }
     const current = await this.writable(instance, id);
+    if (dto.onWhatsApp === true && !current.waId) throw invalid(NOT_CONVERTIBLE);
     const prepared = this.prepare(message, current);
-    const onWhatsApp = dto.onWhatsApp ?? current.onWhatsApp;
     let waId: string | null | undefined;
-    if (onWhatsApp) waId = await this.toPhone(instance, values.shortCut, message, current.waId);
+    if (current.waId && dto.onWhatsApp !== false) waId = await this.toPhone(instance, values.shortCut, message, current.waId);
     else if (current.waId) {
-      await this.sessions.request(instance.id, 'quickreply.remove', { instanceId: instance.id, waId: current.waId });
+      await this.offPhone(instance, current.waId);
       waId = null;
     }
     const file: QuickReplyFileChange = prepared.keepsStoredFile
@@ -175,13 +183,25 @@ export class QuickReplyService {
     if (message.kind !== 'text') throw invalid('onWhatsApp applies to text quick replies only: the WhatsApp Business app keeps text replies');
     if (shortCut.length > WHATSAPP_SHORTCUT_MAX) throw invalid(`shortCut must be at most ${WHATSAPP_SHORTCUT_MAX} characters to be on WhatsApp`);
     if (!message.text?.trim() || message.text.length > WHATSAPP_TEXT_MAX) throw invalid(`text must be 1 to ${WHATSAPP_TEXT_MAX} characters to be on WhatsApp`);
-    const saved = await this.sessions.request(instance.id, 'quickreply.save', {
-      instanceId: instance.id,
-      ...(waId ? { waId } : {}),
-      shortcut: shortCut,
-      message: message.text,
-    });
+    const saved = await this.synced(
+      this.sessions.request(instance.id, 'quickreply.save', { instanceId: instance.id, ...(waId ? { waId } : {}), shortcut: shortCut, message: message.text }),
+    );
     return saved.waId;
+  }
+
+  /** Takes a reply off the phone's Business quick replies. */
+  private async offPhone(instance: InstanceEntity, waId: string): Promise<void> {
+    await this.synced(this.sessions.request(instance.id, 'quickreply.remove', { instanceId: instance.id, waId }));
+  }
+
+  /** A write to the phone; its failure is uazapi 2.1.1's "failed to sync with WhatsApp", with the status its cause has in the catalogue (no session 409, refused 502…). */
+  private async synced<T>(write: Promise<T>): Promise<T> {
+    try {
+      return await write;
+    } catch (error) {
+      if (!(error instanceof RpcError)) throw error;
+      throw new ApiError(rpcErrorKind(error.code), `${SYNC_FAILED}: ${rpcErrorMessage(error.code, error.message)}`);
+    }
   }
 
   /** `GET /quick-replies/{id}`. */
@@ -214,11 +234,10 @@ export class QuickReplyService {
     };
   }
 
-  /** The instance's reply `id`, which the API may change (not one synced from WhatsApp). */
+  /** The instance's reply `id` (one synced from WhatsApp too: uazapiGO 2.1.1 edits and deletes those, the phone following). */
   private async writable(instance: InstanceEntity, id: string): Promise<QuickReplyRow> {
     const row = await this.quickReplies.find(instance.id, id);
     if (!row) throw this.notFound(id);
-    if (row.origin === 'whatsapp') throw new ApiError('forbidden', 'This quick reply comes from WhatsApp and cannot be changed or deleted here');
     return row;
   }
 

@@ -22,8 +22,9 @@ export class QuickReplyEditDto {
   shortCut!: string;
   @IsOptional() @IsString({ message: 'aiDescription must be a string' }) @MaxLength(4000) aiDescription?: string;
   /**
-   * Also keep it in the WhatsApp Business app (text replies only): written to the phone's quick replies
-   * through app state, and its later edits and deletion too. Absent on an update: as it was.
+   * Also keep it in the WhatsApp Business app (`type: text` only, as uazapiGO 2.1.1): written to the phone's
+   * quick replies through app state, and its later edits and deletion too. Only when creating (no `id`):
+   * an existing local reply is not converted (400). On an update, `false` takes it off WhatsApp; absent: as it was.
    */
   @IsOptional() @IsBoolean({ message: 'onWhatsApp must be a boolean' }) onWhatsApp?: boolean;
   @IsOptional()

@@ -12,7 +12,7 @@ import {
   UpdateInstanceNameDto,
 } from './dto/instance.dto';
 import { HIBERNATED_INFO, InstanceService } from './instance.service';
-import { DISCONNECTED_INSTANCE_EXAMPLE, INSTANCE_EXAMPLE, PROXY_EXAMPLE } from '../openapi/examples';
+import { DISCONNECTED_INSTANCE_EXAMPLE, INSTANCE_EXAMPLE, INTERNAL_PROXY_EXAMPLE, PROXY_EXAMPLE } from '../openapi/examples';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 
@@ -144,7 +144,20 @@ export class InstanceController {
 
   @Post('proxy')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ProxyChanged, { example: { details: 'Proxy configurado', proxy: PROXY_EXAMPLE, restart_requested: false } })
+  @ApiReply(SCHEMAS.ProxyChanged, {
+    examples: {
+      set: { summary: 'The proxy set', value: { details: 'Proxy configurado', proxy: PROXY_EXAMPLE, restart_requested: false } },
+      rotated: {
+        summary: '`rotate_now` with mode internal: another proxy of the pools at once (409 when the pools have no other)',
+        value: {
+          details: 'Proxy configurado',
+          proxy: { ...PROXY_EXAMPLE, ...INTERNAL_PROXY_EXAMPLE },
+          restart_requested: true,
+          rotated: true,
+        },
+      },
+    },
+  })
   setProxy(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProxyDto) {
     return this.instances.setProxy(instance, dto);
   }

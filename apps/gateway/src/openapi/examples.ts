@@ -148,6 +148,16 @@ export const PROXY_EXAMPLE = {
   validation_error: false,
 };
 
+/** What `PROXY_EXAMPLE` becomes with mode internal through a proxy of the operator's managed pools. */
+export const INTERNAL_PROXY_EXAMPLE = {
+  mode: 'internal',
+  effective_mode: 'internal',
+  effective_detail: 'managed_pool',
+  proxy_url: '',
+  proxy_fallback: '',
+  managed: true,
+};
+
 export const LABEL_EXAMPLE = {
   id: `${OWNER}:10`,
   name: 'Cliente VIP',

@@ -117,6 +117,25 @@ describe('OpenAPI document', () => {
     expect(file).toHaveProperty('404');
   });
 
+  it('documents hibernation (uazapi 2.1.1): the hibernated status, /instance/hibernate with its 200 and 409, the 503 with Retry-After, and rotated', () => {
+    type Media = { schema?: { $ref?: string }; example?: Record<string, unknown>; examples?: Record<string, { value: Record<string, unknown> }> };
+    type Answer = { headers?: Record<string, { schema?: { type?: string } }>; content?: Record<string, Media> };
+    const paths = document.paths as Record<string, Record<string, { responses: Record<string, Answer> }>>;
+    const schemas = (document.components as { schemas: Record<string, { properties?: Record<string, { enum?: string[]; type?: string }> }> }).schemas;
+    expect(schemas.Instance.properties?.status?.enum).toEqual(['disconnected', 'connecting', 'connected', 'hibernated']);
+    const hibernate = paths['/instance/hibernate'].post.responses;
+    expect(hibernate['200'].content?.['application/json'].example).toMatchObject({ instance: { status: 'hibernated' } });
+    expect(hibernate).toHaveProperty('409');
+    // No worker has room: 503, and when to try again.
+    const connect = paths['/instance/connect'].post.responses;
+    expect(connect['503'].headers?.['Retry-After']?.schema).toMatchObject({ type: 'integer' });
+    expect(paths['/send/text'].post.responses['409'].headers).toBeUndefined();
+    // rotate_now's answer says whether the proxy was changed.
+    expect(schemas.ProxyChanged.properties?.rotated).toMatchObject({ type: 'boolean' });
+    const proxy = paths['/instance/proxy'].post.responses['200'].content?.['application/json'];
+    expect(proxy?.examples?.rotated?.value).toMatchObject({ rotated: true });
+  });
+
   it("declares every {parameter} of every path as a required path parameter (the Chatwoot webhook's {secret} too)", () => {
     const undeclared: string[] = [];
     let seen = 0;

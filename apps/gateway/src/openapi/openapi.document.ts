@@ -285,8 +285,13 @@ function responsesOf(
   const byStatus = new Map<number, ApiErrorKind[]>();
   for (const kind of kinds) byStatus.set(API_ERRORS[kind].status, [...(byStatus.get(API_ERRORS[kind].status) ?? []), kind]);
   for (const [status, group] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const retryAfter = group.map((kind) => (API_ERRORS[kind] as { retryAfterSeconds?: number }).retryAfterSeconds).find((seconds) => seconds !== undefined);
     responses[String(status)] = {
       description: group.map((kind) => API_ERRORS[kind].message).join(' / '),
+      // A 503 says when to try again (uazapi 2.1.1's /instance/connect when no session worker has room).
+      ...(retryAfter !== undefined
+        ? { headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', example: retryAfter } } } }
+        : {}),
       content: {
         'application/json': {
           // A kind of the `{code, message, data}` shape (GET /quick-replies/{id}'s 401) has its own schema.

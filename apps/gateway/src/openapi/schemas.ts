@@ -88,7 +88,10 @@ export const SCHEMAS = {
     properties: {
       id: str(),
       token: str(),
-      status: str({ description: 'disconnected, connecting or connected' }),
+      status: str({
+        enum: ['disconnected', 'connecting', 'connected', 'hibernated'],
+        description: 'hibernated (uazapi 2.1.1): session paused, credentials preserved for reconnection (`/instance/connect` wakes it without a QR code)',
+      }),
       paircode: str(),
       qrcode: str({ description: 'data:image/png;base64,… while pairing' }),
       name: str(),
@@ -475,7 +478,15 @@ export const SCHEMAS = {
   /** `GET /instance/proxy`: the proxy settings, credentials masked. */
   Proxy: named('Proxy', PROXY_VIEW),
   /** `POST|DELETE /instance/proxy`. */
-  ProxyChanged: named('ProxyChanged', object({ details: str(), proxy: ref('Proxy'), restart_requested: bool })),
+  ProxyChanged: named(
+    'ProxyChanged',
+    object({
+      details: str(),
+      proxy: ref('Proxy'),
+      restart_requested: bool,
+      rotated: { ...bool, description: '`rotate_now` (uazapi 2.1.1): another proxy of the pools was taken at once' },
+    }),
+  ),
   /** `POST /admin/restart`. */
   RestartScheduled: named('RestartScheduled', object({ message: str() })),
   /** `POST /admin/token/rotate`: the new admin token (shown once). */

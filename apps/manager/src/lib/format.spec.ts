@@ -1,4 +1,17 @@
-import { applyConnectionEvent, choiceLines, countByStatus, filterInstances, formatPhone, maskToken, pushEvent, relativeTime, summarizeEvent } from './format';
+import {
+  applyConnectionEvent,
+  choiceLines,
+  countByStatus,
+  DEFAULT_PROXY_FALLBACK,
+  filterInstances,
+  formatPhone,
+  hibernationToggle,
+  maskToken,
+  pushEvent,
+  relativeTime,
+  STATUS_FILTERS,
+  summarizeEvent,
+} from './format';
 import type { Instance, MonitorEvent } from './types';
 
 const instance = (fields: Partial<Instance>): Instance =>
@@ -39,7 +52,30 @@ describe('console formatting and filtering', () => {
     expect(filterInstances(list, 'customer-42', 'all').map((entry) => entry.id)).toEqual(['c']);
     expect(filterInstances(list, '', 'connecting').map((entry) => entry.id)).toEqual(['b']);
     expect(filterInstances(list, 'shop', 'disconnected')).toEqual([]);
-    expect(countByStatus(list)).toEqual({ all: 3, connected: 1, connecting: 1, disconnected: 1 });
+    expect(countByStatus(list)).toEqual({ all: 3, connected: 1, connecting: 1, hibernated: 0, disconnected: 1 });
+  });
+
+  it('should show hibernated (uazapi 2.1.1) as a state of its own: filter, counts, and the Hibernate / Wake toggle', () => {
+    const list = [
+      instance({ id: 'a', name: 'shop', status: 'connected' }),
+      instance({ id: 'b', name: 'sleepy', status: 'hibernated', qrcode: '' }),
+      instance({ id: 'c', name: 'billing', status: 'disconnected' }),
+      instance({ id: 'd', name: 'night', status: 'hibernated' }),
+    ];
+    expect(STATUS_FILTERS).toContain('hibernated');
+    expect(filterInstances(list, '', 'hibernated').map((entry) => entry.id)).toEqual(['b', 'd']);
+    expect(filterInstances(list, 'sleepy', 'hibernated').map((entry) => entry.id)).toEqual(['b']);
+    expect(filterInstances(list, '', 'disconnected').map((entry) => entry.id)).toEqual(['c']);
+    expect(countByStatus(list)).toEqual({ all: 4, connected: 1, connecting: 0, hibernated: 2, disconnected: 1 });
+    expect(hibernationToggle('connected')).toEqual({ label: 'Hibernate', path: '/instance/hibernate' });
+    expect(hibernationToggle('hibernated')).toEqual({ label: 'Wake', path: '/instance/connect' });
+    for (const status of ['connecting', 'disconnected', '']) expect(hibernationToggle(status)).toBeUndefined();
+    // A hibernate event clears any code; waking goes through connecting without a QR code.
+    const slept = applyConnectionEvent(list[0], { instance: { status: 'hibernated', lastDisconnectReason: 'hibernated by request' } });
+    expect([slept.status, slept.qrcode, slept.lastDisconnectReason]).toEqual(['hibernated', '', 'hibernated by request']);
+    expect(summarizeEvent({ type: 'connection', data: { instance: { status: 'hibernated' } } })).toBe('hibernated');
+    // uazapi 2.1.1's name of the managed-pool fallback.
+    expect(DEFAULT_PROXY_FALLBACK).toBe('internal');
   });
 
   it('should follow connection events: each new QR, the pairing code, then connected without codes, or the disconnect reason', () => {

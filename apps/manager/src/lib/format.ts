@@ -12,7 +12,23 @@ export function maskToken(token: string): string {
   return `${token.slice(0, 4)}${'•'.repeat(Math.min(token.length - 8, 24))}${token.slice(-4)}`;
 }
 
-export type StatusFilter = 'all' | 'connected' | 'connecting' | 'disconnected';
+/** The status filter's choices, in the sidebar's order; `hibernated` (uazapi 2.1.1) is a state of its own. */
+export const STATUS_FILTERS = ['all', 'connected', 'connecting', 'hibernated', 'disconnected'] as const;
+export type StatusFilter = (typeof STATUS_FILTERS)[number];
+
+/**
+ * What the connection card offers to switch the session: hibernate a connected instance (`POST
+ * /instance/hibernate`: the socket closes, the credentials stay), wake a hibernated one (`POST
+ * /instance/connect`, no QR code); nothing for the other states.
+ */
+export function hibernationToggle(status: string): { label: 'Hibernate' | 'Wake'; path: '/instance/hibernate' | '/instance/connect' } | undefined {
+  if (status === 'connected') return { label: 'Hibernate', path: '/instance/hibernate' };
+  if (status === 'hibernated') return { label: 'Wake', path: '/instance/connect' };
+  return undefined;
+}
+
+/** The proxy fallback a custom proxy is saved with unless another is typed: uazapi 2.1.1's `internal` (2.1.0 called it `internal_proxy`). */
+export const DEFAULT_PROXY_FALLBACK = 'internal';
 
 /** Instances whose name, id, owner or profile name contain `search` (any case), with the status asked for. */
 export function filterInstances(instances: Instance[], search: string, status: StatusFilter): Instance[] {
@@ -28,10 +44,9 @@ export function filterInstances(instances: Instance[], search: string, status: S
 
 /** Counts per status, for the filter's badges. */
 export function countByStatus(instances: Instance[]): Record<StatusFilter, number> {
-  const counts: Record<StatusFilter, number> = { all: instances.length, connected: 0, connecting: 0, disconnected: 0 };
-  for (const instance of instances) {
-    if (instance.status === 'connected' || instance.status === 'connecting' || instance.status === 'disconnected') counts[instance.status] += 1;
-  }
+  const counts = Object.fromEntries(STATUS_FILTERS.map((status) => [status, 0])) as Record<StatusFilter, number>;
+  counts.all = instances.length;
+  for (const instance of instances) if (instance.status in counts) counts[instance.status] += 1;
   return counts;
 }
 

@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, ApiFailure, type Credentials } from '../lib/api';
 import { openEventStream } from '../lib/events';
-import { applyConnectionEvent, countByStatus, filterInstances, formatPhone, type StatusFilter } from '../lib/format';
+import { applyConnectionEvent, countByStatus, filterInstances, formatPhone, STATUS_FILTERS, type StatusFilter } from '../lib/format';
 import { loadCredentials, saveCredentials } from '../lib/session';
 import type { Instance, InstanceStatusReply } from '../lib/types';
 import { AdminSettings } from './AdminSettings';
@@ -143,8 +143,8 @@ function Shell({ credentials, onSignOut, onCredentials }: { credentials: Credent
               </Button>
               <input class="search" type="search" placeholder="Search name, number, id…" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
               <div class="filters" role="group" aria-label="Filter by status">
-                {(['all', 'connected', 'connecting', 'disconnected'] as const).map((value) => (
-                  <button type="button" class={`chip ${status === value ? 'chip-on' : ''}`} onClick={() => setStatus(value)}>
+                {STATUS_FILTERS.map((value) => (
+                  <button type="button" class={`chip ${status === value ? 'chip-on' : ''}`} onClick={() => setStatus(value)} data-filter={value}>
                     {value} <span class="chip-count">{counts[value]}</span>
                   </button>
                 ))}

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { api } from '../lib/api';
 import { openEventStream, type StreamState } from '../lib/events';
-import { applyConnectionEvent, formatPhone, pushEvent, relativeTime } from '../lib/format';
+import { applyConnectionEvent, formatPhone, hibernationToggle, pushEvent, relativeTime } from '../lib/format';
 import type { Instance, InstanceStatusReply, MonitorEvent } from '../lib/types';
 import { ChatbotPanel } from './ChatbotPanel';
 import { ChatwootPanel } from './ChatwootPanel';
@@ -172,6 +172,24 @@ function ConnectionCard({ instance, reload, setCurrent }: { instance: Instance; 
     setCurrent(reply.instance);
     return reply;
   });
+  // Hibernate (the socket closes, the credentials stay) or wake (connect again, no QR code).
+  const toggle = hibernationToggle(instance.status);
+  const hibernation = useAction(async () => {
+    if (!toggle) return undefined;
+    const reply = await api.call<{ instance: Instance }>('POST', toggle.path, { token, body: {} });
+    setCurrent(reply.instance);
+    return reply;
+  });
+  const toggleButton = toggle ? (
+    <Button
+      variant={toggle.label === 'Wake' ? 'primary' : 'secondary'}
+      busy={hibernation.busy}
+      onClick={() => void hibernation.run()}
+      data-testid="hibernation"
+    >
+      {toggle.label}
+    </Button>
+  ) : null;
 
   // While connecting, a slow poll too (the stream already brings each new QR and the outcome).
   useEffect(() => {
@@ -207,12 +225,30 @@ function ConnectionCard({ instance, reload, setCurrent }: { instance: Instance; 
               <span class="muted small">Linking again needs a new QR code.</span>
             </>
           ) : (
-            <Button variant="secondary" class="btn-danger-text" onClick={() => setArmed(true)}>
-              Disconnect and log out…
-            </Button>
+            <>
+              {toggleButton}
+              <Button variant="secondary" class="btn-danger-text" onClick={() => setArmed(true)}>
+                Disconnect and log out…
+              </Button>
+            </>
           )}
         </div>
         {disconnect.error ? <Notice kind="error">{disconnect.error}</Notice> : null}
+        {hibernation.error ? <Notice kind="error">{hibernation.error}</Notice> : null}
+      </Card>
+    );
+  }
+
+  if (instance.status === 'hibernated') {
+    return (
+      <Card title="WhatsApp connection" testid="connection">
+        <p>
+          <strong>Hibernated.</strong> The session is paused and uses no memory on the session workers; the credentials are kept, so waking it needs no QR code.
+          Sends are refused until then.
+        </p>
+        <div class="form-actions">{toggleButton}</div>
+        {instance.lastDisconnect ? <p class="muted small">Since {relativeTime(instance.lastDisconnect)}</p> : null}
+        {hibernation.error ? <Notice kind="error">{hibernation.error}</Notice> : null}
       </Card>
     );
   }

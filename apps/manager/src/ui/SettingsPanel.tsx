@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../lib/api';
-import { relativeTime } from '../lib/format';
+import { DEFAULT_PROXY_FALLBACK, relativeTime } from '../lib/format';
 import type { Instance, Privacy, Proxy } from '../lib/types';
 import { Button, Card, Field, Notice, SettingsForm, useAction, useLoad } from './kit';
 
@@ -76,7 +76,7 @@ function ProxyCard({ token }: { token: string }) {
   const proxy = useLoad((signal) => api.call<Proxy>('GET', '/instance/proxy', { token, signal }), [token]);
   const [mode, setMode] = useState('internal');
   const [url, setUrl] = useState('');
-  const [fallback, setFallback] = useState('internal_proxy');
+  const [fallback, setFallback] = useState(DEFAULT_PROXY_FALLBACK);
   useEffect(() => {
     if (proxy.data) setMode(proxy.data.mode);
   }, [proxy.data]);
@@ -152,8 +152,8 @@ function ProxyCard({ token }: { token: string }) {
             <Field label="Proxy URL" hint="http://, https://, socks5:// with user:password@ when needed; tested before it is saved.">
               <input required placeholder="socks5://user:pass@host:1080" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
             </Field>
-            <Field label="Fallback" hint="internal_proxy, none, or another proxy URL.">
-              <input value={fallback} onInput={(e) => setFallback(e.currentTarget.value)} />
+            <Field label="Fallback" hint="internal (the managed pools; 2.1.0 called it internal_proxy), never, or another proxy URL.">
+              <input name="proxy_fallback" value={fallback} onInput={(e) => setFallback(e.currentTarget.value)} />
             </Field>
           </>
         ) : null}

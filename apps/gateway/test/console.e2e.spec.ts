@@ -288,6 +288,10 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     await shot('queue');
     await page.getByRole('tab', { name: 'Settings' }).click();
     await page.getByRole('button', { name: 'Save privacy' }).waitFor();
+    // A custom proxy falls back to the managed pools unless told otherwise: uazapi 2.1.1's name, internal.
+    await page.locator('select', { has: page.locator('option[value=custom]') }).selectOption('custom');
+    expect(await page.inputValue('input[name=proxy_fallback]')).toBe('internal');
+    await page.locator('select', { has: page.locator('option[value=custom]') }).selectOption('internal');
     await shot('settings');
     // Chatbot: an agent and the trigger that starts it; Chatwoot: the settings and the inbox webhook URL.
     await page.getByRole('tab', { name: 'Chatbot' }).click();
@@ -320,8 +324,27 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     await page.locator('[data-testid=global-sinks] .row-card').getByRole('button', { name: 'Remove' }).click();
     await page.locator('[data-testid=global-sinks]', { hasText: 'No global sink.' }).waitFor();
 
+    // Hibernate (uazapi 2.1.1): a state of its own in the list and its filter; Wake connects again without a QR code.
+    await page.locator(`.instance-item[data-instance=${name}]`).click();
+    await page.getByRole('tab', { name: 'Overview' }).click();
+    await page.locator('[data-testid=hibernation]', { hasText: 'Hibernate' }).click();
+    await page.locator('[data-testid=connection]', { hasText: 'Hibernated' }).waitFor();
+    await page.locator(`.instance-item[data-instance=${name}] [data-testid=status]`, { hasText: 'hibernated' }).waitFor();
+    await page.click('[data-filter=hibernated]');
+    await page.locator(`.instance-item[data-instance=${name}]`).waitFor();
+    expect(Number(await page.locator('[data-filter=hibernated] .chip-count').textContent())).toBeGreaterThanOrEqual(1);
+    await page.click('[data-filter=connected]');
+    await page.locator(`.instance-item[data-instance=${name}]`).waitFor({ state: 'detached' });
+    await page.click('[data-filter=all]');
+    const statusAnswer = await fetch(`${stack.baseUrl}/instance/status`, { headers: { token: instanceToken } });
+    expect(((await statusAnswer.json()) as { instance: { status: string } }).instance.status).toBe('hibernated');
+    await page.locator('[data-testid=hibernation]', { hasText: 'Wake' }).click();
+    await page.locator('[data-testid=connection]', { hasText: 'Connected' }).waitFor({ timeout: 25_000 });
+    expect(await page.locator('img[data-testid=qrcode]').count()).toBe(0);
+    await page.locator(`.instance-item[data-instance=${name}] [data-testid=status]`, { hasText: 'connected' }).waitFor();
+
     expect(pageErrors).toEqual([]);
-  }, 90_000);
+  }, 120_000);
 
   it('should link by pairing code, the phone typing it from the sandbox phones panel', async () => {
     const phone = nextPhone('5531');

@@ -4,10 +4,15 @@
  * Baileys sockets with in-memory auth connected to the same simulator in a plain process. Each side
  * runs in a process of its own so that its RSS is its own; the simulator runs in a third.
  *
- *   npm run bench -- instances [--n 200] [--only bare|ours] [--snapshot <path>] [--bare-buffer-pool <bytes>]
+ *   npm run bench -- instances [--n 200] [--only bare|ours] [--hibernated <h>] [--snapshot <path>] [--bare-buffer-pool <bytes>]
  *
  * Prints one JSON object. Goal: ours ≤ 1.2 × bare per instance. Each side's growth is split into
  * JS heap, ArrayBuffers and native memory (`perInstance`, see docs/adr/0016 for what is in each).
+ *
+ * `--hibernated <h>` (uazapi 2.1.1's hibernation): once ours is measured, h of its N instances are
+ * hibernated (the worker's `hibernate` op, as POST /instance/hibernate asks it) and the worker measured
+ * again: what each hibernated instance still costs it, against the worker before it had any (`without`).
+ * Goal then also: a hibernated instance keeps ≤ 5% of a connected one's JS heap.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -35,6 +40,23 @@ interface SideResult {
   bufferPoolSize: number;
   /** Where the growth went, KB per connected instance (after − baseline, divided by `connected`). */
   perInstance: Breakdown;
+  /** With `--hibernated`: the worker once `count` of its instances were hibernated. */
+  hibernated?: HibernatedResult;
+}
+
+/** The worker with `count` of its N instances hibernated, next to it without them (its baseline) and with them connected. */
+interface HibernatedResult {
+  count: number;
+  hibernateSeconds: number;
+  rssMb: number;
+  heapUsedMb: number;
+  /** KB each hibernated instance still costs: (RSS now − baseline − the still-connected ones' share) / count. */
+  perHibernatedKb: number;
+  /** The same for the JS heap (used). */
+  heapPerHibernatedKb: number;
+  /** KB of RSS given back per instance hibernated (connected − now); the allocator may keep some freed pages. */
+  freedPerInstanceKb: number;
+  heapFreedPerInstanceKb: number;
 }
 
 /** KB per instance: the JS heap (used, and reserved but unused), ArrayBuffers (Buffers), and the rest of the anonymous RSS (malloc: native objects, TLS/zlib/crypto state, freed-but-kept arenas). */
@@ -53,6 +75,7 @@ const role = (roleGiven ? process.argv[2] : 'orchestrate') as Role;
 const args = new Map<string, string>();
 for (let i = roleGiven ? 3 : 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
 const N = Number(args.get('n') ?? 200);
+const HIBERNATED = Math.min(N, Number(args.get('hibernated') ?? 0));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 type Gc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
@@ -208,6 +231,8 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
     await sleep(3000);
     const after = await settledMemory();
     snapshot('ours');
+    const perInstanceKb = Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, connected));
+    const hibernated = HIBERNATED > 0 ? await hibernateSome(dataSource, bus, baseline, after, perInstanceKb, connected) : undefined;
     await worker.stop();
     await bus.close();
     return {
@@ -215,10 +240,11 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
       baselineRssMb: mb(baseline.rss),
       rssMb: mb(after.rss),
       heapUsedMb: mb(after.heapUsed),
-      perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, connected)),
+      perInstanceKb,
       connectSeconds,
       bufferPoolSize: Buffer.poolSize,
       perInstance: breakdown(baseline, after, connected),
+      ...(hibernated ? { hibernated } : {}),
     };
   } finally {
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
@@ -226,10 +252,57 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
   }
 }
 
+/** Hibernates the first `HIBERNATED` instances through the worker's op (what POST /instance/hibernate asks), waits for their status, and measures the worker again. */
+async function hibernateSome(
+  dataSource: import('typeorm').DataSource,
+  bus: import('@gw/bus').InProcessBus,
+  baseline: Memory,
+  connectedMemory: Memory,
+  perConnectedKb: number,
+  connected: number,
+): Promise<HibernatedResult> {
+  const { Subjects } = await import('@gw/contracts');
+  const ids: Array<{ id: string }> = await dataSource.query(`SELECT id FROM instances WHERE status = 'connected' ORDER BY id LIMIT $1`, [HIBERNATED]);
+  const started = Date.now();
+  for (let i = 0; i < ids.length; i += 20)
+    await Promise.all(ids.slice(i, i + 20).map(({ id }) => bus.request(Subjects.instance(id, 'hibernate'), { instanceId: id }, { timeoutMs: 30_000 })));
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const [{ n }]: Array<{ n: number }> = await dataSource.query(`SELECT count(*)::int AS n FROM instances WHERE status = 'hibernated'`);
+    if (n >= ids.length) break;
+    await sleep(500);
+  }
+  const hibernateSeconds = (Date.now() - started) / 1000;
+  await sleep(3000);
+  const now = await settledMemory();
+  snapshot('ours.hibernated');
+  const count = Math.max(1, ids.length);
+  const stillConnected = connected - ids.length;
+  const heapPerConnected = (connectedMemory.heapUsed - baseline.heapUsed) / Math.max(1, connected);
+  return {
+    count: ids.length,
+    hibernateSeconds,
+    rssMb: mb(now.rss),
+    heapUsedMb: mb(now.heapUsed),
+    perHibernatedKb: Math.round(((now.rss - baseline.rss) / 1024 - stillConnected * perConnectedKb) / count),
+    heapPerHibernatedKb: Math.round((now.heapUsed - baseline.heapUsed - stillConnected * heapPerConnected) / 1024 / count),
+    freedPerInstanceKb: Math.round((connectedMemory.rss - now.rss) / 1024 / count),
+    heapFreedPerInstanceKb: Math.round((connectedMemory.heapUsed - now.heapUsed) / 1024 / count),
+  };
+}
+
+/** A hibernated instance keeps at most 5% of what a connected one holds in the JS heap (its session objects are gone). */
+function hibernatedMet(ours: SideResult): boolean {
+  const hibernated = ours.hibernated;
+  if (!hibernated) return true;
+  return hibernated.count === HIBERNATED && hibernated.heapPerHibernatedKb <= 0.05 * Math.max(1, ours.perInstance.heapUsedKb);
+}
+const HIBERNATED_GOAL = 'ours.hibernated.heapPerHibernatedKb <= 0.05 * ours.perInstance.heapUsedKb';
+
 // --- orchestration --------------------------------------------------------------------------------
 
 function child(roleName: Role, extra: string[] = []): ChildProcess {
-  const passed = ['snapshot', 'bare-buffer-pool'].flatMap((name) => (args.has(name) ? [`--${name}`, args.get(name) as string] : []));
+  const passed = ['snapshot', 'bare-buffer-pool', 'hibernated'].flatMap((name) => (args.has(name) ? [`--${name}`, args.get(name) as string] : []));
   return fork(process.argv[1], [roleName, '--n', String(N), ...passed, ...extra], {
     execArgv: ['--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -266,7 +339,9 @@ async function orchestrate(): Promise<void> {
     const bare = await runSide('bare', []);
     const ours = await runSide('ours', ['--db', databaseUrl]);
     if (!bare || !ours) {
-      process.stdout.write(`${JSON.stringify({ bench: 'instances', instances: N, node: process.version, bare, ours })}\n`);
+      // One side only: a goal only for the hibernated instances, which need no baseline of bare Baileys.
+      const hibernatedGoal = ours?.hibernated ? { goal: HIBERNATED_GOAL, met: hibernatedMet(ours) && ours.connected === N } : {};
+      process.stdout.write(`${JSON.stringify({ bench: 'instances', instances: N, node: process.version, bare, ours, ...hibernatedGoal })}\n`);
       return;
     }
     process.stdout.write(
@@ -279,8 +354,8 @@ async function orchestrate(): Promise<void> {
         bare,
         ours,
         ratio: Math.round((ours.perInstanceKb / Math.max(1, bare.perInstanceKb)) * 100) / 100,
-        goal: 'ours.perInstanceKb <= 1.2 * bare.perInstanceKb',
-        met: ours.perInstanceKb <= 1.2 * bare.perInstanceKb && ours.connected === N && bare.connected === N,
+        goal: `ours.perInstanceKb <= 1.2 * bare.perInstanceKb${ours.hibernated ? ` && ${HIBERNATED_GOAL}` : ''}`,
+        met: ours.perInstanceKb <= 1.2 * bare.perInstanceKb && ours.connected === N && bare.connected === N && hibernatedMet(ours),
       })}\n`,
     );
   } finally {

@@ -4,15 +4,16 @@
  * Baileys sockets with in-memory auth connected to the same simulator in a plain process. Each side
  * runs in a process of its own so that its RSS is its own; the simulator runs in a third.
  *
- *   npm run bench -- instances [--n 200] [--only bare|ours] [--hibernated <h>] [--snapshot <path>] [--bare-buffer-pool <bytes>]
+ *   npm run bench -- instances [--n 200] [--only bare|ours|hibernated] [--hibernated <h>] [--snapshot <path>] [--bare-buffer-pool <bytes>]
  *
  * Prints one JSON object. Goal: ours ≤ 1.2 × bare per instance. Each side's growth is split into
  * JS heap, ArrayBuffers and native memory (`perInstance`, see docs/adr/0016 for what is in each).
  *
- * `--hibernated <h>` (uazapi 2.1.1's hibernation): once ours is measured, h of its N instances are
- * hibernated (the worker's `hibernate` op, as POST /instance/hibernate asks it) and the worker measured
- * again: what each hibernated instance still costs it, against the worker before it had any (`without`).
- * Goal then also: a hibernated instance keeps ≤ 5% of a connected one's JS heap.
+ * `--hibernated <h>` (uazapi 2.1.1's hibernation): a third process, a session worker warmed by
+ * connecting and hibernating 3 instances (so code compiled and modules loaded on the first connect
+ * are not counted), measured without more (`withoutMb`), then with h more paired instances connected,
+ * then once they are hibernated through the worker's `hibernate` op (what POST /instance/hibernate
+ * asks). Goal then also: a hibernated instance keeps ≤ 5% of the JS heap a connected one holds.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -21,7 +22,7 @@ import { writeHeapSnapshot } from 'node:v8';
 import pino from 'pino';
 import { openBareSockets, provisionDevices } from '../support/sim-clients';
 
-type Role = 'orchestrate' | 'sim' | 'bare' | 'ours';
+type Role = 'orchestrate' | 'sim' | 'bare' | 'ours' | 'hibernated';
 
 interface SimInfo {
   websocketUrl: string;
@@ -40,23 +41,6 @@ interface SideResult {
   bufferPoolSize: number;
   /** Where the growth went, KB per connected instance (after − baseline, divided by `connected`). */
   perInstance: Breakdown;
-  /** With `--hibernated`: the worker once `count` of its instances were hibernated. */
-  hibernated?: HibernatedResult;
-}
-
-/** The worker with `count` of its N instances hibernated, next to it without them (its baseline) and with them connected. */
-interface HibernatedResult {
-  count: number;
-  hibernateSeconds: number;
-  rssMb: number;
-  heapUsedMb: number;
-  /** KB each hibernated instance still costs: (RSS now − baseline − the still-connected ones' share) / count. */
-  perHibernatedKb: number;
-  /** The same for the JS heap (used). */
-  heapPerHibernatedKb: number;
-  /** KB of RSS given back per instance hibernated (connected − now); the allocator may keep some freed pages. */
-  freedPerInstanceKb: number;
-  heapFreedPerInstanceKb: number;
 }
 
 /** KB per instance: the JS heap (used, and reserved but unused), ArrayBuffers (Buffers), and the rest of the anonymous RSS (malloc: native objects, TLS/zlib/crypto state, freed-but-kept arenas). */
@@ -75,7 +59,7 @@ const role = (roleGiven ? process.argv[2] : 'orchestrate') as Role;
 const args = new Map<string, string>();
 for (let i = roleGiven ? 3 : 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
 const N = Number(args.get('n') ?? 200);
-const HIBERNATED = Math.min(N, Number(args.get('hibernated') ?? 0));
+const HIBERNATED = Number(args.get('hibernated') ?? 0);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 type Gc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
@@ -231,8 +215,6 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
     await sleep(3000);
     const after = await settledMemory();
     snapshot('ours');
-    const perInstanceKb = Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, connected));
-    const hibernated = HIBERNATED > 0 ? await hibernateSome(dataSource, bus, baseline, after, perInstanceKb, connected) : undefined;
     await worker.stop();
     await bus.close();
     return {
@@ -240,11 +222,10 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
       baselineRssMb: mb(baseline.rss),
       rssMb: mb(after.rss),
       heapUsedMb: mb(after.heapUsed),
-      perInstanceKb,
+      perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, connected)),
       connectSeconds,
       bufferPoolSize: Buffer.poolSize,
       perInstance: breakdown(baseline, after, connected),
-      ...(hibernated ? { hibernated } : {}),
     };
   } finally {
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
@@ -252,52 +233,114 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
   }
 }
 
-/** Hibernates the first `HIBERNATED` instances through the worker's op (what POST /instance/hibernate asks), waits for their status, and measures the worker again. */
-async function hibernateSome(
-  dataSource: import('typeorm').DataSource,
-  bus: import('@gw/bus').InProcessBus,
-  baseline: Memory,
-  connectedMemory: Memory,
-  perConnectedKb: number,
-  connected: number,
-): Promise<HibernatedResult> {
-  const { Subjects } = await import('@gw/contracts');
-  const ids: Array<{ id: string }> = await dataSource.query(`SELECT id FROM instances WHERE status = 'connected' ORDER BY id LIMIT $1`, [HIBERNATED]);
-  const started = Date.now();
-  for (let i = 0; i < ids.length; i += 20)
-    await Promise.all(ids.slice(i, i + 20).map(({ id }) => bus.request(Subjects.instance(id, 'hibernate'), { instanceId: id }, { timeoutMs: 30_000 })));
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    const [{ n }]: Array<{ n: number }> = await dataSource.query(`SELECT count(*)::int AS n FROM instances WHERE status = 'hibernated'`);
-    if (n >= ids.length) break;
-    await sleep(500);
-  }
-  const hibernateSeconds = (Date.now() - started) / 1000;
-  await sleep(3000);
-  const now = await settledMemory();
-  snapshot('ours.hibernated');
-  const count = Math.max(1, ids.length);
-  const stillConnected = connected - ids.length;
-  const heapPerConnected = (connectedMemory.heapUsed - baseline.heapUsed) / Math.max(1, connected);
-  return {
-    count: ids.length,
-    hibernateSeconds,
-    rssMb: mb(now.rss),
-    heapUsedMb: mb(now.heapUsed),
-    perHibernatedKb: Math.round(((now.rss - baseline.rss) / 1024 - stillConnected * perConnectedKb) / count),
-    heapPerHibernatedKb: Math.round((now.heapUsed - baseline.heapUsed - stillConnected * heapPerConnected) / 1024 / count),
-    freedPerInstanceKb: Math.round((connectedMemory.rss - now.rss) / 1024 / count),
-    heapFreedPerInstanceKb: Math.round((connectedMemory.heapUsed - now.heapUsed) / 1024 / count),
-  };
+// --- hibernated instances on our session worker ----------------------------------------------------
+
+/** The worker without the h instances, with them connected, and with them hibernated (KB per instance against `without`). */
+interface HibernatedResult {
+  count: number;
+  hibernated: number;
+  withoutRssMb: number;
+  connectedRssMb: number;
+  hibernatedRssMb: number;
+  /** KB per instance while connected, and once hibernated (RSS; the allocator may keep freed pages). */
+  perConnectedKb: number;
+  perHibernatedKb: number;
+  /** The same for the JS heap (used): what the worker still holds for a hibernated instance. */
+  heapPerConnectedKb: number;
+  heapPerHibernatedKb: number;
+  hibernateSeconds: number;
 }
 
-/** A hibernated instance keeps at most 5% of what a connected one holds in the JS heap (its session objects are gone). */
-function hibernatedMet(ours: SideResult): boolean {
-  const hibernated = ours.hibernated;
-  if (!hibernated) return true;
-  return hibernated.count === HIBERNATED && hibernated.heapPerHibernatedKb <= 0.05 * Math.max(1, ours.perInstance.heapUsedKb);
+const WARM_UP = 3;
+
+async function runHibernated(sim: SimInfo, databaseUrl: string): Promise<HibernatedResult> {
+  const { openDatabase } = await import('@gw/persistence');
+  const { InProcessBus } = await import('@gw/bus');
+  const { Subjects } = await import('@gw/contracts');
+  const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 10 });
+  const count = async (status: string, ids: string[]) =>
+    ((await dataSource.query(`SELECT count(*)::int AS n FROM instances WHERE status = $1 AND id = ANY($2)`, [status, ids])) as Array<{ n: number }>)[0].n;
+  const until = async (status: string, ids: string[]) => {
+    const deadline = Date.now() + 600_000;
+    while (Date.now() < deadline && (await count(status, ids)) < ids.length) await sleep(250);
+    return count(status, ids);
+  };
+  try {
+    const devices = await provisionDevices(sim, HIBERNATED + WARM_UP, '5533');
+    const ids = devices.map((_, index) => `hbench${String(index).padStart(8, '0')}`);
+    for (const [index, device] of devices.entries()) {
+      // Paired; only the warm-up ones want a session at first.
+      await dataSource.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $3, $4, true, $5)`, [
+        ids[index],
+        `tok-${ids[index]}`,
+        `hbench-${index}`,
+        index < WARM_UP ? 'connected' : 'disconnected',
+        device.phone,
+      ]);
+      await dataSource.query(`INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)`, [ids[index], JSON.stringify(device.creds)]);
+    }
+    const bus = new InProcessBus();
+    const worker = new SessionWorker({
+      dataSource,
+      bus,
+      logger: pino({ level: 'silent' }),
+      config: sessionWorkerConfig({
+        workerId: 'bench-hibernated',
+        capacity: HIBERNATED + WARM_UP,
+        reconcileIntervalMs: 500,
+        simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
+      }),
+    });
+    const hibernate = async (some: string[]) => {
+      for (let i = 0; i < some.length; i += 20)
+        await Promise.all(some.slice(i, i + 20).map((id) => bus.request(Subjects.instance(id, 'hibernate'), { instanceId: id }, { timeoutMs: 30_000 })));
+      return until('hibernated', some);
+    };
+    await worker.start();
+    const warm = ids.slice(0, WARM_UP);
+    const measured = ids.slice(WARM_UP);
+    await until('connected', warm);
+    await hibernate(warm);
+    await sleep(3000);
+    const without = await settledMemory();
+    snapshot('hibernated.without');
+    await dataSource.query(`UPDATE instances SET desired_state = 'connected' WHERE id = ANY($1)`, [measured]);
+    const connected = await until('connected', measured);
+    await sleep(3000);
+    const withConnected = await settledMemory();
+    const started = Date.now();
+    const hibernated = await hibernate(measured);
+    const hibernateSeconds = (Date.now() - started) / 1000;
+    await sleep(3000);
+    const withHibernated = await settledMemory();
+    snapshot('hibernated.with');
+    await worker.stop();
+    await bus.close();
+    const kb = (bytes: number) => Math.round(bytes / 1024 / Math.max(1, measured.length));
+    return {
+      count: connected,
+      hibernated,
+      withoutRssMb: mb(without.rss),
+      connectedRssMb: mb(withConnected.rss),
+      hibernatedRssMb: mb(withHibernated.rss),
+      perConnectedKb: kb(withConnected.rss - without.rss),
+      perHibernatedKb: kb(withHibernated.rss - without.rss),
+      heapPerConnectedKb: kb(withConnected.heapUsed - without.heapUsed),
+      heapPerHibernatedKb: kb(withHibernated.heapUsed - without.heapUsed),
+      hibernateSeconds,
+    };
+  } finally {
+    await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    await dataSource.destroy();
+  }
 }
-const HIBERNATED_GOAL = 'ours.hibernated.heapPerHibernatedKb <= 0.05 * ours.perInstance.heapUsedKb';
+
+const HIBERNATED_GOAL = 'hibernated.heapPerHibernatedKb <= 0.05 * hibernated.heapPerConnectedKb';
+function hibernatedMet(result: HibernatedResult): boolean {
+  return result.count === HIBERNATED && result.hibernated === HIBERNATED && result.heapPerHibernatedKb <= 0.05 * result.heapPerConnectedKb;
+}
 
 // --- orchestration --------------------------------------------------------------------------------
 
@@ -329,18 +372,19 @@ async function orchestrate(): Promise<void> {
     // One after the other: the two sides must not compete for the two cores while connecting.
     // (`--only bare|ours` runs one side, for looking into it; the ratio needs both.)
     const only = args.get('only');
-    const runSide = async (side: 'bare' | 'ours', extra: string[]): Promise<SideResult | null> => {
+    const runSide = async <T = SideResult>(side: 'bare' | 'ours' | 'hibernated', extra: string[]): Promise<T | null> => {
       if (only && only !== side) return null;
       const proc = child(side, ['--sim', JSON.stringify(sim), ...extra]);
-      const result = await firstMessage<SideResult>(proc);
+      const result = await firstMessage<T>(proc);
       proc.kill();
       return result;
     };
     const bare = await runSide('bare', []);
     const ours = await runSide('ours', ['--db', databaseUrl]);
+    const hibernated = HIBERNATED > 0 ? await runSide<HibernatedResult>('hibernated', ['--db', databaseUrl]) : null;
     if (!bare || !ours) {
-      // One side only: a goal only for the hibernated instances, which need no baseline of bare Baileys.
-      const hibernatedGoal = ours?.hibernated ? { goal: HIBERNATED_GOAL, met: hibernatedMet(ours) && ours.connected === N } : {};
+      // `--only hibernated`: its own goal (it needs no bare baseline).
+      const hibernatedGoal = hibernated ? { hibernated, goal: HIBERNATED_GOAL, met: hibernatedMet(hibernated) } : {};
       process.stdout.write(`${JSON.stringify({ bench: 'instances', instances: N, node: process.version, bare, ours, ...hibernatedGoal })}\n`);
       return;
     }
@@ -354,8 +398,9 @@ async function orchestrate(): Promise<void> {
         bare,
         ours,
         ratio: Math.round((ours.perInstanceKb / Math.max(1, bare.perInstanceKb)) * 100) / 100,
-        goal: `ours.perInstanceKb <= 1.2 * bare.perInstanceKb${ours.hibernated ? ` && ${HIBERNATED_GOAL}` : ''}`,
-        met: ours.perInstanceKb <= 1.2 * bare.perInstanceKb && ours.connected === N && bare.connected === N && hibernatedMet(ours),
+        ...(hibernated ? { hibernated } : {}),
+        goal: `ours.perInstanceKb <= 1.2 * bare.perInstanceKb${hibernated ? ` && ${HIBERNATED_GOAL}` : ''}`,
+        met: ours.perInstanceKb <= 1.2 * bare.perInstanceKb && ours.connected === N && bare.connected === N && (!hibernated || hibernatedMet(hibernated)),
       })}\n`,
     );
   } finally {
@@ -367,6 +412,10 @@ async function main(): Promise<void> {
   if (role === 'sim') return runSim();
   if (role === 'bare') {
     send(await runBare(JSON.parse(args.get('sim') as string) as SimInfo));
+    return;
+  }
+  if (role === 'hibernated') {
+    send(await runHibernated(JSON.parse(args.get('sim') as string) as SimInfo, args.get('db') as string));
     return;
   }
   if (role === 'ours') {

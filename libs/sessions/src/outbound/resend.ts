@@ -11,9 +11,12 @@ type RelayOptions = NonNullable<Parameters<WASocket['relayMessage']>[2]>;
 export function isConnectionLoss(error: unknown): boolean {
   if (error instanceof RpcError) return error.code === ErrorCode.NotConnected;
   if (!error || typeof error !== 'object') return false;
-  const { isBoom, output, message } = error as { isBoom?: boolean; output?: { statusCode?: number }; message?: unknown };
-  // 408 timed out / lost, 428 closed, 440 replaced, 500 / 503 stream errors, 515 restart required.
-  if (isBoom && [408, 428, 440, 500, 503, 515].includes(output?.statusCode ?? 0)) return true;
+  const { isBoom, output, message, data } = error as { isBoom?: boolean; output?: { statusCode?: number }; message?: unknown; data?: unknown };
+  // An IQ WhatsApp answered with an error (Baileys' Boom carries its code in `data`, status 500 by
+  // default): the server spoke, the connection is fine.
+  if (isBoom && typeof data === 'number') return false;
+  // 408 timed out / lost, 428 closed, 440 replaced, 515 restart required.
+  if (isBoom && [408, 428, 440, 515].includes(output?.statusCode ?? 0)) return true;
   return typeof message === 'string' && /connection (closed|terminated|lost)|timed out|socket hang up|ECONNRESET|EPIPE/i.test(message);
 }
 

@@ -1,5 +1,5 @@
 import { genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { ChatRepository, InboundGroupRepository, InstanceRepository } from '@gw/persistence';
+import { ChatRepository, ContactRepository, InboundGroupRepository, InstanceRepository } from '@gw/persistence';
 
 describe('a contact seen by LID and by phone number is one chat', () => {
   let db: TestDatabase;
@@ -20,6 +20,15 @@ describe('a contact seen by LID and by phone number is one chat', () => {
     const second = await observe({ waChatId: '5511900000001@s.whatsapp.net', waChatLid: '111@lid' });
     expect(second.chat.id).toBe(first.chat.id);
     expect(second.chat).toMatchObject({ waChatId: '5511900000001@s.whatsapp.net', waChatLid: '111@lid', waName: 'Ana' });
+  });
+
+  it('should name a chat created after its number was saved in the address book with the saved name', async () => {
+    // `/contact/add` before the first message: the contact exists, the chat does not yet.
+    await db.dataSource.transaction((manager) => ContactRepository.setAddressBookWithin(manager, instanceId, '5511900000009@s.whatsapp.net', 'Ana Saved'));
+    const created = await observe({ waChatId: '5511900000009@s.whatsapp.net', waName: 'Ana' });
+    expect(created).toMatchObject({ created: true, chat: { waContactName: 'Ana Saved', waName: 'Ana' } });
+    // No saved name: none invented.
+    expect((await observe({ waChatId: '5511900000010@s.whatsapp.net' })).chat.waContactName).toBe('');
   });
 
   it('should find a chat by its LID alone', async () => {

@@ -245,7 +245,13 @@ export class ChatRepository {
     let created = false;
     if (found.length === 0) {
       const inserted: Raw[] = await manager.query(
-        `INSERT INTO chats (instance_id, id, wa_chatid, wa_chatlid, is_group) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
+        // A name saved in the address book before the chat existed (`/contact/add`, the phone's sync) is its name from the start.
+        `INSERT INTO chats (instance_id, id, wa_chatid, wa_chatlid, is_group, wa_contact_name)
+         VALUES ($1, $2, $3, $4, $5, COALESCE((
+           SELECT contact_name FROM contacts
+           WHERE instance_id = $1 AND contact_name <> '' AND ((jid = $3 AND $3 <> '') OR (jid = $4 AND $4 <> '') OR (lid = $4 AND $4 <> ''))
+           ORDER BY jid = $3 DESC LIMIT 1), ''))
+         RETURNING *`,
         [instanceId, newId(), pn, lid, observation.isGroup ?? false],
       );
       row = toChatRow(inserted[0]);

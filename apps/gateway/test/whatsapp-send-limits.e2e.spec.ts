@@ -108,6 +108,22 @@ describe("WhatsApp's sending limits (issue 34, mode 4)", () => {
     expect(await texts(fresh, 'lock ')).toEqual([]);
     expect(await texts(stranger, 'lock ')).toEqual([]);
 
+    // WhatsApp's own limit queries fail: the answer is the limit stored from the refusal, its end, and the failure.
+    const queryFault = await stack.control<{ id: number }>('POST', '/sim/faults', { kind: 'limits-query-error', device: phone, code: 500 });
+    const known463 = await stack.gw.call('GET', '/instance/wa_messages_limits', { token });
+    expect(known463.status).toBe(200);
+    expect(known463.body).toMatchObject({
+      reachable: false,
+      can_send_new_messages: false,
+      error_key: 'WHATSAPP_REACHOUT_TIMELOCK',
+      reachout_timelock: { available: false, active: true, until: end, source: 'stored' },
+      new_chat_message_capping: { available: false },
+    });
+    expect(known463.body.reachout_timelock.lookup_error).toMatch(/internal-server-error|500/);
+    expect(known463.body.provider_message).toContain(`until ${end}`);
+    expect(known463.body.new_chat_message_capping).not.toHaveProperty('source');
+    await stack.control('DELETE', `/sim/faults/${queryFault.id}`);
+
     await deliveredOnce('lock ', sends, lockMs + 20_000);
     const final = await rows(ids);
     expect(final.filter((row) => row.status === 'Failed')).toEqual([]);

@@ -289,6 +289,12 @@ export class BusinessStore {
     return iqError(iq, 400, 'bad-request');
   }
 
+  /** Whether a w:mex IQ is one of the new-chat limit queries. */
+  isLimitsQuery(iq: BinaryNode): boolean {
+    const queryId = child(iq, 'query')?.attrs.query_id;
+    return queryId === REACHOUT_TIMELOCK || queryId === MESSAGE_CAPPING_INFO;
+  }
+
   /** The new-chat limit queries (w:mex); undefined for any other query. */
   handleMex(sender: DeviceRef, iq: BinaryNode): BinaryNode | undefined {
     const query = child(iq, 'query');

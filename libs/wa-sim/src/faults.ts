@@ -125,6 +125,19 @@ export interface PairCodeRefusedRule {
 }
 
 /**
+ * The server fails the account's new-chat limit queries (the w:mex reach-out timelock and message
+ * capping queries behind /instance/wa_messages_limits) with an error IQ (`code`, default 500
+ * internal-server-error), as a GraphQL backend that is down answers; the limits themselves, the
+ * refusals (463/475) and their notifications are untouched. `device` filters on the asking account.
+ */
+export interface LimitsQueryErrorRule {
+  kind: 'limits-query-error';
+  code?: number;
+  device?: string;
+  count?: number;
+}
+
+/**
  * Standing: a login or registration whose ClientPayload app version is older than `minVersion`
  * (e.g. "2.3000.1043857761") gets `<failure reason="405" location=…/>` and the socket closed, as
  * WhatsApp answers an outdated WhatsApp Web version (Baileys issues #1634, #1937: reason 405,
@@ -150,6 +163,7 @@ export type FaultRule =
   | RegRefreshRule
   | PairCodeRefusedRule
   | ClientOutdatedRule
+  | LimitsQueryErrorRule
   | UndecryptableFaultRule
   | OmitPnFaultRule;
 
@@ -186,6 +200,7 @@ const RULE_KINDS = new Set([
   'reg-refresh',
   'pair-code-refused',
   'client-outdated',
+  'limits-query-error',
   'undecryptable',
   'omit-pn',
 ]);
@@ -263,6 +278,8 @@ export function parseFaultRequest(body: unknown): FaultRequest {
       return { kind, device: optString('device'), count: optNumber('count') ?? 1 };
     case 'pair-code-refused':
       return { kind, code: optNumber('code') ?? 429, text: optString('text'), device: optString('device'), count: optNumber('count') };
+    case 'limits-query-error':
+      return { kind, code: optNumber('code') ?? 500, device: optString('device'), count: optNumber('count') };
     case 'client-outdated': {
       const minVersion = optString('minVersion');
       if (!minVersion || !parseWaVersion(minVersion)) throw new SimError(400, 'client-outdated needs "minVersion" like 2.3000.1043857761');

@@ -702,6 +702,10 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   handleMex(device: LinkedDevice, iq: BinaryNode): BinaryNode {
     const sender = { account: device.account, deviceId: device.deviceId };
+    if (this.business.isLimitsQuery(iq)) {
+      const failure = this.faults.take('limits-query-error', (f) => this.matchesDevice(f, sender));
+      if (failure) return iqError(iq, failure.code ?? 500, failure.code === 500 || !failure.code ? 'internal-server-error' : 'error');
+    }
     const limits = this.business.handleMex(sender, iq);
     if (limits) return limits;
     return this.newsletters.handleMex({ account: device.account, deviceId: device.deviceId }, iq);

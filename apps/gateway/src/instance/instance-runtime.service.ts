@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { WaMessageLimitsReply } from '@gw/contracts';
-import { HistorySyncRepository, InstanceRepository, type InstanceEntity } from '@gw/persistence';
+import { ErrorCode, RpcError, type WaMessageLimitsReply } from '@gw/contracts';
+import { HistorySyncRepository, InstanceRepository, SendLimitRepository, type InstanceEntity, type SendLimit } from '@gw/persistence';
 import { newRequestId } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import { AsyncQueueService } from '../message/async/async-queue.service';
@@ -31,6 +31,11 @@ const UNKNOWN = {
   message_ptbr: 'O WhatsApp não respondeu às consultas de limite da conta atualmente conectada; o diagnóstico está incompleto.',
 };
 
+const STORED_NOTE =
+  '; WhatsApp did not answer the live query now, so this is the limit the instance learnt when WhatsApp refused a send or announced it, in force until then';
+const STORED_NOTE_PTBR =
+  '; o WhatsApp não respondeu à consulta agora, então este é o limite que a instância registrou quando o WhatsApp recusou um envio ou o anunciou, em vigor até então';
+
 /**
  * The instance's runtime: `/instance/reset` (a controlled reconnect of a stuck session, keeping the
  * device linked), `/instance/wa_messages_limits` (what WhatsApp says about starting new chats) and
@@ -43,6 +48,7 @@ export class InstanceRuntimeService {
     private readonly sessions: SessionClient,
     private readonly queue: AsyncQueueService,
     private readonly histories: HistorySyncRepository,
+    private readonly sendLimits: SendLimitRepository,
   ) {}
 
   /**
@@ -86,10 +92,23 @@ export class InstanceRuntimeService {
     }
   }
 
-  /** uazapi's diagnosis of WhatsApp's new-chat limits, from the two answers WhatsApp gives the connected account. */
+  /**
+   * uazapi's diagnosis of WhatsApp's new-chat limits, from the two answers WhatsApp gives the connected
+   * account. A query WhatsApp did not answer (or a worker that did not answer in time) is said so
+   * (`available: false`, `lookup_error`), and the limit of that kind the instance learnt from a refused
+   * send or a notification (send_limits), while it lasts, is shown in its place (`source: "stored"`).
+   */
   async messageLimits(instance: InstanceEntity) {
-    const limits = await this.sessions.request(instance.id, 'instance.limits', { instanceId: instance.id });
-    return limitsView(limits);
+    let limits: WaMessageLimitsReply;
+    try {
+      limits = await this.sessions.request(instance.id, 'instance.limits', { instanceId: instance.id });
+    } catch (error) {
+      if (!(error instanceof RpcError) || !LIVE_QUERY_FAILURES.has(error.code)) throw error;
+      const why = `the limit queries could not be made: ${error.message}`;
+      limits = { capping: null, cappingError: why, timelock: null, timelockError: why };
+    }
+    const stored = limits.capping && limits.timelock ? [] : await this.sendLimits.active(instance.id);
+    return limitsView(limits, stored);
   }
 
   async historySyncStatus(instance: InstanceEntity) {
@@ -130,17 +149,37 @@ export class InstanceRuntimeService {
   }
 }
 
-/** The reply of `/instance/wa_messages_limits` (uazapi's fields) from the worker's two answers. */
-export function limitsView(limits: WaMessageLimitsReply) {
+/** Failures of the worker's answer after which the stored limits are still worth showing (NotConnected stays a 409). */
+const LIVE_QUERY_FAILURES = new Set<string>([ErrorCode.Timeout, ErrorCode.Internal, ErrorCode.Refused]);
+
+/** `used/total` as SendLimit.detail keeps a cap's quota. */
+const quotaOf = (detail: string) => {
+  const [used, total] = detail.split('/').map((part) => (/^\d+$/.test(part) ? Number(part) : null));
+  return { used: used ?? null, total: total ?? null };
+};
+
+/**
+ * The reply of `/instance/wa_messages_limits` (uazapi's fields) from the worker's two answers, and the
+ * limits in force the instance stored (send_limits), shown for a query that failed.
+ */
+export function limitsView(limits: WaMessageLimitsReply, stored: SendLimit[] = []) {
   const capping = limits.capping;
   const timelock = limits.timelock;
+  const storedLock = timelock ? undefined : stored.find((limit) => limit.kind === 'reachout_timelock');
+  const storedCap = capping ? undefined : stored.find((limit) => limit.kind === 'new_chat_cap');
   const capped =
-    capping !== null &&
-    (capping.status.toUpperCase() === 'CAPPED' || (capping.totalQuota !== null && capping.usedQuota !== null && capping.usedQuota >= capping.totalQuota));
-  const locked = timelock?.active === true;
+    storedCap !== undefined ||
+    (capping !== null &&
+      (capping.status.toUpperCase() === 'CAPPED' || (capping.totalQuota !== null && capping.usedQuota !== null && capping.usedQuota >= capping.totalQuota)));
+  const locked = timelock?.active === true || storedLock !== undefined;
   const reachable = capping !== null || timelock !== null;
   const canSend = locked || capped ? false : capping !== null && timelock !== null ? true : null;
   const wording = locked ? RESTRICTED : capped ? CAPPED : canSend ? UNRESTRICTED : UNKNOWN;
+  const lockedUntil = timelock?.until || storedLock?.until.toISOString() || '';
+  const lockType = (timelock ? timelock.enforcementType : storedLock?.detail) || '';
+  const quota = storedCap ? quotaOf(storedCap.detail) : null;
+  const usedQuota = capping ? capping.usedQuota : quota?.used;
+  const totalQuota = capping ? capping.totalQuota : quota?.total;
   return {
     provider: 'whatsapp',
     reachable,
@@ -149,13 +188,13 @@ export function limitsView(limits: WaMessageLimitsReply) {
     ...wording,
     ...(locked
       ? {
-          provider_message: `WhatsApp reported that the currently connected account is under a temporary restriction for starting new conversations (${timelock.enforcementType || 'unspecified'})${timelock.until ? ` until ${timelock.until}` : ''}.`,
-          provider_message_ptbr: `O WhatsApp informou que a conta atualmente conectada está sob uma restrição temporária para iniciar novas conversas (${timelock.enforcementType || 'não especificada'})${timelock.until ? ` até ${timelock.until}` : ''}.`,
+          provider_message: `WhatsApp reported that the currently connected account is under a temporary restriction for starting new conversations (${lockType || 'unspecified'})${lockedUntil ? ` until ${lockedUntil}` : ''}${storedLock ? STORED_NOTE : ''}.`,
+          provider_message_ptbr: `O WhatsApp informou que a conta atualmente conectada está sob uma restrição temporária para iniciar novas conversas (${lockType || 'não especificada'})${lockedUntil ? ` até ${lockedUntil}` : ''}${storedLock ? STORED_NOTE_PTBR : ''}.`,
         }
       : capped
         ? {
-            provider_message: `WhatsApp reported that ${capping.usedQuota ?? '?'} of ${capping.totalQuota ?? '?'} new-conversation messages of this cycle were used.`,
-            provider_message_ptbr: `O WhatsApp informou que ${capping.usedQuota ?? '?'} de ${capping.totalQuota ?? '?'} mensagens de novas conversas deste ciclo foram usadas.`,
+            provider_message: `WhatsApp reported that ${usedQuota ?? '?'} of ${totalQuota ?? '?'} new-conversation messages of this cycle were used${storedCap ? ` (the cycle ends at ${storedCap.until.toISOString()})${STORED_NOTE}` : ''}.`,
+            provider_message_ptbr: `O WhatsApp informou que ${usedQuota ?? '?'} de ${totalQuota ?? '?'} mensagens de novas conversas deste ciclo foram usadas${storedCap ? ` (o ciclo termina em ${storedCap.until.toISOString()})${STORED_NOTE_PTBR}` : ''}.`,
           }
         : {}),
     diagnostics_endpoint: '/instance/wa_messages_limits',
@@ -171,9 +210,19 @@ export function limitsView(limits: WaMessageLimitsReply) {
           ote_status: capping.oteStatus,
           mv_status: capping.mvStatus,
         }
-      : { available: false, lookup_error: limits.cappingError || 'WhatsApp gave no answer' },
+      : {
+          available: false,
+          lookup_error: limits.cappingError || 'WhatsApp gave no answer',
+          ...(storedCap
+            ? { status: 'CAPPED', used_quota: usedQuota, total_quota: totalQuota, cycle_end: storedCap.until.toISOString(), source: 'stored' }
+            : {}),
+        },
     reachout_timelock: timelock
       ? { available: true, active: timelock.active, ...(timelock.until ? { until: timelock.until } : {}), enforcement_type: timelock.enforcementType }
-      : { available: false, lookup_error: limits.timelockError || 'WhatsApp gave no answer' },
+      : {
+          available: false,
+          lookup_error: limits.timelockError || 'WhatsApp gave no answer',
+          ...(storedLock ? { active: true, until: lockedUntil, enforcement_type: lockType, source: 'stored' } : {}),
+        },
   };
 }

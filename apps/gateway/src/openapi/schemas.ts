@@ -8,6 +8,12 @@ import type { SchemaObject } from '@nestjs/swagger';
 const str = (extra: SchemaObject = {}): SchemaObject => ({ type: 'string', ...extra });
 const bool: SchemaObject = { type: 'boolean' };
 const int: SchemaObject = { type: 'integer' };
+/** A limit block of wa_messages_limits shown from what the instance stored, because WhatsApp's live query failed. */
+const STORED_LIMIT = str({
+  enum: ['stored'],
+  description:
+    "WhatsApp's live query failed (`lookup_error`): the limit the instance learnt from a refused send (463/475) or WhatsApp's notification, while it lasts",
+});
 
 /** A reusable response schema: its component name and its shape. */
 export interface NamedSchema {
@@ -354,8 +360,16 @@ export const SCHEMAS = {
         ote_status: str(),
         mv_status: str(),
         lookup_error: str(),
+        source: STORED_LIMIT,
       }),
-      reachout_timelock: object({ available: bool, active: bool, until: str({ format: 'date-time' }), enforcement_type: str(), lookup_error: str() }),
+      reachout_timelock: object({
+        available: bool,
+        active: bool,
+        until: str({ format: 'date-time' }),
+        enforcement_type: str(),
+        lookup_error: str(),
+        source: STORED_LIMIT,
+      }),
     }),
   ),
   /** `GET /instance/history-sync/status`: the pairing's history (its `request_id`, as connect answered it) and how far it came. */

@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { arch, platform, userInfo } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -42,19 +42,26 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, optio
   const ownerFile = join(resolve(dataDir), 'embedded-postgres.owner');
   mkdirSync(dataDir, { recursive: true });
   const fresh = !existsSync(join(databaseDir, 'PG_VERSION'));
-  if (fresh) await initialiseCluster(databaseDir, port);
-  else {
+  if (fresh) {
+    // Nothing of ours can hold the port yet: a busy port stops us before a cluster is made.
+    if (!(await portIsFree(port))) throw portInUse(port);
+    await initialiseCluster(databaseDir, port);
+  } else {
     // A one-off command (npm run admin-token) uses the server of a running gateway instead of refusing it.
     const running = options.shareRunning ? runningServerPort(databaseDir, ownerFile) : undefined;
     if (running) return { url: `postgres://postgres:postgres@127.0.0.1:${running}/gateway`, stop: async () => undefined };
     await stopStaleServer(databaseDir, ownerFile);
   }
-  if (!(await portIsFree(port))) {
-    throw new EmbeddedPostgresError(`port ${port} of the embedded PostgreSQL is in use by another program; set EMBEDDED_POSTGRES_PORT to a free port`);
-  }
+  if (!(await portIsFree(port))) throw portInUse(port);
   const server = await startServer(databaseDir, port);
   writeFileSync(ownerFile, `${process.pid}\n`);
-  if (fresh) await createDatabase(port, 'gateway');
+  // On every start, not only the first: a first start that stopped between the cluster and its
+  // database (a crash, a port taken at the wrong moment) left a cluster without one.
+  await ensureDatabase(port, 'gateway').catch(async (error: unknown) => {
+    await stopServer(server);
+    rmSync(ownerFile, { force: true });
+    throw error;
+  });
   let stopped: Promise<void> | undefined;
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/gateway`,
@@ -63,6 +70,10 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, optio
         rmSync(ownerFile, { force: true });
       })),
   };
+}
+
+function portInUse(port: number): EmbeddedPostgresError {
+  return new EmbeddedPostgresError(`port ${port} of the embedded PostgreSQL is in use by another program; set EMBEDDED_POSTGRES_PORT to a free port`);
 }
 
 type EmbeddedPostgresClass = new (options: Record<string, unknown>) => { initialise(): Promise<void> };
@@ -81,10 +92,16 @@ function loadEmbeddedPostgres(): EmbeddedPostgresClass {
   return loaded;
 }
 
+/**
+ * initdb into a scratch directory renamed into place once whole, so an interrupted first start
+ * (Ctrl-C, a crash) never leaves a half-made cluster that later starts are taken in by.
+ */
 async function initialiseCluster(databaseDir: string, port: number): Promise<void> {
+  const scratchDir = `${databaseDir}.init`;
+  rmSync(scratchDir, { recursive: true, force: true });
   const EmbeddedPostgres = loadEmbeddedPostgres();
   const cluster = new EmbeddedPostgres({
-    databaseDir,
+    databaseDir: scratchDir,
     user: 'postgres',
     password: 'postgres',
     port,
@@ -95,8 +112,10 @@ async function initialiseCluster(databaseDir: string, port: number): Promise<voi
   });
   try {
     await cluster.initialise();
+    rmSync(databaseDir, { recursive: true, force: true }); // what an older, interrupted start left
+    renameSync(scratchDir, databaseDir);
   } catch (error) {
-    rmSync(databaseDir, { recursive: true, force: true });
+    rmSync(scratchDir, { recursive: true, force: true });
     throw new EmbeddedPostgresError(`could not create the embedded PostgreSQL cluster in ${databaseDir}: ${(error as Error)?.message ?? String(error)}`);
   }
 }
@@ -225,13 +244,15 @@ function stopServer(server: ChildProcess): Promise<void> {
   });
 }
 
-async function createDatabase(port: number, name: string): Promise<void> {
+/** Creates the gateway's database when the cluster has none (a fresh cluster, or one a failed first start left). */
+async function ensureDatabase(port: number, name: string): Promise<void> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { Client } = require('pg') as typeof import('pg');
   const client = new Client({ host: '127.0.0.1', port, user: 'postgres', password: 'postgres', database: 'postgres' });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE ${name}`);
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) await client.query(`CREATE DATABASE ${name}`);
   } finally {
     await client.end();
   }

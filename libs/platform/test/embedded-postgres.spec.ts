@@ -33,6 +33,30 @@ describe('startEmbeddedPostgres', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
+  it('should start after a first start failed on a busy port, and make a missing database again', async () => {
+    const squatter: Server = createServer();
+    await new Promise<void>((done) => squatter.listen(port, '127.0.0.1', done));
+    try {
+      await expect(startEmbeddedPostgres(dataDir, port)).rejects.toThrow(/EMBEDDED_POSTGRES_PORT/);
+    } finally {
+      await new Promise((done) => squatter.close(done));
+    }
+    // The next start recovers by itself (it used to fail with `database "gateway" does not exist`).
+    const database = await startEmbeddedPostgres(dataDir, port);
+    started.push(database);
+    expect(await selectOne(database.url)).toBe(1);
+    // A cluster whose database is gone (what such a start left before): made again on the next start.
+    const admin = new Client({ connectionString: database.url.replace(/\/gateway$/, '/postgres') });
+    await admin.connect();
+    await admin.query('DROP DATABASE gateway');
+    await admin.end();
+    await database.stop();
+    const again = await startEmbeddedPostgres(dataDir, port);
+    started.push(again);
+    expect(await selectOne(again.url)).toBe(1);
+    await again.stop();
+  }, 120_000);
+
   it('should create a cluster, serve it, and stop it', async () => {
     const database = await startEmbeddedPostgres(dataDir, port);
     started.push(database);

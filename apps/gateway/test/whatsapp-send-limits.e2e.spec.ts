@@ -1,4 +1,6 @@
-import type { AsyncDispatcher } from '@gw/dispatch';
+import { CAMPAIGN_SCHEDULER_DEFAULTS, CampaignScheduler, type AsyncDispatcher } from '@gw/dispatch';
+import { CampaignRepository } from '@gw/persistence';
+import { createLogger } from '@gw/platform';
 import { nextPhone, Stack, waitFor, type InboxEntry } from './support/stack';
 
 const textOf = (entry: InboxEntry): string => entry.message?.extendedTextMessage?.text ?? entry.message?.conversation ?? '';
@@ -14,6 +16,7 @@ const textOf = (entry: InboxEntry): string => entry.message?.extendedTextMessage
 describe("WhatsApp's sending limits (issue 34, mode 4)", () => {
   const stack = new Stack();
   let dispatcher: AsyncDispatcher;
+  let campaigns: CampaignScheduler;
   let token: string;
   let instanceId: string;
   let phone: string;
@@ -53,6 +56,13 @@ describe("WhatsApp's sending limits (issue 34, mode 4)", () => {
     await stack.start({}, undefined, { sendAckTimeoutMs: 5_000 });
     ({ token, id: instanceId, phone } = await stack.connectedInstance('limited'));
     dispatcher = stack.asyncDispatcher();
+    campaigns = new CampaignScheduler(
+      new CampaignRepository(stack.db.dataSource),
+      stack.bus,
+      { ...CAMPAIGN_SCHEDULER_DEFAULTS, pollIntervalMs: 100 },
+      createLogger('campaigns', 'silent'),
+    );
+    campaigns.start();
     // A chat the account already has: the contact wrote first.
     known = await contact();
     await stack.control('POST', `/sim/accounts/${known}/send`, { to: phone, text: 'oi, tudo bem?' });
@@ -66,6 +76,7 @@ describe("WhatsApp's sending limits (issue 34, mode 4)", () => {
   }, 90_000);
 
   afterAll(async () => {
+    await campaigns?.stop();
     await dispatcher?.stop();
     await stack.stop();
   });
@@ -97,6 +108,16 @@ describe("WhatsApp's sending limits (issue 34, mode 4)", () => {
     ];
     const ids: string[] = [];
     for (const send of sends) ids.push(await sendAsync(send.number, send.text));
+    // A campaign to a new chat, then to the existing one: its first message waits for the lock's end.
+    const campaignTo = await contact();
+    const created = await stack.gw.call('POST', '/sender/simple', {
+      token,
+      body: { numbers: [campaignTo, known], type: 'text', text: 'camp oi', folder: `held-${Date.now()}`, delayMin: 0, delayMax: 0, scheduled_for: 0 },
+    });
+    expect(created.status).toBe(200);
+    const folderId = created.body.folder_id as string;
+    const folderOf = async () =>
+      ((await stack.gw.call('GET', '/sender/listfolders', { token })).body as Array<Record<string, unknown>>).find((folder) => folder.id === folderId);
     // The existing chat is not held behind the new ones.
     await waitFor(
       () => texts(known, 'lock '),
@@ -104,6 +125,17 @@ describe("WhatsApp's sending limits (issue 34, mode 4)", () => {
       6_000,
       'the existing chat served during the lock',
     );
+    await waitFor(
+      () => texts(known, 'camp '),
+      (got) => got.length === 1,
+      6_000,
+      "the campaign's existing chat served during the lock",
+    );
+    // Nothing is left to release, but one message still waits for the lock: the campaign is not done.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await folderOf()).toMatchObject({ status: 'sending', log_total: 2, log_sucess: 1, log_failed: 0 });
+    const waiting = await stack.gw.call('POST', '/sender/listmessages', { token, body: { folder_id: folderId, messageStatus: 'Scheduled' } });
+    expect(waiting.body.messages.map((message: { chatid: string }) => message.chatid)).toEqual([`${campaignTo}@s.whatsapp.net`]);
     expect(Date.now()).toBeLessThan(locked.until);
     expect(await texts(fresh, 'lock ')).toEqual([]);
     expect(await texts(stranger, 'lock ')).toEqual([]);
@@ -127,6 +159,9 @@ describe("WhatsApp's sending limits (issue 34, mode 4)", () => {
     await deliveredOnce('lock ', sends, lockMs + 20_000);
     const final = await rows(ids);
     expect(final.filter((row) => row.status === 'Failed')).toEqual([]);
+    await deliveredOnce('camp ', [{ number: campaignTo, text: 'camp oi' }], 10_000);
+    await waitFor(folderOf, (folder) => folder?.status === 'done', 10_000, 'the campaign done once its held message went');
+    expect(await folderOf()).toMatchObject({ status: 'done', log_total: 2, log_sucess: 2, log_failed: 0 });
     expect((await stack.gw.call('GET', '/message/async', { token })).body.queue).toMatchObject({ pending: 0 });
   }, 90_000);
 

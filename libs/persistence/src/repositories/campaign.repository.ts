@@ -123,6 +123,19 @@ const UNRELEASE = `
     AND NOT EXISTS (SELECT 1 FROM send_lanes l WHERE l.instance_id = q.instance_id AND l.in_flight_id = q.id AND l.claimed_until > now())`;
 
 /**
+ * A message of the folder that has not ended: still in send_queue (held back by a limit, waiting, or in
+ * flight), or relayed and `Pending` (no server ack yet). Through messages_send_folder.
+ */
+const UNFINISHED = `
+  SELECT 1 FROM messages m
+  WHERE m.instance_id = $1 AND m.send_folder_id = $2 AND $2 <> ''
+    AND ((m.status = 'Pending' AND m.relayed_at IS NOT NULL)
+      OR EXISTS (SELECT 1 FROM send_queue q WHERE q.instance_id = m.instance_id AND q.message_id = m.message_id))
+  LIMIT 1`;
+/** How often a folder whose last messages have not ended is looked at again. */
+const UNFINISHED_RECHECK_S = 1;
+
+/**
  * Campaigns (`/sender/*`; tables in migration 1763825000000-campaigns). A campaign's messages wait in
  * campaign_queue and are released into the async send queue one at a time by `tick` (run by the
  * CampaignScheduler, any number side by side: folders are locked FOR UPDATE SKIP LOCKED), so the
@@ -290,7 +303,8 @@ export class CampaignRepository {
    * One step of a folder, in one transaction under its row lock (SKIP LOCKED: another scheduler has
    * it, or an edit is running): when its released message has left send_queue (sent or failed),
    * the next release waits the folder's random gap; when due, the head of campaign_queue moves into
-   * send_queue (same ids); with nothing left, the folder is done. `sender` events at the first
+   * send_queue (same ids); with nothing left to release, the folder is done once every message of it
+   * has ended (sent or failed; see UNFINISHED), and stays `sending` until then. `sender` events at the first
    * release and at completion. Crash before commit: nothing happened; the next tick redoes it.
    */
   async tick(folderId: string): Promise<CampaignTick | null> {
@@ -328,6 +342,17 @@ export class CampaignRepository {
         ),
       );
       if (!head.length) {
+        // Done only when every message of the folder has ended: none still in send_queue (one held back by
+        // WhatsApp's new-chat limits until the limit ends, one a dispatcher is at) and none relayed but not
+        // acknowledged yet (the unacked sweep resends or fails it). Meanwhile the folder stays `sending`.
+        const open: Raw[] = await manager.query(UNFINISHED, [instanceId, folderId]);
+        if (open.length) {
+          await manager.query(`UPDATE campaign_folders SET next_at = now() + make_interval(secs => $2::double precision) WHERE id = $1`, [
+            folderId,
+            UNFINISHED_RECHECK_S,
+          ]);
+          return none;
+        }
         await manager.query(`UPDATE campaign_folders SET status = 'done', finished_at = now(), updated_at = now() WHERE id = $1`, [folderId]);
         return { instanceId, released: false, lastEventId: await this.event(manager, folderId, 'done') };
       }

@@ -1,13 +1,12 @@
 import 'reflect-metadata';
-import { join } from 'node:path';
-import { createLogger, loadConfigOrExit } from '@gw/platform';
-import { startSimulator } from '@gw/wa-sim';
+import { ConfigError, createLogger, EnvReader, loadConfigOrExit } from '@gw/platform';
 import { SettingsRepository } from '@gw/persistence';
 import { AdminTokenService } from './admin/admin-token.service';
 import { embeddedServices } from './runtime/embedded-services';
 import { loadGatewayConfig } from './runtime/gateway-config';
 import { createHttpApp } from './runtime/http-app';
 import { openRuntime, openStore } from './runtime/runtime';
+import { readSandboxPorts, startSandboxSimulator } from './runtime/sandbox-simulator';
 
 /** For people, not for the log stream: stdout carries one JSON object per line (LOG_FORMAT=json). */
 const say = (text: string) => process.stderr.write(`${text}\n`);
@@ -33,48 +32,43 @@ async function rotateAdminToken(): Promise<void> {
 async function main(): Promise<void> {
   const config = loadConfigOrExit((env) => loadGatewayConfig(env));
   const logger = createLogger('gateway', config.logLevel, { format: config.logFormat });
-  const runtime = await openRuntime(config, logger);
+  if (config.sandbox && config.natsUrl) throw new Error('--sandbox needs the embedded default (unset NATS_URL)');
+  const sandboxPorts = config.sandbox ? loadConfigOrExit(readSandboxPorts) : undefined;
 
-  // Sandbox: our WhatsApp simulator in this process, with its control API for the walkthrough.
-  const simulator = config.sandbox
-    ? await startSimulator({
-        wsPort: loadConfigOrExit((env) => env.port('SIM_WS_PORT', 8480)),
-        controlPort: loadConfigOrExit((env) => env.port('SIM_CONTROL_PORT', 8481)),
-        autoCreateAccounts: true,
-        // Its phones, linked devices and certificate root survive restarts, so sandbox pairings do too.
-        stateDir: join(config.dataDir, 'simulator'),
-      })
-    : undefined;
+  // Sandbox: our WhatsApp simulator in this process, with its control API for the walkthrough. Before
+  // Postgres: a busy port then stops the start with nothing to clean up.
+  const simulator = sandboxPorts ? await startSandboxSimulator(sandboxPorts, config.dataDir).catch(exitOnConfigError) : undefined;
   if (simulator)
     logger.warn(
       { controlUrl: simulator.controlUrl, websocketUrl: simulator.websocketUrl },
       'SANDBOX: sessions connect to the embedded WhatsApp simulator, not to WhatsApp',
     );
-  if (config.sandbox && !runtime.embedded) throw new Error('--sandbox needs the embedded default (unset NATS_URL)');
+  const runtime = await openRuntime(config, logger).catch(async (error: unknown) => {
+    await simulator?.stop().catch(() => undefined);
+    throw error;
+  });
 
-  const embedded = runtime.embedded
-    ? loadConfigOrExit((env) =>
-        embeddedServices({
+  let app: Awaited<ReturnType<typeof createHttpApp>> | undefined;
+  try {
+    const embedded = runtime.embedded
+      ? embeddedServices({
           dataSource: runtime.dataSource,
           bus: runtime.bus,
           logger,
-          env,
+          env: new EnvReader(process.env),
           simulator: simulator && { websocketUrl: simulator.websocketUrl, rootPublicKey: Buffer.from(simulator.rootPublicKey, 'base64') },
-        }),
-      )
-    : [];
-  const app = await createHttpApp(
-    { config, dataSource: runtime.dataSource, bus: runtime.bus, logger, embedded },
-    { simulatorControlUrl: simulator?.controlUrl },
-  );
-  try {
+        })
+      : [];
+    app = await createHttpApp({ config, dataSource: runtime.dataSource, bus: runtime.bus, logger, embedded }, { simulatorControlUrl: simulator?.controlUrl });
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
-    await app.close().catch(() => undefined);
+    // Whatever stops the start, nothing it started is left running (the embedded Postgres is a process of its own).
+    await app?.close().catch(() => undefined);
     await simulator?.stop().catch(() => undefined);
     await runtime.close();
     const code = (error as NodeJS.ErrnoException).code;
-    throw code === 'EADDRINUSE' ? new Error(`port ${config.port} is in use; set PORT to a free port`) : error;
+    if (code === 'EADDRINUSE') throw new Error(`port ${config.port} is in use; set PORT to a free port`);
+    return exitOnConfigError(error);
   }
   // Only once the gateway listens, so a start that fails does not use up a first token nobody can read.
   const { generated } = await app.get(AdminTokenService).initialise(config.adminToken);
@@ -99,6 +93,14 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+/** A ConfigError ends the start as loadConfigOrExit does: one line naming the variable, exit code 78. */
+function exitOnConfigError(error: unknown): never {
+  if (!(error instanceof ConfigError)) throw error;
+  return loadConfigOrExit(() => {
+    throw error;
+  });
 }
 
 const command = process.argv[2] === 'admin-token' ? rotateAdminToken : main;

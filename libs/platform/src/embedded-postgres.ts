@@ -62,11 +62,18 @@ export async function startEmbeddedPostgres(dataDir: string, port: number, optio
     rmSync(ownerFile, { force: true });
     throw error;
   });
+  // The last resort: a process that exits without stopping it (a config error's exit, an uncaught
+  // error) does not leave it running; Postgres shuts itself down fast on SIGINT.
+  const onExit = () => {
+    if (server.exitCode === null && server.signalCode === null) server.kill('SIGINT');
+  };
+  process.on('exit', onExit);
   let stopped: Promise<void> | undefined;
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/gateway`,
     stop: () =>
       (stopped ??= stopServer(server).then(() => {
+        process.off('exit', onExit);
         rmSync(ownerFile, { force: true });
       })),
   };

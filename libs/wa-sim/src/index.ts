@@ -44,7 +44,12 @@ export async function startSimulator(options: StartSimulatorOptions = {}): Promi
   quietLibsignalConsole();
   const host = options.host ?? '127.0.0.1';
   const sim = new WaSimulator({ ...options, host });
-  await sim.listen();
+  try {
+    await sim.listen();
+  } catch (err) {
+    await sim.stop().catch(() => undefined);
+    throw err;
+  }
   let control: ControlApi | undefined;
   let controlUrl = '';
   if (options.controlPort !== false) {

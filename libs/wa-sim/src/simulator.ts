@@ -268,9 +268,11 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
       res.writeHead(426, { 'content-type': 'text/plain' });
       res.end('websocket only');
     });
+    // Listening first: a WebSocketServer re-emits its server's `error`, so a busy port became an
+    // unhandled 'error' event that killed the process instead of a rejection the caller can name.
+    await listenOn(this.httpServer, this.input.wsPort ?? 0, this.host);
     this.wss = new WebSocketServer({ server: this.httpServer, maxPayload: 64 * 1024 * 1024 });
     this.wss.on('connection', (socket: WebSocket) => this.accept(socket));
-    await listenOn(this.httpServer, this.input.wsPort ?? 0, this.host);
     this.wsPort = (this.httpServer.address() as AddressInfo).port;
     if (this.media) {
       await this.media.listen(this.input.mediaPort ?? 0, this.host);

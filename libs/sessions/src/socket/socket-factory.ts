@@ -1,10 +1,11 @@
 import type { HistoryRequest } from '@gw/contracts';
 import type { InstanceEntity } from '@gw/persistence';
 import { type Logger, SsrfGuard } from '@gw/platform';
-import { makeWASocket, type AuthenticationState, type WABrowserDescription, type WASocket } from '../baileys';
+import { DEFAULT_CONNECTION_CONFIG, makeWASocket, type AuthenticationState, type WABrowserDescription, type WASocket } from '../baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
 import { surfaceAppStateConflicts } from './app-state-conflicts';
 import { browserTuple, isBrowserProfile } from './browser-profile';
+import { decryptedBuffer } from './decrypted-buffer';
 import { historySocketOptions } from './history-sync-limit';
 import { receiveMessagesInOrder } from './messages-in-order';
 import { networkOptions, rememberFetchOptions } from './network-options';
@@ -58,6 +59,9 @@ export class SocketFactory {
       appStateMacVerification: { patch: true, snapshot: true },
       // Fenced or closed stores fail at once; a few quick retries cover a database blip.
       transactionOpts: { maxCommitRetries: 5, delayBetweenTriesMs: 500 },
+      // A message WhatsApp delivers again after its connection closed between our decrypt and our receipt
+      // is decrypted from the plaintext kept then (its Signal key is spent): stored, not nacked and lost.
+      makeSignalRepository: decryptedBuffer.wrap(instance.id, DEFAULT_CONNECTION_CONFIG.makeSignalRepository, request.logger),
     });
     // A sender's messages reach us in the order WhatsApp sent them (Baileys could swap a new contact's first two).
     receiveMessagesInOrder(socket, request.logger);

@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from '@gw/platform';
+import type { UserFacingSocketConfig } from '../baileys';
+
+type SignalRepositoryMaker = NonNullable<UserFacingSocketConfig['makeSignalRepository']>;
+type SignalRepository = ReturnType<SignalRepositoryMaker>;
+
+/** Plaintexts kept (the newest), and for how long: a redelivery comes with the next socket, seconds later. */
+const LIMIT = 20_000;
+const TTL_MS = 30 * 60_000;
+
+/**
+ * The plaintext of every message this worker decrypted lately, by instance, sender and a hash of the
+ * ciphertext — so a message WhatsApp delivers again is decrypted again from here (issue 34: "every
+ * message a phone sends is stored").
+ *
+ * Why: rc14 (messages-recv.js handleMessage) decrypts a message — which moves the Signal session past
+ * its key and stores the session — then sends the delivery receipt, and only then emits the message.
+ * When the connection closes in between (a restart, a lost keepalive, a 515, a socket cut with a send
+ * in flight), the receipt throws "Connection Closed" and the message is never emitted; the server,
+ * which got no receipt, delivers it again on the next socket, and that copy fails to decrypt with
+ * "Key used already or never filled" (the key is spent), which rc14 answers with a nack and no stub.
+ * The server then drops it: a message the phone shows as delivered (to the phone) that we never
+ * stored. bench/chaos saw it under ack-lost (1 of 53 inbound) and, on the loaded machine, corrupt.
+ * whatsmeow avoids the same trap by buffering the decrypted plaintext by ciphertext hash before it
+ * acks (its event buffer, `bufferedDecrypt`); this is that buffer, in memory: a worker that dies
+ * between the decrypt and the store still loses the message (the session key is spent).
+ *
+ * Only a failing decrypt looks here: a message that decrypts normally is only remembered.
+ */
+export class DecryptedBuffer {
+  private readonly entries = new Map<string, { plaintext: Uint8Array; at: number }>();
+
+  constructor(
+    private readonly limit = LIMIT,
+    private readonly ttlMs = TTL_MS,
+  ) {}
+
+  static key(instanceId: string, sender: string, ciphertext: Uint8Array): string {
+    return `${instanceId}\u0000${sender}\u0000${createHash('sha256').update(ciphertext).digest('base64')}`;
+  }
+
+  remember(key: string, plaintext: Uint8Array): void {
+    this.entries.delete(key);
+    this.entries.set(key, { plaintext, at: Date.now() });
+    while (this.entries.size > this.limit) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest === undefined) break;
+      this.entries.delete(oldest);
+    }
+  }
+
+  recall(key: string): Uint8Array | undefined {
+    const entry = this.entries.get(key);
+    if (!entry) return undefined;
+    if (Date.now() - entry.at > this.ttlMs) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry.plaintext;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * Baileys' signal repository maker, its 1:1 and group decrypts going through this buffer for one
+   * instance: a success is remembered; a failure whose ciphertext was decrypted before answers the
+   * plaintext it had then (the same bytes from the same sender are the same message).
+   */
+  wrap(instanceId: string, make: SignalRepositoryMaker, logger?: Logger): SignalRepositoryMaker {
+    return (...args) => {
+      const repository: SignalRepository = make(...args);
+      const decryptMessage = repository.decryptMessage.bind(repository);
+      const decryptGroupMessage = repository.decryptGroupMessage.bind(repository);
+      repository.decryptMessage = async (opts) => {
+        const key = DecryptedBuffer.key(instanceId, opts.jid, opts.ciphertext);
+        return this.through(key, () => decryptMessage(opts), logger);
+      };
+      repository.decryptGroupMessage = async (opts) => {
+        const key = DecryptedBuffer.key(instanceId, `${opts.group}\u0000${opts.authorJid}`, opts.msg);
+        return this.through(key, () => decryptGroupMessage(opts), logger);
+      };
+      return repository;
+    };
+  }
+
+  private async through(key: string, decrypt: () => Promise<Uint8Array>, logger?: Logger): Promise<Uint8Array> {
+    try {
+      const plaintext = await decrypt();
+      this.remember(key, plaintext);
+      return plaintext;
+    } catch (error) {
+      const known = this.recall(key);
+      if (!known) throw error;
+      logger?.debug({ err: (error as Error)?.message }, 'a message delivered again was decrypted before: its plaintext from the buffer');
+      return known;
+    }
+  }
+}
+
+/** The worker's buffer, shared by its instances' sockets (a socket lives until the next reconnect; the buffer must outlive it). */
+export const decryptedBuffer = new DecryptedBuffer();

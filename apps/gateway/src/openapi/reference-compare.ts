@@ -1,9 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parse } from 'yaml';
 
-/** Where uazapiGO's OpenAPI reference lives, relative to the repository's root. */
-export const REFERENCE_RELATIVE_PATH = '../shared/reference/uazapi-openapi-2.1.0.yaml';
+/**
+ * What we compare against of uazapiGO's OpenAPI reference (its operations and the request fields each
+ * names), kept in the repository so a fresh clone and CI need nothing beside it; relative to the
+ * repository's root. `node tools/api-coverage/vendor-reference.js` writes it again from the full reference.
+ */
+export const REFERENCE_RELATIVE_PATH = 'docs/reference/uazapi-openapi-2.1.0.requests.json';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
@@ -22,7 +25,7 @@ export interface DocumentOperation {
 export function loadReference(repoRoot: string): Json {
   const file = resolve(repoRoot, REFERENCE_RELATIVE_PATH);
   if (!existsSync(file)) throw new Error(`The uazapiGO reference is missing: expected ${file} (${REFERENCE_RELATIVE_PATH} from the repository root)`);
-  return parse(readFileSync(file, 'utf8')) as Json;
+  return JSON.parse(readFileSync(file, 'utf8')) as Json;
 }
 
 export function operationKey(method: string, path: string): string {

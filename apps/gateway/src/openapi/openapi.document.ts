@@ -5,6 +5,7 @@ import { DocumentBuilder, type OpenAPIObject, type OperationObject, type Respons
 import { targetConstructorToSchema, validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { API_ERRORS, ApiError, type ApiErrorKind } from '../common/api-error';
 import { AdminGuard, InstanceGuard } from '../common/auth.guards';
+import { API_AREAS } from './api-areas';
 import { type ApiReplyMetadata, apiReplyOf } from './api-reply.decorator';
 import { type NamedSchema, SCHEMAS } from './schemas';
 
@@ -42,7 +43,7 @@ interface ContainerLike {
  * declared none yet. Needs only the app's module graph (a `preview` app will do: nothing is instantiated).
  */
 export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): OpenAPIObject {
-  const config = new DocumentBuilder()
+  const builder = new DocumentBuilder()
     .setOpenAPIVersion('3.1.0')
     .setTitle('wa-gateway (uazapiGO-compatible API)')
     .setDescription(
@@ -59,9 +60,15 @@ export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): 
     .addApiKey(
       { type: 'apiKey', in: 'query', name: 'admintoken', description: 'The admin token as `?admintoken=`, when the `admintoken` header is absent' },
       QUERY_SECURITY_SCHEMES.admin,
-    )
-    .build();
-  const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (controller, method) => `${controller}_${method}` });
+    );
+  // The closed list of areas, in the order the reference lists its tags; each operation carries one (`@ApiArea`).
+  for (const [area, description] of Object.entries(API_AREAS)) builder.addTag(area, description);
+  const config = builder.build();
+  const document = SwaggerModule.createDocument(app, config, {
+    operationIdFactory: (controller, method) => `${controller}_${method}`,
+    // No class-name tag beside the area a controller or handler declares.
+    autoTagControllers: false,
+  });
   const controllers = controllersByName(app);
   const components = (document.components ??= {});
   const schemas = (components.schemas ??= {}) as Record<string, SchemaObject>;
@@ -91,7 +98,6 @@ export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): 
       if (seenOperationIds.has(operationId)) operationId = `${operationId}_${method}${path.replace(/[^A-Za-z0-9]+/g, '_')}`;
       seenOperationIds.add(operationId);
       operation.operationId = operationId;
-      operation.tags = operation.tags?.length ? operation.tags : [path.split('/')[1] || 'root'];
       operation.security = audience === 'public' ? [] : [{ [SECURITY_SCHEMES[audience]]: [] }, { [QUERY_SECURITY_SCHEMES[audience]]: [] }];
       documentPathParameters(operation, path);
       if (controller && handlerName) documentQuery(operation, path, argumentsOf(controller, handlerName));
@@ -238,18 +244,83 @@ function exampleOf(schema: SchemaObject | undefined, schemas: Record<string, Sch
       return typeof resolved.minimum === 'number' ? resolved.minimum : 0;
     case 'string':
       return exampleString(name);
-    default:
-      return name === 'latitude' ? -23.5505 : name === 'longitude' ? -46.6333 : 'string';
+    default: {
+      // No declared type (a field taking a number or its string, a custom validator): the first
+      // alternative, else a value the field's name suggests.
+      const alternative = resolved.oneOf?.[0] ?? resolved.anyOf?.[0];
+      if (alternative) return exampleOf(alternative as SchemaObject, schemas, depth, name);
+      return name in NUMERIC_EXAMPLES ? NUMERIC_EXAMPLES[name] : exampleString(name);
+    }
   }
 }
 
+/** Fields without a declared type whose values are numbers. */
+const NUMERIC_EXAMPLES: Record<string, number> = {
+  latitude: -23.5505,
+  longitude: -46.6333,
+  duration: 7,
+  count: 50,
+  amount: 19.9,
+  max_recipients: 100,
+  background_color: 1,
+  font: 1,
+};
+
+/** Plausible values for the request fields whose name says what they hold, instead of a bare "string". */
+const STRING_EXAMPLES: Record<string, string> = {
+  jid: '5511999999999@s.whatsapp.net',
+  groupjid: '120363012345678901@g.us',
+  community: '120363012345678902@g.us',
+  description: 'A short description',
+  invitecode: 'IAoAb6CXXXXXX0Xcm2qNd4',
+  email: 'contact@example.com',
+  address: 'Av. Paulista, 1000 - São Paulo',
+  systemName: 'my-crm',
+  adminfield01: 'customer-42',
+  adminfield02: 'plan-pro',
+  topic: 'wa.events',
+  subjectprefix: 'wa.events',
+  stream: 'WA_EVENTS',
+  routingkey: 'wa.events',
+  exchange: 'wa-events',
+  pixtype: 'EVP',
+  pixkey: '123e4567-e89b-12d3-a456-426614174000',
+  pixname: 'My Store',
+  footertext: 'Choose an option',
+  listbutton: 'See options',
+  linkpreviewtitle: 'Example page',
+  linkpreviewdescription: 'What the linked page is about',
+  folder_id: 'r1a2b3c4d5',
+  search: 'news',
+  reaction: '👍',
+  key: 'lead_field01',
+  notes: 'Called back on Monday',
+  mode: 'all',
+  caption: 'Look at this',
+  message: 'Hello!',
+  fullname: 'Maria Silva',
+  organization: 'Example Ltd',
+  docname: 'invoice.pdf',
+  countrycodes: 'BR',
+  after: '2026-01-01T00:00:00Z',
+  access_token: 'chatwoot-access-token',
+  openai_apikey: 'sk-...',
+  view: 'RECOMMENDED',
+  track_source: 'crm',
+};
+
 function exampleString(name: string): string {
-  if (/^(number|chatid|phone)$/i.test(name)) return '5511999999999';
-  if (/url$/i.test(name) || name === 'file') return 'https://example.com/file.jpg';
-  if (/^(id|messageid|replyid)$/i.test(name)) return '3EB0C767D71D2B5C';
-  if (name === 'text') return 'Hello!';
-  if (name === 'name') return 'my-instance';
-  return 'string';
+  const key = name.toLowerCase();
+  if (/^(number|chatid|phone|phonenumber|numbers|participants)$/.test(key)) return '5511999999999';
+  if (/^(groupjids?)$/.test(key)) return STRING_EXAMPLES.groupjid;
+  if (/url$/.test(key) || /^(file|image|picture|thumbnail)$/.test(key)) return 'https://example.com/file.jpg';
+  if (/^(id|messageid|replyid|reactionmessageid|ordermessageid)$/.test(key)) return '3EB0C767D71D2B5C';
+  if (/^(labelid|labelids|add_labelid|remove_labelid)$/.test(key)) return '10';
+  if (/^lead_field\d+$/.test(key)) return 'VIP';
+  if (key === 'text') return 'Hello!';
+  if (key === 'name') return 'my-instance';
+  if (key === 'choices' || key === 'carousel') return 'Option 1';
+  return STRING_EXAMPLES[key] ?? STRING_EXAMPLES[name] ?? `${name} value`;
 }
 
 /** The success answer (`@ApiReply`, or a generic object) and the catalogue's errors the route can answer. */

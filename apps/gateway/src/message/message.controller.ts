@@ -10,8 +10,11 @@ import { MessageService } from './message.service';
 import { MESSAGE_EXAMPLE } from '../openapi/examples';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 /** `/message/*` on stored messages (GET|DELETE /message/async is in async/). */
+@ApiArea('Messages')
 @Controller('message')
 @UseGuards(InstanceGuard)
 export class MessageController {
@@ -27,6 +30,11 @@ export class MessageController {
   @ApiReply(SCHEMAS.MessageDownload, {
     example: { fileURL: 'https://gateway.example.com/files/f9a8b7c6d5e4f3a2', mimetype: 'audio/ogg; codecs=opus', base64Data: '', transcription: '' },
   })
+  @ApiOperation({
+    summary: "Download a message's file",
+    description:
+      'Gets the file of a media message (image, video, audio, document or sticker) by its `id`: as a link served by this gateway (`fileURL`, under `/files/{id}`, with `return_link`), as base64 (`return_base64`), audio as MP3 or OGG (`generate_mp3`), and optionally its transcription (`transcribe`).',
+  })
   download(@CurrentInstance() instance: InstanceEntity, @Body() dto: DownloadDto) {
     return this.downloads.download(instance, dto);
   }
@@ -34,6 +42,11 @@ export class MessageController {
   @Post('find')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.MessagePage, { example: { returnedMessages: 1, messages: [MESSAGE_EXAMPLE], limit: 100, offset: 0, nextOffset: 1, hasMore: false } })
+  @ApiOperation({
+    summary: 'Find messages',
+    description:
+      "Searches the stored messages: one exact `id`, a chat's messages (`chatid`), those carrying a `track_source` / `track_id`, newest first, paginated by `limit` and `offset` (the answer says `hasMore` and the `nextOffset`).",
+  })
   find(@CurrentInstance() instance: InstanceEntity, @Body() dto: FindMessagesDto) {
     return this.messages.find(instance, dto);
   }
@@ -52,6 +65,11 @@ export class MessageController {
       reaction: '3EB0C767D71D2B5C',
     },
   })
+  @ApiOperation({
+    summary: 'React to a message',
+    description:
+      'Sends an emoji reaction to a message (`id`) in a private chat or a group; an empty `text` removes the reaction. Answers the reaction message, which the webhooks and SSE report as well.',
+  })
   react(@CurrentInstance() instance: InstanceEntity, @Body() dto: ReactDto) {
     return this.actions.react(instance, dto);
   }
@@ -69,6 +87,11 @@ export class MessageController {
       owner: '5511999999999',
     },
   })
+  @ApiOperation({
+    summary: 'Edit a sent message',
+    description:
+      "Changes the text of a message this account sent (`id`), with WhatsApp's native edit. Answers the edit message with its new id; the webhooks and SSE report the change.",
+  })
   edit(@CurrentInstance() instance: InstanceEntity, @Body() dto: EditDto) {
     return this.actions.edit(instance, dto);
   }
@@ -76,6 +99,11 @@ export class MessageController {
   @Post('delete')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.MessageDeleted, { example: { timestamp: 1704067200000, id: '5511999999999:3EB0C767D71D2B5C' } })
+  @ApiOperation({
+    summary: 'Delete a message for everyone',
+    description:
+      'Revokes a message for every participant of the chat, in private chats and groups (messages from others need admin rights in a group). The id may be the message id or the full `owner:messageid`; the stored message is marked deleted and a webhook reports it.',
+  })
   remove(@CurrentInstance() instance: InstanceEntity, @Body() dto: DeleteDto) {
     return this.actions.remove(instance, dto);
   }
@@ -97,6 +125,11 @@ export class MessageController {
       pinned: true,
     },
   })
+  @ApiOperation({
+    summary: 'Pin or unpin a message',
+    description:
+      "Pins a message (`id`) in its chat for `duration` days (1, 7 or 30; 30 otherwise), or unpins it (`pin: false`), with WhatsApp's native pin. Answers the pin message sent for the chat.",
+  })
   pin(@CurrentInstance() instance: InstanceEntity, @Body() dto: PinDto) {
     return this.actions.pin(instance, dto);
   }
@@ -117,6 +150,11 @@ export class MessageController {
       },
     },
   })
+  @ApiOperation({
+    summary: "Ask WhatsApp for a chat's history",
+    description:
+      'Asks the phone for older messages of one chat (`number`): `history` (the default) fetches `count` messages before an anchor message, `exact` reloads the message given in `messageid`. The messages arrive later as history-sync events; the answer says the request was sent.',
+  })
   historySync(@CurrentInstance() instance: InstanceEntity, @Body() dto: HistorySyncDto) {
     return this.history.request(instance, dto);
   }
@@ -130,6 +168,11 @@ export class MessageController {
         { message_id: 'ECB9DE48EB41F77BFA8491BFA8D6EF9B', status: 'error', error: 'Message not found' },
       ],
     },
+  })
+  @ApiOperation({
+    summary: 'Mark messages as read',
+    description:
+      'Marks one or more messages (`id`, a list) as read on WhatsApp, which sends the read receipts and syncs the state to the other devices. Answers a result per message.',
   })
   markRead(@CurrentInstance() instance: InstanceEntity, @Body() dto: MarkReadDto) {
     return this.actions.markRead(instance, dto);

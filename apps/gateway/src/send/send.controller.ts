@@ -8,7 +8,10 @@ import { SendStatusDto } from './status/status.dto';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SEND_CONTACT_EXAMPLES, SEND_LOCATION_EXAMPLES, SEND_MEDIA_EXAMPLES, SEND_TEXT_EXAMPLES, STATUS_SENT_EXAMPLE } from '../openapi/examples';
 import { SCHEMAS } from '../openapi/schemas';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
+@ApiArea('Send')
 @Controller()
 @UseGuards(InstanceGuard)
 export class SendController {
@@ -20,6 +23,11 @@ export class SendController {
   @Post('send/text')
   @HttpCode(200)
   @ApiReply(SCHEMAS.SentMessage, { examples: SEND_TEXT_EXAMPLES })
+  @ApiOperation({
+    summary: 'Send a text message',
+    description:
+      "Sends a text message to a contact, a group or a channel (`number` as the channel's `…@newsletter` JID), with an automatic or customised link preview (`linkPreview*`). Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.",
+  })
   text(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendTextDto) {
     return this.sends.sendText(instance, dto);
   }
@@ -27,6 +35,11 @@ export class SendController {
   @Post('send/media')
   @HttpCode(200)
   @ApiReply(SCHEMAS.SentMessage, { examples: SEND_MEDIA_EXAMPLES })
+  @ApiOperation({
+    summary: 'Send media (image, video, audio or document)',
+    description:
+      'Sends an image, video, `videoplay`, document, audio, voice note (`ptt`/`myaudio`), round video (`ptv`) or sticker, from a URL or base64 in `file`, with an optional caption in `text` and a `docName` for documents. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
+  })
   media(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendMediaDto) {
     return this.sends.sendMedia(instance, dto);
   }
@@ -34,6 +47,11 @@ export class SendController {
   @Post('send/contact')
   @HttpCode(200)
   @ApiReply(SCHEMAS.SentMessage, { examples: SEND_CONTACT_EXAMPLES })
+  @ApiOperation({
+    summary: 'Send a contact card (vCard)',
+    description:
+      'Sends a contact card built from `fullName`, `phoneNumber` (several numbers separated by commas), `organization`, `email` and `url`; WhatsApp shows it as a card the recipient can save. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
+  })
   contact(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendContactDto) {
     return this.sends.sendContact(instance, dto);
   }
@@ -41,6 +59,11 @@ export class SendController {
   @Post('send/location')
   @HttpCode(200)
   @ApiReply(SCHEMAS.SentMessage, { examples: SEND_LOCATION_EXAMPLES })
+  @ApiOperation({
+    summary: 'Send a location',
+    description:
+      'Sends a geographic location: `latitude` and `longitude` (required), with an optional place `name` and `address` shown on the map pin. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
+  })
   location(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendLocationDto) {
     return this.sends.sendLocation(instance, dto);
   }
@@ -48,6 +71,11 @@ export class SendController {
   @Post('send/status')
   @HttpCode(200)
   @ApiReply(SCHEMAS.StatusSent, { example: STATUS_SENT_EXAMPLE })
+  @ApiOperation({
+    summary: 'Post a status (story)',
+    description:
+      'Posts a WhatsApp status of type text (with `background_color` and `font`), image, video or audio. Without `recipients` it goes to the usual audience; `recipients` limits it to those numbers (invalid ones are dropped, with the reason in `debug`) and `max_recipients` caps the audience.',
+  })
   status(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendStatusDto) {
     return this.statuses.sendStatus(instance, dto);
   }
@@ -55,6 +83,11 @@ export class SendController {
   @Post('message/presence')
   @HttpCode(200)
   @ApiReply(SCHEMAS.Response, { example: { response: 'Chat presence sent successfully' } })
+  @ApiOperation({
+    summary: 'Send a chat presence ("typing…", "recording…")',
+    description:
+      'Shows a presence in one chat: `composing`, `recording` or `paused`. It is kept up in the background (re-sent every few seconds) for `delay` milliseconds, at most 5 minutes, and stops when a message is sent to that chat; the answer comes at once.',
+  })
   presence(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatPresenceDto) {
     return this.sends.chatPresence(instance, dto);
   }

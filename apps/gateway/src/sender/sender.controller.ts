@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiQuery } from '@nestjs/swagger';
+import { ApiQuery, ApiOperation } from '@nestjs/swagger';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { FOLDER_STATUS_FILTERS, SenderAdvancedDto, SenderClearDoneDto, SenderEditDto, SenderListMessagesDto, SenderSimpleDto } from './dto/sender.dto';
@@ -7,8 +7,10 @@ import { SenderService } from './sender.service';
 import { FOLDER_EXAMPLE, MESSAGE_EXAMPLE } from '../openapi/examples';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
+import { ApiArea } from '../openapi/api-areas';
 
 /** Campaigns: `/sender/*` (mass messaging, paced and scheduled). */
+@ApiArea('Mass sending')
 @Controller('sender')
 @UseGuards(InstanceGuard)
 export class SenderController {
@@ -17,6 +19,11 @@ export class SenderController {
   @Post('simple')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.CampaignCreated, { example: { folder_id: 'f4a1b2c3d4e5f', count: 2, status: 'queued' } })
+  @ApiOperation({
+    summary: 'Create a simple campaign',
+    description:
+      "Sends one message to many `numbers`, paced by a random pause between `delayMin` and `delayMax` seconds, now or at `scheduled_for`; the message's fields are those of the matching `/send/*` route. Answers the campaign's folder id.",
+  })
   simple(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderSimpleDto) {
     return this.sender.simple(instance, dto);
   }
@@ -24,6 +31,11 @@ export class SenderController {
   @Post('advanced')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.CampaignCreated, { example: { folder_id: 'f5b2c3d4e5f6a', count: 2, status: 'queued' } })
+  @ApiOperation({
+    summary: 'Create an advanced campaign',
+    description:
+      'Sends a list of `messages`, each to its own `number` with its own content, with a default delay between them; the campaign is a folder whose messages can be listed and controlled.',
+  })
   advanced(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderAdvancedDto) {
     return this.sender.advanced(instance, dto);
   }
@@ -31,6 +43,11 @@ export class SenderController {
   @Post('edit')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.CampaignEdited, { example: { status: 'scheduled', message: 'Folder resumed successfully' } })
+  @ApiOperation({
+    summary: 'Control a campaign',
+    description:
+      'Acts on a campaign (`folder_id`) by `action`: `stop` pauses it, `continue` resumes a paused one (not a finished one), `delete` removes it with its pending messages. Messages already sent are not affected.',
+  })
   edit(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderEditDto) {
     return this.sender.edit(instance, dto);
   }
@@ -38,6 +55,10 @@ export class SenderController {
   @Post('cleardone')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.CampaignCleanup, { example: { status: 'cleanup started' } })
+  @ApiOperation({
+    summary: 'Clear sent campaign messages',
+    description: 'Deletes the campaign messages sent successfully more than `hours` hours ago (7 days by default).',
+  })
   clearDone(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderClearDoneDto) {
     return this.sender.clearDone(instance, dto);
   }
@@ -45,6 +66,10 @@ export class SenderController {
   @Delete('clearall')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.CampaignsCleared, { example: { status: 'processed', messages_deleted: 150, folders_deleted: 3 } })
+  @ApiOperation({
+    summary: 'Clear every campaign message',
+    description: 'Deletes every campaign message of the instance, pending and sent alike. Irreversible.',
+  })
   clearAll(@CurrentInstance() instance: InstanceEntity) {
     return this.sender.clearAll(instance);
   }
@@ -53,6 +78,7 @@ export class SenderController {
   @HttpCode(HttpStatus.OK)
   @ApiQuery({ name: 'status', required: false, enum: FOLDER_STATUS_FILTERS, description: 'Active, Archived, or one folder status' })
   @ApiReply(SCHEMAS.MessageQueueFolder, { isArray: true, example: [FOLDER_EXAMPLE] })
+  @ApiOperation({ summary: 'List the campaigns', description: "The instance's campaigns, newest first, with their counts; `status` filters them." })
   listFolders(@CurrentInstance() instance: InstanceEntity, @Query('status') status?: string) {
     return this.sender.listFolders(instance, status);
   }
@@ -64,6 +90,10 @@ export class SenderController {
       messages: [{ ...MESSAGE_EXAMPLE, fromMe: true, wasSentByApi: true, status: 'Sent', text: 'Promoção!', send_folder_id: 'f4a1b2c3d4e5f' }],
       pagination: { totalRecords: 2, limit: 1000, offset: 0 },
     },
+  })
+  @ApiOperation({
+    summary: "List a campaign's messages",
+    description: 'The messages of one campaign (`folder_id`), filtered by `messageStatus` and paginated (`page`, `pageSize`).',
   })
   listMessages(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderListMessagesDto) {
     return this.sender.listMessages(instance, dto);

@@ -12,8 +12,11 @@ import {
   SEND_REQUEST_PAYMENT_EXAMPLES,
 } from '../../openapi/examples';
 import { SCHEMAS } from '../../openapi/schemas';
+import { ApiArea } from '../../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 /** The interactive send endpoints: menus, carousel, PIX button, payment request and location request. */
+@ApiArea('Send')
 @Controller()
 @UseGuards(InstanceGuard)
 export class InteractiveSendController {
@@ -22,6 +25,11 @@ export class InteractiveSendController {
   @Post('send/menu')
   @HttpCode(200)
   @ApiReply(SCHEMAS.SentMessage, { examples: SEND_MENU_EXAMPLES })
+  @ApiOperation({
+    summary: 'Send an interactive menu (buttons, carousel, list or poll)',
+    description:
+      'One endpoint for four kinds of interactive message, chosen by `type`: `button` (quick replies, URL, call and copy buttons), `carousel` (cards with an image and buttons), `list` (a menu in sections behind `listButton`) and `poll` (`selectableCount` of the `choices`). Each entry of `choices` is one line of the text format the reference documents (`text|id`, `[Section]`, `text|url:…`). Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
+  })
   menu(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendMenuDto) {
     return this.sends.sendMenu(instance, dto);
   }
@@ -29,6 +37,11 @@ export class InteractiveSendController {
   @Post('send/carousel')
   @HttpCode(200)
   @ApiReply(SCHEMAS.SentMessage, { examples: SEND_CAROUSEL_EXAMPLES })
+  @ApiOperation({
+    summary: 'Send a media carousel with buttons',
+    description:
+      'Sends a carousel of cards, each with a `text`, an `image` (or video) and its `buttons`, under a main `text`: the same message as `/send/menu` with `type: carousel`, in a structured payload. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
+  })
   carousel(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendCarouselDto) {
     return this.sends.sendCarousel(instance, dto);
   }
@@ -36,6 +49,11 @@ export class InteractiveSendController {
   @Post('send/pix-button')
   @HttpCode(200)
   @ApiReply(SCHEMAS.SentMessage, { examples: SEND_PIX_BUTTON_EXAMPLES })
+  @ApiOperation({
+    summary: 'Send a PIX button',
+    description:
+      'Sends WhatsApp\'s native PIX payment button for the key in `pixKey`; `pixType` is `CPF`, `CNPJ`, `PHONE`, `EMAIL` or `EVP` (any case) and `pixName` the receiver\'s name (default "Pix"). The recipient sees the receiver, the name and the key. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
+  })
   pixButton(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendPixButtonDto) {
     return this.sends.sendPixButton(instance, dto);
   }
@@ -43,6 +61,11 @@ export class InteractiveSendController {
   @Post('send/request-payment')
   @HttpCode(200)
   @ApiReply(SCHEMAS.SentMessage, { examples: SEND_REQUEST_PAYMENT_EXAMPLES })
+  @ApiOperation({
+    summary: 'Request a payment ("Review and pay")',
+    description:
+      'Sends a payment request with WhatsApp\'s native "Review and pay" button: the `amount` (BRL by default) with an optional title, text and note; PIX through `pixKey` (required unless disabled), a boleto or invoice attached from `fileUrl`, and an external `paymentLink`. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
+  })
   requestPayment(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendRequestPaymentDto) {
     return this.sends.sendRequestPayment(instance, dto);
   }
@@ -50,6 +73,11 @@ export class InteractiveSendController {
   @Post('send/location-button')
   @HttpCode(200)
   @ApiReply(SCHEMAS.SentMessage, { examples: SEND_LOCATION_BUTTON_EXAMPLES })
+  @ApiOperation({
+    summary: "Ask for the user's location",
+    description:
+      "Sends a message with a button that asks the recipient to share their location; tapping it opens WhatsApp's location sharing. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.",
+  })
   locationButton(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendLocationButtonDto) {
     return this.sends.sendLocationButton(instance, dto);
   }

@@ -6,7 +6,10 @@ import { CreateInstanceDto, UpdateAdminFieldsDto } from './dto/admin.dto';
 import { DISCONNECTED_INSTANCE_EXAMPLE, INSTANCE_EXAMPLE } from '../openapi/examples';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
+@ApiArea('Admin')
 @Controller()
 @UseGuards(AdminGuard)
 export class AdminController {
@@ -28,12 +31,22 @@ export class AdminController {
       info: 'The instance starts disconnected: call POST /instance/connect with its token to link a WhatsApp account.',
     },
   })
+  @ApiOperation({
+    summary: 'Create an instance',
+    description:
+      "Creates a WhatsApp instance from its `name` (and optional admin fields); it starts disconnected. The answer holds the instance's `token`: keep it, every other instance route asks for it. `/instance/init` is the same route under its older name.",
+  })
   create(@Body() dto: CreateInstanceDto) {
     return this.instances.create(dto);
   }
 
   @Get('instance/all')
   @ApiReply(SCHEMAS.Instance, { isArray: true, example: [INSTANCE_EXAMPLE, { ...DISCONNECTED_INSTANCE_EXAMPLE, id: 'r283e2ef9597846', name: 'instancia-2' }] })
+  @ApiOperation({
+    summary: 'List every instance',
+    description:
+      'Every instance of the gateway: id, name, token, status (`disconnected`, `connecting`, `connected`, `hibernated`), creation date, last disconnection and its reason, and the profile when connected.',
+  })
   all() {
     return this.instances.listAll();
   }
@@ -41,6 +54,11 @@ export class AdminController {
   @Post('instance/updateAdminFields')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Instance, { example: { ...INSTANCE_EXAMPLE, adminField01: 'cliente-42' } })
+  @ApiOperation({
+    summary: "Update an instance's admin fields",
+    description:
+      "Sets `adminField01` / `adminField02` of the instance `id`: free metadata for the operator's own systems, stored with the instance and visible to its owner, who cannot change them.",
+  })
   updateAdminFields(@Body() dto: UpdateAdminFieldsDto) {
     return this.instances.updateAdminFields(dto.id, dto);
   }
@@ -48,6 +66,11 @@ export class AdminController {
   @Post('admin/restart')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiReply(SCHEMAS.RestartScheduled, { example: { message: 'Restart scheduled: every session reconnects gracefully from its stored credentials' } })
+  @ApiOperation({
+    summary: 'Restart every session',
+    description:
+      'Makes every session reconnect from its stored credentials, as a restart of the application would; use it for general instability only. Instances come back by themselves; none is logged out.',
+  })
   restart() {
     return this.admin.restart();
   }
@@ -63,6 +86,10 @@ export class AdminController {
       license_synced: false,
       timestamp: '2026-01-01T12:00:00.000Z',
     },
+  })
+  @ApiOperation({
+    summary: 'Rotate the admin token',
+    description: 'Makes a new `admintoken` and answers it; the old one stops working at once. Send the current token in the header and keep the new one.',
   })
   rotate() {
     return this.admin.rotateToken();

@@ -7,10 +7,13 @@ import { SCHEMAS } from '../openapi/schemas';
 import { BUSINESS_CATALOG_EXAMPLE, BUSINESS_CATEGORIES_EXAMPLE, BUSINESS_PRODUCT_EXAMPLE, BUSINESS_PROFILE_EXAMPLE } from './business.examples';
 import { BusinessService } from './business.service';
 import { BusinessProfileDto, BusinessProfileUpdateDto, CatalogInfoDto, CatalogListDto, ProductIdDto } from './dto/business.dto';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 const WHATSAPP_ERRORS = ['invalid_request', 'invalid_token', 'forbidden', 'not_found', 'conflict', 'whatsapp_refused', 'timeout', 'internal'] as const;
 
 /** WhatsApp Business: `/business/get/*`, `/business/update/profile` and `/business/catalog/*`. */
+@ApiArea('Business')
 @Controller('business')
 @UseGuards(InstanceGuard)
 export class BusinessController {
@@ -19,6 +22,11 @@ export class BusinessController {
   @Post('get/profile')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.BusinessProfile, { example: BUSINESS_PROFILE_EXAMPLE, errors: WHATSAPP_ERRORS })
+  @ApiOperation({
+    summary: 'Get a business profile',
+    description:
+      'The WhatsApp Business profile of the connected account, or of another business (`jid`): description, address, email, websites, category and hours.',
+  })
   profile(@CurrentInstance() instance: InstanceEntity, @Body() dto: BusinessProfileDto) {
     return this.business.profile(instance, dto);
   }
@@ -32,6 +40,7 @@ export class BusinessController {
     example: BUSINESS_CATEGORIES_EXAMPLE,
     errors: ['invalid_token', 'not_found', 'conflict', 'whatsapp_refused', 'timeout', 'internal'],
   })
+  @ApiOperation({ summary: 'List the business categories', description: 'The business categories WhatsApp offers for a profile.' })
   categories(@CurrentInstance() instance: InstanceEntity) {
     return this.business.categories(instance);
   }
@@ -41,6 +50,10 @@ export class BusinessController {
     description: 'Every field sent was changed (200); some were (207, the others with their error); none were (500, same body)',
     example: { response: { description: { status: 'updated' }, address: { status: 'updated' }, email: { status: 'updated' } }, updated: 3, failed: 0 },
     errors: WHATSAPP_ERRORS,
+  })
+  @ApiOperation({
+    summary: 'Update the business profile',
+    description: "Updates the connected WhatsApp Business account's profile; every field is optional and only those sent change.",
   })
   async updateProfile(@CurrentInstance() instance: InstanceEntity, @Body() dto: BusinessProfileUpdateDto, @Res({ passthrough: true }) reply: FastifyReply) {
     const { status, body } = await this.business.updateProfile(instance, dto);
@@ -57,6 +70,11 @@ export class BusinessController {
     example: BUSINESS_CATALOG_EXAMPLE,
     errors: WHATSAPP_ERRORS,
   })
+  @ApiOperation({
+    summary: "List a catalogue's products",
+    description:
+      "A page of a business's catalogue (`jid`; up to 10 products). For the next page send the `after` token answered in `response.Paging.After`, unchanged.",
+  })
   catalog(@CurrentInstance() instance: InstanceEntity, @Body() dto: CatalogListDto) {
     return this.business.catalog(instance, dto);
   }
@@ -64,6 +82,7 @@ export class BusinessController {
   @Post('catalog/info')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.BusinessProduct, { example: BUSINESS_PRODUCT_EXAMPLE, errors: WHATSAPP_ERRORS })
+  @ApiOperation({ summary: 'Get a catalogue product', description: 'One product of a catalogue, by its id.' })
   product(@CurrentInstance() instance: InstanceEntity, @Body() dto: CatalogInfoDto) {
     return this.business.product(instance, dto);
   }
@@ -71,6 +90,7 @@ export class BusinessController {
   @Post('catalog/delete')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Response, { example: { response: 'Deleted product' }, errors: WHATSAPP_ERRORS })
+  @ApiOperation({ summary: 'Delete a catalogue product', description: "Deletes a product of the account's catalogue." })
   deleteProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto) {
     return this.business.deleteProduct(instance, dto);
   }
@@ -78,6 +98,7 @@ export class BusinessController {
   @Post('catalog/show')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Response, { example: { response: 'Product shown' }, errors: WHATSAPP_ERRORS })
+  @ApiOperation({ summary: 'Show a catalogue product', description: "Makes a hidden product of the account's catalogue visible again." })
   showProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto) {
     return this.business.setProductHidden(instance, dto, false);
   }
@@ -85,6 +106,7 @@ export class BusinessController {
   @Post('catalog/hide')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Response, { example: { response: 'Product hidden' }, errors: WHATSAPP_ERRORS })
+  @ApiOperation({ summary: 'Hide a catalogue product', description: "Hides a product of the account's catalogue without deleting it." })
   hideProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto) {
     return this.business.setProductHidden(instance, dto, true);
   }

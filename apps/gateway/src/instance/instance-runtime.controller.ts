@@ -4,8 +4,11 @@ import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { InstanceRuntimeService } from './instance-runtime.service';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 /** The instance's runtime: reset, WhatsApp's new-chat limits and the pairing's history sync. */
+@ApiArea('Instance')
 @Controller('instance')
 @UseGuards(InstanceGuard)
 export class InstanceRuntimeController {
@@ -30,6 +33,11 @@ export class InstanceRuntimeController {
     },
     errors: ['invalid_token', 'forbidden', 'conflict', 'unavailable', 'timeout', 'internal'],
   })
+  @ApiOperation({
+    summary: "Reset the instance's runtime",
+    description:
+      "Asks for a controlled restart of this instance's session without deleting it, when it is stuck or its sends do not progress. The answer says whether a reset started, one is already running, or the cooldown since the last one is still active.",
+  })
   reset(@CurrentInstance() instance: InstanceEntity) {
     return this.runtime.reset(instance);
   }
@@ -47,6 +55,11 @@ export class InstanceRuntimeController {
       reachout_timelock: { available: true, active: false, enforcement_type: 'DEFAULT' },
     },
     errors: ['invalid_token', 'conflict', 'timeout', 'internal'],
+  })
+  @ApiOperation({
+    summary: "Show WhatsApp's limits on new conversations",
+    description:
+      'Asks WhatsApp whether the connected account may start new conversations now: the new-chat message capping (quota used and total) and the reach-out time lock. Useful to explain sends refused with `provider_code: 463` and before campaigns.',
   })
   messageLimits(@CurrentInstance() instance: InstanceEntity) {
     return this.runtime.messageLimits(instance);
@@ -70,6 +83,11 @@ export class InstanceRuntimeController {
       last_batch_at: '2026-11-24T12:00:09.000Z',
     },
     errors: ['invalid_token', 'internal'],
+  })
+  @ApiOperation({
+    summary: 'Show the history sync of the pairing',
+    description:
+      'How far the history WhatsApp sends after pairing has arrived: status, batches, counts of chats, contacts and messages, progress and the times of the first and last batch. Not in uazapiGO.',
   })
   historySyncStatus(@CurrentInstance() instance: InstanceEntity) {
     return this.runtime.historySyncStatus(instance);

@@ -15,6 +15,8 @@ import { HIBERNATED_INFO, InstanceService } from './instance.service';
 import { DISCONNECTED_INSTANCE_EXAMPLE, INSTANCE_EXAMPLE, INTERNAL_PROXY_EXAMPLE, PROXY_EXAMPLE } from '../openapi/examples';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 @Controller('instance')
 @UseGuards(InstanceGuard)
@@ -33,6 +35,12 @@ export class InstanceController {
       request_id: 'req_01HQ5Z8K3M',
     },
   })
+  @ApiArea('Instance')
+  @ApiOperation({
+    summary: 'Connect the instance to WhatsApp',
+    description:
+      'Starts linking this instance to a WhatsApp account and sets it `connecting`: without `phone` the answer carries a QR code to scan, with `phone` a pairing code to type on the phone. The link completes when the phone confirms; poll `/instance/status` (or listen to `connection` events) for a fresh QR code and the outcome. A hibernated instance wakes without a QR code. `proxy_managed_*` chooses where the managed proxy is.',
+  })
   connect(@CurrentInstance() instance: InstanceEntity, @Body() dto: ConnectDto, @Headers('x-request-id') requestId?: string) {
     return this.instances.connect(instance, dto, requestId);
   }
@@ -43,6 +51,12 @@ export class InstanceController {
       instance: INSTANCE_EXAMPLE,
       status: { connected: true, loggedIn: true, jid: { user: '5511999999999', agent: 0, device: 0, server: 's.whatsapp.net' } },
     },
+  })
+  @ApiArea('Instance')
+  @ApiOperation({
+    summary: "Show the instance's status",
+    description:
+      "The instance's state (`disconnected`, `connecting`, `connected`, `hibernated`), the current QR code or pairing code while connecting, the last disconnection and its reason, and the whole instance record; useful to follow a connection and to check the session is up.",
   })
   status(@CurrentInstance() instance: InstanceEntity) {
     return this.instances.status(instance);
@@ -56,6 +70,12 @@ export class InstanceController {
       response: 'Disconnected',
       info: 'The device has been disconnected from WhatsApp. A new QR code will be required for the next connection.',
     },
+  })
+  @ApiArea('Instance')
+  @ApiOperation({
+    summary: 'Disconnect the instance',
+    description:
+      'Logs the WhatsApp account out and ends the session: connecting again needs a new QR code (or pairing code). To pause a session and keep its credentials, hibernate it instead.',
   })
   disconnect(@CurrentInstance() instance: InstanceEntity) {
     return this.instances.disconnect(instance);
@@ -72,6 +92,12 @@ export class InstanceController {
       info: HIBERNATED_INFO,
     },
   })
+  @ApiArea('Instance')
+  @ApiOperation({
+    summary: 'Hibernate the instance (uazapiGO 2.1.1)',
+    description:
+      "Closes the connection and frees the session's memory on the worker while keeping its credentials: `/instance/connect` wakes it without a QR code. 409 when the instance has no linked device.",
+  })
   hibernate(@CurrentInstance() instance: InstanceEntity) {
     return this.instances.hibernate(instance);
   }
@@ -80,6 +106,8 @@ export class InstanceController {
   @ApiReply(SCHEMAS.ResponseWithInfo, {
     example: { response: 'Instance Deleted', info: 'The device was disconnected and the instance removed from the database.' },
   })
+  @ApiArea('Instance')
+  @ApiOperation({ summary: 'Delete the instance', description: 'Disconnects the device and removes the instance, its token and its data from the gateway.' })
   remove(@CurrentInstance() instance: InstanceEntity) {
     return this.instances.remove(instance);
   }
@@ -87,6 +115,8 @@ export class InstanceController {
   @Post('updateInstanceName')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Instance, { example: { ...INSTANCE_EXAMPLE, name: 'novo-nome' } })
+  @ApiArea('Instance')
+  @ApiOperation({ summary: 'Rename the instance', description: "Changes the instance's `name`; names need not be unique." })
   rename(@CurrentInstance() instance: InstanceEntity, @Body() dto: UpdateInstanceNameDto) {
     return this.instances.rename(instance, dto.name);
   }
@@ -94,6 +124,12 @@ export class InstanceController {
   @Post('updateDelaySettings')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.InstanceWrapped, { example: { instance: { ...INSTANCE_EXAMPLE, msg_delay_min: 2, msg_delay_max: 6 } } })
+  @ApiArea('Async queue')
+  @ApiOperation({
+    summary: 'Set the delay between async messages',
+    description:
+      'Sets the random pause, between `msg_delay_min` and `msg_delay_max` seconds, between two messages of the `async: true` queue (0 for none; a max below the min is raised to it). Campaigns (`/sender/*`) have their own delays.',
+  })
   updateDelaySettings(@CurrentInstance() instance: InstanceEntity, @Body() dto: UpdateDelaySettingsDto) {
     return this.instances.updateDelaySettings(instance, dto.msg_delay_min, dto.msg_delay_max);
   }
@@ -101,6 +137,12 @@ export class InstanceController {
   @Post('updateFieldsMap')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Instance, { example: { ...INSTANCE_EXAMPLE, fieldsMap: { customField01: 'Plano', customField02: 'Cidade' } } })
+  @ApiArea('CRM')
+  @ApiOperation({
+    summary: 'Name the custom lead fields',
+    description:
+      "Sets the instance's labels for the CRM's custom lead fields (`lead_field01` to `lead_field20`), each up to 255 characters, so a front end can show what each field holds.",
+  })
   updateFieldsMap(@CurrentInstance() instance: InstanceEntity, @Body() dto: UpdateFieldsMapDto) {
     return this.instances.updateFieldsMap(instance, dto);
   }
@@ -108,6 +150,12 @@ export class InstanceController {
   @Post('updatechatbotsettings')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Instance, { example: { ...INSTANCE_EXAMPLE, chatbot_enabled: true, chatbot_stopMinutes: 30 } })
+  @ApiArea('Chatbot')
+  @ApiOperation({
+    summary: 'Configure the chatbot of the instance',
+    description:
+      'Turns the AI chatbot on or off for this instance and sets its behaviour: the OpenAI key, whether it ignores groups, the word that stops it in a chat and for how many minutes it stays stopped. Not in uazapiGO.',
+  })
   updateChatbotSettings(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatbotSettingsDto) {
     return this.instances.updateChatbotSettings(instance, dto);
   }
@@ -115,6 +163,11 @@ export class InstanceController {
   @Post('presence')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Response, { example: { response: 'Presence updated successfully' } })
+  @ApiArea('Instance')
+  @ApiOperation({
+    summary: "Set the account's presence",
+    description: "Sets the connected account's global presence: `available` (online) or `unavailable`, for every contact.",
+  })
   presence(@CurrentInstance() instance: InstanceEntity, @Body() dto: PresenceDto) {
     return this.instances.setPresence(instance, dto.presence);
   }
@@ -122,6 +175,12 @@ export class InstanceController {
   @Get('privacy')
   @ApiReply(SCHEMAS.Privacy, {
     example: { groupadd: 'contacts', last: 'contacts', status: 'contacts', profile: 'all', readreceipts: 'all', online: 'all', calladd: 'all' },
+  })
+  @ApiArea('Instance')
+  @ApiOperation({
+    summary: 'Show the privacy settings',
+    description:
+      'The connected account\'s privacy settings: who can add it to groups, see its last seen, status, profile picture, read receipts and online state, and call it. "Status" is the text under the name; stories are "broadcast".',
   })
   getPrivacy(@CurrentInstance() instance: InstanceEntity) {
     return this.instances.getPrivacy(instance);
@@ -132,12 +191,23 @@ export class InstanceController {
   @ApiReply(SCHEMAS.Privacy, {
     example: { groupadd: 'contacts', last: 'none', status: 'contacts', profile: 'all', readreceipts: 'all', online: 'match_last_seen', calladd: 'all' },
   })
+  @ApiArea('Instance')
+  @ApiOperation({
+    summary: 'Change the privacy settings',
+    description: "Changes one or more of the connected account's privacy settings (only the fields sent) and answers all of them as they now are.",
+  })
   setPrivacy(@CurrentInstance() instance: InstanceEntity, @Body() dto: PrivacyDto) {
     return this.instances.setPrivacy(instance, dto);
   }
 
   @Get('proxy')
   @ApiReply(SCHEMAS.Proxy, { example: PROXY_EXAMPLE })
+  @ApiArea('Proxy')
+  @ApiOperation({
+    summary: "Show the instance's proxy",
+    description:
+      "The proxy the instance is configured to use (`mode`: `custom`, your own `proxy_url`; `internal`, the operator's managed proxies; `none`, a direct connection) and the one its connection really uses (`effective_mode`), so a proxy that failed is never silently replaced by a direct connection.",
+  })
   getProxy(@CurrentInstance() instance: InstanceEntity) {
     return this.instances.getProxy(instance);
   }
@@ -158,6 +228,12 @@ export class InstanceController {
       },
     },
   })
+  @ApiArea('Proxy')
+  @ApiOperation({
+    summary: 'Set or change the proxy',
+    description:
+      'Sets one of three modes: `custom` with your `proxy_url`, `internal` (the managed proxies; `rotate_now` switches to another one at once), or `none`, a direct connection, only with `confirm_no_proxy: true`. The answer confirms the setting was saved, not that the proxy works: the connection uses it from its next (re)connect.',
+  })
   setProxy(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProxyDto) {
     return this.instances.setProxy(instance, dto);
   }
@@ -165,6 +241,12 @@ export class InstanceController {
   @Delete('proxy')
   @ApiReply(SCHEMAS.ProxyChanged, {
     example: { details: 'Proxy removido', proxy: { ...PROXY_EXAMPLE, mode: 'internal', effective_mode: 'internal', proxy_url: '', proxy_fallback: '' } },
+  })
+  @ApiArea('Proxy')
+  @ApiOperation({
+    summary: "Remove the instance's own proxy",
+    description:
+      "Drops the instance's custom proxy and goes back to the default, the managed (internal) proxies. Not in uazapiGO, which sets `mode` through `POST /instance/proxy`.",
   })
   deleteProxy(@CurrentInstance() instance: InstanceEntity) {
     return this.instances.deleteProxy(instance);

@@ -5,8 +5,11 @@ import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { ProfileImageDto, ProfileNameDto } from './dto/profile.dto';
 import { ProfileService } from './profile.service';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 /** `/profile/*`: the instance's own push name and picture. */
+@ApiArea('Profile')
 @Controller('profile')
 @UseGuards(InstanceGuard)
 export class ProfileController {
@@ -17,6 +20,10 @@ export class ProfileController {
   @ApiReply(SCHEMAS.ProfileNameUpdated, {
     example: { success: true, message: 'Profile name updated successfully', profile: { name: 'Minha Empresa - Atendimento', updated_at: 1704067200 } },
   })
+  @ApiOperation({
+    summary: 'Change the profile name',
+    description: "Changes the connected account's display name (push name), seen by every contact; WhatsApp may limit how often.",
+  })
   name(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProfileNameDto) {
     return this.profiles.updateName(instance, dto);
   }
@@ -25,6 +32,10 @@ export class ProfileController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ProfileImageUpdated, {
     example: { success: true, message: 'Profile image updated successfully', profile: { image_updated: true, image_removed: false, updated_at: 1704067200 } },
+  })
+  @ApiOperation({
+    summary: 'Change the profile picture',
+    description: 'Sets the connected account\'s profile picture from a URL or base64, or removes it with `image: "remove"` (or `"delete"`).',
   })
   image(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProfileImageDto) {
     return this.profiles.updateImage(instance, dto);

@@ -1,11 +1,13 @@
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
-import { ApiQuery } from '@nestjs/swagger';
+import { ApiQuery, ApiOperation } from '@nestjs/swagger';
 import { InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { ProxyManagedService } from './proxy-managed.service';
+import { ApiArea } from '../openapi/api-areas';
 
 /** The places the operator's managed proxies cover, for `/instance/connect`'s `proxy_managed_*`. */
+@ApiArea('Proxy')
 @Controller('proxy-managed')
 @UseGuards(InstanceGuard)
 export class ProxyManagedController {
@@ -13,6 +15,10 @@ export class ProxyManagedController {
 
   @Get('countries')
   @ApiReply(SCHEMAS.ProxyManagedCountries, { example: { countries: [{ value: 'br', label: 'Brasil', cities: 2 }] }, errors: ['invalid_token', 'internal'] })
+  @ApiOperation({
+    summary: 'Managed proxy: list its countries',
+    description: "The countries the operator's managed proxies cover, for `proxy_managed_country` of `/instance/connect`. Not in uazapiGO.",
+  })
   countries() {
     return this.proxies.countries();
   }
@@ -34,6 +40,11 @@ export class ProxyManagedController {
   @ApiReply(SCHEMAS.ProxyManagedCities, {
     example: { country: 'br', state: 'sp', cities: [{ value: 'campinas', label: 'Campinas', state: 'sp', state_label: 'São Paulo', raw_city: 'Campinas' }] },
     errors: ['invalid_request', 'invalid_token', 'internal'],
+  })
+  @ApiOperation({
+    summary: 'Managed proxy: list its cities',
+    description:
+      "The cities of one `country` (default `br`) the managed proxies cover, optionally of one `state` or matching `search`, for the `proxy_managed_country`, `proxy_managed_state` and `proxy_managed_city` fields of `/instance/connect`. Any instance's token (or the admin token) is accepted.",
   })
   cities(@Query() query: Record<string, unknown>) {
     return this.proxies.cities(query);

@@ -6,6 +6,8 @@ import { SCHEMAS } from '../openapi/schemas';
 import { AGENT_EXAMPLE, CHATBOT_DELETED_EXAMPLE, FUNCTION_EXAMPLE, KNOWLEDGE_EXAMPLE, TRIGGER_EXAMPLE } from './chatbot.examples';
 import { ChatbotService } from './chatbot.service';
 import { AgentEditDto, FunctionEditDto, KnowledgeEditDto, TriggerEditDto } from './dto/chatbot-edit.dto';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 const EDIT_ERRORS = ['invalid_request', 'invalid_token', 'not_found', 'conflict', 'payload_too_large', 'unsupported_media_type', 'internal'] as const;
 const edited = (example: unknown) => ({
@@ -17,6 +19,7 @@ const edited = (example: unknown) => ({
 });
 
 /** The chatbot's records (uazapi 2.0 §2.17): `/agent`, `/trigger`, `/knowledge` and `/function`, each `edit` and `list`. */
+@ApiArea('Chatbot')
 @Controller()
 @UseGuards(InstanceGuard)
 export class ChatbotController {
@@ -25,12 +28,18 @@ export class ChatbotController {
   @Post('agent/edit')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatbotAIAgent, edited(AGENT_EXAMPLE))
+  @ApiOperation({
+    summary: 'Create, update or delete an AI agent',
+    description:
+      "An agent is the model, its key and its prompt that answer the chats: without `id` it is created, with `id` updated, with `delete: true` removed. Not in uazapiGO's document.",
+  })
   editAgent(@CurrentInstance() instance: InstanceEntity, @Body() dto: AgentEditDto) {
     return this.chatbot.editAgent(instance, dto);
   }
 
   @Get('agent/list')
   @ApiReply(SCHEMAS.ChatbotAIAgent, { isArray: true, example: [AGENT_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  @ApiOperation({ summary: 'List the AI agents', description: "The instance's chatbot agents. Not in uazapiGO's document." })
   listAgents(@CurrentInstance() instance: InstanceEntity) {
     return this.chatbot.listAgents(instance);
   }
@@ -38,12 +47,18 @@ export class ChatbotController {
   @Post('trigger/edit')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatbotTrigger, edited(TRIGGER_EXAMPLE))
+  @ApiOperation({
+    summary: 'Create, update or delete a trigger',
+    description:
+      "A trigger decides which agent (or quick reply) answers which messages: by words, chat type and priority; without `id` it is created, with `id` updated, with `delete: true` removed. Not in uazapiGO's document.",
+  })
   editTrigger(@CurrentInstance() instance: InstanceEntity, @Body() dto: TriggerEditDto) {
     return this.chatbot.editTrigger(instance, dto);
   }
 
   @Get('trigger/list')
   @ApiReply(SCHEMAS.ChatbotTrigger, { isArray: true, example: [TRIGGER_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  @ApiOperation({ summary: 'List the triggers', description: "The instance's chatbot triggers. Not in uazapiGO's document." })
   listTriggers(@CurrentInstance() instance: InstanceEntity) {
     return this.chatbot.listTriggers(instance);
   }
@@ -51,12 +66,18 @@ export class ChatbotController {
   @Post('knowledge/edit')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatbotAIKnowledge, edited(KNOWLEDGE_EXAMPLE))
+  @ApiOperation({
+    summary: 'Create, update or delete a knowledge entry',
+    description:
+      "Knowledge is text the agents may draw on when they answer; without `id` an entry is created, with `id` updated, with `delete: true` removed. Not in uazapiGO's document.",
+  })
   editKnowledge(@CurrentInstance() instance: InstanceEntity, @Body() dto: KnowledgeEditDto) {
     return this.chatbot.editKnowledge(instance, dto);
   }
 
   @Get('knowledge/list')
   @ApiReply(SCHEMAS.ChatbotAIKnowledge, { isArray: true, example: [KNOWLEDGE_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  @ApiOperation({ summary: 'List the knowledge entries', description: "The instance's chatbot knowledge. Not in uazapiGO's document." })
   listKnowledge(@CurrentInstance() instance: InstanceEntity) {
     return this.chatbot.listKnowledge(instance);
   }
@@ -64,12 +85,18 @@ export class ChatbotController {
   @Post('function/edit')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatbotAIFunction, edited(FUNCTION_EXAMPLE))
+  @ApiOperation({
+    summary: 'Create, update or delete a function',
+    description:
+      "A function is an HTTP call an agent may make (its URL, method, body and parameters); without `id` it is created, with `id` updated, with `delete: true` removed. Not in uazapiGO's document.",
+  })
   editFunction(@CurrentInstance() instance: InstanceEntity, @Body() dto: FunctionEditDto) {
     return this.chatbot.editFunction(instance, dto);
   }
 
   @Get('function/list')
   @ApiReply(SCHEMAS.ChatbotAIFunction, { isArray: true, example: [FUNCTION_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  @ApiOperation({ summary: 'List the functions', description: "The instance's chatbot functions. Not in uazapiGO's document." })
   listFunctions(@CurrentInstance() instance: InstanceEntity) {
     return this.chatbot.listFunctions(instance);
   }

@@ -7,8 +7,11 @@ import { CHATWOOT_CONFIG_EXAMPLE, CHATWOOT_CONFIG_UPDATED_EXAMPLE } from './chat
 import { ChatwootWebhookGuard } from './chatwoot-webhook.guard';
 import { ChatwootService } from './chatwoot.service';
 import { ChatwootConfigDto } from './dto/chatwoot-config.dto';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 /** The instance's Chatwoot bridge settings (uazapiGO's beta `GET|PUT /chatwoot/config`). */
+@ApiArea('Chatwoot')
 @Controller('chatwoot/config')
 @UseGuards(InstanceGuard)
 export class ChatwootConfigController {
@@ -16,18 +19,29 @@ export class ChatwootConfigController {
 
   @Get()
   @ApiReply(SCHEMAS.ChatwootConfig, { example: CHATWOOT_CONFIG_EXAMPLE })
+  @ApiOperation({
+    summary: 'Show the Chatwoot configuration',
+    description:
+      "The instance's Chatwoot integration (beta): whether it is enabled, the Chatwoot URL, account, inbox and its options, to check before changing them.",
+  })
   get(@CurrentInstance() instance: InstanceEntity) {
     return this.chatwoot.config(instance.id);
   }
 
   @Put()
   @ApiReply(SCHEMAS.ChatwootConfigUpdated, { example: CHATWOOT_CONFIG_UPDATED_EXAMPLE })
+  @ApiOperation({
+    summary: 'Update the Chatwoot configuration',
+    description:
+      "Sets the instance's Chatwoot integration (beta): URL, account, access token, inbox and options. When enabled, new messages go both ways between WhatsApp and Chatwoot and contacts are kept in sync; the answer gives the webhook URL to set in the Chatwoot inbox.",
+  })
   put(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatwootConfigDto) {
     return this.chatwoot.configure(instance.id, dto);
   }
 }
 
 /** Chatwoot's inbox webhooks; no token: the unguessable URL (from `PUT /chatwoot/config`) is the credential. */
+@ApiArea('Chatwoot')
 @Controller('chatwoot/webhook')
 @UseGuards(ChatwootWebhookGuard)
 export class ChatwootWebhookController {
@@ -39,6 +53,11 @@ export class ChatwootWebhookController {
     example: { received: true, queued: 1 },
     description: 'Taken: what it asks for is stored and done in the background (a redelivery queues nothing)',
     errors: ['invalid_request', 'not_found', 'payload_too_large', 'unsupported_media_type', 'rate_limited', 'internal'],
+  })
+  @ApiOperation({
+    summary: "Chatwoot's inbox webhook",
+    description:
+      "Where Chatwoot sends what agents write, to be delivered on WhatsApp. No token: the unguessable URL given by `PUT /chatwoot/config` is the credential. Not in uazapiGO's document.",
   })
   receive(@Param('instance') instanceId: string, @Body() body: Record<string, unknown>) {
     return this.chatwoot.receive(instanceId, body);

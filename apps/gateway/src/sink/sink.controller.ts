@@ -6,6 +6,8 @@ import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { GlobalKafkaSinkDto, GlobalNatsSinkDto, GlobalRabbitMqSinkDto, KafkaSinkDto, NatsSinkDto, RabbitMqSinkDto } from './dto/sink.dto';
 import { SinkService } from './sink.service';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 const SINK_ERROR_EXAMPLE = {
   ...WEBHOOK_ERROR_EXAMPLE,
@@ -17,6 +19,7 @@ const LIST = 'The sinks of this kind after the change (the broker URL with its p
 const GLOBAL = { ...RABBITMQ_SINK_EXAMPLE, source: 'api' };
 
 /** An instance's event sinks, one route per broker (`/webhook` style; same events and excludeMessages filters). */
+@ApiArea('Event sinks')
 @Controller('sink')
 @UseGuards(InstanceGuard)
 export class SinkController {
@@ -24,6 +27,11 @@ export class SinkController {
 
   @Get('rabbitmq')
   @ApiReply(SCHEMAS.Sink, { isArray: true, example: [RABBITMQ_SINK_EXAMPLE] })
+  @ApiOperation({
+    summary: "Show the instance's RabbitMQ sinks",
+    description:
+      "The instance's RabbitMQ sinks: broker URL (without its password), exchange, routing key, and the `events` and `excludeMessages` filters, as a webhook's.",
+  })
   listRabbitMq(@CurrentInstance() instance: InstanceEntity) {
     return this.sinks.list('rabbitmq', instance.id);
   }
@@ -31,18 +39,32 @@ export class SinkController {
   @Post('rabbitmq')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Sink, { isArray: true, description: LIST, example: [RABBITMQ_SINK_EXAMPLE] })
+  @ApiOperation({
+    summary: "Configure the instance's RabbitMQ sinks",
+    description:
+      "Publishes the instance's events to a RabbitMQ exchange, filtered by `events` and `excludeMessages` as a webhook; managed like `/webhook` (simple mode, or `action` add, update or delete with an `id`).",
+  })
   configureRabbitMq(@CurrentInstance() instance: InstanceEntity, @Body() dto: RabbitMqSinkDto) {
     return this.sinks.configure('rabbitmq', instance.id, dto);
   }
 
   @Get('rabbitmq/errors')
   @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [SINK_ERROR_EXAMPLE] })
+  @ApiOperation({
+    summary: "Show the RabbitMQ sinks' latest errors",
+    description: "The latest failed publications of this instance's RabbitMQ sinks, kept in memory.",
+  })
   rabbitMqErrors(@CurrentInstance() instance: InstanceEntity) {
     return this.sinks.errors('rabbitmq', { instanceId: instance.id });
   }
 
   @Get('nats')
   @ApiReply(SCHEMAS.Sink, { isArray: true, example: [NATS_SINK_EXAMPLE] })
+  @ApiOperation({
+    summary: "Show the instance's NATS sinks",
+    description:
+      "The instance's NATS sinks: server URL (without its credentials), subject prefix or JetStream stream, and the `events` and `excludeMessages` filters.",
+  })
   listNats(@CurrentInstance() instance: InstanceEntity) {
     return this.sinks.list('nats', instance.id);
   }
@@ -50,6 +72,11 @@ export class SinkController {
   @Post('nats')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Sink, { isArray: true, description: LIST, example: [NATS_SINK_EXAMPLE] })
+  @ApiOperation({
+    summary: "Configure the instance's NATS sinks",
+    description:
+      "Publishes the instance's events to NATS subjects under a prefix (optionally into a JetStream stream), filtered by `events` and `excludeMessages`; managed like `/webhook`.",
+  })
   configureNats(@CurrentInstance() instance: InstanceEntity, @Body() dto: NatsSinkDto) {
     return this.sinks.configure('nats', instance.id, dto);
   }
@@ -59,12 +86,17 @@ export class SinkController {
     isArray: true,
     example: [{ ...SINK_ERROR_EXAMPLE, url: 'nats://nats.example:4222 subject=wa-gateway.events.r1a2b3c4d5e6f7a.messages' }],
   })
+  @ApiOperation({ summary: "Show the NATS sinks' latest errors", description: "The latest failed publications of this instance's NATS sinks, kept in memory." })
   natsErrors(@CurrentInstance() instance: InstanceEntity) {
     return this.sinks.errors('nats', { instanceId: instance.id });
   }
 
   @Get('kafka')
   @ApiReply(SCHEMAS.Sink, { isArray: true, example: [KAFKA_SINK_EXAMPLE] })
+  @ApiOperation({
+    summary: "Show the instance's Kafka sinks",
+    description: "The instance's Kafka sinks: brokers, topic, and the `events` and `excludeMessages` filters.",
+  })
   listKafka(@CurrentInstance() instance: InstanceEntity) {
     return this.sinks.list('kafka', instance.id);
   }
@@ -72,6 +104,10 @@ export class SinkController {
   @Post('kafka')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Sink, { isArray: true, description: LIST, example: [KAFKA_SINK_EXAMPLE] })
+  @ApiOperation({
+    summary: "Configure the instance's Kafka sinks",
+    description: "Publishes the instance's events to a Kafka topic, filtered by `events` and `excludeMessages`; managed like `/webhook`.",
+  })
   configureKafka(@CurrentInstance() instance: InstanceEntity, @Body() dto: KafkaSinkDto) {
     return this.sinks.configure('kafka', instance.id, dto);
   }
@@ -81,12 +117,17 @@ export class SinkController {
     isArray: true,
     example: [{ ...SINK_ERROR_EXAMPLE, url: 'kafka://k1.example:9092,k2.example:9092 topic=wa-gateway-events' }],
   })
+  @ApiOperation({
+    summary: "Show the Kafka sinks' latest errors",
+    description: "The latest failed publications of this instance's Kafka sinks, kept in memory.",
+  })
   kafkaErrors(@CurrentInstance() instance: InstanceEntity) {
     return this.sinks.errors('kafka', { instanceId: instance.id });
   }
 }
 
 /** The global sink of each broker (every instance's events), `/globalwebhook` style; env may name it too (RABBITMQ_URL…). */
+@ApiArea('Event sinks')
 @Controller('globalsink')
 @UseGuards(AdminGuard)
 export class GlobalSinkController {
@@ -94,6 +135,10 @@ export class GlobalSinkController {
 
   @Get('rabbitmq')
   @ApiReply(SCHEMAS.Sink, { example: GLOBAL })
+  @ApiOperation({
+    summary: 'Show the global RabbitMQ sink',
+    description: "The RabbitMQ sink that receives every instance's events (set here or by the environment, e.g. `RABBITMQ_URL`).",
+  })
   rabbitMq() {
     return this.sinks.globalSink('rabbitmq');
   }
@@ -101,24 +146,34 @@ export class GlobalSinkController {
   @Post('rabbitmq')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Sink, { example: GLOBAL })
+  @ApiOperation({
+    summary: 'Configure the global RabbitMQ sink',
+    description: "Publishes every instance's events to a RabbitMQ exchange, filtered by `events` and `excludeMessages`.",
+  })
   configureRabbitMq(@Body() dto: GlobalRabbitMqSinkDto) {
     return this.sinks.configureGlobal('rabbitmq', dto);
   }
 
   @Delete('rabbitmq')
   @ApiReply(SCHEMAS.Response, { example: { response: 'Global RabbitMQ sink deleted' } })
+  @ApiOperation({ summary: 'Remove the global RabbitMQ sink', description: "Stops publishing every instance's events to RabbitMQ." })
   deleteRabbitMq() {
     return this.sinks.deleteGlobal('rabbitmq');
   }
 
   @Get('rabbitmq/errors')
   @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [{ ...SINK_ERROR_EXAMPLE, type: 'global' }] })
+  @ApiOperation({
+    summary: "Show the global RabbitMQ sink's latest errors",
+    description: 'The latest failed publications of the global RabbitMQ sink, kept in memory.',
+  })
   rabbitMqErrors() {
     return this.sinks.errors('rabbitmq', { global: true });
   }
 
   @Get('nats')
   @ApiReply(SCHEMAS.Sink, { example: { ...NATS_SINK_EXAMPLE, source: 'env' } })
+  @ApiOperation({ summary: 'Show the global NATS sink', description: "The NATS sink that receives every instance's events (set here or by the environment)." })
   nats() {
     return this.sinks.globalSink('nats');
   }
@@ -126,24 +181,38 @@ export class GlobalSinkController {
   @Post('nats')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Sink, { example: { ...NATS_SINK_EXAMPLE, source: 'api' } })
+  @ApiOperation({
+    summary: 'Configure the global NATS sink',
+    description:
+      "Publishes every instance's events to NATS subjects under a prefix (optionally a JetStream stream), filtered by `events` and `excludeMessages`.",
+  })
   configureNats(@Body() dto: GlobalNatsSinkDto) {
     return this.sinks.configureGlobal('nats', dto);
   }
 
   @Delete('nats')
   @ApiReply(SCHEMAS.Response, { example: { response: 'Global NATS sink deleted' } })
+  @ApiOperation({ summary: 'Remove the global NATS sink', description: "Stops publishing every instance's events to NATS." })
   deleteNats() {
     return this.sinks.deleteGlobal('nats');
   }
 
   @Get('nats/errors')
   @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [{ ...SINK_ERROR_EXAMPLE, type: 'global' }] })
+  @ApiOperation({
+    summary: "Show the global NATS sink's latest errors",
+    description: 'The latest failed publications of the global NATS sink, kept in memory.',
+  })
   natsErrors() {
     return this.sinks.errors('nats', { global: true });
   }
 
   @Get('kafka')
   @ApiReply(SCHEMAS.Sink, { example: { ...KAFKA_SINK_EXAMPLE, source: 'env' } })
+  @ApiOperation({
+    summary: 'Show the global Kafka sink',
+    description: "The Kafka sink that receives every instance's events (set here or by the environment).",
+  })
   kafka() {
     return this.sinks.globalSink('kafka');
   }
@@ -151,18 +220,27 @@ export class GlobalSinkController {
   @Post('kafka')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Sink, { example: { ...KAFKA_SINK_EXAMPLE, source: 'api' } })
+  @ApiOperation({
+    summary: 'Configure the global Kafka sink',
+    description: "Publishes every instance's events to a Kafka topic, filtered by `events` and `excludeMessages`.",
+  })
   configureKafka(@Body() dto: GlobalKafkaSinkDto) {
     return this.sinks.configureGlobal('kafka', dto);
   }
 
   @Delete('kafka')
   @ApiReply(SCHEMAS.Response, { example: { response: 'Global Kafka sink deleted' } })
+  @ApiOperation({ summary: 'Remove the global Kafka sink', description: "Stops publishing every instance's events to Kafka." })
   deleteKafka() {
     return this.sinks.deleteGlobal('kafka');
   }
 
   @Get('kafka/errors')
   @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [{ ...SINK_ERROR_EXAMPLE, type: 'global' }] })
+  @ApiOperation({
+    summary: "Show the global Kafka sink's latest errors",
+    description: 'The latest failed publications of the global Kafka sink, kept in memory.',
+  })
   kafkaErrors() {
     return this.sinks.errors('kafka', { global: true });
   }

@@ -11,6 +11,8 @@ import { EXCLUDE_MESSAGES, WEBHOOK_EVENTS } from '../webhook/dto/webhook.dto';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { BUS, GATEWAY_CONFIG, LOGGER } from '../runtime/tokens';
 import { ApiReply } from '../openapi/api-reply.decorator';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 /** A client whose socket holds more than this unsent is too slow, and is dropped at once. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
@@ -41,6 +43,7 @@ function listParameter(value: string | string[] | undefined): string[] {
  * `GET /sse`: the instance's events as server-sent events, read from the outbox, so any gateway
  * replica serves any instance and `Last-Event-ID` resumes where the client left off.
  */
+@ApiArea('Webhooks & SSE')
 @Controller()
 @UseGuards(InstanceGuard)
 export class SseController {
@@ -61,6 +64,11 @@ export class SseController {
         'id: 1042\nevent: messages\ndata: {"BaseUrl":"https://gateway.example.com","EventType":"messages","instanceName":"minha-instancia","message":{…}}\n\n',
     },
   )
+  @ApiOperation({
+    summary: "Stream the instance's events (server-sent events)",
+    description:
+      "The instance's events as server-sent events, as they happen: each has an `id`, its `event` type and the event JSON as `data`, the same bodies the webhooks receive. `events` and `excludeMessages` filter them as a webhook's do; `Last-Event-ID` resumes after the last event received. The token may come as `?token=` (EventSource sends no headers).",
+  })
   async stream(
     @CurrentInstance() instance: InstanceEntity,
     @Query('events') eventsParameter: string | string[] | undefined,

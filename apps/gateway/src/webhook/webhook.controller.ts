@@ -7,7 +7,10 @@ import { WebhookService } from './webhook.service';
 import { WEBHOOK_ERROR_EXAMPLE, WEBHOOK_EXAMPLE } from '../openapi/examples';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
+@ApiArea('Webhooks & SSE')
 @Controller('webhook')
 @UseGuards(InstanceGuard)
 export class WebhookController {
@@ -15,6 +18,11 @@ export class WebhookController {
 
   @Get()
   @ApiReply(SCHEMAS.Webhook, { isArray: true, example: [WEBHOOK_EXAMPLE] })
+  @ApiOperation({
+    summary: "Show the instance's webhooks",
+    description:
+      "The instance's webhooks: for each, its id, whether it is enabled, its URL, the `events` it receives, the `excludeMessages` filters and the `addUrlEvents` / `addUrlTypesMessages` options.",
+  })
   list(@CurrentInstance() instance: InstanceEntity) {
     return this.webhooks.list(instance.id);
   }
@@ -26,17 +34,28 @@ export class WebhookController {
     description: "The instance's webhooks after the change (the secret shown once, on the one created or given a new secret)",
     example: [{ ...WEBHOOK_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
   })
+  @ApiOperation({
+    summary: "Configure the instance's webhooks",
+    description:
+      'Simple mode (recommended): send no `action` nor `id`, and the instance\'s one webhook is created or updated. Advanced mode: `action` `add`, `update` (with `id`) or `delete` (with `id`) manages several webhooks. Each receives the `events` listed, except the messages `excludeMessages` filters out; `excludeMessages: ["wasSentByApi"]` avoids loops when your system answers through the API.',
+  })
   configure(@CurrentInstance() instance: InstanceEntity, @Body() dto: WebhookDto) {
     return this.webhooks.configure(instance.id, dto);
   }
 
   @Get('errors')
   @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [WEBHOOK_ERROR_EXAMPLE] })
+  @ApiOperation({
+    summary: "Show the webhooks' latest delivery errors",
+    description:
+      "The last 20 failed deliveries of this instance's webhooks: when, URL, event, the payload tried, the attempts, the final HTTP status when there was one and the error. Kept in memory: a restart forgets them.",
+  })
   errors(@CurrentInstance() instance: InstanceEntity) {
     return this.webhooks.errors({ instanceId: instance.id });
   }
 }
 
+@ApiArea('Admin')
 @Controller('globalwebhook')
 @UseGuards(AdminGuard)
 export class GlobalWebhookController {
@@ -46,6 +65,10 @@ export class GlobalWebhookController {
 
   @Get()
   @ApiReply(SCHEMAS.Webhook, { example: { ...WEBHOOK_EXAMPLE, events: ['messages', 'connection'] } })
+  @ApiOperation({
+    summary: 'Show the global webhook',
+    description: 'The global webhook, which receives the events of every instance: URL, `events`, `excludeMessages` filters and options.',
+  })
   get() {
     return this.webhooks.globalWebhook();
   }
@@ -53,12 +76,22 @@ export class GlobalWebhookController {
   @Post()
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Webhook, { example: { ...WEBHOOK_EXAMPLE, events: ['messages', 'connection'] } })
+  @ApiOperation({
+    summary: 'Configure the global webhook',
+    description:
+      'Sets the webhook that receives the events of every instance: its `url`, the `events` and the `excludeMessages` filters (`["wasSentByApi"]` recommended to avoid loops).',
+  })
   configure(@Body() dto: GlobalWebhookDto) {
     return this.webhooks.configureGlobal(dto);
   }
 
   @Get('errors')
   @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [{ ...WEBHOOK_ERROR_EXAMPLE, type: 'global' }] })
+  @ApiOperation({
+    summary: "Show the global webhook's latest delivery errors",
+    description:
+      'The last 20 failed deliveries of the global webhook: when, URL, event, the payload tried, the attempts, the final HTTP status and the error. Kept in memory: a restart forgets them.',
+  })
   async errors(@Res({ passthrough: true }) reply: FastifyReply) {
     void reply.header('X-Webhook-Error-Capture-Started-At', this.captureStartedAt);
     return this.webhooks.errors({ global: true });

@@ -19,6 +19,8 @@ import { ChatService } from './chat.service';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { CHAT_EXAMPLE, CHAT_TOTALS_EXAMPLE } from '../openapi/examples';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 const NOTE = 'Cliente prefere contato no período da tarde';
 
@@ -31,6 +33,12 @@ export class ChatController {
   @Post('labels')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatLabels, { example: { response: 'Labels updated successfully', editions: ['Added label 10 to chat', 'Removed label 5 from chat'] } })
+  @ApiArea('Labels')
+  @ApiOperation({
+    summary: "Set a chat's labels",
+    description:
+      'Changes the labels of one chat (`number`) in one of three ways: `labelids` sets the whole list (replacing the others), `add_labelid` adds one, `remove_labelid` removes one.',
+  })
   labels(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatLabelsDto) {
     return this.chats.setLabels(instance, dto);
   }
@@ -38,12 +46,22 @@ export class ChatController {
   @Post('block')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Blocklist, { example: { response: 'Blocked successfully', blockList: ['5511999999999@s.whatsapp.net', '5511888888888@s.whatsapp.net'] } })
+  @ApiArea('Blocks')
+  @ApiOperation({
+    summary: 'Block or unblock a contact',
+    description: 'Blocks (`block: true`) or unblocks a contact (`number`). A blocked contact cannot send messages to the instance, nor the instance to it.',
+  })
   block(@CurrentInstance() instance: InstanceEntity, @Body() dto: BlockDto) {
     return this.chats.block(instance, dto);
   }
 
   @Get('blocklist')
   @ApiReply(SCHEMAS.Blocklist, { example: { blockList: ['5511999999999@s.whatsapp.net', '5511888888888@s.whatsapp.net'] } })
+  @ApiArea('Blocks')
+  @ApiOperation({
+    summary: 'List the blocked contacts',
+    description: 'Every contact the account has blocked, as WhatsApp keeps it, updated as contacts are blocked and unblocked.',
+  })
   blocklist(@CurrentInstance() instance: InstanceEntity) {
     return this.chats.blocklist(instance);
   }
@@ -51,6 +69,12 @@ export class ChatController {
   @Post('editLead')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Chat, { example: CHAT_EXAMPLE })
+  @ApiArea('CRM')
+  @ApiOperation({
+    summary: "Edit a chat's lead",
+    description:
+      'Updates the CRM fields kept on a chat (`id`): ticket status, assigned attendant, kanban position, tags, name, notes and the custom `lead_field01` to `lead_field20`. Only the fields sent change; webhooks and SSE report the update.',
+  })
   editLead(@CurrentInstance() instance: InstanceEntity, @Body() dto: EditLeadDto) {
     return this.chats.editLead(instance, dto);
   }
@@ -60,6 +84,12 @@ export class ChatController {
   @ApiReply(SCHEMAS.ChatPage, {
     example: { chats: [CHAT_EXAMPLE], totalChatsStats: CHAT_TOTALS_EXAMPLE, pagination: { totalRecords: 1, limit: 20, offset: 0 } },
   })
+  @ApiArea('Chats')
+  @ApiOperation({
+    summary: 'Find chats',
+    description:
+      "Searches the instance's chats with filters on their fields, sorting and pagination. A filter value may start with an operator: `~` contains (the default), `!~` does not contain, `!=`, `>=`, `>`, `<=`, `<`.",
+  })
   find(@CurrentInstance() instance: InstanceEntity, @Body() dto: FindChatsDto) {
     return this.chats.find(instance, dto);
   }
@@ -67,6 +97,11 @@ export class ChatController {
   @Post('pin')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Response, { example: { response: 'Chat pinned' } })
+  @ApiArea('Chats')
+  @ApiOperation({
+    summary: 'Pin or unpin a chat',
+    description: 'Pins a chat (`pin: true`) at the top of the chat list, or unpins it; synced to every device of the account.',
+  })
   pin(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatPinDto) {
     return this.chats.pin(instance, dto);
   }
@@ -74,6 +109,11 @@ export class ChatController {
   @Post('archive')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Response, { example: { response: 'Chat updated successfully' } })
+  @ApiArea('Chats')
+  @ApiOperation({
+    summary: 'Archive or unarchive a chat',
+    description: 'Moves a chat to the archived chats (`archive: true`) or back; synced to every device, the messages are not touched.',
+  })
   archive(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatArchiveDto) {
     return this.chats.archive(instance, dto);
   }
@@ -81,6 +121,12 @@ export class ChatController {
   @Post('read')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Response, { example: { response: 'Chat read status updated successfully' } })
+  @ApiArea('Chats')
+  @ApiOperation({
+    summary: 'Mark a chat read or unread',
+    description:
+      'Marks a chat read (`read: true`: the unread count is cleared and read receipts are sent when enabled) or unread (it shows as pending; receipts already sent stay).',
+  })
   read(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatReadDto) {
     return this.chats.read(instance, dto);
   }
@@ -88,6 +134,11 @@ export class ChatController {
   @Post('mute')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Response, { example: { response: 'Chat mute settings updated successfully' } })
+  @ApiArea('Chats')
+  @ApiOperation({
+    summary: 'Mute a chat',
+    description: "Silences a chat's notifications: `muteEndTime` 8 (hours), 168 (a week), -1 (for ever) or 0 to unmute.",
+  })
   mute(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatMuteDto) {
     return this.chats.mute(instance, dto);
   }
@@ -101,6 +152,12 @@ export class ChatController {
       ephemeral: { enabled: true, seconds: 604800, label: '7d' },
     },
   })
+  @ApiArea('Chats')
+  @ApiOperation({
+    summary: 'Set disappearing messages in a private chat',
+    description:
+      'Sets the disappearing-messages timer of a private chat: `duration` `0` or `off` turns it off, `1d`, `7d` or `90d` turn it on. Groups use `/group/ephemeral`.',
+  })
   ephemeral(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatEphemeralDto) {
     return this.chats.ephemeral(instance, dto);
   }
@@ -108,6 +165,12 @@ export class ChatController {
   @Post('notes')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatNotes, { example: { chat: { ...CHAT_EXAMPLE, wa_notes: NOTE }, wa_notes: NOTE, source: 'local' } })
+  @ApiArea('Chats')
+  @ApiOperation({
+    summary: "Show a chat's notes",
+    description:
+      "The chat's internal notes (`wa_notes`) as stored by the gateway, available even while the session reconnects. `/chat/notes/refresh` reads them again from WhatsApp.",
+  })
   notes(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNotesDto) {
     return this.chats.notes(instance, dto);
   }
@@ -115,6 +178,12 @@ export class ChatController {
   @Post('notes/refresh')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatNotes, { example: { chat: { ...CHAT_EXAMPLE, wa_notes: NOTE }, wa_notes: NOTE, source: 'appstate_reload' } })
+  @ApiArea('Chats')
+  @ApiOperation({
+    summary: "Reload a chat's notes from WhatsApp",
+    description:
+      "Reads the chat's internal notes again from WhatsApp before answering them. Try `force: false` first; `force: true` does a heavier reload, as a repair.",
+  })
   refreshNotes(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNotesRefreshDto) {
     return this.chats.refreshNotes(instance, dto);
   }
@@ -123,6 +192,11 @@ export class ChatController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatNotesEdited, {
     example: { response: 'Chat notes updated', chat: { ...CHAT_EXAMPLE, wa_notes: NOTE }, wa_notes: NOTE, source: 'api' },
+  })
+  @ApiArea('Chats')
+  @ApiOperation({
+    summary: "Edit a chat's notes",
+    description: "Writes the chat's internal notes (`notes`) to WhatsApp's app state and stores them; an empty string clears them.",
   })
   editNotes(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNotesEditDto) {
     return this.chats.editNotes(instance, dto);
@@ -136,6 +210,12 @@ export class ChatController {
       actions: ['Chat deleted from WhatsApp', 'Chat deleted from database', 'Messages associated with chat deleted from database: 42'],
       errors: [],
     },
+  })
+  @ApiArea('Chats')
+  @ApiOperation({
+    summary: 'Delete a chat',
+    description:
+      "Deletes or clears a chat and its messages, in any combination: delete the chat on WhatsApp, clear its messages on WhatsApp, delete the chat from the gateway's database, delete only its messages from the database. Clearing wins when both WhatsApp options are sent.",
   })
   delete(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatDeleteDto) {
     return this.chats.deleteChat(instance, dto);

@@ -6,10 +6,13 @@ import { SCHEMAS } from '../openapi/schemas';
 import { ChatCheckDto, ChatDetailsDto, ChatNameAndImageDto, ContactAddDto, ContactListDto, ContactNumberDto } from './dto/contact.dto';
 import { CHAT_EXAMPLE } from '../openapi/examples';
 import { ContactService } from './contact.service';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 const CONTACT_EXAMPLE = { jid: '5511999999999@s.whatsapp.net', contact_name: 'João Silva', contact_FirstName: 'João' };
 
 /** The contacts the instance knows and the phone's address book: `/contacts`, `/contact/*`. */
+@ApiArea('Contacts')
 @Controller()
 @UseGuards(InstanceGuard)
 export class ContactController {
@@ -17,6 +20,11 @@ export class ContactController {
 
   @Get('contacts')
   @ApiReply(SCHEMAS.Contact, { isArray: true, example: [CONTACT_EXAMPLE] })
+  @ApiOperation({
+    summary: 'List the contacts',
+    description:
+      "The instance's WhatsApp contacts, with their JID and names: those of the phone's address book (`contactScope=address_book`, the default), the others (`outside_address_book`), or `all`.",
+  })
   list(@CurrentInstance() instance: InstanceEntity, @Query('contactScope') contactScope?: unknown) {
     return this.contacts.listAll(instance, contactScope);
   }
@@ -24,6 +32,11 @@ export class ContactController {
   @Post('contacts/list')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ContactPage, { example: { contacts: [CONTACT_EXAMPLE], totalDeviceContacts: 3, pagination: { totalRecords: 1, limit: 100, offset: 0 } } })
+  @ApiOperation({
+    summary: 'List the contacts, paginated',
+    description:
+      'The contacts, a page at a time (`limit`, `offset` in the body), of the scope chosen by `contactScope`. `GET /contacts` answers the whole list.',
+  })
   page(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactListDto) {
     return this.contacts.page(instance, dto);
   }
@@ -37,6 +50,11 @@ export class ContactController {
       contact: { jid: '5511999999999@s.whatsapp.net', name: 'João Silva', phone: '5511999999999' },
     },
   })
+  @ApiOperation({
+    summary: 'Add a contact to the address book',
+    description:
+      "Saves a contact (`phone`, `name`) in the phone's address book through WhatsApp's app state; `name` is used as both the full and the first name.",
+  })
   add(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactAddDto) {
     return this.contacts.add(instance, dto);
   }
@@ -48,6 +66,10 @@ export class ContactController {
       "The contact is removed from the phone's address book with Baileys' removeContact app-state mutation (REMOVE of ['contact', jid]). " +
       "No reference exists for that removal: no independent client builds it and WhatsApp Web's removal path was not found (docs/protocol.md)",
     example: { success: true, message: 'Contact removed successfully', removed_contact: { jid: '5511999999999@s.whatsapp.net', phone: '5511999999999' } },
+  })
+  @ApiOperation({
+    summary: 'Remove a contact from the address book',
+    description: "Removes a contact (`phone`) from the phone's address book through WhatsApp's app state.",
   })
   remove(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactNumberDto) {
     return this.contacts.remove(instance, dto);
@@ -69,6 +91,11 @@ export class ContactController {
       },
     ],
   })
+  @ApiOperation({
+    summary: 'Check numbers on WhatsApp',
+    description:
+      'Tells, for each of `numbers`, whether it is on WhatsApp, with its JID and verified name when there is one; group ids are recognised too, communities and their subgroups included.',
+  })
   check(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatCheckDto) {
     return this.contacts.check(instance, dto);
   }
@@ -76,6 +103,11 @@ export class ContactController {
   @Post('chat/details')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatDetails, { example: { ...CHAT_EXAMPLE, common_groups: '', image: '' } })
+  @ApiOperation({
+    summary: "Get a contact's or chat's full details",
+    description:
+      'Everything the gateway knows about a contact or group (`number`): the whole chat record with its names, lead fields and labels, and the profile picture URL, small (`preview: true`) or full size.',
+  })
   details(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatDetailsDto) {
     return this.contacts.details(instance, dto);
   }
@@ -85,6 +117,10 @@ export class ContactController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatNameAndImage, {
     example: { name: 'João Silva', wa_name: 'João', wa_contactName: 'João Silva', image: 'https://pps.whatsapp.net/v/t61.24694-24/…', imagePreview: '' },
+  })
+  @ApiOperation({
+    summary: "Get a contact's name and picture (older path)",
+    description: "A contact's or group's name and picture URL: uazapi 2.0's spelling, still called by published integrations. Not in uazapiGO 2.1's document.",
   })
   nameAndImage(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNameAndImageDto) {
     return this.contacts.nameAndImage(instance, dto);

@@ -6,8 +6,11 @@ import { LabelService } from './label.service';
 import { LABEL_EXAMPLE } from '../openapi/examples';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 /** The instance's labels: `/labels`, `/labels/refresh`, `/label/edit`. */
+@ApiArea('Labels')
 @Controller()
 @UseGuards(InstanceGuard)
 export class LabelController {
@@ -15,6 +18,7 @@ export class LabelController {
 
   @Get('labels')
   @ApiReply(SCHEMAS.Label, { isArray: true, example: [LABEL_EXAMPLE] })
+  @ApiOperation({ summary: 'List the labels', description: 'Every label of the instance (WhatsApp Business).' })
   list(@CurrentInstance() instance: InstanceEntity) {
     return this.labels.list(instance);
   }
@@ -31,6 +35,11 @@ export class LabelController {
       fullSync: false,
     },
   })
+  @ApiOperation({
+    summary: 'Reload the labels from WhatsApp',
+    description:
+      "Starts reading the labels again from WhatsApp in the background, and the chats' label associations with them; the answer says it started (or one is already running). `GET /labels` shows the result.",
+  })
   refresh(@CurrentInstance() instance: InstanceEntity, @Body() dto: RefreshLabelsDto, @Headers('x-request-id') requestId?: string) {
     return this.labels.refresh(instance, dto, requestId);
   }
@@ -38,6 +47,11 @@ export class LabelController {
   @Post('label/edit')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.LabelEdited, { example: { response: 'Label edited' } })
+  @ApiOperation({
+    summary: 'Create, edit or delete a label',
+    description:
+      'Send `labelid: "new"` to create a label (the next free id is given), a real `labelid` to change its `name` or `color`, or a real `labelid` with `delete: true` to delete it.',
+  })
   edit(@CurrentInstance() instance: InstanceEntity, @Body() dto: EditLabelDto) {
     return this.labels.edit(instance, dto);
   }

@@ -24,10 +24,12 @@ import {
 } from './dto/newsletter.dto';
 import { NEWSLETTER_EXAMPLE, NEWSLETTER_POST_EXAMPLE, POST_CHANGE_EXAMPLE } from './newsletter.examples';
 import { NewsletterService } from './newsletter.service';
+import { ApiArea } from '../openapi/api-areas';
 
 const DONE = { example: { response: true } };
 
 /** Channels (newsletters) the instance creates, follows and runs: `/newsletter/*`. */
+@ApiArea('Channels')
 @Controller('newsletter')
 @UseGuards(InstanceGuard)
 export class NewsletterController {
@@ -36,12 +38,17 @@ export class NewsletterController {
   @Post('create')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterResponse, { example: { response: NEWSLETTER_EXAMPLE } })
+  @ApiOperation({
+    summary: 'Create a channel',
+    description: 'Creates a WhatsApp channel (newsletter): `name` required, `description` and `picture` (URL, base64 or data URI, at most 1 MB) optional.',
+  })
   create(@CurrentInstance() instance: InstanceEntity, @Body() dto: CreateNewsletterDto) {
     return this.newsletters.create(instance, dto);
   }
 
   @Get('list')
   @ApiReply(SCHEMAS.NewsletterList, { example: { response: [{ ...NEWSLETTER_EXAMPLE, viewer_metadata: { mute: 'off', role: 'subscriber' } }] } })
+  @ApiOperation({ summary: 'List the followed channels', description: 'The channels the connected account follows.' })
   list(@CurrentInstance() instance: InstanceEntity) {
     return this.newsletters.list(instance);
   }
@@ -49,6 +56,7 @@ export class NewsletterController {
   @Post('info')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterResponse, { example: { response: NEWSLETTER_EXAMPLE } })
+  @ApiOperation({ summary: "Get a channel's details", description: "A channel's details, by its numeric `id` or its `jid`." })
   info(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
     return this.newsletters.info(instance, dto);
   }
@@ -56,6 +64,7 @@ export class NewsletterController {
   @Post('link')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterResponse, { example: { response: { ...NEWSLETTER_EXAMPLE, viewer_metadata: { mute: 'off', role: 'guest' } } } })
+  @ApiOperation({ summary: 'Find a channel by its invite key', description: "A channel's details from the key of its invite link." })
   link(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterLinkDto) {
     return this.newsletters.link(instance, dto);
   }
@@ -63,6 +72,11 @@ export class NewsletterController {
   @Post('messages')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterMessages, { example: { response: [NEWSLETTER_POST_EXAMPLE] } })
+  @ApiOperation({
+    summary: "Read a channel's posts",
+    description:
+      "Reads a channel's posts directly from WhatsApp (nothing stored is needed): the latest `count`, older ones with `beforeid`; with their views and reactions.",
+  })
   messages(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterMessagesDto) {
     return this.newsletters.messages(instance, dto);
   }
@@ -70,6 +84,7 @@ export class NewsletterController {
   @Post('updates')
   @HttpCode(HttpStatus.OK)
   @ApiOperation({
+    summary: "Read the updates of a channel's posts (no longer answered)",
     deprecated: true,
     description: 'WhatsApp no longer answers it: always 504 after checking the body. Views and reactions come with /newsletter/messages.',
   })
@@ -84,6 +99,7 @@ export class NewsletterController {
   @Post('follow')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: 'Follow a channel', description: 'The account follows the channel.' })
   follow(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
     return this.newsletters.subscription(instance, dto, 'follow');
   }
@@ -91,6 +107,7 @@ export class NewsletterController {
   @Post('unfollow')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: 'Unfollow a channel', description: 'The account stops following the channel.' })
   unfollow(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
     return this.newsletters.subscription(instance, dto, 'unfollow');
   }
@@ -98,6 +115,7 @@ export class NewsletterController {
   @Post('mute')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: 'Mute a channel', description: "Mutes the channel's notifications." })
   mute(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
     return this.newsletters.subscription(instance, dto, 'mute');
   }
@@ -105,6 +123,7 @@ export class NewsletterController {
   @Post('unmute')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: 'Unmute a channel', description: "Turns the channel's notifications on again." })
   unmute(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
     return this.newsletters.subscription(instance, dto, 'unmute');
   }
@@ -112,6 +131,7 @@ export class NewsletterController {
   @Post('name')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: 'Rename a channel', description: "Changes the channel's name." })
   updateName(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterNameDto) {
     return this.newsletters.updateName(instance, dto);
   }
@@ -119,6 +139,7 @@ export class NewsletterController {
   @Post('description')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: "Change a channel's description", description: "Changes the channel's description." })
   updateDescription(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterDescriptionDto) {
     return this.newsletters.updateDescription(instance, dto);
   }
@@ -126,6 +147,7 @@ export class NewsletterController {
   @Post('delete')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: 'Delete a channel', description: 'Deletes a channel the account owns.' })
   delete(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
     return this.newsletters.delete(instance, dto);
   }
@@ -133,6 +155,10 @@ export class NewsletterController {
   @Post('subscribe')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterLive, { example: { response: '5m0s' } })
+  @ApiOperation({
+    summary: "Subscribe to a channel's live updates",
+    description: "Subscribes for a while to WhatsApp's live updates of a channel and answers how long the subscription lasts; it creates no webhook event.",
+  })
   subscribe(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
     return this.newsletters.subscribe(instance, dto);
   }
@@ -140,6 +166,11 @@ export class NewsletterController {
   @Post('messages/edit')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterPostChange, { example: { response: POST_CHANGE_EXAMPLE } })
+  @ApiOperation({
+    summary: 'Edit a recent channel post',
+    description:
+      'Edits a recent post of the channel directly on WhatsApp, found by `messageid` or `serverid` among the latest posts; text, image, video and document posts only.',
+  })
   editPost(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPostEditDto) {
     return this.newsletters.editPost(instance, dto);
   }
@@ -147,6 +178,10 @@ export class NewsletterController {
   @Post('messages/delete')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterPostChange, { example: { response: POST_CHANGE_EXAMPLE } })
+  @ApiOperation({
+    summary: 'Delete a recent channel post',
+    description: 'Revokes a recent post of the channel directly on WhatsApp, found by `messageid` or `serverid` among the latest posts.',
+  })
   deletePost(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPostDto) {
     return this.newsletters.deletePost(instance, dto);
   }
@@ -154,6 +189,7 @@ export class NewsletterController {
   @Post('viewed')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: 'Mark channel posts viewed', description: 'Marks the posts `serverids` of the channel as viewed.' })
   viewed(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterViewedDto) {
     return this.newsletters.viewed(instance, dto);
   }
@@ -161,6 +197,10 @@ export class NewsletterController {
   @Post('reaction')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({
+    summary: 'React to a channel post',
+    description: "Sets, changes or (with an empty `reaction`) removes the account's reaction to the post `serverid`; `reactionmessageid` is optional.",
+  })
   react(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterReactionDto) {
     return this.newsletters.react(instance, dto);
   }
@@ -168,6 +208,7 @@ export class NewsletterController {
   @Post('picture')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: "Change a channel's picture", description: "Sets the channel's picture from a URL, base64 or data URI (at most 1 MB)." })
   picture(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPictureDto) {
     return this.newsletters.picture(instance, dto);
   }
@@ -175,6 +216,10 @@ export class NewsletterController {
   @Post('settings')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({
+    summary: "Change a channel's settings",
+    description: 'Sets which reactions the channel accepts (`reactionCodes`: `all`, `basic`, `none` or `blocklist`).',
+  })
   settings(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterSettingsDto) {
     return this.newsletters.settings(instance, dto);
   }
@@ -182,6 +227,10 @@ export class NewsletterController {
   @Post('search')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterSearch, { example: { response: { after: 'YXJyYXljb25uZWN0aW9uOjIw', data: [NEWSLETTER_EXAMPLE] } } })
+  @ApiOperation({
+    summary: 'Search public channels',
+    description: "Searches WhatsApp's directory of public channels, by `searchText`, `countryCodes` and `view`; `after` fetches the next page.",
+  })
   search(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterSearchDto) {
     return this.newsletters.search(instance, dto);
   }
@@ -189,6 +238,7 @@ export class NewsletterController {
   @Post('admin/invite')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: 'Invite a channel admin', description: 'Invites the `phone` to become an admin of the channel.' })
   inviteAdmin(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPhoneDto) {
     return this.newsletters.admin(instance, dto, 'invite');
   }
@@ -196,6 +246,7 @@ export class NewsletterController {
   @Post('admin/accept')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: 'Accept a channel admin invitation', description: 'Accepts a pending invitation to be an admin of the channel.' })
   acceptAdmin(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto) {
     return this.newsletters.acceptAdmin(instance, dto);
   }
@@ -203,6 +254,7 @@ export class NewsletterController {
   @Post('admin/remove')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: 'Remove a channel admin', description: 'Removes the admin whose `phone` is given from the channel.' })
   removeAdmin(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPhoneDto) {
     return this.newsletters.admin(instance, dto, 'remove');
   }
@@ -210,6 +262,7 @@ export class NewsletterController {
   @Post('admin/revoke')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({ summary: 'Revoke a channel admin invitation', description: 'Cancels the pending admin invitation of the `phone`.' })
   revokeAdmin(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPhoneDto) {
     return this.newsletters.admin(instance, dto, 'revoke');
   }
@@ -217,6 +270,10 @@ export class NewsletterController {
   @Post('owner/transfer')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.NewsletterDone, DONE)
+  @ApiOperation({
+    summary: "Transfer a channel's ownership",
+    description: 'Makes `phone` the owner of the channel; `quitAdmin: true` also drops the former owner from the admins.',
+  })
   transferOwner(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterOwnerDto) {
     return this.newsletters.transferOwner(instance, dto);
   }

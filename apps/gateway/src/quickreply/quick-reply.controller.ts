@@ -7,8 +7,11 @@ import { QuickReplyEditDto } from './dto/quick-reply-edit.dto';
 import { QuickReplyErrorFilter, QuickReplyRecordErrorFilter } from './quick-reply-errors.filter';
 import { QUICK_REPLY_EDITED_EXAMPLE, QUICK_REPLY_EXAMPLE, QUICK_REPLY_MEDIA_EXAMPLE } from './quick-reply.examples';
 import { QuickReplyService } from './quick-reply.service';
+import { ApiArea } from '../openapi/api-areas';
+import { ApiOperation } from '@nestjs/swagger';
 
 /** The instance's quick replies: uazapi's `/quickreply/edit` and `/quickreply/showall`, and the seed's `GET /quick-replies/{id}`. */
+@ApiArea('Quick replies')
 @Controller()
 @UseGuards(InstanceGuard)
 export class QuickReplyController {
@@ -31,6 +34,11 @@ export class QuickReplyController {
       'internal',
     ],
   })
+  @ApiOperation({
+    summary: 'Create, update or delete a quick reply',
+    description:
+      "Stores canned answers, text or media, for a front end to offer: without `id` one is created, with `id` updated, with `delete: true` and the `id` removed. Quick replies that came from WhatsApp (`onWhatsApp: true`) follow uazapiGO 2.1.1's rules. The API stores them; it never sends them by itself.",
+  })
   editQuickReply(@CurrentInstance() instance: InstanceEntity, @Body() dto: QuickReplyEditDto) {
     return this.quickReplies.edit(instance, dto);
   }
@@ -38,6 +46,7 @@ export class QuickReplyController {
   @Get('quickreply/showall')
   @UseFilters(QuickReplyErrorFilter)
   @ApiReply(SCHEMAS.QuickReply, { isArray: true, example: [QUICK_REPLY_EXAMPLE, QUICK_REPLY_MEDIA_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  @ApiOperation({ summary: 'List the quick replies', description: 'Every quick reply of the instance.' })
   listQuickReplies(@CurrentInstance() instance: InstanceEntity) {
     return this.quickReplies.showAll(instance);
   }
@@ -45,6 +54,7 @@ export class QuickReplyController {
   @Get('quick-replies/:id')
   @UseFilters(QuickReplyRecordErrorFilter)
   @ApiReply(SCHEMAS.QuickReply, { example: QUICK_REPLY_EXAMPLE, errors: ['invalid_token_coded', 'quick_reply_not_found', 'internal'] })
+  @ApiOperation({ summary: 'Show one quick reply', description: "One quick reply by its `id`. Not in uazapiGO's document." })
   getQuickReply(@CurrentInstance() instance: InstanceEntity, @Param('id') id: string) {
     return this.quickReplies.get(instance, id);
   }

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { startGateway, type GatewayHarness } from '../../test/support/gateway-harness';
 import { CONSOLE_CSP } from '../console/console.routes';
+import { API_AREAS } from './api-areas';
 import { compareWithReference, describeGap, loadReference, operationKey, operationsOf } from './reference-compare';
 
 const REPO_ROOT = resolve(__dirname, '../../../..');
@@ -134,6 +135,40 @@ describe('OpenAPI document', () => {
     expect(schemas.ProxyChanged.properties?.rotated).toMatchObject({ type: 'boolean' });
     const proxy = paths['/instance/proxy'].post.responses['200'].content?.['application/json'];
     expect(proxy?.examples?.rotated?.value).toMatchObject({ rotated: true });
+  });
+
+  it('gives every operation a summary, a description and exactly one area of the closed list, which the document lists', () => {
+    expect(document.tags).toEqual(Object.entries(API_AREAS).map(([name, description]) => ({ name, description })));
+    const paths = document.paths as Record<string, Record<string, { summary?: string; description?: string; tags?: string[] }>>;
+    const wrong: string[] = [];
+    for (const operation of operationsOf(document)) {
+      const { summary, description, tags } = paths[operation.path][operation.method.toLowerCase()];
+      if (!summary?.trim()) wrong.push(`${operation.key}: no summary`);
+      if (!description?.trim()) wrong.push(`${operation.key}: no description`);
+      if (tags?.length !== 1 || !(tags[0] in API_AREAS)) wrong.push(`${operation.key}: tags ${JSON.stringify(tags)}`);
+    }
+    expect(wrong).toEqual([]);
+    expect(paths['/send/text'].post.tags).toEqual(['Send']);
+    expect(paths['/instance/proxy'].post.tags).toEqual(['Proxy']);
+  });
+
+  it('holds no bare "string" placeholder in any example (a JSON schema\'s own `type: "string"` aside)', () => {
+    const placeholders: string[] = [];
+    const scan = (value: unknown, where: string): void => {
+      if (value === 'string' && !where.endsWith('.type')) placeholders.push(where);
+      else if (value && typeof value === 'object') for (const [key, inner] of Object.entries(value)) scan(inner, `${where}.${key}`);
+    };
+    const visit = (node: unknown, where: string): void => {
+      if (!node || typeof node !== 'object') return;
+      for (const [key, inner] of Object.entries(node)) {
+        if (key === 'example') scan(inner, `${where}.example`);
+        else if (key === 'examples' && inner && typeof inner === 'object')
+          for (const [name, entry] of Object.entries(inner)) scan((entry as { value?: unknown }).value ?? entry, `${where}.examples.${name}`);
+        else visit(inner, `${where}.${key}`);
+      }
+    };
+    visit(document, '');
+    expect(placeholders).toEqual([]);
   });
 
   it("declares every {parameter} of every path as a required path parameter (the Chatwoot webhook's {secret} too)", () => {

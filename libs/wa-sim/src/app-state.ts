@@ -20,6 +20,28 @@ function collectionOf(account: Account, name: string): AppStateCollection {
   return collection;
 }
 
+/**
+ * The collection's LT hash at its version: every stored mutation mixed in order (index MAC, value MAC),
+ * as a client that applied them all holds it. The server cannot decrypt values, but the MACs are in the
+ * clear (the record's index blob, the value blob's last 32 bytes), so it is computed without keys. A
+ * patch the phone authors carries the snapshot MAC of this hash, as a real client's does: another device
+ * checks it against its own (whatsmeow ErrMismatchingLTHash, rc14 "LTHash verification failed").
+ */
+function lthashOf(collection: AppStateCollection): { version: number; hash: Buffer; indexValueMap: Record<string, { valueMac: Uint8Array }> } {
+  let state = newLTHashState();
+  for (const stored of collection.patches) {
+    const generator = makeLtHashGenerator(state);
+    for (const mutation of proto.SyncdPatch.decode(stored.bytes).mutations ?? []) {
+      const record = mutation.record;
+      if (!record?.index?.blob || !record.value?.blob) continue;
+      const operation = mutation.operation ?? proto.SyncdMutation.SyncdOperation.SET;
+      generator.mix({ indexMac: record.index.blob, valueMac: Buffer.from(record.value.blob).subarray(-32), operation });
+    }
+    state = { ...state, ...generator.finish() };
+  }
+  return { ...state, version: collection.version };
+}
+
 /** Appends a patch, stamping the next version (clients omit it on upload). */
 export function storePatch(account: Account, name: string, patch: proto.ISyncdPatch): number {
   const collection = collectionOf(account, name);
@@ -59,7 +81,7 @@ export interface AppStateServing {
  * `<collection name="regular_low" type="error"><error code="409" text="conflict"/><patches><patch>…`;
  * whatsmeow's sendAppState applies those patches and sends again).
  */
-export async function handleAppStateIq(account: Account, iq: BinaryNode, serving?: AppStateServing): Promise<AppStateResult> {
+export async function handleAppStateIq(account: Account, iq: BinaryNode, serving?: AppStateServing, forge?: Forger): Promise<AppStateResult> {
   const replies: Array<BinaryNode | Promise<BinaryNode>> = [];
   const changed: Array<{ name: string; version: number }> = [];
   for (const request of children(child(iq, 'sync'), 'collection')) {
@@ -94,30 +116,107 @@ export async function handleAppStateIq(account: Account, iq: BinaryNode, serving
     const since = Number(request.attrs.version ?? '0');
     const version = collection.version;
     if (serving?.snapshot && request.attrs.return_snapshot === 'true' && version > 0) {
-      const snapshot = snapshotOf(account, name, collection);
-      replies.push(externalBlob(serving.media, snapshot).then((ref) => node('collection', { name, version: String(version) }, [node('snapshot', {}, ref)])));
+      const forgery = forge?.(name);
+      const snapshot = forgery
+        ? forgedSnapshot(account, name, snapshotOf(account, name, collection), forgery)
+        : Promise.resolve(snapshotOf(account, name, collection));
+      replies.push(
+        snapshot
+          .then((bytes) => externalBlob(serving.media, bytes))
+          .then((ref) => node('collection', { name, version: String(version) }, [node('snapshot', {}, ref)])),
+      );
       continue;
     }
-    const newer = collection.patches.filter((p) => p.version > since);
+    const newer = collection.patches.filter((p) => p.version > since).map((p) => p.bytes);
+    const forgery = newer.length ? forge?.(name) : undefined;
     replies.push(
-      Promise.all(newer.map((p) => servedPatch(p.bytes, serving))).then((patches) =>
-        node(
-          'collection',
-          { name, version: String(version) },
-          patches.length
-            ? [
-                node(
-                  'patches',
-                  {},
-                  patches.map((bytes) => node('patch', {}, bytes)),
-                ),
-              ]
-            : undefined,
+      (forgery ? forgedPatch(account, name, newer, forgery) : Promise.resolve(newer))
+        .then((stored) => Promise.all(stored.map((bytes) => servedPatch(bytes, serving))))
+        .then((patches) =>
+          node(
+            'collection',
+            { name, version: String(version) },
+            patches.length
+              ? [
+                  node(
+                    'patches',
+                    {},
+                    patches.map((bytes) => node('patch', {}, bytes)),
+                  ),
+                ]
+              : undefined,
+          ),
         ),
-      ),
     );
   }
   return { reply: iqResult(iq, [node('sync', {}, await Promise.all(replies))]), changed };
+}
+
+/** What a forged answer carries instead of the newest mutation's value (the `app-state-bad-mac` fault). */
+export interface Forgery {
+  value?: Record<string, unknown>;
+}
+/** Asked once per collection about to be served with content: the forgery to play on it, if any (consumes a use of the fault). */
+export type Forger = (collection: string) => Forgery | undefined;
+
+/**
+ * A record whose value is `forgery.value` (merged over the genuine value, keeping its timestamp), encrypted
+ * with the account's key, but with the genuine value MAC: its content MAC no longer matches.
+ */
+async function forgedRecord(
+  account: Account,
+  name: string,
+  record: proto.ISyncdRecord,
+  operation: proto.SyncdMutation.SyncdOperation,
+  forgery: Forgery,
+): Promise<proto.ISyncdRecord> {
+  const { keyId, get } = keyFetcher(account);
+  let decoded: { index: unknown; syncAction: proto.ISyncActionData } | undefined;
+  await decodeSyncdPatch(
+    proto.SyncdPatch.fromObject({ mutations: [{ operation, record }], keyId: record.keyId, version: { version: 0 } }),
+    name as WAPatchName,
+    newLTHashState(),
+    get,
+    (mutation) => {
+      decoded = mutation as unknown as { index: unknown; syncAction: proto.ISyncActionData };
+    },
+    false,
+  );
+  if (!decoded) return record;
+  const genuine = proto.SyncActionValue.fromObject(decoded.syncAction.value ?? {}).toJSON();
+  const value = proto.SyncActionValue.fromObject({ ...genuine, ...(forgery.value ?? {}), timestamp: genuine.timestamp });
+  const index = typeof decoded.index === 'string' ? (JSON.parse(decoded.index) as string[]) : (decoded.index as string[]);
+  const { patch } = await encodeSyncdPatch(
+    { type: name as WAPatchName, index, syncAction: value, apiVersion: decoded.syncAction.version ?? 1, operation },
+    keyId,
+    newLTHashState(),
+    get,
+  );
+  const encrypted = Buffer.from(patch.mutations![0].record!.value!.blob!);
+  const genuineMac = Buffer.from(record.value?.blob ?? []).subarray(-32);
+  return { ...record, value: { blob: Buffer.concat([encrypted.subarray(0, -32), genuineMac]) } };
+}
+
+/** The patches to serve with the newest one's last mutation forged (the stored patches are not touched). */
+async function forgedPatch(account: Account, name: string, patches: Buffer[], forgery: Forgery): Promise<Buffer[]> {
+  const last = proto.SyncdPatch.decode(patches[patches.length - 1]);
+  const mutation = last.mutations?.[last.mutations.length - 1];
+  if (!mutation?.record) return patches;
+  mutation.record = proto.SyncdRecord.fromObject(
+    await forgedRecord(account, name, mutation.record, mutation.operation ?? proto.SyncdMutation.SyncdOperation.SET, forgery),
+  );
+  return [...patches.slice(0, -1), Buffer.from(proto.SyncdPatch.encode(last).finish())];
+}
+
+/** A snapshot whose last record is forged (its snapshot MAC is the genuine one). */
+async function forgedSnapshot(account: Account, name: string, bytes: Buffer, forgery: Forgery): Promise<Buffer> {
+  const snapshot = proto.SyncdSnapshot.decode(bytes);
+  const record = snapshot.records?.[snapshot.records.length - 1];
+  if (!record) return bytes;
+  snapshot.records[snapshot.records.length - 1] = proto.SyncdRecord.fromObject(
+    await forgedRecord(account, name, record, proto.SyncdMutation.SyncdOperation.SET, forgery),
+  );
+  return Buffer.from(proto.SyncdSnapshot.encode(snapshot).finish());
 }
 
 /** A stored patch as served: its mutations moved to a blob when they are over the size. */
@@ -192,7 +291,7 @@ function keyFetcher(account: Account) {
 export async function phonePatch(account: Account, jid: string, mod: ChatModification): Promise<{ name: string; version: number }> {
   const create = chatModificationToAppPatch(mod, jid);
   const { keyId, get } = keyFetcher(account);
-  const state = { ...newLTHashState(), version: collectionOf(account, create.type).version };
+  const state = lthashOf(collectionOf(account, create.type));
   const { patch } = await encodeSyncdPatch(create, keyId, state, get);
   return { name: create.type, version: storePatch(account, create.type, patch) };
 }
@@ -200,7 +299,7 @@ export async function phonePatch(account: Account, jid: string, mod: ChatModific
 /** The phone makes an app-state mutation of its own, of any kind (a chat note, a setting…), as Baileys' appPatch encodes one. */
 export async function phoneAppPatch(account: Account, create: Parameters<typeof encodeSyncdPatch>[0]): Promise<{ name: string; version: number }> {
   const { keyId, get } = keyFetcher(account);
-  const state = { ...newLTHashState(), version: collectionOf(account, create.type).version };
+  const state = lthashOf(collectionOf(account, create.type));
   const { patch } = await encodeSyncdPatch(create, keyId, state, get);
   return { name: create.type, version: storePatch(account, create.type, patch) };
 }

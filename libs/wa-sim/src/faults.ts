@@ -96,6 +96,24 @@ export interface AppStateConflictRule {
 }
 
 /**
+ * The server hands a device a patch (or a snapshot) whose MAC does not match its content: in the next
+ * `count` answers that carry `collection` (any, if omitted) to the device, the newest mutation's value is
+ * replaced by `value` (a SyncActionValue, e.g. `{"labelEditAction": {"name": "Forged"}}`; default: the same
+ * value encrypted again) under the account's key, while its value MAC, the patch MAC and the snapshot MAC
+ * stay the genuine ones — a patch corrupted or forged between its author and the device. A client that
+ * checks MACs refuses it (whatsmeow appstate ErrMismatchingContentMAC, then ErrMismatchingLTHash; rc14
+ * skips the record and warns "LTHash verification failed") and fetches the collection again; one that
+ * does not applies the forged value. What is stored is not touched: the next answer is genuine.
+ */
+export interface AppStateBadMacRule {
+  kind: 'app-state-bad-mac';
+  collection?: string;
+  value?: Record<string, unknown>;
+  device?: string;
+  count?: number;
+}
+
+/**
  * The phone's next `count` QR scans find the companion's registration refreshed: the server sends the
  * companion `<notification type="companion_reg_refresh"><companion_reg_refresh/></notification>` and
  * retires the ADV secret the scanned QR carried, so that scan and any later one of a QR with that
@@ -160,6 +178,7 @@ export type FaultRule =
   | AppStateFaultRule
   | AppStateExternalRule
   | AppStateConflictRule
+  | AppStateBadMacRule
   | RegRefreshRule
   | PairCodeRefusedRule
   | ClientOutdatedRule
@@ -197,6 +216,7 @@ const RULE_KINDS = new Set([
   'app-state',
   'app-state-external',
   'app-state-conflict',
+  'app-state-bad-mac',
   'reg-refresh',
   'pair-code-refused',
   'client-outdated',
@@ -273,6 +293,17 @@ export function parseFaultRequest(body: unknown): FaultRequest {
       const jid = optString('jid');
       if (!jid || !b.mod || typeof b.mod !== 'object') throw new SimError(400, 'app-state-conflict needs "jid" and "mod" (a chat modification)');
       return { kind, jid, mod: b.mod as Record<string, unknown>, device: optString('device'), count: optNumber('count') ?? 1 };
+    }
+    case 'app-state-bad-mac': {
+      if (b.value !== undefined && (!b.value || typeof b.value !== 'object' || Array.isArray(b.value)))
+        throw new SimError(400, 'app-state-bad-mac "value" must be a SyncActionValue object');
+      return {
+        kind,
+        collection: optString('collection'),
+        value: b.value as Record<string, unknown> | undefined,
+        device: optString('device'),
+        count: optNumber('count') ?? 1,
+      };
     }
     case 'reg-refresh':
       return { kind, device: optString('device'), count: optNumber('count') ?? 1 };

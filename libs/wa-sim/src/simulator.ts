@@ -13,7 +13,7 @@ import { AccountRegistry, deviceRefKey, digitsOnly } from './accounts';
 import type { LinkedDevice } from './accounts';
 import type { Account, DeviceDeclaration, DeviceRef, InboxEntry, OutboxEntry, PairingMethod, ReceiptType } from './accounts';
 import { decodeAppState, handleAppStateIq, modificationCollection, phoneChats, phonePatch } from './app-state';
-import type { DecodedMutation, PhoneChat } from './app-state';
+import type { DecodedMutation, Forger, PhoneChat } from './app-state';
 import { addressBookOf, type AddressBookEntry } from './app-state';
 import { phoneNotes, phoneWriteNote, type PhoneNote } from './notes';
 import { ProfileStore, type ProfilePicture } from './profile';
@@ -671,7 +671,12 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     }
     const external = this.media ? this.faults.peek('app-state-external', matches) : undefined;
     const serving = external && this.media ? { media: this.media, snapshot: external.snapshot, externalAbove: external.externalAbove } : undefined;
-    const { reply, changed } = await handleAppStateIq(device.account, iq, serving);
+    // A forged answer (the `app-state-bad-mac` fault): the next content served of the collection does not match its MAC.
+    const forge: Forger = (name) => {
+      const rule = this.faults.take('app-state-bad-mac', matches, (candidate) => !candidate.collection || candidate.collection === name);
+      return rule ? { value: rule.value } : undefined;
+    };
+    const { reply, changed } = await handleAppStateIq(device.account, iq, serving, forge);
     if (changed.length) this.announceAppState(device.account, changed, device);
     if (changed.some((collection) => collection.name === 'critical_block'))
       void this.profiles.applyPushName(device.account).catch((error: unknown) => this.logger.warn({ err: error }, 'push name not applied'));

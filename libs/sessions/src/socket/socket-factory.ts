@@ -4,6 +4,7 @@ import { type Logger, SsrfGuard } from '@gw/platform';
 import { DEFAULT_CONNECTION_CONFIG, makeWASocket, type AuthenticationState, type WABrowserDescription, type WASocket } from '../baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
 import { surfaceAppStateConflicts } from './app-state-conflicts';
+import { AppStateRecovery } from './app-state-recovery';
 import { browserTuple, isBrowserProfile } from './browser-profile';
 import { decryptedBuffer } from './decrypted-buffer';
 import { historySocketOptions } from './history-sync-limit';
@@ -42,9 +43,11 @@ export class SocketFactory {
   create(request: SocketRequest): WASocket {
     const { instance } = request;
     const network = networkOptions(instance.proxy, this.config.simulator, this.guard);
+    // A collection whose patch did not match its MACs is fetched again from its snapshot (rc14 only skips the patch).
+    const recovery = new AppStateRecovery(request.logger);
     const socket = makeWASocket({
       auth: request.auth,
-      logger: baileysLogger(request.logger),
+      logger: recovery.watch(baileysLogger(request.logger)),
       browser: this.browser(instance),
       version: this.waVersion.version,
       // Online presence on connect silences the phone's notifications; presence is set on request only.
@@ -55,7 +58,8 @@ export class SocketFactory {
       // pairing code is bound to this socket's ephemeral key, so one ref must outlive the code.
       ...(request.pairingCode ? { qrTimeout: this.config.pairCodeTtlMs + 60_000 } : {}),
       ...network,
-      // App state as whatsmeow reads it: a snapshot or patch whose MAC does not match is refused (rc14 skips the checks by default).
+      // App state as whatsmeow reads it: a snapshot or patch whose MAC does not match is refused (rc14 skips the checks by default),
+      // and the collection fetched again (AppStateRecovery).
       appStateMacVerification: { patch: true, snapshot: true },
       // Fenced or closed stores fail at once; a few quick retries cover a database blip.
       transactionOpts: { maxCommitRetries: 5, delayBetweenTriesMs: 500 },
@@ -67,6 +71,7 @@ export class SocketFactory {
     receiveMessagesInOrder(socket, request.logger);
     // An app-state patch WhatsApp refused as stale (409) fails, to be sent again, instead of passing as stored.
     surfaceAppStateConflicts(socket);
+    recovery.attach(socket);
     // App-state collections we read beside Baileys download their blobs through the instance's proxy too.
     rememberFetchOptions(socket, network);
     return socket;

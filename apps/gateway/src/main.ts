@@ -5,6 +5,7 @@ import { AdminTokenService } from './admin/admin-token.service';
 import { embeddedServices } from './runtime/embedded-services';
 import { loadGatewayConfig } from './runtime/gateway-config';
 import { createHttpApp } from './runtime/http-app';
+import { adminTokenCommand } from './runtime/admin-token-command';
 import { openRuntime, openStore } from './runtime/runtime';
 import { readSandboxPorts, startSandboxSimulator } from './runtime/sandbox-simulator';
 
@@ -12,7 +13,7 @@ import { readSandboxPorts, startSandboxSimulator } from './runtime/sandbox-simul
 const say = (text: string) => process.stderr.write(`${text}\n`);
 
 /**
- * `npm run admin-token` (`main.js admin-token [--sandbox]`): rotates the operator's token and prints the
+ * `npm run -s admin-token [-- --sandbox]` (`main.js admin-token [--sandbox]`): rotates the operator's token and prints the
  * new one, whether the gateway runs or not; the only way back in when the token printed at first start
  * is lost (only its hash is stored).
  */
@@ -73,11 +74,11 @@ async function main(): Promise<void> {
   // Only once the gateway listens, so a start that fails does not use up a first token nobody can read.
   const { generated } = await app.get(AdminTokenService).initialise(config.adminToken);
   if (generated) {
-    // Printed once, on the first start; only its hash is stored (npm run admin-token makes a new one).
-    say(`\nAdmin token (shown once; npm run admin-token${config.sandbox ? ' -- --sandbox' : ''} makes a new one): ${generated}\n`);
+    // Printed once, on the first start; only its hash is stored (the command makes a new one).
+    say(`\nAdmin token (shown once; ADMIN=$(${adminTokenCommand(config.sandbox)}) makes a new one): ${generated}\n`);
   }
   logger.info({ port: config.port, embedded: runtime.embedded, sandbox: config.sandbox }, 'gateway listening');
-  say(`Console: http://localhost:${config.port}/manager (sign in with the admin token)`);
+  say(`Console: http://localhost:${config.port}/manager (sign in with the admin token; lost it? ${adminTokenCommand(config.sandbox)})`);
   if (simulator) say(`Sandbox simulator control API: ${simulator.controlUrl} (its phones are also in the console)`);
 
   let stopping = false;

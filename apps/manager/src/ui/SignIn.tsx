@@ -50,7 +50,8 @@ export function SignIn({ onSignedIn }: { onSignedIn: (credentials: Credentials) 
           Sign in
         </Button>
         <p class="muted small">
-          The token stays in this tab only (sessionStorage). Lost the admin token? <code>npm run admin-token</code> prints a new one.
+          The token stays in this tab only (sessionStorage). Lost the admin token? <code>npm run -s admin-token</code> prints a new one (
+          <code>npm run -s admin-token -- --sandbox</code> for <code>npm run sandbox</code>).
         </p>
       </form>
     </main>

@@ -24,7 +24,14 @@ describe('sends when the connection dies mid-send (issue 34)', () => {
   const settled = (status: string) => status !== 'Pending' && status !== 'Queued' && status !== '';
 
   beforeAll(async () => {
-    await stack.start({}, undefined, { sendAckTimeoutMs: 3_000, unackedResendAfterMs: 4_000, unackedGiveUpMs: 20_000, unackedSweepMs: 500 });
+    // A send waits 2 s (production: 15 s) for a new socket, so a reconnect longer than that is quick to play.
+    await stack.start({}, undefined, {
+      sendAckTimeoutMs: 3_000,
+      sendReconnectWaitMs: 2_000,
+      unackedResendAfterMs: 4_000,
+      unackedGiveUpMs: 20_000,
+      unackedSweepMs: 500,
+    });
     ({ token, id: instanceId, phone } = await stack.connectedInstance('survivor'));
     contact = nextPhone('5541');
     await stack.control('POST', '/sim/accounts', { phone: contact, name: 'Cliente' });
@@ -125,6 +132,64 @@ describe('sends when the connection dies mid-send (issue 34)', () => {
     expect(body.status === 'Pending' || ['Sent', 'Delivered', 'Read'].includes(body.status)).toBe(true);
     const arrivals = (await stack.inbox(contact, 1_000)).filter((entry) => entry.id === body.messageid);
     expect(arrivals).toHaveLength(1);
+  }, 60_000);
+
+  const updateEvents = async (messageId: string) =>
+    (
+      (await stack.db.dataSource.query(
+        `SELECT payload FROM outbox_events WHERE instance_id = $1 AND event_type = 'messages_update' ORDER BY id DESC LIMIT 50`,
+        [instanceId],
+      )) as Array<{ payload: Record<string, unknown> }>
+    )
+      .map((event) => JSON.stringify(event.payload))
+      .filter((payload) => payload.includes(messageId));
+
+  // docs/guarantees.md, "a sync send whose connection stays down longer than it waits".
+  it('should fail a sync send visibly and never send it when the connection goes before it went out and stays down longer than the send waits', async () => {
+    await connected();
+    // The typing delay holds the send before it goes out; the server goes away meanwhile, for longer than the 2 s wait.
+    const sending = stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: 'fora do ar', delay: 1_500 } });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await stack.control('POST', '/sim/faults', { kind: 'restart', downMs: 6_000 });
+    const { status, body } = await sending;
+    expect(status).toBe(502);
+    expect(body.error).toMatch(/connection to WhatsApp was lost before the message was sent and was not back within 2 s: not sent/);
+    const [row] = await rows([body.messageid]);
+    expect(row).toMatchObject({ status: 'Failed' });
+    expect(row.error).toMatch(/not sent/);
+    // (No messages_update for it yet: the HTTP answer carries the failure; docs/guarantees.md names the gap.)
+    // Back, and a while later: never sent, still Failed.
+    await connected();
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    expect((await stack.inbox(contact, 1_000)).filter((entry) => textOf(entry) === 'fora do ar')).toEqual([]);
+    expect((await rows([body.messageid]))[0]).toMatchObject({ status: 'Failed' });
+  }, 60_000);
+
+  it('should keep a sync send that went out Pending, never Failed, when its connection goes before the ack and stays down longer than the send waits, and deliver it once', async () => {
+    await connected();
+    // Routed to the phone, its ack held back; the server goes away before the ack, for longer than the 2 s wait.
+    await stack.control('POST', '/sim/faults', { kind: 'ack', mode: 'drop', device: phone, count: 1 });
+    const sending = stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: 'saiu sem ack' } });
+    await waitFor(
+      () => stack.inbox(contact, 200),
+      (entries) => entries.some((entry) => textOf(entry) === 'saiu sem ack'),
+      10_000,
+      'the message at the phone',
+    );
+    await stack.control('POST', '/sim/faults', { kind: 'restart', downMs: 6_000 });
+    const { status, body } = await sending;
+    expect(status).toBe(200);
+    expect(body.status).toBe('Pending');
+    await connected();
+    const [row] = await waitFor(
+      () => rows([body.messageid]),
+      (list) => list.length === 1 && settled(list[0].status),
+      30_000,
+      'the send settled',
+    );
+    expect(['Sent', 'Delivered', 'Read']).toContain(row.status);
+    expect((await updateEvents(body.messageid)).some((payload) => payload.includes('Failed'))).toBe(false);
+    expect((await stack.inbox(contact, 1_000)).filter((entry) => textOf(entry) === 'saiu sem ack')).toHaveLength(1);
   }, 60_000);
 
   it('should fail a send the server never acks, with the reason and its messages_update event', async () => {

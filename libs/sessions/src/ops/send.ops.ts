@@ -145,6 +145,12 @@ export function sendOps({ ledger, builder, chats, limits, logger, config }: Send
           await ledger.unrelay(session.lease, request);
           throw new RpcError(ErrorCode.NotConnected, `the connection to WhatsApp was lost before the message was sent: ${(error as Error).message}`);
         }
+        if (isConnectionLoss(error) && relayed) {
+          // It went out on an earlier socket that closed before the server's ack: it may have arrived, so a
+          // lost connection never fails it (no "Failed but delivered"). Pending with its copy (kept below):
+          // the unacked sweep relays it again with its id once a socket is open, or fails it with the reason.
+          break;
+        }
         // Baileys fetches a group's metadata to send to it: a group WhatsApp does not show us is the
         // client's mistake (a 404, and PERMANENT for the async queue), not WhatsApp refusing the message.
         const unknownGroup = isUnknownGroup(request.chatJid, error);
@@ -153,7 +159,8 @@ export function sendOps({ ledger, builder, chats, limits, logger, config }: Send
           error: unknownGroup
             ? GROUP_NOT_FOUND
             : isConnectionLoss(error)
-              ? `the connection to WhatsApp was lost before the message was sent: ${(error as Error).message}`
+              ? // Never written to WhatsApp: a sync caller may send it again without a duplicate (docs/guarantees.md).
+                `the connection to WhatsApp was lost before the message was sent and ${attempt >= MAX_RESENDS ? `lost again on ${attempt} new connections` : `was not back within ${Math.round(config.sendReconnectWaitMs / 1000)} s`}: not sent (${(error as Error).message})`
               : `failed to send: ${(error as Error).message}`,
         });
         if (unknownGroup) throw new RpcError(ErrorCode.NotFound, GROUP_NOT_FOUND);

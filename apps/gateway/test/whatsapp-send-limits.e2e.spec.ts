@@ -1,7 +1,13 @@
 import { CAMPAIGN_SCHEDULER_DEFAULTS, CampaignScheduler, type AsyncDispatcher } from '@gw/dispatch';
 import { CampaignRepository } from '@gw/persistence';
+import { BufferJSON } from '@whiskeysockets/baileys';
 import { createLogger } from '@gw/platform';
 import { nextPhone, Stack, waitFor, type InboxEntry } from './support/stack';
+
+interface PrivacyTokenView {
+  received: Array<{ from: string; t: number; token: string }>;
+  carried: Array<{ id: string; to: string; tctoken: 'valid' | 'invalid' | 'none' }>;
+}
 
 const textOf = (entry: InboxEntry): string => entry.message?.extendedTextMessage?.text ?? entry.message?.conversation ?? '';
 
@@ -125,6 +131,24 @@ describe("WhatsApp's sending limits (issue 34, mode 4)", () => {
       6_000,
       'the existing chat served during the lock',
     );
+    // It is established by the trusted-contact token the contact issued when it wrote first (a privacy_token
+    // notification): the instance stored it under the contact's LID and attached it to its sends there.
+    const tokens = await stack.control<PrivacyTokenView>('GET', `/sim/accounts/${phone}/privacy-tokens`);
+    const given = tokens.received.find((entry) => entry.from === `${known}@s.whatsapp.net`);
+    expect(given).toBeDefined();
+    const { lid: knownLid } = await stack.control<{ lid: string }>('GET', `/sim/accounts/${known}`);
+    const stored = (await stack.db.dataSource.query(`SELECT value FROM auth_keys WHERE instance_id = $1 AND type = 'tctoken' AND key_id = $2`, [
+      instanceId,
+      knownLid,
+    ])) as Array<{ value: string }>;
+    const entry = JSON.parse(stored[0]?.value ?? '{}', BufferJSON.reviver) as { token?: Buffer; timestamp?: string };
+    expect(entry.token?.toString('base64')).toBe(given!.token);
+    expect(Number(entry.timestamp)).toBe(given!.t);
+    const toKnown = tokens.carried.filter((carried) => carried.to === `${known}@s.whatsapp.net`);
+    expect(toKnown.length).toBeGreaterThanOrEqual(2);
+    expect(toKnown.map((carried) => carried.tctoken)).toEqual(toKnown.map(() => 'valid'));
+    // Messages to a new chat carry none (the sim refused them with 463 before routing, so they are not listed yet).
+    expect(tokens.carried.filter((carried) => carried.to !== `${known}@s.whatsapp.net`).map((carried) => carried.tctoken)).not.toContain('valid');
     await waitFor(
       () => texts(known, 'camp '),
       (got) => got.length === 1,

@@ -58,7 +58,7 @@ describe('Privacy tokens issued to a contact', () => {
     const byId = new Map((await storedTokens()).map((row) => [row.id, row.value]));
     const entry = byId.get(bea.lid)!;
     expect(entry.senderTimestamp).toBeGreaterThanOrEqual(sentAt);
-    // The token the server handed back, with its time, as Baileys stores a received one.
+    // The token bea issued us when it wrote first (its privacy_token notification), with its time.
     expect(Buffer.isBuffer(entry.token) && (entry.token as Buffer).length).toBeGreaterThan(0);
     expect(Number(entry.timestamp)).toBeGreaterThanOrEqual(sentAt);
     // The index Baileys prunes expired tokens by names the contact.

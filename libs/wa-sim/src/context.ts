@@ -7,6 +7,7 @@ import type { MessageRouter } from './message-router';
 import type { NewsletterStore } from './newsletters';
 import type { BinaryNode } from './node-io';
 import type { PhoneAgent } from './phone';
+import type { PrivacyTokens } from './privacy-tokens';
 
 export interface ResolvedOptions {
   /** How 1:1 messages to other users' devices are addressed: LID with sender_pn (default) or PN. */
@@ -32,6 +33,8 @@ export interface SimContext {
   readonly groups: GroupStore;
   readonly newsletters: NewsletterStore;
   readonly options: ResolvedOptions;
+  /** Trusted-contact tokens issued between accounts (privacy-tokens.ts). */
+  readonly privacyTokens: PrivacyTokens;
   phoneOf(account: Account): PhoneAgent;
   /** Pushes a stanza to a companion now, or keeps it until the companion is online and active. */
   deliverToCompanion(device: LinkedDevice, stanza: BinaryNode): void;

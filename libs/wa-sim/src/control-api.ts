@@ -118,6 +118,7 @@ export function buildRoutes(sim: WaSimulator): Route[] {
       return waitFor(() => sim.inbox(params.phone, { since, includeOwn }), waitMs);
     }),
     compile('GET', '/sim/accounts/{phone}/outbox', ({ params }) => sim.outbox(params.phone)),
+    compile('GET', '/sim/accounts/{phone}/privacy-tokens', ({ params }) => sim.privacyTokensOf(params.phone)),
     compile('GET', '/sim/accounts/{phone}/inbox/{id}/media', async ({ params }) => {
       const { bytes, mimetype } = await sim.inboxMedia(params.phone, params.id);
       return new RawResponse(bytes, mimetype);

@@ -229,16 +229,10 @@ export class IqRouter {
   private privacy(iq: BinaryNode, device: LinkedDevice, first: string | undefined): BinaryNode {
     const account = device.account;
     if (first === 'tokens') {
-      // tctoken issuance: hand back one token per requested JID.
+      // tctoken issuance: each contact gets the token by a privacy_token notification; the answer echoes
+      // the token nodes without content (the token is the contact's to use, not ours: privacy-tokens.ts).
       device.privacyTokenIssues++;
-      const tokens = children(child(iq, 'tokens'), 'token').map((token) =>
-        node(
-          'token',
-          { jid: token.attrs.jid, t: token.attrs.t ?? String(Math.floor(Date.now() / 1000)), type: 'trusted_contact' },
-          Buffer.from(`sim-tc-${token.attrs.jid}`),
-        ),
-      );
-      return iqResult(iq, [node('tokens', {}, tokens)]);
+      return iqResult(iq, [node('tokens', {}, this.ctx.privacyTokens.onIssueIq(account, child(iq, 'tokens')))]);
     }
     if (iq.attrs.type === 'set') {
       for (const category of children(child(iq, 'privacy'), 'category')) {

@@ -422,7 +422,11 @@ export class PhoneAgent {
     const now = unixNow();
     this.account.outbox.set(id, { id, to: recipient.jid, type, message: messageToJson(message), timestamp: now, status: 'sent', receipts: [] });
     const ack = this.ctx.router.onMessage(this.ref, node('message', { id, to: chat, type, edit }, [node('participants', {}, participants)]));
-    if (ack && !ack.attrs.error) this.onServerAck(id);
+    if (ack && !ack.attrs.error) {
+      this.onServerAck(id);
+      // As WhatsApp's clients do after a 1:1 message (at most once a week per contact): issue our token to them.
+      if (recipient !== this.account && !this.ctx.privacyTokens.has(this.account, recipient)) this.ctx.privacyTokens.issue(this.account, recipient);
+    }
     return id;
   }
 

@@ -109,8 +109,9 @@ export class SendLimits {
 
   /**
    * The error a 1:1 message from `sender` is refused with, or undefined when it goes through. Only a
-   * message that would open a new chat (the two accounts never exchanged one) is refused; one that
-   * goes through uses the cap's quota.
+   * message that would open a new chat is refused: one without the token its peer issued to the sender
+   * (or, when the peer never issued one, to someone it never exchanged a message with); one that goes
+   * through uses the cap's quota.
    */
   refusal(sender: DeviceRef, stanza: BinaryNode): string | undefined {
     const lock = this.locks.get(sender.account.phone);
@@ -119,7 +120,12 @@ export class SendLimits {
     const to = stanza.attrs.to;
     if (!to || stanza.attrs.category === 'peer' || isGroupJid(to) || to.endsWith('@newsletter') || to.endsWith('@broadcast')) return undefined;
     const peer = this.ctx.registry.resolveUser(toUserJid(stanza.attrs.recipient ?? to));
-    if (!peer || peer === sender.account || this.ctx.router.hasConversation(sender.account, peer)) return undefined;
+    if (!peer || peer === sender.account) return undefined;
+    // An established chat proves itself by the token its peer issued (463 is "1:1 message missing privacy
+    // token": privacy-tokens.ts); one whose peer never issued a token, by the messages exchanged.
+    const carried = this.ctx.privacyTokens.judge(sender.account, stanza);
+    if (carried === 'valid') return undefined;
+    if (!this.ctx.privacyTokens.has(peer, sender.account) && this.ctx.router.hasConversation(sender.account, peer)) return undefined;
     // A resend of a message the server already accepted (same id) is no new reach-out.
     if (this.ctx.router.record(sender, stanza.attrs.id)) return undefined;
     if (lock) return lock.error;

@@ -36,6 +36,7 @@ import type { BinaryNode } from './node-io';
 import { child, children, iqError, iqResult, node, S_WHATSAPP_NET, unixNow } from './node-io';
 import type { ClientFinish } from './noise-server';
 import { BusinessStore } from './business';
+import { PrivacyTokens, type TokenView } from './privacy-tokens';
 import { SendLimits } from './send-limits';
 import { CallCenter } from './calls';
 import { decryptMedia, encryptMedia, MediaServer } from './media-server';
@@ -167,6 +168,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   readonly business: BusinessStore;
   /** The reach-out timelock and the new-chat cap (faults `reachout-timelock`, `new-chat-cap`). */
   readonly sendLimits: SendLimits;
+  readonly privacyTokens: PrivacyTokens;
   private wss?: WebSocketServer;
   private wsPort = 0;
   private host = '127.0.0.1';
@@ -210,6 +212,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     this.calls = new CallCenter(this);
     this.newsletters = new NewsletterStore(this);
     this.business = new BusinessStore(this);
+    this.privacyTokens = new PrivacyTokens(this);
     this.sendLimits = new SendLimits(this, this.business);
     this.iqRouter = new IqRouter(this, this);
     if (input.stateDir) {
@@ -467,6 +470,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
           return;
         }
         const ack = this.router.onMessage(ref, stanza);
+        if (ack && !ack.attrs.error) this.privacyTokens.note(ref.account, stanza);
         if (!ack || ackRule?.mode === 'drop') return;
         if (ackRule?.mode === 'delay') {
           setTimeout(() => connection.sendNode(ack), ackRule.delayMs ?? 5_000);
@@ -934,6 +938,11 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     const account = this.requireAccount(phone);
     const since = query.since ?? 0;
     return account.inbox.filter((e) => e.seq > since && (query.includeOwn || !e.fromMe));
+  }
+
+  /** The trusted-contact tokens the account issued and was issued, and what its 1:1 messages carried. */
+  privacyTokensOf(phone: string): TokenView {
+    return this.privacyTokens.view(this.requireAccount(phone));
   }
 
   outbox(phone: string): OutboxEntry[] {

@@ -1,4 +1,5 @@
 import { IsDefined, IsString, MaxLength, MinLength } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
 
 /** WhatsApp's limit on a push name. */
 export const MAX_PROFILE_NAME = 25;
@@ -9,6 +10,7 @@ export class ProfileNameDto {
   @IsString({ message: 'name must be a string' })
   @MinLength(1, { message: 'name must not be empty' })
   @MaxLength(MAX_PROFILE_NAME, { message: `name must be at most ${MAX_PROFILE_NAME} characters` })
+  @JSONSchema({ description: "The account's new display name" })
   name!: string;
 }
 
@@ -16,5 +18,6 @@ export class ProfileNameDto {
 export class ProfileImageDto {
   @IsDefined({ message: 'image is required' })
   @IsString({ message: 'image must be a string' })
+  @JSONSchema({ description: 'The picture: a URL or base64, or `remove` / `delete` to remove it' })
   image!: string;
 }

@@ -53,7 +53,7 @@ export class ContactController {
   @ApiOperation({
     summary: 'Add a contact to the address book',
     description:
-      "Saves a contact (`phone`, `name`) in the phone's address book through WhatsApp's app state; `name` is used as both the full and the first name.",
+      "Saves a contact (`number`, `name`) in the phone's address book through WhatsApp's app state; `name` is used as both the full and the first name.",
   })
   add(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactAddDto) {
     return this.contacts.add(instance, dto);
@@ -69,7 +69,7 @@ export class ContactController {
   })
   @ApiOperation({
     summary: 'Remove a contact from the address book',
-    description: "Removes a contact (`phone`) from the phone's address book through WhatsApp's app state.",
+    description: "Removes a contact (`number`) from the phone's address book through WhatsApp's app state.",
   })
   remove(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactNumberDto) {
     return this.contacts.remove(instance, dto);

@@ -16,6 +16,7 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
 
 const NOT_BLANK = /\S/;
 /** A group JID (`120363…@g.us`), or its digits alone. */
@@ -43,8 +44,12 @@ function OlderGroupJid(): PropertyDecorator {
 
 /** The body of every route that names one group. */
 export class GroupJidDto {
-  @GroupJid() groupjid?: string;
-  @OlderGroupJid() groupJid?: string;
+  @JSONSchema({ description: "The group's JID (`…@g.us`)" })
+  @GroupJid()
+  groupjid?: string;
+  @JSONSchema({ description: 'The same as `groupjid`, under the spelling some clients send' })
+  @OlderGroupJid()
+  groupJid?: string;
 }
 
 /** `participants`: 1 to 1000 phone numbers or user JIDs. */
@@ -64,19 +69,30 @@ export class CreateGroupDto {
   @IsString({ message: 'name must be a string' })
   @Matches(NOT_BLANK, { message: 'name is required' })
   @MaxLength(100, { message: 'name must be at most 100 characters' })
+  @JSONSchema({ description: "The group's name" })
   name!: string;
 
-  @Participants() participants!: string[];
+  @JSONSchema({ description: "The first participants' phone numbers (international format, digits only); at least one" })
+  @Participants()
+  participants!: string[];
 }
 
 /** `POST /group/info`. */
 export class GroupInfoDto extends GroupJidDto {
-  @Flag('getInviteLink') getInviteLink?: boolean;
-  @Flag('getRequestsParticipants') getRequestsParticipants?: boolean;
+  @JSONSchema({ description: "Include the group's invite link" })
+  @Flag('getInviteLink')
+  getInviteLink?: boolean;
+  @JSONSchema({ description: 'Include the pending join requests' })
+  @Flag('getRequestsParticipants')
+  getRequestsParticipants?: boolean;
   /** Leave the members out. */
-  @Flag('noparticipants') noparticipants?: boolean;
+  @JSONSchema({ description: 'Leave the participants out' })
+  @Flag('noparticipants')
+  noparticipants?: boolean;
   /** Read WhatsApp instead of the groups cache. */
-  @Flag('force') force?: boolean;
+  @JSONSchema({ description: 'Ask WhatsApp again instead of the cache' })
+  @Flag('force')
+  force?: boolean;
 }
 
 /** Numbers may come as numeric strings (older clients); '' is absent. */
@@ -94,14 +110,28 @@ function IntegerWithin(field: string, min: number, max: number): PropertyDecorat
 
 /** `POST /group/list`: a page of the groups, optionally filtered by name or JID. */
 export class GroupListDto {
-  @IntegerWithin('limit', 1, 1000) limit?: number;
-  @IntegerWithin('offset', 0, Number.MAX_SAFE_INTEGER) offset?: number;
-  @IsOptional() @IsString({ message: 'search must be a string' }) @MaxLength(200) search?: string;
+  @JSONSchema({ description: 'Groups per page (50 by default, at most 1000)' })
+  @IntegerWithin('limit', 1, 1000)
+  limit?: number;
+  @JSONSchema({ description: 'How many groups to skip' })
+  @IntegerWithin('offset', 0, Number.MAX_SAFE_INTEGER)
+  offset?: number;
+  @JSONSchema({ description: 'Only groups whose name or JID contains this' })
+  @IsOptional()
+  @IsString({ message: 'search must be a string' })
+  @MaxLength(200)
+  search?: string;
   /** Read WhatsApp instead of the groups cache. */
-  @Flag('force') force?: boolean;
-  @Flag('noParticipants') noParticipants?: boolean;
+  @JSONSchema({ description: 'Refresh the group cache from WhatsApp first' })
+  @Flag('force')
+  force?: boolean;
+  @JSONSchema({ description: 'Leave the participants out (a lighter answer)' })
+  @Flag('noParticipants')
+  noParticipants?: boolean;
   /** The GET route's spelling. */
-  @Flag('noparticipants') noparticipants?: boolean;
+  @JSONSchema({ description: 'The same as `noParticipants`, lowercase' })
+  @Flag('noparticipants')
+  noparticipants?: boolean;
 }
 
 /** `invitecode` (the reference's spelling), required unless an older client sends `inviteCode`: a code or the link. */
@@ -110,10 +140,15 @@ export class GroupInviteDto {
   @IsDefined({ message: 'invitecode is required' })
   @IsString({ message: 'invalid invite code' })
   @MaxLength(200, { message: 'invalid invite code' })
+  @JSONSchema({ description: 'The invite code, or the whole invite URL (`https://chat.whatsapp.com/…`)' })
   invitecode?: string;
 
   /** The older spelling of `invitecode`. */
-  @IsOptional() @IsString({ message: 'invalid invite code' }) @MaxLength(200, { message: 'invalid invite code' }) inviteCode?: string;
+  @JSONSchema({ description: 'The same as `invitecode`, under the spelling some clients send' })
+  @IsOptional()
+  @IsString({ message: 'invalid invite code' })
+  @MaxLength(200, { message: 'invalid invite code' })
+  inviteCode?: string;
 }
 
 export const PARTICIPANT_ACTIONS = ['add', 'remove', 'promote', 'demote', 'approve', 'reject'] as const;
@@ -122,15 +157,19 @@ export const PARTICIPANT_ACTIONS = ['add', 'remove', 'promote', 'demote', 'appro
 export class GroupParticipantsDto extends GroupJidDto {
   @IsDefined({ message: 'action is required' })
   @IsIn(PARTICIPANT_ACTIONS, { message: `action must be one of ${PARTICIPANT_ACTIONS.join(', ')}` })
+  @JSONSchema({ description: '`add`, `remove`, `promote` (to admin), `demote`, `approve` or `reject` (join requests)' })
   action!: (typeof PARTICIPANT_ACTIONS)[number];
 
-  @Participants() participants!: string[];
+  @JSONSchema({ description: 'Phone numbers (international format, no `+` nor spaces) or JIDs of the participants' })
+  @Participants()
+  participants!: string[];
 }
 
 /** `POST /group/updateJoinApproval`. */
 export class GroupJoinApprovalDto extends GroupJidDto {
   @IsDefined({ message: 'IsJoinApprovalRequired is required' })
   @IsBoolean({ message: 'IsJoinApprovalRequired must be a boolean' })
+  @JSONSchema({ description: "New members need an admin's approval (true) or enter directly (false)" })
   IsJoinApprovalRequired!: boolean;
 }
 
@@ -140,6 +179,7 @@ export class GroupNameDto extends GroupJidDto {
   @IsString({ message: 'name must be a string' })
   @Matches(NOT_BLANK, { message: 'name is required' })
   @MaxLength(100, { message: 'name must be at most 100 characters' })
+  @JSONSchema({ description: "The group's new name (1 to 25 characters)" })
   name!: string;
 }
 
@@ -148,6 +188,7 @@ export class GroupDescriptionDto extends GroupJidDto {
   @IsDefined({ message: 'description is required' })
   @IsString({ message: 'description must be a string' })
   @MaxLength(2048, { message: 'description must be at most 2048 characters' })
+  @JSONSchema({ description: "The group's new description (topic)" })
   description!: string;
 }
 
@@ -155,6 +196,7 @@ export class GroupDescriptionDto extends GroupJidDto {
 export class GroupAnnounceDto extends GroupJidDto {
   @IsDefined({ message: 'announce is required' })
   @IsBoolean({ message: 'announce must be a boolean' })
+  @JSONSchema({ description: 'Only admins send messages (true), or everyone (false)' })
   announce!: boolean;
 }
 
@@ -162,6 +204,7 @@ export class GroupAnnounceDto extends GroupJidDto {
 export class GroupLockedDto extends GroupJidDto {
   @IsDefined({ message: 'locked is required' })
   @IsBoolean({ message: 'locked must be a boolean' })
+  @JSONSchema({ description: "Only admins edit the group's info (true), or any participant (false)" })
   locked!: boolean;
 }
 
@@ -171,12 +214,14 @@ export const MEMBER_ADD_MODES = ['admin_add', 'all_member_add'] as const;
 export class GroupMemberAddModeDto extends GroupJidDto {
   @IsDefined({ message: 'MemberAddMode is required' })
   @IsIn(MEMBER_ADD_MODES, { message: `MemberAddMode must be one of ${MEMBER_ADD_MODES.join(', ')}` })
+  @JSONSchema({ description: '`admin_add` (only admins add members) or `all_member_add` (anyone)' })
   MemberAddMode!: (typeof MEMBER_ADD_MODES)[number];
 }
 
 /** `POST /group/ephemeral`: `duration` is 0 / off, 1d, 7d or 90d (or those in seconds). */
 export class GroupEphemeralDto extends GroupJidDto {
   @IsDefined({ message: 'duration is required' })
+  @JSONSchema({ description: 'The timer: `0` or `off`, `1d`, `7d` or `90d`', example: '7d' })
   duration!: string | number;
 }
 
@@ -189,6 +234,7 @@ export class GroupImageDto extends GroupJidDto {
   @IsString({ message: 'image must be a URL, base64 or remove' })
   @Matches(NOT_BLANK, { message: 'image is required' })
   @MaxLength(MAX_IMAGE_FIELD, { message: 'image is larger than 5 MB' })
+  @JSONSchema({ description: 'The picture: a URL or base64 (JPEG, at most 640×640), or `remove` / `delete` to remove it' })
   image!: string;
 }
 
@@ -198,11 +244,13 @@ export class CreateCommunityDto {
   @IsString({ message: 'name must be a string' })
   @Matches(NOT_BLANK, { message: 'name is required' })
   @MaxLength(100, { message: 'name must be at most 100 characters' })
+  @JSONSchema({ description: "The community's name" })
   name!: string;
 
   @IsOptional()
   @IsString({ message: 'description must be a string' })
   @MaxLength(2048, { message: 'description must be at most 2048 characters' })
+  @JSONSchema({ description: "The community's description" })
   description?: string;
 }
 
@@ -213,10 +261,12 @@ export class CommunityGroupsDto {
   @IsDefined({ message: 'community is required' })
   @IsString({ message: 'community must be a group JID (digits@g.us)' })
   @Matches(GROUP_JID, { message: 'community must be a group JID (digits@g.us)' })
+  @JSONSchema({ description: "The community's JID" })
   community!: string;
 
   @IsDefined({ message: 'action is required' })
   @IsIn(COMMUNITY_ACTIONS, { message: 'action must be add or remove' })
+  @JSONSchema({ description: '`add` or `remove` the groups' })
   action!: (typeof COMMUNITY_ACTIONS)[number];
 
   @IsDefined({ message: 'groupjids is required' })
@@ -225,5 +275,6 @@ export class CommunityGroupsDto {
   @ArrayMaxSize(100, { message: 'groupjids must name at most 100 groups' })
   @IsString({ each: true, message: 'groupjids must be an array of group JIDs' })
   @Matches(GROUP_JID, { each: true, message: 'groupjids must be an array of group JIDs (digits@g.us)' })
+  @JSONSchema({ description: 'The JIDs of the groups to add or remove' })
   groupjids!: string[];
 }

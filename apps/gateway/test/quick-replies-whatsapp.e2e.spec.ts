@@ -15,6 +15,19 @@ describe('quick replies on WhatsApp (HTTP → worker → Baileys → simulator a
   const phoneSaves = (timestamp: string, shortcut: string, message: string, deleted = false) =>
     stack.control('POST', `/sim/accounts/${owner}/app-state`, { jid: '', mod: { quickReply: { timestamp, shortcut, message, deleted } } });
   const showAll = async () => (await call('GET', '/quickreply/showall')).body as Record[];
+  /** An older Business client (WA Web 2023) keeps its quick replies in regular_low instead. */
+  const olderClientSaves = (timestamp: string, shortcut: string, message: string, deleted = false) =>
+    stack.control('POST', `/sim/accounts/${owner}/app-state`, {
+      jid: '',
+      collection: 'regular_low',
+      mod: { quickReply: { timestamp, shortcut, message, deleted } },
+    });
+  type Mutation = { index: unknown; apiVersion: number | null; operation: string; action: { [key: string]: any } | null };
+  /** The quick_reply mutations the server keeps in a collection, decrypted with the account key. */
+  const quickReplyMutations = async (collection: string) =>
+    ((await stack.control<{ [name: string]: { mutations: Mutation[] } }>('GET', `/sim/accounts/${owner}/app-state`))[collection]?.mutations ?? []).filter(
+      (mutation) => Array.isArray(mutation.index) && mutation.index[0] === 'quick_reply',
+    );
 
   beforeAll(async () => {
     await stack.start();
@@ -137,6 +150,58 @@ describe('quick replies on WhatsApp (HTTP → worker → Baileys → simulator a
       onWhatsApp: false,
       message: { text: 'Nossa chave pix é o CNPJ.' },
     });
+  });
+
+  it('should show a reply kept in regular_low (an older client’s) and follow its edits and deletion there', async () => {
+    await olderClientSaves('1700000080', 'antigo', 'Resposta de um WhatsApp antigo');
+    const listed = await waitFor(showAll, (all) => all.some((reply) => reply.shortCut === 'antigo'), 15_000, 'the regular_low reply listed');
+    const synced = listed.find((reply) => reply.shortCut === 'antigo')!;
+    expect(synced).toMatchObject({ onWhatsApp: true, message: { kind: 'text', text: 'Resposta de um WhatsApp antigo' } });
+
+    await olderClientSaves('1700000080', 'antigo', 'Resposta editada no antigo');
+    expect((await showAll()).filter((reply) => reply.shortCut === 'antigo')).toEqual([
+      expect.objectContaining({ id: synced.id, onWhatsApp: true, message: { kind: 'text', text: 'Resposta editada no antigo' } }),
+    ]);
+    await olderClientSaves('1700000080', 'antigo', '', true);
+    expect((await showAll()).map((reply) => reply.shortCut)).not.toContain('antigo');
+  });
+
+  it('should write a reply made through the API as WA Web does (regular, quickReplyAction v2), and supersede a regular_low reply it edits', async () => {
+    const created = await call('POST', '/quickreply/edit', { shortCut: 'web', type: 'text', text: 'Escrita como o WhatsApp Web.', onWhatsApp: true });
+    expect(created.status).toBe(200);
+    // WAWebQuickRepliesSync: collection regular, version 2, index ['quick_reply', <creation time in seconds>],
+    // QuickReplyAction {shortcut, message, keywords (none), count 0, deleted false}; whatsmeow appstate keys.go lists quick_reply.
+    const written = (await quickReplyMutations('regular')).filter((mutation) => mutation.action?.quickReplyAction?.shortcut === 'web');
+    expect(written).toEqual([
+      {
+        index: ['quick_reply', expect.stringMatching(/^\d{10}$/)],
+        apiVersion: 2,
+        operation: 'set',
+        action: expect.objectContaining({ quickReplyAction: { shortcut: 'web', message: 'Escrita como o WhatsApp Web.', count: 0, deleted: false } }),
+        version: expect.any(Number),
+      },
+    ]);
+    expect(Math.abs(Number((written[0].index as string[])[1]) - Date.now() / 1000)).toBeLessThan(120);
+    expect((await quickReplyMutations('regular_low')).filter((mutation) => mutation.action?.quickReplyAction?.shortcut === 'web')).toEqual([]);
+
+    // A reply an older client left in regular_low, edited and then deleted through the API: written where WA Web writes
+    // (regular, same id), the later mutation wins over the regular_low one.
+    await olderClientSaves('1700000090', 'legado', 'Texto legado');
+    const legacy = (await waitFor(showAll, (all) => all.some((reply) => reply.shortCut === 'legado'), 15_000, 'the legacy reply listed')).find(
+      (reply) => reply.shortCut === 'legado',
+    )!;
+    expect(await call('POST', '/quickreply/edit', { id: legacy.id, shortCut: 'legado', type: 'text', text: 'Texto novo' })).toMatchObject({ status: 200 });
+    expect((await quickReplyMutations('regular')).filter((mutation) => (mutation.index as string[])[1] === '1700000090')).toEqual([
+      expect.objectContaining({
+        apiVersion: 2,
+        action: expect.objectContaining({ quickReplyAction: expect.objectContaining({ message: 'Texto novo', deleted: false }) }),
+      }),
+    ]);
+    expect((await showAll()).filter((reply) => reply.shortCut === 'legado')).toEqual([
+      expect.objectContaining({ id: legacy.id, onWhatsApp: true, message: { kind: 'text', text: 'Texto novo' } }),
+    ]);
+    expect(await call('POST', '/quickreply/edit', { id: legacy.id, delete: true })).toMatchObject({ status: 200, body: { message: 'Quick reply deleted' } });
+    expect((await showAll()).map((reply) => reply.shortCut)).not.toContain('legado');
   });
 
   it('should refuse onWhatsApp for what WhatsApp cannot keep, and without a session', async () => {

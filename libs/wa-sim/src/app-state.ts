@@ -287,9 +287,16 @@ function keyFetcher(account: Account) {
   return { keyId, get: async (id: string) => (id === keyId ? keyData : undefined) };
 }
 
-/** The phone applies a chat modification (same shapes as Baileys' chatModify). Returns the collection. */
-export async function phonePatch(account: Account, jid: string, mod: ChatModification): Promise<{ name: string; version: number }> {
+/** Every app-state collection WhatsApp keeps (whatsmeow appstate.AllPatchNames). */
+export const APP_STATE_COLLECTIONS: readonly string[] = ['critical_block', 'critical_unblock_low', 'regular_high', 'regular', 'regular_low'];
+
+/**
+ * The phone applies a chat modification (same shapes as Baileys' chatModify), in Baileys' collection for it
+ * unless `collection` names another (an older client's). Returns the collection.
+ */
+export async function phonePatch(account: Account, jid: string, mod: ChatModification, collection?: string): Promise<{ name: string; version: number }> {
   const create = chatModificationToAppPatch(mod, jid);
+  if (collection) create.type = collection as WAPatchName;
   const { keyId, get } = keyFetcher(account);
   const state = lthashOf(collectionOf(account, create.type));
   const { patch } = await encodeSyncdPatch(create, keyId, state, get);
@@ -306,6 +313,8 @@ export async function phoneAppPatch(account: Account, create: Parameters<typeof 
 
 export interface DecodedMutation {
   version: number;
+  /** The mutation's own version (SyncActionData.version: 2 for quick replies, 7 for notes…). */
+  apiVersion: number | null;
   operation: 'set' | 'remove';
   index: unknown;
   action: Record<string, unknown> | null;
@@ -330,6 +339,7 @@ export async function decodeAppState(account: Account): Promise<Record<string, {
             const value = mutation.syncAction.value;
             mutations.push({
               version: stored.version,
+              apiVersion: mutation.syncAction.version ?? null,
               operation: patch.mutations?.[0]?.operation === proto.SyncdMutation.SyncdOperation.REMOVE ? 'remove' : 'set',
               index,
               action: value ? (proto.SyncActionValue.fromObject(value).toJSON() as Record<string, unknown>) : null,
@@ -338,7 +348,7 @@ export async function decodeAppState(account: Account): Promise<Record<string, {
           false,
         );
       } catch {
-        mutations.push({ version: stored.version, operation: 'set', index: null, action: null });
+        mutations.push({ version: stored.version, apiVersion: null, operation: 'set', index: null, action: null });
       }
     }
     out[name] = { version: collection.version, mutations };

@@ -173,7 +173,12 @@ export function buildRoutes(sim: WaSimulator): Route[] {
       return sim.setBlocked(params.phone, str(body, 'jid'), action === 'block');
     }),
     compile('POST', '/sim/accounts/{phone}/app-state', ({ params, body }) =>
-      sim.appStateModify(params.phone, str(body, 'jid', false), body.mod as Parameters<WaSimulator['appStateModify']>[2]),
+      sim.appStateModify(
+        params.phone,
+        str(body, 'jid', false),
+        body.mod as Parameters<WaSimulator['appStateModify']>[2],
+        str(body, 'collection', false) || undefined,
+      ),
     ),
     compile('POST', '/sim/accounts/{phone}/receipts', ({ params, body }) => {
       const type = str(body, 'type');

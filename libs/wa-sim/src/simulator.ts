@@ -12,7 +12,7 @@ import type { AuthenticationCreds, ChatModification } from './baileys';
 import { AccountRegistry, deviceRefKey, digitsOnly } from './accounts';
 import type { LinkedDevice } from './accounts';
 import type { Account, DeviceDeclaration, DeviceRef, InboxEntry, OutboxEntry, PairingMethod, ReceiptType } from './accounts';
-import { decodeAppState, handleAppStateIq, modificationCollection, phoneChats, phonePatch } from './app-state';
+import { APP_STATE_COLLECTIONS, decodeAppState, handleAppStateIq, modificationCollection, phoneChats, phonePatch } from './app-state';
 import type { DecodedMutation, Forger, PhoneChat } from './app-state';
 import { addressBookOf, type AddressBookEntry } from './app-state';
 import { phoneNotes, phoneWriteNote, type PhoneNote } from './notes';
@@ -879,13 +879,19 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     }
   }
 
-  /** The phone changes app state (label, pin, archive… as Baileys' ChatModification) for a chat. */
-  async appStateModify(phone: string, jid: string, mod: ChatModification): Promise<{ name: string; version: number }> {
+  /**
+   * The phone changes app state (label, pin, archive… as Baileys' ChatModification) for a chat. `collection`
+   * puts the mutation in another collection than Baileys' (as an older client did: WA Web 2023 kept quick
+   * replies in regular_low).
+   */
+  async appStateModify(phone: string, jid: string, mod: ChatModification, collection?: string): Promise<{ name: string; version: number }> {
     const account = this.requireAccount(phone);
     if (typeof jid !== 'string' || !mod || typeof mod !== 'object') throw new SimError(400, 'jid and mod are required');
+    if (collection !== undefined && !APP_STATE_COLLECTIONS.includes(collection))
+      throw new SimError(400, `collection must be ${APP_STATE_COLLECTIONS.join('|')}`);
     let result: { name: string; version: number };
     try {
-      result = await phonePatch(account, jid, mod);
+      result = await phonePatch(account, jid, mod, collection);
     } catch (err) {
       throw new SimError(400, `invalid chat modification: ${(err as Error).message}`);
     }

@@ -75,6 +75,7 @@ export class EditLeadDto {
 
   @ValidateIf((_dto: unknown, value: unknown) => value !== undefined)
   @IsBoolean({ message: 'lead_isTicketOpen must be a boolean' })
+  @JSONSchema({ description: "The lead's ticket is open, being handled (true), or closed, resolved (false)" })
   lead_isTicketOpen?: boolean;
 
   @LeadText('lead_assignedAttendant_id', SHORT_TEXT, 'The attendant; "" removes the assignment') lead_assignedAttendant_id?: string;
@@ -91,13 +92,23 @@ export class EditLeadDto {
   @JSONSchema({ description: 'The lead’s tags, all of them; [] removes every tag' })
   lead_tags?: string[];
 
-  @LeadText('lead_name', SHORT_TEXT) lead_name?: string;
-  @LeadText('lead_fullName', SHORT_TEXT) lead_fullName?: string;
-  @LeadText('lead_email', SHORT_TEXT) lead_email?: string;
+  @JSONSchema({ description: "The lead's name" })
+  @LeadText('lead_name', SHORT_TEXT)
+  lead_name?: string;
+  @JSONSchema({ description: "The lead's full name" })
+  @LeadText('lead_fullName', SHORT_TEXT)
+  lead_fullName?: string;
+  @JSONSchema({ description: "The lead's email" })
+  @LeadText('lead_email', SHORT_TEXT)
+  lead_email?: string;
   @LeadText('lead_personalid', SHORT_TEXT, 'Identity document (CPF/CNPJ), digits or formatted') lead_personalid?: string;
   @LeadText('lead_personalId', SHORT_TEXT, 'Older spelling of lead_personalid') lead_personalId?: string;
-  @LeadText('lead_status', SHORT_TEXT) lead_status?: string;
-  @LeadText('lead_notes', NOTES_TEXT) lead_notes?: string;
+  @JSONSchema({ description: "The lead's status in your sales funnel" })
+  @LeadText('lead_status', SHORT_TEXT)
+  lead_status?: string;
+  @JSONSchema({ description: 'Notes about the lead' })
+  @LeadText('lead_notes', NOTES_TEXT)
+  lead_notes?: string;
 
   @CustomField(1) lead_field01?: string;
   @CustomField(2) lead_field02?: string;

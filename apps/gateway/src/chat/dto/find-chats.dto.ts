@@ -78,25 +78,49 @@ export class FindChatsDto {
   @JSONSchema({ type: 'string', description: 'A Chat field, -field for descending (default -wa_lastMsgTimestamp)' })
   sort?: string;
 
-  @IntegerWithin('limit', 1, 1000) limit?: number;
-  @IntegerWithin('offset', 0, Number.MAX_SAFE_INTEGER) offset?: number;
-  @IntegerWithin('page', 1, Number.MAX_SAFE_INTEGER) page?: number;
-  @IntegerWithin('pageSize', 1, 1000) pageSize?: number;
+  @JSONSchema({ description: 'At most this many chats (1 to 1000)' })
+  @IntegerWithin('limit', 1, 1000)
+  limit?: number;
+  @JSONSchema({ description: 'How many chats to skip' })
+  @IntegerWithin('offset', 0, Number.MAX_SAFE_INTEGER)
+  offset?: number;
+  @JSONSchema({ description: 'Older paging: the page, from 1 (with `pageSize`)' })
+  @IntegerWithin('page', 1, Number.MAX_SAFE_INTEGER)
+  page?: number;
+  @JSONSchema({ description: 'Older paging: items per page' })
+  @IntegerWithin('pageSize', 1, 1000)
+  pageSize?: number;
 
   @TextFilter('wa_fastid') wa_fastid?: string;
   @TextFilter('wa_chatid') wa_chatid?: string;
   @TextFilter('wa_chatlid') wa_chatlid?: string;
-  @BooleanFilter('wa_archived') wa_archived?: boolean;
+  @JSONSchema({ description: 'Only chats that are archived (true) or are not (false)' })
+  @BooleanFilter('wa_archived')
+  wa_archived?: boolean;
   @TextFilter('wa_contactName') wa_contactName?: string;
   @TextFilter('wa_name') wa_name?: string;
   @TextFilter('name') name?: string;
-  @BooleanFilter('wa_isBlocked') wa_isBlocked?: boolean;
-  @BooleanFilter('wa_isGroup') wa_isGroup?: boolean;
-  @BooleanFilter('wa_isGroup_admin') wa_isGroup_admin?: boolean;
-  @BooleanFilter('wa_isGroup_announce') wa_isGroup_announce?: boolean;
-  @BooleanFilter('wa_isGroup_community') wa_isGroup_community?: boolean;
-  @BooleanFilter('wa_isGroup_member') wa_isGroup_member?: boolean;
-  @BooleanFilter('wa_isPinned') wa_isPinned?: boolean;
+  @JSONSchema({ description: 'Only chats that are blocked (true) or are not (false)' })
+  @BooleanFilter('wa_isBlocked')
+  wa_isBlocked?: boolean;
+  @JSONSchema({ description: 'Only groups (true) or only private chats (false)' })
+  @BooleanFilter('wa_isGroup')
+  wa_isGroup?: boolean;
+  @JSONSchema({ description: 'Only chats that are groups the account administers (true) or are not (false)' })
+  @BooleanFilter('wa_isGroup_admin')
+  wa_isGroup_admin?: boolean;
+  @JSONSchema({ description: 'Only chats that are groups where only admins send messages (true) or are not (false)' })
+  @BooleanFilter('wa_isGroup_announce')
+  wa_isGroup_announce?: boolean;
+  @JSONSchema({ description: 'Only chats that are communities (true) or are not (false)' })
+  @BooleanFilter('wa_isGroup_community')
+  wa_isGroup_community?: boolean;
+  @JSONSchema({ description: 'Only chats that are groups the account is a member of (true) or are not (false)' })
+  @BooleanFilter('wa_isGroup_member')
+  wa_isGroup_member?: boolean;
+  @JSONSchema({ description: 'Only chats that are pinned (true) or are not (false)' })
+  @BooleanFilter('wa_isPinned')
+  wa_isPinned?: boolean;
   @TextFilter('wa_label', 'A label id (from /labels) the chat carries; ~ matches part of one, != and !~ chats without it')
   wa_label?: string;
   @TextFilter('wa_notes') wa_notes?: string;
@@ -105,7 +129,9 @@ export class FindChatsDto {
   @NumberFilter('wa_unreadCount') wa_unreadCount?: string;
   @NumberFilter('wa_muteEndTime') wa_muteEndTime?: string;
   @TextFilter('lead_tags', 'A tag the lead carries (case-insensitive); ~ matches part of one, != and !~ leads without it') lead_tags?: string;
-  @BooleanFilter('lead_isTicketOpen') lead_isTicketOpen?: boolean;
+  @JSONSchema({ description: 'Only chats whose lead ticket is open (true) or closed (false)' })
+  @BooleanFilter('lead_isTicketOpen')
+  lead_isTicketOpen?: boolean;
   @TextFilter('lead_assignedAttendant_id') lead_assignedAttendant_id?: string;
   @TextFilter('lead_status') lead_status?: string;
   @TextFilter('lead_name') lead_name?: string;

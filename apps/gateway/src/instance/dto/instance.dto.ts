@@ -90,35 +90,45 @@ for (const field of FIELD_NAMES) {
   OptionalNullClears()(UpdateFieldsMapDto.prototype, field);
   IsString()(UpdateFieldsMapDto.prototype, field);
   MaxLength(255)(UpdateFieldsMapDto.prototype, field);
+  JSONSchema({ description: `What the custom lead field ${field} holds, as a front end names it (up to 255 characters; null clears it)` })(
+    UpdateFieldsMapDto.prototype,
+    field,
+  );
 }
 
 export class ChatbotSettingsDto {
   @OptionalNullClears()
   @IsString()
   @MaxLength(300)
+  @JSONSchema({ description: 'The OpenAI API key the chatbot uses (null clears it)' })
   openai_apikey?: string;
 
   @OptionalNotNull()
   @IsBoolean()
+  @JSONSchema({ description: "The chatbot answers this instance's chats" })
   chatbot_enabled?: boolean;
 
   @OptionalNotNull()
   @IsBoolean()
+  @JSONSchema({ description: 'The chatbot leaves groups alone' })
   chatbot_ignoreGroups?: boolean;
 
   @OptionalNullClears()
   @IsString()
   @MaxLength(100)
+  @JSONSchema({ description: 'A word that, sent by you in a chat, stops the chatbot there (null clears it)' })
   chatbot_stopConversation?: string;
 
   @OptionalNotNull()
   @IsInt()
   @Max(MAX_CHATBOT_MINUTES, { message: `chatbot_stopMinutes must be at most ${MAX_CHATBOT_MINUTES} (a year)` })
+  @JSONSchema({ description: 'For how many minutes the chatbot stays stopped in a chat after that word' })
   chatbot_stopMinutes?: number;
 
   @OptionalNotNull()
   @IsInt()
   @Max(MAX_CHATBOT_MINUTES, { message: `chatbot_stopWhenYouSendMsg must be at most ${MAX_CHATBOT_MINUTES} (a year)` })
+  @JSONSchema({ description: 'For how many minutes the chatbot stays quiet in a chat after you write in it yourself (0: it does not)' })
   chatbot_stopWhenYouSendMsg?: number;
 }
 

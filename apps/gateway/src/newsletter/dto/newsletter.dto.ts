@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsDefined, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { JSONSchema } from 'class-validator-jsonschema';
 
 const NOT_BLANK = /\S/;
 /** A channel's numeric id, with or without `@newsletter`. */
@@ -35,8 +36,12 @@ const ServerId = (field: string): PropertyDecorator =>
 
 /** The body of every route that names one channel: `id` (digits) or `jid` (`…@newsletter`), one of them required. */
 export class NewsletterIdDto {
-  @NewsletterId() id?: string;
-  @NewsletterId() jid?: string;
+  @JSONSchema({ description: "The channel's numeric id; `id` or `jid` is required" })
+  @NewsletterId()
+  id?: string;
+  @JSONSchema({ description: "The channel's JID (`…@newsletter`); `id` or `jid` is required" })
+  @NewsletterId()
+  jid?: string;
 }
 
 /** `POST /newsletter/create`: a name, and optionally a description and a picture. */
@@ -45,17 +50,20 @@ export class CreateNewsletterDto {
   @IsString({ message: 'name must be a string' })
   @Matches(NOT_BLANK, { message: 'name is required' })
   @MaxLength(MAX_NEWSLETTER_NAME, { message: `name must be at most ${MAX_NEWSLETTER_NAME} characters` })
+  @JSONSchema({ description: "The channel's name" })
   name!: string;
 
   @IsOptional()
   @IsString({ message: 'description must be a string' })
   @MaxLength(MAX_NEWSLETTER_DESCRIPTION, { message: `description must be at most ${MAX_NEWSLETTER_DESCRIPTION} characters` })
+  @JSONSchema({ description: "The channel's description" })
   description?: string;
 
   /** URL, bare base64 or data URI of the channel's picture (at most 1 MB). */
   @IsOptional()
   @IsString({ message: 'picture must be a string' })
   @MaxLength(2 * 1024 * 1024, { message: 'picture is larger than 1 MB' })
+  @JSONSchema({ description: "The channel's picture: a URL, bare base64 or a data URI (at most 1 MB)" })
   picture?: string;
 }
 
@@ -65,6 +73,7 @@ export class NewsletterLinkDto {
   @IsString({ message: 'key must be a string' })
   @Matches(NOT_BLANK, { message: 'key is required' })
   @MaxLength(200, { message: 'invalid invite key' })
+  @JSONSchema({ description: "The key of the channel's invite link (the part after `whatsapp.com/channel/`)" })
   key!: string;
 }
 
@@ -74,6 +83,7 @@ export class NewsletterNameDto extends NewsletterIdDto {
   @IsString({ message: 'name must be a string' })
   @Matches(NOT_BLANK, { message: 'name is required' })
   @MaxLength(MAX_NEWSLETTER_NAME, { message: `name must be at most ${MAX_NEWSLETTER_NAME} characters` })
+  @JSONSchema({ description: "The channel's new name" })
   name!: string;
 }
 
@@ -82,27 +92,37 @@ export class NewsletterDescriptionDto extends NewsletterIdDto {
   @IsDefined({ message: 'description is required' })
   @IsString({ message: 'description must be a string' })
   @MaxLength(MAX_NEWSLETTER_DESCRIPTION, { message: `description must be at most ${MAX_NEWSLETTER_DESCRIPTION} characters` })
+  @JSONSchema({ description: "The channel's new description" })
   description!: string;
 }
 
 /** `POST /newsletter/messages`: the newest `count` posts (20 when not sent), or the `count` before the post `beforeid`. */
 export class NewsletterMessagesDto extends NewsletterIdDto {
-  @PostCount() count?: number;
+  @JSONSchema({ description: 'How many posts to read (the latest first)' })
+  @PostCount()
+  count?: number;
 
-  @ServerId('beforeid') beforeid?: number;
+  @JSONSchema({ description: 'Only posts older than this server id (the next page)' })
+  @ServerId('beforeid')
+  beforeid?: number;
 }
 
 /** `POST /newsletter/updates` (deprecated): checked as the reference describes it, though WhatsApp no longer answers it. */
 export class NewsletterUpdatesDto extends NewsletterIdDto {
-  @PostCount() count?: number;
+  @JSONSchema({ description: 'How many posts to read (the latest first)' })
+  @PostCount()
+  count?: number;
 
-  @ServerId('afterid') afterid?: number;
+  @JSONSchema({ description: 'Only updates of posts after this server id' })
+  @ServerId('afterid')
+  afterid?: number;
 
   /** Unix seconds, or milliseconds when above 1000000000000. */
   @IsOptional()
   @IsInt({ message: 'since must be an integer' })
   @Min(0, { message: 'since must be a timestamp in seconds or milliseconds' })
   @Max(Number.MAX_SAFE_INTEGER, { message: 'since must be a timestamp in seconds or milliseconds' })
+  @JSONSchema({ description: 'Only updates since then: Unix seconds, or milliseconds when above 1000000000000' })
   since?: number;
 }
 
@@ -111,16 +131,22 @@ export class NewsletterPostDto extends NewsletterIdDto {
   @IsOptional()
   @IsString({ message: 'messageid must be a string' })
   @Matches(/^[A-Za-z0-9._:-]{1,128}$/, { message: 'messageid must be a message id' })
+  @JSONSchema({ description: "The post's message id; `messageid` or `serverid` is required" })
   messageid?: string;
 
-  @ServerId('serverid') serverid?: number;
+  @JSONSchema({ description: "The post's server id; `messageid` or `serverid` is required" })
+  @ServerId('serverid')
+  serverid?: number;
 
-  @PostCount() count?: number;
+  @JSONSchema({ description: 'How many recent posts a page of the search reads' })
+  @PostCount()
+  count?: number;
 
   @IsOptional()
   @IsInt({ message: 'maxpages must be an integer' })
   @Min(1, { message: 'maxpages must be from 1 to 20' })
   @Max(20, { message: 'maxpages must be from 1 to 20' })
+  @JSONSchema({ description: 'How many pages of recent posts to search (1 to 20)' })
   maxpages?: number;
 }
 
@@ -130,6 +156,7 @@ export class NewsletterPostEditDto extends NewsletterPostDto {
   @IsString({ message: 'text must be a string' })
   @Matches(NOT_BLANK, { message: 'text is required' })
   @MaxLength(65_536, { message: 'text must be at most 65536 characters' })
+  @JSONSchema({ description: "The post's new text (or caption)" })
   text!: string;
 }
 
@@ -142,6 +169,7 @@ export class NewsletterViewedDto extends NewsletterIdDto {
   @IsInt({ each: true, message: 'serverids must be an array of server ids' })
   @Min(1, { each: true, message: 'serverids must be positive server ids' })
   @Max(Number.MAX_SAFE_INTEGER, { each: true, message: 'serverids must be positive server ids' })
+  @JSONSchema({ description: 'The server ids of the posts viewed' })
   serverids!: number[];
 }
 
@@ -151,16 +179,19 @@ export class NewsletterReactionDto extends NewsletterIdDto {
   @IsInt({ message: 'serverid must be an integer' })
   @Min(1, { message: 'serverid must be a positive server id' })
   @Max(Number.MAX_SAFE_INTEGER, { message: 'serverid must be a positive server id' })
+  @JSONSchema({ description: 'The server id of the post' })
   serverid!: number;
 
   @IsDefined({ message: 'reaction is required (an emoji, or "" to remove it)' })
   @IsString({ message: 'reaction must be a string' })
   @MaxLength(32, { message: 'reaction must be one emoji' })
+  @JSONSchema({ description: 'The emoji; an empty string removes the reaction' })
   reaction!: string;
 
   @IsOptional()
   @IsString({ message: 'reactionmessageid must be a string' })
   @Matches(/^[A-Za-z0-9]{6,64}$/, { message: 'reactionmessageid must be 6 to 64 letters and digits' })
+  @JSONSchema({ description: "The reaction's own message id (WhatsApp makes one when absent)" })
   reactionmessageid?: string;
 }
 
@@ -170,6 +201,7 @@ export class NewsletterPictureDto extends NewsletterIdDto {
   @IsString({ message: 'picture must be a string' })
   @Matches(NOT_BLANK, { message: 'empty image source' })
   @MaxLength(2 * 1024 * 1024, { message: 'picture is larger than 1 MB' })
+  @JSONSchema({ description: 'The new picture: a URL, bare base64 or a data URI (at most 1 MB)' })
   picture!: string;
 }
 
@@ -180,6 +212,7 @@ export class NewsletterSettingsDto extends NewsletterIdDto {
   @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim().toLowerCase() : value))
   @IsDefined({ message: 'reactionCodes is required' })
   @IsIn(REACTION_CODES, { message: 'invalid reactionCodes' })
+  @JSONSchema({ description: 'Which reactions the channel accepts: `all`, `basic`, `none` or `blocklist`' })
   reactionCodes!: (typeof REACTION_CODES)[number];
 }
 
@@ -189,11 +222,13 @@ export class NewsletterSearchDto {
   @IsInt({ message: 'limit must be an integer' })
   @Min(1, { message: 'limit must be from 1 to 100' })
   @Max(100, { message: 'limit must be from 1 to 100' })
+  @JSONSchema({ description: 'Channels per page' })
   limit?: number;
 
   @IsOptional()
   @IsString({ message: 'view must be a string' })
   @Matches(/^[A-Za-z_]{1,40}$/, { message: 'view must be a directory view (RECOMMENDED, TRENDING, POPULAR, NEW…)' })
+  @JSONSchema({ description: 'A directory view: `RECOMMENDED`, `TRENDING`, `POPULAR`, `NEW`…' })
   view?: string;
 
   @IsOptional()
@@ -201,16 +236,19 @@ export class NewsletterSearchDto {
   @ArrayMaxSize(50, { message: 'countryCodes must name at most 50 countries' })
   @IsString({ each: true, message: 'countryCodes must be an array of country codes' })
   @Matches(/^[A-Za-z]{2}$/, { each: true, message: 'countryCodes must be two-letter country codes' })
+  @JSONSchema({ description: 'Only channels of these countries (ISO alpha-2 codes)' })
   countryCodes?: string[];
 
   @IsOptional()
   @IsString({ message: 'searchText must be a string' })
   @MaxLength(200, { message: 'searchText must be at most 200 characters' })
+  @JSONSchema({ description: 'Text to search channels by' })
   searchText?: string;
 
   @IsOptional()
   @IsString({ message: 'after must be a string' })
   @MaxLength(500, { message: 'after must be the cursor of a previous answer' })
+  @JSONSchema({ description: 'The cursor of the next page, from the previous answer' })
   after?: string;
 }
 
@@ -220,6 +258,7 @@ export class NewsletterPhoneDto extends NewsletterIdDto {
   @IsString({ message: 'phone must be a string' })
   @Matches(NOT_BLANK, { message: 'phone is required' })
   @MaxLength(100, { message: 'Invalid phone' })
+  @JSONSchema({ description: "The person's phone number, international format" })
   phone!: string;
 }
 
@@ -227,5 +266,6 @@ export class NewsletterPhoneDto extends NewsletterIdDto {
 export class NewsletterOwnerDto extends NewsletterPhoneDto {
   @IsOptional()
   @IsBoolean({ message: 'quitAdmin must be a boolean' })
+  @JSONSchema({ description: 'The former owner also stops being an admin' })
   quitAdmin?: boolean;
 }

@@ -121,7 +121,7 @@ export class CampaignContentDto {
 @JSONSchema({ required: ['number', 'type'] })
 export class CampaignMessageDto extends CampaignContentDto {
   @Content({ type: 'string', description: 'Chat id or phone number' }) number!: string;
-  @Content({ type: 'string', enum: [...CAMPAIGN_TYPES] }) type!: string;
+  @Content({ type: 'string', enum: [...CAMPAIGN_TYPES], description: "The message's type, as in `/sender/simple`" }) type!: string;
 }
 
 /** The campaign's pace, schedule and names, shared by both ways of creating one. */
@@ -130,10 +130,17 @@ class CampaignScheduleDto extends CampaignContentDto {
   @IsOptional()
   @IsNumber({}, { message: 'scheduled_for must be a timestamp in milliseconds or a number of minutes from now' })
   @Min(0, { message: 'scheduled_for must be a timestamp in milliseconds or a number of minutes from now' })
+  @JSONSchema({ description: 'When to start: a timestamp in milliseconds, or a number of minutes from now; now when absent' })
   scheduled_for?: number;
 
-  @IsOptional() @IsString({ message: 'folder must be a string' }) folder?: string;
-  @IsOptional() @IsString({ message: 'info must be a string' }) info?: string;
+  @JSONSchema({ description: "The campaign's name" })
+  @IsOptional()
+  @IsString({ message: 'folder must be a string' })
+  folder?: string;
+  @JSONSchema({ description: 'Free notes about the campaign' })
+  @IsOptional()
+  @IsString({ message: 'info must be a string' })
+  info?: string;
 }
 
 /** `POST /sender/simple`: one message to many numbers. */
@@ -142,7 +149,7 @@ export class SenderSimpleDto extends CampaignScheduleDto {
   @IsArray({ message: 'numbers is required: a non-empty array of phone numbers' })
   @ArrayNotEmpty({ message: 'numbers is required: a non-empty array of phone numbers' })
   @ArrayMaxSize(MAX_CAMPAIGN_MESSAGES, { message: `numbers: at most ${MAX_CAMPAIGN_MESSAGES}` })
-  @JSONSchema({ items: { type: 'string' } })
+  @JSONSchema({ items: { type: 'string' }, description: 'The recipients: phone numbers or chat JIDs' })
   numbers!: string[];
 
   /**
@@ -164,10 +171,18 @@ export class SenderSimpleDto extends CampaignScheduleDto {
   @IsDefined({ message: 'numbers[0]: type is required' })
   @IsString({ message: 'numbers[0]: type is required' })
   @IsIn(CAMPAIGN_TYPES, { message: ({ value }) => (value === '' ? 'numbers[0]: type is required' : `numbers[0]: type "${String(value)}" ${UNSUPPORTED_TYPE}`) })
+  @JSONSchema({
+    description:
+      "The message's type: `text`, a media type (`image`, `video`, `audio`, `ptt`, `document`, `sticker`…), `contact`, `location`, or a menu (`button`, `list`, `poll`, `carousel`); its fields go beside `numbers`, as the matching `/send/*` route takes them",
+  })
   type!: (typeof CAMPAIGN_TYPES)[number];
 
-  @Seconds('delayMin', true) delayMin!: number;
-  @Seconds('delayMax', true) delayMax!: number;
+  @JSONSchema({ description: 'The shortest pause between two messages, in seconds' })
+  @Seconds('delayMin', true)
+  delayMin!: number;
+  @JSONSchema({ description: 'The longest pause between two messages, in seconds' })
+  @Seconds('delayMax', true)
+  delayMax!: number;
 }
 
 /** `POST /sender/advanced`: a message per entry, each with its own number and type. */
@@ -176,21 +191,31 @@ export class SenderAdvancedDto extends CampaignScheduleDto {
   @IsArray({ message: 'messages is required: a non-empty array' })
   @ArrayNotEmpty({ message: 'messages is required: a non-empty array' })
   @ArrayMaxSize(MAX_CAMPAIGN_MESSAGES, { message: `messages: at most ${MAX_CAMPAIGN_MESSAGES}` })
-  @JSONSchema({ items: { $ref: '#/components/schemas/CampaignMessageDto' } })
+  @JSONSchema({
+    items: { $ref: '#/components/schemas/CampaignMessageDto' },
+    description: "The messages: each with its own `number`, `type` and that type's fields",
+  })
   messages!: unknown[];
 
-  @Seconds('delayMin', false) delayMin?: number;
-  @Seconds('delayMax', false) delayMax?: number;
+  @JSONSchema({ description: 'The shortest pause between two messages, in seconds' })
+  @Seconds('delayMin', false)
+  delayMin?: number;
+  @JSONSchema({ description: 'The longest pause between two messages, in seconds' })
+  @Seconds('delayMax', false)
+  delayMax?: number;
 }
 
 export const CAMPAIGN_ACTIONS = ['stop', 'continue', 'delete'] as const;
 
 /** `POST /sender/edit`: stop, continue or delete a campaign. */
 export class SenderEditDto {
-  @RequiredId('folder_id') folder_id!: string;
+  @JSONSchema({ description: "The campaign's id" })
+  @RequiredId('folder_id')
+  folder_id!: string;
 
   @IsDefined({ message: 'action must be one of stop, continue, delete' })
   @IsIn(CAMPAIGN_ACTIONS, { message: 'action must be one of stop, continue, delete' })
+  @JSONSchema({ description: '`stop` (pause), `continue` (resume a paused campaign) or `delete` (remove it and its pending messages)' })
   action!: (typeof CAMPAIGN_ACTIONS)[number];
 }
 
@@ -202,19 +227,31 @@ export class SenderClearDoneDto {
   @Min(0, { message: 'hours must be a non-negative number' })
   // Ten years; a larger number reaches before the epoch (and past what a date can hold).
   @Max(87_600, { message: 'hours must be at most 87600 (ten years)' })
+  @JSONSchema({ description: 'Delete the messages sent more than this many hours ago (168, a week, by default)' })
   hours?: number;
 }
 
 /** `POST /sender/listmessages`: a campaign's messages, by `limit`/`offset` or (older clients) `page`/`pageSize`. */
 export class SenderListMessagesDto {
-  @RequiredId('folder_id') folder_id!: string;
+  @JSONSchema({ description: "The campaign's id" })
+  @RequiredId('folder_id')
+  folder_id!: string;
 
   @ValidateIf((dto: SenderListMessagesDto) => dto.messageStatus !== '' && dto.messageStatus !== null && dto.messageStatus !== undefined)
   @IsIn(CAMPAIGN_MESSAGE_STATUSES, { message: `messageStatus must be one of ${CAMPAIGN_MESSAGE_STATUSES.join(', ')}` })
+  @JSONSchema({ description: 'Only messages in this status: `Scheduled`, `Sent` or `Failed`' })
   messageStatus?: (typeof CAMPAIGN_MESSAGE_STATUSES)[number] | '';
 
-  @IntegerWithin('limit', 1, 1000) limit?: number;
-  @IntegerWithin('offset', 0, Number.MAX_SAFE_INTEGER) offset?: number;
-  @IntegerWithin('page', 1, Number.MAX_SAFE_INTEGER) page?: number;
-  @IntegerWithin('pageSize', 1, 1000) pageSize?: number;
+  @JSONSchema({ description: 'Messages per page (1 to 1000)' })
+  @IntegerWithin('limit', 1, 1000)
+  limit?: number;
+  @JSONSchema({ description: 'How many messages to skip' })
+  @IntegerWithin('offset', 0, Number.MAX_SAFE_INTEGER)
+  offset?: number;
+  @JSONSchema({ description: 'Older paging: the page, from 1 (with `pageSize`)' })
+  @IntegerWithin('page', 1, Number.MAX_SAFE_INTEGER)
+  page?: number;
+  @JSONSchema({ description: 'Older paging: items per page' })
+  @IntegerWithin('pageSize', 1, 1000)
+  pageSize?: number;
 }

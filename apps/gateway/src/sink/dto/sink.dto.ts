@@ -2,6 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { RABBITMQ_EXCHANGE_TYPES } from '@gw/relay';
 import { IsDefined, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { DeliveryFilterDto, EVENTS_RULES } from '../../webhook/dto/webhook.dto';
+import { JSONSchema } from 'class-validator-jsonschema';
 
 const URL_RULES = [IsString({ message: 'url must be a string' }), MaxLength(2000, { message: 'url must be at most 2000 characters' })];
 const Optional = (...rules: PropertyDecorator[]) => applyDecorators(IsOptional(), ...rules);
@@ -43,60 +44,100 @@ const Topic = () =>
 class InstanceSinkDto extends DeliveryFilterDto {
   @IsOptional()
   @IsIn(['add', 'update', 'delete'], { message: 'action must be one of add, update, delete' })
+  @JSONSchema({ description: '`add`, `update` (with `id`) or `delete` (with `id`); absent for the simple mode (one sink, created or updated)' })
   action?: 'add' | 'update' | 'delete';
 
   @IsOptional()
   @IsString()
   @MaxLength(100)
+  @JSONSchema({ description: "The sink's id, for `update` and `delete`" })
   id?: string;
 
   @SinkUrl()
+  @JSONSchema({ description: "The broker's address, credentials in its user info (e.g. `amqp://user:password@host:5672`); required when a sink is created" })
   url?: string;
 
   @Events()
+  @JSONSchema({ description: 'The events to publish (e.g. `messages`, `messages_update`, `connection`); every event when empty' })
   events?: string[];
 }
 
 /** `POST /sink/rabbitmq`. */
 export class RabbitMqSinkDto extends InstanceSinkDto {
-  @Exchange() exchange?: string;
-  @ExchangeType() exchangeType?: string;
-  @RoutingKey() routingKey?: string;
+  @JSONSchema({ description: 'The RabbitMQ exchange (declared durable when missing; an empty string is the default exchange); `wa-gateway` by default' })
+  @Exchange()
+  exchange?: string;
+  @JSONSchema({ description: "The exchange's type: `topic` (the default), `direct`, `fanout` or `headers`" })
+  @ExchangeType()
+  exchangeType?: string;
+  @JSONSchema({ description: 'The routing key template, `{instance}.{event}` by default' })
+  @RoutingKey()
+  routingKey?: string;
 }
 
 /** `POST /sink/nats`. */
 export class NatsSinkDto extends InstanceSinkDto {
-  @SubjectPrefix() subjectPrefix?: string;
-  @Stream() stream?: string;
+  @JSONSchema({ description: "The subjects' prefix: events go to `<subjectPrefix>.<instance>.<event>` (`wa-gateway.events` by default)" })
+  @SubjectPrefix()
+  subjectPrefix?: string;
+  @JSONSchema({ description: 'The JetStream stream that keeps the subjects (`WA_GATEWAY_EVENTS` by default)' })
+  @Stream()
+  stream?: string;
 }
 
 /** `POST /sink/kafka`. */
 export class KafkaSinkDto extends InstanceSinkDto {
-  @Topic() topic?: string;
+  @JSONSchema({ description: 'The Kafka topic (records keyed by instance), `wa-gateway-events` by default' })
+  @Topic()
+  topic?: string;
 }
 
 /** `POST /globalsink/rabbitmq`: the one RabbitMQ sink of every instance; its URL and events are required. */
 export class GlobalRabbitMqSinkDto extends DeliveryFilterDto {
-  @RequiredSinkUrl() url!: string;
-  @RequiredEvents() events!: string[];
-  @Exchange() exchange?: string;
-  @ExchangeType() exchangeType?: string;
-  @RoutingKey() routingKey?: string;
+  @JSONSchema({ description: "The broker's address, credentials in its user info (e.g. `amqp://user:password@host:5672`); required when a sink is created" })
+  @RequiredSinkUrl()
+  url!: string;
+  @JSONSchema({ description: 'The events to publish (e.g. `messages`, `messages_update`, `connection`); every event when empty' })
+  @RequiredEvents()
+  events!: string[];
+  @JSONSchema({ description: 'The RabbitMQ exchange (declared durable when missing; an empty string is the default exchange); `wa-gateway` by default' })
+  @Exchange()
+  exchange?: string;
+  @JSONSchema({ description: "The exchange's type: `topic` (the default), `direct`, `fanout` or `headers`" })
+  @ExchangeType()
+  exchangeType?: string;
+  @JSONSchema({ description: 'The routing key template, `{instance}.{event}` by default' })
+  @RoutingKey()
+  routingKey?: string;
 }
 
 /** `POST /globalsink/nats`. */
 export class GlobalNatsSinkDto extends DeliveryFilterDto {
-  @RequiredSinkUrl() url!: string;
-  @RequiredEvents() events!: string[];
-  @SubjectPrefix() subjectPrefix?: string;
-  @Stream() stream?: string;
+  @JSONSchema({ description: "The broker's address, credentials in its user info (e.g. `amqp://user:password@host:5672`); required when a sink is created" })
+  @RequiredSinkUrl()
+  url!: string;
+  @JSONSchema({ description: 'The events to publish (e.g. `messages`, `messages_update`, `connection`); every event when empty' })
+  @RequiredEvents()
+  events!: string[];
+  @JSONSchema({ description: "The subjects' prefix: events go to `<subjectPrefix>.<instance>.<event>` (`wa-gateway.events` by default)" })
+  @SubjectPrefix()
+  subjectPrefix?: string;
+  @JSONSchema({ description: 'The JetStream stream that keeps the subjects (`WA_GATEWAY_EVENTS` by default)' })
+  @Stream()
+  stream?: string;
 }
 
 /** `POST /globalsink/kafka`. */
 export class GlobalKafkaSinkDto extends DeliveryFilterDto {
-  @RequiredSinkUrl() url!: string;
-  @RequiredEvents() events!: string[];
-  @Topic() topic?: string;
+  @JSONSchema({ description: "The broker's address, credentials in its user info (e.g. `amqp://user:password@host:5672`); required when a sink is created" })
+  @RequiredSinkUrl()
+  url!: string;
+  @JSONSchema({ description: 'The events to publish (e.g. `messages`, `messages_update`, `connection`); every event when empty' })
+  @RequiredEvents()
+  events!: string[];
+  @JSONSchema({ description: 'The Kafka topic (records keyed by instance), `wa-gateway-events` by default' })
+  @Topic()
+  topic?: string;
 }
 
 export type AnySinkDto = Partial<RabbitMqSinkDto & NatsSinkDto & KafkaSinkDto>;

@@ -46,8 +46,10 @@ export class BusinessController {
   }
 
   @Post('update/profile')
+  @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.BusinessProfileUpdated, {
-    description: 'Every field sent was changed (200); some were (207, the others with their error); none were (500, same body)',
+    description: 'Every field sent was changed',
+    otherStatuses: { 207: 'Some fields were changed, the others carry their error', 500: 'No field was changed: each carries its error' },
     example: { response: { description: { status: 'updated' }, address: { status: 'updated' }, email: { status: 'updated' } }, updated: 3, failed: 0 },
     errors: WHATSAPP_ERRORS,
   })

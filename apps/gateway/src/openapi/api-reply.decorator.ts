@@ -14,6 +14,8 @@ export interface ApiReplyOptions {
   isArray?: boolean;
   /** The answer's media type when it is not JSON (e.g. `text/event-stream`). */
   contentType?: string;
+  /** Statuses besides the success one that answer the same body, each with what it means (e.g. `{ 207: 'Some fields changed' }`). */
+  otherStatuses?: Record<number, string>;
   /** The error kinds the route can answer, when they differ from what its guard implies (see openapi.document.ts). */
   errors?: readonly ApiErrorKind[];
 }

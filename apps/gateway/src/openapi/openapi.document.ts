@@ -21,10 +21,14 @@ const QUERY_SECURITY_SCHEMES = { instance: 'tokenQuery', admin: 'admintokenQuery
 /** Which scheme a route's guards ask for: the `token` header, the `admintoken` header, or none. */
 type Audience = 'instance' | 'admin' | 'public';
 
-/** The errors any route can answer; the guard adds its own (401 / 403), a body adds 400. */
-const ALWAYS: readonly ApiErrorKind[] = ['internal'];
-/** What an instance route can answer besides: its instance's state, the session worker, WhatsApp, the rate limit. */
-const INSTANCE_ERRORS: readonly ApiErrorKind[] = ['invalid_token', 'not_found', 'conflict', 'whatsapp_refused', 'unavailable', 'timeout'];
+/** The errors any route can answer (a path or query value no route takes is a 400 before any guard); the guard adds its own (401 / 403), a body adds 400. */
+const ALWAYS: readonly ApiErrorKind[] = ['invalid_request', 'internal'];
+/** What a route behind a token guard can answer besides: the token's request limit. */
+const GUARDED: readonly ApiErrorKind[] = ['rate_limited'];
+/** What an instance route can answer besides: its instance's state, the session worker, WhatsApp (a refusal, a role the account lacks). */
+const INSTANCE_ERRORS: readonly ApiErrorKind[] = ['invalid_token', 'forbidden', 'not_found', 'conflict', 'whatsapp_refused', 'unavailable', 'timeout'];
+/** What a send answers besides: WhatsApp's limits on the account (463 reach-out timelock, 475 new-chat cap). */
+const SEND_ERRORS: readonly ApiErrorKind[] = ['whatsapp_limited'];
 const ADMIN_ERRORS: readonly ApiErrorKind[] = ['invalid_admin_token', 'not_found', 'conflict'];
 const BODY_ERRORS: readonly ApiErrorKind[] = ['invalid_request', 'payload_too_large', 'unsupported_media_type'];
 
@@ -103,7 +107,7 @@ export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): 
       if (controller && handlerName) documentQuery(operation, path, argumentsOf(controller, handlerName));
       const bodySchema = requestSchemaOf(operation, schemas);
       if (bodySchema) exampleRequest(operation, bodySchema, schemas);
-      operation.responses = responsesOf(operation, audience, reply, Boolean(bodySchema), schemas);
+      operation.responses = responsesOf(operation, path, audience, reply, Boolean(bodySchema), schemas);
     }
   }
   return document;
@@ -326,6 +330,7 @@ function exampleString(name: string): string {
 /** The success answer (`@ApiReply`, or a generic object) and the catalogue's errors the route can answer. */
 function responsesOf(
   operation: OperationObject,
+  path: string,
   audience: Audience,
   reply: ApiReplyMetadata | undefined,
   hasBody: boolean,
@@ -346,27 +351,36 @@ function responsesOf(
   const responses: Record<string, ResponseObject> = {
     [successStatus]: { description: reply?.description ?? 'Success', content: { [reply?.contentType ?? 'application/json']: { schema, ...examples } } },
   };
-  const kinds = new Set<ApiErrorKind>(
-    reply?.errors ?? [
+  // Other statuses answering the same body (a partial success's 207, say).
+  const sameBody = Object.entries(reply?.otherStatuses ?? {});
+  for (const [status, description] of sameBody) responses[status] = { description, content: { 'application/json': { schema } } };
+  const kinds = new Set<ApiErrorKind>([
+    ...(reply?.errors ?? [
       ...(hasBody ? BODY_ERRORS : []),
       ...(audience === 'instance' ? INSTANCE_ERRORS : audience === 'admin' ? ADMIN_ERRORS : ['not_found' as const]),
-      ...ALWAYS,
-    ],
-  );
+      ...(audience === 'instance' && path.startsWith('/send/') ? SEND_ERRORS : []),
+    ]),
+    // Whatever a route declares, these answer before it runs.
+    ...(audience === 'public' ? [] : GUARDED),
+    ...ALWAYS,
+  ]);
   const byStatus = new Map<number, ApiErrorKind[]>();
   for (const kind of kinds) byStatus.set(API_ERRORS[kind].status, [...(byStatus.get(API_ERRORS[kind].status) ?? []), kind]);
   for (const [status, group] of [...byStatus].sort(([a], [b]) => a - b)) {
     const retryAfter = group.map((kind) => (API_ERRORS[kind] as { retryAfterSeconds?: number }).retryAfterSeconds).find((seconds) => seconds !== undefined);
+    const errorSchema = { $ref: `#/components/schemas/${group.every((kind) => 'shape' in API_ERRORS[kind]) ? SCHEMAS.CodedError.name : SCHEMAS.Error.name}` };
+    const alsoBody = responses[String(status)];
     responses[String(status)] = {
-      description: group.map((kind) => API_ERRORS[kind].message).join(' / '),
+      description: [...(alsoBody ? [alsoBody.description] : []), ...group.map((kind) => API_ERRORS[kind].message)].join(' / '),
       // A 503 says when to try again (uazapi 2.1.1's /instance/connect when no session worker has room).
       ...(retryAfter !== undefined
         ? { headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', example: retryAfter } } } }
         : {}),
       content: {
         'application/json': {
-          // A kind of the `{code, message, data}` shape (GET /quick-replies/{id}'s 401) has its own schema.
-          schema: { $ref: `#/components/schemas/${group.every((kind) => 'shape' in API_ERRORS[kind]) ? SCHEMAS.CodedError.name : SCHEMAS.Error.name}` },
+          // A kind of the `{code, message, data}` shape (GET /quick-replies/{id}'s 401) has its own schema; a status that
+          // also answers the route's own body (uazapi's 500 of a profile update where no field changed) takes either.
+          schema: alsoBody ? { oneOf: [schema, errorSchema] } : errorSchema,
           examples: Object.fromEntries(group.map((kind) => [kind, { summary: kind, value: errorBody(kind) }])),
         },
       },

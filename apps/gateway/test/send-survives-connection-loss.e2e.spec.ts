@@ -24,10 +24,10 @@ describe('sends when the connection dies mid-send (issue 34)', () => {
   const settled = (status: string) => status !== 'Pending' && status !== 'Queued' && status !== '';
 
   beforeAll(async () => {
-    // A send waits 2 s (production: 15 s) for a new socket, so a reconnect longer than that is quick to play.
+    // A send waits 1 s (production: 15 s) for a new socket, so a reconnect longer than that is quick to play.
     await stack.start({}, undefined, {
       sendAckTimeoutMs: 3_000,
-      sendReconnectWaitMs: 2_000,
+      sendReconnectWaitMs: 1_000,
       unackedResendAfterMs: 4_000,
       unackedGiveUpMs: 20_000,
       unackedSweepMs: 500,
@@ -147,27 +147,27 @@ describe('sends when the connection dies mid-send (issue 34)', () => {
   // docs/guarantees.md, "a sync send whose connection stays down longer than it waits".
   it('should fail a sync send visibly and never send it when the connection goes before it went out and stays down longer than the send waits', async () => {
     await connected();
-    // The typing delay holds the send before it goes out; the server goes away meanwhile, for longer than the 2 s wait.
+    // The typing delay holds the send before it goes out; the server goes away meanwhile, for longer than the 1 s wait.
     const sending = stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: 'fora do ar', delay: 1_500 } });
     await new Promise((resolve) => setTimeout(resolve, 500));
-    await stack.control('POST', '/sim/faults', { kind: 'restart', downMs: 6_000 });
+    await stack.control('POST', '/sim/faults', { kind: 'restart', downMs: 3_000 });
     const { status, body } = await sending;
     expect(status).toBe(502);
-    expect(body.error).toMatch(/connection to WhatsApp was lost before the message was sent and was not back within 2 s: not sent/);
+    expect(body.error).toMatch(/connection to WhatsApp was lost before the message was sent and was not back within 1 s: not sent/);
     const [row] = await rows([body.messageid]);
     expect(row).toMatchObject({ status: 'Failed' });
     expect(row.error).toMatch(/not sent/);
     // (No messages_update for it yet: the HTTP answer carries the failure; docs/guarantees.md names the gap.)
     // Back, and a while later: never sent, still Failed.
     await connected();
-    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect((await stack.inbox(contact, 1_000)).filter((entry) => textOf(entry) === 'fora do ar')).toEqual([]);
     expect((await rows([body.messageid]))[0]).toMatchObject({ status: 'Failed' });
   }, 60_000);
 
   it('should keep a sync send that went out Pending, never Failed, when its connection goes before the ack and stays down longer than the send waits, and deliver it once', async () => {
     await connected();
-    // Routed to the phone, its ack held back; the server goes away before the ack, for longer than the 2 s wait.
+    // Routed to the phone, its ack held back; the server goes away before the ack, for longer than the 1 s wait.
     await stack.control('POST', '/sim/faults', { kind: 'ack', mode: 'drop', device: phone, count: 1 });
     const sending = stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: 'saiu sem ack' } });
     await waitFor(
@@ -176,7 +176,7 @@ describe('sends when the connection dies mid-send (issue 34)', () => {
       10_000,
       'the message at the phone',
     );
-    await stack.control('POST', '/sim/faults', { kind: 'restart', downMs: 6_000 });
+    await stack.control('POST', '/sim/faults', { kind: 'restart', downMs: 3_000 });
     const { status, body } = await sending;
     expect(status).toBe(200);
     expect(body.status).toBe('Pending');

@@ -58,8 +58,15 @@ const HttpUrl = () => Matches(/^https?:\/\/[^\s/?#]+[^\s]*$/i, { message: (args:
 
 /** The record's id: "" (or absent) creates, an id updates, with `delete: true` deletes. */
 class ChatbotEditBase {
-  @IsOptional() @IsString({ message: 'id must be a string' }) @MaxLength(100) id?: string;
-  @IsOptional() @IsBoolean({ message: 'delete must be a boolean' }) delete?: boolean;
+  @JSONSchema({ description: 'The record to update or delete; absent (or empty) creates one' })
+  @IsOptional()
+  @IsString({ message: 'id must be a string' })
+  @MaxLength(100)
+  id?: string;
+  @JSONSchema({ description: 'Delete the record `id`' })
+  @IsOptional()
+  @IsBoolean({ message: 'delete must be a boolean' })
+  delete?: boolean;
 }
 
 /** The record object is required unless the edit deletes. */
@@ -73,29 +80,72 @@ const RecordObject = (name: string, type: () => new () => object) =>
   );
 
 export class AgentFieldsDto {
-  @RequiredString('missing agent.name') @MaxLength(200) name!: string;
-  @IsString({ message: `missing agent.provider (${AGENT_PROVIDERS.join(', ')})` }) @Choice(AGENT_PROVIDERS) provider!: AgentProvider;
-  @RequiredString('missing agent.model') @MaxLength(200) model!: string;
+  @JSONSchema({ description: "The agent's name" })
+  @RequiredString('missing agent.name')
+  @MaxLength(200)
+  name!: string;
+  @JSONSchema({ description: "The model's provider: `openai`, `anthropic`, `gemini`, `deepseek` or `custom` (an OpenAI-compatible server)" })
+  @IsString({ message: `missing agent.provider (${AGENT_PROVIDERS.join(', ')})` })
+  @Choice(AGENT_PROVIDERS)
+  provider!: AgentProvider;
+  @JSONSchema({ description: "The model's name at the provider" })
+  @RequiredString('missing agent.model')
+  @MaxLength(200)
+  model!: string;
   /** Required when the agent is created; on an update, absent or the masked value keeps the stored key. */
-  @Text(1000) apikey?: string;
+  @JSONSchema({ description: "The provider's API key: required when the agent is created; on an update, absent or the masked value keeps the stored key" })
+  @Text(1000)
+  apikey?: string;
   /** `custom`: the OpenAI-compatible server's base URL (…/v1). */
-  @Optional() @IsString({ message: 'url must be a string' }) @MaxLength(2000) @ValidateIf((_dto, value: string) => value !== '') @HttpUrl() url?: string;
-  @Text(100_000) basePrompt?: string;
-  @IntIn(1, 200_000) maxTokens?: number;
+  @JSONSchema({ description: "With `custom`: the OpenAI-compatible server's base URL (…/v1)" })
+  @Optional()
+  @IsString({ message: 'url must be a string' })
+  @MaxLength(2000)
+  @ValidateIf((_dto, value: string) => value !== '')
+  @HttpUrl()
+  url?: string;
+  @JSONSchema({ description: 'The instructions the agent follows (its system prompt)' })
+  @Text(100_000)
+  basePrompt?: string;
+  @JSONSchema({ description: 'The most tokens an answer may use' })
+  @IntIn(1, 200_000)
+  maxTokens?: number;
   /** 0–100: 0 answers the same each time, 100 is the provider's most random. */
-  @IntIn(0, 100) temperature?: number;
+  @JSONSchema({ description: "0 to 100: 0 answers the same each time, 100 is the provider's most random" })
+  @IntIn(0, 100)
+  temperature?: number;
   /** 0–100: the share of likely words the model samples from (top-p). */
-  @IntIn(0, 100) diversityLevel?: number;
-  @IntIn(0, 100) frequencyPenalty?: number;
-  @IntIn(0, 100) presencePenalty?: number;
-  @Flag() signMessages?: boolean;
-  @Flag() readMessages?: boolean;
+  @JSONSchema({ description: '0 to 100: the share of likely words the model samples from (top-p)' })
+  @IntIn(0, 100)
+  diversityLevel?: number;
+  @JSONSchema({ description: '0 to 100: how much the model avoids repeating the same words' })
+  @IntIn(0, 100)
+  frequencyPenalty?: number;
+  @JSONSchema({ description: '0 to 100: how much the model moves to new topics' })
+  @IntIn(0, 100)
+  presencePenalty?: number;
+  @JSONSchema({ description: "Sign the agent's messages with its name" })
+  @Flag()
+  signMessages?: boolean;
+  @JSONSchema({ description: "Mark the contact's messages read when the agent answers" })
+  @Flag()
+  readMessages?: boolean;
   /** Longer answers go out as several messages (0: never split). */
-  @IntIn(0, 65_536) maxMessageLength?: number;
-  @IntIn(0, 300) typingDelay_seconds?: number;
-  @IntIn(0, 8_760) contextTimeWindow_hours?: number;
-  @IntIn(0, 1_000) contextMaxMessages?: number;
-  @IntIn(0, 1_000) contextMinMessages?: number;
+  @JSONSchema({ description: 'Longer answers go out as several messages (0: never split)' })
+  @IntIn(0, 65_536)
+  maxMessageLength?: number;
+  @JSONSchema({ description: 'Seconds of "typing…" before each answer' })
+  @IntIn(0, 300)
+  typingDelay_seconds?: number;
+  @JSONSchema({ description: 'Only messages of the last this many hours are given to the model as context' })
+  @IntIn(0, 8_760)
+  contextTimeWindow_hours?: number;
+  @JSONSchema({ description: 'At most this many earlier messages as context' })
+  @IntIn(0, 1_000)
+  contextMaxMessages?: number;
+  @JSONSchema({ description: 'At least this many earlier messages as context, however old' })
+  @IntIn(0, 1_000)
+  contextMinMessages?: number;
 }
 
 /** `POST /agent/edit`. */
@@ -106,26 +156,55 @@ export class AgentFieldsDto {
   },
 })
 export class AgentEditDto extends ChatbotEditBase {
-  @RecordObject('agent', () => AgentFieldsDto) agent?: AgentFieldsDto;
+  @JSONSchema({ description: "The agent's fields (required unless deleting)" })
+  @RecordObject('agent', () => AgentFieldsDto)
+  agent?: AgentFieldsDto;
 }
 
 export class TriggerFieldsDto {
-  @Flag() active?: boolean;
-  @IsString({ message: 'missing trigger.type (agent, quickreply or flow)' }) @Choice(TRIGGER_TYPES) type!: (typeof TRIGGER_TYPES)[number];
-  @Text(100) agent_id?: string;
-  @Text(100) flow_id?: string;
-  @Text(100) quickReply_id?: string;
-  @Flag() ignoreGroups?: boolean;
+  @JSONSchema({ description: 'The trigger is on' })
+  @Flag()
+  active?: boolean;
+  @JSONSchema({ description: 'What answers: `agent`, `quickreply` or `flow`' })
+  @IsString({ message: 'missing trigger.type (agent, quickreply or flow)' })
+  @Choice(TRIGGER_TYPES)
+  type!: (typeof TRIGGER_TYPES)[number];
+  @JSONSchema({ description: 'The agent that answers (type `agent`)' })
+  @Text(100)
+  agent_id?: string;
+  @JSONSchema({ description: 'The flow that answers (type `flow`)' })
+  @Text(100)
+  flow_id?: string;
+  @JSONSchema({ description: 'The quick reply sent (type `quickreply`)' })
+  @Text(100)
+  quickReply_id?: string;
+  @JSONSchema({ description: 'Never fire in groups' })
+  @Flag()
+  ignoreGroups?: boolean;
   /** A lead field of the chat (lead_name, lead_status, lead_field01…, or a chat field such as wa_name). */
-  @Text(100) lead_field?: string;
-  @Optional() @IsString({ message: 'lead_operator must be a string' }) @Choice(LEAD_OPERATORS) lead_operator?: string;
-  @Text(1000) lead_value?: string;
+  @JSONSchema({ description: 'A lead field of the chat the trigger tests (`lead_name`, `lead_status`, `lead_field01`…, or a chat field such as `wa_name`)' })
+  @Text(100)
+  lead_field?: string;
+  @JSONSchema({ description: 'How it tests it: `equals`, `not_equals`, `contains`, `not_contains`, `greater`, `less`, `empty` or `not_empty`' })
+  @Optional()
+  @IsString({ message: 'lead_operator must be a string' })
+  @Choice(LEAD_OPERATORS)
+  lead_operator?: string;
+  @JSONSchema({ description: 'The value it tests against' })
+  @Text(1000)
+  lead_value?: string;
   /** Higher first when several triggers match. */
-  @IntIn(-1_000_000, 1_000_000) priority?: number;
+  @JSONSchema({ description: 'Higher first when several triggers match' })
+  @IntIn(-1_000_000, 1_000_000)
+  priority?: number;
   /** "a|b|c": the trigger starts a conversation when a message contains one of them (empty: any message). */
-  @Text(5000) wordsToStart?: string;
+  @JSONSchema({ description: '"a|b|c": the trigger starts a conversation when a message contains one of them (empty: any message)' })
+  @Text(5000)
+  wordsToStart?: string;
   /** How long the round waits for the contact's next message before answering them together. */
-  @IntIn(0, 3_600) responseDelay_seconds?: number;
+  @JSONSchema({ description: "How long to wait for the contact's next message before answering them together" })
+  @IntIn(0, 3_600)
+  responseDelay_seconds?: number;
 }
 
 /** `POST /trigger/edit`. */
@@ -133,35 +212,65 @@ export class TriggerFieldsDto {
   example: { id: '', trigger: { active: true, type: 'agent', agent_id: 'r1a2b3c4d5e6f7', wordsToStart: 'oi|olá|menu', responseDelay_seconds: 3 } },
 })
 export class TriggerEditDto extends ChatbotEditBase {
-  @RecordObject('trigger', () => TriggerFieldsDto) trigger?: TriggerFieldsDto;
+  @JSONSchema({ description: "The trigger's fields (required unless deleting)" })
+  @RecordObject('trigger', () => TriggerFieldsDto)
+  trigger?: TriggerFieldsDto;
 }
 
 export class KnowledgeFieldsDto {
-  @Flag() active?: boolean;
+  @JSONSchema({ description: 'The entry is used' })
+  @Flag()
+  active?: boolean;
   /** The title (uazapi's spelling). */
-  @Text(500) tittle?: string;
+  @JSONSchema({ description: "The title (uazapiGO's spelling)" })
+  @Text(500)
+  tittle?: string;
   /** The older/obvious spelling of `tittle`. */
-  @Text(500) title?: string;
+  @JSONSchema({ description: 'The title, the usual spelling of `tittle`' })
+  @Text(500)
+  title?: string;
   /** Text, an http(s) URL to fetch, or base64 of a pdf/txt/html/csv file (`fileType`). */
-  @RequiredString('missing knowledge.content') @MaxLength(20 * 1024 * 1024) content!: string;
-  @Optional() @IsString({ message: 'fileType must be a string' }) @Choice(KNOWLEDGE_FILE_TYPES) fileType?: string;
+  @JSONSchema({ description: 'Text, an http(s) URL to fetch, or base64 of a pdf, txt, html or csv file (`fileType`)' })
+  @RequiredString('missing knowledge.content')
+  @MaxLength(20 * 1024 * 1024)
+  content!: string;
+  @JSONSchema({ description: 'How to read `content` when it is a file or a URL: `pdf`, `txt`, `html` or `csv`' })
+  @Optional()
+  @IsString({ message: 'fileType must be a string' })
+  @Choice(KNOWLEDGE_FILE_TYPES)
+  fileType?: string;
 }
 
 /** `POST /knowledge/edit`. */
 @JSONSchema({ example: { id: '', knowledge: { active: true, tittle: 'Horários', content: 'Abrimos de segunda a sábado, das 9h às 18h.' } } })
 export class KnowledgeEditDto extends ChatbotEditBase {
-  @RecordObject('knowledge', () => KnowledgeFieldsDto) knowledge?: KnowledgeFieldsDto;
+  @JSONSchema({ description: "The knowledge entry's fields (required unless deleting)" })
+  @RecordObject('knowledge', () => KnowledgeFieldsDto)
+  knowledge?: KnowledgeFieldsDto;
   /** How to read `content` when it is a file (base64) or a URL: pdf, txt, html or csv. */
-  @Optional() @IsString({ message: 'fileType must be a string' }) @Choice(KNOWLEDGE_FILE_TYPES) fileType?: string;
+  @JSONSchema({ description: 'How to read `content` when it is a file (base64) or a URL: `pdf`, `txt`, `html` or `csv`' })
+  @Optional()
+  @IsString({ message: 'fileType must be a string' })
+  @Choice(KNOWLEDGE_FILE_TYPES)
+  fileType?: string;
 }
 
 export class FunctionParameterDto {
   @RequiredString('missing parameter name')
   @Matches(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/, { message: 'parameter name must be letters, digits or _ (at most 64)' })
+  @JSONSchema({ description: "The parameter's name, as `{{name}}` in the endpoint, headers and body" })
   name!: string;
-  @Optional() @IsString({ message: 'parameter type must be a string' }) @Choice(PARAMETER_TYPES) type?: string;
-  @Text(2000) description?: string;
-  @Flag() required?: boolean;
+  @JSONSchema({ description: 'Its type: `string`, `number`, `integer` or `boolean`' })
+  @Optional()
+  @IsString({ message: 'parameter type must be a string' })
+  @Choice(PARAMETER_TYPES)
+  type?: string;
+  @JSONSchema({ description: 'What the model should put in it' })
+  @Text(2000)
+  description?: string;
+  @JSONSchema({ description: 'The model must give it' })
+  @Flag()
+  required?: boolean;
   /** Allowed values: an array, or one string separated by commas. */
   @Optional()
   @ValidateBy({
@@ -172,19 +281,39 @@ export class FunctionParameterDto {
       defaultMessage: () => 'enum must be an array of values or a comma-separated string',
     },
   })
+  @JSONSchema({ description: 'The values allowed: an array, or one string separated by commas' })
   enum?: string | Array<string | number>;
-  @Optional() @IsInt({ message: 'minimum must be an integer' }) minimum?: number;
-  @Optional() @IsInt({ message: 'maximum must be an integer' }) maximum?: number;
+  @JSONSchema({ description: 'The smallest value allowed' })
+  @Optional()
+  @IsInt({ message: 'minimum must be an integer' })
+  minimum?: number;
+  @JSONSchema({ description: 'The largest value allowed' })
+  @Optional()
+  @IsInt({ message: 'maximum must be an integer' })
+  maximum?: number;
 }
 
 export class FunctionFieldsDto {
   @RequiredString('missing function.name')
   @Matches(/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/, { message: 'function name must be letters, digits, _ or - (at most 64), starting with a letter or _' })
+  @JSONSchema({ description: "The function's name, as the model calls it" })
   name!: string;
-  @Flag() active?: boolean;
-  @RequiredString('missing function.description') @MaxLength(2000) description!: string;
-  @IsString({ message: 'missing function.method (GET, POST, PUT, PATCH or DELETE)' }) @Choice(FUNCTION_METHODS) method!: string;
-  @RequiredString('missing function.endpoint') @MaxLength(2000) @HttpUrl() endpoint!: string;
+  @JSONSchema({ description: 'The agents may call it' })
+  @Flag()
+  active?: boolean;
+  @JSONSchema({ description: 'What it does and when to call it, for the model' })
+  @RequiredString('missing function.description')
+  @MaxLength(2000)
+  description!: string;
+  @JSONSchema({ description: 'The HTTP method: `GET`, `POST`, `PUT`, `PATCH` or `DELETE`' })
+  @IsString({ message: 'missing function.method (GET, POST, PUT, PATCH or DELETE)' })
+  @Choice(FUNCTION_METHODS)
+  method!: string;
+  @JSONSchema({ description: "The URL called; `{{parameter}}` is replaced by the model's values" })
+  @RequiredString('missing function.endpoint')
+  @MaxLength(2000)
+  @HttpUrl()
+  endpoint!: string;
   /** Header name → value; values may use {{parameter}}. */
   @Optional()
   @ValidateBy({
@@ -199,6 +328,7 @@ export class FunctionFieldsDto {
       defaultMessage: () => 'headers must be an object of header names to string values',
     },
   })
+  @JSONSchema({ description: 'Header name → value; values may use `{{parameter}}`' })
   headers?: Record<string, string>;
   /** The request body: a template string or a JSON object, {{parameter}} replaced by the model's values. */
   @Optional()
@@ -210,11 +340,13 @@ export class FunctionFieldsDto {
       defaultMessage: () => 'body must be a string template or a JSON object',
     },
   })
+  @JSONSchema({ description: "The request body: a template string or a JSON object, `{{parameter}}` replaced by the model's values" })
   body?: string | Record<string, unknown>;
   @Optional()
   @IsArray({ message: 'parameters must be an array' })
   @ValidateNested({ each: true })
   @Type(() => FunctionParameterDto)
+  @JSONSchema({ description: 'The parameters the model fills in' })
   parameters?: FunctionParameterDto[];
 }
 
@@ -232,5 +364,7 @@ export class FunctionFieldsDto {
   },
 })
 export class FunctionEditDto extends ChatbotEditBase {
-  @RecordObject('function', () => FunctionFieldsDto) function?: FunctionFieldsDto;
+  @JSONSchema({ description: "The function's fields (required unless deleting)" })
+  @RecordObject('function', () => FunctionFieldsDto)
+  function?: FunctionFieldsDto;
 }

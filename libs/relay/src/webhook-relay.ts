@@ -165,8 +165,11 @@ export class WebhookRelay {
     const onError = (error: unknown) => this.logger.error({ err: error }, 'webhook relay pass failed');
     this.fanOutLoop = new PassLoop(
       async () => {
-        if ((await this.fanOut()) > 0) {
-          this.claimWanted = true;
+        const fanned = await this.fanOut();
+        if (fanned.size > 0) {
+          // Rows only for receivers that already have half a batch claimed here leave the claim to
+          // their progress: a claim now would leave each of their lanes out, after walking them all.
+          if ([...fanned].some((webhookId) => !this.isBusyWebhook(webhookId))) this.claimWanted = true;
           this.claimLoop.poke();
         }
         return false;
@@ -250,18 +253,18 @@ export class WebhookRelay {
     return this.transports.get(webhook.kind ?? 'webhook');
   }
 
-  /** One pass by hand (tests): fan out what is new, then claim what is due. Returns how much it found. */
+  /** One pass by hand (tests): fan out what is new, then claim what is due. Returns how many deliveries it made and claimed. */
   async runOnce(): Promise<number> {
-    return (await this.fanOut()) + (await this.claim());
+    return (await this.fanOut()).size + (await this.claim());
   }
 
-  /** Fans out until the outbox has nothing undispatched left. Returns how many events it took. */
-  private async fanOut(): Promise<number> {
-    let total = 0;
+  /** Fans out until the outbox has nothing undispatched left. Returns the webhooks it made deliveries for. */
+  private async fanOut(): Promise<Set<string>> {
+    const webhookIds = new Set<string>();
     for (;;) {
-      const { events } = await this.deliveries.fanOut(this.config.batchSize, matchWebhooks);
-      total += events;
-      if (events < this.config.batchSize) return total;
+      const fanned = await this.deliveries.fanOut(this.config.batchSize, matchWebhooks);
+      for (const webhookId of fanned.webhookIds) webhookIds.add(webhookId);
+      if (fanned.events < this.config.batchSize) return webhookIds;
     }
   }
 
@@ -284,6 +287,13 @@ export class WebhookRelay {
       if (receiver && this.isBusy(receiver)) busy.push(id);
     }
     return busy;
+  }
+
+  /** The webhook's receiver is known here and busy (a webhook not read yet may be anyone's). */
+  private isBusyWebhook(webhookId: string): boolean {
+    const row = this.webhookCache.get(webhookId)?.row;
+    const receiver = row && this.receivers.get(this.receiverKeyOf(row));
+    return receiver !== undefined && receiver !== null && this.isBusy(receiver);
   }
 
   /** Half a batch or more is claimed for it and not sent yet: claim for it later. */

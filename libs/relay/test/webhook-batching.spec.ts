@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { InProcessBus } from '@gw/bus';
+import { Subjects } from '@gw/contracts';
 import { DeliveryRepository, InstanceRepository, openDatabase, OutboxRepository, WebhookRepository } from '@gw/persistence';
 import { createLogger, SsrfGuard } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
@@ -255,6 +256,32 @@ describe('webhook delivery in batches', () => {
       await stuck.close();
     }
     for (const numbers of firstArrivals(receiver.delivered).values()) expect(numbers).toEqual(ascending(10));
+  });
+
+  it('should not claim for new events whose only receiver already has half a batch claimed here', async () => {
+    // The receiver holds every request: its claims stay unsent, so it stays busy (half a batch or more claimed).
+    receiver.decide(() => 'hold');
+    await emit(10, 2);
+    const [deliveries, webhooks, instances] = repositoriesOf(db.dataSource);
+    const claimDue = jest.spyOn(deliveries, 'claimDue');
+    // No poll during the test: only notices and progress start passes.
+    const sut = new WebhookRelay(deliveries, webhooks, instances, bus, config({ requestTimeoutMs: 120_000, pollIntervalMs: 60_000 }), logger);
+    sut.start();
+    try {
+      await waitFor(() => receiver.held.length === 4);
+      // A claim may still be in flight behind the one that made the receiver busy; let the loops settle.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const claimsBefore = claimDue.mock.calls.length;
+      // New events for the busy receiver's lanes, announced: they are fanned out, and no claim walks the lanes for them.
+      await emit(10, 2);
+      bus.publish(Subjects.outbox(instanceId), { instanceId, lastId: '0' });
+      await waitFor(async () => (await statuses()).pending === 40);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(claimDue.mock.calls.length).toBe(claimsBefore);
+    } finally {
+      for (const response of receiver.held.splice(0)) response.socket?.destroy();
+      await sut.stop();
+    }
   });
 
   it('should lose nothing when a relay dies in the middle of a batch', async () => {

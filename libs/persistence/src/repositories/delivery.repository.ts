@@ -72,15 +72,21 @@ type Raw = Record<string, unknown>;
 export class DeliveryRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Fans out up to `limit` undispatched outbox events: three statements in one transaction. */
-  async fanOut(limit: number, match: (event: OutboxEvent, webhooks: WebhookRow[]) => WebhookRow[]): Promise<{ events: number; deliveries: number }> {
+  /**
+   * Fans out up to `limit` undispatched outbox events: three statements in one transaction. Answers
+   * how many events it took, how many deliveries it made, and the webhooks they are for.
+   */
+  async fanOut(
+    limit: number,
+    match: (event: OutboxEvent, webhooks: WebhookRow[]) => WebhookRow[],
+  ): Promise<{ events: number; deliveries: number; webhookIds: Set<string> }> {
     return this.dataSource.transaction(async (manager) => {
       const raw: Raw[] = await manager.query(
         `SELECT id, instance_id, event_type, chat_id, payload FROM outbox_events
          WHERE dispatched_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [limit],
       );
-      if (raw.length === 0) return { events: 0, deliveries: 0 };
+      if (raw.length === 0) return { events: 0, deliveries: 0, webhookIds: new Set<string>() };
       const events = raw.map(toEvent);
       const webhooks = await WebhookRepository.enabledFor(manager, [...new Set(events.map((event) => event.instanceId))]);
       const columns = { webhook: [] as string[], event: [] as string[], instance: [] as string[], chat: [] as string[], type: [] as string[] };
@@ -104,7 +110,7 @@ export class DeliveryRepository {
          UPDATE outbox_events SET dispatched_at = now() WHERE id = ANY($6::bigint[])`,
         [columns.webhook, columns.event, columns.instance, columns.chat, columns.type, events.map((event) => event.id)],
       );
-      return { events: events.length, deliveries: columns.webhook.length };
+      return { events: events.length, deliveries: columns.webhook.length, webhookIds: new Set(columns.webhook) };
     });
   }
 

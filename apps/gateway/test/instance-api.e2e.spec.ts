@@ -1,3 +1,4 @@
+import { Subjects, type ConnectReply } from '@gw/contracts';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
 
 describe('instance API without a session worker (HTTP)', () => {
@@ -62,6 +63,35 @@ describe('instance API without a session worker (HTTP)', () => {
           'updated',
         ].sort(),
       );
+    });
+  });
+
+  describe('WhatsApp out of reach', () => {
+    const why = 'cannot reach WhatsApp: connect ECONNREFUSED 157.240.0.53:443';
+
+    it('should say why in the connect answer and the status, instead of an empty QR code alone', async () => {
+      const { token: nowhere, id: nowhereId } = await gw.createInstance('nowhere');
+      // A stand-in session worker that, like a real one, could not reach WhatsApp.
+      const worker = gw.bus.subscribe(
+        Subjects.place,
+        async () => {
+          await gw.db.dataSource.query(`UPDATE instances SET status = 'connecting', last_disconnect_reason = $1 WHERE id = $2`, [why, nowhereId]);
+          return { status: 'connecting', loggedIn: false, jid: null, qrcode: '', paircode: '', requestId: 'r-1', reason: why } satisfies ConnectReply;
+        },
+        { queue: 'session-workers' },
+      );
+      try {
+        const connect = await gw.call('POST', '/instance/connect', { token: nowhere, body: {} });
+        expect(connect.status).toBe(200);
+        expect(connect.body).toMatchObject({ connected: false, instance: { status: 'connecting', qrcode: '' }, reason: why });
+        const status = await gw.call('GET', '/instance/status', { token: nowhere });
+        expect(status.body).toMatchObject({ status: { connected: false }, reason: why });
+      } finally {
+        worker.unsubscribe();
+      }
+      // A QR code to scan is its own answer: no reason beside it.
+      await gw.db.dataSource.query(`UPDATE instances SET qrcode = 'data:image/png;base64,AA' WHERE id = $1`, [nowhereId]);
+      expect((await gw.call('GET', '/instance/status', { token: nowhere })).body.reason).toBeUndefined();
     });
   });
 

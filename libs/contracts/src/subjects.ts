@@ -73,6 +73,8 @@ export interface ConnectReply {
   qrcode: string;
   paircode: string;
   requestId: string;
+  /** Why there is no QR code, pairing code or connection yet (e.g. `cannot reach WhatsApp: connect ECONNREFUSED …`). */
+  reason?: string;
 }
 
 export interface StatusReply {

@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import { connect as tcpConnect, type AddressInfo } from 'node:net';
-import { Subjects, type StatusReply } from '@gw/contracts';
+import { Subjects, type ConnectReply, type StatusReply } from '@gw/contracts';
 import { LeaseRepository } from '@gw/persistence';
+import pino from 'pino';
+import { SessionWorker } from '../src/session-worker';
 import { Harness, nextPhone, waitFor } from './support/harness';
 
 jest.setTimeout(40_000);
@@ -207,6 +209,53 @@ describe('Session lifecycle against the simulator', () => {
         desiredState: 'disconnected',
         lastDisconnectReason: 'cannot connect: unsupported proxy protocol ftp:',
       });
+    });
+  });
+
+  describe('with WhatsApp out of reach', () => {
+    const lines: Array<{ msg: string; level: number; instanceId?: string }> = [];
+    let worker: SessionWorker;
+
+    beforeAll(async () => {
+      await harness.stopWorkers();
+      // A port nobody listens on: every socket is refused at once.
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const port = (closed.address() as AddressInfo).port;
+      await new Promise((resolve) => closed.close(resolve));
+      const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+      const simulator = { websocketUrl: `ws://127.0.0.1:${port}/ws/chat`, rootPublicKey: Buffer.from(harness.sim.rootPublicKey, 'base64') };
+      worker = new SessionWorker({ dataSource: harness.db.dataSource, bus: harness.bus, config: harness.config({ workerId: 'w-nowhere', simulator }), logger });
+      await worker.start();
+    });
+
+    afterAll(() => worker.stop());
+
+    it('should answer a connect at once saying why, and not log the same failure at every retry', async () => {
+      await harness.newInstance('nowhere');
+      const started = Date.now();
+      const reply = await harness.place('nowhere');
+      // It used to wait the whole pairing reply wait (20 s) and answer an empty QR code with no reason.
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(reply).toMatchObject({
+        status: 'connecting',
+        qrcode: '',
+        reason: expect.stringMatching(/^cannot reach WhatsApp: connect ECONNREFUSED 127\.0\.0\.1:\d+$/),
+      });
+      expect(await harness.row('nowhere')).toMatchObject({ status: 'connecting', lastDisconnectReason: reply.reason });
+      // Asked again while still out of reach: the same answer, at once.
+      const again = await op<ConnectReply>('nowhere', 'connect', { browser: 'auto', history: { days: 90, fullSync: false }, requestId: 'again' });
+      expect(again.reason).toBe(reply.reason);
+      // The retries go on with backoff (200 ms, 400 ms, …); their identical close is logged at info once.
+      // (Only this instance's: the worker also adopts the suite's earlier instances.)
+      const closes = () => lines.filter((line) => line.msg === 'socket closed' && line.instanceId === 'nowhere');
+      await waitFor(
+        () => closes().length,
+        (count) => count >= 4,
+        10_000,
+        'four refused tries',
+      );
+      expect(closes().filter((line) => line.level >= 30)).toHaveLength(1);
     });
   });
 });

@@ -99,6 +99,8 @@ export class InstanceService {
       jid: reply.jid,
       instance: toInstanceRecord(entity),
       ...(reply.requestId ? { request_id: reply.requestId } : {}),
+      // No QR code, pairing code or connection: why (e.g. WhatsApp out of reach), instead of an empty QR.
+      ...(reply.reason ? { reason: reply.reason } : {}),
     };
   }
 
@@ -108,6 +110,7 @@ export class InstanceService {
     return {
       instance: toInstanceRecord(entity),
       status: { connected, loggedIn: connected && entity.paired, jid: connected ? parseJid(entity.jid) : null },
+      ...(statusReason(entity) ? { reason: statusReason(entity) } : {}),
     };
   }
 
@@ -337,4 +340,10 @@ export function parseJid(jid: string): JidObject | null {
   const match = /^([^:@]+)(?::(\d+))?@(.+)$/.exec(jid);
   if (!match) return null;
   return { user: match[1], agent: 0, device: match[2] ? Number(match[2]) : 0, server: match[3] };
+}
+
+/** Why an instance is not connected and shows no code to scan or type: its last disconnect's reason. */
+function statusReason(entity: InstanceEntity): string | undefined {
+  const waiting = entity.status === 'disconnected' || (entity.status === 'connecting' && !entity.qrcode && !entity.paircode);
+  return waiting && entity.lastDisconnectReason ? entity.lastDisconnectReason : undefined;
 }

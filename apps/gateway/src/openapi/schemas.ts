@@ -318,12 +318,20 @@ export const SCHEMAS = {
       jid: { type: ['object', 'null'], description: 'The WhatsApp id, once logged in' } as SchemaObject,
       instance: ref('Instance'),
       request_id: str({ description: 'Correlates the connect with its events (x-request-id)' }),
+      reason: str({
+        description: 'Present when there is no QR code, pairing code or connection yet: why',
+        example: 'cannot reach WhatsApp: connect ECONNREFUSED 157.240.0.53:443',
+      }),
     }),
   ),
   /** `GET /instance/status`. */
   InstanceStatus: named(
     'InstanceStatus',
-    object({ instance: ref('Instance'), status: object({ connected: bool, loggedIn: bool, jid: { type: ['object', 'null'] } as SchemaObject }) }),
+    object({
+      instance: ref('Instance'),
+      status: object({ connected: bool, loggedIn: bool, jid: { type: ['object', 'null'] } as SchemaObject }),
+      reason: str({ description: 'Present when the instance is disconnected, or connecting without a QR code or pairing code: why' }),
+    }),
   ),
   /** `POST /instance/disconnect`. */
   InstanceDisconnected: named('InstanceDisconnected', object({ instance: ref('Instance'), response: str(), info: str() })),

@@ -1,4 +1,4 @@
-import { classifyClose, reconnectDelay } from './disconnect-reason';
+import { classifyClose, reconnectDelay, unreachableReason } from './disconnect-reason';
 
 describe(classifyClose.name, () => {
   it.each([
@@ -25,5 +25,25 @@ describe(reconnectDelay.name, () => {
     expect(reconnectDelay(10, 1000, 30_000, () => 1)).toBe(30_000);
     expect(reconnectDelay(10, 1000, 30_000, () => 0)).toBe(15_000);
     expect(reconnectDelay(1000, 1000, 30_000, () => 0.5)).toBe(22_500);
+  });
+});
+
+describe(unreachableReason.name, () => {
+  const networkError = (code: string, message: string) => Object.assign(new Error(message), { code });
+
+  it("should name the network error Baileys wrapped (a Boom's data)", () => {
+    const boom = Object.assign(new Error('WebSocket Error (connect ECONNREFUSED 1.2.3.4:443)'), {
+      data: networkError('ECONNREFUSED', 'connect ECONNREFUSED 1.2.3.4:443'),
+    });
+    expect(unreachableReason(boom)).toBe('cannot reach WhatsApp: connect ECONNREFUSED 1.2.3.4:443');
+    expect(unreachableReason(Object.assign(new Error('x'), { cause: networkError('ENOTFOUND', 'getaddrinfo ENOTFOUND web.whatsapp.com') }))).toBe(
+      'cannot reach WhatsApp: getaddrinfo ENOTFOUND web.whatsapp.com',
+    );
+  });
+
+  it('should say nothing of a close WhatsApp itself made, nor of a reset of a connection that got through', () => {
+    expect(unreachableReason(Object.assign(new Error('x'), { data: networkError('ECONNRESET', 'read ECONNRESET') }))).toBeUndefined();
+    expect(unreachableReason(Object.assign(new Error('Connection Terminated'), { output: { statusCode: 428 } }))).toBeUndefined();
+    expect(unreachableReason(undefined)).toBeUndefined();
   });
 });

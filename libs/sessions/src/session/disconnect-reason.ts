@@ -45,6 +45,22 @@ export function classifyClose(statusCode: number | undefined): CloseVerdict {
   }
 }
 
+/** Network errors of a connection that never got through (a reset of one that did is a mere drop). */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'ETIMEDOUT']);
+
+/**
+ * `cannot reach WhatsApp: connect ECONNREFUSED 1.2.3.4:443` when the socket never got through (refused,
+ * no route, no DNS, timed out): Baileys wraps the network error in a Boom whose `data` (or `cause`) is it.
+ */
+export function unreachableReason(error: Error | undefined): string | undefined {
+  const detail = error as (Error & { data?: unknown; cause?: unknown }) | undefined;
+  for (const candidate of [detail?.data, detail?.cause, detail]) {
+    const code = (candidate as NodeJS.ErrnoException | undefined)?.code;
+    if (typeof code === 'string' && UNREACHABLE_CODES.has(code)) return `cannot reach WhatsApp: ${(candidate as Error).message || code}`;
+  }
+  return undefined;
+}
+
 /** Exponential backoff with jitter: base·2^attempt capped at max, then scaled by a random 50–100 %. */
 export function reconnectDelay(attempt: number, baseMs: number, maxMs: number, random: () => number = Math.random): number {
   const ceiling = Math.min(maxMs, baseMs * 2 ** Math.min(attempt, 20));

@@ -23,7 +23,7 @@ import { forgetHistoryFor, requestHistoryFor } from '../socket/history-sync-limi
 import { PairingCodeRefusedError, requestPairingCode } from '../socket/pairing-code';
 import type { SocketFactory } from '../socket/socket-factory';
 import { formatWaVersion } from '../socket/wa-version';
-import { classifyClose, reconnectDelay } from './disconnect-reason';
+import { classifyClose, reconnectDelay, unreachableReason } from './disconnect-reason';
 import { readPrivacySettings, readStatusPrivacy, writePrivacySettings } from './privacy-settings';
 import type { HandshakeGate } from './handshake-gate';
 import { ChangeSignal, SerialQueue } from './serial-queue';
@@ -96,6 +96,10 @@ export class Session {
   private socketVersion: WAVersion | undefined;
   /** Why WhatsApp refused the pairing this session ended on; the connect waiting for it gets the error. */
   private pairingRefusal: string | undefined;
+  /** Why the last socket could not reach WhatsApp (refused, no route, no DNS); cleared once it is reached. */
+  private connectFailure: string | undefined;
+  /** The last close's reason and how many closes in a row had it: the same failure is logged once, then every 10th. */
+  private lastClose = { reason: '', repeats: 0 };
   private readonly queue = new SerialQueue();
   private readonly changed = new ChangeSignal();
   private readonly logger: Logger;
@@ -140,6 +144,7 @@ export class Session {
     const waitMs = this.phase === 'pairing' ? this.services.config.pairingReplyWaitMs : this.services.config.reconnectReplyWaitMs;
     await this.changed.waitFor(() => this.readyToReply(), waitMs);
     if (this.phase === 'ended' && this.pairingRefusal) throw new RpcError(ErrorCode.Refused, this.pairingRefusal);
+    const waiting = this.phase !== 'open' && !this.row.qrcode && !this.row.paircode;
     return {
       status: this.row.status,
       loggedIn: this.phase === 'open',
@@ -147,6 +152,7 @@ export class Session {
       qrcode: this.row.qrcode,
       paircode: this.row.paircode,
       requestId: this.row.pairingRequestId || request.requestId,
+      ...(waiting && this.connectFailure ? { reason: this.connectFailure } : {}),
     };
   }
 
@@ -301,6 +307,7 @@ export class Session {
           clearTimeout(this.reconnectTimer);
           this.reconnectTimer = undefined;
           this.attempt = 0;
+          this.connectFailure = undefined; // this try's own outcome answers
           await this.openNewSocket();
         }
         return;
@@ -444,6 +451,9 @@ export class Session {
     if (this.phase === 'ended') return;
     // Logged in or closed: this socket's handshake is over, the next session's may start.
     if (update.connection === 'open' || update.connection === 'close') this.releaseHandshake();
+    // WhatsApp was reached: what kept it out of reach is over.
+    if (update.qr || update.connection === 'open') this.connectFailure = undefined;
+    if (update.connection === 'open') this.lastClose = { reason: '', repeats: 0 };
     if (update.qr) await this.onQr(update.qr);
     if (update.isNewLogin) await this.onPairSuccess();
     if (update.connection === 'open') await this.onOpen();
@@ -557,12 +567,25 @@ export class Session {
     this.detachSocket();
     const statusCode = disconnectStatusCode(error);
     const verdict = classifyClose(statusCode);
-    this.logger.info({ verdict, phase: this.phase, err: error?.message }, 'socket closed');
+    const unreachable = unreachableReason(error);
+    // WhatsApp out of reach is retried with backoff for as long as it lasts: its line is logged the
+    // first time, then every 10th time with the count, not once per try forever.
+    const reason = unreachable ?? error?.message ?? '';
+    const repeats = reason === this.lastClose.reason ? ++this.lastClose.repeats : 0;
+    this.lastClose = { reason, repeats };
+    const fields = { verdict, phase: this.phase, err: error?.message, ...(repeats ? { repeated: repeats } : {}) };
+    if (repeats % 10 === 0) this.logger.info(fields, 'socket closed');
+    else this.logger.debug(fields, 'socket closed');
     metrics().recordDisconnect(verdict.kind.replace('-', '_'), statusCode, this.row.id);
 
     if (verdict.kind === 'outdated') return this.onClientOutdated(verdict.reason);
     if (this.phase === 'pairing') {
       if (verdict.kind === 'logged-out' || verdict.kind === 'terminal') return this.stopDisconnected(verdict.reason);
+      if (unreachable && unreachable !== this.connectFailure) {
+        // The connect waiting for a QR answers now, saying why, and so does /instance/status.
+        this.connectFailure = unreachable;
+        await this.write({ patch: { lastDisconnect: new Date(), lastDisconnectReason: unreachable } });
+      }
       return this.scheduleReconnect();
     }
     switch (verdict.kind) {
@@ -574,8 +597,11 @@ export class Session {
         return this.stopDisconnected(verdict.reason);
       case 'transient':
         if (this.phase === 'open' || this.row.status !== 'connecting') {
-          await this.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: verdict.reason }, event: {} });
+          await this.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: unreachable ?? verdict.reason }, event: {} });
+        } else if (unreachable && unreachable !== this.connectFailure) {
+          await this.write({ patch: { lastDisconnect: new Date(), lastDisconnectReason: unreachable } });
         }
+        this.connectFailure = unreachable;
         this.phase = 'connecting';
         return this.scheduleReconnect();
     }
@@ -767,8 +793,9 @@ export class Session {
   private readyToReply(): boolean {
     switch (this.phase) {
       case 'pairing':
-        return Boolean(this.row.qrcode || this.row.paircode);
+        return Boolean(this.row.qrcode || this.row.paircode || this.connectFailure);
       case 'connecting':
+        return Boolean(this.connectFailure);
       case 'linking':
         return false;
       default:

@@ -8,7 +8,7 @@ import { ChatwootWebhookGuard } from './chatwoot-webhook.guard';
 import { ChatwootService } from './chatwoot.service';
 import { ChatwootConfigDto } from './dto/chatwoot-config.dto';
 import { ApiArea } from '../openapi/api-areas';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOperation, ApiParam } from '@nestjs/swagger';
 
 /** The instance's Chatwoot bridge settings (uazapiGO's beta `GET|PUT /chatwoot/config`). */
 @ApiArea('Chatwoot')
@@ -59,6 +59,8 @@ export class ChatwootWebhookController {
     description:
       "Where Chatwoot sends what agents write, to be delivered on WhatsApp. No token: the unguessable URL given by `PUT /chatwoot/config` is the credential. Not in uazapiGO's document.",
   })
+  @ApiParam({ name: 'instance', description: "The instance's id" })
+  @ApiParam({ name: 'secret', description: "The webhook's secret, part of the URL `PUT /chatwoot/config` answered" })
   receive(@Param('instance') instanceId: string, @Body() body: Record<string, unknown>) {
     return this.chatwoot.receive(instanceId, body);
   }

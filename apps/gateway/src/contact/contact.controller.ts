@@ -7,7 +7,7 @@ import { ChatCheckDto, ChatDetailsDto, ChatNameAndImageDto, ContactAddDto, Conta
 import { CHAT_EXAMPLE } from '../openapi/examples';
 import { ContactService } from './contact.service';
 import { ApiArea } from '../openapi/api-areas';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOperation, ApiQuery } from '@nestjs/swagger';
 
 const CONTACT_EXAMPLE = { jid: '5511999999999@s.whatsapp.net', contact_name: 'João Silva', contact_FirstName: 'João' };
 
@@ -24,6 +24,12 @@ export class ContactController {
     summary: 'List the contacts',
     description:
       "The instance's WhatsApp contacts, with their JID and names: those of the phone's address book (`contactScope=address_book`, the default), the others (`outside_address_book`), or `all`.",
+  })
+  @ApiQuery({
+    name: 'contactScope',
+    required: false,
+    enum: ['address_book', 'outside_address_book', 'all'],
+    description: "The address book's contacts (the default), the others, or all",
   })
   list(@CurrentInstance() instance: InstanceEntity, @Query('contactScope') contactScope?: unknown) {
     return this.contacts.listAll(instance, contactScope);

@@ -3,7 +3,7 @@ import type { FastifyReply } from 'fastify';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { FilesService } from './files.service';
 import { ApiArea } from '../openapi/api-areas';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOperation, ApiParam } from '@nestjs/swagger';
 
 /**
  * `GET /files/<id>`: downloaded media behind an unguessable (128-bit), expiring id. No token: the id
@@ -29,6 +29,7 @@ export class FilesController {
     description:
       'The bytes of a media file downloaded by `/message/download` (its `fileURL`), behind an unguessable, expiring id. No token: the id is the capability, so the link can be handed to a browser or another service.',
   })
+  @ApiParam({ name: 'id', description: "The file's id, the last part of the `fileURL` that `/message/download` answered" })
   get(@Param('id') id: string, @Res() reply: FastifyReply): Promise<void> {
     return this.files.serve(id, reply);
   }

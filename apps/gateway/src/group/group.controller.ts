@@ -10,7 +10,7 @@ import { CommunityGroupsDto, CreateCommunityDto, GroupImageDto } from './dto/gro
 import { COMMUNITY_EXAMPLE, GROUP_EXAMPLE } from './group.examples';
 import { GroupService } from './group.service';
 import { ApiArea } from '../openapi/api-areas';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOperation, ApiParam, ApiQuery } from '@nestjs/swagger';
 
 /** Groups the instance creates, reads and runs: `/group/*`. */
 @ApiArea('Groups & Communities')
@@ -49,6 +49,8 @@ export class GroupController {
     summary: 'List the groups',
     description: 'Every group of the connected account; `force` refreshes the cache from WhatsApp and `noparticipants` leaves the participants out.',
   })
+  @ApiQuery({ name: 'force', required: false, type: String, description: 'Refresh the group cache from WhatsApp first (true)' })
+  @ApiQuery({ name: 'noparticipants', required: false, type: String, description: 'Leave the participants out (true): a lighter answer' })
   list(@CurrentInstance() instance: InstanceEntity, @Query('force') force?: unknown, @Query('noparticipants') noparticipants?: unknown) {
     return this.groups.listAll(instance, { force, noparticipants });
   }
@@ -104,6 +106,7 @@ export class GroupController {
     summary: "Get a group's invite link (older path)",
     description: "The group's current invite link: uazapi 2.0's spelling, still called by published clients. Not in uazapiGO 2.1's document.",
   })
+  @ApiParam({ name: 'groupJid', description: "The group's JID (`…@g.us`)" })
   inviteLink(@CurrentInstance() instance: InstanceEntity, @Param('groupJid') groupJid: string) {
     return this.groups.inviteLink(instance, { groupjid: groupJid });
   }

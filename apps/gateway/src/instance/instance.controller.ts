@@ -16,7 +16,7 @@ import { DISCONNECTED_INSTANCE_EXAMPLE, INSTANCE_EXAMPLE, INTERNAL_PROXY_EXAMPLE
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { ApiArea } from '../openapi/api-areas';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiHeader, ApiOperation } from '@nestjs/swagger';
 
 @Controller('instance')
 @UseGuards(InstanceGuard)
@@ -41,6 +41,7 @@ export class InstanceController {
     description:
       'Starts linking this instance to a WhatsApp account and sets it `connecting`: without `phone` the answer carries a QR code to scan, with `phone` a pairing code to type on the phone. The link completes when the phone confirms; poll `/instance/status` (or listen to `connection` events) for a fresh QR code and the outcome. A hibernated instance wakes without a QR code. `proxy_managed_*` chooses where the managed proxy is.',
   })
+  @ApiHeader({ name: 'x-request-id', required: false, description: 'Your id for this request: answered as `request_id` and written in the logs' })
   connect(@CurrentInstance() instance: InstanceEntity, @Body() dto: ConnectDto, @Headers('x-request-id') requestId?: string) {
     return this.instances.connect(instance, dto, requestId);
   }

@@ -7,7 +7,7 @@ import { LABEL_EXAMPLE } from '../openapi/examples';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { ApiArea } from '../openapi/api-areas';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiHeader, ApiOperation } from '@nestjs/swagger';
 
 /** The instance's labels: `/labels`, `/labels/refresh`, `/label/edit`. */
 @ApiArea('Labels')
@@ -40,6 +40,7 @@ export class LabelController {
     description:
       "Starts reading the labels again from WhatsApp in the background, and the chats' label associations with them; the answer says it started (or one is already running). `GET /labels` shows the result.",
   })
+  @ApiHeader({ name: 'x-request-id', required: false, description: 'Your id for this request: answered as `request_id` and written in the logs' })
   refresh(@CurrentInstance() instance: InstanceEntity, @Body() dto: RefreshLabelsDto, @Headers('x-request-id') requestId?: string) {
     return this.labels.refresh(instance, dto, requestId);
   }

@@ -8,7 +8,7 @@ import { QuickReplyErrorFilter, QuickReplyRecordErrorFilter } from './quick-repl
 import { QUICK_REPLY_EDITED_EXAMPLE, QUICK_REPLY_EXAMPLE, QUICK_REPLY_MEDIA_EXAMPLE } from './quick-reply.examples';
 import { QuickReplyService } from './quick-reply.service';
 import { ApiArea } from '../openapi/api-areas';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiOperation, ApiParam } from '@nestjs/swagger';
 
 /** The instance's quick replies: uazapi's `/quickreply/edit` and `/quickreply/showall`, and the seed's `GET /quick-replies/{id}`. */
 @ApiArea('Quick replies')
@@ -55,6 +55,7 @@ export class QuickReplyController {
   @UseFilters(QuickReplyRecordErrorFilter)
   @ApiReply(SCHEMAS.QuickReply, { example: QUICK_REPLY_EXAMPLE, errors: ['invalid_token_coded', 'quick_reply_not_found', 'internal'] })
   @ApiOperation({ summary: 'Show one quick reply', description: "One quick reply by its `id`. Not in uazapiGO's document." })
+  @ApiParam({ name: 'id', description: "The quick reply's id" })
   getQuickReply(@CurrentInstance() instance: InstanceEntity, @Param('id') id: string) {
     return this.quickReplies.get(instance, id);
   }

@@ -12,7 +12,7 @@ import type { GatewayConfig } from '../runtime/gateway-config';
 import { BUS, GATEWAY_CONFIG, LOGGER } from '../runtime/tokens';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { ApiArea } from '../openapi/api-areas';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiHeader, ApiOperation, ApiQuery } from '@nestjs/swagger';
 
 /** A client whose socket holds more than this unsent is too slow, and is dropped at once. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
@@ -69,6 +69,19 @@ export class SseController {
     description:
       "The instance's events as server-sent events, as they happen: each has an `id`, its `event` type and the event JSON as `data`, the same bodies the webhooks receive. `events` and `excludeMessages` filter them as a webhook's do; `Last-Event-ID` resumes after the last event received. The token may come as `?token=` (EventSource sends no headers).",
   })
+  @ApiQuery({
+    name: 'events',
+    required: false,
+    type: String,
+    description: "Only these events (comma-separated, or the parameter repeated), as a webhook's `events`; every event when absent",
+  })
+  @ApiQuery({
+    name: 'excludeMessages',
+    required: false,
+    type: String,
+    description: "Messages not to stream, as a webhook's `excludeMessages` (comma-separated, or repeated)",
+  })
+  @ApiHeader({ name: 'last-event-id', required: false, description: 'Resume after this event id (browsers send it by themselves when they reconnect)' })
   async stream(
     @CurrentInstance() instance: InstanceEntity,
     @Query('events') eventsParameter: string | string[] | undefined,

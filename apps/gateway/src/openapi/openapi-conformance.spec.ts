@@ -152,6 +152,50 @@ describe('OpenAPI document', () => {
     expect(paths['/instance/proxy'].post.tags).toEqual(['Proxy']);
   });
 
+  it('describes every request field and parameter', () => {
+    type Schema = {
+      $ref?: string;
+      description?: string;
+      properties?: Record<string, Schema>;
+      items?: Schema;
+      oneOf?: Schema[];
+      anyOf?: Schema[];
+      allOf?: Schema[];
+    };
+    type Operation = { parameters?: { name: string; in: string; description?: string }[]; requestBody?: { content?: Record<string, { schema?: Schema }> } };
+    const schemas = (document.components as { schemas: Record<string, Schema> }).schemas;
+    const paths = document.paths as Record<string, Record<string, Operation>>;
+    const undescribed = new Set<string>();
+    const seen = new Set<string>();
+    const walk = (schema: Schema | undefined, where: string): void => {
+      if (!schema) return;
+      if (schema.$ref) {
+        const name = schema.$ref.split('/').pop() as string;
+        if (seen.has(name)) return;
+        seen.add(name);
+        walk(schemas[name], name);
+        return;
+      }
+      for (const [field, property] of Object.entries(schema.properties ?? {})) {
+        if (!property.description?.trim()) undescribed.add(`${where}.${field}`);
+        walk(property, `${where}.${field}`);
+      }
+      walk(schema.items, `${where}[]`);
+      for (const alternative of [...(schema.oneOf ?? []), ...(schema.anyOf ?? []), ...(schema.allOf ?? [])]) walk(alternative, where);
+    };
+    let fields = 0;
+    for (const operation of operationsOf(document)) {
+      const served = paths[operation.path][operation.method.toLowerCase()];
+      walk(served.requestBody?.content?.['application/json']?.schema, operation.key);
+      for (const parameter of served.parameters ?? []) {
+        fields++;
+        if (!parameter.description?.trim()) undescribed.add(`${operation.key}: ${parameter.in} ${parameter.name}`);
+      }
+    }
+    expect(seen.size + fields).toBeGreaterThan(100);
+    expect([...undescribed]).toEqual([]);
+  });
+
   it('holds no bare "string" placeholder in any example (a JSON schema\'s own `type: "string"` aside)', () => {
     const placeholders: string[] = [];
     const scan = (value: unknown, where: string): void => {

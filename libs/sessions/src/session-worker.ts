@@ -22,6 +22,7 @@ import { SessionStateWriter } from './session/session-state-writer';
 import type { SocketObserver } from './session/socket-observer';
 import { applySimulatorSeam } from './socket/network-options';
 import { SocketFactory } from './socket/socket-factory';
+import { storedMessageLookup } from './socket/stored-messages';
 import { MediaSource } from './outbound/media-source';
 import { SendContentBuilder } from './outbound/send-content';
 import { SendLedger } from './outbound/send-ledger';
@@ -136,7 +137,7 @@ export class SessionWorker {
         instances,
         authStates: repositories.authStates,
         writer,
-        sockets: new SocketFactory(config),
+        sockets: new SocketFactory(config, storedMessageLookup(repositories.messages)),
         handshakes: new HandshakeGate(config.handshakeConcurrency, HANDSHAKE_HOLD_MS),
         // Inbound messages, receipts, contacts and chats of every socket; then the embedder's own.
         observers: [this.inbound, new IssuedTcTokenObserver(), new SendLimitObserver(limits), ...(options.socketObservers ?? [])],

@@ -7,6 +7,7 @@ import { surfaceAppStateConflicts } from './app-state-conflicts';
 import { AppStateRecovery } from './app-state-recovery';
 import { browserTuple, isBrowserProfile } from './browser-profile';
 import { decryptedBuffer } from './decrypted-buffer';
+import type { StoredMessageLookup } from './stored-messages';
 import { historySocketOptions } from './history-sync-limit';
 import { receiveMessagesInOrder } from './messages-in-order';
 import { networkOptions, rememberFetchOptions } from './network-options';
@@ -30,7 +31,11 @@ export class SocketFactory {
   /** The WhatsApp Web version every socket of this worker logs in with, learnt again on a 405. */
   readonly waVersion: WaVersionSource;
 
-  constructor(private readonly config: SessionWorkerConfig) {
+  constructor(
+    private readonly config: SessionWorkerConfig,
+    /** Our own messages as stored, for a retry receipt that comes on a later socket (stored-messages.ts). */
+    private readonly storedMessage?: StoredMessageLookup,
+  ) {
     this.guard = new SsrfGuard(config.ssrfAllowlist ?? []);
     this.waVersion = new WaVersionSource({ configured: config.waWebVersion, url: config.waVersionUrl });
   }
@@ -66,6 +71,8 @@ export class SocketFactory {
       // A message WhatsApp delivers again after its connection closed between our decrypt and our receipt
       // is decrypted from the plaintext kept then (its Signal key is spent): stored, not nacked and lost.
       makeSignalRepository: decryptedBuffer.wrap(instance.id, DEFAULT_CONNECTION_CONFIG.makeSignalRepository, request.logger),
+      // A phone's retry receipt for one of our messages is answered from our store when this socket did not send it.
+      getMessage: async (key) => (key.id && this.storedMessage ? this.storedMessage(instance.id, key.id).catch(() => undefined) : undefined),
     });
     // A sender's messages reach us in the order WhatsApp sent them (Baileys could swap a new contact's first two).
     receiveMessagesInOrder(socket, request.logger);

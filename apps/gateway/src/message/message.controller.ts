@@ -33,7 +33,7 @@ export class MessageController {
   @ApiOperation({
     summary: "Download a message's file",
     description:
-      'Gets the file of a media message (image, video, audio, document or sticker) by its `id`: as a link served by this gateway (`fileURL`, under `/files/{id}`, with `return_link`), as base64 (`return_base64`), audio as MP3 or OGG (`generate_mp3`), and optionally its transcription (`transcribe`).',
+      "Gets the file of a media message (image, video, audio, document or sticker) by its `id`: as a link (`fileURL`: this gateway's `/files/{id}`, or a signed link when files are kept in S3; `return_link: false` leaves it out), as base64 (`return_base64`), audio as MP3 or OGG (`generate_mp3`), and optionally its transcription (`transcribe`).",
   })
   download(@CurrentInstance() instance: InstanceEntity, @Body() dto: DownloadDto) {
     return this.downloads.download(instance, dto);
@@ -102,7 +102,7 @@ export class MessageController {
   @ApiOperation({
     summary: 'Delete a message for everyone',
     description:
-      'Revokes a message for every participant of the chat, in private chats and groups (messages from others need admin rights in a group). The id may be the message id or the full `owner:messageid`; the stored message is marked deleted and a webhook reports it.',
+      'Revokes a message for every participant of the chat, in private chats and groups. The id may be the message id or the full `owner:messageid`; the stored message is marked deleted and a webhook reports it.',
   })
   remove(@CurrentInstance() instance: InstanceEntity, @Body() dto: DeleteDto) {
     return this.actions.remove(instance, dto);

@@ -86,7 +86,7 @@ export class SendController {
   @ApiOperation({
     summary: 'Send a chat presence ("typing…", "recording…")',
     description:
-      'Shows a presence in one chat: `composing`, `recording` or `paused`. It is kept up in the background (re-sent every few seconds) for `delay` milliseconds, at most 5 minutes, and stops when a message is sent to that chat; the answer comes at once.',
+      'Shows a presence in one chat: `composing` ("typing…"), `recording` ("recording audio…") or `paused` (stops showing it). With `delay` it is turned off after that many milliseconds, at most 5 minutes; the answer comes at once.',
   })
   presence(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatPresenceDto) {
     return this.sends.chatPresence(instance, dto);

@@ -56,8 +56,9 @@ export class SenderController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.CampaignCleanup, { example: { status: 'cleanup started' } })
   @ApiOperation({
-    summary: 'Clear sent campaign messages',
-    description: 'Deletes the campaign messages sent successfully more than `hours` hours ago (7 days by default).',
+    summary: 'Clear finished campaigns',
+    description:
+      'Deletes the finished (`done`) campaigns, with their messages, that ended more than `hours` hours ago; every finished campaign when `hours` is absent. The answer says the cleanup started.',
   })
   clearDone(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderClearDoneDto) {
     return this.sender.clearDone(instance, dto);
@@ -68,7 +69,7 @@ export class SenderController {
   @ApiReply(SCHEMAS.CampaignsCleared, { example: { status: 'processed', messages_deleted: 150, folders_deleted: 3 } })
   @ApiOperation({
     summary: 'Clear every campaign message',
-    description: 'Deletes every campaign message of the instance, pending and sent alike. Irreversible.',
+    description: 'Deletes every campaign of the instance with its messages, pending ones included (they are canceled). Irreversible.',
   })
   clearAll(@CurrentInstance() instance: InstanceEntity) {
     return this.sender.clearAll(instance);

@@ -52,7 +52,7 @@ export class SinkController {
   @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [SINK_ERROR_EXAMPLE] })
   @ApiOperation({
     summary: "Show the RabbitMQ sinks' latest errors",
-    description: "The latest failed publications of this instance's RabbitMQ sinks, kept in memory.",
+    description: "The latest failed publications of this instance's RabbitMQ sinks (the last 20), with the target, event, attempts and error.",
   })
   rabbitMqErrors(@CurrentInstance() instance: InstanceEntity) {
     return this.sinks.errors('rabbitmq', { instanceId: instance.id });
@@ -86,7 +86,10 @@ export class SinkController {
     isArray: true,
     example: [{ ...SINK_ERROR_EXAMPLE, url: 'nats://nats.example:4222 subject=wa-gateway.events.r1a2b3c4d5e6f7a.messages' }],
   })
-  @ApiOperation({ summary: "Show the NATS sinks' latest errors", description: "The latest failed publications of this instance's NATS sinks, kept in memory." })
+  @ApiOperation({
+    summary: "Show the NATS sinks' latest errors",
+    description: "The latest failed publications of this instance's NATS sinks (the last 20), with the target, event, attempts and error.",
+  })
   natsErrors(@CurrentInstance() instance: InstanceEntity) {
     return this.sinks.errors('nats', { instanceId: instance.id });
   }
@@ -119,7 +122,7 @@ export class SinkController {
   })
   @ApiOperation({
     summary: "Show the Kafka sinks' latest errors",
-    description: "The latest failed publications of this instance's Kafka sinks, kept in memory.",
+    description: "The latest failed publications of this instance's Kafka sinks (the last 20), with the target, event, attempts and error.",
   })
   kafkaErrors(@CurrentInstance() instance: InstanceEntity) {
     return this.sinks.errors('kafka', { instanceId: instance.id });
@@ -165,7 +168,7 @@ export class GlobalSinkController {
   @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [{ ...SINK_ERROR_EXAMPLE, type: 'global' }] })
   @ApiOperation({
     summary: "Show the global RabbitMQ sink's latest errors",
-    description: 'The latest failed publications of the global RabbitMQ sink, kept in memory.',
+    description: 'The latest failed publications of the global RabbitMQ sink (the last 20), with the target, event, attempts and error.',
   })
   rabbitMqErrors() {
     return this.sinks.errors('rabbitmq', { global: true });
@@ -201,7 +204,7 @@ export class GlobalSinkController {
   @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [{ ...SINK_ERROR_EXAMPLE, type: 'global' }] })
   @ApiOperation({
     summary: "Show the global NATS sink's latest errors",
-    description: 'The latest failed publications of the global NATS sink, kept in memory.',
+    description: 'The latest failed publications of the global NATS sink (the last 20), with the target, event, attempts and error.',
   })
   natsErrors() {
     return this.sinks.errors('nats', { global: true });
@@ -239,7 +242,7 @@ export class GlobalSinkController {
   @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [{ ...SINK_ERROR_EXAMPLE, type: 'global' }] })
   @ApiOperation({
     summary: "Show the global Kafka sink's latest errors",
-    description: 'The latest failed publications of the global Kafka sink, kept in memory.',
+    description: 'The latest failed publications of the global Kafka sink (the last 20), with the target, event, attempts and error.',
   })
   kafkaErrors() {
     return this.sinks.errors('kafka', { global: true });

@@ -48,7 +48,7 @@ export class WebhookController {
   @ApiOperation({
     summary: "Show the webhooks' latest delivery errors",
     description:
-      "The last 20 failed deliveries of this instance's webhooks: when, URL, event, the payload tried, the attempts, the final HTTP status when there was one and the error. Kept in memory: a restart forgets them.",
+      "The last 20 failed deliveries of this instance's webhooks: when, URL, event, the payload tried, the attempts, the final HTTP status when there was one and the error. Stored by the gateway: a restart keeps them.",
   })
   errors(@CurrentInstance() instance: InstanceEntity) {
     return this.webhooks.errors({ instanceId: instance.id });
@@ -90,7 +90,7 @@ export class GlobalWebhookController {
   @ApiOperation({
     summary: "Show the global webhook's latest delivery errors",
     description:
-      'The last 20 failed deliveries of the global webhook: when, URL, event, the payload tried, the attempts, the final HTTP status and the error. Kept in memory: a restart forgets them.',
+      'The last 20 failed deliveries of the global webhook: when, URL, event, the payload tried, the attempts, the final HTTP status and the error. Stored by the gateway: a restart keeps them.',
   })
   async errors(@Res({ passthrough: true }) reply: FastifyReply) {
     void reply.header('X-Webhook-Error-Capture-Started-At', this.captureStartedAt);

@@ -94,7 +94,10 @@ export class DownloadDto {
   @IsOptional()
   @IsBoolean()
   generate_mp3?: boolean;
-  @JSONSchema({ description: 'Store the file and answer a link to it (`fileURL`, under `/files/{id}`)' })
+  @JSONSchema({
+    description:
+      "Answer a link to the file in `fileURL` (the default; false leaves it empty): this gateway's `/files/{id}`, or a signed link when files are kept in S3",
+  })
   @IsOptional()
   @IsBoolean()
   return_link?: boolean;

@@ -221,7 +221,7 @@ export class ChatPresenceDto {
   @OneOf(PRESENCES, 'presence must be composing, recording or paused')
   presence!: (typeof PRESENCES)[number];
   @JSONSchema({
-    description: 'How long to keep the presence up, in milliseconds (at most 300000, 5 minutes, which is also the default); it is re-sent every few seconds',
+    description: 'Turn the presence off after this many milliseconds (at most 300000, 5 minutes); absent or 0 leaves it on until WhatsApp or a message ends it',
   })
   @IsOptional()
   @IsInt()

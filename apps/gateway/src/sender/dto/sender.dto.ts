@@ -227,7 +227,7 @@ export class SenderClearDoneDto {
   @Min(0, { message: 'hours must be a non-negative number' })
   // Ten years; a larger number reaches before the epoch (and past what a date can hold).
   @Max(87_600, { message: 'hours must be at most 87600 (ten years)' })
-  @JSONSchema({ description: 'Delete the messages sent more than this many hours ago (168, a week, by default)' })
+  @JSONSchema({ description: 'Delete the finished campaigns that ended more than this many hours ago; every finished campaign when absent' })
   hours?: number;
 }
 

@@ -107,7 +107,19 @@ export class Stack {
     const { id, token } = await this.gw.createInstance(name);
     const connect = await this.gw.call('POST', '/instance/connect', { token, body: {} });
     if (connect.status !== 200) throw new Error(`connect: ${connect.status} ${JSON.stringify(connect.body)}`);
-    await this.control('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
+    // The answer carries the QR code when the worker had it within its wait (20 s); on a loaded machine
+    // it may come later, and a client reads it from /instance/status, as the API document says.
+    const qr: string =
+      connect.body.instance.qrcode ||
+      (
+        await waitFor(
+          () => this.gw.call('GET', '/instance/status', { token }),
+          (r) => Boolean(r.body.instance?.qrcode),
+          30_000,
+          `${name}'s QR code`,
+        )
+      ).body.instance.qrcode;
+    await this.control('POST', '/sim/scan', { phone, qr });
     await waitFor(
       () => this.gw.call('GET', '/instance/status', { token }),
       (r) => r.body.status?.connected === true,

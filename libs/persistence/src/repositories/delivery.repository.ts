@@ -1,5 +1,6 @@
 import type { WebhookEventPayload } from '@gw/contracts';
 import type { DataSource } from 'typeorm';
+import { pipelinedTransaction } from '../pipelined-transaction';
 import { OutboxRepository } from './outbox.repository';
 import { maskUrlCredentials, type SinkKind, WebhookRepository, type WebhookRow } from './webhook.repository';
 
@@ -73,45 +74,60 @@ export class DeliveryRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /**
-   * Fans out up to `limit` undispatched outbox events: three statements in one transaction. Answers
-   * how many events it took, how many deliveries it made, and the webhooks they are for.
+   * Fans out up to `limit` undispatched outbox events in one transaction of three round trips: the
+   * events (with the START TRANSACTION), their webhooks, the deliveries and the dispatched mark (with
+   * the COMMIT). Answers how many events it took, how many deliveries it made, and their webhooks.
+   *
+   * The events are read by a plain index scan in id order, which stops after `limit` rows and marks
+   * the dead entries it passes (bitmap scans off for the transaction): the planner chose a bitmap scan
+   * of the whole partial index, which read every heap page of the events dispatched since the table's
+   * last vacuum, on every fan-out, and sorted them (20 ms against 0.5 ms with 10,000 dispatched events
+   * waiting for a vacuum), so a fan-out cost more the longer the relay ran.
    */
   async fanOut(
     limit: number,
     match: (event: OutboxEvent, webhooks: WebhookRow[]) => WebhookRow[],
   ): Promise<{ events: number; deliveries: number; webhookIds: Set<string> }> {
-    return this.dataSource.transaction(async (manager) => {
-      const raw: Raw[] = await manager.query(
-        `SELECT id, instance_id, event_type, chat_id, payload FROM outbox_events
-         WHERE dispatched_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-        [limit],
-      );
-      if (raw.length === 0) return { events: 0, deliveries: 0, webhookIds: new Set<string>() };
-      const events = raw.map(toEvent);
-      const webhooks = await WebhookRepository.enabledFor(manager, [...new Set(events.map((event) => event.instanceId))]);
-      const columns = { webhook: [] as string[], event: [] as string[], instance: [] as string[], chat: [] as string[], type: [] as string[] };
-      for (const event of events) {
-        for (const webhook of match(event, webhooks)) {
-          columns.webhook.push(webhook.id);
-          columns.event.push(event.id);
-          columns.instance.push(event.instanceId);
-          // A webhook's lanes are per chat; a broker sink keeps one lane per instance, so its
-          // consumers (and Kafka's partition by instance) see each instance's events in order.
-          columns.chat.push(webhook.kind === 'webhook' || !webhook.kind ? event.chatId : '');
-          columns.type.push(event.eventType);
+    let result = { events: 0, deliveries: 0, webhookIds: new Set<string>() };
+    await pipelinedTransaction(
+      this.dataSource,
+      () => 'START TRANSACTION; SET LOCAL enable_bitmapscan = off',
+      async (manager) => {
+        const raw: Raw[] = await manager.query(
+          `SELECT id, instance_id, event_type, chat_id, payload FROM outbox_events
+           WHERE dispatched_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+          [limit],
+        );
+        if (raw.length === 0) return null;
+        const events = raw.map(toEvent);
+        const webhooks = await WebhookRepository.enabledFor(manager, [...new Set(events.map((event) => event.instanceId))]);
+        const columns = { webhook: [] as string[], event: [] as string[], instance: [] as string[], chat: [] as string[], type: [] as string[] };
+        for (const event of events) {
+          for (const webhook of match(event, webhooks)) {
+            columns.webhook.push(webhook.id);
+            columns.event.push(event.id);
+            columns.instance.push(event.instanceId);
+            // A webhook's lanes are per chat; a broker sink keeps one lane per instance, so its
+            // consumers (and Kafka's partition by instance) see each instance's events in order.
+            columns.chat.push(webhook.kind === 'webhook' || !webhook.kind ? event.chatId : '');
+            columns.type.push(event.eventType);
+          }
         }
-      }
-      // The deliveries and the dispatched mark in one statement (a data-modifying CTE always runs).
-      await manager.query(
-        `WITH deliveries AS (
-           INSERT INTO webhook_deliveries (webhook_id, event_id, instance_id, chat_id, event_type)
-           SELECT w, e, i, c, t FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) AS u(w, e, i, c, t)
-           ON CONFLICT (webhook_id, event_id) DO NOTHING)
-         UPDATE outbox_events SET dispatched_at = now() WHERE id = ANY($6::bigint[])`,
-        [columns.webhook, columns.event, columns.instance, columns.chat, columns.type, events.map((event) => event.id)],
-      );
-      return { events: events.length, deliveries: columns.webhook.length, webhookIds: new Set(columns.webhook) };
-    });
+        result = { events: events.length, deliveries: columns.webhook.length, webhookIds: new Set(columns.webhook) };
+        return { columns, ids: events.map((event) => event.id) };
+      },
+      // The deliveries and the dispatched mark in one statement (a data-modifying CTE always runs), with the COMMIT.
+      (read) =>
+        read && {
+          text: `WITH deliveries AS (
+             INSERT INTO webhook_deliveries (webhook_id, event_id, instance_id, chat_id, event_type)
+             SELECT w, e, i, c, t FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) AS u(w, e, i, c, t)
+             ON CONFLICT (webhook_id, event_id) DO NOTHING)
+           UPDATE outbox_events SET dispatched_at = now() WHERE id = ANY($6::bigint[])`,
+          values: [read.columns.webhook, read.columns.event, read.columns.instance, read.columns.chat, read.columns.type, read.ids],
+        },
+    );
+    return result;
   }
 
   /**

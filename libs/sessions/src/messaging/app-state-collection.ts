@@ -16,7 +16,12 @@ const MAX_ROUNDS = 50;
  * ErrMismatchingLTHash) and fetches the collection again from a snapshot: so do we (here and in
  * socket/app-state-recovery for rc14's own sync).
  */
-const MAC_MISMATCH = new Set(['failed to decode patch, skipping', 'LTHash verification failed, skipping remaining patches']);
+const MAC_MISMATCH = new Set([
+  'failed to decode patch, skipping',
+  'LTHash verification failed, skipping remaining patches',
+  // A snapshot short of a record whose value MAC did not match: rc14 keeps the partial state.
+  'LTHash verification failed on snapshot, continuing with partial state',
+]);
 
 /** The collection a warning of rc14's names, when it says that a patch did not match its MACs. */
 export function macMismatchOf(obj: unknown, msg: unknown): string | undefined {
@@ -26,7 +31,7 @@ export function macMismatchOf(obj: unknown, msg: unknown): string | undefined {
 }
 
 /** rc14's logger interface (not exported from the package root). */
-type ILogger = NonNullable<Parameters<typeof decodePatches>[6]>;
+type ILogger = NonNullable<Parameters<typeof decodePatches>[6]> & NonNullable<Parameters<typeof decodeSyncdSnapshot>[5]>;
 
 /** A logger for rc14's decodePatches that only listens for MAC mismatches. */
 function macWatcher(onMismatch: () => void): ILogger {
@@ -82,7 +87,22 @@ export async function readAppStateCollection(socket: Socket, name: WAPatchName, 
     const decoded = (await extractSyncdPatches(result, options))[name];
     if (!decoded) break;
     if (decoded.snapshot) {
-      const snapshot = await decodeSyncdSnapshot(name, decoded.snapshot, getKey, undefined, true);
+      let mismatch = false;
+      const snapshot = await decodeSyncdSnapshot(
+        name,
+        decoded.snapshot,
+        getKey,
+        undefined,
+        true,
+        macWatcher(() => (mismatch = true)),
+      );
+      if (mismatch) {
+        if (refetched) throw new Error(`the ${name} app state does not match its MACs, even read again from its snapshot`);
+        refetched = true;
+        state = newLTHashState();
+        reader.snapshot();
+        continue;
+      }
       state = snapshot.state;
       reader.snapshot();
       reader.take(Object.values(snapshot.mutationMap));

@@ -26,7 +26,8 @@ export class AppStateRecovery {
   private socket: Socket | undefined;
   /** Runs a function outside the key transaction the warning came from (rc14 would take ours as nested in it). */
   private readonly outside = AsyncLocalStorage.snapshot();
-  private readonly pending = new Set<string>();
+  /** Collections being fetched again; true when what that fetch got did not match either (fetched once more after it). */
+  private readonly pending = new Map<string, boolean>();
   private readonly recent = new Map<string, number[]>();
 
   constructor(private readonly logger: Logger) {}
@@ -47,7 +48,11 @@ export class AppStateRecovery {
   }
 
   private mismatch(name: string): void {
-    if (!this.socket || this.pending.has(name)) return;
+    if (!this.socket) return;
+    if (this.pending.has(name)) {
+      this.pending.set(name, true);
+      return;
+    }
     const now = Date.now();
     const times = (this.recent.get(name) ?? []).filter((at) => now - at < RECOVERY_WINDOW_MS);
     if (times.length >= MAX_RECOVERIES) {
@@ -55,7 +60,7 @@ export class AppStateRecovery {
       return;
     }
     this.recent.set(name, [...times, now]);
-    this.pending.add(name);
+    this.pending.set(name, false);
     this.outside(() => setImmediate(() => void this.recover(name)));
   }
 
@@ -72,7 +77,9 @@ export class AppStateRecovery {
     } catch (error) {
       this.logger.warn({ err: error, collection: name }, 'app state could not be fetched again');
     } finally {
+      const again = this.pending.get(name) === true;
       this.pending.delete(name);
+      if (again) this.mismatch(name);
     }
   }
 }

@@ -10,6 +10,7 @@
 //   2. then the suites of `SERIAL`, one after another in one worker.
 // Both runs always run; the exit status is the first failure's.
 const { existsSync } = require('node:fs');
+const { availableParallelism } = require('node:os');
 const { join, relative } = require('node:path');
 const { spawnSync } = require('node:child_process');
 
@@ -35,8 +36,8 @@ const SERIAL = [
   'libs/persistence/test/lease.repository.spec.ts',
 ];
 
-/** Workers of the first run: the CI machine has 2 cores. */
-const WORKERS = Number(process.env.TEST_WORKERS ?? 2);
+/** Workers of the first run: the CI machine has 2 cores (1 on a machine with one). TEST_WORKERS=1 runs it serially. */
+const WORKERS = Number(process.env.TEST_WORKERS ?? Math.min(2, availableParallelism()));
 
 function jest(args) {
   const nodeOptions = [process.env.NODE_OPTIONS, '--experimental-vm-modules'].filter(Boolean).join(' ');

@@ -135,42 +135,7 @@ describe('app state as the server sends it (snapshots, external blobs, 409 confl
     }
   }, 90_000);
 
-  it('should refuse a patch whose MAC does not match, fetch the collection again and take the genuine change, then a later patch', async () => {
-    const { token, phone } = await stack.connectedInstance('bad-mac');
-    const contact = nextPhone('5573');
-    const chatJid = `${contact}@s.whatsapp.net`;
-    const storedChat = async () =>
-      (await stack.gw.call('POST', '/chat/find', { token, body: { wa_chatid: chatJid } })).body.chats?.[0] as Record<string, unknown> | undefined;
-    await stack.control('POST', '/sim/accounts', { phone: contact, name: 'Mac' });
-    await stack.control('POST', `/sim/accounts/${contact}/send`, { to: phone, text: 'oi' });
-    await waitFor(storedChat, (chat) => chat !== undefined, 20_000, 'the contact’s chat');
-
-    // The phone mutes the chat (regular_high, which only Baileys' own sync reads); the server's next answer with
-    // the collection carries the mutation forged: another mute end, the genuine MACs.
-    const forged = 4_102_444_800_000;
-    const genuine = Date.now() + 8 * 3_600_000;
-    await stack.control('POST', '/sim/faults', {
-      kind: 'app-state-bad-mac',
-      device: phone,
-      collection: 'regular_high',
-      value: { muteAction: { muted: true, muteEndTimestamp: forged } },
-    });
-    await stack.control('POST', `/sim/accounts/${phone}/app-state`, { jid: chatJid, mod: { mute: genuine } });
-    // Refused, the collection fetched again from the start: the genuine mute.
-    await waitFor(storedChat, (chat) => chat?.wa_muteEndTime === genuine, 20_000, 'the genuine mute');
-    expect(
-      (await stack.control<Array<{ rule?: { kind?: string } }>>('GET', '/sim/faults')).filter((fault) => fault.rule?.kind === 'app-state-bad-mac'),
-    ).toEqual([]);
-
-    // A later patch applies as usual.
-    const later = Date.now() + 16 * 3_600_000;
-    await stack.control('POST', `/sim/accounts/${phone}/app-state`, { jid: chatJid, mod: { mute: later } });
-    await waitFor(storedChat, (chat) => chat?.wa_muteEndTime === later, 15_000, 'the later mute');
-    // The forged mute was never taken: no chats event ever carried it.
-    expect((await events('chats')).filter((event) => JSON.stringify(event).includes(String(forged)))).toEqual([]);
-  }, 60_000);
-
-  describe('a 409 on our own upload', () => {
+  describe('an instance with two chats: a 409 on our own upload, a patch whose MAC does not match', () => {
     let token: string;
     let phone: string;
     let contact: string;
@@ -257,6 +222,43 @@ describe('app state as the server sends it (snapshots, external blobs, 409 confl
         15_000,
         'our edit and the phone’s label listed',
       );
+    }, 60_000);
+
+    it('should refuse a patch whose MAC does not match, fetch the collection again and take the genuine change, then a later patch', async () => {
+      const chatJid = `${other}@s.whatsapp.net`;
+      // The phone mutes the chat (regular_high, which only Baileys' own sync reads); the server's next answer with
+      // the collection carries the mutation forged: another mute end, the genuine MACs.
+      const forged = 4_102_444_800_000;
+      const genuine = Date.now() + 8 * 3_600_000;
+      await stack.control('POST', '/sim/faults', {
+        kind: 'app-state-bad-mac',
+        device: phone,
+        collection: 'regular_high',
+        value: { muteAction: { muted: true, muteEndTimestamp: forged } },
+      });
+      await stack.control('POST', `/sim/accounts/${phone}/app-state`, { jid: chatJid, mod: { mute: genuine } });
+      // Refused, the collection fetched again from the start: the genuine mute.
+      await waitFor(
+        () => storedChat(other),
+        (chat) => chat?.wa_muteEndTime === genuine,
+        20_000,
+        'the genuine mute',
+      );
+      expect(
+        (await stack.control<Array<{ rule?: { kind?: string } }>>('GET', '/sim/faults')).filter((fault) => fault.rule?.kind === 'app-state-bad-mac'),
+      ).toEqual([]);
+
+      // A later patch applies as usual.
+      const later = Date.now() + 16 * 3_600_000;
+      await stack.control('POST', `/sim/accounts/${phone}/app-state`, { jid: chatJid, mod: { mute: later } });
+      await waitFor(
+        () => storedChat(other),
+        (chat) => chat?.wa_muteEndTime === later,
+        15_000,
+        'the later mute',
+      );
+      // The forged mute was never taken: no chats event ever carried it.
+      expect((await events('chats')).filter((event) => JSON.stringify(event).includes(String(forged)))).toEqual([]);
     }, 60_000);
   });
 });

@@ -91,6 +91,29 @@ describe('startEmbeddedPostgres', () => {
     await database.stop();
   }, 120_000);
 
+  it('should not outlive a process that exits without stopping it', async () => {
+    // ts-child.js compiles the child's TypeScript on require, as the gateway's crash tests do.
+    const child = spawnSync(
+      process.execPath,
+      [join(__dirname, '../../../apps/gateway/test/support/ts-child.js'), join(__dirname, 'support/exit-without-stop.child.ts'), dataDir, String(port)],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
+    expect({ status: child.status, stderr: child.stderr }).toEqual({ status: 3, stderr: '' });
+    const url = child.stdout.trim();
+    expect(url).toContain(`:${port}/gateway`);
+    // Postgres shuts down on the SIGINT the exit sent: it soon refuses connections.
+    const deadline = Date.now() + 10_000;
+    let stopped = false;
+    while (!stopped && Date.now() < deadline) {
+      stopped = await selectOne(url).then(
+        () => false,
+        () => true,
+      );
+      if (!stopped) await new Promise((done) => setTimeout(done, 100));
+    }
+    expect(stopped).toBe(true);
+  }, 60_000);
+
   it('should name EMBEDDED_POSTGRES_PORT when the port is taken', async () => {
     const squatter: Server = createServer();
     await new Promise<void>((done) => squatter.listen(port, '127.0.0.1', done));

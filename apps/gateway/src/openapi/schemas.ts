@@ -514,7 +514,14 @@ export const SCHEMAS = {
   /** `POST /admin/token/rotate`: the new admin token (shown once). */
   AdminTokenRotated: named(
     'AdminTokenRotated',
-    object({ success: bool, message: str(), admin_token: str(), license_sync_triggered: bool, license_synced: bool, timestamp: str({ format: 'date-time' }) }),
+    object({
+      success: bool,
+      message: str(),
+      admin_token: str(),
+      license_sync_triggered: bool,
+      license_synced: bool,
+      timestamp: { type: 'integer', format: 'int64', description: 'Unix time in milliseconds' },
+    }),
   ),
   /** `GET /webhook/errors`, `GET /globalwebhook/errors`: recent failed deliveries. */
   WebhookError: named('WebhookError', WEBHOOK_ERROR),

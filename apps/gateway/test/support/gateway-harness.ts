@@ -5,6 +5,7 @@ import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { AdminTokenService } from '../../src/admin/admin-token.service';
 import { loadGatewayConfig, type GatewayConfig } from '../../src/runtime/gateway-config';
 import { createHttpApp } from '../../src/runtime/http-app';
+import { CONTRACT_REQUEST_HEADER, ResponseContract, type ContractViolation } from './response-contract';
 
 export interface GatewayHarness {
   baseUrl: string;
@@ -13,6 +14,8 @@ export interface GatewayHarness {
   bus: Bus;
   config: GatewayConfig;
   app: NestFastifyApplication;
+  /** Every answer to an operation of /openapi.json, checked against the document (see ResponseContract). */
+  contract: ResponseContract;
   call(
     method: string,
     path: string,
@@ -34,12 +37,16 @@ export async function startGateway(
   const app = await createHttpApp({ config, dataSource: db.dataSource, bus, logger }, { simulatorControlUrl: options.simulatorControlUrl });
   const adminToken = 'test-admin-token-0123456789';
   await app.get(AdminTokenService).initialise(adminToken);
+  const contract = new ResponseContract(app);
+  contract.install();
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.getHttpServer().address() as { port: number };
   const baseUrl = `http://127.0.0.1:${address.port}`;
 
+  let calls = 0;
   const call: GatewayHarness['call'] = async (method, path, opts = {}) => {
-    const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+    const check = `call-${++calls}`;
+    const headers: Record<string, string> = { [CONTRACT_REQUEST_HEADER]: check, ...(opts.headers ?? {}) };
     if (opts.token !== undefined) headers.token = opts.token;
     if (opts.admin !== undefined) headers.admintoken = opts.admin;
     let payload: string | undefined = opts.raw;
@@ -53,6 +60,7 @@ export async function startGateway(
     } catch {
       // not JSON; the assertion will show it
     }
+    breaches(contract.take(check));
     return { status: response.status, body };
   };
 
@@ -63,6 +71,7 @@ export async function startGateway(
     bus,
     config,
     app,
+    contract,
     call,
     createInstance: async (name = 'test') => {
       const { status, body } = await call('POST', '/instance/create', { admin: adminToken, body: { name } });
@@ -73,6 +82,26 @@ export async function startGateway(
       await app.close();
       if (!options.bus) await bus.close();
       if (!options.db) await db.close();
+      // What requests made without `call` (fetch, SSE, raw sockets) answered against the document.
+      breaches(contract.drain());
     },
   };
+}
+
+/**
+ * Answers that break the document fail the test that saw them (`CONTRACT_CHECK=report` appends them to
+ * $CONTRACT_REPORT instead, to list them all in one run; `off` skips the check).
+ */
+function breaches(violations: ContractViolation[]): void {
+  if (!violations.length) return;
+  const mode = process.env.CONTRACT_CHECK ?? 'enforce';
+  if (mode === 'off') return;
+  if (mode === 'report') {
+    const file = process.env.CONTRACT_REPORT ?? '/tmp/contract-violations.ndjson';
+    process
+      .getBuiltinModule('node:fs')
+      .appendFileSync(file, violations.map((violation) => `${JSON.stringify({ suite: expect.getState().testPath, ...violation })}\n`).join(''));
+    return;
+  }
+  throw new Error(`the answer does not match /openapi.json:\n${violations.map((violation) => `  ${violation.problem}`).join('\n')}`);
 }

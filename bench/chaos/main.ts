@@ -485,8 +485,9 @@ async function stormPhase(
  * `--merge a.json,b.json,…`: the JSON objects of runs in parts (each `--modes` a share of the table,
  * `--sequential 0` / `--all-at-once 0` / `--storm-instances 0` leaving phases out) put together: every
  * mode of CHAOS_MODES measured on its own, an all-at-once phase of every mode, and the storm, each
- * `met`; a phase measured in two parts counts with both. Prints one JSON object with `met` and what is
- * `missing` for a complete run.
+ * `met`. Files are given oldest first: a phase measured again in a later part (after a fix) counts
+ * with its latest measure, the earlier ones listed as `superseded`. Prints one JSON object with `met`
+ * and what is `missing` for a complete run.
  */
 async function mergeParts(files: string[]): Promise<void> {
   const { readFileSync } = await import('node:fs');
@@ -521,12 +522,19 @@ async function mergeParts(files: string[]): Promise<void> {
     ...wanted.filter((name) => !phases[name] || phases[name].every((entry) => entry.skipped !== undefined)),
     ...(storms.length ? [] : ['storm']),
   ];
-  const met = missing.length === 0 && Object.values(phases).every((entries) => entries.every((entry) => entry.met)) && storms.every((storm) => storm.met);
+  const latest = (entries: Array<{ file: string; met: boolean }>) => entries[entries.length - 1];
+  const superseded = Object.fromEntries(
+    Object.entries(phases)
+      .filter(([, entries]) => entries.length > 1)
+      .map(([name, entries]) => [name, entries.slice(0, -1).map((entry) => ({ file: entry.file, met: entry.met }))]),
+  );
+  const met = missing.length === 0 && Object.values(phases).every((entries) => latest(entries).met) && (storms.length === 0 || latest(storms).met);
   process.stdout.write(
     `${JSON.stringify({
       bench: 'chaos',
       merged: parts.map(({ file, part }) => ({ file, instances: part.instances, stormInstances: part.stormInstances, modes: Object.keys(part.modes) })),
-      phases: Object.fromEntries(Object.entries(phases).map(([name, entries]) => [name, entries.every((entry) => entry.met)])),
+      phases: Object.fromEntries(Object.entries(phases).map(([name, entries]) => [name, { met: latest(entries).met, file: latest(entries).file }])),
+      superseded,
       storm: storms,
       missing,
       goal: `every mode of the table on its own, all of them at once, and the storm, each met (lost == 0, duplicated == 0, stuck == 0, inbound accounted 100 %, settled within the settle time, recovery p99 <= ${MODE_GOAL_S} s, storm <= ${STORM_GOAL_S} s)`,

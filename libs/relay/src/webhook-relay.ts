@@ -302,14 +302,16 @@ export class WebhookRelay {
   }
 
   /**
-   * The claim loop's pass. Progress (results recorded, runs done) pokes it often; while every receiver
-   * served here is busy it does not query unless a claim is wanted (`claimWanted`) or the poll fired:
-   * each claim walks every lane, and fewer, larger claims give longer runs.
+   * The claim loop's pass. Progress (results recorded, runs done) pokes it often; it queries only when
+   * a claim may find something for a receiver with room (`claimWanted`: rows fanned out for one, results
+   * recorded for one, a receiver gone idle or no longer busy, a run that ended early) or the poll fired:
+   * each claim walks every lane. A run that is done frees its lane only once its results are recorded,
+   * so a claim on every run's end found nothing (about half of the claims of bench/webhooks did).
    */
   private async claimPass(polled: boolean): Promise<boolean> {
     const wanted = this.claimWanted || polled;
     this.claimWanted = false;
-    if (!wanted && this.receivers.size > 0 && [...this.receivers.values()].every((receiver) => this.isBusy(receiver))) return false;
+    if (!wanted) return false;
     // A full claim may have left more behind: look again at once (receivers permitting).
     return (await this.claim()) >= this.config.batchSize;
   }
@@ -359,7 +361,10 @@ export class WebhookRelay {
       await this.deliveries.disableWebhook(webhookId, row ? row.disabledReason || 'disabled' : 'deleted').catch(() => undefined);
     }
     if (gone.size > 0) this.closeUnusedConnections();
-    await this.deliveries.release(cutShort).catch((error: unknown) => this.logger.warn({ err: error }, 'releasing a broken run failed'));
+    if (cutShort.length > 0) {
+      await this.deliveries.release(cutShort).catch((error: unknown) => this.logger.warn({ err: error }, 'releasing a broken run failed'));
+      this.claimWanted = true;
+    }
     return claims.length;
   }
 
@@ -368,16 +373,24 @@ export class WebhookRelay {
     while (this.running && receiver.active < this.config.maxInFlightPerReceiver && receiver.waiting.length > 0) {
       const run = receiver.waiting.shift() as LaneRun;
       receiver.active++;
+      const busyBefore = this.isBusy(receiver);
       this.track(
-        this.sendRun(run, receiver).finally(() => {
-          receiver.active--;
-          if (receiver.active === 0 && receiver.waiting.length === 0) {
-            // Idle now: its lanes may have more, and no busy receiver may keep the claim from running.
-            this.receivers.delete(origin);
-            this.claimWanted = true;
-          } else this.pump(origin, receiver);
-          this.claimLoop.poke();
-        }),
+        this.sendRun(run, receiver)
+          .catch(() => true)
+          .then((endedEarly) => {
+            receiver.active--;
+            if (receiver.active === 0 && receiver.waiting.length === 0) {
+              // Idle now: its lanes may have more, and no busy receiver may keep the claim from running.
+              this.receivers.delete(origin);
+              this.claimWanted = true;
+            } else {
+              // Room again (its lanes were left out of the claims meanwhile), or a lane that moved on
+              // without a recorded success (a final failure, claims given back).
+              if (endedEarly || (busyBefore && !this.isBusy(receiver))) this.claimWanted = true;
+              this.pump(origin, receiver);
+            }
+            this.claimLoop.poke();
+          }),
       );
     }
   }
@@ -387,17 +400,22 @@ export class WebhookRelay {
    * retry time, so the lane waits behind it), when the relay stops, or when the claim is about to
    * lapse; what was not sent is released for a later claim.
    */
-  private async sendRun(run: LaneRun, receiver: Receiver): Promise<void> {
+  private async sendRun(run: LaneRun, receiver: Receiver): Promise<boolean> {
     let done = 0;
+    let failed = false;
     try {
       while (done < run.claims.length) {
         if (!this.running || this.disabled.has(run.webhook.id) || Date.now() > run.sendBy) break;
         const ok = await this.send(run.claims[done], run.webhook);
         done++;
         receiver.claimed--;
-        if (!ok) break;
+        if (!ok) {
+          failed = true;
+          break;
+        }
       }
     } catch (error) {
+      failed = true;
       // Recording the failure failed: that delivery stays claimed and goes out again once it lapses.
       done++;
       receiver.claimed--;
@@ -406,6 +424,7 @@ export class WebhookRelay {
     receiver.claimed -= run.claims.length - done;
     const unsent = run.claims.slice(done).map((claim) => claim.deliveryId);
     if (unsent.length > 0) await this.deliveries.release(unsent).catch((error: unknown) => this.logger.warn({ err: error }, 'releasing unsent claims failed'));
+    return failed || unsent.length > 0;
   }
 
   private async webhooksOf(ids: string[]): Promise<Map<string, WebhookRow | null>> {

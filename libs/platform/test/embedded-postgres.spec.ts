@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +19,14 @@ async function selectOne(url: string): Promise<number> {
 /** A pid that surely belongs to no process any more: a child that has exited. */
 function deadPid(): number {
   return Number(spawnSync('sh', ['-c', 'echo $$'], { encoding: 'utf8' }).stdout.trim());
+}
+
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const probe = createServer();
+    probe.once('error', () => done(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => done(true)));
+  });
 }
 
 describe('startEmbeddedPostgres', () => {
@@ -101,14 +109,11 @@ describe('startEmbeddedPostgres', () => {
     expect({ status: child.status, stderr: child.stderr }).toEqual({ status: 3, stderr: '' });
     const url = child.stdout.trim();
     expect(url).toContain(`:${port}/gateway`);
-    // Postgres shuts down on the SIGINT the exit sent: it soon refuses connections.
-    const deadline = Date.now() + 10_000;
+    // Postgres shuts down on the SIGINT the exit sent: soon nothing holds its port or its pid file.
+    const deadline = Date.now() + 15_000;
     let stopped = false;
     while (!stopped && Date.now() < deadline) {
-      stopped = await selectOne(url).then(
-        () => false,
-        () => true,
-      );
+      stopped = !existsSync(join(dataDir, 'postgres', 'postmaster.pid')) && (await portIsFree(port));
       if (!stopped) await new Promise((done) => setTimeout(done, 100));
     }
     expect(stopped).toBe(true);

@@ -1,3 +1,7 @@
+import { AdminAuditController, InstanceAuditController } from './audit/audit.controller';
+import { AuditInterceptor } from './audit/audit.interceptor';
+import { AuditRecorder } from './audit/audit-recorder';
+import { AuditService } from './audit/audit.service';
 import { type DynamicModule, Module, type Provider } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import type { Bus } from '@gw/bus';
@@ -124,6 +128,8 @@ export class GatewayModule {
         ProxyManagedController,
         ProfileController,
         ChatbotController,
+        AdminAuditController,
+        InstanceAuditController,
       ],
       providers: [
         ...shared,
@@ -164,6 +170,9 @@ export class GatewayModule {
         ProxyManagedService,
         ProfileService,
         ChatbotService,
+        AuditRecorder,
+        AuditInterceptor,
+        AuditService,
         { provide: APP_FILTER, useClass: ErrorFilter },
         { provide: APP_PIPE, useClass: DtoValidationPipe },
       ],

@@ -7,18 +7,21 @@ export interface RetentionConfig {
   retentionDays: number;
   /** How often the purge runs (RETENTION_INTERVAL_MS, default hourly). */
   intervalMs: number;
+  /** Audit log entries older than this are purged (AUDIT_RETENTION_DAYS, default 90). */
+  auditRetentionDays?: number;
 }
 
 export function readRetentionConfig(env: EnvReader): RetentionConfig {
   return {
     retentionDays: env.integer('MESSAGE_RETENTION_DAYS', 7, { min: 1, max: 3650 }),
     intervalMs: env.integer('RETENTION_INTERVAL_MS', 3_600_000, { min: 1_000, max: 86_400_000 }),
+    auditRetentionDays: env.integer('AUDIT_RETENTION_DAYS', 90, { min: 1, max: 3650 }),
   };
 }
 
 /**
- * The scheduled purge: messages past the retention, expired files, and the outbox rows, deliveries and
- * delivery errors that are done and as old. Any number of dispatchers may run it; an advisory lock lets
+ * The scheduled purge: messages past the retention, expired files, the outbox rows, deliveries and
+ * delivery errors that are done and as old, and the audit log past its own retention. Any number of dispatchers may run it; an advisory lock lets
  * one at a time do the work.
  */
 export class RetentionJob {
@@ -54,12 +57,14 @@ export class RetentionJob {
   /** One purge; {} when another process is purging right now. */
   async runOnce(now = new Date()): Promise<Record<string, number>> {
     const cutoff = new Date(now.getTime() - this.config.retentionDays * 86_400_000);
+    const auditCutoff = new Date(now.getTime() - (this.config.auditRetentionDays ?? 90) * 86_400_000);
     const removed = await this.retention.whileLocked(async (purge) => ({
       messages: await this.messages.purgeOlderThan(cutoff),
       files: await this.files.purgeExpired(),
       deliveries: await purge.deliveries(cutoff),
       events: await purge.events(cutoff),
       errors: await purge.errors(cutoff),
+      audit: await purge.audit(auditCutoff),
     }));
     return removed ?? {};
   }

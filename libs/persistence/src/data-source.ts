@@ -27,6 +27,7 @@ import { ContactsLidIndex1764360000000 } from './migrations/1764360000000-contac
 import { MessagesChatLidIndex1764410000000 } from './migrations/1764410000000-messages-chat-lid-index';
 import { MessagesUnresolvedSenderIndex1764440000000 } from './migrations/1764440000000-messages-unresolved-sender-index';
 import { SendLimits1764430000000 } from './migrations/1764430000000-send-limits';
+import { AuditLog1764450000000 } from './migrations/1764450000000-audit-log';
 import { OutboxCursorPending1764400000000 } from './migrations/1764400000000-outbox-cursor-pending';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
@@ -66,6 +67,7 @@ export const MIGRATIONS = [
   MessagesChatLidIndex1764410000000,
   SendLimits1764430000000,
   MessagesUnresolvedSenderIndex1764440000000,
+  AuditLog1764450000000,
 ];
 
 export interface DataSourceOptions {

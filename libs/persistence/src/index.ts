@@ -54,6 +54,8 @@ export type { BlockChange, BlockedContact } from './repositories/blocklist.repos
 export { HealthRepository } from './repositories/health.repository';
 export { HistorySyncRepository, type HistorySyncSummary } from './repositories/history-sync.repository';
 export { MetricsRepository } from './repositories/metrics.repository';
+export { AuditRepository } from './repositories/audit.repository';
+export type { AuditFilter, AuditRow, NewAuditEntry } from './repositories/audit.repository';
 export { RetentionRepository } from './repositories/retention.repository';
 export type { DeliveryLogPurge } from './repositories/retention.repository';
 export { QuickReplyRepository } from './repositories/quick-reply.repository';

@@ -1,5 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { AuditRepository } from './repositories/audit.repository';
 import { AuthStateRepository } from './repositories/auth-state.repository';
 import { BlocklistRepository } from './repositories/blocklist.repository';
 import { CampaignRepository } from './repositories/campaign.repository';
@@ -28,6 +29,7 @@ import { WebhookRepository } from './repositories/webhook.repository';
 
 /** Every repository: each one is built from the DataSource alone and holds no other state. */
 export const REPOSITORIES = [
+  AuditRepository,
   AuthStateRepository,
   BlocklistRepository,
   CampaignRepository,

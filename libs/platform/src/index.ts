@@ -1,5 +1,5 @@
 export { ConfigError, EnvReader, loadConfigOrExit } from './config';
-export { createLogger, LOG_FORMATS, PinoNestLogger, serializeError, serviceLogger } from './logger';
+export { createLogger, LOG_FORMATS, PinoNestLogger, redactUrl, serializeError, serviceLogger } from './logger';
 export type { LogFormat, LoggerOptions } from './logger';
 export type { Logger } from './logger';
 export { checkReadiness, livenessReport, startHealthServer } from './health';

@@ -1,3 +1,4 @@
+import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
 import { AdminGuard } from '../common/auth.guards';
 import { InstanceService } from '../instance/instance.service';
@@ -18,6 +19,7 @@ export class AdminController {
     private readonly admin: AdminService,
   ) {}
 
+  @Audited('instance.create', { target: (_body, result) => (result as { instance?: { id?: string } } | undefined)?.instance?.id })
   @Post(['instance/create', 'instance/init'])
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.InstanceCreated, {
@@ -51,6 +53,7 @@ export class AdminController {
     return this.instances.listAll();
   }
 
+  @Audited('instance.updateAdminFields', { target: (body) => (typeof body.id === 'string' ? body.id : null) })
   @Post('instance/updateAdminFields')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Instance, { example: { ...INSTANCE_EXAMPLE, adminField01: 'cliente-42' } })
@@ -63,6 +66,7 @@ export class AdminController {
     return this.instances.updateAdminFields(dto.id, dto);
   }
 
+  @Audited('admin.restart')
   @Post('admin/restart')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiReply(SCHEMAS.RestartScheduled, { example: { message: 'Restart scheduled: every session reconnects gracefully from its stored credentials' } })
@@ -75,6 +79,7 @@ export class AdminController {
     return this.admin.restart();
   }
 
+  @Audited('admin.token.rotate')
   @Post('admin/token/rotate')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.AdminTokenRotated, {

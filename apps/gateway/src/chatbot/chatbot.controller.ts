@@ -1,3 +1,4 @@
+import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
@@ -25,6 +26,7 @@ const edited = (example: unknown) => ({
 export class ChatbotController {
   constructor(private readonly chatbot: ChatbotService) {}
 
+  @Audited('chatbot.agent.edit')
   @Post('agent/edit')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatbotAIAgent, edited(AGENT_EXAMPLE))
@@ -44,6 +46,7 @@ export class ChatbotController {
     return this.chatbot.listAgents(instance);
   }
 
+  @Audited('chatbot.trigger.edit')
   @Post('trigger/edit')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatbotTrigger, edited(TRIGGER_EXAMPLE))
@@ -63,6 +66,7 @@ export class ChatbotController {
     return this.chatbot.listTriggers(instance);
   }
 
+  @Audited('chatbot.knowledge.edit')
   @Post('knowledge/edit')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatbotAIKnowledge, edited(KNOWLEDGE_EXAMPLE))
@@ -82,6 +86,7 @@ export class ChatbotController {
     return this.chatbot.listKnowledge(instance);
   }
 
+  @Audited('chatbot.function.edit')
   @Post('function/edit')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ChatbotAIFunction, edited(FUNCTION_EXAMPLE))

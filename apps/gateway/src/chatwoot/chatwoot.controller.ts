@@ -1,3 +1,4 @@
+import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Put, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
@@ -28,6 +29,7 @@ export class ChatwootConfigController {
     return this.chatwoot.config(instance.id);
   }
 
+  @Audited('chatwoot.configure')
   @Put()
   @ApiReply(SCHEMAS.ChatwootConfigUpdated, { example: CHATWOOT_CONFIG_UPDATED_EXAMPLE })
   @ApiOperation({

@@ -1,3 +1,4 @@
+import { Audited } from '../audit/audited.decorator';
 import { Controller, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
@@ -14,6 +15,7 @@ import { ApiOperation } from '@nestjs/swagger';
 export class InstanceRuntimeController {
   constructor(private readonly runtime: InstanceRuntimeService) {}
 
+  @Audited('instance.reset')
   @Post('reset')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.InstanceReset, {

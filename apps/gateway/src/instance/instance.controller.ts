@@ -1,3 +1,4 @@
+import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Delete, Get, Headers, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
@@ -103,6 +104,7 @@ export class InstanceController {
     return this.instances.hibernate(instance);
   }
 
+  @Audited('instance.delete')
   @Delete()
   @ApiReply(SCHEMAS.ResponseWithInfo, {
     example: { response: 'Instance Deleted', info: 'The device was disconnected and the instance removed from the database.' },
@@ -113,6 +115,7 @@ export class InstanceController {
     return this.instances.remove(instance);
   }
 
+  @Audited('instance.rename')
   @Post('updateInstanceName')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Instance, { example: { ...INSTANCE_EXAMPLE, name: 'novo-nome' } })
@@ -122,6 +125,7 @@ export class InstanceController {
     return this.instances.rename(instance, dto.name);
   }
 
+  @Audited('instance.delaySettings')
   @Post('updateDelaySettings')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.InstanceWrapped, { example: { instance: { ...INSTANCE_EXAMPLE, msg_delay_min: 2, msg_delay_max: 6 } } })
@@ -135,6 +139,7 @@ export class InstanceController {
     return this.instances.updateDelaySettings(instance, dto.msg_delay_min, dto.msg_delay_max);
   }
 
+  @Audited('instance.fieldsMap')
   @Post('updateFieldsMap')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Instance, { example: { ...INSTANCE_EXAMPLE, fieldsMap: { customField01: 'Plano', customField02: 'Cidade' } } })
@@ -148,6 +153,7 @@ export class InstanceController {
     return this.instances.updateFieldsMap(instance, dto);
   }
 
+  @Audited('instance.chatbotSettings')
   @Post('updatechatbotsettings')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Instance, { example: { ...INSTANCE_EXAMPLE, chatbot_enabled: true, chatbot_stopMinutes: 30 } })
@@ -187,6 +193,7 @@ export class InstanceController {
     return this.instances.getPrivacy(instance);
   }
 
+  @Audited('instance.privacy')
   @Post('privacy')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Privacy, {
@@ -213,6 +220,7 @@ export class InstanceController {
     return this.instances.getProxy(instance);
   }
 
+  @Audited('instance.proxy.set')
   @Post('proxy')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.ProxyChanged, {
@@ -239,6 +247,7 @@ export class InstanceController {
     return this.instances.setProxy(instance, dto);
   }
 
+  @Audited('instance.proxy.delete')
   @Delete('proxy')
   @ApiReply(SCHEMAS.ProxyChanged, {
     example: { details: 'Proxy removido', proxy: { ...PROXY_EXAMPLE, mode: 'internal', effective_mode: 'internal', proxy_url: '', proxy_fallback: '' } },

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GatewayModule, type GatewayRuntime } from '../app.module';
+import { AuditRecorder } from '../audit/audit-recorder';
 import { instanceLimitBeforeBody } from '../common/auth.guards';
 import { RateLimitService } from '../common/rate-limit.service';
 import { serveConsole } from '../console/console.routes';
@@ -52,6 +53,8 @@ export async function createHttpApp(
     void reply.header('x-request-id', request.id);
     done();
   });
+  // Audited routes (`@Audited`) are recorded as they are answered, their status known; the write is off the request path.
+  fastify.addHook('onSend', app.get(AuditRecorder).onSend);
   fastify.addHook('onResponse', (request, reply, done) => {
     // The route's pattern (`/send/text`, `/files/:id`), never the URL; unknown routes are one label value.
     const route = request.routeOptions.url ?? 'unmatched';

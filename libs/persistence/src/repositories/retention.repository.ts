@@ -11,6 +11,8 @@ export interface DeliveryLogPurge {
   events(cutoff: Date): Promise<number>;
   /** Delivery error log entries before `cutoff`. */
   errors(cutoff: Date): Promise<number>;
+  /** Audit log entries recorded before `cutoff` (its own retention, AUDIT_RETENTION_DAYS). */
+  audit(cutoff: Date): Promise<number>;
 }
 
 /** The retention purge's own statements: one process at a time, and the old webhook bookkeeping. */
@@ -56,5 +58,6 @@ function purgesOn(runner: QueryRunner): DeliveryLogPurge {
         cutoff,
       ),
     errors: (cutoff) => count(`WITH gone AS (DELETE FROM webhook_errors WHERE created < $1 RETURNING 1) SELECT count(*) AS n FROM gone`, cutoff),
+    audit: (cutoff) => count(`WITH gone AS (DELETE FROM audit_log WHERE at < $1 RETURNING 1) SELECT count(*) AS n FROM gone`, cutoff),
   };
 }

@@ -1,0 +1,66 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AuditRepository, type NewAuditEntry } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
+import { LOGGER } from '../runtime/tokens';
+import { maskedChanges } from './audit-changes';
+
+/** What AuditInterceptor learnt of an audited request, for the answer's hook to record. */
+export interface AuditMark {
+  action: string;
+  actor: string;
+  instanceId: string | null;
+}
+
+export type AuditedRequest = FastifyRequest & { audit?: AuditMark };
+
+/**
+ * Writes the audit log off the request path: the entry goes to the database as the answer is sent
+ * (its status known), the request never waits for it. A failed write is logged with the entry, never
+ * dropped silently. Reads of the log first wait for the writes still under way in this process, so a
+ * client reads back the change it just made.
+ */
+@Injectable()
+export class AuditRecorder {
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly audit: AuditRepository,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
+
+  /** A Fastify `onSend` hook: records the request AuditInterceptor marked, with the status it is answered. */
+  readonly onSend: onSendHookHandler = (request, reply, payload, done) => {
+    const mark = (request as AuditedRequest).audit;
+    if (mark) this.record(entryOf(mark, request, reply));
+    done(null, payload);
+  };
+
+  record(entry: NewAuditEntry): void {
+    const write = this.audit.insert(entry).catch((error: unknown) => {
+      // The entry without its changes (masked already, but a log line is no place for a request's fields).
+      const { changes: _changes, ...entryWithoutChanges } = entry;
+      this.logger.error({ err: error, audit: entryWithoutChanges }, 'audit log write failed: this change is not in the audit log');
+    });
+    this.pending.add(write);
+    void write.finally(() => this.pending.delete(write));
+  }
+
+  /** Resolves once the writes started before this call are done. */
+  async settled(): Promise<void> {
+    await Promise.all([...this.pending]);
+  }
+}
+
+function entryOf(mark: AuditMark, request: FastifyRequest, reply: FastifyReply): NewAuditEntry {
+  return {
+    actor: mark.actor,
+    instanceId: mark.instanceId,
+    address: request.ip ?? '',
+    method: request.method,
+    route: request.routeOptions.url ?? request.url.split('?')[0],
+    action: mark.action,
+    changes: maskedChanges(request.body),
+    status: reply.statusCode,
+  };
+}

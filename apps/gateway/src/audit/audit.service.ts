@@ -1,0 +1,64 @@
+import { Injectable } from '@nestjs/common';
+import { AuditRepository, type AuditRow } from '@gw/persistence';
+import { ApiError } from '../common/api-error';
+import { validateBody } from '../common/validation';
+import { AuditRecorder } from './audit-recorder';
+import { AUDIT_PAGE_DEFAULT, AdminAuditQueryDto, type AuditEntryView, type AuditPageView, InstanceAuditQueryDto } from './dto/audit-query.dto';
+
+/** Reads the audit log: every entry for the admin, an instance's own for its token. */
+@Injectable()
+export class AuditService {
+  constructor(
+    private readonly audit: AuditRepository,
+    private readonly recorder: AuditRecorder,
+  ) {}
+
+  async forAdmin(query: Record<string, unknown>): Promise<AuditPageView> {
+    const filter = await validateBody(AdminAuditQueryDto, query);
+    return this.page(filter, filter.instance);
+  }
+
+  /** Only the entries about `instanceId`: no filter reaches another instance's. */
+  async forInstance(instanceId: string, query: Record<string, unknown>): Promise<AuditPageView> {
+    const filter = await validateBody(InstanceAuditQueryDto, query);
+    return this.page(filter, instanceId);
+  }
+
+  private async page(filter: InstanceAuditQueryDto, instanceId: string | undefined): Promise<AuditPageView> {
+    if (filter.from && filter.to && filter.from > filter.to) throw ApiError.badRequest('from must not be after to');
+    const limit = filter.limit ?? AUDIT_PAGE_DEFAULT;
+    const offset = filter.offset ?? 0;
+    // This process's writes still under way (the change the client just made) are read back too.
+    await this.recorder.settled();
+    const { rows, total } = await this.audit.find({
+      instanceId,
+      action: filter.action,
+      route: filter.route,
+      from: filter.from,
+      to: filter.to,
+      before: filter.cursor,
+      limit,
+      offset,
+    });
+    return {
+      entries: rows.map(toView),
+      pagination: { totalRecords: total, limit, offset },
+      next_cursor: rows.length === limit ? rows[rows.length - 1].id : null,
+    };
+  }
+}
+
+function toView(row: AuditRow): AuditEntryView {
+  return {
+    id: row.id,
+    at: row.at.toISOString(),
+    actor: row.actor,
+    instance_id: row.instanceId,
+    address: row.address,
+    method: row.method,
+    route: row.route,
+    action: row.action,
+    changes: row.changes,
+    status: row.status,
+  };
+}

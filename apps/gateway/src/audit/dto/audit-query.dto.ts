@@ -1,0 +1,85 @@
+import { Transform } from 'class-transformer';
+import { IsDate, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+
+/** A query value as a number when it reads as an integer; anything else stays as sent, for the rule to refuse. */
+const integer = () => Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value));
+/** An ISO 8601 date-time or Unix milliseconds as a Date; anything else stays as sent, for the rule to refuse. */
+const instant = () =>
+  Transform(({ value }: { value: unknown }) => {
+    if (typeof value !== 'string' || value === '') return value;
+    const date = /^\d{1,16}$/.test(value) ? new Date(Number(value)) : /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : undefined;
+    return date && !Number.isNaN(date.getTime()) ? date : value;
+  });
+
+export const AUDIT_PAGE_DEFAULT = 50;
+export const AUDIT_PAGE_MAX = 500;
+
+/** The filters of `GET /instance/audit` (and `GET /admin/audit`, which adds `instance`). */
+export class InstanceAuditQueryDto {
+  @IsOptional()
+  @IsString({ message: 'action must be a string' })
+  @MaxLength(100, { message: 'action must be at most 100 characters' })
+  action?: string;
+
+  @IsOptional()
+  @IsString({ message: 'route must be a string' })
+  @MaxLength(200, { message: 'route must be at most 200 characters' })
+  route?: string;
+
+  @IsOptional()
+  @instant()
+  @IsDate({ message: 'from must be an ISO 8601 date-time or Unix milliseconds' })
+  from?: Date;
+
+  @IsOptional()
+  @instant()
+  @IsDate({ message: 'to must be an ISO 8601 date-time or Unix milliseconds' })
+  to?: Date;
+
+  @IsOptional()
+  @integer()
+  @IsInt({ message: 'limit must be an integer' })
+  @Min(1, { message: 'limit must be at least 1' })
+  @Max(AUDIT_PAGE_MAX, { message: `limit must be at most ${AUDIT_PAGE_MAX}` })
+  limit?: number;
+
+  @IsOptional()
+  @integer()
+  @IsInt({ message: 'offset must be an integer' })
+  @Min(0, { message: 'offset must not be negative' })
+  @Max(1_000_000, { message: 'offset must be at most 1000000' })
+  offset?: number;
+
+  @IsOptional()
+  @IsString({ message: 'cursor must be a string' })
+  @Matches(/^[1-9]\d{0,17}$/, { message: "cursor must be a previous page's next_cursor" })
+  cursor?: string;
+}
+
+export class AdminAuditQueryDto extends InstanceAuditQueryDto {
+  @IsOptional()
+  @IsString({ message: 'instance must be a string' })
+  @MaxLength(100, { message: 'instance must be at most 100 characters' })
+  instance?: string;
+}
+
+/** One entry of the audit log, as `GET /admin/audit` and `GET /instance/audit` answer it. */
+export interface AuditEntryView {
+  id: string;
+  at: string;
+  actor: string;
+  instance_id: string | null;
+  address: string;
+  method: string;
+  route: string;
+  action: string;
+  changes: Record<string, unknown>;
+  status: number;
+}
+
+export interface AuditPageView {
+  entries: AuditEntryView[];
+  pagination: { totalRecords: number; limit: number; offset: number };
+  /** Pass as `cursor` for the next (older) page; null on the last one. */
+  next_cursor: string | null;
+}

@@ -1,3 +1,4 @@
+import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guards';
@@ -36,6 +37,7 @@ export class SinkController {
     return this.sinks.list('rabbitmq', instance.id);
   }
 
+  @Audited('sink.rabbitmq.configure')
   @Post('rabbitmq')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Sink, { isArray: true, description: LIST, example: [RABBITMQ_SINK_EXAMPLE] })
@@ -69,6 +71,7 @@ export class SinkController {
     return this.sinks.list('nats', instance.id);
   }
 
+  @Audited('sink.nats.configure')
   @Post('nats')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Sink, { isArray: true, description: LIST, example: [NATS_SINK_EXAMPLE] })
@@ -104,6 +107,7 @@ export class SinkController {
     return this.sinks.list('kafka', instance.id);
   }
 
+  @Audited('sink.kafka.configure')
   @Post('kafka')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Sink, { isArray: true, description: LIST, example: [KAFKA_SINK_EXAMPLE] })
@@ -146,6 +150,7 @@ export class GlobalSinkController {
     return this.sinks.globalSink('rabbitmq');
   }
 
+  @Audited('globalsink.rabbitmq.configure')
   @Post('rabbitmq')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Sink, { example: GLOBAL })
@@ -157,6 +162,7 @@ export class GlobalSinkController {
     return this.sinks.configureGlobal('rabbitmq', dto);
   }
 
+  @Audited('globalsink.rabbitmq.delete')
   @Delete('rabbitmq')
   @ApiReply(SCHEMAS.Response, { example: { response: 'Global RabbitMQ sink deleted' } })
   @ApiOperation({ summary: 'Remove the global RabbitMQ sink', description: "Stops publishing every instance's events to RabbitMQ." })
@@ -181,6 +187,7 @@ export class GlobalSinkController {
     return this.sinks.globalSink('nats');
   }
 
+  @Audited('globalsink.nats.configure')
   @Post('nats')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Sink, { example: { ...NATS_SINK_EXAMPLE, source: 'api' } })
@@ -193,6 +200,7 @@ export class GlobalSinkController {
     return this.sinks.configureGlobal('nats', dto);
   }
 
+  @Audited('globalsink.nats.delete')
   @Delete('nats')
   @ApiReply(SCHEMAS.Response, { example: { response: 'Global NATS sink deleted' } })
   @ApiOperation({ summary: 'Remove the global NATS sink', description: "Stops publishing every instance's events to NATS." })
@@ -220,6 +228,7 @@ export class GlobalSinkController {
     return this.sinks.globalSink('kafka');
   }
 
+  @Audited('globalsink.kafka.configure')
   @Post('kafka')
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Sink, { example: { ...KAFKA_SINK_EXAMPLE, source: 'api' } })
@@ -231,6 +240,7 @@ export class GlobalSinkController {
     return this.sinks.configureGlobal('kafka', dto);
   }
 
+  @Audited('globalsink.kafka.delete')
   @Delete('kafka')
   @ApiReply(SCHEMAS.Response, { example: { response: 'Global Kafka sink deleted' } })
   @ApiOperation({ summary: 'Remove the global Kafka sink', description: "Stops publishing every instance's events to Kafka." })

@@ -1,3 +1,4 @@
+import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, Res, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import type { FastifyReply } from 'fastify';
@@ -27,6 +28,7 @@ export class WebhookController {
     return this.webhooks.list(instance.id);
   }
 
+  @Audited('webhook.configure')
   @Post()
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Webhook, {
@@ -73,6 +75,7 @@ export class GlobalWebhookController {
     return this.webhooks.globalWebhook();
   }
 
+  @Audited('globalwebhook.configure')
   @Post()
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Webhook, { example: { ...WEBHOOK_EXAMPLE, events: ['messages', 'connection'] } })

@@ -20,7 +20,8 @@ export class FilesController {
     { type: 'string', format: 'binary', description: "The file's bytes (Content-Type as stored; passive types inline, the others as an attachment)" },
     {
       contentType: '*/*',
-      description: 'The file, while it is kept (a file kept in S3: a 302 to a short-lived signed link to the bucket)',
+      description: 'The file, while it is kept',
+      redirect: 'A file kept in S3: a short-lived signed link to it in the bucket',
       errors: ['not_found', 'internal'],
     },
   )

@@ -16,6 +16,8 @@ export interface ApiReplyOptions {
   contentType?: string;
   /** Statuses besides the success one that answer the same body, each with what it means (e.g. `{ 207: 'Some fields changed' }`). */
   otherStatuses?: Record<number, string>;
+  /** The route may answer a 302 to another URL (its `Location`) instead of the body: what that means. */
+  redirect?: string;
   /** The error kinds the route can answer, when they differ from what its guard implies (see openapi.document.ts). */
   errors?: readonly ApiErrorKind[];
 }

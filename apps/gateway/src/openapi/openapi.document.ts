@@ -354,6 +354,11 @@ function responsesOf(
   // Other statuses answering the same body (a partial success's 207, say).
   const sameBody = Object.entries(reply?.otherStatuses ?? {});
   for (const [status, description] of sameBody) responses[status] = { description, content: { 'application/json': { schema } } };
+  if (reply?.redirect)
+    responses['302'] = {
+      description: reply.redirect,
+      headers: { Location: { description: 'Where the answer is', schema: { type: 'string', format: 'uri' } } },
+    };
   const kinds = new Set<ApiErrorKind>([
     ...(reply?.errors ?? [
       ...(hasBody ? BODY_ERRORS : []),

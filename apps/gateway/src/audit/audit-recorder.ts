@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { AuditRepository, type NewAuditEntry } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
@@ -21,7 +21,7 @@ export type AuditedRequest = FastifyRequest & { audit?: AuditMark };
  * client reads back the change it just made.
  */
 @Injectable()
-export class AuditRecorder {
+export class AuditRecorder implements OnApplicationShutdown {
   private readonly pending = new Set<Promise<void>>();
 
   constructor(
@@ -49,6 +49,11 @@ export class AuditRecorder {
   /** Resolves once the writes started before this call are done. */
   async settled(): Promise<void> {
     await Promise.all([...this.pending]);
+  }
+
+  /** The last answers' entries are written before the database is closed. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.settled();
   }
 }
 

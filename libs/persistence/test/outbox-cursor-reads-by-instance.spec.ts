@@ -16,10 +16,13 @@ describe('an outbox cursor reads only what follows it', () => {
     db = await openTestDatabase();
     await new InstanceRepository(db.dataSource).create({ id: instanceId, token: 'tok-cursor-plan', name: 'c' });
     // Far more of this instance's events than the other suites write, ten per transaction as a busy
-    // instance's inbound writes make them (all in the past), then the cursor after them.
+    // instance's inbound writes make them (all in the past), then the cursor after them. Their ids lie
+    // below the oldest transaction still running anywhere on the server (the snapshot's xmin): below the
+    // current one instead, another process's transaction running then (another suite, a bench) had its
+    // id among them, was pending on the new cursor, and its ten fake events were handed over with 'new'.
     await db.dataSource.query(
       `INSERT INTO outbox_events (instance_id, tx, event_type, chat_id, payload)
-       SELECT $1, (pg_current_xact_id()::text)::bigint - 3001 + g / 10, 'messages', '5511900000001@s.whatsapp.net',
+       SELECT $1, (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint - 3001 + g / 10, 'messages', '5511900000001@s.whatsapp.net',
          jsonb_build_object('n', g, 'text', repeat('x', 200))
        FROM generate_series(1, 30000) g`,
       [instanceId],

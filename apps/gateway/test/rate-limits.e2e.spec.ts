@@ -12,8 +12,8 @@ describe('rate limits (HTTP)', () => {
   let idle: string;
 
   beforeAll(async () => {
-    // Slow refills (per minute) so a slow machine cannot earn tokens back in the middle of a flood.
-    gw = await startGateway({ env: { RATE_LIMIT_INSTANCE: '60/m,burst=5', RATE_LIMIT_ADMIN: '60/m,burst=8', RATE_LIMIT_UNAUTHENTICATED: '60/m,burst=3' } });
+    // Slow refills (one every 10 s) so a slow machine cannot earn tokens back between the suite's floods.
+    gw = await startGateway({ env: { RATE_LIMIT_INSTANCE: '6/m,burst=5', RATE_LIMIT_ADMIN: '6/m,burst=8', RATE_LIMIT_UNAUTHENTICATED: '6/m,burst=3' } });
     ({ token: flooder } = await gw.createInstance('flooder'));
     ({ token: quiet } = await gw.createInstance('quiet'));
     // Never used before the bad-token flood: no bucket of its own when it comes.

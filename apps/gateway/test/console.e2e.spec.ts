@@ -447,6 +447,71 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     }
   }, 30_000);
 
+  it('should keep the view in the URL across a reload, load the global settings without a 404, and fit a 375 px wide phone', async () => {
+    await fetch(`${stack.baseUrl}/instance/create`, {
+      method: 'POST',
+      headers: { admintoken: ADMIN_TOKEN, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'view-kept' }),
+    });
+    mkdirSync(SHOTS, { recursive: true });
+    const tab = await context.newPage();
+    const failed: string[] = [];
+    tab.on('response', (response) => {
+      if (response.status() >= 400) failed.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
+    });
+    tab.on('console', (message) => {
+      if (message.type() === 'error') failed.push(message.text());
+    });
+    try {
+      await tab.goto(`${stack.baseUrl}/manager/`);
+      await tab.fill('input[name=token]', ADMIN_TOKEN);
+      await tab.click('button[type=submit]');
+      await tab.locator('[data-testid=role]', { hasText: 'Admin' }).waitFor();
+      await tab.getByRole('button', { name: 'Global settings' }).click();
+      await tab.locator('[data-testid=global-sinks]').waitFor();
+      await tab.getByText('No global sink.').waitFor();
+      await tab.locator('[data-testid=global-webhook] button[type=submit]').waitFor();
+      expect(new URL(tab.url()).hash).toBe('#/settings');
+      // A reload opens the same page.
+      await tab.reload();
+      await tab.locator('[data-testid=global-webhook] button[type=submit]').waitFor();
+      // An instance's page too, and back returns to the settings.
+      await tab.locator('.instance-item[data-instance=view-kept]').click();
+      await tab.locator('[data-testid=instance-name]', { hasText: 'view-kept' }).waitFor();
+      expect(new URL(tab.url()).hash).toMatch(/^#\/instance\/.+/);
+      await tab.reload();
+      await tab.locator('[data-testid=instance-name]', { hasText: 'view-kept' }).waitFor();
+      await tab.goBack();
+      await tab.locator('[data-testid=global-webhook]').waitFor();
+      expect(failed).toEqual([]);
+
+      // A phone's width: no page scrolls sideways.
+      await tab.setViewportSize({ width: 375, height: 760 });
+      const overflow = () =>
+        tab.evaluate(() => {
+          const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }).document.documentElement;
+          return root.scrollWidth - root.clientWidth;
+        });
+      const pages: Array<[string, string]> = [
+        ['#/settings', '[data-testid=global-webhook]'],
+        ['#/new', 'input[name=name]'],
+        ['', '[data-testid=new-instance]'],
+      ];
+      for (const [hash, ready] of pages) {
+        await tab.goto(`${stack.baseUrl}/manager/${hash}`);
+        await tab.locator(ready).first().waitFor();
+        await tab.screenshot({ path: join(SHOTS, `phone${hash.replace(/[#/]/g, '-') || '-home'}.png`), fullPage: true });
+        expect([hash, await overflow()]).toEqual([hash, 0]);
+      }
+      await tab.locator('.instance-item[data-instance=view-kept]').click();
+      await tab.locator('[data-testid=instance-name]', { hasText: 'view-kept' }).waitFor();
+      expect(['instance', await overflow()]).toEqual(['instance', 0]);
+      await tab.screenshot({ path: join(SHOTS, 'phone-instance.png'), fullPage: true });
+    } finally {
+      await tab.close();
+    }
+  }, 30_000);
+
   it('should serve the console with a strict CSP, long-cached hashed assets and the page for any /manager path', async () => {
     for (const path of ['/', '/dashboard', '/manager']) {
       const response = await fetch(`${stack.baseUrl}${path}`, { redirect: 'manual' });
@@ -487,6 +552,26 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     expect(missing.status).toBe(400);
     expect(await missing.json()).toEqual({ error: 'phone is required' });
   });
+
+  // Last: it rotates the admin token the other tests sign in with.
+  it('should ask to sign in again, with the reason, when the admin token is rotated elsewhere', async () => {
+    const tab = await context.newPage();
+    try {
+      await tab.goto(`${stack.baseUrl}/manager/`);
+      await tab.fill('input[name=token]', ADMIN_TOKEN);
+      await tab.click('button[type=submit]');
+      await tab.locator('.instance-item').first().waitFor();
+      const rotated = await fetch(`${stack.baseUrl}/admin/token/rotate`, { method: 'POST', headers: { admintoken: ADMIN_TOKEN } });
+      expect(rotated.status).toBe(200);
+      // The next read of the list (every 4 s) meets a 403: the sign-in, with why, and the stale token gone from the tab.
+      await tab.locator('[data-testid=signin-reason]', { hasText: 'sign in again' }).waitFor({ timeout: 10_000 });
+      expect(await tab.locator('input[name=token]').count()).toBe(1);
+      expect(await tab.getByText('No instances yet').count()).toBe(0);
+      expect(await tab.evaluate(() => (globalThis as unknown as { sessionStorage: { length: number } }).sessionStorage.length)).toBe(0);
+    } finally {
+      await tab.close();
+    }
+  }, 30_000);
 });
 
 describe('the console outside the sandbox', () => {

@@ -140,6 +140,17 @@ export class SinkController {
 export class GlobalSinkController {
   constructor(private readonly sinks: SinkService) {}
 
+  @Get()
+  @ApiReply(SCHEMAS.Sink, { isArray: true, example: [GLOBAL] })
+  @ApiOperation({
+    summary: 'List the global sinks',
+    description:
+      'Every global sink (at most one per broker: RabbitMQ, NATS, Kafka), set here or by the environment; an empty list when none is set (where `GET /globalsink/{kind}` answers 404).',
+  })
+  list() {
+    return this.sinks.globalSinks();
+  }
+
   @Get('rabbitmq')
   @ApiReply(SCHEMAS.Sink, { example: GLOBAL })
   @ApiOperation({

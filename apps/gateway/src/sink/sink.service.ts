@@ -102,6 +102,12 @@ export class SinkService {
     return this.list(kind, instanceId);
   }
 
+  /** Every global sink (at most one per broker kind); none configured is an empty list, not a 404. */
+  async globalSinks() {
+    const rows = await Promise.all((Object.keys(NAMES) as BrokerKind[]).map(async (kind) => (await this.webhooks.listFor(null, kind))[0]));
+    return rows.filter((row): row is WebhookRow => row !== undefined).map(toSinkRecord);
+  }
+
   async globalSink(kind: BrokerKind) {
     const [row] = await this.webhooks.listFor(null, kind);
     if (!row) throw ApiError.notFound(`Global ${NAMES[kind]} sink not found`);

@@ -88,6 +88,17 @@ export class GlobalWebhookController {
     return this.webhooks.configureGlobal(dto);
   }
 
+  @Get('all')
+  @ApiReply(SCHEMAS.Webhook, { isArray: true, example: [{ ...WEBHOOK_EXAMPLE, events: ['messages', 'connection'] }] })
+  @ApiOperation({
+    summary: 'List the global webhook',
+    description:
+      'The global webhook as a list: one entry when it is set, an empty list when not (where `GET /globalwebhook` answers 404, as the reference does).',
+  })
+  all() {
+    return this.webhooks.globalWebhooks();
+  }
+
   @Get('errors')
   @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [{ ...WEBHOOK_ERROR_EXAMPLE, type: 'global' }] })
   @ApiOperation({

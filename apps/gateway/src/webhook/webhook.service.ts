@@ -87,6 +87,11 @@ export class WebhookService {
     return (await this.webhooks.listFor(instanceId)).map((row) => toWebhookRecord(row, shown.has(row.id)));
   }
 
+  /** The global webhook as a list: empty when none is set (where `globalWebhook` answers 404). */
+  async globalWebhooks() {
+    return (await this.webhooks.listFor(null)).slice(0, 1).map((row) => toWebhookRecord(row));
+  }
+
   async globalWebhook() {
     const [row] = await this.webhooks.listFor(null);
     if (!row) throw ApiError.notFound('Global webhook not found');

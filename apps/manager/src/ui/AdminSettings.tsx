@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, ApiFailure } from '../lib/api';
+import { api } from '../lib/api';
 import type { Webhook, WebhookError } from '../lib/types';
 import { Button, Card, CopyButton, Notice, useAction, useLoad } from './kit';
 import { GlobalSinksCard } from './GlobalSinksCard';
@@ -8,14 +8,8 @@ import { blankWebhook, WebhookForm, webhookFields } from './WebhookForm';
 
 /** The admin's page: the global webhook (every instance's events) and the admin token's rotation. */
 export function AdminSettings({ admin, onRotated }: { admin: string; onRotated: (token: string) => void }) {
-  const hook = useLoad(
-    (signal) =>
-      api.call<Webhook>('GET', '/globalwebhook', { admin, signal }).catch((error: unknown) => {
-        if (error instanceof ApiFailure && error.status === 404) return null;
-        throw error;
-      }),
-    [admin],
-  );
+  // The list form: an empty list when none is set (GET /globalwebhook answers that with a 404, which the browser logs as an error).
+  const hook = useLoad(async (signal) => (await api.call<Webhook[]>('GET', '/globalwebhook/all', { admin, signal }))[0] ?? null, [admin]);
   const errors = useLoad((signal) => api.call<WebhookError[]>('GET', '/globalwebhook/errors', { admin, signal }), [admin]);
   const save = useAction(async (fields: ReturnType<typeof blankWebhook>) => {
     const saved = await api.call<Webhook>('POST', '/globalwebhook', { admin, body: fields });

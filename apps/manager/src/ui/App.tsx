@@ -18,22 +18,59 @@ const LIVE_LIST_STREAMS = 3;
 
 export function App() {
   const [credentials, setCredentials] = useState<Credentials | null>(() => loadCredentials());
-  const signIn = (next: Credentials | null) => {
+  // Why the console asks for a token again (a token the gateway no longer accepts), shown on the sign-in.
+  const [reason, setReason] = useState('');
+  const signIn = (next: Credentials | null, why = '') => {
     saveCredentials(next);
     setCredentials(next);
+    setReason(why);
   };
-  if (!credentials) return <SignIn onSignedIn={signIn} />;
-  return <Shell credentials={credentials} onSignOut={() => signIn(null)} onCredentials={signIn} />;
+  if (!credentials) return <SignIn onSignedIn={(next) => signIn(next)} reason={reason} />;
+  return <Shell credentials={credentials} onSignOut={(why) => signIn(null, why)} onCredentials={(next) => signIn(next)} />;
 }
+
+/** The reason shown on the sign-in when the gateway stops accepting the stored token (e.g. the admin token was rotated). */
+export const TOKEN_REFUSED = 'The gateway no longer accepts this token (the admin token was rotated elsewhere, or the instance was deleted): sign in again.';
 
 type Page = { kind: 'instance'; id: string } | { kind: 'new' } | { kind: 'settings' } | { kind: 'sandbox' } | { kind: 'none' };
 
-function Shell({ credentials, onSignOut, onCredentials }: { credentials: Credentials; onSignOut: () => void; onCredentials: (c: Credentials) => void }) {
+/** The page in the URL's hash (`#/instance/<id>`, `#/new`, `#/settings`, `#/sandbox`), so a reload or a link opens the same view. */
+export function pageToHash(page: Page): string {
+  if (page.kind === 'instance') return `#/instance/${encodeURIComponent(page.id)}`;
+  return page.kind === 'none' ? '' : `#/${page.kind}`;
+}
+
+export function pageFromHash(hash: string): Page {
+  const [kind, id] = hash.replace(/^#\/?/, '').split('/');
+  if (kind === 'instance' && id) return { kind: 'instance', id: decodeURIComponent(id) };
+  if (kind === 'new' || kind === 'settings' || kind === 'sandbox') return { kind };
+  return { kind: 'none' };
+}
+
+function Shell({
+  credentials,
+  onSignOut,
+  onCredentials,
+}: {
+  credentials: Credentials;
+  onSignOut: (reason?: string) => void;
+  onCredentials: (c: Credentials) => void;
+}) {
   const admin = credentials.role === 'admin' ? credentials.token : undefined;
   const [instances, setInstances] = useState<Instance[]>([]);
   const [loaded, setLoaded] = useState(false);
   const [error, setError] = useState('');
-  const [page, setPage] = useState<Page>({ kind: 'none' });
+  const [page, setPage] = useState<Page>(() => pageFromHash(location.hash));
+  // The view lives in the URL: each page change is a history entry (back/forward work), a reload restores it.
+  useEffect(() => {
+    const hash = pageToHash(page);
+    if (hash !== location.hash) history.pushState(null, '', hash || `${location.pathname}${location.search}`);
+  }, [page]);
+  useEffect(() => {
+    const follow = () => setPage(pageFromHash(location.hash));
+    addEventListener('popstate', follow);
+    return () => removeEventListener('popstate', follow);
+  }, []);
   const [search, setSearch] = useState('');
   const [status, setStatus] = useState<StatusFilter>('all');
   const [sandbox, setSandbox] = useState(false);
@@ -54,7 +91,8 @@ function Shell({ credentials, onSignOut, onCredentials }: { credentials: Credent
         setLoaded(true);
       } catch (caught) {
         if (stopped) return;
-        if (caught instanceof ApiFailure && caught.status === 401) return onSignOut();
+        // 401/403: the stored token is refused (rotated admin token, deleted instance): not "no instances", a new sign-in.
+        if (caught instanceof ApiFailure && (caught.status === 401 || caught.status === 403)) return onSignOut(TOKEN_REFUSED);
         setError(errorMessage(caught));
       }
     };
@@ -129,7 +167,7 @@ function Shell({ credentials, onSignOut, onCredentials }: { credentials: Credent
           <a class="toplink" href="/docs" target="_blank" rel="noreferrer">
             API docs
           </a>
-          <Button variant="ghost" onClick={onSignOut}>
+          <Button variant="ghost" onClick={() => onSignOut()}>
             Sign out
           </Button>
         </div>

@@ -163,7 +163,8 @@ function PhoneCard({
               {chosen?.paircode ? 'Enter pairing code' : 'Scan QR code'}
             </Button>
           </div>
-        ) : (
+        ) : link.result ? null : (
+          // Not after a link: the instance just linked stops waiting, and "none is waiting" beside "Linked" read as a contradiction.
           <p class="muted small">No instance is waiting for a phone: open one and press “Connect” first.</p>
         )}
         {link.result ? <Notice kind="success">Linked: the instance connects in a moment.</Notice> : null}

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, type Credentials } from '../lib/api';
 import { Button, Notice, errorMessage } from './kit';
 
-export function SignIn({ onSignedIn }: { onSignedIn: (credentials: Credentials) => void }) {
+export function SignIn({ onSignedIn, reason = '' }: { onSignedIn: (credentials: Credentials) => void; reason?: string }) {
   const [token, setToken] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState('');
@@ -28,6 +28,11 @@ export function SignIn({ onSignedIn }: { onSignedIn: (credentials: Credentials) 
           </span>
           <span>gateway console</span>
         </div>
+        {reason ? (
+          <div data-testid="signin-reason">
+            <Notice kind="warn">{reason}</Notice>
+          </div>
+        ) : null}
         <p class="muted">Sign in with the admin token to manage every instance, or with an instance token to manage that instance only.</p>
         <label class="field">
           <span class="field-label">Token</span>

@@ -78,6 +78,9 @@ describe('audit log (GET /admin/audit, GET /instance/audit)', () => {
     const own = (await instanceAudit(second.token)).body.entries;
     expect(own[0]).toMatchObject({ action: 'instance.delaySettings', status: 400, changes: { msg_delay_min: 'soon' } });
     expect(own[2]).toMatchObject({ action: 'instance.create', actor: 'admin', route: '/instance/create', status: 200, changes: { name: 'audit-two' } });
+    // The operator's address is the admin's to see, not the tenant's.
+    expect(own[2].address).toBe('');
+    expect((await adminAudit(`?instance=${second.id}&action=instance.create`)).body.entries[0].address).toBe('127.0.0.1');
   });
 
   it('should show the admin every entry, filtered by instance, route and time, paged by offset or cursor', async () => {

@@ -22,7 +22,8 @@ export type AuditedRequest = FastifyRequest & { audit?: AuditMark };
  */
 @Injectable()
 export class AuditRecorder implements OnApplicationShutdown {
-  private readonly pending = new Set<Promise<void>>();
+  /** The last write: each waits for the one before, so ids (the log's order) follow the order of the answers. */
+  private last: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly audit: AuditRepository,
@@ -37,18 +38,19 @@ export class AuditRecorder implements OnApplicationShutdown {
   };
 
   record(entry: NewAuditEntry): void {
-    const write = this.audit.insert(entry).catch((error: unknown) => {
-      // The entry without its changes (masked already, but a log line is no place for a request's fields).
-      const { changes: _changes, ...entryWithoutChanges } = entry;
-      this.logger.error({ err: error, audit: entryWithoutChanges }, 'audit log write failed: this change is not in the audit log');
-    });
-    this.pending.add(write);
-    void write.finally(() => this.pending.delete(write));
+    // One after another: two inserts on two pooled connections could take their ids in either order.
+    this.last = this.last.then(() =>
+      this.audit.insert(entry).catch((error: unknown) => {
+        // The entry without its changes (masked already, but a log line is no place for a request's fields).
+        const { changes: _changes, ...entryWithoutChanges } = entry;
+        this.logger.error({ err: error, audit: entryWithoutChanges }, 'audit log write failed: this change is not in the audit log');
+      }),
+    );
   }
 
   /** Resolves once the writes started before this call are done. */
   async settled(): Promise<void> {
-    await Promise.all([...this.pending]);
+    await this.last;
   }
 
   /** The last answers' entries are written before the database is closed. */

@@ -15,16 +15,19 @@ export class AuditService {
 
   async forAdmin(query: Record<string, unknown>): Promise<AuditPageView> {
     const filter = await validateBody(AdminAuditQueryDto, query);
-    return this.page(filter, filter.instance);
+    return this.page(filter, filter.instance, false);
   }
 
-  /** Only the entries about `instanceId`: no filter reaches another instance's. */
+  /**
+   * Only the entries about `instanceId`: no filter reaches another instance's. The operator's changes to it
+   * (creation, admin fields) are listed without the operator's address, which is not the tenant's to see.
+   */
   async forInstance(instanceId: string, query: Record<string, unknown>): Promise<AuditPageView> {
     const filter = await validateBody(InstanceAuditQueryDto, query);
-    return this.page(filter, instanceId);
+    return this.page(filter, instanceId, true);
   }
 
-  private async page(filter: InstanceAuditQueryDto, instanceId: string | undefined): Promise<AuditPageView> {
+  private async page(filter: InstanceAuditQueryDto, instanceId: string | undefined, forTenant: boolean): Promise<AuditPageView> {
     if (filter.from && filter.to && filter.from > filter.to) throw ApiError.badRequest('from must not be after to');
     const limit = filter.limit ?? AUDIT_PAGE_DEFAULT;
     const offset = filter.offset ?? 0;
@@ -41,20 +44,20 @@ export class AuditService {
       offset,
     });
     return {
-      entries: rows.map(toView),
+      entries: rows.map((row) => toView(row, forTenant && row.actor === 'admin')),
       pagination: { totalRecords: total, limit, offset },
       next_cursor: rows.length === limit ? rows[rows.length - 1].id : null,
     };
   }
 }
 
-function toView(row: AuditRow): AuditEntryView {
+function toView(row: AuditRow, hideAddress: boolean): AuditEntryView {
   return {
     id: row.id,
     at: row.at.toISOString(),
     actor: row.actor,
     instance_id: row.instanceId,
-    address: row.address,
+    address: hideAddress ? '' : row.address,
     method: row.method,
     route: row.route,
     action: row.action,

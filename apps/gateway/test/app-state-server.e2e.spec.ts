@@ -260,5 +260,48 @@ describe('app state as the server sends it (snapshots, external blobs, 409 confl
       // The forged mute was never taken: no chats event ever carried it.
       expect((await events('chats')).filter((event) => JSON.stringify(event).includes(String(forged)))).toEqual([]);
     }, 60_000);
+
+    it('should take the genuine change from the snapshot the collection is fetched again with, as WhatsApp answers a fetch from scratch', async () => {
+      const chatJid = `${contact}@s.whatsapp.net`;
+      // Answers to a fetch from scratch come as snapshots (mutations inline), as WhatsApp's do; the phone's patch is
+      // forged as before. A snapshot is a blob rc14 downloads from its fixed media host (mmg.whatsapp.net), which
+      // this machine reaches only through the proxy: without it the download fails ("fetch failed", ENOTFOUND),
+      // rc14's whole sync throws and rolls back, and no chats.update comes — snapshot or not, forged or not.
+      const proxy = await startConnectProxy(stack.sim.mediaHost!);
+      expect((await stack.gw.call('POST', '/instance/proxy', { token, body: { mode: 'custom', proxy_url: proxy.url } })).status).toBe(200);
+      // Reconnected through it.
+      await waitFor(
+        async () => proxy.tunnels.length > 0 && (await stack.gw.call('GET', '/instance/status', { token })).body.status?.connected === true,
+        (connected) => connected,
+        20_000,
+        'the socket through the proxy',
+      );
+      await stack.control('POST', '/sim/faults', { kind: 'app-state-external', device: phone, snapshot: true, externalAbove: null });
+      try {
+        const forged = 4_102_444_800_000;
+        const genuine = Date.now() + 4 * 3_600_000;
+        await stack.control('POST', '/sim/faults', {
+          kind: 'app-state-bad-mac',
+          device: phone,
+          collection: 'regular_high',
+          value: { muteAction: { muted: true, muteEndTimestamp: forged } },
+        });
+        await stack.control('POST', `/sim/accounts/${phone}/app-state`, { jid: chatJid, mod: { mute: genuine } });
+        // Refused, the collection fetched again from scratch: a snapshot, whose mute record is the genuine one.
+        await waitFor(
+          () => storedChat(contact),
+          (chat) => chat?.wa_muteEndTime === genuine,
+          15_000,
+          'the genuine mute from the snapshot',
+        );
+        // It came as a snapshot: the only blob of this answer (patches are inline).
+        expect(proxy.tunnels).toContain(BLOB_HOST);
+        expect((await events('chats')).filter((event) => JSON.stringify(event).includes(String(forged)))).toEqual([]);
+      } finally {
+        await stack.control('POST', '/sim/faults', { kind: 'clear' });
+        await stack.gw.call('DELETE', '/instance/proxy', { token });
+        await proxy.close();
+      }
+    }, 40_000);
   });
 });

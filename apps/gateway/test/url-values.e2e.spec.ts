@@ -1,3 +1,6 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { request } from 'undici';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
 
@@ -11,7 +14,13 @@ describe('path and query values (every route, before any query)', () => {
   let token: string;
 
   beforeAll(async () => {
-    gw = await startGateway();
+    // As deployed: with the console's build served (its static files are a Fastify plugin, which once made
+    // every route registered before it answer Fastify's own error body).
+    const consoleDir = mkdtempSync(join(tmpdir(), 'url-values-console-'));
+    mkdirSync(join(consoleDir, 'assets'));
+    writeFileSync(join(consoleDir, 'index.html'), '<!DOCTYPE html><title>console</title>');
+    writeFileSync(join(consoleDir, 'assets', 'app-1a2b.js'), 'void 0;');
+    gw = await startGateway({ env: { CONSOLE_DIR: consoleDir } });
     ({ token } = await gw.createInstance('url-values'));
   });
 
@@ -45,6 +54,15 @@ describe('path and query values (every route, before any query)', () => {
     expect(answer.status).toBe(400);
     expect(Object.keys(answer.body)).toEqual(['error']);
     expect(answer.body.error).toMatch(/NUL|surrogate|percent-encoding|longer than/);
+  });
+
+  it("should still serve the console's page and files", async () => {
+    const page = await request(`${gw.baseUrl}/manager/instances`);
+    expect(page.statusCode).toBe(200);
+    expect(await page.body.text()).toContain('<title>console</title>');
+    const asset = await request(`${gw.baseUrl}/manager/assets/app-1a2b.js`);
+    expect(asset.statusCode).toBe(200);
+    expect(await asset.body.text()).toBe('void 0;');
   });
 
   it('should still take sane path and query values', async () => {

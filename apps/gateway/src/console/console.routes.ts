@@ -77,8 +77,10 @@ export async function serveConsole(app: NestFastifyApplication, options: { dir?:
   const index = readFileSync(join(dir, 'index.html'));
   const page = (_request: unknown, reply: FastifyReply) =>
     void withSecurityHeaders(reply).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-cache').send(index);
-  // Hashed file names: a new build has new names, so the browser may keep these for good.
-  await app.register(fastifyStatic, {
+  // Hashed file names: a new build has new names, so the browser may keep these for good. Not awaited: awaiting
+  // a plugin builds every route declared so far at once, before Nest sets its error handler, and those routes
+  // (/metrics, /openapi.json…) then answered an onRequest hook's refusal with Fastify's own error body.
+  void fastify.register(fastifyStatic, {
     root: join(dir, 'assets'),
     prefix: `${CONSOLE_PATH}/assets/`,
     decorateReply: false,

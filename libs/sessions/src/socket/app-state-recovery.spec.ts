@@ -17,7 +17,7 @@ function fakeLogger(): Logger & { warned: unknown[][] } {
 }
 
 /** A socket whose stored versions and resyncs are recorded; `during` runs inside each resync (rc14 warning again). */
-function fakeSocket(during?: (round: number) => void) {
+function fakeSocket(during?: (round: number) => void, fails = 0) {
   const calls: string[] = [];
   const versions: Record<string, unknown> = { regular_high: { version: 3 } };
   let round = 0;
@@ -36,7 +36,9 @@ function fakeSocket(during?: (round: number) => void) {
     },
     resyncAppState: async (names: string[]) => {
       calls.push(`resync ${names.join(',')} from ${JSON.stringify(versions[names[0]])}`);
-      during?.(++round);
+      round += 1;
+      during?.(round);
+      if (round <= fails) throw new TypeError('fetch failed');
     },
   };
   return { socket, calls };
@@ -67,5 +69,29 @@ describe('AppStateRecovery (a patch whose MACs do not match: the collection fetc
     baileys.warn({ name: 'regular_high', version: 4 }, 'failed to decode patch, skipping');
     await until(() => calls.filter((call) => call.startsWith('resync')).length >= MAX_RECOVERIES);
     expect(calls.filter((call) => call.startsWith('resync'))).toHaveLength(MAX_RECOVERIES);
+  });
+
+  it('should try again after a delay when the fetch again fails (its snapshot blob not downloaded), within MAX_RECOVERIES', async () => {
+    const logger = fakeLogger();
+    const recovery = new AppStateRecovery(logger, 20);
+    const baileys = recovery.watch(fakeLogger());
+    // The first fetch again throws, as rc14 does when the snapshot blob's download fails; the next one succeeds.
+    const { socket, calls } = fakeSocket(undefined, 1);
+    recovery.attach(socket as never);
+
+    baileys.warn({ name: 'regular_high', version: 4 }, LTHASH);
+    await until(() => calls.filter((call) => call.startsWith('resync')).length >= 2);
+    expect(calls).toEqual(['forget regular_high', 'resync regular_high from null', 'forget regular_high', 'resync regular_high from null']);
+    expect(logger.warned.map((args) => args[1])).toContain('app state could not be fetched again');
+
+    // Failing every time: MAX_RECOVERIES fetches in all, then it stops.
+    const stubborn = new AppStateRecovery(fakeLogger(), 20);
+    const warns = stubborn.watch(fakeLogger());
+    const failing = fakeSocket(undefined, Number.POSITIVE_INFINITY);
+    stubborn.attach(failing.socket as never);
+    warns.warn({ name: 'regular_high', version: 4 }, LTHASH);
+    await until(() => failing.calls.filter((call) => call.startsWith('resync')).length >= MAX_RECOVERIES);
+    await settle(100);
+    expect(failing.calls.filter((call) => call.startsWith('resync'))).toHaveLength(MAX_RECOVERIES);
   });
 });

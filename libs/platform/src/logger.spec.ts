@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { runInNewContext } from 'node:vm';
 import pino from 'pino';
 import { createLogger, redactUrl, serviceLogger } from './logger';
 
@@ -101,6 +102,22 @@ describe('serializeError', () => {
       table: 'instances',
       column: 'fields_map',
       query: expect.stringContaining('UPDATE'),
+    });
+  });
+
+  it('should log an error made in another realm by its type, message and cause, not as {}', () => {
+    const out = sink();
+    const logger = createLogger('gateway', 'info', { destination: out.stream });
+    // As Node's fetch fails when the code runs in a VM context (Jest): its TypeError is not this realm's Error.
+    const failed = runInNewContext(
+      `Object.assign(new TypeError('fetch failed'), { cause: Object.assign(new Error('getaddrinfo ENOTFOUND mmg.whatsapp.net'), { code: 'ENOTFOUND' }) })`,
+    ) as unknown;
+    expect(failed instanceof Error).toBe(false);
+    logger.warn({ err: failed }, 'app state could not be fetched again');
+    expect(JSON.parse(out.lines()[0]).err).toMatchObject({
+      type: 'TypeError',
+      message: expect.stringContaining('fetch failed'),
+      cause: { message: 'getaddrinfo ENOTFOUND mmg.whatsapp.net', code: 'ENOTFOUND' },
     });
   });
 });

@@ -1,3 +1,4 @@
+import { types } from 'node:util';
 import type { LoggerService } from '@nestjs/common';
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
@@ -11,8 +12,10 @@ export type { Logger } from 'pino';
  * column and constraint are kept.
  */
 export function serializeError(error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  const serialized = pino.stdSerializers.err(error) as unknown as Record<string, unknown>;
+  // An error made in another realm (Node's own fetch failing under a VM context, as Jest runs code) is no
+  // `instanceof Error` here; left as it is, it logged as `{}` (its fields are not enumerable).
+  if (!(error instanceof Error) && !types.isNativeError(error)) return error;
+  const serialized = pino.stdSerializers.err(error as Error) as unknown as Record<string, unknown>;
   for (const key of ['parameters', 'driverError', 'detail', 'where', 'internalQuery', 'record', 'entity', 'config', 'request', 'response']) {
     delete serialized[key];
   }

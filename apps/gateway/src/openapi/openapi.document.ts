@@ -196,6 +196,7 @@ function replaceDtoSchemas(schemas: Record<string, SchemaObject>, bodyClasses: M
   const derived = validationMetadatasToSchemas(options) as Record<string, SchemaObject>;
   // A body class's own schema includes the rules it inherits (a subclass that adds none has no entry above).
   for (const [name, type] of bodyClasses) derived[name] = targetConstructorToSchema(type, options) as SchemaObject;
+  for (const schema of Object.values(derived)) dropObjectRefs(schema);
   const pending = Object.keys(schemas).filter((name) => derived[name]);
   const done = new Set<string>();
   while (pending.length) {
@@ -205,6 +206,18 @@ function replaceDtoSchemas(schemas: Record<string, SchemaObject>, bodyClasses: M
     schemas[name] = derived[name];
     for (const match of JSON.stringify(derived[name]).matchAll(/"#\/components\/schemas\/([^"]+)"/g)) if (derived[match[1]]) pending.push(match[1]);
   }
+}
+
+/**
+ * A field typed as a union or `unknown` (its design type is `Object`) comes out as a `$ref` to an `Object`
+ * schema no document holds; it is any JSON value: the `$ref` goes, its description and rules stay.
+ */
+function dropObjectRefs(schema: unknown): void {
+  if (Array.isArray(schema)) return schema.forEach(dropObjectRefs);
+  if (!schema || typeof schema !== 'object') return;
+  const record = schema as Record<string, unknown>;
+  if (record.$ref === '#/components/schemas/Object') delete record.$ref;
+  for (const value of Object.values(record)) dropObjectRefs(value);
 }
 
 function resolve(schema: SchemaObject | { $ref: string } | undefined, schemas: Record<string, SchemaObject>): SchemaObject | undefined {

@@ -1,76 +1,87 @@
-/** The gateway's records as the console uses them (the API's field names). */
-import type { InstanceRecord } from '@gw/contracts';
+/**
+ * The gateway's records as the console uses them: thin aliases over the types generated from the
+ * gateway's OpenAPI document (`api-types.gen.ts`, `npm run api:types`), never declared again by hand.
+ * The document's response schemas list no `required` fields yet; where the console relies on a field
+ * being there, `Present` says so here instead of the console checking each one.
+ */
+import type { components } from './api-types.gen';
 
-/** The API's Instance record, as its contract declares it. */
-export type Instance = InstanceRecord;
+/** The document's named schemas. */
+export type Schemas = components['schemas'];
 
-export interface InstanceStatusReply {
+/** `T` with the fields `K` present (the gateway always answers them). */
+export type Present<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: Exclude<T[P], undefined> };
+
+/** The API's Instance record (GET /instance/all, /instance/status …): every field is always there. */
+export type Instance = Present<
+  Schemas['Instance'],
+  | 'id'
+  | 'token'
+  | 'status'
+  | 'paircode'
+  | 'qrcode'
+  | 'name'
+  | 'profileName'
+  | 'profilePicUrl'
+  | 'isBusiness'
+  | 'plataform'
+  | 'systemName'
+  | 'owner'
+  | 'lastDisconnect'
+  | 'lastDisconnectReason'
+  | 'adminField01'
+  | 'adminField02'
+  | 'msg_delay_min'
+  | 'msg_delay_max'
+  | 'currentPresence'
+  | 'created'
+  | 'updated'
+>;
+
+/** GET /instance/status: the instance and its connection (the document types `jid` loosely: it is `{user}` or null). */
+export type InstanceStatusReply = Omit<Schemas['InstanceStatus'], 'instance' | 'status'> & {
   instance: Instance;
-  status: { connected: boolean; loggedIn: boolean; jid: { user: string } | null };
-}
+  status: Present<NonNullable<Schemas['InstanceStatus']['status']>, 'connected' | 'loggedIn'> & { jid: { user: string } | null };
+};
 
-export interface Webhook {
-  id: string;
-  enabled: boolean;
-  url: string;
-  events: string[];
-  excludeMessages: string[];
-  addUrlEvents: boolean;
-  addUrlTypesMessages: boolean;
-  includeToken?: boolean;
-  secret?: string;
-  created?: string;
-  updated?: string;
-}
+export type Webhook = Present<Schemas['Webhook'], 'id' | 'enabled' | 'url' | 'events' | 'excludeMessages' | 'addUrlEvents' | 'addUrlTypesMessages'>;
 
-export interface WebhookError {
-  created: string;
-  url: string;
-  type: string;
-  event: string;
-  message_type?: string;
-  status_code: number;
-  attempts: number;
-  error: string;
-  payload?: unknown;
-}
+export type WebhookError = Present<Schemas['WebhookError'], 'created' | 'url' | 'type' | 'event' | 'status_code' | 'attempts' | 'error'>;
 
-export interface Folder {
-  id: string;
-  info: string;
-  status: string;
-  scheduled_for: number;
-  delayMin: number;
-  delayMax: number;
-  log_delivered: number;
-  log_failed: number;
-  log_played: number;
-  log_read: number;
-  log_sucess: number;
-  log_total: number;
-  created: string;
-  updated: string;
-}
+/** A campaign folder (GET /sender/listfolders). */
+export type Folder = Present<
+  Schemas['MessageQueueFolder'],
+  | 'id'
+  | 'info'
+  | 'status'
+  | 'scheduled_for'
+  | 'delayMin'
+  | 'delayMax'
+  | 'log_delivered'
+  | 'log_failed'
+  | 'log_played'
+  | 'log_read'
+  | 'log_sucess'
+  | 'log_total'
+  | 'created'
+  | 'updated'
+>;
 
-export interface AsyncQueueStatus {
-  response: string;
-  instanceId: string;
-  queue: { status: string; pending: number; processingNow: boolean; acceptingNewMessages: boolean; sessionReady: boolean; resetting: boolean };
-}
+export type AsyncQueueStatus = Present<Schemas['AsyncQueueStatus'], 'response' | 'instanceId'> & {
+  queue: Present<
+    NonNullable<Schemas['AsyncQueueStatus']['queue']>,
+    'status' | 'pending' | 'processingNow' | 'acceptingNewMessages' | 'sessionReady' | 'resetting'
+  >;
+};
 
-export interface Proxy {
-  mode: string;
-  effective_mode: string;
-  proxy_url: string;
-  proxy_fallback: string;
-  managed: boolean;
-  last_test_at: number;
-  last_test_error: string;
-}
+export type Proxy = Present<Schemas['Proxy'], 'mode' | 'effective_mode' | 'proxy_url' | 'proxy_fallback' | 'managed' | 'last_test_at' | 'last_test_error'>;
 
-export type Privacy = Record<'groupadd' | 'last' | 'status' | 'profile' | 'readreceipts' | 'online' | 'calladd', string>;
+export type Privacy = Required<Schemas['Privacy']>;
 
-/** One event as the monitor keeps it. */
+/** An event sink (GET /sink/{kind}, /globalsink). */
+export type Sink = Present<Schemas['Sink'], 'id' | 'kind' | 'enabled' | 'url' | 'events' | 'excludeMessages'>;
+
+/** One event as the monitor keeps it (the console's own record, not an API answer). */
 export interface MonitorEvent {
   /** The outbox id (SSE `id`). */
   id: string;
@@ -79,7 +90,7 @@ export interface MonitorEvent {
   data: Record<string, unknown>;
 }
 
-/** A simulated phone of the sandbox. */
+/** A simulated phone of the sandbox (the simulator's control API, relayed under /sandbox: not in the gateway's document). */
 export interface SimPhone {
   phone: string;
   jid: string;

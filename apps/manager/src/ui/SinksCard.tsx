@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type CallOptions } from '../lib/api';
 import { EVENT_TYPES } from '../lib/format';
-import type { WebhookError } from '../lib/types';
+import type { Sink, WebhookError } from '../lib/types';
 import { Button, Card, Empty, Field, Notice, useAction, useLoad } from './kit';
 import { WebhookErrors } from './WebhookErrors';
 
@@ -26,15 +26,7 @@ export const OPTIONS: Record<Kind, Array<[string, string, string]>> = {
   kafka: [['topic', 'Topic', 'wa-gateway-events']],
 };
 
-export interface Sink {
-  id: string;
-  kind: Kind;
-  url: string;
-  enabled: boolean;
-  events: string[];
-  excludeMessages: string[];
-  [option: string]: unknown;
-}
+export type { Sink };
 
 /** The instance's event sinks (/sink/rabbitmq, /sink/nats, /sink/kafka): the same events as its webhooks, to a broker. */
 export function SinksCard({ token }: { token: string }) {
@@ -90,6 +82,8 @@ export async function sinkErrors(base: string, options: CallOptions): Promise<We
 
 /** One sink in a list: on or off, its broker, URL, events and options; `children` are its buttons. */
 export function SinkRow({ sink, children }: { sink: Sink; children: ComponentChildren }) {
+  // Each kind's own settings (exchange, topic…), read by name.
+  const options: Record<string, unknown> = sink;
   return (
     <li class="row-card row-line">
       <span class={`pill ${sink.enabled ? 'pill-good' : ''}`}>{sink.enabled ? 'on' : 'off'}</span>
@@ -97,7 +91,7 @@ export function SinkRow({ sink, children }: { sink: Sink; children: ComponentChi
         <strong>{KINDS.find(([kind]) => kind === sink.kind)?.[1] ?? sink.kind}</strong> <code class="break">{sink.url}</code>
         <div class="muted small">
           {sink.events.join(', ')}
-          {OPTIONS[sink.kind]?.map(([field, label]) => (sink[field] ? ` · ${label.toLowerCase()} ${String(sink[field])}` : '')).join('')}
+          {OPTIONS[sink.kind]?.map(([field, label]) => (options[field] ? ` · ${label.toLowerCase()} ${String(options[field])}` : '')).join('')}
         </div>
       </div>
       {children}

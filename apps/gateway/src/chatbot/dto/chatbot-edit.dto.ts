@@ -281,7 +281,11 @@ export class FunctionParameterDto {
       defaultMessage: () => 'enum must be an array of values or a comma-separated string',
     },
   })
-  @JSONSchema({ description: 'The values allowed: an array, or one string separated by commas' })
+  // A function replaces the reflected schema, a `$ref` to an `Object` schema the document does not hold (a union's design type).
+  @JSONSchema(() => ({
+    description: 'The values allowed: an array, or one string separated by commas',
+    oneOf: [{ type: 'string' }, { type: 'array', maxItems: 100, items: { oneOf: [{ type: 'string' }, { type: 'number' }] } }],
+  }))
   enum?: string | Array<string | number>;
   @JSONSchema({ description: 'The smallest value allowed' })
   @Optional()

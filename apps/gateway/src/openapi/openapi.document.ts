@@ -107,7 +107,9 @@ export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): 
       if (controller && handlerName) documentQuery(operation, path, argumentsOf(controller, handlerName));
       const bodySchema = requestSchemaOf(operation, schemas);
       if (bodySchema) exampleRequest(operation, bodySchema, schemas);
-      operation.responses = responsesOf(operation, path, audience, reply, Boolean(bodySchema), schemas);
+      // Any request that can carry a body goes through the JSON body parser (413, 415, malformed JSON), a DTO or not.
+      const takesBody = Boolean(bodySchema) || method !== 'get';
+      operation.responses = responsesOf(operation, path, audience, reply, takesBody, schemas);
     }
   }
   return document;
@@ -374,11 +376,11 @@ function responsesOf(
     };
   const kinds = new Set<ApiErrorKind>([
     ...(reply?.errors ?? [
-      ...(hasBody ? BODY_ERRORS : []),
       ...(audience === 'instance' ? INSTANCE_ERRORS : audience === 'admin' ? ADMIN_ERRORS : ['not_found' as const]),
       ...(audience === 'instance' && path.startsWith('/send/') ? SEND_ERRORS : []),
     ]),
-    // Whatever a route declares, these answer before it runs.
+    // Whatever a route declares, these answer before it runs: the body parser's, the token limit's.
+    ...(hasBody ? BODY_ERRORS : []),
     ...(audience === 'public' ? [] : GUARDED),
     ...ALWAYS,
   ]);

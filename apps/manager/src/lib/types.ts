@@ -98,3 +98,16 @@ export interface SimPhone {
   name: string;
   business: boolean;
 }
+
+/** An answer that carries the instance (connect, disconnect, hibernate, create …): `instance` is always there. */
+export type WithInstance<T extends { instance?: unknown }> = Omit<T, 'instance'> & { instance: Instance };
+
+export type InstanceConnectionReply = WithInstance<Schemas['InstanceConnection']>;
+export type InstanceDisconnectedReply = WithInstance<Schemas['InstanceDisconnected']>;
+export type InstanceCreatedReply = WithInstance<Schemas['InstanceCreated']>;
+
+export type AdminTokenRotated = Present<Schemas['AdminTokenRotated'], 'admin_token'>;
+export type RestartScheduled = Present<Schemas['RestartScheduled'], 'message'>;
+export type ChatwootConfigUpdated = Present<Schemas['ChatwootConfigUpdated'], 'message' | 'chatwoot_inbox_webhook_url'>;
+export type ProxyChanged = Omit<Schemas['ProxyChanged'], 'proxy'> & { proxy: Proxy; details: string };
+export type AsyncQueueCleared = Omit<Schemas['AsyncQueueCleared'], 'stats'> & { stats: Record<string, number> };

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../lib/api';
-import type { Webhook, WebhookError } from '../lib/types';
+import type { AdminTokenRotated, RestartScheduled, Webhook, WebhookError } from '../lib/types';
 import { Button, Card, CopyButton, Notice, useAction, useLoad } from './kit';
 import { GlobalSinksCard } from './GlobalSinksCard';
 import { WebhookErrors } from './WebhookErrors';
@@ -18,12 +18,12 @@ export function AdminSettings({ admin, onRotated }: { admin: string; onRotated: 
   });
   const [armed, setArmed] = useState(false);
   const rotate = useAction(async () => {
-    const reply = await api.call<{ admin_token: string }>('POST', '/admin/token/rotate', { admin });
+    const reply = await api.call<AdminTokenRotated>('POST', '/admin/token/rotate', { admin });
     setArmed(false);
     onRotated(reply.admin_token);
     return reply;
   });
-  const restart = useAction(() => api.call<{ message: string }>('POST', '/admin/restart', { admin }));
+  const restart = useAction(() => api.call<RestartScheduled>('POST', '/admin/restart', { admin }));
 
   return (
     <div class="page">

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { ChatwootConfigUpdated } from '../lib/types';
 import { api } from '../lib/api';
 import { Button, Card, CopyButton, Field, Notice, useAction, useLoad } from './kit';
 
@@ -54,7 +55,7 @@ function ChatwootForm({ token, stored, onSaved }: { token: string; stored: Chatw
   const [signMessages, setSignMessages] = useState(stored.chatwoot_sign_messages);
   const [newConversation, setNewConversation] = useState(stored.chatwoot_create_new_conversation);
   const save = useAction(async () => {
-    const reply = await api.call<{ message: string; chatwoot_inbox_webhook_url: string }>('PUT', '/chatwoot/config', {
+    const reply = await api.call<ChatwootConfigUpdated>('PUT', '/chatwoot/config', {
       token,
       body: {
         enabled,

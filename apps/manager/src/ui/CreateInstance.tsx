@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api } from '../lib/api';
-import type { Instance } from '../lib/types';
+import type { Instance, InstanceCreatedReply } from '../lib/types';
 import { Button, Card, Field, Notice, useAction } from './kit';
 
 export function CreateInstance({ admin, onCreated }: { admin: string; onCreated: (instance: Instance) => void }) {
@@ -13,7 +13,7 @@ export function CreateInstance({ admin, onCreated }: { admin: string; onCreated:
     if (systemName.trim()) body.systemName = systemName.trim();
     if (adminField01) body.adminField01 = adminField01;
     if (adminField02) body.adminField02 = adminField02;
-    const reply = await api.call<{ instance: Instance }>('POST', '/instance/create', { admin, body });
+    const reply = await api.call<InstanceCreatedReply>('POST', '/instance/create', { admin, body });
     onCreated(reply.instance);
     return reply;
   });

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../lib/api';
 import { relativeTime } from '../lib/format';
-import type { AsyncQueueStatus, Folder } from '../lib/types';
+import type { AsyncQueueCleared, AsyncQueueStatus, Folder } from '../lib/types';
 import { Button, Card, Empty, Notice, useAction, useLoad } from './kit';
 
 const FOLDER_FILTERS = ['Active', 'Archived', 'scheduled', 'sending', 'paused', 'done', 'deleting'];
@@ -23,7 +23,7 @@ export function QueuePanel({ token }: { token: string }) {
   }, []);
   const [armedClear, setArmedClear] = useState(false);
   const clear = useAction(async () => {
-    const reply = await api.call<{ stats: Record<string, number> }>('DELETE', '/message/async', { token });
+    const reply = await api.call<AsyncQueueCleared>('DELETE', '/message/async', { token });
     setArmedClear(false);
     queue.reload();
     return reply;

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../lib/api';
 import { DEFAULT_PROXY_FALLBACK, relativeTime } from '../lib/format';
-import type { Instance, Privacy, Proxy } from '../lib/types';
+import type { Instance, Privacy, Proxy, ProxyChanged } from '../lib/types';
 import { Button, Card, Field, Notice, SettingsForm, useAction, useLoad } from './kit';
 
 const AUDIENCE = ['all', 'contacts', 'contact_blacklist', 'none'];
@@ -87,13 +87,13 @@ function ProxyCard({ token }: { token: string }) {
       if (fallback) body.proxy_fallback = fallback;
     }
     if (mode === 'none') body.confirm_no_proxy = true;
-    const reply = await api.call<{ proxy: Proxy; details: string }>('POST', '/instance/proxy', { token, body });
+    const reply = await api.call<ProxyChanged>('POST', '/instance/proxy', { token, body });
     proxy.setData(reply.proxy);
     setUrl('');
     return reply;
   });
   const remove = useAction(async () => {
-    const reply = await api.call<{ proxy: Proxy }>('DELETE', '/instance/proxy', { token });
+    const reply = await api.call<ProxyChanged>('DELETE', '/instance/proxy', { token });
     proxy.setData(reply.proxy);
     return reply;
   });

@@ -159,10 +159,15 @@ describe('event sinks API (HTTP) and real traffic to RabbitMQ and NATS', () => {
     expect((await stack.gw.call('GET', '/sink/nats', {})).status).toBe(401);
     expect((await stack.gw.call('GET', '/globalsink/nats', { admin: 'wrong' })).status).toBe(403);
     expect((await stack.gw.call('GET', '/globalsink/nats', { token })).status).toBe(403);
+    expect((await stack.gw.call('GET', '/globalsink', { token })).status).toBe(403);
+    expect((await stack.gw.call('GET', '/globalwebhook/all', { token })).status).toBe(403);
   });
 
   it('configures, shows and deletes the global NATS sink (url and events required)', async () => {
     expect((await stack.gw.call('GET', '/globalsink/nats', { admin: admin() })).status).toBe(404);
+    // The list forms answer what is set, an empty list rather than a 404 (the console reads them).
+    const before = await stack.gw.call('GET', '/globalsink', { admin: admin() });
+    expect([before.status, before.body.filter((sink: { kind: string }) => sink.kind === 'nats')]).toEqual([200, []]);
     expect((await stack.gw.call('POST', '/globalsink/nats', { admin: admin(), body: { url: 'nats://127.0.0.1:4222' } })).status).toBe(400);
     const configured = await stack.gw.call('POST', '/globalsink/nats', {
       admin: admin(),
@@ -173,7 +178,10 @@ describe('event sinks API (HTTP) and real traffic to RabbitMQ and NATS', () => {
     expect(configured.body.instance_id).toBeUndefined();
     expect((await stack.gw.call('GET', '/globalsink/nats', { admin: admin() })).body).toMatchObject({ id: configured.body.id });
     expect((await stack.gw.call('GET', '/globalsink/nats/errors', { admin: admin() })).body).toEqual([]);
+    const listed = await stack.gw.call('GET', '/globalsink', { admin: admin() });
+    expect(listed.body.filter((sink: { kind: string }) => sink.kind === 'nats')).toEqual([expect.objectContaining({ id: configured.body.id, source: 'api' })]);
     expect((await stack.gw.call('GET', '/globalwebhook', { admin: admin() })).status).toBe(404);
+    expect(await stack.gw.call('GET', '/globalwebhook/all', { admin: admin() })).toMatchObject({ status: 200, body: [] });
     expect((await stack.gw.call('DELETE', '/globalsink/kafka', { admin: admin() })).status).toBe(404);
   });
 

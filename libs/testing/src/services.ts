@@ -10,7 +10,9 @@ import type { DataSource } from 'typeorm';
 /**
  * Where tests find their services (DESIGN.md "Testing"): DATABASE_URL / NATS_URL if set; else the
  * machine's own (Postgres on 127.0.0.1:5432 with trust auth, NATS on 127.0.0.1:4222); else
- * testcontainers where a Docker engine answers; else embedded Postgres, and NATS suites are skipped.
+ * testcontainers where a Docker engine answers; else embedded Postgres, and NATS suites are skipped —
+ * except in CI (`CI=true`) or with `REQUIRE_NATS=1`, where a missing NATS fails them (a suite that
+ * skipped itself there would pass having tested nothing).
  */
 let databaseUrlPromise: Promise<string> | undefined;
 let natsUrlPromise: Promise<string | null> | undefined;
@@ -41,6 +43,15 @@ async function findNats(): Promise<string | null> {
   if (await portOpen('127.0.0.1', 4222)) return 'nats://127.0.0.1:4222';
   const fromContainer = await startNatsContainer();
   if (fromContainer) return fromContainer;
+  return noNats(process.env);
+}
+
+/** No NATS anywhere: null (its suites skip themselves, said once) — or, where skipping would hide it, an error. */
+export function noNats(env: Record<string, string | undefined>): null {
+  if (env.CI === 'true' || env.REQUIRE_NATS === '1')
+    throw new Error(
+      `NATS is required here (${env.CI === 'true' ? 'CI=true' : 'REQUIRE_NATS=1'}) and none answered: set NATS_URL or start one on 127.0.0.1:4222`,
+    );
   process.stdout.write('NATS not available: suites that need NATS are skipped.\n');
   return null;
 }

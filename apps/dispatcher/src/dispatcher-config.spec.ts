@@ -19,7 +19,7 @@ describe(loadDispatcherConfig.name, () => {
       logFormat: 'json',
       metrics: { perInstance: false, token: undefined },
       dispatch: { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: expect.any(String) },
-      retention: { retentionDays: 7, intervalMs: 3_600_000 },
+      retention: { retentionDays: 7, intervalMs: 3_600_000, auditRetentionDays: 90 },
       chatbot: expect.objectContaining({
         ...CHATBOT_DEFAULTS,
         runnerId: expect.any(String),
@@ -36,6 +36,11 @@ describe(loadDispatcherConfig.name, () => {
       claimMs: 5_000,
       maxLanes: 8,
     });
+  });
+
+  it("should read the audit log's retention, and refuse one under a day", () => {
+    expect(load({ ...valid, AUDIT_RETENTION_DAYS: '30' }).retention.auditRetentionDays).toBe(30);
+    expect(failure({ ...valid, AUDIT_RETENTION_DAYS: '0' }).variable).toBe('AUDIT_RETENTION_DAYS');
   });
 
   it('should refuse a claim shorter than a second', () => {

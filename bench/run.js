@@ -8,10 +8,12 @@ const webpack = require('webpack');
 const { makeAppConfig } = require('../tools/webpack/app.config');
 
 const [name, ...args] = process.argv.slice(2);
+// `all`: every bench (--quick: a short preset each) compared with docs/bench/baseline.json (bench/all.js).
+if (name === 'all') require('./all.js');
 const isBench = (entry) => existsSync(path.join(__dirname, entry, 'main.ts')) || existsSync(path.join(__dirname, entry, 'run.js'));
 const available = readdirSync(__dirname).filter(isBench);
-if (!name || !available.includes(name)) {
-  process.stderr.write(`usage: npm run bench -- <${available.join('|')}> [args]\n`);
+if (name !== 'all' && (!name || !available.includes(name))) {
+  process.stderr.write(`usage: npm run bench -- <${available.join('|')}|all> [args]\n`);
   process.exit(2);
 }
 

@@ -34,6 +34,10 @@ const SERIAL = [
   // suite's open transaction or lock wait would be counted or cancelled.
   'libs/persistence/test/fenced-transaction-pipelined.spec.ts',
   'libs/persistence/test/lease.repository.spec.ts',
+  // Its phases are judged within settle windows (every inbound message stored within so many seconds of a
+  // fault): beside another stack on two cores it missed them (92–97 % of inbound accounted by the deadline
+  // in one CI run of 2026-12-02, passing in the run before); alone it measures our recovery, not the neighbour.
+  'apps/gateway/test/chaos.e2e.spec.ts',
 ];
 
 /** Workers of the first run: the CI machine has 2 cores (1 on a machine with one). TEST_WORKERS=1 runs it serially. */

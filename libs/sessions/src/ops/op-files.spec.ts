@@ -47,12 +47,6 @@ describe('op files', () => {
     expect(misplaced).toEqual([]);
   });
 
-  it('should handle each op in one file only', () => {
-    const ops = opsByFile().flatMap(({ ops }) => ops);
-
-    expect(ops.filter((op, index) => ops.indexOf(op) !== index)).toEqual([]);
-  });
-
   it('should list only ops that exist among those named otherwise', () => {
     const ops = new Set(opsByFile().flatMap(({ ops }) => ops));
 

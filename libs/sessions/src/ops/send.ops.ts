@@ -1,4 +1,4 @@
-import { ErrorCode, RpcError, type SendRequest } from '@gw/contracts';
+import { ErrorCode, RpcError, type ChatPresenceRequest, type SendRequest } from '@gw/contracts';
 import type { ChatRepository, MessageRow, SendLimitRepository } from '@gw/persistence';
 import { type Logger, metrics, type SendOutcome } from '@gw/platform';
 import { proto, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
@@ -13,11 +13,10 @@ import { SendLedger } from '../outbound/send-ledger';
 import { statusAudience } from '../outbound/status-audience';
 import { chatTimers, withExpiration } from '../outbound/chat-timers';
 import { limitOfRefusal, limitText } from '../outbound/send-limits';
-import { MAX_DELAY_MS } from './delays';
 import type { OpHandler, OpHandlers, OpRequestParsers } from './op-handler';
 
 /** The ops of the gateway's `send/` area. */
-export type SendOps = 'send';
+export type SendOps = 'send' | 'chat.presence';
 
 export interface SendOpsDependencies {
   ledger: SendLedger;
@@ -30,6 +29,7 @@ export interface SendOpsDependencies {
   config: Pick<SessionWorkerConfig, 'sendAckTimeoutMs' | 'sendReconnectWaitMs'>;
 }
 
+const MAX_DELAY_MS = 300_000;
 /** Sends of one request again on a new socket after the connection went away under it. */
 const MAX_RESENDS = 3;
 
@@ -41,10 +41,17 @@ export const sendRequests = {
     // The content itself was built and validated by the gateway (or the async queue it filled).
     return { ...(raw as Partial<SendRequest>), instanceId } as SendRequest;
   },
+  'chat.presence': (raw, instanceId): ChatPresenceRequest => {
+    const presence = raw.presence;
+    if (presence !== 'composing' && presence !== 'recording' && presence !== 'paused')
+      throw new RpcError(ErrorCode.BadRequest, 'presence must be composing, recording or paused');
+    if (typeof raw.chatJid !== 'string') throw new RpcError(ErrorCode.BadRequest, 'chatJid is required');
+    return { instanceId, chatJid: raw.chatJid, presence, delayMs: Number(raw.delayMs) || 0 };
+  },
 } satisfies OpRequestParsers<SendOps>;
 
 /**
- * The `send` op of the worker: a message is reserved in the store under the
+ * The `send` and `chat.presence` ops of the worker: a message is reserved in the store under the
  * lease, marked relayed just before it goes out, relayed through Baileys, and answered once the server
  * acked it (Sent) or refused it (Failed). A message id that was relayed once is never relayed again.
  */
@@ -199,6 +206,16 @@ export function sendOps({ ledger, builder, chats, limits, logger, config }: Send
       ? { ...SendLedger.record(row, owner), statusRecipients: audience.recipients, statusDiscarded: audience.discarded }
       : SendLedger.record(row, owner);
   };
+  const chatPresence: OpHandler<'chat.presence'> = async (session, request) => {
+    const socket = session.openSocket();
+    await socket.sendPresenceUpdate(request.presence, request.chatJid);
+    if (request.presence !== 'paused' && request.delayMs > 0) {
+      // The presence lasts the delay, then stops, as the phone would.
+      setTimeout(() => void socket.sendPresenceUpdate('paused', request.chatJid).catch(() => undefined), Math.min(request.delayMs, MAX_DELAY_MS)).unref();
+    }
+    return { ok: true };
+  };
+
   /**
    * The first relay of a built message: the proto as built (announced as our own `append` upsert, as
    * sendMessage does), or the content through sendMessage. Returns the message that went out.
@@ -243,5 +260,5 @@ export function sendOps({ ledger, builder, chats, limits, logger, config }: Send
     if (request.readChat) await chats.markRead(request.instanceId, request.chatJid);
   }
 
-  return { send };
+  return { send, 'chat.presence': chatPresence };
 }

@@ -35,8 +35,7 @@ const SERIAL = [
   'libs/persistence/test/fenced-transaction-pipelined.spec.ts',
   'libs/persistence/test/lease.repository.spec.ts',
   // Its phases are judged within settle windows (every inbound message stored within so many seconds of a
-  // fault): beside another stack on two cores it missed them (92–97 % of inbound accounted by the deadline
-  // in one CI run of 2026-12-02, passing in the run before); alone it measures our recovery, not the neighbour.
+  // fault): alone, it measures our recovery and not a neighbour's load on the two cores.
   'apps/gateway/test/chaos.e2e.spec.ts',
 ];
 

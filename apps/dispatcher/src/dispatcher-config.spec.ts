@@ -19,7 +19,7 @@ describe(loadDispatcherConfig.name, () => {
       logFormat: 'json',
       metrics: { perInstance: false, token: undefined },
       dispatch: { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: expect.any(String) },
-      retention: { retentionDays: 7, intervalMs: 3_600_000, auditRetentionDays: 90 },
+      retention: { retentionDays: 7, intervalMs: 3_600_000, auditRetentionDays: 90, deliveryLogRetentionDays: 7 },
       chatbot: expect.objectContaining({
         ...CHATBOT_DEFAULTS,
         runnerId: expect.any(String),
@@ -41,6 +41,12 @@ describe(loadDispatcherConfig.name, () => {
   it("should read the audit log's retention, and refuse one under a day", () => {
     expect(load({ ...valid, AUDIT_RETENTION_DAYS: '30' }).retention.auditRetentionDays).toBe(30);
     expect(failure({ ...valid, AUDIT_RETENTION_DAYS: '0' }).variable).toBe('AUDIT_RETENTION_DAYS');
+  });
+
+  it("should read the delivery log's retention, by default the messages' one, and refuse one under a day", () => {
+    expect(load({ ...valid, MESSAGE_RETENTION_DAYS: '3' }).retention.deliveryLogRetentionDays).toBe(3);
+    expect(load({ ...valid, DELIVERY_LOG_RETENTION_DAYS: '30' }).retention.deliveryLogRetentionDays).toBe(30);
+    expect(failure({ ...valid, DELIVERY_LOG_RETENTION_DAYS: '0' }).variable).toBe('DELIVERY_LOG_RETENTION_DAYS');
   });
 
   it('should refuse a claim shorter than a second', () => {

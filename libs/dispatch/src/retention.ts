@@ -9,20 +9,28 @@ export interface RetentionConfig {
   intervalMs: number;
   /** Audit log entries older than this are purged (AUDIT_RETENTION_DAYS, default 90). */
   auditRetentionDays?: number;
+  /**
+   * Finished deliveries (the delivery log, GET /webhook/deliveries) and delivery errors older than this
+   * are purged (DELIVERY_LOG_RETENTION_DAYS, default MESSAGE_RETENTION_DAYS). A replay needs the event
+   * too, which the outbox keeps MESSAGE_RETENTION_DAYS.
+   */
+  deliveryLogRetentionDays?: number;
 }
 
 export function readRetentionConfig(env: EnvReader): RetentionConfig {
+  const retentionDays = env.integer('MESSAGE_RETENTION_DAYS', 7, { min: 1, max: 3650 });
   return {
-    retentionDays: env.integer('MESSAGE_RETENTION_DAYS', 7, { min: 1, max: 3650 }),
+    retentionDays,
     intervalMs: env.integer('RETENTION_INTERVAL_MS', 3_600_000, { min: 1_000, max: 86_400_000 }),
     auditRetentionDays: env.integer('AUDIT_RETENTION_DAYS', 90, { min: 1, max: 3650 }),
+    deliveryLogRetentionDays: env.integer('DELIVERY_LOG_RETENTION_DAYS', retentionDays, { min: 1, max: 3650 }),
   };
 }
 
 /**
- * The scheduled purge: messages past the retention, expired files, the outbox rows, deliveries and
- * delivery errors that are done and as old, and the audit log past its own retention. Any number of dispatchers may run it; an advisory lock lets
- * one at a time do the work.
+ * The scheduled purge: messages past the retention, expired files, the outbox rows that are done and
+ * as old, and the delivery log (deliveries done, delivery errors) and the audit log past their own
+ * retentions. Any number of dispatchers may run it; an advisory lock lets one at a time do the work.
  */
 export class RetentionJob {
   private timer?: NodeJS.Timeout;
@@ -58,12 +66,13 @@ export class RetentionJob {
   async runOnce(now = new Date()): Promise<Record<string, number>> {
     const cutoff = new Date(now.getTime() - this.config.retentionDays * 86_400_000);
     const auditCutoff = new Date(now.getTime() - (this.config.auditRetentionDays ?? 90) * 86_400_000);
+    const deliveryLogCutoff = new Date(now.getTime() - (this.config.deliveryLogRetentionDays ?? this.config.retentionDays) * 86_400_000);
     const removed = await this.retention.whileLocked(async (purge) => ({
       messages: await this.messages.purgeOlderThan(cutoff),
       files: await this.files.purgeExpired(),
-      deliveries: await purge.deliveries(cutoff),
+      deliveries: await purge.deliveries(deliveryLogCutoff),
       events: await purge.events(cutoff),
-      errors: await purge.errors(cutoff),
+      errors: await purge.errors(deliveryLogCutoff),
       audit: await purge.audit(auditCutoff),
     }));
     return removed ?? {};

@@ -28,6 +28,7 @@ import { MessagesChatLidIndex1764410000000 } from './migrations/1764410000000-me
 import { MessagesUnresolvedSenderIndex1764440000000 } from './migrations/1764440000000-messages-unresolved-sender-index';
 import { SendLimits1764430000000 } from './migrations/1764430000000-send-limits';
 import { AuditLog1764450000000 } from './migrations/1764450000000-audit-log';
+import { DeliveryLog1764460000000 } from './migrations/1764460000000-delivery-log';
 import { OutboxCursorPending1764400000000 } from './migrations/1764400000000-outbox-cursor-pending';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
@@ -68,6 +69,7 @@ export const MIGRATIONS = [
   SendLimits1764430000000,
   MessagesUnresolvedSenderIndex1764440000000,
   AuditLog1764450000000,
+  DeliveryLog1764460000000,
 ];
 
 export interface DataSourceOptions {

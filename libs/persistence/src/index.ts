@@ -20,6 +20,8 @@ export { maskUrlCredentials, SINK_KINDS, WebhookRepository } from './repositorie
 export type { SinkKind, WebhookRow, WebhookValues } from './repositories/webhook.repository';
 export { DeliveryRepository } from './repositories/delivery.repository';
 export type { ClaimOptions, DeliveredResult, DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';
+export { DeliveryLogRepository } from './repositories/delivery-log.repository';
+export type { DeliveryLogFilter, DeliveryLogRow, DeliveryOutcome, ReplayRequest, ReplayResult } from './repositories/delivery-log.repository';
 export { MessageRepository, OutboundLedgerRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
 export type { CallPeer, MessageQuery, MessageRow, NewMessage, Reserved, StatusChange, UnackedMessage } from './repositories/message.repository';
 export { ChatRepository, toChatRow } from './repositories/chat.repository';

@@ -9,6 +9,7 @@ import { ChatRepository } from './repositories/chat.repository';
 import { ChatwootRepository } from './repositories/chatwoot.repository';
 import { ContactRepository } from './repositories/contact.repository';
 import { DeliveryRepository } from './repositories/delivery.repository';
+import { DeliveryLogRepository } from './repositories/delivery-log.repository';
 import { FileRepository } from './repositories/file.repository';
 import { HealthRepository } from './repositories/health.repository';
 import { HistorySyncRepository } from './repositories/history-sync.repository';
@@ -38,6 +39,7 @@ export const REPOSITORIES = [
   ChatwootRepository,
   ContactRepository,
   DeliveryRepository,
+  DeliveryLogRepository,
   FileRepository,
   HealthRepository,
   HistorySyncRepository,

@@ -463,9 +463,10 @@ export class WebhookRelay {
       ? await transport.send(webhook, message)
       : { ok: false as const, statusCode: null, error: `no transport for ${webhook.kind} targets in this relay` };
     // HTTP attempts are counted by the transport (by status class); a broker's here, by kind.
-    if (webhook.kind !== 'webhook') metrics().recordSinkDelivery(webhook.kind, outcome.ok, (performance.now() - started) / 1000);
+    const latencyMs = performance.now() - started;
+    if (webhook.kind !== 'webhook') metrics().recordSinkDelivery(webhook.kind, outcome.ok, latencyMs / 1000);
     if (outcome.ok) {
-      this.recordDelivered({ deliveryId: claim.deliveryId, statusCode: outcome.statusCode }, this.receiverKeyOf(webhook));
+      this.recordDelivered({ deliveryId: claim.deliveryId, statusCode: outcome.statusCode, latencyMs }, this.receiverKeyOf(webhook));
       return true;
     }
 
@@ -494,6 +495,7 @@ export class WebhookRelay {
       outcome.statusCode,
       outcome.error,
       delay === null ? null : new Date(Date.now() + delay),
+      latencyMs,
     );
     if (Date.now() - failingSince.getTime() >= this.config.disableAfterMs) {
       await this.disable(webhook, `failing since ${failingSince.toISOString()}`, failingSince);

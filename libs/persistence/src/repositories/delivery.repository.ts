@@ -36,6 +36,8 @@ export interface ClaimOptions {
 export interface DeliveredResult {
   deliveryId: string;
   statusCode: number;
+  /** How long the attempt took (the delivery log's latency); not recorded when not given. */
+  latencyMs?: number;
 }
 
 export interface DeliveryErrorRecord {
@@ -204,37 +206,60 @@ export class DeliveryRepository {
   }
 
   /**
-   * Records many successful deliveries in one statement: each is done (its attempt counted), and
-   * their webhooks are no longer failing (only written when one was).
+   * Records many successful deliveries in one statement: each is done (its attempt counted, with the
+   * delivery log's latency and attempt times: columns of the row it updates anyway, none indexed, so
+   * the update stays HOT), and their webhooks are no longer failing (only written when one was).
    */
   async markDelivered(results: DeliveredResult[]): Promise<void> {
     if (results.length === 0) return;
     await this.dataSource.query(
       `WITH done AS (
          UPDATE webhook_deliveries d
-         SET status = 'delivered', attempts = d.attempts + 1, last_status_code = u.code, claimed_until = NULL, finished_at = now()
-         FROM unnest($1::bigint[], $2::int[]) AS u(id, code)
+         SET status = 'delivered', attempts = d.attempts + 1, last_status_code = u.code, claimed_until = NULL, finished_at = now(),
+           latency_ms = u.latency, first_attempt_at = COALESCE(d.first_attempt_at, now()), last_attempt_at = now()
+         FROM unnest($1::bigint[], $2::int[], $3::int[]) AS u(id, code, latency)
          WHERE d.id = u.id AND d.status = 'pending'
          RETURNING d.webhook_id)
        UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (SELECT webhook_id FROM done)`,
-      [results.map((result) => result.deliveryId), results.map((result) => result.statusCode)],
+      [
+        results.map((result) => result.deliveryId),
+        results.map((result) => result.statusCode),
+        results.map((result) => (result.latencyMs === undefined ? null : Math.round(result.latencyMs))),
+      ],
     );
   }
 
   /**
-   * A failed attempt (counted): retried at `retryAt`, or finally failed when null. Returns when the
-   * webhook started failing (kept across attempts until a success).
+   * A failed attempt (counted): retried at `retryAt`, or finally failed when null, with the delivery
+   * log's latency (when given) and attempt times. Returns when the webhook started failing (kept
+   * across attempts until a success).
    */
-  async markAttemptFailed(deliveryId: string, webhookId: string, statusCode: number | null, error: string, retryAt: Date | null): Promise<Date> {
+  async markAttemptFailed(
+    deliveryId: string,
+    webhookId: string,
+    statusCode: number | null,
+    error: string,
+    retryAt: Date | null,
+    latencyMs?: number,
+  ): Promise<Date> {
     const rows: Raw[] = await this.dataSource.query(
       `WITH attempt AS (
          UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1, last_status_code = $3, last_error = $4, claimed_until = NULL,
-           next_attempt_at = COALESCE($5, next_attempt_at), finished_at = CASE WHEN $5::timestamptz IS NULL THEN now() END
+           next_attempt_at = COALESCE($5, next_attempt_at), finished_at = CASE WHEN $5::timestamptz IS NULL THEN now() END,
+           latency_ms = $7, first_attempt_at = COALESCE(first_attempt_at, now()), last_attempt_at = now()
          WHERE id = $1 AND status = 'pending'),
        webhook AS (
          UPDATE webhooks SET failing_since = COALESCE(failing_since, now()) WHERE id = $6 RETURNING failing_since)
        SELECT failing_since FROM webhook`,
-      [deliveryId, retryAt ? 'pending' : 'failed', statusCode, error.slice(0, 1000), retryAt, webhookId],
+      [
+        deliveryId,
+        retryAt ? 'pending' : 'failed',
+        statusCode,
+        error.slice(0, 1000),
+        retryAt,
+        webhookId,
+        latencyMs === undefined ? null : Math.round(latencyMs),
+      ],
     );
     return (rows[0]?.failing_since as Date) ?? new Date();
   }

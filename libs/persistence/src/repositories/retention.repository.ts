@@ -5,7 +5,7 @@ const LOCK = 727_002;
 
 /** The purges of the webhook bookkeeping; each returns how many rows it removed. */
 export interface DeliveryLogPurge {
-  /** Deliveries no longer pending, created before `cutoff`. */
+  /** Deliveries no longer pending, created (or last replayed) before `cutoff`. */
   deliveries(cutoff: Date): Promise<number>;
   /** Dispatched outbox events created before `cutoff`, unless a delivery of theirs is still pending. */
   events(cutoff: Date): Promise<number>;
@@ -46,7 +46,10 @@ function purgesOn(runner: QueryRunner): DeliveryLogPurge {
   const count = async (sql: string, cutoff: Date) => Number((await runner.query(sql, [cutoff]))[0].n);
   return {
     deliveries: (cutoff) =>
-      count(`WITH gone AS (DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1 RETURNING 1) SELECT count(*) AS n FROM gone`, cutoff),
+      count(
+        `WITH gone AS (DELETE FROM webhook_deliveries WHERE status <> 'pending' AND COALESCE(replayed_at, created_at) < $1 RETURNING 1) SELECT count(*) AS n FROM gone`,
+        cutoff,
+      ),
     // An event is kept while a delivery of it is still pending, or a consumer's cursor has not passed it or
     // still waits for its transaction (one that was running when the cursor moved past it, `pending`).
     events: (cutoff) =>

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { ConfigError, createLogger, EnvReader, loadConfigOrExit } from '@gw/platform';
+import { ConfigError, createLogger, EnvReader, loadConfigOrExit, readTracingConfig, startTracing, stopTracing } from '@gw/platform';
 import { SettingsRepository } from '@gw/persistence';
 import { AdminTokenService } from './admin/admin-token.service';
 import { embeddedServices } from './runtime/embedded-services';
@@ -32,7 +32,10 @@ async function rotateAdminToken(): Promise<void> {
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit((env) => loadGatewayConfig(env));
+  // Before the logger: its lines carry trace_id only when tracing was on when it was made.
+  const tracingNote = startTracing(loadConfigOrExit(readTracingConfig));
   const logger = createLogger('gateway', config.logLevel, { format: config.logFormat });
+  if (tracingNote) logger.warn(tracingNote);
   if (config.sandbox && config.natsUrl) throw new Error('--sandbox needs the embedded default (unset NATS_URL)');
   const sandboxPorts = config.sandbox ? loadConfigOrExit(readSandboxPorts) : undefined;
 
@@ -90,6 +93,8 @@ async function main(): Promise<void> {
     await app.close().catch(() => undefined);
     await simulator?.stop().catch(() => undefined);
     await runtime.close();
+    // The spans batched last go out before the process ends.
+    await stopTracing();
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -1,4 +1,5 @@
 import { ErrorCode, RpcError, isRpcErrorBody, type RpcErrorBody } from '@gw/contracts';
+import { type Context, failSpan, inSpan, SpanKind, type TracedService } from '@gw/platform';
 
 /** What a handler's reply looks like on the wire: exactly one of result or error. */
 export type ReplyEnvelope = { ok: true; result: unknown } | { ok: false; error: RpcErrorBody };
@@ -42,6 +43,46 @@ export async function runHandler(handler: BusHandler, data: unknown, subject: st
     if (error instanceof RpcError) return { ok: false, error: error.toBody() };
     return { ok: false, error: { code: ErrorCode.Internal, message: 'internal error' } };
   }
+}
+
+/** A subject as a span names it: without the instance id (one name per op, not one per instance). */
+export function spanSubject(subject: string): string {
+  return subject.replace(/^instance\.[^.]+\./, 'instance.*.');
+}
+
+/** The attributes of a bus span (OpenTelemetry's messaging conventions). */
+function busAttributes(subject: string, system: string) {
+  return { 'messaging.system': system, 'messaging.destination.name': spanSubject(subject) };
+}
+
+/**
+ * A request inside a client span of `service` (tracing on only; the caller checks): `send` runs with
+ * the span active, so what it injects into the message's headers names this span as the parent.
+ */
+export function tracedRequest<T>(service: TracedService, system: string, subject: string, send: () => Promise<T>): Promise<T> {
+  return inSpan(service, `bus ${spanSubject(subject)}`, { kind: SpanKind.CLIENT, attributes: busAttributes(subject, system) }, send);
+}
+
+/** runHandler inside a server span of `service` that continues `parent` (the context the request's headers carry). */
+export function runTracedHandler(
+  service: TracedService,
+  system: string,
+  parent: Context,
+  handler: BusHandler,
+  data: unknown,
+  subject: string,
+): Promise<ReplyEnvelope> {
+  return inSpan(service, `handle ${spanSubject(subject)}`, { kind: SpanKind.SERVER, parent, attributes: busAttributes(subject, system) }, async (span) => {
+    const envelope = await runHandler(handler, data, subject);
+    if (!envelope.ok) failSpan(span, new Error(envelope.error.code));
+    return envelope;
+  });
+}
+
+/** The service a bus connection's name belongs to (`session-worker-<id>` is the session worker's). */
+export function serviceOfConnection(name: string): TracedService {
+  for (const service of ['session-worker', 'webhook-relay', 'dispatcher'] as const) if (name.startsWith(service)) return service;
+  return 'gateway';
 }
 
 /** Turns a reply envelope back into a value, or throws the RpcError it carries. */

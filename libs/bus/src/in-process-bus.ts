@@ -1,6 +1,17 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
-import { metrics } from '@gw/platform';
-import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions, runHandler, subjectMatches, unwrapReply } from './bus';
+import { extractTraceContext, injectTraceHeaders, metrics, type TracedService, tracingEnabled } from '@gw/platform';
+import {
+  Bus,
+  type BusHandler,
+  type BusSubscription,
+  type RequestOptions,
+  type SubscribeOptions,
+  runHandler,
+  runTracedHandler,
+  subjectMatches,
+  tracedRequest,
+  unwrapReply,
+} from './bus';
 
 interface Entry {
   pattern: string;
@@ -17,7 +28,15 @@ export class InProcessBus extends Bus {
   private readonly queueCursor = new Map<string, number>();
   private closed = false;
 
+  /** `service`: whose spans the bus makes (tracing on); the embedded default's bus is the gateway process's. */
+  constructor(private readonly service: TracedService = 'gateway') {
+    super();
+  }
+
   request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
+    // Traced as over NATS: a client span, its `traceparent` carried beside the payload, a server span continuing it.
+    if (tracingEnabled())
+      return tracedRequest(this.service, 'in-process', subject, () => metrics().timeBusRequest(subject, this.requestOnce<T>(subject, data, options)));
     return metrics().timeBusRequest(subject, this.requestOnce<T>(subject, data, options));
   }
 
@@ -32,7 +51,7 @@ export class InProcessBus extends Bus {
       timer = setTimeout(() => reject(new RpcError(ErrorCode.Timeout, `request ${subject} timed out`)), options.timeoutMs);
     });
     try {
-      const envelope = await Promise.race([runHandler(target.handler, payload, subject), timeout]);
+      const envelope = await Promise.race([this.run(target.handler, payload, subject), timeout]);
       return unwrapReply<T>(wire(envelope));
     } finally {
       clearTimeout(timer);
@@ -62,6 +81,14 @@ export class InProcessBus extends Bus {
   async close(): Promise<void> {
     this.closed = true;
     this.entries.clear();
+  }
+
+  /** The handler, in a server span that continues the request's `traceparent` when tracing is on. */
+  private run(handler: BusHandler, payload: unknown, subject: string) {
+    if (!tracingEnabled()) return runHandler(handler, payload, subject);
+    const carrier: Record<string, string> = {};
+    injectTraceHeaders(carrier);
+    return runTracedHandler(this.service, 'in-process', extractTraceContext({ get: (name) => carrier[name] }), handler, payload, subject);
   }
 
   /** Every plain subscriber, plus one member per queue group (round robin). */

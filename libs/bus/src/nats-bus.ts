@@ -1,33 +1,52 @@
-import { connect, NoRespondersError, RequestError, TimeoutError, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers, NoRespondersError, RequestError, TimeoutError, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { ErrorCode, RpcError } from '@gw/contracts';
-import { metrics } from '@gw/platform';
-import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions, runHandler, unwrapReply } from './bus';
+import { extractTraceContext, injectTraceHeaders, metrics, type TracedService, tracingEnabled } from '@gw/platform';
+import {
+  Bus,
+  type BusHandler,
+  type BusSubscription,
+  type RequestOptions,
+  type SubscribeOptions,
+  runHandler,
+  runTracedHandler,
+  serviceOfConnection,
+  tracedRequest,
+  unwrapReply,
+} from './bus';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
 /** The bus over core NATS: request/reply for commands, plain publish for notifications. */
 export class NatsBus extends Bus {
-  private constructor(private readonly connection: NatsConnection) {
+  private constructor(
+    private readonly connection: NatsConnection,
+    /** Whose spans this connection's requests and handlers make (tracing on). */
+    private readonly service: TracedService,
+  ) {
     super();
   }
 
+  /** `name`: the connection's name at the server; it also says whose spans the bus makes (serviceOfConnection). */
   static async connect(url: string, name: string): Promise<NatsBus> {
     // noAsyncTraces: without it the client builds an Error (a captured stack) at the start of every
     // request and every timed subscription, in case it fails: bench/send's gateway profile showed the
     // RequestError constructor as the client's largest self time. The errors we map below keep their
     // classes and causes; only the caller's stack is not attached.
     const connection = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true });
-    return new NatsBus(connection);
+    return new NatsBus(connection, serviceOfConnection(name));
   }
 
   request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
+    // Traced: a client span, its context in the message's `traceparent` header (W3C), continued by the handler.
+    if (tracingEnabled())
+      return tracedRequest(this.service, 'nats', subject, () => metrics().timeBusRequest(subject, this.requestOnce<T>(subject, data, options, traceHeaders())));
     return metrics().timeBusRequest(subject, this.requestOnce<T>(subject, data, options));
   }
 
-  private async requestOnce<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
+  private async requestOnce<T>(subject: string, data: unknown, options: RequestOptions, traced?: MsgHdrs): Promise<T> {
     try {
-      const message = await this.connection.request(subject, encode(data), { timeout: options.timeoutMs });
+      const message = await this.connection.request(subject, encode(data), { timeout: options.timeoutMs, ...(traced ? { headers: traced } : {}) });
       return unwrapReply<T>(JSON.parse(decoder.decode(message.data)));
     } catch (error) {
       if (error instanceof RpcError) throw error;
@@ -57,7 +76,10 @@ export class NatsBus extends Bus {
           if (message.reply) message.respond(encode({ ok: false, error: { code: ErrorCode.BadRequest, message: 'malformed payload' } }));
           return;
         }
-        void runHandler(handler, payload, message.subject).then((envelope) => {
+        const run = tracingEnabled()
+          ? runTracedHandler(this.service, 'nats', extractTraceContext(message.headers), handler, payload, message.subject)
+          : runHandler(handler, payload, message.subject);
+        void run.then((envelope) => {
           if (message.reply) message.respond(encode(envelope));
         });
       },
@@ -72,6 +94,15 @@ export class NatsBus extends Bus {
   async close(): Promise<void> {
     await this.connection.drain().catch(() => this.connection.close());
   }
+}
+
+/** NATS headers holding the active span's `traceparent` (and `tracestate`). */
+function traceHeaders(): MsgHdrs {
+  const carrier: Record<string, string> = {};
+  injectTraceHeaders(carrier);
+  const result = headers();
+  for (const [name, value] of Object.entries(carrier)) result.set(name, value);
+  return result;
 }
 
 function encode(data: unknown): Uint8Array {

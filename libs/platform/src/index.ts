@@ -15,3 +15,21 @@ export { busOp, configureMetrics, GatewayMetrics, INSTANCE_STATUSES, metrics, re
 export type { MetricsConfig, MetricsOptions, MetricsSources, SendOutcome } from './metrics';
 export { buildInfo } from './version';
 export type { BuildInfo } from './version';
+export {
+  activeTraceFields,
+  contextOfTraceparent,
+  extractTraceContext,
+  failSpan,
+  flushTraces,
+  injectTraceHeaders,
+  inSpan,
+  readTracingConfig,
+  SpanKind,
+  startSpan,
+  startTracing,
+  stopTracing,
+  traceparentOf,
+  tracingEnabled,
+  withSpan,
+} from './tracing';
+export type { Context, Span, SpanOptions, TraceCarrier, TracedService, TracingConfig } from './tracing';

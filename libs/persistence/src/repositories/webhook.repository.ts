@@ -173,6 +173,12 @@ export class WebhookRepository {
     return rows.map(toRow);
   }
 
+  /** An instance's own targets of every kind (webhooks and sinks), enabled or not. */
+  async ownedBy(instanceId: string): Promise<WebhookRow[]> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE instance_id = $1 ORDER BY created, id`, [instanceId]);
+    return rows.map(toRow);
+  }
+
   /** The enabled broker sinks (every kind but `webhook`), of every scope: what the relay's connections are for. */
   async enabledSinks(): Promise<WebhookRow[]> {
     const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE enabled AND kind <> 'webhook'`);

@@ -22,6 +22,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the delivery log of every instance
+         * @description Every delivery to every webhook and event sink, global ones included; `instance` for one instance's. Newest events first: for each delivery its id, the webhook or sink, the event (`event_id`, `event_type`), the `outcome`, the `attempts`, the last HTTP status, the last attempt's latency, the error (URL credentials masked), when it was created, first and last tried, when it is due again, and whether it is a replay (`replayed`, when and by whom). Page with `limit` and `cursor`. Finished deliveries are kept DELIVERY_LOG_RETENTION_DAYS days (default MESSAGE_RETENTION_DAYS). Not in uazapiGO.
+         */
+        get: operations["list_get_admin_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/restart": {
         parameters: {
             query?: never;
@@ -56,6 +76,26 @@ export interface paths {
          * @description Makes a new `admintoken` and answers it; the old one stops working at once. Send the current token in the header and keep the new one.
          */
         post: operations["rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/webhook/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay events to a webhook or sink of any instance
+         * @description Delivers events again to `webhookId` or `sinkId` (any instance's, or a global one), or with only `instance` to every enabled target of that instance; `instance` also limits a global target to that instance's events. Name events by `eventIds` (at most 1000) or by a window `from`–`to` (at most 7 days, at most 10000 events), optionally only some `eventTypes`. Each target gets the events its `events` and `excludeMessages` filters take. The deliveries are written in one transaction and sent by the relay like any other (per-chat order, each receiver's in-flight limit, the retry schedule) with the event's original `webhook-id` header, so a receiver that already has the event can drop it; the delivery log shows them with `replayed: true`. The answer counts the deliveries `queued`, those still `pending` (they go out anyway, once) and the events the outbox no longer holds (`unavailable`: past MESSAGE_RETENTION_DAYS). Not in uazapiGO.
+         */
+        post: operations["replay_post_admin_webhook_replay"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3195,6 +3235,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sink/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the instance's event sinks' delivery log
+         * @description The deliveries of this instance's RabbitMQ, NATS and Kafka sinks (`sinkId` for one). Newest events first: for each delivery its id, the webhook or sink, the event (`event_id`, `event_type`), the `outcome`, the `attempts`, the last HTTP status, the last attempt's latency, the error (URL credentials masked), when it was created, first and last tried, when it is due again, and whether it is a replay (`replayed`, when and by whom). Page with `limit` and `cursor`. Finished deliveries are kept DELIVERY_LOG_RETENTION_DAYS days (default MESSAGE_RETENTION_DAYS). Not in uazapiGO. Replay with `POST /webhook/replay` and a `sinkId`.
+         */
+        get: operations["list_get_sink_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sink/kafka": {
         parameters: {
             query?: never;
@@ -3431,6 +3491,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the instance's delivery log
+         * @description Every delivery to this instance's webhooks and event sinks (never another instance's). Newest events first: for each delivery its id, the webhook or sink, the event (`event_id`, `event_type`), the `outcome`, the `attempts`, the last HTTP status, the last attempt's latency, the error (URL credentials masked), when it was created, first and last tried, when it is due again, and whether it is a replay (`replayed`, when and by whom). Page with `limit` and `cursor`. Finished deliveries are kept DELIVERY_LOG_RETENTION_DAYS days (default MESSAGE_RETENTION_DAYS). Not in uazapiGO.
+         */
+        get: operations["list_get_webhook_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhook/errors": {
         parameters: {
             query?: never;
@@ -3451,10 +3531,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhook/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay the instance's events to its webhooks
+         * @description Delivers this instance's events again to `webhookId` (or `sinkId`), or to every enabled webhook and sink of the instance. Name events by `eventIds` (at most 1000) or by a window `from`–`to` (at most 7 days, at most 10000 events), optionally only some `eventTypes`. Each target gets the events its `events` and `excludeMessages` filters take. The deliveries are written in one transaction and sent by the relay like any other (per-chat order, each receiver's in-flight limit, the retry schedule) with the event's original `webhook-id` header, so a receiver that already has the event can drop it; the delivery log shows them with `replayed: true`. The answer counts the deliveries `queued`, those still `pending` (they go out anyway, once) and the events the outbox no longer holds (`unavailable`: past MESSAGE_RETENTION_DAYS). Another instance's webhook is not found (404); a disabled one is refused (409). Not in uazapiGO.
+         */
+        post: operations["replay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AdminReplayDto: {
+            /** @description These events (their `event_id` in the delivery log), at most 1000; instead of or within a window */
+            eventIds?: string[];
+            /** @description Only events of these types (`messages`, `messages_update`, `connection`…) */
+            eventTypes?: string[];
+            /** @description Events recorded at or after this time (ISO 8601 or Unix milliseconds); with `to`, a window of at most 7 days */
+            from?: string;
+            /** @description Only this instance's events (its id); without a webhookId or sinkId, to every enabled target of this instance */
+            instance?: string;
+            /** @description Replay to this event sink (RabbitMQ, NATS, Kafka) only; not with `webhookId` */
+            sinkId?: string;
+            /** @description Events recorded at or before this time (ISO 8601 or Unix milliseconds) */
+            to?: string;
+            /** @description Replay to this webhook only (else to every enabled webhook and sink of the instance that takes the events) */
+            webhookId?: string;
+        };
         AdminTokenRotated: {
             admin_token?: string;
             license_sync_triggered?: boolean;
@@ -6084,6 +6200,20 @@ export interface components {
             /** @description Try false first; true does a heavier, complete reread of the labels */
             force?: boolean;
         };
+        ReplayDto: {
+            /** @description These events (their `event_id` in the delivery log), at most 1000; instead of or within a window */
+            eventIds?: string[];
+            /** @description Only events of these types (`messages`, `messages_update`, `connection`…) */
+            eventTypes?: string[];
+            /** @description Events recorded at or after this time (ISO 8601 or Unix milliseconds); with `to`, a window of at most 7 days */
+            from?: string;
+            /** @description Replay to this event sink (RabbitMQ, NATS, Kafka) only; not with `webhookId` */
+            sinkId?: string;
+            /** @description Events recorded at or before this time (ISO 8601 or Unix milliseconds) */
+            to?: string;
+            /** @description Replay to this webhook only (else to every enabled webhook and sink of the instance that takes the events) */
+            webhookId?: string;
+        };
         Response: {
             /**
              * @description What was done
@@ -7061,6 +7191,194 @@ export interface operations {
             };
         };
     };
+    list_get_admin_deliveries: {
+        parameters: {
+            query?: {
+                /** @description The previous page's `next_cursor`: the deliveries after its last one */
+                cursor?: string;
+                /** @description Only this event's deliveries (its `event_id`) */
+                eventId?: string;
+                /** @description Only events of this type (`messages`, `messages_update`, `connection`…) */
+                eventType?: string;
+                /** @description Only deliveries created (their event recorded) at or after this time: ISO 8601 or Unix milliseconds */
+                from?: string;
+                /** @description Only the deliveries of this instance's events (its id), to its targets and the global ones */
+                instance?: string;
+                /** @description Deliveries per page (default 50, at most 500) */
+                limit?: number;
+                /** @description `delivered`; `failed` (given up, or discarded with a disabled target); `pending` (not tried yet); `retrying` (failed, due again at `next_attempt_at`) */
+                outcome?: "delivered" | "failed" | "pending" | "retrying";
+                /** @description Only this event sink's deliveries */
+                sinkId?: string;
+                /** @description Only deliveries created at or before this time: ISO 8601 or Unix milliseconds */
+                to?: string;
+                /** @description Only this webhook's deliveries */
+                webhookId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "id": "90211",
+                     *           "kind": "webhook",
+                     *           "webhook_id": "w1a2b3c4d5e6f7",
+                     *           "sink_id": null,
+                     *           "event_id": "481516",
+                     *           "event_type": "messages",
+                     *           "instance_id": "r183e2ef9597845",
+                     *           "outcome": "retrying",
+                     *           "attempts": 2,
+                     *           "last_status_code": 503,
+                     *           "latency_ms": 87,
+                     *           "error": "receiver answered 503",
+                     *           "created_at": "2026-01-01T12:00:00.000Z",
+                     *           "first_attempt_at": "2026-01-01T12:00:00.040Z",
+                     *           "last_attempt_at": "2026-01-01T12:00:05.120Z",
+                     *           "next_attempt_at": "2026-01-01T12:05:05.120Z",
+                     *           "finished_at": null,
+                     *           "replayed": false,
+                     *           "replayed_at": null,
+                     *           "replayed_by": null
+                     *         }
+                     *       ],
+                     *       "limit": 50,
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The deliveries, newest events first */
+                        deliveries: {
+                            /** @description Attempts made (since the last replay) */
+                            attempts: number;
+                            /**
+                             * Format: date-time
+                             * @description When the delivery was created (its event fanned out)
+                             */
+                            created_at: string;
+                            /** @description The last attempt's error (URL credentials masked); empty when none */
+                            error: string;
+                            /** @description The event: the same for every target, and the `webhook-id` header is `evt_` and this id */
+                            event_id: string;
+                            /** @description The event type (`messages`, `connection`…) */
+                            event_type: string;
+                            /**
+                             * Format: date-time
+                             * @description When it was delivered or given up
+                             */
+                            finished_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When it was first tried (since the last replay)
+                             */
+                            first_attempt_at: string | null;
+                            /** @description The delivery id */
+                            id: string;
+                            /** @description The instance whose event it is */
+                            instance_id: string;
+                            /**
+                             * @description The target kind: `webhook`, or the sink kind
+                             * @enum {string}
+                             */
+                            kind: "webhook" | "rabbitmq" | "nats" | "kafka";
+                            /**
+                             * Format: date-time
+                             * @description When it was last tried
+                             */
+                            last_attempt_at: string | null;
+                            /** @description The last attempt's HTTP status (null when none: a network error, or a sink) */
+                            last_status_code: number | null;
+                            /** @description How long the last attempt took, in milliseconds (null before the first) */
+                            latency_ms: number | null;
+                            /**
+                             * Format: date-time
+                             * @description When it is due (pending or retrying); null once done
+                             */
+                            next_attempt_at: string | null;
+                            /**
+                             * @description `delivered`, `failed` (given up or discarded), `pending` (not tried yet) or `retrying` (failed, due again)
+                             * @enum {string}
+                             */
+                            outcome: "delivered" | "failed" | "pending" | "retrying";
+                            /** @description Queued again by a replay */
+                            replayed: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the last replay queued it
+                             */
+                            replayed_at: string | null;
+                            /** @description Who replayed it: `admin` or the instance id */
+                            replayed_by: string | null;
+                            /** @description The event sink (null for a webhook) */
+                            sink_id: string | null;
+                            /** @description The webhook (null for a sink) */
+                            webhook_id: string | null;
+                        }[];
+                        /** @description Deliveries per page */
+                        limit: number;
+                        /** @description Pass as `cursor` for the next, older page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request payload */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid AdminToken Header */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     restart: {
         parameters: {
             query?: never;
@@ -7184,6 +7502,123 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["AdminTokenRotated"];
+                };
+            };
+            /** @description Invalid request payload */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid AdminToken Header */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replay_post_admin_webhook_replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "instance": "instance value",
+                 *       "webhookId": "webhookId value",
+                 *       "sinkId": "sinkId value"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdminReplayDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "queued": 12,
+                     *       "pending": 1,
+                     *       "unavailable": 0
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Matching deliveries still pending: not queued twice, they go out once */
+                        pending: number;
+                        /** @description Deliveries queued by this replay (made pending again, or made for a target that had none) */
+                        queued: number;
+                        /** @description Events asked for that the outbox no longer holds (past MESSAGE_RETENTION_DAYS), or not this instance’s */
+                        unavailable: number;
+                    };
                 };
             };
             /** @description Invalid request payload */
@@ -31660,6 +32095,190 @@ export interface operations {
             };
         };
     };
+    list_get_sink_deliveries: {
+        parameters: {
+            query?: {
+                /** @description The previous page's `next_cursor`: the deliveries after its last one */
+                cursor?: string;
+                /** @description Only this event's deliveries (its `event_id`) */
+                eventId?: string;
+                /** @description Only events of this type (`messages`, `messages_update`, `connection`…) */
+                eventType?: string;
+                /** @description Only deliveries created (their event recorded) at or after this time: ISO 8601 or Unix milliseconds */
+                from?: string;
+                /** @description Deliveries per page (default 50, at most 500) */
+                limit?: number;
+                /** @description `delivered`; `failed` (given up, or discarded with a disabled target); `pending` (not tried yet); `retrying` (failed, due again at `next_attempt_at`) */
+                outcome?: "delivered" | "failed" | "pending" | "retrying";
+                /** @description Only this event sink's deliveries */
+                sinkId?: string;
+                /** @description Only deliveries created at or before this time: ISO 8601 or Unix milliseconds */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "id": "90211",
+                     *           "kind": "rabbitmq",
+                     *           "webhook_id": null,
+                     *           "sink_id": "s1a2b3c4d5e6f7",
+                     *           "event_id": "481516",
+                     *           "event_type": "messages",
+                     *           "instance_id": "r183e2ef9597845",
+                     *           "outcome": "retrying",
+                     *           "attempts": 2,
+                     *           "last_status_code": null,
+                     *           "latency_ms": 87,
+                     *           "error": "connecting: ECONNREFUSED",
+                     *           "created_at": "2026-01-01T12:00:00.000Z",
+                     *           "first_attempt_at": "2026-01-01T12:00:00.040Z",
+                     *           "last_attempt_at": "2026-01-01T12:00:05.120Z",
+                     *           "next_attempt_at": "2026-01-01T12:05:05.120Z",
+                     *           "finished_at": null,
+                     *           "replayed": false,
+                     *           "replayed_at": null,
+                     *           "replayed_by": null
+                     *         }
+                     *       ],
+                     *       "limit": 50,
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The deliveries, newest events first */
+                        deliveries: {
+                            /** @description Attempts made (since the last replay) */
+                            attempts: number;
+                            /**
+                             * Format: date-time
+                             * @description When the delivery was created (its event fanned out)
+                             */
+                            created_at: string;
+                            /** @description The last attempt's error (URL credentials masked); empty when none */
+                            error: string;
+                            /** @description The event: the same for every target, and the `webhook-id` header is `evt_` and this id */
+                            event_id: string;
+                            /** @description The event type (`messages`, `connection`…) */
+                            event_type: string;
+                            /**
+                             * Format: date-time
+                             * @description When it was delivered or given up
+                             */
+                            finished_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When it was first tried (since the last replay)
+                             */
+                            first_attempt_at: string | null;
+                            /** @description The delivery id */
+                            id: string;
+                            /** @description The instance whose event it is */
+                            instance_id: string;
+                            /**
+                             * @description The target kind: `webhook`, or the sink kind
+                             * @enum {string}
+                             */
+                            kind: "webhook" | "rabbitmq" | "nats" | "kafka";
+                            /**
+                             * Format: date-time
+                             * @description When it was last tried
+                             */
+                            last_attempt_at: string | null;
+                            /** @description The last attempt's HTTP status (null when none: a network error, or a sink) */
+                            last_status_code: number | null;
+                            /** @description How long the last attempt took, in milliseconds (null before the first) */
+                            latency_ms: number | null;
+                            /**
+                             * Format: date-time
+                             * @description When it is due (pending or retrying); null once done
+                             */
+                            next_attempt_at: string | null;
+                            /**
+                             * @description `delivered`, `failed` (given up or discarded), `pending` (not tried yet) or `retrying` (failed, due again)
+                             * @enum {string}
+                             */
+                            outcome: "delivered" | "failed" | "pending" | "retrying";
+                            /** @description Queued again by a replay */
+                            replayed: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the last replay queued it
+                             */
+                            replayed_at: string | null;
+                            /** @description Who replayed it: `admin` or the instance id */
+                            replayed_by: string | null;
+                            /** @description The event sink (null for a webhook) */
+                            sink_id: string | null;
+                            /** @description The webhook (null for a sink) */
+                            webhook_id: string | null;
+                        }[];
+                        /** @description Deliveries per page */
+                        limit: number;
+                        /** @description Pass as `cursor` for the next, older page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request payload */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listKafka: {
         parameters: {
             query?: never;
@@ -33715,6 +34334,192 @@ export interface operations {
             };
         };
     };
+    list_get_webhook_deliveries: {
+        parameters: {
+            query?: {
+                /** @description The previous page's `next_cursor`: the deliveries after its last one */
+                cursor?: string;
+                /** @description Only this event's deliveries (its `event_id`) */
+                eventId?: string;
+                /** @description Only events of this type (`messages`, `messages_update`, `connection`…) */
+                eventType?: string;
+                /** @description Only deliveries created (their event recorded) at or after this time: ISO 8601 or Unix milliseconds */
+                from?: string;
+                /** @description Deliveries per page (default 50, at most 500) */
+                limit?: number;
+                /** @description `delivered`; `failed` (given up, or discarded with a disabled target); `pending` (not tried yet); `retrying` (failed, due again at `next_attempt_at`) */
+                outcome?: "delivered" | "failed" | "pending" | "retrying";
+                /** @description Only this event sink's deliveries */
+                sinkId?: string;
+                /** @description Only deliveries created at or before this time: ISO 8601 or Unix milliseconds */
+                to?: string;
+                /** @description Only this webhook's deliveries */
+                webhookId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deliveries": [
+                     *         {
+                     *           "id": "90211",
+                     *           "kind": "webhook",
+                     *           "webhook_id": "w1a2b3c4d5e6f7",
+                     *           "sink_id": null,
+                     *           "event_id": "481516",
+                     *           "event_type": "messages",
+                     *           "instance_id": "r183e2ef9597845",
+                     *           "outcome": "retrying",
+                     *           "attempts": 2,
+                     *           "last_status_code": 503,
+                     *           "latency_ms": 87,
+                     *           "error": "receiver answered 503",
+                     *           "created_at": "2026-01-01T12:00:00.000Z",
+                     *           "first_attempt_at": "2026-01-01T12:00:00.040Z",
+                     *           "last_attempt_at": "2026-01-01T12:00:05.120Z",
+                     *           "next_attempt_at": "2026-01-01T12:05:05.120Z",
+                     *           "finished_at": null,
+                     *           "replayed": false,
+                     *           "replayed_at": null,
+                     *           "replayed_by": null
+                     *         }
+                     *       ],
+                     *       "limit": 50,
+                     *       "next_cursor": null
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The deliveries, newest events first */
+                        deliveries: {
+                            /** @description Attempts made (since the last replay) */
+                            attempts: number;
+                            /**
+                             * Format: date-time
+                             * @description When the delivery was created (its event fanned out)
+                             */
+                            created_at: string;
+                            /** @description The last attempt's error (URL credentials masked); empty when none */
+                            error: string;
+                            /** @description The event: the same for every target, and the `webhook-id` header is `evt_` and this id */
+                            event_id: string;
+                            /** @description The event type (`messages`, `connection`…) */
+                            event_type: string;
+                            /**
+                             * Format: date-time
+                             * @description When it was delivered or given up
+                             */
+                            finished_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description When it was first tried (since the last replay)
+                             */
+                            first_attempt_at: string | null;
+                            /** @description The delivery id */
+                            id: string;
+                            /** @description The instance whose event it is */
+                            instance_id: string;
+                            /**
+                             * @description The target kind: `webhook`, or the sink kind
+                             * @enum {string}
+                             */
+                            kind: "webhook" | "rabbitmq" | "nats" | "kafka";
+                            /**
+                             * Format: date-time
+                             * @description When it was last tried
+                             */
+                            last_attempt_at: string | null;
+                            /** @description The last attempt's HTTP status (null when none: a network error, or a sink) */
+                            last_status_code: number | null;
+                            /** @description How long the last attempt took, in milliseconds (null before the first) */
+                            latency_ms: number | null;
+                            /**
+                             * Format: date-time
+                             * @description When it is due (pending or retrying); null once done
+                             */
+                            next_attempt_at: string | null;
+                            /**
+                             * @description `delivered`, `failed` (given up or discarded), `pending` (not tried yet) or `retrying` (failed, due again)
+                             * @enum {string}
+                             */
+                            outcome: "delivered" | "failed" | "pending" | "retrying";
+                            /** @description Queued again by a replay */
+                            replayed: boolean;
+                            /**
+                             * Format: date-time
+                             * @description When the last replay queued it
+                             */
+                            replayed_at: string | null;
+                            /** @description Who replayed it: `admin` or the instance id */
+                            replayed_by: string | null;
+                            /** @description The event sink (null for a webhook) */
+                            sink_id: string | null;
+                            /** @description The webhook (null for a sink) */
+                            webhook_id: string | null;
+                        }[];
+                        /** @description Deliveries per page */
+                        limit: number;
+                        /** @description Pass as `cursor` for the next, older page; null on the last page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Invalid request payload */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     errors: {
         parameters: {
             query?: never;
@@ -33836,6 +34641,123 @@ export interface operations {
             };
             /** @description Session worker did not answer in time */
             504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "webhookId": "webhookId value",
+                 *       "sinkId": "sinkId value",
+                 *       "from": "from value"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReplayDto"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "queued": 12,
+                     *       "pending": 1,
+                     *       "unavailable": 0
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Matching deliveries still pending: not queued twice, they go out once */
+                        pending: number;
+                        /** @description Deliveries queued by this replay (made pending again, or made for a target that had none) */
+                        queued: number;
+                        /** @description Events asked for that the outbox no longer holds (past MESSAGE_RETENTION_DAYS), or not this instance’s */
+                        unavailable: number;
+                    };
+                };
+            };
+            /** @description Invalid request payload */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

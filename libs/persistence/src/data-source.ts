@@ -29,6 +29,8 @@ import { MessagesUnresolvedSenderIndex1764440000000 } from './migrations/1764440
 import { SendLimits1764430000000 } from './migrations/1764430000000-send-limits';
 import { AuditLog1764450000000 } from './migrations/1764450000000-audit-log';
 import { DeliveryLog1764460000000 } from './migrations/1764460000000-delivery-log';
+import { OutboxTraceparent1764480000000 } from './migrations/1764480000000-outbox-traceparent';
+import { InstanceExported1764470000000 } from './migrations/1764470000000-instance-exported';
 import { OutboxCursorPending1764400000000 } from './migrations/1764400000000-outbox-cursor-pending';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
@@ -70,6 +72,8 @@ export const MIGRATIONS = [
   MessagesUnresolvedSenderIndex1764440000000,
   AuditLog1764450000000,
   DeliveryLog1764460000000,
+  OutboxTraceparent1764480000000,
+  InstanceExported1764470000000,
 ];
 
 export interface DataSourceOptions {

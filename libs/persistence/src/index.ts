@@ -6,6 +6,8 @@ export { AuthStateRepository, FencedOutError } from './repositories/auth-state.r
 export type { KeyMutation } from './repositories/auth-state.repository';
 export { InstanceRepository } from './repositories/instance.repository';
 export type { InstancePatch } from './repositories/instance.repository';
+export { SessionMoveRepository } from './repositories/session-move.repository';
+export type { SessionExport, SessionImport, SessionSnapshot } from './repositories/session-move.repository';
 export { LeaseRepository } from './repositories/lease.repository';
 export type { TailStatement } from './pipelined-transaction';
 export type { Lease } from './repositories/lease.repository';

@@ -25,6 +25,7 @@ import { QuickReplyRepository } from './repositories/quick-reply.repository';
 import { RetentionRepository } from './repositories/retention.repository';
 import { SendLimitRepository } from './repositories/send-limit.repository';
 import { SendQueueRepository } from './repositories/send-queue.repository';
+import { SessionMoveRepository } from './repositories/session-move.repository';
 import { SettingsRepository } from './repositories/settings.repository';
 import { WebhookRepository } from './repositories/webhook.repository';
 
@@ -55,6 +56,7 @@ export const REPOSITORIES = [
   RetentionRepository,
   SendLimitRepository,
   SendQueueRepository,
+  SessionMoveRepository,
   SettingsRepository,
   WebhookRepository,
 ] as const;

@@ -131,6 +131,10 @@ export class InstanceEntity {
   @Column({ type: 'jsonb', nullable: true })
   proxy!: ProxySettings | null;
 
+  /** When the session was exported to another server (`POST /instance/export`): its credentials are gone and connect is refused. */
+  @Column({ name: 'exported_at', type: 'timestamptz', nullable: true })
+  exportedAt!: Date | null;
+
   @CreateDateColumn({ type: 'timestamptz' })
   created!: Date;
 

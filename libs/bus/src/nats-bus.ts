@@ -13,6 +13,7 @@ import {
   tracedRequest,
   unwrapReply,
 } from './bus';
+import { natsServerOptions } from './nats-options';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -32,8 +33,9 @@ export class NatsBus extends Bus {
     // noAsyncTraces: without it the client builds an Error (a captured stack) at the start of every
     // request and every timed subscription, in case it fails: bench/send's gateway profile showed the
     // RequestError constructor as the client's largest self time. The errors we map below keep their
-    // classes and causes; only the caller's stack is not attached.
-    const connection = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true });
+    // classes and causes; only the caller's stack is not attached. Every server of the URL (a cluster's),
+    // its credentials as options (natsServerOptions), reconnecting for ever: a lost server is left for another.
+    const connection = await connect({ ...natsServerOptions(url), name, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true });
     return new NatsBus(connection, serviceOfConnection(name));
   }
 

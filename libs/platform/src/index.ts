@@ -23,6 +23,7 @@ export {
   flushTraces,
   injectTraceHeaders,
   inSpan,
+  outsideTraces,
   readTracingConfig,
   SpanKind,
   startSpan,

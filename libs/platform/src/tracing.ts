@@ -119,6 +119,20 @@ export interface SpanOptions {
   attributes?: Attributes;
   /** The context the span continues (one extracted from a carrier); default: the active one. */
   parent?: Context;
+  /** A new trace, whatever is active (a received message is the start of its own trace). */
+  newTrace?: boolean;
+}
+
+function parentOf(options: SpanOptions): Context {
+  return options.newTrace ? ROOT_CONTEXT : (options.parent ?? context.active());
+}
+
+/**
+ * Runs `work` outside any trace (tracing on): what it sets up and later calls back (a socket's event
+ * listeners) does not inherit the span of the request that happened to create it.
+ */
+export function outsideTraces<T>(work: () => T): T {
+  return state ? context.with(ROOT_CONTEXT, work) : work();
 }
 
 /**
@@ -128,7 +142,7 @@ export interface SpanOptions {
  */
 export function inSpan<T>(service: TracedService, name: string, options: SpanOptions, work: (span?: Span) => Promise<T>): Promise<T> {
   if (!state) return work();
-  const parent = options.parent ?? context.active();
+  const parent = parentOf(options);
   const span = tracerOf(service).startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
   return context.with(trace.setSpan(parent, span), async () => {
     try {
@@ -148,7 +162,7 @@ export function inSpan<T>(service: TracedService, name: string, options: SpanOpt
  */
 export function startSpan(service: TracedService, name: string, options: SpanOptions = {}): Span | undefined {
   if (!state) return undefined;
-  return tracerOf(service).startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, options.parent ?? context.active());
+  return tracerOf(service).startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parentOf(options));
 }
 
 /** Marks a span failed with what was thrown (its message, not its data). */

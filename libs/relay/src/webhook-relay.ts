@@ -9,7 +9,7 @@ import {
   WebhookRepository,
   type WebhookRow,
 } from '@gw/persistence';
-import { LoopWaker, type Logger, metrics, SsrfGuard } from '@gw/platform';
+import { contextOfTraceparent, failSpan, inSpan, LoopWaker, type Logger, metrics, SpanKind, type SpanOptions, SsrfGuard } from '@gw/platform';
 import { nextAttemptDelay } from './retry-schedule';
 import { generateWebhookSecret } from './signature';
 import type { EnvSink } from './sinks/env-sinks';
@@ -459,8 +459,15 @@ export class WebhookRelay {
     const message: SinkMessage = { id: `evt_${event.id}`, event, envelope, body: JSON.stringify(envelope) };
     const transport = this.transportOf(webhook);
     const started = performance.now();
+    // Tracing on: the delivery is a span of the trace the event was written in (its outbox row's traceparent),
+    // active while the transport sends, so a webhook request carries it in its own `traceparent` header.
     const outcome = transport
-      ? await transport.send(webhook, message)
+      ? await inSpan('webhook-relay', `deliver ${webhook.kind}`, deliverySpan(claim, webhook), async (span) => {
+          const sent = await transport.send(webhook, message);
+          if (span && sent.statusCode !== null) span.setAttribute('http.response.status_code', sent.statusCode);
+          if (!sent.ok) failSpan(span, new Error(sent.error));
+          return sent;
+        })
       : { ok: false as const, statusCode: null, error: `no transport for ${webhook.kind} targets in this relay` };
     // HTTP attempts are counted by the transport (by status class); a broker's here, by kind.
     const latencyMs = performance.now() - started;
@@ -644,6 +651,15 @@ function groupByLane(claims: DeliveryClaim[]): DeliveryClaim[][] {
     lane.push(claim);
   }
   return [...lanes.values()].map((lane) => lane.sort((a, b) => a.position - b.position));
+}
+
+/** A delivery's span: continues the event's trace (its outbox row's traceparent; a trace of its own without one). */
+function deliverySpan(claim: DeliveryClaim, webhook: WebhookRow): SpanOptions {
+  return {
+    kind: webhook.kind === 'webhook' ? SpanKind.CLIENT : SpanKind.PRODUCER,
+    parent: contextOfTraceparent(claim.event.traceparent),
+    attributes: { 'wa.event.id': claim.event.id, 'wa.event.type': claim.event.eventType, 'wa.delivery.attempt': claim.attempt },
+  };
 }
 
 function messageTypeOf(payload: Record<string, unknown>): string {

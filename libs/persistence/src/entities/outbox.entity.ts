@@ -30,6 +30,10 @@ export class OutboxEventEntity {
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt!: Date;
 
+  /** The W3C `traceparent` of the span that wrote the event (tracing on), continued by the relay's delivery span. */
+  @Column({ type: 'text', nullable: true })
+  traceparent!: string | null;
+
   /** Set once the webhook relay has created this event's deliveries. */
   @Column({ name: 'dispatched_at', type: 'timestamptz', nullable: true })
   dispatchedAt!: Date | null;

@@ -10,6 +10,8 @@ export interface OutboxEvent {
   eventType: string;
   chatId: string;
   payload: Record<string, unknown>;
+  /** The W3C `traceparent` the event was written under (tracing on), which its delivery span continues; claims only. */
+  traceparent?: string | null;
 }
 
 export interface DeliveryClaim {
@@ -190,7 +192,7 @@ export class DeliveryRepository {
          FROM picked p
          WHERE d.id = p.id AND d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < now())
          RETURNING d.id, d.webhook_id, d.attempts, d.event_id, p.head_id, p.position)
-       SELECT c.id, c.webhook_id, c.attempts, c.head_id, c.position, o.id AS event_id, o.instance_id, o.event_type, o.chat_id, o.payload
+       SELECT c.id, c.webhook_id, c.attempts, c.head_id, c.position, o.id AS event_id, o.instance_id, o.event_type, o.chat_id, o.payload, o.traceparent
        FROM claimed c JOIN outbox_events o ON o.id = c.event_id
        ORDER BY c.head_id, c.position`,
       [limit, String(claimMs), options.excludeWebhooks ?? [], Math.max(1, options.lanes ?? limit), Math.max(1, options.perLane ?? 1)],
@@ -201,7 +203,7 @@ export class DeliveryRepository {
       attempt: Number(row.attempts) + 1,
       headId: String(row.head_id),
       position: Number(row.position),
-      event: toEvent({ ...row, id: row.event_id }),
+      event: { ...toEvent({ ...row, id: row.event_id }), traceparent: (row.traceparent as string | null) ?? null },
     }));
   }
 

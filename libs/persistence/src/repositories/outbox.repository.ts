@@ -5,6 +5,8 @@ export interface NewOutboxEvent {
   eventType: string;
   chatId?: string;
   payload: Record<string, unknown>;
+  /** The W3C `traceparent` of the span that wrote it (tracing on): stored beside the payload, never in it. */
+  traceparent?: string;
 }
 
 export interface OutboxRow {
@@ -78,6 +80,22 @@ export class OutboxRepository {
    */
   static insertStatement(instanceId: string, events: NewOutboxEvent[]): (TailStatementText & { lastId(rows: unknown[]): string | null }) | null {
     if (events.length === 0) return null;
+    // With tracing off no event has a traceparent, and the statement is the one it always was.
+    if (events.some((e) => e.traceparent))
+      return {
+        text: `${PREPARED} INSERT INTO outbox_events (instance_id, event_type, chat_id, payload, traceparent)
+       SELECT $1, e, c, p::jsonb, t FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(e, c, p, t, n)
+       ORDER BY n
+       RETURNING id`,
+        values: [
+          instanceId,
+          events.map((e) => e.eventType),
+          events.map((e) => e.chatId ?? ''),
+          events.map((e) => JSON.stringify(e.payload)),
+          events.map((e) => e.traceparent ?? null),
+        ],
+        lastId: (rows) => (rows.length ? String((rows[rows.length - 1] as { id: string }).id) : null),
+      };
     return {
       text: `${PREPARED} INSERT INTO outbox_events (instance_id, event_type, chat_id, payload)
        SELECT $1, e, c, p::jsonb FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(e, c, p, n)
@@ -106,8 +124,15 @@ export class OutboxRepository {
   ): (TailStatementText & { lastIds(rows: unknown[]): Map<string, string> }) | null {
     const all = batches.flatMap(({ instanceId, events }) => events.map((event) => ({ instanceId, event })));
     if (all.length === 0) return null;
+    // With tracing off no event has a traceparent, and the statement is the one it always was.
+    const traced = all.some((entry) => entry.event.traceparent);
     return {
-      text: `${PREPARED} INSERT INTO outbox_events (instance_id, event_type, chat_id, payload)
+      text: traced
+        ? `${PREPARED} INSERT INTO outbox_events (instance_id, event_type, chat_id, payload, traceparent)
+       SELECT i, e, c, p::jsonb, t FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS u(i, e, c, p, t, n)
+       ORDER BY n
+       RETURNING id, instance_id`
+        : `${PREPARED} INSERT INTO outbox_events (instance_id, event_type, chat_id, payload)
        SELECT i, e, c, p::jsonb FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(i, e, c, p, n)
        ORDER BY n
        RETURNING id, instance_id`,
@@ -116,6 +141,7 @@ export class OutboxRepository {
         all.map((entry) => entry.event.eventType),
         all.map((entry) => entry.event.chatId ?? ''),
         all.map((entry) => JSON.stringify(entry.event.payload)),
+        ...(traced ? [all.map((entry) => entry.event.traceparent ?? null)] : []),
       ],
       lastIds: (rows) => {
         const last = new Map<string, string>();

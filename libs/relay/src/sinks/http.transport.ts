@@ -1,5 +1,5 @@
 import type { WebhookRow } from '@gw/persistence';
-import { guardedConnector, metrics, SsrfError, type SsrfGuard } from '@gw/platform';
+import { guardedConnector, injectTraceHeaders, metrics, SsrfError, type SsrfGuard } from '@gw/platform';
 import { Agent, request } from 'undici';
 import { parseRetryAfter } from '../retry-schedule';
 import { signWebhook } from '../signature';
@@ -26,6 +26,8 @@ export class HttpTransport implements SinkTransport {
   async send(target: WebhookRow, message: SinkMessage): Promise<SendOutcome> {
     const url = this.describe(target, message);
     const headers = signWebhook(target.secret, message.id, Math.floor(Date.now() / 1000), message.body);
+    // Tracing on: `traceparent` (W3C) names the relay's delivery span, so the receiver can continue the trace.
+    injectTraceHeaders(headers);
     const timeout = this.options.requestTimeoutMs;
     const started = performance.now();
     try {

@@ -1,7 +1,7 @@
 import type { Bus } from '@gw/bus';
 import { Subjects, type OutboxNotice } from '@gw/contracts';
 import { FencedOutError, LeaseRepository, OutboxRepository, type Lease, type NewOutboxEvent } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { failSpan, type Logger, startSpan, traceparentOf } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { InboundBatch } from './inbound-batch';
 
@@ -103,6 +103,19 @@ export class InboundStore {
    */
   write<T>(lease: Lease, work: Work<T>, keys?: readonly string[]): Promise<T> {
     const instanceId = lease.instanceId;
+    // Tracing on: what a socket learned starts a trace of its own (`inbound store`, ended at its commit);
+    // its events carry the span's traceparent into the outbox, where the relay's delivery span continues it.
+    const span = startSpan('session-worker', 'inbound store', { newTrace: true, attributes: { 'wa.instance.id': instanceId } });
+    if (span) {
+      const traceparent = traceparentOf(span);
+      const untraced = work;
+      work = async (manager, events) => {
+        const from = events.length;
+        const result = await untraced(manager, events);
+        for (let index = from; index < events.length; index++) events[index].traceparent ??= traceparent;
+        return result;
+      };
+    }
     this.pendingByInstance.set(instanceId, (this.pendingByInstance.get(instanceId) ?? 0) + 1);
     this.pendingTotal++;
     const settled = () => {
@@ -118,10 +131,13 @@ export class InboundStore {
         keys,
         resolve: (value) => {
           settled();
+          span?.end();
           resolve(value as T);
         },
         reject: (error) => {
           settled();
+          failSpan(span, error);
+          span?.end();
           reject(error);
         },
       });

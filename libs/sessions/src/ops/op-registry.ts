@@ -1,6 +1,6 @@
 import type { InstanceOp, InstanceRpc } from '@gw/contracts';
 import type { ChatRepository, FileRepository, InstanceRepository, SendLimitRepository } from '@gw/persistence';
-import type { Logger } from '@gw/platform';
+import { inSpan, type Logger, tracingEnabled } from '@gw/platform';
 import type { SimulatorSeam } from '../config/session-worker.config';
 import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
 import type { MediaSource } from '../outbound/media-source';
@@ -81,7 +81,10 @@ export function isInstanceOp(op: string): op is InstanceOp {
   return Object.hasOwn(OP_REQUESTS, op);
 }
 
-/** Reads the op's request from what arrived over the bus (BadRequest when malformed) and runs its handler. */
+/**
+ * Reads the op's request from what arrived over the bus (BadRequest when malformed) and runs its handler,
+ * in an `op <name>` span of the session worker when tracing is on (a child of the bus handler's span).
+ */
 export async function runOp<Op extends InstanceOp>(
   registry: OpRegistry,
   op: Op,
@@ -89,5 +92,6 @@ export async function runOp<Op extends InstanceOp>(
   raw: Record<string, unknown>,
 ): Promise<InstanceRpc[Op]['reply']> {
   const request = OP_REQUESTS[op](raw, session.instanceId);
-  return registry[op](session, request);
+  if (!tracingEnabled()) return registry[op](session, request);
+  return inSpan('session-worker', `op ${op}`, { attributes: { 'wa.instance.id': session.instanceId } }, () => registry[op](session, request));
 }

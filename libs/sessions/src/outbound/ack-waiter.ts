@@ -1,3 +1,4 @@
+import { failSpan, SpanKind, startSpan } from '@gw/platform';
 import type { BinaryNode, WASocket } from '@whiskeysockets/baileys';
 import { AwaitedAcks } from './awaited-acks';
 import { refusalText } from './refusal';
@@ -10,9 +11,14 @@ import { refusalText } from './refusal';
  */
 export type AckOutcome = 'timeout' | 'closed' | { error: string | null; code?: string };
 
-/** The server's `<ack class="message" id=…>` for one message: error attribute → Failed. */
+/**
+ * The server's `<ack class="message" id=…>` for one message: error attribute → Failed. With tracing on,
+ * a `whatsapp send` span (a child of the send op's) runs from here, just before the message is relayed,
+ * to the ack (or the end of the wait: `wa.ack` says how it ended; a refusal marks it failed).
+ */
 export function waitForAck(socket: WASocket, messageId: string, timeoutMs: number): { result: Promise<AckOutcome>; cancel(): void } {
   const ws = socket.ws;
+  const span = startSpan('session-worker', 'whatsapp send', { kind: SpanKind.CLIENT, attributes: { 'wa.message.id': messageId } });
   let finish: (value: AckOutcome) => void = () => undefined;
   const result = new Promise<AckOutcome>((resolve) => (finish = resolve));
   let finished = false;
@@ -27,9 +33,14 @@ export function waitForAck(socket: WASocket, messageId: string, timeoutMs: numbe
     if (update.connection === 'close') done('closed');
   };
   const timer = setTimeout(() => done('timeout'), timeoutMs);
-  const done = (value: AckOutcome) => {
+  const done = (value: AckOutcome, ended: string = typeof value === 'string' ? value : value.error ? 'refused' : 'acked') => {
     if (finished) return;
     finished = true;
+    if (span) {
+      span.setAttribute('wa.ack', ended);
+      if (typeof value !== 'string' && value.error) failSpan(span, new Error(value.error));
+      span.end();
+    }
     clearTimeout(timer);
     ws.off('CB:ack,class:message', listener);
     ws.off('close', onClose);
@@ -44,5 +55,6 @@ export function waitForAck(socket: WASocket, messageId: string, timeoutMs: numbe
   ws.on('close', onClose);
   socket.ev.on('connection.update', onUpdate);
   if (ws.isClosed || ws.isClosing) done('closed');
-  return { result, cancel: () => done('timeout') };
+  // Cancelled: the relay itself failed (the span says so; the caller handles the error).
+  return { result, cancel: () => done('timeout', 'not relayed') };
 }

@@ -1,6 +1,6 @@
 import type { HistoryRequest } from '@gw/contracts';
 import type { InstanceEntity } from '@gw/persistence';
-import { type Logger, SsrfGuard } from '@gw/platform';
+import { type Logger, outsideTraces, SsrfGuard } from '@gw/platform';
 import { DEFAULT_CONNECTION_CONFIG, makeWASocket, type AuthenticationState, type WABrowserDescription, type WASocket } from '../baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
 import { surfaceAppStateConflicts } from './app-state-conflicts';
@@ -50,30 +50,33 @@ export class SocketFactory {
     const network = networkOptions(instance.proxy, this.config.simulator, this.guard);
     // A collection whose patch did not match its MACs is fetched again from its snapshot (rc14 only skips the patch).
     const recovery = new AppStateRecovery(request.logger);
-    const socket = makeWASocket({
-      auth: request.auth,
-      logger: recovery.watch(baileysLogger(request.logger)),
-      browser: this.browser(instance),
-      version: this.waVersion.version,
-      // Online presence on connect silences the phone's notifications; presence is set on request only.
-      markOnlineOnConnect: false,
-      defaultQueryTimeoutMs: this.config.queryTimeoutMs,
-      ...historySocketOptions(request.history),
-      // Baileys rotates QR refs (60 s, then 20 s each) and ends the socket when they run out. The
-      // pairing code is bound to this socket's ephemeral key, so one ref must outlive the code.
-      ...(request.pairingCode ? { qrTimeout: this.config.pairCodeTtlMs + 60_000 } : {}),
-      ...network,
-      // App state as whatsmeow reads it: a snapshot or patch whose MAC does not match is refused (rc14 skips the checks by default),
-      // and the collection fetched again (AppStateRecovery).
-      appStateMacVerification: { patch: true, snapshot: true },
-      // Fenced or closed stores fail at once; a few quick retries cover a database blip.
-      transactionOpts: { maxCommitRetries: 5, delayBetweenTriesMs: 500 },
-      // A message WhatsApp delivers again after its connection closed between our decrypt and our receipt
-      // is decrypted from the plaintext kept then (its Signal key is spent): stored, not nacked and lost.
-      makeSignalRepository: decryptedBuffer.wrap(instance.id, DEFAULT_CONNECTION_CONFIG.makeSignalRepository, request.logger),
-      // A phone's retry receipt for one of our messages is answered from our store when this socket did not send it.
-      getMessage: async (key) => (key.id && this.storedMessage ? this.storedMessage(instance.id, key.id).catch(() => undefined) : undefined),
-    });
+    // Outside the trace of the request that placed the instance: what the socket reads later starts traces of its own.
+    const socket = outsideTraces(() =>
+      makeWASocket({
+        auth: request.auth,
+        logger: recovery.watch(baileysLogger(request.logger)),
+        browser: this.browser(instance),
+        version: this.waVersion.version,
+        // Online presence on connect silences the phone's notifications; presence is set on request only.
+        markOnlineOnConnect: false,
+        defaultQueryTimeoutMs: this.config.queryTimeoutMs,
+        ...historySocketOptions(request.history),
+        // Baileys rotates QR refs (60 s, then 20 s each) and ends the socket when they run out. The
+        // pairing code is bound to this socket's ephemeral key, so one ref must outlive the code.
+        ...(request.pairingCode ? { qrTimeout: this.config.pairCodeTtlMs + 60_000 } : {}),
+        ...network,
+        // App state as whatsmeow reads it: a snapshot or patch whose MAC does not match is refused (rc14 skips the checks by default),
+        // and the collection fetched again (AppStateRecovery).
+        appStateMacVerification: { patch: true, snapshot: true },
+        // Fenced or closed stores fail at once; a few quick retries cover a database blip.
+        transactionOpts: { maxCommitRetries: 5, delayBetweenTriesMs: 500 },
+        // A message WhatsApp delivers again after its connection closed between our decrypt and our receipt
+        // is decrypted from the plaintext kept then (its Signal key is spent): stored, not nacked and lost.
+        makeSignalRepository: decryptedBuffer.wrap(instance.id, DEFAULT_CONNECTION_CONFIG.makeSignalRepository, request.logger),
+        // A phone's retry receipt for one of our messages is answered from our store when this socket did not send it.
+        getMessage: async (key) => (key.id && this.storedMessage ? this.storedMessage(instance.id, key.id).catch(() => undefined) : undefined),
+      }),
+    );
     // A sender's messages reach us in the order WhatsApp sent them (Baileys could swap a new contact's first two).
     receiveMessagesInOrder(socket, request.logger);
     // An app-state patch WhatsApp refused as stale (409) fails, to be sent again, instead of passing as stored.

@@ -13,7 +13,10 @@ import {
   type MetricsConfig,
   PinoNestLogger,
   readMetricsConfig,
+  readTracingConfig,
   startHealthServer,
+  startTracing,
+  stopTracing,
   type EnvReader,
 } from '@gw/platform';
 import { readSessionWorkerConfig, SessionWorkerModule, type SessionWorkerConfig, type SessionWorkerOptions } from '@gw/sessions';
@@ -59,7 +62,10 @@ class SessionWorkerAppModule {
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit(readConfig);
+  // OTEL_EXPORTER_OTLP_ENDPOINT: spans as `session-worker`, before the logger (trace_id in its lines).
+  const tracingNote = startTracing(loadConfigOrExit(readTracingConfig));
   const logger = createLogger('session-worker', config.logLevel, { format: config.logFormat });
+  if (tracingNote) logger.warn(tracingNote);
   if (config.halfSeam) {
     logger.warn('only one of WA_WEBSOCKET_URL / WA_CERT_ROOT_PUBLIC_KEY is set; the simulator seam needs both and stays off');
   }
@@ -95,6 +101,7 @@ async function main(): Promise<void> {
       await bus.close();
       await dataSource.destroy();
       await new Promise<void>((resolve) => health.server.close(() => resolve()));
+      await stopTracing();
       process.exit(0);
     } catch (error) {
       logger.error({ err: error }, 'shutdown failed');

@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   const database = app.get(HealthRepository);
   // Its own pool; the instances by status come from the gateway's /metrics (one reader, however many workers).
   const repository = app.get(MetricsRepository);
-  metrics().useSources({ databasePool: () => repository.databasePool() });
+  metrics().useSources({ databasePool: () => repository.databasePool(), workerInstances: () => repository.instancesHeldBy(config.worker.workerId) });
   const health = await startHealthServer(config.healthPort, {
     postgres: () => database.ping(),
     nats: () => bus.ping(),

@@ -117,6 +117,17 @@ describe(GatewayMetrics.name, () => {
       expect(text).not.toContain('wa_gateway_db_pool_connections{');
     });
 
+    it('should report the instances a session worker holds, and leave the gauge out elsewhere or when the read fails', async () => {
+      const sut = new GatewayMetrics({ perInstance: false });
+      expect((await sut.exposition()).body).not.toMatch(/^wa_gateway_worker_instances /m);
+      let held: Promise<number> = Promise.resolve(42);
+      sut.useSources({ workerInstances: () => held });
+      expect((await sut.exposition()).body).toMatch(/^wa_gateway_worker_instances 42$/m);
+      held = Promise.reject(new Error('down'));
+      expect((await sut.exposition()).body).not.toMatch(/^wa_gateway_worker_instances /m);
+      expect((await sut.exposition()).body).toContain('wa_gateway_metrics_source_errors_total{source="worker_instances"}');
+    });
+
     it("should report a session worker's inbound backlog and count its pauses", async () => {
       const sut = new GatewayMetrics({ perInstance: false });
       sut.useSources({ inboundBacklog: () => ({ depth: 37, pausedSockets: 1, writesPending: 5 }) });

@@ -40,6 +40,11 @@ export interface MetricsSources {
    * for it, and the writes its store accepted and has not committed yet.
    */
   inboundBacklog?: () => { depth: number; pausedSockets: number; writesPending?: number };
+  /**
+   * Instances this session worker holds (its live leases): what a HorizontalPodAutoscaler scales the
+   * workers on (k8s/session-worker.yaml), one figure per worker pod.
+   */
+  workerInstances?: () => Promise<number>;
 }
 
 export class GatewayMetrics {
@@ -272,6 +277,17 @@ export class GatewayMetrics {
         const pending = sources.inboundBacklog?.().writesPending;
         if (pending !== undefined) this.set(pending);
         else this.remove({});
+      },
+    });
+    new Gauge({
+      name: 'wa_gateway_worker_instances',
+      help: "Instances this session worker holds (its live leases, read from Postgres on scrape); the autoscaler's sessions per worker",
+      registers,
+      async collect() {
+        if (!sources.workerInstances) return void this.remove({});
+        const held = await sources.workerInstances().catch(() => void errors.inc({ source: 'worker_instances' }));
+        if (held === undefined) this.remove({});
+        else this.set(held);
       },
     });
     new Gauge({

@@ -50,6 +50,15 @@ export class MetricsRepository {
     return { pending: row.pending, oldestSeconds: Math.max(0, row.oldest_seconds ?? 0) };
   }
 
+  /** Instances whose live lease one session worker holds (the leases table has a row per instance: a short scan, once per scrape). */
+  async instancesHeldBy(workerId: string): Promise<number> {
+    const [row]: Array<{ held: number }> = await this.dataSource.query(
+      `SELECT count(*)::int AS held FROM session_leases WHERE worker_id = $1 AND expires_at > now()`,
+      [workerId],
+    );
+    return row.held;
+  }
+
   /** This process's connection pool: connections open, idle, and queries waiting for one (no statement). */
   databasePool(): { total: number; idle: number; waiting: number } {
     const pool = (this.dataSource.driver as unknown as { master?: PoolCounters }).master;

@@ -1,10 +1,11 @@
 import 'reflect-metadata';
 import { ConfigError, createLogger, EnvReader, loadConfigOrExit, readTracingConfig, startTracing, stopTracing } from '@gw/platform';
-import { SettingsRepository } from '@gw/persistence';
+import { openDatabase, SettingsRepository } from '@gw/persistence';
 import { AdminTokenService } from './admin/admin-token.service';
 import { embeddedServices } from './runtime/embedded-services';
 import { loadGatewayConfig } from './runtime/gateway-config';
 import { createHttpApp } from './runtime/http-app';
+import { drainHttpApp } from './runtime/drain';
 import { adminTokenCommand } from './runtime/admin-token-command';
 import { openRuntime, openStore } from './runtime/runtime';
 import { readSandboxPorts, startSandboxSimulator } from './runtime/sandbox-simulator';
@@ -28,6 +29,23 @@ async function rotateAdminToken(): Promise<void> {
   } finally {
     await store.close();
   }
+}
+
+/**
+ * `main.js migrate`: applies the pending migrations to DATABASE_URL and exits, the Kubernetes migrations
+ * Job that runs before a rollout (k8s/migrate, docs/deploy.md). Every service also migrates when it
+ * starts, under the same advisory lock: the Job makes a migration fail before any pod of the new
+ * version starts, instead of in the first one. Migrations are expand-then-contract (docs/adr/0028).
+ */
+async function migrate(): Promise<void> {
+  const url = loadConfigOrExit((env) => {
+    env.string('DATABASE_URL');
+    return env.url('DATABASE_URL', ['postgres:', 'postgresql:']) as string;
+  });
+  const dataSource = await openDatabase({ url });
+  const [{ count }]: Array<{ count: number }> = await dataSource.query(`SELECT count(*)::int AS count FROM migrations`);
+  await dataSource.destroy();
+  say(`migrations applied: the database has ${count}`);
 }
 
 async function main(): Promise<void> {
@@ -89,8 +107,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    setTimeout(() => process.exit(1), 15_000).unref();
-    await app.close().catch(() => undefined);
+    // The requests in flight have up to RPC_TIMEOUT_MS (a send waiting for its worker) after the delay.
+    setTimeout(() => process.exit(1), config.drainDelayMs + 15_000).unref();
+    await drainHttpApp(app, config.drainDelayMs).catch((error: unknown) => logger.error({ err: error }, 'draining the HTTP server failed'));
     await simulator?.stop().catch(() => undefined);
     await runtime.close();
     // The spans batched last go out before the process ends.
@@ -109,10 +128,10 @@ function exitOnConfigError(error: unknown): never {
   });
 }
 
-const command = process.argv[2] === 'admin-token' ? rotateAdminToken : main;
+const command = process.argv[2] === 'admin-token' ? rotateAdminToken : process.argv[2] === 'migrate' ? migrate : main;
 command().catch((error: unknown) => {
   process.stderr.write(
-    `${JSON.stringify({ level: 'fatal', msg: command === main ? 'gateway failed to start' : 'admin-token failed', err: String((error as Error)?.stack ?? error) })}\n`,
+    `${JSON.stringify({ level: 'fatal', msg: command === main ? 'gateway failed to start' : `${process.argv[2]} failed`, err: String((error as Error)?.stack ?? error) })}\n`,
   );
   process.exit(1);
 });

@@ -34,6 +34,15 @@ describe(HealthService.name, () => {
     });
   });
 
+  describe('draining (SIGTERM)', () => {
+    it('should answer unavailable from then on although Postgres and NATS answer, and stay live', async () => {
+      const sut = new HealthService(database(up), remoteBus(up));
+      sut.startDraining();
+      expect(await sut.readiness()).toEqual({ status: 'unavailable', checks: { shutdown: 'draining: finishing the requests in flight' } });
+      expect(sut.liveness().status).toBe('ok');
+    });
+  });
+
   describe('liveness', () => {
     it('should answer ok with the version it runs', () => {
       expect(new HealthService(database(down), new InProcessBus()).liveness()).toEqual({

@@ -7,12 +7,22 @@ import { BUS } from '../runtime/tokens';
 /** What the in-process bus is reported as: nothing to reach, it lives in this process. */
 export const IN_PROCESS_BUS = 'in-process';
 
+/** The readiness report of a gateway that is stopping: it finishes what it has, takes nothing new. */
+export const DRAINING: HealthReport = { status: 'unavailable', checks: { shutdown: 'draining: finishing the requests in flight' } };
+
 @Injectable()
 export class HealthService {
   constructor(
     private readonly database: HealthRepository,
     @Inject(BUS) private readonly bus: Bus,
   ) {}
+
+  private draining = false;
+
+  /** From now on `/ready` answers 503 (DRAINING), whatever Postgres and NATS say: the process is stopping. */
+  startDraining(): void {
+    this.draining = true;
+  }
 
   /** Liveness: the process answers, and which build it runs. */
   liveness() {
@@ -25,6 +35,7 @@ export class HealthService {
    * (`bus: in-process`) instead of claiming NATS was checked.
    */
   async readiness(): Promise<HealthReport> {
+    if (this.draining) return DRAINING;
     const postgres = () => this.database.ping();
     if (this.bus instanceof InProcessBus) {
       const report = await checkReadiness({ postgres });

@@ -25,6 +25,12 @@ export interface GatewayConfig {
    * (FAILOVER_WAIT_MS): the lease TTL, a reconcile interval and a reconnect.
    */
   failoverWaitMs: number;
+  /**
+   * After SIGTERM, how long the gateway keeps serving with `/ready` answering 503 before it stops
+   * accepting (DRAIN_DELAY_MS, default 0): time for a load balancer that polls `/ready` to stop sending
+   * here. Kubernetes' preStop sleep does that job there (k8s/gateway.yaml).
+   */
+  drainDelayMs: number;
   /** Sandbox: an embedded simulator, and the workers wired to it. */
   sandbox: boolean;
   /** CIDRs the SSRF guard lets through although they are private (SSRF_ALLOWLIST). */
@@ -65,6 +71,7 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     rpcTimeoutMs: env.integer('RPC_TIMEOUT_MS', 15000, { min: 100, max: 600000 }),
     connectTimeoutMs: env.integer('CONNECT_TIMEOUT_MS', 30000, { min: 100, max: 600000 }),
     failoverWaitMs: env.integer('FAILOVER_WAIT_MS', 20000, { min: 0, max: 600000 }),
+    drainDelayMs: env.integer('DRAIN_DELAY_MS', 0, { min: 0, max: 60_000 }),
     sandbox,
     ssrfAllowlist: cidrList(env, 'SSRF_ALLOWLIST'),
     transcription: {

@@ -20,6 +20,8 @@ import { HealthService } from './health/health.service';
 import { InstanceController } from './instance/instance.controller';
 import { InstanceStatusController } from './instance/instance-status.controller';
 import { InstanceService } from './instance/instance.service';
+import { SessionExportController, SessionImportController } from './instance/session-move.controller';
+import { SessionMoveService } from './instance/session-move.service';
 import type { GatewayConfig } from './runtime/gateway-config';
 import { BUS, DATA_SOURCE, GATEWAY_CONFIG, LOGGER } from './runtime/tokens';
 import { SessionClient } from './session/session.client';
@@ -105,6 +107,8 @@ export class GatewayModule {
         AdminController,
         InstanceController,
         InstanceStatusController,
+        SessionExportController,
+        SessionImportController,
         WebhookController,
         GlobalWebhookController,
         WebhookDeliveriesController,
@@ -146,6 +150,7 @@ export class GatewayModule {
         InstanceGuard,
         RateLimitService,
         InstanceService,
+        SessionMoveService,
         SessionClient,
         WebhookService,
         DeliveryLogService,

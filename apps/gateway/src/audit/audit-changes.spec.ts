@@ -22,6 +22,14 @@ describe('maskedChanges', () => {
     });
   });
 
+  it("should mask a moved session's passphrase and bundle (issue #40), not other fields that merely contain the word", () => {
+    expect(maskedChanges({ passphrase: 'correct horse battery staple', bundle: 'gwsession1.e30.AAAA', bundleName: 'x' })).toEqual({
+      passphrase: '[masked]',
+      bundle: '[masked]',
+      bundleName: 'x',
+    });
+  });
+
   it("should mask URLs' user info and credential query parameters, keeping host, path and the rest", () => {
     expect(maskedChanges({ url: 'https://h.example/hook?token=abc&x=1' })).toEqual({ url: 'https://h.example/hook?token=[masked]&x=1' });
     expect(maskedChanges({ url: 'amqp://guest:guest-pass@broker:5672/vh' }).url).toBe('amqp://guest:[masked]@broker:5672/vh');

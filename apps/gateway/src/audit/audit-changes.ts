@@ -1,8 +1,11 @@
 import { redactUrl } from '@gw/platform';
 import { maskUrlCredentials } from '@gw/persistence';
 
-/** A field whose value is a credential: tokens, secrets, passwords, API keys, access tokens (any case, `_` or not). */
-const SECRET_FIELD = /token|secret|passw|api_?key|authorization|credential/i;
+/**
+ * A field whose value is a credential: tokens, secrets, passwords and passphrases, API keys, access tokens (any
+ * case, `_` or not), and a moved session's `bundle` (issue #40: the account's credentials, encrypted).
+ */
+const SECRET_FIELD = /token|secret|passw|passphrase|^bundle$|api_?key|authorization|credential/i;
 /** How much of a request the log keeps: a knowledge text or a long list is cut, not stored whole. */
 const MAX_STRING = 500;
 const MAX_ITEMS = 50;

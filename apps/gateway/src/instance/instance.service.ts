@@ -76,6 +76,11 @@ export class InstanceService {
   // --- lifecycle ---------------------------------------------------------------------------------
 
   async connect(instance: InstanceEntity, dto: ConnectDto, requestIdHeader?: string) {
+    // Its session moved to another server (issue #40): connecting here would pair anew, or (were the credentials still here) log the other out.
+    if (instance.exportedAt)
+      throw ApiError.conflict(
+        'Instance was exported to another server: its credentials left with the bundle, so it cannot connect here (delete this instance)',
+      );
     const requestId = requestIdHeader && /^[\w.:-]{1,100}$/.test(requestIdHeader) ? requestIdHeader : newRequestId();
     // A place of the operator's pools: a working proxy of it, kept for the instance (400 naming the field for an unknown place).
     const managed = await this.managedProxies.assign(instance, dto);
@@ -270,7 +275,7 @@ export class InstanceService {
    * like any URL a tenant gives (unless SSRF_ALLOWLIST lets it through). A name is judged by the worker
    * each time it connects (the answer may change), with one error whatever the cause.
    */
-  private checkProxyUrl(value: string, field: string): string {
+  checkProxyUrl(value: string, field: string): string {
     let parsed: URL;
     try {
       parsed = new URL(value);

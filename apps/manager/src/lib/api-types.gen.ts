@@ -1618,6 +1618,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/instance/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Export the session to move it to another server
+         * @description Stops the instance without logging out and answers its session as one encrypted `bundle` (scrypt and AES-256-GCM under your `passphrase`): the linked device's credentials and the instance's settings (name, webhooks and sinks with their secrets, proxy, chatbot and its records, Chatwoot, delays, fields map). The credentials are then wiped here and the instance stays as a tombstone: `/instance/connect` answers 409, since two servers holding one linked device would log each other out. Import the bundle with `POST /instance/import` on the new server; it connects there without a QR code. The bundle is the only copy: keep the answer. 409 when the instance has no linked device or was exported already. Message history, files, quick replies and queued sends stay here. Not in uazapiGO.
+         */
+        post: operations["exportSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/instance/hibernate": {
         parameters: {
             query?: never;
@@ -1652,6 +1672,26 @@ export interface paths {
         get: operations["historySyncStatus"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/instance/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a session exported from another server
+         * @description Creates an instance from a `bundle` of `POST /instance/export` and its `passphrase`: the linked device's credentials and the settings, all in one transaction, with a new id and a new `token` (the old server's token does not move). `POST /instance/connect` with the new token then connects it without a QR code. 400 when the bundle cannot be decrypted (a wrong passphrase or a changed bundle: one answer), is malformed, or names a webhook, sink, Chatwoot or proxy address this server's SSRF guard refuses; 409 when an instance here already holds the same linked device (the bundle was imported before). Nothing is written when it fails. Not in uazapiGO.
+         */
+        post: operations["importSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4643,6 +4683,10 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        ExportSessionDto: {
+            /** @description The passphrase the bundle is encrypted with (at least 12 characters; a few random words are best). It is not stored: without it the bundle cannot be imported */
+            passphrase: string;
+        };
         FindChatsDto: {
             /** @description A number, or a string with a prefix >=, >, <=, <, != */
             chatbot_disableUntil?: number | string;
@@ -5232,6 +5276,14 @@ export interface components {
             request_id?: string;
             /** @enum {string} */
             status?: "none" | "waiting" | "in_progress" | "completed";
+        };
+        ImportSessionDto: {
+            /** @description The `bundle` that `POST /instance/export` answered on the other server, as it was (`gwsession1.…`) */
+            bundle: string;
+            /** @description A name for the new instance; default: the exported instance's name */
+            name?: string;
+            /** @description The passphrase the bundle was exported with */
+            passphrase: string;
         };
         Instance: {
             adminField01?: string;
@@ -19887,6 +19939,195 @@ export interface operations {
             };
         };
     };
+    exportSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "passphrase": "passphrase value"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ExportSessionDto"];
+            };
+        };
+        responses: {
+            /** @description Exported: the encrypted bundle; this instance stays as a tombstone that cannot connect */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": "Session exported",
+                     *       "bundle": "gwsession1.eyJ2IjoxLCJrZGYiOnsibmFtZSI6InNjcnlwdCIsIk4iOjEzMTA3MiwiciI6OCwicCI6MX19.q3J0c2Vzc2lvbi1jaXBoZXJ0ZXh0",
+                     *       "instance": {
+                     *         "id": "r183e2ef9597845",
+                     *         "token": "123e4567-e89b-12d3-a456-426614174000",
+                     *         "status": "disconnected",
+                     *         "paircode": "",
+                     *         "qrcode": "",
+                     *         "name": "minha-instancia",
+                     *         "profileName": "",
+                     *         "profilePicUrl": "",
+                     *         "isBusiness": false,
+                     *         "plataform": "",
+                     *         "systemName": "uazapi",
+                     *         "owner": "",
+                     *         "lastDisconnect": "",
+                     *         "lastDisconnectReason": "exported to another server (POST /instance/export): its credentials left with the bundle, so it cannot connect again; delete it",
+                     *         "adminField01": "",
+                     *         "adminField02": "",
+                     *         "openai_apikey": "",
+                     *         "chatbot_enabled": false,
+                     *         "chatbot_ignoreGroups": true,
+                     *         "chatbot_stopConversation": "",
+                     *         "chatbot_stopMinutes": 0,
+                     *         "chatbot_stopWhenYouSendMsg": 0,
+                     *         "fieldsMap": {},
+                     *         "msg_delay_min": 0,
+                     *         "msg_delay_max": 0,
+                     *         "currentPresence": "available",
+                     *         "currentTime": "2024-01-25T12:00:00.000Z",
+                     *         "created": "2024-01-01T12:00:00.000Z",
+                     *         "updated": "2024-01-01T12:30:00.000Z"
+                     *       },
+                     *       "info": "Keep the bundle and its passphrase safe: they are the WhatsApp session. Import it with POST /instance/import (admin token) on the new server; this instance can no longer connect, delete it when the move is done."
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The encrypted session: the linked device's credentials and the instance's settings (webhooks and sinks with their secrets, proxy, chatbot, Chatwoot, delays, fields map). Give it, with the passphrase, to `POST /instance/import` on the new server; it is the only copy */
+                        bundle: string;
+                        /** @description What to do next */
+                        info: string;
+                        /** @description This instance as it stays here: disconnected, without credentials; connecting it is refused */
+                        instance: components["schemas"]["Instance"];
+                        /**
+                         * @description What was done
+                         * @enum {string}
+                         */
+                        response: "Session exported";
+                    };
+                };
+            };
+            /** @description Invalid request payload */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description WhatsApp refused the request */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before trying again */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Session worker did not answer in time */
+            504: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     hibernate: {
         parameters: {
             query?: never;
@@ -20104,6 +20345,174 @@ export interface operations {
             };
             /** @description Invalid token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    importSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "bundle": "bundle value",
+                 *       "passphrase": "passphrase value",
+                 *       "name": "my-instance"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImportSessionDto"];
+            };
+        };
+        responses: {
+            /** @description Imported: a new instance with the bundle’s linked device, disconnected; connect it with its new token */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "response": "Session imported",
+                     *       "instance": {
+                     *         "id": "r183e2ef9597845",
+                     *         "token": "123e4567-e89b-12d3-a456-426614174000",
+                     *         "status": "disconnected",
+                     *         "paircode": "",
+                     *         "qrcode": "",
+                     *         "name": "minha-instancia",
+                     *         "profileName": "",
+                     *         "profilePicUrl": "",
+                     *         "isBusiness": false,
+                     *         "plataform": "",
+                     *         "systemName": "uazapi",
+                     *         "owner": "",
+                     *         "lastDisconnect": "",
+                     *         "lastDisconnectReason": "imported from another server: POST /instance/connect connects it without a QR code",
+                     *         "adminField01": "",
+                     *         "adminField02": "",
+                     *         "openai_apikey": "",
+                     *         "chatbot_enabled": false,
+                     *         "chatbot_ignoreGroups": true,
+                     *         "chatbot_stopConversation": "",
+                     *         "chatbot_stopMinutes": 0,
+                     *         "chatbot_stopWhenYouSendMsg": 0,
+                     *         "fieldsMap": {},
+                     *         "msg_delay_min": 0,
+                     *         "msg_delay_max": 0,
+                     *         "currentPresence": "available",
+                     *         "currentTime": "2024-01-25T12:00:00.000Z",
+                     *         "created": "2024-01-01T12:00:00.000Z",
+                     *         "updated": "2024-01-01T12:30:00.000Z"
+                     *       },
+                     *       "token": "123e4567-e89b-12d3-a456-426614174000",
+                     *       "connected": false,
+                     *       "loggedIn": false,
+                     *       "jid": "5511999999999:12@s.whatsapp.net",
+                     *       "info": "POST /instance/connect with this token connects it without a QR code. Delete the exported instance on the old server."
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Always false: `POST /instance/connect` connects it, without a QR code
+                         * @enum {boolean}
+                         */
+                        connected: false;
+                        /** @description What to do next */
+                        info: string;
+                        /** @description The new instance: disconnected, with the linked device of the bundle */
+                        instance: components["schemas"]["Instance"];
+                        /** @description The linked device (`user:device@s.whatsapp.net`) the bundle carried */
+                        jid: string;
+                        /**
+                         * @description Always false until it is connected
+                         * @enum {boolean}
+                         */
+                        loggedIn: false;
+                        /**
+                         * @description What was done
+                         * @enum {string}
+                         */
+                        response: "Session imported";
+                        /** @description The new instance's token (a new one: the old server's token is not carried over) */
+                        token: string;
+                    };
+                };
+            };
+            /** @description Invalid request payload */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid AdminToken Header */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

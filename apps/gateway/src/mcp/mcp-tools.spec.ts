@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { OpenAPIObject, OperationObject } from '@nestjs/swagger';
 import { ApiError } from '../common/api-error';
 import { buildDocumentWithoutServices } from '../openapi/document-app';
@@ -41,6 +43,11 @@ describe('buildMcpCatalogue', () => {
     // No stale exclusion: each names an operation the document has.
     for (const key of Object.keys(EXCLUDED_OPERATIONS)) expect(operations.map((operation) => operation.key)).toContain(key);
     expect(tools).toHaveLength(operations.length - Object.keys(EXCLUDED_OPERATIONS).length);
+  });
+
+  it('should list every excluded operation in docs/mcp.md, for agent hosts', () => {
+    const doc = readFileSync(join(__dirname, '../../../../docs/mcp.md'), 'utf8');
+    for (const key of Object.keys(EXCLUDED_OPERATIONS)) expect(doc).toContain(`| \`${key}\` |`);
   });
 
   it('should give each tool the audience of its security scheme, never an admin route to instance tokens', () => {

@@ -13,7 +13,10 @@ describe(LeaseRepository.name, () => {
     instances = new InstanceRepository(db.dataSource);
     auth = new AuthStateRepository(db.dataSource);
   });
-  afterAll(() => db.close());
+  afterAll(async () => {
+    await sut.closeRenewal();
+    await db.close();
+  });
 
   const newInstance = async (id: string, extra: Record<string, unknown> = {}) => instances.create({ id, token: `token-${id}`, name: id, ...extra });
 
@@ -53,6 +56,96 @@ describe(LeaseRepository.name, () => {
       const held = await sut.renewAll('w-renew', 5000);
       expect([...held.keys()]).toEqual(['i-renew']);
       expect(await sut.renewAll('w-other', 5000)).toEqual(new Map());
+    });
+  });
+
+  describe('renewOwn (issue #34)', () => {
+    const lapse = (id: string) => db.dataSource.query(`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE instance_id = $1`, [id]);
+
+    it('should renew in one statement the worker heartbeat and every row of the worker, a lapsed one too, with its token', async () => {
+      await newInstance('i-own-live');
+      await newInstance('i-own-lapsed');
+      const live = (await sut.claim('i-own-live', 'w-own', 5000))!;
+      const lapsed = (await sut.claim('i-own-lapsed', 'w-own', 5000))!;
+      await lapse('i-own-lapsed');
+
+      const renewed = await sut.renewOwn('w-own', 7, 5000);
+
+      expect(renewed).toEqual(
+        new Map([
+          ['i-own-live', live.fencingToken],
+          ['i-own-lapsed', lapsed.fencingToken],
+        ]),
+      );
+      expect(await sut.holderOf('i-own-lapsed')).toEqual(lapsed);
+      const [worker] = await db.dataSource.query(`SELECT capacity FROM session_workers WHERE id = 'w-own'`);
+      expect(worker.capacity).toBe(7);
+    });
+
+    it('should not take back a lapsed row another worker claimed meanwhile, nor one handed over', async () => {
+      await newInstance('i-own-taken');
+      await newInstance('i-own-given');
+      await sut.claim('i-own-taken', 'w-late', 5000);
+      const given = (await sut.claim('i-own-given', 'w-late', 5000))!;
+      await lapse('i-own-taken');
+      const heir = (await sut.claim('i-own-taken', 'w-heir', 5000))!;
+      expect(await sut.handOver([given])).toBe(1);
+
+      expect(await sut.renewOwn('w-late', 10, 5000)).toEqual(new Map());
+      expect(await sut.holderOf('i-own-taken')).toEqual(heir);
+      expect(await sut.holderOf('i-own-given')).toBeNull();
+    });
+
+    it('should keep working after its connection failed', async () => {
+      await newInstance('i-own-reconnect');
+      await sut.claim('i-own-reconnect', 'w-own-reconnect', 5000);
+      await sut.renewOwn('w-own-reconnect', 1, 5000);
+      // The server ends the renewal connection (a restart, a failover): the next renewal fails, the one after works.
+      await db.dataSource.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database() AND state = 'idle' AND query LIKE 'WITH worker AS%'`,
+      );
+      await sut.renewOwn('w-own-reconnect', 1, 5000).catch(() => undefined);
+      expect([...(await sut.renewOwn('w-own-reconnect', 1, 5000)).keys()]).toEqual(['i-own-reconnect']);
+    });
+  });
+
+  describe('retakeOwn (issue #34)', () => {
+    it('should give the rows of instances that still want a session a new token, at most the limit, and leave the others', async () => {
+      await newInstance('i-retake-a', { paired: true, desiredState: 'connected' });
+      await newInstance('i-retake-b', { paired: true, desiredState: 'connected' });
+      await newInstance('i-retake-off', { paired: true, desiredState: 'disconnected' });
+      const a = (await sut.claim('i-retake-a', 'w-retake', 5000))!;
+      await sut.claim('i-retake-b', 'w-retake', 5000);
+      await sut.claim('i-retake-off', 'w-retake', 5000);
+
+      const retaken = await sut.retakeOwn('w-retake', ['i-retake-a', 'i-retake-b', 'i-retake-off'], 5000, 1);
+
+      expect(retaken).toEqual([{ instanceId: 'i-retake-a', workerId: 'w-retake', fencingToken: String(Number(a.fencingToken) + 1) }]);
+      // The old token is fenced out.
+      await expect(auth.write(a, { creds: '{}' })).rejects.toBeInstanceOf(FencedOutError);
+      await sut.releaseOwn('w-retake', ['i-retake-b', 'i-retake-off']);
+      expect(await sut.holderOf('i-retake-b')).toBeNull();
+      expect(await sut.holderOf('i-retake-off')).toBeNull();
+      expect(await sut.holderOf('i-retake-a')).toEqual(retaken[0]);
+    });
+  });
+
+  describe('handOver (issue #39)', () => {
+    it('should end the lease at once but keep its row: claimable now with a new token, a takeover for the gateway, the old token fenced', async () => {
+      await newInstance('i-hand', { paired: true, desiredState: 'connected' });
+      await newInstance('i-hand-other');
+      const lease = (await sut.claim('i-hand', 'w-drain', 60_000))!;
+      const other = (await sut.claim('i-hand-other', 'w-other', 60_000))!;
+
+      expect(await sut.handOver([lease, { ...other, workerId: 'w-drain' }])).toBe(1);
+
+      expect(await sut.holderOf('i-hand')).toBeNull();
+      expect(await sut.heldRecently('i-hand', 20_000)).toBe(true);
+      expect(await sut.findOrphans(1000)).toContain('i-hand');
+      await expect(auth.write(lease, { creds: '{}' })).rejects.toBeInstanceOf(FencedOutError);
+      const heir = await sut.claim('i-hand', 'w-heir', 60_000);
+      expect(heir).toEqual({ instanceId: 'i-hand', workerId: 'w-heir', fencingToken: String(Number(lease.fencingToken) + 1) });
+      expect(await sut.holderOf('i-hand-other')).toEqual(other);
     });
   });
 

@@ -138,7 +138,7 @@ describe(LeaseKeeper.name, () => {
       await sut.start(listener);
       await sut.reconcileNow();
       const claimedAt = Date.now();
-      jest.spyOn(failing, 'renewAll').mockRejectedValue(new Error('database unreachable'));
+      jest.spyOn(failing, 'renewOwn').mockRejectedValue(new Error('database unreachable'));
 
       await waitFor(() => listener.lost.length === 2, 3000);
       // stopped while the lease rows were still live: nobody else could have claimed them yet
@@ -161,8 +161,101 @@ describe(LeaseKeeper.name, () => {
     });
   });
 
+  describe('late renewals under load (issue #34)', () => {
+    /** A repository whose first renewal is answered `delayMs` after the database ran it (a loaded event loop). */
+    const lateOnce = (delayMs: number) => {
+      const repository = new LeaseRepository(db.dataSource);
+      const renew = repository.renewOwn.bind(repository);
+      let first = true;
+      jest.spyOn(repository, 'renewOwn').mockImplementation(async (...args) => {
+        const renewed = await renew(...args);
+        if (first) {
+          first = false;
+          await sleep(delayMs);
+        }
+        return renewed;
+      });
+      return repository;
+    };
+
+    it('should keep its sessions when a renewal in flight at the cut-off is answered before the leases lapse', async () => {
+      const ids = await pairedInstances(2);
+      // TTL 4 s: renewed every 1.33 s, cut-off 1 s before the lapse. The first renewal (at 1.33 s) is
+      // answered at ~3.5 s: after the cut-off (3 s), before the leases could lapse (4 s).
+      const sut = keeper('w-late-answer', { ttlMs: 4_000 }, lateOnce(2_200));
+      const listener = new RecordingListener();
+      await sut.start(listener);
+      for (const id of ids) expect((await sut.claim(id)).kind).toBe('claimed');
+
+      await sleep(5_000);
+
+      expect(listener.lost).toEqual([]);
+      expect(sut.heldIds().sort()).toEqual(ids);
+    });
+
+    it('should take back, with a new token, the leases it lost by being late when nobody else took them', async () => {
+      const ids = await pairedInstances(2);
+      const sut = keeper('w-late-retake', { ttlMs: 1_500 }, lateOnce(1_500));
+      const listener = new RecordingListener();
+      await sut.start(listener);
+      const before = new Map<string, string>();
+      for (const id of ids) {
+        const claimed = await sut.claim(id);
+        if (claimed.kind === 'claimed') before.set(id, claimed.lease.fencingToken);
+      }
+
+      await waitFor(() => listener.lost.length === 2, 5_000);
+      await waitFor(() => listener.adopted.length === 2, 5_000);
+
+      expect(listener.adopted.sort()).toEqual(ids);
+      for (const id of ids) {
+        expect(sut.holds(id)?.fencingToken).toBe(String(Number(before.get(id)) + 1));
+        expect(await new LeaseRepository(db.dataSource).holderOf(id)).toEqual(sut.holds(id));
+      }
+    });
+  });
+
+  describe('drain (issue #39)', () => {
+    it('should hand every lease over at once, and another keeper told of it adopts them long before they would have expired', async () => {
+      const ids = await pairedInstances(6);
+      // Adoption by the timer is an hour away: only the notice can explain a prompt takeover.
+      const [draining, heir] = [
+        keeper('w-draining', { ttlMs: 60_000, reconcileIntervalMs: 3_600_000 }),
+        keeper('w-heir', { ttlMs: 60_000, reconcileIntervalMs: 3_600_000 }),
+      ];
+      const [drainingListener, heirListener] = [new RecordingListener(), new RecordingListener()];
+      await draining.start(drainingListener);
+      await heir.start(heirListener);
+      const leases: Lease[] = [];
+      for (const id of ids) {
+        const claimed = await draining.claim(id);
+        if (claimed.kind === 'claimed') leases.push(claimed.lease);
+      }
+      const announced: string[] = [];
+      draining.setHandOverListener((instanceIds) => {
+        announced.push(...instanceIds);
+        heir.reconcileSoon();
+      });
+
+      const started = Date.now();
+      await draining.beginDrain();
+      // Sessions end one by one and give their leases back; the last ones are left to shutdown().
+      await Promise.all(leases.slice(0, 4).map((lease) => draining.release(lease)));
+      await draining.shutdown();
+      await waitFor(() => heir.heldCount === 6, 5_000);
+
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(announced.sort()).toEqual(ids);
+      expect(heirListener.adopted.sort()).toEqual(ids);
+      for (const lease of leases) {
+        expect(heir.holds(lease.instanceId)?.fencingToken).toBe(String(Number(lease.fencingToken) + 1));
+      }
+      expect(await db.dataSource.query(`SELECT id FROM session_workers WHERE id = 'w-draining'`)).toEqual([]);
+    });
+  });
+
   describe('shutdown', () => {
-    it('should release every lease and remove the worker row', async () => {
+    it('should give every lease up and remove the worker row', async () => {
       const [id] = await pairedInstances(1);
       const sut = keeper('w-bye');
       await sut.start(new RecordingListener());

@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { FencedOutError } from './fenced-out.error';
 import { PREPARED } from '../preparing-client';
 import { pipelinedTransaction, type TailStatement } from '../pipelined-transaction';
@@ -33,6 +33,10 @@ export interface Lease {
  * - A crash leaves the row in place; it simply expires and the next claim takes it over.
  */
 export class LeaseRepository {
+  /** The connection renewOwn() keeps for itself (see there). */
+  private renewalRunner: QueryRunner | null = null;
+  private renewalConnecting: Promise<QueryRunner> | null = null;
+
   constructor(private readonly dataSource: DataSource) {}
 
   /** Takes the lease if it is free or expired (or already ours). Returns it, or null when another worker holds it. */
@@ -79,6 +83,121 @@ export class LeaseRepository {
     return new Map(rows.map((row) => [row.instance_id, String(row.fencing_token)]));
   }
 
+  /**
+   * The worker's heartbeat and the renewal of every lease row it holds, in ONE statement on a
+   * connection of its own (issue #34): under a reconnect storm every pool connection is busy with
+   * handshakes' key and state writes, and a renewal queued behind them came too late, so the worker
+   * gave up its own leases. The connection is taken from the pool once and kept; a failed or timed-out
+   * statement (`statement_timeout` = `timeoutMs`) drops it and the next renewal takes a new one.
+   *
+   * Rows of this worker that lapsed are renewed too (same token): a row still naming this worker was
+   * claimed by nobody else since (a claim by another worker changes `worker_id`, one of ours bumps the
+   * token), so no other holder can have written meanwhile and fencing stays intact. Returns every row
+   * renewed, instance → token; the caller tells its sessions' tokens apart from rows no session knows.
+   */
+  async renewOwn(workerId: string, capacity: number, ttlMs: number, timeoutMs = ttlMs): Promise<Map<string, string>> {
+    const runner = await this.renewalConnection(timeoutMs);
+    try {
+      const rows: Array<{ instance_id: string; fencing_token: string }> = await runner.query(
+        `WITH worker AS (
+           INSERT INTO session_workers (id, capacity, heartbeat_at) VALUES ($1, $3, now())
+           ON CONFLICT (id) DO UPDATE SET capacity = EXCLUDED.capacity, heartbeat_at = now()),
+         renewed AS (
+           UPDATE session_leases SET expires_at = now() + ($2 || ' milliseconds')::interval
+           WHERE worker_id = $1
+           RETURNING instance_id, fencing_token)
+         SELECT * FROM renewed`,
+        [workerId, String(ttlMs), capacity],
+      );
+      return new Map(rows.map((row) => [row.instance_id, String(row.fencing_token)]));
+    } catch (error) {
+      this.renewalRunner = null;
+      // Given back with the error, so that the pool drops the connection rather than reuse it.
+      await (runner as QueryRunner & { releasePostgresConnection?: (error: unknown) => Promise<void> })
+        .releasePostgresConnection?.(error)
+        .catch(() => undefined);
+      await runner.release().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Gives back the renewal connection (worker shutdown). */
+  async closeRenewal(): Promise<void> {
+    const runner = this.renewalRunner;
+    this.renewalRunner = null;
+    await runner?.release().catch(() => undefined);
+  }
+
+  private renewalConnection(timeoutMs: number): Promise<QueryRunner> {
+    if (this.renewalRunner && !this.renewalRunner.isReleased) return Promise.resolve(this.renewalRunner);
+    this.renewalConnecting ??= (async () => {
+      const runner = this.dataSource.createQueryRunner();
+      try {
+        await runner.connect();
+        await runner.query(`SET statement_timeout = ${Math.max(100, Math.floor(timeoutMs))}`);
+      } catch (error) {
+        await runner.release().catch(() => undefined);
+        throw error;
+      }
+      this.renewalRunner = runner;
+      return runner;
+    })().finally(() => (this.renewalConnecting = null));
+    return this.renewalConnecting;
+  }
+
+  /**
+   * Takes back rows of this worker that no session of it uses any more (its sessions were stopped
+   * because the worker could not prove its leases in time, or a fenced write found a row lapsed), for
+   * instances that still want a session, at most `limit` of them, oldest instances first: each gets a
+   * new fencing token, so writes of the stopped sessions can no longer commit (the token is a key:
+   * the bump waits for those in flight). One statement.
+   */
+  async retakeOwn(workerId: string, instanceIds: string[], ttlMs: number, limit: number): Promise<Lease[]> {
+    if (instanceIds.length === 0 || limit <= 0) return [];
+    const rows: Array<{ instance_id: string; fencing_token: string }> = await this.dataSource.query(
+      `WITH wanted AS (
+         SELECT i.id FROM instances i
+         WHERE i.id = ANY($2::text[]) AND i.desired_state = 'connected' AND i.paired
+         ORDER BY i.created LIMIT $4),
+       retaken AS (
+         UPDATE session_leases SET fencing_token = fencing_token + 1, expires_at = now() + ($3 || ' milliseconds')::interval
+         WHERE worker_id = $1 AND instance_id IN (SELECT id FROM wanted)
+         RETURNING instance_id, fencing_token)
+       SELECT * FROM retaken`,
+      [workerId, instanceIds, String(ttlMs), limit],
+    );
+    return rows.map((row) => ({ instanceId: row.instance_id, workerId, fencingToken: String(row.fencing_token) }));
+  }
+
+  /** Deletes rows of this worker (whatever their token) that no session of it uses: anyone may claim them. One statement. */
+  async releaseOwn(workerId: string, instanceIds: string[]): Promise<void> {
+    if (instanceIds.length === 0) return;
+    await this.dataSource.query(`DELETE FROM session_leases WHERE worker_id = $1 AND instance_id = ANY($2::text[])`, [workerId, instanceIds]);
+  }
+
+  /**
+   * A draining worker's hand-over (issue #39): its leases end NOW but their rows stay, expired and no
+   * longer naming the worker (`handed-over:<worker>`), so another worker may claim them at once (the
+   * claim bumps the token: fencing as after a crash), the worker's own renewal leaves them alone, and
+   * the gateway, which sees a row lapsed moments ago, keeps trying a send until the heir answers
+   * (TakeoverRequester) instead of answering "No session". Only rows still carrying our token. One statement.
+   */
+  async handOver(leases: Lease[]): Promise<number> {
+    if (leases.length === 0) return 0;
+    const [ids, workers, tokens] = LeaseRepository.fenceManyParams(leases);
+    const rows: unknown[] = await this.dataSource.query(
+      `WITH ended AS (
+         UPDATE session_leases l SET expires_at = now(), worker_id = 'handed-over:' || l.worker_id
+         FROM unnest($1::text[], $2::text[], $3::bigint[]) AS f(instance_id, worker_id, fencing_token)
+         WHERE l.instance_id = f.instance_id AND l.worker_id = f.worker_id AND l.fencing_token = f.fencing_token
+           AND l.expires_at > now()
+         RETURNING l.instance_id)
+       SELECT * FROM ended`,
+      [ids, workers, tokens],
+    );
+    return rows.length;
+  }
+
   /** Gives a lease up at once (graceful shutdown, logout), but only if it is still ours. */
   async release(lease: Lease): Promise<void> {
     await this.dataSource.query(`DELETE FROM session_leases WHERE instance_id = $1 AND worker_id = $2 AND fencing_token = $3`, [
@@ -99,7 +218,8 @@ export class LeaseRepository {
   /**
    * Whether a takeover of the instance is under way or due: a lease row that is live or lapsed less
    * than `withinMs` ago. A clean end deletes the row (release), so a row left behind means its holder
-   * died or is reconnecting; a reconciling worker claims it once it lapses. A row lapsed long ago
+   * died, is reconnecting or drained (handOver: the row is expired at once and stays); a reconciling
+   * worker claims it once it lapses. A row lapsed long ago
    * (every worker down) is not a takeover in flux.
    */
   async heldRecently(instanceId: string, withinMs: number): Promise<boolean> {

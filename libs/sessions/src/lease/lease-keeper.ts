@@ -1,5 +1,6 @@
 import type { Lease, LeaseRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
+import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
 
 export interface LeaseKeeperOptions {
   workerId: string;
@@ -19,6 +20,9 @@ export interface LeaseListener {
   orphanClaimed(lease: Lease): Promise<void>;
 }
 
+/** Told which instances a draining worker just handed over (the worker announces them on the bus). */
+export type HandOverListener = (instanceIds: string[]) => void;
+
 export type ClaimResult = { kind: 'claimed'; lease: Lease } | { kind: 'full' } | { kind: 'held-elsewhere' };
 
 /**
@@ -33,7 +37,18 @@ export type ClaimResult = { kind: 'claimed'; lease: Lease } | { kind: 'full' } |
  * - when renewals fail or hang (database unreachable), the worker cannot prove anything. A lease
  *   expires `ttl` after the last successful renewal *started* (the database set `now() + ttl` after
  *   that moment), so a deadline timer stops every session a safety margin before that point, before
- *   another worker can claim the lease. Each successful renewal pushes the deadline on.
+ *   another worker can claim the lease. Each successful renewal pushes the deadline on. A renewal
+ *   still in flight at that point (timers and replies run late on a loaded event loop) is waited for
+ *   until the leases really lapse.
+ *
+ * Under load (issue #34) the renewal must not be what fails: it is one statement (heartbeat and every
+ * lease row of this worker) on a database connection of its own, never queued behind the pool. A row of
+ * ours that no session uses any more (its session was stopped because the worker was late) is taken
+ * back with a new token, when its instance still wants a session, and the session restarts.
+ *
+ * Drain (issue #39): `beginDrain()` takes the worker out of the fair share at once, and every lease
+ * given back from then on is handed over (expired in place, see LeaseRepository.handOver) in batches,
+ * each announced so that the other workers' keepers adopt the instances now (`reconcileSoon()`).
  */
 export class LeaseKeeper {
   private readonly held = new Map<string, Lease>();
@@ -48,6 +63,14 @@ export class LeaseKeeper {
   /** Local time at which the last successful renewal started: every held lease lives at least until this + ttl. */
   private confirmedAt = 0;
   private running = false;
+  private draining = false;
+  /** A reconcile was asked for while one ran: run another right after it. */
+  private reconcileAgain = false;
+  private onHandOver: HandOverListener | null = null;
+  /** Leases given back while draining, handed over together on the next turn of the event loop. */
+  private handOverBatch: { leases: Lease[]; done: Promise<void> } | null = null;
+  /** The event loop's delay, read when a renewal is slow or the deadline passes (issue #34). */
+  private loopDelay: ELDHistogram | null = null;
 
   constructor(
     private readonly leases: LeaseRepository,
@@ -85,6 +108,8 @@ export class LeaseKeeper {
     this.listener = listener;
     await this.leases.heartbeatWorker(this.options.workerId, this.options.capacity);
     this.running = true;
+    this.loopDelay = monitorEventLoopDelay({ resolution: 20 });
+    this.loopDelay.enable();
     this.confirmed(Date.now());
     this.renewTimer = setInterval(() => this.tickRenew(), this.renewIntervalMs);
     // The first reconcile waits one interval, so that workers starting together all count in fairShare().
@@ -114,10 +139,60 @@ export class LeaseKeeper {
     }
   }
 
-  /** Gives a lease back (session ended on purpose). Only deletes the row if it still carries our token. */
+  /**
+   * Gives a lease back (session ended on purpose). Only deletes the row if it still carries our token;
+   * while draining the row is handed over instead (the instance moves to another worker).
+   */
   async release(lease: Lease): Promise<void> {
     if (this.held.get(lease.instanceId)?.fencingToken === lease.fencingToken) this.held.delete(lease.instanceId);
+    if (this.draining) return this.handOver(lease);
     await this.leases.release(lease);
+  }
+
+  /** Told of every batch of instances handed over while draining. */
+  setHandOverListener(listener: HandOverListener): void {
+    this.onHandOver = listener;
+  }
+
+  /**
+   * Drain begins (SIGTERM): no more adoption, this worker no longer counts in the others' fair share,
+   * and from now on every lease given back is handed over at once.
+   */
+  async beginDrain(): Promise<void> {
+    this.draining = true;
+    clearInterval(this.reconcileTimer);
+    await this.reconciling?.catch(() => undefined);
+    await this.leases.removeWorker(this.options.workerId).catch((error: unknown) => this.logger.warn({ err: error }, 'removing worker row failed'));
+  }
+
+  /** Another worker handed instances over: look for orphans now rather than at the next interval. */
+  reconcileSoon(): void {
+    if (!this.running || this.draining) return;
+    if (this.reconciling) this.reconcileAgain = true;
+    else void this.reconcileNow();
+  }
+
+  private handOver(lease: Lease): Promise<void> {
+    if (!this.handOverBatch) {
+      const batch: { leases: Lease[]; done: Promise<void> } = { leases: [], done: Promise.resolve() };
+      batch.done = new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+        if (this.handOverBatch === batch) this.handOverBatch = null;
+        await this.leases.handOver(batch.leases);
+        this.announce(batch.leases.map((one) => one.instanceId));
+      });
+      this.handOverBatch = batch;
+    }
+    this.handOverBatch.leases.push(lease);
+    return this.handOverBatch.done;
+  }
+
+  private announce(instanceIds: string[]): void {
+    if (instanceIds.length === 0) return;
+    try {
+      this.onHandOver?.(instanceIds);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'announcing handed-over leases failed');
+    }
   }
 
   /** Drops a lease from the books without touching the database (it was lost or fenced out). */
@@ -131,14 +206,28 @@ export class LeaseKeeper {
     clearInterval(this.renewTimer);
     clearInterval(this.reconcileTimer);
     clearTimeout(this.deadlineTimer);
+    this.loopDelay?.disable();
     await Promise.allSettled([this.renewing, this.reconciling]);
   }
 
-  /** Graceful end: releases whatever is still held and removes the worker row. */
+  /**
+   * Graceful end: hands over whatever is still held (in one statement, announced: another worker
+   * adopts it now), removes the worker row and gives back the renewal connection.
+   */
   async shutdown(): Promise<void> {
     await this.stopTimers();
-    await Promise.allSettled([...this.held.values()].map((lease) => this.release(lease)));
+    this.draining = true;
+    const rest = [...this.held.values()];
+    this.held.clear();
+    await this.handOverBatch?.done.catch(() => undefined);
+    try {
+      await this.leases.handOver(rest);
+      this.announce(rest.map((lease) => lease.instanceId));
+    } catch (error) {
+      this.logger.warn({ err: error, leases: rest.length }, 'handing over the last leases failed; they lapse on their own');
+    }
     await this.leases.removeWorker(this.options.workerId).catch((error: unknown) => this.logger.warn({ err: error }, 'removing worker row failed'));
+    await this.leases.closeRenewal();
   }
 
   /** Test aid that behaves like `kill -9`: timers stop, nothing is released, nothing is written. */
@@ -147,7 +236,9 @@ export class LeaseKeeper {
     clearInterval(this.renewTimer);
     clearInterval(this.reconcileTimer);
     clearTimeout(this.deadlineTimer);
+    this.loopDelay?.disable();
     this.held.clear();
+    void this.leases.closeRenewal();
   }
 
   /** One renewal round now (tests; the timer calls the same). */
@@ -158,7 +249,13 @@ export class LeaseKeeper {
 
   /** One reconcile round now (tests; the timer calls the same). */
   reconcileNow(): Promise<void> {
-    this.reconciling ??= this.reconcile().finally(() => (this.reconciling = null));
+    this.reconciling ??= this.reconcile().finally(() => {
+      this.reconciling = null;
+      if (this.reconcileAgain && this.running && !this.draining) {
+        this.reconcileAgain = false;
+        void this.reconcileNow();
+      }
+    });
     return this.reconciling;
   }
 
@@ -176,13 +273,32 @@ export class LeaseKeeper {
 
   private deadlinePassed(): void {
     if (!this.running || this.held.size === 0) return;
+    // Timers and replies run late on a loaded event loop: a renewal in flight may well have been
+    // answered already. Its answer decides, up to the moment the leases can really lapse.
+    const lapseAt = this.confirmedAt + this.options.ttlMs;
+    if (this.renewing && Date.now() < lapseAt) {
+      this.deadlineTimer = setTimeout(() => this.deadlinePassed(), lapseAt - Date.now());
+      return;
+    }
     // A hung or unreachable database must not keep sockets alive that another worker may take over.
-    this.logger.error({ held: this.held.size, sinceConfirmedMs: Date.now() - this.confirmedAt }, 'leases can no longer be proven; stopping every session');
+    this.logger.error(
+      { held: this.held.size, sinceConfirmedMs: Date.now() - this.confirmedAt, ...this.loopLag() },
+      'leases can no longer be proven; stopping every session',
+    );
     for (const instanceId of [...this.held.keys()]) this.lose(instanceId);
   }
 
   private tickReconcile(): void {
-    if (this.running) void this.reconcileNow();
+    if (this.running && !this.draining) void this.reconcileNow();
+  }
+
+  /** The event loop's delay since the last reading (p99, max), then reset. */
+  private loopLag(): { loopDelayP99Ms?: number; loopDelayMaxMs?: number } {
+    const histogram = this.loopDelay;
+    if (!histogram || histogram.count === 0) return {};
+    const lag = { loopDelayP99Ms: Math.round(histogram.percentile(99) / 1e6), loopDelayMaxMs: Math.round(histogram.max / 1e6) };
+    histogram.reset();
+    return lag;
   }
 
   private async renew(): Promise<void> {
@@ -190,24 +306,41 @@ export class LeaseKeeper {
     // Only leases held before the query can be judged by its result; later claims are not in it.
     const before = new Map(this.held);
     try {
-      await this.leases.heartbeatWorker(this.options.workerId, this.options.capacity);
-      const renewed = await this.leases.renewAll(this.options.workerId, this.options.ttlMs);
-      if (this.running) this.confirmed(startedAt);
+      const renewed = await this.leases.renewOwn(this.options.workerId, this.options.capacity, this.options.ttlMs, this.renewIntervalMs * 2);
+      const tookMs = Date.now() - startedAt;
+      if (tookMs > this.renewIntervalMs / 2) this.logger.warn({ tookMs, leases: renewed.size, ...this.loopLag() }, 'lease renewal was slow');
+      if (!this.running) return;
+      this.confirmed(startedAt);
       for (const [instanceId, lease] of before) {
         if (this.held.get(instanceId) !== lease) continue;
-        // Missing: expired and maybe claimed elsewhere. Another token: it lapsed and was re-claimed,
-        // so this session's writes are already fenced. Either way, stop without writing.
+        // Missing: claimed by another worker. Another token: it lapsed and was re-claimed, so this
+        // session's writes are already fenced. Either way, stop without writing.
         if (renewed.get(instanceId) !== lease.fencingToken) this.lose(instanceId);
       }
-      for (const [instanceId, fencingToken] of renewed) {
-        // A row of ours no session knows (e.g. a claim whose start failed and whose release failed):
-        // renewing it forever would keep the instance from everyone, so give it back.
-        if (!this.held.has(instanceId) && !this.pending.has(instanceId)) {
-          await this.leases.release({ instanceId, workerId: this.options.workerId, fencingToken });
-        }
-      }
+      // Rows of ours no session knows: sessions stopped because this worker was late (nobody else
+      // took the row meanwhile), or a claim whose start failed. Take back those still wanted.
+      const unknown = [...renewed.keys()].filter((instanceId) => !this.held.has(instanceId) && !this.pending.has(instanceId));
+      if (unknown.length && !this.draining) await this.retake(unknown);
     } catch (error) {
-      this.logger.warn({ err: error }, 'lease renewal failed');
+      this.logger.warn({ err: error, ...this.loopLag() }, 'lease renewal failed');
+    }
+  }
+
+  private async retake(instanceIds: string[]): Promise<void> {
+    const room = this.options.capacity - (this.held.size + this.pending.size);
+    const retaken = await this.leases.retakeOwn(this.options.workerId, instanceIds, this.options.ttlMs, room);
+    const kept = new Set(retaken.map((lease) => lease.instanceId));
+    // The rest (instances that want no session, or no room): anyone may claim them.
+    const rest = instanceIds.filter((id) => !kept.has(id) && !this.held.has(id) && !this.pending.has(id));
+    if (rest.length) {
+      await this.leases.releaseOwn(this.options.workerId, rest);
+      this.logger.info({ released: rest.length }, 'gave back lease rows no session uses');
+    }
+    if (retaken.length) this.logger.warn({ retaken: retaken.length }, 'took back leases this worker lost by being late; restarting their sessions');
+    for (const lease of retaken) {
+      this.held.set(lease.instanceId, lease);
+      if (!this.running || this.draining) await this.release(lease).catch(() => undefined);
+      else await this.adopt(lease);
     }
   }
 

@@ -9,6 +9,7 @@ export type {
   ConnectRequest,
   InstanceOp,
   InstanceRpc,
+  LeasesHandedOver,
   OutboxNotice,
   PlaceRequest,
   PresenceRequest,

@@ -52,7 +52,16 @@ export const Subjects = {
   queueWildcard: 'queue.*',
   /** Tells the relays a broker sink was deleted, disabled or changed: they close the connections no enabled sink uses (no payload). */
   sinksChanged: 'sinks.changed',
+  /** A draining session worker handed these instances over (payload: LeasesHandedOver): the others adopt them now. */
+  leasesHandedOver: 'sessions.handed-over',
 } as const;
+
+/** Payload of `Subjects.leasesHandedOver`. */
+export interface LeasesHandedOver {
+  /** The worker that drains (it ignores its own notice). */
+  workerId: string;
+  instanceIds: string[];
+}
 
 export type InstanceOp = keyof InstanceRpc;
 

@@ -1,4 +1,5 @@
-import type { Bus } from '@gw/bus';
+import type { Bus, BusSubscription } from '@gw/bus';
+import { Subjects, type LeasesHandedOver } from '@gw/contracts';
 import {
   AuthStateRepository,
   ChatRepository,
@@ -31,6 +32,9 @@ import { createOpRegistry } from './ops/op-registry';
 import { UnackedSends } from './outbound/unacked-sends';
 import { SendLimitObserver } from './outbound/send-limits';
 import { HandshakeGate } from './session/handshake-gate';
+
+/** A drain waits this long at most for the ops in flight (a sync send waits up to its own timeout). */
+const DRAIN_IN_FLIGHT_MS = 15_000;
 
 /** A reconnect's slot in the HandshakeGate is given back after this long at most (Baileys' own connect timeout is 20 s). */
 const HANDSHAKE_HOLD_MS = 30_000;
@@ -107,6 +111,7 @@ export class SessionWorker {
   private readonly metricsSources = { inboundBacklog: () => this.inbound.backlog() };
   private state: 'new' | 'running' | 'stopped' = 'new';
   private readonly unacked: UnackedSends;
+  private handOverSubscription: BusSubscription | null = null;
 
   constructor(private readonly options: SessionWorkerOptions) {
     const { dataSource, bus, config } = options;
@@ -194,6 +199,15 @@ export class SessionWorker {
     dropSignalSessionDumps();
     limitBufferPool();
     applySimulatorSeam(this.options.config.simulator, this.logger);
+    // A worker that drains hands its instances over and says so: adopt them now, not at the next reconcile.
+    this.handOverSubscription = this.options.bus.subscribe(Subjects.leasesHandedOver, (data) => {
+      if ((data as Partial<LeasesHandedOver> | null)?.workerId !== this.workerId) this.keeper.reconcileSoon();
+      return undefined;
+    });
+    this.keeper.setHandOverListener((instanceIds) => {
+      const notice: LeasesHandedOver = { workerId: this.workerId, instanceIds };
+      this.options.bus.publish(Subjects.leasesHandedOver, notice);
+    });
     await this.keeper.start(this.manager);
     metrics().useSources(this.metricsSources);
     this.rpc.start();
@@ -202,18 +216,27 @@ export class SessionWorker {
     this.logger.info({ capacity: this.options.config.capacity, leaseTtlMs: this.options.config.leaseTtlMs }, 'session worker started');
   }
 
-  /** Graceful: stop taking work, close every socket without logout, release leases, deregister. */
+  /**
+   * Graceful (SIGTERM), a drain (issue #39): stop taking work, finish the ops in flight, close every
+   * socket without logout and hand each lease over at once, announced on the bus so that the other
+   * workers adopt the instances now (not when the leases would have expired); then deregister.
+   */
   async stop(): Promise<void> {
     if (this.state !== 'running') return;
     this.state = 'stopped';
+    const started = Date.now();
     this.rpc.stopAccepting();
+    this.handOverSubscription?.unsubscribe();
+    // Out of the others' fair share at once; no more adoption; leases given back from now on are handed over.
+    await this.keeper.beginDrain();
+    await this.rpc.drain(DRAIN_IN_FLIGHT_MS);
     await this.sweeper.stop();
     await this.unacked.stop();
-    await this.keeper.stopTimers();
     await this.inbound.drain();
     await this.manager.shutdownAll();
     await this.keeper.shutdown();
     this.rpc.stop();
+    this.logger.info({ drainMs: Date.now() - started }, 'session worker drained');
     await this.media.close();
     metrics().dropSources(this.metricsSources);
     this.removeGuard();
@@ -225,6 +248,7 @@ export class SessionWorker {
     if (this.state !== 'running') return;
     this.state = 'stopped';
     this.rpc.stop();
+    this.handOverSubscription?.unsubscribe();
     void this.sweeper.stop();
     void this.unacked.stop();
     this.keeper.halt();

@@ -19,6 +19,9 @@ export const SESSION_WORKERS_QUEUE = 'session-workers';
 export class SessionRpcServer implements SessionLifecycleListener {
   private readonly global: BusSubscription[] = [];
   private readonly perInstance = new Map<string, BusSubscription>();
+  /** Ops being handled now (a drain waits for them). */
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private draining = false;
 
   constructor(
     private readonly bus: Bus,
@@ -42,6 +45,22 @@ export class SessionRpcServer implements SessionLifecycleListener {
   /** Stops taking placements and restarts (shutdown begins); instance ops stay until sessions end. */
   stopAccepting(): void {
     for (const subscription of this.global.splice(0)) subscription.unsubscribe();
+  }
+
+  /**
+   * Drain (SIGTERM, issue #39): ops that arrive from now on answer `No session` (the gateway tries a
+   * send again until the instance's next holder answers; `status` is still answered, so the gateway
+   * does not take this worker for dead while it finishes), and the ops in flight, sends among them,
+   * are finished first, for at most `timeoutMs`.
+   */
+  async drain(timeoutMs: number): Promise<void> {
+    this.draining = true;
+    if (this.inFlight.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([Promise.allSettled([...this.inFlight]), expired]);
+    clearTimeout(timer);
+    if (this.inFlight.size) this.logger.warn({ inFlight: this.inFlight.size }, 'drain: ops still running after the wait; closing anyway');
   }
 
   stop(): void {
@@ -81,10 +100,15 @@ export class SessionRpcServer implements SessionLifecycleListener {
     const session = this.manager.get(instanceId);
     if (!session) throw new RpcError(ErrorCode.NoSession, 'No session');
     if (!isInstanceOp(op)) throw new RpcError(ErrorCode.BadRequest, `unknown operation ${op}`);
+    if (this.draining && op !== 'status') throw new RpcError(ErrorCode.NoSession, 'No session (the session worker is handing the instance over)');
+    const running = runOp(this.ops, op, session, asObject(data));
+    this.inFlight.add(running);
     try {
-      return await runOp(this.ops, op, session, asObject(data));
+      return await running;
     } catch (error) {
       throw toRpcError(error);
+    } finally {
+      this.inFlight.delete(running);
     }
   }
 }

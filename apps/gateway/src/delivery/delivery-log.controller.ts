@@ -128,7 +128,7 @@ export class WebhookDeliveriesController {
     summary: "Replay the instance's events to its webhooks",
     description: `Delivers this instance's events again to \`webhookId\` (or \`sinkId\`), or to every enabled webhook and sink of the instance. ${REPLAY_RULES} Another instance's webhook is not found (404); a disabled one is refused (409). Not in uazapiGO.`,
   })
-  replay(@CurrentInstance() instance: InstanceEntity, @Body() dto: ReplayDto) {
+  replayDeliveries(@CurrentInstance() instance: InstanceEntity, @Body() dto: ReplayDto) {
     return this.deliveries.replayForInstance(instance.id, dto);
   }
 }
@@ -190,7 +190,7 @@ export class AdminDeliveriesController {
     summary: 'Replay events to a webhook or sink of any instance',
     description: `Delivers events again to \`webhookId\` or \`sinkId\` (any instance's, or a global one), or with only \`instance\` to every enabled target of that instance; \`instance\` also limits a global target to that instance's events. ${REPLAY_RULES} Not in uazapiGO.`,
   })
-  replay(@Body() dto: AdminReplayDto) {
+  replayDeliveriesAsAdmin(@Body() dto: AdminReplayDto) {
     return this.deliveries.replayForAdmin(dto);
   }
 }

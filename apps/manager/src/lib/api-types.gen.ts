@@ -95,7 +95,7 @@ export interface paths {
          * Replay events to a webhook or sink of any instance
          * @description Delivers events again to `webhookId` or `sinkId` (any instance's, or a global one), or with only `instance` to every enabled target of that instance; `instance` also limits a global target to that instance's events. Name events by `eventIds` (at most 1000) or by a window `from`–`to` (at most 7 days, at most 10000 events), optionally only some `eventTypes`. Each target gets the events its `events` and `excludeMessages` filters take. The deliveries are written in one transaction and sent by the relay like any other (per-chat order, each receiver's in-flight limit, the retry schedule) with the event's original `webhook-id` header, so a receiver that already has the event can drop it; the delivery log shows them with `replayed: true`. The answer counts the deliveries `queued`, those still `pending` (they go out anyway, once) and the events the outbox no longer holds (`unavailable`: past MESSAGE_RETENTION_DAYS). Not in uazapiGO.
          */
-        post: operations["replay_post_admin_webhook_replay"];
+        post: operations["replayDeliveriesAsAdmin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3584,7 +3584,7 @@ export interface paths {
          * Replay the instance's events to its webhooks
          * @description Delivers this instance's events again to `webhookId` (or `sinkId`), or to every enabled webhook and sink of the instance. Name events by `eventIds` (at most 1000) or by a window `from`–`to` (at most 7 days, at most 10000 events), optionally only some `eventTypes`. Each target gets the events its `events` and `excludeMessages` filters take. The deliveries are written in one transaction and sent by the relay like any other (per-chat order, each receiver's in-flight limit, the retry schedule) with the event's original `webhook-id` header, so a receiver that already has the event can drop it; the delivery log shows them with `replayed: true`. The answer counts the deliveries `queued`, those still `pending` (they go out anyway, once) and the events the outbox no longer holds (`unavailable`: past MESSAGE_RETENTION_DAYS). Another instance's webhook is not found (404); a disabled one is refused (409). Not in uazapiGO.
          */
-        post: operations["replay"];
+        post: operations["replayDeliveries"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7630,7 +7630,7 @@ export interface operations {
             };
         };
     };
-    replay_post_admin_webhook_replay: {
+    replayDeliveriesAsAdmin: {
         parameters: {
             query?: never;
             header?: never;
@@ -35059,7 +35059,7 @@ export interface operations {
             };
         };
     };
-    replay: {
+    replayDeliveries: {
         parameters: {
             query?: never;
             header?: never;

@@ -4,7 +4,7 @@
  * The document's response schemas list no `required` fields yet; where the console relies on a field
  * being there, `Present` says so here instead of the console checking each one.
  */
-import type { components } from './api-types.gen';
+import type { components, operations } from './api-types.gen';
 
 /** The document's named schemas. */
 export type Schemas = components['schemas'];
@@ -111,3 +111,9 @@ export type RestartScheduled = Present<Schemas['RestartScheduled'], 'message'>;
 export type ChatwootConfigUpdated = Present<Schemas['ChatwootConfigUpdated'], 'message' | 'chatwoot_inbox_webhook_url'>;
 export type ProxyChanged = Omit<Schemas['ProxyChanged'], 'proxy'> & { proxy: Proxy; details: string };
 export type AsyncQueueCleared = Omit<Schemas['AsyncQueueCleared'], 'stats'> & { stats: Record<string, number> };
+
+/** A page of the delivery log (GET /webhook/deliveries), and one delivery of it. */
+export type DeliveryPage = operations['list_get_webhook_deliveries']['responses'][200]['content']['application/json'];
+export type Delivery = DeliveryPage['deliveries'][number];
+/** What a replay queued (POST /webhook/replay). */
+export type ReplayResult = operations['replayDeliveries']['responses'][200]['content']['application/json'];

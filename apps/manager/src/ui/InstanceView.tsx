@@ -5,6 +5,7 @@ import { applyConnectionEvent, formatPhone, hibernationToggle, pushEvent, relati
 import type { Instance, InstanceConnectionReply, InstanceDisconnectedReply, InstanceStatusReply, MonitorEvent } from '../lib/types';
 import { ChatbotPanel } from './ChatbotPanel';
 import { ChatwootPanel } from './ChatwootPanel';
+import { DeliveriesPanel } from './DeliveriesPanel';
 import { EventsPanel } from './EventsPanel';
 import { Avatar, Button, Card, Field, Notice, SecretValue, StatusBadge, Tabs, useAction } from './kit';
 import { QueuePanel } from './QueuePanel';
@@ -12,7 +13,7 @@ import { SendPanel } from './SendPanel';
 import { SettingsPanel } from './SettingsPanel';
 import { WebhookPanel } from './WebhookPanel';
 
-type Tab = 'overview' | 'send' | 'events' | 'webhook' | 'queue' | 'chatbot' | 'chatwoot' | 'settings';
+type Tab = 'overview' | 'send' | 'events' | 'webhook' | 'deliveries' | 'queue' | 'chatbot' | 'chatwoot' | 'settings';
 
 const BROWSERS = ['auto', 'chrome', 'firefox', 'safari', 'edge'];
 
@@ -79,6 +80,7 @@ export function InstanceView(props: { instance: Instance; admin?: string; sandbo
           ['send', 'Send'],
           ['events', `Events${events.length ? ` (${events.length})` : ''}`],
           ['webhook', 'Webhooks & sinks'],
+          ['deliveries', 'Deliveries'],
           ['queue', 'Queue & campaigns'],
           ['chatbot', 'Chatbot'],
           ['chatwoot', 'Chatwoot'],
@@ -91,6 +93,7 @@ export function InstanceView(props: { instance: Instance; admin?: string; sandbo
       {tab === 'send' ? <SendPanel token={token} sandbox={props.sandbox} /> : null}
       {tab === 'events' ? <EventsPanel events={events} stream={stream} onClear={() => setEvents([])} /> : null}
       {tab === 'webhook' ? <WebhookPanel token={token} /> : null}
+      {tab === 'deliveries' ? <DeliveriesPanel token={token} /> : null}
       {tab === 'queue' ? <QueuePanel token={token} /> : null}
       {tab === 'chatbot' ? <ChatbotPanel instance={current} token={token} reload={reload} /> : null}
       {tab === 'chatwoot' ? <ChatwootPanel token={token} /> : null}

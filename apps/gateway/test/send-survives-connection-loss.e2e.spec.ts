@@ -157,7 +157,11 @@ describe('sends when the connection dies mid-send (issue 34)', () => {
     const [row] = await rows([body.messageid]);
     expect(row).toMatchObject({ status: 'Failed' });
     expect(row.error).toMatch(/not sent/);
-    // (No messages_update for it yet: the HTTP answer carries the failure; docs/guarantees.md names the gap.)
+    // Announced like every Failed send: exactly one messages_update, Failed with the reason (written with the status).
+    const failed = (await updateEvents(body.messageid)).map((payload) => JSON.parse(payload) as Record<string, any>);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ type: 'Failed', state: 'Failed', event: { MessageIDs: [body.messageid], IsFromMe: 'True', Type: 'Failed' } });
+    expect(failed[0].error).toBe(row.error);
     // Back, and a while later: never sent, still Failed.
     await connected();
     await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -190,6 +194,25 @@ describe('sends when the connection dies mid-send (issue 34)', () => {
     expect(['Sent', 'Delivered', 'Read']).toContain(row.status);
     expect((await updateEvents(body.messageid)).some((payload) => payload.includes('Failed'))).toBe(false);
     expect((await stack.inbox(contact, 1_000)).filter((entry) => textOf(entry) === 'saiu sem ack')).toHaveLength(1);
+  }, 60_000);
+
+  it('should announce a sync send WhatsApp refuses (error ack) with exactly one Failed messages_update', async () => {
+    await connected();
+    await stack.control('POST', '/sim/faults', { kind: 'ack', mode: 'error', error: '479', device: phone, count: 1 });
+    const { body } = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: 'recusada' } });
+    const [row] = await waitFor(
+      () => rows([body.messageid]),
+      (list) => list.length === 1 && settled(list[0].status),
+      20_000,
+      'the refused send settled',
+    );
+    expect(row.status).toBe('Failed');
+    // Both the send and Baileys' error update write Failed; only the one that moved it announces it.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const failed = (await updateEvents(body.messageid)).map((payload) => JSON.parse(payload) as Record<string, any>);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ type: 'Failed', state: 'Failed', event: { MessageIDs: [body.messageid] } });
+    expect(failed[0].error).toBe(row.error);
   }, 60_000);
 
   it('should fail a send the server never acks, with the reason and its messages_update event', async () => {

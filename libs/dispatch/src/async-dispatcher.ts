@@ -9,7 +9,7 @@ import {
   type LaneClaim,
   type QueuedSend,
 } from '@gw/persistence';
-import { LoopWaker, type Logger } from '@gw/platform';
+import { contextOfTraceparent, inSpan, LoopWaker, type Logger, SpanKind } from '@gw/platform';
 import { randomBytes } from 'node:crypto';
 import { resolveRequestPlaceholders } from './chat-placeholders';
 import { TakeoverRequester } from './takeover-requester';
@@ -203,10 +203,21 @@ export class AsyncDispatcher {
     const stored = head.request as unknown as SendRequest;
     try {
       // Queued: a send that lost its connection before reaching WhatsApp comes back to us (NotConnected).
-      const request = { ...(await this.prepare(stored)), queued: true };
+      const { traceparent, ...prepared } = await this.prepare(stored);
+      const request = { ...prepared, queued: true };
       // A holder that dies with the request is noticed within a second, and the same request (same ids:
       // the ledger relays an id at most once) follows the takeover to the heir, as a sync send does.
-      await this.requester.requestAcrossTakeover(claim.instanceId, 'send', request, this.config.sendTimeoutMs + (request.delayMs ?? 0));
+      // Tracing on: a `queue send` span in the trace of the HTTP request that accepted it (its stored traceparent).
+      await inSpan(
+        'dispatcher',
+        'queue send',
+        {
+          kind: SpanKind.CONSUMER,
+          parent: contextOfTraceparent(traceparent),
+          attributes: { 'wa.message.id': head.messageId, 'wa.send.attempt': head.attempts + 1 },
+        },
+        () => this.requester.requestAcrossTakeover(claim.instanceId, 'send', request, this.config.sendTimeoutMs + (request.delayMs ?? 0)),
+      );
       outcome = { ok: true };
     } catch (error) {
       outcome = { ok: false, error };
@@ -239,7 +250,15 @@ export class AsyncDispatcher {
     const attempts = head.attempts + 1;
     if (PERMANENT.has(code) || attempts >= this.config.maxAttempts) {
       this.logger.warn({ instanceId: claim.instanceId, messageId: head.messageId, attempts, err: message }, 'async send failed');
-      await this.queue.fail(claim, head.id, head.messageId, `failed to send: ${message}`);
+      const eventId = await this.queue.fail(claim, head.id, head.messageId, `failed to send: ${message}`);
+      // Its messages_update is in the outbox with the Failed status; the relay's poll would find it too.
+      if (eventId) {
+        try {
+          this.bus.publish(Subjects.outbox(claim.instanceId), { instanceId: claim.instanceId, lastId: eventId });
+        } catch (error) {
+          this.logger.warn({ err: error, instanceId: claim.instanceId }, 'outbox notice not published');
+        }
+      }
       this.poke();
       return false;
     }

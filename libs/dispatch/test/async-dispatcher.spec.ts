@@ -229,6 +229,20 @@ describe(AsyncDispatcher.name, () => {
       await waitFor(async () => (await statuses(instanceId)).get(doomed)?.status === 'Failed');
       expect(worker.calls.filter((call) => call.messageId === doomed)).toHaveLength(3);
       expect((await statuses(instanceId)).get(doomed)?.error).toBe('failed to send: boom');
+      // Announced with the Failed status, once (issue 34: every accepted send that ends Failed has its messages_update).
+      const events: Array<{ payload: Record<string, any> }> = await db.dataSource.query(
+        `SELECT payload FROM outbox_events WHERE instance_id = $1 AND event_type = 'messages_update'`,
+        [instanceId],
+      );
+      expect(events.map((event) => event.payload)).toEqual([
+        expect.objectContaining({
+          type: 'Failed',
+          state: 'Failed',
+          error: 'failed to send: boom',
+          instanceName: instanceId,
+          event: expect.objectContaining({ MessageIDs: [doomed], Chat: '5511999990000@s.whatsapp.net', IsFromMe: 'True', Type: 'Failed' }),
+        }),
+      ]);
       worker.failWith = null;
       const next = await enqueue(instanceId, 1);
       await waitFor(allSent(instanceId, next));

@@ -1,5 +1,7 @@
+import { messagesUpdatePayload } from '@gw/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
 import { toMessageRow, type MessageRow, type NewMessage } from './message.repository';
+import { OutboxRepository } from './outbox.repository';
 
 type Raw = Record<string, unknown>;
 
@@ -353,17 +355,43 @@ export class SendQueueRepository {
   }
 
   /**
-   * Retries exhausted: the head is dropped and its message marked Failed, unless the worker already
-   * relayed it (then the worker's status stands: it went out). One transaction; crash before commit
-   * leaves the head to be retried once more.
+   * Retries exhausted: the head is dropped and its message marked Failed with its `messages_update`
+   * event, unless the worker already relayed it (then the worker's status stands: it went out, and a
+   * Failed the worker wrote was announced by it). One transaction; crash before commit leaves the head
+   * to be retried once more. Returns the id of the event written (null: none).
    */
-  async fail(claim: LaneClaim, queueId: string, messageId: string, error: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      await manager.query(
-        `UPDATE messages SET status = 'Failed', error = $3, updated_at = now()
-         WHERE instance_id = $1 AND message_id = $2 AND relayed_at IS NULL AND status IN ('Queued', 'Pending')`,
-        [claim.instanceId, messageId, error],
+  async fail(claim: LaneClaim, queueId: string, messageId: string, error: string): Promise<string | null> {
+    return this.dataSource.transaction(async (manager) => {
+      const failed = rowsOf(
+        await manager.query(
+          `UPDATE messages m SET status = 'Failed', error = $3, updated_at = now()
+           FROM instances i
+           WHERE m.instance_id = $1 AND m.message_id = $2 AND m.relayed_at IS NULL AND m.status IN ('Queued', 'Pending') AND i.id = m.instance_id
+           RETURNING m.chat_id, m.chat_lid, m.is_group, i.name AS instance_name, i.owner`,
+          [claim.instanceId, messageId, error],
+        ),
       );
+      let eventId: string | null = null;
+      if (failed.length) {
+        const row = failed[0];
+        const chat = String(row.chat_id || row.chat_lid);
+        const isGroup = Boolean(row.is_group);
+        const payload = messagesUpdatePayload({
+          messageIds: [messageId],
+          chat,
+          // The chat's party as addressed (the queue knows no more of it).
+          sender: { jid: chat, pn: !isGroup && chat.endsWith('@s.whatsapp.net') ? chat : '', lid: chat.endsWith('@lid') ? chat : '' },
+          fromMe: true,
+          isGroup,
+          type: 'Failed',
+          state: 'Failed',
+          timestamp: Date.now() / 1000,
+          error,
+          instanceName: String(row.instance_name ?? ''),
+          owner: String(row.owner ?? ''),
+        });
+        eventId = await OutboxRepository.insertWithin(manager, claim.instanceId, [{ eventType: 'messages_update', chatId: chat, payload }]);
+      }
       await manager.query(`DELETE FROM send_queue WHERE id = $1`, [queueId]);
       await manager.query(
         `UPDATE send_lanes SET last_sent_at = now(), gap_fraction = random(), in_flight_id = NULL, claimed_by = NULL, claimed_until = NULL,
@@ -371,6 +399,7 @@ export class SendQueueRepository {
          WHERE instance_id = $1 AND claimed_by = $2`,
         [claim.instanceId, claim.claimId],
       );
+      return eventId;
     });
   }
 

@@ -1,5 +1,5 @@
 import type { Bus } from '@gw/bus';
-import type { InstanceRepository, LidMappingRepository, MessageRepository } from '@gw/persistence';
+import { MessageRepository, type InstanceRepository, type Lease, type LidMappingRepository, type MessageRow } from '@gw/persistence';
 import { type Logger, metrics } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import type { WASocket } from '../baileys';
@@ -8,7 +8,9 @@ import type { SocketContext, SocketObserver } from '../session/socket-observer';
 import { GroupInfoCache } from './group-info-cache';
 import { InboundBackpressure, type InboundBounds } from './inbound-backpressure';
 import { GroupMetadataCache } from './group-metadata-cache';
-import type { InboundServices } from './inbound/inbound-context';
+import { messageKey, type InboundServices } from './inbound/inbound-context';
+import { messagesUpdateEvent, type InstanceIdentity } from './event-payloads';
+import type { Party } from './identity-resolver';
 import { InboundSocketHandler } from './inbound-socket-handler';
 import { INBOUND_STORE_DEFAULTS, InboundStore } from './inbound-store';
 
@@ -96,6 +98,27 @@ export class InboundMessageObserver implements SocketObserver {
       targets.set(instanceId, { socket: entry.socket as WASocket, fail: (chatJid, ids, reason) => handler.failUnacked(chatJid, ids, reason) });
     }
     return targets;
+  }
+
+  /**
+   * A send of ours ended Failed (WhatsApp refused it, or it never went out): the status and its
+   * `messages_update` in one fenced transaction, in the instance's order of writes about that message.
+   * Only the write that moves it to Failed announces it — this one or an error ack's receipt (also a
+   * write of this store, keyed by the message), so the event is written once. A message further along
+   * already (delivered, or failed before) stays as it is. Returns the row as it is afterwards.
+   */
+  failSend(lease: Lease, failure: { messageId: string; chat: Party; error: string; who: InstanceIdentity }): Promise<MessageRow | null> {
+    const { messageId, chat, error, who } = failure;
+    return this.services.store.write(
+      lease,
+      async (manager, events) => {
+        const [changed] = await MessageRepository.failWithin(manager, lease.instanceId, [messageId], error);
+        if (!changed) return MessageRepository.findWithin(manager, lease.instanceId, messageId);
+        events.push(messagesUpdateEvent({ rows: [changed], state: 'Failed', type: 'Failed', sender: chat, timestamp: Date.now() / 1000, error }, who));
+        return changed;
+      },
+      [messageKey(messageId)],
+    );
   }
 
   /**

@@ -3,6 +3,9 @@ import type { ChatRepository, MessageRow, SendLimitRepository } from '@gw/persis
 import { type Logger, metrics, type SendOutcome } from '@gw/platform';
 import { proto, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
+import type { Party } from '../messaging/identity-resolver';
+import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
+import type { Session } from '../session/session';
 import { type AckOutcome, waitForAck } from '../outbound/ack-waiter';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import { GROUP_NOT_FOUND, isUnknownGroup } from '../outbound/refusal';
@@ -14,6 +17,13 @@ import { statusAudience } from '../outbound/status-audience';
 import { chatTimers, withExpiration } from '../outbound/chat-timers';
 import { limitOfRefusal, limitText } from '../outbound/send-limits';
 import type { OpHandler, OpHandlers, OpRequestParsers } from './op-handler';
+
+/** Who a failed send's `messages_update` names as its chat party (the JID as addressed: phone number, LID or group). */
+function chatParty(chatJid: string): Party {
+  if (chatJid.endsWith('@lid')) return { jid: chatJid, pn: '', lid: chatJid };
+  if (chatJid.endsWith('@s.whatsapp.net')) return { jid: chatJid, pn: chatJid, lid: '' };
+  return { jid: chatJid, pn: '', lid: '' };
+}
 
 /** The ops of the gateway's `send/` area. */
 export type SendOps = 'send' | 'chat.presence';
@@ -27,6 +37,8 @@ export interface SendOpsDependencies {
   logger: Logger;
   /** How long a send waits for its ack, and for a new socket when its connection went away. */
   config: Pick<SessionWorkerConfig, 'sendAckTimeoutMs' | 'sendReconnectWaitMs'>;
+  /** Writes a send's Failed with its `messages_update` event, in one transaction (without it: the status alone). */
+  inbound?: Pick<InboundMessageObserver, 'failSend'>;
 }
 
 const MAX_DELAY_MS = 300_000;
@@ -55,7 +67,18 @@ export const sendRequests = {
  * lease, marked relayed just before it goes out, relayed through Baileys, and answered once the server
  * acked it (Sent) or refused it (Failed). A message id that was relayed once is never relayed again.
  */
-export function sendOps({ ledger, builder, chats, limits, logger, config }: SendOpsDependencies): OpHandlers<SendOps> {
+export function sendOps({ ledger, builder, chats, limits, logger, config, inbound }: SendOpsDependencies): OpHandlers<SendOps> {
+  /**
+   * An accepted send ends Failed: the status with its reason and its `messages_update` event, written
+   * together (issue 34: every Failed send is announced, whichever path failed it, and once).
+   */
+  const fail = async (session: Session, request: SendRequest, owner: string, error: string): Promise<MessageRow> => {
+    if (!inbound) return ledger.result(session.lease, request, { status: 'Failed', error });
+    const who = { instanceName: session.instance.name, owner: session.instance.owner || owner };
+    const row = await inbound.failSend(session.lease, { messageId: request.messageId, chat: chatParty(request.chatJid), error, who });
+    if (!row) throw new Error(`message ${request.messageId} is not stored`);
+    return row;
+  };
   // Every send, sync or from the async queue, counted by content type and outcome, and timed.
   const send: OpHandler<'send'> = async (session, request) => {
     const started = performance.now();
@@ -154,15 +177,17 @@ export function sendOps({ ledger, builder, chats, limits, logger, config }: Send
         // Baileys fetches a group's metadata to send to it: a group WhatsApp does not show us is the
         // client's mistake (a 404, and PERMANENT for the async queue), not WhatsApp refusing the message.
         const unknownGroup = isUnknownGroup(request.chatJid, error);
-        const row = await ledger.result(session.lease, request, {
-          status: 'Failed',
-          error: unknownGroup
+        const row = await fail(
+          session,
+          request,
+          owner,
+          unknownGroup
             ? GROUP_NOT_FOUND
             : isConnectionLoss(error)
               ? // Never written to WhatsApp: a sync caller may send it again without a duplicate (docs/guarantees.md).
                 `the connection to WhatsApp was lost before the message was sent and ${attempt >= MAX_RESENDS ? `lost again on ${attempt} new connections` : `was not back within ${Math.round(config.sendReconnectWaitMs / 1000)} s`}: not sent (${(error as Error).message})`
               : `failed to send: ${(error as Error).message}`,
-        });
+        );
         if (unknownGroup) throw new RpcError(ErrorCode.NotFound, GROUP_NOT_FOUND);
         return SendLedger.record(row, owner);
       }
@@ -192,10 +217,11 @@ export function sendOps({ ledger, builder, chats, limits, logger, config }: Send
         const limit = outcome.error && limits ? await limitOfRefusal(current, request.instanceId, outcome.code, limits) : null;
         if (limit) {
           if (request.queued) await ledger.unrelay(session.lease, request);
-          else await ledger.result(session.lease, request, { status: 'Failed', error: limitText(limit) });
+          else await fail(session, request, owner, limitText(limit));
           throw new RpcError(ErrorCode.Limited, limitText(limit));
         }
-        row = await ledger.result(session.lease, request, outcome.error ? { status: 'Failed', error: outcome.error } : { status: 'Sent' });
+        // An error ack: Baileys' messages.update (ERROR) may write the same Failed first; only one announces it.
+        row = outcome.error ? await fail(session, request, owner, outcome.error) : await ledger.result(session.lease, request, { status: 'Sent' });
       } finally {
         AwaitedAcks.delete(current, request.messageId);
       }

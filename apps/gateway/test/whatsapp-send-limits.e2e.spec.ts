@@ -221,4 +221,34 @@ describe("WhatsApp's sending limits (issue 34, mode 4)", () => {
     expect(final.filter((row) => row.status === 'Failed')).toEqual([]);
     expect((await stack.gw.call('GET', '/message/async', { token })).body.queue).toMatchObject({ pending: 0 });
   }, 90_000);
+
+  // bench/chaos `new-chat-cap`: a 475 from the cap that was just replaced by one with room ("0/1000 used")
+  // held the send, and every send to a new chat, until the end of the NEW cycle (an hour).
+  it('should send again at once a send refused by a new-chat cap that is over, and hold nothing for it', async () => {
+    // The cap in force has room (1000 per hour); the next message is refused 475 as the old cap's last refusal.
+    await stack.control('POST', '/sim/faults', { kind: 'new-chat-cap', device: phone, limit: 1_000, cycleMs: 3_600_000 });
+    await stack.control('POST', '/sim/faults', { kind: 'ack', mode: 'error', error: '475', device: phone, count: 1 });
+    const [c1, c2] = [await contact(), await contact()];
+    const id1 = await sendAsync(c1, 'room c1');
+    const id2 = await sendAsync(c2, 'room c2');
+    await deliveredOnce(
+      'room ',
+      [
+        { number: c1, text: 'room c1' },
+        { number: c2, text: 'room c2' },
+      ],
+      20_000,
+    );
+    const final = await rows([id1, id2]);
+    expect(final.filter((row) => row.status === 'Failed' || row.status === 'Queued' || row.status === 'Pending')).toEqual([]);
+    const held = (await stack.db.dataSource.query(`SELECT kind, until FROM send_limits WHERE instance_id = $1 AND until > now()`, [instanceId])) as unknown[];
+    expect(held).toEqual([]);
+
+    // A sync send refused the same way answers 200, not 429 "until its cycle ends at <the new cycle's end>".
+    await stack.control('POST', '/sim/faults', { kind: 'ack', mode: 'error', error: '475', device: phone, count: 1 });
+    const c3 = await contact();
+    const { status, body } = await stack.gw.call('POST', '/send/text', { token, body: { number: c3, text: 'room c3' } });
+    expect({ status, error: body.error || '' }).toEqual({ status: 200, error: '' });
+    await deliveredOnce('room ', [{ number: c3, text: 'room c3' }], 10_000);
+  }, 60_000);
 });

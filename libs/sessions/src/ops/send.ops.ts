@@ -15,7 +15,7 @@ import type { BuiltSend, SendContentBuilder } from '../outbound/send-content';
 import { SendLedger } from '../outbound/send-ledger';
 import { statusAudience } from '../outbound/status-audience';
 import { chatTimers, withExpiration } from '../outbound/chat-timers';
-import { limitOfRefusal, limitText } from '../outbound/send-limits';
+import { limitOfRefusal, limitText, refusedByEndedCap } from '../outbound/send-limits';
 import type { OpHandler, OpHandlers, OpRequestParsers } from './op-handler';
 
 /** Who a failed send's `messages_update` names as its chat party (the JID as addressed: phone number, LID or group). */
@@ -192,12 +192,22 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
         return SendLedger.record(row, owner);
       }
       outcome = await ack.result;
-      if (outcome !== 'closed' || attempt >= MAX_RESENDS) break;
-      // Written to a socket that closed before the server acked it: maybe never received. Again on the
-      // next socket; if none opens in time, the unacked sweep resends it later.
-      const next = await session.whenOpen(config.sendReconnectWaitMs, current);
-      if (!next) break;
-      current = next;
+      if (attempt >= MAX_RESENDS) break;
+      if (outcome === 'closed') {
+        // Written to a socket that closed before the server acked it: maybe never received. Again on the
+        // next socket; if none opens in time, the unacked sweep resends it later.
+        const next = await session.whenOpen(config.sendReconnectWaitMs, current);
+        if (!next) break;
+        current = next;
+        continue;
+      }
+      // Refused by a new-chat cap that is over by now (the cycle has room): never routed, so it goes again
+      // at once with its id instead of waiting for the end of a cycle that does not limit it.
+      if (typeof outcome !== 'string' && outcome.error && limits && (await refusedByEndedCap(current, outcome.code))) {
+        logger.info({ instanceId: request.instanceId, messageId: request.messageId }, 'refused by a new-chat cap that is over: sending again');
+        continue;
+      }
+      break;
     }
     let row: MessageRow;
     if (typeof outcome === 'string') {

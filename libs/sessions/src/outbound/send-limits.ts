@@ -25,6 +25,26 @@ export function limitText(limit: SendLimit): string {
     : `WhatsApp refused the message (error 475: new-chat message cap${limit.detail ? ` of ${limit.detail} used` : ''}): this account may not start more new chats until its cycle ends at ${until}; chats it already has are not limited`;
 }
 
+/** WhatsApp's capping info shows room in the cycle: not CAPPED, and fewer new chats used than its quota. */
+function capHasRoom(info: { capping_status?: string; used_quota?: number; total_quota?: number }): boolean {
+  const used = Number(info.used_quota);
+  const total = Number(info.total_quota);
+  return String(info.capping_status ?? '').toUpperCase() !== 'CAPPED' && Number.isFinite(used) && Number.isFinite(total) && used < total;
+}
+
+/**
+ * After an error ack 475: whether the cap that refused the message is over already — WhatsApp's capping
+ * info now shows room (a new cycle began, or the cap was replaced by a larger one, between the refusal
+ * and the query). The message, refused and never routed, may then go again at once with its id; holding
+ * it (and with it every send to a new chat) until the NEW cycle's end would wait for a limit that is not
+ * there (bench/chaos `new-chat-cap`: "475 … 0/1000 used", held for the hour of the new cycle).
+ */
+export async function refusedByEndedCap(socket: Pick<WASocket, 'fetchNewChatMessageCap'>, code: string | undefined): Promise<boolean> {
+  if (code !== NEW_CHAT_CAP_ERROR) return false;
+  const info = await socket.fetchNewChatMessageCap().catch(() => null);
+  return info ? capHasRoom(info) : false;
+}
+
 /**
  * After an error ack 463 or 475: asks WhatsApp whether the account is timelocked or capped, and records
  * the limit it reports. Null when none is (a 463 for a missing privacy token, or an unanswered query):
@@ -48,7 +68,8 @@ export async function limitOfRefusal(
   } else if (code === NEW_CHAT_CAP_ERROR) {
     const info = await socket.fetchNewChatMessageCap().catch(() => null);
     const cycleEnd = Number(info?.cycle_end_timestamp) * 1000;
-    if (info && cycleEnd > Date.now())
+    // A cycle with room is no limit (the cap that refused the message is over): nothing is held for it.
+    if (info && cycleEnd > Date.now() && !capHasRoom(info))
       limit = { kind: 'new_chat_cap', until: new Date(cycleEnd), detail: `${info.used_quota ?? '?'}/${info.total_quota ?? '?'}` };
   }
   if (limit) await limits.record(instanceId, limit);

@@ -1,6 +1,7 @@
 import { ChatRepository, FencedOutError, MessageRepository, OutboundLedgerRepository, STATUS_RANK, type StatusChange } from '@gw/persistence';
 import type { EntityManager } from 'typeorm';
 import { isJidGroup, type MessageUserReceiptUpdate, type WAMessageUpdate } from '../../baileys';
+import { AwaitedAcks } from '../../outbound/awaited-acks';
 import { refusalText } from '../../outbound/refusal';
 import { messagesUpdateEvent } from '../event-payloads';
 import { InboundBatch } from '../inbound-batch';
@@ -94,6 +95,9 @@ export class ReceiptEvents {
         continue;
       }
       if (!state || state === 'Pending') continue;
+      // An error ack of a message a send is waiting for: the send writes its outcome with its event (it may
+      // also relay it again, e.g. after a 475 from a cap that is over, and this stale refusal must not fail it).
+      if (state === 'Failed' && AwaitedAcks.has(this.context.socket, key.id)) continue;
       const error = state === 'Failed' ? errorText(update.messageStubParameters) : '';
       const batchKey = `${key.remoteJid}|${state}|${error}`;
       const batch: Batch = batches.get(batchKey) ?? { jid: key.remoteJid, state, ids: [], timestamp: timestampMs(update.messageTimestamp) / 1000, error };

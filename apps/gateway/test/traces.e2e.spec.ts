@@ -131,7 +131,14 @@ describe('traces end to end (OTLP to a loopback collector)', () => {
       new WebhookRepository(stack.db.dataSource),
       new InstanceRepository(stack.db.dataSource),
       stack.bus,
-      { ...WEBHOOK_RELAY_DEFAULTS, publicBaseUrl: 'https://gw.example', includeToken: false, pollIntervalMs: 100, ssrf: SsrfGuard.fromList('127.0.0.0/8') },
+      {
+        ...WEBHOOK_RELAY_DEFAULTS,
+        publicBaseUrl: 'https://gw.example',
+        includeToken: false,
+        retryScheduleMs: [100, 100, 100],
+        pollIntervalMs: 100,
+        ssrf: SsrfGuard.fromList('127.0.0.0/8'),
+      },
       logger,
     );
     relay.start();
@@ -184,6 +191,33 @@ describe('traces end to end (OTLP to a loopback collector)', () => {
     const access = logged.find((line) => line.msg === 'request' && line.url === '/send/text');
     expect(access?.trace_id).toBe(ack.traceId);
     expect(byId.has(access?.span_id as string)).toBe(true);
+  });
+
+  it("should continue the accepting request's trace when the dispatcher sends an async send", async () => {
+    const dispatcher = stack.asyncDispatcher();
+    try {
+      const accepted = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: 'traced later', async: true } });
+      expect(accepted.status).toBe(200);
+      const messageId: string = accepted.body.messageid;
+      const spans = await collected(
+        (all) => all.some((span) => span.name === 'whatsapp send' && span.attributes['wa.message.id'] === messageId && span.attributes['wa.ack'] === 'acked'),
+        'the spans of the async send',
+      );
+      const ack = spans.find((span) => span.name === 'whatsapp send' && span.attributes['wa.message.id'] === messageId)!;
+      const byId = new Map(spans.filter((span) => span.traceId === ack.traceId).map((span) => [span.spanId, span]));
+      const chain: ReceivedSpan[] = [];
+      for (let span: ReceivedSpan | undefined = ack; span; span = byId.get(span.parentSpanId)) chain.push(span);
+      expect(chain.map((span) => [span.service, span.name])).toEqual([
+        ['session-worker', 'whatsapp send'],
+        ['session-worker', 'op send'],
+        ['gateway', 'handle instance.*.send'],
+        ['gateway', 'bus instance.*.send'],
+        ['dispatcher', 'queue send'],
+        ['gateway', 'POST /send/text'],
+      ]);
+    } finally {
+      await dispatcher.stop();
+    }
   });
 
   it('should make one trace of a received message: inbound store, relay delivery, and the webhook request carries it', async () => {

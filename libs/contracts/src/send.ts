@@ -107,6 +107,11 @@ export interface SendRequest {
    * back (NotConnected) instead of Failed.
    */
   queued?: boolean;
+  /**
+   * An async send's: the W3C `traceparent` of the HTTP request that accepted it (tracing on), stored
+   * with the queued request so the dispatcher's send continues that trace. The worker ignores it.
+   */
+  traceparent?: string;
 }
 
 export interface StatusBroadcast {

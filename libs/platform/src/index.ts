@@ -17,6 +17,7 @@ export { buildInfo } from './version';
 export type { BuildInfo } from './version';
 export {
   activeTraceFields,
+  activeTraceparent,
   contextOfTraceparent,
   extractTraceContext,
   failSpan,

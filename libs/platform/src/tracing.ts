@@ -189,6 +189,11 @@ export function traceparentOf(span: Span | undefined): string | undefined {
   return `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`;
 }
 
+/** The active span's `traceparent` (undefined with tracing off or no span active). */
+export function activeTraceparent(): string | undefined {
+  return state ? traceparentOf(trace.getSpan(context.active())) : undefined;
+}
+
 /** Any header-like object (NATS headers, a plain record): what the propagator reads. */
 export interface TraceCarrier {
   get(name: string): string | string[] | undefined;

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { SendRequest } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
 import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
+import { activeTraceparent } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import { normaliseMessageId } from '../common/message-id';
 import { AsyncQueueService } from '../message/async/async-queue.service';
@@ -68,7 +69,9 @@ export class SendRequester {
     };
     if (common.async) {
       // Durable before the 200 (messages row `Queued` + queue row); the dispatcher sends it, paced.
-      const queued = await this.asyncQueue.enqueue(instance, request);
+      // Tracing on: the dispatcher's send later continues this request's trace (its traceparent, stored with the request).
+      const traceparent = activeTraceparent();
+      const queued = await this.asyncQueue.enqueue(instance, traceparent ? { ...request, traceparent } : request);
       return { ...queued, response: { status: 'success', message: 'Message queued successfully', ...responseExtra } };
     }
     const timeoutMs = 30_000 + (request.delayMs ?? 0);

@@ -163,16 +163,19 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
           current = next;
           continue;
         }
-        if (isConnectionLoss(error) && request.queued) {
-          // The queue sends it again later with the same request (its attempts do not count a lost connection).
-          await ledger.unrelay(session.lease, request);
-          throw new RpcError(ErrorCode.NotConnected, `the connection to WhatsApp was lost before the message was sent: ${(error as Error).message}`);
-        }
         if (isConnectionLoss(error) && relayed) {
           // It went out on an earlier socket that closed before the server's ack: it may have arrived, so a
           // lost connection never fails it (no "Failed but delivered"). Pending with its copy (kept below):
           // the unacked sweep relays it again with its id once a socket is open, or fails it with the reason.
+          // Queued sends too: un-marking it relayed here left it Pending with no relay mark when the queue
+          // had meanwhile completed its entry (its request timed out, the retry answered from the store),
+          // which no sweep looks at — bench/chaos `stream-error-500`, an async send Pending for good.
           break;
+        }
+        if (isConnectionLoss(error) && request.queued) {
+          // Never went out: the queue sends it again later with the same request (its attempts do not count a lost connection).
+          await ledger.unrelay(session.lease, request);
+          throw new RpcError(ErrorCode.NotConnected, `the connection to WhatsApp was lost before the message was sent: ${(error as Error).message}`);
         }
         // Baileys fetches a group's metadata to send to it: a group WhatsApp does not show us is the
         // client's mistake (a 404, and PERMANENT for the async queue), not WhatsApp refusing the message.

@@ -1,0 +1,95 @@
+import { ErrorCode, type SendRequest } from '@gw/contracts';
+import { EventEmitter } from 'node:events';
+import type { Session } from '../session/session';
+import { sendOps } from './send.ops';
+
+/** A socket as the send path uses it: relays, acks on `ws`, close events; `relay` decides each relay's fate. */
+function fakeSocket(relay: (socket: ReturnType<typeof fakeSocket>) => Promise<void>) {
+  const ws = Object.assign(new EventEmitter(), { isClosed: false, isClosing: false });
+  const socket = {
+    ws,
+    ev: new EventEmitter(),
+    user: { id: '5511000000000:1@s.whatsapp.net' },
+    relayed: 0,
+    relayMessage: async () => {
+      socket.relayed++;
+      await relay(socket);
+    },
+    upsertMessage: async () => undefined,
+    sendPresenceUpdate: async () => undefined,
+  };
+  return socket;
+}
+
+const connectionClosed = () => Object.assign(new Error('Connection Closed'), { isBoom: true, output: { statusCode: 428 } });
+
+function harness(sockets: Array<ReturnType<typeof fakeSocket>>) {
+  const calls: string[] = [];
+  const row = { messageId: 'M1', status: 'Pending', error: '' };
+  const ledger = {
+    reserve: async () => (calls.push('reserve'), { alreadyRelayed: null }),
+    unrelay: async () => void calls.push('unrelay'),
+    keepCopy: async () => void calls.push('keepCopy'),
+    rawMessage: async () => ({ row, raw: null }),
+    result: async () => (calls.push('result'), row),
+    relayedBefore: async () => null,
+  };
+  const ops = sendOps({
+    ledger: ledger as never,
+    builder: { build: async () => ({ kind: 'proto', message: { conversation: 'oi' } }) } as never,
+    chats: { findByJid: async () => null } as never,
+    logger: { info: () => undefined, warn: () => undefined } as never,
+    config: { sendAckTimeoutMs: 200, sendReconnectWaitMs: 50 },
+  });
+  let next = 1;
+  const session = {
+    instanceId: 'i1',
+    lease: { instanceId: 'i1' },
+    instance: { name: 'i1', owner: '' },
+    openSocket: () => sockets[0],
+    whenOpen: async () => sockets[next++] ?? null,
+  } as unknown as Session;
+  const request: SendRequest = {
+    instanceId: 'i1',
+    recordId: 'r1',
+    messageId: 'M1',
+    chatJid: '5521999990000@s.whatsapp.net',
+    content: { kind: 'text', text: 'oi', linkPreview: null },
+    queued: true,
+    record: { sendFunction: 'SendTextMessage', sendPayload: {}, trackSource: '', trackId: '', sendFolderId: '' },
+  } as SendRequest;
+  return { ops, session, request, calls };
+}
+
+describe('send op: a queued send whose connection goes after the message went out', () => {
+  it('keeps it relayed and Pending with its copy (never un-marked) when the relay on the next socket fails too', async () => {
+    // Socket 1: the message goes out, then the socket closes before the server's ack.
+    const first = fakeSocket(async (socket) => {
+      setImmediate(() => socket.ws.emit('close'));
+    });
+    // Socket 2: closed under the relay again; no third socket in time.
+    const second = fakeSocket(async () => {
+      throw connectionClosed();
+    });
+    const { ops, session, request, calls } = harness([first, second]);
+
+    const record = await ops.send(session, request);
+
+    expect([first.relayed, second.relayed]).toEqual([1, 1]);
+    expect(record).toMatchObject({ status: 'Pending' });
+    // Un-marked relayed, a queue entry the queue completed meanwhile left it Pending with no mark, swept by no one.
+    expect(calls).not.toContain('unrelay');
+    expect(calls).toContain('keepCopy');
+  });
+
+  it('hands a send that never went out back to the queue (un-marked relayed, NotConnected)', async () => {
+    const only = fakeSocket(async () => {
+      throw connectionClosed();
+    });
+    const { ops, session, request, calls } = harness([only]);
+
+    await expect(ops.send(session, request)).rejects.toMatchObject({ code: ErrorCode.NotConnected });
+    expect(calls).toContain('unrelay');
+    expect(calls).not.toContain('keepCopy');
+  });
+});

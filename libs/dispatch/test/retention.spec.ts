@@ -39,6 +39,34 @@ describe(RetentionJob.name, () => {
     expect(await messages.findOne('rret', 'NEW')).not.toBeNull();
   });
 
+  it('should purge the delivery log by its own retention, counting a replayed delivery from its replay', async () => {
+    await db.dataSource.query(
+      `INSERT INTO webhooks (id, instance_id, url, enabled, events, exclude_messages, secret) VALUES ('hret', 'rret', 'http://127.0.0.1:9/h', true, '{}', '{}', 'whsec_r')`,
+    );
+    const delivery = (eventId: number, daysOld: number, replayedDaysAgo: number | null) =>
+      db.dataSource.query(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, instance_id, event_type, status, created_at, replayed_at)
+         VALUES ('hret', $1, 'rret', 'messages', 'delivered', now() - ($2 || ' days')::interval, now() - ($3 || ' days')::interval)`,
+        [eventId, String(daysOld), replayedDaysAgo === null ? null : String(replayedDaysAgo)],
+      );
+    await delivery(9_001, 10, null);
+    await delivery(9_002, 5, null);
+    await delivery(9_003, 10, 1);
+    await delivery(9_004, 1, null);
+    const sut = new RetentionJob(
+      new RetentionRepository(db.dataSource),
+      new MessageRepository(db.dataSource),
+      new FileRepository(db.dataSource),
+      { retentionDays: 7, intervalMs: 60_000, deliveryLogRetentionDays: 3 },
+      createLogger('t', 'silent'),
+    );
+    const removed = await sut.runOnce();
+
+    expect(removed).toMatchObject({ deliveries: 2 });
+    const left = await db.dataSource.query(`SELECT event_id FROM webhook_deliveries WHERE webhook_id = 'hret' ORDER BY event_id`);
+    expect(left.map((row: { event_id: string }) => Number(row.event_id))).toEqual([9_003, 9_004]);
+  });
+
   it("keeps the events a consumer's cursor has not passed, and those of a transaction it still waits for", async () => {
     await new InstanceRepository(db.dataSource).create({ id: 'rcur', token: 'tok-cur', name: 'cur' });
     const ids: string[] = [];

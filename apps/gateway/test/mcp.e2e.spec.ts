@@ -9,9 +9,9 @@ import { startGateway, type GatewayHarness } from './support/gateway-harness';
 import { nextPhone, Stack } from './support/stack';
 
 /** An MCP client of the SDK over streamable HTTP, sending `headers` on every request (as an agent host configured with a token). */
-async function mcpClient(baseUrl: string, headers: Record<string, string>): Promise<Client> {
+async function mcpClient(baseUrl: string, headers: Record<string, string>, path = '/mcp'): Promise<Client> {
   const client = new Client({ name: 'e2e-agent', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${baseUrl}${path}`), { requestInit: { headers } }));
   return client;
 }
 
@@ -33,7 +33,7 @@ describe('MCP server (POST /mcp) with real Baileys against the simulator', () =>
   let other: { id: string; token: string };
   let contact: string;
   let agent: Client;
-  let expected: { instance: string[]; admin: string[] };
+  let expected: { instance: string[]; admin: string[]; sendAndMessages: string[] };
 
   beforeAll(async () => {
     await stack.start();
@@ -45,6 +45,7 @@ describe('MCP server (POST /mcp) with real Baileys against the simulator', () =>
     expected = {
       instance: tools.filter((tool) => tool.audience === 'instance').map((tool) => tool.name),
       admin: tools.filter((tool) => tool.audience === 'admin').map((tool) => tool.name),
+      sendAndMessages: tools.filter((tool) => tool.audience === 'instance' && ['Send', 'Messages'].includes(tool.area)).map((tool) => tool.name),
     };
     agent = await mcpClient(stack.gw.baseUrl, { token: own.token });
   }, 90_000);
@@ -106,6 +107,20 @@ describe('MCP server (POST /mcp) with real Baileys against the simulator', () =>
     const bearerAdmin = await mcpClient(stack.gw.baseUrl, { authorization: `Bearer ${stack.gw.adminToken}` });
     expect((await bearerAdmin.listTools()).tools).toHaveLength(expected.admin.length);
     await bearerAdmin.close();
+  });
+
+  it('should keep the tools to the areas of ?areas=, and refuse an unknown area', async () => {
+    const some = await mcpClient(stack.gw.baseUrl, { token: own.token }, '/mcp?areas=Send,messages');
+    const listed = (await some.listTools()).tools.map((tool) => tool.name);
+    expect(listed.sort()).toEqual([...expected.sendAndMessages].sort());
+    expect(listed).toEqual(expect.arrayContaining(['send_text', 'message_find']));
+    expect(listed).not.toContain('instance_status');
+    await expect(some.callTool({ name: 'instance_status', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    await some.close();
+    await expect(mcpClient(stack.gw.baseUrl, { token: own.token }, '/mcp?areas=Send,Nope')).rejects.toMatchObject({
+      code: 400,
+      message: expect.stringContaining('Unknown area: Nope'),
+    });
   });
 
   it('should send a message that reaches the phone, and read it back with message_find', async () => {

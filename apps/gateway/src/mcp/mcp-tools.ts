@@ -27,6 +27,8 @@ export interface McpTool {
   inputSchema: { type: 'object'; properties: Record<string, unknown>; required?: string[]; $defs?: Record<string, unknown> };
   annotations: { title: string; readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean };
   audience: McpAudience;
+  /** The operation's area (its tag, one of API_AREAS): `?areas=` on /mcp keeps a host's list to some. */
+  area: string;
   route: McpRoute;
 }
 
@@ -161,6 +163,7 @@ function toolOf(method: string, path: string, operation: OperationObject, schema
       ...(method === 'delete' ? { destructiveHint: true, idempotentHint: true } : {}),
     },
     audience: audienceOf(operation) as McpAudience,
+    area: operation.tags?.[0] ?? '',
     route,
   };
 }

@@ -11,6 +11,7 @@ import { AdminTokenService } from '../admin/admin-token.service';
 import { API_ERRORS, ApiError } from '../common/api-error';
 import { toApiError } from '../common/error.filter';
 import { RateLimitService } from '../common/rate-limit.service';
+import { API_AREAS } from '../openapi/api-areas';
 import { LOGGER } from '../runtime/tokens';
 import { McpAuthenticator } from './mcp-caller';
 import { MCP_PATH } from './mcp-path';
@@ -27,10 +28,8 @@ const INSTRUCTIONS: Record<McpAudience, string> = {
     "restarts, token rotation, the audit log. An instance's own tools need that instance's token.",
 };
 
-interface Catalogue {
-  listed: Record<McpAudience, Tool[]>;
-  byName: Record<McpAudience, Map<string, McpTool>>;
-}
+/** Each audience's tools, with what `tools/list` answers of each (the tool less its audience, area and route). */
+type Catalogue = Record<McpAudience, { tool: McpTool; listed: Tool }[]>;
 
 /**
  * `POST /mcp`: the Model Context Protocol over streamable HTTP (the official SDK's transport), its tools
@@ -63,14 +62,16 @@ export function serveMcp(app: NestFastifyApplication, document: () => OpenAPIObj
       const messages: unknown[] = Array.isArray(request.body) ? request.body : [request.body];
       const callsTools = messages.some((message) => (message as { method?: unknown } | null)?.method === 'tools/call');
       const caller = await authenticator.authenticate(request, reply, { charge: !callsTools });
+      const areas = areasOf(request);
+      // Another audience's tool, or one outside `?areas=`, is as unknown as a made-up name: an instance token never learns the admin tools.
+      const available = tools()[caller.audience].filter(({ tool }) => !areas || areas.has(tool.area));
       const server = new Server(
         { name: 'wa-gateway', version: buildInfo().version },
         { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS[caller.audience], jsonSchemaValidator: validator },
       );
-      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools().listed[caller.audience] }));
+      server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: available.map(({ listed }) => listed) }));
       server.setRequestHandler(CallToolRequestSchema, (call) => {
-        // Another audience's tool is as unknown as a made-up name: an instance token never learns the admin tools.
-        const tool = tools().byName[caller.audience].get(call.params.name);
+        const tool = available.find((candidate) => candidate.tool.name === call.params.name)?.tool;
         if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name}`);
         return callTool(fastify, request, caller, tool, call.params.arguments ?? {});
       });
@@ -96,13 +97,34 @@ export function serveMcp(app: NestFastifyApplication, document: () => OpenAPIObj
 }
 
 function catalogueOf(document: OpenAPIObject): Catalogue {
-  const catalogue: Catalogue = { listed: { instance: [], admin: [] }, byName: { instance: new Map(), admin: new Map() } };
+  const catalogue: Catalogue = { instance: [], admin: [] };
   for (const tool of buildMcpCatalogue(document).tools) {
-    const { audience, route: _route, ...listed } = tool;
-    catalogue.listed[audience].push(listed as Tool);
-    catalogue.byName[audience].set(tool.name, tool);
+    const { audience, area: _area, route: _route, ...listed } = tool;
+    catalogue[audience].push({ tool, listed: listed as Tool });
   }
   return catalogue;
+}
+
+const AREAS_BY_NAME = new Map(Object.keys(API_AREAS).map((area) => [area.toLowerCase(), area]));
+
+/**
+ * `?areas=Send,Messages`: only the tools of these API areas (the document's tags, any case), for hosts
+ * that cap the number of tools or the context an agent spends on their schemas. Absent: every area.
+ */
+function areasOf(request: FastifyRequest): Set<string> | undefined {
+  const given = (request.query as Record<string, unknown> | undefined)?.areas;
+  if (given === undefined) return undefined;
+  const names = (Array.isArray(given) ? given : [given])
+    .flatMap((value) => String(value).split(','))
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const areas = new Set<string>();
+  for (const name of names) {
+    const area = AREAS_BY_NAME.get(name.toLowerCase());
+    if (!area) throw ApiError.badRequest(`Unknown area: ${name} (areas: ${Object.keys(API_AREAS).join(', ')})`);
+    areas.add(area);
+  }
+  return areas;
 }
 
 /** The request as the SDK's web-standard transport reads it: method, URL and headers (the body is given parsed). */

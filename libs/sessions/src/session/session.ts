@@ -15,7 +15,7 @@ import { type Logger, metrics } from '@gw/platform';
 import { randomBytes } from 'node:crypto';
 import { toDataURL } from 'qrcode';
 import { PostgresAuthState } from '../auth-state/postgres-auth-state';
-import { disconnectStatusCode, jidDecode, type ConnectionState, type WASocket, type WAVersion } from '../baileys';
+import { DisconnectReason, disconnectStatusCode, jidDecode, type ConnectionState, type WASocket, type WAVersion } from '../baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
 import { chooseBrowserProfile, normaliseSystemName } from '../socket/browser-profile';
 import { onCompanionRegRefresh, withAdvSecret } from '../socket/companion-reg-refresh';
@@ -67,6 +67,12 @@ interface Pairing {
   qr?: string;
 }
 
+/**
+ * A 440 ("replaced") this soon after the session dropped one of its own sockets that was still logging
+ * in is that socket's late login, not another client: WhatsApp serves the newest login of a device.
+ */
+const OWN_SOCKET_REPLACES_MS = 30_000;
+
 /** A command reached a session that has just ended (the bus maps it to `No session`). */
 export class SessionEndedError extends Error {
   constructor(instanceId: string) {
@@ -91,6 +97,10 @@ export class Session {
   private reconnectTimer: NodeJS.Timeout | undefined;
   /** Frees this session's slot in the worker's HandshakeGate (held from a reconnect's socket until it logs in or closes). */
   private handshakeRelease: (() => void) | undefined;
+  /** The reconnect waiting for its delay or for the gate; an older one that gets its turn steps aside. */
+  private reconnectTicket = 0;
+  /** When this session last dropped a socket of its own that was still open or logging in (see onClose's 440). */
+  private replacedOwnSocketAt = 0;
   private attempt = 0;
   /** The WhatsApp Web version the current socket logs in with (a 405 names it). */
   private socketVersion: WAVersion | undefined;
@@ -304,11 +314,9 @@ export class Session {
       case 'connecting':
         // A pending backoff is cut short: somebody is waiting for this instance now.
         if (this.reconnectTimer) {
-          clearTimeout(this.reconnectTimer);
-          this.reconnectTimer = undefined;
           this.attempt = 0;
           this.connectFailure = undefined; // this try's own outcome answers
-          await this.openNewSocket();
+          this.reconnectThroughGate(0);
         }
         return;
       case 'idle':
@@ -325,6 +333,7 @@ export class Session {
     return true;
   }
 
+  /** A paired session (re)connects from stored auth: `connecting` is said at once, the socket opens when the gate lets it. */
   private async startReconnect(emitAlways: boolean, reason?: string): Promise<void> {
     this.phase = 'connecting';
     if (emitAlways || this.row.status !== 'connecting' || this.row.desiredState !== 'connected') {
@@ -332,7 +341,7 @@ export class Session {
       if (reason) Object.assign(patch, { lastDisconnect: new Date(), lastDisconnectReason: reason });
       await this.write({ patch, event: {} });
     }
-    await this.openNewSocket();
+    this.reconnectThroughGate(0);
   }
 
   private async startPairing(request: ConnectRequest): Promise<void> {
@@ -372,6 +381,7 @@ export class Session {
   private async openNewSocket(): Promise<void> {
     const auth = this.auth;
     if (!auth) throw new Error('no credentials to connect with');
+    this.reconnectTicket += 1; // a reconnect still waiting is not needed any more
     this.detachSocket();
     // Proxy (and browser) changes made through the API apply from the next connect on.
     await this.refreshInstance();
@@ -444,7 +454,10 @@ export class Session {
     }
     const socket = this.socket;
     this.socket = null;
-    if (socket) closeQuietly(socket, hard);
+    if (!socket) return;
+    // Still open or logging in: its login may reach WhatsApp after the next socket's and replace it (440).
+    if (!socket.ws.isClosed && !socket.ws.isClosing) this.replacedOwnSocketAt = Date.now();
+    closeQuietly(socket, hard);
   }
 
   private async onConnectionUpdate(update: Partial<ConnectionState>): Promise<void> {
@@ -566,7 +579,13 @@ export class Session {
   private async onClose(error: Error | undefined): Promise<void> {
     this.detachSocket();
     const statusCode = disconnectStatusCode(error);
-    const verdict = classifyClose(statusCode);
+    let verdict = classifyClose(statusCode);
+    if (statusCode === DisconnectReason.connectionReplaced && Date.now() - this.replacedOwnSocketAt < OWN_SOCKET_REPLACES_MS) {
+      // Replaced by a socket of our own this session dropped moments ago whose login reached WhatsApp
+      // late (a loaded worker or server): not another client. Reconnect instead of giving up.
+      this.replacedOwnSocketAt = 0;
+      verdict = { kind: 'transient', reason: '440: replaced by an earlier socket of this session' };
+    }
     const unreachable = unreachableReason(error);
     // WhatsApp out of reach is retried with backoff for as long as it lasts: its line is logged the
     // first time, then every 10th time with the count, not once per try forever.
@@ -590,7 +609,12 @@ export class Session {
     }
     switch (verdict.kind) {
       case 'restart':
-        return this.openNewSocket();
+        // 515 (after pairing, or a stream error of the server): a new socket at once, through the gate.
+        if (this.phase === 'open') {
+          await this.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: '515: restart required' }, event: {} });
+          this.phase = 'connecting';
+        }
+        return this.reconnectThroughGate(0);
       case 'logged-out':
         return this.loggedOut(verdict.reason);
       case 'terminal':
@@ -624,20 +648,30 @@ export class Session {
     }
     if (!newer) return this.scheduleReconnect();
     this.attempt = 0;
-    return this.reconnectNow();
+    return this.reconnectThroughGate(0);
   }
 
   private scheduleReconnect(): void {
     const { reconnectBaseMs, reconnectMaxMs } = this.services.config;
-    const delay = reconnectDelay(this.attempt++, reconnectBaseMs, reconnectMaxMs);
+    this.reconnectThroughGate(reconnectDelay(this.attempt++, reconnectBaseMs, reconnectMaxMs));
+  }
+
+  /**
+   * Every socket of a session after its first pairing socket opens here: after `delayMs` (the
+   * jittered backoff), then once the worker's HandshakeGate lets it. After a server restart every
+   * socket closes at once, after a takeover or a late lease renewal hundreds of sessions start at once:
+   * a handshake costs CPU (noise, Signal), and unbounded they time each other out (issue #34). A newer
+   * request replaces one still waiting (the older one gives its slot back when it gets it).
+   */
+  private reconnectThroughGate(delayMs: number): void {
     clearTimeout(this.reconnectTimer);
+    const ticket = ++this.reconnectTicket;
     this.reconnectTimer = setTimeout(() => {
       this.reconnectTimer = undefined;
-      // The worker's reconnects go through one gate: a server restart closes every socket at once.
       void this.services.handshakes.acquire().then((release) =>
         this.run(() => {
+          if (this.phase === 'ended' || ticket !== this.reconnectTicket) return release();
           this.releaseHandshake();
-          if (this.phase === 'ended') return release();
           this.handshakeRelease = release;
           return this.reconnectNow();
         }).catch((error: unknown) => {
@@ -645,7 +679,7 @@ export class Session {
           throw error;
         }),
       );
-    }, delay);
+    }, delayMs);
   }
 
   private releaseHandshake(): void {

@@ -111,6 +111,46 @@ describe(DeliveryLogRepository.name, () => {
     });
   });
 
+  describe('the plan', () => {
+    it("should read a page by the (webhook_id, event_id) index, backwards from the page's start, however large the log", async () => {
+      // Another target with a large log, the statistics up to date: a page of hookA's must not scan it.
+      await db.dataSource.query(
+        `INSERT INTO webhooks (id, instance_id, url, enabled, events, exclude_messages, secret) VALUES ('hookBig', 'rlogB', 'http://127.0.0.1:9/b', true, '{}', '{}', 'whsec_big')`,
+      );
+      await db.dataSource.query(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, instance_id, event_type, status, attempts, finished_at)
+         SELECT 'hookBig', 1000000 + g, 'rlogB', 'messages', 'delivered', 1, now() FROM generate_series(1, 30000) g`,
+      );
+      await db.dataSource.query(`ANALYZE webhook_deliveries`);
+      const runner = db.dataSource.createQueryRunner();
+      const captured: string[] = [];
+      const query = db.dataSource.query.bind(db.dataSource);
+      // The statement find() sends, captured and explained as it is.
+      (db.dataSource as unknown as { query: typeof query }).query = async (sql: string, parameters?: unknown[]) => {
+        captured.push(JSON.stringify({ sql, parameters }));
+        return query(sql, parameters);
+      };
+      try {
+        await sut.find({
+          targetsOf: { instanceId: 'rlogA', includeGlobal: false },
+          outcome: 'delivered',
+          limit: 50,
+          after: { eventId: '999999999', targetId: 'zzz' },
+        });
+      } finally {
+        (db.dataSource as unknown as { query: typeof query }).query = query;
+      }
+      const { sql, parameters } = JSON.parse(captured[0]) as { sql: string; parameters: unknown[] };
+      try {
+        const plan = (await runner.query(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`, parameters)).map((row: Record<string, string>) => row['QUERY PLAN']).join('\n');
+        expect(plan).toMatch(/Index Scan Backward using webhook_deliveries_webhook_id_event_id_key/);
+        expect(plan).not.toMatch(/Seq Scan on webhook_deliveries/);
+      } finally {
+        await runner.release();
+      }
+    });
+  });
+
   describe('replay', () => {
     it('should make done deliveries pending again with the marker, leave pending ones alone, and make missing ones', async () => {
       await db.dataSource.query(`DELETE FROM webhook_deliveries WHERE webhook_id = 'sinkA' AND event_id = $1`, [delivered]);

@@ -121,9 +121,18 @@ function checkKubernetes() {
   if (!namespace) problem(directory, 'no Namespace');
   const configMaps = new Map(byKind('ConfigMap').map(({ object }) => [object.metadata.name, object.data ?? {}]));
   const secrets = new Map(byKind('Secret').map(({ object }) => [object.metadata.name, { ...object.stringData, ...object.data }]));
-  for (const [name, data] of configMaps) for (const variable of Object.keys(data)) checkVariable(`ConfigMap ${name}`, variable);
+  // NATS's own ConfigMap and Secret (nats.yaml) configure the NATS server, not our apps.
+  const ofNats = (kind) =>
+    new Set(
+      byKind(kind)
+        .filter(({ object }) => object.metadata.labels?.['app.kubernetes.io/name'] === 'nats')
+        .map(({ object }) => object.metadata.name),
+    );
+  const natsConfigMaps = ofNats('ConfigMap');
+  const natsSecrets = ofNats('Secret');
+  for (const [name, data] of configMaps) if (!natsConfigMaps.has(name)) for (const variable of Object.keys(data)) checkVariable(`ConfigMap ${name}`, variable);
   for (const [name, data] of secrets) {
-    for (const variable of Object.keys(data)) checkVariable(`Secret ${name}`, variable);
+    if (!natsSecrets.has(name)) for (const variable of Object.keys(data)) checkVariable(`Secret ${name}`, variable);
     for (const [key, value] of Object.entries(data)) {
       if (!/CHANGE_ME/.test(String(value))) problem(`Secret ${name}`, `${key} must be a placeholder (CHANGE_ME), never a real secret`);
     }
@@ -146,7 +155,22 @@ function checkKubernetes() {
     for (const [key, value] of Object.entries(selector)) {
       if (pod.metadata?.labels?.[key] !== value) problem(where, `selector ${key}=${value} does not match the pod labels`);
     }
-    if (object.metadata.name === 'session-worker' && !pod.spec.terminationGracePeriodSeconds) problem(where, 'no terminationGracePeriodSeconds');
+    if (!pod.spec.terminationGracePeriodSeconds) problem(where, 'no terminationGracePeriodSeconds (the drain after SIGTERM)');
+    const hasBudget = byKind('PodDisruptionBudget').some(({ object: budget }) =>
+      Object.entries(budget.spec.selector?.matchLabels ?? {}).every(([key, value]) => pod.metadata.labels?.[key] === value),
+    );
+    if (!hasBudget) problem(where, 'no PodDisruptionBudget selects these pods');
+    if (['gateway', 'session-worker'].includes(object.metadata.name)) {
+      if (
+        !byKind('HorizontalPodAutoscaler').some(
+          ({ object: hpa }) => hpa.spec.scaleTargetRef?.kind === 'Deployment' && hpa.spec.scaleTargetRef.name === object.metadata.name,
+        )
+      )
+        problem(where, 'no HorizontalPodAutoscaler scales it');
+      if (object.spec.replicas !== undefined) problem(where, 'sets replicas, which its HorizontalPodAutoscaler owns (each apply would reset it)');
+      if (!pod.spec.containers.every((container) => container.lifecycle?.preStop))
+        problem(where, 'no preStop (its drain waits for the endpoints to stop routing to it)');
+    }
     for (const container of pod.spec.containers) {
       const at = `${where} container ${container.name}`;
       const bundle = checkBundle(at, container.args ?? container.command);
@@ -198,9 +222,15 @@ function checkKubernetes() {
       }
     }
   }
-  const budgets = byKind('PodDisruptionBudget');
-  if (!budgets.some(({ object }) => object.spec.selector?.matchLabels?.['app.kubernetes.io/name'] === 'session-worker')) {
-    problem(directory, 'no PodDisruptionBudget for session workers');
+  // The session workers' autoscaler reads a metric a worker exports.
+  const metricNames = new Set(
+    [...fs.readFileSync(path.join(root, 'libs/platform/src/metrics.ts'), 'utf8').matchAll(/name: '(wa_gateway_[a-z_]+)'/g)].map((match) => match[1]),
+  );
+  for (const { file, object } of byKind('HorizontalPodAutoscaler')) {
+    for (const metric of object.spec.metrics ?? []) {
+      const name = metric.pods?.metric?.name;
+      if (name && !metricNames.has(name)) problem(`${file} HorizontalPodAutoscaler/${object.metadata.name}`, `scales on ${name}, which no service exports`);
+    }
   }
   // A ServiceMonitor scrapes ports (by name) of the Services it selects.
   for (const { file, object } of byKind('ServiceMonitor')) {

@@ -186,6 +186,10 @@ describe('delivery log and replay (GET /webhook/deliveries, POST /webhook/replay
     expect(foreignEvent.body).toEqual({ queued: 0, pending: 0, unavailable: 1 });
     const back = await gw.call('POST', '/webhook/replay', { token: first.token, body: { webhookId: otherHook, eventIds: [events.ofSecond] } });
     expect(back.status).toBe(404);
+    // The sinks' log lists sinks only: a webhook is no sink there, and the webhooks' filter is refused.
+    expect((await gw.call('GET', '/sink/deliveries', { token: first.token })).body).toEqual({ deliveries: [], limit: 50, next_cursor: null });
+    expect((await gw.call('GET', `/sink/deliveries?sinkId=${hook}`, { token: first.token })).status).toBe(404);
+    expect((await gw.call('GET', `/sink/deliveries?webhookId=${hook}`, { token: first.token })).status).toBe(400);
   });
 
   it('should list every instance for the admin, one with `instance`, and replay as admin', async () => {

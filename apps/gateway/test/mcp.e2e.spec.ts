@@ -149,9 +149,11 @@ describe('MCP server (POST /mcp) with real Baileys against the simulator', () =>
     // Its token as an argument changes nothing: the caller's token is the request's.
     const found = await call(agent, 'message_find', { id: 'OTHER-INSTANCE-1', token: other.token });
     expect(found.body).toMatchObject({ returnedMessages: 0, messages: [] });
-    const react = await call(agent, 'message_react', { number: contact, id: 'OTHER-INSTANCE-1', text: '👍' });
-    expect(react.isError).toBe(true);
-    expect(react.body.error).toEqual(expect.any(String));
+    // The row exists, but for the other instance: this one's route does not find it.
+    expect(await call(agent, 'message_react', { number: contact, id: 'OTHER-INSTANCE-1', text: '👍' })).toEqual({
+      isError: true,
+      body: { error: 'Message not found' },
+    });
     await expect(agent.callTool({ name: 'instance_all', arguments: {} })).rejects.toThrow(/Unknown tool: instance_all/);
     await expect(agent.callTool({ name: 'instance_create', arguments: { name: 'sneaky' } })).rejects.toThrow(/Unknown tool/);
   });

@@ -35,7 +35,7 @@ async function rotateAdminToken(): Promise<void> {
  * `main.js migrate`: applies the pending migrations to DATABASE_URL and exits, the Kubernetes migrations
  * Job that runs before a rollout (k8s/migrate, docs/deploy.md). Every service also migrates when it
  * starts, under the same advisory lock: the Job makes a migration fail before any pod of the new
- * version starts, instead of in the first one. Migrations are expand-then-contract (docs/adr/0028).
+ * version starts, instead of in the first one. Migrations are expand-then-contract (docs/adr/0029).
  */
 async function migrate(): Promise<void> {
   const url = loadConfigOrExit((env) => {

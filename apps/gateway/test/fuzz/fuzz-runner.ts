@@ -61,7 +61,15 @@ export interface FuzzOptions {
   onAnswer?: (fuzzCase: FuzzCase, status: number, body: string) => void;
 }
 
-const DESTRUCTIVE = new Set(['DELETE /instance', 'POST /instance/disconnect', 'POST /admin/token/rotate', 'POST /admin/restart', 'POST /instance/reset']);
+// `POST /instance/export` ends the session here too: its credentials leave with the bundle (issue #40).
+const DESTRUCTIVE = new Set([
+  'DELETE /instance',
+  'POST /instance/disconnect',
+  'POST /instance/export',
+  'POST /admin/token/rotate',
+  'POST /admin/restart',
+  'POST /instance/reset',
+]);
 
 export const isDestructive = (operation: Operation) => DESTRUCTIVE.has(`${operation.method} ${operation.path}`);
 

@@ -94,7 +94,7 @@ describe("the console's Deliveries view (Chromium)", () => {
 
       await page.getByLabel('Outcome').selectOption('failed');
       await page.locator('[data-testid=delivery-rows] tbody tr').first().locator('.pill', { hasText: 'failed' }).waitFor();
-      await page.waitForFunction(() => document.querySelectorAll('[data-testid=delivery-rows] tbody tr').length === 1);
+      await page.waitForFunction("document.querySelectorAll('[data-testid=delivery-rows] tbody tr').length === 1");
 
       await row(events.failed).getByRole('button', { name: 'Replay' }).click();
       await page.getByText('Replay queued 1').waitFor();

@@ -4,6 +4,7 @@ import type { EntityManager } from 'typeorm';
 import { getBinaryNodeChild, proto, type BaileysEventMap, type BinaryNode } from '../baileys';
 import type { LabelRefreshReply } from '@gw/contracts';
 import { AwaitedAcks } from '../outbound/awaited-acks';
+import { LATE_EVENTS_MS } from '../socket/events-at-close';
 import type { SocketContext } from '../session/socket-observer';
 import { NOTES_COLLECTION } from './chat-notes';
 import { QUICK_REPLY_COLLECTIONS } from './quick-replies';
@@ -121,7 +122,9 @@ export class InboundSocketHandler {
       else this.enqueue('messages.upsert', () => this.messages.onUpsert(messages));
     };
     socket.ev.on('messages.upsert', onUpsert);
-    detachers.push(() => socket.ev.off('messages.upsert', onUpsert));
+    // A message Baileys decrypted and receipted as this socket went may be emitted after that
+    // (keepEventsAtClose): WhatsApp counts it delivered and never sends it again, so it is still stored.
+    detachers.push(() => setTimeout(() => socket.ev.off('messages.upsert', onUpsert), LATE_EVENTS_MS).unref());
     const onUpdates = (updates: BaileysEventMap['messages.update']) => pipelined('messages.update', this.receipts.messageUpdateTasks(updates));
     socket.ev.on('messages.update', onUpdates);
     detachers.push(() => socket.ev.off('messages.update', onUpdates));

@@ -10,6 +10,7 @@ import { decryptedBuffer } from './decrypted-buffer';
 import type { StoredMessageLookup } from './stored-messages';
 import { historySocketOptions } from './history-sync-limit';
 import { receiveMessagesInOrder } from './messages-in-order';
+import { keepEventsAtClose } from './events-at-close';
 import { networkOptions, rememberFetchOptions } from './network-options';
 import { WaVersionSource } from './wa-version';
 
@@ -79,6 +80,8 @@ export class SocketFactory {
     );
     // A sender's messages reach us in the order WhatsApp sent them (Baileys could swap a new contact's first two).
     receiveMessagesInOrder(socket, request.logger);
+    // A message handled as the socket closes is still emitted to us (rc14's end() discarded it, receipt sent).
+    keepEventsAtClose(socket);
     // An app-state patch WhatsApp refused as stale (409) fails, to be sent again, instead of passing as stored.
     surfaceAppStateConflicts(socket);
     recovery.attach(socket);

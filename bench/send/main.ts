@@ -6,7 +6,7 @@
  * same (instance, peer) pairs; the sides run one after the other so they don't compete for the cores.
  *
  *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1] [--pool 20]
- *                         [--topology split|single] [--workers 1] [--db-rtt-ms 0] [--floor 1]
+ *                         [--topology split|single] [--workers 1] [--db-rtt-ms 0] [--floor 1] [--otlp 0]
  *
  * Processes: the simulator (load mode), the bare side, the ours side and the orchestrator, which drives
  * the HTTP load for ours (a client of its own, as in production). `--topology split` (default) is the
@@ -21,6 +21,11 @@
  * `--db-rtt-ms N` puts ours' Postgres N more ms of round trip away (another machine's, as deployed): a
  * proxy in a process of its own holds each chunk towards it N ms (whole ms); the result carries `dbRttMs`
  * and the median `SELECT 1` round trip measured directly and through the proxy (`dbRoundTripMs`).
+ *
+ * `--otlp 1` runs ours with tracing on (issue #40): OTEL_EXPORTER_OTLP_ENDPOINT set for its processes, the
+ * spans exported (OTLP/HTTP JSON) to a loopback collector in the orchestrator that counts them (`otlp`:
+ * exports, spans, bytes, spans per send). The collector's CPU is the orchestrator's (the HTTP client's),
+ * not ours'; compare `cpuMsPerSend` (ours' processes) of runs with and without.
  *
  * After both sides, `floor` (runFloor(); `--floor 0` skips it): the deployed hops with no code of ours,
  * at ours' rate, and with bare Baileys' machine CPU added: what the machine spends per send before any
@@ -141,6 +146,37 @@ const CPU_PROF = args.get('cpu-prof');
 const WINDOW_PROF = args.get('window-prof');
 /** `--floor 0` skips the floor under ours (runFloor(); on by default). */
 const FLOOR = args.get('floor') !== '0';
+/** `--otlp 1`: ours with tracing on, exporting to a loopback collector (off by default: the cost of tracing off is what runs measure). */
+const OTLP = args.get('otlp') === '1';
+
+/** A loopback OTLP/HTTP collector (`--otlp 1`): counts the exports, spans and bytes it takes. */
+async function startOtlpCollector(): Promise<{ url: string; counts: { exports: number; spans: number; bytes: number }; close(): void }> {
+  const counts = { exports: 0, spans: 0, bytes: 0 };
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = Buffer.concat(chunks);
+      counts.exports++;
+      counts.bytes += body.length;
+      try {
+        const exported = JSON.parse(body.toString('utf8')) as { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: unknown[] }> }> };
+        for (const resource of exported.resourceSpans ?? []) for (const scope of resource.scopeSpans ?? []) counts.spans += scope.spans?.length ?? 0;
+      } catch {
+        // Not JSON: counted as an export, its spans unknown.
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, counts, close: () => server.close() };
+}
+
+/** Tracing on in ours' processes when the orchestrator set the endpoint (`--otlp 1`); a no-op otherwise. */
+async function startTracingFromEnv(): Promise<void> {
+  const { EnvReader, readTracingConfig, startTracing } = await import('@gw/platform');
+  startTracing(readTracingConfig(new EnvReader(process.env)));
+}
 
 /** The CPU profile of this process over the measured sends (`--window-prof`). */
 const windowProfile = windowProfiler();
@@ -832,7 +868,11 @@ async function orchestrate(): Promise<void> {
     log(`bare: ${JSON.stringify(bare)}`);
 
     log('ours side');
+    // --otlp 1: ours' processes (and the worker children they fork) inherit the endpoint and trace every send.
+    const otlp = OTLP ? await startOtlpCollector() : undefined;
+    if (otlp) process.env.OTEL_EXPORTER_OTLP_ENDPOINT = otlp.url;
     const oursProcess = child('ours', ['--sim', JSON.stringify(sim), '--db', databaseUrl]);
+    if (otlp) delete process.env.OTEL_EXPORTER_OTLP_ENDPOINT;
     const ready = await firstMessage<OursReady>(oursProcess);
     const load = await driveOurs(ready, databaseUrl);
     const exited = new Promise((resolve) => oursProcess.once('exit', resolve));
@@ -878,6 +918,8 @@ async function orchestrate(): Promise<void> {
         : {}),
     };
     log(`ours: ${JSON.stringify(ours)}`);
+    otlp?.close();
+    const traced = otlp ? { ...otlp.counts, spansPerSend: round(otlp.counts.spans / sends, 2) } : undefined;
 
     const floor = FLOOR && ours.perSecond > 0 && oursSample.reply ? await runFloor(ours.perSecond, bare, databaseUrl) : undefined;
     const ratio = round(ours.perSecond / Math.max(0.001, bare.perSecond), 2);
@@ -896,6 +938,7 @@ async function orchestrate(): Promise<void> {
         bare,
         ours,
         ...(floor ? { floor } : {}),
+        ...(traced ? { otlp: traced } : {}),
         ratio,
         cpuRatio: bare.cpuMsPerSend && ours.cpuMsPerSend ? round(ours.cpuMsPerSend / bare.cpuMsPerSend, 2) : null,
         machineCpuRatio: bare.machineCpuMsPerSend && ours.machineCpuMsPerSend ? round(ours.machineCpuMsPerSend / bare.machineCpuMsPerSend, 2) : null,
@@ -917,10 +960,14 @@ async function main(): Promise<void> {
     process.once('disconnect', () => process.exit(0));
     return;
   }
-  if (role === 'worker') return runWorker();
+  if (role === 'worker') {
+    await startTracingFromEnv();
+    return runWorker();
+  }
   if (role === 'hop-http') return runHopHttp();
   if (role === 'hop-nats') return runHopNats();
   if (role === 'ours') {
+    await startTracingFromEnv();
     await runOurs(JSON.parse(args.get('sim') as string) as SimInfo, args.get('db') as string);
     process.exit(0);
   }

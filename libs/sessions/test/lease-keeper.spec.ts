@@ -213,6 +213,29 @@ describe(LeaseKeeper.name, () => {
         expect(await new LeaseRepository(db.dataSource).holderOf(id)).toEqual(sut.holds(id));
       }
     });
+
+    it('should renew again at once after a late renewal, so that the sessions it took back (starting slowly, on a loaded worker) are not lost again at its cut-off', async () => {
+      const ids = await pairedInstances(3);
+      // TTL 6 s: renewed every 2 s, cut-off 1 s before the lapse. The renewal of 2 s is answered at
+      // ~6.3 s, after the lapse (6 s): the sessions are stopped and taken back, with the cut-off of
+      // that renewal (7 s) due while they start, and the next tick (8 s) after it.
+      const sut = keeper('w-late-slow-start', { ttlMs: 6_000 }, lateOnce(4_300));
+      const listener = new (class extends RecordingListener {
+        override async orphanClaimed(lease: Lease): Promise<void> {
+          await sleep(800); // 3 × 0.8 s: past that cut-off
+          await super.orphanClaimed(lease);
+        }
+      })();
+      await sut.start(listener);
+      for (const id of ids) expect((await sut.claim(id)).kind).toBe('claimed');
+
+      await waitFor(() => listener.adopted.length === 3, 15_000);
+      await sleep(3_000);
+
+      // Lost once (the late renewal), never again.
+      expect(listener.lost.sort()).toEqual(ids);
+      expect(sut.heldIds().sort()).toEqual(ids);
+    });
   });
 
   describe('drain (issue #39)', () => {

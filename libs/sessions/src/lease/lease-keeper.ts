@@ -66,6 +66,8 @@ export class LeaseKeeper {
   private draining = false;
   /** A reconcile was asked for while one ran: run another right after it. */
   private reconcileAgain = false;
+  /** The last renewal came back with less than an interval to spare: the next one starts at once. */
+  private renewAgain = false;
   private onHandOver: HandOverListener | null = null;
   /** Leases given back while draining, handed over together on the next turn of the event loop. */
   private handOverBatch: { leases: Lease[]; done: Promise<void> } | null = null;
@@ -243,7 +245,13 @@ export class LeaseKeeper {
 
   /** One renewal round now (tests; the timer calls the same). */
   renewNow(): Promise<void> {
-    this.renewing ??= this.renew().finally(() => (this.renewing = null));
+    this.renewing ??= this.renew().finally(() => {
+      this.renewing = null;
+      if (this.renewAgain && this.running) {
+        this.renewAgain = false;
+        void this.renewNow();
+      }
+    });
     return this.renewing;
   }
 
@@ -311,6 +319,8 @@ export class LeaseKeeper {
       if (tookMs > this.renewIntervalMs / 2) this.logger.warn({ tookMs, leases: renewed.size, ...this.loopLag() }, 'lease renewal was slow');
       if (!this.running) return;
       this.confirmed(startedAt);
+      // Came back late (a loaded event loop): the next tick could come after the cut-off.
+      this.renewAgain = startedAt + this.options.ttlMs - this.safetyMarginMs - Date.now() < this.renewIntervalMs;
       for (const [instanceId, lease] of before) {
         if (this.held.get(instanceId) !== lease) continue;
         // Missing: claimed by another worker. Another token: it lapsed and was re-claimed, so this
@@ -336,9 +346,17 @@ export class LeaseKeeper {
       await this.leases.releaseOwn(this.options.workerId, rest);
       this.logger.info({ released: rest.length }, 'gave back lease rows no session uses');
     }
-    if (retaken.length) this.logger.warn({ retaken: retaken.length }, 'took back leases this worker lost by being late; restarting their sessions');
+    if (retaken.length === 0) return;
+    this.logger.warn({ retaken: retaken.length }, 'took back leases this worker lost by being late; restarting their sessions');
+    // All held at once (the next renewal judges them); their sessions start outside this renewal, so
+    // that starting hundreds of them on a loaded event loop never holds the next renewal back.
+    for (const lease of retaken) this.held.set(lease.instanceId, lease);
+    void this.restartRetaken(retaken);
+  }
+
+  private async restartRetaken(retaken: Lease[]): Promise<void> {
     for (const lease of retaken) {
-      this.held.set(lease.instanceId, lease);
+      if (this.held.get(lease.instanceId) !== lease) continue; // lost again meanwhile
       if (!this.running || this.draining) await this.release(lease).catch(() => undefined);
       else await this.adopt(lease);
     }

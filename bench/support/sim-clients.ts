@@ -57,13 +57,15 @@ type Socket = ReturnType<Baileys['makeWASocket']>;
 
 /**
  * Bare Baileys sockets for provisioned devices, opened 20 at a time; each waits for `open` (at most
- * 60 s). Returns the sockets and how many opened.
+ * 60 s). `onSocket` sees each socket before it connects (listeners for what arrives at once: offline
+ * messages, a history). Returns the sockets and how many opened.
  */
 export async function openBareSockets(
   baileys: Baileys,
   devices: Array<{ creds: unknown }>,
   websocketUrl: string,
   logger: unknown,
+  onSocket?: (sock: Socket) => void,
 ): Promise<{ sockets: Socket[]; open: number }> {
   const sockets: Socket[] = [];
   let open = 0;
@@ -82,6 +84,7 @@ export async function openBareSockets(
               syncFullHistory: false,
             });
             sockets.push(sock);
+            onSocket?.(sock);
             sock.ev.on('connection.update', (update) => {
               if (update.connection === 'open') {
                 open++;

@@ -43,6 +43,9 @@ export const EXCLUDED_OPERATIONS: Readonly<Record<string, string>> = {
   'GET /health': 'public (no token): a liveness probe for the orchestrator, not an action on an instance',
   'GET /ready': 'public (no token): a readiness probe for the orchestrator, not an action on an instance',
   'POST /chatwoot/webhook/{instance}/{secret}': "public (no token): the callback Chatwoot calls with the instance's secret in the path, not an agent's action",
+  'POST /instance/export':
+    "its answer is the session's credentials (sealed by a passphrase the agent would also hold) and it wipes them here: a move between servers is an operator's act, never an agent's, and the bundle must not pass through a model's context",
+  'POST /instance/import': "takes such a bundle and its passphrase: the other half of a move between servers, an operator's act (see POST /instance/export)",
 };
 
 /** Parameters no tool takes: the credentials are the MCP request's own, never an argument. */

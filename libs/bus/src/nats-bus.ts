@@ -18,8 +18,23 @@ import { natsServerOptions } from './nats-options';
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+/**
+ * A request in flight when the connection lost its server (a NATS node killed or cut off): its reply, or
+ * the request itself, may have been in that server and will never come. It is failed at once rather than
+ * at its timeout; a Timeout to callers that cannot repeat the request, and a request that is safe to
+ * repeat (a send; TakeoverRequester) is sent again once the client is on another server of the cluster.
+ */
+export class ConnectionLostError extends RpcError {
+  constructor(subject: string) {
+    super(ErrorCode.Timeout, `the bus lost its NATS server with request ${subject} in flight`);
+  }
+}
+
 /** The bus over core NATS: request/reply for commands, plain publish for notifications. */
 export class NatsBus extends Bus {
+  /** How to fail each request in flight, should the connection lose its server. */
+  private readonly inFlight = new Set<(error: Error) => void>();
+
   private constructor(
     private readonly connection: NatsConnection,
     /** Whose spans this connection's requests and handlers make (tracing on). */
@@ -36,7 +51,17 @@ export class NatsBus extends Bus {
     // classes and causes; only the caller's stack is not attached. Every server of the URL (a cluster's),
     // its credentials as options (natsServerOptions), reconnecting for ever: a lost server is left for another.
     const connection = await connect({ ...natsServerOptions(url), name, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true });
-    return new NatsBus(connection, serviceOfConnection(name));
+    const bus = new NatsBus(connection, serviceOfConnection(name));
+    void bus.failInFlightOnDisconnect();
+    return bus;
+  }
+
+  private async failInFlightOnDisconnect(): Promise<void> {
+    for await (const status of this.connection.status()) {
+      if (status.type !== 'disconnect') continue;
+      for (const fail of this.inFlight) fail(new Error('disconnected'));
+      this.inFlight.clear();
+    }
   }
 
   request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
@@ -47,8 +72,16 @@ export class NatsBus extends Bus {
   }
 
   private async requestOnce<T>(subject: string, data: unknown, options: RequestOptions, traced?: MsgHdrs): Promise<T> {
+    let fail: (error: Error) => void = () => undefined;
+    const lost = new Promise<never>((_, reject) => (fail = reject));
+    this.inFlight.add(fail);
     try {
-      const message = await this.connection.request(subject, encode(data), { timeout: options.timeoutMs, ...(traced ? { headers: traced } : {}) });
+      const message = await Promise.race([
+        this.connection.request(subject, encode(data), { timeout: options.timeoutMs, ...(traced ? { headers: traced } : {}) }),
+        lost.catch(() => {
+          throw new ConnectionLostError(subject);
+        }),
+      ]);
       return unwrapReply<T>(JSON.parse(decoder.decode(message.data)));
     } catch (error) {
       if (error instanceof RpcError) throw error;
@@ -59,6 +92,8 @@ export class NatsBus extends Bus {
         throw new RpcError(ErrorCode.Timeout, `request ${subject} timed out`);
       }
       throw new RpcError(ErrorCode.Internal, `bus request failed: ${(error as Error).message}`);
+    } finally {
+      this.inFlight.delete(fail);
     }
   }
 

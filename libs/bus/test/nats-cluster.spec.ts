@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NatsBus } from '@gw/bus';
+import { ErrorCode } from '@gw/contracts';
+import { ConnectionLostError, NatsBus } from '@gw/bus';
 
 const NATS_SERVER = '/usr/sbin/nats-server';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -16,18 +17,30 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Two nats-servers in one cluster, both asking clients for a user and password (as in production). */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Three nats-servers in one cluster, each asking clients for a user and password (as in production). */
 describe('NatsBus on a NATS cluster with authorization', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nats-cluster-'));
   const servers: Array<{ client: number; route: number; process?: ChildProcess }> = [];
+  const credentialed = (server: { client: number }) => `nats://gw:${encodeURIComponent('p/ss w')}@127.0.0.1:${server.client}`;
   let url = '';
   const buses: NatsBus[] = [];
 
   beforeAll(async () => {
     if (!existsSync(NATS_SERVER)) return;
-    for (let i = 0; i < 2; i++) servers.push({ client: await freePort(), route: await freePort() });
+    for (let i = 0; i < 3; i++) servers.push({ client: await freePort(), route: await freePort() });
     servers.forEach((server, i) => {
-      const other = servers[1 - i];
+      const others = servers.filter((_, j) => j !== i);
       const file = join(dir, `n${i}.conf`);
       writeFileSync(
         file,
@@ -35,13 +48,17 @@ describe('NatsBus on a NATS cluster with authorization', () => {
           `server_name: "n${i}"`,
           `listen: "127.0.0.1:${server.client}"`,
           `authorization { user: "gw", password: "p/ss w" }`,
-          `cluster { name: "c", listen: "127.0.0.1:${server.route}", routes: ["nats-route://127.0.0.1:${other.route}"] }`,
+          `cluster { name: "c", listen: "127.0.0.1:${server.route}", routes: [${others.map((o) => `"nats-route://127.0.0.1:${o.route}"`).join(', ')}] }`,
         ].join('\n'),
       );
       server.process = spawn(NATS_SERVER, ['-c', file], { stdio: 'ignore' });
     });
-    url = servers.map((s) => `nats://gw:${encodeURIComponent('p/ss w')}@127.0.0.1:${s.client}`).join(',');
-    await sleep(1_500);
+    url = servers.map(credentialed).join(',');
+    // Each server listening, then a moment for the routes to form.
+    for (const server of servers) {
+      for (let tries = 0; tries < 100 && !(await accepts(server.client)); tries++) await sleep(100);
+    }
+    await sleep(1_000);
   });
 
   afterAll(async () => {
@@ -64,9 +81,11 @@ describe('NatsBus on a NATS cluster with authorization', () => {
 
   itWithServer('should go on through the other server after the one it used is killed', async () => {
     // Each on its own server: the responder on the second, the requester starting on the first.
-    const [first, second] = servers.map((s) => `nats://gw:${encodeURIComponent('p/ss w')}@127.0.0.1:${s.client}`);
-    const responder = await NatsBus.connect(`${second},${first}`, 'nats-cluster-test-responder');
-    const requester = await NatsBus.connect(`${first},${second}`, 'nats-cluster-test-requester');
+    // The client picks a server of the list at random: the requester is given only the first (it learns
+    // the others from the cluster's gossip), the responder only the second.
+    const [first, second] = servers.map(credentialed);
+    const responder = await NatsBus.connect(second, 'nats-cluster-test-responder');
+    const requester = await NatsBus.connect(first, 'nats-cluster-test-requester');
     buses.push(responder, requester);
     responder.subscribe('cluster.echo', async (data) => ({ echoed: data }));
     await sleep(500);
@@ -80,5 +99,26 @@ describe('NatsBus on a NATS cluster with authorization', () => {
       if (answer === undefined) await sleep(200);
     }
     expect(answer).toEqual({ echoed: 2 });
+  });
+
+  itWithServer('should fail a request in flight at once when its server is lost, not at its timeout', async () => {
+    // The third server: the requester alone on it (it learns the others from the cluster's gossip), the
+    // responder on the second, slow to answer.
+    const responder = await NatsBus.connect(credentialed(servers[1]), 'nats-cluster-test-slow');
+    const requester = await NatsBus.connect(credentialed(servers[2]), 'nats-cluster-test-in-flight');
+    buses.push(responder, requester);
+    responder.subscribe('cluster.slow', async () => {
+      await sleep(3_000);
+      return 'late';
+    });
+    await sleep(500);
+    const started = Date.now();
+    const answer = requester.request('cluster.slow', null, { timeoutMs: 20_000 }).catch((error: unknown) => error);
+    await sleep(500);
+    servers[2].process?.kill('SIGKILL');
+    const error = await answer;
+    expect(error).toBeInstanceOf(ConnectionLostError);
+    expect(error).toMatchObject({ code: ErrorCode.Timeout });
+    expect(Date.now() - started).toBeLessThan(2_500);
   });
 });

@@ -1,4 +1,4 @@
-import type { Bus } from '@gw/bus';
+import { type Bus, ConnectionLostError } from '@gw/bus';
 import { ErrorCode, type InstanceOp, type InstanceRpc, RpcError, Subjects } from '@gw/contracts';
 
 /**
@@ -47,7 +47,8 @@ export class TakeoverRequester {
    * worker gets it; see SendLedger), across a takeover: while the instance's lease is live or lapsed
    * only recently (its holder died and another worker is about to adopt it), NoSession, Fenced and the
    * new holder's NotConnected are tried again until the new holder answers, for at most
-   * failoverWaitMs. Anything else, or an instance nobody held recently, answers at once.
+   * failoverWaitMs; so is a request whose NATS server was lost while it was in flight
+   * (ConnectionLostError). Anything else, or an instance nobody held recently, answers at once.
    */
   async requestAcrossTakeover<Op extends InstanceOp>(
     instanceId: string,
@@ -62,8 +63,10 @@ export class TakeoverRequester {
         return await this.request(instanceId, op, data, timeoutMs);
       } catch (error) {
         if (!(error instanceof RpcError) || Date.now() + TAKEOVER_RETRY_MS > deadline) throw error;
-        // NotConnected alone is an instance that is down, not one changing hands.
+        // NotConnected alone is an instance that is down, not one changing hands. A request whose NATS
+        // server was lost with it in flight goes again once the bus is on another server of the cluster.
         const retry =
+          error instanceof ConnectionLostError ||
           error.code === ErrorCode.Fenced ||
           (error.code === ErrorCode.NotConnected && inTakeover) ||
           (error.code === ErrorCode.NoSession && (inTakeover || (await this.heldRecently(instanceId))));

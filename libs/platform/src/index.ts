@@ -33,5 +33,6 @@ export {
   traceparentOf,
   tracingEnabled,
   withSpan,
+  withTraceHeaders,
 } from './tracing';
 export type { Context, Span, SpanOptions, TraceCarrier, TracedService, TracingConfig } from './tracing';

@@ -182,6 +182,12 @@ export function injectTraceHeaders(carrier: Record<string, string>, span?: Span)
   propagation.inject(span ? trace.setSpan(context.active(), span) : context.active(), carrier);
 }
 
+/** `headers` with the active context's `traceparent` added (tracing on and a span active); the same object. */
+export function withTraceHeaders<T extends Record<string, string>>(headers: T): T {
+  injectTraceHeaders(headers);
+  return headers;
+}
+
 /** A span's W3C `traceparent` value (`00-<trace id>-<span id>-<flags>`), to store with what it made (an outbox row). */
 export function traceparentOf(span: Span | undefined): string | undefined {
   if (!span) return undefined;

@@ -2,7 +2,7 @@ import { isIP, connect as netConnect, Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { type ISocketFactory, Kafka, type KafkaConfig, logLevel, type Message, type Producer, type SASLOptions } from 'kafkajs';
 import type { WebhookRow } from '@gw/persistence';
-import { guardedLookup, SsrfError, type SsrfGuard } from '@gw/platform';
+import { guardedLookup, SsrfError, type SsrfGuard, withTraceHeaders } from '@gw/platform';
 import { type BrokerUrl, checkBrokerHosts, displayBrokerUrl, parseBrokerUrl } from './broker-url';
 import { ConnectionPool } from './connection-pool';
 import { describeFailure, type SendOutcome, type SinkMessage, type SinkTransport } from './transport';
@@ -28,7 +28,13 @@ export function kafkaRecord(options: KafkaSinkOptions, message: SinkMessage): { 
     message: {
       key: message.event.instanceId,
       value: message.body,
-      headers: { 'message-id': message.id, 'content-type': 'application/json', instance: message.event.instanceId, event: message.event.eventType },
+      // Tracing on: `traceparent` of the delivery span, as a webhook request carries it.
+      headers: withTraceHeaders({
+        'message-id': message.id,
+        'content-type': 'application/json',
+        instance: message.event.instanceId,
+        event: message.event.eventType,
+      }),
     },
   };
 }

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { connect, headers, NoRespondersError, type NatsConnection, type NodeConnectionOptions } from '@nats-io/transport-node';
 import type { WebhookRow } from '@gw/persistence';
-import type { SsrfGuard } from '@gw/platform';
+import { type SsrfGuard, withTraceHeaders } from '@gw/platform';
 import { checkedBrokerAddresses, displayBrokerUrl, parseBrokerUrl } from './broker-url';
 import { ConnectionPool } from './connection-pool';
 import { describeFailure, fillTemplate, type SendOutcome, type SinkMessage, type SinkTransport } from './transport';
@@ -48,7 +48,13 @@ export function natsSinkOptions(options: Record<string, unknown>): NatsSinkOptio
 export function natsPublication(options: NatsSinkOptions, message: SinkMessage): { subject: string; headers: Record<string, string> } {
   return {
     subject: `${options.subjectPrefix}.${fillTemplate('{instance}.{event}', message.event, token)}`,
-    headers: { 'Nats-Msg-Id': message.id, 'Content-Type': 'application/json', 'Wa-Instance': message.event.instanceId, 'Wa-Event': message.event.eventType },
+    // Tracing on: `traceparent` of the delivery span, as a webhook request carries it.
+    headers: withTraceHeaders({
+      'Nats-Msg-Id': message.id,
+      'Content-Type': 'application/json',
+      'Wa-Instance': message.event.instanceId,
+      'Wa-Event': message.event.eventType,
+    }),
   };
 }
 

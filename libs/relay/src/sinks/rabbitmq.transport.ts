@@ -1,6 +1,6 @@
 import { connect, type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
 import type { WebhookRow } from '@gw/persistence';
-import { guardedLookup, type SsrfGuard } from '@gw/platform';
+import { guardedLookup, type SsrfGuard, withTraceHeaders } from '@gw/platform';
 import { checkBrokerHosts, displayBrokerUrl, parseBrokerUrl } from './broker-url';
 import { ConnectionPool } from './connection-pool';
 import { describeFailure, fillTemplate, type SendOutcome, type SinkMessage, type SinkTransport } from './transport';
@@ -41,7 +41,8 @@ export function rabbitMqPublication(options: RabbitMqOptions, message: SinkMessa
       type: event.eventType,
       appId: 'wa-gateway',
       timestamp: Math.floor(Date.now() / 1000),
-      headers: { instanceId: event.instanceId, event: event.eventType },
+      // Tracing on: `traceparent` of the delivery span, as a webhook request carries it.
+      headers: withTraceHeaders({ instanceId: event.instanceId, event: event.eventType }),
     },
   };
 }

@@ -11,7 +11,7 @@
  *   worker   kill -9 of the session worker holding the most instances (a fresh one replaces it after)
  *
  *   npm run bench -- cluster [--instances 200] [--interval 1000] [--faults nats,pg,rolling,worker]
- *                            [--settle 60000] [--base-port 25000] [--dir .cluster-bench] [--dist dist] [--keep 1]
+ *                            [--settle 60000] [--lease-ttl <ms>] [--base-port 25000] [--dir .cluster-bench] [--dist dist] [--keep 1]
  *
  * Traffic: per instance, one round every `--interval` ms: its peer's phone sends it a message (inbound,
  * which the relays deliver to a webhook receiver on loopback), an async send and a sync send to the
@@ -48,6 +48,8 @@ const REPO = resolve(__dirname, '../../..');
 const RUN_DIR = resolve(REPO, args.get('dir') ?? '.cluster-bench');
 const BASE_PORT = Number(args.get('base-port') ?? 25_000);
 const DIST = resolve(REPO, args.get('dist') ?? 'dist');
+/** The workers' LEASE_TTL_MS (their default when not given); the gateways then follow a takeover this long plus 10 s. */
+const LEASE_TTL_MS = args.get('lease-ttl') ? Number(args.get('lease-ttl')) : undefined;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (line: string) => process.stderr.write(`[cluster-bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
@@ -256,6 +258,7 @@ async function main(): Promise<void> {
       SSRF_ALLOWLIST: '127.0.0.1/32',
       RATE_LIMIT_INSTANCE: '1000000/s',
       LOG_LEVEL: 'warn',
+      ...(LEASE_TTL_MS ? { LEASE_TTL_MS: String(LEASE_TTL_MS), FAILOVER_WAIT_MS: String(LEASE_TTL_MS + 10_000) } : {}),
     },
   });
   const { query, close } = await openQuery(cluster.databaseUrl());
@@ -499,6 +502,8 @@ async function main(): Promise<void> {
         bench: 'cluster',
         instances: INSTANCES,
         intervalMs: INTERVAL_MS,
+        leaseTtlMs: LEASE_TTL_MS ?? 'default',
+        faultOrder: FAULTS,
         node: process.version,
         topology: { nats: 3, postgres: 'Patroni primary + synchronous standby, HAProxy', gateways: 2, workers: 3, dispatchers: 2, relays: 2 },
         processes: state ? state.order.length : undefined,

@@ -1,5 +1,5 @@
 import type { MessageRecord } from '@gw/contracts';
-import type { MessageRow } from '../repositories/message.repository';
+import type { MessageRow } from '../repositories/message-row';
 
 /** The API's Message record (spec "Message record"; extra fields as the real captures carry them). */
 export function toMessageRecord(row: MessageRow, owner: string): MessageRecord {

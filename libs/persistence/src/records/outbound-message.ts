@@ -1,6 +1,6 @@
 import type { OutboundContent, SendRequest } from '@gw/contracts';
 import { describeContent } from '@gw/domain';
-import type { NewMessage } from '../repositories/message.repository';
+import type { NewMessage } from '../repositories/message-row';
 
 /**
  * The messages row of a send accepted through the API: `Queued` for the async queue, `Pending` when

@@ -1,6 +1,7 @@
 import type { SenderEventPayload } from '@gw/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
-import { MessageRepository, toMessageRow, type MessageRow, type NewMessage } from './message.repository';
+import { MessageRepository } from './message.repository';
+import { toMessageRow, type MessageRow, type NewMessage } from './message-row';
 import { OutboxRepository } from './outbox.repository';
 import { SendQueueRepository } from './send-queue.repository';
 

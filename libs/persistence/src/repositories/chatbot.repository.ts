@@ -1,7 +1,7 @@
 import { recordId } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { toChatRow, type ChatRow } from './chat.repository';
-import { toMessageRow, type MessageRow } from './message.repository';
+import { toMessageRow, type MessageRow } from './message-row';
 import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
 import { isStalePlan, PREPARED } from '../preparing-client';
 import { pipelinedTransaction } from '../pipelined-transaction';

@@ -14,7 +14,7 @@ import {
   type NewMessage,
   type Raw,
   type StatusChange,
-} from './message.repository';
+} from './message-row';
 
 /** A copy of our own message as stored: null when a copy was stored already (nothing changed). */
 export type OwnCopy = { row: MessageRow; created: boolean; advanced: boolean } | null;

@@ -1,6 +1,6 @@
 import { messagesUpdatePayload } from '@gw/contracts';
 import type { DataSource, EntityManager } from 'typeorm';
-import { toMessageRow, type MessageRow, type NewMessage } from './message.repository';
+import { toMessageRow, type MessageRow, type NewMessage } from './message-row';
 import { OutboxRepository } from './outbox.repository';
 
 type Raw = Record<string, unknown>;

@@ -1,0 +1,192 @@
+// A stored message as the repositories see it: its row shape, its columns and the SQL fragments
+// (status rank, refresh on conflict, relayable) that the message and outbound-ledger writes share.
+/** What a status change (a receipt) reports of each message it moved: see InboundGroupRepository.writeWithin(). */
+export type StatusChange = Pick<MessageRow, 'instanceId' | 'messageId' | 'chatId' | 'chatLid' | 'fromMe' | 'isGroup' | 'status'>;
+
+/** A stored message, in the API's field names where they are plain columns. */
+export interface MessageRow {
+  instanceId: string;
+  id: string;
+  messageId: string;
+  chatId: string;
+  chatLid: string;
+  sender: string;
+  senderPn: string;
+  senderLid: string;
+  senderName: string;
+  isGroup: boolean;
+  fromMe: boolean;
+  messageType: string;
+  type: string;
+  mediaType: string;
+  source: string;
+  messageTimestamp: number;
+  status: string;
+  text: string;
+  quoted: string;
+  edited: string;
+  reaction: string;
+  vote: string;
+  convertOptions: string;
+  buttonOrListId: string;
+  error: string;
+  content: unknown;
+  raw: string | null;
+  wasSentByApi: boolean;
+  pinned: boolean;
+  sendFunction: string;
+  sendPayload: unknown;
+  fileUrl: string;
+  sendFolderId: string;
+  trackSource: string;
+  trackId: string;
+  /** The known contact of a call (messageType `call`); null otherwise. */
+  callPeer?: CallPeer | null;
+  /** What an AI agent recorded on the message (spec `ai_metadata`); null when none did. */
+  aiMetadata?: Record<string, unknown> | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** `callPeer` of a call message: the caller as the instance knows it. */
+export interface CallPeer {
+  jid: string;
+  name: string;
+  imagePreviewUrl: string;
+}
+
+export type NewMessage = Omit<MessageRow, 'createdAt' | 'updatedAt'>;
+
+/** Status order: a receipt may arrive twice or late; a message never moves backwards. */
+export const STATUS_RANK: Record<string, number> = { Queued: 0, Pending: 1, Sent: 2, Delivered: 3, Read: 4, Played: 5 };
+
+export const COLUMNS: Array<[keyof NewMessage, string]> = [
+  ['instanceId', 'instance_id'],
+  ['id', 'id'],
+  ['messageId', 'message_id'],
+  ['chatId', 'chat_id'],
+  ['chatLid', 'chat_lid'],
+  ['sender', 'sender'],
+  ['senderPn', 'sender_pn'],
+  ['senderLid', 'sender_lid'],
+  ['senderName', 'sender_name'],
+  ['isGroup', 'is_group'],
+  ['fromMe', 'from_me'],
+  ['messageType', 'message_type'],
+  ['type', 'type'],
+  ['mediaType', 'media_type'],
+  ['source', 'source'],
+  ['messageTimestamp', 'message_timestamp'],
+  ['status', 'status'],
+  ['text', 'text'],
+  ['quoted', 'quoted'],
+  ['edited', 'edited'],
+  ['reaction', 'reaction'],
+  ['vote', 'vote'],
+  ['convertOptions', 'convert_options'],
+  ['buttonOrListId', 'button_or_list_id'],
+  ['error', 'error'],
+  ['content', 'content'],
+  ['raw', 'raw'],
+  ['wasSentByApi', 'was_sent_by_api'],
+  ['pinned', 'pinned'],
+  ['sendFunction', 'send_function'],
+  ['sendPayload', 'send_payload'],
+  ['fileUrl', 'file_url'],
+  ['sendFolderId', 'send_folder_id'],
+  ['trackSource', 'track_source'],
+  ['trackId', 'track_id'],
+  ['callPeer', 'call_peer'],
+  ['aiMetadata', 'ai_metadata'],
+];
+const JSON_COLUMNS = new Set(['content', 'send_payload', 'call_peer', 'ai_metadata']);
+
+export type Raw = Record<string, unknown>;
+
+export function toMessageRow(raw: Raw): MessageRow {
+  const row: Record<string, unknown> = {};
+  for (const [field, column] of COLUMNS) row[field] = raw[column];
+  row.messageTimestamp = Number(raw.message_timestamp);
+  row.callPeer = (raw.call_peer as CallPeer | undefined) ?? null;
+  row.aiMetadata = (raw.ai_metadata as Record<string, unknown> | undefined) ?? null;
+  row.createdAt = raw.created_at;
+  row.updatedAt = raw.updated_at;
+  return row as unknown as MessageRow;
+}
+
+export interface MessageQuery {
+  id?: string;
+  messageId?: string;
+  chatId?: string;
+  trackSource?: string;
+  trackId?: string;
+  status?: string;
+  fromMe?: boolean;
+  messageType?: string;
+  /** Newest first unless ascending. */
+  ascending?: boolean;
+  limit: number;
+  offset: number;
+}
+
+/** The status rank of `messages.status` as SQL (-1 for Failed, Canceled, Deleted and unknown). */
+export const RANK_SQL = `CASE messages.status ${Object.entries(STATUS_RANK)
+  .map(([name, rank]) => `WHEN '${name}' THEN ${rank}`)
+  .join(' ')} ELSE -1 END`;
+/** The status rank of any status expression as SQL (-1 for the final ones and unknown). */
+function rankOf(expression: string): string {
+  return `CASE ${expression} ${Object.entries(STATUS_RANK)
+    .map(([name, rank]) => `WHEN '${name}' THEN ${rank}`)
+    .join(' ')} ELSE -1 END`;
+}
+/** Statuses a message never leaves. */
+export const FINAL_SQL = `messages.status NOT IN ('Failed', 'Canceled', 'Deleted')`;
+/** Content columns a later copy of a message refreshes when it has a value for them. */
+const REFRESHED = [
+  'chat_lid',
+  'sender_pn',
+  'sender_lid',
+  'sender_name',
+  'message_type',
+  'type',
+  'media_type',
+  'text',
+  'quoted',
+  'edited',
+  'reaction',
+  'vote',
+  'button_or_list_id',
+  'content',
+  'raw',
+];
+
+export function insertParts(message: NewMessage, first: number): { names: string[]; placeholders: string[]; values: unknown[] } {
+  const names = COLUMNS.map(([, column]) => column);
+  const values = COLUMNS.map(([field, column]) => {
+    const value = message[field];
+    return JSON_COLUMNS.has(column) ? (value === undefined || value === null ? null : JSON.stringify(value)) : value;
+  });
+  const placeholders = names.map((column, index) => (JSON_COLUMNS.has(column) ? `$${index + first}::jsonb` : `$${index + first}`));
+  return { names, placeholders, values };
+}
+
+/** ON CONFLICT assignments: each REFRESHED column takes the later copy's value where it has one. */
+export const REFRESH_SQL = REFRESHED.map(
+  (column) => `${column} = CASE WHEN EXCLUDED.${column}::text <> '' THEN EXCLUDED.${column} ELSE messages.${column} END`,
+).join(',\n  ');
+/** ON CONFLICT assignment: the stored status moves forward to the copy's (never out of a final one). */
+export const ADVANCE_STATUS_SQL = `status = CASE WHEN ${rankOf('EXCLUDED.status')} > ${RANK_SQL} AND ${FINAL_SQL} THEN EXCLUDED.status ELSE messages.status END`;
+
+/** A message as a row of the `messages` type, for jsonb_populate_recordset (a group's rows as one JSON document). */
+export function messageDocument(message: NewMessage): Raw {
+  const row: Raw = {};
+  for (const [field, column] of COLUMNS) row[column] = message[field] ?? null;
+  return row;
+}
+
+/**
+ * A stored message a send may (re)claim: never relayed, or relayed long ago by a send that was cut off
+ * before anything of it was stored back (no copy, no ack: a crash between the mark and the network).
+ * WhatsApp knows a message by its id, so relaying it again cannot show it twice.
+ */
+export const RELAYABLE_SQL = `(messages.relayed_at IS NULL OR (messages.status = 'Pending' AND messages.raw IS NULL AND messages.relayed_at < now() - interval '30 seconds'))`;

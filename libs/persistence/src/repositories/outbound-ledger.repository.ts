@@ -1,0 +1,258 @@
+// The send path's fenced writes (reserve, settle, relayed marks, acks) against the messages table.
+import type { DataSource } from 'typeorm';
+import { LeaseRepository, type Lease } from './lease.repository';
+import { PREPARED } from '../preparing-client';
+import {
+  COLUMNS,
+  FINAL_SQL,
+  insertParts,
+  messageDocument,
+  RANK_SQL,
+  REFRESH_SQL,
+  RELAYABLE_SQL,
+  STATUS_RANK,
+  toMessageRow,
+  type MessageRow,
+  type NewMessage,
+  type Raw,
+} from './message-row';
+
+/** Runs SQL: a DataSource, or an EntityManager inside a transaction. */
+type Queryable = Pick<DataSource, 'query'>;
+
+/**
+ * The final SELECT of a group statement (fenceManyCte): the rows of CTE `cte`, and `held_instances`,
+ * the instances whose lease held, on one row only (the array of every instance of the group repeated
+ * on each row was most of the bytes such a statement returned: ~1 KB per row at 50 instances). Read
+ * back with heldInstances().
+ */
+function selectWithHeldInstances(cte: string): string {
+  return `SELECT CASE WHEN row_number() OVER () = 1 THEN held.held_instances END AS held_instances, ${cte}.*
+       FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN ${cte} ON true`;
+}
+
+/** The instances whose lease held, from a statement ending in selectWithHeldInstances(). */
+function heldInstances(rows: Raw[]): Set<string> {
+  const row = rows.find((raw) => raw.held_instances !== null && raw.held_instances !== undefined);
+  return new Set<string>((row?.held_instances as string[] | undefined) ?? []);
+}
+
+/** A reserve's answer: whether the lease held, and whether the id was reserved (false: relayed before). */
+export interface Reserved {
+  held: boolean;
+  reserved: boolean;
+}
+
+/**
+ * The send path's writes, each one fenced statement (see LeaseRepository.fenceCte): a send costs two
+ * round trips to the store, not three transactions.
+ */
+export class OutboundLedgerRepository {
+  /**
+   * Reserves a message id for a send: the row is stored `Pending` (a row queued earlier keeps its id
+   * and takes the send's fields), and with `relay` it is marked relayed in the same statement. Nothing
+   * changes when the id was relayed before (unless that send was cut off: RELAYABLE_SQL): `reserved` is then false (the caller answers from the
+   * store). The row itself is not read back: the send answers with the row its result writes.
+   */
+  static async reserve(db: Queryable, lease: Lease, message: NewMessage, relay: boolean): Promise<Reserved> {
+    const { names, placeholders, values } = insertParts(message, 5);
+    const rows: Raw[] = await db.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       reserved AS (
+         INSERT INTO messages (${names.join(', ')}, relayed_at)
+         SELECT ${placeholders.join(', ')}, CASE WHEN $4::boolean THEN now() END WHERE EXISTS (SELECT 1 FROM lease)
+         ON CONFLICT (instance_id, message_id) DO UPDATE SET
+           ${REFRESH_SQL},
+           status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
+           track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
+           relayed_at = EXCLUDED.relayed_at, updated_at = now()
+         WHERE ${RELAYABLE_SQL}
+         RETURNING message_id)
+       SELECT held.held, reserved.message_id FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN reserved ON true`,
+      [...LeaseRepository.fenceParams(lease), relay, ...values],
+    );
+    const first = rows[0];
+    return { held: Boolean(first?.held), reserved: Boolean(first?.message_id) };
+  }
+
+  /**
+   * reserve() for many sends of any instances of this worker in ONE statement (group commit, ADR 0012):
+   * one round trip and one commit for the group. The fence holds per instance: the `lease` CTE locks
+   * the lease row of every instance whose lease (worker, fencing token) is still live FOR KEY SHARE, and
+   * only their rows are written; the others answer `held: false`. The rows travel as one JSON document
+   * read with the table's own row type (no 40 parameters per send). Callers never put the same message
+   * twice in one group (a multi-row upsert may not touch a row twice; the statement would fail).
+   * Answers in the order of `items`.
+   */
+  static async reserveMany(db: Queryable, items: ReadonlyArray<{ lease: Lease; message: NewMessage; relay: boolean }>): Promise<Reserved[]> {
+    const names = COLUMNS.map(([, column]) => column);
+    const messages = items.map(({ message }) => messageDocument(message));
+    const relay = items.filter((item) => item.relay);
+    const rows: Raw[] = await db.query(
+      `${PREPARED} WITH ${LeaseRepository.fenceManyCte()},
+       reserved AS (
+         INSERT INTO messages (${names.join(', ')}, relayed_at)
+         SELECT ${names.map((column) => `input.${column}`).join(', ')},
+           CASE WHEN (input.instance_id, input.message_id) IN (SELECT * FROM unnest($5::text[], $6::text[])) THEN now() END
+         FROM jsonb_populate_recordset(NULL::messages, $4::jsonb) AS input
+         WHERE input.instance_id IN (SELECT instance_id FROM lease)
+         ORDER BY input.instance_id, input.message_id
+         ON CONFLICT (instance_id, message_id) DO UPDATE SET
+           ${REFRESH_SQL},
+           status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
+           track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
+           relayed_at = EXCLUDED.relayed_at, updated_at = now()
+         WHERE ${RELAYABLE_SQL}
+         RETURNING instance_id, message_id)
+       ${selectWithHeldInstances('reserved')}`,
+      [
+        ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
+        JSON.stringify(messages),
+        relay.map((item) => item.message.instanceId),
+        relay.map((item) => item.message.messageId),
+      ],
+    );
+    const held = heldInstances(rows);
+    const reserved = new Set(rows.filter((raw) => raw.message_id).map((raw) => `${String(raw.instance_id)}\u0000${String(raw.message_id)}`));
+    return items.map(({ message }) => ({
+      held: held.has(message.instanceId),
+      reserved: reserved.has(`${message.instanceId}\u0000${message.messageId}`),
+    }));
+  }
+
+  /**
+   * settle() for many sends of any instances in ONE statement (group commit), fenced per instance as
+   * reserveMany(). A message further along already (a receipt came first) is read back in a second
+   * statement, as settle() does, only when there is one.
+   */
+  static async settleMany(
+    db: Queryable,
+    items: ReadonlyArray<{ lease: Lease; messageId: string; outcome: { status: 'Sent' } | { status: 'Failed'; error: string } }>,
+  ): Promise<Array<{ held: boolean; row: MessageRow | null }>> {
+    const rows: Raw[] = await db.query(
+      `${PREPARED} WITH ${LeaseRepository.fenceManyCte()},
+       input AS (SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS u(instance_id, message_id, status, error)),
+       changed AS (
+         UPDATE messages SET status = input.status, error = CASE WHEN input.status = 'Failed' THEN input.error ELSE messages.error END, updated_at = now()
+         FROM input
+         WHERE messages.instance_id = input.instance_id AND messages.message_id = input.message_id
+           AND input.instance_id IN (SELECT instance_id FROM lease) AND ${FINAL_SQL}
+           AND CASE WHEN input.status = 'Sent' THEN ${RANK_SQL} < ${STATUS_RANK.Sent} ELSE ${RANK_SQL} <= ${STATUS_RANK.Sent} END
+         RETURNING messages.*)
+       ${selectWithHeldInstances('changed')}`,
+      [
+        ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
+        items.map((item) => item.lease.instanceId),
+        items.map((item) => item.messageId),
+        items.map((item) => item.outcome.status),
+        items.map((item) => (item.outcome.status === 'Failed' ? item.outcome.error : '')),
+      ],
+    );
+    const held = heldInstances(rows);
+    const key = (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`;
+    const byKey = new Map(rows.filter((raw) => raw.message_id).map((raw) => [key(String(raw.instance_id), String(raw.message_id)), toMessageRow(raw)]));
+    // Unchanged (further along already): read in a statement of its own, whose snapshot sees the write
+    // this one may have waited for (see settle()).
+    const unchanged = items.filter((item) => held.has(item.lease.instanceId) && !byKey.has(key(item.lease.instanceId, item.messageId)));
+    if (unchanged.length) {
+      const current: Raw[] = await db.query(
+        `SELECT m.* FROM messages m JOIN unnest($1::text[], $2::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id`,
+        [unchanged.map((item) => item.lease.instanceId), unchanged.map((item) => item.messageId)],
+      );
+      for (const raw of current) byKey.set(key(String(raw.instance_id), String(raw.message_id)), toMessageRow(raw));
+    }
+    return items.map((item) => ({ held: held.has(item.lease.instanceId), row: byKey.get(key(item.lease.instanceId, item.messageId)) ?? null }));
+  }
+
+  /**
+   * Marks a reserved message relayed (a send with a typing delay reserves first, relays after): `relayed`
+   * for the one request that marks it, `already` when another request with the same id marked it first
+   * (it relays the message; this one must not), `fenced` when the lease is gone.
+   */
+  static async markRelayed(db: Queryable, lease: Lease, messageId: string): Promise<'relayed' | 'already' | 'fenced'> {
+    const rows: Array<{ held: number; marked: number }> = await db.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       marked AS (UPDATE messages SET relayed_at = now()
+                  WHERE instance_id = $1 AND message_id = $4 AND relayed_at IS NULL AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
+       SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM marked)::int AS marked`,
+      [...LeaseRepository.fenceParams(lease), messageId],
+    );
+    if (!rows[0]?.held) return 'fenced';
+    return rows[0].marked ? 'relayed' : 'already';
+  }
+
+  /**
+   * Keeps the copy of a message as it went out (`raw`, BufferJSON), when none is stored: the unacked
+   * sweep resends it from there. False when the lease is gone.
+   */
+  static async keepCopy(db: Queryable, lease: Lease, messageId: string, raw: string): Promise<boolean> {
+    const rows: Array<{ held: number }> = await db.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       changed AS (UPDATE messages SET raw = $5 WHERE instance_id = $1 AND message_id = $4 AND raw IS NULL AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
+       SELECT (SELECT count(*) FROM lease)::int AS held`,
+      [...LeaseRepository.fenceParams(lease), messageId, raw],
+    );
+    return Boolean(rows[0]?.held);
+  }
+
+  /**
+   * Undoes markRelayed() for a message that never reached WhatsApp (the connection went away before
+   * the relay finished): the queue's next attempt with the same id relays it. Only while it is
+   * still Pending; false when the lease is gone.
+   */
+  static async unrelay(db: Queryable, lease: Lease, messageId: string): Promise<boolean> {
+    const rows: Array<{ held: number }> = await db.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       changed AS (UPDATE messages SET relayed_at = NULL, updated_at = now()
+                   WHERE instance_id = $1 AND message_id = $4 AND status = 'Pending' AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
+       SELECT (SELECT count(*) FROM lease)::int AS held`,
+      [...LeaseRepository.fenceParams(lease), messageId],
+    );
+    return Boolean(rows[0]?.held);
+  }
+
+  /**
+   * The server's answer to a send: Sent (only forward: a receipt may have come first) or Failed with
+   * its error (unless it was delivered already). Returns the row as it is afterwards.
+   */
+  static async settle(
+    db: Queryable,
+    lease: Lease,
+    messageId: string,
+    outcome: { status: 'Sent' } | { status: 'Failed'; error: string },
+  ): Promise<{ held: boolean; row: MessageRow | null }> {
+    const change =
+      outcome.status === 'Sent'
+        ? `SET status = 'Sent', updated_at = now() WHERE ${RANK_SQL} < ${STATUS_RANK.Sent} AND ${FINAL_SQL}`
+        : `SET status = 'Failed', error = $5, updated_at = now() WHERE ${RANK_SQL} <= ${STATUS_RANK.Sent} AND ${FINAL_SQL}`;
+    const rows: Raw[] = await db.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       changed AS (
+         UPDATE messages ${change} AND instance_id = $1 AND message_id = $4 AND EXISTS (SELECT 1 FROM lease)
+         RETURNING *)
+       SELECT held.held, changed.* FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN changed ON true`,
+      [...LeaseRepository.fenceParams(lease), messageId, ...(outcome.status === 'Failed' ? [outcome.error] : [])],
+    );
+    const first = rows[0];
+    if (!first?.held || first.message_id) return { held: Boolean(first?.held), row: first?.message_id ? toMessageRow(first) : null };
+    // Nothing changed: the row is further along already. Read it in a statement of its own: this
+    // statement's snapshot predates a write it may have waited for (a receipt), and would show the row
+    // as it was before that.
+    const current: Raw[] = await db.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2`, [lease.instanceId, messageId]);
+    return { held: true, row: current.length ? toMessageRow(current[0]) : null };
+  }
+
+  /** The server acked messages we sent: Sent, if nothing further along was recorded. */
+  static async acked(db: Queryable, lease: Lease, messageIds: string[]): Promise<boolean> {
+    const rows: Array<{ held: number }> = await db.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       changed AS (
+         UPDATE messages SET status = 'Sent', updated_at = now()
+         WHERE instance_id = $1 AND message_id = ANY($4::text[]) AND from_me AND ${RANK_SQL} < ${STATUS_RANK.Sent} AND ${FINAL_SQL}
+           AND EXISTS (SELECT 1 FROM lease))
+       SELECT (SELECT count(*) FROM lease)::int AS held`,
+      [...LeaseRepository.fenceParams(lease), messageIds],
+    );
+    return Boolean(rows[0]?.held);
+  }
+}

@@ -82,6 +82,8 @@ export async function insertInstances(dataSource: DataSource, devices: Devices, 
 export interface BareCount {
   open: number;
   openMs: number;
+  /** When the last socket was open (ms since the epoch). */
+  openedAt: number;
   count: number;
   firstAt: number;
   lastAt: number;
@@ -104,7 +106,7 @@ export async function bareReceive(
   const baileys = await import('@whiskeysockets/baileys');
   const pino = (await import('pino')).default;
   baileys.WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(sim.rootPublicKey, 'base64');
-  const result: BareCount = { open: 0, openMs: 0, count: 0, firstAt: 0, lastAt: 0, peakRssMb: 0, cpuMs: 0 };
+  const result: BareCount = { open: 0, openMs: 0, openedAt: 0, count: 0, firstAt: 0, lastAt: 0, peakRssMb: 0, cpuMs: 0 };
   const cpu = process.cpuUsage();
   let done: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (done = resolve));
@@ -122,7 +124,8 @@ export async function bareReceive(
     sock.ev.on('messaging-history.set', (data) => add(count('messaging-history.set', data)));
   });
   result.open = open;
-  result.openMs = Date.now() - started;
+  result.openedAt = Date.now();
+  result.openMs = result.openedAt - started;
   const idle = setInterval(() => {
     if (Date.now() - Math.max(result.lastAt, started + result.openMs) > idleMs) done();
   }, 250);

@@ -1,5 +1,5 @@
 import { formatPhone, jidUser } from '@gw/domain';
-import type { ChatRow } from '../repositories/chat.repository';
+import type { ChatRow } from '../repositories/chat-row';
 
 const LEAD_TEXT = ['lead_name', 'lead_fullName', 'lead_email', 'lead_personalid', 'lead_status', 'lead_notes', 'lead_assignedAttendant_id'] as const;
 /** lead_field01 … lead_field20, named once: every `messages` event builds a chat record. */

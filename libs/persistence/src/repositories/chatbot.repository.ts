@@ -1,6 +1,6 @@
 import { recordId } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
-import { toChatRow, type ChatRow } from './chat.repository';
+import { toChatRow, type ChatRow } from './chat-row';
 import { toMessageRow, type MessageRow } from './message-row';
 import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
 import { isStalePlan, PREPARED } from '../preparing-client';

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
 import { PREPARED } from '../preparing-client';
-import { CHAT_COLUMNS, ChatRepository, observationSql, observationValues, toChatRow, type ChatObservation, type ChatRow } from './chat.repository';
+import { ChatRepository } from './chat.repository';
+import { CHAT_COLUMNS, observationSql, observationValues, toChatRow, type ChatObservation, type ChatRow } from './chat-row';
 import {
   ADVANCE_STATUS_SQL,
   COLUMNS,

@@ -52,7 +52,7 @@ export { CampaignExistsError, CampaignRepository, CAMPAIGN_STATUSES } from './re
 export type { CampaignFolderRow, CampaignStatus, CampaignTick, NewCampaign } from './repositories/campaign.repository';
 export { outboundMessageRow, outboundPreview } from './records/outbound-message';
 export { LabelRepository, LABEL_COLORS, toLabelRecord } from './repositories/label.repository';
-export type { LabelFacts, LabelRow } from './repositories/label.repository';
+export type { LabelFacts, LabelRecord, LabelRow } from './repositories/label.repository';
 export { BlocklistRepository } from './repositories/blocklist.repository';
 export type { BlockChange, BlockedContact } from './repositories/blocklist.repository';
 export { HealthRepository } from './repositories/health.repository';

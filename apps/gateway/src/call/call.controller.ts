@@ -2,9 +2,10 @@ import { Body, Controller, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
 import { CallService } from './call.service';
 import { CallMakeDto, CallRejectDto } from './dto/call.dto';
+import { CALL_MADE_EXAMPLE, CALL_REJECTED_EXAMPLE } from './dto/call.examples';
+import { CallMadeResponse, CallRejectedResponse } from './dto/call.response';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
 
@@ -17,9 +18,9 @@ export class CallController {
 
   @Post('make')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.CallMade, {
+  @ApiReply(CallMadeResponse, {
     description: "The contact's phone rings (for call_duration seconds when given); nobody hears anything if it is answered",
-    example: { response: 'Call successful', callId: '3EB0C4A1F2B7D6E8A9C0B1D2E3F4A5B6', number: '5511999999999@s.whatsapp.net', call_duration: 15 },
+    example: CALL_MADE_EXAMPLE,
     errors: ['invalid_request', 'invalid_token', 'not_found', 'conflict', 'whatsapp_refused', 'timeout', 'internal'],
   })
   @ApiOperation({
@@ -27,21 +28,21 @@ export class CallController {
     description:
       "Rings a WhatsApp contact (`number`). The call carries no audio: the contact's phone rings, and if they answer neither side hears anything. It only starts the call.",
   })
-  make(@CurrentInstance() instance: InstanceEntity, @Body() dto: CallMakeDto) {
+  make(@CurrentInstance() instance: InstanceEntity, @Body() dto: CallMakeDto): Promise<CallMadeResponse> {
     return this.calls.make(instance, dto);
   }
 
   @Post('reject')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.CallRejected, {
-    example: { response: 'Call rejected', id: 'ABEiGmo8oqkAcAKrBYQAAAAA_1', number: '5511999999999@s.whatsapp.net' },
+  @ApiReply(CallRejectedResponse, {
+    example: CALL_REJECTED_EXAMPLE,
     errors: ['invalid_request', 'invalid_token', 'not_found', 'conflict', 'whatsapp_refused', 'timeout', 'internal'],
   })
   @ApiOperation({
     summary: 'Reject an incoming call',
     description: 'Turns down an incoming call; `number` and `id` choose which one, and an empty body `{}` rejects the current one.',
   })
-  reject(@CurrentInstance() instance: InstanceEntity, @Body() dto: CallRejectDto) {
+  reject(@CurrentInstance() instance: InstanceEntity, @Body() dto: CallRejectDto): Promise<CallRejectedResponse> {
     return this.calls.reject(instance, dto);
   }
 }

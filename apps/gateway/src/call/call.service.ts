@@ -4,6 +4,7 @@ import { MessageRepository, type InstanceEntity, type MessageRow } from '@gw/per
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import type { CallMakeDto, CallRejectDto } from './dto/call.dto';
+import type { CallMadeResponse, CallRejectedResponse } from './dto/call.response';
 
 /** How long an offer may still ring: WhatsApp gives up on an unanswered call after about a minute. */
 export const RINGING_WINDOW_MS = 90_000;
@@ -26,7 +27,7 @@ export class CallService {
     private readonly messages: MessageRepository,
   ) {}
 
-  async make(instance: InstanceEntity, dto: CallMakeDto) {
+  async make(instance: InstanceEntity, dto: CallMakeDto): Promise<CallMadeResponse> {
     const target = parseChatTarget(dto.number);
     if (!target || target.kind !== 'user') throw ApiError.badRequest('invalid number JID');
     const { callId } = await this.sessions.request(instance.id, 'call.offer', {
@@ -38,7 +39,7 @@ export class CallService {
     return { response: 'Call successful', callId, number: target.jid, ...(dto.call_duration ? { call_duration: dto.call_duration } : {}) };
   }
 
-  async reject(instance: InstanceEntity, dto: CallRejectDto) {
+  async reject(instance: InstanceEntity, dto: CallRejectDto): Promise<CallRejectedResponse> {
     const number = dto.number?.trim() ? parseChatTarget(dto.number) : null;
     if (dto.number?.trim() && (!number || (number.kind !== 'user' && number.kind !== 'lid'))) throw ApiError.badRequest('invalid number');
     const now = Date.now();

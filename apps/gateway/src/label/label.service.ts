@@ -4,6 +4,7 @@ import { newRequestId } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import type { EditLabelDto, RefreshLabelsDto } from './dto/label.dto';
+import type { LabelEditedResponse, LabelRefreshResponse, LabelResponse } from './dto/label.response';
 
 const REQUEST_ID = /^[\w.:-]{1,100}$/;
 
@@ -16,12 +17,12 @@ export class LabelService {
   ) {}
 
   /** The labels as the phone's app state last said (refreshed by the app state's own sync). */
-  async list(instance: InstanceEntity): Promise<Array<Record<string, unknown>>> {
+  async list(instance: InstanceEntity): Promise<LabelResponse[]> {
     return (await this.labels.list(instance.id)).map((row) => toLabelRecord(row, instance.owner));
   }
 
   /** Starts a re-read of the labels in the worker; its events carry the answered request_id. */
-  async refresh(instance: InstanceEntity, dto: RefreshLabelsDto, requestIdHeader?: string) {
+  async refresh(instance: InstanceEntity, dto: RefreshLabelsDto, requestIdHeader?: string): Promise<LabelRefreshResponse> {
     const requestId = requestIdHeader && REQUEST_ID.test(requestIdHeader) ? requestIdHeader : newRequestId();
     const reply = await this.sessions.request(instance.id, 'labels.refresh', { instanceId: instance.id, requestId, force: dto.force === true });
     return {
@@ -35,7 +36,7 @@ export class LabelService {
   }
 
   /** `labelid: "new"` creates (the next free numeric id); otherwise edits or deletes a known label. */
-  async edit(instance: InstanceEntity, dto: EditLabelDto) {
+  async edit(instance: InstanceEntity, dto: EditLabelDto): Promise<LabelEditedResponse> {
     const deleted = dto.delete === true;
     if (dto.labelid === 'new') {
       if (deleted) throw ApiError.badRequest('delete needs the labelid of an existing label');

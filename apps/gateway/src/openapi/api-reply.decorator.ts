@@ -1,4 +1,5 @@
-import type { SchemaObject } from '@nestjs/swagger';
+import type { Type } from '@nestjs/common';
+import { ApiExtraModels, type SchemaObject } from '@nestjs/swagger';
 import type { ApiErrorKind } from '../common/api-error';
 import type { NamedSchema } from './schemas';
 
@@ -23,19 +24,23 @@ export interface ApiReplyOptions {
 }
 
 export interface ApiReplyMetadata extends ApiReplyOptions {
-  schema: NamedSchema | SchemaObject;
+  schema: NamedSchema | SchemaObject | Type;
 }
 
 export const API_REPLY_METADATA = 'gw:openapi:reply';
 
 /**
- * Documents a route's answer: a reusable schema from `SCHEMAS` (referenced by name) or an inline one,
- * and an example body. Only read when the OpenAPI document is built; routes without it are documented
- * as answering a generic JSON object.
+ * Documents a route's answer and an example body: a response class of the area's `dto/` folder (its
+ * schema is generated from its `@ApiProperty` fields and referenced by its `@ApiSchema` name, see ADR
+ * 0033), or, for the routes not converted yet, a reusable schema from `SCHEMAS` (referenced by name) or
+ * an inline one. Only read when the OpenAPI document is built; routes without it are documented as
+ * answering a generic JSON object.
  */
-export function ApiReply(schema: NamedSchema | SchemaObject, options: ApiReplyOptions = {}): MethodDecorator {
-  return (_target, _key, descriptor) => {
+export function ApiReply(schema: Type | NamedSchema | SchemaObject, options: ApiReplyOptions = {}): MethodDecorator {
+  return (target, key, descriptor) => {
     Reflect.defineMetadata(API_REPLY_METADATA, { schema, ...options } satisfies ApiReplyMetadata, descriptor.value as object);
+    // @nestjs/swagger's scanner then writes the class's schema (and those it refers to) under components.schemas.
+    if (typeof schema === 'function') ApiExtraModels(schema)(target, key, descriptor);
     return descriptor;
   };
 }

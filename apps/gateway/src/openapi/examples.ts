@@ -158,17 +158,6 @@ export const INTERNAL_PROXY_EXAMPLE = {
   managed: true,
 };
 
-export const LABEL_EXAMPLE = {
-  id: `${OWNER}:10`,
-  name: 'Cliente VIP',
-  color: 2,
-  colorHex: '#FF9DFF',
-  labelid: '10',
-  owner: OWNER,
-  created: '2024-01-01T12:00:00.000Z',
-  updated: '2024-01-01T12:00:00.000Z',
-};
-
 export const FOLDER_EXAMPLE = {
   id: 'f4a1b2c3d4e5f',
   info: 'Campanha Janeiro',

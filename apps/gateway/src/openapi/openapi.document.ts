@@ -1,7 +1,15 @@
 import type { INestApplication, Type } from '@nestjs/common';
 import { GUARDS_METADATA, PARAMTYPES_METADATA, ROUTE_ARGS_METADATA } from '@nestjs/common/constants';
 import { RouteParamtypes } from '@nestjs/common/enums/route-paramtypes.enum';
-import { DocumentBuilder, type OpenAPIObject, type OperationObject, type ResponseObject, type SchemaObject, SwaggerModule } from '@nestjs/swagger';
+import {
+  DocumentBuilder,
+  getSchemaPath,
+  type OpenAPIObject,
+  type OperationObject,
+  type ResponseObject,
+  type SchemaObject,
+  SwaggerModule,
+} from '@nestjs/swagger';
 import { targetConstructorToSchema, validationMetadatasToSchemas } from 'class-validator-jsonschema';
 import { API_ERRORS, ApiError, type ApiErrorKind } from '../common/api-error';
 import { AdminGuard, InstanceGuard } from '../common/auth.guards';
@@ -83,6 +91,8 @@ export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): 
       if (body && body !== Object) bodyClasses.set(body.name, body);
     }
   replaceDtoSchemas(schemas, bodyClasses);
+  // The response classes' schemas, as @nestjs/swagger wrote them, in OpenAPI 3.1's words.
+  for (const schema of Object.values(schemas)) nullableAsTypeUnion(schema);
   // Every shared response schema, so one can refer to another (`$ref`) whichever routes use it.
   for (const { name, schema } of Object.values(SCHEMAS)) schemas[name] = schema;
   const seenOperationIds = new Set<string>();
@@ -222,6 +232,29 @@ function dropObjectRefs(schema: unknown): void {
   for (const value of Object.values(record)) dropObjectRefs(value);
 }
 
+/**
+ * @nestjs/swagger writes a nullable field as OpenAPI 3.0 did (`nullable: true`, and a nullable `$ref`
+ * as `{type: 'object', nullable: true, allOf: [$ref]}`); the document is 3.1, where JSON Schema says
+ * it: `type: [t, 'null']`, `null` among an `enum`'s values, `anyOf: [$ref, {type: 'null'}]`.
+ */
+export function nullableAsTypeUnion(schema: unknown): void {
+  if (Array.isArray(schema)) return schema.forEach(nullableAsTypeUnion);
+  if (!schema || typeof schema !== 'object') return;
+  const record = schema as Record<string, unknown>;
+  for (const value of Object.values(record)) nullableAsTypeUnion(value);
+  if (record.nullable !== true) return;
+  delete record.nullable;
+  if (Array.isArray(record.allOf) && record.allOf.length === 1) {
+    record.anyOf = [record.allOf[0], { type: 'null' }];
+    delete record.allOf;
+    delete record.type;
+    return;
+  }
+  if (typeof record.type === 'string') record.type = [record.type, 'null'];
+  else if (Array.isArray(record.type) && !record.type.includes('null')) record.type = [...(record.type as string[]), 'null'];
+  if (Array.isArray(record.enum) && !record.enum.includes(null)) record.enum = [...(record.enum as unknown[]), null];
+}
+
 function resolve(schema: SchemaObject | { $ref: string } | undefined, schemas: Record<string, SchemaObject>): SchemaObject | undefined {
   if (schema && '$ref' in schema) return schemas[schema.$ref.split('/').pop() as string];
   return schema;
@@ -355,7 +388,12 @@ function responsesOf(
   const successStatus = generated.find((status) => /^2\d\d$/.test(status)) ?? '200';
   const named = reply && isNamed(reply.schema) ? reply.schema : reply ? undefined : SCHEMAS.Object;
   if (named) schemas[named.name] = named.schema;
-  const single: SchemaObject | { $ref: string } = named ? { $ref: `#/components/schemas/${named.name}` } : (reply?.schema as SchemaObject);
+  const single: SchemaObject | { $ref: string } =
+    typeof reply?.schema === 'function'
+      ? { $ref: getSchemaPath(reply.schema) }
+      : named
+        ? { $ref: `#/components/schemas/${named.name}` }
+        : (reply?.schema as SchemaObject);
   const schema = reply?.isArray ? { type: 'array' as const, items: single } : single;
   // Bytes (a file) have no example body.
   const examples = reply?.examples
@@ -413,6 +451,6 @@ function errorBody(kind: ApiErrorKind): Record<string, unknown> {
   return new ApiError(kind).body();
 }
 
-function isNamed(schema: NamedSchema | SchemaObject): schema is NamedSchema {
-  return typeof (schema as NamedSchema).name === 'string' && typeof (schema as NamedSchema).schema === 'object';
+function isNamed(schema: NamedSchema | SchemaObject | Type): schema is NamedSchema {
+  return typeof schema === 'object' && typeof (schema as NamedSchema).name === 'string' && typeof (schema as NamedSchema).schema === 'object';
 }

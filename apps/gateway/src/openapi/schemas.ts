@@ -224,11 +224,6 @@ export const SCHEMAS = {
       updated: str({ format: 'date-time' }),
     },
   }),
-  /** A label. */
-  Label: named('Label', {
-    type: 'object',
-    properties: { id: str(), name: str(), color: int, colorHex: str(), labelid: str(), owner: str(), created: str(), updated: str() },
-  }),
   /** A chat with its lead fields (`/chat/editLead`, `/chat/find`, webhooks' `chat`). */
   Chat: named('Chat', {
     type: 'object',
@@ -480,10 +475,6 @@ export const SCHEMAS = {
       }),
     }),
   ),
-  /** `POST /call/make`: the call rings (no media). */
-  CallMade: named('CallMade', object({ response: str(), callId: str(), number: str(), call_duration: int }, ['response'])),
-  /** `POST /call/reject`. */
-  CallRejected: named('CallRejected', object({ response: str(), id: str(), number: str() }, ['response'])),
   /** `GET|POST /instance/privacy`: who may see or do what. */
   Privacy: named(
     'Privacy',
@@ -611,19 +602,6 @@ export const SCHEMAS = {
   ChatDeleted: named('ChatDeleted', object({ response: str(), actions: list(str()), errors: list(str()) }, ['response', 'actions', 'errors'])),
   /** `GET /chat/blocklist`, and `POST /chat/block` with its `response`. */
   Blocklist: named('Blocklist', object({ response: str(), blockList: list(str({ description: 'number@s.whatsapp.net' })) })),
-  /** `POST /labels/refresh`. */
-  LabelRefresh: named(
-    'LabelRefresh',
-    object({ success: bool, request_id: str(), status: str({ enum: ['started', 'in_progress'] }), message: str(), force: bool, fullSync: bool }, [
-      'success',
-      'status',
-      'message',
-      'force',
-      'fullSync',
-    ]),
-  ),
-  /** `POST /label/edit`. */
-  LabelEdited: named('LabelEdited', object({ response: str({ enum: ['Label created', 'Label edited'] }), labelid: str() })),
   /** A campaign (`/sender/listfolders`). */
   MessageQueueFolder: named(
     'MessageQueueFolder',
@@ -907,23 +885,6 @@ export const SCHEMAS = {
         ephemeral: object({ enabled: bool, seconds: int, label: str({ enum: ['off', '1d', '7d', '90d'] }) }, ['enabled', 'seconds', 'label']),
       },
       ['response', 'chat', 'ephemeral'],
-    ),
-  ),
-  /** `POST /profile/name`: the push name WhatsApp took, and when (Unix seconds). */
-  ProfileNameUpdated: named(
-    'ProfileNameUpdated',
-    object({ success: bool, message: str(), profile: object({ name: str(), updated_at: int }, ['name', 'updated_at']) }, ['success', 'message', 'profile']),
-  ),
-  /** `POST /profile/image`: whether the picture was set or removed, and when (Unix seconds). */
-  ProfileImageUpdated: named(
-    'ProfileImageUpdated',
-    object(
-      {
-        success: bool,
-        message: str(),
-        profile: object({ image_updated: bool, image_removed: bool, updated_at: int }, ['image_updated', 'image_removed', 'updated_at']),
-      },
-      ['success', 'message', 'profile'],
     ),
   ),
   /** `POST /chat/notes` and `/chat/notes/refresh`: the chat's note (WhatsApp Business) and where it was read. */

@@ -2,8 +2,9 @@ import { Body, Controller, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
 import { ProfileImageDto, ProfileNameDto } from './dto/profile.dto';
+import { PROFILE_IMAGE_UPDATED_EXAMPLE, PROFILE_NAME_UPDATED_EXAMPLE } from './dto/profile.examples';
+import { ProfileImageUpdatedResponse, ProfileNameUpdatedResponse } from './dto/profile.response';
 import { ProfileService } from './profile.service';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
@@ -17,27 +18,23 @@ export class ProfileController {
 
   @Post('name')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ProfileNameUpdated, {
-    example: { success: true, message: 'Profile name updated successfully', profile: { name: 'Minha Empresa - Atendimento', updated_at: 1704067200 } },
-  })
+  @ApiReply(ProfileNameUpdatedResponse, { example: PROFILE_NAME_UPDATED_EXAMPLE })
   @ApiOperation({
     summary: 'Change the profile name',
     description: "Changes the connected account's display name (push name), seen by every contact; WhatsApp may limit how often.",
   })
-  name(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProfileNameDto) {
+  name(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProfileNameDto): Promise<ProfileNameUpdatedResponse> {
     return this.profiles.updateName(instance, dto);
   }
 
   @Post('image')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ProfileImageUpdated, {
-    example: { success: true, message: 'Profile image updated successfully', profile: { image_updated: true, image_removed: false, updated_at: 1704067200 } },
-  })
+  @ApiReply(ProfileImageUpdatedResponse, { example: PROFILE_IMAGE_UPDATED_EXAMPLE })
   @ApiOperation({
     summary: 'Change the profile picture',
     description: 'Sets the connected account\'s profile picture from a URL or base64, or removes it with `image: "remove"` (or `"delete"`).',
   })
-  image(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProfileImageDto) {
+  image(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProfileImageDto): Promise<ProfileImageUpdatedResponse> {
     return this.profiles.updateImage(instance, dto);
   }
 }

@@ -3862,11 +3862,19 @@ export interface components {
              */
             email?: string;
         };
+        /** @description A call started: the contact's phone rings */
         CallMade: {
+            /** @description After how many seconds the call hangs up, when `call_duration` was given */
             call_duration?: number;
-            callId?: string;
-            number?: string;
-            response: string;
+            /** @description The call's id on WhatsApp */
+            callId: string;
+            /** @description The contact called, as a JID (number@s.whatsapp.net) */
+            number: string;
+            /**
+             * @description The call was started
+             * @enum {string}
+             */
+            response: "Call successful";
         };
         CallMakeDto: {
             /** @description Hang up after this many seconds */
@@ -3882,10 +3890,17 @@ export interface components {
             /** @description The caller (optional) */
             number?: string;
         };
+        /** @description An incoming call turned down */
         CallRejected: {
-            id?: string;
-            number?: string;
-            response: string;
+            /** @description The call's id (the id of its stored `call` message) */
+            id: string;
+            /** @description Who was calling: their phone number JID when known, else the chat */
+            number: string;
+            /**
+             * @description The call was rejected
+             * @enum {string}
+             */
+            response: "Call rejected";
         };
         CampaignCleanup: {
             status?: string;
@@ -5437,28 +5452,75 @@ export interface components {
             /** @description The title (uazapiGO's spelling) */
             tittle?: string;
         };
+        /** @description A label of the instance (WhatsApp Business), as its phone last said */
         Label: {
-            color?: number;
-            colorHex?: string;
-            created?: string;
-            id?: string;
-            labelid?: string;
-            name?: string;
-            owner?: string;
-            updated?: string;
+            /**
+             * @description The label's colour, 0 to 19 (WhatsApp's palette)
+             * @example 2
+             */
+            color: number;
+            /**
+             * @description The colour as `#RRGGBB` (empty for a colour outside the palette)
+             * @example #FF9DFF
+             */
+            colorHex: string;
+            /**
+             * Format: date-time
+             * @description When the gateway first stored the label
+             */
+            created: string;
+            /**
+             * @description The label as `<owner>:<labelid>`
+             * @example 5511999999999:10
+             */
+            id: string;
+            /**
+             * @description The label's id on WhatsApp (what `/label/edit` and `/chat/labels` take)
+             * @example 10
+             */
+            labelid: string;
+            /**
+             * @description The label's name
+             * @example Cliente VIP
+             */
+            name: string;
+            /**
+             * @description The instance's phone number
+             * @example 5511999999999
+             */
+            owner: string;
+            /**
+             * Format: date-time
+             * @description When the gateway last stored a change of the label
+             */
+            updated: string;
         };
+        /** @description A label created, edited or deleted */
         LabelEdited: {
+            /** @description The new label's id, when one was created (`labelid: "new"`) */
             labelid?: string;
-            /** @enum {string} */
-            response?: "Label created" | "Label edited";
+            /**
+             * @description What was done (a deletion is an edit)
+             * @enum {string}
+             */
+            response: "Label created" | "Label edited";
         };
+        /** @description A reread of the labels from WhatsApp: started, or already running */
         LabelRefresh: {
+            /** @description Whether the complete (heavier) reread was asked for */
             force: boolean;
+            /** @description The same as `force` (the reference names it both ways) */
             fullSync: boolean;
+            /** @description What happened, in words */
             message: string;
-            request_id?: string;
-            /** @enum {string} */
+            /** @description The reread's id: the `x-request-id` sent (or one made up), or the running reread's; the labels events of the reread carry it */
+            request_id: string;
+            /**
+             * @description `started` now, or `in_progress`: an earlier reread is still running
+             * @enum {string}
+             */
             status: "started" | "in_progress";
+            /** @description Always true: the request was taken */
             success: boolean;
         };
         Liveness: {
@@ -5915,29 +5977,61 @@ export interface components {
             /** @description The product's id */
             id: string;
         };
+        /** @description What became of the profile picture */
+        ProfileImageChange: {
+            /** @description The picture was removed (`image: "remove"` or `"delete"`) */
+            image_removed: boolean;
+            /** @description A new picture was set */
+            image_updated: boolean;
+            /**
+             * @description When it changed (Unix seconds)
+             * @example 1704067200
+             */
+            updated_at: number;
+        };
         ProfileImageDto: {
             /** @description The picture: a URL or base64, or `remove` / `delete` to remove it */
             image: string;
         };
+        /** @description Whether the picture was set or removed, and when */
         ProfileImageUpdated: {
-            message: string;
-            profile: {
-                image_removed: boolean;
-                image_updated: boolean;
-                updated_at: number;
-            };
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Profile image updated successfully" | "Profile image removed successfully";
+            /** @description What became of the picture */
+            profile: components["schemas"]["ProfileImageChange"];
+            /** @description Always true: WhatsApp took the change */
             success: boolean;
+        };
+        /** @description The profile name as WhatsApp took it */
+        ProfileNameChange: {
+            /**
+             * @description The new push name, trimmed
+             * @example Minha Empresa - Atendimento
+             */
+            name: string;
+            /**
+             * @description When it changed (Unix seconds)
+             * @example 1704067200
+             */
+            updated_at: number;
         };
         ProfileNameDto: {
             /** @description The account's new display name */
             name: string;
         };
+        /** @description The push name WhatsApp took, and when */
         ProfileNameUpdated: {
-            message: string;
-            profile: {
-                name: string;
-                updated_at: number;
-            };
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Profile name updated successfully";
+            /** @description The name now */
+            profile: components["schemas"]["ProfileNameChange"];
+            /** @description Always true: WhatsApp took the name */
             success: boolean;
         };
         Proxy: {

@@ -53,8 +53,20 @@ function toRow(raw: Record<string, unknown>): LabelRow {
   };
 }
 
-/** The API's Label record. */
-export function toLabelRecord(row: LabelRow, owner: string): Record<string, unknown> {
+/** A label as the API answers it (`GET /labels`; the gateway's `LabelResponse` documents each field). */
+export interface LabelRecord {
+  id: string;
+  name: string;
+  color: number;
+  colorHex: string;
+  labelid: string;
+  owner: string;
+  created: string;
+  updated: string;
+}
+
+/** The API's Label record of a stored row. */
+export function toLabelRecord(row: LabelRow, owner: string): LabelRecord {
   return {
     id: row.id,
     name: row.name,

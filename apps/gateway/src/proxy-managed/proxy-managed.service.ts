@@ -6,7 +6,7 @@ import { validateBody } from '../common/validation';
 import { GATEWAY_CONFIG } from '../runtime/tokens';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { ProxyManagedCitiesQuery } from './dto/proxy-managed.dto';
-import type { ManagedProxy } from './managed-proxy-pools';
+import type { ManagedProxy } from '../runtime/managed-proxy-pools';
 
 /** How long a proxy of the pool has to accept a TCP connection to count as working. */
 export const PROXY_PROBE_TIMEOUT_MS = 3_000;

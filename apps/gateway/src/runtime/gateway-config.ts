@@ -1,7 +1,7 @@
 import { ConfigError, type EnvReader, LOG_FORMATS, type LogFormat, type MetricsConfig, readMetricsConfig, SsrfGuard } from '@gw/platform';
-import { parsePaymentLinkDomains } from '../send/interactive/payment-link';
+import { parsePaymentLinkDomains } from './payment-link-domains';
 import { parseRateLimit, type RateLimit } from '../common/rate-limit';
-import { readManagedProxyPools, type ManagedProxy } from '../proxy-managed/managed-proxy-pools';
+import { readManagedProxyPools, type ManagedProxy } from './managed-proxy-pools';
 
 export interface GatewayConfig {
   port: number;

@@ -51,7 +51,28 @@ export function toApiError(exception: unknown, request: Pick<FastifyRequest, 'me
     return new ApiError(kindOfStatus(fastifyError.statusCode), fastifyError.message ?? 'Bad request');
   }
   if (exception instanceof SyntaxError) return ApiError.badRequest('Malformed JSON body');
+  if (databaseUnavailable(exception)) return new ApiError('unavailable', 'Database unavailable, try again');
   return new ApiError('internal');
+}
+
+/** SQLSTATE classes and codes that say "no database to talk to now", not "this request is wrong". */
+const UNAVAILABLE_SQLSTATES = /^(08|57P0[1-3]$|25006$|53300$)/;
+const UNAVAILABLE_MESSAGES = /^(Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+
+/**
+ * Postgres gone or changing hands (a failover: the primary killed, HAProxy cutting its sessions, the
+ * standby not yet promoted or still read-only): a 503 the client retries, with Retry-After, not a 500.
+ * A pg error carries its SQLSTATE in `code` (TypeORM's QueryFailedError copies it); a connection that
+ * dies or cannot be opened has only its message.
+ */
+export function databaseUnavailable(exception: unknown): boolean {
+  const error = exception as { code?: unknown; message?: unknown; driverError?: { code?: unknown; message?: unknown } } | null;
+  if (!error || typeof error !== 'object') return false;
+  for (const candidate of [error, error.driverError]) {
+    if (typeof candidate?.code === 'string' && UNAVAILABLE_SQLSTATES.test(candidate.code)) return true;
+    if (typeof candidate?.message === 'string' && UNAVAILABLE_MESSAGES.test(candidate.message)) return true;
+  }
+  return false;
 }
 
 /** A status raised by the framework (Nest or Fastify) as the catalogue's kind for it. */

@@ -1,5 +1,6 @@
 import { type DynamicModule, Global, Module } from '@nestjs/common';
 import { AdminTokenService } from './admin/admin-token.service';
+import { ADMIN_TOKEN_CHECK, type AdminTokenCheck } from './common/admin-token-check';
 import { AdminGuard, InstanceGuard } from './common/auth.guards';
 import { RateLimitService } from './common/rate-limit.service';
 import type { GatewayRuntime } from './runtime/gateway-runtime';
@@ -15,7 +16,18 @@ import { SessionClient } from './session/session.client';
 @Module({})
 export class GatewayCoreModule {
   static register(runtime: GatewayRuntime): DynamicModule {
-    const exported = [GATEWAY_CONFIG, DATA_SOURCE, BUS, LOGGER, SessionClient, RateLimitService, AdminTokenService, AdminGuard, InstanceGuard];
+    const exported = [
+      GATEWAY_CONFIG,
+      DATA_SOURCE,
+      BUS,
+      LOGGER,
+      SessionClient,
+      RateLimitService,
+      AdminTokenService,
+      ADMIN_TOKEN_CHECK,
+      AdminGuard,
+      InstanceGuard,
+    ];
     return {
       module: GatewayCoreModule,
       providers: [
@@ -26,6 +38,8 @@ export class GatewayCoreModule {
         SessionClient,
         RateLimitService,
         AdminTokenService,
+        // The guards' view of the admin token (common/ does not import the admin area); typed so the compiler checks it.
+        { provide: ADMIN_TOKEN_CHECK, useFactory: (tokens: AdminTokenService): AdminTokenCheck => tokens, inject: [AdminTokenService] },
         AdminGuard,
         InstanceGuard,
       ],

@@ -1,9 +1,9 @@
-import { type CanActivate, type ExecutionContext, Injectable, createParamDecorator } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable, createParamDecorator } from '@nestjs/common';
 import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { AdminTokenService } from '../admin/admin-token.service';
-import { asyncAcceptTokens, isSend } from '../message/async/accept-token-cache';
-import { isMcpUrl } from '../mcp/mcp-path';
+import { asyncAcceptTokens, isSend } from './accept-token-cache';
+import { ADMIN_TOKEN_CHECK, type AdminTokenCheck } from './admin-token-check';
+import { isMcpUrl } from './mcp-path';
 import { API_ERRORS, ApiError } from './api-error';
 import { RATE_LIMITED_BODY, RateLimitService } from './rate-limit.service';
 
@@ -18,7 +18,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
 @Injectable()
 export class AdminGuard implements CanActivate {
   constructor(
-    private readonly adminTokens: AdminTokenService,
+    @Inject(ADMIN_TOKEN_CHECK) private readonly adminTokens: AdminTokenCheck,
     private readonly rateLimits: RateLimitService,
   ) {}
 

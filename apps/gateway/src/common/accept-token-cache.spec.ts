@@ -1,5 +1,5 @@
 import type { InstanceEntity } from '@gw/persistence';
-import { AcceptTokenCache, isAsyncSend, isSend } from '../src/message/async/accept-token-cache';
+import { AcceptTokenCache, isAsyncSend, isSend } from './accept-token-cache';
 
 const instance = (id: string) => ({ id, token: `t-${id}` }) as InstanceEntity;
 

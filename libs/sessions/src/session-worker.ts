@@ -32,6 +32,7 @@ import { createOpRegistry } from './ops/op-registry';
 import { UnackedSends } from './outbound/unacked-sends';
 import { SendLimitObserver } from './outbound/send-limits';
 import { HandshakeGate } from './session/handshake-gate';
+import { ReconnectPacer } from './session/reconnect-pacer';
 
 /** A drain waits this long at most for the ops in flight (a sync send waits up to its own timeout). */
 const DRAIN_IN_FLIGHT_MS = 15_000;
@@ -144,6 +145,9 @@ export class SessionWorker {
         writer,
         sockets: new SocketFactory(config, storedMessageLookup(repositories.messages)),
         handshakes: new HandshakeGate(config.handshakeConcurrency, HANDSHAKE_HOLD_MS),
+        // Backoffs grown during an outage are cut to a short jitter once one session is back (or the scout
+        // finds the server back): recovery follows the server, not the longest backoff (issue #34).
+        pacer: new ReconnectPacer({ resumeJitterMs: config.reconnectBaseMs, scoutIntervalMs: 2 * config.reconnectBaseMs, scoutMinWaiting: 3 }),
         // Inbound messages, receipts, contacts and chats of every socket; then the embedder's own.
         observers: [this.inbound, new IssuedTcTokenObserver(), new SendLimitObserver(limits), ...(options.socketObservers ?? [])],
         logger: this.logger,

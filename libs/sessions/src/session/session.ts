@@ -29,6 +29,7 @@ import type { HandshakeGate } from './handshake-gate';
 import { ChangeSignal, SerialQueue } from './serial-queue';
 import type { SessionStateWriter, StateChange } from './session-state-writer';
 import type { SocketObserver } from './socket-observer';
+import type { PacedWait, ReconnectPacer } from './reconnect-pacer';
 
 export interface SessionServices {
   config: SessionWorkerConfig;
@@ -38,6 +39,8 @@ export interface SessionServices {
   sockets: SocketFactory;
   /** The worker's bound on reconnect handshakes at once. */
   handshakes: HandshakeGate;
+  /** The worker's reconnect backoffs, cut short together when the server is reachable again. */
+  pacer: ReconnectPacer;
   observers: readonly SocketObserver[];
   logger: Logger;
 }
@@ -94,7 +97,7 @@ export class Session {
   private generation = 0;
   private pairing: Pairing | null = null;
   private expiryTimer: NodeJS.Timeout | undefined;
-  private reconnectTimer: NodeJS.Timeout | undefined;
+  private reconnectTimer: PacedWait | undefined;
   /** Frees this session's slot in the worker's HandshakeGate (held from a reconnect's socket until it logs in or closes). */
   private handshakeRelease: (() => void) | undefined;
   /** The reconnect waiting for its delay or for the gate; an older one that gets its turn steps aside. */
@@ -229,7 +232,7 @@ export class Session {
     return this.run(async () => {
       if (this.phase !== 'open' && this.phase !== 'connecting') return;
       this.detachSocket();
-      clearTimeout(this.reconnectTimer);
+      this.reconnectTimer?.cancel();
       this.reconnectTimer = undefined;
       this.attempt = 0;
       await this.startReconnect(true, reason);
@@ -553,6 +556,8 @@ export class Session {
     await this.persistIfPending();
     // `linking`: a pairing just finished; any other phase opened with stored credentials.
     metrics().recordConnect(this.phase === 'linking' ? 'paired' : 'reconnect', this.row.id);
+    // Back after failed tries: the server is reachable again, the worker's other backoffs are cut short.
+    if (this.attempt > 0) this.services.pacer.reachable();
     this.phase = 'open';
     this.attempt = 0;
     const platform = auth.creds.platform ?? '';
@@ -658,15 +663,16 @@ export class Session {
 
   /**
    * Every socket of a session after its first pairing socket opens here: after `delayMs` (the
-   * jittered backoff), then once the worker's HandshakeGate lets it. After a server restart every
+   * jittered backoff, cut short by the worker's ReconnectPacer once the server is reachable again),
+   * then once the worker's HandshakeGate lets it. After a server restart every
    * socket closes at once, after a takeover or a late lease renewal hundreds of sessions start at once:
    * a handshake costs CPU (noise, Signal), and unbounded they time each other out (issue #34). A newer
    * request replaces one still waiting (the older one gives its slot back when it gets it).
    */
   private reconnectThroughGate(delayMs: number): void {
-    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer?.cancel();
     const ticket = ++this.reconnectTicket;
-    this.reconnectTimer = setTimeout(() => {
+    this.reconnectTimer = this.services.pacer.wait(this, delayMs, () => {
       this.reconnectTimer = undefined;
       void this.services.handshakes.acquire().then((release) =>
         this.run(() => {
@@ -679,7 +685,7 @@ export class Session {
           throw error;
         }),
       );
-    }, delayMs);
+    });
   }
 
   private releaseHandshake(): void {
@@ -769,7 +775,7 @@ export class Session {
 
   private clearTimers(): void {
     clearTimeout(this.expiryTimer);
-    clearTimeout(this.reconnectTimer);
+    this.reconnectTimer?.cancel();
     this.reconnectTimer = undefined;
     if (this.pairing) forgetHistoryFor(this.pairing.identityKey);
   }

@@ -25,6 +25,10 @@ const BENCHES = {
   'tenant-flood': { quick: ['--seconds', '6', '--rounds', '3'] },
   sim: { quick: ['--clients', '300'] },
   chatbot: { quick: ['--rate', '50', '--seconds', '5', '--bare-bot', '0'] },
+  // One instance's flood of 500 and 10 instances of 40 each (the full run: 4,000, and 50 of 400).
+  inbound: { quick: ['--instances', '1,10', '--messages', '500', '--many-messages', '40', '--phones', '10'] },
+  // 5,000 messages in 100 chats (the full run: 100,000 in 1,000).
+  history: { quick: ['--messages', '5000', '--chats', '100', '--senders', '2', '--send-rate', '4'] },
   // One kill -9 instead of five: a run waits out the lease TTL (10 s) and the takeover.
   failover: { quick: ['--runs', '1', '--instances', '5'] },
   chaos: {

@@ -10,7 +10,7 @@
  * The history: what the phone pushes to a device at its first login after pairing (the simulator's
  * initial sync), as HistorySync protobufs, zlib-compressed, in chunks of `--chunk` messages (whole
  * chats each; the first INITIAL_BOOTSTRAP with the push names, the rest RECENT, `progress` rising to
- * 100), each in its own peer message. The simulator sends them inline (`initialHistBootstrapInlinePayload`)
+ * 100, with each chat's number-to-LID mapping), each in its own peer message. The simulator sends them inline (`initialHistBootstrapInlinePayload`)
  * where WhatsApp sends the bigger ones through the media path (an encrypted download): both sides are
  * spared that download alike. Messages alternate between received and sent, texts of 20–60 characters.
  *
@@ -63,7 +63,13 @@ const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 
  */
 function generateHistory(messages: number, chats: number, chunk: number, own: { jid: string; name: string }): Array<Record<string, unknown>> {
   const now = Math.floor(Date.now() / 1000);
-  const conversations: Array<{ id: string; messages: Array<{ message: Record<string, unknown> }>; conversationTimestamp: number; unreadCount: number }> = [];
+  const conversations: Array<{
+    id: string;
+    lid: string;
+    messages: Array<{ message: Record<string, unknown> }>;
+    conversationTimestamp: number;
+    unreadCount: number;
+  }> = [];
   let made = 0;
   for (let c = 0; c < chats; c++) {
     const count = Math.floor(messages / chats) + (c < messages % chats ? 1 : 0);
@@ -81,7 +87,7 @@ function generateHistory(messages: number, chats: number, chunk: number, own: { 
       });
       made++;
     }
-    conversations.push({ id, messages: list, conversationTimestamp: now - 86_400 + made, unreadCount: 0 });
+    conversations.push({ id, lid: `19398${String(c).padStart(7, '0')}@lid`, messages: list, conversationTimestamp: now - 86_400 + made, unreadCount: 0 });
   }
   const chunks: Array<Record<string, unknown>> = [];
   let current: typeof conversations = [];
@@ -91,7 +97,10 @@ function generateHistory(messages: number, chats: number, chunk: number, own: { 
     const first = chunks.length === 0;
     chunks.push({
       syncType: first ? 0 : 3, // INITIAL_BOOTSTRAP, then RECENT
-      conversations: current,
+      conversations: current.map(({ lid: _lid, ...conversation }) => conversation),
+      // Each chat's number and its LID, as WhatsApp's history carries them (without them, a receiver
+      // asks the server for every chat's LID).
+      phoneNumberToLidMappings: current.map((conversation) => ({ pnJid: conversation.id, lidJid: conversation.lid })),
       ...(first ? { pushnames: [{ id: own.jid, pushname: own.name }] } : {}),
       chunkOrder: chunks.length,
     });

@@ -3,8 +3,8 @@ import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Put, UseGuard
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
-import { CHATWOOT_CONFIG_EXAMPLE, CHATWOOT_CONFIG_UPDATED_EXAMPLE } from './chatwoot.examples';
+import { CHATWOOT_CONFIG_EXAMPLE, CHATWOOT_CONFIG_UPDATED_EXAMPLE, CHATWOOT_WEBHOOK_ACCEPTED_EXAMPLE } from './dto/chatwoot.examples';
+import { ChatwootConfigResponse, ChatwootConfigUpdatedResponse, ChatwootWebhookAcceptedResponse } from './dto/chatwoot.response';
 import { ChatwootWebhookGuard } from './chatwoot-webhook.guard';
 import { ChatwootService } from './chatwoot.service';
 import { ChatwootConfigDto } from './dto/chatwoot-config.dto';
@@ -19,25 +19,25 @@ export class ChatwootConfigController {
   constructor(private readonly chatwoot: ChatwootService) {}
 
   @Get()
-  @ApiReply(SCHEMAS.ChatwootConfig, { example: CHATWOOT_CONFIG_EXAMPLE })
+  @ApiReply(ChatwootConfigResponse, { example: CHATWOOT_CONFIG_EXAMPLE })
   @ApiOperation({
     summary: 'Show the Chatwoot configuration',
     description:
       "The instance's Chatwoot integration (beta): whether it is enabled, the Chatwoot URL, account, inbox and its options, to check before changing them.",
   })
-  get(@CurrentInstance() instance: InstanceEntity) {
+  get(@CurrentInstance() instance: InstanceEntity): Promise<ChatwootConfigResponse> {
     return this.chatwoot.config(instance.id);
   }
 
   @Audited('chatwoot.configure')
   @Put()
-  @ApiReply(SCHEMAS.ChatwootConfigUpdated, { example: CHATWOOT_CONFIG_UPDATED_EXAMPLE })
+  @ApiReply(ChatwootConfigUpdatedResponse, { example: CHATWOOT_CONFIG_UPDATED_EXAMPLE })
   @ApiOperation({
     summary: 'Update the Chatwoot configuration',
     description:
       "Sets the instance's Chatwoot integration (beta): URL, account, access token, inbox and options. When enabled, new messages go both ways between WhatsApp and Chatwoot and contacts are kept in sync; the answer gives the webhook URL to set in the Chatwoot inbox.",
   })
-  put(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatwootConfigDto) {
+  put(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatwootConfigDto): Promise<ChatwootConfigUpdatedResponse> {
     return this.chatwoot.configure(instance.id, dto);
   }
 }
@@ -51,8 +51,8 @@ export class ChatwootWebhookController {
 
   @Post(':instance/:secret')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ChatwootWebhookAccepted, {
-    example: { received: true, queued: 1 },
+  @ApiReply(ChatwootWebhookAcceptedResponse, {
+    example: CHATWOOT_WEBHOOK_ACCEPTED_EXAMPLE,
     description: 'Taken: what it asks for is stored and done in the background (a redelivery queues nothing)',
     errors: ['invalid_request', 'not_found', 'payload_too_large', 'unsupported_media_type', 'rate_limited', 'internal'],
   })
@@ -63,7 +63,7 @@ export class ChatwootWebhookController {
   })
   @ApiParam({ name: 'instance', description: "The instance's id" })
   @ApiParam({ name: 'secret', description: "The webhook's secret, part of the URL `PUT /chatwoot/config` answered" })
-  receive(@Param('instance') instanceId: string, @Body() body: Record<string, unknown>) {
+  receive(@Param('instance') instanceId: string, @Body() body: Record<string, unknown>): Promise<ChatwootWebhookAcceptedResponse> {
     return this.chatwoot.receive(instanceId, body);
   }
 }

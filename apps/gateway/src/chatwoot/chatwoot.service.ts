@@ -7,6 +7,7 @@ import { ApiError } from '../common/api-error';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { GATEWAY_CONFIG } from '../runtime/tokens';
 import type { ChatwootConfigDto } from './dto/chatwoot-config.dto';
+import type { ChatwootConfigResponse, ChatwootConfigUpdatedResponse, ChatwootWebhookAcceptedResponse } from './dto/chatwoot.response';
 
 const UPDATED_MESSAGE = 'Chatwoot config updated successfully, put this URL in Chatwoot inbox webhook settings:';
 
@@ -39,7 +40,7 @@ export class ChatwootService {
   }
 
   /** `GET /chatwoot/config`: the reference's fields (defaults before the first PUT), the token masked. */
-  async config(instanceId: string) {
+  async config(instanceId: string): Promise<ChatwootConfigResponse> {
     const row = await this.chatwoot.findConfig(instanceId);
     return {
       chatwoot_enabled: row?.enabled ?? false,
@@ -55,7 +56,7 @@ export class ChatwootService {
   }
 
   /** `PUT /chatwoot/config`: saves the settings (the URL passes the SSRF guard now and at every call) and answers the webhook URL for the inbox. */
-  async configure(instanceId: string, dto: ChatwootConfigDto) {
+  async configure(instanceId: string, dto: ChatwootConfigDto): Promise<ChatwootConfigUpdatedResponse> {
     const url = dto.url.trim().replace(/\/+$/, '');
     // The API's paths are appended to it: credentials (which fetch refuses, and GET would show), a query or a fragment would break every call.
     let parsed: URL;
@@ -98,7 +99,7 @@ export class ChatwootService {
    * webhook asks for is stored before the answer (jobs unique per Chatwoot message and event, so a
    * redelivery queues nothing) and done by the bridge's runner.
    */
-  async receive(instanceId: string, body: unknown) {
+  async receive(instanceId: string, body: unknown): Promise<ChatwootWebhookAcceptedResponse> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ApiError.badRequest('Invalid request payload: the body must be a JSON object');
     const config = await this.chatwoot.findConfig(instanceId);
     if (!config?.enabled) return { received: true, queued: 0 };

@@ -240,7 +240,18 @@ describe('OpenAPI document', () => {
     }
     // The converted areas' answers are generated (<area>/dto/<area>.response.ts), with the reference's component names.
     expect([...seen]).toEqual(
-      expect.arrayContaining(['Label', 'LabelRefresh', 'LabelEdited', 'CallMade', 'CallRejected', 'ProfileNameUpdated', 'ProfileImageUpdated']),
+      expect.arrayContaining([
+        'Label',
+        'LabelRefresh',
+        'LabelEdited',
+        'CallMade',
+        'CallRejected',
+        'ProfileNameUpdated',
+        'ProfileImageUpdated',
+        'ChatwootConfig',
+        'ChatwootConfigUpdated',
+        'ChatwootWebhookAccepted',
+      ]),
     );
     expect([...problems]).toEqual([]);
   });

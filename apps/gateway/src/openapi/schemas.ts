@@ -1058,34 +1058,6 @@ export const SCHEMAS = {
   /** `GET /quick-replies/{id}`'s 401: `{code, message, data}` instead of `{error}`. */
   CodedError: named('CodedError', object({ code: int, message: str(), data: { type: 'object', additionalProperties: true } }, ['code', 'message', 'data'])),
   /** Every error: `{error}`, the catalogue's `code` where uazapi has one, and the thrower's extra fields. */
-  /** `GET /chatwoot/config`: the instance's Chatwoot bridge, its access token masked. */
-  ChatwootConfig: named('ChatwootConfig', {
-    type: 'object',
-    properties: {
-      chatwoot_enabled: bool,
-      chatwoot_url: str({ description: 'Base URL of the Chatwoot installation' }),
-      chatwoot_account_id: { ...int, format: 'int64' },
-      chatwoot_inbox_id: { ...int, format: 'int64' },
-      chatwoot_access_token: str({ description: 'Masked: the first 4 characters, then asterisks' }),
-      chatwoot_ignore_groups: bool,
-      chatwoot_sign_messages: bool,
-      chatwoot_create_new_conversation: bool,
-      chatwoot_inbox_webhook_url: str({ description: 'The URL to put in the Chatwoot inbox webhook settings ("" before the first PUT)' }),
-    },
-  }),
-  /** `PUT /chatwoot/config`: saved; where Chatwoot must send the inbox's webhooks. */
-  ChatwootConfigUpdated: named('ChatwootConfigUpdated', {
-    type: 'object',
-    properties: {
-      message: str(),
-      chatwoot_inbox_webhook_url: str({ description: 'PUBLIC_BASE_URL/chatwoot/webhook/<instance>/<secret>: put it in the Chatwoot inbox webhook settings' }),
-    },
-  }),
-  /** `POST /chatwoot/webhook/{instance}/{secret}`: the webhook was taken (its work is durable). */
-  ChatwootWebhookAccepted: named('ChatwootWebhookAccepted', {
-    type: 'object',
-    properties: { received: bool, queued: int },
-  }),
   Error: named('Error', {
     type: 'object',
     required: ['error'],

@@ -839,7 +839,7 @@ export interface paths {
          * List the contacts, paginated
          * @description The contacts, a page at a time (`limit`, `offset` in the body), of the scope chosen by `contactScope`. `GET /contacts` answers the whole list.
          */
-        post: operations["page_post_contacts_list"];
+        post: operations["page"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1291,7 +1291,7 @@ export interface paths {
          * List the groups, filtered and paginated
          * @description The groups, filtered and a page at a time (`limit`, `offset`, `search` in the body). `GET /group/list` answers them all at once.
          */
-        post: operations["page"];
+        post: operations["page_post_group_list"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4400,21 +4400,32 @@ export interface components {
             /** @description Mark read (true) or unread (false) */
             read: boolean;
         };
+        /** @description The instance's Chatwoot bridge, its access token masked */
         ChatwootConfig: {
-            /** @description Masked: the first 4 characters, then asterisks */
-            chatwoot_access_token?: string;
-            /** Format: int64 */
-            chatwoot_account_id?: number;
-            chatwoot_create_new_conversation?: boolean;
-            chatwoot_enabled?: boolean;
-            chatwoot_ignore_groups?: boolean;
-            /** Format: int64 */
-            chatwoot_inbox_id?: number;
+            /** @description Masked: the first 4 characters, then asterisks ("" before the first PUT) */
+            chatwoot_access_token: string;
+            /**
+             * Format: int64
+             * @description The Chatwoot account (0 before the first PUT)
+             */
+            chatwoot_account_id: number;
+            /** @description A new message always opens a new conversation instead of reusing the open one */
+            chatwoot_create_new_conversation: boolean;
+            /** @description Messages and contacts go both ways between WhatsApp and Chatwoot */
+            chatwoot_enabled: boolean;
+            /** @description WhatsApp groups are left out of the sync */
+            chatwoot_ignore_groups: boolean;
+            /**
+             * Format: int64
+             * @description The API inbox of that account that holds the conversations (0 before the first PUT)
+             */
+            chatwoot_inbox_id: number;
             /** @description The URL to put in the Chatwoot inbox webhook settings ("" before the first PUT) */
-            chatwoot_inbox_webhook_url?: string;
-            chatwoot_sign_messages?: boolean;
-            /** @description Base URL of the Chatwoot installation */
-            chatwoot_url?: string;
+            chatwoot_inbox_webhook_url: string;
+            /** @description Agents' messages are sent on WhatsApp signed with the agent's name */
+            chatwoot_sign_messages: boolean;
+            /** @description Base URL of the Chatwoot installation ("" before the first PUT) */
+            chatwoot_url: string;
         };
         ChatwootConfigDto: {
             /** @description The Chatwoot user's or agent bot's API access token (Profile Settings > Access Token) */
@@ -4434,14 +4445,19 @@ export interface components {
             /** @description The base URL of the Chatwoot installation (a trailing slash is dropped) */
             url: string;
         };
+        /** @description Saved; where Chatwoot must send the inbox webhooks */
         ChatwootConfigUpdated: {
             /** @description PUBLIC_BASE_URL/chatwoot/webhook/<instance>/<secret>: put it in the Chatwoot inbox webhook settings */
-            chatwoot_inbox_webhook_url?: string;
-            message?: string;
+            chatwoot_inbox_webhook_url: string;
+            /** @description What was done, and what to do with the URL */
+            message: string;
         };
+        /** @description The webhook was taken (its work is durable) */
         ChatwootWebhookAccepted: {
-            queued?: number;
-            received?: boolean;
+            /** @description How many messages it queued for WhatsApp (0 when the bridge is off or for a redelivery) */
+            queued: number;
+            /** @description Always true: the webhook was taken */
+            received: boolean;
         };
         CodedError: {
             code: number;
@@ -13524,7 +13540,7 @@ export interface operations {
             };
         };
     };
-    page_post_contacts_list: {
+    page: {
         parameters: {
             query?: never;
             header?: never;
@@ -17147,7 +17163,7 @@ export interface operations {
             };
         };
     };
-    page: {
+    page_post_group_list: {
         parameters: {
             query?: never;
             header?: never;

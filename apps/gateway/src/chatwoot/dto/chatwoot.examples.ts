@@ -1,4 +1,7 @@
-export const CHATWOOT_CONFIG_EXAMPLE = {
+import type { ChatwootConfigResponse, ChatwootConfigUpdatedResponse, ChatwootWebhookAcceptedResponse } from './chatwoot.response';
+
+/** The bodies the Chatwoot routes answer, as the OpenAPI document shows them. */
+export const CHATWOOT_CONFIG_EXAMPLE: ChatwootConfigResponse = {
   chatwoot_enabled: true,
   chatwoot_url: 'https://app.chatwoot.com',
   chatwoot_account_id: 1,
@@ -10,7 +13,9 @@ export const CHATWOOT_CONFIG_EXAMPLE = {
   chatwoot_inbox_webhook_url: 'https://api.example.com/chatwoot/webhook/r183e2ef9597845/cw_3N2yQx8b1RkVfP0aLm7cTe9WqZs4GhJd',
 };
 
-export const CHATWOOT_CONFIG_UPDATED_EXAMPLE = {
+export const CHATWOOT_CONFIG_UPDATED_EXAMPLE: ChatwootConfigUpdatedResponse = {
   message: 'Chatwoot config updated successfully, put this URL in Chatwoot inbox webhook settings:',
   chatwoot_inbox_webhook_url: 'https://api.example.com/chatwoot/webhook/r183e2ef9597845/cw_3N2yQx8b1RkVfP0aLm7cTe9WqZs4GhJd',
 };
+
+export const CHATWOOT_WEBHOOK_ACCEPTED_EXAMPLE: ChatwootWebhookAcceptedResponse = { received: true, queued: 1 };

@@ -1,15 +1,15 @@
-import { ErrorCode, RpcError, type InstanceRpc } from '@gw/contracts';
+import { ErrorCode, RpcError, type ChatPresenceRequest, type InstanceRpc } from '@gw/contracts';
 import type { ChatModification, ChatUpdate } from '@whiskeysockets/baileys';
 import type { InboundMessageObserver } from '../messaging/inbound-message.observer';
+import { MAX_DELAY_MS } from './delays';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
 import { chatTimers } from '../outbound/chat-timers';
 import { HISTORY_SYNC_CONFLICT, noteOfChat, NOTES_COLLECTION, readNotes, writeNote } from '../messaging/chat-notes';
 import { retryOnAppStateConflict } from '../socket/app-state-conflicts';
 import { LABEL_ID, patchAppState, socketHandlerOf } from './socket-handler';
 
-/** The ops of the gateway's `chat/` area: a chat's labels, settings, disappearing messages and notes, and the blocklist. */
-export type ChatOps =
-  'chat.labels' | 'blocklist.get' | 'blocklist.set' | 'chat.modify' | 'chat.ephemeral' | 'chat.notes.read' | 'chat.notes.edit' | 'chat.picture';
+/** The `chat.*` ops: a chat's presence (typing, recording), labels, settings, disappearing messages and notes. */
+export type ChatOps = 'chat.presence' | 'chat.labels' | 'chat.modify' | 'chat.ephemeral' | 'chat.notes.read' | 'chat.notes.edit' | 'chat.picture';
 
 /** How long WhatsApp is given to answer a picture's URL. */
 const PICTURE_URL_TIMEOUT_MS = 5_000;
@@ -26,8 +26,6 @@ function chatJidsOf(value: unknown): string[] {
     throw new RpcError(ErrorCode.BadRequest, 'chatJids must name the chat by its user JIDs');
   return value as string[];
 }
-
-const USER_JID = /^\d{5,20}@s\.whatsapp\.net$|^\d{1,20}@lid$/;
 
 type ChatModifyRequest = InstanceRpc['chat.modify']['request'];
 type ChatLastMessage = ChatModifyRequest['lastMessages'][number];
@@ -124,13 +122,6 @@ export const chatRequests = {
     if (!chatJid.includes('@') || !add || !remove) throw new RpcError(ErrorCode.BadRequest, 'malformed chat labels request');
     return { instanceId, chatJid, add, remove };
   },
-  'blocklist.get': (_raw, instanceId) => ({ instanceId }),
-  'blocklist.set': (raw, instanceId) => {
-    const jid = typeof raw.jid === 'string' ? raw.jid : '';
-    if (!USER_JID.test(jid)) throw new RpcError(ErrorCode.BadRequest, 'jid must be a user JID');
-    if (typeof raw.block !== 'boolean') throw new RpcError(ErrorCode.BadRequest, 'block must be a boolean');
-    return { instanceId, jid, block: raw.block };
-  },
   'chat.modify': (raw, instanceId) => {
     const chatJid = typeof raw.chatJid === 'string' ? raw.chatJid : '';
     if (!CHAT_JID.test(chatJid)) throw new RpcError(ErrorCode.BadRequest, 'chatJid must be a chat JID');
@@ -160,10 +151,26 @@ export const chatRequests = {
     if (typeof raw.text !== 'string' || raw.text.length > MAX_NOTE_LENGTH) throw new RpcError(ErrorCode.BadRequest, 'text must be a string');
     return { instanceId, chatJids: chatJidsOf(raw.chatJids), text: raw.text };
   },
+  'chat.presence': (raw, instanceId): ChatPresenceRequest => {
+    const presence = raw.presence;
+    if (presence !== 'composing' && presence !== 'recording' && presence !== 'paused')
+      throw new RpcError(ErrorCode.BadRequest, 'presence must be composing, recording or paused');
+    if (typeof raw.chatJid !== 'string') throw new RpcError(ErrorCode.BadRequest, 'chatJid is required');
+    return { instanceId, chatJid: raw.chatJid, presence, delayMs: Number(raw.delayMs) || 0 };
+  },
 } satisfies OpRequestParsers<ChatOps>;
 
 export function chatOps(inbound: InboundMessageObserver): OpHandlers<ChatOps> {
   return {
+    'chat.presence': async (session, request) => {
+      const socket = session.openSocket();
+      await socket.sendPresenceUpdate(request.presence, request.chatJid);
+      if (request.presence !== 'paused' && request.delayMs > 0) {
+        // The presence lasts the delay, then stops, as the phone would.
+        setTimeout(() => void socket.sendPresenceUpdate('paused', request.chatJid).catch(() => undefined), Math.min(request.delayMs, MAX_DELAY_MS)).unref();
+      }
+      return { ok: true };
+    },
     'chat.labels': async (session, request) => {
       const socket = session.openSocket();
       // One upload each; a try again after a 409 starts with the first that has not landed.
@@ -226,7 +233,5 @@ export function chatOps(inbound: InboundMessageObserver): OpHandlers<ChatOps> {
         return notesFailure('writing')(chatRefusal(error));
       }
     },
-    'blocklist.get': async (session) => ({ blockList: await socketHandlerOf(inbound, session).syncBlocklist() }),
-    'blocklist.set': async (session, request) => ({ blockList: await socketHandlerOf(inbound, session).setBlocked(request.jid, request.block) }),
   };
 }

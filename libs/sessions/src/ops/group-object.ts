@@ -1,5 +1,6 @@
 import { ErrorCode, RpcError, type InstanceRpc } from '@gw/contracts';
 import type { GroupMetadata, WASocket } from '../baileys';
+import type { GroupMetadataCache } from '../messaging/group-metadata-cache';
 
 type GroupObject = InstanceRpc['group.create']['reply'];
 type GroupParticipantObject = GroupObject['Participants'][number];
@@ -118,4 +119,30 @@ export async function groupCall<T>(what: string, call: () => Promise<T>, read = 
   } catch (error) {
     throw groupRefusal(error, what, read);
   }
+}
+
+export const GROUP_JID = /^\d{5,}(-\d+)?@g\.us$/;
+/** A group's (or community's) longest description. */
+export const MAX_DESCRIPTION = 2048;
+
+export function groupJidOf(raw: Record<string, unknown>): string {
+  const groupJid = typeof raw.groupJid === 'string' ? raw.groupJid : '';
+  if (!GROUP_JID.test(groupJid)) throw new RpcError(ErrorCode.BadRequest, 'groupJid must be a group JID');
+  return groupJid;
+}
+
+/** Reads a group as cached (unless `force`), else from WhatsApp, and caches it (the group and community ops share one cache). */
+export function groupReader(cache: GroupMetadataCache) {
+  return async (socket: WASocket, instanceId: string, groupJid: string, what: string, force = true): Promise<GroupMetadata> => {
+    const cached = force ? undefined : cache.get(instanceId, groupJid);
+    if (cached) return cached;
+    try {
+      const metadata = await groupCall(what, () => socket.groupMetadata(groupJid), true);
+      cache.put(instanceId, metadata);
+      return metadata;
+    } catch (error) {
+      if (error instanceof RpcError && error.code === ErrorCode.NotFound) cache.remove(instanceId, groupJid);
+      throw error;
+    }
+  };
 }

@@ -1,13 +1,12 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
 import type { OpHandlers, OpRequestParsers } from './op-handler';
-import { randomBytes } from 'crypto';
-import { getBinaryNodeChild, type GroupMetadata, type WASocket } from '../baileys';
+import type { WASocket } from '../baileys';
 import { GroupMetadataCache } from '../messaging/group-metadata-cache';
 import type { MediaSource } from '../outbound/media-source';
-import { groupCall, groupRefusal, ownIds, toGroupObject } from './group-object';
+import { groupCall, groupJidOf, groupReader, groupRefusal, MAX_DESCRIPTION, ownIds, toGroupObject } from './group-object';
 import { loadPicture, pictureSourceOf } from './picture-source';
 
-/** The ops of the gateway's `group/` area: groups the instance creates, reads and runs. */
+/** The `group.*` ops: groups the instance creates, reads and runs. */
 export type GroupOps =
   | 'group.create'
   | 'group.info'
@@ -23,11 +22,8 @@ export type GroupOps =
   | 'group.setting'
   | 'group.memberAddMode'
   | 'group.ephemeral'
-  | 'group.image'
-  | 'community.create'
-  | 'community.groups';
+  | 'group.image';
 
-const GROUP_JID = /^\d{5,}(-\d+)?@g\.us$/;
 const USER_JID = /^\d{5,20}@s\.whatsapp\.net$|^\d{1,20}@lid$/;
 const MAX_PARTICIPANTS = 1024;
 /** What follows `https://chat.whatsapp.com/`. */
@@ -38,21 +34,13 @@ const GROUP_SETTINGS = ['announcement', 'not_announcement', 'locked', 'unlocked'
 const MEMBER_ADD_MODES = ['admin_add', 'all_member_add'] as const;
 /** WhatsApp's disappearing-message timers: off, 24 hours, 7 days, 90 days. */
 export const EPHEMERAL_SECONDS = [0, 86_400, 604_800, 7_776_000] as const;
-const MAX_DESCRIPTION = 2048;
 /** A group picture's largest source (the reference answers 413 above it); Baileys makes a 640×640 JPEG of it. */
 export const MAX_GROUP_PICTURE_BYTES = 5 * 1024 * 1024;
-const MAX_COMMUNITY_GROUPS = 100;
 
 function inviteCodeOf(raw: Record<string, unknown>): string {
   const code = typeof raw.code === 'string' ? raw.code : '';
   if (!INVITE_CODE.test(code)) throw new RpcError(ErrorCode.BadRequest, 'invalid invite code');
   return code;
-}
-
-function groupJidOf(raw: Record<string, unknown>): string {
-  const groupJid = typeof raw.groupJid === 'string' ? raw.groupJid : '';
-  if (!GROUP_JID.test(groupJid)) throw new RpcError(ErrorCode.BadRequest, 'groupJid must be a group JID');
-  return groupJid;
 }
 
 function userJidsOf(value: unknown, field: string): string[] {
@@ -116,26 +104,6 @@ export const groupRequests = {
     return { instanceId, groupJid: groupJidOf(raw), seconds };
   },
   'group.image': (raw, instanceId) => ({ instanceId, groupJid: groupJidOf(raw), picture: pictureSourceOf(raw.picture, 'image') }),
-  'community.create': (raw, instanceId) => {
-    const name = typeof raw.name === 'string' ? raw.name : '';
-    if (!name.trim() || name.length > 100) throw new RpcError(ErrorCode.BadRequest, 'name must be 1 to 100 characters');
-    const description = typeof raw.description === 'string' ? raw.description : '';
-    if (description.length > MAX_DESCRIPTION) throw new RpcError(ErrorCode.BadRequest, `description must be at most ${MAX_DESCRIPTION} characters`);
-    return { instanceId, name, description };
-  },
-  'community.groups': (raw, instanceId) => {
-    const action = raw.action === 'add' || raw.action === 'remove' ? raw.action : undefined;
-    if (!action) throw new RpcError(ErrorCode.BadRequest, 'action must be add or remove');
-    const groupJids = raw.groupJids;
-    if (
-      !Array.isArray(groupJids) ||
-      !groupJids.length ||
-      groupJids.length > MAX_COMMUNITY_GROUPS ||
-      !groupJids.every((jid) => typeof jid === 'string' && GROUP_JID.test(jid))
-    )
-      throw new RpcError(ErrorCode.BadRequest, `groupjids must be 1 to ${MAX_COMMUNITY_GROUPS} group JIDs`);
-    return { instanceId, communityJid: groupJidOf({ groupJid: raw.communityJid }), action, groupJids: [...new Set(groupJids as string[])] };
-  },
 } satisfies OpRequestParsers<GroupOps>;
 
 /** Where an invite code is a link. */
@@ -143,18 +111,7 @@ export const INVITE_URL_BASE = 'https://chat.whatsapp.com/';
 
 export function groupOps(media?: MediaSource, cache: GroupMetadataCache = new GroupMetadataCache()): OpHandlers<GroupOps> {
   /** The group as cached (unless `force`), else read from WhatsApp and cached. */
-  const readGroup = async (socket: WASocket, instanceId: string, groupJid: string, what: string, force = true): Promise<GroupMetadata> => {
-    const cached = force ? undefined : cache.get(instanceId, groupJid);
-    if (cached) return cached;
-    try {
-      const metadata = await groupCall(what, () => socket.groupMetadata(groupJid), true);
-      cache.put(instanceId, metadata);
-      return metadata;
-    } catch (error) {
-      if (error instanceof RpcError && error.code === ErrorCode.NotFound) cache.remove(instanceId, groupJid);
-      throw error;
-    }
-  };
+  const readGroup = groupReader(cache);
   /** A change WhatsApp makes to the group (its refusals as bus errors), then the group as it is after (cached). */
   const changeAndRead = async (socket: WASocket, instanceId: string, groupJid: string, what: string, change: () => Promise<unknown>) => {
     await groupCall(what, change);
@@ -287,60 +244,6 @@ export function groupOps(media?: MediaSource, cache: GroupMetadataCache = new Gr
         return changeAndRead(socket, request.instanceId, request.groupJid, what, () => socket.removeProfilePicture(request.groupJid));
       const picture = await loadPicture(media, request.instanceId, request.picture, 'image', MAX_GROUP_PICTURE_BYTES, ErrorCode.UnsupportedMedia);
       return changeAndRead(socket, request.instanceId, request.groupJid, what, () => socket.updateProfilePicture(request.groupJid, picture));
-    },
-    'community.create': async (session, request) => {
-      const socket = session.openSocket();
-      const what = 'error creating community';
-      // rc14's communityCreate sends this iq but logs the whole answer at info level to its own stdout logger: sent here.
-      const result = await groupCall(what, () =>
-        socket.query({
-          tag: 'iq',
-          attrs: { type: 'set', xmlns: 'w:g2', to: '@g.us' },
-          content: [
-            {
-              tag: 'create',
-              attrs: { subject: request.name },
-              content: [
-                {
-                  tag: 'description',
-                  attrs: { id: randomBytes(6).toString('hex').toUpperCase() },
-                  content: [{ tag: 'body', attrs: {}, content: Buffer.from(request.description, 'utf-8') }],
-                },
-                { tag: 'parent', attrs: { default_membership_approval_mode: 'request_required' } },
-                { tag: 'allow_non_admin_sub_group_creation', attrs: {} },
-                { tag: 'create_general_chat', attrs: {} },
-              ],
-            },
-          ],
-        }),
-      );
-      const id = getBinaryNodeChild(result, 'group')?.attrs.id;
-      if (!id) throw new RpcError(ErrorCode.Internal, `${what}: WhatsApp answered no community`);
-      cache.invalidate(request.instanceId, id.endsWith('@g.us') ? id : `${id}@g.us`, true);
-      const created = await readGroup(socket, request.instanceId, id.endsWith('@g.us') ? id : `${id}@g.us`, what);
-      return toGroupObject(created, ownIds(socket));
-    },
-    'community.groups': async (session, request) => {
-      const socket = session.openSocket();
-      const what = `error updating community groups (${request.action})`;
-      const community = toGroupObject(await readGroup(socket, request.instanceId, request.communityJid, what), ownIds(socket));
-      if (!community.IsParent) throw new RpcError(ErrorCode.BadRequest, `${what}: ${request.communityJid} is not a community`);
-      if (!community.OwnerIsAdmin) throw new RpcError(ErrorCode.Forbidden, `${what}: the instance is not an admin of this community`);
-      const success: string[] = [];
-      const failed: string[] = [];
-      for (const groupJid of request.groupJids) {
-        try {
-          if (request.action === 'add') await socket.communityLinkGroup(groupJid, request.communityJid);
-          else await socket.communityUnlinkGroup(groupJid, request.communityJid);
-          success.push(groupJid);
-          cache.invalidate(request.instanceId, groupJid, true);
-        } catch (error) {
-          if (error instanceof RpcError || !(error as { isBoom?: boolean })?.isBoom) throw error;
-          failed.push(groupJid);
-        }
-      }
-      cache.invalidate(request.instanceId, request.communityJid, true);
-      return { success, failed };
     },
   };
 }

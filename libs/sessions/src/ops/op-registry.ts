@@ -7,17 +7,21 @@ import type { MediaSource } from '../outbound/media-source';
 import type { SendContentBuilder } from '../outbound/send-content';
 import type { SendLedger } from '../outbound/send-ledger';
 import type { Session } from '../session/session';
+import { blocklistOps, blocklistRequests } from './blocklist.ops';
 import { businessOps, businessRequests } from './business.ops';
 import { callOps, callRequests } from './call.ops';
 import { chatOps, chatRequests } from './chat.ops';
-import { instanceRuntimeOps, instanceRuntimeRequests } from './instance-runtime.ops';
 import { quickReplyOps, quickReplyRequests } from './quick-reply.ops';
+import { communityOps, communityRequests } from './community.ops';
 import { contactOps, contactRequests } from './contact.ops';
 import { groupOps, groupRequests } from './group.ops';
 import { instanceOps, instanceRequests } from './instance.ops';
 import { labelOps, labelRequests } from './label.ops';
+import { historyOps, historyRequests } from './history.ops';
+import { mediaOps, mediaRequests } from './media.ops';
 import { messageOps, messageRequests } from './message.ops';
 import { newsletterOps, newsletterRequests } from './newsletter.ops';
+import { privacyOps, privacyRequests } from './privacy.ops';
 import { profileOps, profileRequests } from './profile.ops';
 import type { OpRegistry, OpRequestParsers } from './op-handler';
 import { sendOps, sendRequests, type SendOpsDependencies } from './send.ops';
@@ -25,16 +29,20 @@ import { sendOps, sendRequests, type SendOpsDependencies } from './send.ops';
 /** How each op's request is read from the bus, one parser per op of the contract. */
 const OP_REQUESTS = {
   ...instanceRequests,
+  ...privacyRequests,
   ...sendRequests,
   ...messageRequests,
+  ...mediaRequests,
+  ...historyRequests,
   ...labelRequests,
   ...chatRequests,
+  ...blocklistRequests,
   ...groupRequests,
+  ...communityRequests,
   ...newsletterRequests,
   ...contactRequests,
   ...businessRequests,
   ...callRequests,
-  ...instanceRuntimeRequests,
   ...quickReplyRequests,
   ...profileRequests,
 } satisfies OpRequestParsers<InstanceOp>;
@@ -60,16 +68,20 @@ export interface OpRegistryDependencies {
 export function createOpRegistry(dependencies: OpRegistryDependencies, overrides: Partial<OpRegistry> = {}): OpRegistry {
   return {
     ...instanceOps,
+    ...privacyOps,
     ...sendOps(dependencies),
-    ...messageOps(dependencies),
+    ...messageOps(),
+    ...mediaOps(dependencies),
+    ...historyOps(dependencies.inbound),
     ...labelOps(dependencies.inbound),
     ...chatOps(dependencies.inbound),
+    ...blocklistOps(dependencies.inbound),
     ...groupOps(dependencies.media, dependencies.inbound.groupMetadata),
+    ...communityOps(dependencies.inbound.groupMetadata),
     ...newsletterOps(dependencies.media),
     ...contactOps(dependencies.inbound),
     ...businessOps,
     ...callOps(dependencies.inbound),
-    ...instanceRuntimeOps,
     ...quickReplyOps(dependencies.inbound),
     ...profileOps(dependencies.inbound, dependencies.media),
     ...overrides,

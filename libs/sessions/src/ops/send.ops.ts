@@ -1,4 +1,4 @@
-import { ErrorCode, RpcError, type ChatPresenceRequest, type SendRequest } from '@gw/contracts';
+import { ErrorCode, RpcError, type SendRequest } from '@gw/contracts';
 import type { ChatRepository, MessageRow, SendLimitRepository } from '@gw/persistence';
 import { type Logger, metrics, type SendOutcome } from '@gw/platform';
 import { proto, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
@@ -16,6 +16,7 @@ import { SendLedger } from '../outbound/send-ledger';
 import { statusAudience } from '../outbound/status-audience';
 import { chatTimers, withExpiration } from '../outbound/chat-timers';
 import { limitOfRefusal, limitText, refusedByEndedCap } from '../outbound/send-limits';
+import { MAX_DELAY_MS } from './delays';
 import type { OpHandler, OpHandlers, OpRequestParsers } from './op-handler';
 
 /** Who a failed send's `messages_update` names as its chat party (the JID as addressed: phone number, LID or group). */
@@ -26,7 +27,7 @@ function chatParty(chatJid: string): Party {
 }
 
 /** The ops of the gateway's `send/` area. */
-export type SendOps = 'send' | 'chat.presence';
+export type SendOps = 'send';
 
 export interface SendOpsDependencies {
   ledger: SendLedger;
@@ -41,7 +42,6 @@ export interface SendOpsDependencies {
   inbound?: Pick<InboundMessageObserver, 'failSend'>;
 }
 
-const MAX_DELAY_MS = 300_000;
 /** Sends of one request again on a new socket after the connection went away under it. */
 const MAX_RESENDS = 3;
 
@@ -53,17 +53,10 @@ export const sendRequests = {
     // The content itself was built and validated by the gateway (or the async queue it filled).
     return { ...(raw as Partial<SendRequest>), instanceId } as SendRequest;
   },
-  'chat.presence': (raw, instanceId): ChatPresenceRequest => {
-    const presence = raw.presence;
-    if (presence !== 'composing' && presence !== 'recording' && presence !== 'paused')
-      throw new RpcError(ErrorCode.BadRequest, 'presence must be composing, recording or paused');
-    if (typeof raw.chatJid !== 'string') throw new RpcError(ErrorCode.BadRequest, 'chatJid is required');
-    return { instanceId, chatJid: raw.chatJid, presence, delayMs: Number(raw.delayMs) || 0 };
-  },
 } satisfies OpRequestParsers<SendOps>;
 
 /**
- * The `send` and `chat.presence` ops of the worker: a message is reserved in the store under the
+ * The `send` op of the worker: a message is reserved in the store under the
  * lease, marked relayed just before it goes out, relayed through Baileys, and answered once the server
  * acked it (Sent) or refused it (Failed). A message id that was relayed once is never relayed again.
  */
@@ -245,15 +238,6 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
       ? { ...SendLedger.record(row, owner), statusRecipients: audience.recipients, statusDiscarded: audience.discarded }
       : SendLedger.record(row, owner);
   };
-  const chatPresence: OpHandler<'chat.presence'> = async (session, request) => {
-    const socket = session.openSocket();
-    await socket.sendPresenceUpdate(request.presence, request.chatJid);
-    if (request.presence !== 'paused' && request.delayMs > 0) {
-      // The presence lasts the delay, then stops, as the phone would.
-      setTimeout(() => void socket.sendPresenceUpdate('paused', request.chatJid).catch(() => undefined), Math.min(request.delayMs, MAX_DELAY_MS)).unref();
-    }
-    return { ok: true };
-  };
 
   /**
    * The first relay of a built message: the proto as built (announced as our own `append` upsert, as
@@ -299,5 +283,5 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
     if (request.readChat) await chats.markRead(request.instanceId, request.chatJid);
   }
 
-  return { send, 'chat.presence': chatPresence };
+  return { send };
 }

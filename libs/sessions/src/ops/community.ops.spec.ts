@@ -1,9 +1,9 @@
 import type { BinaryNode } from '../baileys';
 import type { Session } from '../session/session';
-import { groupOps } from './group.ops';
+import { communityOps } from './community.ops';
 
 /** G1, pinned as docs/protocol.md references it (rc14 communityCreate; whatsmeow group.go:54-110; checked 2026-12-02). */
-describe('group ops', () => {
+describe('community ops', () => {
   it('G1 should create a community with the w:g2 create iq of rc14 and read it back', async () => {
     const sent: BinaryNode[] = [];
     const socket = {
@@ -16,7 +16,7 @@ describe('group ops', () => {
       groupMetadata: async (jid: string) => ({ id: jid, subject: 'Bairro', owner: '5511888888888@s.whatsapp.net', participants: [], isCommunity: true }),
     };
     const session = { instanceId: 'i1', openSocket: () => socket } as unknown as Session;
-    const created = await groupOps()['community.create'](session, { instanceId: 'i1', name: 'Bairro', description: 'Avisos' });
+    const created = await communityOps()['community.create'](session, { instanceId: 'i1', name: 'Bairro', description: 'Avisos' });
     expect(sent).toEqual([
       {
         tag: 'iq',

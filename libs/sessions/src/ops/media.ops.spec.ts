@@ -2,7 +2,7 @@ import { ErrorCode } from '@gw/contracts';
 import { BufferJSON } from '@whiskeysockets/baileys';
 import { Readable } from 'node:stream';
 import type { Session } from '../session/session';
-import { messageOps, messageRequests, readBounded } from './message.ops';
+import { mediaOps, mediaRequests, readBounded } from './media.ops';
 
 /** A stored voice note whose message declares `fileLength` bytes; the socket must not be opened for a refused one. */
 function harness(fileLength: number) {
@@ -11,11 +11,10 @@ function harness(fileLength: number) {
     BufferJSON.replacer,
   );
   const stored: unknown[] = [];
-  const ops = messageOps({
+  const ops = mediaOps({
     ledger: { rawMessage: async () => ({ raw }) } as never,
     files: { store: async (...args: unknown[]) => (stored.push(args), 'f1') } as never,
     instances: { findById: async () => null } as never,
-    inbound: {} as never,
     logger: {} as never,
   });
   const session = {
@@ -27,16 +26,16 @@ function harness(fileLength: number) {
   return { ops, session, stored };
 }
 
-describe('message ops: media.download maxBytes', () => {
+describe('media ops: media.download maxBytes', () => {
   it('keeps maxBytes from the request (and leaves it out when absent or not positive)', () => {
-    expect(messageRequests['media.download']({ messageId: 'V1', ttlMs: 5, maxBytes: 100 }, 'i1')).toEqual({
+    expect(mediaRequests['media.download']({ messageId: 'V1', ttlMs: 5, maxBytes: 100 }, 'i1')).toEqual({
       instanceId: 'i1',
       messageId: 'V1',
       ttlMs: 5,
       maxBytes: 100,
     });
-    expect(messageRequests['media.download']({ messageId: 'V1', ttlMs: 5 }, 'i1')).toEqual({ instanceId: 'i1', messageId: 'V1', ttlMs: 5 });
-    expect(messageRequests['media.download']({ messageId: 'V1', maxBytes: 'x' }, 'i1')).not.toHaveProperty('maxBytes');
+    expect(mediaRequests['media.download']({ messageId: 'V1', ttlMs: 5 }, 'i1')).toEqual({ instanceId: 'i1', messageId: 'V1', ttlMs: 5 });
+    expect(mediaRequests['media.download']({ messageId: 'V1', maxBytes: 'x' }, 'i1')).not.toHaveProperty('maxBytes');
   });
 
   it('refuses (too_large) a media the message declares larger than maxBytes, before downloading anything', async () => {

@@ -82,7 +82,7 @@ async function runGateway(setup: Setup): Promise<void> {
   const { openDatabase } = await import('@gw/persistence');
   const { EnvReader } = await import('@gw/platform');
   const { loadGatewayConfig } = await import('../../apps/gateway/src/runtime/gateway-config');
-  const { createHttpApp } = await import('../../apps/gateway/src/runtime/http-app');
+  const { createHttpApp } = await import('../../apps/gateway/src/http-app');
   const dataSource = await openDatabase({ url: setup.databaseUrl, schema: setup.schema, poolSize: 10 });
   const bus = await openBus('bench-chaos-gateway', setup.prefix);
   const config = loadGatewayConfig(

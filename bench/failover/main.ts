@@ -95,7 +95,7 @@ async function runGateway(databaseUrl: string, schema: string): Promise<void> {
   const { NatsBus } = await import('@gw/bus');
   const { EnvReader } = await import('@gw/platform');
   const { loadGatewayConfig } = await import('../../apps/gateway/src/runtime/gateway-config');
-  const { createHttpApp } = await import('../../apps/gateway/src/runtime/http-app');
+  const { createHttpApp } = await import('../../apps/gateway/src/http-app');
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 10 });
   const bus = await NatsBus.connect(NATS_URL, 'bench-failover-gateway');
   const config = loadGatewayConfig(

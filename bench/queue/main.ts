@@ -217,7 +217,7 @@ async function runOurs(databaseUrl: string, schema: string, sim: SimInfo): Promi
   const { AsyncDispatcher, ASYNC_DISPATCHER_DEFAULTS } = await import('@gw/dispatch');
   const { EnvReader, createLogger } = await import('@gw/platform');
   const { loadGatewayConfig } = await import('../../apps/gateway/src/runtime/gateway-config');
-  const { createHttpApp } = await import('../../apps/gateway/src/runtime/http-app');
+  const { createHttpApp } = await import('../../apps/gateway/src/http-app');
   const { AsyncQueueService } = await import('../../apps/gateway/src/message/async/async-queue.service');
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 24 });
   const bus = new InProcessBus();

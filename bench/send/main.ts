@@ -424,7 +424,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> {
   const { InProcessBus, NatsBus } = await import('@gw/bus');
   const { EnvReader } = await import('@gw/platform');
   const { loadGatewayConfig } = await import('../../apps/gateway/src/runtime/gateway-config');
-  const { createHttpApp } = await import('../../apps/gateway/src/runtime/http-app');
+  const { createHttpApp } = await import('../../apps/gateway/src/http-app');
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: POOL });
   const workerProcesses: ChildProcess[] = [];

@@ -186,7 +186,7 @@ async function main(): Promise<void> {
   const { InProcessBus } = await import('@gw/bus');
   const { EnvReader } = await import('@gw/platform');
   const { loadGatewayConfig } = await import('../../apps/gateway/src/runtime/gateway-config');
-  const { createHttpApp } = await import('../../apps/gateway/src/runtime/http-app');
+  const { createHttpApp } = await import('../../apps/gateway/src/http-app');
   const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 10 });

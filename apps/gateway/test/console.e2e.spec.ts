@@ -15,7 +15,7 @@ import { toDataURL } from 'qrcode';
 import { AdminTokenService } from '../src/admin/admin-token.service';
 import { CONSOLE_CSP } from '../src/console/console.routes';
 import { loadGatewayConfig } from '../src/runtime/gateway-config';
-import { createHttpApp } from '../src/runtime/http-app';
+import { createHttpApp } from '../src/http-app';
 import { startGateway } from './support/gateway-harness';
 import { nextPhone, waitFor, type InboxEntry } from './support/stack';
 

@@ -4,7 +4,7 @@ import { createLogger, EnvReader, type Logger } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { AdminTokenService } from '../../src/admin/admin-token.service';
 import { loadGatewayConfig, type GatewayConfig } from '../../src/runtime/gateway-config';
-import { createHttpApp } from '../../src/runtime/http-app';
+import { createHttpApp } from '../../src/http-app';
 import { CONTRACT_REQUEST_HEADER, ResponseContract, type ContractViolation } from './response-contract';
 
 export interface GatewayHarness {

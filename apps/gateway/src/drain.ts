@@ -1,5 +1,5 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { HealthService } from '../health/health.service';
+import { HealthService } from './health/health.service';
 
 /**
  * A gateway's stop on SIGTERM, so that a rolling restart drops no request:

@@ -197,6 +197,19 @@ describe('OpenAPI document', () => {
     expect([...undescribed]).toEqual([]);
   });
 
+  it("says a field may be null in OpenAPI 3.1 words everywhere (a type with null), never 3.0's `nullable`, which the contract check ignores", () => {
+    const leftovers: string[] = [];
+    const walk = (value: unknown, where: string): void => {
+      if (!value || typeof value !== 'object') return;
+      for (const [key, child] of Object.entries(value)) {
+        if (key === 'nullable') leftovers.push(where);
+        walk(child, `${where}/${key}`);
+      }
+    };
+    walk(document, '#');
+    expect(leftovers).toEqual([]);
+  });
+
   it('describes every field of the answers generated from response classes, in 3.1 words (no `nullable`)', () => {
     type Schema = {
       $ref?: string;

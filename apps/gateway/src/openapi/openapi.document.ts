@@ -122,6 +122,9 @@ export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): 
       operation.responses = responsesOf(operation, path, audience, reply, takesBody, schemas);
     }
   }
+  // The hand-written and inline schemas may say `nullable` too (OpenAPI 3.0): the document is 3.1 throughout.
+  nullableAsTypeUnion(document.paths);
+  nullableAsTypeUnion(schemas);
   return document;
 }
 

@@ -1,6 +1,6 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
 import { groupRefusal } from './group-object';
-import { newsletterRefusal } from './newsletter.ops';
+import { newsletterRefusal } from './newsletter-wire';
 
 /** WhatsApp's refusals of group and newsletter IQs as bus errors: never an internal error (a 500) when WhatsApp said what went wrong. */
 describe('group and newsletter refusals', () => {

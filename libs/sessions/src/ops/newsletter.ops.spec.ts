@@ -2,7 +2,8 @@ import { ErrorCode, RpcError } from '@gw/contracts';
 import type { Session } from '../session/session';
 import { proto } from '../baileys';
 import type { BinaryNode } from '../baileys';
-import { directoryVariables, editedContent, NEWSLETTER_MEX, newsletterOps, newsletterRequests, postChangeNode, toPostRecord } from './newsletter.ops';
+import { newsletterOps, newsletterRequests } from './newsletter.ops';
+import { directoryVariables, editedContent, NEWSLETTER_MEX, postChangeNode, toPostRecord } from './newsletter-wire';
 
 const JID = '120363123456789012@newsletter';
 

@@ -244,7 +244,8 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, size: number, cou
     let connectSeconds = 0;
     let stored = 0;
     let lastChange = Date.now();
-    while (Date.now() - lastChange < 20_000) {
+    // Nothing new for 20 s once connected ends the wait (connecting many on a loaded machine takes longer: up to 300 s).
+    while (Date.now() - lastChange < 20_000 || (!connectSeconds && Date.now() - started < 300_000)) {
       const [{ n }]: Array<{ n: number }> = await dataSource.query(`${UNCOUNTED} SELECT count(*)::int AS n FROM outbox_events WHERE event_type = ANY($1)`, [
         types,
       ]);

@@ -289,7 +289,7 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, databaseUrl: stri
   const { NatsBus } = await import('@gw/bus');
   const { EnvReader } = await import('@gw/platform');
   const { loadGatewayConfig } = await import('../../apps/gateway/src/runtime/gateway-config');
-  const { createHttpApp } = await import('../../apps/gateway/src/runtime/http-app');
+  const { createHttpApp } = await import('../../apps/gateway/src/http-app');
   const { Agent, request } = await import('undici');
   const schema = `bench_history_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 4 });

@@ -79,8 +79,6 @@ export default tseslint.config(
     // is inverted (an interface and an injection token in common/ that the core module binds, e.g.
     // ADMIN_TOKEN_CHECK). app.module, gateway-core.module, http-app and main compose the areas from above.
     files: ['apps/gateway/src/common/**/*.ts', 'apps/gateway/src/runtime/**/*.ts'],
-    // Kept only for bench/history/main.ts's import, which another change is editing: remove it with that import.
-    ignores: ['apps/gateway/src/runtime/http-app.ts'],
     rules: {
       'no-restricted-imports': [
         'error',

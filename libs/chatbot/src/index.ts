@@ -17,4 +17,4 @@ export type { AiMetadata, PlannedSend, RoundPlan } from './round-planner';
 export { audioKind, describeAudio } from './audio-messages';
 export { audioApi, audioError, MAX_AUDIO_ANSWER_BYTES, MAX_SPEECH_CHARS, MAX_TRANSCRIPTION_BYTES, transcribeAudio, Voice } from './voice';
 export type { AudioApi } from './voice';
-export { leadToolSchema, leadUpdate } from './round-planner';
+export { leadToolSchema, leadUpdate } from './lead-tool';

@@ -9,7 +9,7 @@ import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import { AsyncQueueService } from '../message/async/async-queue.service';
 import { ProxyManagedService } from '../proxy-managed/proxy-managed.service';
-import { asyncAcceptTokens } from '../message/async/accept-token-cache';
+import { asyncAcceptTokens } from '../common/accept-token-cache';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { BUS, GATEWAY_CONFIG } from '../runtime/tokens';
 import type { ConnectDto, ChatbotSettingsDto, PrivacyDto, ProxyDto } from './dto/instance.dto';

@@ -5,7 +5,7 @@ import { SessionMoveRepository, SINK_KINDS, type InstanceEntity, type SessionSna
 import { newToken, recordId, SsrfError, SsrfGuard } from '@gw/platform';
 import { BrokerUrlError, checkBrokerHosts, parseBrokerUrl } from '@gw/relay';
 import { ApiError } from '../common/api-error';
-import { asyncAcceptTokens } from '../message/async/accept-token-cache';
+import { asyncAcceptTokens } from '../common/accept-token-cache';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { BUS, GATEWAY_CONFIG } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';

@@ -14,7 +14,7 @@ import { RateLimitService } from '../common/rate-limit.service';
 import { API_AREAS } from '../openapi/api-areas';
 import { LOGGER } from '../runtime/tokens';
 import { McpAuthenticator } from './mcp-caller';
-import { MCP_PATH } from './mcp-path';
+import { MCP_PATH } from '../common/mcp-path';
 import { callTool } from './mcp-tool-call';
 import { type McpAudience, type McpTool, buildMcpCatalogue } from './mcp-tools';
 

@@ -6,7 +6,7 @@ import { SendQueueRepository, toMessageRecord, type InstanceEntity } from '@gw/p
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../common/api-error';
 import { BUS } from '../../runtime/tokens';
-import { asyncAcceptTokens } from './accept-token-cache';
+import { asyncAcceptTokens } from '../../common/accept-token-cache';
 
 /** The gateway's side of the `async=true` queue: accept durably, report, clear. The dispatcher sends. */
 @Injectable()

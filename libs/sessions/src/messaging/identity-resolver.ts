@@ -12,6 +12,12 @@ export interface Party {
 
 const LOOKUP_TIMEOUT_MS = 2_000;
 const CACHE_LIMIT = 1_000;
+/**
+ * A number whose LID neither our table nor Baileys (nor its usync) knew is not asked about again for this
+ * long: a history chunk or a burst from one such chat would otherwise cost a query and a lookup of up to
+ * LOOKUP_TIMEOUT_MS per message. A pair learned meanwhile (`learn`) answers at once.
+ */
+export const LID_MISS_TTL_MS = 60_000;
 
 export function isLid(jid: string): boolean {
   return jid.endsWith('@lid') || jid.endsWith('@hosted.lid');
@@ -50,6 +56,8 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | null> {
 export class IdentityResolver {
   private readonly pnByLid = new Map<string, string>();
   private readonly lidByPn = new Map<string, string>();
+  /** Numbers whose LID was not found, and when (see LID_MISS_TTL_MS). */
+  private readonly lidMissedAt = new Map<string, number>();
   private learned: LidMapping[] = [];
 
   constructor(
@@ -127,6 +135,8 @@ export class IdentityResolver {
   async lidFor(pn: string): Promise<string> {
     const cached = this.lidByPn.get(pn);
     if (cached) return cached;
+    const missedAt = this.lidMissedAt.get(pn);
+    if (missedAt !== undefined && Date.now() - missedAt < LID_MISS_TTL_MS) return '';
     let lid = (await this.mappings.lidForPn(this.instanceId, pn).catch(() => null)) ?? '';
     if (!lid) {
       try {
@@ -138,6 +148,10 @@ export class IdentityResolver {
       if (lid && isLid(lid)) this.learned.push({ lid, pn });
     }
     if (lid) this.remember(lid, pn);
+    else {
+      if (this.lidMissedAt.size > CACHE_LIMIT) this.lidMissedAt.clear();
+      this.lidMissedAt.set(pn, Date.now());
+    }
     return lid;
   }
 
@@ -148,5 +162,6 @@ export class IdentityResolver {
     }
     this.pnByLid.set(lid, pn);
     this.lidByPn.set(pn, lid);
+    this.lidMissedAt.delete(pn);
   }
 }

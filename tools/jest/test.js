@@ -25,6 +25,9 @@ const SERIAL = [
   // the same for every stack on that NATS (a second stack's worker would take the other's placements).
   'apps/gateway/test/chatbot-crash.e2e.spec.ts',
   'libs/sessions/test/session-rpc-nats.e2e.spec.ts',
+  // Two session workers on the machine's NATS, one drained: another stack's worker would answer (or take
+  // over) its instances' subjects and placements.
+  'apps/gateway/test/worker-drain.e2e.spec.ts',
   // The background services as deployed: the public schema of the test database, the machine's NATS,
   // and the dispatcher's retention purge, whose advisory lock is one for the whole database
   // (libs/dispatch/test/retention.spec.ts takes it too).

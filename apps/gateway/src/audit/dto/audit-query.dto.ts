@@ -1,15 +1,5 @@
-import { Transform } from 'class-transformer';
+import { instant, integer } from '../../common/query-values';
 import { IsDate, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-
-/** A query value as a number when it reads as an integer; anything else stays as sent, for the rule to refuse. */
-const integer = () => Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value));
-/** An ISO 8601 date-time or Unix milliseconds as a Date; anything else stays as sent, for the rule to refuse. */
-const instant = () =>
-  Transform(({ value }: { value: unknown }) => {
-    if (typeof value !== 'string' || value === '') return value;
-    const date = /^\d{1,16}$/.test(value) ? new Date(Number(value)) : /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : undefined;
-    return date && !Number.isNaN(date.getTime()) ? date : value;
-  });
 
 export const AUDIT_PAGE_DEFAULT = 50;
 export const AUDIT_PAGE_MAX = 500;

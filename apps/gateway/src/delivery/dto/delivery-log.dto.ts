@@ -1,4 +1,5 @@
 import { Transform } from 'class-transformer';
+import { instant, integer } from '../../common/query-values';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsDate, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { JSONSchema } from 'class-validator-jsonschema';
 
@@ -13,16 +14,6 @@ export const REPLAY_MAX_EVENTS = 10_000;
 /** `<event id>:<target id>`: where the previous page ended. */
 export const DELIVERY_CURSOR = /^[1-9][0-9]{0,18}:[A-Za-z0-9_.-]{1,100}$/;
 
-/** A query value as a number when it reads as an integer; anything else stays as sent, for the rule to refuse. */
-const integer = () => Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,16}$/.test(value) ? Number(value) : value));
-/** An ISO 8601 date-time or Unix milliseconds (a string, or a number in a body) as a Date; anything else stays as sent, for the rule to refuse. */
-const instant = () =>
-  Transform(({ value }: { value: unknown }) => {
-    if (typeof value === 'number') return Number.isFinite(value) ? new Date(value) : value;
-    if (typeof value !== 'string' || value === '') return value;
-    const date = /^\d{1,16}$/.test(value) ? new Date(Number(value)) : /^\d{4}-\d{2}-\d{2}/.test(value) ? new Date(value) : undefined;
-    return date && !Number.isNaN(date.getTime()) ? date : value;
-  });
 /** Event ids as strings (JSON numbers lose digits past 2^53; both are taken). */
 const eventIdList = () =>
   Transform(({ value }: { value: unknown }) =>

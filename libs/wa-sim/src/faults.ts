@@ -1,5 +1,6 @@
 // Fault injection. Immediate faults (drop, stream errors, logout, restart) are executed by the
 // simulator; the rules kept here are consulted at the matching points of the protocol flow.
+import type { FaultLookup } from './context';
 import { SimError } from './errors';
 import { UNDECRYPTABLE_MODES, type OmitPnFaultRule, type UndecryptableFaultRule, type UndecryptableMode } from './undecryptable';
 import { parseSendLimitFault, type NewChatCapFault, type ReachoutTimelockFault } from './send-limits';
@@ -359,7 +360,7 @@ export function compareWaVersions(a: readonly number[], b: readonly number[]): n
 /** Matches a rule's device filter against a device: exact device JID, or any device of a user/phone. */
 export type DeviceMatcher = (filter: string) => boolean;
 
-export class FaultController {
+export class FaultController implements FaultLookup {
   private readonly active: ActiveFault[] = [];
   private nextId = 1;
 

@@ -5,14 +5,13 @@ import { randomBytes, randomInt } from 'crypto';
 import { jidDecode, proto } from './baileys';
 import { deviceJid, deviceRefKey, digitsOnly, userJid } from './accounts';
 import type { Account, DeviceRef } from './accounts';
-import type { SimContext } from './context';
+import type { GroupRouting, GroupSendingPhone, SimContext } from './context';
 import { nextServerId } from './connection';
 import type { RouteSpec } from './route-spec';
 import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
 import { child, childBytes, children, contentString, iqError, iqResult, node, unixNow } from './node-io';
 import { generateMessageId, messageToJson, padMessage, stanzaTypeFor } from './phone';
-import type { PhoneAgent } from './phone';
 
 export type GroupRole = 'superadmin' | 'admin' | null;
 
@@ -101,7 +100,7 @@ function newInviteCode(): string {
 
 type Presence = { type: 'available' | 'unavailable'; last: number };
 
-export class GroupStore {
+export class GroupStore implements GroupRouting {
   private readonly groups = new Map<string, Group>();
   private readonly byInvite = new Map<string, string>();
   /** How often each group was read (`query`) and each account listed its groups (`participating:<phone>`): tests see what a cache saves. */
@@ -774,7 +773,7 @@ export class GroupStore {
   }
 
   /** Group message from a simulated phone (sender keys via Baileys' GroupCipher). */
-  async sendFromPhone(phone: PhoneAgent, groupJid: string, message: proto.IMessage, id: string): Promise<void> {
+  async sendFromPhone(phone: GroupSendingPhone, groupJid: string, message: proto.IMessage, id: string): Promise<void> {
     const group = this.get(groupJid);
     if (!group) throw new SimError(404, `no group ${groupJid}`);
     const account = phone.account;

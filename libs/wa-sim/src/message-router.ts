@@ -3,22 +3,10 @@
 import { jidDecode } from './baileys';
 import { deviceJid, deviceRefKey, LID_SERVER, userJid } from './accounts';
 import type { Account, DeviceRef } from './accounts';
-import type { SimContext } from './context';
+import type { MessageRecord, MessageRouting, SimContext } from './context';
 import type { BinaryNode } from './node-io';
 import { child, children, node, unixNow } from './node-io';
 import { STATUS_BROADCAST_JID, StatusBroadcasts } from './status-broadcasts';
-
-export interface MessageRecord {
-  id: string;
-  sender: DeviceRef;
-  /** The chat as the sender addressed it (user JID without device, or group JID). */
-  chat: string;
-  chatForm: 'pn' | 'lid';
-  type: string;
-  t: number;
-  /** Receipt types already forwarded to the sender (1:1 forwards the first of each). */
-  forwarded: Set<string>;
-}
 
 const MESSAGE_LOG_LIMIT = 200_000;
 /** The newest records kept in the state file (they route receipts for messages sent before a restart). */
@@ -58,7 +46,7 @@ function receiptIds(stanza: BinaryNode): string[] {
   return ids.filter(Boolean);
 }
 
-export class MessageRouter {
+export class MessageRouter implements MessageRouting {
   private readonly log = new Map<string, MessageRecord>();
   readonly statuses: StatusBroadcasts;
 

@@ -5,7 +5,7 @@
 import { randomBytes, randomInt } from 'crypto';
 import { proto } from './baileys';
 import type { Account, DeviceRef } from './accounts';
-import type { SimContext } from './context';
+import type { NewsletterRouting, SimContext } from './context';
 import type { RouteSpec } from './route-spec';
 import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
@@ -108,7 +108,7 @@ function editFormOk(stanza: BinaryNode, edit: '3' | '8', bytes: Buffer): boolean
 let pictureIds = 1_000_000;
 const nextPictureId = (): number => ++pictureIds;
 
-export class NewsletterStore {
+export class NewsletterStore implements NewsletterRouting {
   private readonly byJid = new Map<string, Newsletter>();
 
   constructor(private readonly ctx: SimContext) {}

@@ -23,13 +23,10 @@
 import { randomBytes } from 'crypto';
 import type { Account } from './accounts';
 import { nextServerId } from './connection';
-import type { SimContext } from './context';
+import type { CarriedToken, PrivacyTokenLedger, SimContext } from './context';
 import { isGroupJid, toUserJid } from './message-router';
 import type { BinaryNode } from './node-io';
 import { child, children, node, unixNow } from './node-io';
-
-/** What a 1:1 message carried: the token its recipient issued to its sender, another one, or none. */
-export type CarriedToken = 'valid' | 'invalid' | 'none';
 
 interface Issued {
   token: Buffer;
@@ -47,7 +44,7 @@ export interface TokenView {
 
 const CARRIED_LIMIT = 200;
 
-export class PrivacyTokens {
+export class PrivacyTokens implements PrivacyTokenLedger {
   /** `issuer phone>recipient phone` → the newest token. */
   private readonly issued = new Map<string, Issued>();
   private readonly carried = new Map<string, TokenView['carried']>();

@@ -24,13 +24,17 @@ export { DeliveryRepository } from './repositories/delivery.repository';
 export type { ClaimOptions, DeliveredResult, DeliveryClaim, DeliveryErrorRecord, OutboxEvent } from './repositories/delivery.repository';
 export { DeliveryLogRepository } from './repositories/delivery-log.repository';
 export type { DeliveryLogFilter, DeliveryLogRow, DeliveryOutcome, ReplayRequest, ReplayResult } from './repositories/delivery-log.repository';
-export { MessageRepository, OutboundLedgerRepository, STATUS_RANK, toMessageRow } from './repositories/message.repository';
-export type { CallPeer, MessageQuery, MessageRow, NewMessage, Reserved, StatusChange, UnackedMessage } from './repositories/message.repository';
-export { ChatRepository, toChatRow } from './repositories/chat.repository';
+export { MessageRepository } from './repositories/message.repository';
+export type { UnackedMessage } from './repositories/message.repository';
+export { STATUS_RANK, toMessageRow } from './repositories/message-row';
+export type { CallPeer, MessageQuery, MessageRow, NewMessage, StatusChange } from './repositories/message-row';
+export { OutboundLedgerRepository } from './repositories/outbound-ledger.repository';
+export type { Reserved } from './repositories/outbound-ledger.repository';
+export { ChatRepository } from './repositories/chat.repository';
+export { toChatRow } from './repositories/chat-row';
 export { InboundGroupRepository } from './repositories/inbound-group.repository';
 export type { InboundGroupResults, InboundGroupWrites, OwnCopy } from './repositories/inbound-group.repository';
-export type { ChatObservation, ChatRow, ChatState } from './repositories/chat.repository';
-export type { ChatIdentity, ChatTotals } from './repositories/chat.repository';
+export type { ChatIdentity, ChatObservation, ChatRow, ChatState, ChatTotals } from './repositories/chat-row';
 export { CHAT_FIELDS, CHAT_SORT_FIELDS } from './repositories/chat-search';
 export type { ChatComparison, ChatField, ChatFieldKind, ChatFilter, ChatSearch } from './repositories/chat-search';
 export { ContactRepository } from './repositories/contact.repository';
@@ -90,4 +94,4 @@ export type {
   RoundContext,
   RoundInput,
   RoundStatus,
-} from './repositories/chatbot.repository';
+} from './repositories/chatbot-rows';

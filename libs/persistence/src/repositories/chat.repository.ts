@@ -14,10 +14,6 @@ import {
   type Raw,
 } from './chat-row';
 
-// The row shape lives beside this file; re-exported for the lib's index.
-export { toChatRow } from './chat-row';
-export type { ChatIdentity, ChatObservation, ChatRow, ChatState, ChatTotals } from './chat-row';
-
 /**
  * Chats. A user conversation is one row whether it was seen by phone-number JID, by LID, or both:
  * an observation carrying both merges two rows that had each seen only one (guarantee 4).

@@ -31,23 +31,6 @@ import {
   type ChatContextRaw,
 } from './chatbot-rows';
 
-// The stored shapes live beside this file; re-exported for the lib's index.
-export type {
-  AdmissionContext,
-  ChatbotChatContext,
-  ChatbotChatState,
-  ChatHistoryRow,
-  ChatbotInstanceSettings,
-  ChatbotKind,
-  ChatbotRecordRow,
-  ChatbotRoundRow,
-  KnowledgeChunk,
-  RetrievedChunk,
-  RoundContext,
-  RoundInput,
-  RoundStatus,
-} from './chatbot-rows';
-
 /**
  * The chatbot's records and its durable work. Every statement is scoped by `instance_id`. Rounds are
  * claimed with FOR UPDATE SKIP LOCKED by any number of runners; a round is only claimable when no

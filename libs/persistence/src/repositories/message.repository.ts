@@ -16,11 +16,6 @@ import {
   type Raw,
 } from './message-row';
 
-// The row shape and the send path's ledger live beside this file; re-exported for the lib's index.
-export { STATUS_RANK, toMessageRow } from './message-row';
-export type { CallPeer, MessageQuery, MessageRow, NewMessage, StatusChange } from './message-row';
-export { OutboundLedgerRepository, type Reserved } from './outbound-ledger.repository';
-
 /** A message of ours the server has not acked (MessageRepository.findUnacked). */
 export interface UnackedMessage {
   instanceId: string;

@@ -5,6 +5,7 @@
  * runs in a process of its own so that its RSS is its own; the simulator runs in a third.
  *
  *   npm run bench -- instances [--n 200] [--only bare|ours|hibernated] [--hibernated <h>] [--snapshot <path>] [--bare-buffer-pool <bytes>]
+ *   npm run bench -- instances --activity [--history 1000] [--contacts 200] [--groups 50] [--per-minute 1] [--warm-up-minutes 2] [--soak-minutes 30]
  *
  * Prints one JSON object. Goal: ours ≤ 1.2 × bare per instance. Each side's growth is split into
  * JS heap, ArrayBuffers and native memory (`perInstance`, see docs/adr/0016 for what is in each).
@@ -14,13 +15,19 @@
  * are not counted), measured without more (`withoutMb`), then with h more paired instances connected,
  * then once they are hibernated through the worker's `hibernate` op (what POST /instance/hibernate
  * asks). Goal then also: a hibernated instance keeps ≤ 5% of the JS heap a connected one holds.
+ *
+ * `--activity` (issue #38): the instances at work, each with a history, contacts, groups and a steady
+ * message a minute both ways, bare doing the same (./activity.ts). Goal: the same ratio, measured after
+ * the warm-up; with `--soak-minutes`, also each side's RSS growth over the soak ≤ 5 %.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { writeHeapSnapshot } from 'node:v8';
 import pino from 'pino';
+import { answerQuestions, ask } from '../support/processes';
 import { openBareSockets, provisionDevices } from '../support/sim-clients';
+import { type ActivityDevices, activityOptions, type Soak, soak, startTraffic, type TrafficStats, setupActivityDevices } from './activity';
 
 type Role = 'orchestrate' | 'sim' | 'bare' | 'ours' | 'hibernated';
 
@@ -41,6 +48,8 @@ interface SideResult {
   bufferPoolSize: number;
   /** Where the growth went, KB per connected instance (after − baseline, divided by `connected`). */
   perInstance: Breakdown;
+  /** `--activity`: the history's arrival, the traffic during warm-up and soak, and the soak's RSS samples. */
+  activity?: { historySeconds: number; historyMessages: number; traffic: TrafficStats; soak?: Soak };
 }
 
 /** KB per instance: the JS heap (used, and reserved but unused), ArrayBuffers (Buffers), and the rest of the anonymous RSS (malloc: native objects, TLS/zlib/crypto state, freed-but-kept arenas). */
@@ -57,9 +66,16 @@ interface Breakdown {
 const roleGiven = process.argv[2] !== undefined && !process.argv[2].startsWith('--');
 const role = (roleGiven ? process.argv[2] : 'orchestrate') as Role;
 const args = new Map<string, string>();
-for (let i = roleGiven ? 3 : 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+for (let i = roleGiven ? 3 : 2; i < process.argv.length; i += 2) {
+  // A flag (`--activity`) takes no value.
+  if (process.argv[i + 1] === undefined || process.argv[i + 1].startsWith('--')) {
+    args.set(process.argv[i].replace(/^--/, ''), 'true');
+    i--;
+  } else args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+}
 const N = Number(args.get('n') ?? 200);
 const HIBERNATED = Number(args.get('hibernated') ?? 0);
+const ACTIVITY = args.get('activity') === 'true' ? activityOptions(args) : undefined;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 type Gc = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
@@ -133,27 +149,56 @@ function send(message: unknown): void {
 async function runSim(): Promise<void> {
   const { startSimulator } = await import('@gw/wa-sim');
   const sim = await startSimulator({ logLevel: 'silent', phoneDecrypt: false, initialPrekeyCount: 1000, media: false });
+  if (ACTIVITY) {
+    const options = ACTIVITY;
+    answerQuestions({ 'activity-setup': (data) => setupActivityDevices(sim.sim, String(data.prefix), N, options) });
+  }
   send({ websocketUrl: sim.websocketUrl, controlUrl: sim.controlUrl, rootPublicKey: sim.rootPublicKey } satisfies SimInfo);
   process.on('disconnect', () => void sim.stop().finally(() => process.exit(0)));
 }
 
 // --- bare Baileys ---------------------------------------------------------------------------------
 
-async function runBare(sim: SimInfo): Promise<SideResult> {
+async function runBare(sim: SimInfo, given?: ActivityDevices): Promise<SideResult> {
   const baileys = await import('@whiskeysockets/baileys');
   // `--bare-buffer-pool <bytes>`: bare under the buffer pool our worker sets (what it would gain).
   if (args.get('bare-buffer-pool')) Buffer.poolSize = Number(args.get('bare-buffer-pool'));
   baileys.WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(sim.rootPublicKey, 'base64');
-  const devices = await provisionDevices(sim, N, '5531');
+  const devices = given?.devices ?? (await provisionDevices(sim, N, '5531'));
   const logger = pino({ level: 'silent' });
   const baseline = await settledMemory();
   snapshot('bare.base');
   const started = Date.now();
-  const { open } = await openBareSockets(baileys, devices, sim.websocketUrl, logger);
+  let historyMessages = 0;
+  let historyAt = Date.now();
+  const { sockets, open } = await openBareSockets(baileys, devices, sim.websocketUrl, logger, (sock) => {
+    if (!given) return;
+    sock.ev.on('messaging-history.set', ({ messages }) => {
+      historyMessages += messages.length;
+      historyAt = Date.now();
+    });
+  });
   const connectSeconds = (Date.now() - started) / 1000;
-  await sleep(3000);
-  const after = await settledMemory();
-  snapshot('bare');
+  let activity: SideResult['activity'];
+  let after: Memory;
+  if (given && ACTIVITY) {
+    const options = ACTIVITY;
+    const deadline = Date.now() + options.historyTimeoutSeconds * 1000;
+    while (historyMessages < open * options.history && Date.now() < deadline) await sleep(500);
+    const historySeconds = (historyAt - started) / 1000 - connectSeconds;
+    const traffic = startTraffic(sim, devices, given.peers, options.perMinute, async (index, peer, text) => {
+      await sockets[index].sendMessage(peer.jid, { text });
+    });
+    await sleep(options.warmUpMinutes * 60_000);
+    after = await settledMemory();
+    snapshot('bare');
+    const soaked = await soak(options.soakMinutes, after.rss, async () => (await settledMemory()).rss);
+    activity = { historySeconds, historyMessages, traffic: await traffic.stop(), soak: soaked };
+  } else {
+    await sleep(3000);
+    after = await settledMemory();
+    snapshot('bare');
+  }
   return {
     connected: open,
     baselineRssMb: mb(baseline.rss),
@@ -163,22 +208,26 @@ async function runBare(sim: SimInfo): Promise<SideResult> {
     connectSeconds,
     bufferPoolSize: Buffer.poolSize,
     perInstance: breakdown(baseline, after, open),
+    ...(activity ? { activity } : {}),
   };
 }
 
 // --- our session worker ---------------------------------------------------------------------------
 
-async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
+async function runOurs(sim: SimInfo, databaseUrl: string, given?: ActivityDevices): Promise<SideResult> {
   const { openDatabase } = await import('@gw/persistence');
   const { InProcessBus } = await import('@gw/bus');
   const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
+  const { Subjects } = await import('@gw/contracts');
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 10 });
   try {
-    const devices = await provisionDevices(sim, N, '5532');
+    const devices = given?.devices ?? (await provisionDevices(sim, N, '5532'));
+    const ids: string[] = [];
     // Instances that are paired and want a session: exactly what a worker adopts after a failover.
     for (const [index, device] of devices.entries()) {
       const id = `rbench${String(index).padStart(8, '0')}`;
+      ids.push(id);
       await dataSource.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $3, 'connected', true, $4)`, [
         id,
         `tok-${id}`,
@@ -212,9 +261,47 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
       await sleep(500);
     }
     const connectSeconds = (Date.now() - started) / 1000;
-    await sleep(3000);
-    const after = await settledMemory();
-    snapshot('ours');
+    let activity: SideResult['activity'];
+    let after: Memory;
+    if (given && ACTIVITY) {
+      const options = ACTIVITY;
+      // The history is in once every instance's messages are rows (no traffic yet: nothing else writes messages).
+      const deadline = Date.now() + options.historyTimeoutSeconds * 1000;
+      let historyMessages = 0;
+      while (Date.now() < deadline) {
+        const [{ n }]: Array<{ n: number }> = await dataSource.query(`SELECT count(*)::int AS n FROM messages`);
+        historyMessages = n;
+        if (historyMessages >= connected * options.history) break;
+        await sleep(1000);
+      }
+      const historySeconds = (Date.now() - started) / 1000 - connectSeconds;
+      let sent = 0;
+      const traffic = startTraffic(sim, devices, given.peers, options.perMinute, async (index, peer, text) => {
+        sent++;
+        const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
+        await bus.request(
+          Subjects.instance(ids[index], 'send'),
+          {
+            instanceId: ids[index],
+            recordId: `r${randomBytes(4).toString('hex').slice(0, 7)}`,
+            messageId,
+            chatJid: peer.jid,
+            content: { kind: 'text', text, linkPreview: null },
+            record: { sendFunction: '/send/text', sendPayload: { number: peer.phone, text }, trackSource: '', trackId: `bench-${sent}`, sendFolderId: '' },
+          },
+          { timeoutMs: 30_000 },
+        );
+      });
+      await sleep(options.warmUpMinutes * 60_000);
+      after = await settledMemory();
+      snapshot('ours');
+      const soaked = await soak(options.soakMinutes, after.rss, async () => (await settledMemory()).rss);
+      activity = { historySeconds, historyMessages, traffic: await traffic.stop(), soak: soaked };
+    } else {
+      await sleep(3000);
+      after = await settledMemory();
+      snapshot('ours');
+    }
     await worker.stop();
     await bus.close();
     return {
@@ -226,6 +313,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string): Promise<SideResult> {
       connectSeconds,
       bufferPoolSize: Buffer.poolSize,
       perInstance: breakdown(baseline, after, connected),
+      ...(activity ? { activity } : {}),
     };
   } finally {
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
@@ -345,7 +433,20 @@ function hibernatedMet(result: HibernatedResult): boolean {
 // --- orchestration --------------------------------------------------------------------------------
 
 function child(roleName: Role, extra: string[] = []): ChildProcess {
-  const passed = ['snapshot', 'bare-buffer-pool', 'hibernated'].flatMap((name) => (args.has(name) ? [`--${name}`, args.get(name) as string] : []));
+  const passed = [
+    'snapshot',
+    'bare-buffer-pool',
+    'hibernated',
+    'activity',
+    'history',
+    'contacts',
+    'groups',
+    'per-minute',
+    'warm-up-minutes',
+    'soak-minutes',
+    'peers',
+    'history-timeout',
+  ].flatMap((name) => (args.has(name) ? [`--${name}`, args.get(name) as string] : []));
   return fork(process.argv[1], [roleName, '--n', String(N), ...passed, ...extra], {
     execArgv: ['--expose-gc'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -374,8 +475,13 @@ async function orchestrate(): Promise<void> {
     const only = args.get('only');
     const runSide = async <T = SideResult>(side: 'bare' | 'ours' | 'hibernated', extra: string[]): Promise<T | null> => {
       if (only && only !== side) return null;
+      // `--activity`: the simulator makes the side's accounts, peers, groups and histories, and the side gets their devices.
+      const devices =
+        ACTIVITY && side !== 'hibernated'
+          ? await ask<ActivityDevices>(simProcess, 'activity-setup', { prefix: side === 'bare' ? '5531' : '5532' }, 1_800_000)
+          : undefined;
       const proc = child(side, ['--sim', JSON.stringify(sim), ...extra]);
-      const result = await firstMessage<T>(proc);
+      const result = devices ? await ask<T>(proc, 'run', { devices: devices.devices, peers: devices.peers }, 24 * 3_600_000) : await firstMessage<T>(proc);
       proc.kill();
       return result;
     };
@@ -388,19 +494,27 @@ async function orchestrate(): Promise<void> {
       process.stdout.write(`${JSON.stringify({ bench: 'instances', instances: N, node: process.version, bare, ours, ...hibernatedGoal })}\n`);
       return;
     }
+    const soakMet = (side: SideResult) => !side.activity?.soak || side.activity.soak.growthPct <= 5;
     process.stdout.write(
       `${JSON.stringify({
         bench: 'instances',
         instances: N,
         node: process.version,
+        ...(ACTIVITY ? { activity: ACTIVITY } : {}),
         // Both sides inherit the environment: an allocator setting applies to both or to neither.
         allocatorEnv: allocatorEnv(),
         bare,
         ours,
         ratio: Math.round((ours.perInstanceKb / Math.max(1, bare.perInstanceKb)) * 100) / 100,
         ...(hibernated ? { hibernated } : {}),
-        goal: `ours.perInstanceKb <= 1.2 * bare.perInstanceKb${hibernated ? ` && ${HIBERNATED_GOAL}` : ''}`,
-        met: ours.perInstanceKb <= 1.2 * bare.perInstanceKb && ours.connected === N && bare.connected === N && (!hibernated || hibernatedMet(hibernated)),
+        goal: `ours.perInstanceKb <= 1.2 * bare.perInstanceKb${hibernated ? ` && ${HIBERNATED_GOAL}` : ''}${ACTIVITY?.soakMinutes ? ' && each side.activity.soak.growthPct <= 5' : ''}`,
+        met:
+          ours.perInstanceKb <= 1.2 * bare.perInstanceKb &&
+          ours.connected === N &&
+          bare.connected === N &&
+          (!hibernated || hibernatedMet(hibernated)) &&
+          soakMet(ours) &&
+          soakMet(bare),
       })}\n`,
     );
   } finally {
@@ -410,6 +524,16 @@ async function orchestrate(): Promise<void> {
 
 async function main(): Promise<void> {
   if (role === 'sim') return runSim();
+  if (ACTIVITY && (role === 'bare' || role === 'ours')) {
+    // Traffic makes libsignal rotate sessions, which it prints in full: off the bench's stdout (its JSON).
+    (await import('@gw/wa-sim')).quietLibsignalConsole();
+    const sim = JSON.parse(args.get('sim') as string) as SimInfo;
+    answerQuestions({
+      run: (data) =>
+        role === 'bare' ? runBare(sim, data as unknown as ActivityDevices) : runOurs(sim, args.get('db') as string, data as unknown as ActivityDevices),
+    });
+    return;
+  }
   if (role === 'bare') {
     send(await runBare(JSON.parse(args.get('sim') as string) as SimInfo));
     return;

@@ -38,7 +38,8 @@ export interface ChatObservation {
   isGroup?: boolean;
   waName?: string;
   waContactName?: string;
-  lastMessage?: { timestamp: number; type: string; textVote: string; sender: string; incoming: boolean };
+  /** `incomingCount`: how many incoming messages this observation stands for (a history chunk's chat: one observation for many); else `incoming` counts 1. */
+  lastMessage?: { timestamp: number; type: string; textVote: string; sender: string; incoming: boolean; incomingCount?: number };
   ephemeralExpiration?: number;
 }
 
@@ -114,7 +115,7 @@ export function observationSql(v: {
     last_message_text_vote = CASE WHEN ${newer} AND ${v.type} <> '' THEN ${v.text} ELSE last_message_text_vote END,
     last_message_sender = CASE WHEN ${newer} AND ${v.type} <> '' THEN ${v.sender} ELSE last_message_sender END,
     -- A chat only marked unread counts 1 without a message behind it: the next message is that 1.
-    unread_count = CASE WHEN ${v.incoming} = 1 AND marked_unread THEN 1 ELSE unread_count + ${v.incoming} END,
+    unread_count = CASE WHEN ${v.incoming} > 0 AND marked_unread THEN ${v.incoming} ELSE unread_count + ${v.incoming} END,
     marked_unread = marked_unread AND ${v.incoming} = 0,
     ephemeral_expiration = COALESCE(${v.ephemeral}, ephemeral_expiration),
     updated_at = now()`;
@@ -130,7 +131,7 @@ export function observationValues(observation: ChatObservation): unknown[] {
     last?.type ?? '',
     last?.textVote ?? '',
     last?.sender ?? '',
-    last?.incoming ? 1 : 0,
+    last?.incomingCount ?? (last?.incoming ? 1 : 0),
     observation.ephemeralExpiration ?? null,
   ];
 }

@@ -5,6 +5,7 @@ import {
   COLUMNS,
   FINAL_SQL,
   insertParts,
+  messageDocument,
   RANK_SQL,
   REFRESH_SQL,
   RELAYABLE_SQL,
@@ -28,6 +29,15 @@ export interface UnackedMessage {
   /** The async queue still holds its send. */
   queued: boolean;
 }
+
+/** Rows of one multi-row insert at most (insertNewWithin). */
+const INSERT_SLICE = 500;
+const INSERT_NEW_SQL = `${PREPARED} WITH inserted AS (
+  INSERT INTO messages (${COLUMNS.map(([, column]) => column).join(', ')})
+  SELECT ${COLUMNS.map(([, column]) => `input.${column}`).join(', ')} FROM jsonb_populate_recordset(NULL::messages, $1::jsonb) AS input
+  ON CONFLICT (instance_id, message_id) DO NOTHING
+  RETURNING *)
+  SELECT * FROM inserted`;
 
 export class MessageRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -85,6 +95,22 @@ export class MessageRepository {
     return rows.length
       ? { row: toMessageRow(rows[0]), created: Boolean(rows[0].created), priorStatus: (rows[0].prior_status as string | undefined) ?? null }
       : null;
+  }
+
+  /**
+   * Inserts the messages not stored yet, many in one statement (a history chunk: issue #38), in slices
+   * of INSERT_SLICE rows so a statement stays bounded. A message stored already (or twice in the input)
+   * is left as it is and not answered: the caller takes its own path for it. Answers the rows inserted.
+   */
+  static async insertNewWithin(manager: EntityManager, messages: ReadonlyArray<NewMessage>): Promise<MessageRow[]> {
+    const inserted: MessageRow[] = [];
+    for (let from = 0; from < messages.length; from += INSERT_SLICE) {
+      const slice = messages.slice(from, from + INSERT_SLICE);
+      // The rows travel as one JSON document read with the table's own row type: one text for any number.
+      const rows: Raw[] = await manager.query(INSERT_NEW_SQL, [JSON.stringify(slice.map(messageDocument))]);
+      inserted.push(...rows.map(toMessageRow));
+    }
+    return inserted;
   }
 
   /**

@@ -2,6 +2,7 @@ import { describeContent, type DescribedContent, type ProtoMessage } from '@gw/d
 import {
   ChatRepository,
   ContactRepository,
+  InboundGroupRepository,
   MessageRepository,
   type ChatObservation,
   type ChatRow,
@@ -17,6 +18,7 @@ import { storeCallWithin } from '../call-message';
 import { InboundBatch } from '../inbound-batch';
 import { callEvent, chatKey, newsletterMessagesEvent, contactsEvent, historyEvent, messagesEvent, messagesUpdateEvent } from '../event-payloads';
 import type { GroupInfo } from '../group-info-cache';
+import type { InstanceIdentity } from '../event-payloads';
 import { isLid, isPhoneJid, type Party } from '../identity-resolver';
 import { statusName, timestampMs, toNewMessage, type MessagePlace } from '../message-mapper';
 import { decryptVote, pollCreationOf } from '../poll-votes';
@@ -40,6 +42,36 @@ const UNDECRYPTABLE: DescribedContent = {
   revokes: '',
   field: '',
 };
+
+/** What a message is to the store (MessageEvents.classify). */
+type MessageKind =
+  | { kind: 'skip' }
+  | { kind: 'undecryptable' }
+  | { kind: 'newsletter' }
+  | { kind: 'revoke'; described: DescribedContent }
+  | { kind: 'message'; described: DescribedContent };
+
+/** A message to store, with what was read for it before its write (MessageEvents.prepare). */
+interface PreparedMessage {
+  message: WAMessage;
+  described: DescribedContent;
+  place: MessagePlace;
+  group: GroupInfo | null;
+  vote: string | undefined;
+  fromMe: boolean;
+  upsertStatus: string;
+  upsertError: string;
+  senderName: string;
+  who: InstanceIdentity;
+  messageId: string;
+  keys: string[];
+}
+
+/** What a message's write leaves to do after its commit (MessageEvents.afterStore). */
+interface StoreOutcome {
+  early?: EarlyReceipt;
+  written?: Written;
+}
 
 /** How long an exact reload asked through the API waits for the phone's answer to count as history. */
 const RESEND_WINDOW_MS = 5 * 60_000;
@@ -138,21 +170,40 @@ export class MessageEvents {
    * together in one `history` event instead of one `messages` event each.
    */
   private async onMessage(message: WAMessage, history?: MessageRow[]): Promise<void> {
+    const kind = this.classify(message);
+    if (kind.kind === 'undecryptable') return this.onUndecryptable(message, history);
+    if (kind.kind === 'newsletter') return this.onNewsletterMessage(message);
+    if (kind.kind === 'revoke') return this.onRevoke(message, kind.described);
+    if (kind.kind !== 'message') return;
+    const prepared = await this.prepare(message, kind.described);
+    const outcome: StoreOutcome = {};
+    await this.context.write((manager, events) => this.storeMessage(manager, events, prepared, history, outcome), prepared.keys);
+    this.afterStore(prepared, outcome);
+  }
+
+  /** What a message is to the store: skipped, a placeholder, a channel post, a revoke, or a message to store (onMessage). */
+  private classify(message: WAMessage): MessageKind {
     const key = message.key;
     const remote = key?.remoteJid ?? '';
     if (key?.id && remote && !message.message && message.messageStubType === proto.WebMessageInfo.StubType.CIPHERTEXT) {
-      return this.onUndecryptable(message, history);
+      if (remote.endsWith('@newsletter') || remote.endsWith('@broadcast')) return { kind: 'skip' };
+      if ((message as { category?: string }).category === 'peer') return { kind: 'skip' };
+      return { kind: 'undecryptable' };
     }
-    if (!key?.id || !remote || !message.message) return; // other stubs
-    if (remote.endsWith('@newsletter')) return this.onNewsletterMessage(message);
-    if (remote.endsWith('@broadcast')) return; // status updates: not stored
-    if ((message as { category?: string }).category === 'peer') return;
+    if (!key?.id || !remote || !message.message) return { kind: 'skip' }; // other stubs
+    if (remote.endsWith('@newsletter')) return { kind: 'newsletter' };
+    if (remote.endsWith('@broadcast')) return { kind: 'skip' }; // status updates: not stored
+    if ((message as { category?: string }).category === 'peer') return { kind: 'skip' };
     const described = describeContent(message.message as ProtoMessage);
-    if (!described.field) return; // sender-key distribution or context only
-    if (described.type === 'protocol') {
-      if (described.revokes) await this.onRevoke(message, described);
-      return; // history notifications, app-state key shares, ephemeral settings…
-    }
+    if (!described.field) return { kind: 'skip' }; // sender-key distribution or context only
+    if (described.type === 'protocol') return described.revokes ? { kind: 'revoke', described } : { kind: 'skip' }; // history notifications, app-state key shares, ephemeral settings…
+    return { kind: 'message', described };
+  }
+
+  /** What storing a message needs that is read before its write: its chat, group, poll vote, status and sender. */
+  private async prepare(message: WAMessage, described: DescribedContent): Promise<PreparedMessage> {
+    const key = message.key;
+    const remote = key.remoteJid as string;
     const place = await this.place(message);
     const group = place.isGroup ? await this.context.groupInfo(remote) : null;
     const vote = described.field === 'pollUpdateMessage' ? await this.pollVote(message, place.sender, described.quoted) : undefined;
@@ -162,111 +213,130 @@ export class MessageEvents {
     if (fromMe) upsertStatus = this.advancedByReceipts(message, upsertStatus);
     const senderName = message.pushName || (fromMe ? (this.context.socket.user?.name ?? '') : '') || '';
     const who = await this.context.who();
-    const messageId = key.id;
-    let early: EarlyReceipt | undefined;
-    let written: Written | undefined;
+    const messageId = key.id as string;
     // What it touches: this message (and the one it edits) and its chat. Writes about other messages and
     // chats (receipts, which name only their messages) may share a wave of the group with it (InboundStore).
-    const messageKeys = [
+    const keys = [
       messageKey(messageId),
       ...(described.edited ? [messageKey(described.edited)] : []),
       ...[place.chatId, place.chatLid].filter(Boolean).map(chatWriteKey),
     ];
+    return { message, described, place, group, vote, fromMe, upsertStatus, upsertError, senderName, who, messageId, keys };
+  }
 
-    await this.context.write(async (manager, events) => {
-      // A receipt that came before the message is read here, in order: an earlier event's write may
-      // have kept it while this one was prepared (ADR 0013, pipelined).
-      let status = upsertStatus;
-      let error = upsertError;
-      early = fromMe ? this.receipts.earlyReceipt(messageId) : undefined;
-      if (early?.state === 'Failed' && rank(status) < rank('Delivered')) {
-        status = 'Failed';
-        error = early.error;
-      } else if (early && rank(early.state) > rank(status)) {
-        status = early.state;
-      }
-      const row = toNewMessage(this.context.instanceId, { message, described, place, senderName, status, vote });
-      if (status === 'Failed') row.error = error;
-      // The copy first: a re-emitted upsert (Baileys emits some messages twice) must not count as a
-      // new message for the chat. This queue is the only writer of stored copies (`raw`); the row is
-      // locked from here to the commit, a few round trips (a send's result write may wait for it).
-      // Our own message moves the row the send reserved forward in the same statement (ADR 0012).
-      const merged = fromMe && status !== 'Failed';
-      const copy = merged ? await InboundBatch.storeOwnCopy(manager, row) : await MessageRepository.storeCopyWithin(manager, row);
-      if (!copy) {
-        // Seen before: only a status this copy knows better can change.
-        const prior = await MessageRepository.findWithin(manager, this.context.instanceId, row.messageId);
-        if (fromMe && prior) await this.advanceFromUpsert(manager, events, prior, status, error, place);
-        // A history batch (or an exact reload) names what it brought, stored before or not.
-        if (history && prior) history.push(prior);
-        return;
-      }
-      const { row: stored, created } = copy;
+  /** The status and error a message is stored with: its own, or an earlier receipt's (read in the write, in order: ADR 0013). */
+  private statusAt(prepared: PreparedMessage, outcome: StoreOutcome): { status: string; error: string } {
+    let status = prepared.upsertStatus;
+    let error = prepared.upsertError;
+    const early = prepared.fromMe ? this.receipts.earlyReceipt(prepared.messageId) : undefined;
+    outcome.early = early;
+    if (early?.state === 'Failed' && rank(status) < rank('Delivered')) {
+      status = 'Failed';
+      error = early.error;
+    } else if (early && rank(early.state) > rank(status)) {
+      status = early.state;
+    }
+    return { status, error };
+  }
 
-      // Our own identity is observed once per socket (and again if it changes), not on every send.
-      const self = fromMe ? `${place.sender.pn}|${place.sender.lid}` : '';
-      const pushName = fromMe ? '' : message.pushName || '';
-      const contact = fromMe && this.selfObserved === self ? null : await this.observeSender(manager, place.sender, pushName);
-      if (contact) events.push(contactsEvent([contact], who));
-      // Baileys announces a live message's push name again (contacts.update); not a history sync's.
-      if (pushName && !history) written = this.context.senders.wrote(manager, [place.sender.pn, place.sender.lid], pushName);
+  /** After the commit of a message's write: the receipt it took is forgotten, its push name and our identity noted. */
+  private afterStore(prepared: PreparedMessage, outcome: StoreOutcome): void {
+    if (outcome.early) this.receipts.forgetEarly(prepared.messageId);
+    if (outcome.written) this.context.senders.committed(outcome.written);
+    if (prepared.fromMe) this.selfObserved = `${prepared.place.sender.pn}|${prepared.place.sender.lid}`;
+  }
 
-      const incoming = !fromMe && described.type !== 'reaction' && !described.edited && described.field !== 'pollUpdateMessage';
-      let chat = await this.observeChat(manager, place, group, {
-        waName: place.isGroup ? group?.subject : fromMe ? undefined : message.pushName || undefined,
-        lastMessage: { timestamp: row.messageTimestamp, type: row.messageType, textVote: row.text || row.vote, sender: row.sender, incoming },
-      });
-      if (group) chat = (await ChatRepository.applyStateWithin(manager, this.context.instanceId, chatKey(chat), { groupFlags: group.flags })) ?? chat;
+  /** One message's write (onMessage; a history chunk's messages it cannot store set-oriented). */
+  private async storeMessage(
+    manager: EntityManager,
+    events: NewOutboxEvent[],
+    prepared: PreparedMessage,
+    history: MessageRow[] | undefined,
+    outcome: StoreOutcome,
+  ): Promise<void> {
+    const { message, described, place, group, vote, fromMe, senderName, who } = prepared;
+    // A receipt that came before the message is read here, in order: an earlier event's write may
+    // have kept it while this one was prepared (ADR 0013, pipelined).
+    const { status, error } = this.statusAt(prepared, outcome);
+    const early = outcome.early;
+    const row = toNewMessage(this.context.instanceId, { message, described, place, senderName, status, vote });
+    if (status === 'Failed') row.error = error;
+    // The copy first: a re-emitted upsert (Baileys emits some messages twice) must not count as a
+    // new message for the chat. This queue is the only writer of stored copies (`raw`); the row is
+    // locked from here to the commit, a few round trips (a send's result write may wait for it).
+    // Our own message moves the row the send reserved forward in the same statement (ADR 0012).
+    const merged = fromMe && status !== 'Failed';
+    const copy = merged ? await InboundBatch.storeOwnCopy(manager, row) : await MessageRepository.storeCopyWithin(manager, row);
+    if (!copy) {
+      // Seen before: only a status this copy knows better can change.
+      const prior = await MessageRepository.findWithin(manager, this.context.instanceId, row.messageId);
+      if (fromMe && prior) await this.advanceFromUpsert(manager, events, prior, status, error, place);
+      // A history batch (or an exact reload) names what it brought, stored before or not.
+      if (history && prior) history.push(prior);
+      return;
+    }
+    const { row: stored, created } = copy;
 
-      // An edit (from the phone, another device, or our own /message/edit coming back): the edit is a
-      // message of its own whose `edited` names the original (as the captures show); the original takes
-      // the new text, `edited` = the edit's id, and is announced as a messages_update `Edited`.
-      const original = described.edited
-        ? await MessageRepository.applyEditWithin(manager, this.context.instanceId, described.edited, {
-            text: described.text,
-            content: described.content,
-            editId: row.messageId,
-          })
-        : null;
-      // A row the send path stored first keeps its status unless this copy knows a later one.
-      const advanced =
-        !fromMe || created ? null : merged ? ('advanced' in copy && copy.advanced ? stored : null) : await this.advanceTo(manager, stored, status, error);
-      const current = advanced ?? stored;
-      if (history) {
-        history.push(current);
-        return;
-      }
-      events.push(messagesEvent(chat, current, who, group?.subject ?? ''));
-      if (original) {
-        events.push(
-          messagesUpdateEvent(
-            { rows: [original], state: 'Edited', type: 'Edited', sender: place.sender, timestamp: timestampMs(message.messageTimestamp) / 1000 },
-            who,
-          ),
-        );
-      }
-      if (fromMe && (ANNOUNCED.has(current.status) || current.status === 'Failed') && (created || advanced)) {
-        // A receipt (or error ack) that came with the upsert (merged by Baileys) or before it: announced as what it was.
-        const by = early?.state === current.status ? early : { sender: await this.chatParty(place), timestamp: Date.now() / 1000 };
-        const failed = current.status === 'Failed';
-        events.push(
-          messagesUpdateEvent(
-            {
-              rows: [current],
-              state: current.status as 'Delivered',
-              type: failed ? 'Failed' : 'ReadReceipt',
-              sender: by.sender,
-              timestamp: by.timestamp,
-              error: failed ? current.error : undefined,
-            },
-            who,
-          ),
-        );
-      }
-    }, messageKeys);
-    if (early) this.receipts.forgetEarly(key.id);
-    if (written) this.context.senders.committed(written);
-    if (fromMe) this.selfObserved = `${place.sender.pn}|${place.sender.lid}`;
+    // Our own identity is observed once per socket (and again if it changes), not on every send.
+    const self = fromMe ? `${place.sender.pn}|${place.sender.lid}` : '';
+    const pushName = fromMe ? '' : message.pushName || '';
+    const contact = fromMe && this.selfObserved === self ? null : await this.observeSender(manager, place.sender, pushName);
+    if (contact) events.push(contactsEvent([contact], who));
+    // Baileys announces a live message's push name again (contacts.update); not a history sync's.
+    if (pushName && !history) outcome.written = this.context.senders.wrote(manager, [place.sender.pn, place.sender.lid], pushName);
+
+    const incoming = !fromMe && described.type !== 'reaction' && !described.edited && described.field !== 'pollUpdateMessage';
+    let chat = await this.observeChat(manager, place, group, {
+      waName: place.isGroup ? group?.subject : fromMe ? undefined : message.pushName || undefined,
+      lastMessage: { timestamp: row.messageTimestamp, type: row.messageType, textVote: row.text || row.vote, sender: row.sender, incoming },
+    });
+    if (group) chat = (await ChatRepository.applyStateWithin(manager, this.context.instanceId, chatKey(chat), { groupFlags: group.flags })) ?? chat;
+
+    // An edit (from the phone, another device, or our own /message/edit coming back): the edit is a
+    // message of its own whose `edited` names the original (as the captures show); the original takes
+    // the new text, `edited` = the edit's id, and is announced as a messages_update `Edited`.
+    const original = described.edited
+      ? await MessageRepository.applyEditWithin(manager, this.context.instanceId, described.edited, {
+          text: described.text,
+          content: described.content,
+          editId: row.messageId,
+        })
+      : null;
+    // A row the send path stored first keeps its status unless this copy knows a later one.
+    const advanced =
+      !fromMe || created ? null : merged ? ('advanced' in copy && copy.advanced ? stored : null) : await this.advanceTo(manager, stored, status, error);
+    const current = advanced ?? stored;
+    if (history) {
+      history.push(current);
+      return;
+    }
+    events.push(messagesEvent(chat, current, who, group?.subject ?? ''));
+    if (original) {
+      events.push(
+        messagesUpdateEvent(
+          { rows: [original], state: 'Edited', type: 'Edited', sender: place.sender, timestamp: timestampMs(message.messageTimestamp) / 1000 },
+          who,
+        ),
+      );
+    }
+    if (fromMe && (ANNOUNCED.has(current.status) || current.status === 'Failed') && (created || advanced)) {
+      // A receipt (or error ack) that came with the upsert (merged by Baileys) or before it: announced as what it was.
+      const by = early?.state === current.status ? early : { sender: await this.chatParty(place), timestamp: Date.now() / 1000 };
+      const failed = current.status === 'Failed';
+      events.push(
+        messagesUpdateEvent(
+          {
+            rows: [current],
+            state: current.status as 'Delivered',
+            type: failed ? 'Failed' : 'ReadReceipt',
+            sender: by.sender,
+            timestamp: by.timestamp,
+            error: failed ? current.error : undefined,
+          },
+          who,
+        ),
+      );
+    }
   }
 
   /**
@@ -323,34 +393,170 @@ export class MessageEvents {
   /**
    * The initial history after a pairing (and later syncs): every message stored, then one `history`
    * event carrying the pairing's request_id, so a client can tie the history to its connect.
+   *
+   * A chunk is one write (issue #38): its new messages in a few multi-row inserts, each chat's and
+   * sender's observation once for the chunk, and its `history` event, in one fenced transaction in the
+   * instance's order. A message that is stored already (a chunk delivered again), an edit or a poll
+   * vote takes onMessage's path inside that transaction; placeholders are written before it (they are
+   * counted in its event), revokes and channel posts after it (they name messages it stores).
    */
   async onHistory(history: BaileysEventMap['messaging-history.set'], reloadRequestId?: string): Promise<void> {
+    const messages = history.messages ?? [];
     const collected: MessageRow[] = [];
-    for (const message of history.messages ?? []) {
-      await this.context.withRetry('messaging-history.set', { messageId: message.key?.id }, () => this.onMessage(message, collected));
+    const prepared: PreparedMessage[] = [];
+    const after: Array<{ message: WAMessage; kind: MessageKind }> = [];
+    for (const message of messages) {
+      const kind = this.classify(message);
+      if (kind.kind === 'undecryptable')
+        await this.context.withRetry('messaging-history.set', { messageId: message.key?.id }, () => this.onUndecryptable(message, collected));
+      else if (kind.kind === 'message') prepared.push(await this.prepare(message, kind.described));
+      else if (kind.kind !== 'skip') after.push({ message, kind });
     }
-    // Once per message, its last state (a retried write may have collected one twice).
-    const stored = [...new Map(collected.map((row) => [row.messageId, row])).values()];
     const who = await this.context.who();
     const row = await this.context.services.instances.findById(this.context.instanceId);
-    await this.context.write(async (_manager, events) => {
-      events.push(
-        historyEvent(
-          {
-            // An on-demand sync (POST /message/history-sync) carries its own request's id; the others the pairing's.
-            // An exact reload carries the id its request got (empty when the message came before it was sent).
-            requestId: reloadRequestId ?? (history.peerDataRequestSessionId || (row?.pairingRequestId ?? '')),
-            syncType: history.syncType === undefined || history.syncType === null ? '' : String(history.syncType),
-            progress: history.progress ?? null,
-            isLatest: history.isLatest ?? null,
-            chats: history.chats?.length ?? 0,
-            contacts: history.contacts?.length ?? 0,
-            messages: stored,
-          },
-          who,
-        ),
-      );
+    const details = {
+      // An on-demand sync (POST /message/history-sync) carries its own request's id; the others the pairing's.
+      // An exact reload carries the id its request got (empty when the message came before it was sent).
+      requestId: reloadRequestId ?? (history.peerDataRequestSessionId || (row?.pairingRequestId ?? '')),
+      syncType: history.syncType === undefined || history.syncType === null ? '' : String(history.syncType),
+      progress: history.progress ?? null,
+      isLatest: history.isLatest ?? null,
+      chats: history.chats?.length ?? 0,
+      contacts: history.contacts?.length ?? 0,
+    };
+    let outcomes: StoreOutcome[] = [];
+    await this.context.withRetry('messaging-history.set', { messages: messages.length, stored: prepared.length }, async () => {
+      outcomes = await this.context.write(async (manager, events) => {
+        const written = await this.storeChunk(manager, events, prepared, who);
+        const rows = [...collected, ...written.rows];
+        // Once per message, its last state, in the chunk's order.
+        const byId = new Map(rows.map((stored) => [stored.messageId, stored]));
+        const order = new Map(messages.map((message, index) => [message.key?.id ?? '', index]));
+        const stored = [...byId.values()].sort((a, b) => (order.get(a.messageId) ?? 0) - (order.get(b.messageId) ?? 0));
+        events.push(historyEvent({ ...details, messages: stored }, who));
+        return written.outcomes;
+      });
     });
+    prepared.forEach((message, index) => {
+      if (outcomes[index]) this.afterStore(message, outcomes[index]);
+    });
+    for (const { message, kind } of after) {
+      if (kind.kind === 'revoke')
+        await this.context.withRetry('messaging-history.set', { messageId: message.key?.id }, () => this.onRevoke(message, kind.described));
+      else await this.context.withRetry('messaging-history.set', { messageId: message.key?.id }, () => this.onNewsletterMessage(message));
+    }
+  }
+
+  /**
+   * A history chunk's messages, set-oriented: the new ones inserted together (MessageRepository.insertNewWithin),
+   * their senders observed once each, their chats once each (the chunk's newest message, its incoming
+   * ones counted: what one observation per message leaves); the others through storeMessage, in order.
+   */
+  private async storeChunk(
+    manager: EntityManager,
+    events: NewOutboxEvent[],
+    prepared: PreparedMessage[],
+    who: InstanceIdentity,
+  ): Promise<{ rows: MessageRow[]; outcomes: StoreOutcome[] }> {
+    const outcomes = prepared.map((): StoreOutcome => ({}));
+    const rows = new Array<MessageRow | undefined>(prepared.length);
+    const plain: number[] = [];
+    const news: NewMessage[] = [];
+    prepared.forEach((message, index) => {
+      // Edits and poll votes change other rows: their own path.
+      if (message.described.edited || message.described.field === 'pollUpdateMessage') return;
+      const { status, error } = this.statusAt(message, outcomes[index]);
+      const row = toNewMessage(this.context.instanceId, {
+        message: message.message,
+        described: message.described,
+        place: message.place,
+        senderName: message.senderName,
+        status,
+        vote: message.vote,
+      });
+      if (status === 'Failed') row.error = error;
+      plain.push(index);
+      news.push(row);
+    });
+    const inserted = new Map((await MessageRepository.insertNewWithin(manager, news)).map((stored) => [stored.id, stored]));
+    const created: number[] = [];
+    plain.forEach((index, position) => {
+      const stored = inserted.get(news[position].id);
+      if (stored) {
+        rows[index] = stored;
+        created.push(index);
+      }
+    });
+
+    // Senders: each once, with the last push name the chunk gave it.
+    const senders = new Map<string, { sender: Party; pushName: string }>();
+    for (const index of created) {
+      const { place, fromMe, message } = prepared[index];
+      const identity = `${place.sender.pn}|${place.sender.lid}`;
+      // Our own identity is observed once per socket (afterStore notes it), not for each of our messages.
+      if (fromMe && this.selfObserved === identity) continue;
+      const pushName = fromMe ? '' : message.pushName || '';
+      const seen = senders.get(identity);
+      senders.set(identity, { sender: place.sender, pushName: pushName || seen?.pushName || '' });
+    }
+    for (const { sender, pushName } of senders.values()) {
+      const contact = await this.observeSender(manager, sender, pushName);
+      if (contact) events.push(contactsEvent([contact], who));
+    }
+
+    // Chats: one observation each, as the chunk's observations one by one would leave it.
+    const chats = new Map<string, { place: MessagePlace; group: GroupInfo | null; observation: ChatObservation }>();
+    for (const index of created) {
+      const { place, group, fromMe, described, message } = prepared[index];
+      const stored = rows[index] as MessageRow;
+      const incoming = !fromMe && described.type !== 'reaction';
+      const waName = place.isGroup ? group?.subject : fromMe ? undefined : message.pushName || undefined;
+      const chatOf = `${place.chatId}|${place.chatLid}`;
+      let chat = chats.get(chatOf);
+      if (!chat) {
+        chat = {
+          place,
+          group,
+          observation: {
+            waChatId: isLid(place.chatId) ? undefined : place.chatId,
+            waChatLid: place.chatLid || undefined,
+            isGroup: place.isGroup,
+            lastMessage: { timestamp: -1, type: '', textVote: '', sender: '', incoming: false, incomingCount: 0 },
+          },
+        };
+        chats.set(chatOf, chat);
+      }
+      const observation = chat.observation;
+      const last = observation.lastMessage as NonNullable<ChatObservation['lastMessage']>;
+      if (waName) observation.waName = waName;
+      if (stored.messageTimestamp >= last.timestamp) {
+        last.timestamp = stored.messageTimestamp;
+        if (stored.messageType) {
+          last.type = stored.messageType;
+          last.textVote = stored.text || stored.vote;
+          last.sender = stored.sender;
+        }
+      }
+      if (incoming) last.incomingCount = (last.incomingCount ?? 0) + 1;
+    }
+    const observed = [...chats.values()];
+    for (const { observation, group } of observed) if (group && !observation.waName) observation.waName = group.subject || undefined;
+    const written = await InboundGroupRepository.writeWithin(manager, {
+      chats: observed.map(({ observation }) => ({ instanceId: this.context.instanceId, observation, newId: () => recordId(14) })),
+    });
+    for (const [index, { group }] of observed.entries()) {
+      if (group) await ChatRepository.applyStateWithin(manager, this.context.instanceId, chatKey(written.chats[index]), { groupFlags: group.flags });
+    }
+
+    // Stored before, an edit, a poll vote: one by one, in order.
+    const history: MessageRow[] = [];
+    for (let index = 0; index < prepared.length; index++) {
+      if (rows[index]) continue;
+      const before = history.length;
+      await this.storeMessage(manager, events, prepared[index], history, outcomes[index]);
+      if (history.length > before) rows[index] = history[history.length - 1];
+    }
+    return { rows: rows.filter((stored): stored is MessageRow => stored !== undefined), outcomes };
   }
 
   private async onRevoke(message: WAMessage, described: DescribedContent): Promise<void> {

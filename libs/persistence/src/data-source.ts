@@ -103,6 +103,9 @@ function switchFromEnv(name: 'DATABASE_PREPARED_STATEMENTS' | 'DATABASE_PIPELINE
   throw new Error(`${name} must be true or false, not "${process.env[name]}"`);
 }
 
+/** How long opening a connection may take before it counts as failed (see createDataSource). */
+const CONNECT_TIMEOUT_MS = 5_000;
+
 /** A DataSource with our entities; migrations run explicitly at start, `synchronize` is never on. */
 export function createDataSource(options: DataSourceOptions): DataSource {
   return new DataSource({
@@ -115,6 +118,11 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     synchronize: false,
     extra: {
       max: options.poolSize ?? poolSizeFromEnv(),
+      // A connect that is never answered (a failover: the address nobody serves any more) fails after
+      // this instead of the OS's minutes, so a writer waiting out the outage tries again and finds the
+      // database once it is back (issue #39); the pool's own waiters give up after the same time.
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
       // Hot parameterized statements go out prepared (see PreparingClient); DATABASE_PREPARED_STATEMENTS=false turns it off.
       ...(switchFromEnv('DATABASE_PREPARED_STATEMENTS') ? { Client: PreparingClient } : {}),
       ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),

@@ -3,6 +3,7 @@ export type { DataSourceOptions } from './data-source';
 export { InstanceEntity } from './entities/instance.entity';
 export type { DesiredState, ProxySettings } from './entities/instance.entity';
 export { AuthStateRepository, FencedOutError } from './repositories/auth-state.repository';
+export { databaseUnavailable } from './repositories/database-unavailable';
 export type { KeyMutation } from './repositories/auth-state.repository';
 export { InstanceRepository } from './repositories/instance.repository';
 export type { InstancePatch } from './repositories/instance.repository';

@@ -131,6 +131,8 @@ export class SessionWorker {
       logger: this.logger,
       repositories,
       bounds: { socketMax: config.inboundQueueMax, workerMax: config.inboundWorkerQueueMax },
+      // A database outage is waited out while the keeper holds the lease (issue #39).
+      held: (lease) => this.keeper.holds(lease.instanceId)?.fencingToken === lease.fencingToken,
     });
     // Abandoned pairings are rare; every few reconcile intervals is soon enough.
     this.sweeper = new AbandonedPairingSweeper(instances, writer, this.logger, config.reconcileIntervalMs * 5);

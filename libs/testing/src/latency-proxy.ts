@@ -15,6 +15,16 @@ export interface LatencyProxy {
   rewrite(url: string): string;
   /** Cuts every connection through the proxy at once (a network failure); new ones are still accepted. */
   cut(): void;
+  /**
+   * An outage of the server (a failover, a partition): cuts every connection at once and, until
+   * `restore()`, every new one is either closed as soon as it is accepted (`refuse`) or accepted and
+   * never answered (`blackhole`: a connect that hangs, as to an address nobody serves any more).
+   */
+  outage(mode: 'refuse' | 'blackhole'): void;
+  /** Ends the outage: black-holed connections are dropped, new ones reach the server again. */
+  restore(): void;
+  /** Whether an outage is on. */
+  readonly down: boolean;
   close(): Promise<void>;
 }
 
@@ -47,7 +57,20 @@ export async function startLatencyProxy(target: { host: string; port: number }, 
     from.on('error', () => later(() => to.destroy()));
     from.on('close', () => later(() => to.destroy()));
   };
+  let outage: 'refuse' | 'blackhole' | null = null;
+  /** Connections accepted during a black-hole outage: held unanswered, dropped at restore(). */
+  const held = new Set<Socket>();
   const server = createServer((client) => {
+    if (outage === 'refuse') {
+      client.destroy();
+      return;
+    }
+    if (outage === 'blackhole') {
+      held.add(client);
+      client.on('error', () => undefined);
+      client.once('close', () => held.delete(client));
+      return;
+    }
     client.setNoDelay(true);
     const upstream = connect({ host: target.host, port: target.port });
     upstream.setNoDelay(true);
@@ -75,9 +98,21 @@ export async function startLatencyProxy(target: { host: string; port: number }, 
     cut(): void {
       for (const socket of sockets) socket.destroy();
     },
+    outage(mode: 'refuse' | 'blackhole'): void {
+      outage = mode;
+      for (const socket of sockets) socket.destroy();
+    },
+    restore(): void {
+      outage = null;
+      for (const socket of held) socket.destroy();
+    },
+    get down(): boolean {
+      return outage !== null;
+    },
     close: () =>
       new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
+        outage = null;
+        for (const socket of [...sockets, ...held]) socket.destroy();
         server.close(() => resolve());
       }),
   };

@@ -275,6 +275,26 @@ export class LeaseRepository {
   }
 
   /**
+   * fencedTransaction() without the proof, for a write the fence refused because the lease moved
+   * while the write was on its way, and that is idempotent by what it writes (a received message:
+   * stored once by (instance, message id), its event written only by the transaction that inserted it,
+   * ADR 0034). Its socket already told WhatsApp it has the message, so WhatsApp will not send it to the
+   * new holder: dropping it would lose it. Nothing else may be written this way.
+   */
+  static async unfencedTransaction<T>(
+    dataSource: DataSource,
+    work: (manager: EntityManager) => Promise<T>,
+    tail?: (value: T) => TailStatement | null,
+  ): Promise<T> {
+    return pipelinedTransaction(
+      dataSource,
+      () => 'START TRANSACTION',
+      (manager) => work(manager),
+      tail,
+    );
+  }
+
+  /**
    * fencedTransaction() for the writes of many instances in ONE transaction (the worker's group commit
    * of inbound writes, ADR 0012): the begin and the proof of every lease go to the server in one round
    * trip, each live lease row locked FOR KEY SHARE until commit. `work` learns which instances are

@@ -21,6 +21,8 @@ export interface InboundMessageObserverOptions {
   repositories: { instances: InstanceRepository; messages: MessageRepository; lidMappings: LidMappingRepository };
   /** When sockets stop being read for what they hold unstored (ADR 0013). */
   bounds?: InboundBounds;
+  /** Whether the worker still holds this lease: writes wait out a database outage while it does (InboundStoreOptions.held). */
+  held?: (lease: Lease) => boolean;
 }
 
 /**
@@ -43,6 +45,7 @@ export class InboundMessageObserver implements SocketObserver {
     this.services = {
       store: new InboundStore(options.dataSource, options.bus, options.logger, {
         ...INBOUND_STORE_DEFAULTS,
+        held: options.held,
         onGroup: (writes, seconds) => {
           metrics().inboundGroupWrites.observe(writes);
           metrics().inboundGroupDuration.observe(seconds);

@@ -1,4 +1,5 @@
-import { FencedOutError, LidMappingRepository, type NewOutboxEvent } from '@gw/persistence';
+import { databaseUnavailable, FencedOutError, LidMappingRepository, type NewOutboxEvent } from '@gw/persistence';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from '@gw/platform';
 import type { EntityManager } from 'typeorm';
 import { getBinaryNodeChild, proto, type BaileysEventMap, type BinaryNode } from '../baileys';
@@ -27,6 +28,10 @@ export type { InboundServices } from './inbound/inbound-context';
 
 /** Tries of a handler whose failure came before its write (a failed write was already tried again by the store, in order). */
 const ATTEMPTS = 3;
+/** A handler that met no database before its write tries again this often at most, while the lease is ours. */
+const OUTAGE_RETRY_MAX_MS = 2_000;
+/** The events whose writes store what phones sent (idempotent by instance and message id, ADR 0034). */
+const RECEIVED = new Set(['messages.upsert']);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -43,6 +48,10 @@ export class InboundSocketHandler {
   private readonly identity: InstanceIdentityCache;
   private readonly logger: Logger;
   private stopped = false;
+  /** Set while a task of a RECEIVED event runs: its writes are idempotent (WriteOptions.idempotent). */
+  private readonly receiving = new AsyncLocalStorage<boolean>();
+  /** Stops telling the reader when the store meets no database. */
+  private readonly unwatch: () => void;
   /** This socket's share of the worker's inbound backlog: a full queue stops reading the websocket. */
   private readonly backlog: SocketBacklog;
   private readonly reader: SocketReader;
@@ -67,6 +76,9 @@ export class InboundSocketHandler {
     this.logger = context.logger.child({ component: 'inbound' });
     this.reader = new SocketReader(context.socket, services.backpressure.bounds.socketMax, () => this.backlog.depth, this.logger);
     this.backlog = services.backpressure.register(this.reader);
+    // Issue #39: while this instance's writes meet no database, its socket is not read (what Baileys
+    // has not seen is not acknowledged, so WhatsApp keeps it); read again once a write got through.
+    this.unwatch = services.store.watch(context.instanceId, (stalled) => (stalled ? this.reader.hold() : this.reader.unhold()));
     this.identities = new IdentityResolver(context.socket, context.instanceId, services.lidMappings, this.logger);
     this.identity = new InstanceIdentityCache(context.instanceId, services.instances, this.identities);
     const identities = this.identities;
@@ -278,6 +290,7 @@ export class InboundSocketHandler {
     // Work already queued finishes (Baileys has acked those stanzas); nothing new is taken.
     return () => {
       for (const detach of detachers.splice(0)) detach();
+      this.unwatch();
       this.backlog.close();
       this.reader.close();
     };
@@ -338,10 +351,13 @@ export class InboundSocketHandler {
   private enqueue(what: string, task: () => Promise<void>, mode: InboundTaskMode = 'ordered'): void {
     if (this.stopped) return;
     this.backlog.added();
+    const received = RECEIVED.has(what);
     void this.queue.run(async () => {
       try {
-        if (this.stopped) return;
-        await task();
+        // A received message Baileys already acknowledged is still stored after the lease was lost
+        // (idempotently, ADR 0034): WhatsApp will not give it to the new holder.
+        if (this.stopped && !received) return;
+        await (received ? this.receiving.run(true, task) : task());
       } catch (error) {
         this.failed(what, error);
       } finally {
@@ -365,14 +381,27 @@ export class InboundSocketHandler {
   }
 
   private async withRetry(what: string, detail: Record<string, unknown>, work: () => Promise<void>): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      if (this.stopped) return;
-      try {
-        return await work();
-      } catch (error) {
-        if (error instanceof FencedOutError || error instanceof InboundWriteFailedError || attempt >= ATTEMPTS) return this.failed(what, error, detail);
-        await sleep(200 * attempt);
+    let outage = false;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        if (this.stopped && !this.receiving.getStore()) return;
+        try {
+          return await work();
+        } catch (error) {
+          if (error instanceof FencedOutError || error instanceof InboundWriteFailedError) return this.failed(what, error, detail);
+          // No database before the write (a lookup): the socket waits and so does this event, while the lease is ours.
+          if (databaseUnavailable(error) && !this.stopped && this.services.store.holds(this.context.lease)) {
+            if (!outage) this.reader.hold();
+            outage = true;
+            await sleep(Math.min(OUTAGE_RETRY_MAX_MS, 200 * attempt));
+            continue;
+          }
+          if (attempt >= ATTEMPTS) return this.failed(what, error, detail);
+          await sleep(200 * attempt);
+        }
       }
+    } finally {
+      if (outage) this.reader.unhold();
     }
   }
 
@@ -394,6 +423,7 @@ export class InboundSocketHandler {
           return work(manager, events);
         },
         keys,
+        { idempotent: this.receiving.getStore() === true },
       );
       // In the store's order now: a pipelined task's successor may start.
       this.queue.handedOver();

@@ -1,6 +1,6 @@
 import type { Bus } from '@gw/bus';
 import { Subjects, type OutboxNotice } from '@gw/contracts';
-import { FencedOutError, LeaseRepository, OutboxRepository, type Lease, type NewOutboxEvent } from '@gw/persistence';
+import { databaseUnavailable, FencedOutError, LeaseRepository, OutboxRepository, type Lease, type NewOutboxEvent } from '@gw/persistence';
 import { failSpan, type Logger, startSpan, traceparentOf } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { InboundBatch } from './inbound-batch';
@@ -12,12 +12,31 @@ interface Waiting {
   work: Work<unknown>;
   /** What the write touches (its messages, the chat whose row it updates), when it says: see waves(). */
   keys?: readonly string[];
+  /** Stored even when the fence refuses it because the lease moved (see WriteOptions.idempotent). */
+  idempotent: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
 
-/** Times a write is tried when it fails alone (not for a lost lease), 200 ms × attempt apart; its instance's later writes wait. */
+export interface WriteOptions {
+  /**
+   * The write changes nothing when run a second time and writes its events only when it inserted what
+   * they announce (a received message, keyed by instance and message id): when the fence refuses it
+   * because the lease moved, it runs once more without the fence (ADR 0034), since WhatsApp was already
+   * told we have it and will not give it to the new holder.
+   */
+  idempotent?: boolean;
+}
+
+/**
+ * Times a write is tried when it fails alone for a reason of its own (not a lost lease, not a database
+ * out of reach), 200 ms × attempt apart; its instance's later writes wait.
+ */
 const ATTEMPTS = 3;
+/** A write that meets no database is tried again this often at most (backing off from 200 ms). */
+const OUTAGE_RETRY_MAX_MS = 2_000;
+/** Without a lease keeper to ask (`held`), a write waits out a database outage this long at most. */
+const OUTAGE_WAIT_DEFAULT_MS = 10_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -40,7 +59,16 @@ export interface InboundStoreOptions {
   maxInFlight: number;
   /** Told of every group transaction that committed: its writes and how long it took (metrics). */
   onGroup?: (writes: number, seconds: number) => void;
+  /**
+   * Whether this lease is still the worker's (its keeper has not given it up): a write that meets no
+   * database (issue #39) waits and tries again for as long as this says yes, then fails. Without it, a
+   * write waits out an outage OUTAGE_WAIT_DEFAULT_MS at most.
+   */
+  held?: (lease: Lease) => boolean;
 }
+
+/** Told when an instance's writes stop reaching the database (`true`) and when one got through again (`false`). */
+export type StallListener = (stalled: boolean) => void;
 
 /**
  * Two transactions in flight, up to 64 writes each; the writes of every socket of the worker that
@@ -80,8 +108,13 @@ export class InboundStore {
   /** Writes accepted and not settled yet, per instance (waiting or in flight). */
   private readonly pendingByInstance = new Map<string, number>();
   private pendingTotal = 0;
+  /** Instances whose last write met no database (their sockets are not read meanwhile). */
+  private readonly stalled = new Set<string>();
+  private readonly stallListeners = new Map<string, Set<StallListener>>();
   /** Transactions written, writes they carried, and groups that fell back to one transaction per write. */
   readonly stats = { transactions: 0, writes: 0, fallbacks: 0 };
+  /** Received messages written without the fence after it refused them (ADR 0034). */
+  unfencedWrites = 0;
 
   constructor(
     readonly dataSource: DataSource,
@@ -89,6 +122,48 @@ export class InboundStore {
     private readonly logger: Logger,
     private readonly options: InboundStoreOptions = INBOUND_STORE_DEFAULTS,
   ) {}
+
+  /**
+   * Tells `listener` when this instance's writes stop reaching the database and when they reach it
+   * again (at once if they are stopped now); returns the function that stops telling it.
+   */
+  watch(instanceId: string, listener: StallListener): () => void {
+    let listeners = this.stallListeners.get(instanceId);
+    if (!listeners) this.stallListeners.set(instanceId, (listeners = new Set()));
+    listeners.add(listener);
+    if (this.stalled.has(instanceId)) listener(true);
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0 && this.stallListeners.get(instanceId) === listeners) this.stallListeners.delete(instanceId);
+    };
+  }
+
+  /** Whether this instance's last write met no database and has not got through since. */
+  isStalled(instanceId: string): boolean {
+    return this.stalled.has(instanceId);
+  }
+
+  /** Whether the worker still holds this lease (always yes without a keeper to ask). */
+  holds(lease: Lease): boolean {
+    return this.options.held?.(lease) ?? true;
+  }
+
+  private setStalled(instanceId: string, stalled: boolean): void {
+    if (this.stalled.has(instanceId) === stalled) return;
+    if (stalled) this.stalled.add(instanceId);
+    else this.stalled.delete(instanceId);
+    this.logger[stalled ? 'warn' : 'info'](
+      { instanceId },
+      stalled ? 'inbound writes meet no database: socket not read, writes kept and retried' : 'inbound writes reach the database again',
+    );
+    for (const listener of [...(this.stallListeners.get(instanceId) ?? [])]) {
+      try {
+        listener(stalled);
+      } catch (error) {
+        this.logger.warn({ err: error, instanceId }, 'a stall listener failed');
+      }
+    }
+  }
 
   /** Writes accepted and not yet committed (or failed): of one instance, or of the whole worker. */
   pending(instanceId?: string): number {
@@ -101,7 +176,7 @@ export class InboundStore {
    * of one instance sharing no key may go in one wave of a group (waves()). Without keys a write waits
    * for every earlier write of its instance in its group.
    */
-  write<T>(lease: Lease, work: Work<T>, keys?: readonly string[]): Promise<T> {
+  write<T>(lease: Lease, work: Work<T>, keys?: readonly string[], options: WriteOptions = {}): Promise<T> {
     const instanceId = lease.instanceId;
     // Tracing on: what a socket learned starts a trace of its own (`inbound store`, ended at its commit);
     // its events carry the span's traceparent into the outbox, where the relay's delivery span continues it.
@@ -129,6 +204,7 @@ export class InboundStore {
         lease,
         work,
         keys,
+        idempotent: options.idempotent === true,
         resolve: (value) => {
           settled();
           span?.end();
@@ -252,21 +328,27 @@ export class InboundStore {
           return insert && { ...insert, rows: (rows) => (lastIds = insert.lastIds(rows)) };
         },
       ));
-    } catch {
+    } catch (error) {
       this.stats.fallbacks++;
+      // No database: none of these instances' writes gets through until it is back; their sockets wait.
+      if (databaseUnavailable(error)) for (const entry of group) this.setStalled(entry.lease.instanceId, true);
       for (const entry of group) await this.writeAlone(entry);
       return;
     }
     this.options.onGroup?.(group.length, (performance.now() - started) / 1000);
-    group.forEach((entry, index) => {
-      const outcome = outcomes[index];
-      if ('fenced' in outcome) entry.reject(new FencedOutError(entry.lease.instanceId));
-      else entry.resolve(outcome.value);
-    });
+    for (const entry of group) this.setStalled(entry.lease.instanceId, false);
     for (const [instanceId, lastId] of lastIds) this.notify({ instanceId, lastId, ...notices.get(instanceId) });
+    for (const [index, entry] of group.entries()) {
+      const outcome = outcomes[index];
+      if (!('fenced' in outcome)) entry.resolve(outcome.value);
+      else if (entry.idempotent) await this.writeUnfenced(entry, new FencedOutError(entry.lease.instanceId));
+      else entry.reject(new FencedOutError(entry.lease.instanceId));
+    }
   }
 
   private async writeAlone(entry: Waiting): Promise<void> {
+    const instanceId = entry.lease.instanceId;
+    let outageSince = 0;
     for (let attempt = 1; ; attempt++) {
       const started = performance.now();
       try {
@@ -283,13 +365,67 @@ export class InboundStore {
           },
         );
         this.options.onGroup?.(1, (performance.now() - started) / 1000);
+        this.setStalled(instanceId, false);
         entry.resolve(result);
-        if (lastId !== null) this.notify({ instanceId: entry.lease.instanceId, lastId, ...noticeOf(events) });
+        if (lastId !== null) this.notify({ instanceId, lastId, ...noticeOf(events) });
         return;
       } catch (error) {
-        if (error instanceof FencedOutError) return entry.reject(error);
+        if (error instanceof FencedOutError) return entry.idempotent ? this.writeUnfenced(entry, error) : entry.reject(error);
+        if (databaseUnavailable(error)) {
+          // Issue #39: the database is gone (a failover). The write is kept and tried again, its
+          // instance's later writes behind it and its socket not read, for as long as the lease is ours.
+          outageSince ||= Date.now();
+          this.setStalled(instanceId, true);
+          if (!this.outageMayLast(entry.lease, outageSince)) return entry.reject(new InboundWriteFailedError(error));
+          await sleep(Math.min(OUTAGE_RETRY_MAX_MS, 200 * attempt));
+          continue;
+        }
         if (attempt >= ATTEMPTS) return entry.reject(new InboundWriteFailedError(error));
         await sleep(200 * attempt);
+      }
+    }
+  }
+
+  /** Whether a write that has met no database since `since` may still wait for it. */
+  private outageMayLast(lease: Lease, since: number): boolean {
+    if (this.options.held) return this.options.held(lease);
+    return Date.now() - since < OUTAGE_WAIT_DEFAULT_MS;
+  }
+
+  /**
+   * An idempotent write the fence refused (the lease moved while it was on its way): written without
+   * the fence (ADR 0034). Its work stores nothing a second time and events only what it inserted, so
+   * the new holder (which may store the same message) and this write together store and announce it
+   * once. A database out of reach is waited for a while (the new holder cannot get the message from
+   * WhatsApp either); `fenced` is what the caller learns when it still fails.
+   */
+  private async writeUnfenced(entry: Waiting, fenced: FencedOutError): Promise<void> {
+    const instanceId = entry.lease.instanceId;
+    const since = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const events: NewOutboxEvent[] = [];
+        let lastId: string | null = null;
+        const result = await LeaseRepository.unfencedTransaction(
+          this.dataSource,
+          (manager) => entry.work(manager, events),
+          () => {
+            const insert = OutboxRepository.insertStatement(instanceId, events);
+            return insert && { ...insert, rows: (rows) => (lastId = insert.lastId(rows)) };
+          },
+        );
+        this.unfencedWrites++;
+        this.logger.warn({ instanceId, events: events.length }, 'lease moved while a received message was being stored: stored without the fence');
+        entry.resolve(result);
+        if (lastId !== null) this.notify({ instanceId, lastId, ...noticeOf(events) });
+        return;
+      } catch (error) {
+        const waiting = databaseUnavailable(error) && Date.now() - since < OUTAGE_WAIT_DEFAULT_MS;
+        if (!waiting && attempt >= ATTEMPTS) {
+          this.logger.error({ err: error, instanceId }, 'a received message refused by the fence could not be stored without it');
+          return entry.reject(fenced);
+        }
+        await sleep(Math.min(OUTAGE_RETRY_MAX_MS, 200 * attempt));
       }
     }
   }

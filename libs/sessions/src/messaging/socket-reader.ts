@@ -20,6 +20,8 @@ export class SocketReader {
   private readonly emit: Client['emit'];
   private held: unknown[][] = [];
   private paused = false;
+  /** Holds taken by hold() and not yet given back by unhold(): the database is out of reach (issue #39). */
+  private holds = 0;
   private tcpPaused = false;
   private timer: NodeJS.Timeout | null = null;
   private budget = 0;
@@ -36,12 +38,37 @@ export class SocketReader {
     this.client = socket.ws as unknown as Client;
     this.emit = this.client.emit.bind(this.client);
     this.client.emit = (event, ...args) => {
-      if (event !== 'message' || this.closed || (!this.paused && this.held.length === 0 && this.allow())) return this.emit(event, ...args);
+      if (event !== 'message' || this.closed || (!this.blocked && this.held.length === 0 && this.allow())) return this.emit(event, ...args);
       this.held.push(args);
       if (this.held.length >= this.max) this.pauseTcp();
-      if (!this.paused) this.later();
+      if (!this.blocked) this.later();
       return true;
     };
+  }
+
+  /** Paused by backpressure, stopped, or held while the database is out of reach. */
+  private get blocked(): boolean {
+    return this.paused || this.holds > 0;
+  }
+
+  /**
+   * The database is out of reach (issue #39): nothing more goes to Baileys, which would decrypt,
+   * advance Signal sessions and acknowledge to WhatsApp what cannot be stored now, until every hold is
+   * given back (unhold). Independent of the backpressure's pause: either keeps the socket unread.
+   */
+  hold(): void {
+    this.holds++;
+    if (this.holds > 1) return;
+    this.pauseTcp();
+    this.logger.warn({ queued: this.depth(), held: this.held.length }, 'database out of reach: socket not read until writes get through');
+  }
+
+  unhold(): void {
+    if (this.holds === 0) return;
+    this.holds--;
+    if (this.holds > 0 || this.closed) return;
+    this.logger.info({ queued: this.depth(), held: this.held.length }, 'writes get through again: socket read again');
+    this.pump();
   }
 
   /** Frames held, not yet handed to Baileys. */
@@ -79,7 +106,7 @@ export class SocketReader {
 
   /** Hands held frames to Baileys while the queue has room; called when a queued event is done. */
   pump(): void {
-    if (this.paused || this.closed) return;
+    if (this.blocked || this.closed) return;
     while (this.held.length > 0 && this.allow()) this.emit('message', ...(this.held.shift() as unknown[]));
     if (this.held.length < this.max / 4) this.resumeTcp();
     if (this.held.length > 0) this.later();

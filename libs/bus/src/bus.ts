@@ -12,7 +12,14 @@ export interface SubscribeOptions {
 }
 
 export interface BusSubscription {
+  /** Stops at once: a message the transport already routed here but not yet handed to the handler is dropped. */
   unsubscribe(): void;
+  /**
+   * Stops taking messages, but handles (and answers) every one already routed here: a request the
+   * transport gave to this subscriber is never left unanswered for the requester to time out on
+   * (issue #39: a draining worker's instance subscriptions). Resolves once no more can arrive.
+   */
+  drain(): Promise<void>;
 }
 
 export interface RequestOptions {

@@ -71,7 +71,8 @@ export class InProcessBus extends Bus {
     this.assertOpen();
     const entry: Entry = { pattern: subject, handler, queue: options.queue };
     this.entries.add(entry);
-    return { unsubscribe: () => void this.entries.delete(entry) };
+    // Delivery is immediate here: nothing is ever routed to a subscriber and not yet handled.
+    return { unsubscribe: () => void this.entries.delete(entry), drain: async () => void this.entries.delete(entry) };
   }
 
   async ping(): Promise<void> {

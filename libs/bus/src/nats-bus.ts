@@ -16,6 +16,8 @@ import {
 import { natsServerOptions } from './nats-options';
 
 const encoder = new TextEncoder();
+/** close() waits this long at most for handlers still answering (a sync send waits for its ack). */
+const CLOSE_WAIT_MS = 10_000;
 const decoder = new TextDecoder();
 
 /**
@@ -34,24 +36,33 @@ export class ConnectionLostError extends RpcError {
 export class NatsBus extends Bus {
   /** How to fail each request in flight, should the connection lose its server. */
   private readonly inFlight = new Set<(error: Error) => void>();
+  /** The subscriptions open now (close drains them first). */
+  private readonly subscriptions = new Set<BusSubscription>();
+  /** Messages taken whose handler has not answered yet (close waits for them). */
+  private readonly handling = new Set<Promise<void>>();
 
   private constructor(
     private readonly connection: NatsConnection,
     /** Whose spans this connection's requests and handlers make (tracing on). */
     private readonly service: TracedService,
+    /** How long close waits at most for the handlers still running. */
+    private readonly closeWaitMs: number,
   ) {
     super();
   }
 
-  /** `name`: the connection's name at the server; it also says whose spans the bus makes (serviceOfConnection). */
-  static async connect(url: string, name: string): Promise<NatsBus> {
+  /**
+   * `name`: the connection's name at the server; it also says whose spans the bus makes (serviceOfConnection).
+   * `closeWaitMs`: how long close() waits at most for handlers still answering (default 10 s).
+   */
+  static async connect(url: string, name: string, options: { closeWaitMs?: number } = {}): Promise<NatsBus> {
     // noAsyncTraces: without it the client builds an Error (a captured stack) at the start of every
     // request and every timed subscription, in case it fails: bench/send's gateway profile showed the
     // RequestError constructor as the client's largest self time. The errors we map below keep their
     // classes and causes; only the caller's stack is not attached. Every server of the URL (a cluster's),
     // its credentials as options (natsServerOptions), reconnecting for ever: a lost server is left for another.
     const connection = await connect({ ...natsServerOptions(url), name, maxReconnectAttempts: -1, reconnectTimeWait: 500, noAsyncTraces: true });
-    const bus = new NatsBus(connection, serviceOfConnection(name));
+    const bus = new NatsBus(connection, serviceOfConnection(name), options.closeWaitMs ?? CLOSE_WAIT_MS);
     void bus.failInFlightOnDisconnect();
     return bus;
   }
@@ -116,19 +127,50 @@ export class NatsBus extends Bus {
         const run = tracingEnabled()
           ? runTracedHandler(this.service, 'nats', extractTraceContext(message.headers), handler, payload, message.subject)
           : runHandler(handler, payload, message.subject);
-        void run.then((envelope) => {
-          if (message.reply) message.respond(encode(envelope));
+        const answered = run.then((envelope) => {
+          if (message.reply && !this.connection.isClosed()) message.respond(encode(envelope));
         });
+        this.handling.add(answered);
+        void answered.finally(() => this.handling.delete(answered));
       },
     });
-    return { unsubscribe: () => subscription.unsubscribe() };
+    const tracked: BusSubscription = {
+      unsubscribe: () => {
+        this.subscriptions.delete(tracked);
+        subscription.unsubscribe();
+      },
+      // UNSUB, then a round trip: messages the server routed before it saw the UNSUB still reach the
+      // callback (a plain unsubscribe drops them at the client, and their requesters wait out their timeout).
+      drain: async () => {
+        this.subscriptions.delete(tracked);
+        if (subscription.isClosed() || this.connection.isClosed()) return;
+        await subscription.drain().catch(() => subscription.unsubscribe());
+      },
+    };
+    this.subscriptions.add(tracked);
+    return tracked;
   }
 
   async ping(): Promise<void> {
     await this.connection.flush();
   }
 
+  /**
+   * Every request taken is answered before the connection goes (issue #39: a draining session worker's
+   * last sends): the subscriptions stop taking messages (those already routed here are still handled),
+   * the handlers still running are awaited for at most `closeWaitMs`, and only then is the connection
+   * drained (after which nothing can be published, a reply included).
+   */
   async close(): Promise<void> {
+    if (this.connection.isClosed()) return;
+    await Promise.allSettled([...this.subscriptions].map((subscription) => subscription.drain()));
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.closeWaitMs)));
+    while (this.handling.size > 0) {
+      const done = await Promise.race([Promise.allSettled([...this.handling]).then(() => true), expired.then(() => false)]);
+      if (!done) break;
+    }
+    clearTimeout(timer);
     await this.connection.drain().catch(() => this.connection.close());
   }
 }

@@ -146,10 +146,14 @@ class WorkerConnection extends Bus {
       }
     };
     const subscription = this.shared.subscribe(subject, answer, options);
-    const tracked = {
+    const tracked: BusSubscription = {
       unsubscribe: () => {
         this.subscriptions.delete(tracked);
         subscription.unsubscribe();
+      },
+      drain: () => {
+        this.subscriptions.delete(tracked);
+        return subscription.drain();
       },
     };
     this.subscriptions.add(tracked);

@@ -43,6 +43,9 @@ export class FakeWorker {
         send.unsubscribe();
         status.unsubscribe();
       },
+      drain: async () => {
+        await Promise.all([send.drain(), status.drain()]);
+      },
     });
   }
 

@@ -1,4 +1,4 @@
-import { FencedOutError, type AuthStateRepository, type KeyMutation, type Lease } from '@gw/persistence';
+import { databaseUnavailable, FencedOutError, type AuthStateRepository, type KeyMutation, type Lease } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import {
   initAuthCreds,
@@ -16,6 +16,28 @@ import { SignalKeyCache } from './key-cache';
 /** Bound of the known-missing set (a few KB); past it the set starts over. */
 const MAX_ABSENT = 5_000;
 const absentKey = (type: string, id: string) => `${type}\u0000${id}`;
+/** A key write that meets no database is tried again this often at most (backing off from 100 ms). */
+const OUTAGE_RETRY_MAX_MS = 1_000;
+/** Without `outageWaitMs`: how long a write waits out a database outage. */
+const OUTAGE_WAIT_DEFAULT_MS = 10_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A Signal key or creds write that could not be made durable: the store was closed (the session ended
+ * or lost its lease) while it waited, or it kept failing. Baileys' `keys.set` rejects with it; the
+ * session has been stopped (`onWriteFailed`), so no socket goes on with keys that are not stored.
+ */
+export class AuthStateWriteError extends Error {
+  constructor(
+    instanceId: string,
+    reason: string,
+    override readonly cause?: unknown,
+  ) {
+    super(`auth state of ${instanceId} not stored: ${reason}`);
+    this.name = 'AuthStateWriteError';
+  }
+}
 
 export interface PostgresAuthStateOptions {
   repository: AuthStateRepository;
@@ -25,6 +47,17 @@ export interface PostgresAuthStateOptions {
   onFenced: (error: FencedOutError) => void;
   /** Delay before a failed (non-fenced) creds write is tried again. */
   retryDelayMs?: number;
+  /**
+   * How long a write waits out a database that does not answer (issue #39), trying again, before it
+   * gives up: the lease's lifetime (LEASE_TTL_MS), since the session is stopped when the lease would
+   * lapse anyway (then close() ends the wait at once). Default OUTAGE_WAIT_DEFAULT_MS.
+   */
+  outageWaitMs?: number;
+  /**
+   * Called once when a write finally fails (not fencing, which is onFenced): the session must stop at
+   * once, before Baileys goes on (uploads pre-keys, advances sessions) with keys that are not stored.
+   */
+  onWriteFailed?: (error: AuthStateWriteError) => void;
 }
 
 /**
@@ -37,6 +70,12 @@ export interface PostgresAuthStateOptions {
  * - persistent: every `keys.set()` call is one fenced transaction; `saveCreds()` writes the whole
  *   creds object (Baileys mutates it in place).
  *
+ * The contract with Baileys (issue #39): `keys.set()` resolves only once its keys are durable. While the
+ * database does not answer it waits and tries again (up to `outageWaitMs`, the lease's lifetime); a
+ * write that finally fails, or is cut short by close(), rejects, and a failure stops the session first
+ * (`onWriteFailed`): Baileys commits its key transactions before it uploads pre-keys or sends, so it
+ * never goes on with keys we did not store (the `Invalid PreKey ID` after a failover).
+ *
  * Every write proves the lease inside its transaction. The first FencedOutError flips the store to
  * "fenced": it never touches the database again and tells the session to stop.
  */
@@ -47,6 +86,8 @@ export class PostgresAuthState {
   private persistent: boolean;
   private fenced = false;
   private closed = false;
+  /** A write finally failed: the session was told to stop; every later write fails at once. */
+  private failed: AuthStateWriteError | null = null;
   /**
    * Keys read and found missing. Baileys' cache (makeCacheableSignalKeyStore) remembers only keys that
    * exist, and asks for some that never will (a `tctoken` per contact, three times per send). While
@@ -151,8 +192,9 @@ export class PostgresAuthState {
   }
 
   private async setKeys(data: SignalDataSet): Promise<void> {
-    // A dead session's late writes are dropped: its socket is gone and another holder may write now.
-    if (this.closed) return;
+    // A dead session's late writes are refused, never resolved as if stored: its socket is gone and
+    // another holder may write now.
+    if (this.closed) throw this.failed ?? new AuthStateWriteError(this.options.lease.instanceId, 'the session has ended');
     if (!this.persistent) {
       for (const [type, values] of Object.entries(data) as Array<[SignalKeyType, Record<string, unknown> | undefined]>) {
         let bucket = this.buffered.get(type);
@@ -177,15 +219,51 @@ export class PostgresAuthState {
     for (const key of keys) this.absent.delete(absentKey(key.type, key.id));
     // One call, one transaction: Baileys commits several key types together and expects all or none.
     try {
-      await this.guard(() => this.options.repository.write(this.options.lease, { keys }));
+      await this.durably('keys', () => this.guard(() => this.options.repository.write(this.options.lease, { keys })));
     } finally {
       this.writes++; // (before and after: a read overlapping either end of the write remembers nothing)
     }
   }
 
+  /**
+   * Runs `write` until it is durable: a database that does not answer is waited for (backing off) up
+   * to `outageWaitMs`; close() ends the wait. Fencing is thrown as it is (onFenced stops the session);
+   * any other failure stops the session (onWriteFailed) and is thrown as an AuthStateWriteError.
+   */
+  private async durably(what: string, write: () => Promise<void>): Promise<void> {
+    const waitMs = this.options.outageWaitMs ?? OUTAGE_WAIT_DEFAULT_MS;
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      if (this.failed) throw this.failed;
+      if (this.closed) throw new AuthStateWriteError(this.options.lease.instanceId, `the session ended before the ${what} were stored`);
+      try {
+        return await write();
+      } catch (error) {
+        if (error instanceof FencedOutError) throw error;
+        if (databaseUnavailable(error) && Date.now() - started < waitMs && !this.closed) {
+          if (attempt === 1) this.options.logger.warn({ err: error, what }, 'auth state write meets no database; waiting for it');
+          await sleep(Math.min(OUTAGE_RETRY_MAX_MS, 100 * attempt));
+          continue;
+        }
+        throw this.fail(what, error);
+      }
+    }
+  }
+
+  /** A write finally failed: stop the session once (no socket may go on with keys not stored). */
+  private fail(what: string, cause: unknown): AuthStateWriteError {
+    if (this.failed) return this.failed;
+    const error = new AuthStateWriteError(this.options.lease.instanceId, `the ${what} write failed`, cause);
+    this.failed = error;
+    this.options.logger.error({ err: cause, what }, 'auth state write failed; stopping the session');
+    this.close();
+    this.options.onWriteFailed?.(error);
+    return error;
+  }
+
   private async writeCreds(): Promise<void> {
     if (this.closed || this.fenced) return;
-    await this.guard(() => this.options.repository.write(this.options.lease, { creds: serializeAuthValue(this.creds) }));
+    await this.durably('creds', () => this.guard(() => this.options.repository.write(this.options.lease, { creds: serializeAuthValue(this.creds) })));
   }
 
   private assertWritable(): void {
@@ -249,7 +327,7 @@ class CoalescingWriter {
     try {
       await this.run();
     } catch (error) {
-      if (error instanceof FencedOutError || this.cancelled) return;
+      if (error instanceof FencedOutError || error instanceof AuthStateWriteError || this.cancelled) return;
       this.logger.error({ err: error }, 'saving auth credentials failed; retrying');
       clearTimeout(this.retryTimer);
       this.retryTimer = setTimeout(() => void this.request(), this.retryDelayMs);

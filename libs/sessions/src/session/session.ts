@@ -859,6 +859,10 @@ export class Session {
       lease: this.lease,
       logger: this.logger,
       onFenced: () => this.abort('auth-state write fenced out'),
+      // Issue #39: a key write waits out a database outage up to the lease's lifetime; one that still
+      // fails stops the session before Baileys goes on with keys that are not stored.
+      outageWaitMs: this.services.config.leaseTtlMs,
+      onWriteFailed: () => this.abort('auth-state write failed'),
     };
   }
 }

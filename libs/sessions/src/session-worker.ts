@@ -231,7 +231,7 @@ export class SessionWorker {
     if (this.state !== 'running') return;
     this.state = 'stopped';
     const started = Date.now();
-    this.rpc.stopAccepting();
+    await this.rpc.stopAccepting();
     this.handOverSubscription?.unsubscribe();
     // Out of the others' fair share at once; no more adoption; leases given back from now on are handed over.
     await this.keeper.beginDrain();
@@ -241,7 +241,8 @@ export class SessionWorker {
     await this.inbound.drain();
     await this.manager.shutdownAll();
     await this.keeper.shutdown();
-    this.rpc.stop();
+    // Every request taken is answered before the caller closes the bus (a late one: No session, tried again by the gateway).
+    await this.rpc.close(DRAIN_IN_FLIGHT_MS);
     this.logger.info({ drainMs: Date.now() - started }, 'session worker drained');
     await this.media.close();
     metrics().dropSources(this.metricsSources);

@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { ErrorCode, type SendRequest, Subjects } from '@gw/contracts';
 import { LeaseRepository } from '@gw/persistence';
 import { Harness, nextPhone, waitFor } from './support/harness';
 
@@ -72,6 +74,47 @@ describe('Session takeover between workers', () => {
     );
     expect((await leases().holderOf('handover'))?.workerId).toBe('w-next');
     expect(next.manager.get('handover')?.currentPhase).toBe('open');
+  });
+
+  it('should make a send that reaches the heir before its adopted session is open wait for the open (issue 39), and refuse one to a session that is not arriving', async () => {
+    const leaving = await harness.startWorker('w-drained');
+    await harness.newInstance('arriving');
+    const peer = nextPhone();
+    await harness.control('POST', '/sim/accounts', { phone: peer });
+    await harness.pairByQr('arriving', nextPhone());
+    const heir = await harness.startWorker('w-arrival');
+    const send = (text: string) => {
+      const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
+      const request: SendRequest = {
+        instanceId: 'arriving',
+        recordId: `r${messageId.slice(-8)}`,
+        messageId,
+        chatJid: `${peer}@s.whatsapp.net`,
+        content: { kind: 'text', text, linkPreview: null },
+        record: { sendFunction: '/send/text', sendPayload: { number: peer, text }, trackSource: '', trackId: '', sendFolderId: '' },
+      };
+      return harness.bus.request<{ status: string }>(Subjects.instance('arriving', 'send'), request, { timeoutMs: 20_000 });
+    };
+    // The hand-over: the heir adopts at once (the notice), and the send goes while its socket is not open yet.
+    const stopped = leaving.stop();
+    const adopted = await waitFor(
+      () => heir.manager.get('arriving'),
+      (session) => session !== undefined,
+      10_000,
+      'adopted by the heir',
+    );
+    expect(adopted!.currentPhase).not.toBe('open');
+    const answer = await send('sent while arriving');
+    expect(answer.status).not.toBe('Failed');
+    expect(heir.manager.get('arriving')?.currentPhase).toBe('open');
+    await stopped;
+    // Not arriving (a reconnect of a session that was open here): refused at once, as before.
+    const session = heir.manager.get('arriving')!;
+    await session.restart('test: reconnect');
+    expect(session.currentPhase).toBe('connecting');
+    const refusedAt = Date.now();
+    await expect(send('sent while reconnecting')).rejects.toMatchObject({ code: ErrorCode.NotConnected });
+    expect(Date.now() - refusedAt).toBeLessThan(1_000);
   });
 
   it('should end a pairing whose worker died once its QR expired', async () => {

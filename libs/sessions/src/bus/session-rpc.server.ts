@@ -22,6 +22,9 @@ export class SessionRpcServer implements SessionLifecycleListener {
   /** Ops being handled now (a drain waits for them). */
   private readonly inFlight = new Set<Promise<unknown>>();
   private draining = false;
+  private accepting = true;
+  /** Subscriptions of ended sessions still draining (close waits for them). */
+  private readonly closing = new Set<Promise<void>>();
 
   constructor(
     private readonly bus: Bus,
@@ -42,9 +45,14 @@ export class SessionRpcServer implements SessionLifecycleListener {
     );
   }
 
-  /** Stops taking placements and restarts (shutdown begins); instance ops stay until sessions end. */
-  stopAccepting(): void {
-    for (const subscription of this.global.splice(0)) subscription.unsubscribe();
+  /**
+   * Stops taking placements and restarts (shutdown begins); instance ops stay until sessions end. A
+   * placement the bus had already routed here is answered CapacityExhausted (the gateway asks the next
+   * worker), not dropped.
+   */
+  async stopAccepting(): Promise<void> {
+    this.accepting = false;
+    await Promise.allSettled(this.global.splice(0).map((subscription) => subscription.drain()));
   }
 
   /**
@@ -55,16 +63,40 @@ export class SessionRpcServer implements SessionLifecycleListener {
    */
   async drain(timeoutMs: number): Promise<void> {
     this.draining = true;
+    await this.settle(timeoutMs);
+  }
+
+  /** Waits for the ops in flight (those that start meanwhile too) for at most `timeoutMs`. */
+  private async settle(timeoutMs: number): Promise<void> {
     if (this.inFlight.size === 0) return;
     let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
-    await Promise.race([Promise.allSettled([...this.inFlight]), expired]);
+    const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    while (this.inFlight.size > 0) {
+      const settled = await Promise.race([Promise.allSettled([...this.inFlight]).then(() => true), expired]);
+      if (!settled) break;
+    }
     clearTimeout(timer);
     if (this.inFlight.size) this.logger.warn({ inFlight: this.inFlight.size }, 'drain: ops still running after the wait; closing anyway');
   }
 
+  /**
+   * The end of a drain, once the sessions ended: the subscriptions left stop, each request they had
+   * taken answered, and the ops still running (past the drain's wait) are awaited for at most
+   * `timeoutMs`, so that every request this worker took is answered before its bus closes.
+   */
+  async close(timeoutMs: number): Promise<void> {
+    this.accepting = false;
+    this.draining = true;
+    const subscriptions = [...this.global.splice(0), ...this.perInstance.values()];
+    this.perInstance.clear();
+    await Promise.allSettled([...subscriptions.map((subscription) => subscription.drain()), ...this.closing]);
+    await this.settle(timeoutMs);
+  }
+
+  /** Like `kill -9`: every subscription dropped at once, nothing answered any more. */
   stop(): void {
-    this.stopAccepting();
+    this.accepting = false;
+    for (const subscription of this.global.splice(0)) subscription.unsubscribe();
     for (const subscription of this.perInstance.values()) subscription.unsubscribe();
     this.perInstance.clear();
   }
@@ -80,8 +112,14 @@ export class SessionRpcServer implements SessionLifecycleListener {
   sessionEnded(session: Session): void {
     // Only if no newer session for the instance took the subscription over.
     if (this.manager.get(session.instanceId)) return;
-    this.perInstance.get(session.instanceId)?.unsubscribe();
+    const subscription = this.perInstance.get(session.instanceId);
     this.perInstance.delete(session.instanceId);
+    // Drained, not dropped: a request NATS routed here before it saw the UNSUB is answered (No session:
+    // the gateway tries again and reaches the next holder) instead of waiting out its timeout (issue #39).
+    if (!subscription) return;
+    const drained = subscription.drain().catch((error: unknown) => this.logger.warn({ err: error }, 'draining an instance subscription failed'));
+    this.closing.add(drained);
+    void drained.finally(() => this.closing.delete(drained));
   }
 
   private async place(data: unknown): Promise<unknown> {
@@ -89,6 +127,7 @@ export class SessionRpcServer implements SessionLifecycleListener {
     const connect = asObject(request.connect);
     const instanceId = typeof request.instanceId === 'string' ? request.instanceId : connect.instanceId;
     if (typeof instanceId !== 'string' || !instanceId) throw new RpcError(ErrorCode.BadRequest, 'instanceId is required');
+    if (!this.accepting) throw new RpcError(ErrorCode.CapacityExhausted, 'session worker is draining');
     try {
       return await this.manager.place(parseConnectRequest(connect, instanceId));
     } catch (error) {

@@ -47,6 +47,7 @@ function harness(sockets: Array<ReturnType<typeof fakeSocket>>) {
     lease: { instanceId: 'i1' },
     instance: { name: 'i1', owner: '' },
     openSocket: () => sockets[0],
+    openSocketOnArrival: async () => sockets[0],
     whenOpen: async () => sockets[next++] ?? null,
   } as unknown as Session;
   const request: SendRequest = {

@@ -90,7 +90,8 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
     }
   };
   const sendOnce: OpHandler<'send'> = async (session, request) => {
-    const socket = session.openSocket();
+    // An instance arriving from another worker (a drain's hand-over): the send waits for its socket.
+    const socket = await session.openSocketOnArrival();
     const owner = (socket.user?.id ?? '').split(':')[0].split('@')[0];
     // A status goes to the recipients WhatsApp knows; checked before anything is stored.
     const audience = request.status ? await statusAudience(socket, request.status.recipients) : null;

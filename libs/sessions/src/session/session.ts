@@ -113,6 +113,8 @@ export class Session {
   private connectFailure: string | undefined;
   /** The last close's reason and how many closes in a row had it: the same failure is logged once, then every 10th. */
   private lastClose = { reason: '', repeats: 0 };
+  /** Until when a send waits for the first open of a session adopted from another worker (0: not arriving). */
+  private arrivingUntil = 0;
   private readonly queue = new SerialQueue();
   private readonly changed = new ChangeSignal();
   private readonly logger: Logger;
@@ -171,6 +173,7 @@ export class Session {
 
   /** Starts an adopted (orphaned, paired) instance from stored auth; ends it if nothing is stored. */
   adopt(): Promise<void> {
+    this.arrivingUntil = Date.now() + this.services.config.sendReconnectWaitMs;
     return this.run(async () => {
       if (this.phase !== 'idle') return;
       if (await this.loadStoredAuth()) await this.startReconnect(false);
@@ -262,6 +265,17 @@ export class Session {
     this.assertAlive();
     if (this.phase !== 'open' || !this.socket) throw new RpcError(ErrorCode.NotConnected, 'instance is not connected');
     return this.socket;
+  }
+
+  /**
+   * The open socket for a send. While the session is arriving from another worker (adopted, its first
+   * socket not open yet: a drain's hand-over, a takeover), the send waits for that open, as long as a
+   * send waits for a reconnect, instead of being refused NotConnected (issue #39).
+   */
+  async openSocketOnArrival(): Promise<WASocket> {
+    const waitMs = this.arrivingUntil - Date.now();
+    if (this.phase !== 'open' && waitMs > 0) await this.whenOpen(waitMs);
+    return this.openSocket();
   }
 
   /**
@@ -560,6 +574,7 @@ export class Session {
     if (this.attempt > 0) this.services.pacer.reachable();
     this.phase = 'open';
     this.attempt = 0;
+    this.arrivingUntil = 0;
     const platform = auth.creds.platform ?? '';
     await this.write({
       patch: {

@@ -1,0 +1,129 @@
+import { InProcessBus, type Bus, type BusHandler, type BusSubscription } from '@gw/bus';
+import { ErrorCode, Subjects } from '@gw/contracts';
+import type { Logger } from '@gw/platform';
+import type { OpRegistry } from '../ops/op-handler';
+import type { Session } from '../session/session';
+import type { SessionManager } from '../session/session-manager';
+import { SessionRpcServer } from './session-rpc.server';
+
+const logger = { warn: () => undefined, info: () => undefined, error: () => undefined } as unknown as Logger;
+const sendRequest = (n: number) => ({
+  messageId: `M${n}`,
+  recordId: `r${n}`,
+  chatJid: '5521999990000@s.whatsapp.net',
+  content: { kind: 'text', text: `oi ${n}`, linkPreview: null },
+  record: { sendFunction: 'SendTextMessage', sendPayload: {}, trackSource: '', trackId: '', sendFolderId: '' },
+});
+
+/** A bus that records how each subscription ended. */
+class RecordingBus extends InProcessBus {
+  readonly ended: Array<{ subject: string; how: 'unsubscribe' | 'drain' }> = [];
+
+  override subscribe(subject: string, handler: BusHandler, options?: { queue?: string }): BusSubscription {
+    const inner = super.subscribe(subject, handler, options);
+    return {
+      unsubscribe: () => {
+        this.ended.push({ subject, how: 'unsubscribe' });
+        inner.unsubscribe();
+      },
+      drain: async () => {
+        this.ended.push({ subject, how: 'drain' });
+        await inner.drain();
+      },
+    };
+  }
+}
+
+/**
+ * Issue #39: the worker's side of the bus while it drains. Requests that arrive once it stopped taking
+ * work are refused so that the gateway tries again elsewhere (never left unanswered), the ops it took
+ * are finished and answered before it lets its bus close, and an instance's subscription ends drained.
+ */
+describe('SessionRpcServer drain (issue 39)', () => {
+  const session = { instanceId: 'i1', status: () => ({ status: 'connected', loggedIn: true, jid: null }) } as unknown as Session;
+  let sessions: Map<string, Session>;
+  let bus: RecordingBus;
+  let release: () => void;
+  let sent: string[];
+  let server: SessionRpcServer;
+
+  const start = (extra: Partial<SessionManager> = {}) => {
+    const manager = {
+      setLifecycleListener: () => undefined,
+      get: (id: string) => sessions.get(id),
+      place: async () => ({ status: 'connecting', loggedIn: false, jid: null }),
+      ...extra,
+    } as unknown as SessionManager;
+    const ops = {
+      status: async (target: Session) => target.status(),
+      // A send that takes until the test lets it go.
+      send: async (_target: Session, request: { messageId: string }) => {
+        await new Promise<void>((resolve) => (release = resolve));
+        sent.push(request.messageId);
+        return { status: 'Sent', messageId: request.messageId };
+      },
+    } as unknown as OpRegistry;
+    server = new SessionRpcServer(bus as Bus, manager, logger, ops);
+    server.start();
+    server.sessionStarted(session);
+  };
+
+  beforeEach(() => {
+    sessions = new Map([['i1', session]]);
+    bus = new RecordingBus();
+    sent = [];
+  });
+
+  it('should finish a send in flight, refuse new ones with NoSession and still answer status while draining', async () => {
+    start();
+    const inFlight = bus.request<{ status: string }>(Subjects.instance('i1', 'send'), sendRequest(1), { timeoutMs: 2_000 });
+    await new Promise((resolve) => setImmediate(resolve));
+    let drained = false;
+    const draining = server.drain(2_000).then(() => (drained = true));
+    await expect(bus.request(Subjects.instance('i1', 'send'), sendRequest(2), { timeoutMs: 2_000 })).rejects.toMatchObject({ code: ErrorCode.NoSession });
+    await expect(bus.request(Subjects.instance('i1', 'status'), {}, { timeoutMs: 2_000 })).resolves.toMatchObject({ loggedIn: true });
+    expect(drained).toBe(false);
+    release();
+    await expect(inFlight).resolves.toMatchObject({ status: 'Sent' });
+    await draining;
+    expect(sent).toEqual(['M1']);
+  });
+
+  it('should refuse a placement once it stopped accepting, as a full worker does (the gateway asks the next one)', async () => {
+    start();
+    // The queue subscription is drained, not dropped; a placement routed to it meanwhile is refused.
+    await server.stopAccepting();
+    expect(bus.ended.filter((entry) => entry.subject === Subjects.place).map((entry) => entry.how)).toContain('drain');
+    await expect(
+      (server as unknown as { place(data: unknown): Promise<unknown> }).place({ instanceId: 'i9', connect: { instanceId: 'i9' } }),
+    ).rejects.toMatchObject({ code: ErrorCode.CapacityExhausted });
+  });
+
+  it('should drain (not drop) the subscription of a session that ended', async () => {
+    start();
+    sessions.delete('i1');
+    server.sessionEnded(session);
+    expect(bus.ended).toEqual([{ subject: 'instance.i1.>', how: 'drain' }]);
+  });
+
+  it('should answer, on close, an op still running past the drain wait before it returns', async () => {
+    start();
+    const inFlight = bus.request<{ status: string }>(Subjects.instance('i1', 'send'), sendRequest(3), { timeoutMs: 3_000 });
+    await new Promise((resolve) => setImmediate(resolve));
+    await server.drain(50); // the wait ends with the send still running
+    let closed = false;
+    const closing = server.close(2_000).then(() => (closed = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(closed).toBe(false);
+    release();
+    await closing;
+    await expect(inFlight).resolves.toMatchObject({ status: 'Sent' });
+    expect(bus.ended.map((entry) => entry.how)).not.toContain('unsubscribe');
+  });
+
+  it('should drop every subscription at once when halted (kill -9)', () => {
+    start();
+    server.stop();
+    expect(new Set(bus.ended.map((entry) => entry.how))).toEqual(new Set(['unsubscribe']));
+  });
+});

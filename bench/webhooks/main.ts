@@ -9,6 +9,7 @@
  *   npm run bench -- webhooks [--seconds 60] [--rate 1000] [--burst 20000] [--instances 20] [--chats 10]
  *                             [--batch 500] [--run 20] [--inflight 8] [--poll 1000] [--gap 10 (ms between fan-outs, and between claims)] [--pool 0 (= inflight + 4)]
  *                             [--stall 20 (s without progress before a phase gives up)] [--wait 300 (s at most per phase)]
+ *                             [--warm 1 (0: start the relay cold, without its warmUp)]
  *
  * Processes: this one feeds the outbox (and orchestrates); the relay runs in a child, the bare client
  * in another, the receiver in a third. Prints one JSON object. Goals (issue #38): burst ≥ 0.6 × the
@@ -135,12 +136,53 @@ interface PhaseStats {
   p50Ms: number | null;
   p99Ms: number | null;
   maxMs: number | null;
+  /** p99 of the events created in the phase's first COLD_START_MS (a relay just started: cold pool, plans, caches). */
+  coldStartP99Ms: number | null;
+  /** p99 of the events created in each half second of the phase, in order: where a tail comes from. */
+  p99MsByHalfSecond: Array<number | null>;
+}
+
+/** The start of a phase measured on its own (`coldStartP99Ms`): a relay restarted during a deploy. */
+const COLD_START_MS = 2_000;
+
+/** The q-quantile of ascending `sorted` (nearest rank), null when empty. */
+function quantile(sorted: Float64Array, q: number): number | null {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] : null;
+}
+
+/** Latency quantiles of a phase: all of it, its first COLD_START_MS, and each half second by creation time. */
+function latencyStats(latencies: number[], created: number[]): Pick<PhaseStats, 'p50Ms' | 'p99Ms' | 'maxMs' | 'coldStartP99Ms' | 'p99MsByHalfSecond'> {
+  const sorted = Float64Array.from(latencies).sort();
+  const start = created.reduce((min, at) => Math.min(min, at), Infinity);
+  const buckets: number[][] = [];
+  const cold: number[] = [];
+  latencies.forEach((latency, index) => {
+    const offset = created[index] - start;
+    if (offset < COLD_START_MS) cold.push(latency);
+    (buckets[Math.floor(offset / 500)] ??= []).push(latency);
+  });
+  return {
+    p50Ms: quantile(sorted, 0.5),
+    p99Ms: quantile(sorted, 0.99),
+    maxMs: quantile(sorted, 1),
+    coldStartP99Ms: quantile(Float64Array.from(cold).sort(), 0.99),
+    p99MsByHalfSecond: Array.from(buckets, (bucket) => (bucket ? quantile(Float64Array.from(bucket).sort(), 0.99) : null)),
+  };
 }
 
 async function runReceiver(): Promise<void> {
   const phases = new Map<
     string,
-    { latencies: number[]; seen: Set<number>; laneLast: Map<string, number>; duplicates: number; outOfOrder: number; firstAt: number; lastAt: number }
+    {
+      latencies: number[];
+      created: number[];
+      seen: Set<number>;
+      laneLast: Map<string, number>;
+      duplicates: number;
+      outOfOrder: number;
+      firstAt: number;
+      lastAt: number;
+    }
   >();
   const record = (content: Buffer) => {
     const now = Date.now();
@@ -148,11 +190,15 @@ async function runReceiver(): Promise<void> {
       const body = JSON.parse(content.toString('utf8')) as EventPayload;
       let stats = phases.get(body.phase);
       if (!stats)
-        phases.set(body.phase, (stats = { latencies: [], seen: new Set(), laneLast: new Map(), duplicates: 0, outOfOrder: 0, firstAt: now, lastAt: now }));
+        phases.set(
+          body.phase,
+          (stats = { latencies: [], created: [], seen: new Set(), laneLast: new Map(), duplicates: 0, outOfOrder: 0, firstAt: now, lastAt: now }),
+        );
       if (stats.seen.has(body.seq)) stats.duplicates++;
       else {
         stats.seen.add(body.seq);
         stats.latencies.push(now - body.createdAt);
+        stats.created.push(body.createdAt);
       }
       const last = stats.laneLast.get(body.lane) ?? -1;
       if (body.seq < last) stats.outOfOrder++;
@@ -193,18 +239,27 @@ async function runReceiver(): Promise<void> {
     send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
     close = () => new Promise<void>((resolve) => server.close(() => resolve()));
   }
-  process.on('message', (message: { id: number; cmd: string; phase: string }) => {
+  process.on('message', (message: { id: number; cmd: string; phase: string; countOnly?: boolean }) => {
     if (message.cmd !== 'stats') return;
     const stats = phases.get(message.phase);
     if (!stats) {
       send({
         id: message.id,
-        stats: { count: 0, duplicates: 0, outOfOrder: 0, firstAt: 0, lastAt: 0, p50Ms: null, p99Ms: null, maxMs: null } satisfies PhaseStats,
+        stats: {
+          count: 0,
+          duplicates: 0,
+          outOfOrder: 0,
+          firstAt: 0,
+          lastAt: 0,
+          p50Ms: null,
+          p99Ms: null,
+          maxMs: null,
+          coldStartP99Ms: null,
+          p99MsByHalfSecond: [],
+        } satisfies PhaseStats,
       });
       return;
     }
-    const sorted = Float64Array.from(stats.latencies).sort();
-    const at = (q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] : null);
     send({
       id: message.id,
       stats: {
@@ -213,9 +268,9 @@ async function runReceiver(): Promise<void> {
         outOfOrder: stats.outOfOrder,
         firstAt: stats.firstAt,
         lastAt: stats.lastAt,
-        p50Ms: at(0.5),
-        p99Ms: at(0.99),
-        maxMs: at(1),
+        ...(message.countOnly
+          ? { p50Ms: null, p99Ms: null, maxMs: null, coldStartP99Ms: null, p99MsByHalfSecond: [] }
+          : latencyStats(stats.latencies, stats.created)),
       } satisfies PhaseStats,
     });
   });
@@ -244,7 +299,7 @@ async function runRelay(): Promise<void> {
   };
   const poolSize = num('pool', 0) || config.maxInFlightPerReceiver + 4;
   const dataSource = await openDatabase({ url: databaseUrl, schema: args.get('schema') as string, poolSize });
-  const queries = traceQueries(dataSource);
+  const trace = traceQueries(dataSource);
   const bus = new InProcessBus();
   // Stands in for NATS: the feeder's OutboxNotice arrives over IPC and is published on the local bus.
   process.on('message', (message: { wake?: string; cmd?: string; id?: number }) => {
@@ -257,7 +312,13 @@ async function runRelay(): Promise<void> {
         );
         await bus.close();
         await dataSource.destroy();
-        send({ id: message.id, deliveries: Object.fromEntries(counts.map((row) => [row.status, row.n])), queries: queries(), cpuMs: cpuMs() });
+        send({
+          id: message.id,
+          deliveries: Object.fromEntries(counts.map((row) => [row.status, row.n])),
+          queries: trace.queries(),
+          cold: trace.cold(),
+          cpuMs: cpuMs(),
+        });
         process.exit(0);
       })();
     }
@@ -270,7 +331,12 @@ async function runRelay(): Promise<void> {
     config,
     createLogger('bench-relay', 'warn'),
   );
+  // What the service does before it reports ready (WebhookRelayModule): a cold pool delayed the first second.
+  const warmStarted = performance.now();
+  if (num('warm', 1)) await relay.warmUp();
+  const warmUpMs = Math.round(performance.now() - warmStarted);
   relay.start();
+  trace.ready();
   send({
     ready: true,
     settings: {
@@ -282,39 +348,78 @@ async function runRelay(): Promise<void> {
       claimMs: config.claimMs,
       requestTimeoutMs: config.requestTimeoutMs,
       poolSize,
+      warmUpMs,
     },
   });
 }
 
+/** What the relay's pool did once it said it was ready: connections opened, statements run first on their connection. */
+interface ColdStats {
+  /** Connections the pool opened after the relay said it was ready (each plans its statements afresh). */
+  connectionsOpened: number;
+  /** Statements that were the first of their kind (or its EXPLAIN, warmUp's) on their connection, and their wait. */
+  coldStatements: number;
+  coldStatementMs: number;
+}
+
 /**
  * Counts the relay's SQL statements by kind (their first words) and the time spent waiting for them,
- * wrapping the query runner every DataSource query and transaction goes through.
+ * wrapping the query runner every DataSource query and transaction goes through; and, once `ready()`
+ * is called, what ran cold (ColdStats): what a loaded machine inflates in time but not in count.
  */
-function traceQueries(dataSource: import('typeorm').DataSource): () => Record<string, { count: number; ms: number; empty: number }> {
+function traceQueries(dataSource: import('typeorm').DataSource): {
+  queries: () => Record<string, { count: number; ms: number; empty: number }>;
+  ready: () => void;
+  cold: () => ColdStats;
+} {
   const stats = new Map<string, { count: number; ms: number; empty: number }>();
+  const seen = new WeakMap<object, Set<string>>();
+  const cold: ColdStats = { connectionsOpened: 0, coldStatements: 0, coldStatementMs: 0 };
+  let ready = false;
+  const pool = (dataSource.driver as unknown as { master: { on(event: 'connect', listener: () => void): void } }).master;
+  pool.on('connect', () => void (ready && cold.connectionsOpened++));
   const runner = dataSource.createQueryRunner();
   const proto = Object.getPrototypeOf(runner) as { query: (this: unknown, sql: string, ...rest: unknown[]) => Promise<unknown> };
   void runner.release();
   const original = proto.query;
   proto.query = async function (this: unknown, sql: string, ...rest: unknown[]) {
     const kind = sql.replace(/\s+/g, ' ').trim().slice(0, 48);
+    const connection = (this as { databaseConnection?: object }).databaseConnection;
+    const planned = connection ? (seen.get(connection) ?? new Set<string>()) : undefined;
+    if (connection && planned && !seen.has(connection)) seen.set(connection, planned);
+    const key = sql
+      .replace(/^\s*EXPLAIN\s+/, '')
+      .replace(/\s+/g, ' ')
+      .trim()
+      .slice(0, 48);
+    const first = planned !== undefined && !planned.has(key);
+    planned?.add(key);
     const started = performance.now();
     let rows: unknown;
     try {
       return (rows = await original.call(this, sql, ...rest));
     } finally {
+      const ms = performance.now() - started;
       const entry = stats.get(kind) ?? { count: 0, ms: 0, empty: 0 };
       entry.count++;
-      entry.ms += performance.now() - started;
+      entry.ms += ms;
       // Statements that answered no rows (a claim that found nothing still walked every lane).
       if (Array.isArray(rows) && rows.length === 0) entry.empty++;
       stats.set(kind, entry);
+      if (ready && first) {
+        cold.coldStatements++;
+        cold.coldStatementMs += ms;
+      }
     }
   };
-  return () =>
-    Object.fromEntries(
-      [...stats].sort((a, b) => b[1].ms - a[1].ms).map(([kind, entry]) => [kind, { count: entry.count, ms: Math.round(entry.ms), empty: entry.empty }]),
-    );
+  return {
+    queries: () =>
+      Object.fromEntries(
+        [...stats].sort((a, b) => b[1].ms - a[1].ms).map(([kind, entry]) => [kind, { count: entry.count, ms: Math.round(entry.ms), empty: entry.empty }]),
+      ),
+    ready: () => void (ready = true),
+    cold: () => ({ ...cold, coldStatementMs: Math.round(cold.coldStatementMs) }),
+  };
 }
 
 // --- the bare client process ----------------------------------------------------------------------
@@ -427,9 +532,11 @@ async function waitForDelivery(receiver: ChildProcess, phase: Phase, expected: n
   let lastChange = Date.now();
   let lastLog = Date.now();
   const giveUpAt = Date.now() + num('wait', 300) * 1000;
+  // Polled for the count only: sorting every latency each 50 ms took the receiver's CPU from the relay's run.
+  const final = async () => (await ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase })).stats;
   for (;;) {
-    const { stats } = await ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase });
-    if (stats.count >= expected) return stats;
+    const { stats } = await ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase, countOnly: true });
+    if (stats.count >= expected) return final();
     if (Date.now() - lastLog > 5_000) {
       lastLog = Date.now();
       log(`${phase}: ${stats.count}/${expected} delivered`);
@@ -439,11 +546,11 @@ async function waitForDelivery(receiver: ChildProcess, phase: Phase, expected: n
       lastChange = Date.now();
     } else if (Date.now() - lastChange > stallMs) {
       log(`${phase}: stalled at ${stats.count}/${expected}`);
-      return stats;
+      return final();
     }
     if (Date.now() > giveUpAt) {
       log(`${phase}: gave up at ${stats.count}/${expected} after --wait`);
-      return stats;
+      return final();
     }
     await sleep(50);
   }
@@ -534,7 +641,7 @@ async function orchestrate(): Promise<void> {
     const steadyStarted = Date.now();
     const progress = setInterval(
       () =>
-        void ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase: 'relay-steady' }).then(({ stats }) =>
+        void ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase: 'relay-steady', countOnly: true }).then(({ stats }) =>
           log(`relay-steady: ${stats.count} delivered after ${round((Date.now() - steadyStarted) / 1000, 1)} s`),
         ),
       5_000,
@@ -559,10 +666,14 @@ async function orchestrate(): Promise<void> {
     const {
       deliveries,
       queries,
+      cold,
       cpuMs: relayCpuMs,
-    } = await ask<{ deliveries: Record<string, number>; queries: Record<string, { count: number; ms: number; empty: number }>; cpuMs: number }>(relay, {
-      cmd: 'stop',
-    });
+    } = await ask<{
+      deliveries: Record<string, number>;
+      queries: Record<string, { count: number; ms: number; empty: number }>;
+      cold: ColdStats;
+      cpuMs: number;
+    }>(relay, { cmd: 'stop' });
     const deliveredRows = deliveries.delivered ?? 0;
     const statements = Object.values(queries).reduce((sum, entry) => sum + entry.count, 0);
 
@@ -604,11 +715,19 @@ async function orchestrate(): Promise<void> {
             deliveriesPerSecond: round(relaySteady.count / Math.max((relaySteady.lastAt - steadyStarted) / 1000, 0.001)),
             p50Ms: relaySteady.p50Ms,
             p99Ms: relaySteady.p99Ms,
+            coldStartP99Ms: relaySteady.coldStartP99Ms,
             maxMs: relaySteady.maxMs,
+            p99MsByHalfSecond: relaySteady.p99MsByHalfSecond,
             duplicates: relaySteady.duplicates,
             outOfOrder: relaySteady.outOfOrder,
           },
-          bare: { delivered: bareSteady.count, p50Ms: bareSteady.p50Ms, p99Ms: bareSteady.p99Ms, maxMs: bareSteady.maxMs },
+          bare: {
+            delivered: bareSteady.count,
+            p50Ms: bareSteady.p50Ms,
+            p99Ms: bareSteady.p99Ms,
+            coldStartP99Ms: bareSteady.coldStartP99Ms,
+            maxMs: bareSteady.maxMs,
+          },
         },
         burst: {
           events: BURST,
@@ -637,6 +756,7 @@ async function orchestrate(): Promise<void> {
           bare: round((bareCpuMs * 1000) / Math.max(steadyTotal + BURST, 1), 1),
         },
         relaySql: { statements, perDelivery: round(statements / Math.max(deliveredRows, 1), 3), byKind: queries },
+        relayCold: cold,
         relayDbBuffersPerDelivery: await buffersPerDelivery(dataSource, schema, deliveredRows),
         loadAverage: loadavg().map((value) => round(value, 2)),
         goals: { burstVsBare: 0.6, p99MsAtRate: 50 },

@@ -10,7 +10,9 @@ const RELAY = Symbol('WEBHOOK_RELAY');
 class WebhookRelayLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(@Inject(RELAY) private readonly relay: WebhookRelay) {}
 
-  onApplicationBootstrap(): void {
+  /** Warm (pool, statements, webhooks) before the application, and so the health port's `/ready`, is up. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.relay.warmUp();
     this.relay.start();
   }
 

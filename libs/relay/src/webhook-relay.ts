@@ -68,6 +68,9 @@ export const WEBHOOK_RELAY_DEFAULTS = {
   passGapMs: 10,
 } as const;
 
+/** Webhooks read into the cache before the first claim (warmUp); the rest are read by the claims that need them. */
+const WARM_WEBHOOKS = 1_000;
+
 /** How long successes gather before they are written together (lanes move on once written). */
 const FLUSH_DELAY_MS = 5;
 
@@ -179,6 +182,24 @@ export class WebhookRelay {
       config.passGapMs,
     );
     this.claimLoop = new PassLoop((polled) => this.claimPass(polled), config.pollIntervalMs, onError, config.passGapMs);
+  }
+
+  /**
+   * Before `start`: opens the pool's connections and plans the relay's statements on each, and reads the
+   * enabled webhooks, so that a relay started in a rolling deploy delivers its first second on time
+   * (bench/webhooks: p99 370-630 ms over the first 1.5 s of a cold relay, ~40 ms after). A failure is
+   * logged, not thrown: the loops connect on their own and retry as always.
+   */
+  async warmUp(): Promise<void> {
+    const started = performance.now();
+    try {
+      const [connections, webhooks] = await Promise.all([this.deliveries.warmUp(), this.webhooks.enabled(WARM_WEBHOOKS)]);
+      const at = Date.now();
+      for (const row of webhooks) this.webhookCache.set(row.id, { row, at });
+      this.logger.info({ connections, webhooks: webhooks.length, ms: Math.round(performance.now() - started) }, 'webhook relay warmed up');
+    } catch (error) {
+      this.logger.warn({ err: error }, 'warming the webhook relay up failed; starting cold');
+    }
   }
 
   start(): void {

@@ -122,6 +122,27 @@ describe(WebhookRelay.name, () => {
     expect(delivery.headers['webhook-id']).toMatch(/^evt_\d+$/);
   });
 
+  it('should warm up before it starts: every pooled connection open and planned, nothing claimed or written', async () => {
+    await addWebhook();
+    await emit([{ type: 'connection', payload: { EventType: 'connection', instance: { name: 'x', status: 'connected' }, instanceName: 'x', owner: '55' } }]);
+    const [deliveries, webhooks, instances] = repositoriesOf(db.dataSource);
+    const pool = (db.dataSource.driver as unknown as { master: { totalCount: number; idleCount: number } }).master;
+    const warnings = jest.spyOn(logger, 'warn');
+    const sut = new WebhookRelay(deliveries, webhooks, instances, bus, config(), logger);
+
+    await sut.warmUp();
+
+    // The test database's pool holds 5: all open (each planned the relay's statements: an EXPLAIN that failed would warn) and given back.
+    expect(pool.totalCount).toBe(5);
+    expect(pool.idleCount).toBe(5);
+    expect(warnings).not.toHaveBeenCalled();
+    // EXPLAIN only: the event is still undispatched and nothing was claimed.
+    expect(await deliveries.countByStatus()).toEqual({});
+    sut.start();
+    await waitFor(() => receiver.received.length === 1);
+    await sut.stop();
+  });
+
   it('should include the token only when the webhook asks for it', async () => {
     await addWebhook({ includeToken: true });
     const sut = new WebhookRelay(...repositoriesOf(db.dataSource), bus, config(), logger);

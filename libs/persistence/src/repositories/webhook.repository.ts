@@ -59,6 +59,9 @@ function toRow(raw: Raw): WebhookRow {
   };
 }
 
+/** Every fan-out's read of the webhooks its events may go to (the relay plans it at start: DeliveryRepository.warmUp). */
+export const ENABLED_FOR = `SELECT * FROM webhooks WHERE enabled AND (instance_id IS NULL OR instance_id = ANY($1::text[]))`;
+
 /**
  * Delivery targets: webhooks and broker sinks (`kind`). `instanceId = null` is the global one. Every
  * lookup by scope names its kind, so `/webhook` never sees a sink and a sink route never a webhook.
@@ -169,7 +172,7 @@ export class WebhookRepository {
 
   /** Enabled webhooks that may receive events of these instances (theirs and the global ones). */
   static async enabledFor(manager: EntityManager, instanceIds: string[]): Promise<WebhookRow[]> {
-    const rows: Raw[] = await manager.query(`SELECT * FROM webhooks WHERE enabled AND (instance_id IS NULL OR instance_id = ANY($1::text[]))`, [instanceIds]);
+    const rows: Raw[] = await manager.query(ENABLED_FOR, [instanceIds]);
     return rows.map(toRow);
   }
 
@@ -182,6 +185,12 @@ export class WebhookRepository {
   /** The enabled broker sinks (every kind but `webhook`), of every scope: what the relay's connections are for. */
   async enabledSinks(): Promise<WebhookRow[]> {
     const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE enabled AND kind <> 'webhook'`);
+    return rows.map(toRow);
+  }
+
+  /** Enabled targets of every kind and scope, at most `limit` (a relay starting reads them before its first claim). */
+  async enabled(limit: number): Promise<WebhookRow[]> {
+    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE enabled ORDER BY id LIMIT $1`, [limit]);
     return rows.map(toRow);
   }
 

@@ -69,8 +69,8 @@ describe('A history chunk is written set-oriented (issue #38)', () => {
         chunk('HC').messages.map((message) => message.key.id),
       );
       expect(events[0].payload.messages[0]).toMatchObject({ text: 'message 0 of chat 0', fromMe: false, senderName: 'Friend 0' });
-      // One statement (or more) per message was 4–6 × MESSAGES; set-oriented it is a handful per chat and per slice.
-      expect(statements).toBeLessThan(MESSAGES / 5);
+      // One path per message was 4–6 statements each (over 1,200 here); set-oriented it is a few for the chunk (8 when written).
+      expect(statements).toBeLessThan(MESSAGES / 10);
     } finally {
       query.mockRestore();
     }

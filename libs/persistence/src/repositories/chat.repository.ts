@@ -38,6 +38,40 @@ export class ChatRepository {
   }
 
   /**
+   * The chats of these observations that no row holds yet by either identifier, created in one
+   * statement (a history chunk's chats: issue #38) as observeUnknownWithin() creates one (a name the
+   * address book saved before is its name); observeWithin() then finds each stored with exactly its
+   * identifiers. A chat stored under one of them is left out (merge and learn stay observeWithin's).
+   * Takes the instance's chats lock, as observeUnknownWithin() does.
+   */
+  static async createMissingWithin(
+    manager: EntityManager,
+    instanceId: string,
+    chats: ReadonlyArray<{ pn: string; lid: string; isGroup: boolean }>,
+    newId: () => string,
+  ): Promise<number> {
+    const input = chats.filter((chat) => chat.pn || chat.lid);
+    if (input.length === 0) return 0;
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('chats:' || $1))`, [instanceId]);
+    const rows: Array<{ n: number }> = await manager.query(
+      `${PREPARED} WITH inserted AS (
+         INSERT INTO chats (instance_id, id, wa_chatid, wa_chatlid, is_group, wa_contact_name)
+         SELECT $1, u.id, u.pn, u.lid, u.is_group, COALESCE((
+           SELECT contact_name FROM contacts
+           WHERE instance_id = $1 AND contact_name <> '' AND ((jid = u.pn AND u.pn <> '') OR (jid = u.lid AND u.lid <> '') OR (lid = u.lid AND u.lid <> ''))
+           ORDER BY jid = u.pn DESC LIMIT 1), '')
+         FROM unnest((SELECT $2::text[]), (SELECT $3::text[]), (SELECT $4::text[]), (SELECT $5::boolean[])) AS u(id, pn, lid, is_group)
+         WHERE NOT EXISTS (
+           SELECT 1 FROM chats c WHERE c.instance_id = $1 AND ((c.wa_chatid = u.pn AND u.pn <> '') OR (c.wa_chatlid = u.lid AND u.lid <> '')))
+         ON CONFLICT DO NOTHING
+         RETURNING 1)
+       SELECT count(*)::int AS n FROM inserted`,
+      [instanceId, input.map(() => newId()), input.map((chat) => chat.pn), input.map((chat) => chat.lid), input.map((chat) => chat.isGroup)],
+    );
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /**
    * observeWithin's path when the chat is not stored with exactly these identifiers: create, merge or
    * learn, under the instance's lock (also InboundGroupRepository's, after its statement).
    */

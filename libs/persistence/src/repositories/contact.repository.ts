@@ -125,6 +125,37 @@ export class ContactRepository {
   }
 
   /**
+   * The contacts of these observations that no row knows yet by either identifier, created in one
+   * statement (a history chunk's senders: issue #38), keyed as observeWithin() keys a new one (the
+   * phone number, else the LID); each is what observeWithin() would have answered `changed` with.
+   * Observations of a stored contact are left out: observeWithin() is their path. Takes the
+   * instance's contacts lock, as observeWithin()'s create does.
+   */
+  static async createMissingWithin(
+    manager: EntityManager,
+    instanceId: string,
+    observations: ReadonlyArray<{ jid?: string; lid?: string; pushName?: string }>,
+  ): Promise<ContactRow[]> {
+    const input = observations.filter((observation) => observation.jid || observation.lid);
+    if (input.length === 0) return [];
+    await manager.query(`SELECT pg_advisory_xact_lock(hashtext('contacts:' || $1))`, [instanceId]);
+    const rows: Raw[] = await manager.query(
+      `${PREPARED} WITH inserted AS (
+         INSERT INTO contacts (instance_id, jid, lid, contact_name, push_name, verified_name, in_address_book, updated_at)
+         SELECT $1, CASE WHEN u.pn <> '' THEN u.pn ELSE u.lid END, u.lid, '', u.push_name, '', false, now()
+         FROM unnest((SELECT $2::text[]), (SELECT $3::text[]), (SELECT $4::text[])) AS u(pn, lid, push_name)
+         WHERE NOT EXISTS (
+           SELECT 1 FROM contacts c WHERE c.instance_id = $1
+             AND ((c.jid = u.pn AND u.pn <> '') OR (c.jid = u.lid AND u.lid <> '') OR (c.lid = u.lid AND u.lid <> '')))
+         ON CONFLICT DO NOTHING
+         RETURNING *)
+       SELECT * FROM inserted`,
+      [instanceId, input.map((item) => item.jid ?? ''), input.map((item) => item.lid ?? ''), input.map((item) => item.pushName ?? '')],
+    );
+    return rows.map(toContactRow);
+  }
+
+  /**
    * The stored row when it already says everything `observation` says, so that observeWithin() would
    * answer it with `changed: false`: the only row found under either identifier, keyed by the phone
    * number when one is given, holding the LID when one is given, and every non-empty name and the

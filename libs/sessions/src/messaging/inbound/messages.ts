@@ -499,7 +499,18 @@ export class MessageEvents {
       const seen = senders.get(identity);
       senders.set(identity, { sender: place.sender, pushName: pushName || seen?.pushName || '' });
     }
-    for (const { sender, pushName } of senders.values()) {
+    // The new ones in one statement (a fresh pairing's history: all of them), the others one by one.
+    const observations = [...senders.values()].filter(({ sender }) => sender.pn || sender.lid);
+    const createdContacts = await ContactRepository.createMissingWithin(
+      manager,
+      this.context.instanceId,
+      observations.map(({ sender, pushName }) => ({ jid: sender.pn, lid: sender.lid, pushName })),
+    );
+    for (const contact of createdContacts) events.push(contactsEvent([contact], who));
+    // Created with all the observation says: nothing left to observe (another observation of the same row still is).
+    const createdKeys = new Set(createdContacts.map((contact) => `${contact.jid}|${contact.lid}|${contact.pushName}`));
+    for (const { sender, pushName } of observations) {
+      if (createdKeys.has(`${sender.pn || sender.lid}|${sender.lid}|${pushName}`)) continue;
       const contact = await this.observeSender(manager, sender, pushName);
       if (contact) events.push(contactsEvent([contact], who));
     }
@@ -541,6 +552,13 @@ export class MessageEvents {
     }
     const observed = [...chats.values()];
     for (const { observation, group } of observed) if (group && !observation.waName) observation.waName = group.subject || undefined;
+    // New chats in one statement, then every observation in one (InboundGroupRepository: a chat stored with exactly its identifiers).
+    await ChatRepository.createMissingWithin(
+      manager,
+      this.context.instanceId,
+      observed.map(({ observation }) => ({ pn: observation.waChatId ?? '', lid: observation.waChatLid ?? '', isGroup: observation.isGroup ?? false })),
+      () => recordId(14),
+    );
     const written = await InboundGroupRepository.writeWithin(manager, {
       chats: observed.map(({ observation }) => ({ instanceId: this.context.instanceId, observation, newId: () => recordId(14) })),
     });

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import type { InstanceRpc } from '@gw/contracts';
 import { isBase64, parseChatTarget } from '@gw/domain';
 import type { InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
@@ -9,8 +8,10 @@ import { INVALID_GROUP_JID, type CreateGroupDto, type GroupInfoDto, type GroupJi
 import type { GroupInviteDto, GroupJoinApprovalDto, GroupParticipantsDto } from './dto/group.dto';
 import type { GroupAnnounceDto, GroupDescriptionDto, GroupEphemeralDto, GroupLockedDto, GroupMemberAddModeDto, GroupNameDto } from './dto/group.dto';
 import type { CommunityGroupsDto, CreateCommunityDto, GroupImageDto } from './dto/group.dto';
-
-type GroupObject = InstanceRpc['group.info']['reply'];
+import type { CommunityCreatedResponse, CommunityGroupsResponse, GroupEphemeralResponse, GroupInviteInfoResponse } from './dto/group.response';
+import type { GroupInviteLinkResponse, GroupJoinApprovalResponse, GroupJoinResponse, GroupListResponse } from './dto/group.response';
+import type { GroupPageResponse, GroupParticipantsUpdateResponse, GroupResetInviteCodeResponse } from './dto/group.response';
+import type { GroupResponse, GroupUpdateResponse } from './dto/group.response';
 
 /** The group's JID from `groupjid` (or the older `groupJid`): `<digits>@g.us`. */
 export function groupJidOf(dto: GroupJidDto): string {
@@ -44,7 +45,7 @@ export function inviteCodeOf(dto: GroupInviteDto): string {
   return code;
 }
 
-const withoutParticipants = <T extends GroupObject>(group: T): T => ({ ...group, Participants: [] });
+const withoutParticipants = <T extends GroupResponse>(group: T): T => ({ ...group, Participants: [] });
 
 /** Groups the instance creates, reads and runs (`/group/*`), each a request to the worker holding it. */
 @Injectable()
@@ -54,7 +55,7 @@ export class GroupService {
     private readonly tools: SendContentTools,
   ) {}
 
-  async create(instance: InstanceEntity, dto: CreateGroupDto): Promise<GroupObject> {
+  async create(instance: InstanceEntity, dto: CreateGroupDto): Promise<GroupResponse> {
     return this.sessions.request(instance.id, 'group.create', {
       instanceId: instance.id,
       name: dto.name.trim(),
@@ -62,7 +63,7 @@ export class GroupService {
     });
   }
 
-  async info(instance: InstanceEntity, dto: GroupInfoDto): Promise<GroupObject> {
+  async info(instance: InstanceEntity, dto: GroupInfoDto): Promise<GroupResponse> {
     const group = await this.sessions.request(instance.id, 'group.info', {
       instanceId: instance.id,
       groupJid: groupJidOf(dto),
@@ -74,13 +75,13 @@ export class GroupService {
   }
 
   /** `POST /group/inviteInfo`: the group an invite leads to, without joining it. */
-  async inviteInfo(instance: InstanceEntity, dto: GroupInviteDto): Promise<{ response: string; group: GroupObject }> {
+  async inviteInfo(instance: InstanceEntity, dto: GroupInviteDto): Promise<GroupInviteInfoResponse> {
     const group = await this.sessions.request(instance.id, 'group.inviteInfo', { instanceId: instance.id, code: inviteCodeOf(dto) });
     return { response: 'Group info retrieved successfully', group };
   }
 
   /** `POST /group/join`: by code or link; with join approval on, the request waits for an admin. */
-  async join(instance: InstanceEntity, dto: GroupInviteDto): Promise<{ response: string; group: GroupObject; needs_refresh: boolean }> {
+  async join(instance: InstanceEntity, dto: GroupInviteDto): Promise<GroupJoinResponse> {
     const { status, group } = await this.sessions.request(instance.id, 'group.join', { instanceId: instance.id, code: inviteCodeOf(dto) });
     return { response: status === 'joined' ? 'Group join successful' : 'Group join request sent', group, needs_refresh: false };
   }
@@ -91,7 +92,7 @@ export class GroupService {
   }
 
   /** `GET /group/invitelink/{groupJid}` (uazapi 2.0): the group's current invite link; admins only (403 otherwise). */
-  async inviteLink(instance: InstanceEntity, dto: GroupJidDto): Promise<{ inviteLink: string }> {
+  async inviteLink(instance: InstanceEntity, dto: GroupJidDto): Promise<GroupInviteLinkResponse> {
     const group = await this.sessions.request(instance.id, 'group.info', {
       instanceId: instance.id,
       groupJid: groupJidOf(dto),
@@ -105,13 +106,13 @@ export class GroupService {
   }
 
   /** `POST /group/resetInviteCode`: a new link; the old one stops working. */
-  async resetInviteCode(instance: InstanceEntity, dto: GroupJidDto): Promise<{ InviteLink: string; group: GroupObject; needs_refresh: boolean }> {
+  async resetInviteCode(instance: InstanceEntity, dto: GroupJidDto): Promise<GroupResetInviteCodeResponse> {
     const { code, group } = await this.sessions.request(instance.id, 'group.resetInvite', { instanceId: instance.id, groupJid: groupJidOf(dto) });
     return { InviteLink: `${INVITE_URL_BASE}${code}`, group, needs_refresh: false };
   }
 
   /** `POST /group/updateParticipants`: each participant's outcome, and the group after. */
-  async updateParticipants(instance: InstanceEntity, dto: GroupParticipantsDto) {
+  async updateParticipants(instance: InstanceEntity, dto: GroupParticipantsDto): Promise<GroupParticipantsUpdateResponse> {
     const reply = await this.sessions.request(instance.id, 'group.participants', {
       instanceId: instance.id,
       groupJid: groupJidOf(dto),
@@ -122,7 +123,7 @@ export class GroupService {
   }
 
   /** `POST /group/updateJoinApproval`: admins only (403 otherwise). */
-  async updateJoinApproval(instance: InstanceEntity, dto: GroupJoinApprovalDto) {
+  async updateJoinApproval(instance: InstanceEntity, dto: GroupJoinApprovalDto): Promise<GroupJoinApprovalResponse> {
     const group = await this.sessions.request(instance.id, 'group.joinApproval', {
       instanceId: instance.id,
       groupJid: groupJidOf(dto),
@@ -136,13 +137,13 @@ export class GroupService {
   }
 
   /** `POST /group/updateName`: admins only when the group is locked (403 otherwise). */
-  async updateName(instance: InstanceEntity, dto: GroupNameDto) {
+  async updateName(instance: InstanceEntity, dto: GroupNameDto): Promise<GroupUpdateResponse> {
     const group = await this.sessions.request(instance.id, 'group.name', { instanceId: instance.id, groupJid: groupJidOf(dto), name: dto.name.trim() });
     return { response: 'Group name updated successfully', group, needs_refresh: false };
   }
 
   /** `POST /group/updateDescription`: '' removes it; admins only when the group is locked. */
-  async updateDescription(instance: InstanceEntity, dto: GroupDescriptionDto) {
+  async updateDescription(instance: InstanceEntity, dto: GroupDescriptionDto): Promise<GroupUpdateResponse> {
     const group = await this.sessions.request(instance.id, 'group.description', {
       instanceId: instance.id,
       groupJid: groupJidOf(dto),
@@ -152,35 +153,35 @@ export class GroupService {
   }
 
   /** `POST /group/updateAnnounce`: admins only. */
-  async updateAnnounce(instance: InstanceEntity, dto: GroupAnnounceDto) {
+  async updateAnnounce(instance: InstanceEntity, dto: GroupAnnounceDto): Promise<GroupUpdateResponse> {
     const setting = dto.announce ? 'announcement' : 'not_announcement';
     const group = await this.sessions.request(instance.id, 'group.setting', { instanceId: instance.id, groupJid: groupJidOf(dto), setting });
     return { response: `Group announce ${dto.announce ? 'enabled' : 'disabled'} successfully`, group, needs_refresh: false };
   }
 
   /** `POST /group/updateLocked`: admins only. */
-  async updateLocked(instance: InstanceEntity, dto: GroupLockedDto) {
+  async updateLocked(instance: InstanceEntity, dto: GroupLockedDto): Promise<GroupUpdateResponse> {
     const setting = dto.locked ? 'locked' : 'unlocked';
     const group = await this.sessions.request(instance.id, 'group.setting', { instanceId: instance.id, groupJid: groupJidOf(dto), setting });
     return { response: 'Group lock status changed successfully', group, needs_refresh: false };
   }
 
   /** `POST /group/updateMemberAddMode`: admins only. */
-  async updateMemberAddMode(instance: InstanceEntity, dto: GroupMemberAddModeDto) {
+  async updateMemberAddMode(instance: InstanceEntity, dto: GroupMemberAddModeDto): Promise<GroupUpdateResponse> {
     const mode = dto.MemberAddMode;
     const group = await this.sessions.request(instance.id, 'group.memberAddMode', { instanceId: instance.id, groupJid: groupJidOf(dto), mode });
     return { response: `Group member add mode set to ${mode} successfully`, group, needs_refresh: false };
   }
 
   /** `POST /group/ephemeral`: disappearing messages off, 1 day, 7 days or 90 days; admins only when the group is locked. */
-  async updateEphemeral(instance: InstanceEntity, dto: GroupEphemeralDto) {
+  async updateEphemeral(instance: InstanceEntity, dto: GroupEphemeralDto): Promise<GroupEphemeralResponse> {
     const { seconds, label } = ephemeralDuration(dto.duration);
     const group = await this.sessions.request(instance.id, 'group.ephemeral', { instanceId: instance.id, groupJid: groupJidOf(dto), seconds });
     return { response: 'Ephemeral timer updated successfully', ephemeral: { enabled: seconds > 0, seconds, label }, group, needs_refresh: false };
   }
 
   /** `POST /group/updateImage`: a URL, base64 or data URI (a picture of at most 5 MB; WhatsApp gets a 640×640 JPEG of it), or `remove` / `delete`. */
-  async updateImage(instance: InstanceEntity, dto: GroupImageDto) {
+  async updateImage(instance: InstanceEntity, dto: GroupImageDto): Promise<GroupUpdateResponse> {
     const groupJid = groupJidOf(dto);
     const picture = await pictureSource(this.tools, instance, dto.image, 'image', MAX_GROUP_PICTURE_BYTES, 'unsupported_media_type');
     const group = await withStagedPicture(this.tools, instance, picture, () =>
@@ -190,7 +191,7 @@ export class GroupService {
   }
 
   /** `POST /community/create`: the community's parent group (its announcements group is made with it). */
-  async createCommunity(instance: InstanceEntity, dto: CreateCommunityDto): Promise<{ group: GroupObject; failed: string[] }> {
+  async createCommunity(instance: InstanceEntity, dto: CreateCommunityDto): Promise<CommunityCreatedResponse> {
     const group = await this.sessions.request(instance.id, 'community.create', {
       instanceId: instance.id,
       name: dto.name.trim(),
@@ -200,7 +201,7 @@ export class GroupService {
   }
 
   /** `POST /community/editgroups`: each group linked or unlinked, or listed in `failed` when WhatsApp refused it. */
-  async editCommunityGroups(instance: InstanceEntity, dto: CommunityGroupsDto): Promise<{ message: string; success: string[]; failed: string[] }> {
+  async editCommunityGroups(instance: InstanceEntity, dto: CommunityGroupsDto): Promise<CommunityGroupsResponse> {
     const communityJid = groupJidOf({ groupjid: dto.community });
     const groupJids = dto.groupjids.map((jid) => groupJidOf({ groupjid: jid }));
     if (groupJids.includes(communityJid)) throw ApiError.badRequest('groupjids must not name the community itself');
@@ -209,17 +210,17 @@ export class GroupService {
   }
 
   /** `GET /group/list?force=&noparticipants=`: every group the instance is in (cached; `force` reads WhatsApp). */
-  async listAll(instance: InstanceEntity, query: { force?: unknown; noparticipants?: unknown }): Promise<{ groups: GroupObject[] }> {
+  async listAll(instance: InstanceEntity, query: { force?: unknown; noparticipants?: unknown }): Promise<GroupListResponse> {
     return this.list(instance, queryFlag('noparticipants', query.noparticipants), queryFlag('force', query.force));
   }
 
-  private async list(instance: InstanceEntity, noParticipants: boolean, force: boolean): Promise<{ groups: GroupObject[] }> {
+  private async list(instance: InstanceEntity, noParticipants: boolean, force: boolean): Promise<GroupListResponse> {
     const { groups } = await this.sessions.request(instance.id, 'group.list', { instanceId: instance.id, force });
     return { groups: noParticipants ? groups.map(withoutParticipants) : groups };
   }
 
   /** `POST /group/list`: a page of them (ordered by name), filtered by name or JID. */
-  async page(instance: InstanceEntity, dto: GroupListDto) {
+  async page(instance: InstanceEntity, dto: GroupListDto): Promise<GroupPageResponse> {
     const { groups } = await this.list(instance, dto.noParticipants === true || dto.noparticipants === true, dto.force === true);
     const search = dto.search?.trim().toLowerCase();
     const found = (search ? groups.filter((group) => group.Name.toLowerCase().includes(search) || group.JID.includes(search)) : groups).sort(

@@ -639,120 +639,6 @@ export const SCHEMAS = {
       pagination: object({ totalRecords: int, limit: int, offset: int, page: int, pageSize: int, lastPage: int }),
     }),
   ),
-  /** A group member: `JID` as the group addresses it (a LID in LID-addressed groups), with the number and LID where known. */
-  GroupParticipant: named(
-    'GroupParticipant',
-    object({
-      JID: str({ description: 'As the group addresses the member (LID or number JID)' }),
-      LID: str({ description: 'The member as a LID, when known' }),
-      PhoneNumber: str({ description: 'The member as a number JID, when known' }),
-      IsAdmin: bool,
-      IsSuperAdmin: bool,
-      DisplayName: str(),
-      Error: int,
-      AddRequest: { type: ['object', 'null'] } as SchemaObject,
-    }),
-  ),
-  /** A group as WhatsApp describes it (whatsmeow's GroupInfo, as uazapi answers it). */
-  Group: named(
-    'Group',
-    object({
-      JID: str({ description: '<id>@g.us' }),
-      OwnerJID: str(),
-      OwnerPN: str(),
-      Name: str(),
-      NameSetAt: str({ format: 'date-time' }),
-      NameSetBy: str(),
-      NameSetByPN: str(),
-      Topic: str({ description: 'The description' }),
-      TopicID: str(),
-      TopicSetAt: str({ format: 'date-time' }),
-      TopicSetBy: str(),
-      TopicSetByPN: str(),
-      TopicDeleted: bool,
-      IsLocked: { ...bool, description: 'Only admins edit the group info' },
-      IsAnnounce: { ...bool, description: 'Only admins send messages' },
-      AnnounceVersionID: str(),
-      IsEphemeral: bool,
-      DisappearingTimer: { ...int, minimum: 0, description: 'Seconds' },
-      IsIncognito: bool,
-      IsParent: { ...bool, description: 'A community' },
-      DefaultMembershipApprovalMode: str(),
-      LinkedParentJID: str({ description: 'The community it belongs to' }),
-      IsDefaultSubGroup: bool,
-      IsJoinApprovalRequired: bool,
-      AddressingMode: str({ enum: ['pn', 'lid'] }),
-      GroupCreated: str({ format: 'date-time' }),
-      CreatorCountryCode: str(),
-      ParticipantVersionID: str(),
-      Participants: list(ref('GroupParticipant')),
-      ParticipantCount: int,
-      MemberAddMode: str({ enum: ['admin_add', 'all_member_add'] }),
-      OwnerIsAdmin: { ...bool, description: 'The instance is an admin of the group' },
-      OwnerCanSendMessage: { ...bool, description: 'The instance may send messages to the group' },
-      invite_link: str({ description: '/group/info with getInviteLink (admins only; empty otherwise)' }),
-      request_participants: str({ description: '/group/info with getRequestsParticipants: pending join requests, comma-separated (admins only)' }),
-    }),
-  ),
-  /** `GET /group/list`. */
-  GroupList: named('GroupList', object({ groups: list(ref('Group')) })),
-  /** `POST /group/list`: a page of the groups. */
-  GroupPage: named('GroupPage', object({ groups: list(ref('Group')), pagination: object({ totalRecords: int, limit: int, offset: int }) })),
-  /** `POST /group/inviteInfo`: the group an invite leads to (not joined). */
-  GroupInviteInfo: named('GroupInviteInfo', object({ response: str(), group: ref('Group') }, ['response', 'group'])),
-  /** `POST /group/join`: joined, or (join approval on) the request sent to the admins. */
-  GroupJoin: named(
-    'GroupJoin',
-    object({ response: str({ enum: ['Group join successful', 'Group join request sent'] }), group: ref('Group'), needs_refresh: bool }, ['response', 'group']),
-  ),
-  /** `GET /group/invitelink/{groupJid}` (uazapi 2.0): the group's current invite link. */
-  GroupInviteLink: named('GroupInviteLink', object({ inviteLink: str({ description: 'https://chat.whatsapp.com/<code>' }) }, ['inviteLink'])),
-  /** `POST /group/resetInviteCode`: the new link (the old one stops working). */
-  GroupResetInviteCode: named(
-    'GroupResetInviteCode',
-    object({ InviteLink: str({ description: 'https://chat.whatsapp.com/<new code>' }), group: ref('Group'), needs_refresh: bool }, ['InviteLink', 'group']),
-  ),
-  /** `POST /group/updateParticipants`: each participant's outcome (Error 0 when done, else WhatsApp's code) and the group after. */
-  GroupParticipantsUpdate: named(
-    'GroupParticipantsUpdate',
-    object(
-      {
-        groupUpdated: list(
-          object({
-            JID: str(),
-            Error: { ...int, description: '0 when done; else 403 (not allowed), 404 (not a member / no request), 409 (already a member)…' },
-          }),
-        ),
-        group: ref('Group'),
-        needs_refresh: bool,
-      },
-      ['groupUpdated', 'group'],
-    ),
-  ),
-  /** `POST /group/updateJoinApproval`. */
-  GroupJoinApproval: named(
-    'GroupJoinApproval',
-    object({ response: str(), group: object({ JID: str(), IsJoinApprovalRequired: bool }), needs_refresh: bool }, ['response', 'group']),
-  ),
-  /** `POST /group/updateName`, `/updateDescription`, `/updateAnnounce`, `/updateLocked`, `/updateMemberAddMode`: what changed and the group after. */
-  GroupUpdate: named('GroupUpdate', object({ response: str(), group: ref('Group'), needs_refresh: bool }, ['response', 'group'])),
-  /** `POST /group/ephemeral`: the disappearing-messages timer set and the group after. */
-  GroupEphemeral: named(
-    'GroupEphemeral',
-    object(
-      {
-        response: str(),
-        ephemeral: object({ enabled: bool, seconds: { ...int, format: 'int64' }, label: str({ enum: ['off', '1d', '7d', '90d'] }) }, [
-          'enabled',
-          'seconds',
-          'label',
-        ]),
-        group: ref('Group'),
-        needs_refresh: bool,
-      },
-      ['response', 'ephemeral', 'group'],
-    ),
-  ),
   /** A channel as WhatsApp describes it (whatsmeow's NewsletterMetadata, as uazapi answers it). */
   Newsletter: named(
     'Newsletter',
@@ -800,10 +686,6 @@ export const SCHEMAS = {
   ),
   /** `POST /newsletter/messages`: a page of a channel's posts. */
   NewsletterMessages: named('NewsletterMessages', object({ response: list(ref('NewsletterPost')) }, ['response'])),
-  /** `POST /community/create`: the community's parent group; `failed`: members that could not be added. */
-  CommunityCreated: named('CommunityCreated', object({ group: ref('Group'), failed: list(str()) }, ['group', 'failed'])),
-  /** `POST /community/editgroups`: the groups linked or unlinked, and those WhatsApp refused. */
-  CommunityGroups: named('CommunityGroups', object({ message: str(), success: list(str()), failed: list(str()) }, ['message', 'success', 'failed'])),
   /** `POST /newsletter/subscribe`: how long live updates last (a Go duration, e.g. 5m0s). */
   NewsletterLive: named('NewsletterLive', object({ response: str({ description: 'Duration WhatsApp granted, e.g. 5m0s' }) }, ['response'])),
   /** `POST /newsletter/messages/edit` and `/messages/delete`: the post changed. */

@@ -4466,13 +4466,23 @@ export interface components {
             };
             message: string;
         };
+        /** @description The community created: its parent group */
         CommunityCreated: {
+            /** @description Participants that could not be added (always empty: a community starts with its creator) */
             failed: string[];
+            /** @description The community's parent group (`IsParent: true`) */
             group: components["schemas"]["Group"];
         };
+        /** @description The groups linked or unlinked, and those WhatsApp refused */
         CommunityGroups: {
+            /** @description The groups WhatsApp refused (JIDs) */
             failed: string[];
-            message: string;
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "community updated";
+            /** @description The groups linked or unlinked (JIDs) */
             success: string[];
         };
         CommunityGroupsDto: {
@@ -5010,58 +5020,99 @@ export interface components {
             /** @description The URL that receives the events of every instance */
             url: string;
         };
+        /** @description A group as WhatsApp describes it */
         Group: {
-            /** @enum {string} */
-            AddressingMode?: "pn" | "lid";
-            AnnounceVersionID?: string;
-            CreatorCountryCode?: string;
-            DefaultMembershipApprovalMode?: string;
-            /** @description Seconds */
-            DisappearingTimer?: number;
-            /** Format: date-time */
-            GroupCreated?: string;
-            /** @description /group/info with getInviteLink (admins only; empty otherwise) */
+            /**
+             * @description How the group addresses its participants: by number (`pn`) or by LID (`lid`)
+             * @enum {string}
+             */
+            AddressingMode: "pn" | "lid";
+            /** @description The version of the announcement setting */
+            AnnounceVersionID: string;
+            /** @description The creator's country code */
+            CreatorCountryCode: string;
+            /** @description A community's default membership approval mode */
+            DefaultMembershipApprovalMode: string;
+            /** @description Seconds after which messages disappear (0: off) */
+            DisappearingTimer: number;
+            /**
+             * Format: date-time
+             * @description When the group was created
+             */
+            GroupCreated: string;
+            /** @description `/group/info` with `getInviteLink`: the link to join the group (admins only; "" otherwise) */
             invite_link?: string;
             /** @description Only admins send messages */
-            IsAnnounce?: boolean;
-            IsDefaultSubGroup?: boolean;
-            IsEphemeral?: boolean;
-            IsIncognito?: boolean;
-            IsJoinApprovalRequired?: boolean;
-            /** @description Only admins edit the group info */
-            IsLocked?: boolean;
-            /** @description A community */
-            IsParent?: boolean;
-            /** @description <id>@g.us */
-            JID?: string;
-            /** @description The community it belongs to */
-            LinkedParentJID?: string;
-            /** @enum {string} */
-            MemberAddMode?: "admin_add" | "all_member_add";
-            Name?: string;
-            /** Format: date-time */
-            NameSetAt?: string;
-            NameSetBy?: string;
-            NameSetByPN?: string;
+            IsAnnounce: boolean;
+            /** @description The group is its community's default subgroup (announcements) */
+            IsDefaultSubGroup: boolean;
+            /** @description Messages disappear (see `DisappearingTimer`) */
+            IsEphemeral: boolean;
+            /** @description The group is incognito */
+            IsIncognito: boolean;
+            /** @description New members wait for an admin's approval */
+            IsJoinApprovalRequired: boolean;
+            /** @description Only admins edit the group info (true), or every participant (false) */
+            IsLocked: boolean;
+            /** @description The group is a parent group (a community) */
+            IsParent: boolean;
+            /**
+             * @description The group's JID (`<id>@g.us`)
+             * @example 120363153742561022@g.us
+             */
+            JID: string;
+            /** @description The community the group belongs to (JID; "" when none) */
+            LinkedParentJID: string;
+            /**
+             * @description Who adds new members: only admins (`admin_add`) or every participant (`all_member_add`)
+             * @enum {string}
+             */
+            MemberAddMode: "admin_add" | "all_member_add";
+            /**
+             * @description The group's name
+             * @example Grupo de Suporte
+             */
+            Name: string;
+            /**
+             * Format: date-time
+             * @description When the name last changed
+             */
+            NameSetAt: string;
+            /** @description Who set the name (JID) */
+            NameSetBy: string;
+            /** @description Who set the name, as a number JID when known */
+            NameSetByPN: string;
             /** @description The instance may send messages to the group */
-            OwnerCanSendMessage?: boolean;
+            OwnerCanSendMessage: boolean;
             /** @description The instance is an admin of the group */
-            OwnerIsAdmin?: boolean;
-            OwnerJID?: string;
-            OwnerPN?: string;
-            ParticipantCount?: number;
-            Participants?: components["schemas"]["GroupParticipant"][];
-            ParticipantVersionID?: string;
-            /** @description /group/info with getRequestsParticipants: pending join requests, comma-separated (admins only) */
+            OwnerIsAdmin: boolean;
+            /** @description The owner's JID (a LID in LID-addressed groups) */
+            OwnerJID: string;
+            /** @description The owner's number as a JID, when known */
+            OwnerPN: string;
+            /** @description How many participants the group has */
+            ParticipantCount: number;
+            /** @description The group's participants (empty with `noparticipants`) */
+            Participants: components["schemas"]["GroupParticipant"][];
+            /** @description The version of the participant list */
+            ParticipantVersionID: string;
+            /** @description `/group/info` with `getRequestsParticipants`: the pending join requests, comma-separated (admins only) */
             request_participants?: string;
-            /** @description The description */
-            Topic?: string;
-            TopicDeleted?: boolean;
-            TopicID?: string;
-            /** Format: date-time */
-            TopicSetAt?: string;
-            TopicSetBy?: string;
-            TopicSetByPN?: string;
+            /** @description The group's description */
+            Topic: string;
+            /** @description The description was deleted */
+            TopicDeleted: boolean;
+            /** @description The description's internal id */
+            TopicID: string;
+            /**
+             * Format: date-time
+             * @description When the description last changed
+             */
+            TopicSetAt: string;
+            /** @description Who changed the description (JID) */
+            TopicSetBy: string;
+            /** @description Who changed the description, as a number JID when known */
+            TopicSetByPN: string;
         };
         GroupAnnounceDto: {
             /** @description Only admins send messages (true), or everyone (false) */
@@ -5079,16 +5130,15 @@ export interface components {
             /** @description The same as `groupjid`, under the spelling some clients send */
             groupJid?: string;
         };
+        /** @description The disappearing-messages timer set, and the group after */
         GroupEphemeral: {
-            ephemeral: {
-                enabled: boolean;
-                /** @enum {string} */
-                label: "off" | "1d" | "7d" | "90d";
-                /** Format: int64 */
-                seconds: number;
-            };
+            /** @description The timer now */
+            ephemeral: components["schemas"]["GroupEphemeralTimer"];
+            /** @description The group after the change */
             group: components["schemas"]["Group"];
-            needs_refresh?: boolean;
+            /** @description The group should be read again for its latest state (always false here) */
+            needs_refresh: boolean;
+            /** @description What was done, in words */
             response: string;
         };
         GroupEphemeralDto: {
@@ -5101,6 +5151,21 @@ export interface components {
             groupjid?: string;
             /** @description The same as `groupjid`, under the spelling some clients send */
             groupJid?: string;
+        };
+        /** @description The disappearing-messages timer set */
+        GroupEphemeralTimer: {
+            /** @description Messages now disappear */
+            enabled: boolean;
+            /**
+             * @description The timer by name
+             * @enum {string}
+             */
+            label: "off" | "1d" | "7d" | "90d";
+            /**
+             * Format: int64
+             * @description After how many seconds (0: off)
+             */
+            seconds: number;
         };
         GroupImageDto: {
             /** @description The group's JID (`…@g.us`) */
@@ -5130,12 +5195,19 @@ export interface components {
             /** @description The same as `invitecode`, under the spelling some clients send */
             inviteCode?: string;
         };
+        /** @description The group an invite leads to, before joining it */
         GroupInviteInfo: {
+            /** @description The group the invite leads to */
             group: components["schemas"]["Group"];
-            response: string;
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            response: "Group info retrieved successfully";
         };
+        /** @description The group's current invite link */
         GroupInviteLink: {
-            /** @description https://chat.whatsapp.com/<code> */
+            /** @description The link to join the group: `https://chat.whatsapp.com/<code>` */
             inviteLink: string;
         };
         GroupJidDto: {
@@ -5144,18 +5216,25 @@ export interface components {
             /** @description The same as `groupjid`, under the spelling some clients send */
             groupJid?: string;
         };
+        /** @description The group joined, or the request to join sent to its admins */
         GroupJoin: {
+            /** @description The group */
             group: components["schemas"]["Group"];
-            needs_refresh?: boolean;
-            /** @enum {string} */
+            /** @description The group should be read again for its latest state (always false here) */
+            needs_refresh: boolean;
+            /**
+             * @description Joined, or the group requires approval and the request waits for an admin
+             * @enum {string}
+             */
             response: "Group join successful" | "Group join request sent";
         };
+        /** @description Join approval turned on or off */
         GroupJoinApproval: {
-            group: {
-                IsJoinApprovalRequired?: boolean;
-                JID?: string;
-            };
-            needs_refresh?: boolean;
+            /** @description The setting now */
+            group: components["schemas"]["GroupJoinApprovalState"];
+            /** @description The group should be read again for its latest state (always false here) */
+            needs_refresh: boolean;
+            /** @description What was done, in words (`Group join approval enabled successfully` or `… disabled …`) */
             response: string;
         };
         GroupJoinApprovalDto: {
@@ -5166,8 +5245,17 @@ export interface components {
             /** @description New members need an admin's approval (true) or enter directly (false) */
             IsJoinApprovalRequired: boolean;
         };
+        /** @description The group and whether it now requires approval to join */
+        GroupJoinApprovalState: {
+            /** @description New members wait for an admin's approval */
+            IsJoinApprovalRequired: boolean;
+            /** @description The group's JID (`<id>@g.us`) */
+            JID: string;
+        };
+        /** @description Every group of the instance */
         GroupList: {
-            groups?: components["schemas"]["Group"][];
+            /** @description The groups the instance is in */
+            groups: components["schemas"]["Group"][];
         };
         GroupListDto: {
             /** @description Refresh the group cache from WhatsApp first */
@@ -5210,26 +5298,58 @@ export interface components {
             /** @description The group's new name (1 to 25 characters) */
             name: string;
         };
+        /** @description A page of the groups, ordered by name */
         GroupPage: {
-            groups?: components["schemas"]["Group"][];
-            pagination?: {
-                limit?: number;
-                offset?: number;
-                totalRecords?: number;
-            };
+            /** @description The groups of this page */
+            groups: components["schemas"]["Group"][];
+            /** @description Where the page sits */
+            pagination: components["schemas"]["GroupPagination"];
         };
+        /** @description Where a page of the groups sits */
+        GroupPagination: {
+            /** @description The most groups a page holds */
+            limit: number;
+            /** @description How many matching groups come before this page */
+            offset: number;
+            /** @description How many groups match the search, in all pages */
+            totalRecords: number;
+        };
+        /** @description A participant of a group */
         GroupParticipant: {
-            AddRequest?: Record<string, never> | null;
-            DisplayName?: string;
-            Error?: number;
-            IsAdmin?: boolean;
-            IsSuperAdmin?: boolean;
-            /** @description As the group addresses the member (LID or number JID) */
-            JID?: string;
-            /** @description The member as a LID, when known */
-            LID?: string;
-            /** @description The member as a number JID, when known */
-            PhoneNumber?: string;
+            /** @description The join request sent instead of adding the participant (always null here) */
+            AddRequest: {
+                [key: string]: unknown;
+            } | null;
+            /** @description The name shown in the group (for anonymous users; "" otherwise) */
+            DisplayName: string;
+            /** @description The error code from adding the participant (0: none, else WhatsApp's code) */
+            Error: number;
+            /** @description The participant is an admin of the group */
+            IsAdmin: boolean;
+            /** @description The participant is a super admin (the creator) of the group */
+            IsSuperAdmin: boolean;
+            /**
+             * @description The participant as the group addresses it (a LID or a number JID)
+             * @example 150512325316788@lid
+             */
+            JID: string;
+            /**
+             * @description The participant as a LID, when known ("" otherwise)
+             * @example 150512325316788@lid
+             */
+            LID: string;
+            /**
+             * @description The participant's number as a JID, when known ("" otherwise)
+             * @example 5521987654321@s.whatsapp.net
+             */
+            PhoneNumber: string;
+        };
+        /** @description A participant's outcome: 0 when done, else WhatsApp's code */
+        GroupParticipantOutcome: {
+            /** @description 0 when done; else 403 (not allowed), 404 (not a member / no request), 409 (already a member)… */
+            Error: number;
+            /** @description The participant (JID) */
+            JID: string;
         };
         GroupParticipantsDto: {
             /**
@@ -5244,24 +5364,31 @@ export interface components {
             /** @description Phone numbers (international format, no `+` nor spaces) or JIDs of the participants */
             participants: string[];
         };
+        /** @description Each participant's outcome, and the group after */
         GroupParticipantsUpdate: {
+            /** @description The group after the change */
             group: components["schemas"]["Group"];
-            groupUpdated: {
-                /** @description 0 when done; else 403 (not allowed), 404 (not a member / no request), 409 (already a member)… */
-                Error?: number;
-                JID?: string;
-            }[];
-            needs_refresh?: boolean;
+            /** @description Each participant's outcome */
+            groupUpdated: components["schemas"]["GroupParticipantOutcome"][];
+            /** @description The group should be read again for its latest state (always false here) */
+            needs_refresh: boolean;
         };
+        /** @description The group's new invite link (the old one stops working) */
         GroupResetInviteCode: {
+            /** @description The group */
             group: components["schemas"]["Group"];
-            /** @description https://chat.whatsapp.com/<new code> */
+            /** @description The new invite link: `https://chat.whatsapp.com/<new code>` */
             InviteLink: string;
-            needs_refresh?: boolean;
+            /** @description The group should be read again for its latest state (always false here) */
+            needs_refresh: boolean;
         };
+        /** @description What changed, and the group after */
         GroupUpdate: {
+            /** @description The group after the change */
             group: components["schemas"]["Group"];
-            needs_refresh?: boolean;
+            /** @description The group should be read again for its latest state (always false here) */
+            needs_refresh: boolean;
+            /** @description What was done, in words */
             response: string;
         };
         HistorySync: {

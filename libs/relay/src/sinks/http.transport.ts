@@ -30,6 +30,7 @@ export class HttpTransport implements SinkTransport {
     injectTraceHeaders(headers);
     const timeout = this.options.requestTimeoutMs;
     const started = performance.now();
+    const deadline = requestDeadline(timeout);
     try {
       // Literal IPs never reach the connect-time lookup, so the URL is checked here as well.
       await this.options.ssrf.check(url);
@@ -40,7 +41,7 @@ export class HttpTransport implements SinkTransport {
         dispatcher: this.agent,
         headersTimeout: timeout,
         bodyTimeout: timeout,
-        signal: AbortSignal.timeout(timeout),
+        signal: deadline.signal,
       });
       const statusCode = response.statusCode;
       // Drain (bounded) so the connection can be reused; the content itself does not matter.
@@ -57,12 +58,27 @@ export class HttpTransport implements SinkTransport {
     } catch (caught) {
       metrics().recordWebhookDelivery(null, (performance.now() - started) / 1000);
       return { ok: false, statusCode: null, error: describeError(caught) };
+    } finally {
+      deadline.clear();
     }
   }
 
   async close(): Promise<void> {
     await this.agent.close().catch(() => undefined);
   }
+}
+
+/**
+ * The whole request's deadline (connect, headers, body), cleared as soon as it ends. Not
+ * `AbortSignal.timeout`: its timer outlives the request and fires for every one, building a
+ * DOMException (with its stack) each time: 30-40 µs a request against 1-2 µs for this (50,000 of each,
+ * node 20), in a relay whose CPU per delivery is twice the bare client's (bench/webhooks).
+ */
+function requestDeadline(ms: number): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), ms);
+  timer.unref();
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 
 export function originOf(url: string): string {

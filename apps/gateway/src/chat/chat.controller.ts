@@ -16,6 +16,8 @@ import {
   ChatReadDto,
 } from './dto/chat-state.dto';
 import { ChatService } from './chat.service';
+import { ChatPageResponse, ChatResponse } from '../common/dto/chat.response';
+import { ReplyResponse } from '../common/dto/reply.response';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { CHAT_EXAMPLE, CHAT_TOTALS_EXAMPLE } from '../openapi/examples';
@@ -68,7 +70,7 @@ export class ChatController {
 
   @Post('editLead')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Chat, { example: CHAT_EXAMPLE })
+  @ApiReply(ChatResponse, { example: CHAT_EXAMPLE })
   @ApiArea('CRM')
   @ApiOperation({
     summary: "Edit a chat's lead",
@@ -81,7 +83,7 @@ export class ChatController {
 
   @Post('find')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ChatPage, {
+  @ApiReply(ChatPageResponse, {
     example: { chats: [CHAT_EXAMPLE], totalChatsStats: CHAT_TOTALS_EXAMPLE, pagination: { totalRecords: 1, limit: 20, offset: 0 } },
   })
   @ApiArea('Chats')
@@ -96,7 +98,7 @@ export class ChatController {
 
   @Post('pin')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Chat pinned' } })
+  @ApiReply(ReplyResponse, { example: { response: 'Chat pinned' } })
   @ApiArea('Chats')
   @ApiOperation({
     summary: 'Pin or unpin a chat',
@@ -108,7 +110,7 @@ export class ChatController {
 
   @Post('archive')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Chat updated successfully' } })
+  @ApiReply(ReplyResponse, { example: { response: 'Chat updated successfully' } })
   @ApiArea('Chats')
   @ApiOperation({
     summary: 'Archive or unarchive a chat',
@@ -120,7 +122,7 @@ export class ChatController {
 
   @Post('read')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Chat read status updated successfully' } })
+  @ApiReply(ReplyResponse, { example: { response: 'Chat read status updated successfully' } })
   @ApiArea('Chats')
   @ApiOperation({
     summary: 'Mark a chat read or unread',
@@ -133,7 +135,7 @@ export class ChatController {
 
   @Post('mute')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Chat mute settings updated successfully' } })
+  @ApiReply(ReplyResponse, { example: { response: 'Chat mute settings updated successfully' } })
   @ApiArea('Chats')
   @ApiOperation({
     summary: 'Mute a chat',

@@ -14,6 +14,8 @@ import {
 } from './dto/instance.dto';
 import { HIBERNATED_INFO, InstanceService } from './instance.service';
 import { DISCONNECTED_INSTANCE_EXAMPLE, INSTANCE_EXAMPLE, INTERNAL_PROXY_EXAMPLE, PROXY_EXAMPLE } from '../openapi/examples';
+import { InstanceResponse, InstanceWrappedResponse } from '../common/dto/instance.response';
+import { ReplyResponse, ReplyWithInfoResponse } from '../common/dto/reply.response';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { ApiArea } from '../openapi/api-areas';
@@ -106,7 +108,7 @@ export class InstanceController {
 
   @Audited('instance.delete')
   @Delete()
-  @ApiReply(SCHEMAS.ResponseWithInfo, {
+  @ApiReply(ReplyWithInfoResponse, {
     example: { response: 'Instance Deleted', info: 'The device was disconnected and the instance removed from the database.' },
   })
   @ApiArea('Instance')
@@ -118,7 +120,7 @@ export class InstanceController {
   @Audited('instance.rename')
   @Post('updateInstanceName')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Instance, { example: { ...INSTANCE_EXAMPLE, name: 'novo-nome' } })
+  @ApiReply(InstanceResponse, { example: { ...INSTANCE_EXAMPLE, name: 'novo-nome' } })
   @ApiArea('Instance')
   @ApiOperation({ summary: 'Rename the instance', description: "Changes the instance's `name`; names need not be unique." })
   rename(@CurrentInstance() instance: InstanceEntity, @Body() dto: UpdateInstanceNameDto) {
@@ -128,7 +130,7 @@ export class InstanceController {
   @Audited('instance.delaySettings')
   @Post('updateDelaySettings')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.InstanceWrapped, { example: { instance: { ...INSTANCE_EXAMPLE, msg_delay_min: 2, msg_delay_max: 6 } } })
+  @ApiReply(InstanceWrappedResponse, { example: { instance: { ...INSTANCE_EXAMPLE, msg_delay_min: 2, msg_delay_max: 6 } } })
   @ApiArea('Async queue')
   @ApiOperation({
     summary: 'Set the delay between async messages',
@@ -142,7 +144,7 @@ export class InstanceController {
   @Audited('instance.fieldsMap')
   @Post('updateFieldsMap')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Instance, { example: { ...INSTANCE_EXAMPLE, fieldsMap: { customField01: 'Plano', customField02: 'Cidade' } } })
+  @ApiReply(InstanceResponse, { example: { ...INSTANCE_EXAMPLE, fieldsMap: { customField01: 'Plano', customField02: 'Cidade' } } })
   @ApiArea('CRM')
   @ApiOperation({
     summary: 'Name the custom lead fields',
@@ -156,7 +158,7 @@ export class InstanceController {
   @Audited('instance.chatbotSettings')
   @Post('updatechatbotsettings')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Instance, { example: { ...INSTANCE_EXAMPLE, chatbot_enabled: true, chatbot_stopMinutes: 30 } })
+  @ApiReply(InstanceResponse, { example: { ...INSTANCE_EXAMPLE, chatbot_enabled: true, chatbot_stopMinutes: 30 } })
   @ApiArea('Chatbot')
   @ApiOperation({
     summary: 'Configure the chatbot of the instance',
@@ -169,7 +171,7 @@ export class InstanceController {
 
   @Post('presence')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Presence updated successfully' } })
+  @ApiReply(ReplyResponse, { example: { response: 'Presence updated successfully' } })
   @ApiArea('Instance')
   @ApiOperation({
     summary: "Set the account's presence",

@@ -8,6 +8,7 @@ import { MessageDownloadService } from './message-download.service';
 import { MessageActionsService } from './message-actions.service';
 import { MessageService } from './message.service';
 import { MESSAGE_EXAMPLE } from '../openapi/examples';
+import { MessageResponse } from '../common/dto/message.response';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { ApiArea } from '../openapi/api-areas';
@@ -110,7 +111,7 @@ export class MessageController {
 
   @Post('pin')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Message, {
+  @ApiReply(MessageResponse, {
     description: 'The pin (or unpin) message sent for the chat',
     example: {
       ...MESSAGE_EXAMPLE,

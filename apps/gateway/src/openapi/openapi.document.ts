@@ -16,10 +16,30 @@ import { AdminGuard, InstanceGuard } from '../common/auth.guards';
 import { API_AREAS } from './api-areas';
 import { type ApiReplyMetadata, apiReplyOf } from './api-reply.decorator';
 import { type NamedSchema, SCHEMAS } from './schemas';
+import { ChatPageResponse, ChatResponse } from '../common/dto/chat.response';
+import { InstanceResponse, InstanceWrappedResponse } from '../common/dto/instance.response';
+import { MessageResponse, SentMessageResponse, StatusSentResponse } from '../common/dto/message.response';
+import { CodedErrorResponse, ReplyResponse, ReplyWithInfoResponse } from '../common/dto/reply.response';
+import { WebhookErrorResponse } from '../common/dto/webhook-error.response';
 
 // class-transformer's own metadata (`@Type` of nested arrays, `@Expose` names): its entry point does not export it.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as typeof import('class-transformer/types/storage');
+
+/** The answers several areas share (common/dto), written under components.schemas whichever routes use them. */
+const SHARED_RESPONSES = [
+  ReplyResponse,
+  ReplyWithInfoResponse,
+  CodedErrorResponse,
+  MessageResponse,
+  SentMessageResponse,
+  StatusSentResponse,
+  ChatResponse,
+  ChatPageResponse,
+  InstanceResponse,
+  InstanceWrappedResponse,
+  WebhookErrorResponse,
+];
 
 /** The security scheme names, as uazapiGO's reference names them. */
 export const SECURITY_SCHEMES = { instance: 'token', admin: 'admintoken' } as const;
@@ -80,6 +100,8 @@ export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): 
     operationIdFactory: (controller, method) => `${controller}_${method}`,
     // No class-name tag beside the area a controller or handler declares.
     autoTagControllers: false,
+    // The shared answers other schemas refer to by name, and the coded error shape, whichever routes use them.
+    extraModels: SHARED_RESPONSES,
   });
   const controllers = controllersByName(app);
   const components = (document.components ??= {});
@@ -93,8 +115,9 @@ export function buildOpenApiDocument(app: INestApplication, version = '0.1.0'): 
   replaceDtoSchemas(schemas, bodyClasses);
   // The response classes' schemas, as @nestjs/swagger wrote them, in OpenAPI 3.1's words.
   for (const schema of Object.values(schemas)) nullableAsTypeUnion(schema);
-  // Every shared response schema, so one can refer to another (`$ref`) whichever routes use it.
-  for (const { name, schema } of Object.values(SCHEMAS)) schemas[name] = schema;
+  // Every shared response schema, so one can refer to another (`$ref`) whichever routes use it; a response
+  // class's generated schema wins over a hand-written stand-in of the same name.
+  for (const { name, schema } of Object.values(SCHEMAS)) schemas[name] ??= schema;
   const seenOperationIds = new Set<string>();
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of HTTP_METHODS) {
@@ -390,7 +413,7 @@ function responsesOf(
   const generated = Object.keys(operation.responses ?? {});
   const successStatus = generated.find((status) => /^2\d\d$/.test(status)) ?? '200';
   const named = reply && isNamed(reply.schema) ? reply.schema : reply ? undefined : SCHEMAS.Object;
-  if (named) schemas[named.name] = named.schema;
+  if (named) schemas[named.name] ??= named.schema;
   const single: SchemaObject | { $ref: string } =
     typeof reply?.schema === 'function'
       ? { $ref: getSchemaPath(reply.schema) }
@@ -429,7 +452,8 @@ function responsesOf(
   for (const kind of kinds) byStatus.set(API_ERRORS[kind].status, [...(byStatus.get(API_ERRORS[kind].status) ?? []), kind]);
   for (const [status, group] of [...byStatus].sort(([a], [b]) => a - b)) {
     const retryAfter = group.map((kind) => (API_ERRORS[kind] as { retryAfterSeconds?: number }).retryAfterSeconds).find((seconds) => seconds !== undefined);
-    const errorSchema = { $ref: `#/components/schemas/${group.every((kind) => 'shape' in API_ERRORS[kind]) ? SCHEMAS.CodedError.name : SCHEMAS.Error.name}` };
+    const coded = group.every((kind) => 'shape' in API_ERRORS[kind]);
+    const errorSchema = { $ref: coded ? getSchemaPath(CodedErrorResponse) : `#/components/schemas/${SCHEMAS.Error.name}` };
     const alsoBody = responses[String(status)];
     responses[String(status)] = {
       description: [...(alsoBody ? [alsoBody.description] : []), ...group.map((kind) => API_ERRORS[kind].message)].join(' / '),

@@ -44,143 +44,13 @@ const PROXY_VIEW = object({
   last_test_error: str(),
   validation_error: bool,
 });
-const WEBHOOK_ERROR = object({
-  created: str({ format: 'date-time' }),
-  url: str(),
-  type: str({ enum: ['local', 'global'] }),
-  event: str(),
-  message_type: str(),
-  status_code: int,
-  attempts: int,
-  error: str(),
-  payload: { type: 'object', additionalProperties: true },
-});
-/** The `response` of a send: done now, or accepted into the async queue (`async: true`) and sent later. */
-const SEND_RESPONSE = object(
-  {
-    status: str({ enum: ['success'] }),
-    message: str({ enum: ['Message sent successfully', 'Message queued successfully', 'Status sent successfully'] }),
-    fileUrl: str({ description: '/send/media: the file given as a URL, or where /files serves a base64 upload' }),
-  },
-  ['status', 'message'],
-);
-const DISCARD_REASONS = ['invalid_format', 'lid_unresolved', 'not_on_whatsapp', 'outside_status_audience', 'duplicate'];
-/** `/send/status`'s `debug`: the audience the status privacy allows, and who of it was chosen or left out (and why). */
-const STATUS_DEBUG = object({
-  status_privacy_type: str({ enum: ['contacts', 'blacklist', 'whitelist'] }),
-  status_privacy_list_count: int,
-  status_privacy_list_unresolved: int,
-  audience_recipient_count: int,
-  total_contacts_in_store: int,
-  contacts_with_full_name: int,
-  contacts_with_push_name_only: int,
-  contacts_with_business_name_only: int,
-  used_default_privacy_fallback: bool,
-  privacy_lookup_error: str(),
-  explicit_recipients: bool,
-  requested_recipient_count: int,
-  resolved_recipient_count: int,
-  discarded_recipient_count: int,
-  discarded_recipients: list(object({ input: str(), reason: str({ enum: DISCARD_REASONS }) })),
-  max_recipients: int,
-  selected_recipient_count: int,
-  partial_send: bool,
-});
-
 export const SCHEMAS = {
-  /** An instance as uazapi returns it (instance/create, instance/status, instance/all…). */
-  Instance: named('Instance', {
-    type: 'object',
-    properties: {
-      id: str(),
-      token: str(),
-      status: str({
-        enum: ['disconnected', 'connecting', 'connected', 'hibernated'],
-        description: 'hibernated (uazapi 2.1.1): session paused, credentials preserved for reconnection (`/instance/connect` wakes it without a QR code)',
-      }),
-      paircode: str(),
-      qrcode: str({ description: 'data:image/png;base64,… while pairing' }),
-      name: str(),
-      profileName: str(),
-      profilePicUrl: str(),
-      isBusiness: bool,
-      plataform: str(),
-      systemName: str(),
-      owner: str(),
-      current_presence: str({ enum: ['available', 'unavailable'] }),
-      currentPresence: str({ enum: ['available', 'unavailable'], description: 'What this gateway answers (the reference spells it current_presence)' }),
-      msg_delay_min: int,
-      msg_delay_max: int,
-      lastDisconnect: str(),
-      lastDisconnectReason: str(),
-      adminField01: str(),
-      adminField02: str(),
-      openai_apikey: str(),
-      chatbot_enabled: bool,
-      chatbot_ignoreGroups: bool,
-      chatbot_stopConversation: str(),
-      chatbot_stopMinutes: int,
-      chatbot_stopWhenYouSendMsg: int,
-      fieldsMap: { type: 'object', additionalProperties: true },
-      currentTime: str(),
-      created: str({ format: 'date-time' }),
-      updated: str({ format: 'date-time' }),
-    },
-  }),
-  /** A message record (send/*, message/find, webhooks' `message`). */
-  Message: named('Message', {
-    type: 'object',
-    properties: {
-      id: str(),
-      messageid: str(),
-      chatid: str(),
-      sender: str(),
-      senderName: str(),
-      isGroup: bool,
-      fromMe: bool,
-      messageType: str(),
-      source: str(),
-      messageTimestamp: int,
-      status: str(),
-      text: str(),
-      quoted: str(),
-      edited: str(),
-      reaction: str(),
-      vote: str(),
-      convertOptions: str(),
-      buttonOrListid: str(),
-      owner: str(),
-      error: str(),
-      content: {},
-      wasSentByApi: bool,
-      sendFunction: str(),
-      sendPayload: {},
-      fileURL: str(),
-      send_folder_id: str(),
-      track_source: str(),
-      track_id: str(),
-      sender_pn: str(),
-      sender_pn_unresolved: {
-        type: 'boolean',
-        description: 'Present (true) when the sender is known only by its LID and WhatsApp has not told its phone number yet',
-      },
-      sender_lid: str(),
-      ai_metadata: { type: 'object', additionalProperties: true },
-      chatlid: str({ description: 'The chat as a LID, when known' }),
-      type: str({ description: 'text, media, poll…' }),
-      mediaType: str({ description: 'image, video, audio, document, vcard, location, interactive…' }),
-      pinned: bool,
-    },
-  }),
-  /** `POST /send/*`: the Message record of the send, with what was done in `response` (status `Queued` with `async: true`). */
-  SentMessage: named('SentMessage', { allOf: [ref('Message'), object({ response: SEND_RESPONSE }, ['response'])] }),
-  /** `POST /send/status`: the status' Message record, its id again as `Id`, and the audience's `debug`. */
-  StatusSent: named('StatusSent', {
-    allOf: [
-      ref('Message'),
-      object({ Id: str({ description: 'The WhatsApp message id (messageid)' }), debug: STATUS_DEBUG, response: SEND_RESPONSE }, ['response']),
-    ],
-  }),
+  /**
+   * Stand-ins for the routes of areas not converted yet that still name them (admin's, business', group's):
+   * the answers are common/dto's InstanceResponse and ReplyResponse, whose generated schemas win.
+   */
+  Instance: named('Instance', { type: 'object' }),
+  Response: named('Response', { type: 'object' }),
   /** A webhook's configuration. */
   Webhook: named('Webhook', {
     type: 'object',
@@ -224,81 +94,6 @@ export const SCHEMAS = {
       updated: str({ format: 'date-time' }),
     },
   }),
-  /** A chat with its lead fields (`/chat/editLead`, `/chat/find`, webhooks' `chat`). */
-  Chat: named('Chat', {
-    type: 'object',
-    properties: {
-      id: str({ description: 'r + hex' }),
-      wa_fastid: str({ description: 'owner:number' }),
-      wa_chatid: str(),
-      wa_chatlid: str({ description: 'The chat as a LID, when known' }),
-      owner: str(),
-      name: str({ description: 'The best name known: lead, address book or profile' }),
-      phone: str({ description: 'Formatted, e.g. +55 11 98888-8888' }),
-      image: str(),
-      imagePreview: str(),
-      wa_name: str(),
-      wa_contactName: str(),
-      wa_archived: bool,
-      wa_isBlocked: bool,
-      wa_isGroup: bool,
-      wa_isGroup_admin: bool,
-      wa_isGroup_announce: bool,
-      wa_isGroup_community: bool,
-      wa_isGroup_member: bool,
-      wa_isPinned: bool,
-      wa_label: list(str({ description: 'Label id' })),
-      wa_notes: str(),
-      wa_ephemeralExpiration: int,
-      wa_lastMessageSender: str(),
-      wa_lastMessageTextVote: str(),
-      wa_lastMessageType: str(),
-      wa_lastMsgTimestamp: { ...int, description: 'Milliseconds' },
-      wa_muteEndTime: int,
-      wa_unreadCount: int,
-      common_groups: str(),
-      lead_name: str(),
-      lead_fullName: str(),
-      lead_email: str(),
-      lead_personalid: str(),
-      lead_status: str(),
-      lead_tags: list(str()),
-      lead_notes: str(),
-      lead_isTicketOpen: bool,
-      lead_assignedAttendant_id: str(),
-      lead_kanbanOrder: int,
-      ...Object.fromEntries(Array.from({ length: 20 }, (_, index) => [`lead_field${String(index + 1).padStart(2, '0')}`, str()])),
-      chatbot_agentResetMemoryAt: int,
-      chatbot_lastTrigger_id: str(),
-      chatbot_lastTriggerAt: int,
-      chatbot_disableUntil: { ...int, description: 'Until when the chatbot stays off for this chat (0: on)' },
-    },
-  }),
-  /** `POST /chat/find`: a page of chats, counts over all the instance's chats, and the paging. */
-  ChatPage: named(
-    'ChatPage',
-    object({
-      chats: list(ref('Chat')),
-      totalChatsStats: object({
-        total_chats: int,
-        unread_chats: int,
-        archived_chats: int,
-        pinned_chats: int,
-        blocked_chats: int,
-        groups: int,
-        groups_admin: int,
-        groups_announce: int,
-        groups_member: int,
-      }),
-      pagination: object({ totalRecords: int, limit: int, offset: int, page: int, pageSize: int, lastPage: int }),
-    }),
-  ),
-  /** The plain acknowledgement many actions answer with. */
-  Response: named('Response', {
-    type: 'object',
-    required: ['response'],
-    properties: { response: str({ description: 'What was done', example: 'Chat presence sent successfully' }) },
-  }),
   /** `POST /instance/create`: the new instance, disconnected, with its token. */
   InstanceCreated: named(
     'InstanceCreated',
@@ -330,10 +125,6 @@ export const SCHEMAS = {
   ),
   /** `POST /instance/disconnect`. */
   InstanceDisconnected: named('InstanceDisconnected', object({ instance: ref('Instance'), response: str(), info: str() })),
-  /** `POST /instance/updateDelaySettings`. */
-  InstanceWrapped: named('InstanceWrapped', object({ instance: ref('Instance') })),
-  /** `DELETE /instance` and other acknowledgements with a detail. */
-  ResponseWithInfo: named('ResponseWithInfo', object({ response: str(), info: str() }, ['response'])),
   /** `POST /instance/reset`: started, already in progress, or in cooldown (403 and 409 carry the same fields beside `error`). */
   InstanceReset: named(
     'InstanceReset',
@@ -549,8 +340,6 @@ export const SCHEMAS = {
       ['entries', 'pagination', 'next_cursor'],
     ),
   ),
-  /** `GET /webhook/errors`, `GET /globalwebhook/errors`: recent failed deliveries. */
-  WebhookError: named('WebhookError', WEBHOOK_ERROR),
   /** `POST /message/find`: a page of messages. */
   MessagePage: named('MessagePage', object({ returnedMessages: int, messages: list(ref('Message')), limit: int, offset: int, nextOffset: int, hasMore: bool })),
   /** `POST /message/download`. */
@@ -937,8 +726,6 @@ export const SCHEMAS = {
       response: str({ description: 'delete: what was done' }),
     }),
   ),
-  /** `GET /quick-replies/{id}`'s 401: `{code, message, data}` instead of `{error}`. */
-  CodedError: named('CodedError', object({ code: int, message: str(), data: { type: 'object', additionalProperties: true } }, ['code', 'message', 'data'])),
   /** Every error: `{error}`, the catalogue's `code` where uazapi has one, and the thrower's extra fields. */
   Error: named('Error', {
     type: 'object',

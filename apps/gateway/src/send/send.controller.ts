@@ -5,9 +5,10 @@ import { ChatPresenceDto, SendContactDto, SendLocationDto, SendMediaDto, SendTex
 import { SendService } from './send.service';
 import { StatusSender } from './status/status-sender';
 import { SendStatusDto } from './status/status.dto';
+import { SentMessageResponse, StatusSentResponse } from '../common/dto/message.response';
+import { ReplyResponse } from '../common/dto/reply.response';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SEND_CONTACT_EXAMPLES, SEND_LOCATION_EXAMPLES, SEND_MEDIA_EXAMPLES, SEND_TEXT_EXAMPLES, STATUS_SENT_EXAMPLE } from '../openapi/examples';
-import { SCHEMAS } from '../openapi/schemas';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
 
@@ -22,7 +23,7 @@ export class SendController {
 
   @Post('send/text')
   @HttpCode(200)
-  @ApiReply(SCHEMAS.SentMessage, { examples: SEND_TEXT_EXAMPLES })
+  @ApiReply(SentMessageResponse, { examples: SEND_TEXT_EXAMPLES })
   @ApiOperation({
     summary: 'Send a text message',
     description:
@@ -34,7 +35,7 @@ export class SendController {
 
   @Post('send/media')
   @HttpCode(200)
-  @ApiReply(SCHEMAS.SentMessage, { examples: SEND_MEDIA_EXAMPLES })
+  @ApiReply(SentMessageResponse, { examples: SEND_MEDIA_EXAMPLES })
   @ApiOperation({
     summary: 'Send media (image, video, audio or document)',
     description:
@@ -46,7 +47,7 @@ export class SendController {
 
   @Post('send/contact')
   @HttpCode(200)
-  @ApiReply(SCHEMAS.SentMessage, { examples: SEND_CONTACT_EXAMPLES })
+  @ApiReply(SentMessageResponse, { examples: SEND_CONTACT_EXAMPLES })
   @ApiOperation({
     summary: 'Send a contact card (vCard)',
     description:
@@ -58,7 +59,7 @@ export class SendController {
 
   @Post('send/location')
   @HttpCode(200)
-  @ApiReply(SCHEMAS.SentMessage, { examples: SEND_LOCATION_EXAMPLES })
+  @ApiReply(SentMessageResponse, { examples: SEND_LOCATION_EXAMPLES })
   @ApiOperation({
     summary: 'Send a location',
     description:
@@ -70,7 +71,7 @@ export class SendController {
 
   @Post('send/status')
   @HttpCode(200)
-  @ApiReply(SCHEMAS.StatusSent, { example: STATUS_SENT_EXAMPLE })
+  @ApiReply(StatusSentResponse, { example: STATUS_SENT_EXAMPLE })
   @ApiOperation({
     summary: 'Post a status (story)',
     description:
@@ -82,7 +83,7 @@ export class SendController {
 
   @Post('message/presence')
   @HttpCode(200)
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Chat presence sent successfully' } })
+  @ApiReply(ReplyResponse, { example: { response: 'Chat presence sent successfully' } })
   @ApiOperation({
     summary: 'Send a chat presence ("typing…", "recording…")',
     description:

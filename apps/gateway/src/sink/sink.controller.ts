@@ -3,6 +3,8 @@ import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post, UseGuards } 
 import type { InstanceEntity } from '@gw/persistence';
 import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { KAFKA_SINK_EXAMPLE, NATS_SINK_EXAMPLE, RABBITMQ_SINK_EXAMPLE, WEBHOOK_ERROR_EXAMPLE } from '../openapi/examples';
+import { ReplyResponse } from '../common/dto/reply.response';
+import { WebhookErrorResponse } from '../common/dto/webhook-error.response';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { GlobalKafkaSinkDto, GlobalNatsSinkDto, GlobalRabbitMqSinkDto, KafkaSinkDto, NatsSinkDto, RabbitMqSinkDto } from './dto/sink.dto';
@@ -51,7 +53,7 @@ export class SinkController {
   }
 
   @Get('rabbitmq/errors')
-  @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [SINK_ERROR_EXAMPLE] })
+  @ApiReply(WebhookErrorResponse, { isArray: true, example: [SINK_ERROR_EXAMPLE] })
   @ApiOperation({
     summary: "Show the RabbitMQ sinks' latest errors",
     description: "The latest failed publications of this instance's RabbitMQ sinks (the last 20), with the target, event, attempts and error.",
@@ -85,7 +87,7 @@ export class SinkController {
   }
 
   @Get('nats/errors')
-  @ApiReply(SCHEMAS.WebhookError, {
+  @ApiReply(WebhookErrorResponse, {
     isArray: true,
     example: [{ ...SINK_ERROR_EXAMPLE, url: 'nats://nats.example:4222 subject=wa-gateway.events.r1a2b3c4d5e6f7a.messages' }],
   })
@@ -120,7 +122,7 @@ export class SinkController {
   }
 
   @Get('kafka/errors')
-  @ApiReply(SCHEMAS.WebhookError, {
+  @ApiReply(WebhookErrorResponse, {
     isArray: true,
     example: [{ ...SINK_ERROR_EXAMPLE, url: 'kafka://k1.example:9092,k2.example:9092 topic=wa-gateway-events' }],
   })
@@ -175,14 +177,14 @@ export class GlobalSinkController {
 
   @Audited('globalsink.rabbitmq.delete')
   @Delete('rabbitmq')
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Global RabbitMQ sink deleted' } })
+  @ApiReply(ReplyResponse, { example: { response: 'Global RabbitMQ sink deleted' } })
   @ApiOperation({ summary: 'Remove the global RabbitMQ sink', description: "Stops publishing every instance's events to RabbitMQ." })
   deleteRabbitMq() {
     return this.sinks.deleteGlobal('rabbitmq');
   }
 
   @Get('rabbitmq/errors')
-  @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [{ ...SINK_ERROR_EXAMPLE, type: 'global' }] })
+  @ApiReply(WebhookErrorResponse, { isArray: true, example: [{ ...SINK_ERROR_EXAMPLE, type: 'global' }] })
   @ApiOperation({
     summary: "Show the global RabbitMQ sink's latest errors",
     description: 'The latest failed publications of the global RabbitMQ sink (the last 20), with the target, event, attempts and error.',
@@ -213,14 +215,14 @@ export class GlobalSinkController {
 
   @Audited('globalsink.nats.delete')
   @Delete('nats')
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Global NATS sink deleted' } })
+  @ApiReply(ReplyResponse, { example: { response: 'Global NATS sink deleted' } })
   @ApiOperation({ summary: 'Remove the global NATS sink', description: "Stops publishing every instance's events to NATS." })
   deleteNats() {
     return this.sinks.deleteGlobal('nats');
   }
 
   @Get('nats/errors')
-  @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [{ ...SINK_ERROR_EXAMPLE, type: 'global' }] })
+  @ApiReply(WebhookErrorResponse, { isArray: true, example: [{ ...SINK_ERROR_EXAMPLE, type: 'global' }] })
   @ApiOperation({
     summary: "Show the global NATS sink's latest errors",
     description: 'The latest failed publications of the global NATS sink (the last 20), with the target, event, attempts and error.',
@@ -253,14 +255,14 @@ export class GlobalSinkController {
 
   @Audited('globalsink.kafka.delete')
   @Delete('kafka')
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Global Kafka sink deleted' } })
+  @ApiReply(ReplyResponse, { example: { response: 'Global Kafka sink deleted' } })
   @ApiOperation({ summary: 'Remove the global Kafka sink', description: "Stops publishing every instance's events to Kafka." })
   deleteKafka() {
     return this.sinks.deleteGlobal('kafka');
   }
 
   @Get('kafka/errors')
-  @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [{ ...SINK_ERROR_EXAMPLE, type: 'global' }] })
+  @ApiReply(WebhookErrorResponse, { isArray: true, example: [{ ...SINK_ERROR_EXAMPLE, type: 'global' }] })
   @ApiOperation({
     summary: "Show the global Kafka sink's latest errors",
     description: 'The latest failed publications of the global Kafka sink (the last 20), with the target, event, attempts and error.',

@@ -6,6 +6,7 @@ import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guard
 import { GlobalWebhookDto, WebhookDto } from './dto/webhook.dto';
 import { WebhookService } from './webhook.service';
 import { WEBHOOK_ERROR_EXAMPLE, WEBHOOK_EXAMPLE } from '../openapi/examples';
+import { WebhookErrorResponse } from '../common/dto/webhook-error.response';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
 import { ApiArea } from '../openapi/api-areas';
@@ -46,7 +47,7 @@ export class WebhookController {
   }
 
   @Get('errors')
-  @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [WEBHOOK_ERROR_EXAMPLE] })
+  @ApiReply(WebhookErrorResponse, { isArray: true, example: [WEBHOOK_ERROR_EXAMPLE] })
   @ApiOperation({
     summary: "Show the webhooks' latest delivery errors",
     description:
@@ -100,7 +101,7 @@ export class GlobalWebhookController {
   }
 
   @Get('errors')
-  @ApiReply(SCHEMAS.WebhookError, { isArray: true, example: [{ ...WEBHOOK_ERROR_EXAMPLE, type: 'global' }] })
+  @ApiReply(WebhookErrorResponse, { isArray: true, example: [{ ...WEBHOOK_ERROR_EXAMPLE, type: 'global' }] })
   @ApiOperation({
     summary: "Show the global webhook's latest delivery errors",
     description:

@@ -3754,102 +3754,197 @@ export interface components {
             blockList?: string[];
             response?: string;
         };
+        /** @description A page of a business's catalogue */
         BusinessCatalog: {
-            response?: {
-                CartEnabled?: boolean;
-                JID?: {
-                    Device?: number;
-                    Integrator?: number;
-                    RawAgent?: number;
-                    Server?: string;
-                    User?: string;
-                };
-                Paging?: {
-                    /** @description Send it as `after` for the next page; empty on the last page */
-                    After?: string;
-                    Before?: string;
-                };
-                Products?: {
-                    Availability?: string;
-                    Description?: string;
-                    ID?: string;
-                    ImageFetchStatus?: string;
-                    Images?: {
-                        ID?: string;
-                        OriginalDimensions?: {
-                            Height?: number;
-                            Width?: number;
-                        };
-                        OriginalImageUrl?: string;
-                        RequestImageUrl?: string;
-                    }[];
-                    IsHidden?: boolean;
-                    MaxAvailable?: number;
-                    Name?: string;
-                    Price?: {
-                        Amount?: string;
-                        Currency?: string;
-                    } | null;
-                    RetailerID?: string;
-                    SalePrice?: string;
-                    StatusInfo?: {
-                        CanAppeal?: boolean;
-                        Status?: string;
-                    };
-                    Url?: string;
-                }[];
-                Source?: string;
-            };
+            /** @description The page */
+            response: components["schemas"]["BusinessCatalogPage"];
         };
+        /** @description A page of a catalogue */
+        BusinessCatalogPage: {
+            /** @description The business takes orders through the cart */
+            CartEnabled: boolean;
+            /** @description The business whose catalogue it is */
+            JID: components["schemas"]["BusinessJid"];
+            /** @description Where the page sits */
+            Paging: components["schemas"]["BusinessCatalogPaging"];
+            /** @description The products of this page (up to 10) */
+            Products: components["schemas"]["BusinessCatalogProduct"][];
+            /** @description Always "" */
+            Source: string;
+        };
+        /** @description Where a catalogue page sits */
+        BusinessCatalogPaging: {
+            /** @description Send it as `after` for the next page; empty on the last page */
+            After: string;
+            /** @description Always "" */
+            Before: string;
+        };
+        /** @description A product of a catalogue */
+        BusinessCatalogProduct: {
+            /** @description Whether it is in stock (e.g. `in stock`) */
+            Availability: string;
+            /** @description The product's description */
+            Description: string;
+            /** @description The product's id */
+            ID: string;
+            /** @description `success` when the product has pictures, else "" */
+            ImageFetchStatus: string;
+            /** @description The product's pictures */
+            Images: components["schemas"]["BusinessProductImage"][];
+            /** @description The product is hidden from customers */
+            IsHidden: boolean;
+            /** @description The most a customer may order (0: no limit) */
+            MaxAvailable: number;
+            /** @description The product's name */
+            Name: string;
+            /** @description The price (null when the product has none) */
+            Price: components["schemas"]["BusinessProductPrice"] | null;
+            /** @description The business's own id for the product (SKU) */
+            RetailerID: string;
+            /** @description The sale price ("" when none) */
+            SalePrice: string;
+            /** @description WhatsApp's review of the product */
+            StatusInfo: components["schemas"]["BusinessProductStatus"];
+            /** @description The product's page */
+            Url: string;
+        };
+        /** @description The categories of the instance's business profile */
         BusinessCategories: {
-            response?: {
-                id?: string;
-                localized_display_name?: string;
-            }[];
+            /** @description The categories */
+            response: components["schemas"]["BusinessCategory"][];
         };
+        /** @description A business category */
+        BusinessCategory: {
+            /**
+             * @description The category's id on WhatsApp
+             * @example 200600219953504
+             */
+            id: string;
+            /**
+             * @description The category's name, in the account's language
+             * @example Compras e varejo
+             */
+            localized_display_name: string;
+        };
+        /** @description A picture's size (0 when WhatsApp does not say) */
+        BusinessImageDimensions: {
+            /** @description Height in pixels */
+            Height: number;
+            /** @description Width in pixels */
+            Width: number;
+        };
+        /** @description A JID as whatsmeow serialises it */
+        BusinessJid: {
+            /** @description The device (always 0) */
+            Device: number;
+            /** @description The integrator (always 0) */
+            Integrator: number;
+            /** @description The agent (always 0) */
+            RawAgent: number;
+            /** @description The server (`s.whatsapp.net`) */
+            Server: string;
+            /** @description The user part (the number) */
+            User: string;
+        };
+        /** @description A product of a catalogue */
         BusinessProduct: {
-            response?: {
-                availability?: string;
-                currency?: string;
-                description?: string;
-                id?: string;
-                images?: string[];
-                is_hidden?: boolean;
-                name?: string;
-                price?: string;
-                retailer_id?: string;
-                url?: string;
-            };
+            /** @description The product */
+            response: components["schemas"]["BusinessProductFields"];
         };
+        /** @description A product of a catalogue */
+        BusinessProductFields: {
+            /** @description Whether it is in stock (e.g. `in stock`) */
+            availability: string;
+            /** @description The currency (ISO 4217; "" when none) */
+            currency: string;
+            /** @description The product's description */
+            description: string;
+            /** @description The product's id */
+            id: string;
+            /** @description The URLs of the product's pictures */
+            images: string[];
+            /** @description The product is hidden from customers */
+            is_hidden: boolean;
+            /** @description The product's name */
+            name: string;
+            /** @description The price in thousandths of the currency unit ("" when none) */
+            price: string;
+            /** @description The business's own id for the product (SKU) */
+            retailer_id: string;
+            /** @description The product's page */
+            url: string;
+        };
+        /** @description A picture of a product */
+        BusinessProductImage: {
+            /** @description The picture's id */
+            ID: string;
+            /** @description The picture's size */
+            OriginalDimensions: components["schemas"]["BusinessImageDimensions"];
+            /** @description The URL of the original picture */
+            OriginalImageUrl: string;
+            /** @description The URL of the picture as requested */
+            RequestImageUrl: string;
+        };
+        /** @description A product's price */
+        BusinessProductPrice: {
+            /** @description The amount in thousandths of the currency unit (e.g. `1990000` for 1990.00) */
+            Amount: string;
+            /** @description The currency (ISO 4217, e.g. `BRL`) */
+            Currency: string;
+        };
+        /** @description A product's review status */
+        BusinessProductStatus: {
+            /** @description A refusal can be appealed */
+            CanAppeal: boolean;
+            /** @description WhatsApp's review status (e.g. `approved`) */
+            Status: string;
+        };
+        /** @description A WhatsApp Business profile */
         BusinessProfile: {
-            response?: {
-                address?: string;
-                business_hours_timezone?: string;
-                categories?: {
-                    id?: string;
-                    localized_display_name?: string;
-                }[];
-                description?: string;
-                email?: string;
-                jid?: string;
-                tag?: string;
-                websites?: string[];
-            };
+            /** @description The profile */
+            response: components["schemas"]["BusinessProfileFields"];
         };
         BusinessProfileDto: {
             /** @description The business whose profile to read (a number or JID); the connected account when absent */
             jid?: string;
         };
+        /** @description A WhatsApp Business profile */
+        BusinessProfileFields: {
+            /** @description The business's address */
+            address: string;
+            /** @description The time zone of the opening hours (e.g. `America/Sao_Paulo`; "" when none) */
+            business_hours_timezone: string;
+            /** @description The business's categories */
+            categories: components["schemas"]["BusinessCategory"][];
+            /** @description The business's description */
+            description: string;
+            /** @description The business's email */
+            email: string;
+            /** @description The business's JID (`<number>@s.whatsapp.net`) */
+            jid: string;
+            /** @description The profile's tag (its version, as WhatsApp sends it) */
+            tag: string;
+            /** @description The business's websites */
+            websites: string[];
+        };
+        /** @description Each field's outcome, and how many changed */
         BusinessProfileUpdated: {
-            failed?: number;
-            response?: {
+            /** @description How many fields were not changed */
+            failed: number;
+            /** @description Each field sent (`description`, `address`, `email`) with its outcome */
+            response: {
                 [key: string]: {
+                    /** @description Why the field was not changed (with `error` only) */
                     error?: string;
-                    /** @enum {string} */
-                    status?: "updated" | "error";
+                    /**
+                     * @description The field was changed (`updated`), or not (`error`)
+                     * @enum {string}
+                     */
+                    status: "updated" | "error";
                 };
             };
-            updated?: number;
+            /** @description How many fields were changed */
+            updated: number;
         };
         BusinessProfileUpdateDto: {
             /** @description The business's address */
@@ -4021,76 +4116,133 @@ export interface components {
             /** @description The business whose catalogue to list (a number or JID) */
             jid: string;
         };
+        /** @description A chat of the instance (a contact, group or channel) with its CRM lead fields */
         Chat: {
+            /** @description When the chatbot's AI agent memory was last reset for this chat (Unix seconds; 0: never) */
             chatbot_agentResetMemoryAt?: number;
-            /** @description Until when the chatbot stays off for this chat (0: on) */
+            /** @description Until when the chatbot stays off for this chat (Unix seconds; 0: on) */
             chatbot_disableUntil?: number;
+            /** @description The id of the chatbot trigger that ran last in this chat */
             chatbot_lastTrigger_id?: string;
+            /** @description When a chatbot trigger last ran in this chat (Unix seconds) */
             chatbot_lastTriggerAt?: number;
+            /** @description The groups in common, comma-separated, as `(group name)group id` */
             common_groups?: string;
-            /** @description r + hex */
+            /** @description The chat's own id in the gateway (r + hex) */
             id?: string;
+            /** @description The chat's picture URL */
             image?: string;
+            /** @description The chat's picture thumbnail URL */
             imagePreview?: string;
+            /** @description The id of the attendant the lead is assigned to */
             lead_assignedAttendant_id?: string;
+            /** @description The lead's email */
             lead_email?: string;
+            /** @description Custom lead field 01 (its name is the instance's `fieldsMap` entry) */
             lead_field01?: string;
+            /** @description Custom lead field 02 (its name is the instance's `fieldsMap` entry) */
             lead_field02?: string;
+            /** @description Custom lead field 03 (its name is the instance's `fieldsMap` entry) */
             lead_field03?: string;
+            /** @description Custom lead field 04 (its name is the instance's `fieldsMap` entry) */
             lead_field04?: string;
+            /** @description Custom lead field 05 (its name is the instance's `fieldsMap` entry) */
             lead_field05?: string;
+            /** @description Custom lead field 06 (its name is the instance's `fieldsMap` entry) */
             lead_field06?: string;
+            /** @description Custom lead field 07 (its name is the instance's `fieldsMap` entry) */
             lead_field07?: string;
+            /** @description Custom lead field 08 (its name is the instance's `fieldsMap` entry) */
             lead_field08?: string;
+            /** @description Custom lead field 09 (its name is the instance's `fieldsMap` entry) */
             lead_field09?: string;
+            /** @description Custom lead field 10 (its name is the instance's `fieldsMap` entry) */
             lead_field10?: string;
+            /** @description Custom lead field 11 (its name is the instance's `fieldsMap` entry) */
             lead_field11?: string;
+            /** @description Custom lead field 12 (its name is the instance's `fieldsMap` entry) */
             lead_field12?: string;
+            /** @description Custom lead field 13 (its name is the instance's `fieldsMap` entry) */
             lead_field13?: string;
+            /** @description Custom lead field 14 (its name is the instance's `fieldsMap` entry) */
             lead_field14?: string;
+            /** @description Custom lead field 15 (its name is the instance's `fieldsMap` entry) */
             lead_field15?: string;
+            /** @description Custom lead field 16 (its name is the instance's `fieldsMap` entry) */
             lead_field16?: string;
+            /** @description Custom lead field 17 (its name is the instance's `fieldsMap` entry) */
             lead_field17?: string;
+            /** @description Custom lead field 18 (its name is the instance's `fieldsMap` entry) */
             lead_field18?: string;
+            /** @description Custom lead field 19 (its name is the instance's `fieldsMap` entry) */
             lead_field19?: string;
+            /** @description Custom lead field 20 (its name is the instance's `fieldsMap` entry) */
             lead_field20?: string;
+            /** @description The lead's full name */
             lead_fullName?: string;
+            /** @description The lead has an open ticket */
             lead_isTicketOpen?: boolean;
+            /** @description The lead's position on the kanban board */
             lead_kanbanOrder?: number;
+            /** @description The lead's name */
             lead_name?: string;
+            /** @description Notes on the lead */
             lead_notes?: string;
+            /** @description The lead's identity document */
             lead_personalid?: string;
+            /** @description The lead's status */
             lead_status?: string;
+            /** @description The lead's tags */
             lead_tags?: string[];
             /** @description The best name known: lead, address book or profile */
             name?: string;
+            /** @description The instance's phone number */
             owner?: string;
-            /** @description Formatted, e.g. +55 11 98888-8888 */
+            /** @description The phone number, formatted (e.g. +55 11 98888-8888); empty for a group */
             phone?: string;
+            /** @description The chat is archived */
             wa_archived?: boolean;
+            /** @description The chat's WhatsApp id (a JID) */
             wa_chatid?: string;
             /** @description The chat as a LID, when known */
             wa_chatlid?: string;
+            /** @description The name the instance's address book saved for the number (empty when not saved) */
             wa_contactName?: string;
+            /** @description How long disappearing messages last, in seconds (0: off) */
             wa_ephemeralExpiration?: number;
-            /** @description owner:number */
+            /** @description The chat's short id: `<owner>:<number>` */
             wa_fastid?: string;
+            /** @description The contact is blocked */
             wa_isBlocked?: boolean;
+            /** @description The chat is a group */
             wa_isGroup?: boolean;
+            /** @description The instance is an admin of the group */
             wa_isGroup_admin?: boolean;
+            /** @description Only admins can send to the group (announcements) */
             wa_isGroup_announce?: boolean;
+            /** @description The group is a community */
             wa_isGroup_community?: boolean;
+            /** @description The instance is a member of the group */
             wa_isGroup_member?: boolean;
+            /** @description The chat is pinned */
             wa_isPinned?: boolean;
+            /** @description The ids of the chat's labels */
             wa_label?: string[];
+            /** @description Who sent the last message */
             wa_lastMessageSender?: string;
+            /** @description The last message's text (or vote) */
             wa_lastMessageTextVote?: string;
+            /** @description The last message's type */
             wa_lastMessageType?: string;
-            /** @description Milliseconds */
+            /** @description When the last message was sent (Unix milliseconds) */
             wa_lastMsgTimestamp?: number;
+            /** @description Until when the chat is muted (0: not muted) */
             wa_muteEndTime?: number;
+            /** @description The name the contact set on their WhatsApp profile (push name) */
             wa_name?: string;
+            /** @description The chat's notes, as the phone's app state syncs them */
             wa_notes?: string;
+            /** @description How many messages are unread */
             wa_unreadCount?: number;
         };
         ChatArchiveDto: {
@@ -4225,14 +4377,22 @@ export interface components {
             /** @description a|b|c */
             wordsToStart?: string;
         };
+        /** @description A number looked up on WhatsApp */
         ChatCheck: {
-            error?: string;
-            groupName?: string;
-            isInWhatsapp?: boolean;
-            jid?: string;
-            lid?: string;
-            query?: string;
-            verifiedName?: string;
+            /** @description Why the number could not be looked up ("" when it was) */
+            error: string;
+            /** @description The group's name, for a group id ("" otherwise) */
+            groupName: string;
+            /** @description The number has a WhatsApp account */
+            isInWhatsapp: boolean;
+            /** @description Its JID on WhatsApp ("" for a number that could not be read) */
+            jid: string;
+            /** @description Its LID, when WhatsApp answered one ("" otherwise) */
+            lid: string;
+            /** @description The number or id as sent */
+            query: string;
+            /** @description The business's verified name, when it has one ("" otherwise) */
+            verifiedName: string;
         };
         ChatCheckDto: {
             /** @description The phone numbers or group JIDs to look up */
@@ -4311,11 +4471,17 @@ export interface components {
             /** @description The chat: a phone number in international format, or a user or group JID */
             number: string;
         };
+        /** @description A contact's or group's names and picture URL */
         ChatNameAndImage: {
+            /** @description The full-size picture URL (without `preview`; "" when none) */
             image: string;
+            /** @description The small picture URL (with `preview: true`; "" when none) */
             imagePreview: string;
+            /** @description The name the gateway shows for the chat ("" when unknown) */
             name: string;
+            /** @description The name saved in the phone's address book ("" when not saved) */
             wa_contactName: string;
+            /** @description The name the contact set on WhatsApp (push name), or the group's name ("" when unknown) */
             wa_name: string;
         };
         ChatNameAndImageDto: {
@@ -4355,27 +4521,29 @@ export interface components {
             /** @description The chat's JID or number */
             number: string;
         };
+        /** @description A page of chats, counts over all the instance's chats, and the paging */
         ChatPage: {
+            /** @description The chats of this page */
             chats?: components["schemas"]["Chat"][];
-            pagination?: {
-                lastPage?: number;
-                limit?: number;
-                offset?: number;
-                page?: number;
-                pageSize?: number;
-                totalRecords?: number;
-            };
-            totalChatsStats?: {
-                archived_chats?: number;
-                blocked_chats?: number;
-                groups?: number;
-                groups_admin?: number;
-                groups_announce?: number;
-                groups_member?: number;
-                pinned_chats?: number;
-                total_chats?: number;
-                unread_chats?: number;
-            };
+            /** @description Where the page sits */
+            pagination?: components["schemas"]["ChatPagination"];
+            /** @description Counts over all the instance's chats */
+            totalChatsStats?: components["schemas"]["ChatTotals"];
+        };
+        /** @description Where a page of chats sits among all those the filter matched */
+        ChatPagination: {
+            /** @description The number of the last page */
+            lastPage?: number;
+            /** @description The page size asked for */
+            limit?: number;
+            /** @description How many matched chats the page skipped */
+            offset?: number;
+            /** @description The page number (1 is the first) */
+            page?: number;
+            /** @description The page size */
+            pageSize?: number;
+            /** @description How many chats the filter matched */
+            totalRecords?: number;
         };
         ChatPinDto: {
             /** @description The chat: a phone number in international format, or a user or group JID */
@@ -4399,6 +4567,27 @@ export interface components {
             number: string;
             /** @description Mark read (true) or unread (false) */
             read: boolean;
+        };
+        /** @description Counts over all the instance's chats, whatever the filter */
+        ChatTotals: {
+            /** @description How many are archived */
+            archived_chats?: number;
+            /** @description How many are blocked */
+            blocked_chats?: number;
+            /** @description How many are groups */
+            groups?: number;
+            /** @description How many groups the instance is an admin of */
+            groups_admin?: number;
+            /** @description How many groups are announcement-only */
+            groups_announce?: number;
+            /** @description How many groups the instance is a member of */
+            groups_member?: number;
+            /** @description How many are pinned */
+            pinned_chats?: number;
+            /** @description How many chats the instance has */
+            total_chats?: number;
+            /** @description How many have unread messages */
+            unread_chats?: number;
         };
         /** @description The instance's Chatwoot bridge, its access token masked */
         ChatwootConfig: {
@@ -4459,11 +4648,21 @@ export interface components {
             /** @description Always true: the webhook was taken */
             received: boolean;
         };
+        /** @description An error in the `{code, message, data}` shape a few routes answer as uazapiGO does */
         CodedError: {
+            /**
+             * @description The HTTP status again, as the body's code
+             * @example 401
+             */
             code: number;
+            /** @description Details of the error (empty when there are none) */
             data: {
                 [key: string]: unknown;
             };
+            /**
+             * @description What went wrong, in words
+             * @example Invalid token
+             */
             message: string;
         };
         /** @description The community created: its parent group */
@@ -4515,12 +4714,23 @@ export interface components {
             /** @description The name the phone shows for this linked device; best left empty (the browser's default) */
             systemName?: string;
         };
+        /** @description A WhatsApp contact of the instance, with its names */
         Contact: {
-            contact_FirstName?: string;
-            /** @description Name saved in the phone's address book ('' when not saved) */
-            contact_name?: string;
-            /** @description number@s.whatsapp.net */
-            jid?: string;
+            /**
+             * @description The first word of `contact_name` ("" when not saved)
+             * @example João
+             */
+            contact_FirstName: string;
+            /**
+             * @description The name saved in the phone's address book ("" when not saved)
+             * @example João Silva
+             */
+            contact_name: string;
+            /**
+             * @description The contact's JID (`<number>@s.whatsapp.net`)
+             * @example 5511999999999@s.whatsapp.net
+             */
+            jid: string;
         };
         ContactAddDto: {
             /** @description The contact's name (its full and first name) */
@@ -4530,14 +4740,17 @@ export interface components {
             /** @description The same as `number`, under its older name */
             phone?: string;
         };
+        /** @description The contact saved in the phone's address book */
         ContactAdded: {
-            contact?: {
-                jid?: string;
-                name?: string;
-                phone?: string;
-            };
-            message?: string;
-            success?: boolean;
+            /** @description The contact saved */
+            contact: components["schemas"]["ContactSaved"];
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Contact added successfully";
+            /** @description Always true: WhatsApp took the change */
+            success: boolean;
         };
         ContactListDto: {
             /**
@@ -4560,25 +4773,57 @@ export interface components {
             /** @description The same as `number`, under its older name */
             phone?: string;
         };
+        /** @description A page of the contacts of the scope asked for */
         ContactPage: {
-            contacts?: components["schemas"]["Contact"][];
-            pagination?: {
-                lastPage?: number;
-                limit?: number;
-                offset?: number;
-                page?: number;
-                pageSize?: number;
-                totalRecords?: number;
-            };
-            totalDeviceContacts?: number;
+            /** @description The contacts of this page */
+            contacts: components["schemas"]["Contact"][];
+            /** @description Where the page sits */
+            pagination: components["schemas"]["ContactPagination"];
+            /** @description How many contacts the instance knows, whatever the scope */
+            totalDeviceContacts: number;
         };
+        /** @description Where a page of the contacts sits */
+        ContactPagination: {
+            /** @description The last page number (a request with `page`/`pageSize` only) */
+            lastPage?: number;
+            /** @description The most contacts a page holds */
+            limit: number;
+            /** @description How many contacts come before this page */
+            offset: number;
+            /** @description The page number, from 1 (a request with `page`/`pageSize` only) */
+            page?: number;
+            /** @description The page size (a request with `page`/`pageSize` only) */
+            pageSize?: number;
+            /** @description How many contacts the scope holds, in all pages */
+            totalRecords: number;
+        };
+        /** @description The contact removed from the phone's address book */
         ContactRemoved: {
-            message?: string;
-            removed_contact?: {
-                jid?: string;
-                phone?: string;
-            };
-            success?: boolean;
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Contact removed successfully";
+            /** @description The contact removed */
+            removed_contact: components["schemas"]["ContactRemovedEntry"];
+            /** @description Always true: WhatsApp took the change */
+            success: boolean;
+        };
+        /** @description The contact removed from the address book */
+        ContactRemovedEntry: {
+            /** @description The contact's JID (`<number>@s.whatsapp.net`) */
+            jid: string;
+            /** @description The contact's number, digits only */
+            phone: string;
+        };
+        /** @description The contact saved in the address book */
+        ContactSaved: {
+            /** @description The contact's JID (`<number>@s.whatsapp.net`) */
+            jid: string;
+            /** @description The name saved (full and first name) */
+            name: string;
+            /** @description The contact's number, digits only */
+            phone: string;
         };
         CreateCommunityDto: {
             /** @description The community's description */
@@ -5443,50 +5688,84 @@ export interface components {
             /** @description The passphrase the bundle was exported with */
             passphrase: string;
         };
+        /** @description A WhatsApp instance (one connected number) and its settings */
         Instance: {
+            /** @description The operator's administrative field 01 */
             adminField01?: string;
+            /** @description The operator's administrative field 02 */
             adminField02?: string;
+            /** @description The automatic chatbot is on */
             chatbot_enabled?: boolean;
+            /** @description The chatbot ignores group messages */
             chatbot_ignoreGroups?: boolean;
+            /** @description The keyword that stops the chatbot in a conversation */
             chatbot_stopConversation?: string;
+            /** @description How long the chatbot stays paused after the stop keyword, in minutes */
             chatbot_stopMinutes?: number;
+            /** @description How long a conversation stays paused after the phone sends a message by hand, in minutes */
             chatbot_stopWhenYouSendMsg?: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the instance was created
+             */
             created?: string;
-            /** @enum {string} */
+            /**
+             * @description The instance's presence now (not stored)
+             * @enum {string}
+             */
             current_presence?: "available" | "unavailable";
             /**
              * @description What this gateway answers (the reference spells it current_presence)
              * @enum {string}
              */
             currentPresence?: "available" | "unavailable";
+            /** @description The server's time now */
             currentTime?: string;
+            /** @description The names of the chats' custom lead fields (`customField01`…) */
             fieldsMap?: {
                 [key: string]: unknown;
             };
+            /** @description The instance's id, made by the gateway */
             id?: string;
+            /** @description The account is a WhatsApp Business one */
             isBusiness?: boolean;
+            /** @description When the instance last disconnected */
             lastDisconnect?: string;
+            /** @description Why the instance last disconnected */
             lastDisconnectReason?: string;
+            /** @description The longest pause between two queued sends, in seconds */
             msg_delay_max?: number;
+            /** @description The least pause between two queued sends, in seconds */
             msg_delay_min?: number;
+            /** @description The instance's name */
             name?: string;
+            /** @description The OpenAI API key of the instance's chatbot */
             openai_apikey?: string;
+            /** @description The instance's phone number, once paired */
             owner?: string;
+            /** @description The pairing code to type on the phone, while pairing by code */
             paircode?: string;
+            /** @description The phone's platform (android, ios, web…), spelt as uazapiGO does */
             plataform?: string;
+            /** @description The WhatsApp profile's name */
             profileName?: string;
+            /** @description The WhatsApp profile picture's URL */
             profilePicUrl?: string;
-            /** @description data:image/png;base64,… while pairing */
+            /** @description The QR code to scan, as data:image/png;base64,… while pairing */
             qrcode?: string;
             /**
-             * @description hibernated (uazapi 2.1.1): session paused, credentials preserved for reconnection (`/instance/connect` wakes it without a QR code)
+             * @description The connection now; hibernated (uazapi 2.1.1): session paused, credentials preserved for reconnection (`/instance/connect` wakes it without a QR code)
              * @enum {string}
              */
             status?: "disconnected" | "connecting" | "connected" | "hibernated";
+            /** @description The name of the system that created the instance */
             systemName?: string;
+            /** @description The instance's token (what the `token` header takes) */
             token?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the instance last changed
+             */
             updated?: string;
         };
         InstanceConnection: {
@@ -5533,8 +5812,10 @@ export interface components {
                 loggedIn?: boolean;
             };
         };
+        /** @description The instance, after the change */
         InstanceWrapped: {
-            instance?: components["schemas"]["Instance"];
+            /** @description The instance, after the change */
+            instance: components["schemas"]["Instance"];
         };
         KafkaSinkDto: {
             /**
@@ -5666,9 +5947,23 @@ export interface components {
             /** @description Always true: the request was taken */
             success: boolean;
         };
+        /** @description The process answers, with its version */
         Liveness: {
-            /** @enum {string} */
+            /**
+             * @description The git commit it was built from (`unknown` when not known)
+             * @example 7ca3580f1e2d
+             */
+            commit: string;
+            /**
+             * @description Always `ok`: the process answers
+             * @enum {string}
+             */
             status: "ok";
+            /**
+             * @description The gateway's package version
+             * @example 0.1.0
+             */
+            version: string;
         };
         MarkRead: {
             results?: {
@@ -5682,48 +5977,87 @@ export interface components {
             /** @description The ids of the messages to mark read (at most 100) */
             id: string[];
         };
+        /** @description A message of the instance, sent or received, as the gateway stores it */
         Message: {
+            /** @description An AI agent's round on the message (empty when none) */
             ai_metadata?: {
                 [key: string]: unknown;
             };
+            /** @description The id of the button or list item chosen */
             buttonOrListid?: string;
+            /** @description On a call message: the other party, as the instance knows it */
+            callPeer?: components["schemas"]["MessageCallPeer"];
+            /** @description The chat the message belongs to (a JID) */
             chatid?: string;
             /** @description The chat as a LID, when known */
             chatlid?: string;
-            content?: unknown;
+            /** @description The message's content as WhatsApp carried it (an object, or text) */
+            content?: {
+                [key: string]: unknown;
+            } | unknown[] | string | number | boolean | null;
+            /** @description A list's, poll's or buttons' options, converted to text */
             convertOptions?: string;
+            /** @description The message's edits */
             edited?: string;
+            /** @description Why the send failed (empty when it did not) */
             error?: string;
+            /** @description The message's file: a URL, or where /files serves it */
             fileURL?: string;
+            /** @description The message was sent by this instance (its phone or the API) */
             fromMe?: boolean;
+            /** @description The message's own id in the gateway */
             id?: string;
+            /** @description The message was sent in a group */
             isGroup?: boolean;
-            /** @description image, video, audio, document, vcard, location, interactive… */
+            /** @description The kind of media: image, video, audio, document, vcard, location, interactive… */
             mediaType?: string;
+            /** @description WhatsApp's id of the message */
             messageid?: string;
+            /** @description When the message was sent (Unix milliseconds) */
             messageTimestamp?: number;
+            /** @description The content's type, as WhatsApp names it (`ExtendedTextMessage`, `ImageMessage`…) */
             messageType?: string;
+            /** @description The instance's phone number */
             owner?: string;
+            /** @description The message is pinned in its chat */
             pinned?: boolean;
+            /** @description The id of the message this one quotes (replies to) */
             quoted?: string;
+            /** @description The id of the message this reaction reacts to */
             reaction?: string;
+            /** @description The mass-send folder (campaign) that sent it, when one did */
             send_folder_id?: string;
+            /** @description The sender (a JID: phone number or LID) */
             sender?: string;
+            /** @description The sender's LID, when known */
             sender_lid?: string;
+            /** @description The sender's phone-number JID, when known */
             sender_pn?: string;
             /** @description Present (true) when the sender is known only by its LID and WhatsApp has not told its phone number yet */
             sender_pn_unresolved?: boolean;
+            /** @description The sender's name as shown (push name) */
             senderName?: string;
+            /** @description The API function that sent it (`SendTextMessage`…), when sent through the API */
             sendFunction?: string;
-            sendPayload?: unknown;
+            /** @description The request that sent it, when sent through the API */
+            sendPayload?: {
+                [key: string]: unknown;
+            } | unknown[] | string | number | boolean | null;
+            /** @description Where the message came from: the sending platform (`android`, `ios`, `web`…) or `api` */
             source?: string;
+            /** @description Where the message is in its life: `Queued`, `Canceled`, `Failed`, `Sent`, `Delivered`, `Read`… */
             status?: string;
+            /** @description The message's text (or a media message's caption) */
             text?: string;
+            /** @description The tracking id given to the send (may repeat) */
             track_id?: string;
+            /** @description The tracking source given to the send */
             track_source?: string;
-            /** @description text, media, poll… */
+            /** @description The kind of message: text, media, poll… */
             type?: string;
+            /** @description The votes of a poll or the choices of a list */
             vote?: string;
+            /** @description The message was sent through the API */
             wasSentByApi?: boolean;
         };
         MessageAction: {
@@ -5735,6 +6069,18 @@ export interface components {
             owner?: string;
             reaction?: string;
             status?: string;
+        };
+        /** @description The other party of a call, as the instance knows it */
+        MessageCallPeer: {
+            /** @description Their profile picture's preview URL (empty when unknown) */
+            imagePreviewUrl: string;
+            /**
+             * @description Their WhatsApp id
+             * @example 5511888888888@s.whatsapp.net
+             */
+            jid: string;
+            /** @description Their best known name (empty when unknown) */
+            name: string;
         };
         MessageDeleted: {
             id?: string;
@@ -6229,24 +6575,67 @@ export interface components {
             /** @description With `internal`: switch to another proxy of the pools now (409 when there is none) */
             rotate_now?: boolean;
         };
+        /** @description The cities of a country the operator's managed proxies cover */
         ProxyManagedCities: {
-            cities?: {
-                label?: string;
-                raw_city?: string;
-                state?: string;
-                state_label?: string;
-                value?: string;
-            }[];
-            country?: string;
+            /** @description The cities, by name */
+            cities: components["schemas"]["ProxyManagedCity"][];
+            /** @description The country asked for (default `br`) */
+            country: string;
+            /** @description The state asked for (only when one was) */
             state?: string;
         };
-        ProxyManagedCountries: {
-            countries?: {
-                cities?: number;
-                label?: string;
-                value?: string;
-            }[];
+        /** @description A city the managed proxies cover */
+        ProxyManagedCity: {
+            /**
+             * @description The city's name
+             * @example Campinas
+             */
+            label: string;
+            /**
+             * @description The city's name as the pool configuration gives it
+             * @example Campinas
+             */
+            raw_city: string;
+            /**
+             * @description The city's state: what `proxy_managed_state` takes
+             * @example sp
+             */
+            state: string;
+            /**
+             * @description The state's name
+             * @example São Paulo
+             */
+            state_label: string;
+            /**
+             * @description The city's slug: what `proxy_managed_city` takes
+             * @example campinas
+             */
+            value: string;
         };
+        /** @description The countries the operator's managed proxies cover */
+        ProxyManagedCountries: {
+            /** @description The countries, by name */
+            countries: components["schemas"]["ProxyManagedCountry"][];
+        };
+        /** @description A country the managed proxies cover */
+        ProxyManagedCountry: {
+            /**
+             * @description How many cities of the country the managed proxies cover
+             * @example 2
+             */
+            cities: number;
+            /**
+             * @description The country's name
+             * @example Brasil
+             */
+            label: string;
+            /**
+             * @description The country (ISO alpha-2, lowercase): what `proxy_managed_country` takes
+             * @example br
+             */
+            value: string;
+        };
+        /** @description A quick reply: a canned answer a front end offers, stored per instance */
         QuickReply: {
             /** @description Reserved for automated support; empty by default */
             aiDescription: string;
@@ -6255,26 +6644,40 @@ export interface components {
              * @description As createdAt
              */
             created: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the reply was created
+             */
             createdAt: string;
+            /** @description A document's file name ("" otherwise) */
             docName: string;
-            /** @description media: as message.file */
+            /** @description media: as message.file ("" otherwise) */
             file: string;
+            /**
+             * @description The quick reply's id
+             * @example rb9da9c03637452
+             */
             id: string;
             /** @description The body of the kind's send endpoint without `number` and the send-control fields */
-            message: {
+            message?: {
                 /** @description media: the URL as sent, or where /files serves a stored base64 upload */
                 file?: string;
-                /** @enum {string} */
+                /**
+                 * @description The message's kind
+                 * @enum {string}
+                 */
                 kind: "text" | "media" | "contact" | "location" | "menu" | "pix";
             } & {
                 [key: string]: unknown;
             };
             /** @description Also in the WhatsApp Business app (text only): synced from the phone, or created there by the API with onWhatsApp: true (no id); edits and deletions here follow it there */
             onWhatsApp: boolean;
-            /** @description The instance's phone number */
+            /** @description The instance's phone number ('' before it is paired) */
             owner: string;
-            /** @description The shortcut that finds the reply */
+            /**
+             * @description The shortcut that finds the reply
+             * @example saudacao1
+             */
             shortCut: string;
             /** @description The text, or a media message's caption ('' for the kinds without one) */
             text: string;
@@ -6285,7 +6688,10 @@ export interface components {
              * @description As updatedAt
              */
             updated: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the reply last changed
+             */
             updatedAt: string;
         };
         /**
@@ -6432,9 +6838,16 @@ export interface components {
              */
             type?: "text" | "audio" | "myaudio" | "ptt" | "document" | "video" | "image";
         };
+        /** @description What was done, the reply created or updated, and all of the instance's replies */
         QuickReplyEdited: {
-            message: string;
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Quick reply created" | "Quick reply updated" | "Quick reply deleted";
+            /** @description All of the instance's replies, oldest first */
             quickReplies: components["schemas"]["QuickReply"][];
+            /** @description The reply created or updated (absent after a deletion) */
             quickReply?: components["schemas"]["QuickReply"];
         };
         RabbitMqSinkDto: {
@@ -6473,16 +6886,26 @@ export interface components {
             /** @description The emoji; an empty string removes the reaction */
             text: string;
         };
+        /** @description Whether the gateway takes requests, check by check */
         Readiness: {
+            /** @description Each check by name: `ok`, or why it failed; a stopping gateway answers `shutdown` instead */
             checks: {
-                /** @enum {string} */
+                /**
+                 * @description The bus lives in this process: nothing to check
+                 * @enum {string}
+                 */
                 bus?: "in-process";
+                /** @description NATS answers (`ok`) or why not (absent with the in-process bus) */
                 nats?: string;
+                /** @description Postgres answers (`ok`) or why not (`failed: <reason>`) */
                 postgres?: string;
             } & {
                 [key: string]: string;
             };
-            /** @enum {string} */
+            /**
+             * @description `ok` when every check passed (200), else `unavailable` (503)
+             * @enum {string}
+             */
             status: "ok" | "unavailable";
         };
         RefreshLabelsDto: {
@@ -6503,6 +6926,7 @@ export interface components {
             /** @description Replay to this webhook only (else to every enabled webhook and sink of the instance that takes the events) */
             webhookId?: string;
         };
+        /** @description The plain acknowledgement of an action: what was done, in words */
         Response: {
             /**
              * @description What was done
@@ -6510,8 +6934,14 @@ export interface components {
              */
             response: string;
         };
+        /** @description The acknowledgement of an action, with a detail */
         ResponseWithInfo: {
+            /** @description A detail of what was done, or of what follows from it */
             info?: string;
+            /**
+             * @description What was done
+             * @example Instance Deleted
+             */
             response: string;
         };
         RestartScheduled: {
@@ -6920,6 +7350,21 @@ export interface components {
              */
             type: "button" | "button_legacy" | "list" | "poll" | "carousel";
         };
+        /** @description What a send did: sent now, queued to be sent later (`async: true`), or a status posted */
+        SendOutcome: {
+            /** @description /send/media: the file given as a URL, or where /files serves a base64 upload */
+            fileUrl?: string;
+            /**
+             * @description What was done, in words: sent now, accepted into the async queue, or a status posted
+             * @enum {string}
+             */
+            message: "Message sent successfully" | "Message queued successfully" | "Status sent successfully";
+            /**
+             * @description Always `success`: a failed send answers an error instead
+             * @enum {string}
+             */
+            status: "success";
+        };
         SendPixButtonDto: {
             /** @description Queue the send and answer at once (status `Queued`) instead of waiting for WhatsApp; the queue paces messages by the instance's delay settings */
             async?: boolean;
@@ -7070,15 +7515,90 @@ export interface components {
             /** @description Where the message comes from, kept with it for your tracking (e.g. `chatwoot`); `/message/find` filters on it */
             track_source?: string;
         };
-        SentMessage: components["schemas"]["Message"] & {
-            response: {
-                /** @description /send/media: the file given as a URL, or where /files serves a base64 upload */
-                fileUrl?: string;
-                /** @enum {string} */
-                message: "Message sent successfully" | "Message queued successfully" | "Status sent successfully";
-                /** @enum {string} */
-                status: "success";
+        /** @description The send's Message record (status `Queued` with `async: true`), and what was done */
+        SentMessage: {
+            /** @description An AI agent's round on the message (empty when none) */
+            ai_metadata?: {
+                [key: string]: unknown;
             };
+            /** @description The id of the button or list item chosen */
+            buttonOrListid?: string;
+            /** @description On a call message: the other party, as the instance knows it */
+            callPeer?: components["schemas"]["MessageCallPeer"];
+            /** @description The chat the message belongs to (a JID) */
+            chatid?: string;
+            /** @description The chat as a LID, when known */
+            chatlid?: string;
+            /** @description The message's content as WhatsApp carried it (an object, or text) */
+            content?: {
+                [key: string]: unknown;
+            } | unknown[] | string | number | boolean | null;
+            /** @description A list's, poll's or buttons' options, converted to text */
+            convertOptions?: string;
+            /** @description The message's edits */
+            edited?: string;
+            /** @description Why the send failed (empty when it did not) */
+            error?: string;
+            /** @description The message's file: a URL, or where /files serves it */
+            fileURL?: string;
+            /** @description The message was sent by this instance (its phone or the API) */
+            fromMe?: boolean;
+            /** @description The message's own id in the gateway */
+            id?: string;
+            /** @description The message was sent in a group */
+            isGroup?: boolean;
+            /** @description The kind of media: image, video, audio, document, vcard, location, interactive… */
+            mediaType?: string;
+            /** @description WhatsApp's id of the message */
+            messageid?: string;
+            /** @description When the message was sent (Unix milliseconds) */
+            messageTimestamp?: number;
+            /** @description The content's type, as WhatsApp names it (`ExtendedTextMessage`, `ImageMessage`…) */
+            messageType?: string;
+            /** @description The instance's phone number */
+            owner?: string;
+            /** @description The message is pinned in its chat */
+            pinned?: boolean;
+            /** @description The id of the message this one quotes (replies to) */
+            quoted?: string;
+            /** @description The id of the message this reaction reacts to */
+            reaction?: string;
+            /** @description What was done */
+            response: components["schemas"]["SendOutcome"];
+            /** @description The mass-send folder (campaign) that sent it, when one did */
+            send_folder_id?: string;
+            /** @description The sender (a JID: phone number or LID) */
+            sender?: string;
+            /** @description The sender's LID, when known */
+            sender_lid?: string;
+            /** @description The sender's phone-number JID, when known */
+            sender_pn?: string;
+            /** @description Present (true) when the sender is known only by its LID and WhatsApp has not told its phone number yet */
+            sender_pn_unresolved?: boolean;
+            /** @description The sender's name as shown (push name) */
+            senderName?: string;
+            /** @description The API function that sent it (`SendTextMessage`…), when sent through the API */
+            sendFunction?: string;
+            /** @description The request that sent it, when sent through the API */
+            sendPayload?: {
+                [key: string]: unknown;
+            } | unknown[] | string | number | boolean | null;
+            /** @description Where the message came from: the sending platform (`android`, `ios`, `web`…) or `api` */
+            source?: string;
+            /** @description Where the message is in its life: `Queued`, `Canceled`, `Failed`, `Sent`, `Delivered`, `Read`… */
+            status?: string;
+            /** @description The message's text (or a media message's caption) */
+            text?: string;
+            /** @description The tracking id given to the send (may repeat) */
+            track_id?: string;
+            /** @description The tracking source given to the send */
+            track_source?: string;
+            /** @description The kind of message: text, media, poll… */
+            type?: string;
+            /** @description The votes of a poll or the choices of a list */
+            vote?: string;
+            /** @description The message was sent through the API */
+            wasSentByApi?: boolean;
         };
         Sink: {
             /** Format: date-time */
@@ -7115,42 +7635,146 @@ export interface components {
             /** @description The broker (amqp://, nats://, kafka://…), its password masked */
             url?: string;
         };
-        StatusSent: components["schemas"]["Message"] & {
-            debug?: {
-                audience_recipient_count?: number;
-                contacts_with_business_name_only?: number;
-                contacts_with_full_name?: number;
-                contacts_with_push_name_only?: number;
-                discarded_recipient_count?: number;
-                discarded_recipients?: {
-                    input?: string;
-                    /** @enum {string} */
-                    reason?: "invalid_format" | "lid_unresolved" | "not_on_whatsapp" | "outside_status_audience" | "duplicate";
-                }[];
-                explicit_recipients?: boolean;
-                max_recipients?: number;
-                partial_send?: boolean;
-                privacy_lookup_error?: string;
-                requested_recipient_count?: number;
-                resolved_recipient_count?: number;
-                selected_recipient_count?: number;
-                status_privacy_list_count?: number;
-                status_privacy_list_unresolved?: number;
-                /** @enum {string} */
-                status_privacy_type?: "contacts" | "blacklist" | "whitelist";
-                total_contacts_in_store?: number;
-                used_default_privacy_fallback?: boolean;
+        /** @description The audience the status privacy allows, and who of it was chosen or left out (and why) */
+        StatusDebug: {
+            /** @description How many people the status privacy allows */
+            audience_recipient_count?: number;
+            /** @description How many of them have only a business name */
+            contacts_with_business_name_only?: number;
+            /** @description How many of them have a saved (address book) name */
+            contacts_with_full_name?: number;
+            /** @description How many of them have only a push name */
+            contacts_with_push_name_only?: number;
+            /** @description How many were left out */
+            discarded_recipient_count?: number;
+            /** @description Who was left out, and why */
+            discarded_recipients?: components["schemas"]["StatusDiscardedRecipient"][];
+            /** @description The request named its `recipients` */
+            explicit_recipients?: boolean;
+            /** @description The cap on the audience (`max_recipients`), when one was given */
+            max_recipients?: number;
+            /** @description The audience was cut to `max_recipients`: the status went to part of it */
+            partial_send?: boolean;
+            /** @description Why the status privacy could not be read, when it could not */
+            privacy_lookup_error?: string;
+            /** @description How many recipients the request named */
+            requested_recipient_count?: number;
+            /** @description How many of them were resolved to a WhatsApp account */
+            resolved_recipient_count?: number;
+            /** @description How many recipients the status went to */
+            selected_recipient_count?: number;
+            /** @description How many people the status privacy's list names */
+            status_privacy_list_count?: number;
+            /** @description How many of the list's people could not be matched to a phone number */
+            status_privacy_list_unresolved?: number;
+            /**
+             * @description The account's status privacy: all saved contacts, all but an excluded list, or only an allowed list
+             * @enum {string}
+             */
+            status_privacy_type?: "contacts" | "blacklist" | "whitelist";
+            /** @description How many contacts the instance knows */
+            total_contacts_in_store?: number;
+            /** @description WhatsApp did not answer the status privacy: the default (all saved contacts) was used */
+            used_default_privacy_fallback?: boolean;
+        };
+        /** @description A recipient the status left out, and why */
+        StatusDiscardedRecipient: {
+            /** @description The recipient as given (or as the audience listed it) */
+            input: string;
+            /**
+             * @description Why: not a phone number, a LID with no known phone number, not on WhatsApp, outside the audience the status privacy allows, or given twice
+             * @enum {string}
+             */
+            reason: "invalid_format" | "lid_unresolved" | "not_on_whatsapp" | "outside_status_audience" | "duplicate";
+        };
+        /** @description The status' Message record, its id again as `Id`, who it went to (`debug`) and what was done */
+        StatusSent: {
+            /** @description An AI agent's round on the message (empty when none) */
+            ai_metadata?: {
+                [key: string]: unknown;
             };
+            /** @description The id of the button or list item chosen */
+            buttonOrListid?: string;
+            /** @description On a call message: the other party, as the instance knows it */
+            callPeer?: components["schemas"]["MessageCallPeer"];
+            /** @description The chat the message belongs to (a JID) */
+            chatid?: string;
+            /** @description The chat as a LID, when known */
+            chatlid?: string;
+            /** @description The message's content as WhatsApp carried it (an object, or text) */
+            content?: {
+                [key: string]: unknown;
+            } | unknown[] | string | number | boolean | null;
+            /** @description A list's, poll's or buttons' options, converted to text */
+            convertOptions?: string;
+            /** @description The audience, and who of it was chosen or left out (and why) */
+            debug?: components["schemas"]["StatusDebug"];
+            /** @description The message's edits */
+            edited?: string;
+            /** @description Why the send failed (empty when it did not) */
+            error?: string;
+            /** @description The message's file: a URL, or where /files serves it */
+            fileURL?: string;
+            /** @description The message was sent by this instance (its phone or the API) */
+            fromMe?: boolean;
+            /** @description The message's own id in the gateway */
+            id?: string;
             /** @description The WhatsApp message id (messageid) */
             Id?: string;
-            response: {
-                /** @description /send/media: the file given as a URL, or where /files serves a base64 upload */
-                fileUrl?: string;
-                /** @enum {string} */
-                message: "Message sent successfully" | "Message queued successfully" | "Status sent successfully";
-                /** @enum {string} */
-                status: "success";
-            };
+            /** @description The message was sent in a group */
+            isGroup?: boolean;
+            /** @description The kind of media: image, video, audio, document, vcard, location, interactive… */
+            mediaType?: string;
+            /** @description WhatsApp's id of the message */
+            messageid?: string;
+            /** @description When the message was sent (Unix milliseconds) */
+            messageTimestamp?: number;
+            /** @description The content's type, as WhatsApp names it (`ExtendedTextMessage`, `ImageMessage`…) */
+            messageType?: string;
+            /** @description The instance's phone number */
+            owner?: string;
+            /** @description The message is pinned in its chat */
+            pinned?: boolean;
+            /** @description The id of the message this one quotes (replies to) */
+            quoted?: string;
+            /** @description The id of the message this reaction reacts to */
+            reaction?: string;
+            /** @description What was done */
+            response: components["schemas"]["SendOutcome"];
+            /** @description The mass-send folder (campaign) that sent it, when one did */
+            send_folder_id?: string;
+            /** @description The sender (a JID: phone number or LID) */
+            sender?: string;
+            /** @description The sender's LID, when known */
+            sender_lid?: string;
+            /** @description The sender's phone-number JID, when known */
+            sender_pn?: string;
+            /** @description Present (true) when the sender is known only by its LID and WhatsApp has not told its phone number yet */
+            sender_pn_unresolved?: boolean;
+            /** @description The sender's name as shown (push name) */
+            senderName?: string;
+            /** @description The API function that sent it (`SendTextMessage`…), when sent through the API */
+            sendFunction?: string;
+            /** @description The request that sent it, when sent through the API */
+            sendPayload?: {
+                [key: string]: unknown;
+            } | unknown[] | string | number | boolean | null;
+            /** @description Where the message came from: the sending platform (`android`, `ios`, `web`…) or `api` */
+            source?: string;
+            /** @description Where the message is in its life: `Queued`, `Canceled`, `Failed`, `Sent`, `Delivered`, `Read`… */
+            status?: string;
+            /** @description The message's text (or a media message's caption) */
+            text?: string;
+            /** @description The tracking id given to the send (may repeat) */
+            track_id?: string;
+            /** @description The tracking source given to the send */
+            track_source?: string;
+            /** @description The kind of message: text, media, poll… */
+            type?: string;
+            /** @description The votes of a poll or the choices of a list */
+            vote?: string;
+            /** @description The message was sent through the API */
+            wasSentByApi?: boolean;
         };
         /**
          * @example {
@@ -7353,20 +7977,34 @@ export interface components {
             /** @description The URL that receives the events (a POST each) */
             url?: string;
         };
+        /** @description A delivery to a webhook or event sink that failed for good */
         WebhookError: {
-            attempts?: number;
-            /** Format: date-time */
-            created?: string;
-            error?: string;
-            event?: string;
-            message_type?: string;
-            payload?: {
+            /** @description How many tries were made */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the delivery gave up
+             */
+            created: string;
+            /** @description Why the last try failed */
+            error: string;
+            /** @description The event delivered (`messages`, `connection`…) */
+            event: string;
+            /** @description The message's type, for a message event (what `addUrlTypesMessages` appends) */
+            message_type: string;
+            /** @description The body that was being delivered */
+            payload: {
                 [key: string]: unknown;
             };
-            status_code?: number;
-            /** @enum {string} */
-            type?: "local" | "global";
-            url?: string;
+            /** @description The HTTP status the receiver answered the last try with (0: no answer) */
+            status_code: number;
+            /**
+             * @description `local`: the instance's own webhook or sink; `global`: the operator's
+             * @enum {string}
+             */
+            type: "local" | "global";
+            /** @description Where it was delivered (the URL, with the event path when `addUrlEvents` is on; a broker with its password masked) */
+            url: string;
         };
     };
     responses: never;

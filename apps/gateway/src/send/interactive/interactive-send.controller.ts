@@ -3,6 +3,7 @@ import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../../common/auth.guards';
 import { SendCarouselDto, SendLocationButtonDto, SendMenuDto, SendPixButtonDto, SendRequestPaymentDto } from './interactive.dto';
 import { InteractiveSendService } from './interactive-send.service';
+import { SentMessageResponse } from '../../common/dto/message.response';
 import { ApiReply } from '../../openapi/api-reply.decorator';
 import {
   SEND_CAROUSEL_EXAMPLES,
@@ -11,7 +12,6 @@ import {
   SEND_PIX_BUTTON_EXAMPLES,
   SEND_REQUEST_PAYMENT_EXAMPLES,
 } from '../../openapi/examples';
-import { SCHEMAS } from '../../openapi/schemas';
 import { ApiArea } from '../../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
 
@@ -24,7 +24,7 @@ export class InteractiveSendController {
 
   @Post('send/menu')
   @HttpCode(200)
-  @ApiReply(SCHEMAS.SentMessage, { examples: SEND_MENU_EXAMPLES })
+  @ApiReply(SentMessageResponse, { examples: SEND_MENU_EXAMPLES })
   @ApiOperation({
     summary: 'Send an interactive menu (buttons, carousel, list or poll)',
     description:
@@ -36,7 +36,7 @@ export class InteractiveSendController {
 
   @Post('send/carousel')
   @HttpCode(200)
-  @ApiReply(SCHEMAS.SentMessage, { examples: SEND_CAROUSEL_EXAMPLES })
+  @ApiReply(SentMessageResponse, { examples: SEND_CAROUSEL_EXAMPLES })
   @ApiOperation({
     summary: 'Send a media carousel with buttons',
     description:
@@ -48,7 +48,7 @@ export class InteractiveSendController {
 
   @Post('send/pix-button')
   @HttpCode(200)
-  @ApiReply(SCHEMAS.SentMessage, { examples: SEND_PIX_BUTTON_EXAMPLES })
+  @ApiReply(SentMessageResponse, { examples: SEND_PIX_BUTTON_EXAMPLES })
   @ApiOperation({
     summary: 'Send a PIX button',
     description:
@@ -60,7 +60,7 @@ export class InteractiveSendController {
 
   @Post('send/request-payment')
   @HttpCode(200)
-  @ApiReply(SCHEMAS.SentMessage, { examples: SEND_REQUEST_PAYMENT_EXAMPLES })
+  @ApiReply(SentMessageResponse, { examples: SEND_REQUEST_PAYMENT_EXAMPLES })
   @ApiOperation({
     summary: 'Request a payment ("Review and pay")',
     description:
@@ -72,7 +72,7 @@ export class InteractiveSendController {
 
   @Post('send/location-button')
   @HttpCode(200)
-  @ApiReply(SCHEMAS.SentMessage, { examples: SEND_LOCATION_BUTTON_EXAMPLES })
+  @ApiReply(SentMessageResponse, { examples: SEND_LOCATION_BUTTON_EXAMPLES })
   @ApiOperation({
     summary: "Ask for the user's location",
     description:

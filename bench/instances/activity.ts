@@ -113,7 +113,7 @@ export async function setupActivityDevices(sim: WaSimulator, prefix: string, cou
     const account = sim.registry.get(phone)!;
     for (let g = 0; g < options.groups; g++)
       sim.groups.create(account, `Group ${g}`, [peerAccounts[g % peerAccounts.length], peerAccounts[(g + 1) % peerAccounts.length]]);
-    sim.setHistory(phone, history);
+    sim.phoneState.setHistory(phone, history);
     const { creds } = sim.provisionDevice(phone, undefined, { synced: false });
     devices.push({ phone, creds: JSON.parse(JSON.stringify(creds, BufferJSON.replacer)) as unknown });
     // Let the simulator's event loop breathe between accounts (it serves the other side's sockets meanwhile).

@@ -7,7 +7,8 @@ import { BufferJSON } from './baileys';
 import { SimError } from './errors';
 import { parseFaultRequest } from './faults';
 import type { Handler } from './route-spec';
-import type { SendMediaInput, WaSimulator } from './simulator';
+import type { WaSimulator } from './simulator';
+import type { SendMediaInput } from './simulator-api-types';
 
 type Params = Record<string, string>;
 
@@ -81,17 +82,17 @@ export function buildRoutes(sim: WaSimulator): Route[] {
     ),
     compile('GET', '/sim/accounts', () => sim.listAccounts()),
     compile('GET', '/sim/accounts/{phone}', ({ params }) => sim.getAccount(params.phone)),
-    compile('POST', '/sim/accounts/{phone}/archive', ({ params, body }) => ({ archived: sim.archiveMessages(params.phone, body.messages) })),
-    compile('GET', '/sim/accounts/{phone}/peer-requests', ({ params }) => sim.peerRequests(params.phone)),
+    compile('POST', '/sim/accounts/{phone}/archive', ({ params, body }) => ({ archived: sim.phoneState.archiveMessages(params.phone, body.messages) })),
+    compile('GET', '/sim/accounts/{phone}/peer-requests', ({ params }) => sim.phoneState.peerRequests(params.phone)),
     compile('POST', '/sim/accounts/{phone}/history', ({ params, body }) => {
-      sim.setHistory(params.phone, body.history === null ? undefined : (body.history as Array<Record<string, unknown>>));
+      sim.phoneState.setHistory(params.phone, body.history === null ? undefined : (body.history as Array<Record<string, unknown>>));
       return { ok: true };
     }),
     compile('POST', '/sim/accounts/{phone}/status-privacy', ({ params, body }) =>
-      sim.setStatusPrivacy(params.phone, str(body, 'type'), (body.list ?? []) as string[]),
+      sim.phoneState.setStatusPrivacy(params.phone, str(body, 'type'), (body.list ?? []) as string[]),
     ),
     compile('POST', '/sim/accounts/{phone}/auto-receipts', ({ params, body }) => {
-      sim.setAutoReceipts(params.phone, { deliveredMs: optMs(body.deliveredMs, 'deliveredMs'), readMs: optMs(body.readMs, 'readMs') });
+      sim.phoneState.setAutoReceipts(params.phone, { deliveredMs: optMs(body.deliveredMs, 'deliveredMs'), readMs: optMs(body.readMs, 'readMs') });
       return { ok: true };
     }),
     compile('POST', '/sim/accounts/{phone}/provision', ({ params, body }) => {
@@ -115,10 +116,10 @@ export function buildRoutes(sim: WaSimulator): Route[] {
       const includeOwn = query.get('includeOwn') === 'true' || query.get('includeOwn') === '1';
       const waitMs = Number(query.get('waitMs') ?? '0') || 0;
       sim.getAccount(params.phone);
-      return waitFor(() => sim.inbox(params.phone, { since, includeOwn }), waitMs);
+      return waitFor(() => sim.phoneState.inbox(params.phone, { since, includeOwn }), waitMs);
     }),
-    compile('GET', '/sim/accounts/{phone}/outbox', ({ params }) => sim.outbox(params.phone)),
-    compile('GET', '/sim/accounts/{phone}/privacy-tokens', ({ params }) => sim.privacyTokensOf(params.phone)),
+    compile('GET', '/sim/accounts/{phone}/outbox', ({ params }) => sim.phoneState.outbox(params.phone)),
+    compile('GET', '/sim/accounts/{phone}/privacy-tokens', ({ params }) => sim.phoneState.privacyTokensOf(params.phone)),
     compile('GET', '/sim/accounts/{phone}/inbox/{id}/media', async ({ params }) => {
       const { bytes, mimetype } = await sim.inboxMedia(params.phone, params.id);
       return new RawResponse(bytes, mimetype);
@@ -149,34 +150,34 @@ export function buildRoutes(sim: WaSimulator): Route[] {
       return sim.calls.list(sim.getAccount(params.phone).phone);
     }),
     compile('GET', '/sim/media/ca.pem', () => new RawResponse(Buffer.from(sim.media?.caCertificate ?? ''), 'application/x-pem-file')),
-    compile('GET', '/sim/accounts/{phone}/app-state', ({ params }) => sim.appState(params.phone)),
-    compile('GET', '/sim/accounts/{phone}/address-book', async ({ params }) => ({ contacts: await sim.addressBook(params.phone) })),
-    compile('GET', '/sim/accounts/{phone}/chats', async ({ params }) => ({ chats: await sim.chats(params.phone) })),
+    compile('GET', '/sim/accounts/{phone}/app-state', ({ params }) => sim.phoneState.appState(params.phone)),
+    compile('GET', '/sim/accounts/{phone}/address-book', async ({ params }) => ({ contacts: await sim.phoneState.addressBook(params.phone) })),
+    compile('GET', '/sim/accounts/{phone}/chats', async ({ params }) => ({ chats: await sim.phoneState.chats(params.phone) })),
     compile('GET', '/sim/accounts/{phone}/picture', ({ params }) => {
-      const picture = sim.profilePicture(params.phone);
+      const picture = sim.phoneState.profilePicture(params.phone);
       if (!picture) throw new SimError(404, 'no profile picture');
       return new RawResponse(picture.bytes, 'image/jpeg');
     }),
     compile('POST', '/sim/accounts/{phone}/picture', ({ params, body }) => {
       const jpeg = typeof body.jpeg === 'string' && body.jpeg ? Buffer.from(body.jpeg, 'base64') : null;
-      const picture = sim.setProfilePicture(params.phone, jpeg);
+      const picture = sim.phoneState.setProfilePicture(params.phone, jpeg);
       return { id: picture?.id ?? '', removed: !picture };
     }),
-    compile('GET', '/sim/accounts/{phone}/notes', async ({ params }) => ({ notes: await sim.notes(params.phone) })),
+    compile('GET', '/sim/accounts/{phone}/notes', async ({ params }) => ({ notes: await sim.phoneState.notes(params.phone) })),
     compile('POST', '/sim/accounts/{phone}/notes', async ({ params, body }) =>
-      sim.writeNote(params.phone, str(body, 'chatJid'), typeof body.text === 'string' ? body.text : ''),
+      sim.phoneState.writeNote(params.phone, str(body, 'chatJid'), typeof body.text === 'string' ? body.text : ''),
     ),
-    compile('GET', '/sim/accounts/{phone}/blocklist', ({ params }) => ({ blocklist: sim.blocklist(params.phone) })),
+    compile('GET', '/sim/accounts/{phone}/blocklist', ({ params }) => ({ blocklist: sim.phoneState.blocklist(params.phone) })),
     compile('POST', '/sim/accounts/{phone}/blocklist', ({ params, body }) => {
       const action = str(body, 'action');
       if (action !== 'block' && action !== 'unblock') throw new SimError(400, 'action must be block|unblock');
-      return sim.setBlocked(params.phone, str(body, 'jid'), action === 'block');
+      return sim.phoneState.setBlocked(params.phone, str(body, 'jid'), action === 'block');
     }),
     compile('POST', '/sim/accounts/{phone}/app-state', ({ params, body }) =>
-      sim.appStateModify(
+      sim.phoneState.appStateModify(
         params.phone,
         str(body, 'jid', false),
-        body.mod as Parameters<WaSimulator['appStateModify']>[2],
+        body.mod as Parameters<WaSimulator['phoneState']['appStateModify']>[2],
         str(body, 'collection', false) || undefined,
       ),
     ),
@@ -185,7 +186,7 @@ export function buildRoutes(sim: WaSimulator): Route[] {
       if (type !== 'delivered' && type !== 'read' && type !== 'played') throw new SimError(400, 'type must be delivered|read|played');
       const ids = Array.isArray(body.ids) ? (body.ids as unknown[]).map(String) : typeof body.id === 'string' ? [body.id] : [];
       if (!ids.length) throw new SimError(400, 'ids is required');
-      return sim.sendReceipts(params.phone, str(body, 'chat'), ids, type);
+      return sim.phoneState.sendReceipts(params.phone, str(body, 'chat'), ids, type);
     }),
     compile('GET', '/sim/devices', ({ query }) => {
       const phone = query.get('phone');

@@ -1,11 +1,11 @@
 // Public entry of @gw/wa-sim: a protocol-level WhatsApp server simulator for real Baileys clients.
 import { ControlApi } from './control-api';
 import { WaSimulator } from './simulator';
-import type { SimulatorOptions } from './simulator';
+import type { SimulatorOptions } from './simulator-api-types';
 import { quietLibsignalConsole } from './quiet-libsignal';
 
 export { WaSimulator } from './simulator';
-export type { AccountInfo, DeviceInfo, InboxQuery, MediaKind, SendMediaInput, SendOptions, SimulatorOptions } from './simulator';
+export type { AccountInfo, DeviceInfo, InboxQuery, MediaKind, SendMediaInput, SendOptions, SimulatorOptions } from './simulator-api-types';
 export { MEDIA_TLS_CERT } from './media-cert';
 export type { DeviceDeclaration, InboxEntry, LoginDeclaration, OutboxEntry, ReceiptType } from './accounts';
 export type { ActiveFault, FaultAction, FaultRequest, FaultRule } from './faults';

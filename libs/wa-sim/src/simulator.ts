@@ -1,5 +1,8 @@
-// The simulator: WebSocket listener, connection lifecycle (registration, login, passive/active),
-// pairing, delivery to companions and phones, fault execution, and the in-process API.
+// The simulator: WebSocket listener and connections, state persistence, delivery to companions and
+// phones (with the delivery faults), the stanzas companions send, and the in-process API over accounts,
+// devices, pairing, messages from phones and faults. Its parts: companion-login.ts (registration, login,
+// activation, logout), simulator-iq-hooks.ts (the IQ answers), phone-state-api.ts (what a phone holds
+// and changes: WaSimulator.phoneState), phone-media.ts, simulator-api-types.ts.
 import { existsSync, readFileSync, writeFileSync } from 'fs';
 import { createServer } from 'http';
 import type { Server as HttpServer } from 'http';
@@ -8,18 +11,14 @@ import { randomBytes } from 'crypto';
 import { WebSocketServer } from 'ws';
 import type { WebSocket } from 'ws';
 import { DEFAULT_WA_WEB_VERSION, jidDecode, proto } from './baileys';
-import type { AuthenticationCreds, ChatModification } from './baileys';
+import type { AuthenticationCreds } from './baileys';
 import { AccountRegistry, deviceRefKey, digitsOnly } from './accounts';
 import type { LinkedDevice } from './accounts';
-import type { Account, DeviceDeclaration, DeviceRef, InboxEntry, OutboxEntry, PairingMethod, ReceiptType } from './accounts';
-import { APP_STATE_COLLECTIONS, decodeAppState, handleAppStateIq, modificationCollection, phoneChats, phonePatch } from './app-state';
-import type { DecodedMutation, Forger, PhoneChat } from './app-state';
-import { addressBookOf, type AddressBookEntry } from './app-state';
-import { phoneNotes, phoneWriteNote, type PhoneNote } from './notes';
-import { ProfileStore, type ProfilePicture } from './profile';
+import type { Account, DeviceRef } from './accounts';
+import { ProfileStore } from './profile';
 import { createCertificateChain } from './certs';
 import type { CertificateChain } from './certs';
-import { Connection, nextServerId } from './connection';
+import { Connection } from './connection';
 import type { ConnectionHandler } from './connection';
 import type { ResolvedOptions, SimContext } from './context';
 import { SimError } from './errors';
@@ -28,125 +27,33 @@ import type { ActiveFault, FaultRequest } from './faults';
 import { UndecryptableDeliveries } from './undecryptable';
 import { GroupStore } from './groups';
 import { IqRouter } from './iq-router';
-import type { IqHooks } from './iq-router';
 import { createLogger } from './logger';
 import type { Logger } from './logger';
 import { MessageRouter } from './message-router';
 import type { BinaryNode } from './node-io';
-import { child, children, iqError, iqResult, node, S_WHATSAPP_NET, unixNow } from './node-io';
+import { node, unixNow } from './node-io';
 import type { ClientFinish } from './noise-server';
 import { BusinessStore } from './business';
-import { PrivacyTokens, type TokenView } from './privacy-tokens';
+import { PrivacyTokens } from './privacy-tokens';
 import { SendLimits } from './send-limits';
 import { CallCenter } from './calls';
-import { decryptMedia, encryptMedia, MediaServer } from './media-server';
+import { MediaServer } from './media-server';
 import { NewsletterStore } from './newsletters';
 import { PairingService } from './pairing-service';
 import type { ProvisionOptions } from './pairing-service';
 import { PhoneAgent } from './phone';
-import type { PeerRequestRecord } from './phone';
-import { enumName, versionString } from './proto-describe';
 import { readStateFile, STATE_VERSION, StatePersister } from './state-store';
 import type { SimState } from './state-store';
-
-export interface SimulatorOptions {
-  /** WebSocket port (0 = any free port). */
-  wsPort?: number;
-  /** Control API port (0 = any free port, false = no control API). */
-  controlPort?: number | false;
-  host?: string;
-  /** Makes the certificate chain (and LIDs) reproducible across restarts. */
-  rootKeySeed?: string;
-  /** File holding the seed; created with a random seed when missing. Ignored if rootKeySeed is set. */
-  rootKeyFile?: string;
-  logger?: Logger;
-  logLevel?: string;
-  /** 1:1 messages to other users' devices: 'lid' (default, from=LID + sender_pn) or 'pn'. */
-  incomingAddressing?: 'lid' | 'pn';
-  autoCreateAccounts?: boolean;
-  /** false = load mode: phones send receipts without decrypting. */
-  phoneDecrypt?: boolean;
-  autoReceipts?: { deliveredMs?: number | null; readMs?: number | null };
-  qrRefs?: number;
-  initialPrekeyCount?: number;
-  /**
-   * Directory where the simulator keeps its state (file `wa-sim-state.json`), so a device paired
-   * before a restart logs straight back in after it. Loaded at start when present (its root key
-   * seed then wins over rootKeySeed/rootKeyFile), saved debounced after changes and on stop.
-   * Without it nothing is persisted.
-   */
-  stateDir?: string;
-  /** HTTPS media server for uploads/downloads (default true). */
-  media?: boolean;
-  mediaPort?: number;
-}
-
-export type MediaKind = 'image' | 'video' | 'audio' | 'document' | 'sticker';
-
-export interface SendMediaInput {
-  to: string;
-  type: MediaKind;
-  /** File content, base64. */
-  data: string;
-  mimetype?: string;
-  caption?: string;
-  fileName?: string;
-  ptt?: boolean;
-  seconds?: number;
-}
-
-export interface AccountInfo {
-  phone: string;
-  jid: string;
-  lid: string;
-  name: string;
-  business: boolean;
-}
-
-export interface DeviceInfo {
-  jid: string;
-  lid: string;
-  phone: string;
-  deviceId: number;
-  keyIndex: number;
-  status: 'active' | 'logged-out';
-  connected: boolean;
-  pairingMethod: PairingMethod;
-  pairedAt: string;
-  /** DeviceProps.os, i.e. Baileys' browser[0] (the "system name" shown under linked devices). */
-  os?: string;
-  systemName?: string;
-  /** DeviceProps.platformType, lowercased (chrome, firefox, safari, edge, desktop…). */
-  browser?: string;
-  platformType?: string;
-  requireFullSync?: boolean;
-  historySyncConfig?: Record<string, unknown>;
-  fullSyncDaysLimit?: number;
-  recentSyncDaysLimit?: number;
-  pushName?: string;
-  registration: DeviceDeclaration;
-  lastLogin?: DeviceDeclarationLogin;
-  loginCount: number;
-  /** Privacy-token issuances the device sent (a client issues once a week per contact). */
-  privacyTokenIssues: number;
-}
-
-type DeviceDeclarationLogin = NonNullable<LinkedDevice['lastLogin']>;
-
-export interface InboxQuery {
-  since?: number;
-  includeOwn?: boolean;
-}
-
-export interface SendOptions {
-  id?: string;
-}
+import { CompanionLogin } from './companion-login';
+import { SimulatorIqHooks } from './simulator-iq-hooks';
+import { decryptInboxMedia, uploadMediaMessage } from './phone-media';
+import { describeAccount, describeDevice, requireAccount, requireDevice } from './simulator-api-types';
+import { PhoneStateApi } from './phone-state-api';
+import type { AccountInfo, DeviceInfo, SendMediaInput, SendOptions, SimulatorOptions } from './simulator-api-types';
 
 const PENDING_LIMIT = 5_000;
-// Baileys uploads more when the notified count is below MIN_PREKEY_COUNT (5).
-const PREKEY_LOW_THRESHOLD = 4;
 
-export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
+export class WaSimulator implements ConnectionHandler, SimContext {
   readonly registry: AccountRegistry;
   readonly logger: Logger;
   readonly faults = new FaultController();
@@ -158,6 +65,12 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   readonly options: ResolvedOptions;
   readonly certs: CertificateChain;
   private readonly iqRouter: IqRouter;
+  /** Registration, login, activation and logout of companions. */
+  private readonly login: CompanionLogin;
+  /** The answers to the IQs the iq router hands up. */
+  private readonly iqHooks: SimulatorIqHooks;
+  /** What each account's phone holds and changes (archive, history, blocklist, app state, inbox…). */
+  readonly phoneState: PhoneStateApi;
   private readonly phones = new Map<string, PhoneAgent>();
   private readonly connections = new Set<Connection>();
   readonly pairing = new PairingService({ qrRefs: () => this.options.qrRefs });
@@ -214,7 +127,10 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     this.business = new BusinessStore(this);
     this.privacyTokens = new PrivacyTokens(this);
     this.sendLimits = new SendLimits(this, this.business);
-    this.iqRouter = new IqRouter(this, this);
+    this.login = new CompanionLogin(this);
+    this.iqHooks = new SimulatorIqHooks(this, this.login);
+    this.iqRouter = new IqRouter(this, this.iqHooks);
+    this.phoneState = new PhoneStateApi(this, this.iqHooks);
     if (input.stateDir) {
       if (stored) this.restoreState(stored);
       this.persister = new StatePersister(input.stateDir, () => this.snapshotState(), this.logger);
@@ -393,18 +309,6 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     if (device) this.deliverToCompanion(device, stanza);
   }
 
-  /** Like WhatsApp's PreKeyLow: when a device runs short of one-time prekeys, ask it to upload more. */
-  private onPreKeyConsumed(device: LinkedDevice): void {
-    if (device.keys.preKeys.size !== PREKEY_LOW_THRESHOLD) return;
-    const connection = device.connection;
-    if (!connection?.isTransportReady || !connection.active) return;
-    connection.sendNode(
-      node('notification', { from: S_WHATSAPP_NET, type: 'encrypt', id: nextServerId(), t: String(unixNow()) }, [
-        node('count', { value: String(device.keys.preKeys.size) }),
-      ]),
-    );
-  }
-
   deliverToCompanion(device: LinkedDevice, stanza: BinaryNode): void {
     if (device.status !== 'active') return;
     const key = `${stanza.tag}:${stanza.attrs.id}:${stanza.attrs.type ?? ''}`;
@@ -420,23 +324,8 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   // ------------------------------------------------------------------ ConnectionHandler
 
-  async onClientFinish(connection: Connection, finish: ClientFinish): Promise<void> {
-    const payload = finish.payload;
-    if (this.isOutdated(payload)) {
-      connection.sendNode(node('failure', { reason: '405', location: 'sim' }));
-      connection.close();
-      return;
-    }
-    if (payload.devicePairingData) {
-      this.pairing.startRegistration(connection, finish);
-      return;
-    }
-    if (payload.username !== null && payload.username !== undefined) {
-      this.login(connection, finish);
-      return;
-    }
-    connection.sendNode(node('failure', { reason: '400', location: 'sim' }));
-    connection.close();
+  onClientFinish(connection: Connection, finish: ClientFinish): Promise<void> {
+    return this.login.onClientFinish(connection, finish);
   }
 
   async onNode(connection: Connection, stanza: BinaryNode): Promise<void> {
@@ -511,115 +400,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     }
   }
 
-  // ------------------------------------------------------------------ registration & login
-
-  private login(connection: Connection, finish: ClientFinish): void {
-    const payload = finish.payload;
-    const phone = String(payload.username);
-    const deviceId = payload.device ?? 0;
-    const account = this.registry.get(phone);
-    const device = account?.devices.get(deviceId);
-    const ref: DeviceRef | undefined = account ? { account, deviceId } : undefined;
-    const rejection = ref ? this.faults.take('reject-login', (f) => this.matchesDevice(f, ref)) : undefined;
-    const fail = (reason: number): void => {
-      connection.sendNode(node('failure', { reason: String(reason), location: 'sim' }));
-      connection.close();
-    };
-    if (rejection) return fail(rejection.reason ?? 401);
-    if (!account || !device || device.status !== 'active' || !device.noiseKey.equals(finish.clientStatic)) {
-      return fail(401);
-    }
-    const previous = device.connection;
-    if (previous && previous !== connection && previous.isOpen) {
-      // A second login of the same device replaces the first, as on WhatsApp.
-      previous.sendNode(node('stream:error', {}, [node('conflict', { type: 'replaced' })]));
-      previous.close();
-    }
-    device.connection = connection;
-    device.onPreKeyConsumed = (d) => this.onPreKeyConsumed(d);
-    device.loginCount++;
-    device.lastLogin = {
-      at: Date.now(),
-      pushName: payload.pushName ?? undefined,
-      passive: payload.passive ?? undefined,
-      pull: payload.pull ?? undefined,
-      userAgentPlatform: enumName(proto.ClientPayload.UserAgent.Platform, payload.userAgent?.platform),
-      appVersion: versionString(payload.userAgent?.appVersion),
-      webSubPlatform: enumName(proto.ClientPayload.WebInfo.WebSubPlatform, payload.webInfo?.webSubPlatform),
-      connectType: enumName(proto.ClientPayload.ConnectType, payload.connectType),
-      connectReason: enumName(proto.ClientPayload.ConnectReason, payload.connectReason),
-      lidDbMigrated: payload.lidDbMigrated ?? undefined,
-    };
-    connection.deviceJid = device.jid;
-    connection.active = false;
-    const latency = this.faults.peek('latency', (f) => this.matchesDevice(f, { account, deviceId }));
-    connection.outboundDelayMs = latency?.delayMs ?? 0;
-    connection.ignorePings = !!this.faults.peek('ignore-pings', (f) => this.matchesDevice(f, { account, deviceId }));
-    const now = unixNow();
-    connection.sendNode(
-      node('success', {
-        t: String(now),
-        lid: device.lidJid,
-        props: '1',
-        creation: String(Math.floor(device.pairedAt / 1000)),
-        location: 'sim',
-        display_name: '',
-      }),
-    );
-    this.stateChanged();
-  }
-
-  /** `<passive><active/>`: the client is ready; flush what queued up while it was away. */
-  activate(connection: Connection, device: LinkedDevice): void {
-    if (connection.active) return;
-    connection.active = true;
-    const offline = [...device.pending.values()];
-    for (const stanza of offline) {
-      connection.sendNode({ ...stanza, attrs: { ...stanza.attrs, offline: '1' } });
-    }
-    connection.sendNode(node('ib', { from: S_WHATSAPP_NET }, [node('offline', { count: String(offline.length) })]));
-    if (!device.historySent) {
-      device.historySent = true;
-      this.stateChanged();
-      void this.phoneOf(device.account)
-        .pushInitialSync(device)
-        .catch((err: unknown) => {
-          this.logger.warn({ err: (err as Error).message }, 'initial sync push failed');
-        });
-    }
-  }
-
-  logoutDevice(device: LinkedDevice, reason: string, via: 'stream-error' | 'failure' = 'stream-error'): void {
-    device.status = 'logged-out';
-    device.pending.clear();
-    this.stateChanged();
-    const connection = device.connection;
-    device.connection = undefined;
-    this.logger.debug({ device: device.jid, reason }, 'device logged out');
-    if (connection?.isOpen) {
-      if (reason !== 'user_initiated') {
-        connection.sendNode(
-          via === 'failure'
-            ? node('failure', { reason: '401', location: 'sim' })
-            : node('stream:error', { code: '401' }, [node('conflict', { type: 'device_removed' })]),
-        );
-      }
-      connection.close();
-    }
-  }
-
   // ------------------------------------------------------------------ pairing
-
-  onLinkCodeHello(connection: Connection, iq: BinaryNode): BinaryNode {
-    const account = this.registry.get(digitsOnly(jidDecode(child(iq, 'link_code_companion_reg')?.attrs.jid ?? '')?.user ?? ''));
-    const refusal = this.faults.take('pair-code-refused', (f) => !!account && this.matchesDevice(f, { account, deviceId: 0 }));
-    if (refusal) return iqError(iq, refusal.code ?? 429, refusal.text ?? (refusal.code === 400 ? 'bad-request' : 'rate-overlimit'));
-    return this.pairing.onLinkCodeHello(connection, iq);
-  }
-
-  onLinkCodeFinish(connection: Connection, iq: BinaryNode): BinaryNode | undefined {
-    return this.pairing.onLinkCodeFinish(connection, iq);
-  }
 
   /** The account's phone scans a companion's QR (raw string or PNG data URI). */
   async scanQr(phone: string, qr: string): Promise<DeviceInfo> {
@@ -627,14 +408,14 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     const refresh = this.faults.take('reg-refresh', (f) => this.matchesDevice(f, { account, deviceId: 0 }));
     const device = await this.pairing.scanQr(account, qr, { refresh: Boolean(refresh) });
     this.stateChanged();
-    return this.describeDevice(device);
+    return describeDevice(device);
   }
 
   /** The account's phone enters the 8-character code a companion displayed. */
   async enterPairingCode(phone: string, code: string): Promise<DeviceInfo> {
     const device = await this.pairing.enterPairingCode(this.accountForLinking(phone), code);
     this.stateChanged();
-    return this.describeDevice(device);
+    return describeDevice(device);
   }
 
   /** The phone that links a companion exists by definition: create its account on first use. */
@@ -653,91 +434,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   provisionDevice(phone: string, creds?: AuthenticationCreds, options: ProvisionOptions = {}): { device: DeviceInfo; creds: AuthenticationCreds } {
     const result = this.pairing.provision(this.requireAccount(phone), creds, options);
     this.stateChanged();
-    return { device: this.describeDevice(result.device), creds: result.creds };
-  }
-
-  // ------------------------------------------------------------------ app state, media, groups hooks
-
-  async handleAppState(device: LinkedDevice, iq: BinaryNode): Promise<BinaryNode> {
-    const matches = (f: string) => this.matchesDevice(f, { account: device.account, deviceId: device.deviceId });
-    const uploads = children(child(iq, 'sync'), 'collection')
-      .filter((collection) => children(collection, 'patch').length > 0)
-      .map((collection) => collection.attrs.name);
-    const refusal = uploads.length ? this.faults.take('app-state', matches) : undefined;
-    if (refusal) return iqError(iq, refusal.code ?? 400, 'fault: app-state patch refused');
-    // The phone's change lands while this upload is in flight: the upload's base is stale (a 409).
-    const race = uploads.length
-      ? this.faults.take('app-state-conflict', matches, (rule) => uploads.includes(modificationCollection(rule.jid, rule.mod as ChatModification) ?? ''))
-      : undefined;
-    if (race) {
-      this.announceAppState(device.account, [await phonePatch(device.account, race.jid, race.mod as ChatModification)]);
-      this.stateChanged();
-    }
-    const external = this.media ? this.faults.peek('app-state-external', matches) : undefined;
-    const serving = external && this.media ? { media: this.media, snapshot: external.snapshot, externalAbove: external.externalAbove } : undefined;
-    // A forged answer (the `app-state-bad-mac` fault): the next content served of the collection does not match its MAC.
-    const forge: Forger = (name) => {
-      const rule = this.faults.take('app-state-bad-mac', matches, (candidate) => !candidate.collection || candidate.collection === name);
-      return rule ? { value: rule.value } : undefined;
-    };
-    const { reply, changed } = await handleAppStateIq(device.account, iq, serving, forge);
-    if (changed.length) this.announceAppState(device.account, changed, device);
-    if (changed.some((collection) => collection.name === 'critical_block'))
-      void this.profiles.applyPushName(device.account).catch((error: unknown) => this.logger.warn({ err: error }, 'push name not applied'));
-    return reply;
-  }
-
-  /** `w:profile:picture` of a user (a group's is the group store's). */
-  handlePicture(device: LinkedDevice, iq: BinaryNode): BinaryNode {
-    return this.profiles.handlePictureIq(device, iq);
-  }
-
-  /** `server_sync` tells the other devices to pull the collections that changed. */
-  private announceAppState(account: Account, changed: Array<{ name: string; version: number }>, except?: LinkedDevice): void {
-    for (const other of account.activeDevices()) {
-      if (other === except) continue;
-      this.deliverToCompanion(
-        other,
-        node(
-          'notification',
-          { from: S_WHATSAPP_NET, id: nextServerId(), type: 'server_sync', t: String(unixNow()) },
-          changed.map(({ name, version }) => node('collection', { name, version: String(version) })),
-        ),
-      );
-    }
-  }
-
-  handleGroupIq(device: LinkedDevice, iq: BinaryNode): Promise<BinaryNode> {
-    return this.groups.handleIq({ account: device.account, deviceId: device.deviceId }, iq);
-  }
-
-  handleMex(device: LinkedDevice, iq: BinaryNode): BinaryNode {
-    const sender = { account: device.account, deviceId: device.deviceId };
-    if (this.business.isLimitsQuery(iq)) {
-      const failure = this.faults.take('limits-query-error', (f) => this.matchesDevice(f, sender));
-      if (failure) return iqError(iq, failure.code ?? 500, failure.code === 500 || !failure.code ? 'internal-server-error' : 'error');
-    }
-    const limits = this.business.handleMex(sender, iq);
-    if (limits) return limits;
-    return this.newsletters.handleMex({ account: device.account, deviceId: device.deviceId }, iq);
-  }
-
-  handleNewsletterIq(device: LinkedDevice, iq: BinaryNode): BinaryNode {
-    return this.newsletters.handleIq({ account: device.account, deviceId: device.deviceId }, iq);
-  }
-
-  handleBusinessIq(device: LinkedDevice, iq: BinaryNode): BinaryNode {
-    const sender = { account: device.account, deviceId: device.deviceId };
-    return iq.attrs.xmlns === 'w:biz:catalog' ? this.business.handleCatalogIq(sender, iq) : this.business.handleBizIq(sender, iq);
-  }
-
-  handleMediaConn(iq: BinaryNode): BinaryNode {
-    if (!this.options.mediaHost) return iqError(iq, 501, 'feature-not-implemented');
-    return iqResult(iq, [
-      node('media_conn', { auth: randomBytes(16).toString('base64url'), ttl: '3600', auth_ttl: '21600', max_buckets: '12' }, [
-        node('host', { hostname: this.options.mediaHost, maxContentLengthBytes: String(100 * 1024 * 1024) }),
-      ]),
-    ]);
+    return { device: describeDevice(result.device), creds: result.creds };
   }
 
   // ------------------------------------------------------------------ public API
@@ -758,54 +455,6 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   listAccounts(): AccountInfo[] {
     return this.registry.all().map(describeAccount);
-  }
-
-  /** Messages (WebMessageInfo JSON) the phone keeps for on-demand history and placeholder resends. */
-  archiveMessages(phone: string, messages: unknown): number {
-    if (!Array.isArray(messages) || messages.some((entry) => !entry || typeof entry !== 'object'))
-      throw new SimError(400, 'messages must be an array of WebMessageInfo objects');
-    const archived = this.phoneOf(this.requireAccount(phone)).archiveMessages(messages as Array<Record<string, unknown>>);
-    this.stateChanged();
-    return archived;
-  }
-
-  /** Peer data operation requests (history on demand, placeholder resends) the phone received. */
-  peerRequests(phone: string): PeerRequestRecord[] {
-    return this.phoneOf(this.requireAccount(phone)).peerRequests();
-  }
-
-  /** Sets the history the phone pushes to companions paired from now on (HistorySync JSON objects). */
-  setHistory(phone: string, history: Array<Record<string, unknown>> | undefined): void {
-    const account = this.requireAccount(phone);
-    if (history !== undefined && !Array.isArray(history)) throw new SimError(400, 'history must be an array of HistorySync objects');
-    for (const chunk of history ?? []) {
-      try {
-        proto.HistorySync.encode(proto.HistorySync.fromObject(chunk)).finish();
-      } catch (err) {
-        throw new SimError(400, `invalid HistorySync: ${(err as Error).message}`);
-      }
-    }
-    account.history = history;
-    this.stateChanged();
-  }
-
-  /** Sets who sees the account's status updates (what `<iq xmlns="status"><privacy/>` answers). */
-  setStatusPrivacy(phone: string, type: string, list: string[]): { type: string; list: string[] } {
-    if (type !== 'contacts' && type !== 'blacklist' && type !== 'whitelist') throw new SimError(400, 'type must be contacts|blacklist|whitelist');
-    if (!Array.isArray(list) || list.some((jid) => typeof jid !== 'string' || !jid.includes('@'))) throw new SimError(400, 'list must be an array of JIDs');
-    const account = this.requireAccount(phone);
-    account.statusPrivacy = { type, list: [...list] };
-    this.stateChanged();
-    return account.statusPrivacy;
-  }
-
-  setAutoReceipts(phone: string, settings: { deliveredMs?: number | null; readMs?: number | null }): void {
-    const account = this.requireAccount(phone);
-    account.autoReceipts = {
-      deliveredMs: settings.deliveredMs === undefined ? account.autoReceipts.deliveredMs : settings.deliveredMs,
-      readMs: settings.readMs === undefined ? account.autoReceipts.readMs : settings.readMs,
-    };
-    this.stateChanged();
   }
 
   /** A message from the account's phone. `message` is any WAProto Message (JSON or instance). */
@@ -840,138 +489,14 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
     return { id };
   }
 
-  // ------------------------------------------------------------------ blocklist
-
-  /** Blocked contacts of the account, as the blocklist query answers them (LID JIDs). */
-  blocklist(phone: string): string[] {
-    return [...this.requireAccount(phone).blocklist];
-  }
-
-  /** The phone blocks or unblocks a contact (phone, PN or LID JID); linked devices are told. */
-  setBlocked(phone: string, contact: string, block: boolean): { blocklist: string[] } {
-    const account = this.requireAccount(phone);
-    const target = typeof contact === 'string' && contact ? this.registry.resolveUser(contact.includes('@') ? contact : digitsOnly(contact)) : undefined;
-    if (!target) throw new SimError(404, `no account ${contact}`);
-    if (block) account.blocklist.add(target.lidJid);
-    else account.blocklist.delete(target.lidJid);
-    this.blocklistChanged(account, [{ jid: target.lidJid, action: block ? 'block' : 'unblock' }]);
-    this.stateChanged();
-    return { blocklist: [...account.blocklist] };
-  }
-
-  /**
-   * `<notification type=account_sync><blocklist>` to the account's devices but the one that made the
-   * change; like any delivery it can be lost with the `drop-deliveries` fault.
-   */
-  blocklistChanged(account: Account, items: Array<{ jid: string; action: 'block' | 'unblock' }>, except?: LinkedDevice): void {
-    for (const other of account.activeDevices()) {
-      if (other === except || other.deviceId === 0) continue;
-      this.deliver(
-        { account, deviceId: other.deviceId },
-        node('notification', { from: S_WHATSAPP_NET, id: nextServerId(), type: 'account_sync', t: String(unixNow()) }, [
-          node(
-            'blocklist',
-            {},
-            items.map((item) => node('item', { jid: item.jid, action: item.action })),
-          ),
-        ]),
-      );
-    }
-  }
-
-  /**
-   * The phone changes app state (label, pin, archive… as Baileys' ChatModification) for a chat. `collection`
-   * puts the mutation in another collection than Baileys' (as an older client did: WA Web 2023 kept quick
-   * replies in regular_low).
-   */
-  async appStateModify(phone: string, jid: string, mod: ChatModification, collection?: string): Promise<{ name: string; version: number }> {
-    const account = this.requireAccount(phone);
-    if (typeof jid !== 'string' || !mod || typeof mod !== 'object') throw new SimError(400, 'jid and mod are required');
-    if (collection !== undefined && !APP_STATE_COLLECTIONS.includes(collection))
-      throw new SimError(400, `collection must be ${APP_STATE_COLLECTIONS.join('|')}`);
-    let result: { name: string; version: number };
-    try {
-      result = await phonePatch(account, jid, mod, collection);
-    } catch (err) {
-      throw new SimError(400, `invalid chat modification: ${(err as Error).message}`);
-    }
-    this.announceAppState(account, [result]);
-    this.stateChanged();
-    return result;
-  }
-
-  /** Every app-state mutation stored for the account, decrypted with the account key. */
-  appState(phone: string): Promise<Record<string, { version: number; mutations: DecodedMutation[] }>> {
-    return decodeAppState(this.requireAccount(phone));
-  }
-
-  /** The phone's chat list as its app state leaves it: pinned, archived, muted, read, cleared, deleted per chat. */
-  /** The phone's address book, as the app-state contact mutations (the phone's and its devices') left it. */
-  /** The account's profile picture as its device set it (the JPEG), if it has one. */
-  profilePicture(phone: string): ProfilePicture | undefined {
-    return this.profiles.picture(this.requireAccount(phone));
-  }
-
-  /** The phone sets (a JPEG) or removes (null) the account's picture. */
-  setProfilePicture(phone: string, jpeg: Buffer | null): ProfilePicture | undefined {
-    return this.profiles.setPicture(this.requireAccount(phone), jpeg);
-  }
-
-  /** The phone's chat notes (WhatsApp Business), as the app-state `note_edit` mutations of the phone and its devices left them. */
-  notes(phone: string): Promise<PhoneNote[]> {
-    return phoneNotes(this.requireAccount(phone));
-  }
-
-  /** The phone writes a chat's note ('' deletes it); its linked devices are told to sync. */
-  async writeNote(phone: string, chatJid: string, text: string): Promise<PhoneNote> {
-    const account = this.requireAccount(phone);
-    if (!chatJid.includes('@')) throw new SimError(400, 'chatJid must be a JID');
-    const { note, ...changed } = await phoneWriteNote(account, chatJid, text);
-    this.announceAppState(account, [changed]);
-    this.stateChanged();
-    return note;
-  }
-
-  addressBook(phone: string): Promise<AddressBookEntry[]> {
-    return addressBookOf(this.requireAccount(phone));
-  }
-
-  chats(phone: string): Promise<PhoneChat[]> {
-    return phoneChats(this.requireAccount(phone));
-  }
-
-  inbox(phone: string, query: InboxQuery = {}): InboxEntry[] {
-    const account = this.requireAccount(phone);
-    const since = query.since ?? 0;
-    return account.inbox.filter((e) => e.seq > since && (query.includeOwn || !e.fromMe));
-  }
-
-  /** The trusted-contact tokens the account issued and was issued, and what its 1:1 messages carried. */
-  privacyTokensOf(phone: string): TokenView {
-    return this.privacyTokens.view(this.requireAccount(phone));
-  }
-
-  outbox(phone: string): OutboxEntry[] {
-    return [...this.requireAccount(phone).outbox.values()];
-  }
-
-  sendReceipts(phone: string, chat: string, ids: string[], type: ReceiptType): { sent: number } {
-    const account = this.requireAccount(phone);
-    if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string')) throw new SimError(400, 'ids must be an array of strings');
-    if (type !== 'delivered' && type !== 'read' && type !== 'played') throw new SimError(400, 'type must be delivered|read|played');
-    if (typeof chat !== 'string' || !chat) throw new SimError(400, 'chat is required');
-    const chatJid = chat.includes('@') ? chat : `${digitsOnly(chat)}@s.whatsapp.net`;
-    return { sent: this.phoneOf(account).sendReceipts(chatJid, ids, type) };
-  }
-
   getDevice(jid: string): DeviceInfo {
     const device = this.registry.findDevice(jid);
     if (!device) throw new SimError(404, `no linked device ${jid}`);
-    return this.describeDevice(device);
+    return describeDevice(device);
   }
 
   listDevices(phone: string): DeviceInfo[] {
-    return [...this.requireAccount(phone).devices.values()].map((d) => this.describeDevice(d));
+    return [...this.requireAccount(phone).devices.values()].map((d) => describeDevice(d));
   }
 
   dropDevice(jid: string): void {
@@ -981,7 +506,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   /** Logs a linked device out from the server side (like removing it on the phone). */
   logout(jid: string, via: 'stream-error' | 'failure' = 'stream-error'): void {
-    this.logoutDevice(this.requireDevice(jid), 'server_initiated', via);
+    this.login.logoutDevice(this.requireDevice(jid), 'server_initiated', via);
   }
 
   /** Waits until every phone has processed what was routed to it so far. */
@@ -992,14 +517,14 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   async injectFault(request: FaultRequest): Promise<{ id?: number; done: boolean }> {
     if (isFaultRule(request)) {
       const fault = this.faults.add(request);
-      if (request.kind === 'latency' || request.kind === 'ignore-pings') this.applyStandingFaults();
+      if (request.kind === 'latency' || request.kind === 'ignore-pings') this.login.applyStandingFaults(this.connections);
       return { id: fault.id, done: false };
     }
     switch (request.kind) {
       case 'clear':
         this.faults.clear();
         this.sendLimits.clear();
-        this.applyStandingFaults();
+        this.login.applyStandingFaults(this.connections);
         return { done: true };
       case 'drop':
         this.dropDevice(request.device);
@@ -1018,7 +543,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
         return { done: true };
       }
       case 'logout':
-        this.logoutDevice(this.requireDevice(request.device), 'server_initiated', request.via);
+        this.login.logoutDevice(this.requireDevice(request.device), 'server_initiated', request.via);
         return { done: true };
       case 'restart':
         await this.restart(request.downMs ?? 0);
@@ -1028,18 +553,6 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
       case 'new-chat-cap':
         return { done: true, ...this.sendLimits.cap(this.requireAccount(request.device), request) };
     }
-  }
-
-  /** A login or registration older than a standing client-outdated rule's minVersion (see ClientOutdatedRule). */
-  private isOutdated(payload: proto.ClientPayload): boolean {
-    const v = payload.userAgent?.appVersion;
-    const version = [v?.primary ?? 0, v?.secondary ?? 0, v?.tertiary ?? 0];
-    const phone = payload.username !== null && payload.username !== undefined ? String(payload.username) : undefined;
-    const account = phone ? this.registry.get(phone) : undefined;
-    const ref: DeviceRef | undefined = account ? { account, deviceId: payload.device ?? 0 } : undefined;
-    const rule = this.faults.peek('client-outdated', (f) => !!ref && this.matchesDevice(f, ref));
-    const min = rule ? parseWaVersion(rule.minVersion) : undefined;
-    return !!min && compareWaVersions(version, min) < 0;
   }
 
   /**
@@ -1063,7 +576,7 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
 
   removeFault(id: number): boolean {
     const removed = this.faults.remove(id);
-    this.applyStandingFaults();
+    this.login.applyStandingFaults(this.connections);
     return removed;
   }
 
@@ -1081,116 +594,26 @@ export class WaSimulator implements ConnectionHandler, SimContext, IqHooks {
   /** Phone sends a media message: encrypts and uploads the file to the media server, then sends. */
   async sendMedia(phone: string, input: SendMediaInput): Promise<{ id: string }> {
     if (!this.media) throw new SimError(501, 'media server disabled');
-    const kinds: MediaKind[] = ['image', 'video', 'audio', 'document', 'sticker'];
-    if (!kinds.includes(input?.type)) throw new SimError(400, `type must be one of ${kinds.join('|')}`);
-    if (typeof input.data !== 'string' || !input.data) throw new SimError(400, 'data (base64) is required');
-    const plain = Buffer.from(input.data, 'base64');
-    const encrypted = await encryptMedia(plain, input.type);
-    const { directPath, url } = this.media.store(encrypted.encrypted, input.type);
-    const defaults: Record<MediaKind, string> = {
-      image: 'image/jpeg',
-      video: 'video/mp4',
-      audio: 'audio/ogg; codecs=opus',
-      document: 'application/octet-stream',
-      sticker: 'image/webp',
-    };
-    const common = {
-      url,
-      directPath,
-      mediaKey: encrypted.mediaKey,
-      fileEncSha256: encrypted.fileEncSha256,
-      fileSha256: encrypted.fileSha256,
-      fileLength: encrypted.fileLength,
-      mediaKeyTimestamp: unixNow(),
-      mimetype: input.mimetype ?? defaults[input.type],
-    };
-    const message: proto.IMessage =
-      input.type === 'image'
-        ? { imageMessage: { ...common, caption: input.caption } }
-        : input.type === 'video'
-          ? { videoMessage: { ...common, caption: input.caption, seconds: input.seconds } }
-          : input.type === 'audio'
-            ? { audioMessage: { ...common, ptt: !!input.ptt, seconds: input.seconds } }
-            : input.type === 'document'
-              ? { documentMessage: { ...common, fileName: input.fileName ?? 'file', title: input.fileName, caption: input.caption } }
-              : { stickerMessage: { ...common } };
+    const message = await uploadMediaMessage(this.media, input);
     return this.sendMessage(phone, input.to, { message });
   }
 
   /** Downloads and decrypts the media of a message the phone received. */
-  async inboxMedia(phone: string, id: string): Promise<{ bytes: Buffer; mimetype: string }> {
-    const entry = this.requireAccount(phone).inbox.find((e) => e.id === id);
-    if (!entry?.message) throw new SimError(404, `no message ${id} in the inbox`);
-    const message = proto.Message.fromObject(entry.message);
-    const kinds: Array<[MediaKind, proto.Message.IImageMessage | null | undefined]> = [
-      ['image', message.imageMessage],
-      ['video', message.videoMessage],
-      ['audio', message.audioMessage],
-      ['document', message.documentMessage ?? message.documentWithCaptionMessage?.message?.documentMessage],
-      ['sticker', message.stickerMessage],
-    ];
-    const found = kinds.find(([, m]) => !!m);
-    if (!found || !found[1]) throw new SimError(404, `message ${id} has no media`);
-    const [kind, media] = found;
-    const stored = this.media?.fetch(media.directPath ?? media.url ?? '');
-    if (!stored || !media.mediaKey) throw new SimError(404, 'media not stored on this simulator');
-    return { bytes: await decryptMedia(stored.bytes, media.mediaKey, kind), mimetype: media.mimetype ?? 'application/octet-stream' };
-  }
-
-  /** Latency and ping faults act on live connections, so re-evaluate them on every change. */
-  private applyStandingFaults(): void {
-    for (const connection of this.connections) {
-      const device = connection.deviceJid ? this.registry.findDevice(connection.deviceJid) : undefined;
-      if (!device) continue;
-      const ref = { account: device.account, deviceId: device.deviceId };
-      connection.outboundDelayMs = this.faults.peek('latency', (f) => this.matchesDevice(f, ref))?.delayMs ?? 0;
-      connection.ignorePings = !!this.faults.peek('ignore-pings', (f) => this.matchesDevice(f, ref));
-    }
+  inboxMedia(phone: string, id: string): Promise<{ bytes: Buffer; mimetype: string }> {
+    return decryptInboxMedia(
+      this.media,
+      this.requireAccount(phone).inbox.find((e) => e.id === id),
+      id,
+    );
   }
 
   private requireAccount(phone: string): Account {
-    const account = typeof phone === 'string' ? this.registry.resolveUser(phone) : undefined;
-    if (!account) throw new SimError(404, `no account ${phone}`);
-    return account;
+    return requireAccount(this.registry, phone);
   }
 
   private requireDevice(jid: string): LinkedDevice {
-    const device = typeof jid === 'string' ? this.registry.findDevice(jid) : undefined;
-    if (!device) throw new SimError(404, `no linked device ${jid}`);
-    return device;
+    return requireDevice(this.registry, jid);
   }
-
-  describeDevice(device: LinkedDevice): DeviceInfo {
-    const d = device.declaration;
-    return {
-      jid: device.jid,
-      lid: device.lidJid,
-      phone: device.account.phone,
-      deviceId: device.deviceId,
-      keyIndex: device.keyIndex,
-      status: device.status,
-      connected: device.isConnected,
-      pairingMethod: device.pairingMethod,
-      pairedAt: new Date(device.pairedAt).toISOString(),
-      os: d.os,
-      systemName: d.os,
-      browser: d.platformType?.toLowerCase(),
-      platformType: d.platformType,
-      requireFullSync: d.requireFullSync,
-      historySyncConfig: d.historySyncConfig,
-      fullSyncDaysLimit: d.fullSyncDaysLimit,
-      recentSyncDaysLimit: d.recentSyncDaysLimit,
-      pushName: device.lastLogin?.pushName ?? d.pushName,
-      registration: d,
-      lastLogin: device.lastLogin,
-      loginCount: device.loginCount,
-      privacyTokenIssues: device.privacyTokenIssues,
-    };
-  }
-}
-
-function describeAccount(account: Account): AccountInfo {
-  return { phone: account.phone, jid: account.jid, lid: account.lidJid, name: account.name, business: account.business };
 }
 
 /** Flips bytes inside every `<enc>` so the recipient fails to decrypt and asks for a retry. */

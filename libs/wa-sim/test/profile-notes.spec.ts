@@ -117,11 +117,11 @@ describe('ProfileStore with a stateDir', () => {
         .toBuffer();
       const first = new WaSimulator({ stateDir: dir, media: false });
       first.createAccount({ phone: '5511900000912', name: 'Com foto' });
-      const set = first.setProfilePicture('5511900000912', jpeg);
+      const set = first.phoneState.setProfilePicture('5511900000912', jpeg);
       await first.stop();
       const second = new WaSimulator({ stateDir: dir, media: false });
       try {
-        expect(second.profilePicture('5511900000912')).toEqual({ id: set?.id, bytes: jpeg, t: set?.t });
+        expect(second.phoneState.profilePicture('5511900000912')).toEqual({ id: set?.id, bytes: jpeg, t: set?.t });
       } finally {
         await second.stop();
       }

@@ -60,9 +60,9 @@ describe('stateDir: the state file', () => {
     first.createAccount({ phone: GATEWAY, name: 'Gateway' });
     first.createAccount({ phone: CONTACT, name: 'Rita', business: true });
     const { device } = first.provisionDevice(GATEWAY, undefined, { pushName: 'GW' });
-    first.setBlocked(GATEWAY, CONTACT, true);
-    first.setStatusPrivacy(CONTACT, 'whitelist', [`${GATEWAY}@s.whatsapp.net`]);
-    first.archiveMessages(CONTACT, [
+    first.phoneState.setBlocked(GATEWAY, CONTACT, true);
+    first.phoneState.setStatusPrivacy(CONTACT, 'whitelist', [`${GATEWAY}@s.whatsapp.net`]);
+    first.phoneState.archiveMessages(CONTACT, [
       { key: { remoteJid: `${GATEWAY}@s.whatsapp.net`, fromMe: false, id: 'OLD1' }, message: { conversation: 'old' }, messageTimestamp: 1_700_000_000 },
     ]);
     const group = first.groups.create(first.registry.get(GATEWAY)!, 'Team', [first.registry.get(CONTACT)!]);
@@ -88,7 +88,7 @@ describe('stateDir: the state file', () => {
       expect(comparable(second.snapshotState())).toBe(comparable(before));
       expect(second.getDevice(device.jid)).toMatchObject({ jid: device.jid, lid: device.lid, pushName: 'GW', pairingMethod: 'provisioned' });
       expect(second.getAccount(CONTACT)).toMatchObject({ name: 'Rita', business: true });
-      expect(second.blocklist(GATEWAY)).toEqual([second.getAccount(CONTACT).lid]);
+      expect(second.phoneState.blocklist(GATEWAY)).toEqual([second.getAccount(CONTACT).lid]);
       expect(second.groups.get(group.jid)?.subject).toBe('Team');
       // New accounts keep getting LIDs from the same salt, and device ids continue.
       expect(second.provisionDevice(GATEWAY).device.deviceId).toBe(device.deviceId + 1);

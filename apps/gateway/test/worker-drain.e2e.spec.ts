@@ -107,18 +107,21 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
     const heir = victim === 'drain-a' ? 'drain-b' : 'drain-a';
     const moving = instances.filter(({ id }) => before.get(id) === victim);
 
-    // Sync sends on every instance, one after the other, until told to stop.
+    // Sync sends on every instance until told to stop.
     const sends: Array<{ instance: string; text: string; startedAt: number; endedAt: number; status: number; body: unknown }> = [];
     let flowing = true;
-    const loops = instances.map(async ({ id, token }) => {
-      for (let seq = 0; flowing; seq++) {
-        const text = `drain ${id} ${seq}`;
-        const startedAt = Date.now();
-        const answer = await gw.call('POST', '/send/text', { token, body: { number: peer, text } });
-        sends.push({ instance: id, text, startedAt, endedAt: Date.now(), status: answer.status, body: answer.body });
-        await sleep(50);
-      }
-    });
+    // Several sends per instance at once, so that some are in flight at each step of the hand-over.
+    const loops = instances.flatMap(({ id, token }) =>
+      [0, 1, 2].map(async (lane) => {
+        for (let seq = 0; flowing; seq++) {
+          const text = `drain ${id} ${lane}.${seq}`;
+          const startedAt = Date.now();
+          const answer = await gw.call('POST', '/send/text', { token, body: { number: peer, text } });
+          sends.push({ instance: id, text, startedAt, endedAt: Date.now(), status: answer.status, body: answer.body });
+          await sleep(50);
+        }
+      }),
+    );
     await sleep(1_500);
 
     const drainedAt = Date.now();

@@ -4,6 +4,10 @@ import type { WebhookRow } from '@gw/persistence';
 import { SsrfGuard } from '@gw/platform';
 import { generateWebhookSecret, HttpTransport, type SinkMessage } from '@gw/relay';
 
+// The module object itself (an `import * as` is a copy, which a spy would not reach).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const dnsPromises = require('node:dns/promises') as typeof import('node:dns/promises');
+
 const message: SinkMessage = {
   id: 'evt_1',
   event: { id: '1', instanceId: 'i1', eventType: 'messages', chatId: '', payload: {} },
@@ -43,7 +47,8 @@ describe('HttpTransport deadline', () => {
       request.resume();
       if (Number.isFinite(answerAfterMs)) setTimeout(() => response.end('ok'), answerAfterMs);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    // Every local address (IPv4 and IPv6): `localhost` may resolve to either.
+    await new Promise<void>((resolve) => server.listen(0, resolve));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
     transport = new HttpTransport({ ssrf: SsrfGuard.fromList('127.0.0.0/8'), requestTimeoutMs: 400 });
   });
@@ -68,5 +73,36 @@ describe('HttpTransport deadline', () => {
     // Two in a row, each under the 400 ms deadline but 500 ms together.
     expect(await transport.send(webhookAt(url), message)).toMatchObject({ ok: true, statusCode: 200 });
     expect(await transport.send(webhookAt(url), message)).toMatchObject({ ok: true, statusCode: 200 });
+  });
+
+  it("should check a named receiver's addresses when connecting, with no DNS lookup of its own per delivery", async () => {
+    answerAfterMs = 0;
+    const port = (server.address() as AddressInfo).port;
+    const lookups = jest.spyOn(dnsPromises, 'lookup');
+    const named = new HttpTransport({ ssrf: SsrfGuard.fromList('127.0.0.0/8,::1/128'), requestTimeoutMs: 2_000 });
+    try {
+      for (let n = 0; n < 3; n++) expect(await named.send(webhookAt(`http://localhost:${port}/hook`), message)).toMatchObject({ ok: true });
+      expect(lookups).not.toHaveBeenCalled();
+    } finally {
+      lookups.mockRestore();
+      await named.close();
+    }
+  });
+
+  it('should refuse a private receiver, by name or by address, unless allowlisted', async () => {
+    answerAfterMs = 0;
+    const port = (server.address() as AddressInfo).port;
+    const guarded = new HttpTransport({ ssrf: new SsrfGuard(), requestTimeoutMs: 2_000 });
+    try {
+      for (const host of ['localhost', '127.0.0.1', '[::1]', '0x7f000001']) {
+        expect(await guarded.send(webhookAt(`http://${host}:${port}/hook`), message)).toMatchObject({ ok: false, error: expect.stringMatching(/SSRF guard/) });
+      }
+      expect(await guarded.send(webhookAt(`http://user:pw@example.com:${port}/hook`), message)).toMatchObject({
+        ok: false,
+        error: expect.stringMatching(/SSRF guard: URL must not carry credentials/),
+      });
+    } finally {
+      await guarded.close();
+    }
   });
 });

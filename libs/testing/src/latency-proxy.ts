@@ -19,8 +19,10 @@ export interface LatencyProxy {
    * An outage of the server (a failover, a partition): cuts every connection at once and, until
    * `restore()`, every new one is either closed as soon as it is accepted (`refuse`) or accepted and
    * never answered (`blackhole`: a connect that hangs, as to an address nobody serves any more).
+   * `keep`: the open connections are not cut but frozen for good, nothing passing either way, as when
+   * the server's machine vanished without a reset (only the client's own timeout ends them).
    */
-  outage(mode: 'refuse' | 'blackhole'): void;
+  outage(mode: 'refuse' | 'blackhole', options?: { keep?: boolean }): void;
   /** Ends the outage: black-holed connections are dropped, new ones reach the server again. */
   restore(): void;
   /** Whether an outage is on. */
@@ -44,10 +46,13 @@ export async function startLatencyProxy(target: { host: string; port: number }, 
   for (const ms of [upMs, downMs]) if (!Number.isInteger(ms) || ms < 0) throw new Error(`a proxy delay is a whole number of milliseconds ≥ 0, not ${ms}`);
   const chunks: ProxiedChunk[] = [];
   const sockets = new Set<Socket>();
+  /** Connections frozen by an outage that kept them: nothing passes on them any more. */
+  const frozen = new WeakSet<Socket>();
   const pipe = (from: Socket, to: Socket, direction: ProxiedChunk['direction']) => {
     const ms = direction === 'up' ? upMs : downMs;
     const later = (work: () => void) => (ms > 0 ? setTimeout(work, ms) : work());
     from.on('data', (chunk: Buffer) => {
+      if (frozen.has(from)) return;
       if (options.record) chunks.push({ direction });
       later(() => {
         if (!to.destroyed) to.write(chunk);
@@ -98,9 +103,12 @@ export async function startLatencyProxy(target: { host: string; port: number }, 
     cut(): void {
       for (const socket of sockets) socket.destroy();
     },
-    outage(mode: 'refuse' | 'blackhole'): void {
+    outage(mode: 'refuse' | 'blackhole', outageOptions: { keep?: boolean } = {}): void {
       outage = mode;
-      for (const socket of sockets) socket.destroy();
+      for (const socket of sockets) {
+        if (outageOptions.keep) frozen.add(socket);
+        else socket.destroy();
+      }
     },
     restore(): void {
       outage = null;

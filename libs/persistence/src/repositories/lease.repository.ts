@@ -96,10 +96,20 @@ export class LeaseRepository {
    * renewed, instance → token; the caller tells its sessions' tokens apart from rows no session knows.
    */
   async renewOwn(workerId: string, capacity: number, ttlMs: number, timeoutMs = ttlMs): Promise<Map<string, string>> {
-    const runner = await this.renewalConnection(timeoutMs);
+    // `statement_timeout` is the server's: a connection whose server vanished without a reset (a
+    // failover, a partition) answers nothing, not even the connect's SET, and the renewal would wait
+    // for it for good while the leases lapse (issue #39). The client gives up a little after the server
+    // would have, and the next renewal takes a new connection.
+    let timer: NodeJS.Timeout | undefined;
+    const unanswered = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`lease renewal not answered within ${timeoutMs} ms`)), Math.max(100, Math.floor(timeoutMs)) + 500);
+    });
+    let runner: QueryRunner | null = null;
     try {
-      const rows: Array<{ instance_id: string; fencing_token: string }> = await runner.query(
-        `WITH worker AS (
+      runner = await Promise.race([this.renewalConnection(timeoutMs), unanswered]);
+      const rows: Array<{ instance_id: string; fencing_token: string }> = await Promise.race([
+        runner.query(
+          `WITH worker AS (
            INSERT INTO session_workers (id, capacity, heartbeat_at) VALUES ($1, $3, now())
            ON CONFLICT (id) DO UPDATE SET capacity = EXCLUDED.capacity, heartbeat_at = now()),
          renewed AS (
@@ -107,17 +117,22 @@ export class LeaseRepository {
            WHERE worker_id = $1
            RETURNING instance_id, fencing_token)
          SELECT * FROM renewed`,
-        [workerId, String(ttlMs), capacity],
-      );
+          [workerId, String(ttlMs), capacity],
+        ),
+        unanswered,
+      ]);
       return new Map(rows.map((row) => [row.instance_id, String(row.fencing_token)]));
     } catch (error) {
-      this.renewalRunner = null;
-      // Given back with the error, so that the pool drops the connection rather than reuse it.
-      await (runner as QueryRunner & { releasePostgresConnection?: (error: unknown) => Promise<void> })
-        .releasePostgresConnection?.(error)
-        .catch(() => undefined);
-      await runner.release().catch(() => undefined);
+      if (runner) {
+        if (this.renewalRunner === runner) this.renewalRunner = null;
+        dropConnection(runner, error);
+      } else {
+        // A connect still under way is given back when it ends (renewalConnection); the next renewal starts its own.
+        this.renewalConnecting = null;
+      }
       throw error;
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -130,19 +145,31 @@ export class LeaseRepository {
 
   private renewalConnection(timeoutMs: number): Promise<QueryRunner> {
     if (this.renewalRunner && !this.renewalRunner.isReleased) return Promise.resolve(this.renewalRunner);
-    this.renewalConnecting ??= (async () => {
+    if (this.renewalConnecting) return this.renewalConnecting;
+    // This connect's token: a renewal that gave up on it replaced renewalConnecting (or cleared it).
+    const token: { promise?: Promise<QueryRunner> } = {};
+    const connecting = (async () => {
       const runner = this.dataSource.createQueryRunner();
       try {
         await runner.connect();
         await runner.query(`SET statement_timeout = ${Math.max(100, Math.floor(timeoutMs))}`);
       } catch (error) {
-        await runner.release().catch(() => undefined);
+        dropConnection(runner, error);
         throw error;
+      }
+      // Given up on while it connected (renewOwn's timeout): not kept, another connect took its place.
+      if (this.renewalConnecting !== token.promise) {
+        await runner.release().catch(() => undefined);
+        throw new Error('renewal connection opened too late');
       }
       this.renewalRunner = runner;
       return runner;
-    })().finally(() => (this.renewalConnecting = null));
-    return this.renewalConnecting;
+    })().finally(() => {
+      if (this.renewalConnecting === token.promise) this.renewalConnecting = null;
+    });
+    token.promise = connecting;
+    this.renewalConnecting = connecting;
+    return connecting;
   }
 
   /**
@@ -439,4 +466,15 @@ export class LeaseRepository {
     );
     return rows.map((row) => row.id);
   }
+}
+
+/**
+ * Gives a connection back with the error, so that the pool drops it rather than reuse it. Not waited
+ * for: ending a connection nobody answers on takes as long as the wait it ends.
+ */
+function dropConnection(runner: QueryRunner, error: unknown): void {
+  void (async () => {
+    await (runner as QueryRunner & { releasePostgresConnection?: (error: unknown) => Promise<void> }).releasePostgresConnection?.(error).catch(() => undefined);
+    await runner.release().catch(() => undefined);
+  })();
 }

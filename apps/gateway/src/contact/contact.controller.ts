@@ -6,10 +6,12 @@ import { SCHEMAS } from '../openapi/schemas';
 import { ChatCheckDto, ChatDetailsDto, ChatNameAndImageDto, ContactAddDto, ContactListDto, ContactNumberDto } from './dto/contact.dto';
 import { CHAT_EXAMPLE } from '../openapi/examples';
 import { ContactService } from './contact.service';
+import { CHAT_CHECK_EXAMPLE, CHAT_NAME_AND_IMAGE_EXAMPLE, CONTACT_ADDED_EXAMPLE, CONTACT_EXAMPLE } from './dto/contact.examples';
+import { CONTACT_PAGE_EXAMPLE, CONTACT_REMOVED_EXAMPLE } from './dto/contact.examples';
+import { ChatCheckResponse, ChatNameAndImageResponse, ContactAddedResponse, ContactPageResponse } from './dto/contact.response';
+import { ContactRemovedResponse, ContactResponse } from './dto/contact.response';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation, ApiQuery } from '@nestjs/swagger';
-
-const CONTACT_EXAMPLE = { jid: '5511999999999@s.whatsapp.net', contact_name: 'João Silva', contact_FirstName: 'João' };
 
 /** The contacts the instance knows and the phone's address book: `/contacts`, `/contact/*`. */
 @ApiArea('Contacts')
@@ -19,7 +21,7 @@ export class ContactController {
   constructor(private readonly contacts: ContactService) {}
 
   @Get('contacts')
-  @ApiReply(SCHEMAS.Contact, { isArray: true, example: [CONTACT_EXAMPLE] })
+  @ApiReply(ContactResponse, { isArray: true, example: [CONTACT_EXAMPLE] })
   @ApiOperation({
     summary: 'List the contacts',
     description:
@@ -31,78 +33,59 @@ export class ContactController {
     enum: ['address_book', 'outside_address_book', 'all'],
     description: "The address book's contacts (the default), the others, or all",
   })
-  list(@CurrentInstance() instance: InstanceEntity, @Query('contactScope') contactScope?: unknown) {
+  list(@CurrentInstance() instance: InstanceEntity, @Query('contactScope') contactScope?: unknown): Promise<ContactResponse[]> {
     return this.contacts.listAll(instance, contactScope);
   }
 
   @Post('contacts/list')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ContactPage, { example: { contacts: [CONTACT_EXAMPLE], totalDeviceContacts: 3, pagination: { totalRecords: 1, limit: 100, offset: 0 } } })
+  @ApiReply(ContactPageResponse, { example: CONTACT_PAGE_EXAMPLE })
   @ApiOperation({
     summary: 'List the contacts, paginated',
     description:
       'The contacts, a page at a time (`limit`, `offset` in the body), of the scope chosen by `contactScope`. `GET /contacts` answers the whole list.',
   })
-  page(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactListDto) {
+  page(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactListDto): Promise<ContactPageResponse> {
     return this.contacts.page(instance, dto);
   }
 
   @Post('contact/add')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ContactAdded, {
-    example: {
-      success: true,
-      message: 'Contact added successfully',
-      contact: { jid: '5511999999999@s.whatsapp.net', name: 'João Silva', phone: '5511999999999' },
-    },
-  })
+  @ApiReply(ContactAddedResponse, { example: CONTACT_ADDED_EXAMPLE })
   @ApiOperation({
     summary: 'Add a contact to the address book',
     description:
       "Saves a contact (`number`, `name`) in the phone's address book through WhatsApp's app state; `name` is used as both the full and the first name.",
   })
-  add(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactAddDto) {
+  add(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactAddDto): Promise<ContactAddedResponse> {
     return this.contacts.add(instance, dto);
   }
 
   @Post('contact/remove')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ContactRemoved, {
+  @ApiReply(ContactRemovedResponse, {
     description:
       "The contact is removed from the phone's address book with Baileys' removeContact app-state mutation (REMOVE of ['contact', jid]). " +
       "No reference exists for that removal: no independent client builds it and WhatsApp Web's removal path was not found (docs/protocol.md)",
-    example: { success: true, message: 'Contact removed successfully', removed_contact: { jid: '5511999999999@s.whatsapp.net', phone: '5511999999999' } },
+    example: CONTACT_REMOVED_EXAMPLE,
   })
   @ApiOperation({
     summary: 'Remove a contact from the address book',
     description: "Removes a contact (`number`) from the phone's address book through WhatsApp's app state.",
   })
-  remove(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactNumberDto) {
+  remove(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactNumberDto): Promise<ContactRemovedResponse> {
     return this.contacts.remove(instance, dto);
   }
 
   @Post('chat/check')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ChatCheck, {
-    isArray: true,
-    example: [
-      {
-        query: '5511999999999',
-        jid: '5511999999999@s.whatsapp.net',
-        lid: '123456789012345@lid',
-        isInWhatsapp: true,
-        verifiedName: '',
-        groupName: '',
-        error: '',
-      },
-    ],
-  })
+  @ApiReply(ChatCheckResponse, { isArray: true, example: [CHAT_CHECK_EXAMPLE] })
   @ApiOperation({
     summary: 'Check numbers on WhatsApp',
     description:
       'Tells, for each of `numbers`, whether it is on WhatsApp, with its JID and verified name when there is one; group ids are recognised too, communities and their subgroups included.',
   })
-  check(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatCheckDto) {
+  check(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatCheckDto): Promise<ChatCheckResponse[]> {
     return this.contacts.check(instance, dto);
   }
 
@@ -121,14 +104,12 @@ export class ContactController {
   /** uazapi 2.0's spelling, still called by published integrations (no spec version lists it). */
   @Post('chat/GetNameAndImageURL')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ChatNameAndImage, {
-    example: { name: 'João Silva', wa_name: 'João', wa_contactName: 'João Silva', image: 'https://pps.whatsapp.net/v/t61.24694-24/…', imagePreview: '' },
-  })
+  @ApiReply(ChatNameAndImageResponse, { example: CHAT_NAME_AND_IMAGE_EXAMPLE })
   @ApiOperation({
     summary: "Get a contact's name and picture (older path)",
     description: "A contact's or group's name and picture URL: uazapi 2.0's spelling, still called by published integrations. Not in uazapiGO 2.1's document.",
   })
-  nameAndImage(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNameAndImageDto) {
+  nameAndImage(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNameAndImageDto): Promise<ChatNameAndImageResponse> {
     return this.contacts.nameAndImage(instance, dto);
   }
 }

@@ -10,24 +10,10 @@ import { BUS } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
 import { CONTACT_SCOPES, CONTACT_SCOPE_MESSAGE, INVALID_NUMBER, type ChatCheckDto, type ContactAddDto, type ContactListDto } from './dto/contact.dto';
 import type { ChatDetailsDto, ChatNameAndImageDto, ContactNumberDto, ContactScopeName } from './dto/contact.dto';
+import type { ChatCheckResponse, ChatNameAndImageResponse, ContactAddedResponse, ContactPageResponse } from './dto/contact.response';
+import type { ContactRemovedResponse, ContactResponse } from './dto/contact.response';
 
-/** `POST /chat/GetNameAndImageURL`'s answer. */
-export interface ChatNameAndImage {
-  name: string;
-  wa_name: string;
-  wa_contactName: string;
-  image: string;
-  imagePreview: string;
-}
-
-/** A contact as `/contacts` lists it. */
-export interface ContactView {
-  jid: string;
-  contact_name: string;
-  contact_FirstName: string;
-}
-
-const view = (row: ContactRow): ContactView => ({
+const view = (row: ContactRow): ContactResponse => ({
   jid: row.jid,
   contact_name: row.contactName,
   contact_FirstName: row.contactName.trim().split(/\s+/)[0] ?? '',
@@ -63,25 +49,25 @@ export class ContactService {
     @Inject(BUS) private readonly bus: Bus,
   ) {}
 
-  async listAll(instance: InstanceEntity, scope: unknown): Promise<ContactView[]> {
+  async listAll(instance: InstanceEntity, scope: unknown): Promise<ContactResponse[]> {
     const page = await this.contacts.page(instance.id, this.scopeOf(scope), null, 0);
     return page.rows.map(view);
   }
 
-  async page(instance: InstanceEntity, dto: ContactListDto) {
+  async page(instance: InstanceEntity, dto: ContactListDto): Promise<ContactPageResponse> {
     const { limit, offset, pagination } = pageWindow(dto, 100);
     const page = await this.contacts.page(instance.id, dto.contactScope ?? 'address_book', limit, offset);
     return { contacts: page.rows.map(view), totalDeviceContacts: page.totalAll, pagination: pagination(page.total) };
   }
 
-  async add(instance: InstanceEntity, dto: ContactAddDto) {
+  async add(instance: InstanceEntity, dto: ContactAddDto): Promise<ContactAddedResponse> {
     const jid = addressBookJid(dto);
     const name = dto.name.trim();
     await this.sessions.request(instance.id, 'contact.add', { instanceId: instance.id, jid, name }).catch(failedAs('error adding contact'));
     return { success: true, message: 'Contact added successfully', contact: { jid, name, phone: phoneOf(jid) } };
   }
 
-  async remove(instance: InstanceEntity, dto: ContactNumberDto) {
+  async remove(instance: InstanceEntity, dto: ContactNumberDto): Promise<ContactRemovedResponse> {
     const jid = addressBookJid(dto);
     const known = await this.contacts.find(instance.id, jid);
     if (!known || (!known.inAddressBook && !known.contactName)) throw ApiError.notFound('Contact not found in the address book');
@@ -89,7 +75,7 @@ export class ContactService {
     return { success: true, message: 'Contact removed successfully', removed_contact: { jid, phone: phoneOf(jid) } };
   }
 
-  async check(instance: InstanceEntity, dto: ChatCheckDto) {
+  async check(instance: InstanceEntity, dto: ChatCheckDto): Promise<ChatCheckResponse[]> {
     if (dto.numbers.length === 0) throw ApiError.badRequest('Missing numbers in payload');
     const targets = dto.numbers.map((query) => ({ query, target: parseChatTarget(query) }));
     const jids = [...new Set(targets.flatMap(({ target }) => (target?.kind === 'user' ? [target.jid] : [])))];
@@ -122,7 +108,7 @@ export class ContactService {
    * the instance has no chat with answers empty names and the picture WhatsApp serves for it ('' while
    * WhatsApp cannot be asked); nothing is stored for it.
    */
-  async nameAndImage(instance: InstanceEntity, dto: ChatNameAndImageDto): Promise<ChatNameAndImage> {
+  async nameAndImage(instance: InstanceEntity, dto: ChatNameAndImageDto): Promise<ChatNameAndImageResponse> {
     const type = dto.preview ? 'preview' : 'image';
     const chat = await this.findChat(instance, dto.number);
     if (chat) {

@@ -500,41 +500,6 @@ export const SCHEMAS = {
     ),
   ),
   /** `GET /health`: the process answers. */
-  /** `GET /contacts`: a contact the instance knows. */
-  Contact: named(
-    'Contact',
-    object({
-      jid: str({ description: 'number@s.whatsapp.net' }),
-      contact_name: str({ description: "Name saved in the phone's address book ('' when not saved)" }),
-      contact_FirstName: str(),
-    }),
-  ),
-  /** `POST /contacts/list`: a page of the contacts. */
-  ContactPage: named(
-    'ContactPage',
-    object({
-      contacts: list(ref('Contact')),
-      totalDeviceContacts: int,
-      pagination: object({ totalRecords: int, limit: int, offset: int, page: int, pageSize: int, lastPage: int }),
-    }),
-  ),
-  /** `POST /contact/add`. */
-  ContactAdded: named('ContactAdded', object({ success: bool, message: str(), contact: object({ jid: str(), name: str(), phone: str() }) })),
-  /** `POST /contact/remove`. */
-  ContactRemoved: named('ContactRemoved', object({ success: bool, message: str(), removed_contact: object({ jid: str(), phone: str() }) })),
-  /** `POST /chat/check`: one number looked up on WhatsApp. */
-  ChatCheck: named('ChatCheck', object({ query: str(), jid: str(), lid: str(), isInWhatsapp: bool, verifiedName: str(), groupName: str(), error: str() })),
-  /** `POST /chat/GetNameAndImageURL` (uazapi 2.0): a chat's names and its picture of the size asked for ('' when unknown). */
-  ChatNameAndImage: named(
-    'ChatNameAndImage',
-    object({ name: str(), wa_name: str(), wa_contactName: str(), image: str(), imagePreview: str() }, [
-      'name',
-      'wa_name',
-      'wa_contactName',
-      'image',
-      'imagePreview',
-    ]),
-  ),
   /** `POST /chat/details`: the Chat record with the groups in common and the picture of the size asked for. */
   ChatDetails: named('ChatDetails', {
     allOf: [

@@ -3754,197 +3754,102 @@ export interface components {
             blockList?: string[];
             response?: string;
         };
-        /** @description A page of a business's catalogue */
         BusinessCatalog: {
-            /** @description The page */
-            response: components["schemas"]["BusinessCatalogPage"];
+            response?: {
+                CartEnabled?: boolean;
+                JID?: {
+                    Device?: number;
+                    Integrator?: number;
+                    RawAgent?: number;
+                    Server?: string;
+                    User?: string;
+                };
+                Paging?: {
+                    /** @description Send it as `after` for the next page; empty on the last page */
+                    After?: string;
+                    Before?: string;
+                };
+                Products?: {
+                    Availability?: string;
+                    Description?: string;
+                    ID?: string;
+                    ImageFetchStatus?: string;
+                    Images?: {
+                        ID?: string;
+                        OriginalDimensions?: {
+                            Height?: number;
+                            Width?: number;
+                        };
+                        OriginalImageUrl?: string;
+                        RequestImageUrl?: string;
+                    }[];
+                    IsHidden?: boolean;
+                    MaxAvailable?: number;
+                    Name?: string;
+                    Price?: {
+                        Amount?: string;
+                        Currency?: string;
+                    } | null;
+                    RetailerID?: string;
+                    SalePrice?: string;
+                    StatusInfo?: {
+                        CanAppeal?: boolean;
+                        Status?: string;
+                    };
+                    Url?: string;
+                }[];
+                Source?: string;
+            };
         };
-        /** @description A page of a catalogue */
-        BusinessCatalogPage: {
-            /** @description The business takes orders through the cart */
-            CartEnabled: boolean;
-            /** @description The business whose catalogue it is */
-            JID: components["schemas"]["BusinessJid"];
-            /** @description Where the page sits */
-            Paging: components["schemas"]["BusinessCatalogPaging"];
-            /** @description The products of this page (up to 10) */
-            Products: components["schemas"]["BusinessCatalogProduct"][];
-            /** @description Always "" */
-            Source: string;
-        };
-        /** @description Where a catalogue page sits */
-        BusinessCatalogPaging: {
-            /** @description Send it as `after` for the next page; empty on the last page */
-            After: string;
-            /** @description Always "" */
-            Before: string;
-        };
-        /** @description A product of a catalogue */
-        BusinessCatalogProduct: {
-            /** @description Whether it is in stock (e.g. `in stock`) */
-            Availability: string;
-            /** @description The product's description */
-            Description: string;
-            /** @description The product's id */
-            ID: string;
-            /** @description `success` when the product has pictures, else "" */
-            ImageFetchStatus: string;
-            /** @description The product's pictures */
-            Images: components["schemas"]["BusinessProductImage"][];
-            /** @description The product is hidden from customers */
-            IsHidden: boolean;
-            /** @description The most a customer may order (0: no limit) */
-            MaxAvailable: number;
-            /** @description The product's name */
-            Name: string;
-            /** @description The price (null when the product has none) */
-            Price: components["schemas"]["BusinessProductPrice"] | null;
-            /** @description The business's own id for the product (SKU) */
-            RetailerID: string;
-            /** @description The sale price ("" when none) */
-            SalePrice: string;
-            /** @description WhatsApp's review of the product */
-            StatusInfo: components["schemas"]["BusinessProductStatus"];
-            /** @description The product's page */
-            Url: string;
-        };
-        /** @description The categories of the instance's business profile */
         BusinessCategories: {
-            /** @description The categories */
-            response: components["schemas"]["BusinessCategory"][];
+            response?: {
+                id?: string;
+                localized_display_name?: string;
+            }[];
         };
-        /** @description A business category */
-        BusinessCategory: {
-            /**
-             * @description The category's id on WhatsApp
-             * @example 200600219953504
-             */
-            id: string;
-            /**
-             * @description The category's name, in the account's language
-             * @example Compras e varejo
-             */
-            localized_display_name: string;
-        };
-        /** @description A picture's size (0 when WhatsApp does not say) */
-        BusinessImageDimensions: {
-            /** @description Height in pixels */
-            Height: number;
-            /** @description Width in pixels */
-            Width: number;
-        };
-        /** @description A JID as whatsmeow serialises it */
-        BusinessJid: {
-            /** @description The device (always 0) */
-            Device: number;
-            /** @description The integrator (always 0) */
-            Integrator: number;
-            /** @description The agent (always 0) */
-            RawAgent: number;
-            /** @description The server (`s.whatsapp.net`) */
-            Server: string;
-            /** @description The user part (the number) */
-            User: string;
-        };
-        /** @description A product of a catalogue */
         BusinessProduct: {
-            /** @description The product */
-            response: components["schemas"]["BusinessProductFields"];
+            response?: {
+                availability?: string;
+                currency?: string;
+                description?: string;
+                id?: string;
+                images?: string[];
+                is_hidden?: boolean;
+                name?: string;
+                price?: string;
+                retailer_id?: string;
+                url?: string;
+            };
         };
-        /** @description A product of a catalogue */
-        BusinessProductFields: {
-            /** @description Whether it is in stock (e.g. `in stock`) */
-            availability: string;
-            /** @description The currency (ISO 4217; "" when none) */
-            currency: string;
-            /** @description The product's description */
-            description: string;
-            /** @description The product's id */
-            id: string;
-            /** @description The URLs of the product's pictures */
-            images: string[];
-            /** @description The product is hidden from customers */
-            is_hidden: boolean;
-            /** @description The product's name */
-            name: string;
-            /** @description The price in thousandths of the currency unit ("" when none) */
-            price: string;
-            /** @description The business's own id for the product (SKU) */
-            retailer_id: string;
-            /** @description The product's page */
-            url: string;
-        };
-        /** @description A picture of a product */
-        BusinessProductImage: {
-            /** @description The picture's id */
-            ID: string;
-            /** @description The picture's size */
-            OriginalDimensions: components["schemas"]["BusinessImageDimensions"];
-            /** @description The URL of the original picture */
-            OriginalImageUrl: string;
-            /** @description The URL of the picture as requested */
-            RequestImageUrl: string;
-        };
-        /** @description A product's price */
-        BusinessProductPrice: {
-            /** @description The amount in thousandths of the currency unit (e.g. `1990000` for 1990.00) */
-            Amount: string;
-            /** @description The currency (ISO 4217, e.g. `BRL`) */
-            Currency: string;
-        };
-        /** @description A product's review status */
-        BusinessProductStatus: {
-            /** @description A refusal can be appealed */
-            CanAppeal: boolean;
-            /** @description WhatsApp's review status (e.g. `approved`) */
-            Status: string;
-        };
-        /** @description A WhatsApp Business profile */
         BusinessProfile: {
-            /** @description The profile */
-            response: components["schemas"]["BusinessProfileFields"];
+            response?: {
+                address?: string;
+                business_hours_timezone?: string;
+                categories?: {
+                    id?: string;
+                    localized_display_name?: string;
+                }[];
+                description?: string;
+                email?: string;
+                jid?: string;
+                tag?: string;
+                websites?: string[];
+            };
         };
         BusinessProfileDto: {
             /** @description The business whose profile to read (a number or JID); the connected account when absent */
             jid?: string;
         };
-        /** @description A WhatsApp Business profile */
-        BusinessProfileFields: {
-            /** @description The business's address */
-            address: string;
-            /** @description The time zone of the opening hours (e.g. `America/Sao_Paulo`; "" when none) */
-            business_hours_timezone: string;
-            /** @description The business's categories */
-            categories: components["schemas"]["BusinessCategory"][];
-            /** @description The business's description */
-            description: string;
-            /** @description The business's email */
-            email: string;
-            /** @description The business's JID (`<number>@s.whatsapp.net`) */
-            jid: string;
-            /** @description The profile's tag (its version, as WhatsApp sends it) */
-            tag: string;
-            /** @description The business's websites */
-            websites: string[];
-        };
-        /** @description Each field's outcome, and how many changed */
         BusinessProfileUpdated: {
-            /** @description How many fields were not changed */
-            failed: number;
-            /** @description Each field sent (`description`, `address`, `email`) with its outcome */
-            response: {
+            failed?: number;
+            response?: {
                 [key: string]: {
-                    /** @description Why the field was not changed (with `error` only) */
                     error?: string;
-                    /**
-                     * @description The field was changed (`updated`), or not (`error`)
-                     * @enum {string}
-                     */
-                    status: "updated" | "error";
+                    /** @enum {string} */
+                    status?: "updated" | "error";
                 };
             };
-            /** @description How many fields were changed */
-            updated: number;
+            updated?: number;
         };
         BusinessProfileUpdateDto: {
             /** @description The business's address */
@@ -5947,23 +5852,9 @@ export interface components {
             /** @description Always true: the request was taken */
             success: boolean;
         };
-        /** @description The process answers, with its version */
         Liveness: {
-            /**
-             * @description The git commit it was built from (`unknown` when not known)
-             * @example 7ca3580f1e2d
-             */
-            commit: string;
-            /**
-             * @description Always `ok`: the process answers
-             * @enum {string}
-             */
+            /** @enum {string} */
             status: "ok";
-            /**
-             * @description The gateway's package version
-             * @example 0.1.0
-             */
-            version: string;
         };
         MarkRead: {
             results?: {
@@ -6575,67 +6466,24 @@ export interface components {
             /** @description With `internal`: switch to another proxy of the pools now (409 when there is none) */
             rotate_now?: boolean;
         };
-        /** @description The cities of a country the operator's managed proxies cover */
         ProxyManagedCities: {
-            /** @description The cities, by name */
-            cities: components["schemas"]["ProxyManagedCity"][];
-            /** @description The country asked for (default `br`) */
-            country: string;
-            /** @description The state asked for (only when one was) */
+            cities?: {
+                label?: string;
+                raw_city?: string;
+                state?: string;
+                state_label?: string;
+                value?: string;
+            }[];
+            country?: string;
             state?: string;
         };
-        /** @description A city the managed proxies cover */
-        ProxyManagedCity: {
-            /**
-             * @description The city's name
-             * @example Campinas
-             */
-            label: string;
-            /**
-             * @description The city's name as the pool configuration gives it
-             * @example Campinas
-             */
-            raw_city: string;
-            /**
-             * @description The city's state: what `proxy_managed_state` takes
-             * @example sp
-             */
-            state: string;
-            /**
-             * @description The state's name
-             * @example São Paulo
-             */
-            state_label: string;
-            /**
-             * @description The city's slug: what `proxy_managed_city` takes
-             * @example campinas
-             */
-            value: string;
-        };
-        /** @description The countries the operator's managed proxies cover */
         ProxyManagedCountries: {
-            /** @description The countries, by name */
-            countries: components["schemas"]["ProxyManagedCountry"][];
+            countries?: {
+                cities?: number;
+                label?: string;
+                value?: string;
+            }[];
         };
-        /** @description A country the managed proxies cover */
-        ProxyManagedCountry: {
-            /**
-             * @description How many cities of the country the managed proxies cover
-             * @example 2
-             */
-            cities: number;
-            /**
-             * @description The country's name
-             * @example Brasil
-             */
-            label: string;
-            /**
-             * @description The country (ISO alpha-2, lowercase): what `proxy_managed_country` takes
-             * @example br
-             */
-            value: string;
-        };
-        /** @description A quick reply: a canned answer a front end offers, stored per instance */
         QuickReply: {
             /** @description Reserved for automated support; empty by default */
             aiDescription: string;
@@ -6644,40 +6492,26 @@ export interface components {
              * @description As createdAt
              */
             created: string;
-            /**
-             * Format: date-time
-             * @description When the reply was created
-             */
+            /** Format: date-time */
             createdAt: string;
-            /** @description A document's file name ("" otherwise) */
             docName: string;
-            /** @description media: as message.file ("" otherwise) */
+            /** @description media: as message.file */
             file: string;
-            /**
-             * @description The quick reply's id
-             * @example rb9da9c03637452
-             */
             id: string;
             /** @description The body of the kind's send endpoint without `number` and the send-control fields */
-            message?: {
+            message: {
                 /** @description media: the URL as sent, or where /files serves a stored base64 upload */
                 file?: string;
-                /**
-                 * @description The message's kind
-                 * @enum {string}
-                 */
+                /** @enum {string} */
                 kind: "text" | "media" | "contact" | "location" | "menu" | "pix";
             } & {
                 [key: string]: unknown;
             };
             /** @description Also in the WhatsApp Business app (text only): synced from the phone, or created there by the API with onWhatsApp: true (no id); edits and deletions here follow it there */
             onWhatsApp: boolean;
-            /** @description The instance's phone number ('' before it is paired) */
+            /** @description The instance's phone number */
             owner: string;
-            /**
-             * @description The shortcut that finds the reply
-             * @example saudacao1
-             */
+            /** @description The shortcut that finds the reply */
             shortCut: string;
             /** @description The text, or a media message's caption ('' for the kinds without one) */
             text: string;
@@ -6688,10 +6522,7 @@ export interface components {
              * @description As updatedAt
              */
             updated: string;
-            /**
-             * Format: date-time
-             * @description When the reply last changed
-             */
+            /** Format: date-time */
             updatedAt: string;
         };
         /**
@@ -6838,16 +6669,9 @@ export interface components {
              */
             type?: "text" | "audio" | "myaudio" | "ptt" | "document" | "video" | "image";
         };
-        /** @description What was done, the reply created or updated, and all of the instance's replies */
         QuickReplyEdited: {
-            /**
-             * @description What was done, in words
-             * @enum {string}
-             */
-            message: "Quick reply created" | "Quick reply updated" | "Quick reply deleted";
-            /** @description All of the instance's replies, oldest first */
+            message: string;
             quickReplies: components["schemas"]["QuickReply"][];
-            /** @description The reply created or updated (absent after a deletion) */
             quickReply?: components["schemas"]["QuickReply"];
         };
         RabbitMqSinkDto: {
@@ -6886,26 +6710,16 @@ export interface components {
             /** @description The emoji; an empty string removes the reaction */
             text: string;
         };
-        /** @description Whether the gateway takes requests, check by check */
         Readiness: {
-            /** @description Each check by name: `ok`, or why it failed; a stopping gateway answers `shutdown` instead */
             checks: {
-                /**
-                 * @description The bus lives in this process: nothing to check
-                 * @enum {string}
-                 */
+                /** @enum {string} */
                 bus?: "in-process";
-                /** @description NATS answers (`ok`) or why not (absent with the in-process bus) */
                 nats?: string;
-                /** @description Postgres answers (`ok`) or why not (`failed: <reason>`) */
                 postgres?: string;
             } & {
                 [key: string]: string;
             };
-            /**
-             * @description `ok` when every check passed (200), else `unavailable` (503)
-             * @enum {string}
-             */
+            /** @enum {string} */
             status: "ok" | "unavailable";
         };
         RefreshLabelsDto: {

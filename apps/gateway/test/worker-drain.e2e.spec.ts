@@ -93,6 +93,7 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
       await control('POST', '/sim/accounts', { phone });
       const { id, token } = await gw.createInstance(`drain-${n}`);
       const connect = await gw.call('POST', '/instance/connect', { token, body: {} });
+      expect({ status: connect.status, body: connect.body }).toMatchObject({ status: 200 });
       const device = await control<{ jid: string }>('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
       await waitFor(
         () => gw.call('GET', '/instance/status', { token }),
@@ -122,9 +123,16 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
         }
       }),
     );
-    await sleep(1_500);
+    await sleep(3_000);
 
     const drainedAt = Date.now();
+    // When each moving instance's session is open on the heir (where the time to send again goes).
+    const openOnHeirMs = new Map<string, number>();
+    const watchHeir = setInterval(() => {
+      for (const { id } of moving) {
+        if (!openOnHeirMs.has(id) && workers.get(heir)?.manager.get(id)?.currentPhase === 'open') openOnHeirMs.set(id, Date.now() - drainedAt);
+      }
+    }, 20);
     // SIGTERM as the process handles it: the worker drains, then its bus connection closes.
     await workers.get(victim)!.stop();
     await workerBuses.get(victim)!.close();
@@ -144,6 +152,7 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
     await sleep(2_000);
     flowing = false;
     await Promise.all(loops);
+    clearInterval(watchHeir);
 
     // Issue #39: not one send fails because of the move. A send that reached the draining worker after it
     // stopped taking work is refused there and tried again by the gateway until the heir answers; one that
@@ -160,7 +169,8 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
       .map((send) => send.endedAt - send.startedAt)
       .sort((a, b) => a - b);
     process.stdout.write(
-      `worker drain: ${moving.length} instances moved in ${movedMs} ms (drain ${drainMs} ms), sent again after ${sendsAgainMs.join(', ')} ms ` +
+      `worker drain: ${moving.length} instances moved in ${movedMs} ms (drain ${drainMs} ms), open on the heir after ${moving.map(({ id }) => openOnHeirMs.get(id) ?? '?').join(', ')} ms, ` +
+        `sent again after ${sendsAgainMs.join(', ')} ms ` +
         `(a send took ${latencies[Math.floor(latencies.length / 2)] ?? '?'} ms before the drain, p50); ${sends.length} sends, ${failed.length} failed ` +
         `(${failed.map((send) => `${send.status} ${JSON.stringify(send.body)} at +${send.startedAt - drainedAt} ms`).join('; ') || 'none'})\n`,
     );

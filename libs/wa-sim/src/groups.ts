@@ -11,7 +11,7 @@ import type { RouteSpec } from './route-spec';
 import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
 import { child, childBytes, children, contentString, iqError, iqResult, node, unixNow } from './node-io';
-import { generateMessageId, messageToJson, padMessage, stanzaTypeFor } from './phone';
+import { generateMessageId, messageToJson, padMessage, stanzaTypeFor } from './message-codec';
 
 export type GroupRole = 'superadmin' | 'admin' | null;
 

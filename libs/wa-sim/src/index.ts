@@ -10,7 +10,7 @@ export { MEDIA_TLS_CERT } from './media-cert';
 export type { DeviceDeclaration, InboxEntry, LoginDeclaration, OutboxEntry, ReceiptType } from './accounts';
 export type { ActiveFault, FaultAction, FaultRequest, FaultRule } from './faults';
 export type { PostedStatus } from './status-broadcasts';
-export type { PeerRequestRecord } from './phone';
+export type { PeerRequestRecord } from './phone-peer-data';
 export { SimError } from './errors';
 export { readStateFile, STATE_FILE_NAME } from './state-store';
 export type { SimState } from './state-store';

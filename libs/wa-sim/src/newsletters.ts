@@ -10,7 +10,7 @@ import type { RouteSpec } from './route-spec';
 import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
 import { child, contentBytes, iqError, iqResult, node, unixNow } from './node-io';
-import { generateMessageId, messageToJson, stanzaTypeFor } from './phone';
+import { generateMessageId, messageToJson, stanzaTypeFor } from './message-codec';
 import { MEX_QUERIES, mexBadRequest, mexQueryOf, type MexQueryName } from './mex-queries';
 
 // The query ids answered, from the one table of references (mex-queries.ts); nothing here names an id of its own.

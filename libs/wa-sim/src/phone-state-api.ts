@@ -10,7 +10,8 @@ import { addressBookOf, APP_STATE_COLLECTIONS, decodeAppState, phoneChats, phone
 import type { AddressBookEntry, DecodedMutation, PhoneChat } from './app-state';
 import { SimError } from './errors';
 import { phoneNotes, phoneWriteNote, type PhoneNote } from './notes';
-import type { PeerRequestRecord, PhoneAgent } from './phone';
+import type { PhoneAgent } from './phone';
+import type { PeerRequestRecord } from './phone-peer-data';
 import type { PrivacyTokens, TokenView } from './privacy-tokens';
 import type { ProfilePicture, ProfileStore } from './profile';
 import { requireAccount, type InboxQuery } from './simulator-api-types';

@@ -1,8 +1,6 @@
 // The simulated primary phone of an account: it decrypts what it receives into an inbox,
 // sends receipts (automatically or on demand), sends Signal-encrypted messages, honours retry
 // receipts and pushes the initial history sync and app-state key to newly linked companions.
-import { randomBytes } from 'crypto';
-import { deflateSync } from 'zlib';
 import { proto } from './baileys';
 import { deviceJid, deviceRefKey, userJid } from './accounts';
 import type { Account, DeviceRef, InboxEntry, LinkedDevice, OutboxEntry, ReceiptType } from './accounts';
@@ -10,61 +8,16 @@ import type { SimContext } from './context';
 import { SimError } from './errors';
 import { isGroupJid } from './message-router';
 import type { BinaryNode } from './node-io';
-import { child, childBytes, children, contentBytes, node, readUIntBE, unixNow } from './node-io';
+import { child, children, contentBytes, node, unixNow } from './node-io';
+import { bundleFromRetryKeys } from './signal-device';
 import type { PreKeyBundle } from './signal-device';
 import { STATUS_BROADCAST_JID } from './status-broadcasts';
+import { generateMessageId, mediaTypeFor, messageToJson, padMessage, stanzaTypeFor } from './message-codec';
+import { initialSyncMessages } from './initial-sync';
+import { PeerDataOperations, type PeerDataState, type PeerRequestRecord } from './phone-peer-data';
 
 const MAX_RETRIES = 5;
 const STATUS_ORDER: Record<OutboxEntry['status'], number> = { sent: 0, 'server-ack': 1, delivered: 2, read: 3, played: 4 };
-
-export function generateMessageId(): string {
-  // Phones use 32 hex chars (Android) or "3A" + 18 (iOS); either is fine for Baileys.
-  return `3A${randomBytes(9).toString('hex').toUpperCase()}`;
-}
-
-export function padMessage(message: proto.IMessage): Buffer {
-  const bytes = proto.Message.encode(message).finish();
-  const padLength = (randomBytes(1)[0] & 0x0f) + 1;
-  return Buffer.concat([bytes, Buffer.alloc(padLength, padLength)]);
-}
-
-export function messageToJson(message: proto.IMessage): Record<string, unknown> {
-  return proto.Message.fromObject(message).toJSON() as Record<string, unknown>;
-}
-
-/** The stanza `type` attribute for a message, as Baileys computes it. */
-export function stanzaTypeFor(message: proto.IMessage): string {
-  const m = message.ephemeralMessage?.message ?? message.viewOnceMessage?.message ?? message.viewOnceMessageV2?.message ?? message;
-  if (m.reactionMessage || m.encReactionMessage) return 'reaction';
-  if (m.pollCreationMessage || m.pollCreationMessageV2 || m.pollCreationMessageV3 || m.pollUpdateMessage) return 'poll';
-  if (m.eventMessage) return 'event';
-  if (
-    m.imageMessage ||
-    m.videoMessage ||
-    m.audioMessage ||
-    m.documentMessage ||
-    m.stickerMessage ||
-    m.contactMessage ||
-    m.contactsArrayMessage ||
-    m.locationMessage ||
-    m.liveLocationMessage
-  ) {
-    return 'media';
-  }
-  return 'text';
-}
-
-function mediaTypeFor(message: proto.IMessage): string | undefined {
-  if (message.imageMessage) return 'image';
-  if (message.videoMessage) return message.videoMessage.gifPlayback ? 'gif' : 'video';
-  if (message.audioMessage) return message.audioMessage.ptt ? 'ptt' : 'audio';
-  if (message.documentMessage) return 'document';
-  if (message.stickerMessage) return 'sticker';
-  if (message.contactMessage) return 'vcard';
-  if (message.contactsArrayMessage) return 'contact_array';
-  if (message.liveLocationMessage) return 'livelocation';
-  return undefined;
-}
 
 interface SentMessage {
   message: proto.IMessage;
@@ -73,26 +26,15 @@ interface SentMessage {
   type: string;
 }
 
-/** A peer data operation request a companion sent its phone, and the ids the phone answered with. */
-export interface PeerRequestRecord {
-  id: string;
-  /** `HISTORY_SYNC_ON_DEMAND`, `PLACEHOLDER_MESSAGE_RESEND`, … */
-  type: string;
-  request: Record<string, unknown>;
-  answered: string[];
-}
-
 /** What a phone keeps across simulator restarts besides its account (messages as WAProto JSON). */
-export interface PhoneState {
-  archive: Array<Record<string, unknown>>;
-  peerLog: PeerRequestRecord[];
+export interface PhoneState extends PeerDataState {
   sent: Array<{ id: string; message: Record<string, unknown>; chat: string; type: string }>;
 }
 
 export class PhoneAgent {
   private queue: Promise<void> = Promise.resolve();
-  private readonly archive: proto.IWebMessageInfo[] = [];
-  private readonly peerLog: PeerRequestRecord[] = [];
+  /** The archive and request log behind the companions' peer data operations. */
+  private readonly peerData: PeerDataOperations;
   private readonly sent = new Map<string, SentMessage>();
   private readonly retryCounts = new Map<string, number>();
   private readonly receiptTimers = new Set<NodeJS.Timeout>();
@@ -103,7 +45,9 @@ export class PhoneAgent {
   constructor(
     private readonly ctx: SimContext,
     readonly account: Account,
-  ) {}
+  ) {
+    this.peerData = new PeerDataOperations(ctx, account, (target, message) => this.sendPeer(target, message));
+  }
 
   get ref(): DeviceRef {
     return { account: this.account, deviceId: 0 };
@@ -146,21 +90,19 @@ export class PhoneAgent {
 
   toState(): PhoneState {
     return {
-      archive: this.archive.map((info) => proto.WebMessageInfo.fromObject(info).toJSON() as Record<string, unknown>),
-      peerLog: this.peerLog,
+      ...this.peerData.toState(),
       sent: [...this.sent.entries()].map(([id, sent]) => ({ id, message: messageToJson(sent.message), chat: sent.chat, type: sent.type })),
     };
   }
 
   restore(state: PhoneState): void {
-    for (const info of state.archive) this.archive.push(proto.WebMessageInfo.fromObject(info));
-    this.peerLog.push(...state.peerLog);
+    this.peerData.restore(state);
     for (const sent of state.sent) this.sent.set(sent.id, { message: proto.Message.fromObject(sent.message), chat: sent.chat, type: sent.type });
   }
 
   /** Nothing worth saving (most phones in a load run never do anything). */
   get isBlank(): boolean {
-    return this.archive.length === 0 && this.peerLog.length === 0 && this.sent.size === 0;
+    return this.peerData.isBlank && this.sent.size === 0;
   }
 
   /** Waits until every queued stanza has been processed (tests and shutdown). */
@@ -228,7 +170,7 @@ export class PhoneAgent {
     if (isPeer) {
       // Our own companion asks the phone for something (history on demand, a placeholder resend).
       const request = message?.protocolMessage?.peerDataOperationRequestMessage;
-      if (fromMe && request) await this.answerPeerDataOperation(stanza.attrs.id, sender, request);
+      if (fromMe && request) await this.peerData.answer(stanza.attrs.id, sender, request);
       return;
     }
     // A bare sender-key distribution carries no user-visible content.
@@ -461,178 +403,24 @@ export class PhoneAgent {
     return sent;
   }
 
-  /** First login after pairing: app-state key share, then the history sync notification(s). */
-  async pushInitialSync(device: LinkedDevice): Promise<void> {
-    await this.enqueue(async () => {
-      const target: DeviceRef = { account: this.account, deviceId: device.deviceId };
-      const keyShare: proto.IMessage = {
-        protocolMessage: {
-          type: proto.Message.ProtocolMessage.Type.APP_STATE_SYNC_KEY_SHARE,
-          appStateSyncKeyShare: {
-            keys: [
-              {
-                keyId: { keyId: this.account.appStateKey.keyId },
-                keyData: {
-                  keyData: this.account.appStateKey.keyData,
-                  fingerprint: { rawId: this.account.advRawId, currentIndex: 0, deviceIndexes: [0] },
-                  timestamp: this.account.appStateKey.timestamp,
-                },
-              },
-            ],
-          },
-        },
-      };
-      await this.sendPeer(target, keyShare);
-      const chunks = this.account.history ?? [defaultHistory(this.account)];
-      for (const [index, chunk] of chunks.entries()) {
-        const sync = proto.HistorySync.fromObject(chunk);
-        const payload = deflateSync(proto.HistorySync.encode(sync).finish());
-        await this.sendPeer(target, {
-          protocolMessage: {
-            type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
-            historySyncNotification: {
-              syncType: sync.syncType,
-              chunkOrder: sync.chunkOrder ?? index,
-              progress: sync.progress ?? undefined,
-              initialHistBootstrapInlinePayload: payload,
-            },
-          },
-        });
-      }
-    });
-  }
-
   // ---------------------------------------------------------------- peer data operations
 
   /** Messages the phone keeps beyond what it pushed at pairing (WebMessageInfo JSON), for on-demand requests. */
   archiveMessages(messages: Array<Record<string, unknown>>): number {
-    const decoded = messages.map((entry, index) => {
-      let info: proto.IWebMessageInfo;
-      try {
-        info = proto.WebMessageInfo.fromObject(entry);
-        proto.WebMessageInfo.encode(info).finish();
-      } catch (err) {
-        throw new SimError(400, `messages[${index}] is not a WebMessageInfo: ${(err as Error).message}`);
-      }
-      if (!info.key?.id || !info.key.remoteJid) throw new SimError(400, `messages[${index}] needs key.id and key.remoteJid`);
-      if (!info.messageTimestamp) throw new SimError(400, `messages[${index}] needs messageTimestamp (seconds)`);
-      return info;
-    });
-    for (const info of decoded) {
-      const at = this.archive.findIndex((known) => known.key?.id === info.key!.id);
-      if (at >= 0) this.archive.splice(at, 1);
-      this.archive.push(info);
-    }
-    return decoded.length;
+    return this.peerData.archiveMessages(messages);
   }
 
   /** Peer data operation requests this phone received from its companions, oldest first. */
   peerRequests(): PeerRequestRecord[] {
-    return this.peerLog;
+    return this.peerData.requests();
   }
 
-  private sameChat(a: string | null | undefined, b: string | null | undefined): boolean {
-    if (!a || !b) return false;
-    if (a === b) return true;
-    const left = this.ctx.registry.resolveUser(a);
-    return !!left && left === this.ctx.registry.resolveUser(b);
-  }
-
-  private async answerPeerDataOperation(requestId: string, requester: DeviceRef, request: proto.Message.IPeerDataOperationRequestMessage): Promise<void> {
-    const Type = proto.Message.PeerDataOperationRequestType;
-    const record: PeerRequestRecord = {
-      id: requestId,
-      type: Type[request.peerDataOperationRequestType ?? 0] ?? String(request.peerDataOperationRequestType),
-      request: proto.Message.PeerDataOperationRequestMessage.toObject(request as proto.Message.PeerDataOperationRequestMessage, { longs: Number }) as Record<
-        string,
-        unknown
-      >,
-      answered: [],
-    };
-    this.peerLog.push(record);
-    if (this.peerLog.length > 1_000) this.peerLog.shift();
-    const target: DeviceRef = { account: this.account, deviceId: requester.deviceId };
-    if (request.peerDataOperationRequestType === Type.HISTORY_SYNC_ON_DEMAND && request.historySyncOnDemandRequest) {
-      const ask = request.historySyncOnDemandRequest;
-      const before = Number(ask.oldestMsgTimestampMs ?? Number.MAX_SAFE_INTEGER);
-      const count = Math.max(1, Math.min(Number(ask.onDemandMsgCount ?? 50), 500));
-      // The newest `count` messages of the chat older than the anchor, oldest first (as a history chunk lists them).
-      const older = this.archive
-        .filter((info) => this.sameChat(info.key?.remoteJid, ask.chatJid) && info.key?.id !== ask.oldestMsgId && Number(info.messageTimestamp) * 1000 < before)
-        .sort((a, b) => Number(a.messageTimestamp) - Number(b.messageTimestamp))
-        .slice(-count);
-      const chatAccount = ask.chatJid ? this.ctx.registry.resolveUser(ask.chatJid) : undefined;
-      const sync = proto.HistorySync.fromObject({
-        syncType: proto.HistorySync.HistorySyncType.ON_DEMAND,
-        conversations: [
-          {
-            id: ask.chatJid,
-            ...(chatAccount && ask.chatJid?.endsWith('@lid') ? { pnJid: chatAccount.jid } : {}),
-            messages: older.map((info) => ({ message: proto.WebMessageInfo.toObject(info as proto.WebMessageInfo) })),
-          },
-        ],
-        progress: 100,
-        chunkOrder: 0,
-      });
-      await this.sendPeer(target, {
-        protocolMessage: {
-          type: proto.Message.ProtocolMessage.Type.HISTORY_SYNC_NOTIFICATION,
-          historySyncNotification: {
-            syncType: sync.syncType,
-            chunkOrder: 0,
-            progress: 100,
-            peerDataRequestSessionId: requestId,
-            initialHistBootstrapInlinePayload: deflateSync(proto.HistorySync.encode(sync).finish()),
-          },
-        },
-      });
-      record.answered = older.map((info) => info.key!.id!);
-      return;
-    }
-    if (request.peerDataOperationRequestType === Type.PLACEHOLDER_MESSAGE_RESEND) {
-      const results: proto.Message.PeerDataOperationRequestResponseMessage.IPeerDataOperationResult[] = [];
-      for (const { messageKey } of request.placeholderMessageResendRequest ?? []) {
-        const info = messageKey?.id ? this.knownMessage(messageKey.id) : undefined;
-        if (!info) continue;
-        results.push({ placeholderMessageResendResponse: { webMessageInfoBytes: proto.WebMessageInfo.encode(info).finish() } });
-        record.answered.push(messageKey!.id!);
-      }
-      // A phone that knows none of them stays silent (Baileys gives up after 8 s).
-      if (!results.length) return;
-      await this.sendPeer(target, {
-        protocolMessage: {
-          type: proto.Message.ProtocolMessage.Type.PEER_DATA_OPERATION_REQUEST_RESPONSE_MESSAGE,
-          peerDataOperationRequestResponseMessage: {
-            peerDataOperationRequestType: Type.PLACEHOLDER_MESSAGE_RESEND,
-            stanzaId: requestId,
-            peerDataOperationResult: results,
-          },
-        },
-      });
-    }
-  }
-
-  /** A message the phone has, by id: archived, or received by the phone itself. */
-  private knownMessage(id: string): proto.IWebMessageInfo | undefined {
-    const archived = this.archive.find((info) => info.key?.id === id);
-    if (archived) return archived;
-    const entry = this.account.inbox.find((known) => known.id === id && known.message);
-    if (!entry) return undefined;
-    const sender = this.ctx.registry.resolveUser(entry.from);
-    const remoteJid =
-      isGroupJid(entry.to) || entry.to === STATUS_BROADCAST_JID
-        ? entry.to
-        : entry.fromMe
-          ? entry.to
-          : sender
-            ? userJid(sender, this.ctx.options.incomingAddressing)
-            : entry.from;
-    return {
-      key: { remoteJid, fromMe: entry.fromMe, id: entry.id, participant: isGroupJid(entry.to) && sender ? userJid(sender, 'lid') : undefined },
-      message: proto.Message.fromObject(entry.message!),
-      messageTimestamp: entry.timestamp,
-      pushName: entry.fromMe ? undefined : sender?.name,
-    };
+  /** First login after pairing: app-state key share, then the history sync notification(s). */
+  async pushInitialSync(device: LinkedDevice): Promise<void> {
+    await this.enqueue(async () => {
+      const target: DeviceRef = { account: this.account, deviceId: device.deviceId };
+      for (const message of initialSyncMessages(this.account)) await this.sendPeer(target, message);
+    });
   }
 
   /** A peer (own-device) protocol message from this phone to one companion. */
@@ -644,38 +432,4 @@ export class PhoneAgent {
       node('message', { id: generateMessageId(), to, type: 'text', category: 'peer' }, [node('enc', { v: '2', type }, ciphertext)]),
     );
   }
-}
-
-function defaultHistory(account: Account): Record<string, unknown> {
-  return {
-    syncType: proto.HistorySync.HistorySyncType.INITIAL_BOOTSTRAP,
-    conversations: [],
-    pushnames: [{ id: account.jid, pushname: account.name }],
-    phoneNumberToLidMappings: [{ pnJid: account.jid, lidJid: account.lidJid }],
-    progress: 100,
-    chunkOrder: 0,
-  };
-}
-
-/** Session bundle from a retry receipt's `<keys>` (the requester's fresh keys). */
-function bundleFromRetryKeys(receipt: BinaryNode, keys: BinaryNode): PreKeyBundle | undefined {
-  const registrationId = readUIntBE(childBytes(receipt, 'registration'));
-  const identityKey = childBytes(keys, 'identity');
-  const skey = child(keys, 'skey');
-  const key = child(keys, 'key');
-  const skeyId = readUIntBE(childBytes(skey, 'id'));
-  const skeyValue = childBytes(skey, 'value');
-  const skeySignature = childBytes(skey, 'signature');
-  if (registrationId === undefined || !identityKey || skeyId === undefined || !skeyValue || !skeySignature) {
-    return undefined;
-  }
-  const bundle: PreKeyBundle = {
-    registrationId,
-    identityKey,
-    signedPreKey: { keyId: skeyId, publicKey: skeyValue, signature: skeySignature },
-  };
-  const keyId = readUIntBE(childBytes(key, 'id'));
-  const keyValue = childBytes(key, 'value');
-  if (keyId !== undefined && keyValue) bundle.preKey = { keyId, publicKey: keyValue };
-  return bundle;
 }

@@ -3,6 +3,8 @@
 import { addTransactionCapability, Curve, makeSignalRepository, unpadRandomMax16 } from './baileys';
 import type { ILogger, KeyPair, SignalDataSet, SignalDataTypeMap, SignalKeyStore, SignalRepositoryWithLIDStore } from './baileys';
 import { randomInt } from 'crypto';
+import type { BinaryNode } from './node-io';
+import { child, childBytes, readUIntBE } from './node-io';
 
 export interface SignedPreKeyPublic {
   keyId: number;
@@ -196,4 +198,27 @@ export class SignalDevice {
     this.repository.close?.();
     this.keys.clear();
   }
+}
+
+/** Session bundle from a retry receipt's `<keys>` (the requester's fresh keys). */
+export function bundleFromRetryKeys(receipt: BinaryNode, keys: BinaryNode): PreKeyBundle | undefined {
+  const registrationId = readUIntBE(childBytes(receipt, 'registration'));
+  const identityKey = childBytes(keys, 'identity');
+  const skey = child(keys, 'skey');
+  const key = child(keys, 'key');
+  const skeyId = readUIntBE(childBytes(skey, 'id'));
+  const skeyValue = childBytes(skey, 'value');
+  const skeySignature = childBytes(skey, 'signature');
+  if (registrationId === undefined || !identityKey || skeyId === undefined || !skeyValue || !skeySignature) {
+    return undefined;
+  }
+  const bundle: PreKeyBundle = {
+    registrationId,
+    identityKey,
+    signedPreKey: { keyId: skeyId, publicKey: skeyValue, signature: skeySignature },
+  };
+  const keyId = readUIntBE(childBytes(key, 'id'));
+  const keyValue = childBytes(key, 'value');
+  if (keyId !== undefined && keyValue) bundle.preKey = { keyId, publicKey: keyValue };
+  return bundle;
 }

@@ -4,7 +4,10 @@ import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
-import { BUSINESS_CATALOG_EXAMPLE, BUSINESS_CATEGORIES_EXAMPLE, BUSINESS_PRODUCT_EXAMPLE, BUSINESS_PROFILE_EXAMPLE } from './business.examples';
+import { BUSINESS_CATALOG_EXAMPLE, BUSINESS_CATEGORIES_EXAMPLE, BUSINESS_PRODUCT_EXAMPLE, BUSINESS_PROFILE_EXAMPLE } from './dto/business.examples';
+import { BUSINESS_PROFILE_UPDATED_EXAMPLE } from './dto/business.examples';
+import { BusinessCatalogResponse, BusinessCategoriesResponse, BusinessProductResponse, BusinessProfileResponse } from './dto/business.response';
+import { BusinessProfileUpdatedResponse } from './dto/business.response';
 import { BusinessService } from './business.service';
 import { BusinessProfileDto, BusinessProfileUpdateDto, CatalogInfoDto, CatalogListDto, ProductIdDto } from './dto/business.dto';
 import { ApiArea } from '../openapi/api-areas';
@@ -21,18 +24,18 @@ export class BusinessController {
 
   @Post('get/profile')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.BusinessProfile, { example: BUSINESS_PROFILE_EXAMPLE, errors: WHATSAPP_ERRORS })
+  @ApiReply(BusinessProfileResponse, { example: BUSINESS_PROFILE_EXAMPLE, errors: WHATSAPP_ERRORS })
   @ApiOperation({
     summary: 'Get a business profile',
     description:
       'The WhatsApp Business profile of the connected account, or of another business (`jid`): description, address, email, websites, category and hours.',
   })
-  profile(@CurrentInstance() instance: InstanceEntity, @Body() dto: BusinessProfileDto) {
+  profile(@CurrentInstance() instance: InstanceEntity, @Body() dto: BusinessProfileDto): Promise<BusinessProfileResponse> {
     return this.business.profile(instance, dto);
   }
 
   @Get('get/categories')
-  @ApiReply(SCHEMAS.BusinessCategories, {
+  @ApiReply(BusinessCategoriesResponse, {
     description:
       "The categories of the instance's own business profile (404 when the account is no business account). No reference exists for WhatsApp's " +
       'catalogue of business categories: its query is in no public client (Baileys, whatsmeow, WhatsApp Web, Cobalt, WAHA; see docs/protocol.md), ' +
@@ -41,23 +44,27 @@ export class BusinessController {
     errors: ['invalid_token', 'not_found', 'conflict', 'whatsapp_refused', 'timeout', 'internal'],
   })
   @ApiOperation({ summary: 'List the business categories', description: 'The business categories WhatsApp offers for a profile.' })
-  categories(@CurrentInstance() instance: InstanceEntity) {
+  categories(@CurrentInstance() instance: InstanceEntity): Promise<BusinessCategoriesResponse> {
     return this.business.categories(instance);
   }
 
   @Post('update/profile')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.BusinessProfileUpdated, {
+  @ApiReply(BusinessProfileUpdatedResponse, {
     description: 'Every field sent was changed',
     otherStatuses: { 207: 'Some fields were changed, the others carry their error', 500: 'No field was changed: each carries its error' },
-    example: { response: { description: { status: 'updated' }, address: { status: 'updated' }, email: { status: 'updated' } }, updated: 3, failed: 0 },
+    example: BUSINESS_PROFILE_UPDATED_EXAMPLE,
     errors: WHATSAPP_ERRORS,
   })
   @ApiOperation({
     summary: 'Update the business profile',
     description: "Updates the connected WhatsApp Business account's profile; every field is optional and only those sent change.",
   })
-  async updateProfile(@CurrentInstance() instance: InstanceEntity, @Body() dto: BusinessProfileUpdateDto, @Res({ passthrough: true }) reply: FastifyReply) {
+  async updateProfile(
+    @CurrentInstance() instance: InstanceEntity,
+    @Body() dto: BusinessProfileUpdateDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<BusinessProfileUpdatedResponse> {
     const { status, body } = await this.business.updateProfile(instance, dto);
     void reply.status(status);
     return body;
@@ -65,7 +72,7 @@ export class BusinessController {
 
   @Post('catalog/list')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.BusinessCatalog, {
+  @ApiReply(BusinessCatalogResponse, {
     description:
       'A page of the catalogue. CartEnabled is read from an `is_cart_enabled` attribute of the answer that no reference documents ' +
       '(no reference exists for it; see docs/protocol.md): false when WhatsApp does not send it',
@@ -77,15 +84,15 @@ export class BusinessController {
     description:
       "A page of a business's catalogue (`jid`; up to 10 products). For the next page send the `after` token answered in `response.Paging.After`, unchanged.",
   })
-  catalog(@CurrentInstance() instance: InstanceEntity, @Body() dto: CatalogListDto) {
+  catalog(@CurrentInstance() instance: InstanceEntity, @Body() dto: CatalogListDto): Promise<BusinessCatalogResponse> {
     return this.business.catalog(instance, dto);
   }
 
   @Post('catalog/info')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.BusinessProduct, { example: BUSINESS_PRODUCT_EXAMPLE, errors: WHATSAPP_ERRORS })
+  @ApiReply(BusinessProductResponse, { example: BUSINESS_PRODUCT_EXAMPLE, errors: WHATSAPP_ERRORS })
   @ApiOperation({ summary: 'Get a catalogue product', description: 'One product of a catalogue, by its id.' })
-  product(@CurrentInstance() instance: InstanceEntity, @Body() dto: CatalogInfoDto) {
+  product(@CurrentInstance() instance: InstanceEntity, @Body() dto: CatalogInfoDto): Promise<BusinessProductResponse> {
     return this.business.product(instance, dto);
   }
 
@@ -93,7 +100,7 @@ export class BusinessController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Response, { example: { response: 'Deleted product' }, errors: WHATSAPP_ERRORS })
   @ApiOperation({ summary: 'Delete a catalogue product', description: "Deletes a product of the account's catalogue." })
-  deleteProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto) {
+  deleteProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto): Promise<{ response: string }> {
     return this.business.deleteProduct(instance, dto);
   }
 
@@ -101,7 +108,7 @@ export class BusinessController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Response, { example: { response: 'Product shown' }, errors: WHATSAPP_ERRORS })
   @ApiOperation({ summary: 'Show a catalogue product', description: "Makes a hidden product of the account's catalogue visible again." })
-  showProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto) {
+  showProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto): Promise<{ response: string }> {
     return this.business.setProductHidden(instance, dto, false);
   }
 
@@ -109,7 +116,7 @@ export class BusinessController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(SCHEMAS.Response, { example: { response: 'Product hidden' }, errors: WHATSAPP_ERRORS })
   @ApiOperation({ summary: 'Hide a catalogue product', description: "Hides a product of the account's catalogue without deleting it." })
-  hideProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto) {
+  hideProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto): Promise<{ response: string }> {
     return this.business.setProductHidden(instance, dto, true);
   }
 }

@@ -12,19 +12,21 @@ import {
   type CatalogListDto,
   type ProductIdDto,
 } from './dto/business.dto';
+import type { BusinessCatalogProduct, BusinessCatalogResponse, BusinessCategoriesResponse, BusinessJid } from './dto/business.response';
+import type { BusinessProductResponse, BusinessProfileResponse, BusinessProfileUpdatedResponse } from './dto/business.response';
 
 const PROFILE_FIELDS: readonly BusinessProfileField[] = ['description', 'address', 'email'];
 /** Products per catalogue page, as uazapi's integration answers (up to 10 per call). */
 const CATALOG_PAGE = 10;
 
 /** A JID as whatsmeow serialises it (the catalogue's `JID`). */
-function jidObject(jid: string) {
+function jidObject(jid: string): BusinessJid {
   const [user, server] = jid.split('@');
   return { User: user, RawAgent: 0, Device: 0, Integrator: 0, Server: server };
 }
 
 /** A product as uazapi answers it: whatsmeow's Product struct, field for field. */
-function productView(product: CatalogProduct) {
+function productView(product: CatalogProduct): BusinessCatalogProduct {
   return {
     ID: product.id,
     Name: product.name,
@@ -56,7 +58,7 @@ function productView(product: CatalogProduct) {
 export class BusinessService {
   constructor(private readonly sessions: SessionClient) {}
 
-  async profile(instance: InstanceEntity, dto: BusinessProfileDto) {
+  async profile(instance: InstanceEntity, dto: BusinessProfileDto): Promise<BusinessProfileResponse> {
     const jid = dto.jid?.trim() ? this.businessJid(dto.jid) : this.ownJid(instance);
     const { profile } = await this.sessions.request(instance.id, 'business.profile', { instanceId: instance.id, jid });
     if (!profile) throw ApiError.notFound('business profile not found: the account is not a WhatsApp Business account');
@@ -74,7 +76,7 @@ export class BusinessService {
     };
   }
 
-  async categories(instance: InstanceEntity) {
+  async categories(instance: InstanceEntity): Promise<BusinessCategoriesResponse> {
     const { categories } = await this.sessions.request(instance.id, 'business.categories', { instanceId: instance.id });
     return { response: categories };
   }
@@ -83,7 +85,7 @@ export class BusinessService {
    * Each field sent is its own change at WhatsApp: all changed answer 200, some 207, none 500, each
    * field with its outcome (`{status: updated}` or `{status: error, error}`).
    */
-  async updateProfile(instance: InstanceEntity, dto: BusinessProfileUpdateDto): Promise<{ status: number; body: Record<string, unknown> }> {
+  async updateProfile(instance: InstanceEntity, dto: BusinessProfileUpdateDto): Promise<{ status: number; body: BusinessProfileUpdatedResponse }> {
     const fields: Partial<Record<BusinessProfileField, string>> = {};
     for (const field of PROFILE_FIELDS) if (typeof dto[field] === 'string') fields[field] = dto[field].trim();
     if (!Object.keys(fields).length) throw ApiError.badRequest('at least one field (description, address, email) is required');
@@ -94,7 +96,7 @@ export class BusinessService {
     return { status: failed === 0 ? 200 : updated === 0 ? 500 : 207, body: { response: results, updated, failed } };
   }
 
-  async catalog(instance: InstanceEntity, dto: CatalogListDto) {
+  async catalog(instance: InstanceEntity, dto: CatalogListDto): Promise<BusinessCatalogResponse> {
     const jid = this.businessJid(dto.jid);
     const page = await this.sessions.request(instance.id, 'business.catalog', {
       instanceId: instance.id,
@@ -113,7 +115,7 @@ export class BusinessService {
     };
   }
 
-  async product(instance: InstanceEntity, dto: CatalogInfoDto) {
+  async product(instance: InstanceEntity, dto: CatalogInfoDto): Promise<BusinessProductResponse> {
     const product = await this.sessions.request(instance.id, 'business.product', {
       instanceId: instance.id,
       jid: this.businessJid(dto.jid),
@@ -135,12 +137,12 @@ export class BusinessService {
     };
   }
 
-  async deleteProduct(instance: InstanceEntity, dto: ProductIdDto) {
+  async deleteProduct(instance: InstanceEntity, dto: ProductIdDto): Promise<{ response: string }> {
     await this.sessions.request(instance.id, 'business.productDelete', { instanceId: instance.id, id: dto.id.trim() });
     return { response: 'Deleted product' };
   }
 
-  async setProductHidden(instance: InstanceEntity, dto: ProductIdDto, hidden: boolean) {
+  async setProductHidden(instance: InstanceEntity, dto: ProductIdDto, hidden: boolean): Promise<{ response: string }> {
     await this.sessions.request(instance.id, 'business.productVisibility', { instanceId: instance.id, id: dto.id.trim(), hidden });
     return { response: hidden ? 'Product hidden' : 'Product shown' };
   }

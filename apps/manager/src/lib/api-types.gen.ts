@@ -3754,102 +3754,197 @@ export interface components {
             blockList?: string[];
             response?: string;
         };
+        /** @description A page of a business's catalogue */
         BusinessCatalog: {
-            response?: {
-                CartEnabled?: boolean;
-                JID?: {
-                    Device?: number;
-                    Integrator?: number;
-                    RawAgent?: number;
-                    Server?: string;
-                    User?: string;
-                };
-                Paging?: {
-                    /** @description Send it as `after` for the next page; empty on the last page */
-                    After?: string;
-                    Before?: string;
-                };
-                Products?: {
-                    Availability?: string;
-                    Description?: string;
-                    ID?: string;
-                    ImageFetchStatus?: string;
-                    Images?: {
-                        ID?: string;
-                        OriginalDimensions?: {
-                            Height?: number;
-                            Width?: number;
-                        };
-                        OriginalImageUrl?: string;
-                        RequestImageUrl?: string;
-                    }[];
-                    IsHidden?: boolean;
-                    MaxAvailable?: number;
-                    Name?: string;
-                    Price?: {
-                        Amount?: string;
-                        Currency?: string;
-                    } | null;
-                    RetailerID?: string;
-                    SalePrice?: string;
-                    StatusInfo?: {
-                        CanAppeal?: boolean;
-                        Status?: string;
-                    };
-                    Url?: string;
-                }[];
-                Source?: string;
-            };
+            /** @description The page */
+            response: components["schemas"]["BusinessCatalogPage"];
         };
+        /** @description A page of a catalogue */
+        BusinessCatalogPage: {
+            /** @description The business takes orders through the cart */
+            CartEnabled: boolean;
+            /** @description The business whose catalogue it is */
+            JID: components["schemas"]["BusinessJid"];
+            /** @description Where the page sits */
+            Paging: components["schemas"]["BusinessCatalogPaging"];
+            /** @description The products of this page (up to 10) */
+            Products: components["schemas"]["BusinessCatalogProduct"][];
+            /** @description Always "" */
+            Source: string;
+        };
+        /** @description Where a catalogue page sits */
+        BusinessCatalogPaging: {
+            /** @description Send it as `after` for the next page; empty on the last page */
+            After: string;
+            /** @description Always "" */
+            Before: string;
+        };
+        /** @description A product of a catalogue */
+        BusinessCatalogProduct: {
+            /** @description Whether it is in stock (e.g. `in stock`) */
+            Availability: string;
+            /** @description The product's description */
+            Description: string;
+            /** @description The product's id */
+            ID: string;
+            /** @description `success` when the product has pictures, else "" */
+            ImageFetchStatus: string;
+            /** @description The product's pictures */
+            Images: components["schemas"]["BusinessProductImage"][];
+            /** @description The product is hidden from customers */
+            IsHidden: boolean;
+            /** @description The most a customer may order (0: no limit) */
+            MaxAvailable: number;
+            /** @description The product's name */
+            Name: string;
+            /** @description The price (null when the product has none) */
+            Price: components["schemas"]["BusinessProductPrice"] | null;
+            /** @description The business's own id for the product (SKU) */
+            RetailerID: string;
+            /** @description The sale price ("" when none) */
+            SalePrice: string;
+            /** @description WhatsApp's review of the product */
+            StatusInfo: components["schemas"]["BusinessProductStatus"];
+            /** @description The product's page */
+            Url: string;
+        };
+        /** @description The categories of the instance's business profile */
         BusinessCategories: {
-            response?: {
-                id?: string;
-                localized_display_name?: string;
-            }[];
+            /** @description The categories */
+            response: components["schemas"]["BusinessCategory"][];
         };
+        /** @description A business category */
+        BusinessCategory: {
+            /**
+             * @description The category's id on WhatsApp
+             * @example 200600219953504
+             */
+            id: string;
+            /**
+             * @description The category's name, in the account's language
+             * @example Compras e varejo
+             */
+            localized_display_name: string;
+        };
+        /** @description A picture's size (0 when WhatsApp does not say) */
+        BusinessImageDimensions: {
+            /** @description Height in pixels */
+            Height: number;
+            /** @description Width in pixels */
+            Width: number;
+        };
+        /** @description A JID as whatsmeow serialises it */
+        BusinessJid: {
+            /** @description The device (always 0) */
+            Device: number;
+            /** @description The integrator (always 0) */
+            Integrator: number;
+            /** @description The agent (always 0) */
+            RawAgent: number;
+            /** @description The server (`s.whatsapp.net`) */
+            Server: string;
+            /** @description The user part (the number) */
+            User: string;
+        };
+        /** @description A product of a catalogue */
         BusinessProduct: {
-            response?: {
-                availability?: string;
-                currency?: string;
-                description?: string;
-                id?: string;
-                images?: string[];
-                is_hidden?: boolean;
-                name?: string;
-                price?: string;
-                retailer_id?: string;
-                url?: string;
-            };
+            /** @description The product */
+            response: components["schemas"]["BusinessProductFields"];
         };
+        /** @description A product of a catalogue */
+        BusinessProductFields: {
+            /** @description Whether it is in stock (e.g. `in stock`) */
+            availability: string;
+            /** @description The currency (ISO 4217; "" when none) */
+            currency: string;
+            /** @description The product's description */
+            description: string;
+            /** @description The product's id */
+            id: string;
+            /** @description The URLs of the product's pictures */
+            images: string[];
+            /** @description The product is hidden from customers */
+            is_hidden: boolean;
+            /** @description The product's name */
+            name: string;
+            /** @description The price in thousandths of the currency unit ("" when none) */
+            price: string;
+            /** @description The business's own id for the product (SKU) */
+            retailer_id: string;
+            /** @description The product's page */
+            url: string;
+        };
+        /** @description A picture of a product */
+        BusinessProductImage: {
+            /** @description The picture's id */
+            ID: string;
+            /** @description The picture's size */
+            OriginalDimensions: components["schemas"]["BusinessImageDimensions"];
+            /** @description The URL of the original picture */
+            OriginalImageUrl: string;
+            /** @description The URL of the picture as requested */
+            RequestImageUrl: string;
+        };
+        /** @description A product's price */
+        BusinessProductPrice: {
+            /** @description The amount in thousandths of the currency unit (e.g. `1990000` for 1990.00) */
+            Amount: string;
+            /** @description The currency (ISO 4217, e.g. `BRL`) */
+            Currency: string;
+        };
+        /** @description A product's review status */
+        BusinessProductStatus: {
+            /** @description A refusal can be appealed */
+            CanAppeal: boolean;
+            /** @description WhatsApp's review status (e.g. `approved`) */
+            Status: string;
+        };
+        /** @description A WhatsApp Business profile */
         BusinessProfile: {
-            response?: {
-                address?: string;
-                business_hours_timezone?: string;
-                categories?: {
-                    id?: string;
-                    localized_display_name?: string;
-                }[];
-                description?: string;
-                email?: string;
-                jid?: string;
-                tag?: string;
-                websites?: string[];
-            };
+            /** @description The profile */
+            response: components["schemas"]["BusinessProfileFields"];
         };
         BusinessProfileDto: {
             /** @description The business whose profile to read (a number or JID); the connected account when absent */
             jid?: string;
         };
+        /** @description A WhatsApp Business profile */
+        BusinessProfileFields: {
+            /** @description The business's address */
+            address: string;
+            /** @description The time zone of the opening hours (e.g. `America/Sao_Paulo`; "" when none) */
+            business_hours_timezone: string;
+            /** @description The business's categories */
+            categories: components["schemas"]["BusinessCategory"][];
+            /** @description The business's description */
+            description: string;
+            /** @description The business's email */
+            email: string;
+            /** @description The business's JID (`<number>@s.whatsapp.net`) */
+            jid: string;
+            /** @description The profile's tag (its version, as WhatsApp sends it) */
+            tag: string;
+            /** @description The business's websites */
+            websites: string[];
+        };
+        /** @description Each field's outcome, and how many changed */
         BusinessProfileUpdated: {
-            failed?: number;
-            response?: {
+            /** @description How many fields were not changed */
+            failed: number;
+            /** @description Each field sent (`description`, `address`, `email`) with its outcome */
+            response: {
                 [key: string]: {
+                    /** @description Why the field was not changed (with `error` only) */
                     error?: string;
-                    /** @enum {string} */
-                    status?: "updated" | "error";
+                    /**
+                     * @description The field was changed (`updated`), or not (`error`)
+                     * @enum {string}
+                     */
+                    status: "updated" | "error";
                 };
             };
-            updated?: number;
+            /** @description How many fields were changed */
+            updated: number;
         };
         BusinessProfileUpdateDto: {
             /** @description The business's address */

@@ -1,5 +1,8 @@
 /** Example bodies of the business routes (`@ApiReply`), with made-up values. */
-export const BUSINESS_PROFILE_EXAMPLE = {
+import type { BusinessCatalogResponse, BusinessCategoriesResponse, BusinessProductResponse, BusinessProfileResponse } from './business.response';
+import type { BusinessProfileUpdatedResponse } from './business.response';
+
+export const BUSINESS_PROFILE_EXAMPLE: BusinessProfileResponse = {
   response: {
     jid: '5511999999999@s.whatsapp.net',
     tag: '1735689600',
@@ -12,14 +15,14 @@ export const BUSINESS_PROFILE_EXAMPLE = {
   },
 };
 
-export const BUSINESS_CATEGORIES_EXAMPLE = {
+export const BUSINESS_CATEGORIES_EXAMPLE: BusinessCategoriesResponse = {
   response: [
     { id: '200600219953504', localized_display_name: 'Compras e varejo' },
     { id: '273819889375819', localized_display_name: 'Restaurante' },
   ],
 };
 
-export const BUSINESS_CATALOG_EXAMPLE = {
+export const BUSINESS_CATALOG_EXAMPLE: BusinessCatalogResponse = {
   response: {
     JID: { User: '5511999999999', RawAgent: 0, Device: 0, Integrator: 0, Server: 's.whatsapp.net' },
     CartEnabled: false,
@@ -52,7 +55,7 @@ export const BUSINESS_CATALOG_EXAMPLE = {
   },
 };
 
-export const BUSINESS_PRODUCT_EXAMPLE = {
+export const BUSINESS_PRODUCT_EXAMPLE: BusinessProductResponse = {
   response: {
     id: '1234567890',
     name: 'Produto Exemplo',
@@ -65,4 +68,10 @@ export const BUSINESS_PRODUCT_EXAMPLE = {
     is_hidden: false,
     images: ['https://mmg.whatsapp.net/v/t45.5328-4/produto.jpg'],
   },
+};
+
+export const BUSINESS_PROFILE_UPDATED_EXAMPLE: BusinessProfileUpdatedResponse = {
+  response: { description: { status: 'updated' }, address: { status: 'updated' }, email: { status: 'updated' } },
+  updated: 3,
+  failed: 0,
 };

@@ -10,9 +10,9 @@ import {
   type QueuedSend,
 } from '@gw/persistence';
 import { contextOfTraceparent, inSpan, LoopWaker, type Logger, SpanKind } from '@gw/platform';
+import { resolveRequestPlaceholders } from '@gw/domain';
+import { TakeoverRequester } from '@gw/session-client';
 import { randomBytes } from 'node:crypto';
-import { resolveRequestPlaceholders } from './chat-placeholders';
-import { TakeoverRequester } from './takeover-requester';
 
 export interface AsyncDispatcherConfig {
   /** Names this dispatcher in its claims (claimed_by = `<id>:<instance>:<nonce>`). */

@@ -2,6 +2,8 @@ export { formatPhone, isGroupJid, isLidJid, isNewsletterJid, jidUser, normalizeU
 export type { ChatKind, ChatTarget } from './jid';
 export { consolidatedName, firstName, resolvePlaceholders } from './placeholders';
 export type { PlaceholderContext } from './placeholders';
+export { resolveChatPlaceholders, resolveRequestPlaceholders } from './chat-placeholders';
+export type { PlaceholderChat, PlaceholderChats, PlaceholderInstance } from './chat-placeholders';
 export { ChoiceError, parseButton, parseButtons, parseCarousel, parseList, parsePoll } from './menu-choices';
 export type { CarouselCard, ListRow, ListSection, MenuButton } from './menu-choices';
 export { protoFieldName, toProtoJson } from './proto-json';

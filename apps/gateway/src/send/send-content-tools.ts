@@ -1,6 +1,5 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { resolveChatPlaceholders } from '@gw/dispatch';
-import { checkMediaBytes, parseChatTarget, type DeclaredMediaKind } from '@gw/domain';
+import { checkMediaBytes, parseChatTarget, resolveChatPlaceholders, type DeclaredMediaKind } from '@gw/domain';
 import { ChatRepository, FileRepository, type InstanceEntity } from '@gw/persistence';
 import { SsrfGuard } from '@gw/platform';
 import { ApiError } from '../common/api-error';

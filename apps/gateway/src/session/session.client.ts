@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@gw/bus';
 import { ErrorCode, type InstanceOp, type InstanceRpc, type PlaceRequest, RpcError, Subjects, type ConnectReply } from '@gw/contracts';
-import { TakeoverRequester } from '@gw/dispatch';
+import { TakeoverRequester } from '@gw/session-client';
 import { InstanceRepository, LeaseRepository } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { BUS, GATEWAY_CONFIG } from '../runtime/tokens';

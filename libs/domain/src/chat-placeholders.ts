@@ -1,6 +1,20 @@
 import type { OutboundContent, SendRequest } from '@gw/contracts';
-import { resolvePlaceholders, type PlaceholderContext } from '@gw/domain';
-import type { ChatRepository } from '@gw/persistence';
+import { resolvePlaceholders, type PlaceholderContext } from './placeholders';
+
+/** What placeholders read of a chat: its names and its lead (a chat row has them). */
+export interface PlaceholderChat {
+  waName?: string | null;
+  waContactName?: string | null;
+  lead?: Record<string, unknown> | null;
+}
+
+/**
+ * Where the chat is read from (ChatRepository has this method). The lookup is the caller's: the rules
+ * below do no I/O of their own, so they live in the domain beside resolvePlaceholders.
+ */
+export interface PlaceholderChats {
+  findByJid(instanceId: string, chatJid: string): Promise<PlaceholderChat | null>;
+}
 
 /** What placeholders need of the instance. */
 export interface PlaceholderInstance {
@@ -13,7 +27,7 @@ export interface PlaceholderInstance {
  * sends: at accept) and the dispatcher (async sends: when the message is sent, so a lead updated
  * while the message waited is what the recipient sees).
  */
-export async function resolveChatPlaceholders(chats: ChatRepository, instance: PlaceholderInstance, chatJid: string, text: string): Promise<string> {
+export async function resolveChatPlaceholders(chats: PlaceholderChats, instance: PlaceholderInstance, chatJid: string, text: string): Promise<string> {
   if (!text.includes('{{')) return text;
   const chat = await chats.findByJid(instance.id, chatJid);
   const lead = (chat?.lead ?? {}) as Record<string, unknown>;
@@ -40,7 +54,7 @@ export async function resolveChatPlaceholders(chats: ChatRepository, instance: P
 }
 
 /** The request as it goes out: placeholders of its text (or caption) and of the stored payload resolved. */
-export async function resolveRequestPlaceholders(chats: ChatRepository, instance: PlaceholderInstance, request: SendRequest): Promise<SendRequest> {
+export async function resolveRequestPlaceholders(chats: PlaceholderChats, instance: PlaceholderInstance, request: SendRequest): Promise<SendRequest> {
   const content: OutboundContent = request.content;
   const original = content.kind === 'text' ? content.text : content.kind === 'media' ? content.caption : '';
   if (!original.includes('{{')) return request;

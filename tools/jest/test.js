@@ -28,6 +28,9 @@ const SERIAL = [
   // Two session workers on the machine's NATS, one drained: another stack's worker would answer (or take
   // over) its instances' subjects and placements.
   'apps/gateway/test/worker-drain.e2e.spec.ts',
+  // A session worker and gateway on the machine's NATS, the worker's Postgres cut for 15 s (issue #39):
+  // another stack's worker would take its placements, and its timing is judged against the lease.
+  'apps/gateway/test/postgres-outage.e2e.spec.ts',
   // The background services as deployed: the public schema of the test database, the machine's NATS,
   // and the dispatcher's retention purge, whose advisory lock is one for the whole database
   // (libs/dispatch/test/retention.spec.ts takes it too).

@@ -7,6 +7,10 @@
  *   npm run bench -- instances [--n 200] [--only bare|ours|hibernated] [--hibernated <h>] [--snapshot <path>] [--bare-buffer-pool <bytes>]
  *   npm run bench -- instances --activity [--history 1000] [--contacts 200] [--groups 50] [--per-minute 1] [--warm-up-minutes 2] [--soak-minutes 30]
  *
+ * Connecting: each side's time to have all N connected (`connectSeconds`) and its CPU per instance meanwhile
+ * (`connectCpuMs`), compared in `connect` (goal: ours ≤ 1.1 × bare's time); `--cpu-profile <path>` writes a
+ * CPU profile of each side's connect window.
+ *
  * Prints one JSON object. Goal: ours ≤ 1.2 × bare per instance. Each side's growth is split into
  * JS heap, ArrayBuffers and native memory (`perInstance`, see docs/adr/0016 for what is in each).
  *
@@ -25,7 +29,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { writeHeapSnapshot } from 'node:v8';
 import pino from 'pino';
-import { answerQuestions, ask } from '../support/processes';
+import { answerQuestions, ask, loadBetween, loadMark, windowProfiler } from '../support/processes';
 import { openBareSockets, provisionDevices } from '../support/sim-clients';
 import { type ActivityDevices, activityOptions, type Soak, soak, startTraffic, type TrafficStats, setupActivityDevices } from './activity';
 
@@ -44,6 +48,8 @@ interface SideResult {
   heapUsedMb: number;
   perInstanceKb: number;
   connectSeconds: number;
+  /** CPU of the side's process while connecting, ms per connected instance (load-insensitive, unlike connectSeconds). */
+  connectCpuMs: number;
   /** Buffer.poolSize when measured (the session worker lowers Node 24's 64 KiB; see docs/adr/0016). */
   bufferPoolSize: number;
   /** Where the growth went, KB per connected instance (after − baseline, divided by `connected`). */
@@ -140,6 +146,20 @@ function snapshot(side: string): void {
   if (path) writeHeapSnapshot(`${path}.${side}.heapsnapshot`);
 }
 
+/** With `--cpu-profile <path>`, a CPU profile of each side's connect window (`<path>.<side>.cpuprofile`, open in Chrome DevTools). */
+async function connectWindow(): Promise<{ stop(side: string, connected: number): Promise<number> }> {
+  const profiler = args.get('cpu-profile') ? windowProfiler() : undefined;
+  await profiler?.start();
+  const from = loadMark();
+  return {
+    async stop(side, connected) {
+      const { cpuMs } = loadBetween(from, loadMark());
+      await profiler?.stop(`${args.get('cpu-profile')}.${side}.cpuprofile`);
+      return Math.round((cpuMs / Math.max(1, connected)) * 10) / 10;
+    },
+  };
+}
+
 function send(message: unknown): void {
   process.send?.(message);
 }
@@ -168,6 +188,7 @@ async function runBare(sim: SimInfo, given?: ActivityDevices): Promise<SideResul
   const logger = pino({ level: 'silent' });
   const baseline = await settledMemory();
   snapshot('bare.base');
+  const connecting = await connectWindow();
   const started = Date.now();
   let historyMessages = 0;
   let historyAt = Date.now();
@@ -179,6 +200,7 @@ async function runBare(sim: SimInfo, given?: ActivityDevices): Promise<SideResul
     });
   });
   const connectSeconds = (Date.now() - started) / 1000;
+  const connectCpuMs = await connecting.stop('bare', open);
   let activity: SideResult['activity'];
   let after: Memory;
   if (given && ACTIVITY) {
@@ -206,6 +228,7 @@ async function runBare(sim: SimInfo, given?: ActivityDevices): Promise<SideResul
     heapUsedMb: mb(after.heapUsed),
     perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, open)),
     connectSeconds,
+    connectCpuMs,
     bufferPoolSize: Buffer.poolSize,
     perInstance: breakdown(baseline, after, open),
     ...(activity ? { activity } : {}),
@@ -240,6 +263,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string, given?: ActivityDevice
     const logger = pino({ level: 'silent' });
     const baseline = await settledMemory();
     snapshot('ours.base');
+    const connecting = await connectWindow();
     const started = Date.now();
     const worker = new SessionWorker({
       dataSource,
@@ -258,9 +282,10 @@ async function runOurs(sim: SimInfo, databaseUrl: string, given?: ActivityDevice
       const [{ n }]: Array<{ n: number }> = await dataSource.query(`SELECT count(*)::int AS n FROM instances WHERE status = 'connected'`);
       connected = n;
       if (connected >= N) break;
-      await sleep(500);
+      await sleep(100);
     }
     const connectSeconds = (Date.now() - started) / 1000;
+    const connectCpuMs = await connecting.stop('ours', connected);
     let activity: SideResult['activity'];
     let after: Memory;
     if (given && ACTIVITY) {
@@ -311,6 +336,7 @@ async function runOurs(sim: SimInfo, databaseUrl: string, given?: ActivityDevice
       heapUsedMb: mb(after.heapUsed),
       perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, connected)),
       connectSeconds,
+      connectCpuMs,
       bufferPoolSize: Buffer.poolSize,
       perInstance: breakdown(baseline, after, connected),
       ...(activity ? { activity } : {}),
@@ -446,6 +472,7 @@ function child(roleName: Role, extra: string[] = []): ChildProcess {
     'soak-minutes',
     'peers',
     'history-timeout',
+    'cpu-profile',
   ].flatMap((name) => (args.has(name) ? [`--${name}`, args.get(name) as string] : []));
   return fork(process.argv[1], [roleName, '--n', String(N), ...passed, ...extra], {
     execArgv: ['--expose-gc'],
@@ -506,6 +533,13 @@ async function orchestrate(): Promise<void> {
         bare,
         ours,
         ratio: Math.round((ours.perInstanceKb / Math.max(1, bare.perInstanceKb)) * 100) / 100,
+        // Connecting (issue #38), a goal of its own: the time to have every instance connected, and the CPU it took each side.
+        connect: {
+          ratio: Math.round((ours.connectSeconds / bare.connectSeconds) * 100) / 100,
+          cpuRatio: Math.round((ours.connectCpuMs / Math.max(0.1, bare.connectCpuMs)) * 100) / 100,
+          goal: 'ours.connectSeconds <= 1.1 * bare.connectSeconds',
+          met: ours.connectSeconds <= 1.1 * bare.connectSeconds && ours.connected === N,
+        },
         ...(hibernated ? { hibernated } : {}),
         goal: `ours.perInstanceKb <= 1.2 * bare.perInstanceKb${hibernated ? ` && ${HIBERNATED_GOAL}` : ''}${ACTIVITY?.soakMinutes ? ' && each side.activity.soak.growthPct <= 5' : ''}`,
         met:

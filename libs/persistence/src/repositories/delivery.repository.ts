@@ -137,6 +137,9 @@ const WARM_STATEMENTS: Array<[string, unknown[]]> = [
   [RELEASE, [[]]],
 ];
 
+/** The most connections warmUp opens: the relay's concurrency (fan-out, claim, results, a few failures) is below it. */
+const WARM_CONNECTIONS = 16;
+
 type Raw = Record<string, unknown>;
 
 /**
@@ -158,7 +161,7 @@ export class DeliveryRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /**
-   * Opens every connection of the pool and plans the relay's statements on each (EXPLAIN: nothing
+   * Opens the pool's connections (WARM_CONNECTIONS at most) and plans the relay's statements on each (EXPLAIN: nothing
    * runs), so that the relay's first second is not spent on it. A fresh connection costs its first
    * statement of each kind 10-50 ms of planning (the catalog read into that backend's caches; the
    * claim: 50 ms cold, 1 ms warm, EXPLAIN ANALYZE on a bench schema), and the relay's statements land
@@ -167,7 +170,9 @@ export class DeliveryRepository {
    */
   async warmUp(): Promise<number> {
     const pool = (this.dataSource.driver as unknown as { master?: { options?: { max?: number } } }).master;
-    const size = pool?.options?.max ?? 10;
+    // At most WARM_CONNECTIONS: a pool sized far beyond the relay's needs (DATABASE_POOL_SIZE) would
+    // otherwise take that many of the server's connections at once, which lazily it never reaches.
+    const size = Math.min(pool?.options?.max ?? 10, WARM_CONNECTIONS);
     const runners = Array.from({ length: size }, () => this.dataSource.createQueryRunner());
     try {
       // All held at once: each is a connection of its own.

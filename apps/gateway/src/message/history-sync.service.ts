@@ -5,6 +5,7 @@ import { MessageRepository, type InstanceEntity, type MessageRow } from '@gw/per
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import type { HistorySyncDto } from './dto/message-actions.dto';
+import type { HistorySyncResponse } from './dto/message.response';
 import { normaliseMessageId } from '../common/message-id';
 
 const DEFAULT_COUNT = 50;
@@ -26,7 +27,7 @@ export class HistorySyncService {
     private readonly sessions: SessionClient,
   ) {}
 
-  async request(instance: InstanceEntity, dto: HistorySyncDto) {
+  async request(instance: InstanceEntity, dto: HistorySyncDto): Promise<HistorySyncResponse> {
     const target = parseChatTarget(dto.number);
     if (!target) throw ApiError.badRequest('Invalid number: give the chat JID (or an international phone number)');
     if (target.kind === 'newsletter') throw ApiError.badRequest('history sync is not available for newsletters');

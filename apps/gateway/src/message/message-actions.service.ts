@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@gw/bus';
-import { messagesUpdatePayload, Subjects, type OutboundContent, type SendRequest } from '@gw/contracts';
+import { messagesUpdatePayload, Subjects, type OutboundContent, type SendReply, type SendRequest } from '@gw/contracts';
 import { MessageRepository, OutboxRepository, type InstanceEntity, type MessageRow } from '@gw/persistence';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../common/api-error';
@@ -9,6 +9,7 @@ import { BUS } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
 import { newMessageIds } from '../send/message-ids';
 import type { DeleteDto, EditDto, MarkReadDto, PinDto, ReactDto } from './dto/message-actions.dto';
+import type { MarkReadResponse, MarkReadResult, MessageActionResponse, MessageDeletedResponse, MessagePinnedResponse } from './dto/message.response';
 
 const PIN_DAYS = new Set([1, 7, 30]);
 
@@ -36,7 +37,7 @@ export class MessageActionsService {
     return row;
   }
 
-  async react(instance: InstanceEntity, body: ReactDto) {
+  async react(instance: InstanceEntity, body: ReactDto): Promise<MessageActionResponse> {
     const target = await this.find(instance, body.id);
     const record = await this.relay(instance, target.chatId, { kind: 'reaction', targetMessageId: target.messageId, emoji: body.text }, 'SendReaction', body);
     return {
@@ -51,7 +52,7 @@ export class MessageActionsService {
     };
   }
 
-  async edit(instance: InstanceEntity, body: EditDto) {
+  async edit(instance: InstanceEntity, body: EditDto): Promise<MessageActionResponse> {
     const target = await this.find(instance, body.id);
     if (!target.fromMe) throw ApiError.badRequest('only messages sent by this instance can be edited');
     const record = await this.relay(instance, target.chatId, { kind: 'edit', targetMessageId: target.messageId, text: body.text }, 'EditMessage', body);
@@ -75,19 +76,19 @@ export class MessageActionsService {
     };
   }
 
-  async remove(instance: InstanceEntity, body: DeleteDto) {
+  async remove(instance: InstanceEntity, body: DeleteDto): Promise<MessageDeletedResponse> {
     const target = await this.find(instance, body.id);
     await this.relay(instance, target.chatId, { kind: 'delete', targetMessageId: target.messageId }, 'DeleteMessage', body);
     await this.changeOriginal(instance, target, (manager) => MessageRepository.markDeletedWithin(manager, instance.id, target.messageId), 'Deleted');
     return { timestamp: Date.now(), id: target.id };
   }
 
-  async pin(instance: InstanceEntity, body: PinDto) {
+  async pin(instance: InstanceEntity, body: PinDto): Promise<MessagePinnedResponse> {
     const target = await this.find(instance, body.id);
     if (target.chatId.endsWith('@newsletter')) throw ApiError.badRequest('message pinning not supported for newsletters');
     const pin = body.pin !== false;
     const days = typeof body.duration === 'number' && PIN_DAYS.has(body.duration) ? body.duration : 30;
-    let record: Record<string, unknown>;
+    let record: SendReply;
     try {
       record = await this.relay(
         instance,
@@ -131,13 +132,7 @@ export class MessageActionsService {
     };
   }
 
-  private async relay(
-    instance: InstanceEntity,
-    chatJid: string,
-    content: OutboundContent,
-    sendFunction: string,
-    payload: object,
-  ): Promise<Record<string, unknown>> {
+  private async relay(instance: InstanceEntity, chatJid: string, content: OutboundContent, sendFunction: string, payload: object): Promise<SendReply> {
     const request: SendRequest = {
       instanceId: instance.id,
       ...newMessageIds(),
@@ -178,9 +173,9 @@ export class MessageActionsService {
   }
 
   /** POST /message/markread: read receipts for messages by id. */
-  async markRead(instance: InstanceEntity, dto: MarkReadDto) {
+  async markRead(instance: InstanceEntity, dto: MarkReadDto): Promise<MarkReadResponse> {
     const ids = dto.id;
-    const results: Array<{ message_id: string; status: 'success' | 'error'; error?: string }> = [];
+    const results: MarkReadResult[] = [];
     const found: MessageRow[] = [];
     // One statement for the whole list, then each id is answered from what it found.
     const rows = await this.messages.findMany(instance.id, [...new Set(ids.map(normaliseMessageId))]);

@@ -8,6 +8,7 @@ import type { GatewayConfig } from '../runtime/gateway-config';
 import { GATEWAY_CONFIG } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
 import type { DownloadDto } from './dto/message-actions.dto';
+import type { MessageDownloadResponse } from './dto/message.response';
 import { MessageActionsService } from './message-actions.service';
 
 const LINK_TTL_MS = 7 * 24 * 3_600_000;
@@ -34,7 +35,7 @@ export class MessageDownloadService {
     this.fetch = guardedFetch(new SsrfGuard(config.ssrfAllowlist));
   }
 
-  async download(instance: InstanceEntity, dto: DownloadDto) {
+  async download(instance: InstanceEntity, dto: DownloadDto): Promise<MessageDownloadResponse> {
     const givenKey = dto.openai_apikey?.trim() ?? '';
     const key = givenKey || instance.openaiApikey || '';
     if (dto.transcribe && !key)

@@ -266,51 +266,6 @@ export const SCHEMAS = {
       ['entries', 'pagination', 'next_cursor'],
     ),
   ),
-  /** `POST /message/find`: a page of messages. */
-  MessagePage: named('MessagePage', object({ returnedMessages: int, messages: list(ref('Message')), limit: int, offset: int, nextOffset: int, hasMore: bool })),
-  /** `POST /message/download`. */
-  MessageDownload: named(
-    'MessageDownload',
-    object({ fileURL: str({ description: 'Where /files serves it (return_link)' }), mimetype: str(), base64Data: str(), transcription: str() }, ['mimetype']),
-  ),
-  /** `POST /message/react`, `POST /message/edit`: the message sent for the action. */
-  MessageAction: named(
-    'MessageAction',
-    object({ id: str(), messageid: str(), content: {}, messageTimestamp: int, messageType: str(), status: str(), owner: str(), reaction: str() }),
-  ),
-  /** `POST /message/delete`. */
-  MessageDeleted: named('MessageDeleted', object({ timestamp: int, id: str() })),
-  /** `POST /message/history-sync`. */
-  HistorySync: named(
-    'HistorySync',
-    object({ success: bool, mode: str({ enum: ['history', 'exact'] }), message: str(), details: { type: 'object', additionalProperties: true } }),
-  ),
-  /** `POST /message/markread`: one result per id. */
-  MarkRead: named('MarkRead', object({ results: list(object({ message_id: str(), status: str({ enum: ['success', 'error'] }), error: str() })) })),
-  /** `GET /message/async`: the instance's async send queue. */
-  AsyncQueueStatus: named(
-    'AsyncQueueStatus',
-    object({
-      response: str(),
-      instanceId: str(),
-      queue: object({ status: str(), pending: int, processingNow: bool, acceptingNewMessages: bool, sessionReady: bool, resetting: bool }),
-    }),
-  ),
-  /** `DELETE /message/async`: what the clear removed. */
-  AsyncQueueCleared: named(
-    'AsyncQueueCleared',
-    object({
-      response: str(),
-      instanceId: str(),
-      stats: object({
-        trackedJobsCleared: int,
-        bufferedJobsMarkedCanceled: int,
-        drainedChannelJobs: int,
-        clearedOverflowJobs: int,
-        persistedQueuedCanceled: int,
-      }),
-    }),
-  ),
   /** `POST /chat/labels`. */
   ChatLabels: named('ChatLabels', object({ response: str(), editions: list(str()) })),
   /** `POST /chat/delete`: what was done, and what failed (WhatsApp's part when stored data went too). */

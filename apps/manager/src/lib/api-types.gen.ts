@@ -3611,17 +3611,26 @@ export interface components {
             /** @description Replay to this webhook only (else to every enabled webhook and sink of the instance that takes the events) */
             webhookId?: string;
         };
+        /** @description The new admin token; the old one no longer works */
         AdminTokenRotated: {
-            admin_token?: string;
-            license_sync_triggered?: boolean;
-            license_synced?: boolean;
-            message?: string;
-            success?: boolean;
+            /** @description The new admin token: send it as the `admintoken` header from now on */
+            admin_token: string;
+            /** @description A license sync was started (always false: this gateway has no license server) */
+            license_sync_triggered: boolean;
+            /** @description The license was synced (always false: this gateway has no license server) */
+            license_synced: boolean;
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Admin token rotated successfully";
+            /** @description Always true: the token was rotated */
+            success: boolean;
             /**
              * Format: int64
-             * @description Unix time in milliseconds
+             * @description When the token was rotated (Unix time in milliseconds)
              */
-            timestamp?: number;
+            timestamp: number;
         };
         /**
          * @example {
@@ -3685,64 +3694,112 @@ export interface components {
             /** @description With `custom`: the OpenAI-compatible server's base URL (…/v1) */
             url?: string;
         };
+        /** @description The async queue cleared, and what was removed */
         AsyncQueueCleared: {
-            instanceId?: string;
-            response?: string;
-            stats?: {
-                bufferedJobsMarkedCanceled?: number;
-                clearedOverflowJobs?: number;
-                drainedChannelJobs?: number;
-                persistedQueuedCanceled?: number;
-                trackedJobsCleared?: number;
-            };
+            /** @description The instance's id */
+            instanceId: string;
+            /**
+             * @description What was done
+             * @enum {string}
+             */
+            response: "Async queue cleared";
+            /** @description What was removed */
+            stats: components["schemas"]["AsyncQueueClearStats"];
         };
+        /** @description What a clear of the async queue removed */
+        AsyncQueueClearStats: {
+            /** @description Of those, sends already handed over once and waiting for a retry, marked `Canceled` */
+            bufferedJobsMarkedCanceled: number;
+            /** @description Always 0: the queue has no overflow backlog */
+            clearedOverflowJobs: number;
+            /** @description Sends in flight when the clear began that were let finish (0 or 1) */
+            drainedChannelJobs: number;
+            /** @description Stored messages moved from `Queued` to `Canceled` */
+            persistedQueuedCanceled: number;
+            /** @description Queued sends removed (every pending send but the one in flight) */
+            trackedJobsCleared: number;
+        };
+        /** @description The instance's async send queue now */
+        AsyncQueueState: {
+            /** @description The queue takes new async sends (false only while a reset runs) */
+            acceptingNewMessages: boolean;
+            /** @description Sends accepted and not finished (the one in flight included) */
+            pending: number;
+            /** @description A send of this instance is with the worker right now */
+            processingNow: boolean;
+            /** @description The queue is paused by a reset or a clear */
+            resetting: boolean;
+            /** @description The WhatsApp session is ready to send */
+            sessionReady: boolean;
+            /**
+             * @description In short: empty, sends waiting, one being sent, waiting for the connection, or a reset running
+             * @enum {string}
+             */
+            status: "idle" | "queued" | "processing" | "waiting_connection" | "resetting";
+        };
+        /** @description The instance's async send queue */
         AsyncQueueStatus: {
-            instanceId?: string;
-            queue?: {
-                acceptingNewMessages?: boolean;
-                pending?: number;
-                processingNow?: boolean;
-                resetting?: boolean;
-                sessionReady?: boolean;
-                status?: string;
-            };
-            response?: string;
+            /** @description The instance's id */
+            instanceId: string;
+            /** @description The queue now */
+            queue: components["schemas"]["AsyncQueueState"];
+            /**
+             * @description What this is
+             * @enum {string}
+             */
+            response: "Async queue status";
         };
+        /** @description An admin or configuration change, as the audit log recorded it */
+        AuditEntry: {
+            /** @description What kind of change (`instance.create`, `webhook.configure`, `admin.token.rotate`…) */
+            action: string;
+            /** @description Which token: the instance id for an instance token, `admin` for the admin token (never the token itself) */
+            actor: string;
+            /** @description The client's IP address */
+            address: string;
+            /**
+             * Format: date-time
+             * @description When the change was answered
+             */
+            at: string;
+            /** @description The request fields; tokens, passwords, API keys and URL credentials masked (`[masked]`) */
+            changes: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The entry id; entries are numbered in the order they were recorded
+             * @example 1842
+             */
+            id: string;
+            /** @description The instance the change is about; null for a global change (global webhook or sink, restart, admin token) */
+            instance_id: string | null;
+            /**
+             * @description The HTTP method of the change
+             * @enum {string}
+             */
+            method: "POST" | "PUT" | "DELETE";
+            /** @description The route, as its pattern (`/webhook`, `/instance/proxy`) */
+            route: string;
+            /** @description The answer's HTTP status (4xx for a refused change) */
+            status: number;
+        };
+        /** @description A page of the audit log, newest first */
         AuditPage: {
-            entries: {
-                /** @description What kind of change (`instance.create`, `webhook.configure`, `admin.token.rotate`…) */
-                action: string;
-                /** @description Which token: the instance id for an instance token, `admin` for the admin token (never the token itself) */
-                actor: string;
-                /** @description The client's IP address */
-                address: string;
-                /**
-                 * Format: date-time
-                 * @description When the change was answered
-                 */
-                at: string;
-                /** @description The request fields; tokens, passwords, API keys and URL credentials masked (`[masked]`) */
-                changes: {
-                    [key: string]: unknown;
-                };
-                /** @description The entry id; entries are numbered in the order they were recorded */
-                id: string;
-                /** @description The instance the change is about; null for a global change (global webhook or sink, restart, admin token) */
-                instance_id: string | null;
-                /** @enum {string} */
-                method: "POST" | "PUT" | "DELETE";
-                /** @description The route, as its pattern (`/webhook`, `/instance/proxy`) */
-                route: string;
-                /** @description The answer's HTTP status (4xx for a refused change) */
-                status: number;
-            }[];
+            /** @description The entries of this page, newest first */
+            entries: components["schemas"]["AuditEntry"][];
             /** @description Pass as `cursor` for the next, older page; null on the last page */
             next_cursor: string | null;
-            pagination: {
-                limit: number;
-                offset: number;
-                totalRecords: number;
-            };
+            /** @description Where the page sits */
+            pagination: components["schemas"]["AuditPagination"];
+        };
+        /** @description Where a page of the audit log sits */
+        AuditPagination: {
+            /** @description The most entries a page holds */
+            limit: number;
+            /** @description How many matching entries come before this page */
+            offset: number;
+            /** @description How many entries match the filters, in all pages */
+            totalRecords: number;
         };
         BlockDto: {
             /** @description Block (true) or unblock (false) */
@@ -5636,14 +5693,36 @@ export interface components {
             /** @description What was done, in words */
             response: string;
         };
+        /** @description A chat's history asked of the phone: the messages arrive later as history-sync events */
         HistorySync: {
-            details?: {
-                [key: string]: unknown;
-            };
-            message?: string;
-            /** @enum {string} */
-            mode?: "history" | "exact";
-            success?: boolean;
+            /** @description What was asked of the phone */
+            details: components["schemas"]["HistorySyncDetails"];
+            /** @description What happens next, in words */
+            message: string;
+            /**
+             * @description `history`: messages before an anchor; `exact`: one message reloaded
+             * @enum {string}
+             */
+            mode: "history" | "exact";
+            /** @description Always true: the request was sent */
+            success: boolean;
+        };
+        /** @description What was asked of the phone */
+        HistorySyncDetails: {
+            /** @description `history`: the message the history is asked before */
+            anchor_messageid?: string;
+            /** @description `history`: the anchor's time (Unix milliseconds) */
+            anchor_timestamp?: number;
+            /** @description The chat (a JID) */
+            chatid: string;
+            /** @description `history`: how many messages were asked for */
+            count?: number;
+            /** @description `exact`: the message is stored here (its exact key was sent), else a best guess was */
+            known_locally?: boolean;
+            /** @description `exact`: the message to reload */
+            messageid?: string;
+            /** @description The request's id; the history-sync events it brings carry it */
+            request_id: string;
         };
         HistorySyncDto: {
             /**
@@ -5947,21 +6026,44 @@ export interface components {
             /** @description Always true: the request was taken */
             success: boolean;
         };
+        /** @description The process answers, with its version */
         Liveness: {
-            /** @enum {string} */
+            /**
+             * @description The git commit it was built from (`unknown` when not known)
+             * @example 7ca3580f1e2d
+             */
+            commit: string;
+            /**
+             * @description Always `ok`: the process answers
+             * @enum {string}
+             */
             status: "ok";
+            /**
+             * @description The gateway's package version
+             * @example 0.1.0
+             */
+            version: string;
         };
+        /** @description One result per message marked read */
         MarkRead: {
-            results?: {
-                error?: string;
-                message_id?: string;
-                /** @enum {string} */
-                status?: "success" | "error";
-            }[];
+            /** @description One result per message */
+            results: components["schemas"]["MarkReadResult"][];
         };
         MarkReadDto: {
             /** @description The ids of the messages to mark read (at most 100) */
             id: string[];
+        };
+        /** @description What became of one message marked read */
+        MarkReadResult: {
+            /** @description Why not, on an error */
+            error?: string;
+            /** @description The message, as given (or its WhatsApp id once found) */
+            message_id: string;
+            /**
+             * @description Whether it was marked read
+             * @enum {string}
+             */
+            status: "success" | "error";
         };
         /** @description A message of the instance, sent or received, as the gateway stores it */
         Message: {
@@ -6046,15 +6148,26 @@ export interface components {
             /** @description The message was sent through the API */
             wasSentByApi?: boolean;
         };
+        /** @description The message sent for a reaction or an edit */
         MessageAction: {
-            content?: unknown;
-            id?: string;
-            messageid?: string;
-            messageTimestamp?: number;
-            messageType?: string;
-            owner?: string;
+            /** @description What was sent: the reaction or the new text, as WhatsApp carries it */
+            content: {
+                [key: string]: unknown;
+            } | unknown[] | string | number | boolean | null;
+            /** @description The message's id in the gateway: the reaction's own, or the edited message's */
+            id: string;
+            /** @description WhatsApp's id of the message: the reaction's own, or the edited message's */
+            messageid: string;
+            /** @description When it was sent (Unix milliseconds) */
+            messageTimestamp: number;
+            /** @description The message's type: `reaction`, or the edited message's own */
+            messageType: string;
+            /** @description The instance's phone number */
+            owner: string;
+            /** @description A reaction: the id of the message it reacts to */
             reaction?: string;
-            status?: string;
+            /** @description Where the message is in its life (`Pending` for a reaction just sent) */
+            status: string;
         };
         /** @description The other party of a call, as the instance knows it */
         MessageCallPeer: {
@@ -6068,24 +6181,126 @@ export interface components {
             /** @description Their best known name (empty when unknown) */
             name: string;
         };
+        /** @description The message revoked for everyone */
         MessageDeleted: {
-            id?: string;
-            timestamp?: number;
+            /** @description The revoked message's id in the gateway (`owner:messageid`) */
+            id: string;
+            /** @description When it was revoked (Unix milliseconds) */
+            timestamp: number;
         };
+        /** @description A media message's file: a link, its bytes as base64, and what an audio says */
         MessageDownload: {
-            base64Data?: string;
-            /** @description Where /files serves it (return_link) */
-            fileURL?: string;
+            /** @description The file as base64 (`return_base64`; empty otherwise) */
+            base64Data: string;
+            /** @description Where the file is served: this gateway's /files/{id}, or a signed S3 link (empty with `return_link: false`) */
+            fileURL: string;
+            /**
+             * @description The file's MIME type (`audio/mpeg` once an audio is converted to MP3)
+             * @example audio/ogg; codecs=opus
+             */
             mimetype: string;
-            transcription?: string;
+            /** @description What the audio says (`transcribe`; empty otherwise) */
+            transcription: string;
         };
+        /** @description A page of the stored messages the filter matched, newest first unless asked otherwise */
         MessagePage: {
-            hasMore?: boolean;
-            limit?: number;
-            messages?: components["schemas"]["Message"][];
-            nextOffset?: number;
-            offset?: number;
-            returnedMessages?: number;
+            /** @description More messages match after this page */
+            hasMore: boolean;
+            /** @description The page size asked for */
+            limit: number;
+            /** @description The messages of this page */
+            messages: components["schemas"]["Message"][];
+            /** @description The `offset` of the next page */
+            nextOffset: number;
+            /** @description How many matched messages the page skipped */
+            offset: number;
+            /** @description How many messages this page holds */
+            returnedMessages: number;
+        };
+        /** @description The pin (or unpin) message sent for the chat, and the message it pins */
+        MessagePinned: {
+            /** @description An AI agent's round on the message (empty when none) */
+            ai_metadata?: {
+                [key: string]: unknown;
+            };
+            /** @description The id of the button or list item chosen */
+            buttonOrListid?: string;
+            /** @description On a call message: the other party, as the instance knows it */
+            callPeer?: components["schemas"]["MessageCallPeer"];
+            /** @description The chat the message belongs to (a JID) */
+            chatid?: string;
+            /** @description The chat as a LID, when known */
+            chatlid?: string;
+            /** @description The message's content as WhatsApp carried it (an object, or text) */
+            content?: {
+                [key: string]: unknown;
+            } | unknown[] | string | number | boolean | null;
+            /** @description A list's, poll's or buttons' options, converted to text */
+            convertOptions?: string;
+            /** @description The message's edits */
+            edited?: string;
+            /** @description Why the send failed (empty when it did not) */
+            error?: string;
+            /** @description The message's file: a URL, or where /files serves it */
+            fileURL?: string;
+            /** @description The message was sent by this instance (its phone or the API) */
+            fromMe?: boolean;
+            /** @description The message's own id in the gateway */
+            id?: string;
+            /** @description The message was sent in a group */
+            isGroup?: boolean;
+            /** @description The kind of media: image, video, audio, document, vcard, location, interactive… */
+            mediaType?: string;
+            /** @description WhatsApp's id of the message */
+            messageid?: string;
+            /** @description When the message was sent (Unix milliseconds) */
+            messageTimestamp?: number;
+            /** @description The content's type, as WhatsApp names it (`ExtendedTextMessage`, `ImageMessage`…) */
+            messageType?: string;
+            /** @description The instance's phone number */
+            owner?: string;
+            /** @description The message is pinned in its chat */
+            pinned?: boolean;
+            /** @description The id of the message this one quotes (replies to) */
+            quoted?: string;
+            /** @description The id of the message this reaction reacts to */
+            reaction?: string;
+            /** @description The mass-send folder (campaign) that sent it, when one did */
+            send_folder_id?: string;
+            /** @description The sender (a JID: phone number or LID) */
+            sender?: string;
+            /** @description The sender's LID, when known */
+            sender_lid?: string;
+            /** @description The sender's phone-number JID, when known */
+            sender_pn?: string;
+            /** @description Present (true) when the sender is known only by its LID and WhatsApp has not told its phone number yet */
+            sender_pn_unresolved?: boolean;
+            /** @description The sender's name as shown (push name) */
+            senderName?: string;
+            /** @description The API function that sent it (`SendTextMessage`…), when sent through the API */
+            sendFunction?: string;
+            /** @description The request that sent it, when sent through the API */
+            sendPayload?: {
+                [key: string]: unknown;
+            } | unknown[] | string | number | boolean | null;
+            /** @description Where the message came from: the sending platform (`android`, `ios`, `web`…) or `api` */
+            source?: string;
+            /** @description Where the message is in its life: `Queued`, `Canceled`, `Failed`, `Sent`, `Delivered`, `Read`… */
+            status?: string;
+            /** @description WhatsApp's id of the message pinned or unpinned */
+            targetMessageID: string;
+            /** @description The message's text (or a media message's caption) */
+            text?: string;
+            /** @description The tracking id given to the send (may repeat) */
+            track_id?: string;
+            /** @description The tracking source given to the send */
+            track_source?: string;
+            /** @description The kind of message: text, media, poll… */
+            type?: string;
+            /** @description The votes of a poll or the choices of a list */
+            vote?: string;
+            /** @description The message was sent through the API */
+            wasSentByApi?: boolean;
         };
         MessageQueueFolder: {
             /** Format: date-time */
@@ -6561,24 +6776,67 @@ export interface components {
             /** @description With `internal`: switch to another proxy of the pools now (409 when there is none) */
             rotate_now?: boolean;
         };
+        /** @description The cities of a country the operator's managed proxies cover */
         ProxyManagedCities: {
-            cities?: {
-                label?: string;
-                raw_city?: string;
-                state?: string;
-                state_label?: string;
-                value?: string;
-            }[];
-            country?: string;
+            /** @description The cities, by name */
+            cities: components["schemas"]["ProxyManagedCity"][];
+            /** @description The country asked for (default `br`) */
+            country: string;
+            /** @description The state asked for (only when one was) */
             state?: string;
         };
-        ProxyManagedCountries: {
-            countries?: {
-                cities?: number;
-                label?: string;
-                value?: string;
-            }[];
+        /** @description A city the managed proxies cover */
+        ProxyManagedCity: {
+            /**
+             * @description The city's name
+             * @example Campinas
+             */
+            label: string;
+            /**
+             * @description The city's name as the pool configuration gives it
+             * @example Campinas
+             */
+            raw_city: string;
+            /**
+             * @description The city's state: what `proxy_managed_state` takes
+             * @example sp
+             */
+            state: string;
+            /**
+             * @description The state's name
+             * @example São Paulo
+             */
+            state_label: string;
+            /**
+             * @description The city's slug: what `proxy_managed_city` takes
+             * @example campinas
+             */
+            value: string;
         };
+        /** @description The countries the operator's managed proxies cover */
+        ProxyManagedCountries: {
+            /** @description The countries, by name */
+            countries: components["schemas"]["ProxyManagedCountry"][];
+        };
+        /** @description A country the managed proxies cover */
+        ProxyManagedCountry: {
+            /**
+             * @description How many cities of the country the managed proxies cover
+             * @example 2
+             */
+            cities: number;
+            /**
+             * @description The country's name
+             * @example Brasil
+             */
+            label: string;
+            /**
+             * @description The country (ISO alpha-2, lowercase): what `proxy_managed_country` takes
+             * @example br
+             */
+            value: string;
+        };
+        /** @description A quick reply: a canned answer a front end offers, stored per instance */
         QuickReply: {
             /** @description Reserved for automated support; empty by default */
             aiDescription: string;
@@ -6587,26 +6845,40 @@ export interface components {
              * @description As createdAt
              */
             created: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the reply was created
+             */
             createdAt: string;
+            /** @description A document's file name ("" otherwise) */
             docName: string;
-            /** @description media: as message.file */
+            /** @description media: as message.file ("" otherwise) */
             file: string;
+            /**
+             * @description The quick reply's id
+             * @example rb9da9c03637452
+             */
             id: string;
             /** @description The body of the kind's send endpoint without `number` and the send-control fields */
-            message: {
+            message?: {
                 /** @description media: the URL as sent, or where /files serves a stored base64 upload */
                 file?: string;
-                /** @enum {string} */
+                /**
+                 * @description The message's kind
+                 * @enum {string}
+                 */
                 kind: "text" | "media" | "contact" | "location" | "menu" | "pix";
             } & {
                 [key: string]: unknown;
             };
             /** @description Also in the WhatsApp Business app (text only): synced from the phone, or created there by the API with onWhatsApp: true (no id); edits and deletions here follow it there */
             onWhatsApp: boolean;
-            /** @description The instance's phone number */
+            /** @description The instance's phone number ('' before it is paired) */
             owner: string;
-            /** @description The shortcut that finds the reply */
+            /**
+             * @description The shortcut that finds the reply
+             * @example saudacao1
+             */
             shortCut: string;
             /** @description The text, or a media message's caption ('' for the kinds without one) */
             text: string;
@@ -6617,7 +6889,10 @@ export interface components {
              * @description As updatedAt
              */
             updated: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the reply last changed
+             */
             updatedAt: string;
         };
         /**
@@ -6764,9 +7039,16 @@ export interface components {
              */
             type?: "text" | "audio" | "myaudio" | "ptt" | "document" | "video" | "image";
         };
+        /** @description What was done, the reply created or updated, and all of the instance's replies */
         QuickReplyEdited: {
-            message: string;
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Quick reply created" | "Quick reply updated" | "Quick reply deleted";
+            /** @description All of the instance's replies, oldest first */
             quickReplies: components["schemas"]["QuickReply"][];
+            /** @description The reply created or updated (absent after a deletion) */
             quickReply?: components["schemas"]["QuickReply"];
         };
         RabbitMqSinkDto: {
@@ -6805,16 +7087,26 @@ export interface components {
             /** @description The emoji; an empty string removes the reaction */
             text: string;
         };
+        /** @description Whether the gateway takes requests, check by check */
         Readiness: {
+            /** @description Each check by name: `ok`, or why it failed; a stopping gateway answers `shutdown` instead */
             checks: {
-                /** @enum {string} */
+                /**
+                 * @description The bus lives in this process: nothing to check
+                 * @enum {string}
+                 */
                 bus?: "in-process";
+                /** @description NATS answers (`ok`) or why not (absent with the in-process bus) */
                 nats?: string;
+                /** @description Postgres answers (`ok`) or why not (`failed: <reason>`) */
                 postgres?: string;
             } & {
                 [key: string]: string;
             };
-            /** @enum {string} */
+            /**
+             * @description `ok` when every check passed (200), else `unavailable` (503)
+             * @enum {string}
+             */
             status: "ok" | "unavailable";
         };
         RefreshLabelsDto: {
@@ -6853,8 +7145,13 @@ export interface components {
              */
             response: string;
         };
+        /** @description Every session reconnects from its stored credentials */
         RestartScheduled: {
-            message?: string;
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Restart scheduled: every session reconnects gracefully from its stored credentials";
         };
         SendCarouselDto: {
             /** @description Queue the send and answer at once (status `Queued`) instead of waiting for WhatsApp; the queue paces messages by the instance's delay settings */
@@ -8334,7 +8631,7 @@ export interface operations {
                      *       "admin_token": "9f2c4e6a8b0d1f3a5c7e9b1d3f5a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a",
                      *       "license_sync_triggered": false,
                      *       "license_synced": false,
-                     *       "timestamp": "2026-01-01T12:00:00.000Z"
+                     *       "timestamp": 1767268800000
                      *     }
                      */
                     "application/json": components["schemas"]["AdminTokenRotated"];
@@ -25403,7 +25700,7 @@ export interface operations {
                      *       "targetMessageID": "3EB0C767D71D2B5C"
                      *     }
                      */
-                    "application/json": components["schemas"]["Message"];
+                    "application/json": components["schemas"]["MessagePinned"];
                 };
             };
             /** @description Invalid request payload */

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema, type SchemaObject } from '@nestjs/swagger';
 
 /** Any JSON value: a field the record carries as WhatsApp or the request gave it (an object, text, or null). */
-const ANY_JSON: { oneOf: SchemaObject[] } = {
+export const ANY_JSON: { oneOf: SchemaObject[] } = {
   oneOf: [
     { type: 'object', additionalProperties: true },
     { type: 'array', items: {} },

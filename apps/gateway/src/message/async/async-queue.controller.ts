@@ -3,7 +3,8 @@ import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../../common/auth.guards';
 import { AsyncQueueService } from './async-queue.service';
 import { ApiReply } from '../../openapi/api-reply.decorator';
-import { SCHEMAS } from '../../openapi/schemas';
+import { ASYNC_QUEUE_CLEARED_EXAMPLE, ASYNC_QUEUE_STATUS_EXAMPLE } from './dto/async-queue.examples';
+import { AsyncQueueClearedResponse, AsyncQueueStatusResponse } from './dto/async-queue.response';
 import { ApiArea } from '../../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
 
@@ -15,37 +16,25 @@ export class AsyncQueueController {
 
   @Get()
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.AsyncQueueStatus, {
-    example: {
-      response: 'Async queue status',
-      instanceId: 'r183e2ef9597845',
-      queue: { status: 'queued', pending: 1, processingNow: false, acceptingNewMessages: true, sessionReady: true, resetting: false },
-    },
-  })
+  @ApiReply(AsyncQueueStatusResponse, { example: ASYNC_QUEUE_STATUS_EXAMPLE })
   @ApiOperation({
     summary: 'Show the async send queue',
     description:
       "A summary of this instance's queue of sends made with `async: true`: its `status` (`idle`, `queued`, `processing`, `waiting_connection`, `resetting`), how many messages are `pending`, whether one is being sent now, and whether it accepts new messages. Mass-sending campaigns (`/sender/*`) are not part of it.",
   })
-  status(@CurrentInstance() instance: InstanceEntity) {
+  status(@CurrentInstance() instance: InstanceEntity): Promise<AsyncQueueStatusResponse> {
     return this.queue.status(instance);
   }
 
   @Delete()
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.AsyncQueueCleared, {
-    example: {
-      response: 'Async queue cleared',
-      instanceId: 'r183e2ef9597845',
-      stats: { trackedJobsCleared: 3, bufferedJobsMarkedCanceled: 0, drainedChannelJobs: 0, clearedOverflowJobs: 0, persistedQueuedCanceled: 3 },
-    },
-  })
+  @ApiReply(AsyncQueueClearedResponse, { example: ASYNC_QUEUE_CLEARED_EXAMPLE })
   @ApiOperation({
     summary: 'Clear the async send queue',
     description:
       "Cancels every pending send of this instance's `async: true` queue: the queued messages are marked `Canceled`, and the queue accepts new sends again. Messages already sent and campaigns (`/sender/*`) are not touched. Use it when a backlog is stuck.",
   })
-  clear(@CurrentInstance() instance: InstanceEntity) {
+  clear(@CurrentInstance() instance: InstanceEntity): Promise<AsyncQueueClearedResponse> {
     return this.queue.clear(instance);
   }
 }

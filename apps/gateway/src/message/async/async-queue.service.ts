@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../common/api-error';
 import { BUS } from '../../runtime/tokens';
 import { asyncAcceptTokens } from '../../common/accept-token-cache';
+import type { AsyncQueueClearedResponse, AsyncQueueStatusResponse } from './dto/async-queue.response';
 
 /** The gateway's side of the `async=true` queue: accept durably, report, clear. The dispatcher sends. */
 @Injectable()
@@ -40,12 +41,12 @@ export class AsyncQueueService {
     }
   }
 
-  async status(instance: InstanceEntity) {
+  async status(instance: InstanceEntity): Promise<AsyncQueueStatusResponse> {
     const queue = await this.queue.status(instance.id, instance.status === 'connected');
     return { response: 'Async queue status', instanceId: instance.id, queue };
   }
 
-  async clear(instance: InstanceEntity) {
+  async clear(instance: InstanceEntity): Promise<AsyncQueueClearedResponse> {
     const outcome = await this.queue.clear(instance.id);
     if (outcome.ok) return { response: 'Async queue cleared', instanceId: instance.id, stats: outcome.stats };
     const message = outcome.reason === 'resetting' ? 'async queue is resetting, try again later' : 'async queue did not drain before reset';

@@ -155,7 +155,11 @@ export class InboundSocketHandler {
     on('lid-mapping.update', (mapping) => this.directory.onLidMapping(mapping.lid, mapping.pn));
     on('chats.update', (updates) => this.directory.onChatUpdates(updates));
     on('groups.update', (updates) => this.directory.onGroupUpdates(updates));
-    on('messaging-history.set', (history) => this.messages.onHistory(history));
+    // A chunk that is one write lets the next chunk be read and prepared while it commits (pipelined, ADR 0013).
+    const onHistory = (history: BaileysEventMap['messaging-history.set']) =>
+      this.enqueue('messaging-history.set', () => this.messages.onHistory(history), this.messages.historyWritesOnce(history) ? 'pipelined' : 'ordered');
+    socket.ev.on('messaging-history.set', onHistory);
+    detachers.push(() => socket.ev.off('messaging-history.set', onHistory));
     on('group-participants.update', (update) => this.directory.onGroupParticipants(update));
     on('group.join-request', (update) => this.directory.onJoinRequest(update));
     on('call', (calls) => this.messages.onCalls(calls));

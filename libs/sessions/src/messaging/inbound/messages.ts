@@ -447,6 +447,14 @@ export class MessageEvents {
     }
   }
 
+  /** Whether onHistory writes this chunk in one write (no placeholder, revoke or channel post in it): it may then run pipelined. */
+  historyWritesOnce(history: BaileysEventMap['messaging-history.set']): boolean {
+    return (history.messages ?? []).every((message) => {
+      const kind = this.classify(message).kind;
+      return kind === 'message' || kind === 'skip';
+    });
+  }
+
   /**
    * A history chunk's messages, set-oriented: the new ones inserted together (MessageRepository.insertNewWithin),
    * their senders observed once each, their chats once each (the chunk's newest message, its incoming

@@ -356,6 +356,20 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, databaseUrl: stri
       await sleep(openedAt ? 250 : 100);
     }
     const sent = await sends.stop();
+    if (openedAt) {
+      // Where the time went: when each chunk's event was written, and when the first message was, after the connection.
+      const at: Array<{ ms: number; messages: number }> = await dataSource.query(
+        `${UNCOUNTED} SELECT (extract(epoch FROM created_at) * 1000)::float8 AS ms, (payload->'counts'->>'messages')::int AS messages
+           FROM outbox_events WHERE event_type = 'history' AND instance_id = $1 ORDER BY id`,
+        [historyId],
+      );
+      const [first]: Array<{ ms: number | null }> = await dataSource.query(
+        `${UNCOUNTED} SELECT (extract(epoch FROM min(created_at)) * 1000)::float8 AS ms FROM messages WHERE instance_id = $1`,
+        [historyId],
+      );
+      const offset = (ms: number | null) => (ms === null ? '-' : `${round((Number(ms) - openedAt) / 1000, 2)} s`);
+      log(`first message row ${offset(first?.ms ?? null)}; history events: ${at.map((row) => `${offset(row.ms)} (${row.messages})`).join(', ')}`);
+    }
     const measured = await ask<{ peakRssMb: number; cpuMs: number }>(worker, 'measured');
     await app.close();
     return {

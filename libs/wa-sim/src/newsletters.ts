@@ -1,20 +1,15 @@
-// Channels/newsletters: the GraphQL-over-iq `w:mex` queries Baileys uses (create, metadata,
-// follow, mute, update, delete…), `<plaintext>` posts fanned out to followers with a server_id,
-// reactions, and the `newsletter` iq (message_updates, live_updates). Response shapes follow what
-// rc14 parses (newsletter.js, mex.js); fields it ignores are filled with plausible values.
+// Channels/newsletters: the store of channels, `<plaintext>` posts fanned out to followers with a
+// server_id, reactions, and the `newsletter` iq (message_updates, live_updates). Response shapes follow
+// what rc14 parses (newsletter.js, mex.js); fields it ignores are filled with plausible values. The
+// `w:mex` queries (create, metadata, follow, mute, update, delete…) are newsletter-mex.ts; the control
+// API's channel routes, newsletter-routes.ts.
 import { randomBytes, randomInt } from 'crypto';
 import { proto } from './baileys';
 import type { Account, DeviceRef } from './accounts';
 import type { NewsletterRouting, SimContext } from './context';
-import type { RouteSpec } from './route-spec';
-import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
 import { child, contentBytes, iqError, iqResult, node, unixNow } from './node-io';
-import { generateMessageId, messageToJson, stanzaTypeFor } from './message-codec';
-import { MEX_QUERIES, mexBadRequest, mexQueryOf, type MexQueryName } from './mex-queries';
-
-// The query ids answered, from the one table of references (mex-queries.ts); nothing here names an id of its own.
-const Q = Object.fromEntries(Object.entries(MEX_QUERIES).map(([name, query]) => [name, query.id])) as { [K in MexQueryName]: string };
+import { messageToJson } from './message-codec';
 
 /** Who may react to a channel's posts (`settings.reaction_codes.value`). */
 export const REACTION_CODES = ['ALL', 'BASIC', 'NONE', 'BLOCKLIST'] as const;
@@ -73,8 +68,6 @@ export interface NewsletterState {
   reactionCodes?: ReactionCodes;
 }
 
-type MexVariables = Record<string, unknown>;
-
 /**
  * An admin's edit or deletion in the form whatsmeow's sendNewsletter sends it (send.go:693-741): `type="text"`
  * (the edit wrapper's type, whatever the post's), and on `<plaintext>` the `mediatype` of the edited content
@@ -104,9 +97,6 @@ function editFormOk(stanza: BinaryNode, edit: '3' | '8', bytes: Buffer): boolean
           : undefined;
   return given === expected;
 }
-
-let pictureIds = 1_000_000;
-const nextPictureId = (): number => ++pictureIds;
 
 export class NewsletterStore implements NewsletterRouting {
   private readonly byJid = new Map<string, Newsletter>();
@@ -156,6 +146,11 @@ export class NewsletterStore implements NewsletterRouting {
     }
   }
 
+  /** Every channel, deleted ones included. */
+  all(): Newsletter[] {
+    return [...this.byJid.values()];
+  }
+
   get(jidOrInvite: string): Newsletter | undefined {
     const direct = this.byJid.get(jidOrInvite);
     if (direct && !direct.deleted) return direct;
@@ -183,7 +178,8 @@ export class NewsletterStore implements NewsletterRouting {
     return newsletter;
   }
 
-  private metadata(newsletter: Newsletter, viewer: Account): Record<string, unknown> {
+  /** The channel as a mex answer shows it to `viewer` (its role, mute). */
+  metadata(newsletter: Newsletter, viewer: Account): Record<string, unknown> {
     const follower = newsletter.followers.get(viewer.phone);
     const role = viewer === newsletter.owner ? 'OWNER' : newsletter.admins.has(viewer.phone) ? 'ADMIN' : follower ? 'SUBSCRIBER' : 'GUEST';
     const picture = newsletter.picture
@@ -207,189 +203,6 @@ export class NewsletterStore implements NewsletterRouting {
       },
       viewer_metadata: { mute: follower?.muted ? 'ON' : 'OFF', role },
     };
-  }
-
-  // ---------------------------------------------------------------- w:mex
-
-  handleMex(sender: DeviceRef, iq: BinaryNode): BinaryNode {
-    const queryNode = child(iq, 'query');
-    const queryId = queryNode?.attrs.query_id;
-    let variables: MexVariables = {};
-    try {
-      variables = (JSON.parse(contentBytes(queryNode)?.toString('utf-8') ?? '{}') as { variables?: MexVariables }).variables ?? {};
-    } catch {
-      return this.mexResult(iq, { errors: [{ message: 'bad json', extensions: { error_code: 400 } }] });
-    }
-    // The relay refuses an id it does not know (retired, another platform's, a guess) and variables that do not fit.
-    const known = mexQueryOf(queryId);
-    const unfit = known ? MEX_QUERIES[known].check(variables) : 'unknown query id';
-    if (unfit) {
-      this.ctx.logger.debug({ queryId, unfit }, 'w:mex query refused');
-      return this.mexResult(iq, mexBadRequest());
-    }
-    const me = sender.account;
-    const id = typeof variables.newsletter_id === 'string' ? variables.newsletter_id : undefined;
-    const target = id ? this.get(id) : undefined;
-    const notFound = { errors: [{ message: 'newsletter not found', extensions: { error_code: 404 } }] };
-    const forbidden = (message: string) => ({ errors: [{ message, extensions: { error_code: 403 } }] });
-    const badRequest = (message: string) => ({ errors: [{ message, extensions: { error_code: 400 } }] });
-    const data = (path: string, value: unknown): Record<string, unknown> => ({ data: { [path]: value } });
-    switch (queryId) {
-      case Q.CREATE: {
-        const input = (variables.input ?? {}) as { name?: string; description?: string | null };
-        const created = this.create(me, input.name ?? 'Channel', input.description ?? '');
-        return this.mexResult(iq, data('xwa2_newsletter_create', this.metadata(created, me)));
-      }
-      case Q.METADATA: {
-        const input = (variables.input ?? {}) as { key?: string; type?: string };
-        const found = input.key ? this.get(input.key) : undefined;
-        return this.mexResult(iq, found ? data('xwa2_newsletter', this.metadata(found, me)) : notFound);
-      }
-      case Q.UPDATE_METADATA: {
-        if (!target) return this.mexResult(iq, notFound);
-        if (!this.isAdmin(target, me)) return this.mexResult(iq, forbidden('not an admin'));
-        const updates = (variables.updates ?? {}) as { name?: unknown; description?: unknown; picture?: unknown; settings?: unknown };
-        const codes = (updates.settings as { reaction_codes?: { value?: unknown } } | null | undefined)?.reaction_codes?.value;
-        if (codes !== undefined && !REACTION_CODES.includes(codes as ReactionCodes)) return this.mexResult(iq, badRequest('invalid reaction_codes'));
-        if (typeof updates.picture === 'string' && updates.picture && /[^A-Za-z0-9+/=]/.test(updates.picture))
-          return this.mexResult(iq, badRequest('picture must be base64'));
-        if (typeof updates.name === 'string') target.name = updates.name;
-        if (typeof updates.description === 'string') target.description = updates.description;
-        if (typeof updates.picture === 'string') {
-          target.picture = updates.picture ? { id: String(nextPictureId()), bytes: Buffer.from(updates.picture, 'base64') } : undefined;
-        }
-        if (codes !== undefined) target.reactionCodes = codes as ReactionCodes;
-        return this.mexResult(iq, data('xwa2_newsletter_update', this.metadata(target, me)));
-      }
-      case Q.FOLLOW:
-        if (!target) return this.mexResult(iq, notFound);
-        target.followers.set(me.phone, { account: me, muted: false });
-        return this.mexResult(iq, data('xwa2_newsletter_join_v2', this.metadata(target, me)));
-      case Q.UNFOLLOW:
-        if (!target) return this.mexResult(iq, notFound);
-        target.followers.delete(me.phone);
-        return this.mexResult(iq, data('xwa2_newsletter_leave_v2', { id: target.jid }));
-      case Q.MUTE:
-      case Q.UNMUTE: {
-        if (!target) return this.mexResult(iq, notFound);
-        const follower = target.followers.get(me.phone);
-        if (follower) follower.muted = queryId === Q.MUTE;
-        const path = queryId === Q.MUTE ? 'xwa2_newsletter_mute_v2' : 'xwa2_newsletter_unmute_v2';
-        return this.mexResult(iq, data(path, { id: target.jid, mute: queryId === Q.MUTE ? 'ON' : 'OFF' }));
-      }
-      case Q.SUBSCRIBERS:
-        if (!target) return this.mexResult(iq, notFound);
-        return this.mexResult(iq, data('xwa2_newsletter_subscribers', { subscribers: [...target.followers.values()].map((f) => ({ id: f.account.lidJid })) }));
-      case Q.ADMIN_COUNT:
-        return this.mexResult(iq, target ? data('xwa2_newsletter_admin', { admin_count: 1 }) : notFound);
-      case Q.DELETE:
-        if (!target) return this.mexResult(iq, notFound);
-        if (target.owner !== me) return this.mexResult(iq, { errors: [{ message: 'not the owner', extensions: { error_code: 403 } }] });
-        target.deleted = true;
-        return this.mexResult(iq, data('xwa2_newsletter_delete_v2', { id: target.jid }));
-      case Q.CHANGE_OWNER: {
-        if (!target) return this.mexResult(iq, notFound);
-        if (target.owner !== me) return this.mexResult(iq, forbidden('not the owner'));
-        const user = this.userOf(variables.user_id);
-        if (!user) return this.mexResult(iq, { errors: [{ message: 'user not found', extensions: { error_code: 404 } }] });
-        // Ownership goes to an admin (invited and accepted); the old owner stays an admin.
-        if (!target.admins.has(user.phone)) return this.mexResult(iq, badRequest('the new owner must be an admin of the channel'));
-        target.admins.delete(user.phone);
-        target.admins.set(me.phone, me);
-        target.owner = user;
-        return this.mexResult(iq, data('xwa2_newsletter_change_owner', { id: target.jid }));
-      }
-      case Q.DEMOTE: {
-        if (!target) return this.mexResult(iq, notFound);
-        const user = this.userOf(variables.user_id);
-        if (!user) return this.mexResult(iq, { errors: [{ message: 'user not found', extensions: { error_code: 404 } }] });
-        // The owner removes admins; an admin may step down.
-        if (target.owner !== me && user !== me) return this.mexResult(iq, forbidden('not the owner'));
-        if (!target.admins.has(user.phone)) return this.mexResult(iq, { errors: [{ message: 'not an admin', extensions: { error_code: 404 } }] });
-        target.admins.delete(user.phone);
-        return this.mexResult(iq, data('xwa2_newsletter_demote', { id: target.jid }));
-      }
-      case Q.ADMIN_INVITE: {
-        if (!target) return this.mexResult(iq, notFound);
-        if (!this.isAdmin(target, me)) return this.mexResult(iq, forbidden('not an admin'));
-        const user = this.userOf(variables.user_id);
-        if (!user) return this.mexResult(iq, { errors: [{ message: 'user not found', extensions: { error_code: 404 } }] });
-        if (user === target.owner || target.admins.has(user.phone)) return this.mexResult(iq, badRequest('already an admin'));
-        const t = unixNow();
-        target.adminInvites.set(user.phone, { account: user, t });
-        return this.mexResult(iq, data('xwa2_newsletter_admin_invite_create', { id: user.lidJid, invite_expiration_time: String(t + 30 * 86_400) }));
-      }
-      case Q.ADMIN_INVITE_REVOKE: {
-        if (!target) return this.mexResult(iq, notFound);
-        if (!this.isAdmin(target, me)) return this.mexResult(iq, forbidden('not an admin'));
-        const user = this.userOf(variables.user_id);
-        if (!user || !target.adminInvites.delete(user.phone))
-          return this.mexResult(iq, { errors: [{ message: 'invite not found', extensions: { error_code: 404 } }] });
-        return this.mexResult(iq, data('xwa2_newsletter_admin_invite_revoke', { id: user.lidJid }));
-      }
-      case Q.ADMIN_INVITE_ACCEPT: {
-        if (!target) return this.mexResult(iq, notFound);
-        if (!target.adminInvites.delete(me.phone)) return this.mexResult(iq, { errors: [{ message: 'invite not found', extensions: { error_code: 404 } }] });
-        target.admins.set(me.phone, me);
-        if (!target.followers.has(me.phone)) target.followers.set(me.phone, { account: me, muted: false });
-        return this.mexResult(iq, data('xwa2_newsletter_admin_invite_accept', { id: target.jid }));
-      }
-      case Q.DIRECTORY_LIST:
-      case Q.DIRECTORY_SEARCH: {
-        const input = (variables.input ?? {}) as { search_text?: unknown; limit?: unknown; start_cursor?: unknown };
-        const text = typeof input.search_text === 'string' ? input.search_text.trim().toLowerCase() : '';
-        const limit = Math.min(Math.max(Number(input.limit) || 20, 1), 100);
-        const start = typeof input.start_cursor === 'string' ? Number(Buffer.from(input.start_cursor, 'base64').toString('utf-8').split(':')[1]) || 0 : 0;
-        const found = [...this.byJid.values()]
-          .filter((n) => !n.deleted && (!text || n.name.toLowerCase().includes(text) || n.description.toLowerCase().includes(text)))
-          .sort((a, b) => b.followers.size - a.followers.size || a.name.localeCompare(b.name));
-        const page = found.slice(start, start + limit);
-        const cursor = (at: number) => Buffer.from(`arrayconnection:${at}`, 'utf-8').toString('base64');
-        const path = queryId === Q.DIRECTORY_SEARCH ? 'xwa2_newsletters_directory_search' : 'xwa2_newsletters_directory_list';
-        return this.mexResult(
-          iq,
-          data(path, {
-            result: page.map((n) => this.metadata(n, me)),
-            page_info: {
-              hasNextPage: start + limit < found.length,
-              hasPreviousPage: start > 0,
-              startCursor: cursor(start),
-              endCursor: start + limit < found.length ? cursor(start + limit) : null,
-            },
-          }),
-        );
-      }
-      case Q.SUBSCRIBED: {
-        const mine = [...this.byJid.values()].filter((n) => !n.deleted && (n.owner === me || n.followers.has(me.phone)));
-        return this.mexResult(
-          iq,
-          data(
-            'xwa2_newsletter_subscribed',
-            mine.map((n) => this.metadata(n, me)),
-          ),
-        );
-      }
-      case Q.REACHOUT_TIMELOCK:
-        return this.mexResult(iq, data('xwa2_fetch_account_reachout_timelock', { is_active: false, time_enforcement_ends: '0', enforcement_type: 'DEFAULT' }));
-      case Q.MESSAGE_CAPPING_INFO:
-        return this.mexResult(iq, data('xwa2_message_capping_info', { quota: 1000, used: 0 }));
-      default:
-        return this.mexResult(iq, mexBadRequest());
-    }
-  }
-
-  /** The owner or one of the channel's admins. */
-  private isAdmin(newsletter: Newsletter, account: Account): boolean {
-    return newsletter.owner === account || newsletter.admins.has(account.phone);
-  }
-
-  /** A `user_id` of a mex query: a LID or phone-number JID. */
-  private userOf(value: unknown): Account | undefined {
-    return typeof value === 'string' && value.includes('@') ? this.ctx.registry.resolveUser(value) : undefined;
-  }
-
-  private mexResult(iq: BinaryNode, payload: Record<string, unknown>): BinaryNode {
-    return iqResult(iq, [node('result', {}, Buffer.from(JSON.stringify(payload), 'utf-8'))]);
   }
 
   // ---------------------------------------------------------------- newsletter iq
@@ -539,7 +352,13 @@ export class NewsletterStore implements NewsletterRouting {
     }
   }
 
-  private publish(newsletter: Newsletter, bytes: Buffer, type: string, id: string): NewsletterPost {
+  /** The owner or one of the channel's admins. */
+  isAdmin(newsletter: Newsletter, account: Account): boolean {
+    return newsletter.owner === account || newsletter.admins.has(account.phone);
+  }
+
+  /** A post by the channel: stored with the next server id and fanned out to the followers. */
+  publish(newsletter: Newsletter, bytes: Buffer, type: string, id: string): NewsletterPost {
     const post: NewsletterPost = { serverId: newsletter.nextServerId++, id, t: unixNow(), type, bytes, reactions: new Map(), views: 0 };
     newsletter.posts.push(post);
     this.fanOut(
@@ -572,134 +391,5 @@ export class NewsletterStore implements NewsletterRouting {
         edited: p.edited === true,
       })),
     };
-  }
-
-  routes(): RouteSpec[] {
-    const requireAccount = (phone: unknown): Account => {
-      const account = typeof phone === 'string' || typeof phone === 'number' ? this.ctx.registry.resolveUser(String(phone)) : undefined;
-      if (!account) throw new SimError(404, `no account ${String(phone)}`);
-      return account;
-    };
-    const requireNewsletter = (jid: string): Newsletter => {
-      const newsletter = this.get(jid);
-      if (!newsletter) throw new SimError(404, `no newsletter ${jid}`);
-      return newsletter;
-    };
-    return [
-      {
-        method: 'POST',
-        path: '/sim/newsletters',
-        handler: ({ body }) => {
-          if (typeof body.name !== 'string' || !body.name) throw new SimError(400, 'name is required');
-          const newsletter = this.create(requireAccount(body.owner), body.name, typeof body.description === 'string' ? body.description : '');
-          for (const phone of Array.isArray(body.followers) ? body.followers : []) {
-            const account = requireAccount(phone);
-            newsletter.followers.set(account.phone, { account, muted: false });
-          }
-          return this.info(newsletter);
-        },
-      },
-      { method: 'GET', path: '/sim/newsletters/{jid}', handler: ({ params }) => this.info(requireNewsletter(params.jid)) },
-      {
-        method: 'POST',
-        path: '/sim/newsletters/{jid}/posts',
-        handler: ({ params, body }) => {
-          const newsletter = requireNewsletter(params.jid);
-          let message: proto.IMessage;
-          if (body.message && typeof body.message === 'object') {
-            try {
-              message = proto.Message.fromObject(body.message as Record<string, unknown>);
-            } catch (err) {
-              throw new SimError(400, `invalid message: ${(err as Error).message}`);
-            }
-          } else if (typeof body.text === 'string') {
-            message = { conversation: body.text };
-          } else {
-            throw new SimError(400, 'text or message is required');
-          }
-          const post = this.publish(newsletter, Buffer.from(proto.Message.encode(message).finish()), stanzaTypeFor(message), generateMessageId());
-          return { id: post.id, serverId: post.serverId };
-        },
-      },
-      {
-        // A phone reacting to a post (`code` '' takes its reaction back): listings carry the counts per emoji.
-        method: 'POST',
-        path: '/sim/newsletters/{jid}/posts/{serverId}/reactions',
-        handler: ({ params, body }) => {
-          const newsletter = requireNewsletter(params.jid);
-          const post = newsletter.posts.find((entry) => String(entry.serverId) === params.serverId);
-          if (!post) throw new SimError(404, `no post ${params.serverId}`);
-          const account = requireAccount(body.phone);
-          if (typeof body.code !== 'string') throw new SimError(400, 'code must be a string');
-          for (const who of post.reactions.values()) who.delete(account.phone);
-          if (body.code) post.reactions.set(body.code, (post.reactions.get(body.code) ?? new Set<string>()).add(account.phone));
-          for (const [code, who] of [...post.reactions.entries()]) if (!who.size) post.reactions.delete(code);
-          return { serverId: post.serverId, reactions: Object.fromEntries([...post.reactions.entries()].map(([code, who]) => [code, who.size])) };
-        },
-      },
-      {
-        // The owner edits a post from its phone (`text` or `message`): followers get the edit (edit="3").
-        method: 'POST',
-        path: '/sim/newsletters/{jid}/posts/{serverId}/edit',
-        handler: ({ params, body }) => {
-          const newsletter = requireNewsletter(params.jid);
-          const post = newsletter.posts.find((entry) => String(entry.serverId) === params.serverId);
-          if (!post) throw new SimError(404, `no post ${params.serverId}`);
-          if (typeof body.text !== 'string' || !body.text) throw new SimError(400, 'text is required');
-          this.changePost(newsletter, post, '3', Buffer.from(proto.Message.encode({ conversation: body.text }).finish()));
-          return { serverId: post.serverId, id: post.id };
-        },
-      },
-      {
-        // The owner deletes a post from its phone: followers get the deletion (edit="8").
-        method: 'POST',
-        path: '/sim/newsletters/{jid}/posts/{serverId}/delete',
-        handler: ({ params }) => {
-          const newsletter = requireNewsletter(params.jid);
-          const post = newsletter.posts.find((entry) => String(entry.serverId) === params.serverId);
-          if (!post) throw new SimError(404, `no post ${params.serverId}`);
-          this.changePost(newsletter, post, '8', Buffer.alloc(0));
-          return { serverId: post.serverId, id: post.id };
-        },
-      },
-      {
-        // The owner (or `by`, an admin) invites a phone to become an admin, as /newsletter/admin/invite does.
-        method: 'POST',
-        path: '/sim/newsletters/{jid}/admin-invites',
-        handler: ({ params, body }) => {
-          const newsletter = requireNewsletter(params.jid);
-          const account = requireAccount(body.phone);
-          if (account === newsletter.owner || newsletter.admins.has(account.phone)) throw new SimError(409, `${account.phone} is already an admin`);
-          newsletter.adminInvites.set(account.phone, { account, t: unixNow() });
-          return this.info(newsletter);
-        },
-      },
-      {
-        // The invited phone accepts (from its own phone).
-        method: 'POST',
-        path: '/sim/newsletters/{jid}/admin-invites/accept',
-        handler: ({ params, body }) => {
-          const newsletter = requireNewsletter(params.jid);
-          const account = requireAccount(body.phone);
-          if (!newsletter.adminInvites.delete(account.phone)) throw new SimError(404, `${account.phone} has no admin invite`);
-          newsletter.admins.set(account.phone, account);
-          return this.info(newsletter);
-        },
-      },
-      {
-        // Followers' phones looking at a post: its `views_count` grows (channels count views, not viewers).
-        method: 'POST',
-        path: '/sim/newsletters/{jid}/posts/{serverId}/views',
-        handler: ({ params, body }) => {
-          const newsletter = requireNewsletter(params.jid);
-          const post = newsletter.posts.find((entry) => String(entry.serverId) === params.serverId);
-          if (!post) throw new SimError(404, `no post ${params.serverId}`);
-          const count = body.count === undefined ? 1 : Number(body.count);
-          if (!Number.isInteger(count) || count < 1 || count > 1_000_000) throw new SimError(400, 'count must be a whole number from 1 to 1000000');
-          post.views += count;
-          return { serverId: post.serverId, views: post.views };
-        },
-      },
-    ];
   }
 }

@@ -18,6 +18,7 @@ import type { GroupStore } from './groups';
 import type { IqHooks } from './iq-router';
 import type { Logger } from './logger';
 import type { MediaServer } from './media-server';
+import type { NewsletterMex } from './newsletter-mex';
 import type { NewsletterStore } from './newsletters';
 import type { BinaryNode } from './node-io';
 import { child, children, iqError, iqResult, node, S_WHATSAPP_NET, unixNow } from './node-io';
@@ -35,6 +36,7 @@ export interface IqHookDeps {
   readonly groups: GroupStore;
   readonly business: BusinessStore;
   readonly newsletters: NewsletterStore;
+  readonly newsletterMex: NewsletterMex;
   readonly options: ResolvedOptions;
   matchesDevice(filter: string, ref: DeviceRef): boolean;
   deliver(target: DeviceRef, stanza: BinaryNode, sender?: DeviceRef): void;
@@ -148,7 +150,7 @@ export class SimulatorIqHooks implements IqHooks {
     }
     const limits = this.sim.business.handleMex(sender, iq);
     if (limits) return limits;
-    return this.sim.newsletters.handleMex({ account: device.account, deviceId: device.deviceId }, iq);
+    return this.sim.newsletterMex.handle({ account: device.account, deviceId: device.deviceId }, iq);
   }
 
   handleNewsletterIq(device: LinkedDevice, iq: BinaryNode): BinaryNode {

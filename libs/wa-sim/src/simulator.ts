@@ -39,6 +39,7 @@ import { SendLimits } from './send-limits';
 import { CallCenter } from './calls';
 import { MediaServer } from './media-server';
 import { NewsletterStore } from './newsletters';
+import { NewsletterMex } from './newsletter-mex';
 import { PairingService } from './pairing-service';
 import type { ProvisionOptions } from './pairing-service';
 import { PhoneAgent } from './phone';
@@ -78,6 +79,8 @@ export class WaSimulator implements ConnectionHandler, SimContext {
   readonly media?: MediaServer;
   readonly calls: CallCenter;
   readonly newsletters: NewsletterStore;
+  /** The channel queries (`w:mex`) over the newsletter store. */
+  readonly newsletterMex: NewsletterMex;
   readonly business: BusinessStore;
   /** The reach-out timelock and the new-chat cap (faults `reachout-timelock`, `new-chat-cap`). */
   readonly sendLimits: SendLimits;
@@ -124,6 +127,7 @@ export class WaSimulator implements ConnectionHandler, SimContext {
     this.groups = new GroupStore(this);
     this.calls = new CallCenter(this);
     this.newsletters = new NewsletterStore(this);
+    this.newsletterMex = new NewsletterMex(this.newsletters, this);
     this.business = new BusinessStore(this);
     this.privacyTokens = new PrivacyTokens(this);
     this.sendLimits = new SendLimits(this, this.business);

@@ -185,13 +185,6 @@ export const SCHEMAS = {
       last_batch_at: { type: ['string', 'null'], format: 'date-time' } as SchemaObject,
     }),
   ),
-  /** `GET /proxy-managed/countries`: the countries the operator's managed proxies cover. */
-  ProxyManagedCountries: named('ProxyManagedCountries', object({ countries: list(object({ value: str(), label: str(), cities: int })) })),
-  /** `GET /proxy-managed/cities`: the cities of a country (of one state, matching a search) for `proxy_managed_city`. */
-  ProxyManagedCities: named(
-    'ProxyManagedCities',
-    object({ country: str(), state: str(), cities: list(object({ value: str(), label: str(), state: str(), state_label: str(), raw_city: str() })) }),
-  ),
   /** `GET|POST /instance/privacy`: who may see or do what. */
   Privacy: named(
     'Privacy',

@@ -2,7 +2,8 @@ import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { ApiQuery, ApiOperation } from '@nestjs/swagger';
 import { InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
+import { PROXY_MANAGED_CITIES_EXAMPLE, PROXY_MANAGED_COUNTRIES_EXAMPLE } from './dto/proxy-managed.examples';
+import { ProxyManagedCitiesResponse, ProxyManagedCountriesResponse } from './dto/proxy-managed.response';
 import { ProxyManagedService } from './proxy-managed.service';
 import { ApiArea } from '../openapi/api-areas';
 
@@ -14,12 +15,12 @@ export class ProxyManagedController {
   constructor(private readonly proxies: ProxyManagedService) {}
 
   @Get('countries')
-  @ApiReply(SCHEMAS.ProxyManagedCountries, { example: { countries: [{ value: 'br', label: 'Brasil', cities: 2 }] }, errors: ['invalid_token', 'internal'] })
+  @ApiReply(ProxyManagedCountriesResponse, { example: PROXY_MANAGED_COUNTRIES_EXAMPLE, errors: ['invalid_token', 'internal'] })
   @ApiOperation({
     summary: 'Managed proxy: list its countries',
     description: "The countries the operator's managed proxies cover, for `proxy_managed_country` of `/instance/connect`. Not in uazapiGO.",
   })
-  countries() {
+  countries(): ProxyManagedCountriesResponse {
     return this.proxies.countries();
   }
 
@@ -37,8 +38,8 @@ export class ProxyManagedController {
     schema: { type: 'string', pattern: '^[a-z0-9-]{1,16}$' },
   })
   @ApiQuery({ name: 'search', required: false, description: 'Part of the name or slug, accent- and case-blind', schema: { type: 'string', maxLength: 100 } })
-  @ApiReply(SCHEMAS.ProxyManagedCities, {
-    example: { country: 'br', state: 'sp', cities: [{ value: 'campinas', label: 'Campinas', state: 'sp', state_label: 'São Paulo', raw_city: 'Campinas' }] },
+  @ApiReply(ProxyManagedCitiesResponse, {
+    example: PROXY_MANAGED_CITIES_EXAMPLE,
     errors: ['invalid_request', 'invalid_token', 'internal'],
   })
   @ApiOperation({
@@ -46,7 +47,7 @@ export class ProxyManagedController {
     description:
       "The cities of one `country` (default `br`) the managed proxies cover, optionally of one `state` or matching `search`, for the `proxy_managed_country`, `proxy_managed_state` and `proxy_managed_city` fields of `/instance/connect`. Any instance's token (or the admin token) is accepted.",
   })
-  cities(@Query() query: Record<string, unknown>) {
+  cities(@Query() query: Record<string, unknown>): Promise<ProxyManagedCitiesResponse> {
     return this.proxies.cities(query);
   }
 }

@@ -7,6 +7,7 @@ import { GATEWAY_CONFIG } from '../runtime/tokens';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { ProxyManagedCitiesQuery } from './dto/proxy-managed.dto';
 import type { ManagedProxy } from '../runtime/managed-proxy-pools';
+import type { ProxyManagedCitiesResponse, ProxyManagedCity, ProxyManagedCountriesResponse } from './dto/proxy-managed.response';
 
 /** How long a proxy of the pool has to accept a TCP connection to count as working. */
 export const PROXY_PROBE_TIMEOUT_MS = 3_000;
@@ -63,7 +64,7 @@ export class ProxyManagedService {
     this.pools = config.managedProxies ?? [];
   }
 
-  countries() {
+  countries(): ProxyManagedCountriesResponse {
     const byCountry = new Map<string, Set<string>>();
     for (const proxy of this.pools) byCountry.set(proxy.country, (byCountry.get(proxy.country) ?? new Set()).add(`${proxy.state}/${proxy.city}`));
     return {
@@ -73,7 +74,7 @@ export class ProxyManagedService {
     };
   }
 
-  async cities(query: Record<string, unknown>) {
+  async cities(query: Record<string, unknown>): Promise<ProxyManagedCitiesResponse> {
     const dto = await validateBody(ProxyManagedCitiesQuery, query);
     const country = dto.country ?? 'br';
     const inCountry = this.pools.filter((proxy) => proxy.country === country);
@@ -81,7 +82,7 @@ export class ProxyManagedService {
     if (dto.state && !inCountry.some((proxy) => proxy.state === dto.state))
       throw ApiError.badRequest(`state: no managed proxies in "${dto.state}" of "${country}"`);
     const search = folded(dto.search?.trim() ?? '');
-    const seen = new Map<string, { value: string; label: string; state: string; state_label: string; raw_city: string }>();
+    const seen = new Map<string, ProxyManagedCity>();
     for (const proxy of inCountry) {
       if (dto.state && proxy.state !== dto.state) continue;
       if (search && !folded(proxy.label).includes(search) && !proxy.city.includes(search)) continue;

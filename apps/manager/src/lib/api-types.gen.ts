@@ -3611,26 +3611,17 @@ export interface components {
             /** @description Replay to this webhook only (else to every enabled webhook and sink of the instance that takes the events) */
             webhookId?: string;
         };
-        /** @description The new admin token; the old one no longer works */
         AdminTokenRotated: {
-            /** @description The new admin token: send it as the `admintoken` header from now on */
-            admin_token: string;
-            /** @description A license sync was started (always false: this gateway has no license server) */
-            license_sync_triggered: boolean;
-            /** @description The license was synced (always false: this gateway has no license server) */
-            license_synced: boolean;
-            /**
-             * @description What was done, in words
-             * @enum {string}
-             */
-            message: "Admin token rotated successfully";
-            /** @description Always true: the token was rotated */
-            success: boolean;
+            admin_token?: string;
+            license_sync_triggered?: boolean;
+            license_synced?: boolean;
+            message?: string;
+            success?: boolean;
             /**
              * Format: int64
-             * @description When the token was rotated (Unix time in milliseconds)
+             * @description Unix time in milliseconds
              */
-            timestamp: number;
+            timestamp?: number;
         };
         /**
          * @example {
@@ -3749,57 +3740,41 @@ export interface components {
              */
             response: "Async queue status";
         };
-        /** @description An admin or configuration change, as the audit log recorded it */
-        AuditEntry: {
-            /** @description What kind of change (`instance.create`, `webhook.configure`, `admin.token.rotate`…) */
-            action: string;
-            /** @description Which token: the instance id for an instance token, `admin` for the admin token (never the token itself) */
-            actor: string;
-            /** @description The client's IP address */
-            address: string;
-            /**
-             * Format: date-time
-             * @description When the change was answered
-             */
-            at: string;
-            /** @description The request fields; tokens, passwords, API keys and URL credentials masked (`[masked]`) */
-            changes: {
-                [key: string]: unknown;
-            };
-            /**
-             * @description The entry id; entries are numbered in the order they were recorded
-             * @example 1842
-             */
-            id: string;
-            /** @description The instance the change is about; null for a global change (global webhook or sink, restart, admin token) */
-            instance_id: string | null;
-            /**
-             * @description The HTTP method of the change
-             * @enum {string}
-             */
-            method: "POST" | "PUT" | "DELETE";
-            /** @description The route, as its pattern (`/webhook`, `/instance/proxy`) */
-            route: string;
-            /** @description The answer's HTTP status (4xx for a refused change) */
-            status: number;
-        };
-        /** @description A page of the audit log, newest first */
         AuditPage: {
-            /** @description The entries of this page, newest first */
-            entries: components["schemas"]["AuditEntry"][];
+            entries: {
+                /** @description What kind of change (`instance.create`, `webhook.configure`, `admin.token.rotate`…) */
+                action: string;
+                /** @description Which token: the instance id for an instance token, `admin` for the admin token (never the token itself) */
+                actor: string;
+                /** @description The client's IP address */
+                address: string;
+                /**
+                 * Format: date-time
+                 * @description When the change was answered
+                 */
+                at: string;
+                /** @description The request fields; tokens, passwords, API keys and URL credentials masked (`[masked]`) */
+                changes: {
+                    [key: string]: unknown;
+                };
+                /** @description The entry id; entries are numbered in the order they were recorded */
+                id: string;
+                /** @description The instance the change is about; null for a global change (global webhook or sink, restart, admin token) */
+                instance_id: string | null;
+                /** @enum {string} */
+                method: "POST" | "PUT" | "DELETE";
+                /** @description The route, as its pattern (`/webhook`, `/instance/proxy`) */
+                route: string;
+                /** @description The answer's HTTP status (4xx for a refused change) */
+                status: number;
+            }[];
             /** @description Pass as `cursor` for the next, older page; null on the last page */
             next_cursor: string | null;
-            /** @description Where the page sits */
-            pagination: components["schemas"]["AuditPagination"];
-        };
-        /** @description Where a page of the audit log sits */
-        AuditPagination: {
-            /** @description The most entries a page holds */
-            limit: number;
-            /** @description How many matching entries come before this page */
-            offset: number;
-            /** @description How many entries match the filters, in all pages */
-            totalRecords: number;
+            pagination: {
+                limit: number;
+                offset: number;
+                totalRecords: number;
+            };
         };
         BlockDto: {
             /** @description Block (true) or unblock (false) */
@@ -6026,23 +6001,9 @@ export interface components {
             /** @description Always true: the request was taken */
             success: boolean;
         };
-        /** @description The process answers, with its version */
         Liveness: {
-            /**
-             * @description The git commit it was built from (`unknown` when not known)
-             * @example 7ca3580f1e2d
-             */
-            commit: string;
-            /**
-             * @description Always `ok`: the process answers
-             * @enum {string}
-             */
+            /** @enum {string} */
             status: "ok";
-            /**
-             * @description The gateway's package version
-             * @example 0.1.0
-             */
-            version: string;
         };
         /** @description One result per message marked read */
         MarkRead: {
@@ -6836,7 +6797,6 @@ export interface components {
              */
             value: string;
         };
-        /** @description A quick reply: a canned answer a front end offers, stored per instance */
         QuickReply: {
             /** @description Reserved for automated support; empty by default */
             aiDescription: string;
@@ -6845,40 +6805,26 @@ export interface components {
              * @description As createdAt
              */
             created: string;
-            /**
-             * Format: date-time
-             * @description When the reply was created
-             */
+            /** Format: date-time */
             createdAt: string;
-            /** @description A document's file name ("" otherwise) */
             docName: string;
-            /** @description media: as message.file ("" otherwise) */
+            /** @description media: as message.file */
             file: string;
-            /**
-             * @description The quick reply's id
-             * @example rb9da9c03637452
-             */
             id: string;
             /** @description The body of the kind's send endpoint without `number` and the send-control fields */
-            message?: {
+            message: {
                 /** @description media: the URL as sent, or where /files serves a stored base64 upload */
                 file?: string;
-                /**
-                 * @description The message's kind
-                 * @enum {string}
-                 */
+                /** @enum {string} */
                 kind: "text" | "media" | "contact" | "location" | "menu" | "pix";
             } & {
                 [key: string]: unknown;
             };
             /** @description Also in the WhatsApp Business app (text only): synced from the phone, or created there by the API with onWhatsApp: true (no id); edits and deletions here follow it there */
             onWhatsApp: boolean;
-            /** @description The instance's phone number ('' before it is paired) */
+            /** @description The instance's phone number */
             owner: string;
-            /**
-             * @description The shortcut that finds the reply
-             * @example saudacao1
-             */
+            /** @description The shortcut that finds the reply */
             shortCut: string;
             /** @description The text, or a media message's caption ('' for the kinds without one) */
             text: string;
@@ -6889,10 +6835,7 @@ export interface components {
              * @description As updatedAt
              */
             updated: string;
-            /**
-             * Format: date-time
-             * @description When the reply last changed
-             */
+            /** Format: date-time */
             updatedAt: string;
         };
         /**
@@ -7039,16 +6982,9 @@ export interface components {
              */
             type?: "text" | "audio" | "myaudio" | "ptt" | "document" | "video" | "image";
         };
-        /** @description What was done, the reply created or updated, and all of the instance's replies */
         QuickReplyEdited: {
-            /**
-             * @description What was done, in words
-             * @enum {string}
-             */
-            message: "Quick reply created" | "Quick reply updated" | "Quick reply deleted";
-            /** @description All of the instance's replies, oldest first */
+            message: string;
             quickReplies: components["schemas"]["QuickReply"][];
-            /** @description The reply created or updated (absent after a deletion) */
             quickReply?: components["schemas"]["QuickReply"];
         };
         RabbitMqSinkDto: {
@@ -7087,26 +7023,16 @@ export interface components {
             /** @description The emoji; an empty string removes the reaction */
             text: string;
         };
-        /** @description Whether the gateway takes requests, check by check */
         Readiness: {
-            /** @description Each check by name: `ok`, or why it failed; a stopping gateway answers `shutdown` instead */
             checks: {
-                /**
-                 * @description The bus lives in this process: nothing to check
-                 * @enum {string}
-                 */
+                /** @enum {string} */
                 bus?: "in-process";
-                /** @description NATS answers (`ok`) or why not (absent with the in-process bus) */
                 nats?: string;
-                /** @description Postgres answers (`ok`) or why not (`failed: <reason>`) */
                 postgres?: string;
             } & {
                 [key: string]: string;
             };
-            /**
-             * @description `ok` when every check passed (200), else `unavailable` (503)
-             * @enum {string}
-             */
+            /** @enum {string} */
             status: "ok" | "unavailable";
         };
         RefreshLabelsDto: {
@@ -7145,13 +7071,8 @@ export interface components {
              */
             response: string;
         };
-        /** @description Every session reconnects from its stored credentials */
         RestartScheduled: {
-            /**
-             * @description What was done, in words
-             * @enum {string}
-             */
-            message: "Restart scheduled: every session reconnects gracefully from its stored credentials";
+            message?: string;
         };
         SendCarouselDto: {
             /** @description Queue the send and answer at once (status `Queued`) instead of waiting for WhatsApp; the queue paces messages by the instance's delay settings */
@@ -8631,7 +8552,7 @@ export interface operations {
                      *       "admin_token": "9f2c4e6a8b0d1f3a5c7e9b1d3f5a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a",
                      *       "license_sync_triggered": false,
                      *       "license_synced": false,
-                     *       "timestamp": 1767268800000
+                     *       "timestamp": "2026-01-01T12:00:00.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["AdminTokenRotated"];

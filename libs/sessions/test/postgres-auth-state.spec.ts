@@ -1,7 +1,7 @@
 import { AuthStateRepository, FencedOutError, InstanceRepository, LeaseRepository, type Lease } from '@gw/persistence';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import pino from 'pino';
-import { PostgresAuthState } from '../src/auth-state/postgres-auth-state';
+import { AuthStateWriteError, PostgresAuthState } from '../src/auth-state/postgres-auth-state';
 import { proto } from '../src/baileys';
 
 describe(PostgresAuthState.name, () => {
@@ -155,12 +155,12 @@ describe(PostgresAuthState.name, () => {
       expect(onFenced).toHaveBeenCalledTimes(1);
     });
 
-    it('should drop writes silently once closed', async () => {
+    it('should refuse writes once closed, writing nothing (never resolved as if stored: issue #39)', async () => {
       const lease = await leaseFor('i-closed');
       const sut = PostgresAuthState.fresh(optionsFor(lease));
       await sut.persist();
       sut.close();
-      await sut.state.keys.set({ session: { late: Uint8Array.from([1]) } });
+      await expect(sut.state.keys.set({ session: { late: Uint8Array.from([1]) } })).rejects.toBeInstanceOf(AuthStateWriteError);
       expect(await repository.readKeys('i-closed', 'session', ['late'])).toEqual(new Map());
     });
   });

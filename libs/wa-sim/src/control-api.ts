@@ -7,6 +7,7 @@ import { BufferJSON } from './baileys';
 import { SimError } from './errors';
 import { parseFaultRequest } from './faults';
 import type { Handler } from './route-spec';
+import { groupRoutes } from './groups-routes';
 import { newsletterRoutes } from './newsletter-routes';
 import type { WaSimulator } from './simulator';
 import type { SendMediaInput } from './simulator-api-types';
@@ -218,7 +219,7 @@ export function buildRoutes(sim: WaSimulator): Route[] {
       await sim.restart(Number(body.downMs ?? 0) || 0);
       return { ok: true };
     }),
-    ...sim.groups.routes().map((r) => compile(r.method, r.path, r.handler)),
+    ...groupRoutes(sim.groups, sim).map((r) => compile(r.method, r.path, r.handler)),
     ...newsletterRoutes(sim.newsletters, sim).map((r) => compile(r.method, r.path, r.handler)),
     ...sim.business.routes().map((r) => compile(r.method, r.path, r.handler)),
     ...sim.calls.routes().map((r) => compile(r.method, r.path, r.handler)),

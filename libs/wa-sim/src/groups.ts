@@ -1,13 +1,13 @@
 // Groups (w:g2 queries, w:gp2 notifications, sender-key fan-out) and presence/chatstate.
 // Groups default to LID addressing like current WhatsApp: participants are LIDs carrying
-// phone_number, message authors are device LIDs with participant_pn.
+// phone_number, message authors are device LIDs with participant_pn. The control API's group routes
+// are groups-routes.ts.
 import { randomBytes, randomInt } from 'crypto';
 import { jidDecode, proto } from './baileys';
-import { deviceJid, deviceRefKey, digitsOnly, userJid } from './accounts';
+import { deviceJid, deviceRefKey, userJid } from './accounts';
 import type { Account, DeviceRef } from './accounts';
 import type { GroupRouting, GroupSendingPhone, SimContext } from './context';
 import { nextServerId } from './connection';
-import type { RouteSpec } from './route-spec';
 import { SimError } from './errors';
 import type { BinaryNode } from './node-io';
 import { child, childBytes, children, contentString, iqError, iqResult, node, unixNow } from './node-io';
@@ -113,6 +113,16 @@ export class GroupStore implements GroupRouting {
 
   constructor(private readonly ctx: SimContext) {}
 
+  /** How often a group was read (`query`) or an account listed its groups (`participating:<phone>`). */
+  readCount(key: string): number {
+    return this.reads.get(key) ?? 0;
+  }
+
+  /** The chat states addressed to an account (directly or to one of its groups), oldest first. */
+  chatstatesOf(phone: string): Array<{ from: string; chat: string; state: string; media?: string; t: number }> {
+    return this.chatstatesSeen.get(phone) ?? [];
+  }
+
   stop(): void {
     this.subscribers.clear();
   }
@@ -181,7 +191,8 @@ export class GroupStore implements GroupRouting {
 
   // ---------------------------------------------------------------- helpers
 
-  private memberJid(group: Group, account: Account): string {
+  /** The JID a group shows a member by (LID or PN, the group's addressing mode). */
+  memberJid(group: Group, account: Account): string {
     return userJid(account, group.addressingMode);
   }
 
@@ -253,7 +264,7 @@ export class GroupStore implements GroupRouting {
   }
 
   /** w:gp2 notification to all member devices (and extra accounts, e.g. removed ones). */
-  private notify(group: Group, actor: Account, content: BinaryNode, extra: Account[] = [], except?: DeviceRef, adminsOnly = false): void {
+  notify(group: Group, actor: Account, content: BinaryNode, extra: Account[] = [], except?: DeviceRef, adminsOnly = false): void {
     const attrs: Record<string, string | undefined> = {
       from: group.jid,
       type: 'w:gp2',
@@ -335,7 +346,7 @@ export class GroupStore implements GroupRouting {
     return group;
   }
 
-  private changeParticipants(group: Group, actor: Account, action: 'add' | 'remove' | 'promote' | 'demote', targets: string[]): BinaryNode[] {
+  changeParticipants(group: Group, actor: Account, action: 'add' | 'remove' | 'promote' | 'demote', targets: string[]): BinaryNode[] {
     const results: BinaryNode[] = [];
     const changed: Account[] = [];
     for (const jid of targets) {
@@ -404,7 +415,7 @@ export class GroupStore implements GroupRouting {
   }
 
   /** A request withdrawn by its author or rejected by an admin (`actor`): the admins are told (`revoked_membership_requests`). */
-  private dropRequest(group: Group, account: Account, actor: Account): boolean {
+  dropRequest(group: Group, account: Account, actor: Account): boolean {
     if (!group.pendingRequests.delete(account.phone)) return false;
     this.notify(group, actor, node('revoked_membership_requests', {}, [this.participantNode(group, account, null)]), [], undefined, true);
     return true;
@@ -876,198 +887,7 @@ export class GroupStore implements GroupRouting {
     if (seen.length > 500) seen.shift();
     this.chatstatesSeen.set(account.phone, seen);
   }
-
-  // ---------------------------------------------------------------- control routes
-
-  routes(): RouteSpec[] {
-    const requireGroup = (jid: string): Group => {
-      const group = this.get(jid);
-      if (!group) throw new SimError(404, `no group ${jid}`);
-      return group;
-    };
-    const requireAccount = (phone: unknown): Account => {
-      const account = typeof phone === 'string' || typeof phone === 'number' ? this.ctx.registry.resolveUser(String(phone)) : undefined;
-      if (!account) throw new SimError(404, `no account ${String(phone)}`);
-      return account;
-    };
-    const accountsFrom = (value: unknown): Account[] => {
-      if (!Array.isArray(value)) throw new SimError(400, 'participants must be an array');
-      return value.map((v) => requireAccount(typeof v === 'string' && v.includes('@') ? v : digitsOnly(String(v))));
-    };
-    return [
-      {
-        method: 'POST',
-        path: '/sim/groups',
-        handler: ({ body }) => {
-          const creator = requireAccount(body.creator);
-          const subject = typeof body.subject === 'string' ? body.subject : 'Sim group';
-          const mode = body.addressingMode === 'pn' ? 'pn' : 'lid';
-          if (body.community === true) {
-            // A community the creator runs: its parent group and its announcements group.
-            const community = this.create(creator, subject, accountsFrom(body.participants ?? []), {
-              addressingMode: mode,
-              parent: { defaultMembershipApprovalMode: 'request_required' },
-            });
-            this.create(creator, subject, accountsFrom(body.participants ?? []), {
-              addressingMode: mode,
-              linkedParent: community.jid,
-              defaultSubGroup: true,
-              announce: true,
-            });
-            return this.info(community);
-          }
-          return this.info(this.create(creator, subject, accountsFrom(body.participants ?? []), { addressingMode: mode }));
-        },
-      },
-      { method: 'GET', path: '/sim/groups/{jid}', handler: ({ params }) => this.info(requireGroup(params.jid)) },
-      {
-        // A member (`actor`) sets the group's picture from its phone (`image`: base64 of a JPEG; a tiny one when absent) or removes it (`remove: true`).
-        method: 'POST',
-        path: '/sim/groups/{jid}/picture',
-        handler: ({ params, body }) => {
-          const group = requireGroup(params.jid);
-          const actor = requireAccount(body.actor ?? group.creator.phone);
-          if (!group.members.has(actor.phone)) throw new SimError(403, `${actor.phone} is not in ${group.jid}`);
-          const bytes = body.remove === true ? undefined : Buffer.from(typeof body.image === 'string' ? body.image : TINY_JPEG, 'base64');
-          if (bytes && (bytes[0] !== 0xff || bytes[1] !== 0xd8)) throw new SimError(400, 'image must be a JPEG');
-          this.setPicture(group, actor, bytes);
-          return this.info(group);
-        },
-      },
-      {
-        // The picture WhatsApp keeps for the group: its size and format, read from the JPEG.
-        method: 'GET',
-        path: '/sim/groups/{jid}/picture',
-        handler: ({ params }) => {
-          const picture = requireGroup(params.jid).picture;
-          if (!picture) throw new SimError(404, `${params.jid} has no picture`);
-          return jpegSize(picture.bytes);
-        },
-      },
-      {
-        method: 'POST',
-        path: '/sim/groups/{jid}/participants',
-        handler: ({ params, body }) => {
-          const group = requireGroup(params.jid);
-          const actor = requireAccount(body.actor ?? group.creator.phone);
-          const action = body.action;
-          if (action !== 'add' && action !== 'remove' && action !== 'promote' && action !== 'demote')
-            throw new SimError(400, 'action must be add|remove|promote|demote');
-          const results = this.changeParticipants(
-            group,
-            actor,
-            action,
-            accountsFrom(body.participants).map((a) => a.jid),
-          );
-          return { results: results.map((r) => ({ jid: r.attrs.jid, status: r.attrs.error ?? '200' })), group: this.info(group) };
-        },
-      },
-      {
-        method: 'POST',
-        path: '/sim/groups/{jid}/join-requests',
-        handler: ({ params, body }) => {
-          const group = requireGroup(params.jid);
-          const account = requireAccount(body.phone);
-          if (body.cancel === true) {
-            if (!this.dropRequest(group, account, account)) throw new SimError(404, `${account.phone} has no join request in ${group.jid}`);
-            return this.info(group);
-          }
-          if (!group.joinApproval) throw new SimError(409, `${group.jid} does not require approval to join: use its invite link`);
-          if (group.members.has(account.phone)) throw new SimError(409, `${account.phone} is already in ${group.jid}`);
-          this.requestJoin(group, account, typeof body.method === 'string' ? body.method : 'invite_link');
-          return this.info(group);
-        },
-      },
-      {
-        method: 'POST',
-        path: '/sim/groups/{jid}/subject',
-        handler: ({ params, body }) => {
-          const group = requireGroup(params.jid);
-          const actor = requireAccount(body.actor ?? group.creator.phone);
-          if (typeof body.subject !== 'string') throw new SimError(400, 'subject is required');
-          group.subject = body.subject;
-          group.subjectOwner = actor;
-          group.subjectTime = unixNow();
-          this.notify(group, actor, node('subject', { subject: group.subject, s_t: String(group.subjectTime), s_o: this.memberJid(group, actor) }));
-          return this.info(group);
-        },
-      },
-      {
-        // How often the account's devices listed their groups (the `participating` query).
-        method: 'GET',
-        path: '/sim/accounts/{phone}/group-reads',
-        handler: ({ params }) => ({ participating: this.reads.get(`participating:${requireAccount(params.phone).phone}`) ?? 0 }),
-      },
-      {
-        method: 'GET',
-        path: '/sim/accounts/{phone}/chatstates',
-        handler: ({ params }) => ({ chatstates: this.chatstatesSeen.get(requireAccount(params.phone).phone) ?? [] }),
-      },
-      {
-        method: 'POST',
-        path: '/sim/groups/{jid}/settings',
-        handler: ({ params, body }) => {
-          const group = requireGroup(params.jid);
-          const actor = requireAccount(body.actor ?? group.creator.phone);
-          if (body.locked !== undefined && typeof body.locked !== 'boolean') throw new SimError(400, 'locked must be a boolean');
-          if (body.announce !== undefined && typeof body.announce !== 'boolean') throw new SimError(400, 'announce must be a boolean');
-          if (typeof body.locked === 'boolean' && body.locked !== group.locked) {
-            group.locked = body.locked;
-            this.notify(group, actor, node(group.locked ? 'locked' : 'unlocked', {}));
-          }
-          if (typeof body.announce === 'boolean' && body.announce !== group.announce) {
-            group.announce = body.announce;
-            this.notify(group, actor, node(group.announce ? 'announcement' : 'not_announcement', {}));
-          }
-          if (body.ephemeral !== undefined) {
-            const seconds = Number(body.ephemeral);
-            if (![0, 86_400, 604_800, 7_776_000].includes(seconds)) throw new SimError(400, 'ephemeral must be 0, 86400, 604800 or 7776000');
-            if (seconds !== group.ephemeral) {
-              group.ephemeral = seconds;
-              this.notify(group, actor, seconds ? node('ephemeral', { expiration: String(seconds) }) : node('not_ephemeral', {}));
-            }
-          }
-          if (body.memberAddMode !== undefined) {
-            if (body.memberAddMode !== 'admin_add' && body.memberAddMode !== 'all_member_add')
-              throw new SimError(400, 'memberAddMode must be admin_add or all_member_add');
-            if (body.memberAddMode !== group.memberAddMode) {
-              group.memberAddMode = body.memberAddMode;
-              this.notify(group, actor, node('member_add_mode', {}, group.memberAddMode));
-            }
-          }
-          if (body.joinApproval !== undefined && typeof body.joinApproval !== 'boolean') throw new SimError(400, 'joinApproval must be a boolean');
-          if (typeof body.joinApproval === 'boolean' && body.joinApproval !== group.joinApproval) {
-            group.joinApproval = body.joinApproval;
-            this.notify(group, actor, node('membership_approval_mode', {}, [node('group_join', { state: group.joinApproval ? 'on' : 'off' })]));
-          }
-          return this.info(group);
-        },
-      },
-      {
-        method: 'POST',
-        path: '/sim/accounts/{phone}/presence',
-        handler: ({ params, body }) => {
-          const account = requireAccount(params.phone);
-          const type = body.type;
-          if (type === 'available' || type === 'unavailable') {
-            this.setPresence(account, type);
-          } else if (type === 'composing' || type === 'recording' || type === 'paused') {
-            if (typeof body.to !== 'string') throw new SimError(400, 'to is required for chatstates');
-            const to = body.to.includes('@') ? body.to : `${digitsOnly(body.to)}@s.whatsapp.net`;
-            this.forwardChatstate(account, to, type === 'recording' ? node('composing', { media: 'audio' }) : node(type, {}));
-          } else {
-            throw new SimError(400, 'type must be available|unavailable|composing|recording|paused');
-          }
-          return { ok: true };
-        },
-      },
-    ];
-  }
 }
-
-/** A 1×1 JPEG. */
-const TINY_JPEG =
-  '/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP//////////////////////////////////////////////////////////////////////////////////////wgALCAABAAEBAREA/8QAFBABAAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA=';
 
 /** Width and height of a baseline or progressive JPEG (its SOF segment); `format` unknown when it is no JPEG. */
 export function jpegSize(bytes: Buffer): { width: number; height: number; format: string } {

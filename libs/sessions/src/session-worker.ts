@@ -36,6 +36,11 @@ import { ReconnectPacer } from './session/reconnect-pacer';
 
 /** A drain waits this long at most for the ops in flight (a sync send waits up to its own timeout). */
 const DRAIN_IN_FLIGHT_MS = 15_000;
+/**
+ * Once the sessions ended, the ops still running (past that wait) are awaited this long at most for their
+ * answers: without a socket they end quickly, and the process' 25 s shutdown deadline still has the bus to close.
+ */
+const DRAIN_LAST_ANSWERS_MS = 5_000;
 
 /** A reconnect's slot in the HandshakeGate is given back after this long at most (Baileys' own connect timeout is 20 s). */
 const HANDSHAKE_HOLD_MS = 30_000;
@@ -242,7 +247,7 @@ export class SessionWorker {
     await this.manager.shutdownAll();
     await this.keeper.shutdown();
     // Every request taken is answered before the caller closes the bus (a late one: No session, tried again by the gateway).
-    await this.rpc.close(DRAIN_IN_FLIGHT_MS);
+    await this.rpc.close(DRAIN_LAST_ANSWERS_MS);
     this.logger.info({ drainMs: Date.now() - started }, 'session worker drained');
     await this.media.close();
     metrics().dropSources(this.metricsSources);

@@ -1,7 +1,8 @@
 import { Controller, Get, HttpStatus, Res } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
+import { LIVENESS_EXAMPLE, READINESS_EXAMPLE } from './dto/health.examples';
+import { LivenessResponse, ReadinessResponse } from './dto/health.response';
 import { HealthService } from './health.service';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
@@ -13,21 +14,23 @@ export class HealthController {
 
   /** Liveness: the process answers, with its version (package version and git commit). */
   @Get('health')
-  @ApiReply(SCHEMAS.Liveness, { example: { status: 'ok', version: '0.1.0', commit: '7ca3580f1e2d' }, errors: [] })
+  @ApiReply(LivenessResponse, { example: LIVENESS_EXAMPLE, errors: [] })
   @ApiOperation({ summary: 'Liveness', description: 'Answers as soon as the process runs, with its version (package version and git commit). No token.' })
-  health() {
+  health(): LivenessResponse {
     return this.service.liveness();
   }
 
   /** Readiness: Postgres, and NATS unless the bus is the in-process one (503 when a check fails). */
   @Get('ready')
-  @ApiReply(SCHEMAS.Readiness, {
+  @ApiReply(ReadinessResponse, {
     description: 'Ready (503 with the same shape, naming the failed check, when not)',
-    example: { status: 'ok', checks: { postgres: 'ok', bus: 'in-process' } },
+    example: READINESS_EXAMPLE,
     errors: [],
   })
   @ApiOperation({ summary: 'Readiness', description: 'Checks Postgres and, unless the bus is the in-process one, NATS; 503 when a check fails. No token.' })
-  ready(@Res() reply: FastifyReply) {
-    return this.service.readiness().then((report) => reply.status(report.status === 'ok' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE).send(report));
+  async ready(@Res({ passthrough: true }) reply: FastifyReply): Promise<ReadinessResponse> {
+    const report = await this.service.readiness();
+    void reply.status(report.status === 'ok' ? HttpStatus.OK : HttpStatus.SERVICE_UNAVAILABLE);
+    return report;
   }
 }

@@ -1,14 +1,15 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Bus, InProcessBus } from '@gw/bus';
-import { checkReadiness, type HealthReport, livenessReport } from '@gw/platform';
+import { checkReadiness, livenessReport } from '@gw/platform';
 import { HealthRepository } from '@gw/persistence';
 import { BUS } from '../runtime/tokens';
+import type { LivenessResponse, ReadinessResponse } from './dto/health.response';
 
 /** What the in-process bus is reported as: nothing to reach, it lives in this process. */
 export const IN_PROCESS_BUS = 'in-process';
 
 /** The readiness report of a gateway that is stopping: it finishes what it has, takes nothing new. */
-export const DRAINING: HealthReport = { status: 'unavailable', checks: { shutdown: 'draining: finishing the requests in flight' } };
+export const DRAINING: ReadinessResponse = { status: 'unavailable', checks: { shutdown: 'draining: finishing the requests in flight' } };
 
 @Injectable()
 export class HealthService {
@@ -25,7 +26,7 @@ export class HealthService {
   }
 
   /** Liveness: the process answers, and which build it runs. */
-  liveness() {
+  liveness(): LivenessResponse {
     return livenessReport();
   }
 
@@ -34,7 +35,7 @@ export class HealthService {
    * embedded default's bus is in this process: there is no server to ping, and `/ready` says so
    * (`bus: in-process`) instead of claiming NATS was checked.
    */
-  async readiness(): Promise<HealthReport> {
+  async readiness(): Promise<ReadinessResponse> {
     if (this.draining) return DRAINING;
     const postgres = () => this.database.ping();
     if (this.bus instanceof InProcessBus) {

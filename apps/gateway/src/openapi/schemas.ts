@@ -407,20 +407,6 @@ export const SCHEMAS = {
     'ChatNotesEdited',
     object({ response: str(), chat: ref('Chat'), wa_notes: str(), source: str({ enum: ['api'] }) }, ['response', 'chat', 'wa_notes', 'source']),
   ),
-  Liveness: named('Liveness', { type: 'object', required: ['status'], properties: { status: str({ enum: ['ok'] }) } }),
-  /** `GET /ready`: each check by name, `ok` or why it failed; the in-process bus is named as such (`bus: in-process`), not checked. */
-  Readiness: named('Readiness', {
-    type: 'object',
-    required: ['status', 'checks'],
-    properties: {
-      status: str({ enum: ['ok', 'unavailable'] }),
-      checks: {
-        type: 'object',
-        properties: { postgres: str(), nats: str(), bus: str({ enum: ['in-process'] }) },
-        additionalProperties: str(),
-      },
-    },
-  }),
   /** A stored quick reply (`/quickreply/*`, `GET /quick-replies/{id}`): `message` is its kind and the body of that kind's send endpoint. */
   QuickReply: named(
     'QuickReply',

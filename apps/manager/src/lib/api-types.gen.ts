@@ -6001,9 +6001,23 @@ export interface components {
             /** @description Always true: the request was taken */
             success: boolean;
         };
+        /** @description The process answers, with its version */
         Liveness: {
-            /** @enum {string} */
+            /**
+             * @description The git commit it was built from (`unknown` when not known)
+             * @example 7ca3580f1e2d
+             */
+            commit: string;
+            /**
+             * @description Always `ok`: the process answers
+             * @enum {string}
+             */
             status: "ok";
+            /**
+             * @description The gateway's package version
+             * @example 0.1.0
+             */
+            version: string;
         };
         /** @description One result per message marked read */
         MarkRead: {
@@ -7023,16 +7037,26 @@ export interface components {
             /** @description The emoji; an empty string removes the reaction */
             text: string;
         };
+        /** @description Whether the gateway takes requests, check by check */
         Readiness: {
+            /** @description Each check by name: `ok`, or why it failed; a stopping gateway answers `shutdown` instead */
             checks: {
-                /** @enum {string} */
+                /**
+                 * @description The bus lives in this process: nothing to check
+                 * @enum {string}
+                 */
                 bus?: "in-process";
+                /** @description NATS answers (`ok`) or why not (absent with the in-process bus) */
                 nats?: string;
+                /** @description Postgres answers (`ok`) or why not (`failed: <reason>`) */
                 postgres?: string;
             } & {
                 [key: string]: string;
             };
-            /** @enum {string} */
+            /**
+             * @description `ok` when every check passed (200), else `unavailable` (503)
+             * @enum {string}
+             */
             status: "ok" | "unavailable";
         };
         RefreshLabelsDto: {

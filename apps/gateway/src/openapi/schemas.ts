@@ -407,48 +407,6 @@ export const SCHEMAS = {
     'ChatNotesEdited',
     object({ response: str(), chat: ref('Chat'), wa_notes: str(), source: str({ enum: ['api'] }) }, ['response', 'chat', 'wa_notes', 'source']),
   ),
-  /** A stored quick reply (`/quickreply/*`, `GET /quick-replies/{id}`): `message` is its kind and the body of that kind's send endpoint. */
-  QuickReply: named(
-    'QuickReply',
-    object(
-      {
-        id: str(),
-        shortCut: str({ description: 'The shortcut that finds the reply' }),
-        aiDescription: str({ description: 'Reserved for automated support; empty by default' }),
-        onWhatsApp: {
-          type: 'boolean',
-          description:
-            'Also in the WhatsApp Business app (text only): synced from the phone, or created there by the API with onWhatsApp: true (no id); edits and deletions here follow it there',
-        },
-        message: {
-          type: 'object',
-          required: ['kind'],
-          properties: {
-            kind: str({ enum: ['text', 'media', 'contact', 'location', 'menu', 'pix'] }),
-            file: str({ description: 'media: the URL as sent, or where /files serves a stored base64 upload' }),
-          },
-          additionalProperties: true,
-          description: "The body of the kind's send endpoint without `number` and the send-control fields",
-        },
-        createdAt: str({ format: 'date-time' }),
-        updatedAt: str({ format: 'date-time' }),
-        // The reference's flat fields, beside the seed's record.
-        type: str({ description: '`text`, the media type, or the kind of the other messages (contact, location, menu, pix)' }),
-        text: str({ description: "The text, or a media message's caption ('' for the kinds without one)" }),
-        file: str({ description: 'media: as message.file' }),
-        docName: str(),
-        owner: str({ description: "The instance's phone number" }),
-        created: str({ format: 'date-time', description: 'As createdAt' }),
-        updated: str({ format: 'date-time', description: 'As updatedAt' }),
-      },
-      ['id', 'shortCut', 'aiDescription', 'onWhatsApp', 'message', 'createdAt', 'updatedAt', 'type', 'text', 'file', 'docName', 'owner', 'created', 'updated'],
-    ),
-  ),
-  /** `POST /quickreply/edit`: what was done, the reply created or updated, and all of the instance's replies. */
-  QuickReplyEdited: named(
-    'QuickReplyEdited',
-    object({ message: str(), quickReply: ref('QuickReply'), quickReplies: list(ref('QuickReply')) }, ['message', 'quickReplies']),
-  ),
   /** Chatbot agent (`/agent/*`, uazapi 2.0): the model it calls and how it answers; `apikey` masked. */
   ChatbotAIAgent: named(
     'ChatbotAIAgent',

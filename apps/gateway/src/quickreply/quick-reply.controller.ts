@@ -2,10 +2,10 @@ import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, UseFilters, U
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
 import { QuickReplyEditDto } from './dto/quick-reply-edit.dto';
 import { QuickReplyErrorFilter, QuickReplyRecordErrorFilter } from './quick-reply-errors.filter';
-import { QUICK_REPLY_EDITED_EXAMPLE, QUICK_REPLY_EXAMPLE, QUICK_REPLY_MEDIA_EXAMPLE } from './quick-reply.examples';
+import { QUICK_REPLY_EDITED_EXAMPLE, QUICK_REPLY_EXAMPLE, QUICK_REPLY_MEDIA_EXAMPLE } from './dto/quick-reply.examples';
+import { QuickReplyEditedResponse, QuickReplyResponse } from './dto/quick-reply.response';
 import { QuickReplyService } from './quick-reply.service';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation, ApiParam } from '@nestjs/swagger';
@@ -20,7 +20,7 @@ export class QuickReplyController {
   @Post('quickreply/edit')
   @HttpCode(HttpStatus.OK)
   @UseFilters(QuickReplyErrorFilter)
-  @ApiReply(SCHEMAS.QuickReplyEdited, {
+  @ApiReply(QuickReplyEditedResponse, {
     example: QUICK_REPLY_EDITED_EXAMPLE,
     errors: [
       'validation_failed',
@@ -39,24 +39,24 @@ export class QuickReplyController {
     description:
       "Stores canned answers, text or media, for a front end to offer: without `id` one is created, with `id` updated, with `delete: true` and the `id` removed. Quick replies that came from WhatsApp (`onWhatsApp: true`) follow uazapiGO 2.1.1's rules. The API stores them; it never sends them by itself.",
   })
-  editQuickReply(@CurrentInstance() instance: InstanceEntity, @Body() dto: QuickReplyEditDto) {
+  editQuickReply(@CurrentInstance() instance: InstanceEntity, @Body() dto: QuickReplyEditDto): Promise<QuickReplyEditedResponse> {
     return this.quickReplies.edit(instance, dto);
   }
 
   @Get('quickreply/showall')
   @UseFilters(QuickReplyErrorFilter)
-  @ApiReply(SCHEMAS.QuickReply, { isArray: true, example: [QUICK_REPLY_EXAMPLE, QUICK_REPLY_MEDIA_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  @ApiReply(QuickReplyResponse, { isArray: true, example: [QUICK_REPLY_EXAMPLE, QUICK_REPLY_MEDIA_EXAMPLE], errors: ['invalid_token', 'internal'] })
   @ApiOperation({ summary: 'List the quick replies', description: 'Every quick reply of the instance.' })
-  listQuickReplies(@CurrentInstance() instance: InstanceEntity) {
+  listQuickReplies(@CurrentInstance() instance: InstanceEntity): Promise<QuickReplyResponse[]> {
     return this.quickReplies.showAll(instance);
   }
 
   @Get('quick-replies/:id')
   @UseFilters(QuickReplyRecordErrorFilter)
-  @ApiReply(SCHEMAS.QuickReply, { example: QUICK_REPLY_EXAMPLE, errors: ['invalid_token_coded', 'quick_reply_not_found', 'internal'] })
+  @ApiReply(QuickReplyResponse, { example: QUICK_REPLY_EXAMPLE, errors: ['invalid_token_coded', 'quick_reply_not_found', 'internal'] })
   @ApiOperation({ summary: 'Show one quick reply', description: "One quick reply by its `id`. Not in uazapiGO's document." })
   @ApiParam({ name: 'id', description: "The quick reply's id" })
-  getQuickReply(@CurrentInstance() instance: InstanceEntity, @Param('id') id: string) {
+  getQuickReply(@CurrentInstance() instance: InstanceEntity, @Param('id') id: string): Promise<QuickReplyResponse> {
     return this.quickReplies.get(instance, id);
   }
 }

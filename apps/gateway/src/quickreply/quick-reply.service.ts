@@ -24,6 +24,7 @@ import { built } from '../send/interactive/menu-content';
 import { SendContentTools, sniffMimetype } from '../send/send-content-tools';
 import type { QuickReplyEditDto } from './dto/quick-reply-edit.dto';
 import { QUICK_REPLY_MESSAGE_TYPES, QuickReplyMessageDto, type QuickReplyMediaDto, type QuickReplyMessage } from './dto/quick-reply-message.dto';
+import type { QuickReplyEditedResponse, QuickReplyResponse } from './dto/quick-reply.response';
 
 const MB = 1024 * 1024;
 /** The most a base64 file of each stored kind may weigh (seed "Limits"), and of all of an instance's replies together. */
@@ -47,31 +48,6 @@ const SYNC_FAILED = 'failed to sync the quick reply with WhatsApp';
 
 const megabytes = (bytes: number) => `${(bytes / MB).toFixed(1).replace(/\.0$/, '')} MB`;
 const invalid = (message: string) => new ApiError('validation_failed', message);
-
-/**
- * The API's Quick reply record: the seed's (`message` with its kind, `createdAt`, `updatedAt`) and the
- * reference's flat fields beside it (`type`, `text`, `file`, `docName`, `owner`, `created`, `updated`),
- * so clients of either version read it.
- */
-export interface QuickReplyRecord {
-  id: string;
-  shortCut: string;
-  aiDescription: string;
-  onWhatsApp: boolean;
-  message: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
-  /** `text`, the media type (`image`, `document`…), or the kind of the other messages (`contact`, `location`, `menu`, `pix`). */
-  type: string;
-  /** The text, or a media message's caption; '' for the kinds without one. */
-  text: string;
-  file: string;
-  docName: string;
-  /** The instance's phone number ('' before it is paired). */
-  owner: string;
-  created: string;
-  updated: string;
-}
 
 /** A message to store: the message without a base64 file, and the upload that replaces it. */
 interface PreparedMessage {
@@ -103,7 +79,7 @@ export class QuickReplyService {
   ) {}
 
   /** `POST /quickreply/edit`: create (no id), update (an id) or delete (`delete: true`). */
-  async edit(instance: InstanceEntity, dto: QuickReplyEditDto) {
+  async edit(instance: InstanceEntity, dto: QuickReplyEditDto): Promise<QuickReplyEditedResponse> {
     const id = dto.id?.trim() ?? '';
     if (dto.delete === true) {
       if (!id) throw invalid('missing id: give the id of the quick reply to delete');
@@ -149,12 +125,12 @@ export class QuickReplyService {
   }
 
   /** `GET /quickreply/showall`: the instance's replies, oldest first, the phone's Business quick replies synced in first when it can be asked. */
-  async showAll(instance: InstanceEntity): Promise<QuickReplyRecord[]> {
+  async showAll(instance: InstanceEntity): Promise<QuickReplyResponse[]> {
     await this.syncFromPhone(instance);
     return this.stored(instance);
   }
 
-  private async stored(instance: InstanceEntity): Promise<QuickReplyRecord[]> {
+  private async stored(instance: InstanceEntity): Promise<QuickReplyResponse[]> {
     return (await this.quickReplies.list(instance.id)).map((row) => this.record(row, instance));
   }
 
@@ -205,13 +181,13 @@ export class QuickReplyService {
   }
 
   /** `GET /quick-replies/{id}`. */
-  async get(instance: InstanceEntity, id: string): Promise<QuickReplyRecord> {
+  async get(instance: InstanceEntity, id: string): Promise<QuickReplyResponse> {
     const row = await this.quickReplies.find(instance.id, id);
     if (!row) throw this.notFound(id);
     return this.record(row, instance);
   }
 
-  private record(row: QuickReplyRow, instance: InstanceEntity): QuickReplyRecord {
+  private record(row: QuickReplyRow, instance: InstanceEntity): QuickReplyResponse {
     const message = row.fileId ? { ...row.message, file: this.tools.fileLink(row.fileId) } : row.message;
     const field = (name: string) => (typeof message[name] === 'string' ? (message[name] as string) : '');
     const createdAt = row.createdAt.toISOString();

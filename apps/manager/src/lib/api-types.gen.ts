@@ -6811,6 +6811,7 @@ export interface components {
              */
             value: string;
         };
+        /** @description A quick reply: a canned answer a front end offers, stored per instance */
         QuickReply: {
             /** @description Reserved for automated support; empty by default */
             aiDescription: string;
@@ -6819,26 +6820,40 @@ export interface components {
              * @description As createdAt
              */
             created: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the reply was created
+             */
             createdAt: string;
+            /** @description A document's file name ("" otherwise) */
             docName: string;
-            /** @description media: as message.file */
+            /** @description media: as message.file ("" otherwise) */
             file: string;
+            /**
+             * @description The quick reply's id
+             * @example rb9da9c03637452
+             */
             id: string;
             /** @description The body of the kind's send endpoint without `number` and the send-control fields */
-            message: {
+            message?: {
                 /** @description media: the URL as sent, or where /files serves a stored base64 upload */
                 file?: string;
-                /** @enum {string} */
+                /**
+                 * @description The message's kind
+                 * @enum {string}
+                 */
                 kind: "text" | "media" | "contact" | "location" | "menu" | "pix";
             } & {
                 [key: string]: unknown;
             };
             /** @description Also in the WhatsApp Business app (text only): synced from the phone, or created there by the API with onWhatsApp: true (no id); edits and deletions here follow it there */
             onWhatsApp: boolean;
-            /** @description The instance's phone number */
+            /** @description The instance's phone number ('' before it is paired) */
             owner: string;
-            /** @description The shortcut that finds the reply */
+            /**
+             * @description The shortcut that finds the reply
+             * @example saudacao1
+             */
             shortCut: string;
             /** @description The text, or a media message's caption ('' for the kinds without one) */
             text: string;
@@ -6849,7 +6864,10 @@ export interface components {
              * @description As updatedAt
              */
             updated: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the reply last changed
+             */
             updatedAt: string;
         };
         /**
@@ -6996,9 +7014,16 @@ export interface components {
              */
             type?: "text" | "audio" | "myaudio" | "ptt" | "document" | "video" | "image";
         };
+        /** @description What was done, the reply created or updated, and all of the instance's replies */
         QuickReplyEdited: {
-            message: string;
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Quick reply created" | "Quick reply updated" | "Quick reply deleted";
+            /** @description All of the instance's replies, oldest first */
             quickReplies: components["schemas"]["QuickReply"][];
+            /** @description The reply created or updated (absent after a deletion) */
             quickReply?: components["schemas"]["QuickReply"];
         };
         RabbitMqSinkDto: {

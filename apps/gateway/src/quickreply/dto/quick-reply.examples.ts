@@ -1,5 +1,7 @@
 /** Example bodies of the quick-reply routes (`@ApiReply`), as the e2e spec asserts them, with made-up ids. */
-export const QUICK_REPLY_EXAMPLE = {
+import type { QuickReplyEditedResponse, QuickReplyResponse } from './quick-reply.response';
+
+export const QUICK_REPLY_EXAMPLE: QuickReplyResponse = {
   id: 'rb9da9c03637452',
   shortCut: 'saudacao1',
   aiDescription: '',
@@ -16,7 +18,7 @@ export const QUICK_REPLY_EXAMPLE = {
   updated: '2026-11-24T12:00:00.000Z',
 };
 
-export const QUICK_REPLY_MEDIA_EXAMPLE = {
+export const QUICK_REPLY_MEDIA_EXAMPLE: QuickReplyResponse = {
   ...QUICK_REPLY_EXAMPLE,
   id: 'r4f1c2a9e07d3b6',
   shortCut: 'catalogo',
@@ -33,7 +35,7 @@ export const QUICK_REPLY_MEDIA_EXAMPLE = {
   docName: 'catalogo.pdf',
 };
 
-export const QUICK_REPLY_EDITED_EXAMPLE = {
+export const QUICK_REPLY_EDITED_EXAMPLE: QuickReplyEditedResponse = {
   message: 'Quick reply created',
   quickReply: QUICK_REPLY_EXAMPLE,
   quickReplies: [QUICK_REPLY_EXAMPLE, QUICK_REPLY_MEDIA_EXAMPLE],

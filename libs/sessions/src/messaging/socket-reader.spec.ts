@@ -25,4 +25,31 @@ describe(SocketReader.name, () => {
     expect(tcp.resume).toHaveBeenCalledTimes(1);
     sut.close();
   });
+
+  it('should hand Baileys nothing while the database is out of reach (held), whatever the backpressure says, until every hold is given back', () => {
+    const tcp = { pause: jest.fn(), resume: jest.fn() };
+    const ws = Object.assign(new EventEmitter(), { socket: tcp });
+    const handed: unknown[] = [];
+    ws.on('message', (frame: unknown) => handed.push(frame));
+    const sut = new SocketReader({ ws } as unknown as SocketContext['socket'], 1_000, () => 0, pino({ level: 'silent' }));
+
+    sut.hold(); // the store's write met no database
+    sut.hold(); // a lookup before another write did too
+    expect(tcp.pause).toHaveBeenCalledTimes(1);
+    ws.emit('message', 'f1');
+    // The backpressure's pause and resume do not read a held socket again.
+    sut.pause();
+    sut.resume();
+    expect(handed).toEqual([]);
+    sut.unhold();
+    expect(handed).toEqual([]);
+    sut.unhold();
+    expect(handed).toEqual(['f1']);
+    expect(tcp.resume).toHaveBeenCalledTimes(1);
+    // More unholds than holds change nothing.
+    sut.unhold();
+    ws.emit('message', 'f2');
+    expect(handed).toEqual(['f1', 'f2']);
+    sut.close();
+  });
 });

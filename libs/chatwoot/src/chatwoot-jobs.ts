@@ -293,3 +293,6 @@ function fileNameOf(url: string, extension: unknown): string {
   if (!name) name = `file${typeof extension === 'string' && extension ? `.${extension.replace(/^\./, '')}` : ''}`;
   return name.slice(0, 200);
 }
+
+/** A job that cannot succeed as it stands (a refusal that will repeat): given up after `maxRefusals` tries. */
+export class Refused extends Error {}

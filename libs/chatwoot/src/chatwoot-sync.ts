@@ -1,5 +1,5 @@
 import type { Bus } from '@gw/bus';
-import { ErrorCode, RpcError, Subjects, type InstanceRpc, type OutboundContent, type SendRequest } from '@gw/contracts';
+import { Subjects, type InstanceRpc } from '@gw/contracts';
 import { ChatwootRepository, type ChatwootChatRow, type ChatwootConfigRow, type ChatwootJob, FileRepository, LidMappingRepository } from '@gw/persistence';
 import { guardedConnector, LoopWaker, type Logger, type SsrfGuard } from '@gw/platform';
 import { OutboxFollower } from '@gw/relay';
@@ -7,20 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { Agent } from 'undici';
 import type { DataSource } from 'typeorm';
 import { ChatwootClient, type ChatwootAttachmentUpload, ChatwootError } from './chatwoot-client';
-import {
-  type ChatwootAttachmentRef,
-  JobKind,
-  jobsOfEvents,
-  lidsOfEvents,
-  mediaTypeOf,
-  objectOf,
-  replyLayout,
-  revokeIdsOf,
-  sourceIdOf,
-  type WaChatFields,
-  type WaMessageFields,
-  whatsappIdsOf,
-} from './chatwoot-jobs';
+import { JobKind, jobsOfEvents, lidsOfEvents, objectOf, Refused, sourceIdOf, type WaChatFields, type WaMessageFields } from './chatwoot-jobs';
+import { ChatwootReplies } from './chatwoot-replies';
 
 export interface ChatwootSyncConfig {
   /** Names this process in its claims. */
@@ -55,32 +43,12 @@ export const CHATWOOT_SYNC_DEFAULTS = {
   keepDoneMs: 7 * 86_400_000,
 } as const;
 
-/** The instance is not reachable now: the job waits without it counting as a refusal. */
-const UNREACHABLE: ReadonlySet<string> = new Set([
-  ErrorCode.NoSession,
-  ErrorCode.NotConnected,
-  ErrorCode.Fenced,
-  ErrorCode.Timeout,
-  ErrorCode.CapacityExhausted,
-]);
-
-/** Send errors that will repeat: counted as refusals. */
-const PERMANENT: ReadonlySet<string> = new Set([ErrorCode.BadRequest, ErrorCode.NotFound, ErrorCode.Forbidden]);
-
-/** A job that cannot succeed as it stands (a refusal that will repeat): given up after `maxRefusals` tries. */
-class Refused extends Error {}
-
 /** The contact the bridge knew for a chat is gone from Chatwoot (a 404 for it). */
 class StaleChat extends Error {
   constructor(readonly chatKey: string) {
     super(`the Chatwoot contact of ${chatKey} is gone`);
   }
 }
-
-/** The largest attachment sent to WhatsApp (the worker's own limit for media). */
-const MAX_ATTACHMENT_BYTES = 64 * 1024 * 1024;
-/** How long an agent's attachment stays staged for the worker. */
-const STAGED_TTL_MS = 3_600_000;
 
 /** How long a media link of a copied message lives in the file store (only for the upload). */
 const MEDIA_TTL_MS = 10 * 60_000;
@@ -112,6 +80,8 @@ export class ChatwootSync {
   private lastPurge = 0;
   /** Instances whose follower step wrote jobs, until that step has committed. */
   private readonly enqueued = new Set<string>();
+  /** The Chatwoot → WhatsApp half: agents' replies and deletions sent through the session workers. */
+  private readonly replies: ChatwootReplies;
 
   constructor(
     dataSource: DataSource,
@@ -124,6 +94,7 @@ export class ChatwootSync {
   ) {
     this.agent = new Agent({ connect: guardedConnector(config.ssrf, { timeout: config.requestTimeoutMs }), keepAliveTimeout: 10_000 });
     this.claimer = `${config.runnerId}:${randomBytes(4).toString('hex')}`;
+    this.replies = new ChatwootReplies(repository, files, bus, config);
     this.follower = new OutboxFollower(
       dataSource,
       bus,
@@ -278,9 +249,9 @@ export class ChatwootSync {
       case JobKind.WaUpdate:
         return this.copyUpdate(job, client);
       case JobKind.CwSend:
-        return this.sendReply(job, config, client);
+        return this.replies.send(job, config, client);
       case JobKind.CwDelete:
-        return this.deleteReply(job);
+        return this.replies.delete(job);
       default:
         return Promise.resolve(`skipped: unknown kind ${job.kind}`);
     }
@@ -650,129 +621,4 @@ export class ChatwootSync {
     }
     return changed > 0 ? 'done' : 'skipped: no copied message';
   }
-
-  // --- Chatwoot → WhatsApp --------------------------------------------------------------------------
-
-  private async sendReply(job: ChatwootJob, config: ChatwootConfigRow, client: ChatwootClient): Promise<string> {
-    const payload = job.payload as {
-      conversationId: number;
-      cwMessageId: number;
-      content: string;
-      attachments: ChatwootAttachmentRef[];
-      senderName: string;
-      inReplyTo: number | null;
-      contact: { identifier: string; phoneNumber: string };
-    };
-    const chatJid = await this.chatOfConversation(job.instanceId, payload.conversationId, payload.contact);
-    if (!chatJid) throw new Refused(`conversation ${payload.conversationId} has no WhatsApp contact`);
-    const signed = config.signMessages && payload.senderName && payload.content.trim() ? `*${payload.senderName}:*\n${payload.content}` : payload.content;
-    const quoted = payload.inReplyTo ? (await this.repository.linksOfChatwoot(job.instanceId, payload.inReplyTo))[0]?.waMessageId : undefined;
-    // The worker fetches URLs without following redirects (SSRF), and Chatwoot's attachment links are
-    // redirects: the files are fetched here and staged in the file store for the worker.
-    // The text is the caption of the first attachment that takes one (WhatsApp audio has none); else it goes first on its own.
-    const { textFirst, captioned } = replyLayout(payload.content, payload.attachments);
-    const parts: OutboundContent[] = [];
-    if (textFirst) parts.push({ kind: 'text', text: signed, linkPreview: null });
-    for (const [index, attachment] of payload.attachments.entries()) {
-      const file = await client.download(attachment.url, MAX_ATTACHMENT_BYTES);
-      const fileId = await this.files.store(job.instanceId, file.data, file.mimetype, attachment.fileName || file.fileName, STAGED_TTL_MS);
-      parts.push(mediaContent(attachment, fileId, index === captioned ? signed : ''));
-    }
-    if (parts.length === 0) parts.push({ kind: 'text', text: signed, linkPreview: null });
-    let failed = '';
-    for (const [part, content] of parts.entries()) {
-      const ids = whatsappIdsOf(job.instanceId, payload.cwMessageId, part);
-      await this.repository.link(job.instanceId, {
-        waMessageId: ids.messageId,
-        cwMessageId: payload.cwMessageId,
-        cwConversationId: payload.conversationId,
-        origin: 'chatwoot',
-        chatJid,
-      });
-      const record = await this.send(job.instanceId, {
-        instanceId: job.instanceId,
-        ...ids,
-        chatJid,
-        content,
-        quotedId: part === 0 ? quoted : undefined,
-        record: {
-          sendFunction: 'Chatwoot',
-          sendPayload: { conversation_id: payload.conversationId, message_id: payload.cwMessageId },
-          trackSource: 'chatwoot',
-          trackId: String(payload.cwMessageId),
-          sendFolderId: '',
-        },
-      });
-      if (record.status === 'Failed') failed = record.error || 'WhatsApp refused the message';
-    }
-    if (failed) {
-      await client.updateMessageStatus(payload.conversationId, payload.cwMessageId, 'failed', failed).catch(() => undefined);
-      return `failed: ${failed}`;
-    }
-    return 'done';
-  }
-
-  private async deleteReply(job: ChatwootJob): Promise<string> {
-    const { cwMessageId } = job.payload as { cwMessageId: number };
-    const links = (await this.repository.linksOfChatwoot(job.instanceId, cwMessageId)).filter((link) => link.origin === 'chatwoot' && link.chatJid);
-    for (const link of links) {
-      await this.send(job.instanceId, {
-        instanceId: job.instanceId,
-        ...revokeIdsOf(job.instanceId, link.waMessageId),
-        chatJid: link.chatJid,
-        content: { kind: 'delete', targetMessageId: link.waMessageId },
-        record: {
-          sendFunction: 'Chatwoot',
-          sendPayload: { message_id: cwMessageId, deleted: true },
-          trackSource: 'chatwoot',
-          trackId: String(cwMessageId),
-          sendFolderId: '',
-        },
-      });
-    }
-    return links.length ? 'done' : 'skipped: nothing sent for it';
-  }
-
-  /** The WhatsApp chat of a conversation: the bridge's map, else the contact's identifier (a JID) or phone number. */
-  private async chatOfConversation(instanceId: string, conversationId: number, contact: { identifier: string; phoneNumber: string }): Promise<string> {
-    const row = await this.repository.chatOfConversation(instanceId, conversationId);
-    if (row) return row.chatKey;
-    if (/^[\w.:-]+@(s\.whatsapp\.net|lid|g\.us)$/.test(contact.identifier ?? '')) return contact.identifier;
-    const digits = (contact.phoneNumber ?? '').replace(/\D/g, '');
-    return digits.length >= 8 ? `${digits}@s.whatsapp.net` : '';
-  }
-
-  /** One send through the session worker holding the instance; unreachable now → retried later (same id). */
-  private async send(instanceId: string, request: SendRequest): Promise<InstanceRpc['send']['reply']> {
-    try {
-      // Queued: a send that lost its connection before reaching WhatsApp comes back (NotConnected) and the job retries it.
-      return await this.bus.request<InstanceRpc['send']['reply']>(
-        Subjects.instance(instanceId, 'send'),
-        { ...request, queued: true },
-        { timeoutMs: this.config.workerTimeoutMs },
-      );
-    } catch (error) {
-      if (error instanceof RpcError && !UNREACHABLE.has(error.code) && PERMANENT.has(error.code)) {
-        throw new Refused(`WhatsApp send refused: ${error.message}`);
-      }
-      throw error;
-    }
-  }
-}
-
-function mediaContent(attachment: ChatwootAttachmentRef, fileId: string, caption: string): OutboundContent {
-  const mediaType = mediaTypeOf(attachment);
-  return {
-    kind: 'media',
-    mediaType,
-    source: { fileId },
-    mimetype: '',
-    caption: mediaType === 'audio' ? '' : caption,
-    fileName: attachment.fileName,
-    ptt: false,
-    gifPlayback: false,
-    ptv: false,
-    viewOnce: false,
-    thumbnailBase64: '',
-  };
 }

@@ -298,7 +298,7 @@ async function runRelay(): Promise<void> {
     ssrf: SsrfGuard.fromList('127.0.0.0/8'),
   };
   const poolSize = num('pool', 0) || config.maxInFlightPerReceiver + 4;
-  const dataSource = await openDatabase({ url: databaseUrl, schema: args.get('schema') as string, poolSize });
+  const dataSource = await openDatabase({ url: databaseUrl, schema: args.get('schema') as string, poolSize, keepConnections: num('warm', 1) === 1 });
   const trace = traceQueries(dataSource);
   const bus = new InProcessBus();
   // Stands in for NATS: the feeder's OutboxNotice arrives over IPC and is published on the local bus.

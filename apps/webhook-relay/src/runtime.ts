@@ -15,5 +15,7 @@ export function startWebhookRelay(config: WebhookRelayConfig, logger: Logger): P
     (repository) => ({
       webhookBacklog: () => repository.webhookBacklog(),
     }),
+    // The relay warms its connections before it is ready (WebhookRelay.warmUp): keep them warm.
+    { keepConnections: true },
   );
 }

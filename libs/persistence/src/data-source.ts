@@ -81,6 +81,12 @@ export interface DataSourceOptions {
   /** Postgres schema to use (tests isolate themselves in a schema of their own). */
   schema?: string;
   poolSize?: number;
+  /**
+   * Keep every connection once opened (pg-pool's `min` = the pool's size): an idle one is not closed
+   * after 10 s. For a process that warms its connections (the webhook relay plans its statements on
+   * each at start): closed, they come back cold when traffic does.
+   */
+  keepConnections?: boolean;
 }
 
 /**
@@ -108,6 +114,7 @@ const CONNECT_TIMEOUT_MS = 5_000;
 
 /** A DataSource with our entities; migrations run explicitly at start, `synchronize` is never on. */
 export function createDataSource(options: DataSourceOptions): DataSource {
+  const max = options.poolSize ?? poolSizeFromEnv();
   return new DataSource({
     type: 'postgres',
     url: options.url,
@@ -117,7 +124,8 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     migrationsTableName: 'migrations',
     synchronize: false,
     extra: {
-      max: options.poolSize ?? poolSizeFromEnv(),
+      max,
+      ...(options.keepConnections ? { min: max } : {}),
       // A connect that is never answered (a failover: the address nobody serves any more) fails after
       // this instead of the OS's minutes, so a writer waiting out the outage tries again and finds the
       // database once it is back (issue #39); the pool's own waiters give up after the same time.

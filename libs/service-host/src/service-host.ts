@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type Bus, NatsBus } from '@gw/bus';
-import { HealthRepository, MetricsRepository, openDatabase } from '@gw/persistence';
+import { type DataSourceOptions, HealthRepository, MetricsRepository, openDatabase } from '@gw/persistence';
 import {
   ConfigError,
   configureMetrics,
@@ -74,6 +74,7 @@ const SHUTDOWN_DEADLINE_MS = 10_000;
  * fails. The module registers `PersistenceModule.forDataSource(dataSource)`: the health check asks its
  * HealthRepository. `/metrics` reports the pool of this DataSource, and what `metricsSources` reads
  * from Postgres for the service's own area (the queue for the dispatcher, the backlog for the relay).
+ * `databaseOptions.keepConnections`: the pool never closes an idle connection (the relay, which warms them).
  */
 export async function startService(
   name: string,
@@ -81,6 +82,7 @@ export async function startService(
   logger: Logger,
   module: (runtime: { dataSource: DataSource; bus: Bus }) => DynamicModule,
   metricsSources: (repository: MetricsRepository) => MetricsSources = () => ({}),
+  databaseOptions: Pick<DataSourceOptions, 'keepConnections'> = {},
 ): Promise<RunningService> {
   let dataSource: DataSource | undefined;
   let bus: Bus | undefined;
@@ -97,7 +99,7 @@ export async function startService(
     await dataSource?.destroy().catch(() => undefined);
   };
   try {
-    dataSource = await openDatabase({ url: config.databaseUrl });
+    dataSource = await openDatabase({ url: config.databaseUrl, keepConnections: databaseOptions.keepConnections });
     bus = await NatsBus.connect(config.natsUrl, name);
     app = await NestFactory.createApplicationContext(module({ dataSource, bus }), {
       logger: new PinoNestLogger(logger.child({ component: 'nest' })),

@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import { RpcError } from '@gw/contracts';
+import { databaseUnavailable } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LOGGER } from '../runtime/tokens';
@@ -55,25 +56,12 @@ export function toApiError(exception: unknown, request: Pick<FastifyRequest, 'me
   return new ApiError('internal');
 }
 
-/** SQLSTATE classes and codes that say "no database to talk to now", not "this request is wrong". */
-const UNAVAILABLE_SQLSTATES = /^(08|57P0[1-3]$|25006$|53300$)/;
-const UNAVAILABLE_MESSAGES = /^(Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect|Client has encountered a connection error)/;
-
 /**
  * Postgres gone or changing hands (a failover: the primary killed, HAProxy cutting its sessions, the
  * standby not yet promoted or still read-only): a 503 the client retries, with Retry-After, not a 500.
- * A pg error carries its SQLSTATE in `code` (TypeORM's QueryFailedError copies it); a connection that
- * dies or cannot be opened has only its message.
+ * One judgement for the whole codebase: the session worker waits out the same errors (issue #39).
  */
-export function databaseUnavailable(exception: unknown): boolean {
-  const error = exception as { code?: unknown; message?: unknown; driverError?: { code?: unknown; message?: unknown } } | null;
-  if (!error || typeof error !== 'object') return false;
-  for (const candidate of [error, error.driverError]) {
-    if (typeof candidate?.code === 'string' && UNAVAILABLE_SQLSTATES.test(candidate.code)) return true;
-    if (typeof candidate?.message === 'string' && UNAVAILABLE_MESSAGES.test(candidate.message)) return true;
-  }
-  return false;
-}
+export { databaseUnavailable };
 
 /** A status raised by the framework (Nest or Fastify) as the catalogue's kind for it. */
 function kindOfStatus(status: number): ApiErrorKind {

@@ -5,6 +5,7 @@ import { isUrlOrBase64, numberLike } from './dto/field-rules';
 import { LOCATION_ERROR, type SendContactDto, type SendLocationDto, type SendMediaDto, type SendTextDto } from './dto/send-common.dto';
 import type { ContentTools } from './send-content-tools';
 import { buildVcard } from './vcard';
+import type { SendOutcome } from '../common/dto/message.response';
 
 const MIME_BY_TYPE: Record<string, string> = {
   image: 'image/jpeg',
@@ -19,7 +20,7 @@ export interface BuiltContent {
   content: OutboundContent;
   sendFunction: string;
   payload: Record<string, unknown>;
-  responseExtra?: Record<string, unknown>;
+  responseExtra?: Pick<SendOutcome, 'fileUrl'>;
 }
 
 /**

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import type { SendRequest } from '@gw/contracts';
+import type { SendReply, SendRequest } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
 import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
 import { activeTraceparent } from '@gw/platform';
 import { ApiError } from '../common/api-error';
+import type { SendOutcome } from '../common/dto/message.response';
 import { normaliseMessageId } from '../common/message-id';
 import { AsyncQueueService } from '../message/async/async-queue.service';
 import { SessionClient } from '../session/session.client';
@@ -47,7 +48,7 @@ export class SendRequester {
     built: BuiltContent,
     /** Request fields of one kind of send (a status' recipients). */
     extra: Pick<SendRequest, 'status'> = {},
-  ): Promise<Record<string, unknown>> {
+  ): Promise<SendReply & { response: SendOutcome }> {
     // Refused before anything is queued (the queue would hold it until somebody wakes the instance). The
     // instance may be a cached copy of the last seconds: a wake since then is read before refusing.
     if (instance.status === 'hibernated' && (await this.instances.findById(instance.id))?.status === 'hibernated') throw ApiError.hibernated();

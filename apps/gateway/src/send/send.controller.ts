@@ -8,7 +8,14 @@ import { SendStatusDto } from './status/status.dto';
 import { SentMessageResponse, StatusSentResponse } from '../common/dto/message.response';
 import { ReplyResponse } from '../common/dto/reply.response';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SEND_CONTACT_EXAMPLES, SEND_LOCATION_EXAMPLES, SEND_MEDIA_EXAMPLES, SEND_TEXT_EXAMPLES, STATUS_SENT_EXAMPLE } from '../openapi/examples';
+import {
+  CHAT_PRESENCE_EXAMPLE,
+  SEND_CONTACT_EXAMPLES,
+  SEND_LOCATION_EXAMPLES,
+  SEND_MEDIA_EXAMPLES,
+  SEND_TEXT_EXAMPLES,
+  STATUS_SENT_EXAMPLE,
+} from './dto/send.examples';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
 
@@ -29,7 +36,7 @@ export class SendController {
     description:
       "Sends a text message to a contact, a group or a channel (`number` as the channel's `…@newsletter` JID), with an automatic or customised link preview (`linkPreview*`). Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.",
   })
-  text(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendTextDto) {
+  text(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendTextDto): Promise<SentMessageResponse> {
     return this.sends.sendText(instance, dto);
   }
 
@@ -41,7 +48,7 @@ export class SendController {
     description:
       'Sends an image, video, `videoplay`, document, audio, voice note (`ptt`/`myaudio`), round video (`ptv`) or sticker, from a URL or base64 in `file`, with an optional caption in `text` and a `docName` for documents. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
   })
-  media(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendMediaDto) {
+  media(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendMediaDto): Promise<SentMessageResponse> {
     return this.sends.sendMedia(instance, dto);
   }
 
@@ -53,7 +60,7 @@ export class SendController {
     description:
       'Sends a contact card built from `fullName`, `phoneNumber` (several numbers separated by commas), `organization`, `email` and `url`; WhatsApp shows it as a card the recipient can save. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
   })
-  contact(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendContactDto) {
+  contact(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendContactDto): Promise<SentMessageResponse> {
     return this.sends.sendContact(instance, dto);
   }
 
@@ -65,7 +72,7 @@ export class SendController {
     description:
       'Sends a geographic location: `latitude` and `longitude` (required), with an optional place `name` and `address` shown on the map pin. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
   })
-  location(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendLocationDto) {
+  location(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendLocationDto): Promise<SentMessageResponse> {
     return this.sends.sendLocation(instance, dto);
   }
 
@@ -77,19 +84,19 @@ export class SendController {
     description:
       'Posts a WhatsApp status of type text (with `background_color` and `font`), image, video or audio. Without `recipients` it goes to the usual audience; `recipients` limits it to those numbers (invalid ones are dropped, with the reason in `debug`) and `max_recipients` caps the audience.',
   })
-  status(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendStatusDto) {
+  status(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendStatusDto): Promise<StatusSentResponse> {
     return this.statuses.sendStatus(instance, dto);
   }
 
   @Post('message/presence')
   @HttpCode(200)
-  @ApiReply(ReplyResponse, { example: { response: 'Chat presence sent successfully' } })
+  @ApiReply(ReplyResponse, { example: CHAT_PRESENCE_EXAMPLE })
   @ApiOperation({
     summary: 'Send a chat presence ("typing…", "recording…")',
     description:
       'Shows a presence in one chat: `composing` ("typing…"), `recording` ("recording audio…") or `paused` (stops showing it). With `delay` it is turned off after that many milliseconds, at most 5 minutes; the answer comes at once.',
   })
-  presence(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatPresenceDto) {
+  presence(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatPresenceDto): Promise<ReplyResponse> {
     return this.sends.chatPresence(instance, dto);
   }
 }

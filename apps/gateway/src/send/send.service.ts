@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
+import type { SentMessageResponse } from '../common/dto/message.response';
+import type { ReplyResponse } from '../common/dto/reply.response';
 import { SessionClient } from '../session/session.client';
 import { buildContactContent, buildLocationContent, buildMediaContent, buildTextContent } from './content-builders';
 import { LOCATION_ERROR, type ChatPresenceDto, type SendContactDto, type SendLocationDto, type SendMediaDto, type SendTextDto } from './dto/send-common.dto';
@@ -22,7 +24,7 @@ export class SendService {
   ) {}
 
   /** `POST /send/text`; with `replyid` and a text starting with `>`, an answer to a poll, list or buttons message. */
-  async sendText(instance: InstanceEntity, dto: SendTextDto) {
+  async sendText(instance: InstanceEntity, dto: SendTextDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number, 'missing number or text');
     const reply = await this.interactiveReplies.tryReply(instance, chatJid, dto);
     if (reply) return reply;
@@ -31,26 +33,26 @@ export class SendService {
   }
 
   /** `POST /send/media`. */
-  async sendMedia(instance: InstanceEntity, dto: SendMediaDto) {
+  async sendMedia(instance: InstanceEntity, dto: SendMediaDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number);
     return this.requester.send(instance, dto, chatJid, await buildMediaContent(this.tools, instance, chatJid, dto, dto.async === true));
   }
 
   /** `POST /send/contact`. */
-  async sendContact(instance: InstanceEntity, dto: SendContactDto) {
+  async sendContact(instance: InstanceEntity, dto: SendContactDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number);
     return this.requester.send(instance, dto, chatJid, buildContactContent(dto));
   }
 
   /** `POST /send/location`. */
-  async sendLocation(instance: InstanceEntity, dto: SendLocationDto) {
+  async sendLocation(instance: InstanceEntity, dto: SendLocationDto): Promise<SentMessageResponse> {
     if (!dto.number) throw ApiError.badRequest(LOCATION_ERROR);
     const chatJid = chatTarget(dto.number);
     return this.requester.send(instance, dto, chatJid, buildLocationContent(dto));
   }
 
   /** `POST /message/presence`: typing or recording shown in the chat (for `delay` ms). */
-  async chatPresence(instance: InstanceEntity, dto: ChatPresenceDto) {
+  async chatPresence(instance: InstanceEntity, dto: ChatPresenceDto): Promise<ReplyResponse> {
     const chatJid = chatTarget(dto.number);
     await this.sessions.request(instance.id, 'chat.presence', { instanceId: instance.id, chatJid, presence: dto.presence, delayMs: dto.delay ?? 0 });
     return { response: 'Chat presence sent successfully' };

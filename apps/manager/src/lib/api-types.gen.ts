@@ -3611,17 +3611,26 @@ export interface components {
             /** @description Replay to this webhook only (else to every enabled webhook and sink of the instance that takes the events) */
             webhookId?: string;
         };
+        /** @description The new admin token; the old one no longer works */
         AdminTokenRotated: {
-            admin_token?: string;
-            license_sync_triggered?: boolean;
-            license_synced?: boolean;
-            message?: string;
-            success?: boolean;
+            /** @description The new admin token: send it as the `admintoken` header from now on */
+            admin_token: string;
+            /** @description A license sync was started (always false: this gateway has no license server) */
+            license_sync_triggered: boolean;
+            /** @description The license was synced (always false: this gateway has no license server) */
+            license_synced: boolean;
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Admin token rotated successfully";
+            /** @description Always true: the token was rotated */
+            success: boolean;
             /**
              * Format: int64
-             * @description Unix time in milliseconds
+             * @description When the token was rotated (Unix time in milliseconds)
              */
-            timestamp?: number;
+            timestamp: number;
         };
         /**
          * @example {
@@ -3740,41 +3749,57 @@ export interface components {
              */
             response: "Async queue status";
         };
+        /** @description An admin or configuration change, as the audit log recorded it */
+        AuditEntry: {
+            /** @description What kind of change (`instance.create`, `webhook.configure`, `admin.token.rotate`…) */
+            action: string;
+            /** @description Which token: the instance id for an instance token, `admin` for the admin token (never the token itself) */
+            actor: string;
+            /** @description The client's IP address */
+            address: string;
+            /**
+             * Format: date-time
+             * @description When the change was answered
+             */
+            at: string;
+            /** @description The request fields; tokens, passwords, API keys and URL credentials masked (`[masked]`) */
+            changes: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description The entry id; entries are numbered in the order they were recorded
+             * @example 1842
+             */
+            id: string;
+            /** @description The instance the change is about; null for a global change (global webhook or sink, restart, admin token) */
+            instance_id: string | null;
+            /**
+             * @description The HTTP method of the change
+             * @enum {string}
+             */
+            method: "POST" | "PUT" | "DELETE";
+            /** @description The route, as its pattern (`/webhook`, `/instance/proxy`) */
+            route: string;
+            /** @description The answer's HTTP status (4xx for a refused change) */
+            status: number;
+        };
+        /** @description A page of the audit log, newest first */
         AuditPage: {
-            entries: {
-                /** @description What kind of change (`instance.create`, `webhook.configure`, `admin.token.rotate`…) */
-                action: string;
-                /** @description Which token: the instance id for an instance token, `admin` for the admin token (never the token itself) */
-                actor: string;
-                /** @description The client's IP address */
-                address: string;
-                /**
-                 * Format: date-time
-                 * @description When the change was answered
-                 */
-                at: string;
-                /** @description The request fields; tokens, passwords, API keys and URL credentials masked (`[masked]`) */
-                changes: {
-                    [key: string]: unknown;
-                };
-                /** @description The entry id; entries are numbered in the order they were recorded */
-                id: string;
-                /** @description The instance the change is about; null for a global change (global webhook or sink, restart, admin token) */
-                instance_id: string | null;
-                /** @enum {string} */
-                method: "POST" | "PUT" | "DELETE";
-                /** @description The route, as its pattern (`/webhook`, `/instance/proxy`) */
-                route: string;
-                /** @description The answer's HTTP status (4xx for a refused change) */
-                status: number;
-            }[];
+            /** @description The entries of this page, newest first */
+            entries: components["schemas"]["AuditEntry"][];
             /** @description Pass as `cursor` for the next, older page; null on the last page */
             next_cursor: string | null;
-            pagination: {
-                limit: number;
-                offset: number;
-                totalRecords: number;
-            };
+            /** @description Where the page sits */
+            pagination: components["schemas"]["AuditPagination"];
+        };
+        /** @description Where a page of the audit log sits */
+        AuditPagination: {
+            /** @description The most entries a page holds */
+            limit: number;
+            /** @description How many matching entries come before this page */
+            offset: number;
+            /** @description How many entries match the filters, in all pages */
+            totalRecords: number;
         };
         BlockDto: {
             /** @description Block (true) or unblock (false) */
@@ -7120,8 +7145,13 @@ export interface components {
              */
             response: string;
         };
+        /** @description Every session reconnects from its stored credentials */
         RestartScheduled: {
-            message?: string;
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Restart scheduled: every session reconnects gracefully from its stored credentials";
         };
         SendCarouselDto: {
             /** @description Queue the send and answer at once (status `Queued`) instead of waiting for WhatsApp; the queue paces messages by the instance's delay settings */
@@ -8601,7 +8631,7 @@ export interface operations {
                      *       "admin_token": "9f2c4e6a8b0d1f3a5c7e9b1d3f5a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a",
                      *       "license_sync_triggered": false,
                      *       "license_synced": false,
-                     *       "timestamp": "2026-01-01T12:00:00.000Z"
+                     *       "timestamp": 1767268800000
                      *     }
                      */
                     "application/json": components["schemas"]["AdminTokenRotated"];

@@ -145,7 +145,7 @@ export class StatusDebug {
     enum: ['contacts', 'blacklist', 'whitelist'],
     description: "The account's status privacy: all saved contacts, all but an excluded list, or only an allowed list",
   })
-  status_privacy_type?: 'contacts' | 'blacklist' | 'whitelist';
+  status_privacy_type?: string;
   @ApiPropertyOptional({ type: 'integer', description: "How many people the status privacy's list names" })
   status_privacy_list_count?: number;
   @ApiPropertyOptional({ type: 'integer', description: "How many of the list's people could not be matched to a phone number" })

@@ -16,6 +16,7 @@ import { ApiError } from '../../common/api-error';
 import { normaliseMessageId } from '../../common/message-id';
 import type { SendTextDto } from '../dto/send-common.dto';
 import { SendRequester } from '../send-requester';
+import type { SentMessageResponse } from '../../common/dto/message.response';
 
 /**
  * Interactive replies of `POST /send/text` (spec rules 3 and 4): with `replyid` and a text starting
@@ -30,7 +31,7 @@ export class InteractiveRepliesService {
   ) {}
 
   /** The sent reply's record, or null when the request is not an interactive reply (plain text then). */
-  async tryReply(instance: InstanceEntity, chatJid: string, dto: SendTextDto): Promise<Record<string, unknown> | null> {
+  async tryReply(instance: InstanceEntity, chatJid: string, dto: SendTextDto): Promise<SentMessageResponse | null> {
     const text = dto.text.trimStart();
     if (!dto.replyid || !text.startsWith('>')) return null;
     const selector = text.slice(1).trim();

@@ -22,6 +22,7 @@ import { INVALID_KEY_TYPE, SendCarouselDto, SendLocationButtonDto, SendMenuDto, 
 import { buildMenuContent, built, CAROUSEL_CARDS_PATH, headerAttachment, INTERACTIVE_PATH, protoContent } from './menu-content';
 import { orderOf } from './order';
 import { paymentLinkRefusal } from './payment-link';
+import type { SentMessageResponse } from '../../common/dto/message.response';
 
 /**
  * The interactive send endpoints, one use case each: menus (buttons, list, poll, carousel), carousel,
@@ -38,13 +39,13 @@ export class InteractiveSendService {
   ) {}
 
   /** `POST /send/menu`. */
-  async sendMenu(instance: InstanceEntity, dto: SendMenuDto) {
+  async sendMenu(instance: InstanceEntity, dto: SendMenuDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number);
     return this.requester.send(instance, dto, chatJid, await buildMenuContent(this.tools, instance, chatJid, dto));
   }
 
   /** `POST /send/carousel`: cards of text, a header file and buttons. */
-  async sendCarousel(instance: InstanceEntity, dto: SendCarouselDto) {
+  async sendCarousel(instance: InstanceEntity, dto: SendCarouselDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number);
     const cards = dto.carousel.map((card, index) => carouselCard(card, index));
     const text = await this.tools.placeholders(instance, chatJid, dto.text);
@@ -62,7 +63,7 @@ export class InteractiveSendService {
   }
 
   /** `POST /send/pix-button`: a PIX key the contact copies. */
-  async sendPixButton(instance: InstanceEntity, dto: SendPixButtonDto) {
+  async sendPixButton(instance: InstanceEntity, dto: SendPixButtonDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number);
     const pixType = (dto.pixType ?? '').trim().toUpperCase();
     if (!isPixKeyType(pixType)) throw ApiError.badRequest(INVALID_KEY_TYPE);
@@ -74,7 +75,7 @@ export class InteractiveSendService {
   }
 
   /** `POST /send/request-payment`: an amount (or a received order's total) payable by PIX, code, boleto or link. */
-  async sendRequestPayment(instance: InstanceEntity, dto: SendRequestPaymentDto) {
+  async sendRequestPayment(instance: InstanceEntity, dto: SendRequestPaymentDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number);
     const pixKey = dto.pixKey?.trim() ?? '';
     const pixCode = dto.pixCode?.trim() ?? '';
@@ -140,7 +141,7 @@ export class InteractiveSendService {
   }
 
   /** `POST /send/location-button`: asks the contact to share a location. */
-  async sendLocationButton(instance: InstanceEntity, dto: SendLocationButtonDto) {
+  async sendLocationButton(instance: InstanceEntity, dto: SendLocationButtonDto): Promise<SentMessageResponse> {
     if (!dto.number || !dto.text || !dto.text.trim()) throw ApiError.badRequest(LOCATION_ERROR);
     const chatJid = chatTarget(dto.number);
     const text = await this.tools.placeholders(instance, chatJid, dto.text);

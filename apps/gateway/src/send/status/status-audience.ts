@@ -3,6 +3,7 @@ import { ErrorCode, RpcError } from '@gw/contracts';
 import { ContactRepository, LidMappingRepository, type ContactRow, type InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../../common/api-error';
 import { SessionClient } from '../../session/session.client';
+import type { StatusDebug } from '../../common/dto/message.response';
 
 /** Why an explicit recipient of a status was left out (the reasons uazapi's `debug` reports). */
 export type DiscardReason = 'invalid_format' | 'lid_unresolved' | 'not_on_whatsapp' | 'outside_status_audience' | 'duplicate';
@@ -26,7 +27,7 @@ export interface StatusRecipients {
   recipients: string[];
   /** Recipient JID → what the client wrote (to name it in `discarded_recipients` later). */
   inputs: Map<string, string>;
-  debug: Record<string, unknown>;
+  debug: StatusDebug;
 }
 
 const PN_SUFFIX = '@s.whatsapp.net';
@@ -87,7 +88,7 @@ async function audienceOf(input: StatusAudienceInput): Promise<{ jids: string[];
 export async function selectStatusRecipients(input: StatusAudienceInput): Promise<StatusRecipients> {
   const audience = await audienceOf(input);
   const members = audience.members;
-  const debug: Record<string, unknown> = {
+  const debug: StatusDebug = {
     status_privacy_type: input.privacy.type,
     ...(input.privacy.type === 'contacts' ? {} : { status_privacy_list_count: (input.privacy.list ?? []).length }),
     ...(audience.unresolved ? { status_privacy_list_unresolved: audience.unresolved } : {}),

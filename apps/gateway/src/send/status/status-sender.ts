@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { ErrorCode, RpcError, type OutboundContent } from '@gw/contracts';
+import { ErrorCode, RpcError, type OutboundContent, type SendReply } from '@gw/contracts';
 import type { InstanceEntity } from '@gw/persistence';
 import { ApiError } from '../../common/api-error';
+import type { SendOutcome, StatusDebug, StatusDiscardedRecipient, StatusSentResponse } from '../../common/dto/message.response';
 import { buildMediaContent } from '../content-builders';
 import { integerOf } from '../dto/field-rules';
 import { SendContentTools } from '../send-content-tools';
@@ -36,7 +37,7 @@ export class StatusSender {
     private readonly requester: SendRequester,
   ) {}
 
-  async sendStatus(instance: InstanceEntity, dto: SendStatusDto) {
+  async sendStatus(instance: InstanceEntity, dto: SendStatusDto): Promise<StatusSentResponse> {
     const type = dto.type;
     const text = dto.text ?? '';
     if (type === 'text' && !text.trim()) throw ApiError.badRequest('text is required for type=text');
@@ -64,7 +65,7 @@ export class StatusSender {
         : {}),
       ...(type === 'text' && font !== undefined ? { font } : {}),
     };
-    let record: Record<string, unknown>;
+    let record: SendReply & { response: SendOutcome };
     try {
       const common = { track_source: dto.track_source, track_id: dto.track_id };
       record = await this.requester.send(instance, common, STATUS_BROADCAST, { content, sendFunction: 'SendStatus', payload: { ...dto } }, { status });
@@ -81,10 +82,7 @@ export class StatusSender {
       }
       throw error;
     }
-    const { statusRecipients, statusDiscarded, ...message } = record as Record<string, unknown> & {
-      statusRecipients?: string[];
-      statusDiscarded?: Array<{ input: string; reason: string }>;
-    };
+    const { statusRecipients, statusDiscarded, response: _sent, ...message } = record;
     const notOnWhatsApp = (statusDiscarded ?? []).map((entry) => ({ input: audience.inputs.get(entry.input) ?? entry.input, reason: entry.reason }));
     return {
       ...message,
@@ -96,9 +94,9 @@ export class StatusSender {
 }
 
 /** The audience debug with the recipients the worker found not on WhatsApp. */
-function withDiscarded(debug: Record<string, unknown>, notOnWhatsApp: Array<{ input: string; reason: string }>, selected: number): Record<string, unknown> {
+function withDiscarded(debug: StatusDebug, notOnWhatsApp: StatusDiscardedRecipient[], selected: number): StatusDebug {
   if (notOnWhatsApp.length === 0) return { ...debug, selected_recipient_count: selected };
-  const discarded = [...((debug.discarded_recipients as Array<{ input: string; reason: string }>) ?? []), ...notOnWhatsApp];
+  const discarded = [...(debug.discarded_recipients ?? []), ...notOnWhatsApp];
   return {
     ...debug,
     ...(debug.explicit_recipients ? { resolved_recipient_count: Number(debug.resolved_recipient_count ?? 0) - notOnWhatsApp.length } : {}),

@@ -4,23 +4,10 @@ import { ApiOperation, ApiQuery } from '@nestjs/swagger';
 import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
 import { AuditService } from './audit.service';
 import { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX } from './dto/audit-query.dto';
-
-const ENTRY_EXAMPLE = {
-  id: '1842',
-  at: '2026-01-01T12:00:00.000Z',
-  actor: 'r183e2ef9597845',
-  instance_id: 'r183e2ef9597845',
-  address: '203.0.113.7',
-  method: 'POST',
-  route: '/webhook',
-  action: 'webhook.configure',
-  changes: { url: 'https://example.com/hook?token=[masked]', events: ['messages'], enabled: true },
-  status: 200,
-};
-const PAGE_EXAMPLE = { entries: [ENTRY_EXAMPLE], pagination: { totalRecords: 1, limit: AUDIT_PAGE_DEFAULT, offset: 0 }, next_cursor: null };
+import { AUDIT_PAGE_EXAMPLE } from './dto/audit.examples';
+import { AuditPageResponse } from './dto/audit.response';
 
 /** The filters both routes take; `@ApiQuery` per parameter, each described. */
 function AuditFilters(): MethodDecorator {
@@ -82,13 +69,13 @@ export class AdminAuditController {
     description: 'Only the entries about this instance (its id); global changes have none',
     schema: { type: 'string' },
   })
-  @ApiReply(SCHEMAS.AuditPage, { example: PAGE_EXAMPLE, errors: ['invalid_request', 'invalid_admin_token', 'rate_limited', 'internal'] })
+  @ApiReply(AuditPageResponse, { example: AUDIT_PAGE_EXAMPLE, errors: ['invalid_request', 'invalid_admin_token', 'rate_limited', 'internal'] })
   @ApiOperation({
     summary: 'Read the audit log',
     description:
       'Every admin and configuration change, newest first: when (`at`), which token (`actor`: the instance id for an instance token, `admin` for the admin token; never its value), from which address, the route and its `action`, the request fields (`changes`, tokens, passwords, API keys and URL credentials masked) and the answer `status` (a refused change is recorded too). Filter by `instance`, `action`, `route` and time; page with `limit`/`offset` or `cursor`. Entries are kept AUDIT_RETENTION_DAYS days (default 90). Not in uazapiGO.',
   })
-  list(@Query() query: Record<string, unknown>) {
+  list(@Query() query: Record<string, unknown>): Promise<AuditPageResponse> {
     return this.audit.forAdmin(query);
   }
 }
@@ -101,13 +88,13 @@ export class InstanceAuditController {
 
   @Get()
   @AuditFilters()
-  @ApiReply(SCHEMAS.AuditPage, { example: PAGE_EXAMPLE, errors: ['invalid_request', 'invalid_token', 'rate_limited', 'internal'] })
+  @ApiReply(AuditPageResponse, { example: AUDIT_PAGE_EXAMPLE, errors: ['invalid_request', 'invalid_token', 'rate_limited', 'internal'] })
   @ApiOperation({
     summary: "Read the instance's audit log",
     description:
       "The configuration changes of this instance, newest first (its webhook, sinks, proxy, privacy, chatbot, Chatwoot, delays, name, and the admin's changes to it): when, which token (`actor`), from which address, the route and `action`, the request fields with their secrets masked, and the answer `status`. Never another instance's. Filters and paging as `GET /admin/audit`. Not in uazapiGO.",
   })
-  list(@CurrentInstance() instance: InstanceEntity, @Query() query: Record<string, unknown>) {
+  list(@CurrentInstance() instance: InstanceEntity, @Query() query: Record<string, unknown>): Promise<AuditPageResponse> {
     return this.audit.forInstance(instance.id, query);
   }
 }

@@ -3,7 +3,8 @@ import { AuditRepository, type AuditRow } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { validateBody } from '../common/validation';
 import { AuditRecorder } from './audit-recorder';
-import { AUDIT_PAGE_DEFAULT, AdminAuditQueryDto, type AuditEntryView, type AuditPageView, InstanceAuditQueryDto } from './dto/audit-query.dto';
+import { AUDIT_PAGE_DEFAULT, AdminAuditQueryDto, InstanceAuditQueryDto } from './dto/audit-query.dto';
+import type { AuditEntryResponse, AuditPageResponse } from './dto/audit.response';
 
 /** Reads the audit log: every entry for the admin, an instance's own for its token. */
 @Injectable()
@@ -13,7 +14,7 @@ export class AuditService {
     private readonly recorder: AuditRecorder,
   ) {}
 
-  async forAdmin(query: Record<string, unknown>): Promise<AuditPageView> {
+  async forAdmin(query: Record<string, unknown>): Promise<AuditPageResponse> {
     const filter = await validateBody(AdminAuditQueryDto, query);
     return this.page(filter, filter.instance, false);
   }
@@ -22,12 +23,12 @@ export class AuditService {
    * Only the entries about `instanceId`: no filter reaches another instance's. The operator's changes to it
    * (creation, admin fields) are listed without the operator's address, which is not the tenant's to see.
    */
-  async forInstance(instanceId: string, query: Record<string, unknown>): Promise<AuditPageView> {
+  async forInstance(instanceId: string, query: Record<string, unknown>): Promise<AuditPageResponse> {
     const filter = await validateBody(InstanceAuditQueryDto, query);
     return this.page(filter, instanceId, true);
   }
 
-  private async page(filter: InstanceAuditQueryDto, instanceId: string | undefined, forTenant: boolean): Promise<AuditPageView> {
+  private async page(filter: InstanceAuditQueryDto, instanceId: string | undefined, forTenant: boolean): Promise<AuditPageResponse> {
     if (filter.from && filter.to && filter.from > filter.to) throw ApiError.badRequest('from must not be after to');
     const limit = filter.limit ?? AUDIT_PAGE_DEFAULT;
     const offset = filter.offset ?? 0;
@@ -51,7 +52,7 @@ export class AuditService {
   }
 }
 
-function toView(row: AuditRow, hideAddress: boolean): AuditEntryView {
+function toView(row: AuditRow, hideAddress: boolean): AuditEntryResponse {
   return {
     id: row.id,
     at: row.at.toISOString(),

@@ -224,41 +224,6 @@ export const SCHEMAS = {
       timestamp: { type: 'integer', format: 'int64', description: 'Unix time in milliseconds' },
     }),
   ),
-  /** `GET /admin/audit`, `GET /instance/audit`: a page of the audit log, newest first. */
-  AuditPage: named(
-    'AuditPage',
-    object(
-      {
-        entries: list(
-          object(
-            {
-              id: str({ description: 'The entry id; entries are numbered in the order they were recorded' }),
-              at: str({ format: 'date-time', description: 'When the change was answered' }),
-              actor: str({ description: 'Which token: the instance id for an instance token, `admin` for the admin token (never the token itself)' }),
-              instance_id: str({
-                nullable: true,
-                description: 'The instance the change is about; null for a global change (global webhook or sink, restart, admin token)',
-              }),
-              address: str({ description: "The client's IP address" }),
-              method: str({ enum: ['POST', 'PUT', 'DELETE'] }),
-              route: str({ description: 'The route, as its pattern (`/webhook`, `/instance/proxy`)' }),
-              action: str({ description: 'What kind of change (`instance.create`, `webhook.configure`, `admin.token.rotate`…)' }),
-              changes: {
-                type: 'object',
-                additionalProperties: true,
-                description: 'The request fields; tokens, passwords, API keys and URL credentials masked (`[masked]`)',
-              },
-              status: { ...int, description: "The answer's HTTP status (4xx for a refused change)" },
-            },
-            ['id', 'at', 'actor', 'instance_id', 'address', 'method', 'route', 'action', 'changes', 'status'],
-          ),
-        ),
-        pagination: object({ totalRecords: int, limit: int, offset: int }, ['totalRecords', 'limit', 'offset']),
-        next_cursor: str({ nullable: true, description: 'Pass as `cursor` for the next, older page; null on the last page' }),
-      },
-      ['entries', 'pagination', 'next_cursor'],
-    ),
-  ),
   /** `POST /chat/labels`. */
   ChatLabels: named('ChatLabels', object({ response: str(), editions: list(str()) })),
   /** `POST /chat/delete`: what was done, and what failed (WhatsApp's part when stored data went too). */

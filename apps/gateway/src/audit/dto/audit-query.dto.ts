@@ -52,24 +52,3 @@ export class AdminAuditQueryDto extends InstanceAuditQueryDto {
   @MaxLength(100, { message: 'instance must be at most 100 characters' })
   instance?: string;
 }
-
-/** One entry of the audit log, as `GET /admin/audit` and `GET /instance/audit` answer it. */
-export interface AuditEntryView {
-  id: string;
-  at: string;
-  actor: string;
-  instance_id: string | null;
-  address: string;
-  method: string;
-  route: string;
-  action: string;
-  changes: Record<string, unknown>;
-  status: number;
-}
-
-export interface AuditPageView {
-  entries: AuditEntryView[];
-  pagination: { totalRecords: number; limit: number; offset: number };
-  /** Pass as `cursor` for the next (older) page; null on the last one. */
-  next_cursor: string | null;
-}

@@ -4,6 +4,8 @@ import { AdminGuard } from '../common/auth.guards';
 import { InstanceService } from '../instance/instance.service';
 import { AdminService } from './admin.service';
 import { CreateInstanceDto, UpdateAdminFieldsDto } from './dto/admin.dto';
+import { ADMIN_TOKEN_ROTATED_EXAMPLE, RESTART_SCHEDULED_EXAMPLE } from './dto/admin.examples';
+import { AdminTokenRotatedResponse, RestartScheduledResponse } from './dto/admin.response';
 import { DISCONNECTED_INSTANCE_EXAMPLE, INSTANCE_EXAMPLE } from '../openapi/examples';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
@@ -69,34 +71,25 @@ export class AdminController {
   @Audited('admin.restart')
   @Post('admin/restart')
   @HttpCode(HttpStatus.ACCEPTED)
-  @ApiReply(SCHEMAS.RestartScheduled, { example: { message: 'Restart scheduled: every session reconnects gracefully from its stored credentials' } })
+  @ApiReply(RestartScheduledResponse, { example: RESTART_SCHEDULED_EXAMPLE })
   @ApiOperation({
     summary: 'Restart every session',
     description:
       'Makes every session reconnect from its stored credentials, as a restart of the application would; use it for general instability only. Instances come back by themselves; none is logged out.',
   })
-  restart() {
+  restart(): RestartScheduledResponse {
     return this.admin.restart();
   }
 
   @Audited('admin.token.rotate')
   @Post('admin/token/rotate')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.AdminTokenRotated, {
-    example: {
-      success: true,
-      message: 'Admin token rotated successfully',
-      admin_token: '9f2c4e6a8b0d1f3a5c7e9b1d3f5a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a',
-      license_sync_triggered: false,
-      license_synced: false,
-      timestamp: '2026-01-01T12:00:00.000Z',
-    },
-  })
+  @ApiReply(AdminTokenRotatedResponse, { example: ADMIN_TOKEN_ROTATED_EXAMPLE })
   @ApiOperation({
     summary: 'Rotate the admin token',
     description: 'Makes a new `admintoken` and answers it; the old one stops working at once. Send the current token in the header and keep the new one.',
   })
-  rotate() {
+  rotate(): Promise<AdminTokenRotatedResponse> {
     return this.admin.rotateToken();
   }
 }

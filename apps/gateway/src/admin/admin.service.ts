@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { SessionClient } from '../session/session.client';
 import { AdminTokenService } from './admin-token.service';
+import type { AdminTokenRotatedResponse, RestartScheduledResponse } from './dto/admin.response';
 
 /** The operator's own routes: `/admin/restart`, `/admin/token/rotate` (the instance ones are InstanceService's). */
 @Injectable()
@@ -10,12 +11,12 @@ export class AdminService {
     private readonly sessions: SessionClient,
   ) {}
 
-  restart() {
+  restart(): RestartScheduledResponse {
     this.sessions.restartAll();
     return { message: 'Restart scheduled: every session reconnects gracefully from its stored credentials' };
   }
 
-  async rotateToken() {
+  async rotateToken(): Promise<AdminTokenRotatedResponse> {
     const { token, rotatedAt } = await this.adminTokens.rotate();
     return {
       success: true,

@@ -210,20 +210,6 @@ export const SCHEMAS = {
       rotated: { ...bool, description: '`rotate_now` (uazapi 2.1.1): another proxy of the pools was taken at once' },
     }),
   ),
-  /** `POST /admin/restart`. */
-  RestartScheduled: named('RestartScheduled', object({ message: str() })),
-  /** `POST /admin/token/rotate`: the new admin token (shown once). */
-  AdminTokenRotated: named(
-    'AdminTokenRotated',
-    object({
-      success: bool,
-      message: str(),
-      admin_token: str(),
-      license_sync_triggered: bool,
-      license_synced: bool,
-      timestamp: { type: 'integer', format: 'int64', description: 'Unix time in milliseconds' },
-    }),
-  ),
   /** `POST /chat/labels`. */
   ChatLabels: named('ChatLabels', object({ response: str(), editions: list(str()) })),
   /** `POST /chat/delete`: what was done, and what failed (WhatsApp's part when stored data went too). */

@@ -3611,17 +3611,26 @@ export interface components {
             /** @description Replay to this webhook only (else to every enabled webhook and sink of the instance that takes the events) */
             webhookId?: string;
         };
+        /** @description The new admin token; the old one no longer works */
         AdminTokenRotated: {
-            admin_token?: string;
-            license_sync_triggered?: boolean;
-            license_synced?: boolean;
-            message?: string;
-            success?: boolean;
+            /** @description The new admin token: send it as the `admintoken` header from now on */
+            admin_token: string;
+            /** @description A license sync was started (always false: this gateway has no license server) */
+            license_sync_triggered: boolean;
+            /** @description The license was synced (always false: this gateway has no license server) */
+            license_synced: boolean;
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Admin token rotated successfully";
+            /** @description Always true: the token was rotated */
+            success: boolean;
             /**
              * Format: int64
-             * @description Unix time in milliseconds
+             * @description When the token was rotated (Unix time in milliseconds)
              */
-            timestamp?: number;
+            timestamp: number;
         };
         /**
          * @example {
@@ -7136,8 +7145,13 @@ export interface components {
              */
             response: string;
         };
+        /** @description Every session reconnects from its stored credentials */
         RestartScheduled: {
-            message?: string;
+            /**
+             * @description What was done, in words
+             * @enum {string}
+             */
+            message: "Restart scheduled: every session reconnects gracefully from its stored credentials";
         };
         SendCarouselDto: {
             /** @description Queue the send and answer at once (status `Queued`) instead of waiting for WhatsApp; the queue paces messages by the instance's delay settings */
@@ -8617,7 +8631,7 @@ export interface operations {
                      *       "admin_token": "9f2c4e6a8b0d1f3a5c7e9b1d3f5a7c9e1b3d5f7a9c1e3b5d7f9a1c3e5b7d9f1a",
                      *       "license_sync_triggered": false,
                      *       "license_synced": false,
-                     *       "timestamp": "2026-01-01T12:00:00.000Z"
+                     *       "timestamp": 1767268800000
                      *     }
                      */
                     "application/json": components["schemas"]["AdminTokenRotated"];

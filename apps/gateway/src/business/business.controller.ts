@@ -3,15 +3,20 @@ import type { FastifyReply } from 'fastify';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
 import { BUSINESS_CATALOG_EXAMPLE, BUSINESS_CATEGORIES_EXAMPLE, BUSINESS_PRODUCT_EXAMPLE, BUSINESS_PROFILE_EXAMPLE } from './dto/business.examples';
-import { BUSINESS_PROFILE_UPDATED_EXAMPLE } from './dto/business.examples';
+import {
+  BUSINESS_PRODUCT_DELETED_EXAMPLE,
+  BUSINESS_PRODUCT_HIDDEN_EXAMPLE,
+  BUSINESS_PRODUCT_SHOWN_EXAMPLE,
+  BUSINESS_PROFILE_UPDATED_EXAMPLE,
+} from './dto/business.examples';
 import { BusinessCatalogResponse, BusinessCategoriesResponse, BusinessProductResponse, BusinessProfileResponse } from './dto/business.response';
 import { BusinessProfileUpdatedResponse } from './dto/business.response';
 import { BusinessService } from './business.service';
 import { BusinessProfileDto, BusinessProfileUpdateDto, CatalogInfoDto, CatalogListDto, ProductIdDto } from './dto/business.dto';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
+import { ReplyResponse } from '../common/dto/reply.response';
 
 const WHATSAPP_ERRORS = ['invalid_request', 'invalid_token', 'forbidden', 'not_found', 'conflict', 'whatsapp_refused', 'timeout', 'internal'] as const;
 
@@ -98,25 +103,25 @@ export class BusinessController {
 
   @Post('catalog/delete')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Deleted product' }, errors: WHATSAPP_ERRORS })
+  @ApiReply(ReplyResponse, { example: BUSINESS_PRODUCT_DELETED_EXAMPLE, errors: WHATSAPP_ERRORS })
   @ApiOperation({ summary: 'Delete a catalogue product', description: "Deletes a product of the account's catalogue." })
-  deleteProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto): Promise<{ response: string }> {
+  deleteProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto): Promise<ReplyResponse> {
     return this.business.deleteProduct(instance, dto);
   }
 
   @Post('catalog/show')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Product shown' }, errors: WHATSAPP_ERRORS })
+  @ApiReply(ReplyResponse, { example: BUSINESS_PRODUCT_SHOWN_EXAMPLE, errors: WHATSAPP_ERRORS })
   @ApiOperation({ summary: 'Show a catalogue product', description: "Makes a hidden product of the account's catalogue visible again." })
-  showProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto): Promise<{ response: string }> {
+  showProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto): Promise<ReplyResponse> {
     return this.business.setProductHidden(instance, dto, false);
   }
 
   @Post('catalog/hide')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Product hidden' }, errors: WHATSAPP_ERRORS })
+  @ApiReply(ReplyResponse, { example: BUSINESS_PRODUCT_HIDDEN_EXAMPLE, errors: WHATSAPP_ERRORS })
   @ApiOperation({ summary: 'Hide a catalogue product', description: "Hides a product of the account's catalogue without deleting it." })
-  hideProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto): Promise<{ response: string }> {
+  hideProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto): Promise<ReplyResponse> {
     return this.business.setProductHidden(instance, dto, true);
   }
 }

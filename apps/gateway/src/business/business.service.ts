@@ -14,6 +14,7 @@ import {
 } from './dto/business.dto';
 import type { BusinessCatalogProduct, BusinessCatalogResponse, BusinessCategoriesResponse, BusinessJid } from './dto/business.response';
 import type { BusinessProductResponse, BusinessProfileResponse, BusinessProfileUpdatedResponse } from './dto/business.response';
+import type { ReplyResponse } from '../common/dto/reply.response';
 
 const PROFILE_FIELDS: readonly BusinessProfileField[] = ['description', 'address', 'email'];
 /** Products per catalogue page, as uazapi's integration answers (up to 10 per call). */
@@ -137,12 +138,12 @@ export class BusinessService {
     };
   }
 
-  async deleteProduct(instance: InstanceEntity, dto: ProductIdDto): Promise<{ response: string }> {
+  async deleteProduct(instance: InstanceEntity, dto: ProductIdDto): Promise<ReplyResponse> {
     await this.sessions.request(instance.id, 'business.productDelete', { instanceId: instance.id, id: dto.id.trim() });
     return { response: 'Deleted product' };
   }
 
-  async setProductHidden(instance: InstanceEntity, dto: ProductIdDto, hidden: boolean): Promise<{ response: string }> {
+  async setProductHidden(instance: InstanceEntity, dto: ProductIdDto, hidden: boolean): Promise<ReplyResponse> {
     await this.sessions.request(instance.id, 'business.productVisibility', { instanceId: instance.id, id: dto.id.trim(), hidden });
     return { response: hidden ? 'Product hidden' : 'Product shown' };
   }

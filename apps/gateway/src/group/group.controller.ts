@@ -2,7 +2,6 @@ import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, UseGua
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
 import { CreateGroupDto, GroupInfoDto, GroupListDto } from './dto/group.dto';
 import { GroupInviteDto, GroupJidDto, GroupJoinApprovalDto, GroupParticipantsDto } from './dto/group.dto';
 import { GroupAnnounceDto, GroupDescriptionDto, GroupEphemeralDto, GroupLockedDto, GroupMemberAddModeDto, GroupNameDto } from './dto/group.dto';
@@ -10,7 +9,7 @@ import { CommunityGroupsDto, CreateCommunityDto, GroupImageDto } from './dto/gro
 import { COMMUNITY_CREATED_EXAMPLE, COMMUNITY_GROUPS_EXAMPLE, GROUP_EPHEMERAL_EXAMPLE, GROUP_EXAMPLE, GROUP_INFO_EXAMPLE } from './dto/group.examples';
 import { GROUP_INVITE_INFO_EXAMPLE, GROUP_INVITE_LINK_EXAMPLE, GROUP_JOIN_APPROVAL_EXAMPLE, GROUP_JOIN_EXAMPLE } from './dto/group.examples';
 import { GROUP_LIST_EXAMPLE, GROUP_PAGE_EXAMPLE, GROUP_PARTICIPANTS_UPDATE_EXAMPLE, GROUP_RESET_INVITE_CODE_EXAMPLE } from './dto/group.examples';
-import { GROUP_UPDATE_EXAMPLES } from './dto/group.examples';
+import { GROUP_LEFT_EXAMPLE, GROUP_UPDATE_EXAMPLES } from './dto/group.examples';
 import { CommunityCreatedResponse, CommunityGroupsResponse, GroupEphemeralResponse, GroupInviteInfoResponse } from './dto/group.response';
 import { GroupInviteLinkResponse, GroupJoinApprovalResponse, GroupJoinResponse, GroupListResponse } from './dto/group.response';
 import { GroupPageResponse, GroupParticipantsUpdateResponse, GroupResetInviteCodeResponse } from './dto/group.response';
@@ -18,6 +17,7 @@ import { GroupResponse, GroupUpdateResponse } from './dto/group.response';
 import { GroupService } from './group.service';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation, ApiParam, ApiQuery } from '@nestjs/swagger';
+import { ReplyResponse } from '../common/dto/reply.response';
 
 /** Groups the instance creates, reads and runs: `/group/*`. */
 @ApiArea('Groups & Communities')
@@ -102,9 +102,9 @@ export class GroupController {
 
   @Post('leave')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Response, { example: { response: 'Group leave successful' } })
+  @ApiReply(ReplyResponse, { example: GROUP_LEFT_EXAMPLE })
   @ApiOperation({ summary: 'Leave a group', description: 'The account leaves the group `groupjid`.' })
-  leave(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupJidDto): Promise<{ response: string }> {
+  leave(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupJidDto): Promise<ReplyResponse> {
     return this.groups.leave(instance, dto);
   }
 

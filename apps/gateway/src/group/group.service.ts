@@ -12,6 +12,7 @@ import type { CommunityCreatedResponse, CommunityGroupsResponse, GroupEphemeralR
 import type { GroupInviteLinkResponse, GroupJoinApprovalResponse, GroupJoinResponse, GroupListResponse } from './dto/group.response';
 import type { GroupPageResponse, GroupParticipantsUpdateResponse, GroupResetInviteCodeResponse } from './dto/group.response';
 import type { GroupResponse, GroupUpdateResponse } from './dto/group.response';
+import type { ReplyResponse } from '../common/dto/reply.response';
 
 /** The group's JID from `groupjid` (or the older `groupJid`): `<digits>@g.us`. */
 export function groupJidOf(dto: GroupJidDto): string {
@@ -86,7 +87,7 @@ export class GroupService {
     return { response: status === 'joined' ? 'Group join successful' : 'Group join request sent', group, needs_refresh: false };
   }
 
-  async leave(instance: InstanceEntity, dto: GroupJidDto): Promise<{ response: string }> {
+  async leave(instance: InstanceEntity, dto: GroupJidDto): Promise<ReplyResponse> {
     await this.sessions.request(instance.id, 'group.leave', { instanceId: instance.id, groupJid: groupJidOf(dto) });
     return { response: 'Group leave successful' };
   }

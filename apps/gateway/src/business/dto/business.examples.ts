@@ -1,6 +1,7 @@
 /** Example bodies of the business routes (`@ApiReply`), with made-up values. */
 import type { BusinessCatalogResponse, BusinessCategoriesResponse, BusinessProductResponse, BusinessProfileResponse } from './business.response';
 import type { BusinessProfileUpdatedResponse } from './business.response';
+import type { ReplyResponse } from '../../common/dto/reply.response';
 
 export const BUSINESS_PROFILE_EXAMPLE: BusinessProfileResponse = {
   response: {
@@ -75,3 +76,9 @@ export const BUSINESS_PROFILE_UPDATED_EXAMPLE: BusinessProfileUpdatedResponse = 
   updated: 3,
   failed: 0,
 };
+
+export const BUSINESS_PRODUCT_DELETED_EXAMPLE: ReplyResponse = { response: 'Deleted product' };
+
+export const BUSINESS_PRODUCT_SHOWN_EXAMPLE: ReplyResponse = { response: 'Product shown' };
+
+export const BUSINESS_PRODUCT_HIDDEN_EXAMPLE: ReplyResponse = { response: 'Product hidden' };

@@ -3,6 +3,7 @@ import type { CommunityCreatedResponse, CommunityGroupsResponse, GroupEphemeralR
 import type { GroupInviteLinkResponse, GroupJoinApprovalResponse, GroupJoinResponse, GroupListResponse } from './group.response';
 import type { GroupPageResponse, GroupParticipantResponse, GroupParticipantsUpdateResponse, GroupResetInviteCodeResponse } from './group.response';
 import type { GroupResponse, GroupUpdateResponse } from './group.response';
+import type { ReplyResponse } from '../../common/dto/reply.response';
 
 const MEMBER: GroupParticipantResponse = {
   JID: '150512325316788@lid',
@@ -144,3 +145,5 @@ export const COMMUNITY_GROUPS_EXAMPLE: CommunityGroupsResponse = {
   success: ['120363324255083289@g.us'],
   failed: [],
 };
+
+export const GROUP_LEFT_EXAMPLE: ReplyResponse = { response: 'Group leave successful' };

@@ -38,6 +38,16 @@ import type {
   ChatPinDto,
   ChatReadDto,
 } from './dto/chat-state.dto';
+import type { ChatPageResponse, ChatResponse } from '../common/dto/chat.response';
+import type { ReplyResponse } from '../common/dto/reply.response';
+import type {
+  BlocklistResponse,
+  ChatDeletedResponse,
+  ChatEphemeralResponse,
+  ChatLabelsResponse,
+  ChatNotesEditedResponse,
+  ChatNotesResponse,
+} from './dto/chat.response';
 
 type ChatModify = InstanceRpc['chat.modify']['request'];
 
@@ -70,25 +80,25 @@ export class ChatService {
   ) {}
 
   /** Pins or unpins the chat in the phone's chat list (app state). */
-  async pin(instance: InstanceEntity, dto: ChatPinDto) {
+  async pin(instance: InstanceEntity, dto: ChatPinDto): Promise<ReplyResponse> {
     await this.modifyChat(instance, dto.number, dto.pin ? 'pin' : 'unpin');
     return { response: dto.pin ? 'Chat pinned' : 'Chat unpinned' };
   }
 
   /** Archives or unarchives the chat, up to its last message. */
-  async archive(instance: InstanceEntity, dto: ChatArchiveDto) {
+  async archive(instance: InstanceEntity, dto: ChatArchiveDto): Promise<ReplyResponse> {
     await this.modifyChat(instance, dto.number, dto.archive ? 'archive' : 'unarchive');
     return { response: 'Chat updated successfully' };
   }
 
   /** Marks the chat read (its unread count goes to 0) or unread, up to its last message. */
-  async read(instance: InstanceEntity, dto: ChatReadDto) {
+  async read(instance: InstanceEntity, dto: ChatReadDto): Promise<ReplyResponse> {
     await this.modifyChat(instance, dto.number, dto.read ? 'read' : 'unread');
     return { response: 'Chat read status updated successfully' };
   }
 
   /** Mutes the chat for `muteEndTime` hours from now (-1 for ever), or unmutes it (0). */
-  async mute(instance: InstanceEntity, dto: ChatMuteDto) {
+  async mute(instance: InstanceEntity, dto: ChatMuteDto): Promise<ReplyResponse> {
     const hours = dto.muteEndTime;
     await this.modifyChat(instance, dto.number, hours === 0 ? 'unmute' : 'mute', hours === -1 ? -1 : Date.now() + hours * 3_600_000);
     return { response: 'Chat mute settings updated successfully' };
@@ -99,7 +109,7 @@ export class ChatService {
    * stored row and messages, as asked. A WhatsApp failure is answered as its error unless stored data was to go too:
    * then it is listed in `errors` and the rest is done.
    */
-  async deleteChat(instance: InstanceEntity, dto: ChatDeleteDto) {
+  async deleteChat(instance: InstanceEntity, dto: ChatDeleteDto): Promise<ChatDeletedResponse> {
     const { jid, isGroup } = this.chatJid(dto.number);
     if (!dto.deleteChatDB && !dto.deleteMessagesDB && !dto.deleteChatWhatsApp && !dto.clearChatWhatsApp)
       throw ApiError.badRequest('set at least one of deleteChatDB, deleteMessagesDB, deleteChatWhatsApp, clearChatWhatsApp');
@@ -132,7 +142,7 @@ export class ChatService {
    * the protocol message WhatsApp sends to the contact; the chat (made if the contact had none yet)
    * keeps the timer in `wa_ephemeralExpiration` and its `chats` event follows.
    */
-  async ephemeral(instance: InstanceEntity, dto: ChatEphemeralDto) {
+  async ephemeral(instance: InstanceEntity, dto: ChatEphemeralDto): Promise<ChatEphemeralResponse> {
     const identity = await this.userChat(instance, dto.number, 'disappearing messages of a group are set with /group/ephemeral');
     let timer: { seconds: number; label: string };
     try {
@@ -157,13 +167,13 @@ export class ChatService {
   }
 
   /** `POST /chat/notes`: the chat's note as stored (also while the instance is away). */
-  async notes(instance: InstanceEntity, dto: ChatNotesDto) {
+  async notes(instance: InstanceEntity, dto: ChatNotesDto): Promise<ChatNotesResponse> {
     const chat = await this.storedUserChat(instance, await this.userChat(instance, dto.number, NOTES_OF_GROUPS));
     return { chat: toChatRecord(chat, instance.owner ?? ''), wa_notes: chat.notes, source: 'local' as const };
   }
 
   /** `POST /chat/notes/refresh`: reads the chat's note from WhatsApp's app state, stores it (with a `chats` event when it changed) and answers it. */
-  async refreshNotes(instance: InstanceEntity, dto: ChatNotesRefreshDto) {
+  async refreshNotes(instance: InstanceEntity, dto: ChatNotesRefreshDto): Promise<ChatNotesResponse> {
     const identity = await this.userChat(instance, dto.number, NOTES_OF_GROUPS);
     const { note } = await this.sessions
       .request(instance.id, 'chat.notes.read', { instanceId: instance.id, chatJids: jidsOf(identity), force: dto.force === true })
@@ -173,7 +183,7 @@ export class ChatService {
   }
 
   /** `POST /chat/notes/edit`: writes the chat's note to WhatsApp's app state (the phone and other devices see it), then stores it; '' removes it. */
-  async editNotes(instance: InstanceEntity, dto: ChatNotesEditDto) {
+  async editNotes(instance: InstanceEntity, dto: ChatNotesEditDto): Promise<ChatNotesEditedResponse> {
     const identity = await this.userChat(instance, dto.number, NOTES_OF_GROUPS);
     await this.storedUserChat(instance, identity);
     const { note } = await this.sessions
@@ -253,7 +263,7 @@ export class ChatService {
    * Writes the lead fields given (absent ones stay) of the chat `id` names, creating the chat when the
    * contact has none yet; answers the Chat record. What placeholders of later sends read.
    */
-  async editLead(instance: InstanceEntity, dto: EditLeadDto) {
+  async editLead(instance: InstanceEntity, dto: EditLeadDto): Promise<ChatResponse> {
     const identity = await this.leadChat(instance, dto.id ?? dto.number ?? dto.phone ?? '');
     const lead: Record<string, unknown> = {};
     const given = { ...dto, lead_personalid: dto.lead_personalid ?? dto.lead_personalId } as Record<string, unknown>;
@@ -270,7 +280,7 @@ export class ChatService {
   }
 
   /** Chats matching the filters, a page of them in the order asked, with the totals uazapi answers. */
-  async find(instance: InstanceEntity, dto: FindChatsDto) {
+  async find(instance: InstanceEntity, dto: FindChatsDto): Promise<ChatPageResponse> {
     const filters: ChatFilter[] = [];
     const values = dto as unknown as Record<string, string | boolean | undefined>;
     for (const field of Object.keys(CHAT_FIELDS) as ChatField[]) {
@@ -314,7 +324,7 @@ export class ChatService {
   }
 
   /** Sets a chat's labels (`labelids`), or adds or removes one; every label must exist. */
-  async setLabels(instance: InstanceEntity, dto: ChatLabelsDto) {
+  async setLabels(instance: InstanceEntity, dto: ChatLabelsDto): Promise<ChatLabelsResponse> {
     const target = parseChatTarget(dto.number);
     if (!target || target.kind === 'newsletter')
       throw ApiError.badRequest('Invalid number: give an international phone number or a chat JID (@s.whatsapp.net, @lid, @g.us)');
@@ -345,7 +355,7 @@ export class ChatService {
     };
   }
 
-  async block(instance: InstanceEntity, dto: BlockDto) {
+  async block(instance: InstanceEntity, dto: BlockDto): Promise<BlocklistResponse> {
     const target = parseChatTarget(dto.number);
     if (!target || (target.kind !== 'user' && target.kind !== 'lid'))
       throw ApiError.badRequest('Invalid number: give an international phone number or a user JID (@s.whatsapp.net, @lid)');
@@ -354,7 +364,7 @@ export class ChatService {
   }
 
   /** WhatsApp's list while connected (the stored copy follows it); the stored copy otherwise. */
-  async blocklist(instance: InstanceEntity) {
+  async blocklist(instance: InstanceEntity): Promise<BlocklistResponse> {
     try {
       return { blockList: (await this.sessions.request(instance.id, 'blocklist.get', { instanceId: instance.id })).blockList };
     } catch (error) {

@@ -210,12 +210,6 @@ export const SCHEMAS = {
       rotated: { ...bool, description: '`rotate_now` (uazapi 2.1.1): another proxy of the pools was taken at once' },
     }),
   ),
-  /** `POST /chat/labels`. */
-  ChatLabels: named('ChatLabels', object({ response: str(), editions: list(str()) })),
-  /** `POST /chat/delete`: what was done, and what failed (WhatsApp's part when stored data went too). */
-  ChatDeleted: named('ChatDeleted', object({ response: str(), actions: list(str()), errors: list(str()) }, ['response', 'actions', 'errors'])),
-  /** `GET /chat/blocklist`, and `POST /chat/block` with its `response`. */
-  Blocklist: named('Blocklist', object({ response: str(), blockList: list(str({ description: 'number@s.whatsapp.net' })) })),
   /** A campaign (`/sender/listfolders`). */
   MessageQueueFolder: named(
     'MessageQueueFolder',
@@ -336,28 +330,6 @@ export const SCHEMAS = {
       }),
     ],
   }),
-  /** `POST /chat/ephemeral`: the chat with its new timer, and the timer. */
-  ChatEphemeral: named(
-    'ChatEphemeral',
-    object(
-      {
-        response: str(),
-        chat: ref('Chat'),
-        ephemeral: object({ enabled: bool, seconds: int, label: str({ enum: ['off', '1d', '7d', '90d'] }) }, ['enabled', 'seconds', 'label']),
-      },
-      ['response', 'chat', 'ephemeral'],
-    ),
-  ),
-  /** `POST /chat/notes` and `/chat/notes/refresh`: the chat's note (WhatsApp Business) and where it was read. */
-  ChatNotes: named(
-    'ChatNotes',
-    object({ chat: ref('Chat'), wa_notes: str(), source: str({ enum: ['local', 'appstate_reload'] }) }, ['chat', 'wa_notes', 'source']),
-  ),
-  /** `POST /chat/notes/edit`: the note as written to WhatsApp and stored. */
-  ChatNotesEdited: named(
-    'ChatNotesEdited',
-    object({ response: str(), chat: ref('Chat'), wa_notes: str(), source: str({ enum: ['api'] }) }, ['response', 'chat', 'wa_notes', 'source']),
-  ),
   /** Chatbot agent (`/agent/*`, uazapi 2.0): the model it calls and how it answers; `apikey` masked. */
   ChatbotAIAgent: named(
     'ChatbotAIAgent',

@@ -3807,9 +3807,15 @@ export interface components {
             /** @description The contact, a phone number in international format (e.g. 5511999999999) */
             number: string;
         };
+        /** @description The contacts the account has blocked (after a block or unblock, with what was done) */
         Blocklist: {
-            blockList?: string[];
-            response?: string;
+            /** @description The blocked contacts, as `number@s.whatsapp.net` */
+            blockList: string[];
+            /**
+             * @description `POST /chat/block`: what was done
+             * @enum {string}
+             */
+            response?: "Blocked successfully" | "Unblocked successfully";
         };
         /** @description A page of a business's catalogue */
         BusinessCatalog: {
@@ -4455,9 +4461,16 @@ export interface components {
             /** @description The phone numbers or group JIDs to look up */
             numbers: string[];
         };
+        /** @description A chat deleted or cleared: what was done, and what failed */
         ChatDeleted: {
+            /** @description Each thing done, in words (on WhatsApp, in the database) */
             actions: string[];
+            /** @description Each thing that failed, in words (empty when none did) */
             errors: string[];
+            /**
+             * @description That the deletion ran
+             * @example Chat deletion process completed
+             */
             response: string;
         };
         ChatDeleteDto: {
@@ -4486,15 +4499,17 @@ export interface components {
             /** @description The profile picture small (true) or full size (false, the default) */
             preview?: boolean;
         };
+        /** @description A private chat's disappearing-messages timer set */
         ChatEphemeral: {
-            chat: components["schemas"]["Chat"];
-            ephemeral: {
-                enabled: boolean;
-                /** @enum {string} */
-                label: "off" | "1d" | "7d" | "90d";
-                seconds: number;
-            };
-            response: string;
+            /** @description The chat after the change (null when it is not stored) */
+            chat: components["schemas"]["Chat"] | null;
+            /** @description The timer now */
+            ephemeral: components["schemas"]["EphemeralTimer"];
+            /**
+             * @description What was done
+             * @enum {string}
+             */
+            response: "Ephemeral timer updated successfully";
         };
         ChatEphemeralDto: {
             /**
@@ -4505,9 +4520,15 @@ export interface components {
             /** @description The private chat */
             number: string;
         };
+        /** @description A chat's labels changed */
         ChatLabels: {
+            /** @description `labelids`: each label added or removed to reach the list, in words */
             editions?: string[];
-            response?: string;
+            /**
+             * @description What was done: the whole list set (`labelids`), one label added or one removed
+             * @enum {string}
+             */
+            response: "Labels updated successfully" | "Label added to chat" | "Label removed from chat";
         };
         ChatLabelsDto: {
             /** @description Add this label to the chat */
@@ -4549,10 +4570,16 @@ export interface components {
             /** @description Accepted; the answer always carries every name */
             returnMoreNames?: boolean;
         };
+        /** @description A chat's internal notes (WhatsApp Business), and where they were read */
         ChatNotes: {
+            /** @description The chat */
             chat: components["schemas"]["Chat"];
-            /** @enum {string} */
+            /**
+             * @description `local`: as stored; `appstate_reload`: read again from WhatsApp's app state
+             * @enum {string}
+             */
             source: "local" | "appstate_reload";
+            /** @description The chat's notes */
             wa_notes: string;
         };
         ChatNotesDto: {
@@ -4565,11 +4592,21 @@ export interface components {
             /** @description The chat's JID or number */
             number: string;
         };
+        /** @description A chat's notes written to WhatsApp and stored */
         ChatNotesEdited: {
+            /** @description The chat after the change */
             chat: components["schemas"]["Chat"];
-            response: string;
-            /** @enum {string} */
+            /**
+             * @description What was done
+             * @enum {string}
+             */
+            response: "Chat notes updated";
+            /**
+             * @description Always `api`: written through the API
+             * @enum {string}
+             */
             source: "api";
+            /** @description The chat's notes now */
             wa_notes: string;
         };
         ChatNotesRefreshDto: {
@@ -5019,6 +5056,18 @@ export interface components {
             number?: string;
             /** @description Older spelling of number */
             phone?: string;
+        };
+        /** @description A chat's disappearing-messages timer */
+        EphemeralTimer: {
+            /** @description Messages disappear */
+            enabled: boolean;
+            /**
+             * @description The same, as the duration named
+             * @enum {string}
+             */
+            label: "off" | "1d" | "7d" | "90d";
+            /** @description After how long, in seconds (0: off) */
+            seconds: number;
         };
         Error: {
             code?: string;

@@ -102,7 +102,7 @@ export class InboundSocketHandler {
         for (const pair of info?.participants ?? []) identities.learn(pair.lid, pair.pn);
         return info;
       },
-      write: (work, keys) => this.write(work, keys),
+      write: (work, keys, options) => this.write(work, keys, options),
       withRetry: (what, detail, work) => this.withRetry(what, detail, work),
       run: (task) => this.queue.run(task),
       settled: () => this.queue.settled(),
@@ -413,7 +413,11 @@ export class InboundSocketHandler {
    * One fenced transaction with its events; LID pairs learned since the last write go with it (and
    * are kept for the next one if this one fails).
    */
-  private async write<T>(work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>, keys?: readonly string[]): Promise<T> {
+  private async write<T>(
+    work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>,
+    keys?: readonly string[],
+    options: { alone?: boolean } = {},
+  ): Promise<T> {
     // An `ordered` task's write waits for the socket's earlier tasks (InboundQueue).
     await this.queue.beforeWrite();
     const learned = this.identities.takeLearned();
@@ -427,7 +431,7 @@ export class InboundSocketHandler {
           return work(manager, events);
         },
         keys,
-        { idempotent: this.receiving.getStore() === true },
+        { idempotent: this.receiving.getStore() === true, alone: options.alone === true },
       );
       // In the store's order now: a pipelined task's successor may start.
       this.queue.handedOver();

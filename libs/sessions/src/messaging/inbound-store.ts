@@ -14,6 +14,8 @@ interface Waiting {
   keys?: readonly string[];
   /** Stored even when the fence refuses it because the lease moved (see WriteOptions.idempotent). */
   idempotent: boolean;
+  /** Written in a transaction of its own, outside the groups (see WriteOptions.alone). */
+  alone: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -26,6 +28,14 @@ export interface WriteOptions {
    * told we have it and will not give it to the new holder.
    */
   idempotent?: boolean;
+  /**
+   * The write is long (a history chunk: up to ~1,000 messages, 1–5 s of statements): it runs in a
+   * transaction of its own, fenced by its lease, outside the group transactions, so the writes of the
+   * worker's other instances (receipts, the copies of sent messages a send waits for) do not wait for
+   * its commit (issue #38: in a group they did, their send p99 17–25 s). Its instance's order holds: it
+   * starts after the instance's earlier writes committed, and the instance's later writes wait for it.
+   */
+  alone?: boolean;
 }
 
 /**
@@ -37,6 +47,9 @@ const ATTEMPTS = 3;
 const OUTAGE_RETRY_MAX_MS = 2_000;
 /** Without a lease keeper to ask (`held`), a write waits out a database outage this long at most. */
 const OUTAGE_WAIT_DEFAULT_MS = 10_000;
+
+/** Writes of their own in flight at once by default: with two groups, four of the pool's connections (10 by default). */
+const MAX_ALONE_IN_FLIGHT = 2;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -57,6 +70,11 @@ export interface InboundStoreOptions {
   maxBatch: number;
   /** Group transactions in flight at once. */
   maxInFlight: number;
+  /**
+   * Writes of their own (WriteOptions.alone) in flight at once, besides the groups (default
+   * MAX_ALONE_IN_FLIGHT); one more waits, its instance's later writes behind it.
+   */
+  maxAloneInFlight?: number;
   /** Told of every group transaction that committed: its writes and how long it took (metrics). */
   onGroup?: (writes: number, seconds: number) => void;
   /**
@@ -99,10 +117,16 @@ export const INBOUND_STORE_DEFAULTS: InboundStoreOptions = { maxBatch: 64, maxIn
  * fails its caller; a write that fails alone is tried again (ATTEMPTS, backing off) before the next
  * writes of its instance, so retries keep the instance's order. Writes must therefore be safe to run
  * again.
+ *
+ * A long write (WriteOptions.alone: a history chunk) goes in no group: it runs alone, fenced, beside
+ * the groups (MAX_ALONE_IN_FLIGHT at once), once its instance has nothing in flight, and its instance's
+ * later writes wait for it as for a group; the other instances' groups go on meanwhile (issue #38).
  */
 export class InboundStore {
   private waiting: Waiting[] = [];
   private inFlight = 0;
+  /** Writes of their own (WriteOptions.alone) in flight. */
+  private aloneInFlight = 0;
   /** Instances with a transaction in flight (their next writes wait for its end). */
   private readonly busy = new Set<string>();
   /** Writes accepted and not settled yet, per instance (waiting or in flight). */
@@ -205,6 +229,7 @@ export class InboundStore {
         work,
         keys,
         idempotent: options.idempotent === true,
+        alone: options.alone === true,
         resolve: (value) => {
           settled();
           span?.end();
@@ -222,27 +247,51 @@ export class InboundStore {
   }
 
   private pump(): void {
-    while (this.inFlight < this.options.maxInFlight && this.waiting.length > 0) {
-      // In arrival order, the writes of instances with nothing in flight (all that wait of each, in order).
+    const maxAlone = this.options.maxAloneInFlight ?? MAX_ALONE_IN_FLIGHT;
+    for (;;) {
+      const groupOpen = this.inFlight < this.options.maxInFlight;
+      // In arrival order, the writes of instances with nothing in flight (all that wait of each, in order);
+      // a write of its own goes alone when it is the first of its instance that waits, outside the group.
       const group: Waiting[] = [];
+      const alone: Waiting[] = [];
       const rest: Waiting[] = [];
       const full = new Set<string>();
+      const grouped = new Set<string>();
       for (const entry of this.waiting) {
         const id = entry.lease.instanceId;
-        if (group.length < this.options.maxBatch && !this.busy.has(id) && !full.has(id)) group.push(entry);
-        else {
+        const free = !this.busy.has(id) && !full.has(id);
+        if (free && entry.alone && !grouped.has(id) && this.aloneInFlight + alone.length < maxAlone) {
+          alone.push(entry);
+          // Its instance's later writes wait for its commit.
+          full.add(id);
+        } else if (free && !entry.alone && groupOpen && group.length < this.options.maxBatch) {
+          group.push(entry);
+          grouped.add(id);
+        } else {
           // Once one write of an instance stays behind, its later ones do too.
           full.add(id);
           rest.push(entry);
         }
       }
-      if (group.length === 0) return;
+      if (group.length === 0 && alone.length === 0) return;
       this.waiting = rest;
-      const instances = new Set(group.map((entry) => entry.lease.instanceId));
-      for (const id of instances) this.busy.add(id);
+      for (const entry of alone) {
+        const id = entry.lease.instanceId;
+        this.busy.add(id);
+        this.aloneInFlight++;
+        this.stats.transactions++;
+        this.stats.writes++;
+        void this.writeAlone(entry).finally(() => {
+          this.busy.delete(id);
+          this.aloneInFlight--;
+          this.pump();
+        });
+      }
+      if (group.length === 0) continue;
+      for (const id of grouped) this.busy.add(id);
       this.inFlight++;
       void this.flush(group).finally(() => {
-        for (const id of instances) this.busy.delete(id);
+        for (const id of grouped) this.busy.delete(id);
         this.inFlight--;
         this.pump();
       });

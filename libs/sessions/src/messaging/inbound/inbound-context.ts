@@ -43,7 +43,8 @@ export interface InboundContext {
   groupInfo(groupJid: string): Promise<GroupInfo | null>;
   /** One fenced transaction with its outbox events. */
   /** `keys`: the ids of the messages the write touches, when that is all it touches besides their chats and senders (InboundStore.write). */
-  write<T>(work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>, keys?: readonly string[]): Promise<T>;
+  /** `options.alone`: a long write (a history chunk) in a transaction of its own, outside the worker's groups (InboundStore.write). */
+  write<T>(work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>, keys?: readonly string[], options?: { alone?: boolean }): Promise<T>;
   /** Retries a failed write a few times, then logs it; a lost lease stops the handler. */
   withRetry(what: string, detail: Record<string, unknown>, work: () => Promise<void>): Promise<void>;
   /** Runs a task on the socket's queue, in order with its events (ops such as a blocklist change). */

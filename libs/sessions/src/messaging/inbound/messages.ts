@@ -395,7 +395,8 @@ export class MessageEvents {
    * event carrying the pairing's request_id, so a client can tie the history to its connect.
    *
    * A chunk is one write (issue #38): its new messages in a few multi-row inserts, each chat's and
-   * sender's observation once for the chunk, and its `history` event, in one fenced transaction in the
+   * sender's observation once for the chunk, and its `history` event, in one fenced transaction of its
+   * own (outside the worker's group transactions, so other instances' writes do not wait for it) in the
    * instance's order. A message that is stored already (a chunk delivered again), an edit or a poll
    * vote takes onMessage's path inside that transaction; placeholders are written before it (they are
    * counted in its event), revokes and channel posts after it (they name messages it stores).
@@ -426,16 +427,21 @@ export class MessageEvents {
     };
     let outcomes: StoreOutcome[] = [];
     await this.context.withRetry('messaging-history.set', { messages: messages.length, stored: prepared.length }, async () => {
-      outcomes = await this.context.write(async (manager, events) => {
-        const written = await this.storeChunk(manager, events, prepared, who);
-        const rows = [...collected, ...written.rows];
-        // Once per message, its last state, in the chunk's order.
-        const byId = new Map(rows.map((stored) => [stored.messageId, stored]));
-        const order = new Map(messages.map((message, index) => [message.key?.id ?? '', index]));
-        const stored = [...byId.values()].sort((a, b) => (order.get(a.messageId) ?? 0) - (order.get(b.messageId) ?? 0));
-        events.push(historyEvent({ ...details, messages: stored }, who));
-        return written.outcomes;
-      });
+      outcomes = await this.context.write(
+        async (manager, events) => {
+          const written = await this.storeChunk(manager, events, prepared, who);
+          const rows = [...collected, ...written.rows];
+          // Once per message, its last state, in the chunk's order.
+          const byId = new Map(rows.map((stored) => [stored.messageId, stored]));
+          const order = new Map(messages.map((message, index) => [message.key?.id ?? '', index]));
+          const stored = [...byId.values()].sort((a, b) => (order.get(a.messageId) ?? 0) - (order.get(b.messageId) ?? 0));
+          events.push(historyEvent({ ...details, messages: stored }, who));
+          return written.outcomes;
+          // Its own transaction (1–5 s for ~1,000 messages): the worker's other instances' writes do not wait for it (issue #38).
+        },
+        undefined,
+        { alone: true },
+      );
     });
     prepared.forEach((message, index) => {
       if (outcomes[index]) this.afterStore(message, outcomes[index]);

@@ -1,0 +1,149 @@
+import { InProcessBus } from '@gw/bus';
+import { FencedOutError, InstanceRepository, LeaseRepository, type NewOutboxEvent } from '@gw/persistence';
+import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import pino from 'pino';
+import type { EntityManager, QueryRunner } from 'typeorm';
+import { InboundStore } from '../src/messaging/inbound-store';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Whether `promise` settles within `ms`. */
+const settlesWithin = (promise: Promise<unknown>, ms: number): Promise<boolean> =>
+  Promise.race([
+    promise.then(
+      () => true,
+      () => true,
+    ),
+    sleep(ms).then(() => false),
+  ]);
+
+/**
+ * Issue #38: a history chunk (up to ~1,000 messages, 1–5 s of statements) is written in a transaction
+ * of its own (WriteOptions.alone), outside the group transactions that hold the writes of the worker's
+ * other instances: while it is held, their writes commit; its own instance's later writes still wait
+ * for it, and the fence still guards it.
+ */
+describe('InboundStore: a write of its own (a history chunk) holds no other instance back', () => {
+  let db: TestDatabase;
+  const bus = new InProcessBus();
+  const logger = pino({ level: 'silent' });
+  let leases: LeaseRepository;
+
+  beforeAll(async () => {
+    db = await openTestDatabase();
+    leases = new LeaseRepository(db.dataSource);
+  });
+  afterAll(async () => {
+    await bus.close();
+    await db.close();
+  });
+
+  // Each try of a test (jest retries) its own instances.
+  let tries = 0;
+  const claim = async (name: string) => {
+    const id = `${name}-${++tries}`;
+    await new InstanceRepository(db.dataSource).create({ id, token: `tok-${id}`, name: id });
+    return (await leases.claim(id, 'worker-a', 60_000))!;
+  };
+
+  /** Inserts a row keyed by (instance, key) once and events it: like a received message's write. */
+  const receive =
+    (instanceId: string, key: string) =>
+    async (manager: EntityManager, events: NewOutboxEvent[]): Promise<boolean> => {
+      const rows: unknown[] = await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING lid`, [
+        instanceId,
+        key,
+        `${key}-pn`,
+      ]);
+      if (rows.length === 0) return false;
+      events.push({ eventType: 'messages', chatId: 'c', payload: { messageId: key } });
+      return true;
+    };
+
+  /** The instance's events' keys, in the relay's order (commit, then id). */
+  const events = async (instanceId: string): Promise<string[]> =>
+    (
+      (await db.dataSource.query(`SELECT payload->>'messageId' AS key FROM outbox_events WHERE instance_id = $1 ORDER BY tx, id`, [instanceId])) as Array<{
+        key: string;
+      }>
+    ).map((row) => row.key);
+
+  /** Another transaction that has inserted (instance, key) and not committed: a write of the same key waits for it. */
+  const holdKey = async (instanceId: string, key: string): Promise<QueryRunner> => {
+    const runner = db.dataSource.createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    await runner.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, 'held')`, [instanceId, key]);
+    return runner;
+  };
+  const release = async (runner: QueryRunner): Promise<void> => {
+    await runner.rollbackTransaction();
+    await runner.release();
+  };
+
+  it("lets another instance's write commit while the chunk's write is held, and keeps the chunk's instance's later writes behind it", async () => {
+    const history = await claim('iso-history');
+    const other = await claim('iso-other');
+    const [h, o] = [history.instanceId, other.instanceId];
+    const busy = [await claim('iso-busy-1'), await claim('iso-busy-2')];
+    const sut = new InboundStore(db.dataSource, bus, logger, { maxBatch: 64, maxInFlight: 2 });
+    const lock = await holdKey(h, 'chunk');
+    try {
+      // Both group transactions in flight (other instances' writes, 0.3 s each): what arrives now waits for the next group.
+      const inFlight = busy.map((lease) => sut.write(lease, (manager) => manager.query('SELECT pg_sleep(0.3)')));
+      // Arriving together, as a chunk and the other instances' receipts and copies do: in one group before issue #38's fix.
+      const chunk = sut.write(history, receive(h, 'chunk'), undefined, { alone: true });
+      const otherWrite = sut.write(other, receive(o, 'receipt'), ['receipt']);
+      const later = sut.write(history, receive(h, 'later'), ['later']);
+
+      await Promise.all(inFlight);
+      expect(await settlesWithin(otherWrite, 5_000)).toBe(true);
+      await expect(otherWrite).resolves.toBe(true);
+      expect(await events(o)).toEqual(['receipt']);
+      // The chunk is still held, and its instance's next write waits for it.
+      expect(await settlesWithin(chunk, 200)).toBe(false);
+      expect(await settlesWithin(later, 200)).toBe(false);
+      expect(await events(h)).toEqual([]);
+
+      // And the other instance's next writes go on meanwhile too.
+      await expect(sut.write(other, receive(o, 'copy'), ['copy'])).resolves.toBe(true);
+
+      await release(lock);
+      await expect(chunk).resolves.toBe(true);
+      await expect(later).resolves.toBe(true);
+      expect(await events(h)).toEqual(['chunk', 'later']);
+      expect(await events(o)).toEqual(['receipt', 'copy']);
+    } finally {
+      if (!lock.isReleased) await release(lock).catch(() => undefined);
+    }
+  }, 30_000);
+
+  it("starts after the instance's earlier writes committed", async () => {
+    const lease = await claim('iso-order');
+    const id = lease.instanceId;
+    const sut = new InboundStore(db.dataSource, bus, logger);
+    const lock = await holdKey(id, 'first');
+    try {
+      const first = sut.write(lease, receive(id, 'first'), ['first']);
+      const chunk = sut.write(lease, receive(id, 'chunk'), undefined, { alone: true });
+      expect(await settlesWithin(chunk, 500)).toBe(false);
+      expect(await events(id)).toEqual([]);
+      await release(lock);
+      await expect(first).resolves.toBe(true);
+      await expect(chunk).resolves.toBe(true);
+      expect(await events(id)).toEqual(['first', 'chunk']);
+    } finally {
+      if (!lock.isReleased) await release(lock).catch(() => undefined);
+    }
+  }, 30_000);
+
+  it('is fenced: a chunk whose lease moved writes nothing', async () => {
+    const stale = await claim('iso-fenced');
+    const id = stale.instanceId;
+    await db.dataSource.query(`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE instance_id = $1`, [id]);
+    await leases.claim(id, 'worker-b', 60_000);
+    const sut = new InboundStore(db.dataSource, bus, logger);
+    await expect(sut.write(stale, receive(id, 'chunk'), undefined, { alone: true })).rejects.toBeInstanceOf(FencedOutError);
+    expect(await events(id)).toEqual([]);
+  });
+});

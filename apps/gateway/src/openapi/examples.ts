@@ -15,19 +15,6 @@ export {
 
 const OWNER = '5511999999999';
 
-export const WEBHOOK_EXAMPLE = {
-  id: 'r1a2b3c4d5e6f7a',
-  enabled: true,
-  url: 'https://example.com/webhook',
-  events: ['messages', 'messages_update'],
-  excludeMessages: ['wasSentByApi'],
-  addUrlEvents: false,
-  addUrlTypesMessages: false,
-  includeToken: false,
-  created: '2024-01-01T12:00:00.000Z',
-  updated: '2024-01-01T12:00:00.000Z',
-};
-
 /** Event sinks to message brokers (issue #18): the broker URL with its password masked. */
 const SINK_BASE = {
   enabled: true,

@@ -51,25 +51,6 @@ export const SCHEMAS = {
    */
   Instance: named('Instance', { type: 'object' }),
   Response: named('Response', { type: 'object' }),
-  /** A webhook's configuration. */
-  Webhook: named('Webhook', {
-    type: 'object',
-    properties: {
-      id: str(),
-      enabled: bool,
-      url: str(),
-      events: { type: 'array', items: str() },
-      addUrlTypesMessages: bool,
-      addUrlEvents: bool,
-      excludeMessages: { type: 'array', items: str() },
-      includeToken: bool,
-      secret: str({ description: 'whsec_…: answered once, when set or generated' }),
-      disabledReason: str({ description: 'Why deliveries stopped (e.g. the receiver answered 410)' }),
-      instance_id: str(),
-      created: str({ format: 'date-time' }),
-      updated: str({ format: 'date-time' }),
-    },
-  }),
   /** An event sink to a message broker (`/sink/<kind>`, `/globalsink/<kind>`): the webhook's filters, the broker and its options. */
   Sink: named('Sink', {
     type: 'object',

@@ -5,10 +5,11 @@ import type { FastifyReply } from 'fastify';
 import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { GlobalWebhookDto, WebhookDto } from './dto/webhook.dto';
 import { WebhookService } from './webhook.service';
-import { WEBHOOK_ERROR_EXAMPLE, WEBHOOK_EXAMPLE } from '../openapi/examples';
 import { WebhookErrorResponse } from '../common/dto/webhook-error.response';
+import { GLOBAL_WEBHOOK_ERROR_EXAMPLE, GLOBAL_WEBHOOK_EXAMPLE, WEBHOOK_CONFIGURED_EXAMPLE, WEBHOOK_EXAMPLE } from './dto/webhook.examples';
+import { WebhookResponse } from './dto/webhook.response';
+import { WEBHOOK_ERROR_EXAMPLE } from '../common/dto/common.examples';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
 
@@ -19,30 +20,30 @@ export class WebhookController {
   constructor(private readonly webhooks: WebhookService) {}
 
   @Get()
-  @ApiReply(SCHEMAS.Webhook, { isArray: true, example: [WEBHOOK_EXAMPLE] })
+  @ApiReply(WebhookResponse, { isArray: true, example: [WEBHOOK_EXAMPLE] })
   @ApiOperation({
     summary: "Show the instance's webhooks",
     description:
       "The instance's webhooks: for each, its id, whether it is enabled, its URL, the `events` it receives, the `excludeMessages` filters and the `addUrlEvents` / `addUrlTypesMessages` options.",
   })
-  list(@CurrentInstance() instance: InstanceEntity) {
+  list(@CurrentInstance() instance: InstanceEntity): Promise<WebhookResponse[]> {
     return this.webhooks.list(instance.id);
   }
 
   @Audited('webhook.configure')
   @Post()
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Webhook, {
+  @ApiReply(WebhookResponse, {
     isArray: true,
     description: "The instance's webhooks after the change (the secret shown once, on the one created or given a new secret)",
-    example: [{ ...WEBHOOK_EXAMPLE, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }],
+    example: WEBHOOK_CONFIGURED_EXAMPLE,
   })
   @ApiOperation({
     summary: "Configure the instance's webhooks",
     description:
       'Simple mode (recommended): send no `action` nor `id`, and the instance\'s one webhook is created or updated. Advanced mode: `action` `add`, `update` (with `id`) or `delete` (with `id`) manages several webhooks. Each receives the `events` listed, except the messages `excludeMessages` filters out; `excludeMessages: ["wasSentByApi"]` avoids loops when your system answers through the API.',
   })
-  configure(@CurrentInstance() instance: InstanceEntity, @Body() dto: WebhookDto) {
+  configure(@CurrentInstance() instance: InstanceEntity, @Body() dto: WebhookDto): Promise<WebhookResponse[]> {
     return this.webhooks.configure(instance.id, dto);
   }
 
@@ -53,7 +54,7 @@ export class WebhookController {
     description:
       "The last 20 failed deliveries of this instance's webhooks: when, URL, event, the payload tried, the attempts, the final HTTP status when there was one and the error. Stored by the gateway: a restart keeps them.",
   })
-  errors(@CurrentInstance() instance: InstanceEntity) {
+  errors(@CurrentInstance() instance: InstanceEntity): Promise<WebhookErrorResponse[]> {
     return this.webhooks.errors({ instanceId: instance.id });
   }
 }
@@ -67,47 +68,47 @@ export class GlobalWebhookController {
   constructor(private readonly webhooks: WebhookService) {}
 
   @Get()
-  @ApiReply(SCHEMAS.Webhook, { example: { ...WEBHOOK_EXAMPLE, events: ['messages', 'connection'] } })
+  @ApiReply(WebhookResponse, { example: GLOBAL_WEBHOOK_EXAMPLE })
   @ApiOperation({
     summary: 'Show the global webhook',
     description: 'The global webhook, which receives the events of every instance: URL, `events`, `excludeMessages` filters and options.',
   })
-  get() {
+  get(): Promise<WebhookResponse> {
     return this.webhooks.globalWebhook();
   }
 
   @Audited('globalwebhook.configure')
   @Post()
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Webhook, { example: { ...WEBHOOK_EXAMPLE, events: ['messages', 'connection'] } })
+  @ApiReply(WebhookResponse, { example: GLOBAL_WEBHOOK_EXAMPLE })
   @ApiOperation({
     summary: 'Configure the global webhook',
     description:
       'Sets the webhook that receives the events of every instance: its `url`, the `events` and the `excludeMessages` filters (`["wasSentByApi"]` recommended to avoid loops).',
   })
-  configure(@Body() dto: GlobalWebhookDto) {
+  configure(@Body() dto: GlobalWebhookDto): Promise<WebhookResponse> {
     return this.webhooks.configureGlobal(dto);
   }
 
   @Get('all')
-  @ApiReply(SCHEMAS.Webhook, { isArray: true, example: [{ ...WEBHOOK_EXAMPLE, events: ['messages', 'connection'] }] })
+  @ApiReply(WebhookResponse, { isArray: true, example: [GLOBAL_WEBHOOK_EXAMPLE] })
   @ApiOperation({
     summary: 'List the global webhook',
     description:
       'The global webhook as a list: one entry when it is set, an empty list when not (where `GET /globalwebhook` answers 404, as the reference does).',
   })
-  all() {
+  all(): Promise<WebhookResponse[]> {
     return this.webhooks.globalWebhooks();
   }
 
   @Get('errors')
-  @ApiReply(WebhookErrorResponse, { isArray: true, example: [{ ...WEBHOOK_ERROR_EXAMPLE, type: 'global' }] })
+  @ApiReply(WebhookErrorResponse, { isArray: true, example: [GLOBAL_WEBHOOK_ERROR_EXAMPLE] })
   @ApiOperation({
     summary: "Show the global webhook's latest delivery errors",
     description:
       'The last 20 failed deliveries of the global webhook: when, URL, event, the payload tried, the attempts, the final HTTP status and the error. Stored by the gateway: a restart keeps them.',
   })
-  async errors(@Res({ passthrough: true }) reply: FastifyReply) {
+  async errors(@Res({ passthrough: true }) reply: FastifyReply): Promise<WebhookErrorResponse[]> {
     void reply.header('X-Webhook-Error-Capture-Started-At', this.captureStartedAt);
     return this.webhooks.errors({ global: true });
   }

@@ -6,13 +6,15 @@ import { ApiError } from '../common/api-error';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { GATEWAY_CONFIG } from '../runtime/tokens';
 import type { GlobalWebhookDto, WebhookDto } from './dto/webhook.dto';
+import type { WebhookResponse } from './dto/webhook.response';
+import type { WebhookErrorResponse } from '../common/dto/webhook-error.response';
 
 /** The API's Webhook record; the secret appears only in the answer that created or replaced it. */
 /** Whose error log: an instance's webhooks (or sinks), or the global one. */
 export type ErrorScope = { instanceId: string } | { global: true };
 
 /** One failed attempt as `/webhook/errors`, `/globalwebhook/errors` and the sinks' `…/errors` answer it. */
-export function toWebhookError(row: DeliveryErrorRecord & { created: Date }, scope: ErrorScope) {
+export function toWebhookError(row: DeliveryErrorRecord & { created: Date }, scope: ErrorScope): WebhookErrorResponse {
   return {
     created: row.created.toISOString(),
     url: row.url,
@@ -26,7 +28,7 @@ export function toWebhookError(row: DeliveryErrorRecord & { created: Date }, sco
   };
 }
 
-export function toWebhookRecord(row: WebhookRow, showSecret = false) {
+export function toWebhookRecord(row: WebhookRow, showSecret = false): WebhookResponse {
   return {
     id: row.id,
     enabled: row.enabled,
@@ -56,7 +58,7 @@ export class WebhookService {
     this.ssrf = new SsrfGuard(config.ssrfAllowlist);
   }
 
-  async list(instanceId: string | null) {
+  async list(instanceId: string | null): Promise<WebhookResponse[]> {
     return (await this.webhooks.listFor(instanceId)).map((row) => toWebhookRecord(row));
   }
 
@@ -64,7 +66,7 @@ export class WebhookService {
    * POST /webhook. Simple mode (no action, no id): the instance's one webhook is created or updated.
    * Advanced mode: `add` creates another, `update` and `delete` need `id`. Answers the list afterwards.
    */
-  async configure(instanceId: string | null, dto: WebhookDto) {
+  async configure(instanceId: string | null, dto: WebhookDto): Promise<WebhookResponse[]> {
     const shown = new Set<string>();
     const action = dto.action ?? (dto.id ? 'update' : 'simple');
     if (action === 'delete') {
@@ -88,22 +90,22 @@ export class WebhookService {
   }
 
   /** The global webhook as a list: empty when none is set (where `globalWebhook` answers 404). */
-  async globalWebhooks() {
+  async globalWebhooks(): Promise<WebhookResponse[]> {
     return (await this.webhooks.listFor(null)).slice(0, 1).map((row) => toWebhookRecord(row));
   }
 
-  async globalWebhook() {
+  async globalWebhook(): Promise<WebhookResponse> {
     const [row] = await this.webhooks.listFor(null);
     if (!row) throw ApiError.notFound('Global webhook not found');
     return toWebhookRecord(row);
   }
 
-  async configureGlobal(dto: GlobalWebhookDto) {
+  async configureGlobal(dto: GlobalWebhookDto): Promise<WebhookResponse> {
     const list = await this.configure(null, { ...dto, action: undefined, id: undefined });
     return list[0];
   }
 
-  async errors(scope: ErrorScope) {
+  async errors(scope: ErrorScope): Promise<WebhookErrorResponse[]> {
     return (await this.deliveries.recentErrors(scope)).map((row) => toWebhookError(row, scope));
   }
 

@@ -8188,24 +8188,40 @@ export interface components {
                 until?: string;
             };
         };
+        /** @description A webhook: where the events go, which ones, and the delivery's options */
         Webhook: {
-            addUrlEvents?: boolean;
-            addUrlTypesMessages?: boolean;
-            /** Format: date-time */
-            created?: string;
+            /** @description The event's name is appended to the URL (`<url>/<event>`) */
+            addUrlEvents: boolean;
+            /** @description A message's type is appended to the URL too (`<url>/<event>/<type>`) */
+            addUrlTypesMessages: boolean;
+            /**
+             * Format: date-time
+             * @description When the webhook was created
+             */
+            created: string;
             /** @description Why deliveries stopped (e.g. the receiver answered 410) */
             disabledReason?: string;
-            enabled?: boolean;
-            events?: string[];
-            excludeMessages?: string[];
-            id?: string;
-            includeToken?: boolean;
+            /** @description Deliveries are on */
+            enabled: boolean;
+            /** @description The events it receives (`messages`, `connection`…) */
+            events: string[];
+            /** @description The messages it leaves out (e.g. `wasSentByApi`, against loops) */
+            excludeMessages: string[];
+            /** @description The webhook's id */
+            id: string;
+            /** @description The instance's token is sent with each event */
+            includeToken: boolean;
+            /** @description The instance's id (absent on the global webhook) */
             instance_id?: string;
-            /** @description whsec_…: answered once, when set or generated */
+            /** @description The signing secret (whsec_…): answered once, when set or generated */
             secret?: string;
-            /** Format: date-time */
-            updated?: string;
-            url?: string;
+            /**
+             * Format: date-time
+             * @description When the webhook last changed
+             */
+            updated: string;
+            /** @description Where the events are posted */
+            url: string;
         };
         WebhookDto: {
             /**

@@ -38,6 +38,8 @@ describe(InboundMessageObserver.name, () => {
         return [];
       },
       pending: () => 0,
+      // No database outage here: the socket is never held for one (InboundStore.watch).
+      watch: () => () => undefined,
     };
     (sut as unknown as { services: { store: unknown } }).services.store = store;
 
@@ -69,6 +71,8 @@ describe(InboundMessageObserver.name, () => {
         throw new FencedOutError(written.instanceId);
       },
       pending: () => 0,
+      // No database outage here: the socket is never held for one (InboundStore.watch).
+      watch: () => () => undefined,
     };
     (sut as unknown as { services: { store: unknown } }).services.store = store;
     const socket = fakeSocket();

@@ -6,9 +6,11 @@ import { AdminService } from './admin.service';
 import { CreateInstanceDto, UpdateAdminFieldsDto } from './dto/admin.dto';
 import { ADMIN_TOKEN_ROTATED_EXAMPLE, RESTART_SCHEDULED_EXAMPLE } from './dto/admin.examples';
 import { AdminTokenRotatedResponse, RestartScheduledResponse } from './dto/admin.response';
-import { DISCONNECTED_INSTANCE_EXAMPLE, INSTANCE_EXAMPLE } from '../openapi/examples';
+import { DISCONNECTED_INSTANCE_EXAMPLE, INSTANCE_EXAMPLE } from '../common/dto/common.examples';
+import { InstanceResponse } from '../common/dto/instance.response';
+import { INSTANCE_CREATED_EXAMPLE } from '../instance/dto/instance.examples';
+import { InstanceCreatedResponse } from '../instance/dto/instance.response';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
 
@@ -24,47 +26,37 @@ export class AdminController {
   @Audited('instance.create', { target: (_body, result) => (result as { instance?: { id?: string } } | undefined)?.instance?.id })
   @Post(['instance/create', 'instance/init'])
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.InstanceCreated, {
-    example: {
-      response: 'Instance created successfully',
-      instance: DISCONNECTED_INSTANCE_EXAMPLE,
-      connected: false,
-      loggedIn: false,
-      name: 'minha-instancia',
-      token: DISCONNECTED_INSTANCE_EXAMPLE.token,
-      info: 'The instance starts disconnected: call POST /instance/connect with its token to link a WhatsApp account.',
-    },
-  })
+  @ApiReply(InstanceCreatedResponse, { example: INSTANCE_CREATED_EXAMPLE })
   @ApiOperation({
     summary: 'Create an instance',
     description:
       "Creates a WhatsApp instance from its `name` (and optional admin fields); it starts disconnected. The answer holds the instance's `token`: keep it, every other instance route asks for it. `/instance/init` is the same route under its older name.",
   })
-  create(@Body() dto: CreateInstanceDto) {
+  create(@Body() dto: CreateInstanceDto): Promise<InstanceCreatedResponse> {
     return this.instances.create(dto);
   }
 
   @Get('instance/all')
-  @ApiReply(SCHEMAS.Instance, { isArray: true, example: [INSTANCE_EXAMPLE, { ...DISCONNECTED_INSTANCE_EXAMPLE, id: 'r283e2ef9597846', name: 'instancia-2' }] })
+  @ApiReply(InstanceResponse, { isArray: true, example: [INSTANCE_EXAMPLE, { ...DISCONNECTED_INSTANCE_EXAMPLE, id: 'r283e2ef9597846', name: 'instancia-2' }] })
   @ApiOperation({
     summary: 'List every instance',
     description:
       'Every instance of the gateway: id, name, token, status (`disconnected`, `connecting`, `connected`, `hibernated`), creation date, last disconnection and its reason, and the profile when connected.',
   })
-  all() {
+  all(): Promise<InstanceResponse[]> {
     return this.instances.listAll();
   }
 
   @Audited('instance.updateAdminFields', { target: (body) => (typeof body.id === 'string' ? body.id : null) })
   @Post('instance/updateAdminFields')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.Instance, { example: { ...INSTANCE_EXAMPLE, adminField01: 'cliente-42' } })
+  @ApiReply(InstanceResponse, { example: { ...INSTANCE_EXAMPLE, adminField01: 'cliente-42' } })
   @ApiOperation({
     summary: "Update an instance's admin fields",
     description:
       "Sets `adminField01` / `adminField02` of the instance `id`: free metadata for the operator's own systems, stored with the instance and visible to its owner, who cannot change them.",
   })
-  updateAdminFields(@Body() dto: UpdateAdminFieldsDto) {
+  updateAdminFields(@Body() dto: UpdateAdminFieldsDto): Promise<InstanceResponse> {
     return this.instances.updateAdminFields(dto.id, dto);
   }
 

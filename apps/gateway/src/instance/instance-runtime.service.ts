@@ -6,6 +6,7 @@ import { ApiError } from '../common/api-error';
 import { AsyncQueueService } from '../message/async/async-queue.service';
 import { SessionClient } from '../session/session.client';
 import { historyRequest } from './instance.rules';
+import type { HistorySyncStatusResponse, InstanceResetResponse, WaMessageLimitsResponse } from './dto/instance.response';
 
 /** A sync whose last batch is older than this, without WhatsApp saying it was the last, is taken as done (the phone sends nothing more). */
 export const HISTORY_QUIET_MS = 60_000;
@@ -57,7 +58,7 @@ export class InstanceRuntimeService {
    * 403 when the instance was disconnected on purpose (`/instance/connect` brings it back). When the
    * async queue holds sends, the dispatchers are woken (`queuedRecoveryAttempted`).
    */
-  async reset(instance: InstanceEntity) {
+  async reset(instance: InstanceEntity): Promise<InstanceResetResponse> {
     const entity = (await this.instances.findById(instance.id)) ?? instance;
     const refused = (kind: 'conflict' | 'forbidden', message: string) =>
       new ApiError(kind, message, { resetting: false, instanceId: instance.id, queuedRecoveryAttempted: false });
@@ -98,7 +99,7 @@ export class InstanceRuntimeService {
    * (`available: false`, `lookup_error`), and the limit of that kind the instance learnt from a refused
    * send or a notification (send_limits), while it lasts, is shown in its place (`source: "stored"`).
    */
-  async messageLimits(instance: InstanceEntity) {
+  async messageLimits(instance: InstanceEntity): Promise<WaMessageLimitsResponse> {
     let limits: WaMessageLimitsReply;
     try {
       limits = await this.sessions.request(instance.id, 'instance.limits', { instanceId: instance.id });
@@ -111,10 +112,10 @@ export class InstanceRuntimeService {
     return limitsView(limits, stored);
   }
 
-  async historySyncStatus(instance: InstanceEntity) {
+  async historySyncStatus(instance: InstanceEntity): Promise<HistorySyncStatusResponse> {
     const entity = (await this.instances.findById(instance.id)) ?? instance;
     const requestId = entity.pairingRequestId;
-    const base = {
+    const base: Pick<HistorySyncStatusResponse, 'instanceId' | 'request_id' | 'paired' | 'connected' | 'history_days' | 'full_sync'> = {
       instanceId: entity.id,
       request_id: requestId,
       paired: entity.paired,
@@ -162,7 +163,7 @@ const quotaOf = (detail: string) => {
  * The reply of `/instance/wa_messages_limits` (uazapi's fields) from the worker's two answers, and the
  * limits in force the instance stored (send_limits), shown for a query that failed.
  */
-export function limitsView(limits: WaMessageLimitsReply, stored: SendLimit[] = []) {
+export function limitsView(limits: WaMessageLimitsReply, stored: SendLimit[] = []): WaMessageLimitsResponse {
   const capping = limits.capping;
   const timelock = limits.timelock;
   const storedLock = timelock ? undefined : stored.find((limit) => limit.kind === 'reachout_timelock');

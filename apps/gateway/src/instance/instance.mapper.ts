@@ -1,5 +1,6 @@
 import type { InstanceRecord } from '@gw/contracts';
 import type { InstanceEntity, ProxySettings } from '@gw/persistence';
+import type { ProxyResponse } from './dto/instance.response';
 
 /** Shows that a secret is set without showing it: first 3 characters, then asterisks. */
 export function maskSecret(secret: string): string {
@@ -62,7 +63,7 @@ export function toInstanceRecord(entity: InstanceEntity): InstanceRecord {
 }
 
 /** GET /instance/proxy shape. */
-export function toProxyView(proxy: ProxySettings | null) {
+export function toProxyView(proxy: ProxySettings | null): ProxyResponse {
   const settings = proxy ?? { mode: 'internal' as const, proxyUrl: null, proxyFallback: null, managed: null, lastTestAt: null, lastTestError: null };
   return {
     mode: settings.mode,

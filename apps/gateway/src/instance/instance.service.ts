@@ -15,6 +15,17 @@ import { BUS, GATEWAY_CONFIG } from '../runtime/tokens';
 import type { ConnectDto, ChatbotSettingsDto, PrivacyDto, ProxyDto } from './dto/instance.dto';
 import { FIELD_NAMES } from './dto/instance.dto';
 import { toInstanceRecord, toProxyView } from './instance.mapper';
+import type {
+  InstanceConnectionResponse,
+  InstanceCreatedResponse,
+  InstanceDisconnectedResponse,
+  InstanceStatusResponse,
+  PrivacyResponse,
+  ProxyChangedResponse,
+  ProxyResponse,
+} from './dto/instance.response';
+import type { InstanceResponse, InstanceWrappedResponse } from '../common/dto/instance.response';
+import type { ReplyResponse, ReplyWithInfoResponse } from '../common/dto/reply.response';
 import { historyRequest, normaliseDelays } from './instance.rules';
 
 const PROXY_PROTOCOLS = ['http:', 'https:', 'socks5:', 'socks5h:'];
@@ -40,7 +51,7 @@ export class InstanceService {
 
   // --- admin -------------------------------------------------------------------------------------
 
-  async create(values: { name: string; adminField01?: string; adminField02?: string; systemName?: string }) {
+  async create(values: { name: string; adminField01?: string; adminField02?: string; systemName?: string }): Promise<InstanceCreatedResponse> {
     const entity = await this.instances.create({
       id: recordId(14),
       token: newToken(),
@@ -60,11 +71,11 @@ export class InstanceService {
     };
   }
 
-  async listAll() {
+  async listAll(): Promise<InstanceResponse[]> {
     return (await this.instances.list()).map(toInstanceRecord);
   }
 
-  async updateAdminFields(id: string, fields: { adminField01?: string; adminField02?: string }) {
+  async updateAdminFields(id: string, fields: { adminField01?: string; adminField02?: string }): Promise<InstanceResponse> {
     const patch: InstancePatch = {};
     if (fields.adminField01 !== undefined) patch.adminField01 = fields.adminField01;
     if (fields.adminField02 !== undefined) patch.adminField02 = fields.adminField02;
@@ -75,7 +86,7 @@ export class InstanceService {
 
   // --- lifecycle ---------------------------------------------------------------------------------
 
-  async connect(instance: InstanceEntity, dto: ConnectDto, requestIdHeader?: string) {
+  async connect(instance: InstanceEntity, dto: ConnectDto, requestIdHeader?: string): Promise<InstanceConnectionResponse> {
     // Its session moved to another server (issue #40): connecting here would pair anew, or (were the credentials still here) log the other out.
     if (instance.exportedAt)
       throw ApiError.conflict(
@@ -109,7 +120,7 @@ export class InstanceService {
     };
   }
 
-  async status(instance: InstanceEntity) {
+  async status(instance: InstanceEntity): Promise<InstanceStatusResponse> {
     const entity = await this.mustFind(instance.id);
     const connected = entity.status === 'connected';
     return {
@@ -119,7 +130,7 @@ export class InstanceService {
     };
   }
 
-  async disconnect(instance: InstanceEntity) {
+  async disconnect(instance: InstanceEntity): Promise<InstanceDisconnectedResponse> {
     const reply = await this.sessions.requestIfHeld(instance.id, 'logout', { instanceId: instance.id });
     if (!reply) await this.forgetDevice(instance.id, 'logged out through the API');
     const entity = await this.mustFind(instance.id);
@@ -135,7 +146,7 @@ export class InstanceService {
    * instance `hibernated` (no worker adopts it; its memory is released); nobody holding it, the state is
    * written here. The credentials stay: `/instance/connect` wakes it without a QR. 409 without a linked device.
    */
-  async hibernate(instance: InstanceEntity) {
+  async hibernate(instance: InstanceEntity): Promise<InstanceDisconnectedResponse> {
     const current = await this.mustFind(instance.id);
     if (current.status !== 'hibernated') {
       if (!current.paired) throw ApiError.conflict('Instance cannot hibernate: it has no linked device (connect it with /instance/connect)');
@@ -156,7 +167,7 @@ export class InstanceService {
     return { instance: toInstanceRecord(await this.mustFind(instance.id)), response: 'Instance hibernated', info: HIBERNATED_INFO };
   }
 
-  async remove(instance: InstanceEntity) {
+  async remove(instance: InstanceEntity): Promise<ReplyWithInfoResponse> {
     // Log the device out first, so the account does not keep a dead linked device.
     await this.sessions.requestIfHeld(instance.id, 'logout', { instanceId: instance.id }).catch(() => null);
     await this.instances.delete(instance.id);
@@ -169,11 +180,11 @@ export class InstanceService {
 
   // --- settings ----------------------------------------------------------------------------------
 
-  async rename(instance: InstanceEntity, name: string) {
+  async rename(instance: InstanceEntity, name: string): Promise<InstanceResponse> {
     return toInstanceRecord(await this.patch(instance.id, { name: name.trim() }));
   }
 
-  async updateDelaySettings(instance: InstanceEntity, min: number, max: number) {
+  async updateDelaySettings(instance: InstanceEntity, min: number, max: number): Promise<InstanceWrappedResponse> {
     const delays = normaliseDelays(min, max);
     const entity = await this.instances.update(instance.id, { msgDelayMin: delays.min, msgDelayMax: delays.max }).catch(() => {
       throw new ApiError('internal', 'failed to update delay settings');
@@ -184,7 +195,7 @@ export class InstanceService {
     return { instance: toInstanceRecord(entity) };
   }
 
-  async updateFieldsMap(instance: InstanceEntity, body: Record<string, string | null | undefined>) {
+  async updateFieldsMap(instance: InstanceEntity, body: Record<string, string | null | undefined>): Promise<InstanceResponse> {
     const fieldsMap = { ...(instance.fieldsMap ?? {}) };
     for (const field of FIELD_NAMES) {
       const value = body[field];
@@ -196,7 +207,7 @@ export class InstanceService {
     return toInstanceRecord(await this.patch(instance.id, { fieldsMap }));
   }
 
-  async updateChatbotSettings(instance: InstanceEntity, dto: ChatbotSettingsDto) {
+  async updateChatbotSettings(instance: InstanceEntity, dto: ChatbotSettingsDto): Promise<InstanceResponse> {
     const patch: InstancePatch = {};
     // A null key or keyword clears it, as an empty one does.
     if (dto.openai_apikey !== undefined) patch.openaiApikey = dto.openai_apikey ?? '';
@@ -211,27 +222,28 @@ export class InstanceService {
     return toInstanceRecord(entity);
   }
 
-  async setPresence(instance: InstanceEntity, presence: 'available' | 'unavailable') {
+  async setPresence(instance: InstanceEntity, presence: 'available' | 'unavailable'): Promise<ReplyResponse> {
     await this.sessions.request(instance.id, 'presence', { instanceId: instance.id, presence });
     await this.instances.update(instance.id, { currentPresence: presence });
     return { response: 'Presence updated successfully' };
   }
 
-  getPrivacy(instance: InstanceEntity) {
-    return this.sessions.request(instance.id, 'privacy.get', { instanceId: instance.id });
+  /** The worker answers WhatsApp's privacy settings under these names (its `privacy.get` / `privacy.set`). */
+  async getPrivacy(instance: InstanceEntity): Promise<PrivacyResponse> {
+    return (await this.sessions.request(instance.id, 'privacy.get', { instanceId: instance.id })) as PrivacyResponse;
   }
 
-  setPrivacy(instance: InstanceEntity, dto: PrivacyDto) {
+  async setPrivacy(instance: InstanceEntity, dto: PrivacyDto): Promise<PrivacyResponse> {
     const settings = Object.fromEntries(Object.entries(dto).filter(([, value]) => typeof value === 'string')) as Record<string, string>;
     if (Object.keys(settings).length === 0) throw ApiError.badRequest('Invalid payload: give at least one privacy setting');
-    return this.sessions.request(instance.id, 'privacy.set', { instanceId: instance.id, settings });
+    return (await this.sessions.request(instance.id, 'privacy.set', { instanceId: instance.id, settings })) as PrivacyResponse;
   }
 
-  getProxy(instance: InstanceEntity) {
+  getProxy(instance: InstanceEntity): ProxyResponse {
     return toProxyView(instance.proxy);
   }
 
-  async setProxy(instance: InstanceEntity, dto: ProxyDto) {
+  async setProxy(instance: InstanceEntity, dto: ProxyDto): Promise<ProxyChangedResponse> {
     // The DTO requires `mode` unless the older `enable` is given.
     const mode = dto.mode ?? (dto.enable ? 'custom' : 'internal');
     const rotate = dto.rotate_now === true;
@@ -263,7 +275,7 @@ export class InstanceService {
     };
   }
 
-  async deleteProxy(instance: InstanceEntity) {
+  async deleteProxy(instance: InstanceEntity): Promise<ProxyChangedResponse> {
     const entity = await this.patch(instance.id, { proxy: null });
     return { details: 'Proxy removido', proxy: toProxyView(entity.proxy), restart_requested: await this.applyProxy(instance, entity) };
   }

@@ -50,28 +50,6 @@ export const KAFKA_SINK_EXAMPLE = {
   ...SINK_BASE,
 };
 
-export const PROXY_EXAMPLE = {
-  mode: 'custom',
-  effective_mode: 'custom',
-  fallback: { active: false, reason: '', since: 0 },
-  proxy_url: 'http://***:***@proxy.example:8080',
-  proxy_fallback: 'internal',
-  managed: false,
-  last_test_at: 0,
-  last_test_error: '',
-  validation_error: false,
-};
-
-/** What `PROXY_EXAMPLE` becomes with mode internal through a proxy of the operator's managed pools. */
-export const INTERNAL_PROXY_EXAMPLE = {
-  mode: 'internal',
-  effective_mode: 'internal',
-  effective_detail: 'managed_pool',
-  proxy_url: '',
-  proxy_fallback: '',
-  managed: true,
-};
-
 export const FOLDER_EXAMPLE = {
   id: 'f4a1b2c3d4e5f',
   info: 'Campanha Janeiro',

@@ -104,7 +104,8 @@ describe('OpenAPI document', () => {
     const schemas = (document.components as { schemas: Record<string, { properties?: Record<string, unknown> }> }).schemas;
     // Shared shapes are named as the reference names them, and refer to each other.
     expect(Object.keys(schemas)).toEqual(expect.arrayContaining(['Instance', 'Message', 'Webhook', 'Label', 'MessageQueueFolder', 'Response']));
-    expect(schemas.InstanceStatus.properties?.instance).toEqual({ $ref: '#/components/schemas/Instance' });
+    // A described field refers to the shared shape through allOf (@nestjs/swagger keeps the description beside the $ref).
+    expect(schemas.InstanceStatus.properties?.instance).toMatchObject({ allOf: [{ $ref: '#/components/schemas/Instance' }] });
     expect(paths['/ready'].get.responses['200'].content?.['application/json'].example).toEqual({ status: 'ok', checks: { postgres: 'ok', bus: 'in-process' } });
     // A send answers its Message record and `response`, sent now or queued (`async: true`).
     const sendText = paths['/send/text'].post.responses['200'].content?.['application/json'];

@@ -8,13 +8,6 @@ import type { SchemaObject } from '@nestjs/swagger';
 const str = (extra: SchemaObject = {}): SchemaObject => ({ type: 'string', ...extra });
 const bool: SchemaObject = { type: 'boolean' };
 const int: SchemaObject = { type: 'integer' };
-/** A limit block of wa_messages_limits shown from what the instance stored, because WhatsApp's live query failed. */
-const STORED_LIMIT = str({
-  enum: ['stored'],
-  description:
-    "WhatsApp's live query failed (`lookup_error`): the limit the instance learnt from a refused send (463/475) or WhatsApp's notification, while it lasts",
-});
-
 /** A reusable response schema: its component name and its shape. */
 export interface NamedSchema {
   readonly name: string;
@@ -30,26 +23,8 @@ const object = (properties: Record<string, SchemaObject>, required?: string[]): 
   ...(required ? { required } : {}),
 });
 const list = (items: SchemaObject): SchemaObject => ({ type: 'array', items });
-const PRIVACY_VALUES = ['all', 'contacts', 'contact_blacklist', 'none'];
-const PROXY_VIEW = object({
-  mode: str({ enum: ['custom', 'internal', 'none'] }),
-  effective_mode: str({ enum: ['custom', 'internal', 'direct'] }),
-  effective_detail: str({ enum: ['managed_pool'], description: "internal through a proxy of the operator's managed pools" }),
-  fallback: object({ active: bool, reason: str(), since: int }),
-  proxy_url: str({ description: 'Credentials masked' }),
-  proxy_fallback: str(),
-  managed: bool,
-  managed_location: object({ country: str(), state: str(), city: str() }),
-  last_test_at: int,
-  last_test_error: str(),
-  validation_error: bool,
-});
 export const SCHEMAS = {
-  /**
-   * Stand-ins for the routes of areas not converted yet that still name them (admin's, business', group's):
-   * the answers are common/dto's InstanceResponse and ReplyResponse, whose generated schemas win.
-   */
-  Instance: named('Instance', { type: 'object' }),
+  /** A stand-in for routes of areas not converted yet that still name it: the answer is common/dto's ReplyResponse, whose generated schema wins. */
   Response: named('Response', { type: 'object' }),
   /** An event sink to a message broker (`/sink/<kind>`, `/globalsink/<kind>`): the webhook's filters, the broker and its options. */
   Sink: named('Sink', {
@@ -75,122 +50,6 @@ export const SCHEMAS = {
       updated: str({ format: 'date-time' }),
     },
   }),
-  /** `POST /instance/create`: the new instance, disconnected, with its token. */
-  InstanceCreated: named(
-    'InstanceCreated',
-    object({ response: str(), instance: ref('Instance'), connected: bool, loggedIn: bool, name: str(), token: str(), info: str() }),
-  ),
-  /** `POST /instance/connect`: the connection started (QR code or pairing code in `instance`). */
-  InstanceConnection: named(
-    'InstanceConnection',
-    object({
-      connected: bool,
-      loggedIn: bool,
-      jid: { type: ['object', 'null'], description: 'The WhatsApp id, once logged in' } as SchemaObject,
-      instance: ref('Instance'),
-      request_id: str({ description: 'Correlates the connect with its events (x-request-id)' }),
-      reason: str({
-        description: 'Present when there is no QR code, pairing code or connection yet: why',
-        example: 'cannot reach WhatsApp: connect ECONNREFUSED 157.240.0.53:443',
-      }),
-    }),
-  ),
-  /** `GET /instance/status`. */
-  InstanceStatus: named(
-    'InstanceStatus',
-    object({
-      instance: ref('Instance'),
-      status: object({ connected: bool, loggedIn: bool, jid: { type: ['object', 'null'] } as SchemaObject }),
-      reason: str({ description: 'Present when the instance is disconnected, or connecting without a QR code or pairing code: why' }),
-    }),
-  ),
-  /** `POST /instance/disconnect`. */
-  InstanceDisconnected: named('InstanceDisconnected', object({ instance: ref('Instance'), response: str(), info: str() })),
-  /** `POST /instance/reset`: started, already in progress, or in cooldown (403 and 409 carry the same fields beside `error`). */
-  InstanceReset: named(
-    'InstanceReset',
-    object({ response: str(), resetting: bool, instanceId: str(), queuedRecoveryAttempted: bool }, ['response', 'resetting', 'instanceId']),
-  ),
-  /** `GET /instance/wa_messages_limits`: WhatsApp's new-chat message capping and reach-out time lock for the account. */
-  WaMessageLimits: named(
-    'WaMessageLimits',
-    object({
-      provider: str(),
-      reachable: bool,
-      can_send_new_messages: { type: ['boolean', 'null'] } as SchemaObject,
-      error_key: str({ enum: ['WHATSAPP_REACHOUT_TIMELOCK', 'WHATSAPP_NEW_CHAT_MESSAGE_CAPPING'] }),
-      message: str(),
-      message_ptbr: str(),
-      provider_message: str(),
-      provider_message_ptbr: str(),
-      diagnostics_endpoint: str(),
-      new_chat_message_capping: object({
-        available: bool,
-        status: str(),
-        used_quota: int,
-        total_quota: int,
-        cycle_start: str({ format: 'date-time' }),
-        cycle_end: str({ format: 'date-time' }),
-        server_sent_at: str({ format: 'date-time' }),
-        ote_status: str(),
-        mv_status: str(),
-        lookup_error: str(),
-        source: STORED_LIMIT,
-      }),
-      reachout_timelock: object({
-        available: bool,
-        active: bool,
-        until: str({ format: 'date-time' }),
-        enforcement_type: str(),
-        lookup_error: str(),
-        source: STORED_LIMIT,
-      }),
-    }),
-  ),
-  /** `GET /instance/history-sync/status`: the pairing's history (its `request_id`, as connect answered it) and how far it came. */
-  HistorySyncStatus: named(
-    'HistorySyncStatus',
-    object({
-      instanceId: str(),
-      request_id: str(),
-      paired: bool,
-      connected: bool,
-      history_days: int,
-      full_sync: bool,
-      status: str({ enum: ['none', 'waiting', 'in_progress', 'completed'] }),
-      batches: int,
-      counts: object({ chats: int, contacts: int, messages: int }),
-      progress: { type: ['integer', 'null'] } as SchemaObject,
-      isLatest: bool,
-      first_batch_at: { type: ['string', 'null'], format: 'date-time' } as SchemaObject,
-      last_batch_at: { type: ['string', 'null'], format: 'date-time' } as SchemaObject,
-    }),
-  ),
-  /** `GET|POST /instance/privacy`: who may see or do what. */
-  Privacy: named(
-    'Privacy',
-    object({
-      groupadd: str({ enum: PRIVACY_VALUES }),
-      last: str({ enum: PRIVACY_VALUES }),
-      status: str({ enum: PRIVACY_VALUES }),
-      profile: str({ enum: PRIVACY_VALUES }),
-      readreceipts: str({ enum: ['all', 'none'] }),
-      online: str({ enum: ['all', 'match_last_seen'] }),
-      calladd: str({ enum: ['all', 'known'] }),
-    }),
-  ),
-  /** `GET /instance/proxy`: the proxy settings, credentials masked. */
-  Proxy: named('Proxy', PROXY_VIEW),
-  /** `POST|DELETE /instance/proxy`. */
-  ProxyChanged: named(
-    'ProxyChanged',
-    object({
-      details: str(),
-      proxy: ref('Proxy'),
-      restart_requested: bool,
-      rotated: { ...bool, description: '`rotate_now` (uazapi 2.1.1): another proxy of the pools was taken at once' },
-    }),
-  ),
   /** A campaign (`/sender/listfolders`). */
   MessageQueueFolder: named(
     'MessageQueueFolder',

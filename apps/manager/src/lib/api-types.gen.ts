@@ -5756,6 +5756,15 @@ export interface components {
             /** @description Always true: the request was sent */
             success: boolean;
         };
+        /** @description What the history sync has brought so far */
+        HistorySyncCounts: {
+            /** @description Chats received */
+            chats: number;
+            /** @description Contacts received */
+            contacts: number;
+            /** @description Messages received */
+            messages: number;
+        };
         /** @description What was asked of the phone */
         HistorySyncDetails: {
             /** @description `history`: the message the history is asked before */
@@ -5786,27 +5795,43 @@ export interface components {
             /** @description The chat's JID (required in both modes: it keeps the search to that chat) */
             number: string;
         };
+        /** @description The history WhatsApp sends after pairing, and how far it has come */
         HistorySyncStatus: {
-            batches?: number;
-            connected?: boolean;
-            counts?: {
-                chats?: number;
-                contacts?: number;
-                messages?: number;
-            };
-            /** Format: date-time */
-            first_batch_at?: string | null;
-            full_sync?: boolean;
-            history_days?: number;
-            instanceId?: string;
-            isLatest?: boolean;
-            /** Format: date-time */
-            last_batch_at?: string | null;
-            paired?: boolean;
-            progress?: number | null;
-            request_id?: string;
-            /** @enum {string} */
-            status?: "none" | "waiting" | "in_progress" | "completed";
+            /** @description Batches received */
+            batches: number;
+            /** @description The instance is connected now */
+            connected: boolean;
+            /** @description What the batches held */
+            counts: components["schemas"]["HistorySyncCounts"];
+            /**
+             * Format: date-time
+             * @description When the first batch arrived (null before)
+             */
+            first_batch_at: string | null;
+            /** @description The pairing asked for the full history */
+            full_sync: boolean;
+            /** @description How many days of history the pairing asked for */
+            history_days: number;
+            /** @description The instance's id */
+            instanceId: string;
+            /** @description WhatsApp said the last batch was sent */
+            isLatest: boolean;
+            /**
+             * Format: date-time
+             * @description When the last batch arrived (null before)
+             */
+            last_batch_at: string | null;
+            /** @description A WhatsApp account is linked to the instance */
+            paired: boolean;
+            /** @description The progress WhatsApp reported, in percent (null when it did not) */
+            progress: number | null;
+            /** @description The pairing's `request_id`, as `/instance/connect` answered it (empty before a pairing) */
+            request_id: string;
+            /**
+             * @description `none`: no pairing yet; `waiting`: no batch arrived; `in_progress`; `completed`: the last batch arrived (or nothing came for a minute)
+             * @enum {string}
+             */
+            status: "none" | "waiting" | "in_progress" | "completed";
         };
         ImportSessionDto: {
             /** @description The `bundle` that `POST /instance/export` answered on the other server, as it was (`gwsession1.…`) */
@@ -5896,49 +5921,104 @@ export interface components {
              */
             updated?: string;
         };
+        /** @description The connection started: the QR code or pairing code is in `instance` */
         InstanceConnection: {
-            connected?: boolean;
-            instance?: components["schemas"]["Instance"];
-            /** @description The WhatsApp id, once logged in */
-            jid?: Record<string, never> | null;
-            loggedIn?: boolean;
+            /** @description The instance is connected to WhatsApp */
+            connected: boolean;
+            /** @description The instance, with its QR code (`qrcode`) or pairing code (`paircode`) while pairing */
+            instance: components["schemas"]["Instance"];
+            /** @description The WhatsApp id, once logged in (null before) */
+            jid: components["schemas"]["InstanceJid"] | null;
+            /** @description A WhatsApp account is logged in on the instance */
+            loggedIn: boolean;
             /**
              * @description Present when there is no QR code, pairing code or connection yet: why
              * @example cannot reach WhatsApp: connect ECONNREFUSED 157.240.0.53:443
              */
             reason?: string;
-            /** @description Correlates the connect with its events (x-request-id) */
+            /** @description Correlates the connect with its events: the `x-request-id` sent, or one made up */
             request_id?: string;
         };
+        /** @description The instance's connection to WhatsApp now */
+        InstanceConnectionState: {
+            /** @description The instance is connected to WhatsApp */
+            connected: boolean;
+            /** @description The WhatsApp id of the account while connected (null otherwise) */
+            jid: components["schemas"]["InstanceJid"] | null;
+            /** @description Connected, with a WhatsApp account logged in */
+            loggedIn: boolean;
+        };
+        /** @description The instance created: disconnected, with the token every other instance route asks for */
         InstanceCreated: {
-            connected?: boolean;
-            info?: string;
-            instance?: components["schemas"]["Instance"];
-            loggedIn?: boolean;
-            name?: string;
-            response?: string;
-            token?: string;
+            /** @description Always false: a new instance is not connected to WhatsApp */
+            connected: boolean;
+            /** @description What to do next, in words */
+            info: string;
+            /** @description The new instance */
+            instance: components["schemas"]["Instance"];
+            /** @description Always false: no WhatsApp account is logged in yet */
+            loggedIn: boolean;
+            /** @description The instance's name */
+            name: string;
+            /**
+             * @description What happened, in words
+             * @example Instance created successfully
+             */
+            response: string;
+            /** @description The instance's token (the `token` header of its routes): keep it */
+            token: string;
         };
+        /** @description The instance disconnected (or hibernated), as it now is */
         InstanceDisconnected: {
-            info?: string;
-            instance?: components["schemas"]["Instance"];
-            response?: string;
-        };
-        InstanceReset: {
-            instanceId: string;
-            queuedRecoveryAttempted?: boolean;
-            resetting: boolean;
+            /** @description What it means for the next connection, in words */
+            info: string;
+            /** @description The instance, after the change */
+            instance: components["schemas"]["Instance"];
+            /**
+             * @description What happened, in words
+             * @example Disconnected
+             */
             response: string;
         };
+        /** @description The WhatsApp id (JID) of the connected account */
+        InstanceJid: {
+            /** @description The agent (0) */
+            agent: number;
+            /** @description The device (0: the phone itself) */
+            device: number;
+            /**
+             * @description The server (`s.whatsapp.net`)
+             * @example s.whatsapp.net
+             */
+            server: string;
+            /**
+             * @description The user part: the phone number
+             * @example 5511999999999
+             */
+            user: string;
+        };
+        /** @description A reset of the instance's runtime: started, already in progress, or in cooldown */
+        InstanceReset: {
+            /** @description The instance's id */
+            instanceId: string;
+            /** @description The async queue held sends, and its dispatchers were woken to send them after the reconnect */
+            queuedRecoveryAttempted?: boolean;
+            /** @description A reset is running now (started by this request or an earlier one) */
+            resetting: boolean;
+            /**
+             * @description What happened, in words (the cooldown with its seconds left)
+             * @example Instance reset started
+             */
+            response: string;
+        };
+        /** @description The instance and its connection to WhatsApp */
         InstanceStatus: {
-            instance?: components["schemas"]["Instance"];
+            /** @description The instance, with the QR code or pairing code while connecting */
+            instance: components["schemas"]["Instance"];
             /** @description Present when the instance is disconnected, or connecting without a QR code or pairing code: why */
             reason?: string;
-            status?: {
-                connected?: boolean;
-                jid?: Record<string, never> | null;
-                loggedIn?: boolean;
-            };
+            /** @description The connection now */
+            status: components["schemas"]["InstanceConnectionState"];
         };
         /** @description The instance, after the change */
         InstanceWrapped: {
@@ -6394,6 +6474,46 @@ export interface components {
             /** @description The broker's address, credentials in its user info (e.g. `amqp://user:password@host:5672`); required when a sink is created */
             url?: string;
         };
+        /** @description WhatsApp's cap on messages that start new conversations, per cycle */
+        NewChatMessageCapping: {
+            /** @description WhatsApp answered the query */
+            available: boolean;
+            /**
+             * Format: date-time
+             * @description When the cycle ends
+             */
+            cycle_end?: string;
+            /**
+             * Format: date-time
+             * @description When the cycle started
+             */
+            cycle_start?: string;
+            /** @description Why the query failed (with `available: false`) */
+            lookup_error?: string;
+            /** @description WhatsApp's message-volume status of the account (`NOT_ACTIVE`…) */
+            mv_status?: string;
+            /** @description WhatsApp's one-time-exception status of the account (`NOT_ELIGIBLE`…) */
+            ote_status?: string;
+            /**
+             * Format: date-time
+             * @description When WhatsApp's server sent the answer
+             */
+            server_sent_at?: string;
+            /**
+             * @description WhatsApp's live query failed (`lookup_error`): the limit the instance learnt from a refused send (463/475) or WhatsApp's notification, while it lasts
+             * @enum {string}
+             */
+            source?: "stored";
+            /**
+             * @description The cap's status as WhatsApp names it (`NONE`, `CAPPED`…)
+             * @example NONE
+             */
+            status?: string;
+            /** @description New-conversation messages allowed in this cycle (null when WhatsApp did not say) */
+            total_quota?: number | null;
+            /** @description New-conversation messages used in this cycle (null when WhatsApp did not say) */
+            used_quota?: number | null;
+        };
         Newsletter: {
             /** @description <digits>@newsletter */
             id: string;
@@ -6659,20 +6779,42 @@ export interface components {
              */
             presence: "available" | "unavailable";
         };
+        /** @description The connected account's privacy settings: who may see or do what */
         Privacy: {
-            /** @enum {string} */
+            /**
+             * @description Who may call the account: everyone, or known contacts
+             * @enum {string}
+             */
             calladd?: "all" | "known";
-            /** @enum {string} */
+            /**
+             * @description Who may add the account to groups
+             * @enum {string}
+             */
             groupadd?: "all" | "contacts" | "contact_blacklist" | "none";
-            /** @enum {string} */
+            /**
+             * @description Who may see when the account was last seen
+             * @enum {string}
+             */
             last?: "all" | "contacts" | "contact_blacklist" | "none";
-            /** @enum {string} */
+            /**
+             * @description Who may see the account online: everyone, or those who may see its last seen
+             * @enum {string}
+             */
             online?: "all" | "match_last_seen";
-            /** @enum {string} */
+            /**
+             * @description Who may see the account's profile picture
+             * @enum {string}
+             */
             profile?: "all" | "contacts" | "contact_blacklist" | "none";
-            /** @enum {string} */
+            /**
+             * @description Read receipts are sent (`all`) or not (`none`)
+             * @enum {string}
+             */
             readreceipts?: "all" | "none";
-            /** @enum {string} */
+            /**
+             * @description Who may see the account's status (the text under its name)
+             * @enum {string}
+             */
             status?: "all" | "contacts" | "contact_blacklist" | "none";
         };
         PrivacyDto: {
@@ -6773,38 +6915,51 @@ export interface components {
             /** @description Always true: WhatsApp took the name */
             success: boolean;
         };
+        /** @description The instance's proxy settings and the route its connection really uses (credentials masked) */
         Proxy: {
             /**
              * @description internal through a proxy of the operator's managed pools
              * @enum {string}
              */
             effective_detail?: "managed_pool";
-            /** @enum {string} */
-            effective_mode?: "custom" | "internal" | "direct";
-            fallback?: {
-                active?: boolean;
-                reason?: string;
-                since?: number;
-            };
-            last_test_at?: number;
-            last_test_error?: string;
-            managed?: boolean;
-            managed_location?: {
-                city?: string;
-                country?: string;
-                state?: string;
-            };
-            /** @enum {string} */
-            mode?: "custom" | "internal" | "none";
-            proxy_fallback?: string;
-            /** @description Credentials masked */
-            proxy_url?: string;
-            validation_error?: boolean;
+            /**
+             * @description What the connection really uses
+             * @enum {string}
+             */
+            effective_mode: "custom" | "internal" | "direct";
+            /** @description The fallback from the configured proxy */
+            fallback: components["schemas"]["ProxyFallback"];
+            /** @description When the proxy was last tested, in milliseconds since the epoch (0: never) */
+            last_test_at: number;
+            /** @description The last test's error (empty when it passed or none ran) */
+            last_test_error: string;
+            /** @description A proxy of the operator's managed pools is assigned to the instance */
+            managed: boolean;
+            /** @description Where the managed proxy is, when one is assigned */
+            managed_location?: components["schemas"]["ProxyManagedLocation"];
+            /**
+             * @description What is configured: `custom` (your `proxy_url`), `internal` (the operator's managed proxies) or `none` (a direct connection)
+             * @enum {string}
+             */
+            mode: "custom" | "internal" | "none";
+            /** @description With `custom`: what is used when the proxy fails (`internal`, `never`, or another URL, masked); empty otherwise */
+            proxy_fallback: string;
+            /** @description The custom proxy URL, credentials masked (empty unless `custom`) */
+            proxy_url: string;
+            /** @description The last test failed */
+            validation_error: boolean;
         };
+        /** @description The instance's proxy settings saved */
         ProxyChanged: {
-            details?: string;
-            proxy?: components["schemas"]["Proxy"];
-            restart_requested?: boolean;
+            /**
+             * @description What happened, in words
+             * @example Proxy configurado
+             */
+            details: string;
+            /** @description The proxy settings now */
+            proxy: components["schemas"]["Proxy"];
+            /** @description The connection was asked to reconnect through the new setting at once */
+            restart_requested: boolean;
             /** @description `rotate_now` (uazapi 2.1.1): another proxy of the pools was taken at once */
             rotated?: boolean;
         };
@@ -6824,6 +6979,15 @@ export interface components {
             proxy_url?: string;
             /** @description With `internal`: switch to another proxy of the pools now (409 when there is none) */
             rotate_now?: boolean;
+        };
+        /** @description A fallback from the configured proxy to another route */
+        ProxyFallback: {
+            /** @description The connection uses the fallback now (never: a failed proxy is not silently replaced) */
+            active: boolean;
+            /** @description Why the fallback is in use (empty when it is not) */
+            reason: string;
+            /** @description Since when, in milliseconds since the epoch (0 when not in use) */
+            since: number;
         };
         /** @description The cities of a country the operator's managed proxies cover */
         ProxyManagedCities: {
@@ -6884,6 +7048,15 @@ export interface components {
              * @example br
              */
             value: string;
+        };
+        /** @description The place of the instance's proxy from the operator's managed pools */
+        ProxyManagedLocation: {
+            /** @description The city */
+            city?: string;
+            /** @description The country */
+            country?: string;
+            /** @description The state */
+            state?: string;
         };
         /** @description A quick reply: a canned answer a front end offers, stored per instance */
         QuickReply: {
@@ -7127,6 +7300,27 @@ export interface components {
             routingKey?: string;
             /** @description The broker's address, credentials in its user info (e.g. `amqp://user:password@host:5672`); required when a sink is created */
             url?: string;
+        };
+        /** @description WhatsApp's temporary lock on starting new conversations */
+        ReachoutTimelock: {
+            /** @description The account may not start new conversations now */
+            active?: boolean;
+            /** @description WhatsApp answered the query */
+            available: boolean;
+            /** @description The lock's kind as WhatsApp names it (`DEFAULT`…) */
+            enforcement_type?: string;
+            /** @description Why the query failed (with `available: false`) */
+            lookup_error?: string;
+            /**
+             * @description WhatsApp's live query failed (`lookup_error`): the limit the instance learnt from a refused send (463/475) or WhatsApp's notification, while it lasts
+             * @enum {string}
+             */
+            source?: "stored";
+            /**
+             * Format: date-time
+             * @description When the lock ends
+             */
+            until?: string;
         };
         ReactDto: {
             /** @description The id of the message to react to */
@@ -8143,50 +8337,39 @@ export interface components {
             /** @description The instance's new name */
             name: string;
         };
+        /** @description What WhatsApp says about the account starting new conversations: the message capping and the reach-out time lock */
         WaMessageLimits: {
-            can_send_new_messages?: boolean | null;
-            diagnostics_endpoint?: string;
-            /** @enum {string} */
+            /** @description The account may start new conversations now (null when WhatsApp answered too little to say) */
+            can_send_new_messages: boolean | null;
+            /**
+             * @description The route giving this diagnosis
+             * @example /instance/wa_messages_limits
+             */
+            diagnostics_endpoint: string;
+            /**
+             * @description The restriction in force, when there is one
+             * @enum {string}
+             */
             error_key?: "WHATSAPP_REACHOUT_TIMELOCK" | "WHATSAPP_NEW_CHAT_MESSAGE_CAPPING";
-            message?: string;
-            message_ptbr?: string;
-            new_chat_message_capping?: {
-                available?: boolean;
-                /** Format: date-time */
-                cycle_end?: string;
-                /** Format: date-time */
-                cycle_start?: string;
-                lookup_error?: string;
-                mv_status?: string;
-                ote_status?: string;
-                /** Format: date-time */
-                server_sent_at?: string;
-                /**
-                 * @description WhatsApp's live query failed (`lookup_error`): the limit the instance learnt from a refused send (463/475) or WhatsApp's notification, while it lasts
-                 * @enum {string}
-                 */
-                source?: "stored";
-                status?: string;
-                total_quota?: number;
-                used_quota?: number;
-            };
-            provider?: string;
+            /** @description The diagnosis, in English */
+            message: string;
+            /** @description The diagnosis, in Portuguese */
+            message_ptbr: string;
+            /** @description The new-chat message capping */
+            new_chat_message_capping: components["schemas"]["NewChatMessageCapping"];
+            /**
+             * @description Who was asked: always `whatsapp`
+             * @example whatsapp
+             */
+            provider: string;
+            /** @description What WhatsApp reported about the restriction in force, in English */
             provider_message?: string;
+            /** @description What WhatsApp reported about the restriction in force, in Portuguese */
             provider_message_ptbr?: string;
-            reachable?: boolean;
-            reachout_timelock?: {
-                active?: boolean;
-                available?: boolean;
-                enforcement_type?: string;
-                lookup_error?: string;
-                /**
-                 * @description WhatsApp's live query failed (`lookup_error`): the limit the instance learnt from a refused send (463/475) or WhatsApp's notification, while it lasts
-                 * @enum {string}
-                 */
-                source?: "stored";
-                /** Format: date-time */
-                until?: string;
-            };
+            /** @description WhatsApp answered at least one of the two queries */
+            reachable: boolean;
+            /** @description The reach-out time lock */
+            reachout_timelock: components["schemas"]["ReachoutTimelock"];
         };
         /** @description A webhook: where the events go, which ones, and the delivery's options */
         Webhook: {
@@ -22552,7 +22735,8 @@ export interface operations {
                      *         "last_test_at": 0,
                      *         "last_test_error": "",
                      *         "validation_error": false
-                     *       }
+                     *       },
+                     *       "restart_requested": false
                      *     }
                      */
                     "application/json": components["schemas"]["ProxyChanged"];

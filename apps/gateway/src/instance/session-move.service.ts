@@ -9,7 +9,8 @@ import { asyncAcceptTokens } from '../common/accept-token-cache';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { BUS, GATEWAY_CONFIG } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
-import type { ExportSessionDto, ImportSessionDto, SessionExported, SessionImported } from './dto/session-move.dto';
+import type { ExportSessionDto, ImportSessionDto } from './dto/session-move.dto';
+import type { SessionExportedResponse, SessionImportedResponse } from './dto/instance.response';
 import { toInstanceRecord } from './instance.mapper';
 import { InstanceService } from './instance.service';
 import { openBundle, sealBundle, SessionBundleError } from './session-bundle';
@@ -43,7 +44,7 @@ export class SessionMoveService {
     this.ssrf = new SsrfGuard(config.ssrfAllowlist);
   }
 
-  async exportSession(instance: InstanceEntity, dto: ExportSessionDto): Promise<SessionExported> {
+  async exportSession(instance: InstanceEntity, dto: ExportSessionDto): Promise<SessionExportedResponse> {
     if (instance.exportedAt) throw exportedConflict();
     if (!instance.paired) throw ApiError.conflict('Instance cannot be exported: it has no linked device (connect it with /instance/connect first)');
     // The holder closes the socket WITHOUT logout (the credentials must stay valid) and gives the lease back.
@@ -72,7 +73,7 @@ export class SessionMoveService {
     }
   }
 
-  async importSession(dto: ImportSessionDto): Promise<SessionImported> {
+  async importSession(dto: ImportSessionDto): Promise<SessionImportedResponse> {
     let content: unknown;
     try {
       content = await openBundle(dto.bundle, dto.passphrase);

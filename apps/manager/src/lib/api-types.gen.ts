@@ -8049,6 +8049,46 @@ export interface components {
             /** @description The message was sent through the API */
             wasSentByApi?: boolean;
         };
+        /** @description The session exported as an encrypted bundle; this instance stays as a tombstone that cannot connect */
+        SessionExported: {
+            /** @description The encrypted session: the linked device's credentials and the instance's settings (webhooks and sinks with their secrets, proxy, chatbot, Chatwoot, delays, fields map). Give it, with the passphrase, to `POST /instance/import` on the new server; it is the only copy */
+            bundle: string;
+            /** @description What to do next */
+            info: string;
+            /** @description This instance as it stays here: disconnected, without credentials; connecting it is refused */
+            instance: components["schemas"]["Instance"];
+            /**
+             * @description What was done
+             * @enum {string}
+             */
+            response: "Session exported";
+        };
+        /** @description A new instance with the bundle's linked device, disconnected; connect it with its new token */
+        SessionImported: {
+            /**
+             * @description Always false: `POST /instance/connect` connects it, without a QR code
+             * @enum {boolean}
+             */
+            connected: false;
+            /** @description What to do next */
+            info: string;
+            /** @description The new instance: disconnected, with the linked device of the bundle */
+            instance: components["schemas"]["Instance"];
+            /** @description The linked device (`user:device@s.whatsapp.net`) the bundle carried */
+            jid: string;
+            /**
+             * @description Always false until it is connected
+             * @enum {boolean}
+             */
+            loggedIn: false;
+            /**
+             * @description What was done
+             * @enum {string}
+             */
+            response: "Session imported";
+            /** @description The new instance's token (a new one: the old server's token is not carried over) */
+            token: string;
+        };
         Sink: {
             /** Format: date-time */
             created?: string;
@@ -21330,19 +21370,7 @@ export interface operations {
                      *       "info": "Keep the bundle and its passphrase safe: they are the WhatsApp session. Import it with POST /instance/import (admin token) on the new server; this instance can no longer connect, delete it when the move is done."
                      *     }
                      */
-                    "application/json": {
-                        /** @description The encrypted session: the linked device's credentials and the instance's settings (webhooks and sinks with their secrets, proxy, chatbot, Chatwoot, delays, fields map). Give it, with the passphrase, to `POST /instance/import` on the new server; it is the only copy */
-                        bundle: string;
-                        /** @description What to do next */
-                        info: string;
-                        /** @description This instance as it stays here: disconnected, without credentials; connecting it is refused */
-                        instance: components["schemas"]["Instance"];
-                        /**
-                         * @description What was done
-                         * @enum {string}
-                         */
-                        response: "Session exported";
-                    };
+                    "application/json": components["schemas"]["SessionExported"];
                 };
             };
             /** @description Invalid request payload */
@@ -21768,31 +21796,7 @@ export interface operations {
                      *       "info": "POST /instance/connect with this token connects it without a QR code. Delete the exported instance on the old server."
                      *     }
                      */
-                    "application/json": {
-                        /**
-                         * @description Always false: `POST /instance/connect` connects it, without a QR code
-                         * @enum {boolean}
-                         */
-                        connected: false;
-                        /** @description What to do next */
-                        info: string;
-                        /** @description The new instance: disconnected, with the linked device of the bundle */
-                        instance: components["schemas"]["Instance"];
-                        /** @description The linked device (`user:device@s.whatsapp.net`) the bundle carried */
-                        jid: string;
-                        /**
-                         * @description Always false until it is connected
-                         * @enum {boolean}
-                         */
-                        loggedIn: false;
-                        /**
-                         * @description What was done
-                         * @enum {string}
-                         */
-                        response: "Session imported";
-                        /** @description The new instance's token (a new one: the old server's token is not carried over) */
-                        token: string;
-                    };
+                    "application/json": components["schemas"]["SessionImported"];
                 };
             };
             /** @description Invalid request payload */

@@ -1,4 +1,5 @@
 import { DISCONNECTED_INSTANCE_EXAMPLE, INSTANCE_EXAMPLE } from '../../common/dto/common.examples';
+import { EXPORTED_REASON } from '../session-move.service';
 import type {
   HistorySyncStatusResponse,
   InstanceConnectionResponse,
@@ -9,6 +10,8 @@ import type {
   PrivacyResponse,
   ProxyChangedResponse,
   ProxyResponse,
+  SessionExportedResponse,
+  SessionImportedResponse,
   WaMessageLimitsResponse,
 } from './instance.response';
 
@@ -133,4 +136,26 @@ export const PROXY_REMOVED_EXAMPLE: ProxyChangedResponse = {
   details: 'Proxy removido',
   proxy: { ...PROXY_EXAMPLE, mode: 'internal', effective_mode: 'internal', proxy_url: '', proxy_fallback: '' },
   restart_requested: false,
+};
+
+const BUNDLE_EXAMPLE = 'gwsession1.eyJ2IjoxLCJrZGYiOnsibmFtZSI6InNjcnlwdCIsIk4iOjEzMTA3MiwiciI6OCwicCI6MX19.q3J0c2Vzc2lvbi1jaXBoZXJ0ZXh0';
+
+export const SESSION_EXPORTED_EXAMPLE: SessionExportedResponse = {
+  response: 'Session exported',
+  bundle: BUNDLE_EXAMPLE,
+  instance: { ...DISCONNECTED_INSTANCE_EXAMPLE, lastDisconnectReason: EXPORTED_REASON },
+  info: 'Keep the bundle and its passphrase safe: they are the WhatsApp session. Import it with POST /instance/import (admin token) on the new server; this instance can no longer connect, delete it when the move is done.',
+};
+
+export const SESSION_IMPORTED_EXAMPLE: SessionImportedResponse = {
+  response: 'Session imported',
+  instance: {
+    ...DISCONNECTED_INSTANCE_EXAMPLE,
+    lastDisconnectReason: 'imported from another server: POST /instance/connect connects it without a QR code',
+  },
+  token: DISCONNECTED_INSTANCE_EXAMPLE.token ?? '',
+  connected: false,
+  loggedIn: false,
+  jid: '5511999999999:12@s.whatsapp.net',
+  info: 'POST /instance/connect with this token connects it without a QR code. Delete the exported instance on the old server.',
 };

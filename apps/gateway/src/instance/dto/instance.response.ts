@@ -310,3 +310,39 @@ export class ProxyChangedResponse {
   @ApiPropertyOptional({ description: '`rotate_now` (uazapi 2.1.1): another proxy of the pools was taken at once' })
   rotated?: boolean;
 }
+
+/** `POST /instance/export`: the session as one encrypted bundle; this instance stays as a tombstone. */
+@ApiSchema({ name: 'SessionExported', description: 'The session exported as an encrypted bundle; this instance stays as a tombstone that cannot connect' })
+export class SessionExportedResponse {
+  @ApiProperty({ enum: ['Session exported'], description: 'What was done' })
+  response!: 'Session exported';
+  @ApiProperty({
+    pattern: '^gwsession1\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$',
+    description:
+      "The encrypted session: the linked device's credentials and the instance's settings (webhooks and sinks with their secrets, proxy, chatbot, Chatwoot, delays, fields map). Give it, with the passphrase, to `POST /instance/import` on the new server; it is the only copy",
+  })
+  bundle!: string;
+  @ApiProperty({ type: () => InstanceResponse, description: 'This instance as it stays here: disconnected, without credentials; connecting it is refused' })
+  instance!: InstanceResponse;
+  @ApiProperty({ description: 'What to do next' })
+  info!: string;
+}
+
+/** `POST /instance/import`: a new instance with the bundle's linked device, disconnected. */
+@ApiSchema({ name: 'SessionImported', description: "A new instance with the bundle's linked device, disconnected; connect it with its new token" })
+export class SessionImportedResponse {
+  @ApiProperty({ enum: ['Session imported'], description: 'What was done' })
+  response!: 'Session imported';
+  @ApiProperty({ type: () => InstanceResponse, description: 'The new instance: disconnected, with the linked device of the bundle' })
+  instance!: InstanceResponse;
+  @ApiProperty({ description: "The new instance's token (a new one: the old server's token is not carried over)" })
+  token!: string;
+  @ApiProperty({ enum: [false], description: 'Always false: `POST /instance/connect` connects it, without a QR code' })
+  connected!: false;
+  @ApiProperty({ enum: [false], description: 'Always false until it is connected' })
+  loggedIn!: false;
+  @ApiProperty({ description: 'The linked device (`user:device@s.whatsapp.net`) the bundle carried' })
+  jid!: string;
+  @ApiProperty({ description: 'What to do next' })
+  info!: string;
+}

@@ -6929,9 +6929,9 @@ export interface components {
             effective_mode: "custom" | "internal" | "direct";
             /** @description The fallback from the configured proxy */
             fallback: components["schemas"]["ProxyFallback"];
-            /** @description When the proxy was last tested, in milliseconds since the epoch (0: never) */
+            /** @description When the proxy was last tested or last failed, a Unix timestamp in milliseconds (0: never) */
             last_test_at: number;
-            /** @description The last test's error (empty when it passed or none ran) */
+            /** @description The last error stored for diagnosis (empty: none stored) */
             last_test_error: string;
             /** @description A proxy of the operator's managed pools is assigned to the instance */
             managed: boolean;
@@ -6946,7 +6946,7 @@ export interface components {
             proxy_fallback: string;
             /** @description The custom proxy URL, credentials masked (empty unless `custom`) */
             proxy_url: string;
-            /** @description The last test failed */
+            /** @description A shortcut for `last_test_error` not being empty */
             validation_error: boolean;
         };
         /** @description The instance's proxy settings saved */
@@ -6982,11 +6982,11 @@ export interface components {
         };
         /** @description A fallback from the configured proxy to another route */
         ProxyFallback: {
-            /** @description The connection uses the fallback now (never: a failed proxy is not silently replaced) */
+            /** @description True when the instance runs outside its configured route (this gateway never does: a failed proxy is not silently replaced) */
             active: boolean;
-            /** @description Why the fallback is in use (empty when it is not) */
+            /** @description Why the current fallback is in use, in short, for diagnosis (empty when none) */
             reason: string;
-            /** @description Since when, in milliseconds since the epoch (0 when not in use) */
+            /** @description Since when the current fallback is in use, a Unix timestamp in milliseconds (0 when none) */
             since: number;
         };
         /** @description The cities of a country the operator's managed proxies cover */

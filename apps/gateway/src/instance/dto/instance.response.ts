@@ -249,11 +249,11 @@ export class PrivacyResponse {
 /** The automatic fallback inside the proxy view. */
 @ApiSchema({ name: 'ProxyFallback', description: 'A fallback from the configured proxy to another route' })
 export class ProxyFallbackResponse {
-  @ApiProperty({ description: 'The connection uses the fallback now (never: a failed proxy is not silently replaced)' })
+  @ApiProperty({ description: 'True when the instance runs outside its configured route (this gateway never does: a failed proxy is not silently replaced)' })
   active!: boolean;
-  @ApiProperty({ description: 'Why the fallback is in use (empty when it is not)' })
+  @ApiProperty({ description: 'Why the current fallback is in use, in short, for diagnosis (empty when none)' })
   reason!: string;
-  @ApiProperty({ type: 'integer', description: 'Since when, in milliseconds since the epoch (0 when not in use)' })
+  @ApiProperty({ type: 'integer', description: 'Since when the current fallback is in use, a Unix timestamp in milliseconds (0 when none)' })
   since!: number;
 }
 
@@ -290,11 +290,11 @@ export class ProxyResponse {
   managed!: boolean;
   @ApiPropertyOptional({ type: () => ProxyManagedLocationResponse, description: 'Where the managed proxy is, when one is assigned' })
   managed_location?: ProxyManagedLocationResponse;
-  @ApiProperty({ type: 'integer', description: 'When the proxy was last tested, in milliseconds since the epoch (0: never)' })
+  @ApiProperty({ type: 'integer', description: 'When the proxy was last tested or last failed, a Unix timestamp in milliseconds (0: never)' })
   last_test_at!: number;
-  @ApiProperty({ description: "The last test's error (empty when it passed or none ran)" })
+  @ApiProperty({ description: 'The last error stored for diagnosis (empty: none stored)' })
   last_test_error!: string;
-  @ApiProperty({ description: 'The last test failed' })
+  @ApiProperty({ description: 'A shortcut for `last_test_error` not being empty' })
   validation_error!: boolean;
 }
 

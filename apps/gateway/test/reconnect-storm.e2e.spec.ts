@@ -13,12 +13,13 @@ describe('reconnect storm (issue 34)', () => {
   const instances: Array<{ id: string; token: string; phone: string }> = [];
   const COUNT = 10;
   const GATE = 3;
+  const HOLD_MS = 6_000;
 
   const statuses = () =>
     Promise.all(instances.map(async ({ token }) => (await stack.gw.call('GET', '/instance/status', { token })).body as Record<string, any>));
 
   beforeAll(async () => {
-    await stack.start({}, undefined, { handshakeConcurrency: GATE, reconnectBaseMs: 300 });
+    await stack.start({}, undefined, { handshakeConcurrency: GATE, handshakeHoldMs: HOLD_MS, reconnectBaseMs: 300 });
     for (let n = 0; n < COUNT; n++) instances.push(await stack.connectedInstance(`storm-${n}`));
   }, 180_000);
 
@@ -61,6 +62,37 @@ describe('reconnect storm (issue 34)', () => {
       expect(['Sent', 'Delivered', 'Read']).toContain(sent.body.status);
     }
   }, 120_000);
+
+  it('should keep at most the gate handshakes at once while they are slow, closing one that outlasts the hold and queueing it again', async () => {
+    // Every server hello later than the hold: no handshake can finish while this stands. A ticket given
+    // back at the socket's open (or at the hold's end with its socket still handshaking) lets the next
+    // ones in on top of it: all ten at once within the pacer's jitter.
+    const stalled = await stack.control<{ id: number }>('POST', '/sim/faults', { kind: 'slow-handshake', delayMs: HOLD_MS + 3_000 });
+    await stack.control('DELETE', '/sim/handshakes');
+    await stack.control('POST', '/sim/faults', { kind: 'restart', downMs: 300 });
+    await sleep(HOLD_MS + 2_000);
+    const stalledPeak = (await stack.control<{ peak: number }>('GET', '/sim/handshakes')).peak;
+    expect(stalledPeak).toBeGreaterThan(0);
+    expect(stalledPeak).toBeLessThanOrEqual(GATE + 1);
+    expect((await statuses()).map((body) => body.instance?.status)).toEqual(instances.map(() => 'connecting'));
+
+    // Slow but within the hold: the sockets closed at the hold's end were queued again and log in.
+    await stack.control('DELETE', `/sim/faults/${stalled.id}`);
+    await stack.control('POST', '/sim/faults', { kind: 'slow-handshake', delayMs: 1_500 });
+    try {
+      await waitFor(
+        statuses,
+        (list) => list.every((body) => body.status?.connected === true && body.instance?.status === 'connected'),
+        90_000,
+        'every instance connected again',
+      );
+    } finally {
+      await stack.control('DELETE', '/sim/faults');
+    }
+    const { peak } = await stack.control<{ peak: number }>('GET', '/sim/handshakes');
+    expect(peak).toBeLessThanOrEqual(GATE + 1);
+    process.stdout.write(`slow handshakes: peak ${stalledPeak} while stalled, ${peak} in all (gate ${GATE}, hold ${HOLD_MS} ms)\n`);
+  }, 150_000);
 
   it('should bring every instance back soon after a long outage ends, not after the backoff grown while it lasted', async () => {
     // Down long enough for every backoff to grow (base 300 ms: 0.3, 0.6, 1.2, 2.4, 4.8, 9.6, 19.2 s …).

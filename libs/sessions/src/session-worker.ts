@@ -42,9 +42,6 @@ const DRAIN_IN_FLIGHT_MS = 15_000;
  */
 const DRAIN_LAST_ANSWERS_MS = 5_000;
 
-/** A reconnect's slot in the HandshakeGate is given back after this long at most (Baileys' own connect timeout is 20 s). */
-const HANDSHAKE_HOLD_MS = 30_000;
-
 /** The repositories the worker uses, each built once per process. */
 export interface SessionWorkerRepositories {
   instances: InstanceRepository;
@@ -151,7 +148,7 @@ export class SessionWorker {
         authStates: repositories.authStates,
         writer,
         sockets: new SocketFactory(config, storedMessageLookup(repositories.messages)),
-        handshakes: new HandshakeGate(config.handshakeConcurrency, HANDSHAKE_HOLD_MS),
+        handshakes: new HandshakeGate(config.handshakeConcurrency, config.handshakeHoldMs),
         // Backoffs grown during an outage are cut to a short jitter once one session is back (or the scout
         // finds the server back): recovery follows the server, not the longest backoff (issue #34).
         pacer: new ReconnectPacer({ resumeJitterMs: config.reconnectBaseMs, scoutIntervalMs: 2 * config.reconnectBaseMs, scoutMinWaiting: 3 }),

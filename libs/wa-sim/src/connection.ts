@@ -13,6 +13,8 @@ export interface ConnectionHandler {
   onClientFinish(connection: Connection, finish: ClientFinish): Promise<void>;
   onNode(connection: Connection, node: BinaryNode): Promise<void>;
   onClose(connection: Connection): void;
+  /** How long the server hello waits (the `slow-handshake` fault: a congested path or server); 0 = at once. */
+  serverHelloDelayMs?(): number;
 }
 
 type Phase = 'hello' | 'finish' | 'transport' | 'closed';
@@ -159,6 +161,9 @@ export class Connection {
   private async onFrame(frame: Buffer): Promise<void> {
     switch (this.phase) {
       case 'hello': {
+        const delayMs = this.handler.serverHelloDelayMs?.() ?? 0;
+        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+        if (!this.isOpen) return;
         const serverHello = this.handshake.onClientHello(frame);
         this.phase = 'finish';
         // The handshake reply is framed but not encrypted and carries no intro header.

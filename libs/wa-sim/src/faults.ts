@@ -32,6 +32,12 @@ export interface LatencyFaultRule {
   device?: string;
 }
 
+/** The server hello comes `delayMs` late for every new connection (a congested path or server). */
+export interface SlowHandshakeRule {
+  kind: 'slow-handshake';
+  delayMs: number;
+}
+
 export interface IgnorePingsRule {
   kind: 'ignore-pings';
   device?: string;
@@ -172,6 +178,7 @@ export interface ClientOutdatedRule {
 export type FaultRule =
   | AckFaultRule
   | LatencyFaultRule
+  | SlowHandshakeRule
   | IgnorePingsRule
   | CorruptFaultRule
   | DropDeliveryRule
@@ -210,6 +217,7 @@ export type FaultRequest = FaultRule | FaultAction;
 const RULE_KINDS = new Set([
   'ack',
   'latency',
+  'slow-handshake',
   'ignore-pings',
   'corrupt',
   'drop-deliveries',
@@ -274,6 +282,8 @@ export function parseFaultRequest(body: unknown): FaultRequest {
     }
     case 'latency':
       return { kind, delayMs: optNumber('delayMs') ?? 0, device: optString('device') };
+    case 'slow-handshake':
+      return { kind, delayMs: optNumber('delayMs') ?? 0 };
     case 'ignore-pings':
       return { kind, device: optString('device') };
     case 'corrupt':

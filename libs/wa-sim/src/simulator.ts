@@ -332,6 +332,10 @@ export class WaSimulator implements ConnectionHandler, SimContext {
     return this.login.onClientFinish(connection, finish);
   }
 
+  serverHelloDelayMs(): number {
+    return this.faults.peek('slow-handshake', () => true)?.delayMs ?? 0;
+  }
+
   async onNode(connection: Connection, stanza: BinaryNode): Promise<void> {
     try {
       await this.handleNode(connection, stanza);

@@ -55,6 +55,11 @@ export interface SessionWorkerConfig {
   unackedSweepMs: number;
   /** Reconnect handshakes of this worker at once (HANDSHAKE_CONCURRENCY): a server restart closes every socket together. */
   handshakeConcurrency: number;
+  /**
+   * A reconnect's handshake longer than this (HANDSHAKE_HOLD_MS) is closed and queued again, so the gate's
+   * bound holds however slow handshakes get. Above Baileys' own connect timeout (20 s) by default.
+   */
+  handshakeHoldMs: number;
   /** How long a send whose connection closed under it waits for the session to be open again before handing it back. */
   sendReconnectWaitMs: number;
   /**
@@ -86,6 +91,7 @@ export const SESSION_WORKER_DEFAULTS = {
   unackedSweepMs: 5_000,
   sendReconnectWaitMs: 15_000,
   handshakeConcurrency: 32,
+  handshakeHoldMs: 30_000,
 } as const;
 
 /** Builds a config from defaults plus overrides (embedding and tests). */
@@ -111,6 +117,7 @@ export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
     sendAckTimeoutMs: env.integer('SEND_ACK_TIMEOUT_MS', SESSION_WORKER_DEFAULTS.sendAckTimeoutMs, { min: 1_000, max: 600_000 }),
     unackedResendAfterMs: env.integer('UNACKED_RESEND_AFTER_MS', SESSION_WORKER_DEFAULTS.unackedResendAfterMs, { min: 1_000, max: 3_600_000 }),
     handshakeConcurrency: env.integer('HANDSHAKE_CONCURRENCY', SESSION_WORKER_DEFAULTS.handshakeConcurrency, { min: 1, max: 10_000 }),
+    handshakeHoldMs: env.integer('HANDSHAKE_HOLD_MS', SESSION_WORKER_DEFAULTS.handshakeHoldMs, { min: 1_000, max: 600_000 }),
     unackedGiveUpMs: env.integer('UNACKED_GIVE_UP_MS', SESSION_WORKER_DEFAULTS.unackedGiveUpMs, { min: 5_000, max: 86_400_000 }),
     simulator: websocketUrl && rootPublicKey ? { websocketUrl, rootPublicKey } : undefined,
     waWebVersion: readWaVersion(env),

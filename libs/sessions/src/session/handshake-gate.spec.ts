@@ -39,4 +39,42 @@ describe(HandshakeGate.name, () => {
       jest.useRealTimers();
     }
   });
+
+  it('should hand the hold end to onHoldEnd, keeping the slot until it releases', async () => {
+    jest.useFakeTimers();
+    try {
+      const sut = new HandshakeGate(1, 1_000);
+      const ended: Array<() => void> = [];
+      await sut.acquire((release) => ended.push(release));
+      let second = false;
+      const next = sut.acquire().then(() => (second = true));
+      jest.advanceTimersByTime(1_000);
+      await Promise.resolve();
+      // The holder was told; its socket is still handshaking until it closes it.
+      expect(ended).toHaveLength(1);
+      expect(second).toBe(false);
+      expect(sut.stats.active).toBe(1);
+      ended[0]();
+      await next;
+      expect(second).toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('should release by itself when onHoldEnd throws', async () => {
+    jest.useFakeTimers();
+    try {
+      const sut = new HandshakeGate(1, 1_000);
+      await sut.acquire(() => {
+        throw new Error('boom');
+      });
+      const next = sut.acquire();
+      jest.advanceTimersByTime(1_000);
+      await next;
+      expect(sut.stats).toEqual({ active: 1, waiting: 0, peak: 1 });
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

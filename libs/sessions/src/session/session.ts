@@ -395,14 +395,20 @@ export class Session {
 
   // --- socket -----------------------------------------------------------------------------------
 
-  private async openNewSocket(): Promise<void> {
+  /** `handshake`: the HandshakeGate ticket this socket holds until it logs in, shows a QR or closes. */
+  private async openNewSocket(handshake?: () => void): Promise<void> {
     const auth = this.auth;
-    if (!auth) throw new Error('no credentials to connect with');
+    if (!auth) {
+      handshake?.();
+      throw new Error('no credentials to connect with');
+    }
     this.reconnectTicket += 1; // a reconnect still waiting is not needed any more
     this.detachSocket();
+    // Taken after the old socket's detach, which gives back whatever ticket the session held.
+    this.handshakeRelease = handshake;
     // Proxy (and browser) changes made through the API apply from the next connect on.
     await this.refreshInstance();
-    if (this.phase === 'ended') return;
+    if (this.phase === 'ended') return this.releaseHandshake();
     const generation = ++this.generation;
     const version = this.services.sockets.waVersion.version;
     let socket: WASocket;
@@ -479,8 +485,9 @@ export class Session {
 
   private async onConnectionUpdate(update: Partial<ConnectionState>): Promise<void> {
     if (this.phase === 'ended') return;
-    // Logged in or closed: this socket's handshake is over, the next session's may start.
-    if (update.connection === 'open' || update.connection === 'close') this.releaseHandshake();
+    // Logged in, closed, or showing a QR (waiting for a person, not for the CPU): this socket's
+    // handshake is over, the next session's may start.
+    if (update.connection === 'open' || update.connection === 'close' || update.qr) this.releaseHandshake();
     // WhatsApp was reached: what kept it out of reach is over.
     if (update.qr || update.connection === 'open') this.connectFailure = undefined;
     if (update.connection === 'open') this.lastClose = { reason: '', repeats: 0 };
@@ -689,17 +696,37 @@ export class Session {
     const ticket = ++this.reconnectTicket;
     this.reconnectTimer = this.services.pacer.wait(this, delayMs, () => {
       this.reconnectTimer = undefined;
-      void this.services.handshakes.acquire().then((release) =>
-        this.run(() => {
-          if (this.phase === 'ended' || ticket !== this.reconnectTicket) return release();
-          this.releaseHandshake();
-          this.handshakeRelease = release;
-          return this.reconnectNow();
-        }).catch((error: unknown) => {
-          release();
-          throw error;
-        }),
-      );
+      void this.services.handshakes
+        .acquire((release) => this.onHandshakeHoldEnd(release))
+        .then((release) =>
+          this.run(() => {
+            if (this.phase === 'ended' || ticket !== this.reconnectTicket) return release();
+            return this.reconnectNow(release);
+          }).catch((error: unknown) => {
+            release();
+            throw error;
+          }),
+        );
+    });
+  }
+
+  /**
+   * The gate's hold ended and this ticket's socket has neither logged in, shown a QR nor closed: on a
+   * saturated CPU such a handshake can go on for minutes while the gate lets others in behind it. The
+   * socket is closed (the ticket goes back with it, so the bound stays true) and the session queues
+   * again. A ticket whose socket is not open yet, or that is no longer this session's, just goes back.
+   */
+  private onHandshakeHoldEnd(release: () => void): void {
+    const socket = this.socket;
+    if (this.handshakeRelease !== release || !socket || this.phase === 'ended') return release();
+    this.logger.warn(
+      { holdMs: this.services.handshakes.holdMs },
+      'handshake not finished within the gate hold; closing the socket and queueing the reconnect again',
+    );
+    this.detachSocket(true);
+    release();
+    void this.run(() => {
+      if (this.socket === null && (this.phase === 'connecting' || this.phase === 'pairing' || this.phase === 'linking')) this.scheduleReconnect();
     });
   }
 
@@ -709,14 +736,15 @@ export class Session {
     release?.();
   }
 
-  private async reconnectNow(): Promise<void> {
+  private async reconnectNow(handshake?: () => void): Promise<void> {
     if (this.phase === 'pairing' && this.pairing?.mode === 'code' && this.auth) {
       // The code belonged to the dead socket; a login-shaped half state (me set) would be refused.
       this.auth.creds.me = undefined;
       this.auth.creds.pairingCode = undefined;
       this.pairing.codeRequested = false;
     }
-    if (this.phase === 'pairing' || this.phase === 'connecting' || this.phase === 'linking') await this.openNewSocket();
+    if (this.phase === 'pairing' || this.phase === 'connecting' || this.phase === 'linking') await this.openNewSocket(handshake);
+    else handshake?.();
   }
 
   // --- endings ----------------------------------------------------------------------------------

@@ -113,11 +113,21 @@ describe('chaos: traffic both ways through the failure modes (issue 34)', () => 
         duplicated: tally.duplicated,
         stuck: tally.stuck,
         failedButDelivered: tally.failedButDelivered,
+        refusedButDelivered: tally.refusedButDelivered,
         inboundAccountedPercent: tally.inbound.accountedPercent,
         unrecovered: tally.recovery.instances - tally.recovery.recovered,
       };
     }
-    const expected = { sent: true, lost: 0, duplicated: 0, stuck: 0, failedButDelivered: 0, inboundAccountedPercent: 100, unrecovered: 0 };
+    const expected = {
+      sent: true,
+      lost: 0,
+      duplicated: 0,
+      stuck: 0,
+      failedButDelivered: 0,
+      refusedButDelivered: {},
+      inboundAccountedPercent: 100,
+      unrecovered: 0,
+    };
     expect(outcomes).toEqual(Object.fromEntries(phases.map((phase) => [phase.name, expected])));
   }, 240_000);
 });

@@ -98,6 +98,11 @@ export interface ChaosTally {
   failedButDelivered: number;
   /** Sends refused by the API (not accepted), by answer. */
   refused: Record<string, number>;
+  /**
+   * Refused, yet at the phone, by answer: a refusal that did not tell the truth (a 504's send went out
+   * later, say), so a client that tries again sends twice.
+   */
+  refusedButDelivered: Record<string, number>;
   inbound: { sent: number; stored: number; withContent: number; placeholder: number; missing: number; accountedPercent: number };
   recovery: { instances: number; recovered: number; p50S: number | null; p99S: number | null };
 }
@@ -123,6 +128,7 @@ export async function tallyChaos(
     stuck: 0,
     failedButDelivered: 0,
     refused: {},
+    refusedButDelivered: {},
     inbound: { sent: 0, stored: 0, withContent: 0, placeholder: 0, missing: 0, accountedPercent: 100 },
     recovery: { instances: 0, recovered: 0, p50S: null, p99S: null },
   };
@@ -130,6 +136,7 @@ export async function tallyChaos(
     if (send.status !== 200) {
       const reason = `${send.status} ${(send.error ?? '').replace(/chaos \S+ \S+ \S+ \S+/g, '…').slice(0, 80)}`.trim();
       tally.refused[reason] = (tally.refused[reason] ?? 0) + 1;
+      if ((counts.get(send.text) ?? 0) > 0) tally.refusedButDelivered[reason] = (tally.refusedButDelivered[reason] ?? 0) + 1;
       continue;
     }
     tally.accepted++;
@@ -169,6 +176,9 @@ export function chaosMet(tally: ChaosTally, recoveryGoalS: number): boolean {
     tally.lost === 0 &&
     tally.duplicated === 0 &&
     tally.stuck === 0 &&
+    // A status or an answer that did not tell the truth (Failed or refused, yet at the phone).
+    tally.failedButDelivered === 0 &&
+    Object.keys(tally.refusedButDelivered).length === 0 &&
     tally.inbound.accountedPercent === 100 &&
     tally.recovery.recovered === tally.recovery.instances &&
     (tally.recovery.p99S === null || tally.recovery.p99S <= recoveryGoalS)

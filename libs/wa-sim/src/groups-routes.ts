@@ -4,7 +4,9 @@ import type { Account } from './accounts';
 import { digitsOnly } from './accounts';
 import type { SimContext } from './context';
 import { SimError } from './errors';
-import { jpegSize, type Group, type GroupStore } from './groups';
+import type { Group } from './group-model';
+import { jpegSize } from './group-pictures';
+import type { GroupStore } from './groups';
 import { node, unixNow } from './node-io';
 import type { RouteSpec } from './route-spec';
 

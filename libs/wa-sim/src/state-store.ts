@@ -7,7 +7,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'fs';
 import { join } from 'path';
 import { BufferJSON } from './baileys';
 import type { AccountState } from './accounts';
-import type { GroupState } from './groups';
+import type { GroupState } from './group-state';
 import type { Logger } from './logger';
 import type { MessageRecordState } from './message-router';
 import type { NewsletterState } from './newsletters';

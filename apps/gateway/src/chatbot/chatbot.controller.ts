@@ -1,17 +1,26 @@
 import { Audited } from '../audit/audited.decorator';
-import { Body, Controller, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, HttpStatus, Post, type Type, UseGuards } from '@nestjs/common';
 import type { InstanceEntity } from '@gw/persistence';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
-import { AGENT_EXAMPLE, CHATBOT_DELETED_EXAMPLE, FUNCTION_EXAMPLE, KNOWLEDGE_EXAMPLE, TRIGGER_EXAMPLE } from './chatbot.examples';
+import { AGENT_EXAMPLE, CHATBOT_DELETED_EXAMPLE, FUNCTION_EXAMPLE, KNOWLEDGE_EXAMPLE, TRIGGER_EXAMPLE } from './dto/chatbot.examples';
 import { ChatbotService } from './chatbot.service';
 import { AgentEditDto, FunctionEditDto, KnowledgeEditDto, TriggerEditDto } from './dto/chatbot-edit.dto';
+import {
+  ChatbotAgentResponse,
+  ChatbotDeletedResponse,
+  ChatbotFunctionResponse,
+  ChatbotKnowledgeResponse,
+  ChatbotTriggerResponse,
+} from './dto/chatbot.response';
 import { ApiArea } from '../openapi/api-areas';
-import { ApiOperation } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOperation, getSchemaPath } from '@nestjs/swagger';
 
 const EDIT_ERRORS = ['invalid_request', 'invalid_token', 'not_found', 'conflict', 'payload_too_large', 'unsupported_media_type', 'internal'] as const;
+/** An edit answers the record saved, or with `delete: true` which record went: one of the two. */
+const savedOrDeleted = (record: Type) => ({ oneOf: [{ $ref: getSchemaPath(record) }, { $ref: getSchemaPath(ChatbotDeletedResponse) }] });
 const edited = (example: unknown) => ({
+  description: 'The record as saved, or with `delete: true` which record was deleted',
   examples: {
     saved: { summary: 'Created or updated: the record', value: example },
     deleted: { summary: 'delete: true', value: CHATBOT_DELETED_EXAMPLE },
@@ -23,86 +32,87 @@ const edited = (example: unknown) => ({
 @ApiArea('Chatbot')
 @Controller()
 @UseGuards(InstanceGuard)
+@ApiExtraModels(ChatbotAgentResponse, ChatbotTriggerResponse, ChatbotKnowledgeResponse, ChatbotFunctionResponse, ChatbotDeletedResponse)
 export class ChatbotController {
   constructor(private readonly chatbot: ChatbotService) {}
 
   @Audited('chatbot.agent.edit')
   @Post('agent/edit')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ChatbotAIAgent, edited(AGENT_EXAMPLE))
+  @ApiReply(savedOrDeleted(ChatbotAgentResponse), edited(AGENT_EXAMPLE))
   @ApiOperation({
     summary: 'Create, update or delete an AI agent',
     description:
       "An agent is the model, its key and its prompt that answer the chats: without `id` it is created, with `id` updated, with `delete: true` removed. Not in uazapiGO's document.",
   })
-  editAgent(@CurrentInstance() instance: InstanceEntity, @Body() dto: AgentEditDto) {
+  editAgent(@CurrentInstance() instance: InstanceEntity, @Body() dto: AgentEditDto): Promise<ChatbotAgentResponse | ChatbotDeletedResponse> {
     return this.chatbot.editAgent(instance, dto);
   }
 
   @Get('agent/list')
-  @ApiReply(SCHEMAS.ChatbotAIAgent, { isArray: true, example: [AGENT_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  @ApiReply(ChatbotAgentResponse, { isArray: true, example: [AGENT_EXAMPLE], errors: ['invalid_token', 'internal'] })
   @ApiOperation({ summary: 'List the AI agents', description: "The instance's chatbot agents. Not in uazapiGO's document." })
-  listAgents(@CurrentInstance() instance: InstanceEntity) {
+  listAgents(@CurrentInstance() instance: InstanceEntity): Promise<ChatbotAgentResponse[]> {
     return this.chatbot.listAgents(instance);
   }
 
   @Audited('chatbot.trigger.edit')
   @Post('trigger/edit')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ChatbotTrigger, edited(TRIGGER_EXAMPLE))
+  @ApiReply(savedOrDeleted(ChatbotTriggerResponse), edited(TRIGGER_EXAMPLE))
   @ApiOperation({
     summary: 'Create, update or delete a trigger',
     description:
       "A trigger decides which agent (or quick reply) answers which messages: by words, chat type and priority; without `id` it is created, with `id` updated, with `delete: true` removed. Not in uazapiGO's document.",
   })
-  editTrigger(@CurrentInstance() instance: InstanceEntity, @Body() dto: TriggerEditDto) {
+  editTrigger(@CurrentInstance() instance: InstanceEntity, @Body() dto: TriggerEditDto): Promise<ChatbotTriggerResponse | ChatbotDeletedResponse> {
     return this.chatbot.editTrigger(instance, dto);
   }
 
   @Get('trigger/list')
-  @ApiReply(SCHEMAS.ChatbotTrigger, { isArray: true, example: [TRIGGER_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  @ApiReply(ChatbotTriggerResponse, { isArray: true, example: [TRIGGER_EXAMPLE], errors: ['invalid_token', 'internal'] })
   @ApiOperation({ summary: 'List the triggers', description: "The instance's chatbot triggers. Not in uazapiGO's document." })
-  listTriggers(@CurrentInstance() instance: InstanceEntity) {
+  listTriggers(@CurrentInstance() instance: InstanceEntity): Promise<ChatbotTriggerResponse[]> {
     return this.chatbot.listTriggers(instance);
   }
 
   @Audited('chatbot.knowledge.edit')
   @Post('knowledge/edit')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ChatbotAIKnowledge, edited(KNOWLEDGE_EXAMPLE))
+  @ApiReply(savedOrDeleted(ChatbotKnowledgeResponse), edited(KNOWLEDGE_EXAMPLE))
   @ApiOperation({
     summary: 'Create, update or delete a knowledge entry',
     description:
       "Knowledge is text the agents may draw on when they answer; without `id` an entry is created, with `id` updated, with `delete: true` removed. Not in uazapiGO's document.",
   })
-  editKnowledge(@CurrentInstance() instance: InstanceEntity, @Body() dto: KnowledgeEditDto) {
+  editKnowledge(@CurrentInstance() instance: InstanceEntity, @Body() dto: KnowledgeEditDto): Promise<ChatbotKnowledgeResponse | ChatbotDeletedResponse> {
     return this.chatbot.editKnowledge(instance, dto);
   }
 
   @Get('knowledge/list')
-  @ApiReply(SCHEMAS.ChatbotAIKnowledge, { isArray: true, example: [KNOWLEDGE_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  @ApiReply(ChatbotKnowledgeResponse, { isArray: true, example: [KNOWLEDGE_EXAMPLE], errors: ['invalid_token', 'internal'] })
   @ApiOperation({ summary: 'List the knowledge entries', description: "The instance's chatbot knowledge. Not in uazapiGO's document." })
-  listKnowledge(@CurrentInstance() instance: InstanceEntity) {
+  listKnowledge(@CurrentInstance() instance: InstanceEntity): Promise<ChatbotKnowledgeResponse[]> {
     return this.chatbot.listKnowledge(instance);
   }
 
   @Audited('chatbot.function.edit')
   @Post('function/edit')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ChatbotAIFunction, edited(FUNCTION_EXAMPLE))
+  @ApiReply(savedOrDeleted(ChatbotFunctionResponse), edited(FUNCTION_EXAMPLE))
   @ApiOperation({
     summary: 'Create, update or delete a function',
     description:
       "A function is an HTTP call an agent may make (its URL, method, body and parameters); without `id` it is created, with `id` updated, with `delete: true` removed. Not in uazapiGO's document.",
   })
-  editFunction(@CurrentInstance() instance: InstanceEntity, @Body() dto: FunctionEditDto) {
+  editFunction(@CurrentInstance() instance: InstanceEntity, @Body() dto: FunctionEditDto): Promise<ChatbotFunctionResponse | ChatbotDeletedResponse> {
     return this.chatbot.editFunction(instance, dto);
   }
 
   @Get('function/list')
-  @ApiReply(SCHEMAS.ChatbotAIFunction, { isArray: true, example: [FUNCTION_EXAMPLE], errors: ['invalid_token', 'internal'] })
+  @ApiReply(ChatbotFunctionResponse, { isArray: true, example: [FUNCTION_EXAMPLE], errors: ['invalid_token', 'internal'] })
   @ApiOperation({ summary: 'List the functions', description: "The instance's chatbot functions. Not in uazapiGO's document." })
-  listFunctions(@CurrentInstance() instance: InstanceEntity) {
+  listFunctions(@CurrentInstance() instance: InstanceEntity): Promise<ChatbotFunctionResponse[]> {
     return this.chatbot.listFunctions(instance);
   }
 }

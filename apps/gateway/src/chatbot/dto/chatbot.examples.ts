@@ -1,7 +1,15 @@
-/** Example bodies of the chatbot routes (the OpenAPI document shows them). */
+import type {
+  ChatbotAgentResponse,
+  ChatbotDeletedResponse,
+  ChatbotFunctionResponse,
+  ChatbotKnowledgeResponse,
+  ChatbotTriggerResponse,
+} from './chatbot.response';
+
+/** Example bodies of the chatbot routes (the OpenAPI document shows them), typed as their response classes. */
 const STAMPS = { owner: '5511999999999', created: '2025-01-01T12:00:00.000Z', updated: '2025-01-01T12:00:00.000Z' };
 
-export const AGENT_EXAMPLE = {
+export const AGENT_EXAMPLE: ChatbotAgentResponse = {
   name: 'Atendente',
   provider: 'openai',
   model: 'gpt-4o-mini',
@@ -24,7 +32,7 @@ export const AGENT_EXAMPLE = {
   ...STAMPS,
 };
 
-export const TRIGGER_EXAMPLE = {
+export const TRIGGER_EXAMPLE: ChatbotTriggerResponse = {
   active: true,
   type: 'agent',
   agent_id: 'r5f1c2a9b0d3e4f',
@@ -41,7 +49,7 @@ export const TRIGGER_EXAMPLE = {
   ...STAMPS,
 };
 
-export const KNOWLEDGE_EXAMPLE = {
+export const KNOWLEDGE_EXAMPLE: ChatbotKnowledgeResponse = {
   active: true,
   tittle: 'Horários',
   title: 'Horários',
@@ -56,7 +64,7 @@ export const KNOWLEDGE_EXAMPLE = {
   ...STAMPS,
 };
 
-export const FUNCTION_EXAMPLE = {
+export const FUNCTION_EXAMPLE: ChatbotFunctionResponse = {
   name: 'consultar_pedido',
   active: true,
   description: 'Consulta o status de um pedido pelo número',
@@ -69,4 +77,4 @@ export const FUNCTION_EXAMPLE = {
   ...STAMPS,
 };
 
-export const CHATBOT_DELETED_EXAMPLE = { response: 'Agent deleted', id: 'r5f1c2a9b0d3e4f' };
+export const CHATBOT_DELETED_EXAMPLE: ChatbotDeletedResponse = { response: 'Agent deleted', id: 'r5f1c2a9b0d3e4f' };

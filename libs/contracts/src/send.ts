@@ -108,6 +108,13 @@ export interface SendRequest {
    */
   queued?: boolean;
   /**
+   * A sync send's: the time (Unix ms) after which the worker must not begin it — store nothing, relay
+   * nothing — and answers Timeout instead. Its caller stops waiting a while later and then answers from
+   * the ledger: the message's row if the worker began it in time, else "not sent" (it never will be), so
+   * a client told 504 can send again without a duplicate. The async queue sets none (it keeps the request).
+   */
+  notAfter?: number;
+  /**
    * An async send's: the W3C `traceparent` of the HTTP request that accepted it (tracing on), stored
    * with the queued request so the dispatcher's send continues that trace. The worker ignores it.
    */

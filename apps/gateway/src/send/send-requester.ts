@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import type { SendReply, SendRequest } from '@gw/contracts';
+import { ErrorCode, RpcError, type SendReply, type SendRequest } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
-import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
+import { InstanceRepository, MessageRepository, toMessageRecord, type InstanceEntity } from '@gw/persistence';
 import { activeTraceparent } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import type { SendOutcome } from '../common/dto/message.response';
@@ -29,6 +29,16 @@ const FAILURE_BY_FUNCTION: Record<string, string> = {
 };
 
 /**
+ * A sync send is begun by the worker within this long of its accept (plus its typing delay), or never
+ * (SendRequest.notAfter); the gateway waits SYNC_SEND_WAIT_MS, so a send begun at the last moment has
+ * that much longer to be stored, relayed and acked before the caller is answered from the ledger.
+ */
+const SYNC_SEND_BEGIN_WITHIN_MS = 20_000;
+const SYNC_SEND_WAIT_MS = 30_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
  * The last step of every send endpoint: the request with the common fields and the ids fixed at
  * accept, then either the async queue (durable before the 200) or the worker holding the instance,
  * and the Message record plus `response` as the answer.
@@ -39,6 +49,7 @@ export class SendRequester {
     private readonly sessions: SessionClient,
     private readonly asyncQueue: AsyncQueueService,
     private readonly instances: InstanceRepository,
+    private readonly messages: MessageRepository,
   ) {}
 
   async send(
@@ -75,11 +86,28 @@ export class SendRequester {
       const queued = await this.asyncQueue.enqueue(instance, traceparent ? { ...request, traceparent } : request);
       return { ...queued, response: { status: 'success', message: 'Message queued successfully', ...responseExtra } };
     }
-    const timeoutMs = 30_000 + (request.delayMs ?? 0);
+    const delayMs = request.delayMs ?? 0;
+    const notAfter = Date.now() + SYNC_SEND_BEGIN_WITHIN_MS + delayMs;
     // The message id is fixed above, so a try that reaches the heir after a takeover cannot send twice.
-    const record = await this.sessions.requestAcrossTakeover(instance.id, 'send', request, timeoutMs);
+    const record = await this.sessions
+      .requestAcrossTakeover(instance.id, 'send', { ...request, notAfter }, SYNC_SEND_WAIT_MS + delayMs)
+      .catch((error: unknown) => this.afterTimeout(error, instance, request.messageId, notAfter));
     if (record.status === 'Failed') throw ApiError.refused(record, FAILURE_BY_FUNCTION[built.sendFunction]);
     return { ...record, response: { status: 'success', message: 'Message sent successfully', ...responseExtra } };
+  }
+
+  /**
+   * The worker did not answer a sync send in time (a saturated worker, a lost bus server): the ledger
+   * says what became of it, once the worker can no longer begin it. Begun: its row (Pending until
+   * WhatsApp's ack, relayed again with its id if need be). Not begun: 504 saying it was not sent, and
+   * it never will be — the client may send it again without a duplicate.
+   */
+  private async afterTimeout(error: unknown, instance: InstanceEntity, messageId: string, notAfter: number): Promise<SendReply> {
+    if (!(error instanceof RpcError) || error.code !== ErrorCode.Timeout) throw error;
+    await sleep(Math.max(0, notAfter + 2_000 - Date.now()));
+    const row = await this.messages.findOne(instance.id, messageId);
+    if (row) return toMessageRecord(row, instance.owner);
+    throw new ApiError('timeout', 'Session worker did not answer in time: the message was not sent and will not be; it can be sent again');
   }
 }
 

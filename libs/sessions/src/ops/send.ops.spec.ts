@@ -94,3 +94,25 @@ describe('send op: a queued send whose connection goes after the message went ou
     expect(calls).not.toContain('keepCopy');
   });
 });
+
+describe('send op: a sync send past its caller deadline (notAfter)', () => {
+  it('begins nothing — no reserve, no relay — and answers Timeout, so the caller may say "not sent"', async () => {
+    const socket = fakeSocket(async () => undefined);
+    const { ops, session, request, calls } = harness([socket]);
+
+    await expect(ops.send(session, { ...request, queued: false, notAfter: Date.now() - 1 })).rejects.toMatchObject({ code: ErrorCode.Timeout });
+
+    expect(calls).toEqual([]);
+    expect(socket.relayed).toBe(0);
+  });
+
+  it('still begins a send whose deadline has not passed', async () => {
+    const socket = fakeSocket(async () => undefined);
+    const { ops, session, request, calls } = harness([socket]);
+
+    await ops.send(session, { ...request, queued: false, notAfter: Date.now() + 60_000 }).catch(() => undefined);
+
+    expect(calls[0]).toBe('reserve');
+    expect(socket.relayed).toBe(1);
+  });
+});

@@ -105,6 +105,13 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
     // Stored only once the message could be built (a missing quote stores nothing), and marked relayed
     // in the same statement unless a typing delay comes first.
     const typing = Boolean(request.delayMs && request.delayMs > 0 && !request.status);
+    // A sync send that reached us (or its socket) after its caller's deadline is not begun: the caller
+    // answers from the ledger, and an absent row means "not sent" — it must stay true.
+    if (request.notAfter !== undefined && Date.now() > request.notAfter) {
+      const before = await ledger.relayedBefore(request.instanceId, request.messageId);
+      if (before) return SendLedger.record(before, owner);
+      throw new RpcError(ErrorCode.Timeout, 'not sent: the send could not begin before its caller stopped waiting');
+    }
     const { alreadyRelayed } = await ledger.reserve(session.lease, request, owner, !typing);
     if (alreadyRelayed) return SendLedger.record(alreadyRelayed, owner);
     if (typing) {

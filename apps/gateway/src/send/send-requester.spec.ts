@@ -1,0 +1,103 @@
+import { ErrorCode, RpcError, type SendRequest } from '@gw/contracts';
+import type { InstanceEntity } from '@gw/persistence';
+import { ApiError } from '../common/api-error';
+import { SendRequester } from './send-requester';
+
+/**
+ * A sync send the worker did not answer in time: answered from the ledger once the worker can no longer
+ * begin it (SendRequest.notAfter), never a 504 for a message that goes out anyway.
+ */
+describe(SendRequester.name, () => {
+  const instance = { id: 'i1', owner: '5511000000000', status: 'connected' } as InstanceEntity;
+  const built = { content: { kind: 'text', text: 'oi', linkPreview: null }, sendFunction: 'SendTextMessage', payload: {} } as never;
+
+  function harness(reply: (request: SendRequest) => Promise<unknown>, stored: Record<string, unknown> | null) {
+    const seen: { request?: SendRequest; timeoutMs?: number; readAt?: number } = {};
+    const sessions = {
+      requestAcrossTakeover: async (_id: string, _op: string, request: SendRequest, timeoutMs: number) => {
+        seen.request = request;
+        seen.timeoutMs = timeoutMs;
+        return reply(request);
+      },
+    };
+    const messages = {
+      findOne: async () => {
+        seen.readAt = Date.now();
+        return stored;
+      },
+    };
+    const sut = new SendRequester(sessions as never, {} as never, {} as never, messages as never);
+    return { sut, seen };
+  }
+
+  /** Runs a send with fake timers, past the deadline and the gateway's margin after it. */
+  async function pastDeadline<T>(run: () => Promise<T>): Promise<T | unknown> {
+    jest.useFakeTimers();
+    try {
+      const result = run().catch((error: unknown) => error);
+      await jest.advanceTimersByTimeAsync(23_000);
+      return await result;
+    } finally {
+      jest.useRealTimers();
+    }
+  }
+
+  const row = (status: string) => ({
+    id: 'r1',
+    messageId: 'M1',
+    chatJid: '5521999990000@s.whatsapp.net',
+    fromMe: true,
+    status,
+    error: status === 'Failed' ? 'failed to send: boom' : '',
+    messageType: 'conversation',
+    messageTimestamp: new Date(),
+    content: {},
+    text: 'oi',
+  });
+
+  it('should give the worker a deadline to begin the send, before the gateway stops waiting', async () => {
+    const started = Date.now();
+    const { sut, seen } = harness(async () => ({ id: 'r1', messageid: 'M1', status: 'Sent' }), null);
+    await sut.send(instance, {} as never, '5521999990000@s.whatsapp.net', built);
+    expect(seen.request?.notAfter).toBeGreaterThanOrEqual(started + 20_000);
+    expect(seen.request?.notAfter).toBeLessThan(started + 21_000);
+    expect(seen.timeoutMs).toBe(30_000);
+  });
+
+  it('should answer 504 "not sent" when the ledger has no row once the deadline passed', async () => {
+    const { sut, seen } = harness(async () => {
+      // The worker's answer never came.
+      throw new RpcError(ErrorCode.Timeout, 'request instance.i1.send timed out');
+    }, null);
+    const error = await pastDeadline(() => sut.send(instance, {} as never, '5521999990000@s.whatsapp.net', built));
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(504);
+    expect((error as ApiError).message).toMatch(/not sent and will not be/);
+    // Read only once the worker can no longer begin it.
+    expect(seen.readAt).toBeGreaterThan(seen.request?.notAfter ?? Infinity);
+  });
+
+  it('should answer the stored row (Pending) when the worker began the send before its deadline', async () => {
+    const { sut } = harness(async () => {
+      throw new RpcError(ErrorCode.Timeout, 'request instance.i1.send timed out');
+    }, row('Pending'));
+    const answer = await pastDeadline(() => sut.send(instance, {} as never, '5521999990000@s.whatsapp.net', built));
+    expect(answer).toMatchObject({ messageid: 'M1', status: 'Pending', response: { status: 'success' } });
+  });
+
+  it('should answer a stored Failed row as the refusal it is', async () => {
+    const { sut } = harness(async () => {
+      throw new RpcError(ErrorCode.Timeout, 'timed out');
+    }, row('Failed'));
+    const error = await pastDeadline(() => sut.send(instance, {} as never, '5521999990000@s.whatsapp.net', built));
+    expect((error as ApiError).status).toBe(502);
+  });
+
+  it('should pass any other error through untouched', async () => {
+    const { sut, seen } = harness(async () => {
+      throw new RpcError(ErrorCode.NotConnected, 'instance is not connected');
+    }, row('Pending'));
+    await expect(sut.send(instance, {} as never, '5521999990000@s.whatsapp.net', built)).rejects.toMatchObject({ code: ErrorCode.NotConnected });
+    expect(seen.readAt).toBeUndefined();
+  });
+});

@@ -12,10 +12,17 @@ import type { NewsletterMessagesDto, NewsletterUpdatesDto } from './dto/newslett
 import type { NewsletterOwnerDto, NewsletterPhoneDto, NewsletterPictureDto, NewsletterPostDto, NewsletterPostEditDto } from './dto/newsletter.dto';
 import type { NewsletterReactionDto, NewsletterSearchDto, NewsletterSettingsDto, NewsletterViewedDto } from './dto/newsletter.dto';
 
-type NewsletterMetadata = InstanceRpc['newsletter.info']['reply'];
-type NewsletterPost = InstanceRpc['newsletter.messages']['reply']['posts'][number];
+import type {
+  NewsletterDoneResponse,
+  NewsletterListResponse,
+  NewsletterLiveResponse,
+  NewsletterMessagesResponse,
+  NewsletterPostChangeResponse,
+  NewsletterSearchResponse,
+  NewsletterWrappedResponse,
+} from './dto/newsletter.response';
+
 type SubscriptionAction = InstanceRpc['newsletter.subscription']['request']['action'];
-type PostChange = InstanceRpc['newsletter.editPost']['reply'];
 type AdminAction = InstanceRpc['newsletter.admin']['request']['action'];
 
 /** The largest channel picture taken (the reference: above 1 MB is refused). */
@@ -67,7 +74,7 @@ export class NewsletterService {
   ) {}
 
   /** `POST /newsletter/create`: the instance owns the new channel. */
-  async create(instance: InstanceEntity, dto: CreateNewsletterDto): Promise<{ response: NewsletterMetadata }> {
+  async create(instance: InstanceEntity, dto: CreateNewsletterDto): Promise<NewsletterWrappedResponse> {
     const picture = dto.picture?.trim() ? await pictureSource(this.tools, instance, dto.picture, 'picture', MAX_NEWSLETTER_PICTURE_BYTES) : undefined;
     if (picture && 'remove' in picture) throw ApiError.badRequest('picture must be a URL, base64 or a data URI');
     const response = await withStagedPicture(this.tools, instance, picture, () =>
@@ -82,44 +89,44 @@ export class NewsletterService {
   }
 
   /** `POST /newsletter/info`: by id or JID, followed or not. */
-  async info(instance: InstanceEntity, dto: NewsletterIdDto): Promise<{ response: NewsletterMetadata }> {
+  async info(instance: InstanceEntity, dto: NewsletterIdDto): Promise<NewsletterWrappedResponse> {
     const response = await this.sessions.request(instance.id, 'newsletter.info', { instanceId: instance.id, jid: newsletterJidOf(dto) });
     return { response };
   }
 
   /** `POST /newsletter/link`: by invite key or link. */
-  async link(instance: InstanceEntity, dto: NewsletterLinkDto): Promise<{ response: NewsletterMetadata }> {
+  async link(instance: InstanceEntity, dto: NewsletterLinkDto): Promise<NewsletterWrappedResponse> {
     const response = await this.sessions.request(instance.id, 'newsletter.link', { instanceId: instance.id, key: inviteKeyOf(dto) });
     return { response };
   }
 
   /** `GET /newsletter/list`: the channels the instance follows or owns, read from WhatsApp. */
-  async list(instance: InstanceEntity): Promise<{ response: NewsletterMetadata[] }> {
+  async list(instance: InstanceEntity): Promise<NewsletterListResponse> {
     const { newsletters } = await this.sessions.request(instance.id, 'newsletter.list', { instanceId: instance.id });
     return { response: newsletters };
   }
 
   /** `POST /newsletter/follow|unfollow|mute|unmute`. */
-  async subscription(instance: InstanceEntity, dto: NewsletterIdDto, action: SubscriptionAction): Promise<{ response: true }> {
+  async subscription(instance: InstanceEntity, dto: NewsletterIdDto, action: SubscriptionAction): Promise<NewsletterDoneResponse> {
     await this.sessions.request(instance.id, 'newsletter.subscription', { instanceId: instance.id, jid: newsletterJidOf(dto), action });
     return { response: true };
   }
 
   /** `POST /newsletter/name`: owner or admins only (403 otherwise). */
-  async updateName(instance: InstanceEntity, dto: NewsletterNameDto): Promise<{ response: true }> {
+  async updateName(instance: InstanceEntity, dto: NewsletterNameDto): Promise<NewsletterDoneResponse> {
     await this.sessions.request(instance.id, 'newsletter.name', { instanceId: instance.id, jid: newsletterJidOf(dto), name: dto.name.trim() });
     return { response: true };
   }
 
   /** `POST /newsletter/description`: '' removes it; owner or admins only. */
-  async updateDescription(instance: InstanceEntity, dto: NewsletterDescriptionDto): Promise<{ response: true }> {
+  async updateDescription(instance: InstanceEntity, dto: NewsletterDescriptionDto): Promise<NewsletterDoneResponse> {
     const jid = newsletterJidOf(dto);
     await this.sessions.request(instance.id, 'newsletter.description', { instanceId: instance.id, jid, description: dto.description.trim() });
     return { response: true };
   }
 
   /** `POST /newsletter/messages`: posts read from WhatsApp, each with its views and reactions now. */
-  async messages(instance: InstanceEntity, dto: NewsletterMessagesDto): Promise<{ response: NewsletterPost[] }> {
+  async messages(instance: InstanceEntity, dto: NewsletterMessagesDto): Promise<NewsletterMessagesResponse> {
     const { posts } = await this.sessions.request(instance.id, 'newsletter.messages', {
       instanceId: instance.id,
       jid: newsletterJidOf(dto),
@@ -139,38 +146,38 @@ export class NewsletterService {
   }
 
   /** `POST /newsletter/delete`: the owner only. */
-  async delete(instance: InstanceEntity, dto: NewsletterIdDto): Promise<{ response: true }> {
+  async delete(instance: InstanceEntity, dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
     await this.sessions.request(instance.id, 'newsletter.delete', { instanceId: instance.id, jid: newsletterJidOf(dto) });
     return { response: true };
   }
 
   /** `POST /newsletter/subscribe`: live updates of the channel for a while; answers how long (`5m0s`). */
-  async subscribe(instance: InstanceEntity, dto: NewsletterIdDto): Promise<{ response: string }> {
+  async subscribe(instance: InstanceEntity, dto: NewsletterIdDto): Promise<NewsletterLiveResponse> {
     const { seconds } = await this.sessions.request(instance.id, 'newsletter.live', { instanceId: instance.id, jid: newsletterJidOf(dto) });
     return { response: goDuration(seconds) };
   }
 
   /** `POST /newsletter/messages/edit`: a recent post's text or caption (text, image, video and document posts). */
-  async editPost(instance: InstanceEntity, dto: NewsletterPostEditDto): Promise<{ response: PostChange }> {
+  async editPost(instance: InstanceEntity, dto: NewsletterPostEditDto): Promise<NewsletterPostChangeResponse> {
     const response = await this.sessions.request(instance.id, 'newsletter.editPost', { ...postTarget(instance, dto), text: dto.text });
     return { response };
   }
 
   /** `POST /newsletter/messages/delete`: a recent post, deleted for every follower. */
-  async deletePost(instance: InstanceEntity, dto: NewsletterPostDto): Promise<{ response: PostChange }> {
+  async deletePost(instance: InstanceEntity, dto: NewsletterPostDto): Promise<NewsletterPostChangeResponse> {
     const response = await this.sessions.request(instance.id, 'newsletter.deletePost', postTarget(instance, dto));
     return { response };
   }
 
   /** `POST /newsletter/viewed`: view receipts for the posts (each account's view counts once). */
-  async viewed(instance: InstanceEntity, dto: NewsletterViewedDto): Promise<{ response: true }> {
+  async viewed(instance: InstanceEntity, dto: NewsletterViewedDto): Promise<NewsletterDoneResponse> {
     const serverIds = [...new Set(dto.serverids)];
     await this.sessions.request(instance.id, 'newsletter.viewed', { instanceId: instance.id, jid: newsletterJidOf(dto), serverIds });
     return { response: true };
   }
 
   /** `POST /newsletter/reaction`: an emoji on a post, or '' to take the instance's reaction back. */
-  async react(instance: InstanceEntity, dto: NewsletterReactionDto): Promise<{ response: true }> {
+  async react(instance: InstanceEntity, dto: NewsletterReactionDto): Promise<NewsletterDoneResponse> {
     await this.sessions.request(instance.id, 'newsletter.react', {
       instanceId: instance.id,
       jid: newsletterJidOf(dto),
@@ -182,7 +189,7 @@ export class NewsletterService {
   }
 
   /** `POST /newsletter/picture`: a URL, base64 or data URI of an image of at most 1 MB, or `remove`; owner or admins only. */
-  async picture(instance: InstanceEntity, dto: NewsletterPictureDto): Promise<{ response: true }> {
+  async picture(instance: InstanceEntity, dto: NewsletterPictureDto): Promise<NewsletterDoneResponse> {
     const jid = newsletterJidOf(dto);
     const picture = await pictureSource(this.tools, instance, dto.picture, 'picture', MAX_NEWSLETTER_PICTURE_BYTES);
     await withStagedPicture(this.tools, instance, picture, () =>
@@ -192,13 +199,13 @@ export class NewsletterService {
   }
 
   /** `POST /newsletter/settings`: who may react to the posts; owner or admins only. */
-  async settings(instance: InstanceEntity, dto: NewsletterSettingsDto): Promise<{ response: true }> {
+  async settings(instance: InstanceEntity, dto: NewsletterSettingsDto): Promise<NewsletterDoneResponse> {
     await this.sessions.request(instance.id, 'newsletter.settings', { instanceId: instance.id, jid: newsletterJidOf(dto), reactionCodes: dto.reactionCodes });
     return { response: true };
   }
 
   /** `POST /newsletter/search`: a page of WhatsApp's channel directory; `after` names the next one. */
-  async search(instance: InstanceEntity, dto: NewsletterSearchDto) {
+  async search(instance: InstanceEntity, dto: NewsletterSearchDto): Promise<NewsletterSearchResponse> {
     const response = await this.sessions.request(instance.id, 'newsletter.search', {
       instanceId: instance.id,
       limit: dto.limit ?? 20,
@@ -211,20 +218,20 @@ export class NewsletterService {
   }
 
   /** `POST /newsletter/admin/invite|revoke|remove`: owner or admins only. */
-  async admin(instance: InstanceEntity, dto: NewsletterPhoneDto, action: AdminAction): Promise<{ response: true }> {
+  async admin(instance: InstanceEntity, dto: NewsletterPhoneDto, action: AdminAction): Promise<NewsletterDoneResponse> {
     const jid = newsletterJidOf(dto);
     await this.sessions.request(instance.id, 'newsletter.admin', { instanceId: instance.id, jid, action, user: newsletterUserOf(dto.phone) });
     return { response: true };
   }
 
   /** `POST /newsletter/admin/accept`: the instance becomes an admin of a channel that invited it. */
-  async acceptAdmin(instance: InstanceEntity, dto: NewsletterIdDto): Promise<{ response: true }> {
+  async acceptAdmin(instance: InstanceEntity, dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
     await this.sessions.request(instance.id, 'newsletter.adminAccept', { instanceId: instance.id, jid: newsletterJidOf(dto) });
     return { response: true };
   }
 
   /** `POST /newsletter/owner/transfer`: to one of the channel's admins; the owner only. */
-  async transferOwner(instance: InstanceEntity, dto: NewsletterOwnerDto): Promise<{ response: true }> {
+  async transferOwner(instance: InstanceEntity, dto: NewsletterOwnerDto): Promise<NewsletterDoneResponse> {
     const jid = newsletterJidOf(dto);
     await this.sessions.request(instance.id, 'newsletter.owner', {
       instanceId: instance.id,

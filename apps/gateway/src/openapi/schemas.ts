@@ -26,67 +26,6 @@ const list = (items: SchemaObject): SchemaObject => ({ type: 'array', items });
 export const SCHEMAS = {
   /** A stand-in for routes of areas not converted yet that still name it: the answer is common/dto's ReplyResponse, whose generated schema wins. */
   Response: named('Response', { type: 'object' }),
-  /** An event sink to a message broker (`/sink/<kind>`, `/globalsink/<kind>`): the webhook's filters, the broker and its options. */
-  Sink: named('Sink', {
-    type: 'object',
-    properties: {
-      id: str(),
-      kind: str({ enum: ['rabbitmq', 'nats', 'kafka'] }),
-      enabled: bool,
-      url: str({ description: 'The broker (amqp://, nats://, kafka://…), its password masked' }),
-      events: { type: 'array', items: str() },
-      excludeMessages: { type: 'array', items: str() },
-      includeToken: bool,
-      exchange: str({ description: 'RabbitMQ: the durable exchange published to ("" = the default exchange)' }),
-      exchangeType: str({ enum: ['topic', 'direct', 'fanout', 'headers'] }),
-      routingKey: str({ description: 'RabbitMQ: the routing key; {instance}, {instanceName} and {event} are filled in' }),
-      subjectPrefix: str({ description: 'NATS: events go to <subjectPrefix>.<instance>.<event>' }),
-      stream: str({ description: 'NATS: the JetStream stream keeping them (created when missing)' }),
-      topic: str({ description: 'Kafka: the topic; records are keyed by instance' }),
-      disabledReason: str({ description: 'Why deliveries stopped (e.g. failing for too long)' }),
-      instance_id: str(),
-      source: str({ enum: ['api', 'env'], description: 'A global sink: configured through the API or by env (RABBITMQ_URL…)' }),
-      created: str({ format: 'date-time' }),
-      updated: str({ format: 'date-time' }),
-    },
-  }),
-  /** A campaign (`/sender/listfolders`). */
-  MessageQueueFolder: named(
-    'MessageQueueFolder',
-    object({
-      id: str(),
-      info: str(),
-      status: str({ enum: ['scheduled', 'sending', 'paused', 'done', 'deleting'] }),
-      scheduled_for: int,
-      delayMin: int,
-      delayMax: int,
-      log_delivered: int,
-      log_failed: int,
-      log_played: int,
-      log_read: int,
-      log_sucess: int,
-      log_total: int,
-      owner: str(),
-      created: str({ format: 'date-time' }),
-      updated: str({ format: 'date-time' }),
-    }),
-  ),
-  /** `POST /sender/simple`, `POST /sender/advanced`. */
-  CampaignCreated: named('CampaignCreated', object({ folder_id: str(), count: int, status: str({ enum: ['queued'] }) })),
-  /** `POST /sender/edit`: the folder's status after the action. */
-  CampaignEdited: named('CampaignEdited', object({ status: str({ enum: ['paused', 'scheduled', 'deleting'] }), message: str() }, ['status'])),
-  /** `POST /sender/cleardone`. */
-  CampaignCleanup: named('CampaignCleanup', object({ status: str() })),
-  /** `DELETE /sender/clearall`. */
-  CampaignsCleared: named('CampaignsCleared', object({ status: str(), messages_deleted: int, folders_deleted: int })),
-  /** `POST /sender/listmessages`: a page of a campaign's messages. */
-  CampaignMessages: named(
-    'CampaignMessages',
-    object({
-      messages: list(ref('Message')),
-      pagination: object({ totalRecords: int, limit: int, offset: int, page: int, pageSize: int, lastPage: int }),
-    }),
-  ),
   /** A channel as WhatsApp describes it (whatsmeow's NewsletterMetadata, as uazapi answers it). */
   Newsletter: named(
     'Newsletter',

@@ -26,6 +26,14 @@ import {
   type SenderListMessagesDto,
   type SenderSimpleDto,
 } from './dto/sender.dto';
+import type {
+  CampaignCleanupResponse,
+  CampaignCreatedResponse,
+  CampaignEditedResponse,
+  CampaignMessagesResponse,
+  CampaignsClearedResponse,
+  MessageQueueFolderResponse,
+} from './dto/sender.response';
 
 type Body = Record<string, unknown>;
 
@@ -42,7 +50,7 @@ const FOLDER_STATUSES_BY_FILTER: Record<'Active' | 'Archived', readonly Campaign
 };
 
 /** The MessageQueueFolder record. */
-export function toFolderRecord(row: CampaignFolderRow) {
+export function toFolderRecord(row: CampaignFolderRow): MessageQueueFolderResponse {
   return {
     id: row.id,
     info: row.info,
@@ -81,7 +89,7 @@ export class SenderService {
   }
 
   /** `numbers`, `type`, the delays and the schedule are checked by the DTO; each number and the content per number here. */
-  async simple(instance: InstanceEntity, dto: SenderSimpleDto) {
+  async simple(instance: InstanceEntity, dto: SenderSimpleDto): Promise<CampaignCreatedResponse> {
     const requests: SendRequest[] = [];
     for (const [index, number] of dto.numbers.entries()) {
       if (typeof number !== 'string') throw ApiError.badRequest(`numbers[${index}] must be a string`);
@@ -91,7 +99,7 @@ export class SenderService {
   }
 
   /** The list is checked by the DTO; each entry (an object with its own number, type and content) here, naming its index. */
-  async advanced(instance: InstanceEntity, dto: SenderAdvancedDto) {
+  async advanced(instance: InstanceEntity, dto: SenderAdvancedDto): Promise<CampaignCreatedResponse> {
     const requests: SendRequest[] = [];
     for (const [index, message] of dto.messages.entries()) {
       if (!message || typeof message !== 'object' || Array.isArray(message)) throw ApiError.badRequest(`messages[${index}] must be an object`);
@@ -101,7 +109,7 @@ export class SenderService {
     return this.create(instance, dto, requests);
   }
 
-  private async create(instance: InstanceEntity, dto: SenderSimpleDto | SenderAdvancedDto, requests: SendRequest[]) {
+  private async create(instance: InstanceEntity, dto: SenderSimpleDto | SenderAdvancedDto, requests: SendRequest[]): Promise<CampaignCreatedResponse> {
     const delayMin = dto.delayMin ?? 0;
     const delayMax = dto.delayMax ?? 0;
     if (delayMax < delayMin) throw ApiError.badRequest('delayMax must be greater than or equal to delayMin');
@@ -169,7 +177,7 @@ export class SenderService {
     );
   }
 
-  async edit(instance: InstanceEntity, { folder_id: folderId, action }: SenderEditDto) {
+  async edit(instance: InstanceEntity, { folder_id: folderId, action }: SenderEditDto): Promise<CampaignEditedResponse> {
     if (action === 'delete') {
       const removed = await this.campaigns.remove(instance.id, folderId);
       if (!removed) throw ApiError.notFound('folder not found');
@@ -189,19 +197,19 @@ export class SenderService {
     return { status: 'scheduled', message: 'Folder resumed successfully' };
   }
 
-  async clearDone(instance: InstanceEntity, dto: SenderClearDoneDto) {
+  async clearDone(instance: InstanceEntity, dto: SenderClearDoneDto): Promise<CampaignCleanupResponse> {
     await this.campaigns.removeDone(instance.id, dto.hours ?? undefined);
     return { status: 'cleanup started' };
   }
 
-  async clearAll(instance: InstanceEntity) {
+  async clearAll(instance: InstanceEntity): Promise<CampaignsClearedResponse> {
     const removed = await this.campaigns.removeAll(instance.id);
     this.wakeQueue(instance.id);
     return { status: 'processed', messages_deleted: removed.canceled, folders_deleted: removed.folders };
   }
 
   /** `status`: one of our folder statuses, or the reference's Active / Archived (several of ours each). */
-  async listFolders(instance: InstanceEntity, status: string | undefined) {
+  async listFolders(instance: InstanceEntity, status: string | undefined): Promise<MessageQueueFolderResponse[]> {
     if (!status) return (await this.campaigns.list(instance.id)).map(toFolderRecord);
     if (!(FOLDER_STATUS_FILTERS as readonly string[]).includes(status)) throw ApiError.badRequest(`status must be one of ${FOLDER_STATUS_FILTERS.join(', ')}`);
     const statuses = FOLDER_STATUSES_BY_FILTER[status as keyof typeof FOLDER_STATUSES_BY_FILTER] ?? [status as CampaignStatus];
@@ -209,7 +217,7 @@ export class SenderService {
   }
 
   /** `page`/`pageSize` (older clients) win over `limit`/`offset` when either is given. */
-  async listMessages(instance: InstanceEntity, dto: SenderListMessagesDto) {
+  async listMessages(instance: InstanceEntity, dto: SenderListMessagesDto): Promise<CampaignMessagesResponse> {
     const { limit, offset, pagination } = pageWindow(dto, 1000);
     const { rows, total } = await this.campaigns.messages(instance.id, dto.folder_id, dto.messageStatus || undefined, limit, offset);
     return { messages: rows.map((row) => toMessageRecord(row, instance.owner)), pagination: pagination(total) };

@@ -8,16 +8,22 @@ import {
   checkBrokerHosts,
   generateWebhookSecret,
   kafkaSinkOptions,
+  type KafkaSinkOptions,
   natsSinkOptions,
+  type NatsSinkOptions,
   parseBrokerUrl,
   rabbitMqOptions,
+  type RabbitMqOptions,
   subjectPrefixProblem,
 } from '@gw/relay';
 import { ApiError } from '../common/api-error';
+import type { ReplyResponse } from '../common/dto/reply.response';
+import type { WebhookErrorResponse } from '../common/dto/webhook-error.response';
 import { type ErrorScope, toWebhookError } from '../webhook/webhook.service';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { BUS, GATEWAY_CONFIG } from '../runtime/tokens';
 import type { AnySinkDto } from './dto/sink.dto';
+import type { SinkResponse } from './dto/sink.response';
 
 export type BrokerKind = Exclude<SinkKind, 'webhook'>;
 
@@ -28,10 +34,10 @@ const envSinkId = (kind: BrokerKind) => `env-${kind}`;
 const ENV_NAMES: Record<BrokerKind, string> = { rabbitmq: 'RABBITMQ_URL or AMQP_URL', nats: 'NATS_SINK_URL', kafka: 'KAFKA_BROKERS' };
 
 /** A sink's transport options, with the defaults filled in. */
-function optionsOf(kind: BrokerKind, options: Record<string, unknown>): Record<string, unknown> {
-  if (kind === 'rabbitmq') return { ...rabbitMqOptions(options) };
-  if (kind === 'nats') return { ...natsSinkOptions(options) };
-  return { ...kafkaSinkOptions(options) };
+function optionsOf(kind: BrokerKind, options: Record<string, unknown>): RabbitMqOptions | NatsSinkOptions | KafkaSinkOptions {
+  if (kind === 'rabbitmq') return rabbitMqOptions(options);
+  if (kind === 'nats') return natsSinkOptions(options);
+  return kafkaSinkOptions(options);
 }
 
 /** The options a body changes (the others keep their current values). */
@@ -46,16 +52,17 @@ function optionsIn(kind: BrokerKind, dto: AnySinkDto): Record<string, unknown> {
 }
 
 /** The API's Sink record: the broker URL with its password masked, the transport's options flat beside the filters. */
-export function toSinkRecord(row: WebhookRow) {
+export function toSinkRecord(row: WebhookRow): SinkResponse {
+  const kind = row.kind as BrokerKind;
   return {
     id: row.id,
-    kind: row.kind,
+    kind,
     enabled: row.enabled,
     url: maskUrlCredentials(row.url),
     events: row.events,
     excludeMessages: row.excludeMessages,
     includeToken: row.includeToken,
-    ...optionsOf(row.kind as BrokerKind, row.options),
+    ...optionsOf(kind, row.options),
     ...(row.disabledReason ? { disabledReason: row.disabledReason } : {}),
     ...(row.instanceId ? { instance_id: row.instanceId } : { source: row.id.startsWith('env-') ? 'env' : 'api' }),
     created: row.created.toISOString(),
@@ -80,12 +87,12 @@ export class SinkService {
     this.ssrf = new SsrfGuard(config.ssrfAllowlist);
   }
 
-  async list(kind: BrokerKind, instanceId: string | null) {
+  async list(kind: BrokerKind, instanceId: string | null): Promise<SinkResponse[]> {
     return (await this.webhooks.listFor(instanceId, kind)).map(toSinkRecord);
   }
 
   /** Simple mode (no action, no id) creates or updates the instance's one sink of the kind; `add`, `update` and `delete` as `/webhook`. */
-  async configure(kind: BrokerKind, instanceId: string | null, dto: AnySinkDto) {
+  async configure(kind: BrokerKind, instanceId: string | null, dto: AnySinkDto): Promise<SinkResponse[]> {
     const action = dto.action ?? (dto.id ? 'update' : 'simple');
     if (action === 'delete') {
       if (!dto.id) throw ApiError.badRequest('id is required to delete a sink');
@@ -103,25 +110,25 @@ export class SinkService {
   }
 
   /** Every global sink (at most one per broker kind); none configured is an empty list, not a 404. */
-  async globalSinks() {
+  async globalSinks(): Promise<SinkResponse[]> {
     const rows = await Promise.all((Object.keys(NAMES) as BrokerKind[]).map(async (kind) => (await this.webhooks.listFor(null, kind))[0]));
     return rows.filter((row): row is WebhookRow => row !== undefined).map(toSinkRecord);
   }
 
-  async globalSink(kind: BrokerKind) {
+  async globalSink(kind: BrokerKind): Promise<SinkResponse> {
     const [row] = await this.webhooks.listFor(null, kind);
     if (!row) throw ApiError.notFound(`Global ${NAMES[kind]} sink not found`);
     return toSinkRecord(row);
   }
 
-  async configureGlobal(kind: BrokerKind, dto: AnySinkDto) {
+  async configureGlobal(kind: BrokerKind, dto: AnySinkDto): Promise<SinkResponse> {
     await this.refuseEnvSink(kind, 'changed');
     const list = await this.configure(kind, null, { ...dto, action: undefined, id: undefined });
     return list[0];
   }
 
   /** Deletes the global sink made through the API (one made before env named another too); env's own is refused. */
-  async deleteGlobal(kind: BrokerKind) {
+  async deleteGlobal(kind: BrokerKind): Promise<ReplyResponse> {
     const rows = await this.webhooks.listFor(null, kind);
     const fromApi = rows.filter((row) => row.id !== envSinkId(kind));
     if (fromApi.length === 0 && rows.length > 0) await this.refuseEnvSink(kind, 'deleted');
@@ -147,7 +154,7 @@ export class SinkService {
       throw ApiError.conflict(`Global ${NAMES[kind]} sink is configured by env (${ENV_NAMES[kind]}) and cannot be ${what} here; change the env and restart`);
   }
 
-  async errors(kind: BrokerKind, scope: ErrorScope) {
+  async errors(kind: BrokerKind, scope: ErrorScope): Promise<WebhookErrorResponse[]> {
     return (await this.deliveries.recentErrors(scope, 20, kind)).map((row) => toWebhookError(row, scope));
   }
 
@@ -172,7 +179,7 @@ export class SinkService {
     return {
       kind,
       url,
-      options: optionsOf(kind, { ...(current?.options ?? {}), ...optionsIn(kind, dto) }),
+      options: { ...optionsOf(kind, { ...(current?.options ?? {}), ...optionsIn(kind, dto) }) },
       enabled: dto.enabled ?? current?.enabled ?? true,
       events: dto.events ?? current?.events ?? [],
       excludeMessages: dto.excludeMessages ?? current?.excludeMessages ?? [],

@@ -4060,18 +4060,40 @@ export interface components {
              */
             response: "Call rejected";
         };
+        /** @description The cleanup of the finished campaigns started */
         CampaignCleanup: {
-            status?: string;
+            /**
+             * @description The operation's status
+             * @example cleanup started
+             */
+            status: string;
         };
+        /** @description The campaign created: its folder id and how many messages were queued */
         CampaignCreated: {
-            count?: number;
-            folder_id?: string;
-            /** @enum {string} */
-            status?: "queued";
+            /** @description How many messages were scheduled */
+            count: number;
+            /**
+             * @description The unique id of the campaign's folder
+             * @example f4a1b2c3d4e5f
+             */
+            folder_id: string;
+            /**
+             * @description The operation's status
+             * @enum {string}
+             */
+            status: "queued";
         };
+        /** @description The campaign's status after the action (`stop`, `continue` or `delete`) */
         CampaignEdited: {
+            /**
+             * @description A confirmation (`continue`), or that the deletion is asynchronous (`delete`)
+             * @example Folder resumed successfully
+             */
             message?: string;
-            /** @enum {string} */
+            /**
+             * @description `paused` after `stop`, `scheduled` after `continue`, `deleting` after `delete` (the deletion goes on in the background)
+             * @enum {string}
+             */
             status: "paused" | "scheduled" | "deleting";
         };
         CampaignMessageDto: {
@@ -4151,21 +4173,45 @@ export interface components {
             /** @description View once (media) */
             viewOnce?: boolean;
         };
+        /** @description A page of a campaign's messages */
         CampaignMessages: {
-            messages?: components["schemas"]["Message"][];
-            pagination?: {
-                lastPage?: number;
-                limit?: number;
-                offset?: number;
-                page?: number;
-                pageSize?: number;
-                totalRecords?: number;
-            };
+            /** @description The campaign's messages of this page */
+            messages: components["schemas"]["Message"][];
+            /** @description Where the page sits */
+            pagination: components["schemas"]["CampaignMessagesPagination"];
         };
+        /** @description Where a page of a campaign's messages sits */
+        CampaignMessagesPagination: {
+            /** @description The number of the last page, when `page`/`pageSize` were sent */
+            lastPage?: number;
+            /** @description The limit applied to this page */
+            limit: number;
+            /** @description The offset actually used for this page */
+            offset: number;
+            /** @description The page number (1 is the first), when `page`/`pageSize` were sent */
+            page?: number;
+            /** @description The page size, when `page`/`pageSize` were sent */
+            pageSize?: number;
+            /** @description How many messages were found */
+            totalRecords: number;
+        };
+        /** @description Every campaign of the instance deleted, with its messages */
         CampaignsCleared: {
-            folders_deleted?: number;
-            messages_deleted?: number;
-            status?: string;
+            /**
+             * @description How many campaign folders were deleted
+             * @example 3
+             */
+            folders_deleted: number;
+            /**
+             * @description How many messages were deleted
+             * @example 150
+             */
+            messages_deleted: number;
+            /**
+             * @description The operation's status
+             * @example processed
+             */
+            status: string;
         };
         CatalogInfoDto: {
             /** @description The product's id */
@@ -4314,92 +4360,195 @@ export interface components {
             /** @description The chat: a phone number in international format, or a user or group JID */
             number: string;
         };
+        /** @description An AI agent of the chatbot: the model it calls, its key (masked) and its prompt, and how it answers the chats */
         ChatbotAIAgent: {
-            /** @description Masked */
-            apikey?: string;
-            basePrompt?: string;
-            contextMaxMessages?: number;
-            contextMinMessages?: number;
-            contextTimeWindow_hours?: number;
-            /** Format: date-time */
-            created?: string;
-            diversityLevel?: number;
-            frequencyPenalty?: number;
-            id?: string;
-            maxMessageLength?: number;
-            maxTokens?: number;
-            model?: string;
-            name?: string;
-            owner?: string;
-            presencePenalty?: number;
-            /** @enum {string} */
-            provider?: "openai" | "anthropic" | "gemini" | "deepseek" | "custom";
-            readMessages?: boolean;
-            /** @description delete: what was done */
-            response?: string;
-            signMessages?: boolean;
-            temperature?: number;
-            typingDelay_seconds?: number;
-            /** Format: date-time */
-            updated?: string;
-            /** @description custom: the OpenAI-compatible base URL */
-            url?: string;
+            /** @description The provider's API key, masked: only its first characters are shown */
+            apikey: string;
+            /** @description The instructions the agent follows (its system prompt) */
+            basePrompt: string;
+            /** @description At most this many earlier messages as context */
+            contextMaxMessages: number;
+            /** @description At least this many earlier messages as context, however old */
+            contextMinMessages: number;
+            /** @description Only messages of the last this many hours are given to the model as context */
+            contextTimeWindow_hours: number;
+            /**
+             * Format: date-time
+             * @description When the record was created
+             */
+            created: string;
+            /** @description 0 to 100: the share of likely words the model samples from (top-p) */
+            diversityLevel: number;
+            /** @description 0 to 100: how much the model avoids repeating the same words */
+            frequencyPenalty: number;
+            /**
+             * @description The record's id: give it to `edit` to update or delete it
+             * @example r5f1c2a9b0d3e4f
+             */
+            id: string;
+            /** @description Longer answers go out as several messages (0: never split) */
+            maxMessageLength: number;
+            /** @description The most tokens an answer may use */
+            maxTokens: number;
+            /**
+             * @description The model's name at the provider
+             * @example gpt-4o-mini
+             */
+            model: string;
+            /** @description The agent's name */
+            name: string;
+            /**
+             * @description The instance's WhatsApp number (empty while it was never connected)
+             * @example 5511999999999
+             */
+            owner: string;
+            /** @description 0 to 100: how much the model moves to new topics */
+            presencePenalty: number;
+            /**
+             * @description The model's provider (`custom`: an OpenAI-compatible server at `url`)
+             * @enum {string}
+             */
+            provider: "openai" | "anthropic" | "gemini" | "deepseek" | "custom";
+            /** @description The contact's messages are marked read when the agent answers */
+            readMessages: boolean;
+            /** @description The agent's messages are signed with its name */
+            signMessages: boolean;
+            /** @description 0 to 100: 0 answers the same each time, 100 is the provider's most random */
+            temperature: number;
+            /** @description Seconds of "typing…" before each answer */
+            typingDelay_seconds: number;
+            /**
+             * Format: date-time
+             * @description When the record was last changed
+             */
+            updated: string;
+            /** @description With `custom`: the OpenAI-compatible server's base URL (empty otherwise) */
+            url: string;
         };
+        /** @description A function of the chatbot: an HTTP call an agent may make as a tool; secret header values masked */
         ChatbotAIFunction: {
-            active?: boolean;
-            body?: string | {
+            /** @description The agents may call it */
+            active: boolean;
+            /** @description The request body: a template string or a JSON object, `{{parameter}}` replaced by the model's values (empty: none) */
+            body: string | {
                 [key: string]: unknown;
             };
-            /** Format: date-time */
-            created?: string;
-            description?: string;
-            endpoint?: string;
-            headers?: {
+            /**
+             * Format: date-time
+             * @description When the record was created
+             */
+            created: string;
+            /** @description What it does and when to call it, for the model */
+            description: string;
+            /** @description The URL called; `{{parameter}}` is replaced by the model's values */
+            endpoint: string;
+            /** @description Header name → value (`{{parameter}}` filled in); the values of secret headers (authorization, keys, tokens) masked */
+            headers: {
                 [key: string]: string;
             };
-            id?: string;
-            /** @enum {string} */
-            method?: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
-            name?: string;
-            owner?: string;
-            parameters?: {
-                description?: string;
-                enum?: (string | number)[];
-                maximum?: number;
-                minimum?: number;
-                name?: string;
-                required?: boolean;
-                /** @enum {string} */
-                type?: "string" | "number" | "integer" | "boolean";
-            }[];
-            /** @description delete: what was done */
-            response?: string;
-            /** Format: date-time */
-            updated?: string;
+            /**
+             * @description The record's id: give it to `edit` to update or delete it
+             * @example r5f1c2a9b0d3e4f
+             */
+            id: string;
+            /**
+             * @description The HTTP method
+             * @enum {string}
+             */
+            method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+            /** @description The function's name, as the model calls it */
+            name: string;
+            /**
+             * @description The instance's WhatsApp number (empty while it was never connected)
+             * @example 5511999999999
+             */
+            owner: string;
+            /** @description The parameters the model fills in */
+            parameters: components["schemas"]["ChatbotFunctionParameter"][];
+            /**
+             * Format: date-time
+             * @description When the record was last changed
+             */
+            updated: string;
         };
+        /** @description A knowledge entry of the chatbot: text the agents draw on, retrieved by similarity once vectorized */
         ChatbotAIKnowledge: {
-            active?: boolean;
-            chunks?: number;
-            content?: string;
-            /** Format: date-time */
-            created?: string;
-            /** @enum {string} */
-            fileType?: "" | "pdf" | "txt" | "html" | "csv";
-            id?: string;
-            isVectorized?: boolean;
-            /** @description Unix ms; 0 when never */
-            lastVectorizedAt?: number;
-            owner?: string;
-            /** @description delete: what was done */
-            response?: string;
-            title?: string;
-            /** @description The title (uazapi's spelling) */
-            tittle?: string;
-            /** Format: date-time */
-            updated?: string;
-            vectorError?: string;
-            /** @enum {string} */
-            vectorStatus?: "pending" | "processing" | "done" | "error";
+            /** @description The entry is used */
+            active: boolean;
+            /** @description How many chunks the content was cut into */
+            chunks: number;
+            /** @description The text, the http(s) URL it is fetched from, or base64 of the file (`fileType`) */
+            content: string;
+            /**
+             * Format: date-time
+             * @description When the record was created
+             */
+            created: string;
+            /**
+             * @description How `content` is read when it is a file or a URL (empty: plain text)
+             * @enum {string}
+             */
+            fileType: "" | "pdf" | "txt" | "html" | "csv";
+            /**
+             * @description The record's id: give it to `edit` to update or delete it
+             * @example r5f1c2a9b0d3e4f
+             */
+            id: string;
+            /** @description The entry was vectorized: the agents can retrieve it */
+            isVectorized: boolean;
+            /** @description When it was last vectorized (Unix ms; 0: never) */
+            lastVectorizedAt: number;
+            /**
+             * @description The instance's WhatsApp number (empty while it was never connected)
+             * @example 5511999999999
+             */
+            owner: string;
+            /** @description The title again, in the usual spelling */
+            title: string;
+            /** @description The title (uazapiGO's spelling) */
+            tittle: string;
+            /**
+             * Format: date-time
+             * @description When the record was last changed
+             */
+            updated: string;
+            /** @description Why the last vectorization failed (empty when it did not) */
+            vectorError: string;
+            /**
+             * @description Where its vectorization is: `pending` after each edit, then `processing`, `done` or `error`
+             * @enum {string}
+             */
+            vectorStatus: "pending" | "processing" | "done" | "error";
+        };
+        /** @description A chatbot record deleted (`delete: true`) */
+        ChatbotDeleted: {
+            /** @description The id of the record deleted */
+            id: string;
+            /**
+             * @description What was done: `Agent deleted`, `Trigger deleted`, `Knowledge deleted` or `Function deleted`
+             * @example Agent deleted
+             */
+            response: string;
+        };
+        /** @description A parameter the model fills in when it calls the function */
+        ChatbotFunctionParameter: {
+            /** @description What the model should put in it */
+            description: string;
+            /** @description The values allowed (empty: any) */
+            enum: (string | number)[];
+            /** @description The largest value allowed, when one was given */
+            maximum?: number;
+            /** @description The smallest value allowed, when one was given */
+            minimum?: number;
+            /** @description The parameter's name, as `{{name}}` in the endpoint, headers and body */
+            name: string;
+            /** @description The model must give it */
+            required: boolean;
+            /**
+             * @description Its type
+             * @enum {string}
+             */
+            type: "string" | "number" | "integer" | "boolean";
         };
         ChatbotSettingsDto: {
             /** @description The chatbot answers this instance's chats */
@@ -4415,30 +4564,58 @@ export interface components {
             /** @description The OpenAI API key the chatbot uses (null clears it) */
             openai_apikey?: string;
         };
+        /** @description A trigger of the chatbot: which agent (or quick reply) answers which messages */
         ChatbotTrigger: {
-            active?: boolean;
-            agent_id?: string;
-            /** Format: date-time */
-            created?: string;
-            flow_id?: string;
-            id?: string;
-            ignoreGroups?: boolean;
-            lead_field?: string;
-            /** @enum {string} */
-            lead_operator?: "" | "equals" | "not_equals" | "contains" | "not_contains" | "greater" | "less" | "empty" | "not_empty";
-            lead_value?: string;
-            owner?: string;
-            priority?: number;
-            quickReply_id?: string;
-            /** @description delete: what was done */
-            response?: string;
-            responseDelay_seconds?: number;
-            /** @enum {string} */
-            type?: "agent" | "quickreply" | "flow";
-            /** Format: date-time */
-            updated?: string;
-            /** @description a|b|c */
-            wordsToStart?: string;
+            /** @description The trigger is on */
+            active: boolean;
+            /** @description The agent that answers (type `agent`; empty otherwise) */
+            agent_id: string;
+            /**
+             * Format: date-time
+             * @description When the record was created
+             */
+            created: string;
+            /** @description The flow that answers (type `flow`; empty otherwise) */
+            flow_id: string;
+            /**
+             * @description The record's id: give it to `edit` to update or delete it
+             * @example r5f1c2a9b0d3e4f
+             */
+            id: string;
+            /** @description The trigger never fires in groups */
+            ignoreGroups: boolean;
+            /** @description The lead field of the chat the trigger tests (`lead_name`, `lead_status`, `lead_field01`…; empty: none) */
+            lead_field: string;
+            /**
+             * @description How it tests the lead field (empty: no test)
+             * @enum {string}
+             */
+            lead_operator: "" | "equals" | "not_equals" | "contains" | "not_contains" | "greater" | "less" | "empty" | "not_empty";
+            /** @description The value it tests the lead field against */
+            lead_value: string;
+            /**
+             * @description The instance's WhatsApp number (empty while it was never connected)
+             * @example 5511999999999
+             */
+            owner: string;
+            /** @description Higher first when several triggers match */
+            priority: number;
+            /** @description The quick reply sent (type `quickreply`; empty otherwise) */
+            quickReply_id: string;
+            /** @description Seconds to wait for the contact's next message before answering them together */
+            responseDelay_seconds: number;
+            /**
+             * @description What answers: an `agent`, a `quickreply` or a `flow`
+             * @enum {string}
+             */
+            type: "agent" | "quickreply" | "flow";
+            /**
+             * Format: date-time
+             * @description When the record was last changed
+             */
+            updated: string;
+            /** @description "a|b|c": the trigger starts a conversation when a message contains one of them (empty: any message) */
+            wordsToStart: string;
         };
         /** @description A number looked up on WhatsApp */
         ChatCheck: {
@@ -6431,25 +6608,50 @@ export interface components {
             /** @description The message was sent through the API */
             wasSentByApi?: boolean;
         };
+        /** @description A mass-sending campaign: the folder its messages are kept in, its pace and its counts */
         MessageQueueFolder: {
-            /** Format: date-time */
-            created?: string;
-            delayMax?: number;
-            delayMin?: number;
-            id?: string;
-            info?: string;
-            log_delivered?: number;
-            log_failed?: number;
-            log_played?: number;
-            log_read?: number;
-            log_sucess?: number;
-            log_total?: number;
-            owner?: string;
-            scheduled_for?: number;
-            /** @enum {string} */
-            status?: "scheduled" | "sending" | "paused" | "done" | "deleting";
-            /** Format: date-time */
-            updated?: string;
+            /**
+             * Format: date-time
+             * @description When the campaign was created
+             */
+            created: string;
+            /** @description The longest pause between two messages, in seconds */
+            delayMax: number;
+            /** @description The shortest pause between two messages, in seconds */
+            delayMin: number;
+            /**
+             * @description The campaign's unique id (`folder_id` in the other `/sender/*` routes)
+             * @example f4a1b2c3d4e5f
+             */
+            id: string;
+            /** @description Additional information about the campaign (its `info`) */
+            info: string;
+            /** @description How many messages were delivered */
+            log_delivered: number;
+            /** @description How many messages failed */
+            log_failed: number;
+            /** @description How many messages were played (audio and video) */
+            log_played: number;
+            /** @description How many messages were read */
+            log_read: number;
+            /** @description How many messages were sent successfully (the reference's spelling) */
+            log_sucess: number;
+            /** @description How many messages the campaign holds */
+            log_total: number;
+            /** @description The instance owner's phone number */
+            owner: string;
+            /** @description When the campaign starts (or started), in Unix milliseconds */
+            scheduled_for: number;
+            /**
+             * @description The campaign's current status: `scheduled` (waiting for its time), `sending`, `paused`, `done`, or `deleting`
+             * @enum {string}
+             */
+            status: "scheduled" | "sending" | "paused" | "done" | "deleting";
+            /**
+             * Format: date-time
+             * @description When the campaign last changed
+             */
+            updated: string;
         };
         NatsSinkDto: {
             /**
@@ -8089,40 +8291,74 @@ export interface components {
             /** @description The new instance's token (a new one: the old server's token is not carried over) */
             token: string;
         };
+        /** @description An event sink: the instance's (or, global, every instance's) events published to a message broker, filtered by `events` and `excludeMessages` as a webhook's */
         Sink: {
-            /** Format: date-time */
-            created?: string;
-            /** @description Why deliveries stopped (e.g. failing for too long) */
+            /**
+             * Format: date-time
+             * @description When the sink was created
+             */
+            created: string;
+            /** @description Why publications stopped (e.g. failing for too long) */
             disabledReason?: string;
-            enabled?: boolean;
-            events?: string[];
-            /** @description RabbitMQ: the durable exchange published to ("" = the default exchange) */
+            /** @description Publications are on */
+            enabled: boolean;
+            /** @description The events it receives (`messages`, `connection`…; every event when empty) */
+            events: string[];
+            /**
+             * @description RabbitMQ: the durable exchange published to ("" = the default exchange)
+             * @example wa-gateway
+             */
             exchange?: string;
-            /** @enum {string} */
+            /**
+             * @description RabbitMQ: the exchange's type (declared so when missing)
+             * @enum {string}
+             */
             exchangeType?: "topic" | "direct" | "fanout" | "headers";
-            excludeMessages?: string[];
-            id?: string;
-            includeToken?: boolean;
+            /** @description The messages it leaves out (e.g. `wasSentByApi`, against loops) */
+            excludeMessages: string[];
+            /** @description The sink's id (`env-<kind>` for a global sink the environment names) */
+            id: string;
+            /** @description The instance's token is sent with each event */
+            includeToken: boolean;
+            /** @description The instance's id (absent on a global sink) */
             instance_id?: string;
-            /** @enum {string} */
-            kind?: "rabbitmq" | "nats" | "kafka";
-            /** @description RabbitMQ: the routing key; {instance}, {instanceName} and {event} are filled in */
+            /**
+             * @description The broker: RabbitMQ, NATS or Kafka
+             * @enum {string}
+             */
+            kind: "rabbitmq" | "nats" | "kafka";
+            /**
+             * @description RabbitMQ: the routing key; {instance}, {instanceName} and {event} are filled in
+             * @example {instance}.{event}
+             */
             routingKey?: string;
             /**
-             * @description A global sink: configured through the API or by env (RABBITMQ_URL…)
+             * @description A global sink: configured through the API or by the environment (RABBITMQ_URL…)
              * @enum {string}
              */
             source?: "api" | "env";
-            /** @description NATS: the JetStream stream keeping them (created when missing) */
+            /**
+             * @description NATS: the JetStream stream keeping them (created when missing)
+             * @example WA_GATEWAY_EVENTS
+             */
             stream?: string;
-            /** @description NATS: events go to <subjectPrefix>.<instance>.<event> */
+            /**
+             * @description NATS: events go to <subjectPrefix>.<instance>.<event>
+             * @example wa-gateway.events
+             */
             subjectPrefix?: string;
-            /** @description Kafka: the topic; records are keyed by instance */
+            /**
+             * @description Kafka: the topic; records are keyed by instance
+             * @example wa-gateway-events
+             */
             topic?: string;
-            /** Format: date-time */
-            updated?: string;
+            /**
+             * Format: date-time
+             * @description When the sink last changed
+             */
+            updated: string;
             /** @description The broker (amqp://, nats://, kafka://…), its password masked */
-            url?: string;
+            url: string;
         };
         /** @description The audience the status privacy allows, and who of it was chosen or left out (and why) */
         StatusDebug: {
@@ -9142,13 +9378,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The record as saved, or with `delete: true` which record was deleted */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ChatbotAIAgent"];
+                    "application/json": components["schemas"]["ChatbotAIAgent"] | components["schemas"]["ChatbotDeleted"];
                 };
             };
             /** @description Invalid request payload */
@@ -15048,13 +15284,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The record as saved, or with `delete: true` which record was deleted */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ChatbotAIFunction"];
+                    "application/json": components["schemas"]["ChatbotAIFunction"] | components["schemas"]["ChatbotDeleted"];
                 };
             };
             /** @description Invalid request payload */
@@ -15248,7 +15484,6 @@ export interface operations {
                      *           "wasSentByApi"
                      *         ],
                      *         "includeToken": false,
-                     *         "instance_id": "r1a2b3c4d5e6f7a",
                      *         "created": "2024-01-01T12:00:00.000Z",
                      *         "updated": "2024-01-01T12:00:00.000Z",
                      *         "source": "api"
@@ -15331,7 +15566,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "r7d6c5b4a3f2e1",
+                     *       "id": "env-kafka",
                      *       "kind": "kafka",
                      *       "url": "kafka://k1.example:9092,k2.example:9092",
                      *       "topic": "wa-gateway-events",
@@ -15344,7 +15579,6 @@ export interface operations {
                      *         "wasSentByApi"
                      *       ],
                      *       "includeToken": false,
-                     *       "instance_id": "r1a2b3c4d5e6f7a",
                      *       "created": "2024-01-01T12:00:00.000Z",
                      *       "updated": "2024-01-01T12:00:00.000Z",
                      *       "source": "env"
@@ -15456,7 +15690,6 @@ export interface operations {
                      *         "wasSentByApi"
                      *       ],
                      *       "includeToken": false,
-                     *       "instance_id": "r1a2b3c4d5e6f7a",
                      *       "created": "2024-01-01T12:00:00.000Z",
                      *       "updated": "2024-01-01T12:00:00.000Z",
                      *       "source": "api"
@@ -15745,7 +15978,7 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "r8e7d6c5b4a3f2",
+                     *       "id": "env-nats",
                      *       "kind": "nats",
                      *       "url": "nats://nats.example:4222",
                      *       "subjectPrefix": "wa-gateway.events",
@@ -15759,7 +15992,6 @@ export interface operations {
                      *         "wasSentByApi"
                      *       ],
                      *       "includeToken": false,
-                     *       "instance_id": "r1a2b3c4d5e6f7a",
                      *       "created": "2024-01-01T12:00:00.000Z",
                      *       "updated": "2024-01-01T12:00:00.000Z",
                      *       "source": "env"
@@ -15870,7 +16102,6 @@ export interface operations {
                      *         "wasSentByApi"
                      *       ],
                      *       "includeToken": false,
-                     *       "instance_id": "r1a2b3c4d5e6f7a",
                      *       "created": "2024-01-01T12:00:00.000Z",
                      *       "updated": "2024-01-01T12:00:00.000Z",
                      *       "source": "api"
@@ -16174,7 +16405,6 @@ export interface operations {
                      *         "wasSentByApi"
                      *       ],
                      *       "includeToken": false,
-                     *       "instance_id": "r1a2b3c4d5e6f7a",
                      *       "created": "2024-01-01T12:00:00.000Z",
                      *       "updated": "2024-01-01T12:00:00.000Z",
                      *       "source": "api"
@@ -16286,7 +16516,6 @@ export interface operations {
                      *         "wasSentByApi"
                      *       ],
                      *       "includeToken": false,
-                     *       "instance_id": "r1a2b3c4d5e6f7a",
                      *       "created": "2024-01-01T12:00:00.000Z",
                      *       "updated": "2024-01-01T12:00:00.000Z",
                      *       "source": "api"
@@ -24081,13 +24310,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The record as saved, or with `delete: true` which record was deleted */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ChatbotAIKnowledge"];
+                    "application/json": components["schemas"]["ChatbotAIKnowledge"] | components["schemas"]["ChatbotDeleted"];
                 };
             };
             /** @description Invalid request payload */
@@ -35620,13 +35849,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success */
+            /** @description The record as saved, or with `delete: true` which record was deleted */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ChatbotTrigger"];
+                    "application/json": components["schemas"]["ChatbotTrigger"] | components["schemas"]["ChatbotDeleted"];
                 };
             };
             /** @description Invalid request payload */

@@ -6,7 +6,8 @@ import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guard
 import { ApiArea } from '../openapi/api-areas';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { DeliveryLogService } from './delivery-log.service';
-import { DELIVERY_PAGE_SCHEMA, REPLAY_SCHEMA } from './delivery-log.schemas';
+import { DELIVERY_PAGE_EXAMPLE, DELIVERY_REPLAY_EXAMPLE, SINK_DELIVERY_PAGE_EXAMPLE } from './dto/delivery.examples';
+import { DeliveryPageResponse, DeliveryReplayResponse } from './dto/delivery.response';
 import {
   AdminReplayDto,
   DELIVERY_OUTCOMES,
@@ -18,30 +19,6 @@ import {
   ReplayDto,
 } from './dto/delivery-log.dto';
 
-const DELIVERY_EXAMPLE = {
-  id: '90211',
-  kind: 'webhook',
-  webhook_id: 'w1a2b3c4d5e6f7',
-  sink_id: null,
-  event_id: '481516',
-  event_type: 'messages',
-  instance_id: 'r183e2ef9597845',
-  outcome: 'retrying',
-  attempts: 2,
-  last_status_code: 503,
-  latency_ms: 87,
-  error: 'receiver answered 503',
-  created_at: '2026-01-01T12:00:00.000Z',
-  first_attempt_at: '2026-01-01T12:00:00.040Z',
-  last_attempt_at: '2026-01-01T12:00:05.120Z',
-  next_attempt_at: '2026-01-01T12:05:05.120Z',
-  finished_at: null,
-  replayed: false,
-  replayed_at: null,
-  replayed_by: null,
-};
-const PAGE_EXAMPLE = { deliveries: [DELIVERY_EXAMPLE], limit: DELIVERY_PAGE_DEFAULT, next_cursor: null };
-const REPLAY_EXAMPLE = { queued: 12, pending: 1, unavailable: 0 };
 const REPLAY_RULES = `Name events by \`eventIds\` (at most ${REPLAY_MAX_IDS}) or by a window \`from\`–\`to\` (at most ${REPLAY_MAX_WINDOW_DAYS} days, at most ${REPLAY_MAX_EVENTS} events), optionally only some \`eventTypes\`. Each target gets the events its \`events\` and \`excludeMessages\` filters take. The deliveries are written in one transaction and sent by the relay like any other (per-chat order, each receiver's in-flight limit, the retry schedule) with the event's original \`webhook-id\` header, so a receiver that already has the event can drop it; the delivery log shows them with \`replayed: true\`. The answer counts the deliveries \`queued\`, those still \`pending\` (they go out anyway, once) and the events the outbox no longer holds (\`unavailable\`: past MESSAGE_RETENTION_DAYS).`;
 
 /** The filters every deliveries route takes; `@ApiQuery` per parameter, each described. */
@@ -111,24 +88,27 @@ export class WebhookDeliveriesController {
 
   @Get('deliveries')
   @DeliveryFilters()
-  @ApiReply(DELIVERY_PAGE_SCHEMA, { example: PAGE_EXAMPLE, errors: ['invalid_request', 'invalid_token', 'not_found', 'rate_limited', 'internal'] })
+  @ApiReply(DeliveryPageResponse, { example: DELIVERY_PAGE_EXAMPLE, errors: ['invalid_request', 'invalid_token', 'not_found', 'rate_limited', 'internal'] })
   @ApiOperation({
     summary: "Read the instance's delivery log",
     description: `Every delivery to this instance's webhooks and event sinks (never another instance's). ${LOG_DESCRIPTION}`,
   })
-  list(@CurrentInstance() instance: InstanceEntity, @Query() query: Record<string, unknown>) {
+  list(@CurrentInstance() instance: InstanceEntity, @Query() query: Record<string, unknown>): Promise<DeliveryPageResponse> {
     return this.deliveries.forInstance(instance.id, query);
   }
 
   @Audited('webhook.replay')
   @Post('replay')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(REPLAY_SCHEMA, { example: REPLAY_EXAMPLE, errors: ['invalid_request', 'invalid_token', 'not_found', 'conflict', 'rate_limited', 'internal'] })
+  @ApiReply(DeliveryReplayResponse, {
+    example: DELIVERY_REPLAY_EXAMPLE,
+    errors: ['invalid_request', 'invalid_token', 'not_found', 'conflict', 'rate_limited', 'internal'],
+  })
   @ApiOperation({
     summary: "Replay the instance's events to its webhooks",
     description: `Delivers this instance's events again to \`webhookId\` (or \`sinkId\`), or to every enabled webhook and sink of the instance. ${REPLAY_RULES} Another instance's webhook is not found (404); a disabled one is refused (409). Not in uazapiGO.`,
   })
-  replayDeliveries(@CurrentInstance() instance: InstanceEntity, @Body() dto: ReplayDto) {
+  replayDeliveries(@CurrentInstance() instance: InstanceEntity, @Body() dto: ReplayDto): Promise<DeliveryReplayResponse> {
     return this.deliveries.replayForInstance(instance.id, dto);
   }
 }
@@ -141,20 +121,15 @@ export class SinkDeliveriesController {
 
   @Get('deliveries')
   @DeliveryFilters({ sinksOnly: true })
-  @ApiReply(DELIVERY_PAGE_SCHEMA, {
-    example: {
-      ...PAGE_EXAMPLE,
-      deliveries: [
-        { ...DELIVERY_EXAMPLE, kind: 'rabbitmq', webhook_id: null, sink_id: 's1a2b3c4d5e6f7', last_status_code: null, error: 'connecting: ECONNREFUSED' },
-      ],
-    },
+  @ApiReply(DeliveryPageResponse, {
+    example: SINK_DELIVERY_PAGE_EXAMPLE,
     errors: ['invalid_request', 'invalid_token', 'not_found', 'rate_limited', 'internal'],
   })
   @ApiOperation({
     summary: "Read the instance's event sinks' delivery log",
     description: `The deliveries of this instance's RabbitMQ, NATS and Kafka sinks (\`sinkId\` for one). ${LOG_DESCRIPTION} Replay with \`POST /webhook/replay\` and a \`sinkId\`.`,
   })
-  list(@CurrentInstance() instance: InstanceEntity, @Query() query: Record<string, unknown>) {
+  list(@CurrentInstance() instance: InstanceEntity, @Query() query: Record<string, unknown>): Promise<DeliveryPageResponse> {
     return this.deliveries.forInstance(instance.id, query, 'sink');
   }
 }
@@ -173,24 +148,30 @@ export class AdminDeliveriesController {
     description: "Only the deliveries of this instance's events (its id), to its targets and the global ones",
     schema: { type: 'string', maxLength: 100 },
   })
-  @ApiReply(DELIVERY_PAGE_SCHEMA, { example: PAGE_EXAMPLE, errors: ['invalid_request', 'invalid_admin_token', 'not_found', 'rate_limited', 'internal'] })
+  @ApiReply(DeliveryPageResponse, {
+    example: DELIVERY_PAGE_EXAMPLE,
+    errors: ['invalid_request', 'invalid_admin_token', 'not_found', 'rate_limited', 'internal'],
+  })
   @ApiOperation({
     summary: 'Read the delivery log of every instance',
     description: `Every delivery to every webhook and event sink, global ones included; \`instance\` for one instance's. ${LOG_DESCRIPTION}`,
   })
-  list(@Query() query: Record<string, unknown>) {
+  list(@Query() query: Record<string, unknown>): Promise<DeliveryPageResponse> {
     return this.deliveries.forAdmin(query);
   }
 
   @Audited('admin.webhook.replay', { target: (body) => (typeof body.instance === 'string' ? body.instance : null) })
   @Post('webhook/replay')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(REPLAY_SCHEMA, { example: REPLAY_EXAMPLE, errors: ['invalid_request', 'invalid_admin_token', 'not_found', 'conflict', 'rate_limited', 'internal'] })
+  @ApiReply(DeliveryReplayResponse, {
+    example: DELIVERY_REPLAY_EXAMPLE,
+    errors: ['invalid_request', 'invalid_admin_token', 'not_found', 'conflict', 'rate_limited', 'internal'],
+  })
   @ApiOperation({
     summary: 'Replay events to a webhook or sink of any instance',
     description: `Delivers events again to \`webhookId\` or \`sinkId\` (any instance's, or a global one), or with only \`instance\` to every enabled target of that instance; \`instance\` also limits a global target to that instance's events. ${REPLAY_RULES} Not in uazapiGO.`,
   })
-  replayDeliveriesAsAdmin(@Body() dto: AdminReplayDto) {
+  replayDeliveriesAsAdmin(@Body() dto: AdminReplayDto): Promise<DeliveryReplayResponse> {
     return this.deliveries.replayForAdmin(dto);
   }
 }

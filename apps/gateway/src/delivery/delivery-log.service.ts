@@ -10,13 +10,11 @@ import {
   type AdminReplayDto,
   DELIVERY_PAGE_DEFAULT,
   DeliveryLogQueryDto,
-  type DeliveryPageView,
-  type DeliveryView,
   REPLAY_MAX_EVENTS,
   REPLAY_MAX_WINDOW_DAYS,
   type ReplayDto,
-  type ReplayView,
 } from './dto/delivery-log.dto';
+import type { DeliveryPageResponse, DeliveryReplayResponse, DeliveryResponse } from './dto/delivery.response';
 
 /** Whose deliveries: an instance token's own targets, or (the admin) any. */
 type Scope = { instanceId: string } | { admin: true; instanceId?: string };
@@ -35,24 +33,24 @@ export class DeliveryLogService {
   ) {}
 
   /** `GET /webhook/deliveries` (`kind` undefined: webhooks and sinks) and `GET /sink/deliveries` (`sink`). */
-  async forInstance(instanceId: string, query: Record<string, unknown>, kind?: 'sink'): Promise<DeliveryPageView> {
+  async forInstance(instanceId: string, query: Record<string, unknown>, kind?: 'sink'): Promise<DeliveryPageResponse> {
     const filter = await validateBody(DeliveryLogQueryDto, query);
     return this.page(filter, { instanceId }, kind);
   }
 
   /** `GET /admin/deliveries`: every instance's targets and the global ones, or one instance's deliveries. */
-  async forAdmin(query: Record<string, unknown>): Promise<DeliveryPageView> {
+  async forAdmin(query: Record<string, unknown>): Promise<DeliveryPageResponse> {
     const filter = await validateBody(AdminDeliveryLogQueryDto, query);
     return this.page(filter, { admin: true, instanceId: filter.instance });
   }
 
   /** `POST /webhook/replay`: the instance's own events, to its own targets. */
-  async replayForInstance(instanceId: string, dto: ReplayDto): Promise<ReplayView> {
+  async replayForInstance(instanceId: string, dto: ReplayDto): Promise<DeliveryReplayResponse> {
     return this.replay(dto, { instanceId });
   }
 
   /** `POST /admin/webhook/replay`: any instance's events (or one's, `instance`), to any target. */
-  async replayForAdmin(dto: AdminReplayDto): Promise<ReplayView> {
+  async replayForAdmin(dto: AdminReplayDto): Promise<DeliveryReplayResponse> {
     if (dto.instance !== undefined && (await this.instances.findToken(dto.instance)) === null) throw ApiError.notFound('Instance not found');
     if (dto.instance === undefined && dto.webhookId === undefined && dto.sinkId === undefined) {
       throw ApiError.badRequest('name a webhookId, a sinkId or an instance');
@@ -60,7 +58,7 @@ export class DeliveryLogService {
     return this.replay(dto, { admin: true, instanceId: dto.instance });
   }
 
-  private async page(filter: DeliveryLogQueryDto, scope: Scope, kind?: 'sink'): Promise<DeliveryPageView> {
+  private async page(filter: DeliveryLogQueryDto, scope: Scope, kind?: 'sink'): Promise<DeliveryPageResponse> {
     if (filter.from && filter.to && filter.from > filter.to) throw ApiError.badRequest('from must not be after to');
     if (filter.webhookId !== undefined && filter.sinkId !== undefined) throw ApiError.badRequest('give webhookId or sinkId, not both');
     if (kind === 'sink' && filter.webhookId !== undefined) throw ApiError.badRequest('webhookId is not a filter of the sinks’ log: use sinkId');
@@ -92,7 +90,7 @@ export class DeliveryLogService {
     return { deliveries: rows.map(toView), limit, next_cursor: rows.length === limit && last ? `${last.eventId}:${last.targetId}` : null };
   }
 
-  private async replay(dto: ReplayDto, scope: Scope): Promise<ReplayView> {
+  private async replay(dto: ReplayDto, scope: Scope): Promise<DeliveryReplayResponse> {
     if (dto.webhookId !== undefined && dto.sinkId !== undefined) throw ApiError.badRequest('give webhookId or sinkId, not both');
     if (dto.from && dto.to && dto.from > dto.to) throw ApiError.badRequest('from must not be after to');
     if (dto.eventIds === undefined) {
@@ -154,7 +152,7 @@ export function maskDeliveryError(text: string): string {
   return text.replace(/[a-z][a-z0-9+.-]*:\/\/[^\s'"<>]+/gi, (url) => redactUrl(maskUrlCredentials(url)) as string);
 }
 
-function toView(row: DeliveryLogRow): DeliveryView {
+function toView(row: DeliveryLogRow): DeliveryResponse {
   const iso = (date: Date | null) => (date ? date.toISOString() : null);
   const isWebhook = row.kind === 'webhook';
   return {

@@ -1,10 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { Bus, BusSubscription } from '@gw/bus';
-import { Subjects } from '@gw/contracts';
+import { type EventType, Subjects } from '@gw/contracts';
 import type { OutboxPosition, OutboxRepository, SettledRead } from '@gw/persistence';
 import { type Logger, metrics } from '@gw/platform';
 import { webhookWants } from '@gw/relay';
 import type { GatewayConfig } from '../runtime/gateway-config';
+import type { SseEventData } from './dto/sse.response';
+import { sseFrame } from './sse-frame';
 
 /** A client whose socket holds more than this unsent is too slow, and is dropped at once. */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
@@ -156,7 +158,9 @@ export class SseStream {
       // Already visible when the client connected without a Last-Event-ID: not news.
       if (this.skip.size > 0 && this.skip.delete(row.id)) continue;
       if (!webhookWants(this.filter, row.eventType, row.payload)) continue;
-      this.write(`id: ${row.id}\nevent: ${row.eventType}\ndata: ${JSON.stringify({ BaseUrl: this.deps.config.publicBaseUrl, ...row.payload })}\n\n`);
+      // The outbox keeps each event's payload as it was published (contracts' *EventPayload): the webhooks' body without BaseUrl.
+      const data = { BaseUrl: this.deps.config.publicBaseUrl, ...row.payload } as SseEventData;
+      this.write(sseFrame({ id: row.id, event: row.eventType as EventType, data }));
       if (this.raw.writableLength > HIGH_WATER_BYTES) await this.writable();
       if (this.closed) break;
     }

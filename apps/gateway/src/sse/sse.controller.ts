@@ -8,7 +8,10 @@ import type { GatewayConfig } from '../runtime/gateway-config';
 import { BUS, GATEWAY_CONFIG, LOGGER } from '../runtime/tokens';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { ApiArea } from '../openapi/api-areas';
-import { ApiHeader, ApiOperation, ApiQuery } from '@nestjs/swagger';
+import { ApiExtraModels, ApiHeader, ApiOperation, ApiQuery } from '@nestjs/swagger';
+import { SSE_EVENT_EXAMPLE } from './dto/sse.examples';
+import { SseEventResponse } from './dto/sse.response';
+import { sseFrame } from './sse-frame';
 import { parseSseQuery } from './sse-query';
 import { SseStream, type SseStart } from './sse-stream';
 
@@ -37,14 +40,18 @@ export class SseController {
 
   @Get('sse')
   @ApiReply(
-    { type: 'string', description: 'Server-sent events: `id` (resume with Last-Event-ID), `event` (the event type), `data` (the event JSON)' },
+    {
+      type: 'string',
+      description:
+        'Server-sent events, each an `SseEvent` (see its schema): `id` (resume with Last-Event-ID), `event` (the event type), `data` (the event JSON, an `SseEventData`)',
+    },
     {
       contentType: 'text/event-stream',
       description: "The instance's events as they happen (comments `: heartbeat` keep the connection open)",
-      example:
-        'id: 1042\nevent: messages\ndata: {"BaseUrl":"https://gateway.example.com","EventType":"messages","instanceName":"minha-instancia","message":{…}}\n\n',
+      example: sseFrame(SSE_EVENT_EXAMPLE),
     },
   )
+  @ApiExtraModels(SseEventResponse)
   @ApiOperation({
     summary: "Stream the instance's events (server-sent events)",
     description:

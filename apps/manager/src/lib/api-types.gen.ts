@@ -5130,6 +5130,91 @@ export interface components {
             /** @description The id of the message to delete for everyone (`owner:messageid` or the message id alone) */
             id: string;
         };
+        /** @description One delivery of an event to a webhook or an event sink, as the delivery log keeps it */
+        Delivery: {
+            /** @description Attempts made (since the last replay) */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the delivery was created (its event fanned out)
+             */
+            created_at: string;
+            /** @description The last attempt's error (URL credentials masked); empty when none */
+            error: string;
+            /** @description The event: the same for every target, and the `webhook-id` header is `evt_` and this id */
+            event_id: string;
+            /** @description The event type (`messages`, `connection`…) */
+            event_type: string;
+            /**
+             * Format: date-time
+             * @description When it was delivered or given up
+             */
+            finished_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it was first tried (since the last replay)
+             */
+            first_attempt_at: string | null;
+            /** @description The delivery id */
+            id: string;
+            /** @description The instance whose event it is */
+            instance_id: string;
+            /**
+             * @description The target kind: `webhook`, or the sink kind
+             * @enum {string}
+             */
+            kind: "webhook" | "rabbitmq" | "nats" | "kafka";
+            /**
+             * Format: date-time
+             * @description When it was last tried
+             */
+            last_attempt_at: string | null;
+            /** @description The last attempt's HTTP status (null when none: a network error, or a sink) */
+            last_status_code: number | null;
+            /** @description How long the last attempt took, in milliseconds (null before the first) */
+            latency_ms: number | null;
+            /**
+             * Format: date-time
+             * @description When it is due (pending or retrying); null once done
+             */
+            next_attempt_at: string | null;
+            /**
+             * @description `delivered`, `failed` (given up or discarded), `pending` (not tried yet) or `retrying` (failed, due again)
+             * @enum {string}
+             */
+            outcome: "delivered" | "failed" | "pending" | "retrying";
+            /** @description Queued again by a replay */
+            replayed: boolean;
+            /**
+             * Format: date-time
+             * @description When the last replay queued it
+             */
+            replayed_at: string | null;
+            /** @description Who replayed it: `admin` or the instance id */
+            replayed_by: string | null;
+            /** @description The event sink (null for a webhook) */
+            sink_id: string | null;
+            /** @description The webhook (null for a sink) */
+            webhook_id: string | null;
+        };
+        /** @description A page of the delivery log, newest events first */
+        DeliveryPage: {
+            /** @description The deliveries, newest events first */
+            deliveries: components["schemas"]["Delivery"][];
+            /** @description Deliveries per page */
+            limit: number;
+            /** @description Pass as `cursor` for the next, older page; null on the last page */
+            next_cursor: string | null;
+        };
+        /** @description What a replay queued */
+        DeliveryReplay: {
+            /** @description Matching deliveries still pending: not queued twice, they go out once */
+            pending: number;
+            /** @description Deliveries queued by this replay (made pending again, or made for a target that had none) */
+            queued: number;
+            /** @description Events asked for that the outbox no longer holds (past MESSAGE_RETENTION_DAYS), or not this instance’s */
+            unavailable: number;
+        };
         DownloadDto: {
             /** @description Download the media of the message quoted by this one instead */
             download_quoted?: boolean;
@@ -6716,55 +6801,19 @@ export interface components {
             /** @description New-conversation messages used in this cycle (null when WhatsApp did not say) */
             used_quota?: number | null;
         };
+        /** @description A WhatsApp channel (newsletter): the channel's metadata as WhatsApp returns it */
         Newsletter: {
-            /** @description <digits>@newsletter */
+            /**
+             * @description The channel's JID (`<digits>@newsletter`)
+             * @example 120363123456789012@newsletter
+             */
             id: string;
-            state?: {
-                /** @description active, suspended, geosuspended */
-                type?: string;
-            };
-            thread_metadata: {
-                /** @description Unix seconds */
-                creation_time?: string;
-                description?: {
-                    id?: string;
-                    text?: string;
-                    update_time?: string;
-                };
-                /** @description The invite key: https://whatsapp.com/channel/<invite> */
-                invite?: string;
-                name?: {
-                    id?: string;
-                    text?: string;
-                    update_time?: string;
-                };
-                picture?: {
-                    direct_path?: string;
-                    id?: string;
-                    type?: string;
-                    url?: string;
-                } | null;
-                preview?: {
-                    direct_path?: string;
-                    id?: string;
-                    type?: string;
-                    url?: string;
-                };
-                settings?: {
-                    reaction_codes?: {
-                        value?: string;
-                    };
-                };
-                subscribers_count?: string;
-                /** @enum {string} */
-                verification?: "verified" | "unverified";
-            };
-            viewer_metadata?: {
-                /** @enum {string} */
-                mute?: "on" | "off";
-                /** @enum {string} */
-                role?: "owner" | "admin" | "subscriber" | "guest";
-            } | null;
+            /** @description The channel's state */
+            state: components["schemas"]["NewsletterState"];
+            /** @description The channel itself */
+            thread_metadata: components["schemas"]["NewsletterThreadMetadata"];
+            /** @description The connected account's relation to the channel (null when WhatsApp sent none) */
+            viewer_metadata: components["schemas"]["NewsletterViewerMetadata"] | null;
         };
         NewsletterDescriptionDto: {
             /** @description The channel's new description */
@@ -6774,8 +6823,12 @@ export interface components {
             /** @description The channel's JID (`…@newsletter`); `id` or `jid` is required */
             jid?: string;
         };
+        /** @description The channel action was done */
         NewsletterDone: {
-            /** @enum {boolean} */
+            /**
+             * @description Always true: WhatsApp accepted the action
+             * @enum {boolean}
+             */
             response: true;
         };
         NewsletterIdDto: {
@@ -6788,14 +6841,22 @@ export interface components {
             /** @description The key of the channel's invite link (the part after `whatsapp.com/channel/`) */
             key: string;
         };
+        /** @description The channels the connected account follows or owns */
         NewsletterList: {
+            /** @description The channels the connected WhatsApp account follows or owns, read from WhatsApp */
             response: components["schemas"]["Newsletter"][];
         };
+        /** @description How long the channel's live updates last */
         NewsletterLive: {
-            /** @description Duration WhatsApp granted, e.g. 5m0s */
+            /**
+             * @description How long WhatsApp granted the live updates, as a Go duration (`5m0s`)
+             * @example 5m0s
+             */
             response: string;
         };
+        /** @description A page of a channel's posts, read directly from WhatsApp */
         NewsletterMessages: {
+            /** @description The channel's posts, returned directly by WhatsApp, newest first */
             response: components["schemas"]["NewsletterPost"][];
         };
         NewsletterMessagesDto: {
@@ -6834,6 +6895,20 @@ export interface components {
             /** @description The person's phone number, international format */
             phone: string;
         };
+        /** @description The channel's picture (or its preview) on WhatsApp's media servers */
+        NewsletterPicture: {
+            /** @description The picture's path on WhatsApp's media servers (empty when none) */
+            direct_path: string;
+            /** @description The picture's id at WhatsApp (empty when none) */
+            id: string;
+            /**
+             * @description `IMAGE` for the picture, `PREVIEW` for its preview
+             * @example IMAGE
+             */
+            type: string;
+            /** @description The picture's URL (empty when the channel has none) */
+            url: string;
+        };
         NewsletterPictureDto: {
             /** @description The channel's numeric id; `id` or `jid` is required */
             id?: string;
@@ -6842,31 +6917,62 @@ export interface components {
             /** @description The new picture: a URL, bare base64 or a data URI (at most 1 MB) */
             picture: string;
         };
+        /** @description A post of a channel as WhatsApp lists it, with its views and reactions at the time of the read */
         NewsletterPost: {
-            /** @description The post (a WhatsApp Message) */
-            message?: {
+            /** @description The post's raw content as WhatsApp returned it (a WhatsApp Message), when available (null otherwise) */
+            message: {
                 [key: string]: unknown;
             } | null;
-            messageid?: string;
-            /** @description Emoji → count */
-            reactionCounts?: {
+            /**
+             * @description The message's id
+             * @example 3EB0B4302B3A8A52F7A1
+             */
+            messageid: string;
+            /** @description Emoji → how many reacted with it */
+            reactionCounts: {
                 [key: string]: number;
             };
-            serverid?: number;
-            /** Format: date-time */
-            timestamp?: string;
-            /** @description text, media, poll… */
-            type?: string;
-            viewsCount?: number;
+            /**
+             * @description The post's sequential id in the channel
+             * @example 12345
+             */
+            serverid: number;
+            /**
+             * Format: date-time
+             * @description When the post was published
+             */
+            timestamp: string;
+            /**
+             * @description The type of the post (`text`, `media`, `poll`…)
+             * @example text
+             */
+            type: string;
+            /**
+             * @description How many views are known at the time of the read
+             * @example 1200
+             */
+            viewsCount: number;
         };
+        /** @description A recent channel post edited or deleted on WhatsApp */
         NewsletterPostChange: {
-            response: {
-                jid: string;
-                messageid?: string;
-                serverid?: number;
-                targetmessageid: string;
-                targetserverid: number;
-            };
+            /** @description The post changed */
+            response: components["schemas"]["NewsletterPostChanged"];
+        };
+        /** @description The post edited or deleted, and the message that did it */
+        NewsletterPostChanged: {
+            /**
+             * @description The channel's JID
+             * @example 120363123456789012@newsletter
+             */
+            jid: string;
+            /** @description The id of the message sent to WhatsApp to edit or delete it */
+            messageid: string;
+            /** @description The server id WhatsApp acknowledged it with */
+            serverid: number;
+            /** @description The message id of the post edited or deleted */
+            targetmessageid: string;
+            /** @description The server id of the post edited or deleted */
+            targetserverid: number;
         };
         NewsletterPostDto: {
             /** @description How many recent posts a page of the search reads */
@@ -6898,6 +7004,14 @@ export interface components {
             /** @description The post's new text (or caption) */
             text: string;
         };
+        /** @description Which reactions the channel accepts */
+        NewsletterReactionCodes: {
+            /**
+             * @description `ALL`, `BASIC`, `NONE` or `BLOCKLIST`
+             * @example ALL
+             */
+            value: string;
+        };
         NewsletterReactionDto: {
             /** @description The channel's numeric id; `id` or `jid` is required */
             id?: string;
@@ -6910,15 +7024,15 @@ export interface components {
             /** @description The server id of the post */
             serverid: number;
         };
+        /** @description A channel's metadata as WhatsApp returns it */
         NewsletterResponse: {
+            /** @description The channel's metadata as WhatsApp returns it */
             response: components["schemas"]["Newsletter"];
         };
+        /** @description A page of WhatsApp's directory of public channels */
         NewsletterSearch: {
-            response: {
-                /** @description Cursor of the next page */
-                after?: string | null;
-                data?: components["schemas"]["Newsletter"][];
-            };
+            /** @description The page */
+            response: components["schemas"]["NewsletterSearchPage"];
         };
         NewsletterSearchDto: {
             /** @description The cursor of the next page, from the previous answer */
@@ -6932,6 +7046,18 @@ export interface components {
             /** @description A directory view: `RECOMMENDED`, `TRENDING`, `POPULAR`, `NEW`… */
             view?: string;
         };
+        /** @description A page of WhatsApp's directory of public channels */
+        NewsletterSearchPage: {
+            /** @description The cursor of the next page: give it as `after` (null on the last page) */
+            after: string | null;
+            /** @description The channels found */
+            data: components["schemas"]["Newsletter"][];
+        };
+        /** @description The channel's settings */
+        NewsletterSettings: {
+            /** @description Which reactions the channel accepts */
+            reaction_codes: components["schemas"]["NewsletterReactionCodes"];
+        };
         NewsletterSettingsDto: {
             /** @description The channel's numeric id; `id` or `jid` is required */
             id?: string;
@@ -6942,6 +7068,59 @@ export interface components {
              * @enum {string}
              */
             reactionCodes: "all" | "basic" | "none" | "blocklist";
+        };
+        /** @description The channel's state at WhatsApp */
+        NewsletterState: {
+            /**
+             * @description `active`, `suspended` or `geosuspended`
+             * @example active
+             */
+            type: string;
+        };
+        /** @description A text of the channel (its name or its description) and when it last changed */
+        NewsletterText: {
+            /** @description The text's version id at WhatsApp */
+            id: string;
+            /** @description The text */
+            text: string;
+            /**
+             * @description When it last changed (Unix seconds, as a string)
+             * @example 1779628800
+             */
+            update_time: string;
+        };
+        /** @description The channel itself: its name, description, invite key, pictures, followers and settings */
+        NewsletterThreadMetadata: {
+            /**
+             * @description When the channel was created (Unix seconds, as a string)
+             * @example 1779628800
+             */
+            creation_time: string;
+            /** @description The channel's description */
+            description: components["schemas"]["NewsletterText"];
+            /**
+             * @description The channel's invite key: its link is https://whatsapp.com/channel/<invite>
+             * @example 0029VaAbCdEfGhIjKlMnOp
+             */
+            invite: string;
+            /** @description The channel's name */
+            name: components["schemas"]["NewsletterText"];
+            /** @description The channel's picture (null when WhatsApp sent none) */
+            picture: components["schemas"]["NewsletterPicture"] | null;
+            /** @description The preview of the channel's picture */
+            preview: components["schemas"]["NewsletterPicture"];
+            /** @description The channel's settings */
+            settings: components["schemas"]["NewsletterSettings"];
+            /**
+             * @description How many follow the channel (a number, as a string)
+             * @example 0
+             */
+            subscribers_count: string;
+            /**
+             * @description `verified` or `unverified`: WhatsApp verified the channel
+             * @example unverified
+             */
+            verification: string;
         };
         NewsletterUpdatesDto: {
             /** @description Only updates of posts after this server id */
@@ -6962,6 +7141,19 @@ export interface components {
             jid?: string;
             /** @description The server ids of the posts viewed */
             serverids: number[];
+        };
+        /** @description The connected account's relation to the channel */
+        NewsletterViewerMetadata: {
+            /**
+             * @description `on` or `off`: the channel's notifications are muted
+             * @example off
+             */
+            mute: string;
+            /**
+             * @description The account's role: `owner`, `admin`, `subscriber` or `guest`
+             * @example owner
+             */
+            role: string;
         };
         PinDto: {
             /**
@@ -8360,6 +8552,38 @@ export interface components {
             /** @description The broker (amqp://, nats://, kafka://…), its password masked */
             url: string;
         };
+        /** @description One server-sent event of `GET /sse`: its id, its type and its JSON, each on its own line (`id:`, `event:`, `data:`) */
+        SseEvent: {
+            /** @description The event JSON, on the `data:` line */
+            data: components["schemas"]["SseEventData"];
+            /**
+             * @description The event type: what `events` filters on (`messages`, `connection`…)
+             * @enum {string}
+             */
+            event: "connection" | "history" | "messages" | "messages_update" | "chats" | "contacts" | "presence" | "groups" | "labels" | "chat_labels" | "blocks" | "call" | "newsletter_messages" | "sender" | "webhook";
+            /**
+             * @description The event's id: a reconnecting client sends it back as `Last-Event-ID` to resume after it
+             * @example 1042
+             */
+            id: string;
+        };
+        /** @description An event's JSON: the same body the webhooks receive — `BaseUrl`, `EventType`, the instance, and the event's own fields */
+        SseEventData: {
+            /**
+             * @description Where this gateway is reached (PUBLIC_BASE_URL)
+             * @example https://gateway.example.com
+             */
+            BaseUrl: string;
+            /**
+             * @description The event type (as the frame's `event`)
+             * @enum {string}
+             */
+            EventType: "connection" | "history" | "messages" | "messages_update" | "chats" | "contacts" | "presence" | "groups" | "labels" | "chat_labels" | "blocks" | "call" | "newsletter_messages" | "sender" | "webhook";
+            /** @description The instance's name (empty on an event that belongs to no instance) */
+            instanceName: string;
+            /** @description The instance's phone number (empty before a WhatsApp account is paired) */
+            owner: string;
+        };
         /** @description The audience the status privacy allows, and who of it was chosen or left out (and why) */
         StatusDebug: {
             /** @description How many people the status privacy allows */
@@ -8914,79 +9138,7 @@ export interface operations {
                      *       "next_cursor": null
                      *     }
                      */
-                    "application/json": {
-                        /** @description The deliveries, newest events first */
-                        deliveries: {
-                            /** @description Attempts made (since the last replay) */
-                            attempts: number;
-                            /**
-                             * Format: date-time
-                             * @description When the delivery was created (its event fanned out)
-                             */
-                            created_at: string;
-                            /** @description The last attempt's error (URL credentials masked); empty when none */
-                            error: string;
-                            /** @description The event: the same for every target, and the `webhook-id` header is `evt_` and this id */
-                            event_id: string;
-                            /** @description The event type (`messages`, `connection`…) */
-                            event_type: string;
-                            /**
-                             * Format: date-time
-                             * @description When it was delivered or given up
-                             */
-                            finished_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description When it was first tried (since the last replay)
-                             */
-                            first_attempt_at: string | null;
-                            /** @description The delivery id */
-                            id: string;
-                            /** @description The instance whose event it is */
-                            instance_id: string;
-                            /**
-                             * @description The target kind: `webhook`, or the sink kind
-                             * @enum {string}
-                             */
-                            kind: "webhook" | "rabbitmq" | "nats" | "kafka";
-                            /**
-                             * Format: date-time
-                             * @description When it was last tried
-                             */
-                            last_attempt_at: string | null;
-                            /** @description The last attempt's HTTP status (null when none: a network error, or a sink) */
-                            last_status_code: number | null;
-                            /** @description How long the last attempt took, in milliseconds (null before the first) */
-                            latency_ms: number | null;
-                            /**
-                             * Format: date-time
-                             * @description When it is due (pending or retrying); null once done
-                             */
-                            next_attempt_at: string | null;
-                            /**
-                             * @description `delivered`, `failed` (given up or discarded), `pending` (not tried yet) or `retrying` (failed, due again)
-                             * @enum {string}
-                             */
-                            outcome: "delivered" | "failed" | "pending" | "retrying";
-                            /** @description Queued again by a replay */
-                            replayed: boolean;
-                            /**
-                             * Format: date-time
-                             * @description When the last replay queued it
-                             */
-                            replayed_at: string | null;
-                            /** @description Who replayed it: `admin` or the instance id */
-                            replayed_by: string | null;
-                            /** @description The event sink (null for a webhook) */
-                            sink_id: string | null;
-                            /** @description The webhook (null for a sink) */
-                            webhook_id: string | null;
-                        }[];
-                        /** @description Deliveries per page */
-                        limit: number;
-                        /** @description Pass as `cursor` for the next, older page; null on the last page */
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["DeliveryPage"];
                 };
             };
             /** @description Invalid request payload */
@@ -9268,14 +9420,7 @@ export interface operations {
                      *       "unavailable": 0
                      *     }
                      */
-                    "application/json": {
-                        /** @description Matching deliveries still pending: not queued twice, they go out once */
-                        pending: number;
-                        /** @description Deliveries queued by this replay (made pending again, or made for a target that had none) */
-                        queued: number;
-                        /** @description Events asked for that the outbox no longer holds (past MESSAGE_RETENTION_DAYS), or not this instance’s */
-                        unavailable: number;
-                    };
+                    "application/json": components["schemas"]["DeliveryReplay"];
                 };
             };
             /** @description Invalid request payload */
@@ -34129,79 +34274,7 @@ export interface operations {
                      *       "next_cursor": null
                      *     }
                      */
-                    "application/json": {
-                        /** @description The deliveries, newest events first */
-                        deliveries: {
-                            /** @description Attempts made (since the last replay) */
-                            attempts: number;
-                            /**
-                             * Format: date-time
-                             * @description When the delivery was created (its event fanned out)
-                             */
-                            created_at: string;
-                            /** @description The last attempt's error (URL credentials masked); empty when none */
-                            error: string;
-                            /** @description The event: the same for every target, and the `webhook-id` header is `evt_` and this id */
-                            event_id: string;
-                            /** @description The event type (`messages`, `connection`…) */
-                            event_type: string;
-                            /**
-                             * Format: date-time
-                             * @description When it was delivered or given up
-                             */
-                            finished_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description When it was first tried (since the last replay)
-                             */
-                            first_attempt_at: string | null;
-                            /** @description The delivery id */
-                            id: string;
-                            /** @description The instance whose event it is */
-                            instance_id: string;
-                            /**
-                             * @description The target kind: `webhook`, or the sink kind
-                             * @enum {string}
-                             */
-                            kind: "webhook" | "rabbitmq" | "nats" | "kafka";
-                            /**
-                             * Format: date-time
-                             * @description When it was last tried
-                             */
-                            last_attempt_at: string | null;
-                            /** @description The last attempt's HTTP status (null when none: a network error, or a sink) */
-                            last_status_code: number | null;
-                            /** @description How long the last attempt took, in milliseconds (null before the first) */
-                            latency_ms: number | null;
-                            /**
-                             * Format: date-time
-                             * @description When it is due (pending or retrying); null once done
-                             */
-                            next_attempt_at: string | null;
-                            /**
-                             * @description `delivered`, `failed` (given up or discarded), `pending` (not tried yet) or `retrying` (failed, due again)
-                             * @enum {string}
-                             */
-                            outcome: "delivered" | "failed" | "pending" | "retrying";
-                            /** @description Queued again by a replay */
-                            replayed: boolean;
-                            /**
-                             * Format: date-time
-                             * @description When the last replay queued it
-                             */
-                            replayed_at: string | null;
-                            /** @description Who replayed it: `admin` or the instance id */
-                            replayed_by: string | null;
-                            /** @description The event sink (null for a webhook) */
-                            sink_id: string | null;
-                            /** @description The webhook (null for a sink) */
-                            webhook_id: string | null;
-                        }[];
-                        /** @description Deliveries per page */
-                        limit: number;
-                        /** @description Pass as `cursor` for the next, older page; null on the last page */
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["DeliveryPage"];
                 };
             };
             /** @description Invalid request payload */
@@ -35568,7 +35641,7 @@ export interface operations {
                     /**
                      * @example id: 1042
                      *     event: messages
-                     *     data: {"BaseUrl":"https://gateway.example.com","EventType":"messages","instanceName":"minha-instancia","message":{…}}
+                     *     data: {"BaseUrl":"https://gateway.example.com","EventType":"messages","instanceName":"minha-instancia","owner":"5511999999999","chatSource":"updated","chat":{"wa_chatid":"5511888888888@s.whatsapp.net","wa_chatlid":"","name":"Maria"},"message":{"id":"5511999999999:3EB0C767D71D2B5C","messageid":"3EB0C767D71D2B5C","chatid":"5511888888888@s.whatsapp.net","messageType":"Conversation","fromMe":false,"isGroup":false,"wasSentByApi":false,"groupName":"","text":"Olá!"}}
                      */
                     "text/event-stream": string;
                 };
@@ -36370,79 +36443,7 @@ export interface operations {
                      *       "next_cursor": null
                      *     }
                      */
-                    "application/json": {
-                        /** @description The deliveries, newest events first */
-                        deliveries: {
-                            /** @description Attempts made (since the last replay) */
-                            attempts: number;
-                            /**
-                             * Format: date-time
-                             * @description When the delivery was created (its event fanned out)
-                             */
-                            created_at: string;
-                            /** @description The last attempt's error (URL credentials masked); empty when none */
-                            error: string;
-                            /** @description The event: the same for every target, and the `webhook-id` header is `evt_` and this id */
-                            event_id: string;
-                            /** @description The event type (`messages`, `connection`…) */
-                            event_type: string;
-                            /**
-                             * Format: date-time
-                             * @description When it was delivered or given up
-                             */
-                            finished_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @description When it was first tried (since the last replay)
-                             */
-                            first_attempt_at: string | null;
-                            /** @description The delivery id */
-                            id: string;
-                            /** @description The instance whose event it is */
-                            instance_id: string;
-                            /**
-                             * @description The target kind: `webhook`, or the sink kind
-                             * @enum {string}
-                             */
-                            kind: "webhook" | "rabbitmq" | "nats" | "kafka";
-                            /**
-                             * Format: date-time
-                             * @description When it was last tried
-                             */
-                            last_attempt_at: string | null;
-                            /** @description The last attempt's HTTP status (null when none: a network error, or a sink) */
-                            last_status_code: number | null;
-                            /** @description How long the last attempt took, in milliseconds (null before the first) */
-                            latency_ms: number | null;
-                            /**
-                             * Format: date-time
-                             * @description When it is due (pending or retrying); null once done
-                             */
-                            next_attempt_at: string | null;
-                            /**
-                             * @description `delivered`, `failed` (given up or discarded), `pending` (not tried yet) or `retrying` (failed, due again)
-                             * @enum {string}
-                             */
-                            outcome: "delivered" | "failed" | "pending" | "retrying";
-                            /** @description Queued again by a replay */
-                            replayed: boolean;
-                            /**
-                             * Format: date-time
-                             * @description When the last replay queued it
-                             */
-                            replayed_at: string | null;
-                            /** @description Who replayed it: `admin` or the instance id */
-                            replayed_by: string | null;
-                            /** @description The event sink (null for a webhook) */
-                            sink_id: string | null;
-                            /** @description The webhook (null for a sink) */
-                            webhook_id: string | null;
-                        }[];
-                        /** @description Deliveries per page */
-                        limit: number;
-                        /** @description Pass as `cursor` for the next, older page; null on the last page */
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["DeliveryPage"];
                 };
             };
             /** @description Invalid request payload */
@@ -36655,14 +36656,7 @@ export interface operations {
                      *       "unavailable": 0
                      *     }
                      */
-                    "application/json": {
-                        /** @description Matching deliveries still pending: not queued twice, they go out once */
-                        pending: number;
-                        /** @description Deliveries queued by this replay (made pending again, or made for a target that had none) */
-                        queued: number;
-                        /** @description Events asked for that the outbox no longer holds (past MESSAGE_RETENTION_DAYS), or not this instance’s */
-                        unavailable: number;
-                    };
+                    "application/json": components["schemas"]["DeliveryReplay"];
                 };
             };
             /** @description Invalid request payload */

@@ -1,4 +1,4 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import { EntityNotFoundError, type DataSource, type EntityManager } from 'typeorm';
 import { InstanceEntity } from '../entities/instance.entity';
 import { FencedOutError } from './auth-state.repository';
 import { type Lease, LeaseRepository } from './lease.repository';
@@ -68,10 +68,52 @@ export class InstanceRepository {
    * first proves the lease is still held (a fenced-out worker changes nothing).
    */
   async applySessionChange(lease: Lease, patch: InstancePatch, events: NewOutboxEvent[] = []): Promise<{ entity: InstanceEntity; lastEventId: string | null }> {
-    return this.dataSource.transaction(async (manager) => {
-      if (!(await LeaseRepository.holdsWithin(manager, lease))) throw new FencedOutError(lease.instanceId);
-      return InstanceRepository.patchWithEvents(manager, lease.instanceId, patch, events);
-    });
+    // One statement (its own transaction): the lease proof (LeaseRepository.fenceCte, the lease row
+    // locked FOR KEY SHARE until it commits), the row's change gated by it and answered as stored
+    // (RETURNING), and the events' insert gated by the change. It replaces BEGIN, the proof, the
+    // UPDATE, a re-read of the row, the insert and COMMIT: six round trips per status change, two of
+    // them at every connect (issue #38).
+    const metadata = this.dataSource.getMetadata(InstanceEntity);
+    const driver = this.dataSource.driver;
+    const values: unknown[] = [...LeaseRepository.fenceParams(lease)];
+    const param = (value: unknown) => `$${values.push(value)}`;
+    const sets: string[] = [];
+    // As TypeORM's update() does: undefined values are skipped, the update date column follows; no
+    // patch, no UPDATE (the row as it is).
+    for (const [property, value] of Object.entries(patch)) {
+      if (value === undefined) continue;
+      const column = metadata.findColumnWithPropertyName(property);
+      if (!column) throw new Error(`instances has no column ${property}`);
+      sets.push(`${driver.escape(column.databaseName)} = ${param(driver.preparePersistentValue(value, column))}`);
+    }
+    const updated = metadata.updateDateColumn;
+    if (updated) sets.push(`${driver.escape(updated.databaseName)} = CURRENT_TIMESTAMP`);
+    const changed = Object.keys(patch).length
+      ? `UPDATE instances SET ${sets.join(', ')} WHERE id = $1 AND EXISTS (SELECT 1 FROM lease) RETURNING *`
+      : `SELECT * FROM instances WHERE id = $1 AND EXISTS (SELECT 1 FROM lease)`;
+    const inserted = events.length
+      ? `, events AS (
+         INSERT INTO outbox_events (instance_id, event_type, chat_id, payload, traceparent)
+         SELECT $1, e, c, p::jsonb, t FROM unnest(${param(events.map((e) => e.eventType))}::text[], ${param(events.map((e) => e.chatId ?? ''))}::text[],
+           ${param(events.map((e) => JSON.stringify(e.payload)))}::text[], ${param(events.map((e) => e.traceparent ?? null))}::text[])
+           WITH ORDINALITY AS u(e, c, p, t, n)
+         WHERE EXISTS (SELECT 1 FROM changed)
+         ORDER BY n
+         RETURNING id)`
+      : '';
+    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+      `WITH ${LeaseRepository.fenceCte(1)},
+       changed AS (${changed})${inserted}
+       SELECT (SELECT count(*) FROM lease)::int AS "held?", ${events.length ? '(SELECT max(id) FROM events)::text' : 'NULL::text'} AS "last_event_id?", changed.*
+       FROM (SELECT 1) AS one LEFT JOIN changed ON true`,
+      values,
+    );
+    const row = rows[0];
+    if (!row?.['held?']) throw new FencedOutError(lease.instanceId);
+    if (row.id === null || row.id === undefined) throw new EntityNotFoundError(InstanceEntity, { id: lease.instanceId });
+    const entity = metadata.create() as InstanceEntity;
+    for (const column of metadata.columns) column.setEntityValue(entity, driver.prepareHydratedValue(row[column.databaseName], column));
+    return { entity, lastEventId: (row['last_event_id?'] as string | null) ?? null };
   }
 
   /** The same without a lease (gateway-side changes, expiry of a pairing nobody holds). */

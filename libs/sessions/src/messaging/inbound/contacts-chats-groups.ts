@@ -153,7 +153,8 @@ export class ContactChatGroupEvents {
       if ((error as { data?: unknown })?.data !== 404) return this.context.logger.debug({ err: error }, 'own picture not read');
       url = '';
     }
-    await this.context.services.instances.update(this.context.instanceId, { profilePicUrl: url });
+    // Under the lease, as every write of the session's state (one statement; the row it answers is not needed here).
+    await this.context.services.instances.applySessionChange(this.context.lease, { profilePicUrl: url });
   }
 
   /**

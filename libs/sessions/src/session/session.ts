@@ -102,6 +102,11 @@ export class Session {
   private handshakeRelease: (() => void) | undefined;
   /** The reconnect waiting for its delay or for the gate; an older one that gets its turn steps aside. */
   private reconnectTicket = 0;
+  /**
+   * The reconnect ticket whose request read or wrote the row (the adoption's read, startReconnect's
+   * write answering the row as stored): its socket opens with that row, not read once more (issue #38).
+   */
+  private rowReadForTicket = -1;
   /** When this session last dropped a socket of its own that was still open or logging in (see onClose's 440). */
   private replacedOwnSocketAt = 0;
   private attempt = 0;
@@ -115,6 +120,8 @@ export class Session {
   private lastClose = { reason: '', repeats: 0 };
   /** Until when a send waits for the first open of a session adopted from another worker (0: not arriving). */
   private arrivingUntil = 0;
+  /** Whether `row` is as the database last answered it (false after a write that failed and was applied in memory only). */
+  private rowFromDatabase = true;
   private readonly queue = new SerialQueue();
   private readonly changed = new ChangeSignal();
   private readonly logger: Logger;
@@ -358,7 +365,11 @@ export class Session {
       if (reason) Object.assign(patch, { lastDisconnect: new Date(), lastDisconnectReason: reason });
       await this.write({ patch, event: {} });
     }
+    // The row is as read for this request: the adoption's or connect's read moments ago, or the write's
+    // answer (unless the write failed and the row is only what we know).
+    const rowRead = this.rowFromDatabase;
     this.reconnectThroughGate(0);
+    if (rowRead) this.rowReadForTicket = this.reconnectTicket;
   }
 
   private async startPairing(request: ConnectRequest): Promise<void> {
@@ -390,13 +401,17 @@ export class Session {
       },
       { required: true },
     );
-    await this.openNewSocket();
+    // The write answered the row as stored: no second read before the socket.
+    await this.openNewSocket(undefined, true);
   }
 
   // --- socket -----------------------------------------------------------------------------------
 
-  /** `handshake`: the HandshakeGate ticket this socket holds until it logs in, shows a QR or closes. */
-  private async openNewSocket(handshake?: () => void): Promise<void> {
+  /**
+   * `handshake`: the HandshakeGate ticket this socket holds until it logs in, shows a QR or closes.
+   * `rowRead`: the row was read (or written and answered) for this very connect; else it is read again.
+   */
+  private async openNewSocket(handshake?: () => void, rowRead = false): Promise<void> {
     const auth = this.auth;
     if (!auth) {
       handshake?.();
@@ -406,8 +421,10 @@ export class Session {
     this.detachSocket();
     // Taken after the old socket's detach, which gives back whatever ticket the session held.
     this.handshakeRelease = handshake;
-    // Proxy (and browser) changes made through the API apply from the next connect on.
-    await this.refreshInstance();
+    // Proxy (and browser) changes made through the API apply from the next connect on: a reconnect
+    // after a close or a backoff reads the row again; a connect, an adoption or a restart read it
+    // (or wrote it and got it back) when it was requested.
+    if (!rowRead) await this.refreshInstance();
     if (this.phase === 'ended') return this.releaseHandshake();
     const generation = ++this.generation;
     const version = this.services.sockets.waVersion.version;
@@ -457,8 +474,10 @@ export class Session {
   private async refreshInstance(): Promise<void> {
     try {
       const fresh = await this.services.instances.findById(this.instanceId);
-      if (fresh) this.row = fresh;
-      else void this.run(() => this.end(true));
+      if (fresh) {
+        this.row = fresh;
+        this.rowFromDatabase = true;
+      } else void this.run(() => this.end(true));
     } catch (error) {
       this.logger.warn({ err: error }, 'reading the instance failed; connecting with what is known');
     }
@@ -701,7 +720,7 @@ export class Session {
         .then((release) =>
           this.run(() => {
             if (this.phase === 'ended' || ticket !== this.reconnectTicket) return release();
-            return this.reconnectNow(release);
+            return this.reconnectNow(release, ticket === this.rowReadForTicket);
           }).catch((error: unknown) => {
             release();
             throw error;
@@ -736,14 +755,14 @@ export class Session {
     release?.();
   }
 
-  private async reconnectNow(handshake?: () => void): Promise<void> {
+  private async reconnectNow(handshake?: () => void, rowRead = false): Promise<void> {
     if (this.phase === 'pairing' && this.pairing?.mode === 'code' && this.auth) {
       // The code belonged to the dead socket; a login-shaped half state (me set) would be refused.
       this.auth.creds.me = undefined;
       this.auth.creds.pairingCode = undefined;
       this.pairing.codeRequested = false;
     }
-    if (this.phase === 'pairing' || this.phase === 'connecting' || this.phase === 'linking') await this.openNewSocket(handshake);
+    if (this.phase === 'pairing' || this.phase === 'connecting' || this.phase === 'linking') await this.openNewSocket(handshake, rowRead);
     else handshake?.();
   }
 
@@ -856,10 +875,12 @@ export class Session {
     if (this.phase === 'ended') throw new SessionEndedError(this.instanceId);
     try {
       this.row = await this.guardFencing(() => this.services.writer.write(this.lease, this.row, change));
+      this.rowFromDatabase = true;
     } catch (error) {
       if (error instanceof FencedOutError || options.required) throw error;
       this.logger.error({ err: error, patch: Object.keys(change.patch) }, 'writing the session state failed; carrying on');
       this.row = { ...this.row, ...change.patch } as InstanceEntity;
+      this.rowFromDatabase = false;
     }
     this.changed.notify();
   }

@@ -15,16 +15,14 @@ const { join, relative } = require('node:path');
 const { spawnSync } = require('node:child_process');
 
 const ROOT = join(__dirname, '../..');
+/** libs/testing/src/private-nats.ts's NATS_SERVER_BINARY. */
+const NATS_SERVER_BINARY = '/usr/sbin/nats-server';
 
 /**
  * Suites that must not run beside another one, each for a reason a second suite could break:
  * shared NATS subjects or the public schema, a lock or a view of the whole database.
  */
 const SERIAL = [
-  // A session worker and gateway on the machine's NATS: `session.place` and the instance subjects are
-  // the same for every stack on that NATS (a second stack's worker would take the other's placements).
-  'apps/gateway/test/chatbot-crash.e2e.spec.ts',
-  'libs/sessions/test/session-rpc-nats.e2e.spec.ts',
   // Two session workers on the machine's NATS, one drained: another stack's worker would answer (or take
   // over) its instances' subjects and placements.
   'apps/gateway/test/worker-drain.e2e.spec.ts',
@@ -43,6 +41,11 @@ const SERIAL = [
   // Its phases are judged within settle windows (every inbound message stored within so many seconds of a
   // fault): alone, it measures our recovery and not a neighbour's load on the two cores.
   'apps/gateway/test/chaos.e2e.spec.ts',
+  // A session worker (and gateway) on a NATS: `session.place` and the instance subjects are the same for
+  // every stack on one NATS (a second stack's worker would take the other's placements). They start a
+  // nats-server of their own (libs/testing startPrivateNats) and run beside the others — alone only where
+  // the binary is missing and they take the machine's NATS.
+  ...(existsSync(NATS_SERVER_BINARY) ? [] : ['apps/gateway/test/chatbot-crash.e2e.spec.ts', 'libs/sessions/test/session-rpc-nats.e2e.spec.ts']),
 ];
 
 /** Workers of the first run: the CI machine has 2 cores (1 on a machine with one). TEST_WORKERS=1 runs it serially. */

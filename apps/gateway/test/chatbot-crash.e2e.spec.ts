@@ -2,7 +2,7 @@ import { NatsBus } from '@gw/bus';
 import { createChatbotServices, readChatbotConfig, type ChatbotServices } from '@gw/chatbot';
 import { createLogger, EnvReader, toOpusVoiceNote } from '@gw/platform';
 import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
-import { openTestDatabase, simulatorControl, testNatsUrl, type TestDatabase } from '@gw/testing';
+import { openTestDatabase, simulatorControl, startPrivateNats, testNatsUrl, type PrivateNats, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -19,6 +19,7 @@ jest.setTimeout(120_000);
  */
 describe('chatbot crash safety (runner processes killed with SIGKILL)', () => {
   let natsUrl: string | null = null;
+  let nats: PrivateNats | null = null;
   let sim: RunningSimulator;
   let db: TestDatabase;
   let bus: NatsBus;
@@ -33,7 +34,10 @@ describe('chatbot crash safety (runner processes killed with SIGKILL)', () => {
   const call = (method: string, path: string, body?: unknown) => gw.call(method, path, { token: instance.token, body });
 
   beforeAll(async () => {
-    natsUrl = await testNatsUrl();
+    // A NATS of its own: `session.place` and the instance subjects are one for every stack on a NATS, so on
+    // the machine's one another suite's worker could take this one's placements (tools/jest/test.js).
+    nats = await startPrivateNats();
+    natsUrl = nats?.url ?? (await testNatsUrl());
     if (!natsUrl) return;
     await models.start();
     sim = await startSimulator({ logLevel: 'silent', initialPrekeyCount: 1000 });
@@ -94,6 +98,7 @@ describe('chatbot crash safety (runner processes killed with SIGKILL)', () => {
     await sim?.stop();
     await db?.close();
     await models.stop();
+    await nats?.stop();
   });
 
   /** A runner process; resolves once it runs. Its claim lasts 2 s, so a killed one's rounds are free soon. */

@@ -1,7 +1,7 @@
 import { NatsBus } from '@gw/bus';
 import { ErrorCode, Subjects, type ConnectReply } from '@gw/contracts';
 import { InstanceRepository } from '@gw/persistence';
-import { openTestDatabase, testNatsUrl, type TestDatabase } from '@gw/testing';
+import { openTestDatabase, startPrivateNats, testNatsUrl, type PrivateNats, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
 import pino from 'pino';
 import { sessionWorkerConfig } from '../src/config/session-worker.config';
@@ -12,6 +12,7 @@ jest.setTimeout(30_000);
 /** The worker's bus contract over real NATS: queue-group placement, per-instance ops, no responders. */
 describe('SessionWorker over NATS', () => {
   let natsUrl: string | null;
+  let nats: PrivateNats | null = null;
   let sim: RunningSimulator;
   let db: TestDatabase;
   let workerBus: NatsBus;
@@ -20,7 +21,10 @@ describe('SessionWorker over NATS', () => {
   const request = <T>(subject: string, data: unknown) => gatewayBus.request<T>(subject, data, { timeoutMs: 20_000 });
 
   beforeAll(async () => {
-    natsUrl = await testNatsUrl();
+    // A NATS of its own: `session.place` is one subject for every worker on a NATS, so on the machine's one
+    // another suite's worker could take this one's placements (tools/jest/test.js).
+    nats = await startPrivateNats();
+    natsUrl = nats?.url ?? (await testNatsUrl());
     if (!natsUrl) return;
     sim = await startSimulator({ initialPrekeyCount: 1000 });
     db = await openTestDatabase();
@@ -42,6 +46,7 @@ describe('SessionWorker over NATS', () => {
     await gatewayBus.close();
     await sim.stop();
     await db.close();
+    await nats?.stop();
   });
 
   it('should place an instance, answer its ops while held and stop answering after release', async () => {

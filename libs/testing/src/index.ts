@@ -4,6 +4,8 @@ export { genericPlan } from './plans';
 export { configErrorOf, itRefusesABadServiceHostEnv, itRunsAsABackgroundService, validServiceHostEnv } from './service-host';
 export type { RunningServiceUnderTest, TestServiceHost } from './service-host';
 export { openTestDatabase, testDatabaseUrl, testNatsUrl } from './services';
+export { NATS_SERVER_BINARY, startPrivateNats } from './private-nats';
+export type { PrivateNats } from './private-nats';
 export type { TestDatabase } from './services';
 export { simulatorControl } from './simulator';
 export { startTestS3, TEST_S3_CREDENTIALS } from './s3';

@@ -96,7 +96,70 @@ export interface PresenceRequest {
   presence: 'available' | 'unavailable';
 }
 
-export type PrivacySettings = Record<string, string>;
+/** Who may do something: everyone, saved contacts, saved contacts except those blocked from it, or no one. */
+export type PrivacyAudience = 'all' | 'contacts' | 'contact_blacklist' | 'none';
+
+/**
+ * The account's privacy settings, under the names uazapiGO answers them (`privacy.get` answers those WhatsApp
+ * reported; `privacy.set` takes the ones to change and answers them all again).
+ */
+export interface PrivacySettings {
+  /** Who may add the account to groups. */
+  groupadd?: PrivacyAudience;
+  /** Who may see when the account was last seen. */
+  last?: PrivacyAudience;
+  /** Who may see the account's status (the text under its name). */
+  status?: PrivacyAudience;
+  /** Who may see the account's profile picture. */
+  profile?: PrivacyAudience;
+  /** Read receipts are sent (`all`) or not (`none`). */
+  readreceipts?: 'all' | 'none';
+  /** Who may see the account online: everyone, or those who may see its last seen. */
+  online?: 'all' | 'match_last_seen';
+  /** Who may call the account: everyone, or known contacts. */
+  calladd?: 'all' | 'known';
+}
+
+/** Each privacy setting and the values it takes. */
+type PrivacySettingValues = { readonly [K in keyof PrivacySettings]-?: readonly NonNullable<PrivacySettings[K]>[] };
+export const PRIVACY_SETTING_VALUES: PrivacySettingValues = {
+  groupadd: ['all', 'contacts', 'contact_blacklist', 'none'],
+  last: ['all', 'contacts', 'contact_blacklist', 'none'],
+  status: ['all', 'contacts', 'contact_blacklist', 'none'],
+  profile: ['all', 'contacts', 'contact_blacklist', 'none'],
+  readreceipts: ['all', 'none'],
+  online: ['all', 'match_last_seen'],
+  calladd: ['all', 'known'],
+};
+
+/** The privacy settings' names. */
+export const PRIVACY_SETTINGS = Object.keys(PRIVACY_SETTING_VALUES) as ReadonlyArray<keyof PrivacySettings>;
+
+/** `value` when it is one of `values`. */
+function oneOf<T extends string>(values: readonly T[], value: unknown): T | undefined {
+  return values.find((candidate) => candidate === value);
+}
+
+/** The privacy settings `source` gives, each with a value it takes; anything else is left out. */
+export function privacySettingsOf(source: { readonly [K in keyof PrivacySettings]?: unknown }): PrivacySettings {
+  const values = PRIVACY_SETTING_VALUES;
+  const settings: PrivacySettings = {};
+  const groupadd = oneOf(values.groupadd, source.groupadd);
+  if (groupadd) settings.groupadd = groupadd;
+  const last = oneOf(values.last, source.last);
+  if (last) settings.last = last;
+  const status = oneOf(values.status, source.status);
+  if (status) settings.status = status;
+  const profile = oneOf(values.profile, source.profile);
+  if (profile) settings.profile = profile;
+  const readreceipts = oneOf(values.readreceipts, source.readreceipts);
+  if (readreceipts) settings.readreceipts = readreceipts;
+  const online = oneOf(values.online, source.online);
+  if (online) settings.online = online;
+  const calladd = oneOf(values.calladd, source.calladd);
+  if (calladd) settings.calladd = calladd;
+  return settings;
+}
 
 /**
  * Who sees the account's status updates (stories), as the phone keeps it: every saved contact

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
 import { CHATBOT_CONSUMER } from '@gw/chatbot';
-import { type JidObject, Subjects } from '@gw/contracts';
+import { type JidObject, privacySettingsOf, Subjects } from '@gw/contracts';
 import { AuthStateRepository, InstanceRepository, type InstanceEntity, type InstancePatch, type ProxySettings } from '@gw/persistence';
 import { newRequestId, newToken, recordId, SsrfGuard } from '@gw/platform';
 import { isIP } from 'node:net';
@@ -230,13 +230,13 @@ export class InstanceService {
 
   /** The worker answers WhatsApp's privacy settings under these names (its `privacy.get` / `privacy.set`). */
   async getPrivacy(instance: InstanceEntity): Promise<PrivacyResponse> {
-    return (await this.sessions.request(instance.id, 'privacy.get', { instanceId: instance.id })) as PrivacyResponse;
+    return this.sessions.request(instance.id, 'privacy.get', { instanceId: instance.id });
   }
 
   async setPrivacy(instance: InstanceEntity, dto: PrivacyDto): Promise<PrivacyResponse> {
-    const settings = Object.fromEntries(Object.entries(dto).filter(([, value]) => typeof value === 'string')) as Record<string, string>;
+    const settings = privacySettingsOf(dto);
     if (Object.keys(settings).length === 0) throw ApiError.badRequest('Invalid payload: give at least one privacy setting');
-    return (await this.sessions.request(instance.id, 'privacy.set', { instanceId: instance.id, settings })) as PrivacyResponse;
+    return this.sessions.request(instance.id, 'privacy.set', { instanceId: instance.id, settings });
   }
 
   getProxy(instance: InstanceEntity): ProxyResponse {

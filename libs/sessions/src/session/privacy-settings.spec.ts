@@ -1,19 +1,30 @@
-import { ErrorCode, RpcError } from '@gw/contracts';
-import type { BinaryNode } from '../baileys';
-import { readStatusPrivacy, validatePrivacySettings } from './privacy-settings';
+import { ErrorCode, RpcError, type PrivacySettings } from '@gw/contracts';
+import type { BinaryNode, WASocket } from '../baileys';
+import { readPrivacySettings, readStatusPrivacy, validatePrivacySettings } from './privacy-settings';
 
 describe(validatePrivacySettings.name, () => {
   it('should accept the keys and values of the API', () => {
     expect(validatePrivacySettings({ groupadd: 'contacts', readreceipts: 'none', online: 'match_last_seen', calladd: 'known' })).toHaveLength(4);
   });
 
-  it.each([[{}], [{ unknown: 'all' }], [{ readreceipts: 'contacts' }], [{ online: 'none' }]])('should refuse %j before sending anything', (settings) => {
+  // What the bus may carry from another version of the gateway: not the contract's keys or values.
+  it.each([[{}], [{ unknown: 'all' }], [{ readreceipts: 'contacts' }], [{ online: 'none' }]])('should refuse %j before sending anything', (given) => {
+    const settings = given as PrivacySettings;
     expect(() => validatePrivacySettings(settings)).toThrow(RpcError);
     try {
       validatePrivacySettings(settings);
     } catch (error) {
       expect((error as RpcError).code).toBe(ErrorCode.BadRequest);
     }
+  });
+});
+
+describe(readPrivacySettings.name, () => {
+  it("should answer the API's seven settings with the values they take, and leave out what else WhatsApp reports", async () => {
+    const socket = {
+      fetchPrivacySettings: async () => ({ readreceipts: 'none', last: 'contacts', online: 'match_last_seen', groupadd: 'sometimes', messages: 'all' }),
+    } as unknown as WASocket;
+    await expect(readPrivacySettings(socket)).resolves.toEqual({ readreceipts: 'none', last: 'contacts', online: 'match_last_seen' });
   });
 });
 

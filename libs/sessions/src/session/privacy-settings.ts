@@ -1,45 +1,45 @@
-import { ErrorCode, RpcError, type PrivacySettings, type StatusPrivacy } from '@gw/contracts';
+import { ErrorCode, PRIVACY_SETTING_VALUES, PRIVACY_SETTINGS, RpcError, privacySettingsOf, type PrivacySettings, type StatusPrivacy } from '@gw/contracts';
 import { getBinaryNodeChild, getBinaryNodeChildren, type BinaryNode, type WASocket } from '../baileys';
 
 type Setter = (socket: WASocket, value: string) => Promise<void>;
 
-interface PrivacyRule {
-  values: readonly string[];
-  set: Setter;
-}
-
 /* eslint-disable @typescript-eslint/no-explicit-any -- Baileys types each setter with its own literal union */
-const RULES: Record<string, PrivacyRule> = {
-  groupadd: { values: ['all', 'contacts', 'contact_blacklist', 'none'], set: (s, v) => s.updateGroupsAddPrivacy(v as any) },
-  last: { values: ['all', 'contacts', 'contact_blacklist', 'none'], set: (s, v) => s.updateLastSeenPrivacy(v as any) },
-  status: { values: ['all', 'contacts', 'contact_blacklist', 'none'], set: (s, v) => s.updateStatusPrivacy(v as any) },
-  profile: { values: ['all', 'contacts', 'contact_blacklist', 'none'], set: (s, v) => s.updateProfilePicturePrivacy(v as any) },
-  readreceipts: { values: ['all', 'none'], set: (s, v) => s.updateReadReceiptsPrivacy(v as any) },
-  online: { values: ['all', 'match_last_seen'], set: (s, v) => s.updateOnlinePrivacy(v as any) },
-  calladd: { values: ['all', 'known'], set: (s, v) => s.updateCallPrivacy(v as any) },
+const SETTERS: Record<keyof PrivacySettings, Setter> = {
+  groupadd: (s, v) => s.updateGroupsAddPrivacy(v as any),
+  last: (s, v) => s.updateLastSeenPrivacy(v as any),
+  status: (s, v) => s.updateStatusPrivacy(v as any),
+  profile: (s, v) => s.updateProfilePicturePrivacy(v as any),
+  readreceipts: (s, v) => s.updateReadReceiptsPrivacy(v as any),
+  online: (s, v) => s.updateOnlinePrivacy(v as any),
+  calladd: (s, v) => s.updateCallPrivacy(v as any),
 };
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** Checks every key and value before anything is sent, so a bad request changes nothing. */
-export function validatePrivacySettings(settings: PrivacySettings): Array<[string, string]> {
+export function validatePrivacySettings(settings: PrivacySettings): Array<[keyof PrivacySettings, string]> {
   if (typeof settings !== 'object' || settings === null) throw new RpcError(ErrorCode.BadRequest, 'settings must be an object');
   const entries = Object.entries(settings);
   if (entries.length === 0) throw new RpcError(ErrorCode.BadRequest, 'no privacy setting given');
+  const checked: Array<[keyof PrivacySettings, string]> = [];
   for (const [key, value] of entries) {
-    const rule = RULES[key];
-    if (!rule) throw new RpcError(ErrorCode.BadRequest, `unknown privacy setting: ${key}`);
-    if (!rule.values.includes(value)) throw new RpcError(ErrorCode.BadRequest, `invalid value for ${key}: must be one of ${rule.values.join(', ')}`);
+    const setting = PRIVACY_SETTINGS.find((name) => name === key);
+    if (!setting) throw new RpcError(ErrorCode.BadRequest, `unknown privacy setting: ${key}`);
+    const values: readonly string[] = PRIVACY_SETTING_VALUES[setting];
+    if (typeof value !== 'string' || !values.includes(value))
+      throw new RpcError(ErrorCode.BadRequest, `invalid value for ${key}: must be one of ${values.join(', ')}`);
+    checked.push([setting, value]);
   }
-  return entries;
+  return checked;
 }
 
+/** The settings WhatsApp reports that the API names (uazapiGO's seven), each with a value it documents. */
 export async function readPrivacySettings(socket: WASocket): Promise<PrivacySettings> {
-  return { ...(await socket.fetchPrivacySettings(true)) };
+  return privacySettingsOf(await socket.fetchPrivacySettings(true));
 }
 
 /** Applies each setting in turn, then returns the full settings as WhatsApp reports them. */
 export async function writePrivacySettings(socket: WASocket, settings: PrivacySettings): Promise<PrivacySettings> {
-  for (const [key, value] of validatePrivacySettings(settings)) await RULES[key].set(socket, value);
+  for (const [key, value] of validatePrivacySettings(settings)) await SETTERS[key](socket, value);
   return readPrivacySettings(socket);
 }
 

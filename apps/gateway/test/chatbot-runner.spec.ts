@@ -1,7 +1,7 @@
 import { InProcessBus } from '@gw/bus';
 import { ChatbotRunner, KnowledgeIndexer, readChatbotConfig, type ChatbotConfig } from '@gw/chatbot';
 import type { SendRequest } from '@gw/contracts';
-import { ChatbotRepository, QuickReplyRepository } from '@gw/persistence';
+import { ChatbotAdmissionRepository, ChatbotRepository, QuickReplyRepository } from '@gw/persistence';
 import { createLogger, EnvReader } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { FakeModels, lastUserText } from './support/fake-models';
@@ -62,7 +62,7 @@ describe('chatbot runner (Postgres, fake worker)', () => {
   /** A received message admitted as the follower would. */
   const admit = (chatId: string, messageId: string, text: string) =>
     db.dataSource.transaction((manager) =>
-      ChatbotRepository.admitWithin(manager, {
+      ChatbotAdmissionRepository.admitWithin(manager, {
         instanceId: 'rrun1',
         chatId,
         messageId,

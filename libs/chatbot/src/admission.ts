@@ -1,5 +1,5 @@
 import {
-  ChatbotRepository,
+  ChatbotAdmissionRepository,
   type ChatbotChatContext,
   type ChatbotInstanceSettings,
   type ChatbotRecordRow,
@@ -125,7 +125,7 @@ export async function admitEvents(manager: EntityManager, instanceId: string, ev
   let loaded: Promise<BatchContext | null> | undefined;
   let fresh = new Map<string, ChatbotChatContext>();
   const context = async (chatId: string): Promise<{ batch: BatchContext | null; chat?: ChatbotChatContext }> => {
-    loaded ??= ChatbotRepository.admissionContextWithin(manager, instanceId, chatIds).then((read) => {
+    loaded ??= ChatbotAdmissionRepository.admissionContextWithin(manager, instanceId, chatIds).then((read) => {
       fresh = read.chats;
       return read.settings?.enabled ? batchContext(read.settings, read.triggers, read.agents, read.functions, read.hasKnowledge, read.hasQuickReplies) : null;
     });
@@ -208,7 +208,7 @@ async function admitOne(
   if (message.fromMe === true) {
     const minutes = settings.stopWhenYouSendMsg || settings.stopMinutes || options.defaultPauseMinutes;
     const until = Math.floor(now / 1000) + minutes * 60;
-    await ChatbotRepository.pauseChatWithin(manager, settings.instanceId, chatId, until, 'paused: a person answered from the phone');
+    await ChatbotAdmissionRepository.pauseChatWithin(manager, settings.instanceId, chatId, until, 'paused: a person answered from the phone');
     return { action: 'paused', reason: 'a person answered from the phone', until };
   }
   if (NOT_A_TURN.has(str(message.messageType)) || str(message.edited) !== '' || str(message.reaction) !== '')
@@ -222,11 +222,11 @@ async function admitOne(
   const text = str(message.text);
   if (settings.stopConversation && fold(text) === fold(settings.stopConversation)) {
     const until = Math.floor(now / 1000) + (settings.stopMinutes || options.defaultPauseMinutes) * 60;
-    await ChatbotRepository.pauseChatWithin(manager, settings.instanceId, chatId, until, 'paused: the contact sent the stop word');
+    await ChatbotAdmissionRepository.pauseChatWithin(manager, settings.instanceId, chatId, until, 'paused: the contact sent the stop word');
     return { action: 'paused', reason: 'stop word', until };
   }
   // The chat's pause and running conversation: read with the batch's context, else one statement.
-  const { disabledUntil, state } = chatRead ?? (await ChatbotRepository.chatContextWithin(manager, settings.instanceId, chatId));
+  const { disabledUntil, state } = chatRead ?? (await ChatbotAdmissionRepository.chatContextWithin(manager, settings.instanceId, chatId));
   if (disabledUntil * 1000 > now) return { action: 'ignored', reason: 'chatbot_disableUntil' };
 
   const usable = (trigger: Stored<TriggerSettings>) =>
@@ -245,7 +245,7 @@ async function admitOne(
 
   const { message: _message, ...envelope } = payload;
   const claim = chosen.responseDelay_seconds === 0 ? (options.claim?.() ?? null) : null;
-  const admitted = await ChatbotRepository.admitWithin(
+  const admitted = await ChatbotAdmissionRepository.admitWithin(
     manager,
     {
       instanceId: settings.instanceId,

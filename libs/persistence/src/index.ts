@@ -80,6 +80,7 @@ export type {
 } from './repositories/chatwoot.repository';
 export { PersistenceModule, REPOSITORIES } from './persistence.module';
 export { ChatbotRepository } from './repositories/chatbot.repository';
+export { ChatbotAdmissionRepository } from './repositories/chatbot-admission.repository';
 export { ChatbotTranscriptRepository } from './repositories/chatbot-transcripts.repository';
 export type {
   AdmissionContext,

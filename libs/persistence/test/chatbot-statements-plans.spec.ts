@@ -1,5 +1,5 @@
 import { genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { ChatbotRepository, InstanceRepository } from '@gw/persistence';
+import { ChatbotAdmissionRepository, ChatbotRepository, InstanceRepository } from '@gw/persistence';
 import type { DataSource, EntityManager } from 'typeorm';
 
 /**
@@ -51,12 +51,12 @@ describe("the chatbot's prepared statements", () => {
       await db.dataSource.query(`ANALYZE ${table}`);
 
     const chatId = '5511977@s.whatsapp.net';
-    await ChatbotRepository.admitWithin(
+    await ChatbotAdmissionRepository.admitWithin(
       capturing,
       { instanceId, chatId, messageId: 'BOTPLANNEW', triggerId: 'trigger', agentId: 'agent', delaySeconds: 0, input: { text: 'oi' }, envelope: {} },
       { runner: 'runner', claimMs: 30_000 },
     );
-    await ChatbotRepository.admissionContextWithin(capturing, instanceId, [chatId, '877@lid']);
+    await ChatbotAdmissionRepository.admissionContextWithin(capturing, instanceId, [chatId, '877@lid']);
     const repository = new ChatbotRepository(capturing as unknown as DataSource);
     await repository.storePlan('1', 'runner', { texts: [] });
     await repository.history(instanceId, [chatId, '877@lid'], { max: 20, min: 2, windowHours: 24 });

@@ -1,10 +1,12 @@
 import { recordId } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
-import { toChatRow, type ChatRow } from './chat-row';
-import { toMessageRow, type MessageRow } from './message-row';
-import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
+import type { ChatRow } from './chat-row';
+import type { MessageRow } from './message-row';
+import type { NewOutboxEvent } from './outbox.repository';
 import { isStalePlan, PREPARED } from '../preparing-client';
-import { pipelinedTransaction } from '../pipelined-transaction';
+import { ChatbotAdmissionRepository } from './chatbot-admission.repository';
+import { readChatHistory, type ChatHistoryOptions } from './chatbot-history';
+import { finishRoundOnce } from './chatbot-round-end';
 import {
   toSettings,
   SETTINGS,
@@ -12,23 +14,15 @@ import {
   toRoundRow,
   OPEN,
   CHAT_UNTIL,
-  HISTORY_STATUS,
-  CHAT_IS,
-  CHAT_CONTEXT,
-  toChatContext,
   type ChatHistoryRow,
   type ChatbotKind,
   type ChatbotRecordRow,
   type KnowledgeChunk,
   type RetrievedChunk,
   type ChatbotRoundRow,
-  type RoundInput,
   type ChatbotInstanceSettings,
   type Raw,
-  type ChatbotChatContext,
-  type AdmissionContext,
   type RoundContext,
-  type ChatContextRaw,
 } from './chatbot-rows';
 
 /**
@@ -36,6 +30,8 @@ import {
  * claimed with FOR UPDATE SKIP LOCKED by any number of runners; a round is only claimable when no
  * earlier round of its chat is open, so the rounds of one chat run one at a time, in order. A claim
  * lapses (`claimed_until`) when its runner dies, and the next runner resumes the round from its plan.
+ * Admission (inside the outbox follower's transaction) is ChatbotAdmissionRepository's; the round's end
+ * transaction is chatbot-round-end.ts, the model's history read chatbot-history.ts.
  */
 export class ChatbotRepository {
   constructor(private readonly dataSource: DataSource) {}
@@ -183,146 +179,9 @@ export class ChatbotRepository {
     return rows.map((row) => ({ knowledgeId: row.knowledge_id, text: row.text, score: Number(row.score) }));
   }
 
-  // ---- admission (inside the outbox follower's transaction) ----------------------------------
-
-  /**
-   * Admits a received message: into the chat's round still gathering for the same agent (its wait
-   * starts again), or a new round. Null, and nothing written, when the message was admitted before.
-   * With `claim`, a new round that is due at once (no delay) and has no earlier open round in its chat
-   * is claimed for `claim.runner` in the same statement (`claimed`: the round as the claim left it), so
-   * the admitting process runs it right after the commit; else a runner's claim() takes it.
-   *
-   * One statement: whether the id was admitted before (a step holds the cursor's lock, so no other
-   * admission of this instance runs meanwhile; the key of chatbot_inputs still refuses a second row),
-   * join the chat's round still gathering or start one, record the input with its round, set the chat
-   * record's chatbot_lastTrigger_id / chatbot_lastTriggerAt (no chats event of its own: the message's
-   * follows) and the chat's running conversation.
-   */
-  static async admitWithin(
-    manager: Pick<EntityManager, 'query'>,
-    input: RoundInput,
-    claim: { runner: string; claimMs: number } | null = null,
-  ): Promise<{ roundId: string; claimed: ChatbotRoundRow | null } | null> {
-    const rows: Raw[] = await manager.query(
-      `${PREPARED} WITH fresh AS (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM chatbot_inputs WHERE instance_id = $1 AND message_id = $8)),
-       joined AS (
-         UPDATE chatbot_rounds SET inputs = inputs || $4::jsonb, envelope = $5::jsonb,
-           due_at = greatest(due_at, clock_timestamp() + $6 * interval '1 second'), updated_at = now()
-         WHERE id = (SELECT id FROM chatbot_rounds WHERE instance_id = $1 AND chat_id = $2 AND agent_id = $3 AND status = 'gathering' ORDER BY id DESC LIMIT 1)
-           AND status = 'gathering' AND EXISTS (SELECT 1 FROM fresh)
-         RETURNING id),
-       claim AS (
-         SELECT $9::text IS NOT NULL AND $6 = 0
-           AND NOT EXISTS (SELECT 1 FROM chatbot_rounds e WHERE e.instance_id = $1 AND e.chat_id = $2 AND e.status IN ${OPEN}) AS now),
-       created AS (
-         INSERT INTO chatbot_rounds (instance_id, chat_id, agent_id, trigger_id, inputs, envelope, due_at, status, claimed_by, claimed_until, attempts)
-         SELECT $1, $2, $3, $7, $4::jsonb, $5::jsonb, clock_timestamp() + $6 * interval '1 second',
-           CASE WHEN claim.now THEN 'running' ELSE 'gathering' END,
-           CASE WHEN claim.now THEN $9::text END,
-           CASE WHEN claim.now THEN clock_timestamp() + $10 * interval '1 millisecond' END,
-           CASE WHEN claim.now THEN 1 ELSE 0 END
-         FROM claim WHERE EXISTS (SELECT 1 FROM fresh) AND NOT EXISTS (SELECT 1 FROM joined)
-         RETURNING *),
-       round AS (SELECT id FROM joined UNION ALL SELECT id FROM created),
-       linked AS (INSERT INTO chatbot_inputs (instance_id, message_id, round_id) SELECT $1, $8, id FROM round RETURNING 1),
-       lead AS (
-         UPDATE chats SET lead = lead || jsonb_build_object('chatbot_lastTrigger_id', $7::text, 'chatbot_lastTriggerAt', extract(epoch FROM now())::bigint)
-         WHERE instance_id = $1 AND ${CHAT_IS('$2')} AND EXISTS (SELECT 1 FROM fresh) RETURNING 1),
-       state AS (
-         INSERT INTO chatbot_chat_state (instance_id, chat_id, trigger_id, agent_id, last_trigger_at) SELECT $1, $2, $7, $3, now() FROM fresh
-         ON CONFLICT (instance_id, chat_id) DO UPDATE SET trigger_id = EXCLUDED.trigger_id, agent_id = EXCLUDED.agent_id, last_trigger_at = now()
-         RETURNING 1)
-       SELECT round.id AS round_id, created.* FROM round LEFT JOIN created ON created.id = round.id`,
-      [
-        input.instanceId,
-        input.chatId,
-        input.agentId,
-        JSON.stringify([input.input]),
-        JSON.stringify(input.envelope),
-        input.delaySeconds,
-        input.triggerId,
-        input.messageId,
-        claim?.runner ?? null,
-        claim?.claimMs ?? 0,
-      ],
-    );
-    if (!rows.length) return null;
-    const row = rows[0];
-    return { roundId: String(row.round_id), claimed: row.id != null && row.status === 'running' ? toRoundRow(row) : null };
-  }
-
-  /**
-   * What admission reads once per batch of events, in one statement: the instance's settings, triggers,
-   * agents and functions and whether it has knowledge or quick replies stored (what a round claimed at
-   * admission runs with), and for each of `chatIds` (the batch's chats) its `chatbot_disableUntil` and
-   * running conversation (chatContextWithin's read).
-   */
-  static async admissionContextWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatIds: string[]): Promise<AdmissionContext> {
-    const [row]: Array<{
-      settings: Raw | null;
-      records: Raw[] | null;
-      has_knowledge: boolean;
-      has_quick_replies: boolean;
-      chats: Array<ChatContextRaw & { chat_id: string }> | null;
-    }> = await manager.query(
-      `${PREPARED} SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
-         (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r WHERE r.instance_id = $1 AND r.kind IN ('trigger', 'agent', 'function')) AS records,
-         EXISTS (SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1) AS has_knowledge,
-         EXISTS (SELECT 1 FROM quick_replies WHERE instance_id = $1) AS has_quick_replies,
-         (SELECT json_agg(json_build_object('chat_id', c.chat_id, 'until', ${CHAT_UNTIL('c.chat_id')},
-              'trigger_id', s.trigger_id, 'agent_id', s.agent_id, 'last_trigger_at', s.last_trigger_at))
-            FROM unnest($2::text[]) AS c(chat_id) LEFT JOIN chatbot_chat_state s ON s.instance_id = $1 AND s.chat_id = c.chat_id) AS chats`,
-      [instanceId, chatIds],
-    );
-    const records = (row?.records ?? []).map(toRecordRow);
-    return {
-      settings: row?.settings ? toSettings(row.settings) : null,
-      triggers: records.filter((record) => record.kind === 'trigger'),
-      agents: records.filter((record) => record.kind === 'agent'),
-      functions: records.filter((record) => record.kind === 'function'),
-      hasKnowledge: row?.has_knowledge === true,
-      hasQuickReplies: row?.has_quick_replies === true,
-      chats: new Map((row?.chats ?? []).map((chat) => [chat.chat_id, toChatContext(chat)])),
-    };
-  }
-
-  /** What admission reads per message, in one statement: the chat's `chatbot_disableUntil` and its running conversation. */
-  static async chatContextWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatId: string): Promise<ChatbotChatContext> {
-    const [row]: ChatContextRaw[] = await manager.query(`SELECT ${CHAT_CONTEXT}`, [instanceId, chatId]);
-    return toChatContext(row);
-  }
-
-  /**
-   * Stops the bot in a chat until `untilSeconds` (unix seconds): the chat's `chatbot_disableUntil`, the
-   * field the API and the Chatwoot bridge set too. A round still gathering there is dropped; the
-   * conversation starts afresh (a trigger must match again) after the pause.
-   */
-  static async pauseChatWithin(manager: EntityManager, instanceId: string, chatId: string, untilSeconds: number, reason: string): Promise<void> {
-    await manager.query(
-      `UPDATE chats SET lead = lead || jsonb_build_object('chatbot_disableUntil', $3::bigint), updated_at = now()
-       WHERE instance_id = $1 AND ${CHAT_IS('$2')}`,
-      [instanceId, chatId, untilSeconds],
-    );
-    await manager.query(
-      `UPDATE chatbot_rounds SET status = 'canceled', outcome = $3, updated_at = now() WHERE instance_id = $1 AND chat_id = $2 AND status = 'gathering'`,
-      [instanceId, chatId, reason],
-    );
-    await manager.query(`DELETE FROM chatbot_chat_state WHERE instance_id = $1 AND chat_id = $2`, [instanceId, chatId]);
-  }
-
   /** pauseChatWithin() in a transaction of its own (a handoff). */
   async pauseChat(instanceId: string, chatId: string, untilSeconds: number, reason: string): Promise<void> {
-    await this.dataSource.transaction((manager) => ChatbotRepository.pauseChatWithin(manager, instanceId, chatId, untilSeconds, reason));
-  }
-
-  /** The chat's `chatbot_disableUntil` (unix seconds; 0 when unset or not a number). */
-  static async disabledUntilWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatId: string): Promise<number> {
-    const rows: Array<{ until: string | null }> = await manager.query(
-      `SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint AS until
-       FROM chats WHERE instance_id = $1 AND ${CHAT_IS('$2')}`,
-      [instanceId, chatId],
-    );
-    return Number(rows[0]?.until ?? 0);
+    await this.dataSource.transaction((manager) => ChatbotAdmissionRepository.pauseChatWithin(manager, instanceId, chatId, untilSeconds, reason));
   }
 
   /**
@@ -448,7 +307,7 @@ export class ChatbotRepository {
     event: (row: MessageRow) => NewOutboxEvent,
     lead: { fields: Record<string, unknown>; event: (chat: ChatRow) => NewOutboxEvent } | null = null,
   ): Promise<{ eventId: string | null; queued: boolean } | null> {
-    const once = () => this.finishOnce(round, runner, status, outcome, turn, aiMetadata, event, lead);
+    const once = () => finishRoundOnce(this.dataSource, round, runner, status, outcome, turn, aiMetadata, event, lead);
     // Its first statement is prepared and answers the message's whole row: a migration that adds a column
     // to messages makes that plan stale, and the transaction fails once (PreparingClient); it runs again,
     // prepared afresh, rather than leaving the round to wait for its claim to expire.
@@ -456,54 +315,6 @@ export class ChatbotRepository {
       if (!isStalePlan(error)) throw error;
       return once();
     });
-  }
-
-  /**
-   * finish()'s transaction, once, in two round trips (pipelinedTransaction, ADR 0023): START TRANSACTION
-   * with the round's end, then the outbox insert of its events with the COMMIT. The lead's chat update,
-   * when the model set lead fields, is a third.
-   */
-  private async finishOnce(...args: Parameters<ChatbotRepository['finish']>): ReturnType<ChatbotRepository['finish']> {
-    const [round, runner, status, outcome, turn, aiMetadata, event, lead = null] = args;
-    let lastEventId: string | null = null;
-    const ended = await pipelinedTransaction(
-      this.dataSource,
-      () => 'START TRANSACTION',
-      async (manager): Promise<{ queued: boolean; events: NewOutboxEvent[] } | null> => {
-        // The round's end and the ai_metadata write in one statement (the message is written only when the
-        // claim held), and whether a later round of the chat is open (it is claimable once this commits).
-        const rows: Raw[] = await manager.query(
-          `${PREPARED} WITH ended AS (UPDATE chatbot_rounds SET status = $3, outcome = $4, claimed_by = NULL, claimed_until = NULL, updated_at = now()
-             WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id),
-           changed AS (UPDATE messages SET ai_metadata = $7::jsonb, updated_at = now()
-             WHERE instance_id = $5 AND message_id = $6 AND EXISTS (SELECT 1 FROM ended) RETURNING *)
-           SELECT EXISTS (SELECT 1 FROM ended) AS round_ended,
-             EXISTS (SELECT 1 FROM chatbot_rounds q WHERE q.instance_id = $5 AND q.chat_id = $8 AND q.status IN ${OPEN} AND q.id <> $1) AS round_queued,
-             changed.* FROM (SELECT 1) one LEFT JOIN changed ON true`,
-          [round.id, runner, status, outcome, round.instanceId, turn, JSON.stringify(aiMetadata), round.chatId],
-        );
-        if (!rows[0]?.round_ended) return null;
-        const events: NewOutboxEvent[] = [];
-        if (lead && Object.keys(lead.fields).length) {
-          // The lead fields the model wrote, over what the chat had, with the chat's `chats` event.
-          const chats: Raw[] = await manager.query(
-            `WITH changed AS (UPDATE chats SET lead = lead || $3::jsonb, updated_at = now() WHERE instance_id = $1 AND ${CHAT_IS('$2')} RETURNING *)
-             SELECT * FROM changed`,
-            [round.instanceId, round.chatId, JSON.stringify(lead.fields)],
-          );
-          events.push(...chats.map((chat) => lead.event(toChatRow(chat))));
-        }
-        const { round_ended: _ended, round_queued: queued, ...message } = rows[0];
-        if (message.id !== null && message.id !== undefined) events.push(event(toMessageRow(message)));
-        return { queued: queued === true, events };
-      },
-      // The events (the chat's, then the message's) written with the COMMIT.
-      (value) => {
-        const insert = value ? OutboxRepository.insertStatement(round.instanceId, value.events) : null;
-        return insert && { text: insert.text, values: insert.values, rows: (rows) => (lastEventId = insert.lastId(rows)) };
-      },
-    );
-    return ended && { eventId: lastEventId, queued: ended.queued };
   }
 
   /**
@@ -529,57 +340,8 @@ export class ChatbotRepository {
     return rows.length ? toRoundRow(rows[0]) : null;
   }
 
-  /**
-   * The chat's recent messages for the model's context, newest first: at most `max`, those of the last
-   * `windowHours`, but at least `min` whatever their age. `jids`: the chat's phone JID and LID. A
-   * received message's timestamp has WhatsApp's second resolution, ours milliseconds: within a second
-   * the order they were stored in decides, and messages the worker stored in one transaction (the same
-   * created_at: a socket's writes share one) follow `order`, the round's inputs in the order they came.
-   */
-  async history(instanceId: string, jids: string[], options: { max: number; min: number; windowHours: number; order?: string[] }): Promise<ChatHistoryRow[]> {
-    // Only what the model's context uses: not the records' raw, content or ai_metadata (a contact's message
-    // the bot answered carries the whole earlier exchange there), which pg would parse for nothing.
-    const rows: Array<{
-      message_id: string;
-      from_me: boolean;
-      sender_name: string;
-      message_type: string;
-      media_type: string;
-      text: string;
-      message_timestamp: string;
-      send_payload: Record<string, unknown> | null;
-    }> = await this.dataSource.query(
-      // The order (by second, then as stored) is no index's, so the read is bounded first: `since`, the
-      // second of the $3-th newest message by its timestamp (the newest $3 by JID and by LID, each read
-      // down its index), holds every message the order can keep; a chat of thousands reads a few dozen.
-      `${PREPARED} WITH jid AS (SELECT DISTINCT unnest($2::text[]) AS id),
-       newest AS (
-         SELECT DISTINCT n.message_id, n.message_timestamp FROM jid CROSS JOIN LATERAL (
-           (SELECT message_id, message_timestamp FROM messages WHERE instance_id = $1 AND chat_id = jid.id AND ${HISTORY_STATUS}
-            ORDER BY message_timestamp DESC LIMIT $3)
-           UNION ALL
-           (SELECT message_id, message_timestamp FROM messages WHERE instance_id = $1 AND chat_lid = jid.id AND ${HISTORY_STATUS}
-            ORDER BY message_timestamp DESC LIMIT $3)) n),
-       edge AS (SELECT coalesce(min(message_timestamp) / 1000 * 1000, 0) AS since FROM (SELECT message_timestamp FROM newest ORDER BY message_timestamp DESC LIMIT $3) top)
-       SELECT message_id, from_me, sender_name, message_type, media_type, text, message_timestamp,
-         CASE WHEN from_me AND (media_type IN ('ptt', 'audio') OR message_type = 'AudioMessage') THEN send_payload END AS send_payload
-       FROM messages WHERE instance_id = $1 AND (chat_id = ANY($2::text[]) OR chat_lid = ANY($2::text[])) AND ${HISTORY_STATUS}
-         AND message_timestamp >= (SELECT since FROM edge)
-       ORDER BY message_timestamp / 1000 DESC, created_at DESC, array_position($4::text[], message_id) DESC NULLS LAST LIMIT $3`,
-      [instanceId, jids.filter(Boolean), Math.max(options.max, options.min, 1), options.order ?? []],
-    );
-    const all: ChatHistoryRow[] = rows.map((row) => ({
-      messageId: row.message_id,
-      fromMe: row.from_me,
-      senderName: row.sender_name,
-      messageType: row.message_type,
-      mediaType: row.media_type,
-      text: row.text,
-      messageTimestamp: Number(row.message_timestamp),
-      sendPayload: row.send_payload,
-    }));
-    const since = Date.now() - options.windowHours * 3_600_000;
-    const recent = options.windowHours > 0 ? all.filter((row) => row.messageTimestamp >= since) : all;
-    return (recent.length >= options.min ? recent : all.slice(0, options.min)).slice(0, Math.max(options.max, options.min));
+  /** The chat's recent messages for the model's context, newest first (readChatHistory, chatbot-history.ts). */
+  history(instanceId: string, jids: string[], options: ChatHistoryOptions): Promise<ChatHistoryRow[]> {
+    return readChatHistory(this.dataSource, instanceId, jids, options);
   }
 }

@@ -62,6 +62,22 @@ describe(LeaseRepository.name, () => {
   describe('renewOwn (issue #34)', () => {
     const lapse = (id: string) => db.dataSource.query(`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE instance_id = $1`, [id]);
 
+    it('should renew the leases without bringing back the worker row when told not to heartbeat (a draining worker, issue #39)', async () => {
+      await newInstance('i-own-drain');
+      const held = (await sut.claim('i-own-drain', 'w-own-drain', 5000))!;
+      await sut.renewOwn('w-own-drain', 3, 5000);
+      await sut.removeWorker('w-own-drain');
+
+      const renewed = await sut.renewOwn('w-own-drain', 3, 60_000, 5000, { heartbeat: false });
+
+      expect(renewed).toEqual(new Map([['i-own-drain', held.fencingToken]]));
+      expect(await db.dataSource.query(`SELECT id FROM session_workers WHERE id = 'w-own-drain'`)).toEqual([]);
+      const [row]: Array<{ left: boolean }> = await db.dataSource.query(
+        `SELECT expires_at > now() + interval '30 seconds' AS left FROM session_leases WHERE instance_id = 'i-own-drain'`,
+      );
+      expect(row.left).toBe(true);
+    });
+
     it('should renew in one statement the worker heartbeat and every row of the worker, a lapsed one too, with its token', async () => {
       await newInstance('i-own-live');
       await newInstance('i-own-lapsed');

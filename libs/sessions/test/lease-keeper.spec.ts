@@ -277,6 +277,30 @@ describe(LeaseKeeper.name, () => {
     });
   });
 
+  describe('drain, renewals meanwhile (issue #39)', () => {
+    it('should keep renewing the leases it still holds while draining, without putting itself back in the fair share', async () => {
+      const ids = await pairedInstances(4);
+      const [draining, heir] = [
+        keeper('w-draining-renew', { ttlMs: 60_000, reconcileIntervalMs: 3_600_000 }),
+        keeper('w-heir-renew', { ttlMs: 60_000, reconcileIntervalMs: 3_600_000 }),
+      ];
+      const listener = new RecordingListener();
+      await draining.start(listener);
+      await heir.start(new RecordingListener());
+      for (const id of ids) await draining.claim(id);
+
+      await draining.beginDrain();
+      // A renewal tick during a long drain (one instance's send still running): its leases live on…
+      await draining.renewNow();
+      expect(draining.heldCount).toBe(4);
+      expect(listener.lost).toEqual([]);
+      // …and the worker stays out of the fair share, so that the heir takes every instance handed over.
+      expect(await db.dataSource.query(`SELECT id FROM session_workers WHERE id = 'w-draining-renew'`)).toEqual([]);
+      const { share, workers } = await new LeaseRepository(db.dataSource).fairShare('w-heir-renew', 100, 60_000);
+      expect({ share, workers }).toEqual({ share: 4, workers: 1 });
+    });
+  });
+
   describe('shutdown', () => {
     it('should give every lease up and remove the worker row', async () => {
       const [id] = await pairedInstances(1);

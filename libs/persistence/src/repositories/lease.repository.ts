@@ -94,8 +94,12 @@ export class LeaseRepository {
    * claimed by nobody else since (a claim by another worker changes `worker_id`, one of ours bumps the
    * token), so no other holder can have written meanwhile and fencing stays intact. Returns every row
    * renewed, instance → token; the caller tells its sessions' tokens apart from rows no session knows.
+   *
+   * `heartbeat: false` (a draining worker, issue #39) renews the leases without the heartbeat: the worker
+   * row it removed stays removed, so that the others' fair share keeps counting it out while it hands its
+   * instances over one by one.
    */
-  async renewOwn(workerId: string, capacity: number, ttlMs: number, timeoutMs = ttlMs): Promise<Map<string, string>> {
+  async renewOwn(workerId: string, capacity: number, ttlMs: number, timeoutMs = ttlMs, options: { heartbeat?: boolean } = {}): Promise<Map<string, string>> {
     // `statement_timeout` is the server's: a connection whose server vanished without a reset (a
     // failover, a partition) answers nothing, not even the connect's SET, and the renewal would wait
     // for it for good while the leases lapse (issue #39). The client gives up a little after the server
@@ -110,14 +114,14 @@ export class LeaseRepository {
       const rows: Array<{ instance_id: string; fencing_token: string }> = await Promise.race([
         runner.query(
           `WITH worker AS (
-           INSERT INTO session_workers (id, capacity, heartbeat_at) VALUES ($1, $3, now())
+           INSERT INTO session_workers (id, capacity, heartbeat_at) SELECT $1, $3, now() WHERE $4::boolean
            ON CONFLICT (id) DO UPDATE SET capacity = EXCLUDED.capacity, heartbeat_at = now()),
          renewed AS (
            UPDATE session_leases SET expires_at = now() + ($2 || ' milliseconds')::interval
            WHERE worker_id = $1
            RETURNING instance_id, fencing_token)
          SELECT * FROM renewed`,
-          [workerId, String(ttlMs), capacity],
+          [workerId, String(ttlMs), capacity, options.heartbeat ?? true],
         ),
         unanswered,
       ]);

@@ -46,9 +46,10 @@ export type ClaimResult = { kind: 'claimed'; lease: Lease } | { kind: 'full' } |
  * ours that no session uses any more (its session was stopped because the worker was late) is taken
  * back with a new token, when its instance still wants a session, and the session restarts.
  *
- * Drain (issue #39): `beginDrain()` takes the worker out of the fair share at once, and every lease
- * given back from then on is handed over (expired in place, see LeaseRepository.handOver) in batches,
- * each announced so that the other workers' keepers adopt the instances now (`reconcileSoon()`).
+ * Drain (issue #39): `beginDrain()` takes the worker out of the fair share at once (its renewals no
+ * longer write the heartbeat that would put it back), and every lease given back from then on is handed
+ * over (expired in place, see LeaseRepository.handOver) in batches, each announced so that the other
+ * workers' keepers adopt the instances now (`reconcileSoon()`).
  */
 export class LeaseKeeper {
   private readonly held = new Map<string, Lease>();
@@ -314,7 +315,10 @@ export class LeaseKeeper {
     // Only leases held before the query can be judged by its result; later claims are not in it.
     const before = new Map(this.held);
     try {
-      const renewed = await this.leases.renewOwn(this.options.workerId, this.options.capacity, this.options.ttlMs, this.renewIntervalMs * 2);
+      // Draining: the leases still held live on, but the worker row removed by beginDrain() stays removed.
+      const renewed = await this.leases.renewOwn(this.options.workerId, this.options.capacity, this.options.ttlMs, this.renewIntervalMs * 2, {
+        heartbeat: !this.draining,
+      });
       const tookMs = Date.now() - startedAt;
       if (tookMs > this.renewIntervalMs / 2) this.logger.warn({ tookMs, leases: renewed.size, ...this.loopLag() }, 'lease renewal was slow');
       if (!this.running) return;

@@ -43,7 +43,7 @@ export class InProcessBus extends Bus {
   private async requestOnce<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {
     this.assertOpen();
     const targets = this.pick(subject);
-    if (targets.length === 0) throw new RpcError(ErrorCode.NoSession, `no responders for ${subject}`);
+    if (targets.length === 0) throw new RpcError(ErrorCode.NoSession, `no responders for ${subject}`, { notRun: true });
     const payload = wire(data);
     const target = targets[0];
     let timer: NodeJS.Timeout | undefined;

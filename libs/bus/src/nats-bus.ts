@@ -97,7 +97,7 @@ export class NatsBus extends Bus {
     } catch (error) {
       if (error instanceof RpcError) throw error;
       if (error instanceof NoRespondersError || (error instanceof RequestError && error.isNoResponders())) {
-        throw new RpcError(ErrorCode.NoSession, `no responders for ${subject}`);
+        throw new RpcError(ErrorCode.NoSession, `no responders for ${subject}`, { notRun: true });
       }
       if (error instanceof TimeoutError || (error instanceof RequestError && error.cause instanceof TimeoutError)) {
         throw new RpcError(ErrorCode.Timeout, `request ${subject} timed out`);

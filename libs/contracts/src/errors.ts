@@ -32,24 +32,31 @@ export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 export interface RpcErrorBody {
   code: ErrorCode;
   message: string;
+  /** The request was refused before its op started (nobody subscribed, or a holder handing the instance over): trying it again is safe. */
+  notRun?: true;
 }
 
 /** Thrown on either side of the bus; serialised as RpcErrorBody. */
 export class RpcError extends Error {
+  /** See RpcErrorBody.notRun: the op never started anywhere, so any op may be tried again (issue #39). */
+  readonly notRun: boolean;
+
   constructor(
     readonly code: ErrorCode,
     message: string,
+    options: { notRun?: boolean } = {},
   ) {
     super(message);
     this.name = 'RpcError';
+    this.notRun = options.notRun === true;
   }
 
   toBody(): RpcErrorBody {
-    return { code: this.code, message: this.message };
+    return { code: this.code, message: this.message, ...(this.notRun ? { notRun: true as const } : {}) };
   }
 
   static fromBody(body: RpcErrorBody): RpcError {
-    return new RpcError(body.code, body.message);
+    return new RpcError(body.code, body.message, { notRun: body.notRun === true });
   }
 }
 

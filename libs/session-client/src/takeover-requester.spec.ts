@@ -1,6 +1,6 @@
 import { ConnectionLostError, InProcessBus } from '@gw/bus';
 import { ErrorCode, RpcError } from '@gw/contracts';
-import { TakeoverRequester } from './takeover-requester';
+import { TAKEOVER_RETRY_MS, TakeoverRequester } from './takeover-requester';
 
 /** A bus whose first request to the instance was in flight when its NATS server was lost. */
 function busLosingItsServerOnce(): { bus: InProcessBus; sent: () => number } {
@@ -22,6 +22,44 @@ describe(TakeoverRequester.name, () => {
       const sut = new TakeoverRequester(bus, { failoverWaitMs: 5_000 });
       await expect(sut.requestAcrossTakeover('i1', 'send', {} as never, 500)).resolves.toEqual({ messageId: 'm1', status: 'Sent' });
       expect(sent()).toBe(2);
+    });
+  });
+
+  describe('requestAcrossHandOver (issue 39)', () => {
+    /** An instance nobody answers for `gapMs` (moving between workers), then held by a worker that runs its ops. */
+    function movingInstance(gapMs: number, refusal: RpcError): { bus: InProcessBus; ran: () => number } {
+      const bus = new InProcessBus();
+      const since = Date.now();
+      let ran = 0;
+      bus.subscribe('instance.i1.presence', async () => {
+        if (Date.now() - since < gapMs) throw refusal;
+        ran += 1;
+        return { ok: true };
+      });
+      return { bus, ran: () => ran };
+    }
+
+    it('should try again a request refused before it started while the instance moves, until the heir runs it', async () => {
+      const { bus, ran } = movingInstance(600, new RpcError(ErrorCode.NoSession, 'handing over', { notRun: true }));
+      const sut = new TakeoverRequester(bus, { failoverWaitMs: 5_000, heldRecently: async () => true });
+      await expect(sut.requestAcrossHandOver('i1', 'presence', {} as never, 500)).resolves.toEqual({ ok: true });
+      expect(ran()).toBe(1);
+    });
+
+    it('should not repeat a NoSession that may have started (not marked not run)', async () => {
+      const { bus } = movingInstance(600, new RpcError(ErrorCode.NoSession, 'the session ended under the op'));
+      const sut = new TakeoverRequester(bus, { failoverWaitMs: 5_000, heldRecently: async () => true });
+      await expect(sut.requestAcrossHandOver('i1', 'presence', {} as never, 500)).rejects.toMatchObject({ code: ErrorCode.NoSession });
+    });
+
+    it('should answer NoSession at once for an instance nobody held recently', async () => {
+      const bus = new InProcessBus();
+      let asked = 0;
+      const sut = new TakeoverRequester(bus, { failoverWaitMs: 5_000, heldRecently: async () => (asked++, false) });
+      const started = Date.now();
+      await expect(sut.requestAcrossHandOver('i1', 'presence', {} as never, 500)).rejects.toMatchObject({ code: ErrorCode.NoSession, notRun: true });
+      expect(asked).toBe(1);
+      expect(Date.now() - started).toBeLessThan(TAKEOVER_RETRY_MS);
     });
   });
 

@@ -77,6 +77,34 @@ export class TakeoverRequester {
     }
   }
 
+  /**
+   * For any request, safe to repeat or not, across a hand-over (a draining worker, issue #39) or a
+   * takeover: while the instance's lease is live or lapsed only recently, a refusal marked not run
+   * (RpcError.notRun: nobody subscribed, or the holder handing the instance over refused it before it
+   * started) is tried again until a holder runs it, for at most failoverWaitMs. Nothing that may have
+   * started is repeated; an instance nobody held recently answers NoSession at once, as before.
+   */
+  async requestAcrossHandOver<Op extends InstanceOp>(
+    instanceId: string,
+    op: Op,
+    data: InstanceRpc[Op]['request'],
+    timeoutMs: number,
+  ): Promise<InstanceRpc[Op]['reply']> {
+    const deadline = Date.now() + this.options.failoverWaitMs;
+    let inTakeover = false;
+    for (;;) {
+      try {
+        return await this.request(instanceId, op, data, timeoutMs);
+      } catch (error) {
+        if (!(error instanceof RpcError) || !error.notRun || error.code !== ErrorCode.NoSession) throw error;
+        if (Date.now() + TAKEOVER_RETRY_MS > deadline) throw error;
+        if (!inTakeover && !(await this.heldRecently(instanceId))) throw error;
+        inTakeover = true;
+        await sleep(TAKEOVER_RETRY_MS);
+      }
+    }
+  }
+
   private async heldRecently(instanceId: string): Promise<boolean> {
     return this.options.heldRecently ? this.options.heldRecently(instanceId, this.options.failoverWaitMs) : false;
   }

@@ -28,6 +28,8 @@ export class SessionClient {
    * Asks the holder; RpcError(NoSession) at once when no worker holds the instance, and soon after the
    * holder dies with the request (kill -9, lost host): the bus drops a dead worker's subscriptions,
    * but a request it had already taken is never answered, so it would wait out its whole timeout.
+   * While the instance moves between workers (a drain's hand-over, a takeover), a request refused
+   * before it started is tried again until the next holder answers (issue #39; requestAcrossHandOver).
    */
   request<Op extends InstanceOp>(
     instanceId: string,
@@ -35,7 +37,7 @@ export class SessionClient {
     data: InstanceRpc[Op]['request'],
     timeoutMs = this.config.rpcTimeoutMs,
   ): Promise<InstanceRpc[Op]['reply']> {
-    return this.requester.request(instanceId, op, data, timeoutMs).catch((error: unknown) => this.whyNoSession(instanceId, error));
+    return this.requester.requestAcrossHandOver(instanceId, op, data, timeoutMs).catch((error: unknown) => this.whyNoSession(instanceId, error));
   }
 
   /**

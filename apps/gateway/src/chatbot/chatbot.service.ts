@@ -81,7 +81,7 @@ export class ChatbotService {
           apikey,
           url,
         };
-        return settings as unknown as Record<string, unknown>;
+        return settings;
       },
     );
   }
@@ -132,7 +132,7 @@ export class ChatbotService {
             .filter(Boolean)
             .join('|'),
         };
-        return settings as unknown as Record<string, unknown>;
+        return settings;
       },
     );
   }
@@ -171,7 +171,7 @@ export class ChatbotService {
           vectorError: '',
           chunks: 0,
         };
-        return settings as unknown as Record<string, unknown>;
+        return settings;
       },
     );
     // The runners vectorize it (the one embedded in this process, or any other).
@@ -250,7 +250,7 @@ export class ChatbotService {
           body: fields.body ?? '',
           parameters,
         };
-        return settings as unknown as Record<string, unknown>;
+        return settings;
       },
     );
   }
@@ -276,7 +276,7 @@ export class ChatbotService {
     kind: ChatbotKind,
     dto: { id?: string; delete?: boolean },
     present: (row: ChatbotRecordRow) => T,
-    build: (current: ChatbotRecordRow | null) => Promise<Record<string, unknown>>,
+    build: (current: ChatbotRecordRow | null) => Promise<AgentSettings | TriggerSettings | KnowledgeSettings | FunctionSettings>,
   ): Promise<T | ChatbotDeletedResponse> {
     const id = dto.id?.trim() ?? '';
     if (dto.delete === true) {

@@ -68,7 +68,8 @@ export class ChatbotRepository {
     return rows.length ? toRecordRow(rows[0]) : null;
   }
 
-  async create(instanceId: string, kind: ChatbotKind, data: Record<string, unknown>): Promise<ChatbotRecordRow> {
+  /** A new record of `data` (the record's settings, stored as JSON). */
+  async create(instanceId: string, kind: ChatbotKind, data: object): Promise<ChatbotRecordRow> {
     const rows: Raw[] = await this.dataSource.query(`INSERT INTO chatbot_records (id, instance_id, kind, data) VALUES ($1, $2, $3, $4::jsonb) RETURNING *`, [
       recordId(),
       instanceId,
@@ -79,7 +80,7 @@ export class ChatbotRepository {
   }
 
   /** Replaces a record's fields; null when the instance has no such record. */
-  async update(instanceId: string, kind: ChatbotKind, id: string, data: Record<string, unknown>): Promise<ChatbotRecordRow | null> {
+  async update(instanceId: string, kind: ChatbotKind, id: string, data: object): Promise<ChatbotRecordRow | null> {
     const rows: Raw[] = await this.dataSource.query(
       `WITH changed AS (UPDATE chatbot_records SET data = $4::jsonb, updated_at = now() WHERE instance_id = $1 AND kind = $2 AND id = $3 RETURNING *)
        SELECT * FROM changed`,

@@ -19,6 +19,7 @@ import { InboundMessageObserver } from './messaging/inbound-message.observer';
 import { IssuedTcTokenObserver } from './socket/issued-tc-tokens';
 import { AbandonedPairingSweeper } from './session/abandoned-pairing-sweeper';
 import { SessionManager } from './session/session-manager';
+import type { Session } from './session/session';
 import { SessionStateWriter } from './session/session-state-writer';
 import type { SocketObserver } from './session/socket-observer';
 import { applySimulatorSeam } from './socket/network-options';
@@ -34,7 +35,10 @@ import { SendLimitObserver } from './outbound/send-limits';
 import { HandshakeGate } from './session/handshake-gate';
 import { ReconnectPacer } from './session/reconnect-pacer';
 
-/** A drain waits this long at most for the ops in flight (a sync send waits up to its own timeout). */
+/**
+ * A drain hands each instance over once its own ops in flight are done, and every instance within this
+ * long at most (a sync send waits up to its own timeout): the bound on the whole drain's hand-overs.
+ */
 const DRAIN_IN_FLIGHT_MS = 15_000;
 /**
  * Once the sessions ended, the ops still running (past that wait) are awaited this long at most for their
@@ -225,9 +229,11 @@ export class SessionWorker {
   }
 
   /**
-   * Graceful (SIGTERM), a drain (issue #39): stop taking work, finish the ops in flight, close every
-   * socket without logout and hand each lease over at once, announced on the bus so that the other
-   * workers adopt the instances now (not when the leases would have expired); then deregister.
+   * Graceful (SIGTERM), a drain (issue #39): stop taking work, then, for every instance in parallel,
+   * finish its own ops in flight, store what its socket received, close the socket without logout and
+   * hand its lease over at once, announced on the bus so that another worker adopts it now (not when
+   * the lease would have expired, nor once the slowest send of another instance is done). Every
+   * instance is handed over within DRAIN_IN_FLIGHT_MS; then deregister.
    */
   async stop(): Promise<void> {
     if (this.state !== 'running') return;
@@ -237,19 +243,40 @@ export class SessionWorker {
     this.handOverSubscription?.unsubscribe();
     // Out of the others' fair share at once; no more adoption; leases given back from now on are handed over.
     await this.keeper.beginDrain();
-    await this.rpc.drain(DRAIN_IN_FLIGHT_MS);
-    await this.sweeper.stop();
-    await this.unacked.stop();
+    this.rpc.beginDrain();
+    await Promise.all([this.sweeper.stop(), this.unacked.stop()]);
+    const until = started + DRAIN_IN_FLIGHT_MS;
+    const handedOver = await Promise.all(this.manager.all().map((session) => this.handOver(session, until)));
+    // Any session left (a hand-over that failed): closed and handed over together.
     await this.inbound.drain();
     await this.manager.shutdownAll();
     await this.keeper.shutdown();
     // Every request taken is answered before the caller closes the bus (a late one: No session, tried again by the gateway).
     await this.rpc.close(DRAIN_LAST_ANSWERS_MS);
-    this.logger.info({ drainMs: Date.now() - started }, 'session worker drained');
+    const slowest = Math.max(0, ...handedOver);
+    this.logger.info({ drainMs: Date.now() - started, instances: handedOver.length, slowestHandOverMs: slowest }, 'session worker drained');
     await this.media.close();
     metrics().dropSources(this.metricsSources);
     this.removeGuard();
     this.logger.info('session worker stopped');
+  }
+
+  /**
+   * One instance of a drain: once its ops in flight are done (or `until`), what its socket received so
+   * far is stored, and the session closes and hands its lease over (LeaseKeeper.release while draining).
+   * The time it took; -1 when it failed (the instance then goes with the rest, at the end of the drain).
+   */
+  private async handOver(session: Session, until: number): Promise<number> {
+    const started = Date.now();
+    try {
+      await this.rpc.settleInstance(session.instanceId, until - started);
+      await this.inbound.drainInstance(session.instanceId);
+      await session.shutdown();
+      return Date.now() - started;
+    } catch (error) {
+      this.logger.warn({ err: error, instanceId: session.instanceId }, 'handing an instance over failed; it goes with the rest');
+      return -1;
+    }
   }
 
   /** Test aid that behaves like `kill -9`: subscriptions gone, sockets dropped, nothing written or released. */

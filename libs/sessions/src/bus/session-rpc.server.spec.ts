@@ -89,6 +89,65 @@ describe('SessionRpcServer drain (issue 39)', () => {
     expect(sent).toEqual(['M1']);
   });
 
+  it('should mark a refusal while draining as not run (any op may be tried again on the heir)', async () => {
+    start();
+    server.beginDrain();
+    await expect(bus.request(Subjects.instance('i1', 'presence'), { presence: 'available' }, { timeoutMs: 2_000 })).rejects.toMatchObject({
+      code: ErrorCode.NoSession,
+      notRun: true,
+    });
+  });
+
+  it("should settle each instance on its own: one instance's ops done while another's send still runs", async () => {
+    const other = { ...session, instanceId: 'i2' } as unknown as Session;
+    sessions.set('i2', other);
+    start();
+    server.sessionStarted(other);
+    const slow = bus.request<{ status: string }>(Subjects.instance('i2', 'send'), sendRequest(4), { timeoutMs: 3_000 });
+    await new Promise((resolve) => setImmediate(resolve));
+    server.beginDrain();
+    const started = Date.now();
+    await expect(server.settleInstance('i1', 2_000)).resolves.toBe(true);
+    expect(Date.now() - started).toBeLessThan(500);
+    await expect(server.settleInstance('i2', 50)).resolves.toBe(false);
+    const settled = server.settleInstance('i2', 2_000);
+    release();
+    await expect(settled).resolves.toBe(true);
+    await expect(slow).resolves.toMatchObject({ status: 'Sent' });
+  });
+
+  it('should run an op reaching an arriving instance once its socket is open, and answer status at once', async () => {
+    let opened: () => void = () => undefined;
+    const open = new Promise<void>((resolve) => (opened = resolve));
+    const events: string[] = [];
+    const arriving = {
+      instanceId: 'i3',
+      status: () => ({ status: 'connecting', loggedIn: false, jid: null }),
+      openSocketOnArrival: async () => {
+        await open;
+        return {};
+      },
+    } as unknown as Session;
+    sessions.set('i3', arriving);
+    const manager = { setLifecycleListener: () => undefined, get: (id: string) => sessions.get(id) } as unknown as SessionManager;
+    const ops = {
+      status: async (target: Session) => target.status(),
+      presence: async () => {
+        events.push('presence ran');
+        return { ok: true };
+      },
+    } as unknown as OpRegistry;
+    server = new SessionRpcServer(bus as Bus, manager, logger, ops);
+    server.start();
+    server.sessionStarted(arriving);
+    const presence = bus.request(Subjects.instance('i3', 'presence'), { presence: 'available' }, { timeoutMs: 2_000 });
+    await expect(bus.request(Subjects.instance('i3', 'status'), {}, { timeoutMs: 2_000 })).resolves.toMatchObject({ loggedIn: false });
+    expect(events).toEqual([]);
+    opened();
+    await expect(presence).resolves.toEqual({ ok: true });
+    expect(events).toEqual(['presence ran']);
+  });
+
   it('should refuse a placement once it stopped accepting, as a full worker does (the gateway asks the next one)', async () => {
     start();
     // The queue subscription is drained, not dropped; a placement routed to it meanwhile is refused.

@@ -12,6 +12,14 @@ import type { SessionLifecycleListener, SessionManager } from '../session/sessio
 export const SESSION_WORKERS_QUEUE = 'session-workers';
 
 /**
+ * Ops that do not wait for an arriving session's socket: they answer from what the session knows (status,
+ * asked by the gateway's holder check), start or end it (connect, logout, release, hibernate, reset), or
+ * wait for the open themselves (send). Every other op reaching an instance adopted a moment ago (a drain's
+ * hand-over, a takeover) waits for its first socket to open, as a send does, instead of NotConnected.
+ */
+const NO_ARRIVAL_WAIT: ReadonlySet<string> = new Set(['status', 'connect', 'logout', 'release', 'hibernate', 'instance.reset', 'send']);
+
+/**
  * The worker's side of the bus: placements (queue group), the ops of every held instance
  * (`instance.<id>.>` while held; "no responders" tells the gateway nobody holds it), and the
  * restart-all broadcast. Errors travel as RpcError codes.
@@ -21,6 +29,8 @@ export class SessionRpcServer implements SessionLifecycleListener {
   private readonly perInstance = new Map<string, BusSubscription>();
   /** Ops being handled now (a drain waits for them). */
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** The same, per instance: a drain hands each instance over once its own ops are done. */
+  private readonly inFlightOf = new Map<string, Set<Promise<unknown>>>();
   private draining = false;
   private accepting = true;
   /** Subscriptions of ended sessions still draining (close waits for them). */
@@ -56,27 +66,39 @@ export class SessionRpcServer implements SessionLifecycleListener {
   }
 
   /**
-   * Drain (SIGTERM, issue #39): ops that arrive from now on answer `No session` (the gateway tries a
-   * send again until the instance's next holder answers; `status` is still answered, so the gateway
-   * does not take this worker for dead while it finishes), and the ops in flight, sends among them,
-   * are finished first, for at most `timeoutMs`.
+   * Drain (SIGTERM, issue #39): ops that arrive from now on are refused `No session`, marked not run
+   * (the gateway tries them again until the instance's next holder answers; `status` is still answered,
+   * so the gateway does not take this worker for dead while it finishes). The ops in flight are
+   * finished first: `settleInstance` waits for one instance's, so that it can be handed over at once.
    */
-  async drain(timeoutMs: number): Promise<void> {
+  beginDrain(): void {
     this.draining = true;
-    await this.settle(timeoutMs);
   }
 
-  /** Waits for the ops in flight (those that start meanwhile too) for at most `timeoutMs`. */
-  private async settle(timeoutMs: number): Promise<void> {
-    if (this.inFlight.size === 0) return;
+  /** Drain and wait for every instance's ops in flight, for at most `timeoutMs` (see beginDrain). */
+  async drain(timeoutMs: number): Promise<void> {
+    this.beginDrain();
+    await this.settle(this.inFlight, timeoutMs);
+  }
+
+  /** Waits for this instance's ops in flight for at most `timeoutMs`; true when none is left. */
+  async settleInstance(instanceId: string, timeoutMs: number): Promise<boolean> {
+    const running = this.inFlightOf.get(instanceId);
+    return running ? this.settle(running, timeoutMs, instanceId) : true;
+  }
+
+  /** Waits for the ops of `running` (those that start meanwhile too) for at most `timeoutMs`; true when none is left. */
+  private async settle(running: Set<Promise<unknown>>, timeoutMs: number, instanceId?: string): Promise<boolean> {
+    if (running.size === 0) return true;
     let timer: NodeJS.Timeout | undefined;
-    const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-    while (this.inFlight.size > 0) {
-      const settled = await Promise.race([Promise.allSettled([...this.inFlight]).then(() => true), expired]);
+    const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, timeoutMs))));
+    while (running.size > 0) {
+      const settled = await Promise.race([Promise.allSettled([...running]).then(() => true), expired]);
       if (!settled) break;
     }
     clearTimeout(timer);
-    if (this.inFlight.size) this.logger.warn({ inFlight: this.inFlight.size }, 'drain: ops still running after the wait; closing anyway');
+    if (running.size) this.logger.warn({ inFlight: running.size, instanceId }, 'drain: ops still running after the wait; closing anyway');
+    return running.size === 0;
   }
 
   /**
@@ -90,7 +112,7 @@ export class SessionRpcServer implements SessionLifecycleListener {
     const subscriptions = [...this.global.splice(0), ...this.perInstance.values()];
     this.perInstance.clear();
     await Promise.allSettled([...subscriptions.map((subscription) => subscription.drain()), ...this.closing]);
-    await this.settle(timeoutMs);
+    await this.settle(this.inFlight, timeoutMs);
   }
 
   /** Like `kill -9`: every subscription dropped at once, nothing answered any more. */
@@ -137,18 +159,31 @@ export class SessionRpcServer implements SessionLifecycleListener {
 
   private async dispatch(instanceId: string, op: string, data: unknown): Promise<unknown> {
     const session = this.manager.get(instanceId);
-    if (!session) throw new RpcError(ErrorCode.NoSession, 'No session');
+    if (!session) throw new RpcError(ErrorCode.NoSession, 'No session', { notRun: true });
     if (!isInstanceOp(op)) throw new RpcError(ErrorCode.BadRequest, `unknown operation ${op}`);
-    if (this.draining && op !== 'status') throw new RpcError(ErrorCode.NoSession, 'No session (the session worker is handing the instance over)');
-    const running = runOp(this.ops, op, session, asObject(data));
+    if (this.draining && op !== 'status')
+      throw new RpcError(ErrorCode.NoSession, 'No session (the session worker is handing the instance over)', { notRun: true });
+    const running = this.run(session, op, asObject(data));
+    let ofInstance = this.inFlightOf.get(instanceId);
+    if (!ofInstance) this.inFlightOf.set(instanceId, (ofInstance = new Set()));
     this.inFlight.add(running);
+    ofInstance.add(running);
     try {
       return await running;
     } catch (error) {
       throw toRpcError(error);
     } finally {
       this.inFlight.delete(running);
+      ofInstance.delete(running);
+      if (ofInstance.size === 0 && this.inFlightOf.get(instanceId) === ofInstance) this.inFlightOf.delete(instanceId);
     }
+  }
+
+  /** Runs the op; on an instance arriving from another worker, once its first socket is open (see NO_ARRIVAL_WAIT). */
+  private async run(session: Session, op: Parameters<typeof runOp>[1], data: Record<string, unknown>): Promise<unknown> {
+    // Not arriving (or not open within the wait): the op answers as it would have (NotConnected, for one that needs the socket).
+    if (!NO_ARRIVAL_WAIT.has(op)) await session.openSocketOnArrival().catch(() => undefined);
+    return runOp(this.ops, op, session, data);
   }
 }
 

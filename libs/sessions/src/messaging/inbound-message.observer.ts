@@ -131,4 +131,12 @@ export class InboundMessageObserver implements SocketObserver {
   async drain(): Promise<void> {
     await Promise.all([...this.busy].map((handler) => handler.idle()));
   }
+
+  /**
+   * The same for one instance (a drain hands each instance over on its own): what its last socket's
+   * handler queued so far is handled, after whatever earlier sockets of the instance queued.
+   */
+  async drainInstance(instanceId: string): Promise<void> {
+    await this.latest.get(instanceId)?.idle();
+  }
 }

@@ -1,4 +1,4 @@
-import { createChatbotServices, readChatbotConfig, type ChatbotServices } from '@gw/chatbot';
+import { CHATBOT_CONSUMER, createChatbotServices, readChatbotConfig, type ChatbotServices } from '@gw/chatbot';
 import { createLogger, EnvReader } from '@gw/platform';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -104,6 +104,28 @@ describe('chatbot (e2e)', () => {
       (rows) => rows.length >= count && rows.slice(0, count).every((row: { status: string }) => !['gathering', 'running'].includes(row.status)),
       15_000,
       `${count} round(s) of ${chatPhone} finished`,
+    );
+
+  /**
+   * Once the chatbot's follower has passed every `messages` event of the message `id` (its cursor moves in
+   * the transaction that admits the message or not): what the bot made of it is in the database. A test
+   * that the bot stays silent reads it then, instead of after a fixed sleep.
+   */
+  const followed = (id: string) =>
+    waitFor(
+      async () =>
+        (
+          await stack.db.dataSource.query(
+            `SELECT count(*)::int AS events,
+                    count(*) FILTER (WHERE ((o.tx, o.id) <= (c.tx, c.id) AND NOT (o.tx = ANY (c.pending))) OR o.id <= c.floor)::int AS passed
+               FROM outbox_events o JOIN outbox_cursors c ON c.consumer = $3 AND c.instance_id = o.instance_id
+              WHERE o.instance_id = $1 AND o.event_type = 'messages' AND o.payload->'message'->>'messageid' = $2`,
+            [instance.id, id, CHATBOT_CONSUMER],
+          )
+        )[0] as { events: number; passed: number },
+      (row) => row.events > 0 && row.passed === row.events,
+      15_000,
+      `the chatbot's follower past message ${id}`,
     );
 
   let agentId = '';
@@ -258,12 +280,13 @@ describe('chatbot (e2e)', () => {
 
   it('does not start without a start word, nor in a chat whose chatbot_disableUntil lies ahead', async () => {
     const davi = await contact('Davi');
-    await say(davi, 'bom dia');
+    const bomDia = await say(davi, 'bom dia');
     const eva = await contact('Eva');
     const until = Math.floor(Date.now() / 1000) + 600;
     expect((await call('POST', '/chat/editLead', { id: `${eva}@s.whatsapp.net`, chatbot_disableUntil: until })).status).toBe(200);
-    await say(eva, 'oi');
-    await sleep(2_000);
+    const oi = await say(eva, 'oi');
+    await followed(bomDia.id);
+    await followed(oi.id);
     expect(await rounds(davi)).toEqual([]);
     expect(await rounds(eva)).toEqual([]);
     expect(modelSaw('bom dia')).toEqual([]);
@@ -289,8 +312,7 @@ describe('chatbot (e2e)', () => {
       'the pause',
     );
     expect(chat.body.chats[0].chatbot_disableUntil).toBeGreaterThanOrEqual(before + 30 * 60);
-    await say(fabi, 'oi');
-    await sleep(1_500);
+    await followed((await say(fabi, 'oi')).id);
     expect(await rounds(fabi)).toEqual([]);
 
     const gil = await contact('Gil');
@@ -302,8 +324,7 @@ describe('chatbot (e2e)', () => {
       10_000,
       'the pause after a person answered',
     );
-    await say(gil, 'oi');
-    await sleep(1_500);
+    await followed((await say(gil, 'oi')).id);
     expect(await rounds(gil)).toEqual([]);
   }, 40_000);
 
@@ -317,14 +338,14 @@ describe('chatbot (e2e)', () => {
       10_000,
       'the group message stored',
     );
-    await sleep(1_000);
+    await followed(asked.id);
     expect(await chatRounds(group.jid)).toEqual([]);
 
     await call('POST', '/instance/updatechatbotsettings', { chatbot_ignoreGroups: false });
     try {
       // The trigger still ignores groups.
-      await stack.control('POST', `/sim/accounts/${admin}/send`, { to: group.jid, text: 'oi de novo' });
-      await sleep(1_500);
+      const again = await stack.control<{ id: string }>('POST', `/sim/accounts/${admin}/send`, { to: group.jid, text: 'oi de novo' });
+      await followed(again.id);
       expect(await chatRounds(group.jid)).toEqual([]);
       await trigger({ ignoreGroups: false });
       await stack.control('POST', `/sim/accounts/${admin}/send`, { to: group.jid, text: 'oi, alguém?' });
@@ -367,8 +388,7 @@ describe('chatbot (e2e)', () => {
     const chat = await call('POST', '/chat/find', { wa_chatid: `${hugo}@s.whatsapp.net` });
     expect(chat.body.chats[0].chatbot_disableUntil).toBeGreaterThan(Date.now() / 1000);
     models.requests.length = 0;
-    await say(hugo, 'oi?');
-    await sleep(1_500);
+    await followed((await say(hugo, 'oi?')).id);
     expect(await rounds(hugo)).toHaveLength(1);
   }, 40_000);
 

@@ -11,6 +11,9 @@
  *                             [--stall 20 (s without progress before a phase gives up)] [--wait 300 (s at most per phase)]
  *                             [--warm 1 (0: start the relay cold, without its warmUp)]
  *
+ * `burst.inFlight`: requests in flight from the burst's start to its last answer, relay and bare
+ * (mean, share of the time at the limit, ms to the first request): does the relay keep its concurrency busy?
+ *
  * Processes: this one feeds the outbox (and orchestrates); the relay runs in a child, the bare client
  * in another, the receiver in a third. Prints one JSON object. Goals (issue #38): burst ≥ 0.6 × the
  * bare client's deliveries/s in the same run, p99 ≤ 50 ms at 1,000 events/s. Besides time, it prints
@@ -24,6 +27,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { subscribe } from 'node:diagnostics_channel';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
@@ -300,10 +304,15 @@ async function runRelay(): Promise<void> {
   const poolSize = num('pool', 0) || config.maxInFlightPerReceiver + 4;
   const dataSource = await openDatabase({ url: databaseUrl, schema: args.get('schema') as string, poolSize, keepConnections: num('warm', 1) === 1 });
   const trace = traceQueries(dataSource);
+  const inFlight = inFlightMeter(config.maxInFlightPerReceiver);
   const bus = new InProcessBus();
   // Stands in for NATS: the feeder's OutboxNotice arrives over IPC and is published on the local bus.
   process.on('message', (message: { wake?: string; cmd?: string; id?: number }) => {
     if (message.wake) bus.publish(Subjects.outbox(message.wake), { instanceId: message.wake, lastId: '0' });
+    if (message.cmd === 'mark') {
+      inFlight.start();
+      send({ id: message.id });
+    }
     if (message.cmd === 'stop') {
       void (async () => {
         await relay.stop();
@@ -317,6 +326,7 @@ async function runRelay(): Promise<void> {
           deliveries: Object.fromEntries(counts.map((row) => [row.status, row.n])),
           queries: trace.queries(),
           cold: trace.cold(),
+          inFlight: inFlight.read(),
           cpuMs: cpuMs(),
         });
         process.exit(0);
@@ -426,6 +436,7 @@ function traceQueries(dataSource: import('typeorm').DataSource): {
 
 async function runBare(): Promise<void> {
   const concurrency = num('inflight', 8);
+  const inFlight = inFlightMeter(concurrency);
   const url = args.get('url') as string;
   let post: (payload: EventPayload) => Promise<void>;
   let closeClient: () => Promise<void>;
@@ -489,12 +500,13 @@ async function runBare(): Promise<void> {
         await drained();
       } else if (message.cmd === 'burst') {
         const now = Date.now();
+        inFlight.start();
         for (let seq = 0; seq < BURST; seq++) queue.push(eventFor('bare-burst', seq, now).payload);
         pump();
         await drained();
       } else if (message.cmd === 'stop') {
         await closeClient();
-        send({ id: message.id, cpuMs: cpuMs() });
+        send({ id: message.id, cpuMs: cpuMs(), inFlight: SINK === 'webhook' ? inFlight.read() : null });
         process.exit(0);
       }
       send({ id: message.id });
@@ -523,6 +535,67 @@ async function paced(rate: number, seconds: number, emit: (from: number, to: num
     }
     await sleep(5);
   }
+}
+
+interface InFlightStats {
+  mean: number;
+  shareAtLimit: number;
+  requests: number;
+  /** From start() to the first request (ms). */
+  firstRequestMs: number;
+}
+
+/**
+ * Requests in flight over time, from undici's diagnostics channels (created → response headers, or
+ * an error): its time-weighted mean and the share of the time at `limit` or more, from `start()` to
+ * the last request's end. Tells whether a client keeps its concurrency busy: the relay and the bare
+ * client measure it the same way, at the same small cost. An answer that arrived while the process was
+ * busy counts as in flight until it is read, so a busy client looks fuller than it is.
+ */
+function inFlightMeter(limit: number): { start: () => void; read: () => InFlightStats } {
+  let inFlight = 0;
+  let active = false;
+  let startedAt = 0;
+  let lastAt = 0;
+  let lastEndAt = 0;
+  let area = 0;
+  let atLimit = 0;
+  let requests = 0;
+  let firstAt = 0;
+  const tick = () => {
+    const now = performance.now();
+    if (active) {
+      area += (now - lastAt) * inFlight;
+      if (inFlight >= limit) atLimit += now - lastAt;
+    }
+    lastAt = now;
+  };
+  subscribe('undici:request:create', () => {
+    tick();
+    inFlight++;
+    if (active && requests++ === 0) firstAt = lastAt;
+  });
+  const end = () => {
+    tick();
+    inFlight = Math.max(0, inFlight - 1);
+    lastEndAt = lastAt;
+  };
+  subscribe('undici:request:headers', end);
+  subscribe('undici:request:error', end);
+  return {
+    start: () => {
+      tick();
+      active = true;
+      startedAt = lastAt;
+      area = 0;
+      atLimit = 0;
+      requests = 0;
+    },
+    read: () => {
+      const span = Math.max(lastEndAt - startedAt, 0.001);
+      return { mean: round(area / span, 2), shareAtLimit: round(atLimit / span, 3), requests, firstRequestMs: round(firstAt - startedAt) };
+    },
+  };
 }
 
 // --- the orchestrator (and outbox feeder) ---------------------------------------------------------
@@ -657,6 +730,7 @@ async function orchestrate(): Promise<void> {
     // 2. a burst through the relay, fed as fast as the outbox takes it
     await sleep(1_000);
     log(`relay: burst of ${BURST}`);
+    await ask(relay, { cmd: 'mark' });
     const burstStarted = Date.now();
     for (let from = 0; from < BURST; from += 1_000) await feed('relay-burst', from, Math.min(BURST, from + 1_000));
     const burstFedSeconds = (Date.now() - burstStarted) / 1000;
@@ -667,11 +741,13 @@ async function orchestrate(): Promise<void> {
       deliveries,
       queries,
       cold,
+      inFlight: relayInFlight,
       cpuMs: relayCpuMs,
     } = await ask<{
       deliveries: Record<string, number>;
       queries: Record<string, { count: number; ms: number; empty: number }>;
       cold: ColdStats;
+      inFlight: InFlightStats;
       cpuMs: number;
     }>(relay, { cmd: 'stop' });
     const deliveredRows = deliveries.delivered ?? 0;
@@ -691,7 +767,7 @@ async function orchestrate(): Promise<void> {
     await ask(bare, { cmd: 'burst' });
     const bareBurst = await waitForDelivery(receiver, 'bare-burst', BURST);
     const bareBurstSeconds = (bareBurst.lastAt - bareBurstStarted) / 1000;
-    const { cpuMs: bareCpuMs } = await ask<{ cpuMs: number }>(bare, { cmd: 'stop' });
+    const { cpuMs: bareCpuMs, inFlight: bareInFlight } = await ask<{ cpuMs: number; inFlight: InFlightStats | null }>(bare, { cmd: 'stop' });
 
     const relayPerSecond = relayBurst.count / Math.max(relayBurstSeconds, 0.001);
     const barePerSecond = bareBurst.count / Math.max(bareBurstSeconds, 0.001);
@@ -749,6 +825,8 @@ async function orchestrate(): Promise<void> {
             p99Ms: bareBurst.p99Ms,
           },
           relayVsBare: round(relayPerSecond / Math.max(barePerSecond, 0.001), 3),
+          // Requests in flight from the first request to the last answer (mean, share of the time at the limit).
+          inFlight: { limit: settings.maxInFlightPerReceiver, relay: relayInFlight, bare: bareInFlight },
         },
         deliveryRows: deliveries,
         cpuMsPerThousandDeliveries: {

@@ -1,6 +1,6 @@
 import type { WebhookRow } from '@gw/persistence';
 import { guardedConnector, injectTraceHeaders, metrics, SsrfError, type SsrfGuard } from '@gw/platform';
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { parseRetryAfter } from '../retry-schedule';
 import { signWebhook } from '../signature';
 import { deliveryUrl } from '../webhook-filter';
@@ -10,6 +10,12 @@ import type { SendOutcome, SinkMessage, SinkTransport } from './transport';
 export class HttpTransport implements SinkTransport {
   readonly kind = 'webhook' as const;
   private readonly agent: Agent;
+  /**
+   * Each delivery URL's form check (SsrfGuard.checkUrlForm) and its origin and path, by URL: the same
+   * few URLs come back on every delivery, and parsing each again (here, then in undici) cost the relay
+   * two URL parses a request. Refusals are kept too: the same URL is refused the same way.
+   */
+  private readonly forms = new Map<string, UrlForm | SsrfError>();
 
   constructor(private readonly options: { ssrf: SsrfGuard; requestTimeoutMs: number }) {
     this.agent = new Agent({ connect: guardedConnector(options.ssrf, { timeout: options.requestTimeoutMs }), keepAliveTimeout: 10_000 });
@@ -35,12 +41,13 @@ export class HttpTransport implements SinkTransport {
       // The URL's form here (http(s), a host, no credentials); its addresses when a connection is opened
       // (guardedConnector: a name through the guarded lookup, a literal address there too), so that a
       // delivery over a kept-alive connection costs no DNS lookup of its own (it cost one per request).
-      this.options.ssrf.checkUrlForm(url);
-      const response = await request(url, {
+      const { origin, path } = this.formOf(url);
+      const response = await this.agent.request({
+        origin,
+        path,
         method: 'POST',
         body: message.body,
         headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'wa-gateway-webhooks/1' },
-        dispatcher: this.agent,
         headersTimeout: timeout,
         bodyTimeout: timeout,
         signal: deadline.signal,
@@ -68,7 +75,36 @@ export class HttpTransport implements SinkTransport {
   async close(): Promise<void> {
     await this.agent.close().catch(() => undefined);
   }
+
+  /** The URL's form, checked (throws the guard's refusal); remembered per URL. */
+  private formOf(url: string): UrlForm {
+    let form = this.forms.get(url);
+    if (form === undefined) {
+      try {
+        const parsed = this.options.ssrf.checkUrlForm(url);
+        form = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+      } catch (error) {
+        if (!(error instanceof SsrfError)) throw error;
+        form = error;
+      }
+      if (this.forms.size >= MAX_REMEMBERED_URLS) this.forms.clear();
+      this.forms.set(url, form);
+    }
+    if (form instanceof SsrfError) throw form;
+    return form;
+  }
 }
+
+interface UrlForm {
+  origin: string;
+  /** Path and query (a fragment is never sent). */
+  path: string;
+}
+
+/** URLs whose form (and origin) are remembered: far more than the webhooks a relay serves; all forgotten past it. */
+const MAX_REMEMBERED_URLS = 10_000;
+
+const origins = new Map<string, string>();
 
 /**
  * The whole request's deadline (connect, headers, body), cleared as soon as it ends. Not
@@ -83,12 +119,19 @@ function requestDeadline(ms: number): { signal: AbortSignal; clear: () => void }
   return { signal: controller.signal, clear: () => clearTimeout(timer) };
 }
 
+/** A URL's origin (the URL itself when it does not parse); remembered per URL: the relay asks for it on every delivery. */
 export function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return url;
+  let origin = origins.get(url);
+  if (origin === undefined) {
+    try {
+      origin = new URL(url).origin;
+    } catch {
+      origin = url;
+    }
+    if (origins.size >= MAX_REMEMBERED_URLS) origins.clear();
+    origins.set(url, origin);
   }
+  return origin;
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

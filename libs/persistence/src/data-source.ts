@@ -87,6 +87,8 @@ export interface DataSourceOptions {
    * each at start): closed, they come back cold when traffic does.
    */
   keepConnections?: boolean;
+  /** How long a connection may sit idle before the pool closes it (pg-pool's `idleTimeoutMillis`, 10 s unless given). */
+  idleTimeoutMs?: number;
 }
 
 /**
@@ -126,6 +128,7 @@ export function createDataSource(options: DataSourceOptions): DataSource {
     extra: {
       max,
       ...(options.keepConnections ? { min: max } : {}),
+      ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMillis: options.idleTimeoutMs } : {}),
       // A connect that is never answered (a failover: the address nobody serves any more) fails after
       // this instead of the OS's minutes, so a writer waiting out the outage tries again and finds the
       // database once it is back (issue #39); the pool's own waiters give up after the same time.

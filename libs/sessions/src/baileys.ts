@@ -2,6 +2,7 @@
 // depends on these names only.
 import {
   BufferJSON,
+  Curve,
   DisconnectReason,
   getBinaryNodeChild,
   getBinaryNodeChildren,
@@ -26,6 +27,7 @@ import type {
 
 export {
   BufferJSON,
+  Curve,
   DisconnectReason,
   getBinaryNodeChild,
   getBinaryNodeChildren,

@@ -12,6 +12,7 @@ import { historySocketOptions } from './history-sync-limit';
 import { receiveMessagesInOrder } from './messages-in-order';
 import { keepEventsAtClose } from './events-at-close';
 import { networkOptions, rememberFetchOptions } from './network-options';
+import { rememberVerifiedSignatures } from './verified-signatures';
 import { WaVersionSource } from './wa-version';
 
 export interface SocketRequest {
@@ -38,6 +39,8 @@ export class SocketFactory {
     private readonly storedMessage?: StoredMessageLookup,
   ) {
     this.guard = new SsrfGuard(config.ssrfAllowlist ?? []);
+    // The server's certificate chain is checked once, not at every handshake (verified-signatures.ts).
+    rememberVerifiedSignatures();
     this.waVersion = new WaVersionSource({ configured: config.waWebVersion, url: config.waVersionUrl });
   }
 

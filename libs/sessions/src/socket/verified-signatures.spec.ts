@@ -1,0 +1,55 @@
+import { createHmac } from 'node:crypto';
+import { VerifiedSignatures } from './verified-signatures';
+
+describe('VerifiedSignatures', () => {
+  /** A stand-in check: valid when the signature is the HMAC of the message under the key. */
+  const sign = (key: Uint8Array, message: Uint8Array) => createHmac('sha256', key).update(message).digest();
+  const counting = () => {
+    const calls: string[] = [];
+    const verify = (key: Uint8Array, message: Uint8Array, signature: Uint8Array) => {
+      calls.push(Buffer.from(message).toString());
+      return Buffer.compare(Buffer.from(signature), sign(key, message)) === 0;
+    };
+    return { calls, verify };
+  };
+  const key = Buffer.from('intermediate key');
+  const message = Buffer.from('leaf details');
+  const signature = sign(key, message);
+
+  it('should check a valid signature once and answer it valid again, for equal bytes, without checking', () => {
+    const { calls, verify } = counting();
+    const remembered = new VerifiedSignatures().wrap(verify);
+
+    expect(remembered(key, message, signature)).toBe(true);
+    expect(remembered(new Uint8Array(key), Buffer.from('leaf details'), new Uint8Array(signature))).toBe(true);
+
+    expect(calls).toHaveLength(1);
+  });
+
+  it('should check anything else — another message, signature or key — and never remember an invalid one', () => {
+    const { calls, verify } = counting();
+    const remembered = new VerifiedSignatures().wrap(verify);
+    const forged = Buffer.from(signature);
+    forged[10] ^= 1;
+    remembered(key, message, signature);
+
+    expect(remembered(key, Buffer.from('other details'), signature)).toBe(false);
+    expect(remembered(key, message, forged)).toBe(false);
+    expect(remembered(key, message, forged)).toBe(false);
+    expect(remembered(Buffer.from('another key'), message, signature)).toBe(false);
+
+    expect(calls).toHaveLength(5);
+  });
+
+  it('should keep only the newest valid signatures, up to its limit', () => {
+    const { calls, verify } = counting();
+    const remembered = new VerifiedSignatures(2).wrap(verify);
+    const messages = ['a', 'b', 'c'].map((text) => Buffer.from(text));
+
+    for (const data of messages) remembered(key, data, sign(key, data));
+    remembered(key, messages[2], sign(key, messages[2]));
+    remembered(key, messages[0], sign(key, messages[0]));
+
+    expect(calls).toEqual(['a', 'b', 'c', 'a']);
+  });
+});

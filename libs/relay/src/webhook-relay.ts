@@ -136,11 +136,18 @@ export class WebhookRelay {
   private readonly fanOutLoop: PassLoop;
   private readonly claimLoop: PassLoop;
   /**
-   * Claimable rows may exist for a receiver with room: fan-out made rows, a receiver went idle, or
-   * results were recorded for a receiver that is not busy. Without it, a claim waits for the poll
-   * while every receiver served here is busy.
+   * Claimable rows may exist whatever the receivers: the start, rows fanned out for a webhook not read
+   * yet, claims given back. Without it (or `movedOn`), a claim waits for the poll.
    */
   private claimWanted = true;
+  /**
+   * Receivers that may have claimable rows since the last claim pass (rows fanned out for them, results
+   * recorded, gone idle or no longer busy, a run that ended early): a claim is wanted if one of them has
+   * room when the pass runs. Judged then, not when noted: a claim in progress meanwhile often fills them
+   * again, and a claim for busy receivers only leaves their lanes out after walking them all
+   * (bench/webhooks: every full claim of a burst was followed by one that found nothing).
+   */
+  private readonly movedOn = new Set<string>();
 
   /** Successes not yet recorded, and the flush recording them (one at a time). */
   private delivered: DeliveredResult[] = [];
@@ -168,13 +175,7 @@ export class WebhookRelay {
     const onError = (error: unknown) => this.logger.error({ err: error }, 'webhook relay pass failed');
     this.fanOutLoop = new PassLoop(
       async () => {
-        const fanned = await this.fanOut();
-        if (fanned.size > 0) {
-          // Rows only for receivers that already have half a batch claimed here leave the claim to
-          // their progress: a claim now would leave each of their lanes out, after walking them all.
-          if ([...fanned].some((webhookId) => !this.isBusyWebhook(webhookId))) this.claimWanted = true;
-          this.claimLoop.poke();
-        }
+        await this.fanOut();
         return false;
       },
       config.pollIntervalMs,
@@ -279,12 +280,28 @@ export class WebhookRelay {
     return (await this.fanOut()).size + (await this.claim());
   }
 
-  /** Fans out until the outbox has nothing undispatched left. Returns the webhooks it made deliveries for. */
+  /**
+   * Fans out until the outbox has nothing undispatched left, waking the claim after each batch that made
+   * rows: while events keep coming (a burst written in many transactions) fan-out keeps finding full
+   * batches, and a claim that waited for the end started nothing for the whole burst's writing
+   * (bench/webhooks: the first request 1 s after the burst began). Returns the webhooks it made deliveries for.
+   */
   private async fanOut(): Promise<Set<string>> {
     const webhookIds = new Set<string>();
     for (;;) {
       const fanned = await this.deliveries.fanOut(this.config.batchSize, matchWebhooks);
       for (const webhookId of fanned.webhookIds) webhookIds.add(webhookId);
+      if (fanned.webhookIds.size > 0) {
+        // Rows only for receivers that already have half a batch claimed here leave the claim to
+        // their progress: a claim now would leave each of their lanes out, after walking them all.
+        // Whether they have is judged when the claim pass runs; a webhook not read yet may be anyone's.
+        for (const webhookId of fanned.webhookIds) {
+          const row = this.webhookCache.get(webhookId)?.row;
+          if (row) this.movedOn.add(this.receiverKeyOf(row));
+          else this.claimWanted = true;
+        }
+        this.claimLoop.poke();
+      }
       if (fanned.events < this.config.batchSize) return webhookIds;
     }
   }
@@ -310,11 +327,10 @@ export class WebhookRelay {
     return busy;
   }
 
-  /** The webhook's receiver is known here and busy (a webhook not read yet may be anyone's). */
-  private isBusyWebhook(webhookId: string): boolean {
-    const row = this.webhookCache.get(webhookId)?.row;
-    const receiver = row && this.receivers.get(this.receiverKeyOf(row));
-    return receiver !== undefined && receiver !== null && this.isBusy(receiver);
+  /** A receiver not known here (idle), or not busy. */
+  private hasRoom(origin: string): boolean {
+    const receiver = this.receivers.get(origin);
+    return receiver === undefined || !this.isBusy(receiver);
   }
 
   /** Half a batch or more is claimed for it and not sent yet: claim for it later. */
@@ -324,14 +340,16 @@ export class WebhookRelay {
 
   /**
    * The claim loop's pass. Progress (results recorded, runs done) pokes it often; it queries only when
-   * a claim may find something for a receiver with room (`claimWanted`: rows fanned out for one, results
-   * recorded for one, a receiver gone idle or no longer busy, a run that ended early) or the poll fired:
+   * a claim may find something for a receiver with room (`movedOn`: rows fanned out for one, results
+   * recorded for one, a receiver gone idle or no longer busy, a run that ended early; `claimWanted`) or the poll fired:
    * each claim walks every lane. A run that is done frees its lane only once its results are recorded,
    * so a claim on every run's end found nothing (about half of the claims of bench/webhooks did).
    */
   private async claimPass(polled: boolean): Promise<boolean> {
-    const wanted = this.claimWanted || polled;
+    const wanted = this.claimWanted || polled || [...this.movedOn].some((origin) => this.hasRoom(origin));
     this.claimWanted = false;
+    // Those still busy wake it again when they have room (pump: no longer busy, or idle).
+    this.movedOn.clear();
     if (!wanted) return false;
     // A full claim may have left more behind: look again at once (receivers permitting).
     return (await this.claim()) >= this.config.batchSize;
@@ -403,11 +421,11 @@ export class WebhookRelay {
             if (receiver.active === 0 && receiver.waiting.length === 0) {
               // Idle now: its lanes may have more, and no busy receiver may keep the claim from running.
               this.receivers.delete(origin);
-              this.claimWanted = true;
+              this.movedOn.add(origin);
             } else {
               // Room again (its lanes were left out of the claims meanwhile), or a lane that moved on
               // without a recorded success (a final failure, claims given back).
-              if (endedEarly || (busyBefore && !this.isBusy(receiver))) this.claimWanted = true;
+              if (endedEarly || (busyBefore && !this.isBusy(receiver))) this.movedOn.add(origin);
               this.pump(origin, receiver);
             }
             this.claimLoop.poke();
@@ -570,8 +588,8 @@ export class WebhookRelay {
     if (batch.length === 0) return;
     try {
       await this.deliveries.markDelivered(batch);
-      // Their lanes moved on: claim now if one of their receivers has room (else when it has).
-      if (origins.some((origin) => !this.receivers.has(origin) || !this.isBusy(this.receivers.get(origin) as Receiver))) this.claimWanted = true;
+      // Their lanes moved on: claim if one of their receivers has room when the claim pass runs (else when it has).
+      for (const origin of origins) this.movedOn.add(origin);
       this.claimLoop.poke();
     } catch (error) {
       // Kept for the next flush; if this process dies first, the claims lapse and they go out again.

@@ -313,4 +313,37 @@ describe('webhook delivery in batches', () => {
     for (const numbers of arrivals.values()) expect(numbers).toEqual(ascending(perLane));
     expect(await statuses()).toEqual({ delivered: lanes * perLane });
   });
+
+  it('should start claiming while a long fan-out is still going (a burst written in many transactions)', async () => {
+    await emit(4, 10);
+    const [deliveries, webhooks, instances] = repositoriesOf(db.dataSource);
+    const calls: string[] = [];
+    const fanOut = deliveries.fanOut.bind(deliveries);
+    jest.spyOn(deliveries, 'fanOut').mockImplementation(async (...args) => {
+      const fanned = await fanOut(...args);
+      calls.push(`fan-out ${fanned.events}`);
+      // A slow batch: the next ones are still to come.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return fanned;
+    });
+    const claimDue = deliveries.claimDue.bind(deliveries);
+    jest.spyOn(deliveries, 'claimDue').mockImplementation(async (...args) => {
+      const claims = await claimDue(...args);
+      calls.push(`claim ${claims.length}`);
+      return claims;
+    });
+    // Fan-out in batches of 5 (8 of them); no poll, so only fan-out and progress start claims.
+    const sut = new WebhookRelay(deliveries, webhooks, instances, bus, config({ batchSize: 5, pollIntervalMs: 60_000 }), logger);
+    sut.start();
+    try {
+      await waitFor(async () => (await statuses()).delivered === 40);
+    } finally {
+      await sut.stop();
+    }
+    const firstClaimWithRows = calls.findIndex((call) => /^claim [1-9]/.test(call));
+    const lastFanOut = calls.map((call) => call.startsWith('fan-out')).lastIndexOf(true);
+    expect(firstClaimWithRows).toBeGreaterThan(-1);
+    expect(firstClaimWithRows).toBeLessThan(lastFanOut);
+    for (const numbers of firstArrivals(receiver.delivered).values()) expect(numbers).toEqual(ascending(10));
+  });
 });

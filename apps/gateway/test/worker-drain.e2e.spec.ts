@@ -256,7 +256,8 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
     // Each instance is handed over once its own sends are done: the slow one after its send (it was in
     // flight), every other one before that send even ended, and already sending again through the heir.
     const slowEndedMs = slowAnswer.endedAt - drainedAt;
-    expect(handedOverMs.get(slow.id)).toBeGreaterThanOrEqual(slowEndedMs - 200);
+    // (Its answer may reach the test a little after the hand-over on a loaded machine.)
+    expect(handedOverMs.get(slow.id)).toBeGreaterThanOrEqual(slowEndedMs - 1_000);
     for (const { id } of fast) {
       expect(handedOverMs.get(id)).toBeLessThan(slowEndedMs);
       expect(sentOnHeirMs(id)).toBeLessThan(slowEndedMs);

@@ -49,13 +49,17 @@ export class BlocklistRepository {
   /** Makes the stored list equal to `current` (the blocklist query's answer); returns the differences. */
   static async replaceWithin(manager: EntityManager, instanceId: string, current: BlockedContact[]): Promise<BlockChange[]> {
     const stored = await BlocklistRepository.listWithin(manager, instanceId);
+    return BlocklistRepository.applyWithin(manager, instanceId, BlocklistRepository.differences(stored, current));
+  }
+
+  /** What makes `stored` equal to `current`: unblocks of the stored contacts it lacks, blocks of its new ones (by JID or LID). */
+  static differences(stored: BlockedContact[], current: BlockedContact[]): BlockChange[] {
     const known = (contact: BlockedContact, list: BlockedContact[]) =>
       list.some((entry) => entry.jid === contact.jid || (contact.lid && entry.lid === contact.lid));
-    const changes: BlockChange[] = [
+    return [
       ...stored.filter((entry) => !known(entry, current)).map((entry) => ({ ...entry, action: 'unblock' as const })),
       ...current.filter((entry) => !known(entry, stored)).map((entry) => ({ ...entry, action: 'block' as const })),
     ];
-    return BlocklistRepository.applyWithin(manager, instanceId, changes);
   }
 
   static async listWithin(manager: EntityManager, instanceId: string): Promise<BlockedContact[]> {

@@ -43,7 +43,14 @@ export class BlocklistEvents {
     const current = await Promise.all(
       jids.filter((jid): jid is string => typeof jid === 'string' && jid.length > 0).map((jid) => this.blockChange(jid, 'block')),
     );
-    return this.context.run(() => this.writeBlocks((manager) => BlocklistRepository.replaceWithin(manager, this.context.instanceId, current)));
+    return this.context.run(async () => {
+      // At every login (issue #38): nearly always nothing changed while the instance was away. The
+      // stored list (a serial task: this socket's earlier writes have committed) answers then, with no
+      // transaction and no event; else the change is written as before (read again inside it).
+      const stored = await BlocklistRepository.listWithin(this.context.services.store.dataSource.manager, this.context.instanceId);
+      if (BlocklistRepository.differences(stored, current).length === 0) return stored.map((entry) => entry.jid);
+      return this.writeBlocks((manager) => BlocklistRepository.replaceWithin(manager, this.context.instanceId, current));
+    });
   }
 
   /** `POST /chat/block`: asks WhatsApp, then stores the change (a later notification of it changes nothing). */

@@ -434,6 +434,24 @@ async function main(): Promise<void> {
         instances.map((i) => i.peer),
       );
       const tally = await chaos.tallyChaos(query, counts, traffic, { recoveryMs: new Map(recoveryMs.map((ms, i) => [String(i), ms])) });
+      // What became of the lost ones (accepted, never at the phone): their kind, when they were sent
+      // relative to the fault, and their row (status, error) — the first 20.
+      const lostSends = traffic.sends.filter((send) => send.status === 200 && !(counts.get(send.text) ?? 0));
+      const lostRows = lostSends.length
+        ? await query<{ text: string; status: string; error: string; relayed: boolean }>(
+            `SELECT text, status, error, relayed_at IS NOT NULL AS relayed FROM messages WHERE from_me AND text = ANY($1::text[])`,
+            [lostSends.map((send) => send.text)],
+          ).catch(() => [])
+        : [];
+      const lostSample = lostSends.slice(0, 20).map((send) => {
+        const row = lostRows.find((r) => r.text === send.text);
+        return {
+          kind: send.kind,
+          sentS: seconds(send.startedAt - faultAt),
+          answeredS: seconds(send.endedAt - faultAt),
+          row: row ? { status: row.status, error: row.error.slice(0, 80), relayed: row.relayed } : null,
+        };
+      });
       const hooked = traffic.inbound.filter((m) => m.id).map((m) => receiver.counts.get(m.text) ?? 0);
       const webhooks = {
         inbound: hooked.length,
@@ -461,6 +479,8 @@ async function main(): Promise<void> {
         failedWithReason: tally.failedWithReason,
         stuck: tally.stuck,
         clientErrors: tally.refused,
+        refusedButDelivered: tally.refusedButDelivered,
+        lostSample,
         reroutedToOtherGateway: traffic.rerouted,
         inbound: tally.inbound,
         webhooks,

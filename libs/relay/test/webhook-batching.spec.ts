@@ -189,6 +189,33 @@ describe('webhook delivery in batches', () => {
       expect(claims.map((claim) => claim.event.payload.n)).toEqual([0, 1]);
       expect(Number(claims[0].deliveryId)).toBeGreaterThan(Number(claims[1].deliveryId));
     });
+
+    it('should claim and record deliveries by primary key, not by scanning every pending delivery', async () => {
+      // A backlog: 4,000 pending deliveries in 40 lanes, and the statistics a running database would have.
+      await emit(40, 100);
+      const sut = new DeliveryRepository(db.dataSource);
+      await sut.fanOut(5_000, matchWebhooks);
+      await db.dataSource.query('ANALYZE webhook_deliveries');
+      const query = jest.spyOn(db.dataSource, 'query');
+      const claims = await sut.claimDue(500, 30_000, { perLane: 20 });
+      await sut.markDelivered(claims.map((claim) => ({ deliveryId: claim.deliveryId, statusCode: 200, latencyMs: 3 })));
+      const [claim, mark] = query.mock.calls as Array<[string, unknown[]]>;
+      query.mockRestore();
+      expect(claims).toHaveLength(500);
+      // Each statement's plan, as run (EXPLAIN without ANALYZE runs nothing).
+      const scans = async ([text, values]: [string, unknown[]]) => {
+        const [{ 'QUERY PLAN': plan }] = await db.dataSource.query(`EXPLAIN (FORMAT JSON) ${text}`, values);
+        const found: string[] = [];
+        const walk = (node: { 'Node Type': string; 'Relation Name'?: string; Plans?: unknown[] }) => {
+          if (node['Relation Name'] === 'webhook_deliveries') found.push(node['Node Type']);
+          for (const child of node.Plans ?? []) walk(child as typeof node);
+        };
+        walk((plan as Array<{ Plan: Parameters<typeof walk>[0] }>)[0].Plan);
+        return found;
+      };
+      expect(await scans(claim)).not.toContain('Seq Scan');
+      expect(await scans(mark)).not.toContain('Seq Scan');
+    });
   });
 
   it('should keep every lane in order with one request at a time under two relays and failing attempts', async () => {

@@ -105,19 +105,18 @@ const CLAIM_DUE = `WITH RECURSIVE heads AS (
      SELECT id, head_id, position FROM runs ORDER BY position, head_event LIMIT $1),
    claimed AS (
      UPDATE webhook_deliveries d SET claimed_until = now() + ($2 || ' milliseconds')::interval
-     FROM picked p
-     WHERE d.id = p.id AND d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < now())
-     RETURNING d.id, d.webhook_id, d.attempts, d.event_id, p.head_id, p.position)
-   SELECT c.id, c.webhook_id, c.attempts, c.head_id, c.position, o.id AS event_id, o.instance_id, o.event_type, o.chat_id, o.payload, o.traceparent
-   FROM claimed c JOIN outbox_events o ON o.id = c.event_id
-   ORDER BY c.head_id, c.position`;
+     WHERE d.id = ANY(ARRAY(SELECT id FROM picked)) AND d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < now())
+     RETURNING d.id, d.webhook_id, d.attempts, d.event_id)
+   SELECT c.id, c.webhook_id, c.attempts, p.head_id, p.position, o.id AS event_id, o.instance_id, o.event_type, o.chat_id, o.payload, o.traceparent
+   FROM claimed c JOIN picked p ON p.id = c.id JOIN outbox_events o ON o.id = c.event_id
+   ORDER BY p.head_id, p.position`;
 
 const MARK_DELIVERED = `WITH done AS (
      UPDATE webhook_deliveries d
      SET status = 'delivered', attempts = d.attempts + 1, last_status_code = u.code, claimed_until = NULL, finished_at = now(),
        latency_ms = u.latency, first_attempt_at = COALESCE(d.first_attempt_at, now()), last_attempt_at = now()
      FROM unnest($1::bigint[], $2::int[], $3::int[]) AS u(id, code, latency)
-     WHERE d.id = u.id AND d.status = 'pending'
+     WHERE d.id = u.id AND d.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND d.status = 'pending'
      RETURNING d.webhook_id)
    UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (SELECT webhook_id FROM done)`;
 
@@ -252,6 +251,11 @@ export class DeliveryRepository {
    * take different lanes. A run reads no further than the claim can use when every lane gets its share
    * (`limit` over the lanes locked): 200 lanes with a run of 20 read 4,000 rows for a claim of 500, and
    * the claim touched 15-20 % more buffers for it (EXPLAIN on a bench schema).
+   *
+   * The rows picked are updated by id through the primary key (`= ANY(ARRAY(SELECT …))`, whose size the
+   * planner cannot guess): joined with the picked rows, the planner hashed them against a sequential scan
+   * of every pending delivery, 7-10 ms of a 25 ms claim of 500 with 20,000 pending (EXPLAIN ANALYZE on a
+   * bench schema), growing with the backlog.
    */
   async claimDue(limit: number, claimMs: number, options: ClaimOptions = {}): Promise<DeliveryClaim[]> {
     const rows: Raw[] = await this.dataSource.query(CLAIM_DUE, [
@@ -275,6 +279,9 @@ export class DeliveryRepository {
    * Records many successful deliveries in one statement: each is done (its attempt counted, with the
    * delivery log's latency and attempt times: columns of the row it updates anyway, none indexed, so
    * the update stays HOT), and their webhooks are no longer failing (only written when one was).
+   * The rows are found by the primary key (`= ANY(ARRAY(SELECT …))`): with only the join on the ids,
+   * a batch of a few hundred was hashed against a sequential scan of every pending delivery (12 ms of
+   * the statement for 500 rows with 20,000 pending, against 1 ms).
    */
   async markDelivered(results: DeliveredResult[]): Promise<void> {
     if (results.length === 0) return;

@@ -59,7 +59,7 @@ function harness(sockets: Array<ReturnType<typeof fakeSocket>>) {
     queued: true,
     record: { sendFunction: 'SendTextMessage', sendPayload: {}, trackSource: '', trackId: '', sendFolderId: '' },
   } as SendRequest;
-  return { ops, session, request, calls };
+  return { ops, session, request, calls, ledger: ledger as { result: () => Promise<unknown> } };
 }
 
 describe('send op: a queued send whose connection goes after the message went out', () => {
@@ -114,5 +114,42 @@ describe('send op: a sync send past its caller deadline (notAfter)', () => {
 
     expect(calls[0]).toBe('reserve');
     expect(socket.relayed).toBe(1);
+  });
+});
+
+describe('send op: acked by WhatsApp while the database does not answer', () => {
+  const acking = () =>
+    fakeSocket(async (socket) => {
+      setImmediate(() => socket.ws.emit('CB:ack,class:message', { tag: 'ack', attrs: { class: 'message', id: 'M1' } }));
+    });
+
+  it('waits for the database to write Sent, and answers Sent (never an error for a message that went out)', async () => {
+    const socket = acking();
+    const { ops, session, request, calls, ledger } = harness([socket]);
+    let failures = 2;
+    ledger.result = async () => {
+      calls.push('result');
+      if (failures-- > 0) throw Object.assign(new Error('Connection terminated unexpectedly'), {});
+      return { messageId: 'M1', status: 'Sent', error: '' };
+    };
+    (session as unknown as { currentPhase: string }).currentPhase = 'open';
+
+    const record = await ops.send(session, { ...request, queued: false });
+
+    expect(record).toMatchObject({ status: 'Sent' });
+    expect(calls.filter((call) => call === 'result')).toHaveLength(3);
+  });
+
+  it('fails at once on any other error', async () => {
+    const socket = acking();
+    const { ops, session, request, calls, ledger } = harness([socket]);
+    ledger.result = async () => {
+      calls.push('result');
+      throw new Error('duplicate key value violates unique constraint');
+    };
+    (session as unknown as { currentPhase: string }).currentPhase = 'open';
+
+    await expect(ops.send(session, { ...request, queued: false })).rejects.toThrow(/duplicate key/);
+    expect(calls.filter((call) => call === 'result')).toHaveLength(1);
   });
 });

@@ -1,5 +1,5 @@
 import { ErrorCode, RpcError, type SendRequest } from '@gw/contracts';
-import type { ChatRepository, MessageRow, SendLimitRepository } from '@gw/persistence';
+import { type ChatRepository, databaseUnavailable, type MessageRow, type SendLimitRepository } from '@gw/persistence';
 import { type Logger, metrics, type SendOutcome } from '@gw/platform';
 import { proto, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
@@ -44,6 +44,13 @@ export interface SendOpsDependencies {
 
 /** Sends of one request again on a new socket after the connection went away under it. */
 const MAX_RESENDS = 3;
+
+/**
+ * How long an acked send waits for the database to write its `Sent` (a Postgres failover: the standby
+ * promoted ~20 s after the primary is lost). The message went out: answering an error instead would
+ * have its client send it again (bench/cluster: 31 sync sends answered 500 that reached the phone).
+ */
+const SENT_WRITE_WAIT_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -235,7 +242,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
           throw new RpcError(ErrorCode.Limited, limitText(limit));
         }
         // An error ack: Baileys' messages.update (ERROR) may write the same Failed first; only one announces it.
-        row = outcome.error ? await fail(session, request, owner, outcome.error) : await ledger.result(session.lease, request, { status: 'Sent' });
+        row = outcome.error ? await fail(session, request, owner, outcome.error) : await writeSent(session, request);
       } finally {
         AwaitedAcks.delete(current, request.messageId);
       }
@@ -246,6 +253,28 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
       ? { ...SendLedger.record(row, owner), statusRecipients: audience.recipients, statusDiscarded: audience.discarded }
       : SendLedger.record(row, owner);
   };
+
+  /**
+   * WhatsApp acked the message: its `Sent` is written, waiting out a database that does not answer (as
+   * the inbound store does, ADR 0034) while the session lives, up to SENT_WRITE_WAIT_MS. Anything else
+   * (fencing, a statement that fails for a reason of its own) fails at once, as before.
+   */
+  async function writeSent(session: Session, request: SendRequest): Promise<MessageRow> {
+    const deadline = Date.now() + SENT_WRITE_WAIT_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await ledger.result(session.lease, request, { status: 'Sent' });
+      } catch (error) {
+        if (!databaseUnavailable(error) || session.currentPhase === 'ended' || Date.now() >= deadline) throw error;
+        if (attempt === 1)
+          logger.warn(
+            { err: error, instanceId: request.instanceId, messageId: request.messageId },
+            'acked by WhatsApp; waiting for the database to write Sent',
+          );
+        await sleep(Math.min(2_000, 200 * attempt));
+      }
+    }
+  }
 
   /**
    * The first relay of a built message: the proto as built (announced as our own `append` upsert, as

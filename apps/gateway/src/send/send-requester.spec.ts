@@ -93,6 +93,26 @@ describe(SendRequester.name, () => {
     expect((error as ApiError).status).toBe(502);
   });
 
+  it('should not say "not sent" when the ledger cannot be read: the outcome is unknown, and the answer names the id to look up', async () => {
+    const { sut } = harness(async () => {
+      throw new RpcError(ErrorCode.Timeout, 'timed out');
+    }, null);
+    (sut as unknown as { messages: { findOne: () => Promise<never> } }).messages.findOne = async () => {
+      throw new Error('Connection terminated unexpectedly');
+    };
+    jest.useFakeTimers();
+    try {
+      const result = sut.send(instance, {} as never, '5521999990000@s.whatsapp.net', built).catch((e: unknown) => e);
+      await jest.advanceTimersByTimeAsync(40_000);
+      const error = (await result) as ApiError;
+      expect(error.status).toBe(504);
+      expect(error.message).toMatch(/not known/);
+      expect(error.body()).toMatchObject({ messageid: expect.any(String) });
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('should pass any other error through untouched', async () => {
     const { sut, seen } = harness(async () => {
       throw new RpcError(ErrorCode.NotConnected, 'instance is not connected');

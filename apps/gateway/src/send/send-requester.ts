@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ErrorCode, RpcError, type SendReply, type SendRequest } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
-import { InstanceRepository, MessageRepository, toMessageRecord, type InstanceEntity } from '@gw/persistence';
+import { databaseUnavailable, InstanceRepository, MessageRepository, toMessageRecord, type InstanceEntity } from '@gw/persistence';
 import { activeTraceparent } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import type { SendOutcome } from '../common/dto/message.response';
@@ -35,6 +35,8 @@ const FAILURE_BY_FUNCTION: Record<string, string> = {
  */
 const SYNC_SEND_BEGIN_WITHIN_MS = 20_000;
 const SYNC_SEND_WAIT_MS = 30_000;
+/** Reads of the ledger after a sync send's timeout while the database does not answer (1 + 2 + 3 + 4 s apart). */
+const LEDGER_READ_ATTEMPTS = 5;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -105,9 +107,29 @@ export class SendRequester {
   private async afterTimeout(error: unknown, instance: InstanceEntity, messageId: string, notAfter: number): Promise<SendReply> {
     if (!(error instanceof RpcError) || error.code !== ErrorCode.Timeout) throw error;
     await sleep(Math.max(0, notAfter + 2_000 - Date.now()));
-    const row = await this.messages.findOne(instance.id, messageId);
+    const row = await this.readLedger(instance.id, messageId);
+    if (row === undefined)
+      // Neither the worker nor the ledger can say: a "try again" would risk a duplicate, so the answer says how to find out.
+      throw new ApiError(
+        'timeout',
+        'Session worker did not answer in time and the database is out of reach: whether the message was sent is not known; look it up by its messageid before sending it again',
+        { messageid: messageId },
+      );
     if (row) return toMessageRecord(row, instance.owner);
     throw new ApiError('timeout', 'Session worker did not answer in time: the message was not sent and will not be; it can be sent again');
+  }
+
+  /** The send's row (null: none), waiting out a database that does not answer for a few seconds (undefined: still none to ask). */
+  private async readLedger(instanceId: string, messageId: string) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.messages.findOne(instanceId, messageId);
+      } catch (error) {
+        if (!databaseUnavailable(error)) throw error;
+        if (attempt >= LEDGER_READ_ATTEMPTS) return undefined;
+        await sleep(1_000 * attempt);
+      }
+    }
   }
 }
 

@@ -438,18 +438,29 @@ async function main(): Promise<void> {
       // relative to the fault, and their row (status, error) — the first 20.
       const lostSends = traffic.sends.filter((send) => send.status === 200 && !(counts.get(send.text) ?? 0));
       const lostRows = lostSends.length
-        ? await query<{ text: string; status: string; error: string; relayed: boolean }>(
-            `SELECT text, status, error, relayed_at IS NOT NULL AS relayed FROM messages WHERE from_me AND text = ANY($1::text[])`,
+        ? await query<{ text: string; status: string; error: string; relayed: boolean; message_id: string }>(
+            `SELECT text, status, error, relayed_at IS NOT NULL AS relayed, message_id FROM messages WHERE from_me AND text = ANY($1::text[])`,
             [lostSends.map((send) => send.text)],
           ).catch(() => [])
         : [];
+      // What the peers' phones could not decrypt during this fault (they ask for a retry each time).
+      const undecrypted = new Set<string>();
+      let phoneDecryptFailures = 0;
+      for (const peer of new Set(instances.map((i) => i.peer))) {
+        const failures = await simControl<{ count: number; recent: Array<{ id: string; at: number }> }>(
+          sim,
+          'GET',
+          `/sim/accounts/${peer}/decrypt-failures`,
+        ).catch(() => ({ count: 0, recent: [] }));
+        for (const failure of failures.recent) if (failure.at >= faultAt - 5_000) (phoneDecryptFailures++, undecrypted.add(failure.id));
+      }
       const lostSample = lostSends.slice(0, 20).map((send) => {
         const row = lostRows.find((r) => r.text === send.text);
         return {
           kind: send.kind,
           sentS: seconds(send.startedAt - faultAt),
           answeredS: seconds(send.endedAt - faultAt),
-          row: row ? { status: row.status, error: row.error.slice(0, 80), relayed: row.relayed } : null,
+          row: row ? { status: row.status, error: row.error.slice(0, 80), relayed: row.relayed, undecryptedAtPhone: undecrypted.has(row.message_id) } : null,
         };
       });
       const hooked = traffic.inbound.filter((m) => m.id).map((m) => receiver.counts.get(m.text) ?? 0);
@@ -481,6 +492,7 @@ async function main(): Promise<void> {
         clientErrors: tally.refused,
         refusedButDelivered: tally.refusedButDelivered,
         lostSample,
+        phoneDecryptFailures,
         reroutedToOtherGateway: traffic.rerouted,
         inbound: tally.inbound,
         webhooks,

@@ -121,6 +121,7 @@ export function buildRoutes(sim: WaSimulator): Route[] {
       return waitFor(() => sim.phoneState.inbox(params.phone, { since, includeOwn }), waitMs);
     }),
     compile('GET', '/sim/accounts/{phone}/outbox', ({ params }) => sim.phoneState.outbox(params.phone)),
+    compile('GET', '/sim/accounts/{phone}/decrypt-failures', ({ params }) => sim.phoneState.decryptFailures(params.phone)),
     compile('GET', '/sim/accounts/{phone}/privacy-tokens', ({ params }) => sim.phoneState.privacyTokensOf(params.phone)),
     compile('GET', '/sim/accounts/{phone}/inbox/{id}/media', async ({ params }) => {
       const { bytes, mimetype } = await sim.inboxMedia(params.phone, params.id);

@@ -165,6 +165,15 @@ export class PhoneStateApi {
     return account.inbox.filter((e) => e.seq > since && (query.includeOwn || !e.fromMe));
   }
 
+  /**
+   * What the phone could not decrypt (it asked for a retry each time): how many, and the last 1,000 by
+   * id. A message that never became readable is one the phone's user never saw, whatever its ack said.
+   */
+  decryptFailures(phone: string): { count: number; recent: Array<{ id: string; from: string; error: string; at: number }> } {
+    const agent = this.sim.phoneOf(this.account(phone));
+    return { count: agent.decryptFailures, recent: [...agent.decryptFailedIds] };
+  }
+
   /** The trusted-contact tokens the account issued and was issued, and what its 1:1 messages carried. */
   privacyTokensOf(phone: string): TokenView {
     return this.sim.privacyTokens.view(this.account(phone));

@@ -41,6 +41,8 @@ export class PhoneAgent {
   /** Inbox entries by message key (sending device and id): a message relayed again is shown once. */
   private readonly shown = new Map<string, InboxEntry>();
   decryptFailures = 0;
+  /** The ids of the last messages it could not decrypt (newest last), for GET /sim/accounts/{phone}/decrypt-failures. */
+  readonly decryptFailedIds: Array<{ id: string; from: string; error: string; at: number }> = [];
 
   constructor(
     private readonly ctx: SimContext,
@@ -160,6 +162,8 @@ export class PhoneAgent {
       }
       if (decryptError) {
         this.decryptFailures++;
+        this.decryptFailedIds.push({ id: stanza.attrs.id, from: stanza.attrs.from, error: decryptError, at: Date.now() });
+        if (this.decryptFailedIds.length > 1_000) this.decryptFailedIds.shift();
         this.ctx.logger.debug({ phone: this.account.phone, id: stanza.attrs.id, err: decryptError }, 'phone failed to decrypt, asking for a retry');
         this.sendRetryReceipt(stanza);
         return;

@@ -452,7 +452,11 @@ async function main(): Promise<void> {
           'GET',
           `/sim/accounts/${peer}/decrypt-failures`,
         ).catch(() => ({ count: 0, recent: [] }));
-        for (const failure of failures.recent) if (failure.at >= faultAt - 5_000) (phoneDecryptFailures++, undecrypted.add(failure.id));
+        for (const failure of failures.recent) {
+          if (failure.at < faultAt - 5_000) continue;
+          phoneDecryptFailures++;
+          undecrypted.add(failure.id);
+        }
       }
       const lostSample = lostSends.slice(0, 20).map((send) => {
         const row = lostRows.find((r) => r.text === send.text);

@@ -1,8 +1,5 @@
 import { createHash } from 'node:crypto';
-// The timers module's own function: a test's fake timers (which replace the global) must not hold a connection's writes.
-import { setImmediate as afterThisTurn } from 'node:timers';
-import type { Writable } from 'node:stream';
-import { Client, type ClientConfig } from 'pg';
+import { Client } from 'pg';
 
 /**
  * Marks a statement for preparing (anywhere in its text): a statement run often whose plan does not
@@ -37,15 +34,9 @@ export const PREPARED = '/* prepared */';
  * transaction again).
  *
  * DATABASE_PREPARED_STATEMENTS=false turns it off (a connection pooler in transaction mode that does
- * not track prepared statements, e.g. PgBouncer before 1.21), and with it the write coalescing below
- * (coalesceWrites: a turn's statements go to the socket in one system call).
+ * not track prepared statements, e.g. PgBouncer before 1.21).
  */
 export class PreparingClient extends Client {
-  constructor(config?: string | ClientConfig) {
-    super(config);
-    coalesceWrites((this as unknown as { connection: CoalescedConnection }).connection);
-  }
-
   override query(...call: unknown[]): never {
     const [config, values, callback] = call;
     if (typeof config === 'string' && Array.isArray(values) && values.length > 0 && callback === undefined && config.includes(PREPARED)) {
@@ -128,38 +119,3 @@ function hash(text: string): string {
 const HOT_AFTER = 3;
 const MAX_STATEMENTS = 300;
 export const preparedStatements = new PreparedStatementNames(HOT_AFTER, MAX_STATEMENTS);
-
-/** What coalesceWrites() needs of pg's Connection: its socket (replaced by a TLS one after SSL negotiation) and its one write path. */
-export interface CoalescedConnection {
-  stream: Writable;
-  _send(buffer: Buffer): boolean;
-}
-
-/**
- * The writes of one turn of the event loop to a connection go to its socket together, in one system
- * call (issue #38). pg writes each statement with a call of its own (it corks per statement), so a
- * pipelined transaction's head and first statement, or its last statement and COMMIT, cost a write
- * syscall each; on a loaded VM such a call costs ~0.1 ms (bench/send's worker profile: pg's socket
- * writes were 5-10 % of the session worker's CPU). Here the socket is corked at the turn's first write
- * and uncorked once the turn's I/O callbacks and microtasks have run (setImmediate): the order is kept
- * (a corked stream only buffers), and nothing waits longer than the rest of the turn it was written in.
- * pg's own cork/uncork nests inside. bench/send: 17 % fewer socket writes to Postgres from the worker
- * (docs/bench/send.md, 2026-12-02 14:49).
- */
-export function coalesceWrites(connection: CoalescedConnection): void {
-  const send = connection._send.bind(connection);
-  let corked: Writable | null = null;
-  connection._send = (buffer: Buffer): boolean => {
-    const stream = connection.stream;
-    if (corked === null && stream.writable) {
-      corked = stream;
-      stream.cork();
-      afterThisTurn(() => {
-        const held = corked;
-        corked = null;
-        held?.uncork();
-      });
-    }
-    return send(buffer);
-  };
-}

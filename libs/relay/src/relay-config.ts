@@ -1,7 +1,54 @@
 import { type EnvReader, ConfigError, SsrfGuard } from '@gw/platform';
 import { DEFAULT_RETRY_SCHEDULE_MS, parseSchedule } from './retry-schedule';
-import { readEnvSinks } from './sinks/env-sinks';
-import { WEBHOOK_RELAY_DEFAULTS, type WebhookRelayConfig } from './webhook-relay';
+import { type EnvSink, readEnvSinks } from './sinks/env-sinks';
+
+export interface WebhookRelayConfig {
+  /** `BaseUrl` of every envelope: where this gateway is reached. */
+  publicBaseUrl: string;
+  /** WEBHOOK_INCLUDE_TOKEN: put the instance token in every payload (receivers migrating from uazapi). */
+  includeToken: boolean;
+  retryScheduleMs: number[];
+  requestTimeoutMs: number;
+  /** Requests in flight per receiver (URL origin), so one slow receiver cannot starve the others. */
+  maxInFlightPerReceiver: number;
+  /** A webhook failing for this long is disabled. */
+  disableAfterMs: number;
+  /**
+   * Outbox events fanned out per transaction, and deliveries claimed per statement. A receiver with
+   * half of it claimed here and not yet sent is left out of the next claims.
+   */
+  batchSize: number;
+  /** Deliveries of one lane claimed together (its head and those right behind it), sent one by one. */
+  laneRunLength: number;
+  /** Fallback when no notice arrives (retries falling due, another process's events without NATS). */
+  pollIntervalMs: number;
+  /** How long a claimed delivery is ours before another relay may take it over. */
+  claimMs: number;
+  /**
+   * Least time from one fan-out (or claim) to the next when the last one was not full. Both are poked
+   * often (a fan-out by every event notice, a claim by every fan-out and recorded batch), and every
+   * claim walks every lane: passing on each poke makes many small passes (half of the fan-outs found
+   * nothing) that cost the database more than they move. Bounds the latency it adds.
+   */
+  passGapMs: number;
+  ssrf: SsrfGuard;
+  /**
+   * The global broker sinks env names (RABBITMQ_URL, NATS_SINK_URL, KAFKA_BROKERS…): written as global
+   * sink rows when the relay starts, removed when env no longer names them. Not given: left alone.
+   */
+  envSinks?: EnvSink[];
+}
+
+export const WEBHOOK_RELAY_DEFAULTS = {
+  requestTimeoutMs: 10_000,
+  maxInFlightPerReceiver: 8,
+  disableAfterMs: 5 * 24 * 3_600_000,
+  batchSize: 500,
+  laneRunLength: 20,
+  pollIntervalMs: 1_000,
+  claimMs: 30_000,
+  passGapMs: 10,
+} as const;
 
 /**
  * The relay's variables: PUBLIC_BASE_URL (the envelopes' BaseUrl), WEBHOOK_INCLUDE_TOKEN,

@@ -2,7 +2,8 @@ import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBoots
 import type { Bus } from '@gw/bus';
 import { DeliveryRepository, InstanceRepository, WebhookRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
-import { WebhookRelay, type WebhookRelayConfig } from './webhook-relay';
+import type { WebhookRelayConfig } from './relay-config';
+import { WebhookRelay } from './webhook-relay';
 
 const RELAY = Symbol('WEBHOOK_RELAY');
 

@@ -1,101 +1,26 @@
 import { Bus, type BusSubscription } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import {
-  DeliveryRepository,
-  type DeliveredResult,
-  type DeliveryClaim,
-  InstanceRepository,
-  type SinkKind,
-  WebhookRepository,
-  type WebhookRow,
-} from '@gw/persistence';
-import { contextOfTraceparent, failSpan, inSpan, LoopWaker, type Logger, metrics, SpanKind, type SpanOptions, SsrfGuard } from '@gw/platform';
-import { nextAttemptDelay } from './retry-schedule';
+import { DeliveryRepository, InstanceRepository, WebhookRepository, type WebhookRow } from '@gw/persistence';
+import type { Logger } from '@gw/platform';
+import { DeliveredResults } from './delivered-results';
+import { DeliverySender } from './delivery-sender';
+import { PassLoop } from './pass-loop';
+import type { WebhookRelayConfig } from './relay-config';
+import { groupByLane, type LaneRun, type Receiver } from './lane-runs';
 import { generateWebhookSecret } from './signature';
 import type { EnvSink } from './sinks/env-sinks';
-import { HttpTransport } from './sinks/http.transport';
-import { KafkaTransport } from './sinks/kafka.transport';
-import { NatsTransport } from './sinks/nats.transport';
-import { RabbitMqTransport } from './sinks/rabbitmq.transport';
-import type { SinkMessage, SinkTransport } from './sinks/transport';
+import type { SinkTransport } from './sinks/transport';
 import { matchWebhooks } from './webhook-filter';
-
-export interface WebhookRelayConfig {
-  /** `BaseUrl` of every envelope: where this gateway is reached. */
-  publicBaseUrl: string;
-  /** WEBHOOK_INCLUDE_TOKEN: put the instance token in every payload (receivers migrating from uazapi). */
-  includeToken: boolean;
-  retryScheduleMs: number[];
-  requestTimeoutMs: number;
-  /** Requests in flight per receiver (URL origin), so one slow receiver cannot starve the others. */
-  maxInFlightPerReceiver: number;
-  /** A webhook failing for this long is disabled. */
-  disableAfterMs: number;
-  /**
-   * Outbox events fanned out per transaction, and deliveries claimed per statement. A receiver with
-   * half of it claimed here and not yet sent is left out of the next claims.
-   */
-  batchSize: number;
-  /** Deliveries of one lane claimed together (its head and those right behind it), sent one by one. */
-  laneRunLength: number;
-  /** Fallback when no notice arrives (retries falling due, another process's events without NATS). */
-  pollIntervalMs: number;
-  /** How long a claimed delivery is ours before another relay may take it over. */
-  claimMs: number;
-  /**
-   * Least time from one fan-out (or claim) to the next when the last one was not full. Both are poked
-   * often (a fan-out by every event notice, a claim by every fan-out and recorded batch), and every
-   * claim walks every lane: passing on each poke makes many small passes (half of the fan-outs found
-   * nothing) that cost the database more than they move. Bounds the latency it adds.
-   */
-  passGapMs: number;
-  ssrf: SsrfGuard;
-  /**
-   * The global broker sinks env names (RABBITMQ_URL, NATS_SINK_URL, KAFKA_BROKERS…): written as global
-   * sink rows when the relay starts, removed when env no longer names them. Not given: left alone.
-   */
-  envSinks?: EnvSink[];
-}
-
-export const WEBHOOK_RELAY_DEFAULTS = {
-  requestTimeoutMs: 10_000,
-  maxInFlightPerReceiver: 8,
-  disableAfterMs: 5 * 24 * 3_600_000,
-  batchSize: 500,
-  laneRunLength: 20,
-  pollIntervalMs: 1_000,
-  claimMs: 30_000,
-  passGapMs: 10,
-} as const;
+import { WebhookTargets } from './webhook-targets';
 
 /** Webhooks read into the cache before the first claim (warmUp); the rest are read by the claims that need them. */
 const WARM_WEBHOOKS = 1_000;
-
-/** How long successes gather before they are written together (lanes move on once written). */
-const FLUSH_DELAY_MS = 5;
 
 /**
  * How often the broker connections are checked against the enabled sinks without a `sinks.changed`
  * notice (a sink removed with its instance, a notice lost): a sink gone stops connecting by then.
  */
 const SINK_CONNECTION_CHECK_MS = 10_000;
-
-/** Deliveries of one lane, claimed together; sent strictly one after the other. */
-interface LaneRun {
-  webhook: WebhookRow;
-  claims: DeliveryClaim[];
-  /** Nothing of the run is sent after this (local time): the claim could lapse mid-request. */
-  sendBy: number;
-}
-
-/** One receiver (URL origin): its runs waiting for a slot, and how many it has in progress. */
-interface Receiver {
-  waiting: LaneRun[];
-  /** Runs being sent: at most `maxInFlightPerReceiver`, so at most that many requests at once. */
-  active: number;
-  /** Deliveries claimed for it and not sent yet (in waiting runs or further on in active ones). */
-  claimed: number;
-}
 
 /**
  * Delivers outbox events to webhooks, at least once and in order per (webhook, instance, chat) lane.
@@ -115,14 +40,12 @@ interface Receiver {
  *    before that leaves the claims to lapse: those deliveries go out again (same `webhook-id`).
  */
 export class WebhookRelay {
-  /** How each kind of target is reached (webhook = HTTP; RabbitMQ, NATS JetStream, Kafka). */
-  private readonly transports: Map<SinkKind, SinkTransport>;
+  /** Transports, webhook rows, webhooks disabled here. */
+  private readonly targets: WebhookTargets;
+  private readonly sender: DeliverySender;
+  /** Successes not yet recorded, recorded in batches. */
+  private readonly results: DeliveredResults;
   private readonly receivers = new Map<string, Receiver>();
-  private readonly tokens = new Map<string, { token: string; at: number }>();
-  /** Webhook rows for a second: every claim needs its webhooks, most deliveries share a few. */
-  private readonly webhookCache = new Map<string, { row: WebhookRow | null; at: number }>();
-  /** Webhooks this relay disabled: their runs stop at once (their rows are already discarded). */
-  private readonly disabled = new Set<string>();
   private subscription?: BusSubscription;
   private sinksSubscription?: BusSubscription;
   private connectionCheck?: NodeJS.Timeout;
@@ -149,29 +72,21 @@ export class WebhookRelay {
    */
   private readonly movedOn = new Set<string>();
 
-  /** Successes not yet recorded, and the flush recording them (one at a time). */
-  private delivered: DeliveredResult[] = [];
-  /** The receivers of those successes. */
-  private readonly deliveredFor = new Set<string>();
-  private flushScheduled = false;
-  private flushing?: Promise<void>;
-
   constructor(
     private readonly deliveries: DeliveryRepository,
     private readonly webhooks: WebhookRepository,
-    private readonly instances: InstanceRepository,
+    instances: InstanceRepository,
     private readonly bus: Bus,
     private readonly config: WebhookRelayConfig,
     private readonly logger: Logger,
     transports?: SinkTransport[],
   ) {
-    const options = { ssrf: config.ssrf, requestTimeoutMs: config.requestTimeoutMs };
-    this.transports = new Map(
-      (transports ?? [new HttpTransport(options), new RabbitMqTransport(options), new NatsTransport(options), new KafkaTransport(options)]).map((transport) => [
-        transport.kind,
-        transport,
-      ]),
-    );
+    this.targets = new WebhookTargets(webhooks, { ssrf: config.ssrf, requestTimeoutMs: config.requestTimeoutMs }, transports);
+    this.results = new DeliveredResults(deliveries, logger, (origins) => {
+      for (const origin of origins) this.movedOn.add(origin);
+      this.claimLoop.poke();
+    });
+    this.sender = new DeliverySender(deliveries, instances, this.targets, this.results, bus, config, logger);
     const onError = (error: unknown) => this.logger.error({ err: error }, 'webhook relay pass failed');
     this.fanOutLoop = new PassLoop(
       async () => {
@@ -195,8 +110,7 @@ export class WebhookRelay {
     const started = performance.now();
     try {
       const [connections, webhooks] = await Promise.all([this.deliveries.warmUp(), this.webhooks.enabled(WARM_WEBHOOKS)]);
-      const at = Date.now();
-      for (const row of webhooks) this.webhookCache.set(row.id, { row, at });
+      this.targets.remember(webhooks);
       this.logger.info({ connections, webhooks: webhooks.length, ms: Math.round(performance.now() - started) }, 'webhook relay warmed up');
     } catch (error) {
       this.logger.warn({ err: error }, 'warming the webhook relay up failed; starting cold');
@@ -229,8 +143,8 @@ export class WebhookRelay {
       .release(waiting.flatMap((run) => run.claims.map((claim) => claim.deliveryId)))
       .catch((error: unknown) => this.logger.warn({ err: error }, 'releasing claims at stop failed'));
     await Promise.allSettled([...this.pending]);
-    await this.drainResults();
-    await Promise.all([...this.transports.values()].map((transport) => transport.close().catch(() => undefined)));
+    await this.results.drain();
+    await this.targets.close();
   }
 
   /** Writes the global sinks env names (and removes those it no longer names); fan-out picks them up from then on. */
@@ -259,20 +173,11 @@ export class WebhookRelay {
       do {
         this.connectionCheckWanted = false;
         const inUse = await this.webhooks.enabledSinks();
-        await Promise.all([...this.transports.values()].map((transport) => transport.closeUnused?.(inUse.filter((row) => row.kind === transport.kind))));
+        await this.targets.closeUnused(inUse);
       } while (this.connectionCheckWanted && this.running);
     })()
       .catch((error: unknown) => this.logger.warn({ err: error }, 'closing unused broker connections failed'))
       .finally(() => (this.checkingConnections = undefined));
-  }
-
-  /** The receiver a target's deliveries queue at: a webhook's URL origin, a broker sink's connection. */
-  private receiverKeyOf(webhook: WebhookRow): string {
-    return this.transportOf(webhook)?.receiverKey(webhook) ?? `${webhook.kind} ${webhook.id}`;
-  }
-
-  private transportOf(webhook: WebhookRow): SinkTransport | undefined {
-    return this.transports.get(webhook.kind ?? 'webhook');
   }
 
   /** One pass by hand (tests): fan out what is new, then claim what is due. Returns how many deliveries it made and claimed. */
@@ -296,8 +201,8 @@ export class WebhookRelay {
         // their progress: a claim now would leave each of their lanes out, after walking them all.
         // Whether they have is judged when the claim pass runs; a webhook not read yet may be anyone's.
         for (const webhookId of fanned.webhookIds) {
-          const row = this.webhookCache.get(webhookId)?.row;
-          if (row) this.movedOn.add(this.receiverKeyOf(row));
+          const row = this.targets.cached(webhookId);
+          if (row) this.movedOn.add(this.targets.receiverKeyOf(row));
           else this.claimWanted = true;
         }
         this.claimLoop.poke();
@@ -320,8 +225,8 @@ export class WebhookRelay {
   /** Webhooks of receivers that already have a batch claimed here: leave their lanes to later. */
   private busyWebhooks(): string[] {
     const busy: string[] = [];
-    for (const [id, { row }] of this.webhookCache) {
-      const receiver = row && this.receivers.get(this.receiverKeyOf(row));
+    for (const [id, row] of this.targets.cachedRows()) {
+      const receiver = row && this.receivers.get(this.targets.receiverKeyOf(row));
       if (receiver && this.isBusy(receiver)) busy.push(id);
     }
     return busy;
@@ -365,7 +270,7 @@ export class WebhookRelay {
     if (claims.length === 0) return 0;
     let webhooks: Map<string, WebhookRow | null>;
     try {
-      webhooks = await this.webhooksOf([...new Set(claims.map((claim) => claim.webhookId))]);
+      webhooks = await this.targets.webhooksOf([...new Set(claims.map((claim) => claim.webhookId))]);
     } catch (error) {
       await this.deliveries.release(claims.map((claim) => claim.deliveryId)).catch(() => undefined);
       throw error;
@@ -382,14 +287,14 @@ export class WebhookRelay {
         gone.add(webhookId);
         continue;
       }
-      this.disabled.delete(webhookId); // enabled again since this relay disabled it
+      this.targets.enabledAgain(webhookId); // enabled again since this relay disabled it
       // A lane's run must start at its head and have no gap (claims are checked again as rows are
       // updated; a row someone else holds ends the run there).
       const unbroken = lane.findIndex((claim, index) => claim.position !== index + 1);
       const claimsToSend = unbroken === -1 ? lane : lane.slice(0, unbroken);
       if (unbroken !== -1) cutShort.push(...lane.slice(unbroken).map((claim) => claim.deliveryId));
       if (claimsToSend.length === 0) continue;
-      const receiver = this.receiverOf(this.receiverKeyOf(webhook));
+      const receiver = this.receiverOf(this.targets.receiverKeyOf(webhook));
       receiver.claimed += claimsToSend.length;
       receiver.waiting.push({ webhook, claims: claimsToSend, sendBy });
     }
@@ -444,8 +349,8 @@ export class WebhookRelay {
     let failed = false;
     try {
       while (done < run.claims.length) {
-        if (!this.running || this.disabled.has(run.webhook.id) || Date.now() > run.sendBy) break;
-        const ok = await this.send(run.claims[done], run.webhook);
+        if (!this.running || this.targets.isDisabled(run.webhook.id) || Date.now() > run.sendBy) break;
+        const ok = await this.sender.send(run.claims[done], run.webhook);
         done++;
         receiver.claimed--;
         if (!ok) {
@@ -465,243 +370,4 @@ export class WebhookRelay {
     if (unsent.length > 0) await this.deliveries.release(unsent).catch((error: unknown) => this.logger.warn({ err: error }, 'releasing unsent claims failed'));
     return failed || unsent.length > 0;
   }
-
-  private async webhooksOf(ids: string[]): Promise<Map<string, WebhookRow | null>> {
-    const now = Date.now();
-    const found = new Map<string, WebhookRow | null>();
-    const missing: string[] = [];
-    for (const id of ids) {
-      const cached = this.webhookCache.get(id);
-      if (cached && now - cached.at < 1_000) found.set(id, cached.row);
-      else missing.push(id);
-    }
-    if (missing.length > 0) {
-      const rows = new Map((await this.webhooks.byIds(missing)).map((row) => [row.id, row]));
-      for (const id of missing) {
-        const row = rows.get(id) ?? null;
-        this.webhookCache.set(id, { row, at: now });
-        found.set(id, row);
-      }
-    }
-    return found;
-  }
-
-  /**
-   * One attempt of one delivery, through the transport of the target's kind. True once delivered
-   * (recorded with the next batch); false once a failure is recorded (its retry time, the error log,
-   * disabling a target gone or failing too long: the same for every kind).
-   */
-  private async send(claim: DeliveryClaim, webhook: WebhookRow): Promise<boolean> {
-    const { event } = claim;
-    const envelope: Record<string, unknown> = { BaseUrl: this.config.publicBaseUrl, ...event.payload };
-    if (this.config.includeToken || webhook.includeToken) envelope.token = await this.tokenOf(event.instanceId);
-    const message: SinkMessage = { id: `evt_${event.id}`, event, envelope, body: JSON.stringify(envelope) };
-    const transport = this.transportOf(webhook);
-    const started = performance.now();
-    // Tracing on: the delivery is a span of the trace the event was written in (its outbox row's traceparent),
-    // active while the transport sends, so a webhook request carries it in its own `traceparent` header.
-    const outcome = transport
-      ? await inSpan('webhook-relay', `deliver ${webhook.kind}`, deliverySpan(claim, webhook), async (span) => {
-          const sent = await transport.send(webhook, message);
-          if (span && sent.statusCode !== null) span.setAttribute('http.response.status_code', sent.statusCode);
-          if (!sent.ok) failSpan(span, new Error(sent.error));
-          return sent;
-        })
-      : { ok: false as const, statusCode: null, error: `no transport for ${webhook.kind} targets in this relay` };
-    // HTTP attempts are counted by the transport (by status class); a broker's here, by kind.
-    const latencyMs = performance.now() - started;
-    if (webhook.kind !== 'webhook') metrics().recordSinkDelivery(webhook.kind, outcome.ok, latencyMs / 1000);
-    if (outcome.ok) {
-      this.recordDelivered({ deliveryId: claim.deliveryId, statusCode: outcome.statusCode, latencyMs }, this.receiverKeyOf(webhook));
-      return true;
-    }
-
-    await this.deliveries.logError({
-      webhookId: webhook.id,
-      kind: webhook.kind,
-      instanceId: event.instanceId,
-      global: webhook.instanceId === null,
-      url: transport ? transport.describe(webhook, message) : webhook.kind,
-      event: event.eventType,
-      messageType: messageTypeOf(event.payload),
-      statusCode: outcome.statusCode,
-      attempts: claim.attempt,
-      error: outcome.error,
-      payload: { ...envelope, ...(envelope.token ? { token: '[masked]' } : {}) },
-    });
-    if (outcome.gone) {
-      await this.disable(webhook, outcome.gone, null);
-      this.logger.warn({ webhookId: webhook.id, kind: webhook.kind, reason: outcome.gone }, 'webhook disabled: target gone');
-      return false;
-    }
-    const delay = nextAttemptDelay(this.config.retryScheduleMs, claim.attempt, outcome.retryAfterMs ?? null);
-    const failingSince = await this.deliveries.markAttemptFailed(
-      claim.deliveryId,
-      webhook.id,
-      outcome.statusCode,
-      outcome.error,
-      delay === null ? null : new Date(Date.now() + delay),
-      latencyMs,
-    );
-    if (Date.now() - failingSince.getTime() >= this.config.disableAfterMs) {
-      await this.disable(webhook, `failing since ${failingSince.toISOString()}`, failingSince);
-      this.logger.warn({ webhookId: webhook.id, kind: webhook.kind, failingSince }, 'webhook disabled: failing for too long');
-    }
-    return false;
-  }
-
-  /** Disables a webhook on the relay's own decision, with a `webhook` `Disabled` event (see DeliveryRepository.disableWebhook). */
-  private async disable(webhook: WebhookRow, reason: string, failingSince: Date | null): Promise<void> {
-    this.disabled.add(webhook.id);
-    this.webhookCache.delete(webhook.id);
-    const event = await this.deliveries.disableWebhook(webhook.id, reason, { failingSince });
-    if (event) this.bus.publish(Subjects.outbox(event.instanceId), { instanceId: event.instanceId, lastId: event.lastId });
-    // Every relay (this one too) closes the connections the sink no longer needs.
-    if (webhook.kind !== 'webhook') this.bus.publish(Subjects.sinksChanged, {});
-  }
-
-  // --- recording successes in batches ---------------------------------------------------------------
-
-  private recordDelivered(result: DeliveredResult, origin: string): void {
-    this.delivered.push(result);
-    this.deliveredFor.add(origin);
-    this.scheduleFlush();
-  }
-
-  /** Everything that succeeded within a few milliseconds goes into one statement. */
-  private scheduleFlush(): void {
-    if (this.flushScheduled || this.flushing) return;
-    this.flushScheduled = true;
-    setTimeout(() => {
-      this.flushScheduled = false;
-      this.flushing = this.flush().finally(() => {
-        this.flushing = undefined;
-        if (this.delivered.length > 0) this.scheduleFlush();
-      });
-    }, FLUSH_DELAY_MS);
-  }
-
-  private async flush(): Promise<void> {
-    const batch = this.delivered.splice(0);
-    const origins = [...this.deliveredFor];
-    this.deliveredFor.clear();
-    if (batch.length === 0) return;
-    try {
-      await this.deliveries.markDelivered(batch);
-      // Their lanes moved on: claim if one of their receivers has room when the claim pass runs (else when it has).
-      for (const origin of origins) this.movedOn.add(origin);
-      this.claimLoop.poke();
-    } catch (error) {
-      // Kept for the next flush; if this process dies first, the claims lapse and they go out again.
-      this.delivered.unshift(...batch);
-      for (const origin of origins) this.deliveredFor.add(origin);
-      this.logger.error({ err: error, count: batch.length }, 'recording delivered webhooks failed');
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-
-  /** At stop: waits for the flush in progress, then records what is left (a few tries). */
-  private async drainResults(): Promise<void> {
-    for (let tries = 0; tries < 5 && (this.flushing || this.flushScheduled || this.delivered.length > 0); tries++) {
-      await this.flushing;
-      await this.flush();
-    }
-  }
-
-  private async tokenOf(instanceId: string): Promise<string> {
-    const cached = this.tokens.get(instanceId);
-    if (cached && Date.now() - cached.at < 60_000) return cached.token;
-    const token = (await this.instances.findToken(instanceId)) ?? '';
-    this.tokens.set(instanceId, { token, at: Date.now() });
-    return token;
-  }
-}
-
-/**
- * Runs `pass` whenever poked (pokes during a pass make one more), and every `intervalMs` anyway; a
- * poke within `minGapMs` of the last pass's start waits for the rest of that gap (not after a pass
- * that asked to run again at once). After a pass that threw, the next waits out the waker's backoff
- * whatever the pokes.
- */
-class PassLoop {
-  private polled = true;
-  private running = false;
-  private readonly waker = new LoopWaker();
-  private done?: Promise<void>;
-
-  /** `pass` is told whether the poll interval (rather than a poke) started it; true runs it again at once. */
-  constructor(
-    private readonly pass: (polled: boolean) => Promise<boolean>,
-    private readonly intervalMs: number,
-    private readonly onError: (error: unknown) => void,
-    private readonly minGapMs = 0,
-  ) {}
-
-  start(): void {
-    this.running = true;
-    this.done = this.loop();
-  }
-
-  poke(): void {
-    this.waker.wake();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    this.waker.halt();
-    await this.done;
-  }
-
-  private async loop(): Promise<void> {
-    while (this.running) {
-      const polled = this.polled;
-      this.waker.begin();
-      this.polled = false;
-      const started = Date.now();
-      let again = false;
-      try {
-        again = await this.pass(polled);
-      } catch (error) {
-        this.onError(error);
-        // Pokes keep coming while the database is down: wait before the next pass, a poll that retries it all.
-        if (this.running) await this.waker.backoff(this.intervalMs);
-        this.polled = true;
-        continue;
-      }
-      this.waker.succeeded();
-      if (again) {
-        await this.waker.turn();
-        continue;
-      }
-      if (this.running && !this.waker.woken) this.polled = !(await this.waker.sleep(this.intervalMs));
-      // A poke (during the pass or since) soon after it started waits out the gap; the poll does not.
-      const gap = started + this.minGapMs - Date.now();
-      if (this.running && !this.polled && gap > 0) await new Promise((resolve) => setTimeout(resolve, gap));
-    }
-  }
-}
-
-/** Claims grouped by the lane head they were claimed behind, each group in lane order. */
-function groupByLane(claims: DeliveryClaim[]): DeliveryClaim[][] {
-  const lanes = new Map<string, DeliveryClaim[]>();
-  for (const claim of claims) {
-    let lane = lanes.get(claim.headId);
-    if (!lane) lanes.set(claim.headId, (lane = []));
-    lane.push(claim);
-  }
-  return [...lanes.values()].map((lane) => lane.sort((a, b) => a.position - b.position));
-}
-
-/** A delivery's span: continues the event's trace (its outbox row's traceparent; a trace of its own without one). */
-function deliverySpan(claim: DeliveryClaim, webhook: WebhookRow): SpanOptions {
-  return {
-    kind: webhook.kind === 'webhook' ? SpanKind.CLIENT : SpanKind.PRODUCER,
-    parent: contextOfTraceparent(claim.event.traceparent),
-    attributes: { 'wa.event.id': claim.event.id, 'wa.event.type': claim.event.eventType, 'wa.delivery.attempt': claim.attempt },
-  };
-}
-
-function messageTypeOf(payload: Record<string, unknown>): string {
-  const message = payload.message as { messageType?: unknown } | undefined;
-  return typeof message?.messageType === 'string' ? message.messageType : '';
 }

@@ -1,0 +1,56 @@
+import { ContactRepository, type ChatObservation, type ChatRow, type ContactRow } from '@gw/persistence';
+import { recordId } from '@gw/platform';
+import type { EntityManager } from 'typeorm';
+import { isJidGroup, type WAMessage } from '../../baileys';
+import { InboundBatch } from '../inbound-batch';
+import type { GroupInfo } from '../group-info-cache';
+import { isLid, isPhoneJid, type Party } from '../identity-resolver';
+import type { MessagePlace } from '../message-mapper';
+import type { InboundContext } from './inbound-context';
+
+// Where a message is stored and who it is from: its chat row and its author's contact row.
+
+/** The chat of a message as one row (phone JID + LID, or the group) and its author. */
+export async function placeOf(context: InboundContext, message: WAMessage): Promise<MessagePlace> {
+  const key = message.key;
+  const remote = key.remoteJid ?? '';
+  const me = context.identities.me();
+  if (isJidGroup(remote)) {
+    const sender = key.fromMe ? me : await context.identities.party(key.participant, key.participantAlt);
+    return { chatId: remote, chatLid: '', isGroup: true, sender };
+  }
+  const chat = await context.identities.party(remote, key.remoteJidAlt);
+  return { chatId: chat.pn || chat.jid, chatLid: chat.lid, isGroup: false, sender: key.fromMe ? me : chat };
+}
+
+/** The other side of a 1:1 chat (who sends its receipts); the group JID for groups. */
+export async function chatParty(place: MessagePlace): Promise<Party> {
+  if (place.isGroup) return { jid: place.chatId, pn: '', lid: '' };
+  return { jid: place.chatLid || place.chatId, pn: isPhoneJid(place.chatId) ? place.chatId : '', lid: place.chatLid };
+}
+
+/** The chat row a message observes (its last message, its name), stored if new. */
+export async function observeChat(
+  context: InboundContext,
+  manager: EntityManager,
+  place: MessagePlace,
+  group: GroupInfo | null,
+  extra: Omit<ChatObservation, 'waChatId' | 'waChatLid' | 'isGroup'>,
+): Promise<ChatRow> {
+  const observation: ChatObservation = {
+    waChatId: isLid(place.chatId) ? undefined : place.chatId,
+    waChatLid: place.chatLid || undefined,
+    isGroup: place.isGroup,
+    ...extra,
+  };
+  if (group && !observation.waName) observation.waName = group.subject || undefined;
+  // Through the group's batch: the chats of a group transaction's messages are updated in one statement (ADR 0017).
+  return InboundBatch.observeChat(manager, context.instanceId, observation, () => recordId(14));
+}
+
+/** The author's contact row (push name, LID pair); returned only when it changed. */
+export async function observeSender(context: InboundContext, manager: EntityManager, sender: Party, pushName: string): Promise<ContactRow | null> {
+  if (!sender.pn && !sender.lid) return null;
+  const { contact, changed } = await ContactRepository.observeWithin(manager, context.instanceId, { jid: sender.pn, lid: sender.lid, pushName });
+  return changed ? contact : null;
+}

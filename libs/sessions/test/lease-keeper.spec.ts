@@ -94,6 +94,28 @@ describe(LeaseKeeper.name, () => {
       expect(await sut.claim(free)).toEqual({ kind: 'full' });
     });
 
+    it('should claim and start a few orphans at once, not one after the other, and all of them (issue #38)', async () => {
+      const ids = await pairedInstances(20);
+      const sut = keeper('w-many');
+      let starting = 0;
+      let most = 0;
+      const adopted: string[] = [];
+      await sut.start({
+        leaseLost: () => undefined,
+        orphanClaimed: async (lease) => {
+          most = Math.max(most, ++starting);
+          await sleep(30); // the adoption's read of the row
+          starting -= 1;
+          adopted.push(lease.instanceId);
+        },
+      });
+      await sut.reconcileNow();
+
+      expect(adopted.sort()).toEqual(ids);
+      expect(most).toBe(8);
+      expect(sut.heldCount).toBe(20);
+    });
+
     it('should release a lease when starting the adopted session fails', async () => {
       const [id] = await pairedInstances(1);
       const sut = keeper('w-fail');

@@ -384,15 +384,22 @@ export class LeaseKeeper {
         // waited for its round trip, and on a loaded machine the last of 200 orphans was claimed 17 s
         // after the first, the worker idle meanwhile. How many handshakes run at once is the
         // HandshakeGate's to bound, not this loop's.
+        // A failed claim stops the others' next ones, and the reconcile ends once none is running.
         let next = 0;
+        let failed: { error: unknown } | undefined;
         const claimInTurn = async (): Promise<void> => {
-          while (next < candidates.length && this.running) {
-            const result = await this.claim(candidates[next++]);
-            if (result.kind === 'held-elsewhere') lostRaces += 1;
-            if (result.kind === 'claimed') await this.adopt(result.lease);
+          while (next < candidates.length && this.running && !failed) {
+            try {
+              const result = await this.claim(candidates[next++]);
+              if (result.kind === 'held-elsewhere') lostRaces += 1;
+              if (result.kind === 'claimed') await this.adopt(result.lease);
+            } catch (error) {
+              failed ??= { error };
+            }
           }
         };
         await Promise.all(Array.from({ length: Math.min(ADOPTIONS_AT_ONCE, candidates.length) }, claimInTurn));
+        if (failed) throw failed.error;
         if (lostRaces === 0 || !this.running) return;
       }
     } catch (error) {

@@ -4,6 +4,7 @@ import {
   BufferJSON,
   Curve,
   DisconnectReason,
+  generateSignalPubKey,
   getBinaryNodeChild,
   getBinaryNodeChildren,
   initAuthCreds,
@@ -28,6 +29,7 @@ import type {
 export {
   BufferJSON,
   Curve,
+  generateSignalPubKey,
   DisconnectReason,
   getBinaryNodeChild,
   getBinaryNodeChildren,

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { VerifiedSignatures } from './verified-signatures';
+import { VerifiedSignatures, verifySignature } from './verified-signatures';
 
 describe('VerifiedSignatures', () => {
   /** A stand-in check: valid when the signature is the HMAC of the message under the key. */
@@ -51,5 +51,32 @@ describe('VerifiedSignatures', () => {
     remembered(key, messages[0], sign(key, messages[0]));
 
     expect(calls).toEqual(['a', 'b', 'c', 'a']);
+  });
+});
+
+describe('verifySignature', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { curve } = require('libsignal') as {
+    curve: { generateKeyPair(): { pubKey: Buffer; privKey: Buffer }; calculateSignature(privateKey: Buffer, message: Buffer): Buffer };
+  };
+  const pair = curve.generateKeyPair();
+  const message = Buffer.from('the server certificate details');
+  const signature = curve.calculateSignature(pair.privKey, message);
+  // Baileys' keys are the 32 bytes without libsignal's 0x05 type prefix.
+  const publicKey = pair.pubKey.subarray(1);
+
+  it('should accept a valid signature', () => {
+    expect(verifySignature(publicKey, message, signature)).toBe(true);
+  });
+
+  it('should refuse a signature that does not match (Baileys rc14 accepted any well-formed one)', () => {
+    const forged = Buffer.from(signature);
+    forged[7] ^= 1;
+    expect(verifySignature(publicKey, message, forged)).toBe(false);
+    expect(verifySignature(publicKey, Buffer.from('other details'), signature)).toBe(false);
+  });
+
+  it('should refuse malformed input without throwing', () => {
+    expect(verifySignature(publicKey, message, Buffer.alloc(10))).toBe(false);
   });
 });

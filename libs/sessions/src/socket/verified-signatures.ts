@@ -1,4 +1,5 @@
-import { Curve } from '../baileys';
+import * as libsignal from 'libsignal';
+import { Curve, generateSignalPubKey } from '../baileys';
 
 /** Signatures remembered (the newest); a server's certificate chain is two of them. */
 const LIMIT = 64;
@@ -46,12 +47,29 @@ function base64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
 }
 
+const signal = libsignal as unknown as { curve: { verifySignature(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean } };
+
+/**
+ * A signature check that answers what the check found. Baileys rc14's `Curve.verify` calls libsignal's
+ * `verifySignature` and returns true unless it throws — but libsignal answers a wrong signature with
+ * `false`, not an exception, so Baileys accepted any well-formed signature: the Noise handshake's check
+ * of the server's certificate chain against WhatsApp's root key (and the pairing's account signature)
+ * only checked the format. Here a signature is valid only when libsignal says so.
+ */
+export function verifySignature(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  try {
+    return signal.curve.verifySignature(generateSignalPubKey(publicKey), message, signature) === true;
+  } catch {
+    return false;
+  }
+}
+
 const installed = Symbol.for('gw.verifiedSignatures');
 
-/** Wraps Baileys' Curve.verify (which the Noise handshake calls) once per process. */
+/** Replaces Baileys' Curve.verify (the Noise handshake's and the pairing's) once per process: checked for real, valid ones remembered. */
 export function rememberVerifiedSignatures(): void {
   const curve = Curve as typeof Curve & { [installed]?: true };
   if (curve[installed]) return;
-  curve.verify = new VerifiedSignatures().wrap(curve.verify.bind(curve));
+  curve.verify = new VerifiedSignatures().wrap(verifySignature);
   curve[installed] = true;
 }

@@ -269,7 +269,11 @@ describe('event sinks API (HTTP) and real traffic to RabbitMQ and NATS', () => {
 
     // Deleting or disabling a sink closes its broker connection at once (the relay follows the API's notice).
     const connections = (kind: 'nats' | 'rabbitmq') =>
-      ((relay as unknown as { transports: Map<string, { openConnections: number }> }).transports.get(kind) as { openConnections: number }).openConnections;
+      (
+        (relay as unknown as { targets: { transports: Map<string, { openConnections: number }> } }).targets.transports.get(kind) as {
+          openConnections: number;
+        }
+      ).openConnections;
     await waitFor(
       async () => connections('nats'),
       (open) => open === 0,

@@ -52,6 +52,9 @@ describe('Privacy tokens issued to a contact', () => {
       // The issuance is fire-and-forget after the send: give it the time to be answered and stored.
       await waitFor(storedTokens, (rows) => rows.some((row) => row.id === bea.lid && row.value.senderTimestamp !== undefined), 5_000, 'the stored token');
     }
+    // The server counts the issuance when it has handled the IQ, which may come after the token's row on a
+    // loaded machine (CI once read 0 here): wait for the first, then make sure no second one follows.
+    await waitFor(issues, (n) => n - before >= 1, 10_000, 'the issuance at the server');
     await sleep(300);
     expect((await issues()) - before).toBe(1);
 

@@ -56,25 +56,19 @@ export class TakeoverRequester {
     data: InstanceRpc[Op]['request'],
     timeoutMs: number,
   ): Promise<InstanceRpc[Op]['reply']> {
-    const deadline = Date.now() + this.options.failoverWaitMs;
-    let inTakeover = false;
-    for (;;) {
-      try {
-        return await this.request(instanceId, op, data, timeoutMs);
-      } catch (error) {
-        if (!(error instanceof RpcError) || Date.now() + TAKEOVER_RETRY_MS > deadline) throw error;
-        // NotConnected alone is an instance that is down, not one changing hands. A request whose NATS
-        // server was lost with it in flight goes again once the bus is on another server of the cluster.
-        const retry =
-          error instanceof ConnectionLostError ||
-          error.code === ErrorCode.Fenced ||
-          (error.code === ErrorCode.NotConnected && inTakeover) ||
-          (error.code === ErrorCode.NoSession && (inTakeover || (await this.heldRecently(instanceId))));
-        if (!retry) throw error;
-        inTakeover = true;
-        await sleep(TAKEOVER_RETRY_MS);
-      }
-    }
+    return this.retrying(
+      instanceId,
+      op,
+      data,
+      timeoutMs,
+      // NotConnected alone is an instance that is down, not one changing hands. A request whose NATS
+      // server was lost with it in flight goes again once the bus is on another server of the cluster.
+      async (error, inTakeover) =>
+        error instanceof ConnectionLostError ||
+        error.code === ErrorCode.Fenced ||
+        (error.code === ErrorCode.NotConnected && inTakeover) ||
+        (error.code === ErrorCode.NoSession && (inTakeover || (await this.heldRecently(instanceId)))),
+    );
   }
 
   /**
@@ -90,15 +84,33 @@ export class TakeoverRequester {
     data: InstanceRpc[Op]['request'],
     timeoutMs: number,
   ): Promise<InstanceRpc[Op]['reply']> {
+    return this.retrying(
+      instanceId,
+      op,
+      data,
+      timeoutMs,
+      async (error, inTakeover) => error.notRun === true && error.code === ErrorCode.NoSession && (inTakeover || (await this.heldRecently(instanceId))),
+    );
+  }
+
+  /**
+   * The request, tried again every TAKEOVER_RETRY_MS while `again` says so of its RpcError, for at most
+   * failoverWaitMs; `inTakeover` tells `again` whether an earlier try was already retried.
+   */
+  private async retrying<Op extends InstanceOp>(
+    instanceId: string,
+    op: Op,
+    data: InstanceRpc[Op]['request'],
+    timeoutMs: number,
+    again: (error: RpcError, inTakeover: boolean) => Promise<boolean>,
+  ): Promise<InstanceRpc[Op]['reply']> {
     const deadline = Date.now() + this.options.failoverWaitMs;
     let inTakeover = false;
     for (;;) {
       try {
         return await this.request(instanceId, op, data, timeoutMs);
       } catch (error) {
-        if (!(error instanceof RpcError) || !error.notRun || error.code !== ErrorCode.NoSession) throw error;
-        if (Date.now() + TAKEOVER_RETRY_MS > deadline) throw error;
-        if (!inTakeover && !(await this.heldRecently(instanceId))) throw error;
+        if (!(error instanceof RpcError) || Date.now() + TAKEOVER_RETRY_MS > deadline || !(await again(error, inTakeover))) throw error;
         inTakeover = true;
         await sleep(TAKEOVER_RETRY_MS);
       }

@@ -1,12 +1,9 @@
 import { recordId } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
-import type { ChatRow } from './chat-row';
-import type { MessageRow } from './message-row';
-import type { NewOutboxEvent } from './outbox.repository';
 import { isStalePlan, PREPARED } from '../preparing-client';
 import { ChatbotAdmissionRepository } from './chatbot-admission.repository';
 import { readChatHistory, type ChatHistoryOptions } from './chatbot-history';
-import { finishRoundOnce } from './chatbot-round-end';
+import { finishRoundOnce, type RoundEndArgs } from './chatbot-round-end';
 import {
   toSettings,
   SETTINGS,
@@ -297,18 +294,10 @@ export class ChatbotRepository {
    * the chat's `chats` event), in one transaction. Null when the claim
    * was lost (another runner finishes it); else the id of the event written (null when the message is
    * not stored) and whether a later round of the chat is open (`queued`: a runner should claim now).
+   * Its arguments: RoundEndArgs (round, runner, status, outcome, turn, aiMetadata, event, lead).
    */
-  async finish(
-    round: ChatbotRoundRow,
-    runner: string,
-    status: 'done' | 'failed',
-    outcome: string,
-    turn: string,
-    aiMetadata: Record<string, unknown>,
-    event: (row: MessageRow) => NewOutboxEvent,
-    lead: { fields: Record<string, unknown>; event: (chat: ChatRow) => NewOutboxEvent } | null = null,
-  ): Promise<{ eventId: string | null; queued: boolean } | null> {
-    const once = () => finishRoundOnce(this.dataSource, round, runner, status, outcome, turn, aiMetadata, event, lead);
+  async finish(...args: RoundEndArgs): Promise<{ eventId: string | null; queued: boolean } | null> {
+    const once = () => finishRoundOnce(this.dataSource, ...args);
     // Its first statement is prepared and answers the message's whole row: a migration that adds a column
     // to messages makes that plan stale, and the transaction fails once (PreparingClient); it runs again,
     // prepared afresh, rather than leaving the round to wait for its claim to expire.

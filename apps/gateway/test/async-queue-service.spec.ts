@@ -1,8 +1,9 @@
 import { InProcessBus } from '@gw/bus';
 import type { SendRequest } from '@gw/contracts';
-import { InstanceRepository, SendQueueRepository, type InstanceEntity } from '@gw/persistence';
+import { InstanceRepository, SendQueueRepository } from '@gw/persistence';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { randomBytes } from 'node:crypto';
+import { toRequestInstance } from '../src/common/request-instance';
 import { AsyncQueueService } from '../src/message/async/async-queue.service';
 
 describe(AsyncQueueService.name, () => {
@@ -29,7 +30,7 @@ describe(AsyncQueueService.name, () => {
 
   it('should give an accept a fresh record id when its id is already taken in the instance', async () => {
     const id = `i${randomBytes(6).toString('hex')}`;
-    const instance = (await new InstanceRepository(db.dataSource).create({ id, token: `t${id}`, name: id })) as InstanceEntity;
+    const instance = toRequestInstance(await new InstanceRepository(db.dataSource).create({ id, token: `t${id}`, name: id }));
     const sut = new AsyncQueueService(new SendQueueRepository(db.dataSource), bus);
 
     const first = await sut.enqueue(instance, request(id, 'rsame01'));

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { BusinessProfileField, CatalogProduct } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import {
@@ -15,6 +15,7 @@ import {
 import type { BusinessCatalogProduct, BusinessCatalogResponse, BusinessCategoriesResponse, BusinessJid } from './dto/business.response';
 import type { BusinessProductResponse, BusinessProfileResponse, BusinessProfileUpdatedResponse } from './dto/business.response';
 import type { ReplyResponse } from '../common/dto/reply.response';
+import type { RequestInstance } from '../common/request-instance';
 
 const PROFILE_FIELDS: readonly BusinessProfileField[] = ['description', 'address', 'email'];
 /** Products per catalogue page, as uazapi's integration answers (up to 10 per call). */
@@ -59,7 +60,7 @@ function productView(product: CatalogProduct): BusinessCatalogProduct {
 export class BusinessService {
   constructor(private readonly sessions: SessionClient) {}
 
-  async profile(instance: InstanceEntity, dto: BusinessProfileDto): Promise<BusinessProfileResponse> {
+  async profile(instance: RequestInstance, dto: BusinessProfileDto): Promise<BusinessProfileResponse> {
     const jid = dto.jid?.trim() ? this.businessJid(dto.jid) : this.ownJid(instance);
     const { profile } = await this.sessions.request(instance.id, 'business.profile', { instanceId: instance.id, jid });
     if (!profile) throw ApiError.notFound('business profile not found: the account is not a WhatsApp Business account');
@@ -77,7 +78,7 @@ export class BusinessService {
     };
   }
 
-  async categories(instance: InstanceEntity): Promise<BusinessCategoriesResponse> {
+  async categories(instance: RequestInstance): Promise<BusinessCategoriesResponse> {
     const { categories } = await this.sessions.request(instance.id, 'business.categories', { instanceId: instance.id });
     return { response: categories };
   }
@@ -86,7 +87,7 @@ export class BusinessService {
    * Each field sent is its own change at WhatsApp: all changed answer 200, some 207, none 500, each
    * field with its outcome (`{status: updated}` or `{status: error, error}`).
    */
-  async updateProfile(instance: InstanceEntity, dto: BusinessProfileUpdateDto): Promise<{ status: number; body: BusinessProfileUpdatedResponse }> {
+  async updateProfile(instance: RequestInstance, dto: BusinessProfileUpdateDto): Promise<{ status: number; body: BusinessProfileUpdatedResponse }> {
     const fields: Partial<Record<BusinessProfileField, string>> = {};
     for (const field of PROFILE_FIELDS) if (typeof dto[field] === 'string') fields[field] = dto[field].trim();
     if (!Object.keys(fields).length) throw ApiError.badRequest('at least one field (description, address, email) is required');
@@ -97,7 +98,7 @@ export class BusinessService {
     return { status: failed === 0 ? 200 : updated === 0 ? 500 : 207, body: { response: results, updated, failed } };
   }
 
-  async catalog(instance: InstanceEntity, dto: CatalogListDto): Promise<BusinessCatalogResponse> {
+  async catalog(instance: RequestInstance, dto: CatalogListDto): Promise<BusinessCatalogResponse> {
     const jid = this.businessJid(dto.jid);
     const page = await this.sessions.request(instance.id, 'business.catalog', {
       instanceId: instance.id,
@@ -116,7 +117,7 @@ export class BusinessService {
     };
   }
 
-  async product(instance: InstanceEntity, dto: CatalogInfoDto): Promise<BusinessProductResponse> {
+  async product(instance: RequestInstance, dto: CatalogInfoDto): Promise<BusinessProductResponse> {
     const product = await this.sessions.request(instance.id, 'business.product', {
       instanceId: instance.id,
       jid: this.businessJid(dto.jid),
@@ -138,12 +139,12 @@ export class BusinessService {
     };
   }
 
-  async deleteProduct(instance: InstanceEntity, dto: ProductIdDto): Promise<ReplyResponse> {
+  async deleteProduct(instance: RequestInstance, dto: ProductIdDto): Promise<ReplyResponse> {
     await this.sessions.request(instance.id, 'business.productDelete', { instanceId: instance.id, id: dto.id.trim() });
     return { response: 'Deleted product' };
   }
 
-  async setProductHidden(instance: InstanceEntity, dto: ProductIdDto, hidden: boolean): Promise<ReplyResponse> {
+  async setProductHidden(instance: RequestInstance, dto: ProductIdDto, hidden: boolean): Promise<ReplyResponse> {
     await this.sessions.request(instance.id, 'business.productVisibility', { instanceId: instance.id, id: dto.id.trim(), hidden });
     return { response: hidden ? 'Product hidden' : 'Product shown' };
   }
@@ -155,7 +156,7 @@ export class BusinessService {
   }
 
   /** The instance's own account (its profile when no `jid` is given). */
-  private ownJid(instance: InstanceEntity): string {
+  private ownJid(instance: RequestInstance): string {
     const user = (instance.jid ?? '').split('@')[0].split(':')[0];
     if (!user) throw ApiError.conflict('No session');
     return `${user}@s.whatsapp.net`;

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { parseChatTarget } from '@gw/domain';
-import { MessageRepository, type InstanceEntity, type MessageRow } from '@gw/persistence';
+import { MessageRepository, type MessageRow } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import type { CallMakeDto, CallRejectDto } from './dto/call.dto';
 import type { CallMadeResponse, CallRejectedResponse } from './dto/call.response';
+import type { RequestInstance } from '../common/request-instance';
 
 /** How long an offer may still ring: WhatsApp gives up on an unanswered call after about a minute. */
 export const RINGING_WINDOW_MS = 90_000;
@@ -27,7 +28,7 @@ export class CallService {
     private readonly messages: MessageRepository,
   ) {}
 
-  async make(instance: InstanceEntity, dto: CallMakeDto): Promise<CallMadeResponse> {
+  async make(instance: RequestInstance, dto: CallMakeDto): Promise<CallMadeResponse> {
     const target = parseChatTarget(dto.number);
     if (!target || target.kind !== 'user') throw ApiError.badRequest('invalid number JID');
     const { callId } = await this.sessions.request(instance.id, 'call.offer', {
@@ -39,7 +40,7 @@ export class CallService {
     return { response: 'Call successful', callId, number: target.jid, ...(dto.call_duration ? { call_duration: dto.call_duration } : {}) };
   }
 
-  async reject(instance: InstanceEntity, dto: CallRejectDto): Promise<CallRejectedResponse> {
+  async reject(instance: RequestInstance, dto: CallRejectDto): Promise<CallRejectedResponse> {
     const number = dto.number?.trim() ? parseChatTarget(dto.number) : null;
     if (dto.number?.trim() && (!number || (number.kind !== 'user' && number.kind !== 'lid'))) throw ApiError.badRequest('invalid number');
     const now = Date.now();

@@ -15,7 +15,6 @@ import {
   type ChatFilter,
   type ChatIdentity,
   type ChatRow,
-  type InstanceEntity,
   type NewOutboxEvent,
 } from '@gw/persistence';
 import { recordId } from '@gw/platform';
@@ -48,6 +47,7 @@ import type {
   ChatNotesEditedResponse,
   ChatNotesResponse,
 } from './dto/chat.response';
+import type { RequestInstance } from '../common/request-instance';
 
 type ChatModify = InstanceRpc['chat.modify']['request'];
 
@@ -80,25 +80,25 @@ export class ChatService {
   ) {}
 
   /** Pins or unpins the chat in the phone's chat list (app state). */
-  async pin(instance: InstanceEntity, dto: ChatPinDto): Promise<ReplyResponse> {
+  async pin(instance: RequestInstance, dto: ChatPinDto): Promise<ReplyResponse> {
     await this.modifyChat(instance, dto.number, dto.pin ? 'pin' : 'unpin');
     return { response: dto.pin ? 'Chat pinned' : 'Chat unpinned' };
   }
 
   /** Archives or unarchives the chat, up to its last message. */
-  async archive(instance: InstanceEntity, dto: ChatArchiveDto): Promise<ReplyResponse> {
+  async archive(instance: RequestInstance, dto: ChatArchiveDto): Promise<ReplyResponse> {
     await this.modifyChat(instance, dto.number, dto.archive ? 'archive' : 'unarchive');
     return { response: 'Chat updated successfully' };
   }
 
   /** Marks the chat read (its unread count goes to 0) or unread, up to its last message. */
-  async read(instance: InstanceEntity, dto: ChatReadDto): Promise<ReplyResponse> {
+  async read(instance: RequestInstance, dto: ChatReadDto): Promise<ReplyResponse> {
     await this.modifyChat(instance, dto.number, dto.read ? 'read' : 'unread');
     return { response: 'Chat read status updated successfully' };
   }
 
   /** Mutes the chat for `muteEndTime` hours from now (-1 for ever), or unmutes it (0). */
-  async mute(instance: InstanceEntity, dto: ChatMuteDto): Promise<ReplyResponse> {
+  async mute(instance: RequestInstance, dto: ChatMuteDto): Promise<ReplyResponse> {
     const hours = dto.muteEndTime;
     await this.modifyChat(instance, dto.number, hours === 0 ? 'unmute' : 'mute', hours === -1 ? -1 : Date.now() + hours * 3_600_000);
     return { response: 'Chat mute settings updated successfully' };
@@ -109,7 +109,7 @@ export class ChatService {
    * stored row and messages, as asked. A WhatsApp failure is answered as its error unless stored data was to go too:
    * then it is listed in `errors` and the rest is done.
    */
-  async deleteChat(instance: InstanceEntity, dto: ChatDeleteDto): Promise<ChatDeletedResponse> {
+  async deleteChat(instance: RequestInstance, dto: ChatDeleteDto): Promise<ChatDeletedResponse> {
     const { jid, isGroup } = this.chatJid(dto.number);
     if (!dto.deleteChatDB && !dto.deleteMessagesDB && !dto.deleteChatWhatsApp && !dto.clearChatWhatsApp)
       throw ApiError.badRequest('set at least one of deleteChatDB, deleteMessagesDB, deleteChatWhatsApp, clearChatWhatsApp');
@@ -142,7 +142,7 @@ export class ChatService {
    * the protocol message WhatsApp sends to the contact; the chat (made if the contact had none yet)
    * keeps the timer in `wa_ephemeralExpiration` and its `chats` event follows.
    */
-  async ephemeral(instance: InstanceEntity, dto: ChatEphemeralDto): Promise<ChatEphemeralResponse> {
+  async ephemeral(instance: RequestInstance, dto: ChatEphemeralDto): Promise<ChatEphemeralResponse> {
     const identity = await this.userChat(instance, dto.number, 'disappearing messages of a group are set with /group/ephemeral');
     let timer: { seconds: number; label: string };
     try {
@@ -167,13 +167,13 @@ export class ChatService {
   }
 
   /** `POST /chat/notes`: the chat's note as stored (also while the instance is away). */
-  async notes(instance: InstanceEntity, dto: ChatNotesDto): Promise<ChatNotesResponse> {
+  async notes(instance: RequestInstance, dto: ChatNotesDto): Promise<ChatNotesResponse> {
     const chat = await this.storedUserChat(instance, await this.userChat(instance, dto.number, NOTES_OF_GROUPS));
     return { chat: toChatRecord(chat, instance.owner ?? ''), wa_notes: chat.notes, source: 'local' as const };
   }
 
   /** `POST /chat/notes/refresh`: reads the chat's note from WhatsApp's app state, stores it (with a `chats` event when it changed) and answers it. */
-  async refreshNotes(instance: InstanceEntity, dto: ChatNotesRefreshDto): Promise<ChatNotesResponse> {
+  async refreshNotes(instance: RequestInstance, dto: ChatNotesRefreshDto): Promise<ChatNotesResponse> {
     const identity = await this.userChat(instance, dto.number, NOTES_OF_GROUPS);
     const { note } = await this.sessions
       .request(instance.id, 'chat.notes.read', { instanceId: instance.id, chatJids: jidsOf(identity), force: dto.force === true })
@@ -183,7 +183,7 @@ export class ChatService {
   }
 
   /** `POST /chat/notes/edit`: writes the chat's note to WhatsApp's app state (the phone and other devices see it), then stores it; '' removes it. */
-  async editNotes(instance: InstanceEntity, dto: ChatNotesEditDto): Promise<ChatNotesEditedResponse> {
+  async editNotes(instance: RequestInstance, dto: ChatNotesEditDto): Promise<ChatNotesEditedResponse> {
     const identity = await this.userChat(instance, dto.number, NOTES_OF_GROUPS);
     await this.storedUserChat(instance, identity);
     const { note } = await this.sessions
@@ -193,7 +193,7 @@ export class ChatService {
     return { response: 'Chat notes updated', chat: toChatRecord(chat, instance.owner ?? ''), wa_notes: chat.notes, source: 'api' as const };
   }
 
-  private async writeNotes(instance: InstanceEntity, identity: ChatIdentity, notes: string): Promise<ChatRow> {
+  private async writeNotes(instance: RequestInstance, identity: ChatIdentity, notes: string): Promise<ChatRow> {
     const written = await this.chatRows.writeState(instance.id, identity, { notes }, { announce: (row) => chatsEvent(instance, row) });
     if (!written) throw ApiError.notFound('chat not found');
     this.wake(instance, written.lastEventId);
@@ -201,7 +201,7 @@ export class ChatService {
   }
 
   /** The stored chat of a contact, else 404 `chat not found`. */
-  private async storedUserChat(instance: InstanceEntity, identity: ChatIdentity): Promise<ChatRow> {
+  private async storedUserChat(instance: RequestInstance, identity: ChatIdentity): Promise<ChatRow> {
     const chat =
       (identity.pn ? await this.chatRows.findByJid(instance.id, identity.pn) : null) ??
       (identity.lid ? await this.chatRows.findByJid(instance.id, identity.lid) : null);
@@ -213,7 +213,7 @@ export class ChatService {
    * The 1:1 chat `number` names (a phone number, a user JID or a LID) with the contact's other identifier
    * when WhatsApp revealed it; a group is a 400 `ofGroup`, anything else 400 `Could not parse phone`.
    */
-  private async userChat(instance: InstanceEntity, number: string, ofGroup: string): Promise<ChatIdentity> {
+  private async userChat(instance: RequestInstance, number: string, ofGroup: string): Promise<ChatIdentity> {
     const target = parseChatTarget(number);
     if (target?.kind === 'group') throw ApiError.badRequest(ofGroup);
     if (!target || (target.kind !== 'user' && target.kind !== 'lid')) throw ApiError.badRequest('Could not parse phone');
@@ -222,12 +222,12 @@ export class ChatService {
   }
 
   /** Wakes the relays for an event just written (they would find it on their next poll anyway). */
-  private wake(instance: InstanceEntity, lastId: string | null | undefined): void {
+  private wake(instance: RequestInstance, lastId: string | null | undefined): void {
     if (lastId) this.bus.publish(Subjects.outbox(instance.id), { instanceId: instance.id, lastId });
   }
 
   /** The chat's number and LID, when WhatsApp revealed the other. */
-  private async bothJids(instance: InstanceEntity, jid: string, isGroup: boolean): Promise<string[]> {
+  private async bothJids(instance: RequestInstance, jid: string, isGroup: boolean): Promise<string[]> {
     if (isGroup) return [jid];
     const other = jid.endsWith('@lid') ? await this.lidMappings.pnForLid(instance.id, jid) : await this.lidMappings.lidForPn(instance.id, jid);
     return other ? [jid, other] : [jid];
@@ -241,7 +241,7 @@ export class ChatService {
   }
 
   /** An app-state change of the chat; archive, read, clear and delete cover it up to its last stored message. */
-  private async modifyChat(instance: InstanceEntity, number: string, action: ChatModify['action'], muteEndTime?: number) {
+  private async modifyChat(instance: RequestInstance, number: string, action: ChatModify['action'], muteEndTime?: number) {
     const { jid } = this.chatJid(number);
     const ranged = action !== 'pin' && action !== 'unpin' && action !== 'mute' && action !== 'unmute';
     const lastMessages = ranged ? await this.lastMessages(instance, jid) : [];
@@ -249,7 +249,7 @@ export class ChatService {
   }
 
   /** The chat's newest stored message, as the key WhatsApp's app state names it by. */
-  private async lastMessages(instance: InstanceEntity, jid: string): Promise<ChatModify['lastMessages']> {
+  private async lastMessages(instance: RequestInstance, jid: string): Promise<ChatModify['lastMessages']> {
     const { rows } = await this.messageRows.find(instance.id, { chatId: jid, limit: 1, offset: 0 });
     return rows
       .filter((row) => row.messageId && row.messageTimestamp > 0)
@@ -263,7 +263,7 @@ export class ChatService {
    * Writes the lead fields given (absent ones stay) of the chat `id` names, creating the chat when the
    * contact has none yet; answers the Chat record. What placeholders of later sends read.
    */
-  async editLead(instance: InstanceEntity, dto: EditLeadDto): Promise<ChatResponse> {
+  async editLead(instance: RequestInstance, dto: EditLeadDto): Promise<ChatResponse> {
     const identity = await this.leadChat(instance, dto.id ?? dto.number ?? dto.phone ?? '');
     const lead: Record<string, unknown> = {};
     const given = { ...dto, lead_personalid: dto.lead_personalid ?? dto.lead_personalId } as Record<string, unknown>;
@@ -280,7 +280,7 @@ export class ChatService {
   }
 
   /** Chats matching the filters, a page of them in the order asked, with the totals uazapi answers. */
-  async find(instance: InstanceEntity, dto: FindChatsDto): Promise<ChatPageResponse> {
+  async find(instance: RequestInstance, dto: FindChatsDto): Promise<ChatPageResponse> {
     const filters: ChatFilter[] = [];
     const values = dto as unknown as Record<string, string | boolean | undefined>;
     for (const field of Object.keys(CHAT_FIELDS) as ChatField[]) {
@@ -308,7 +308,7 @@ export class ChatService {
    * number, with the other identifier of the contact (LID or phone number) when WhatsApp revealed it,
    * so that a phone number and its LID are one chat.
    */
-  private async leadChat(instance: InstanceEntity, id: string): Promise<ChatIdentity> {
+  private async leadChat(instance: RequestInstance, id: string): Promise<ChatIdentity> {
     const value = id.trim();
     const stored = /^r[0-9a-f]{7,}$/.test(value)
       ? await this.chatRows.findById(instance.id, value)
@@ -324,7 +324,7 @@ export class ChatService {
   }
 
   /** Sets a chat's labels (`labelids`), or adds or removes one; every label must exist. */
-  async setLabels(instance: InstanceEntity, dto: ChatLabelsDto): Promise<ChatLabelsResponse> {
+  async setLabels(instance: RequestInstance, dto: ChatLabelsDto): Promise<ChatLabelsResponse> {
     const target = parseChatTarget(dto.number);
     if (!target || target.kind === 'newsletter')
       throw ApiError.badRequest('Invalid number: give an international phone number or a chat JID (@s.whatsapp.net, @lid, @g.us)');
@@ -355,7 +355,7 @@ export class ChatService {
     };
   }
 
-  async block(instance: InstanceEntity, dto: BlockDto): Promise<BlocklistResponse> {
+  async block(instance: RequestInstance, dto: BlockDto): Promise<BlocklistResponse> {
     const target = parseChatTarget(dto.number);
     if (!target || (target.kind !== 'user' && target.kind !== 'lid'))
       throw ApiError.badRequest('Invalid number: give an international phone number or a user JID (@s.whatsapp.net, @lid)');
@@ -364,7 +364,7 @@ export class ChatService {
   }
 
   /** WhatsApp's list while connected (the stored copy follows it); the stored copy otherwise. */
-  async blocklist(instance: InstanceEntity): Promise<BlocklistResponse> {
+  async blocklist(instance: RequestInstance): Promise<BlocklistResponse> {
     try {
       return { blockList: (await this.sessions.request(instance.id, 'blocklist.get', { instanceId: instance.id })).blockList };
     } catch (error) {
@@ -375,7 +375,7 @@ export class ChatService {
 }
 
 /** The `chats` event of a chat the API changed (the worker's for changes WhatsApp reports). */
-export function chatsEvent(instance: InstanceEntity, chat: ChatRow): NewOutboxEvent {
+export function chatsEvent(instance: RequestInstance, chat: ChatRow): NewOutboxEvent {
   const payload: ChatsEventPayload = {
     EventType: 'chats',
     chats: [toChatRecord(chat, instance.owner ?? '')],

@@ -16,7 +16,7 @@ import {
   type KnowledgeSettings,
   type TriggerSettings,
 } from '@gw/chatbot';
-import { ChatbotRepository, QuickReplyRepository, type ChatbotKind, type ChatbotRecordRow, type InstanceEntity } from '@gw/persistence';
+import { ChatbotRepository, QuickReplyRepository, type ChatbotKind, type ChatbotRecordRow } from '@gw/persistence';
 import { SsrfGuard } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import { BUS } from '../runtime/tokens';
@@ -28,12 +28,13 @@ import type {
   ChatbotKnowledgeResponse,
   ChatbotTriggerResponse,
 } from './dto/chatbot.response';
+import type { RequestInstance } from '../common/request-instance';
 
 const NAMES: Record<ChatbotKind, string> = { agent: 'Agent', trigger: 'Trigger', knowledge: 'Knowledge', function: 'Function' };
 const formOnly = new SsrfGuard();
 
 /** The fields every record answers besides its own: its id, the instance's number, and when it was made and changed. */
-function envelope(row: ChatbotRecordRow, instance: InstanceEntity): { id: string; owner: string; created: string; updated: string } {
+function envelope(row: ChatbotRecordRow, instance: RequestInstance): { id: string; owner: string; created: string; updated: string } {
   return { id: row.id, owner: instance.owner ?? '', created: row.createdAt.toISOString(), updated: row.updatedAt.toISOString() };
 }
 
@@ -54,7 +55,7 @@ export class ChatbotService {
 
   // ---- agents ---------------------------------------------------------------------------------
 
-  async editAgent(instance: InstanceEntity, dto: AgentEditDto): Promise<ChatbotAgentResponse | ChatbotDeletedResponse> {
+  async editAgent(instance: RequestInstance, dto: AgentEditDto): Promise<ChatbotAgentResponse | ChatbotDeletedResponse> {
     return this.edit(
       instance,
       'agent',
@@ -86,18 +87,18 @@ export class ChatbotService {
     );
   }
 
-  async listAgents(instance: InstanceEntity): Promise<ChatbotAgentResponse[]> {
+  async listAgents(instance: RequestInstance): Promise<ChatbotAgentResponse[]> {
     return (await this.records.list(instance.id, 'agent')).map((row) => this.agentRecord(row, instance));
   }
 
-  private agentRecord(row: ChatbotRecordRow, instance: InstanceEntity): ChatbotAgentResponse {
+  private agentRecord(row: ChatbotRecordRow, instance: RequestInstance): ChatbotAgentResponse {
     const agent = agentOf(row);
     return { ...agent, apikey: maskSecret(agent.apikey), ...envelope(row, instance) };
   }
 
   // ---- triggers -------------------------------------------------------------------------------
 
-  async editTrigger(instance: InstanceEntity, dto: TriggerEditDto): Promise<ChatbotTriggerResponse | ChatbotDeletedResponse> {
+  async editTrigger(instance: RequestInstance, dto: TriggerEditDto): Promise<ChatbotTriggerResponse | ChatbotDeletedResponse> {
     return this.edit(
       instance,
       'trigger',
@@ -137,17 +138,17 @@ export class ChatbotService {
     );
   }
 
-  async listTriggers(instance: InstanceEntity): Promise<ChatbotTriggerResponse[]> {
+  async listTriggers(instance: RequestInstance): Promise<ChatbotTriggerResponse[]> {
     return (await this.records.list(instance.id, 'trigger')).map((row) => this.triggerRecord(row, instance));
   }
 
-  private triggerRecord(row: ChatbotRecordRow, instance: InstanceEntity): ChatbotTriggerResponse {
+  private triggerRecord(row: ChatbotRecordRow, instance: RequestInstance): ChatbotTriggerResponse {
     return { ...triggerOf(row), ...envelope(row, instance) };
   }
 
   // ---- knowledge ------------------------------------------------------------------------------
 
-  async editKnowledge(instance: InstanceEntity, dto: KnowledgeEditDto): Promise<ChatbotKnowledgeResponse | ChatbotDeletedResponse> {
+  async editKnowledge(instance: RequestInstance, dto: KnowledgeEditDto): Promise<ChatbotKnowledgeResponse | ChatbotDeletedResponse> {
     const result = await this.edit(
       instance,
       'knowledge',
@@ -179,11 +180,11 @@ export class ChatbotService {
     return result;
   }
 
-  async listKnowledge(instance: InstanceEntity): Promise<ChatbotKnowledgeResponse[]> {
+  async listKnowledge(instance: RequestInstance): Promise<ChatbotKnowledgeResponse[]> {
     return (await this.records.list(instance.id, 'knowledge')).map((row) => this.knowledgeRecord(row, instance));
   }
 
-  private knowledgeRecord(row: ChatbotRecordRow, instance: InstanceEntity): ChatbotKnowledgeResponse {
+  private knowledgeRecord(row: ChatbotRecordRow, instance: RequestInstance): ChatbotKnowledgeResponse {
     const k = knowledgeOf(row);
     return {
       active: k.active,
@@ -202,7 +203,7 @@ export class ChatbotService {
 
   // ---- functions ------------------------------------------------------------------------------
 
-  async editFunction(instance: InstanceEntity, dto: FunctionEditDto): Promise<ChatbotFunctionResponse | ChatbotDeletedResponse> {
+  async editFunction(instance: RequestInstance, dto: FunctionEditDto): Promise<ChatbotFunctionResponse | ChatbotDeletedResponse> {
     return this.edit(
       instance,
       'function',
@@ -255,11 +256,11 @@ export class ChatbotService {
     );
   }
 
-  async listFunctions(instance: InstanceEntity): Promise<ChatbotFunctionResponse[]> {
+  async listFunctions(instance: RequestInstance): Promise<ChatbotFunctionResponse[]> {
     return (await this.records.list(instance.id, 'function')).map((row) => this.functionRecord(row, instance));
   }
 
-  private functionRecord(row: ChatbotRecordRow, instance: InstanceEntity): ChatbotFunctionResponse {
+  private functionRecord(row: ChatbotRecordRow, instance: RequestInstance): ChatbotFunctionResponse {
     const fn = functionOf(row);
     const headers = Object.fromEntries(Object.entries(fn.headers).map(([name, value]) => [name, SECRET_HEADER.test(name) ? maskSecret(value) : value]));
     return { ...fn, headers, ...envelope(row, instance) };
@@ -272,7 +273,7 @@ export class ChatbotService {
    * body, `present` the record answered.
    */
   private async edit<T>(
-    instance: InstanceEntity,
+    instance: RequestInstance,
     kind: ChatbotKind,
     dto: { id?: string; delete?: boolean },
     present: (row: ChatbotRecordRow) => T,
@@ -294,7 +295,7 @@ export class ChatbotService {
   }
 
   /** An agent a trigger still starts cannot go: the trigger would silently start nothing. */
-  private async refuseWhileTriggered(instance: InstanceEntity, agentId: string): Promise<void> {
+  private async refuseWhileTriggered(instance: RequestInstance, agentId: string): Promise<void> {
     const using = (await this.records.list(instance.id, 'trigger')).map(triggerOf).filter((trigger) => trigger.agent_id === agentId);
     if (using.length)
       throw ApiError.conflict(`Agent ${agentId} is used by trigger ${using.map((trigger) => trigger.id).join(', ')}: delete or change the trigger first`);

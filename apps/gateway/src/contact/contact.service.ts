@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type InstanceRpc } from '@gw/contracts';
 import { parseChatTarget, type ChatTarget } from '@gw/domain';
-import { ChatRepository, ContactRepository, LidMappingRepository, toChatRecord, type ChatRow, type ContactRow, type InstanceEntity } from '@gw/persistence';
+import { ChatRepository, ContactRepository, LidMappingRepository, toChatRecord, type ChatRow, type ContactRow } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { pageWindow } from '../common/paging';
 import { chatsEvent } from '../chat/chat.service';
@@ -12,6 +12,7 @@ import { CONTACT_SCOPES, CONTACT_SCOPE_MESSAGE, INVALID_NUMBER, type ChatCheckDt
 import type { ChatDetailsDto, ChatNameAndImageDto, ContactNumberDto, ContactScopeName } from './dto/contact.dto';
 import type { ChatCheckResponse, ChatNameAndImageResponse, ContactAddedResponse, ContactPageResponse } from './dto/contact.response';
 import type { ContactRemovedResponse, ContactResponse } from './dto/contact.response';
+import type { RequestInstance } from '../common/request-instance';
 
 const view = (row: ContactRow): ContactResponse => ({
   jid: row.jid,
@@ -49,25 +50,25 @@ export class ContactService {
     @Inject(BUS) private readonly bus: Bus,
   ) {}
 
-  async listAll(instance: InstanceEntity, scope: unknown): Promise<ContactResponse[]> {
+  async listAll(instance: RequestInstance, scope: unknown): Promise<ContactResponse[]> {
     const page = await this.contacts.page(instance.id, this.scopeOf(scope), null, 0);
     return page.rows.map(view);
   }
 
-  async page(instance: InstanceEntity, dto: ContactListDto): Promise<ContactPageResponse> {
+  async page(instance: RequestInstance, dto: ContactListDto): Promise<ContactPageResponse> {
     const { limit, offset, pagination } = pageWindow(dto, 100);
     const page = await this.contacts.page(instance.id, dto.contactScope ?? 'address_book', limit, offset);
     return { contacts: page.rows.map(view), totalDeviceContacts: page.totalAll, pagination: pagination(page.total) };
   }
 
-  async add(instance: InstanceEntity, dto: ContactAddDto): Promise<ContactAddedResponse> {
+  async add(instance: RequestInstance, dto: ContactAddDto): Promise<ContactAddedResponse> {
     const jid = addressBookJid(dto);
     const name = dto.name.trim();
     await this.sessions.request(instance.id, 'contact.add', { instanceId: instance.id, jid, name }).catch(failedAs('error adding contact'));
     return { success: true, message: 'Contact added successfully', contact: { jid, name, phone: phoneOf(jid) } };
   }
 
-  async remove(instance: InstanceEntity, dto: ContactNumberDto): Promise<ContactRemovedResponse> {
+  async remove(instance: RequestInstance, dto: ContactNumberDto): Promise<ContactRemovedResponse> {
     const jid = addressBookJid(dto);
     const known = await this.contacts.find(instance.id, jid);
     if (!known || (!known.inAddressBook && !known.contactName)) throw ApiError.notFound('Contact not found in the address book');
@@ -75,7 +76,7 @@ export class ContactService {
     return { success: true, message: 'Contact removed successfully', removed_contact: { jid, phone: phoneOf(jid) } };
   }
 
-  async check(instance: InstanceEntity, dto: ChatCheckDto): Promise<ChatCheckResponse[]> {
+  async check(instance: RequestInstance, dto: ChatCheckDto): Promise<ChatCheckResponse[]> {
     if (dto.numbers.length === 0) throw ApiError.badRequest('Missing numbers in payload');
     const targets = dto.numbers.map((query) => ({ query, target: parseChatTarget(query) }));
     const jids = [...new Set(targets.flatMap(({ target }) => (target?.kind === 'user' ? [target.jid] : [])))];
@@ -93,7 +94,7 @@ export class ContactService {
    * number or LID), with `common_groups` and the picture of the size asked for (`imagePreview` with
    * `preview`, else `image`). 404 when the instance has no such chat.
    */
-  async details(instance: InstanceEntity, dto: ChatDetailsDto) {
+  async details(instance: RequestInstance, dto: ChatDetailsDto) {
     const chat = await this.findChat(instance, dto.number);
     if (!chat) throw ApiError.notFound('Chat not found');
     const fresh = await this.freshPicture(instance, chat, dto.preview ? 'preview' : 'image');
@@ -108,7 +109,7 @@ export class ContactService {
    * the instance has no chat with answers empty names and the picture WhatsApp serves for it ('' while
    * WhatsApp cannot be asked); nothing is stored for it.
    */
-  async nameAndImage(instance: InstanceEntity, dto: ChatNameAndImageDto): Promise<ChatNameAndImageResponse> {
+  async nameAndImage(instance: RequestInstance, dto: ChatNameAndImageDto): Promise<ChatNameAndImageResponse> {
     const type = dto.preview ? 'preview' : 'image';
     const chat = await this.findChat(instance, dto.number);
     if (chat) {
@@ -127,7 +128,7 @@ export class ContactService {
   }
 
   /** The chat of a number, user JID, LID or group JID (one chat whether stored by number or LID); 400 for anything else. */
-  private async findChat(instance: InstanceEntity, number: string): Promise<ChatRow | null> {
+  private async findChat(instance: RequestInstance, number: string): Promise<ChatRow | null> {
     const target = parseChatTarget(number);
     if (!target || target.kind === 'newsletter') throw ApiError.badRequest(INVALID_NUMBER);
     let chat = await this.chats.findByJid(instance.id, target.jid);
@@ -147,7 +148,7 @@ export class ContactService {
    * its owner hides it), stored with a `chats` event when it changed; the stored one while WhatsApp
    * cannot be asked (not connected, no answer).
    */
-  private async freshPicture(instance: InstanceEntity, chat: ChatRow, type: 'image' | 'preview'): Promise<ChatRow> {
+  private async freshPicture(instance: RequestInstance, chat: ChatRow, type: 'image' | 'preview'): Promise<ChatRow> {
     let url: string;
     try {
       ({ url } = await this.sessions.request(instance.id, 'chat.picture', { instanceId: instance.id, chatJid: chat.waChatId || chat.waChatLid, type }));
@@ -170,7 +171,7 @@ export class ContactService {
    * separated (WhatsApp's own list, by number or LID). '' for a group chat, and while the instance is
    * not connected (nobody can say).
    */
-  private async commonGroups(instance: InstanceEntity, chat: ChatRow): Promise<string> {
+  private async commonGroups(instance: RequestInstance, chat: ChatRow): Promise<string> {
     if (chat.isGroup) return '';
     const contact = new Set([chat.waChatId, chat.waChatLid].filter(Boolean));
     let groups: InstanceRpc['group.list']['reply']['groups'];

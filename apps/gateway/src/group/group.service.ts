@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { isBase64, parseChatTarget } from '@gw/domain';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { ApiError } from '../common/api-error';
 import { SendContentTools } from '../send/send-content-tools';
 import { SessionClient } from '../session/session.client';
@@ -13,6 +13,7 @@ import type { GroupInviteLinkResponse, GroupJoinApprovalResponse, GroupJoinRespo
 import type { GroupPageResponse, GroupParticipantsUpdateResponse, GroupResetInviteCodeResponse } from './dto/group.response';
 import type { GroupResponse, GroupUpdateResponse } from './dto/group.response';
 import type { ReplyResponse } from '../common/dto/reply.response';
+import type { RequestInstance } from '../common/request-instance';
 
 /** The group's JID from `groupjid` (or the older `groupJid`): `<digits>@g.us`. */
 export function groupJidOf(dto: GroupJidDto): string {
@@ -56,7 +57,7 @@ export class GroupService {
     private readonly tools: SendContentTools,
   ) {}
 
-  async create(instance: InstanceEntity, dto: CreateGroupDto): Promise<GroupResponse> {
+  async create(instance: RequestInstance, dto: CreateGroupDto): Promise<GroupResponse> {
     return this.sessions.request(instance.id, 'group.create', {
       instanceId: instance.id,
       name: dto.name.trim(),
@@ -64,7 +65,7 @@ export class GroupService {
     });
   }
 
-  async info(instance: InstanceEntity, dto: GroupInfoDto): Promise<GroupResponse> {
+  async info(instance: RequestInstance, dto: GroupInfoDto): Promise<GroupResponse> {
     const group = await this.sessions.request(instance.id, 'group.info', {
       instanceId: instance.id,
       groupJid: groupJidOf(dto),
@@ -76,24 +77,24 @@ export class GroupService {
   }
 
   /** `POST /group/inviteInfo`: the group an invite leads to, without joining it. */
-  async inviteInfo(instance: InstanceEntity, dto: GroupInviteDto): Promise<GroupInviteInfoResponse> {
+  async inviteInfo(instance: RequestInstance, dto: GroupInviteDto): Promise<GroupInviteInfoResponse> {
     const group = await this.sessions.request(instance.id, 'group.inviteInfo', { instanceId: instance.id, code: inviteCodeOf(dto) });
     return { response: 'Group info retrieved successfully', group };
   }
 
   /** `POST /group/join`: by code or link; with join approval on, the request waits for an admin. */
-  async join(instance: InstanceEntity, dto: GroupInviteDto): Promise<GroupJoinResponse> {
+  async join(instance: RequestInstance, dto: GroupInviteDto): Promise<GroupJoinResponse> {
     const { status, group } = await this.sessions.request(instance.id, 'group.join', { instanceId: instance.id, code: inviteCodeOf(dto) });
     return { response: status === 'joined' ? 'Group join successful' : 'Group join request sent', group, needs_refresh: false };
   }
 
-  async leave(instance: InstanceEntity, dto: GroupJidDto): Promise<ReplyResponse> {
+  async leave(instance: RequestInstance, dto: GroupJidDto): Promise<ReplyResponse> {
     await this.sessions.request(instance.id, 'group.leave', { instanceId: instance.id, groupJid: groupJidOf(dto) });
     return { response: 'Group leave successful' };
   }
 
   /** `GET /group/invitelink/{groupJid}` (uazapi 2.0): the group's current invite link; admins only (403 otherwise). */
-  async inviteLink(instance: InstanceEntity, dto: GroupJidDto): Promise<GroupInviteLinkResponse> {
+  async inviteLink(instance: RequestInstance, dto: GroupJidDto): Promise<GroupInviteLinkResponse> {
     const group = await this.sessions.request(instance.id, 'group.info', {
       instanceId: instance.id,
       groupJid: groupJidOf(dto),
@@ -107,13 +108,13 @@ export class GroupService {
   }
 
   /** `POST /group/resetInviteCode`: a new link; the old one stops working. */
-  async resetInviteCode(instance: InstanceEntity, dto: GroupJidDto): Promise<GroupResetInviteCodeResponse> {
+  async resetInviteCode(instance: RequestInstance, dto: GroupJidDto): Promise<GroupResetInviteCodeResponse> {
     const { code, group } = await this.sessions.request(instance.id, 'group.resetInvite', { instanceId: instance.id, groupJid: groupJidOf(dto) });
     return { InviteLink: `${INVITE_URL_BASE}${code}`, group, needs_refresh: false };
   }
 
   /** `POST /group/updateParticipants`: each participant's outcome, and the group after. */
-  async updateParticipants(instance: InstanceEntity, dto: GroupParticipantsDto): Promise<GroupParticipantsUpdateResponse> {
+  async updateParticipants(instance: RequestInstance, dto: GroupParticipantsDto): Promise<GroupParticipantsUpdateResponse> {
     const reply = await this.sessions.request(instance.id, 'group.participants', {
       instanceId: instance.id,
       groupJid: groupJidOf(dto),
@@ -124,7 +125,7 @@ export class GroupService {
   }
 
   /** `POST /group/updateJoinApproval`: admins only (403 otherwise). */
-  async updateJoinApproval(instance: InstanceEntity, dto: GroupJoinApprovalDto): Promise<GroupJoinApprovalResponse> {
+  async updateJoinApproval(instance: RequestInstance, dto: GroupJoinApprovalDto): Promise<GroupJoinApprovalResponse> {
     const group = await this.sessions.request(instance.id, 'group.joinApproval', {
       instanceId: instance.id,
       groupJid: groupJidOf(dto),
@@ -138,13 +139,13 @@ export class GroupService {
   }
 
   /** `POST /group/updateName`: admins only when the group is locked (403 otherwise). */
-  async updateName(instance: InstanceEntity, dto: GroupNameDto): Promise<GroupUpdateResponse> {
+  async updateName(instance: RequestInstance, dto: GroupNameDto): Promise<GroupUpdateResponse> {
     const group = await this.sessions.request(instance.id, 'group.name', { instanceId: instance.id, groupJid: groupJidOf(dto), name: dto.name.trim() });
     return { response: 'Group name updated successfully', group, needs_refresh: false };
   }
 
   /** `POST /group/updateDescription`: '' removes it; admins only when the group is locked. */
-  async updateDescription(instance: InstanceEntity, dto: GroupDescriptionDto): Promise<GroupUpdateResponse> {
+  async updateDescription(instance: RequestInstance, dto: GroupDescriptionDto): Promise<GroupUpdateResponse> {
     const group = await this.sessions.request(instance.id, 'group.description', {
       instanceId: instance.id,
       groupJid: groupJidOf(dto),
@@ -154,35 +155,35 @@ export class GroupService {
   }
 
   /** `POST /group/updateAnnounce`: admins only. */
-  async updateAnnounce(instance: InstanceEntity, dto: GroupAnnounceDto): Promise<GroupUpdateResponse> {
+  async updateAnnounce(instance: RequestInstance, dto: GroupAnnounceDto): Promise<GroupUpdateResponse> {
     const setting = dto.announce ? 'announcement' : 'not_announcement';
     const group = await this.sessions.request(instance.id, 'group.setting', { instanceId: instance.id, groupJid: groupJidOf(dto), setting });
     return { response: `Group announce ${dto.announce ? 'enabled' : 'disabled'} successfully`, group, needs_refresh: false };
   }
 
   /** `POST /group/updateLocked`: admins only. */
-  async updateLocked(instance: InstanceEntity, dto: GroupLockedDto): Promise<GroupUpdateResponse> {
+  async updateLocked(instance: RequestInstance, dto: GroupLockedDto): Promise<GroupUpdateResponse> {
     const setting = dto.locked ? 'locked' : 'unlocked';
     const group = await this.sessions.request(instance.id, 'group.setting', { instanceId: instance.id, groupJid: groupJidOf(dto), setting });
     return { response: 'Group lock status changed successfully', group, needs_refresh: false };
   }
 
   /** `POST /group/updateMemberAddMode`: admins only. */
-  async updateMemberAddMode(instance: InstanceEntity, dto: GroupMemberAddModeDto): Promise<GroupUpdateResponse> {
+  async updateMemberAddMode(instance: RequestInstance, dto: GroupMemberAddModeDto): Promise<GroupUpdateResponse> {
     const mode = dto.MemberAddMode;
     const group = await this.sessions.request(instance.id, 'group.memberAddMode', { instanceId: instance.id, groupJid: groupJidOf(dto), mode });
     return { response: `Group member add mode set to ${mode} successfully`, group, needs_refresh: false };
   }
 
   /** `POST /group/ephemeral`: disappearing messages off, 1 day, 7 days or 90 days; admins only when the group is locked. */
-  async updateEphemeral(instance: InstanceEntity, dto: GroupEphemeralDto): Promise<GroupEphemeralResponse> {
+  async updateEphemeral(instance: RequestInstance, dto: GroupEphemeralDto): Promise<GroupEphemeralResponse> {
     const { seconds, label } = ephemeralDuration(dto.duration);
     const group = await this.sessions.request(instance.id, 'group.ephemeral', { instanceId: instance.id, groupJid: groupJidOf(dto), seconds });
     return { response: 'Ephemeral timer updated successfully', ephemeral: { enabled: seconds > 0, seconds, label }, group, needs_refresh: false };
   }
 
   /** `POST /group/updateImage`: a URL, base64 or data URI (a picture of at most 5 MB; WhatsApp gets a 640×640 JPEG of it), or `remove` / `delete`. */
-  async updateImage(instance: InstanceEntity, dto: GroupImageDto): Promise<GroupUpdateResponse> {
+  async updateImage(instance: RequestInstance, dto: GroupImageDto): Promise<GroupUpdateResponse> {
     const groupJid = groupJidOf(dto);
     const picture = await pictureSource(this.tools, instance, dto.image, 'image', MAX_GROUP_PICTURE_BYTES, 'unsupported_media_type');
     const group = await withStagedPicture(this.tools, instance, picture, () =>
@@ -192,7 +193,7 @@ export class GroupService {
   }
 
   /** `POST /community/create`: the community's parent group (its announcements group is made with it). */
-  async createCommunity(instance: InstanceEntity, dto: CreateCommunityDto): Promise<CommunityCreatedResponse> {
+  async createCommunity(instance: RequestInstance, dto: CreateCommunityDto): Promise<CommunityCreatedResponse> {
     const group = await this.sessions.request(instance.id, 'community.create', {
       instanceId: instance.id,
       name: dto.name.trim(),
@@ -202,7 +203,7 @@ export class GroupService {
   }
 
   /** `POST /community/editgroups`: each group linked or unlinked, or listed in `failed` when WhatsApp refused it. */
-  async editCommunityGroups(instance: InstanceEntity, dto: CommunityGroupsDto): Promise<CommunityGroupsResponse> {
+  async editCommunityGroups(instance: RequestInstance, dto: CommunityGroupsDto): Promise<CommunityGroupsResponse> {
     const communityJid = groupJidOf({ groupjid: dto.community });
     const groupJids = dto.groupjids.map((jid) => groupJidOf({ groupjid: jid }));
     if (groupJids.includes(communityJid)) throw ApiError.badRequest('groupjids must not name the community itself');
@@ -211,17 +212,17 @@ export class GroupService {
   }
 
   /** `GET /group/list?force=&noparticipants=`: every group the instance is in (cached; `force` reads WhatsApp). */
-  async listAll(instance: InstanceEntity, query: { force?: unknown; noparticipants?: unknown }): Promise<GroupListResponse> {
+  async listAll(instance: RequestInstance, query: { force?: unknown; noparticipants?: unknown }): Promise<GroupListResponse> {
     return this.list(instance, queryFlag('noparticipants', query.noparticipants), queryFlag('force', query.force));
   }
 
-  private async list(instance: InstanceEntity, noParticipants: boolean, force: boolean): Promise<GroupListResponse> {
+  private async list(instance: RequestInstance, noParticipants: boolean, force: boolean): Promise<GroupListResponse> {
     const { groups } = await this.sessions.request(instance.id, 'group.list', { instanceId: instance.id, force });
     return { groups: noParticipants ? groups.map(withoutParticipants) : groups };
   }
 
   /** `POST /group/list`: a page of them (ordered by name), filtered by name or JID. */
-  async page(instance: InstanceEntity, dto: GroupListDto): Promise<GroupPageResponse> {
+  async page(instance: RequestInstance, dto: GroupListDto): Promise<GroupPageResponse> {
     const { groups } = await this.list(instance, dto.noParticipants === true || dto.noparticipants === true, dto.force === true);
     const search = dto.search?.trim().toLowerCase();
     const found = (search ? groups.filter((group) => group.Name.toLowerCase().includes(search) || group.JID.includes(search)) : groups).sort(
@@ -243,7 +244,7 @@ const REMOVE_PICTURE = /^\s*(remove|delete)\s*$/i;
  */
 export async function pictureSource(
   tools: SendContentTools,
-  instance: InstanceEntity,
+  instance: RequestInstance,
   value: string,
   field: string,
   maxBytes: number,
@@ -275,7 +276,7 @@ export async function pictureSource(
 }
 
 /** Runs the operation that reads a staged picture, then deletes the upload whatever came of it (the worker has read it by then). */
-export async function withStagedPicture<T>(tools: SendContentTools, instance: InstanceEntity, picture: object | undefined, run: () => Promise<T>): Promise<T> {
+export async function withStagedPicture<T>(tools: SendContentTools, instance: RequestInstance, picture: object | undefined, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } finally {

@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { ErrorCode, RpcError, type WaMessageLimitsReply } from '@gw/contracts';
-import { HistorySyncRepository, InstanceRepository, SendLimitRepository, type InstanceEntity, type SendLimit } from '@gw/persistence';
+import { HistorySyncRepository, InstanceRepository, SendLimitRepository, type SendLimit } from '@gw/persistence';
 import { newRequestId } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import { AsyncQueueService } from '../message/async/async-queue.service';
 import { SessionClient } from '../session/session.client';
 import { historyRequest } from './instance.rules';
 import type { HistorySyncStatusResponse, InstanceResetResponse, WaMessageLimitsResponse } from './dto/instance.response';
+import type { RequestInstance } from '../common/request-instance';
 
 /** A sync whose last batch is older than this, without WhatsApp saying it was the last, is taken as done (the phone sends nothing more). */
 export const HISTORY_QUIET_MS = 60_000;
@@ -58,7 +59,7 @@ export class InstanceRuntimeService {
    * 403 when the instance was disconnected on purpose (`/instance/connect` brings it back). When the
    * async queue holds sends, the dispatchers are woken (`queuedRecoveryAttempted`).
    */
-  async reset(instance: InstanceEntity): Promise<InstanceResetResponse> {
+  async reset(instance: RequestInstance): Promise<InstanceResetResponse> {
     const entity = (await this.instances.findById(instance.id)) ?? instance;
     const refused = (kind: 'conflict' | 'forbidden', message: string) =>
       new ApiError(kind, message, { resetting: false, instanceId: instance.id, queuedRecoveryAttempted: false });
@@ -99,7 +100,7 @@ export class InstanceRuntimeService {
    * (`available: false`, `lookup_error`), and the limit of that kind the instance learnt from a refused
    * send or a notification (send_limits), while it lasts, is shown in its place (`source: "stored"`).
    */
-  async messageLimits(instance: InstanceEntity): Promise<WaMessageLimitsResponse> {
+  async messageLimits(instance: RequestInstance): Promise<WaMessageLimitsResponse> {
     let limits: WaMessageLimitsReply;
     try {
       limits = await this.sessions.request(instance.id, 'instance.limits', { instanceId: instance.id });
@@ -112,7 +113,7 @@ export class InstanceRuntimeService {
     return limitsView(limits, stored);
   }
 
-  async historySyncStatus(instance: InstanceEntity): Promise<HistorySyncStatusResponse> {
+  async historySyncStatus(instance: RequestInstance): Promise<HistorySyncStatusResponse> {
     const entity = (await this.instances.findById(instance.id)) ?? instance;
     const requestId = entity.pairingRequestId;
     const base: Pick<HistorySyncStatusResponse, 'instanceId' | 'request_id' | 'paired' | 'connected' | 'history_days' | 'full_sync'> = {

@@ -10,6 +10,7 @@ import { SessionClient } from '../session/session.client';
 import { AsyncQueueService } from '../message/async/async-queue.service';
 import { ProxyManagedService } from '../proxy-managed/proxy-managed.service';
 import { asyncAcceptTokens } from '../common/accept-token-cache';
+import type { RequestInstance } from '../common/request-instance';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { BUS, GATEWAY_CONFIG } from '../runtime/tokens';
 import type { ConnectDto, ChatbotSettingsDto, PrivacyDto, ProxyDto } from './dto/instance.dto';
@@ -86,7 +87,7 @@ export class InstanceService {
 
   // --- lifecycle ---------------------------------------------------------------------------------
 
-  async connect(instance: InstanceEntity, dto: ConnectDto, requestIdHeader?: string): Promise<InstanceConnectionResponse> {
+  async connect(instance: RequestInstance, dto: ConnectDto, requestIdHeader?: string): Promise<InstanceConnectionResponse> {
     // Its session moved to another server (issue #40): connecting here would pair anew, or (were the credentials still here) log the other out.
     if (instance.exportedAt)
       throw ApiError.conflict(
@@ -120,7 +121,7 @@ export class InstanceService {
     };
   }
 
-  async status(instance: InstanceEntity): Promise<InstanceStatusResponse> {
+  async status(instance: RequestInstance): Promise<InstanceStatusResponse> {
     const entity = await this.mustFind(instance.id);
     const connected = entity.status === 'connected';
     return {
@@ -130,7 +131,7 @@ export class InstanceService {
     };
   }
 
-  async disconnect(instance: InstanceEntity): Promise<InstanceDisconnectedResponse> {
+  async disconnect(instance: RequestInstance): Promise<InstanceDisconnectedResponse> {
     const reply = await this.sessions.requestIfHeld(instance.id, 'logout', { instanceId: instance.id });
     if (!reply) await this.forgetDevice(instance.id, 'logged out through the API');
     const entity = await this.mustFind(instance.id);
@@ -146,7 +147,7 @@ export class InstanceService {
    * instance `hibernated` (no worker adopts it; its memory is released); nobody holding it, the state is
    * written here. The credentials stay: `/instance/connect` wakes it without a QR. 409 without a linked device.
    */
-  async hibernate(instance: InstanceEntity): Promise<InstanceDisconnectedResponse> {
+  async hibernate(instance: RequestInstance): Promise<InstanceDisconnectedResponse> {
     const current = await this.mustFind(instance.id);
     if (current.status !== 'hibernated') {
       if (!current.paired) throw ApiError.conflict('Instance cannot hibernate: it has no linked device (connect it with /instance/connect)');
@@ -167,7 +168,7 @@ export class InstanceService {
     return { instance: toInstanceRecord(await this.mustFind(instance.id)), response: 'Instance hibernated', info: HIBERNATED_INFO };
   }
 
-  async remove(instance: InstanceEntity): Promise<ReplyWithInfoResponse> {
+  async remove(instance: RequestInstance): Promise<ReplyWithInfoResponse> {
     // Log the device out first, so the account does not keep a dead linked device.
     await this.sessions.requestIfHeld(instance.id, 'logout', { instanceId: instance.id }).catch(() => null);
     await this.instances.delete(instance.id);
@@ -180,11 +181,11 @@ export class InstanceService {
 
   // --- settings ----------------------------------------------------------------------------------
 
-  async rename(instance: InstanceEntity, name: string): Promise<InstanceResponse> {
+  async rename(instance: RequestInstance, name: string): Promise<InstanceResponse> {
     return toInstanceRecord(await this.patch(instance.id, { name: name.trim() }));
   }
 
-  async updateDelaySettings(instance: InstanceEntity, min: number, max: number): Promise<InstanceWrappedResponse> {
+  async updateDelaySettings(instance: RequestInstance, min: number, max: number): Promise<InstanceWrappedResponse> {
     const delays = normaliseDelays(min, max);
     const entity = await this.instances.update(instance.id, { msgDelayMin: delays.min, msgDelayMax: delays.max }).catch(() => {
       throw new ApiError('internal', 'failed to update delay settings');
@@ -195,7 +196,7 @@ export class InstanceService {
     return { instance: toInstanceRecord(entity) };
   }
 
-  async updateFieldsMap(instance: InstanceEntity, body: Record<string, string | null | undefined>): Promise<InstanceResponse> {
+  async updateFieldsMap(instance: RequestInstance, body: Record<string, string | null | undefined>): Promise<InstanceResponse> {
     const fieldsMap = { ...(instance.fieldsMap ?? {}) };
     for (const field of FIELD_NAMES) {
       const value = body[field];
@@ -207,7 +208,7 @@ export class InstanceService {
     return toInstanceRecord(await this.patch(instance.id, { fieldsMap }));
   }
 
-  async updateChatbotSettings(instance: InstanceEntity, dto: ChatbotSettingsDto): Promise<InstanceResponse> {
+  async updateChatbotSettings(instance: RequestInstance, dto: ChatbotSettingsDto): Promise<InstanceResponse> {
     const patch: InstancePatch = {};
     // A null key or keyword clears it, as an empty one does.
     if (dto.openai_apikey !== undefined) patch.openaiApikey = dto.openai_apikey ?? '';
@@ -222,28 +223,28 @@ export class InstanceService {
     return toInstanceRecord(entity);
   }
 
-  async setPresence(instance: InstanceEntity, presence: 'available' | 'unavailable'): Promise<ReplyResponse> {
+  async setPresence(instance: RequestInstance, presence: 'available' | 'unavailable'): Promise<ReplyResponse> {
     await this.sessions.request(instance.id, 'presence', { instanceId: instance.id, presence });
     await this.instances.update(instance.id, { currentPresence: presence });
     return { response: 'Presence updated successfully' };
   }
 
   /** The worker answers WhatsApp's privacy settings under these names (its `privacy.get` / `privacy.set`). */
-  async getPrivacy(instance: InstanceEntity): Promise<PrivacyResponse> {
+  async getPrivacy(instance: RequestInstance): Promise<PrivacyResponse> {
     return this.sessions.request(instance.id, 'privacy.get', { instanceId: instance.id });
   }
 
-  async setPrivacy(instance: InstanceEntity, dto: PrivacyDto): Promise<PrivacyResponse> {
+  async setPrivacy(instance: RequestInstance, dto: PrivacyDto): Promise<PrivacyResponse> {
     const settings = privacySettingsOf(dto);
     if (Object.keys(settings).length === 0) throw ApiError.badRequest('Invalid payload: give at least one privacy setting');
     return this.sessions.request(instance.id, 'privacy.set', { instanceId: instance.id, settings });
   }
 
-  getProxy(instance: InstanceEntity): ProxyResponse {
+  getProxy(instance: RequestInstance): ProxyResponse {
     return toProxyView(instance.proxy);
   }
 
-  async setProxy(instance: InstanceEntity, dto: ProxyDto): Promise<ProxyChangedResponse> {
+  async setProxy(instance: RequestInstance, dto: ProxyDto): Promise<ProxyChangedResponse> {
     // The DTO requires `mode` unless the older `enable` is given.
     const mode = dto.mode ?? (dto.enable ? 'custom' : 'internal');
     const rotate = dto.rotate_now === true;
@@ -275,7 +276,7 @@ export class InstanceService {
     };
   }
 
-  async deleteProxy(instance: InstanceEntity): Promise<ProxyChangedResponse> {
+  async deleteProxy(instance: RequestInstance): Promise<ProxyChangedResponse> {
     const entity = await this.patch(instance.id, { proxy: null });
     return { details: 'Proxy removido', proxy: toProxyView(entity.proxy), restart_requested: await this.applyProxy(instance, entity) };
   }
@@ -307,7 +308,7 @@ export class InstanceService {
    * A connected session whose transport changed reconnects at once through the new one (the
    * reset's reconnect: same credentials, no new QR); answers whether it was asked to.
    */
-  private async applyProxy(before: InstanceEntity, after: InstanceEntity): Promise<boolean> {
+  private async applyProxy(before: RequestInstance, after: { readonly proxy: ProxySettings | null }): Promise<boolean> {
     if (effectiveProxyUrl(before.proxy) === effectiveProxyUrl(after.proxy) || before.status !== 'connected') return false;
     const reply = await this.sessions.requestIfHeld(before.id, 'instance.reset', { instanceId: before.id, force: true }).catch(() => null);
     return reply?.outcome === 'started';

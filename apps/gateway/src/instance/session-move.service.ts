@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { SessionMoveRepository, SINK_KINDS, type InstanceEntity, type SessionSnapshot, type SinkKind } from '@gw/persistence';
+import { SessionMoveRepository, SINK_KINDS, type SessionSnapshot, type SinkKind } from '@gw/persistence';
 import { newToken, recordId, SsrfError, SsrfGuard } from '@gw/platform';
 import { BrokerUrlError, checkBrokerHosts, parseBrokerUrl } from '@gw/relay';
 import { ApiError } from '../common/api-error';
@@ -14,6 +14,7 @@ import type { SessionExportedResponse, SessionImportedResponse } from './dto/ins
 import { toInstanceRecord } from './instance.mapper';
 import { InstanceService } from './instance.service';
 import { openBundle, sealBundle, SessionBundleError } from './session-bundle';
+import type { RequestInstance } from '../common/request-instance';
 
 /** The bundle's content: a versioned document around the snapshot, so a later version can read this one. */
 const CONTENT_FORMAT = 'wa-gateway/session';
@@ -44,7 +45,7 @@ export class SessionMoveService {
     this.ssrf = new SsrfGuard(config.ssrfAllowlist);
   }
 
-  async exportSession(instance: InstanceEntity, dto: ExportSessionDto): Promise<SessionExportedResponse> {
+  async exportSession(instance: RequestInstance, dto: ExportSessionDto): Promise<SessionExportedResponse> {
     if (instance.exportedAt) throw exportedConflict();
     if (!instance.paired) throw ApiError.conflict('Instance cannot be exported: it has no linked device (connect it with /instance/connect first)');
     // The holder closes the socket WITHOUT logout (the credentials must stay valid) and gives the lease back.

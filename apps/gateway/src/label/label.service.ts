@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { LabelRepository, toLabelRecord, type InstanceEntity } from '@gw/persistence';
+import { LabelRepository, toLabelRecord } from '@gw/persistence';
 import { newRequestId } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import type { EditLabelDto, RefreshLabelsDto } from './dto/label.dto';
 import type { LabelEditedResponse, LabelRefreshResponse, LabelResponse } from './dto/label.response';
+import type { RequestInstance } from '../common/request-instance';
 
 const REQUEST_ID = /^[\w.:-]{1,100}$/;
 
@@ -17,12 +18,12 @@ export class LabelService {
   ) {}
 
   /** The labels as the phone's app state last said (refreshed by the app state's own sync). */
-  async list(instance: InstanceEntity): Promise<LabelResponse[]> {
+  async list(instance: RequestInstance): Promise<LabelResponse[]> {
     return (await this.labels.list(instance.id)).map((row) => toLabelRecord(row, instance.owner));
   }
 
   /** Starts a re-read of the labels in the worker; its events carry the answered request_id. */
-  async refresh(instance: InstanceEntity, dto: RefreshLabelsDto, requestIdHeader?: string): Promise<LabelRefreshResponse> {
+  async refresh(instance: RequestInstance, dto: RefreshLabelsDto, requestIdHeader?: string): Promise<LabelRefreshResponse> {
     const requestId = requestIdHeader && REQUEST_ID.test(requestIdHeader) ? requestIdHeader : newRequestId();
     const reply = await this.sessions.request(instance.id, 'labels.refresh', { instanceId: instance.id, requestId, force: dto.force === true });
     return {
@@ -36,7 +37,7 @@ export class LabelService {
   }
 
   /** `labelid: "new"` creates (the next free numeric id); otherwise edits or deletes a known label. */
-  async edit(instance: InstanceEntity, dto: EditLabelDto): Promise<LabelEditedResponse> {
+  async edit(instance: RequestInstance, dto: EditLabelDto): Promise<LabelEditedResponse> {
     const deleted = dto.delete === true;
     if (dto.labelid === 'new') {
       if (deleted) throw ApiError.badRequest('delete needs the labelid of an existing label');

@@ -1,12 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import type { HistoryOnDemandRequest } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
-import { MessageRepository, type InstanceEntity, type MessageRow } from '@gw/persistence';
+import { MessageRepository, type MessageRow } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { SessionClient } from '../session/session.client';
 import type { HistorySyncDto } from './dto/message-actions.dto';
 import type { HistorySyncResponse } from './dto/message.response';
 import { normaliseMessageId } from '../common/message-id';
+import type { RequestInstance } from '../common/request-instance';
 
 const DEFAULT_COUNT = 50;
 const MAX_COUNT = 100;
@@ -27,7 +28,7 @@ export class HistorySyncService {
     private readonly sessions: SessionClient,
   ) {}
 
-  async request(instance: InstanceEntity, dto: HistorySyncDto): Promise<HistorySyncResponse> {
+  async request(instance: RequestInstance, dto: HistorySyncDto): Promise<HistorySyncResponse> {
     const target = parseChatTarget(dto.number);
     if (!target) throw ApiError.badRequest('Invalid number: give the chat JID (or an international phone number)');
     if (target.kind === 'newsletter') throw ApiError.badRequest('history sync is not available for newsletters');
@@ -76,12 +77,12 @@ export class HistorySyncService {
   }
 
   /** A stored message of this chat (by our id or the provider's), or null. */
-  private async inChat(instance: InstanceEntity, chatJid: string, id: string): Promise<MessageRow | null> {
+  private async inChat(instance: RequestInstance, chatJid: string, id: string): Promise<MessageRow | null> {
     const row = await this.messages.findOne(instance.id, id);
     return row && (row.chatId === chatJid || row.chatLid === chatJid) ? row : null;
   }
 
-  private ask(instance: InstanceEntity, request: HistoryOnDemandRequest) {
+  private ask(instance: RequestInstance, request: HistoryOnDemandRequest) {
     return this.sessions.request(instance.id, 'history.request', request, REQUEST_TIMEOUT_MS);
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@gw/bus';
 import { messagesUpdatePayload, Subjects, type OutboundContent, type SendReply, type SendRequest } from '@gw/contracts';
-import { MessageRepository, OutboxRepository, type InstanceEntity, type MessageRow } from '@gw/persistence';
+import { MessageRepository, OutboxRepository, type MessageRow } from '@gw/persistence';
 import { DataSource, type EntityManager } from 'typeorm';
 import { ApiError } from '../common/api-error';
 import { normaliseMessageId } from '../common/message-id';
@@ -10,6 +10,7 @@ import { SessionClient } from '../session/session.client';
 import { newMessageIds } from '../send/message-ids';
 import type { DeleteDto, EditDto, MarkReadDto, PinDto, ReactDto } from './dto/message-actions.dto';
 import type { MarkReadResponse, MarkReadResult, MessageActionResponse, MessageDeletedResponse, MessagePinnedResponse } from './dto/message.response';
+import type { RequestInstance } from '../common/request-instance';
 
 const PIN_DAYS = new Set([1, 7, 30]);
 
@@ -31,13 +32,13 @@ export class MessageActionsService {
   ) {}
 
   /** A stored message by our id or the provider's (the DTOs require a non-blank id). */
-  async find(instance: InstanceEntity, id: string): Promise<MessageRow> {
+  async find(instance: RequestInstance, id: string): Promise<MessageRow> {
     const row = await this.messages.findOne(instance.id, normaliseMessageId(id));
     if (!row) throw ApiError.notFound('Message not found');
     return row;
   }
 
-  async react(instance: InstanceEntity, body: ReactDto): Promise<MessageActionResponse> {
+  async react(instance: RequestInstance, body: ReactDto): Promise<MessageActionResponse> {
     const target = await this.find(instance, body.id);
     const record = await this.relay(instance, target.chatId, { kind: 'reaction', targetMessageId: target.messageId, emoji: body.text }, 'SendReaction', body);
     return {
@@ -52,7 +53,7 @@ export class MessageActionsService {
     };
   }
 
-  async edit(instance: InstanceEntity, body: EditDto): Promise<MessageActionResponse> {
+  async edit(instance: RequestInstance, body: EditDto): Promise<MessageActionResponse> {
     const target = await this.find(instance, body.id);
     if (!target.fromMe) throw ApiError.badRequest('only messages sent by this instance can be edited');
     const record = await this.relay(instance, target.chatId, { kind: 'edit', targetMessageId: target.messageId, text: body.text }, 'EditMessage', body);
@@ -76,14 +77,14 @@ export class MessageActionsService {
     };
   }
 
-  async remove(instance: InstanceEntity, body: DeleteDto): Promise<MessageDeletedResponse> {
+  async remove(instance: RequestInstance, body: DeleteDto): Promise<MessageDeletedResponse> {
     const target = await this.find(instance, body.id);
     await this.relay(instance, target.chatId, { kind: 'delete', targetMessageId: target.messageId }, 'DeleteMessage', body);
     await this.changeOriginal(instance, target, (manager) => MessageRepository.markDeletedWithin(manager, instance.id, target.messageId), 'Deleted');
     return { timestamp: Date.now(), id: target.id };
   }
 
-  async pin(instance: InstanceEntity, body: PinDto): Promise<MessagePinnedResponse> {
+  async pin(instance: RequestInstance, body: PinDto): Promise<MessagePinnedResponse> {
     const target = await this.find(instance, body.id);
     if (target.chatId.endsWith('@newsletter')) throw ApiError.badRequest('message pinning not supported for newsletters');
     const pin = body.pin !== false;
@@ -132,7 +133,7 @@ export class MessageActionsService {
     };
   }
 
-  private async relay(instance: InstanceEntity, chatJid: string, content: OutboundContent, sendFunction: string, payload: object): Promise<SendReply> {
+  private async relay(instance: RequestInstance, chatJid: string, content: OutboundContent, sendFunction: string, payload: object): Promise<SendReply> {
     const request: SendRequest = {
       instanceId: instance.id,
       ...newMessageIds(),
@@ -147,7 +148,7 @@ export class MessageActionsService {
 
   /** Changes the original message and records the `messages_update` event, in one transaction. */
   private async changeOriginal(
-    instance: InstanceEntity,
+    instance: RequestInstance,
     target: MessageRow,
     change: (manager: EntityManager) => Promise<unknown>,
     type: 'Pinned' | 'Unpinned' | 'Deleted' | 'Edited',
@@ -173,7 +174,7 @@ export class MessageActionsService {
   }
 
   /** POST /message/markread: read receipts for messages by id. */
-  async markRead(instance: InstanceEntity, dto: MarkReadDto): Promise<MarkReadResponse> {
+  async markRead(instance: RequestInstance, dto: MarkReadDto): Promise<MarkReadResponse> {
     const ids = dto.id;
     const results: MarkReadResult[] = [];
     const found: MessageRow[] = [];

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { audioError, guardedFetch, MAX_TRANSCRIPTION_BYTES, transcribeAudio } from '@gw/chatbot';
-import { FileRepository, InstanceRepository, MessageRepository, type InstanceEntity } from '@gw/persistence';
+import { FileRepository, InstanceRepository, MessageRepository } from '@gw/persistence';
 import { SsrfGuard, toMp3 } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import { fileServing } from '../files/file-serving';
@@ -10,6 +10,7 @@ import { SessionClient } from '../session/session.client';
 import type { DownloadDto } from './dto/message-actions.dto';
 import type { MessageDownloadResponse } from './dto/message.response';
 import { MessageActionsService } from './message-actions.service';
+import type { RequestInstance } from '../common/request-instance';
 
 const LINK_TTL_MS = 7 * 24 * 3_600_000;
 const TRANSCRIBE_TIMEOUT_MS = 60_000;
@@ -35,7 +36,7 @@ export class MessageDownloadService {
     this.fetch = guardedFetch(new SsrfGuard(config.ssrfAllowlist));
   }
 
-  async download(instance: InstanceEntity, dto: DownloadDto): Promise<MessageDownloadResponse> {
+  async download(instance: RequestInstance, dto: DownloadDto): Promise<MessageDownloadResponse> {
     const givenKey = dto.openai_apikey?.trim() ?? '';
     const key = givenKey || instance.openaiApikey || '';
     if (dto.transcribe && !key)
@@ -87,7 +88,7 @@ export class MessageDownloadService {
   }
 
   /** What the audio says; a key given in the request is saved on the instance once it worked (uazapi: "atualiza e salva na instância"). */
-  private async transcribe(instance: InstanceEntity, fileId: string, key: string, givenKey: string): Promise<string> {
+  private async transcribe(instance: RequestInstance, fileId: string, key: string, givenKey: string): Promise<string> {
     const audio = await this.files.read(fileId, instance.id);
     if (!audio) throw ApiError.notFound('the downloaded audio expired');
     const openai = this.config.transcription ?? { openaiBaseUrl: '', model: 'whisper-1' };

@@ -1,15 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { type InstanceEntity, MessageRepository, toMessageRecord } from '@gw/persistence';
+import { MessageRepository, toMessageRecord } from '@gw/persistence';
 import { normaliseMessageId } from '../common/message-id';
 import type { FindMessagesDto } from './dto/find-messages.dto';
 import type { MessagePageResponse } from './dto/message.response';
+import type { RequestInstance } from '../common/request-instance';
 
 @Injectable()
 export class MessageService {
   constructor(private readonly messages: MessageRepository) {}
 
   /** POST /message/find: filters, newest first by default, limit/offset (or page/pageSize). */
-  async find(instance: InstanceEntity, dto: FindMessagesDto): Promise<MessagePageResponse> {
+  async find(instance: RequestInstance, dto: FindMessagesDto): Promise<MessagePageResponse> {
     const limit = dto.limit ?? dto.pageSize ?? 100;
     const offset = dto.offset ?? (dto.page ? (dto.page - 1) * limit : 0);
     const { rows, total } = await this.messages.find(instance.id, {

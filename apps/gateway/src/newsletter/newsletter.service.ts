@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { InstanceRpc } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { ApiError } from '../common/api-error';
 import { pictureSource, withStagedPicture } from '../group/group.service';
 import { SendContentTools } from '../send/send-content-tools';
@@ -21,6 +21,7 @@ import type {
   NewsletterSearchResponse,
   NewsletterWrappedResponse,
 } from './dto/newsletter.response';
+import type { RequestInstance } from '../common/request-instance';
 
 type SubscriptionAction = InstanceRpc['newsletter.subscription']['request']['action'];
 type AdminAction = InstanceRpc['newsletter.admin']['request']['action'];
@@ -74,7 +75,7 @@ export class NewsletterService {
   ) {}
 
   /** `POST /newsletter/create`: the instance owns the new channel. */
-  async create(instance: InstanceEntity, dto: CreateNewsletterDto): Promise<NewsletterWrappedResponse> {
+  async create(instance: RequestInstance, dto: CreateNewsletterDto): Promise<NewsletterWrappedResponse> {
     const picture = dto.picture?.trim() ? await pictureSource(this.tools, instance, dto.picture, 'picture', MAX_NEWSLETTER_PICTURE_BYTES) : undefined;
     if (picture && 'remove' in picture) throw ApiError.badRequest('picture must be a URL, base64 or a data URI');
     const response = await withStagedPicture(this.tools, instance, picture, () =>
@@ -89,44 +90,44 @@ export class NewsletterService {
   }
 
   /** `POST /newsletter/info`: by id or JID, followed or not. */
-  async info(instance: InstanceEntity, dto: NewsletterIdDto): Promise<NewsletterWrappedResponse> {
+  async info(instance: RequestInstance, dto: NewsletterIdDto): Promise<NewsletterWrappedResponse> {
     const response = await this.sessions.request(instance.id, 'newsletter.info', { instanceId: instance.id, jid: newsletterJidOf(dto) });
     return { response };
   }
 
   /** `POST /newsletter/link`: by invite key or link. */
-  async link(instance: InstanceEntity, dto: NewsletterLinkDto): Promise<NewsletterWrappedResponse> {
+  async link(instance: RequestInstance, dto: NewsletterLinkDto): Promise<NewsletterWrappedResponse> {
     const response = await this.sessions.request(instance.id, 'newsletter.link', { instanceId: instance.id, key: inviteKeyOf(dto) });
     return { response };
   }
 
   /** `GET /newsletter/list`: the channels the instance follows or owns, read from WhatsApp. */
-  async list(instance: InstanceEntity): Promise<NewsletterListResponse> {
+  async list(instance: RequestInstance): Promise<NewsletterListResponse> {
     const { newsletters } = await this.sessions.request(instance.id, 'newsletter.list', { instanceId: instance.id });
     return { response: newsletters };
   }
 
   /** `POST /newsletter/follow|unfollow|mute|unmute`. */
-  async subscription(instance: InstanceEntity, dto: NewsletterIdDto, action: SubscriptionAction): Promise<NewsletterDoneResponse> {
+  async subscription(instance: RequestInstance, dto: NewsletterIdDto, action: SubscriptionAction): Promise<NewsletterDoneResponse> {
     await this.sessions.request(instance.id, 'newsletter.subscription', { instanceId: instance.id, jid: newsletterJidOf(dto), action });
     return { response: true };
   }
 
   /** `POST /newsletter/name`: owner or admins only (403 otherwise). */
-  async updateName(instance: InstanceEntity, dto: NewsletterNameDto): Promise<NewsletterDoneResponse> {
+  async updateName(instance: RequestInstance, dto: NewsletterNameDto): Promise<NewsletterDoneResponse> {
     await this.sessions.request(instance.id, 'newsletter.name', { instanceId: instance.id, jid: newsletterJidOf(dto), name: dto.name.trim() });
     return { response: true };
   }
 
   /** `POST /newsletter/description`: '' removes it; owner or admins only. */
-  async updateDescription(instance: InstanceEntity, dto: NewsletterDescriptionDto): Promise<NewsletterDoneResponse> {
+  async updateDescription(instance: RequestInstance, dto: NewsletterDescriptionDto): Promise<NewsletterDoneResponse> {
     const jid = newsletterJidOf(dto);
     await this.sessions.request(instance.id, 'newsletter.description', { instanceId: instance.id, jid, description: dto.description.trim() });
     return { response: true };
   }
 
   /** `POST /newsletter/messages`: posts read from WhatsApp, each with its views and reactions now. */
-  async messages(instance: InstanceEntity, dto: NewsletterMessagesDto): Promise<NewsletterMessagesResponse> {
+  async messages(instance: RequestInstance, dto: NewsletterMessagesDto): Promise<NewsletterMessagesResponse> {
     const { posts } = await this.sessions.request(instance.id, 'newsletter.messages', {
       instanceId: instance.id,
       jid: newsletterJidOf(dto),
@@ -140,44 +141,44 @@ export class NewsletterService {
    * `POST /newsletter/updates` (deprecated): WhatsApp no longer answers the message-updates query, so the route
    * answers 504 as uazapiGO does, after checking the body; a post's views and reactions come with /newsletter/messages.
    */
-  updates(_instance: InstanceEntity, dto: NewsletterUpdatesDto): never {
+  updates(_instance: RequestInstance, dto: NewsletterUpdatesDto): never {
     newsletterJidOf(dto);
     throw new ApiError('timeout', 'WhatsApp no longer answers newsletter message updates: read views and reactions with /newsletter/messages');
   }
 
   /** `POST /newsletter/delete`: the owner only. */
-  async delete(instance: InstanceEntity, dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
+  async delete(instance: RequestInstance, dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
     await this.sessions.request(instance.id, 'newsletter.delete', { instanceId: instance.id, jid: newsletterJidOf(dto) });
     return { response: true };
   }
 
   /** `POST /newsletter/subscribe`: live updates of the channel for a while; answers how long (`5m0s`). */
-  async subscribe(instance: InstanceEntity, dto: NewsletterIdDto): Promise<NewsletterLiveResponse> {
+  async subscribe(instance: RequestInstance, dto: NewsletterIdDto): Promise<NewsletterLiveResponse> {
     const { seconds } = await this.sessions.request(instance.id, 'newsletter.live', { instanceId: instance.id, jid: newsletterJidOf(dto) });
     return { response: goDuration(seconds) };
   }
 
   /** `POST /newsletter/messages/edit`: a recent post's text or caption (text, image, video and document posts). */
-  async editPost(instance: InstanceEntity, dto: NewsletterPostEditDto): Promise<NewsletterPostChangeResponse> {
+  async editPost(instance: RequestInstance, dto: NewsletterPostEditDto): Promise<NewsletterPostChangeResponse> {
     const response = await this.sessions.request(instance.id, 'newsletter.editPost', { ...postTarget(instance, dto), text: dto.text });
     return { response };
   }
 
   /** `POST /newsletter/messages/delete`: a recent post, deleted for every follower. */
-  async deletePost(instance: InstanceEntity, dto: NewsletterPostDto): Promise<NewsletterPostChangeResponse> {
+  async deletePost(instance: RequestInstance, dto: NewsletterPostDto): Promise<NewsletterPostChangeResponse> {
     const response = await this.sessions.request(instance.id, 'newsletter.deletePost', postTarget(instance, dto));
     return { response };
   }
 
   /** `POST /newsletter/viewed`: view receipts for the posts (each account's view counts once). */
-  async viewed(instance: InstanceEntity, dto: NewsletterViewedDto): Promise<NewsletterDoneResponse> {
+  async viewed(instance: RequestInstance, dto: NewsletterViewedDto): Promise<NewsletterDoneResponse> {
     const serverIds = [...new Set(dto.serverids)];
     await this.sessions.request(instance.id, 'newsletter.viewed', { instanceId: instance.id, jid: newsletterJidOf(dto), serverIds });
     return { response: true };
   }
 
   /** `POST /newsletter/reaction`: an emoji on a post, or '' to take the instance's reaction back. */
-  async react(instance: InstanceEntity, dto: NewsletterReactionDto): Promise<NewsletterDoneResponse> {
+  async react(instance: RequestInstance, dto: NewsletterReactionDto): Promise<NewsletterDoneResponse> {
     await this.sessions.request(instance.id, 'newsletter.react', {
       instanceId: instance.id,
       jid: newsletterJidOf(dto),
@@ -189,7 +190,7 @@ export class NewsletterService {
   }
 
   /** `POST /newsletter/picture`: a URL, base64 or data URI of an image of at most 1 MB, or `remove`; owner or admins only. */
-  async picture(instance: InstanceEntity, dto: NewsletterPictureDto): Promise<NewsletterDoneResponse> {
+  async picture(instance: RequestInstance, dto: NewsletterPictureDto): Promise<NewsletterDoneResponse> {
     const jid = newsletterJidOf(dto);
     const picture = await pictureSource(this.tools, instance, dto.picture, 'picture', MAX_NEWSLETTER_PICTURE_BYTES);
     await withStagedPicture(this.tools, instance, picture, () =>
@@ -199,13 +200,13 @@ export class NewsletterService {
   }
 
   /** `POST /newsletter/settings`: who may react to the posts; owner or admins only. */
-  async settings(instance: InstanceEntity, dto: NewsletterSettingsDto): Promise<NewsletterDoneResponse> {
+  async settings(instance: RequestInstance, dto: NewsletterSettingsDto): Promise<NewsletterDoneResponse> {
     await this.sessions.request(instance.id, 'newsletter.settings', { instanceId: instance.id, jid: newsletterJidOf(dto), reactionCodes: dto.reactionCodes });
     return { response: true };
   }
 
   /** `POST /newsletter/search`: a page of WhatsApp's channel directory; `after` names the next one. */
-  async search(instance: InstanceEntity, dto: NewsletterSearchDto): Promise<NewsletterSearchResponse> {
+  async search(instance: RequestInstance, dto: NewsletterSearchDto): Promise<NewsletterSearchResponse> {
     const response = await this.sessions.request(instance.id, 'newsletter.search', {
       instanceId: instance.id,
       limit: dto.limit ?? 20,
@@ -218,20 +219,20 @@ export class NewsletterService {
   }
 
   /** `POST /newsletter/admin/invite|revoke|remove`: owner or admins only. */
-  async admin(instance: InstanceEntity, dto: NewsletterPhoneDto, action: AdminAction): Promise<NewsletterDoneResponse> {
+  async admin(instance: RequestInstance, dto: NewsletterPhoneDto, action: AdminAction): Promise<NewsletterDoneResponse> {
     const jid = newsletterJidOf(dto);
     await this.sessions.request(instance.id, 'newsletter.admin', { instanceId: instance.id, jid, action, user: newsletterUserOf(dto.phone) });
     return { response: true };
   }
 
   /** `POST /newsletter/admin/accept`: the instance becomes an admin of a channel that invited it. */
-  async acceptAdmin(instance: InstanceEntity, dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
+  async acceptAdmin(instance: RequestInstance, dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
     await this.sessions.request(instance.id, 'newsletter.adminAccept', { instanceId: instance.id, jid: newsletterJidOf(dto) });
     return { response: true };
   }
 
   /** `POST /newsletter/owner/transfer`: to one of the channel's admins; the owner only. */
-  async transferOwner(instance: InstanceEntity, dto: NewsletterOwnerDto): Promise<NewsletterDoneResponse> {
+  async transferOwner(instance: RequestInstance, dto: NewsletterOwnerDto): Promise<NewsletterDoneResponse> {
     const jid = newsletterJidOf(dto);
     await this.sessions.request(instance.id, 'newsletter.owner', {
       instanceId: instance.id,
@@ -244,7 +245,7 @@ export class NewsletterService {
 }
 
 /** The post of an edit or a deletion: `messageid` or `serverid` (400 without either), searched in `count` (50) × `maxpages` (3) posts. */
-function postTarget(instance: InstanceEntity, dto: NewsletterPostDto) {
+function postTarget(instance: RequestInstance, dto: NewsletterPostDto) {
   const messageId = dto.messageid?.trim();
   if (!messageId && dto.serverid === undefined) throw ApiError.badRequest('messageid or serverid is required');
   return {

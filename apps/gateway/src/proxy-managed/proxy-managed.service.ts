@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { connect } from 'node:net';
-import type { InstanceEntity, ProxySettings } from '@gw/persistence';
+import type { ProxySettings } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { validateBody } from '../common/validation';
 import { GATEWAY_CONFIG } from '../runtime/tokens';
@@ -8,6 +8,7 @@ import type { GatewayConfig } from '../runtime/gateway-config';
 import { ProxyManagedCitiesQuery } from './dto/proxy-managed.dto';
 import type { ManagedProxy } from '../runtime/managed-proxy-pools';
 import type { ProxyManagedCitiesResponse, ProxyManagedCity, ProxyManagedCountriesResponse } from './dto/proxy-managed.response';
+import type { RequestInstance } from '../common/request-instance';
 
 /** How long a proxy of the pool has to accept a TCP connection to count as working. */
 export const PROXY_PROBE_TIMEOUT_MS = 3_000;
@@ -105,7 +106,7 @@ export class ProxyManagedService {
    * (nothing changes). A place the pools do not have is a 400 naming the field; a place whose proxies
    * all fail to answer is a 503. The instance keeps the proxy it had for that place while it works.
    */
-  async assign(instance: InstanceEntity, place: ManagedPlace): Promise<ProxySettings | null> {
+  async assign(instance: RequestInstance, place: ManagedPlace): Promise<ProxySettings | null> {
     const country = place.proxy_managed_country?.trim().toLowerCase() ?? '';
     const state = place.proxy_managed_state?.trim().toLowerCase() ?? '';
     const city = place.proxy_managed_city?.trim().toLowerCase() ?? '';
@@ -141,7 +142,7 @@ export class ProxyManagedService {
    * one it has, else one of the place it last had, else one of any place. Null when the operator
    * declared no pools (internal then means a direct connection); 503 when none answers.
    */
-  async assignInternal(instance: InstanceEntity): Promise<ProxySettings | null> {
+  async assignInternal(instance: RequestInstance): Promise<ProxySettings | null> {
     if (!this.pools.length) return null;
     const place = instance.proxy?.managed;
     const samePlace = this.pools.filter(
@@ -161,7 +162,7 @@ export class ProxyManagedService {
    * `rotate_now` (uazapi 2.1.1): a working proxy of the pools other than the instance's, of its place
    * first, else of any place; 409 when no other one answers (or the pools have no other).
    */
-  async rotateInternal(instance: InstanceEntity): Promise<ProxySettings> {
+  async rotateInternal(instance: RequestInstance): Promise<ProxySettings> {
     const place = instance.proxy?.managed;
     const others = this.pools.filter((proxy) => proxy.url !== place?.proxyUrl);
     const samePlace = others.filter(

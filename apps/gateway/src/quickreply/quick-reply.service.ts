@@ -12,7 +12,7 @@ import {
   parsePoll,
   type DeclaredMediaKind,
 } from '@gw/domain';
-import { type InstanceEntity, type QuickReplyFileChange, type QuickReplyRow, type QuickReplyUpload, QuickReplyRepository } from '@gw/persistence';
+import { type QuickReplyFileChange, type QuickReplyRow, type QuickReplyUpload, QuickReplyRepository } from '@gw/persistence';
 import { RpcError } from '@gw/contracts';
 import { ApiError, rpcErrorKind, rpcErrorMessage } from '../common/api-error';
 import { validateBody } from '../common/validation';
@@ -25,6 +25,7 @@ import { SendContentTools, sniffMimetype } from '../send/send-content-tools';
 import type { QuickReplyEditDto } from './dto/quick-reply-edit.dto';
 import { QUICK_REPLY_MESSAGE_TYPES, QuickReplyMessageDto, type QuickReplyMediaDto, type QuickReplyMessage } from './dto/quick-reply-message.dto';
 import type { QuickReplyEditedResponse, QuickReplyResponse } from './dto/quick-reply.response';
+import type { RequestInstance } from '../common/request-instance';
 
 const MB = 1024 * 1024;
 /** The most a base64 file of each stored kind may weigh (seed "Limits"), and of all of an instance's replies together. */
@@ -79,7 +80,7 @@ export class QuickReplyService {
   ) {}
 
   /** `POST /quickreply/edit`: create (no id), update (an id) or delete (`delete: true`). */
-  async edit(instance: InstanceEntity, dto: QuickReplyEditDto): Promise<QuickReplyEditedResponse> {
+  async edit(instance: RequestInstance, dto: QuickReplyEditDto): Promise<QuickReplyEditedResponse> {
     const id = dto.id?.trim() ?? '';
     if (dto.delete === true) {
       if (!id) throw invalid('missing id: give the id of the quick reply to delete');
@@ -125,12 +126,12 @@ export class QuickReplyService {
   }
 
   /** `GET /quickreply/showall`: the instance's replies, oldest first, the phone's Business quick replies synced in first when it can be asked. */
-  async showAll(instance: InstanceEntity): Promise<QuickReplyResponse[]> {
+  async showAll(instance: RequestInstance): Promise<QuickReplyResponse[]> {
     await this.syncFromPhone(instance);
     return this.stored(instance);
   }
 
-  private async stored(instance: InstanceEntity): Promise<QuickReplyResponse[]> {
+  private async stored(instance: RequestInstance): Promise<QuickReplyResponse[]> {
     return (await this.quickReplies.list(instance.id)).map((row) => this.record(row, instance));
   }
 
@@ -138,7 +139,7 @@ export class QuickReplyService {
    * The phone's quick replies into the store. Without a session, before the app-state key arrived
    * (history sync) or when the phone is slow, what is stored is answered as it is.
    */
-  private async syncFromPhone(instance: InstanceEntity): Promise<void> {
+  private async syncFromPhone(instance: RequestInstance): Promise<void> {
     let read: { quickReplies: Array<{ waId: string; shortcut: string; message: string }> } | null;
     try {
       read = await this.sessions.requestIfHeld(instance.id, 'quickreply.read', { instanceId: instance.id }, PHONE_SYNC_TIMEOUT_MS);
@@ -155,7 +156,7 @@ export class QuickReplyService {
   }
 
   /** Writes a text reply to the phone's Business quick replies (a new one when `waId` is null); answers its WhatsApp id. */
-  private async toPhone(instance: InstanceEntity, shortCut: string, message: QuickReplyMessage, waId: string | null): Promise<string> {
+  private async toPhone(instance: RequestInstance, shortCut: string, message: QuickReplyMessage, waId: string | null): Promise<string> {
     if (message.kind !== 'text') throw invalid('onWhatsApp applies to text quick replies only: the WhatsApp Business app keeps text replies');
     if (shortCut.length > WHATSAPP_SHORTCUT_MAX) throw invalid(`shortCut must be at most ${WHATSAPP_SHORTCUT_MAX} characters to be on WhatsApp`);
     if (!message.text?.trim() || message.text.length > WHATSAPP_TEXT_MAX) throw invalid(`text must be 1 to ${WHATSAPP_TEXT_MAX} characters to be on WhatsApp`);
@@ -166,7 +167,7 @@ export class QuickReplyService {
   }
 
   /** Takes a reply off the phone's Business quick replies. */
-  private async offPhone(instance: InstanceEntity, waId: string): Promise<void> {
+  private async offPhone(instance: RequestInstance, waId: string): Promise<void> {
     await this.synced(this.sessions.request(instance.id, 'quickreply.remove', { instanceId: instance.id, waId }));
   }
 
@@ -181,13 +182,13 @@ export class QuickReplyService {
   }
 
   /** `GET /quick-replies/{id}`. */
-  async get(instance: InstanceEntity, id: string): Promise<QuickReplyResponse> {
+  async get(instance: RequestInstance, id: string): Promise<QuickReplyResponse> {
     const row = await this.quickReplies.find(instance.id, id);
     if (!row) throw this.notFound(id);
     return this.record(row, instance);
   }
 
-  private record(row: QuickReplyRow, instance: InstanceEntity): QuickReplyResponse {
+  private record(row: QuickReplyRow, instance: RequestInstance): QuickReplyResponse {
     const message = row.fileId ? { ...row.message, file: this.tools.fileLink(row.fileId) } : row.message;
     const field = (name: string) => (typeof message[name] === 'string' ? (message[name] as string) : '');
     const createdAt = row.createdAt.toISOString();
@@ -211,7 +212,7 @@ export class QuickReplyService {
   }
 
   /** The instance's reply `id` (one synced from WhatsApp too: uazapiGO 2.1.1 edits and deletes those, the phone following). */
-  private async writable(instance: InstanceEntity, id: string): Promise<QuickReplyRow> {
+  private async writable(instance: RequestInstance, id: string): Promise<QuickReplyRow> {
     const row = await this.quickReplies.find(instance.id, id);
     if (!row) throw this.notFound(id);
     return row;

@@ -1,11 +1,12 @@
 import type { MediaKind, OutboundContent } from '@gw/contracts';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { ApiError } from '../common/api-error';
 import { isUrlOrBase64, numberLike } from './dto/field-rules';
 import { LOCATION_ERROR, type SendContactDto, type SendLocationDto, type SendMediaDto, type SendTextDto } from './dto/send-common.dto';
 import type { ContentTools } from './send-content-tools';
 import { buildVcard } from './vcard';
 import type { SendOutcome } from '../common/dto/message.response';
+import type { RequestInstance } from '../common/request-instance';
 
 const MIME_BY_TYPE: Record<string, string> = {
   image: 'image/jpeg',
@@ -31,7 +32,7 @@ export interface BuiltContent {
  */
 export async function buildTextContent(
   tools: ContentTools,
-  instance: InstanceEntity,
+  instance: RequestInstance,
   chatJid: string,
   dto: SendTextDto,
   queued: boolean,
@@ -52,7 +53,7 @@ export async function buildTextContent(
 
 export async function buildMediaContent(
   tools: ContentTools,
-  instance: InstanceEntity,
+  instance: RequestInstance,
   chatJid: string,
   dto: Pick<SendMediaDto, 'type' | 'file' | 'text' | 'mimetype' | 'docName' | 'thumbnail' | 'viewOnce'> & Partial<Pick<SendMediaDto, 'caption'>>,
   queued: boolean,

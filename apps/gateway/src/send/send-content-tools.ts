@@ -1,12 +1,13 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { checkMediaBytes, parseChatTarget, resolveChatPlaceholders, type DeclaredMediaKind } from '@gw/domain';
-import { ChatRepository, FileRepository, type InstanceEntity } from '@gw/persistence';
+import { ChatRepository, FileRepository } from '@gw/persistence';
 import { SsrfGuard } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { GATEWAY_CONFIG } from '../runtime/tokens';
 import { INVALID_NUMBER } from './dto/field-rules';
 import { LinkPreviewBuilder } from './link-preview';
+import type { RequestInstance } from '../common/request-instance';
 
 /** Staged uploads live long enough for a queued send to pick them up. */
 const STAGED_FILE_TTL_MS = 7 * 24 * 3_600_000;
@@ -23,9 +24,9 @@ export function chatTarget(number: string | undefined, missingMessage = 'missing
 export interface ContentTools {
   readonly previews: LinkPreviewBuilder;
   /** Replaces placeholders with what is known of the chat and its lead. */
-  placeholders(instance: InstanceEntity, chatJid: string, text: string): Promise<string>;
+  placeholders(instance: RequestInstance, chatJid: string, text: string): Promise<string>;
   /** Stages a base64 upload; answers the staged file's id. `kind`: the media kind the send claims, checked against the bytes. */
-  stageFile(instance: InstanceEntity, base64: string, mimetype: string, fileName: string, kind?: DeclaredMediaKind): Promise<string>;
+  stageFile(instance: RequestInstance, base64: string, mimetype: string, fileName: string, kind?: DeclaredMediaKind): Promise<string>;
   /** Where a staged upload can be fetched. */
   fileLink(fileId: string): string;
 }
@@ -49,12 +50,12 @@ export class SendContentTools implements ContentTools, OnModuleDestroy {
   }
 
   /** Shared with the dispatcher, which resolves async sends when they go out. */
-  placeholders(instance: InstanceEntity, chatJid: string, text: string): Promise<string> {
+  placeholders(instance: RequestInstance, chatJid: string, text: string): Promise<string> {
     return resolveChatPlaceholders(this.chats, instance, chatJid, text);
   }
 
   /** A base64 upload is staged in Postgres; the worker reads it from there (the bus is not for megabytes). */
-  async stageFile(instance: InstanceEntity, base64: string, mimetype: string, fileName: string, kind?: DeclaredMediaKind): Promise<string> {
+  async stageFile(instance: RequestInstance, base64: string, mimetype: string, fileName: string, kind?: DeclaredMediaKind): Promise<string> {
     const clean = base64.replace(/^data:([^;,]+)?(;base64)?,/, '');
     // A search for one bad character, not an anchored ^[…]+$ (its backtracking stack grows with megabytes; see isBase64).
     if (!clean || /[^A-Za-z0-9+/=\s]/.test(clean)) throw ApiError.badRequest('file must be a URL or base64');
@@ -67,7 +68,7 @@ export class SendContentTools implements ContentTools, OnModuleDestroy {
   }
 
   /** Deletes an upload staged for one synchronous operation once it is done (it would otherwise be kept 7 days). */
-  async discardFile(instance: InstanceEntity, fileId: string): Promise<void> {
+  async discardFile(instance: RequestInstance, fileId: string): Promise<void> {
     await this.files.delete(fileId, instance.id).catch(() => undefined);
   }
 

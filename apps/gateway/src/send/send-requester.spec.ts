@@ -1,14 +1,15 @@
 import { ErrorCode, RpcError, type SendRequest } from '@gw/contracts';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { ApiError } from '../common/api-error';
 import { SendRequester } from './send-requester';
+import type { RequestInstance } from '../common/request-instance';
 
 /**
  * A sync send the worker did not answer in time: answered from the ledger once the worker can no longer
  * begin it (SendRequest.notAfter), never a 504 for a message that goes out anyway.
  */
 describe(SendRequester.name, () => {
-  const instance = { id: 'i1', owner: '5511000000000', status: 'connected' } as InstanceEntity;
+  const instance = { id: 'i1', owner: '5511000000000', status: 'connected' } as RequestInstance;
   const built = { content: { kind: 'text', text: 'oi', linkPreview: null }, sendFunction: 'SendTextMessage', payload: {} } as never;
 
   function harness(reply: (request: SendRequest) => Promise<unknown>, stored: Record<string, unknown> | null) {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ErrorCode, RpcError, type SendReply, type SendRequest } from '@gw/contracts';
 import { parseChatTarget } from '@gw/domain';
-import { databaseUnavailable, InstanceRepository, MessageRepository, toMessageRecord, type InstanceEntity } from '@gw/persistence';
+import { databaseUnavailable, InstanceRepository, MessageRepository, toMessageRecord } from '@gw/persistence';
 import { activeTraceparent } from '@gw/platform';
 import { ApiError } from '../common/api-error';
 import type { SendOutcome } from '../common/dto/message.response';
@@ -12,6 +12,7 @@ import type { BuiltContent } from './content-builders';
 import type { SendCommonDto } from './dto/send-common.dto';
 import { newMessageIds } from './message-ids';
 import { sendRecord } from './send-payload';
+import type { RequestInstance } from '../common/request-instance';
 
 /**
  * What a refused send answers, per endpoint (the spec's Errors: "failed to send location", "failed to
@@ -55,7 +56,7 @@ export class SendRequester {
   ) {}
 
   async send(
-    instance: InstanceEntity,
+    instance: RequestInstance,
     common: SendCommonDto,
     chatJid: string,
     built: BuiltContent,
@@ -104,7 +105,7 @@ export class SendRequester {
    * WhatsApp's ack, relayed again with its id if need be). Not begun: 504 saying it was not sent, and
    * it never will be — the client may send it again without a duplicate.
    */
-  private async afterTimeout(error: unknown, instance: InstanceEntity, messageId: string, notAfter: number): Promise<SendReply> {
+  private async afterTimeout(error: unknown, instance: RequestInstance, messageId: string, notAfter: number): Promise<SendReply> {
     if (!(error instanceof RpcError) || error.code !== ErrorCode.Timeout) throw error;
     await sleep(Math.max(0, notAfter + 2_000 - Date.now()));
     const row = await this.readLedger(instance.id, messageId);

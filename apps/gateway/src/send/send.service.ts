@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { ApiError } from '../common/api-error';
 import type { SentMessageResponse } from '../common/dto/message.response';
 import type { ReplyResponse } from '../common/dto/reply.response';
@@ -9,6 +9,7 @@ import { LOCATION_ERROR, type ChatPresenceDto, type SendContactDto, type SendLoc
 import { InteractiveRepliesService } from './interactive/interactive-replies.service';
 import { chatTarget, SendContentTools } from './send-content-tools';
 import { SendRequester } from './send-requester';
+import type { RequestInstance } from '../common/request-instance';
 
 /**
  * The plain send endpoints, one use case each: the target, the content (placeholders now, or when a
@@ -24,7 +25,7 @@ export class SendService {
   ) {}
 
   /** `POST /send/text`; with `replyid` and a text starting with `>`, an answer to a poll, list or buttons message. */
-  async sendText(instance: InstanceEntity, dto: SendTextDto): Promise<SentMessageResponse> {
+  async sendText(instance: RequestInstance, dto: SendTextDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number, 'missing number or text');
     const reply = await this.interactiveReplies.tryReply(instance, chatJid, dto);
     if (reply) return reply;
@@ -33,26 +34,26 @@ export class SendService {
   }
 
   /** `POST /send/media`. */
-  async sendMedia(instance: InstanceEntity, dto: SendMediaDto): Promise<SentMessageResponse> {
+  async sendMedia(instance: RequestInstance, dto: SendMediaDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number);
     return this.requester.send(instance, dto, chatJid, await buildMediaContent(this.tools, instance, chatJid, dto, dto.async === true));
   }
 
   /** `POST /send/contact`. */
-  async sendContact(instance: InstanceEntity, dto: SendContactDto): Promise<SentMessageResponse> {
+  async sendContact(instance: RequestInstance, dto: SendContactDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number);
     return this.requester.send(instance, dto, chatJid, buildContactContent(dto));
   }
 
   /** `POST /send/location`. */
-  async sendLocation(instance: InstanceEntity, dto: SendLocationDto): Promise<SentMessageResponse> {
+  async sendLocation(instance: RequestInstance, dto: SendLocationDto): Promise<SentMessageResponse> {
     if (!dto.number) throw ApiError.badRequest(LOCATION_ERROR);
     const chatJid = chatTarget(dto.number);
     return this.requester.send(instance, dto, chatJid, buildLocationContent(dto));
   }
 
   /** `POST /message/presence`: typing or recording shown in the chat (for `delay` ms). */
-  async chatPresence(instance: InstanceEntity, dto: ChatPresenceDto): Promise<ReplyResponse> {
+  async chatPresence(instance: RequestInstance, dto: ChatPresenceDto): Promise<ReplyResponse> {
     const chatJid = chatTarget(dto.number);
     await this.sessions.request(instance.id, 'chat.presence', { instanceId: instance.id, chatJid, presence: dto.presence, delayMs: dto.delay ?? 0 });
     return { response: 'Chat presence sent successfully' };

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
 import { Subjects, type SendRequest } from '@gw/contracts';
 import { createCampaign } from '@gw/dispatch';
-import { CampaignExistsError, CampaignRepository, toMessageRecord, type CampaignFolderRow, type CampaignStatus, type InstanceEntity } from '@gw/persistence';
+import { CampaignExistsError, CampaignRepository, toMessageRecord, type CampaignFolderRow, type CampaignStatus } from '@gw/persistence';
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { randomBytes } from 'node:crypto';
@@ -34,6 +34,7 @@ import type {
   CampaignsClearedResponse,
   MessageQueueFolderResponse,
 } from './dto/sender.response';
+import type { RequestInstance } from '../common/request-instance';
 
 type Body = Record<string, unknown>;
 
@@ -89,7 +90,7 @@ export class SenderService {
   }
 
   /** `numbers`, `type`, the delays and the schedule are checked by the DTO; each number and the content per number here. */
-  async simple(instance: InstanceEntity, dto: SenderSimpleDto): Promise<CampaignCreatedResponse> {
+  async simple(instance: RequestInstance, dto: SenderSimpleDto): Promise<CampaignCreatedResponse> {
     const requests: SendRequest[] = [];
     for (const [index, number] of dto.numbers.entries()) {
       if (typeof number !== 'string') throw ApiError.badRequest(`numbers[${index}] must be a string`);
@@ -99,7 +100,7 @@ export class SenderService {
   }
 
   /** The list is checked by the DTO; each entry (an object with its own number, type and content) here, naming its index. */
-  async advanced(instance: InstanceEntity, dto: SenderAdvancedDto): Promise<CampaignCreatedResponse> {
+  async advanced(instance: RequestInstance, dto: SenderAdvancedDto): Promise<CampaignCreatedResponse> {
     const requests: SendRequest[] = [];
     for (const [index, message] of dto.messages.entries()) {
       if (!message || typeof message !== 'object' || Array.isArray(message)) throw ApiError.badRequest(`messages[${index}] must be an object`);
@@ -109,7 +110,7 @@ export class SenderService {
     return this.create(instance, dto, requests);
   }
 
-  private async create(instance: InstanceEntity, dto: SenderSimpleDto | SenderAdvancedDto, requests: SendRequest[]): Promise<CampaignCreatedResponse> {
+  private async create(instance: RequestInstance, dto: SenderSimpleDto | SenderAdvancedDto, requests: SendRequest[]): Promise<CampaignCreatedResponse> {
     const delayMin = dto.delayMin ?? 0;
     const delayMax = dto.delayMax ?? 0;
     if (delayMax < delayMin) throw ApiError.badRequest('delayMax must be greater than or equal to delayMin');
@@ -129,7 +130,7 @@ export class SenderService {
   }
 
   /** One message of a campaign as an async SendRequest; errors name the message (`where`) and the field. */
-  private async request(instance: InstanceEntity, fields: Body, where: string): Promise<SendRequest> {
+  private async request(instance: RequestInstance, fields: Body, where: string): Promise<SendRequest> {
     const type = fields.type;
     if (typeof type !== 'string' || !type) throw ApiError.badRequest(`${where}: type is required`);
     let chatJid: string;
@@ -160,7 +161,7 @@ export class SenderService {
     };
   }
 
-  private async content(instance: InstanceEntity, chatJid: string, type: string, fields: Body): Promise<BuiltContent> {
+  private async content(instance: RequestInstance, chatJid: string, type: string, fields: Body): Promise<BuiltContent> {
     if (type === 'text') {
       if (typeof fields.text !== 'string' || !fields.text.trim()) throw ApiError.badRequest('text is required for type text');
       return buildTextContent(this.tools, instance, chatJid, await validateBody(SendTextDto, fields), true);
@@ -177,7 +178,7 @@ export class SenderService {
     );
   }
 
-  async edit(instance: InstanceEntity, { folder_id: folderId, action }: SenderEditDto): Promise<CampaignEditedResponse> {
+  async edit(instance: RequestInstance, { folder_id: folderId, action }: SenderEditDto): Promise<CampaignEditedResponse> {
     if (action === 'delete') {
       const removed = await this.campaigns.remove(instance.id, folderId);
       if (!removed) throw ApiError.notFound('folder not found');
@@ -197,19 +198,19 @@ export class SenderService {
     return { status: 'scheduled', message: 'Folder resumed successfully' };
   }
 
-  async clearDone(instance: InstanceEntity, dto: SenderClearDoneDto): Promise<CampaignCleanupResponse> {
+  async clearDone(instance: RequestInstance, dto: SenderClearDoneDto): Promise<CampaignCleanupResponse> {
     await this.campaigns.removeDone(instance.id, dto.hours ?? undefined);
     return { status: 'cleanup started' };
   }
 
-  async clearAll(instance: InstanceEntity): Promise<CampaignsClearedResponse> {
+  async clearAll(instance: RequestInstance): Promise<CampaignsClearedResponse> {
     const removed = await this.campaigns.removeAll(instance.id);
     this.wakeQueue(instance.id);
     return { status: 'processed', messages_deleted: removed.canceled, folders_deleted: removed.folders };
   }
 
   /** `status`: one of our folder statuses, or the reference's Active / Archived (several of ours each). */
-  async listFolders(instance: InstanceEntity, status: string | undefined): Promise<MessageQueueFolderResponse[]> {
+  async listFolders(instance: RequestInstance, status: string | undefined): Promise<MessageQueueFolderResponse[]> {
     if (!status) return (await this.campaigns.list(instance.id)).map(toFolderRecord);
     if (!(FOLDER_STATUS_FILTERS as readonly string[]).includes(status)) throw ApiError.badRequest(`status must be one of ${FOLDER_STATUS_FILTERS.join(', ')}`);
     const statuses = FOLDER_STATUSES_BY_FILTER[status as keyof typeof FOLDER_STATUSES_BY_FILTER] ?? [status as CampaignStatus];
@@ -217,7 +218,7 @@ export class SenderService {
   }
 
   /** `page`/`pageSize` (older clients) win over `limit`/`offset` when either is given. */
-  async listMessages(instance: InstanceEntity, dto: SenderListMessagesDto): Promise<CampaignMessagesResponse> {
+  async listMessages(instance: RequestInstance, dto: SenderListMessagesDto): Promise<CampaignMessagesResponse> {
     const { limit, offset, pagination } = pageWindow(dto, 1000);
     const { rows, total } = await this.campaigns.messages(instance.id, dto.folder_id, dto.messageStatus || undefined, limit, offset);
     return { messages: rows.map((row) => toMessageRecord(row, instance.owner)), pagination: pagination(total) };

@@ -2,12 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
 import type { SendRequest } from '@gw/contracts';
 import { AsyncQueue, ASYNC_QUEUE_DEFAULTS } from '@gw/dispatch';
-import { SendQueueRepository, toMessageRecord, type InstanceEntity } from '@gw/persistence';
+import { SendQueueRepository, toMessageRecord } from '@gw/persistence';
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../common/api-error';
 import { BUS } from '../../runtime/tokens';
 import { asyncAcceptTokens } from '../../common/accept-token-cache';
 import type { AsyncQueueClearedResponse, AsyncQueueStatusResponse } from './dto/async-queue.response';
+import type { RequestInstance } from '../../common/request-instance';
 
 /** The gateway's side of the `async=true` queue: accept durably, report, clear. The dispatcher sends. */
 @Injectable()
@@ -19,7 +20,7 @@ export class AsyncQueueService {
   }
 
   /** In Postgres (messages row `Queued` + queue row) before it returns: the Message record to answer with. */
-  async enqueue(instance: InstanceEntity, request: SendRequest) {
+  async enqueue(instance: RequestInstance, request: SendRequest) {
     for (let attempt = 1; ; attempt++) {
       try {
         return toMessageRecord(await this.queue.enqueue(request, instance.owner), instance.owner);
@@ -41,12 +42,12 @@ export class AsyncQueueService {
     }
   }
 
-  async status(instance: InstanceEntity): Promise<AsyncQueueStatusResponse> {
+  async status(instance: RequestInstance): Promise<AsyncQueueStatusResponse> {
     const queue = await this.queue.status(instance.id, instance.status === 'connected');
     return { response: 'Async queue status', instanceId: instance.id, queue };
   }
 
-  async clear(instance: InstanceEntity): Promise<AsyncQueueClearedResponse> {
+  async clear(instance: RequestInstance): Promise<AsyncQueueClearedResponse> {
     const outcome = await this.queue.clear(instance.id);
     if (outcome.ok) return { response: 'Async queue cleared', instanceId: instance.id, stats: outcome.stats };
     const message = outcome.reason === 'resetting' ? 'async queue is resetting, try again later' : 'async queue did not drain before reset';

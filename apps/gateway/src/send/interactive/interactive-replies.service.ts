@@ -11,12 +11,13 @@ import {
   type InteractiveOriginal,
   type ProtoMessage,
 } from '@gw/domain';
-import { MessageRepository, type InstanceEntity, type MessageRow } from '@gw/persistence';
+import { MessageRepository, type MessageRow } from '@gw/persistence';
 import { ApiError } from '../../common/api-error';
 import { normaliseMessageId } from '../../common/message-id';
 import type { SendTextDto } from '../dto/send-common.dto';
 import { SendRequester } from '../send-requester';
 import type { SentMessageResponse } from '../../common/dto/message.response';
+import type { RequestInstance } from '../../common/request-instance';
 
 /**
  * Interactive replies of `POST /send/text` (spec rules 3 and 4): with `replyid` and a text starting
@@ -31,7 +32,7 @@ export class InteractiveRepliesService {
   ) {}
 
   /** The sent reply's record, or null when the request is not an interactive reply (plain text then). */
-  async tryReply(instance: InstanceEntity, chatJid: string, dto: SendTextDto): Promise<SentMessageResponse | null> {
+  async tryReply(instance: RequestInstance, chatJid: string, dto: SendTextDto): Promise<SentMessageResponse | null> {
     const text = dto.text.trimStart();
     if (!dto.replyid || !text.startsWith('>')) return null;
     const selector = text.slice(1).trim();
@@ -93,7 +94,7 @@ export class InteractiveRepliesService {
   }
 }
 
-function ownJids(instance: InstanceEntity): { pn: string; lid: string } {
+function ownJids(instance: RequestInstance): { pn: string; lid: string } {
   const pn = instance.jid ? normalizeUserJid(instance.jid) : instance.owner ? `${instance.owner}@s.whatsapp.net` : '';
   return { pn, lid: instance.lid ? normalizeUserJid(instance.lid) : '' };
 }

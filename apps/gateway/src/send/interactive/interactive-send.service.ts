@@ -10,7 +10,7 @@ import {
   type PaymentItem,
 } from '@gw/domain';
 import type { ProtoAttachment } from '@gw/contracts';
-import { MessageRepository, type InstanceEntity } from '@gw/persistence';
+import { MessageRepository } from '@gw/persistence';
 import { ApiError } from '../../common/api-error';
 import { normaliseMessageId } from '../../common/message-id';
 import type { GatewayConfig } from '../../runtime/gateway-config';
@@ -23,6 +23,7 @@ import { buildMenuContent, built, CAROUSEL_CARDS_PATH, headerAttachment, INTERAC
 import { orderOf } from './order';
 import { paymentLinkRefusal } from './payment-link';
 import type { SentMessageResponse } from '../../common/dto/message.response';
+import type { RequestInstance } from '../../common/request-instance';
 
 /**
  * The interactive send endpoints, one use case each: menus (buttons, list, poll, carousel), carousel,
@@ -39,13 +40,13 @@ export class InteractiveSendService {
   ) {}
 
   /** `POST /send/menu`. */
-  async sendMenu(instance: InstanceEntity, dto: SendMenuDto): Promise<SentMessageResponse> {
+  async sendMenu(instance: RequestInstance, dto: SendMenuDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number);
     return this.requester.send(instance, dto, chatJid, await buildMenuContent(this.tools, instance, chatJid, dto));
   }
 
   /** `POST /send/carousel`: cards of text, a header file and buttons. */
-  async sendCarousel(instance: InstanceEntity, dto: SendCarouselDto): Promise<SentMessageResponse> {
+  async sendCarousel(instance: RequestInstance, dto: SendCarouselDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number);
     const cards = dto.carousel.map((card, index) => carouselCard(card, index));
     const text = await this.tools.placeholders(instance, chatJid, dto.text);
@@ -63,7 +64,7 @@ export class InteractiveSendService {
   }
 
   /** `POST /send/pix-button`: a PIX key the contact copies. */
-  async sendPixButton(instance: InstanceEntity, dto: SendPixButtonDto): Promise<SentMessageResponse> {
+  async sendPixButton(instance: RequestInstance, dto: SendPixButtonDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number);
     const pixType = (dto.pixType ?? '').trim().toUpperCase();
     if (!isPixKeyType(pixType)) throw ApiError.badRequest(INVALID_KEY_TYPE);
@@ -75,7 +76,7 @@ export class InteractiveSendService {
   }
 
   /** `POST /send/request-payment`: an amount (or a received order's total) payable by PIX, code, boleto or link. */
-  async sendRequestPayment(instance: InstanceEntity, dto: SendRequestPaymentDto): Promise<SentMessageResponse> {
+  async sendRequestPayment(instance: RequestInstance, dto: SendRequestPaymentDto): Promise<SentMessageResponse> {
     const chatJid = chatTarget(dto.number);
     const pixKey = dto.pixKey?.trim() ?? '';
     const pixCode = dto.pixCode?.trim() ?? '';
@@ -141,7 +142,7 @@ export class InteractiveSendService {
   }
 
   /** `POST /send/location-button`: asks the contact to share a location. */
-  async sendLocationButton(instance: InstanceEntity, dto: SendLocationButtonDto): Promise<SentMessageResponse> {
+  async sendLocationButton(instance: RequestInstance, dto: SendLocationButtonDto): Promise<SentMessageResponse> {
     if (!dto.number || !dto.text || !dto.text.trim()) throw ApiError.badRequest(LOCATION_ERROR);
     const chatJid = chatTarget(dto.number);
     const text = await this.tools.placeholders(instance, chatJid, dto.text);

@@ -13,12 +13,13 @@ import {
   type MenuButton,
 } from '@gw/domain';
 import type { ProtoAttachment } from '@gw/contracts';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../common/api-error';
 import type { BuiltContent } from '../content-builders';
 import type { ContentTools } from '../send-content-tools';
 import type { SendMenuDto } from './interactive.dto';
+import type { RequestInstance } from '../../common/request-instance';
 
 /** Where built interactive messages keep their header and their cards (see libs/domain interactive builders). */
 export const INTERACTIVE_PATH = ['viewOnceMessage', 'message', 'interactiveMessage'];
@@ -38,7 +39,7 @@ export function built<T>(build: () => T): T {
 /** A header file given as a URL (fetched by the worker through the SSRF guard) or base64 (staged). */
 export async function headerAttachment(
   tools: ContentTools,
-  instance: InstanceEntity,
+  instance: RequestInstance,
   file: string,
   mediaType: ProtoAttachment['mediaType'],
   path: ProtoAttachment['path'],
@@ -68,7 +69,7 @@ export function protoContent(message: BuiltInteractive, attachments: ProtoAttach
  * poll or carousel built from `choices` (type, text and choices checked by SendMenuDto). Placeholders in the text are resolved now (the built
  * WAProto message carries the text; a queued menu is not rewritten when it goes out).
  */
-export async function buildMenuContent(tools: ContentTools, instance: InstanceEntity, chatJid: string, dto: SendMenuDto): Promise<BuiltContent> {
+export async function buildMenuContent(tools: ContentTools, instance: RequestInstance, chatJid: string, dto: SendMenuDto): Promise<BuiltContent> {
   const choices = dto.choices;
   const text = await tools.placeholders(instance, chatJid, dto.text);
   const footer = dto.footerText ?? '';

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { ErrorCode, RpcError } from '@gw/contracts';
-import { ContactRepository, LidMappingRepository, type ContactRow, type InstanceEntity } from '@gw/persistence';
+import { ContactRepository, LidMappingRepository, type ContactRow } from '@gw/persistence';
 import { ApiError } from '../../common/api-error';
 import { SessionClient } from '../../session/session.client';
 import type { StatusDebug } from '../../common/dto/message.response';
+import type { RequestInstance } from '../../common/request-instance';
 
 /** Why an explicit recipient of a status was left out (the reasons uazapi's `debug` reports). */
 export type DiscardReason = 'invalid_format' | 'lid_unresolved' | 'not_on_whatsapp' | 'outside_status_audience' | 'duplicate';
@@ -167,7 +168,7 @@ export class StatusAudience {
   ) {}
 
   /** The recipients (see selectStatusRecipients), among `explicit` when given, at most `maxRecipients` (0: no cap). */
-  async select(instance: InstanceEntity, explicit: string[] | undefined, maxRecipients: number | undefined): Promise<StatusRecipients> {
+  async select(instance: RequestInstance, explicit: string[] | undefined, maxRecipients: number | undefined): Promise<StatusRecipients> {
     return selectStatusRecipients({
       contacts: await this.contacts.listAll(instance.id),
       privacy: await this.privacy(instance),
@@ -181,7 +182,7 @@ export class StatusAudience {
    * The status audience the phone keeps. When it cannot be read, nothing is sent: guessing ("all
    * saved contacts") would show the story to contacts the user excluded.
    */
-  private async privacy(instance: InstanceEntity): Promise<{ type: string; list: string[]; fallback: boolean }> {
+  private async privacy(instance: RequestInstance): Promise<{ type: string; list: string[]; fallback: boolean }> {
     try {
       const { type, list } = await this.sessions.request(instance.id, 'status.privacy', { instanceId: instance.id });
       return { type, list, fallback: false };

@@ -1,15 +1,16 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
-import type { ContactRepository, ContactRow, InstanceEntity, LidMappingRepository } from '@gw/persistence';
+import type { ContactRepository, ContactRow, LidMappingRepository } from '@gw/persistence';
 import { ApiError } from '../../common/api-error';
 import type { SessionClient } from '../../session/session.client';
 import type { SendContentTools } from '../send-content-tools';
 import type { SendRequester } from '../send-requester';
 import { StatusAudience } from './status-audience';
 import { StatusSender } from './status-sender';
+import type { RequestInstance } from '../../common/request-instance';
 
 /** The status audience cannot be read from the phone: nothing may be sent (guessing could reach excluded contacts). */
 describe('StatusSender when the status audience cannot be read', () => {
-  const instance = { id: 'r1', token: 't', name: 'stories' } as InstanceEntity;
+  const instance = { id: 'r1', token: 't', name: 'stories' } as RequestInstance;
   const saved: ContactRow[] = [
     {
       instanceId: 'r1',

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ErrorCode, RpcError, type OutboundContent, type SendReply } from '@gw/contracts';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { ApiError } from '../../common/api-error';
 import type { SendOutcome, StatusDebug, StatusDiscardedRecipient, StatusSentResponse } from '../../common/dto/message.response';
 import { buildMediaContent } from '../content-builders';
@@ -9,6 +9,7 @@ import { SendContentTools } from '../send-content-tools';
 import { SendRequester } from '../send-requester';
 import { StatusAudience } from './status-audience';
 import type { SendStatusDto } from './status.dto';
+import type { RequestInstance } from '../../common/request-instance';
 
 export const STATUS_BROADCAST = 'status@broadcast';
 
@@ -37,7 +38,7 @@ export class StatusSender {
     private readonly requester: SendRequester,
   ) {}
 
-  async sendStatus(instance: InstanceEntity, dto: SendStatusDto): Promise<StatusSentResponse> {
+  async sendStatus(instance: RequestInstance, dto: SendStatusDto): Promise<StatusSentResponse> {
     const type = dto.type;
     const text = dto.text ?? '';
     if (type === 'text' && !text.trim()) throw ApiError.badRequest('text is required for type=text');

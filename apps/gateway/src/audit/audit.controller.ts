@@ -1,5 +1,5 @@
 import { Controller, Get, Query, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { ApiOperation, ApiQuery } from '@nestjs/swagger';
 import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiArea } from '../openapi/api-areas';
@@ -8,6 +8,7 @@ import { AuditService } from './audit.service';
 import { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX } from './dto/audit-query.dto';
 import { AUDIT_PAGE_EXAMPLE } from './dto/audit.examples';
 import { AuditPageResponse } from './dto/audit.response';
+import type { RequestInstance } from '../common/request-instance';
 
 /** The filters both routes take; `@ApiQuery` per parameter, each described. */
 function AuditFilters(): MethodDecorator {
@@ -94,7 +95,7 @@ export class InstanceAuditController {
     description:
       "The configuration changes of this instance, newest first (its webhook, sinks, proxy, privacy, chatbot, Chatwoot, delays, name, and the admin's changes to it): when, which token (`actor`), from which address, the route and `action`, the request fields with their secrets masked, and the answer `status`. Never another instance's. Filters and paging as `GET /admin/audit`. Not in uazapiGO.",
   })
-  list(@CurrentInstance() instance: InstanceEntity, @Query() query: Record<string, unknown>): Promise<AuditPageResponse> {
+  list(@CurrentInstance() instance: RequestInstance, @Query() query: Record<string, unknown>): Promise<AuditPageResponse> {
     return this.audit.forInstance(instance.id, query);
   }
 }

@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { BUSINESS_CATALOG_EXAMPLE, BUSINESS_CATEGORIES_EXAMPLE, BUSINESS_PRODUCT_EXAMPLE, BUSINESS_PROFILE_EXAMPLE } from './dto/business.examples';
@@ -17,6 +17,7 @@ import { BusinessProfileDto, BusinessProfileUpdateDto, CatalogInfoDto, CatalogLi
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
 import { ReplyResponse } from '../common/dto/reply.response';
+import type { RequestInstance } from '../common/request-instance';
 
 const WHATSAPP_ERRORS = ['invalid_request', 'invalid_token', 'forbidden', 'not_found', 'conflict', 'whatsapp_refused', 'timeout', 'internal'] as const;
 
@@ -35,7 +36,7 @@ export class BusinessController {
     description:
       'The WhatsApp Business profile of the connected account, or of another business (`jid`): description, address, email, websites, category and hours.',
   })
-  profile(@CurrentInstance() instance: InstanceEntity, @Body() dto: BusinessProfileDto): Promise<BusinessProfileResponse> {
+  profile(@CurrentInstance() instance: RequestInstance, @Body() dto: BusinessProfileDto): Promise<BusinessProfileResponse> {
     return this.business.profile(instance, dto);
   }
 
@@ -49,7 +50,7 @@ export class BusinessController {
     errors: ['invalid_token', 'not_found', 'conflict', 'whatsapp_refused', 'timeout', 'internal'],
   })
   @ApiOperation({ summary: 'List the business categories', description: 'The business categories WhatsApp offers for a profile.' })
-  categories(@CurrentInstance() instance: InstanceEntity): Promise<BusinessCategoriesResponse> {
+  categories(@CurrentInstance() instance: RequestInstance): Promise<BusinessCategoriesResponse> {
     return this.business.categories(instance);
   }
 
@@ -66,7 +67,7 @@ export class BusinessController {
     description: "Updates the connected WhatsApp Business account's profile; every field is optional and only those sent change.",
   })
   async updateProfile(
-    @CurrentInstance() instance: InstanceEntity,
+    @CurrentInstance() instance: RequestInstance,
     @Body() dto: BusinessProfileUpdateDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<BusinessProfileUpdatedResponse> {
@@ -89,7 +90,7 @@ export class BusinessController {
     description:
       "A page of a business's catalogue (`jid`; up to 10 products). For the next page send the `after` token answered in `response.Paging.After`, unchanged.",
   })
-  catalog(@CurrentInstance() instance: InstanceEntity, @Body() dto: CatalogListDto): Promise<BusinessCatalogResponse> {
+  catalog(@CurrentInstance() instance: RequestInstance, @Body() dto: CatalogListDto): Promise<BusinessCatalogResponse> {
     return this.business.catalog(instance, dto);
   }
 
@@ -97,7 +98,7 @@ export class BusinessController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(BusinessProductResponse, { example: BUSINESS_PRODUCT_EXAMPLE, errors: WHATSAPP_ERRORS })
   @ApiOperation({ summary: 'Get a catalogue product', description: 'One product of a catalogue, by its id.' })
-  product(@CurrentInstance() instance: InstanceEntity, @Body() dto: CatalogInfoDto): Promise<BusinessProductResponse> {
+  product(@CurrentInstance() instance: RequestInstance, @Body() dto: CatalogInfoDto): Promise<BusinessProductResponse> {
     return this.business.product(instance, dto);
   }
 
@@ -105,7 +106,7 @@ export class BusinessController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(ReplyResponse, { example: BUSINESS_PRODUCT_DELETED_EXAMPLE, errors: WHATSAPP_ERRORS })
   @ApiOperation({ summary: 'Delete a catalogue product', description: "Deletes a product of the account's catalogue." })
-  deleteProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto): Promise<ReplyResponse> {
+  deleteProduct(@CurrentInstance() instance: RequestInstance, @Body() dto: ProductIdDto): Promise<ReplyResponse> {
     return this.business.deleteProduct(instance, dto);
   }
 
@@ -113,7 +114,7 @@ export class BusinessController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(ReplyResponse, { example: BUSINESS_PRODUCT_SHOWN_EXAMPLE, errors: WHATSAPP_ERRORS })
   @ApiOperation({ summary: 'Show a catalogue product', description: "Makes a hidden product of the account's catalogue visible again." })
-  showProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto): Promise<ReplyResponse> {
+  showProduct(@CurrentInstance() instance: RequestInstance, @Body() dto: ProductIdDto): Promise<ReplyResponse> {
     return this.business.setProductHidden(instance, dto, false);
   }
 
@@ -121,7 +122,7 @@ export class BusinessController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(ReplyResponse, { example: BUSINESS_PRODUCT_HIDDEN_EXAMPLE, errors: WHATSAPP_ERRORS })
   @ApiOperation({ summary: 'Hide a catalogue product', description: "Hides a product of the account's catalogue without deleting it." })
-  hideProduct(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProductIdDto): Promise<ReplyResponse> {
+  hideProduct(@CurrentInstance() instance: RequestInstance, @Body() dto: ProductIdDto): Promise<ReplyResponse> {
     return this.business.setProductHidden(instance, dto, true);
   }
 }

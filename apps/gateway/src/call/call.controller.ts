@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { CallService } from './call.service';
@@ -8,6 +8,7 @@ import { CALL_MADE_EXAMPLE, CALL_REJECTED_EXAMPLE } from './dto/call.examples';
 import { CallMadeResponse, CallRejectedResponse } from './dto/call.response';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 /** Calls: `/call/make` rings a contact (no media, as uazapi's), `/call/reject` turns down an incoming call. */
 @ApiArea('Calls')
@@ -28,7 +29,7 @@ export class CallController {
     description:
       "Rings a WhatsApp contact (`number`). The call carries no audio: the contact's phone rings, and if they answer neither side hears anything. It only starts the call.",
   })
-  make(@CurrentInstance() instance: InstanceEntity, @Body() dto: CallMakeDto): Promise<CallMadeResponse> {
+  make(@CurrentInstance() instance: RequestInstance, @Body() dto: CallMakeDto): Promise<CallMadeResponse> {
     return this.calls.make(instance, dto);
   }
 
@@ -42,7 +43,7 @@ export class CallController {
     summary: 'Reject an incoming call',
     description: 'Turns down an incoming call; `number` and `id` choose which one, and an empty body `{}` rejects the current one.',
   })
-  reject(@CurrentInstance() instance: InstanceEntity, @Body() dto: CallRejectDto): Promise<CallRejectedResponse> {
+  reject(@CurrentInstance() instance: RequestInstance, @Body() dto: CallRejectDto): Promise<CallRejectedResponse> {
     return this.calls.reject(instance, dto);
   }
 }

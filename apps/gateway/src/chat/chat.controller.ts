@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { BlockDto, ChatLabelsDto } from './dto/chat.dto';
 import { EditLeadDto } from './dto/edit-lead.dto';
@@ -45,6 +45,7 @@ import {
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 /** `/chat/*`: a chat's labels, the blocklist and the lead store. */
 @Controller('chat')
@@ -61,7 +62,7 @@ export class ChatController {
     description:
       'Changes the labels of one chat (`number`) in one of three ways: `labelids` sets the whole list (replacing the others), `add_labelid` adds one, `remove_labelid` removes one.',
   })
-  labels(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatLabelsDto): Promise<ChatLabelsResponse> {
+  labels(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatLabelsDto): Promise<ChatLabelsResponse> {
     return this.chats.setLabels(instance, dto);
   }
 
@@ -73,7 +74,7 @@ export class ChatController {
     summary: 'Block or unblock a contact',
     description: 'Blocks (`block: true`) or unblocks a contact (`number`). A blocked contact cannot send messages to the instance, nor the instance to it.',
   })
-  block(@CurrentInstance() instance: InstanceEntity, @Body() dto: BlockDto): Promise<BlocklistResponse> {
+  block(@CurrentInstance() instance: RequestInstance, @Body() dto: BlockDto): Promise<BlocklistResponse> {
     return this.chats.block(instance, dto);
   }
 
@@ -84,7 +85,7 @@ export class ChatController {
     summary: 'List the blocked contacts',
     description: 'Every contact the account has blocked, as WhatsApp keeps it, updated as contacts are blocked and unblocked.',
   })
-  blocklist(@CurrentInstance() instance: InstanceEntity): Promise<BlocklistResponse> {
+  blocklist(@CurrentInstance() instance: RequestInstance): Promise<BlocklistResponse> {
     return this.chats.blocklist(instance);
   }
 
@@ -97,7 +98,7 @@ export class ChatController {
     description:
       'Updates the CRM fields kept on a chat (`id`): ticket status, assigned attendant, kanban position, tags, name, notes and the custom `lead_field01` to `lead_field20`. Only the fields sent change; webhooks and SSE report the update.',
   })
-  editLead(@CurrentInstance() instance: InstanceEntity, @Body() dto: EditLeadDto): Promise<ChatResponse> {
+  editLead(@CurrentInstance() instance: RequestInstance, @Body() dto: EditLeadDto): Promise<ChatResponse> {
     return this.chats.editLead(instance, dto);
   }
 
@@ -110,7 +111,7 @@ export class ChatController {
     description:
       "Searches the instance's chats with filters on their fields, sorting and pagination. A filter value may start with an operator: `~` contains (the default), `!~` does not contain, `!=`, `>=`, `>`, `<=`, `<`.",
   })
-  find(@CurrentInstance() instance: InstanceEntity, @Body() dto: FindChatsDto): Promise<ChatPageResponse> {
+  find(@CurrentInstance() instance: RequestInstance, @Body() dto: FindChatsDto): Promise<ChatPageResponse> {
     return this.chats.find(instance, dto);
   }
 
@@ -122,7 +123,7 @@ export class ChatController {
     summary: 'Pin or unpin a chat',
     description: 'Pins a chat (`pin: true`) at the top of the chat list, or unpins it; synced to every device of the account.',
   })
-  pin(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatPinDto): Promise<ReplyResponse> {
+  pin(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatPinDto): Promise<ReplyResponse> {
     return this.chats.pin(instance, dto);
   }
 
@@ -134,7 +135,7 @@ export class ChatController {
     summary: 'Archive or unarchive a chat',
     description: 'Moves a chat to the archived chats (`archive: true`) or back; synced to every device, the messages are not touched.',
   })
-  archive(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatArchiveDto): Promise<ReplyResponse> {
+  archive(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatArchiveDto): Promise<ReplyResponse> {
     return this.chats.archive(instance, dto);
   }
 
@@ -147,7 +148,7 @@ export class ChatController {
     description:
       'Marks a chat read (`read: true`: the unread count is cleared and read receipts are sent when enabled) or unread (it shows as pending; receipts already sent stay).',
   })
-  read(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatReadDto): Promise<ReplyResponse> {
+  read(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatReadDto): Promise<ReplyResponse> {
     return this.chats.read(instance, dto);
   }
 
@@ -159,7 +160,7 @@ export class ChatController {
     summary: 'Mute a chat',
     description: "Silences a chat's notifications: `muteEndTime` 8 (hours), 168 (a week), -1 (for ever) or 0 to unmute.",
   })
-  mute(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatMuteDto): Promise<ReplyResponse> {
+  mute(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatMuteDto): Promise<ReplyResponse> {
     return this.chats.mute(instance, dto);
   }
 
@@ -172,7 +173,7 @@ export class ChatController {
     description:
       'Sets the disappearing-messages timer of a private chat: `duration` `0` or `off` turns it off, `1d`, `7d` or `90d` turn it on. Groups use `/group/ephemeral`.',
   })
-  ephemeral(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatEphemeralDto): Promise<ChatEphemeralResponse> {
+  ephemeral(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatEphemeralDto): Promise<ChatEphemeralResponse> {
     return this.chats.ephemeral(instance, dto);
   }
 
@@ -185,7 +186,7 @@ export class ChatController {
     description:
       "The chat's internal notes (`wa_notes`) as stored by the gateway, available even while the session reconnects. `/chat/notes/refresh` reads them again from WhatsApp.",
   })
-  notes(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNotesDto): Promise<ChatNotesResponse> {
+  notes(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatNotesDto): Promise<ChatNotesResponse> {
     return this.chats.notes(instance, dto);
   }
 
@@ -198,7 +199,7 @@ export class ChatController {
     description:
       "Reads the chat's internal notes again from WhatsApp before answering them. Try `force: false` first; `force: true` does a heavier reload, as a repair.",
   })
-  refreshNotes(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNotesRefreshDto): Promise<ChatNotesResponse> {
+  refreshNotes(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatNotesRefreshDto): Promise<ChatNotesResponse> {
     return this.chats.refreshNotes(instance, dto);
   }
 
@@ -210,7 +211,7 @@ export class ChatController {
     summary: "Edit a chat's notes",
     description: "Writes the chat's internal notes (`notes`) to WhatsApp's app state and stores them; an empty string clears them.",
   })
-  editNotes(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNotesEditDto): Promise<ChatNotesEditedResponse> {
+  editNotes(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatNotesEditDto): Promise<ChatNotesEditedResponse> {
     return this.chats.editNotes(instance, dto);
   }
 
@@ -223,7 +224,7 @@ export class ChatController {
     description:
       "Deletes or clears a chat and its messages, in any combination: delete the chat on WhatsApp, clear its messages on WhatsApp, delete the chat from the gateway's database, delete only its messages from the database. Clearing wins when both WhatsApp options are sent.",
   })
-  delete(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatDeleteDto): Promise<ChatDeletedResponse> {
+  delete(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatDeleteDto): Promise<ChatDeletedResponse> {
     return this.chats.deleteChat(instance, dto);
   }
 }

@@ -1,6 +1,6 @@
 import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, type Type, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { AGENT_EXAMPLE, CHATBOT_DELETED_EXAMPLE, FUNCTION_EXAMPLE, KNOWLEDGE_EXAMPLE, TRIGGER_EXAMPLE } from './dto/chatbot.examples';
@@ -15,6 +15,7 @@ import {
 } from './dto/chatbot.response';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiExtraModels, ApiOperation, getSchemaPath } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 const EDIT_ERRORS = ['invalid_request', 'invalid_token', 'not_found', 'conflict', 'payload_too_large', 'unsupported_media_type', 'internal'] as const;
 /** An edit answers the record saved, or with `delete: true` which record went: one of the two. */
@@ -45,14 +46,14 @@ export class ChatbotController {
     description:
       "An agent is the model, its key and its prompt that answer the chats: without `id` it is created, with `id` updated, with `delete: true` removed. Not in uazapiGO's document.",
   })
-  editAgent(@CurrentInstance() instance: InstanceEntity, @Body() dto: AgentEditDto): Promise<ChatbotAgentResponse | ChatbotDeletedResponse> {
+  editAgent(@CurrentInstance() instance: RequestInstance, @Body() dto: AgentEditDto): Promise<ChatbotAgentResponse | ChatbotDeletedResponse> {
     return this.chatbot.editAgent(instance, dto);
   }
 
   @Get('agent/list')
   @ApiReply(ChatbotAgentResponse, { isArray: true, example: [AGENT_EXAMPLE], errors: ['invalid_token', 'internal'] })
   @ApiOperation({ summary: 'List the AI agents', description: "The instance's chatbot agents. Not in uazapiGO's document." })
-  listAgents(@CurrentInstance() instance: InstanceEntity): Promise<ChatbotAgentResponse[]> {
+  listAgents(@CurrentInstance() instance: RequestInstance): Promise<ChatbotAgentResponse[]> {
     return this.chatbot.listAgents(instance);
   }
 
@@ -65,14 +66,14 @@ export class ChatbotController {
     description:
       "A trigger decides which agent (or quick reply) answers which messages: by words, chat type and priority; without `id` it is created, with `id` updated, with `delete: true` removed. Not in uazapiGO's document.",
   })
-  editTrigger(@CurrentInstance() instance: InstanceEntity, @Body() dto: TriggerEditDto): Promise<ChatbotTriggerResponse | ChatbotDeletedResponse> {
+  editTrigger(@CurrentInstance() instance: RequestInstance, @Body() dto: TriggerEditDto): Promise<ChatbotTriggerResponse | ChatbotDeletedResponse> {
     return this.chatbot.editTrigger(instance, dto);
   }
 
   @Get('trigger/list')
   @ApiReply(ChatbotTriggerResponse, { isArray: true, example: [TRIGGER_EXAMPLE], errors: ['invalid_token', 'internal'] })
   @ApiOperation({ summary: 'List the triggers', description: "The instance's chatbot triggers. Not in uazapiGO's document." })
-  listTriggers(@CurrentInstance() instance: InstanceEntity): Promise<ChatbotTriggerResponse[]> {
+  listTriggers(@CurrentInstance() instance: RequestInstance): Promise<ChatbotTriggerResponse[]> {
     return this.chatbot.listTriggers(instance);
   }
 
@@ -85,14 +86,14 @@ export class ChatbotController {
     description:
       "Knowledge is text the agents may draw on when they answer; without `id` an entry is created, with `id` updated, with `delete: true` removed. Not in uazapiGO's document.",
   })
-  editKnowledge(@CurrentInstance() instance: InstanceEntity, @Body() dto: KnowledgeEditDto): Promise<ChatbotKnowledgeResponse | ChatbotDeletedResponse> {
+  editKnowledge(@CurrentInstance() instance: RequestInstance, @Body() dto: KnowledgeEditDto): Promise<ChatbotKnowledgeResponse | ChatbotDeletedResponse> {
     return this.chatbot.editKnowledge(instance, dto);
   }
 
   @Get('knowledge/list')
   @ApiReply(ChatbotKnowledgeResponse, { isArray: true, example: [KNOWLEDGE_EXAMPLE], errors: ['invalid_token', 'internal'] })
   @ApiOperation({ summary: 'List the knowledge entries', description: "The instance's chatbot knowledge. Not in uazapiGO's document." })
-  listKnowledge(@CurrentInstance() instance: InstanceEntity): Promise<ChatbotKnowledgeResponse[]> {
+  listKnowledge(@CurrentInstance() instance: RequestInstance): Promise<ChatbotKnowledgeResponse[]> {
     return this.chatbot.listKnowledge(instance);
   }
 
@@ -105,14 +106,14 @@ export class ChatbotController {
     description:
       "A function is an HTTP call an agent may make (its URL, method, body and parameters); without `id` it is created, with `id` updated, with `delete: true` removed. Not in uazapiGO's document.",
   })
-  editFunction(@CurrentInstance() instance: InstanceEntity, @Body() dto: FunctionEditDto): Promise<ChatbotFunctionResponse | ChatbotDeletedResponse> {
+  editFunction(@CurrentInstance() instance: RequestInstance, @Body() dto: FunctionEditDto): Promise<ChatbotFunctionResponse | ChatbotDeletedResponse> {
     return this.chatbot.editFunction(instance, dto);
   }
 
   @Get('function/list')
   @ApiReply(ChatbotFunctionResponse, { isArray: true, example: [FUNCTION_EXAMPLE], errors: ['invalid_token', 'internal'] })
   @ApiOperation({ summary: 'List the functions', description: "The instance's chatbot functions. Not in uazapiGO's document." })
-  listFunctions(@CurrentInstance() instance: InstanceEntity): Promise<ChatbotFunctionResponse[]> {
+  listFunctions(@CurrentInstance() instance: RequestInstance): Promise<ChatbotFunctionResponse[]> {
     return this.chatbot.listFunctions(instance);
   }
 }

@@ -1,6 +1,6 @@
 import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Put, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { CHATWOOT_CONFIG_EXAMPLE, CHATWOOT_CONFIG_UPDATED_EXAMPLE, CHATWOOT_WEBHOOK_ACCEPTED_EXAMPLE } from './dto/chatwoot.examples';
@@ -10,6 +10,7 @@ import { ChatwootService } from './chatwoot.service';
 import { ChatwootConfigDto } from './dto/chatwoot-config.dto';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation, ApiParam } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 /** The instance's Chatwoot bridge settings (uazapiGO's beta `GET|PUT /chatwoot/config`). */
 @ApiArea('Chatwoot')
@@ -25,7 +26,7 @@ export class ChatwootConfigController {
     description:
       "The instance's Chatwoot integration (beta): whether it is enabled, the Chatwoot URL, account, inbox and its options, to check before changing them.",
   })
-  get(@CurrentInstance() instance: InstanceEntity): Promise<ChatwootConfigResponse> {
+  get(@CurrentInstance() instance: RequestInstance): Promise<ChatwootConfigResponse> {
     return this.chatwoot.config(instance.id);
   }
 
@@ -37,7 +38,7 @@ export class ChatwootConfigController {
     description:
       "Sets the instance's Chatwoot integration (beta): URL, account, access token, inbox and options. When enabled, new messages go both ways between WhatsApp and Chatwoot and contacts are kept in sync; the answer gives the webhook URL to set in the Chatwoot inbox.",
   })
-  put(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatwootConfigDto): Promise<ChatwootConfigUpdatedResponse> {
+  put(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatwootConfigDto): Promise<ChatwootConfigUpdatedResponse> {
     return this.chatwoot.configure(instance.id, dto);
   }
 }

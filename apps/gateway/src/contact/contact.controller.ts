@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { SCHEMAS } from '../openapi/schemas';
@@ -12,6 +12,7 @@ import { ChatCheckResponse, ChatNameAndImageResponse, ContactAddedResponse, Cont
 import { ContactRemovedResponse, ContactResponse } from './dto/contact.response';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation, ApiQuery } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 /** The contacts the instance knows and the phone's address book: `/contacts`, `/contact/*`. */
 @ApiArea('Contacts')
@@ -33,7 +34,7 @@ export class ContactController {
     enum: ['address_book', 'outside_address_book', 'all'],
     description: "The address book's contacts (the default), the others, or all",
   })
-  list(@CurrentInstance() instance: InstanceEntity, @Query('contactScope') contactScope?: unknown): Promise<ContactResponse[]> {
+  list(@CurrentInstance() instance: RequestInstance, @Query('contactScope') contactScope?: unknown): Promise<ContactResponse[]> {
     return this.contacts.listAll(instance, contactScope);
   }
 
@@ -45,7 +46,7 @@ export class ContactController {
     description:
       'The contacts, a page at a time (`limit`, `offset` in the body), of the scope chosen by `contactScope`. `GET /contacts` answers the whole list.',
   })
-  page(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactListDto): Promise<ContactPageResponse> {
+  page(@CurrentInstance() instance: RequestInstance, @Body() dto: ContactListDto): Promise<ContactPageResponse> {
     return this.contacts.page(instance, dto);
   }
 
@@ -57,7 +58,7 @@ export class ContactController {
     description:
       "Saves a contact (`number`, `name`) in the phone's address book through WhatsApp's app state; `name` is used as both the full and the first name.",
   })
-  add(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactAddDto): Promise<ContactAddedResponse> {
+  add(@CurrentInstance() instance: RequestInstance, @Body() dto: ContactAddDto): Promise<ContactAddedResponse> {
     return this.contacts.add(instance, dto);
   }
 
@@ -73,7 +74,7 @@ export class ContactController {
     summary: 'Remove a contact from the address book',
     description: "Removes a contact (`number`) from the phone's address book through WhatsApp's app state.",
   })
-  remove(@CurrentInstance() instance: InstanceEntity, @Body() dto: ContactNumberDto): Promise<ContactRemovedResponse> {
+  remove(@CurrentInstance() instance: RequestInstance, @Body() dto: ContactNumberDto): Promise<ContactRemovedResponse> {
     return this.contacts.remove(instance, dto);
   }
 
@@ -85,7 +86,7 @@ export class ContactController {
     description:
       'Tells, for each of `numbers`, whether it is on WhatsApp, with its JID and verified name when there is one; group ids are recognised too, communities and their subgroups included.',
   })
-  check(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatCheckDto): Promise<ChatCheckResponse[]> {
+  check(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatCheckDto): Promise<ChatCheckResponse[]> {
     return this.contacts.check(instance, dto);
   }
 
@@ -97,7 +98,7 @@ export class ContactController {
     description:
       'Everything the gateway knows about a contact or group (`number`): the whole chat record with its names, lead fields and labels, and the profile picture URL, small (`preview: true`) or full size.',
   })
-  details(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatDetailsDto) {
+  details(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatDetailsDto) {
     return this.contacts.details(instance, dto);
   }
 
@@ -109,7 +110,7 @@ export class ContactController {
     summary: "Get a contact's name and picture (older path)",
     description: "A contact's or group's name and picture URL: uazapi 2.0's spelling, still called by published integrations. Not in uazapiGO 2.1's document.",
   })
-  nameAndImage(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatNameAndImageDto): Promise<ChatNameAndImageResponse> {
+  nameAndImage(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatNameAndImageDto): Promise<ChatNameAndImageResponse> {
     return this.contacts.nameAndImage(instance, dto);
   }
 }

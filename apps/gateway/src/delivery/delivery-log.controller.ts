@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { ApiOperation, ApiQuery } from '@nestjs/swagger';
 import { Audited } from '../audit/audited.decorator';
 import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guards';
@@ -18,6 +18,7 @@ import {
   REPLAY_MAX_WINDOW_DAYS,
   ReplayDto,
 } from './dto/delivery-log.dto';
+import type { RequestInstance } from '../common/request-instance';
 
 const REPLAY_RULES = `Name events by \`eventIds\` (at most ${REPLAY_MAX_IDS}) or by a window \`from\`–\`to\` (at most ${REPLAY_MAX_WINDOW_DAYS} days, at most ${REPLAY_MAX_EVENTS} events), optionally only some \`eventTypes\`. Each target gets the events its \`events\` and \`excludeMessages\` filters take. The deliveries are written in one transaction and sent by the relay like any other (per-chat order, each receiver's in-flight limit, the retry schedule) with the event's original \`webhook-id\` header, so a receiver that already has the event can drop it; the delivery log shows them with \`replayed: true\`. The answer counts the deliveries \`queued\`, those still \`pending\` (they go out anyway, once) and the events the outbox no longer holds (\`unavailable\`: past MESSAGE_RETENTION_DAYS).`;
 
@@ -93,7 +94,7 @@ export class WebhookDeliveriesController {
     summary: "Read the instance's delivery log",
     description: `Every delivery to this instance's webhooks and event sinks (never another instance's). ${LOG_DESCRIPTION}`,
   })
-  list(@CurrentInstance() instance: InstanceEntity, @Query() query: Record<string, unknown>): Promise<DeliveryPageResponse> {
+  list(@CurrentInstance() instance: RequestInstance, @Query() query: Record<string, unknown>): Promise<DeliveryPageResponse> {
     return this.deliveries.forInstance(instance.id, query);
   }
 
@@ -108,7 +109,7 @@ export class WebhookDeliveriesController {
     summary: "Replay the instance's events to its webhooks",
     description: `Delivers this instance's events again to \`webhookId\` (or \`sinkId\`), or to every enabled webhook and sink of the instance. ${REPLAY_RULES} Another instance's webhook is not found (404); a disabled one is refused (409). Not in uazapiGO.`,
   })
-  replayDeliveries(@CurrentInstance() instance: InstanceEntity, @Body() dto: ReplayDto): Promise<DeliveryReplayResponse> {
+  replayDeliveries(@CurrentInstance() instance: RequestInstance, @Body() dto: ReplayDto): Promise<DeliveryReplayResponse> {
     return this.deliveries.replayForInstance(instance.id, dto);
   }
 }
@@ -129,7 +130,7 @@ export class SinkDeliveriesController {
     summary: "Read the instance's event sinks' delivery log",
     description: `The deliveries of this instance's RabbitMQ, NATS and Kafka sinks (\`sinkId\` for one). ${LOG_DESCRIPTION} Replay with \`POST /webhook/replay\` and a \`sinkId\`.`,
   })
-  list(@CurrentInstance() instance: InstanceEntity, @Query() query: Record<string, unknown>): Promise<DeliveryPageResponse> {
+  list(@CurrentInstance() instance: RequestInstance, @Query() query: Record<string, unknown>): Promise<DeliveryPageResponse> {
     return this.deliveries.forInstance(instance.id, query, 'sink');
   }
 }

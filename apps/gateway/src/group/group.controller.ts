@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, Query, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { CreateGroupDto, GroupInfoDto, GroupListDto } from './dto/group.dto';
@@ -18,6 +18,7 @@ import { GroupService } from './group.service';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation, ApiParam, ApiQuery } from '@nestjs/swagger';
 import { ReplyResponse } from '../common/dto/reply.response';
+import type { RequestInstance } from '../common/request-instance';
 
 /** Groups the instance creates, reads and runs: `/group/*`. */
 @ApiArea('Groups & Communities')
@@ -34,7 +35,7 @@ export class GroupController {
     description:
       'Creates a WhatsApp group with a `name` and at least one participant besides the creator (digits only). Answers the group, with the participants that could and could not be added.',
   })
-  create(@CurrentInstance() instance: InstanceEntity, @Body() dto: CreateGroupDto): Promise<GroupResponse> {
+  create(@CurrentInstance() instance: RequestInstance, @Body() dto: CreateGroupDto): Promise<GroupResponse> {
     return this.groups.create(instance, dto);
   }
 
@@ -46,7 +47,7 @@ export class GroupController {
     description:
       "A group's details: name, description, settings, participants and admins, and optionally its invite link (`getInviteLink`) and pending join requests (`getRequestsParticipants`).",
   })
-  info(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupInfoDto): Promise<GroupResponse> {
+  info(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupInfoDto): Promise<GroupResponse> {
     return this.groups.info(instance, dto);
   }
 
@@ -59,7 +60,7 @@ export class GroupController {
   @ApiQuery({ name: 'force', required: false, type: String, description: 'Refresh the group cache from WhatsApp first (true)' })
   @ApiQuery({ name: 'noparticipants', required: false, type: String, description: 'Leave the participants out (true): a lighter answer' })
   list(
-    @CurrentInstance() instance: InstanceEntity,
+    @CurrentInstance() instance: RequestInstance,
     @Query('force') force?: unknown,
     @Query('noparticipants') noparticipants?: unknown,
   ): Promise<GroupListResponse> {
@@ -73,7 +74,7 @@ export class GroupController {
     summary: 'List the groups, filtered and paginated',
     description: 'The groups, filtered and a page at a time (`limit`, `offset`, `search` in the body). `GET /group/list` answers them all at once.',
   })
-  page(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupListDto): Promise<GroupPageResponse> {
+  page(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupListDto): Promise<GroupPageResponse> {
     return this.groups.page(instance, dto);
   }
 
@@ -85,7 +86,7 @@ export class GroupController {
     description:
       "What an invite code (or full invite URL) leads to, before joining: the group's name, size and entry restrictions; also checks the link is valid.",
   })
-  inviteInfo(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupInviteDto): Promise<GroupInviteInfoResponse> {
+  inviteInfo(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupInviteDto): Promise<GroupInviteInfoResponse> {
     return this.groups.inviteInfo(instance, dto);
   }
 
@@ -96,7 +97,7 @@ export class GroupController {
     summary: 'Join a group by invite code',
     description: 'Joins the group an invite code or full invite URL leads to, and answers the group; an invalid or expired invite is refused.',
   })
-  join(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupInviteDto): Promise<GroupJoinResponse> {
+  join(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupInviteDto): Promise<GroupJoinResponse> {
     return this.groups.join(instance, dto);
   }
 
@@ -104,7 +105,7 @@ export class GroupController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(ReplyResponse, { example: GROUP_LEFT_EXAMPLE })
   @ApiOperation({ summary: 'Leave a group', description: 'The account leaves the group `groupjid`.' })
-  leave(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupJidDto): Promise<ReplyResponse> {
+  leave(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupJidDto): Promise<ReplyResponse> {
     return this.groups.leave(instance, dto);
   }
 
@@ -116,7 +117,7 @@ export class GroupController {
     description: "The group's current invite link: uazapi 2.0's spelling, still called by published clients. Not in uazapiGO 2.1's document.",
   })
   @ApiParam({ name: 'groupJid', description: "The group's JID (`…@g.us`)" })
-  inviteLink(@CurrentInstance() instance: InstanceEntity, @Param('groupJid') groupJid: string): Promise<GroupInviteLinkResponse> {
+  inviteLink(@CurrentInstance() instance: RequestInstance, @Param('groupJid') groupJid: string): Promise<GroupInviteLinkResponse> {
     return this.groups.inviteLink(instance, { groupjid: groupJid });
   }
 
@@ -127,7 +128,7 @@ export class GroupController {
     summary: "Reset a group's invite code",
     description: 'Makes a new invite code for the group, so the old link stops working; admins only. Answers the group with the new link.',
   })
-  resetInviteCode(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupJidDto): Promise<GroupResetInviteCodeResponse> {
+  resetInviteCode(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupJidDto): Promise<GroupResetInviteCodeResponse> {
     return this.groups.resetInviteCode(instance, dto);
   }
 
@@ -139,7 +140,7 @@ export class GroupController {
     description:
       'Acts on `participants` by `action`: `add`, `remove`, `promote` and `demote` admins, `approve` or `reject` join requests; admins only. Answers the result per participant.',
   })
-  updateParticipants(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupParticipantsDto): Promise<GroupParticipantsUpdateResponse> {
+  updateParticipants(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupParticipantsDto): Promise<GroupParticipantsUpdateResponse> {
     return this.groups.updateParticipants(instance, dto);
   }
 
@@ -151,7 +152,7 @@ export class GroupController {
     description:
       "With `IsJoinApprovalRequired: true` new members wait for an admin's approval (their requests show in `/group/info`); with `false` they enter directly; admins only.",
   })
-  updateJoinApproval(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupJoinApprovalDto): Promise<GroupJoinApprovalResponse> {
+  updateJoinApproval(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupJoinApprovalDto): Promise<GroupJoinApprovalResponse> {
     return this.groups.updateJoinApproval(instance, dto);
   }
 
@@ -159,7 +160,7 @@ export class GroupController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(GroupUpdateResponse, { example: GROUP_UPDATE_EXAMPLES.name })
   @ApiOperation({ summary: 'Rename a group', description: "Changes the group's name (1 to 25 characters); admins only." })
-  updateName(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupNameDto): Promise<GroupUpdateResponse> {
+  updateName(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupNameDto): Promise<GroupUpdateResponse> {
     return this.groups.updateName(instance, dto);
   }
 
@@ -170,7 +171,7 @@ export class GroupController {
     summary: "Change a group's description",
     description: "Changes the group's description (its topic), seen by every participant; admins only.",
   })
-  updateDescription(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupDescriptionDto): Promise<GroupUpdateResponse> {
+  updateDescription(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupDescriptionDto): Promise<GroupUpdateResponse> {
     return this.groups.updateDescription(instance, dto);
   }
 
@@ -181,7 +182,7 @@ export class GroupController {
     summary: 'Let only admins send messages',
     description: 'With `announce: true` only admins can send messages to the group (the others read); with `false`, everyone can.',
   })
-  updateAnnounce(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupAnnounceDto): Promise<GroupUpdateResponse> {
+  updateAnnounce(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupAnnounceDto): Promise<GroupUpdateResponse> {
     return this.groups.updateAnnounce(instance, dto);
   }
 
@@ -192,7 +193,7 @@ export class GroupController {
     summary: 'Let only admins edit the group',
     description: "With `locked: true` only admins can change the group's name, description, picture and settings; with `false`, any participant can.",
   })
-  updateLocked(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupLockedDto): Promise<GroupUpdateResponse> {
+  updateLocked(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupLockedDto): Promise<GroupUpdateResponse> {
     return this.groups.updateLocked(instance, dto);
   }
 
@@ -203,7 +204,7 @@ export class GroupController {
     summary: 'Choose who can add members',
     description: '`admin_add`: only admins add participants; `all_member_add`: any participant can. Shown as `MemberAddMode`; admins only.',
   })
-  updateMemberAddMode(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupMemberAddModeDto): Promise<GroupUpdateResponse> {
+  updateMemberAddMode(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupMemberAddModeDto): Promise<GroupUpdateResponse> {
     return this.groups.updateMemberAddMode(instance, dto);
   }
 
@@ -215,7 +216,7 @@ export class GroupController {
     description:
       "Sets the group's disappearing-messages timer: `duration` `0` or `off`, `1d`, `7d` or `90d`; admins only. Private chats use `/chat/ephemeral`.",
   })
-  updateEphemeral(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupEphemeralDto): Promise<GroupEphemeralResponse> {
+  updateEphemeral(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupEphemeralDto): Promise<GroupEphemeralResponse> {
     return this.groups.updateEphemeral(instance, dto);
   }
 
@@ -226,7 +227,7 @@ export class GroupController {
     summary: "Change a group's picture",
     description: 'Sets the group\'s picture from a URL or base64 (JPEG, at most 640×640 pixels), or removes it with `image: "remove"` (or `"delete"`).',
   })
-  updateImage(@CurrentInstance() instance: InstanceEntity, @Body() dto: GroupImageDto): Promise<GroupUpdateResponse> {
+  updateImage(@CurrentInstance() instance: RequestInstance, @Body() dto: GroupImageDto): Promise<GroupUpdateResponse> {
     return this.groups.updateImage(instance, dto);
   }
 }
@@ -246,7 +247,7 @@ export class CommunityController {
     description:
       'Creates a community, which gathers related groups under one administration; it starts with its announcements group only, and groups are linked later with `/community/editgroups`. The creator is its admin.',
   })
-  create(@CurrentInstance() instance: InstanceEntity, @Body() dto: CreateCommunityDto): Promise<CommunityCreatedResponse> {
+  create(@CurrentInstance() instance: RequestInstance, @Body() dto: CreateCommunityDto): Promise<CommunityCreatedResponse> {
     return this.groups.createCommunity(instance, dto);
   }
 
@@ -257,7 +258,7 @@ export class CommunityController {
     summary: "Add or remove a community's groups",
     description: "Links (`action: add`) or unlinks (`remove`) existing groups (`groupjids`) to a community; the community's admins only.",
   })
-  editGroups(@CurrentInstance() instance: InstanceEntity, @Body() dto: CommunityGroupsDto): Promise<CommunityGroupsResponse> {
+  editGroups(@CurrentInstance() instance: RequestInstance, @Body() dto: CommunityGroupsDto): Promise<CommunityGroupsResponse> {
     return this.groups.editCommunityGroups(instance, dto);
   }
 }

@@ -1,6 +1,6 @@
 import { Audited } from '../audit/audited.decorator';
 import { Controller, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import {
@@ -14,6 +14,7 @@ import { HistorySyncStatusResponse, InstanceResetResponse, WaMessageLimitsRespon
 import { InstanceRuntimeService } from './instance-runtime.service';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 /** The instance's runtime: reset, WhatsApp's new-chat limits and the pairing's history sync. */
 @ApiArea('Instance')
@@ -38,7 +39,7 @@ export class InstanceRuntimeController {
     description:
       "Asks for a controlled restart of this instance's session without deleting it, when it is stuck or its sends do not progress. The answer says whether a reset started, one is already running, or the cooldown since the last one is still active.",
   })
-  reset(@CurrentInstance() instance: InstanceEntity): Promise<InstanceResetResponse> {
+  reset(@CurrentInstance() instance: RequestInstance): Promise<InstanceResetResponse> {
     return this.runtime.reset(instance);
   }
 
@@ -52,7 +53,7 @@ export class InstanceRuntimeController {
     description:
       'Asks WhatsApp whether the connected account may start new conversations now: the new-chat message capping (quota used and total) and the reach-out time lock. Useful to explain sends refused with `provider_code: 463` and before campaigns.',
   })
-  messageLimits(@CurrentInstance() instance: InstanceEntity): Promise<WaMessageLimitsResponse> {
+  messageLimits(@CurrentInstance() instance: RequestInstance): Promise<WaMessageLimitsResponse> {
     return this.runtime.messageLimits(instance);
   }
 
@@ -66,7 +67,7 @@ export class InstanceRuntimeController {
     description:
       'How far the history WhatsApp sends after pairing has arrived: status, batches, counts of chats, contacts and messages, progress and the times of the first and last batch. Not in uazapiGO.',
   })
-  historySyncStatus(@CurrentInstance() instance: InstanceEntity): Promise<HistorySyncStatusResponse> {
+  historySyncStatus(@CurrentInstance() instance: RequestInstance): Promise<HistorySyncStatusResponse> {
     return this.runtime.historySyncStatus(instance);
   }
 }

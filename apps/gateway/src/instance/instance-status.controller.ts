@@ -1,5 +1,5 @@
 import { Controller, Get, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { INSTANCE_STATUS_EXAMPLE } from './dto/instance.examples';
@@ -7,6 +7,7 @@ import { InstanceStatusResponse } from './dto/instance.response';
 import { InstanceService } from './instance.service';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 /**
  * `GET /status`: the instance's status, as `GET /instance/status` answers it. No spec version lists it;
@@ -24,7 +25,7 @@ export class InstanceStatusController {
     summary: "Show the instance's status (short path)",
     description: '`GET /instance/status` under a shorter path, answered the same way; a published n8n node calls it to test its credential. Not in uazapiGO.',
   })
-  status(@CurrentInstance() instance: InstanceEntity): Promise<InstanceStatusResponse> {
+  status(@CurrentInstance() instance: RequestInstance): Promise<InstanceStatusResponse> {
     return this.instances.status(instance);
   }
 }

@@ -1,6 +1,6 @@
 import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Delete, Get, Headers, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import {
   ChatbotSettingsDto,
@@ -38,6 +38,7 @@ import { ReplyResponse, ReplyWithInfoResponse } from '../common/dto/reply.respon
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiHeader, ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 @Controller('instance')
 @UseGuards(InstanceGuard)
@@ -58,7 +59,7 @@ export class InstanceController {
   })
   @ApiHeader({ name: 'x-request-id', required: false, description: 'Your id for this request: answered as `request_id` and written in the logs' })
   connect(
-    @CurrentInstance() instance: InstanceEntity,
+    @CurrentInstance() instance: RequestInstance,
     @Body() dto: ConnectDto,
     @Headers('x-request-id') requestId?: string,
   ): Promise<InstanceConnectionResponse> {
@@ -73,7 +74,7 @@ export class InstanceController {
     description:
       "The instance's state (`disconnected`, `connecting`, `connected`, `hibernated`), the current QR code or pairing code while connecting, the last disconnection and its reason, and the whole instance record; useful to follow a connection and to check the session is up.",
   })
-  status(@CurrentInstance() instance: InstanceEntity): Promise<InstanceStatusResponse> {
+  status(@CurrentInstance() instance: RequestInstance): Promise<InstanceStatusResponse> {
     return this.instances.status(instance);
   }
 
@@ -86,7 +87,7 @@ export class InstanceController {
     description:
       'Logs the WhatsApp account out and ends the session: connecting again needs a new QR code (or pairing code). To pause a session and keep its credentials, hibernate it instead.',
   })
-  disconnect(@CurrentInstance() instance: InstanceEntity): Promise<InstanceDisconnectedResponse> {
+  disconnect(@CurrentInstance() instance: RequestInstance): Promise<InstanceDisconnectedResponse> {
     return this.instances.disconnect(instance);
   }
 
@@ -107,7 +108,7 @@ export class InstanceController {
     description:
       "Closes the connection and frees the session's memory on the worker while keeping its credentials: `/instance/connect` wakes it without a QR code. 409 when the instance has no linked device.",
   })
-  hibernate(@CurrentInstance() instance: InstanceEntity): Promise<InstanceDisconnectedResponse> {
+  hibernate(@CurrentInstance() instance: RequestInstance): Promise<InstanceDisconnectedResponse> {
     return this.instances.hibernate(instance);
   }
 
@@ -118,7 +119,7 @@ export class InstanceController {
   })
   @ApiArea('Instance')
   @ApiOperation({ summary: 'Delete the instance', description: 'Disconnects the device and removes the instance, its token and its data from the gateway.' })
-  remove(@CurrentInstance() instance: InstanceEntity): Promise<ReplyWithInfoResponse> {
+  remove(@CurrentInstance() instance: RequestInstance): Promise<ReplyWithInfoResponse> {
     return this.instances.remove(instance);
   }
 
@@ -128,7 +129,7 @@ export class InstanceController {
   @ApiReply(InstanceResponse, { example: { ...INSTANCE_EXAMPLE, name: 'novo-nome' } })
   @ApiArea('Instance')
   @ApiOperation({ summary: 'Rename the instance', description: "Changes the instance's `name`; names need not be unique." })
-  rename(@CurrentInstance() instance: InstanceEntity, @Body() dto: UpdateInstanceNameDto): Promise<InstanceResponse> {
+  rename(@CurrentInstance() instance: RequestInstance, @Body() dto: UpdateInstanceNameDto): Promise<InstanceResponse> {
     return this.instances.rename(instance, dto.name);
   }
 
@@ -142,7 +143,7 @@ export class InstanceController {
     description:
       'Sets the random pause, between `msg_delay_min` and `msg_delay_max` seconds, between two messages of the `async: true` queue (0 for none; a max below the min is raised to it). Campaigns (`/sender/*`) have their own delays.',
   })
-  updateDelaySettings(@CurrentInstance() instance: InstanceEntity, @Body() dto: UpdateDelaySettingsDto): Promise<InstanceWrappedResponse> {
+  updateDelaySettings(@CurrentInstance() instance: RequestInstance, @Body() dto: UpdateDelaySettingsDto): Promise<InstanceWrappedResponse> {
     return this.instances.updateDelaySettings(instance, dto.msg_delay_min, dto.msg_delay_max);
   }
 
@@ -156,7 +157,7 @@ export class InstanceController {
     description:
       "Sets the instance's labels for the CRM's custom lead fields (`lead_field01` to `lead_field20`), each up to 255 characters, so a front end can show what each field holds.",
   })
-  updateFieldsMap(@CurrentInstance() instance: InstanceEntity, @Body() dto: UpdateFieldsMapDto): Promise<InstanceResponse> {
+  updateFieldsMap(@CurrentInstance() instance: RequestInstance, @Body() dto: UpdateFieldsMapDto): Promise<InstanceResponse> {
     return this.instances.updateFieldsMap(instance, dto);
   }
 
@@ -170,7 +171,7 @@ export class InstanceController {
     description:
       'Turns the AI chatbot on or off for this instance and sets its behaviour: the OpenAI key, whether it ignores groups, the word that stops it in a chat and for how many minutes it stays stopped. Not in uazapiGO.',
   })
-  updateChatbotSettings(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatbotSettingsDto): Promise<InstanceResponse> {
+  updateChatbotSettings(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatbotSettingsDto): Promise<InstanceResponse> {
     return this.instances.updateChatbotSettings(instance, dto);
   }
 
@@ -182,7 +183,7 @@ export class InstanceController {
     summary: "Set the account's presence",
     description: "Sets the connected account's global presence: `available` (online) or `unavailable`, for every contact.",
   })
-  presence(@CurrentInstance() instance: InstanceEntity, @Body() dto: PresenceDto): Promise<ReplyResponse> {
+  presence(@CurrentInstance() instance: RequestInstance, @Body() dto: PresenceDto): Promise<ReplyResponse> {
     return this.instances.setPresence(instance, dto.presence);
   }
 
@@ -194,7 +195,7 @@ export class InstanceController {
     description:
       'The connected account\'s privacy settings: who can add it to groups, see its last seen, status, profile picture, read receipts and online state, and call it. "Status" is the text under the name; stories are "broadcast".',
   })
-  getPrivacy(@CurrentInstance() instance: InstanceEntity): Promise<PrivacyResponse> {
+  getPrivacy(@CurrentInstance() instance: RequestInstance): Promise<PrivacyResponse> {
     return this.instances.getPrivacy(instance);
   }
 
@@ -207,7 +208,7 @@ export class InstanceController {
     summary: 'Change the privacy settings',
     description: "Changes one or more of the connected account's privacy settings (only the fields sent) and answers all of them as they now are.",
   })
-  setPrivacy(@CurrentInstance() instance: InstanceEntity, @Body() dto: PrivacyDto): Promise<PrivacyResponse> {
+  setPrivacy(@CurrentInstance() instance: RequestInstance, @Body() dto: PrivacyDto): Promise<PrivacyResponse> {
     return this.instances.setPrivacy(instance, dto);
   }
 
@@ -219,7 +220,7 @@ export class InstanceController {
     description:
       "The proxy the instance is configured to use (`mode`: `custom`, your own `proxy_url`; `internal`, the operator's managed proxies; `none`, a direct connection) and the one its connection really uses (`effective_mode`), so a proxy that failed is never silently replaced by a direct connection.",
   })
-  getProxy(@CurrentInstance() instance: InstanceEntity): ProxyResponse {
+  getProxy(@CurrentInstance() instance: RequestInstance): ProxyResponse {
     return this.instances.getProxy(instance);
   }
 
@@ -241,7 +242,7 @@ export class InstanceController {
     description:
       'Sets one of three modes: `custom` with your `proxy_url`, `internal` (the managed proxies; `rotate_now` switches to another one at once), or `none`, a direct connection, only with `confirm_no_proxy: true`. The answer confirms the setting was saved, not that the proxy works: the connection uses it from its next (re)connect.',
   })
-  setProxy(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProxyDto): Promise<ProxyChangedResponse> {
+  setProxy(@CurrentInstance() instance: RequestInstance, @Body() dto: ProxyDto): Promise<ProxyChangedResponse> {
     return this.instances.setProxy(instance, dto);
   }
 
@@ -254,7 +255,7 @@ export class InstanceController {
     description:
       "Drops the instance's custom proxy and goes back to the default, the managed (internal) proxies. Not in uazapiGO, which sets `mode` through `POST /instance/proxy`.",
   })
-  deleteProxy(@CurrentInstance() instance: InstanceEntity): Promise<ProxyChangedResponse> {
+  deleteProxy(@CurrentInstance() instance: RequestInstance): Promise<ProxyChangedResponse> {
     return this.instances.deleteProxy(instance);
   }
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { ApiOperation } from '@nestjs/swagger';
 import { Audited } from '../audit/audited.decorator';
 import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guards';
@@ -9,6 +9,7 @@ import { SESSION_EXPORTED_EXAMPLE, SESSION_IMPORTED_EXAMPLE } from './dto/instan
 import { SessionExportedResponse, SessionImportedResponse } from './dto/instance.response';
 import { ExportSessionDto, ImportSessionDto } from './dto/session-move.dto';
 import { SessionMoveService } from './session-move.service';
+import type { RequestInstance } from '../common/request-instance';
 
 @ApiArea('Instance')
 @Controller('instance')
@@ -28,7 +29,7 @@ export class SessionExportController {
     description:
       "Stops the instance without logging out and answers its session as one encrypted `bundle` (scrypt and AES-256-GCM under your `passphrase`): the linked device's credentials and the instance's settings (name, webhooks and sinks with their secrets, proxy, chatbot and its records, Chatwoot, delays, fields map). The credentials are then wiped here and the instance stays as a tombstone: `/instance/connect` answers 409, since two servers holding one linked device would log each other out. Import the bundle with `POST /instance/import` on the new server; it connects there without a QR code. The bundle is the only copy: keep the answer. 409 when the instance has no linked device or was exported already. Message history, files, quick replies and queued sends stay here. Not in uazapiGO.",
   })
-  exportSession(@CurrentInstance() instance: InstanceEntity, @Body() dto: ExportSessionDto): Promise<SessionExportedResponse> {
+  exportSession(@CurrentInstance() instance: RequestInstance, @Body() dto: ExportSessionDto): Promise<SessionExportedResponse> {
     return this.moves.exportSession(instance, dto);
   }
 }

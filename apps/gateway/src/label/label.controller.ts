@@ -1,5 +1,5 @@
 import { Body, Controller, Get, Headers, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { EditLabelDto, RefreshLabelsDto } from './dto/label.dto';
 import { LabelService } from './label.service';
@@ -8,6 +8,7 @@ import { LabelEditedResponse, LabelRefreshResponse, LabelResponse } from './dto/
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiHeader, ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 /** The instance's labels: `/labels`, `/labels/refresh`, `/label/edit`. */
 @ApiArea('Labels')
@@ -19,7 +20,7 @@ export class LabelController {
   @Get('labels')
   @ApiReply(LabelResponse, { isArray: true, example: [LABEL_EXAMPLE] })
   @ApiOperation({ summary: 'List the labels', description: 'Every label of the instance (WhatsApp Business).' })
-  list(@CurrentInstance() instance: InstanceEntity): Promise<LabelResponse[]> {
+  list(@CurrentInstance() instance: RequestInstance): Promise<LabelResponse[]> {
     return this.labels.list(instance);
   }
 
@@ -33,7 +34,7 @@ export class LabelController {
   })
   @ApiHeader({ name: 'x-request-id', required: false, description: 'Your id for this request: answered as `request_id` and written in the logs' })
   refresh(
-    @CurrentInstance() instance: InstanceEntity,
+    @CurrentInstance() instance: RequestInstance,
     @Body() dto: RefreshLabelsDto,
     @Headers('x-request-id') requestId?: string,
   ): Promise<LabelRefreshResponse> {
@@ -48,7 +49,7 @@ export class LabelController {
     description:
       'Send `labelid: "new"` to create a label (the next free id is given), a real `labelid` to change its `name` or `color`, or a real `labelid` with `delete: true` to delete it.',
   })
-  edit(@CurrentInstance() instance: InstanceEntity, @Body() dto: EditLabelDto): Promise<LabelEditedResponse> {
+  edit(@CurrentInstance() instance: RequestInstance, @Body() dto: EditLabelDto): Promise<LabelEditedResponse> {
     return this.labels.edit(instance, dto);
   }
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { FindMessagesDto } from './dto/find-messages.dto';
 import { DeleteDto, DownloadDto, EditDto, HistorySyncDto, MarkReadDto, PinDto, ReactDto } from './dto/message-actions.dto';
@@ -29,6 +29,7 @@ import {
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 /** `/message/*` on stored messages (GET|DELETE /message/async is in async/). */
 @ApiArea('Messages')
@@ -50,7 +51,7 @@ export class MessageController {
     description:
       "Gets the file of a media message (image, video, audio, document or sticker) by its `id`: as a link (`fileURL`: this gateway's `/files/{id}`, or a signed link when files are kept in S3; `return_link: false` leaves it out), as base64 (`return_base64`), audio as MP3 or OGG (`generate_mp3`), and optionally its transcription (`transcribe`).",
   })
-  download(@CurrentInstance() instance: InstanceEntity, @Body() dto: DownloadDto): Promise<MessageDownloadResponse> {
+  download(@CurrentInstance() instance: RequestInstance, @Body() dto: DownloadDto): Promise<MessageDownloadResponse> {
     return this.downloads.download(instance, dto);
   }
 
@@ -62,7 +63,7 @@ export class MessageController {
     description:
       "Searches the stored messages: one exact `id`, a chat's messages (`chatid`), those carrying a `track_source` / `track_id`, newest first, paginated by `limit` and `offset` (the answer says `hasMore` and the `nextOffset`).",
   })
-  find(@CurrentInstance() instance: InstanceEntity, @Body() dto: FindMessagesDto): Promise<MessagePageResponse> {
+  find(@CurrentInstance() instance: RequestInstance, @Body() dto: FindMessagesDto): Promise<MessagePageResponse> {
     return this.messages.find(instance, dto);
   }
 
@@ -74,7 +75,7 @@ export class MessageController {
     description:
       'Sends an emoji reaction to a message (`id`) in a private chat or a group; an empty `text` removes the reaction. Answers the reaction message, which the webhooks and SSE report as well.',
   })
-  react(@CurrentInstance() instance: InstanceEntity, @Body() dto: ReactDto): Promise<MessageActionResponse> {
+  react(@CurrentInstance() instance: RequestInstance, @Body() dto: ReactDto): Promise<MessageActionResponse> {
     return this.actions.react(instance, dto);
   }
 
@@ -86,7 +87,7 @@ export class MessageController {
     description:
       "Changes the text of a message this account sent (`id`), with WhatsApp's native edit. Answers the edit message with its new id; the webhooks and SSE report the change.",
   })
-  edit(@CurrentInstance() instance: InstanceEntity, @Body() dto: EditDto): Promise<MessageActionResponse> {
+  edit(@CurrentInstance() instance: RequestInstance, @Body() dto: EditDto): Promise<MessageActionResponse> {
     return this.actions.edit(instance, dto);
   }
 
@@ -98,7 +99,7 @@ export class MessageController {
     description:
       'Revokes a message for every participant of the chat, in private chats and groups. The id may be the message id or the full `owner:messageid`; the stored message is marked deleted and a webhook reports it.',
   })
-  remove(@CurrentInstance() instance: InstanceEntity, @Body() dto: DeleteDto): Promise<MessageDeletedResponse> {
+  remove(@CurrentInstance() instance: RequestInstance, @Body() dto: DeleteDto): Promise<MessageDeletedResponse> {
     return this.actions.remove(instance, dto);
   }
 
@@ -110,7 +111,7 @@ export class MessageController {
     description:
       "Pins a message (`id`) in its chat for `duration` days (1, 7 or 30; 30 otherwise), or unpins it (`pin: false`), with WhatsApp's native pin. Answers the pin message sent for the chat.",
   })
-  pin(@CurrentInstance() instance: InstanceEntity, @Body() dto: PinDto): Promise<MessagePinnedResponse> {
+  pin(@CurrentInstance() instance: RequestInstance, @Body() dto: PinDto): Promise<MessagePinnedResponse> {
     return this.actions.pin(instance, dto);
   }
 
@@ -122,7 +123,7 @@ export class MessageController {
     description:
       'Asks the phone for older messages of one chat (`number`): `history` (the default) fetches `count` messages before an anchor message, `exact` reloads the message given in `messageid`. The messages arrive later as history-sync events; the answer says the request was sent.',
   })
-  historySync(@CurrentInstance() instance: InstanceEntity, @Body() dto: HistorySyncDto): Promise<HistorySyncResponse> {
+  historySync(@CurrentInstance() instance: RequestInstance, @Body() dto: HistorySyncDto): Promise<HistorySyncResponse> {
     return this.history.request(instance, dto);
   }
 
@@ -134,7 +135,7 @@ export class MessageController {
     description:
       'Marks one or more messages (`id`, a list) as read on WhatsApp, which sends the read receipts and syncs the state to the other devices. Answers a result per message.',
   })
-  markRead(@CurrentInstance() instance: InstanceEntity, @Body() dto: MarkReadDto): Promise<MarkReadResponse> {
+  markRead(@CurrentInstance() instance: RequestInstance, @Body() dto: MarkReadDto): Promise<MarkReadResponse> {
     return this.actions.markRead(instance, dto);
   }
 }

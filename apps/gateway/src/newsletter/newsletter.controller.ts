@@ -1,6 +1,6 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import {
@@ -42,6 +42,7 @@ import {
 } from './dto/newsletter.response';
 import { NewsletterService } from './newsletter.service';
 import { ApiArea } from '../openapi/api-areas';
+import type { RequestInstance } from '../common/request-instance';
 
 const DONE = { example: NEWSLETTER_DONE_EXAMPLE };
 
@@ -59,14 +60,14 @@ export class NewsletterController {
     summary: 'Create a channel',
     description: 'Creates a WhatsApp channel (newsletter): `name` required, `description` and `picture` (URL, base64 or data URI, at most 1 MB) optional.',
   })
-  create(@CurrentInstance() instance: InstanceEntity, @Body() dto: CreateNewsletterDto): Promise<NewsletterWrappedResponse> {
+  create(@CurrentInstance() instance: RequestInstance, @Body() dto: CreateNewsletterDto): Promise<NewsletterWrappedResponse> {
     return this.newsletters.create(instance, dto);
   }
 
   @Get('list')
   @ApiReply(NewsletterListResponse, { example: NEWSLETTER_LIST_EXAMPLE })
   @ApiOperation({ summary: 'List the followed channels', description: 'The channels the connected account follows.' })
-  list(@CurrentInstance() instance: InstanceEntity): Promise<NewsletterListResponse> {
+  list(@CurrentInstance() instance: RequestInstance): Promise<NewsletterListResponse> {
     return this.newsletters.list(instance);
   }
 
@@ -74,7 +75,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterWrappedResponse, { example: NEWSLETTER_WRAPPED_EXAMPLE })
   @ApiOperation({ summary: "Get a channel's details", description: "A channel's details, by its numeric `id` or its `jid`." })
-  info(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto): Promise<NewsletterWrappedResponse> {
+  info(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterIdDto): Promise<NewsletterWrappedResponse> {
     return this.newsletters.info(instance, dto);
   }
 
@@ -82,7 +83,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterWrappedResponse, { example: NEWSLETTER_LINKED_EXAMPLE })
   @ApiOperation({ summary: 'Find a channel by its invite key', description: "A channel's details from the key of its invite link." })
-  link(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterLinkDto): Promise<NewsletterWrappedResponse> {
+  link(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterLinkDto): Promise<NewsletterWrappedResponse> {
     return this.newsletters.link(instance, dto);
   }
 
@@ -94,7 +95,7 @@ export class NewsletterController {
     description:
       "Reads a channel's posts directly from WhatsApp (nothing stored is needed): the latest `count`, older ones with `beforeid`; with their views and reactions.",
   })
-  messages(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterMessagesDto): Promise<NewsletterMessagesResponse> {
+  messages(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterMessagesDto): Promise<NewsletterMessagesResponse> {
     return this.newsletters.messages(instance, dto);
   }
 
@@ -109,7 +110,7 @@ export class NewsletterController {
     description: 'Never answered since WhatsApp stopped answering (504); the reference shape',
     example: NEWSLETTER_MESSAGES_EXAMPLE,
   })
-  updates(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterUpdatesDto): never {
+  updates(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterUpdatesDto): never {
     return this.newsletters.updates(instance, dto);
   }
 
@@ -117,7 +118,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: 'Follow a channel', description: 'The account follows the channel.' })
-  follow(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
+  follow(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.subscription(instance, dto, 'follow');
   }
 
@@ -125,7 +126,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: 'Unfollow a channel', description: 'The account stops following the channel.' })
-  unfollow(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
+  unfollow(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.subscription(instance, dto, 'unfollow');
   }
 
@@ -133,7 +134,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: 'Mute a channel', description: "Mutes the channel's notifications." })
-  mute(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
+  mute(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.subscription(instance, dto, 'mute');
   }
 
@@ -141,7 +142,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: 'Unmute a channel', description: "Turns the channel's notifications on again." })
-  unmute(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
+  unmute(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.subscription(instance, dto, 'unmute');
   }
 
@@ -149,7 +150,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: 'Rename a channel', description: "Changes the channel's name." })
-  updateName(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterNameDto): Promise<NewsletterDoneResponse> {
+  updateName(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterNameDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.updateName(instance, dto);
   }
 
@@ -157,7 +158,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: "Change a channel's description", description: "Changes the channel's description." })
-  updateDescription(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterDescriptionDto): Promise<NewsletterDoneResponse> {
+  updateDescription(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterDescriptionDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.updateDescription(instance, dto);
   }
 
@@ -165,7 +166,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: 'Delete a channel', description: 'Deletes a channel the account owns.' })
-  delete(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
+  delete(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.delete(instance, dto);
   }
 
@@ -176,7 +177,7 @@ export class NewsletterController {
     summary: "Subscribe to a channel's live updates",
     description: "Subscribes for a while to WhatsApp's live updates of a channel and answers how long the subscription lasts; it creates no webhook event.",
   })
-  subscribe(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto): Promise<NewsletterLiveResponse> {
+  subscribe(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterIdDto): Promise<NewsletterLiveResponse> {
     return this.newsletters.subscribe(instance, dto);
   }
 
@@ -188,7 +189,7 @@ export class NewsletterController {
     description:
       'Edits a recent post of the channel directly on WhatsApp, found by `messageid` or `serverid` among the latest posts; text, image, video and document posts only.',
   })
-  editPost(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPostEditDto): Promise<NewsletterPostChangeResponse> {
+  editPost(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterPostEditDto): Promise<NewsletterPostChangeResponse> {
     return this.newsletters.editPost(instance, dto);
   }
 
@@ -199,7 +200,7 @@ export class NewsletterController {
     summary: 'Delete a recent channel post',
     description: 'Revokes a recent post of the channel directly on WhatsApp, found by `messageid` or `serverid` among the latest posts.',
   })
-  deletePost(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPostDto): Promise<NewsletterPostChangeResponse> {
+  deletePost(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterPostDto): Promise<NewsletterPostChangeResponse> {
     return this.newsletters.deletePost(instance, dto);
   }
 
@@ -207,7 +208,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: 'Mark channel posts viewed', description: 'Marks the posts `serverids` of the channel as viewed.' })
-  viewed(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterViewedDto): Promise<NewsletterDoneResponse> {
+  viewed(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterViewedDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.viewed(instance, dto);
   }
 
@@ -218,7 +219,7 @@ export class NewsletterController {
     summary: 'React to a channel post',
     description: "Sets, changes or (with an empty `reaction`) removes the account's reaction to the post `serverid`; `reactionmessageid` is optional.",
   })
-  react(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterReactionDto): Promise<NewsletterDoneResponse> {
+  react(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterReactionDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.react(instance, dto);
   }
 
@@ -226,7 +227,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: "Change a channel's picture", description: "Sets the channel's picture from a URL, base64 or data URI (at most 1 MB)." })
-  picture(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPictureDto): Promise<NewsletterDoneResponse> {
+  picture(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterPictureDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.picture(instance, dto);
   }
 
@@ -237,7 +238,7 @@ export class NewsletterController {
     summary: "Change a channel's settings",
     description: 'Sets which reactions the channel accepts (`reactionCodes`: `all`, `basic`, `none` or `blocklist`).',
   })
-  settings(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterSettingsDto): Promise<NewsletterDoneResponse> {
+  settings(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterSettingsDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.settings(instance, dto);
   }
 
@@ -248,7 +249,7 @@ export class NewsletterController {
     summary: 'Search public channels',
     description: "Searches WhatsApp's directory of public channels, by `searchText`, `countryCodes` and `view`; `after` fetches the next page.",
   })
-  search(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterSearchDto): Promise<NewsletterSearchResponse> {
+  search(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterSearchDto): Promise<NewsletterSearchResponse> {
     return this.newsletters.search(instance, dto);
   }
 
@@ -256,7 +257,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: 'Invite a channel admin', description: 'Invites the `phone` to become an admin of the channel.' })
-  inviteAdmin(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPhoneDto): Promise<NewsletterDoneResponse> {
+  inviteAdmin(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterPhoneDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.admin(instance, dto, 'invite');
   }
 
@@ -264,7 +265,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: 'Accept a channel admin invitation', description: 'Accepts a pending invitation to be an admin of the channel.' })
-  acceptAdmin(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
+  acceptAdmin(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterIdDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.acceptAdmin(instance, dto);
   }
 
@@ -272,7 +273,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: 'Remove a channel admin', description: 'Removes the admin whose `phone` is given from the channel.' })
-  removeAdmin(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPhoneDto): Promise<NewsletterDoneResponse> {
+  removeAdmin(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterPhoneDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.admin(instance, dto, 'remove');
   }
 
@@ -280,7 +281,7 @@ export class NewsletterController {
   @HttpCode(HttpStatus.OK)
   @ApiReply(NewsletterDoneResponse, DONE)
   @ApiOperation({ summary: 'Revoke a channel admin invitation', description: 'Cancels the pending admin invitation of the `phone`.' })
-  revokeAdmin(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterPhoneDto): Promise<NewsletterDoneResponse> {
+  revokeAdmin(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterPhoneDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.admin(instance, dto, 'revoke');
   }
 
@@ -291,7 +292,7 @@ export class NewsletterController {
     summary: "Transfer a channel's ownership",
     description: 'Makes `phone` the owner of the channel; `quitAdmin: true` also drops the former owner from the admins.',
   })
-  transferOwner(@CurrentInstance() instance: InstanceEntity, @Body() dto: NewsletterOwnerDto): Promise<NewsletterDoneResponse> {
+  transferOwner(@CurrentInstance() instance: RequestInstance, @Body() dto: NewsletterOwnerDto): Promise<NewsletterDoneResponse> {
     return this.newsletters.transferOwner(instance, dto);
   }
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { ProfileImageDto, ProfileNameDto } from './dto/profile.dto';
@@ -8,6 +8,7 @@ import { ProfileImageUpdatedResponse, ProfileNameUpdatedResponse } from './dto/p
 import { ProfileService } from './profile.service';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 /** `/profile/*`: the instance's own push name and picture. */
 @ApiArea('Profile')
@@ -23,7 +24,7 @@ export class ProfileController {
     summary: 'Change the profile name',
     description: "Changes the connected account's display name (push name), seen by every contact; WhatsApp may limit how often.",
   })
-  name(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProfileNameDto): Promise<ProfileNameUpdatedResponse> {
+  name(@CurrentInstance() instance: RequestInstance, @Body() dto: ProfileNameDto): Promise<ProfileNameUpdatedResponse> {
     return this.profiles.updateName(instance, dto);
   }
 
@@ -34,7 +35,7 @@ export class ProfileController {
     summary: 'Change the profile picture',
     description: 'Sets the connected account\'s profile picture from a URL or base64, or removes it with `image: "remove"` (or `"delete"`).',
   })
-  image(@CurrentInstance() instance: InstanceEntity, @Body() dto: ProfileImageDto): Promise<ProfileImageUpdatedResponse> {
+  image(@CurrentInstance() instance: RequestInstance, @Body() dto: ProfileImageDto): Promise<ProfileImageUpdatedResponse> {
     return this.profiles.updateImage(instance, dto);
   }
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, HttpStatus, Param, Post, UseFilters, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { QuickReplyEditDto } from './dto/quick-reply-edit.dto';
@@ -9,6 +9,7 @@ import { QuickReplyEditedResponse, QuickReplyResponse } from './dto/quick-reply.
 import { QuickReplyService } from './quick-reply.service';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation, ApiParam } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 /** The instance's quick replies: uazapi's `/quickreply/edit` and `/quickreply/showall`, and the seed's `GET /quick-replies/{id}`. */
 @ApiArea('Quick replies')
@@ -39,7 +40,7 @@ export class QuickReplyController {
     description:
       "Stores canned answers, text or media, for a front end to offer: without `id` one is created, with `id` updated, with `delete: true` and the `id` removed. Quick replies that came from WhatsApp (`onWhatsApp: true`) follow uazapiGO 2.1.1's rules. The API stores them; it never sends them by itself.",
   })
-  editQuickReply(@CurrentInstance() instance: InstanceEntity, @Body() dto: QuickReplyEditDto): Promise<QuickReplyEditedResponse> {
+  editQuickReply(@CurrentInstance() instance: RequestInstance, @Body() dto: QuickReplyEditDto): Promise<QuickReplyEditedResponse> {
     return this.quickReplies.edit(instance, dto);
   }
 
@@ -47,7 +48,7 @@ export class QuickReplyController {
   @UseFilters(QuickReplyErrorFilter)
   @ApiReply(QuickReplyResponse, { isArray: true, example: [QUICK_REPLY_EXAMPLE, QUICK_REPLY_MEDIA_EXAMPLE], errors: ['invalid_token', 'internal'] })
   @ApiOperation({ summary: 'List the quick replies', description: 'Every quick reply of the instance.' })
-  listQuickReplies(@CurrentInstance() instance: InstanceEntity): Promise<QuickReplyResponse[]> {
+  listQuickReplies(@CurrentInstance() instance: RequestInstance): Promise<QuickReplyResponse[]> {
     return this.quickReplies.showAll(instance);
   }
 
@@ -56,7 +57,7 @@ export class QuickReplyController {
   @ApiReply(QuickReplyResponse, { example: QUICK_REPLY_EXAMPLE, errors: ['invalid_token_coded', 'quick_reply_not_found', 'internal'] })
   @ApiOperation({ summary: 'Show one quick reply', description: "One quick reply by its `id`. Not in uazapiGO's document." })
   @ApiParam({ name: 'id', description: "The quick reply's id" })
-  getQuickReply(@CurrentInstance() instance: InstanceEntity, @Param('id') id: string): Promise<QuickReplyResponse> {
+  getQuickReply(@CurrentInstance() instance: RequestInstance, @Param('id') id: string): Promise<QuickReplyResponse> {
     return this.quickReplies.get(instance, id);
   }
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ChatPresenceDto, SendContactDto, SendLocationDto, SendMediaDto, SendTextDto } from './dto/send-common.dto';
 import { SendService } from './send.service';
@@ -18,6 +18,7 @@ import {
 } from './dto/send.examples';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 @ApiArea('Send')
 @Controller()
@@ -36,7 +37,7 @@ export class SendController {
     description:
       "Sends a text message to a contact, a group or a channel (`number` as the channel's `…@newsletter` JID), with an automatic or customised link preview (`linkPreview*`). Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.",
   })
-  text(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendTextDto): Promise<SentMessageResponse> {
+  text(@CurrentInstance() instance: RequestInstance, @Body() dto: SendTextDto): Promise<SentMessageResponse> {
     return this.sends.sendText(instance, dto);
   }
 
@@ -48,7 +49,7 @@ export class SendController {
     description:
       'Sends an image, video, `videoplay`, document, audio, voice note (`ptt`/`myaudio`), round video (`ptv`) or sticker, from a URL or base64 in `file`, with an optional caption in `text` and a `docName` for documents. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
   })
-  media(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendMediaDto): Promise<SentMessageResponse> {
+  media(@CurrentInstance() instance: RequestInstance, @Body() dto: SendMediaDto): Promise<SentMessageResponse> {
     return this.sends.sendMedia(instance, dto);
   }
 
@@ -60,7 +61,7 @@ export class SendController {
     description:
       'Sends a contact card built from `fullName`, `phoneNumber` (several numbers separated by commas), `organization`, `email` and `url`; WhatsApp shows it as a card the recipient can save. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
   })
-  contact(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendContactDto): Promise<SentMessageResponse> {
+  contact(@CurrentInstance() instance: RequestInstance, @Body() dto: SendContactDto): Promise<SentMessageResponse> {
     return this.sends.sendContact(instance, dto);
   }
 
@@ -72,7 +73,7 @@ export class SendController {
     description:
       'Sends a geographic location: `latitude` and `longitude` (required), with an optional place `name` and `address` shown on the map pin. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
   })
-  location(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendLocationDto): Promise<SentMessageResponse> {
+  location(@CurrentInstance() instance: RequestInstance, @Body() dto: SendLocationDto): Promise<SentMessageResponse> {
     return this.sends.sendLocation(instance, dto);
   }
 
@@ -84,7 +85,7 @@ export class SendController {
     description:
       'Posts a WhatsApp status of type text (with `background_color` and `font`), image, video or audio. Without `recipients` it goes to the usual audience; `recipients` limits it to those numbers (invalid ones are dropped, with the reason in `debug`) and `max_recipients` caps the audience.',
   })
-  status(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendStatusDto): Promise<StatusSentResponse> {
+  status(@CurrentInstance() instance: RequestInstance, @Body() dto: SendStatusDto): Promise<StatusSentResponse> {
     return this.statuses.sendStatus(instance, dto);
   }
 
@@ -96,7 +97,7 @@ export class SendController {
     description:
       'Shows a presence in one chat: `composing` ("typing…"), `recording` ("recording audio…") or `paused` (stops showing it). With `delay` it is turned off after that many milliseconds, at most 5 minutes; the answer comes at once.',
   })
-  presence(@CurrentInstance() instance: InstanceEntity, @Body() dto: ChatPresenceDto): Promise<ReplyResponse> {
+  presence(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatPresenceDto): Promise<ReplyResponse> {
     return this.sends.chatPresence(instance, dto);
   }
 }

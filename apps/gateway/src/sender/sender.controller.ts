@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiQuery, ApiOperation } from '@nestjs/swagger';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { FOLDER_STATUS_FILTERS, SenderAdvancedDto, SenderClearDoneDto, SenderEditDto, SenderListMessagesDto, SenderSimpleDto } from './dto/sender.dto';
 import { SenderService } from './sender.service';
@@ -23,6 +23,7 @@ import {
 } from './dto/sender.response';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { ApiArea } from '../openapi/api-areas';
+import type { RequestInstance } from '../common/request-instance';
 
 /** Campaigns: `/sender/*` (mass messaging, paced and scheduled). */
 @ApiArea('Mass sending')
@@ -39,7 +40,7 @@ export class SenderController {
     description:
       "Sends one message to many `numbers`, paced by a random pause between `delayMin` and `delayMax` seconds, now or at `scheduled_for`; the message's fields are those of the matching `/send/*` route. Answers the campaign's folder id.",
   })
-  simple(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderSimpleDto): Promise<CampaignCreatedResponse> {
+  simple(@CurrentInstance() instance: RequestInstance, @Body() dto: SenderSimpleDto): Promise<CampaignCreatedResponse> {
     return this.sender.simple(instance, dto);
   }
 
@@ -51,7 +52,7 @@ export class SenderController {
     description:
       'Sends a list of `messages`, each to its own `number` with its own content, with a default delay between them; the campaign is a folder whose messages can be listed and controlled.',
   })
-  advanced(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderAdvancedDto): Promise<CampaignCreatedResponse> {
+  advanced(@CurrentInstance() instance: RequestInstance, @Body() dto: SenderAdvancedDto): Promise<CampaignCreatedResponse> {
     return this.sender.advanced(instance, dto);
   }
 
@@ -63,7 +64,7 @@ export class SenderController {
     description:
       'Acts on a campaign (`folder_id`) by `action`: `stop` pauses it, `continue` resumes a paused one (not a finished one), `delete` removes it with its pending messages. Messages already sent are not affected.',
   })
-  edit(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderEditDto): Promise<CampaignEditedResponse> {
+  edit(@CurrentInstance() instance: RequestInstance, @Body() dto: SenderEditDto): Promise<CampaignEditedResponse> {
     return this.sender.edit(instance, dto);
   }
 
@@ -75,7 +76,7 @@ export class SenderController {
     description:
       'Deletes the finished (`done`) campaigns, with their messages, that ended more than `hours` hours ago; every finished campaign when `hours` is absent. The answer says the cleanup started.',
   })
-  clearDone(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderClearDoneDto): Promise<CampaignCleanupResponse> {
+  clearDone(@CurrentInstance() instance: RequestInstance, @Body() dto: SenderClearDoneDto): Promise<CampaignCleanupResponse> {
     return this.sender.clearDone(instance, dto);
   }
 
@@ -86,7 +87,7 @@ export class SenderController {
     summary: 'Clear every campaign message',
     description: 'Deletes every campaign of the instance with its messages, pending ones included (they are canceled). Irreversible.',
   })
-  clearAll(@CurrentInstance() instance: InstanceEntity): Promise<CampaignsClearedResponse> {
+  clearAll(@CurrentInstance() instance: RequestInstance): Promise<CampaignsClearedResponse> {
     return this.sender.clearAll(instance);
   }
 
@@ -95,7 +96,7 @@ export class SenderController {
   @ApiQuery({ name: 'status', required: false, enum: FOLDER_STATUS_FILTERS, description: 'Active, Archived, or one folder status' })
   @ApiReply(MessageQueueFolderResponse, { isArray: true, example: [FOLDER_EXAMPLE] })
   @ApiOperation({ summary: 'List the campaigns', description: "The instance's campaigns, newest first, with their counts; `status` filters them." })
-  listFolders(@CurrentInstance() instance: InstanceEntity, @Query('status') status?: string): Promise<MessageQueueFolderResponse[]> {
+  listFolders(@CurrentInstance() instance: RequestInstance, @Query('status') status?: string): Promise<MessageQueueFolderResponse[]> {
     return this.sender.listFolders(instance, status);
   }
 
@@ -106,7 +107,7 @@ export class SenderController {
     summary: "List a campaign's messages",
     description: 'The messages of one campaign (`folder_id`), filtered by `messageStatus` and paginated (`page`, `pageSize`).',
   })
-  listMessages(@CurrentInstance() instance: InstanceEntity, @Body() dto: SenderListMessagesDto): Promise<CampaignMessagesResponse> {
+  listMessages(@CurrentInstance() instance: RequestInstance, @Body() dto: SenderListMessagesDto): Promise<CampaignMessagesResponse> {
     return this.sender.listMessages(instance, dto);
   }
 }

@@ -1,6 +1,6 @@
 import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Post, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ReplyResponse } from '../common/dto/reply.response';
 import { WebhookErrorResponse } from '../common/dto/webhook-error.response';
@@ -27,6 +27,7 @@ import { SinkResponse } from './dto/sink.response';
 import { SinkService } from './sink.service';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 const LIST = 'The sinks of this kind after the change (the broker URL with its password masked)';
 
@@ -44,7 +45,7 @@ export class SinkController {
     description:
       "The instance's RabbitMQ sinks: broker URL (without its password), exchange, routing key, and the `events` and `excludeMessages` filters, as a webhook's.",
   })
-  listRabbitMq(@CurrentInstance() instance: InstanceEntity): Promise<SinkResponse[]> {
+  listRabbitMq(@CurrentInstance() instance: RequestInstance): Promise<SinkResponse[]> {
     return this.sinks.list('rabbitmq', instance.id);
   }
 
@@ -57,7 +58,7 @@ export class SinkController {
     description:
       "Publishes the instance's events to a RabbitMQ exchange, filtered by `events` and `excludeMessages` as a webhook; managed like `/webhook` (simple mode, or `action` add, update or delete with an `id`).",
   })
-  configureRabbitMq(@CurrentInstance() instance: InstanceEntity, @Body() dto: RabbitMqSinkDto): Promise<SinkResponse[]> {
+  configureRabbitMq(@CurrentInstance() instance: RequestInstance, @Body() dto: RabbitMqSinkDto): Promise<SinkResponse[]> {
     return this.sinks.configure('rabbitmq', instance.id, dto);
   }
 
@@ -67,7 +68,7 @@ export class SinkController {
     summary: "Show the RabbitMQ sinks' latest errors",
     description: "The latest failed publications of this instance's RabbitMQ sinks (the last 20), with the target, event, attempts and error.",
   })
-  rabbitMqErrors(@CurrentInstance() instance: InstanceEntity): Promise<WebhookErrorResponse[]> {
+  rabbitMqErrors(@CurrentInstance() instance: RequestInstance): Promise<WebhookErrorResponse[]> {
     return this.sinks.errors('rabbitmq', { instanceId: instance.id });
   }
 
@@ -78,7 +79,7 @@ export class SinkController {
     description:
       "The instance's NATS sinks: server URL (without its credentials), subject prefix or JetStream stream, and the `events` and `excludeMessages` filters.",
   })
-  listNats(@CurrentInstance() instance: InstanceEntity): Promise<SinkResponse[]> {
+  listNats(@CurrentInstance() instance: RequestInstance): Promise<SinkResponse[]> {
     return this.sinks.list('nats', instance.id);
   }
 
@@ -91,7 +92,7 @@ export class SinkController {
     description:
       "Publishes the instance's events to NATS subjects under a prefix (optionally into a JetStream stream), filtered by `events` and `excludeMessages`; managed like `/webhook`.",
   })
-  configureNats(@CurrentInstance() instance: InstanceEntity, @Body() dto: NatsSinkDto): Promise<SinkResponse[]> {
+  configureNats(@CurrentInstance() instance: RequestInstance, @Body() dto: NatsSinkDto): Promise<SinkResponse[]> {
     return this.sinks.configure('nats', instance.id, dto);
   }
 
@@ -104,7 +105,7 @@ export class SinkController {
     summary: "Show the NATS sinks' latest errors",
     description: "The latest failed publications of this instance's NATS sinks (the last 20), with the target, event, attempts and error.",
   })
-  natsErrors(@CurrentInstance() instance: InstanceEntity): Promise<WebhookErrorResponse[]> {
+  natsErrors(@CurrentInstance() instance: RequestInstance): Promise<WebhookErrorResponse[]> {
     return this.sinks.errors('nats', { instanceId: instance.id });
   }
 
@@ -114,7 +115,7 @@ export class SinkController {
     summary: "Show the instance's Kafka sinks",
     description: "The instance's Kafka sinks: brokers, topic, and the `events` and `excludeMessages` filters.",
   })
-  listKafka(@CurrentInstance() instance: InstanceEntity): Promise<SinkResponse[]> {
+  listKafka(@CurrentInstance() instance: RequestInstance): Promise<SinkResponse[]> {
     return this.sinks.list('kafka', instance.id);
   }
 
@@ -126,7 +127,7 @@ export class SinkController {
     summary: "Configure the instance's Kafka sinks",
     description: "Publishes the instance's events to a Kafka topic, filtered by `events` and `excludeMessages`; managed like `/webhook`.",
   })
-  configureKafka(@CurrentInstance() instance: InstanceEntity, @Body() dto: KafkaSinkDto): Promise<SinkResponse[]> {
+  configureKafka(@CurrentInstance() instance: RequestInstance, @Body() dto: KafkaSinkDto): Promise<SinkResponse[]> {
     return this.sinks.configure('kafka', instance.id, dto);
   }
 
@@ -139,7 +140,7 @@ export class SinkController {
     summary: "Show the Kafka sinks' latest errors",
     description: "The latest failed publications of this instance's Kafka sinks (the last 20), with the target, event, attempts and error.",
   })
-  kafkaErrors(@CurrentInstance() instance: InstanceEntity): Promise<WebhookErrorResponse[]> {
+  kafkaErrors(@CurrentInstance() instance: RequestInstance): Promise<WebhookErrorResponse[]> {
     return this.sinks.errors('kafka', { instanceId: instance.id });
   }
 }

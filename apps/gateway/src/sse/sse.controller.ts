@@ -1,6 +1,6 @@
 import { Controller, Get, Headers, HttpStatus, Inject, Query, Res, UseGuards } from '@nestjs/common';
 import { Bus } from '@gw/bus';
-import { OutboxRepository, type InstanceEntity } from '@gw/persistence';
+import { OutboxRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { FastifyReply } from 'fastify';
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
@@ -14,6 +14,7 @@ import { SseEventResponse } from './dto/sse.response';
 import { sseFrame } from './sse-frame';
 import { parseSseQuery } from './sse-query';
 import { SseStream, type SseStart } from './sse-stream';
+import type { RequestInstance } from '../common/request-instance';
 
 /** The response headers of a stream (and of a HEAD of it). */
 const STREAM_HEADERS = {
@@ -71,7 +72,7 @@ export class SseController {
   })
   @ApiHeader({ name: 'last-event-id', required: false, description: 'Resume after this event id (browsers send it by themselves when they reconnect)' })
   async stream(
-    @CurrentInstance() instance: InstanceEntity,
+    @CurrentInstance() instance: RequestInstance,
     @Query('events') eventsParameter: string | string[] | undefined,
     @Query('excludeMessages') excludeParameter: string | string[] | undefined,
     @Headers('last-event-id') lastEventIdHeader: string | undefined,

@@ -1,6 +1,6 @@
 import { Audited } from '../audit/audited.decorator';
 import { Body, Controller, Get, HttpCode, HttpStatus, Post, Res, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import type { FastifyReply } from 'fastify';
 import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { GlobalWebhookDto, WebhookDto } from './dto/webhook.dto';
@@ -12,6 +12,7 @@ import { WEBHOOK_ERROR_EXAMPLE } from '../common/dto/common.examples';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../common/request-instance';
 
 @ApiArea('Webhooks & SSE')
 @Controller('webhook')
@@ -26,7 +27,7 @@ export class WebhookController {
     description:
       "The instance's webhooks: for each, its id, whether it is enabled, its URL, the `events` it receives, the `excludeMessages` filters and the `addUrlEvents` / `addUrlTypesMessages` options.",
   })
-  list(@CurrentInstance() instance: InstanceEntity): Promise<WebhookResponse[]> {
+  list(@CurrentInstance() instance: RequestInstance): Promise<WebhookResponse[]> {
     return this.webhooks.list(instance.id);
   }
 
@@ -43,7 +44,7 @@ export class WebhookController {
     description:
       'Simple mode (recommended): send no `action` nor `id`, and the instance\'s one webhook is created or updated. Advanced mode: `action` `add`, `update` (with `id`) or `delete` (with `id`) manages several webhooks. Each receives the `events` listed, except the messages `excludeMessages` filters out; `excludeMessages: ["wasSentByApi"]` avoids loops when your system answers through the API.',
   })
-  configure(@CurrentInstance() instance: InstanceEntity, @Body() dto: WebhookDto): Promise<WebhookResponse[]> {
+  configure(@CurrentInstance() instance: RequestInstance, @Body() dto: WebhookDto): Promise<WebhookResponse[]> {
     return this.webhooks.configure(instance.id, dto);
   }
 
@@ -54,7 +55,7 @@ export class WebhookController {
     description:
       "The last 20 failed deliveries of this instance's webhooks: when, URL, event, the payload tried, the attempts, the final HTTP status when there was one and the error. Stored by the gateway: a restart keeps them.",
   })
-  errors(@CurrentInstance() instance: InstanceEntity): Promise<WebhookErrorResponse[]> {
+  errors(@CurrentInstance() instance: RequestInstance): Promise<WebhookErrorResponse[]> {
     return this.webhooks.errors({ instanceId: instance.id });
   }
 }

@@ -1,5 +1,5 @@
 import { Controller, Delete, Get, HttpCode, HttpStatus, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../../common/auth.guards';
 import { AsyncQueueService } from './async-queue.service';
 import { ApiReply } from '../../openapi/api-reply.decorator';
@@ -7,6 +7,7 @@ import { ASYNC_QUEUE_CLEARED_EXAMPLE, ASYNC_QUEUE_STATUS_EXAMPLE } from './dto/a
 import { AsyncQueueClearedResponse, AsyncQueueStatusResponse } from './dto/async-queue.response';
 import { ApiArea } from '../../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../../common/request-instance';
 
 @ApiArea('Async queue')
 @Controller('message/async')
@@ -22,7 +23,7 @@ export class AsyncQueueController {
     description:
       "A summary of this instance's queue of sends made with `async: true`: its `status` (`idle`, `queued`, `processing`, `waiting_connection`, `resetting`), how many messages are `pending`, whether one is being sent now, and whether it accepts new messages. Mass-sending campaigns (`/sender/*`) are not part of it.",
   })
-  status(@CurrentInstance() instance: InstanceEntity): Promise<AsyncQueueStatusResponse> {
+  status(@CurrentInstance() instance: RequestInstance): Promise<AsyncQueueStatusResponse> {
     return this.queue.status(instance);
   }
 
@@ -34,7 +35,7 @@ export class AsyncQueueController {
     description:
       "Cancels every pending send of this instance's `async: true` queue: the queued messages are marked `Canceled`, and the queue accepts new sends again. Messages already sent and campaigns (`/sender/*`) are not touched. Use it when a backlog is stuck.",
   })
-  clear(@CurrentInstance() instance: InstanceEntity): Promise<AsyncQueueClearedResponse> {
+  clear(@CurrentInstance() instance: RequestInstance): Promise<AsyncQueueClearedResponse> {
     return this.queue.clear(instance);
   }
 }

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { CurrentInstance, InstanceGuard } from '../../common/auth.guards';
 import { SendCarouselDto, SendLocationButtonDto, SendMenuDto, SendPixButtonDto, SendRequestPaymentDto } from './interactive.dto';
 import { InteractiveSendService } from './interactive-send.service';
@@ -14,6 +14,7 @@ import {
 } from '../dto/send.examples';
 import { ApiArea } from '../../openapi/api-areas';
 import { ApiOperation } from '@nestjs/swagger';
+import type { RequestInstance } from '../../common/request-instance';
 
 /** The interactive send endpoints: menus, carousel, PIX button, payment request and location request. */
 @ApiArea('Send')
@@ -30,7 +31,7 @@ export class InteractiveSendController {
     description:
       'One endpoint for four kinds of interactive message, chosen by `type`: `button` (quick replies, URL, call and copy buttons), `carousel` (cards with an image and buttons), `list` (a menu in sections behind `listButton`) and `poll` (`selectableCount` of the `choices`). Each entry of `choices` is one line of the text format the reference documents (`text|id`, `[Section]`, `text|url:…`). Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
   })
-  menu(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendMenuDto): Promise<SentMessageResponse> {
+  menu(@CurrentInstance() instance: RequestInstance, @Body() dto: SendMenuDto): Promise<SentMessageResponse> {
     return this.sends.sendMenu(instance, dto);
   }
 
@@ -42,7 +43,7 @@ export class InteractiveSendController {
     description:
       'Sends a carousel of cards, each with a `text`, an `image` (or video) and its `buttons`, under a main `text`: the same message as `/send/menu` with `type: carousel`, in a structured payload. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
   })
-  carousel(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendCarouselDto): Promise<SentMessageResponse> {
+  carousel(@CurrentInstance() instance: RequestInstance, @Body() dto: SendCarouselDto): Promise<SentMessageResponse> {
     return this.sends.sendCarousel(instance, dto);
   }
 
@@ -54,7 +55,7 @@ export class InteractiveSendController {
     description:
       'Sends WhatsApp\'s native PIX payment button for the key in `pixKey`; `pixType` is `CPF`, `CNPJ`, `PHONE`, `EMAIL` or `EVP` (any case) and `pixName` the receiver\'s name (default "Pix"). The recipient sees the receiver, the name and the key. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
   })
-  pixButton(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendPixButtonDto): Promise<SentMessageResponse> {
+  pixButton(@CurrentInstance() instance: RequestInstance, @Body() dto: SendPixButtonDto): Promise<SentMessageResponse> {
     return this.sends.sendPixButton(instance, dto);
   }
 
@@ -66,7 +67,7 @@ export class InteractiveSendController {
     description:
       'Sends a payment request with WhatsApp\'s native "Review and pay" button: the `amount` (BRL by default) with an optional title, text and note; PIX through `pixKey` (required unless disabled), a boleto or invoice attached from `fileUrl`, and an external `paymentLink`. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.',
   })
-  requestPayment(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendRequestPaymentDto): Promise<SentMessageResponse> {
+  requestPayment(@CurrentInstance() instance: RequestInstance, @Body() dto: SendRequestPaymentDto): Promise<SentMessageResponse> {
     return this.sends.sendRequestPayment(instance, dto);
   }
 
@@ -78,7 +79,7 @@ export class InteractiveSendController {
     description:
       "Sends a message with a button that asks the recipient to share their location; tapping it opens WhatsApp's location sharing. Takes the common send fields too (`delay`, `readchat`, `replyid`, `mentions`, `track_source`, `async`…) and fills `{{placeholders}}` from the chat.",
   })
-  locationButton(@CurrentInstance() instance: InstanceEntity, @Body() dto: SendLocationButtonDto): Promise<SentMessageResponse> {
+  locationButton(@CurrentInstance() instance: RequestInstance, @Body() dto: SendLocationButtonDto): Promise<SentMessageResponse> {
     return this.sends.sendLocationButton(instance, dto);
   }
 }

@@ -1,9 +1,10 @@
 import { type CallHandler, type ExecutionContext, Injectable, type NestInterceptor } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { InstanceEntity } from '@gw/persistence';
+
 import { type Observable, tap } from 'rxjs';
 import type { AuditedRequest } from './audit-recorder';
 import type { AuditedMetadata } from './audited.decorator';
+import type { RequestInstance } from '../common/request-instance';
 
 /** The metadata key `@Audited` sets on a handler. */
 export const AUDITED = 'gw:audited';
@@ -20,7 +21,7 @@ export class AuditInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const metadata = this.reflector.get<AuditedMetadata | undefined>(AUDITED, context.getHandler());
     if (!metadata) return next.handle();
-    const request = context.switchToHttp().getRequest<AuditedRequest & { instance?: InstanceEntity }>();
+    const request = context.switchToHttp().getRequest<AuditedRequest & { instance?: RequestInstance }>();
     const body = request.body && typeof request.body === 'object' ? (request.body as Record<string, unknown>) : {};
     const instance = request.instance;
     const mark = {

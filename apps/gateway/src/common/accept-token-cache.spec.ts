@@ -1,7 +1,7 @@
-import type { InstanceEntity } from '@gw/persistence';
 import { AcceptTokenCache, isAsyncSend, isSend } from './accept-token-cache';
+import type { RequestInstance } from './request-instance';
 
-const instance = (id: string) => ({ id, token: `t-${id}` }) as InstanceEntity;
+const instance = (id: string) => ({ id, token: `t-${id}` }) as RequestInstance;
 
 describe(AcceptTokenCache.name, () => {
   it('should keep an instance for ttlMs, then look it up again', () => {

@@ -1,4 +1,4 @@
-import type { InstanceEntity } from '@gw/persistence';
+import type { RequestInstance } from './request-instance';
 
 /**
  * token → instance for sends (`POST /send/*`, sync or `async=true`), kept for ten seconds. An async
@@ -15,14 +15,14 @@ import type { InstanceEntity } from '@gw/persistence';
  * (the worker stopped it with the instance) and answers 409 No session.
  */
 export class AcceptTokenCache {
-  private readonly entries = new Map<string, { instance: InstanceEntity; until: number }>();
+  private readonly entries = new Map<string, { instance: RequestInstance; until: number }>();
 
   constructor(
     private readonly ttlMs: number,
     private readonly maxEntries: number,
   ) {}
 
-  get(token: string, now = Date.now()): InstanceEntity | undefined {
+  get(token: string, now = Date.now()): RequestInstance | undefined {
     const entry = this.entries.get(token);
     if (!entry) return undefined;
     if (entry.until <= now) {
@@ -32,7 +32,7 @@ export class AcceptTokenCache {
     return entry.instance;
   }
 
-  set(token: string, instance: InstanceEntity, now = Date.now()): void {
+  set(token: string, instance: RequestInstance, now = Date.now()): void {
     if (this.entries.size >= this.maxEntries) {
       // Expired entries first; if all are live, the oldest inserted goes (Map keeps insertion order).
       for (const [key, entry] of this.entries) if (entry.until <= now) this.entries.delete(key);

@@ -1,13 +1,14 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, createParamDecorator } from '@nestjs/common';
-import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
+import { InstanceRepository } from '@gw/persistence';
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { asyncAcceptTokens, isSend } from './accept-token-cache';
 import { ADMIN_TOKEN_CHECK, type AdminTokenCheck } from './admin-token-check';
 import { isMcpUrl } from './mcp-path';
 import { API_ERRORS, ApiError } from './api-error';
 import { RATE_LIMITED_BODY, RateLimitService } from './rate-limit.service';
+import { type RequestInstance, toRequestInstance } from './request-instance';
 
-type AuthedRequest = FastifyRequest & { instance?: InstanceEntity };
+type AuthedRequest = FastifyRequest & { instance?: RequestInstance };
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name];
@@ -59,7 +60,8 @@ export class InstanceGuard implements CanActivate {
     const cacheable = isSend(request.method, request.url);
     let instance = cacheable ? asyncAcceptTokens.get(token) : undefined;
     if (!instance) {
-      instance = (await this.instances.findByToken(token)) ?? undefined;
+      const found = await this.instances.findByToken(token);
+      instance = found ? toRequestInstance(found) : undefined;
       // Kept from this lookup on (a hit does not extend it): at most ten seconds old.
       if (instance && cacheable) asyncAcceptTokens.set(token, instance);
     }
@@ -97,7 +99,7 @@ function fromQuery(request: FastifyRequest, name: 'token' | 'admintoken'): strin
 }
 
 /** The instance the `token` header authenticated. */
-export const CurrentInstance = createParamDecorator((_: unknown, context: ExecutionContext): InstanceEntity => {
+export const CurrentInstance = createParamDecorator((_: unknown, context: ExecutionContext): RequestInstance => {
   const instance = context.switchToHttp().getRequest<AuthedRequest>().instance;
   if (!instance) throw ApiError.invalidToken();
   return instance;

@@ -1,9 +1,10 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
+import { InstanceRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminTokenService } from '../admin/admin-token.service';
 import { ApiError } from '../common/api-error';
+import { type RequestInstance, toRequestInstance } from '../common/request-instance';
 
 /** The simulator's control routes the console may use, and nothing else (no faults, no restarts, no device logouts). */
 const RELAYED: Array<{ method: 'GET' | 'POST'; path: string }> = [
@@ -30,7 +31,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
 }
 
 /** The phone an instance is linked to: its owner's number, once paired. */
-const linkedPhone = (instance: InstanceEntity): string | undefined => (instance.owner && PHONE.test(instance.owner) ? instance.owner : undefined);
+const linkedPhone = (instance: RequestInstance): string | undefined => (instance.owner && PHONE.test(instance.owner) ? instance.owner : undefined);
 
 /**
  * `npm run sandbox` only: /sandbox/sim/* relays a few of the embedded simulator's control routes (its
@@ -53,11 +54,12 @@ export function serveSandboxRelay(app: NestFastifyApplication, options: { contro
   const createdBy = new Map<string, string>();
 
   /** `admin`, the instance the token names (read fresh: its owner, QR and pairing code now), or undefined. */
-  const caller = async (request: FastifyRequest): Promise<'admin' | InstanceEntity | undefined> => {
+  const caller = async (request: FastifyRequest): Promise<'admin' | RequestInstance | undefined> => {
     const admin = header(request, 'admintoken');
     if (admin && (await adminTokens.verify(admin))) return 'admin';
     const token = header(request, 'token');
-    return (token && token.length <= 100 && (await instances.findByToken(token))) || undefined;
+    const found = token && token.length <= 100 ? await instances.findByToken(token) : null;
+    return found ? toRequestInstance(found) : undefined;
   };
 
   const exists = async (phone: string): Promise<boolean> => {
@@ -67,11 +69,11 @@ export function serveSandboxRelay(app: NestFastifyApplication, options: { contro
   };
 
   /** Whether the instance may link (or create) this phone: its own, one it created here, or none yet. */
-  const mayLink = async (instance: InstanceEntity, phone: string): Promise<boolean> =>
+  const mayLink = async (instance: RequestInstance, phone: string): Promise<boolean> =>
     phone === linkedPhone(instance) || createdBy.get(phone) === instance.id || !(await exists(phone));
 
   /** What an instance token may not do on this route, as the error to answer; undefined: it may. */
-  const refusal = async (route: Route, instance: InstanceEntity, phone: string | undefined, body: Body): Promise<ApiError | undefined> => {
+  const refusal = async (route: Route, instance: RequestInstance, phone: string | undefined, body: Body): Promise<ApiError | undefined> => {
     const forbidden = (message: string) => new ApiError('forbidden', message);
     if (route.path === '/sim/accounts') {
       if (route.method === 'GET') return undefined; // filtered below
@@ -90,13 +92,13 @@ export function serveSandboxRelay(app: NestFastifyApplication, options: { contro
   };
 
   /** What an instance token sees of the phones: its linked phone and those it created here. */
-  const visible = (instance: InstanceEntity, text: string): string => {
+  const visible = (instance: RequestInstance, text: string): string => {
     const phones = JSON.parse(text) as Array<{ phone?: string }>;
     if (!Array.isArray(phones)) return text;
     return JSON.stringify(phones.filter(({ phone }) => phone !== undefined && (phone === linkedPhone(instance) || createdBy.get(phone) === instance.id)));
   };
 
-  const remember = (phone: string, instance: InstanceEntity) => {
+  const remember = (phone: string, instance: RequestInstance) => {
     if (createdBy.size >= MAX_CREATED) createdBy.delete(createdBy.keys().next().value as string);
     createdBy.set(phone, instance.id);
   };

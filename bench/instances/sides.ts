@@ -1,0 +1,202 @@
+/** The simulator's process, and the two sides measured against each other: bare Baileys and our session worker. */
+import { randomBytes } from 'node:crypto';
+import pino from 'pino';
+import { answerQuestions } from '../support/processes';
+import { openBareSockets, provisionDevices } from '../support/sim-clients';
+import { type ActivityDevices, type Soak, soak, startTraffic, type TrafficStats, setupActivityDevices } from './activity';
+import { type Breakdown, breakdown, connectWindow, mb, type Memory, settledMemory, snapshot } from './memory';
+import { ACTIVITY, args, N, send, type SimInfo, sleep } from './options';
+
+export interface SideResult {
+  connected: number;
+  baselineRssMb: number;
+  rssMb: number;
+  heapUsedMb: number;
+  perInstanceKb: number;
+  connectSeconds: number;
+  /** CPU of the side's process while connecting, ms per connected instance (load-insensitive, unlike connectSeconds). */
+  connectCpuMs: number;
+  /** Buffer.poolSize when measured (the session worker lowers Node 24's 64 KiB; see docs/adr/0016). */
+  bufferPoolSize: number;
+  /** Where the growth went, KB per connected instance (after − baseline, divided by `connected`). */
+  perInstance: Breakdown;
+  /** `--activity`: the history's arrival, the traffic during warm-up and soak, and the soak's RSS samples. */
+  activity?: { historySeconds: number; historyMessages: number; traffic: TrafficStats; soak?: Soak };
+}
+
+export async function runSim(): Promise<void> {
+  const { startSimulator } = await import('@gw/wa-sim');
+  const sim = await startSimulator({ logLevel: 'silent', phoneDecrypt: false, initialPrekeyCount: 1000, media: false });
+  if (ACTIVITY) {
+    const options = ACTIVITY;
+    answerQuestions({ 'activity-setup': (data) => setupActivityDevices(sim.sim, String(data.prefix), N, options) });
+  }
+  send({ websocketUrl: sim.websocketUrl, controlUrl: sim.controlUrl, rootPublicKey: sim.rootPublicKey } satisfies SimInfo);
+  process.on('disconnect', () => void sim.stop().finally(() => process.exit(0)));
+}
+
+export async function runBare(sim: SimInfo, given?: ActivityDevices): Promise<SideResult> {
+  const baileys = await import('@whiskeysockets/baileys');
+  // `--bare-buffer-pool <bytes>`: bare under the buffer pool our worker sets (what it would gain).
+  if (args.get('bare-buffer-pool')) Buffer.poolSize = Number(args.get('bare-buffer-pool'));
+  baileys.WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(sim.rootPublicKey, 'base64');
+  const devices = given?.devices ?? (await provisionDevices(sim, N, '5531'));
+  const logger = pino({ level: 'silent' });
+  const baseline = await settledMemory();
+  snapshot('bare.base');
+  const connecting = await connectWindow();
+  const started = Date.now();
+  let historyMessages = 0;
+  let historyAt = Date.now();
+  const { sockets, open } = await openBareSockets(baileys, devices, sim.websocketUrl, logger, (sock) => {
+    if (!given) return;
+    sock.ev.on('messaging-history.set', ({ messages }) => {
+      historyMessages += messages.length;
+      historyAt = Date.now();
+    });
+  });
+  const connectSeconds = (Date.now() - started) / 1000;
+  const connectCpuMs = await connecting.stop('bare', open);
+  let activity: SideResult['activity'];
+  let after: Memory;
+  if (given && ACTIVITY) {
+    const options = ACTIVITY;
+    const deadline = Date.now() + options.historyTimeoutSeconds * 1000;
+    while (historyMessages < open * options.history && Date.now() < deadline) await sleep(500);
+    const historySeconds = (historyAt - started) / 1000 - connectSeconds;
+    const traffic = startTraffic(sim, devices, given.peers, options.perMinute, async (index, peer, text) => {
+      await sockets[index].sendMessage(peer.jid, { text });
+    });
+    await sleep(options.warmUpMinutes * 60_000);
+    after = await settledMemory();
+    snapshot('bare');
+    const soaked = await soak(options.soakMinutes, after.rss, async () => (await settledMemory()).rss);
+    activity = { historySeconds, historyMessages, traffic: await traffic.stop(), soak: soaked };
+  } else {
+    await sleep(3000);
+    after = await settledMemory();
+    snapshot('bare');
+  }
+  return {
+    connected: open,
+    baselineRssMb: mb(baseline.rss),
+    rssMb: mb(after.rss),
+    heapUsedMb: mb(after.heapUsed),
+    perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, open)),
+    connectSeconds,
+    connectCpuMs,
+    bufferPoolSize: Buffer.poolSize,
+    perInstance: breakdown(baseline, after, open),
+    ...(activity ? { activity } : {}),
+  };
+}
+
+export async function runOurs(sim: SimInfo, databaseUrl: string, given?: ActivityDevices): Promise<SideResult> {
+  const { openDatabase } = await import('@gw/persistence');
+  const { InProcessBus } = await import('@gw/bus');
+  const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
+  const { Subjects } = await import('@gw/contracts');
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 10 });
+  try {
+    const devices = given?.devices ?? (await provisionDevices(sim, N, '5532'));
+    const ids: string[] = [];
+    // Instances that are paired and want a session: exactly what a worker adopts after a failover.
+    for (const [index, device] of devices.entries()) {
+      const id = `rbench${String(index).padStart(8, '0')}`;
+      ids.push(id);
+      await dataSource.query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $3, 'connected', true, $4)`, [
+        id,
+        `tok-${id}`,
+        `bench-${index}`,
+        device.phone,
+      ]);
+      await dataSource.query(`INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)`, [id, JSON.stringify(device.creds)]);
+    }
+    const bus = new InProcessBus();
+    const logger = pino({ level: 'silent' });
+    const baseline = await settledMemory();
+    snapshot('ours.base');
+    const connecting = await connectWindow();
+    const started = Date.now();
+    const worker = new SessionWorker({
+      dataSource,
+      bus,
+      logger,
+      config: sessionWorkerConfig({
+        workerId: 'bench-worker',
+        capacity: N,
+        simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
+      }),
+    });
+    await worker.start();
+    let connected = 0;
+    const deadline = Date.now() + 600_000;
+    while (Date.now() < deadline) {
+      const [{ n }]: Array<{ n: number }> = await dataSource.query(`SELECT count(*)::int AS n FROM instances WHERE status = 'connected'`);
+      connected = n;
+      if (connected >= N) break;
+      await sleep(100);
+    }
+    const connectSeconds = (Date.now() - started) / 1000;
+    const connectCpuMs = await connecting.stop('ours', connected);
+    let activity: SideResult['activity'];
+    let after: Memory;
+    if (given && ACTIVITY) {
+      const options = ACTIVITY;
+      // The history is in once every instance's messages are rows (no traffic yet: nothing else writes messages).
+      const deadline = Date.now() + options.historyTimeoutSeconds * 1000;
+      let historyMessages = 0;
+      while (Date.now() < deadline) {
+        const [{ n }]: Array<{ n: number }> = await dataSource.query(`SELECT count(*)::int AS n FROM messages`);
+        historyMessages = n;
+        if (historyMessages >= connected * options.history) break;
+        await sleep(1000);
+      }
+      const historySeconds = (Date.now() - started) / 1000 - connectSeconds;
+      let sent = 0;
+      const traffic = startTraffic(sim, devices, given.peers, options.perMinute, async (index, peer, text) => {
+        sent++;
+        const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
+        await bus.request(
+          Subjects.instance(ids[index], 'send'),
+          {
+            instanceId: ids[index],
+            recordId: `r${randomBytes(4).toString('hex').slice(0, 7)}`,
+            messageId,
+            chatJid: peer.jid,
+            content: { kind: 'text', text, linkPreview: null },
+            record: { sendFunction: '/send/text', sendPayload: { number: peer.phone, text }, trackSource: '', trackId: `bench-${sent}`, sendFolderId: '' },
+          },
+          { timeoutMs: 30_000 },
+        );
+      });
+      await sleep(options.warmUpMinutes * 60_000);
+      after = await settledMemory();
+      snapshot('ours');
+      const soaked = await soak(options.soakMinutes, after.rss, async () => (await settledMemory()).rss);
+      activity = { historySeconds, historyMessages, traffic: await traffic.stop(), soak: soaked };
+    } else {
+      await sleep(3000);
+      after = await settledMemory();
+      snapshot('ours');
+    }
+    await worker.stop();
+    await bus.close();
+    return {
+      connected,
+      baselineRssMb: mb(baseline.rss),
+      rssMb: mb(after.rss),
+      heapUsedMb: mb(after.heapUsed),
+      perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, connected)),
+      connectSeconds,
+      connectCpuMs,
+      bufferPoolSize: Buffer.poolSize,
+      perInstance: breakdown(baseline, after, connected),
+      ...(activity ? { activity } : {}),
+    };
+  } finally {
+    await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    await dataSource.destroy();
+  }
+}

@@ -2,6 +2,7 @@ export { createDataSource, openDatabase, ENTITIES, MIGRATIONS } from './data-sou
 export type { DataSourceOptions } from './data-source';
 export { InstanceEntity } from './entities/instance.entity';
 export type { DesiredState, ProxySettings } from './entities/instance.entity';
+export type { InstanceRow } from './repositories/instance-row';
 export { AuthStateRepository, FencedOutError } from './repositories/auth-state.repository';
 export { databaseUnavailable } from './repositories/database-unavailable';
 export type { KeyMutation } from './repositories/auth-state.repository';

@@ -1,4 +1,5 @@
 import { Column, CreateDateColumn, Entity, Index, PrimaryColumn, UpdateDateColumn } from 'typeorm';
+import type { InstanceRow } from '../repositories/instance-row';
 
 /** Whether some worker should hold a session for the instance. */
 export type DesiredState = 'connected' | 'disconnected';
@@ -14,7 +15,7 @@ export interface ProxySettings {
 }
 
 @Entity({ name: 'instances' })
-export class InstanceEntity {
+export class InstanceEntity implements InstanceRow {
   @PrimaryColumn({ type: 'text' })
   id!: string;
 

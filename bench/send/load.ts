@@ -1,0 +1,117 @@
+/** The load both sides are measured under: N operations at a concurrency, timed, with the machine's CPU per process meanwhile. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { CONCURRENCY, INSTANCES, type LoadResult, log, N, round, sleep, WARMUP } from './options';
+
+/** Busy and total jiffies of all cores so far (/proc/stat's first line), or null off Linux. */
+function machineJiffies(): { busy: number; total: number } | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.reduce((a, b) => a + b, 0);
+    const idle = fields[3] + (fields[4] ?? 0);
+    return { busy: total - idle, total };
+  } catch {
+    return null;
+  }
+}
+
+/** CPU ticks (user + system, 10 ms each) of every process now, summed by what the process is. */
+function cpuTicksByProcess(): Map<string, number> {
+  const ticks = new Map<string, number>();
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return ticks;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const fields = stat.slice(close + 2).split(' ');
+      const used = Number(fields[11]) + Number(fields[12]);
+      if (!used) continue;
+      let label = stat.slice(stat.indexOf('(') + 1, close);
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const script = argv.findIndex((arg) => arg.endsWith('bench/send/main.js'));
+      if (script >= 0) label = argv[script + 1] && !argv[script + 1].startsWith('--') ? argv[script + 1] : 'orchestrate';
+      ticks.set(label, (ticks.get(label) ?? 0) + used);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return ticks;
+}
+
+/**
+ * Runs `count` operations with at most CONCURRENCY in flight; operation i goes to instance i % INSTANCES
+ * and peer i % PEERS (so each instance always talks to the same peer: warm-up covers every pair). With
+ * `ratePerSecond`, operation i starts no earlier than i / rate seconds in (the floor's hops, at ours' rate).
+ */
+export async function drive(count: number, operation: (index: number) => Promise<void>, ratePerSecond?: number): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let failed = 0;
+  let firstError: string | undefined;
+  let next = 0;
+  const jiffiesBefore = machineJiffies();
+  const processesBefore = cpuTicksByProcess();
+  const started = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
+      while (next < count) {
+        const index = next++;
+        // Paced: operation i starts no earlier than i / rate seconds in.
+        const wait = ratePerSecond ? (index * 1000) / ratePerSecond - Number(process.hrtime.bigint() - started) / 1e6 : 0;
+        if (wait > 0) await sleep(wait);
+        const t0 = process.hrtime.bigint();
+        try {
+          await operation(index);
+          latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+        } catch (error) {
+          failed++;
+          firstError ??= String((error as Error)?.message ?? error);
+        }
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const jiffiesAfter = machineJiffies();
+  const processesAfter = cpuTicksByProcess();
+  const byProcess: Record<string, number> = {};
+  for (const [label, after] of processesAfter) {
+    const ms = ((after - (processesBefore.get(label) ?? 0)) * 10) / Math.max(1, count);
+    if (ms >= 0.01) byProcess[label] = round(ms, 2);
+  }
+  // USER_HZ is 100 on Linux: one jiffy is 10 ms of one core.
+  const machine =
+    jiffiesBefore && jiffiesAfter
+      ? {
+          machineCpuMsPerSend: round(((jiffiesAfter.busy - jiffiesBefore.busy) * 10) / Math.max(1, count), 2),
+          machineBusyPercent: round((100 * (jiffiesAfter.busy - jiffiesBefore.busy)) / Math.max(1, jiffiesAfter.total - jiffiesBefore.total)),
+          machineCpuMsPerSendBy: Object.fromEntries(Object.entries(byProcess).sort((a, b) => b[1] - a[1])),
+        }
+      : {};
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => (latencies.length ? round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]) : 0);
+  return {
+    sent: latencies.length,
+    failed,
+    ...(firstError ? { firstError } : {}),
+    seconds: round(seconds, 2),
+    perSecond: round(latencies.length / seconds),
+    p50Ms: at(0.5),
+    p90Ms: at(0.9),
+    p99Ms: at(0.99),
+    maxMs: latencies.length ? round(latencies[latencies.length - 1]) : 0,
+    ...machine,
+  };
+}
+
+export async function warmUpThenMeasure(operation: (index: number) => Promise<void>, afterWarmUp?: () => Promise<void>): Promise<LoadResult> {
+  for (let round = 0; round < WARMUP; round++) {
+    const warm = await drive(INSTANCES, operation);
+    log(`warm-up round ${round + 1}: ${warm.sent} sent, ${warm.failed} failed${warm.firstError ? ` (${warm.firstError})` : ''}, p50 ${warm.p50Ms} ms`);
+  }
+  await afterWarmUp?.();
+  log(`measuring ${N} sends, concurrency ${CONCURRENCY}`);
+  return drive(N, operation);
+}

@@ -1,5 +1,5 @@
 import type { InstanceStatus } from '@gw/contracts';
-import type { DesiredState, InstanceEntity, ProxySettings } from '@gw/persistence';
+import type { DesiredState, InstanceRow, ProxySettings } from '@gw/persistence';
 
 /**
  * The instance a request's `token` authenticated, as the gateway's handlers read it: plain, read-only
@@ -38,27 +38,27 @@ export interface RequestInstance {
   readonly proxy: Readonly<ProxySettings> | null;
 }
 
-/** The request's view of a stored instance: the boundary where the entity stops (InstanceGuard, the sandbox relay). */
-export function toRequestInstance(entity: InstanceEntity): RequestInstance {
+/** The request's view of a stored instance, built once where the request is authenticated (InstanceGuard, the sandbox relay). */
+export function toRequestInstance(row: InstanceRow): RequestInstance {
   return {
-    id: entity.id,
-    token: entity.token,
-    name: entity.name,
-    status: entity.status,
-    desiredState: entity.desiredState,
-    paired: entity.paired,
-    pairingRequestId: entity.pairingRequestId,
-    historyDays: entity.historyDays,
-    historyFullSync: entity.historyFullSync,
-    exportedAt: entity.exportedAt,
-    owner: entity.owner,
-    jid: entity.jid,
-    lid: entity.lid,
-    profileName: entity.profileName,
-    qrcode: entity.qrcode,
-    paircode: entity.paircode,
-    openaiApikey: entity.openaiApikey,
-    fieldsMap: entity.fieldsMap ?? {},
-    proxy: entity.proxy,
+    id: row.id,
+    token: row.token,
+    name: row.name,
+    status: row.status,
+    desiredState: row.desiredState,
+    paired: row.paired,
+    pairingRequestId: row.pairingRequestId,
+    historyDays: row.historyDays,
+    historyFullSync: row.historyFullSync,
+    exportedAt: row.exportedAt,
+    owner: row.owner,
+    jid: row.jid,
+    lid: row.lid,
+    profileName: row.profileName,
+    qrcode: row.qrcode,
+    paircode: row.paircode,
+    openaiApikey: row.openaiApikey,
+    fieldsMap: row.fieldsMap ?? {},
+    proxy: row.proxy,
   };
 }

@@ -1,5 +1,5 @@
 import type { InstanceRecord } from '@gw/contracts';
-import type { InstanceEntity, ProxySettings } from '@gw/persistence';
+import type { InstanceRow, ProxySettings } from '@gw/persistence';
 import type { ProxyResponse } from './dto/instance.response';
 
 /** Shows that a secret is set without showing it: first 3 characters, then asterisks. */
@@ -28,7 +28,7 @@ function iso(date: Date | null): string {
 }
 
 /** The API's Instance record; secrets masked. */
-export function toInstanceRecord(entity: InstanceEntity): InstanceRecord {
+export function toInstanceRecord(entity: InstanceRow): InstanceRecord {
   return {
     id: entity.id,
     token: entity.token,
@@ -63,7 +63,7 @@ export function toInstanceRecord(entity: InstanceEntity): InstanceRecord {
 }
 
 /** GET /instance/proxy shape. */
-export function toProxyView(proxy: ProxySettings | null): ProxyResponse {
+export function toProxyView(proxy: Readonly<ProxySettings> | null): ProxyResponse {
   const settings = proxy ?? { mode: 'internal' as const, proxyUrl: null, proxyFallback: null, managed: null, lastTestAt: null, lastTestError: null };
   return {
     mode: settings.mode,

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
 import { CHATBOT_CONSUMER } from '@gw/chatbot';
 import { type JidObject, privacySettingsOf, Subjects } from '@gw/contracts';
-import { AuthStateRepository, InstanceRepository, type InstanceEntity, type InstancePatch, type ProxySettings } from '@gw/persistence';
+import { AuthStateRepository, InstanceRepository, type InstanceRow, type InstancePatch, type ProxySettings } from '@gw/persistence';
 import { newRequestId, newToken, recordId, SsrfGuard } from '@gw/platform';
 import { isIP } from 'node:net';
 import { ApiError } from '../common/api-error';
@@ -329,13 +329,13 @@ export class InstanceService {
     });
   }
 
-  private async patch(id: string, patch: InstancePatch): Promise<InstanceEntity> {
+  private async patch(id: string, patch: InstancePatch): Promise<InstanceRow> {
     const entity = await this.instances.update(id, patch);
     if (!entity) throw ApiError.notFound('Instance not found');
     return entity;
   }
 
-  private async mustFind(id: string): Promise<InstanceEntity> {
+  private async mustFind(id: string): Promise<InstanceRow> {
     const entity = await this.instances.findById(id);
     if (!entity) throw ApiError.notFound('Instance not found');
     return entity;
@@ -361,7 +361,7 @@ export function parseJid(jid: string): JidObject | null {
 }
 
 /** Why an instance is not connected and shows no code to scan or type: its last disconnect's reason. */
-function statusReason(entity: InstanceEntity): string | undefined {
+function statusReason(entity: InstanceRow): string | undefined {
   const waiting = entity.status === 'disconnected' || (entity.status === 'connecting' && !entity.qrcode && !entity.paircode);
   return waiting && entity.lastDisconnectReason ? entity.lastDisconnectReason : undefined;
 }

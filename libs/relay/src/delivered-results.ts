@@ -1,8 +1,19 @@
-import type { DeliveredResult, DeliveryRepository } from '@gw/persistence';
+import type { ClaimOptions, DeliveredResult, DeliveryClaim, DeliveryRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 
 /** How long successes gather before they are written together (lanes move on once written). */
 const FLUSH_DELAY_MS = 5;
+
+/**
+ * Claiming the next run of the lanes a flush moves on, in the flush's own statement
+ * (DeliveryRepository.markDeliveredAndClaimNext): those lanes wait for no claim pass of their own.
+ */
+export interface LaneContinuation {
+  /** What to claim with this flush; null (the relay stopping): record only. */
+  options(): { limit: number; claimMs: number; claim: ClaimOptions } | null;
+  /** The claims the flush made (none is possible), claimed at `claimedAt` (local time, before the statement). Never throws. */
+  claimed(claims: DeliveryClaim[], claimedAt: number): Promise<void>;
+}
 
 /**
  * Successes not yet recorded, and the flush recording them (one at a time): everything that succeeded
@@ -19,6 +30,7 @@ export class DeliveredResults {
     private readonly deliveries: DeliveryRepository,
     private readonly logger: Logger,
     private readonly onRecorded: (origins: string[]) => void,
+    private readonly continuation?: LaneContinuation,
   ) {}
 
   record(result: DeliveredResult, origin: string): void {
@@ -45,17 +57,23 @@ export class DeliveredResults {
     const origins = [...this.deliveredFor];
     this.deliveredFor.clear();
     if (batch.length === 0) return;
+    let claims: DeliveryClaim[] = [];
+    const claimedAt = Date.now();
     try {
-      await this.deliveries.markDelivered(batch);
-      // Their lanes moved on: claim if one of their receivers has room when the claim pass runs (else when it has).
-      this.onRecorded(origins);
+      const next = this.continuation?.options() ?? null;
+      if (next) claims = await this.deliveries.markDeliveredAndClaimNext(batch, next.limit, next.claimMs, next.claim);
+      else await this.deliveries.markDelivered(batch);
     } catch (error) {
       // Kept for the next flush; if this process dies first, the claims lapse and they go out again.
       this.delivered.unshift(...batch);
       for (const origin of origins) this.deliveredFor.add(origin);
       this.logger.error({ err: error, count: batch.length }, 'recording delivered webhooks failed');
       await new Promise((resolve) => setTimeout(resolve, 250));
+      return;
     }
+    if (claims.length > 0) await this.continuation?.claimed(claims, claimedAt);
+    // Their lanes moved on: claim if one of their receivers has room when the claim pass runs (else when it has).
+    this.onRecorded(origins);
   }
 
   /** At stop: waits for the flush in progress, then records what is left (a few tries). */

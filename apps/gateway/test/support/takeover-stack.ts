@@ -1,5 +1,7 @@
 import { Bus, InProcessBus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions } from '@gw/bus';
+import { openDatabase } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
+import type { DataSource } from 'typeorm';
 import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
 import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
@@ -19,6 +21,8 @@ export class TakeoverStack {
   readonly workers = new Map<string, SessionWorker>();
   /** Each worker's own connection to the bus, as each worker process has its own to NATS. */
   private readonly connections = new Map<string, WorkerConnection>();
+  /** Workers given a connection pool of their own (as a process has): `kill` ends it with them. */
+  private readonly pools = new Map<string, DataSource>();
   readonly logger: ReturnType<typeof createLogger>;
 
   constructor(loggerName: string) {
@@ -48,10 +52,13 @@ export class TakeoverStack {
     for (const workerId of workerIds) await this.startWorker(workerId);
   }
 
-  async startWorker(workerId: string): Promise<SessionWorker> {
+  /** `ownPool`: the worker's database connections are its own (application_name = its id), for `kill`. */
+  async startWorker(workerId: string, options: { ownPool?: boolean } = {}): Promise<SessionWorker> {
     const connection = new WorkerConnection(this.bus);
+    const pool = options.ownPool ? await openDatabase({ url: this.db.url, schema: this.db.schema, poolSize: 5, applicationName: workerId }) : undefined;
+    if (pool) this.pools.set(workerId, pool);
     const worker = new SessionWorker({
-      dataSource: this.db.dataSource,
+      dataSource: pool ?? this.db.dataSource,
       bus: connection,
       logger: this.logger,
       config: sessionWorkerConfig({
@@ -83,6 +90,20 @@ export class TakeoverStack {
   }
 
   /**
+   * kill -9 of a worker started with `ownPool`, down to its database connections: `halt`, then its
+   * backends are terminated (a statement waiting on a lock never commits) and its pool is ended, so
+   * nothing it had begun writes anything afterwards.
+   */
+  async kill(workerId: string): Promise<void> {
+    const pool = this.pools.get(workerId);
+    if (!pool) throw new Error(`${workerId} has no pool of its own (startWorker ownPool)`);
+    this.halt(workerId);
+    this.pools.delete(workerId);
+    await this.db.dataSource.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [workerId]);
+    await pool.destroy().catch(() => undefined);
+  }
+
+  /**
    * The worker's process stops (the moment before kill -9 lands): requests still reach it and are
    * never answered, nor run. `halt` then finishes it off.
    */
@@ -105,6 +126,7 @@ export class TakeoverStack {
 
   async stop(): Promise<void> {
     for (const worker of this.workers.values()) await worker.stop().catch(() => undefined);
+    for (const pool of this.pools.values()) await pool.destroy().catch(() => undefined);
     await this.gw?.close();
     await this.sim?.stop();
     await this.db?.close();

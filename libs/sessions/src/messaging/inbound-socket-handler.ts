@@ -6,6 +6,7 @@ import { getBinaryNodeChild, proto, type BaileysEventMap, type BinaryNode } from
 import type { LabelRefreshReply } from '@gw/contracts';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import { LATE_EVENTS_MS } from '../socket/events-at-close';
+import { heldAcksOf } from '../socket/held-acks';
 import type { SocketContext } from '../session/socket-observer';
 import { NOTES_COLLECTION } from './chat-notes';
 import { QUICK_REPLY_COLLECTIONS } from './quick-replies';
@@ -104,6 +105,7 @@ export class InboundSocketHandler {
       },
       write: (work, keys, options) => this.write(work, keys, options),
       withRetry: (what, detail, work) => this.withRetry(what, detail, work),
+      stored: (message) => heldAcksOf(context.socket)?.release(message),
       run: (task) => this.queue.run(task),
       settled: () => this.queue.settled(),
     };
@@ -384,15 +386,19 @@ export class InboundSocketHandler {
     this.logger.error({ err: error, event: what, ...detail }, 'inbound event could not be stored');
   }
 
-  private async withRetry(what: string, detail: Record<string, unknown>, work: () => Promise<void>): Promise<void> {
+  private async withRetry(what: string, detail: Record<string, unknown>, work: () => Promise<void>): Promise<boolean> {
     let outage = false;
     try {
       for (let attempt = 1; ; attempt++) {
-        if (this.stopped && !this.receiving.getStore()) return;
+        if (this.stopped && !this.receiving.getStore()) return false;
         try {
-          return await work();
+          await work();
+          return true;
         } catch (error) {
-          if (error instanceof FencedOutError || error instanceof InboundWriteFailedError) return this.failed(what, error, detail);
+          if (error instanceof FencedOutError || error instanceof InboundWriteFailedError) {
+            this.failed(what, error, detail);
+            return false;
+          }
           // No database before the write (a lookup): the socket waits and so does this event, while the lease is ours.
           if (databaseUnavailable(error) && !this.stopped && this.services.store.holds(this.context.lease)) {
             if (!outage) this.reader.hold();
@@ -400,7 +406,10 @@ export class InboundSocketHandler {
             await sleep(Math.min(OUTAGE_RETRY_MAX_MS, 200 * attempt));
             continue;
           }
-          if (attempt >= ATTEMPTS) return this.failed(what, error, detail);
+          if (attempt >= ATTEMPTS) {
+            this.failed(what, error, detail);
+            return false;
+          }
           await sleep(200 * attempt);
         }
       }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '@gw/platform';
-import type { UserFacingSocketConfig } from '../baileys';
+import type { SignalKeyStore, UserFacingSocketConfig } from '../baileys';
+import type { ReceivedPlaintexts } from './received-plaintexts';
 
 type SignalRepositoryMaker = NonNullable<UserFacingSocketConfig['makeSignalRepository']>;
 type SignalRepository = ReturnType<SignalRepositoryMaker>;
@@ -23,8 +24,9 @@ const TTL_MS = 30 * 60_000;
  * The server then drops it: a message the phone shows as delivered (to the phone) that we never
  * stored. bench/chaos saw it under ack-lost (1 of 53 inbound) and, on the loaded machine, corrupt.
  * whatsmeow avoids the same trap by buffering the decrypted plaintext by ciphertext hash before it
- * acks (its event buffer, `bufferedDecrypt`); this is that buffer, in memory: a worker that dies
- * between the decrypt and the store still loses the message (the session key is spent).
+ * acks (its event buffer, `bufferedDecrypt`); this is that buffer, in memory, in front of the durable
+ * one (ReceivedPlaintexts, ADR 0035), which also serves a worker that died between the decrypt and the
+ * store and the worker that took its instances over.
  *
  * Only a failing decrypt looks here: a message that decrypts normally is only remembered.
  */
@@ -69,31 +71,45 @@ export class DecryptedBuffer {
    * instance: a success is remembered; a failure whose ciphertext was decrypted before answers the
    * plaintext it had then (the same bytes from the same sender are the same message).
    */
-  wrap(instanceId: string, make: SignalRepositoryMaker, logger?: Logger): SignalRepositoryMaker {
+  wrap(instanceId: string, make: SignalRepositoryMaker, logger?: Logger, durable?: ReceivedPlaintexts): SignalRepositoryMaker {
     return (...args) => {
       const repository: SignalRepository = make(...args);
+      const keys = durable
+        ? (args[0]?.keys as (SignalKeyStore & { transaction?: <T>(work: () => Promise<T>, key: string) => Promise<T> }) | undefined)
+        : undefined;
+      const transaction = keys?.transaction?.bind(keys);
+      if (durable && keys && transaction) durable.attach(keys);
+      const kept = durable && transaction ? durable : undefined;
+      // The durable plaintext is written in the transaction Baileys opens for the decrypt (the same key, so the
+      // same lock: its own transaction then joins this one), so it commits with the session it moved.
+      const inTransaction = <T>(key: string, work: () => Promise<T>) => (kept && transaction ? transaction(work, key) : work());
       const decryptMessage = repository.decryptMessage.bind(repository);
       const decryptGroupMessage = repository.decryptGroupMessage.bind(repository);
       repository.decryptMessage = async (opts) => {
         const key = DecryptedBuffer.key(instanceId, opts.jid, opts.ciphertext);
-        return this.through(key, () => decryptMessage(opts), logger);
+        return inTransaction(opts.jid, () => this.through(key, () => decryptMessage(opts), logger, kept));
       };
       repository.decryptGroupMessage = async (opts) => {
         const key = DecryptedBuffer.key(instanceId, `${opts.group}\u0000${opts.authorJid}`, opts.msg);
-        return this.through(key, () => decryptGroupMessage(opts), logger);
+        return inTransaction(opts.group, () => this.through(key, () => decryptGroupMessage(opts), logger, kept));
       };
       return repository;
     };
   }
 
-  private async through(key: string, decrypt: () => Promise<Uint8Array>, logger?: Logger): Promise<Uint8Array> {
+  private async through(key: string, decrypt: () => Promise<Uint8Array>, logger?: Logger, durable?: ReceivedPlaintexts): Promise<Uint8Array> {
+    // The durable key: a hash of the instance, the sender and the ciphertext's hash (text without NULs, for Postgres).
+    const hash = durable ? createHash('sha256').update(key).digest('base64url') : '';
     try {
       const plaintext = await decrypt();
       this.remember(key, plaintext);
+      await durable?.keep(hash, plaintext);
       return plaintext;
     } catch (error) {
-      const known = this.recall(key);
+      const known = this.recall(key) ?? (await durable?.recall(hash).catch(() => undefined));
       if (!known) throw error;
+      // Deleted with the rest once this copy is stored.
+      durable?.recalled(hash);
       logger?.debug({ err: (error as Error)?.message }, 'a message delivered again was decrypted before: its plaintext from the buffer');
       return known;
     }

@@ -7,6 +7,8 @@ import { surfaceAppStateConflicts } from './app-state-conflicts';
 import { AppStateRecovery } from './app-state-recovery';
 import { browserTuple, isBrowserProfile } from './browser-profile';
 import { decryptedBuffer } from './decrypted-buffer';
+import { assertAcksCanBeHeld, deferringAcks, HeldAcks, rememberHeldAcks } from './held-acks';
+import { ReceivedPlaintexts } from './received-plaintexts';
 import type { StoredMessageLookup } from './stored-messages';
 import { historySocketOptions } from './history-sync-limit';
 import { receiveMessagesInOrder } from './messages-in-order';
@@ -39,6 +41,8 @@ export class SocketFactory {
     private readonly storedMessage?: StoredMessageLookup,
   ) {
     this.guard = new SsrfGuard(config.ssrfAllowlist ?? []);
+    // A worker whose Baileys would receipt messages before they are stored does not start (held-acks.ts).
+    assertAcksCanBeHeld();
     // The server's certificate chain is checked once, not at every handshake (verified-signatures.ts).
     rememberVerifiedSignatures();
     this.waVersion = new WaVersionSource({ configured: config.waWebVersion, url: config.waVersionUrl });
@@ -54,6 +58,10 @@ export class SocketFactory {
     const network = networkOptions(instance.proxy, this.config.simulator, this.guard);
     // A collection whose patch did not match its MACs is fetched again from its snapshot (rc14 only skips the patch).
     const recovery = new AppStateRecovery(request.logger);
+    // A received message's receipt waits for its write (ADR 0035): a worker that dies first loses nothing.
+    // Their plaintexts are kept with the Signal sessions they moved, for a copy WhatsApp delivers again.
+    const plaintexts = new ReceivedPlaintexts(request.logger);
+    const acks = new HeldAcks(request.logger, plaintexts);
     // Outside the trace of the request that placed the instance: what the socket reads later starts traces of its own.
     const socket = outsideTraces(() =>
       makeWASocket({
@@ -76,11 +84,13 @@ export class SocketFactory {
         transactionOpts: { maxCommitRetries: 5, delayBetweenTriesMs: 500 },
         // A message WhatsApp delivers again after its connection closed between our decrypt and our receipt
         // is decrypted from the plaintext kept then (its Signal key is spent): stored, not nacked and lost.
-        makeSignalRepository: decryptedBuffer.wrap(instance.id, DEFAULT_CONNECTION_CONFIG.makeSignalRepository, request.logger),
+        makeSignalRepository: decryptedBuffer.wrap(instance.id, DEFAULT_CONNECTION_CONFIG.makeSignalRepository, request.logger, plaintexts),
         // A phone's retry receipt for one of our messages is answered from our store when this socket did not send it.
         getMessage: async (key) => (key.id && this.storedMessage ? this.storedMessage(instance.id, key.id).catch(() => undefined) : undefined),
+        ...deferringAcks(acks),
       }),
     );
+    rememberHeldAcks(socket, acks);
     // A sender's messages reach us in the order WhatsApp sent them (Baileys could swap a new contact's first two).
     receiveMessagesInOrder(socket, request.logger);
     // A message handled as the socket closes is still emitted to us (rc14's end() discarded it, receipt sent).

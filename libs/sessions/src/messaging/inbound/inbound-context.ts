@@ -1,7 +1,7 @@
 import type { InstanceRepository, Lease, LidMappingRepository, MessageRepository, NewOutboxEvent } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { EntityManager } from 'typeorm';
-import type { WASocket } from '../../baileys';
+import type { WAMessage, WASocket } from '../../baileys';
 import type { InstanceIdentity } from '../event-payloads';
 import type { GroupInfo, GroupInfoCache } from '../group-info-cache';
 import type { GroupMetadataCache } from '../group-metadata-cache';
@@ -45,8 +45,10 @@ export interface InboundContext {
   /** `keys`: the ids of the messages the write touches, when that is all it touches besides their chats and senders (InboundStore.write). */
   /** `options.alone`: a long write (a history chunk) in a transaction of its own, outside the worker's groups (InboundStore.write). */
   write<T>(work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>, keys?: readonly string[], options?: { alone?: boolean }): Promise<T>;
-  /** Retries a failed write a few times, then logs it; a lost lease stops the handler. */
-  withRetry(what: string, detail: Record<string, unknown>, work: () => Promise<void>): Promise<void>;
+  /** Retries a failed write a few times, then logs it; a lost lease stops the handler. True when the work completed. */
+  withRetry(what: string, detail: Record<string, unknown>, work: () => Promise<void>): Promise<boolean>;
+  /** A received message is stored (or needs no storing): its delivery receipt, held until now, is sent (ADR 0035). */
+  stored(message: WAMessage): void;
   /** Runs a task on the socket's queue, in order with its events (ops such as a blocklist change). */
   run<T>(task: () => Promise<T>): Promise<T>;
   /**

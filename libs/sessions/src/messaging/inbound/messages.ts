@@ -65,7 +65,7 @@ export class MessageEvents {
   upsertTasks(messages: WAMessage[]): Array<() => Promise<void>> | null {
     if (this.requestedResends.size > 0 && messages.some((message) => message.key?.id && this.requestedResends.has(message.key.id))) return null;
     return messages.map((message) => async () => {
-      await this.context.withRetry('messages.upsert', { messageId: message.key?.id }, () => this.onMessage(message));
+      if (await this.context.withRetry('messages.upsert', { messageId: message.key?.id }, () => this.onMessage(message))) this.context.stored(message);
       this.presence.followPresence(message);
     });
   }
@@ -79,7 +79,7 @@ export class MessageEvents {
     // New messages first: nothing that goes wrong with a reload's announcement can cost them.
     for (const message of messages) {
       if (reloaded.includes(message)) continue;
-      await this.context.withRetry('messages.upsert', { messageId: message.key?.id }, () => this.onMessage(message));
+      if (await this.context.withRetry('messages.upsert', { messageId: message.key?.id }, () => this.onMessage(message))) this.context.stored(message);
       this.presence.followPresence(message);
     }
     if (reloaded.length > 0) await this.onReloaded(reloaded);
@@ -99,9 +99,10 @@ export class MessageEvents {
         contacts: [],
         syncType: proto.HistorySync.HistorySyncType.ON_DEMAND,
       } as unknown as BaileysEventMap['messaging-history.set'];
-      await this.context.withRetry('messages.reload', { requestId, messageIds: batch.map((message) => message.key.id) }, () =>
+      const stored = await this.context.withRetry('messages.reload', { requestId, messageIds: batch.map((message) => message.key.id) }, () =>
         this.onHistory(history, requestId),
       );
+      if (stored) for (const message of batch) this.context.stored(message);
       for (const message of batch) this.requestedResends.delete(message.key.id as string);
     }
   }

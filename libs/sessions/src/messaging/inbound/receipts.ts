@@ -104,14 +104,13 @@ export class ReceiptEvents {
       batch.ids.push(key.id);
       batches.set(batchKey, batch);
     }
-    return [...batches.values()].map(
-      (batch) => () =>
-        this.context.withRetry('messages.update', { ids: batch.ids }, async () => {
-          if (batch.state === 'ReadSelf') return this.markChatRead(batch.jid);
-          const reader = isJidGroup(batch.jid) ? { jid: batch.jid, pn: '', lid: '' } : await this.context.identities.party(batch.jid);
-          await this.applyStatus(batch.ids, batch.state, reader, batch.timestamp, batch.error);
-        }),
-    );
+    return [...batches.values()].map((batch) => async () => {
+      await this.context.withRetry('messages.update', { ids: batch.ids }, async () => {
+        if (batch.state === 'ReadSelf') return this.markChatRead(batch.jid);
+        const reader = isJidGroup(batch.jid) ? { jid: batch.jid, pn: '', lid: '' } : await this.context.identities.party(batch.jid);
+        await this.applyStatus(batch.ids, batch.state, reader, batch.timestamp, batch.error);
+      });
+    });
   }
 
   /** Group receipts: one per participant; the message shows the most advanced one (forward only). One task per (participant, state). */
@@ -128,12 +127,11 @@ export class ReceiptEvents {
       batch.ids.push(key.id);
       batches.set(batchKey, batch);
     }
-    return [...batches.values()].map(
-      (batch) => () =>
-        this.context.withRetry('message-receipt.update', { ids: batch.ids }, async () => {
-          await this.applyStatus(batch.ids, batch.state, await this.context.identities.party(batch.participant), batch.timestamp, '');
-        }),
-    );
+    return [...batches.values()].map((batch) => async () => {
+      await this.context.withRetry('message-receipt.update', { ids: batch.ids }, async () => {
+        await this.applyStatus(batch.ids, batch.state, await this.context.identities.party(batch.participant), batch.timestamp, '');
+      });
+    });
   }
 
   async onGroupPlayed(groupJid: string, participant: string, ids: string[], timestamp: number): Promise<void> {

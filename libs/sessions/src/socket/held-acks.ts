@@ -1,0 +1,107 @@
+import type { Logger } from '@gw/platform';
+import { DEFAULT_CONNECTION_CONFIG, type WAMessage, type WASocket } from '../baileys';
+import type { ReceivedPlaintexts } from './received-plaintexts';
+
+type SendAck = () => Promise<void>;
+
+/**
+ * The delivery receipts of received messages, held until the messages are stored (ADR 0035).
+ *
+ * WhatsApp counts a message delivered to a device when the device sends its receipt, and from then on
+ * never gives it to that device (or whoever holds the instance next) again. Baileys 7.0.0-rc14 sends
+ * the receipt inside its message handler, before it emits `messages.upsert`, so a worker killed between
+ * the receipt and our write lost the message for good (bench/cluster, kill -9: 52 of 1,430). Our patch
+ * of Baileys (patches/, option `deferMessageAck`) hands the receipt here instead; the inbound handler
+ * sends it once the message's write has committed. A message whose write never commits (the process
+ * died, the lease moved, the write failed) stays unreceipted: WhatsApp keeps it and delivers it again
+ * on the next connection, as whatsmeow's `SynchronousAck` relies on, and the write is idempotent by
+ * message id (ADR 0034), so a message stored twice is written once.
+ */
+export class HeldAcks {
+  private readonly held = new Map<string, { sends: SendAck[]; plaintexts: string[] }>();
+
+  constructor(
+    private readonly logger: Logger,
+    /** The plaintexts kept for the messages decrypted (deleted once they are stored). */
+    private readonly plaintexts?: ReceivedPlaintexts,
+  ) {}
+
+  /** Baileys' `deferMessageAck`: keeps the receipt of a message it just decrypted. */
+  hold(message: WAMessage, send: SendAck): void {
+    // Baileys decrypts one stanza at a time per socket and hands its receipt over before the next.
+    const plaintexts = this.plaintexts?.takeRecent() ?? [];
+    const key = heldAckKey(message);
+    if (!key) {
+      this.plaintexts?.forget(plaintexts);
+      void this.sendNow(send, message);
+      return;
+    }
+    const entry = this.held.get(key);
+    if (entry) {
+      entry.sends.push(send);
+      entry.plaintexts.push(...plaintexts);
+    } else this.held.set(key, { sends: [send], plaintexts });
+  }
+
+  /** The message is stored: its receipt goes now. A message with no receipt held is nothing to do. */
+  release(message: WAMessage): void {
+    const key = heldAckKey(message);
+    const entry = key ? this.held.get(key) : undefined;
+    if (!key || !entry) return;
+    this.held.delete(key);
+    this.plaintexts?.forget(entry.plaintexts);
+    for (const send of entry.sends) void this.sendNow(send, message);
+  }
+
+  /** Receipts held now (messages decrypted and not yet stored). */
+  get size(): number {
+    return this.held.size;
+  }
+
+  private async sendNow(send: SendAck, message: WAMessage): Promise<void> {
+    try {
+      await send();
+    } catch (error) {
+      // The socket closed after the write: the message is stored, and WhatsApp, which has no receipt,
+      // gives it again on the next connection, where the idempotent write finds it and receipts it.
+      this.logger.debug({ err: error, id: message.key?.id }, 'the receipt of a stored message could not be sent');
+    }
+  }
+}
+
+/** What identifies a received message between Baileys' hold and our write: its chat, id and sender. */
+export function heldAckKey(message: WAMessage): string | undefined {
+  const { remoteJid, id, participant, fromMe } = message.key ?? {};
+  if (!id) return undefined;
+  return `${remoteJid ?? ''}\u0000${id}\u0000${participant ?? ''}\u0000${fromMe ? 1 : 0}`;
+}
+
+const bySocket = new WeakMap<object, HeldAcks>();
+
+/** Socket options that make Baileys hand its receipts to `acks`; throws when Baileys is not patched. */
+export function deferringAcks(acks: HeldAcks): { deferMessageAck: (message: WAMessage, send: SendAck) => void } {
+  assertAcksCanBeHeld();
+  return { deferMessageAck: (message, send) => acks.hold(message, send) };
+}
+
+/** Remembers which socket's receipts `acks` holds (the inbound handler finds them by its socket). */
+export function rememberHeldAcks(socket: WASocket, acks: HeldAcks): void {
+  bySocket.set(socket, acks);
+}
+
+/** The receipts held for a socket built by SocketFactory; undefined for any other socket. */
+export function heldAcksOf(socket: object): HeldAcks | undefined {
+  return bySocket.get(socket);
+}
+
+/**
+ * The patch is applied by `npm ci` (postinstall: patch-package). Without it Baileys would ignore the
+ * option and receipt every message before it is stored: refuse to run rather than lose that silently.
+ */
+export function assertAcksCanBeHeld(): void {
+  if (!('deferMessageAck' in DEFAULT_CONNECTION_CONFIG)) {
+    throw new Error(
+      'Baileys is not patched (patches/@whiskeysockets+baileys+*.patch): run `npm ci` without --ignore-scripts, or `npx patch-package`; without it received messages could be lost when a worker dies',
+    );
+  }
+}

@@ -1,0 +1,86 @@
+/** The bare client's process: an undici client (or an amqplib publisher) posting the same bodies at the relay's concurrency. */
+import { eventFor, type EventPayload } from './events';
+import { send } from './ipc';
+import { cpuMs, inFlightMeter, paced } from './load';
+import { args, BURST, log, num, RATE, SECONDS, SINK } from './options';
+
+export async function runBare(): Promise<void> {
+  const concurrency = num('inflight', 8);
+  const inFlight = inFlightMeter(concurrency);
+  const url = args.get('url') as string;
+  let post: (payload: EventPayload) => Promise<void>;
+  let closeClient: () => Promise<void>;
+  if (SINK === 'rabbitmq') {
+    // A bare amqplib publish loop: a confirm channel, persistent messages, each awaited as the sink does.
+    const { connect } = await import('amqplib');
+    const connection = await connect(url);
+    const channel = await connection.createConfirmChannel();
+    const exchange = args.get('exchange') as string;
+    let n = 0;
+    post = (payload) =>
+      new Promise<void>((resolve, reject) => {
+        const body = Buffer.from(JSON.stringify({ BaseUrl: 'http://gateway.bench', ...payload }));
+        channel.publish(exchange, `bench.messages`, body, { persistent: true, messageId: `bare_${++n}`, contentType: 'application/json' }, (error: unknown) =>
+          error ? reject(error as Error) : resolve(),
+        );
+      });
+    closeClient = () => connection.close();
+  } else {
+    const { Agent, request } = await import('undici');
+    const agent = new Agent({ keepAliveTimeout: 10_000 });
+    post = async (payload: EventPayload) => {
+      const body = JSON.stringify({ BaseUrl: 'http://gateway.bench', ...payload });
+      const response = await request(url, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', 'user-agent': 'bench-bare/1' },
+        dispatcher: agent,
+      });
+      await response.body.text();
+    };
+    closeClient = () => agent.close();
+  }
+  /** A queue drained by `concurrency` workers: the relay's in-flight limit towards one receiver. */
+  const queue: EventPayload[] = [];
+  let active = 0;
+  let idle: (() => void) | undefined;
+  const pump = () => {
+    while (active < concurrency && queue.length) {
+      const payload = queue.shift() as EventPayload;
+      active++;
+      void post(payload)
+        .catch((error: unknown) => log(`bare post failed: ${String(error)}`))
+        .finally(() => {
+          active--;
+          pump();
+          if (active === 0 && queue.length === 0) idle?.();
+        });
+    }
+  };
+  const drained = () => (active === 0 && queue.length === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve)));
+
+  process.on('message', (message: { id: number; cmd: string }) => {
+    void (async () => {
+      if (message.cmd === 'steady') {
+        await paced(RATE, SECONDS, (from, to) => {
+          const now = Date.now();
+          for (let seq = from; seq < to; seq++) queue.push(eventFor('bare-steady', seq, now).payload);
+          pump();
+        });
+        await drained();
+      } else if (message.cmd === 'burst') {
+        const now = Date.now();
+        inFlight.start();
+        for (let seq = 0; seq < BURST; seq++) queue.push(eventFor('bare-burst', seq, now).payload);
+        pump();
+        await drained();
+      } else if (message.cmd === 'stop') {
+        await closeClient();
+        send({ id: message.id, cpuMs: cpuMs(), inFlight: SINK === 'webhook' ? inFlight.read() : null });
+        process.exit(0);
+      }
+      send({ id: message.id });
+    })();
+  });
+  send({ ready: true });
+}

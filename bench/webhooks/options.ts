@@ -1,0 +1,23 @@
+/** bench/webhooks's role, phases, flags and small helpers (main.ts's header lists the flags). */
+export type Role = 'orchestrate' | 'receiver' | 'relay' | 'bare';
+export type Phase = 'relay-steady' | 'relay-burst' | 'bare-steady' | 'bare-burst';
+
+const roleGiven = process.argv[2] !== undefined && !process.argv[2].startsWith('--');
+export const role = (roleGiven ? process.argv[2] : 'orchestrate') as Role;
+export const args = new Map<string, string>();
+for (let i = roleGiven ? 3 : 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+export const num = (name: string, fallback: number) => (args.has(name) ? Number(args.get(name)) : fallback);
+
+export const SECONDS = num('seconds', 60);
+export const RATE = num('rate', 1000);
+export const BURST = num('burst', 20_000);
+export const INSTANCES = num('instances', 20);
+export const CHATS = num('chats', 10);
+export const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+export const SINK = (args.get('sink') ?? 'webhook') as 'webhook' | 'rabbitmq';
+export const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const log = (message: string) => process.stderr.write(`[webhooks] ${message}\n`);
+
+export const round = (value: number, digits = 0) => Math.round(value * 10 ** digits) / 10 ** digits;

@@ -1,0 +1,260 @@
+/** The orchestrator and outbox feeder: the relay's steady rate and burst, then the bare client's; the goals; prints the JSON. */
+import type { ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { eventFor } from './events';
+import { ask, nextMessage, spawnRole } from './ipc';
+import { type InFlightStats, paced } from './load';
+import { BURST, CHATS, databaseUrl, INSTANCES, log, num, type Phase, RATE, round, SECONDS, SINK, sleep } from './options';
+import type { PhaseStats } from './receiver';
+import type { ColdStats } from './relay';
+
+async function waitForDelivery(receiver: ChildProcess, phase: Phase, expected: number, stallMs = num('stall', 20) * 1000): Promise<PhaseStats> {
+  let last = -1;
+  let lastChange = Date.now();
+  let lastLog = Date.now();
+  const giveUpAt = Date.now() + num('wait', 300) * 1000;
+  // Polled for the count only: sorting every latency each 50 ms took the receiver's CPU from the relay's run.
+  const final = async () => (await ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase })).stats;
+  for (;;) {
+    const { stats } = await ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase, countOnly: true });
+    if (stats.count >= expected) return final();
+    if (Date.now() - lastLog > 5_000) {
+      lastLog = Date.now();
+      log(`${phase}: ${stats.count}/${expected} delivered`);
+    }
+    if (stats.count !== last) {
+      last = stats.count;
+      lastChange = Date.now();
+    } else if (Date.now() - lastChange > stallMs) {
+      log(`${phase}: stalled at ${stats.count}/${expected}`);
+      return final();
+    }
+    if (Date.now() > giveUpAt) {
+      log(`${phase}: gave up at ${stats.count}/${expected} after --wait`);
+      return final();
+    }
+    await sleep(50);
+  }
+}
+
+/**
+ * Shared buffers (hit or read) the run touched in the relay's two tables and their indexes, per
+ * delivery: Postgres' work, which a loaded machine does not inflate as it does time. The relay's
+ * connections are closed by now (their backends flushed their statistics); the feeder's inserts count.
+ */
+async function buffersPerDelivery(
+  dataSource: import('typeorm').DataSource,
+  schema: string,
+  delivered: number,
+): Promise<Record<string, { heap: number; index: number }>> {
+  const rows: Array<{ relname: string; heap: string; idx: string }> = await dataSource.query(
+    `SELECT relname, heap_blks_hit + heap_blks_read AS heap, coalesce(idx_blks_hit + idx_blks_read, 0) AS idx
+     FROM pg_statio_user_tables WHERE schemaname = $1 AND relname IN ('outbox_events', 'webhook_deliveries')`,
+    [schema],
+  );
+  const per = (value: string) => round(Number(value) / Math.max(delivered, 1), 1);
+  return Object.fromEntries(rows.map((row) => [row.relname, { heap: per(row.heap), index: per(row.idx) }]));
+}
+
+export async function orchestrate(): Promise<void> {
+  const { openDatabase, InstanceRepository, OutboxRepository, WebhookRepository } = await import('@gw/persistence');
+  const { generateWebhookSecret } = await import('@gw/relay');
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 4 });
+  const children: ChildProcess[] = [];
+  try {
+    const receiver = spawnRole('receiver');
+    children.push(receiver);
+    const { url, exchange } = await nextMessage<{ url: string; exchange?: string }>(receiver, (message) => typeof message.url === 'string');
+
+    const instanceIds: string[] = [];
+    for (let n = 0; n < INSTANCES; n++) {
+      const id = `wb${randomBytes(6).toString('hex')}`;
+      await new InstanceRepository(dataSource).create({ id, token: `tok-${id}`, name: `bench-${n}` });
+      await new WebhookRepository(dataSource).insert(
+        `w${randomBytes(6).toString('hex')}`,
+        id,
+        {
+          url,
+          enabled: true,
+          events: [],
+          excludeMessages: [],
+          addUrlEvents: false,
+          addUrlTypesMessages: false,
+          includeToken: false,
+          ...(SINK === 'rabbitmq' ? { kind: 'rabbitmq' as const, options: { exchange, routingKey: '{instance}.{event}' } } : {}),
+        },
+        generateWebhookSecret(),
+      );
+      instanceIds.push(id);
+    }
+
+    const relay = spawnRole('relay', ['--schema', schema]);
+    children.push(relay);
+    const { settings } = await nextMessage<{ settings: Record<string, number> }>(relay, (message) => message.ready === true);
+    log(`relay up: ${JSON.stringify(settings)}; receiver ${url}; schema ${schema}`);
+
+    /** One transaction per tick (the events of every instance due by then), then one notice. */
+    let insertMsTotal = 0;
+    let insertTx = 0;
+    const feed = async (phase: Phase, from: number, to: number) => {
+      const createdAt = Date.now();
+      const byInstance = new Map<number, Array<{ eventType: string; chatId: string; payload: Record<string, unknown> }>>();
+      for (let seq = from; seq < to; seq++) {
+        const event = eventFor(phase, seq, createdAt);
+        let list = byInstance.get(event.instance);
+        if (!list) byInstance.set(event.instance, (list = []));
+        list.push({ eventType: 'messages', chatId: event.chat, payload: event.payload as unknown as Record<string, unknown> });
+      }
+      const started = Date.now();
+      await dataSource.transaction(async (manager) => {
+        for (const [instance, events] of byInstance) await OutboxRepository.insertWithin(manager, instanceIds[instance], events);
+      });
+      insertMsTotal += Date.now() - started;
+      insertTx++;
+      for (const instance of byInstance.keys()) relay.send({ wake: instanceIds[instance] });
+    };
+
+    // 1. steady rate through the relay
+    log(`relay: ${RATE} events/s for ${SECONDS} s`);
+    const steadyStarted = Date.now();
+    const progress = setInterval(
+      () =>
+        void ask<{ stats: PhaseStats }>(receiver, { cmd: 'stats', phase: 'relay-steady', countOnly: true }).then(({ stats }) =>
+          log(`relay-steady: ${stats.count} delivered after ${round((Date.now() - steadyStarted) / 1000, 1)} s`),
+        ),
+      5_000,
+    );
+    await paced(RATE, SECONDS, (from, to) => feed('relay-steady', from, to));
+    clearInterval(progress);
+    const feedSeconds = (Date.now() - steadyStarted) / 1000;
+    const steadyTotal = Math.round(RATE * SECONDS);
+    const relaySteady = await waitForDelivery(receiver, 'relay-steady', steadyTotal);
+    log(`relay-steady: ${relaySteady.count}/${steadyTotal}, p50 ${relaySteady.p50Ms} ms, p99 ${relaySteady.p99Ms} ms`);
+    const steadyInsertMs = insertTx ? insertMsTotal / insertTx : 0;
+
+    // 2. a burst through the relay, fed as fast as the outbox takes it
+    await sleep(1_000);
+    log(`relay: burst of ${BURST}`);
+    await ask(relay, { cmd: 'mark' });
+    const burstStarted = Date.now();
+    for (let from = 0; from < BURST; from += 1_000) await feed('relay-burst', from, Math.min(BURST, from + 1_000));
+    const burstFedSeconds = (Date.now() - burstStarted) / 1000;
+    const relayBurst = await waitForDelivery(receiver, 'relay-burst', BURST);
+    const relayBurstSeconds = (relayBurst.lastAt - burstStarted) / 1000;
+    log(`relay-burst: ${relayBurst.count}/${BURST} in ${relayBurstSeconds} s (fed in ${burstFedSeconds} s)`);
+    const {
+      deliveries,
+      queries,
+      cold,
+      inFlight: relayInFlight,
+      cpuMs: relayCpuMs,
+    } = await ask<{
+      deliveries: Record<string, number>;
+      queries: Record<string, { count: number; ms: number; empty: number }>;
+      cold: ColdStats;
+      inFlight: InFlightStats;
+      cpuMs: number;
+    }>(relay, { cmd: 'stop' });
+    const deliveredRows = deliveries.delivered ?? 0;
+    const statements = Object.values(queries).reduce((sum, entry) => sum + entry.count, 0);
+
+    // 3. the bare client, same bodies, same receiver, same concurrency
+    const bare = spawnRole('bare', ['--url', url, ...(exchange ? ['--exchange', exchange] : [])]);
+    children.push(bare);
+    await nextMessage(bare, (message) => message.ready === true);
+    log(`bare: ${RATE} events/s for ${SECONDS} s`);
+    await ask(bare, { cmd: 'steady' });
+    const bareSteady = await waitForDelivery(receiver, 'bare-steady', steadyTotal);
+    log(`bare-steady: p50 ${bareSteady.p50Ms} ms, p99 ${bareSteady.p99Ms} ms`);
+    await sleep(1_000);
+    log(`bare: burst of ${BURST}`);
+    const bareBurstStarted = Date.now();
+    await ask(bare, { cmd: 'burst' });
+    const bareBurst = await waitForDelivery(receiver, 'bare-burst', BURST);
+    const bareBurstSeconds = (bareBurst.lastAt - bareBurstStarted) / 1000;
+    const { cpuMs: bareCpuMs, inFlight: bareInFlight } = await ask<{ cpuMs: number; inFlight: InFlightStats | null }>(bare, { cmd: 'stop' });
+
+    const relayPerSecond = relayBurst.count / Math.max(relayBurstSeconds, 0.001);
+    const barePerSecond = bareBurst.count / Math.max(bareBurstSeconds, 0.001);
+    process.stdout.write(
+      `${JSON.stringify({
+        bench: 'webhooks',
+        sink: SINK,
+        seconds: SECONDS,
+        rate: RATE,
+        burstEvents: BURST,
+        instances: INSTANCES,
+        chatsPerInstance: CHATS,
+        lanes: INSTANCES * CHATS,
+        relaySettings: settings,
+        steady: {
+          events: steadyTotal,
+          feedSeconds: round(feedSeconds, 2),
+          outboxInsertMsPerTick: round(steadyInsertMs, 2),
+          relay: {
+            delivered: relaySteady.count,
+            deliveriesPerSecond: round(relaySteady.count / Math.max((relaySteady.lastAt - steadyStarted) / 1000, 0.001)),
+            p50Ms: relaySteady.p50Ms,
+            p99Ms: relaySteady.p99Ms,
+            coldStartP99Ms: relaySteady.coldStartP99Ms,
+            maxMs: relaySteady.maxMs,
+            p99MsByHalfSecond: relaySteady.p99MsByHalfSecond,
+            duplicates: relaySteady.duplicates,
+            outOfOrder: relaySteady.outOfOrder,
+          },
+          bare: {
+            delivered: bareSteady.count,
+            p50Ms: bareSteady.p50Ms,
+            p99Ms: bareSteady.p99Ms,
+            coldStartP99Ms: bareSteady.coldStartP99Ms,
+            maxMs: bareSteady.maxMs,
+          },
+        },
+        burst: {
+          events: BURST,
+          relay: {
+            delivered: relayBurst.count,
+            fedSeconds: round(burstFedSeconds, 2),
+            seconds: round(relayBurstSeconds, 2),
+            deliveriesPerSecond: round(relayPerSecond),
+            p50Ms: relayBurst.p50Ms,
+            p99Ms: relayBurst.p99Ms,
+            duplicates: relayBurst.duplicates,
+            outOfOrder: relayBurst.outOfOrder,
+          },
+          bare: {
+            delivered: bareBurst.count,
+            seconds: round(bareBurstSeconds, 2),
+            deliveriesPerSecond: round(barePerSecond),
+            p50Ms: bareBurst.p50Ms,
+            p99Ms: bareBurst.p99Ms,
+          },
+          relayVsBare: round(relayPerSecond / Math.max(barePerSecond, 0.001), 3),
+          // Requests in flight from the first request to the last answer (mean, share of the time at the limit).
+          inFlight: { limit: settings.maxInFlightPerReceiver, relay: relayInFlight, bare: bareInFlight },
+        },
+        deliveryRows: deliveries,
+        cpuMsPerThousandDeliveries: {
+          relay: round((relayCpuMs * 1000) / Math.max(deliveredRows, 1), 1),
+          bare: round((bareCpuMs * 1000) / Math.max(steadyTotal + BURST, 1), 1),
+        },
+        relaySql: { statements, perDelivery: round(statements / Math.max(deliveredRows, 1), 3), byKind: queries },
+        relayCold: cold,
+        relayDbBuffersPerDelivery: await buffersPerDelivery(dataSource, schema, deliveredRows),
+        loadAverage: loadavg().map((value) => round(value, 2)),
+        goals: { burstVsBare: 0.6, p99MsAtRate: 50 },
+        met: {
+          burstVsBare: relayPerSecond >= 0.6 * barePerSecond,
+          p99: relaySteady.p99Ms !== null && relaySteady.p99Ms <= 50 && relaySteady.count === steadyTotal,
+        },
+      })}\n`,
+    );
+  } finally {
+    for (const child of children) if (child.connected) child.disconnect();
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill();
+    await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
+    await dataSource.destroy();
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * The bench's clients of the cluster: Postgres through HAProxy (its own reads wait out a failover), the API
+ * over two gateways behind a client-side balancer, and the webhook receiver the relays deliver to.
+ */
+import { createServer, type Server } from 'node:http';
+import { sleep } from './options';
+
+type Query = <T>(sql: string, parameters?: unknown[]) => Promise<T[]>;
+
+export async function openQuery(url: string): Promise<{ query: Query; close(): Promise<void> }> {
+  const { Pool } = await import('pg');
+  const pool = new Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 3_000 });
+  pool.on('error', () => undefined);
+  const query: Query = async <T>(sql: string, parameters?: unknown[]) => {
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      try {
+        return (await pool.query(sql, parameters)).rows as T[];
+      } catch (error) {
+        if (Date.now() > deadline || (error as { code?: string }).code?.match(/^(42|22|23)/)) throw error;
+        await sleep(500);
+      }
+    }
+  };
+  return { query, close: () => pool.end() };
+}
+
+interface Answer {
+  status: number;
+  body: { error?: unknown; status?: unknown } | undefined;
+  /** Answered by the other gateway after this one refused the connection. */
+  rerouted: boolean;
+}
+
+export function apiClient(gateways: string[]) {
+  let next = 0;
+  return async (method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> => {
+    const { request } = await import('undici');
+    const first = next++ % gateways.length;
+    let rerouted = false;
+    for (let attempt = 0; attempt < gateways.length * 3; attempt++) {
+      const base = gateways[(first + attempt) % gateways.length];
+      try {
+        // One connection per request (reset): a gateway that stops accepting refuses the next one
+        // outright, never a request written into a keep-alive socket it is closing.
+        const response = await request(`${base}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json', ...headers },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          reset: true,
+          headersTimeout: 90_000,
+          bodyTimeout: 90_000,
+        });
+        const text = await response.body.text();
+        let parsed: Answer['body'];
+        try {
+          parsed = JSON.parse(text) as Answer['body'];
+        } catch {
+          parsed = { error: text.slice(0, 160) };
+        }
+        return { status: response.statusCode, body: parsed, rerouted };
+      } catch (error) {
+        const code = (error as { code?: string }).code;
+        if (code === 'ECONNREFUSED') {
+          rerouted = true;
+          if (attempt >= gateways.length - 1) await sleep(200);
+          continue;
+        }
+        return { status: 0, body: { error: `${code ?? ''} ${(error as Error).message}`.trim().slice(0, 160) }, rerouted };
+      }
+    }
+    return { status: 0, body: { error: 'every gateway refused the connection' }, rerouted };
+  };
+}
+
+export async function webhookReceiver(): Promise<{ url: string; counts: Map<string, number>; server: Server }> {
+  const counts = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      for (const marker of new Set(text.match(/chaos \S+ \S+ inbound \d+-[a-z0-9]+/g) ?? [])) counts.set(marker, (counts.get(marker) ?? 0) + 1);
+      res.writeHead(200).end('{}');
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, counts, server };
+}

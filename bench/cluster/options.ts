@@ -1,0 +1,35 @@
+/** bench/cluster's flags, faults and small helpers (main.ts's header lists the flags). */
+import { resolve } from 'node:path';
+
+type FaultName = 'nats' | 'pg' | 'rolling' | 'worker';
+
+export const args = new Map<string, string>();
+for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
+export const INSTANCES = Number(args.get('instances') ?? 200);
+export const INTERVAL_MS = Number(args.get('interval') ?? 1_000);
+export const SETTLE_MS = Number(args.get('settle') ?? 60_000);
+export const FAULTS = (args.get('faults') ?? 'nats,pg,rolling,worker').split(',') as FaultName[];
+export const REPO = resolve(__dirname, '../../..');
+export const RUN_DIR = resolve(REPO, args.get('dir') ?? '.cluster-bench');
+export const BASE_PORT = Number(args.get('base-port') ?? 25_000);
+export const DIST = resolve(REPO, args.get('dist') ?? 'dist');
+/** The workers' LEASE_TTL_MS (their default when not given); the gateways then follow a takeover this long plus 10 s. */
+export const LEASE_TTL_MS = args.get('lease-ttl') ? Number(args.get('lease-ttl')) : undefined;
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export const log = (line: string) => process.stderr.write(`[cluster-bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`);
+export const seconds = (ms: number) => Math.round(ms / 10) / 100;
+
+export interface Instance {
+  id: string;
+  token: string;
+  phone: string;
+  peer: string;
+}
+
+/** A percentile of values in ms, in seconds (null when none). */
+export function percentileS(values: number[], p: number): number | null {
+  const sorted = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return null;
+  return seconds(sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]);
+}

@@ -1,0 +1,79 @@
+/** The traffic both ways during a fault, and each instance's recovery from it. */
+import type { ChaosInbound, ChaosSend } from '@gw/testing';
+import { simControl } from '../support/sim-clients';
+import { apiClient } from './clients';
+import { type Instance, INTERVAL_MS, sleep } from './options';
+
+let textSeq = 0;
+const uniqueText = (phase: string, instance: string, kind: string) =>
+  `chaos ${phase} ${instance} ${kind} ${++textSeq}-${Math.random().toString(36).slice(2, 8)}`;
+
+interface Traffic {
+  sends: ChaosSend[];
+  inbound: ChaosInbound[];
+  rerouted: number;
+  stop(): Promise<void>;
+}
+
+export function startTraffic(phase: string, instances: Instance[], api: ReturnType<typeof apiClient>, sim: { controlUrl: string }): Traffic {
+  const traffic: Traffic = { sends: [], inbound: [], rerouted: 0, stop: async () => undefined };
+  let running = true;
+  const record = async (instance: Instance, kind: 'sync' | 'async', text: string) => {
+    const startedAt = Date.now();
+    const answer = await api('POST', '/send/text', { token: instance.token }, { number: instance.peer, text, ...(kind === 'async' ? { async: true } : {}) });
+    if (answer.rerouted) traffic.rerouted++;
+    traffic.sends.push({
+      mode: phase,
+      instance: instance.id,
+      kind,
+      to: instance.peer,
+      newChat: false,
+      text,
+      status: answer.status,
+      startedAt,
+      endedAt: Date.now(),
+      ...(answer.status === 200 ? {} : { error: String(answer.body?.error ?? JSON.stringify(answer.body)).slice(0, 160) }),
+    });
+  };
+  const loop = async (instance: Instance, offset: number) => {
+    await sleep(offset);
+    while (running) {
+      const started = Date.now();
+      const inboundText = uniqueText(phase, instance.id, 'inbound');
+      const inbound = simControl<{ id: string }>(sim, 'POST', `/sim/accounts/${instance.peer}/send`, { to: instance.phone, text: inboundText }).then(
+        ({ id }) => traffic.inbound.push({ mode: phase, instance: instance.id, from: instance.peer, text: inboundText, id }),
+        (error: unknown) => traffic.inbound.push({ mode: phase, instance: instance.id, from: instance.peer, text: inboundText, error: String(error) }),
+      );
+      const asyncSend = record(instance, 'async', uniqueText(phase, instance.id, 'async'));
+      await record(instance, 'sync', uniqueText(phase, instance.id, 'sync'));
+      await Promise.all([inbound, asyncSend]);
+      await sleep(Math.max(0, INTERVAL_MS - (Date.now() - started)));
+    }
+  };
+  // Spread over the interval, so the rounds do not all start together.
+  const loops = instances.map((instance, i) => loop(instance, (i * INTERVAL_MS) / instances.length));
+  traffic.stop = async () => {
+    running = false;
+    await Promise.all(loops);
+  };
+  return traffic;
+}
+
+/** Per instance: ms from `from(instance)` to the end of its first sync send started after it that answered 200 (NaN: none). */
+export function recoveries(traffic: Traffic, instances: string[], from: (instance: string) => number): number[] {
+  return instances.map((instance) => {
+    const since = from(instance);
+    const first = traffic.sends
+      .filter((s) => s.instance === instance && s.kind === 'sync' && s.status === 200 && s.startedAt >= since)
+      .sort((a, b) => a.endedAt - b.endedAt)[0];
+    return first ? first.endedAt - since : NaN;
+  });
+}
+
+export async function waitRecovered(traffic: Traffic, instances: string[], from: (instance: string) => number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (recoveries(traffic, instances, from).every((ms) => !Number.isNaN(ms))) return;
+    await sleep(250);
+  }
+}

@@ -29,7 +29,7 @@ export type { DeliveryLogFilter, DeliveryLogRow, DeliveryOutcome, ReplayRequest,
 export { MessageRepository } from './repositories/message.repository';
 export type { UnackedMessage } from './repositories/message.repository';
 export { STATUS_RANK, toMessageRow } from './repositories/message-row';
-export type { CallPeer, MessageQuery, MessageRow, NewMessage, StatusChange } from './repositories/message-row';
+export type { CallPeer, MessageQuery, MessageRow, NewMessage, RecordRow, StatusChange } from './repositories/message-row';
 export { OutboundLedgerRepository } from './repositories/outbound-ledger.repository';
 export type { Reserved } from './repositories/outbound-ledger.repository';
 export { ChatRepository } from './repositories/chat.repository';

@@ -1,8 +1,9 @@
 import type { MessageRecord } from '@gw/contracts';
-import type { MessageRow } from '../repositories/message-row';
+import type { RecordRow } from '../repositories/message-row';
 
 /** The API's Message record (spec "Message record"; extra fields as the real captures carry them). */
-export function toMessageRecord(row: MessageRow, owner: string): MessageRecord {
+// A RecordRow: the record never carries the raw WAMessage (a full MessageRow is one too).
+export function toMessageRecord(row: RecordRow, owner: string): MessageRecord {
   return {
     id: row.id,
     messageid: row.messageId,

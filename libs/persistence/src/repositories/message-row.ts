@@ -57,6 +57,13 @@ export interface CallPeer {
 
 export type NewMessage = Omit<MessageRow, 'createdAt' | 'updatedAt'>;
 
+/**
+ * A message row without its raw WAMessage: what a send's answer (the Message record) is made of. The
+ * send path's status writes return this, not `*`: the raw copy was most of the bytes each send's
+ * settle statement sent back and the worker parsed, and nothing on that path reads it (bench/send).
+ */
+export type RecordRow = Omit<MessageRow, 'raw'>;
+
 /** Status order: a receipt may arrive twice or late; a message never moves backwards. */
 export const STATUS_RANK: Record<string, number> = { Queued: 0, Pending: 1, Sent: 2, Delivered: 3, Read: 4, Played: 5 };
 
@@ -103,15 +110,31 @@ const JSON_COLUMNS = new Set(['content', 'send_payload', 'call_peer', 'ai_metada
 
 export type Raw = Record<string, unknown>;
 
+const RECORD_COLUMNS = COLUMNS.filter(([, column]) => column !== 'raw');
+
+/** The columns of a RecordRow (every column toMessageRow reads but `raw`), qualified by `table`. */
+export function recordColumnsSql(table: string): string {
+  return [...RECORD_COLUMNS.map(([, column]) => column), 'created_at', 'updated_at'].map((column) => `${table}.${column}`).join(', ');
+}
+
+/** A RecordRow from a statement that selected recordColumnsSql(). */
+export function toRecordRow(raw: Raw): RecordRow {
+  return fill(raw, RECORD_COLUMNS) as unknown as RecordRow;
+}
+
 export function toMessageRow(raw: Raw): MessageRow {
+  return fill(raw, COLUMNS) as unknown as MessageRow;
+}
+
+function fill(raw: Raw, columns: ReadonlyArray<[keyof NewMessage, string]>): Record<string, unknown> {
   const row: Record<string, unknown> = {};
-  for (const [field, column] of COLUMNS) row[field] = raw[column];
+  for (const [field, column] of columns) row[field] = raw[column];
   row.messageTimestamp = Number(raw.message_timestamp);
   row.callPeer = (raw.call_peer as CallPeer | undefined) ?? null;
   row.aiMetadata = (raw.ai_metadata as Record<string, unknown> | undefined) ?? null;
   row.createdAt = raw.created_at;
   row.updatedAt = raw.updated_at;
-  return row as unknown as MessageRow;
+  return row;
 }
 
 export interface MessageQuery {

@@ -9,12 +9,13 @@ import {
   messageDocument,
   RANK_SQL,
   REFRESH_SQL,
+  recordColumnsSql,
   RELAYABLE_SQL,
   STATUS_RANK,
-  toMessageRow,
-  type MessageRow,
+  toRecordRow,
   type NewMessage,
   type Raw,
+  type RecordRow,
 } from './message-row';
 
 /** Runs SQL: a DataSource, or an EntityManager inside a transaction. */
@@ -128,7 +129,7 @@ export class OutboundLedgerRepository {
   static async settleMany(
     db: Queryable,
     items: ReadonlyArray<{ lease: Lease; messageId: string; outcome: { status: 'Sent' } | { status: 'Failed'; error: string } }>,
-  ): Promise<Array<{ held: boolean; row: MessageRow | null }>> {
+  ): Promise<Array<{ held: boolean; row: RecordRow | null }>> {
     const rows: Raw[] = await db.query(
       `${PREPARED} WITH ${LeaseRepository.fenceManyCte()},
        input AS (SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS u(instance_id, message_id, status, error)),
@@ -138,7 +139,7 @@ export class OutboundLedgerRepository {
          WHERE messages.instance_id = input.instance_id AND messages.message_id = input.message_id
            AND input.instance_id IN (SELECT instance_id FROM lease) AND ${FINAL_SQL}
            AND CASE WHEN input.status = 'Sent' THEN ${RANK_SQL} < ${STATUS_RANK.Sent} ELSE ${RANK_SQL} <= ${STATUS_RANK.Sent} END
-         RETURNING messages.*)
+         RETURNING ${recordColumnsSql('messages')})
        ${selectWithHeldInstances('changed')}`,
       [
         ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
@@ -150,16 +151,16 @@ export class OutboundLedgerRepository {
     );
     const held = heldInstances(rows);
     const key = (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`;
-    const byKey = new Map(rows.filter((raw) => raw.message_id).map((raw) => [key(String(raw.instance_id), String(raw.message_id)), toMessageRow(raw)]));
+    const byKey = new Map(rows.filter((raw) => raw.message_id).map((raw) => [key(String(raw.instance_id), String(raw.message_id)), toRecordRow(raw)]));
     // Unchanged (further along already): read in a statement of its own, whose snapshot sees the write
     // this one may have waited for (see settle()).
     const unchanged = items.filter((item) => held.has(item.lease.instanceId) && !byKey.has(key(item.lease.instanceId, item.messageId)));
     if (unchanged.length) {
       const current: Raw[] = await db.query(
-        `SELECT m.* FROM messages m JOIN unnest($1::text[], $2::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id`,
+        `SELECT ${recordColumnsSql('m')} FROM messages m JOIN unnest($1::text[], $2::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id`,
         [unchanged.map((item) => item.lease.instanceId), unchanged.map((item) => item.messageId)],
       );
-      for (const raw of current) byKey.set(key(String(raw.instance_id), String(raw.message_id)), toMessageRow(raw));
+      for (const raw of current) byKey.set(key(String(raw.instance_id), String(raw.message_id)), toRecordRow(raw));
     }
     return items.map((item) => ({ held: held.has(item.lease.instanceId), row: byKey.get(key(item.lease.instanceId, item.messageId)) ?? null }));
   }
@@ -220,7 +221,7 @@ export class OutboundLedgerRepository {
     lease: Lease,
     messageId: string,
     outcome: { status: 'Sent' } | { status: 'Failed'; error: string },
-  ): Promise<{ held: boolean; row: MessageRow | null }> {
+  ): Promise<{ held: boolean; row: RecordRow | null }> {
     const change =
       outcome.status === 'Sent'
         ? `SET status = 'Sent', updated_at = now() WHERE ${RANK_SQL} < ${STATUS_RANK.Sent} AND ${FINAL_SQL}`
@@ -229,17 +230,20 @@ export class OutboundLedgerRepository {
       `WITH ${LeaseRepository.fenceCte(1)},
        changed AS (
          UPDATE messages ${change} AND instance_id = $1 AND message_id = $4 AND EXISTS (SELECT 1 FROM lease)
-         RETURNING *)
+         RETURNING ${recordColumnsSql('messages')})
        SELECT held.held, changed.* FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN changed ON true`,
       [...LeaseRepository.fenceParams(lease), messageId, ...(outcome.status === 'Failed' ? [outcome.error] : [])],
     );
     const first = rows[0];
-    if (!first?.held || first.message_id) return { held: Boolean(first?.held), row: first?.message_id ? toMessageRow(first) : null };
+    if (!first?.held || first.message_id) return { held: Boolean(first?.held), row: first?.message_id ? toRecordRow(first) : null };
     // Nothing changed: the row is further along already. Read it in a statement of its own: this
     // statement's snapshot predates a write it may have waited for (a receipt), and would show the row
     // as it was before that.
-    const current: Raw[] = await db.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2`, [lease.instanceId, messageId]);
-    return { held: true, row: current.length ? toMessageRow(current[0]) : null };
+    const current: Raw[] = await db.query(`SELECT ${recordColumnsSql('messages')} FROM messages WHERE instance_id = $1 AND message_id = $2`, [
+      lease.instanceId,
+      messageId,
+    ]);
+    return { held: true, row: current.length ? toRecordRow(current[0]) : null };
   }
 
   /** The server acked messages we sent: Sent, if nothing further along was recorded. */

@@ -1,5 +1,5 @@
 import { ErrorCode, RpcError, type SendRequest } from '@gw/contracts';
-import { type ChatRepository, databaseUnavailable, type MessageRow, type SendLimitRepository } from '@gw/persistence';
+import { type ChatRepository, databaseUnavailable, type RecordRow, type SendLimitRepository } from '@gw/persistence';
 import { type Logger, metrics, type SendOutcome } from '@gw/platform';
 import { proto, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
@@ -72,7 +72,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
    * An accepted send ends Failed: the status with its reason and its `messages_update` event, written
    * together (issue 34: every Failed send is announced, whichever path failed it, and once).
    */
-  const fail = async (session: Session, request: SendRequest, owner: string, error: string): Promise<MessageRow> => {
+  const fail = async (session: Session, request: SendRequest, owner: string, error: string): Promise<RecordRow> => {
     if (!inbound) return ledger.result(session.lease, request, { status: 'Failed', error });
     const who = { instanceName: session.instance.name, owner: session.instance.owner || owner };
     const row = await inbound.failSend(session.lease, { messageId: request.messageId, chat: chatParty(request.chatJid), error, who });
@@ -220,7 +220,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
       }
       break;
     }
-    let row: MessageRow;
+    let row: RecordRow;
     if (typeof outcome === 'string') {
       // No ack yet: the unacked sweep resends it later from its stored copy (the socket that closed
       // may have dropped the copy Baileys announces, so the send keeps its own).
@@ -259,7 +259,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
    * the inbound store does, ADR 0034) while the session lives, up to SENT_WRITE_WAIT_MS. Anything else
    * (fencing, a statement that fails for a reason of its own) fails at once, as before.
    */
-  async function writeSent(session: Session, request: SendRequest): Promise<MessageRow> {
+  async function writeSent(session: Session, request: SendRequest): Promise<RecordRow> {
     const deadline = Date.now() + SENT_WRITE_WAIT_MS;
     for (let attempt = 1; ; attempt++) {
       try {

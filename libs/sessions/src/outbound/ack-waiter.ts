@@ -11,6 +11,40 @@ import { refusalText } from './refusal';
  */
 export type AckOutcome = 'timeout' | 'closed' | { error: string | null; code?: string };
 
+type Finish = (value: AckOutcome) => void;
+
+/**
+ * The waits in progress on one socket, by message id. One ack listener, one close listener and one
+ * connection listener per socket, added with its first wait and kept while it lives, instead of three
+ * added and removed on every send (each removal a walk of the socket's listeners; bench/send, issue #38).
+ */
+const waitsBySocket = new WeakMap<WASocket, Map<string, Set<Finish>>>();
+
+function waitsOf(socket: WASocket): Map<string, Set<Finish>> {
+  let waits = waitsBySocket.get(socket);
+  if (waits) return waits;
+  const byId = new Map<string, Set<Finish>>();
+  waits = byId;
+  waitsBySocket.set(socket, byId);
+  // A copy: each finish removes itself from the set (and the set from the map) as it runs.
+  const finishAll = (value: AckOutcome) => {
+    for (const finishes of [...byId.values()]) for (const finish of [...finishes]) finish(value);
+  };
+  socket.ws.on('CB:ack,class:message', (node: BinaryNode) => {
+    const finishes = byId.get(node.attrs.id);
+    if (!finishes) return;
+    const error = node.attrs.error;
+    const value: AckOutcome = error ? { error: refusalText(error), code: error } : { error: null };
+    for (const finish of [...finishes]) finish(value);
+  });
+  // Baileys' end() drops the websocket's own close listeners before closing it, then says so on `ev`.
+  socket.ws.on('close', () => finishAll('closed'));
+  socket.ev.on('connection.update', (update: { connection?: string }) => {
+    if (update.connection === 'close') finishAll('closed');
+  });
+  return waits;
+}
+
 /**
  * The server's `<ack class="message" id=…>` for one message: error attribute → Failed. With tracing on,
  * a `whatsapp send` span (a child of the send op's) runs from here, just before the message is relayed,
@@ -19,20 +53,10 @@ export type AckOutcome = 'timeout' | 'closed' | { error: string | null; code?: s
 export function waitForAck(socket: WASocket, messageId: string, timeoutMs: number): { result: Promise<AckOutcome>; cancel(): void } {
   const ws = socket.ws;
   const span = startSpan('session-worker', 'whatsapp send', { kind: SpanKind.CLIENT, attributes: { 'wa.message.id': messageId } });
-  let finish: (value: AckOutcome) => void = () => undefined;
-  const result = new Promise<AckOutcome>((resolve) => (finish = resolve));
+  let resolve: (value: AckOutcome) => void = () => undefined;
+  const result = new Promise<AckOutcome>((settle) => (resolve = settle));
   let finished = false;
-  const listener = (node: BinaryNode) => {
-    if (node.attrs.id !== messageId) return;
-    const error = node.attrs.error;
-    done(error ? { error: refusalText(error), code: error } : { error: null });
-  };
-  // Baileys' end() drops the websocket's own close listeners before closing it, then says so on `ev`.
-  const onClose = () => done('closed');
-  const onUpdate = (update: { connection?: string }) => {
-    if (update.connection === 'close') done('closed');
-  };
-  const timer = setTimeout(() => done('timeout'), timeoutMs);
+  const waits = waitsOf(socket);
   const done = (value: AckOutcome, ended: string = typeof value === 'string' ? value : value.error ? 'refused' : 'acked') => {
     if (finished) return;
     finished = true;
@@ -42,18 +66,22 @@ export function waitForAck(socket: WASocket, messageId: string, timeoutMs: numbe
       span.end();
     }
     clearTimeout(timer);
-    ws.off('CB:ack,class:message', listener);
-    ws.off('close', onClose);
-    socket.ev.off('connection.update', onUpdate);
+    const finishes = waits.get(messageId);
+    if (finishes) {
+      finishes.delete(finish);
+      if (!finishes.size) waits.delete(messageId);
+    }
     // Given up: a late ack is the inbound handler's to record. (An ack received stays ours until
     // the send has written its result; the send then releases the id.)
     if (typeof value === 'string') AwaitedAcks.delete(socket, messageId);
-    finish(value);
+    resolve(value);
   };
+  const finish: Finish = (value) => done(value);
+  const timer = setTimeout(() => done('timeout'), timeoutMs);
   AwaitedAcks.add(socket, messageId);
-  ws.on('CB:ack,class:message', listener);
-  ws.on('close', onClose);
-  socket.ev.on('connection.update', onUpdate);
+  const finishes = waits.get(messageId);
+  if (finishes) finishes.add(finish);
+  else waits.set(messageId, new Set([finish]));
   if (ws.isClosed || ws.isClosing) done('closed');
   // Cancelled: the relay itself failed (the span says so; the caller handles the error).
   return { result, cancel: () => done('timeout', 'not relayed') };

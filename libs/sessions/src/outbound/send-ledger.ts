@@ -8,6 +8,7 @@ import {
   type MessageRepository,
   type MessageRow,
   type NewMessage,
+  type RecordRow,
   type Reserved,
 } from '@gw/persistence';
 import type { MessageRecord, SendRequest } from '@gw/contracts';
@@ -16,7 +17,7 @@ import { serialiseMessage } from '../messaging/raw-message';
 import type { DataSource } from 'typeorm';
 
 type Outcome = { status: 'Sent' } | { status: 'Failed'; error: string };
-type Held = { held: boolean; row: MessageRow | null };
+type Held = { held: boolean; row: RecordRow | null };
 type ReserveItem = { lease: Lease; message: NewMessage; relay: boolean };
 type SettleItem = { lease: Lease; messageId: string; outcome: Outcome };
 
@@ -108,7 +109,7 @@ export class SendLedger {
   }
 
   /** The server acked (Sent) or refused (Failed with `error`); a message already further along stays. */
-  async result(lease: Lease, request: SendRequest, outcome: Outcome): Promise<MessageRow> {
+  async result(lease: Lease, request: SendRequest, outcome: Outcome): Promise<RecordRow> {
     const { held, row } = await this.results.write({ lease, messageId: request.messageId, outcome });
     if (!held) throw new FencedOutError(lease.instanceId);
     if (!row) throw new Error(`message ${request.messageId} is not stored`);
@@ -126,7 +127,7 @@ export class SendLedger {
     return this.messages.lastReceivedKeys(instanceId, chatJid, limit);
   }
 
-  static record(row: MessageRow, owner: string): MessageRecord {
+  static record(row: RecordRow, owner: string): MessageRecord {
     return toMessageRecord(row, owner);
   }
 }

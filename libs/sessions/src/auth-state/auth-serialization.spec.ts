@@ -1,4 +1,4 @@
-import { initAuthCreds } from '../baileys';
+import { BufferJSON, initAuthCreds } from '../baileys';
 import { deserializeCreds, deserializeKey, serializeAuthValue } from './auth-serialization';
 
 /** Every Buffer reachable from a parsed value. */
@@ -9,6 +9,22 @@ function buffersOf(value: unknown, found: Buffer[] = []): Buffer[] {
 }
 
 describe('auth serialization', () => {
+  it("should write every value as Baileys' BufferJSON.replacer does, with bytes in it or not", () => {
+    const session = { abc: { _sessions: { key: { currentRatchet: { rootKey: 'cm9vdA==', previousCounter: 3 }, indexInfo: { closed: -1 } } }, version: 'v1' } };
+    const values: unknown[] = [
+      session,
+      initAuthCreds(),
+      { private: Buffer.from('a'), public: new Uint8Array([1, 2, 3]) },
+      { nested: [{ type: 'Buffer', data: [1, 2] }, 'x', 1, null, true] },
+      { when: new Date(0), list: [1, 'two', { three: 3 }] },
+      Buffer.from('bytes'),
+      'text',
+      7,
+      null,
+    ];
+    for (const value of values) expect(serializeAuthValue(value)).toBe(JSON.stringify(value, BufferJSON.replacer));
+  });
+
   it('should read creds back equal, their Buffers in one allocation of exactly their bytes (no slab of the shared pool)', () => {
     const creds = initAuthCreds();
     const read = deserializeCreds(serializeAuthValue(creds));

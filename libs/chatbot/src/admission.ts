@@ -6,8 +6,8 @@ import {
   type ChatbotRoundRow,
   type OutboxRow,
   type RoundContext,
+  type Tx,
 } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
 import { agentOf, triggerOf, type Stored, type TriggerSettings } from './records';
 
 /** Message types that are no new turn of the contact: reactions, edits, revokes, poll votes, receipts of calls. */
@@ -116,7 +116,7 @@ export function matchesLead(trigger: Pick<TriggerSettings, 'lead_field' | 'lead_
  *   (within its agent's `contextTimeWindow_hours`), or the active trigger of highest priority whose
  *   words and lead condition match starts one.
  */
-export async function admitEvents(manager: EntityManager, instanceId: string, events: OutboxRow[], options: AdmissionOptions): Promise<AdmissionResult[]> {
+export async function admitEvents(manager: Tx, instanceId: string, events: OutboxRow[], options: AdmissionOptions): Promise<AdmissionResult[]> {
   const messages = events.filter((event) => event.eventType === 'messages');
   // Settings, triggers, agents and functions, and the pause and running conversation of every chat of
   // the batch: one statement per batch (admission changes none of the first), and only once an event
@@ -184,7 +184,7 @@ interface BatchContext {
 }
 
 async function admitOne(
-  manager: EntityManager,
+  manager: Tx,
   context: (chatId: string) => Promise<{ batch: BatchContext | null; chat?: ChatbotChatContext }>,
   event: OutboxRow,
   options: AdmissionOptions,

@@ -28,6 +28,7 @@ import { SendQueueRepository } from './repositories/send-queue.repository';
 import { SessionMoveRepository } from './repositories/session-move.repository';
 import { SettingsRepository } from './repositories/settings.repository';
 import { WebhookRepository } from './repositories/webhook.repository';
+import { UnitOfWork } from './unit-of-work';
 
 /** Every repository: each one is built from the DataSource alone and holds no other state. */
 export const REPOSITORIES = [
@@ -66,7 +67,8 @@ export const REPOSITORIES = [
  * `constructor(private readonly instances: InstanceRepository)`. The embedder opens (and closes) the
  * DataSource and registers this module once; it is global, so every feature module of the process
  * (the gateway's, and the dispatcher's, relay's and session worker's when they run embedded) gets the
- * same instances. The DataSource itself is provided too, for transactions a service spans.
+ * same instances. A service that spans a transaction over several repositories injects `UnitOfWork`
+ * (ADR 0036); the DataSource itself is still provided, for the runtimes that open and close it.
  */
 @Module({})
 export class PersistenceModule {
@@ -77,8 +79,9 @@ export class PersistenceModule {
       providers: [
         { provide: DataSource, useValue: dataSource },
         ...REPOSITORIES.map((repository) => ({ provide: repository, useFactory: (source: DataSource) => new repository(source), inject: [DataSource] })),
+        { provide: UnitOfWork, useFactory: (source: DataSource) => new UnitOfWork(source), inject: [DataSource] },
       ],
-      exports: [DataSource, ...REPOSITORIES],
+      exports: [DataSource, UnitOfWork, ...REPOSITORIES],
     };
   }
 }

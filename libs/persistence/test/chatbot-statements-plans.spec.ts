@@ -1,5 +1,5 @@
 import { genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { ChatbotAdmissionRepository, ChatbotRepository, InstanceRepository } from '@gw/persistence';
+import { ChatbotAdmissionRepository, ChatbotRepository, InstanceRepository, type Tx } from '@gw/persistence';
 import type { DataSource, EntityManager } from 'typeorm';
 
 /**
@@ -19,7 +19,7 @@ describe("the chatbot's prepared statements", () => {
       captured.push([sql, parameters ?? []]);
       return [] as T;
     },
-  } as Pick<EntityManager, 'query'>;
+  } as Pick<EntityManager, 'query'> & Tx;
 
   beforeAll(async () => {
     db = await openTestDatabase();

@@ -1,9 +1,9 @@
-import type { EntityManager } from 'typeorm';
+import type { Tx } from '@gw/persistence';
 import { SenderNames } from '../src/messaging/inbound/sender-names';
 
 describe(SenderNames.name, () => {
-  const group = {} as EntityManager;
-  const later = {} as EntityManager;
+  const group = {} as Tx;
+  const later = {} as Tx;
   const ids = ['5511999990000@s.whatsapp.net', '1234@lid'];
 
   it("covers the same name in the write's own transaction, by either identity, once", () => {

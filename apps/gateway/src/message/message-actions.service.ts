@@ -1,8 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Bus } from '@gw/bus';
 import { messagesUpdatePayload, Subjects, type OutboundContent, type SendReply, type SendRequest } from '@gw/contracts';
-import { MessageRepository, OutboxRepository, type MessageRow } from '@gw/persistence';
-import { DataSource, type EntityManager } from 'typeorm';
+import { MessageRepository, OutboxRepository, UnitOfWork, type MessageRow, type Tx } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
 import { normaliseMessageId } from '../common/message-id';
 import { BUS } from '../runtime/tokens';
@@ -25,7 +24,7 @@ const PIN_EMOJI = '\u{1F4CC}';
 @Injectable()
 export class MessageActionsService {
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly unitOfWork: UnitOfWork,
     private readonly messages: MessageRepository,
     @Inject(BUS) private readonly bus: Bus,
     private readonly sessions: SessionClient,
@@ -61,7 +60,7 @@ export class MessageActionsService {
     // the original shows the new text and names the edit. Written now so the answer and listings
     // agree at once; the worker writes the same when the sent edit comes back as our own message, and
     // emits the one messages_update `Edited` there (for API and phone edits alike).
-    await MessageRepository.applyEditWithin(this.dataSource.manager, instance.id, target.messageId, {
+    await MessageRepository.applyEditWithin(this.unitOfWork.outside, instance.id, target.messageId, {
       text: body.text,
       content: record.content,
       editId: String(record.messageid),
@@ -80,7 +79,7 @@ export class MessageActionsService {
   async remove(instance: RequestInstance, body: DeleteDto): Promise<MessageDeletedResponse> {
     const target = await this.find(instance, body.id);
     await this.relay(instance, target.chatId, { kind: 'delete', targetMessageId: target.messageId }, 'DeleteMessage', body);
-    await this.changeOriginal(instance, target, (manager) => MessageRepository.markDeletedWithin(manager, instance.id, target.messageId), 'Deleted');
+    await this.changeOriginal(instance, target, (tx) => MessageRepository.markDeletedWithin(tx, instance.id, target.messageId), 'Deleted');
     return { timestamp: Date.now(), id: target.id };
   }
 
@@ -103,12 +102,7 @@ export class MessageActionsService {
       if ((error as { code?: string }).code === 'no_session' || (error as { code?: string }).code === 'timeout') throw error;
       throw ApiError.badRequest(`error pinning message: ${(error as Error).message}`);
     }
-    await this.changeOriginal(
-      instance,
-      target,
-      (manager) => MessageRepository.setPinnedWithin(manager, instance.id, target.messageId, pin),
-      pin ? 'Pinned' : 'Unpinned',
-    );
+    await this.changeOriginal(instance, target, (tx) => MessageRepository.setPinnedWithin(tx, instance.id, target.messageId, pin), pin ? 'Pinned' : 'Unpinned');
     return {
       id: `${instance.owner}:${record.messageid}`,
       messageid: record.messageid,
@@ -150,11 +144,11 @@ export class MessageActionsService {
   private async changeOriginal(
     instance: RequestInstance,
     target: MessageRow,
-    change: (manager: EntityManager) => Promise<unknown>,
+    change: (tx: Tx) => Promise<unknown>,
     type: 'Pinned' | 'Unpinned' | 'Deleted' | 'Edited',
   ): Promise<void> {
-    const lastId = await this.dataSource.transaction(async (manager) => {
-      await change(manager);
+    const lastId = await this.unitOfWork.transaction(async (tx) => {
+      await change(tx);
       // The one messages_update builder, as the worker's receipts and revokes use (strings for IsGroup and Timestamp).
       const payload = messagesUpdatePayload({
         messageIds: [target.messageId],
@@ -168,7 +162,7 @@ export class MessageActionsService {
         instanceName: instance.name,
         owner: instance.owner,
       });
-      return OutboxRepository.insertWithin(manager, instance.id, [{ eventType: 'messages_update', chatId: target.chatId, payload }]);
+      return OutboxRepository.insertWithin(tx, instance.id, [{ eventType: 'messages_update', chatId: target.chatId, payload }]);
     });
     if (lastId) this.bus.publish(Subjects.outbox(instance.id), { instanceId: instance.id, lastId });
   }

@@ -1,4 +1,5 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import { managerOf, type Tx } from '../tx';
 
 /** A blocked contact: phone-number JID (the LID while the number is unknown) and its LID. */
 export interface BlockedContact {
@@ -18,7 +19,8 @@ export class BlocklistRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Applies changes; returns those that changed something (blocking a blocked contact does not). */
-  static async applyWithin(manager: EntityManager, instanceId: string, changes: BlockChange[]): Promise<BlockChange[]> {
+  static async applyWithin(tx: Tx, instanceId: string, changes: BlockChange[]): Promise<BlockChange[]> {
+    const manager = managerOf(tx);
     const applied: BlockChange[] = [];
     for (const change of changes) {
       const keys = [change.jid, change.lid].filter(Boolean);
@@ -47,7 +49,8 @@ export class BlocklistRepository {
   }
 
   /** Makes the stored list equal to `current` (the blocklist query's answer); returns the differences. */
-  static async replaceWithin(manager: EntityManager, instanceId: string, current: BlockedContact[]): Promise<BlockChange[]> {
+  static async replaceWithin(tx: Tx, instanceId: string, current: BlockedContact[]): Promise<BlockChange[]> {
+    const manager = managerOf(tx);
     const stored = await BlocklistRepository.listWithin(manager, instanceId);
     return BlocklistRepository.applyWithin(manager, instanceId, BlocklistRepository.differences(stored, current));
   }
@@ -62,7 +65,8 @@ export class BlocklistRepository {
     ];
   }
 
-  static async listWithin(manager: EntityManager, instanceId: string): Promise<BlockedContact[]> {
+  static async listWithin(tx: Tx, instanceId: string): Promise<BlockedContact[]> {
+    const manager = managerOf(tx);
     return manager.query(`SELECT jid, lid FROM blocklist WHERE instance_id = $1 ORDER BY created_at, jid`, [instanceId]);
   }
 

@@ -13,6 +13,7 @@ import {
   type ChatTotals,
   type Raw,
 } from './chat-row';
+import { managerOf, type Tx } from '../tx';
 
 /**
  * Chats. A user conversation is one row whether it was seen by phone-number JID, by LID, or both:
@@ -22,11 +23,12 @@ export class ChatRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   static async observeWithin(
-    manager: EntityManager,
+    tx: Tx,
     instanceId: string,
     observation: ChatObservation,
     newId: () => string,
   ): Promise<{ chat: ChatRow; created: boolean; merged: boolean }> {
+    const manager = managerOf(tx);
     const pn = observation.waChatId ?? '';
     const lid = observation.waChatLid ?? '';
     if (!pn && !lid) throw new Error('a chat needs a JID or a LID');
@@ -45,11 +47,12 @@ export class ChatRepository {
    * Takes the instance's chats lock, as observeUnknownWithin() does.
    */
   static async createMissingWithin(
-    manager: EntityManager,
+    tx: Tx,
     instanceId: string,
     chats: ReadonlyArray<{ pn: string; lid: string; isGroup: boolean }>,
     newId: () => string,
   ): Promise<number> {
+    const manager = managerOf(tx);
     const input = chats.filter((chat) => chat.pn || chat.lid);
     if (input.length === 0) return 0;
     await manager.query(`SELECT pg_advisory_xact_lock(hashtext('chats:' || $1))`, [instanceId]);
@@ -76,11 +79,12 @@ export class ChatRepository {
    * learn, under the instance's lock (also InboundGroupRepository's, after its statement).
    */
   static async observeUnknownWithin(
-    manager: EntityManager,
+    tx: Tx,
     instanceId: string,
     observation: ChatObservation,
     newId: () => string,
   ): Promise<{ chat: ChatRow; created: boolean; merged: boolean }> {
+    const manager = managerOf(tx);
     const pn = observation.waChatId ?? '';
     const lid = observation.waChatLid ?? '';
     // Chats of one instance change one at a time, so two observations cannot both create a row.
@@ -168,13 +172,15 @@ export class ChatRepository {
     return updated.length ? toChatRow(updated[0]) : null;
   }
 
-  static async findByJidWithin(manager: EntityManager, instanceId: string, jid: string): Promise<ChatRow | null> {
+  static async findByJidWithin(tx: Tx, instanceId: string, jid: string): Promise<ChatRow | null> {
+    const manager = managerOf(tx);
     const rows: Raw[] = await manager.query(`SELECT * FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) LIMIT 1`, [instanceId, jid]);
     return rows.length ? toChatRow(rows[0]) : null;
   }
 
   /** The picture of the first chat stored under any of `jids` (PN or LID) that has one; '' when none does. */
-  static async imagePreviewWithin(manager: EntityManager, instanceId: string, jids: string[]): Promise<string> {
+  static async imagePreviewWithin(tx: Tx, instanceId: string, jids: string[]): Promise<string> {
+    const manager = managerOf(tx);
     if (jids.length === 0) return '';
     const rows: Array<{ image_preview: string }> = await manager.query(
       `SELECT image_preview FROM chats WHERE instance_id = $1 AND (wa_chatid = ANY($2::text[]) OR wa_chatlid = ANY($2::text[])) AND image_preview <> '' LIMIT 1`,
@@ -187,7 +193,8 @@ export class ChatRepository {
    * A label put on (`add`) or taken off a chat, in its `labels` (each label once). Returns the chat's
    * labels afterwards; null when no such chat is stored.
    */
-  static async applyLabelWithin(manager: EntityManager, instanceId: string, jid: string, labelId: string, action: string): Promise<string[] | null> {
+  static async applyLabelWithin(tx: Tx, instanceId: string, jid: string, labelId: string, action: string): Promise<string[] | null> {
+    const manager = managerOf(tx);
     const rows: Array<{ labels: string[] }> = await manager.query(
       `WITH changed AS (
          UPDATE chats SET labels = CASE WHEN $4 = 'add' THEN ARRAY(SELECT DISTINCT unnest(array_append(labels, $3::text))) ELSE array_remove(labels, $3::text) END,
@@ -204,7 +211,8 @@ export class ChatRepository {
    * left as they are; group flags are merged. Null when no such chat is stored or nothing changed
    * (so callers announce only real changes).
    */
-  static async applyStateWithin(manager: EntityManager, instanceId: string, jid: string, state: ChatState): Promise<ChatRow | null> {
+  static async applyStateWithin(tx: Tx, instanceId: string, jid: string, state: ChatState): Promise<ChatRow | null> {
+    const manager = managerOf(tx);
     const rows: Raw[] = await manager.query(
       `WITH changed AS (
          UPDATE chats SET

@@ -1,4 +1,3 @@
-import type { EntityManager } from 'typeorm';
 import { PREPARED } from '../preparing-client';
 import {
   toSettings,
@@ -17,6 +16,7 @@ import {
   type AdmissionContext,
   type ChatContextRaw,
 } from './chatbot-rows';
+import { managerOf, type Tx } from '../tx';
 
 /**
  * The chatbot's admission of received messages, inside the outbox follower's transaction (the
@@ -39,10 +39,11 @@ export class ChatbotAdmissionRepository {
    * follows) and the chat's running conversation.
    */
   static async admitWithin(
-    manager: Pick<EntityManager, 'query'>,
+    tx: Tx,
     input: RoundInput,
     claim: { runner: string; claimMs: number } | null = null,
   ): Promise<{ roundId: string; claimed: ChatbotRoundRow | null } | null> {
+    const manager = managerOf(tx);
     const rows: Raw[] = await manager.query(
       `${PREPARED} WITH fresh AS (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM chatbot_inputs WHERE instance_id = $1 AND message_id = $8)),
        joined AS (
@@ -97,7 +98,8 @@ export class ChatbotAdmissionRepository {
    * admission runs with), and for each of `chatIds` (the batch's chats) its `chatbot_disableUntil` and
    * running conversation (chatContextWithin's read).
    */
-  static async admissionContextWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatIds: string[]): Promise<AdmissionContext> {
+  static async admissionContextWithin(tx: Tx, instanceId: string, chatIds: string[]): Promise<AdmissionContext> {
+    const manager = managerOf(tx);
     const [row]: Array<{
       settings: Raw | null;
       records: Raw[] | null;
@@ -127,7 +129,8 @@ export class ChatbotAdmissionRepository {
   }
 
   /** What admission reads per message, in one statement: the chat's `chatbot_disableUntil` and its running conversation. */
-  static async chatContextWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatId: string): Promise<ChatbotChatContext> {
+  static async chatContextWithin(tx: Tx, instanceId: string, chatId: string): Promise<ChatbotChatContext> {
+    const manager = managerOf(tx);
     const [row]: ChatContextRaw[] = await manager.query(`SELECT ${CHAT_CONTEXT}`, [instanceId, chatId]);
     return toChatContext(row);
   }
@@ -137,7 +140,8 @@ export class ChatbotAdmissionRepository {
    * field the API and the Chatwoot bridge set too. A round still gathering there is dropped; the
    * conversation starts afresh (a trigger must match again) after the pause.
    */
-  static async pauseChatWithin(manager: EntityManager, instanceId: string, chatId: string, untilSeconds: number, reason: string): Promise<void> {
+  static async pauseChatWithin(tx: Tx, instanceId: string, chatId: string, untilSeconds: number, reason: string): Promise<void> {
+    const manager = managerOf(tx);
     await manager.query(
       `UPDATE chats SET lead = lead || jsonb_build_object('chatbot_disableUntil', $3::bigint), updated_at = now()
        WHERE instance_id = $1 AND ${CHAT_IS('$2')}`,
@@ -151,7 +155,8 @@ export class ChatbotAdmissionRepository {
   }
 
   /** The chat's `chatbot_disableUntil` (unix seconds; 0 when unset or not a number). */
-  static async disabledUntilWithin(manager: Pick<EntityManager, 'query'>, instanceId: string, chatId: string): Promise<number> {
+  static async disabledUntilWithin(tx: Tx, instanceId: string, chatId: string): Promise<number> {
+    const manager = managerOf(tx);
     const rows: Array<{ until: string | null }> = await manager.query(
       `SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint AS until
        FROM chats WHERE instance_id = $1 AND ${CHAT_IS('$2')}`,

@@ -1,5 +1,5 @@
 import { recordId } from '@gw/platform';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { isStalePlan, PREPARED } from '../preparing-client';
 import { ChatbotAdmissionRepository } from './chatbot-admission.repository';
 import { readChatHistory, type ChatHistoryOptions } from './chatbot-history';
@@ -21,6 +21,7 @@ import {
   type Raw,
   type RoundContext,
 } from './chatbot-rows';
+import { managerOf, type Tx } from '../tx';
 
 /**
  * The chatbot's records and its durable work. Every statement is scoped by `instance_id`. Rounds are
@@ -41,7 +42,8 @@ export class ChatbotRepository {
     return rows.map((row) => row.id);
   }
 
-  static async settingsWithin(manager: Pick<EntityManager, 'query'>, instanceId: string): Promise<ChatbotInstanceSettings | null> {
+  static async settingsWithin(tx: Tx, instanceId: string): Promise<ChatbotInstanceSettings | null> {
+    const manager = managerOf(tx);
     const rows: Raw[] = await manager.query(`SELECT ${SETTINGS} FROM instances WHERE id = $1`, [instanceId]);
     return rows.length ? toSettings(rows[0]) : null;
   }

@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { OutboxCursorRepository } from './outbox-cursor.repository';
+import { managerOf, type Tx } from '../tx';
 
 /** An instance's Chatwoot bridge settings (`PUT /chatwoot/config`) and the secret of its webhook URL. */
 export interface ChatwootConfigRow {
@@ -196,7 +197,8 @@ export class ChatwootRepository {
   // --- jobs -----------------------------------------------------------------------------------------
 
   /** Inserts jobs inside the caller's transaction; a key already present (done or not) adds nothing. Returns how many were new. */
-  static async enqueueWithin(manager: EntityManager, instanceId: string, jobs: NewChatwootJob[]): Promise<number> {
+  static async enqueueWithin(tx: Tx, instanceId: string, jobs: NewChatwootJob[]): Promise<number> {
+    const manager = managerOf(tx);
     if (jobs.length === 0) return 0;
     const rows: Array<{ id: string }> = await manager.query(
       `INSERT INTO chatwoot_jobs (instance_id, lane, kind, dedupe_key, payload)
@@ -210,7 +212,8 @@ export class ChatwootRepository {
   }
 
   /** The phone-number JIDs of LIDs, as far as the instance knows them (inside the follower's transaction: the lanes of new jobs). */
-  static async numbersOfLidsWithin(manager: EntityManager, instanceId: string, lids: string[]): Promise<Map<string, string>> {
+  static async numbersOfLidsWithin(tx: Tx, instanceId: string, lids: string[]): Promise<Map<string, string>> {
+    const manager = managerOf(tx);
     if (lids.length === 0) return new Map();
     const rows: Array<{ lid: string; pn: string }> = await manager.query(`SELECT lid, pn FROM lid_mappings WHERE instance_id = $1 AND lid = ANY($2::text[])`, [
       instanceId,

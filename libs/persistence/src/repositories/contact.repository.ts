@@ -1,5 +1,6 @@
 import type { DataSource, EntityManager } from 'typeorm';
 import { PREPARED } from '../preparing-client';
+import { managerOf, type Tx } from '../tx';
 
 /** A contact of an instance: keyed by its phone-number JID, or by its LID while the number is unknown. */
 export interface ContactRow {
@@ -53,11 +54,8 @@ export class ContactRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** The names the instance knows for a contact stored under any of `jids` (PN or LID); null when none is. */
-  static async knownNamesWithin(
-    manager: EntityManager,
-    instanceId: string,
-    jids: string[],
-  ): Promise<{ contactName: string; pushName: string; verifiedName: string } | null> {
+  static async knownNamesWithin(tx: Tx, instanceId: string, jids: string[]): Promise<{ contactName: string; pushName: string; verifiedName: string } | null> {
+    const manager = managerOf(tx);
     if (jids.length === 0) return null;
     const rows: Array<{ contact_name: string; push_name: string; verified_name: string }> = await manager.query(
       `SELECT contact_name, push_name, verified_name FROM contacts WHERE instance_id = $1 AND (jid = ANY($2::text[]) OR lid = ANY($2::text[])) LIMIT 1`,
@@ -71,7 +69,8 @@ export class ContactRepository {
    * Records what is known about a contact. `changed` is false when the row already said all of it
    * (no event is worth sending then).
    */
-  static async observeWithin(manager: EntityManager, instanceId: string, observation: ContactObservation): Promise<{ contact: ContactRow; changed: boolean }> {
+  static async observeWithin(tx: Tx, instanceId: string, observation: ContactObservation): Promise<{ contact: ContactRow; changed: boolean }> {
+    const manager = managerOf(tx);
     const pn = observation.jid ?? '';
     const lid = observation.lid ?? '';
     if (!pn && !lid) throw new Error('a contact needs a JID or a LID');
@@ -132,10 +131,11 @@ export class ContactRepository {
    * instance's contacts lock, as observeWithin()'s create does.
    */
   static async createMissingWithin(
-    manager: EntityManager,
+    tx: Tx,
     instanceId: string,
     observations: ReadonlyArray<{ jid?: string; lid?: string; pushName?: string }>,
   ): Promise<ContactRow[]> {
+    const manager = managerOf(tx);
     const input = observations.filter((observation) => observation.jid || observation.lid);
     if (input.length === 0) return [];
     await manager.query(`SELECT pg_advisory_xact_lock(hashtext('contacts:' || $1))`, [instanceId]);
@@ -190,7 +190,8 @@ export class ContactRepository {
    * The phone saved (`name`) or removed (null) a contact in its address book. Returns the row when it
    * changed (a contacts event is due), null otherwise.
    */
-  static async setAddressBookWithin(manager: EntityManager, instanceId: string, jid: string, name: string | null): Promise<ContactRow | null> {
+  static async setAddressBookWithin(tx: Tx, instanceId: string, jid: string, name: string | null): Promise<ContactRow | null> {
+    const manager = managerOf(tx);
     if (name !== null) {
       const { contact, changed } = await ContactRepository.observeWithin(manager, instanceId, { jid, contactName: name, inAddressBook: true });
       return changed ? contact : null;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import { MAX_SIGNED_SECONDS, type ObjectStore, objectStoreFromEnv } from '../media/object-store';
+import { managerOf, type Tx } from '../tx';
 
 export interface StoredFile {
   id: string;
@@ -75,11 +76,12 @@ export class FileRepository {
    * it; the bucket's lifecycle rules may).
    */
   static async storeWithin(
-    manager: EntityManager,
+    tx: Tx,
     objects: ObjectStore | null,
     instanceId: string,
     upload: { data: Buffer; mimetype: string; fileName: string },
   ): Promise<string> {
+    const manager = managerOf(tx);
     const id = randomBytes(16).toString('hex');
     await FileRepository.insert(manager, objects, { id, instanceId, ...upload, expires: 'never' });
     return id;

@@ -1,4 +1,3 @@
-import type { EntityManager } from 'typeorm';
 import { PREPARED } from '../preparing-client';
 import { ChatRepository } from './chat.repository';
 import { CHAT_COLUMNS, observationSql, observationValues, toChatRow, type ChatObservation, type ChatRow } from './chat-row';
@@ -16,6 +15,7 @@ import {
   type Raw,
   type StatusChange,
 } from './message-row';
+import { managerOf, type Tx } from '../tx';
 
 /** A copy of our own message as stored: null when a copy was stored already (nothing changed). */
 export type OwnCopy = { row: MessageRow; created: boolean; advanced: boolean } | null;
@@ -214,7 +214,8 @@ export class InboundGroupRepository {
    * statement, any other (create, merge, learn a LID) then goes through ChatRepository's locked path
    * on its own, as does a second chat of one instance (it must see the first one's change).
    */
-  static async writeWithin(manager: EntityManager, writes: InboundGroupWrites): Promise<InboundGroupResults> {
+  static async writeWithin(tx: Tx, writes: InboundGroupWrites): Promise<InboundGroupResults> {
+    const manager = managerOf(tx);
     const statuses = (writes.statuses ?? []).flatMap((item) =>
       STATUS_RANK[item.status] === undefined ? [] : item.messageIds.map((messageId) => ({ ...item, messageId, rank: STATUS_RANK[item.status] })),
     );

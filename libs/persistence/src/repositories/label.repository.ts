@@ -1,5 +1,6 @@
 import { recordId } from '@gw/platform';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import { managerOf, type Tx } from '../tx';
 
 /** A label as the phone's app state defines it. */
 export interface LabelFacts {
@@ -84,7 +85,8 @@ export class LabelRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Stores what a `labels.edit` said; `changed` is false when the row already said exactly that. */
-  static async upsertWithin(manager: EntityManager, instanceId: string, label: LabelFacts): Promise<{ row: LabelRow; changed: boolean }> {
+  static async upsertWithin(tx: Tx, instanceId: string, label: LabelFacts): Promise<{ row: LabelRow; changed: boolean }> {
+    const manager = managerOf(tx);
     const rows: Array<Record<string, unknown>> = await manager.query(
       `INSERT INTO labels AS l (instance_id, label_id, id, name, color, deleted, predefined_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7)

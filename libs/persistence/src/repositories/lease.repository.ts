@@ -2,6 +2,7 @@ import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { FencedOutError } from './fenced-out.error';
 import { PREPARED } from '../preparing-client';
 import { pipelinedTransaction, type TailStatement } from '../pipelined-transaction';
+import { managerOf, type Tx } from '../tx';
 
 /** The instances whose lease the proof's SELECT found (and locked). */
 function heldIn(rows: unknown[]): Set<string> {
@@ -265,7 +266,8 @@ export class LeaseRepository {
    * Inside a caller's transaction: proves the lease is still ours and pins it until commit.
    * Returns false when fenced out (the caller must roll back and stop the session).
    */
-  static async holdsWithin(manager: EntityManager, lease: Lease): Promise<boolean> {
+  static async holdsWithin(tx: Tx, lease: Lease): Promise<boolean> {
+    const manager = managerOf(tx);
     const rows: unknown[] = await manager.query(
       `SELECT 1 FROM session_leases
        WHERE instance_id = $1 AND worker_id = $2 AND fencing_token = $3 AND expires_at > now()

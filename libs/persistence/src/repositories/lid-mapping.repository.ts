@@ -1,5 +1,6 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { PREPARED } from '../preparing-client';
+import { managerOf, type Tx } from '../tx';
 
 /** One LID ↔ phone-number pair, both as user JIDs without device (`123@lid`, `5511…@s.whatsapp.net`). */
 export interface LidMapping {
@@ -16,7 +17,8 @@ export class LidMappingRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Stores pairs (a LID's latest number wins); returns the pairs that were new or changed. */
-  static async storeWithin(manager: EntityManager, instanceId: string, pairs: LidMapping[]): Promise<LidMapping[]> {
+  static async storeWithin(tx: Tx, instanceId: string, pairs: LidMapping[]): Promise<LidMapping[]> {
+    const manager = managerOf(tx);
     const unique = new Map<string, string>();
     for (const { lid, pn } of pairs) if (lid.endsWith('@lid') && pn && !pn.endsWith('@lid')) unique.set(lid, pn);
     if (unique.size === 0) return [];
@@ -36,7 +38,8 @@ export class LidMappingRepository {
    * Pairs just learned fill in the phone number of messages stored while their sender was known only
    * by its LID (sender_pn '', and a 1:1 chat id that was the LID). Returns how many rows changed.
    */
-  static async resolveMessagesWithin(manager: EntityManager, instanceId: string, pairs: LidMapping[]): Promise<number> {
+  static async resolveMessagesWithin(tx: Tx, instanceId: string, pairs: LidMapping[]): Promise<number> {
+    const manager = managerOf(tx);
     if (pairs.length === 0) return 0;
     const rows: unknown[] = await manager.query(
       `${PREPARED} WITH pairs AS (SELECT * FROM unnest($2::text[], $3::text[]) AS u(lid, pn)),

@@ -16,6 +16,7 @@ import {
   type NewMessage,
   type Raw,
 } from './message-row';
+import { managerOf, type Tx } from '../tx';
 
 /** A message of ours the server has not acked (MessageRepository.findUnacked). */
 export interface UnackedMessage {
@@ -46,7 +47,8 @@ export class MessageRepository {
    * Inserts a message, or when its provider id is already stored, refreshes the content fields and
    * keeps the more advanced status. Returns the stored row and whether it was new.
    */
-  static async upsertWithin(manager: EntityManager, message: NewMessage): Promise<{ row: MessageRow; created: boolean }> {
+  static async upsertWithin(tx: Tx, message: NewMessage): Promise<{ row: MessageRow; created: boolean }> {
+    const manager = managerOf(tx);
     return (await MessageRepository.upsertRow(manager, message, false))!;
   }
 
@@ -54,7 +56,8 @@ export class MessageRepository {
    * upsertWithin() for a copy received from WhatsApp: null, and nothing changed, when a copy of this
    * message is stored already (Baileys emits some messages twice). Saves reading the row first.
    */
-  static async storeCopyWithin(manager: EntityManager, message: NewMessage): Promise<{ row: MessageRow; created: boolean } | null> {
+  static async storeCopyWithin(tx: Tx, message: NewMessage): Promise<{ row: MessageRow; created: boolean } | null> {
+    const manager = managerOf(tx);
     return MessageRepository.upsertRow(manager, message, true);
   }
 
@@ -66,7 +69,8 @@ export class MessageRepository {
    * read from its snapshot (the only other writer of the row meanwhile is the send's own result, Sent,
    * which is never announced).
    */
-  static async storeOwnCopyWithin(manager: EntityManager, message: NewMessage): Promise<{ row: MessageRow; created: boolean; advanced: boolean } | null> {
+  static async storeOwnCopyWithin(tx: Tx, message: NewMessage): Promise<{ row: MessageRow; created: boolean; advanced: boolean } | null> {
+    const manager = managerOf(tx);
     const stored = await MessageRepository.upsertRow(manager, message, true, true);
     return stored ? { row: stored.row, created: stored.created, advanced: !stored.created && stored.priorStatus !== stored.row.status } : null;
   }
@@ -102,7 +106,8 @@ export class MessageRepository {
    * of INSERT_SLICE rows so a statement stays bounded. A message stored already (or twice in the input)
    * is left as it is and not answered: the caller takes its own path for it. Answers the rows inserted.
    */
-  static async insertNewWithin(manager: EntityManager, messages: ReadonlyArray<NewMessage>): Promise<MessageRow[]> {
+  static async insertNewWithin(tx: Tx, messages: ReadonlyArray<NewMessage>): Promise<MessageRow[]> {
+    const manager = managerOf(tx);
     const inserted: MessageRow[] = [];
     for (let from = 0; from < messages.length; from += INSERT_SLICE) {
       const slice = messages.slice(from, from + INSERT_SLICE);
@@ -117,7 +122,8 @@ export class MessageRepository {
    * Moves messages to a status if it is further along than the current one (Failed and Canceled are
    * final). Returns the rows that changed.
    */
-  static async advanceStatusWithin(manager: EntityManager, instanceId: string, messageIds: string[], status: string): Promise<MessageRow[]> {
+  static async advanceStatusWithin(tx: Tx, instanceId: string, messageIds: string[], status: string): Promise<MessageRow[]> {
+    const manager = managerOf(tx);
     const rank = STATUS_RANK[status];
     if (rank === undefined) return [];
     const rows: Raw[] = await manager.query(
@@ -132,7 +138,8 @@ export class MessageRepository {
   }
 
   /** A message by its provider id, inside a transaction (locked until commit when `forUpdate`). */
-  static async findWithin(manager: EntityManager, instanceId: string, messageId: string, forUpdate = false): Promise<MessageRow | null> {
+  static async findWithin(tx: Tx, instanceId: string, messageId: string, forUpdate = false): Promise<MessageRow | null> {
+    const manager = managerOf(tx);
     const rows: Raw[] = await manager.query(`${PREPARED} SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [
       instanceId,
       messageId,
@@ -145,11 +152,12 @@ export class MessageRepository {
    * that changed it last. Null when the original is not stored.
    */
   static async applyEditWithin(
-    manager: EntityManager,
+    tx: Tx,
     instanceId: string,
     messageId: string,
     edit: { text: string; content: unknown; editId: string },
   ): Promise<MessageRow | null> {
+    const manager = managerOf(tx);
     const rows: Raw[] = await manager.query(
       `WITH changed AS (
          UPDATE messages SET text = $3, content = $4::jsonb, edited = $5, updated_at = now()
@@ -161,12 +169,14 @@ export class MessageRepository {
   }
 
   /** The API pinned or unpinned the message in its chat (`POST /message/pin`). */
-  static async setPinnedWithin(manager: EntityManager, instanceId: string, messageId: string, pinned: boolean): Promise<void> {
+  static async setPinnedWithin(tx: Tx, instanceId: string, messageId: string, pinned: boolean): Promise<void> {
+    const manager = managerOf(tx);
     await manager.query(`UPDATE messages SET pinned = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId, pinned]);
   }
 
   /** A revoke ("delete for everyone") arrived: the original's status becomes `Deleted` (final). */
-  static async markDeletedWithin(manager: EntityManager, instanceId: string, messageId: string): Promise<MessageRow | null> {
+  static async markDeletedWithin(tx: Tx, instanceId: string, messageId: string): Promise<MessageRow | null> {
+    const manager = managerOf(tx);
     const rows: Raw[] = await manager.query(
       `WITH changed AS (
          UPDATE messages SET status = 'Deleted', updated_at = now()
@@ -181,7 +191,8 @@ export class MessageRepository {
    * WhatsApp refused messages (error ack): `Failed` with the reason, unless they were already
    * delivered (a late error cannot undo a receipt) or are final. Returns the rows that changed.
    */
-  static async failWithin(manager: EntityManager, instanceId: string, messageIds: string[], error: string): Promise<MessageRow[]> {
+  static async failWithin(tx: Tx, instanceId: string, messageIds: string[], error: string): Promise<MessageRow[]> {
+    const manager = managerOf(tx);
     const rows: Raw[] = await manager.query(
       `WITH changed AS (
          UPDATE messages SET status = 'Failed', error = $3, updated_at = now()
@@ -267,7 +278,8 @@ export class MessageRepository {
   }
 
   /** Which of these provider ids are stored for the instance. */
-  static async storedIdsWithin(manager: EntityManager, instanceId: string, messageIds: string[]): Promise<string[]> {
+  static async storedIdsWithin(tx: Tx, instanceId: string, messageIds: string[]): Promise<string[]> {
+    const manager = managerOf(tx);
     const rows: Array<{ message_id: string }> = await manager.query(`SELECT message_id FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [
       instanceId,
       messageIds,

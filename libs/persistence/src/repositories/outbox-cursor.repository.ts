@@ -2,6 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { toOutboxRow, type OutboxRow, type RawOutboxRow } from './outbox.repository';
 import { transactionPipelined } from '../pipelined-transaction';
 import { PREPARED } from '../preparing-client';
+import { managerOf, type Tx } from '../tx';
 
 /** What one step of a consumer over one instance did. */
 export interface CursorStep<T = void> {
@@ -154,7 +155,8 @@ export class OutboxCursorRepository {
    * before. `restart`: a cursor left from an earlier time the feature was on starts afresh too (else it
    * is kept where it is).
    */
-  static async startWithin(manager: Pick<EntityManager, 'query'>, consumer: string, instanceId: string, restart: boolean): Promise<void> {
+  static async startWithin(tx: Tx, consumer: string, instanceId: string, restart: boolean): Promise<void> {
+    const manager = managerOf(tx);
     await manager.query(
       `INSERT INTO outbox_cursors (consumer, instance_id, tx, id, pending)
        SELECT $1, $2, ${OutboxCursorRepository.START}

@@ -1,5 +1,6 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { PREPARED } from '../preparing-client';
+import { managerOf, type Tx } from '../tx';
 
 export interface NewOutboxEvent {
   eventType: string;
@@ -69,7 +70,8 @@ export class OutboxRepository {
   constructor(private readonly dataSource: DataSource) {}
 
   /** Inserts events inside the caller's transaction; returns the id of the last one (null if none). */
-  static async insertWithin(manager: EntityManager, instanceId: string, events: NewOutboxEvent[]): Promise<string | null> {
+  static async insertWithin(tx: Tx, instanceId: string, events: NewOutboxEvent[]): Promise<string | null> {
+    const manager = managerOf(tx);
     const statement = OutboxRepository.insertStatement(instanceId, events);
     return statement ? statement.lastId(await manager.query(statement.text, statement.values)) : null;
   }
@@ -110,10 +112,8 @@ export class OutboxRepository {
    * insertWithin() for the events of many instances in one statement (a group transaction of inbound
    * writes); each instance's events keep their order. Returns the id of each instance's last event.
    */
-  static async insertManyWithin(
-    manager: EntityManager,
-    batches: ReadonlyArray<{ instanceId: string; events: NewOutboxEvent[] }>,
-  ): Promise<Map<string, string>> {
+  static async insertManyWithin(tx: Tx, batches: ReadonlyArray<{ instanceId: string; events: NewOutboxEvent[] }>): Promise<Map<string, string>> {
+    const manager = managerOf(tx);
     const statement = OutboxRepository.insertManyStatement(batches);
     return statement ? statement.lastIds(await manager.query(statement.text, statement.values)) : new Map();
   }
@@ -197,7 +197,8 @@ export class OutboxRepository {
   }
 
   /** `readSettled` on the caller's connection (inside its transaction, when it holds a consumer's cursor). */
-  static async readSettledWithin(manager: EntityManager, instanceId: string, position: OutboxPosition, limit: number): Promise<SettledRead> {
+  static async readSettledWithin(tx: Tx, instanceId: string, position: OutboxPosition, limit: number): Promise<SettledRead> {
+    const manager = managerOf(tx);
     const rows: Array<RawOutboxRow & { tx: string; waiting: boolean }> = await manager.query(
       `WITH s AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS xmin),
        r AS (

@@ -2,6 +2,7 @@ import { recordId } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { type ObjectStore, objectStoreFromEnv } from '../media/object-store';
 import { FileRepository } from './file.repository';
+import { managerOf, type Tx } from '../tx';
 
 export interface QuickReplyRow {
   id: string;
@@ -182,11 +183,8 @@ export class QuickReplyRepository {
   }
 
   /** `syncFromWhatsApp` inside the caller's transaction (the worker's fenced write when the phone's app state changed). */
-  static async syncFromWhatsAppWithin(
-    manager: EntityManager,
-    instanceId: string,
-    replies: PhoneQuickReply[],
-  ): Promise<{ created: number; updated: number; removed: number }> {
+  static async syncFromWhatsAppWithin(tx: Tx, instanceId: string, replies: PhoneQuickReply[]): Promise<{ created: number; updated: number; removed: number }> {
+    const manager = managerOf(tx);
     await QuickReplyRepository.lock(manager, instanceId);
     const stored: Array<{ id: string; wa_id: string; origin: string; short_cut: string; text: unknown }> = await manager.query(
       `SELECT id, wa_id, origin, short_cut, message->'text' AS text FROM quick_replies WHERE instance_id = $1 AND wa_id IS NOT NULL`,

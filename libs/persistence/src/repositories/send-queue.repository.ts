@@ -1,7 +1,8 @@
 import { messagesUpdatePayload } from '@gw/contracts';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { toMessageRow, type MessageRow, type NewMessage } from './message-row';
 import { OutboxRepository } from './outbox.repository';
+import { managerOf, type Tx } from '../tx';
 
 type Raw = Record<string, unknown>;
 
@@ -86,7 +87,8 @@ export class SendQueueRepository {
    * no-op after the first send (ON CONFLICT DO NOTHING takes no row lock, so enqueues do not wait on
    * a dispatcher holding the lane row).
    */
-  static async enqueueWithin(manager: EntityManager, instanceId: string, messageId: string, request: unknown): Promise<string> {
+  static async enqueueWithin(tx: Tx, instanceId: string, messageId: string, request: unknown): Promise<string> {
+    const manager = managerOf(tx);
     const rows = rowsOf(
       await manager.query(
         `WITH lane AS (INSERT INTO send_lanes (instance_id) VALUES ($1) ON CONFLICT (instance_id) DO NOTHING)

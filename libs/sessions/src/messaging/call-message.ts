@@ -1,6 +1,5 @@
-import { ChatRepository, ContactRepository, MessageRepository, type CallPeer, type MessageRow, type NewMessage } from '@gw/persistence';
+import { ChatRepository, ContactRepository, MessageRepository, type CallPeer, type MessageRow, type NewMessage, type Tx } from '@gw/persistence';
 import { recordId } from '@gw/platform';
-import type { EntityManager } from 'typeorm';
 import type { Party } from './identity-resolver';
 import { NOT_SENT_BY_API } from './message-mapper';
 
@@ -23,12 +22,7 @@ export interface CallFacts {
  * `callPeer` is the caller as the instance knows it (its name and picture, when known); it is written
  * once, with the offer.
  */
-export async function storeCallWithin(
-  manager: EntityManager,
-  instanceId: string,
-  call: CallFacts,
-  caller: Party,
-): Promise<{ row: MessageRow; created: boolean }> {
+export async function storeCallWithin(manager: Tx, instanceId: string, call: CallFacts, caller: Party): Promise<{ row: MessageRow; created: boolean }> {
   const isGroup = Boolean(call.isGroup && call.groupJid);
   const callerJid = caller.pn || caller.jid || call.from;
   const peer = await knownPeer(manager, instanceId, caller, callerJid);
@@ -65,7 +59,7 @@ export async function storeCallWithin(
 }
 
 /** The caller's saved, push or business name and its chat picture, as far as the instance knows them. */
-async function knownPeer(manager: EntityManager, instanceId: string, caller: Party, callerJid: string): Promise<CallPeer> {
+async function knownPeer(manager: Tx, instanceId: string, caller: Party, callerJid: string): Promise<CallPeer> {
   const ids = [caller.pn, caller.lid, caller.jid].filter(Boolean);
   const contact = await ContactRepository.knownNamesWithin(manager, instanceId, ids);
   const imagePreviewUrl = await ChatRepository.imagePreviewWithin(manager, instanceId, ids);

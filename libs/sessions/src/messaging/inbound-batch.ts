@@ -7,9 +7,9 @@ import {
   type NewMessage,
   type OwnCopy,
   type StatusChange,
+  type Tx,
 } from '@gw/persistence';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { EntityManager } from 'typeorm';
 
 type Pending =
   | {
@@ -32,7 +32,7 @@ type Pending =
       reject: (error: unknown) => void;
     };
 
-const batches = new WeakMap<EntityManager, InboundBatch>();
+const batches = new WeakMap<Tx, InboundBatch>();
 /** The slot of the group's write running now (InboundBatch.run): the statements a write reaches park under its own slot. */
 const currentSlot = new AsyncLocalStorage<number>();
 
@@ -52,38 +52,38 @@ export class InboundBatch {
   /** The writes (by slot: their place in the group) that may park now (the group is waiting for them), each with the signal that it did. */
   private readonly slots = new Map<number, () => void>();
 
-  private constructor(private readonly manager: EntityManager) {}
+  private constructor(private readonly manager: Tx) {}
 
   /** MessageRepository.advanceStatusWithin, through the group's batch when the manager is a group's. */
-  static advanceStatus(manager: EntityManager, instanceId: string, messageIds: string[], status: string): Promise<StatusChange[]> {
+  static advanceStatus(manager: Tx, instanceId: string, messageIds: string[], status: string): Promise<StatusChange[]> {
     const [batch, slot] = InboundBatch.parking(manager);
     if (!batch) return MessageRepository.advanceStatusWithin(manager, instanceId, messageIds, status);
     return new Promise((resolve, reject) => batch.park({ kind: 'status', slot, instanceId, messageIds, status, resolve, reject }));
   }
 
   /** MessageRepository.storeOwnCopyWithin, through the group's batch when the manager is a group's. */
-  static storeOwnCopy(manager: EntityManager, message: NewMessage): Promise<OwnCopy> {
+  static storeOwnCopy(manager: Tx, message: NewMessage): Promise<OwnCopy> {
     const [batch, slot] = InboundBatch.parking(manager);
     if (!batch) return MessageRepository.storeOwnCopyWithin(manager, message);
     return new Promise((resolve, reject) => batch.park({ kind: 'copy', slot, instanceId: message.instanceId, message, resolve, reject }));
   }
 
   /** ChatRepository.observeWithin (the chat row afterwards), through the group's batch when the manager is a group's. */
-  static observeChat(manager: EntityManager, instanceId: string, observation: ChatObservation, newId: () => string): Promise<ChatRow> {
+  static observeChat(manager: Tx, instanceId: string, observation: ChatObservation, newId: () => string): Promise<ChatRow> {
     const [batch, slot] = InboundBatch.parking(manager);
     if (!batch) return ChatRepository.observeWithin(manager, instanceId, observation, newId).then(({ chat }) => chat);
     return new Promise((resolve, reject) => batch.park({ kind: 'chat', slot, instanceId, observation, newId, resolve, reject }));
   }
 
   /** The group's batch and the running write's slot, when that write may park now (else [null, -1]: run the statement alone). */
-  private static parking(manager: EntityManager): [InboundBatch, number] | [null, -1] {
+  private static parking(manager: Tx): [InboundBatch, number] | [null, -1] {
     const batch = batches.get(manager);
     const slot = currentSlot.getStore();
     return batch && slot !== undefined && batch.slots.has(slot) ? [batch, slot] : [null, -1];
   }
 
   /** Opens the batch of a group transaction's manager; `close` when the group is done. */
-  static open(manager: EntityManager): InboundBatch {
+  static open(manager: Tx): InboundBatch {
     const batch = new InboundBatch(manager);
     batches.set(manager, batch);
     return batch;

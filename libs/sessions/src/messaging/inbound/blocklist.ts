@@ -1,6 +1,5 @@
 import { ErrorCode, RpcError } from '@gw/contracts';
-import { BlocklistRepository, type BlockChange } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
+import { BlocklistRepository, type BlockChange, type Tx } from '@gw/persistence';
 import type { BaileysEventMap } from '../../baileys';
 import { blocksEvent } from '../event-payloads';
 import { userJid } from '../identity-resolver';
@@ -27,7 +26,7 @@ export class BlocklistEvents {
   }
 
   /** One transaction: the blocklist changes, chats' `wa_isBlocked` follows, a `blocks` event if anything changed. */
-  private async writeBlocks(apply: (manager: EntityManager) => Promise<BlockChange[]>): Promise<string[]> {
+  private async writeBlocks(apply: (manager: Tx) => Promise<BlockChange[]>): Promise<string[]> {
     const who = await this.context.who();
     return this.context.write(async (manager, events) => {
       const applied = await apply(manager);

@@ -7,9 +7,9 @@ import {
   type MessageRow,
   type NewMessage,
   type NewOutboxEvent,
+  type Tx,
 } from '@gw/persistence';
 import { recordId } from '@gw/platform';
-import type { EntityManager } from 'typeorm';
 import type { BaileysEventMap, WAMessage } from '../../baileys';
 import { chatKey, contactsEvent, historyEvent, type InstanceIdentity } from '../event-payloads';
 import type { GroupInfo } from '../group-info-cache';
@@ -105,7 +105,7 @@ export class HistoryEvents {
    * ones counted: what one observation per message leaves); the others through storeMessage, in order.
    */
   private async storeChunk(
-    manager: EntityManager,
+    manager: Tx,
     events: NewOutboxEvent[],
     prepared: PreparedMessage[],
     who: InstanceIdentity,

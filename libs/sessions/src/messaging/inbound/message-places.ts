@@ -1,6 +1,5 @@
-import { ContactRepository, type ChatObservation, type ChatRow, type ContactRow } from '@gw/persistence';
+import { ContactRepository, type ChatObservation, type ChatRow, type ContactRow, type Tx } from '@gw/persistence';
 import { recordId } from '@gw/platform';
-import type { EntityManager } from 'typeorm';
 import { isJidGroup, type WAMessage } from '../../baileys';
 import { InboundBatch } from '../inbound-batch';
 import type { GroupInfo } from '../group-info-cache';
@@ -32,7 +31,7 @@ export async function chatParty(place: MessagePlace): Promise<Party> {
 /** The chat row a message observes (its last message, its name), stored if new. */
 export async function observeChat(
   context: InboundContext,
-  manager: EntityManager,
+  manager: Tx,
   place: MessagePlace,
   group: GroupInfo | null,
   extra: Omit<ChatObservation, 'waChatId' | 'waChatLid' | 'isGroup'>,
@@ -49,7 +48,7 @@ export async function observeChat(
 }
 
 /** The author's contact row (push name, LID pair); returned only when it changed. */
-export async function observeSender(context: InboundContext, manager: EntityManager, sender: Party, pushName: string): Promise<ContactRow | null> {
+export async function observeSender(context: InboundContext, manager: Tx, sender: Party, pushName: string): Promise<ContactRow | null> {
   if (!sender.pn && !sender.lid) return null;
   const { contact, changed } = await ContactRepository.observeWithin(manager, context.instanceId, { jid: sender.pn, lid: sender.lid, pushName });
   return changed ? contact : null;

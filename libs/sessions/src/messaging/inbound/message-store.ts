@@ -1,6 +1,5 @@
 import { describeContent, type DescribedContent, type ProtoMessage } from '@gw/domain';
-import { ChatRepository, MessageRepository, type MessageRow, type NewOutboxEvent } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
+import { ChatRepository, MessageRepository, type MessageRow, type NewOutboxEvent, type Tx } from '@gw/persistence';
 import { proto, type WAMessage } from '../../baileys';
 import { InboundBatch } from '../inbound-batch';
 import { chatKey, contactsEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from '../event-payloads';
@@ -129,7 +128,7 @@ export class MessageStore {
 
   /** One message's write (onMessage; a history chunk's messages it cannot store set-oriented). */
   async storeMessage(
-    manager: EntityManager,
+    manager: Tx,
     events: NewOutboxEvent[],
     prepared: PreparedMessage,
     history: MessageRow[] | undefined,
@@ -263,20 +262,13 @@ export class MessageStore {
     return best;
   }
 
-  private async advanceTo(manager: EntityManager, row: MessageRow, status: string, error: string): Promise<MessageRow | null> {
+  private async advanceTo(manager: Tx, row: MessageRow, status: string, error: string): Promise<MessageRow | null> {
     if (status === 'Failed') return (await MessageRepository.failWithin(manager, this.context.instanceId, [row.messageId], error || 'failed'))[0] ?? null;
     if (rank(status) <= rank(row.status)) return null;
     return (await MessageRepository.advanceStatusWithin(manager, this.context.instanceId, [row.messageId], status))[0] ?? null;
   }
 
-  private async advanceFromUpsert(
-    manager: EntityManager,
-    events: NewOutboxEvent[],
-    prior: MessageRow,
-    status: string,
-    error: string,
-    place: MessagePlace,
-  ): Promise<void> {
+  private async advanceFromUpsert(manager: Tx, events: NewOutboxEvent[], prior: MessageRow, status: string, error: string, place: MessagePlace): Promise<void> {
     const changed = await this.advanceTo(manager, prior, status, error);
     if (changed && (ANNOUNCED.has(status) || status === 'Failed')) {
       const failed = status === 'Failed';

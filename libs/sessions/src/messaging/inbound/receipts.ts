@@ -1,5 +1,4 @@
-import { ChatRepository, FencedOutError, MessageRepository, OutboundLedgerRepository, STATUS_RANK, type StatusChange } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
+import { ChatRepository, FencedOutError, MessageRepository, OutboundLedgerRepository, STATUS_RANK, type StatusChange, type Tx } from '@gw/persistence';
 import { isJidGroup, type MessageUserReceiptUpdate, type WAMessageUpdate } from '../../baileys';
 import { AwaitedAcks } from '../../outbound/awaited-acks';
 import { refusalText } from '../../outbound/refusal';
@@ -39,7 +38,7 @@ export class ReceiptEvents {
   constructor(private readonly context: InboundContext) {}
 
   /** Ids a receipt named that are not stored yet: their status is applied when they are. */
-  private async rememberEarly(manager: EntityManager, ids: string[], changed: StatusChange[], receipt: Omit<EarlyReceipt, 'at'>): Promise<void> {
+  private async rememberEarly(manager: Tx, ids: string[], changed: StatusChange[], receipt: Omit<EarlyReceipt, 'at'>): Promise<void> {
     const done = new Set(changed.map((row) => row.messageId));
     const rest = ids.filter((id) => !done.has(id));
     const known = new Set(await MessageRepository.storedIdsWithin(manager, this.context.instanceId, rest));

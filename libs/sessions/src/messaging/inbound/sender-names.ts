@@ -1,11 +1,11 @@
-import type { EntityManager } from 'typeorm';
+import type { Tx } from '@gw/persistence';
 
 export interface Written {
   /** The sender's identities it was written under (its phone number and LID). */
   ids: string[];
   pushName: string;
   /** The transaction that wrote it, until it is known to have committed. */
-  manager: EntityManager | null;
+  manager: Tx | null;
 }
 
 /** Entries kept at most (a sender whose name Baileys did not announce again leaves one behind). */
@@ -28,7 +28,7 @@ export class SenderNames {
    * The message path wrote `pushName` for the sender known by `ids` (its phone number and LID), in
    * `manager`'s transaction; hand what this answers to `committed` once that transaction committed.
    */
-  wrote(manager: EntityManager, ids: string[], pushName: string): Written {
+  wrote(manager: Tx, ids: string[], pushName: string): Written {
     if (this.written.size >= MAX_ENTRIES) this.written.clear();
     const entry = { ids: ids.filter(Boolean), pushName, manager };
     for (const id of entry.ids) this.written.set(id, entry);
@@ -47,7 +47,7 @@ export class SenderNames {
    * that covers is used up; so is one looked at from inside a transaction that it does not cover (a
    * look without a transaction keeps it for the look inside the update's write).
    */
-  covers(manager: EntityManager | null, ids: string[], pushName: string): boolean {
+  covers(manager: Tx | null, ids: string[], pushName: string): boolean {
     const entry = ids.map((id) => (id ? this.written.get(id) : undefined)).find(Boolean);
     if (!entry) return false;
     // Written under every identity the update now knows: an update that learned the sender's other one

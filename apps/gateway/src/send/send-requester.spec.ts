@@ -65,6 +65,56 @@ describe(SendRequester.name, () => {
     expect(seen.timeoutMs).toBe(30_000);
   });
 
+  describe('an async send whose queueing met no database (a failover)', () => {
+    const lost = Object.assign(new Error('Connection terminated unexpectedly'), {});
+    function asyncHarness(ledger: Array<Record<string, unknown> | null | Error>) {
+      const asyncQueue = {
+        enqueue: async () => {
+          throw lost;
+        },
+      };
+      const reads: number[] = [];
+      const messages = {
+        findOne: async () => {
+          reads.push(Date.now());
+          const next = ledger.shift();
+          if (next instanceof Error) throw next;
+          return next ?? null;
+        },
+      };
+      return { sut: new SendRequester({} as never, asyncQueue as never, {} as never, messages as never), reads };
+    }
+    const sendAsync = (sut: SendRequester) => sut.send(instance, { async: true } as never, '5521999990000@s.whatsapp.net', built);
+
+    it('should answer it as queued when the commit went through after all', async () => {
+      const { sut, reads } = asyncHarness([new Error('connect ECONNREFUSED 127.0.0.1:5432'), row('Queued')]);
+      const reply = (await pastDeadline(() => sendAsync(sut))) as { status: string; response: { message: string } };
+      expect(reply).toMatchObject({ status: 'Queued', response: { message: 'Message queued successfully' } });
+      expect(reads).toHaveLength(2);
+    });
+
+    it('should let the database error stand (503, try again) when nothing was queued', async () => {
+      const { sut } = asyncHarness([null]);
+      expect(await pastDeadline(() => sendAsync(sut))).toBe(lost);
+    });
+
+    it('should answer that the outcome is unknown, naming the messageid, while the database stays away', async () => {
+      const { sut, reads } = asyncHarness([0, 1, 2, 3, 4].map(() => new Error('Connection terminated unexpectedly')));
+      const error = await pastDeadline(() => sendAsync(sut));
+      expect(error).toBeInstanceOf(ApiError);
+      expect((error as ApiError).message).toMatch(/whether it was queued is not known/);
+      expect((error as ApiError).extra.messageid).toEqual(expect.any(String));
+      expect(reads).toHaveLength(5);
+    });
+
+    it('should not look anything up for an error of another kind', async () => {
+      const refused = Object.assign(new Error('insert or update violates foreign key'), { code: '23503' });
+      const asyncQueue = { enqueue: async () => Promise.reject(refused) };
+      const sut = new SendRequester({} as never, asyncQueue as never, {} as never, { findOne: async () => row('Queued') } as never);
+      await expect(sendAsync(sut)).rejects.toBe(refused);
+    });
+  });
+
   it('should answer 504 "not sent" when the ledger has no row once the deadline passed', async () => {
     const { sut, seen } = harness(async () => {
       // The worker's answer never came.

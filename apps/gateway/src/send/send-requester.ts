@@ -86,7 +86,9 @@ export class SendRequester {
       // Durable before the 200 (messages row `Queued` + queue row); the dispatcher sends it, paced.
       // Tracing on: the dispatcher's send later continues this request's trace (its traceparent, stored with the request).
       const traceparent = activeTraceparent();
-      const queued = await this.asyncQueue.enqueue(instance, traceparent ? { ...request, traceparent } : request);
+      const queued = await this.asyncQueue
+        .enqueue(instance, traceparent ? { ...request, traceparent } : request)
+        .catch((error: unknown) => this.afterFailedEnqueue(error, instance, request.messageId));
       return { ...queued, response: { status: 'success', message: 'Message queued successfully', ...responseExtra } };
     }
     const delayMs = request.delayMs ?? 0;
@@ -118,6 +120,25 @@ export class SendRequester {
       );
     if (row) return toMessageRecord(row, instance.owner);
     throw new ApiError('timeout', 'Session worker did not answer in time: the message was not sent and will not be; it can be sent again');
+  }
+
+  /**
+   * The database went away while an async send was being queued (a failover): the connection may have
+   * dropped after the commit reached the server, and the dispatcher will then send it. The ledger says
+   * which, once the database answers again: queued, it is answered as queued; not queued, the error
+   * stands (503, try again: nothing was written); still no database, the answer says how to find out
+   * instead of a "try again" that could send it twice (bench/cluster pg: 16 sends answered 503 were delivered).
+   */
+  private async afterFailedEnqueue(error: unknown, instance: RequestInstance, messageId: string): Promise<SendReply> {
+    if (!databaseUnavailable(error)) throw error;
+    const row = await this.readLedger(instance.id, messageId);
+    if (row) return toMessageRecord(row, instance.owner);
+    if (row === null) throw error;
+    throw new ApiError(
+      'timeout',
+      'The database went out of reach while the send was being queued: whether it was queued is not known; look it up by its messageid before sending it again',
+      { messageid: messageId },
+    );
   }
 
   /** The send's row (null: none), waiting out a database that does not answer for a few seconds (undefined: still none to ask). */

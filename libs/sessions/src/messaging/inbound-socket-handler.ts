@@ -2,7 +2,7 @@ import { databaseUnavailable, FencedOutError, LidMappingRepository, type NewOutb
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from '@gw/platform';
 import type { EntityManager } from 'typeorm';
-import { getBinaryNodeChild, proto, type BaileysEventMap, type BinaryNode } from '../baileys';
+import { proto, type BaileysEventMap } from '../baileys';
 import type { LabelRefreshReply } from '@gw/contracts';
 import { AwaitedAcks } from '../outbound/awaited-acks';
 import { LATE_EVENTS_MS } from '../socket/events-at-close';
@@ -10,6 +10,8 @@ import { heldAcksOf } from '../socket/held-acks';
 import type { SocketContext } from '../session/socket-observer';
 import { NOTES_COLLECTION } from './chat-notes';
 import { QUICK_REPLY_COLLECTIONS } from './quick-replies';
+import { groupChangeOf, newsletterChangeOf, receiptListIds } from './inbound-stanzas';
+import { SocketSubscriptions } from './socket-subscriptions';
 import { groupNotificationOf } from './group-metadata-cache';
 import { IdentityResolver } from './identity-resolver';
 import type { SocketBacklog } from './inbound-backpressure';
@@ -26,6 +28,8 @@ import { ReceiptEvents } from './inbound/receipts';
 import { SenderNames } from './inbound/sender-names';
 
 export type { InboundServices } from './inbound/inbound-context';
+// Read from this module before the stanza readers had one of their own.
+export { groupChangeOf } from './inbound-stanzas';
 
 /** Tries of a handler whose failure came before its write (a failed write was already tried again by the store, in order). */
 const ATTEMPTS = 3;
@@ -117,104 +121,73 @@ export class InboundSocketHandler {
     this.blocklist = new BlocklistEvents(inbound);
   }
 
-  /** Subscribes to the socket; returns the detach function. */
+  /**
+   * Subscribes to the socket; returns the detach function. Listeners of one event run in the order
+   * they are added, so the order of these calls matters where families share an event:
+   * `messages.upsert` (messages, then group ephemeral settings), `connection.update` (login, then the
+   * groups cache) and `CB:notification` (the groups cache, group changes, then app state).
+   */
   attach(): () => void {
-    const { socket } = this.context;
-    const detachers: Array<() => void> = [];
-    const on = <E extends keyof BaileysEventMap>(event: E, handle: (data: BaileysEventMap[E]) => Promise<void>) => {
-      const listener = (data: BaileysEventMap[E]) => this.enqueue(event, () => handle(data));
-      socket.ev.on(event, listener);
-      detachers.push(() => socket.ev.off(event, listener));
+    const on = new SocketSubscriptions(this.context.socket);
+    this.listenToMessages(on);
+    this.listenToReceipts(on);
+    this.listenToDirectory(on);
+    this.listenToLabels(on);
+    this.listenToPresence(on);
+    this.listenToLogin(on);
+    this.listenToGroupNotifications(on);
+    this.listenToAppState(on);
+    // Work already queued finishes (Baileys has acked those stanzas); nothing new is taken.
+    return () => {
+      on.detach();
+      this.unwatch();
+      this.backlog.close();
+      this.reader.close();
     };
-    // The hot kinds write once per task, so a socket's next ones need not wait for the commit (ADR 0013).
-    const pipelined = (event: string, tasks: Array<() => Promise<void>>) => {
-      for (const task of tasks) this.enqueue(event, task, 'pipelined');
-    };
-    const onUpsert = ({ messages }: BaileysEventMap['messages.upsert']) => {
-      const tasks = this.messages.upsertTasks(messages);
-      if (tasks) pipelined('messages.upsert', tasks);
-      else this.enqueue('messages.upsert', () => this.messages.onUpsert(messages));
-    };
-    socket.ev.on('messages.upsert', onUpsert);
+  }
+
+  /** Received and history messages, calls, and channel admins' edits of their posts. */
+  private listenToMessages(on: SocketSubscriptions): void {
     // A message Baileys decrypted and receipted as this socket went may be emitted after that
     // (keepEventsAtClose): WhatsApp counts it delivered and never sends it again, so it is still stored.
-    detachers.push(() => setTimeout(() => socket.ev.off('messages.upsert', onUpsert), LATE_EVENTS_MS).unref());
-    const onUpdates = (updates: BaileysEventMap['messages.update']) => pipelined('messages.update', this.receipts.messageUpdateTasks(updates));
-    socket.ev.on('messages.update', onUpdates);
-    detachers.push(() => socket.ev.off('messages.update', onUpdates));
-    const onReceipts = (updates: BaileysEventMap['message-receipt.update']) => pipelined('message-receipt.update', this.receipts.groupReceiptTasks(updates));
-    socket.ev.on('message-receipt.update', onReceipts);
-    detachers.push(() => socket.ev.off('message-receipt.update', onReceipts));
-    // Names and LID pairs (what every received message brings) are one write; a picture change adds more.
-    const onContacts = (event: 'contacts.upsert' | 'contacts.update') => (contacts: BaileysEventMap['contacts.update']) =>
-      this.enqueue(event, () => this.directory.onContacts(contacts), ContactChatGroupEvents.writesOnce(contacts) ? 'pipelined' : 'ordered');
-    const onContactsUpsert = onContacts('contacts.upsert');
-    const onContactsUpdate = onContacts('contacts.update');
-    socket.ev.on('contacts.upsert', onContactsUpsert);
-    socket.ev.on('contacts.update', onContactsUpdate);
-    detachers.push(() => socket.ev.off('contacts.upsert', onContactsUpsert));
-    detachers.push(() => socket.ev.off('contacts.update', onContactsUpdate));
-    on('lid-mapping.update', (mapping) => this.directory.onLidMapping(mapping.lid, mapping.pn));
-    on('chats.update', (updates) => this.directory.onChatUpdates(updates));
-    on('groups.update', (updates) => this.directory.onGroupUpdates(updates));
+    on.eventUntilLate(
+      'messages.upsert',
+      ({ messages }) => {
+        const tasks = this.messages.upsertTasks(messages);
+        if (tasks) this.pipelined('messages.upsert', tasks);
+        else this.enqueue('messages.upsert', () => this.messages.onUpsert(messages));
+      },
+      LATE_EVENTS_MS,
+    );
     // A chunk that is one write lets the next chunk be read and prepared while it commits (pipelined, ADR 0013).
-    const onHistory = (history: BaileysEventMap['messaging-history.set']) =>
-      this.enqueue('messaging-history.set', () => this.messages.onHistory(history), this.messages.historyWritesOnce(history) ? 'pipelined' : 'ordered');
-    socket.ev.on('messaging-history.set', onHistory);
-    detachers.push(() => socket.ev.off('messaging-history.set', onHistory));
-    on('group-participants.update', (update) => this.directory.onGroupParticipants(update));
-    on('group.join-request', (update) => this.directory.onJoinRequest(update));
-    on('call', (calls) => this.messages.onCalls(calls));
-    // The refresh id is taken when Baileys emits, not when the queue gets to the event.
-    const onNow = <E extends keyof BaileysEventMap>(event: E, prepare: (data: BaileysEventMap[E]) => () => Promise<void>) => {
-      const listener = (data: BaileysEventMap[E]) => this.enqueue(event, prepare(data));
-      socket.ev.on(event, listener);
-      detachers.push(() => socket.ev.off(event, listener));
-    };
-    onNow('labels.edit', (label) => {
-      const requestId = this.labels.currentRefreshId();
-      return () => this.labels.onLabel(label, requestId);
+    on.event('messaging-history.set', (history) =>
+      this.enqueue('messaging-history.set', () => this.messages.onHistory(history), this.messages.historyWritesOnce(history) ? 'pipelined' : 'ordered'),
+    );
+    this.queued(on, 'call', (calls) => this.messages.onCalls(calls));
+    // A channel admin's edit (edit="3") or deletion (edit="8") of a post: Baileys reads it as the post again.
+    on.stanza('CB:message', (node) => {
+      const change = newsletterChangeOf(node);
+      if (!change) return;
+      this.enqueue('newsletter edit', () => this.messages.onNewsletterChange(change));
     });
-    onNow('labels.association', (change) => {
-      const requestId = this.labels.currentRefreshId();
-      return () => this.labels.onLabelAssociation(change, requestId);
-    });
-    // Presence comes in bursts (typing indicators): what piled up while the queue was busy is written in one transaction.
-    const onPresence = (update: BaileysEventMap['presence.update']) => {
-      if (this.presence.collect(update)) this.enqueue('presence.update', () => this.presence.flush(), 'pipelined');
-    };
-    socket.ev.on('presence.update', onPresence);
-    detachers.push(() => socket.ev.off('presence.update', onPresence));
-    on('blocklist.update', (update) => this.blocklist.onBlocklistUpdate(update));
-    on('connection.update', async (update) => {
-      if (update.connection === 'open') this.identity.forget();
-      // The instance's own picture, as WhatsApp serves it at login, is its profilePicUrl.
-      if (update.connection === 'open') await this.directory.onOwnPicture();
-    });
-    // Baileys asks for the blocklist at login but keeps the answer to itself: ours follows it, so
-    // what changed while the instance was away is stored and announced.
-    const onOpen = (update: BaileysEventMap['connection.update']) => {
-      if (update.connection !== 'open') return;
-      this.blocklist
-        .syncBlocklist()
-        .catch((error: unknown) =>
-          error instanceof FencedOutError ? this.failed('blocklist', error) : this.logger.warn({ err: error }, 'blocklist not synchronised at login'),
-        );
-    };
-    socket.ev.on('connection.update', onOpen);
-    detachers.push(() => socket.ev.off('connection.update', onOpen));
+  }
 
-    // Raw stanzas Baileys does not turn into events: the server ack of our sends (→ Sent), and
-    // `played` receipts in groups (Baileys reports those as read).
-    const onAck = (node: BinaryNode) => {
+  /**
+   * Status updates and receipts; and raw stanzas Baileys does not turn into events: the server ack of
+   * our sends (→ Sent), and `played` receipts in groups (Baileys reports those as read).
+   */
+  private listenToReceipts(on: SocketSubscriptions): void {
+    on.event('messages.update', (updates) => this.pipelined('messages.update', this.receipts.messageUpdateTasks(updates)));
+    on.event('message-receipt.update', (updates) => this.pipelined('message-receipt.update', this.receipts.groupReceiptTasks(updates)));
+    on.stanza('CB:ack,class:message', (node) => {
       if (node.attrs.error || !node.attrs.id) return;
       this.receipts.rememberAck(node.attrs.id);
       // A send waiting for this ack writes Sent with its result.
       if (AwaitedAcks.has(this.context.socket, node.attrs.id)) return;
       // One statement of its own, outside the store: after everything before it.
       this.enqueue('ack', () => this.receipts.onServerAck(node.attrs.id), 'serial');
-    };
-    const onReceipt = (node: BinaryNode) => {
+    });
+    on.stanza('CB:receipt', (node) => {
       if (node.attrs.type !== 'played' || !node.attrs.from?.endsWith('@g.us') || !node.attrs.participant) return;
       const ids = [node.attrs.id, ...receiptListIds(node)].filter(Boolean);
       this.enqueue(
@@ -222,62 +195,83 @@ export class InboundSocketHandler {
         () => this.receipts.onGroupPlayed(node.attrs.from, node.attrs.participant, ids, Number(node.attrs.t) || Date.now() / 1000),
         'pipelined',
       );
-    };
-    socket.ws.on('CB:ack,class:message', onAck);
-    socket.ws.on('CB:receipt', onReceipt);
-    detachers.push(() => socket.ws.off('CB:ack,class:message', onAck));
-    detachers.push(() => socket.ws.off('CB:receipt', onReceipt));
-    // A channel admin's edit (edit="3") or deletion (edit="8") of a post: Baileys reads it as the post again.
-    const onNewsletterEdit = (node: BinaryNode) => {
-      const { from, id, edit } = node.attrs;
-      if (!from?.endsWith('@newsletter') || !id || (edit !== '3' && edit !== '8')) return;
-      const plaintext = getBinaryNodeChild(node, 'plaintext')?.content;
-      const change = {
-        jid: from,
-        messageId: id,
-        serverId: node.attrs.server_id ?? '',
-        edit: edit === '3' ? ('edited' as const) : ('deleted' as const),
-        content: plaintext instanceof Uint8Array ? Buffer.from(plaintext) : undefined,
-        t: Number(node.attrs.t) || Math.floor(Date.now() / 1000),
-      };
-      this.enqueue('newsletter edit', () => this.messages.onNewsletterChange(change));
-    };
-    socket.ws.on('CB:message', onNewsletterEdit);
-    detachers.push(() => socket.ws.off('CB:message', onNewsletterEdit));
+    });
+  }
+
+  /** Contacts, LID pairs, chats and groups as Baileys reports them. */
+  private listenToDirectory(on: SocketSubscriptions): void {
+    // Names and LID pairs (what every received message brings) are one write; a picture change adds more.
+    for (const event of ['contacts.upsert', 'contacts.update'] as const) {
+      on.event(event, (contacts) =>
+        this.enqueue(event, () => this.directory.onContacts(contacts), ContactChatGroupEvents.writesOnce(contacts) ? 'pipelined' : 'ordered'),
+      );
+    }
+    this.queued(on, 'lid-mapping.update', (mapping) => this.directory.onLidMapping(mapping.lid, mapping.pn));
+    this.queued(on, 'chats.update', (updates) => this.directory.onChatUpdates(updates));
+    this.queued(on, 'groups.update', (updates) => this.directory.onGroupUpdates(updates));
+    this.queued(on, 'group-participants.update', (update) => this.directory.onGroupParticipants(update));
+    this.queued(on, 'group.join-request', (update) => this.directory.onJoinRequest(update));
+  }
+
+  private listenToLabels(on: SocketSubscriptions): void {
+    // The refresh id is taken when Baileys emits, not when the queue gets to the event.
+    on.event('labels.edit', (label) => {
+      const requestId = this.labels.currentRefreshId();
+      this.enqueue('labels.edit', () => this.labels.onLabel(label, requestId));
+    });
+    on.event('labels.association', (change) => {
+      const requestId = this.labels.currentRefreshId();
+      this.enqueue('labels.association', () => this.labels.onLabelAssociation(change, requestId));
+    });
+  }
+
+  private listenToPresence(on: SocketSubscriptions): void {
+    // Presence comes in bursts (typing indicators): what piled up while the queue was busy is written in one transaction.
+    on.event('presence.update', (update) => {
+      if (this.presence.collect(update)) this.enqueue('presence.update', () => this.presence.flush(), 'pipelined');
+    });
+  }
+
+  /** The blocklist, and what a login brings: the instance's own identity and picture, and the blocklist as WhatsApp has it. */
+  private listenToLogin(on: SocketSubscriptions): void {
+    this.queued(on, 'blocklist.update', (update) => this.blocklist.onBlocklistUpdate(update));
+    this.queued(on, 'connection.update', async (update) => {
+      if (update.connection === 'open') this.identity.forget();
+      // The instance's own picture, as WhatsApp serves it at login, is its profilePicUrl.
+      if (update.connection === 'open') await this.directory.onOwnPicture();
+    });
+    // Baileys asks for the blocklist at login but keeps the answer to itself: ours follows it, so
+    // what changed while the instance was away is stored and announced.
+    on.event('connection.update', (update) => {
+      if (update.connection !== 'open') return;
+      this.blocklist
+        .syncBlocklist()
+        .catch((error: unknown) =>
+          error instanceof FencedOutError ? this.failed('blocklist', error) : this.logger.warn({ err: error }, 'blocklist not synchronised at login'),
+        );
+    });
+  }
+
+  /** Group notifications: the groups cache, and changes Baileys turns into no group event. */
+  private listenToGroupNotifications(on: SocketSubscriptions): void {
     // The groups cache drops a group as soon as WhatsApp says it changed (before the change is handled), and forgets
     // the instance on a reconnect (notifications may have been missed).
-    const onGroupCacheNotification = (node: BinaryNode) => {
+    on.stanza('CB:notification', (node) => {
       const about = groupNotificationOf(node);
       if (!about) return;
       this.services.groupMetadata.invalidate(this.context.instanceId, about.groupJid, about.membership);
       this.services.groups.invalidate(this.context.instanceId, about.groupJid);
-    };
-    const onGroupCacheConnection = (update: BaileysEventMap['connection.update']) => {
+    });
+    on.event('connection.update', (update) => {
       if (update.connection === 'open' || update.connection === 'close') this.services.groupMetadata.forget(this.context.instanceId);
-    };
-    socket.ws.on('CB:notification', onGroupCacheNotification);
-    socket.ev.on('connection.update', onGroupCacheConnection);
-    detachers.push(() => socket.ws.off('CB:notification', onGroupCacheNotification));
-    detachers.push(() => socket.ev.off('connection.update', onGroupCacheConnection));
+    });
     // A group's picture and its community links: notifications Baileys turns into no group event.
-    const onGroupNotification = (node: BinaryNode) => {
+    on.stanza('CB:notification', (node) => {
       const change = groupChangeOf(node);
       if (change) this.enqueue('group change', () => this.directory.onGroupChange(node.attrs.from, change));
-    };
-    socket.ws.on('CB:notification', onGroupNotification);
-    detachers.push(() => socket.ws.off('CB:notification', onGroupNotification));
-    // Another device changed app state: the chat notes and the quick replies (which Baileys drops) are read again when their collection changed.
-    const onServerSync = (node: BinaryNode) => {
-      if (node.attrs.type !== 'server_sync') return;
-      const collections = Array.isArray(node.content) ? node.content : [];
-      const changed = (name: string) => collections.some((item) => item.tag === 'collection' && item.attrs.name === name);
-      if (changed(NOTES_COLLECTION)) this.enqueue('chat notes', () => this.directory.onNotesChanged());
-      if (QUICK_REPLY_COLLECTIONS.some(changed)) this.enqueue('quick replies', () => this.directory.onQuickRepliesChanged());
-    };
-    socket.ws.on('CB:notification', onServerSync);
-    detachers.push(() => socket.ws.off('CB:notification', onServerSync));
+    });
     // Disappearing messages of a group turned on or off: Baileys makes an ephemeral-setting protocol message of the w:gp2 notification.
-    const onGroupEphemeral = ({ messages }: BaileysEventMap['messages.upsert']) => {
+    on.event('messages.upsert', ({ messages }) => {
       for (const message of messages) {
         const jid = message.key?.remoteJid ?? '';
         const protocol = message.message?.protocolMessage;
@@ -289,17 +283,28 @@ export class InboundSocketHandler {
         };
         this.enqueue('group ephemeral', () => this.directory.onGroupChange(jid, change));
       }
-    };
-    socket.ev.on('messages.upsert', onGroupEphemeral);
-    detachers.push(() => socket.ev.off('messages.upsert', onGroupEphemeral));
+    });
+  }
 
-    // Work already queued finishes (Baileys has acked those stanzas); nothing new is taken.
-    return () => {
-      for (const detach of detachers.splice(0)) detach();
-      this.unwatch();
-      this.backlog.close();
-      this.reader.close();
-    };
+  /** Another device changed app state: the chat notes and the quick replies (which Baileys drops) are read again when their collection changed. */
+  private listenToAppState(on: SocketSubscriptions): void {
+    on.stanza('CB:notification', (node) => {
+      if (node.attrs.type !== 'server_sync') return;
+      const collections = Array.isArray(node.content) ? node.content : [];
+      const changed = (name: string) => collections.some((item) => item.tag === 'collection' && item.attrs.name === name);
+      if (changed(NOTES_COLLECTION)) this.enqueue('chat notes', () => this.directory.onNotesChanged());
+      if (QUICK_REPLY_COLLECTIONS.some(changed)) this.enqueue('quick replies', () => this.directory.onQuickRepliesChanged());
+    });
+  }
+
+  /** `handle` runs on the queue, in the socket's order, for every `event`. */
+  private queued<E extends keyof BaileysEventMap>(on: SocketSubscriptions, event: E, handle: (data: BaileysEventMap[E]) => Promise<void>): void {
+    on.event(event, (data) => this.enqueue(event, () => handle(data)));
+  }
+
+  /** The hot kinds write once per task, so a socket's next ones need not wait for the commit (ADR 0013). */
+  private pipelined(event: string, tasks: Array<() => Promise<void>>): void {
+    for (const task of tasks) this.enqueue(event, task, 'pipelined');
   }
 
   /** Resolves when everything queued so far has been handled (tests, shutdown). */
@@ -450,39 +455,4 @@ export class InboundSocketHandler {
       throw error;
     }
   }
-}
-
-/** A `picture` notification of a group, or a w:gp2 `link` / `unlink` (community) one, as a GroupChange; else null. */
-export function groupChangeOf(node: BinaryNode): GroupChange | null {
-  const { from, type, participant, participant_pn: participantPn } = node.attrs;
-  if (!from?.endsWith('@g.us') || !Array.isArray(node.content)) return null;
-  const first = node.content[0];
-  if (!first) return null;
-  if (type === 'picture' && (first.tag === 'set' || first.tag === 'delete')) {
-    return { author: first.attrs.author ?? participant, authorPn: participantPn, picture: { remove: first.tag === 'delete', id: first.attrs.id ?? '' } };
-  }
-  if (type === 'w:gp2' && (first.tag === 'link' || first.tag === 'unlink')) {
-    const group = getBinaryNodeChild(first, 'group');
-    if (!group?.attrs.jid) return null;
-    return {
-      author: participant,
-      authorPn: participantPn,
-      link: {
-        change: first.tag,
-        type: first.attrs.link_type ?? first.attrs.unlink_type ?? '',
-        reason: first.attrs.unlink_reason ?? '',
-        jid: group.attrs.jid,
-        name: group.attrs.subject ?? '',
-        defaultSub: Boolean(getBinaryNodeChild(group, 'default_sub_group')),
-      },
-    };
-  }
-  return null;
-}
-
-function receiptListIds(node: BinaryNode): string[] {
-  const content = Array.isArray(node.content) ? node.content : [];
-  const list = content.find((child) => child.tag === 'list');
-  const items = Array.isArray(list?.content) ? list.content : [];
-  return items.filter((item) => item.tag === 'item' && item.attrs.id).map((item) => item.attrs.id);
 }

@@ -25,9 +25,10 @@ export class DeliverySender {
   /**
    * One attempt of one delivery, through the transport of the target's kind. True once delivered
    * (recorded with the next batch); false once a failure is recorded (its retry time, the error log,
-   * disabling a target gone or failing too long: the same for every kind).
+   * disabling a target gone or failing too long: the same for every kind). `endsRun`: the last of its
+   * run, whose success lets the flush claim its lane on.
    */
-  async send(claim: DeliveryClaim, webhook: WebhookRow): Promise<boolean> {
+  async send(claim: DeliveryClaim, webhook: WebhookRow, endsRun = true): Promise<boolean> {
     const { event } = claim;
     const envelope: Record<string, unknown> = { BaseUrl: this.config.publicBaseUrl, ...event.payload };
     if (this.config.includeToken || webhook.includeToken) envelope.token = await this.tokenOf(event.instanceId);
@@ -48,7 +49,7 @@ export class DeliverySender {
     const latencyMs = performance.now() - started;
     if (webhook.kind !== 'webhook') metrics().recordSinkDelivery(webhook.kind, outcome.ok, latencyMs / 1000);
     if (outcome.ok) {
-      this.results.record({ deliveryId: claim.deliveryId, statusCode: outcome.statusCode, latencyMs }, this.targets.receiverKeyOf(webhook));
+      this.results.record({ deliveryId: claim.deliveryId, statusCode: outcome.statusCode, latencyMs, endsRun }, this.targets.receiverKeyOf(webhook));
       return true;
     }
 

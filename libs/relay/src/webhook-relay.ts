@@ -392,7 +392,7 @@ export class WebhookRelay {
     try {
       while (done < run.claims.length) {
         if (!this.running || this.targets.isDisabled(run.webhook.id) || Date.now() > run.sendBy) break;
-        const ok = await this.sender.send(run.claims[done], run.webhook);
+        const ok = await this.sender.send(run.claims[done], run.webhook, done === run.claims.length - 1);
         done++;
         receiver.claimed--;
         if (!ok) {

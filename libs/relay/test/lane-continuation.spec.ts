@@ -80,6 +80,18 @@ describe('recording successes and claiming the next run of their lanes', () => {
     expect(await sut.countByStatus()).toEqual({ delivered: 3, pending: 3 });
   });
 
+  it('should claim on only the lanes whose run a success ended', async () => {
+    await emit(2, 3);
+    const first = await sut.claimDue(100, 30_000, { perLane: 1 });
+    const results = delivered(first).map((result, index) => ({ ...result, endsRun: index === 1 }));
+    const next = await sut.markDeliveredAndClaimNext(results, 100, 30_000, { perLane: 3 });
+    expect(numbers(next)).toEqual([
+      ['chat-1', 1, 1],
+      ['chat-1', 2, 2],
+    ]);
+    expect(await sut.countByStatus()).toEqual({ delivered: 2, pending: 4 });
+  });
+
   it('should claim a row made pending again (a replay, older than the lane) first', async () => {
     await emit(1, 4);
     const [head] = await sut.claimDue(100, 30_000, { perLane: 1 });

@@ -11,7 +11,9 @@ export const CLAIM_COLUMNS = `c.id, c.webhook_id, c.attempts, p.head_id, p.posit
 
 /**
  * $1 ids, $2 status codes, $3 latencies (as markDelivered); $4 most rows claimed, $5 claim ms, $6 webhooks
- * whose lanes are left alone (their receiver has enough queued), $7 most rows per lane.
+ * whose lanes are left alone (their receiver has enough queued), $7 most rows per lane, $8 whether each
+ * success ended its run (only those lanes are claimed on: behind any other, the run is still claimed
+ * here, and the probe would find nothing; bench/webhooks: 87-95 % of flushes claimed nothing without it).
  *
  * - `done`: the successes, as markDelivered records them; `healed`: their webhooks no longer failing.
  * - `runs`: for each lane a success moved on, the lane read from its start (the statement's snapshot
@@ -27,13 +29,13 @@ export const MARK_DELIVERED_CLAIM_NEXT = `WITH done AS (
      UPDATE webhook_deliveries d
      SET status = 'delivered', attempts = d.attempts + 1, last_status_code = u.code, claimed_until = NULL, finished_at = now(),
        latency_ms = u.latency, first_attempt_at = COALESCE(d.first_attempt_at, now()), last_attempt_at = now()
-     FROM unnest($1::bigint[], $2::int[], $3::int[]) AS u(id, code, latency)
+     FROM unnest($1::bigint[], $2::int[], $3::int[], $8::bool[]) AS u(id, code, latency, ends)
      WHERE d.id = u.id AND d.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND d.status = 'pending'
-     RETURNING d.webhook_id, d.instance_id, d.chat_id),
+     RETURNING d.webhook_id, d.instance_id, d.chat_id, u.ends),
    healed AS (
      UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (SELECT webhook_id FROM done)),
    lanes AS (
-     SELECT DISTINCT webhook_id, instance_id, chat_id FROM done WHERE NOT (webhook_id = ANY($6::text[]))),
+     SELECT DISTINCT webhook_id, instance_id, chat_id FROM done WHERE ends AND NOT (webhook_id = ANY($6::text[]))),
    runs AS (
      SELECT q.id, q.head_id, q.head_event, q.position FROM lanes l CROSS JOIN LATERAL (
        SELECT p.id, first_value(p.id) OVER lane AS head_id, first_value(p.event_id) OVER lane AS head_event,

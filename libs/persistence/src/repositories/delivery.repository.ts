@@ -41,6 +41,11 @@ export interface DeliveredResult {
   statusCode: number;
   /** How long the attempt took (the delivery log's latency); not recorded when not given. */
   latencyMs?: number;
+  /**
+   * The last delivery of the run it was claimed in: only such lanes are claimed on by
+   * markDeliveredAndClaimNext (behind any other, the rest of the run is still claimed). Not given: true.
+   */
+  endsRun?: boolean;
 }
 
 export interface DeliveryErrorRecord {
@@ -145,7 +150,7 @@ const WARM_STATEMENTS: Array<[string, unknown[]]> = [
   [FAN_OUT_WRITE, [[], [], [], [], [], []]],
   [CLAIM_DUE, [1, '1', [], 1, 1]],
   [MARK_DELIVERED, [[], [], []]],
-  [MARK_DELIVERED_CLAIM_NEXT, [[], [], [], 1, '1', [], 1]],
+  [MARK_DELIVERED_CLAIM_NEXT, [[], [], [], 1, '1', [], 1, []]],
   [RELEASE, [[]]],
 ];
 
@@ -316,6 +321,7 @@ export class DeliveryRepository {
       String(claimMs),
       options.excludeWebhooks ?? [],
       Math.max(1, options.perLane ?? 1),
+      results.map((result) => result.endsRun !== false),
     ]);
     return rows.map(toClaim);
   }

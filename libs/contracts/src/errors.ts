@@ -25,6 +25,8 @@ export const ErrorCode = {
    * 475): the message names the limit and its end. The async queue holds such a send until then.
    */
   Limited: 'limited',
+  /** The session worker's database did not answer (a failover under way): the operation may not have completed. */
+  Unavailable: 'unavailable',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -138,6 +138,7 @@ export function rpcErrorKind(code: ErrorCode): ApiErrorKind {
       return 'whatsapp_limited';
     case ErrorCode.CapacityExhausted:
     case ErrorCode.Fenced:
+    case ErrorCode.Unavailable:
       return 'unavailable';
     case ErrorCode.Internal:
       return 'internal';
@@ -172,6 +173,7 @@ export function rpcErrorMessage(code: ErrorCode, message: string): string {
     case ErrorCode.TooLarge:
     case ErrorCode.UnsupportedMedia:
     case ErrorCode.Limited:
+    case ErrorCode.Unavailable:
       return message;
     default:
       return assertUnreachable(code);

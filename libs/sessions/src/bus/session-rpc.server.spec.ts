@@ -186,3 +186,23 @@ describe('SessionRpcServer drain (issue 39)', () => {
     expect(new Set(bus.ended.map((entry) => entry.how))).toEqual(new Set(['unsubscribe']));
   });
 });
+
+describe('SessionRpcServer errors', () => {
+  it('should answer an op that met no database as Unavailable (503), not as an internal error (500)', async () => {
+    const session = { instanceId: 'i1', openSocketOnArrival: async () => undefined } as unknown as Session;
+    const manager = { setLifecycleListener: () => undefined, get: () => session } as unknown as SessionManager;
+    let failure: Error = new Error('Connection terminated unexpectedly');
+    const ops = {
+      status: async () => {
+        throw failure;
+      },
+    } as unknown as OpRegistry;
+    const bus = new InProcessBus();
+    const server = new SessionRpcServer(bus, manager, logger, ops);
+    server.start();
+    server.sessionStarted(session);
+    await expect(bus.request(Subjects.instance('i1', 'status'), {}, { timeoutMs: 1_000 })).rejects.toMatchObject({ code: ErrorCode.Unavailable });
+    failure = new Error('a bug');
+    await expect(bus.request(Subjects.instance('i1', 'status'), {}, { timeoutMs: 1_000 })).rejects.toMatchObject({ code: ErrorCode.Internal });
+  });
+});

@@ -1,6 +1,6 @@
 import type { Bus, BusSubscription } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type PlaceRequest } from '@gw/contracts';
-import { FencedOutError } from '@gw/persistence';
+import { databaseUnavailable, FencedOutError } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { parseConnectRequest } from '../ops/instance.ops';
 import { asObject, type OpRegistry } from '../ops/op-handler';
@@ -191,5 +191,9 @@ export class SessionRpcServer implements SessionLifecycleListener {
 function toRpcError(error: unknown): unknown {
   if (error instanceof FencedOutError) return new RpcError(ErrorCode.Fenced, 'instance is now held by another session worker');
   if (error instanceof SessionEndedError) return new RpcError(ErrorCode.NoSession, 'No session');
+  // A failover under way (bench/cluster pg: 86 answers "Internal server error"). Not "try again": what the op
+  // did at WhatsApp before its write is not known here (a send's own ledger answers for sends).
+  if (databaseUnavailable(error))
+    return new RpcError(ErrorCode.Unavailable, 'Database unavailable on the session worker: the operation may not have completed');
   return error;
 }

@@ -265,7 +265,10 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
       try {
         return await ledger.result(session.lease, request, { status: 'Sent' });
       } catch (error) {
-        if (!databaseUnavailable(error) || session.currentPhase === 'ended' || Date.now() >= deadline) throw error;
+        if (!databaseUnavailable(error)) throw error;
+        // WhatsApp has the message: never an answer that reads "try again" (a duplicate).
+        if (session.currentPhase === 'ended' || Date.now() >= deadline)
+          throw new RpcError(ErrorCode.Internal, 'WhatsApp acknowledged the message but its status could not be stored: it was sent, do not send it again');
         if (attempt === 1)
           logger.warn(
             { err: error, instanceId: request.instanceId, messageId: request.messageId },

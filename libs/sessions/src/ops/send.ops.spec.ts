@@ -1,4 +1,4 @@
-import { ErrorCode, type SendRequest } from '@gw/contracts';
+import { ErrorCode, RpcError, type SendRequest } from '@gw/contracts';
 import { EventEmitter } from 'node:events';
 import type { Session } from '../session/session';
 import { sendOps } from './send.ops';
@@ -92,6 +92,26 @@ describe('send op: a queued send whose connection goes after the message went ou
     await expect(ops.send(session, request)).rejects.toMatchObject({ code: ErrorCode.NotConnected });
     expect(calls).toContain('unrelay');
     expect(calls).not.toContain('keepCopy');
+  });
+});
+
+describe('send op: a retry of a send that went out, reaching an instance with no socket', () => {
+  it('answers the stored row (it may have arrived) instead of NotConnected (which reads "not sent")', async () => {
+    const { ops, session, request, ledger } = harness([]);
+    (session as unknown as { openSocketOnArrival: () => Promise<never> }).openSocketOnArrival = async () => {
+      throw new RpcError(ErrorCode.NotConnected, 'instance is not connected');
+    };
+    (ledger as unknown as { relayedBefore: () => Promise<unknown> }).relayedBefore = async () => ({ messageId: 'M1', status: 'Pending', error: '' });
+    await expect(ops.send(session, { ...request, queued: false })).resolves.toMatchObject({ status: 'Pending' });
+  });
+
+  it('still answers NotConnected for a send that never went out', async () => {
+    const { ops, session, request } = harness([]);
+    const notConnected = new RpcError(ErrorCode.NotConnected, 'instance is not connected');
+    (session as unknown as { openSocketOnArrival: () => Promise<never> }).openSocketOnArrival = async () => {
+      throw notConnected;
+    };
+    await expect(ops.send(session, { ...request, queued: false })).rejects.toBe(notConnected);
   });
 });
 

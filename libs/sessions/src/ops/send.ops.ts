@@ -98,7 +98,15 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
   };
   const sendOnce: OpHandler<'send'> = async (session, request) => {
     // An instance arriving from another worker (a drain's hand-over): the send waits for its socket.
-    const socket = await session.openSocketOnArrival();
+    const socket = await session.openSocketOnArrival().catch(async (error: unknown) => {
+      // No socket, but this id went out before (the gateway trying again after a lost answer, a takeover):
+      // it may have arrived, so the ledger answers — never "not connected", which reads "not sent"
+      // (bench/cluster pg: 3 sends answered 409 that were delivered).
+      const before = isConnectionLoss(error) ? await ledger.relayedBefore(request.instanceId, request.messageId).catch(() => null) : null;
+      if (before) return before;
+      throw error;
+    });
+    if (!('ws' in socket)) return SendLedger.record(socket, session.instance.owner);
     const owner = (socket.user?.id ?? '').split(':')[0].split('@')[0];
     // A status goes to the recipients WhatsApp knows; checked before anything is stored.
     const audience = request.status ? await statusAudience(socket, request.status.recipients) : null;

@@ -255,11 +255,23 @@ export async function runCluster(): Promise<void> {
         };
       });
       const hooked = traffic.inbound.filter((m) => m.id).map((m) => receiver.counts.get(m.text) ?? 0);
+      // A message at the webhook twice: its event written twice, or one event delivered twice (the relay's at-least-once)?
+      const twiceTexts = traffic.inbound.filter((m) => m.id && (receiver.counts.get(m.text) ?? 0) > 1).map((m) => m.text);
+      const written = twiceTexts.length
+        ? await query<{ text: string; n: number }>(
+            `SELECT payload->'message'->>'text' AS text, count(*)::int AS n FROM outbox_events
+              WHERE event_type = 'messages' AND payload->'message'->>'text' = ANY($1::text[]) GROUP BY 1`,
+            [twiceTexts],
+          ).catch(() => [])
+        : [];
       const webhooks = {
         inbound: hooked.length,
         deliveredOnce: hooked.filter((n) => n === 1).length,
         duplicated: hooked.filter((n) => n > 1).length,
         missing: hooked.filter((n) => n === 0).length,
+        duplicatedSample: twiceTexts
+          .slice(0, 20)
+          .map((text) => ({ deliveries: receiver.counts.get(text) ?? 0, eventsWritten: written.find((row) => row.text === text)?.n ?? 0 })),
       };
       const met =
         settled &&

@@ -73,17 +73,44 @@ export function apiClient(gateways: string[]) {
   };
 }
 
-export async function webhookReceiver(): Promise<{ url: string; counts: Map<string, number>; server: Server }> {
+/** What one POST carrying an inbound marker was: its delivery id header, event type and message (to tell a second POST of one event from another event carrying the text). */
+export interface ReceivedPost {
+  webhookId: string;
+  eventType: string;
+  messageId: string;
+  fromMe: boolean;
+}
+
+export async function webhookReceiver(): Promise<{ url: string; counts: Map<string, number>; posts: Map<string, ReceivedPost[]>; server: Server }> {
   const counts = new Map<string, number>();
+  const posts = new Map<string, ReceivedPost[]>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      for (const marker of new Set(text.match(/chaos \S+ \S+ inbound \d+-[a-z0-9]+/g) ?? [])) counts.set(marker, (counts.get(marker) ?? 0) + 1);
+      const markers = new Set(text.match(/chaos \S+ \S+ inbound \d+-[a-z0-9]+/g) ?? []);
+      if (markers.size > 0) {
+        let body: { EventType?: string; message?: { messageid?: string; fromMe?: boolean } } = {};
+        try {
+          body = JSON.parse(text) as typeof body;
+        } catch {
+          // Counted all the same.
+        }
+        const post: ReceivedPost = {
+          webhookId: String(req.headers['webhook-id'] ?? ''),
+          eventType: body.EventType ?? '',
+          messageId: body.message?.messageid ?? '',
+          fromMe: body.message?.fromMe === true,
+        };
+        for (const marker of markers) {
+          counts.set(marker, (counts.get(marker) ?? 0) + 1);
+          posts.set(marker, [...(posts.get(marker) ?? []), post]);
+        }
+      }
       res.writeHead(200).end('{}');
     });
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, counts, server };
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, counts, posts, server };
 }

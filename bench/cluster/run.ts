@@ -269,9 +269,11 @@ export async function runCluster(): Promise<void> {
         deliveredOnce: hooked.filter((n) => n === 1).length,
         duplicated: hooked.filter((n) => n > 1).length,
         missing: hooked.filter((n) => n === 0).length,
-        duplicatedSample: twiceTexts
-          .slice(0, 20)
-          .map((text) => ({ deliveries: receiver.counts.get(text) ?? 0, eventsWritten: written.find((row) => row.text === text)?.n ?? 0 })),
+        duplicatedSample: twiceTexts.slice(0, 20).map((text) => ({
+          deliveries: receiver.counts.get(text) ?? 0,
+          eventsWritten: written.find((row) => row.text === text)?.n ?? 0,
+          posts: receiver.posts.get(text) ?? [],
+        })),
       };
       const met =
         settled &&

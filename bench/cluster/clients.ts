@@ -81,6 +81,19 @@ export interface ReceivedPost {
   fromMe: boolean;
 }
 
+interface HookBody {
+  EventType?: string;
+  message?: { messageid?: string; fromMe?: boolean; text?: string };
+}
+
+function parseHook(text: string): HookBody | null {
+  try {
+    return JSON.parse(text) as HookBody;
+  } catch {
+    return null;
+  }
+}
+
 export async function webhookReceiver(): Promise<{ url: string; counts: Map<string, number>; posts: Map<string, ReceivedPost[]>; server: Server }> {
   const counts = new Map<string, number>();
   const posts = new Map<string, ReceivedPost[]>();
@@ -89,25 +102,22 @@ export async function webhookReceiver(): Promise<{ url: string; counts: Map<stri
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      const markers = new Set(text.match(/chaos \S+ \S+ inbound \d+-[a-z0-9]+/g) ?? []);
-      if (markers.size > 0) {
-        let body: { EventType?: string; message?: { messageid?: string; fromMe?: boolean } } = {};
-        try {
-          body = JSON.parse(text) as typeof body;
-        } catch {
-          // Counted all the same.
-        }
+      const body = parseHook(text);
+      // The event's own message only: another message's event carries an earlier text in its chat record
+      // (the chat's last message: a message WhatsApp delivered again after a worker died is older than what
+      // the chat shows), which is not that message delivered twice (runs 9-11).
+      const own = body ? (body.message?.text ?? '') : text;
+      const markers = new Set(own.match(/chaos \S+ \S+ inbound \d+-[a-z0-9]+/g) ?? []);
+      if (markers.size > 0 && body) {
         const post: ReceivedPost = {
           webhookId: String(req.headers['webhook-id'] ?? ''),
           eventType: body.EventType ?? '',
           messageId: body.message?.messageid ?? '',
           fromMe: body.message?.fromMe === true,
         };
-        for (const marker of markers) {
-          counts.set(marker, (counts.get(marker) ?? 0) + 1);
-          posts.set(marker, [...(posts.get(marker) ?? []), post]);
-        }
+        for (const marker of markers) posts.set(marker, [...(posts.get(marker) ?? []), post]);
       }
+      for (const marker of markers) counts.set(marker, (counts.get(marker) ?? 0) + 1);
       res.writeHead(200).end('{}');
     });
   });

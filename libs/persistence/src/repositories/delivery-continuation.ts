@@ -10,6 +10,23 @@
 export const CLAIM_COLUMNS = `c.id, c.webhook_id, c.attempts, p.head_id, p.position, o.id AS event_id, o.instance_id, o.event_type, o.chat_id, o.payload, o.traceparent`;
 
 /**
+ * The end both claim statements share, after their `runs` CTE: the first `limit` rows by position (every
+ * lane's head first), each claimed for `claimMs` if still free as it is updated, returned with its event.
+ * `limit` and `claimMs` name the statement's parameters (`$4`…).
+ */
+export function claimRunsSql(limit: string, claimMs: string): string {
+  return `picked AS (
+     SELECT id, head_id, position FROM runs ORDER BY position, head_event LIMIT ${limit}),
+   claimed AS (
+     UPDATE webhook_deliveries d SET claimed_until = now() + (${claimMs} || ' milliseconds')::interval
+     WHERE d.id = ANY(ARRAY(SELECT id FROM picked)) AND d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < now())
+     RETURNING d.id, d.webhook_id, d.attempts, d.event_id)
+   SELECT ${CLAIM_COLUMNS}
+   FROM claimed c JOIN picked p ON p.id = c.id JOIN outbox_events o ON o.id = c.event_id
+   ORDER BY p.head_id, p.position`;
+}
+
+/**
  * $1 ids, $2 status codes, $3 latencies (as markDelivered); $4 most rows claimed, $5 claim ms, $6 webhooks
  * whose lanes are left alone (their receiver has enough queued), $7 most rows per lane, $8 whether each
  * success ended its run (only those lanes are claimed on: behind any other, the run is still claimed
@@ -50,12 +67,4 @@ export const MARK_DELIVERED_CLAIM_NEXT = `WITH done AS (
          ORDER BY d.webhook_id, d.instance_id, d.chat_id, d.event_id LIMIT $7) p
        WINDOW lane AS (ORDER BY p.webhook_id, p.instance_id, p.chat_id, p.event_id)) q
      WHERE q.unbroken),
-   picked AS (
-     SELECT id, head_id, position FROM runs ORDER BY position, head_event LIMIT $4),
-   claimed AS (
-     UPDATE webhook_deliveries d SET claimed_until = now() + ($5 || ' milliseconds')::interval
-     WHERE d.id = ANY(ARRAY(SELECT id FROM picked)) AND d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < now())
-     RETURNING d.id, d.webhook_id, d.attempts, d.event_id)
-   SELECT ${CLAIM_COLUMNS}
-   FROM claimed c JOIN picked p ON p.id = c.id JOIN outbox_events o ON o.id = c.event_id
-   ORDER BY p.head_id, p.position`;
+   ${claimRunsSql('$4', '$5')}`;

@@ -1,7 +1,7 @@
 import type { WebhookEventPayload } from '@gw/contracts';
 import type { DataSource } from 'typeorm';
 import { pipelinedTransaction } from '../pipelined-transaction';
-import { CLAIM_COLUMNS, MARK_DELIVERED_CLAIM_NEXT } from './delivery-continuation';
+import { claimRunsSql, MARK_DELIVERED_CLAIM_NEXT } from './delivery-continuation';
 import { OutboxRepository } from './outbox.repository';
 import { ENABLED_FOR, maskUrlCredentials, type SinkKind, WebhookRepository, type WebhookRow } from './webhook.repository';
 
@@ -118,15 +118,7 @@ const CLAIM_DUE = `WITH RECURSIVE heads AS (
            ORDER BY d.webhook_id, d.instance_id, d.chat_id, d.event_id LIMIT LEAST($5, (SELECT ceil($1::numeric / GREATEST(count(*), 1)) FROM locked))) p
          WINDOW lane AS (ORDER BY p.webhook_id, p.instance_id, p.chat_id, p.event_id)) q
        WHERE q.unbroken) r),
-   picked AS (
-     SELECT id, head_id, position FROM runs ORDER BY position, head_event LIMIT $1),
-   claimed AS (
-     UPDATE webhook_deliveries d SET claimed_until = now() + ($2 || ' milliseconds')::interval
-     WHERE d.id = ANY(ARRAY(SELECT id FROM picked)) AND d.status = 'pending' AND (d.claimed_until IS NULL OR d.claimed_until < now())
-     RETURNING d.id, d.webhook_id, d.attempts, d.event_id)
-   SELECT ${CLAIM_COLUMNS}
-   FROM claimed c JOIN picked p ON p.id = c.id JOIN outbox_events o ON o.id = c.event_id
-   ORDER BY p.head_id, p.position`;
+   ${claimRunsSql('$1', '$2')}`;
 
 const MARK_DELIVERED = `WITH done AS (
      UPDATE webhook_deliveries d

@@ -1,11 +1,13 @@
 import { InProcessBus } from '@gw/bus';
-import { FencedOutError, InstanceRepository, LeaseRepository, type NewOutboxEvent } from '@gw/persistence';
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { FencedOutError, InstanceRepository, LeaseRepository, MessageRepository, type NewOutboxEvent, type Tx } from '@gw/persistence';
+import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
 import pino from 'pino';
-import type { EntityManager, QueryRunner } from 'typeorm';
 import { InboundStore } from '../src/messaging/inbound-store';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Thrown to roll a held transaction back. */
+class RolledBack extends Error {}
 
 /** Whether `promise` settles within `ms`. */
 const settlesWithin = (promise: Promise<unknown>, ms: number): Promise<boolean> =>
@@ -46,15 +48,12 @@ describe('InboundStore: a write of its own (a history chunk) holds no other inst
     return (await leases.claim(id, 'worker-a', 60_000))!;
   };
 
-  /** Inserts a row keyed by (instance, key) once and events it: like a received message's write. */
+  /** A received message's write: inserts its row keyed by (instance, message id) once and events it. */
+  const message = (instanceId: string, key: string) => newMessageFixture(instanceId, { messageId: key, fromMe: false });
   const receive =
     (instanceId: string, key: string) =>
-    async (manager: EntityManager, events: NewOutboxEvent[]): Promise<boolean> => {
-      const rows: unknown[] = await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING lid`, [
-        instanceId,
-        key,
-        `${key}-pn`,
-      ]);
+    async (tx: Tx, events: NewOutboxEvent[]): Promise<boolean> => {
+      const rows = await MessageRepository.insertNewWithin(tx, [message(instanceId, key)]);
       if (rows.length === 0) return false;
       events.push({ eventType: 'messages', chatId: 'c', payload: { messageId: key } });
       return true;
@@ -68,18 +67,41 @@ describe('InboundStore: a write of its own (a history chunk) holds no other inst
       }>
     ).map((row) => row.key);
 
-  /** Another transaction that has inserted (instance, key) and not committed: a write of the same key waits for it. */
-  const holdKey = async (instanceId: string, key: string): Promise<QueryRunner> => {
-    const runner = db.dataSource.createQueryRunner();
-    await runner.connect();
-    await runner.startTransaction();
-    await runner.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, 'held')`, [instanceId, key]);
-    return runner;
+  /**
+   * Another transaction that has inserted (instance, key) and not committed: a write of the same key
+   * waits for it. `release` rolls it back.
+   */
+  interface HeldKey {
+    release(): Promise<void>;
+    released: boolean;
+  }
+  const holdKey = async (instanceId: string, key: string): Promise<HeldKey> => {
+    let inserted!: () => void;
+    let rollBack!: () => void;
+    const insertedNow = new Promise<void>((resolve) => (inserted = resolve));
+    const rolledBack = new Promise<void>((resolve) => (rollBack = resolve));
+    const held = db.dataSource
+      .transaction(async (tx) => {
+        await MessageRepository.insertNewWithin(tx, [message(instanceId, key)]);
+        inserted();
+        await rolledBack;
+        throw new RolledBack();
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof RolledBack)) throw error;
+      });
+    await Promise.race([insertedNow, held]);
+    const hold: HeldKey = {
+      released: false,
+      release: async () => {
+        hold.released = true;
+        rollBack();
+        await held;
+      },
+    };
+    return hold;
   };
-  const release = async (runner: QueryRunner): Promise<void> => {
-    await runner.rollbackTransaction();
-    await runner.release();
-  };
+  const release = (hold: HeldKey): Promise<void> => hold.release();
 
   it("lets another instance's write commit while the chunk's write is held, and keeps the chunk's instance's later writes behind it", async () => {
     const history = await claim('iso-history');
@@ -90,7 +112,7 @@ describe('InboundStore: a write of its own (a history chunk) holds no other inst
     const lock = await holdKey(h, 'chunk');
     try {
       // Both group transactions in flight (other instances' writes, 0.3 s each): what arrives now waits for the next group.
-      const inFlight = busy.map((lease) => sut.write(lease, (manager) => manager.query('SELECT pg_sleep(0.3)')));
+      const inFlight = busy.map((lease) => sut.write(lease, () => sleep(300)));
       // Arriving together, as a chunk and the other instances' receipts and copies do: in one group before issue #38's fix.
       const chunk = sut.write(history, receive(h, 'chunk'), undefined, { alone: true });
       const otherWrite = sut.write(other, receive(o, 'receipt'), ['receipt']);
@@ -114,7 +136,7 @@ describe('InboundStore: a write of its own (a history chunk) holds no other inst
       expect(await events(h)).toEqual(['chunk', 'later']);
       expect(await events(o)).toEqual(['receipt', 'copy']);
     } finally {
-      if (!lock.isReleased) await release(lock).catch(() => undefined);
+      if (!lock.released) await release(lock).catch(() => undefined);
     }
   }, 30_000);
 
@@ -133,7 +155,7 @@ describe('InboundStore: a write of its own (a history chunk) holds no other inst
       await expect(chunk).resolves.toBe(true);
       expect(await events(id)).toEqual(['first', 'chunk']);
     } finally {
-      if (!lock.isReleased) await release(lock).catch(() => undefined);
+      if (!lock.released) await release(lock).catch(() => undefined);
     }
   }, 30_000);
 

@@ -1,8 +1,17 @@
 import { InProcessBus } from '@gw/bus';
-import { FencedOutError, InstanceRepository, LeaseRepository, openDatabase, type Lease, type NewOutboxEvent } from '@gw/persistence';
-import { openTestDatabase, startLatencyProxy, type LatencyProxy, type TestDatabase } from '@gw/testing';
+import {
+  FencedOutError,
+  InstanceRepository,
+  LeaseRepository,
+  MessageRepository,
+  openDatabase,
+  type Lease,
+  type NewOutboxEvent,
+  type Tx,
+} from '@gw/persistence';
+import { newMessageFixture, openTestDatabase, startLatencyProxy, type LatencyProxy, type TestDatabase } from '@gw/testing';
 import pino from 'pino';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { InboundStore, InboundWriteFailedError } from '../src/messaging/inbound-store';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -40,15 +49,11 @@ describe('InboundStore: a database outage and a lease that moves', () => {
     await new InstanceRepository(db.dataSource).create({ id, token: `tok-${id}`, name: id });
   };
 
-  /** Like a received message's write: inserts its row once by (instance, id), and events it only when it inserted it. */
+  /** A received message's write: inserts its row once by (instance, message id), and events it only when it inserted it. */
   const receive =
     (instanceId: string, messageId: string) =>
-    async (manager: EntityManager, events: NewOutboxEvent[]): Promise<boolean> => {
-      const rows: unknown[] = await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING lid`, [
-        instanceId,
-        messageId,
-        `${messageId}-pn`,
-      ]);
+    async (tx: Tx, events: NewOutboxEvent[]): Promise<boolean> => {
+      const rows = await MessageRepository.insertNewWithin(tx, [newMessageFixture(instanceId, { messageId, fromMe: false })]);
       if (rows.length === 0) return false;
       events.push({ eventType: 'messages', chatId: 'c', payload: { messageId } });
       return true;

@@ -1,6 +1,15 @@
 import { InProcessBus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { ChatRepository, FencedOutError, InboundGroupRepository, InstanceRepository, LeaseRepository } from '@gw/persistence';
+import {
+  ChatRepository,
+  FencedOutError,
+  InboundGroupRepository,
+  InstanceRepository,
+  LeaseRepository,
+  LidMappingRepository,
+  MessageRepository,
+  type Tx,
+} from '@gw/persistence';
 import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
 import pino from 'pino';
 import { InboundStore } from '../src/messaging/inbound-store';
@@ -24,13 +33,18 @@ describe(InboundStore.name, () => {
     await db.close();
   });
 
+  /** Stores one LID pair of an instance inside the write's transaction. */
+  const storePair = (tx: Tx, id: string, lid: string, pn: string) => LidMappingRepository.storeWithin(tx, id, [{ lid, pn }]);
+  /** A statement that fails in the database (a pair of an instance that does not exist breaks its foreign key): it aborts its transaction. */
+  const failingStatement = (tx: Tx) => storePair(tx, 'no-such-instance', 'bad@lid', 'bad-pn');
+
   const outbox = () => db.dataSource.query(`SELECT event_type, chat_id FROM outbox_events WHERE instance_id = $1 ORDER BY id`, [instanceId]);
 
   it('should write the change and its events together and then publish a notice', async () => {
     const lease = (await new LeaseRepository(db.dataSource).claim(instanceId, 'worker-a', 10_000))!;
     const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }));
-    await sut.write(lease, async (manager, events) => {
-      await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, '1@lid', '5511900000001@s.whatsapp.net')`, [instanceId]);
+    await sut.write(lease, async (tx, events) => {
+      await storePair(tx, instanceId, '1@lid', '5511900000001@s.whatsapp.net');
       events.push({ eventType: 'messages', chatId: '5511900000001@s.whatsapp.net', payload: { EventType: 'messages' } });
     });
     expect(await outbox()).toEqual([{ event_type: 'messages', chat_id: '5511900000001@s.whatsapp.net' }]);
@@ -49,9 +63,9 @@ describe(InboundStore.name, () => {
     const copy = { eventType: 'messages', payload: { message: { fromMe: true, wasSentByApi: true } } };
     const typed = { eventType: 'messages', payload: { message: { fromMe: true, wasSentByApi: false } } };
     const receipt = { eventType: 'messages_update', payload: { state: 'Delivered' } };
-    await sut.write(lease, async (_manager, events) => void events.push(copy, receipt, copy));
-    await sut.write(lease, async (_manager, events) => void events.push(copy, typed));
-    await sut.write(lease, async (_manager, events) => void events.push(receipt));
+    await sut.write(lease, async (_tx, events) => void events.push(copy, receipt, copy));
+    await sut.write(lease, async (_tx, events) => void events.push(copy, typed));
+    await sut.write(lease, async (_tx, events) => void events.push(receipt));
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(apiNotices).toEqual([
       { instanceId: id, lastId: expect.any(String), types: ['messages', 'messages_update'], sentByApi: true },
@@ -69,8 +83,8 @@ describe(InboundStore.name, () => {
     await leases.claim(instanceId, 'worker-b', 10_000);
     const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }));
     await expect(
-      sut.write(stale, async (manager, events) => {
-        await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, '2@lid', '5511900000002@s.whatsapp.net')`, [instanceId]);
+      sut.write(stale, async (tx, events) => {
+        await storePair(tx, instanceId, '2@lid', '5511900000002@s.whatsapp.net');
         events.push({ eventType: 'messages', payload: {} });
       }),
     ).rejects.toBeInstanceOf(FencedOutError);
@@ -93,8 +107,8 @@ describe(InboundStore.name, () => {
     // One transaction in flight, so the next writes must wait and go together.
     const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
     const write = (lease: typeof a, lid: string, chat: string) =>
-      sut.write(lease, async (manager, events) => {
-        await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, $3)`, [lease.instanceId, lid, chat]);
+      sut.write(lease, async (tx, events) => {
+        await storePair(tx, lease.instanceId, lid, chat);
         events.push({ eventType: 'messages', chatId: chat, payload: { lid } }, { eventType: 'messages_update', chatId: chat, payload: { lid } });
         return lid;
       });
@@ -146,9 +160,9 @@ describe(InboundStore.name, () => {
     });
     const order: string[] = [];
     const write = (lid: string) =>
-      sut.write(lease, async (manager, events) => {
+      sut.write(lease, async (tx, events) => {
         order.push(lid);
-        await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, $3)`, [id, lid, `${lid}-pn`]);
+        await storePair(tx, id, lid, `${lid}-pn`);
         events.push({ eventType: 'messages', chatId: 'c', payload: { lid } });
       });
     const first = write('30@lid');
@@ -185,18 +199,15 @@ describe(InboundStore.name, () => {
     const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
     const statements: string[] = [];
     const receipt = (lease: typeof a, messageId: string, status: string) =>
-      sut.write(lease, async (manager, events) => {
-        const changed = await InboundBatch.advanceStatus(manager, lease.instanceId, [messageId], status);
+      sut.write(lease, async (tx, events) => {
+        const changed = await InboundBatch.advanceStatus(tx, lease.instanceId, [messageId], status);
         events.push({ eventType: 'messages_update', chatId: 'c@s.whatsapp.net', payload: { status, changed: changed.map((row) => row.status) } });
         return changed.map((row) => `${row.messageId} ${row.status}`);
       });
     const after = (lease: typeof a, messageId: string) =>
-      sut.write(lease, async (manager) => {
-        const [row]: Array<{ status: string }> = await manager.query(`SELECT status FROM messages WHERE instance_id = $1 AND message_id = $2`, [
-          lease.instanceId,
-          messageId,
-        ]);
-        return `${messageId} seen ${row.status}`;
+      sut.write(lease, async (tx) => {
+        const row = await MessageRepository.findWithin(tx, lease.instanceId, messageId);
+        return `${messageId} seen ${row?.status}`;
       });
     const hold = sut.write(a, async () => 'first'); // alone, so the rest wait and go together
     const spy = jest.spyOn(InboundGroupRepository, 'writeWithin');
@@ -223,16 +234,16 @@ describe(InboundStore.name, () => {
     const leases = new LeaseRepository(db.dataSource);
     const [a, b] = [(await leases.holderOf(ids[0]))!, (await leases.holderOf(ids[1]))!];
     const chat = '5511900000077@s.whatsapp.net';
-    for (const id of ids) await db.dataSource.transaction((manager) => ChatRepository.observeWithin(manager, id, { waChatId: chat }, () => `chat-${id}`));
+    for (const id of ids) await db.dataSource.transaction((tx) => ChatRepository.observeWithin(tx, id, { waChatId: chat }, () => `chat-${id}`));
     await db.dataSource.query(
       `INSERT INTO messages (instance_id, id, message_id, chat_id, message_timestamp, status, from_me) VALUES ($1, 'id-RB', 'RB', $2, 1, 'Sent', true)`,
       [b.instanceId, chat],
     );
     const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
     const sent = (lease: typeof a, messageId: string, timestamp: number) =>
-      sut.write(lease, async (manager, events) => {
+      sut.write(lease, async (tx, events) => {
         const copy = await InboundBatch.storeOwnCopy(
-          manager,
+          tx,
           newMessageFixture(lease.instanceId, {
             id: `id-${messageId}`,
             messageId,
@@ -244,7 +255,7 @@ describe(InboundStore.name, () => {
           }),
         );
         const row = await InboundBatch.observeChat(
-          manager,
+          tx,
           lease.instanceId,
           { waChatId: chat, lastMessage: { timestamp, type: 'Conversation', textVote: messageId, sender: 'me', incoming: false } },
           () => 'unused',
@@ -253,8 +264,8 @@ describe(InboundStore.name, () => {
         return `${copy?.created ? 'created' : 'not created'} ${messageId}, chat says ${row.lastMessageTextVote}`;
       });
     const receipt = (lease: typeof a, messageId: string, status: string) =>
-      sut.write(lease, async (manager, events) => {
-        const changed = await InboundBatch.advanceStatus(manager, lease.instanceId, [messageId], status);
+      sut.write(lease, async (tx, events) => {
+        const changed = await InboundBatch.advanceStatus(tx, lease.instanceId, [messageId], status);
         events.push({ eventType: 'messages', chatId: chat, payload: { messageId, last: status } });
         return changed.map((row) => `${row.messageId} ${row.status}`);
       });
@@ -288,17 +299,17 @@ describe(InboundStore.name, () => {
     await new InstanceRepository(db.dataSource).create({ id: ids[2], token: `tok-${ids[2]}`, name: ids[2] });
     const all = [(await leases.holderOf(ids[0]))!, (await leases.holderOf(ids[1]))!, (await leases.claim(ids[2], 'worker-a', 10_000))!];
     const chat = '5511900000088@s.whatsapp.net';
-    for (const id of ids) await db.dataSource.transaction((manager) => ChatRepository.observeWithin(manager, id, { waChatId: chat }, () => `chat88-${id}`));
+    for (const id of ids) await db.dataSource.transaction((tx) => ChatRepository.observeWithin(tx, id, { waChatId: chat }, () => `chat88-${id}`));
     const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
     // The send path's shape: each instance's own copy (then its chat), then the receipt of that message.
     const sent = (lease: (typeof all)[number], messageId: string) =>
-      sut.write(lease, async (manager, events) => {
+      sut.write(lease, async (tx, events) => {
         await InboundBatch.storeOwnCopy(
-          manager,
+          tx,
           newMessageFixture(lease.instanceId, { id: `id-${messageId}`, messageId, chatId: chat, messageTimestamp: 400, status: 'Sent', fromMe: true }),
         );
         await InboundBatch.observeChat(
-          manager,
+          tx,
           lease.instanceId,
           { waChatId: chat, lastMessage: { timestamp: 400, type: 'Conversation', textVote: messageId, sender: 'me', incoming: false } },
           () => 'unused',
@@ -307,8 +318,8 @@ describe(InboundStore.name, () => {
         return `sent ${messageId}`;
       });
     const receipt = (lease: (typeof all)[number], messageId: string) =>
-      sut.write(lease, async (manager, events) => {
-        const changed = await InboundBatch.advanceStatus(manager, lease.instanceId, [messageId], 'Delivered');
+      sut.write(lease, async (tx, events) => {
+        const changed = await InboundBatch.advanceStatus(tx, lease.instanceId, [messageId], 'Delivered');
         events.push({ eventType: 'messages_update', chatId: chat, payload: { wave: `receipt ${messageId}` } });
         return changed.map((row) => `${row.messageId} ${row.status}`).join();
       });
@@ -344,13 +355,13 @@ describe(InboundStore.name, () => {
     const sent = (messageId: string, at: number, chat = chats[messageId]) =>
       sut.write(
         lease,
-        async (manager, events) => {
+        async (tx, events) => {
           await InboundBatch.storeOwnCopy(
-            manager,
+            tx,
             newMessageFixture(id, { id: `id-${messageId}`, messageId, chatId: chat, messageTimestamp: at, status: 'Sent', fromMe: true }),
           );
           const row = await InboundBatch.observeChat(
-            manager,
+            tx,
             id,
             { waChatId: chat, lastMessage: { timestamp: at, type: 'Conversation', textVote: messageId, sender: 'me', incoming: false } },
             () => `chat77-${messageId}`,
@@ -363,15 +374,15 @@ describe(InboundStore.name, () => {
     const receipt = (messageId: string, status: string) =>
       sut.write(
         lease,
-        async (manager, events) => {
-          const changed = await InboundBatch.advanceStatus(manager, id, [messageId], status);
+        async (tx, events) => {
+          const changed = await InboundBatch.advanceStatus(tx, id, [messageId], status);
           events.push({ eventType: 'messages_update', chatId: chats.K1, payload: { keyed: `${status} ${messageId}` } });
           return changed.map((row) => `${row.messageId} ${row.status}`).join() || `${messageId} not stored`;
         },
         [`message ${messageId}`],
       );
     const unkeyed = () =>
-      sut.write(lease, async (_manager, events) => {
+      sut.write(lease, async (_tx, events) => {
         events.push({ eventType: 'presence', chatId: chats.K1, payload: { keyed: 'unkeyed' } });
         return 'unkeyed';
       });
@@ -440,18 +451,18 @@ describe(InboundStore.name, () => {
     const order: string[] = [];
     let flaky = 2;
     const results = await Promise.allSettled([
-      sut.write(lease, async (manager) => {
+      sut.write(lease, async (tx) => {
         order.push('flaky');
-        if (flaky-- > 0) await manager.query(`SELECT 1/0`);
+        if (flaky-- > 0) await failingStatement(tx);
         return 'flaky';
       }),
       sut.write(lease, async () => {
         order.push('next');
         return 'next';
       }),
-      sut.write(lease, async (manager) => {
+      sut.write(lease, async (tx) => {
         order.push('bad');
-        await manager.query(`SELECT 1/0`);
+        await failingStatement(tx);
       }),
       sut.write(lease, async () => {
         order.push('last');
@@ -473,13 +484,13 @@ describe(InboundStore.name, () => {
     const id = 'group-inbound-a';
     const lease = (await new LeaseRepository(db.dataSource).holderOf(id))!;
     const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
-    const insert = (lid: string) =>
-      sut.write(lease, async (manager) => {
-        // A repeated LID mapping breaks its unique key: that statement fails, and with it the group.
-        await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, $2, $3)`, [id, lid, `${lid}-pn`]);
+    const insert = (lid: string, bad = false) =>
+      sut.write(lease, async (tx) => {
+        // The bad one's statement fails in the database, and with it the group.
+        await (bad ? failingStatement(tx) : storePair(tx, id, lid, `${lid}-pn`));
         return lid;
       });
-    const results = await Promise.allSettled([insert('20@lid'), insert('21@lid'), insert('10@lid'), insert('22@lid')]);
+    const results = await Promise.allSettled([insert('20@lid'), insert('21@lid'), insert('23@lid', true), insert('22@lid')]);
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(sut.stats.fallbacks).toBe(1);
     const stored: Array<{ lid: string }> = await db.dataSource.query(
@@ -498,20 +509,21 @@ describe(InboundStore.name, () => {
     let slowFinished = false;
     const order: string[] = [];
     // a's receipt parks, then fails once it has its rows: the group fails.
-    const failing = sut.write(a, async (manager) => {
+    const failing = sut.write(a, async (tx) => {
       tries++;
-      await InboundBatch.advanceStatus(manager, a.instanceId, ['none'], 'Delivered');
+      await InboundBatch.advanceStatus(tx, a.instanceId, ['none'], 'Delivered');
       if (tries === 1) throw new Error('bad receipt');
       order.push(`failing again, slow one finished before: ${slowFinished}`);
       return 'failing';
     });
     // b's receipt parks too; with its rows it goes on with a slower statement, then another write.
     let slowTries = 0;
-    const slow = sut.write(b, async (manager) => {
+    const slow = sut.write(b, async (tx) => {
       const attempt = ++slowTries;
-      await InboundBatch.advanceStatus(manager, b.instanceId, ['none'], 'Delivered');
-      await manager.query(`SELECT pg_sleep(0.2)`);
-      if (attempt === 1) await manager.query(`INSERT INTO lid_mappings (instance_id, lid, pn) VALUES ($1, '90@lid', '90-pn')`, [b.instanceId]);
+      await InboundBatch.advanceStatus(tx, b.instanceId, ['none'], 'Delivered');
+      // Still busy (0.2 s) when the group fails, then writes once more.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (attempt === 1) await storePair(tx, b.instanceId, '90@lid', '90-pn');
       slowFinished = true;
       return 'slow';
     });

@@ -1,6 +1,5 @@
 import type { OutboxNotice } from '@gw/contracts';
-import type { NewOutboxEvent } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
+import type { NewOutboxEvent, Tx } from '@gw/persistence';
 import { InboundBatch } from './inbound-batch';
 import type { Waiting } from './inbound-store-options';
 
@@ -19,14 +18,14 @@ export interface GroupWritten {
  * lease the proof found still ours): the writes of the group in waves, their parked statements
  * together (InboundBatch), each write's events kept in arrival order.
  */
-export async function writeGroupWithin(manager: EntityManager, group: ReadonlyArray<Waiting>, held: ReadonlySet<string>): Promise<GroupWritten> {
+export async function writeGroupWithin(tx: Tx, group: ReadonlyArray<Waiting>, held: ReadonlySet<string>): Promise<GroupWritten> {
   const results = new Array<GroupOutcome>(group.length);
   // Each write's events, in arrival order whatever wave it runs in: an instance's events keep their order in the outbox.
   const eventsOf = group.map(() => [] as NewOutboxEvent[]);
   const batches: Array<{ instanceId: string; events: NewOutboxEvent[] }> = [];
   // Receipts' status changes, our own messages' copies and the chats' updates park and go together,
   // one statement per kind (InboundBatch).
-  const receipts = InboundBatch.open(manager);
+  const receipts = InboundBatch.open(tx);
   // The writes parked and not finished yet (each until it finished, parking once per statement kind it reaches).
   const parked: Array<{ slot: number; done: Promise<unknown> }> = [];
   // Every parked write goes on once a round handed it its rows (or failed it): all of them have
@@ -66,7 +65,7 @@ export async function writeGroupWithin(manager: EntityManager, group: ReadonlyAr
           results[position] = { fenced: true };
           continue;
         }
-        const { done, parked: isParked } = await receipts.run(position, () => entry.work(manager, eventsOf[position]));
+        const { done, parked: isParked } = await receipts.run(position, () => entry.work(tx, eventsOf[position]));
         if (isParked) parked.push({ slot: position, done });
         else results[position] = { value: await done };
       }

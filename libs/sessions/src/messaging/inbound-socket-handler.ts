@@ -1,7 +1,6 @@
-import { databaseUnavailable, FencedOutError, LidMappingRepository, type NewOutboxEvent } from '@gw/persistence';
+import { databaseUnavailable, FencedOutError, LidMappingRepository, type NewOutboxEvent, type Tx } from '@gw/persistence';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from '@gw/platform';
-import type { EntityManager } from 'typeorm';
 import { proto, type BaileysEventMap } from '../baileys';
 import type { LabelRefreshReply } from '@gw/contracts';
 import { AwaitedAcks } from '../outbound/awaited-acks';
@@ -427,22 +426,18 @@ export class InboundSocketHandler {
    * One fenced transaction with its events; LID pairs learned since the last write go with it (and
    * are kept for the next one if this one fails).
    */
-  private async write<T>(
-    work: (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>,
-    keys?: readonly string[],
-    options: { alone?: boolean } = {},
-  ): Promise<T> {
+  private async write<T>(work: (tx: Tx, events: NewOutboxEvent[]) => Promise<T>, keys?: readonly string[], options: { alone?: boolean } = {}): Promise<T> {
     // An `ordered` task's write waits for the socket's earlier tasks (InboundQueue).
     await this.queue.beforeWrite();
     const learned = this.identities.takeLearned();
     try {
       const written = this.services.store.write(
         this.context.lease,
-        async (manager, events) => {
-          const changed = await LidMappingRepository.storeWithin(manager, this.context.instanceId, learned);
+        async (tx, events) => {
+          const changed = await LidMappingRepository.storeWithin(tx, this.context.instanceId, learned);
           // Messages stored while their sender was only a LID get its number now (guarantee 4).
-          await LidMappingRepository.resolveMessagesWithin(manager, this.context.instanceId, changed);
-          return work(manager, events);
+          await LidMappingRepository.resolveMessagesWithin(tx, this.context.instanceId, changed);
+          return work(tx, events);
         },
         keys,
         { idempotent: this.receiving.getStore() === true, alone: options.alone === true },

@@ -1,9 +1,8 @@
-import type { Lease, NewOutboxEvent } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
+import type { Lease, NewOutboxEvent, Tx } from '@gw/persistence';
 
 /** The options, limits and error of InboundStore (inbound-store.ts), shared with the modules it is made of. */
 
-export type Work<T> = (manager: EntityManager, events: NewOutboxEvent[]) => Promise<T>;
+export type Work<T> = (tx: Tx, events: NewOutboxEvent[]) => Promise<T>;
 
 export interface Waiting {
   lease: Lease;

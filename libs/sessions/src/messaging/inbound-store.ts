@@ -113,9 +113,9 @@ export class InboundStore {
     if (span) {
       const traceparent = traceparentOf(span);
       const untraced = work;
-      work = async (manager, events) => {
+      work = async (tx, events) => {
         const from = events.length;
-        const result = await untraced(manager, events);
+        const result = await untraced(tx, events);
         for (let index = from; index < events.length; index++) events[index].traceparent ??= traceparent;
         return result;
       };
@@ -215,7 +215,7 @@ export class InboundStore {
       ({ outcomes, notices } = await LeaseRepository.fencedGroupTransaction(
         this.dataSource,
         group.map((entry) => entry.lease),
-        (manager, held) => writeGroupWithin(manager, group, held),
+        (tx, held) => writeGroupWithin(tx, group, held),
         // The events of the whole group in one insert, written with the COMMIT.
         ({ batches }) => {
           const insert = OutboxRepository.insertManyStatement(batches);
@@ -251,7 +251,7 @@ export class InboundStore {
         const result = await LeaseRepository.fencedTransaction(
           this.dataSource,
           entry.lease,
-          (manager) => entry.work(manager, events),
+          (tx) => entry.work(tx, events),
           // The events in one insert, written with the COMMIT.
           () => {
             const insert = OutboxRepository.insertStatement(entry.lease.instanceId, events);
@@ -302,7 +302,7 @@ export class InboundStore {
         let lastId: string | null = null;
         const result = await LeaseRepository.unfencedTransaction(
           this.dataSource,
-          (manager) => entry.work(manager, events),
+          (tx) => entry.work(tx, events),
           () => {
             const insert = OutboxRepository.insertStatement(instanceId, events);
             return insert && { ...insert, rows: (rows) => (lastId = insert.lastId(rows)) };

@@ -62,10 +62,10 @@ export function createChatbotServices(dataSource: DataSource, bus: Bus, config: 
       skipNotice: (notice) => notice.sentByApi === true || notice.origin === CHATBOT_ORIGIN,
       instances: () => rounds.enabledInstances(),
       pollIntervalMs: config.pollIntervalMs,
-      handle: async (manager, instanceId, events) => {
+      handle: async (tx, instanceId, events) => {
         // A round due at once is claimed in this transaction for this process's runner while it has room.
         const claim = () => (runner.hasRoom() ? { runner: config.runnerId, claimMs: config.claimMs } : null);
-        const results = await admitEvents(manager, instanceId, events, { defaultPauseMinutes: config.defaultPauseMinutes, claim });
+        const results = await admitEvents(tx, instanceId, events, { defaultPauseMinutes: config.defaultPauseMinutes, claim });
         const claimed: ClaimedRound[] = [];
         let others = false;
         for (const result of results) {

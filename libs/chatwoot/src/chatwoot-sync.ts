@@ -97,9 +97,9 @@ export class ChatwootSync {
         consumer: 'chatwoot',
         eventTypes: ['messages', 'messages_update'],
         instances: () => this.repository.enabledInstances(),
-        handle: async (manager, instanceId, events) => {
-          const numbers = await ChatwootRepository.numbersOfLidsWithin(manager, instanceId, lidsOfEvents(events));
-          if ((await ChatwootRepository.enqueueWithin(manager, instanceId, jobsOfEvents(events, numbers))) > 0) this.enqueued.add(instanceId);
+        handle: async (tx, instanceId, events) => {
+          const numbers = await ChatwootRepository.numbersOfLidsWithin(tx, instanceId, lidsOfEvents(events));
+          if ((await ChatwootRepository.enqueueWithin(tx, instanceId, jobsOfEvents(events, numbers))) > 0) this.enqueued.add(instanceId);
         },
         // The jobs are visible once the follower's step has committed: claim them then (a 20 ms timer guessed it before).
         committed: (instanceId) => {

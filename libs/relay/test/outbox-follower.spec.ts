@@ -1,10 +1,16 @@
 import { InProcessBus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { InstanceRepository, OutboxCursorRepository, OutboxRepository, type OutboxRow } from '@gw/persistence';
+import { InstanceRepository, OutboxCursorRepository, OutboxRepository, type OutboxRow, type Tx } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { OutboxFollower, type OutboxFollowerOptions } from '@gw/relay';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import type { EntityManager } from 'typeorm';
+
+/**
+ * The step's transaction, for the test's own work table (follower_work, made in beforeAll): a stand-in
+ * for a consumer's repository, which no library holds, so the test writes it itself.
+ */
+const testTable = (tx: Tx): EntityManager => tx as EntityManager;
 
 const logger = createLogger('test', 'silent');
 
@@ -36,9 +42,9 @@ describe(OutboxFollower.name, () => {
   }
 
   function follower(name: string, options: Partial<OutboxFollowerOptions> & { consumer: string; instances: () => Promise<string[]> }): OutboxFollower {
-    const handle = async (manager: EntityManager, instanceId: string, events: OutboxRow[]) => {
+    const handle = async (tx: Tx, instanceId: string, events: OutboxRow[]) => {
       for (const event of events) {
-        await manager.query(`INSERT INTO follower_work (consumer, event_id, instance_id, event_type, follower) VALUES ($1, $2, $3, $4, $5)`, [
+        await testTable(tx).query(`INSERT INTO follower_work (consumer, event_id, instance_id, event_type, follower) VALUES ($1, $2, $3, $4, $5)`, [
           options.consumer,
           event.id,
           instanceId,
@@ -346,9 +352,9 @@ describe(OutboxFollower.name, () => {
 
   it('rolls a failed step back and hands the same events over again, once', async () => {
     let failures = 1;
-    const handle = async (manager: EntityManager, instanceId: string, events: OutboxRow[]) => {
+    const handle = async (tx: Tx, instanceId: string, events: OutboxRow[]) => {
       for (const event of events) {
-        await manager.query(`INSERT INTO follower_work (consumer, event_id, instance_id, event_type, follower) VALUES ('c3', $1, $2, $3, 'x')`, [
+        await testTable(tx).query(`INSERT INTO follower_work (consumer, event_id, instance_id, event_type, follower) VALUES ('c3', $1, $2, $3, 'x')`, [
           event.id,
           instanceId,
           event.eventType,
@@ -367,11 +373,11 @@ describe(OutboxFollower.name, () => {
   it('after a failed step waits before the next pass however many notices come, and recovers once the step succeeds', async () => {
     let failing = true;
     let calls = 0;
-    const handle = async (manager: EntityManager, instanceId: string, events: OutboxRow[]) => {
+    const handle = async (tx: Tx, instanceId: string, events: OutboxRow[]) => {
       calls++;
       if (failing) throw new Error('database gone');
       for (const event of events) {
-        await manager.query(`INSERT INTO follower_work (consumer, event_id, instance_id, event_type, follower) VALUES ('c8', $1, $2, $3, 'x')`, [
+        await testTable(tx).query(`INSERT INTO follower_work (consumer, event_id, instance_id, event_type, follower) VALUES ('c8', $1, $2, $3, 'x')`, [
           event.id,
           instanceId,
           event.eventType,

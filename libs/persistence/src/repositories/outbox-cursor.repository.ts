@@ -18,7 +18,11 @@ export interface CursorStep<T = void> {
   handled?: T;
 }
 
-export type CursorHandler<T = void> = (manager: EntityManager, instanceId: string, events: OutboxRow[]) => Promise<T>;
+/**
+ * A consumer's work for the events of one step, inside the step's transaction: what it writes through
+ * a repository's `*Within(tx, …)` commits together with the cursor.
+ */
+export type CursorHandler<T = void> = (tx: Tx, instanceId: string, events: OutboxRow[]) => Promise<T>;
 
 /**
  * What a step of the cursor `c` (a CTE of `tx, id, floor, pending`) over instance $2 reads, `columns` of

@@ -181,6 +181,43 @@ describe(LeaseRepository.name, () => {
     });
   });
 
+  describe('a lapsed lease is lost when taken, not when it lapses (ADR 0037)', () => {
+    it('should let the holder of a lapsed row nobody took write on, with every kind of fence, and refuse it once taken', async () => {
+      await newInstance('i-lapsed');
+      const lease = (await sut.claim('i-lapsed', 'w-rode', 50))!;
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      expect(await sut.holderOf('i-lapsed')).toBeNull();
+
+      await auth.write(lease, { creds: '{"rode":1}' });
+      await LeaseRepository.fencedTransaction(db.dataSource, lease, async (manager) => manager.query('SELECT 1'));
+      await LeaseRepository.fencedGroupTransaction(db.dataSource, [lease], async (_manager, held) => expect([...held]).toEqual(['i-lapsed']));
+      expect(await auth.readCreds('i-lapsed')).toBe('{"rode":1}');
+
+      const taker = (await sut.claim('i-lapsed', 'w-taker', 5000))!;
+      expect(taker.fencingToken).toBe(String(Number(lease.fencingToken) + 1));
+      await expect(auth.write(lease, { creds: '{"rode":2}' })).rejects.toBeInstanceOf(FencedOutError);
+      expect(await auth.readCreds('i-lapsed')).toBe('{"rode":1}');
+    });
+
+    it("should leave another worker's lapsed row alone when told not to take lapsed leases, yet take a free row, our own and a handed-over one", async () => {
+      for (const id of ['i-grace-lapsed', 'i-grace-free', 'i-grace-own', 'i-grace-handed']) await newInstance(id);
+      const other = (await sut.claim('i-grace-lapsed', 'w-other', 50))!;
+      const own = (await sut.claim('i-grace-own', 'w-back', 50))!;
+      const handed = (await sut.claim('i-grace-handed', 'w-drained', 60_000))!;
+      await sut.handOver([handed]);
+      await new Promise((resolve) => setTimeout(resolve, 120));
+
+      expect(await sut.claim('i-grace-lapsed', 'w-back', 5000, { takeLapsed: false })).toBeNull();
+      expect(await sut.claim('i-grace-free', 'w-back', 5000, { takeLapsed: false })).toEqual(expect.objectContaining({ workerId: 'w-back' }));
+      expect(await sut.claim('i-grace-own', 'w-back', 5000, { takeLapsed: false })).toEqual(expect.objectContaining({ workerId: 'w-back' }));
+      expect(await sut.claim('i-grace-handed', 'w-back', 5000, { takeLapsed: false })).toEqual(expect.objectContaining({ workerId: 'w-back' }));
+      // The lapsed row is still the other worker's: it renews it with its token, and writes on.
+      expect((await sut.renewOwn('w-other', 10, 5000)).get('i-grace-lapsed')).toBe(other.fencingToken);
+      await auth.write(other, { creds: '{}' });
+      expect(own.workerId).toBe('w-back');
+    });
+  });
+
   describe('group commit of auth-state writes', () => {
     it('should write concurrent writes of several instances together, each fenced by its own lease, in order per instance', async () => {
       await Promise.all(['i-group-a', 'i-group-b', 'i-group-stale'].map((id) => newInstance(id)));

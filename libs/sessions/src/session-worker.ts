@@ -127,7 +127,13 @@ export class SessionWorker {
     const { instances } = repositories;
     this.keeper = new LeaseKeeper(
       repositories.leases,
-      { workerId: config.workerId, capacity: config.capacity, ttlMs: config.leaseTtlMs, reconcileIntervalMs: config.reconcileIntervalMs },
+      {
+        workerId: config.workerId,
+        capacity: config.capacity,
+        ttlMs: config.leaseTtlMs,
+        reconcileIntervalMs: config.reconcileIntervalMs,
+        outageRideMs: config.leaseOutageRideMs,
+      },
       this.logger,
     );
     const writer = new SessionStateWriter(instances, bus, this.logger);

@@ -23,6 +23,11 @@ export interface Lease {
  *
  * Invariants:
  * - A lease row is held by `worker_id` while `expires_at > now()`. The holder renews it by heartbeat.
+ * - A lapsed row only becomes *takeable*: it is lost when taken, not when it lapses (ADR 0037). A claim
+ *   by anyone else changes `worker_id` and bumps the token, a re-claim of our own lapsed row bumps the
+ *   token, a hand-over renames `worker_id`, a release deletes the row. So the fence proves
+ *   `(worker, token)` alone, and a holder whose row lapsed while the database was gone (a failover)
+ *   writes on as soon as it answers again, if nobody took the row meanwhile.
  * - `fencing_token` increases every time the holder changes (or the same worker re-acquires an expired
  *   lease). Writes on behalf of an instance (auth state, status) check the token inside their own
  *   transaction with `FOR KEY SHARE`, so once another worker has claimed the row, a stale holder can
@@ -40,20 +45,25 @@ export class LeaseRepository {
 
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Takes the lease if it is free or expired (or already ours). Returns it, or null when another worker holds it. */
-  async claim(instanceId: string, workerId: string, ttlMs: number): Promise<Lease | null> {
+  /**
+   * Takes the lease if it is free or expired (or already ours). Returns it, or null when another worker holds it.
+   * `takeLapsed: false` (a keeper just back from an outage of its own, ADR 0037) leaves another worker's
+   * lapsed row alone: only a free row or one of ours is taken.
+   */
+  async claim(instanceId: string, workerId: string, ttlMs: number, options: { takeLapsed?: boolean } = {}): Promise<Lease | null> {
+    const takeLapsed = options.takeLapsed ?? true;
     try {
-      return await this.claimOnce(instanceId, workerId, ttlMs);
+      return await this.claimOnce(instanceId, workerId, ttlMs, takeLapsed);
     } catch (error) {
       // Two first claims of an instance at once: both insert, ON CONFLICT (instance_id) settles only its
       // own index, and the loser can fail on (instance_id, fencing_token) instead. The row exists now;
       // claiming again takes the ON CONFLICT path (null: the other worker holds it).
       if ((error as { code?: string; constraint?: string }).constraint !== 'session_leases_fencing_key') throw error;
-      return this.claimOnce(instanceId, workerId, ttlMs);
+      return this.claimOnce(instanceId, workerId, ttlMs, takeLapsed);
     }
   }
 
-  private async claimOnce(instanceId: string, workerId: string, ttlMs: number): Promise<Lease | null> {
+  private async claimOnce(instanceId: string, workerId: string, ttlMs: number, takeLapsed: boolean): Promise<Lease | null> {
     const rows: Array<{ fencing_token: string }> = await this.dataSource.query(
       `INSERT INTO session_leases (instance_id, worker_id, fencing_token, expires_at)
        VALUES ($1, $2, 1, now() + ($3 || ' milliseconds')::interval)
@@ -63,9 +73,10 @@ export class LeaseRepository {
              fencing_token = CASE WHEN session_leases.worker_id = EXCLUDED.worker_id AND session_leases.expires_at > now()
                                   THEN session_leases.fencing_token ELSE session_leases.fencing_token + 1 END,
              expires_at = EXCLUDED.expires_at
-         WHERE session_leases.expires_at <= now() OR session_leases.worker_id = EXCLUDED.worker_id
+         WHERE (session_leases.expires_at <= now() AND ($4::boolean OR session_leases.worker_id LIKE 'handed-over:%'))
+            OR session_leases.worker_id = EXCLUDED.worker_id
        RETURNING fencing_token`,
-      [instanceId, workerId, String(ttlMs)],
+      [instanceId, workerId, String(ttlMs), takeLapsed],
     );
     return rows.length ? { instanceId, workerId, fencingToken: String(rows[0].fencing_token) } : null;
   }
@@ -270,7 +281,7 @@ export class LeaseRepository {
     const manager = managerOf(tx);
     const rows: unknown[] = await manager.query(
       `SELECT 1 FROM session_leases
-       WHERE instance_id = $1 AND worker_id = $2 AND fencing_token = $3 AND expires_at > now()
+       WHERE instance_id = $1 AND worker_id = $2 AND fencing_token = $3
        FOR KEY SHARE`,
       [lease.instanceId, lease.workerId, lease.fencingToken],
     );
@@ -377,7 +388,7 @@ export class LeaseRepository {
       `START TRANSACTION; SELECT instance_id FROM session_leases
          WHERE (instance_id, worker_id, fencing_token) IN (${leases
            .map((lease) => `(${client.escapeLiteral(lease.instanceId)}, ${client.escapeLiteral(lease.workerId)}, ${lease.fencingToken}::bigint)`)
-           .join(', ')}) AND expires_at > now()
+           .join(', ')})
          FOR KEY SHARE`;
   }
 
@@ -392,7 +403,7 @@ export class LeaseRepository {
   static fenceCte(first: number): string {
     return `lease AS ( ${PREPARED}
          SELECT 1 FROM session_leases
-         WHERE instance_id = $${first} AND worker_id = $${first + 1} AND fencing_token = $${first + 2} AND expires_at > now()
+         WHERE instance_id = $${first} AND worker_id = $${first + 1} AND fencing_token = $${first + 2}
          FOR KEY SHARE)`;
   }
 
@@ -412,7 +423,6 @@ export class LeaseRepository {
          SELECT l.instance_id FROM session_leases l
          JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS f(instance_id, worker_id, fencing_token)
            ON l.instance_id = f.instance_id AND l.worker_id = f.worker_id AND l.fencing_token = f.fencing_token
-         WHERE l.expires_at > now()
          FOR KEY SHARE OF l)`;
   }
 

@@ -49,8 +49,8 @@ export interface PostgresAuthStateOptions {
   retryDelayMs?: number;
   /**
    * How long a write waits out a database that does not answer (issue #39), trying again, before it
-   * gives up: the lease's lifetime (LEASE_TTL_MS), since the session is stopped when the lease would
-   * lapse anyway (then close() ends the wait at once). Default OUTAGE_WAIT_DEFAULT_MS.
+   * gives up: as long as the keeper keeps the session (LEASE_TTL_MS + LEASE_OUTAGE_RIDE_MS), since it
+   * stops the session after that anyway (then close() ends the wait at once). Default OUTAGE_WAIT_DEFAULT_MS.
    */
   outageWaitMs?: number;
   /**
@@ -71,7 +71,7 @@ export interface PostgresAuthStateOptions {
  *   creds object (Baileys mutates it in place).
  *
  * The contract with Baileys (issue #39): `keys.set()` resolves only once its keys are durable. While the
- * database does not answer it waits and tries again (up to `outageWaitMs`, the lease's lifetime); a
+ * database does not answer it waits and tries again (up to `outageWaitMs`, as long as the keeper keeps the session); a
  * write that finally fails, or is cut short by close(), rejects, and a failure stops the session first
  * (`onWriteFailed`): Baileys commits its key transactions before it uploads pre-keys or sends, so it
  * never goes on with keys we did not store (the `Invalid PreKey ID` after a failover).

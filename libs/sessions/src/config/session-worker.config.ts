@@ -15,6 +15,11 @@ export interface SessionWorkerConfig {
   capacity: number;
   /** Lease lifetime (LEASE_TTL_MS); renewed every ttl/3. */
   leaseTtlMs: number;
+  /**
+   * How long past the lease's lapse the sessions ride out a database that cannot be reached at all
+   * (LEASE_OUTAGE_RIDE_MS, ADR 0037): a failover shorter than lease + ride keeps every session.
+   */
+  leaseOutageRideMs: number;
   /** How often the worker looks for orphaned instances to adopt. */
   reconcileIntervalMs: number;
   /** A QR code stays valid this long, a pairing code `pairCodeTtlMs`; then the pairing ends. */
@@ -75,6 +80,7 @@ export interface SessionWorkerConfig {
 export const SESSION_WORKER_DEFAULTS = {
   capacity: 500,
   leaseTtlMs: 10_000,
+  leaseOutageRideMs: 60_000,
   reconcileIntervalMs: 2_000,
   qrTtlMs: 120_000,
   pairCodeTtlMs: 300_000,
@@ -100,7 +106,7 @@ export function sessionWorkerConfig(overrides: Partial<SessionWorkerConfig> = {}
 }
 
 /**
- * The worker's variables: WORKER_ID (default hostname-pid), WORKER_CAPACITY, LEASE_TTL_MS,
+ * The worker's variables: WORKER_ID (default hostname-pid), WORKER_CAPACITY, LEASE_TTL_MS, LEASE_OUTAGE_RIDE_MS,
  * INBOUND_QUEUE_MAX, INBOUND_WORKER_QUEUE_MAX, SEND_ACK_TIMEOUT_MS, UNACKED_RESEND_AFTER_MS,
  * UNACKED_GIVE_UP_MS, WA_WEB_VERSION, WA_VERSION_URL, HANDSHAKE_CONCURRENCY, and the
  * simulator seam WA_WEBSOCKET_URL + WA_CERT_ROOT_PUBLIC_KEY (both or nothing).
@@ -112,6 +118,7 @@ export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
     workerId: env.string('WORKER_ID', `${hostname()}-${process.pid}`),
     capacity: env.integer('WORKER_CAPACITY', SESSION_WORKER_DEFAULTS.capacity, { min: 1, max: 100_000 }),
     leaseTtlMs: env.integer('LEASE_TTL_MS', SESSION_WORKER_DEFAULTS.leaseTtlMs, { min: 1_000, max: 600_000 }),
+    leaseOutageRideMs: env.integer('LEASE_OUTAGE_RIDE_MS', SESSION_WORKER_DEFAULTS.leaseOutageRideMs, { min: 0, max: 3_600_000 }),
     inboundQueueMax: env.integer('INBOUND_QUEUE_MAX', SESSION_WORKER_DEFAULTS.inboundQueueMax, { min: 4, max: 1_000_000 }),
     inboundWorkerQueueMax: env.integer('INBOUND_WORKER_QUEUE_MAX', SESSION_WORKER_DEFAULTS.inboundWorkerQueueMax, { min: 4, max: 10_000_000 }),
     sendAckTimeoutMs: env.integer('SEND_ACK_TIMEOUT_MS', SESSION_WORKER_DEFAULTS.sendAckTimeoutMs, { min: 1_000, max: 600_000 }),

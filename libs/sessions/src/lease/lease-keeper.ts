@@ -1,4 +1,4 @@
-import type { Lease, LeaseRepository } from '@gw/persistence';
+import { databaseUnavailable, type Lease, type LeaseRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
 
@@ -10,6 +10,11 @@ export interface LeaseKeeperOptions {
   ttlMs: number;
   /** How often to look for orphaned instances to adopt. */
   reconcileIntervalMs: number;
+  /**
+   * How long past the lease's lapse the sessions ride out a database that cannot be reached at all
+   * (LEASE_OUTAGE_RIDE_MS, ADR 0037); 0 stops them at the cut-off as for a database that hangs.
+   */
+  outageRideMs?: number;
 }
 
 /** What the keeper tells the owner of the sessions. */
@@ -25,6 +30,8 @@ export type HandOverListener = (instanceIds: string[]) => void;
 
 /** Orphans a reconcile claims and starts at once. */
 const ADOPTIONS_AT_ONCE = 8;
+/** While the database cannot be reached, renewals are tried this often (at most), not once an interval. */
+const UNREACHABLE_RETRY_MS = 1_000;
 
 export type ClaimResult = { kind: 'claimed'; lease: Lease } | { kind: 'full' } | { kind: 'held-elsewhere' };
 
@@ -44,6 +51,14 @@ export type ClaimResult = { kind: 'claimed'; lease: Lease } | { kind: 'full' } |
  *   still in flight at that point (timers and replies run late on a loaded event loop) is waited for
  *   until the leases really lapse.
  *
+ * A database that cannot be reached at all (ADR 0037: a failover, connections cut or refused, not a hang)
+ * holds every worker's leases with it: nobody can take one while it is gone, and a lapsed row is taken
+ * only by a claim, which changes its token. So past the cut-off the sessions ride the outage out (up to
+ * `outageRideMs`) instead of stopping, renewals are tried every second, and the first one that gets
+ * through renews every row still ours (same token) and stops the sessions of the rest. A keeper that was
+ * itself cut off takes no other worker's lapsed lease for a grace after the database is back (one renewal
+ * interval): the others renew theirs first, instead of having their instances taken from under them.
+ *
  * Under load (issue #34) the renewal must not be what fails: it is one statement (heartbeat and every
  * lease row of this worker) on a database connection of its own, never queued behind the pool. A row of
  * ours that no session uses any more (its session was stopped because the worker was late) is taken
@@ -61,6 +76,16 @@ export class LeaseKeeper {
   private listener: LeaseListener | null = null;
   private renewTimer: NodeJS.Timeout | undefined;
   private deadlineTimer: NodeJS.Timeout | undefined;
+  /** The next renewal while the database cannot be reached (sooner than the interval). */
+  private unreachableRetryTimer: NodeJS.Timeout | undefined;
+  /** The reconcile at the end of the grace after an outage. */
+  private graceTimer: NodeJS.Timeout | undefined;
+  /** Local time of the first renewal that met no database since the last one that got through. */
+  private unreachableSince: number | null = null;
+  /** Past the cut-off with the database unreachable: the sessions are kept, unproven, until it answers. */
+  private ridingOut = false;
+  /** Until then (after an outage of our own) no other worker's lapsed lease is taken. */
+  private graceUntil = 0;
   private reconcileTimer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | null = null;
   private reconciling: Promise<void> | null = null;
@@ -104,6 +129,16 @@ export class LeaseKeeper {
     return Math.max(50, Math.floor(this.options.ttlMs / 3));
   }
 
+  /** After an outage, how long the others get to renew their lapsed leases before this keeper takes any. */
+  private get takeoverGraceMs(): number {
+    return Math.max(this.renewIntervalMs, 3 * UNREACHABLE_RETRY_MS);
+  }
+
+  /** Whether the sessions are kept past the cut-off because the database cannot be reached (ADR 0037). */
+  get ridingOutOutage(): boolean {
+    return this.ridingOut;
+  }
+
   /** Sessions stop this long before the leases could expire (clock rates differ, timers run late). */
   private get safetyMarginMs(): number {
     return Math.min(1000, Math.floor(this.options.ttlMs / 4));
@@ -132,7 +167,10 @@ export class LeaseKeeper {
     const inFlight = this.pending.get(instanceId);
     if (inFlight) return inFlight;
     if (this.held.size + this.pending.size >= this.options.capacity) return { kind: 'full' };
-    const claiming = this.leases.claim(instanceId, this.options.workerId, this.options.ttlMs).then((lease): ClaimResult => {
+    // Just after an outage of our own, a lapsed lease of another worker is most likely one it is about
+    // to renew: leave it (the caller hears "held elsewhere", as while it is live).
+    const takeLapsed = this.unreachableSince === null && Date.now() >= this.graceUntil;
+    const claiming = this.leases.claim(instanceId, this.options.workerId, this.options.ttlMs, { takeLapsed }).then((lease): ClaimResult => {
       if (!lease) return { kind: 'held-elsewhere' };
       this.held.set(instanceId, lease);
       return { kind: 'claimed', lease };
@@ -212,6 +250,8 @@ export class LeaseKeeper {
     clearInterval(this.renewTimer);
     clearInterval(this.reconcileTimer);
     clearTimeout(this.deadlineTimer);
+    clearTimeout(this.unreachableRetryTimer);
+    clearTimeout(this.graceTimer);
     this.loopDelay?.disable();
     await Promise.allSettled([this.renewing, this.reconciling]);
   }
@@ -242,6 +282,8 @@ export class LeaseKeeper {
     clearInterval(this.renewTimer);
     clearInterval(this.reconcileTimer);
     clearTimeout(this.deadlineTimer);
+    clearTimeout(this.unreachableRetryTimer);
+    clearTimeout(this.graceTimer);
     this.loopDelay?.disable();
     this.held.clear();
     void this.leases.closeRenewal();
@@ -292,9 +334,24 @@ export class LeaseKeeper {
       this.deadlineTimer = setTimeout(() => this.deadlinePassed(), lapseAt - Date.now());
       return;
     }
-    // A hung or unreachable database must not keep sockets alive that another worker may take over.
+    // The database cannot be reached at all (ADR 0037): it holds the others' leases as well as ours, and
+    // a lapsed row of ours is taken only by a claim that changes its token. Ride it out, for a while.
+    const rideUntil = lapseAt + (this.options.outageRideMs ?? 0);
+    if (this.unreachableSince !== null && Date.now() < rideUntil) {
+      if (!this.ridingOut) {
+        this.ridingOut = true;
+        this.logger.warn(
+          { held: this.held.size, unreachableForMs: Date.now() - this.unreachableSince, rideForMs: rideUntil - Date.now() },
+          'the database cannot be reached: sessions ride the outage out until it answers',
+        );
+      }
+      this.deadlineTimer = setTimeout(() => this.deadlinePassed(), rideUntil - Date.now());
+      return;
+    }
+    // A hung database, or an outage longer than the ride: sockets another worker may take over must go.
+    this.ridingOut = false;
     this.logger.error(
-      { held: this.held.size, sinceConfirmedMs: Date.now() - this.confirmedAt, ...this.loopLag() },
+      { held: this.held.size, sinceConfirmedMs: Date.now() - this.confirmedAt, unreachable: this.unreachableSince !== null, ...this.loopLag() },
       'leases can no longer be proven; stopping every session',
     );
     for (const instanceId of [...this.held.keys()]) this.lose(instanceId);
@@ -326,6 +383,7 @@ export class LeaseKeeper {
       if (tookMs > this.renewIntervalMs / 2) this.logger.warn({ tookMs, leases: renewed.size, ...this.loopLag() }, 'lease renewal was slow');
       if (!this.running) return;
       this.confirmed(startedAt);
+      this.reachedAgain(startedAt);
       // Came back late (a loaded event loop): the next tick could come after the cut-off.
       this.renewAgain = startedAt + this.options.ttlMs - this.safetyMarginMs - Date.now() < this.renewIntervalMs;
       for (const [instanceId, lease] of before) {
@@ -340,7 +398,37 @@ export class LeaseKeeper {
       if (unknown.length && !this.draining) await this.retake(unknown);
     } catch (error) {
       this.logger.warn({ err: error, ...this.loopLag() }, 'lease renewal failed');
+      this.unreachable(error);
     }
+  }
+
+  /** A renewal failed: when no database answered, the next one is tried soon and the ride-out may begin. */
+  private unreachable(error: unknown): void {
+    if (!databaseUnavailable(error)) {
+      // Answered but failed (or hung until its timeout): not an outage every worker shares.
+      this.unreachableSince = null;
+      return;
+    }
+    this.unreachableSince ??= Date.now();
+    if (!this.running) return;
+    clearTimeout(this.unreachableRetryTimer);
+    this.unreachableRetryTimer = setTimeout(() => this.tickRenew(), Math.min(UNREACHABLE_RETRY_MS, this.renewIntervalMs));
+  }
+
+  /** A renewal got through after the database could not be reached: the grace before taking lapsed leases. */
+  private reachedAgain(startedAt: number): void {
+    clearTimeout(this.unreachableRetryTimer);
+    if (this.unreachableSince === null) return;
+    this.logger.info(
+      { unreachableForMs: startedAt - this.unreachableSince, rodeOut: this.ridingOut, held: this.held.size, graceMs: this.takeoverGraceMs },
+      'the database answers again; renewed the leases still ours',
+    );
+    this.unreachableSince = null;
+    this.ridingOut = false;
+    this.graceUntil = Date.now() + this.takeoverGraceMs;
+    clearTimeout(this.graceTimer);
+    // Orphans of workers that did not come back are looked for as soon as the grace ends.
+    this.graceTimer = setTimeout(() => this.reconcileSoon(), this.takeoverGraceMs + 10);
   }
 
   private async retake(instanceIds: string[]): Promise<void> {
@@ -370,6 +458,8 @@ export class LeaseKeeper {
   }
 
   private async reconcile(): Promise<void> {
+    // During an outage of our own and just after it: the other workers renew their lapsed leases first.
+    if (this.unreachableSince !== null || Date.now() < this.graceUntil) return;
     try {
       const { share } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
       const target = Math.min(share, this.options.capacity);

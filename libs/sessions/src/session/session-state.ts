@@ -134,9 +134,10 @@ export abstract class SessionState {
       lease: this.lease,
       logger: this.logger,
       onFenced: () => this.abort('auth-state write fenced out'),
-      // Issue #39: a key write waits out a database outage up to the lease's lifetime; one that still
-      // fails stops the session before Baileys goes on with keys that are not stored.
-      outageWaitMs: this.services.config.leaseTtlMs,
+      // Issue #39: a key write waits out a database outage as long as the keeper keeps the session (the
+      // lease's lifetime, then the ride-out of ADR 0037); one that still fails stops the session before
+      // Baileys goes on with keys that are not stored.
+      outageWaitMs: this.services.config.leaseTtlMs + this.services.config.leaseOutageRideMs,
       onWriteFailed: () => this.abort('auth-state write failed'),
     };
   }

@@ -1,9 +1,9 @@
 import { InProcessBus } from '@gw/bus';
 import { ChatbotRunner, KnowledgeIndexer, readChatbotConfig, type ChatbotConfig } from '@gw/chatbot';
 import type { SendRequest } from '@gw/contracts';
-import { ChatbotAdmissionRepository, ChatbotRepository, QuickReplyRepository } from '@gw/persistence';
+import { ChatbotAdmissionRepository, ChatbotRepository, MessageRepository, QuickReplyRepository } from '@gw/persistence';
 import { createLogger, EnvReader } from '@gw/platform';
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
 import { FakeModels, lastUserText } from './support/fake-models';
 import { sleep, waitFor } from './support/stack';
 
@@ -173,16 +173,24 @@ describe('chatbot runner (Postgres, fake worker)', () => {
     const chat = '5531966000009@s.whatsapp.net';
     const second = Math.floor(Date.now() / 1000) * 1000;
     // One transaction, as the worker stores a socket's writes: the later message first, so the physical order is not the round's.
-    await db.dataSource.transaction(async (manager) => {
+    await db.dataSource.transaction(async (tx) => {
       for (const [id, text] of [
         ['MORD3', 'third'],
         ['MORD1', 'first'],
         ['MORD2', 'second'],
       ])
-        await manager.query(
-          `INSERT INTO messages (instance_id, id, message_id, chat_id, message_timestamp, text, from_me, status) VALUES ('rrun1', $1, $1, $2, $3, $4, false, 'Received')`,
-          [id, chat, second + 500, text],
-        );
+        await MessageRepository.insertNewWithin(tx, [
+          newMessageFixture('rrun1', {
+            id,
+            messageId: id,
+            chatId: chat,
+            messageTimestamp: second + 500,
+            text,
+            fromMe: false,
+            wasSentByApi: false,
+            status: 'Received',
+          }),
+        ]);
     });
     for (const order of [
       ['MORD1', 'MORD2', 'MORD3'],

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InProcessBus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { OutboxRepository } from '@gw/persistence';
+import { InstanceRepository } from '@gw/persistence';
 import { createLogger, EnvReader } from '@gw/platform';
 import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
 import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
@@ -391,12 +391,10 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     await page.locator('.live-open').first().waitFor();
     // What a session writes for each new QR reference: the row and its connection event, in one transaction.
     const rotate = async (qrcode: string) => {
-      const lastId = await stack.db.dataSource.transaction(async (manager) => {
-        await manager.query(`UPDATE instances SET status = 'connecting', qrcode = $1 WHERE id = $2`, [qrcode, id]);
-        return OutboxRepository.insertWithin(manager, id, [
-          { eventType: 'connection', payload: { EventType: 'connection', instanceName: name, instance: { name, status: 'connecting', qrcode } } },
-        ]);
-      });
+      const changed = await new InstanceRepository(stack.db.dataSource).applyChange(id, { status: 'connecting', qrcode }, [
+        { eventType: 'connection', payload: { EventType: 'connection', instanceName: name, instance: { name, status: 'connecting', qrcode } } },
+      ]);
+      const lastId = changed?.lastEventId;
       stack.bus.publish(Subjects.outbox(id), { instanceId: id, lastId });
     };
     const first = await toDataURL('2@first-reference,client-key,identity-key,adv-secret');

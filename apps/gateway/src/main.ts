@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError, createLogger, EnvReader, loadConfigOrExit, readTracingConfig, startTracing, stopTracing } from '@gw/platform';
-import { openDatabase, SettingsRepository } from '@gw/persistence';
+import { HealthRepository, openDatabase, SettingsRepository } from '@gw/persistence';
 import { AdminTokenService } from './admin/admin-token.service';
 import { embeddedServices } from './runtime/embedded-services';
 import { loadGatewayConfig } from './runtime/gateway-config';
@@ -43,7 +43,7 @@ async function migrate(): Promise<void> {
     return env.url('DATABASE_URL', ['postgres:', 'postgresql:']) as string;
   });
   const dataSource = await openDatabase({ url });
-  const [{ count }]: Array<{ count: number }> = await dataSource.query(`SELECT count(*)::int AS count FROM migrations`);
+  const count = await new HealthRepository(dataSource).migrationsApplied();
   await dataSource.destroy();
   say(`migrations applied: the database has ${count}`);
 }

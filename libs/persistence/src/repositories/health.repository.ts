@@ -8,4 +8,10 @@ export class HealthRepository {
   async ping(): Promise<void> {
     await this.dataSource.query('SELECT 1');
   }
+
+  /** How many migrations the database has applied (what `main.js migrate` reports once it has run them). */
+  async migrationsApplied(): Promise<number> {
+    const [{ count }]: Array<{ count: number }> = await this.dataSource.query(`SELECT count(*)::int AS count FROM migrations`);
+    return count;
+  }
 }

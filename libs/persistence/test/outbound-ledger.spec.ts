@@ -1,5 +1,5 @@
 import { genericPlan, newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { InstanceRepository, LeaseRepository, MessageRepository, OutboundLedgerRepository, type Lease, type NewMessage } from '@gw/persistence';
+import { InstanceRepository, LeaseRepository, MessageRepository, OutboundLedgerRepository, type Lease, type NewMessage, type Tx } from '@gw/persistence';
 
 describe(OutboundLedgerRepository.name, () => {
   let db: TestDatabase;
@@ -197,7 +197,7 @@ describe(OutboundLedgerRepository.name, () => {
       );
       await db.dataSource.query(`ANALYZE messages`);
       const captured: Array<[string, unknown[]]> = [];
-      const capturing = { query: async <T>(sql: string, parameters?: unknown[]) => (captured.push([sql, parameters ?? []]), [] as T) };
+      const capturing = { query: async <T>(sql: string, parameters?: unknown[]) => (captured.push([sql, parameters ?? []]), [] as T) } as unknown as Tx;
       const message = outbound();
       await OutboundLedgerRepository.reserveMany(capturing, [{ lease, message, relay: true }]);
       await OutboundLedgerRepository.settleMany(capturing, [{ lease, messageId: message.messageId, outcome: { status: 'Sent' } }]);

@@ -1,7 +1,7 @@
 // The send path's fenced writes (reserve, settle, relayed marks, acks) against the messages table.
-import type { DataSource } from 'typeorm';
 import { LeaseRepository, type Lease } from './lease.repository';
 import { PREPARED } from '../preparing-client';
+import { managerOf, type Tx } from '../tx';
 import {
   COLUMNS,
   FINAL_SQL,
@@ -17,9 +17,6 @@ import {
   type Raw,
   type RecordRow,
 } from './message-row';
-
-/** Runs SQL: a DataSource, or an EntityManager inside a transaction. */
-type Queryable = Pick<DataSource, 'query'>;
 
 /**
  * The final SELECT of a group statement (fenceManyCte): the rows of CTE `cte`, and `held_instances`,
@@ -55,9 +52,9 @@ export class OutboundLedgerRepository {
    * changes when the id was relayed before (unless that send was cut off: RELAYABLE_SQL): `reserved` is then false (the caller answers from the
    * store). The row itself is not read back: the send answers with the row its result writes.
    */
-  static async reserve(db: Queryable, lease: Lease, message: NewMessage, relay: boolean): Promise<Reserved> {
+  static async reserve(tx: Tx, lease: Lease, message: NewMessage, relay: boolean): Promise<Reserved> {
     const { names, placeholders, values } = insertParts(message, 5);
-    const rows: Raw[] = await db.query(
+    const rows: Raw[] = await managerOf(tx).query(
       `WITH ${LeaseRepository.fenceCte(1)},
        reserved AS (
          INSERT INTO messages (${names.join(', ')}, relayed_at)
@@ -85,11 +82,11 @@ export class OutboundLedgerRepository {
    * twice in one group (a multi-row upsert may not touch a row twice; the statement would fail).
    * Answers in the order of `items`.
    */
-  static async reserveMany(db: Queryable, items: ReadonlyArray<{ lease: Lease; message: NewMessage; relay: boolean }>): Promise<Reserved[]> {
+  static async reserveMany(tx: Tx, items: ReadonlyArray<{ lease: Lease; message: NewMessage; relay: boolean }>): Promise<Reserved[]> {
     const names = COLUMNS.map(([, column]) => column);
     const messages = items.map(({ message }) => messageDocument(message));
     const relay = items.filter((item) => item.relay);
-    const rows: Raw[] = await db.query(
+    const rows: Raw[] = await managerOf(tx).query(
       `${PREPARED} WITH ${LeaseRepository.fenceManyCte()},
        reserved AS (
          INSERT INTO messages (${names.join(', ')}, relayed_at)
@@ -127,10 +124,10 @@ export class OutboundLedgerRepository {
    * statement, as settle() does, only when there is one.
    */
   static async settleMany(
-    db: Queryable,
+    tx: Tx,
     items: ReadonlyArray<{ lease: Lease; messageId: string; outcome: { status: 'Sent' } | { status: 'Failed'; error: string } }>,
   ): Promise<Array<{ held: boolean; row: RecordRow | null }>> {
-    const rows: Raw[] = await db.query(
+    const rows: Raw[] = await managerOf(tx).query(
       `${PREPARED} WITH ${LeaseRepository.fenceManyCte()},
        input AS (SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS u(instance_id, message_id, status, error)),
        changed AS (
@@ -156,7 +153,7 @@ export class OutboundLedgerRepository {
     // this one may have waited for (see settle()).
     const unchanged = items.filter((item) => held.has(item.lease.instanceId) && !byKey.has(key(item.lease.instanceId, item.messageId)));
     if (unchanged.length) {
-      const current: Raw[] = await db.query(
+      const current: Raw[] = await managerOf(tx).query(
         `SELECT ${recordColumnsSql('m')} FROM messages m JOIN unnest($1::text[], $2::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id`,
         [unchanged.map((item) => item.lease.instanceId), unchanged.map((item) => item.messageId)],
       );
@@ -170,8 +167,8 @@ export class OutboundLedgerRepository {
    * for the one request that marks it, `already` when another request with the same id marked it first
    * (it relays the message; this one must not), `fenced` when the lease is gone.
    */
-  static async markRelayed(db: Queryable, lease: Lease, messageId: string): Promise<'relayed' | 'already' | 'fenced'> {
-    const rows: Array<{ held: number; marked: number }> = await db.query(
+  static async markRelayed(tx: Tx, lease: Lease, messageId: string): Promise<'relayed' | 'already' | 'fenced'> {
+    const rows: Array<{ held: number; marked: number }> = await managerOf(tx).query(
       `WITH ${LeaseRepository.fenceCte(1)},
        marked AS (UPDATE messages SET relayed_at = now()
                   WHERE instance_id = $1 AND message_id = $4 AND relayed_at IS NULL AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
@@ -186,8 +183,8 @@ export class OutboundLedgerRepository {
    * Keeps the copy of a message as it went out (`raw`, BufferJSON), when none is stored: the unacked
    * sweep resends it from there. False when the lease is gone.
    */
-  static async keepCopy(db: Queryable, lease: Lease, messageId: string, raw: string): Promise<boolean> {
-    const rows: Array<{ held: number }> = await db.query(
+  static async keepCopy(tx: Tx, lease: Lease, messageId: string, raw: string): Promise<boolean> {
+    const rows: Array<{ held: number }> = await managerOf(tx).query(
       `WITH ${LeaseRepository.fenceCte(1)},
        changed AS (UPDATE messages SET raw = $5 WHERE instance_id = $1 AND message_id = $4 AND raw IS NULL AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
        SELECT (SELECT count(*) FROM lease)::int AS held`,
@@ -201,8 +198,8 @@ export class OutboundLedgerRepository {
    * the relay finished): the queue's next attempt with the same id relays it. Only while it is
    * still Pending; false when the lease is gone.
    */
-  static async unrelay(db: Queryable, lease: Lease, messageId: string): Promise<boolean> {
-    const rows: Array<{ held: number }> = await db.query(
+  static async unrelay(tx: Tx, lease: Lease, messageId: string): Promise<boolean> {
+    const rows: Array<{ held: number }> = await managerOf(tx).query(
       `WITH ${LeaseRepository.fenceCte(1)},
        changed AS (UPDATE messages SET relayed_at = NULL, updated_at = now()
                    WHERE instance_id = $1 AND message_id = $4 AND status = 'Pending' AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
@@ -217,7 +214,7 @@ export class OutboundLedgerRepository {
    * its error (unless it was delivered already). Returns the row as it is afterwards.
    */
   static async settle(
-    db: Queryable,
+    tx: Tx,
     lease: Lease,
     messageId: string,
     outcome: { status: 'Sent' } | { status: 'Failed'; error: string },
@@ -226,7 +223,7 @@ export class OutboundLedgerRepository {
       outcome.status === 'Sent'
         ? `SET status = 'Sent', updated_at = now() WHERE ${RANK_SQL} < ${STATUS_RANK.Sent} AND ${FINAL_SQL}`
         : `SET status = 'Failed', error = $5, updated_at = now() WHERE ${RANK_SQL} <= ${STATUS_RANK.Sent} AND ${FINAL_SQL}`;
-    const rows: Raw[] = await db.query(
+    const rows: Raw[] = await managerOf(tx).query(
       `WITH ${LeaseRepository.fenceCte(1)},
        changed AS (
          UPDATE messages ${change} AND instance_id = $1 AND message_id = $4 AND EXISTS (SELECT 1 FROM lease)
@@ -239,7 +236,7 @@ export class OutboundLedgerRepository {
     // Nothing changed: the row is further along already. Read it in a statement of its own: this
     // statement's snapshot predates a write it may have waited for (a receipt), and would show the row
     // as it was before that.
-    const current: Raw[] = await db.query(`SELECT ${recordColumnsSql('messages')} FROM messages WHERE instance_id = $1 AND message_id = $2`, [
+    const current: Raw[] = await managerOf(tx).query(`SELECT ${recordColumnsSql('messages')} FROM messages WHERE instance_id = $1 AND message_id = $2`, [
       lease.instanceId,
       messageId,
     ]);
@@ -247,8 +244,8 @@ export class OutboundLedgerRepository {
   }
 
   /** The server acked messages we sent: Sent, if nothing further along was recorded. */
-  static async acked(db: Queryable, lease: Lease, messageIds: string[]): Promise<boolean> {
-    const rows: Array<{ held: number }> = await db.query(
+  static async acked(tx: Tx, lease: Lease, messageIds: string[]): Promise<boolean> {
+    const rows: Array<{ held: number }> = await managerOf(tx).query(
       `WITH ${LeaseRepository.fenceCte(1)},
        changed AS (
          UPDATE messages SET status = 'Sent', updated_at = now()

@@ -10,11 +10,11 @@ import {
   type NewMessage,
   type RecordRow,
   type Reserved,
+  type Tx,
 } from '@gw/persistence';
 import type { MessageRecord, SendRequest } from '@gw/contracts';
 import type { WAMessage } from '@whiskeysockets/baileys';
 import { serialiseMessage } from '../messaging/raw-message';
-import type { DataSource } from 'typeorm';
 
 type Outcome = { status: 'Sent' } | { status: 'Failed'; error: string };
 type Held = { held: boolean; row: RecordRow | null };
@@ -44,18 +44,18 @@ export class SendLedger {
 
   constructor(
     private readonly messages: MessageRepository,
-    /** The fenced statements take the DataSource (or a transaction's manager). */
-    private readonly dataSource: DataSource,
+    /** The pool's handle (each fenced statement on its own: ADR 0036); a runtime passes its database. */
+    private readonly db: Tx,
   ) {
     const key = (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`;
     this.reserves = new GroupCommit<ReserveItem, Reserved>(
-      (items) => OutboundLedgerRepository.reserveMany(dataSource, items),
-      (item) => OutboundLedgerRepository.reserve(dataSource, item.lease, item.message, item.relay),
+      (items) => OutboundLedgerRepository.reserveMany(db, items),
+      (item) => OutboundLedgerRepository.reserve(db, item.lease, item.message, item.relay),
       { ...GROUP_OPTIONS, key: (item) => key(item.message.instanceId, item.message.messageId) },
     );
     this.results = new GroupCommit<SettleItem, Held>(
-      (items) => OutboundLedgerRepository.settleMany(dataSource, items),
-      (item) => OutboundLedgerRepository.settle(dataSource, item.lease, item.messageId, item.outcome),
+      (items) => OutboundLedgerRepository.settleMany(db, items),
+      (item) => OutboundLedgerRepository.settle(db, item.lease, item.messageId, item.outcome),
       { ...GROUP_OPTIONS, key: (item) => key(item.lease.instanceId, item.messageId) },
     );
   }
@@ -89,7 +89,7 @@ export class SendLedger {
    * and sends nothing, as for an id relayed before its reserve.
    */
   async markRelayed(lease: Lease, request: SendRequest): Promise<{ alreadyRelayed: MessageRow | null }> {
-    const marked = await OutboundLedgerRepository.markRelayed(this.dataSource, lease, request.messageId);
+    const marked = await OutboundLedgerRepository.markRelayed(this.db, lease, request.messageId);
     if (marked === 'fenced') throw new FencedOutError(lease.instanceId);
     if (marked === 'relayed') return { alreadyRelayed: null };
     const stored = await this.relayedBefore(request.instanceId, request.messageId);
@@ -99,13 +99,12 @@ export class SendLedger {
 
   /** Keeps the message as it went out (when no copy is stored yet), for a resend by the unacked sweep. */
   async keepCopy(lease: Lease, request: SendRequest, message: WAMessage): Promise<void> {
-    if (!(await OutboundLedgerRepository.keepCopy(this.dataSource, lease, request.messageId, serialiseMessage(message))))
-      throw new FencedOutError(lease.instanceId);
+    if (!(await OutboundLedgerRepository.keepCopy(this.db, lease, request.messageId, serialiseMessage(message)))) throw new FencedOutError(lease.instanceId);
   }
 
   /** The relay did not happen after all (the connection went away first): the next attempt with this id may relay it. */
   async unrelay(lease: Lease, request: SendRequest): Promise<void> {
-    if (!(await OutboundLedgerRepository.unrelay(this.dataSource, lease, request.messageId))) throw new FencedOutError(lease.instanceId);
+    if (!(await OutboundLedgerRepository.unrelay(this.db, lease, request.messageId))) throw new FencedOutError(lease.instanceId);
   }
 
   /** The server acked (Sent) or refused (Failed with `error`); a message already further along stays. */

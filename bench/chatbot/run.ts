@@ -93,7 +93,8 @@ export async function runBench(): Promise<void> {
   }
 
   // --- ours -------------------------------------------------------------------------------------
-  const { openDatabase, ChatbotRepository } = await import('@gw/persistence');
+  const { openDatabase, ChatbotRepository, ChatbotTranscriptRepository, FileRepository, OutboxCursorRepository, QuickReplyRepository } =
+    await import('@gw/persistence');
   const { InProcessBus, NatsBus } = await import('@gw/bus');
   const { EnvReader } = await import('@gw/platform');
   const { createChatbotServices, readChatbotConfig } = await import('@gw/chatbot');
@@ -151,7 +152,14 @@ export async function runBench(): Promise<void> {
     }
     await sleep(1000);
     const env = new EnvReader({ OPENAI_BASE_URL: `${model.url}/v1`, SSRF_ALLOWLIST: '127.0.0.0/8', CHATBOT_POLL_MS: '200' });
-    const services = createChatbotServices(dataSource, bus, { ...readChatbotConfig(env), runnerId: 'bench' }, logger as never);
+    const repositories = {
+      rounds: new ChatbotRepository(dataSource),
+      quickReplies: new QuickReplyRepository(dataSource),
+      files: new FileRepository(dataSource),
+      transcripts: new ChatbotTranscriptRepository(dataSource),
+      cursors: new OutboxCursorRepository(dataSource),
+    };
+    const services = createChatbotServices(repositories, bus, { ...readChatbotConfig(env), runnerId: 'bench' }, logger as never);
     // Rounds finish by the contact's message id (the round's turn: its last message). A message that came
     // while its chat's round was still gathering (the one before it not yet answered) joins that round and
     // is answered by it: its chat's next round to finish after it was sent, rounds of a chat finishing in

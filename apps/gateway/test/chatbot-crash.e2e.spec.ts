@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { FakeModels, lastUserText, sineWav } from './support/fake-models';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
 import { nextPhone, sleep, waitFor } from './support/stack';
+import { chatbotRepositories } from './support/chatbot-repositories';
 
 jest.setTimeout(120_000);
 
@@ -60,7 +61,7 @@ describe('chatbot crash safety (runner processes killed with SIGKILL)', () => {
     await worker.start();
     // The follower runs here; only runners are killed.
     follower = createChatbotServices(
-      db.dataSource,
+      chatbotRepositories(db.dataSource),
       bus,
       { ...readChatbotConfig(new EnvReader({ CHATBOT_POLL_MS: '100' })), runnerId: 'parent' },
       logger,

@@ -6,6 +6,7 @@ import { toOpusVoiceNote } from '@gw/platform';
 import { FakeModels, hasToolResult, lastUserText, sineWav, type FakeRequest } from './support/fake-models';
 import { png } from './support/files-server';
 import { nextPhone, sleep, Stack, waitFor } from './support/stack';
+import { chatbotRepositories } from './support/chatbot-repositories';
 
 /**
  * The chatbot end to end: real Baileys against the simulator, the outbox follower and the runner of
@@ -44,7 +45,12 @@ describe('chatbot (e2e)', () => {
       CHATBOT_CLAIM_MS: '3000',
       CHATBOT_MODEL_TIMEOUT_MS: '1500',
     });
-    services = createChatbotServices(stack.db.dataSource, stack.bus, { ...readChatbotConfig(env), runnerId: 'e2e-runner' }, createLogger('chatbot', 'silent'));
+    services = createChatbotServices(
+      chatbotRepositories(stack.db.dataSource),
+      stack.bus,
+      { ...readChatbotConfig(env), runnerId: 'e2e-runner' },
+      createLogger('chatbot', 'silent'),
+    );
     services.follower.start();
     services.runner.start();
     instance = await stack.connectedInstance('bot');

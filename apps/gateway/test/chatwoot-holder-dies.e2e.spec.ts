@@ -1,5 +1,5 @@
 import { ChatwootSync, whatsappIdsOf } from '@gw/chatwoot';
-import { ChatwootRepository, FileRepository, LidMappingRepository } from '@gw/persistence';
+import { ChatwootRepository, FileRepository, LidMappingRepository, OutboxCursorRepository } from '@gw/persistence';
 import { ChatwootStack } from './support/chatwoot-stack';
 import { FakeChatwoot } from './support/fake-chatwoot';
 import { nextPhone, sleep, waitFor, type InboxEntry } from './support/stack';
@@ -53,7 +53,7 @@ describe('Chatwoot → WhatsApp when the holding worker dies', () => {
     cw.webhookUrl = `${stack.gw.baseUrl}/chatwoot/webhook/${id}/${secret}`;
     // The worker's answer is awaited 10 s here (60 s by default); the lease TTL is 8 s.
     sync = new ChatwootSync(
-      ds,
+      new OutboxCursorRepository(ds),
       repository,
       new LidMappingRepository(ds),
       new FileRepository(ds),

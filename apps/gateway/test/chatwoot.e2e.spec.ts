@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions } from '@gw/bus';
 import { ChatwootSync, JobKind, whatsappIdsOf } from '@gw/chatwoot';
-import { ChatwootRepository, FileRepository, LidMappingRepository, openDatabase } from '@gw/persistence';
+import { ChatwootRepository, FileRepository, LidMappingRepository, openDatabase, OutboxCursorRepository } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { ChatwootStack } from './support/chatwoot-stack';
 import { nextPhone, sleep, waitFor } from './support/stack';
@@ -739,7 +739,7 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       const dying = new DyingBus(stack.bus);
       const own = await openDatabase({ url: stack.db.url, schema: stack.db.schema, poolSize: 3 });
       const doomed = new ChatwootSync(
-        own,
+        new OutboxCursorRepository(own),
         new ChatwootRepository(own),
         new LidMappingRepository(own),
         new FileRepository(own),
@@ -783,7 +783,7 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       // A second runner (another process's) beside it, which would take over a lapsed claim.
       const ds = stack.db.dataSource;
       const other = new ChatwootSync(
-        ds,
+        new OutboxCursorRepository(ds),
         new ChatwootRepository(ds),
         new LidMappingRepository(ds),
         new FileRepository(ds),

@@ -1,9 +1,8 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
-import { ChatbotRepository, ChatbotTranscriptRepository, FileRepository, QuickReplyRepository } from '@gw/persistence';
+import { ChatbotRepository, ChatbotTranscriptRepository, FileRepository, OutboxCursorRepository, QuickReplyRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { OutboxFollower } from '@gw/relay';
-import { DataSource } from 'typeorm';
 import { admitEvents, IGNORED_BEFORE_ADMISSION, type ClaimedRound } from './admission';
 import { ChatbotRunner, CHATBOT_ORIGIN, CHATBOT_WAKE } from './chatbot-runner';
 import type { ChatbotConfig } from './config';
@@ -26,32 +25,34 @@ export interface ChatbotServices {
   runner: ChatbotRunner;
 }
 
+/** The repositories the chatbot's follower and runner use (the process's own: PersistenceModule). */
+export interface ChatbotRepositories {
+  rounds: ChatbotRepository;
+  quickReplies: QuickReplyRepository;
+  files: FileRepository;
+  transcripts: ChatbotTranscriptRepository;
+  cursors: OutboxCursorRepository;
+}
+
 /**
  * Builds the follower (consumer `chatbot`, following the instances with `chatbot_enabled`, `messages`
  * events only) and the runner. The follower's handler writes rounds in its cursor's transaction and
  * claims those due at once for this process's runner, which starts them after the commit; the runners
  * are woken over the bus for the others.
  */
-export function createChatbotServices(dataSource: DataSource, bus: Bus, config: ChatbotConfig, logger: Logger): ChatbotServices {
-  const rounds = new ChatbotRepository(dataSource);
+export function createChatbotServices(repositories: ChatbotRepositories, bus: Bus, config: ChatbotConfig, logger: Logger): ChatbotServices {
+  const rounds = repositories.rounds;
   const runner = new ChatbotRunner(
     rounds,
-    new QuickReplyRepository(dataSource),
+    repositories.quickReplies,
     new KnowledgeIndexer(rounds, config, logger.child({ component: 'chatbot-knowledge' })),
     bus,
     config,
     logger.child({ component: 'chatbot-runner' }),
-    new Voice(
-      new FileRepository(dataSource),
-      new ChatbotTranscriptRepository(dataSource),
-      bus,
-      config,
-      guardedFetch(config.ssrf),
-      logger.child({ component: 'chatbot-voice' }),
-    ),
+    new Voice(repositories.files, repositories.transcripts, bus, config, guardedFetch(config.ssrf), logger.child({ component: 'chatbot-voice' })),
   );
   const follower: ChatbotFollower = new OutboxFollower(
-    dataSource,
+    repositories.cursors,
     bus,
     {
       consumer: CHATBOT_CONSUMER,
@@ -115,8 +116,14 @@ export class ChatbotModule {
       providers: [
         {
           provide: SERVICES,
-          useFactory: (dataSource: DataSource) => createChatbotServices(dataSource, options.bus, options.config, options.logger),
-          inject: [DataSource],
+          useFactory: (
+            rounds: ChatbotRepository,
+            quickReplies: QuickReplyRepository,
+            files: FileRepository,
+            transcripts: ChatbotTranscriptRepository,
+            cursors: OutboxCursorRepository,
+          ) => createChatbotServices({ rounds, quickReplies, files, transcripts, cursors }, options.bus, options.config, options.logger),
+          inject: [ChatbotRepository, QuickReplyRepository, FileRepository, ChatbotTranscriptRepository, OutboxCursorRepository],
         },
         { provide: RUNNER, useFactory: (services: ChatbotServices) => services.runner, inject: [SERVICES] },
         { provide: FOLLOWER, useFactory: (services: ChatbotServices) => services.follower, inject: [SERVICES] },

@@ -3,7 +3,7 @@ export type { AdmissionOptions, AdmissionResult, ClaimedRound } from './admissio
 export { CHATBOT_WAKE, ChatbotRunner, runnerId } from './chatbot-runner';
 export type { RoundTiming } from './chatbot-runner';
 export { CHATBOT_CONSUMER, ChatbotModule, createChatbotServices } from './chatbot.module';
-export type { ChatbotServices } from './chatbot.module';
+export type { ChatbotRepositories, ChatbotServices } from './chatbot.module';
 export { CHATBOT_DEFAULTS, readChatbotConfig } from './config';
 export type { ChatbotConfig } from './config';
 export { callFunction } from './functions';

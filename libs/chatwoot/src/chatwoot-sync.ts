@@ -1,12 +1,18 @@
 // The Chatwoot bridge's worker: the outbox follower that turns WhatsApp events into jobs, and the runner
 // that claims and performs them (chatwoot-copies.ts: WhatsApp → Chatwoot; chatwoot-replies.ts: back).
 import type { Bus } from '@gw/bus';
-import { ChatwootRepository, type ChatwootConfigRow, type ChatwootJob, FileRepository, LidMappingRepository } from '@gw/persistence';
+import {
+  ChatwootRepository,
+  type ChatwootConfigRow,
+  type ChatwootJob,
+  FileRepository,
+  LidMappingRepository,
+  type OutboxCursorRepository,
+} from '@gw/persistence';
 import { guardedConnector, LoopWaker, type Logger, type SsrfGuard } from '@gw/platform';
 import { OutboxFollower } from '@gw/relay';
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'undici';
-import type { DataSource } from 'typeorm';
 import { ChatwootClient, ChatwootError } from './chatwoot-client';
 import { ChatwootCopies } from './chatwoot-copies';
 import { JobKind, jobsOfEvents, lidsOfEvents, Refused } from './chatwoot-jobs';
@@ -78,7 +84,7 @@ export class ChatwootSync {
   private readonly copies: ChatwootCopies;
 
   constructor(
-    dataSource: DataSource,
+    cursors: OutboxCursorRepository,
     private readonly repository: ChatwootRepository,
     private readonly lids: LidMappingRepository,
     private readonly files: FileRepository,
@@ -91,7 +97,7 @@ export class ChatwootSync {
     this.replies = new ChatwootReplies(repository, files, bus, config);
     this.copies = new ChatwootCopies(repository, lids, files, bus, this.claimer, config, logger);
     this.follower = new OutboxFollower(
-      dataSource,
+      cursors,
       bus,
       {
         consumer: 'chatwoot',

@@ -1,8 +1,7 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
-import { ChatwootRepository, FileRepository, LidMappingRepository } from '@gw/persistence';
+import { ChatwootRepository, FileRepository, LidMappingRepository, OutboxCursorRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
-import { DataSource } from 'typeorm';
 import { ChatwootSync, type ChatwootSyncConfig } from './chatwoot-sync';
 
 const SYNC = Symbol('CHATWOOT_SYNC');
@@ -32,11 +31,11 @@ export class ChatwootSyncModule {
       providers: [
         {
           provide: SYNC,
-          useFactory: (dataSource: DataSource, repository: ChatwootRepository, lids: LidMappingRepository, files: FileRepository) =>
+          useFactory: (cursors: OutboxCursorRepository, repository: ChatwootRepository, lids: LidMappingRepository, files: FileRepository) =>
             options.config.enabled
-              ? new ChatwootSync(dataSource, repository, lids, files, options.bus, options.config, options.logger.child({ component: 'chatwoot-sync' }))
+              ? new ChatwootSync(cursors, repository, lids, files, options.bus, options.config, options.logger.child({ component: 'chatwoot-sync' }))
               : null,
-          inject: [DataSource, ChatwootRepository, LidMappingRepository, FileRepository],
+          inject: [OutboxCursorRepository, ChatwootRepository, LidMappingRepository, FileRepository],
         },
         ChatwootSyncLifecycle,
       ],

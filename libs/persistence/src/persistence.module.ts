@@ -5,6 +5,7 @@ import { AuthStateRepository } from './repositories/auth-state.repository';
 import { BlocklistRepository } from './repositories/blocklist.repository';
 import { CampaignRepository } from './repositories/campaign.repository';
 import { ChatbotRepository } from './repositories/chatbot.repository';
+import { ChatbotTranscriptRepository } from './repositories/chatbot-transcripts.repository';
 import { ChatRepository } from './repositories/chat.repository';
 import { ChatwootRepository } from './repositories/chatwoot.repository';
 import { ContactRepository } from './repositories/contact.repository';
@@ -38,6 +39,7 @@ export const REPOSITORIES = [
   CampaignRepository,
   ChatRepository,
   ChatbotRepository,
+  ChatbotTranscriptRepository,
   ChatwootRepository,
   ContactRepository,
   DeliveryRepository,

@@ -1,8 +1,7 @@
 import { Bus, type BusSubscription } from '@gw/bus';
 import { Subjects, type OutboxNotice } from '@gw/contracts';
-import { type CursorHandler, OutboxCursorRepository } from '@gw/persistence';
+import type { CursorHandler, OutboxCursorRepository } from '@gw/persistence';
 import { LoopWaker, type Logger } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 
 export interface OutboxFollowerOptions<T = void> {
   /** The consumer's name ('chatbot', 'chatwoot', …): one durable cursor per (consumer, instance). */
@@ -75,7 +74,6 @@ type DrainOutcome = 'done' | 'more' | 'failed';
  * polls every `pollIntervalMs` for whatever a notice did not announce.
  */
 export class OutboxFollower<T = void> {
-  private readonly cursors: OutboxCursorRepository;
   private readonly options: Required<Omit<OutboxFollowerOptions<T>, 'eventTypes' | 'committed' | 'ignore' | 'skipNotice'>> &
     Pick<OutboxFollowerOptions<T>, 'committed' | 'ignore' | 'skipNotice'> & { eventTypes?: ReadonlySet<string> };
   private subscription?: BusSubscription;
@@ -91,12 +89,12 @@ export class OutboxFollower<T = void> {
   private loop?: Promise<void>;
 
   constructor(
-    dataSource: DataSource,
+    /** The consumers' cursors (one per consumer and instance). */
+    private readonly cursors: OutboxCursorRepository,
     private readonly bus: Bus,
     options: OutboxFollowerOptions<T>,
     private readonly logger: Logger,
   ) {
-    this.cursors = new OutboxCursorRepository(dataSource);
     this.options = {
       ...DEFAULTS,
       ...options,

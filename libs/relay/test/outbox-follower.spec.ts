@@ -53,7 +53,7 @@ describe(OutboxFollower.name, () => {
         ]);
       }
     };
-    const created = new OutboxFollower(db.dataSource, bus, { handle, pollIntervalMs: 50, refreshMs: 100, ...options }, logger);
+    const created = new OutboxFollower(new OutboxCursorRepository(db.dataSource), bus, { handle, pollIntervalMs: 50, refreshMs: 100, ...options }, logger);
     followers.push(created);
     created.start();
     return created;

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { InProcessBus } from '@gw/bus';
 import { ChatwootSync, type ChatwootSyncConfig } from '@gw/chatwoot';
-import { ChatwootRepository, FileRepository, LidMappingRepository, openDatabase } from '@gw/persistence';
+import { ChatwootRepository, FileRepository, LidMappingRepository, openDatabase, OutboxCursorRepository } from '@gw/persistence';
 import { createLogger, SsrfGuard } from '@gw/platform';
 
 /**
@@ -13,7 +13,7 @@ async function main(): Promise<void> {
   const dataSource = await openDatabase({ url, schema, poolSize: 3 });
   const config = JSON.parse(configJson) as Omit<ChatwootSyncConfig, 'ssrf'>;
   const sync = new ChatwootSync(
-    dataSource,
+    new OutboxCursorRepository(dataSource),
     new ChatwootRepository(dataSource),
     new LidMappingRepository(dataSource),
     new FileRepository(dataSource),

@@ -1,5 +1,5 @@
 import { CHATWOOT_SYNC_DEFAULTS, ChatwootSync, type ChatwootSyncConfig } from '@gw/chatwoot';
-import { ChatwootRepository, FileRepository, LidMappingRepository } from '@gw/persistence';
+import { ChatwootRepository, FileRepository, LidMappingRepository, OutboxCursorRepository } from '@gw/persistence';
 import { createLogger, SsrfGuard } from '@gw/platform';
 import { FakeChatwoot } from './fake-chatwoot';
 import { Stack, waitFor } from './stack';
@@ -28,7 +28,7 @@ export class ChatwootStack extends Stack {
   startSync(overrides: Partial<ChatwootSyncConfig> = {}): ChatwootSync {
     const ds = this.db.dataSource;
     this.sync = new ChatwootSync(
-      ds,
+      new OutboxCursorRepository(ds),
       new ChatwootRepository(ds),
       new LidMappingRepository(ds),
       new FileRepository(ds),

@@ -1,0 +1,14 @@
+import type { ChatbotRepositories } from '@gw/chatbot';
+import { ChatbotRepository, ChatbotTranscriptRepository, FileRepository, OutboxCursorRepository, QuickReplyRepository } from '@gw/persistence';
+import type { DataSource } from 'typeorm';
+
+/** The chatbot's repositories over a test's database, as PersistenceModule provides them to ChatbotModule. */
+export function chatbotRepositories(dataSource: DataSource): ChatbotRepositories {
+  return {
+    rounds: new ChatbotRepository(dataSource),
+    quickReplies: new QuickReplyRepository(dataSource),
+    files: new FileRepository(dataSource),
+    transcripts: new ChatbotTranscriptRepository(dataSource),
+    cursors: new OutboxCursorRepository(dataSource),
+  };
+}

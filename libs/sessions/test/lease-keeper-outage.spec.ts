@@ -131,6 +131,22 @@ describe('LeaseKeeper through a database outage', () => {
       expect(sut.ridingOutOutage).toBe(false);
     }, 30_000);
 
+    it('rides out an outage whose connects hang (black-holed, no reset): a renewal with no connection at the lapse is an outage too', async () => {
+      const ids = ['ko-hang-1'];
+      const { sut, listener } = await start('w-hang', 2_000, ids, { outageRideMs: 10_000 });
+      const before = await tokens(ids);
+      proxy.outage('blackhole');
+      await sleep(4_000);
+      expect(listener.lost).toEqual([]);
+      expect(sut.ridingOutOutage).toBe(true);
+      proxy.restore();
+      const deadline = Date.now() + 6_000;
+      while (Date.now() < deadline && (await liveRows(ids, 'w-hang')) < 1) await sleep(100);
+      expect(await tokens(ids)).toEqual(before);
+      expect(await liveRows(ids, 'w-hang')).toBe(1);
+      expect(listener.lost).toEqual([]);
+    }, 30_000);
+
     it('stops every session once the outage outlasts the ride, and takes the rows back (new tokens) when the database returns', async () => {
       const ids = ['ko-outlast-1', 'ko-outlast-2'];
       const { sut, listener } = await start('w-outlast', 2_000, ids, { outageRideMs: 1_000 });

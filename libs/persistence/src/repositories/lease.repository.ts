@@ -116,11 +116,21 @@ export class LeaseRepository {
     // failover, a partition) answers nothing, not even the connect's SET, and the renewal would wait
     // for it for good while the leases lapse (issue #39). The client gives up a little after the server
     // would have, and the next renewal takes a new connection.
+    // No connection at all by then is an unreachable database (a connect nobody answers, ADR 0037's
+    // outage); a statement unanswered on an open connection may be a database that is only slow.
     let timer: NodeJS.Timeout | undefined;
-    const unanswered = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`lease renewal not answered within ${timeoutMs} ms`)), Math.max(100, Math.floor(timeoutMs)) + 500);
-    });
     let runner: QueryRunner | null = null;
+    const unanswered = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            runner
+              ? new Error(`lease renewal not answered within ${timeoutMs} ms`)
+              : Object.assign(new Error(`connect ETIMEDOUT: no database connection for the lease renewal within ${timeoutMs} ms`), { code: 'ETIMEDOUT' }),
+          ),
+        Math.max(100, Math.floor(timeoutMs)) + 500,
+      );
+    });
     try {
       runner = await Promise.race([this.renewalConnection(timeoutMs), unanswered]);
       const rows: Array<{ instance_id: string; fencing_token: string }> = await Promise.race([
@@ -150,6 +160,15 @@ export class LeaseRepository {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Whether a renewal is waiting for a connection to the database right now (none open, a connect under
+   * way): a renewal still in flight at the keeper's cut-off for this reason is an outage (ADR 0037), not a
+   * slow statement.
+   */
+  get renewalAwaitsConnection(): boolean {
+    return this.renewalConnecting !== null;
   }
 
   /** Gives back the renewal connection (worker shutdown). */

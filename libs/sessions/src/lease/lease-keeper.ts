@@ -337,6 +337,8 @@ export class LeaseKeeper {
     // The database cannot be reached at all (ADR 0037): it holds the others' leases as well as ours, and
     // a lapsed row of ours is taken only by a claim that changes its token. Ride it out, for a while.
     const rideUntil = lapseAt + (this.options.outageRideMs ?? 0);
+    // A renewal still waiting for a connection at the lapse (a connect nobody answers) tells the same.
+    if (this.renewing && this.leases.renewalAwaitsConnection) this.unreachableSince ??= Date.now();
     if (this.unreachableSince !== null && Date.now() < rideUntil) {
       if (!this.ridingOut) {
         this.ridingOut = true;
@@ -405,8 +407,10 @@ export class LeaseKeeper {
   /** A renewal failed: when no database answered, the next one is tried soon and the ride-out may begin. */
   private unreachable(error: unknown): void {
     if (!databaseUnavailable(error)) {
-      // Answered but failed (or hung until its timeout): not an outage every worker shares.
+      // Answered but failed (or hung until its timeout on an open connection): not an outage every worker
+      // shares. Riding out on the strength of an earlier failure ends now.
       this.unreachableSince = null;
+      if (this.ridingOut) this.deadlinePassed();
       return;
     }
     this.unreachableSince ??= Date.now();

@@ -1,6 +1,6 @@
 import type { Bus } from '@gw/bus';
 import { Subjects, type OutboxNotice } from '@gw/contracts';
-import { databaseUnavailable, FencedOutError, LeaseRepository, OutboxRepository, type Lease, type NewOutboxEvent } from '@gw/persistence';
+import { databaseUnavailable, FencedOutError, LeaseRepository, OutboxRepository, type Lease, type NewOutboxEvent, type Tx } from '@gw/persistence';
 import { failSpan, type Logger, startSpan, traceparentOf } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import { noticeOf, writeGroupWithin, type EventsNotice, type GroupOutcome } from './inbound-group-write';
@@ -64,12 +64,17 @@ export class InboundStore {
   unfencedWrites = 0;
 
   constructor(
-    readonly dataSource: DataSource,
+    private readonly dataSource: DataSource,
     private readonly bus: Bus,
     private readonly logger: Logger,
     private readonly options: InboundStoreOptions = INBOUND_STORE_DEFAULTS,
   ) {
     this.stalls = new InboundStalls(logger);
+  }
+
+  /** The pool's handle, for a statement outside the store's transactions (a read, a fenced statement of its own). */
+  get outside(): Tx {
+    return this.dataSource.manager;
   }
 
   /**

@@ -46,7 +46,7 @@ export class BlocklistEvents {
       // At every login (issue #38): nearly always nothing changed while the instance was away. The
       // stored list (a serial task: this socket's earlier writes have committed) answers then, with no
       // transaction and no event; else the change is written as before (read again inside it).
-      const stored = await BlocklistRepository.listWithin(this.context.services.store.dataSource.manager, this.context.instanceId);
+      const stored = await BlocklistRepository.listWithin(this.context.services.store.outside, this.context.instanceId);
       if (BlocklistRepository.differences(stored, current).length === 0) return stored.map((entry) => entry.jid);
       return this.writeBlocks((manager) => BlocklistRepository.replaceWithin(manager, this.context.instanceId, current));
     });

@@ -76,7 +76,7 @@ export class ReceiptEvents {
 
   /** Sent (stored, not announced): one fenced statement, as the send path's own result write. */
   async onServerAck(messageId: string): Promise<void> {
-    if (!(await OutboundLedgerRepository.acked(this.context.services.store.dataSource, this.context.lease, [messageId])))
+    if (!(await OutboundLedgerRepository.acked(this.context.services.store.outside, this.context.lease, [messageId])))
       throw new FencedOutError(this.context.instanceId);
   }
 

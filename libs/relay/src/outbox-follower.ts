@@ -12,7 +12,7 @@ export interface OutboxFollowerOptions<T = void> {
   instances: () => Promise<string[]>;
   /**
    * Turns events into work rows, inside the transaction that holds the (consumer, instance) cursor and
-   * then moves it: what it writes with `manager` commits together with the cursor (each event once).
+   * then moves it: what it writes with `tx` commits together with the cursor (each event once).
    * Keep it short and local: no calls to remote services here. Throwing rolls the step back; the same
    * events come again on the next pass. What it returns reaches `committed` once the step committed.
    */

@@ -22,10 +22,10 @@ export interface CallFacts {
  * `callPeer` is the caller as the instance knows it (its name and picture, when known); it is written
  * once, with the offer.
  */
-export async function storeCallWithin(manager: Tx, instanceId: string, call: CallFacts, caller: Party): Promise<{ row: MessageRow; created: boolean }> {
+export async function storeCallWithin(tx: Tx, instanceId: string, call: CallFacts, caller: Party): Promise<{ row: MessageRow; created: boolean }> {
   const isGroup = Boolean(call.isGroup && call.groupJid);
   const callerJid = caller.pn || caller.jid || call.from;
-  const peer = await knownPeer(manager, instanceId, caller, callerJid);
+  const peer = await knownPeer(tx, instanceId, caller, callerJid);
   const message: NewMessage = {
     instanceId,
     id: recordId(7),
@@ -55,14 +55,14 @@ export async function storeCallWithin(manager: Tx, instanceId: string, call: Cal
     ...NOT_SENT_BY_API,
     callPeer: peer,
   };
-  return MessageRepository.upsertWithin(manager, message);
+  return MessageRepository.upsertWithin(tx, message);
 }
 
 /** The caller's saved, push or business name and its chat picture, as far as the instance knows them. */
-async function knownPeer(manager: Tx, instanceId: string, caller: Party, callerJid: string): Promise<CallPeer> {
+async function knownPeer(tx: Tx, instanceId: string, caller: Party, callerJid: string): Promise<CallPeer> {
   const ids = [caller.pn, caller.lid, caller.jid].filter(Boolean);
-  const contact = await ContactRepository.knownNamesWithin(manager, instanceId, ids);
-  const imagePreviewUrl = await ChatRepository.imagePreviewWithin(manager, instanceId, ids);
+  const contact = await ContactRepository.knownNamesWithin(tx, instanceId, ids);
+  const imagePreviewUrl = await ChatRepository.imagePreviewWithin(tx, instanceId, ids);
   return {
     jid: callerJid,
     name: contact ? contact.contactName || contact.pushName || contact.verifiedName || '' : '',

@@ -52,45 +52,45 @@ export class InboundBatch {
   /** The writes (by slot: their place in the group) that may park now (the group is waiting for them), each with the signal that it did. */
   private readonly slots = new Map<number, () => void>();
 
-  private constructor(private readonly manager: Tx) {}
+  private constructor(private readonly tx: Tx) {}
 
-  /** MessageRepository.advanceStatusWithin, through the group's batch when the manager is a group's. */
-  static advanceStatus(manager: Tx, instanceId: string, messageIds: string[], status: string): Promise<StatusChange[]> {
-    const [batch, slot] = InboundBatch.parking(manager);
-    if (!batch) return MessageRepository.advanceStatusWithin(manager, instanceId, messageIds, status);
+  /** MessageRepository.advanceStatusWithin, through the group's batch when `tx` is a group's. */
+  static advanceStatus(tx: Tx, instanceId: string, messageIds: string[], status: string): Promise<StatusChange[]> {
+    const [batch, slot] = InboundBatch.parking(tx);
+    if (!batch) return MessageRepository.advanceStatusWithin(tx, instanceId, messageIds, status);
     return new Promise((resolve, reject) => batch.park({ kind: 'status', slot, instanceId, messageIds, status, resolve, reject }));
   }
 
-  /** MessageRepository.storeOwnCopyWithin, through the group's batch when the manager is a group's. */
-  static storeOwnCopy(manager: Tx, message: NewMessage): Promise<OwnCopy> {
-    const [batch, slot] = InboundBatch.parking(manager);
-    if (!batch) return MessageRepository.storeOwnCopyWithin(manager, message);
+  /** MessageRepository.storeOwnCopyWithin, through the group's batch when `tx` is a group's. */
+  static storeOwnCopy(tx: Tx, message: NewMessage): Promise<OwnCopy> {
+    const [batch, slot] = InboundBatch.parking(tx);
+    if (!batch) return MessageRepository.storeOwnCopyWithin(tx, message);
     return new Promise((resolve, reject) => batch.park({ kind: 'copy', slot, instanceId: message.instanceId, message, resolve, reject }));
   }
 
-  /** ChatRepository.observeWithin (the chat row afterwards), through the group's batch when the manager is a group's. */
-  static observeChat(manager: Tx, instanceId: string, observation: ChatObservation, newId: () => string): Promise<ChatRow> {
-    const [batch, slot] = InboundBatch.parking(manager);
-    if (!batch) return ChatRepository.observeWithin(manager, instanceId, observation, newId).then(({ chat }) => chat);
+  /** ChatRepository.observeWithin (the chat row afterwards), through the group's batch when `tx` is a group's. */
+  static observeChat(tx: Tx, instanceId: string, observation: ChatObservation, newId: () => string): Promise<ChatRow> {
+    const [batch, slot] = InboundBatch.parking(tx);
+    if (!batch) return ChatRepository.observeWithin(tx, instanceId, observation, newId).then(({ chat }) => chat);
     return new Promise((resolve, reject) => batch.park({ kind: 'chat', slot, instanceId, observation, newId, resolve, reject }));
   }
 
   /** The group's batch and the running write's slot, when that write may park now (else [null, -1]: run the statement alone). */
-  private static parking(manager: Tx): [InboundBatch, number] | [null, -1] {
-    const batch = batches.get(manager);
+  private static parking(tx: Tx): [InboundBatch, number] | [null, -1] {
+    const batch = batches.get(tx);
     const slot = currentSlot.getStore();
     return batch && slot !== undefined && batch.slots.has(slot) ? [batch, slot] : [null, -1];
   }
 
-  /** Opens the batch of a group transaction's manager; `close` when the group is done. */
-  static open(manager: Tx): InboundBatch {
-    const batch = new InboundBatch(manager);
-    batches.set(manager, batch);
+  /** Opens the batch of a group transaction (its `tx`); `close` when the group is done. */
+  static open(tx: Tx): InboundBatch {
+    const batch = new InboundBatch(tx);
+    batches.set(tx, batch);
     return batch;
   }
 
   close(error?: unknown): void {
-    batches.delete(this.manager);
+    batches.delete(this.tx);
     this.slots.clear();
     for (const entry of this.pending.splice(0)) entry.reject(error ?? new Error('group transaction ended'));
   }
@@ -124,7 +124,7 @@ export class InboundBatch {
     const chats = entries.filter((entry) => entry.kind === 'chat');
     try {
       // One statement for the round, whatever kinds it holds (ADR 0019).
-      const written = await InboundGroupRepository.writeWithin(this.manager, {
+      const written = await InboundGroupRepository.writeWithin(this.tx, {
         statuses,
         copies: copies.map((entry) => entry.message),
         chats,

@@ -114,9 +114,9 @@ export class InboundMessageObserver implements SocketObserver {
     const { messageId, chat, error, who } = failure;
     return this.services.store.write(
       lease,
-      async (manager, events) => {
-        const [changed] = await MessageRepository.failWithin(manager, lease.instanceId, [messageId], error);
-        if (!changed) return MessageRepository.findWithin(manager, lease.instanceId, messageId);
+      async (tx, events) => {
+        const [changed] = await MessageRepository.failWithin(tx, lease.instanceId, [messageId], error);
+        if (!changed) return MessageRepository.findWithin(tx, lease.instanceId, messageId);
         events.push(messagesUpdateEvent({ rows: [changed], state: 'Failed', type: 'Failed', sender: chat, timestamp: Date.now() / 1000, error }, who));
         return changed;
       },

@@ -16,7 +16,7 @@ export class BlocklistEvents {
     const valid = changes.filter((change) => change.jid);
     if (!valid.length) return;
     await this.context.withRetry('blocklist.update', { count: valid.length }, async () => {
-      await this.writeBlocks((manager) => BlocklistRepository.applyWithin(manager, this.context.instanceId, valid));
+      await this.writeBlocks((tx) => BlocklistRepository.applyWithin(tx, this.context.instanceId, valid));
     });
   }
 
@@ -26,11 +26,11 @@ export class BlocklistEvents {
   }
 
   /** One transaction: the blocklist changes, chats' `wa_isBlocked` follows, a `blocks` event if anything changed. */
-  private async writeBlocks(apply: (manager: Tx) => Promise<BlockChange[]>): Promise<string[]> {
+  private async writeBlocks(apply: (tx: Tx) => Promise<BlockChange[]>): Promise<string[]> {
     const who = await this.context.who();
-    return this.context.write(async (manager, events) => {
-      const applied = await apply(manager);
-      const list = (await BlocklistRepository.listWithin(manager, this.context.instanceId)).map((entry) => entry.jid);
+    return this.context.write(async (tx, events) => {
+      const applied = await apply(tx);
+      const list = (await BlocklistRepository.listWithin(tx, this.context.instanceId)).map((entry) => entry.jid);
       if (applied.length) events.push(blocksEvent(applied, list, who));
       return list;
     });
@@ -48,7 +48,7 @@ export class BlocklistEvents {
       // transaction and no event; else the change is written as before (read again inside it).
       const stored = await BlocklistRepository.listWithin(this.context.services.store.outside, this.context.instanceId);
       if (BlocklistRepository.differences(stored, current).length === 0) return stored.map((entry) => entry.jid);
-      return this.writeBlocks((manager) => BlocklistRepository.replaceWithin(manager, this.context.instanceId, current));
+      return this.writeBlocks((tx) => BlocklistRepository.replaceWithin(tx, this.context.instanceId, current));
     });
   }
 
@@ -69,7 +69,7 @@ export class BlocklistEvents {
       await socket.updateBlockStatus(change.jid, action);
       change.lid = userJid(lid);
     }
-    return this.context.run(() => this.writeBlocks((manager) => BlocklistRepository.applyWithin(manager, this.context.instanceId, [change])));
+    return this.context.run(() => this.writeBlocks((tx) => BlocklistRepository.applyWithin(tx, this.context.instanceId, [change])));
   }
 }
 

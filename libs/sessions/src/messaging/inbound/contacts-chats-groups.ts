@@ -60,15 +60,15 @@ export class ContactChatGroupEvents {
       return;
     const who = await this.context.who();
     await this.context.withRetry('contacts', { count: observations.length }, () =>
-      this.context.write(async (manager, events) => {
+      this.context.write(async (tx, events) => {
         const changed: ContactRow[] = [];
         const chats: ChatRow[] = [];
         for (const observation of observations) {
           const ids = [observation.pn, observation.lid];
           // The push name a received message brought, which the message's own write stored already.
-          if (observation.notifyOnly && this.context.senders.covers(manager, ids, observation.pushName as string)) continue;
+          if (observation.notifyOnly && this.context.senders.covers(tx, ids, observation.pushName as string)) continue;
           this.context.senders.forget(ids);
-          const { contact, changed: isNew } = await ContactRepository.observeWithin(manager, this.context.instanceId, {
+          const { contact, changed: isNew } = await ContactRepository.observeWithin(tx, this.context.instanceId, {
             jid: observation.pn,
             lid: observation.lid,
             contactName: observation.contactName,
@@ -78,7 +78,7 @@ export class ContactChatGroupEvents {
           if (!isNew) continue;
           changed.push(contact);
           if (observation.contactName) {
-            const chat = await ChatRepository.applyStateWithin(manager, this.context.instanceId, contact.jid, { waContactName: observation.contactName });
+            const chat = await ChatRepository.applyStateWithin(tx, this.context.instanceId, contact.jid, { waContactName: observation.contactName });
             if (chat) chats.push(chat);
           }
         }
@@ -106,10 +106,10 @@ export class ContactChatGroupEvents {
     if (!byChat.size) return;
     const who = await this.context.who();
     await this.context.withRetry('chat notes', { count: byChat.size }, () =>
-      this.context.write(async (manager, events) => {
+      this.context.write(async (tx, events) => {
         const chats: ChatRow[] = [];
         for (const [jid, text] of byChat) {
-          const chat = await ChatRepository.applyStateWithin(manager, this.context.instanceId, jid, { notes: text });
+          const chat = await ChatRepository.applyStateWithin(tx, this.context.instanceId, jid, { notes: text });
           if (chat) chats.push(chat);
         }
         if (chats.length) events.push(chatsEvent(chats, who));
@@ -132,8 +132,8 @@ export class ContactChatGroupEvents {
     }
     const phone = replies.map((reply) => ({ waId: reply.waId, shortCut: reply.shortcut, text: reply.message }));
     await this.context.withRetry('quick replies', { count: phone.length }, () =>
-      this.context.write(async (manager) => {
-        await QuickReplyRepository.syncFromWhatsAppWithin(manager, this.context.instanceId, phone);
+      this.context.write(async (tx) => {
+        await QuickReplyRepository.syncFromWhatsAppWithin(tx, this.context.instanceId, phone);
       }),
     );
   }
@@ -177,10 +177,10 @@ export class ContactChatGroupEvents {
     if (!states.length) return;
     const who = await this.context.who();
     await this.context.withRetry('contacts.update picture', { count: states.length }, () =>
-      this.context.write(async (manager, events) => {
+      this.context.write(async (tx, events) => {
         const chats: ChatRow[] = [];
         for (const { jid, ...state } of states) {
-          const chat = await ChatRepository.applyStateWithin(manager, this.context.instanceId, jid, state);
+          const chat = await ChatRepository.applyStateWithin(tx, this.context.instanceId, jid, state);
           if (chat) chats.push(chat);
         }
         if (chats.length) events.push(chatsEvent(chats, who));
@@ -194,11 +194,11 @@ export class ContactChatGroupEvents {
    */
   async onAddressBook(jid: string, name: string | null): Promise<void> {
     const who = await this.context.who();
-    await this.context.write(async (manager, events) => {
-      const contact = await ContactRepository.setAddressBookWithin(manager, this.context.instanceId, jid, name);
+    await this.context.write(async (tx, events) => {
+      const contact = await ContactRepository.setAddressBookWithin(tx, this.context.instanceId, jid, name);
       if (!contact) return;
       events.push(contactsEvent([contact], who));
-      const chat = await ChatRepository.applyStateWithin(manager, this.context.instanceId, contact.jid, { waContactName: name ?? '' });
+      const chat = await ChatRepository.applyStateWithin(tx, this.context.instanceId, contact.jid, { waContactName: name ?? '' });
       if (chat) events.push(chatsEvent([chat], who));
     });
   }
@@ -209,11 +209,11 @@ export class ContactChatGroupEvents {
     const pair = { lid: userJid(lid), pn: userJid(pn) };
     if (!isLid(pair.lid) || !isPhoneJid(pair.pn)) return;
     await this.context.withRetry('lid-mapping.update', pair, () =>
-      this.context.write(async (manager) => {
+      this.context.write(async (tx) => {
         const known =
-          (await ChatRepository.findByJidWithin(manager, this.context.instanceId, pair.pn)) ??
-          (await ChatRepository.findByJidWithin(manager, this.context.instanceId, pair.lid));
-        if (known) await ChatRepository.observeWithin(manager, this.context.instanceId, { waChatId: pair.pn, waChatLid: pair.lid }, () => recordId(14));
+          (await ChatRepository.findByJidWithin(tx, this.context.instanceId, pair.pn)) ??
+          (await ChatRepository.findByJidWithin(tx, this.context.instanceId, pair.lid));
+        if (known) await ChatRepository.observeWithin(tx, this.context.instanceId, { waChatId: pair.pn, waChatLid: pair.lid }, () => recordId(14));
       }),
     );
   }
@@ -237,10 +237,10 @@ export class ContactChatGroupEvents {
     if (!changes.length) return;
     const who = await this.context.who();
     await this.context.withRetry('chats.update', { count: changes.length }, () =>
-      this.context.write(async (manager, events) => {
+      this.context.write(async (tx, events) => {
         const chats: ChatRow[] = [];
         for (const change of changes) {
-          const chat = await ChatRepository.applyStateWithin(manager, this.context.instanceId, change.jid, change.state);
+          const chat = await ChatRepository.applyStateWithin(tx, this.context.instanceId, change.jid, change.state);
           if (chat) chats.push(chat);
         }
         if (chats.length) events.push(chatsEvent(chats, who));
@@ -302,10 +302,10 @@ export class ContactChatGroupEvents {
     if (!changes.length) return;
     const who = await this.context.who();
     await this.context.withRetry('groups.update', { count: changes.length }, () =>
-      this.context.write(async (manager, events) => {
+      this.context.write(async (tx, events) => {
         const chats: ChatRow[] = [];
         for (const update of changes) {
-          const chat = await ChatRepository.applyStateWithin(manager, this.context.instanceId, update.id!, {
+          const chat = await ChatRepository.applyStateWithin(tx, this.context.instanceId, update.id!, {
             waName: update.subject ?? undefined,
             groupFlags: update.announce === undefined ? undefined : { announce: Boolean(update.announce) },
           });

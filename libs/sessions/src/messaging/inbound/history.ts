@@ -66,8 +66,8 @@ export class HistoryEvents {
     let outcomes: StoreOutcome[] = [];
     await this.context.withRetry('messaging-history.set', { messages: messages.length, stored: prepared.length }, async () => {
       outcomes = await this.context.write(
-        async (manager, events) => {
-          const written = await this.storeChunk(manager, events, prepared, who);
+        async (tx, events) => {
+          const written = await this.storeChunk(tx, events, prepared, who);
           const rows = [...collected, ...written.rows];
           // Once per message, its last state, in the chunk's order.
           const byId = new Map(rows.map((stored) => [stored.messageId, stored]));
@@ -105,7 +105,7 @@ export class HistoryEvents {
    * ones counted: what one observation per message leaves); the others through storeMessage, in order.
    */
   private async storeChunk(
-    manager: Tx,
+    tx: Tx,
     events: NewOutboxEvent[],
     prepared: PreparedMessage[],
     who: InstanceIdentity,
@@ -130,7 +130,7 @@ export class HistoryEvents {
       plain.push(index);
       news.push(row);
     });
-    const inserted = new Map((await MessageRepository.insertNewWithin(manager, news)).map((stored) => [stored.id, stored]));
+    const inserted = new Map((await MessageRepository.insertNewWithin(tx, news)).map((stored) => [stored.id, stored]));
     const created: number[] = [];
     plain.forEach((index, position) => {
       const stored = inserted.get(news[position].id);
@@ -154,7 +154,7 @@ export class HistoryEvents {
     // The new ones in one statement (a fresh pairing's history: all of them), the others one by one.
     const observations = [...senders.values()].filter(({ sender }) => sender.pn || sender.lid);
     const createdContacts = await ContactRepository.createMissingWithin(
-      manager,
+      tx,
       this.context.instanceId,
       observations.map(({ sender, pushName }) => ({ jid: sender.pn, lid: sender.lid, pushName })),
     );
@@ -163,7 +163,7 @@ export class HistoryEvents {
     const createdKeys = new Set(createdContacts.map((contact) => `${contact.jid}|${contact.lid}|${contact.pushName}`));
     for (const { sender, pushName } of observations) {
       if (createdKeys.has(`${sender.pn || sender.lid}|${sender.lid}|${pushName}`)) continue;
-      const contact = await observeSender(this.context, manager, sender, pushName);
+      const contact = await observeSender(this.context, tx, sender, pushName);
       if (contact) events.push(contactsEvent([contact], who));
     }
 
@@ -206,16 +206,16 @@ export class HistoryEvents {
     for (const { observation, group } of observed) if (group && !observation.waName) observation.waName = group.subject || undefined;
     // New chats in one statement, then every observation in one (InboundGroupRepository: a chat stored with exactly its identifiers).
     await ChatRepository.createMissingWithin(
-      manager,
+      tx,
       this.context.instanceId,
       observed.map(({ observation }) => ({ pn: observation.waChatId ?? '', lid: observation.waChatLid ?? '', isGroup: observation.isGroup ?? false })),
       () => recordId(14),
     );
-    const written = await InboundGroupRepository.writeWithin(manager, {
+    const written = await InboundGroupRepository.writeWithin(tx, {
       chats: observed.map(({ observation }) => ({ instanceId: this.context.instanceId, observation, newId: () => recordId(14) })),
     });
     for (const [index, { group }] of observed.entries()) {
-      if (group) await ChatRepository.applyStateWithin(manager, this.context.instanceId, chatKey(written.chats[index]), { groupFlags: group.flags });
+      if (group) await ChatRepository.applyStateWithin(tx, this.context.instanceId, chatKey(written.chats[index]), { groupFlags: group.flags });
     }
 
     // Stored before, an edit, a poll vote: one by one, in order.
@@ -223,7 +223,7 @@ export class HistoryEvents {
     for (let index = 0; index < prepared.length; index++) {
       if (rows[index]) continue;
       const before = history.length;
-      await this.store.storeMessage(manager, events, prepared[index], history, outcomes[index]);
+      await this.store.storeMessage(tx, events, prepared[index], history, outcomes[index]);
       if (history.length > before) rows[index] = history[history.length - 1];
     }
     return { rows: rows.filter((stored): stored is MessageRow => stored !== undefined), outcomes };

@@ -43,7 +43,7 @@ export interface InboundContext {
   /** One fenced transaction with its outbox events. */
   /** `keys`: the ids of the messages the write touches, when that is all it touches besides their chats and senders (InboundStore.write). */
   /** `options.alone`: a long write (a history chunk) in a transaction of its own, outside the worker's groups (InboundStore.write). */
-  write<T>(work: (manager: Tx, events: NewOutboxEvent[]) => Promise<T>, keys?: readonly string[], options?: { alone?: boolean }): Promise<T>;
+  write<T>(work: (tx: Tx, events: NewOutboxEvent[]) => Promise<T>, keys?: readonly string[], options?: { alone?: boolean }): Promise<T>;
   /** Retries a failed write a few times, then logs it; a lost lease stops the handler. True when the work completed. */
   withRetry(what: string, detail: Record<string, unknown>, work: () => Promise<void>): Promise<boolean>;
   /** A received message is stored (or needs no storing): its delivery receipt, held until now, is sent (ADR 0035). */

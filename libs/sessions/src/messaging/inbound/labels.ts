@@ -31,8 +31,8 @@ export class LabelEvents {
       predefinedId: label.predefinedId ? String(label.predefinedId) : '',
     };
     await this.context.withRetry('labels.edit', { labelId: label.id }, () =>
-      this.context.write(async (manager, events) => {
-        const { changed } = await LabelRepository.upsertWithin(manager, this.context.instanceId, facts);
+      this.context.write(async (tx, events) => {
+        const { changed } = await LabelRepository.upsertWithin(tx, this.context.instanceId, facts);
         // A replay of what is stored already is news only to the refresh that asked for it.
         if (changed || requestId) events.push(labelsEvent({ ...label, name: facts.name, color: facts.color }, who, requestId));
       }),
@@ -45,8 +45,8 @@ export class LabelEvents {
     if (association.type !== 'label_jid') return;
     const who = await this.context.who();
     await this.context.withRetry('labels.association', { labelId: association.labelId }, () =>
-      this.context.write(async (manager, events) => {
-        const labels = await ChatRepository.applyLabelWithin(manager, this.context.instanceId, association.chatId, association.labelId, change.type);
+      this.context.write(async (tx, events) => {
+        const labels = await ChatRepository.applyLabelWithin(tx, this.context.instanceId, association.chatId, association.labelId, change.type);
         events.push(chatLabelsEvent({ chatId: association.chatId, labelId: association.labelId, action: change.type, labels }, who, requestId));
       }),
     );

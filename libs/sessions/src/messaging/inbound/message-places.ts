@@ -31,7 +31,7 @@ export async function chatParty(place: MessagePlace): Promise<Party> {
 /** The chat row a message observes (its last message, its name), stored if new. */
 export async function observeChat(
   context: InboundContext,
-  manager: Tx,
+  tx: Tx,
   place: MessagePlace,
   group: GroupInfo | null,
   extra: Omit<ChatObservation, 'waChatId' | 'waChatLid' | 'isGroup'>,
@@ -44,12 +44,12 @@ export async function observeChat(
   };
   if (group && !observation.waName) observation.waName = group.subject || undefined;
   // Through the group's batch: the chats of a group transaction's messages are updated in one statement (ADR 0017).
-  return InboundBatch.observeChat(manager, context.instanceId, observation, () => recordId(14));
+  return InboundBatch.observeChat(tx, context.instanceId, observation, () => recordId(14));
 }
 
 /** The author's contact row (push name, LID pair); returned only when it changed. */
-export async function observeSender(context: InboundContext, manager: Tx, sender: Party, pushName: string): Promise<ContactRow | null> {
+export async function observeSender(context: InboundContext, tx: Tx, sender: Party, pushName: string): Promise<ContactRow | null> {
   if (!sender.pn && !sender.lid) return null;
-  const { contact, changed } = await ContactRepository.observeWithin(manager, context.instanceId, { jid: sender.pn, lid: sender.lid, pushName });
+  const { contact, changed } = await ContactRepository.observeWithin(tx, context.instanceId, { jid: sender.pn, lid: sender.lid, pushName });
   return changed ? contact : null;
 }

@@ -127,13 +127,7 @@ export class MessageStore {
   }
 
   /** One message's write (onMessage; a history chunk's messages it cannot store set-oriented). */
-  async storeMessage(
-    manager: Tx,
-    events: NewOutboxEvent[],
-    prepared: PreparedMessage,
-    history: MessageRow[] | undefined,
-    outcome: StoreOutcome,
-  ): Promise<void> {
+  async storeMessage(tx: Tx, events: NewOutboxEvent[], prepared: PreparedMessage, history: MessageRow[] | undefined, outcome: StoreOutcome): Promise<void> {
     const { message, described, place, group, vote, fromMe, senderName, who } = prepared;
     // A receipt that came before the message is read here, in order: an earlier event's write may
     // have kept it while this one was prepared (ADR 0013, pipelined).
@@ -146,11 +140,11 @@ export class MessageStore {
     // locked from here to the commit, a few round trips (a send's result write may wait for it).
     // Our own message moves the row the send reserved forward in the same statement (ADR 0012).
     const merged = fromMe && status !== 'Failed';
-    const copy = merged ? await InboundBatch.storeOwnCopy(manager, row) : await MessageRepository.storeCopyWithin(manager, row);
+    const copy = merged ? await InboundBatch.storeOwnCopy(tx, row) : await MessageRepository.storeCopyWithin(tx, row);
     if (!copy) {
       // Seen before: only a status this copy knows better can change.
-      const prior = await MessageRepository.findWithin(manager, this.context.instanceId, row.messageId);
-      if (fromMe && prior) await this.advanceFromUpsert(manager, events, prior, status, error, place);
+      const prior = await MessageRepository.findWithin(tx, this.context.instanceId, row.messageId);
+      if (fromMe && prior) await this.advanceFromUpsert(tx, events, prior, status, error, place);
       // A history batch (or an exact reload) names what it brought, stored before or not.
       if (history && prior) history.push(prior);
       return;
@@ -160,23 +154,23 @@ export class MessageStore {
     // Our own identity is observed once per socket (and again if it changes), not on every send.
     const self = fromMe ? `${place.sender.pn}|${place.sender.lid}` : '';
     const pushName = fromMe ? '' : message.pushName || '';
-    const contact = fromMe && this.selfObserved === self ? null : await observeSender(this.context, manager, place.sender, pushName);
+    const contact = fromMe && this.selfObserved === self ? null : await observeSender(this.context, tx, place.sender, pushName);
     if (contact) events.push(contactsEvent([contact], who));
     // Baileys announces a live message's push name again (contacts.update); not a history sync's.
-    if (pushName && !history) outcome.written = this.context.senders.wrote(manager, [place.sender.pn, place.sender.lid], pushName);
+    if (pushName && !history) outcome.written = this.context.senders.wrote(tx, [place.sender.pn, place.sender.lid], pushName);
 
     const incoming = !fromMe && described.type !== 'reaction' && !described.edited && described.field !== 'pollUpdateMessage';
-    let chat = await observeChat(this.context, manager, place, group, {
+    let chat = await observeChat(this.context, tx, place, group, {
       waName: place.isGroup ? group?.subject : fromMe ? undefined : message.pushName || undefined,
       lastMessage: { timestamp: row.messageTimestamp, type: row.messageType, textVote: row.text || row.vote, sender: row.sender, incoming },
     });
-    if (group) chat = (await ChatRepository.applyStateWithin(manager, this.context.instanceId, chatKey(chat), { groupFlags: group.flags })) ?? chat;
+    if (group) chat = (await ChatRepository.applyStateWithin(tx, this.context.instanceId, chatKey(chat), { groupFlags: group.flags })) ?? chat;
 
     // An edit (from the phone, another device, or our own /message/edit coming back): the edit is a
     // message of its own whose `edited` names the original (as the captures show); the original takes
     // the new text, `edited` = the edit's id, and is announced as a messages_update `Edited`.
     const original = described.edited
-      ? await MessageRepository.applyEditWithin(manager, this.context.instanceId, described.edited, {
+      ? await MessageRepository.applyEditWithin(tx, this.context.instanceId, described.edited, {
           text: described.text,
           content: described.content,
           editId: row.messageId,
@@ -184,7 +178,7 @@ export class MessageStore {
       : null;
     // A row the send path stored first keeps its status unless this copy knows a later one.
     const advanced =
-      !fromMe || created ? null : merged ? ('advanced' in copy && copy.advanced ? stored : null) : await this.advanceTo(manager, stored, status, error);
+      !fromMe || created ? null : merged ? ('advanced' in copy && copy.advanced ? stored : null) : await this.advanceTo(tx, stored, status, error);
     const current = advanced ?? stored;
     if (history) {
       history.push(current);
@@ -222,8 +216,8 @@ export class MessageStore {
   async onRevoke(message: WAMessage, described: DescribedContent): Promise<void> {
     const place = await placeOf(this.context, message);
     const who = await this.context.who();
-    await this.context.write(async (manager, events) => {
-      const row = await MessageRepository.markDeletedWithin(manager, this.context.instanceId, described.revokes);
+    await this.context.write(async (tx, events) => {
+      const row = await MessageRepository.markDeletedWithin(tx, this.context.instanceId, described.revokes);
       if (!row) return;
       events.push(
         messagesUpdateEvent(
@@ -262,14 +256,14 @@ export class MessageStore {
     return best;
   }
 
-  private async advanceTo(manager: Tx, row: MessageRow, status: string, error: string): Promise<MessageRow | null> {
-    if (status === 'Failed') return (await MessageRepository.failWithin(manager, this.context.instanceId, [row.messageId], error || 'failed'))[0] ?? null;
+  private async advanceTo(tx: Tx, row: MessageRow, status: string, error: string): Promise<MessageRow | null> {
+    if (status === 'Failed') return (await MessageRepository.failWithin(tx, this.context.instanceId, [row.messageId], error || 'failed'))[0] ?? null;
     if (rank(status) <= rank(row.status)) return null;
-    return (await MessageRepository.advanceStatusWithin(manager, this.context.instanceId, [row.messageId], status))[0] ?? null;
+    return (await MessageRepository.advanceStatusWithin(tx, this.context.instanceId, [row.messageId], status))[0] ?? null;
   }
 
-  private async advanceFromUpsert(manager: Tx, events: NewOutboxEvent[], prior: MessageRow, status: string, error: string, place: MessagePlace): Promise<void> {
-    const changed = await this.advanceTo(manager, prior, status, error);
+  private async advanceFromUpsert(tx: Tx, events: NewOutboxEvent[], prior: MessageRow, status: string, error: string, place: MessagePlace): Promise<void> {
+    const changed = await this.advanceTo(tx, prior, status, error);
     if (changed && (ANNOUNCED.has(status) || status === 'Failed')) {
       const failed = status === 'Failed';
       events.push(

@@ -119,7 +119,7 @@ export class MessageEvents {
     if (kind.kind !== 'message') return;
     const prepared = await this.store.prepare(message, kind.described);
     const outcome: StoreOutcome = {};
-    await this.context.write((manager, events) => this.store.storeMessage(manager, events, prepared, history, outcome), prepared.keys);
+    await this.context.write((tx, events) => this.store.storeMessage(tx, events, prepared, history, outcome), prepared.keys);
     this.store.afterStore(prepared, outcome);
   }
 
@@ -148,8 +148,8 @@ export class MessageEvents {
     for (const call of calls) {
       const caller = await this.context.identities.party(call.from, call.callerPn);
       await this.context.withRetry('call', { callId: call.id }, () =>
-        this.context.write(async (manager, events) => {
-          await storeCallWithin(manager, this.context.instanceId, call, caller);
+        this.context.write(async (tx, events) => {
+          await storeCallWithin(tx, this.context.instanceId, call, caller);
           events.push(callEvent(call, caller, who));
         }),
       );

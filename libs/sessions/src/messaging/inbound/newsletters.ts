@@ -23,10 +23,10 @@ export async function storeNewsletterPost(context: InboundContext, message: WAMe
   const place: MessagePlace = { chatId: remote, chatLid: '', isGroup: false, sender: { jid: remote, pn: '', lid: '' } };
   const row = toNewMessage(context.instanceId, { message, described, place, senderName: '', status: '', vote: undefined });
   const who = await context.who();
-  await context.write(async (manager, events) => {
-    const prior = await MessageRepository.findWithin(manager, context.instanceId, row.messageId, true);
+  await context.write(async (tx, events) => {
+    const prior = await MessageRepository.findWithin(tx, context.instanceId, row.messageId, true);
     if (prior?.raw) return;
-    const { row: stored } = await MessageRepository.upsertWithin(manager, row);
+    const { row: stored } = await MessageRepository.upsertWithin(tx, row);
     const serverId = (message.key as { server_id?: string }).server_id ?? '';
     events.push(newsletterMessagesEvent(stored, serverId, who));
   });
@@ -50,11 +50,11 @@ export async function applyNewsletterChange(context: InboundContext, change: New
   const described = content ? describeContent(content) : undefined;
   if (change.edit === 'edited' && (!described?.field || described.type === 'protocol')) return;
   await context.withRetry('newsletter edit', { messageId: change.messageId }, () =>
-    context.write(async (manager, events) => {
+    context.write(async (tx, events) => {
       let row: MessageRow | null;
-      if (change.edit === 'deleted') row = await MessageRepository.markDeletedWithin(manager, context.instanceId, change.messageId);
+      if (change.edit === 'deleted') row = await MessageRepository.markDeletedWithin(tx, context.instanceId, change.messageId);
       else {
-        row = await MessageRepository.applyEditWithin(manager, context.instanceId, change.messageId, {
+        row = await MessageRepository.applyEditWithin(tx, context.instanceId, change.messageId, {
           text: described!.text,
           content: described!.content,
           editId: change.messageId,
@@ -64,7 +64,7 @@ export async function applyNewsletterChange(context: InboundContext, change: New
           const message = { key: { remoteJid: change.jid, id: change.messageId, fromMe: false }, message: content, messageTimestamp: change.t } as WAMessage;
           const place: MessagePlace = { chatId: change.jid, chatLid: '', isGroup: false, sender: { jid: change.jid, pn: '', lid: '' } };
           const created = toNewMessage(context.instanceId, { message, described: described!, place, senderName: '', status: '', vote: undefined });
-          row = (await MessageRepository.upsertWithin(manager, created)).row;
+          row = (await MessageRepository.upsertWithin(tx, created)).row;
         }
       }
       if (row) events.push(newsletterMessagesEvent(row, change.serverId, who, change.edit));

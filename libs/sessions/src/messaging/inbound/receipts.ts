@@ -38,10 +38,10 @@ export class ReceiptEvents {
   constructor(private readonly context: InboundContext) {}
 
   /** Ids a receipt named that are not stored yet: their status is applied when they are. */
-  private async rememberEarly(manager: Tx, ids: string[], changed: StatusChange[], receipt: Omit<EarlyReceipt, 'at'>): Promise<void> {
+  private async rememberEarly(tx: Tx, ids: string[], changed: StatusChange[], receipt: Omit<EarlyReceipt, 'at'>): Promise<void> {
     const done = new Set(changed.map((row) => row.messageId));
     const rest = ids.filter((id) => !done.has(id));
-    const known = new Set(await MessageRepository.storedIdsWithin(manager, this.context.instanceId, rest));
+    const known = new Set(await MessageRepository.storedIdsWithin(tx, this.context.instanceId, rest));
     const now = Date.now();
     for (const [id, entry] of this.early) if (now - entry.at > EARLY_TTL_MS) this.early.delete(id);
     for (const id of rest) {
@@ -151,12 +151,12 @@ export class ReceiptEvents {
   private async applyStatus(ids: string[], state: string, sender: Party, timestamp: number, error: string): Promise<void> {
     const who = await this.context.who();
     // Keyed by the messages it moves: receipts of other messages may share a wave of the group with it (InboundStore).
-    await this.context.write(async (manager, events) => {
+    await this.context.write(async (tx, events) => {
       const changed =
         state === 'Failed'
-          ? await MessageRepository.failWithin(manager, this.context.instanceId, ids, error)
-          : await InboundBatch.advanceStatus(manager, this.context.instanceId, ids, state);
-      if (changed.length < ids.length) await this.rememberEarly(manager, ids, changed, { state, sender, timestamp, error });
+          ? await MessageRepository.failWithin(tx, this.context.instanceId, ids, error)
+          : await InboundBatch.advanceStatus(tx, this.context.instanceId, ids, state);
+      if (changed.length < ids.length) await this.rememberEarly(tx, ids, changed, { state, sender, timestamp, error });
       if (!changed.length || state === 'Sent') return;
       const byChat = new Map<string, StatusChange[]>();
       for (const row of changed) byChat.set(row.chatId, [...(byChat.get(row.chatId) ?? []), row]);
@@ -172,8 +172,8 @@ export class ReceiptEvents {
   }
 
   private async markChatRead(jid: string): Promise<void> {
-    await this.context.write(async (manager) => {
-      await ChatRepository.applyStateWithin(manager, this.context.instanceId, userJid(jid) || jid, { unreadCount: 0 });
+    await this.context.write(async (tx) => {
+      await ChatRepository.applyStateWithin(tx, this.context.instanceId, userJid(jid) || jid, { unreadCount: 0 });
     });
   }
 }

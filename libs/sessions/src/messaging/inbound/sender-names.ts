@@ -5,7 +5,7 @@ export interface Written {
   ids: string[];
   pushName: string;
   /** The transaction that wrote it, until it is known to have committed. */
-  manager: Tx | null;
+  tx: Tx | null;
 }
 
 /** Entries kept at most (a sender whose name Baileys did not announce again leaves one behind). */
@@ -26,34 +26,34 @@ export class SenderNames {
 
   /**
    * The message path wrote `pushName` for the sender known by `ids` (its phone number and LID), in
-   * `manager`'s transaction; hand what this answers to `committed` once that transaction committed.
+   * `tx`'s transaction; hand what this answers to `committed` once that transaction committed.
    */
-  wrote(manager: Tx, ids: string[], pushName: string): Written {
+  wrote(tx: Tx, ids: string[], pushName: string): Written {
     if (this.written.size >= MAX_ENTRIES) this.written.clear();
-    const entry = { ids: ids.filter(Boolean), pushName, manager };
+    const entry = { ids: ids.filter(Boolean), pushName, tx };
     for (const id of entry.ids) this.written.set(id, entry);
     return entry;
   }
 
   /** The write that `wrote` answered `entry` for committed: it covers updates in later transactions too. */
   committed(entry: Written): void {
-    entry.manager = null;
+    entry.tx = null;
   }
 
   /**
    * Whether an update saying only that the sender known by `ids` has push name `pushName` repeats what
-   * was written under all of those ids: by a committed transaction, or by `manager`'s own (null:
+   * was written under all of those ids: by a committed transaction, or by `tx`'s own (null:
    * committed ones only). An entry
    * that covers is used up; so is one looked at from inside a transaction that it does not cover (a
    * look without a transaction keeps it for the look inside the update's write).
    */
-  covers(manager: Tx | null, ids: string[], pushName: string): boolean {
+  covers(tx: Tx | null, ids: string[], pushName: string): boolean {
     const entry = ids.map((id) => (id ? this.written.get(id) : undefined)).find(Boolean);
     if (!entry) return false;
     // Written under every identity the update now knows: an update that learned the sender's other one
     // (its LID or phone number, after the message was stored without it) still writes, to pair them.
-    const covered = entry.pushName === pushName && (entry.manager === null || entry.manager === manager) && ids.every((id) => !id || entry.ids.includes(id));
-    if (covered || manager !== null) this.forget([...ids, ...entry.ids]);
+    const covered = entry.pushName === pushName && (entry.tx === null || entry.tx === tx) && ids.every((id) => !id || entry.ids.includes(id));
+    if (covered || tx !== null) this.forget([...ids, ...entry.ids]);
     return covered;
   }
 

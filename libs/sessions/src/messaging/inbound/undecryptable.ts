@@ -49,17 +49,17 @@ export async function storeUndecryptable(context: InboundContext, message: WAMes
   const who = await context.who();
   const messageId = key.id as string;
   await context.write(
-    async (manager, events) => {
-      const prior = await MessageRepository.findWithin(manager, context.instanceId, messageId);
+    async (tx, events) => {
+      const prior = await MessageRepository.findWithin(tx, context.instanceId, messageId);
       if (prior) {
         if (history) history.push(prior);
         return;
       }
-      const { row: stored } = await MessageRepository.upsertWithin(manager, row);
-      const contact = fromMe ? null : await observeSender(context, manager, place.sender, senderName);
+      const { row: stored } = await MessageRepository.upsertWithin(tx, row);
+      const contact = fromMe ? null : await observeSender(context, tx, place.sender, senderName);
       if (contact) events.push(contactsEvent([contact], who));
       // Not counted as unread: the content, when it comes, is (onMessage).
-      const chat = await observeChat(context, manager, place, group, {
+      const chat = await observeChat(context, tx, place, group, {
         waName: place.isGroup ? group?.subject : fromMe ? undefined : senderName || undefined,
         lastMessage: { timestamp: row.messageTimestamp, type: row.messageType, textVote: '', sender: row.sender, incoming: false },
       });

@@ -66,6 +66,11 @@ export class LinkedDevice {
   connection?: Connection;
   lastLogin?: LoginDeclaration;
   loginCount = 0;
+  /**
+   * Logins that replaced an open connection of this device (`stream:error` conflict `replaced`, a 440 at the
+   * client) since the simulator started: two sockets held one device at once.
+   */
+  replacedLogins = 0;
   /** Privacy-token issuances (`<iq xmlns="privacy"><tokens>`) this device sent since the simulator started. */
   privacyTokenIssues = 0;
   /** Called after a one-time prekey was handed out (the simulator sends PreKeyLow notifications). */

@@ -72,6 +72,7 @@ export class CompanionLogin {
       // A second login of the same device replaces the first, as on WhatsApp.
       previous.sendNode(node('stream:error', {}, [node('conflict', { type: 'replaced' })]));
       previous.close();
+      device.replacedLogins++;
     }
     device.connection = connection;
     device.onPreKeyConsumed = (d) => this.onPreKeyConsumed(d);

@@ -83,6 +83,8 @@ export interface DeviceInfo {
   registration: DeviceDeclaration;
   lastLogin?: DeviceDeclarationLogin;
   loginCount: number;
+  /** Logins that replaced an open connection of the device (two sockets at once; the older one got a 440 conflict). */
+  replacedLogins: number;
   /** Privacy-token issuances the device sent (a client issues once a week per contact). */
   privacyTokenIssues: number;
   /** Ids of the messages pushed to the device that it has not receipted (or acked) yet: WhatsApp delivers them again at its next login. */
@@ -130,6 +132,7 @@ export function describeDevice(device: LinkedDevice): DeviceInfo {
     registration: d,
     lastLogin: device.lastLogin,
     loginCount: device.loginCount,
+    replacedLogins: device.replacedLogins,
     privacyTokenIssues: device.privacyTokenIssues,
     unreceiptedMessages: [...device.pending.keys()].filter((key) => key.startsWith('message:')).map((key) => key.split(':')[1]),
   };

@@ -112,6 +112,19 @@ describe('pairing', () => {
     endSocket(second);
   });
 
+  it('should replace an open connection of the device by a second login (440 at the first) and count it', async () => {
+    await postJson(running, '/sim/accounts', { phone: '5511900000009' });
+    const { sock: first, auth } = await provisionAndConnect(running, '5511900000009');
+    const firstClosed = waitForClose(first);
+    const second = connect(running, auth);
+    sockets.push(second);
+    await waitForConnection(second, (u) => u.connection === 'open');
+    expect(await firstClosed).toBe(440);
+    const devices = await getJson<Array<{ loginCount: number; replacedLogins: number; connected: boolean }>>(running, '/sim/devices?phone=5511900000009');
+    expect(devices.body[0]).toMatchObject({ loginCount: 2, replacedLogins: 1, connected: true });
+    endSocket(second);
+  });
+
   it('should log out from the client (remove-companion-device) and refuse the next login with 401', async () => {
     const { sock, auth } = await provisionAndConnect(running, '5511900000003');
     const jid = sock.user!.id;

@@ -2,9 +2,8 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { Bus } from '@gw/bus';
 import { ChatbotModule } from '@gw/chatbot';
 import { DispatchModule, RetentionModule } from '@gw/dispatch';
-import { PersistenceModule } from '@gw/persistence';
+import { PersistenceModule, type Database } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 import type { DispatcherConfig } from './dispatcher-config';
 
 export const DISPATCHER_CONFIG = Symbol('DISPATCHER_CONFIG');
@@ -13,7 +12,7 @@ export const LOGGER = Symbol('LOGGER');
 /** What the runtime has opened before Nest starts; providers inject the repositories (and `DataSource`) and `Bus` directly. */
 export interface DispatcherRuntime {
   config: DispatcherConfig;
-  dataSource: DataSource;
+  dataSource: Database;
   bus: Bus;
   logger: Logger;
 }

@@ -1,10 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { Bus } from '@gw/bus';
-import { PersistenceModule } from '@gw/persistence';
+import { PersistenceModule, type Database } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { WebhookRelayModule } from '@gw/relay';
 import { ChatwootSyncModule } from '@gw/chatwoot';
-import type { DataSource } from 'typeorm';
 import type { WebhookRelayConfig } from './webhook-relay-config';
 
 export const WEBHOOK_RELAY_CONFIG = Symbol('WEBHOOK_RELAY_CONFIG');
@@ -13,7 +12,7 @@ export const LOGGER = Symbol('LOGGER');
 /** What the runtime has opened before Nest starts; providers inject the repositories (and `DataSource`) and `Bus` directly. */
 export interface WebhookRelayRuntime {
   config: WebhookRelayConfig;
-  dataSource: DataSource;
+  dataSource: Database;
   bus: Bus;
   logger: Logger;
 }

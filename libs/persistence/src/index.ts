@@ -80,7 +80,7 @@ export type {
   NewChatwootJob,
 } from './repositories/chatwoot.repository';
 export { PersistenceModule, REPOSITORIES } from './persistence.module';
-export type { Tx } from './tx';
+export type { Database, Tx } from './tx';
 export { UnitOfWork } from './unit-of-work';
 export { ChatbotRepository } from './repositories/chatbot.repository';
 export { ChatbotAdmissionRepository } from './repositories/chatbot-admission.repository';

@@ -1,4 +1,4 @@
-import type { EntityManager } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 
 /**
  * The handle of one unit of work: a transaction's, or the pool's outside one (ADR 0036). Code outside
@@ -15,3 +15,12 @@ export type Tx = Pick<EntityManager, '@instanceof'>;
 export function managerOf(tx: Tx): EntityManager {
   return tx as EntityManager;
 }
+
+/**
+ * The pool a runtime opened with `openDatabase` and owns (ADR 0036): it hands it to
+ * `PersistenceModule.forDataSource` and to repositories' constructors, and closes it (`destroy()`) when it
+ * stops. Outside libs/persistence it is held and passed on, never queried: statements go through
+ * repositories. For now it is the ORM's DataSource under the library's own name; narrowing it to an
+ * opaque handle (as `Tx` is) needs every repository constructor, LeaseRepository's too, to take it.
+ */
+export type Database = DataSource;

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import type { DynamicModule, INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { type Bus, NatsBus } from '@gw/bus';
-import { type DataSourceOptions, HealthRepository, MetricsRepository, openDatabase } from '@gw/persistence';
+import { type DataSourceOptions, HealthRepository, MetricsRepository, openDatabase, type Database } from '@gw/persistence';
 import {
   ConfigError,
   configureMetrics,
@@ -22,7 +22,6 @@ import {
   startTracing,
   stopTracing,
 } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -80,11 +79,11 @@ export async function startService(
   name: string,
   config: ServiceHostConfig,
   logger: Logger,
-  module: (runtime: { dataSource: DataSource; bus: Bus }) => DynamicModule,
+  module: (runtime: { dataSource: Database; bus: Bus }) => DynamicModule,
   metricsSources: (repository: MetricsRepository) => MetricsSources = () => ({}),
   databaseOptions: Pick<DataSourceOptions, 'keepConnections'> = {},
 ): Promise<RunningService> {
-  let dataSource: DataSource | undefined;
+  let dataSource: Database | undefined;
   let bus: Bus | undefined;
   let app: INestApplicationContext | undefined;
   let health: Server | undefined;

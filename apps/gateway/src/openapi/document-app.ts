@@ -1,9 +1,9 @@
+import type { Database } from '@gw/persistence';
 import type { Bus } from '@gw/bus';
 import { createLogger } from '@gw/platform';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { OpenAPIObject } from '@nestjs/swagger';
-import type { DataSource } from 'typeorm';
 import { GatewayModule } from '../app.module';
 import type { GatewayConfig } from '../runtime/gateway-config';
 import { buildOpenApiDocument } from './openapi.document';
@@ -15,7 +15,7 @@ import { buildOpenApiDocument } from './openapi.document';
 export async function buildDocumentWithoutServices(): Promise<OpenAPIObject> {
   const runtime = {
     config: {} as GatewayConfig,
-    dataSource: {} as DataSource,
+    dataSource: {} as Database,
     bus: {} as Bus,
     logger: createLogger('openapi', 'silent'),
   };

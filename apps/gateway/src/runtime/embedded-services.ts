@@ -1,3 +1,4 @@
+import type { Database } from '@gw/persistence';
 import type { DynamicModule } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
 import { type EnvReader, type Logger, serviceLogger } from '@gw/platform';
@@ -7,10 +8,9 @@ import { readWebhookRelayConfig, WebhookRelayModule } from '@gw/relay';
 import { ChatwootSyncModule, readChatwootSyncConfig } from '@gw/chatwoot';
 import { readSessionWorkerConfig, SessionWorkerModule, type SimulatorSeam } from '@gw/sessions';
 import { hostname } from 'node:os';
-import type { DataSource } from 'typeorm';
 
 export interface EmbeddedServicesOptions {
-  dataSource: DataSource;
+  dataSource: Database;
   bus: Bus;
   logger: Logger;
   env: EnvReader;

@@ -1,11 +1,10 @@
 import { Bus, InProcessBus, NatsBus } from '@gw/bus';
-import { openDatabase } from '@gw/persistence';
+import { openDatabase, type Database } from '@gw/persistence';
 import { type EmbeddedDatabase, type Logger, startEmbeddedPostgres } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 import type { GatewayConfig } from './gateway-config';
 
 export interface OpenedRuntime {
-  dataSource: DataSource;
+  dataSource: Database;
   bus: Bus;
   /** True when every service runs in this process over the in-process bus. */
   embedded: boolean;
@@ -17,7 +16,7 @@ export async function openStore(
   config: GatewayConfig,
   logger: Logger,
   options: { shareRunning?: boolean } = {},
-): Promise<{ dataSource: DataSource; close(): Promise<void> }> {
+): Promise<{ dataSource: Database; close(): Promise<void> }> {
   let embeddedDatabase: EmbeddedDatabase | undefined;
   let databaseUrl = config.databaseUrl;
   if (!databaseUrl) {

@@ -1,7 +1,6 @@
 import type { Bus } from '@gw/bus';
-import { MessageRepository, type InstanceRepository, type Lease, type LidMappingRepository, type MessageRow } from '@gw/persistence';
+import { MessageRepository, type InstanceRepository, type Lease, type LidMappingRepository, type MessageRow, type Database } from '@gw/persistence';
 import { type Logger, metrics } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 import type { WASocket } from '../baileys';
 import type { UnackedTarget } from '../outbound/unacked-sends';
 import type { SocketContext, SocketObserver } from '../session/socket-observer';
@@ -15,7 +14,7 @@ import { InboundSocketHandler } from './inbound-socket-handler';
 import { INBOUND_STORE_DEFAULTS, InboundStore } from './inbound-store';
 
 export interface InboundMessageObserverOptions {
-  dataSource: DataSource;
+  dataSource: Database;
   bus: Bus;
   logger: Logger;
   repositories: { instances: InstanceRepository; messages: MessageRepository; lidMappings: LidMappingRepository };

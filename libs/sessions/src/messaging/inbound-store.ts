@@ -1,8 +1,16 @@
 import type { Bus } from '@gw/bus';
 import { Subjects, type OutboxNotice } from '@gw/contracts';
-import { databaseUnavailable, FencedOutError, LeaseRepository, OutboxRepository, type Lease, type NewOutboxEvent, type Tx } from '@gw/persistence';
+import {
+  databaseUnavailable,
+  FencedOutError,
+  LeaseRepository,
+  OutboxRepository,
+  type Lease,
+  type NewOutboxEvent,
+  type Tx,
+  type Database,
+} from '@gw/persistence';
 import { failSpan, type Logger, startSpan, traceparentOf } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 import { noticeOf, writeGroupWithin, type EventsNotice, type GroupOutcome } from './inbound-group-write';
 import { InboundStalls } from './inbound-stalls';
 import {
@@ -64,7 +72,7 @@ export class InboundStore {
   unfencedWrites = 0;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly dataSource: Database,
     private readonly bus: Bus,
     private readonly logger: Logger,
     private readonly options: InboundStoreOptions = INBOUND_STORE_DEFAULTS,

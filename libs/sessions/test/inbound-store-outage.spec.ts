@@ -5,13 +5,13 @@ import {
   LeaseRepository,
   MessageRepository,
   openDatabase,
+  type Database,
   type Lease,
   type NewOutboxEvent,
   type Tx,
 } from '@gw/persistence';
 import { newMessageFixture, openTestDatabase, startLatencyProxy, type LatencyProxy, type TestDatabase } from '@gw/testing';
 import pino from 'pino';
-import type { DataSource } from 'typeorm';
 import { InboundStore, InboundWriteFailedError } from '../src/messaging/inbound-store';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -26,7 +26,7 @@ describe('InboundStore: a database outage and a lease that moves', () => {
   let db: TestDatabase;
   let proxy: LatencyProxy;
   /** The worker's database, through the proxy: the outage is the proxy's, the shared Postgres stays up. */
-  let proxied: DataSource;
+  let proxied: Database;
   const bus = new InProcessBus();
   const logger = pino({ level: 'silent' });
   let leases: LeaseRepository;

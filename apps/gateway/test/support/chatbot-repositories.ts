@@ -1,9 +1,8 @@
 import type { ChatbotRepositories } from '@gw/chatbot';
-import { ChatbotRepository, ChatbotTranscriptRepository, FileRepository, OutboxCursorRepository, QuickReplyRepository } from '@gw/persistence';
-import type { DataSource } from 'typeorm';
+import { ChatbotRepository, ChatbotTranscriptRepository, FileRepository, OutboxCursorRepository, QuickReplyRepository, type Database } from '@gw/persistence';
 
 /** The chatbot's repositories over a test's database, as PersistenceModule provides them to ChatbotModule. */
-export function chatbotRepositories(dataSource: DataSource): ChatbotRepositories {
+export function chatbotRepositories(dataSource: Database): ChatbotRepositories {
   return {
     rounds: new ChatbotRepository(dataSource),
     quickReplies: new QuickReplyRepository(dataSource),

@@ -190,6 +190,33 @@ describe(InboundStore.name, () => {
     expect(rows[0].tx).not.toBe(rows[1].tx);
   });
 
+  it("should share a group among the instances whose writes wait, so that one instance's backlog does not fill it (issue #39)", async () => {
+    const ids = ['share-inbound-a', 'share-inbound-b', 'share-inbound-c'];
+    const instances = new InstanceRepository(db.dataSource);
+    for (const id of ids) await instances.create({ id, token: `tok-${id}`, name: id });
+    const leases = new LeaseRepository(db.dataSource);
+    const [a, b, c] = await Promise.all(ids.map(async (id) => (await leases.claim(id, 'worker-a', 10_000))!));
+    const groups: number[] = [];
+    // Room for four writes in a group, one group in flight: the others wait and go together in the next ones.
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 4, maxInFlight: 1, onGroup: (writes) => groups.push(writes) });
+    const write = (lease: typeof a, lid: string) => sut.write(lease, (tx) => storePair(tx, lease.instanceId, lid, `${lid}-pn`));
+    const first = write(c, '40@lid'); // alone: nothing in flight yet
+    // Instance a's backlog arrives before b's: unshared, a's four would fill the next group and b would wait for the one after.
+    const waiting = [write(a, '41@lid'), write(a, '42@lid'), write(a, '43@lid'), write(a, '44@lid'), write(b, '45@lid'), write(b, '46@lid')];
+    await Promise.all([first, ...waiting]);
+    expect(groups).toEqual([1, 4, 2]);
+    const rows: Array<{ lid: string; tx: string }> = await db.dataSource.query(
+      `SELECT lid, xmin::text AS tx FROM lid_mappings WHERE instance_id = ANY($1::text[]) ORDER BY lid`,
+      [ids],
+    );
+    const txOf = new Map(rows.map((row) => [row.lid, row.tx]));
+    // Two of a's and both of b's in one transaction; a's last two in the next, in a's order.
+    expect(new Set(['41@lid', '42@lid', '45@lid', '46@lid'].map((lid) => txOf.get(lid))).size).toBe(1);
+    expect(txOf.get('43@lid')).toBe(txOf.get('44@lid'));
+    expect(txOf.get('43@lid')).not.toBe(txOf.get('41@lid'));
+    expect(await pnOf(ids[0], '44@lid')).toBe('44@lid-pn');
+  });
+
   it("should write a group's receipts in one statement, an instance's next write after its receipt", async () => {
     const ids = ['group-inbound-a', 'group-inbound-b'];
     const leases = new LeaseRepository(db.dataSource);

@@ -168,23 +168,25 @@ export class InboundStore {
     const maxAlone = this.options.maxAloneInFlight ?? MAX_ALONE_IN_FLIGHT;
     for (;;) {
       const groupOpen = this.inFlight < this.options.maxInFlight;
-      // In arrival order, the writes of instances with nothing in flight (all that wait of each, in order);
-      // a write of its own goes alone when it is the first of its instance that waits, outside the group.
+      // In arrival order, the writes of instances with nothing in flight (each one's share of the group, in
+      // order); a write of its own goes alone when it is the first of its instance that waits, outside the group.
       const group: Waiting[] = [];
       const alone: Waiting[] = [];
       const rest: Waiting[] = [];
       const full = new Set<string>();
-      const grouped = new Set<string>();
+      const grouped = new Map<string, number>();
+      const share = this.groupShare();
       for (const entry of this.waiting) {
         const id = entry.lease.instanceId;
         const free = !this.busy.has(id) && !full.has(id);
-        if (free && entry.alone && !grouped.has(id) && this.aloneInFlight + alone.length < maxAlone) {
+        const inGroup = grouped.get(id) ?? 0;
+        if (free && entry.alone && inGroup === 0 && this.aloneInFlight + alone.length < maxAlone) {
           alone.push(entry);
           // Its instance's later writes wait for its commit.
           full.add(id);
-        } else if (free && !entry.alone && groupOpen && group.length < this.options.maxBatch) {
+        } else if (free && !entry.alone && groupOpen && group.length < this.options.maxBatch && inGroup < share) {
           group.push(entry);
-          grouped.add(id);
+          grouped.set(id, inGroup + 1);
         } else {
           // Once one write of an instance stays behind, its later ones do too.
           full.add(id);
@@ -206,14 +208,29 @@ export class InboundStore {
         });
       }
       if (group.length === 0) continue;
-      for (const id of grouped) this.busy.add(id);
+      for (const id of grouped.keys()) this.busy.add(id);
       this.inFlight++;
       void this.flush(group).finally(() => {
-        for (const id of grouped) this.busy.delete(id);
+        for (const id of grouped.keys()) this.busy.delete(id);
         this.inFlight--;
         this.pump();
       });
     }
+  }
+
+  /**
+   * How many writes of one instance the next group takes at most: its room shared among the instances
+   * whose writes wait for it (issue #39). A group runs in waves, one round trip each, and an instance's
+   * writes about one chat (a received message, the copies and receipts of the sends to it) take one
+   * wave each: a group filled with one busy instance's backlog took a round trip per write while the
+   * other instances' writes waited for the next one, and under bench/cluster's traffic a worker's
+   * backlog grew to 1,000–2,500 writes (5–10 s), which a drain stores before it hands an instance over.
+   * Shared, a group's waves carry one write of every instance each. Alone, an instance has the whole group.
+   */
+  private groupShare(): number {
+    const instances = new Set<string>();
+    for (const entry of this.waiting) if (!entry.alone && !this.busy.has(entry.lease.instanceId)) instances.add(entry.lease.instanceId);
+    return Math.max(1, Math.ceil(this.options.maxBatch / Math.max(1, instances.size)));
   }
 
   private async flush(group: Waiting[]): Promise<void> {

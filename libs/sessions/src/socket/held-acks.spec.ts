@@ -90,6 +90,32 @@ describe('HeldAcks', () => {
     }
   });
 
+  it('should keep the plaintexts of a stored message whose receipt could not be sent, for the copy WhatsApp gives the next holder', async () => {
+    jest.useFakeTimers();
+    try {
+      const keys = recordingKeys();
+      const plaintexts = new ReceivedPlaintexts(logger);
+      plaintexts.attach(keys);
+      const acks = new HeldAcks(logger, plaintexts);
+      await plaintexts.keep('k1', Uint8Array.of(1));
+      acks.hold(message('F'), async () => {
+        throw new Error('Connection Closed');
+      });
+      await plaintexts.keep('k2', Uint8Array.of(2));
+      acks.hold(message('G'), async () => undefined);
+
+      acks.release(message('F'));
+      acks.release(message('G'));
+      await jest.advanceTimersByTimeAsync(1_000);
+      // F was stored but not receipted: WhatsApp gives it again, and its plaintext is what reads that copy.
+      expect(await plaintexts.recall('k1')).toEqual(Buffer.from([1]));
+      expect(await plaintexts.recall('k2')).toBeUndefined();
+      expect(keys.sets.at(-1)).toEqual({ [RECEIVED_PLAINTEXT]: { k2: null } });
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('should find Baileys patched (npm ci applies patches/)', () => {
     expect(() => assertAcksCanBeHeld()).not.toThrow();
   });

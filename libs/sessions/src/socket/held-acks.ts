@@ -32,8 +32,7 @@ export class HeldAcks {
     const plaintexts = this.plaintexts?.takeRecent() ?? [];
     const key = heldAckKey(message);
     if (!key) {
-      this.plaintexts?.forget(plaintexts);
-      void this.sendNow(send, message);
+      void this.receipt({ sends: [send], plaintexts }, message);
       return;
     }
     const entry = this.held.get(key);
@@ -49,8 +48,7 @@ export class HeldAcks {
     const entry = key ? this.held.get(key) : undefined;
     if (!key || !entry) return;
     this.held.delete(key);
-    this.plaintexts?.forget(entry.plaintexts);
-    for (const send of entry.sends) void this.sendNow(send, message);
+    void this.receipt(entry, message);
   }
 
   /** Receipts held now (messages decrypted and not yet stored). */
@@ -58,13 +56,28 @@ export class HeldAcks {
     return this.held.size;
   }
 
-  private async sendNow(send: SendAck, message: WAMessage): Promise<void> {
+  /**
+   * Sends the message's receipts; its plaintexts are deleted only once they went. A receipt that could
+   * not be sent (the socket closed after the write: a drain's hand-over, issue #39) leaves the message
+   * to come again on the next connection, the heir's, which can only read that copy from the plaintext
+   * kept (the Signal session moved past it): deleted, the heir failed to decrypt it and both sides'
+   * sessions diverged (bench/cluster rolling, a drain that closed its sockets before storing: 972
+   * decrypt failures at the phones).
+   */
+  private async receipt(entry: { sends: SendAck[]; plaintexts: string[] }, message: WAMessage): Promise<void> {
+    const sent = await Promise.all(entry.sends.map((send) => this.sendNow(send, message)));
+    if (sent.every(Boolean)) this.plaintexts?.forget(entry.plaintexts);
+  }
+
+  private async sendNow(send: SendAck, message: WAMessage): Promise<boolean> {
     try {
       await send();
+      return true;
     } catch (error) {
       // The socket closed after the write: the message is stored, and WhatsApp, which has no receipt,
       // gives it again on the next connection, where the idempotent write finds it and receipts it.
       this.logger.debug({ err: error, id: message.key?.id }, 'the receipt of a stored message could not be sent');
+      return false;
     }
   }
 }

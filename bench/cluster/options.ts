@@ -5,14 +5,30 @@ type FaultName = 'nats' | 'pg' | 'rolling' | 'worker';
 
 export const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
-export const INSTANCES = Number(args.get('instances') ?? 200);
+/**
+ * `--victim-instances N`: the first N instances are placed on worker-1 alone (the other workers are stopped
+ * until it holds them all, and every worker gets the capacity for them), so that the `worker` fault kills a
+ * worker holding N (issue #39: "kill -9 of a session worker with 1,000 instances"). 0: the usual placement.
+ */
+export const VICTIM_INSTANCES = Number(args.get('victim-instances') ?? 0);
+export const INSTANCES = Number(args.get('instances') ?? (VICTIM_INSTANCES || 200));
 export const INTERVAL_MS = Number(args.get('interval') ?? 1_000);
+/**
+ * With rounds further apart than this, an instance's next round may come long after the fault, so each
+ * affected instance is probed with a sync send right after the kill and then this often until one answers 200
+ * (its recovery is not inflated by the interval).
+ */
+export const PROBE_EVERY_MS = 2_000;
 export const SETTLE_MS = Number(args.get('settle') ?? 60_000);
 export const FAULTS = (args.get('faults') ?? 'nats,pg,rolling,worker').split(',') as FaultName[];
 export const REPO = resolve(__dirname, '../../..');
 export const RUN_DIR = resolve(REPO, args.get('dir') ?? '.cluster-bench');
 export const BASE_PORT = Number(args.get('base-port') ?? 25_000);
 export const DIST = resolve(REPO, args.get('dist') ?? 'dist');
+/** Every service's DATABASE_POOL_SIZE (their default, 10, when not given): a worker taking over hundreds of sessions queues on its pool. */
+export const DB_POOL = args.get('db-pool') ? Number(args.get('db-pool')) : undefined;
+/** NODE_OPTIONS of every service (e.g. `--cpu-prof --cpu-prof-dir=<dir>`: a profile per process, written when it exits). */
+export const NODE_OPTIONS = args.get('node-options');
 /** The workers' LEASE_TTL_MS (their default when not given); the gateways then follow a takeover this long plus 10 s. */
 export const LEASE_TTL_MS = args.get('lease-ttl') ? Number(args.get('lease-ttl')) : undefined;
 

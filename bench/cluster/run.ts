@@ -7,6 +7,7 @@ import { apiClient, openQuery, webhookReceiver } from './clients';
 import {
   args,
   BASE_PORT,
+  DB_POOL,
   DIST,
   FAULTS,
   type Instance,
@@ -14,17 +15,33 @@ import {
   INTERVAL_MS,
   LEASE_TTL_MS,
   log,
+  NODE_OPTIONS,
   percentileS,
+  PROBE_EVERY_MS,
   REPO,
   RUN_DIR,
   seconds,
   SETTLE_MS,
   sleep,
+  VICTIM_INSTANCES,
 } from './options';
 import { recoveries, startTraffic, waitRecovered } from './traffic';
 
+/** `fn` over `items`, at most `limit` at once. */
+async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
+}
+
 export async function runCluster(): Promise<void> {
   const started = Date.now();
+  if (VICTIM_INSTANCES < 0 || VICTIM_INSTANCES > INSTANCES) throw new Error(`--victim-instances ${VICTIM_INSTANCES}: between 0 and --instances (${INSTANCES})`);
+  // Every worker can hold the victim's share (the default capacity is 500).
+  const workerCapacity = VICTIM_INSTANCES ? Math.max(500, INSTANCES) : undefined;
   const previous = readState(RUN_DIR);
   if (previous) {
     // Cluster.start refuses when it still runs; a stopped one's data is thrown away.
@@ -46,6 +63,9 @@ export async function runCluster(): Promise<void> {
       RATE_LIMIT_INSTANCE: '1000000/s',
       LOG_LEVEL: 'warn',
       ...(LEASE_TTL_MS ? { LEASE_TTL_MS: String(LEASE_TTL_MS), FAILOVER_WAIT_MS: String(LEASE_TTL_MS + 10_000) } : {}),
+      ...(workerCapacity ? { WORKER_CAPACITY: String(workerCapacity) } : {}),
+      ...(DB_POOL ? { DATABASE_POOL_SIZE: String(DB_POOL) } : {}),
+      ...(NODE_OPTIONS ? { NODE_OPTIONS } : {}),
     },
   });
   const { query, close } = await openQuery(cluster.databaseUrl());
@@ -59,51 +79,69 @@ export async function runCluster(): Promise<void> {
     const hook = await api('POST', '/globalwebhook', admin, { url: receiver.url, events: ['messages'], excludeMessages: ['fromMeYes'] });
     if (hook.status !== 200) throw new Error(`POST /globalwebhook: ${hook.status} ${JSON.stringify(hook.body)}`);
 
+    // --victim-instances: only worker-1 runs while its instances are placed (the others come back after).
+    const laterWorkers = VICTIM_INSTANCES ? cluster.names('worker').slice(1) : [];
+    for (const name of laterWorkers) await cluster.stopProcess(name, 60_000);
+    if (laterWorkers.length) log(`${laterWorkers.join(', ')} stopped until ${cluster.names('worker')[0]} holds ${VICTIM_INSTANCES} instances`);
+
     // Instances linked without a QR, wanting a session; the workers adopt them.
     const tag = randomBytes(3).toString('hex');
     const devices = await provisionDevices(sim, INSTANCES, '5537');
     const instances: Instance[] = [];
-    for (const [index, device] of devices.entries()) {
-      const id = `rcl${tag}${String(index).padStart(5, '0')}`;
-      const peer = `5538${String(index).padStart(8, '0')}`;
-      await simControl(sim, 'POST', '/sim/accounts', { phone: peer });
-      await query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $3, 'connected', true, $4)`, [
-        id,
-        `tok-${id}`,
-        `cluster-${index}`,
-        device.phone,
-      ]);
-      await query(`INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)`, [id, JSON.stringify(device.creds)]);
-      instances.push({ id, token: `tok-${id}`, phone: device.phone, peer });
-    }
-    const ids = instances.map((i) => i.id);
+    const insert = async (from: number, to: number) => {
+      for (const [index, device] of devices.entries()) {
+        if (index < from || index >= to) continue;
+        const id = `rcl${tag}${String(index).padStart(5, '0')}`;
+        const peer = `5538${String(index).padStart(8, '0')}`;
+        await simControl(sim, 'POST', '/sim/accounts', { phone: peer });
+        await query(`INSERT INTO instances (id, token, name, desired_state, paired, owner) VALUES ($1, $2, $3, 'connected', true, $4)`, [
+          id,
+          `tok-${id}`,
+          `cluster-${index}`,
+          device.phone,
+        ]);
+        await query(`INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)`, [id, JSON.stringify(device.creds)]);
+        instances.push({ id, token: `tok-${id}`, phone: device.phone, peer });
+      }
+    };
     const connected = async () =>
       (
         await query<{ n: number }>(
           `SELECT count(*)::int AS n FROM instances i JOIN session_leases l ON l.instance_id = i.id AND l.expires_at > now() WHERE i.id = ANY($1) AND i.status = 'connected'`,
-          [ids],
+          [instances.map((i) => i.id)],
         )
       )[0].n;
-    const allConnected = async (timeoutMs: number) => {
+    const allConnected = async (timeoutMs: number, wanted = INSTANCES) => {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const n = await connected();
-        if (n >= INSTANCES) return true;
+        if (n >= wanted) return true;
         if (Date.now() > deadline) {
-          log(`${n}/${INSTANCES} connected`);
+          log(`${n}/${wanted} connected`);
           return false;
         }
         await sleep(1_000);
       }
     };
-    if (!(await allConnected(300_000))) throw new Error('not every instance connected');
-    // Warm-up: a message each way sets up the Signal sessions (not counted).
-    await Promise.all(
-      instances.map(async (instance) => {
-        await api('POST', '/send/text', { token: instance.token }, { number: instance.peer, text: `warm-up ${instance.id}` });
-        await simControl(sim, 'POST', `/sim/accounts/${instance.peer}/send`, { to: instance.phone, text: `warm-up ${instance.id}` });
-      }),
-    );
+    // A few hundred ms per instance on one worker (handshakes through its gate, Signal setup) on a shared machine.
+    const connectTimeoutMs = Math.max(300_000, INSTANCES * 600);
+    if (VICTIM_INSTANCES) {
+      const placedAt = Date.now();
+      await insert(0, VICTIM_INSTANCES);
+      if (!(await allConnected(connectTimeoutMs, VICTIM_INSTANCES)))
+        throw new Error(`${cluster.names('worker')[0]} did not connect its ${VICTIM_INSTANCES} instances`);
+      log(`${cluster.names('worker')[0]}: ${VICTIM_INSTANCES} instances connected in ${seconds(Date.now() - placedAt)} s; starting ${laterWorkers.join(', ')}`);
+      for (const name of laterWorkers) await cluster.startProcess(name);
+      for (const name of laterWorkers) await cluster.waitHealthy(name, 180_000);
+    }
+    await insert(VICTIM_INSTANCES, INSTANCES);
+    const ids = instances.map((i) => i.id);
+    if (!(await allConnected(connectTimeoutMs))) throw new Error('not every instance connected');
+    // Warm-up: a message each way sets up the Signal sessions (not counted); at most 200 instances at once.
+    await eachLimited(instances, 200, async (instance) => {
+      await api('POST', '/send/text', { token: instance.token }, { number: instance.peer, text: `warm-up ${instance.id}` });
+      await simControl(sim, 'POST', `/sim/accounts/${instance.peer}/send`, { to: instance.phone, text: `warm-up ${instance.id}` });
+    });
     log(`${INSTANCES} instances connected and warmed up ${Math.round((Date.now() - started) / 1000)} s after the start`);
 
     const holders = async () => {
@@ -200,13 +238,63 @@ export async function runCluster(): Promise<void> {
         const byWorker = new Map<string, string[]>();
         for (const [instance, worker] of await holders()) byWorker.set(worker, [...(byWorker.get(worker) ?? []), instance]);
         const [victim, held] = [...byWorker.entries()].sort((a, b) => b[1].length - a[1].length)[0];
+        // The simulator counts connections not logged in yet (handshakes) and their peak: reset it for the takeover.
+        const handshakes = () => simControl<{ inProgress: number; peak: number }>(sim, 'GET', '/sim/handshakes').catch(() => null);
+        await simControl(sim, 'DELETE', '/sim/handshakes').catch(() => undefined);
         const killAt = Date.now();
         cluster.signal(victim, 'SIGKILL');
         log(`worker: ${victim} killed, holding ${held.length}`);
-        await waitRecovered(traffic, held, () => killAt, 120_000);
+        // Rounds far apart: probe each of the victim's instances from the kill on, so its recovery is not an interval late.
+        const probed = INTERVAL_MS > PROBE_EVERY_MS;
+        if (probed) {
+          const heldSet = new Set(held);
+          void traffic.probe(instances.filter((instance) => heldSet.has(instance.id)));
+        }
+        // Handshakes in progress at the simulator every second until every instance has sent again.
+        const handshakeSamples: Array<[number, number]> = [];
+        // And the survivors' queries waiting for a pooled Postgres connection (their /metrics).
+        const survivors = cluster.names('worker').filter((name) => name !== victim);
+        const poolWaiting = (name: string) =>
+          fetch(`http://127.0.0.1:${cluster.ports.workers[cluster.names('worker').indexOf(name)]}/metrics`, { signal: AbortSignal.timeout(1_000) })
+            .then((response) => response.text())
+            .then((text) => Number(/^wa_gateway_db_pool_waiting_requests (\d+)/m.exec(text)?.[1] ?? NaN))
+            .catch(() => NaN);
+        const poolSamples: Array<[number, ...number[]]> = [];
+        let sampling = true;
+        const sampler = (async () => {
+          while (sampling) {
+            const now = await handshakes();
+            if (now) handshakeSamples.push([seconds(Date.now() - killAt), now.inProgress]);
+            poolSamples.push([seconds(Date.now() - killAt), ...(await Promise.all(survivors.map(poolWaiting)))]);
+            await sleep(1_000);
+          }
+        })();
+        await waitRecovered(traffic, held, () => killAt, VICTIM_INSTANCES ? 300_000 : 120_000);
+        sampling = false;
+        await sampler;
         recoveryMs = recoveries(traffic, held, () => killAt);
+        const after = await handshakes();
         detail.killed = victim;
         detail.held = held.length;
+        detail.probedEveryMs = probed ? PROBE_EVERY_MS : null;
+        detail.handshakes = {
+          peakAtSimulator: after?.peak ?? null,
+          boundPerWorker: 'HANDSHAKE_CONCURRENCY (default 32)',
+          survivors: cluster.names('worker').length - 1,
+          maxSampled: Math.max(0, ...handshakeSamples.map(([, n]) => n)),
+          // Every 5th second: [s after the kill, handshakes in progress].
+          samples: handshakeSamples.filter((_, i) => i % 5 === 0),
+        };
+        detail.databasePoolWaiting = {
+          workers: survivors,
+          max: survivors.map((_, i) => Math.max(0, ...poolSamples.map((sample) => sample[i + 1]).filter((n) => !Number.isNaN(n)))),
+          // Every 5th second: [s after the kill, waiting at each survivor].
+          samples: poolSamples.filter((_, i) => i % 5 === 0),
+        };
+        // How many of the victim's instances had sent again by 10, 20, … s after the kill.
+        detail.recoveredBy = Object.fromEntries(
+          [10, 20, 30, 40, 50, 60, 90, 120, 180, 240, 300].map((s) => [`${s}s`, recoveryMs.filter((ms) => ms <= s * 1_000).length]),
+        );
         recoveryGoal = 'every instance of the victim sends again within 60 s';
         recoveryMet = recoveryMs.every((ms) => ms <= 60_000);
       }
@@ -338,6 +426,9 @@ export async function runCluster(): Promise<void> {
       `${JSON.stringify({
         bench: 'cluster',
         instances: INSTANCES,
+        victimInstances: VICTIM_INSTANCES || undefined,
+        workerCapacity,
+        databasePoolSize: DB_POOL ?? 'default',
         intervalMs: INTERVAL_MS,
         leaseTtlMs: LEASE_TTL_MS ?? 'default',
         faultOrder: FAULTS,

@@ -2,7 +2,7 @@
 import type { ChaosInbound, ChaosSend } from '@gw/testing';
 import { simControl } from '../support/sim-clients';
 import { apiClient } from './clients';
-import { type Instance, INTERVAL_MS, sleep } from './options';
+import { type Instance, INTERVAL_MS, PROBE_EVERY_MS, sleep } from './options';
 
 let textSeq = 0;
 const uniqueText = (phase: string, instance: string, kind: string) =>
@@ -13,10 +13,15 @@ interface Traffic {
   inbound: ChaosInbound[];
   rerouted: number;
   stop(): Promise<void>;
+  /**
+   * A sync send for each instance now, then every PROBE_EVERY_MS until one answers 200 (or the traffic
+   * stops): recorded as the rounds' sends are, so that they count in the tally and in `recoveries`.
+   */
+  probe(instances: Instance[]): Promise<void>;
 }
 
 export function startTraffic(phase: string, instances: Instance[], api: ReturnType<typeof apiClient>, sim: { controlUrl: string }): Traffic {
-  const traffic: Traffic = { sends: [], inbound: [], rerouted: 0, stop: async () => undefined };
+  const traffic: Traffic = { sends: [], inbound: [], rerouted: 0, stop: async () => undefined, probe: async () => undefined };
   let running = true;
   const record = async (instance: Instance, kind: 'sync' | 'async', text: string) => {
     const startedAt = Date.now();
@@ -34,6 +39,7 @@ export function startTraffic(phase: string, instances: Instance[], api: ReturnTy
       endedAt: Date.now(),
       ...(answer.status === 200 ? {} : { error: String(answer.body?.error ?? JSON.stringify(answer.body)).slice(0, 160) }),
     });
+    return answer.status;
   };
   const loop = async (instance: Instance, offset: number) => {
     await sleep(offset);
@@ -52,9 +58,23 @@ export function startTraffic(phase: string, instances: Instance[], api: ReturnTy
   };
   // Spread over the interval, so the rounds do not all start together.
   const loops = instances.map((instance, i) => loop(instance, (i * INTERVAL_MS) / instances.length));
+  const probes: Promise<void>[] = [];
+  traffic.probe = (targets: Instance[]) => {
+    const probing = Promise.all(
+      targets.map(async (instance) => {
+        while (running) {
+          const started = Date.now();
+          if ((await record(instance, 'sync', uniqueText(phase, instance.id, 'probe'))) === 200) return;
+          await sleep(Math.max(0, PROBE_EVERY_MS - (Date.now() - started)));
+        }
+      }),
+    ).then(() => undefined);
+    probes.push(probing);
+    return probing;
+  };
   traffic.stop = async () => {
     running = false;
-    await Promise.all(loops);
+    await Promise.all([...loops, ...probes]);
   };
   return traffic;
 }

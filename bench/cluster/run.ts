@@ -149,8 +149,20 @@ export async function runCluster(): Promise<void> {
       return new Map(rows.map((row) => [row.instance_id, row.worker_id]));
     };
 
+    // Logins of the instances' devices that replaced an open connection (the simulator answers the older
+    // socket with a 440, as WhatsApp does): two sockets held one instance at once.
+    const replacedLogins = async (): Promise<number> => {
+      let total = 0;
+      await eachLimited(instances, 16, async (instance) => {
+        const devices = await simControl<Array<{ replacedLogins?: number }>>(sim, 'GET', `/sim/devices?phone=${instance.phone}`).catch(() => []);
+        for (const device of devices) total += device.replacedLogins ?? 0;
+      });
+      return total;
+    };
+
     for (const fault of FAULTS) {
       log(`${fault}: traffic on ${INSTANCES} instances`);
+      const replacedBefore = await replacedLogins();
       const traffic = startTraffic(fault, instances, api, sim);
       await sleep(5_000);
       const detail: Record<string, unknown> = {};
@@ -363,7 +375,9 @@ export async function runCluster(): Promise<void> {
           posts: receiver.posts.get(text) ?? [],
         })),
       };
+      const heldTwice = (await replacedLogins()) - replacedBefore;
       const met =
+        heldTwice === 0 &&
         settled &&
         tally.lost === 0 &&
         tally.duplicated === 0 &&
@@ -386,6 +400,7 @@ export async function runCluster(): Promise<void> {
         refusedButDelivered: tally.refusedButDelivered,
         lostSample,
         phoneDecryptFailures,
+        heldTwice,
         reroutedToOtherGateway: traffic.rerouted,
         inbound: tally.inbound,
         webhooks,
@@ -399,7 +414,7 @@ export async function runCluster(): Promise<void> {
         ...detail,
         settled,
         settleS: Math.round((Date.now() - trafficEnded) / 1000),
-        goal: `0 lost, 0 duplicated, 0 stuck, inbound stored and at the webhook once; ${recoveryGoal}`,
+        goal: `0 lost, 0 duplicated, 0 stuck, inbound stored and at the webhook once, no instance held twice; ${recoveryGoal}`,
         met,
       };
       log(`${fault}: ${JSON.stringify(results[fault])}`);

@@ -9,9 +9,9 @@ import {
   LidMappingRepository,
   MessageRepository,
   SendLimitRepository,
+  type Database,
 } from '@gw/persistence';
 import { dropSignalSessionDumps, type Logger, metrics, SsrfGuard } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 import { SessionRpcServer } from './bus/session-rpc.server';
 import type { SessionWorkerConfig } from './config/session-worker.config';
 import { LeaseKeeper } from './lease/lease-keeper';
@@ -57,8 +57,8 @@ export interface SessionWorkerRepositories {
   lidMappings: LidMappingRepository;
 }
 
-/** The worker's repositories over one DataSource, for a worker built outside Nest (tests, benches). */
-export function sessionWorkerRepositories(dataSource: DataSource): SessionWorkerRepositories {
+/** The worker's repositories over one pool (Database), for a worker built outside Nest (tests, benches). */
+export function sessionWorkerRepositories(dataSource: Database): SessionWorkerRepositories {
   return {
     instances: new InstanceRepository(dataSource),
     leases: new LeaseRepository(dataSource),
@@ -71,8 +71,8 @@ export function sessionWorkerRepositories(dataSource: DataSource): SessionWorker
 }
 
 export interface SessionWorkerOptions {
-  /** Migrated DataSource; owned by the caller (not closed here). Transactions and fenced writes span it. */
-  dataSource: DataSource;
+  /** Migrated pool (Database); owned by the caller (not closed here). Transactions and fenced writes span it. */
+  dataSource: Database;
   /** The repositories (SessionWorkerModule injects PersistenceModule's); built from `dataSource` when absent. */
   repositories?: SessionWorkerRepositories;
   /** NATS or in-process bus; owned by the caller. */

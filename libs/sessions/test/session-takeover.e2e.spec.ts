@@ -96,6 +96,9 @@ describe('Session takeover between workers', () => {
       return harness.bus.request<{ status: string }>(Subjects.instance('arriving', 'send'), request, { timeoutMs: 20_000 });
     };
     // The hand-over: the heir adopts at once (the notice), and the send goes while its socket is not open yet.
+    // The server's hello comes 2 s late for every new connection, so "not open yet" does not depend on how
+    // fast a loaded machine polls (CI once saw the heir open before the first look).
+    const slow = await harness.control<{ id: number }>('POST', '/sim/faults', { kind: 'slow-handshake', delayMs: 2_000 });
     const stopped = leaving.stop();
     const adopted = await waitFor(
       () => heir.manager.get('arriving'),
@@ -104,6 +107,7 @@ describe('Session takeover between workers', () => {
       'adopted by the heir',
     );
     expect(adopted!.currentPhase).not.toBe('open');
+    await harness.control('DELETE', `/sim/faults/${slow.id}`);
     const answer = await send('sent while arriving');
     expect(answer.status).not.toBe('Failed');
     expect(heir.manager.get('arriving')?.currentPhase).toBe('open');

@@ -95,7 +95,7 @@ export class Harness {
   }
 
   /** The simulator's HTTP control API (what a tester or CI script would use). */
-  control<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  control<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
     return simulatorControl<T>(this.sim, method, path, body);
   }
 

@@ -206,6 +206,10 @@ export class LeaseKeeper {
     this.draining = true;
     clearInterval(this.reconcileTimer);
     await this.reconciling?.catch(() => undefined);
+    // A renewal already under way started before the drain and writes the heartbeat: it must land first, or
+    // it puts the worker row back after its removal, the heirs' fair share still counts this worker and an
+    // heir leaves an instance handed over unadopted until the next hand-over (seen in worker-drain.e2e).
+    await this.renewing?.catch(() => undefined);
     await this.leases.removeWorker(this.options.workerId).catch((error: unknown) => this.logger.warn({ err: error }, 'removing worker row failed'));
   }
 

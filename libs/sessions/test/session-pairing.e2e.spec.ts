@@ -46,8 +46,10 @@ describe('Session pairing against the simulator', () => {
     });
     expect(row.lid).toMatch(/@lid$/);
     expect(await harness.db.dataSource.query(`SELECT 1 FROM auth_creds WHERE instance_id = 'qr1'`)).toHaveLength(1);
-    const [{ count }] = await harness.db.dataSource.query(`SELECT count(*)::int AS count FROM auth_keys WHERE instance_id = 'qr1'`);
-    expect(count).toBeGreaterThan(0);
+    // The keys (pre-keys, sessions) are written by Baileys' own key transactions after the login, which on a
+    // loaded machine (CI once) commit after the `connected` status: waited for, not read once.
+    const keyCount = async () => Number((await harness.db.dataSource.query(`SELECT count(*)::int AS count FROM auth_keys WHERE instance_id = 'qr1'`))[0].count);
+    expect(await waitFor(keyCount, (count) => count > 0, 10_000, 'the keys in Postgres')).toBeGreaterThan(0);
 
     // what the device registered with: system name in the OS slot, browser, and the history limit
     const info = await harness.control<Record<string, unknown>>('GET', `/sim/devices/${encodeURIComponent(device.jid)}`);

@@ -27,7 +27,7 @@ describe(GroupCommit.name, () => {
     expect(group.stats).toEqual({ statements: 2, items: 4, fallbacks: 0 });
   });
 
-  it('should never put two items with the same key in one statement, nor more than maxBatch', async () => {
+  it('should never put two items with the same key in one statement, nor more than maxBatch, and carry them sorted by key', async () => {
     const w = writer();
     const group = new GroupCommit<string, string>(w.many, w.one, { maxBatch: 2, maxInFlight: 1, key: (item) => item.split(':')[0] });
     const all = ['x:1', 'x:2', 'y:1', 'z:1', 'x:3'].map((item) => group.write(item));
@@ -35,7 +35,7 @@ describe(GroupCommit.name, () => {
       w.statements[i].done();
       await settled();
     }
-    expect(w.statements.map((s) => s.items)).toEqual([['x:1'], ['x:2', 'y:1'], ['z:1', 'x:3']]);
+    expect(w.statements.map((s) => s.items)).toEqual([['x:1'], ['x:2', 'y:1'], ['x:3', 'z:1']]);
     expect(await Promise.all(all)).toEqual(['ok x:1', 'ok x:2', 'ok y:1', 'ok z:1', 'ok x:3']);
   });
 

@@ -10,6 +10,9 @@
  * a value JSON cannot carry), nothing of it was written; each item is written again alone, in arrival
  * order, so one bad item fails only its own caller. Items with the same `key` never share a statement
  * (a repeat of a message id waits for the next one): a multi-row upsert may not touch a row twice.
+ * With a `key`, a group's statement carries its items sorted by key, so two statements that lock the
+ * same rows (the results of two groups, or a group beside the inbound group's writes, which sort the
+ * same way) lock them in one order and cannot deadlock each other.
  */
 export interface GroupCommitOptions<I> {
   /** Items per statement at most. */
@@ -86,14 +89,30 @@ export class GroupCommit<I, R> {
       await this.writeOne(group[0].item).then(group[0].resolve, group[0].reject);
       return;
     }
+    const ordered = this.inKeyOrder(group);
     let results: R[];
     try {
-      results = await this.writeMany(group.map((entry) => entry.item));
+      results = await this.writeMany(ordered.map((entry) => entry.item));
     } catch {
       this.stats.fallbacks++;
       for (const entry of group) await this.writeOne(entry.item).then(entry.resolve, entry.reject);
       return;
     }
-    group.forEach((entry, index) => entry.resolve(results[index]));
+    ordered.forEach((entry, index) => entry.resolve(results[index]));
   }
+
+  /** The group sorted by key (code-unit order, as `compareKeys`), or as it is without a key. */
+  private inKeyOrder(group: Array<Waiting<I, R>>): Array<Waiting<I, R>> {
+    const key = this.options.key;
+    if (!key) return group;
+    return group
+      .map((entry) => ({ entry, k: key(entry.item) }))
+      .sort((a, b) => compareKeys(a.k, b.k))
+      .map(({ entry }) => entry);
+  }
+}
+
+/** The one order of row keys every grouped writer uses (plain code-unit order). */
+export function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -98,6 +98,24 @@ describe('SessionRpcServer drain (issue 39)', () => {
     });
   });
 
+  it('should refuse the ops of an instance being handed over while the other instances keep running theirs', async () => {
+    const other = { ...session, instanceId: 'i2' } as unknown as Session;
+    sessions.set('i2', other);
+    start();
+    server.sessionStarted(other);
+    server.beginDrainOf('i1');
+    await expect(bus.request(Subjects.instance('i1', 'send'), sendRequest(5), { timeoutMs: 2_000 })).rejects.toMatchObject({
+      code: ErrorCode.NoSession,
+      notRun: true,
+    });
+    await expect(bus.request(Subjects.instance('i1', 'status'), {}, { timeoutMs: 2_000 })).resolves.toMatchObject({ loggedIn: true });
+    const serving = bus.request<{ status: string }>(Subjects.instance('i2', 'send'), sendRequest(6), { timeoutMs: 2_000 });
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    await expect(serving).resolves.toMatchObject({ status: 'Sent' });
+    expect(sent).toEqual(['M6']);
+  });
+
   it("should settle each instance on its own: one instance's ops done while another's send still runs", async () => {
     const other = { ...session, instanceId: 'i2' } as unknown as Session;
     sessions.set('i2', other);

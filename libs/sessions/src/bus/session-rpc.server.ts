@@ -32,6 +32,8 @@ export class SessionRpcServer implements SessionLifecycleListener {
   /** The same, per instance: a drain hands each instance over once its own ops are done. */
   private readonly inFlightOf = new Map<string, Set<Promise<unknown>>>();
   private draining = false;
+  /** Instances being handed over (a drain's): their ops are refused while the others' still run. */
+  private readonly handingOver = new Set<string>();
   private accepting = true;
   /** Subscriptions of ended sessions still draining (close waits for them). */
   private readonly closing = new Set<Promise<void>>();
@@ -73,6 +75,14 @@ export class SessionRpcServer implements SessionLifecycleListener {
    */
   beginDrain(): void {
     this.draining = true;
+  }
+
+  /**
+   * The same for one instance (a drain hands each instance over on its own): the other instances keep
+   * answering until their own turn, so a client sees an instance unavailable only from its hand-over on.
+   */
+  beginDrainOf(instanceId: string): void {
+    this.handingOver.add(instanceId);
   }
 
   /** Drain and wait for every instance's ops in flight, for at most `timeoutMs` (see beginDrain). */
@@ -161,7 +171,7 @@ export class SessionRpcServer implements SessionLifecycleListener {
     const session = this.manager.get(instanceId);
     if (!session) throw new RpcError(ErrorCode.NoSession, 'No session', { notRun: true });
     if (!isInstanceOp(op)) throw new RpcError(ErrorCode.BadRequest, `unknown operation ${op}`);
-    if (this.draining && op !== 'status')
+    if ((this.draining || this.handingOver.has(instanceId)) && op !== 'status')
       throw new RpcError(ErrorCode.NoSession, 'No session (the session worker is handing the instance over)', { notRun: true });
     const running = this.run(session, op, asObject(data));
     let ofInstance = this.inFlightOf.get(instanceId);

@@ -25,7 +25,9 @@
  * SIGTERM of the worker that held it) to the end of its first sync send started after it that answered
  * 200; p50/p99. Goals: 0 lost and 0 duplicated everywhere; nats: every send in flight at the kill
  * answered 200 within 5 s of it (recovery reported); pg: recovery ≤ 30 s of the promotion for every
- * instance; rolling: recovery p99 ≤ 2 s and not one send failed; worker: every instance sends again
+ * instance; rolling: recovery p99 ≤ 2 s and not one send failed, where a rolling restart's recovery is the
+ * longest wait of a sync send started within 30 s of a SIGTERM of the instance's holder (the holder
+ * serves until the instance's own hand-over); worker: every instance sends again
  * within 60 s. One JSON object on stdout.
  */
 import { runCluster } from './run';

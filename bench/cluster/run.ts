@@ -25,7 +25,7 @@ import {
   sleep,
   VICTIM_INSTANCES,
 } from './options';
-import { recoveries, startTraffic, waitRecovered } from './traffic';
+import { longestWaits, recoveries, startTraffic, waitRecovered } from './traffic';
 
 /** `fn` over `items`, at most `limit` at once. */
 async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -224,12 +224,17 @@ export async function runCluster(): Promise<void> {
         recoveryMet = !Number.isNaN(promotedAt) && recoveryMs.every((ms) => ms <= 30_000);
       } else if (fault === 'rolling') {
         const sigtermAt = new Map<string, number>();
+        // Every SIGTERM of a worker that held the instance (one may move twice in a rolling restart).
+        const sigterms = new Map<string, number[]>();
         const order = [...cluster.names('relay'), ...cluster.names('dispatcher'), ...cluster.names('worker'), ...cluster.names('gateway')];
         const restarts: Array<{ name: string; exitS: number; healthyS: number }> = [];
         for (const name of order) {
           const held = cluster.names('worker').includes(name) ? [...(await holders()).entries()].filter(([, w]) => w === name).map(([i]) => i) : [];
           const at = Date.now();
-          for (const instance of held) sigtermAt.set(instance, at);
+          for (const instance of held) {
+            sigtermAt.set(instance, at);
+            sigterms.set(instance, [...(sigterms.get(instance) ?? []), at]);
+          }
           await cluster.stopProcess(name, 30_000);
           const exitedAt = Date.now();
           await cluster.startProcess(name);
@@ -240,10 +245,15 @@ export async function runCluster(): Promise<void> {
         }
         const moved = [...sigtermAt.keys()];
         await waitRecovered(traffic, moved, (i) => sigtermAt.get(i) as number, 60_000);
-        recoveryMs = recoveries(traffic, moved, (i) => sigtermAt.get(i) as number);
+        // The time to send again: the longest a sync send started within 30 s of a SIGTERM of its holder waited
+        // for its answer. The holder serves until the instance's own hand-over (issue #39), so the first send
+        // after the SIGTERM (the figure before, still printed) is answered by it and says nothing of the gap.
+        recoveryMs = longestWaits(traffic, moved, (i) => sigterms.get(i) ?? [], 30_000);
+        const firstAfterSigterm = recoveries(traffic, moved, (i) => sigtermAt.get(i) as number);
+        detail.firstSendAfterSigterm = { p50S: percentileS(firstAfterSigterm, 50), p99S: percentileS(firstAfterSigterm, 99) };
         detail.restarts = restarts;
         detail.instancesMoved = moved.length;
-        recoveryGoal = 'recovery p99 <= 2 s, no send failed';
+        recoveryGoal = "the longest wait of a sync send started within 30 s of its holder's SIGTERM: p99 <= 2 s; no send failed";
         recoveryMet = (percentileS(recoveryMs, 99) ?? 0) <= 2;
         extraMet = traffic.sends.every((s) => s.status === 200);
       } else if (fault === 'worker') {

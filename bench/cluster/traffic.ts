@@ -90,6 +90,22 @@ export function recoveries(traffic: Traffic, instances: string[], from: (instanc
   });
 }
 
+/**
+ * Per instance, the longest any sync send started in one of its windows `[at, at + windowMs)` waited
+ * for its answer (NaN when no sync send started in any of them): how long a client found the instance
+ * unable to send. A rolling restart's hand-over is judged by it — the holder keeps serving while it
+ * drains, so "the first send after the SIGTERM" would be answered by the old holder and say nothing.
+ */
+export function longestWaits(traffic: Traffic, instances: string[], windows: (instance: string) => number[], windowMs: number): number[] {
+  return instances.map((instance) => {
+    const starts = windows(instance);
+    const waits = traffic.sends
+      .filter((s) => s.instance === instance && s.kind === 'sync' && starts.some((at) => s.startedAt >= at && s.startedAt < at + windowMs))
+      .map((s) => s.endedAt - s.startedAt);
+    return waits.length ? Math.max(...waits) : NaN;
+  });
+}
+
 export async function waitRecovered(traffic: Traffic, instances: string[], from: (instance: string) => number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

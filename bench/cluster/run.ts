@@ -61,7 +61,7 @@ export async function runCluster(): Promise<void> {
       // The webhook receiver is on loopback (the SSRF guard refuses it otherwise).
       SSRF_ALLOWLIST: '127.0.0.1/32',
       RATE_LIMIT_INSTANCE: '1000000/s',
-      LOG_LEVEL: 'warn',
+      LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL ?? 'warn',
       ...(LEASE_TTL_MS ? { LEASE_TTL_MS: String(LEASE_TTL_MS), FAILOVER_WAIT_MS: String(LEASE_TTL_MS + 10_000) } : {}),
       ...(workerCapacity ? { WORKER_CAPACITY: String(workerCapacity) } : {}),
       ...(DB_POOL ? { DATABASE_POOL_SIZE: String(DB_POOL) } : {}),

@@ -219,7 +219,8 @@ export class SessionWorker {
     applySimulatorSeam(this.options.config.simulator, this.logger);
     // A worker that drains hands its instances over and says so: adopt them now, not at the next reconcile.
     this.handOverSubscription = this.options.bus.subscribe(Subjects.leasesHandedOver, (data) => {
-      if ((data as Partial<LeasesHandedOver> | null)?.workerId !== this.workerId) this.keeper.reconcileSoon();
+      const notice = data as Partial<LeasesHandedOver> | null;
+      if (notice?.workerId !== this.workerId) this.keeper.reconcileSoon(Array.isArray(notice?.instanceIds) ? notice.instanceIds : []);
       return undefined;
     });
     this.keeper.setHandOverListener((instanceIds) => {

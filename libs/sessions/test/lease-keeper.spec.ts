@@ -299,6 +299,24 @@ describe(LeaseKeeper.name, () => {
     });
   });
 
+  describe('instances announced as handed over (issue #39)', () => {
+    it('should claim the instances named in the announcement without scanning for orphans', async () => {
+      const repository = new LeaseRepository(db.dataSource);
+      const scans = jest.spyOn(repository, 'findOrphans');
+      const heir = keeper('w-named', { reconcileIntervalMs: 3_600_000 }, repository);
+      const listener = new RecordingListener();
+      await heir.start(listener);
+      await heir.reconcileNow();
+      // Orphans only from now on, and the timer's next reconcile an hour away: only the announcement can explain the claims.
+      const ids = await pairedInstances(6);
+      scans.mockClear();
+      heir.reconcileSoon(ids);
+      await waitFor(() => heir.heldCount === 6, 5_000);
+      expect(listener.adopted.sort()).toEqual(ids);
+      expect(scans).not.toHaveBeenCalled();
+    });
+  });
+
   describe('drain, renewals meanwhile (issue #39)', () => {
     it('should keep renewing the leases it still holds while draining, without putting itself back in the fair share', async () => {
       const ids = await pairedInstances(4);

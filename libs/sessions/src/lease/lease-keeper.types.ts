@@ -1,0 +1,29 @@
+import type { Lease } from '@gw/persistence';
+
+export interface LeaseKeeperOptions {
+  workerId: string;
+  /** Most sessions this worker holds at once (WORKER_CAPACITY). */
+  capacity: number;
+  /** Lease lifetime; renewed every ttl/3 (LEASE_TTL_MS). */
+  ttlMs: number;
+  /** How often to look for orphaned instances to adopt. */
+  reconcileIntervalMs: number;
+  /**
+   * How long past the lease's lapse the sessions ride out a database that cannot be reached at all
+   * (LEASE_OUTAGE_RIDE_MS, ADR 0037); 0 stops them at the cut-off as for a database that hangs.
+   */
+  outageRideMs?: number;
+}
+
+/** What the keeper tells the owner of the sessions. */
+export interface LeaseListener {
+  /** The lease is gone (expired, taken over, or no longer provable): stop the session, write nothing. */
+  leaseLost(instanceId: string): void;
+  /** An orphaned paired instance was claimed for this worker: start its session from stored auth. */
+  orphanClaimed(lease: Lease): Promise<void>;
+}
+
+/** Told which instances a draining worker just handed over (the worker announces them on the bus). */
+export type HandOverListener = (instanceIds: string[]) => void;
+
+export type ClaimResult = { kind: 'claimed'; lease: Lease } | { kind: 'full' } | { kind: 'held-elsewhere' };

@@ -1,70 +1,56 @@
 import { FencedOutError } from '@gw/persistence';
-import type { WASocket } from '../baileys';
-import { forgetHistoryFor } from '../socket/history-sync-limit';
-import type { Session } from './session';
-import { SessionState } from './session-state';
+import type { SessionState } from './session-state';
+import type { SocketSlot } from './socket-slot';
+
+/** What an ending needs from the rest of the Session. */
+export interface EndingHooks {
+  /** Stops what would run later: the pairing's expiry, a reconnect waiting for its delay or the gate. */
+  stopTimers(): void;
+  /** Tells the owner the session is over; `release` is false when the lease was lost (nothing may be written). */
+  ended(outcome: { release: boolean }): Promise<void>;
+}
 
 /**
- * How a session's socket and the session itself stop: the socket dropped (its events ignored from
- * then on), the session ended on purpose (logged out, stopped disconnected or hibernated, or adopted
+ * How a session stops: ended on purpose (logged out, stopped disconnected or hibernated, or adopted
  * with nothing stored) with its row saying why, or aborted without a write when the lease is gone.
  */
-export abstract class SessionEndings extends SessionState {
+export class SessionEndings {
+  constructor(
+    private readonly state: SessionState,
+    private readonly slot: SocketSlot,
+    private readonly hooks: EndingHooks,
+  ) {}
+
   /**
    * The lease is gone (lost, fenced out, or the worker dies): stop everything at once and write
    * nothing, not even through tasks still queued. Synchronous on purpose.
    */
-  override abort(reason: string, options: { hard?: boolean } = {}): void {
-    if (this.phase === 'ended') return;
-    this.logger.warn({ reason }, 'session aborted without writing');
-    this.phase = 'ended';
-    this.clearTimers();
-    this.auth?.close();
-    this.detachSocket(options.hard);
-    this.changed.notify();
-    void this.owner
-      .sessionEnded(this.session, { release: false })
-      .catch((error: unknown) => this.logger.error({ err: error }, 'ending aborted session failed'));
-  }
-
-  /** Forgets the current socket (its events are ignored from now on) and closes it. */
-  protected detachSocket(hard = false): void {
-    this.releaseHandshake();
-    this.generation += 1;
-    for (const detach of this.detachObservers.splice(0)) {
-      try {
-        detach();
-      } catch (error) {
-        this.logger.warn({ err: error }, 'socket observer failed to detach');
-      }
-    }
-    const socket = this.socket;
-    this.socket = null;
-    if (!socket) return;
-    // Still open or logging in: its login may reach WhatsApp after the next socket's and replace it (440).
-    if (!socket.ws.isClosed && !socket.ws.isClosing) this.replacedOwnSocketAt = Date.now();
-    closeQuietly(socket, hard);
-  }
-
-  protected releaseHandshake(): void {
-    const release = this.handshakeRelease;
-    this.handshakeRelease = undefined;
-    release?.();
+  abort(reason: string, options: { hard?: boolean } = {}): void {
+    const { state } = this;
+    if (state.phase === 'ended') return;
+    state.logger.warn({ reason }, 'session aborted without writing');
+    state.phase = 'ended';
+    this.hooks.stopTimers();
+    state.auth?.close();
+    this.slot.detach(options.hard);
+    state.changed.notify();
+    void this.hooks.ended({ release: false }).catch((error: unknown) => state.logger.error({ err: error }, 'ending aborted session failed'));
   }
 
   /** 401: the device is unlinked. Credentials go first (fenced), then the row says why. */
-  protected async loggedOut(reason: string): Promise<void> {
-    this.detachSocket();
+  async loggedOut(reason: string): Promise<void> {
+    const { state } = this;
+    this.slot.detach();
     // No key write of the dead socket may land after the wipe.
-    await this.auth?.closeAndDrain();
+    await state.auth?.closeAndDrain();
     try {
-      await this.guardFencing(() => this.services.authStates.clearFenced(this.lease));
+      await state.guardFencing(() => state.services.authStates.clearFenced(state.lease));
     } catch (error) {
       if (error instanceof FencedOutError) throw error;
       // Left behind, they are harmless: `paired` goes false, and the next pairing replaces them.
-      this.logger.error({ err: error }, 'clearing credentials after logout failed');
+      state.logger.error({ err: error }, 'clearing credentials after logout failed');
     }
-    await this.write({
+    await state.write({
       patch: {
         status: 'disconnected',
         paired: false,
@@ -81,9 +67,9 @@ export abstract class SessionEndings extends SessionState {
   }
 
   /** Ends on purpose and stays disconnected (or hibernated; nobody adopts it): credentials are kept. */
-  protected async stopDisconnected(reason: string, status: 'disconnected' | 'hibernated' = 'disconnected'): Promise<void> {
-    this.detachSocket();
-    await this.write({
+  async stopDisconnected(reason: string, status: 'disconnected' | 'hibernated' = 'disconnected'): Promise<void> {
+    this.slot.detach();
+    await this.state.write({
       patch: {
         status,
         desiredState: 'disconnected',
@@ -99,43 +85,19 @@ export abstract class SessionEndings extends SessionState {
   }
 
   /** Adopted but nothing stored: the `paired` flag was stale. Correct it and let go. */
-  protected async forgetUnpairedDevice(): Promise<void> {
-    await this.write({ patch: { status: 'disconnected', paired: false, desiredState: 'disconnected', qrcode: '', paircode: '' }, event: {} });
+  async forgetUnpairedDevice(): Promise<void> {
+    await this.state.write({ patch: { status: 'disconnected', paired: false, desiredState: 'disconnected', qrcode: '', paircode: '' }, event: {} });
     await this.end(true);
   }
 
-  protected async end(release: boolean): Promise<void> {
-    if (this.phase === 'ended') return;
-    this.phase = 'ended';
-    this.clearTimers();
-    this.detachSocket();
-    this.auth?.close();
-    this.changed.notify();
-    await this.owner.sessionEnded(this.session, { release });
+  async end(release: boolean): Promise<void> {
+    const { state } = this;
+    if (state.phase === 'ended') return;
+    state.phase = 'ended';
+    this.hooks.stopTimers();
+    this.slot.detach();
+    state.auth?.close();
+    state.changed.notify();
+    await this.hooks.ended({ release });
   }
-
-  private clearTimers(): void {
-    clearTimeout(this.expiryTimer);
-    this.reconnectTimer?.cancel();
-    this.reconnectTimer = undefined;
-    if (this.pairing) forgetHistoryFor(this.pairing.identityKey);
-  }
-
-  /** What the owner is told about: every SessionEndings is a Session (its only concrete class). */
-  private get session(): Session {
-    return this as unknown as Session;
-  }
-}
-
-/** Ends a socket without logout; a hard close drops the TCP connection like a crashed process would. */
-function closeQuietly(socket: WASocket, hard = false): void {
-  if (hard) {
-    const raw = (socket.ws as unknown as { socket?: { terminate?: () => void } | null }).socket;
-    try {
-      raw?.terminate?.();
-    } catch {
-      // already gone
-    }
-  }
-  socket.end(undefined).catch(() => undefined);
 }

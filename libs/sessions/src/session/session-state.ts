@@ -2,59 +2,30 @@ import { ErrorCode, RpcError } from '@gw/contracts';
 import { FencedOutError, type InstanceEntity, type Lease } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { PostgresAuthState } from '../auth-state/postgres-auth-state';
-import type { WASocket, WAVersion } from '../baileys';
-import type { PacedWait } from './reconnect-pacer';
 import { ChangeSignal, SerialQueue } from './serial-queue';
 import type { StateChange } from './session-state-writer';
-import { SessionEndedError, type Pairing, type SessionOwner, type SessionPhase, type SessionServices } from './session-types';
+import { SessionEndedError, type Pairing, type SessionPhase, type SessionServices } from './session-types';
 
 /**
- * What a Session knows (its phase, socket, credentials, pairing, reconnect bookkeeping and its row),
- * and how it changes it: every task on one serial queue, every state change written under the lease.
- * The layers above (SessionEndings, SessionConnection, SessionPairing, Session) share these fields.
+ * What every part of a Session shares: its phase, credentials, pairing and row, and how they change:
+ * every task on one serial queue, every state change written with its event under the lease.
+ * Fencing anywhere aborts the session (`abort`, given by the Session: its endings do it).
  */
-export abstract class SessionState {
-  protected phase: SessionPhase = 'idle';
-  protected auth: PostgresAuthState | null = null;
-  protected socket: WASocket | null = null;
-  protected detachObservers: Array<() => void> = [];
-  protected generation = 0;
-  protected pairing: Pairing | null = null;
-  protected expiryTimer: NodeJS.Timeout | undefined;
-  protected reconnectTimer: PacedWait | undefined;
-  /** Frees this session's slot in the worker's HandshakeGate (held from a reconnect's socket until it logs in or closes). */
-  protected handshakeRelease: (() => void) | undefined;
-  /** The reconnect waiting for its delay or for the gate; an older one that gets its turn steps aside. */
-  protected reconnectTicket = 0;
-  /**
-   * The reconnect ticket whose request read or wrote the row (the adoption's read, startReconnect's
-   * write answering the row as stored): its socket opens with that row, not read once more (issue #38).
-   */
-  protected rowReadForTicket = -1;
-  /** When this session last dropped a socket of its own that was still open or logging in (see onClose's 440). */
-  protected replacedOwnSocketAt = 0;
-  protected attempt = 0;
-  /** The WhatsApp Web version the current socket logs in with (a 405 names it). */
-  protected socketVersion: WAVersion | undefined;
-  /** Why WhatsApp refused the pairing this session ended on; the connect waiting for it gets the error. */
-  protected pairingRefusal: string | undefined;
-  /** Why the last socket could not reach WhatsApp (refused, no route, no DNS); cleared once it is reached. */
-  protected connectFailure: string | undefined;
-  /** The last close's reason and how many closes in a row had it: the same failure is logged once, then every 10th. */
-  protected lastClose = { reason: '', repeats: 0 };
-  /** Until when a send waits for the first open of a session adopted from another worker (0: not arriving). */
-  protected arrivingUntil = 0;
+export class SessionState {
+  phase: SessionPhase = 'idle';
+  auth: PostgresAuthState | null = null;
+  pairing: Pairing | null = null;
   /** Whether `row` is as the database last answered it (false after a write that failed and was applied in memory only). */
-  protected rowFromDatabase = true;
+  rowFromDatabase = true;
+  readonly changed = new ChangeSignal();
+  readonly logger: Logger;
   private readonly queue = new SerialQueue();
-  protected readonly changed = new ChangeSignal();
-  protected readonly logger: Logger;
 
   constructor(
-    protected row: InstanceEntity,
+    public row: InstanceEntity,
     readonly lease: Lease,
-    protected readonly services: SessionServices,
-    protected readonly owner: SessionOwner,
+    readonly services: SessionServices,
+    private readonly abort: (reason: string) => void,
   ) {
     this.logger = services.logger.child({ instanceId: row.id });
   }
@@ -63,22 +34,11 @@ export abstract class SessionState {
     return this.lease.instanceId;
   }
 
-  get currentPhase(): SessionPhase {
-    return this.phase;
-  }
-
-  get instance(): InstanceEntity {
-    return this.row;
-  }
-
-  /** See SessionEndings.abort: the lease is gone, stop everything at once and write nothing. */
-  abstract abort(reason: string, options?: { hard?: boolean }): void;
-
   /**
    * Queues a task. Failures never escape as unhandled rejections: fencing aborts the session,
    * anything else is logged and re-thrown to the caller awaiting it (if any).
    */
-  protected run<T>(task: () => Promise<T> | T): Promise<T> {
+  run<T>(task: () => Promise<T> | T): Promise<T> {
     const result = this.queue.run(task);
     result.catch((error: unknown) => {
       if (error instanceof FencedOutError) this.abort('fenced out');
@@ -101,7 +61,7 @@ export abstract class SessionState {
    * socket keeps reconnecting and ending even when its row cannot be updated; `required` writes
    * (the start of a pairing) fail the command instead.
    */
-  protected async write(change: StateChange, options: { required?: boolean } = {}): Promise<void> {
+  async write(change: StateChange, options: { required?: boolean } = {}): Promise<void> {
     if (this.phase === 'ended') throw new SessionEndedError(this.instanceId);
     try {
       this.row = await this.guardFencing(() => this.services.writer.write(this.lease, this.row, change));
@@ -115,7 +75,7 @@ export abstract class SessionState {
     this.changed.notify();
   }
 
-  protected async guardFencing<T>(work: () => Promise<T>): Promise<T> {
+  async guardFencing<T>(work: () => Promise<T>): Promise<T> {
     try {
       return await work();
     } catch (error) {
@@ -124,11 +84,26 @@ export abstract class SessionState {
     }
   }
 
-  protected assertAlive(): void {
+  assertAlive(): void {
     if (this.phase === 'ended') throw new RpcError(ErrorCode.NoSession, 'No session');
   }
 
-  protected authOptions() {
+  /**
+   * First flush of a new pairing's credentials. A database failure is logged and retried on the next
+   * `creds.update` (the socket works from memory meanwhile); fencing stops the session.
+   */
+  async persistIfPending(): Promise<void> {
+    const auth = this.auth;
+    if (!auth || auth.isPersistent || this.phase === 'ended') return;
+    try {
+      await this.guardFencing(() => auth.persist());
+    } catch (error) {
+      if (error instanceof FencedOutError) throw error;
+      this.logger.error({ err: error }, 'storing the new credentials failed; will retry');
+    }
+  }
+
+  authOptions() {
     return {
       repository: this.services.authStates,
       lease: this.lease,

@@ -9,12 +9,18 @@ import {
   type StatusPrivacy,
   type StatusReply,
 } from '@gw/contracts';
+import type { InstanceEntity, Lease } from '@gw/persistence';
 import { jidDecode, type WASocket } from '../baileys';
 import { readPrivacySettings, readStatusPrivacy, writePrivacySettings } from './privacy-settings';
+import { SessionConnection } from './session-connection';
+import { SessionEndings } from './session-endings';
 import { SessionPairing } from './session-pairing';
+import { SessionState } from './session-state';
+import type { SessionOwner, SessionPhase, SessionServices } from './session-types';
+import { SocketSlot } from './socket-slot';
 
-// The parts a Session is made of (session-state, -endings, -connection, -pairing) and its types
-// (session-types) have files of their own; what this module exported is still exported from here.
+// The Session's parts (session-state, socket-slot, -connection, -pairing, -endings) and its types have
+// files of their own; what this module exported before is still exported from here.
 export { formatPairingCode } from './session-pairing';
 export { SessionEndedError, type SessionOwner, type SessionPhase, type SessionServices } from './session-types';
 
@@ -22,79 +28,143 @@ export { SessionEndedError, type SessionOwner, type SessionPhase, type SessionSe
  * One held instance: its Baileys socket, its credentials and the truth about its connection.
  * Every socket event and command runs on one serial queue; every status change is written with its
  * `connection` event under the lease. Sockets are numbered: events of a replaced socket are ignored.
+ *
+ * The Session answers commands; its parts do the work, each given what it uses:
+ * - SessionState: phase, credentials, pairing and row; the serial queue and the fenced write
+ * - SocketSlot: the socket held now, its number, observers and handshake ticket
+ * - SessionConnection: sockets from stored credentials, their events, reconnects (ReconnectScheduler)
+ * - SessionPairing: a new pairing by QR or code, until the phone confirms or it expires
+ * - SessionEndings: logout, stopping disconnected, ending, and the abort that writes nothing
  */
-export class Session extends SessionPairing {
+export class Session {
+  private readonly state: SessionState;
+  private readonly slot: SocketSlot;
+  private readonly endings: SessionEndings;
+  private readonly connection: SessionConnection;
+  private readonly pairing: SessionPairing;
+
+  constructor(
+    row: InstanceEntity,
+    readonly lease: Lease,
+    services: SessionServices,
+    owner: SessionOwner,
+  ) {
+    this.state = new SessionState(row, lease, services, (reason) => this.abort(reason));
+    this.slot = new SocketSlot(this.state.logger);
+    this.endings = new SessionEndings(this.state, this.slot, {
+      stopTimers: () => {
+        this.pairing.stop();
+        this.connection.cancelReconnect();
+      },
+      ended: (outcome) => owner.sessionEnded(this, outcome),
+    });
+    this.connection = new SessionConnection(this.state, this.slot, this.endings, {
+      onQr: (qr) => this.pairing.onQr(qr),
+      onPairSuccess: () => this.pairing.onPairSuccess(),
+      onRegRefresh: () => this.pairing.onRegRefresh(),
+    });
+    this.pairing = new SessionPairing(this.state, this.slot, this.endings, this.connection);
+  }
+
+  get instanceId(): string {
+    return this.lease.instanceId;
+  }
+
+  get currentPhase(): SessionPhase {
+    return this.state.phase;
+  }
+
+  get instance(): InstanceEntity {
+    return this.state.row;
+  }
+
+  /**
+   * The lease is gone (lost, fenced out, or the worker dies): stop everything at once and write
+   * nothing, not even through tasks still queued. Synchronous on purpose.
+   */
+  abort(reason: string, options: { hard?: boolean } = {}): void {
+    this.endings.abort(reason, options);
+  }
+
   /**
    * Answers a connect request: an open session replies at once; a paired one reconnects from stored
    * auth and replies after `open` or a short wait; an unpaired one starts a pairing and replies once
    * the QR or pairing code exists. A pairing in progress keeps what was first requested.
    */
   async connect(request: ConnectRequest): Promise<ConnectReply> {
-    await this.run(() => this.beginConnect(request)).catch(async (error: unknown) => {
-      // A start that broke half way (e.g. the database failed) must not leave a husk holding the lease.
-      if (!(error instanceof RpcError) && (this.phase === 'idle' || this.phase === 'pairing')) {
-        this.detachSocket();
-        await this.end(true).catch(() => undefined);
-      }
-      throw error;
-    });
-    const waitMs = this.phase === 'pairing' ? this.services.config.pairingReplyWaitMs : this.services.config.reconnectReplyWaitMs;
-    await this.changed.waitFor(() => this.readyToReply(), waitMs);
-    if (this.phase === 'ended' && this.pairingRefusal) throw new RpcError(ErrorCode.Refused, this.pairingRefusal);
-    const waiting = this.phase !== 'open' && !this.row.qrcode && !this.row.paircode;
+    const { state } = this;
+    await state
+      .run(() => this.beginConnect(request))
+      .catch(async (error: unknown) => {
+        // A start that broke half way (e.g. the database failed) must not leave a husk holding the lease.
+        if (!(error instanceof RpcError) && (state.phase === 'idle' || state.phase === 'pairing')) {
+          this.slot.detach();
+          await this.endings.end(true).catch(() => undefined);
+        }
+        throw error;
+      });
+    const waitMs = state.phase === 'pairing' ? state.services.config.pairingReplyWaitMs : state.services.config.reconnectReplyWaitMs;
+    await state.changed.waitFor(() => this.readyToReply(), waitMs);
+    if (state.phase === 'ended' && this.pairing.refusal) throw new RpcError(ErrorCode.Refused, this.pairing.refusal);
+    const waiting = state.phase !== 'open' && !state.row.qrcode && !state.row.paircode;
+    const failure = this.connection.failure;
     return {
-      status: this.row.status,
-      loggedIn: this.phase === 'open',
+      status: state.row.status,
+      loggedIn: state.phase === 'open',
       jid: this.jidObject(),
-      qrcode: this.row.qrcode,
-      paircode: this.row.paircode,
-      requestId: this.row.pairingRequestId || request.requestId,
-      ...(waiting && this.connectFailure ? { reason: this.connectFailure } : {}),
+      qrcode: state.row.qrcode,
+      paircode: state.row.paircode,
+      requestId: state.row.pairingRequestId || request.requestId,
+      ...(waiting && failure ? { reason: failure } : {}),
     };
   }
 
   /** Starts an adopted (orphaned, paired) instance from stored auth; ends it if nothing is stored. */
   adopt(): Promise<void> {
-    this.arrivingUntil = Date.now() + this.services.config.sendReconnectWaitMs;
-    return this.run(async () => {
-      if (this.phase !== 'idle') return;
-      if (await this.loadStoredAuth()) await this.startReconnect(false);
-      else await this.forgetUnpairedDevice();
-    }).catch(async (error: unknown) => {
-      // Could not even read the credentials: give the lease back, the next reconcile tries again.
-      if (this.phase === 'idle') await this.end(true).catch(() => undefined);
-      throw error;
-    });
+    const { state } = this;
+    this.connection.expectArrival(Date.now() + state.services.config.sendReconnectWaitMs);
+    return state
+      .run(async () => {
+        if (state.phase !== 'idle') return;
+        if (await this.connection.loadStoredAuth()) await this.connection.startReconnect(false);
+        else await this.endings.forgetUnpairedDevice();
+      })
+      .catch(async (error: unknown) => {
+        // Could not even read the credentials: give the lease back, the next reconcile tries again.
+        if (state.phase === 'idle') await this.endings.end(true).catch(() => undefined);
+        throw error;
+      });
   }
 
   status(): StatusReply {
-    this.assertAlive();
-    return { status: this.row.status, loggedIn: this.phase === 'open', jid: this.jidObject() };
+    this.state.assertAlive();
+    return { status: this.state.row.status, loggedIn: this.state.phase === 'open', jid: this.jidObject() };
   }
 
   /** Unlinks the device (sock.logout when connected), clears credentials, ends the session. */
   logout(): Promise<StatusReply> {
-    return this.run(async () => {
-      this.assertAlive();
-      const socket = this.socket;
-      if (socket && this.phase === 'open') {
-        this.generation += 1; // the 401 close that follows is ours, not news
+    const { state } = this;
+    return state.run(async () => {
+      state.assertAlive();
+      const socket = this.slot.socket;
+      if (socket && state.phase === 'open') {
+        this.slot.ignoreCurrentEvents(); // the 401 close that follows is ours, not news
         try {
           await socket.logout('logout requested');
         } catch (error) {
-          this.logger.warn({ err: error }, 'logout could not reach WhatsApp; clearing credentials anyway');
+          state.logger.warn({ err: error }, 'logout could not reach WhatsApp; clearing credentials anyway');
         }
       }
-      await this.loggedOut('401: logged out by request');
-      return { status: this.row.status, loggedIn: false, jid: null };
+      await this.endings.loggedOut('401: logged out by request');
+      return { status: state.row.status, loggedIn: false, jid: null };
     });
   }
 
   /** Closes without logout, marks the instance disconnected on purpose and gives the lease back. */
   release(): Promise<void> {
-    return this.run(async () => {
-      if (this.phase === 'ended') return;
-      await this.stopDisconnected('disconnected by request');
+    return this.state.run(async () => {
+      if (this.state.phase === 'ended') return;
+      await this.endings.stopDisconnected('disconnected by request');
     });
   }
 
@@ -104,30 +174,27 @@ export class Session extends SessionPairing {
    * wakes it without a QR. Refused while pairing: there is nothing to keep yet.
    */
   hibernate(): Promise<void> {
-    return this.run(async () => {
-      if (this.phase === 'ended') return;
-      if (this.phase === 'pairing' || this.phase === 'linking' || this.phase === 'idle')
+    const { state } = this;
+    return state.run(async () => {
+      if (state.phase === 'ended') return;
+      if (state.phase === 'pairing' || state.phase === 'linking' || state.phase === 'idle')
         throw new RpcError(ErrorCode.Conflict, 'Instance cannot hibernate while it is pairing: it has no linked device yet');
-      await this.stopDisconnected('hibernated by request', 'hibernated');
+      await this.endings.stopDisconnected('hibernated by request', 'hibernated');
     });
   }
 
   /** Graceful reconnect (restartAll, /instance/reset): close without logout, reconnect from stored auth now. */
   restart(reason = 'restart requested'): Promise<void> {
-    return this.run(async () => {
-      if (this.phase !== 'open' && this.phase !== 'connecting') return;
-      this.detachSocket();
-      this.reconnectTimer?.cancel();
-      this.reconnectTimer = undefined;
-      this.attempt = 0;
-      await this.startReconnect(true, reason);
+    return this.state.run(async () => {
+      if (this.state.phase !== 'open' && this.state.phase !== 'connecting') return;
+      await this.connection.restart(reason);
     });
   }
 
   async setPresence(request: PresenceRequest): Promise<void> {
     const socket = this.openSocket();
     await socket.sendPresenceUpdate(request.presence);
-    await this.run(() => this.write({ patch: { currentPresence: request.presence } }));
+    await this.state.run(() => this.state.write({ patch: { currentPresence: request.presence } }));
   }
 
   getPrivacy(): Promise<PrivacySettings> {
@@ -144,9 +211,10 @@ export class Session extends SessionPairing {
 
   /** The socket of an open session, for commands that talk to WhatsApp. */
   openSocket(): WASocket {
-    this.assertAlive();
-    if (this.phase !== 'open' || !this.socket) throw new RpcError(ErrorCode.NotConnected, 'instance is not connected');
-    return this.socket;
+    this.state.assertAlive();
+    const socket = this.slot.socket;
+    if (this.state.phase !== 'open' || !socket) throw new RpcError(ErrorCode.NotConnected, 'instance is not connected');
+    return socket;
   }
 
   /**
@@ -155,8 +223,8 @@ export class Session extends SessionPairing {
    * send waits for a reconnect, instead of being refused NotConnected (issue #39).
    */
   async openSocketOnArrival(): Promise<WASocket> {
-    const waitMs = this.arrivingUntil - Date.now();
-    if (this.phase !== 'open' && waitMs > 0) await this.whenOpen(waitMs);
+    const waitMs = this.connection.arrivalWaitMs();
+    if (this.state.phase !== 'open' && waitMs > 0) await this.whenOpen(waitMs);
     return this.openSocket();
   }
 
@@ -166,9 +234,10 @@ export class Session extends SessionPairing {
    * Null when none was open within `timeoutMs`, or the session ended.
    */
   async whenOpen(timeoutMs: number, closed?: WASocket): Promise<WASocket | null> {
-    const ready = () => this.phase === 'open' && this.socket !== null && this.socket !== closed;
-    await this.changed.waitFor(() => ready() || this.phase === 'ended', timeoutMs);
-    return ready() ? this.socket : null;
+    const { state, slot } = this;
+    const ready = () => state.phase === 'open' && slot.socket !== null && slot.socket !== closed;
+    await state.changed.waitFor(() => ready() || state.phase === 'ended', timeoutMs);
+    return ready() ? slot.socket : null;
   }
 
   /**
@@ -176,43 +245,39 @@ export class Session extends SessionPairing {
    * `connecting` (another worker adopts it); a pairing in progress cannot move and ends.
    */
   shutdown(): Promise<void> {
-    return this.run(async () => {
-      if (this.phase === 'ended') return;
-      if (this.phase === 'idle') return this.end(true); // nothing started, nothing to say
-      if (this.phase === 'pairing') return this.stopDisconnected('worker shutdown');
-      this.detachSocket();
-      await this.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: 'worker shutdown' }, event: {} });
-      await this.end(true);
+    const { state } = this;
+    return state.run(async () => {
+      if (state.phase === 'ended') return;
+      if (state.phase === 'idle') return this.endings.end(true); // nothing started, nothing to say
+      if (state.phase === 'pairing') return this.endings.stopDisconnected('worker shutdown');
+      this.slot.detach();
+      await state.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: 'worker shutdown' }, event: {} });
+      await this.endings.end(true);
     });
   }
 
   private async beginConnect(request: ConnectRequest): Promise<void> {
-    this.assertAlive();
-    switch (this.phase) {
+    this.state.assertAlive();
+    switch (this.state.phase) {
       case 'open':
       case 'pairing':
       case 'linking':
         return;
       case 'connecting':
-        // A pending backoff is cut short: somebody is waiting for this instance now.
-        if (this.reconnectTimer) {
-          this.attempt = 0;
-          this.connectFailure = undefined; // this try's own outcome answers
-          this.reconnectThroughGate(0);
-        }
+        this.connection.cutBackoffShort();
         return;
       case 'idle':
-        if (await this.loadStoredAuth()) return this.startReconnect(false);
-        return this.startPairing(request);
+        if (await this.connection.loadStoredAuth()) return this.connection.startReconnect(false);
+        return this.pairing.start(request);
     }
   }
 
   private readyToReply(): boolean {
-    switch (this.phase) {
+    switch (this.state.phase) {
       case 'pairing':
-        return Boolean(this.row.qrcode || this.row.paircode || this.connectFailure);
+        return Boolean(this.state.row.qrcode || this.state.row.paircode || this.connection.failure);
       case 'connecting':
-        return Boolean(this.connectFailure);
+        return Boolean(this.connection.failure);
       case 'linking':
         return false;
       default:
@@ -221,7 +286,7 @@ export class Session extends SessionPairing {
   }
 
   private jidObject(): JidObject | null {
-    const id = this.phase === 'open' ? this.auth?.creds.me?.id : undefined;
+    const id = this.state.phase === 'open' ? this.state.auth?.creds.me?.id : undefined;
     const decoded = id ? jidDecode(id) : undefined;
     return decoded ? { user: decoded.user, agent: 0, device: decoded.device ?? 0, server: decoded.server } : null;
   }

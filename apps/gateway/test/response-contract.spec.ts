@@ -1,3 +1,4 @@
+import { INSTANCE_EXAMPLE } from '../src/common/dto/common.examples';
 import { InstanceService } from '../src/instance/instance.service';
 import { startGateway, type GatewayHarness } from './support/gateway-harness';
 
@@ -27,7 +28,7 @@ describe('the response contract check of the e2e harness', () => {
   });
 
   it('should fail a call whose answer is not what the document says', async () => {
-    const spy = jest.spyOn(gateway.app.get(InstanceService), 'listAll').mockResolvedValueOnce([{ id: 'r1', status: 'sleeping' }] as never);
+    const spy = jest.spyOn(gateway.app.get(InstanceService), 'listAll').mockResolvedValueOnce([{ ...INSTANCE_EXAMPLE, status: 'sleeping' }] as never);
     await expect(gateway.call('GET', '/instance/all', { admin: gateway.adminToken })).rejects.toThrow(
       /GET \/instance\/all → 200: the body does not match the document: \/0\/status must be equal to one of the allowed values/,
     );

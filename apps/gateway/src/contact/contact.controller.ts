@@ -2,13 +2,11 @@ import { Body, Controller, Get, HttpCode, HttpStatus, Post, Query, UseGuards } f
 
 import { CurrentInstance, InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
-import { SCHEMAS } from '../openapi/schemas';
 import { ChatCheckDto, ChatDetailsDto, ChatNameAndImageDto, ContactAddDto, ContactListDto, ContactNumberDto } from './dto/contact.dto';
-import { CHAT_EXAMPLE } from '../openapi/examples';
 import { ContactService } from './contact.service';
-import { CHAT_CHECK_EXAMPLE, CHAT_NAME_AND_IMAGE_EXAMPLE, CONTACT_ADDED_EXAMPLE, CONTACT_EXAMPLE } from './dto/contact.examples';
+import { CHAT_CHECK_EXAMPLE, CHAT_DETAILS_EXAMPLE, CHAT_NAME_AND_IMAGE_EXAMPLE, CONTACT_ADDED_EXAMPLE, CONTACT_EXAMPLE } from './dto/contact.examples';
 import { CONTACT_PAGE_EXAMPLE, CONTACT_REMOVED_EXAMPLE } from './dto/contact.examples';
-import { ChatCheckResponse, ChatNameAndImageResponse, ContactAddedResponse, ContactPageResponse } from './dto/contact.response';
+import { ChatCheckResponse, ChatDetailsResponse, ChatNameAndImageResponse, ContactAddedResponse, ContactPageResponse } from './dto/contact.response';
 import { ContactRemovedResponse, ContactResponse } from './dto/contact.response';
 import { ApiArea } from '../openapi/api-areas';
 import { ApiOperation, ApiQuery } from '@nestjs/swagger';
@@ -92,13 +90,13 @@ export class ContactController {
 
   @Post('chat/details')
   @HttpCode(HttpStatus.OK)
-  @ApiReply(SCHEMAS.ChatDetails, { example: { ...CHAT_EXAMPLE, common_groups: '', image: '' } })
+  @ApiReply(ChatDetailsResponse, { example: CHAT_DETAILS_EXAMPLE })
   @ApiOperation({
     summary: "Get a contact's or chat's full details",
     description:
       'Everything the gateway knows about a contact or group (`number`): the whole chat record with its names, lead fields and labels, and the profile picture URL, small (`preview: true`) or full size.',
   })
-  details(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatDetailsDto) {
+  details(@CurrentInstance() instance: RequestInstance, @Body() dto: ChatDetailsDto): Promise<ChatDetailsResponse> {
     return this.contacts.details(instance, dto);
   }
 

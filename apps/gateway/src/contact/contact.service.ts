@@ -10,7 +10,7 @@ import { BUS } from '../runtime/tokens';
 import { SessionClient } from '../session/session.client';
 import { CONTACT_SCOPES, CONTACT_SCOPE_MESSAGE, INVALID_NUMBER, type ChatCheckDto, type ContactAddDto, type ContactListDto } from './dto/contact.dto';
 import type { ChatDetailsDto, ChatNameAndImageDto, ContactNumberDto, ContactScopeName } from './dto/contact.dto';
-import type { ChatCheckResponse, ChatNameAndImageResponse, ContactAddedResponse, ContactPageResponse } from './dto/contact.response';
+import type { ChatCheckResponse, ChatDetailsResponse, ChatNameAndImageResponse, ContactAddedResponse, ContactPageResponse } from './dto/contact.response';
 import type { ContactRemovedResponse, ContactResponse } from './dto/contact.response';
 import type { RequestInstance } from '../common/request-instance';
 
@@ -94,7 +94,7 @@ export class ContactService {
    * number or LID), with `common_groups` and the picture of the size asked for (`imagePreview` with
    * `preview`, else `image`). 404 when the instance has no such chat.
    */
-  async details(instance: RequestInstance, dto: ChatDetailsDto) {
+  async details(instance: RequestInstance, dto: ChatDetailsDto): Promise<ChatDetailsResponse> {
     const chat = await this.findChat(instance, dto.number);
     if (!chat) throw ApiError.notFound('Chat not found');
     const fresh = await this.freshPicture(instance, chat, dto.preview ? 'preview' : 'image');

@@ -32,8 +32,8 @@ export const API_REPLY_METADATA = 'gw:openapi:reply';
 /**
  * Documents a route's answer and an example body: a response class of the area's `dto/` folder (its
  * schema is generated from its `@ApiProperty` fields and referenced by its `@ApiSchema` name, see ADR
- * 0033), or, for the routes not converted yet, a reusable schema from `SCHEMAS` (referenced by name) or
- * an inline one. Only read when the OpenAPI document is built; routes without it are documented as
+ * 0033), or an inline schema for what no one class states (one of several classes, a file's bytes);
+ * `SCHEMAS` holds only the error body and the generic object. Only read when the OpenAPI document is built; routes without it are documented as
  * answering a generic JSON object.
  */
 export function ApiReply(schema: Type | NamedSchema | SchemaObject, options: ApiReplyOptions = {}): MethodDecorator {

@@ -1,9 +1,10 @@
 import type { SchemaObject } from '@nestjs/swagger';
 
 /**
- * Response schemas several routes share, named as uazapiGO's reference names them
- * (components.schemas there). A route points at one with `@ApiReply(SCHEMAS.Message)`; the document
- * lists each once under components.schemas and refers to it.
+ * The two schemas no response class generates: the error body every route may answer (`Error`; the
+ * catalogue's coded errors are the CodedError class) and the generic object a route without
+ * `@ApiReply` would be documented with. Every route's own answer is a response class of its area's
+ * `dto/` folder (ADR 0033).
  */
 const str = (extra: SchemaObject = {}): SchemaObject => ({ type: 'string', ...extra });
 /** A reusable response schema: its component name and its shape. */
@@ -13,25 +14,7 @@ export interface NamedSchema {
 }
 
 const named = (name: string, schema: SchemaObject): NamedSchema => ({ name, schema });
-/** A reference to another schema of this file (the document lists them all under components.schemas). */
-const ref = (name: string): SchemaObject => ({ $ref: `#/components/schemas/${name}` }) as SchemaObject;
-const object = (properties: Record<string, SchemaObject>, required?: string[]): SchemaObject => ({
-  type: 'object',
-  properties,
-  ...(required ? { required } : {}),
-});
 export const SCHEMAS = {
-  /** `POST /chat/details`: the Chat record with the groups in common and the picture of the size asked for. */
-  ChatDetails: named('ChatDetails', {
-    allOf: [
-      ref('Chat'),
-      object({
-        common_groups: str({ description: 'Groups in common, comma separated: name(id)' }),
-        imagePreview: str({ description: 'Small picture URL (preview=true)' }),
-        image: str({ description: 'Full picture URL (preview=false)' }),
-      }),
-    ],
-  }),
   /** Every error: `{error}`, the catalogue's `code` where uazapi has one, and the thrower's extra fields. */
   Error: named('Error', {
     type: 'object',

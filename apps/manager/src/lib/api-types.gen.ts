@@ -4662,13 +4662,134 @@ export interface components {
             /** @description The chat: a phone number in international format, or a user or group JID */
             number: string;
         };
-        ChatDetails: components["schemas"]["Chat"] & {
-            /** @description Groups in common, comma separated: name(id) */
-            common_groups?: string;
-            /** @description Full picture URL (preview=false) */
+        /** @description A chat's whole record: its Chat fields, the groups it has in common with the instance, and its picture of the size asked for */
+        ChatDetails: {
+            /** @description When the chatbot's AI agent memory was last reset for this chat (Unix seconds; 0: never) */
+            chatbot_agentResetMemoryAt?: number;
+            /** @description Until when the chatbot stays off for this chat (Unix seconds; 0: on) */
+            chatbot_disableUntil?: number;
+            /** @description The id of the chatbot trigger that ran last in this chat */
+            chatbot_lastTrigger_id?: string;
+            /** @description When a chatbot trigger last ran in this chat (Unix seconds) */
+            chatbot_lastTriggerAt?: number;
+            /** @description The groups in common with the contact, comma-separated, as `group name(group id)` ("" for a group, or when none) */
+            common_groups: string;
+            /** @description The chat's own id in the gateway (r + hex) */
+            id?: string;
+            /** @description The full-size picture URL (without `preview`; "" when none) */
             image?: string;
-            /** @description Small picture URL (preview=true) */
+            /** @description The small picture URL (with `preview: true`; "" when none) */
             imagePreview?: string;
+            /** @description The id of the attendant the lead is assigned to */
+            lead_assignedAttendant_id?: string;
+            /** @description The lead's email */
+            lead_email?: string;
+            /** @description Custom lead field 01 (its name is the instance's `fieldsMap` entry) */
+            lead_field01?: string;
+            /** @description Custom lead field 02 (its name is the instance's `fieldsMap` entry) */
+            lead_field02?: string;
+            /** @description Custom lead field 03 (its name is the instance's `fieldsMap` entry) */
+            lead_field03?: string;
+            /** @description Custom lead field 04 (its name is the instance's `fieldsMap` entry) */
+            lead_field04?: string;
+            /** @description Custom lead field 05 (its name is the instance's `fieldsMap` entry) */
+            lead_field05?: string;
+            /** @description Custom lead field 06 (its name is the instance's `fieldsMap` entry) */
+            lead_field06?: string;
+            /** @description Custom lead field 07 (its name is the instance's `fieldsMap` entry) */
+            lead_field07?: string;
+            /** @description Custom lead field 08 (its name is the instance's `fieldsMap` entry) */
+            lead_field08?: string;
+            /** @description Custom lead field 09 (its name is the instance's `fieldsMap` entry) */
+            lead_field09?: string;
+            /** @description Custom lead field 10 (its name is the instance's `fieldsMap` entry) */
+            lead_field10?: string;
+            /** @description Custom lead field 11 (its name is the instance's `fieldsMap` entry) */
+            lead_field11?: string;
+            /** @description Custom lead field 12 (its name is the instance's `fieldsMap` entry) */
+            lead_field12?: string;
+            /** @description Custom lead field 13 (its name is the instance's `fieldsMap` entry) */
+            lead_field13?: string;
+            /** @description Custom lead field 14 (its name is the instance's `fieldsMap` entry) */
+            lead_field14?: string;
+            /** @description Custom lead field 15 (its name is the instance's `fieldsMap` entry) */
+            lead_field15?: string;
+            /** @description Custom lead field 16 (its name is the instance's `fieldsMap` entry) */
+            lead_field16?: string;
+            /** @description Custom lead field 17 (its name is the instance's `fieldsMap` entry) */
+            lead_field17?: string;
+            /** @description Custom lead field 18 (its name is the instance's `fieldsMap` entry) */
+            lead_field18?: string;
+            /** @description Custom lead field 19 (its name is the instance's `fieldsMap` entry) */
+            lead_field19?: string;
+            /** @description Custom lead field 20 (its name is the instance's `fieldsMap` entry) */
+            lead_field20?: string;
+            /** @description The lead's full name */
+            lead_fullName?: string;
+            /** @description The lead has an open ticket */
+            lead_isTicketOpen?: boolean;
+            /** @description The lead's position on the kanban board */
+            lead_kanbanOrder?: number;
+            /** @description The lead's name */
+            lead_name?: string;
+            /** @description Notes on the lead */
+            lead_notes?: string;
+            /** @description The lead's identity document */
+            lead_personalid?: string;
+            /** @description The lead's status */
+            lead_status?: string;
+            /** @description The lead's tags */
+            lead_tags?: string[];
+            /** @description The best name known: lead, address book or profile */
+            name?: string;
+            /** @description The instance's phone number */
+            owner?: string;
+            /** @description The phone number, formatted (e.g. +55 11 98888-8888); empty for a group */
+            phone?: string;
+            /** @description The chat is archived */
+            wa_archived?: boolean;
+            /** @description The chat's WhatsApp id (a JID) */
+            wa_chatid?: string;
+            /** @description The chat as a LID, when known */
+            wa_chatlid?: string;
+            /** @description The name the instance's address book saved for the number (empty when not saved) */
+            wa_contactName?: string;
+            /** @description How long disappearing messages last, in seconds (0: off) */
+            wa_ephemeralExpiration?: number;
+            /** @description The chat's short id: `<owner>:<number>` */
+            wa_fastid?: string;
+            /** @description The contact is blocked */
+            wa_isBlocked?: boolean;
+            /** @description The chat is a group */
+            wa_isGroup?: boolean;
+            /** @description The instance is an admin of the group */
+            wa_isGroup_admin?: boolean;
+            /** @description Only admins can send to the group (announcements) */
+            wa_isGroup_announce?: boolean;
+            /** @description The group is a community */
+            wa_isGroup_community?: boolean;
+            /** @description The instance is a member of the group */
+            wa_isGroup_member?: boolean;
+            /** @description The chat is pinned */
+            wa_isPinned?: boolean;
+            /** @description The ids of the chat's labels */
+            wa_label?: string[];
+            /** @description Who sent the last message */
+            wa_lastMessageSender?: string;
+            /** @description The last message's text (or vote) */
+            wa_lastMessageTextVote?: string;
+            /** @description The last message's type */
+            wa_lastMessageType?: string;
+            /** @description When the last message was sent (Unix milliseconds) */
+            wa_lastMsgTimestamp?: number;
+            /** @description Until when the chat is muted (0: not muted) */
+            wa_muteEndTime?: number;
+            /** @description The name the contact set on their WhatsApp profile (push name) */
+            wa_name?: string;
+            /** @description The chat's notes, as the phone's app state syncs them */
+            wa_notes?: string;
+            /** @description How many messages are unread */
+            wa_unreadCount?: number;
         };
         ChatDetailsDto: {
             /** @description The phone number or group JID */
@@ -6106,24 +6227,24 @@ export interface components {
         /** @description A WhatsApp instance (one connected number) and its settings */
         Instance: {
             /** @description The operator's administrative field 01 */
-            adminField01?: string;
+            adminField01: string;
             /** @description The operator's administrative field 02 */
-            adminField02?: string;
+            adminField02: string;
             /** @description The automatic chatbot is on */
-            chatbot_enabled?: boolean;
+            chatbot_enabled: boolean;
             /** @description The chatbot ignores group messages */
-            chatbot_ignoreGroups?: boolean;
+            chatbot_ignoreGroups: boolean;
             /** @description The keyword that stops the chatbot in a conversation */
-            chatbot_stopConversation?: string;
+            chatbot_stopConversation: string;
             /** @description How long the chatbot stays paused after the stop keyword, in minutes */
-            chatbot_stopMinutes?: number;
+            chatbot_stopMinutes: number;
             /** @description How long a conversation stays paused after the phone sends a message by hand, in minutes */
-            chatbot_stopWhenYouSendMsg?: number;
+            chatbot_stopWhenYouSendMsg: number;
             /**
              * Format: date-time
              * @description When the instance was created
              */
-            created?: string;
+            created: string;
             /**
              * @description The instance's presence now (not stored)
              * @enum {string}
@@ -6133,55 +6254,55 @@ export interface components {
              * @description What this gateway answers (the reference spells it current_presence)
              * @enum {string}
              */
-            currentPresence?: "available" | "unavailable";
+            currentPresence: "available" | "unavailable";
             /** @description The server's time now */
-            currentTime?: string;
+            currentTime: string;
             /** @description The names of the chats' custom lead fields (`customField01`…) */
-            fieldsMap?: {
+            fieldsMap: {
                 [key: string]: unknown;
             };
             /** @description The instance's id, made by the gateway */
-            id?: string;
+            id: string;
             /** @description The account is a WhatsApp Business one */
-            isBusiness?: boolean;
+            isBusiness: boolean;
             /** @description When the instance last disconnected */
-            lastDisconnect?: string;
+            lastDisconnect: string;
             /** @description Why the instance last disconnected */
-            lastDisconnectReason?: string;
+            lastDisconnectReason: string;
             /** @description The longest pause between two queued sends, in seconds */
-            msg_delay_max?: number;
+            msg_delay_max: number;
             /** @description The least pause between two queued sends, in seconds */
-            msg_delay_min?: number;
+            msg_delay_min: number;
             /** @description The instance's name */
-            name?: string;
+            name: string;
             /** @description The OpenAI API key of the instance's chatbot */
-            openai_apikey?: string;
+            openai_apikey: string;
             /** @description The instance's phone number, once paired */
-            owner?: string;
+            owner: string;
             /** @description The pairing code to type on the phone, while pairing by code */
-            paircode?: string;
+            paircode: string;
             /** @description The phone's platform (android, ios, web…), spelt as uazapiGO does */
-            plataform?: string;
+            plataform: string;
             /** @description The WhatsApp profile's name */
-            profileName?: string;
+            profileName: string;
             /** @description The WhatsApp profile picture's URL */
-            profilePicUrl?: string;
+            profilePicUrl: string;
             /** @description The QR code to scan, as data:image/png;base64,… while pairing */
-            qrcode?: string;
+            qrcode: string;
             /**
              * @description The connection now; hibernated (uazapi 2.1.1): session paused, credentials preserved for reconnection (`/instance/connect` wakes it without a QR code)
              * @enum {string}
              */
-            status?: "disconnected" | "connecting" | "connected" | "hibernated";
+            status: "disconnected" | "connecting" | "connected" | "hibernated";
             /** @description The name of the system that created the instance */
-            systemName?: string;
+            systemName: string;
             /** @description The instance's token (what the `token` header takes) */
-            token?: string;
+            token: string;
             /**
              * Format: date-time
              * @description When the instance last changed
              */
-            updated?: string;
+            updated: string;
         };
         /** @description The connection started: the QR code or pairing code is in `instance` */
         InstanceConnection: {
@@ -11839,8 +11960,7 @@ export interface operations {
                      *       "owner": "5511999999999",
                      *       "name": "Maria",
                      *       "phone": "+55 11 8888-88888",
-                     *       "image": "",
-                     *       "imagePreview": "",
+                     *       "image": "https://pps.whatsapp.net/v/t61.24694-24/…",
                      *       "wa_name": "Maria",
                      *       "wa_contactName": "",
                      *       "wa_archived": false,
@@ -11897,7 +12017,7 @@ export interface operations {
                      *       "chatbot_disableUntil": 1735686000,
                      *       "chatbot_lastTriggerAt": 0,
                      *       "chatbot_lastTrigger_id": "",
-                     *       "common_groups": ""
+                     *       "common_groups": "Família(120363025246125486@g.us)"
                      *     }
                      */
                     "application/json": components["schemas"]["ChatDetails"];

@@ -1,85 +1,35 @@
 /**
  * The gateway's records as the console uses them: thin aliases over the types generated from the
  * gateway's OpenAPI document (`api-types.gen.ts`, `npm run api:types`), never declared again by hand.
- * The document's response schemas list no `required` fields yet; where the console relies on a field
- * being there, `Present` says so here instead of the console checking each one.
+ * A response schema lists as `required` the fields its route always answers (ADR 0033), so the generated
+ * types already say which fields the console can rely on.
  */
 import type { components, operations } from './api-types.gen';
 
 /** The document's named schemas. */
 export type Schemas = components['schemas'];
 
-/** `T` with the fields `K` present (the gateway always answers them). */
-export type Present<T, K extends keyof T> = Omit<T, K> & { [P in K]-?: Exclude<T[P], undefined> };
+/** The API's Instance record (GET /instance/all, /instance/status …). */
+export type Instance = Schemas['Instance'];
 
-/** The API's Instance record (GET /instance/all, /instance/status …): every field is always there. */
-export type Instance = Present<
-  Schemas['Instance'],
-  | 'id'
-  | 'token'
-  | 'status'
-  | 'paircode'
-  | 'qrcode'
-  | 'name'
-  | 'profileName'
-  | 'profilePicUrl'
-  | 'isBusiness'
-  | 'plataform'
-  | 'systemName'
-  | 'owner'
-  | 'lastDisconnect'
-  | 'lastDisconnectReason'
-  | 'adminField01'
-  | 'adminField02'
-  | 'msg_delay_min'
-  | 'msg_delay_max'
-  | 'currentPresence'
-  | 'created'
-  | 'updated'
->;
+/** GET /instance/status: the instance and its connection. */
+export type InstanceStatusReply = Schemas['InstanceStatus'];
 
-/** GET /instance/status: the instance and its connection (the document types `jid` loosely: it is `{user}` or null). */
-export type InstanceStatusReply = Omit<Schemas['InstanceStatus'], 'instance' | 'status'> & {
-  instance: Instance;
-  status: Present<NonNullable<Schemas['InstanceStatus']['status']>, 'connected' | 'loggedIn'> & { jid: { user: string } | null };
-};
+export type Webhook = Schemas['Webhook'];
 
-export type Webhook = Present<Schemas['Webhook'], 'id' | 'enabled' | 'url' | 'events' | 'excludeMessages' | 'addUrlEvents' | 'addUrlTypesMessages'>;
-
-export type WebhookError = Present<Schemas['WebhookError'], 'created' | 'url' | 'type' | 'event' | 'status_code' | 'attempts' | 'error'>;
+export type WebhookError = Schemas['WebhookError'];
 
 /** A campaign folder (GET /sender/listfolders). */
-export type Folder = Present<
-  Schemas['MessageQueueFolder'],
-  | 'id'
-  | 'info'
-  | 'status'
-  | 'scheduled_for'
-  | 'delayMin'
-  | 'delayMax'
-  | 'log_delivered'
-  | 'log_failed'
-  | 'log_played'
-  | 'log_read'
-  | 'log_sucess'
-  | 'log_total'
-  | 'created'
-  | 'updated'
->;
+export type Folder = Schemas['MessageQueueFolder'];
 
-export type AsyncQueueStatus = Present<Schemas['AsyncQueueStatus'], 'response' | 'instanceId'> & {
-  queue: Present<
-    NonNullable<Schemas['AsyncQueueStatus']['queue']>,
-    'status' | 'pending' | 'processingNow' | 'acceptingNewMessages' | 'sessionReady' | 'resetting'
-  >;
-};
+export type AsyncQueueStatus = Schemas['AsyncQueueStatus'];
 
-export type Proxy = Present<Schemas['Proxy'], 'mode' | 'effective_mode' | 'proxy_url' | 'proxy_fallback' | 'managed' | 'last_test_at' | 'last_test_error'>;
+export type Proxy = Schemas['Proxy'];
 
 export type Privacy = Required<Schemas['Privacy']>;
 
 /** An event sink (GET /sink/{kind}, /globalsink). */
-export type Sink = Present<Schemas['Sink'], 'id' | 'kind' | 'enabled' | 'url' | 'events' | 'excludeMessages'>;
+export type Sink = Schemas['Sink'];
 
 /** One event as the monitor keeps it (the console's own record, not an API answer). */
 export interface MonitorEvent {
@@ -99,18 +49,15 @@ export interface SimPhone {
   business: boolean;
 }
 
-/** An answer that carries the instance (connect, disconnect, hibernate, create …): `instance` is always there. */
-export type WithInstance<T extends { instance?: unknown }> = Omit<T, 'instance'> & { instance: Instance };
+export type InstanceConnectionReply = Schemas['InstanceConnection'];
+export type InstanceDisconnectedReply = Schemas['InstanceDisconnected'];
+export type InstanceCreatedReply = Schemas['InstanceCreated'];
 
-export type InstanceConnectionReply = WithInstance<Schemas['InstanceConnection']>;
-export type InstanceDisconnectedReply = WithInstance<Schemas['InstanceDisconnected']>;
-export type InstanceCreatedReply = WithInstance<Schemas['InstanceCreated']>;
-
-export type AdminTokenRotated = Present<Schemas['AdminTokenRotated'], 'admin_token'>;
-export type RestartScheduled = Present<Schemas['RestartScheduled'], 'message'>;
-export type ChatwootConfigUpdated = Present<Schemas['ChatwootConfigUpdated'], 'message' | 'chatwoot_inbox_webhook_url'>;
-export type ProxyChanged = Omit<Schemas['ProxyChanged'], 'proxy'> & { proxy: Proxy; details: string };
-export type AsyncQueueCleared = Omit<Schemas['AsyncQueueCleared'], 'stats'> & { stats: Record<string, number> };
+export type AdminTokenRotated = Schemas['AdminTokenRotated'];
+export type RestartScheduled = Schemas['RestartScheduled'];
+export type ChatwootConfigUpdated = Schemas['ChatwootConfigUpdated'];
+export type ProxyChanged = Schemas['ProxyChanged'];
+export type AsyncQueueCleared = Schemas['AsyncQueueCleared'];
 
 /** A page of the delivery log (GET /webhook/deliveries), and one delivery of it. */
 export type DeliveryPage = operations['list_get_webhook_deliveries']['responses'][200]['content']['application/json'];

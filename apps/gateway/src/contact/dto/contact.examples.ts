@@ -1,5 +1,6 @@
-/** Example bodies of the `/contacts`, `/contact/*`, `/chat/check` and `/chat/GetNameAndImageURL` answers. */
-import type { ChatCheckResponse, ChatNameAndImageResponse, ContactAddedResponse, ContactPageResponse } from './contact.response';
+/** Example bodies of the `/contacts`, `/contact/*`, `/chat/check`, `/chat/details` and `/chat/GetNameAndImageURL` answers. */
+import { CHAT_EXAMPLE } from '../../common/dto/common.examples';
+import type { ChatCheckResponse, ChatDetailsResponse, ChatNameAndImageResponse, ContactAddedResponse, ContactPageResponse } from './contact.response';
 import type { ContactRemovedResponse, ContactResponse } from './contact.response';
 
 export const CONTACT_EXAMPLE: ContactResponse = { jid: '5511999999999@s.whatsapp.net', contact_name: 'João Silva', contact_FirstName: 'João' };
@@ -38,4 +39,14 @@ export const CHAT_NAME_AND_IMAGE_EXAMPLE: ChatNameAndImageResponse = {
   wa_contactName: 'João Silva',
   image: 'https://pps.whatsapp.net/v/t61.24694-24/…',
   imagePreview: '',
+};
+
+// `/chat/details` answers one picture: `image` without `preview`, `imagePreview` with it.
+const { imagePreview: _imagePreview, ...CHAT_WITH_IMAGE } = CHAT_EXAMPLE;
+
+/** `POST /chat/details` without `preview`. */
+export const CHAT_DETAILS_EXAMPLE: ChatDetailsResponse = {
+  ...CHAT_WITH_IMAGE,
+  common_groups: 'Família(120363025246125486@g.us)',
+  image: 'https://pps.whatsapp.net/v/t61.24694-24/…',
 };

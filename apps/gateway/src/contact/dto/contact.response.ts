@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ChatResponse } from '../../common/dto/chat.response';
 
 /** A contact as `/contacts` lists it. */
 @ApiSchema({ name: 'Contact', description: 'A WhatsApp contact of the instance, with its names' })
@@ -113,4 +114,22 @@ export class ChatNameAndImageResponse {
   image!: string;
   @ApiProperty({ description: 'The small picture URL (with `preview: true`; "" when none)' })
   imagePreview!: string;
+}
+
+/** `POST /chat/details`: the stored Chat record, the groups in common and the picture of the size asked for. */
+@ApiSchema({
+  name: 'ChatDetails',
+  description: "A chat's whole record: its Chat fields, the groups it has in common with the instance, and its picture of the size asked for",
+})
+export class ChatDetailsResponse extends ChatResponse {
+  // `required: true` spelt out: @nestjs/swagger merges an override's options into the parent's (optional) field.
+  @ApiProperty({
+    required: true,
+    description: 'The groups in common with the contact, comma-separated, as `group name(group id)` ("" for a group, or when none)',
+  })
+  declare common_groups: string;
+  @ApiPropertyOptional({ description: 'The full-size picture URL (without `preview`; "" when none)' })
+  declare image?: string;
+  @ApiPropertyOptional({ description: 'The small picture URL (with `preview: true`; "" when none)' })
+  declare imagePreview?: string;
 }

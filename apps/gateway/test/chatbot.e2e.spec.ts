@@ -3,7 +3,7 @@ import { createLogger, EnvReader } from '@gw/platform';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toOpusVoiceNote } from '@gw/platform';
-import { FakeModels, hasToolResult, lastUserText, sineWav, type FakeRequest } from './support/fake-models';
+import { FakeModels, hasToolResult, lastUserText, sineWav, type FakeRequest } from '@gw/testing';
 import { png } from './support/files-server';
 import { nextPhone, sleep, Stack, waitFor } from './support/stack';
 import { chatbotRepositories } from './support/chatbot-repositories';

@@ -1,5 +1,5 @@
 import { nextPhone, Stack, waitFor } from './support/stack';
-import { sineWav } from './support/fake-models';
+import { sineWav } from '@gw/testing';
 
 /**
  * The send options the spec lists for every send endpoint (replyid, mentions incl. `all`, forward,

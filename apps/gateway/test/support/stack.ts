@@ -3,21 +3,12 @@ import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher, type AsyncDispatcherConfig 
 import { ChatRepository, InstanceRepository, SendLimitRepository, SendQueueRepository } from '@gw/persistence';
 import { createLogger, type Logger } from '@gw/platform';
 import { SessionWorker, sessionWorkerConfig, type SessionWorkerConfig } from '@gw/sessions';
-import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
+import { openTestDatabase, simulatorControl, sleep, waitFor, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
 import { startGateway, type GatewayHarness } from './gateway-harness';
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-export async function waitFor<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (accept(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value).slice(0, 400)}`);
-    await sleep(100);
-  }
-}
+// The e2e suites import them from here with the rest of the stack.
+export { sleep, waitFor };
 
 let phoneCounter = Math.floor(Math.random() * 1_000_000);
 export const nextPhone = (prefix = '5531') => `${prefix}${String(900_000_000 + ++phoneCounter).slice(-9)}`;

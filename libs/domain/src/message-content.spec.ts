@@ -1,4 +1,4 @@
-import { describeContent } from '../src/message-content';
+import { describeContent } from './message-content';
 
 describe('describeContent', () => {
   it('should describe a plain conversation with string content', () => {

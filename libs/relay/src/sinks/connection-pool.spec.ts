@@ -1,4 +1,4 @@
-import { ConnectionPool } from '@gw/relay';
+import { ConnectionPool } from './connection-pool';
 
 interface FakeConnection {
   id: number;

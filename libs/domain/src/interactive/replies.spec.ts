@@ -1,8 +1,8 @@
 import { createDecipheriv, createHash, createHmac } from 'node:crypto';
-import { toProtoJson } from '../src/proto-json';
-import { buildButtonMenu, buildCarousel, buildListMenu, buildPoll } from '../src/interactive/builders';
-import { buildOptionReply, buildPollVote, encodePollVote, interactiveOriginal, selectOption, selectPollOption } from '../src/interactive/replies';
-import { parseButtons, parseCarousel, parseList } from '../src/menu-choices';
+import { toProtoJson } from '../proto-json';
+import { buildButtonMenu, buildCarousel, buildListMenu, buildPoll } from './builders';
+import { buildOptionReply, buildPollVote, encodePollVote, interactiveOriginal, selectOption, selectPollOption } from './replies';
+import { parseButtons, parseCarousel, parseList } from '../menu-choices';
 
 const secret = Buffer.alloc(32, 9);
 

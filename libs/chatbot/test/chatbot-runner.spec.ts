@@ -3,9 +3,7 @@ import { ChatbotRunner, KnowledgeIndexer, readChatbotConfig, type ChatbotConfig 
 import type { SendRequest } from '@gw/contracts';
 import { ChatbotAdmissionRepository, ChatbotRepository, MessageRepository, QuickReplyRepository } from '@gw/persistence';
 import { createLogger, EnvReader } from '@gw/platform';
-import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { FakeModels, lastUserText } from './support/fake-models';
-import { sleep, waitFor } from './support/stack';
+import { FakeModels, lastUserText, newMessageFixture, openTestDatabase, sleep, waitFor, type TestDatabase } from '@gw/testing';
 
 /**
  * The runner against Postgres and a fake worker on the bus (no WhatsApp): rounds of one chat one at a

@@ -1,4 +1,4 @@
-import { ChoiceError, parseButton, parseCarousel, parseList, parsePoll, parseButtons } from '../src/menu-choices';
+import { ChoiceError, parseButton, parseCarousel, parseList, parsePoll, parseButtons } from './menu-choices';
 
 describe('parseButton', () => {
   it.each([

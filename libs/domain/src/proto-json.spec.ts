@@ -1,4 +1,4 @@
-import { protoFieldName, toProtoJson } from '../src/proto-json';
+import { protoFieldName, toProtoJson } from './proto-json';
 
 describe('protoFieldName', () => {
   it.each([

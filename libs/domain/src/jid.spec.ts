@@ -1,4 +1,4 @@
-import { formatPhone, jidUser, normalizeUserJid, parseChatTarget, phoneDigits } from '../src/jid';
+import { formatPhone, jidUser, normalizeUserJid, parseChatTarget, phoneDigits } from './jid';
 
 describe('parseChatTarget', () => {
   it.each([

@@ -20,7 +20,7 @@ import type { ChatbotTranscriptRepository, FileRepository, MessageRow } from '@g
 import { createLogger, SsrfGuard, toOpusVoiceNote } from '@gw/platform';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { FakeModels, hasToolResult, lastUserText, sineWav } from './support/fake-models';
+import { FakeModels, hasToolResult, lastUserText, sineWav } from '@gw/testing';
 
 /**
  * Each provider spoken in its own wire protocol (AI SDK providers against loopback servers), the

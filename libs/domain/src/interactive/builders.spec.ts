@@ -1,4 +1,4 @@
-import { parseButtons, parseCarousel, parseList } from '../src/menu-choices';
+import { parseButtons, parseCarousel, parseList } from '../menu-choices';
 import {
   buildButtonMenu,
   buildCarousel,
@@ -9,7 +9,7 @@ import {
   buildPoll,
   InteractiveError,
   nativeFlowButton,
-} from '../src/interactive/builders';
+} from './builders';
 
 const secret = Buffer.alloc(32, 7).toString('base64');
 const flow = (message: Record<string, any>) => message.viewOnceMessage.message.interactiveMessage;

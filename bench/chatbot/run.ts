@@ -93,8 +93,15 @@ export async function runBench(): Promise<void> {
   }
 
   // --- ours -------------------------------------------------------------------------------------
-  const { openDatabase, ChatbotRepository, ChatbotTranscriptRepository, FileRepository, OutboxCursorRepository, QuickReplyRepository } =
-    await import('@gw/persistence');
+  const {
+    openDatabase,
+    ChatbotAdmissionRepository,
+    ChatbotRepository,
+    ChatbotTranscriptRepository,
+    FileRepository,
+    OutboxCursorRepository,
+    QuickReplyRepository,
+  } = await import('@gw/persistence');
   const { InProcessBus, NatsBus } = await import('@gw/bus');
   const { EnvReader } = await import('@gw/platform');
   const { createChatbotServices, readChatbotConfig } = await import('@gw/chatbot');
@@ -154,6 +161,7 @@ export async function runBench(): Promise<void> {
     const env = new EnvReader({ OPENAI_BASE_URL: `${model.url}/v1`, SSRF_ALLOWLIST: '127.0.0.0/8', CHATBOT_POLL_MS: '200' });
     const repositories = {
       rounds: new ChatbotRepository(dataSource),
+      admissions: new ChatbotAdmissionRepository(dataSource),
       quickReplies: new QuickReplyRepository(dataSource),
       files: new FileRepository(dataSource),
       transcripts: new ChatbotTranscriptRepository(dataSource),

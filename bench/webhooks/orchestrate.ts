@@ -109,7 +109,8 @@ export async function orchestrate(): Promise<void> {
       }
       const started = Date.now();
       await dataSource.transaction(async (manager) => {
-        for (const [instance, events] of byInstance) await OutboxRepository.insertWithin(manager, instanceIds[instance], events);
+        const outbox = new OutboxRepository(dataSource).within(manager);
+        for (const [instance, events] of byInstance) await outbox.insert(instanceIds[instance], events);
       });
       insertMsTotal += Date.now() - started;
       insertTx++;

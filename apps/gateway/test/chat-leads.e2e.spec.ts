@@ -11,9 +11,9 @@ describe('POST /chat/editLead and /chat/find (HTTP)', () => {
 
   const editLead = (body: unknown) => gw.call('POST', '/chat/editLead', { token, body });
   const find = (body: unknown) => gw.call('POST', '/chat/find', { token, body });
-  const observe = (observation: Parameters<typeof ChatRepository.observeWithin>[2]) =>
+  const observe = (observation: Parameters<ChatRepository['observe']>[1]) =>
     gw.db.dataSource.transaction((manager) =>
-      ChatRepository.observeWithin(manager, instanceId, observation, () => `rchat${Math.random().toString(16).slice(2, 12)}`),
+      new ChatRepository(gw.db.dataSource).within(manager).observe(instanceId, observation, () => `rchat${Math.random().toString(16).slice(2, 12)}`),
     );
 
   beforeAll(async () => {
@@ -78,7 +78,7 @@ describe('POST /chat/editLead and /chat/find (HTTP)', () => {
     it('should write the lead of a phone number and its LID to one chat', async () => {
       const lidOnly = await observe({ waChatLid: '88880000000001@lid', waName: 'Bia' });
       await gw.db.dataSource.transaction((manager) =>
-        LidMappingRepository.storeWithin(manager, instanceId, [{ lid: '88880000000001@lid', pn: '5511970000003@s.whatsapp.net' }]),
+        new LidMappingRepository(gw.db.dataSource).within(manager).store(instanceId, [{ lid: '88880000000001@lid', pn: '5511970000003@s.whatsapp.net' }]),
       );
       const byPhone = await editLead({ id: '5511970000003', lead_name: 'Beatriz' });
       expect(byPhone.body).toMatchObject({
@@ -93,7 +93,7 @@ describe('POST /chat/editLead and /chat/find (HTTP)', () => {
       // A LID whose number is known finds the chat stored by number only, too.
       const byNumber = await editLead({ id: '5511970000004@s.whatsapp.net', lead_name: 'Caio' });
       await gw.db.dataSource.transaction((manager) =>
-        LidMappingRepository.storeWithin(manager, instanceId, [{ lid: '88880000000002@lid', pn: '5511970000004@s.whatsapp.net' }]),
+        new LidMappingRepository(gw.db.dataSource).within(manager).store(instanceId, [{ lid: '88880000000002@lid', pn: '5511970000004@s.whatsapp.net' }]),
       );
       const sameByLid = await editLead({ id: '88880000000002@lid', lead_status: 'x' });
       expect(sameByLid.body).toMatchObject({ id: byNumber.body.id, wa_chatlid: '88880000000002@lid', lead_name: 'Caio', lead_status: 'x' });
@@ -146,9 +146,9 @@ describe('POST /chat/editLead and /chat/find (HTTP)', () => {
     beforeAll(async () => {
       other = await gw.createInstance('find-leads');
       const on = (id: string, body: Record<string, unknown>) => gw.call('POST', '/chat/editLead', { token: other.token, body: { id, ...body } });
-      const observeOther = (observation: Parameters<typeof ChatRepository.observeWithin>[2]) =>
+      const observeOther = (observation: Parameters<ChatRepository['observe']>[1]) =>
         gw.db.dataSource.transaction((manager) =>
-          ChatRepository.observeWithin(manager, other.id, observation, () => `rfind${Math.random().toString(16).slice(2, 12)}`),
+          new ChatRepository(gw.db.dataSource).within(manager).observe(other.id, observation, () => `rfind${Math.random().toString(16).slice(2, 12)}`),
         );
       const last = (timestamp: number) => ({ timestamp, type: 'Conversation', textVote: 'oi', sender: 'x', incoming: true });
       await observeOther({ waChatId: '5511960000001@s.whatsapp.net', waName: 'Alice', lastMessage: last(1000) });

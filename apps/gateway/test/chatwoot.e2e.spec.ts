@@ -607,7 +607,9 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       cw.searchDelayMs = 300;
       try {
         await stack.db.dataSource.transaction((manager) =>
-          ChatwootRepository.enqueueWithin(manager, instance.id, [job('pela lid', { wa_chatid: lid }), job('pelo número', { wa_chatid: pn, wa_chatlid: lid })]),
+          new ChatwootRepository(stack.db.dataSource)
+            .within(manager)
+            .enqueue(instance.id, [job('pela lid', { wa_chatid: lid }), job('pelo número', { wa_chatid: pn, wa_chatlid: lid })]),
         );
         stack.sync!.poke();
         await waitFor(
@@ -632,7 +634,9 @@ describe('Chatwoot bridge (HTTP, simulator, loopback Chatwoot)', () => {
       expect(keys).toEqual([{ chat_key: pn, lid }]);
       // A later message naming the chat only by its LID (its number still unmapped here) finds the same conversation.
       await stack.db.dataSource.transaction((manager) =>
-        ChatwootRepository.enqueueWithin(manager, instance.id, [{ ...job('de novo pela lid', { wa_chatid: lid }), dedupeKey: 'race:again' }]),
+        new ChatwootRepository(stack.db.dataSource)
+          .within(manager)
+          .enqueue(instance.id, [{ ...job('de novo pela lid', { wa_chatid: lid }), dedupeKey: 'race:again' }]),
       );
       stack.sync!.poke();
       await copiedOnce('de novo pela lid', 'the later LID copy');

@@ -43,7 +43,7 @@ describe("the console's Deliveries view (Chromium)", () => {
       ['failed', 'connection'],
     ] as const) {
       events[name] = (await gw.db.dataSource.transaction((manager) =>
-        OutboxRepository.insertWithin(manager, instance.id, [{ eventType: type, chatId: name, payload: { EventType: type } }]),
+        new OutboxRepository(gw.db.dataSource).within(manager).insert(instance.id, [{ eventType: type, chatId: name, payload: { EventType: type } }]),
       )) as string;
     }
     const deliveries = new DeliveryRepository(gw.db.dataSource);

@@ -63,7 +63,9 @@ describe('delivery log and replay (GET /webhook/deliveries, POST /webhook/replay
   const emit = async (instanceId: string, n: string, eventType = 'messages') =>
     gw.db.dataSource.transaction(
       async (manager) =>
-        (await OutboxRepository.insertWithin(manager, instanceId, [{ eventType, chatId: `chat-${n}`, payload: { EventType: eventType, n } }])) as string,
+        (await new OutboxRepository(gw.db.dataSource)
+          .within(manager)
+          .insert(instanceId, [{ eventType, chatId: `chat-${n}`, payload: { EventType: eventType, n } }])) as string,
     );
   const deliveries = async (token: string, query = '') => (await gw.call('GET', `/webhook/deliveries${query}`, { token })).body.deliveries as any[];
   const deliveryOf = async (token: string, eventId: string) => (await deliveries(token, `?eventId=${eventId}`))[0];

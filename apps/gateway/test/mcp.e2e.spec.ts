@@ -144,7 +144,7 @@ describe('MCP server (POST /mcp) with real Baileys against the simulator', () =>
 
   it("should refuse another instance's records and the admin tools to an instance token", async () => {
     await stack.db.dataSource.transaction((manager) =>
-      MessageRepository.upsertWithin(manager, newMessageFixture(other.id, { messageId: 'OTHER-INSTANCE-1', sendPayload: {} })),
+      new MessageRepository(stack.db.dataSource).within(manager).upsert(newMessageFixture(other.id, { messageId: 'OTHER-INSTANCE-1', sendPayload: {} })),
     );
     // Its token as an argument changes nothing: the caller's token is the request's.
     const found = await call(agent, 'message_find', { id: 'OTHER-INSTANCE-1', token: other.token });

@@ -8,7 +8,9 @@ describe('POST /message/find (HTTP)', () => {
   let instanceId: string;
 
   const store = (overrides: Partial<NewMessage>) =>
-    gw.db.dataSource.transaction((manager) => MessageRepository.upsertWithin(manager, newMessageFixture(instanceId, { sendPayload: {}, ...overrides })));
+    gw.db.dataSource.transaction((manager) =>
+      new MessageRepository(gw.db.dataSource).within(manager).upsert(newMessageFixture(instanceId, { sendPayload: {}, ...overrides })),
+    );
 
   beforeAll(async () => {
     gw = await startGateway();

@@ -40,7 +40,7 @@ describe('interactive send endpoints (HTTP → worker → Baileys → simulated 
       sendPayload: null,
       ...fields,
     });
-    await stack.db.dataSource.transaction((manager) => MessageRepository.upsertWithin(manager, message));
+    await stack.db.dataSource.transaction((manager) => new MessageRepository(stack.db.dataSource).within(manager).upsert(message));
   };
 
   beforeAll(async () => {

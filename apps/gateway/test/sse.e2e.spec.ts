@@ -69,8 +69,7 @@ describe('GET /sse (HTTP)', () => {
 
   const emit = async (events: Array<{ type: string; payload: Record<string, unknown> }>) => {
     const lastId = await gw.db.dataSource.transaction((manager) =>
-      OutboxRepository.insertWithin(
-        manager,
+      new OutboxRepository(gw.db.dataSource).within(manager).insert(
         instanceId,
         events.map((event) => ({ eventType: event.type, payload: event.payload })),
       ),
@@ -135,9 +134,13 @@ describe('GET /sse (HTTP)', () => {
       await early.connect();
       await later.connect();
       await early.startTransaction();
-      const earlyId = await OutboxRepository.insertWithin(early.manager, instanceId, [{ eventType: 'presence', payload: { n: 'early' } }]);
+      const earlyId = await new OutboxRepository(gw.db.dataSource)
+        .within(early.manager)
+        .insert(instanceId, [{ eventType: 'presence', payload: { n: 'early' } }]);
       await later.startTransaction();
-      const laterId = await OutboxRepository.insertWithin(later.manager, instanceId, [{ eventType: 'presence', payload: { n: 'later' } }]);
+      const laterId = await new OutboxRepository(gw.db.dataSource)
+        .within(later.manager)
+        .insert(instanceId, [{ eventType: 'presence', payload: { n: 'later' } }]);
       await later.commitTransaction();
       expect(BigInt(earlyId!)).toBeLessThan(BigInt(laterId!));
       gw.bus.publish(Subjects.outbox(instanceId), { instanceId, lastId: laterId });
@@ -200,12 +203,11 @@ describe('GET /sse with a slow client', () => {
   /** 30 MB of events in a few transactions; returns the id written just before them. */
   const burst = async () => {
     const before = await gw.db.dataSource.transaction((manager) =>
-      OutboxRepository.insertWithin(manager, instanceId, [{ eventType: 'presence', payload: { n: -1 } }]),
+      new OutboxRepository(gw.db.dataSource).within(manager).insert(instanceId, [{ eventType: 'presence', payload: { n: -1 } }]),
     );
     for (let start = 0; start < EVENTS; start += 20) {
       const lastId = await gw.db.dataSource.transaction((manager) =>
-        OutboxRepository.insertWithin(
-          manager,
+        new OutboxRepository(gw.db.dataSource).within(manager).insert(
           instanceId,
           Array.from({ length: 20 }, (_, k) => ({ eventType: 'presence', payload: { n: start + k, blob: BLOB } })),
         ),

@@ -6,7 +6,6 @@ import {
   type ChatbotRoundRow,
   type OutboxRow,
   type RoundContext,
-  type Tx,
 } from '@gw/persistence';
 import { agentOf, triggerOf, type Stored, type TriggerSettings } from './records';
 
@@ -115,8 +114,14 @@ export function matchesLead(trigger: Pick<TriggerSettings, 'lead_field' | 'lead_
  *   `chatbot_disableUntil` lies ahead is left alone; else the chat's running conversation continues
  *   (within its agent's `contextTimeWindow_hours`), or the active trigger of highest priority whose
  *   words and lead condition match starts one.
+ * `admissions` is bound within the follower's transaction (`ChatbotAdmissionRepository.within(tx)`).
  */
-export async function admitEvents(tx: Tx, instanceId: string, events: OutboxRow[], options: AdmissionOptions): Promise<AdmissionResult[]> {
+export async function admitEvents(
+  admissions: ChatbotAdmissionRepository,
+  instanceId: string,
+  events: OutboxRow[],
+  options: AdmissionOptions,
+): Promise<AdmissionResult[]> {
   const messages = events.filter((event) => event.eventType === 'messages');
   // Settings, triggers, agents and functions, and the pause and running conversation of every chat of
   // the batch: one statement per batch (admission changes none of the first), and only once an event
@@ -125,7 +130,7 @@ export async function admitEvents(tx: Tx, instanceId: string, events: OutboxRow[
   let loaded: Promise<BatchContext | null> | undefined;
   let fresh = new Map<string, ChatbotChatContext>();
   const context = async (chatId: string): Promise<{ batch: BatchContext | null; chat?: ChatbotChatContext }> => {
-    loaded ??= ChatbotAdmissionRepository.admissionContextWithin(tx, instanceId, chatIds).then((read) => {
+    loaded ??= admissions.admissionContext(instanceId, chatIds).then((read) => {
       fresh = read.chats;
       return read.settings?.enabled ? batchContext(read.settings, read.triggers, read.agents, read.functions, read.hasKnowledge, read.hasQuickReplies) : null;
     });
@@ -138,7 +143,7 @@ export async function admitEvents(tx: Tx, instanceId: string, events: OutboxRow[
   };
   const results: AdmissionResult[] = [];
   for (const event of messages) {
-    const result = await admitOne(tx, context, event, options);
+    const result = await admitOne(admissions, context, event, options);
     // A pause writes the chat's lead field, which an event naming the same chat by its other id (phone
     // number or lid) reads too: after one, every event reads its chat's context anew.
     if (result.action === 'paused') fresh.clear();
@@ -184,7 +189,7 @@ interface BatchContext {
 }
 
 async function admitOne(
-  tx: Tx,
+  admissions: ChatbotAdmissionRepository,
   context: (chatId: string) => Promise<{ batch: BatchContext | null; chat?: ChatbotChatContext }>,
   event: OutboxRow,
   options: AdmissionOptions,
@@ -208,7 +213,7 @@ async function admitOne(
   if (message.fromMe === true) {
     const minutes = settings.stopWhenYouSendMsg || settings.stopMinutes || options.defaultPauseMinutes;
     const until = Math.floor(now / 1000) + minutes * 60;
-    await ChatbotAdmissionRepository.pauseChatWithin(tx, settings.instanceId, chatId, until, 'paused: a person answered from the phone');
+    await admissions.pauseChat(settings.instanceId, chatId, until, 'paused: a person answered from the phone');
     return { action: 'paused', reason: 'a person answered from the phone', until };
   }
   if (NOT_A_TURN.has(str(message.messageType)) || str(message.edited) !== '' || str(message.reaction) !== '')
@@ -222,11 +227,11 @@ async function admitOne(
   const text = str(message.text);
   if (settings.stopConversation && fold(text) === fold(settings.stopConversation)) {
     const until = Math.floor(now / 1000) + (settings.stopMinutes || options.defaultPauseMinutes) * 60;
-    await ChatbotAdmissionRepository.pauseChatWithin(tx, settings.instanceId, chatId, until, 'paused: the contact sent the stop word');
+    await admissions.pauseChat(settings.instanceId, chatId, until, 'paused: the contact sent the stop word');
     return { action: 'paused', reason: 'stop word', until };
   }
   // The chat's pause and running conversation: read with the batch's context, else one statement.
-  const { disabledUntil, state } = chatRead ?? (await ChatbotAdmissionRepository.chatContextWithin(tx, settings.instanceId, chatId));
+  const { disabledUntil, state } = chatRead ?? (await admissions.chatContext(settings.instanceId, chatId));
   if (disabledUntil * 1000 > now) return { action: 'ignored', reason: 'chatbot_disableUntil' };
 
   const usable = (trigger: Stored<TriggerSettings>) =>
@@ -245,8 +250,7 @@ async function admitOne(
 
   const { message: _message, ...envelope } = payload;
   const claim = chosen.responseDelay_seconds === 0 ? (options.claim?.() ?? null) : null;
-  const admitted = await ChatbotAdmissionRepository.admitWithin(
-    tx,
+  const admitted = await admissions.admit(
     {
       instanceId: settings.instanceId,
       chatId,

@@ -1,6 +1,13 @@
 import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
-import { ChatbotRepository, ChatbotTranscriptRepository, FileRepository, OutboxCursorRepository, QuickReplyRepository } from '@gw/persistence';
+import {
+  ChatbotAdmissionRepository,
+  ChatbotRepository,
+  ChatbotTranscriptRepository,
+  FileRepository,
+  OutboxCursorRepository,
+  QuickReplyRepository,
+} from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { OutboxFollower } from '@gw/relay';
 import { admitEvents, IGNORED_BEFORE_ADMISSION, type ClaimedRound } from './admission';
@@ -28,6 +35,7 @@ export interface ChatbotServices {
 /** The repositories the chatbot's follower and runner use (the process's own: PersistenceModule). */
 export interface ChatbotRepositories {
   rounds: ChatbotRepository;
+  admissions: ChatbotAdmissionRepository;
   quickReplies: QuickReplyRepository;
   files: FileRepository;
   transcripts: ChatbotTranscriptRepository;
@@ -66,7 +74,7 @@ export function createChatbotServices(repositories: ChatbotRepositories, bus: Bu
       handle: async (tx, instanceId, events) => {
         // A round due at once is claimed in this transaction for this process's runner while it has room.
         const claim = () => (runner.hasRoom() ? { runner: config.runnerId, claimMs: config.claimMs } : null);
-        const results = await admitEvents(tx, instanceId, events, { defaultPauseMinutes: config.defaultPauseMinutes, claim });
+        const results = await admitEvents(repositories.admissions.within(tx), instanceId, events, { defaultPauseMinutes: config.defaultPauseMinutes, claim });
         const claimed: ClaimedRound[] = [];
         let others = false;
         for (const result of results) {
@@ -118,12 +126,13 @@ export class ChatbotModule {
           provide: SERVICES,
           useFactory: (
             rounds: ChatbotRepository,
+            admissions: ChatbotAdmissionRepository,
             quickReplies: QuickReplyRepository,
             files: FileRepository,
             transcripts: ChatbotTranscriptRepository,
             cursors: OutboxCursorRepository,
-          ) => createChatbotServices({ rounds, quickReplies, files, transcripts, cursors }, options.bus, options.config, options.logger),
-          inject: [ChatbotRepository, QuickReplyRepository, FileRepository, ChatbotTranscriptRepository, OutboxCursorRepository],
+          ) => createChatbotServices({ rounds, admissions, quickReplies, files, transcripts, cursors }, options.bus, options.config, options.logger),
+          inject: [ChatbotRepository, ChatbotAdmissionRepository, QuickReplyRepository, FileRepository, ChatbotTranscriptRepository, OutboxCursorRepository],
         },
         { provide: RUNNER, useFactory: (services: ChatbotServices) => services.runner, inject: [SERVICES] },
         { provide: FOLLOWER, useFactory: (services: ChatbotServices) => services.follower, inject: [SERVICES] },

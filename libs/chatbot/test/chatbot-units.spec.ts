@@ -1,10 +1,16 @@
 import { deflateSync } from 'node:zlib';
 import { callFunction } from '../src/functions';
 import { chunkText, csvToText, htmlToText, localEmbedding, pdfToText } from '../src/knowledge';
+import { ChatbotAdmissionRepository } from '@gw/persistence';
 import { admitEvents, matchesLead, matchesWords } from '../src/admission';
 import { modelOptions } from '../src/providers';
 import { AGENT_DEFAULTS, isMaskOf, maskSecret, type AgentSettings, type FunctionSettings } from '../src/records';
 import { splitMessage } from '../src/round-planner';
+
+/** Admission's repository bound to a test's stand-in for the follower's transaction. */
+function admissionsOn(db: unknown): ChatbotAdmissionRepository {
+  return new ChatbotAdmissionRepository({} as never).within(db as never);
+}
 
 describe('trigger matching', () => {
   it('matches start words as whole words, without case or accents', () => {
@@ -196,7 +202,7 @@ describe('admission', () => {
     [{ text: 'olá' }, 'no trigger matched'],
   ])('ignores %j (%s) without writing anything', async (message, reason) => {
     const db = manager();
-    const [result] = await admitEvents(db as never, 'i1', [event(message) as never], { defaultPauseMinutes: 60 });
+    const [result] = await admitEvents(admissionsOn(db), 'i1', [event(message) as never], { defaultPauseMinutes: 60 });
     expect(result).toEqual({ action: 'ignored', reason });
     expect(db.statements.filter((sql) => /^\s*(INSERT|UPDATE|DELETE|WITH)/i.test(sql))).toEqual([]);
   });
@@ -216,7 +222,7 @@ describe('admission', () => {
     };
     const of = (chatId: string, messageid: string, text = 'oi') => ({ ...event({ messageid, chatid: chatId, text }), chatId });
     const batch = [of(a, 'M1'), of(b, 'M2'), of(a, 'M3')];
-    const results = await admitEvents(db as never, 'i1', batch as never, { defaultPauseMinutes: 60 });
+    const results = await admitEvents(admissionsOn(db), 'i1', batch as never, { defaultPauseMinutes: 60 });
     // One read for the batch: each chat's first event uses it; a chat's second event reads its own.
     expect(results.map((result) => (result.action === 'ignored' ? result.reason : result.action))).toEqual([
       'chatbot_disableUntil',
@@ -228,13 +234,13 @@ describe('admission', () => {
 
     // After a pause (the stop word in chat a), chat b's context is read anew, not taken from the batch.
     statements.length = 0;
-    const paused = await admitEvents(db as never, 'i1', [of(a, 'M4', 'parar'), of(b, 'M5')] as never, { defaultPauseMinutes: 60 });
+    const paused = await admitEvents(admissionsOn(db), 'i1', [of(a, 'M4', 'parar'), of(b, 'M5')] as never, { defaultPauseMinutes: 60 });
     expect(paused.map((result) => (result.action === 'ignored' ? result.reason : result.action))).toEqual(['paused', 'no trigger matched']);
   });
 
   it('pauses the chat on the stop word, whatever its case and accents', async () => {
     const db = manager();
-    const [result] = await admitEvents(db as never, 'i1', [event({ text: ' PARAR ' }) as never], { defaultPauseMinutes: 60, now: () => 1_000_000 });
+    const [result] = await admitEvents(admissionsOn(db), 'i1', [event({ text: ' PARAR ' }) as never], { defaultPauseMinutes: 60, now: () => 1_000_000 });
     expect(result).toEqual({ action: 'paused', reason: 'stop word', until: 1_000 + 3_600 });
     expect(db.statements.some((sql) => sql.includes('UPDATE chats SET lead'))).toBe(true);
   });

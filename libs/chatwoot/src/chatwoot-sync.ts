@@ -104,8 +104,9 @@ export class ChatwootSync {
         eventTypes: ['messages', 'messages_update'],
         instances: () => this.repository.enabledInstances(),
         handle: async (tx, instanceId, events) => {
-          const numbers = await ChatwootRepository.numbersOfLidsWithin(tx, instanceId, lidsOfEvents(events));
-          if ((await ChatwootRepository.enqueueWithin(tx, instanceId, jobsOfEvents(events, numbers))) > 0) this.enqueued.add(instanceId);
+          const chatwoot = this.repository.within(tx);
+          const numbers = await chatwoot.numbersOfLids(instanceId, lidsOfEvents(events));
+          if ((await chatwoot.enqueue(instanceId, jobsOfEvents(events, numbers))) > 0) this.enqueued.add(instanceId);
         },
         // The jobs are visible once the follower's step has committed: claim them then (a 20 ms timer guessed it before).
         committed: (instanceId) => {

@@ -15,8 +15,7 @@ describe(ChatwootRepository.name, () => {
 
   const enqueue = (jobs: Array<{ lane: string; key: string }>) =>
     db.dataSource.transaction((manager) =>
-      ChatwootRepository.enqueueWithin(
-        manager,
+      sut.within(manager).enqueue(
         instanceId,
         jobs.map(({ lane, key }) => ({ lane, kind: 'wa.message', dedupeKey: key, payload: { key } })),
       ),
@@ -30,7 +29,7 @@ describe(ChatwootRepository.name, () => {
   afterAll(() => db.close());
   beforeEach(() => db.dataSource.query(`DELETE FROM chatwoot_jobs`));
 
-  describe('enqueueWithin', () => {
+  describe('enqueue', () => {
     it('should queue a key once, however often it is given', async () => {
       expect(
         await enqueue([

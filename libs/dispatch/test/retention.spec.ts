@@ -20,7 +20,7 @@ describe(RetentionJob.name, () => {
       );
     await insert('OLD', 8);
     await insert('NEW', 1);
-    await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, 'rret', [{ eventType: 'presence', payload: {} }]));
+    await db.dataSource.transaction((manager) => new OutboxRepository(db.dataSource).within(manager).insert('rret', [{ eventType: 'presence', payload: {} }]));
     await db.dataSource.query(`UPDATE outbox_events SET dispatched_at = now(), created_at = now() - interval '9 days'`);
     await db.dataSource.query(`INSERT INTO stored_files (id, instance_id, data, expires_at) VALUES ('f1', 'rret', '\\x00', now() - interval '1 minute')`);
 
@@ -72,7 +72,9 @@ describe(RetentionJob.name, () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       ids.push(
-        (await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, 'rcur', [{ eventType: 'presence', payload: {} }]))) as string,
+        (await db.dataSource.transaction((manager) =>
+          new OutboxRepository(db.dataSource).within(manager).insert('rcur', [{ eventType: 'presence', payload: {} }]),
+        )) as string,
       );
     }
     // Passed (tx 10), pending (tx 11: the cursor moved past it while it ran), not reached yet (tx 30).

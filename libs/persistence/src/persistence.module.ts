@@ -5,6 +5,7 @@ import { AuthStateRepository } from './repositories/auth-state.repository';
 import { BlocklistRepository } from './repositories/blocklist.repository';
 import { CampaignRepository } from './repositories/campaign.repository';
 import { ChatbotRepository } from './repositories/chatbot.repository';
+import { ChatbotAdmissionRepository } from './repositories/chatbot-admission.repository';
 import { ChatbotTranscriptRepository } from './repositories/chatbot-transcripts.repository';
 import { ChatRepository } from './repositories/chat.repository';
 import { ChatwootRepository } from './repositories/chatwoot.repository';
@@ -14,12 +15,14 @@ import { DeliveryLogRepository } from './repositories/delivery-log.repository';
 import { FileRepository } from './repositories/file.repository';
 import { HealthRepository } from './repositories/health.repository';
 import { HistorySyncRepository } from './repositories/history-sync.repository';
+import { InboundGroupRepository } from './repositories/inbound-group.repository';
 import { InstanceRepository } from './repositories/instance.repository';
 import { LabelRepository } from './repositories/label.repository';
 import { LeaseRepository } from './repositories/lease.repository';
 import { LidMappingRepository } from './repositories/lid-mapping.repository';
 import { MessageRepository } from './repositories/message.repository';
 import { MetricsRepository } from './repositories/metrics.repository';
+import { OutboundLedgerRepository } from './repositories/outbound-ledger.repository';
 import { OutboxRepository } from './repositories/outbox.repository';
 import { OutboxCursorRepository } from './repositories/outbox-cursor.repository';
 import { QuickReplyRepository } from './repositories/quick-reply.repository';
@@ -39,6 +42,7 @@ export const REPOSITORIES = [
   CampaignRepository,
   ChatRepository,
   ChatbotRepository,
+  ChatbotAdmissionRepository,
   ChatbotTranscriptRepository,
   ChatwootRepository,
   ContactRepository,
@@ -47,12 +51,14 @@ export const REPOSITORIES = [
   FileRepository,
   HealthRepository,
   HistorySyncRepository,
+  InboundGroupRepository,
   InstanceRepository,
   LabelRepository,
   LeaseRepository,
   LidMappingRepository,
   MessageRepository,
   MetricsRepository,
+  OutboundLedgerRepository,
   OutboxCursorRepository,
   OutboxRepository,
   QuickReplyRepository,

@@ -7,8 +7,10 @@ describe('blocklist changes are stored, mirrored on the chat, and reported once'
   const instanceId = 'rblocklist';
   const pn = '5511900000031@s.whatsapp.net';
   const lid = '31031@lid';
-  const apply = (changes: BlockChange[]) => db.dataSource.transaction((manager) => BlocklistRepository.applyWithin(manager, instanceId, changes));
-  const replace = (current: BlockedContact[]) => db.dataSource.transaction((manager) => BlocklistRepository.replaceWithin(manager, instanceId, current));
+  const apply = (changes: BlockChange[]) =>
+    db.dataSource.transaction((manager) => new BlocklistRepository(db.dataSource).within(manager).apply(instanceId, changes));
+  const replace = (current: BlockedContact[]) =>
+    db.dataSource.transaction((manager) => new BlocklistRepository(db.dataSource).within(manager).replace(instanceId, current));
   const blocked = async () =>
     (await db.dataSource.query(`SELECT blocked FROM chats WHERE instance_id = $1 AND wa_chatid = $2`, [instanceId, pn]))[0].blocked as boolean;
 
@@ -17,7 +19,7 @@ describe('blocklist changes are stored, mirrored on the chat, and reported once'
     sut = new BlocklistRepository(db.dataSource);
     await new InstanceRepository(db.dataSource).create({ id: instanceId, token: 'tok-blocklist', name: 'b' });
     await db.dataSource.transaction((manager) =>
-      ChatRepository.observeWithin(manager, instanceId, { waChatId: pn, waChatLid: lid, waName: 'Rita' }, () => 'rblockchat1'),
+      new ChatRepository(db.dataSource).within(manager).observe(instanceId, { waChatId: pn, waChatLid: lid, waName: 'Rita' }, () => 'rblockchat1'),
     );
   });
   afterAll(() => db.close());

@@ -6,8 +6,8 @@ describe('a contact seen by LID and by phone number is one chat', () => {
   let counter = 0;
   const instanceId = 'rchattest';
   const newId = () => `rchat${counter++}`;
-  const observe = (observation: Parameters<typeof ChatRepository.observeWithin>[2]) =>
-    db.dataSource.transaction((manager) => ChatRepository.observeWithin(manager, instanceId, observation, newId));
+  const observe = (observation: Parameters<ChatRepository['observe']>[1]) =>
+    db.dataSource.transaction((manager) => new ChatRepository(db.dataSource).within(manager).observe(instanceId, observation, newId));
 
   beforeAll(async () => {
     db = await openTestDatabase();
@@ -24,7 +24,9 @@ describe('a contact seen by LID and by phone number is one chat', () => {
 
   it('should name a chat created after its number was saved in the address book with the saved name', async () => {
     // `/contact/add` before the first message: the contact exists, the chat does not yet.
-    await db.dataSource.transaction((manager) => ContactRepository.setAddressBookWithin(manager, instanceId, '5511900000009@s.whatsapp.net', 'Ana Saved'));
+    await db.dataSource.transaction((manager) =>
+      new ContactRepository(db.dataSource).within(manager).setAddressBook(instanceId, '5511900000009@s.whatsapp.net', 'Ana Saved'),
+    );
     const created = await observe({ waChatId: '5511900000009@s.whatsapp.net', waName: 'Ana' });
     expect(created).toMatchObject({ created: true, chat: { waContactName: 'Ana Saved', waName: 'Ana' } });
     // No saved name: none invented.
@@ -73,7 +75,9 @@ describe('a contact seen by LID and by phone number is one chat', () => {
     await new InstanceRepository(db.dataSource).create({ id: other, token: 'tok-chat2', name: 'c2' });
     const known = (await observe({ waChatId: '5511900000050@s.whatsapp.net', waChatLid: '550@lid', waName: 'Caio' })).chat;
     const otherKnown = (
-      await db.dataSource.transaction((manager) => ChatRepository.observeWithin(manager, other, { waChatId: '5511900000051@s.whatsapp.net' }, newId))
+      await db.dataSource.transaction((manager) =>
+        new ChatRepository(db.dataSource).within(manager).observe(other, { waChatId: '5511900000051@s.whatsapp.net' }, newId),
+      )
     ).chat;
     await observe({ waChatId: '5511900000052@s.whatsapp.net' });
     const message = (timestamp: number, textVote: string) => ({ timestamp, type: 'Conversation', textVote, sender: 's', incoming: true });
@@ -84,7 +88,7 @@ describe('a contact seen by LID and by phone number is one chat', () => {
         statements.push(sql.replace(/\s+/g, ' ').slice(0, 40));
         return query(sql, parameters);
       });
-      const written = await InboundGroupRepository.writeWithin(manager, {
+      const written = await new InboundGroupRepository(db.dataSource).within(manager).write({
         chats: [
           // known by both identifiers, here by its LID: found by the third observation too, so after the statement, on its own
           { instanceId, observation: { waChatLid: '550@lid', lastMessage: message(10, 'one') }, newId },
@@ -107,7 +111,7 @@ describe('a contact seen by LID and by phone number is one chat', () => {
 
     // Not known as given: a new chat, a LID to learn; both go through the locked path, the known one stays in the statement.
     const { chats: mixed } = await db.dataSource.transaction((manager) =>
-      InboundGroupRepository.writeWithin(manager, {
+      new InboundGroupRepository(db.dataSource).within(manager).write({
         chats: [
           { instanceId, observation: { waChatId: '5511900000053@s.whatsapp.net', waName: 'Eva' }, newId },
           { instanceId: other, observation: { waChatId: '5511900000051@s.whatsapp.net', waChatLid: '551@lid' }, newId },
@@ -136,8 +140,8 @@ describe('a contact seen by LID and by phone number is one chat', () => {
           if (sql.includes('UPDATE chats')) captured.push([sql, parameters as unknown[]]);
           return query(sql, parameters);
         });
-        await ChatRepository.observeWithin(manager, instanceId, { waChatLid: '917@lid' }, newId);
-        await InboundGroupRepository.writeWithin(manager, {
+        await new ChatRepository(db.dataSource).within(manager).observe(instanceId, { waChatLid: '917@lid' }, newId);
+        await new InboundGroupRepository(db.dataSource).within(manager).write({
           chats: [
             { instanceId, observation: { waChatId: '5511918@s.whatsapp.net' }, newId },
             { instanceId: 'rchattest2', observation: { waChatId: '5511900000051@s.whatsapp.net' }, newId },

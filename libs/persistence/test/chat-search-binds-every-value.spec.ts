@@ -10,8 +10,8 @@ describe('ChatRepository.search binds every value', () => {
   let sut: ChatRepository;
   let counter = 0;
   const instanceId = 'rchatsearch';
-  const observe = (observation: Parameters<typeof ChatRepository.observeWithin>[2]) =>
-    db.dataSource.transaction((manager) => ChatRepository.observeWithin(manager, instanceId, observation, () => `rsearch${counter++}`));
+  const observe = (observation: Parameters<ChatRepository['observe']>[1]) =>
+    db.dataSource.transaction((manager) => new ChatRepository(db.dataSource).within(manager).observe(instanceId, observation, () => `rsearch${counter++}`));
   const search = (filters: ChatFilter[], extra: Partial<ChatSearch> = {}) =>
     sut.search(instanceId, '5511900000000', {
       filters,

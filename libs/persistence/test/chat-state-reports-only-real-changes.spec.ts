@@ -4,19 +4,16 @@ import { ChatRepository, InstanceRepository } from '@gw/persistence';
 describe('chat settings from the phone are applied and reported only when they change', () => {
   let db: TestDatabase;
   const instanceId = 'rchatstate';
-  const apply = (jid: string, state: Parameters<typeof ChatRepository.applyStateWithin>[3]) =>
-    db.dataSource.transaction((manager) => ChatRepository.applyStateWithin(manager, instanceId, jid, state));
+  const apply = (jid: string, state: Parameters<ChatRepository['applyState']>[2]) =>
+    db.dataSource.transaction((manager) => new ChatRepository(db.dataSource).within(manager).applyState(instanceId, jid, state));
 
   beforeAll(async () => {
     db = await openTestDatabase();
     await new InstanceRepository(db.dataSource).create({ id: instanceId, token: 'tok-chatstate', name: 'c' });
     await db.dataSource.transaction((manager) =>
-      ChatRepository.observeWithin(
-        manager,
-        instanceId,
-        { waChatId: '5511900000009@s.whatsapp.net', waChatLid: '999@lid', waName: 'Dani' },
-        () => 'rchatstate1',
-      ),
+      new ChatRepository(db.dataSource)
+        .within(manager)
+        .observe(instanceId, { waChatId: '5511900000009@s.whatsapp.net', waChatLid: '999@lid', waName: 'Dani' }, () => 'rchatstate1'),
     );
   });
   afterAll(() => db.close());

@@ -1,6 +1,6 @@
 import { genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
 import { ChatbotAdmissionRepository, ChatbotRepository, InstanceRepository, type Tx } from '@gw/persistence';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 
 /**
  * The chatbot's statements that run for every round (admission, its batch's context, the stored plan,
@@ -51,13 +51,13 @@ describe("the chatbot's prepared statements", () => {
       await db.dataSource.query(`ANALYZE ${table}`);
 
     const chatId = '5511977@s.whatsapp.net';
-    await ChatbotAdmissionRepository.admitWithin(
-      capturing,
+    const admissions = new ChatbotAdmissionRepository(db.dataSource).within(capturing);
+    await admissions.admit(
       { instanceId, chatId, messageId: 'BOTPLANNEW', triggerId: 'trigger', agentId: 'agent', delaySeconds: 0, input: { text: 'oi' }, envelope: {} },
       { runner: 'runner', claimMs: 30_000 },
     );
-    await ChatbotAdmissionRepository.admissionContextWithin(capturing, instanceId, [chatId, '877@lid']);
-    const repository = new ChatbotRepository(capturing as unknown as DataSource);
+    await admissions.admissionContext(instanceId, [chatId, '877@lid']);
+    const repository = new ChatbotRepository(db.dataSource).within(capturing);
     await repository.storePlan('1', 'runner', { texts: [] });
     await repository.history(instanceId, [chatId, '877@lid'], { max: 20, min: 2, windowHours: 24 });
   });

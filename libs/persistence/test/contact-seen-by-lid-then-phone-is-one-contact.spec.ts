@@ -4,10 +4,10 @@ import { ContactRepository, InstanceRepository, LidMappingRepository } from '@gw
 describe('a contact seen by LID and later by phone number is one contact', () => {
   let db: TestDatabase;
   const instanceId = 'rcontacttest';
-  const observe = (observation: Parameters<typeof ContactRepository.observeWithin>[2]) =>
-    db.dataSource.transaction((manager) => ContactRepository.observeWithin(manager, instanceId, observation));
+  const observe = (observation: Parameters<ContactRepository['observe']>[1]) =>
+    db.dataSource.transaction((manager) => new ContactRepository(db.dataSource).within(manager).observe(instanceId, observation));
   /** observe(), answering also the statements it ran and the advisory locks its transaction then held. */
-  const observeCounted = (observation: Parameters<typeof ContactRepository.observeWithin>[2]) =>
+  const observeCounted = (observation: Parameters<ContactRepository['observe']>[1]) =>
     db.dataSource.transaction(async (manager) => {
       const statements: string[] = [];
       const counting = new Proxy(manager, {
@@ -19,7 +19,7 @@ describe('a contact seen by LID and later by phone number is one contact', () =>
               }
             : Reflect.get(target, key, receiver),
       });
-      const seen = await ContactRepository.observeWithin(counting, instanceId, observation);
+      const seen = await new ContactRepository(db.dataSource).within(counting).observe(instanceId, observation);
       const [{ locks }]: Array<{ locks: number }> = await manager.query(
         `SELECT count(*)::int AS locks FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()`,
       );
@@ -152,7 +152,9 @@ describe('a contact seen by LID and later by phone number is one contact', () =>
       const [{ pid: writerPid }]: Array<{ pid: number }> = await writer.query(`SELECT pg_backend_pid() AS pid`);
       try {
         // A rename in flight: it holds the instance's contacts lock and the row until it commits.
-        expect(await ContactRepository.observeWithin(writer.manager, instanceId, { jid: phone, pushName: 'Gil R.' })).toMatchObject({ changed: true });
+        expect(await new ContactRepository(db.dataSource).within(writer.manager).observe(instanceId, { jid: phone, pushName: 'Gil R.' })).toMatchObject({
+          changed: true,
+        });
         // Unchanged as far as the committed row says: answered without waiting for the writer, ordered before the rename.
         const unchanged = observe({ lid: lidKey, pushName: 'Gil' });
         let answered = false;
@@ -189,7 +191,7 @@ describe('a contact seen by LID and later by phone number is one contact', () =>
 
   it('should store LID pairs once and answer both ways', async () => {
     const store = (pairs: Array<{ lid: string; pn: string }>) =>
-      db.dataSource.transaction((manager) => LidMappingRepository.storeWithin(manager, instanceId, pairs));
+      db.dataSource.transaction((manager) => new LidMappingRepository(db.dataSource).within(manager).store(instanceId, pairs));
     expect(await store([{ lid: '444@lid', pn: '5511900000004@s.whatsapp.net' }])).toHaveLength(1);
     expect(await store([{ lid: '444@lid', pn: '5511900000004@s.whatsapp.net' }])).toHaveLength(0);
     expect(await store([{ lid: 'not-a-lid', pn: '5511900000004@s.whatsapp.net' }])).toHaveLength(0);

@@ -26,7 +26,8 @@ describe(DeliveryLogRepository.name, () => {
 
   const emit = async (instanceId: string, eventType: string, chatId = 'c1@s.whatsapp.net') =>
     db.dataSource.transaction(
-      async (manager) => (await OutboxRepository.insertWithin(manager, instanceId, [{ eventType, chatId, payload: { eventType } }])) as string,
+      async (manager) =>
+        (await new OutboxRepository(db.dataSource).within(manager).insert(instanceId, [{ eventType, chatId, payload: { eventType } }])) as string,
     );
   const fanOut = () => deliveries.fanOut(500, (event, webhooks) => webhooks.filter((hook) => hook.instanceId === null || hook.instanceId === event.instanceId));
   const rowOf = async (webhookId: string, eventId: string) =>

@@ -119,7 +119,9 @@ describe('fenced transactions, pipelined', () => {
     const dataSource = await farPool();
     const cursors = new OutboxCursorRepository(dataSource);
     await cursors.follow('pipe-probe', ['i-pipe']);
-    await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, 'i-pipe', [{ eventType: 'messages', payload: { n: 1 } }]));
+    await db.dataSource.transaction((manager) =>
+      new OutboxRepository(db.dataSource).within(manager).insert('i-pipe', [{ eventType: 'messages', payload: { n: 1 } }]),
+    );
     proxy.chunks.length = 0;
     const step = await cursors.step('pipe-probe', 'i-pipe', 10, async (_manager, _instanceId, events) => events.map((event) => event.payload));
     expect(step).toMatchObject({ read: 1, handled: [{ n: 1 }] });

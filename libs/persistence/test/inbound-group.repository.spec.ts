@@ -1,7 +1,7 @@
 import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
 import { ChatRepository, InboundGroupRepository, InstanceRepository, LeaseRepository, MessageRepository, type InboundGroupWrites } from '@gw/persistence';
 
-describe('InboundGroupRepository.writeWithin (a round of the inbound group transaction)', () => {
+describe('InboundGroupRepository.write (a round of the inbound group transaction)', () => {
   let db: TestDatabase;
   const ids = ['igr-a', 'igr-b', 'igr-c'];
   const chat = '5511900000088@s.whatsapp.net';
@@ -24,7 +24,7 @@ describe('InboundGroupRepository.writeWithin (a round of the inbound group trans
       `INSERT INTO messages (instance_id, id, message_id, chat_id, message_timestamp, status, from_me) SELECT 'igr-a', 'id-A' || g, 'A' || g, $1, g, 'Sent', true FROM generate_series(0, 20) g`,
       [chat],
     );
-    await db.dataSource.transaction((manager) => ChatRepository.observeWithin(manager, 'igr-c', { waChatId: chat }, () => 'chat-c'));
+    await db.dataSource.transaction((manager) => new ChatRepository(db.dataSource).within(manager).observe('igr-c', { waChatId: chat }, () => 'chat-c'));
   });
   afterAll(() => db.close());
 
@@ -37,7 +37,7 @@ describe('InboundGroupRepository.writeWithin (a round of the inbound group trans
         texts.push(sql);
         return query(sql, parameters);
       });
-      return InboundGroupRepository.writeWithin(manager, writes);
+      return new InboundGroupRepository(db.dataSource).within(manager).write(writes);
     });
     return { texts, written };
   };
@@ -55,20 +55,24 @@ describe('InboundGroupRepository.writeWithin (a round of the inbound group trans
     expect(written.chats[0]).toMatchObject({ id: 'chat-c', lastMessageTextVote: 'C0', lastMsgTimestamp: 1000 });
 
     // The same copy again changes nothing (Baileys emits some messages twice); an empty round writes nothing.
-    const again = await db.dataSource.transaction((manager) => InboundGroupRepository.writeWithin(manager, { copies: round(0).copies }));
+    const again = await db.dataSource.transaction((manager) => new InboundGroupRepository(db.dataSource).within(manager).write({ copies: round(0).copies }));
     expect(again).toEqual({ statuses: [], copies: [null], chats: [] });
-    expect(await db.dataSource.transaction((manager) => InboundGroupRepository.writeWithin(manager, {}))).toEqual({ statuses: [], copies: [], chats: [] });
+    expect(await db.dataSource.transaction((manager) => new InboundGroupRepository(db.dataSource).within(manager).write({}))).toEqual({
+      statuses: [],
+      copies: [],
+      chats: [],
+    });
   });
 
   it("should write one instance's chats in one statement, and a chat two of them found after it, in order, neither change lost", async () => {
     const [x, y, z] = ['5511900000081@s.whatsapp.net', '5511900000082@s.whatsapp.net', '5511900000083@s.whatsapp.net'];
     const yLid = '77700000082@lid';
     await db.dataSource.transaction(async (manager) => {
-      await ChatRepository.observeWithin(manager, 'igr-c', { waChatId: x }, () => 'chat-x');
-      await ChatRepository.observeWithin(manager, 'igr-c', { waChatId: y, waChatLid: yLid }, () => 'chat-y');
-      await ChatRepository.observeWithin(manager, 'igr-c', { waChatId: z }, () => 'chat-z');
+      await new ChatRepository(db.dataSource).within(manager).observe('igr-c', { waChatId: x }, () => 'chat-x');
+      await new ChatRepository(db.dataSource).within(manager).observe('igr-c', { waChatId: y, waChatLid: yLid }, () => 'chat-y');
+      await new ChatRepository(db.dataSource).within(manager).observe('igr-c', { waChatId: z }, () => 'chat-z');
     });
-    const alone = [jest.spyOn(ChatRepository, 'observeUnknownWithin'), jest.spyOn(ChatRepository, 'observeWithin')];
+    const alone = [jest.spyOn(ChatRepository.prototype, 'observeUnknown'), jest.spyOn(ChatRepository.prototype, 'observe')];
     const observation = (waChatId: string, waChatLid: string, text: string, timestamp: number) => ({
       instanceId: 'igr-c',
       observation: { waChatId, waChatLid, lastMessage: { timestamp, type: 'Conversation', textVote: text, sender: 'them', incoming: true } },
@@ -78,7 +82,7 @@ describe('InboundGroupRepository.writeWithin (a round of the inbound group trans
     const { texts, written } = await recordedRound({
       chats: [observation(x, '', 'X1', 2001), observation(y, '', 'Y1', 2002), observation('', yLid, 'Y2', 2003), observation(z, '', 'Z1', 2004)],
     });
-    const observedAlone = alone.flatMap((spy) => spy.mock.calls.map((call) => call[2].lastMessage?.textVote));
+    const observedAlone = alone.flatMap((spy) => spy.mock.calls.map((call) => call[1].lastMessage?.textVote));
     for (const spy of alone) spy.mockRestore();
     expect(written.chats.map((chat) => `${chat.id} ${chat.lastMessageTextVote} ${chat.unreadCount}`)).toEqual([
       'chat-x X1 1',
@@ -103,7 +107,7 @@ describe('InboundGroupRepository.writeWithin (a round of the inbound group trans
       for (let n = 1; n <= 15; n++) {
         const size = 1 + (n % 3);
         const writes = round(n);
-        await InboundGroupRepository.writeWithin(manager, {
+        await new InboundGroupRepository(db.dataSource).within(manager).write({
           statuses: Array.from({ length: size }, (_, k) => ({ instanceId: 'igr-a', messageIds: [`A${(n % 7) * 3 + k}`], status: 'Delivered' })),
           copies: Array.from({ length: size }, (_, k) => ({ ...writes.copies![0], id: `id-B${n}-${k}`, messageId: `B${n}-${k}` })),
           chats: writes.chats,

@@ -5,7 +5,7 @@ describe('labels from the app state: replays change nothing, deletions hide, new
   let db: TestDatabase;
   let sut: LabelRepository;
   const instanceId = 'rlabels';
-  const upsert = (label: LabelFacts) => db.dataSource.transaction((manager) => LabelRepository.upsertWithin(manager, instanceId, label));
+  const upsert = (label: LabelFacts) => db.dataSource.transaction((manager) => new LabelRepository(db.dataSource).within(manager).upsert(instanceId, label));
   const label = (labelId: string, name: string, extra: Partial<LabelFacts> = {}): LabelFacts => ({
     labelId,
     name,

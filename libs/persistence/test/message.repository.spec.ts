@@ -15,11 +15,11 @@ describe(MessageRepository.name, () => {
   });
   afterAll(() => db.close());
 
-  describe('upsertWithin', () => {
+  describe('upsert', () => {
     it('should insert once and refresh on a repeat', async () => {
       const first = message({ messageId: 'DUP1', text: 'one' });
-      const a = await db.dataSource.transaction((m) => MessageRepository.upsertWithin(m, first));
-      const b = await db.dataSource.transaction((m) => MessageRepository.upsertWithin(m, { ...first, id: 'rother1', text: 'two' }));
+      const a = await db.dataSource.transaction((m) => new MessageRepository(db.dataSource).within(m).upsert(first));
+      const b = await db.dataSource.transaction((m) => new MessageRepository(db.dataSource).within(m).upsert({ ...first, id: 'rother1', text: 'two' }));
       expect(a.created).toBe(true);
       expect(b.created).toBe(false);
       expect(b.row.id).toBe(first.id);
@@ -28,38 +28,42 @@ describe(MessageRepository.name, () => {
     });
   });
 
-  describe('advanceStatusWithin', () => {
+  describe('advanceStatus', () => {
     it('should only move forward', async () => {
       const stored = message({ messageId: 'ADV1', status: 'Sent' });
-      await db.dataSource.transaction((m) => MessageRepository.upsertWithin(m, stored));
-      const read = await db.dataSource.transaction((m) => MessageRepository.advanceStatusWithin(m, instanceId, ['ADV1'], 'Read'));
+      await db.dataSource.transaction((m) => new MessageRepository(db.dataSource).within(m).upsert(stored));
+      const read = await db.dataSource.transaction((m) => new MessageRepository(db.dataSource).within(m).advanceStatus(instanceId, ['ADV1'], 'Read'));
       expect(read.map((row) => row.status)).toEqual(['Read']);
-      const late = await db.dataSource.transaction((m) => MessageRepository.advanceStatusWithin(m, instanceId, ['ADV1'], 'Delivered'));
+      const late = await db.dataSource.transaction((m) => new MessageRepository(db.dataSource).within(m).advanceStatus(instanceId, ['ADV1'], 'Delivered'));
       expect(late).toEqual([]);
       expect((await sut.findOne(instanceId, 'ADV1'))?.status).toBe('Read');
     });
 
     it('should never move a failed message', async () => {
-      await db.dataSource.transaction((m) => MessageRepository.upsertWithin(m, message({ messageId: 'FAIL1', status: 'Failed' })));
-      expect(await db.dataSource.transaction((m) => MessageRepository.advanceStatusWithin(m, instanceId, ['FAIL1'], 'Delivered'))).toEqual([]);
+      await db.dataSource.transaction((m) => new MessageRepository(db.dataSource).within(m).upsert(message({ messageId: 'FAIL1', status: 'Failed' })));
+      expect(await db.dataSource.transaction((m) => new MessageRepository(db.dataSource).within(m).advanceStatus(instanceId, ['FAIL1'], 'Delivered'))).toEqual(
+        [],
+      );
     });
   });
 
-  describe('InboundGroupRepository.writeWithin (the inbound group statement)', () => {
-    it('should store copies as storeOwnCopyWithin does, one statement for all', async () => {
+  describe('InboundGroupRepository.write (the inbound group statement)', () => {
+    it('should store copies as storeOwnCopy does, one statement for all', async () => {
       const other = 'rmsgtest2';
       await new InstanceRepository(db.dataSource).create({ id: other, token: 'tok-msg2', name: 'm2' });
       // Reserved by the send path (no raw yet), Pending; another already has its copy; a third is new.
-      await db.dataSource.transaction((m) => MessageRepository.upsertWithin(m, message({ messageId: 'OWN1', status: 'Pending', fromMe: true })));
       await db.dataSource.transaction((m) =>
-        MessageRepository.upsertWithin(m, message({ messageId: 'OWN2', status: 'Sent', fromMe: true, raw: '{"key":"x"}' })),
+        new MessageRepository(db.dataSource).within(m).upsert(message({ messageId: 'OWN1', status: 'Pending', fromMe: true })),
+      );
+      await db.dataSource.transaction((m) =>
+        new MessageRepository(db.dataSource).within(m).upsert(message({ messageId: 'OWN2', status: 'Sent', fromMe: true, raw: '{"key":"x"}' })),
       );
       const copies = [
         message({ messageId: 'OWN1', status: 'Delivered', fromMe: true, raw: '{"key":"1"}' }),
         message({ messageId: 'OWN2', status: 'Read', fromMe: true, raw: '{"key":"2"}' }),
         newMessageFixture(other, { messageId: 'OWN1', status: 'Sent', fromMe: true, raw: '{"key":"3"}' }),
       ];
-      const stored = (await db.dataSource.transaction((m) => InboundGroupRepository.writeWithin(m, { copies }))).copies;
+      const stored = (await db.dataSource.transaction((m) => new InboundGroupRepository(db.dataSource).within(m).write({ copies }))).copies;
       expect(
         stored.map(
           (copy) => copy && { id: copy.row.messageId, instance: copy.row.instanceId, status: copy.row.status, created: copy.created, advanced: copy.advanced },
@@ -72,7 +76,7 @@ describe(MessageRepository.name, () => {
       expect((await sut.findOne(instanceId, 'OWN2'))?.status).toBe('Sent');
       const moved = (
         await db.dataSource.transaction((m) =>
-          InboundGroupRepository.writeWithin(m, {
+          new InboundGroupRepository(db.dataSource).within(m).write({
             statuses: [
               { instanceId, messageIds: ['OWN1', 'OWN2'], status: 'Read' },
               { instanceId: other, messageIds: ['OWN1'], status: 'Pending' },
@@ -83,7 +87,7 @@ describe(MessageRepository.name, () => {
       expect(moved.map((row) => `${row.instanceId} ${row.messageId} ${row.status}`).sort()).toEqual([`${instanceId} OWN1 Read`, `${instanceId} OWN2 Read`]);
     });
 
-    it('should send one prepared text for any number of copies, and store each as storeOwnCopyWithin does', async () => {
+    it('should send one prepared text for any number of copies, and store each as storeOwnCopy does', async () => {
       const fields: Partial<NewMessage> = {
         fromMe: true,
         status: 'Delivered',
@@ -110,7 +114,7 @@ describe(MessageRepository.name, () => {
         // Groups of 1, 3, 1 and 2: the text is hot (seen 3 times) by the third and prepared on this connection.
         for (const [group, size] of [1, 3, 1, 2].entries()) {
           const copies = Array.from({ length: size }, (_, n) => message({ ...fields, messageId: `PREP${group}-${n}` }));
-          const { copies: stored } = await InboundGroupRepository.writeWithin(counting, { copies });
+          const { copies: stored } = await new InboundGroupRepository(db.dataSource).within(counting).write({ copies });
           expect(stored.map((copy) => copy?.created)).toEqual(copies.map(() => true));
           // The row the statement answers is the stored row, every column in its own type.
           for (const copy of stored) expect(copy?.row).toEqual(await sut.findOne(instanceId, copy!.row.messageId));
@@ -123,7 +127,7 @@ describe(MessageRepository.name, () => {
         await runner.release();
       }
       // The same copy stored alone by the one-row statement: every field alike.
-      await db.dataSource.transaction((m) => MessageRepository.storeOwnCopyWithin(m, message({ ...fields, messageId: 'PREP-ALONE' })));
+      await db.dataSource.transaction((m) => new MessageRepository(db.dataSource).within(m).storeOwnCopy(message({ ...fields, messageId: 'PREP-ALONE' })));
       const comparable = (row: MessageRow | null) => row && { ...row, id: '', messageId: '', createdAt: null, updatedAt: null };
       const alone = comparable(await sut.findOne(instanceId, 'PREP-ALONE'));
       expect(alone).toMatchObject({ content: fields.content, callPeer: fields.callPeer, aiMetadata: null, sendPayload: null, raw: '{"key":"p"}' });
@@ -136,7 +140,9 @@ describe(MessageRepository.name, () => {
       const base = Date.now();
       for (let n = 0; n < 3; n++) {
         await db.dataSource.transaction((m) =>
-          MessageRepository.upsertWithin(m, message({ messageId: `TR${n}`, trackId: 'campaign-7', trackSource: 'crm', messageTimestamp: base + n })),
+          new MessageRepository(db.dataSource)
+            .within(m)
+            .upsert(message({ messageId: `TR${n}`, trackId: 'campaign-7', trackSource: 'crm', messageTimestamp: base + n })),
         );
       }
       const { rows, total } = await sut.find(instanceId, { trackId: 'campaign-7', limit: 2, offset: 0 });

@@ -5,6 +5,7 @@ describe(OutboundLedgerRepository.name, () => {
   let db: TestDatabase;
   let leases: LeaseRepository;
   let messages: MessageRepository;
+  let ledger: OutboundLedgerRepository;
   let lease: Lease;
   const instanceId = 'rledgertest';
 
@@ -32,6 +33,7 @@ describe(OutboundLedgerRepository.name, () => {
     db = await openTestDatabase();
     leases = new LeaseRepository(db.dataSource);
     messages = new MessageRepository(db.dataSource);
+    ledger = new OutboundLedgerRepository(db.dataSource);
     await new InstanceRepository(db.dataSource).create({ id: instanceId, token: 'tok-ledger', name: 'ledger' });
     lease = (await leases.claim(instanceId, 'w-ledger', 60_000))!;
   });
@@ -39,7 +41,7 @@ describe(OutboundLedgerRepository.name, () => {
 
   it('should store and relay a new message in one statement, and refuse to relay its id again', async () => {
     const message = outbound();
-    const first = await OutboundLedgerRepository.reserve(db.dataSource, lease, message, true);
+    const first = await ledger.reserve(lease, message, true);
     expect(first).toEqual({ held: true, reserved: true });
     expect(await messages.findOne(instanceId, message.messageId)).toMatchObject({
       messageId: message.messageId,
@@ -49,56 +51,51 @@ describe(OutboundLedgerRepository.name, () => {
     });
     expect(await relayedAt(message.messageId)).not.toBeNull();
 
-    const again = await OutboundLedgerRepository.reserve(db.dataSource, lease, outbound({ messageId: message.messageId, text: 'changed' }), true);
+    const again = await ledger.reserve(lease, outbound({ messageId: message.messageId, text: 'changed' }), true);
     expect(again).toEqual({ held: true, reserved: false });
     expect((await messages.findOne(instanceId, message.messageId))!.text).toBe('hello');
   });
 
   it('should let a queued row keep its record id and take the send fields, relayed only when asked', async () => {
     const queued = outbound({ status: 'Queued', text: '{{name}}', trackId: '' });
-    await MessageRepository.upsertWithin(db.dataSource.manager, queued);
-    const reserved = await OutboundLedgerRepository.reserve(
-      db.dataSource,
-      lease,
-      outbound({ messageId: queued.messageId, text: 'Ana', trackId: 't-2' }),
-      false,
-    );
+    await messages.upsert(queued);
+    const reserved = await ledger.reserve(lease, outbound({ messageId: queued.messageId, text: 'Ana', trackId: 't-2' }), false);
     expect(reserved).toEqual({ held: true, reserved: true });
     expect(await messages.findOne(instanceId, queued.messageId)).toMatchObject({ id: queued.id, status: 'Pending', text: 'Ana', trackId: 't-2' });
     expect(await relayedAt(queued.messageId)).toBeNull();
 
-    expect(await OutboundLedgerRepository.markRelayed(db.dataSource, lease, queued.messageId)).toBe('relayed');
+    expect(await ledger.markRelayed(lease, queued.messageId)).toBe('relayed');
     expect(await relayedAt(queued.messageId)).not.toBeNull();
     // A second request with the same id, reserved during the first one's typing delay, does not relay it again.
-    expect(await OutboundLedgerRepository.markRelayed(db.dataSource, lease, queued.messageId)).toBe('already');
+    expect(await ledger.markRelayed(lease, queued.messageId)).toBe('already');
   });
 
   it('should settle Sent only forward, and not fail a message that was delivered', async () => {
     const message = outbound();
-    await OutboundLedgerRepository.reserve(db.dataSource, lease, message, true);
-    expect((await OutboundLedgerRepository.settle(db.dataSource, lease, message.messageId, { status: 'Sent' })).row!.status).toBe('Sent');
+    await ledger.reserve(lease, message, true);
+    expect((await ledger.settle(lease, message.messageId, { status: 'Sent' })).row!.status).toBe('Sent');
 
-    await MessageRepository.advanceStatusWithin(db.dataSource.manager, instanceId, [message.messageId], 'Delivered');
-    expect((await OutboundLedgerRepository.settle(db.dataSource, lease, message.messageId, { status: 'Sent' })).row!.status).toBe('Delivered');
-    const failed = await OutboundLedgerRepository.settle(db.dataSource, lease, message.messageId, { status: 'Failed', error: 'late error' });
+    await messages.advanceStatus(instanceId, [message.messageId], 'Delivered');
+    expect((await ledger.settle(lease, message.messageId, { status: 'Sent' })).row!.status).toBe('Delivered');
+    const failed = await ledger.settle(lease, message.messageId, { status: 'Failed', error: 'late error' });
     expect(failed.row).toMatchObject({ status: 'Delivered', error: '' });
 
     const other = outbound();
-    await OutboundLedgerRepository.reserve(db.dataSource, lease, other, true);
-    const refused = await OutboundLedgerRepository.settle(db.dataSource, lease, other.messageId, { status: 'Failed', error: 'ack error 479' });
+    await ledger.reserve(lease, other, true);
+    const refused = await ledger.settle(lease, other.messageId, { status: 'Failed', error: 'ack error 479' });
     expect(refused.row).toMatchObject({ status: 'Failed', error: 'ack error 479' });
   });
 
   it('should answer with the row as a write it waited for left it', async () => {
     const message = outbound();
-    await OutboundLedgerRepository.reserve(db.dataSource, lease, message, true);
+    await ledger.reserve(lease, message, true);
     const runner = db.dataSource.createQueryRunner();
     await runner.connect();
     try {
       await runner.startTransaction();
       // Another writer (the server ack, a receipt) holds the row when the send's result comes.
       await runner.query(`UPDATE messages SET status = 'Delivered' WHERE instance_id = $1 AND message_id = $2`, [instanceId, message.messageId]);
-      const settling = OutboundLedgerRepository.settle(db.dataSource, lease, message.messageId, { status: 'Sent' });
+      const settling = ledger.settle(lease, message.messageId, { status: 'Sent' });
       await new Promise((resolve) => setTimeout(resolve, 200));
       await runner.commitTransaction();
       expect((await settling).row!.status).toBe('Delivered');
@@ -110,9 +107,9 @@ describe(OutboundLedgerRepository.name, () => {
   it('should mark server acks Sent for our own messages only', async () => {
     const mine = outbound();
     const theirs = outbound({ fromMe: false, status: '' });
-    await OutboundLedgerRepository.reserve(db.dataSource, lease, mine, true);
-    await MessageRepository.upsertWithin(db.dataSource.manager, theirs);
-    expect(await OutboundLedgerRepository.acked(db.dataSource, lease, [mine.messageId, theirs.messageId])).toBe(true);
+    await ledger.reserve(lease, mine, true);
+    await messages.upsert(theirs);
+    expect(await ledger.acked(lease, [mine.messageId, theirs.messageId])).toBe(true);
     expect((await messages.findOne(instanceId, mine.messageId))!.status).toBe('Sent');
     expect((await messages.findOne(instanceId, theirs.messageId))!.status).toBe('');
   });
@@ -126,13 +123,13 @@ describe(OutboundLedgerRepository.name, () => {
     expect(current.fencingToken).not.toBe(stale.fencingToken);
 
     const message = outbound({ instanceId: fencedId });
-    expect(await OutboundLedgerRepository.reserve(db.dataSource, stale, message, true)).toEqual({ held: false, reserved: false });
+    expect(await ledger.reserve(stale, message, true)).toEqual({ held: false, reserved: false });
     expect(await messages.findOne(fencedId, message.messageId)).toBeNull();
 
-    await OutboundLedgerRepository.reserve(db.dataSource, current, message, true);
-    expect((await OutboundLedgerRepository.settle(db.dataSource, stale, message.messageId, { status: 'Sent' })).held).toBe(false);
-    expect(await OutboundLedgerRepository.acked(db.dataSource, stale, [message.messageId])).toBe(false);
-    expect(await OutboundLedgerRepository.markRelayed(db.dataSource, stale, message.messageId)).toBe('fenced');
+    await ledger.reserve(current, message, true);
+    expect((await ledger.settle(stale, message.messageId, { status: 'Sent' })).held).toBe(false);
+    expect(await ledger.acked(stale, [message.messageId])).toBe(false);
+    expect(await ledger.markRelayed(stale, message.messageId)).toBe('fenced');
     expect((await messages.findOne(fencedId, message.messageId))!.status).toBe('Pending');
   });
 
@@ -157,7 +154,7 @@ describe(OutboundLedgerRepository.name, () => {
       const delayed = outbound({ text: 'typing first' });
       const second = outbound({ instanceId: otherId });
       const fenced = outbound({ instanceId: staleId });
-      const results = await OutboundLedgerRepository.reserveMany(db.dataSource, [
+      const results = await ledger.reserveMany([
         { lease, message: relayed, relay: true },
         { lease: stale, message: fenced, relay: true },
         { lease, message: delayed, relay: false },
@@ -181,7 +178,7 @@ describe(OutboundLedgerRepository.name, () => {
 
       // The row a group writes is the row reserve() writes alone.
       const alone = outbound();
-      expect(await OutboundLedgerRepository.reserve(db.dataSource, lease, alone, true)).toEqual({ held: true, reserved: true });
+      expect(await ledger.reserve(lease, alone, true)).toEqual({ held: true, reserved: true });
       const single = (await messages.findOne(instanceId, alone.messageId))!;
       const grouped = (await messages.findOne(instanceId, relayed.messageId))!;
       const comparable = (row: typeof single) => ({ ...row, id: '', messageId: '', createdAt: null, updatedAt: null, messageTimestamp: 0 });
@@ -199,8 +196,8 @@ describe(OutboundLedgerRepository.name, () => {
       const captured: Array<[string, unknown[]]> = [];
       const capturing = { query: async <T>(sql: string, parameters?: unknown[]) => (captured.push([sql, parameters ?? []]), [] as T) } as unknown as Tx;
       const message = outbound();
-      await OutboundLedgerRepository.reserveMany(capturing, [{ lease, message, relay: true }]);
-      await OutboundLedgerRepository.settleMany(capturing, [{ lease, messageId: message.messageId, outcome: { status: 'Sent' } }]);
+      await ledger.within(capturing).reserveMany([{ lease, message, relay: true }]);
+      await ledger.within(capturing).settleMany([{ lease, messageId: message.messageId, outcome: { status: 'Sent' } }]);
       expect(captured).toHaveLength(2);
       for (const [sql, parameters] of captured) {
         expect(sql).toContain('/* prepared */');
@@ -213,9 +210,9 @@ describe(OutboundLedgerRepository.name, () => {
 
     it('should relay an id at most once in a group too: a repeat answers no row', async () => {
       const message = outbound();
-      await OutboundLedgerRepository.reserve(db.dataSource, lease, message, true);
+      await ledger.reserve(lease, message, true);
       const fresh = outbound();
-      const results = await OutboundLedgerRepository.reserveMany(db.dataSource, [
+      const results = await ledger.reserveMany([
         { lease, message: outbound({ messageId: message.messageId, text: 'again' }), relay: true },
         { lease, message: fresh, relay: true },
       ]);
@@ -232,13 +229,13 @@ describe(OutboundLedgerRepository.name, () => {
       const refused = outbound({ instanceId: otherId });
       const delivered = outbound();
       const fenced = outbound({ instanceId: staleId });
-      await OutboundLedgerRepository.reserveMany(db.dataSource, [
+      await ledger.reserveMany([
         { lease, message: sent, relay: true },
         { lease: other, message: refused, relay: true },
         { lease, message: delivered, relay: true },
       ]);
-      await MessageRepository.advanceStatusWithin(db.dataSource.manager, instanceId, [delivered.messageId], 'Delivered');
-      const results = await OutboundLedgerRepository.settleMany(db.dataSource, [
+      await messages.advanceStatus(instanceId, [delivered.messageId], 'Delivered');
+      const results = await ledger.settleMany([
         { lease, messageId: sent.messageId, outcome: { status: 'Sent' } },
         { lease: other, messageId: refused.messageId, outcome: { status: 'Failed', error: 'ack error 479' } },
         { lease, messageId: delivered.messageId, outcome: { status: 'Failed', error: 'late error' } },

@@ -2,11 +2,11 @@ import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { InstanceRepository, OutboxCursorRepository } from '@gw/persistence';
 
 /**
- * A feature turned on starts its cursor in the same transaction (startWithin). A follower's refresh that
+ * A feature turned on starts its cursor in the same transaction (start). A follower's refresh that
  * read the followed set just before that transaction committed must not drop the cursor: the events
  * between the start and the next refresh would be lost (issue 36: the chatbot's first minutes).
  */
-describe('OutboxCursorRepository.follow and startWithin', () => {
+describe('OutboxCursorRepository.follow and start', () => {
   let db: TestDatabase;
   let cursors: OutboxCursorRepository;
   const consumer = `follow-${Date.now()}`;
@@ -34,7 +34,7 @@ describe('OutboxCursorRepository.follow and startWithin', () => {
     expect(await followed()).toEqual([a]);
     // The set is read (b not in it yet), then b is turned on with its cursor before the set is applied.
     const kept = await cursors.follow(consumer, async () => {
-      await db.dataSource.transaction((manager) => OutboxCursorRepository.startWithin(manager, consumer, b, true));
+      await db.dataSource.transaction((manager) => new OutboxCursorRepository(db.dataSource).within(manager).start(consumer, b, true));
       return [a];
     });
     expect(kept).toEqual([a]);
@@ -46,15 +46,15 @@ describe('OutboxCursorRepository.follow and startWithin', () => {
     expect(await followed()).toEqual([]);
   });
 
-  it('startWithin restarts a cursor left behind when asked to, and keeps it otherwise', async () => {
+  it('start restarts a cursor left behind when asked to, and keeps it otherwise', async () => {
     const [a] = ids;
     await cursors.follow(consumer, [a]);
     await db.dataSource.query(`UPDATE outbox_cursors SET tx = 1, id = 1 WHERE consumer = $1 AND instance_id = $2`, [consumer, a]);
     const position = async () =>
       (await db.dataSource.query(`SELECT tx::text FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2`, [consumer, a]))[0].tx;
-    await db.dataSource.transaction((manager) => OutboxCursorRepository.startWithin(manager, consumer, a, false));
+    await db.dataSource.transaction((manager) => new OutboxCursorRepository(db.dataSource).within(manager).start(consumer, a, false));
     expect(await position()).toBe('1');
-    await db.dataSource.transaction((manager) => OutboxCursorRepository.startWithin(manager, consumer, a, true));
+    await db.dataSource.transaction((manager) => new OutboxCursorRepository(db.dataSource).within(manager).start(consumer, a, true));
     expect(Number(await position())).toBeGreaterThan(1);
   });
 });

@@ -29,7 +29,7 @@ describe('an outbox cursor reads only what follows it', () => {
     );
     await db.dataSource.query(`ANALYZE outbox_events`);
     await new OutboxCursorRepository(db.dataSource).follow(consumer, [instanceId]);
-    await OutboxRepository.insertWithin(db.dataSource.manager, instanceId, [{ eventType: 'messages', payload: { n: 'new' } }]);
+    await new OutboxRepository(db.dataSource).insert(instanceId, [{ eventType: 'messages', payload: { n: 'new' } }]);
   });
   afterAll(() => db.close());
 

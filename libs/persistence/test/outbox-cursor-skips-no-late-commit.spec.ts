@@ -31,7 +31,7 @@ describe('OutboxRepository cursor reads', () => {
     return runner;
   };
   const insert = async (runner: QueryRunner, instanceId: string, name: string) =>
-    (await OutboxRepository.insertWithin(runner.manager, instanceId, [{ eventType: 'presence', payload: { name } }]))!;
+    (await new OutboxRepository(db.dataSource).within(runner.manager).insert(instanceId, [{ eventType: 'presence', payload: { name } }]))!;
 
   /** Reads from `position` until `expected` names arrived (other suites' transactions can delay settling). */
   const readUntil = async (instanceId: string, position: OutboxPosition, expected: number) => {

@@ -30,7 +30,7 @@ describe('outbox events and their traceparent', () => {
     }>;
 
   it('should store each event traceparent beside its payload, in order, for one instance', async () => {
-    const lastId = await OutboxRepository.insertWithin(db.dataSource.manager, instanceId, [
+    const lastId = await new OutboxRepository(db.dataSource).insert(instanceId, [
       { eventType: 'messages', payload: { n: 1 }, traceparent },
       { eventType: 'messages', payload: { n: 2 } },
     ]);
@@ -41,7 +41,7 @@ describe('outbox events and their traceparent', () => {
   });
 
   it('should store them for many instances in one statement', async () => {
-    const lastIds = await OutboxRepository.insertManyWithin(db.dataSource.manager, [
+    const lastIds = await new OutboxRepository(db.dataSource).insertMany([
       { instanceId, events: [{ eventType: 'messages', payload: { n: 3 }, traceparent }] },
       { instanceId: other, events: [{ eventType: 'chats', payload: { n: 4 } }] },
     ]);
@@ -51,7 +51,7 @@ describe('outbox events and their traceparent', () => {
 
   it('should write the untraced statement, NULL in the column, when no event has one', async () => {
     expect(OutboxRepository.insertStatement(instanceId, [{ eventType: 'messages', payload: {} }])?.text).not.toContain('traceparent');
-    const lastId = await OutboxRepository.insertWithin(db.dataSource.manager, instanceId, [{ eventType: 'messages', payload: { n: 5 } }]);
+    const lastId = await new OutboxRepository(db.dataSource).insert(instanceId, [{ eventType: 'messages', payload: { n: 5 } }]);
     expect(await stored(lastId, 1)).toEqual([{ traceparent: null, payload: { n: 5 } }]);
   });
 });

@@ -48,7 +48,7 @@ describe('fan-out filters on the fields it reads', () => {
       chatId: 'chat',
       payload: message === undefined ? { EventType: 'messages' } : { EventType: 'messages', message },
     }));
-    await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, instanceId, events));
+    await db.dataSource.transaction((manager) => new OutboxRepository(db.dataSource).within(manager).insert(instanceId, events));
     const rows = await webhooks.enabled(100);
     const expected = events.flatMap((event, index) =>
       rows.filter((row) => webhookWants(row, event.eventType, event.payload)).map((row) => `${index} ${row.id}`),

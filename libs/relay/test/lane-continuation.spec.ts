@@ -19,7 +19,7 @@ describe('recording successes and claiming the next run of their lanes', () => {
     for (let n = 0; n < perLane; n++) {
       for (let lane = 0; lane < lanes; lane++) events.push({ eventType: 'messages', chatId: `chat-${lane}`, payload: { lane: `chat-${lane}`, n } });
     }
-    await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, instanceId, events));
+    await db.dataSource.transaction((manager) => new OutboxRepository(db.dataSource).within(manager).insert(instanceId, events));
     await sut.fanOut(1_000, matchWebhooks);
   };
   const delivered = (claims: Array<{ deliveryId: string }>) => claims.map((claim) => ({ deliveryId: claim.deliveryId, statusCode: 200, latencyMs: 2 }));

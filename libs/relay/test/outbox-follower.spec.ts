@@ -31,7 +31,8 @@ describe(OutboxFollower.name, () => {
   async function emit(instanceId: string, ...types: string[]): Promise<string[]> {
     const ids: string[] = [];
     await db.dataSource.transaction(async (manager) => {
-      for (const type of types) ids.push((await OutboxRepository.insertWithin(manager, instanceId, [{ eventType: type, payload: { type } }])) as string);
+      for (const type of types)
+        ids.push((await new OutboxRepository(db.dataSource).within(manager).insert(instanceId, [{ eventType: type, payload: { type } }])) as string);
     });
     bus.publish(Subjects.outbox(instanceId), { instanceId });
     return ids;
@@ -140,7 +141,7 @@ describe(OutboxFollower.name, () => {
     const { steps, cursor } = await noticeOnlyFollower('c6', 'fb', { ignore: ['$.type ? (@ == "skip")'] });
     const start = await cursor();
     const skipped = await db.dataSource.transaction((manager) =>
-      OutboxRepository.insertWithin(manager, 'fb', [{ eventType: 'messages', payload: { type: 'skip' } }]),
+      new OutboxRepository(db.dataSource).within(manager).insert('fb', [{ eventType: 'messages', payload: { type: 'skip' } }]),
     );
     bus.publish(Subjects.outbox('fb'), { instanceId: 'fb' });
     // Peeked, not stepped: no commit, the cursor has not moved (a step would have, well within this wait).
@@ -159,7 +160,7 @@ describe(OutboxFollower.name, () => {
     const { steps, cursor } = await noticeOnlyFollower('c20', 'fa');
     const start = await cursor();
     const presence = (await db.dataSource.transaction((manager) =>
-      OutboxRepository.insertWithin(manager, 'fa', [{ eventType: 'presence', payload: { type: 'presence' } }]),
+      new OutboxRepository(db.dataSource).within(manager).insert('fa', [{ eventType: 'presence', payload: { type: 'presence' } }]),
     )) as string;
     bus.publish(Subjects.outbox('fa'), { instanceId: 'fa', lastId: presence, types: ['presence'] });
     // Not looked at: no step, the cursor has not moved (a step would have, well within this wait).
@@ -173,8 +174,8 @@ describe(OutboxFollower.name, () => {
 
     const [wanted] = await db.dataSource
       .transaction(async (manager) => [
-        (await OutboxRepository.insertWithin(manager, 'fa', [{ eventType: 'presence', payload: {} }])) as string,
-        (await OutboxRepository.insertWithin(manager, 'fa', [{ eventType: 'messages', payload: {} }])) as string,
+        (await new OutboxRepository(db.dataSource).within(manager).insert('fa', [{ eventType: 'presence', payload: {} }])) as string,
+        (await new OutboxRepository(db.dataSource).within(manager).insert('fa', [{ eventType: 'messages', payload: {} }])) as string,
       ])
       .then((ids) => [ids[1]]);
     bus.publish(Subjects.outbox('fa'), { instanceId: 'fa', lastId: wanted, types: ['presence', 'messages'] });
@@ -189,7 +190,7 @@ describe(OutboxFollower.name, () => {
     });
     const start = await cursor();
     const own = (await db.dataSource.transaction((manager) =>
-      OutboxRepository.insertWithin(manager, 'fb', [{ eventType: 'messages', payload: { mine: true } }]),
+      new OutboxRepository(db.dataSource).within(manager).insert('fb', [{ eventType: 'messages', payload: { mine: true } }]),
     )) as string;
     const peeks = jest.spyOn(OutboxCursorRepository.prototype, 'peek');
     bus.publish(Subjects.outbox('fb'), { instanceId: 'fb', lastId: own, types: ['messages'], origin: 'self' });
@@ -201,7 +202,7 @@ describe(OutboxFollower.name, () => {
     peeks.mockRestore();
     // A wanted event's notice: its step hands it over and moves past the skipped one too.
     const wanted = (await db.dataSource.transaction((manager) =>
-      OutboxRepository.insertWithin(manager, 'fb', [{ eventType: 'messages', payload: { mine: false } }]),
+      new OutboxRepository(db.dataSource).within(manager).insert('fb', [{ eventType: 'messages', payload: { mine: false } }]),
     )) as string;
     bus.publish(Subjects.outbox('fb'), { instanceId: 'fb', lastId: wanted, types: ['messages'] });
     await until(async () => (await cursor()) === wanted);
@@ -235,8 +236,8 @@ describe(OutboxFollower.name, () => {
     const idle = await open();
     const aborted = await open();
     try {
-      const late = await OutboxRepository.insertWithin(slow.runner.manager, 'fc', [{ eventType: 'messages', payload: { type: 'late' } }]);
-      await OutboxRepository.insertWithin(aborted.runner.manager, 'fc', [{ eventType: 'messages', payload: { type: 'aborted' } }]);
+      const late = await new OutboxRepository(db.dataSource).within(slow.runner.manager).insert('fc', [{ eventType: 'messages', payload: { type: 'late' } }]);
+      await new OutboxRepository(db.dataSource).within(aborted.runner.manager).insert('fc', [{ eventType: 'messages', payload: { type: 'aborted' } }]);
 
       const [first] = await emit('fc', 'messages');
       await until(async () => (await work('c9')).length === 1, 2_000);
@@ -274,7 +275,7 @@ describe(OutboxFollower.name, () => {
         for (let i = 0; i < 15; i++) {
           await db.dataSource.transaction(async (manager) => {
             await manager.query(`SELECT pg_current_xact_id()`);
-            mine.push((await OutboxRepository.insertWithin(manager, 'fa', [{ eventType: 'messages', payload: {} }])) as string);
+            mine.push((await new OutboxRepository(db.dataSource).within(manager).insert('fa', [{ eventType: 'messages', payload: {} }])) as string);
             // Held open a while: younger transactions of the other writers commit first.
             await new Promise((resolve) => setTimeout(resolve, Math.random() * 30));
           });
@@ -295,7 +296,7 @@ describe(OutboxFollower.name, () => {
     await old.connect();
     try {
       await old.startTransaction();
-      const during = await OutboxRepository.insertWithin(old.manager, 'fb', [{ eventType: 'messages', payload: {} }]);
+      const during = await new OutboxRepository(db.dataSource).within(old.manager).insert('fb', [{ eventType: 'messages', payload: {} }]);
       const [before] = await emit('fb', 'messages');
       follower('one', { consumer: 'c11', instances: async () => ['fb'] });
       await until(async () => (await db.dataSource.query(`SELECT count(*)::int AS n FROM outbox_cursors WHERE consumer = 'c11'`))[0].n === 1);

@@ -101,8 +101,7 @@ describe('a webhook relay stopped with deliveries claimed', () => {
       generateWebhookSecret(),
     );
     await db.dataSource.transaction((manager) =>
-      OutboxRepository.insertWithin(
-        manager,
+      new OutboxRepository(db.dataSource).within(manager).insert(
         instanceId,
         Array.from({ length: 10 }, (_, n) => ({ eventType: 'messages', chatId: 'chat-1', payload: { EventType: 'messages', n } })),
       ),

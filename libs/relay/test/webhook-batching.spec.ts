@@ -117,7 +117,7 @@ describe('webhook delivery in batches', () => {
       for (let lane = 0; lane < lanes; lane++)
         events.push({ eventType: 'messages', chatId: `chat-${lane}`, payload: { EventType: 'messages', lane: `chat-${lane}`, n } });
     }
-    await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, instanceId, events));
+    await db.dataSource.transaction((manager) => new OutboxRepository(db.dataSource).within(manager).insert(instanceId, events));
   };
   const statuses = async () => new DeliveryRepository(db.dataSource).countByStatus();
 
@@ -259,7 +259,7 @@ describe('webhook delivery in batches', () => {
       chatId: `chat-${n}`,
       payload: { EventType: 'messages', lane: `chat-${n}`, n: 0 },
     }));
-    await db.dataSource.transaction((manager) => OutboxRepository.insertWithin(manager, stuckInstance, stuckEvents));
+    await db.dataSource.transaction((manager) => new OutboxRepository(db.dataSource).within(manager).insert(stuckInstance, stuckEvents));
     await emit(4, 10);
     const sut = new WebhookRelay(
       ...repositoriesOf(db.dataSource),

@@ -70,8 +70,7 @@ describe(WebhookRelay.name, () => {
   let secret = '';
   const emit = async (events: Array<{ type: string; chat?: string; payload: Record<string, unknown> }>) => {
     await db.dataSource.transaction(async (manager) => {
-      await OutboxRepository.insertWithin(
-        manager,
+      await new OutboxRepository(db.dataSource).within(manager).insert(
         instanceId,
         events.map((event) => ({ eventType: event.type, chatId: event.chat ?? '', payload: event.payload })),
       );

@@ -2,12 +2,18 @@ import type { Bus, BusSubscription } from '@gw/bus';
 import { Subjects, type LeasesHandedOver } from '@gw/contracts';
 import {
   AuthStateRepository,
+  BlocklistRepository,
   ChatRepository,
+  ContactRepository,
   FileRepository,
+  InboundGroupRepository,
   InstanceRepository,
+  LabelRepository,
   LeaseRepository,
   LidMappingRepository,
   MessageRepository,
+  OutboundLedgerRepository,
+  QuickReplyRepository,
   SendLimitRepository,
   type Database,
 } from '@gw/persistence';
@@ -53,8 +59,14 @@ export interface SessionWorkerRepositories {
   authStates: AuthStateRepository;
   messages: MessageRepository;
   chats: ChatRepository;
+  contacts: ContactRepository;
   files: FileRepository;
   lidMappings: LidMappingRepository;
+  blocklist: BlocklistRepository;
+  labels: LabelRepository;
+  quickReplies: QuickReplyRepository;
+  inboundGroups: InboundGroupRepository;
+  ledger: OutboundLedgerRepository;
 }
 
 /** The worker's repositories over one pool (Database), for a worker built outside Nest (tests, benches). */
@@ -65,8 +77,14 @@ export function sessionWorkerRepositories(dataSource: Database): SessionWorkerRe
     authStates: new AuthStateRepository(dataSource),
     messages: new MessageRepository(dataSource),
     chats: new ChatRepository(dataSource),
+    contacts: new ContactRepository(dataSource),
     files: new FileRepository(dataSource),
     lidMappings: new LidMappingRepository(dataSource),
+    blocklist: new BlocklistRepository(dataSource),
+    labels: new LabelRepository(dataSource),
+    quickReplies: new QuickReplyRepository(dataSource),
+    inboundGroups: new InboundGroupRepository(dataSource),
+    ledger: new OutboundLedgerRepository(dataSource),
   };
 }
 
@@ -168,7 +186,7 @@ export class SessionWorker {
       },
       this.logger,
     );
-    const ledger = new SendLedger(repositories.messages, dataSource);
+    const ledger = new SendLedger(repositories.messages, repositories.ledger);
     // Sessions that are open: their sent messages without a server ack are resent, then failed.
     this.unacked = new UnackedSends(
       repositories.messages,

@@ -53,7 +53,7 @@ describe('InboundStore: a write of its own (a history chunk) holds no other inst
   const receive =
     (instanceId: string, key: string) =>
     async (tx: Tx, events: NewOutboxEvent[]): Promise<boolean> => {
-      const rows = await MessageRepository.insertNewWithin(tx, [message(instanceId, key)]);
+      const rows = await new MessageRepository(db.dataSource).within(tx).insertNew([message(instanceId, key)]);
       if (rows.length === 0) return false;
       events.push({ eventType: 'messages', chatId: 'c', payload: { messageId: key } });
       return true;
@@ -82,7 +82,7 @@ describe('InboundStore: a write of its own (a history chunk) holds no other inst
     const rolledBack = new Promise<void>((resolve) => (rollBack = resolve));
     const held = db.dataSource
       .transaction(async (tx) => {
-        await MessageRepository.insertNewWithin(tx, [message(instanceId, key)]);
+        await new MessageRepository(db.dataSource).within(tx).insertNew([message(instanceId, key)]);
         inserted();
         await rolledBack;
         throw new RolledBack();

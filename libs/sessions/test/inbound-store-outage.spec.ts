@@ -53,7 +53,7 @@ describe('InboundStore: a database outage and a lease that moves', () => {
   const receive =
     (instanceId: string, messageId: string) =>
     async (tx: Tx, events: NewOutboxEvent[]): Promise<boolean> => {
-      const rows = await MessageRepository.insertNewWithin(tx, [newMessageFixture(instanceId, { messageId, fromMe: false })]);
+      const rows = await new MessageRepository(db.dataSource).within(tx).insertNew([newMessageFixture(instanceId, { messageId, fromMe: false })]);
       if (rows.length === 0) return false;
       events.push({ eventType: 'messages', chatId: 'c', payload: { messageId } });
       return true;

@@ -34,7 +34,7 @@ describe(InboundStore.name, () => {
   });
 
   /** Stores one LID pair of an instance inside the write's transaction. */
-  const storePair = (tx: Tx, id: string, lid: string, pn: string) => LidMappingRepository.storeWithin(tx, id, [{ lid, pn }]);
+  const storePair = (tx: Tx, id: string, lid: string, pn: string) => new LidMappingRepository(db.dataSource).within(tx).store(id, [{ lid, pn }]);
   /** A statement that fails in the database (a pair of an instance that does not exist breaks its foreign key): it aborts its transaction. */
   const failingStatement = (tx: Tx) => storePair(tx, 'no-such-instance', 'bad@lid', 'bad-pn');
 
@@ -230,20 +230,20 @@ describe(InboundStore.name, () => {
     const statements: string[] = [];
     const receipt = (lease: typeof a, messageId: string, status: string) =>
       sut.write(lease, async (tx, events) => {
-        const changed = await InboundBatch.advanceStatus(tx, lease.instanceId, [messageId], status);
+        const changed = await InboundBatch.advanceStatus(new MessageRepository(db.dataSource), tx, lease.instanceId, [messageId], status);
         events.push({ eventType: 'messages_update', chatId: 'c@s.whatsapp.net', payload: { status, changed: changed.map((row) => row.status) } });
         return changed.map((row) => `${row.messageId} ${row.status}`);
       });
     const after = (lease: typeof a, messageId: string) =>
       sut.write(lease, async (tx) => {
-        const row = await MessageRepository.findWithin(tx, lease.instanceId, messageId);
+        const row = await new MessageRepository(db.dataSource).within(tx).findByMessageId(lease.instanceId, messageId);
         return `${messageId} seen ${row?.status}`;
       });
     const hold = sut.write(a, async () => 'first'); // alone, so the rest wait and go together
-    const spy = jest.spyOn(InboundGroupRepository, 'writeWithin');
+    const spy = jest.spyOn(InboundGroupRepository.prototype, 'write');
     const rest = [receipt(a, 'R0', 'Delivered'), receipt(b, 'R1', 'Read'), after(a, 'R0'), receipt(a, 'R0', 'Read'), after(b, 'R1')];
     const results = await Promise.all([hold, ...rest]);
-    statements.push(...spy.mock.calls.map((call) => (call[1].statuses ?? []).map((item) => `${item.instanceId} ${item.status}`).join(', ')));
+    statements.push(...spy.mock.calls.map((call) => (call[0].statuses ?? []).map((item) => `${item.instanceId} ${item.status}`).join(', ')));
     spy.mockRestore();
     expect(results).toEqual(['first', ['R0 Delivered'], ['R1 Read'], 'R0 seen Delivered', ['R0 Read'], 'R1 seen Read']);
     // a's and b's receipts in one statement; a's next write came after it (its own), the rest at the end.
@@ -264,7 +264,8 @@ describe(InboundStore.name, () => {
     const leases = new LeaseRepository(db.dataSource);
     const [a, b] = [(await leases.holderOf(ids[0]))!, (await leases.holderOf(ids[1]))!];
     const chat = '5511900000077@s.whatsapp.net';
-    for (const id of ids) await db.dataSource.transaction((tx) => ChatRepository.observeWithin(tx, id, { waChatId: chat }, () => `chat-${id}`));
+    for (const id of ids)
+      await db.dataSource.transaction((tx) => new ChatRepository(db.dataSource).within(tx).observe(id, { waChatId: chat }, () => `chat-${id}`));
     await db.dataSource.query(
       `INSERT INTO messages (instance_id, id, message_id, chat_id, message_timestamp, status, from_me) VALUES ($1, 'id-RB', 'RB', $2, 1, 'Sent', true)`,
       [b.instanceId, chat],
@@ -273,6 +274,7 @@ describe(InboundStore.name, () => {
     const sent = (lease: typeof a, messageId: string, timestamp: number) =>
       sut.write(lease, async (tx, events) => {
         const copy = await InboundBatch.storeOwnCopy(
+          new MessageRepository(db.dataSource),
           tx,
           newMessageFixture(lease.instanceId, {
             id: `id-${messageId}`,
@@ -285,6 +287,7 @@ describe(InboundStore.name, () => {
           }),
         );
         const row = await InboundBatch.observeChat(
+          new ChatRepository(db.dataSource),
           tx,
           lease.instanceId,
           { waChatId: chat, lastMessage: { timestamp, type: 'Conversation', textVote: messageId, sender: 'me', incoming: false } },
@@ -295,14 +298,14 @@ describe(InboundStore.name, () => {
       });
     const receipt = (lease: typeof a, messageId: string, status: string) =>
       sut.write(lease, async (tx, events) => {
-        const changed = await InboundBatch.advanceStatus(tx, lease.instanceId, [messageId], status);
+        const changed = await InboundBatch.advanceStatus(new MessageRepository(db.dataSource), tx, lease.instanceId, [messageId], status);
         events.push({ eventType: 'messages', chatId: chat, payload: { messageId, last: status } });
         return changed.map((row) => `${row.messageId} ${row.status}`);
       });
     const hold = sut.write(a, async () => 'first'); // alone, so the rest wait and go together
-    const spy = jest.spyOn(InboundGroupRepository, 'writeWithin');
+    const spy = jest.spyOn(InboundGroupRepository.prototype, 'write');
     const results = await Promise.all([hold, sent(a, 'M1', 100), receipt(b, 'RB', 'Delivered'), sent(b, 'M2', 200), sent(a, 'M3', 300)]);
-    const rounds = spy.mock.calls.map(([, writes]) =>
+    const rounds = spy.mock.calls.map(([writes]) =>
       [
         ...(writes.statuses ?? []).map((item) => `status ${item.instanceId.slice(-1)} ${item.messageIds.join()}`),
         ...(writes.copies ?? []).map((message) => `copy ${message.instanceId.slice(-1)} ${message.messageId}`),
@@ -329,16 +332,19 @@ describe(InboundStore.name, () => {
     await new InstanceRepository(db.dataSource).create({ id: ids[2], token: `tok-${ids[2]}`, name: ids[2] });
     const all = [(await leases.holderOf(ids[0]))!, (await leases.holderOf(ids[1]))!, (await leases.claim(ids[2], 'worker-a', 10_000))!];
     const chat = '5511900000088@s.whatsapp.net';
-    for (const id of ids) await db.dataSource.transaction((tx) => ChatRepository.observeWithin(tx, id, { waChatId: chat }, () => `chat88-${id}`));
+    for (const id of ids)
+      await db.dataSource.transaction((tx) => new ChatRepository(db.dataSource).within(tx).observe(id, { waChatId: chat }, () => `chat88-${id}`));
     const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
     // The send path's shape: each instance's own copy (then its chat), then the receipt of that message.
     const sent = (lease: (typeof all)[number], messageId: string) =>
       sut.write(lease, async (tx, events) => {
         await InboundBatch.storeOwnCopy(
+          new MessageRepository(db.dataSource),
           tx,
           newMessageFixture(lease.instanceId, { id: `id-${messageId}`, messageId, chatId: chat, messageTimestamp: 400, status: 'Sent', fromMe: true }),
         );
         await InboundBatch.observeChat(
+          new ChatRepository(db.dataSource),
           tx,
           lease.instanceId,
           { waChatId: chat, lastMessage: { timestamp: 400, type: 'Conversation', textVote: messageId, sender: 'me', incoming: false } },
@@ -349,14 +355,14 @@ describe(InboundStore.name, () => {
       });
     const receipt = (lease: (typeof all)[number], messageId: string) =>
       sut.write(lease, async (tx, events) => {
-        const changed = await InboundBatch.advanceStatus(tx, lease.instanceId, [messageId], 'Delivered');
+        const changed = await InboundBatch.advanceStatus(new MessageRepository(db.dataSource), tx, lease.instanceId, [messageId], 'Delivered');
         events.push({ eventType: 'messages_update', chatId: chat, payload: { wave: `receipt ${messageId}` } });
         return changed.map((row) => `${row.messageId} ${row.status}`).join();
       });
     const hold = sut.write(all[0], async () => 'first'); // alone, so the rest wait and go together
-    const spy = jest.spyOn(InboundGroupRepository, 'writeWithin');
+    const spy = jest.spyOn(InboundGroupRepository.prototype, 'write');
     const results = await Promise.all([hold, ...all.flatMap((lease, n) => [sent(lease, `W${n}`), receipt(lease, `W${n}`)])]);
-    const rounds = spy.mock.calls.map(([, writes]) =>
+    const rounds = spy.mock.calls.map(([writes]) =>
       [
         ...(writes.statuses ?? []).map((item) => `status ${item.instanceId.slice(-1)}`),
         ...(writes.copies ?? []).map((message) => `copy ${message.instanceId.slice(-1)}`),
@@ -387,10 +393,12 @@ describe(InboundStore.name, () => {
         lease,
         async (tx, events) => {
           await InboundBatch.storeOwnCopy(
+            new MessageRepository(db.dataSource),
             tx,
             newMessageFixture(id, { id: `id-${messageId}`, messageId, chatId: chat, messageTimestamp: at, status: 'Sent', fromMe: true }),
           );
           const row = await InboundBatch.observeChat(
+            new ChatRepository(db.dataSource),
             tx,
             id,
             { waChatId: chat, lastMessage: { timestamp: at, type: 'Conversation', textVote: messageId, sender: 'me', incoming: false } },
@@ -405,7 +413,7 @@ describe(InboundStore.name, () => {
       sut.write(
         lease,
         async (tx, events) => {
-          const changed = await InboundBatch.advanceStatus(tx, id, [messageId], status);
+          const changed = await InboundBatch.advanceStatus(new MessageRepository(db.dataSource), tx, id, [messageId], status);
           events.push({ eventType: 'messages_update', chatId: chats.K1, payload: { keyed: `${status} ${messageId}` } });
           return changed.map((row) => `${row.messageId} ${row.status}`).join() || `${messageId} not stored`;
         },
@@ -417,7 +425,7 @@ describe(InboundStore.name, () => {
         return 'unkeyed';
       });
     const hold = sut.write(lease, async () => 'first'); // alone, so the rest wait and go together
-    const spy = jest.spyOn(InboundGroupRepository, 'writeWithin');
+    const spy = jest.spyOn(InboundGroupRepository.prototype, 'write');
     const results = await Promise.all([
       hold,
       sent('K1', 500),
@@ -429,7 +437,7 @@ describe(InboundStore.name, () => {
       receipt('K2', 'Read'),
       sent('K3', 502, chats.K1),
     ]);
-    const rounds = spy.mock.calls.map(([, writes]) =>
+    const rounds = spy.mock.calls.map(([writes]) =>
       [
         ...(writes.statuses ?? []).map((item) => `status ${item.messageIds.join()} ${item.status}`),
         ...(writes.copies ?? []).map((message) => `copy ${message.messageId}`),
@@ -537,7 +545,7 @@ describe(InboundStore.name, () => {
     // a's receipt parks, then fails once it has its rows: the group fails.
     const failing = sut.write(a, async (tx) => {
       tries++;
-      await InboundBatch.advanceStatus(tx, a.instanceId, ['none'], 'Delivered');
+      await InboundBatch.advanceStatus(new MessageRepository(db.dataSource), tx, a.instanceId, ['none'], 'Delivered');
       if (tries === 1) throw new Error('bad receipt');
       order.push(`failing again, slow one finished before: ${slowFinished}`);
       return 'failing';
@@ -546,7 +554,7 @@ describe(InboundStore.name, () => {
     let slowTries = 0;
     const slow = sut.write(b, async (tx) => {
       const attempt = ++slowTries;
-      await InboundBatch.advanceStatus(tx, b.instanceId, ['none'], 'Delivered');
+      await InboundBatch.advanceStatus(new MessageRepository(db.dataSource), tx, b.instanceId, ['none'], 'Delivered');
       // Still busy (0.2 s) when the group fails, then writes once more.
       await new Promise((resolve) => setTimeout(resolve, 200));
       if (attempt === 1) await storePair(tx, b.instanceId, '90@lid', '90-pn');

@@ -112,14 +112,14 @@ describe('Inbound messages of a 1:1 chat (real Baileys ↔ simulator)', () => {
   });
 
   it("should write a sender's push name once per received message, not again for the contacts.update Baileys emits with it", async () => {
-    const observed = jest.spyOn(ContactRepository, 'observeWithin');
+    const observed = jest.spyOn(ContactRepository.prototype, 'observe');
     try {
-      const anas = () => observed.mock.calls.filter(([, , observation]) => observation.jid === ana.jid || observation.lid === ana.lid);
+      const anas = () => observed.mock.calls.filter(([, observation]) => observation.jid === ana.jid || observation.lid === ana.lid);
       const id = await fixture.send(ana.phone, me.phone, { text: 'De novo' });
       await fixture.waitMessage(instanceId, id);
       // Baileys' contacts.update ({ id, notify }) comes right after the message; give its write time to happen, if it did.
       await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(anas().map(([, , observation]) => observation.pushName)).toEqual(['Ana Souza']);
+      expect(anas().map(([, observation]) => observation.pushName)).toEqual(['Ana Souza']);
 
       // The same name announced again by itself (not the message's own update) is written; so is a new one.
       const socket = fixture.socket(worker, instanceId);

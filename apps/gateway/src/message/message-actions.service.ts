@@ -26,6 +26,7 @@ export class MessageActionsService {
   constructor(
     private readonly unitOfWork: UnitOfWork,
     private readonly messages: MessageRepository,
+    private readonly outbox: OutboxRepository,
     @Inject(BUS) private readonly bus: Bus,
     private readonly sessions: SessionClient,
   ) {}
@@ -60,7 +61,7 @@ export class MessageActionsService {
     // the original shows the new text and names the edit. Written now so the answer and listings
     // agree at once; the worker writes the same when the sent edit comes back as our own message, and
     // emits the one messages_update `Edited` there (for API and phone edits alike).
-    await MessageRepository.applyEditWithin(this.unitOfWork.outside, instance.id, target.messageId, {
+    await this.messages.applyEdit(instance.id, target.messageId, {
       text: body.text,
       content: record.content,
       editId: String(record.messageid),
@@ -79,7 +80,7 @@ export class MessageActionsService {
   async remove(instance: RequestInstance, body: DeleteDto): Promise<MessageDeletedResponse> {
     const target = await this.find(instance, body.id);
     await this.relay(instance, target.chatId, { kind: 'delete', targetMessageId: target.messageId }, 'DeleteMessage', body);
-    await this.changeOriginal(instance, target, (tx) => MessageRepository.markDeletedWithin(tx, instance.id, target.messageId), 'Deleted');
+    await this.changeOriginal(instance, target, (tx) => this.messages.within(tx).markDeleted(instance.id, target.messageId), 'Deleted');
     return { timestamp: Date.now(), id: target.id };
   }
 
@@ -102,7 +103,7 @@ export class MessageActionsService {
       if ((error as { code?: string }).code === 'no_session' || (error as { code?: string }).code === 'timeout') throw error;
       throw ApiError.badRequest(`error pinning message: ${(error as Error).message}`);
     }
-    await this.changeOriginal(instance, target, (tx) => MessageRepository.setPinnedWithin(tx, instance.id, target.messageId, pin), pin ? 'Pinned' : 'Unpinned');
+    await this.changeOriginal(instance, target, (tx) => this.messages.within(tx).setPinned(instance.id, target.messageId, pin), pin ? 'Pinned' : 'Unpinned');
     return {
       id: `${instance.owner}:${record.messageid}`,
       messageid: record.messageid,
@@ -162,7 +163,7 @@ export class MessageActionsService {
         instanceName: instance.name,
         owner: instance.owner,
       });
-      return OutboxRepository.insertWithin(tx, instance.id, [{ eventType: 'messages_update', chatId: target.chatId, payload }]);
+      return this.outbox.within(tx).insert(instance.id, [{ eventType: 'messages_update', chatId: target.chatId, payload }]);
     });
     if (lastId) this.bus.publish(Subjects.outbox(instance.id), { instanceId: instance.id, lastId });
   }

@@ -1,10 +1,19 @@
 import type { ChatbotRepositories } from '@gw/chatbot';
-import { ChatbotRepository, ChatbotTranscriptRepository, FileRepository, OutboxCursorRepository, QuickReplyRepository, type Database } from '@gw/persistence';
+import {
+  ChatbotAdmissionRepository,
+  ChatbotRepository,
+  ChatbotTranscriptRepository,
+  FileRepository,
+  OutboxCursorRepository,
+  QuickReplyRepository,
+  type Database,
+} from '@gw/persistence';
 
 /** The chatbot's repositories over a test's database, as PersistenceModule provides them to ChatbotModule. */
 export function chatbotRepositories(dataSource: Database): ChatbotRepositories {
   return {
     rounds: new ChatbotRepository(dataSource),
+    admissions: new ChatbotAdmissionRepository(dataSource),
     quickReplies: new QuickReplyRepository(dataSource),
     files: new FileRepository(dataSource),
     transcripts: new ChatbotTranscriptRepository(dataSource),

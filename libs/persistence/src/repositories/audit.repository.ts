@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import { RepositoryBase } from './repository-base';
 
 type Raw = Record<string, unknown>;
 
@@ -34,14 +34,18 @@ export interface AuditFilter {
 }
 
 /** The audit log (audit_log): written after each audited request, read newest first (the retention purge removes old ones: RetentionRepository). */
-export class AuditRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class AuditRepository extends RepositoryBase {
   async insert(entry: NewAuditEntry): Promise<void> {
-    await this.dataSource.query(
-      `INSERT INTO audit_log (actor, instance_id, address, method, route, action, changes, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [entry.actor, entry.instanceId, entry.address, entry.method, entry.route, entry.action, JSON.stringify(entry.changes), entry.status],
-    );
+    await this.db.query(`INSERT INTO audit_log (actor, instance_id, address, method, route, action, changes, status) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+      entry.actor,
+      entry.instanceId,
+      entry.address,
+      entry.method,
+      entry.route,
+      entry.action,
+      JSON.stringify(entry.changes),
+      entry.status,
+    ]);
   }
 
   /** The entries matching `filter`, newest first, and how many match in all. */
@@ -58,11 +62,11 @@ export class AuditRepository {
     if (filter.from !== undefined) add((p) => `at >= ${p}`, filter.from);
     if (filter.to !== undefined) add((p) => `at <= ${p}`, filter.to);
     const counted = where.length ? `WHERE ${where.join(' AND ')}` : '';
-    const [{ n }]: Array<{ n: string }> = await this.dataSource.query(`SELECT count(*) AS n FROM audit_log ${counted}`, values);
+    const [{ n }]: Array<{ n: string }> = await this.db.query(`SELECT count(*) AS n FROM audit_log ${counted}`, values);
     if (filter.before !== undefined) add((p) => `id < ${p}`, filter.before);
     const paged = where.length ? `WHERE ${where.join(' AND ')}` : '';
     values.push(filter.limit, filter.offset);
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `SELECT id, at, actor, instance_id, address, method, route, action, changes, status FROM audit_log ${paged}
        ORDER BY id DESC LIMIT $${values.length - 1} OFFSET $${values.length}`,
       values,

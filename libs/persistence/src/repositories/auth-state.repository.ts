@@ -1,8 +1,9 @@
-import type { DataSource } from 'typeorm';
 import { GroupCommit } from '../group-commit';
 import { FencedOutError } from './fenced-out.error';
 import { type Lease, LeaseRepository } from './lease.repository';
 import { PREPARED } from '../preparing-client';
+import { RepositoryBase } from './repository-base';
+import { fenceCte, fenceManyCte, fenceManyParams, fenceParams } from './lease-fence';
 
 export { FencedOutError };
 
@@ -23,17 +24,17 @@ export interface KeyMutation {
  * Baileys auth state rows. Values arrive already serialised (BufferJSON) so this layer knows nothing
  * about Baileys. Every write is one transaction that first proves the caller still holds the lease.
  */
-export class AuthStateRepository {
-  constructor(private readonly dataSource: DataSource) {}
+export class AuthStateRepository extends RepositoryBase {
+  private readonly leases = new LeaseRepository(this.dataSource);
 
   async readCreds(instanceId: string): Promise<string | null> {
-    const rows: Array<{ value: string }> = await this.dataSource.query(`SELECT value FROM auth_creds WHERE instance_id = $1`, [instanceId]);
+    const rows: Array<{ value: string }> = await this.db.query(`SELECT value FROM auth_creds WHERE instance_id = $1`, [instanceId]);
     return rows.length ? rows[0].value : null;
   }
 
   async readKeys(instanceId: string, type: string, ids: string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
-    const rows: Array<{ key_id: string; value: string }> = await this.dataSource.query(
+    const rows: Array<{ key_id: string; value: string }> = await this.db.query(
       `${PREPARED} SELECT key_id, value FROM auth_keys WHERE instance_id = $1 AND type = $2 AND key_id = ANY($3::text[])`,
       [instanceId, type, ids],
     );
@@ -64,8 +65,8 @@ export class AuthStateRepository {
     const keys = change.keys ?? [];
     const upserts = keys.filter((key) => key.value !== null);
     const deletes = keys.filter((key) => key.value === null);
-    const rows: Array<{ held: number }> = await this.dataSource.query(
-      `WITH ${LeaseRepository.fenceCte(1)},
+    const rows: Array<{ held: number }> = await this.db.query(
+      `WITH ${fenceCte(1)},
        creds AS (
          INSERT INTO auth_creds (instance_id, value) SELECT $1, $4::text WHERE $4::text IS NOT NULL AND EXISTS (SELECT 1 FROM lease)
          ON CONFLICT (instance_id) DO UPDATE SET value = EXCLUDED.value),
@@ -77,7 +78,7 @@ export class AuthStateRepository {
          DELETE FROM auth_keys WHERE instance_id = $1 AND (type, key_id) IN (SELECT * FROM unnest($8::text[], $9::text[])) AND EXISTS (SELECT 1 FROM lease))
        SELECT (SELECT count(*) FROM lease)::int AS held`,
       [
-        ...LeaseRepository.fenceParams(lease),
+        ...fenceParams(lease),
         change.creds ?? null,
         upserts.map((k) => k.type),
         upserts.map((k) => k.id),
@@ -91,7 +92,7 @@ export class AuthStateRepository {
 
   /**
    * Writes of several instances (one each) in ONE statement, each instance's rows written only while
-   * its lease holds (LeaseRepository.fenceManyCte). Answers, in order, whether each lease held.
+   * its lease holds (fenceManyCte). Answers, in order, whether each lease held.
    */
   private async writeMany(items: Array<{ lease: Lease; change: AuthChange }>): Promise<boolean[]> {
     const creds = items.filter((item) => item.change.creds !== undefined);
@@ -101,8 +102,8 @@ export class AuthStateRepository {
     const deletes = items.flatMap((item) =>
       (item.change.keys ?? []).filter((key) => key.value === null).map((key) => ({ instanceId: item.lease.instanceId, key })),
     );
-    const rows: Array<{ held: string[] }> = await this.dataSource.query(
-      `${PREPARED} WITH ${LeaseRepository.fenceManyCte()},
+    const rows: Array<{ held: string[] }> = await this.db.query(
+      `${PREPARED} WITH ${fenceManyCte()},
        creds AS (
          INSERT INTO auth_creds (instance_id, value)
          SELECT c.instance_id, c.value FROM unnest($4::text[], $5::text[]) AS c(instance_id, value) WHERE c.instance_id IN (SELECT instance_id FROM lease)
@@ -118,7 +119,7 @@ export class AuthStateRepository {
            WHERE d.instance_id IN (SELECT instance_id FROM lease)))
        SELECT coalesce(array_agg(instance_id), '{}') AS held FROM lease`,
       [
-        ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
+        ...fenceManyParams(items.map((item) => item.lease)),
         creds.map((item) => item.lease.instanceId),
         creds.map((item) => item.change.creds as string),
         upserts.map((entry) => entry.instanceId),
@@ -139,8 +140,8 @@ export class AuthStateRepository {
    * keys of an earlier linked device must not survive next to the new identity). Fenced like write().
    */
   async replace(lease: Lease, snapshot: { creds: string; keys: KeyMutation[] }): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      if (!(await LeaseRepository.holdsWithin(manager, lease))) throw new FencedOutError(lease.instanceId);
+    await this.transaction(async (manager) => {
+      if (!(await this.leases.within(manager).holds(lease))) throw new FencedOutError(lease.instanceId);
       await manager.query(`DELETE FROM auth_keys WHERE instance_id = $1`, [lease.instanceId]);
       await manager.query(
         `INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)
@@ -160,8 +161,8 @@ export class AuthStateRepository {
 
   /** Forgets the linked device (logout) on behalf of the lease holder; a stale holder wipes nothing. */
   async clearFenced(lease: Lease): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
-      if (!(await LeaseRepository.holdsWithin(manager, lease))) throw new FencedOutError(lease.instanceId);
+    await this.transaction(async (manager) => {
+      if (!(await this.leases.within(manager).holds(lease))) throw new FencedOutError(lease.instanceId);
       await manager.query(`DELETE FROM auth_keys WHERE instance_id = $1`, [lease.instanceId]);
       await manager.query(`DELETE FROM auth_creds WHERE instance_id = $1`, [lease.instanceId]);
     });
@@ -169,7 +170,7 @@ export class AuthStateRepository {
 
   /** Forgets the linked device entirely (logout). */
   async clear(instanceId: string): Promise<void> {
-    await this.dataSource.transaction(async (manager) => {
+    await this.transaction(async (manager) => {
       await manager.query(`DELETE FROM auth_keys WHERE instance_id = $1`, [instanceId]);
       await manager.query(`DELETE FROM auth_creds WHERE instance_id = $1`, [instanceId]);
     });

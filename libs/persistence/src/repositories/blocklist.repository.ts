@@ -1,5 +1,4 @@
-import type { DataSource } from 'typeorm';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
 
 /** A blocked contact: phone-number JID (the LID while the number is unknown) and its LID. */
 export interface BlockedContact {
@@ -15,12 +14,10 @@ export interface BlockChange extends BlockedContact {
  * The blocklist of each instance as WhatsApp last said it (blocklist notifications, the blocklist
  * query). A chat of a blocked contact shows `wa_isBlocked`; both change in the caller's transaction.
  */
-export class BlocklistRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class BlocklistRepository extends RepositoryBase {
   /** Applies changes; returns those that changed something (blocking a blocked contact does not). */
-  static async applyWithin(tx: Tx, instanceId: string, changes: BlockChange[]): Promise<BlockChange[]> {
-    const manager = managerOf(tx);
+  async apply(instanceId: string, changes: BlockChange[]): Promise<BlockChange[]> {
+    const manager = this.db;
     const applied: BlockChange[] = [];
     for (const change of changes) {
       const keys = [change.jid, change.lid].filter(Boolean);
@@ -49,10 +46,9 @@ export class BlocklistRepository {
   }
 
   /** Makes the stored list equal to `current` (the blocklist query's answer); returns the differences. */
-  static async replaceWithin(tx: Tx, instanceId: string, current: BlockedContact[]): Promise<BlockChange[]> {
-    const manager = managerOf(tx);
-    const stored = await BlocklistRepository.listWithin(manager, instanceId);
-    return BlocklistRepository.applyWithin(manager, instanceId, BlocklistRepository.differences(stored, current));
+  async replace(instanceId: string, current: BlockedContact[]): Promise<BlockChange[]> {
+    const stored = await this.list(instanceId);
+    return this.apply(instanceId, BlocklistRepository.differences(stored, current));
   }
 
   /** What makes `stored` equal to `current`: unblocks of the stored contacts it lacks, blocks of its new ones (by JID or LID). */
@@ -65,12 +61,7 @@ export class BlocklistRepository {
     ];
   }
 
-  static async listWithin(tx: Tx, instanceId: string): Promise<BlockedContact[]> {
-    const manager = managerOf(tx);
-    return manager.query(`SELECT jid, lid FROM blocklist WHERE instance_id = $1 ORDER BY created_at, jid`, [instanceId]);
-  }
-
   async list(instanceId: string): Promise<BlockedContact[]> {
-    return BlocklistRepository.listWithin(this.dataSource.manager, instanceId);
+    return this.db.query(`SELECT jid, lid FROM blocklist WHERE instance_id = $1 ORDER BY created_at, jid`, [instanceId]);
   }
 }

@@ -1,9 +1,10 @@
 import type { SenderEventPayload } from '@gw/contracts';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { MessageRepository } from './message.repository';
 import { toMessageRow, type MessageRow, type NewMessage } from './message-row';
 import { OutboxRepository } from './outbox.repository';
 import { SendQueueRepository } from './send-queue.repository';
+import { RepositoryBase } from './repository-base';
 
 type Raw = Record<string, unknown>;
 
@@ -142,8 +143,10 @@ const UNFINISHED_RECHECK_S = 1;
  * CampaignScheduler, any number side by side: folders are locked FOR UPDATE SKIP LOCKED), so the
  * folder's own pacing applies and its messages never block the instance's other async sends.
  */
-export class CampaignRepository {
-  constructor(private readonly dataSource: DataSource) {}
+export class CampaignRepository extends RepositoryBase {
+  private readonly messageRows = new MessageRepository(this.dataSource);
+  private readonly queue = new SendQueueRepository(this.dataSource);
+  private readonly outbox = new OutboxRepository(this.dataSource);
 
   /**
    * The folder, its `Queued` messages rows and its campaign_queue rows, in one transaction.
@@ -151,12 +154,12 @@ export class CampaignRepository {
    */
   async create(campaign: NewCampaign): Promise<void> {
     try {
-      await this.dataSource.transaction(async (manager) => {
+      await this.transaction(async (manager) => {
         await manager.query(
           `INSERT INTO campaign_folders (id, instance_id, name, info, scheduled_for, delay_min, delay_max) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
           [campaign.id, campaign.instanceId, campaign.name, campaign.info, campaign.scheduledFor, campaign.delayMin, campaign.delayMax],
         );
-        for (const { message } of campaign.messages) await MessageRepository.upsertWithin(manager, message);
+        for (const { message } of campaign.messages) await this.messageRows.within(manager).upsert(message);
         await manager.query(
           `INSERT INTO campaign_queue (folder_id, instance_id, message_id, request)
            SELECT $1, $2, mid, req::jsonb FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(mid, req, n) ORDER BY n`,
@@ -175,7 +178,7 @@ export class CampaignRepository {
   }
 
   async exists(instanceId: string, nameOrId: string): Promise<boolean> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT 1 FROM campaign_folders WHERE id = $2 OR (instance_id = $1 AND name = $2 AND name <> '')`, [
+    const rows: Raw[] = await this.db.query(`SELECT 1 FROM campaign_folders WHERE id = $2 OR (instance_id = $1 AND name = $2 AND name <> '')`, [
       instanceId,
       nameOrId,
     ]);
@@ -183,7 +186,7 @@ export class CampaignRepository {
   }
 
   async list(instanceId: string, status?: string): Promise<CampaignFolderRow[]> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `${FOLDER_SELECT} WHERE f.instance_id = $1 AND ($2::text IS NULL OR f.status = $2) GROUP BY f.id, i.owner, i.name ORDER BY f.created_at DESC, f.id`,
       [instanceId, status ?? null],
     );
@@ -192,7 +195,7 @@ export class CampaignRepository {
 
   /** The instance's folders in any of `statuses`, newest first. */
   async listWithStatus(instanceId: string, statuses: readonly CampaignStatus[]): Promise<CampaignFolderRow[]> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `${FOLDER_SELECT} WHERE f.instance_id = $1 AND f.status = ANY($2::text[]) GROUP BY f.id, i.owner, i.name ORDER BY f.created_at DESC, f.id`,
       [instanceId, statuses],
     );
@@ -200,10 +203,7 @@ export class CampaignRepository {
   }
 
   async find(instanceId: string, folderId: string): Promise<CampaignFolderRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`${FOLDER_SELECT} WHERE f.instance_id = $1 AND f.id = $2 GROUP BY f.id, i.owner, i.name`, [
-      instanceId,
-      folderId,
-    ]);
+    const rows: Raw[] = await this.db.query(`${FOLDER_SELECT} WHERE f.instance_id = $1 AND f.id = $2 GROUP BY f.id, i.owner, i.name`, [instanceId, folderId]);
     return rows.length ? toFolderRow(rows[0]) : null;
   }
 
@@ -219,7 +219,7 @@ export class CampaignRepository {
 
   private async setStatus(instanceId: string, folderId: string, from: CampaignStatus[], to: CampaignStatus): Promise<CampaignStatus | null> {
     const rows = rowsOf(
-      await this.dataSource.query(
+      await this.db.query(
         `WITH changed AS (
          UPDATE campaign_folders SET status = $4, updated_at = now() WHERE instance_id = $1 AND id = $2 AND status = ANY($3::text[]) RETURNING status)
        SELECT COALESCE((SELECT status FROM changed), (SELECT status FROM campaign_folders WHERE instance_id = $1 AND id = $2)) AS status`,
@@ -246,7 +246,7 @@ export class CampaignRepository {
   /** cleardone: done folders (finished more than `hours` ago when given). */
   async removeDone(instanceId: string, hours?: number): Promise<number> {
     const rows = rowsOf(
-      await this.dataSource.query(
+      await this.db.query(
         `DELETE FROM campaign_folders WHERE instance_id = $1 AND status = 'done'
          AND ($2::double precision IS NULL OR COALESCE(finished_at, updated_at) < now() - make_interval(secs => $2::double precision * 3600))
        RETURNING id`,
@@ -257,7 +257,7 @@ export class CampaignRepository {
   }
 
   private async removeWhere(instanceId: string, condition: string, params: unknown[]): Promise<{ folders: number; canceled: number }> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       const locked: Raw[] = await manager.query(`SELECT id FROM campaign_folders WHERE instance_id = $1 AND ${condition} FOR UPDATE`, [instanceId, ...params]);
       const ids = locked.map((row) => row.id as string);
       if (ids.length === 0) return { folders: 0, canceled: 0 };
@@ -280,18 +280,18 @@ export class CampaignRepository {
     const statuses = messageStatus ? (STATUS_GROUPS[messageStatus] ?? [messageStatus]) : null;
     const params = [instanceId, folderId, statuses];
     const where = `instance_id = $1 AND send_folder_id = $2 AND $2 <> '' AND ($3::text[] IS NULL OR status = ANY($3::text[]))`;
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE ${where} ORDER BY message_timestamp, id LIMIT $4 OFFSET $5`, [
+    const rows: Raw[] = await this.db.query(`SELECT * FROM messages WHERE ${where} ORDER BY message_timestamp, id LIMIT $4 OFFSET $5`, [
       ...params,
       limit,
       offset,
     ]);
-    const total: Raw[] = await this.dataSource.query(`SELECT count(*) AS n FROM messages WHERE ${where}`, params);
+    const total: Raw[] = await this.db.query(`SELECT count(*) AS n FROM messages WHERE ${where}`, params);
     return { rows: rows.map(toMessageRow), total: Number(total[0].n) };
   }
 
   /** Folders that may have something to do now (scheduled or sending, start time reached). */
   async dueFolders(limit: number): Promise<string[]> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `SELECT id FROM campaign_folders WHERE status IN ('scheduled', 'sending') AND scheduled_for <= now()
          AND (released_message_id IS NOT NULL OR next_at IS NULL OR next_at <= now())
        ORDER BY updated_at LIMIT $1`,
@@ -309,7 +309,7 @@ export class CampaignRepository {
    * release and at completion. Crash before commit: nothing happened; the next tick redoes it.
    */
   async tick(folderId: string): Promise<CampaignTick | null> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       const rows: Raw[] = await manager.query(
         `SELECT * FROM campaign_folders WHERE id = $1 AND status IN ('scheduled', 'sending') AND scheduled_for <= now() FOR UPDATE SKIP LOCKED`,
         [folderId],
@@ -357,7 +357,7 @@ export class CampaignRepository {
         await manager.query(`UPDATE campaign_folders SET status = 'done', finished_at = now(), updated_at = now() WHERE id = $1`, [folderId]);
         return { instanceId, released: false, lastEventId: await this.event(manager, folderId, 'done') };
       }
-      await SendQueueRepository.enqueueWithin(manager, instanceId, head[0].message_id as string, head[0].request);
+      await this.queue.within(manager).appendToLane(instanceId, head[0].message_id as string, head[0].request);
       const first = folder.started_at === null;
       await manager.query(
         `UPDATE campaign_folders SET status = 'sending', released_message_id = $2, next_at = NULL, started_at = COALESCE(started_at, now()), updated_at = now() WHERE id = $1`,
@@ -390,6 +390,6 @@ export class CampaignRepository {
       instanceName: folder.instanceName,
       owner: folder.owner,
     };
-    return OutboxRepository.insertWithin(manager, folder.instanceId, [{ eventType: 'sender', payload }]);
+    return this.outbox.within(manager).insert(folder.instanceId, [{ eventType: 'sender', payload }]);
   }
 }

@@ -1,4 +1,3 @@
-import type { DataSource, EntityManager } from 'typeorm';
 import { PREPARED } from '../preparing-client';
 import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
 import { chatFieldSql, chatSearchCondition, SqlParameters, type ChatSearch } from './chat-search';
@@ -13,22 +12,17 @@ import {
   type ChatTotals,
   type Raw,
 } from './chat-row';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase, type Executor } from './repository-base';
 
 /**
  * Chats. A user conversation is one row whether it was seen by phone-number JID, by LID, or both:
  * an observation carrying both merges two rows that had each seen only one (guarantee 4).
  */
-export class ChatRepository {
-  constructor(private readonly dataSource: DataSource) {}
+export class ChatRepository extends RepositoryBase {
+  private readonly outbox = new OutboxRepository(this.dataSource);
 
-  static async observeWithin(
-    tx: Tx,
-    instanceId: string,
-    observation: ChatObservation,
-    newId: () => string,
-  ): Promise<{ chat: ChatRow; created: boolean; merged: boolean }> {
-    const manager = managerOf(tx);
+  async observe(instanceId: string, observation: ChatObservation, newId: () => string): Promise<{ chat: ChatRow; created: boolean; merged: boolean }> {
+    const manager = this.db;
     const pn = observation.waChatId ?? '';
     const lid = observation.waChatLid ?? '';
     if (!pn && !lid) throw new Error('a chat needs a JID or a LID');
@@ -36,23 +30,18 @@ export class ChatRepository {
     // merge or learn, so nothing another writer could race on. One statement, no instance lock.
     const known = await ChatRepository.updateChat(manager, instanceId, { pn, lid, knownOnly: true }, observation);
     if (known) return { chat: known, created: false, merged: false };
-    return ChatRepository.observeUnknownWithin(manager, instanceId, observation, newId);
+    return this.observeUnknown(instanceId, observation, newId);
   }
 
   /**
    * The chats of these observations that no row holds yet by either identifier, created in one
-   * statement (a history chunk's chats: issue #38) as observeUnknownWithin() creates one (a name the
-   * address book saved before is its name); observeWithin() then finds each stored with exactly its
-   * identifiers. A chat stored under one of them is left out (merge and learn stay observeWithin's).
-   * Takes the instance's chats lock, as observeUnknownWithin() does.
+   * statement (a history chunk's chats: issue #38) as observeUnknown() creates one (a name the
+   * address book saved before is its name); observe() then finds each stored with exactly its
+   * identifiers. A chat stored under one of them is left out (merge and learn stay observe's).
+   * Takes the instance's chats lock, as observeUnknown() does.
    */
-  static async createMissingWithin(
-    tx: Tx,
-    instanceId: string,
-    chats: ReadonlyArray<{ pn: string; lid: string; isGroup: boolean }>,
-    newId: () => string,
-  ): Promise<number> {
-    const manager = managerOf(tx);
+  async createMissing(instanceId: string, chats: ReadonlyArray<{ pn: string; lid: string; isGroup: boolean }>, newId: () => string): Promise<number> {
+    const manager = this.db;
     const input = chats.filter((chat) => chat.pn || chat.lid);
     if (input.length === 0) return 0;
     await manager.query(`SELECT pg_advisory_xact_lock(hashtext('chats:' || $1))`, [instanceId]);
@@ -75,16 +64,11 @@ export class ChatRepository {
   }
 
   /**
-   * observeWithin's path when the chat is not stored with exactly these identifiers: create, merge or
+   * observe's path when the chat is not stored with exactly these identifiers: create, merge or
    * learn, under the instance's lock (also InboundGroupRepository's, after its statement).
    */
-  static async observeUnknownWithin(
-    tx: Tx,
-    instanceId: string,
-    observation: ChatObservation,
-    newId: () => string,
-  ): Promise<{ chat: ChatRow; created: boolean; merged: boolean }> {
-    const manager = managerOf(tx);
+  async observeUnknown(instanceId: string, observation: ChatObservation, newId: () => string): Promise<{ chat: ChatRow; created: boolean; merged: boolean }> {
+    const manager = this.db;
     const pn = observation.waChatId ?? '';
     const lid = observation.waChatLid ?? '';
     // Chats of one instance change one at a time, so two observations cannot both create a row.
@@ -138,7 +122,7 @@ export class ChatRepository {
    * a new identifier from this observation).
    */
   private static async updateChat(
-    manager: EntityManager,
+    manager: Executor,
     instanceId: string,
     target: { pn: string; lid: string } & ({ id: string } | { knownOnly: true }),
     observation: ChatObservation,
@@ -172,15 +156,14 @@ export class ChatRepository {
     return updated.length ? toChatRow(updated[0]) : null;
   }
 
-  static async findByJidWithin(tx: Tx, instanceId: string, jid: string): Promise<ChatRow | null> {
-    const manager = managerOf(tx);
-    const rows: Raw[] = await manager.query(`SELECT * FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) LIMIT 1`, [instanceId, jid]);
+  async findByJid(instanceId: string, jid: string): Promise<ChatRow | null> {
+    const rows: Raw[] = await this.db.query(`SELECT * FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) LIMIT 1`, [instanceId, jid]);
     return rows.length ? toChatRow(rows[0]) : null;
   }
 
   /** The picture of the first chat stored under any of `jids` (PN or LID) that has one; '' when none does. */
-  static async imagePreviewWithin(tx: Tx, instanceId: string, jids: string[]): Promise<string> {
-    const manager = managerOf(tx);
+  async imagePreview(instanceId: string, jids: string[]): Promise<string> {
+    const manager = this.db;
     if (jids.length === 0) return '';
     const rows: Array<{ image_preview: string }> = await manager.query(
       `SELECT image_preview FROM chats WHERE instance_id = $1 AND (wa_chatid = ANY($2::text[]) OR wa_chatlid = ANY($2::text[])) AND image_preview <> '' LIMIT 1`,
@@ -193,8 +176,8 @@ export class ChatRepository {
    * A label put on (`add`) or taken off a chat, in its `labels` (each label once). Returns the chat's
    * labels afterwards; null when no such chat is stored.
    */
-  static async applyLabelWithin(tx: Tx, instanceId: string, jid: string, labelId: string, action: string): Promise<string[] | null> {
-    const manager = managerOf(tx);
+  async applyLabel(instanceId: string, jid: string, labelId: string, action: string): Promise<string[] | null> {
+    const manager = this.db;
     const rows: Array<{ labels: string[] }> = await manager.query(
       `WITH changed AS (
          UPDATE chats SET labels = CASE WHEN $4 = 'add' THEN ARRAY(SELECT DISTINCT unnest(array_append(labels, $3::text))) ELSE array_remove(labels, $3::text) END,
@@ -211,8 +194,8 @@ export class ChatRepository {
    * left as they are; group flags are merged. Null when no such chat is stored or nothing changed
    * (so callers announce only real changes).
    */
-  static async applyStateWithin(tx: Tx, instanceId: string, jid: string, state: ChatState): Promise<ChatRow | null> {
-    const manager = managerOf(tx);
+  async applyState(instanceId: string, jid: string, state: ChatState): Promise<ChatRow | null> {
+    const manager = this.db;
     const rows: Raw[] = await manager.query(
       `WITH changed AS (
          UPDATE chats SET
@@ -260,16 +243,8 @@ export class ChatRepository {
     return rows.length ? toChatRow(rows[0]) : null;
   }
 
-  async findByJid(instanceId: string, jid: string): Promise<ChatRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) LIMIT 1`, [
-      instanceId,
-      jid,
-    ]);
-    return rows.length ? toChatRow(rows[0]) : null;
-  }
-
   async findById(instanceId: string, id: string): Promise<ChatRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chats WHERE instance_id = $1 AND id = $2`, [instanceId, id]);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM chats WHERE instance_id = $1 AND id = $2`, [instanceId, id]);
     return rows.length ? toChatRow(rows[0]) : null;
   }
 
@@ -278,7 +253,7 @@ export class ChatRepository {
    * its group id) is `number`: what a `wa_fastid` names after its owner.
    */
   async findByNumber(instanceId: string, number: string): Promise<ChatRow | null> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `SELECT * FROM chats WHERE instance_id = $1
          AND split_part(CASE WHEN wa_chatid <> '' THEN wa_chatid ELSE wa_chatlid END, '@', 1) = $2
        ORDER BY created_at, id LIMIT 1`,
@@ -301,20 +276,15 @@ export class ChatRepository {
     newId: () => string,
     announce?: (chat: ChatRow) => NewOutboxEvent,
   ): Promise<{ chat: ChatRow; lastEventId: string | null }> {
-    return this.dataSource.transaction(async (manager) => {
-      const { chat } = await ChatRepository.observeWithin(
-        manager,
-        instanceId,
-        { waChatId: identity.pn, waChatLid: identity.lid, isGroup: identity.isGroup },
-        newId,
-      );
+    return this.transaction(async (manager) => {
+      const { chat } = await this.within(manager).observe(instanceId, { waChatId: identity.pn, waChatLid: identity.lid, isGroup: identity.isGroup }, newId);
       // (Wrapped in a SELECT: TypeORM answers a bare UPDATE … RETURNING as [rows, count].)
       const rows: Raw[] = await manager.query(
         `WITH changed AS (UPDATE chats SET lead = lead || $3::jsonb, updated_at = now() WHERE instance_id = $1 AND id = $2 RETURNING *) SELECT * FROM changed`,
         [instanceId, chat.id, JSON.stringify(lead)],
       );
       const written = toChatRow(rows[0]);
-      const lastEventId = announce ? await OutboxRepository.insertWithin(manager, instanceId, [announce(written)]) : null;
+      const lastEventId = announce ? await this.outbox.within(manager).insert(instanceId, [announce(written)]) : null;
       return { chat: written, lastEventId };
     });
   }
@@ -331,26 +301,20 @@ export class ChatRepository {
     state: ChatState,
     options: { create?: () => string; announce: (chat: ChatRow) => NewOutboxEvent },
   ): Promise<{ chat: ChatRow; lastEventId: string | null } | null> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
+      const chats = this.within(manager);
       let chat: ChatRow | null = null;
       let created = false;
       if (options.create)
-        ({ chat, created } = await ChatRepository.observeWithin(
-          manager,
-          instanceId,
-          { waChatId: identity.pn, waChatLid: identity.lid, isGroup: identity.isGroup },
-          options.create,
-        ));
+        ({ chat, created } = await chats.observe(instanceId, { waChatId: identity.pn, waChatLid: identity.lid, isGroup: identity.isGroup }, options.create));
       else
-        chat =
-          (identity.pn ? await ChatRepository.findByJidWithin(manager, instanceId, identity.pn) : null) ??
-          (identity.lid ? await ChatRepository.findByJidWithin(manager, instanceId, identity.lid) : null);
+        chat = (identity.pn ? await chats.findByJid(instanceId, identity.pn) : null) ?? (identity.lid ? await chats.findByJid(instanceId, identity.lid) : null);
       if (!chat) return null;
-      const changed = await ChatRepository.applyStateWithin(manager, instanceId, chat.waChatId || chat.waChatLid, state);
+      const changed = await chats.applyState(instanceId, chat.waChatId || chat.waChatLid, state);
       // Nothing changed: maybe because a concurrent writer (the worker following WhatsApp) stored the same a moment
       // ago, after `chat` was read; the row as it is now, not that older copy.
-      const written = changed ?? (await ChatRepository.findByJidWithin(manager, instanceId, chat.waChatId || chat.waChatLid)) ?? chat;
-      const lastEventId = changed || created ? await OutboxRepository.insertWithin(manager, instanceId, [options.announce(written)]) : null;
+      const written = changed ?? (await chats.findByJid(instanceId, chat.waChatId || chat.waChatLid)) ?? chat;
+      const lastEventId = changed || created ? await this.outbox.within(manager).insert(instanceId, [options.announce(written)]) : null;
       return { chat: written, lastEventId };
     });
   }
@@ -366,14 +330,14 @@ export class ChatRepository {
     const order = `${chatFieldSql(search.sort.field, page)} ${search.sort.descending ? 'DESC' : 'ASC'}`;
     const limit = page.bind(search.limit);
     const offset = page.bind(search.offset);
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `SELECT * FROM chats WHERE instance_id = $1 AND ${pageWhere} ORDER BY ${order}, id ${search.sort.descending ? 'DESC' : 'ASC'} LIMIT ${limit} OFFSET ${offset}`,
       page.values,
     );
     const counts = new SqlParameters(owner);
     counts.bind(instanceId);
     const countWhere = chatSearchCondition(search, counts);
-    const [totals]: Array<ChatTotals & { matched: number }> = await this.dataSource.query(
+    const [totals]: Array<ChatTotals & { matched: number }> = await this.db.query(
       `SELECT count(*) FILTER (WHERE ${countWhere})::int AS matched,
          count(*)::int AS total_chats,
          count(*) FILTER (WHERE unread_count > 0)::int AS unread_chats,
@@ -392,12 +356,12 @@ export class ChatRepository {
   }
 
   async countFor(instanceId: string): Promise<number> {
-    const rows: Array<{ n: number }> = await this.dataSource.query(`SELECT count(*)::int AS n FROM chats WHERE instance_id = $1`, [instanceId]);
+    const rows: Array<{ n: number }> = await this.db.query(`SELECT count(*)::int AS n FROM chats WHERE instance_id = $1`, [instanceId]);
     return rows[0].n;
   }
 
   async markRead(instanceId: string, jid: string): Promise<void> {
-    await this.dataSource.query(`UPDATE chats SET unread_count = 0, marked_unread = false WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)`, [
+    await this.db.query(`UPDATE chats SET unread_count = 0, marked_unread = false WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2)`, [
       instanceId,
       jid,
     ]);
@@ -405,7 +369,7 @@ export class ChatRepository {
 
   /** `/chat/delete` deleteChatDB: removes the chat stored under any of these JIDs (its number and LID); whether one was. */
   async deleteByJids(instanceId: string, jids: string[]): Promise<boolean> {
-    const rows: Array<{ n: number }> = await this.dataSource.query(
+    const rows: Array<{ n: number }> = await this.db.query(
       `WITH gone AS (DELETE FROM chats WHERE instance_id = $1 AND (wa_chatid = ANY($2::text[]) OR wa_chatlid = ANY($2::text[])) RETURNING 1)
        SELECT count(*)::int AS n FROM gone`,
       [instanceId, jids],

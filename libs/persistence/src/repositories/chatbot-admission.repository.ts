@@ -16,7 +16,7 @@ import {
   type AdmissionContext,
   type ChatContextRaw,
 } from './chatbot-rows';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
 
 /**
  * The chatbot's admission of received messages, inside the outbox follower's transaction (the
@@ -24,7 +24,7 @@ import { managerOf, type Tx } from '../tx';
  * admission reads per batch and per message, and a chat paused (a handoff, the stop word). Every
  * statement is scoped by `instance_id`. The rounds' runner and the records are ChatbotRepository's.
  */
-export class ChatbotAdmissionRepository {
+export class ChatbotAdmissionRepository extends RepositoryBase {
   /**
    * Admits a received message: into the chat's round still gathering for the same agent (its wait
    * starts again), or a new round. Null, and nothing written, when the message was admitted before.
@@ -38,12 +38,11 @@ export class ChatbotAdmissionRepository {
    * record's chatbot_lastTrigger_id / chatbot_lastTriggerAt (no chats event of its own: the message's
    * follows) and the chat's running conversation.
    */
-  static async admitWithin(
-    tx: Tx,
+  async admit(
     input: RoundInput,
     claim: { runner: string; claimMs: number } | null = null,
   ): Promise<{ roundId: string; claimed: ChatbotRoundRow | null } | null> {
-    const manager = managerOf(tx);
+    const manager = this.db;
     const rows: Raw[] = await manager.query(
       `${PREPARED} WITH fresh AS (SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM chatbot_inputs WHERE instance_id = $1 AND message_id = $8)),
        joined AS (
@@ -96,10 +95,10 @@ export class ChatbotAdmissionRepository {
    * What admission reads once per batch of events, in one statement: the instance's settings, triggers,
    * agents and functions and whether it has knowledge or quick replies stored (what a round claimed at
    * admission runs with), and for each of `chatIds` (the batch's chats) its `chatbot_disableUntil` and
-   * running conversation (chatContextWithin's read).
+   * running conversation (chatContext's read).
    */
-  static async admissionContextWithin(tx: Tx, instanceId: string, chatIds: string[]): Promise<AdmissionContext> {
-    const manager = managerOf(tx);
+  async admissionContext(instanceId: string, chatIds: string[]): Promise<AdmissionContext> {
+    const manager = this.db;
     const [row]: Array<{
       settings: Raw | null;
       records: Raw[] | null;
@@ -129,8 +128,8 @@ export class ChatbotAdmissionRepository {
   }
 
   /** What admission reads per message, in one statement: the chat's `chatbot_disableUntil` and its running conversation. */
-  static async chatContextWithin(tx: Tx, instanceId: string, chatId: string): Promise<ChatbotChatContext> {
-    const manager = managerOf(tx);
+  async chatContext(instanceId: string, chatId: string): Promise<ChatbotChatContext> {
+    const manager = this.db;
     const [row]: ChatContextRaw[] = await manager.query(`SELECT ${CHAT_CONTEXT}`, [instanceId, chatId]);
     return toChatContext(row);
   }
@@ -140,8 +139,8 @@ export class ChatbotAdmissionRepository {
    * field the API and the Chatwoot bridge set too. A round still gathering there is dropped; the
    * conversation starts afresh (a trigger must match again) after the pause.
    */
-  static async pauseChatWithin(tx: Tx, instanceId: string, chatId: string, untilSeconds: number, reason: string): Promise<void> {
-    const manager = managerOf(tx);
+  async pauseChat(instanceId: string, chatId: string, untilSeconds: number, reason: string): Promise<void> {
+    const manager = this.db;
     await manager.query(
       `UPDATE chats SET lead = lead || jsonb_build_object('chatbot_disableUntil', $3::bigint), updated_at = now()
        WHERE instance_id = $1 AND ${CHAT_IS('$2')}`,
@@ -155,8 +154,8 @@ export class ChatbotAdmissionRepository {
   }
 
   /** The chat's `chatbot_disableUntil` (unix seconds; 0 when unset or not a number). */
-  static async disabledUntilWithin(tx: Tx, instanceId: string, chatId: string): Promise<number> {
-    const manager = managerOf(tx);
+  async disabledUntil(instanceId: string, chatId: string): Promise<number> {
+    const manager = this.db;
     const rows: Array<{ until: string | null }> = await manager.query(
       `SELECT max(CASE WHEN jsonb_typeof(lead->'chatbot_disableUntil') = 'number' THEN (lead->>'chatbot_disableUntil')::float8 END)::bigint AS until
        FROM chats WHERE instance_id = $1 AND ${CHAT_IS('$2')}`,

@@ -155,7 +155,7 @@ export interface ChatbotChatContext {
   state: ChatbotChatState | null;
 }
 
-/** What admission reads once per batch (admissionContextWithin), with the first chat's context. */
+/** What admission reads once per batch (admissionContext), with the first chat's context. */
 export interface AdmissionContext {
   settings: ChatbotInstanceSettings | null;
   triggers: ChatbotRecordRow[];

@@ -1,5 +1,4 @@
 import { recordId } from '@gw/platform';
-import type { DataSource } from 'typeorm';
 import { isStalePlan, PREPARED } from '../preparing-client';
 import { ChatbotAdmissionRepository } from './chatbot-admission.repository';
 import { readChatHistory, type ChatHistoryOptions } from './chatbot-history';
@@ -21,7 +20,7 @@ import {
   type Raw,
   type RoundContext,
 } from './chatbot-rows';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
 
 /**
  * The chatbot's records and its durable work. Every statement is scoped by `instance_id`. Rounds are
@@ -31,45 +30,37 @@ import { managerOf, type Tx } from '../tx';
  * Admission (inside the outbox follower's transaction) is ChatbotAdmissionRepository's; the round's end
  * transaction is chatbot-round-end.ts, the model's history read chatbot-history.ts.
  */
-export class ChatbotRepository {
-  constructor(private readonly dataSource: DataSource) {}
+export class ChatbotRepository extends RepositoryBase {
+  private readonly admission = new ChatbotAdmissionRepository(this.dataSource);
 
   // ---- instance settings ----------------------------------------------------------------------
 
   /** The instances with the chatbot on (the ones the outbox follower follows). */
   async enabledInstances(): Promise<string[]> {
-    const rows: Array<{ id: string }> = await this.dataSource.query(`SELECT id FROM instances WHERE chatbot_enabled ORDER BY id`);
+    const rows: Array<{ id: string }> = await this.db.query(`SELECT id FROM instances WHERE chatbot_enabled ORDER BY id`);
     return rows.map((row) => row.id);
   }
 
-  static async settingsWithin(tx: Tx, instanceId: string): Promise<ChatbotInstanceSettings | null> {
-    const manager = managerOf(tx);
-    const rows: Raw[] = await manager.query(`SELECT ${SETTINGS} FROM instances WHERE id = $1`, [instanceId]);
+  async settings(instanceId: string): Promise<ChatbotInstanceSettings | null> {
+    const rows: Raw[] = await this.db.query(`SELECT ${SETTINGS} FROM instances WHERE id = $1`, [instanceId]);
     return rows.length ? toSettings(rows[0]) : null;
-  }
-
-  settings(instanceId: string): Promise<ChatbotInstanceSettings | null> {
-    return ChatbotRepository.settingsWithin(this.dataSource, instanceId);
   }
 
   // ---- records --------------------------------------------------------------------------------
 
   async list(instanceId: string, kind: ChatbotKind): Promise<ChatbotRecordRow[]> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chatbot_records WHERE instance_id = $1 AND kind = $2 ORDER BY created_at, id`, [
-      instanceId,
-      kind,
-    ]);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM chatbot_records WHERE instance_id = $1 AND kind = $2 ORDER BY created_at, id`, [instanceId, kind]);
     return rows.map(toRecordRow);
   }
 
   async find(instanceId: string, kind: ChatbotKind, id: string): Promise<ChatbotRecordRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chatbot_records WHERE instance_id = $1 AND kind = $2 AND id = $3`, [instanceId, kind, id]);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM chatbot_records WHERE instance_id = $1 AND kind = $2 AND id = $3`, [instanceId, kind, id]);
     return rows.length ? toRecordRow(rows[0]) : null;
   }
 
   /** A new record of `data` (the record's settings, stored as JSON). */
   async create(instanceId: string, kind: ChatbotKind, data: object): Promise<ChatbotRecordRow> {
-    const rows: Raw[] = await this.dataSource.query(`INSERT INTO chatbot_records (id, instance_id, kind, data) VALUES ($1, $2, $3, $4::jsonb) RETURNING *`, [
+    const rows: Raw[] = await this.db.query(`INSERT INTO chatbot_records (id, instance_id, kind, data) VALUES ($1, $2, $3, $4::jsonb) RETURNING *`, [
       recordId(),
       instanceId,
       kind,
@@ -80,7 +71,7 @@ export class ChatbotRepository {
 
   /** Replaces a record's fields; null when the instance has no such record. */
   async update(instanceId: string, kind: ChatbotKind, id: string, data: object): Promise<ChatbotRecordRow | null> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `WITH changed AS (UPDATE chatbot_records SET data = $4::jsonb, updated_at = now() WHERE instance_id = $1 AND kind = $2 AND id = $3 RETURNING *)
        SELECT * FROM changed`,
       [instanceId, kind, id, JSON.stringify(data)],
@@ -90,7 +81,7 @@ export class ChatbotRepository {
 
   /** Merges fields into a record (vector state); null when it is gone. */
   async patch(instanceId: string, id: string, fields: Record<string, unknown>): Promise<ChatbotRecordRow | null> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `WITH changed AS (UPDATE chatbot_records SET data = data || $3::jsonb, updated_at = now() WHERE instance_id = $1 AND id = $2 RETURNING *)
        SELECT * FROM changed`,
       [instanceId, id, JSON.stringify(fields)],
@@ -99,7 +90,7 @@ export class ChatbotRepository {
   }
 
   async delete(instanceId: string, kind: ChatbotKind, id: string): Promise<boolean> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `WITH gone AS (DELETE FROM chatbot_records WHERE instance_id = $1 AND kind = $2 AND id = $3 RETURNING id) SELECT id FROM gone`,
       [instanceId, kind, id],
     );
@@ -114,7 +105,7 @@ export class ChatbotRepository {
    * after `version` (its content is being vectorized again: this result is stale).
    */
   async storeChunks(instanceId: string, knowledgeId: string, version: Date, chunks: KnowledgeChunk[], state: Record<string, unknown>): Promise<boolean> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       const current: Raw[] = await manager.query(
         `SELECT updated_at FROM chatbot_records WHERE instance_id = $1 AND id = $2 AND kind = 'knowledge' FOR UPDATE`,
         [instanceId, knowledgeId],
@@ -144,7 +135,7 @@ export class ChatbotRepository {
    * storeChunks() compares with.
    */
   async claimKnowledge(limit: number, staleBefore: number): Promise<ChatbotRecordRow[]> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `WITH next AS (
          SELECT id FROM chatbot_records
          WHERE kind = 'knowledge' AND (data->>'vectorStatus' = 'pending'
@@ -161,13 +152,13 @@ export class ChatbotRepository {
 
   /** Whether the instance has any vectorized knowledge (retrieval skips the embedding call when not). */
   async hasChunks(instanceId: string): Promise<boolean> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1 LIMIT 1`, [instanceId]);
+    const rows: Raw[] = await this.db.query(`SELECT 1 FROM chatbot_knowledge_chunks WHERE instance_id = $1 LIMIT 1`, [instanceId]);
     return rows.length > 0;
   }
 
   /** The `limit` chunks of the instance's active knowledge nearest to `vector` (unit length: the dot product is the cosine). */
   async nearestChunks(instanceId: string, vector: number[], limit: number, minScore = 0): Promise<RetrievedChunk[]> {
-    const rows: Array<{ knowledge_id: string; text: string; score: number }> = await this.dataSource.query(
+    const rows: Array<{ knowledge_id: string; text: string; score: number }> = await this.db.query(
       `SELECT c.knowledge_id, c.text, s.score
        FROM chatbot_knowledge_chunks c
        JOIN chatbot_records k ON k.id = c.knowledge_id AND k.instance_id = $1 AND COALESCE((k.data->>'active')::boolean, true)
@@ -179,9 +170,9 @@ export class ChatbotRepository {
     return rows.map((row) => ({ knowledgeId: row.knowledge_id, text: row.text, score: Number(row.score) }));
   }
 
-  /** pauseChatWithin() in a transaction of its own (a handoff). */
+  /** ChatbotAdmissionRepository.pauseChat() in a transaction (a handoff). */
   async pauseChat(instanceId: string, chatId: string, untilSeconds: number, reason: string): Promise<void> {
-    await this.dataSource.transaction((manager) => ChatbotAdmissionRepository.pauseChatWithin(manager, instanceId, chatId, untilSeconds, reason));
+    await this.transaction((manager) => this.admission.within(manager).pauseChat(instanceId, chatId, untilSeconds, reason));
   }
 
   /**
@@ -191,7 +182,7 @@ export class ChatbotRepository {
    */
   async roundContext(instanceId: string, chatId: string, triggerId: string, agentId: string): Promise<RoundContext> {
     const [row]: Array<{ settings: Raw | null; until: string | null; records: Raw[] | null; has_knowledge: boolean; has_quick_replies: boolean }> =
-      await this.dataSource.query(
+      await this.db.query(
         `SELECT (SELECT row_to_json(i) FROM (SELECT ${SETTINGS} FROM instances WHERE id = $1) i) AS settings,
          ${CHAT_UNTIL('$2')} AS until,
          (SELECT json_agg(r ORDER BY r.created_at, r.id) FROM chatbot_records r
@@ -230,7 +221,7 @@ export class ChatbotRepository {
    * round wakes the runner).
    */
   async claimDue(runner: string, limit: number, claimMs: number): Promise<{ rounds: ChatbotRoundRow[]; nextDue: Date | null }> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `WITH next AS (
          SELECT r.id FROM chatbot_rounds r
          WHERE r.status IN ${OPEN} AND r.due_at <= clock_timestamp()
@@ -254,7 +245,7 @@ export class ChatbotRepository {
 
   /** Extends `runner`'s claim; false when it is no longer the runner's. */
   async renew(roundId: string, runner: string, claimMs: number): Promise<boolean> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `WITH renewed AS (UPDATE chatbot_rounds SET claimed_until = clock_timestamp() + $3 * interval '1 millisecond'
          WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id) SELECT id FROM renewed`,
       [roundId, runner, claimMs],
@@ -264,7 +255,7 @@ export class ChatbotRepository {
 
   /** Stores the plan (the model's result and the sends with their fixed ids) before anything is sent; false when the claim was lost. */
   async storePlan(roundId: string, runner: string, plan: Record<string, unknown>): Promise<boolean> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `${PREPARED} WITH stored AS (UPDATE chatbot_rounds SET plan = $3::jsonb, updated_at = now() WHERE id = $1 AND claimed_by = $2 AND status = 'running' RETURNING id)
        SELECT id FROM stored`,
       [roundId, runner, JSON.stringify(plan)],
@@ -274,7 +265,7 @@ export class ChatbotRepository {
 
   /** Gives a round back for a later try (the worker is not reachable now): claimable again after `delayMs`. */
   async retryLater(roundId: string, runner: string, delayMs: number, reason: string): Promise<void> {
-    await this.dataSource.query(
+    await this.db.query(
       `UPDATE chatbot_rounds SET claimed_until = clock_timestamp() + $3 * interval '1 millisecond', outcome = $4, updated_at = now()
        WHERE id = $1 AND claimed_by = $2 AND status = 'running'`,
       [roundId, runner, delayMs, reason],
@@ -283,7 +274,7 @@ export class ChatbotRepository {
 
   /** Ends a round without recording anything on a message (the chat was paused or the agent deleted before it ran). */
   async cancel(roundId: string, runner: string, reason: string): Promise<void> {
-    await this.dataSource.query(
+    await this.db.query(
       `UPDATE chatbot_rounds SET status = 'canceled', outcome = $3, claimed_by = NULL, claimed_until = NULL, updated_at = now()
        WHERE id = $1 AND claimed_by = $2 AND status = 'running'`,
       [roundId, runner, reason],
@@ -314,7 +305,7 @@ export class ChatbotRepository {
    * only guards against the same event admitted twice, which can happen minutes after, not days.
    */
   async purgeFinished(days: number): Promise<{ rounds: number; inputs: number }> {
-    const count = async (sql: string) => Number(((await this.dataSource.query(sql, [days])) as Array<{ n: string }>)[0].n);
+    const count = async (sql: string) => Number(((await this.db.query(sql, [days])) as Array<{ n: string }>)[0].n);
     return {
       rounds: await count(
         `WITH gone AS (DELETE FROM chatbot_rounds WHERE status IN ('done', 'failed', 'canceled') AND updated_at < now() - $1 * interval '1 day' RETURNING 1)
@@ -328,12 +319,12 @@ export class ChatbotRepository {
 
   /** A round as it is now. */
   async round(roundId: string): Promise<ChatbotRoundRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chatbot_rounds WHERE id = $1`, [roundId]);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM chatbot_rounds WHERE id = $1`, [roundId]);
     return rows.length ? toRoundRow(rows[0]) : null;
   }
 
   /** The chat's recent messages for the model's context, newest first (readChatHistory, chatbot-history.ts). */
   history(instanceId: string, jids: string[], options: ChatHistoryOptions): Promise<ChatHistoryRow[]> {
-    return readChatHistory(this.dataSource, instanceId, jids, options);
+    return readChatHistory(this.db, instanceId, jids, options);
   }
 }

@@ -1,6 +1,5 @@
-import type { DataSource, EntityManager } from 'typeorm';
 import { OutboxCursorRepository } from './outbox-cursor.repository';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
 
 /** An instance's Chatwoot bridge settings (`PUT /chatwoot/config`) and the secret of its webhook URL. */
 export interface ChatwootConfigRow {
@@ -118,13 +117,11 @@ function toChat(raw: Raw): ChatwootChatRow {
 }
 
 /** Everything the Chatwoot bridge keeps: settings, durable jobs, the message map and the chat map. */
-export class ChatwootRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class ChatwootRepository extends RepositoryBase {
   // --- settings -------------------------------------------------------------------------------------
 
   async findConfig(instanceId: string): Promise<ChatwootConfigRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chatwoot_configs WHERE instance_id = $1`, [instanceId]);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM chatwoot_configs WHERE instance_id = $1`, [instanceId]);
     return rows.length ? toConfig(rows[0]) : null;
   }
 
@@ -135,7 +132,7 @@ export class ChatwootRepository {
    * start at its next look at the enabled instances); turned off, the cursor goes.
    */
   async saveConfig(instanceId: string, values: ChatwootConfigValues, secret: string): Promise<ChatwootConfigRow> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       // Another Chatwoot (or account, or inbox): the contacts, conversations and message ids known belong to
       // the old one. Its ids mean other messages in the new one: a receipt, a deletion or a reply's
       // in_reply_to would reach the wrong message. The links of agents' replies stay (without their old
@@ -148,7 +145,7 @@ export class ChatwootRepository {
         `UPDATE chatwoot_messages SET cw_message_id = NULL, cw_conversation_id = NULL WHERE instance_id = $1 AND origin = 'chatwoot' AND ${changed}`,
         switched,
       );
-      const row = await ChatwootRepository.saveConfigWithin(manager, instanceId, values, secret);
+      const row = await this.within(manager).upsertConfig(instanceId, values, secret);
       if (row.enabled) {
         await manager.query(
           `INSERT INTO outbox_cursors (consumer, instance_id, tx, id, pending)
@@ -164,8 +161,8 @@ export class ChatwootRepository {
     });
   }
 
-  private static async saveConfigWithin(manager: EntityManager, instanceId: string, values: ChatwootConfigValues, secret: string): Promise<ChatwootConfigRow> {
-    const rows: Raw[] = await manager.query(
+  private async upsertConfig(instanceId: string, values: ChatwootConfigValues, secret: string): Promise<ChatwootConfigRow> {
+    const rows: Raw[] = await this.db.query(
       `INSERT INTO chatwoot_configs (instance_id, enabled, url, access_token, account_id, inbox_id, ignore_groups, sign_messages, create_new_conversation, webhook_secret)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
        ON CONFLICT (instance_id) DO UPDATE SET enabled = EXCLUDED.enabled, url = EXCLUDED.url, access_token = EXCLUDED.access_token,
@@ -190,15 +187,15 @@ export class ChatwootRepository {
 
   /** Instances whose bridge is on: the ones the outbox follower copies into Chatwoot. */
   async enabledInstances(): Promise<string[]> {
-    const rows: Array<{ instance_id: string }> = await this.dataSource.query(`SELECT instance_id FROM chatwoot_configs WHERE enabled ORDER BY instance_id`);
+    const rows: Array<{ instance_id: string }> = await this.db.query(`SELECT instance_id FROM chatwoot_configs WHERE enabled ORDER BY instance_id`);
     return rows.map((row) => row.instance_id);
   }
 
   // --- jobs -----------------------------------------------------------------------------------------
 
   /** Inserts jobs inside the caller's transaction; a key already present (done or not) adds nothing. Returns how many were new. */
-  static async enqueueWithin(tx: Tx, instanceId: string, jobs: NewChatwootJob[]): Promise<number> {
-    const manager = managerOf(tx);
+  async enqueue(instanceId: string, jobs: NewChatwootJob[]): Promise<number> {
+    const manager = this.db;
     if (jobs.length === 0) return 0;
     const rows: Array<{ id: string }> = await manager.query(
       `INSERT INTO chatwoot_jobs (instance_id, lane, kind, dedupe_key, payload)
@@ -212,8 +209,8 @@ export class ChatwootRepository {
   }
 
   /** The phone-number JIDs of LIDs, as far as the instance knows them (inside the follower's transaction: the lanes of new jobs). */
-  static async numbersOfLidsWithin(tx: Tx, instanceId: string, lids: string[]): Promise<Map<string, string>> {
-    const manager = managerOf(tx);
+  async numbersOfLids(instanceId: string, lids: string[]): Promise<Map<string, string>> {
+    const manager = this.db;
     if (lids.length === 0) return new Map();
     const rows: Array<{ lid: string; pn: string }> = await manager.query(`SELECT lid, pn FROM lid_mappings WHERE instance_id = $1 AND lid = ANY($2::text[])`, [
       instanceId,
@@ -228,9 +225,10 @@ export class ChatwootRepository {
    * how many jobs were new (0: a redelivery).
    */
   async enqueueFromChatwoot(instanceId: string, jobs: NewChatwootJob[], links: ChatwootMessageLink[]): Promise<number> {
-    return this.dataSource.transaction(async (manager) => {
-      const added = await ChatwootRepository.enqueueWithin(manager, instanceId, jobs);
-      if (added > 0) for (const link of links) await ChatwootRepository.linkWithin(manager, instanceId, link);
+    return this.transaction(async (manager) => {
+      const chatwoot = this.within(manager);
+      const added = await chatwoot.enqueue(instanceId, jobs);
+      if (added > 0) for (const link of links) await chatwoot.link(instanceId, link);
       return added;
     });
   }
@@ -245,7 +243,7 @@ export class ChatwootRepository {
    * what the crashed try may already have written).
    */
   async claim(claimer: string, limit: number, claimMs: number): Promise<ChatwootJob[]> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `WITH RECURSIVE heads AS (
          -- Each lane's oldest unfinished job, one index probe per lane (a skip scan of chatwoot_jobs_pending):
          -- the cost follows the number of lanes, not of jobs waiting behind their heads.
@@ -272,7 +270,7 @@ export class ChatwootRepository {
 
   /** The job is done (or given up: `outcome` says which); the lane moves on. False when the claim was lost. */
   async finish(job: ChatwootJob, outcome: string, error = ''): Promise<boolean> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `WITH done AS (UPDATE chatwoot_jobs SET done_at = now(), outcome = $3, last_error = $4, claimed_until = NULL
          WHERE id = $1 AND claimed_by = $2 AND done_at IS NULL RETURNING id) SELECT * FROM done`,
       [job.id, job.claimedBy, outcome, error],
@@ -282,7 +280,7 @@ export class ChatwootRepository {
 
   /** The job is still being worked on: its claim runs `claimMs` from now. False when the claim was lost (finished, or lapsed and taken). */
   async extendClaim(job: ChatwootJob, claimMs: number): Promise<boolean> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `WITH kept AS (UPDATE chatwoot_jobs SET claimed_until = now() + ($3 || ' milliseconds')::interval
          WHERE id = $1 AND claimed_by = $2 AND done_at IS NULL RETURNING id) SELECT * FROM kept`,
       [job.id, job.claimedBy, String(claimMs)],
@@ -292,7 +290,7 @@ export class ChatwootRepository {
 
   /** The try failed: the job (and its lane behind it) waits `delayMs`, then is due again. */
   async retryLater(job: ChatwootJob, delayMs: number, error: string): Promise<void> {
-    await this.dataSource.query(
+    await this.db.query(
       `UPDATE chatwoot_jobs SET run_after = now() + ($3 || ' milliseconds')::interval, claimed_by = NULL, claimed_until = NULL, last_error = $4
        WHERE id = $1 AND claimed_by = $2 AND done_at IS NULL`,
       [job.id, job.claimedBy, String(Math.max(0, Math.round(delayMs))), error.slice(0, 2000)],
@@ -301,7 +299,7 @@ export class ChatwootRepository {
 
   /** Jobs not done yet, oldest first (tests, metrics). */
   async pending(instanceId: string): Promise<Array<{ kind: string; lane: string; attempts: number; lastError: string }>> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `SELECT kind, lane, attempts, last_error FROM chatwoot_jobs WHERE instance_id = $1 AND done_at IS NULL ORDER BY id`,
       [instanceId],
     );
@@ -310,7 +308,7 @@ export class ChatwootRepository {
 
   /** Forgets finished jobs older than `ageMs` (their keys then no longer catch a redelivery). */
   async purgeDone(ageMs: number): Promise<number> {
-    const rows: Array<{ n: number }> = await this.dataSource.query(
+    const rows: Array<{ n: number }> = await this.db.query(
       `WITH gone AS (DELETE FROM chatwoot_jobs WHERE done_at < now() - ($1 || ' milliseconds')::interval RETURNING 1) SELECT count(*)::int AS n FROM gone`,
       [String(ageMs)],
     );
@@ -319,8 +317,9 @@ export class ChatwootRepository {
 
   // --- message links --------------------------------------------------------------------------------
 
-  private static async linkWithin(manager: EntityManager, instanceId: string, link: ChatwootMessageLink): Promise<void> {
-    await manager.query(
+  /** Records (or completes) a link; a Chatwoot id already recorded is kept. */
+  async link(instanceId: string, link: ChatwootMessageLink): Promise<void> {
+    await this.db.query(
       `INSERT INTO chatwoot_messages (instance_id, wa_message_id, cw_message_id, cw_conversation_id, origin, chat_jid) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (instance_id, wa_message_id) DO UPDATE SET
          cw_message_id = COALESCE(chatwoot_messages.cw_message_id, EXCLUDED.cw_message_id),
@@ -330,19 +329,14 @@ export class ChatwootRepository {
     );
   }
 
-  /** Records (or completes) a link; a Chatwoot id already recorded is kept. */
-  async link(instanceId: string, link: ChatwootMessageLink): Promise<void> {
-    await ChatwootRepository.linkWithin(this.dataSource.manager, instanceId, link);
-  }
-
   async linkOfWhatsApp(instanceId: string, waMessageId: string): Promise<ChatwootMessageLink | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chatwoot_messages WHERE instance_id = $1 AND wa_message_id = $2`, [instanceId, waMessageId]);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM chatwoot_messages WHERE instance_id = $1 AND wa_message_id = $2`, [instanceId, waMessageId]);
     return rows.length ? toLink(rows[0]) : null;
   }
 
   /** The WhatsApp messages of a Chatwoot message (one per attachment of an agent's reply), in the order written. */
   async linksOfChatwoot(instanceId: string, cwMessageId: number): Promise<ChatwootMessageLink[]> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `SELECT * FROM chatwoot_messages WHERE instance_id = $1 AND cw_message_id = $2 ORDER BY created_at, wa_message_id`,
       [instanceId, cwMessageId],
     );
@@ -353,7 +347,7 @@ export class ChatwootRepository {
 
   /** The chat kept under `chatKey`, else (a LID) the chat kept under the number that LID belongs to. */
   async findChat(instanceId: string, chatKey: string): Promise<ChatwootChatRow | null> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `SELECT * FROM chatwoot_chats WHERE instance_id = $1 AND (chat_key = $2 OR lid = $2) ORDER BY chat_key = $2 DESC, updated_at DESC LIMIT 1`,
       [instanceId, chatKey],
     );
@@ -361,7 +355,7 @@ export class ChatwootRepository {
   }
 
   async chatOfConversation(instanceId: string, conversationId: number): Promise<ChatwootChatRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM chatwoot_chats WHERE instance_id = $1 AND conversation_id = $2 LIMIT 1`, [
+    const rows: Raw[] = await this.db.query(`SELECT * FROM chatwoot_chats WHERE instance_id = $1 AND conversation_id = $2 LIMIT 1`, [
       instanceId,
       conversationId,
     ]);
@@ -369,7 +363,7 @@ export class ChatwootRepository {
   }
 
   async saveChat(instanceId: string, chat: ChatwootChatRow): Promise<void> {
-    await this.dataSource.query(
+    await this.db.query(
       `INSERT INTO chatwoot_chats (instance_id, chat_key, contact_id, contact_name, source_id, conversation_id, conversation_status, lid)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (instance_id, chat_key) DO UPDATE SET contact_id = EXCLUDED.contact_id, contact_name = EXCLUDED.contact_name, source_id = EXCLUDED.source_id,
@@ -381,7 +375,7 @@ export class ChatwootRepository {
 
   /** A chat known by its LID learned its phone number: it is kept under the number from now on (one contact, one conversation). */
   async rekeyChat(instanceId: string, fromKey: string, toKey: string): Promise<void> {
-    await this.dataSource.query(
+    await this.db.query(
       `UPDATE chatwoot_chats SET chat_key = $3, lid = CASE WHEN $2 LIKE '%@lid' THEN $2 ELSE lid END, updated_at = now() WHERE instance_id = $1 AND chat_key = $2
          AND NOT EXISTS (SELECT 1 FROM chatwoot_chats WHERE instance_id = $1 AND chat_key = $3)`,
       [instanceId, fromKey, toKey],
@@ -394,7 +388,7 @@ export class ChatwootRepository {
    * lease lapses after `ttlMs`. True when taken.
    */
   async tryLockContacts(instanceId: string, holder: string, ttlMs: number): Promise<boolean> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `INSERT INTO chatwoot_contact_locks (instance_id, holder, held_until) VALUES ($1, $2, now() + ($3 || ' milliseconds')::interval)
        ON CONFLICT (instance_id) DO UPDATE SET holder = EXCLUDED.holder, held_until = EXCLUDED.held_until
        WHERE chatwoot_contact_locks.held_until < now() OR chatwoot_contact_locks.holder = EXCLUDED.holder
@@ -405,17 +399,17 @@ export class ChatwootRepository {
   }
 
   async unlockContacts(instanceId: string, holder: string): Promise<void> {
-    await this.dataSource.query(`DELETE FROM chatwoot_contact_locks WHERE instance_id = $1 AND holder = $2`, [instanceId, holder]);
+    await this.db.query(`DELETE FROM chatwoot_contact_locks WHERE instance_id = $1 AND holder = $2`, [instanceId, holder]);
   }
 
   /** The chat's contact is gone from Chatwoot (deleted there): found or created again next time. */
   async forgetChat(instanceId: string, chatKey: string): Promise<void> {
-    await this.dataSource.query(`DELETE FROM chatwoot_chats WHERE instance_id = $1 AND chat_key = $2`, [instanceId, chatKey]);
+    await this.db.query(`DELETE FROM chatwoot_chats WHERE instance_id = $1 AND chat_key = $2`, [instanceId, chatKey]);
   }
 
   /** Chatwoot said the conversation's status changed (webhook): the next message knows whether to reuse it. */
   async setConversationStatus(instanceId: string, conversationId: number, status: string): Promise<void> {
-    await this.dataSource.query(`UPDATE chatwoot_chats SET conversation_status = $3, updated_at = now() WHERE instance_id = $1 AND conversation_id = $2`, [
+    await this.db.query(`UPDATE chatwoot_chats SET conversation_status = $3, updated_at = now() WHERE instance_id = $1 AND conversation_id = $2`, [
       instanceId,
       conversationId,
       status,

@@ -1,6 +1,5 @@
-import type { DataSource, EntityManager } from 'typeorm';
 import { PREPARED } from '../preparing-client';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase, type Executor } from './repository-base';
 
 /** A contact of an instance: keyed by its phone-number JID, or by its LID while the number is unknown. */
 export interface ContactRow {
@@ -50,12 +49,10 @@ function toContactRow(raw: Raw): ContactRow {
  * Contacts. A contact first seen only by LID is keyed by the LID; once its phone number is known the
  * row moves to the phone-number JID, so one person never has two rows (guarantee 4).
  */
-export class ContactRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class ContactRepository extends RepositoryBase {
   /** The names the instance knows for a contact stored under any of `jids` (PN or LID); null when none is. */
-  static async knownNamesWithin(tx: Tx, instanceId: string, jids: string[]): Promise<{ contactName: string; pushName: string; verifiedName: string } | null> {
-    const manager = managerOf(tx);
+  async knownNames(instanceId: string, jids: string[]): Promise<{ contactName: string; pushName: string; verifiedName: string } | null> {
+    const manager = this.db;
     if (jids.length === 0) return null;
     const rows: Array<{ contact_name: string; push_name: string; verified_name: string }> = await manager.query(
       `SELECT contact_name, push_name, verified_name FROM contacts WHERE instance_id = $1 AND (jid = ANY($2::text[]) OR lid = ANY($2::text[])) LIMIT 1`,
@@ -69,8 +66,8 @@ export class ContactRepository {
    * Records what is known about a contact. `changed` is false when the row already said all of it
    * (no event is worth sending then).
    */
-  static async observeWithin(tx: Tx, instanceId: string, observation: ContactObservation): Promise<{ contact: ContactRow; changed: boolean }> {
-    const manager = managerOf(tx);
+  async observe(instanceId: string, observation: ContactObservation): Promise<{ contact: ContactRow; changed: boolean }> {
+    const manager = this.db;
     const pn = observation.jid ?? '';
     const lid = observation.lid ?? '';
     if (!pn && !lid) throw new Error('a contact needs a JID or a LID');
@@ -125,17 +122,13 @@ export class ContactRepository {
 
   /**
    * The contacts of these observations that no row knows yet by either identifier, created in one
-   * statement (a history chunk's senders: issue #38), keyed as observeWithin() keys a new one (the
-   * phone number, else the LID); each is what observeWithin() would have answered `changed` with.
-   * Observations of a stored contact are left out: observeWithin() is their path. Takes the
-   * instance's contacts lock, as observeWithin()'s create does.
+   * statement (a history chunk's senders: issue #38), keyed as observe() keys a new one (the
+   * phone number, else the LID); each is what observe() would have answered `changed` with.
+   * Observations of a stored contact are left out: observe() is their path. Takes the
+   * instance's contacts lock, as observe()'s create does.
    */
-  static async createMissingWithin(
-    tx: Tx,
-    instanceId: string,
-    observations: ReadonlyArray<{ jid?: string; lid?: string; pushName?: string }>,
-  ): Promise<ContactRow[]> {
-    const manager = managerOf(tx);
+  async createMissing(instanceId: string, observations: ReadonlyArray<{ jid?: string; lid?: string; pushName?: string }>): Promise<ContactRow[]> {
+    const manager = this.db;
     const input = observations.filter((observation) => observation.jid || observation.lid);
     if (input.length === 0) return [];
     await manager.query(`SELECT pg_advisory_xact_lock(hashtext('contacts:' || $1))`, [instanceId]);
@@ -156,7 +149,7 @@ export class ContactRepository {
   }
 
   /**
-   * The stored row when it already says everything `observation` says, so that observeWithin() would
+   * The stored row when it already says everything `observation` says, so that observe() would
    * answer it with `changed: false`: the only row found under either identifier, keyed by the phone
    * number when one is given, holding the LID when one is given, and every non-empty name and the
    * address-book flag as given. Read from the statement's snapshot without a lock: it writes nothing,
@@ -165,7 +158,7 @@ export class ContactRepository {
    * no statement more than before this check.
    */
   private static async knownOrLock(
-    manager: EntityManager,
+    manager: Executor,
     instanceId: string,
     pn: string,
     lid: string,
@@ -190,10 +183,10 @@ export class ContactRepository {
    * The phone saved (`name`) or removed (null) a contact in its address book. Returns the row when it
    * changed (a contacts event is due), null otherwise.
    */
-  static async setAddressBookWithin(tx: Tx, instanceId: string, jid: string, name: string | null): Promise<ContactRow | null> {
-    const manager = managerOf(tx);
+  async setAddressBook(instanceId: string, jid: string, name: string | null): Promise<ContactRow | null> {
+    const manager = this.db;
     if (name !== null) {
-      const { contact, changed } = await ContactRepository.observeWithin(manager, instanceId, { jid, contactName: name, inAddressBook: true });
+      const { contact, changed } = await this.observe(instanceId, { jid, contactName: name, inAddressBook: true });
       return changed ? contact : null;
     }
     const rows: Raw[] = await manager.query(
@@ -214,11 +207,11 @@ export class ContactRepository {
   async page(instanceId: string, scope: ContactScope, limit: number | null, offset: number): Promise<{ rows: ContactRow[]; total: number; totalAll: number }> {
     const saved = `(in_address_book OR contact_name <> '')`;
     const where = scope === 'all' ? 'TRUE' : scope === 'address_book' ? saved : `NOT ${saved}`;
-    const [counts]: Array<{ total: string; total_all: string }> = await this.dataSource.query(
+    const [counts]: Array<{ total: string; total_all: string }> = await this.db.query(
       `SELECT count(*) FILTER (WHERE ${where}) AS total, count(*) AS total_all FROM contacts WHERE instance_id = $1`,
       [instanceId],
     );
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM contacts WHERE instance_id = $1 AND ${where} ORDER BY jid LIMIT $2 OFFSET $3`, [
+    const rows: Raw[] = await this.db.query(`SELECT * FROM contacts WHERE instance_id = $1 AND ${where} ORDER BY jid LIMIT $2 OFFSET $3`, [
       instanceId,
       limit,
       offset,
@@ -228,13 +221,13 @@ export class ContactRepository {
 
   /** Every contact of an instance, by JID (a status' audience is drawn from them). */
   async listAll(instanceId: string): Promise<ContactRow[]> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM contacts WHERE instance_id = $1 ORDER BY jid`, [instanceId]);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM contacts WHERE instance_id = $1 ORDER BY jid`, [instanceId]);
     return rows.map(toContactRow);
   }
 
   /** A contact by its phone-number JID or its LID. */
   async find(instanceId: string, jidOrLid: string): Promise<ContactRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM contacts WHERE instance_id = $1 AND (jid = $2 OR lid = $2) LIMIT 1`, [instanceId, jidOrLid]);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM contacts WHERE instance_id = $1 AND (jid = $2 OR lid = $2) LIMIT 1`, [instanceId, jidOrLid]);
     return rows.length ? toContactRow(rows[0]) : null;
   }
 }

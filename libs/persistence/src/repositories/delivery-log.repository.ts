@@ -1,6 +1,7 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import type { OutboxEvent } from './delivery.repository';
 import type { SinkKind, WebhookRow } from './webhook.repository';
+import { RepositoryBase } from './repository-base';
 
 type Raw = Record<string, unknown>;
 
@@ -92,9 +93,7 @@ const OUTCOME_SQL: Record<DeliveryOutcome, string> = {
  * DeliveryRepository): the log costs the relay a few columns written with the results it records
  * anyway, no row and no index of its own.
  */
-export class DeliveryLogRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class DeliveryLogRepository extends RepositoryBase {
   /**
    * A page of the log, newest events first (ties by target id, descending). One index scan per target
    * in scope, each on `UNIQUE (webhook_id, event_id)` backwards from the page's start and stopping at
@@ -127,7 +126,7 @@ export class DeliveryLogRepository {
       rows.push(`d.event_id <= CASE WHEN w.id < ${param(filter.after.targetId)} THEN ${event}::bigint ELSE ${event}::bigint - 1 END`);
     }
     const limit = param(filter.limit);
-    const raw: Raw[] = await this.dataSource.query(
+    const raw: Raw[] = await this.db.query(
       `SELECT d.*, w.kind FROM webhooks w CROSS JOIN LATERAL (
          SELECT d.id, d.webhook_id, d.event_id, d.instance_id, d.event_type, d.status, d.attempts, d.last_status_code, d.last_error,
            d.latency_ms, d.created_at, d.first_attempt_at, d.last_attempt_at, d.next_attempt_at, d.finished_at, d.replayed_at, d.replay_origin
@@ -158,7 +157,7 @@ export class DeliveryLogRepository {
    * claimed still finishes first).
    */
   async replay(request: ReplayRequest): Promise<ReplayResult> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       const events = await this.replayableEvents(manager, request);
       if (events.length > request.maxEvents) return { queued: 0, pending: 0, unavailable: 0, tooMany: true };
       const columns = { webhook: [] as string[], event: [] as string[], instance: [] as string[], chat: [] as string[], type: [] as string[] };

@@ -1,9 +1,9 @@
 import type { WebhookEventPayload } from '@gw/contracts';
-import type { DataSource } from 'typeorm';
 import { pipelinedTransaction } from '../pipelined-transaction';
 import { claimRunsSql, MARK_DELIVERED_CLAIM_NEXT } from './delivery-continuation';
 import { OutboxRepository } from './outbox.repository';
 import { ENABLED_FOR, maskUrlCredentials, type SinkKind, WebhookRepository, type WebhookRow } from './webhook.repository';
+import { RepositoryBase } from './repository-base';
 
 export interface OutboxEvent {
   id: string;
@@ -166,8 +166,8 @@ type Raw = Record<string, unknown>;
  *   the delivery is sent again (same `webhook-id`, so receivers can deduplicate).
  * - Results are recorded in batches: one statement for many delivered rows.
  */
-export class DeliveryRepository {
-  constructor(private readonly dataSource: DataSource) {}
+export class DeliveryRepository extends RepositoryBase {
+  private readonly outbox = new OutboxRepository(this.dataSource);
 
   /**
    * Opens the pool's connections (WARM_CONNECTIONS at most) and plans the relay's statements on each (EXPLAIN: nothing
@@ -269,7 +269,7 @@ export class DeliveryRepository {
    * bench schema), growing with the backlog.
    */
   async claimDue(limit: number, claimMs: number, options: ClaimOptions = {}): Promise<DeliveryClaim[]> {
-    const rows: Raw[] = await this.dataSource.query(CLAIM_DUE, [
+    const rows: Raw[] = await this.db.query(CLAIM_DUE, [
       limit,
       String(claimMs),
       options.excludeWebhooks ?? [],
@@ -289,7 +289,7 @@ export class DeliveryRepository {
    */
   async markDelivered(results: DeliveredResult[]): Promise<void> {
     if (results.length === 0) return;
-    await this.dataSource.query(MARK_DELIVERED, [
+    await this.db.query(MARK_DELIVERED, [
       results.map((result) => result.deliveryId),
       results.map((result) => result.statusCode),
       results.map((result) => (result.latencyMs === undefined ? null : Math.round(result.latencyMs))),
@@ -305,7 +305,7 @@ export class DeliveryRepository {
    */
   async markDeliveredAndClaimNext(results: DeliveredResult[], limit: number, claimMs: number, options: ClaimOptions = {}): Promise<DeliveryClaim[]> {
     if (results.length === 0) return [];
-    const rows: Raw[] = await this.dataSource.query(MARK_DELIVERED_CLAIM_NEXT, [
+    const rows: Raw[] = await this.db.query(MARK_DELIVERED_CLAIM_NEXT, [
       results.map((result) => result.deliveryId),
       results.map((result) => result.statusCode),
       results.map((result) => (result.latencyMs === undefined ? null : Math.round(result.latencyMs))),
@@ -331,7 +331,7 @@ export class DeliveryRepository {
     retryAt: Date | null,
     latencyMs?: number,
   ): Promise<Date> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `WITH attempt AS (
          UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1, last_status_code = $3, last_error = $4, claimed_until = NULL,
            next_attempt_at = COALESCE($5, next_attempt_at), finished_at = CASE WHEN $5::timestamptz IS NULL THEN now() END,
@@ -360,7 +360,7 @@ export class DeliveryRepository {
    * outbox id and instance (to announce on the bus), or null.
    */
   async disableWebhook(webhookId: string, reason: string, announce?: { failingSince: Date | null }): Promise<{ instanceId: string; lastId: string } | null> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       let event: { instanceId: string; lastId: string } | null = null;
       if (announce) {
         const turnedOff: Raw[] = await manager.query(
@@ -384,7 +384,7 @@ export class DeliveryRepository {
             instanceName: (row.instance_name as string | null) ?? '',
             owner: (row.owner as string | null) ?? '',
           };
-          const lastId = await OutboxRepository.insertWithin(manager, instanceId, [{ eventType: 'webhook', payload }]);
+          const lastId = await this.outbox.within(manager).insert(instanceId, [{ eventType: 'webhook', payload }]);
           if (lastId) event = { instanceId, lastId };
         }
       } else {
@@ -401,11 +401,11 @@ export class DeliveryRepository {
   /** Lets go of claims not sent (relay stopping, a lane's run cut short): another pass takes them again. */
   async release(deliveryIds: string[]): Promise<void> {
     if (deliveryIds.length === 0) return;
-    await this.dataSource.query(RELEASE, [deliveryIds]);
+    await this.db.query(RELEASE, [deliveryIds]);
   }
 
   async logError(record: DeliveryErrorRecord): Promise<void> {
-    await this.dataSource.query(
+    await this.db.query(
       `INSERT INTO webhook_errors (webhook_id, instance_id, global, url, event, message_type, status_code, attempts, error, payload, kind)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
       [
@@ -432,8 +432,8 @@ export class DeliveryRepository {
   ): Promise<Array<DeliveryErrorRecord & { created: Date }>> {
     const rows: Raw[] =
       'global' in scope
-        ? await this.dataSource.query(`SELECT * FROM webhook_errors WHERE global AND kind = $2 ORDER BY id DESC LIMIT $1`, [limit, kind])
-        : await this.dataSource.query(`SELECT * FROM webhook_errors WHERE NOT global AND instance_id = $1 AND kind = $3 ORDER BY id DESC LIMIT $2`, [
+        ? await this.db.query(`SELECT * FROM webhook_errors WHERE global AND kind = $2 ORDER BY id DESC LIMIT $1`, [limit, kind])
+        : await this.db.query(`SELECT * FROM webhook_errors WHERE NOT global AND instance_id = $1 AND kind = $3 ORDER BY id DESC LIMIT $2`, [
             scope.instanceId,
             limit,
             kind,
@@ -455,7 +455,7 @@ export class DeliveryRepository {
   }
 
   async countByStatus(): Promise<Record<string, number>> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`);
+    const rows: Raw[] = await this.db.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`);
     return Object.fromEntries(rows.map((row) => [row.status as string, Number(row.n)]));
   }
 }

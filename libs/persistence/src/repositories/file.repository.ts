@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { MAX_SIGNED_SECONDS, type ObjectStore, objectStoreFromEnv } from '../media/object-store';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase, type Executor } from './repository-base';
 
 export interface StoredFile {
   id: string;
@@ -47,11 +47,13 @@ function toInfo(row: Raw): StoredFileInfo {
  * row never points at nothing. Ids carry 128 random bits. Rows written before the bucket was configured
  * are still read from Postgres, and the other way round while the bucket is still configured.
  */
-export class FileRepository {
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly objects: ObjectStore | null = objectStoreFromEnv(),
-  ) {}
+export class FileRepository extends RepositoryBase {
+  private readonly objects: ObjectStore | null;
+
+  constructor(dataSource: DataSource, objects: ObjectStore | null = objectStoreFromEnv()) {
+    super(dataSource);
+    this.objects = objects;
+  }
 
   /** Which backend new files go to. */
   get backend(): 'postgres' | 's3' {
@@ -60,13 +62,13 @@ export class FileRepository {
 
   /** Deletes one file of the instance now (an `s3` file's object is queued for deletion by the table's trigger). */
   async delete(id: string, instanceId: string): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(`DELETE FROM stored_files WHERE id = $1 AND instance_id = $2 RETURNING 1`, [id, instanceId]);
+    const rows: unknown[] = await this.db.query(`DELETE FROM stored_files WHERE id = $1 AND instance_id = $2 RETURNING 1`, [id, instanceId]);
     return rows.length > 0;
   }
 
   async store(instanceId: string, data: Buffer, mimetype: string, fileName: string, ttlMs: number): Promise<string> {
     const id = randomBytes(16).toString('hex');
-    await FileRepository.insert(this.dataSource.manager, this.objects, { id, instanceId, data, mimetype, fileName, expires: { ttlMs } });
+    await FileRepository.insert(this.db, this.objects, { id, instanceId, data, mimetype, fileName, expires: { ttlMs } });
     return id;
   }
 
@@ -75,20 +77,14 @@ export class FileRepository {
    * written first; should the transaction roll back, the object is left behind (retention cannot see
    * it; the bucket's lifecycle rules may).
    */
-  static async storeWithin(
-    tx: Tx,
-    objects: ObjectStore | null,
-    instanceId: string,
-    upload: { data: Buffer; mimetype: string; fileName: string },
-  ): Promise<string> {
-    const manager = managerOf(tx);
+  async storeKept(instanceId: string, upload: { data: Buffer; mimetype: string; fileName: string }): Promise<string> {
     const id = randomBytes(16).toString('hex');
-    await FileRepository.insert(manager, objects, { id, instanceId, ...upload, expires: 'never' });
+    await FileRepository.insert(this.db, this.objects, { id, instanceId, ...upload, expires: 'never' });
     return id;
   }
 
   private static async insert(
-    manager: EntityManager,
+    manager: Executor,
     objects: ObjectStore | null,
     file: { id: string; instanceId: string; data: Buffer; mimetype: string; fileName: string; expires: { ttlMs: number } | 'never' },
   ): Promise<void> {
@@ -113,7 +109,7 @@ export class FileRepository {
 
   /** A live file's row (no bytes), of this instance when given. */
   async info(id: string, instanceId?: string): Promise<StoredFileInfo | null> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `SELECT ${INFO_COLUMNS} FROM stored_files WHERE id = $1 AND expires_at > now() AND ($2::text IS NULL OR instance_id = $2)`,
       [id, instanceId ?? null],
     );
@@ -122,7 +118,7 @@ export class FileRepository {
 
   /** A live file with its bytes (fetched from the bucket for an `s3` file), of this instance when given. */
   async read(id: string, instanceId?: string): Promise<StoredFile | null> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `SELECT ${INFO_COLUMNS}, data FROM stored_files WHERE id = $1 AND expires_at > now() AND ($2::text IS NULL OR instance_id = $2)`,
       [id, instanceId ?? null],
     );
@@ -163,7 +159,7 @@ export class FileRepository {
    * error, so a failure is retried by the next purge). Returns how many files went.
    */
   async purgeExpired(batch = 1000): Promise<number> {
-    const gone: Array<{ n: number }> = await this.dataSource.query(
+    const gone: Array<{ n: number }> = await this.db.query(
       `WITH gone AS (DELETE FROM stored_files WHERE expires_at <= now() RETURNING 1) SELECT count(*)::int AS n FROM gone`,
     );
     await this.deleteQueuedObjects(batch);
@@ -175,14 +171,14 @@ export class FileRepository {
     if (!this.objects) return 0;
     let deleted = 0;
     for (;;) {
-      const queued: Array<{ object_key: string }> = await this.dataSource.query(
+      const queued: Array<{ object_key: string }> = await this.db.query(
         `SELECT object_key FROM media_object_deletions ORDER BY queued_at, object_key LIMIT $1`,
         [batch],
       );
       if (queued.length === 0) return deleted;
       const keys = queued.map((row) => row.object_key);
       await this.objects.delete(keys);
-      await this.dataSource.query(`DELETE FROM media_object_deletions WHERE object_key = ANY($1::text[])`, [keys]);
+      await this.db.query(`DELETE FROM media_object_deletions WHERE object_key = ANY($1::text[])`, [keys]);
       deleted += keys.length;
       if (queued.length < batch) return deleted;
     }

@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import { RepositoryBase } from './repository-base';
 
 /** What the `history` events of one sync (one request id) brought, as the outbox still holds them. */
 export interface HistorySyncSummary {
@@ -15,15 +15,13 @@ export interface HistorySyncSummary {
 }
 
 /** The history syncs of an instance, read from its `history` events (`GET /instance/history-sync/status`). */
-export class HistorySyncRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class HistorySyncRepository extends RepositoryBase {
   /**
    * Sums the `history` events carrying `requestId` (the pairing's, or an on-demand sync's). The
    * outbox keeps events for its retention period, so a sync older than that reads as none.
    */
   async summary(instanceId: string, requestId: string): Promise<HistorySyncSummary> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+    const rows: Array<Record<string, unknown>> = await this.db.query(
       `SELECT count(*)::int AS batches,
               coalesce(sum((payload->'counts'->>'chats')::int), 0)::int AS chats,
               coalesce(sum((payload->'counts'->>'contacts')::int), 0)::int AS contacts,

@@ -15,18 +15,18 @@ import {
   type Raw,
   type StatusChange,
 } from './message-row';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
 
 /** A copy of our own message as stored: null when a copy was stored already (nothing changed). */
 export type OwnCopy = { row: MessageRow; created: boolean; advanced: boolean } | null;
 
-/** The hot inbound writes of one round of a group transaction, at most one of each instance (see writeWithin). */
+/** The hot inbound writes of one round of a group transaction, at most one of each instance (see write). */
 export interface InboundGroupWrites {
   /** Receipts: these messages move forward to `status` (never back; Failed, Canceled and Deleted are final). */
   statuses?: ReadonlyArray<{ instanceId: string; messageIds: string[]; status: string }>;
-  /** Copies of our own sent messages (storeOwnCopyWithin each). */
+  /** Copies of our own sent messages (storeOwnCopy each). */
   copies?: ReadonlyArray<NewMessage>;
-  /** Chats' last-message updates (ChatRepository.observeWithin each). */
+  /** Chats' last-message updates (ChatRepository.observe each). */
   chats?: ReadonlyArray<{ instanceId: string; observation: ChatObservation; newId: () => string }>;
 }
 
@@ -205,7 +205,9 @@ function statementFor(kinds: number): string {
  * and chat updates of many instances in ONE statement, one round trip to Postgres instead of one per
  * kind.
  */
-export class InboundGroupRepository {
+export class InboundGroupRepository extends RepositoryBase {
+  private readonly chats = new ChatRepository(this.dataSource);
+
   /**
    * Writes one round. Each kind's rows are those of its own statement before (the same SQL, CTEs
    * now): a status only moves forward; a copy is stored once (null when it was: Baileys emits some
@@ -214,8 +216,9 @@ export class InboundGroupRepository {
    * statement, any other (create, merge, learn a LID) then goes through ChatRepository's locked path
    * on its own, as does a second chat of one instance (it must see the first one's change).
    */
-  static async writeWithin(tx: Tx, writes: InboundGroupWrites): Promise<InboundGroupResults> {
-    const manager = managerOf(tx);
+  async write(writes: InboundGroupWrites): Promise<InboundGroupResults> {
+    const manager = this.db;
+    const chatsHere = this.alongside(this.chats);
     const statuses = (writes.statuses ?? []).flatMap((item) =>
       STATUS_RANK[item.status] === undefined ? [] : item.messageIds.map((messageId) => ({ ...item, messageId, rank: STATUS_RANK[item.status] })),
     );
@@ -277,12 +280,11 @@ export class InboundGroupRepository {
       }
       for (const index of first) {
         if (!chatResults[index])
-          chatResults[index] = (await ChatRepository.observeUnknownWithin(manager, chats[index].instanceId, chats[index].observation, chats[index].newId)).chat;
+          chatResults[index] = (await chatsHere.observeUnknown(chats[index].instanceId, chats[index].observation, chats[index].newId)).chat;
       }
     }
     for (let index = 0; index < chats.length; index++) {
-      if (!chatResults[index])
-        chatResults[index] = (await ChatRepository.observeWithin(manager, chats[index].instanceId, chats[index].observation, chats[index].newId)).chat;
+      if (!chatResults[index]) chatResults[index] = (await chatsHere.observe(chats[index].instanceId, chats[index].observation, chats[index].newId)).chat;
     }
     results.chats = chatResults as ChatRow[];
     return results;

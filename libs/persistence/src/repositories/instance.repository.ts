@@ -1,17 +1,20 @@
-import { EntityNotFoundError, type DataSource, type EntityManager } from 'typeorm';
+import { EntityNotFoundError } from 'typeorm';
 import { InstanceEntity } from '../entities/instance.entity';
 import { FencedOutError } from './auth-state.repository';
-import { type Lease, LeaseRepository } from './lease.repository';
+import type { Lease } from './lease.repository';
 import { OutboxCursorRepository } from './outbox-cursor.repository';
 import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
+import { RepositoryBase } from './repository-base';
+import { fenceCte, fenceParams } from './lease-fence';
 
 export type InstancePatch = Partial<Omit<InstanceEntity, 'id' | 'token' | 'created' | 'updated'>>;
 
-export class InstanceRepository {
-  constructor(private readonly dataSource: DataSource) {}
+export class InstanceRepository extends RepositoryBase {
+  private readonly cursors = new OutboxCursorRepository(this.dataSource);
+  private readonly outbox = new OutboxRepository(this.dataSource);
 
   private get repo() {
-    return this.dataSource.getRepository(InstanceEntity);
+    return this.db.getRepository(InstanceEntity);
   }
 
   async create(values: Pick<InstanceEntity, 'id' | 'token' | 'name'> & InstancePatch): Promise<InstanceEntity> {
@@ -29,7 +32,7 @@ export class InstanceRepository {
 
   /** The instance's token alone (the relay puts it in payloads); null when the instance does not exist. */
   async findToken(id: string): Promise<string | null> {
-    const rows: Array<{ token: string }> = await this.dataSource.query(`SELECT token FROM instances WHERE id = $1`, [id]);
+    const rows: Array<{ token: string }> = await this.db.query(`SELECT token FROM instances WHERE id = $1`, [id]);
     return rows[0]?.token ?? null;
   }
 
@@ -49,11 +52,11 @@ export class InstanceRepository {
    * answered however soon, none from before is. Null when the instance does not exist.
    */
   async updateChatbotSettings(id: string, patch: InstancePatch, consumer: string): Promise<InstanceEntity | null> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       const [current]: Array<{ chatbot_enabled: boolean }> = await manager.query(`SELECT chatbot_enabled FROM instances WHERE id = $1 FOR UPDATE`, [id]);
       if (!current) return null;
       if (Object.keys(patch).length) await manager.getRepository(InstanceEntity).update({ id }, patch);
-      if (patch.chatbotEnabled === true) await OutboxCursorRepository.startWithin(manager, consumer, id, !current.chatbot_enabled);
+      if (patch.chatbotEnabled === true) await this.cursors.within(manager).start(consumer, id, !current.chatbot_enabled);
       return manager.getRepository(InstanceEntity).findOneBy({ id });
     });
   }
@@ -68,14 +71,14 @@ export class InstanceRepository {
    * first proves the lease is still held (a fenced-out worker changes nothing).
    */
   async applySessionChange(lease: Lease, patch: InstancePatch, events: NewOutboxEvent[] = []): Promise<{ entity: InstanceEntity; lastEventId: string | null }> {
-    // One statement (its own transaction): the lease proof (LeaseRepository.fenceCte, the lease row
+    // One statement (its own transaction): the lease proof (fenceCte, the lease row
     // locked FOR KEY SHARE until it commits), the row's change gated by it and answered as stored
     // (RETURNING), and the events' insert gated by the change. It replaces BEGIN, the proof, the
     // UPDATE, a re-read of the row, the insert and COMMIT: six round trips per status change, two of
     // them at every connect (issue #38).
     const metadata = this.dataSource.getMetadata(InstanceEntity);
     const driver = this.dataSource.driver;
-    const values: unknown[] = [...LeaseRepository.fenceParams(lease)];
+    const values: unknown[] = [...fenceParams(lease)];
     const param = (value: unknown) => `$${values.push(value)}`;
     const sets: string[] = [];
     // As TypeORM's update() does: undefined values are skipped, the update date column follows; no
@@ -101,8 +104,8 @@ export class InstanceRepository {
          ORDER BY n
          RETURNING id)`
       : '';
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
-      `WITH ${LeaseRepository.fenceCte(1)},
+    const rows: Array<Record<string, unknown>> = await this.db.query(
+      `WITH ${fenceCte(1)},
        changed AS (${changed})${inserted}
        SELECT (SELECT count(*) FROM lease)::int AS "held?", ${events.length ? '(SELECT max(id) FROM events)::text' : 'NULL::text'} AS "last_event_id?", changed.*
        FROM (SELECT 1) AS one LEFT JOIN changed ON true`,
@@ -122,10 +125,10 @@ export class InstanceRepository {
     patch: InstancePatch,
     events: NewOutboxEvent[] = [],
   ): Promise<{ entity: InstanceEntity; lastEventId: string | null } | null> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       const exists = await manager.getRepository(InstanceEntity).existsBy({ id: instanceId });
       if (!exists) return null;
-      return InstanceRepository.patchWithEvents(manager, instanceId, patch, events);
+      return this.within(manager).patchWithEvents(instanceId, patch, events);
     });
   }
 
@@ -134,7 +137,7 @@ export class InstanceRepository {
    * lease. Their credentials only ever lived in the dead worker's memory, so nothing can finish them.
    */
   async findAbandonedPairings(limit: number): Promise<string[]> {
-    const rows: Array<{ id: string }> = await this.dataSource.query(
+    const rows: Array<{ id: string }> = await this.db.query(
       `SELECT i.id FROM instances i
        LEFT JOIN session_leases l ON l.instance_id = i.id AND l.expires_at > now()
        WHERE NOT i.paired AND i.desired_state = 'connected' AND i.pairing_expires_at < now() AND l.instance_id IS NULL
@@ -155,7 +158,7 @@ export class InstanceRepository {
     instanceId: string,
     change: (entity: InstanceEntity) => { patch: InstancePatch; events: NewOutboxEvent[] },
   ): Promise<{ entity: InstanceEntity; lastEventId: string | null } | null> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       const [candidate]: Array<{ id: string }> = await manager.query(
         `SELECT id FROM instances
          WHERE id = $1 AND NOT paired AND desired_state = 'connected' AND pairing_expires_at < now()
@@ -169,15 +172,15 @@ export class InstanceRepository {
       if (lease?.live) return null;
       const current = await manager.getRepository(InstanceEntity).findOneByOrFail({ id: instanceId });
       const { patch, events } = change(current);
-      return InstanceRepository.patchWithEvents(manager, instanceId, patch, events);
+      return this.within(manager).patchWithEvents(instanceId, patch, events);
     });
   }
 
-  private static async patchWithEvents(manager: EntityManager, instanceId: string, patch: InstancePatch, events: NewOutboxEvent[]) {
-    const repo = manager.getRepository(InstanceEntity);
+  private async patchWithEvents(instanceId: string, patch: InstancePatch, events: NewOutboxEvent[]) {
+    const repo = this.repo;
     if (Object.keys(patch).length) await repo.update({ id: instanceId }, patch);
     const entity = await repo.findOneByOrFail({ id: instanceId });
-    const lastEventId = await OutboxRepository.insertWithin(manager, instanceId, events);
+    const lastEventId = await this.alongside(this.outbox).insert(instanceId, events);
     return { entity, lastEventId };
   }
 }

@@ -1,6 +1,5 @@
 import { recordId } from '@gw/platform';
-import type { DataSource } from 'typeorm';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
 
 /** A label as the phone's app state defines it. */
 export interface LabelFacts {
@@ -81,12 +80,10 @@ export function toLabelRecord(row: LabelRow, owner: string): LabelRecord {
 }
 
 /** The labels of each instance, as its phone's app state last said (see the labels migration). */
-export class LabelRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class LabelRepository extends RepositoryBase {
   /** Stores what a `labels.edit` said; `changed` is false when the row already said exactly that. */
-  static async upsertWithin(tx: Tx, instanceId: string, label: LabelFacts): Promise<{ row: LabelRow; changed: boolean }> {
-    const manager = managerOf(tx);
+  async upsert(instanceId: string, label: LabelFacts): Promise<{ row: LabelRow; changed: boolean }> {
+    const manager = this.db;
     const rows: Array<Record<string, unknown>> = await manager.query(
       `INSERT INTO labels AS l (instance_id, label_id, id, name, color, deleted, predefined_id)
        VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -106,7 +103,7 @@ export class LabelRepository {
 
   /** One label not deleted, or null. */
   async find(instanceId: string, labelId: string): Promise<LabelRow | null> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(`SELECT * FROM labels WHERE instance_id = $1 AND label_id = $2 AND NOT deleted`, [
+    const rows: Array<Record<string, unknown>> = await this.db.query(`SELECT * FROM labels WHERE instance_id = $1 AND label_id = $2 AND NOT deleted`, [
       instanceId,
       labelId,
     ]);
@@ -115,7 +112,7 @@ export class LabelRepository {
 
   /** The id for a new label: one past the highest numeric id known (deleted ones included, as the phone does). */
   async nextId(instanceId: string): Promise<string> {
-    const rows: Array<{ max: string | null }> = await this.dataSource.query(
+    const rows: Array<{ max: string | null }> = await this.db.query(
       `SELECT max(label_id::bigint)::text AS max FROM labels WHERE instance_id = $1 AND label_id ~ '^[0-9]{1,18}$'`,
       [instanceId],
     );
@@ -124,7 +121,7 @@ export class LabelRepository {
 
   /** The labels of a chat (by phone/group JID or LID); null when the chat is unknown. */
   async chatLabels(instanceId: string, jid: string): Promise<string[] | null> {
-    const rows: Array<{ labels: string[] }> = await this.dataSource.query(
+    const rows: Array<{ labels: string[] }> = await this.db.query(
       `SELECT labels FROM chats WHERE instance_id = $1 AND (wa_chatid = $2 OR wa_chatlid = $2) LIMIT 1`,
       [instanceId, jid],
     );
@@ -133,7 +130,7 @@ export class LabelRepository {
 
   /** Labels not deleted, by WhatsApp label id (numeric ids in numeric order). */
   async list(instanceId: string): Promise<LabelRow[]> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
+    const rows: Array<Record<string, unknown>> = await this.db.query(
       `SELECT * FROM labels WHERE instance_id = $1 AND NOT deleted ORDER BY length(label_id), label_id`,
       [instanceId],
     );

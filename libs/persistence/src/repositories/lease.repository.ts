@@ -1,8 +1,8 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { FencedOutError } from './fenced-out.error';
-import { PREPARED } from '../preparing-client';
 import { pipelinedTransaction, type TailStatement } from '../pipelined-transaction';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
+import { fenceManyParams } from './lease-fence';
 
 /** The instances whose lease the proof's SELECT found (and locked). */
 function heldIn(rows: unknown[]): Set<string> {
@@ -38,12 +38,10 @@ export interface Lease {
  *   fenced writes (as it did behind `FOR SHARE`).
  * - A crash leaves the row in place; it simply expires and the next claim takes it over.
  */
-export class LeaseRepository {
+export class LeaseRepository extends RepositoryBase {
   /** The connection renewOwn() keeps for itself (see there). */
   private renewalRunner: QueryRunner | null = null;
   private renewalConnecting: Promise<QueryRunner> | null = null;
-
-  constructor(private readonly dataSource: DataSource) {}
 
   /**
    * Takes the lease if it is free or expired (or already ours). Returns it, or null when another worker holds it.
@@ -64,7 +62,7 @@ export class LeaseRepository {
   }
 
   private async claimOnce(instanceId: string, workerId: string, ttlMs: number, takeLapsed: boolean): Promise<Lease | null> {
-    const rows: Array<{ fencing_token: string }> = await this.dataSource.query(
+    const rows: Array<{ fencing_token: string }> = await this.db.query(
       `INSERT INTO session_leases (instance_id, worker_id, fencing_token, expires_at)
        VALUES ($1, $2, 1, now() + ($3 || ' milliseconds')::interval)
        ON CONFLICT (instance_id) DO UPDATE
@@ -83,7 +81,7 @@ export class LeaseRepository {
 
   /** Extends every live lease this worker holds; returns the ids it still holds (anything missing was lost). */
   async renewAll(workerId: string, ttlMs: number): Promise<Map<string, string>> {
-    const rows: Array<{ instance_id: string; fencing_token: string }> = await this.dataSource.query(
+    const rows: Array<{ instance_id: string; fencing_token: string }> = await this.db.query(
       // (wrapped in a CTE: TypeORM returns [rows, count] for a bare UPDATE … RETURNING)
       `WITH renewed AS (
          UPDATE session_leases SET expires_at = now() + ($2 || ' milliseconds')::interval
@@ -216,7 +214,7 @@ export class LeaseRepository {
    */
   async retakeOwn(workerId: string, instanceIds: string[], ttlMs: number, limit: number): Promise<Lease[]> {
     if (instanceIds.length === 0 || limit <= 0) return [];
-    const rows: Array<{ instance_id: string; fencing_token: string }> = await this.dataSource.query(
+    const rows: Array<{ instance_id: string; fencing_token: string }> = await this.db.query(
       `WITH wanted AS (
          SELECT i.id FROM instances i
          WHERE i.id = ANY($2::text[]) AND i.desired_state = 'connected' AND i.paired
@@ -234,7 +232,7 @@ export class LeaseRepository {
   /** Deletes rows of this worker (whatever their token) that no session of it uses: anyone may claim them. One statement. */
   async releaseOwn(workerId: string, instanceIds: string[]): Promise<void> {
     if (instanceIds.length === 0) return;
-    await this.dataSource.query(`DELETE FROM session_leases WHERE worker_id = $1 AND instance_id = ANY($2::text[])`, [workerId, instanceIds]);
+    await this.db.query(`DELETE FROM session_leases WHERE worker_id = $1 AND instance_id = ANY($2::text[])`, [workerId, instanceIds]);
   }
 
   /**
@@ -246,8 +244,8 @@ export class LeaseRepository {
    */
   async handOver(leases: Lease[]): Promise<number> {
     if (leases.length === 0) return 0;
-    const [ids, workers, tokens] = LeaseRepository.fenceManyParams(leases);
-    const rows: unknown[] = await this.dataSource.query(
+    const [ids, workers, tokens] = fenceManyParams(leases);
+    const rows: unknown[] = await this.db.query(
       `WITH ended AS (
          UPDATE session_leases l SET expires_at = now(), worker_id = 'handed-over:' || l.worker_id
          FROM unnest($1::text[], $2::text[], $3::bigint[]) AS f(instance_id, worker_id, fencing_token)
@@ -262,7 +260,7 @@ export class LeaseRepository {
 
   /** Gives a lease up at once (graceful shutdown, logout), but only if it is still ours. */
   async release(lease: Lease): Promise<void> {
-    await this.dataSource.query(`DELETE FROM session_leases WHERE instance_id = $1 AND worker_id = $2 AND fencing_token = $3`, [
+    await this.db.query(`DELETE FROM session_leases WHERE instance_id = $1 AND worker_id = $2 AND fencing_token = $3`, [
       lease.instanceId,
       lease.workerId,
       lease.fencingToken,
@@ -270,7 +268,7 @@ export class LeaseRepository {
   }
 
   async holderOf(instanceId: string): Promise<Lease | null> {
-    const rows: Array<{ worker_id: string; fencing_token: string }> = await this.dataSource.query(
+    const rows: Array<{ worker_id: string; fencing_token: string }> = await this.db.query(
       `SELECT worker_id, fencing_token FROM session_leases WHERE instance_id = $1 AND expires_at > now()`,
       [instanceId],
     );
@@ -285,7 +283,7 @@ export class LeaseRepository {
    * (every worker down) is not a takeover in flux.
    */
   async heldRecently(instanceId: string, withinMs: number): Promise<boolean> {
-    const rows: unknown[] = await this.dataSource.query(
+    const rows: unknown[] = await this.db.query(
       `SELECT 1 FROM session_leases WHERE instance_id = $1 AND expires_at > now() - ($2 || ' milliseconds')::interval`,
       [instanceId, String(withinMs)],
     );
@@ -296,9 +294,8 @@ export class LeaseRepository {
    * Inside a caller's transaction: proves the lease is still ours and pins it until commit.
    * Returns false when fenced out (the caller must roll back and stop the session).
    */
-  static async holdsWithin(tx: Tx, lease: Lease): Promise<boolean> {
-    const manager = managerOf(tx);
-    const rows: unknown[] = await manager.query(
+  async holds(lease: Lease): Promise<boolean> {
+    const rows: unknown[] = await this.db.query(
       `SELECT 1 FROM session_leases
        WHERE instance_id = $1 AND worker_id = $2 AND fencing_token = $3
        FOR KEY SHARE`,
@@ -411,51 +408,10 @@ export class LeaseRepository {
          FOR KEY SHARE`;
   }
 
-  /**
-   * The same proof for a write that is one statement: a CTE named `lease` (parameters `$first` = the
-   * instance id, then the worker id and the fencing token). Gate every change in the statement with
-   * `EXISTS (SELECT 1 FROM lease)` and select `(SELECT count(*) FROM lease)::int AS held` to tell
-   * "fenced out" from "nothing matched". The statement runs in its own transaction, which holds the
-   * lease row FOR KEY SHARE until it commits, exactly as holdsWithin() does for a multi-statement
-   * transaction, but in one round trip instead of four (BEGIN, check, write, COMMIT).
-   */
-  static fenceCte(first: number): string {
-    return `lease AS ( ${PREPARED}
-         SELECT 1 FROM session_leases
-         WHERE instance_id = $${first} AND worker_id = $${first + 1} AND fencing_token = $${first + 2}
-         FOR KEY SHARE)`;
-  }
-
-  static fenceParams(lease: Lease): [string, string, string] {
-    return [lease.instanceId, lease.workerId, lease.fencingToken];
-  }
-
-  /**
-   * The fence of a statement that writes for many instances (group commit, ADR 0012): a CTE named
-   * `lease` with the `instance_id` of every lease of $1 (instance ids), $2 (worker ids), $3 (fencing
-   * tokens) that is still live, each row locked FOR KEY SHARE until the statement commits, as fenceCte()
-   * does for one. Gate each row's change with `instance_id IN (SELECT instance_id FROM lease)` and
-   * select `coalesce(array_agg(instance_id), '{}')` from it to tell which instances were held.
-   */
-  static fenceManyCte(): string {
-    return `lease AS (
-         SELECT l.instance_id FROM session_leases l
-         JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS f(instance_id, worker_id, fencing_token)
-           ON l.instance_id = f.instance_id AND l.worker_id = f.worker_id AND l.fencing_token = f.fencing_token
-         FOR KEY SHARE OF l)`;
-  }
-
-  /** The parameters of fenceManyCte(): each distinct lease once. */
-  static fenceManyParams(leases: Lease[]): [string[], string[], string[]] {
-    const distinct = new Map(leases.map((lease) => [`${lease.instanceId}\u0000${lease.workerId}\u0000${lease.fencingToken}`, lease]));
-    const all = [...distinct.values()];
-    return [all.map((lease) => lease.instanceId), all.map((lease) => lease.workerId), all.map((lease) => lease.fencingToken)];
-  }
-
   // --- workers ------------------------------------------------------------------------------------
 
   async heartbeatWorker(workerId: string, capacity: number): Promise<void> {
-    await this.dataSource.query(
+    await this.db.query(
       `INSERT INTO session_workers (id, capacity, heartbeat_at) VALUES ($1, $2, now())
        ON CONFLICT (id) DO UPDATE SET capacity = EXCLUDED.capacity, heartbeat_at = now()`,
       [workerId, capacity],
@@ -463,7 +419,7 @@ export class LeaseRepository {
   }
 
   async removeWorker(workerId: string): Promise<void> {
-    await this.dataSource.query(`DELETE FROM session_workers WHERE id = $1`, [workerId]);
+    await this.db.query(`DELETE FROM session_workers WHERE id = $1`, [workerId]);
   }
 
   /**
@@ -471,7 +427,7 @@ export class LeaseRepository {
    * session among the live workers, never above its capacity.
    */
   async fairShare(workerId: string, capacity: number, liveWithinMs: number): Promise<{ share: number; held: number; wanted: number; workers: number }> {
-    const [row]: Array<{ wanted: string; workers: string; held: string }> = await this.dataSource.query(
+    const [row]: Array<{ wanted: string; workers: string; held: string }> = await this.db.query(
       `SELECT
          (SELECT count(*) FROM instances WHERE desired_state = 'connected') AS wanted,
          (SELECT count(*) FROM session_workers WHERE heartbeat_at > now() - ($2 || ' milliseconds')::interval OR id = $1) AS workers,
@@ -490,7 +446,7 @@ export class LeaseRepository {
    */
   async findOrphans(limit: number): Promise<string[]> {
     if (limit <= 0) return [];
-    const rows: Array<{ id: string }> = await this.dataSource.query(
+    const rows: Array<{ id: string }> = await this.db.query(
       `SELECT i.id FROM instances i
        LEFT JOIN session_leases l ON l.instance_id = i.id AND l.expires_at > now()
        WHERE i.desired_state = 'connected' AND i.paired AND l.instance_id IS NULL

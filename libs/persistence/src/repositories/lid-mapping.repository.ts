@@ -1,6 +1,5 @@
-import type { DataSource } from 'typeorm';
 import { PREPARED } from '../preparing-client';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
 
 /** One LID ↔ phone-number pair, both as user JIDs without device (`123@lid`, `5511…@s.whatsapp.net`). */
 export interface LidMapping {
@@ -13,12 +12,10 @@ export interface LidMapping {
  * history sync). Baileys keeps its own copy in the auth keys; this one is for the API side (chats,
  * contacts and sends addressed either way).
  */
-export class LidMappingRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class LidMappingRepository extends RepositoryBase {
   /** Stores pairs (a LID's latest number wins); returns the pairs that were new or changed. */
-  static async storeWithin(tx: Tx, instanceId: string, pairs: LidMapping[]): Promise<LidMapping[]> {
-    const manager = managerOf(tx);
+  async store(instanceId: string, pairs: LidMapping[]): Promise<LidMapping[]> {
+    const manager = this.db;
     const unique = new Map<string, string>();
     for (const { lid, pn } of pairs) if (lid.endsWith('@lid') && pn && !pn.endsWith('@lid')) unique.set(lid, pn);
     if (unique.size === 0) return [];
@@ -38,8 +35,8 @@ export class LidMappingRepository {
    * Pairs just learned fill in the phone number of messages stored while their sender was known only
    * by its LID (sender_pn '', and a 1:1 chat id that was the LID). Returns how many rows changed.
    */
-  static async resolveMessagesWithin(tx: Tx, instanceId: string, pairs: LidMapping[]): Promise<number> {
-    const manager = managerOf(tx);
+  async resolveMessages(instanceId: string, pairs: LidMapping[]): Promise<number> {
+    const manager = this.db;
     if (pairs.length === 0) return 0;
     const rows: unknown[] = await manager.query(
       `${PREPARED} WITH pairs AS (SELECT * FROM unnest($2::text[], $3::text[]) AS u(lid, pn)),
@@ -56,15 +53,12 @@ export class LidMappingRepository {
   }
 
   async pnForLid(instanceId: string, lid: string): Promise<string | null> {
-    const rows: Array<{ pn: string }> = await this.dataSource.query(`SELECT pn FROM lid_mappings WHERE instance_id = $1 AND lid = $2`, [instanceId, lid]);
+    const rows: Array<{ pn: string }> = await this.db.query(`SELECT pn FROM lid_mappings WHERE instance_id = $1 AND lid = $2`, [instanceId, lid]);
     return rows.length ? rows[0].pn : null;
   }
 
   async lidForPn(instanceId: string, pn: string): Promise<string | null> {
-    const rows: Array<{ lid: string }> = await this.dataSource.query(`SELECT lid FROM lid_mappings WHERE instance_id = $1 AND pn = $2 LIMIT 1`, [
-      instanceId,
-      pn,
-    ]);
+    const rows: Array<{ lid: string }> = await this.db.query(`SELECT lid FROM lid_mappings WHERE instance_id = $1 AND pn = $2 LIMIT 1`, [instanceId, pn]);
     return rows.length ? rows[0].lid : null;
   }
 }

@@ -1,6 +1,6 @@
 // A stored message as the repositories see it: its row shape, its columns and the SQL fragments
 // (status rank, refresh on conflict, relayable) that the message and outbound-ledger writes share.
-/** What a status change (a receipt) reports of each message it moved: see InboundGroupRepository.writeWithin(). */
+/** What a status change (a receipt) reports of each message it moved: see InboundGroupRepository.write(). */
 export type StatusChange = Pick<MessageRow, 'instanceId' | 'messageId' | 'chatId' | 'chatLid' | 'fromMe' | 'isGroup' | 'status'>;
 
 /** A stored message, in the API's field names where they are plain columns. */

@@ -1,4 +1,3 @@
-import type { DataSource, EntityManager } from 'typeorm';
 import { PREPARED } from '../preparing-client';
 import {
   ADVANCE_STATUS_SQL,
@@ -16,7 +15,7 @@ import {
   type NewMessage,
   type Raw,
 } from './message-row';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase, type Executor } from './repository-base';
 
 /** A message of ours the server has not acked (MessageRepository.findUnacked). */
 export interface UnackedMessage {
@@ -31,7 +30,7 @@ export interface UnackedMessage {
   queued: boolean;
 }
 
-/** Rows of one multi-row insert at most (insertNewWithin). */
+/** Rows of one multi-row insert at most (insertNew). */
 const INSERT_SLICE = 500;
 const INSERT_NEW_SQL = `${PREPARED} WITH inserted AS (
   INSERT INTO messages (${COLUMNS.map(([, column]) => column).join(', ')})
@@ -40,43 +39,41 @@ const INSERT_NEW_SQL = `${PREPARED} WITH inserted AS (
   RETURNING *)
   SELECT * FROM inserted`;
 
-export class MessageRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class MessageRepository extends RepositoryBase {
   /**
    * Inserts a message, or when its provider id is already stored, refreshes the content fields and
    * keeps the more advanced status. Returns the stored row and whether it was new.
    */
-  static async upsertWithin(tx: Tx, message: NewMessage): Promise<{ row: MessageRow; created: boolean }> {
-    const manager = managerOf(tx);
+  async upsert(message: NewMessage): Promise<{ row: MessageRow; created: boolean }> {
+    const manager = this.db;
     return (await MessageRepository.upsertRow(manager, message, false))!;
   }
 
   /**
-   * upsertWithin() for a copy received from WhatsApp: null, and nothing changed, when a copy of this
+   * upsert() for a copy received from WhatsApp: null, and nothing changed, when a copy of this
    * message is stored already (Baileys emits some messages twice). Saves reading the row first.
    */
-  static async storeCopyWithin(tx: Tx, message: NewMessage): Promise<{ row: MessageRow; created: boolean } | null> {
-    const manager = managerOf(tx);
+  async storeCopy(message: NewMessage): Promise<{ row: MessageRow; created: boolean } | null> {
+    const manager = this.db;
     return MessageRepository.upsertRow(manager, message, true);
   }
 
   /**
-   * storeCopyWithin() for a copy of our own message that also moves a stored row forward to the copy's
+   * storeCopy() for a copy of our own message that also moves a stored row forward to the copy's
    * status (a receipt Baileys merged into the upsert), in the same statement instead of a second
-   * advanceStatusWithin() (one statement less per sent message, ADR 0012). Failed is not handled here.
+   * advanceStatus() (one statement less per sent message, ADR 0012). Failed is not handled here.
    * `advanced` tells whether the stored status changed: the row's status before the statement is
    * read from its snapshot (the only other writer of the row meanwhile is the send's own result, Sent,
    * which is never announced).
    */
-  static async storeOwnCopyWithin(tx: Tx, message: NewMessage): Promise<{ row: MessageRow; created: boolean; advanced: boolean } | null> {
-    const manager = managerOf(tx);
+  async storeOwnCopy(message: NewMessage): Promise<{ row: MessageRow; created: boolean; advanced: boolean } | null> {
+    const manager = this.db;
     const stored = await MessageRepository.upsertRow(manager, message, true, true);
     return stored ? { row: stored.row, created: stored.created, advanced: !stored.created && stored.priorStatus !== stored.row.status } : null;
   }
 
   private static async upsertRow(
-    manager: EntityManager,
+    manager: Executor,
     message: NewMessage,
     unlessCopyStored: boolean,
     advanceStatus = false,
@@ -106,8 +103,8 @@ export class MessageRepository {
    * of INSERT_SLICE rows so a statement stays bounded. A message stored already (or twice in the input)
    * is left as it is and not answered: the caller takes its own path for it. Answers the rows inserted.
    */
-  static async insertNewWithin(tx: Tx, messages: ReadonlyArray<NewMessage>): Promise<MessageRow[]> {
-    const manager = managerOf(tx);
+  async insertNew(messages: ReadonlyArray<NewMessage>): Promise<MessageRow[]> {
+    const manager = this.db;
     const inserted: MessageRow[] = [];
     for (let from = 0; from < messages.length; from += INSERT_SLICE) {
       const slice = messages.slice(from, from + INSERT_SLICE);
@@ -122,8 +119,8 @@ export class MessageRepository {
    * Moves messages to a status if it is further along than the current one (Failed and Canceled are
    * final). Returns the rows that changed.
    */
-  static async advanceStatusWithin(tx: Tx, instanceId: string, messageIds: string[], status: string): Promise<MessageRow[]> {
-    const manager = managerOf(tx);
+  async advanceStatus(instanceId: string, messageIds: string[], status: string): Promise<MessageRow[]> {
+    const manager = this.db;
     const rank = STATUS_RANK[status];
     if (rank === undefined) return [];
     const rows: Raw[] = await manager.query(
@@ -138,8 +135,8 @@ export class MessageRepository {
   }
 
   /** A message by its provider id, inside a transaction (locked until commit when `forUpdate`). */
-  static async findWithin(tx: Tx, instanceId: string, messageId: string, forUpdate = false): Promise<MessageRow | null> {
-    const manager = managerOf(tx);
+  async findByMessageId(instanceId: string, messageId: string, forUpdate = false): Promise<MessageRow | null> {
+    const manager = this.db;
     const rows: Raw[] = await manager.query(`${PREPARED} SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2${forUpdate ? ' FOR UPDATE' : ''}`, [
       instanceId,
       messageId,
@@ -151,13 +148,8 @@ export class MessageRepository {
    * An edit arrived: the original now shows the new text and content, and `edited` names the edit
    * that changed it last. Null when the original is not stored.
    */
-  static async applyEditWithin(
-    tx: Tx,
-    instanceId: string,
-    messageId: string,
-    edit: { text: string; content: unknown; editId: string },
-  ): Promise<MessageRow | null> {
-    const manager = managerOf(tx);
+  async applyEdit(instanceId: string, messageId: string, edit: { text: string; content: unknown; editId: string }): Promise<MessageRow | null> {
+    const manager = this.db;
     const rows: Raw[] = await manager.query(
       `WITH changed AS (
          UPDATE messages SET text = $3, content = $4::jsonb, edited = $5, updated_at = now()
@@ -169,14 +161,14 @@ export class MessageRepository {
   }
 
   /** The API pinned or unpinned the message in its chat (`POST /message/pin`). */
-  static async setPinnedWithin(tx: Tx, instanceId: string, messageId: string, pinned: boolean): Promise<void> {
-    const manager = managerOf(tx);
+  async setPinned(instanceId: string, messageId: string, pinned: boolean): Promise<void> {
+    const manager = this.db;
     await manager.query(`UPDATE messages SET pinned = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId, pinned]);
   }
 
   /** A revoke ("delete for everyone") arrived: the original's status becomes `Deleted` (final). */
-  static async markDeletedWithin(tx: Tx, instanceId: string, messageId: string): Promise<MessageRow | null> {
-    const manager = managerOf(tx);
+  async markDeleted(instanceId: string, messageId: string): Promise<MessageRow | null> {
+    const manager = this.db;
     const rows: Raw[] = await manager.query(
       `WITH changed AS (
          UPDATE messages SET status = 'Deleted', updated_at = now()
@@ -191,8 +183,8 @@ export class MessageRepository {
    * WhatsApp refused messages (error ack): `Failed` with the reason, unless they were already
    * delivered (a late error cannot undo a receipt) or are final. Returns the rows that changed.
    */
-  static async failWithin(tx: Tx, instanceId: string, messageIds: string[], error: string): Promise<MessageRow[]> {
-    const manager = managerOf(tx);
+  async fail(instanceId: string, messageIds: string[], error: string): Promise<MessageRow[]> {
+    const manager = this.db;
     const rows: Raw[] = await manager.query(
       `WITH changed AS (
          UPDATE messages SET status = 'Failed', error = $3, updated_at = now()
@@ -206,15 +198,11 @@ export class MessageRepository {
 
   /** The message's file is kept at `url` (a media download stored it): the record's `fileURL`. */
   async setFileUrl(instanceId: string, messageId: string, url: string): Promise<void> {
-    await this.dataSource.query(`UPDATE messages SET file_url = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [
-      instanceId,
-      messageId,
-      url,
-    ]);
+    await this.db.query(`UPDATE messages SET file_url = $3, updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [instanceId, messageId, url]);
   }
 
   async findOne(instanceId: string, idOrMessageId: string): Promise<MessageRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND (id = $2 OR message_id = $2) LIMIT 1`, [
+    const rows: Raw[] = await this.db.query(`SELECT * FROM messages WHERE instance_id = $1 AND (id = $2 OR message_id = $2) LIMIT 1`, [
       instanceId,
       idOrMessageId,
     ]);
@@ -224,16 +212,16 @@ export class MessageRepository {
   /** The rows named by any of `ids` (record id or provider id), in one statement. */
   async findMany(instanceId: string, ids: string[]): Promise<MessageRow[]> {
     if (ids.length === 0) return [];
-    const rows: Raw[] = await this.dataSource.query(
-      `SELECT * FROM messages WHERE instance_id = $1 AND (id = ANY($2::text[]) OR message_id = ANY($2::text[]))`,
-      [instanceId, ids],
-    );
+    const rows: Raw[] = await this.db.query(`SELECT * FROM messages WHERE instance_id = $1 AND (id = ANY($2::text[]) OR message_id = ANY($2::text[]))`, [
+      instanceId,
+      ids,
+    ]);
     return rows.map(toMessageRow);
   }
 
   /** The stored row when this id was relayed to WhatsApp before (a send checks it before costly work such as a media upload). */
   async findRelayed(instanceId: string, messageId: string): Promise<MessageRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2 AND NOT ${RELAYABLE_SQL}`, [
+    const rows: Raw[] = await this.db.query(`SELECT * FROM messages WHERE instance_id = $1 AND message_id = $2 AND NOT ${RELAYABLE_SQL}`, [
       instanceId,
       messageId,
     ]);
@@ -248,16 +236,15 @@ export class MessageRepository {
    */
   async findUnacked(instanceIds: string[], olderThanMs: number, limit: number): Promise<UnackedMessage[]> {
     if (instanceIds.length === 0) return [];
-    const rows: Array<{ instance_id: string; message_id: string; chat_id: string; raw: string | null; age_ms: number; queued: boolean }> =
-      await this.dataSource.query(
-        `SELECT m.instance_id, m.message_id, m.chat_id, m.raw, (extract(epoch FROM now() - m.relayed_at) * 1000)::float8 AS age_ms,
+    const rows: Array<{ instance_id: string; message_id: string; chat_id: string; raw: string | null; age_ms: number; queued: boolean }> = await this.db.query(
+      `SELECT m.instance_id, m.message_id, m.chat_id, m.raw, (extract(epoch FROM now() - m.relayed_at) * 1000)::float8 AS age_ms,
                 EXISTS (SELECT 1 FROM send_queue q WHERE q.instance_id = m.instance_id AND q.message_id = m.message_id) AS queued
            FROM messages m
           WHERE m.instance_id = ANY($1::text[]) AND m.status = 'Pending' AND m.from_me AND m.relayed_at IS NOT NULL
             AND m.relayed_at < now() - $2 * interval '1 millisecond' AND m.chat_id <> 'status@broadcast'
           ORDER BY m.relayed_at LIMIT $3`,
-        [instanceIds, olderThanMs, limit],
-      );
+      [instanceIds, olderThanMs, limit],
+    );
     return rows.map((row) => ({
       instanceId: row.instance_id,
       messageId: row.message_id,
@@ -270,7 +257,7 @@ export class MessageRepository {
 
   /** Keys of the last received messages of a chat (PN or LID), newest first (readmessages marks the last ones read). */
   async lastReceivedKeys(instanceId: string, chatJid: string, limit: number): Promise<Array<{ messageId: string; sender: string; isGroup: boolean }>> {
-    const rows: Array<{ message_id: string; sender: string; is_group: boolean }> = await this.dataSource.query(
+    const rows: Array<{ message_id: string; sender: string; is_group: boolean }> = await this.db.query(
       `SELECT message_id, sender, is_group FROM messages WHERE instance_id = $1 AND (chat_id = $2 OR chat_lid = $2) AND NOT from_me ORDER BY message_timestamp DESC LIMIT $3`,
       [instanceId, chatJid, limit],
     );
@@ -278,8 +265,8 @@ export class MessageRepository {
   }
 
   /** Which of these provider ids are stored for the instance. */
-  static async storedIdsWithin(tx: Tx, instanceId: string, messageIds: string[]): Promise<string[]> {
-    const manager = managerOf(tx);
+  async storedIds(instanceId: string, messageIds: string[]): Promise<string[]> {
+    const manager = this.db;
     const rows: Array<{ message_id: string }> = await manager.query(`SELECT message_id FROM messages WHERE instance_id = $1 AND message_id = ANY($2::text[])`, [
       instanceId,
       messageIds,
@@ -304,8 +291,8 @@ export class MessageRepository {
     if (query.fromMe !== undefined) add('from_me = $?', query.fromMe);
     if (query.messageType) add('message_type = $?', query.messageType);
     const clause = where.join(' AND ');
-    const [{ total }]: Array<{ total: string }> = await this.dataSource.query(`SELECT count(*) AS total FROM messages WHERE ${clause}`, params);
-    const rows: Raw[] = await this.dataSource.query(
+    const [{ total }]: Array<{ total: string }> = await this.db.query(`SELECT count(*) AS total FROM messages WHERE ${clause}`, params);
+    const rows: Raw[] = await this.db.query(
       // Bound, never pasted: a number is only ever a value here, whatever its size.
       `SELECT * FROM messages WHERE ${clause} ORDER BY message_timestamp ${query.ascending ? 'ASC' : 'DESC'}, id LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
       [...params, Math.trunc(query.limit), Math.trunc(query.offset)],
@@ -315,7 +302,7 @@ export class MessageRepository {
 
   /** `/chat/delete` deleteMessagesDB: removes the chat's stored messages (by its number or LID), but sends still queued; how many went. */
   async deleteForChat(instanceId: string, jids: string[]): Promise<number> {
-    const rows: Array<{ n: number }> = await this.dataSource.query(
+    const rows: Array<{ n: number }> = await this.db.query(
       `WITH gone AS (DELETE FROM messages WHERE instance_id = $1 AND (chat_id = ANY($2::text[]) OR chat_lid = ANY($2::text[])) AND status <> 'Queued' RETURNING 1)
        SELECT count(*)::int AS n FROM gone`,
       [instanceId, jids],
@@ -327,7 +314,7 @@ export class MessageRepository {
   async purgeOlderThan(cutoff: Date, batch = 5_000): Promise<number> {
     let removed = 0;
     for (;;) {
-      const rows: Raw[] = await this.dataSource.query(
+      const rows: Raw[] = await this.db.query(
         `WITH gone AS (DELETE FROM messages WHERE ctid IN (SELECT ctid FROM messages WHERE created_at < $1 LIMIT $2) RETURNING 1) SELECT count(*)::int AS n FROM gone`,
         [cutoff, batch],
       );

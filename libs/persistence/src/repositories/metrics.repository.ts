@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import { RepositoryBase } from './repository-base';
 
 /** The pg Pool counters TypeORM's Postgres driver keeps as `master`. */
 interface PoolCounters {
@@ -11,12 +11,10 @@ interface PoolCounters {
  * What a Prometheus scrape reads from Postgres: a few aggregates, one statement each, run once per
  * scrape (every 15–30 s), never on a request path.
  */
-export class MetricsRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class MetricsRepository extends RepositoryBase {
   /** Instances by status (`connected`, `connecting`, `disconnected`); a sequential count of the table. */
   async instancesByStatus(): Promise<Array<{ status: string; count: number }>> {
-    const rows: Array<{ status: string; count: number }> = await this.dataSource.query(`SELECT status, count(*)::int AS count FROM instances GROUP BY status`);
+    const rows: Array<{ status: string; count: number }> = await this.db.query(`SELECT status, count(*)::int AS count FROM instances GROUP BY status`);
     return rows;
   }
 
@@ -27,7 +25,7 @@ export class MetricsRepository {
    * instances' pace; 100,000 rows read in tens of ms), and only once per scrape.
    */
   async asyncQueueByState(): Promise<Array<{ state: string; depth: number; oldestSeconds: number }>> {
-    const rows: Array<{ state: string; depth: number; oldest_seconds: number }> = await this.dataSource.query(`
+    const rows: Array<{ state: string; depth: number; oldest_seconds: number }> = await this.db.query(`
       SELECT CASE
                WHEN l.in_flight_id = q.id THEN 'in_flight'
                WHEN l.retry_at > now() OR l.resetting_until > now() THEN 'waiting'
@@ -43,7 +41,7 @@ export class MetricsRepository {
 
   /** Pending webhook deliveries and the age of the oldest (the partial index on pending rows serves it). */
   async webhookBacklog(): Promise<{ pending: number; oldestSeconds: number }> {
-    const [row]: Array<{ pending: number; oldest_seconds: number | null }> = await this.dataSource.query(
+    const [row]: Array<{ pending: number; oldest_seconds: number | null }> = await this.db.query(
       `SELECT count(*)::int AS pending, EXTRACT(EPOCH FROM now() - min(created_at))::float8 AS oldest_seconds
          FROM webhook_deliveries WHERE status = 'pending'`,
     );
@@ -52,10 +50,9 @@ export class MetricsRepository {
 
   /** Instances whose live lease one session worker holds (the leases table has a row per instance: a short scan, once per scrape). */
   async instancesHeldBy(workerId: string): Promise<number> {
-    const [row]: Array<{ held: number }> = await this.dataSource.query(
-      `SELECT count(*)::int AS held FROM session_leases WHERE worker_id = $1 AND expires_at > now()`,
-      [workerId],
-    );
+    const [row]: Array<{ held: number }> = await this.db.query(`SELECT count(*)::int AS held FROM session_leases WHERE worker_id = $1 AND expires_at > now()`, [
+      workerId,
+    ]);
     return row.held;
   }
 

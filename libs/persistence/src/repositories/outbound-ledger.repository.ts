@@ -1,7 +1,7 @@
 // The send path's fenced writes (reserve, settle, relayed marks, acks) against the messages table.
-import { LeaseRepository, type Lease } from './lease.repository';
+import type { Lease } from './lease.repository';
 import { PREPARED } from '../preparing-client';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
 import {
   COLUMNS,
   FINAL_SQL,
@@ -17,6 +17,7 @@ import {
   type Raw,
   type RecordRow,
 } from './message-row';
+import { fenceCte, fenceManyCte, fenceManyParams, fenceParams } from './lease-fence';
 
 /**
  * The final SELECT of a group statement (fenceManyCte): the rows of CTE `cte`, and `held_instances`,
@@ -42,20 +43,20 @@ export interface Reserved {
 }
 
 /**
- * The send path's writes, each one fenced statement (see LeaseRepository.fenceCte): a send costs two
+ * The send path's writes, each one fenced statement (see fenceCte): a send costs two
  * round trips to the store, not three transactions.
  */
-export class OutboundLedgerRepository {
+export class OutboundLedgerRepository extends RepositoryBase {
   /**
    * Reserves a message id for a send: the row is stored `Pending` (a row queued earlier keeps its id
    * and takes the send's fields), and with `relay` it is marked relayed in the same statement. Nothing
    * changes when the id was relayed before (unless that send was cut off: RELAYABLE_SQL): `reserved` is then false (the caller answers from the
    * store). The row itself is not read back: the send answers with the row its result writes.
    */
-  static async reserve(tx: Tx, lease: Lease, message: NewMessage, relay: boolean): Promise<Reserved> {
+  async reserve(lease: Lease, message: NewMessage, relay: boolean): Promise<Reserved> {
     const { names, placeholders, values } = insertParts(message, 5);
-    const rows: Raw[] = await managerOf(tx).query(
-      `WITH ${LeaseRepository.fenceCte(1)},
+    const rows: Raw[] = await this.db.query(
+      `WITH ${fenceCte(1)},
        reserved AS (
          INSERT INTO messages (${names.join(', ')}, relayed_at)
          SELECT ${placeholders.join(', ')}, CASE WHEN $4::boolean THEN now() END WHERE EXISTS (SELECT 1 FROM lease)
@@ -67,7 +68,7 @@ export class OutboundLedgerRepository {
          WHERE ${RELAYABLE_SQL}
          RETURNING message_id)
        SELECT held.held, reserved.message_id FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN reserved ON true`,
-      [...LeaseRepository.fenceParams(lease), relay, ...values],
+      [...fenceParams(lease), relay, ...values],
     );
     const first = rows[0];
     return { held: Boolean(first?.held), reserved: Boolean(first?.message_id) };
@@ -82,12 +83,12 @@ export class OutboundLedgerRepository {
    * twice in one group (a multi-row upsert may not touch a row twice; the statement would fail).
    * Answers in the order of `items`.
    */
-  static async reserveMany(tx: Tx, items: ReadonlyArray<{ lease: Lease; message: NewMessage; relay: boolean }>): Promise<Reserved[]> {
+  async reserveMany(items: ReadonlyArray<{ lease: Lease; message: NewMessage; relay: boolean }>): Promise<Reserved[]> {
     const names = COLUMNS.map(([, column]) => column);
     const messages = items.map(({ message }) => messageDocument(message));
     const relay = items.filter((item) => item.relay);
-    const rows: Raw[] = await managerOf(tx).query(
-      `${PREPARED} WITH ${LeaseRepository.fenceManyCte()},
+    const rows: Raw[] = await this.db.query(
+      `${PREPARED} WITH ${fenceManyCte()},
        reserved AS (
          INSERT INTO messages (${names.join(', ')}, relayed_at)
          SELECT ${names.map((column) => `input.${column}`).join(', ')},
@@ -104,7 +105,7 @@ export class OutboundLedgerRepository {
          RETURNING instance_id, message_id)
        ${selectWithHeldInstances('reserved')}`,
       [
-        ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
+        ...fenceManyParams(items.map((item) => item.lease)),
         JSON.stringify(messages),
         relay.map((item) => item.message.instanceId),
         relay.map((item) => item.message.messageId),
@@ -123,12 +124,11 @@ export class OutboundLedgerRepository {
    * reserveMany(). A message further along already (a receipt came first) is read back in a second
    * statement, as settle() does, only when there is one.
    */
-  static async settleMany(
-    tx: Tx,
+  async settleMany(
     items: ReadonlyArray<{ lease: Lease; messageId: string; outcome: { status: 'Sent' } | { status: 'Failed'; error: string } }>,
   ): Promise<Array<{ held: boolean; row: RecordRow | null }>> {
-    const rows: Raw[] = await managerOf(tx).query(
-      `${PREPARED} WITH ${LeaseRepository.fenceManyCte()},
+    const rows: Raw[] = await this.db.query(
+      `${PREPARED} WITH ${fenceManyCte()},
        input AS (SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS u(instance_id, message_id, status, error)),
        changed AS (
          UPDATE messages SET status = input.status, error = CASE WHEN input.status = 'Failed' THEN input.error ELSE messages.error END, updated_at = now()
@@ -139,7 +139,7 @@ export class OutboundLedgerRepository {
          RETURNING ${recordColumnsSql('messages')})
        ${selectWithHeldInstances('changed')}`,
       [
-        ...LeaseRepository.fenceManyParams(items.map((item) => item.lease)),
+        ...fenceManyParams(items.map((item) => item.lease)),
         items.map((item) => item.lease.instanceId),
         items.map((item) => item.messageId),
         items.map((item) => item.outcome.status),
@@ -153,7 +153,7 @@ export class OutboundLedgerRepository {
     // this one may have waited for (see settle()).
     const unchanged = items.filter((item) => held.has(item.lease.instanceId) && !byKey.has(key(item.lease.instanceId, item.messageId)));
     if (unchanged.length) {
-      const current: Raw[] = await managerOf(tx).query(
+      const current: Raw[] = await this.db.query(
         `SELECT ${recordColumnsSql('m')} FROM messages m JOIN unnest($1::text[], $2::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id`,
         [unchanged.map((item) => item.lease.instanceId), unchanged.map((item) => item.messageId)],
       );
@@ -167,13 +167,13 @@ export class OutboundLedgerRepository {
    * for the one request that marks it, `already` when another request with the same id marked it first
    * (it relays the message; this one must not), `fenced` when the lease is gone.
    */
-  static async markRelayed(tx: Tx, lease: Lease, messageId: string): Promise<'relayed' | 'already' | 'fenced'> {
-    const rows: Array<{ held: number; marked: number }> = await managerOf(tx).query(
-      `WITH ${LeaseRepository.fenceCte(1)},
+  async markRelayed(lease: Lease, messageId: string): Promise<'relayed' | 'already' | 'fenced'> {
+    const rows: Array<{ held: number; marked: number }> = await this.db.query(
+      `WITH ${fenceCte(1)},
        marked AS (UPDATE messages SET relayed_at = now()
                   WHERE instance_id = $1 AND message_id = $4 AND relayed_at IS NULL AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
        SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM marked)::int AS marked`,
-      [...LeaseRepository.fenceParams(lease), messageId],
+      [...fenceParams(lease), messageId],
     );
     if (!rows[0]?.held) return 'fenced';
     return rows[0].marked ? 'relayed' : 'already';
@@ -183,12 +183,12 @@ export class OutboundLedgerRepository {
    * Keeps the copy of a message as it went out (`raw`, BufferJSON), when none is stored: the unacked
    * sweep resends it from there. False when the lease is gone.
    */
-  static async keepCopy(tx: Tx, lease: Lease, messageId: string, raw: string): Promise<boolean> {
-    const rows: Array<{ held: number }> = await managerOf(tx).query(
-      `WITH ${LeaseRepository.fenceCte(1)},
+  async keepCopy(lease: Lease, messageId: string, raw: string): Promise<boolean> {
+    const rows: Array<{ held: number }> = await this.db.query(
+      `WITH ${fenceCte(1)},
        changed AS (UPDATE messages SET raw = $5 WHERE instance_id = $1 AND message_id = $4 AND raw IS NULL AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
        SELECT (SELECT count(*) FROM lease)::int AS held`,
-      [...LeaseRepository.fenceParams(lease), messageId, raw],
+      [...fenceParams(lease), messageId, raw],
     );
     return Boolean(rows[0]?.held);
   }
@@ -198,13 +198,13 @@ export class OutboundLedgerRepository {
    * the relay finished): the queue's next attempt with the same id relays it. Only while it is
    * still Pending; false when the lease is gone.
    */
-  static async unrelay(tx: Tx, lease: Lease, messageId: string): Promise<boolean> {
-    const rows: Array<{ held: number }> = await managerOf(tx).query(
-      `WITH ${LeaseRepository.fenceCte(1)},
+  async unrelay(lease: Lease, messageId: string): Promise<boolean> {
+    const rows: Array<{ held: number }> = await this.db.query(
+      `WITH ${fenceCte(1)},
        changed AS (UPDATE messages SET relayed_at = NULL, updated_at = now()
                    WHERE instance_id = $1 AND message_id = $4 AND status = 'Pending' AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
        SELECT (SELECT count(*) FROM lease)::int AS held`,
-      [...LeaseRepository.fenceParams(lease), messageId],
+      [...fenceParams(lease), messageId],
     );
     return Boolean(rows[0]?.held);
   }
@@ -213,8 +213,7 @@ export class OutboundLedgerRepository {
    * The server's answer to a send: Sent (only forward: a receipt may have come first) or Failed with
    * its error (unless it was delivered already). Returns the row as it is afterwards.
    */
-  static async settle(
-    tx: Tx,
+  async settle(
     lease: Lease,
     messageId: string,
     outcome: { status: 'Sent' } | { status: 'Failed'; error: string },
@@ -223,20 +222,20 @@ export class OutboundLedgerRepository {
       outcome.status === 'Sent'
         ? `SET status = 'Sent', updated_at = now() WHERE ${RANK_SQL} < ${STATUS_RANK.Sent} AND ${FINAL_SQL}`
         : `SET status = 'Failed', error = $5, updated_at = now() WHERE ${RANK_SQL} <= ${STATUS_RANK.Sent} AND ${FINAL_SQL}`;
-    const rows: Raw[] = await managerOf(tx).query(
-      `WITH ${LeaseRepository.fenceCte(1)},
+    const rows: Raw[] = await this.db.query(
+      `WITH ${fenceCte(1)},
        changed AS (
          UPDATE messages ${change} AND instance_id = $1 AND message_id = $4 AND EXISTS (SELECT 1 FROM lease)
          RETURNING ${recordColumnsSql('messages')})
        SELECT held.held, changed.* FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN changed ON true`,
-      [...LeaseRepository.fenceParams(lease), messageId, ...(outcome.status === 'Failed' ? [outcome.error] : [])],
+      [...fenceParams(lease), messageId, ...(outcome.status === 'Failed' ? [outcome.error] : [])],
     );
     const first = rows[0];
     if (!first?.held || first.message_id) return { held: Boolean(first?.held), row: first?.message_id ? toRecordRow(first) : null };
     // Nothing changed: the row is further along already. Read it in a statement of its own: this
     // statement's snapshot predates a write it may have waited for (a receipt), and would show the row
     // as it was before that.
-    const current: Raw[] = await managerOf(tx).query(`SELECT ${recordColumnsSql('messages')} FROM messages WHERE instance_id = $1 AND message_id = $2`, [
+    const current: Raw[] = await this.db.query(`SELECT ${recordColumnsSql('messages')} FROM messages WHERE instance_id = $1 AND message_id = $2`, [
       lease.instanceId,
       messageId,
     ]);
@@ -244,15 +243,15 @@ export class OutboundLedgerRepository {
   }
 
   /** The server acked messages we sent: Sent, if nothing further along was recorded. */
-  static async acked(tx: Tx, lease: Lease, messageIds: string[]): Promise<boolean> {
-    const rows: Array<{ held: number }> = await managerOf(tx).query(
-      `WITH ${LeaseRepository.fenceCte(1)},
+  async acked(lease: Lease, messageIds: string[]): Promise<boolean> {
+    const rows: Array<{ held: number }> = await this.db.query(
+      `WITH ${fenceCte(1)},
        changed AS (
          UPDATE messages SET status = 'Sent', updated_at = now()
          WHERE instance_id = $1 AND message_id = ANY($4::text[]) AND from_me AND ${RANK_SQL} < ${STATUS_RANK.Sent} AND ${FINAL_SQL}
            AND EXISTS (SELECT 1 FROM lease))
        SELECT (SELECT count(*) FROM lease)::int AS held`,
-      [...LeaseRepository.fenceParams(lease), messageIds],
+      [...fenceParams(lease), messageIds],
     );
     return Boolean(rows[0]?.held);
   }

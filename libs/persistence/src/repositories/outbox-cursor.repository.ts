@@ -1,8 +1,9 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { toOutboxRow, type OutboxRow, type RawOutboxRow } from './outbox.repository';
 import { transactionPipelined } from '../pipelined-transaction';
 import { PREPARED } from '../preparing-client';
-import { managerOf, type Tx } from '../tx';
+import { type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
 
 /** What one step of a consumer over one instance did. */
 export interface CursorStep<T = void> {
@@ -66,7 +67,7 @@ const ABOVE_FLOOR = `((SELECT floor FROM c) = 0 OR o.id > (SELECT floor FROM c))
  * limit's batch would otherwise have ended (a very large transaction that overlapped a step makes one
  * large batch).
  */
-export class OutboxCursorRepository {
+export class OutboxCursorRepository extends RepositoryBase {
   /**
    * The `tx, id, pending` of a new cursor, as SQL: now. The position is the snapshot's xmax - 1 (the
    * newest transaction that has ended) past its last row, and the transactions still running are
@@ -75,8 +76,6 @@ export class OutboxCursorRepository {
    */
   static readonly START = `(pg_snapshot_xmax(pg_current_snapshot())::text)::bigint - 1, 9223372036854775807,
     ARRAY(SELECT (x::text)::bigint FROM pg_snapshot_xip(pg_current_snapshot()) x ORDER BY 1)`;
-
-  constructor(private readonly dataSource: DataSource) {}
 
   /** peek()'s statement: $1 consumer, $2 instance, $3 limit, $4 event types, $5 ignored JSON paths. */
   static readonly PEEK = `${PREPARED} WITH c AS (SELECT tx, id, floor, pending FROM outbox_cursors WHERE consumer = $1 AND instance_id = $2),
@@ -113,14 +112,14 @@ export class OutboxCursorRepository {
    *
    * Given as a function, the set is read after the cursors are, and only the cursor versions read before
    * it may be dropped: a cursor written meanwhile (a feature turned on with its cursor in one transaction,
-   * startWithin) is kept even when the set was read before that transaction committed, where dropping it
+   * start) is kept even when the set was read before that transaction committed, where dropping it
    * would lose the events between its start and the next follow.
    */
   async follow(consumer: string, instances: string[] | (() => Promise<string[]>)): Promise<string[]> {
     let drop: { ids: string[]; versions: string[] } | null = null;
     let instanceIds: string[];
     if (typeof instances === 'function') {
-      const before: Array<{ instance_id: string; version: string }> = await this.dataSource.query(
+      const before: Array<{ instance_id: string; version: string }> = await this.db.query(
         `SELECT instance_id, xmin::text AS version FROM outbox_cursors WHERE consumer = $1`,
         [consumer],
       );
@@ -131,7 +130,7 @@ export class OutboxCursorRepository {
     } else {
       instanceIds = instances;
     }
-    await this.dataSource.transaction(async (manager) => {
+    await this.transaction(async (manager) => {
       if (drop === null) {
         await manager.query(`DELETE FROM outbox_cursors WHERE consumer = $1 AND NOT (instance_id = ANY($2::text[]))`, [consumer, instanceIds]);
       } else if (drop.ids.length > 0) {
@@ -159,8 +158,8 @@ export class OutboxCursorRepository {
    * before. `restart`: a cursor left from an earlier time the feature was on starts afresh too (else it
    * is kept where it is).
    */
-  static async startWithin(tx: Tx, consumer: string, instanceId: string, restart: boolean): Promise<void> {
-    const manager = managerOf(tx);
+  async start(consumer: string, instanceId: string, restart: boolean): Promise<void> {
+    const manager = this.db;
     await manager.query(
       `INSERT INTO outbox_cursors (consumer, instance_id, tx, id, pending)
        SELECT $1, $2, ${OutboxCursorRepository.START}
@@ -173,7 +172,7 @@ export class OutboxCursorRepository {
 
   /** The followed instances with committed events past their cursor or of their pending transactions, oldest cursor first. */
   async behind(consumer: string, limit: number): Promise<string[]> {
-    const rows: Array<{ instance_id: string }> = await this.dataSource.query(
+    const rows: Array<{ instance_id: string }> = await this.db.query(
       `SELECT c.instance_id FROM outbox_cursors c
        WHERE c.consumer = $1 AND (
          EXISTS (SELECT 1 FROM outbox_events o WHERE o.instance_id = c.instance_id AND (o.tx, o.id) > (c.tx, c.id) AND (c.floor = 0 OR o.id > c.floor))
@@ -199,7 +198,7 @@ export class OutboxCursorRepository {
     eventTypes: ReadonlySet<string>,
     ignore: readonly string[],
   ): Promise<{ wanted: boolean; full: boolean }> {
-    const [row]: Array<{ wanted: boolean; n: number }> = await this.dataSource.query(OutboxCursorRepository.PEEK, [
+    const [row]: Array<{ wanted: boolean; n: number }> = await this.db.query(OutboxCursorRepository.PEEK, [
       consumer,
       instanceId,
       limit,

@@ -1,6 +1,5 @@
-import type { DataSource } from 'typeorm';
 import { PREPARED } from '../preparing-client';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
 
 export interface NewOutboxEvent {
   eventType: string;
@@ -66,18 +65,16 @@ interface TailStatementText {
 }
 
 /** The event outbox: rows are written with the change that caused them; cursor readers read them in commit-safe order. */
-export class OutboxRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class OutboxRepository extends RepositoryBase {
   /** Inserts events inside the caller's transaction; returns the id of the last one (null if none). */
-  static async insertWithin(tx: Tx, instanceId: string, events: NewOutboxEvent[]): Promise<string | null> {
-    const manager = managerOf(tx);
+  async insert(instanceId: string, events: NewOutboxEvent[]): Promise<string | null> {
+    const manager = this.db;
     const statement = OutboxRepository.insertStatement(instanceId, events);
     return statement ? statement.lastId(await manager.query(statement.text, statement.values)) : null;
   }
 
   /**
-   * insertWithin() as a statement to run (a fenced transaction's tail, written with its COMMIT: LeaseRepository);
+   * insert() as a statement to run (a fenced transaction's tail, written with its COMMIT: LeaseRepository);
    * `lastId` reads the id of the last event from its rows. Null when there are no events.
    */
   static insertStatement(instanceId: string, events: NewOutboxEvent[]): (TailStatementText & { lastId(rows: unknown[]): string | null }) | null {
@@ -109,16 +106,16 @@ export class OutboxRepository {
   }
 
   /**
-   * insertWithin() for the events of many instances in one statement (a group transaction of inbound
+   * insert() for the events of many instances in one statement (a group transaction of inbound
    * writes); each instance's events keep their order. Returns the id of each instance's last event.
    */
-  static async insertManyWithin(tx: Tx, batches: ReadonlyArray<{ instanceId: string; events: NewOutboxEvent[] }>): Promise<Map<string, string>> {
-    const manager = managerOf(tx);
+  async insertMany(batches: ReadonlyArray<{ instanceId: string; events: NewOutboxEvent[] }>): Promise<Map<string, string>> {
+    const manager = this.db;
     const statement = OutboxRepository.insertManyStatement(batches);
     return statement ? statement.lastIds(await manager.query(statement.text, statement.values)) : new Map();
   }
 
-  /** insertManyWithin() as a statement to run (as insertStatement()); `lastIds` reads each instance's last event id from its rows. */
+  /** insertMany() as a statement to run (as insertStatement()); `lastIds` reads each instance's last event id from its rows. */
   static insertManyStatement(
     batches: ReadonlyArray<{ instanceId: string; events: NewOutboxEvent[] }>,
   ): (TailStatementText & { lastIds(rows: unknown[]): Map<string, string> }) | null {
@@ -161,7 +158,7 @@ export class OutboxRepository {
    * at or above the snapshot's xmin); readSettled will pass them, and they must not be shown.
    */
   async currentPosition(instanceId: string): Promise<{ position: OutboxPosition; skip: Set<string> }> {
-    const rows: Array<{ xmin: string; seen: string[] }> = await this.dataSource.query(
+    const rows: Array<{ xmin: string; seen: string[] }> = await this.db.query(
       `WITH s AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS xmin)
        SELECT s.xmin::text AS xmin, array(SELECT o.id::text FROM outbox_events o WHERE o.instance_id = $1 AND o.tx >= s.xmin) AS seen FROM s`,
       [instanceId],
@@ -177,7 +174,7 @@ export class OutboxRepository {
    * larger id, as before this position existed.
    */
   async positionOf(instanceId: string, eventId: string): Promise<OutboxPosition> {
-    const rows: Array<{ tx: string }> = await this.dataSource.query(`SELECT tx::text AS tx FROM outbox_events WHERE instance_id = $1 AND id = $2`, [
+    const rows: Array<{ tx: string }> = await this.db.query(`SELECT tx::text AS tx FROM outbox_events WHERE instance_id = $1 AND id = $2`, [
       instanceId,
       eventId,
     ]);
@@ -191,15 +188,10 @@ export class OutboxRepository {
    * that commits late can never fall behind a cursor that advanced past a neighbour (migration
    * 1763900000000 explains the choice). A long transaction elsewhere delays reads until it ends.
    * `waiting` says that committed rows past the position exist but are not settled yet: read again soon.
+   * Bound `within` a consumer's transaction (it holds the cursor), on that transaction's connection.
    */
   async readSettled(instanceId: string, position: OutboxPosition, limit: number): Promise<SettledRead> {
-    return OutboxRepository.readSettledWithin(this.dataSource.manager, instanceId, position, limit);
-  }
-
-  /** `readSettled` on the caller's connection (inside its transaction, when it holds a consumer's cursor). */
-  static async readSettledWithin(tx: Tx, instanceId: string, position: OutboxPosition, limit: number): Promise<SettledRead> {
-    const manager = managerOf(tx);
-    const rows: Array<RawOutboxRow & { tx: string; waiting: boolean }> = await manager.query(
+    const rows: Array<RawOutboxRow & { tx: string; waiting: boolean }> = await this.db.query(
       `WITH s AS (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint AS xmin),
        r AS (
          SELECT o.id, o.tx, o.instance_id, o.event_type, o.chat_id, o.payload, o.created_at FROM outbox_events o, s

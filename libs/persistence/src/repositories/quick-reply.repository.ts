@@ -2,7 +2,7 @@ import { recordId } from '@gw/platform';
 import type { DataSource, EntityManager } from 'typeorm';
 import { type ObjectStore, objectStoreFromEnv } from '../media/object-store';
 import { FileRepository } from './file.repository';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
 
 export interface QuickReplyRow {
   id: string;
@@ -83,22 +83,25 @@ function toRow(raw: Record<string, unknown>): QuickReplyRow {
  * `stored_files` row, its bytes in Postgres or S3) with no expiry, and deleted with the reply or when an
  * update drops or replaces it (a file in S3 has its object queued for deletion, see FileRepository).
  */
-export class QuickReplyRepository {
-  constructor(
-    private readonly dataSource: DataSource,
-    private readonly objects: ObjectStore | null = objectStoreFromEnv(),
-  ) {}
+export class QuickReplyRepository extends RepositoryBase {
+  private readonly objects: ObjectStore | null;
+  private readonly files: FileRepository;
+
+  constructor(dataSource: DataSource, objects: ObjectStore | null = objectStoreFromEnv()) {
+    super(dataSource);
+    this.objects = objects;
+    this.files = new FileRepository(dataSource, objects);
+  }
 
   async list(instanceId: string): Promise<QuickReplyRow[]> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(
-      `SELECT ${COLUMNS} FROM quick_replies WHERE instance_id = $1 ORDER BY created_at, id`,
-      [instanceId],
-    );
+    const rows: Array<Record<string, unknown>> = await this.db.query(`SELECT ${COLUMNS} FROM quick_replies WHERE instance_id = $1 ORDER BY created_at, id`, [
+      instanceId,
+    ]);
     return rows.map(toRow);
   }
 
   async find(instanceId: string, id: string): Promise<QuickReplyRow | null> {
-    const rows: Array<Record<string, unknown>> = await this.dataSource.query(`SELECT ${COLUMNS} FROM quick_replies WHERE instance_id = $1 AND id = $2`, [
+    const rows: Array<Record<string, unknown>> = await this.db.query(`SELECT ${COLUMNS} FROM quick_replies WHERE instance_id = $1 AND id = $2`, [
       instanceId,
       id,
     ]);
@@ -111,7 +114,7 @@ export class QuickReplyRepository {
    * two concurrent uploads cannot both fit into the last free space.
    */
   async create(instanceId: string, values: QuickReplyValues, upload: QuickReplyUpload | null, limit: number): Promise<QuickReplyRow | OverInstanceLimit> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       const used = await this.lockAndMeasure(manager, instanceId, null);
       const size = upload?.data.length ?? 0;
       if (size > 0 && used + size > limit) return { overLimit: true as const, used };
@@ -134,7 +137,7 @@ export class QuickReplyRepository {
     file: QuickReplyFileChange,
     limit: number,
   ): Promise<QuickReplyRow | OverInstanceLimit | null> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       const used = await this.lockAndMeasure(manager, instanceId, id);
       const current: Array<{ file_id: string | null; file_size: string }> = await manager.query(
         `SELECT file_id, file_size FROM quick_replies WHERE instance_id = $1 AND id = $2 FOR UPDATE`,
@@ -163,7 +166,7 @@ export class QuickReplyRepository {
 
   /** Deletes a reply and its stored file; false when the instance has no such reply. */
   async delete(instanceId: string, id: string): Promise<boolean> {
-    const rows: Array<{ id: string }> = await this.dataSource.query(
+    const rows: Array<{ id: string }> = await this.db.query(
       `WITH gone AS (DELETE FROM quick_replies WHERE instance_id = $1 AND id = $2 RETURNING id, file_id),
             files AS (DELETE FROM stored_files WHERE instance_id = $1 AND id IN (SELECT file_id FROM gone WHERE file_id IS NOT NULL))
        SELECT id FROM gone`,
@@ -179,50 +182,47 @@ export class QuickReplyRepository {
    * Under the instance's quick-reply lock, so two syncs (or a sync and an edit) never interleave.
    */
   async syncFromWhatsApp(instanceId: string, replies: PhoneQuickReply[]): Promise<{ created: number; updated: number; removed: number }> {
-    return this.dataSource.transaction((manager) => QuickReplyRepository.syncFromWhatsAppWithin(manager, instanceId, replies));
-  }
-
-  /** `syncFromWhatsApp` inside the caller's transaction (the worker's fenced write when the phone's app state changed). */
-  static async syncFromWhatsAppWithin(tx: Tx, instanceId: string, replies: PhoneQuickReply[]): Promise<{ created: number; updated: number; removed: number }> {
-    const manager = managerOf(tx);
-    await QuickReplyRepository.lock(manager, instanceId);
-    const stored: Array<{ id: string; wa_id: string; origin: string; short_cut: string; text: unknown }> = await manager.query(
-      `SELECT id, wa_id, origin, short_cut, message->'text' AS text FROM quick_replies WHERE instance_id = $1 AND wa_id IS NOT NULL`,
-      [instanceId],
-    );
-    const onPhone = new Map(replies.map((reply) => [reply.waId, reply]));
-    const known = new Map(stored.map((row) => [row.wa_id, row]));
-    let created = 0;
-    let updated = 0;
-    let removed = 0;
-    for (const row of stored) {
-      if (onPhone.has(row.wa_id)) continue;
-      if (row.origin === 'whatsapp') await manager.query(`DELETE FROM quick_replies WHERE instance_id = $1 AND id = $2`, [instanceId, row.id]);
-      else
-        await manager.query(`UPDATE quick_replies SET wa_id = NULL, on_whatsapp = false, updated_at = now() WHERE instance_id = $1 AND id = $2`, [
-          instanceId,
-          row.id,
-        ]);
-      removed++;
-    }
-    for (const reply of replies) {
-      const row = known.get(reply.waId);
-      if (!row) {
-        await manager.query(
-          `INSERT INTO quick_replies (id, instance_id, short_cut, message, wa_id, on_whatsapp, origin) VALUES ($1, $2, $3, $4::jsonb, $5, true, 'whatsapp')`,
-          [recordId(), instanceId, reply.shortCut, JSON.stringify({ kind: 'text', text: reply.text }), reply.waId],
-        );
-        created++;
-      } else if (row.short_cut !== reply.shortCut || row.text !== reply.text) {
-        await manager.query(
-          `UPDATE quick_replies SET short_cut = $3, message = jsonb_set(message, '{text}', to_jsonb($4::text)), on_whatsapp = true, updated_at = now()
-           WHERE instance_id = $1 AND id = $2`,
-          [instanceId, row.id, reply.shortCut, reply.text],
-        );
-        updated++;
+    // Bound within the worker's fenced write (the phone's app state changed), in that transaction.
+    return this.transaction(async (manager) => {
+      await QuickReplyRepository.lock(manager, instanceId);
+      const stored: Array<{ id: string; wa_id: string; origin: string; short_cut: string; text: unknown }> = await manager.query(
+        `SELECT id, wa_id, origin, short_cut, message->'text' AS text FROM quick_replies WHERE instance_id = $1 AND wa_id IS NOT NULL`,
+        [instanceId],
+      );
+      const onPhone = new Map(replies.map((reply) => [reply.waId, reply]));
+      const known = new Map(stored.map((row) => [row.wa_id, row]));
+      let created = 0;
+      let updated = 0;
+      let removed = 0;
+      for (const row of stored) {
+        if (onPhone.has(row.wa_id)) continue;
+        if (row.origin === 'whatsapp') await manager.query(`DELETE FROM quick_replies WHERE instance_id = $1 AND id = $2`, [instanceId, row.id]);
+        else
+          await manager.query(`UPDATE quick_replies SET wa_id = NULL, on_whatsapp = false, updated_at = now() WHERE instance_id = $1 AND id = $2`, [
+            instanceId,
+            row.id,
+          ]);
+        removed++;
       }
-    }
-    return { created, updated, removed };
+      for (const reply of replies) {
+        const row = known.get(reply.waId);
+        if (!row) {
+          await manager.query(
+            `INSERT INTO quick_replies (id, instance_id, short_cut, message, wa_id, on_whatsapp, origin) VALUES ($1, $2, $3, $4::jsonb, $5, true, 'whatsapp')`,
+            [recordId(), instanceId, reply.shortCut, JSON.stringify({ kind: 'text', text: reply.text }), reply.waId],
+          );
+          created++;
+        } else if (row.short_cut !== reply.shortCut || row.text !== reply.text) {
+          await manager.query(
+            `UPDATE quick_replies SET short_cut = $3, message = jsonb_set(message, '{text}', to_jsonb($4::text)), on_whatsapp = true, updated_at = now()
+           WHERE instance_id = $1 AND id = $2`,
+            [instanceId, row.id, reply.shortCut, reply.text],
+          );
+          updated++;
+        }
+      }
+      return { created, updated, removed };
+    });
   }
 
   /**
@@ -255,6 +255,6 @@ export class QuickReplyRepository {
 
   /** The upload in the media store /files serves, never expiring (it goes with the reply). */
   private storeFile(manager: EntityManager, instanceId: string, upload: QuickReplyUpload): Promise<string> {
-    return FileRepository.storeWithin(manager, this.objects, instanceId, upload);
+    return this.files.within(manager).storeKept(instanceId, upload);
   }
 }

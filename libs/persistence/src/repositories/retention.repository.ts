@@ -1,4 +1,5 @@
-import type { DataSource, QueryRunner } from 'typeorm';
+import type { QueryRunner } from 'typeorm';
+import { RepositoryBase } from './repository-base';
 
 /** Advisory lock key of the retention purge (727_001 is the migration lock). */
 const LOCK = 727_002;
@@ -16,9 +17,7 @@ export interface DeliveryLogPurge {
 }
 
 /** The retention purge's own statements: one process at a time, and the old webhook bookkeeping. */
-export class RetentionRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class RetentionRepository extends RepositoryBase {
   /**
    * Runs `work` holding the retention advisory lock (session level, on a connection of its own that
    * the `purge` statements also use), so any number of processes may schedule the purge and one at a

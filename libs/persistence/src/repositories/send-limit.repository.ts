@@ -1,4 +1,4 @@
-import type { DataSource } from 'typeorm';
+import { RepositoryBase } from './repository-base';
 
 type Raw = Record<string, unknown>;
 
@@ -18,11 +18,9 @@ export interface SendLimit {
  * error ack 463/475, the server's notification) records it; dispatchers hold back the queued sends
  * that would open a new chat until it ends; the gateway shows it. A limit past its end is no limit.
  */
-export class SendLimitRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class SendLimitRepository extends RepositoryBase {
   async record(instanceId: string, limit: SendLimit): Promise<void> {
-    await this.dataSource.query(
+    await this.db.query(
       `INSERT INTO send_limits (instance_id, kind, until, detail) VALUES ($1, $2, $3, $4)
        ON CONFLICT (instance_id, kind) DO UPDATE SET until = EXCLUDED.until, detail = EXCLUDED.detail, updated_at = now()`,
       [instanceId, limit.kind, limit.until, limit.detail],
@@ -34,7 +32,7 @@ export class SendLimitRepository {
    * once (a dispatcher holds one again if another limit still applies to it).
    */
   async lift(instanceId: string, kind: SendLimitKind): Promise<void> {
-    await this.dataSource.query(
+    await this.db.query(
       `WITH gone AS (DELETE FROM send_limits WHERE instance_id = $1 AND kind = $2)
        UPDATE send_queue SET held_until = NULL WHERE instance_id = $1 AND held_until IS NOT NULL`,
       [instanceId, kind],
@@ -43,10 +41,9 @@ export class SendLimitRepository {
 
   /** The limits in force now, the longest first. */
   async active(instanceId: string): Promise<SendLimit[]> {
-    const rows: Raw[] = await this.dataSource.query(
-      `SELECT kind, until, detail FROM send_limits WHERE instance_id = $1 AND until > now() ORDER BY until DESC`,
-      [instanceId],
-    );
+    const rows: Raw[] = await this.db.query(`SELECT kind, until, detail FROM send_limits WHERE instance_id = $1 AND until > now() ORDER BY until DESC`, [
+      instanceId,
+    ]);
     return rows.map((row) => ({ kind: row.kind as SendLimitKind, until: row.until as Date, detail: row.detail as string }));
   }
 
@@ -57,7 +54,7 @@ export class SendLimitRepository {
    */
   async opensNewChat(instanceId: string, chatJid: string, messageId: string): Promise<boolean> {
     if (!chatJid.endsWith('@s.whatsapp.net') && !chatJid.endsWith('@lid')) return false;
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `SELECT EXISTS (
          SELECT 1 FROM messages WHERE instance_id = $1 AND (chat_id = $2 OR chat_lid = $2) AND message_id <> $3
            AND (NOT from_me OR status IN ('Sent', 'Delivered', 'Read', 'Played'))) AS talked`,

@@ -1,8 +1,7 @@
 import { messagesUpdatePayload } from '@gw/contracts';
-import type { DataSource } from 'typeorm';
 import { toMessageRow, type MessageRow, type NewMessage } from './message-row';
 import { OutboxRepository } from './outbox.repository';
-import { managerOf, type Tx } from '../tx';
+import { RepositoryBase } from './repository-base';
 
 type Raw = Record<string, unknown>;
 
@@ -68,7 +67,7 @@ export interface QueueClearResult {
 /**
  * The async send queue's SQL (tables in migration 1763810000000-send-queue). Invariants:
  *
- * 1. A send is durable once enqueueWithin commits: the messages row (`Queued`) and the queue row are
+ * 1. A send is durable once enqueue commits: the messages row (`Queued`) and the queue row are
  *    written in the same transaction, before the HTTP 200.
  * 2. Per instance, at most one dispatcher sends at a time: it must hold the lane claim
  *    (claimed_by = its claim id, claimed_until in the future). Claims are leases: a dispatcher that
@@ -78,8 +77,8 @@ export interface QueueClearResult {
  * 4. No duplicate: a redone head is sent with the same SendRequest (same messageId); the worker
  *    answers an id that has `relayed_at` from its store instead of relaying it again.
  */
-export class SendQueueRepository {
-  constructor(private readonly dataSource: DataSource) {}
+export class SendQueueRepository extends RepositoryBase {
+  private readonly outbox = new OutboxRepository(this.dataSource);
 
   /**
    * Appends one request to the instance's lane (creating the lane on first use). The caller runs it
@@ -87,8 +86,8 @@ export class SendQueueRepository {
    * no-op after the first send (ON CONFLICT DO NOTHING takes no row lock, so enqueues do not wait on
    * a dispatcher holding the lane row).
    */
-  static async enqueueWithin(tx: Tx, instanceId: string, messageId: string, request: unknown): Promise<string> {
-    const manager = managerOf(tx);
+  async appendToLane(instanceId: string, messageId: string, request: unknown): Promise<string> {
+    const manager = this.db;
     const rows = rowsOf(
       await manager.query(
         `WITH lane AS (INSERT INTO send_lanes (instance_id) VALUES ($1) ON CONFLICT (instance_id) DO NOTHING)
@@ -101,9 +100,9 @@ export class SendQueueRepository {
 
   /**
    * The accept path in ONE statement (atomic without an explicit transaction, one round trip): the
-   * `Queued` messages row (the NewMessage fields, as MessageRepository.upsertWithin writes them; ids
+   * `Queued` messages row (the NewMessage fields, as MessageRepository.upsert writes them; ids
    * are fresh, so no conflict), the lane on first use, and the queue row with the request. This is
-   * what makes ≥ 3,000 enqueues/s possible; enqueueWithin is the same for callers with a transaction.
+   * what makes ≥ 3,000 enqueues/s possible; appendToLane is the lane's part for callers with a transaction.
    * Crash: before commit nothing exists (the client got no 200); after it, the send is durable.
    */
   async enqueue(message: NewMessage, request: unknown): Promise<MessageRow> {
@@ -115,7 +114,7 @@ export class SendQueueRepository {
     const placeholders = columns.map((column, index) => (JSON_MESSAGE_COLUMNS.has(column) ? `$${index + 1}::jsonb` : `$${index + 1}`));
     const n = values.length;
     const rows = rowsOf(
-      await this.dataSource.query(
+      await this.db.query(
         `WITH m AS (INSERT INTO messages (${columns.join(', ')}) VALUES (${placeholders.join(', ')}) RETURNING *),
          lane AS (INSERT INTO send_lanes (instance_id) VALUES ($${n + 1}) ON CONFLICT (instance_id) DO NOTHING),
          q AS (INSERT INTO send_queue (instance_id, message_id, request) VALUES ($${n + 1}, $${n + 2}, $${n + 3}::jsonb))
@@ -170,7 +169,7 @@ export class SendQueueRepository {
     const lanes = [...new Set(items.map(({ message }) => message.instanceId))].sort();
     const list = columns.join(', ');
     return rowsOf(
-      await this.dataSource.query(
+      await this.db.query(
         `WITH m AS (INSERT INTO messages (${list}) SELECT ${list} FROM jsonb_populate_recordset(NULL::messages, $1::jsonb) RETURNING instance_id, message_id, created_at, updated_at),
          lane AS (INSERT INTO send_lanes (instance_id) SELECT id FROM unnest($3::text[]) AS lanes(id) ORDER BY id ON CONFLICT (instance_id) DO NOTHING),
          q AS (INSERT INTO send_queue (instance_id, message_id, request)
@@ -204,7 +203,7 @@ export class SendQueueRepository {
     );
     const lanes = add([...new Set(items.map(({ message }) => message.instanceId))].sort());
     return rowsOf(
-      await this.dataSource.query(
+      await this.db.query(
         `WITH m AS (INSERT INTO messages (${columns.join(', ')}) VALUES ${messageValues.join(', ')} RETURNING instance_id, message_id, created_at, updated_at),
          lane AS (INSERT INTO send_lanes (instance_id) SELECT id FROM unnest(${lanes}::text[]) AS lanes(id) ORDER BY id ON CONFLICT (instance_id) DO NOTHING),
          q AS (INSERT INTO send_queue (instance_id, message_id, request) VALUES ${queueValues.join(', ')})
@@ -227,7 +226,7 @@ export class SendQueueRepository {
    */
   async claimLanes(claimPrefix: string, limit: number, claimMs: number): Promise<LaneClaim[]> {
     const rows = rowsOf(
-      await this.dataSource.query(
+      await this.db.query(
         `WITH due AS (
          SELECT l.instance_id FROM send_lanes l JOIN instances i ON i.id = l.instance_id
          WHERE (l.claimed_until IS NULL OR l.claimed_until < now())
@@ -259,7 +258,7 @@ export class SendQueueRepository {
    */
   async takeHead(claim: LaneClaim, claimMs: number): Promise<QueuedSend | null> {
     const rows = rowsOf(
-      await this.dataSource.query(
+      await this.db.query(
         `WITH head AS (
          SELECT id, instance_id, message_id, request, attempts FROM send_queue q WHERE instance_id = $1
            AND (held_until IS NULL OR held_until <= now())
@@ -293,7 +292,7 @@ export class SendQueueRepository {
    * claim is kept. Crash before it: the head is tried again (and held again).
    */
   async hold(claim: LaneClaim, queueId: string, until: Date, reason: string): Promise<void> {
-    await this.dataSource.query(
+    await this.db.query(
       `WITH head AS (UPDATE send_queue SET held_until = $4, last_error = $5 WHERE id = $3)
        UPDATE send_lanes SET in_flight_id = NULL, updated_at = now() WHERE instance_id = $1 AND claimed_by = $2`,
       [claim.instanceId, claim.claimId, queueId, until, reason],
@@ -303,7 +302,7 @@ export class SendQueueRepository {
   /** Heartbeat while a send is in flight; false when the claim was lost (lapsed and taken). */
   async renew(claim: LaneClaim, claimMs: number): Promise<boolean> {
     const rows = rowsOf(
-      await this.dataSource.query(
+      await this.db.query(
         `UPDATE send_lanes SET claimed_until = now() + make_interval(secs => $3::double precision / 1000)
        WHERE instance_id = $1 AND claimed_by = $2 RETURNING instance_id`,
         [claim.instanceId, claim.claimId, claimMs],
@@ -322,7 +321,7 @@ export class SendQueueRepository {
    */
   async complete(claim: LaneClaim, queueId: string, keepIfNoGap?: { claimMs: number }): Promise<{ gapMs: number; kept: boolean }> {
     const rows = rowsOf(
-      await this.dataSource.query(
+      await this.db.query(
         `WITH done AS (DELETE FROM send_queue WHERE id = $3),
        inst AS (SELECT msg_delay_min, msg_delay_max, (msg_delay_min <= 0 AND msg_delay_max <= 0) AS no_gap FROM instances WHERE id = $1),
        lane AS (
@@ -346,7 +345,7 @@ export class SendQueueRepository {
    * does not count). Crash before it: the claim lapses and the head is retried sooner; harmless.
    */
   async retryLater(claim: LaneClaim, queueId: string, waitMs: number, countAttempt: boolean, error: string): Promise<void> {
-    await this.dataSource.query(
+    await this.db.query(
       `WITH head AS (
          UPDATE send_queue SET attempts = attempts + CASE WHEN $4 THEN 1 ELSE 0 END, last_error = $5 WHERE id = $3)
        UPDATE send_lanes SET retry_at = now() + make_interval(secs => $6::double precision / 1000), in_flight_id = NULL,
@@ -363,7 +362,7 @@ export class SendQueueRepository {
    * to be retried once more. Returns the id of the event written (null: none).
    */
   async fail(claim: LaneClaim, queueId: string, messageId: string, error: string): Promise<string | null> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       const failed = rowsOf(
         await manager.query(
           `UPDATE messages m SET status = 'Failed', error = $3, updated_at = now()
@@ -392,7 +391,7 @@ export class SendQueueRepository {
           instanceName: String(row.instance_name ?? ''),
           owner: String(row.owner ?? ''),
         });
-        eventId = await OutboxRepository.insertWithin(manager, claim.instanceId, [{ eventType: 'messages_update', chatId: chat, payload }]);
+        eventId = await this.outbox.within(manager).insert(claim.instanceId, [{ eventType: 'messages_update', chatId: chat, payload }]);
       }
       await manager.query(`DELETE FROM send_queue WHERE id = $1`, [queueId]);
       await manager.query(
@@ -407,7 +406,7 @@ export class SendQueueRepository {
 
   /** Gives the lane back without sending (shutdown, head gone, reset began). */
   async release(claim: LaneClaim): Promise<void> {
-    await this.dataSource.query(
+    await this.db.query(
       `UPDATE send_lanes SET claimed_by = NULL, claimed_until = NULL, in_flight_id = NULL, updated_at = now() WHERE instance_id = $1 AND claimed_by = $2`,
       [claim.instanceId, claim.claimId],
     );
@@ -420,7 +419,7 @@ export class SendQueueRepository {
    */
   async beginReset(instanceId: string, holdMs: number): Promise<boolean> {
     const rows = rowsOf(
-      await this.dataSource.query(
+      await this.db.query(
         `INSERT INTO send_lanes (instance_id, resetting_until) VALUES ($1, now() + make_interval(secs => $2::double precision / 1000))
        ON CONFLICT (instance_id) DO UPDATE SET resetting_until = EXCLUDED.resetting_until, updated_at = now()
          WHERE send_lanes.resetting_until IS NULL OR send_lanes.resetting_until < now()
@@ -439,7 +438,7 @@ export class SendQueueRepository {
    * commit: nothing canceled, the reset marker lapses by itself.
    */
   async clear(instanceId: string): Promise<QueueClearResult> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       const lanes: Raw[] = await manager.query(
         `SELECT CASE WHEN claimed_until > now() THEN in_flight_id END AS in_flight_id FROM send_lanes WHERE instance_id = $1 FOR UPDATE`,
         [instanceId],
@@ -465,18 +464,18 @@ export class SendQueueRepository {
   /** True while the send `queueId` is still in flight under a live claim. */
   async stillInFlight(instanceId: string, queueId: string): Promise<boolean> {
     const rows = rowsOf(
-      await this.dataSource.query(`SELECT 1 FROM send_lanes WHERE instance_id = $1 AND in_flight_id = $2 AND claimed_until > now()`, [instanceId, queueId]),
+      await this.db.query(`SELECT 1 FROM send_lanes WHERE instance_id = $1 AND in_flight_id = $2 AND claimed_until > now()`, [instanceId, queueId]),
     );
     return rows.length > 0;
   }
 
   async endReset(instanceId: string): Promise<void> {
-    await this.dataSource.query(`UPDATE send_lanes SET resetting_until = NULL, updated_at = now() WHERE instance_id = $1`, [instanceId]);
+    await this.db.query(`UPDATE send_lanes SET resetting_until = NULL, updated_at = now() WHERE instance_id = $1`, [instanceId]);
   }
 
   async status(instanceId: string): Promise<QueueStatusRow> {
     const rows = rowsOf(
-      await this.dataSource.query(
+      await this.db.query(
         `SELECT (SELECT count(*) FROM send_queue WHERE instance_id = $1) AS pending,
               COALESCE(l.in_flight_id IS NOT NULL AND l.claimed_until > now(), false) AS processing,
               COALESCE(l.resetting_until > now(), false) AS resetting

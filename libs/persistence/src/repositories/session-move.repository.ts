@@ -1,6 +1,7 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { InstanceEntity, type ProxySettings } from '../entities/instance.entity';
 import { OutboxCursorRepository } from './outbox-cursor.repository';
+import { RepositoryBase } from './repository-base';
 
 /**
  * What moves with a session (issue #40): the linked device's credentials, the instance's own settings,
@@ -86,8 +87,8 @@ const recordType = (columns: Record<string, string>) =>
     .join(', ');
 
 /** Export and import of a session. Both are one transaction each: a session is either here whole or not at all. */
-export class SessionMoveRepository {
-  constructor(private readonly dataSource: DataSource) {}
+export class SessionMoveRepository extends RepositoryBase {
+  private readonly cursors = new OutboxCursorRepository(this.dataSource);
 
   /**
    * Takes the session out of this server. In one transaction: the instance row and its lease row locked
@@ -98,7 +99,7 @@ export class SessionMoveRepository {
    * connected, so no worker adopts it and `/instance/connect` refuses it.
    */
   async exportSession<T>(instanceId: string, reason: string, seal: (snapshot: SessionSnapshot) => Promise<T>): Promise<SessionExport<T>> {
-    return this.dataSource.transaction(async (manager) => {
+    return this.transaction(async (manager) => {
       const [locked]: Array<{ id: string }> = await manager.query(`SELECT id FROM instances WHERE id = $1 FOR UPDATE`, [instanceId]);
       if (!locked) return { outcome: 'not_found' };
       const [lease]: Array<{ live: boolean }> = await manager.query(`SELECT expires_at > now() AS live FROM session_leases WHERE instance_id = $1 FOR UPDATE`, [
@@ -110,7 +111,7 @@ export class SessionMoveRepository {
       if (entity.exportedAt) return { outcome: 'exported' };
       const [creds]: Array<{ value: string }> = await manager.query(`SELECT value FROM auth_creds WHERE instance_id = $1`, [instanceId]);
       if (!creds || !entity.paired) return { outcome: 'not_paired' };
-      const snapshot = await SessionMoveRepository.readWithin(manager, entity, creds.value);
+      const snapshot = await SessionMoveRepository.readSnapshot(manager, entity, creds.value);
       const sealed = await seal(snapshot);
       await manager.query(`DELETE FROM auth_keys WHERE instance_id = $1`, [instanceId]);
       await manager.query(`DELETE FROM auth_creds WHERE instance_id = $1`, [instanceId]);
@@ -143,7 +144,7 @@ export class SessionMoveRepository {
   async importSession(values: { id: string; token: string; snapshot: SessionSnapshot; reason: string }): Promise<SessionImport> {
     const { snapshot } = values;
     try {
-      return await this.dataSource.transaction(async (manager) => {
+      return await this.transaction(async (manager) => {
         await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('session-import:' || $1, 0))`, [snapshot.device.jid]);
         const [existing]: Array<{ id: string }> = await manager.query(`SELECT id FROM instances WHERE jid = $1 AND exported_at IS NULL LIMIT 1`, [
           snapshot.device.jid,
@@ -169,7 +170,7 @@ export class SessionMoveRepository {
              SELECT $1, t, i, v FROM unnest($2::text[], $3::text[], $4::text[]) AS u(t, i, v)`,
             [values.id, snapshot.auth.keys.map((key) => key.type), snapshot.auth.keys.map((key) => key.id), snapshot.auth.keys.map((key) => key.value)],
           );
-        await SessionMoveRepository.writeSettingsWithin(manager, values.id, snapshot);
+        await this.writeSettings(manager, values.id, snapshot);
         return { outcome: 'imported', entity: await repo.findOneByOrFail({ id: values.id }) };
       });
     } catch (error) {
@@ -182,7 +183,7 @@ export class SessionMoveRepository {
     }
   }
 
-  private static async readWithin(manager: EntityManager, entity: InstanceEntity, creds: string): Promise<SessionSnapshot> {
+  private static async readSnapshot(manager: EntityManager, entity: InstanceEntity, creds: string): Promise<SessionSnapshot> {
     const id = entity.id;
     const keys: Array<{ type: string; id: string; value: string }> = await manager.query(
       `SELECT type, key_id AS id, value FROM auth_keys WHERE instance_id = $1 ORDER BY type, key_id`,
@@ -248,7 +249,7 @@ export class SessionMoveRepository {
    * followers of an enabled chatbot or Chatwoot bridge start their outbox cursors now (none of the events
    * of the source server exist here).
    */
-  private static async writeSettingsWithin(manager: EntityManager, instanceId: string, snapshot: SessionSnapshot): Promise<void> {
+  private async writeSettings(manager: EntityManager, instanceId: string, snapshot: SessionSnapshot): Promise<void> {
     if (snapshot.webhooks.length)
       await manager.query(
         `INSERT INTO webhooks (id, instance_id, ${names(WEBHOOK_COLUMNS)})
@@ -262,7 +263,7 @@ export class SessionMoveRepository {
          SELECT $1, ${prefixed(CHATWOOT_COLUMNS)} FROM jsonb_to_recordset($2::jsonb) AS r(${recordType(CHATWOOT_COLUMNS)})`,
         [instanceId, JSON.stringify([snapshot.chatwoot])],
       );
-      if (snapshot.chatwoot.enabled === true) await OutboxCursorRepository.startWithin(manager, 'chatwoot', instanceId, true);
+      if (snapshot.chatwoot.enabled === true) await this.cursors.within(manager).start('chatwoot', instanceId, true);
     }
     if (snapshot.chatbotRecords.length)
       await manager.query(
@@ -277,7 +278,7 @@ export class SessionMoveRepository {
          WHERE r.knowledge_id IN (SELECT id FROM chatbot_records WHERE instance_id = $1)`,
         [instanceId, JSON.stringify(snapshot.knowledgeChunks)],
       );
-    if (snapshot.settings.chatbotEnabled) await OutboxCursorRepository.startWithin(manager, 'chatbot', instanceId, true);
+    if (snapshot.settings.chatbotEnabled) await this.cursors.within(manager).start('chatbot', instanceId, true);
   }
 }
 

@@ -1,4 +1,5 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
+import { RepositoryBase } from './repository-base';
 
 /** How a delivery target is reached: `webhook` is an HTTP POST; the others publish to a message broker (issue #18). */
 export type SinkKind = 'webhook' | 'rabbitmq' | 'nats' | 'kafka';
@@ -66,11 +67,9 @@ export const ENABLED_FOR = `SELECT * FROM webhooks WHERE enabled AND (instance_i
  * Delivery targets: webhooks and broker sinks (`kind`). `instanceId = null` is the global one. Every
  * lookup by scope names its kind, so `/webhook` never sees a sink and a sink route never a webhook.
  */
-export class WebhookRepository {
-  constructor(private readonly dataSource: DataSource) {}
-
+export class WebhookRepository extends RepositoryBase {
   async listFor(instanceId: string | null, kind: SinkKind = 'webhook'): Promise<WebhookRow[]> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE instance_id IS NOT DISTINCT FROM $1 AND kind = $2 ORDER BY created, id`, [
+    const rows: Raw[] = await this.db.query(`SELECT * FROM webhooks WHERE instance_id IS NOT DISTINCT FROM $1 AND kind = $2 ORDER BY created, id`, [
       instanceId,
       kind,
     ]);
@@ -78,7 +77,7 @@ export class WebhookRepository {
   }
 
   async find(instanceId: string | null, id: string, kind: SinkKind = 'webhook'): Promise<WebhookRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE id = $1 AND instance_id IS NOT DISTINCT FROM $2 AND kind = $3`, [
+    const rows: Raw[] = await this.db.query(`SELECT * FROM webhooks WHERE id = $1 AND instance_id IS NOT DISTINCT FROM $2 AND kind = $3`, [
       id,
       instanceId,
       kind,
@@ -87,7 +86,7 @@ export class WebhookRepository {
   }
 
   async insert(id: string, instanceId: string | null, values: WebhookValues, secret: string): Promise<WebhookRow> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `INSERT INTO webhooks (id, instance_id, url, enabled, events, exclude_messages, add_url_events, add_url_types_messages, include_token, secret, kind, options)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING *`,
       [
@@ -113,7 +112,7 @@ export class WebhookRepository {
    * again also clears its failure state. The options are replaced when given.
    */
   async update(instanceId: string | null, id: string, values: WebhookValues, secret?: string): Promise<WebhookRow | null> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `WITH changed AS (
          UPDATE webhooks SET url = $3, enabled = $4, events = $5, exclude_messages = $6, add_url_events = $7,
            add_url_types_messages = $8, include_token = $9, secret = COALESCE($10, secret), updated = now(),
@@ -141,7 +140,7 @@ export class WebhookRepository {
   }
 
   async delete(instanceId: string | null, id: string, kind: SinkKind = 'webhook'): Promise<boolean> {
-    const rows: Raw[] = await this.dataSource.query(
+    const rows: Raw[] = await this.db.query(
       `WITH gone AS (DELETE FROM webhooks WHERE id = $1 AND instance_id IS NOT DISTINCT FROM $2 AND kind = $3 RETURNING id) SELECT * FROM gone`,
       [id, instanceId, kind],
     );
@@ -155,10 +154,10 @@ export class WebhookRepository {
    */
   async syncEnvSink(id: string, values: (WebhookValues & { kind: SinkKind }) | null, secret: string): Promise<void> {
     if (!values) {
-      await this.dataSource.query(`DELETE FROM webhooks WHERE id = $1 AND instance_id IS NULL`, [id]);
+      await this.db.query(`DELETE FROM webhooks WHERE id = $1 AND instance_id IS NULL`, [id]);
       return;
     }
-    await this.dataSource.query(
+    await this.db.query(
       `INSERT INTO webhooks (id, instance_id, url, enabled, events, exclude_messages, include_token, secret, kind, options)
        VALUES ($1, NULL, $2, true, $3, $4, $5, $6, $7, $8)
        ON CONFLICT (id) DO UPDATE SET url = EXCLUDED.url, events = EXCLUDED.events, exclude_messages = EXCLUDED.exclude_messages,
@@ -178,31 +177,31 @@ export class WebhookRepository {
 
   /** An instance's own targets of every kind (webhooks and sinks), enabled or not. */
   async ownedBy(instanceId: string): Promise<WebhookRow[]> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE instance_id = $1 ORDER BY created, id`, [instanceId]);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM webhooks WHERE instance_id = $1 ORDER BY created, id`, [instanceId]);
     return rows.map(toRow);
   }
 
   /** The enabled broker sinks (every kind but `webhook`), of every scope: what the relay's connections are for. */
   async enabledSinks(): Promise<WebhookRow[]> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE enabled AND kind <> 'webhook'`);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM webhooks WHERE enabled AND kind <> 'webhook'`);
     return rows.map(toRow);
   }
 
   /** Enabled targets of every kind and scope, at most `limit` (a relay starting reads them before its first claim). */
   async enabled(limit: number): Promise<WebhookRow[]> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE enabled ORDER BY id LIMIT $1`, [limit]);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM webhooks WHERE enabled ORDER BY id LIMIT $1`, [limit]);
     return rows.map(toRow);
   }
 
   /** The rows of these webhooks that still exist (one query for a whole claim's webhooks). */
   async byIds(ids: string[]): Promise<WebhookRow[]> {
     if (ids.length === 0) return [];
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE id = ANY($1::text[])`, [ids]);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM webhooks WHERE id = ANY($1::text[])`, [ids]);
     return rows.map(toRow);
   }
 
   async byId(id: string): Promise<WebhookRow | null> {
-    const rows: Raw[] = await this.dataSource.query(`SELECT * FROM webhooks WHERE id = $1`, [id]);
+    const rows: Raw[] = await this.db.query(`SELECT * FROM webhooks WHERE id = $1`, [id]);
     return rows.length ? toRow(rows[0]) : null;
   }
 }

@@ -28,8 +28,7 @@ export const emitEvents = (
   shape: (n: number) => { eventType: string; payload?: Record<string, unknown> } = () => ({ eventType: 'messages', payload: { instanceName: instanceId } }),
 ) =>
   db.dataSource.transaction((manager) =>
-    OutboxRepository.insertWithin(
-      manager,
+    new OutboxRepository(db.dataSource).within(manager).insert(
       instanceId,
       Array.from({ length: count }, (_, n) => {
         const { eventType, payload } = shape(n);

@@ -125,7 +125,7 @@ export class IdentityResolver {
       this.logger.debug({ err: error, lid }, 'LID lookup in the Baileys store failed');
     }
     // Found in Baileys' store (a usync of a send, a history sync): kept in ours too, which resolves the
-    // messages stored while this sender was only a LID (LidMappingRepository.resolveMessagesWithin).
+    // messages stored while this sender was only a LID (LidMappingRepository.resolveMessages).
     if (pn && isPhoneJid(pn)) this.learned.push({ lid, pn });
     if (!pn) pn = (await this.mappings.pnForLid(this.instanceId, lid).catch(() => null)) ?? '';
     if (pn) this.remember(lid, pn);

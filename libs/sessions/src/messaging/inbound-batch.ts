@@ -1,13 +1,13 @@
-import {
+import type {
   ChatRepository,
   InboundGroupRepository,
   MessageRepository,
-  type ChatObservation,
-  type ChatRow,
-  type NewMessage,
-  type OwnCopy,
-  type StatusChange,
-  type Tx,
+  ChatObservation,
+  ChatRow,
+  NewMessage,
+  OwnCopy,
+  StatusChange,
+  Tx,
 } from '@gw/persistence';
 import { AsyncLocalStorage } from 'node:async_hooks';
 
@@ -52,26 +52,34 @@ export class InboundBatch {
   /** The writes (by slot: their place in the group) that may park now (the group is waiting for them), each with the signal that it did. */
   private readonly slots = new Map<number, () => void>();
 
-  private constructor(private readonly tx: Tx) {}
+  private constructor(
+    private readonly tx: Tx,
+    /** The group's repository bound within its transaction (the round's statement). */
+    private readonly groups: InboundGroupRepository,
+  ) {}
 
-  /** MessageRepository.advanceStatusWithin, through the group's batch when `tx` is a group's. */
-  static advanceStatus(tx: Tx, instanceId: string, messageIds: string[], status: string): Promise<StatusChange[]> {
+  /** `messages`' advanceStatus within `tx`, through the group's batch when `tx` is a group's. */
+  static advanceStatus(messages: MessageRepository, tx: Tx, instanceId: string, messageIds: string[], status: string): Promise<StatusChange[]> {
     const [batch, slot] = InboundBatch.parking(tx);
-    if (!batch) return MessageRepository.advanceStatusWithin(tx, instanceId, messageIds, status);
+    if (!batch) return messages.within(tx).advanceStatus(instanceId, messageIds, status);
     return new Promise((resolve, reject) => batch.park({ kind: 'status', slot, instanceId, messageIds, status, resolve, reject }));
   }
 
-  /** MessageRepository.storeOwnCopyWithin, through the group's batch when `tx` is a group's. */
-  static storeOwnCopy(tx: Tx, message: NewMessage): Promise<OwnCopy> {
+  /** `messages`' storeOwnCopy within `tx`, through the group's batch when `tx` is a group's. */
+  static storeOwnCopy(messages: MessageRepository, tx: Tx, message: NewMessage): Promise<OwnCopy> {
     const [batch, slot] = InboundBatch.parking(tx);
-    if (!batch) return MessageRepository.storeOwnCopyWithin(tx, message);
+    if (!batch) return messages.within(tx).storeOwnCopy(message);
     return new Promise((resolve, reject) => batch.park({ kind: 'copy', slot, instanceId: message.instanceId, message, resolve, reject }));
   }
 
-  /** ChatRepository.observeWithin (the chat row afterwards), through the group's batch when `tx` is a group's. */
-  static observeChat(tx: Tx, instanceId: string, observation: ChatObservation, newId: () => string): Promise<ChatRow> {
+  /** `chats`' observe within `tx` (the chat row afterwards), through the group's batch when `tx` is a group's. */
+  static observeChat(chats: ChatRepository, tx: Tx, instanceId: string, observation: ChatObservation, newId: () => string): Promise<ChatRow> {
     const [batch, slot] = InboundBatch.parking(tx);
-    if (!batch) return ChatRepository.observeWithin(tx, instanceId, observation, newId).then(({ chat }) => chat);
+    if (!batch)
+      return chats
+        .within(tx)
+        .observe(instanceId, observation, newId)
+        .then(({ chat }) => chat);
     return new Promise((resolve, reject) => batch.park({ kind: 'chat', slot, instanceId, observation, newId, resolve, reject }));
   }
 
@@ -83,8 +91,8 @@ export class InboundBatch {
   }
 
   /** Opens the batch of a group transaction (its `tx`); `close` when the group is done. */
-  static open(tx: Tx): InboundBatch {
-    const batch = new InboundBatch(tx);
+  static open(tx: Tx, groups: InboundGroupRepository): InboundBatch {
+    const batch = new InboundBatch(tx, groups.within(tx));
     batches.set(tx, batch);
     return batch;
   }
@@ -124,7 +132,7 @@ export class InboundBatch {
     const chats = entries.filter((entry) => entry.kind === 'chat');
     try {
       // One statement for the round, whatever kinds it holds (ADR 0019).
-      const written = await InboundGroupRepository.writeWithin(this.tx, {
+      const written = await this.groups.write({
         statuses,
         copies: copies.map((entry) => entry.message),
         chats,

@@ -1,5 +1,5 @@
 import type { OutboxNotice } from '@gw/contracts';
-import type { NewOutboxEvent, Tx } from '@gw/persistence';
+import type { InboundGroupRepository, NewOutboxEvent, Tx } from '@gw/persistence';
 import { InboundBatch } from './inbound-batch';
 import type { Waiting } from './inbound-store-options';
 
@@ -18,14 +18,19 @@ export interface GroupWritten {
  * lease the proof found still ours): the writes of the group in waves, their parked statements
  * together (InboundBatch), each write's events kept in arrival order.
  */
-export async function writeGroupWithin(tx: Tx, group: ReadonlyArray<Waiting>, held: ReadonlySet<string>): Promise<GroupWritten> {
+export async function writeGroupWithin(
+  tx: Tx,
+  group: ReadonlyArray<Waiting>,
+  held: ReadonlySet<string>,
+  groups: InboundGroupRepository,
+): Promise<GroupWritten> {
   const results = new Array<GroupOutcome>(group.length);
   // Each write's events, in arrival order whatever wave it runs in: an instance's events keep their order in the outbox.
   const eventsOf = group.map(() => [] as NewOutboxEvent[]);
   const batches: Array<{ instanceId: string; events: NewOutboxEvent[] }> = [];
   // Receipts' status changes, our own messages' copies and the chats' updates park and go together,
   // one statement per kind (InboundBatch).
-  const receipts = InboundBatch.open(tx);
+  const receipts = InboundBatch.open(tx, groups);
   // The writes parked and not finished yet (each until it finished, parking once per statement kind it reaches).
   const parked: Array<{ slot: number; done: Promise<unknown> }> = [];
   // Every parked write goes on once a round handed it its rows (or failed it): all of them have

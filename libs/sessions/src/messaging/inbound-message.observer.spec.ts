@@ -1,9 +1,10 @@
 import { EventEmitter } from 'node:events';
-import { FencedOutError, type InstanceRepository, type Lease, type LidMappingRepository, type MessageRepository } from '@gw/persistence';
+import { FencedOutError, type InstanceRepository, type Lease } from '@gw/persistence';
 import type { Bus } from '@gw/bus';
 import pino from 'pino';
 import type { DataSource } from 'typeorm';
 import type { SocketContext } from '../session/socket-observer';
+import type { InboundRepositories } from './inbound/inbound-context';
 import { InboundMessageObserver } from './inbound-message.observer';
 
 const fakeSocket = () => {
@@ -28,7 +29,7 @@ describe(InboundMessageObserver.name, () => {
       dataSource: {} as DataSource,
       bus: {} as Bus,
       logger: pino({ level: 'silent' }),
-      repositories: { instances, messages: {} as MessageRepository, lidMappings: {} as LidMappingRepository },
+      repositories: { instances } as unknown as InboundRepositories,
     });
     const writes: string[] = [];
     const before = lease('old');
@@ -64,7 +65,7 @@ describe(InboundMessageObserver.name, () => {
       dataSource: {} as DataSource,
       bus: {} as Bus,
       logger: pino({ level: 'silent' }),
-      repositories: { instances, messages: {} as MessageRepository, lidMappings: {} as LidMappingRepository },
+      repositories: { instances } as unknown as InboundRepositories,
     });
     const store = {
       write: async (written: Lease) => {

@@ -1,5 +1,5 @@
 import type { Bus } from '@gw/bus';
-import { MessageRepository, type InstanceRepository, type Lease, type LidMappingRepository, type MessageRow, type Database } from '@gw/persistence';
+import type { Lease, MessageRow, Database } from '@gw/persistence';
 import { type Logger, metrics } from '@gw/platform';
 import type { WASocket } from '../baileys';
 import type { UnackedTarget } from '../outbound/unacked-sends';
@@ -7,7 +7,7 @@ import type { SocketContext, SocketObserver } from '../session/socket-observer';
 import { GroupInfoCache } from './group-info-cache';
 import { InboundBackpressure, type InboundBounds } from './inbound-backpressure';
 import { GroupMetadataCache } from './group-metadata-cache';
-import { messageKey, type InboundServices } from './inbound/inbound-context';
+import { messageKey, type InboundRepositories, type InboundServices } from './inbound/inbound-context';
 import { messagesUpdateEvent, type InstanceIdentity } from './event-payloads';
 import type { Party } from './identity-resolver';
 import { InboundSocketHandler } from './inbound-socket-handler';
@@ -17,7 +17,7 @@ export interface InboundMessageObserverOptions {
   dataSource: Database;
   bus: Bus;
   logger: Logger;
-  repositories: { instances: InstanceRepository; messages: MessageRepository; lidMappings: LidMappingRepository };
+  repositories: InboundRepositories;
   /** When sockets stop being read for what they hold unstored (ADR 0013). */
   bounds?: InboundBounds;
   /** Whether the worker still holds this lease: writes wait out a database outage while it does (InboundStoreOptions.held). */
@@ -42,6 +42,7 @@ export class InboundMessageObserver implements SocketObserver {
 
   constructor(options: InboundMessageObserverOptions) {
     this.services = {
+      ...options.repositories,
       store: new InboundStore(options.dataSource, options.bus, options.logger, {
         ...INBOUND_STORE_DEFAULTS,
         held: options.held,
@@ -50,9 +51,6 @@ export class InboundMessageObserver implements SocketObserver {
           metrics().inboundGroupDuration.observe(seconds);
         },
       }),
-      instances: options.repositories.instances,
-      messages: options.repositories.messages,
-      lidMappings: options.repositories.lidMappings,
       groups: new GroupInfoCache(options.logger),
       groupMetadata: this.groupMetadata,
       backpressure: new InboundBackpressure(options.bounds, () => metrics().inboundPauses.inc()),
@@ -114,8 +112,9 @@ export class InboundMessageObserver implements SocketObserver {
     return this.services.store.write(
       lease,
       async (tx, events) => {
-        const [changed] = await MessageRepository.failWithin(tx, lease.instanceId, [messageId], error);
-        if (!changed) return MessageRepository.findWithin(tx, lease.instanceId, messageId);
+        const messages = this.services.messages.within(tx);
+        const [changed] = await messages.fail(lease.instanceId, [messageId], error);
+        if (!changed) return messages.findByMessageId(lease.instanceId, messageId);
         events.push(messagesUpdateEvent({ rows: [changed], state: 'Failed', type: 'Failed', sender: chat, timestamp: Date.now() / 1000, error }, who));
         return changed;
       },

@@ -1,4 +1,4 @@
-import { databaseUnavailable, FencedOutError, LidMappingRepository, type NewOutboxEvent, type Tx } from '@gw/persistence';
+import { databaseUnavailable, FencedOutError, type NewOutboxEvent, type Tx } from '@gw/persistence';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from '@gw/platform';
 import { proto, type BaileysEventMap } from '../baileys';
@@ -434,9 +434,12 @@ export class InboundSocketHandler {
       const written = this.services.store.write(
         this.context.lease,
         async (tx, events) => {
-          const changed = await LidMappingRepository.storeWithin(tx, this.context.instanceId, learned);
-          // Messages stored while their sender was only a LID get its number now (guarantee 4).
-          await LidMappingRepository.resolveMessagesWithin(tx, this.context.instanceId, changed);
+          if (learned.length > 0) {
+            const lidMappings = this.services.lidMappings.within(tx);
+            const changed = await lidMappings.store(this.context.instanceId, learned);
+            // Messages stored while their sender was only a LID get its number now (guarantee 4).
+            await lidMappings.resolveMessages(this.context.instanceId, changed);
+          }
           return work(tx, events);
         },
         keys,

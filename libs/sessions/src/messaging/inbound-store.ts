@@ -3,6 +3,7 @@ import { Subjects, type OutboxNotice } from '@gw/contracts';
 import {
   databaseUnavailable,
   FencedOutError,
+  InboundGroupRepository,
   LeaseRepository,
   OutboxRepository,
   type Lease,
@@ -70,6 +71,8 @@ export class InboundStore {
   readonly stats = { transactions: 0, writes: 0, fallbacks: 0 };
   /** Received messages written without the fence after it refused them (ADR 0034). */
   unfencedWrites = 0;
+  /** The round statement of a group's parked writes (InboundBatch), bound within each group's transaction. */
+  private readonly groups: InboundGroupRepository;
 
   constructor(
     private readonly dataSource: Database,
@@ -78,6 +81,7 @@ export class InboundStore {
     private readonly options: InboundStoreOptions = INBOUND_STORE_DEFAULTS,
   ) {
     this.stalls = new InboundStalls(logger);
+    this.groups = new InboundGroupRepository(dataSource);
   }
 
   /** The pool's handle, for a statement outside the store's transactions (a read, a fenced statement of its own). */
@@ -245,7 +249,7 @@ export class InboundStore {
       ({ outcomes, notices } = await LeaseRepository.fencedGroupTransaction(
         this.dataSource,
         group.map((entry) => entry.lease),
-        (tx, held) => writeGroupWithin(tx, group, held),
+        (tx, held) => writeGroupWithin(tx, group, held, this.groups),
         // The events of the whole group in one insert, written with the COMMIT.
         ({ batches }) => {
           const insert = OutboxRepository.insertManyStatement(batches);

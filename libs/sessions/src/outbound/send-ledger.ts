@@ -1,7 +1,7 @@
 import {
   FencedOutError,
   GroupCommit,
-  OutboundLedgerRepository,
+  type OutboundLedgerRepository,
   outboundMessageRow,
   toMessageRecord,
   type Lease,
@@ -10,7 +10,6 @@ import {
   type NewMessage,
   type RecordRow,
   type Reserved,
-  type Tx,
 } from '@gw/persistence';
 import type { MessageRecord, SendRequest } from '@gw/contracts';
 import type { WAMessage } from '@whiskeysockets/baileys';
@@ -44,18 +43,18 @@ export class SendLedger {
 
   constructor(
     private readonly messages: MessageRepository,
-    /** The pool's handle (each fenced statement on its own: ADR 0036); a runtime passes its database. */
-    private readonly db: Tx,
+    /** The worker's ledger, on the pool: each fenced statement on its own (ADR 0036). */
+    private readonly ledger: OutboundLedgerRepository,
   ) {
     const key = (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`;
     this.reserves = new GroupCommit<ReserveItem, Reserved>(
-      (items) => OutboundLedgerRepository.reserveMany(db, items),
-      (item) => OutboundLedgerRepository.reserve(db, item.lease, item.message, item.relay),
+      (items) => ledger.reserveMany(items),
+      (item) => ledger.reserve(item.lease, item.message, item.relay),
       { ...GROUP_OPTIONS, key: (item) => key(item.message.instanceId, item.message.messageId) },
     );
     this.results = new GroupCommit<SettleItem, Held>(
-      (items) => OutboundLedgerRepository.settleMany(db, items),
-      (item) => OutboundLedgerRepository.settle(db, item.lease, item.messageId, item.outcome),
+      (items) => ledger.settleMany(items),
+      (item) => ledger.settle(item.lease, item.messageId, item.outcome),
       { ...GROUP_OPTIONS, key: (item) => key(item.lease.instanceId, item.messageId) },
     );
   }
@@ -89,7 +88,7 @@ export class SendLedger {
    * and sends nothing, as for an id relayed before its reserve.
    */
   async markRelayed(lease: Lease, request: SendRequest): Promise<{ alreadyRelayed: MessageRow | null }> {
-    const marked = await OutboundLedgerRepository.markRelayed(this.db, lease, request.messageId);
+    const marked = await this.ledger.markRelayed(lease, request.messageId);
     if (marked === 'fenced') throw new FencedOutError(lease.instanceId);
     if (marked === 'relayed') return { alreadyRelayed: null };
     const stored = await this.relayedBefore(request.instanceId, request.messageId);
@@ -99,12 +98,12 @@ export class SendLedger {
 
   /** Keeps the message as it went out (when no copy is stored yet), for a resend by the unacked sweep. */
   async keepCopy(lease: Lease, request: SendRequest, message: WAMessage): Promise<void> {
-    if (!(await OutboundLedgerRepository.keepCopy(this.db, lease, request.messageId, serialiseMessage(message)))) throw new FencedOutError(lease.instanceId);
+    if (!(await this.ledger.keepCopy(lease, request.messageId, serialiseMessage(message)))) throw new FencedOutError(lease.instanceId);
   }
 
   /** The relay did not happen after all (the connection went away first): the next attempt with this id may relay it. */
   async unrelay(lease: Lease, request: SendRequest): Promise<void> {
-    if (!(await OutboundLedgerRepository.unrelay(this.db, lease, request.messageId))) throw new FencedOutError(lease.instanceId);
+    if (!(await this.ledger.unrelay(lease, request.messageId))) throw new FencedOutError(lease.instanceId);
   }
 
   /** The server acked (Sent) or refused (Failed with `error`); a message already further along stays. */

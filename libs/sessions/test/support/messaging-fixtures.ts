@@ -49,7 +49,9 @@ export class MessagingFixture {
   }
 
   message(instanceId: string, messageId: string): Promise<MessageRow | null> {
-    return this.harness.db.dataSource.transaction((manager) => MessageRepository.findWithin(manager, instanceId, messageId));
+    return this.harness.db.dataSource.transaction((manager) =>
+      new MessageRepository(this.harness.db.dataSource).within(manager).findByMessageId(instanceId, messageId),
+    );
   }
 
   /**

@@ -16,7 +16,7 @@ export class BlocklistEvents {
     const valid = changes.filter((change) => change.jid);
     if (!valid.length) return;
     await this.context.withRetry('blocklist.update', { count: valid.length }, async () => {
-      await this.writeBlocks((tx) => BlocklistRepository.applyWithin(tx, this.context.instanceId, valid));
+      await this.writeBlocks((tx) => this.context.services.blocklist.within(tx).apply(this.context.instanceId, valid));
     });
   }
 
@@ -30,7 +30,7 @@ export class BlocklistEvents {
     const who = await this.context.who();
     return this.context.write(async (tx, events) => {
       const applied = await apply(tx);
-      const list = (await BlocklistRepository.listWithin(tx, this.context.instanceId)).map((entry) => entry.jid);
+      const list = (await this.context.services.blocklist.within(tx).list(this.context.instanceId)).map((entry) => entry.jid);
       if (applied.length) events.push(blocksEvent(applied, list, who));
       return list;
     });
@@ -46,9 +46,9 @@ export class BlocklistEvents {
       // At every login (issue #38): nearly always nothing changed while the instance was away. The
       // stored list (a serial task: this socket's earlier writes have committed) answers then, with no
       // transaction and no event; else the change is written as before (read again inside it).
-      const stored = await BlocklistRepository.listWithin(this.context.services.store.outside, this.context.instanceId);
+      const stored = await this.context.services.blocklist.list(this.context.instanceId);
       if (BlocklistRepository.differences(stored, current).length === 0) return stored.map((entry) => entry.jid);
-      return this.writeBlocks((tx) => BlocklistRepository.replaceWithin(tx, this.context.instanceId, current));
+      return this.writeBlocks((tx) => this.context.services.blocklist.within(tx).replace(this.context.instanceId, current));
     });
   }
 
@@ -69,7 +69,7 @@ export class BlocklistEvents {
       await socket.updateBlockStatus(change.jid, action);
       change.lid = userJid(lid);
     }
-    return this.context.run(() => this.writeBlocks((tx) => BlocklistRepository.applyWithin(tx, this.context.instanceId, [change])));
+    return this.context.run(() => this.writeBlocks((tx) => this.context.services.blocklist.within(tx).apply(this.context.instanceId, [change])));
   }
 }
 

@@ -1,4 +1,4 @@
-import { ChatRepository, ContactRepository, QuickReplyRepository, type ChatRow, type ContactRow } from '@gw/persistence';
+import { type ChatRow, type ContactRow } from '@gw/persistence';
 import { recordId } from '@gw/platform';
 import type { BaileysEventMap, Contact, GroupMetadata } from '../../baileys';
 import { chatsEvent, contactsEvent, groupSettingEvent, groupsEvent, joinedGroupEvent } from '../event-payloads';
@@ -68,7 +68,7 @@ export class ContactChatGroupEvents {
           // The push name a received message brought, which the message's own write stored already.
           if (observation.notifyOnly && this.context.senders.covers(tx, ids, observation.pushName as string)) continue;
           this.context.senders.forget(ids);
-          const { contact, changed: isNew } = await ContactRepository.observeWithin(tx, this.context.instanceId, {
+          const { contact, changed: isNew } = await this.context.services.contacts.within(tx).observe(this.context.instanceId, {
             jid: observation.pn,
             lid: observation.lid,
             contactName: observation.contactName,
@@ -78,7 +78,9 @@ export class ContactChatGroupEvents {
           if (!isNew) continue;
           changed.push(contact);
           if (observation.contactName) {
-            const chat = await ChatRepository.applyStateWithin(tx, this.context.instanceId, contact.jid, { waContactName: observation.contactName });
+            const chat = await this.context.services.chats
+              .within(tx)
+              .applyState(this.context.instanceId, contact.jid, { waContactName: observation.contactName });
             if (chat) chats.push(chat);
           }
         }
@@ -109,7 +111,7 @@ export class ContactChatGroupEvents {
       this.context.write(async (tx, events) => {
         const chats: ChatRow[] = [];
         for (const [jid, text] of byChat) {
-          const chat = await ChatRepository.applyStateWithin(tx, this.context.instanceId, jid, { notes: text });
+          const chat = await this.context.services.chats.within(tx).applyState(this.context.instanceId, jid, { notes: text });
           if (chat) chats.push(chat);
         }
         if (chats.length) events.push(chatsEvent(chats, who));
@@ -133,7 +135,7 @@ export class ContactChatGroupEvents {
     const phone = replies.map((reply) => ({ waId: reply.waId, shortCut: reply.shortcut, text: reply.message }));
     await this.context.withRetry('quick replies', { count: phone.length }, () =>
       this.context.write(async (tx) => {
-        await QuickReplyRepository.syncFromWhatsAppWithin(tx, this.context.instanceId, phone);
+        await this.context.services.quickReplies.within(tx).syncFromWhatsApp(this.context.instanceId, phone);
       }),
     );
   }
@@ -180,7 +182,7 @@ export class ContactChatGroupEvents {
       this.context.write(async (tx, events) => {
         const chats: ChatRow[] = [];
         for (const { jid, ...state } of states) {
-          const chat = await ChatRepository.applyStateWithin(tx, this.context.instanceId, jid, state);
+          const chat = await this.context.services.chats.within(tx).applyState(this.context.instanceId, jid, state);
           if (chat) chats.push(chat);
         }
         if (chats.length) events.push(chatsEvent(chats, who));
@@ -195,10 +197,10 @@ export class ContactChatGroupEvents {
   async onAddressBook(jid: string, name: string | null): Promise<void> {
     const who = await this.context.who();
     await this.context.write(async (tx, events) => {
-      const contact = await ContactRepository.setAddressBookWithin(tx, this.context.instanceId, jid, name);
+      const contact = await this.context.services.contacts.within(tx).setAddressBook(this.context.instanceId, jid, name);
       if (!contact) return;
       events.push(contactsEvent([contact], who));
-      const chat = await ChatRepository.applyStateWithin(tx, this.context.instanceId, contact.jid, { waContactName: name ?? '' });
+      const chat = await this.context.services.chats.within(tx).applyState(this.context.instanceId, contact.jid, { waContactName: name ?? '' });
       if (chat) events.push(chatsEvent([chat], who));
     });
   }
@@ -210,10 +212,9 @@ export class ContactChatGroupEvents {
     if (!isLid(pair.lid) || !isPhoneJid(pair.pn)) return;
     await this.context.withRetry('lid-mapping.update', pair, () =>
       this.context.write(async (tx) => {
-        const known =
-          (await ChatRepository.findByJidWithin(tx, this.context.instanceId, pair.pn)) ??
-          (await ChatRepository.findByJidWithin(tx, this.context.instanceId, pair.lid));
-        if (known) await ChatRepository.observeWithin(tx, this.context.instanceId, { waChatId: pair.pn, waChatLid: pair.lid }, () => recordId(14));
+        const chats = this.context.services.chats.within(tx);
+        const known = (await chats.findByJid(this.context.instanceId, pair.pn)) ?? (await chats.findByJid(this.context.instanceId, pair.lid));
+        if (known) await chats.observe(this.context.instanceId, { waChatId: pair.pn, waChatLid: pair.lid }, () => recordId(14));
       }),
     );
   }
@@ -240,7 +241,7 @@ export class ContactChatGroupEvents {
       this.context.write(async (tx, events) => {
         const chats: ChatRow[] = [];
         for (const change of changes) {
-          const chat = await ChatRepository.applyStateWithin(tx, this.context.instanceId, change.jid, change.state);
+          const chat = await this.context.services.chats.within(tx).applyState(this.context.instanceId, change.jid, change.state);
           if (chat) chats.push(chat);
         }
         if (chats.length) events.push(chatsEvent(chats, who));
@@ -305,7 +306,7 @@ export class ContactChatGroupEvents {
       this.context.write(async (tx, events) => {
         const chats: ChatRow[] = [];
         for (const update of changes) {
-          const chat = await ChatRepository.applyStateWithin(tx, this.context.instanceId, update.id!, {
+          const chat = await this.context.services.chats.within(tx).applyState(this.context.instanceId, update.id!, {
             waName: update.subject ?? undefined,
             groupFlags: update.announce === undefined ? undefined : { announce: Boolean(update.announce) },
           });

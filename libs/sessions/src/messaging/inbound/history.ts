@@ -1,14 +1,4 @@
-import {
-  ChatRepository,
-  ContactRepository,
-  InboundGroupRepository,
-  MessageRepository,
-  type ChatObservation,
-  type MessageRow,
-  type NewMessage,
-  type NewOutboxEvent,
-  type Tx,
-} from '@gw/persistence';
+import { type ChatObservation, type MessageRow, type NewMessage, type NewOutboxEvent, type Tx } from '@gw/persistence';
 import { recordId } from '@gw/platform';
 import type { BaileysEventMap, WAMessage } from '../../baileys';
 import { chatKey, contactsEvent, historyEvent, type InstanceIdentity } from '../event-payloads';
@@ -100,7 +90,7 @@ export class HistoryEvents {
   }
 
   /**
-   * A history chunk's messages, set-oriented: the new ones inserted together (MessageRepository.insertNewWithin),
+   * A history chunk's messages, set-oriented: the new ones inserted together (MessageRepository.insertNew),
    * their senders observed once each, their chats once each (the chunk's newest message, its incoming
    * ones counted: what one observation per message leaves); the others through storeMessage, in order.
    */
@@ -130,7 +120,7 @@ export class HistoryEvents {
       plain.push(index);
       news.push(row);
     });
-    const inserted = new Map((await MessageRepository.insertNewWithin(tx, news)).map((stored) => [stored.id, stored]));
+    const inserted = new Map((await this.context.services.messages.within(tx).insertNew(news)).map((stored) => [stored.id, stored]));
     const created: number[] = [];
     plain.forEach((index, position) => {
       const stored = inserted.get(news[position].id);
@@ -153,8 +143,7 @@ export class HistoryEvents {
     }
     // The new ones in one statement (a fresh pairing's history: all of them), the others one by one.
     const observations = [...senders.values()].filter(({ sender }) => sender.pn || sender.lid);
-    const createdContacts = await ContactRepository.createMissingWithin(
-      tx,
+    const createdContacts = await this.context.services.contacts.within(tx).createMissing(
       this.context.instanceId,
       observations.map(({ sender, pushName }) => ({ jid: sender.pn, lid: sender.lid, pushName })),
     );
@@ -205,17 +194,17 @@ export class HistoryEvents {
     const observed = [...chats.values()];
     for (const { observation, group } of observed) if (group && !observation.waName) observation.waName = group.subject || undefined;
     // New chats in one statement, then every observation in one (InboundGroupRepository: a chat stored with exactly its identifiers).
-    await ChatRepository.createMissingWithin(
-      tx,
+    const storedChats = this.context.services.chats.within(tx);
+    await storedChats.createMissing(
       this.context.instanceId,
       observed.map(({ observation }) => ({ pn: observation.waChatId ?? '', lid: observation.waChatLid ?? '', isGroup: observation.isGroup ?? false })),
       () => recordId(14),
     );
-    const written = await InboundGroupRepository.writeWithin(tx, {
+    const written = await this.context.services.inboundGroups.within(tx).write({
       chats: observed.map(({ observation }) => ({ instanceId: this.context.instanceId, observation, newId: () => recordId(14) })),
     });
     for (const [index, { group }] of observed.entries()) {
-      if (group) await ChatRepository.applyStateWithin(tx, this.context.instanceId, chatKey(written.chats[index]), { groupFlags: group.flags });
+      if (group) await storedChats.applyState(this.context.instanceId, chatKey(written.chats[index]), { groupFlags: group.flags });
     }
 
     // Stored before, an edit, a poll vote: one by one, in order.

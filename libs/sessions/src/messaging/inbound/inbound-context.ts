@@ -1,4 +1,18 @@
-import type { InstanceRepository, Lease, LidMappingRepository, MessageRepository, NewOutboxEvent, Tx } from '@gw/persistence';
+import type {
+  BlocklistRepository,
+  ChatRepository,
+  ContactRepository,
+  InboundGroupRepository,
+  InstanceRepository,
+  LabelRepository,
+  Lease,
+  LidMappingRepository,
+  MessageRepository,
+  NewOutboxEvent,
+  OutboundLedgerRepository,
+  QuickReplyRepository,
+  Tx,
+} from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { WAMessage, WASocket } from '../../baileys';
 import type { InstanceIdentity } from '../event-payloads';
@@ -9,12 +23,28 @@ import type { InboundBackpressure } from '../inbound-backpressure';
 import type { InboundStore } from '../inbound-store';
 import type { SenderNames } from './sender-names';
 
-/** What every socket's inbound handling shares (one set per worker). */
-export interface InboundServices {
-  store: InboundStore;
+/**
+ * The repositories the inbound modules write and read with (the worker's, one of each per process). A
+ * write inside the handler's transaction binds one to it: `services.chats.within(tx).applyState(…)`.
+ */
+export interface InboundRepositories {
   instances: InstanceRepository;
   messages: MessageRepository;
+  chats: ChatRepository;
+  contacts: ContactRepository;
   lidMappings: LidMappingRepository;
+  blocklist: BlocklistRepository;
+  labels: LabelRepository;
+  quickReplies: QuickReplyRepository;
+  /** A history chunk's chats in one statement (the group transaction's own go through InboundStore's). */
+  inboundGroups: InboundGroupRepository;
+  /** The send path's fenced statements (a server ack is a send's result). */
+  ledger: OutboundLedgerRepository;
+}
+
+/** What every socket's inbound handling shares (one set per worker). */
+export interface InboundServices extends InboundRepositories {
+  store: InboundStore;
   groups: GroupInfoCache;
   /** Groups as `/group/info` and `/group/list` answer them, dropped by group notifications. */
   groupMetadata: GroupMetadataCache;

@@ -1,5 +1,4 @@
 import { ErrorCode, RpcError, type LabelRefreshReply } from '@gw/contracts';
-import { ChatRepository, LabelRepository } from '@gw/persistence';
 import type { BaileysEventMap } from '../../baileys';
 import { chatLabelsEvent, labelsEvent } from '../event-payloads';
 import type { InboundContext } from './inbound-context';
@@ -32,7 +31,7 @@ export class LabelEvents {
     };
     await this.context.withRetry('labels.edit', { labelId: label.id }, () =>
       this.context.write(async (tx, events) => {
-        const { changed } = await LabelRepository.upsertWithin(tx, this.context.instanceId, facts);
+        const { changed } = await this.context.services.labels.within(tx).upsert(this.context.instanceId, facts);
         // A replay of what is stored already is news only to the refresh that asked for it.
         if (changed || requestId) events.push(labelsEvent({ ...label, name: facts.name, color: facts.color }, who, requestId));
       }),
@@ -46,7 +45,7 @@ export class LabelEvents {
     const who = await this.context.who();
     await this.context.withRetry('labels.association', { labelId: association.labelId }, () =>
       this.context.write(async (tx, events) => {
-        const labels = await ChatRepository.applyLabelWithin(tx, this.context.instanceId, association.chatId, association.labelId, change.type);
+        const labels = await this.context.services.chats.within(tx).applyLabel(this.context.instanceId, association.chatId, association.labelId, change.type);
         events.push(chatLabelsEvent({ chatId: association.chatId, labelId: association.labelId, action: change.type, labels }, who, requestId));
       }),
     );

@@ -1,4 +1,4 @@
-import { ContactRepository, type ChatObservation, type ChatRow, type ContactRow, type Tx } from '@gw/persistence';
+import { type ChatObservation, type ChatRow, type ContactRow, type Tx } from '@gw/persistence';
 import { recordId } from '@gw/platform';
 import { isJidGroup, type WAMessage } from '../../baileys';
 import { InboundBatch } from '../inbound-batch';
@@ -44,12 +44,12 @@ export async function observeChat(
   };
   if (group && !observation.waName) observation.waName = group.subject || undefined;
   // Through the group's batch: the chats of a group transaction's messages are updated in one statement (ADR 0017).
-  return InboundBatch.observeChat(tx, context.instanceId, observation, () => recordId(14));
+  return InboundBatch.observeChat(context.services.chats, tx, context.instanceId, observation, () => recordId(14));
 }
 
 /** The author's contact row (push name, LID pair); returned only when it changed. */
 export async function observeSender(context: InboundContext, tx: Tx, sender: Party, pushName: string): Promise<ContactRow | null> {
   if (!sender.pn && !sender.lid) return null;
-  const { contact, changed } = await ContactRepository.observeWithin(tx, context.instanceId, { jid: sender.pn, lid: sender.lid, pushName });
+  const { contact, changed } = await context.services.contacts.within(tx).observe(context.instanceId, { jid: sender.pn, lid: sender.lid, pushName });
   return changed ? contact : null;
 }

@@ -1,5 +1,5 @@
 import { describeContent, type DescribedContent, type ProtoMessage } from '@gw/domain';
-import { ChatRepository, MessageRepository, type MessageRow, type NewOutboxEvent, type Tx } from '@gw/persistence';
+import { type MessageRow, type NewOutboxEvent, type Tx } from '@gw/persistence';
 import { proto, type WAMessage } from '../../baileys';
 import { InboundBatch } from '../inbound-batch';
 import { chatKey, contactsEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from '../event-payloads';
@@ -140,10 +140,12 @@ export class MessageStore {
     // locked from here to the commit, a few round trips (a send's result write may wait for it).
     // Our own message moves the row the send reserved forward in the same statement (ADR 0012).
     const merged = fromMe && status !== 'Failed';
-    const copy = merged ? await InboundBatch.storeOwnCopy(tx, row) : await MessageRepository.storeCopyWithin(tx, row);
+    const copy = merged
+      ? await InboundBatch.storeOwnCopy(this.context.services.messages, tx, row)
+      : await this.context.services.messages.within(tx).storeCopy(row);
     if (!copy) {
       // Seen before: only a status this copy knows better can change.
-      const prior = await MessageRepository.findWithin(tx, this.context.instanceId, row.messageId);
+      const prior = await this.context.services.messages.within(tx).findByMessageId(this.context.instanceId, row.messageId);
       if (fromMe && prior) await this.advanceFromUpsert(tx, events, prior, status, error, place);
       // A history batch (or an exact reload) names what it brought, stored before or not.
       if (history && prior) history.push(prior);
@@ -164,13 +166,13 @@ export class MessageStore {
       waName: place.isGroup ? group?.subject : fromMe ? undefined : message.pushName || undefined,
       lastMessage: { timestamp: row.messageTimestamp, type: row.messageType, textVote: row.text || row.vote, sender: row.sender, incoming },
     });
-    if (group) chat = (await ChatRepository.applyStateWithin(tx, this.context.instanceId, chatKey(chat), { groupFlags: group.flags })) ?? chat;
+    if (group) chat = (await this.context.services.chats.within(tx).applyState(this.context.instanceId, chatKey(chat), { groupFlags: group.flags })) ?? chat;
 
     // An edit (from the phone, another device, or our own /message/edit coming back): the edit is a
     // message of its own whose `edited` names the original (as the captures show); the original takes
     // the new text, `edited` = the edit's id, and is announced as a messages_update `Edited`.
     const original = described.edited
-      ? await MessageRepository.applyEditWithin(tx, this.context.instanceId, described.edited, {
+      ? await this.context.services.messages.within(tx).applyEdit(this.context.instanceId, described.edited, {
           text: described.text,
           content: described.content,
           editId: row.messageId,
@@ -217,7 +219,7 @@ export class MessageStore {
     const place = await placeOf(this.context, message);
     const who = await this.context.who();
     await this.context.write(async (tx, events) => {
-      const row = await MessageRepository.markDeletedWithin(tx, this.context.instanceId, described.revokes);
+      const row = await this.context.services.messages.within(tx).markDeleted(this.context.instanceId, described.revokes);
       if (!row) return;
       events.push(
         messagesUpdateEvent(
@@ -257,9 +259,10 @@ export class MessageStore {
   }
 
   private async advanceTo(tx: Tx, row: MessageRow, status: string, error: string): Promise<MessageRow | null> {
-    if (status === 'Failed') return (await MessageRepository.failWithin(tx, this.context.instanceId, [row.messageId], error || 'failed'))[0] ?? null;
+    if (status === 'Failed')
+      return (await this.context.services.messages.within(tx).fail(this.context.instanceId, [row.messageId], error || 'failed'))[0] ?? null;
     if (rank(status) <= rank(row.status)) return null;
-    return (await MessageRepository.advanceStatusWithin(tx, this.context.instanceId, [row.messageId], status))[0] ?? null;
+    return (await this.context.services.messages.within(tx).advanceStatus(this.context.instanceId, [row.messageId], status))[0] ?? null;
   }
 
   private async advanceFromUpsert(tx: Tx, events: NewOutboxEvent[], prior: MessageRow, status: string, error: string, place: MessagePlace): Promise<void> {

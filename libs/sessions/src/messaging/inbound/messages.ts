@@ -149,7 +149,7 @@ export class MessageEvents {
       const caller = await this.context.identities.party(call.from, call.callerPn);
       await this.context.withRetry('call', { callId: call.id }, () =>
         this.context.write(async (tx, events) => {
-          await storeCallWithin(tx, this.context.instanceId, call, caller);
+          await storeCallWithin(this.context.services, tx, this.context.instanceId, call, caller);
           events.push(callEvent(call, caller, who));
         }),
       );

@@ -1,5 +1,5 @@
 import { describeContent, type ProtoMessage } from '@gw/domain';
-import { MessageRepository, type MessageRow } from '@gw/persistence';
+import { type MessageRow } from '@gw/persistence';
 import { proto, type WAMessage } from '../../baileys';
 import { newsletterMessagesEvent } from '../event-payloads';
 import { toNewMessage, type MessagePlace } from '../message-mapper';
@@ -24,9 +24,9 @@ export async function storeNewsletterPost(context: InboundContext, message: WAMe
   const row = toNewMessage(context.instanceId, { message, described, place, senderName: '', status: '', vote: undefined });
   const who = await context.who();
   await context.write(async (tx, events) => {
-    const prior = await MessageRepository.findWithin(tx, context.instanceId, row.messageId, true);
+    const prior = await context.services.messages.within(tx).findByMessageId(context.instanceId, row.messageId, true);
     if (prior?.raw) return;
-    const { row: stored } = await MessageRepository.upsertWithin(tx, row);
+    const { row: stored } = await context.services.messages.within(tx).upsert(row);
     const serverId = (message.key as { server_id?: string }).server_id ?? '';
     events.push(newsletterMessagesEvent(stored, serverId, who));
   });
@@ -52,9 +52,9 @@ export async function applyNewsletterChange(context: InboundContext, change: New
   await context.withRetry('newsletter edit', { messageId: change.messageId }, () =>
     context.write(async (tx, events) => {
       let row: MessageRow | null;
-      if (change.edit === 'deleted') row = await MessageRepository.markDeletedWithin(tx, context.instanceId, change.messageId);
+      if (change.edit === 'deleted') row = await context.services.messages.within(tx).markDeleted(context.instanceId, change.messageId);
       else {
-        row = await MessageRepository.applyEditWithin(tx, context.instanceId, change.messageId, {
+        row = await context.services.messages.within(tx).applyEdit(context.instanceId, change.messageId, {
           text: described!.text,
           content: described!.content,
           editId: change.messageId,
@@ -64,7 +64,7 @@ export async function applyNewsletterChange(context: InboundContext, change: New
           const message = { key: { remoteJid: change.jid, id: change.messageId, fromMe: false }, message: content, messageTimestamp: change.t } as WAMessage;
           const place: MessagePlace = { chatId: change.jid, chatLid: '', isGroup: false, sender: { jid: change.jid, pn: '', lid: '' } };
           const created = toNewMessage(context.instanceId, { message, described: described!, place, senderName: '', status: '', vote: undefined });
-          row = (await MessageRepository.upsertWithin(tx, created)).row;
+          row = (await context.services.messages.within(tx).upsert(created)).row;
         }
       }
       if (row) events.push(newsletterMessagesEvent(row, change.serverId, who, change.edit));

@@ -1,4 +1,4 @@
-import { ChatRepository, FencedOutError, MessageRepository, OutboundLedgerRepository, STATUS_RANK, type StatusChange, type Tx } from '@gw/persistence';
+import { FencedOutError, STATUS_RANK, type StatusChange, type Tx } from '@gw/persistence';
 import { isJidGroup, type MessageUserReceiptUpdate, type WAMessageUpdate } from '../../baileys';
 import { AwaitedAcks } from '../../outbound/awaited-acks';
 import { refusalText } from '../../outbound/refusal';
@@ -41,7 +41,7 @@ export class ReceiptEvents {
   private async rememberEarly(tx: Tx, ids: string[], changed: StatusChange[], receipt: Omit<EarlyReceipt, 'at'>): Promise<void> {
     const done = new Set(changed.map((row) => row.messageId));
     const rest = ids.filter((id) => !done.has(id));
-    const known = new Set(await MessageRepository.storedIdsWithin(tx, this.context.instanceId, rest));
+    const known = new Set(await this.context.services.messages.within(tx).storedIds(this.context.instanceId, rest));
     const now = Date.now();
     for (const [id, entry] of this.early) if (now - entry.at > EARLY_TTL_MS) this.early.delete(id);
     for (const id of rest) {
@@ -76,8 +76,7 @@ export class ReceiptEvents {
 
   /** Sent (stored, not announced): one fenced statement, as the send path's own result write. */
   async onServerAck(messageId: string): Promise<void> {
-    if (!(await OutboundLedgerRepository.acked(this.context.services.store.outside, this.context.lease, [messageId])))
-      throw new FencedOutError(this.context.instanceId);
+    if (!(await this.context.services.ledger.acked(this.context.lease, [messageId]))) throw new FencedOutError(this.context.instanceId);
   }
 
   /** 1:1 receipts (Baileys `messages.update` with a status) and error acks: one task per (chat, state), each writing once. */
@@ -154,8 +153,8 @@ export class ReceiptEvents {
     await this.context.write(async (tx, events) => {
       const changed =
         state === 'Failed'
-          ? await MessageRepository.failWithin(tx, this.context.instanceId, ids, error)
-          : await InboundBatch.advanceStatus(tx, this.context.instanceId, ids, state);
+          ? await this.context.services.messages.within(tx).fail(this.context.instanceId, ids, error)
+          : await InboundBatch.advanceStatus(this.context.services.messages, tx, this.context.instanceId, ids, state);
       if (changed.length < ids.length) await this.rememberEarly(tx, ids, changed, { state, sender, timestamp, error });
       if (!changed.length || state === 'Sent') return;
       const byChat = new Map<string, StatusChange[]>();
@@ -173,7 +172,7 @@ export class ReceiptEvents {
 
   private async markChatRead(jid: string): Promise<void> {
     await this.context.write(async (tx) => {
-      await ChatRepository.applyStateWithin(tx, this.context.instanceId, userJid(jid) || jid, { unreadCount: 0 });
+      await this.context.services.chats.within(tx).applyState(this.context.instanceId, userJid(jid) || jid, { unreadCount: 0 });
     });
   }
 }

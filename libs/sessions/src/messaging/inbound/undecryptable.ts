@@ -1,5 +1,5 @@
 import type { DescribedContent } from '@gw/domain';
-import { MessageRepository, type MessageRow, type NewMessage } from '@gw/persistence';
+import { type MessageRow, type NewMessage } from '@gw/persistence';
 import type { WAMessage } from '../../baileys';
 import { contactsEvent, messagesEvent } from '../event-payloads';
 import { toNewMessage } from '../message-mapper';
@@ -50,12 +50,12 @@ export async function storeUndecryptable(context: InboundContext, message: WAMes
   const messageId = key.id as string;
   await context.write(
     async (tx, events) => {
-      const prior = await MessageRepository.findWithin(tx, context.instanceId, messageId);
+      const prior = await context.services.messages.within(tx).findByMessageId(context.instanceId, messageId);
       if (prior) {
         if (history) history.push(prior);
         return;
       }
-      const { row: stored } = await MessageRepository.upsertWithin(tx, row);
+      const { row: stored } = await context.services.messages.within(tx).upsert(row);
       const contact = fromMe ? null : await observeSender(context, tx, place.sender, senderName);
       if (contact) events.push(contactsEvent([contact], who));
       // Not counted as unread: the content, when it comes, is (onMessage).

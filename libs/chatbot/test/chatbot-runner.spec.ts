@@ -60,7 +60,7 @@ describe('chatbot runner (Postgres, fake worker)', () => {
   /** A received message admitted as the follower would. */
   const admit = (chatId: string, messageId: string, text: string) =>
     db.dataSource.transaction((manager) =>
-      ChatbotAdmissionRepository.admitWithin(manager, {
+      new ChatbotAdmissionRepository(db.dataSource).within(manager).admit({
         instanceId: 'rrun1',
         chatId,
         messageId,
@@ -177,7 +177,7 @@ describe('chatbot runner (Postgres, fake worker)', () => {
         ['MORD1', 'first'],
         ['MORD2', 'second'],
       ])
-        await MessageRepository.insertNewWithin(tx, [
+        await new MessageRepository(db.dataSource).within(tx).insertNew([
           newMessageFixture('rrun1', {
             id,
             messageId: id,

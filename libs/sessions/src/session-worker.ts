@@ -47,6 +47,13 @@ import { ReconnectPacer } from './session/reconnect-pacer';
  */
 const DRAIN_IN_FLIGHT_MS = 15_000;
 /**
+ * How long a draining worker keeps serving an instance while it stores the instance's backlog. Bounded:
+ * serving adds writes (each send's own copy and receipts), and on a saturated machine a backlog stored
+ * while serving did not shrink; the drain then outlived the process's shutdown deadline and the leases
+ * were never handed over (bench/cluster rolling at load 10: 25 s drains, Signal sessions diverged).
+ */
+const DRAIN_SERVING_MS = 2_000;
+/**
  * Once the sessions ended, the ops still running (past that wait) are awaited this long at most for their
  * answers: without a socket they end quickly, and the process' 25 s shutdown deadline still has the bus to close.
  */
@@ -287,7 +294,8 @@ export class SessionWorker {
   }
 
   /**
-   * One instance of a drain. First what its socket received so far is stored while it keeps serving: the
+   * One instance of a drain. First what its socket received so far is stored while it keeps serving
+   * (for DRAIN_SERVING_MS at most): the
    * backlog (a worker that adopted instances a moment ago may hold thousands of writes) is what a drain
    * waited for, with the instance refusing every send meanwhile (bench/cluster run 31: p99 14.8 s). Then
    * its ops are refused, those in flight finish (for DRAIN_IN_FLIGHT_MS at most), what came meanwhile
@@ -297,7 +305,7 @@ export class SessionWorker {
    */
   private async handOver(session: Session): Promise<number> {
     try {
-      await this.inbound.drainInstance(session.instanceId);
+      await atMost(this.inbound.drainInstance(session.instanceId), DRAIN_SERVING_MS);
       const started = Date.now();
       this.rpc.beginDrainOf(session.instanceId);
       await this.rpc.settleInstance(session.instanceId, DRAIN_IN_FLIGHT_MS);
@@ -328,4 +336,11 @@ export class SessionWorker {
     if (this.rejectionGuard) process.off('unhandledRejection', this.rejectionGuard);
     this.rejectionGuard = null;
   }
+}
+
+/** Waits for `work`, for at most `ms` (the work goes on; its failure is its own to report). */
+async function atMost(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

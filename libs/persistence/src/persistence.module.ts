@@ -32,6 +32,7 @@ import { SendQueueRepository } from './repositories/send-queue.repository';
 import { SessionMoveRepository } from './repositories/session-move.repository';
 import { SettingsRepository } from './repositories/settings.repository';
 import { WebhookRepository } from './repositories/webhook.repository';
+import { dataSourceOf, type Database } from './tx';
 import { UnitOfWork } from './unit-of-work';
 
 /** Every repository: each one is built from the DataSource alone and holds no other state. */
@@ -80,7 +81,8 @@ export const REPOSITORIES = [
  */
 @Module({})
 export class PersistenceModule {
-  static forDataSource(dataSource: DataSource): DynamicModule {
+  static forDataSource(database: Database): DynamicModule {
+    const dataSource = dataSourceOf(database);
     return {
       module: PersistenceModule,
       global: true,

@@ -2,7 +2,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 
 /**
  * The handle of one unit of work: a transaction's, or the pool's outside one (ADR 0036). Code outside
- * libs/persistence only holds it and hands it to a repository's `*Within` method, so the statements
+ * libs/persistence only holds it and binds a repository to it (`repository.within(tx)`), so the statements
  * share the transaction; it cannot run a statement itself, and it never needs to import the ORM.
  *
  * It is the ORM's entity manager seen from outside: a supertype that shows nothing but the ORM's own
@@ -18,9 +18,14 @@ export function managerOf(tx: Tx): EntityManager {
 
 /**
  * The pool a runtime opened with `openDatabase` and owns (ADR 0036): it hands it to
- * `PersistenceModule.forDataSource` and to repositories' constructors, and closes it (`destroy()`) when it
- * stops. Outside libs/persistence it is held and passed on, never queried: statements go through
- * repositories. For now it is the ORM's DataSource under the library's own name; narrowing it to an
- * opaque handle (as `Tx` is) needs every repository constructor, LeaseRepository's too, to take it.
+ * `PersistenceModule.forDataSource`, to repositories' constructors and to LeaseRepository's fenced
+ * transactions, and closes it (`destroy()`) when it stops. Opaque as `Tx` is: the ORM's DataSource seen
+ * from outside, showing its marker and `destroy` alone, so code holding one cannot run a statement with
+ * it (statements go through repositories). A DataSource is a `Database` as it is, with no cast.
  */
-export type Database = DataSource;
+export type Database = Pick<DataSource, '@instanceof' | 'destroy'>;
+
+/** The DataSource behind a handle, for the library alone (not exported from it). */
+export function dataSourceOf(database: Database): DataSource {
+  return database as DataSource;
+}

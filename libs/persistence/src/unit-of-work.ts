@@ -1,15 +1,19 @@
 import type { DataSource } from 'typeorm';
-import type { Tx } from './tx';
+import { dataSourceOf, type Database, type Tx } from './tx';
 
 /**
  * Where a `Tx` comes from for code outside libs/persistence (ADR 0036): one transaction around some
- * repositories' `*Within` statements, or the pool's handle for one that needs none. It adds nothing to
+ * repositories' statements (each bound with `repository.within(tx)`), or the pool's handle for one that needs none. It adds nothing to
  * the DataSource's own transaction; it only keeps the ORM's types inside the library.
  */
 export class UnitOfWork {
-  constructor(private readonly dataSource: DataSource) {}
+  private readonly dataSource: DataSource;
 
-  /** Each statement on its own (autocommit), for a `*Within` method called outside a transaction. */
+  constructor(database: Database) {
+    this.dataSource = dataSourceOf(database);
+  }
+
+  /** The pool's handle: each statement on its own (autocommit); `repository.within(outside)` is the pool-bound repository. */
   get outside(): Tx {
     return this.dataSource.manager;
   }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import type { DataSource } from 'typeorm';
 import { MAX_SIGNED_SECONDS, type ObjectStore, objectStoreFromEnv } from '../media/object-store';
+import type { Database } from '../tx';
 import { RepositoryBase, type Executor } from './repository-base';
 
 export interface StoredFile {
@@ -50,8 +50,8 @@ function toInfo(row: Raw): StoredFileInfo {
 export class FileRepository extends RepositoryBase {
   private readonly objects: ObjectStore | null;
 
-  constructor(dataSource: DataSource, objects: ObjectStore | null = objectStoreFromEnv()) {
-    super(dataSource);
+  constructor(database: Database, objects: ObjectStore | null = objectStoreFromEnv()) {
+    super(database);
     this.objects = objects;
   }
 

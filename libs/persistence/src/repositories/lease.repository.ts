@@ -1,6 +1,7 @@
-import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
+import type { EntityManager, QueryRunner } from 'typeorm';
 import { FencedOutError } from './fenced-out.error';
 import { pipelinedTransaction, type TailStatement } from '../pipelined-transaction';
+import { dataSourceOf, type Database } from '../tx';
 import { RepositoryBase } from './repository-base';
 import { fenceManyParams } from './lease-fence';
 
@@ -317,13 +318,13 @@ export class LeaseRepository extends RepositoryBase {
    * transaction before this returns (the inbound store's writes only write, and are safe to run again).
    */
   static async fencedTransaction<T>(
-    dataSource: DataSource,
+    database: Database,
     lease: Lease,
     work: (manager: EntityManager) => Promise<T>,
     tail?: (value: T) => TailStatement | null,
   ): Promise<T> {
     return pipelinedTransaction(
-      dataSource,
+      dataSourceOf(database),
       LeaseRepository.proofOf([lease]),
       async (manager, proof) => {
         const value = await work(manager);
@@ -341,13 +342,9 @@ export class LeaseRepository extends RepositoryBase {
    * ADR 0034). Its socket already told WhatsApp it has the message, so WhatsApp will not send it to the
    * new holder: dropping it would lose it. Nothing else may be written this way.
    */
-  static async unfencedTransaction<T>(
-    dataSource: DataSource,
-    work: (manager: EntityManager) => Promise<T>,
-    tail?: (value: T) => TailStatement | null,
-  ): Promise<T> {
+  static async unfencedTransaction<T>(database: Database, work: (manager: EntityManager) => Promise<T>, tail?: (value: T) => TailStatement | null): Promise<T> {
     return pipelinedTransaction(
-      dataSource,
+      dataSourceOf(database),
       () => 'START TRANSACTION',
       (manager) => work(manager),
       tail,
@@ -367,11 +364,12 @@ export class LeaseRepository extends RepositoryBase {
    * (so `work` must be safe to run again).
    */
   static async fencedGroupTransaction<T>(
-    dataSource: DataSource,
+    database: Database,
     leases: Lease[],
     work: (manager: EntityManager, held: Set<string>) => Promise<T>,
     tail?: (value: T) => TailStatement | null,
   ): Promise<T> {
+    const dataSource = dataSourceOf(database);
     const proofText = LeaseRepository.proofOf(leases);
     const all = new Set(leases.map((lease) => lease.instanceId));
     try {

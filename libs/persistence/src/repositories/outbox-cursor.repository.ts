@@ -21,7 +21,7 @@ export interface CursorStep<T = void> {
 
 /**
  * A consumer's work for the events of one step, inside the step's transaction: what it writes through
- * a repository's `*Within(tx, …)` commits together with the cursor.
+ * a repository bound to it (`repository.within(tx)`) commits together with the cursor.
  */
 export type CursorHandler<T = void> = (tx: Tx, instanceId: string, events: OutboxRow[]) => Promise<T>;
 

@@ -1,7 +1,8 @@
 import { recordId } from '@gw/platform';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { EntityManager } from 'typeorm';
 import { type ObjectStore, objectStoreFromEnv } from '../media/object-store';
 import { FileRepository } from './file.repository';
+import type { Database } from '../tx';
 import { RepositoryBase } from './repository-base';
 
 export interface QuickReplyRow {
@@ -87,10 +88,10 @@ export class QuickReplyRepository extends RepositoryBase {
   private readonly objects: ObjectStore | null;
   private readonly files: FileRepository;
 
-  constructor(dataSource: DataSource, objects: ObjectStore | null = objectStoreFromEnv()) {
-    super(dataSource);
+  constructor(database: Database, objects: ObjectStore | null = objectStoreFromEnv()) {
+    super(database);
     this.objects = objects;
-    this.files = new FileRepository(dataSource, objects);
+    this.files = new FileRepository(database, objects);
   }
 
   async list(instanceId: string): Promise<QuickReplyRow[]> {

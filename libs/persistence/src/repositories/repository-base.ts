@@ -1,5 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
-import { managerOf, type Tx } from '../tx';
+import { dataSourceOf, managerOf, type Database, type Tx } from '../tx';
 
 /**
  * What a repository's statements run on: the pool (the DataSource: each statement on its own) or a
@@ -18,8 +18,12 @@ export abstract class RepositoryBase {
   /** Where this repository's statements run: the pool, or the transaction's manager after `within`. */
   protected readonly db: Executor;
 
-  constructor(protected readonly dataSource: DataSource) {
-    this.db = dataSource;
+  /** The pool this repository was built on (a method that opens a transaction or a connection of its own uses it). */
+  protected readonly dataSource: DataSource;
+
+  constructor(database: Database) {
+    this.dataSource = dataSourceOf(database);
+    this.db = this.dataSource;
   }
 
   /**

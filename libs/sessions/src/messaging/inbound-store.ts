@@ -8,7 +8,6 @@ import {
   OutboxRepository,
   type Lease,
   type NewOutboxEvent,
-  type Tx,
   type Database,
 } from '@gw/persistence';
 import { failSpan, type Logger, startSpan, traceparentOf } from '@gw/platform';
@@ -82,11 +81,6 @@ export class InboundStore {
   ) {
     this.stalls = new InboundStalls(logger);
     this.groups = new InboundGroupRepository(dataSource);
-  }
-
-  /** The pool's handle, for a statement outside the store's transactions (a read, a fenced statement of its own). */
-  get outside(): Tx {
-    return this.dataSource.manager;
   }
 
   /**

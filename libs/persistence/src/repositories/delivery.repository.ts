@@ -168,6 +168,7 @@ type Raw = Record<string, unknown>;
  */
 export class DeliveryRepository extends RepositoryBase {
   private readonly outbox = new OutboxRepository(this.dataSource);
+  private readonly webhooks = new WebhookRepository(this.dataSource);
 
   /**
    * Opens the pool's connections (WARM_CONNECTIONS at most) and plans the relay's statements on each (EXPLAIN: nothing
@@ -221,7 +222,7 @@ export class DeliveryRepository extends RepositoryBase {
         const raw: Raw[] = await manager.query(FAN_OUT_READ, [limit]);
         if (raw.length === 0) return null;
         const events = raw.map(toEvent);
-        const webhooks = await WebhookRepository.enabledFor(manager, [...new Set(events.map((event) => event.instanceId))]);
+        const webhooks = await this.webhooks.within(manager).enabledFor([...new Set(events.map((event) => event.instanceId))]);
         const columns = { webhook: [] as string[], event: [] as string[], instance: [] as string[], chat: [] as string[], type: [] as string[] };
         for (const event of events) {
           for (const webhook of match(event, webhooks)) {

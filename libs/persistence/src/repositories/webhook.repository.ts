@@ -1,4 +1,3 @@
-import type { EntityManager } from 'typeorm';
 import { RepositoryBase } from './repository-base';
 
 /** How a delivery target is reached: `webhook` is an HTTP POST; the others publish to a message broker (issue #18). */
@@ -170,8 +169,8 @@ export class WebhookRepository extends RepositoryBase {
   }
 
   /** Enabled webhooks that may receive events of these instances (theirs and the global ones). */
-  static async enabledFor(manager: EntityManager, instanceIds: string[]): Promise<WebhookRow[]> {
-    const rows: Raw[] = await manager.query(ENABLED_FOR, [instanceIds]);
+  async enabledFor(instanceIds: string[]): Promise<WebhookRow[]> {
+    const rows: Raw[] = await this.db.query(ENABLED_FOR, [instanceIds]);
     return rows.map(toRow);
   }
 

@@ -1,8 +1,7 @@
 import { EventEmitter } from 'node:events';
-import { FencedOutError, type InstanceRepository, type Lease } from '@gw/persistence';
+import { FencedOutError, type Database, type InstanceRepository, type Lease } from '@gw/persistence';
 import type { Bus } from '@gw/bus';
 import pino from 'pino';
-import type { DataSource } from 'typeorm';
 import type { SocketContext } from '../session/socket-observer';
 import type { InboundRepositories } from './inbound/inbound-context';
 import { InboundMessageObserver } from './inbound-message.observer';
@@ -26,7 +25,7 @@ describe(InboundMessageObserver.name, () => {
       },
     } as unknown as InstanceRepository;
     const sut = new InboundMessageObserver({
-      dataSource: {} as DataSource,
+      dataSource: {} as Database,
       bus: {} as Bus,
       logger: pino({ level: 'silent' }),
       repositories: { instances } as unknown as InboundRepositories,
@@ -62,7 +61,7 @@ describe(InboundMessageObserver.name, () => {
   it('should hand Baileys no more frames once the lease is lost (what it would acknowledge could no longer be stored)', async () => {
     const instances = { findById: async () => ({ name: 'Loja', owner: '5511999990000' }) } as unknown as InstanceRepository;
     const sut = new InboundMessageObserver({
-      dataSource: {} as DataSource,
+      dataSource: {} as Database,
       bus: {} as Bus,
       logger: pino({ level: 'silent' }),
       repositories: { instances } as unknown as InboundRepositories,

@@ -97,6 +97,27 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
     expect(stored).toMatchObject({ id: 'chat-y', lastMessageTextVote: 'Y2', unreadCount: 2 });
   });
 
+  it("should carry a round's receipts and copies in key order, as the send ledger's groups do, and answer each copy in its caller's order", async () => {
+    const parameters: unknown[][] = [];
+    const copies = ['Z9', 'M5', 'A1'].map((messageId) =>
+      newMessageFixture('igr-b', { id: `id-${messageId}`, messageId, chatId: chat, fromMe: true, status: 'Sent' }),
+    );
+    const written = await db.dataSource.transaction(async (manager) => {
+      const query = manager.query.bind(manager);
+      jest.spyOn(manager, 'query').mockImplementation((sql: string, values?: Parameters<typeof query>[1]) => {
+        parameters.push(values ?? []);
+        return query(sql, values);
+      });
+      return new InboundGroupRepository(db.dataSource)
+        .within(manager)
+        .write({ statuses: [{ instanceId: 'igr-a', messageIds: ['A9', 'A3', 'A12'], status: 'Read' }], copies });
+    });
+    // Lock order: receipts A12, A3, A9 (code-unit order of the keys), copies A1, M5, Z9.
+    expect(parameters[0][1]).toEqual(['A12', 'A3', 'A9']);
+    expect(parameters[0][5]).toEqual(['A1', 'M5', 'Z9']);
+    expect(written.copies.map((copy) => copy?.row.messageId)).toEqual(['Z9', 'M5', 'A1']);
+  });
+
   it('should plan each round statement once (its generic plan), not on every round', async () => {
     const leases = new LeaseRepository(db.dataSource);
     const held = await Promise.all(ids.map(async (id) => (await leases.claim(id, 'w-igr', 60_000))!));

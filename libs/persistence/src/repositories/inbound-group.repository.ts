@@ -1,4 +1,5 @@
 import { PREPARED } from '../preparing-client';
+import { compareKeys } from '../group-commit';
 import { ChatRepository } from './chat.repository';
 import { CHAT_COLUMNS, observationSql, observationValues, toChatRow, type ChatObservation, type ChatRow } from './chat-row';
 import {
@@ -237,19 +238,33 @@ export class InboundGroupRepository extends RepositoryBase {
       const input = first.map((index) => chats[index]);
       const kinds = (statuses.length > 0 ? KIND.status : 0) | (copies.length > 0 ? KIND.copy : 0) | (input.length > 0 ? KIND.chat : 0);
       const parameters: unknown[] = [];
-      if (kinds & KIND.status)
-        parameters.push(
-          statuses.map((item) => item.instanceId),
-          statuses.map((item) => item.messageId),
-          statuses.map((item) => item.status),
-          statuses.map((item) => item.rank),
+      // Rows in key order, as the send ledger's group commits lock theirs: two statements that touch the
+      // same messages lock them in one order and cannot deadlock each other (bench/send met one: 40P01).
+      if (kinds & KIND.status) {
+        const ordered = inKeyOrder(
+          statuses,
+          (item) => item.instanceId,
+          (item) => item.messageId,
         );
-      if (kinds & KIND.copy)
         parameters.push(
-          copies.map((message) => message.instanceId),
-          copies.map((message) => message.messageId),
-          JSON.stringify(copies.map(messageDocument)),
+          ordered.map((item) => item.instanceId),
+          ordered.map((item) => item.messageId),
+          ordered.map((item) => item.status),
+          ordered.map((item) => item.rank),
         );
+      }
+      if (kinds & KIND.copy) {
+        const ordered = inKeyOrder(
+          copies,
+          (message) => message.instanceId,
+          (message) => message.messageId,
+        );
+        parameters.push(
+          ordered.map((message) => message.instanceId),
+          ordered.map((message) => message.messageId),
+          JSON.stringify(ordered.map(messageDocument)),
+        );
+      }
       if (kinds & KIND.chat) {
         // One array per column of h_input: the observations' rows, transposed.
         const values = input.map(({ instanceId, observation }) => [
@@ -289,6 +304,16 @@ export class InboundGroupRepository extends RepositoryBase {
     results.chats = chatResults as ChatRow[];
     return results;
   }
+}
+
+/** The items sorted by the key the send ledger's group commits sort theirs by (instance, NUL, message id). */
+function inKeyOrder<T>(items: readonly T[], instanceId: (item: T) => string, messageId: (item: T) => string): T[] {
+  if (items.length < 2) return [...items];
+  const key = (item: T) => `${instanceId(item)}\u0000${messageId(item)}`;
+  return items
+    .map((item) => ({ item, k: key(item) }))
+    .sort((a, b) => compareKeys(a.k, b.k))
+    .map(({ item }) => item);
 }
 
 /**

@@ -105,7 +105,7 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
     const written = await db.dataSource.transaction(async (manager) => {
       const query = manager.query.bind(manager);
       jest.spyOn(manager, 'query').mockImplementation((sql: string, values?: Parameters<typeof query>[1]) => {
-        parameters.push(values ?? []);
+        parameters.push((values ?? []) as unknown[]);
         return query(sql, values);
       });
       return new InboundGroupRepository(db.dataSource)

@@ -118,6 +118,33 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
     expect(written.copies.map((copy) => copy?.row.messageId)).toEqual(['Z9', 'M5', 'A1']);
   });
 
+  it('should not deadlock with a writer that locks the same rows in key order when its receipt row sorts after its copy row', async () => {
+    // The send ledger's results lock in key order: here A12 then A15. The round updates A15's status and A12's copy.
+    const ledger = db.dataSource.createQueryRunner();
+    await ledger.connect();
+    await ledger.startTransaction();
+    try {
+      await ledger.query(`UPDATE messages SET updated_at = now() WHERE instance_id = 'igr-a' AND message_id = 'A12'`);
+      const round = db.dataSource.transaction((manager) =>
+        new InboundGroupRepository(db.dataSource).within(manager).write({
+          statuses: [{ instanceId: 'igr-a', messageIds: ['A15'], status: 'Read' }],
+          copies: [newMessageFixture('igr-a', { id: 'id-A12', messageId: 'A12', chatId: chat, fromMe: true, status: 'Sent', raw: '{"copy":12}' })],
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300)); // the round now waits for A12
+      const started = Date.now();
+      await ledger.query(`UPDATE messages SET updated_at = now() WHERE instance_id = 'igr-a' AND message_id = 'A15'`);
+      expect(Date.now() - started).toBeLessThan(500); // not held by the round: it locked nothing before A12
+      await ledger.commitTransaction();
+      const written = await round;
+      expect(written.statuses.map((change) => change.messageId)).toEqual(['A15']);
+      expect(written.copies[0]?.row.messageId).toBe('A12');
+    } finally {
+      if (ledger.isTransactionActive) await ledger.rollbackTransaction();
+      await ledger.release();
+    }
+  });
+
   it('should plan each round statement once (its generic plan), not on every round', async () => {
     const leases = new LeaseRepository(db.dataSource);
     const held = await Promise.all(ids.map(async (id) => (await leases.claim(id, 'w-igr', 60_000))!));

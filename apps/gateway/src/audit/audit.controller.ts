@@ -5,7 +5,7 @@ import { AdminGuard, CurrentInstance, InstanceGuard } from '../common/auth.guard
 import { ApiArea } from '../openapi/api-areas';
 import { ApiReply } from '../openapi/api-reply.decorator';
 import { AuditService } from './audit.service';
-import { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX } from './dto/audit-query.dto';
+import { AUDIT_PAGE_DEFAULT, AUDIT_PAGE_MAX, AdminAuditQueryDto, InstanceAuditQueryDto } from './dto/audit-query.dto';
 import { AUDIT_PAGE_EXAMPLE } from './dto/audit.examples';
 import { AuditPageResponse } from './dto/audit.response';
 import type { RequestInstance } from '../common/request-instance';
@@ -76,7 +76,7 @@ export class AdminAuditController {
     description:
       'Every admin and configuration change, newest first: when (`at`), which token (`actor`: the instance id for an instance token, `admin` for the admin token; never its value), from which address, the route and its `action`, the request fields (`changes`, tokens, passwords, API keys and URL credentials masked) and the answer `status` (a refused change is recorded too). Filter by `instance`, `action`, `route` and time; page with `limit`/`offset` or `cursor`. Entries are kept AUDIT_RETENTION_DAYS days (default 90). Not in uazapiGO.',
   })
-  list(@Query() query: Record<string, unknown>): Promise<AuditPageResponse> {
+  list(@Query() query: AdminAuditQueryDto): Promise<AuditPageResponse> {
     return this.audit.forAdmin(query);
   }
 }
@@ -95,7 +95,7 @@ export class InstanceAuditController {
     description:
       "The configuration changes of this instance, newest first (its webhook, sinks, proxy, privacy, chatbot, Chatwoot, delays, name, and the admin's changes to it): when, which token (`actor`), from which address, the route and `action`, the request fields with their secrets masked, and the answer `status`. Never another instance's. Filters and paging as `GET /admin/audit`. Not in uazapiGO.",
   })
-  list(@CurrentInstance() instance: RequestInstance, @Query() query: Record<string, unknown>): Promise<AuditPageResponse> {
+  list(@CurrentInstance() instance: RequestInstance, @Query() query: InstanceAuditQueryDto): Promise<AuditPageResponse> {
     return this.audit.forInstance(instance.id, query);
   }
 }

@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AuditRepository, type AuditRow } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
-import { validateBody } from '../common/validation';
 import { AuditRecorder } from './audit-recorder';
-import { AUDIT_PAGE_DEFAULT, AdminAuditQueryDto, InstanceAuditQueryDto } from './dto/audit-query.dto';
+import { AUDIT_PAGE_DEFAULT, type AdminAuditQueryDto, type InstanceAuditQueryDto } from './dto/audit-query.dto';
 import type { AuditEntryResponse, AuditPageResponse } from './dto/audit.response';
 
 /** Reads the audit log: every entry for the admin, an instance's own for its token. */
@@ -14,8 +13,7 @@ export class AuditService {
     private readonly recorder: AuditRecorder,
   ) {}
 
-  async forAdmin(query: Record<string, unknown>): Promise<AuditPageResponse> {
-    const filter = await validateBody(AdminAuditQueryDto, query);
+  async forAdmin(filter: AdminAuditQueryDto): Promise<AuditPageResponse> {
     return this.page(filter, filter.instance, false);
   }
 
@@ -23,8 +21,7 @@ export class AuditService {
    * Only the entries about `instanceId`: no filter reaches another instance's. The operator's changes to it
    * (creation, admin fields) are listed without the operator's address, which is not the tenant's to see.
    */
-  async forInstance(instanceId: string, query: Record<string, unknown>): Promise<AuditPageResponse> {
-    const filter = await validateBody(InstanceAuditQueryDto, query);
+  async forInstance(instanceId: string, filter: InstanceAuditQueryDto): Promise<AuditPageResponse> {
     return this.page(filter, instanceId, true);
   }
 

@@ -47,14 +47,18 @@ function memoiseValidationMetadata(): void {
 memoiseValidationMetadata();
 
 /**
- * Validates bodies against their DTO class. The first problem becomes a 400 `{error}` that names the
- * field; unknown fields are dropped (clients of the API send extra ones), never stored.
+ * Validates bodies, and a route's whole query string taken as one DTO (`@Query() query: SomeQueryDto`),
+ * against their DTO class. The first problem becomes a 400 `{error}` that names the field; unknown fields
+ * are dropped (clients of the API send extra ones), never stored. Single query values (`@Query('name')`)
+ * are the route's to read.
  */
 @Injectable()
 export class DtoValidationPipe implements PipeTransform {
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const type = metadata.metatype;
-    if (metadata.type !== 'body' || !type || [String, Boolean, Number, Array, Object].includes(type as never)) return value;
+    if (!type || [String, Boolean, Number, Array, Object].includes(type as never)) return value;
+    if (metadata.type === 'query' && metadata.data === undefined) return validateBody(type as new () => object, (value ?? {}) as object);
+    if (metadata.type !== 'body') return value;
     if (value === undefined || value === null) value = {};
     if (typeof value !== 'object' || Array.isArray(value)) throw ApiError.badRequest('Invalid request payload: the body must be a JSON object');
     return validateBody(type as new () => object, value as object);

@@ -9,10 +9,12 @@ import { DeliveryLogService } from './delivery-log.service';
 import { DELIVERY_PAGE_EXAMPLE, DELIVERY_REPLAY_EXAMPLE, SINK_DELIVERY_PAGE_EXAMPLE } from './dto/delivery.examples';
 import { DeliveryPageResponse, DeliveryReplayResponse } from './dto/delivery.response';
 import {
+  AdminDeliveryLogQueryDto,
   AdminReplayDto,
   DELIVERY_OUTCOMES,
   DELIVERY_PAGE_DEFAULT,
   DELIVERY_PAGE_MAX,
+  DeliveryLogQueryDto,
   REPLAY_MAX_EVENTS,
   REPLAY_MAX_IDS,
   REPLAY_MAX_WINDOW_DAYS,
@@ -94,7 +96,7 @@ export class WebhookDeliveriesController {
     summary: "Read the instance's delivery log",
     description: `Every delivery to this instance's webhooks and event sinks (never another instance's). ${LOG_DESCRIPTION}`,
   })
-  list(@CurrentInstance() instance: RequestInstance, @Query() query: Record<string, unknown>): Promise<DeliveryPageResponse> {
+  list(@CurrentInstance() instance: RequestInstance, @Query() query: DeliveryLogQueryDto): Promise<DeliveryPageResponse> {
     return this.deliveries.forInstance(instance.id, query);
   }
 
@@ -130,7 +132,7 @@ export class SinkDeliveriesController {
     summary: "Read the instance's event sinks' delivery log",
     description: `The deliveries of this instance's RabbitMQ, NATS and Kafka sinks (\`sinkId\` for one). ${LOG_DESCRIPTION} Replay with \`POST /webhook/replay\` and a \`sinkId\`.`,
   })
-  list(@CurrentInstance() instance: RequestInstance, @Query() query: Record<string, unknown>): Promise<DeliveryPageResponse> {
+  list(@CurrentInstance() instance: RequestInstance, @Query() query: DeliveryLogQueryDto): Promise<DeliveryPageResponse> {
     return this.deliveries.forInstance(instance.id, query, 'sink');
   }
 }
@@ -157,7 +159,7 @@ export class AdminDeliveriesController {
     summary: 'Read the delivery log of every instance',
     description: `Every delivery to every webhook and event sink, global ones included; \`instance\` for one instance's. ${LOG_DESCRIPTION}`,
   })
-  list(@Query() query: Record<string, unknown>): Promise<DeliveryPageResponse> {
+  list(@Query() query: AdminDeliveryLogQueryDto): Promise<DeliveryPageResponse> {
     return this.deliveries.forAdmin(query);
   }
 

@@ -4,12 +4,11 @@ import { redactUrl } from '@gw/platform';
 import { maskUrlCredentials } from '@gw/persistence';
 import { webhookWants } from '@gw/relay';
 import { ApiError } from '../common/api-error';
-import { validateBody } from '../common/validation';
 import {
-  AdminDeliveryLogQueryDto,
+  type AdminDeliveryLogQueryDto,
   type AdminReplayDto,
   DELIVERY_PAGE_DEFAULT,
-  DeliveryLogQueryDto,
+  type DeliveryLogQueryDto,
   REPLAY_MAX_EVENTS,
   REPLAY_MAX_WINDOW_DAYS,
   type ReplayDto,
@@ -33,14 +32,12 @@ export class DeliveryLogService {
   ) {}
 
   /** `GET /webhook/deliveries` (`kind` undefined: webhooks and sinks) and `GET /sink/deliveries` (`sink`). */
-  async forInstance(instanceId: string, query: Record<string, unknown>, kind?: 'sink'): Promise<DeliveryPageResponse> {
-    const filter = await validateBody(DeliveryLogQueryDto, query);
+  async forInstance(instanceId: string, filter: DeliveryLogQueryDto, kind?: 'sink'): Promise<DeliveryPageResponse> {
     return this.page(filter, { instanceId }, kind);
   }
 
   /** `GET /admin/deliveries`: every instance's targets and the global ones, or one instance's deliveries. */
-  async forAdmin(query: Record<string, unknown>): Promise<DeliveryPageResponse> {
-    const filter = await validateBody(AdminDeliveryLogQueryDto, query);
+  async forAdmin(filter: AdminDeliveryLogQueryDto): Promise<DeliveryPageResponse> {
     return this.page(filter, { admin: true, instanceId: filter.instance });
   }
 

@@ -2,6 +2,7 @@ import { Controller, Get, Query, UseGuards } from '@nestjs/common';
 import { ApiQuery, ApiOperation } from '@nestjs/swagger';
 import { InstanceGuard } from '../common/auth.guards';
 import { ApiReply } from '../openapi/api-reply.decorator';
+import { ProxyManagedCitiesQuery } from './dto/proxy-managed.dto';
 import { PROXY_MANAGED_CITIES_EXAMPLE, PROXY_MANAGED_COUNTRIES_EXAMPLE } from './dto/proxy-managed.examples';
 import { ProxyManagedCitiesResponse, ProxyManagedCountriesResponse } from './dto/proxy-managed.response';
 import { ProxyManagedService } from './proxy-managed.service';
@@ -47,7 +48,7 @@ export class ProxyManagedController {
     description:
       "The cities of one `country` (default `br`) the managed proxies cover, optionally of one `state` or matching `search`, for the `proxy_managed_country`, `proxy_managed_state` and `proxy_managed_city` fields of `/instance/connect`. Any instance's token (or the admin token) is accepted.",
   })
-  cities(@Query() query: Record<string, unknown>): Promise<ProxyManagedCitiesResponse> {
+  cities(@Query() query: ProxyManagedCitiesQuery): Promise<ProxyManagedCitiesResponse> {
     return this.proxies.cities(query);
   }
 }

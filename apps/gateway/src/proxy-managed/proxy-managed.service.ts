@@ -2,10 +2,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { connect } from 'node:net';
 import type { ProxySettings } from '@gw/persistence';
 import { ApiError } from '../common/api-error';
-import { validateBody } from '../common/validation';
 import { GATEWAY_CONFIG } from '../runtime/tokens';
 import type { GatewayConfig } from '../runtime/gateway-config';
-import { ProxyManagedCitiesQuery } from './dto/proxy-managed.dto';
+import type { ProxyManagedCitiesQuery } from './dto/proxy-managed.dto';
 import type { ManagedProxy } from '../runtime/managed-proxy-pools';
 import type { ProxyManagedCitiesResponse, ProxyManagedCity, ProxyManagedCountriesResponse } from './dto/proxy-managed.response';
 import type { RequestInstance } from '../common/request-instance';
@@ -75,8 +74,7 @@ export class ProxyManagedService {
     };
   }
 
-  async cities(query: Record<string, unknown>): Promise<ProxyManagedCitiesResponse> {
-    const dto = await validateBody(ProxyManagedCitiesQuery, query);
+  async cities(dto: ProxyManagedCitiesQuery): Promise<ProxyManagedCitiesResponse> {
     const country = dto.country ?? 'br';
     const inCountry = this.pools.filter((proxy) => proxy.country === country);
     if (!inCountry.length) throw ApiError.badRequest(`country: no managed proxies in "${country}" (GET /proxy-managed/countries lists the countries)`);

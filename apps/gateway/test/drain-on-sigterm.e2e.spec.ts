@@ -5,6 +5,9 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { testDatabaseUrl, testNatsUrl } from '@gw/testing';
+import 'reflect-metadata';
+import { buildDocumentWithoutServices } from '../src/openapi/document-app';
+import { ResponseContract } from './support/response-contract';
 
 const ADMIN = 'drain-test-admin-token-0123456789abcdef';
 
@@ -17,12 +20,26 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** An answer the child gave, kept for the contract check (the harness's onSend hook is in another process). */
+interface Answer {
+  method: string;
+  path: string;
+  status: number;
+  contentType: string;
+  text: string;
+}
+const answers: Answer[] = [];
+
 /** GET on a new connection: the status, or the connection's error code (ECONNREFUSED once it stopped accepting). */
 function get(port: number, path: string): Promise<number | string> {
   return new Promise((resolve) => {
     const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => {
+        answers.push({ method: 'GET', path, status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text });
+        resolve(res.statusCode ?? 0);
+      });
     });
     req.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
     req.end();
@@ -66,6 +83,7 @@ describe('a gateway SIGTERMed with a request in flight', () => {
   });
 
   it('should answer /ready 503 first, stop accepting, answer the request in flight, then exit 0', async () => {
+    answers.length = 0;
     const port = await freePort();
     const nats = await testNatsUrl();
     const output: string[] = [];
@@ -104,7 +122,16 @@ describe('a gateway SIGTERMed with a request in flight', () => {
         (res) => {
           let text = '';
           res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+          res.on('end', () => {
+            answers.push({
+              method: 'POST',
+              path: '/instance/create',
+              status: res.statusCode ?? 0,
+              contentType: String(res.headers['content-type'] ?? ''),
+              text,
+            });
+            resolve({ status: res.statusCode ?? 0, text });
+          });
         },
       );
       req.on('error', reject);
@@ -129,6 +156,10 @@ describe('a gateway SIGTERMed with a request in flight', () => {
     const { status, text } = await answer;
     expect({ status, name: JSON.parse(text).instance?.name }).toEqual({ status: 200, name: 'created-while-draining' });
     expect(await exited).toBe(0);
+    // Every answer it gave (the /ready polls, the 503 while draining, the slow create) is what /openapi.json says.
+    const contract = ResponseContract.ofDocument(await buildDocumentWithoutServices());
+    expect(answers.map((answer) => answer.path)).toEqual(expect.arrayContaining(['/ready', '/health', '/instance/create']));
+    expect(answers.flatMap((answer) => contract.verify(answer.method, answer.path, answer.status, answer.contentType, answer.text))).toEqual([]);
     const db = new Client({ connectionString: url });
     await db.connect();
     try {

@@ -23,7 +23,8 @@ export class HealthController {
   /** Readiness: Postgres, and NATS unless the bus is the in-process one (503 when a check fails). */
   @Get('ready')
   @ApiReply(ReadinessResponse, {
-    description: 'Ready (503 with the same shape, naming the failed check, when not)',
+    description: 'Ready: every check passed',
+    otherStatuses: { 503: 'Not ready: a check failed, or the gateway is stopping (SIGTERM); `checks` says which' },
     example: READINESS_EXAMPLE,
     errors: [],
   })

@@ -37,11 +37,22 @@ export class ResponseContract {
   private readonly validators = new Map<string, ValidateFunction>();
   private readonly violations: ContractViolation[] = [];
   private checked = 0;
+  private verified = 0;
 
-  constructor(private readonly app: NestFastifyApplication) {}
+  /** The check of `app`'s answers, against the document `app` serves (or `document`, for answers from another process). */
+  constructor(
+    private readonly app?: NestFastifyApplication,
+    private readonly document?: OpenAPIObject,
+  ) {}
+
+  /** A check of answers a gateway in another process gave (a child running main.ts), against `document`. */
+  static ofDocument(document: OpenAPIObject): ResponseContract {
+    return new ResponseContract(undefined, document);
+  }
 
   /** Registers the check on the app's Fastify instance; call before the app listens. */
   install(): void {
+    if (!this.app) throw new Error('ResponseContract.install needs the app');
     const fastify = this.app.getHttpAdapter().getInstance();
     fastify.addHook('onSend', (request, reply, payload, done) => {
       const header = request.headers[CONTRACT_REQUEST_HEADER];
@@ -65,6 +76,13 @@ export class ResponseContract {
     const mine = this.violations.filter((violation) => violation.requestId === requestId);
     if (mine.length) this.violations.splice(0, this.violations.length, ...this.violations.filter((violation) => violation.requestId !== requestId));
     return mine;
+  }
+
+  /** Checks one answer received over the wire (`body` as its text) and returns what it broke. */
+  verify(method: string, url: string, status: number, contentType: string, body: string): ContractViolation[] {
+    const requestId = `verify-${++this.verified}`;
+    this.check(method, url, requestId, status, contentType, body);
+    return this.take(requestId);
   }
 
   /** Every violation not yet told to the request's caller, removed from the list. */
@@ -107,8 +125,15 @@ export class ResponseContract {
     }
   }
 
+  /** The document answers are checked against: the one given, else the one the app serves. */
+  private documentToCheck(): OpenAPIObject {
+    if (this.document) return this.document;
+    if (!this.app) throw new Error('ResponseContract needs an app or a document');
+    return documentOf(this.app);
+  }
+
   private operationOf(method: string, path: string): Operation | undefined {
-    this.operations ??= operationsOf(documentOf(this.app));
+    this.operations ??= operationsOf(this.documentToCheck());
     const lower = method.toLowerCase();
     // A literal path wins over a template (`/message/find` over `/message/{id}`).
     const matches = this.operations.filter((operation) => operation.method === lower && operation.pattern.test(path));
@@ -118,7 +143,7 @@ export class ResponseContract {
   private validatorOf(key: string, schema: unknown): ValidateFunction {
     let validate = this.validators.get(key);
     if (!validate) {
-      const ajv = (this.ajv ??= ajvFor(documentOf(this.app)));
+      const ajv = (this.ajv ??= ajvFor(this.documentToCheck()));
       validate = ajv.compile(rewriteRefs(schema) as object);
       this.validators.set(key, validate);
     }

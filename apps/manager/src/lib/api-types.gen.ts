@@ -31720,7 +31720,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Ready (503 with the same shape, naming the failed check, when not) */
+            /** @description Ready: every check passed */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -31754,6 +31754,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not ready: a check failed, or the gateway is stopping (SIGTERM); `checks` says which */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
         };

@@ -249,5 +249,42 @@ describe(OutboundLedgerRepository.name, () => {
         [undefined, undefined],
       ]);
     });
+
+    it('should settle the rows it can lock at once together, and a row another transaction holds alone after, holding nothing meanwhile', async () => {
+      const free = outbound();
+      const busy = outbound();
+      await ledger.reserveMany([
+        { lease, message: free, relay: true },
+        { lease, message: busy, relay: true },
+      ]);
+      // Another writer (the inbound group transaction) holds the busy row.
+      const holder = db.dataSource.createQueryRunner();
+      await holder.connect();
+      await holder.startTransaction();
+      try {
+        await holder.query(`UPDATE messages SET updated_at = now() WHERE instance_id = $1 AND message_id = $2`, [instanceId, busy.messageId]);
+        let done = false;
+        const settling = ledger
+          .settleMany([
+            { lease, messageId: busy.messageId, outcome: { status: 'Sent' } },
+            { lease, messageId: free.messageId, outcome: { status: 'Sent' } },
+          ])
+          .finally(() => (done = true));
+        // The free row is settled and committed while the busy one still waits: the group held no lock on it meanwhile.
+        const deadline = Date.now() + 5_000;
+        while ((await messages.findOne(instanceId, free.messageId))?.status !== 'Sent' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        expect((await messages.findOne(instanceId, free.messageId))?.status).toBe('Sent');
+        expect(done).toBe(false);
+        await holder.commitTransaction();
+        const results = await settling;
+        expect(results.map((result) => [result.held, result.row?.messageId, result.row?.status])).toEqual([
+          [true, busy.messageId, 'Sent'],
+          [true, free.messageId, 'Sent'],
+        ]);
+      } finally {
+        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        await holder.release();
+      }
+    });
   });
 });

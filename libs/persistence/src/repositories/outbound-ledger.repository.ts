@@ -123,6 +123,12 @@ export class OutboundLedgerRepository extends RepositoryBase {
    * settle() for many sends of any instances in ONE statement (group commit), fenced per instance as
    * reserveMany(). A message further along already (a receipt came first) is read back in a second
    * statement, as settle() does, only when there is one.
+   *
+   * It never waits for a row lock: the rows it can lock at once (`SKIP LOCKED`) are settled together, a
+   * row another transaction holds is settled alone afterwards by settle(), which holds no other row while
+   * it waits. The inbound group transaction writes a send's copy and receipts in several rounds, so its
+   * row locks come in no one order; a group of results waiting on one of them while holding another
+   * deadlocked with it (bench/send: 40P01, a send waiting out the 1 s deadlock_timeout).
    */
   async settleMany(
     items: ReadonlyArray<{ lease: Lease; messageId: string; outcome: { status: 'Sent' } | { status: 'Failed'; error: string } }>,
@@ -130,14 +136,22 @@ export class OutboundLedgerRepository extends RepositoryBase {
     const rows: Raw[] = await this.db.query(
       `${PREPARED} WITH ${fenceManyCte()},
        input AS (SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS u(instance_id, message_id, status, error)),
+       target AS (
+         SELECT m.instance_id, m.message_id FROM messages m
+         JOIN input ON m.instance_id = input.instance_id AND m.message_id = input.message_id
+         WHERE input.instance_id IN (SELECT instance_id FROM lease)
+         FOR UPDATE OF m SKIP LOCKED),
        changed AS (
          UPDATE messages SET status = input.status, error = CASE WHEN input.status = 'Failed' THEN input.error ELSE messages.error END, updated_at = now()
-         FROM input
-         WHERE messages.instance_id = input.instance_id AND messages.message_id = input.message_id
-           AND input.instance_id IN (SELECT instance_id FROM lease) AND ${FINAL_SQL}
+         FROM input JOIN target ON target.instance_id = input.instance_id AND target.message_id = input.message_id
+         WHERE messages.instance_id = input.instance_id AND messages.message_id = input.message_id AND ${FINAL_SQL}
            AND CASE WHEN input.status = 'Sent' THEN ${RANK_SQL} < ${STATUS_RANK.Sent} ELSE ${RANK_SQL} <= ${STATUS_RANK.Sent} END
          RETURNING ${recordColumnsSql('messages')})
-       ${selectWithHeldInstances('changed')}`,
+       SELECT CASE WHEN row_number() OVER () = 1 THEN held.held_instances END AS held_instances,
+              CASE WHEN row_number() OVER () = 1 THEN held.locked END AS locked, changed.*
+       FROM (SELECT (SELECT coalesce(array_agg(instance_id), '{}') FROM lease) AS held_instances,
+                    (SELECT coalesce(json_agg(json_build_array(instance_id, message_id)), '[]') FROM target) AS locked) AS held
+       LEFT JOIN changed ON true`,
       [
         ...fenceManyParams(items.map((item) => item.lease)),
         items.map((item) => item.lease.instanceId),
@@ -148,10 +162,15 @@ export class OutboundLedgerRepository extends RepositoryBase {
     );
     const held = heldInstances(rows);
     const key = (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`;
+    const lockedRow = rows.find((raw) => raw.locked !== null && raw.locked !== undefined);
+    const locked = new Set(((lockedRow?.locked as Array<[string, string]> | undefined) ?? []).map(([instanceId, messageId]) => key(instanceId, messageId)));
     const byKey = new Map(rows.filter((raw) => raw.message_id).map((raw) => [key(String(raw.instance_id), String(raw.message_id)), toRecordRow(raw)]));
     // Unchanged (further along already): read in a statement of its own, whose snapshot sees the write
     // this one may have waited for (see settle()).
-    const unchanged = items.filter((item) => held.has(item.lease.instanceId) && !byKey.has(key(item.lease.instanceId, item.messageId)));
+    const unchanged = items.filter(
+      (item) =>
+        held.has(item.lease.instanceId) && locked.has(key(item.lease.instanceId, item.messageId)) && !byKey.has(key(item.lease.instanceId, item.messageId)),
+    );
     if (unchanged.length) {
       const current: Raw[] = await this.db.query(
         `SELECT ${recordColumnsSql('m')} FROM messages m JOIN unnest($1::text[], $2::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id`,
@@ -159,7 +178,16 @@ export class OutboundLedgerRepository extends RepositoryBase {
       );
       for (const raw of current) byKey.set(key(String(raw.instance_id), String(raw.message_id)), toRecordRow(raw));
     }
-    return items.map((item) => ({ held: held.has(item.lease.instanceId), row: byKey.get(key(item.lease.instanceId, item.messageId)) ?? null }));
+    // Skipped (held by another transaction, or no row): each alone, waiting for nothing else meanwhile.
+    const results = new Map<string, { held: boolean; row: RecordRow | null }>();
+    for (const item of items) {
+      const k = key(item.lease.instanceId, item.messageId);
+      if (held.has(item.lease.instanceId) && !locked.has(k)) results.set(k, await this.settle(item.lease, item.messageId, item.outcome));
+    }
+    return items.map((item) => {
+      const k = key(item.lease.instanceId, item.messageId);
+      return results.get(k) ?? { held: held.has(item.lease.instanceId), row: byKey.get(k) ?? null };
+    });
   }
 
   /**

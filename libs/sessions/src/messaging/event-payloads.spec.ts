@@ -1,5 +1,5 @@
 import { webhookCapture } from '@gw/testing';
-import { groupsEvent, joinedGroupEvent } from '../src/messaging/event-payloads';
+import { groupsEvent, joinedGroupEvent } from './event-payloads';
 
 /** The real captures (libs/testing/fixtures/webhook-captures). */
 const capture = (path: string): Record<string, any> => webhookCapture(path);

@@ -1,5 +1,5 @@
 import type { Tx } from '@gw/persistence';
-import { SenderNames } from '../src/messaging/inbound/sender-names';
+import { SenderNames } from './sender-names';
 
 describe(SenderNames.name, () => {
   const group = {} as Tx;

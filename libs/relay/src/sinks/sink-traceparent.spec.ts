@@ -1,6 +1,9 @@
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-node';
 import { inSpan, startTracing, stopTracing } from '@gw/platform';
-import { kafkaRecord, kafkaSinkOptions, natsPublication, rabbitMqOptions, rabbitMqPublication, type SinkMessage } from '@gw/relay';
+import { kafkaRecord, kafkaSinkOptions } from './kafka.transport';
+import { natsPublication } from './nats.transport';
+import { rabbitMqOptions, rabbitMqPublication } from './rabbitmq.transport';
+import type { SinkMessage } from './transport';
 
 const message: SinkMessage = { id: 'evt_9', event: { id: '9', instanceId: 'i1', eventType: 'messages', chatId: '', payload: {} }, envelope: {}, body: '{}' };
 

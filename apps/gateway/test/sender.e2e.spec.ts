@@ -12,7 +12,6 @@ describe('campaigns (/sender/*)', () => {
   const phones = [nextPhone('5542'), nextPhone('5542')];
 
   beforeAll(async () => {
-    process.env.CAMPAIGN_POLL_MS = '100';
     await stack.start();
     ({ token } = await stack.connectedInstance('campaign-sender'));
     for (const phone of phones) await stack.control('POST', '/sim/accounts', { phone, name: 'Cliente' });

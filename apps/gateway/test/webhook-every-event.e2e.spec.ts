@@ -66,7 +66,6 @@ describe('webhooks: every event kind from real traffic to a loopback receiver', 
   const seenKinds = () => new Set(delivered('/global/', globalSecret).map((entry) => entry.event.EventType));
 
   beforeAll(async () => {
-    process.env.CAMPAIGN_POLL_MS = '100';
     await stack.start({ PUBLIC_BASE_URL: 'https://gw.example' });
     receiver = await startReceiver();
     relay = new WebhookRelay(

@@ -2,8 +2,8 @@ import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, MessagePattern, Payload, type MicroserviceOptions } from '@nestjs/microservices';
 import { ErrorCode, RpcError } from '@gw/contracts';
-import { BusContext, BusTransportStrategy, PassThroughRpcFilter } from './bus-transport.strategy';
-import { InProcessBus } from './in-process-bus';
+import { BusContext, BusTransportStrategy, PassThroughRpcFilter } from '../src/bus-transport.strategy';
+import { InProcessBus } from '../src/in-process-bus';
 
 const events: unknown[] = [];
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSandboxSimulator } from './sandbox-simulator';
+import { startSandboxSimulator } from '../src/runtime/sandbox-simulator';
 
 async function squat(): Promise<{ server: Server; port: number }> {
   const server = createServer();

@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { createServer, type Server } from 'node:net';
-import { guardedConnector, guardedLookup, SsrfError, SsrfGuard } from './ssrf';
+import { guardedConnector, guardedLookup, SsrfError, SsrfGuard } from '../src/ssrf';
 
 describe(SsrfGuard.name, () => {
   const sut = new SsrfGuard();

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { ffmpegPath, toMp3, toOpusVoiceNote } from './ffmpeg';
+import { ffmpegPath, toMp3, toOpusVoiceNote } from '../src/ffmpeg';
 
 describe('ffmpeg', () => {
   let wav: Buffer;

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { resolve } from 'node:path';
-import { REFERENCE_RELATIVE_PATH, loadReference, operationsOf } from './reference-compare';
+import { REFERENCE_RELATIVE_PATH, loadReference, operationsOf } from '../src/openapi/reference-compare';
 
-const REPO_ROOT = resolve(__dirname, '../../../..');
+const REPO_ROOT = resolve(__dirname, '../../..');
 
 describe('the uazapiGO reference the API coverage compares against', () => {
   it('is a file of the repository, so a fresh clone (CI clones into /tmp) has it', () => {

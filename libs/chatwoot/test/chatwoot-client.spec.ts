@@ -2,7 +2,7 @@ import { guardedLookup, SsrfGuard } from '@gw/platform';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent } from 'undici';
-import { ChatwootClient, ChatwootError, MAX_ANSWER_BYTES, MAX_RETRY_AFTER_MS, retryAfterMs } from './chatwoot-client';
+import { ChatwootClient, ChatwootError, MAX_ANSWER_BYTES, MAX_RETRY_AFTER_MS, retryAfterMs } from '../src/chatwoot-client';
 
 describe(ChatwootClient.name, () => {
   let server: Server;

@@ -1,11 +1,11 @@
 import { resolve } from 'node:path';
-import { startGateway, type GatewayHarness } from '../../test/support/gateway-harness';
-import { CONSOLE_CSP } from '../console/console.routes';
-import { API_AREAS } from './api-areas';
-import { compareWithReference, describeGap, loadReference, operationKey, operationsOf } from './reference-compare';
-import { SCHEMAS } from './schemas';
+import { startGateway, type GatewayHarness } from './support/gateway-harness';
+import { CONSOLE_CSP } from '../src/console/console.routes';
+import { API_AREAS } from '../src/openapi/api-areas';
+import { compareWithReference, describeGap, loadReference, operationKey, operationsOf } from '../src/openapi/reference-compare';
+import { SCHEMAS } from '../src/openapi/schemas';
 
-const REPO_ROOT = resolve(__dirname, '../../../..');
+const REPO_ROOT = resolve(__dirname, '../../..');
 
 /**
  * Request fields of the reference that served operations lack today, each with why. The test fails on

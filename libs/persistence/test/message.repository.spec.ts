@@ -28,6 +28,22 @@ describe(MessageRepository.name, () => {
     });
   });
 
+  describe('insertNew', () => {
+    it('should give a new message whose record id is taken in the instance a fresh one, not fail the whole insert', async () => {
+      const taken = message({ id: 'rtaken01', messageId: 'TAKEN-A' });
+      await new MessageRepository(db.dataSource).insertNew([taken]);
+      const clash = message({ id: 'rtaken01', messageId: 'TAKEN-B' });
+      const other = message({ id: 'rfree001', messageId: 'TAKEN-C' });
+      const rows = await db.dataSource.transaction((m) => new MessageRepository(db.dataSource).within(m).insertNew([clash, other]));
+      expect(rows.map((row) => row.messageId).sort()).toEqual(['TAKEN-B', 'TAKEN-C']);
+      const renamed = rows.find((row) => row.messageId === 'TAKEN-B')!;
+      expect(renamed.id).not.toBe('rtaken01');
+      expect(renamed.id).toMatch(/^r[0-9a-f]{7}$/);
+      expect(rows.find((row) => row.messageId === 'TAKEN-C')!.id).toBe('rfree001');
+      expect((await sut.findOne(instanceId, 'TAKEN-A'))!.id).toBe('rtaken01');
+    });
+  });
+
   describe('advanceStatus', () => {
     it('should only move forward', async () => {
       const stored = message({ messageId: 'ADV1', status: 'Sent' });

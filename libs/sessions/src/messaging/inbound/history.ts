@@ -120,10 +120,13 @@ export class HistoryEvents {
       plain.push(index);
       news.push(row);
     });
-    const inserted = new Map((await this.context.services.messages.within(tx).insertNew(news)).map((stored) => [stored.id, stored]));
+    // By message id: a record id already taken in the instance was replaced by the insert.
+    const inserted = new Map((await this.context.services.messages.within(tx).insertNew(news)).map((stored) => [stored.messageId, stored]));
     const created: number[] = [];
     plain.forEach((index, position) => {
-      const stored = inserted.get(news[position].id);
+      const stored = inserted.get(news[position].messageId);
+      // The first of a message id the chunk carries twice is the one inserted.
+      if (stored) inserted.delete(news[position].messageId);
       if (stored) {
         rows[index] = stored;
         created.push(index);

@@ -110,7 +110,7 @@ describe('chaos: traffic both ways through the failure modes (issue 34)', () => 
       if (tally.lost > 0) {
         // What a lost send's row says (a rare loss seen once in a clean-clone CI, 2026-12-03, not reproduced): for the next reader.
         const missing = mine.sends.filter((send) => send.status === 200 && !(counts.get(send.text) ?? 0));
-        const rows = await query(
+        const rows = await query<{ text: string }>(
           `SELECT text, status, error, relayed_at IS NOT NULL AS relayed, created_at, updated_at FROM messages WHERE text = ANY($1::text[])`,
           [missing.map((send) => send.text)],
         );

@@ -317,6 +317,39 @@ describe(LeaseKeeper.name, () => {
     });
   });
 
+  describe('instances a drain hands over, shared by the heirs (issue #39)', () => {
+    it('should give an empty heir and one at its fair share about half each, not all to the empty one', async () => {
+      const ids = await pairedInstances(40);
+      const [busy, idle, draining] = ['w-busy', 'w-idle', 'w-drainer'].map((id) => keeper(id, { ttlMs: 60_000, reconcileIntervalMs: 3_600_000 }));
+      const [busyListener, idleListener] = [new RecordingListener(), new RecordingListener()];
+      await busy.start(busyListener);
+      await idle.start(idleListener);
+      await draining.start(new RecordingListener());
+      for (const id of ids.slice(0, 20)) await busy.claim(id);
+      const leases: Lease[] = [];
+      for (const id of ids.slice(20)) {
+        const claimed = await draining.claim(id);
+        if (claimed.kind === 'claimed') leases.push(claimed.lease);
+      }
+      draining.setHandOverListener((instanceIds) => {
+        busy.reconcileSoon(instanceIds);
+        idle.reconcileSoon(instanceIds);
+      });
+
+      await draining.beginDrain();
+      await Promise.all(leases.map((lease) => draining.release(lease)));
+      await draining.shutdown();
+      await waitFor(() => busy.heldCount + idle.heldCount === 40, 5_000);
+
+      // Before, fair share (20 each of 40 among two) gave the empty heir all 20 and the busy one none.
+      expect(idle.heldCount).toBeGreaterThanOrEqual(5);
+      expect(idle.heldCount).toBeLessThanOrEqual(15);
+      expect([...busyListener.adopted, ...idleListener.adopted].sort()).toEqual(ids.slice(20));
+      const rows: Array<{ n: string }> = await db.dataSource.query(`SELECT count(*) AS n FROM session_leases WHERE expires_at > now()`);
+      expect(Number(rows[0].n)).toBe(40);
+    });
+  });
+
   describe('drain, renewals meanwhile (issue #39)', () => {
     it('should keep renewing the leases it still holds while draining, without putting itself back in the fair share', async () => {
       const ids = await pairedInstances(4);

@@ -422,19 +422,25 @@ export class LeaseRepository extends RepositoryBase {
 
   /**
    * How many sessions this worker should hold now: an even share of every instance that wants a
-   * session among the live workers, never above its capacity.
+   * session among the live workers, never above its capacity. Also names the live workers (this one
+   * included), among whom the instances a drain hands over are shared (hand-overs.ts).
    */
-  async fairShare(workerId: string, capacity: number, liveWithinMs: number): Promise<{ share: number; held: number; wanted: number; workers: number }> {
-    const [row]: Array<{ wanted: string; workers: string; held: string }> = await this.db.query(
+  async fairShare(
+    workerId: string,
+    capacity: number,
+    liveWithinMs: number,
+  ): Promise<{ share: number; held: number; wanted: number; workers: number; workerIds: string[] }> {
+    const [row]: Array<{ wanted: string; worker_ids: string[] | null; held: string }> = await this.db.query(
       `SELECT
          (SELECT count(*) FROM instances WHERE desired_state = 'connected') AS wanted,
-         (SELECT count(*) FROM session_workers WHERE heartbeat_at > now() - ($2 || ' milliseconds')::interval OR id = $1) AS workers,
+         (SELECT array_agg(id ORDER BY id) FROM session_workers WHERE heartbeat_at > now() - ($2 || ' milliseconds')::interval OR id = $1) AS worker_ids,
          (SELECT count(*) FROM session_leases WHERE worker_id = $1 AND expires_at > now()) AS held`,
       [workerId, String(liveWithinMs)],
     );
     const wanted = Number(row.wanted);
-    const workers = Math.max(1, Number(row.workers));
-    return { share: Math.min(capacity, Math.ceil(wanted / workers)), held: Number(row.held), wanted, workers };
+    const workerIds = row.worker_ids ?? [];
+    const workers = Math.max(1, workerIds.length);
+    return { share: Math.min(capacity, Math.ceil(wanted / workers)), held: Number(row.held), wanted, workers, workerIds };
   }
 
   /**

@@ -1,30 +1,56 @@
 import type { Lease, LeaseRepository } from '@gw/persistence';
-import { AnnouncedHandOvers, HandOverBatch } from './hand-overs';
+import { AnnouncedHandOvers, HandOverBatch, HEIR_HEAD_START_MS, heirOf } from './hand-overs';
 
 describe(AnnouncedHandOvers.name, () => {
-  const ids = Array.from({ length: 20 }, (_, i) => `inst-${i}`);
+  const ids = Array.from({ length: 200 }, (_, i) => `inst-${i}`);
+  const workers = ['w-a', 'w-b', 'w-c'];
+
+  it('should give each announced instance to exactly one heir, about evenly, whatever order they were announced in', () => {
+    const parts = workers.map((worker, n) => {
+      const announced = new AnnouncedHandOvers(worker);
+      announced.add(n % 2 ? [...ids].reverse() : ids);
+      return announced.take(1_000, () => false, [...workers].reverse());
+    });
+    expect(parts.flat().sort()).toEqual([...ids].sort());
+    for (const part of parts) expect(part.length).toBeGreaterThan(200 / 3 - 25);
+    for (const part of parts) expect(part.length).toBeLessThan(200 / 3 + 25);
+    expect(parts[0].every((id) => heirOf(id, workers) === 'w-a')).toBe(true);
+  });
 
   it('should give at most the room, skip what this worker holds or claims, and forget them all once taken', () => {
     const announced = new AnnouncedHandOvers('w-a');
+    const mine = ids.filter((id) => heirOf(id, workers) === 'w-a');
     announced.add(ids);
-    const taken = announced.take(5, (id) => id === 'inst-3' || id === 'inst-7');
-    expect(taken).toHaveLength(5);
-    expect(taken).not.toContain('inst-3');
-    expect(taken).not.toContain('inst-7');
-    expect(new Set(taken).size).toBe(5);
-    expect(announced.take(5, () => false)).toEqual([]);
+    const taken = announced.take(5, (id) => id === mine[0] || id === mine[1], workers);
+    expect(taken).toEqual(mine.slice(2, 7));
+    expect(announced.take(5, () => false, workers)).toEqual([]);
   });
 
-  it('should order them differently for two heirs, so that they start on different instances', () => {
-    const [a, b] = [new AnnouncedHandOvers('w-a'), new AnnouncedHandOvers('w-b')];
-    a.add(ids);
-    b.add(ids);
-    const [firstOfA, firstOfB] = [a.take(10, () => false), b.take(10, () => false)];
-    expect(firstOfA).not.toEqual(firstOfB);
-    // The same worker always orders them the same way.
-    const again = new AnnouncedHandOvers('w-a');
-    again.add([...ids].reverse());
-    expect(again.take(10, () => false)).toEqual(firstOfA);
+  it("should leave another heir's instances out of this worker's scans for a head start, then scan for what it left", () => {
+    jest.useFakeTimers();
+    try {
+      let now = 1_000_000;
+      const announced = new AnnouncedHandOvers('w-a', () => now);
+      const others = ids.filter((id) => heirOf(id, workers) !== 'w-a');
+      announced.add(ids);
+      announced.take(1_000, () => false, workers);
+      const scan = jest.fn();
+      announced.afterHeadStarts(scan);
+      expect(announced.leftToAnother(others[0])).toBe(true);
+      expect(announced.leftToAnother(ids.find((id) => heirOf(id, workers) === 'w-a')!)).toBe(false);
+      now += HEIR_HEAD_START_MS;
+      jest.advanceTimersByTime(HEIR_HEAD_START_MS + 10);
+      expect(scan).toHaveBeenCalledTimes(1);
+      expect(announced.leftToAnother(others[0])).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('should count itself an heir even when the live workers it read do not name it', () => {
+    const announced = new AnnouncedHandOvers('w-new');
+    announced.add(ids);
+    expect(announced.take(1_000, () => false, ['w-a']).length).toBeGreaterThan(50);
   });
 });
 

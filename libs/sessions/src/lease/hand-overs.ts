@@ -1,38 +1,100 @@
 import type { Lease, LeaseRepository } from '@gw/persistence';
 
+/** How long an instance announced for another heir is left to it before any worker may take it as an orphan. */
+export const HEIR_HEAD_START_MS = 2_000;
+
 /**
  * The instances other workers announced as handed over (a drain's `leasesHandedOver`), until this
- * worker's next reconcile claims them first: `findOrphans` gives every heir the same oldest rows, so
- * heirs that only scanned raced for each claim (bench/cluster: 150–550 ms from a hand-over to its claim).
+ * worker's next reconcile claims its part of them. Each announced instance has one heir among the live
+ * workers, the same for every worker that asks: the worker whose hash with the instance is highest
+ * (rendezvous hashing). The heirs share a drain's instances about evenly, whatever their fair share:
+ * opening a socket costs the heir's event loop, and when one empty worker (restarted a moment before, in a
+ * rolling restart) took all of a drained worker's instances, the last of them opened 3.5 s after its claim
+ * (bench/cluster run 34). An instance left to another heir is kept out of this worker's orphan scans for
+ * HEIR_HEAD_START_MS, so that the workers do not race for it; past that, an heir that did not claim it (it
+ * was full, or has just died) leaves it to whoever scans.
  */
 export class AnnouncedHandOvers {
   private readonly ids = new Set<string>();
+  /** Instances left to another heir: until when this worker leaves them out of its scans. */
+  private readonly othersUntil = new Map<string, number>();
+  private headStartTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly workerId: string) {}
+  constructor(
+    private readonly workerId: string,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   add(instanceIds: readonly string[]): void {
     for (const instanceId of instanceIds) this.ids.add(instanceId);
   }
 
   /**
-   * Up to `room` of them that `taken` does not say this worker holds or claims already, in an order of
-   * this worker's own (a hash of its id and the instance's), so that two heirs start on different
-   * instances instead of racing for the same ones. All are forgotten: those not taken are orphans like
-   * any other, for the scan to find.
+   * The announced instances whose heir among `workers` (the live workers, this one included) is this
+   * worker, at most `room` and skipping those `taken` says this worker holds or claims already. The rest are
+   * remembered as another heir's for HEIR_HEAD_START_MS. All are forgotten as announced.
    */
-  take(room: number, taken: (instanceId: string) => boolean): string[] {
+  take(room: number, taken: (instanceId: string) => boolean, workers: readonly string[]): string[] {
     if (this.ids.size === 0) return [];
-    const order = new Map([...this.ids].filter((id) => !taken(id)).map((id) => [id, fnv1a(`${this.workerId}\u0000${id}`)]));
+    const heirs = workers.includes(this.workerId) ? workers : [...workers, this.workerId];
+    const until = this.now() + HEIR_HEAD_START_MS;
+    const mine: string[] = [];
+    for (const id of this.ids) {
+      if (taken(id)) continue;
+      if (heirOf(id, heirs) === this.workerId) mine.push(id);
+      else this.othersUntil.set(id, until);
+    }
     this.ids.clear();
-    return [...order.keys()].sort((a, b) => (order.get(a) as number) - (order.get(b) as number)).slice(0, Math.max(0, room));
+    return mine.slice(0, Math.max(0, room));
+  }
+
+  /** Whether an orphan was announced for another heir a moment ago (this worker leaves it to that heir). */
+  leftToAnother(instanceId: string): boolean {
+    const until = this.othersUntil.get(instanceId);
+    if (until === undefined) return false;
+    if (until > this.now()) return true;
+    this.othersUntil.delete(instanceId);
+    return false;
+  }
+
+  /** Runs `scan` once the last head start given to another heir ends, if any runs: a scan then finds what they left. */
+  afterHeadStarts(scan: () => void): void {
+    clearTimeout(this.headStartTimer);
+    let last: number | null = null;
+    const now = this.now();
+    for (const [id, until] of this.othersUntil) {
+      if (until <= now) this.othersUntil.delete(id);
+      else last = Math.max(last ?? 0, until);
+    }
+    if (last !== null) this.headStartTimer = setTimeout(scan, last - now + 10);
+  }
+
+  stop(): void {
+    clearTimeout(this.headStartTimer);
   }
 }
 
-/** 32-bit FNV-1a of a string's UTF-16 code units: a cheap, stable order. */
+/** The heir of an instance among workers: the highest hash of worker and instance (ties: the lower worker id). */
+export function heirOf(instanceId: string, workers: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestHash = -1;
+  for (const worker of workers) {
+    const hash = fnv1a(`${worker}\u0000${instanceId}`);
+    if (hash > bestHash || (hash === bestHash && best !== undefined && worker < best)) {
+      best = worker;
+      bestHash = hash;
+    }
+  }
+  return best;
+}
+
+/** 32-bit FNV-1a of a string's UTF-16 code units, then murmur3's finaliser (so that near strings spread): a cheap, stable hash. */
 function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return hash >>> 0;
+  hash = Math.imul(hash ^ (hash >>> 16), 0x85ebca6b);
+  hash = Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35);
+  return (hash ^ (hash >>> 16)) >>> 0;
 }
 
 /**

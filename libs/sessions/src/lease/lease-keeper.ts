@@ -222,12 +222,7 @@ export class LeaseKeeper {
   /** Stops renewing and reconciling; waits for a tick in flight. Leases are released by the caller. */
   async stopTimers(): Promise<void> {
     this.running = false;
-    clearInterval(this.renewTimer);
-    clearInterval(this.reconcileTimer);
-    clearTimeout(this.deadlineTimer);
-    clearTimeout(this.unreachableRetryTimer);
-    clearTimeout(this.graceTimer);
-    this.loopDelay?.disable();
+    this.clearTimers();
     await Promise.allSettled([this.renewing, this.reconciling]);
   }
 
@@ -251,15 +246,20 @@ export class LeaseKeeper {
     await this.leases.closeRenewal();
   }
 
-  /** Test aid that behaves like `kill -9`: timers stop, nothing is released, nothing is written. */
-  halt(): void {
-    this.running = false;
+  private clearTimers(): void {
     clearInterval(this.renewTimer);
     clearInterval(this.reconcileTimer);
     clearTimeout(this.deadlineTimer);
     clearTimeout(this.unreachableRetryTimer);
     clearTimeout(this.graceTimer);
+    this.announced.stop();
     this.loopDelay?.disable();
+  }
+
+  /** Test aid that behaves like `kill -9`: timers stop, nothing is released, nothing is written. */
+  halt(): void {
+    this.running = false;
+    this.clearTimers();
     this.held.clear();
     void this.leases.closeRenewal();
   }
@@ -280,6 +280,8 @@ export class LeaseKeeper {
   reconcileNow(): Promise<void> {
     this.reconciling ??= this.reconcile().finally(() => {
       this.reconciling = null;
+      // What another heir was given and left unclaimed is looked for once its head start ends.
+      this.announced.afterHeadStarts(() => this.reconcileSoon());
       if (this.reconcileAgain && this.running && !this.draining) {
         this.reconcileAgain = false;
         void this.reconcileNow();
@@ -440,22 +442,20 @@ export class LeaseKeeper {
     // During an outage of our own and just after it: the other workers renew their lapsed leases first.
     if (this.unreachableSince !== null || Date.now() < this.graceUntil) return;
     try {
-      const { share } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
+      const { share, workerIds } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
       const target = Math.min(share, this.options.capacity);
-      // Workers scanning together see the same orphans and only one wins each claim; the losers
-      // look again (a few rounds at most) instead of waiting a whole interval.
+      // Workers scanning together race for the same orphans; the losers look again (3 rounds at most).
       for (let round = 0; round < 3; round++) {
-        const room = target - (this.held.size + this.pending.size);
-        if (room <= 0 || !this.running) return;
-        const named = this.announced.take(room, (id) => this.held.has(id) || this.pending.has(id));
-        const candidates =
-          named.length < room ? [...named, ...(await this.leases.findOrphans(room - named.length)).filter((id) => !named.includes(id))] : named;
+        const inUse = this.held.size + this.pending.size;
+        // This worker's part of a drain's instances is claimed whatever its fair share (up to its capacity).
+        const named = this.announced.take(this.options.capacity - inUse, (id) => this.held.has(id) || this.pending.has(id), workerIds);
+        const room = target - inUse - named.length;
+        if ((room <= 0 && named.length === 0) || !this.running) return;
+        const scanned = room > 0 ? await this.leases.findOrphans(room) : [];
+        const candidates = [...named, ...scanned.filter((id) => !named.includes(id) && !this.announced.leftToAnother(id))];
         let lostRaces = 0;
-        // A few at once (issue #38): one after the other, each claim and each adoption's read of the row
-        // waited for its round trip, and on a loaded machine the last of 200 orphans was claimed 17 s
-        // after the first, the worker idle meanwhile. How many handshakes run at once is the
-        // HandshakeGate's to bound, not this loop's.
-        // A failed claim stops the others' next ones, and the reconcile ends once none is running.
+        // A few at once (issue #38: one by one, the last of 200 orphans was claimed 17 s after the first); the
+        // HandshakeGate bounds the handshakes. A failed claim stops the others' next ones.
         let next = 0;
         let failed: { error: unknown } | undefined;
         const claimInTurn = async (): Promise<void> => {

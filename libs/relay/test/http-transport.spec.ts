@@ -45,6 +45,15 @@ describe('HttpTransport deadline', () => {
     // Answers after `answerAfterMs`, or never (Infinity).
     server = createServer((request, response) => {
       request.resume();
+      if (request.url === '/busy') return void response.writeHead(503, { 'Retry-After': '7' }).end('busy');
+      if (request.url === '/gone') return void response.writeHead(410).end();
+      if (request.url === '/trickle') {
+        // Headers at once, then a body that never ends: the deadline bounds the body too.
+        response.writeHead(200);
+        const tick = setInterval(() => response.write('.'), 50);
+        response.on('close', () => clearInterval(tick));
+        return;
+      }
       if (Number.isFinite(answerAfterMs)) setTimeout(() => response.end('ok'), answerAfterMs);
     });
     // Every local address (IPv4 and IPv6): `localhost` may resolve to either.
@@ -72,6 +81,26 @@ describe('HttpTransport deadline', () => {
     answerAfterMs = 250;
     // Two in a row, each under the 400 ms deadline but 500 ms together.
     expect(await transport.send(webhookAt(url), message)).toMatchObject({ ok: true, statusCode: 200 });
+    expect(await transport.send(webhookAt(url), message)).toMatchObject({ ok: true, statusCode: 200 });
+  });
+
+  it('should give up on a receiver whose body never ends after requestTimeoutMs, as timed out', async () => {
+    const started = Date.now();
+    const outcome = await transport.send(webhookAt(url.replace('/hook', '/trickle')), message);
+    expect(outcome).toMatchObject({ ok: false, statusCode: null, error: 'timed out' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+  });
+
+  it("should report a refusal's status and Retry-After, and a 410 as gone", async () => {
+    expect(await transport.send(webhookAt(url.replace('/hook', '/busy')), message)).toMatchObject({
+      ok: false,
+      statusCode: 503,
+      error: 'receiver answered 503',
+      retryAfterMs: 7_000,
+    });
+    expect(await transport.send(webhookAt(url.replace('/hook', '/gone')), message)).toMatchObject({ ok: false, statusCode: 410, gone: expect.any(String) });
+    // The connection is still good for the next delivery.
+    answerAfterMs = 0;
     expect(await transport.send(webhookAt(url), message)).toMatchObject({ ok: true, statusCode: 200 });
   });
 

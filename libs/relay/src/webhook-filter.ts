@@ -36,7 +36,10 @@ export function webhookWants(webhook: Pick<WebhookRow, 'events' | 'excludeMessag
 }
 
 /** The events for one instance's webhook plus the global ones. */
-export function matchWebhooks(event: { instanceId: string; eventType: string; payload: Record<string, unknown> }, webhooks: WebhookRow[]): WebhookRow[] {
+export function matchWebhooks<T extends Pick<WebhookRow, 'instanceId' | 'events' | 'excludeMessages'>>(
+  event: { instanceId: string; eventType: string; payload: Record<string, unknown> },
+  webhooks: T[],
+): T[] {
   return webhooks.filter(
     (webhook) => (webhook.instanceId === null || webhook.instanceId === event.instanceId) && webhookWants(webhook, event.eventType, event.payload),
   );

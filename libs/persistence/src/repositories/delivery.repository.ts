@@ -2,7 +2,7 @@ import type { WebhookEventPayload } from '@gw/contracts';
 import { pipelinedTransaction } from '../pipelined-transaction';
 import { claimRunsSql, MARK_DELIVERED_CLAIM_NEXT } from './delivery-continuation';
 import { OutboxRepository } from './outbox.repository';
-import { ENABLED_FOR, maskUrlCredentials, type SinkKind, WebhookRepository, type WebhookRow } from './webhook.repository';
+import { maskUrlCredentials, type SinkKind, type WebhookRow } from './webhook.repository';
 import { RepositoryBase } from './repository-base';
 
 export interface OutboxEvent {
@@ -14,6 +14,9 @@ export interface OutboxEvent {
   /** The W3C `traceparent` the event was written under (tracing on), which its delivery span continues; claims only. */
   traceparent?: string | null;
 }
+
+/** What fan-out reads of an enabled target: what its filters and its lanes need. */
+export type FanOutTarget = Pick<WebhookRow, 'id' | 'instanceId' | 'kind' | 'events' | 'excludeMessages'>;
 
 export interface DeliveryClaim {
   deliveryId: string;
@@ -75,8 +78,21 @@ const FILTER_FIELDS = `CASE WHEN jsonb_typeof(payload -> 'message') IN ('object'
          'wasSentByApi', payload #> '{message,wasSentByApi}', 'fromMe', payload #> '{message,fromMe}', 'isGroup', payload #> '{message,isGroup}'))
        ELSE '{}'::jsonb END`;
 
-const FAN_OUT_READ = `SELECT id, instance_id, event_type, chat_id, ${FILTER_FIELDS} AS payload FROM outbox_events
-       WHERE dispatched_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`;
+/**
+ * Fan-out's read: the undispatched events (locked) and, as rows of their own after them (`target` set),
+ * the enabled targets they may go to — the global ones and their instances' — with what `match` reads.
+ * One statement: the targets were a second round trip of every fan-out, each reading every column of
+ * every target row (its dates and arrays parsed in the relay; bench/webhooks, issue #38).
+ */
+const FAN_OUT_READ = `WITH events AS (
+       SELECT id, instance_id, event_type, chat_id, ${FILTER_FIELDS} AS payload FROM outbox_events
+       WHERE dispatched_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+     SELECT id, instance_id, event_type, chat_id, payload, NULL::jsonb AS target FROM events
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, NULL, jsonb_build_object('id', w.id, 'instanceId', w.instance_id, 'kind', w.kind,
+         'events', to_jsonb(w.events), 'excludeMessages', to_jsonb(w.exclude_messages))
+     FROM webhooks w
+     WHERE w.enabled AND (w.instance_id IS NULL OR w.instance_id IN (SELECT instance_id FROM events)) AND EXISTS (SELECT FROM events)`;
 
 /** The deliveries and the dispatched mark in one statement (a data-modifying CTE always runs), with the COMMIT. */
 const FAN_OUT_WRITE = `WITH deliveries AS (
@@ -138,7 +154,6 @@ const RELEASE = `UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = A
  */
 const WARM_STATEMENTS: Array<[string, unknown[]]> = [
   [FAN_OUT_READ, [1]],
-  [ENABLED_FOR, [[]]],
   [FAN_OUT_WRITE, [[], [], [], [], [], []]],
   [CLAIM_DUE, [1, '1', [], 1, 1]],
   [MARK_DELIVERED, [[], [], []]],
@@ -168,7 +183,6 @@ type Raw = Record<string, unknown>;
  */
 export class DeliveryRepository extends RepositoryBase {
   private readonly outbox = new OutboxRepository(this.dataSource);
-  private readonly webhooks = new WebhookRepository(this.dataSource);
 
   /**
    * Opens the pool's connections (WARM_CONNECTIONS at most) and plans the relay's statements on each (EXPLAIN: nothing
@@ -199,9 +213,9 @@ export class DeliveryRepository extends RepositoryBase {
   }
 
   /**
-   * Fans out up to `limit` undispatched outbox events in one transaction of three round trips: the
-   * events (with the START TRANSACTION), their webhooks, the deliveries and the dispatched mark (with
-   * the COMMIT). Answers how many events it took, how many deliveries it made, and their webhooks.
+   * Fans out up to `limit` undispatched outbox events in one transaction of two round trips: the
+   * events and the targets they may go to (with the START TRANSACTION: FAN_OUT_READ), then the
+   * deliveries and the dispatched mark (with the COMMIT). Answers how many events it took, how many deliveries it made, and their webhooks.
    * `match` sees each event with only the payload fields the filters read (FILTER_FIELDS).
    *
    * The events are read by a plain index scan in id order, which stops after `limit` rows and marks
@@ -212,7 +226,7 @@ export class DeliveryRepository extends RepositoryBase {
    */
   async fanOut(
     limit: number,
-    match: (event: OutboxEvent, webhooks: WebhookRow[]) => WebhookRow[],
+    match: (event: OutboxEvent, webhooks: FanOutTarget[]) => FanOutTarget[],
   ): Promise<{ events: number; deliveries: number; webhookIds: Set<string> }> {
     let result = { events: 0, deliveries: 0, webhookIds: new Set<string>() };
     await pipelinedTransaction(
@@ -220,9 +234,13 @@ export class DeliveryRepository extends RepositoryBase {
       () => 'START TRANSACTION; SET LOCAL enable_bitmapscan = off',
       async (manager) => {
         const raw: Raw[] = await manager.query(FAN_OUT_READ, [limit]);
-        if (raw.length === 0) return null;
-        const events = raw.map(toEvent);
-        const webhooks = await this.webhooks.within(manager).enabledFor([...new Set(events.map((event) => event.instanceId))]);
+        const events: OutboxEvent[] = [];
+        const webhooks: FanOutTarget[] = [];
+        for (const row of raw) {
+          if (row.target) webhooks.push(row.target as FanOutTarget);
+          else events.push(toEvent(row));
+        }
+        if (events.length === 0) return null;
         const columns = { webhook: [] as string[], event: [] as string[], instance: [] as string[], chat: [] as string[], type: [] as string[] };
         for (const event of events) {
           for (const webhook of match(event, webhooks)) {

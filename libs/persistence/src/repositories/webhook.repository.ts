@@ -59,7 +59,7 @@ function toRow(raw: Raw): WebhookRow {
   };
 }
 
-/** Every fan-out's read of the webhooks its events may go to (the relay plans it at start: DeliveryRepository.warmUp). */
+/** The enabled webhooks an event of these instances may go to (fan-out reads the same in its own statement: DeliveryRepository FAN_OUT_READ). */
 export const ENABLED_FOR = `SELECT * FROM webhooks WHERE enabled AND (instance_id IS NULL OR instance_id = ANY($1::text[]))`;
 
 /**

@@ -1,7 +1,7 @@
 /** The bare client's process: an undici client (or an amqplib publisher) posting the same bodies at the relay's concurrency. */
 import { eventFor, type EventPayload } from './events';
 import { send } from './ipc';
-import { cpuMs, inFlightMeter, paced } from './load';
+import { cpuMs, cpuMsSince, inFlightMeter, paced } from './load';
 import { args, BURST, log, num, RATE, SECONDS, SINK } from './options';
 
 export async function runBare(): Promise<void> {
@@ -76,11 +76,12 @@ export async function runBare(): Promise<void> {
         await drained();
       } else if (message.cmd === 'stop') {
         await closeClient();
-        send({ id: message.id, cpuMs: cpuMs(), inFlight: SINK === 'webhook' ? inFlight.read() : null });
+        send({ id: message.id, cpuMs: cpuMs(), cpuAfterStart: cpuMsSince(readyCpu), inFlight: SINK === 'webhook' ? inFlight.read() : null });
         process.exit(0);
       }
       send({ id: message.id });
     })();
   });
+  const readyCpu = process.cpuUsage();
   send({ ready: true });
 }

@@ -8,6 +8,12 @@ export function cpuMs(): number {
   return Math.round((usage.user + usage.system) / 1000);
 }
 
+/** CPU time since `since` (a cpuUsage reading), in ms: all of it, and the kernel's part (the sockets' writes and reads). */
+export function cpuMsSince(since: NodeJS.CpuUsage): { total: number; system: number } {
+  const usage = process.cpuUsage(since);
+  return { total: Math.round((usage.user + usage.system) / 1000), system: Math.round(usage.system / 1000) };
+}
+
 /** Calls `emit(from, to)` every few ms with the events due by then, `rate` per second for `seconds`. */
 export async function paced(rate: number, seconds: number, emit: (from: number, to: number) => void | Promise<void>): Promise<void> {
   const total = Math.round(rate * seconds);

@@ -151,12 +151,14 @@ export async function orchestrate(): Promise<void> {
       cold,
       inFlight: relayInFlight,
       cpuMs: relayCpuMs,
+      cpuAfterStart: relayCpuAfterStart,
     } = await ask<{
       deliveries: Record<string, number>;
       queries: Record<string, { count: number; ms: number; empty: number }>;
       cold: ColdStats;
       inFlight: InFlightStats;
       cpuMs: number;
+      cpuAfterStart: { total: number; system: number };
     }>(relay, { cmd: 'stop' });
     const deliveredRows = deliveries.delivered ?? 0;
     const statements = Object.values(queries).reduce((sum, entry) => sum + entry.count, 0);
@@ -175,7 +177,11 @@ export async function orchestrate(): Promise<void> {
     await ask(bare, { cmd: 'burst' });
     const bareBurst = await waitForDelivery(receiver, 'bare-burst', BURST);
     const bareBurstSeconds = (bareBurst.lastAt - bareBurstStarted) / 1000;
-    const { cpuMs: bareCpuMs, inFlight: bareInFlight } = await ask<{ cpuMs: number; inFlight: InFlightStats | null }>(bare, { cmd: 'stop' });
+    const {
+      cpuMs: bareCpuMs,
+      cpuAfterStart: bareCpuAfterStart,
+      inFlight: bareInFlight,
+    } = await ask<{ cpuMs: number; cpuAfterStart: { total: number; system: number }; inFlight: InFlightStats | null }>(bare, { cmd: 'stop' });
 
     const relayPerSecond = relayBurst.count / Math.max(relayBurstSeconds, 0.001);
     const barePerSecond = bareBurst.count / Math.max(bareBurstSeconds, 0.001);
@@ -240,6 +246,13 @@ export async function orchestrate(): Promise<void> {
         cpuMsPerThousandDeliveries: {
           relay: round((relayCpuMs * 1000) / Math.max(deliveredRows, 1), 1),
           bare: round((bareCpuMs * 1000) / Math.max(steadyTotal + BURST, 1), 1),
+          // From each process's ready on (no module loading or warm-up), and the kernel's part of it.
+          afterStart: {
+            relay: round((relayCpuAfterStart.total * 1000) / Math.max(deliveredRows, 1), 1),
+            relaySystem: round((relayCpuAfterStart.system * 1000) / Math.max(deliveredRows, 1), 1),
+            bare: round((bareCpuAfterStart.total * 1000) / Math.max(steadyTotal + BURST, 1), 1),
+            bareSystem: round((bareCpuAfterStart.system * 1000) / Math.max(steadyTotal + BURST, 1), 1),
+          },
         },
         relaySql: { statements, perDelivery: round(statements / Math.max(deliveredRows, 1), 3), byKind: queries },
         relayCold: cold,

@@ -19,7 +19,7 @@ import {
   stopTracing,
   type EnvReader,
 } from '@gw/platform';
-import { readSessionWorkerConfig, SessionWorkerModule, type SessionWorkerConfig, type SessionWorkerOptions } from '@gw/sessions';
+import { readSessionWorkerConfig, SessionWorkerModule, SHUTDOWN_DEADLINE_MS, type SessionWorkerConfig, type SessionWorkerOptions } from '@gw/sessions';
 
 interface AppConfig {
   databaseUrl: string;
@@ -34,8 +34,6 @@ interface AppConfig {
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-/** A worker that cannot close its sessions in this time exits anyway; leases then simply expire. */
-const SHUTDOWN_DEADLINE_MS = 25_000;
 
 function readConfig(env: EnvReader): AppConfig {
   env.string('DATABASE_URL');
@@ -91,6 +89,9 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    // SHUTDOWN_DEADLINE_MS (25 s, from @gw/sessions): past it the process exits whatever still runs. The
+    // worker's drain is bounded below it by construction (drainBudgetMs, ADR 0039): every instance is
+    // handed over by then, or, when its Signal state could not be stored, left for its lease to lapse.
     const deadline = setTimeout(() => {
       logger.error('shutdown deadline passed; exiting');
       process.exit(1);

@@ -1,7 +1,7 @@
 // Public surface of the session worker. Internals (Session, LeaseKeeper, auth store…) are exported
 // only where an embedder or an extension needs them.
 export { SessionWorkerModule, SESSION_WORKER } from './session-worker.module';
-export { SessionWorker, sessionWorkerRepositories } from './session-worker';
+export { drainBudgetMs, SessionWorker, sessionWorkerRepositories, SHUTDOWN_DEADLINE_MS } from './session-worker';
 export type { SessionWorkerOptions, SessionWorkerRepositories } from './session-worker';
 export { readSessionWorkerConfig, sessionWorkerConfig, SESSION_WORKER_DEFAULTS } from './config/session-worker.config';
 export type { SessionWorkerConfig, SimulatorSeam } from './config/session-worker.config';

@@ -42,8 +42,28 @@ import { HandshakeGate } from './session/handshake-gate';
 import { ReconnectPacer } from './session/reconnect-pacer';
 
 /**
+ * How long a session worker process has from SIGTERM to its exit (apps/session-worker's shutdown timer,
+ * after which it exits with code 1 whatever is still running). The drain is bounded below it by construction.
+ */
+export const SHUTDOWN_DEADLINE_MS = 25_000;
+/**
+ * What the end of a shutdown needs after the drain: the requests still running answered (their wait is
+ * cut to what is left), the bus and the pool closed, the health server stopped.
+ */
+const DRAIN_CLOSE_RESERVE_MS = 3_000;
+/**
+ * What an instance handed over at the drain's budget needs after it: its socket closed, its Signal state
+ * stored (the key commits under way and the creds), its lease handed over and announced.
+ */
+const DRAIN_FORCED_HAND_OVER_MS = 4_000;
+/**
+ * The whole drain's budget (issue #39): from the SIGTERM, every instance not handed over by then is
+ * handed over anyway, without waiting for its backlog or its ops any more. 18 s of the 25 s deadline.
+ */
+export const drainBudgetMs = (shutdownDeadlineMs: number) => shutdownDeadlineMs - DRAIN_CLOSE_RESERVE_MS - DRAIN_FORCED_HAND_OVER_MS;
+/**
  * A drain hands each instance over once its own ops in flight are done, and every instance within this
- * long at most (a sync send waits up to its own timeout): the bound on the whole drain's hand-overs.
+ * long at most (a sync send waits up to its own timeout), and never past the drain's budget.
  */
 const DRAIN_IN_FLIGHT_MS = 15_000;
 /**
@@ -55,7 +75,7 @@ const DRAIN_IN_FLIGHT_MS = 15_000;
 const DRAIN_SERVING_MS = 2_000;
 /**
  * Once the sessions ended, the ops still running (past that wait) are awaited this long at most for their
- * answers: without a socket they end quickly, and the process' 25 s shutdown deadline still has the bus to close.
+ * answers (less when the shutdown deadline is nearer): without a socket they end quickly.
  */
 const DRAIN_LAST_ANSWERS_MS = 5_000;
 
@@ -113,6 +133,11 @@ export interface SessionWorkerOptions {
    * under it). Log such rejections instead of letting Node end the process. Default true.
    */
   guardUnhandledRejections?: boolean;
+  /**
+   * The process's shutdown deadline (SHUTDOWN_DEADLINE_MS unless given; tests give less): stop() ends
+   * within it, every instance handed over by its budget (drainBudgetMs) or left to lapse.
+   */
+  shutdownDeadlineMs?: number;
 }
 
 /** Node 24's pool slab is 64 KiB; this is the 8 KiB of every Node before it. See limitBufferPool. */
@@ -264,29 +289,41 @@ export class SessionWorker {
    * Graceful (SIGTERM), a drain (issue #39): stop taking new instances, then, for every instance in
    * parallel, store the backlog its socket received while it still serves (sends and all), and only
    * then refuse its new ops, finish those in flight, store what came meanwhile, close the socket
-   * without logout and hand its lease over at once, announced on the bus so that another worker adopts
-   * it now (not when the lease would have expired, nor once the slowest send of another instance is
-   * done). Every instance is handed over within DRAIN_IN_FLIGHT_MS of its refusals; then deregister.
+   * without logout, store its Signal state and hand its lease over at once, announced on the bus so that
+   * another worker adopts it now (not when the lease would have expired, nor once the slowest send of
+   * another instance is done); then deregister.
+   *
+   * Bounded by construction below the process's shutdown deadline (ADR 0039): at the drain's budget
+   * (drainBudgetMs: 18 s of 25 s) every instance not handed over yet is handed over anyway, in the order
+   * that loses nothing: its socket is no longer read and its unstored inbound writes are dropped (none
+   * was receipted: WhatsApp delivers them again to the heir, ADR 0035), the socket closes, the Signal
+   * state under way is stored, and only then is the lease handed over. An instance whose Signal state
+   * cannot be stored in time is not handed over: its session ends without a write and its lease lapses.
    */
   async stop(): Promise<void> {
     if (this.state !== 'running') return;
     this.state = 'stopped';
-    const started = Date.now();
-    await this.rpc.stopAccepting();
+    const clock = new DrainClock(this.options.shutdownDeadlineMs ?? SHUTDOWN_DEADLINE_MS);
+    await clock.within(this.rpc.stopAccepting(), clock.budgetAt);
     this.handOverSubscription?.unsubscribe();
     // Out of the others' fair share at once; no more adoption; leases given back from now on are handed over.
-    await this.keeper.beginDrain();
-    await Promise.all([this.sweeper.stop(), this.unacked.stop()]);
-    const handedOver = await Promise.all(this.manager.all().map((session) => this.handOver(session)));
+    await clock.within(this.keeper.beginDrain(), clock.budgetAt);
+    await clock.within(Promise.all([this.sweeper.stop(), this.unacked.stop()]), clock.budgetAt);
+    const handedOver = await clock.within(Promise.all(this.manager.all().map((session) => this.handOver(session, clock))), clock.endAt);
     this.rpc.beginDrain();
-    // Any session left (a hand-over that failed): closed and handed over together.
-    await this.inbound.drain();
-    await this.manager.shutdownAll();
-    await this.keeper.shutdown();
+    // A session left (its hand-over failed): once more, within what is left; past that, it ends without a
+    // write (its Signal state was not seen stored) and its lease lapses instead of being handed over.
+    await clock.within(Promise.all(this.manager.all().map((session) => this.handOver(session, clock))), clock.endAt);
+    for (const session of this.manager.all()) session.abort('worker shutdown: not handed over within the drain; the lease is left to lapse');
+    await clock.within(this.keeper.shutdown(), clock.endAt + DRAIN_CLOSE_RESERVE_MS / 3);
     // Every request taken is answered before the caller closes the bus (a late one: No session, tried again by the gateway).
-    await this.rpc.close(DRAIN_LAST_ANSWERS_MS);
-    const slowest = Math.max(0, ...handedOver);
-    this.logger.info({ drainMs: Date.now() - started, instances: handedOver.length, slowestHandOverMs: slowest }, 'session worker drained');
+    await this.rpc.close(Math.min(DRAIN_LAST_ANSWERS_MS, clock.until(clock.endAt + DRAIN_CLOSE_RESERVE_MS / 3)));
+    const times = handedOver ?? [];
+    this.logger.info(
+      { drainMs: clock.elapsed(), instances: times.length, slowestHandOverMs: Math.max(0, ...times), forced: clock.forced.size },
+      'session worker drained',
+    );
+    clock.dispose();
     await this.media.close();
     metrics().dropSources(this.metricsSources);
     this.removeGuard();
@@ -295,25 +332,36 @@ export class SessionWorker {
 
   /**
    * One instance of a drain. First what its socket received so far is stored while it keeps serving
-   * (for DRAIN_SERVING_MS at most): the
-   * backlog (a worker that adopted instances a moment ago may hold thousands of writes) is what a drain
-   * waited for, with the instance refusing every send meanwhile (bench/cluster run 31: p99 14.8 s). Then
-   * its ops are refused, those in flight finish (for DRAIN_IN_FLIGHT_MS at most), what came meanwhile
-   * is stored, and the session closes and hands its lease over (LeaseKeeper.release while draining).
-   * The time from its refusals to its hand-over; -1 when it failed (the instance then goes with the
-   * rest, at the end of the drain).
+   * (for DRAIN_SERVING_MS at most): the backlog (a worker that adopted instances a moment ago may hold
+   * thousands of writes) is what a drain waited for, with the instance refusing every send meanwhile
+   * (bench/cluster run 31: p99 14.8 s). Then its ops are refused, those in flight finish (for
+   * DRAIN_IN_FLIGHT_MS at most), what came meanwhile is stored, and the session closes, stores its
+   * Signal state and hands its lease over (LeaseKeeper.release while draining). Past the drain's budget
+   * it waits for none of that: its unstored inbound writes are dropped and it is handed over at once.
+   * The time from its refusals to its hand-over; -1 when it failed (the instance is tried once more).
    */
-  private async handOver(session: Session): Promise<number> {
+  private async handOver(session: Session, clock: DrainClock): Promise<number> {
+    const instanceId = session.instanceId;
     try {
-      await atMost(this.inbound.drainInstance(session.instanceId), DRAIN_SERVING_MS);
+      await clock.orCut(atMost(this.inbound.drainInstance(instanceId), DRAIN_SERVING_MS));
       const started = Date.now();
-      this.rpc.beginDrainOf(session.instanceId);
-      await this.rpc.settleInstance(session.instanceId, DRAIN_IN_FLIGHT_MS);
-      await this.inbound.drainInstance(session.instanceId);
-      await session.shutdown();
+      this.rpc.beginDrainOf(instanceId);
+      await clock.orCut(this.rpc.settleInstance(instanceId, DRAIN_IN_FLIGHT_MS));
+      await clock.orCut(this.inbound.drainInstance(instanceId));
+      if (clock.cut) {
+        clock.forced.add(instanceId);
+        const dropped = this.inbound.dropInstance(session.lease);
+        this.logger.warn(
+          { instanceId, droppedWrites: dropped.writes, unreceipted: dropped.unreceipted, drainMs: clock.elapsed() },
+          'drain budget reached: handing the instance over without its unstored inbound writes (not receipted: WhatsApp delivers them to the heir)',
+        );
+      }
+      // The Signal state may take until the drain's end, less a moment for the hand-over statement.
+      const left = clock.until(clock.endAt - DRAIN_HAND_OVER_STATEMENT_MS);
+      await session.shutdown({ signalStateMs: left, rowWriteMs: clock.until(clock.endAt - DRAIN_HAND_OVER_STATEMENT_MS) });
       return Date.now() - started;
     } catch (error) {
-      this.logger.warn({ err: error, instanceId: session.instanceId }, 'handing an instance over failed; it goes with the rest');
+      this.logger.warn({ err: error, instanceId }, 'handing an instance over failed; it is tried once more');
       return -1;
     }
   }
@@ -335,6 +383,64 @@ export class SessionWorker {
   private removeGuard(): void {
     if (this.rejectionGuard) process.off('unhandledRejection', this.rejectionGuard);
     this.rejectionGuard = null;
+  }
+}
+
+/** The time a forced hand-over keeps for its hand-over statement and announcement after its Signal state. */
+const DRAIN_HAND_OVER_STATEMENT_MS = 1_000;
+
+/** The drain's times, from the SIGTERM: its budget, where every instance is handed over at once, and its end. */
+class DrainClock {
+  private readonly startedAt = Date.now();
+  /** From here on, no instance waits for its backlog or its ops: it is handed over at once. */
+  readonly budgetAt: number;
+  /** The drain's end: what is not done by then is left (leases to lapse); the close reserve follows. */
+  readonly endAt: number;
+  /** Instances handed over at the budget. */
+  readonly forced = new Set<string>();
+  private readonly reached: Promise<void>;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(shutdownDeadlineMs: number) {
+    this.budgetAt = this.startedAt + drainBudgetMs(shutdownDeadlineMs);
+    this.endAt = this.startedAt + shutdownDeadlineMs - DRAIN_CLOSE_RESERVE_MS;
+    this.reached = new Promise<void>((resolve) => (this.timer = setTimeout(resolve, Math.max(0, this.budgetAt - this.startedAt))));
+    this.timer?.unref();
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer);
+  }
+
+  /** Whether the budget is spent. */
+  get cut(): boolean {
+    return Date.now() >= this.budgetAt;
+  }
+
+  /** Milliseconds from now until `at` (0 once past). */
+  until(at: number): number {
+    return Math.max(0, at - Date.now());
+  }
+
+  elapsed(): number {
+    return Date.now() - this.startedAt;
+  }
+
+  /** Waits for `work` until the budget is spent (the work goes on; its failure is its own to report). */
+  async orCut(work: Promise<unknown>): Promise<void> {
+    if (this.cut) return;
+    await Promise.race([work.catch(() => undefined), this.reached]);
+  }
+
+  /** `work`'s value if it settles by `at`, else undefined (it goes on; its failure is its own to report). */
+  async within<T>(work: Promise<T>, at: number): Promise<T | undefined> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), this.until(at))));
+    try {
+      return await Promise.race([work.catch(() => undefined), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 

@@ -97,6 +97,10 @@ export class PostgresAuthState {
   private writes = 0;
   /** Writes that have started; a logout waits for them so none lands after the credentials are wiped. */
   private readonly inFlight = new Set<Promise<void>>();
+  /** Baileys' key commits handed over and not settled yet, from before the cache's mutex (see settle()). */
+  private readonly commits = new Set<Promise<void>>();
+  /** A key commit failed (not stored): settle() answers false from then on. */
+  private commitFailed = false;
 
   private constructor(
     private readonly options: PostgresAuthStateOptions,
@@ -109,7 +113,10 @@ export class PostgresAuthState {
       set: (data) => this.setKeys(data),
     };
     // Read-through/write-through cache in front: Baileys reads sessions and sender keys on every message.
-    this.state = { creds, keys: makeCacheableSignalKeyStore(store, options.logger, new SignalKeyCache()) };
+    const cached = makeCacheableSignalKeyStore(store, options.logger, new SignalKeyCache());
+    // Each commit of Baileys is tracked from the moment Baileys hands it over, before the cache's mutex
+    // (where commits queue behind the one writing): settle() waits for every one of them.
+    this.state = { creds, keys: { ...cached, get: (type, ids) => cached.get(type, ids), set: (data) => this.track(Promise.resolve(cached.set(data))) } };
     this.credsWriter = new CoalescingWriter(() => this.writeCreds(), options.retryDelayMs ?? 1000, options.logger);
   }
 
@@ -152,6 +159,48 @@ export class PostgresAuthState {
     await this.guard(() => this.options.repository.replace(this.options.lease, { creds: serializeAuthValue(this.creds), keys }));
     this.buffered.clear();
     this.persistent = true;
+  }
+
+  /**
+   * Waits until every Signal key commit Baileys has handed over, and every creds write requested, is
+   * stored (issue #39: a drain hands the lease over only after this). Baileys commits a send's key
+   * transaction after the stanza went out (`relayMessage` sends inside the transaction), so once the
+   * socket is closed nothing new starts, and what is under way must land before the lease goes: after
+   * the hand-over the fence refuses it, and the heir would encrypt again with the keys this message
+   * already used (the peer cannot decrypt). True when all of it is stored; false when a write failed,
+   * the store was closed, or `timeoutMs` passed first (the lease must then not be handed over).
+   */
+  async settle(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + Math.max(0, timeoutMs);
+    for (;;) {
+      // A commit whose stanza just went out reaches set() a few microtasks later: look after a turn.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (this.commitFailed || this.failed || this.fenced) return false;
+      const pending = [...this.commits, ...this.credsWriter.pending()];
+      const left = deadline - Date.now();
+      if (pending.length === 0 && !this.credsWriter.unstored) return true;
+      if (left <= 0 || (pending.length === 0 && this.closed)) return false;
+      // A creds write that failed is tried again on a timer: wait for that one too.
+      if (pending.length === 0) pending.push(sleep(Math.min(left, 100)).then(() => undefined));
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), left)));
+      const outcome = await Promise.race([Promise.allSettled(pending), expired]);
+      clearTimeout(timer);
+      if (outcome === 'expired') return false;
+    }
+  }
+
+  /** Keeps `commit` in `commits` until it settles, remembering a failure (it still rejects to Baileys). */
+  private track(commit: Promise<void>): Promise<void> {
+    this.commits.add(commit);
+    commit.then(
+      () => this.commits.delete(commit),
+      () => {
+        this.commits.delete(commit);
+        this.commitFailed = true;
+      },
+    );
+    return commit;
   }
 
   /** Stops all writes for good (session ended or lease lost): later writes are dropped. */
@@ -299,6 +348,8 @@ class CoalescingWriter {
   private queued: Promise<void> | null = null;
   private retryTimer: NodeJS.Timeout | undefined;
   private cancelled = false;
+  /** The last run failed and no run has succeeded since (a retry is on its timer). */
+  unstored = false;
 
   constructor(
     private readonly run: () => Promise<void>,
@@ -318,6 +369,11 @@ class CoalescingWriter {
     return this.queued;
   }
 
+  /** The write under way and the one queued behind it (settle() waits for them). */
+  pending(): Array<Promise<void>> {
+    return [this.running, this.queued].filter((write): write is Promise<void> => write !== null);
+  }
+
   cancel(): void {
     this.cancelled = true;
     clearTimeout(this.retryTimer);
@@ -326,7 +382,9 @@ class CoalescingWriter {
   private async execute(): Promise<void> {
     try {
       await this.run();
+      this.unstored = false;
     } catch (error) {
+      this.unstored = true;
       if (error instanceof FencedOutError || error instanceof AuthStateWriteError || this.cancelled) return;
       this.logger.error({ err: error }, 'saving auth credentials failed; retrying');
       clearTimeout(this.retryTimer);

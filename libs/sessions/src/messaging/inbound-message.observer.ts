@@ -131,6 +131,18 @@ export class InboundMessageObserver implements SocketObserver {
   }
 
   /**
+   * A drain past its budget (issue #39): this lease's sockets are no longer read and what they queued
+   * unstored is dropped (InboundStore.drop); a transaction in flight ends as it ends. Only received
+   * messages not receipted are among them (ADR 0035), and WhatsApp delivers those again to the heir.
+   * Returns the writes dropped and the receipts held (messages decrypted, not stored, not receipted).
+   */
+  dropInstance(lease: Lease): { writes: number; unreceipted: number } {
+    let unreceipted = 0;
+    for (const handler of this.busy) if (handler.instanceId === lease.instanceId) unreceipted += handler.drop();
+    return { writes: this.services.store.drop(lease), unreceipted };
+  }
+
+  /**
    * The same for one instance (a drain hands each instance over on its own): what its last socket's
    * handler queued so far is handled, after whatever earlier sockets of the instance queued.
    */

@@ -16,7 +16,7 @@ import { IdentityResolver } from './identity-resolver';
 import type { SocketBacklog } from './inbound-backpressure';
 import { SocketReader } from './socket-reader';
 import { InboundQueue, type InboundTaskMode } from './inbound-queue';
-import { InboundWriteFailedError } from './inbound-store';
+import { InboundWriteDroppedError, InboundWriteFailedError } from './inbound-store';
 import { BlocklistEvents } from './inbound/blocklist';
 import { ContactChatGroupEvents, type GroupChange } from './inbound/contacts-chats-groups';
 import { InstanceIdentityCache, type InboundContext, type InboundServices } from './inbound/inbound-context';
@@ -52,6 +52,8 @@ export class InboundSocketHandler {
   private readonly identity: InstanceIdentityCache;
   private readonly logger: Logger;
   private stopped = false;
+  /** A drain past its budget dropped this socket's backlog (drop()): nothing queued is written any more. */
+  private dropped = false;
   /** Set while a task of a RECEIVED event runs: its writes are idempotent (WriteOptions.idempotent). */
   private readonly receiving = new AsyncLocalStorage<boolean>();
   /** Stops telling the reader when the store meets no database. */
@@ -306,6 +308,22 @@ export class InboundSocketHandler {
     for (const task of tasks) this.enqueue(event, task, 'pipelined');
   }
 
+  get instanceId(): string {
+    return this.context.instanceId;
+  }
+
+  /**
+   * A drain past its budget (issue #39): the socket is no longer read and nothing queued is written, not
+   * even a received message (unlike a lost lease): none of them was receipted (ADR 0035), so WhatsApp
+   * delivers each again to the heir. Returns how many receipts are held (messages decrypted, not stored).
+   */
+  drop(): number {
+    this.dropped = true;
+    this.stopped = true;
+    this.reader.stop();
+    return heldAcksOf(this.context.socket)?.size ?? 0;
+  }
+
   /** Resolves when everything queued so far has been handled (tests, shutdown). */
   idle(): Promise<void> {
     return this.queue.run(() => undefined);
@@ -366,7 +384,7 @@ export class InboundSocketHandler {
       try {
         // A received message Baileys already acknowledged is still stored after the lease was lost
         // (idempotently, ADR 0034): WhatsApp will not give it to the new holder.
-        if (this.stopped && !received) return;
+        if (this.dropped || (this.stopped && !received)) return;
         await (received ? this.receiving.run(true, task) : task());
       } catch (error) {
         this.failed(what, error);
@@ -378,6 +396,7 @@ export class InboundSocketHandler {
   }
 
   private failed(what: string, error: unknown, detail: Record<string, unknown> = {}): void {
+    if (error instanceof InboundWriteDroppedError) return; // a drain dropped it on purpose (drop())
     if (error instanceof FencedOutError) {
       // The session is being aborted by the lease keeper; nothing more may be written, and nothing more
       // is read (Baileys would acknowledge messages this worker then drops; unacknowledged, WhatsApp
@@ -394,12 +413,12 @@ export class InboundSocketHandler {
     let outage = false;
     try {
       for (let attempt = 1; ; attempt++) {
-        if (this.stopped && !this.receiving.getStore()) return false;
+        if (this.dropped || (this.stopped && !this.receiving.getStore())) return false;
         try {
           await work();
           return true;
         } catch (error) {
-          if (error instanceof FencedOutError || error instanceof InboundWriteFailedError) {
+          if (error instanceof FencedOutError || error instanceof InboundWriteFailedError || error instanceof InboundWriteDroppedError) {
             this.failed(what, error, detail);
             return false;
           }

@@ -62,6 +62,18 @@ export class InboundWriteFailedError extends Error {
   }
 }
 
+/**
+ * What InboundStore.write rejects with once the writes of its lease were dropped (a drain past its
+ * budget, issue #39): nothing of it was written. A received message among them was never receipted
+ * (ADR 0035), so WhatsApp delivers it again, to the heir.
+ */
+export class InboundWriteDroppedError extends Error {
+  constructor(instanceId: string) {
+    super(`inbound write of ${instanceId} dropped: the instance is handed over without it`);
+    this.name = 'InboundWriteDroppedError';
+  }
+}
+
 export interface InboundStoreOptions {
   /** Writes per group transaction at most. */
   maxBatch: number;

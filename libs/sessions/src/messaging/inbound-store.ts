@@ -16,6 +16,7 @@ import { InboundStalls } from './inbound-stalls';
 import {
   ATTEMPTS,
   INBOUND_STORE_DEFAULTS,
+  InboundWriteDroppedError,
   InboundWriteFailedError,
   MAX_ALONE_IN_FLIGHT,
   OUTAGE_RETRY_MAX_MS,
@@ -29,7 +30,14 @@ import {
 } from './inbound-store-options';
 
 // The store's options, limits and error live in inbound-store-options.ts; its importers keep importing them from here.
-export { INBOUND_STORE_DEFAULTS, InboundWriteFailedError, type InboundStoreOptions, type StallListener, type WriteOptions } from './inbound-store-options';
+export {
+  INBOUND_STORE_DEFAULTS,
+  InboundWriteDroppedError,
+  InboundWriteFailedError,
+  type InboundStoreOptions,
+  type StallListener,
+  type WriteOptions,
+} from './inbound-store-options';
 
 /**
  * Writes what a socket learned, record changes and their outbox events together, in one transaction
@@ -70,6 +78,8 @@ export class InboundStore {
   readonly stats = { transactions: 0, writes: 0, fallbacks: 0 };
   /** Received messages written without the fence after it refused them (ADR 0034). */
   unfencedWrites = 0;
+  /** Leases whose writes were dropped (drop()): their later writes are refused at once. */
+  private readonly dropped = new Set<string>();
   /** The round statement of a group's parked writes (InboundBatch), bound within each group's transaction. */
   private readonly groups: InboundGroupRepository;
 
@@ -118,6 +128,7 @@ export class InboundStore {
    */
   write<T>(lease: Lease, work: Work<T>, keys?: readonly string[], options: WriteOptions = {}): Promise<T> {
     const instanceId = lease.instanceId;
+    if (this.dropped.has(leaseKey(lease))) return Promise.reject(new InboundWriteDroppedError(instanceId));
     // Tracing on: what a socket learned starts a trace of its own (`inbound store`, ended at its commit);
     // its events carry the span's traceparent into the outbox, where the relay's delivery span continues it.
     const span = startSpan('session-worker', 'inbound store', { newTrace: true, attributes: { 'wa.instance.id': instanceId } });
@@ -160,6 +171,23 @@ export class InboundStore {
       });
       this.pump();
     });
+  }
+
+  /**
+   * A drain past its budget (issue #39): the writes of this lease that wait are rejected unwritten
+   * (InboundWriteDroppedError), and so is every later one; a transaction already in flight ends as it
+   * ends. Returns how many were dropped. Safe only because a received message is receipted once stored
+   * (ADR 0035): one dropped here was never receipted, and WhatsApp delivers it again to the heir.
+   */
+  drop(lease: Lease): number {
+    const key = leaseKey(lease);
+    this.dropped.add(key);
+    const kept: Waiting[] = [];
+    const dropped: Waiting[] = [];
+    for (const entry of this.waiting) (leaseKey(entry.lease) === key ? dropped : kept).push(entry);
+    this.waiting = kept;
+    for (const entry of dropped) entry.reject(new InboundWriteDroppedError(lease.instanceId));
+    return dropped.length;
   }
 
   private pump(): void {
@@ -360,4 +388,9 @@ export class InboundStore {
       this.logger.warn({ err: error, instanceId: notice.instanceId }, 'outbox notice not published');
     }
   }
+}
+
+/** A lease as one string: its instance and fencing token. */
+function leaseKey(lease: Lease): string {
+  return `${lease.instanceId}\u0000${lease.fencingToken}`;
 }

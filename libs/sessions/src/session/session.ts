@@ -24,6 +24,21 @@ import { SocketSlot } from './socket-slot';
 export { formatPairingCode } from './session-pairing';
 export { SessionEndedError, type SessionOwner, type SessionPhase, type SessionServices } from './session-types';
 
+/** Without a drain's own bound: how long a shutdown waits for the Signal state to be stored. */
+const SIGNAL_STATE_SETTLE_MS = 5_000;
+
+/** Whether `work` resolved within `ms` (a rejection is thrown; past `ms` it is left to settle on its own). */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), Math.max(0, ms))));
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work.then(() => true), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * One held instance: its Baileys socket, its credentials and the truth about its connection.
  * Every socket event and command runs on one serial queue; every status change is written with its
@@ -243,15 +258,28 @@ export class Session {
   /**
    * Worker shutdown: close without logout and give the lease back. A paired instance is marked
    * `connecting` (another worker adopts it); a pairing in progress cannot move and ends.
+   *
+   * Issue #39: once the socket is closed, the Signal state goes first: the key commits under way (a
+   * send's lands after its stanza went out) and the creds are stored (`signalStateMs` at most) before
+   * anything else. If they cannot be, the lease is not given back (a hand-over would fence those writes
+   * out and the heir would start from keys the peers have seen used): the session ends without a
+   * write and the lease is left to lapse. `rowWriteMs`: how long the `connecting` row write is waited
+   * for before the lease goes anyway (a drain past its budget; the heir writes the row itself).
    */
-  shutdown(): Promise<void> {
+  shutdown(options: { signalStateMs?: number; rowWriteMs?: number } = {}): Promise<void> {
     const { state } = this;
     return state.run(async () => {
       if (state.phase === 'ended') return;
       if (state.phase === 'idle') return this.endings.end(true); // nothing started, nothing to say
       if (state.phase === 'pairing') return this.endings.stopDisconnected('worker shutdown');
       this.slot.detach();
-      await state.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: 'worker shutdown' }, event: {} });
+      if (state.auth && !(await state.auth.settle(options.signalStateMs ?? SIGNAL_STATE_SETTLE_MS))) {
+        return this.endings.abort('worker shutdown: the Signal state could not be stored; the lease is left to lapse');
+      }
+      const row = state.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: 'worker shutdown' }, event: {} });
+      if (options.rowWriteMs === undefined) await row;
+      else if (!(await settlesWithin(row, options.rowWriteMs)))
+        state.logger.warn('worker shutdown: the connecting row not written in time; handing over anyway');
       await this.endings.end(true);
     });
   }

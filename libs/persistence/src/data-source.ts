@@ -31,6 +31,7 @@ import { AuditLog1764450000000 } from './migrations/1764450000000-audit-log';
 import { DeliveryLog1764460000000 } from './migrations/1764460000000-delivery-log';
 import { OutboxTraceparent1764480000000 } from './migrations/1764480000000-outbox-traceparent';
 import { InstanceExported1764470000000 } from './migrations/1764470000000-instance-exported';
+import { MessagesFreshTakenId1764490000000 } from './migrations/1764490000000-messages-fresh-taken-id';
 import { OutboxCursorPending1764400000000 } from './migrations/1764400000000-outbox-cursor-pending';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
@@ -74,6 +75,7 @@ export const MIGRATIONS = [
   DeliveryLog1764460000000,
   OutboxTraceparent1764480000000,
   InstanceExported1764470000000,
+  MessagesFreshTakenId1764490000000,
 ];
 
 export interface DataSourceOptions {

@@ -145,6 +145,22 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
     }
   });
 
+  it('should store a copy whose record id is taken in its instance under a fresh id and answer that id, the other instance keeping it (ADR 0040)', async () => {
+    const messages = new MessageRepository(db.dataSource);
+    await messages.upsert(newMessageFixture('igr-b', { id: 'rtakenig', messageId: 'TAKEN-HOLDER', chatId: chat }));
+    const copy = (instanceId: string) => newMessageFixture(instanceId, { id: 'rtakenig', messageId: 'TAKEN-COPY', chatId: chat, fromMe: true, raw: '{"t":1}' });
+    const written = await db.dataSource.transaction((manager) =>
+      new InboundGroupRepository(db.dataSource).within(manager).write({ copies: [copy('igr-b'), copy('igr-c')] }),
+    );
+    const [taken, free] = written.copies;
+    expect(taken).toMatchObject({ created: true });
+    expect(taken!.row.id).toMatch(/^r[0-9a-f]{7}$/);
+    expect(taken!.row.id).not.toBe('rtakenig');
+    expect((await messages.findOne('igr-b', 'TAKEN-COPY'))!.id).toBe(taken!.row.id);
+    expect((await messages.findOne('igr-b', 'TAKEN-HOLDER'))!.id).toBe('rtakenig');
+    expect(free!.row.id).toBe('rtakenig');
+  });
+
   it('should plan each round statement once (its generic plan), not on every round', async () => {
     const leases = new LeaseRepository(db.dataSource);
     const held = await Promise.all(ids.map(async (id) => (await leases.claim(id, 'w-igr', 60_000))!));

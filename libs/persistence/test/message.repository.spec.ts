@@ -28,19 +28,54 @@ describe(MessageRepository.name, () => {
     });
   });
 
-  describe('insertNew', () => {
-    it('should give a new message whose record id is taken in the instance a fresh one, not fail the whole insert', async () => {
-      const taken = message({ id: 'rtaken01', messageId: 'TAKEN-A' });
-      await new MessageRepository(db.dataSource).insertNew([taken]);
-      const clash = message({ id: 'rtaken01', messageId: 'TAKEN-B' });
-      const other = message({ id: 'rfree001', messageId: 'TAKEN-C' });
-      const rows = await db.dataSource.transaction((m) => new MessageRepository(db.dataSource).within(m).insertNew([clash, other]));
-      expect(rows.map((row) => row.messageId).sort()).toEqual(['TAKEN-B', 'TAKEN-C']);
-      const renamed = rows.find((row) => row.messageId === 'TAKEN-B')!;
-      expect(renamed.id).not.toBe('rtaken01');
-      expect(renamed.id).toMatch(/^r[0-9a-f]{7}$/);
-      expect(rows.find((row) => row.messageId === 'TAKEN-C')!.id).toBe('rfree001');
-      expect((await sut.findOne(instanceId, 'TAKEN-A'))!.id).toBe('rtaken01');
+  describe('a new message whose record id is taken in the instance (the table gives it a fresh one, ADR 0040)', () => {
+    const [a, b] = ['rtakena', 'rtakenb'];
+    const fresh = /^r[0-9a-f]{7}$/;
+    const idOf = async (instance: string, messageId: string) => (await sut.findOne(instance, messageId))?.id;
+
+    beforeAll(async () => {
+      for (const id of [a, b]) await new InstanceRepository(db.dataSource).create({ id, token: `tok-${id}`, name: id });
+    });
+
+    const writes: Array<[string, string, (message: NewMessage) => Promise<{ row: MessageRow; created: boolean } | null>]> = [
+      ['upsert', 'rabcde01', (m) => sut.upsert(m)],
+      ['storeCopy', 'rabcde02', (m) => sut.storeCopy(m)],
+      ['storeOwnCopy', 'rabcde03', (m) => sut.storeOwnCopy(m)],
+    ];
+    it.each(writes)('%s: should store it under a fresh id and answer that id, the other instance and a repeat keeping theirs', async (name, taken, write) => {
+      await sut.upsert(newMessageFixture(a, { id: taken, messageId: `${name}-HOLDER` }));
+      const stored = (await write(newMessageFixture(a, { id: taken, messageId: `${name}-NEW` })))!;
+      expect(stored.created).toBe(true);
+      expect(stored.row.id).toMatch(fresh);
+      expect(stored.row.id).not.toBe(taken);
+      expect(await idOf(a, `${name}-NEW`)).toBe(stored.row.id);
+      expect(await idOf(a, `${name}-HOLDER`)).toBe(taken);
+      // Free in the other instance: kept as given.
+      expect((await write(newMessageFixture(b, { id: taken, messageId: `${name}-NEW` })))!.row.id).toBe(taken);
+      // The same message again with the taken id (ON CONFLICT on the message id): the stored row keeps its id.
+      await sut.upsert(newMessageFixture(a, { id: taken, messageId: `${name}-NEW`, text: 'again' }));
+      expect(await idOf(a, `${name}-NEW`)).toBe(stored.row.id);
+    });
+
+    it('insertNew: should store a history chunk whose ids are taken (in the table or earlier in the chunk) under fresh ones, and answer them', async () => {
+      await sut.insertNew([newMessageFixture(a, { id: 'rtaken01', messageId: 'TAKEN-A' })]);
+      const chunk = [
+        newMessageFixture(a, { id: 'rtaken01', messageId: 'TAKEN-B' }),
+        newMessageFixture(a, { id: 'rfree001', messageId: 'TAKEN-C' }),
+        newMessageFixture(a, { id: 'rfree001', messageId: 'TAKEN-D' }),
+      ];
+      const rows = await db.dataSource.transaction((m) => new MessageRepository(db.dataSource).within(m).insertNew(chunk));
+      expect(rows.map((row) => row.messageId).sort()).toEqual(['TAKEN-B', 'TAKEN-C', 'TAKEN-D']);
+      const byMessage = new Map(rows.map((row) => [row.messageId, row.id]));
+      expect(byMessage.get('TAKEN-B')).toMatch(fresh);
+      expect(byMessage.get('TAKEN-B')).not.toBe('rtaken01');
+      expect(byMessage.get('TAKEN-C')).toBe('rfree001');
+      expect(byMessage.get('TAKEN-D')).toMatch(fresh);
+      expect(byMessage.get('TAKEN-D')).not.toBe('rfree001');
+      for (const [messageId, id] of byMessage) expect(await idOf(a, messageId)).toBe(id);
+      expect(await idOf(a, 'TAKEN-A')).toBe('rtaken01');
+      const [other] = await sut.insertNew([newMessageFixture(b, { id: 'rtaken01', messageId: 'TAKEN-B' })]);
+      expect(other.id).toBe('rtaken01');
     });
   });
 

@@ -133,6 +133,65 @@ describe(OutboundLedgerRepository.name, () => {
     expect((await messages.findOne(fencedId, message.messageId))!.status).toBe('Pending');
   });
 
+  describe('a send whose record id is taken in the instance (the table gives it a fresh one, ADR 0040)', () => {
+    const otherId = 'rledgertaken';
+    let otherLease: Lease;
+    const fresh = /^r[0-9a-f]{7}$/;
+    const idOf = async (instance: string, messageId: string) => (await messages.findOne(instance, messageId))?.id;
+
+    beforeAll(async () => {
+      await new InstanceRepository(db.dataSource).create({ id: otherId, token: 'tok-ledger-taken', name: 'taken' });
+      otherLease = (await leases.claim(otherId, 'w-ledger', 60_000))!;
+    });
+
+    it('reserve: should store it under a fresh id that the result answers, the other instance and a queued row keeping theirs', async () => {
+      await messages.upsert(outbound({ id: 'rtakenl1' }));
+      const message = outbound({ id: 'rtakenl1' });
+      expect(await ledger.reserve(lease, message, true)).toEqual({ held: true, reserved: true });
+      const { row } = await ledger.settle(lease, message.messageId, { status: 'Sent' });
+      expect(row!.id).toMatch(fresh);
+      expect(row!.id).not.toBe('rtakenl1');
+      expect(await idOf(instanceId, message.messageId)).toBe(row!.id);
+
+      const elsewhere = outbound({ instanceId: otherId, id: 'rtakenl1' });
+      expect(await ledger.reserve(otherLease, elsewhere, true)).toEqual({ held: true, reserved: true });
+      expect((await ledger.settle(otherLease, elsewhere.messageId, { status: 'Sent' })).row!.id).toBe('rtakenl1');
+
+      // The async queue's row, reserved by its send with the same ids (ON CONFLICT on the message id): its id stays.
+      const queued = outbound({ id: 'rqueuel1', status: 'Queued' });
+      await messages.upsert(queued);
+      expect(await ledger.reserve(lease, { ...queued, status: 'Pending' }, true)).toEqual({ held: true, reserved: true });
+      expect((await ledger.settle(lease, queued.messageId, { status: 'Sent' })).row).toMatchObject({ id: 'rqueuel1', status: 'Sent' });
+    });
+
+    it('reserveMany: should store each taken id (in the table or earlier in the group) under a fresh one that the results answer', async () => {
+      await messages.upsert(outbound({ id: 'rtakenl2' }));
+      const group = [
+        outbound({ id: 'rtakenl2' }),
+        outbound({ id: 'rgroupl2' }),
+        outbound({ id: 'rgroupl2' }),
+        outbound({ instanceId: otherId, id: 'rtakenl2' }),
+      ];
+      const reserved = await ledger.reserveMany(group.map((message) => ({ lease: message.instanceId === otherId ? otherLease : lease, message, relay: true })));
+      expect(reserved).toEqual(group.map(() => ({ held: true, reserved: true })));
+      const settled = await ledger.settleMany(
+        group.map((message) => ({
+          lease: message.instanceId === otherId ? otherLease : lease,
+          messageId: message.messageId,
+          outcome: { status: 'Sent' as const },
+        })),
+      );
+      const ids = settled.map((result) => result.row!.id);
+      for (const [index, message] of group.entries()) expect(await idOf(message.instanceId, message.messageId)).toBe(ids[index]);
+      expect(ids[0]).toMatch(fresh);
+      expect(ids[0]).not.toBe('rtakenl2');
+      expect([ids[1], ids[2]]).toContain('rgroupl2');
+      expect(ids[1]).not.toBe(ids[2]);
+      expect(ids.filter((id) => id !== 'rgroupl2' && id !== 'rtakenl2')).toHaveLength(2);
+      expect(ids[3]).toBe('rtakenl2');
+    });
+  });
+
   describe('group commit (reserveMany, settleMany)', () => {
     let other: Lease;
     let stale: Lease;

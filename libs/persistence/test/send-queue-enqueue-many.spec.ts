@@ -55,7 +55,7 @@ describe(`${SendQueueRepository.name}.enqueueMany`, () => {
     queue = new SendQueueRepository(db.dataSource);
     messages = new MessageRepository(db.dataSource);
     const instances = new InstanceRepository(db.dataSource);
-    for (const id of ['rmanya', 'rmanyb', 'rmanyc', 'rmanyd']) await instances.create({ id, token: `tok-${id}`, name: id });
+    for (const id of ['rmanya', 'rmanyb', 'rmanyc', 'rmanyd', 'rtakenqa', 'rtakenqb']) await instances.create({ id, token: `tok-${id}`, name: id });
   });
   afterAll(() => db.close());
 
@@ -95,4 +95,39 @@ describe(`${SendQueueRepository.name}.enqueueMany`, () => {
     expect(quoted).toBe((await messages.findOne('rmanyc', alone.id))?.quoted);
     expect((await queued('rmanyd')).map((row) => row.message_id)).toEqual(group.map((message) => message.messageId));
   });
+  const writes: Array<[string, (group: NewMessage[]) => Promise<MessageRow[]>]> = [
+    [
+      'enqueue',
+      async (group) => {
+        const rows: MessageRow[] = [];
+        for (const message of group) rows.push(await queue.enqueue(message, request(message)));
+        return rows;
+      },
+    ],
+    ['enqueueMany (JSON)', (group) => queue.enqueueMany(group.map((message) => ({ message, request: request(message) })))],
+    [
+      'enqueueMany (parameters)',
+      (group) =>
+        queue.enqueueMany(
+          group.map((message, index) => ({ message: index ? message : { ...message, quoted: new Date() as unknown as string }, request: request(message) })),
+        ),
+    ],
+  ];
+  it.each(writes.map(([name, write], n) => [name, `rtakq${n}00`, `rdupq${n}00`, write] as const))(
+    '%s: should store a send whose record id is taken (in the table or earlier in the group) under a fresh id and answer it (ADR 0040)',
+    async (_name, taken, dup, write) => {
+      await messages.upsert(send('rtakenqa', { id: taken }));
+      const group = [send('rtakenqa', { id: taken }), send('rtakenqa', { id: dup }), send('rtakenqa', { id: dup }), send('rtakenqb', { id: taken })];
+      const answered = await write(group);
+      expect(answered.map((row) => row.messageId)).toEqual(group.map((message) => message.messageId));
+      const ids = answered.map((row) => row.id);
+      for (const [index, message] of group.entries()) expect((await messages.findOne(message.instanceId, message.messageId))!.id).toBe(ids[index]);
+      expect(ids[0]).toMatch(/^r[0-9a-f]{7}$/);
+      expect(ids[0]).not.toBe(taken);
+      expect([ids[1], ids[2]]).toContain(dup);
+      expect(ids[1]).not.toBe(ids[2]);
+      expect(ids[3]).toBe(taken);
+      expect((await queued('rtakenqa')).slice(-3).map((row) => row.message_id)).toEqual(group.slice(0, 3).map((message) => message.messageId));
+    },
+  );
 });

@@ -32,17 +32,9 @@ export interface UnackedMessage {
 
 /** Rows of one multi-row insert at most (insertNew). */
 const INSERT_SLICE = 500;
-/**
- * A record id already taken in the instance is replaced by a fresh one. Record ids are `r` + 7 hex (the API's
- * style): 2^28 values, so a chunk of 1,000 new messages meets a taken one with probability 1,000 × n / 2^28 in an
- * instance holding n messages (37 % at n = 100,000; bench/history lost a whole chunk when three tries in a row met
- * one). The taken id is checked by the primary key's index; the new one is `r` + 7 hex of an md5.
- */
-const FREE_ID_SQL = `CASE WHEN EXISTS (SELECT 1 FROM messages taken WHERE taken.instance_id = input.instance_id AND taken.id = input.id)
-    THEN 'r' || substr(md5(random()::text || input.message_id), 1, 7) ELSE input.id END`;
 const INSERT_NEW_SQL = `${PREPARED} WITH inserted AS (
   INSERT INTO messages (${COLUMNS.map(([, column]) => column).join(', ')})
-  SELECT ${COLUMNS.map(([, column]) => (column === 'id' ? FREE_ID_SQL : `input.${column}`)).join(', ')} FROM jsonb_populate_recordset(NULL::messages, $1::jsonb) AS input
+  SELECT ${COLUMNS.map(([, column]) => `input.${column}`).join(', ')} FROM jsonb_populate_recordset(NULL::messages, $1::jsonb) AS input
   ON CONFLICT (instance_id, message_id) DO NOTHING
   RETURNING *)
   SELECT * FROM inserted`;
@@ -109,9 +101,10 @@ export class MessageRepository extends RepositoryBase {
   /**
    * Inserts the messages not stored yet, many in one statement (a history chunk: issue #38), in slices
    * of INSERT_SLICE rows so a statement stays bounded. A message stored already (or twice in the input)
-   * is left as it is and not answered: the caller takes its own path for it. Answers the rows inserted.
+   * is left as it is and not answered: the caller takes its own path for it. Answers the rows inserted, as
+   * stored: a record id already taken in the instance was given a fresh one by the table's trigger
+   * (migration 1764490000000, ADR 0040), so the caller maps them back by message id, never by record id.
    */
-  /** Inserts the messages not stored yet (by message id); a record id already taken gets a fresh one (FREE_ID_SQL). */
   async insertNew(messages: ReadonlyArray<NewMessage>): Promise<MessageRow[]> {
     const manager = this.db;
     const inserted: MessageRow[] = [];

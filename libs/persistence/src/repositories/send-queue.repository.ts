@@ -100,8 +100,9 @@ export class SendQueueRepository extends RepositoryBase {
 
   /**
    * The accept path in ONE statement (atomic without an explicit transaction, one round trip): the
-   * `Queued` messages row (the NewMessage fields, as MessageRepository.upsert writes them; ids
-   * are fresh, so no conflict), the lane on first use, and the queue row with the request. This is
+   * `Queued` messages row (the NewMessage fields, as MessageRepository.upsert writes them; a record
+   * id already taken in the instance is replaced by the table, ADR 0040: the row answered carries the
+   * stored one), the lane on first use, and the queue row with the request. This is
    * what makes ≥ 3,000 enqueues/s possible; appendToLane is the lane's part for callers with a transaction.
    * Crash: before commit nothing exists (the client got no 200); after it, the send is durable.
    */
@@ -140,12 +141,19 @@ export class SendQueueRepository extends RepositoryBase {
     const rows = plainColumnsOnly(items, fields, columns)
       ? await this.enqueueManyAsJson(items, fields, columns)
       : await this.enqueueManyAsParameters(items, fields, columns);
-    // The rows are what was given plus the timestamps Postgres set (no need to read the wide rows back).
+    // The rows are what was given plus what Postgres set (no need to read the wide rows back): the
+    // timestamps, and the record id, a fresh one when the given id was taken in the instance (ADR 0040).
     const byKey = new Map(rows.map((row) => [`${String(row.instance_id)}\u0000${String(row.message_id)}`, row]));
     return items.map(({ message }) => {
       const row = byKey.get(`${message.instanceId}\u0000${message.messageId}`);
       if (!row) throw new Error(`enqueueMany: no row returned for ${message.messageId}`);
-      return { ...message, messageTimestamp: Number(message.messageTimestamp), createdAt: row.created_at as Date, updatedAt: row.updated_at as Date };
+      return {
+        ...message,
+        id: String(row.id),
+        messageTimestamp: Number(message.messageTimestamp),
+        createdAt: row.created_at as Date,
+        updatedAt: row.updated_at as Date,
+      };
     });
   }
 
@@ -170,7 +178,7 @@ export class SendQueueRepository extends RepositoryBase {
     const list = columns.join(', ');
     return rowsOf(
       await this.db.query(
-        `WITH m AS (INSERT INTO messages (${list}) SELECT ${list} FROM jsonb_populate_recordset(NULL::messages, $1::jsonb) RETURNING instance_id, message_id, created_at, updated_at),
+        `WITH m AS (INSERT INTO messages (${list}) SELECT ${list} FROM jsonb_populate_recordset(NULL::messages, $1::jsonb) RETURNING instance_id, id, message_id, created_at, updated_at),
          lane AS (INSERT INTO send_lanes (instance_id) SELECT id FROM unnest($3::text[]) AS lanes(id) ORDER BY id ON CONFLICT (instance_id) DO NOTHING),
          q AS (INSERT INTO send_queue (instance_id, message_id, request)
                SELECT e.item->>0, e.item->>1, e.item->2 FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS e(item, position) ORDER BY e.position)
@@ -204,7 +212,7 @@ export class SendQueueRepository extends RepositoryBase {
     const lanes = add([...new Set(items.map(({ message }) => message.instanceId))].sort());
     return rowsOf(
       await this.db.query(
-        `WITH m AS (INSERT INTO messages (${columns.join(', ')}) VALUES ${messageValues.join(', ')} RETURNING instance_id, message_id, created_at, updated_at),
+        `WITH m AS (INSERT INTO messages (${columns.join(', ')}) VALUES ${messageValues.join(', ')} RETURNING instance_id, id, message_id, created_at, updated_at),
          lane AS (INSERT INTO send_lanes (instance_id) SELECT id FROM unnest(${lanes}::text[]) AS lanes(id) ORDER BY id ON CONFLICT (instance_id) DO NOTHING),
          q AS (INSERT INTO send_queue (instance_id, message_id, request) VALUES ${queueValues.join(', ')})
          SELECT * FROM m`,

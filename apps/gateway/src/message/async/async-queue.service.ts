@@ -3,7 +3,6 @@ import type { Bus } from '@gw/bus';
 import type { SendRequest } from '@gw/contracts';
 import { AsyncQueue, ASYNC_QUEUE_DEFAULTS } from '@gw/dispatch';
 import { SendQueueRepository, toMessageRecord } from '@gw/persistence';
-import { randomBytes } from 'node:crypto';
 import { ApiError } from '../../common/api-error';
 import { BUS } from '../../runtime/tokens';
 import { asyncAcceptTokens } from '../../common/accept-token-cache';
@@ -19,26 +18,20 @@ export class AsyncQueueService {
     this.queue = new AsyncQueue(queue, bus, ASYNC_QUEUE_DEFAULTS);
   }
 
-  /** In Postgres (messages row `Queued` + queue row) before it returns: the Message record to answer with. */
+  /**
+   * In Postgres (messages row `Queued` + queue row) before it returns: the Message record to answer with,
+   * from the row as stored (a record id already taken in the instance was replaced by the table, ADR 0040).
+   */
   async enqueue(instance: RequestInstance, request: SendRequest) {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return toMessageRecord(await this.queue.enqueue(request, instance.owner), instance.owner);
-      } catch (error) {
-        const { code, constraint } = error as { code?: string; constraint?: string };
-        // The instance is gone (deleted since its token was looked up): as for an unknown token.
-        if (code === '23503') {
-          asyncAcceptTokens.forget(instance.token);
-          throw ApiError.invalidToken();
-        }
-        // The record id (`r` + 7 hex digits, uazapi's shape: 28 bits) is already taken in this instance:
-        // rare, but certain over a few hundred thousand messages. A fresh one; nothing was written.
-        if (code === '23505' && constraint === 'messages_pkey' && attempt < 3) {
-          request.recordId = `r${randomBytes(4).toString('hex').slice(0, 7)}`;
-          continue;
-        }
-        throw error;
+    try {
+      return toMessageRecord(await this.queue.enqueue(request, instance.owner), instance.owner);
+    } catch (error) {
+      // The instance is gone (deleted since its token was looked up): as for an unknown token.
+      if ((error as { code?: string }).code === '23503') {
+        asyncAcceptTokens.forget(instance.token);
+        throw ApiError.invalidToken();
       }
+      throw error;
     }
   }
 

@@ -1,6 +1,6 @@
 import type { Bus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import type { DeliveryClaim, DeliveryRepository, InstanceRepository, WebhookRow } from '@gw/persistence';
+import type { DeliveryClaim, DeliveryRepository, InstanceRepository, OutboxEvent, WebhookRow } from '@gw/persistence';
 import { contextOfTraceparent, failSpan, inSpan, type Logger, metrics, SpanKind, type SpanOptions } from '@gw/platform';
 import type { DeliveredResults } from './delivered-results';
 import type { WebhookRelayConfig } from './relay-config';
@@ -30,9 +30,8 @@ export class DeliverySender {
    */
   async send(claim: DeliveryClaim, webhook: WebhookRow, endsRun = true): Promise<boolean> {
     const { event } = claim;
-    const envelope: Record<string, unknown> = { BaseUrl: this.config.publicBaseUrl, ...event.payload };
-    if (this.config.includeToken || webhook.includeToken) envelope.token = await this.tokenOf(event.instanceId);
-    const message: SinkMessage = { id: `evt_${event.id}`, event, envelope, body: JSON.stringify(envelope) };
+    const token = this.config.includeToken || webhook.includeToken ? await this.tokenOf(event.instanceId) : undefined;
+    const message: SinkMessage = { id: `evt_${event.id}`, event, body: envelopeJson(this.config.publicBaseUrl, event, token) };
     const transport = this.targets.transportOf(webhook);
     const started = performance.now();
     // Tracing on: the delivery is a span of the trace the event was written in (its outbox row's traceparent),
@@ -64,7 +63,7 @@ export class DeliverySender {
       statusCode: outcome.statusCode,
       attempts: claim.attempt,
       error: outcome.error,
-      payload: { ...envelope, ...(envelope.token ? { token: '[masked]' } : {}) },
+      payload: { ...envelopeOf(this.config.publicBaseUrl, event, token), ...(token ? { token: '[masked]' } : {}) },
     });
     if (outcome.gone) {
       await this.disable(webhook, outcome.gone, null);
@@ -112,6 +111,27 @@ function deliverySpan(claim: DeliveryClaim, webhook: WebhookRow): SpanOptions {
     parent: contextOfTraceparent(claim.event.traceparent),
     attributes: { 'wa.event.id': claim.event.id, 'wa.event.type': claim.event.eventType, 'wa.delivery.attempt': claim.attempt },
   };
+}
+
+/** The webhook envelope: `BaseUrl`, the event's payload, and the instance's token when the target asks for it. */
+function envelopeOf(baseUrl: string, event: OutboxEvent, token: string | undefined): Record<string, unknown> {
+  const envelope: Record<string, unknown> = { BaseUrl: baseUrl, ...event.payload };
+  if (token !== undefined) envelope.token = token;
+  return envelope;
+}
+
+/**
+ * The envelope as JSON, the bytes sent. A claimed event's payload comes as JSON text (`payloadJson`): the
+ * envelope is that text with `BaseUrl` put first (and the token last), with no parse and no serialising
+ * again (issue #38: both, for every delivery). A payload of another shape, or one with a `BaseUrl` or
+ * `token` key of its own (anywhere in it, to be safe), takes the long way, whose result means the same.
+ */
+export function envelopeJson(baseUrl: string, event: OutboxEvent, token: string | undefined): string {
+  const text = event.payloadJson;
+  if (text === undefined || !text.startsWith('{') || !text.endsWith('}') || text.includes('"BaseUrl"') || (token !== undefined && text.includes('"token"')))
+    return JSON.stringify(envelopeOf(baseUrl, event, token));
+  const inner = text.slice(1, -1);
+  return `{"BaseUrl":${JSON.stringify(baseUrl)}${inner.trim() ? `,${inner}` : ''}${token !== undefined ? `,"token":${JSON.stringify(token)}` : ''}}`;
 }
 
 function messageTypeOf(payload: Record<string, unknown>): string {

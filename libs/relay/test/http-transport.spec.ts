@@ -11,7 +11,6 @@ const dnsPromises = require('node:dns/promises') as typeof import('node:dns/prom
 const message: SinkMessage = {
   id: 'evt_1',
   event: { id: '1', instanceId: 'i1', eventType: 'messages', chatId: '', payload: {} },
-  envelope: {},
   body: '{}',
 };
 

@@ -10,7 +10,6 @@ import { waitFor } from './support/tcp-proxy';
 const message = (instanceId: string, id: string) => ({
   id: `evt_${id}`,
   event: { id, instanceId, eventType: 'messages', chatId: 'c', payload: { EventType: 'messages' } },
-  envelope: {},
   body: '{"EventType":"messages"}',
 });
 

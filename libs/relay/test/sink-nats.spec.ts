@@ -61,7 +61,7 @@ describe('NATS JetStream event sink', () => {
   it('maps an event to <prefix>.<instance>.<event> with its stable id as Nats-Msg-Id', () => {
     const publication = natsPublication(
       { subjectPrefix: 'p.q', stream: 'S' },
-      { id: 'evt_7', event: { id: '7', instanceId: 'i1', eventType: 'messages', chatId: '', payload: {} }, envelope: {}, body: '{}' },
+      { id: 'evt_7', event: { id: '7', instanceId: 'i1', eventType: 'messages', chatId: '', payload: {} }, body: '{}' },
     );
     expect(publication).toEqual({
       subject: 'p.q.i1.messages',
@@ -118,7 +118,6 @@ describe('NATS JetStream event sink', () => {
       const message = {
         id: 'evt_pinned',
         event: { id: '1', instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} },
-        envelope: {},
         body: '{}',
       };
       expect(await sut.send(target, message)).toEqual({ ok: true, statusCode: 0 });
@@ -130,7 +129,7 @@ describe('NATS JetStream event sink', () => {
     // A name that resolves to an address the guard refuses is not dialled at all.
     const refused = await new NatsTransport({ ssrf: new SsrfGuard(), requestTimeoutMs: 1_000 }).send(
       { kind: 'nats', url, options: { subjectPrefix, stream } } as unknown as WebhookRow,
-      { id: 'evt_refused', event: { id: '2', instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} }, envelope: {}, body: '{}' },
+      { id: 'evt_refused', event: { id: '2', instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} }, body: '{}' },
     );
     expect(refused).toMatchObject({ ok: false, error: expect.stringMatching(/connecting: refused by the SSRF guard: broker localhost/) });
   });

@@ -185,7 +185,6 @@ describe('RabbitMQ event sink', () => {
       const message = {
         id: 'evt_idle',
         event: { id: '1', instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} },
-        envelope: {},
         body: '{}',
       };
       expect(await sut.send(target, message)).toEqual({ ok: true, statusCode: 0 });
@@ -208,7 +207,6 @@ describe('RabbitMQ event sink', () => {
     const message = (id: string) => ({
       id,
       event: { id: '1', instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} },
-      envelope: {},
       body: '{}',
     });
     type Link = { broken: boolean; channel: { close(): Promise<void> } };

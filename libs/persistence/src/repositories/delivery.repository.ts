@@ -11,6 +11,11 @@ export interface OutboxEvent {
   eventType: string;
   chatId: string;
   payload: Record<string, unknown>;
+  /**
+   * Claims only: the payload's JSON text as Postgres renders it (`{"a": 1, "b": [2, 3]}`), which the relay
+   * sends as it is; `payload` is parsed from it when first read.
+   */
+  payloadJson?: string;
   /** The W3C `traceparent` the event was written under (tracing on), which its delivery span continues; claims only. */
   traceparent?: string | null;
 }
@@ -487,8 +492,27 @@ function toClaim(row: Raw): DeliveryClaim {
     attempt: Number(row.attempts) + 1,
     headId: String(row.head_id),
     position: Number(row.position),
-    event: { ...toEvent({ ...row, id: row.event_id }), traceparent: (row.traceparent as string | null) ?? null },
+    event: claimedEvent(row),
   };
+}
+
+/** A claimed event: its payload's JSON text, and `payload` parsed from it on first read only (most deliveries never read it). */
+function claimedEvent(row: Raw): OutboxEvent {
+  const payloadJson = row.payload_json as string;
+  let payload: Record<string, unknown> | undefined;
+  const event = {
+    id: String(row.event_id),
+    instanceId: row.instance_id as string,
+    eventType: row.event_type as string,
+    chatId: (row.chat_id as string) ?? '',
+    payloadJson,
+    traceparent: (row.traceparent as string | null) ?? null,
+  } as OutboxEvent;
+  Object.defineProperty(event, 'payload', {
+    enumerable: true,
+    get: () => (payload ??= JSON.parse(payloadJson) as Record<string, unknown>),
+  });
+  return event;
 }
 
 function toEvent(row: Raw): OutboxEvent {

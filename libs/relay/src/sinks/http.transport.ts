@@ -26,6 +26,8 @@ export class HttpTransport implements SinkTransport {
   }
 
   describe(target: WebhookRow, message: SinkMessage): string {
+    // The payload is read (parsed, for a claimed event) only when the URL takes its message type.
+    if (!target.addUrlEvents && !target.addUrlTypesMessages) return target.url;
     return deliveryUrl(target, message.event.eventType, message.event.payload);
   }
 

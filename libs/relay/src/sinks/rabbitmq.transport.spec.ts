@@ -5,7 +5,6 @@ describe('RabbitMQ mapping', () => {
     const publication = rabbitMqPublication(rabbitMqOptions({ exchange: 'x', routingKey: 'wa.{instanceName}.{event}' }), {
       id: 'evt_9',
       event: { id: '9', instanceId: 'i1', eventType: 'messages', chatId: '', payload: { instanceName: 'shop' } },
-      envelope: {},
       body: '{}',
     });
     expect(publication).toMatchObject({

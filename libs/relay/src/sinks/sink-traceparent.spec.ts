@@ -5,7 +5,7 @@ import { natsPublication } from './nats.transport';
 import { rabbitMqOptions, rabbitMqPublication } from './rabbitmq.transport';
 import type { SinkMessage } from './transport';
 
-const message: SinkMessage = { id: 'evt_9', event: { id: '9', instanceId: 'i1', eventType: 'messages', chatId: '', payload: {} }, envelope: {}, body: '{}' };
+const message: SinkMessage = { id: 'evt_9', event: { id: '9', instanceId: 'i1', eventType: 'messages', chatId: '', payload: {} }, body: '{}' };
 
 /** The headers of one event on each broker sink, built while the relay's delivery span is active (or not). */
 const headersOnEveryBroker = () => ({

@@ -5,9 +5,7 @@ export interface SinkMessage {
   /** `evt_<outbox id>`: the same on every attempt (webhook-id, AMQP messageId, Nats-Msg-Id, Kafka header). */
   id: string;
   event: OutboxEvent;
-  /** The webhook envelope (`BaseUrl` + the event's payload, the token when asked for). */
-  envelope: Record<string, unknown>;
-  /** The envelope as JSON, exactly the bytes sent. */
+  /** The webhook envelope (`BaseUrl` + the event's payload, the token when asked for) as JSON, exactly the bytes sent. */
   body: string;
 }
 
@@ -50,8 +48,9 @@ export function describeFailure(error: unknown): string {
 
 /** `{instance}` and `{event}` (and `{instanceName}`) of a routing key or subject template, made safe as one token each. */
 export function fillTemplate(template: string, event: OutboxEvent, safe: (token: string) => string = (token) => token): string {
-  const instanceName = typeof event.payload.instanceName === 'string' ? event.payload.instanceName : '';
+  // The payload is read (parsed, for a claimed event) only for a template that names `{instanceName}`.
+  const instanceName = () => (typeof event.payload.instanceName === 'string' ? event.payload.instanceName : '');
   return template.replace(/\{(instanceName|instance|event)\}/g, (_match, name: string) =>
-    safe(name === 'instance' ? event.instanceId : name === 'event' ? event.eventType : instanceName || event.instanceId),
+    safe(name === 'instance' ? event.instanceId : name === 'event' ? event.eventType : instanceName() || event.instanceId),
   );
 }

@@ -18,6 +18,7 @@ import {
   type Database,
 } from '@gw/persistence';
 import { dropSignalSessionDumps, type Logger, metrics, SsrfGuard } from '@gw/platform';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SessionRpcServer } from './bus/session-rpc.server';
 import type { SessionWorkerConfig } from './config/session-worker.config';
 import { LeaseKeeper } from './lease/lease-keeper';
@@ -38,6 +39,7 @@ import type { OpRegistry } from './ops/op-handler';
 import { createOpRegistry } from './ops/op-registry';
 import { UnackedSends } from './outbound/unacked-sends';
 import { SendLimitObserver } from './outbound/send-limits';
+import { moveDelays } from './lease/move-delays';
 import { HandshakeGate } from './session/handshake-gate';
 import { ReconnectPacer } from './session/reconnect-pacer';
 
@@ -287,8 +289,8 @@ export class SessionWorker {
 
   /**
    * Graceful (SIGTERM), a drain (issue #39): stop taking new instances, then, for every instance in
-   * parallel, store the backlog its socket received while it still serves (sends and all), and only
-   * then refuse its new ops, finish those in flight, store what came meanwhile, close the socket
+   * parallel (their starts a few at a time: moveDelays), store the backlog its socket received while it
+   * still serves (sends and all), and only then refuse its new ops, finish those in flight, store what came meanwhile, close the socket
    * without logout, store its Signal state and hand its lease over at once, announced on the bus so that
    * another worker adopts it now (not when the lease would have expired, nor once the slowest send of
    * another instance is done); then deregister.
@@ -309,7 +311,14 @@ export class SessionWorker {
     // Out of the others' fair share at once; no more adoption; leases given back from now on are handed over.
     await clock.within(this.keeper.beginDrain(), clock.budgetAt);
     await clock.within(Promise.all([this.sweeper.stop(), this.unacked.stop()]), clock.budgetAt);
-    const handedOver = await clock.within(Promise.all(this.manager.all().map((session) => this.handOver(session, clock))), clock.endAt);
+    // The instances move a few at a time, on a clock (moveDelays), the others serving until their turn.
+    const sessions = this.manager.all();
+    const delays = moveDelays(sessions.length);
+    const moves = sessions.map(async (session, index) => {
+      await sleep(delays[index]);
+      return this.handOver(session, clock);
+    });
+    const handedOver = await clock.within(Promise.all(moves), clock.endAt);
     this.rpc.beginDrain();
     // A session left (its hand-over failed): once more, within what is left; past that, it ends without a
     // write (its Signal state was not seen stored) and its lease lapses instead of being handed over.

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Subjects, type LeasesHandedOver, type SendRequest } from '@gw/contracts';
+import { openDatabase, type Database } from '@gw/persistence';
 import type { QueryRunner } from 'typeorm';
 import { SessionWorker } from '../src/session-worker';
 import { Harness, nextPhone, sleep, waitFor } from './support/harness';
@@ -18,6 +19,7 @@ const DEADLINE_MS = 12_000;
 describe('a drain past its budget', () => {
   const harness = new Harness();
   const started: SessionWorker[] = [];
+  const pools: Database[] = [];
   let locker: QueryRunner | undefined;
   const notices: LeasesHandedOver[] = [];
   /** Ids of their own per attempt: a retried test starts over with new instances and workers. */
@@ -37,14 +39,20 @@ describe('a drain past its budget', () => {
   afterEach(async () => {
     await unlock();
     for (const worker of started.splice(0)) await worker.stop().catch(() => undefined);
+    for (const pool of pools.splice(0)) await pool.destroy().catch(() => undefined);
     await harness.stopWorkers();
   });
   afterAll(() => harness.stop());
 
-  /** A worker whose process would exit DEADLINE_MS after its SIGTERM. */
+  /**
+   * A worker whose process would exit DEADLINE_MS after its SIGTERM, with a pool of its own as a process
+   * has (the writes the lock holds must not take the heir's connections, nor the other way round).
+   */
   const drainedWorker = async (workerId: string, leaseTtlMs: number) => {
+    const pool = await openDatabase({ url: harness.db.url, schema: harness.db.schema, poolSize: 20, applicationName: workerId });
+    pools.push(pool);
     const worker = new SessionWorker({
-      dataSource: harness.db.dataSource,
+      dataSource: pool,
       bus: harness.bus,
       config: harness.config({ workerId, leaseTtlMs }),
       logger: harness.logger,
@@ -207,7 +215,7 @@ describe('a drain past its budget', () => {
 
   it('should not hand over an instance whose Signal state cannot be stored: its lease lapses, and the key write still lands once the database answers', async () => {
     const [id, workerId, heirId] = [named('keys'), named('w-keys'), named('w-keys-heir')];
-    const drained = await drainedWorker(workerId, 8_000);
+    const drained = await drainedWorker(workerId, 12_000);
     const [phone, peer] = [nextPhone(), nextPhone()];
     await harness.control('POST', '/sim/accounts', { phone: peer });
     await harness.newInstance(id);

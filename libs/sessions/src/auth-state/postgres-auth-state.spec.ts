@@ -100,4 +100,47 @@ describe('PostgresAuthState: keys.set resolves only when durable', () => {
     expect(onFenced).toHaveBeenCalledTimes(1);
     expect(onWriteFailed).not.toHaveBeenCalled();
   });
+
+  describe('settle (a drain stores the Signal state before the lease goes, issue #39)', () => {
+    it('waits for a key commit under way and a creds write, and answers true once both are stored', async () => {
+      let down = true;
+      const db = repositoryWith(() => (down ? connectionLost() : undefined));
+      const sut = await loaded(db.repository, { outageWaitMs: 5_000 });
+      // A send's commit, handed over after its stanza went out, and a creds update.
+      const commit = Promise.resolve(sut.state.keys.set({ session: { 'peer.0': Uint8Array.from([1]) } }));
+      void sut.saveCreds();
+      let settled: boolean | undefined;
+      const settling = sut.settle(5_000).then((ok) => (settled = ok));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(settled).toBeUndefined();
+      down = false;
+      await commit;
+      expect(await settling).toBe(true);
+      expect(db.stored.map((key) => `${key.type}/${key.id}`)).toEqual(['session/peer.0']);
+    });
+
+    it('answers true at once when nothing is under way', async () => {
+      const db = repositoryWith(() => undefined);
+      const sut = await loaded(db.repository);
+      expect(await sut.settle(1_000)).toBe(true);
+    });
+
+    it('answers false when a commit is not stored in time (the lease must not be handed over)', async () => {
+      const db = repositoryWith(connectionLost);
+      const sut = await loaded(db.repository, { outageWaitMs: 60_000 });
+      const commit = Promise.resolve(sut.state.keys.set({ session: { 'peer.0': Uint8Array.from([1]) } })).catch((error: unknown) => error);
+      const started = Date.now();
+      expect(await sut.settle(300)).toBe(false);
+      expect(Date.now() - started).toBeLessThan(2_000);
+      sut.close();
+      expect(await commit).toBeInstanceOf(AuthStateWriteError);
+    });
+
+    it('answers false when a commit failed', async () => {
+      const db = repositoryWith(() => Object.assign(new Error('value too long'), { code: '22001' }));
+      const sut = await loaded(db.repository, { onWriteFailed: jest.fn() });
+      await expect(sut.state.keys.set({ session: { 'a.0': Uint8Array.from([1]) } })).rejects.toBeInstanceOf(AuthStateWriteError);
+      expect(await sut.settle(1_000)).toBe(false);
+    });
+  });
 });

@@ -75,6 +75,8 @@ const DRAIN_IN_FLIGHT_MS = 15_000;
  * were never handed over (bench/cluster rolling at load 10: 25 s drains, Signal sessions diverged).
  */
 const DRAIN_SERVING_MS = 2_000;
+/** A hand-over (refusals to lease handed over) at least this long is logged with its phases. */
+const SLOW_HAND_OVER_MS = 1_000;
 /**
  * Once the sessions ended, the ops still running (past that wait) are awaited this long at most for their
  * answers (less when the shutdown deadline is nearer): without a socket they end quickly.
@@ -356,7 +358,9 @@ export class SessionWorker {
       const started = Date.now();
       this.rpc.beginDrainOf(instanceId);
       await clock.orCut(this.rpc.settleInstance(instanceId, DRAIN_IN_FLIGHT_MS));
+      const settled = Date.now();
       await clock.orCut(this.inbound.drainInstance(instanceId));
+      const stored = Date.now();
       if (clock.cut) {
         clock.forced.add(instanceId);
         const dropped = this.inbound.dropInstance(session.lease);
@@ -368,7 +372,13 @@ export class SessionWorker {
       // The Signal state may take until the drain's end, less a moment for the hand-over statement.
       const left = clock.until(clock.endAt - DRAIN_HAND_OVER_STATEMENT_MS);
       await session.shutdown({ signalStateMs: left, rowWriteMs: clock.until(clock.endAt - DRAIN_HAND_OVER_STATEMENT_MS) });
-      return Date.now() - started;
+      const took = Date.now() - started;
+      // Where an instance's unavailability went, when it was long (bench/cluster reads these at info).
+      if (took >= SLOW_HAND_OVER_MS) {
+        const phases = { settleMs: settled - started, storeMs: stored - settled, closeMs: Date.now() - stored };
+        this.logger.info({ instanceId, handOverMs: took, ...phases }, 'a slow hand-over');
+      }
+      return took;
     } catch (error) {
       this.logger.warn({ err: error, instanceId }, 'handing an instance over failed; it is tried once more');
       return -1;

@@ -31,6 +31,9 @@ export interface PairingEvents {
  * worker's ReconnectPacer and HandshakeGate (ReconnectScheduler), their connection events (open, close
  * and why), and the backoff after a close. What a pairing socket shows goes to PairingEvents.
  */
+/** An adopted session that opens this long after its adoption began is logged with where the time went. */
+const SLOW_ARRIVAL_MS = 1_000;
+
 export class SessionConnection {
   private readonly reconnects: ReconnectScheduler;
   /** The WhatsApp Web version the current socket logs in with (a 405 names it). */
@@ -41,6 +44,8 @@ export class SessionConnection {
   private lastClose = { reason: '', repeats: 0 };
   /** Until when a send waits for the first open of a session adopted from another worker (0: not arriving). */
   private arrivingUntil = 0;
+  /** When the adoption under way began, and when its socket was created (0: not yet): logged when it opens late. */
+  private arrival: { startedAt: number; socketAt: number } | undefined;
 
   constructor(
     private readonly state: SessionState,
@@ -59,6 +64,7 @@ export class SessionConnection {
   /** A session adopted from another worker: sends wait for its first open until `untilMs`. */
   expectArrival(untilMs: number): void {
     this.arrivingUntil = untilMs;
+    this.arrival = { startedAt: Date.now(), socketAt: 0 };
   }
 
   /** How long a send may still wait for the first open of an arriving session (≤ 0: not arriving). */
@@ -134,6 +140,7 @@ export class SessionConnection {
     // (or wrote it and got it back) when it was requested.
     if (!rowRead) await this.refreshInstance();
     if (state.phase === 'ended') return slot.releaseHandshake();
+    if (this.arrival && !this.arrival.socketAt) this.arrival.socketAt = Date.now();
     const generation = slot.numberNext();
     const version = state.services.sockets.waVersion.version;
     let socket: WASocket;
@@ -206,6 +213,15 @@ export class SessionConnection {
     if (update.connection === 'close') await this.onClose(update.lastDisconnect?.error);
   }
 
+  /** An adopted session that took long to open says where the time went (bench/cluster reads these at info). */
+  private logSlowArrival(): void {
+    const arrival = this.arrival;
+    this.arrival = undefined;
+    if (!arrival || Date.now() - arrival.startedAt < SLOW_ARRIVAL_MS) return;
+    const socketAfterMs = arrival.socketAt ? arrival.socketAt - arrival.startedAt : null;
+    this.state.logger.info({ arrivalMs: Date.now() - arrival.startedAt, socketAfterMs }, 'an adopted session opened late');
+  }
+
   private async onOpen(): Promise<void> {
     const { state } = this;
     const auth = state.auth;
@@ -219,6 +235,7 @@ export class SessionConnection {
     state.phase = 'open';
     this.reconnects.resetAttempts();
     this.arrivingUntil = 0;
+    this.logSlowArrival();
     const platform = auth.creds.platform ?? '';
     await state.write({
       patch: {

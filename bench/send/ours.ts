@@ -67,8 +67,11 @@ export interface OursMeasured {
 /** Counts the process's SQL until `stop()`; auth key reads by key type (Baileys asks for some types on every send). */
 const countSendStatements = () =>
   countStatements({
-    width: 140,
-    key: (text, call) => (text.startsWith('SELECT key_id') ? `${text} [${String((call[1] as unknown[])?.[1])}]` : text),
+    // Wide enough to tell the single fenced statements apart (their lease CTE alone is ~140 characters).
+    width: 200,
+    // A prepared statement's call is one config object ({ name, text, values }), a plain one (text, values).
+    key: (text, call) =>
+      text.includes('SELECT key_id') ? `${text} [${String(((call[0] as { values?: unknown[] })?.values ?? (call[1] as unknown[]))?.[1])}]` : text,
     failures: true,
   });
 

@@ -9,6 +9,7 @@ import { AuditRecorder } from './audit/audit-recorder';
 import { instanceLimitBeforeBody } from './common/auth.guards';
 import { RateLimitService } from './common/rate-limit.service';
 import { serveConsole } from './console/console.routes';
+import { HealthService } from './health/health.service';
 import { serveSandboxRelay } from './console/sandbox-relay';
 import { serveMetrics } from './metrics/metrics.routes';
 import { serveMcp } from './mcp/mcp.routes';
@@ -53,8 +54,13 @@ export async function createHttpApp(
   // Callback hooks, not async ones: an async hook costs every request a promise and a microtask turn.
   // With tracing on (OTEL_EXPORTER_OTLP_ENDPOINT), every request is a server span, active in its handler.
   const spans = tracingEnabled() ? requestSpans(fastify) : undefined;
+  const health = app.get(HealthService);
   fastify.addHook('onSend', (request, reply, _payload, done) => {
     void reply.header('x-request-id', request.id);
+    // Draining (SIGTERM, drain.ts): each answer closes its connection, so that when the server stops accepting
+    // no client holds an idle keep-alive connection to send its next request on: that request would meet
+    // the close and the client could not tell whether it was done (bench/cluster: "other side closed").
+    if (health.draining) void reply.header('connection', 'close');
     done();
   });
   // Audited routes (`@Audited`) are recorded as they are answered, their status known; the write is off the request path.

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -31,6 +31,19 @@ interface Answer {
 const answers: Answer[] = [];
 
 /** GET on a new connection: the status, or the connection's error code (ECONNREFUSED once it stopped accepting). */
+/** The `connection` header a keep-alive client is answered with. */
+function connectionOf(port: number, path: string): Promise<string> {
+  const agent = new Agent({ keepAlive: true });
+  return new Promise<string>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(String(res.headers.connection ?? '')));
+    });
+    req.on('error', reject);
+    req.end();
+  }).finally(() => agent.destroy());
+}
+
 function get(port: number, path: string): Promise<number | string> {
   return new Promise((resolve) => {
     const req = request({ host: '127.0.0.1', port, path, agent: false }, (res) => {
@@ -107,6 +120,7 @@ describe('a gateway SIGTERMed with a request in flight', () => {
       throw new Error(`the gateway did not get ready:\n${output.join('')}`);
     });
 
+    expect(await connectionOf(port, '/health')).toBe('keep-alive');
     // The slow request: headers and half its body now, the rest after SIGTERM.
     const body = JSON.stringify({ name: 'created-while-draining' });
     const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
@@ -143,6 +157,8 @@ describe('a gateway SIGTERMed with a request in flight', () => {
           try {
             expect(await get(port, '/ready')).toBe(503);
             expect(await get(port, '/health')).toBe(200);
+            // Every answer closes its connection now: no client is left an idle one for the close to cut.
+            expect(await connectionOf(port, '/health')).toBe('close');
             // After it: no longer accepting, the request still open.
             await until(async () => (await get(port, '/health')) === 'ECONNREFUSED', 5_000);
             req.end(body.slice(10));

@@ -18,11 +18,16 @@ export class HealthService {
     @Inject(BUS) private readonly bus: Bus,
   ) {}
 
-  private draining = false;
+  private stopping = false;
 
   /** From now on `/ready` answers 503 (DRAINING), whatever Postgres and NATS say: the process is stopping. */
   startDraining(): void {
-    this.draining = true;
+    this.stopping = true;
+  }
+
+  /** Since SIGTERM: every answer closes its connection (http-app.ts), so none is left idle for the close. */
+  get draining(): boolean {
+    return this.stopping;
   }
 
   /** Liveness: the process answers, and which build it runs. */
@@ -36,7 +41,7 @@ export class HealthService {
    * (`bus: in-process`) instead of claiming NATS was checked.
    */
   async readiness(): Promise<ReadinessResponse> {
-    if (this.draining) return DRAINING;
+    if (this.stopping) return DRAINING;
     const postgres = () => this.database.ping();
     if (this.bus instanceof InProcessBus) {
       const report = await checkReadiness({ postgres });

@@ -373,8 +373,17 @@ export function clusterPlan(options: ClusterOptions): ComponentSpec[] {
       healthUrl: `http://127.0.0.1:${port}${health}`,
       listens: kind === 'gateway' ? `http://127.0.0.1:${port}` : `health 127.0.0.1:${port}`,
     });
+  // DRAIN_DELAY_MS: after its SIGTERM a gateway serves 1 s more, each answer closing its connection, as behind a
+  // load balancer that polls /ready; the clients then hold no idle connection to it when it stops accepting.
   ports.gateways.forEach((port, i) =>
-    service('gateway', `gateway-${i + 1}`, 'apps/gateway/main.js', port, { PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN: secrets.adminToken }, '/health'),
+    service(
+      'gateway',
+      `gateway-${i + 1}`,
+      'apps/gateway/main.js',
+      port,
+      { PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN: secrets.adminToken, DRAIN_DELAY_MS: '1000' },
+      '/health',
+    ),
   );
   const seam: Record<string, string> = options.sim ? { WA_WEBSOCKET_URL: options.sim.websocketUrl, WA_CERT_ROOT_PUBLIC_KEY: options.sim.rootPublicKey } : {};
   ports.workers.forEach((port, i) =>

@@ -98,6 +98,18 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
   const { Subjects } = await import('@gw/contracts');
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 10 });
+  // The bench's own polls on a connection of their own: on the worker's pool they waited behind 1,000
+  // sessions' history writes past the pool's 5 s wait and failed the run ("timeout exceeded when trying
+  // to connect", --activity --n 1000 at load 8). A failed poll is tried again at the next tick.
+  const probe = await openDatabase({ url: databaseUrl, schema, poolSize: 1 });
+  const count = async (sql: string, otherwise: number): Promise<number> => {
+    try {
+      const [{ n }]: Array<{ n: number }> = await probe.query(sql);
+      return n;
+    } catch {
+      return otherwise;
+    }
+  };
   try {
     const devices = given?.devices ?? (await provisionDevices(sim, N, '5532'));
     const ids: string[] = [];
@@ -133,8 +145,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
     let connected = 0;
     const deadline = Date.now() + 600_000;
     while (Date.now() < deadline) {
-      const [{ n }]: Array<{ n: number }> = await dataSource.query(`SELECT count(*)::int AS n FROM instances WHERE status = 'connected'`);
-      connected = n;
+      connected = await count(`SELECT count(*)::int AS n FROM instances WHERE status = 'connected'`, connected);
       if (connected >= N) break;
       await sleep(100);
     }
@@ -148,8 +159,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
       const deadline = Date.now() + options.historyTimeoutSeconds * 1000;
       let historyMessages = 0;
       while (Date.now() < deadline) {
-        const [{ n }]: Array<{ n: number }> = await dataSource.query(`SELECT count(*)::int AS n FROM messages`);
-        historyMessages = n;
+        historyMessages = await count(`SELECT count(*)::int AS n FROM messages`, historyMessages);
         if (historyMessages >= connected * options.history) break;
         await sleep(1000);
       }
@@ -196,6 +206,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
       ...(activity ? { activity } : {}),
     };
   } finally {
+    await probe.destroy().catch(() => undefined);
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
     await dataSource.destroy();
   }

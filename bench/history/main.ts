@@ -28,7 +28,8 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
-import { answerQuestions, ask, PrefixedBus, serveWorkerChild, stopChild, UNCOUNTED, type WorkerSetup } from '../support/processes';
+import { answerQuestions, ask, PrefixedBus, serveWorkerChild, stopChild, UNCOUNTED, windowProfiler, type WorkerSetup } from '../support/processes';
+import { storageFloor, timeStatements } from './floor';
 import { bareReceive, type Devices, insertInstances, peakRssMb, type SimInfo } from '../support/receivers';
 import { provisionDevices, serverAcks, simControl } from '../support/sim-clients';
 
@@ -44,6 +45,8 @@ const CHUNK = Number(args.get('chunk') ?? 1000);
 const SENDERS = Number(args.get('senders') ?? 5);
 const SEND_RATE = Number(args.get('send-rate') ?? 10);
 const POOL = Number(args.get('pool') ?? 20);
+/** A V8 CPU profile of the worker over the measured window, written to this file (`--profile /tmp/w.cpuprofile`). */
+const PROFILE = args.get('profile');
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const PEER = '5539000000';
 if (!(CHATS >= 1 && MESSAGES >= CHATS && CHUNK >= 1 && SENDERS >= 0 && SEND_RATE > 0)) {
@@ -283,23 +286,34 @@ async function runBare(sim: SimInfo, simProcess: ChildProcess): Promise<Side> {
 
 function runWorkerChild(): void {
   let cpu: NodeJS.CpuUsage | undefined;
+  const profiler = PROFILE ? windowProfiler() : undefined;
+  let sql: Awaited<ReturnType<typeof timeStatements>> | undefined;
   serveWorkerChild({
     natsName: 'bench-history-worker',
     poolSize: POOL,
     logger: pino({ level: 'silent' }),
     worker: { workerId: 'bench-history-worker', capacity: SENDERS + 1 },
-    measure: () => {
+    measure: async () => {
+      sql = await timeStatements();
+      await profiler?.start();
       cpu = process.cpuUsage();
       return {};
     },
-    measured: () => {
+    measured: async () => {
       const used = process.cpuUsage(cpu);
-      return { peakRssMb: peakRssMb(), cpuMs: Math.round((used.user + used.system) / 1000) };
+      if (profiler && PROFILE) await profiler.stop(PROFILE);
+      return { peakRssMb: peakRssMb(), cpuMs: Math.round((used.user + used.system) / 1000), sql: sql?.stop(12) ?? [] };
     },
   });
 }
 
-async function runOurs(sim: SimInfo, simProcess: ChildProcess, databaseUrl: string): Promise<Side & { historyEvents: number; messageRows: number }> {
+type Ours = Side & { historyEvents: number; messageRows: number; sql: Array<{ statement: string; calls: number; ms: number }> };
+
+async function runOurs(
+  sim: SimInfo,
+  simProcess: ChildProcess,
+  databaseUrl: string,
+): Promise<{ ours: Ours; floor: Awaited<ReturnType<typeof storageFloor>> | null }> {
   const { openDatabase } = await import('@gw/persistence');
   const { NatsBus } = await import('@gw/bus');
   const { EnvReader } = await import('@gw/platform');
@@ -385,10 +399,12 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, databaseUrl: stri
       const offset = (ms: number | null) => (ms === null ? '-' : `${round((Number(ms) - openedAt) / 1000, 2)} s`);
       log(`first message row ${offset(first?.ms ?? null)}; history events: ${at.map((row) => `${offset(row.ms)} (${row.messages})`).join(', ')}`);
     }
-    const measured = await ask<{ peakRssMb: number; cpuMs: number }>(worker, 'measured');
+    const measured = await ask<{ peakRssMb: number; cpuMs: number; sql: Ours['sql'] }>(worker, 'measured', {}, 120_000);
     await app.close();
     const login = await loginAt(sim, device.phone);
-    return {
+    // The floor: Postgres storing the same rows directly, in the same tables (indexes, trigger), same run.
+    const floor = rows >= MESSAGES ? await storageFloor(dataSource, historyId, CHUNK, log) : null;
+    const ours: Ours = {
       seconds: login && done.last ? round((Date.parse(done.last) - login) / 1000, 2) : -1,
       secondsFromOpen: openedAt && done.last ? round((Date.parse(done.last) - openedAt) / 1000, 2) : -1,
       messages: Math.min(done.messages, rows),
@@ -398,7 +414,9 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, databaseUrl: stri
       peakRssMb: measured.peakRssMb,
       cpuMs: measured.cpuMs,
       sends: sent,
+      sql: measured.sql,
     };
+    return { ours, floor };
   } finally {
     await agent.close();
     if (worker) await stopChild(worker).catch(() => undefined);
@@ -423,9 +441,14 @@ async function orchestrate(): Promise<void> {
     const bare = await runBare(sim, simProcess);
     log(`bare: ${JSON.stringify(bare)}`);
     log('ours side');
-    const ours = await runOurs(sim, simProcess, databaseUrl);
+    const { ours, floor } = await runOurs(sim, simProcess, databaseUrl);
     log(`ours: ${JSON.stringify(ours)}`);
     const ratio = ours.seconds > 0 && bare.seconds > 0 ? round(ours.seconds / bare.seconds, 2) : null;
+    const ratioToFloor = floor && ours.seconds > 0 && floor.seconds > 0 ? round(ours.seconds / floor.seconds, 2) : null;
+    log(
+      `ours ${ours.seconds} s; bare ${bare.seconds} s (ratio ${ratio}); storage floor ${floor?.seconds ?? '-'} s ` +
+        `(without the trigger ${floor?.secondsWithoutTrigger ?? '-'} s; ours ÷ floor ${ratioToFloor})`,
+    );
     const complete = ours.messages >= MESSAGES && bare.messages >= MESSAGES;
     process.stdout.write(
       `${JSON.stringify({
@@ -439,6 +462,8 @@ async function orchestrate(): Promise<void> {
         bare,
         ours,
         ratio,
+        floor,
+        ratioToFloor,
         workerPeakRssMb: ours.peakRssMb,
         othersSendP99Ms: { ours: ours.sends.p99Ms, bare: bare.sends.p99Ms },
         complete,

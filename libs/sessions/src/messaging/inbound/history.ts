@@ -90,7 +90,7 @@ export class HistoryEvents {
   }
 
   /**
-   * A history chunk's messages, set-oriented: the new ones inserted together (MessageRepository.insertNew),
+   * A history chunk's messages, set-oriented: the new ones inserted together (MessageRepository.insertNewKeys),
    * their senders observed once each, their chats once each (the chunk's newest message, its incoming
    * ones counted: what one observation per message leaves); the others through storeMessage, in order.
    */
@@ -120,15 +120,16 @@ export class HistoryEvents {
       plain.push(index);
       news.push(row);
     });
-    // By message id: a record id already taken in the instance was replaced by the insert.
-    const inserted = new Map((await this.context.services.messages.within(tx).insertNew(news)).map((stored) => [stored.messageId, stored]));
+    // By message id: a record id already taken in the instance was replaced by the insert. The insert
+    // answers only what the table chose (record id, times); the rest of the row is the one sent.
+    const inserted = new Map((await this.context.services.messages.within(tx).insertNewKeys(news)).map((stored) => [stored.messageId, stored]));
     const created: number[] = [];
     plain.forEach((index, position) => {
       const stored = inserted.get(news[position].messageId);
       // The first of a message id the chunk carries twice is the one inserted.
       if (stored) inserted.delete(news[position].messageId);
       if (stored) {
-        rows[index] = stored;
+        rows[index] = storedRow(news[position], stored);
         created.push(index);
       }
     });
@@ -220,4 +221,16 @@ export class HistoryEvents {
     }
     return { rows: rows.filter((stored): stored is MessageRow => stored !== undefined), outcomes };
   }
+}
+
+/** The row as stored: what was sent, with what the table chose (as toMessageRow reads a row back: no call peer or AI metadata is null). */
+function storedRow(sent: NewMessage, chosen: { id: string; createdAt: Date; updatedAt: Date }): MessageRow {
+  return {
+    ...sent,
+    id: chosen.id,
+    callPeer: sent.callPeer ?? null,
+    aiMetadata: sent.aiMetadata ?? null,
+    createdAt: chosen.createdAt,
+    updatedAt: chosen.updatedAt,
+  };
 }

@@ -154,7 +154,7 @@ export function answerQuestions(answers: Record<string, (data: Record<string, un
       .then(() => answer(message as Record<string, unknown>))
       .then(
         (value) => process.send?.({ ...(value as object), id: message.id }),
-        (error: unknown) => process.send?.({ id: message.id, error: String((error as Error)?.message ?? error) }),
+        (error: unknown) => process.send?.({ id: message.id, error: String((error as Error)?.stack ?? error) }),
       );
   });
 }

@@ -28,7 +28,7 @@ describe('outbound requests through the SSRF guard', () => {
 
   it('webhooks and HTTP sinks (HttpTransport): delivered to the allowed server only, signed headers nowhere else', async () => {
     const transport = new HttpTransport({ ssrf: guard, requestTimeoutMs: 5_000 });
-    const message = { id: 'evt_1', event: { eventType: 'messages', payload: {} }, envelope: {}, body: '{}' } as never;
+    const message = { id: 'evt_1', event: { eventType: 'messages', payload: {} }, body: '{}' } as never;
     const hook = (url: string) => ({ url, secret: 'whsec_c2VjcmV0', addUrlEvents: false, addUrlTypesMessages: false }) as WebhookRow;
     expect(await transport.send(hook(`${targets.publicUrl}/ok`), message)).toMatchObject({ ok: true });
     for (const url of all) expect(await transport.send(hook(url), message)).toMatchObject({ ok: false });

@@ -42,87 +42,6 @@ export interface Reserved {
   reserved: boolean;
 }
 
-/** A result's answer: whether the lease held, and the row as it is afterwards (null: no such message). */
-export interface Settled {
-  held: boolean;
-  row: RecordRow | null;
-}
-
-type Outcome = { status: 'Sent' } | { status: 'Failed'; error: string };
-/** One send's reserve in a group (reserveMany, reserveAndSettle). */
-export type ReserveItem = { lease: Lease; message: NewMessage; relay: boolean };
-/** One send's result in a group (settleMany, reserveAndSettle). */
-export type SettleItem = { lease: Lease; messageId: string; outcome: Outcome };
-
-const rowKey = (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`;
-
-/**
- * The reserves' upsert of a group statement, CTE `reserved` (parameters from `$first`: reserveParams()).
- * The rows travel as one JSON document read with the table's own row type (no 40 parameters per send).
- */
-function reservedCte(first: number): string {
-  const names = COLUMNS.map(([, column]) => column);
-  return `reserved AS (
-         INSERT INTO messages (${names.join(', ')}, relayed_at)
-         SELECT ${names.map((column) => `input.${column}`).join(', ')},
-           CASE WHEN (input.instance_id, input.message_id) IN (SELECT * FROM unnest($${first + 1}::text[], $${first + 2}::text[])) THEN now() END
-         FROM jsonb_populate_recordset(NULL::messages, $${first}::jsonb) AS input
-         WHERE input.instance_id IN (SELECT instance_id FROM lease)
-         ORDER BY input.instance_id, input.message_id
-         ON CONFLICT (instance_id, message_id) DO UPDATE SET
-           ${REFRESH_SQL},
-           status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
-           track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
-           relayed_at = EXCLUDED.relayed_at, updated_at = now()
-         WHERE ${RELAYABLE_SQL}
-         RETURNING instance_id, message_id)`;
-}
-
-function reserveParams(items: ReadonlyArray<ReserveItem>): [string, string[], string[]] {
-  const relay = items.filter((item) => item.relay);
-  return [
-    JSON.stringify(items.map(({ message }) => messageDocument(message))),
-    relay.map((item) => item.message.instanceId),
-    relay.map((item) => item.message.messageId),
-  ];
-}
-
-function reservedAnswers(items: ReadonlyArray<ReserveItem>, held: Set<string>, reserved: Set<string>): Reserved[] {
-  return items.map(({ message }) => ({ held: held.has(message.instanceId), reserved: reserved.has(rowKey(message.instanceId, message.messageId)) }));
-}
-
-/**
- * The results' CTEs of a group statement (parameters from `$first`: settleParams()): `input`, `target`
- * (the rows it can lock at once, `SKIP LOCKED`; `gate` is more of its filter) and `changed` (the rows
- * written, as records). It never waits for a row lock: the inbound group transaction writes a send's
- * copy and receipts in several rounds, so its row locks come in no one order; a group of results
- * waiting on one of them while holding another deadlocked with it (bench/send: 40P01, a send waiting
- * out the 1 s deadlock_timeout).
- */
-function settledCtes(first: number, gate: string): string {
-  return `input AS (SELECT * FROM unnest($${first}::text[], $${first + 1}::text[], $${first + 2}::text[], $${first + 3}::text[]) AS u(instance_id, message_id, status, error)),
-       target AS (
-         SELECT m.instance_id, m.message_id FROM messages m
-         JOIN input ON m.instance_id = input.instance_id AND m.message_id = input.message_id
-         WHERE input.instance_id IN (SELECT instance_id FROM lease) ${gate}
-         FOR UPDATE OF m SKIP LOCKED),
-       changed AS (
-         UPDATE messages SET status = input.status, error = CASE WHEN input.status = 'Failed' THEN input.error ELSE messages.error END, updated_at = now()
-         FROM input JOIN target ON target.instance_id = input.instance_id AND target.message_id = input.message_id
-         WHERE messages.instance_id = input.instance_id AND messages.message_id = input.message_id AND ${FINAL_SQL}
-           AND CASE WHEN input.status = 'Sent' THEN ${RANK_SQL} < ${STATUS_RANK.Sent} ELSE ${RANK_SQL} <= ${STATUS_RANK.Sent} END
-         RETURNING ${recordColumnsSql('messages')})`;
-}
-
-function settleParams(items: ReadonlyArray<SettleItem>): [string[], string[], string[], string[]] {
-  return [
-    items.map((item) => item.lease.instanceId),
-    items.map((item) => item.messageId),
-    items.map((item) => item.outcome.status),
-    items.map((item) => (item.outcome.status === 'Failed' ? item.outcome.error : '')),
-  ];
-}
-
 /**
  * The send path's writes, each one fenced statement (see fenceCte): a send costs two
  * round trips to the store, not three transactions.
@@ -164,13 +83,40 @@ export class OutboundLedgerRepository extends RepositoryBase {
    * twice in one group (a multi-row upsert may not touch a row twice; the statement would fail).
    * Answers in the order of `items`.
    */
-  async reserveMany(items: ReadonlyArray<ReserveItem>): Promise<Reserved[]> {
-    const rows: Raw[] = await this.db.query(`${PREPARED} WITH ${fenceManyCte()}, ${reservedCte(4)} ${selectWithHeldInstances('reserved')}`, [
-      ...fenceManyParams(items.map((item) => item.lease)),
-      ...reserveParams(items),
-    ]);
-    const reserved = new Set(rows.filter((raw) => raw.message_id).map((raw) => rowKey(String(raw.instance_id), String(raw.message_id))));
-    return reservedAnswers(items, heldInstances(rows), reserved);
+  async reserveMany(items: ReadonlyArray<{ lease: Lease; message: NewMessage; relay: boolean }>): Promise<Reserved[]> {
+    const names = COLUMNS.map(([, column]) => column);
+    const messages = items.map(({ message }) => messageDocument(message));
+    const relay = items.filter((item) => item.relay);
+    const rows: Raw[] = await this.db.query(
+      `${PREPARED} WITH ${fenceManyCte()},
+       reserved AS (
+         INSERT INTO messages (${names.join(', ')}, relayed_at)
+         SELECT ${names.map((column) => `input.${column}`).join(', ')},
+           CASE WHEN (input.instance_id, input.message_id) IN (SELECT * FROM unnest($5::text[], $6::text[])) THEN now() END
+         FROM jsonb_populate_recordset(NULL::messages, $4::jsonb) AS input
+         WHERE input.instance_id IN (SELECT instance_id FROM lease)
+         ORDER BY input.instance_id, input.message_id
+         ON CONFLICT (instance_id, message_id) DO UPDATE SET
+           ${REFRESH_SQL},
+           status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
+           track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
+           relayed_at = EXCLUDED.relayed_at, updated_at = now()
+         WHERE ${RELAYABLE_SQL}
+         RETURNING instance_id, message_id)
+       ${selectWithHeldInstances('reserved')}`,
+      [
+        ...fenceManyParams(items.map((item) => item.lease)),
+        JSON.stringify(messages),
+        relay.map((item) => item.message.instanceId),
+        relay.map((item) => item.message.messageId),
+      ],
+    );
+    const held = heldInstances(rows);
+    const reserved = new Set(rows.filter((raw) => raw.message_id).map((raw) => `${String(raw.instance_id)}\u0000${String(raw.message_id)}`));
+    return items.map(({ message }) => ({
+      held: held.has(message.instanceId),
+      reserved: reserved.has(`${message.instanceId}\u0000${message.messageId}`),
+    }));
   }
 
   /**
@@ -184,77 +130,62 @@ export class OutboundLedgerRepository extends RepositoryBase {
    * row locks come in no one order; a group of results waiting on one of them while holding another
    * deadlocked with it (bench/send: 40P01, a send waiting out the 1 s deadlock_timeout).
    */
-  async settleMany(items: ReadonlyArray<SettleItem>): Promise<Settled[]> {
+  async settleMany(
+    items: ReadonlyArray<{ lease: Lease; messageId: string; outcome: { status: 'Sent' } | { status: 'Failed'; error: string } }>,
+  ): Promise<Array<{ held: boolean; row: RecordRow | null }>> {
     const rows: Raw[] = await this.db.query(
-      `${PREPARED} WITH ${fenceManyCte()}, ${settledCtes(4, '')}
+      `${PREPARED} WITH ${fenceManyCte()},
+       input AS (SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS u(instance_id, message_id, status, error)),
+       target AS (
+         SELECT m.instance_id, m.message_id FROM messages m
+         JOIN input ON m.instance_id = input.instance_id AND m.message_id = input.message_id
+         WHERE input.instance_id IN (SELECT instance_id FROM lease)
+         FOR UPDATE OF m SKIP LOCKED),
+       changed AS (
+         UPDATE messages SET status = input.status, error = CASE WHEN input.status = 'Failed' THEN input.error ELSE messages.error END, updated_at = now()
+         FROM input JOIN target ON target.instance_id = input.instance_id AND target.message_id = input.message_id
+         WHERE messages.instance_id = input.instance_id AND messages.message_id = input.message_id AND ${FINAL_SQL}
+           AND CASE WHEN input.status = 'Sent' THEN ${RANK_SQL} < ${STATUS_RANK.Sent} ELSE ${RANK_SQL} <= ${STATUS_RANK.Sent} END
+         RETURNING ${recordColumnsSql('messages')})
        SELECT CASE WHEN row_number() OVER () = 1 THEN held.held_instances END AS held_instances,
               CASE WHEN row_number() OVER () = 1 THEN held.locked END AS locked, changed.*
        FROM (SELECT (SELECT coalesce(array_agg(instance_id), '{}') FROM lease) AS held_instances,
                     (SELECT coalesce(json_agg(json_build_array(instance_id, message_id)), '[]') FROM target) AS locked) AS held
        LEFT JOIN changed ON true`,
-      [...fenceManyParams(items.map((item) => item.lease)), ...settleParams(items)],
+      [
+        ...fenceManyParams(items.map((item) => item.lease)),
+        items.map((item) => item.lease.instanceId),
+        items.map((item) => item.messageId),
+        items.map((item) => item.outcome.status),
+        items.map((item) => (item.outcome.status === 'Failed' ? item.outcome.error : '')),
+      ],
     );
-    return this.settledAnswers(items, rows);
-  }
-
-  /**
-   * reserveMany() and settleMany() of one group in ONE statement (one round trip, one commit): the sends
-   * whose reserve and the sends whose result arrived while the last statement was in flight (ADR 0012).
-   * The reserves are written first, in full, before the results lock anything: the results' rows are
-   * locked `SKIP LOCKED` only once the reserves' INSERT is done (target's filter reads its count, a
-   * one-time filter), so the statement waits for a lock only where reserveMany() alone would, holding no
-   * result row meanwhile. The group never holds a reserve and a result of one message (GroupCommit's key).
-   * Answers each list in its order.
-   */
-  async reserveAndSettle(reserves: ReadonlyArray<ReserveItem>, settles: ReadonlyArray<SettleItem>): Promise<{ reserved: Reserved[]; settled: Settled[] }> {
-    const rows: Raw[] = await this.db.query(
-      `${PREPARED} WITH ${fenceManyCte()}, ${reservedCte(4)}, ${settledCtes(7, 'AND (SELECT count(*) FROM reserved) >= 0')}
-       SELECT CASE WHEN row_number() OVER () = 1 THEN held.held_instances END AS held_instances,
-              CASE WHEN row_number() OVER () = 1 THEN held.locked END AS locked,
-              CASE WHEN row_number() OVER () = 1 THEN held.reserved END AS reserved, changed.*
-       FROM (SELECT (SELECT coalesce(array_agg(instance_id), '{}') FROM lease) AS held_instances,
-                    (SELECT coalesce(json_agg(json_build_array(instance_id, message_id)), '[]') FROM target) AS locked,
-                    (SELECT coalesce(json_agg(json_build_array(instance_id, message_id)), '[]') FROM reserved) AS reserved) AS held
-       LEFT JOIN changed ON true`,
-      [...fenceManyParams([...reserves, ...settles].map((item) => item.lease)), ...reserveParams(reserves), ...settleParams(settles)],
-    );
-    const first = rows.find((raw) => raw.reserved !== null && raw.reserved !== undefined);
-    const reserved = new Set(((first?.reserved as Array<[string, string]> | undefined) ?? []).map(([instanceId, messageId]) => rowKey(instanceId, messageId)));
-    return { reserved: reservedAnswers(reserves, heldInstances(rows), reserved), settled: await this.settledAnswers(settles, rows) };
-  }
-
-  /**
-   * The answers of a group's results from its statement's rows (settledCtes()). A message further along
-   * already (a receipt came first) is read back in a second statement, only when there is one, whose
-   * snapshot sees the write this one may have waited for (see settle()). A row another transaction held
-   * (skipped) is settled alone afterwards by settle(), which holds no other row while it waits.
-   */
-  private async settledAnswers(items: ReadonlyArray<SettleItem>, rows: Raw[]): Promise<Settled[]> {
     const held = heldInstances(rows);
+    const key = (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`;
     const lockedRow = rows.find((raw) => raw.locked !== null && raw.locked !== undefined);
-    const locked = new Set(((lockedRow?.locked as Array<[string, string]> | undefined) ?? []).map(([instanceId, messageId]) => rowKey(instanceId, messageId)));
-    const byKey = new Map(rows.filter((raw) => raw.message_id).map((raw) => [rowKey(String(raw.instance_id), String(raw.message_id)), toRecordRow(raw)]));
+    const locked = new Set(((lockedRow?.locked as Array<[string, string]> | undefined) ?? []).map(([instanceId, messageId]) => key(instanceId, messageId)));
+    const byKey = new Map(rows.filter((raw) => raw.message_id).map((raw) => [key(String(raw.instance_id), String(raw.message_id)), toRecordRow(raw)]));
+    // Unchanged (further along already): read in a statement of its own, whose snapshot sees the write
+    // this one may have waited for (see settle()).
     const unchanged = items.filter(
       (item) =>
-        held.has(item.lease.instanceId) &&
-        locked.has(rowKey(item.lease.instanceId, item.messageId)) &&
-        !byKey.has(rowKey(item.lease.instanceId, item.messageId)),
+        held.has(item.lease.instanceId) && locked.has(key(item.lease.instanceId, item.messageId)) && !byKey.has(key(item.lease.instanceId, item.messageId)),
     );
     if (unchanged.length) {
       const current: Raw[] = await this.db.query(
         `SELECT ${recordColumnsSql('m')} FROM messages m JOIN unnest($1::text[], $2::text[]) AS k(instance_id, message_id) ON m.instance_id = k.instance_id AND m.message_id = k.message_id`,
         [unchanged.map((item) => item.lease.instanceId), unchanged.map((item) => item.messageId)],
       );
-      for (const raw of current) byKey.set(rowKey(String(raw.instance_id), String(raw.message_id)), toRecordRow(raw));
+      for (const raw of current) byKey.set(key(String(raw.instance_id), String(raw.message_id)), toRecordRow(raw));
     }
     // Skipped (held by another transaction, or no row): each alone, waiting for nothing else meanwhile.
-    const results = new Map<string, Settled>();
+    const results = new Map<string, { held: boolean; row: RecordRow | null }>();
     for (const item of items) {
-      const k = rowKey(item.lease.instanceId, item.messageId);
+      const k = key(item.lease.instanceId, item.messageId);
       if (held.has(item.lease.instanceId) && !locked.has(k)) results.set(k, await this.settle(item.lease, item.messageId, item.outcome));
     }
     return items.map((item) => {
-      const k = rowKey(item.lease.instanceId, item.messageId);
+      const k = key(item.lease.instanceId, item.messageId);
       return results.get(k) ?? { held: held.has(item.lease.instanceId), row: byKey.get(k) ?? null };
     });
   }

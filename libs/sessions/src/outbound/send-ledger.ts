@@ -19,12 +19,9 @@ type Outcome = { status: 'Sent' } | { status: 'Failed'; error: string };
 type Held = { held: boolean; row: RecordRow | null };
 type ReserveItem = { lease: Lease; message: NewMessage; relay: boolean };
 type SettleItem = { lease: Lease; messageId: string; outcome: Outcome };
-/** A write of the ledger's group commit: a send's reserve or its result. */
-type LedgerItem = { reserve: ReserveItem; settle?: undefined } | { settle: SettleItem; reserve?: undefined };
-type LedgerAnswer = { reserved: Reserved; held?: undefined } | { held: Held; reserved?: undefined };
 
 /**
- * Writes per group statement at most. One statement in flight: the next group forms behind it
+ * Sends per group statement at most. One statement in flight per kind: the next group forms behind it
  * (bench/send, ADR 0012).
  */
 const GROUP_OPTIONS = { maxBatch: 200, maxInFlight: 1 };
@@ -35,14 +32,14 @@ const GROUP_OPTIONS = { maxBatch: 200, maxInFlight: 1 };
  * just before the network] → result (Sent / Failed). A request whose message id was already relayed
  * is answered from the store, never sent again.
  *
- * Reserve and result are group-committed (ADR 0012): the reserves and the results of all sends of all
- * instances on this worker that arrive while one ledger statement is in flight go together in the next
- * one (reserves and results in one statement: one round trip, one commit), each row fenced by its own
- * instance's lease. Each send still waits for the commit of its own reserve before its message reaches
- * the socket.
+ * Reserve and result are group-committed (ADR 0012): the reserves of all sends of all instances on
+ * this worker that arrive while one reserve statement is in flight go together in the next one, each
+ * row fenced by its own instance's lease; the same for results. Each send still waits for the commit
+ * of its own reserve before its message reaches the socket.
  */
 export class SendLedger {
-  private readonly writes: GroupCommit<LedgerItem, LedgerAnswer>;
+  private readonly reserves: GroupCommit<ReserveItem, Reserved>;
+  private readonly results: GroupCommit<SettleItem, Held>;
 
   constructor(
     private readonly messages: MessageRepository,
@@ -50,38 +47,21 @@ export class SendLedger {
     private readonly ledger: OutboundLedgerRepository,
   ) {
     const key = (instanceId: string, messageId: string) => `${instanceId}\u0000${messageId}`;
-    this.writes = new GroupCommit<LedgerItem, LedgerAnswer>(
-      (items) => SendLedger.writeMany(ledger, items),
-      async (item) =>
-        item.reserve
-          ? { reserved: await ledger.reserve(item.reserve.lease, item.reserve.message, item.reserve.relay) }
-          : { held: await ledger.settle(item.settle.lease, item.settle.messageId, item.settle.outcome) },
-      {
-        ...GROUP_OPTIONS,
-        // A reserve and a result of one message never share a statement (nor two of either).
-        key: (item) =>
-          item.reserve ? key(item.reserve.message.instanceId, item.reserve.message.messageId) : key(item.settle.lease.instanceId, item.settle.messageId),
-      },
+    this.reserves = new GroupCommit<ReserveItem, Reserved>(
+      (items) => ledger.reserveMany(items),
+      (item) => ledger.reserve(item.lease, item.message, item.relay),
+      { ...GROUP_OPTIONS, key: (item) => key(item.message.instanceId, item.message.messageId) },
+    );
+    this.results = new GroupCommit<SettleItem, Held>(
+      (items) => ledger.settleMany(items),
+      (item) => ledger.settle(item.lease, item.messageId, item.outcome),
+      { ...GROUP_OPTIONS, key: (item) => key(item.lease.instanceId, item.messageId) },
     );
   }
 
-  /** A group's writes: reserves and results in one statement, or either kind's own when the group has one kind. */
-  private static async writeMany(ledger: OutboundLedgerRepository, items: LedgerItem[]): Promise<LedgerAnswer[]> {
-    const reserves = items.flatMap((item) => (item.reserve ? [item.reserve] : []));
-    const settles = items.flatMap((item) => (item.settle ? [item.settle] : []));
-    const { reserved, settled } = !settles.length
-      ? { reserved: await ledger.reserveMany(reserves), settled: [] }
-      : !reserves.length
-        ? { reserved: [], settled: await ledger.settleMany(settles) }
-        : await ledger.reserveAndSettle(reserves, settles);
-    let r = 0;
-    let s = 0;
-    return items.map((item) => (item.reserve ? { reserved: reserved[r++] } : { held: settled[s++] }));
-  }
-
-  /** Statements written and writes they carried (writes / statements = the group size; bench/send). */
-  get groupStats(): GroupCommit<LedgerItem, LedgerAnswer>['stats'] {
-    return this.writes.stats;
+  /** Statements written and sends they carried, per kind (bench/send reports the group sizes). */
+  get groupStats(): { reserve: GroupCommit<ReserveItem, Reserved>['stats']; result: GroupCommit<SettleItem, Held>['stats'] } {
+    return { reserve: this.reserves.stats, result: this.results.stats };
   }
 
   /** The stored row when this id was relayed before (checked before costly work such as a media upload). */
@@ -94,7 +74,7 @@ export class SendLedger {
    * row when this id was relayed before: the caller answers with it and sends nothing.
    */
   async reserve(lease: Lease, request: SendRequest, owner: string, relay: boolean): Promise<{ alreadyRelayed: MessageRow | null }> {
-    const { held, reserved } = (await this.writes.write({ reserve: { lease, message: outboundMessageRow(request, owner, 'Pending'), relay } })).reserved!;
+    const { held, reserved } = await this.reserves.write({ lease, message: outboundMessageRow(request, owner, 'Pending'), relay });
     if (!held) throw new FencedOutError(lease.instanceId);
     if (reserved) return { alreadyRelayed: null };
     const stored = await this.relayedBefore(request.instanceId, request.messageId);
@@ -128,7 +108,7 @@ export class SendLedger {
 
   /** The server acked (Sent) or refused (Failed with `error`); a message already further along stays. */
   async result(lease: Lease, request: SendRequest, outcome: Outcome): Promise<RecordRow> {
-    const { held, row } = (await this.writes.write({ settle: { lease, messageId: request.messageId, outcome } })).held!;
+    const { held, row } = await this.results.write({ lease, messageId: request.messageId, outcome });
     if (!held) throw new FencedOutError(lease.instanceId);
     if (!row) throw new Error(`message ${request.messageId} is not stored`);
     return row;

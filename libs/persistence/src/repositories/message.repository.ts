@@ -116,15 +116,7 @@ export class MessageRepository extends RepositoryBase {
    * (migration 1764490000000, ADR 0040), so the caller maps them back by message id, never by record id.
    */
   async insertNew(messages: ReadonlyArray<NewMessage>): Promise<MessageRow[]> {
-    const manager = this.db;
-    const inserted: MessageRow[] = [];
-    for (let from = 0; from < messages.length; from += INSERT_SLICE) {
-      const slice = messages.slice(from, from + INSERT_SLICE);
-      // The rows travel as one JSON document read with the table's own row type: one text for any number.
-      const rows: Raw[] = await manager.query(INSERT_NEW_SQL, [JSON.stringify(slice.map(messageDocument))]);
-      inserted.push(...rows.map(toMessageRow));
-    }
-    return inserted;
+    return (await this.insertSlices(INSERT_NEW_SQL, messages)).map(toMessageRow);
   }
 
   /**
@@ -133,13 +125,21 @@ export class MessageRepository extends RepositoryBase {
    * cost Postgres ~15 % of the statement and the worker their parsing (issue #38, bench/history).
    */
   async insertNewKeys(messages: ReadonlyArray<NewMessage>): Promise<InsertedKeys[]> {
-    const manager = this.db;
-    const inserted: InsertedKeys[] = [];
+    return (await this.insertSlices(INSERT_NEW_KEYS_SQL, messages)).map((row) => ({
+      messageId: row.message_id as string,
+      id: row.id as string,
+      createdAt: row.created_at as Date,
+      updatedAt: row.updated_at as Date,
+    }));
+  }
+
+  /** `sql` over the messages in slices of INSERT_SLICE rows; the rows it returned, in order. */
+  private async insertSlices(sql: string, messages: ReadonlyArray<NewMessage>): Promise<Raw[]> {
+    const inserted: Raw[] = [];
     for (let from = 0; from < messages.length; from += INSERT_SLICE) {
-      const slice = messages.slice(from, from + INSERT_SLICE);
-      const rows: Raw[] = await manager.query(INSERT_NEW_KEYS_SQL, [JSON.stringify(slice.map(messageDocument))]);
-      for (const row of rows)
-        inserted.push({ messageId: row.message_id as string, id: row.id as string, createdAt: row.created_at as Date, updatedAt: row.updated_at as Date });
+      // The rows travel as one JSON document read with the table's own row type: one text for any number.
+      const document = JSON.stringify(messages.slice(from, from + INSERT_SLICE).map(messageDocument));
+      inserted.push(...((await this.db.query(sql, [document])) as Raw[]));
     }
     return inserted;
   }

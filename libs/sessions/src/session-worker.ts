@@ -298,11 +298,12 @@ export class SessionWorker {
    * another instance is done); then deregister.
    *
    * Bounded by construction below the process's shutdown deadline (ADR 0039): at the drain's budget
-   * (drainBudgetMs: 18 s of 25 s) every instance not handed over yet is handed over anyway, in the order
-   * that loses nothing: its socket is no longer read and its unstored inbound writes are dropped (none
-   * was receipted: WhatsApp delivers them again to the heir, ADR 0035), the socket closes, the Signal
-   * state under way is stored, and only then is the lease handed over. An instance whose Signal state
-   * cannot be stored in time is not handed over: its session ends without a write and its lease lapses.
+   * (drainBudgetMs: 18 s of 25 s) no instance waits for its serving time or its ops any more: its socket
+   * is no longer read, what Baileys decrypted is stored until the last store moment (lastStoreAt, 2.5 s
+   * before the drain's end; a message decrypted here cannot be decrypted again by the heir, whose Signal
+   * state has moved past it), only then is what is left dropped (none was receipted, ADR 0035), the socket
+   * closes, the Signal state under way is stored, and the lease is handed over. An instance whose Signal
+   * state cannot be stored in time is not handed over: its session ends without a write and its lease lapses.
    */
   async stop(): Promise<void> {
     if (this.state !== 'running') return;
@@ -346,9 +347,10 @@ export class SessionWorker {
    * (for DRAIN_SERVING_MS at most): the backlog (a worker that adopted instances a moment ago may hold
    * thousands of writes) is what a drain waited for, with the instance refusing every send meanwhile
    * (bench/cluster run 31: p99 14.8 s). Then its ops are refused, those in flight finish (for
-   * DRAIN_IN_FLIGHT_MS at most), what came meanwhile is stored, and the session closes, stores its
-   * Signal state and hands its lease over (LeaseKeeper.release while draining). Past the drain's budget
-   * it waits for none of that: its unstored inbound writes are dropped and it is handed over at once.
+   * DRAIN_IN_FLIGHT_MS at most), its socket is no longer read, what Baileys decrypted meanwhile is stored,
+   * and the session closes, stores its Signal state and hands its lease over (LeaseKeeper.release while
+   * draining). Past the drain's budget it waits for neither the serving time nor its ops; past the last
+   * store moment its unstored inbound writes are dropped and it is handed over at once.
    * The time from its refusals to its hand-over; -1 when it failed (the instance is tried once more).
    */
   private async handOver(session: Session, clock: DrainClock): Promise<number> {
@@ -359,14 +361,22 @@ export class SessionWorker {
       this.rpc.beginDrainOf(instanceId);
       await clock.orCut(this.rpc.settleInstance(instanceId, DRAIN_IN_FLIGHT_MS));
       const settled = Date.now();
-      await clock.orCut(this.inbound.drainInstance(instanceId));
+      // Its ops are done (or the budget is spent): Baileys decrypts nothing more here. A frame not read is
+      // delivered to the heir, which decrypts it with the Signal state stored below; a message decrypted
+      // here must be stored here, because that state has moved past it (bench/cluster run 47: messages
+      // dropped at the budget came again and failed at the heirs, "No matching sessions", "Invalid PreKey ID").
+      this.inbound.stopReading(instanceId);
+      if (clock.cut) clock.forced.add(instanceId);
+      const storedAll = await clock.within(
+        this.inbound.drainInstance(instanceId).then(() => true),
+        clock.lastStoreAt,
+      );
       const stored = Date.now();
-      if (clock.cut) {
-        clock.forced.add(instanceId);
+      if (!storedAll) {
         const dropped = this.inbound.dropInstance(session.lease);
-        this.logger.warn(
+        this.logger.error(
           { instanceId, droppedWrites: dropped.writes, unreceipted: dropped.unreceipted, drainMs: clock.elapsed() },
-          'drain budget reached: handing the instance over without its unstored inbound writes (not receipted: WhatsApp delivers them to the heir)',
+          'drain out of time: handing the instance over without its unstored inbound writes (not receipted: WhatsApp delivers them again, and the heir asks the sender to retry those it cannot decrypt)',
         );
       }
       // The Signal state may take until the drain's end, less a moment for the hand-over statement.
@@ -408,6 +418,9 @@ export class SessionWorker {
 /** The time a forced hand-over keeps for its hand-over statement and announcement after its Signal state. */
 const DRAIN_HAND_OVER_STATEMENT_MS = 1_000;
 
+/** What a hand-over needs after its last store: its Signal state stored, then the hand-over statement. */
+const DRAIN_LAST_STORE_RESERVE_MS = 2_500;
+
 /** The drain's times, from the SIGTERM: its budget, where every instance is handed over at once, and its end. */
 class DrainClock {
   private readonly startedAt = Date.now();
@@ -415,6 +428,11 @@ class DrainClock {
   readonly budgetAt: number;
   /** The drain's end: what is not done by then is left (leases to lapse); the close reserve follows. */
   readonly endAt: number;
+  /**
+   * The last moment a drain waits for an instance's received messages to be stored: after it, what is
+   * left of them is dropped so that its Signal state can still be stored and its lease handed over.
+   */
+  readonly lastStoreAt: number;
   /** Instances handed over at the budget. */
   readonly forced = new Set<string>();
   private readonly reached: Promise<void>;
@@ -423,6 +441,7 @@ class DrainClock {
   constructor(shutdownDeadlineMs: number) {
     this.budgetAt = this.startedAt + drainBudgetMs(shutdownDeadlineMs);
     this.endAt = this.startedAt + shutdownDeadlineMs - DRAIN_CLOSE_RESERVE_MS;
+    this.lastStoreAt = this.endAt - DRAIN_LAST_STORE_RESERVE_MS;
     this.reached = new Promise<void>((resolve) => (this.timer = setTimeout(resolve, Math.max(0, this.budgetAt - this.startedAt))));
     this.timer?.unref();
   }

@@ -142,6 +142,12 @@ export class InboundMessageObserver implements SocketObserver {
     return { writes: this.services.store.drop(lease), unreceipted };
   }
 
+  /** A drain whose ops are done: the instance's sockets hand Baileys no more frames (stopReading). */
+  stopReading(instanceId: string): void {
+    for (const handler of this.busy) if (handler.instanceId === instanceId) handler.stopReading();
+    this.latest.get(instanceId)?.stopReading();
+  }
+
   /**
    * The same for one instance (a drain hands each instance over on its own): what its last socket's
    * handler queued so far is handled, after whatever earlier sockets of the instance queued.

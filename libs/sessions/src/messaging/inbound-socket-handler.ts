@@ -324,6 +324,15 @@ export class InboundSocketHandler {
     return heldAcksOf(this.context.socket)?.size ?? 0;
   }
 
+  /**
+   * A drain whose ops are done (issue #39): no more frames go to Baileys. What Baileys has not seen is
+   * neither decrypted nor acknowledged, so WhatsApp delivers it to the heir, which decrypts it with the
+   * Signal state this worker stores; what was decrypted already is still written (idle()).
+   */
+  stopReading(): void {
+    this.reader.stop();
+  }
+
   /** Resolves when everything queued so far has been handled (tests, shutdown). */
   idle(): Promise<void> {
     return this.queue.run(() => undefined);

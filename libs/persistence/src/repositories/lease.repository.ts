@@ -423,24 +423,28 @@ export class LeaseRepository extends RepositoryBase {
   /**
    * How many sessions this worker should hold now: an even share of every instance that wants a
    * session among the live workers, never above its capacity. Also names the live workers (this one
-   * included), among whom the instances a drain hands over are shared (hand-overs.ts).
+   * included) with the live leases each holds (`heldBy`), among whom the instances a drain hands over
+   * are shared by their room under the share (hand-overs.ts).
    */
   async fairShare(
     workerId: string,
     capacity: number,
     liveWithinMs: number,
-  ): Promise<{ share: number; held: number; wanted: number; workers: number; workerIds: string[] }> {
-    const [row]: Array<{ wanted: string; worker_ids: string[] | null; held: string }> = await this.db.query(
+  ): Promise<{ share: number; held: number; wanted: number; workers: number; workerIds: string[]; heldBy: Record<string, number> }> {
+    const [row]: Array<{ wanted: string; worker_ids: string[] | null; held_by: Record<string, number> | null }> = await this.db.query(
       `SELECT
          (SELECT count(*) FROM instances WHERE desired_state = 'connected') AS wanted,
          (SELECT array_agg(id ORDER BY id) FROM session_workers WHERE heartbeat_at > now() - ($2 || ' milliseconds')::interval OR id = $1) AS worker_ids,
-         (SELECT count(*) FROM session_leases WHERE worker_id = $1 AND expires_at > now()) AS held`,
+         (SELECT json_object_agg(worker_id, n) FROM (SELECT worker_id, count(*) AS n FROM session_leases WHERE expires_at > now() GROUP BY worker_id) AS live) AS held_by`,
       [workerId, String(liveWithinMs)],
     );
     const wanted = Number(row.wanted);
     const workerIds = row.worker_ids ?? [];
     const workers = Math.max(1, workerIds.length);
-    return { share: Math.min(capacity, Math.ceil(wanted / workers)), held: Number(row.held), wanted, workers, workerIds };
+    const heldBy: Record<string, number> = {};
+    for (const id of workerIds) heldBy[id] = Number(row.held_by?.[id] ?? 0);
+    const held = Number(row.held_by?.[workerId] ?? 0);
+    return { share: Math.min(capacity, Math.ceil(wanted / workers)), held, wanted, workers, workerIds, heldBy };
   }
 
   /**

@@ -3,11 +3,11 @@ import { AnnouncedHandOvers, HandOverBatch, HEIR_HEAD_START_MS, heirOf } from '.
 
 describe(AnnouncedHandOvers.name, () => {
   const ids = Array.from({ length: 200 }, (_, i) => `inst-${i}`);
-  const workers = ['w-a', 'w-b', 'w-c'];
+  const workers = ['w-a', 'w-b', 'w-c'].map((workerId) => ({ workerId, room: 10 }));
 
   it('should give each announced instance to exactly one heir, about evenly, whatever order they were announced in', () => {
-    const parts = workers.map((worker, n) => {
-      const announced = new AnnouncedHandOvers(worker);
+    const parts = workers.map(({ workerId }, n) => {
+      const announced = new AnnouncedHandOvers(workerId);
       announced.add(n % 2 ? [...ids].reverse() : ids);
       return announced.take(1_000, () => false, [...workers].reverse());
     });
@@ -50,7 +50,44 @@ describe(AnnouncedHandOvers.name, () => {
   it('should count itself an heir even when the live workers it read do not name it', () => {
     const announced = new AnnouncedHandOvers('w-new');
     announced.add(ids);
-    expect(announced.take(1_000, () => false, ['w-a']).length).toBeGreaterThan(50);
+    expect(announced.take(1_000, () => false, [{ workerId: 'w-a', room: 10 }]).length).toBeGreaterThan(50);
+  });
+
+  it("should share a drain in proportion to the heirs' room under the fair share, and give none to a worker at its share", () => {
+    // A rolling restart's third drain: w-a was restarted (empty), w-b holds its share, w-c half of it.
+    const heirs = [
+      { workerId: 'w-a', room: 17 },
+      { workerId: 'w-b', room: 0 },
+      { workerId: 'w-c', room: 8 },
+    ];
+    const parts = heirs.map(({ workerId }) => {
+      const announced = new AnnouncedHandOvers(workerId);
+      announced.add(ids);
+      return announced.take(1_000, () => false, heirs);
+    });
+    expect(parts.flat().sort()).toEqual([...ids].sort());
+    expect(parts[1]).toEqual([]);
+    expect(parts[0].length / parts[2].length).toBeGreaterThan(1.5);
+    expect(parts[0].length / parts[2].length).toBeLessThan(3);
+  });
+
+  it('should weigh every heir the same when none has room, and move only what a changed room moves', () => {
+    const full = ['w-a', 'w-b'].map((workerId) => ({ workerId, room: 0 }));
+    const ofA = ids.filter((id) => heirOf(id, full) === 'w-a').length;
+    expect(ofA).toBeGreaterThan(70);
+    expect(ofA).toBeLessThan(130);
+    const before = [
+      { workerId: 'w-a', room: 10 },
+      { workerId: 'w-b', room: 10 },
+      { workerId: 'w-c', room: 10 },
+    ];
+    const after = [
+      { workerId: 'w-a', room: 10 },
+      { workerId: 'w-b', room: 10 },
+      { workerId: 'w-c', room: 5 },
+    ];
+    // w-c's smaller room only moves instances away from w-c.
+    for (const id of ids) if (heirOf(id, before) !== 'w-c') expect(heirOf(id, after)).toBe(heirOf(id, before));
   });
 });
 

@@ -1,18 +1,27 @@
 import type { Lease, LeaseRepository } from '@gw/persistence';
 
+/** A live worker as a candidate heir: its room is its fair share less the live leases it holds (0 when full). */
+export interface Heir {
+  readonly workerId: string;
+  readonly room: number;
+}
+
 /** How long an instance announced for another heir is left to it before any worker may take it as an orphan. */
 export const HEIR_HEAD_START_MS = 2_000;
 
 /**
  * The instances other workers announced as handed over (a drain's `leasesHandedOver`), until this
  * worker's next reconcile claims its part of them. Each announced instance has one heir among the live
- * workers, the same for every worker that asks: the worker whose hash with the instance is highest
- * (rendezvous hashing). The heirs share a drain's instances about evenly, whatever their fair share:
- * opening a socket costs the heir's event loop, and when one empty worker (restarted a moment before, in a
- * rolling restart) took all of a drained worker's instances, the last of them opened 3.5 s after its claim
- * (bench/cluster run 34). An instance left to another heir is kept out of this worker's orphan scans for
- * HEIR_HEAD_START_MS, so that the workers do not race for it; past that, an heir that did not claim it (it
- * was full, or has just died) leaves it to whoever scans.
+ * workers, the same for every worker that asks: weighted rendezvous hashing, each worker weighted by its
+ * room under the fair share (Heir.room). So the heirs share a drain in proportion to their room: two
+ * empty workers about evenly (opening a socket costs the heir's event loop: when one empty worker took
+ * all of a drained worker's instances, the last of them opened 3.5 s after its claim, bench/cluster run
+ * 34), and a worker at its share takes none of them. Weighted by nothing, the last worker of a rolling
+ * restart had taken a part of every earlier drain, held 31-36 of 50 instances at its own SIGTERM, and
+ * its drain (the store of their backlog) was the slowest (runs 45, 47, 49). An instance left to another
+ * heir is kept out of this worker's orphan scans for HEIR_HEAD_START_MS, so that the workers do not race
+ * for it; past that, an heir that did not claim it (it was full, or has just died) leaves it to whoever
+ * scans.
  */
 export class AnnouncedHandOvers {
   private readonly ids = new Set<string>();
@@ -30,13 +39,14 @@ export class AnnouncedHandOvers {
   }
 
   /**
-   * The announced instances whose heir among `workers` (the live workers, this one included) is this
-   * worker, at most `room` and skipping those `taken` says this worker holds or claims already. The rest are
-   * remembered as another heir's for HEIR_HEAD_START_MS. All are forgotten as announced.
+   * The announced instances whose heir among `workers` (the live workers, this one included; a worker the
+   * list does not name counts with `ownRoom`) is this worker, at most `room` and skipping those `taken` says
+   * this worker holds or claims already. The rest are remembered as another heir's for
+   * HEIR_HEAD_START_MS. All are forgotten as announced.
    */
-  take(room: number, taken: (instanceId: string) => boolean, workers: readonly string[]): string[] {
+  take(room: number, taken: (instanceId: string) => boolean, workers: readonly Heir[], ownRoom = room): string[] {
     if (this.ids.size === 0) return [];
-    const heirs = workers.includes(this.workerId) ? workers : [...workers, this.workerId];
+    const heirs = workers.some((heir) => heir.workerId === this.workerId) ? workers : [...workers, { workerId: this.workerId, room: Math.max(0, ownRoom) }];
     const until = this.now() + HEIR_HEAD_START_MS;
     const mine: string[] = [];
     for (const id of this.ids) {
@@ -74,15 +84,29 @@ export class AnnouncedHandOvers {
   }
 }
 
-/** The heir of an instance among workers: the highest hash of worker and instance (ties: the lower worker id). */
-export function heirOf(instanceId: string, workers: readonly string[]): string | undefined {
+/** The live workers (those `heldBy` names, with the live leases each holds) as heirs, each with its room under `share`. */
+export function heirsByRoom(share: number, heldBy: Readonly<Record<string, number>>): Heir[] {
+  return Object.entries(heldBy).map(([workerId, held]) => ({ workerId, room: Math.max(0, share - held) }));
+}
+
+/**
+ * The heir of an instance among workers: weighted rendezvous hashing (the highest room / -ln(u), u the
+ * worker's and instance's hash in (0, 1)), so each worker is the heir of a part of the instances in
+ * proportion to its room, and a worker's part changes only by what its own room does. When no worker has
+ * room, every one weighs the same. Ties: the lower worker id.
+ */
+export function heirOf(instanceId: string, workers: readonly Heir[]): string | undefined {
+  const anyRoom = workers.some((heir) => heir.room > 0);
   let best: string | undefined;
-  let bestHash = -1;
-  for (const worker of workers) {
-    const hash = fnv1a(`${worker}\u0000${instanceId}`);
-    if (hash > bestHash || (hash === bestHash && best !== undefined && worker < best)) {
-      best = worker;
-      bestHash = hash;
+  let bestScore = -1;
+  for (const { workerId, room } of workers) {
+    const weight = anyRoom ? Math.max(0, room) : 1;
+    if (weight === 0) continue;
+    const unit = (fnv1a(`${workerId}\u0000${instanceId}`) + 1) / 4_294_967_297;
+    const score = weight / -Math.log(unit);
+    if (score > bestScore || (score === bestScore && best !== undefined && workerId < best)) {
+      best = workerId;
+      bestScore = score;
     }
   }
   return best;

@@ -1,7 +1,7 @@
 import { databaseUnavailable, type Lease, type LeaseRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
-import { AnnouncedHandOvers, HandOverBatch } from './hand-overs';
+import { AnnouncedHandOvers, HandOverBatch, heirsByRoom } from './hand-overs';
 import type { ClaimResult, HandOverListener, LeaseKeeperOptions, LeaseListener } from './lease-keeper.types';
 export type { ClaimResult, HandOverListener, LeaseKeeperOptions, LeaseListener } from './lease-keeper.types';
 
@@ -442,13 +442,13 @@ export class LeaseKeeper {
     // During an outage of our own and just after it: the other workers renew their lapsed leases first.
     if (this.unreachableSince !== null || Date.now() < this.graceUntil) return;
     try {
-      const { share, workerIds } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
-      const target = Math.min(share, this.options.capacity);
+      const { share, heldBy } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
+      const [target, heirs] = [Math.min(share, this.options.capacity), heirsByRoom(share, heldBy)];
       // Workers scanning together race for the same orphans; the losers look again (3 rounds at most).
       for (let round = 0; round < 3; round++) {
         const inUse = this.held.size + this.pending.size;
-        // This worker's part of a drain's instances is claimed whatever its fair share (up to its capacity).
-        const named = this.announced.take(this.options.capacity - inUse, (id) => this.held.has(id) || this.pending.has(id), workerIds);
+        // This worker's part of a drain's instances (by its room under the fair share) is claimed up to its capacity.
+        const named = this.announced.take(this.options.capacity - inUse, (id) => this.held.has(id) || this.pending.has(id), heirs, target - inUse);
         const room = target - inUse - named.length;
         if ((room <= 0 && named.length === 0) || !this.running) return;
         const scanned = room > 0 ? await this.leases.findOrphans(room) : [];

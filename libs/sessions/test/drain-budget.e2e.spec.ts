@@ -213,6 +213,42 @@ describe('a drain past its budget', () => {
     expect(await decryptFailures(peer)).toBe(0);
   }, 120_000);
 
+  it('should still store, past the budget, the messages it decrypted when the store moves again before the last store moment: none dropped', async () => {
+    // bench/cluster run 47: messages decrypted and dropped at the budget came back to heirs whose Signal state had
+    // moved past them, and the sessions diverged. Now the store is waited for until lastStoreAt (6.5 s here).
+    const [id, workerId] = [named('late'), named('w-late')];
+    const drained = await drainedWorker(workerId, 30_000);
+    const [phone, peer] = [nextPhone(), nextPhone()];
+    await harness.control('POST', '/sim/accounts', { phone: peer });
+    await harness.newInstance(id);
+    await harness.pairByQr(id, phone);
+    expect((await send(id, peer, 'hello before')).status).not.toBe('Failed');
+    await peerSends(peer, phone, ['before']);
+    await waitFor(
+      () => stored(id),
+      (rows) => rows.length === 1,
+      15_000,
+      'the first message stored',
+    );
+
+    await lock('messages');
+    const during = ['late 1', 'late 2', 'late 3'];
+    await peerSends(peer, phone, during);
+    await waitFor(
+      () => plaintexts(id),
+      (n) => n === during.length,
+      15_000,
+      'each decrypted message kept with its session',
+    );
+    // The store moves again past the budget (5 s) and before the last store moment (6.5 s).
+    const unlocked = sleep(5_400).then(unlock);
+    const stop = await stopWithinDeadline(drained);
+    await unlocked;
+    expect(stop.within).toBe(true);
+    // No heir runs: whatever is stored, the drained worker stored it. Before (f52c9e9), all three were dropped at 5 s.
+    expect((await stored(id)).map((row) => row.text).sort()).toEqual(['before', ...during].sort());
+  }, 120_000);
+
   it('should not hand over an instance whose Signal state cannot be stored: its lease lapses, and the key write still lands once the database answers', async () => {
     const [id, workerId, heirId] = [named('keys'), named('w-keys'), named('w-keys-heir')];
     const drained = await drainedWorker(workerId, 12_000);

@@ -130,6 +130,24 @@ describe('a drain past its budget', () => {
     return ids;
   };
 
+  /** A drained worker holding a paired instance with Signal sessions both ways and one received message stored. */
+  const pairedWithOneStored = async (id: string, workerId: string, leaseTtlMs: number) => {
+    const drained = await drainedWorker(workerId, leaseTtlMs);
+    const [phone, peer] = [nextPhone(), nextPhone()];
+    await harness.control('POST', '/sim/accounts', { phone: peer });
+    await harness.newInstance(id);
+    await harness.pairByQr(id, phone);
+    expect((await send(id, peer, 'hello before')).status).not.toBe('Failed');
+    await peerSends(peer, phone, ['before']);
+    await waitFor(
+      () => stored(id),
+      (rows) => rows.length === 1,
+      15_000,
+      'the first message stored',
+    );
+    return { drained, phone, peer };
+  };
+
   it('should hand over an instance whose inbound store stalls at the budget, without its unstored messages: the heir stores each once and both sides decrypt', async () => {
     const [id, workerId, heirId] = [named('stalled'), named('w-stalled'), named('w-stalled-heir')];
     const drained = await drainedWorker(workerId, 30_000);
@@ -217,19 +235,7 @@ describe('a drain past its budget', () => {
     // bench/cluster run 47: messages decrypted and dropped at the budget came back to heirs whose Signal state had
     // moved past them, and the sessions diverged. Now the store is waited for until lastStoreAt (6.5 s here).
     const [id, workerId] = [named('late'), named('w-late')];
-    const drained = await drainedWorker(workerId, 30_000);
-    const [phone, peer] = [nextPhone(), nextPhone()];
-    await harness.control('POST', '/sim/accounts', { phone: peer });
-    await harness.newInstance(id);
-    await harness.pairByQr(id, phone);
-    expect((await send(id, peer, 'hello before')).status).not.toBe('Failed');
-    await peerSends(peer, phone, ['before']);
-    await waitFor(
-      () => stored(id),
-      (rows) => rows.length === 1,
-      15_000,
-      'the first message stored',
-    );
+    const { drained, phone, peer } = await pairedWithOneStored(id, workerId, 30_000);
 
     await lock('messages');
     const during = ['late 1', 'late 2', 'late 3'];
@@ -251,19 +257,7 @@ describe('a drain past its budget', () => {
 
   it('should not hand over an instance whose Signal state cannot be stored: its lease lapses, and the key write still lands once the database answers', async () => {
     const [id, workerId, heirId] = [named('keys'), named('w-keys'), named('w-keys-heir')];
-    const drained = await drainedWorker(workerId, 12_000);
-    const [phone, peer] = [nextPhone(), nextPhone()];
-    await harness.control('POST', '/sim/accounts', { phone: peer });
-    await harness.newInstance(id);
-    await harness.pairByQr(id, phone);
-    expect((await send(id, peer, 'hello before')).status).not.toBe('Failed');
-    await peerSends(peer, phone, ['before']);
-    await waitFor(
-      () => stored(id),
-      (rows) => rows.length === 1,
-      15_000,
-      'the first message stored',
-    );
+    const { drained, phone, peer } = await pairedWithOneStored(id, workerId, 12_000);
     const heir = await harness.startWorker(heirId);
 
     // The key store stalls: a send goes out (its stanza) and its key commit waits; so does a decrypt's.

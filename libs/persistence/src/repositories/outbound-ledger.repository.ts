@@ -19,6 +19,14 @@ import {
 } from './message-row';
 import { fenceCte, fenceManyCte, fenceManyParams, fenceParams } from './lease-fence';
 
+/** A reserve meeting a row of the same message: sent again by the API, as long as the row may still be relayed (reserve, reserveMany). */
+const RESERVE_CONFLICT_SQL = `ON CONFLICT (instance_id, message_id) DO UPDATE SET
+  ${REFRESH_SQL},
+  status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
+  track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
+  relayed_at = EXCLUDED.relayed_at, updated_at = now()
+WHERE ${RELAYABLE_SQL}`;
+
 /**
  * The final SELECT of a group statement (fenceManyCte): the rows of CTE `cte`, and `held_instances`,
  * the instances whose lease held, on one row only (the array of every instance of the group repeated
@@ -60,12 +68,7 @@ export class OutboundLedgerRepository extends RepositoryBase {
        reserved AS (
          INSERT INTO messages (${names.join(', ')}, relayed_at)
          SELECT ${placeholders.join(', ')}, CASE WHEN $4::boolean THEN now() END WHERE EXISTS (SELECT 1 FROM lease)
-         ON CONFLICT (instance_id, message_id) DO UPDATE SET
-           ${REFRESH_SQL},
-           status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
-           track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
-           relayed_at = EXCLUDED.relayed_at, updated_at = now()
-         WHERE ${RELAYABLE_SQL}
+         ${RESERVE_CONFLICT_SQL}
          RETURNING message_id)
        SELECT held.held, reserved.message_id FROM (SELECT (SELECT count(*) FROM lease)::int AS held) AS held LEFT JOIN reserved ON true`,
       [...fenceParams(lease), relay, ...values],
@@ -96,12 +99,7 @@ export class OutboundLedgerRepository extends RepositoryBase {
          FROM jsonb_populate_recordset(NULL::messages, $4::jsonb) AS input
          WHERE input.instance_id IN (SELECT instance_id FROM lease)
          ORDER BY input.instance_id, input.message_id
-         ON CONFLICT (instance_id, message_id) DO UPDATE SET
-           ${REFRESH_SQL},
-           status = 'Pending', was_sent_by_api = true, send_function = EXCLUDED.send_function, send_payload = EXCLUDED.send_payload,
-           track_source = EXCLUDED.track_source, track_id = EXCLUDED.track_id, send_folder_id = EXCLUDED.send_folder_id,
-           relayed_at = EXCLUDED.relayed_at, updated_at = now()
-         WHERE ${RELAYABLE_SQL}
+         ${RESERVE_CONFLICT_SQL}
          RETURNING instance_id, message_id)
        ${selectWithHeldInstances('reserved')}`,
       [

@@ -119,6 +119,19 @@ describe('traces end to end (OTLP to a loopback collector)', () => {
       what,
     );
 
+  /** From the span up to its trace's root, each parent in the same trace (as far as the collector has them). */
+  const chainOf = (spans: ReceivedSpan[], start: ReceivedSpan): ReceivedSpan[] => {
+    const byId = new Map(spans.filter((span) => span.traceId === start.traceId).map((span) => [span.spanId, span]));
+    const chain: ReceivedSpan[] = [];
+    for (let span: ReceivedSpan | undefined = start; span; span = byId.get(span.parentSpanId)) chain.push(span);
+    return chain;
+  };
+  /** The acked send's span of `messageId`, once its whole chain up to the root span has been collected. */
+  const ackedSendWithItsRoot = (spans: ReceivedSpan[], messageId: string) => {
+    const ack = spans.find((span) => span.name === 'whatsapp send' && span.attributes['wa.message.id'] === messageId && span.attributes['wa.ack'] === 'acked');
+    return ack !== undefined && chainOf(spans, ack).at(-1)?.parentSpanId === '';
+  };
+
   beforeAll(async () => {
     otlp = await startOtlpReceiver();
     // Before the loggers: their lines carry trace_id only when tracing was on when they were made.
@@ -162,18 +175,11 @@ describe('traces end to end (OTLP to a loopback collector)', () => {
     expect(sent.body.status).toBe('Sent');
     const messageId: string = sent.body.messageid;
 
-    const spans = await collected(
-      (all) =>
-        all.some((span) => span.name === 'whatsapp send' && span.attributes['wa.message.id'] === messageId) &&
-        all.some((span) => span.name === 'POST /send/text'),
-      'the spans of the send',
-    );
+    // Spans reach the collector in batches: wait until the ack's chain reaches its root.
+    const spans = await collected((all) => ackedSendWithItsRoot(all, messageId), 'the spans of the send');
     const ack = spans.find((span) => span.name === 'whatsapp send' && span.attributes['wa.message.id'] === messageId)!;
-    const trace = spans.filter((span) => span.traceId === ack.traceId);
-    const byId = new Map(trace.map((span) => [span.spanId, span]));
-    // From the ack's span up to the root, each parent in the same trace.
-    const chain: ReceivedSpan[] = [];
-    for (let span: ReceivedSpan | undefined = ack; span; span = byId.get(span.parentSpanId)) chain.push(span);
+    const chain = chainOf(spans, ack);
+    const byId = new Map(spans.filter((span) => span.traceId === ack.traceId).map((span) => [span.spanId, span]));
     expect(chain.map((span) => [span.service, span.name])).toEqual([
       ['session-worker', 'whatsapp send'],
       ['session-worker', 'op send'],
@@ -199,14 +205,10 @@ describe('traces end to end (OTLP to a loopback collector)', () => {
       const accepted = await stack.gw.call('POST', '/send/text', { token, body: { number: contact, text: 'traced later', async: true } });
       expect(accepted.status).toBe(200);
       const messageId: string = accepted.body.messageid;
-      const spans = await collected(
-        (all) => all.some((span) => span.name === 'whatsapp send' && span.attributes['wa.message.id'] === messageId && span.attributes['wa.ack'] === 'acked'),
-        'the spans of the async send',
-      );
+      // The dispatcher's `queue send` span ends after the worker's: wait for the whole chain, not the ack alone.
+      const spans = await collected((all) => ackedSendWithItsRoot(all, messageId), 'the spans of the async send');
       const ack = spans.find((span) => span.name === 'whatsapp send' && span.attributes['wa.message.id'] === messageId)!;
-      const byId = new Map(spans.filter((span) => span.traceId === ack.traceId).map((span) => [span.spanId, span]));
-      const chain: ReceivedSpan[] = [];
-      for (let span: ReceivedSpan | undefined = ack; span; span = byId.get(span.parentSpanId)) chain.push(span);
+      const chain = chainOf(spans, ack);
       expect(chain.map((span) => [span.service, span.name])).toEqual([
         ['session-worker', 'whatsapp send'],
         ['session-worker', 'op send'],

@@ -321,7 +321,13 @@ export class InboundSocketHandler {
     this.dropped = true;
     this.stopped = true;
     this.reader.stop();
-    return heldAcksOf(this.context.socket)?.size ?? 0;
+    const held = heldAcksOf(this.context.socket);
+    const plaintexts = held?.heldPlaintexts() ?? [];
+    // Their copies come to the next holder, which reads them from these plaintexts (ADR 0035): a copy it
+    // cannot read logs the same hash ("no plaintext was kept for it").
+    if (plaintexts.length > 0)
+      this.logger.warn({ plaintexts: plaintexts.map((hash) => hash.slice(0, 16)) }, 'unstored messages dropped with their plaintexts kept');
+    return held?.size ?? 0;
   }
 
   /**

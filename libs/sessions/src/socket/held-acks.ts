@@ -56,6 +56,11 @@ export class HeldAcks {
     return this.held.size;
   }
 
+  /** The kept plaintexts' hashes of the messages held now: what the next holder must find when they come again. */
+  heldPlaintexts(): string[] {
+    return [...this.held.values()].flatMap((entry) => entry.plaintexts);
+  }
+
   /**
    * Sends the message's receipts; its plaintexts are deleted only once they went. A receipt that could
    * not be sent (the socket closed after the write: a drain's hand-over, issue #39) leaves the message

@@ -250,8 +250,14 @@ describe("WhatsApp's sending limits (issue 34, mode 4)", () => {
       ],
       20_000,
     );
-    const final = await rows([id1, id2]);
-    expect(final.filter((row) => row.status === 'Failed' || row.status === 'Queued' || row.status === 'Pending')).toEqual([]);
+    // The phones have them; each row's status follows once its ack is stored, a moment later.
+    const final = await waitFor(
+      () => rows([id1, id2]),
+      (list) => list.length === 2 && list.every((row) => row.status !== 'Queued' && row.status !== 'Pending'),
+      10_000,
+      'both sends past Pending',
+    );
+    expect(final.filter((row) => row.status === 'Failed')).toEqual([]);
     const held = (await stack.db.dataSource.query(`SELECT kind, until FROM send_limits WHERE instance_id = $1 AND until > now()`, [instanceId])) as unknown[];
     expect(held).toEqual([]);
 

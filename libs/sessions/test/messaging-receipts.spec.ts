@@ -180,6 +180,12 @@ describe('Receipts move the status of sent messages forward, never back', () => 
     await fixture.receipts(bea.phone, me.phone, [messageId], 'read');
     await fixture.waitMessage(instanceId, messageId, (r) => r.status === 'Read');
     expect((await fixture.events(instanceId, 'messages')).filter((item) => item.payload.message.messageid === messageId)).toHaveLength(1);
+    await waitFor(
+      () => states(messageId),
+      (list) => list.length > 0,
+      5_000,
+      'the Read event',
+    );
     expect(await states(messageId)).toEqual(['Read']);
   });
 
@@ -208,7 +214,12 @@ describe('Receipts move the status of sent messages forward, never back', () => 
     await fixture.receipts(dina.phone, group.jid, [id], 'played');
     await fixture.waitMessage(instanceId, id, (r) => r.status === 'Played');
 
-    const events = await fixture.updateEvents(instanceId, id);
+    const events = await waitFor(
+      () => fixture.updateEvents(instanceId, id),
+      (list) => list.length >= 3,
+      5_000,
+      'three receipt events',
+    );
     expect(events.map((event) => event.payload.state)).toEqual(['Delivered', 'Read', 'Played']);
     expect(events[1].payload.event).toMatchObject({
       Chat: group.jid,

@@ -2,7 +2,7 @@
 import { eventFor, type EventPayload } from './events';
 import { send } from './ipc';
 import { cpuMs, cpuMsSince, inFlightMeter, paced } from './load';
-import { args, BURST, log, num, RATE, SECONDS, SINK } from './options';
+import { args, BURST, log, num, PRE_SECONDS, RATE, SECONDS, SINK } from './options';
 
 export async function runBare(): Promise<void> {
   const concurrency = num('inflight', 8);
@@ -61,7 +61,14 @@ export async function runBare(): Promise<void> {
 
   process.on('message', (message: { id: number; cmd: string }) => {
     void (async () => {
-      if (message.cmd === 'steady') {
+      if (message.cmd === 'pre') {
+        await paced(RATE, PRE_SECONDS, (from, to) => {
+          const now = Date.now();
+          for (let seq = from; seq < to; seq++) queue.push(eventFor('bare-pre', seq, now).payload);
+          pump();
+        });
+        await drained();
+      } else if (message.cmd === 'steady') {
         await paced(RATE, SECONDS, (from, to) => {
           const now = Date.now();
           for (let seq = from; seq < to; seq++) queue.push(eventFor('bare-steady', seq, now).payload);

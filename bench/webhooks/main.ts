@@ -10,6 +10,7 @@
  *                             [--batch 500] [--run 20] [--inflight 8] [--poll 1000] [--gap 10 (ms between fan-outs, and between claims)] [--pool 0 (= inflight + 4)]
  *                             [--stall 20 (s without progress before a phase gives up)] [--wait 300 (s at most per phase)]
  *                             [--warm 1 (0: start the relay cold, without its warmUp)]
+ *                             [--receiver-warm 4000 (posts the receiver sends itself first)] [--pre-seconds 0 (each side's rate, unmeasured, before its steady phase)]
  *
  * `burst.inFlight`: requests in flight from the burst's start to its last answer, relay and bare
  * (mean, share of the time at the limit, ms to the first request): does the relay keep its concurrency busy?

@@ -1,6 +1,6 @@
 /** bench/webhooks's role, phases, flags and small helpers (main.ts's header lists the flags). */
 export type Role = 'orchestrate' | 'receiver' | 'relay' | 'bare';
-export type Phase = 'relay-steady' | 'relay-burst' | 'bare-steady' | 'bare-burst';
+export type Phase = 'receiver-warm' | 'relay-pre' | 'relay-steady' | 'relay-burst' | 'bare-pre' | 'bare-steady' | 'bare-burst';
 
 const roleGiven = process.argv[2] !== undefined && !process.argv[2].startsWith('--');
 export const role = (roleGiven ? process.argv[2] : 'orchestrate') as Role;
@@ -10,6 +10,7 @@ export const num = (name: string, fallback: number) => (args.has(name) ? Number(
 
 export const SECONDS = num('seconds', 60);
 export const RATE = num('rate', 1000);
+export const PRE_SECONDS = num('pre-seconds', 0);
 export const BURST = num('burst', 20_000);
 export const INSTANCES = num('instances', 20);
 export const CHATS = num('chats', 10);

@@ -5,7 +5,7 @@ import { loadavg } from 'node:os';
 import { eventFor } from './events';
 import { ask, nextMessage, spawnRole } from './ipc';
 import { type InFlightStats, paced } from './load';
-import { BURST, CHATS, databaseUrl, INSTANCES, log, num, type Phase, RATE, round, SECONDS, SINK, sleep } from './options';
+import { BURST, CHATS, databaseUrl, INSTANCES, log, num, type Phase, PRE_SECONDS, RATE, round, SECONDS, SINK, sleep } from './options';
 import type { PhaseStats } from './receiver';
 import type { ColdStats } from './relay';
 
@@ -90,6 +90,8 @@ export async function orchestrate(): Promise<void> {
       instanceIds.push(id);
     }
 
+    // The receiver's code warmed first: the relay's phases come before the bare client's (see warmReceiver).
+    if (SINK === 'webhook') await ask(receiver, { cmd: 'warm', count: num('receiver-warm', 4_000) });
     const relay = spawnRole('relay', ['--schema', schema]);
     children.push(relay);
     const { settings } = await nextMessage<{ settings: Record<string, number> }>(relay, (message) => message.ready === true);
@@ -117,6 +119,12 @@ export async function orchestrate(): Promise<void> {
       for (const instance of byInstance.keys()) relay.send({ wake: instanceIds[instance] });
     };
 
+    // 0. (--pre-seconds) the same rate, not measured: the relay's code warmed by use before the steady phase
+    if (PRE_SECONDS > 0) {
+      log(`relay: ${RATE} events/s for ${PRE_SECONDS} s, not measured`);
+      await paced(RATE, PRE_SECONDS, (from, to) => feed('relay-pre', from, to));
+      await waitForDelivery(receiver, 'relay-pre', Math.round(RATE * PRE_SECONDS));
+    }
     // 1. steady rate through the relay
     log(`relay: ${RATE} events/s for ${SECONDS} s`);
     const steadyStarted = Date.now();
@@ -167,6 +175,10 @@ export async function orchestrate(): Promise<void> {
     const bare = spawnRole('bare', ['--url', url, ...(exchange ? ['--exchange', exchange] : [])]);
     children.push(bare);
     await nextMessage(bare, (message) => message.ready === true);
+    if (PRE_SECONDS > 0) {
+      await ask(bare, { cmd: 'pre' });
+      await waitForDelivery(receiver, 'bare-pre', Math.round(RATE * PRE_SECONDS));
+    }
     log(`bare: ${RATE} events/s for ${SECONDS} s`);
     await ask(bare, { cmd: 'steady' });
     const bareSteady = await waitForDelivery(receiver, 'bare-steady', steadyTotal);
@@ -245,13 +257,13 @@ export async function orchestrate(): Promise<void> {
         deliveryRows: deliveries,
         cpuMsPerThousandDeliveries: {
           relay: round((relayCpuMs * 1000) / Math.max(deliveredRows, 1), 1),
-          bare: round((bareCpuMs * 1000) / Math.max(steadyTotal + BURST, 1), 1),
+          bare: round((bareCpuMs * 1000) / Math.max(steadyTotal + BURST + Math.round(RATE * PRE_SECONDS), 1), 1),
           // From each process's ready on (no module loading or warm-up), and the kernel's part of it.
           afterStart: {
             relay: round((relayCpuAfterStart.total * 1000) / Math.max(deliveredRows, 1), 1),
             relaySystem: round((relayCpuAfterStart.system * 1000) / Math.max(deliveredRows, 1), 1),
-            bare: round((bareCpuAfterStart.total * 1000) / Math.max(steadyTotal + BURST, 1), 1),
-            bareSystem: round((bareCpuAfterStart.system * 1000) / Math.max(steadyTotal + BURST, 1), 1),
+            bare: round((bareCpuAfterStart.total * 1000) / Math.max(steadyTotal + BURST + Math.round(RATE * PRE_SECONDS), 1), 1),
+            bareSystem: round((bareCpuAfterStart.system * 1000) / Math.max(steadyTotal + BURST + Math.round(RATE * PRE_SECONDS), 1), 1),
           },
         },
         relaySql: { statements, perDelivery: round(statements / Math.max(deliveredRows, 1), 3), byKind: queries },

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { EventPayload } from './events';
+import { type EventPayload, eventFor } from './events';
 import { send } from './ipc';
 import { amqpUrl, SINK } from './options';
 
@@ -88,6 +88,7 @@ export async function runReceiver(): Promise<void> {
     }
   };
   let close: () => Promise<void>;
+  let warm: (count: number) => Promise<void> = async () => undefined;
   if (SINK === 'rabbitmq') {
     // A consumer of an exclusive queue bound to the bench's own (durable) exchange, deleted at the end.
     const { connect } = await import('amqplib');
@@ -115,10 +116,16 @@ export async function runReceiver(): Promise<void> {
     });
     server.keepAliveTimeout = 30_000;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    send({ url });
     close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+    warm = (count) => warmReceiver(url, count);
   }
-  process.on('message', (message: { id: number; cmd: string; phase: string; countOnly?: boolean }) => {
+  process.on('message', (message: { id: number; cmd: string; phase: string; countOnly?: boolean; count?: number }) => {
+    if (message.cmd === 'warm') {
+      void warm(message.count ?? 0).then(() => send({ id: message.id }));
+      return;
+    }
     if (message.cmd !== 'stats') return;
     const stats = phases.get(message.phase);
     if (!stats) {
@@ -154,4 +161,30 @@ export async function runReceiver(): Promise<void> {
     });
   });
   process.on('disconnect', () => void close().finally(() => process.exit(0)));
+}
+
+/**
+ * The receiver's own code warmed before the relay's phase (`--receiver-warm`): `count` posts of the
+ * phases' bodies to itself, 8 at a time, in phase `receiver-warm` (not reported). The relay's phases
+ * run first, so a cold receiver (its JavaScript not yet optimised) would be charged to the relay alone:
+ * the bare client's phases, later, found it warm.
+ */
+async function warmReceiver(url: string, count: number): Promise<void> {
+  const { Agent, request } = await import('undici');
+  const agent = new Agent({ connections: 8 });
+  let next = 0;
+  const post = async () => {
+    while (next < count) {
+      const seq = next++;
+      const response = await request(url, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(eventFor('receiver-warm', seq, Date.now()).payload),
+      });
+      await response.body.dump();
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, post));
+  await agent.close();
 }

@@ -356,7 +356,9 @@ export class SessionWorker {
   private async handOver(session: Session, clock: DrainClock): Promise<number> {
     const instanceId = session.instanceId;
     try {
+      const queuedAtDrain = this.inbound.queuedFor(instanceId);
       await clock.orCut(atMost(this.inbound.drainInstance(instanceId), DRAIN_SERVING_MS));
+      const queuedAtRefusal = this.inbound.queuedFor(instanceId);
       const started = Date.now();
       this.rpc.beginDrainOf(instanceId);
       await clock.orCut(this.rpc.settleInstance(instanceId, DRAIN_IN_FLIGHT_MS));
@@ -366,6 +368,7 @@ export class SessionWorker {
       // here must be stored here, because that state has moved past it (bench/cluster run 47: messages
       // dropped at the budget came again and failed at the heirs, "No matching sessions", "Invalid PreKey ID").
       this.inbound.stopReading(instanceId);
+      const queuedAtStop = this.inbound.queuedFor(instanceId);
       if (clock.cut) clock.forced.add(instanceId);
       const storedAll = await clock.within(
         this.inbound.drainInstance(instanceId).then(() => true),
@@ -385,7 +388,8 @@ export class SessionWorker {
       const took = Date.now() - started;
       // Where an instance's unavailability went, when it was long (bench/cluster reads these at info).
       if (took >= SLOW_HAND_OVER_MS) {
-        const phases = { settleMs: settled - started, storeMs: stored - settled, closeMs: Date.now() - stored };
+        // The inbound tasks left at the drain's start, at the refusals and when the socket stopped being read: what the store phase had to do.
+        const phases = { settleMs: settled - started, storeMs: stored - settled, closeMs: Date.now() - stored, queuedAtDrain, queuedAtRefusal, queuedAtStop };
         this.logger.info({ instanceId, handOverMs: took, ...phases }, 'a slow hand-over');
       }
       return took;

@@ -339,6 +339,11 @@ export class InboundSocketHandler {
     this.reader.stop();
   }
 
+  /** Inbound tasks queued or running now (a drain logs it: what its store has left). */
+  get queuedTasks(): number {
+    return this.queue.depth;
+  }
+
   /** Resolves when everything queued so far has been handled (tests, shutdown). */
   idle(): Promise<void> {
     return this.queue.run(() => undefined);

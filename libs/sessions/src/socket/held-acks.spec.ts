@@ -1,7 +1,7 @@
 import { createLogger } from '@gw/platform';
 import type { SignalDataSet, SignalKeyStore, WAMessage } from '../baileys';
 import { assertAcksCanBeHeld, HeldAcks } from './held-acks';
-import { RECEIVED_PLAINTEXT, ReceivedPlaintexts } from './received-plaintexts';
+import { RECEIPT_SETTLE_MS, RECEIVED_PLAINTEXT, ReceivedPlaintexts } from './received-plaintexts';
 
 const logger = createLogger('test', 'silent');
 const message = (id: string, remoteJid = '5511@s.whatsapp.net', participant?: string): WAMessage =>
@@ -79,7 +79,7 @@ describe('HeldAcks', () => {
       expect(await plaintexts.recall('h1')).toEqual(Buffer.from([1]));
 
       acks.release(message('D'));
-      await jest.advanceTimersByTimeAsync(1_000);
+      await jest.advanceTimersByTimeAsync(RECEIPT_SETTLE_MS);
       expect(await plaintexts.recall('h1')).toBeUndefined();
       expect(await plaintexts.recall('h2')).toBeUndefined();
       expect(await plaintexts.recall('h3')).toEqual(Buffer.from([3]));
@@ -106,7 +106,7 @@ describe('HeldAcks', () => {
 
       acks.release(message('F'));
       acks.release(message('G'));
-      await jest.advanceTimersByTimeAsync(1_000);
+      await jest.advanceTimersByTimeAsync(RECEIPT_SETTLE_MS);
       // F was stored but not receipted: WhatsApp gives it again, and its plaintext is what reads that copy.
       expect(await plaintexts.recall('k1')).toEqual(Buffer.from([1]));
       expect(await plaintexts.recall('k2')).toBeUndefined();

@@ -5,6 +5,15 @@ import type { SignalDataSet, SignalKeyStore, SignalKeyType } from '../baileys';
 export const RECEIVED_PLAINTEXT = 'received-plaintext';
 /** Deletions of plaintexts whose messages are stored are written together, this often at most. */
 const FORGET_EVERY_MS = 1_000;
+/**
+ * A plaintext is deleted only once its message's receipt has been out this long with the socket still
+ * open. A receipt "sent" is a frame written to our socket, not one WhatsApp has read: a socket that
+ * closes right after (a drain's hand-over stores the backlog, sends its receipts and closes within a
+ * second) can lose it, and WhatsApp then delivers the message again to the heir, which can read that
+ * copy only from the plaintext (bench/cluster run 55: "No matching sessions found" at the heir 3.4 s
+ * after the hand-over, no plaintext kept, no message dropped by the drain).
+ */
+export const RECEIPT_SETTLE_MS = 3_000;
 
 /**
  * The plaintext of every message one socket decrypted and we have not yet stored, kept durably in the
@@ -22,8 +31,10 @@ export class ReceivedPlaintexts {
   private keys?: SignalKeyStore;
   /** Hashes kept since the last message handed its receipt over (HeldAcks.hold takes them). */
   private recent: string[] = [];
-  private forgetting: string[] = [];
+  /** Hashes of stored messages and when their receipts went, oldest first. */
+  private forgetting: Array<{ hash: string; at: number }> = [];
   private timer?: NodeJS.Timeout;
+  private closed = false;
 
   constructor(private readonly logger: Logger) {}
 
@@ -59,20 +70,46 @@ export class ReceivedPlaintexts {
     return taken;
   }
 
-  /** The messages are stored: their plaintexts go, with others of the next second. */
-  forget(hashes: readonly string[]): void {
-    if (hashes.length === 0 || !this.keys) return;
-    this.forgetting.push(...hashes);
-    this.timer ??= setTimeout(() => void this.flush(), FORGET_EVERY_MS);
+  /**
+   * The messages are stored and their receipts went: their plaintexts go once the receipts have been
+   * out RECEIPT_SETTLE_MS with the socket open, with others of the same second.
+   */
+  forget(hashes: readonly string[], now = Date.now()): void {
+    if (hashes.length === 0 || !this.keys || this.closed) return;
+    for (const hash of hashes) this.forgetting.push({ hash, at: now });
+    this.schedule();
+  }
+
+  /**
+   * The socket closed: nothing more is deleted. Receipts that went in its last RECEIPT_SETTLE_MS may not
+   * have reached WhatsApp, so their plaintexts stay for the copies it may deliver to the next holder (a
+   * few rows per hand-over, deleted with the rest of the keys at a logout).
+   */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.forgetting.length > 0) this.logger.debug({ count: this.forgetting.length }, 'plaintexts of recently receipted messages kept at the close');
+    this.forgetting = [];
+  }
+
+  private schedule(): void {
+    if (this.timer || this.forgetting.length === 0) return;
+    const due = Math.max(FORGET_EVERY_MS, this.forgetting[0].at + RECEIPT_SETTLE_MS - Date.now());
+    this.timer = setTimeout(() => void this.flush(), due);
     this.timer.unref?.();
   }
 
-  /** Writes the pending deletions now (also when the socket goes). */
-  async flush(): Promise<void> {
+  /** Writes the deletions that are due: plaintexts whose receipts have been out RECEIPT_SETTLE_MS, the socket open all along. */
+  async flush(now = Date.now()): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    const hashes = this.forgetting;
-    this.forgetting = [];
+    if (this.closed) return;
+    const dueCount = this.forgetting.findIndex((entry) => now - entry.at < RECEIPT_SETTLE_MS);
+    const due = dueCount === -1 ? this.forgetting : this.forgetting.slice(0, dueCount);
+    this.forgetting = dueCount === -1 ? [] : this.forgetting.slice(dueCount);
+    this.schedule();
+    const hashes = due.map((entry) => entry.hash);
     if (hashes.length === 0 || !this.keys) return;
     try {
       await this.keys.set({ [RECEIVED_PLAINTEXT]: Object.fromEntries(hashes.map((hash) => [hash, null])) } as unknown as SignalDataSet);

@@ -91,6 +91,10 @@ export class SocketFactory {
       }),
     );
     rememberHeldAcks(socket, acks);
+    // Closed, the socket's last receipts may not have reached WhatsApp: their plaintexts are kept (RECEIPT_SETTLE_MS).
+    socket.ev.on('connection.update', (update) => {
+      if (update.connection === 'close') plaintexts.close();
+    });
     // A sender's messages reach us in the order WhatsApp sent them (Baileys could swap a new contact's first two).
     receiveMessagesInOrder(socket, request.logger);
     // A message handled as the socket closes is still emitted to us (rc14's end() discarded it, receipt sent).

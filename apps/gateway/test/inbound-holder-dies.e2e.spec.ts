@@ -119,7 +119,8 @@ describe('received messages when the holding worker dies before storing them', (
     await waitFor(
       () => plaintexts(id),
       (n) => n === 0,
-      10_000,
+      // Deleted once their receipts have been out RECEIPT_SETTLE_MS (3 s) with the socket open, batched.
+      20_000,
       'the plaintexts of stored messages deleted',
     );
   }, 120_000);

@@ -59,23 +59,21 @@ export async function runBare(): Promise<void> {
   };
   const drained = () => (active === 0 && queue.length === 0 ? Promise.resolve() : new Promise<void>((resolve) => (idle = resolve)));
 
+  /** `seconds` at the rate, then until every post is answered. */
+  const paceAndDrain = async (phase: 'bare-pre' | 'bare-steady', seconds: number) => {
+    await paced(RATE, seconds, (from, to) => {
+      const now = Date.now();
+      for (let seq = from; seq < to; seq++) queue.push(eventFor(phase, seq, now).payload);
+      pump();
+    });
+    await drained();
+  };
+
   process.on('message', (message: { id: number; cmd: string }) => {
     void (async () => {
-      if (message.cmd === 'pre') {
-        await paced(RATE, PRE_SECONDS, (from, to) => {
-          const now = Date.now();
-          for (let seq = from; seq < to; seq++) queue.push(eventFor('bare-pre', seq, now).payload);
-          pump();
-        });
-        await drained();
-      } else if (message.cmd === 'steady') {
-        await paced(RATE, SECONDS, (from, to) => {
-          const now = Date.now();
-          for (let seq = from; seq < to; seq++) queue.push(eventFor('bare-steady', seq, now).payload);
-          pump();
-        });
-        await drained();
-      } else if (message.cmd === 'burst') {
+      if (message.cmd === 'pre') await paceAndDrain('bare-pre', PRE_SECONDS);
+      else if (message.cmd === 'steady') await paceAndDrain('bare-steady', SECONDS);
+      else if (message.cmd === 'burst') {
         const now = Date.now();
         inFlight.start();
         for (let seq = 0; seq < BURST; seq++) queue.push(eventFor('bare-burst', seq, now).payload);

@@ -119,11 +119,12 @@ export async function orchestrate(): Promise<void> {
       for (const instance of byInstance.keys()) relay.send({ wake: instanceIds[instance] });
     };
 
+    const preTotal = Math.round(RATE * PRE_SECONDS);
     // 0. (--pre-seconds) the same rate, not measured: the relay's code warmed by use before the steady phase
     if (PRE_SECONDS > 0) {
       log(`relay: ${RATE} events/s for ${PRE_SECONDS} s, not measured`);
       await paced(RATE, PRE_SECONDS, (from, to) => feed('relay-pre', from, to));
-      await waitForDelivery(receiver, 'relay-pre', Math.round(RATE * PRE_SECONDS));
+      await waitForDelivery(receiver, 'relay-pre', preTotal);
     }
     // 1. steady rate through the relay
     log(`relay: ${RATE} events/s for ${SECONDS} s`);
@@ -139,6 +140,8 @@ export async function orchestrate(): Promise<void> {
     clearInterval(progress);
     const feedSeconds = (Date.now() - steadyStarted) / 1000;
     const steadyTotal = Math.round(RATE * SECONDS);
+    /** What the bare client posts in all: its unmeasured phase (--pre-seconds), the steady one and the burst. */
+    const bareEvents = preTotal + steadyTotal + BURST;
     const relaySteady = await waitForDelivery(receiver, 'relay-steady', steadyTotal);
     log(`relay-steady: ${relaySteady.count}/${steadyTotal}, p50 ${relaySteady.p50Ms} ms, p99 ${relaySteady.p99Ms} ms`);
     const steadyInsertMs = insertTx ? insertMsTotal / insertTx : 0;
@@ -177,7 +180,7 @@ export async function orchestrate(): Promise<void> {
     await nextMessage(bare, (message) => message.ready === true);
     if (PRE_SECONDS > 0) {
       await ask(bare, { cmd: 'pre' });
-      await waitForDelivery(receiver, 'bare-pre', Math.round(RATE * PRE_SECONDS));
+      await waitForDelivery(receiver, 'bare-pre', preTotal);
     }
     log(`bare: ${RATE} events/s for ${SECONDS} s`);
     await ask(bare, { cmd: 'steady' });
@@ -257,13 +260,13 @@ export async function orchestrate(): Promise<void> {
         deliveryRows: deliveries,
         cpuMsPerThousandDeliveries: {
           relay: round((relayCpuMs * 1000) / Math.max(deliveredRows, 1), 1),
-          bare: round((bareCpuMs * 1000) / Math.max(steadyTotal + BURST + Math.round(RATE * PRE_SECONDS), 1), 1),
+          bare: round((bareCpuMs * 1000) / Math.max(bareEvents, 1), 1),
           // From each process's ready on (no module loading or warm-up), and the kernel's part of it.
           afterStart: {
             relay: round((relayCpuAfterStart.total * 1000) / Math.max(deliveredRows, 1), 1),
             relaySystem: round((relayCpuAfterStart.system * 1000) / Math.max(deliveredRows, 1), 1),
-            bare: round((bareCpuAfterStart.total * 1000) / Math.max(steadyTotal + BURST + Math.round(RATE * PRE_SECONDS), 1), 1),
-            bareSystem: round((bareCpuAfterStart.system * 1000) / Math.max(steadyTotal + BURST + Math.round(RATE * PRE_SECONDS), 1), 1),
+            bare: round((bareCpuAfterStart.total * 1000) / Math.max(bareEvents, 1), 1),
+            bareSystem: round((bareCpuAfterStart.system * 1000) / Math.max(bareEvents, 1), 1),
           },
         },
         relaySql: { statements, perDelivery: round(statements / Math.max(deliveredRows, 1), 3), byKind: queries },

@@ -148,15 +148,15 @@ export class InboundMessageObserver implements SocketObserver {
     this.latest.get(instanceId)?.stopReading();
   }
 
-  /**
-   * The same for one instance (a drain hands each instance over on its own): what its last socket's
-   * handler queued so far is handled, after whatever earlier sockets of the instance queued.
-   */
   /** Inbound tasks queued or running for the instance's latest socket (0 without one). */
   queuedFor(instanceId: string): number {
     return this.latest.get(instanceId)?.queuedTasks ?? 0;
   }
 
+  /**
+   * The same for one instance (a drain hands each instance over on its own): what its last socket's
+   * handler queued so far is handled, after whatever earlier sockets of the instance queued.
+   */
   async drainInstance(instanceId: string): Promise<void> {
     await this.latest.get(instanceId)?.idle();
   }

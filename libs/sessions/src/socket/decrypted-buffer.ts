@@ -107,12 +107,13 @@ export class DecryptedBuffer {
       return plaintext;
     } catch (error) {
       const known = this.recall(key) ?? (await durable?.recall(hash).catch(() => undefined));
+      const plaintext = hash ? hash.slice(0, 16) : undefined;
       if (!known) {
         // Baileys answers with a retry receipt (the sender re-encrypts on a new session) or a nack. A copy
         // delivered again after a hand-over lands here when its plaintext was not kept (issue #39): the
         // hash says which decrypt, on which worker, should have kept it.
         logger?.warn(
-          { err: (error as Error)?.message, plaintext: hash ? hash.slice(0, 16) : undefined, kept: Boolean(durable) },
+          { err: (error as Error)?.message, plaintext, kept: Boolean(durable) },
           'a received message failed to decrypt and no plaintext was kept for it',
         );
         throw error;
@@ -120,10 +121,7 @@ export class DecryptedBuffer {
       // Deleted with the rest once this copy is stored.
       durable?.recalled(hash);
       // Rare outside a hand-over or a crash (info: bench/cluster counts these against the warnings above).
-      logger?.info(
-        { err: (error as Error)?.message, plaintext: hash ? hash.slice(0, 16) : undefined },
-        'a message delivered again was decrypted before: its plaintext from the buffer',
-      );
+      logger?.info({ err: (error as Error)?.message, plaintext }, 'a message delivered again was decrypted before: its plaintext from the buffer');
       return known;
     }
   }

@@ -105,9 +105,8 @@ export class ReceivedPlaintexts {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.closed) return;
-    const dueCount = this.forgetting.findIndex((entry) => now - entry.at < RECEIPT_SETTLE_MS);
-    const due = dueCount === -1 ? this.forgetting : this.forgetting.slice(0, dueCount);
-    this.forgetting = dueCount === -1 ? [] : this.forgetting.slice(dueCount);
+    const notDue = this.forgetting.findIndex((entry) => now - entry.at < RECEIPT_SETTLE_MS);
+    const due = this.forgetting.splice(0, notDue === -1 ? this.forgetting.length : notDue);
     this.schedule();
     const hashes = due.map((entry) => entry.hash);
     if (hashes.length === 0 || !this.keys) return;

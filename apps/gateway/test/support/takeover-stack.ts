@@ -34,6 +34,9 @@ export class TakeoverStack {
     await this.control('POST', '/sim/accounts', { phone });
     const { id, token } = await this.gw.createInstance(name);
     const connect = await this.gw.call('POST', '/instance/connect', { token, body: {} });
+    if (!connect.body?.instance?.qrcode) {
+      throw new Error(`connect answered ${connect.status} ${JSON.stringify(connect.body)} (${JSON.stringify(await this.diagnose(id))})`);
+    }
     const device = await this.control<{ jid: string }>('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
     await waitFor(
       () => this.gw.call('GET', '/instance/status', { token }),
@@ -118,6 +121,19 @@ export class TakeoverStack {
       [instanceId],
     );
     return rows[0]?.worker_id ?? null;
+  }
+
+  /**
+   * What a failed takeover assertion prints: the live workers here, the instance's lease row and the
+   * workers' rows (heartbeats), as the database has them.
+   */
+  async diagnose(instanceId: string): Promise<Record<string, unknown>> {
+    const query = (sql: string, params: unknown[] = []) => this.db.dataSource.query(sql, params).catch((error: Error) => error.message);
+    return {
+      workers: [...this.workers.keys()],
+      lease: await query(`SELECT worker_id, fencing_token, expires_at, now() AS now FROM session_leases WHERE instance_id = $1`, [instanceId]),
+      sessionWorkers: await query(`SELECT id, capacity, heartbeat_at FROM session_workers ORDER BY id`),
+    };
   }
 
   control<T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {

@@ -96,20 +96,7 @@ export class Stack {
     const phone = nextPhone();
     await this.control('POST', '/sim/accounts', { phone, name });
     const { id, token } = await this.gw.createInstance(name);
-    const connect = await this.gw.call('POST', '/instance/connect', { token, body: {} });
-    if (connect.status !== 200) throw new Error(`connect: ${connect.status} ${JSON.stringify(connect.body)}`);
-    // The answer carries the QR code when the worker had it within its wait (20 s); on a loaded machine
-    // it may come later, and a client reads it from /instance/status, as the API document says.
-    const qr: string =
-      connect.body.instance.qrcode ||
-      (
-        await waitFor(
-          () => this.gw.call('GET', '/instance/status', { token }),
-          (r) => Boolean(r.body.instance?.qrcode),
-          30_000,
-          `${name}'s QR code`,
-        )
-      ).body.instance.qrcode;
+    const qr = await connectForQrCode(this.gw, token, name);
     await this.control('POST', '/sim/scan', { phone, qr });
     await waitFor(
       () => this.gw.call('GET', '/instance/status', { token }),
@@ -135,4 +122,22 @@ export class Stack {
     );
     return inbox.find((entry) => entry.id === messageId)!;
   }
+}
+
+/**
+ * POST /instance/connect, then the QR code to scan. The answer carries it when the worker had it within
+ * its wait (20 s); on a loaded machine it may come later, and a client reads it from /instance/status,
+ * as the API document says. A refused connect throws with its answer.
+ */
+export async function connectForQrCode(gw: GatewayHarness, token: string, name: string): Promise<string> {
+  const connect = await gw.call('POST', '/instance/connect', { token, body: {} });
+  if (connect.status !== 200) throw new Error(`${name}'s connect: ${connect.status} ${JSON.stringify(connect.body)}`);
+  if (connect.body.instance?.qrcode) return connect.body.instance.qrcode as string;
+  const status = await waitFor(
+    () => gw.call('GET', '/instance/status', { token }),
+    (r) => Boolean(r.body.instance?.qrcode),
+    30_000,
+    `${name}'s QR code`,
+  );
+  return status.body.instance.qrcode as string;
 }

@@ -6,7 +6,7 @@ import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
 import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
 import { startGateway, type GatewayHarness } from './gateway-harness';
-import { waitFor } from './stack';
+import { connectForQrCode, waitFor } from './stack';
 
 /**
  * Simulator + database + bus + gateway, and session workers the suite starts and kills by id: for the
@@ -33,11 +33,10 @@ export class TakeoverStack {
   async linkedInstance(name: string, phone: string): Promise<{ id: string; token: string; device: { jid: string } }> {
     await this.control('POST', '/sim/accounts', { phone });
     const { id, token } = await this.gw.createInstance(name);
-    const connect = await this.gw.call('POST', '/instance/connect', { token, body: {} });
-    if (!connect.body?.instance?.qrcode) {
-      throw new Error(`connect answered ${connect.status} ${JSON.stringify(connect.body)} (${JSON.stringify(await this.diagnose(id))})`);
-    }
-    const device = await this.control<{ jid: string }>('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
+    const qr = await connectForQrCode(this.gw, token, name).catch(async (error: Error) => {
+      throw new Error(`${error.message} (${JSON.stringify(await this.diagnose(id))})`);
+    });
+    const device = await this.control<{ jid: string }>('POST', '/sim/scan', { phone, qr });
     await waitFor(
       () => this.gw.call('GET', '/instance/status', { token }),
       (r) => r.body.status.connected === true,

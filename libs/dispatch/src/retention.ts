@@ -17,6 +17,14 @@ export interface RetentionConfig {
   deliveryLogRetentionDays?: number;
 }
 
+/**
+ * A received message's plaintext that a socket kept when it closed (its receipt may not have reached
+ * WhatsApp) is needed only if WhatsApp delivers that message again, which it does while the message is
+ * undelivered: it keeps undelivered messages up to 30 days (its privacy policy: "If a message cannot be delivered immediately, we
+ * may keep it on our servers for up to 30 days"). A day more, then the purge deletes it (ADR 0035).
+ */
+export const RECEIVED_PLAINTEXT_RETENTION_DAYS = 31;
+
 export function readRetentionConfig(env: EnvReader): RetentionConfig {
   const retentionDays = env.integer('MESSAGE_RETENTION_DAYS', 7, { min: 1, max: 3650 });
   return {
@@ -74,6 +82,7 @@ export class RetentionJob {
       events: await purge.events(cutoff),
       errors: await purge.errors(deliveryLogCutoff),
       audit: await purge.audit(auditCutoff),
+      plaintexts: await purge.plaintexts(new Date(now.getTime() - RECEIVED_PLAINTEXT_RETENTION_DAYS * 86_400_000)),
     }));
     return removed ?? {};
   }

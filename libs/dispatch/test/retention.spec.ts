@@ -1,7 +1,7 @@
 import { FileRepository, InstanceRepository, MessageRepository, OutboxRepository, RetentionRepository } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import { RetentionJob } from '../src/retention';
+import { RECEIVED_PLAINTEXT_RETENTION_DAYS, RetentionJob } from '../src/retention';
 
 describe(RetentionJob.name, () => {
   let db: TestDatabase;
@@ -37,6 +37,38 @@ describe(RetentionJob.name, () => {
     const messages = new MessageRepository(db.dataSource);
     expect(await messages.findOne('rret', 'OLD')).toBeNull();
     expect(await messages.findOne('rret', 'NEW')).not.toBeNull();
+  });
+
+  it('should purge the received plaintexts a closed socket kept once WhatsApp no longer delivers them again, and no other Signal key', async () => {
+    const key = (type: string, keyId: string, daysOld: number) =>
+      db.dataSource.query(
+        `INSERT INTO auth_keys (instance_id, type, key_id, value, written_at) VALUES ('rret', $1, $2, 'v', now() - ($3 || ' days')::interval)`,
+        [type, keyId, String(daysOld)],
+      );
+    await key('received-plaintext', 'kept-long-ago', RECEIVED_PLAINTEXT_RETENTION_DAYS + 1);
+    await key('received-plaintext', 'kept-lately', RECEIVED_PLAINTEXT_RETENTION_DAYS - 1);
+    // The Signal state itself is never aged out, however old.
+    await key('session', 'an-old-session', 400);
+    await key('pre-key', '7', 400);
+    const sut = new RetentionJob(
+      new RetentionRepository(db.dataSource),
+      new MessageRepository(db.dataSource),
+      new FileRepository(db.dataSource),
+      { retentionDays: 7, intervalMs: 60_000 },
+      createLogger('t', 'silent'),
+    );
+
+    const removed = await sut.runOnce();
+
+    expect(removed).toMatchObject({ plaintexts: 1 });
+    const left: Array<{ type: string; key_id: string }> = await db.dataSource.query(
+      `SELECT type, key_id FROM auth_keys WHERE instance_id = 'rret' ORDER BY type, key_id`,
+    );
+    expect(left).toEqual([
+      { type: 'pre-key', key_id: '7' },
+      { type: 'received-plaintext', key_id: 'kept-lately' },
+      { type: 'session', key_id: 'an-old-session' },
+    ]);
   });
 
   it('should purge the delivery log by its own retention, counting a replayed delivery from its replay', async () => {

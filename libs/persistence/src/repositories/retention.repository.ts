@@ -14,6 +14,11 @@ export interface DeliveryLogPurge {
   errors(cutoff: Date): Promise<number>;
   /** Audit log entries recorded before `cutoff` (its own retention, AUDIT_RETENTION_DAYS). */
   audit(cutoff: Date): Promise<number>;
+  /**
+   * Received plaintexts (auth_keys type `received-plaintext`, the sessions' RECEIVED_PLAINTEXT) written
+   * before `cutoff`: the ones a socket kept at its close, which nothing else deletes (ADR 0035).
+   */
+  plaintexts(cutoff: Date): Promise<number>;
 }
 
 /** The retention purge's own statements: one process at a time, and the old webhook bookkeeping. */
@@ -61,5 +66,8 @@ function purgesOn(runner: QueryRunner): DeliveryLogPurge {
       ),
     errors: (cutoff) => count(`WITH gone AS (DELETE FROM webhook_errors WHERE created < $1 RETURNING 1) SELECT count(*) AS n FROM gone`, cutoff),
     audit: (cutoff) => count(`WITH gone AS (DELETE FROM audit_log WHERE at < $1 RETURNING 1) SELECT count(*) AS n FROM gone`, cutoff),
+    // The literal type matches the partial index auth_keys_plaintexts_written_at.
+    plaintexts: (cutoff) =>
+      count(`WITH gone AS (DELETE FROM auth_keys WHERE type = 'received-plaintext' AND written_at < $1 RETURNING 1) SELECT count(*) AS n FROM gone`, cutoff),
   };
 }

@@ -83,7 +83,8 @@ export class ReceivedPlaintexts {
   /**
    * The socket closed: nothing more is deleted. Receipts that went in its last RECEIPT_SETTLE_MS may not
    * have reached WhatsApp, so their plaintexts stay for the copies it may deliver to the next holder (a
-   * few rows per hand-over, deleted with the rest of the keys at a logout).
+   * few rows per hand-over, deleted by the retention purge once WhatsApp no longer delivers them again,
+   * or with the rest of the keys at a logout).
    */
   close(): void {
     this.closed = true;
@@ -113,8 +114,8 @@ export class ReceivedPlaintexts {
     try {
       await this.keys.set({ [RECEIVED_PLAINTEXT]: Object.fromEntries(hashes.map((hash) => [hash, null])) } as unknown as SignalDataSet);
     } catch (error) {
-      // The session ended or lost its lease: the rows stay until the instance's keys are next cleared
-      // (a logout); a later holder never reads them unless WhatsApp delivers the same ciphertext again.
+      // The session ended or lost its lease: the rows stay until the retention purge or a logout; a later
+      // holder never reads them unless WhatsApp delivers the same ciphertext again.
       this.logger.debug({ err: error, count: hashes.length }, 'plaintexts of stored messages not deleted');
     }
   }

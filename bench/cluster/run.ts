@@ -66,6 +66,8 @@ export async function runCluster(): Promise<void> {
       ...(workerCapacity ? { WORKER_CAPACITY: String(workerCapacity) } : {}),
       ...(DB_POOL ? { DATABASE_POOL_SIZE: String(DB_POOL) } : {}),
       ...(NODE_OPTIONS ? { NODE_OPTIONS } : {}),
+      // libsignal's session rotations and decrypt errors, one JSON line each, in the workers' logs (ADR 0042).
+      ...(process.env.SIGNAL_EVENTS_LOG ? { SIGNAL_EVENTS_LOG: process.env.SIGNAL_EVENTS_LOG } : {}),
     },
   });
   const { query, close } = await openQuery(cluster.databaseUrl());

@@ -1,4 +1,4 @@
-import { dropSignalSessionDumps, isSignalSessionDump } from './libsignal-console';
+import { dropSignalSessionDumps, isSignalSessionDump, signalEventSummary } from './libsignal-console';
 
 describe('dropSignalSessionDumps', () => {
   it('should recognise libsignal session dumps and nothing else', () => {
@@ -21,5 +21,14 @@ describe('dropSignalSessionDumps', () => {
       console.info = original;
     }
     expect(written).toEqual([['an ordinary line']]);
+  });
+
+  it('should summarise a dropped line without its session record (SIGNAL_EVENTS_LOG)', () => {
+    const record = { currentRatchet: { ephemeralKeyPair: { privKey: Buffer.from('private-key-bytes') } } };
+    const closing = signalEventSummary(['Closing session:', record]);
+    expect(closing).toEqual({ time: expect.any(String), libsignal: 'Closing session:' });
+    expect(JSON.stringify(closing)).not.toContain('private');
+    const failed = signalEventSummary(['Session error:Error: Bad MAC', 'Error: Bad MAC\n    at Object.verifyMAC (crypto.js:87:15)']);
+    expect(failed).toEqual({ time: expect.any(String), libsignal: 'Session error:Error: Bad MAC', detail: 'Error: Bad MAC' });
   });
 });

@@ -23,6 +23,12 @@ export function isSignalSessionDump(args: unknown[]): boolean {
   return typeof args[0] === 'string' && SIGNAL_DUMPS.some((pattern) => pattern.test(args[0] as string));
 }
 
+/** One dropped line without its record: the event ("Closing session:", "Session error:Error: Bad MAC") and when. */
+export function signalEventSummary(args: unknown[]): { time: string; libsignal: string; detail?: string } {
+  const detail = typeof args[1] === 'string' ? args[1].split('\n')[0].slice(0, 120) : undefined;
+  return { time: new Date().toISOString(), libsignal: String(args[0]).slice(0, 120), ...(detail ? { detail } : {}) };
+}
+
 /** Installs the filter once per process (idempotent). */
 export function dropSignalSessionDumps(): void {
   if (installed) return;
@@ -31,6 +37,9 @@ export function dropSignalSessionDumps(): void {
     const original = console[level].bind(console);
     console[level] = (...args: unknown[]): void => {
       if (!isSignalSessionDump(args)) original(...args);
+      // SIGNAL_EVENTS_LOG=1: each dropped line's first words and, for a decrypt error, its reason, never the
+      // session record itself (how bench/cluster told session rotations from decrypt failures, ADR 0042).
+      else if (process.env.SIGNAL_EVENTS_LOG === '1') original(JSON.stringify(signalEventSummary(args)));
     };
   }
 }

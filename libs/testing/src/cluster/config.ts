@@ -349,6 +349,8 @@ export function clusterPlan(options: ClusterOptions): ComponentSpec[] {
       SIM_HOST: '127.0.0.1',
       // A stable root key: workers restarted later trust the same simulator.
       SIM_ROOT_KEY_FILE: join(runDir, 'sim-root.key'),
+      // `debug`: among others, each message a simulated phone failed to decrypt, with libsignal's reason.
+      ...(process.env.CLUSTER_SIM_LOG_LEVEL ? { SIM_LOG_LEVEL: process.env.CLUSTER_SIM_LOG_LEVEL } : {}),
     },
     files: {},
     healthUrl: `http://127.0.0.1:${ports.sim.control}/sim/health`,

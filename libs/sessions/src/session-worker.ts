@@ -75,6 +75,14 @@ const DRAIN_IN_FLIGHT_MS = 15_000;
  * were never handed over (bench/cluster rolling at load 10: 25 s drains, Signal sessions diverged).
  */
 const DRAIN_SERVING_MS = 2_000;
+/**
+ * Once an instance's socket is no longer read, how long its hand-over waits for the received messages
+ * still being stored (ADR 0042). What is not stored by then is dropped unreceipted and the instance is
+ * handed over: WhatsApp delivers those messages again to the heir, which reads each from the plaintext
+ * kept with the Signal state. Waiting for the whole backlog made the hand-over as long as the worker was
+ * behind its inbound traffic (bench/cluster runs 56–57: 5–12 s at load 11, the rolling restart's p99).
+ */
+const DRAIN_BACKLOG_STORE_MS = 1_000;
 /** A hand-over (refusals to lease handed over) at least this long is logged with its phases. */
 const SLOW_HAND_OVER_MS = 1_000;
 /**
@@ -292,16 +300,17 @@ export class SessionWorker {
   /**
    * Graceful (SIGTERM), a drain (issue #39): stop taking new instances, then, for every instance in
    * parallel (their starts a few at a time: moveDelays), store the backlog its socket received while it
-   * still serves (sends and all), and only then refuse its new ops, finish those in flight, store what came meanwhile, close the socket
+   * still serves (sends and all), and only then refuse its new ops, finish those in flight, store what came meanwhile (for
+   * DRAIN_BACKLOG_STORE_MS at most; the rest WhatsApp delivers again to the heir, ADR 0042), close the socket
    * without logout, store its Signal state and hand its lease over at once, announced on the bus so that
    * another worker adopts it now (not when the lease would have expired, nor once the slowest send of
    * another instance is done); then deregister.
    *
    * Bounded by construction below the process's shutdown deadline (ADR 0039): at the drain's budget
    * (drainBudgetMs: 18 s of 25 s) no instance waits for its serving time or its ops any more: its socket
-   * is no longer read, what Baileys decrypted is stored until the last store moment (lastStoreAt, 2.5 s
-   * before the drain's end; a message decrypted here cannot be decrypted again by the heir, whose Signal
-   * state has moved past it), only then is what is left dropped (none was receipted, ADR 0035), the socket
+   * is no longer read, what Baileys decrypted is stored for DRAIN_BACKLOG_STORE_MS and never past the last
+   * store moment (lastStoreAt, 2.5 s before the drain's end), then what is left is dropped (none was
+   * receipted, ADR 0035: the heir reads each copy WhatsApp delivers again from its kept plaintext), the socket
    * closes, the Signal state under way is stored, and the lease is handed over. An instance whose Signal
    * state cannot be stored in time is not handed over: its session ends without a write and its lease lapses.
    */
@@ -347,10 +356,10 @@ export class SessionWorker {
    * (for DRAIN_SERVING_MS at most): the backlog (a worker that adopted instances a moment ago may hold
    * thousands of writes) is what a drain waited for, with the instance refusing every send meanwhile
    * (bench/cluster run 31: p99 14.8 s). Then its ops are refused, those in flight finish (for
-   * DRAIN_IN_FLIGHT_MS at most), its socket is no longer read, what Baileys decrypted meanwhile is stored,
-   * and the session closes, stores its Signal state and hands its lease over (LeaseKeeper.release while
-   * draining). Past the drain's budget it waits for neither the serving time nor its ops; past the last
-   * store moment its unstored inbound writes are dropped and it is handed over at once.
+   * DRAIN_IN_FLIGHT_MS at most), its socket is no longer read, what Baileys decrypted meanwhile is stored
+   * for DRAIN_BACKLOG_STORE_MS at most (the rest is dropped unreceipted, for WhatsApp to deliver again to
+   * the heir), and the session closes, stores its Signal state and hands its lease over (LeaseKeeper.release
+   * while draining). Past the drain's budget it waits for neither the serving time nor its ops.
    * The time from its refusals to its hand-over; -1 when it failed (the instance is tried once more).
    */
   private async handOver(session: Session, clock: DrainClock): Promise<number> {
@@ -364,22 +373,23 @@ export class SessionWorker {
       await clock.orCut(this.rpc.settleInstance(instanceId, DRAIN_IN_FLIGHT_MS));
       const settled = Date.now();
       // Its ops are done (or the budget is spent): Baileys decrypts nothing more here. A frame not read is
-      // delivered to the heir, which decrypts it with the Signal state stored below; a message decrypted
-      // here must be stored here, because that state has moved past it (bench/cluster run 47: messages
-      // dropped at the budget came again and failed at the heirs, "No matching sessions", "Invalid PreKey ID").
+      // delivered to the heir, which decrypts it with the Signal state stored below. What was decrypted and
+      // is not stored within DRAIN_BACKLOG_STORE_MS is dropped unreceipted: WhatsApp delivers it again to
+      // the heir, which reads it from the plaintext kept with that state (ADR 0035, ADR 0042).
       this.inbound.stopReading(instanceId);
       const queuedAtStop = this.inbound.queuedFor(instanceId);
       if (clock.cut) clock.forced.add(instanceId);
       const storedAll = await clock.within(
         this.inbound.drainInstance(instanceId).then(() => true),
-        clock.lastStoreAt,
+        Math.min(clock.lastStoreAt, Date.now() + DRAIN_BACKLOG_STORE_MS),
       );
       const stored = Date.now();
       if (!storedAll) {
         const dropped = this.inbound.dropInstance(session.lease);
-        this.logger.error(
-          { instanceId, droppedWrites: dropped.writes, unreceipted: dropped.unreceipted, drainMs: clock.elapsed() },
-          'drain out of time: handing the instance over without its unstored inbound writes (not receipted: WhatsApp delivers them again, and the heir asks the sender to retry those it cannot decrypt)',
+        // Routine at load (ADR 0042); the kept plaintexts' hashes are logged by the inbound handler (warn).
+        this.logger.info(
+          { instanceId, droppedWrites: dropped.writes, unreceipted: dropped.unreceipted, drainMs: clock.elapsed(), cut: clock.cut },
+          'handing the instance over with its unstored received messages left to WhatsApp (not receipted: delivered again to the heir, which reads them from the kept plaintexts)',
         );
       }
       // The Signal state may take until the drain's end, less a moment for the hand-over statement.

@@ -20,8 +20,8 @@ export interface RetentionConfig {
 /**
  * A received message's plaintext that a socket kept when it closed (its receipt may not have reached
  * WhatsApp) is needed only if WhatsApp delivers that message again, which it does while the message is
- * undelivered: it keeps undelivered messages up to 30 days (its privacy policy: "If a message cannot be delivered immediately, we
- * may keep it on our servers for up to 30 days"). A day more, then the purge deletes it (ADR 0035).
+ * undelivered, up to 30 days (its privacy policy: "If a message cannot be delivered immediately, we may
+ * keep it on our servers for up to 30 days"). A day more, then the purge deletes it (ADR 0035).
  */
 export const RECEIVED_PLAINTEXT_RETENTION_DAYS = 31;
 

@@ -1,7 +1,7 @@
 import { FileRepository, InstanceRepository, MessageRepository, OutboxRepository, RetentionRepository } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import { RECEIVED_PLAINTEXT_RETENTION_DAYS, RetentionJob } from '../src/retention';
+import { RECEIVED_PLAINTEXT_RETENTION_DAYS, RetentionJob, type RetentionConfig } from '../src/retention';
 
 describe(RetentionJob.name, () => {
   let db: TestDatabase;
@@ -11,6 +11,16 @@ describe(RetentionJob.name, () => {
     await new InstanceRepository(db.dataSource).create({ id: 'rret', token: 'tok-ret', name: 'ret' });
   });
   afterAll(() => db.close());
+
+  /** The job over the test schema: messages kept 7 days, unless `config` says otherwise. */
+  const retentionJob = (config: Partial<RetentionConfig> = {}) =>
+    new RetentionJob(
+      new RetentionRepository(db.dataSource),
+      new MessageRepository(db.dataSource),
+      new FileRepository(db.dataSource),
+      { retentionDays: 7, intervalMs: 60_000, ...config },
+      createLogger('t', 'silent'),
+    );
 
   it('should purge what is past the retention and keep the rest', async () => {
     const insert = (messageId: string, daysOld: number) =>
@@ -24,13 +34,7 @@ describe(RetentionJob.name, () => {
     await db.dataSource.query(`UPDATE outbox_events SET dispatched_at = now(), created_at = now() - interval '9 days'`);
     await db.dataSource.query(`INSERT INTO stored_files (id, instance_id, data, expires_at) VALUES ('f1', 'rret', '\\x00', now() - interval '1 minute')`);
 
-    const sut = new RetentionJob(
-      new RetentionRepository(db.dataSource),
-      new MessageRepository(db.dataSource),
-      new FileRepository(db.dataSource),
-      { retentionDays: 7, intervalMs: 60_000 },
-      createLogger('t', 'silent'),
-    );
+    const sut = retentionJob();
     const removed = await sut.runOnce();
 
     expect(removed).toMatchObject({ messages: 1, files: 1, events: 1 });
@@ -50,13 +54,7 @@ describe(RetentionJob.name, () => {
     // The Signal state itself is never aged out, however old.
     await key('session', 'an-old-session', 400);
     await key('pre-key', '7', 400);
-    const sut = new RetentionJob(
-      new RetentionRepository(db.dataSource),
-      new MessageRepository(db.dataSource),
-      new FileRepository(db.dataSource),
-      { retentionDays: 7, intervalMs: 60_000 },
-      createLogger('t', 'silent'),
-    );
+    const sut = retentionJob();
 
     const removed = await sut.runOnce();
 
@@ -85,13 +83,7 @@ describe(RetentionJob.name, () => {
     await delivery(9_002, 5, null);
     await delivery(9_003, 10, 1);
     await delivery(9_004, 1, null);
-    const sut = new RetentionJob(
-      new RetentionRepository(db.dataSource),
-      new MessageRepository(db.dataSource),
-      new FileRepository(db.dataSource),
-      { retentionDays: 7, intervalMs: 60_000, deliveryLogRetentionDays: 3 },
-      createLogger('t', 'silent'),
-    );
+    const sut = retentionJob({ deliveryLogRetentionDays: 3 });
     const removed = await sut.runOnce();
 
     expect(removed).toMatchObject({ deliveries: 2 });

@@ -30,9 +30,10 @@
  * serves until the instance's own hand-over); worker: every instance sends again
  * within 60 s. One JSON object on stdout.
  */
+import { serveWebhookReceiver, WEBHOOK_RECEIVER_ROLE } from './clients';
 import { runCluster } from './run';
 
-runCluster().then(
+(process.argv[2] === WEBHOOK_RECEIVER_ROLE ? serveWebhookReceiver() : runCluster()).then(
   () => process.exit(0),
   (error: unknown) => {
     process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);

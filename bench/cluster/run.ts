@@ -1,6 +1,7 @@
 /** The run: the cluster started, the instances linked and warmed up, each fault in turn under traffic, tallied against its goal; prints the JSON. */
 import { randomBytes } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Cluster, readState } from '../../libs/testing/src/cluster/cluster';
 import { provisionDevices, simControl } from '../support/sim-clients';
 import { apiClient, openQuery, webhookReceiver } from './clients';
@@ -168,6 +169,10 @@ export async function runCluster(): Promise<void> {
       const traffic = startTraffic(fault, instances, api, sim);
       await sleep(5_000);
       const detail: Record<string, unknown> = {};
+      // The bench's own event loop: a send's answer is timed when its callback runs, so a busy bench (1,000
+      // instances' traffic and probes) adds its delay to every recovery figure. Printed per fault.
+      const benchLoop = monitorEventLoopDelay({ resolution: 20 });
+      benchLoop.enable();
       let recoveryMs: number[] = [];
       let recoveryGoal = '';
       let recoveryMet = true;
@@ -366,6 +371,7 @@ export async function runCluster(): Promise<void> {
           row: row ? { status: row.status, error: row.error.slice(0, 80), relayed: row.relayed, undecryptedAtPhone: undecrypted.has(row.message_id) } : null,
         };
       });
+      await receiver.refresh();
       const hooked = traffic.inbound.filter((m) => m.id).map((m) => receiver.counts.get(m.text) ?? 0);
       // A message at the webhook twice: its event written twice, or one event delivered twice (the relay's at-least-once)?
       const twiceTexts = traffic.inbound.filter((m) => m.id && (receiver.counts.get(m.text) ?? 0) > 1).map((m) => m.text);
@@ -376,7 +382,22 @@ export async function runCluster(): Promise<void> {
             [twiceTexts],
           ).catch(() => [])
         : [];
+      // The relays' own account of the doubled events: each delivery row (attempts, last error, when tried)
+      // and the failures they logged during this fault (a request given up on, by its error).
+      const doubledEvents = [...new Set(twiceTexts.flatMap((text) => (receiver.posts.get(text) ?? []).map((post) => post.webhookId.replace(/^evt_/, ''))))];
+      const doubledRows = doubledEvents.length
+        ? await query<Record<string, unknown>>(
+            `SELECT event_id, status, attempts, last_status_code, last_error, latency_ms, first_attempt_at, last_attempt_at, created_at
+               FROM webhook_deliveries WHERE event_id = ANY($1::bigint[]) ORDER BY event_id`,
+            [doubledEvents],
+          ).catch(() => [])
+        : [];
+      const relayErrors = await query<{ error: string; n: number }>(
+        `SELECT left(error, 120) AS error, count(*)::int AS n FROM webhook_errors WHERE created >= to_timestamp($1::double precision / 1000) GROUP BY 1 ORDER BY 2 DESC LIMIT 10`,
+        [faultAt],
+      ).catch(() => []);
       const webhooks = {
+        relayErrors,
         inbound: hooked.length,
         deliveredOnce: hooked.filter((n) => n === 1).length,
         duplicated: hooked.filter((n) => n > 1).length,
@@ -384,7 +405,8 @@ export async function runCluster(): Promise<void> {
         duplicatedSample: twiceTexts.slice(0, 20).map((text) => ({
           deliveries: receiver.counts.get(text) ?? 0,
           eventsWritten: written.find((row) => row.text === text)?.n ?? 0,
-          posts: receiver.posts.get(text) ?? [],
+          posts: (receiver.posts.get(text) ?? []).map((post) => ({ ...post, at: seconds(post.at - faultAt) })),
+          rows: doubledRows.filter((row) => (receiver.posts.get(text) ?? []).some((post) => post.webhookId === `evt_${String(row.event_id)}`)),
         })),
       };
       const heldTwice = (await replacedLogins()) - replacedBefore;
@@ -424,11 +446,13 @@ export async function runCluster(): Promise<void> {
           maxS: percentileS(recoveryMs, 100),
         },
         ...detail,
+        benchEventLoopDelayMs: { p50: nsToMs(benchLoop.percentile(50)), p99: nsToMs(benchLoop.percentile(99)), max: nsToMs(benchLoop.max) },
         settled,
         settleS: Math.round((Date.now() - trafficEnded) / 1000),
         goal: `0 lost, 0 duplicated, 0 stuck, inbound stored and at the webhook once, no instance held twice; ${recoveryGoal}`,
         met,
       };
+      benchLoop.disable();
       log(`${fault}: ${JSON.stringify(results[fault])}`);
 
       // Back to the full topology before the next fault.
@@ -470,8 +494,13 @@ export async function runCluster(): Promise<void> {
     );
   } finally {
     await close().catch(() => undefined);
-    receiver.server.close();
+    receiver.close();
     if (args.get('keep')) log(`cluster kept running: npm run cluster -- --stop --dir ${RUN_DIR}`);
     else await cluster.stop();
   }
+}
+
+/** A histogram's nanoseconds as whole milliseconds. */
+function nsToMs(ns: number): number {
+  return Math.round(ns / 1e6);
 }

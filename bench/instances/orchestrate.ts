@@ -58,10 +58,16 @@ export async function orchestrate(): Promise<void> {
       const proc = child(side, ['--sim', JSON.stringify(sim), ...extra]);
       const result = devices ? await ask<T>(proc, 'run', { devices: devices.devices, peers: devices.peers }, 24 * 3_600_000) : await firstMessage<T>(proc);
       proc.kill();
+      // On stderr as soon as it is measured: a long run (--activity at N = 1,000 takes over an hour) that
+      // fails on its second side keeps the first side's figures.
+      process.stderr.write(`[instances] ${side}: ${JSON.stringify(result)}\n`);
       return result;
     };
+    // With --activity, ours first: what fails at this size (a pool, a timeout) fails in its first minutes,
+    // not after bare's whole course (the 2026-12-03 N = 1,000 attempt lost bare's 35 minutes that way).
+    const oursFirst = ACTIVITY ? await runSide('ours', ['--db', databaseUrl]) : null;
     const bare = await runSide('bare', []);
-    const ours = await runSide('ours', ['--db', databaseUrl]);
+    const ours = ACTIVITY ? oursFirst : await runSide('ours', ['--db', databaseUrl]);
     const hibernated = HIBERNATED > 0 ? await runSide<HibernatedResult>('hibernated', ['--db', databaseUrl]) : null;
     if (!bare || !ours) {
       // `--only hibernated`: its own goal (it needs no bare baseline).

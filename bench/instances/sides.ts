@@ -96,6 +96,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
   const { InProcessBus } = await import('@gw/bus');
   const { SessionWorker, sessionWorkerConfig } = await import('@gw/sessions');
   const { Subjects } = await import('@gw/contracts');
+  tellWhoWaitedOnThePool(await import('pg'));
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 10 });
   // The bench's own polls on a connection of their own: on the worker's pool they waited behind 1,000
@@ -211,4 +212,26 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
     await dataSource.destroy();
   }
+}
+
+/**
+ * A statement that waited for a pool connection past the pool's timeout fails with pg-pool's error, whose
+ * stack is only its timer: the N = 1,000 run failed that way with no word of which statement. Each checkout
+ * keeps the stack of its caller (async frames included) and a timeout's error carries it.
+ */
+function tellWhoWaitedOnThePool(pg: typeof import('pg')): void {
+  type Connect = (callback?: (error: Error | undefined, ...rest: unknown[]) => void) => unknown;
+  const pool = pg.Pool.prototype as unknown as { connect: Connect };
+  const connect = pool.connect;
+  pool.connect = function (this: unknown, callback) {
+    const caller = new Error('the pool was asked by');
+    const note = (error: Error | undefined) => {
+      if (error && /timeout exceeded/.test(error.message)) error.stack = `${error.stack}\n${caller.stack}`;
+      return error;
+    };
+    if (callback) return connect.call(this, (error, ...rest) => callback(note(error), ...rest));
+    return (connect.call(this) as Promise<unknown>).catch((error: Error) => {
+      throw note(error);
+    });
+  };
 }

@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, MigrationExecutor } from 'typeorm';
 import { PreparingClient } from './preparing-client';
 import { AuthCredsEntity, AuthKeyEntity } from './entities/auth-state.entity';
 import { InstanceEntity } from './entities/instance.entity';
@@ -159,11 +159,15 @@ export async function openDatabase(options: DataSourceOptions): Promise<DataSour
   await dataSource.initialize();
   if (options.schema) await dataSource.query(`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`);
   // Several processes may start at once; the lock makes the first one migrate and the rest wait.
+  // The migrations run on the lock holder's own connection: on another one, a pool of one
+  // (DATABASE_POOL_SIZE=1) waited for itself until pg-pool's connect timeout failed the start.
   const lockHolder = dataSource.createQueryRunner();
   await lockHolder.connect();
   await lockHolder.query('SELECT pg_advisory_lock(727001)');
   try {
-    await dataSource.runMigrations({ transaction: 'each' });
+    const migrations = new MigrationExecutor(dataSource, lockHolder);
+    migrations.transaction = 'each';
+    await migrations.executePendingMigrations();
   } finally {
     await lockHolder.query('SELECT pg_advisory_unlock(727001)');
     await lockHolder.release();

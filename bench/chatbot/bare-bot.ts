@@ -5,8 +5,19 @@ import pino from 'pino';
 import { answerQuestions, ask, loadBetween, loadMark, type LoadMark, stopChild } from '../support/processes';
 import { openBareSockets, serverAcks } from '../support/sim-clients';
 import { atRate, startModel } from './model';
-import { BARE_OWNER, contactPhone, CONTACTS, log, RATE, round1, round2, SECONDS, stats, WARMUP, WARMUP_SECONDS } from './options';
+import { BARE_OWNER, contactPhone, CONTACTS, log, round1, round2, SECONDS, stats, sustains, WARMUP, WARMUP_SECONDS } from './options';
 import type { Sim } from './simulator';
+import type { Stats } from './options';
+
+/** The bare bot at one rate: what it did, and whether it sustained the rate (sustains()). */
+export interface BareBotRate {
+  rate: number;
+  sustained: boolean;
+  roundsPerSecond: number;
+  addedMs: Stats;
+  failure?: string;
+  [figure: string]: unknown;
+}
 
 /** What the bare bot's child tells the bench of each contact's message it answered. */
 interface BareAnswered {
@@ -24,7 +35,7 @@ interface BareAnswered {
  * `--warmup-seconds` at the rate, not measured; measured as ours is (receive → model request, model
  * answer → server ack). The simulator is the same process, and ours runs after this one has stopped.
  */
-export async function bareBot(sim: Sim, model: Awaited<ReturnType<typeof startModel>>): Promise<Record<string, unknown>> {
+export async function bareBot(sim: Sim, model: Awaited<ReturnType<typeof startModel>>, rates: number[]): Promise<BareBotRate[]> {
   await sim.createAccount(BARE_OWNER);
   const creds = await sim.provision(BARE_OWNER);
   const child = fork(process.argv[1], ['bare-bot-child'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
@@ -40,9 +51,9 @@ export async function bareBot(sim: Sim, model: Awaited<ReturnType<typeof startMo
       } else answered.set(message.answered, Number(message.ackedAt));
     });
     await ask(child, 'start', { websocketUrl: sim.websocketUrl, rootPublicKey: sim.rootPublicKey, creds, modelUrl: model.url }, 60_000);
-    const receive: number[] = [];
-    const answer: number[] = [];
-    const added: number[] = [];
+    let receive: number[] = [];
+    let answer: number[] = [];
+    let added: number[] = [];
     const oneRound = async (i: number, measured: boolean) => {
       const tag = `r${i}`;
       const sentAt = performance.timeOrigin + performance.now();
@@ -64,24 +75,42 @@ export async function bareBot(sim: Sim, model: Awaited<ReturnType<typeof startMo
     const base = CONTACTS * 1_000_000;
     log(`bare bot: warm-up ${WARMUP} rounds`);
     for (let i = 0; i < WARMUP; i++) await oneRound(base + i, false);
-    const total = Math.round(RATE * SECONDS);
-    if (WARMUP_SECONDS > 0) await atRate(Math.round(RATE * WARMUP_SECONDS), RATE, (i) => oneRound(base + 100_000 + i, false));
-    log(`bare bot: measuring ${total} rounds at ${RATE}/s`);
-    const [bot0, sim0] = await Promise.all([ask<LoadMark>(child, 'measure'), sim.load()]);
-    const t0 = performance.now();
-    await atRate(total, RATE, (i) => oneRound(base + 200_000 + i, true));
-    const seconds = (performance.now() - t0) / 1000;
-    const [bot1, sim1] = await Promise.all([ask<LoadMark>(child, 'measure'), sim.load()]);
-    const botLoad = loadBetween(bot0, bot1);
-    const simLoad = sim0 && sim1 ? loadBetween(sim0, sim1) : undefined;
-    return {
-      roundsPerSecond: round1(total / seconds),
-      cpuMsPerRound: { bot: round1(botLoad.cpuMs / total), simulator: simLoad ? round1(simLoad.cpuMs / total) : undefined },
-      eventLoopUtilization: { bot: round2(botLoad.eventLoopUtilization), simulator: simLoad ? round2(simLoad.eventLoopUtilization) : undefined },
-      receiveToModelMs: stats(receive),
-      answerToAckMs: stats(answer),
-      addedMs: stats(added),
-    };
+    const results: BareBotRate[] = [];
+    // Up the rates, each with its own warm-up at the rate, until one is not sustained.
+    for (const [step, rate] of rates.entries()) {
+      receive = [];
+      answer = [];
+      added = [];
+      const total = Math.round(rate * SECONDS);
+      const tags = base + (step + 1) * 10_000_000;
+      if (WARMUP_SECONDS > 0) await atRate(Math.round(rate * WARMUP_SECONDS), rate, (i) => oneRound(tags + i, false));
+      log(`bare bot: measuring ${total} rounds at ${rate}/s`);
+      const [bot0, sim0] = await Promise.all([ask<LoadMark>(child, 'measure'), sim.load()]);
+      const t0 = performance.now();
+      const failure = await atRate(total, rate, (i) => oneRound(tags + 5_000_000 + i, true)).then(
+        () => undefined,
+        (error: unknown) => String((error as Error)?.message ?? error),
+      );
+      const seconds = (performance.now() - t0) / 1000;
+      const [bot1, sim1] = await Promise.all([ask<LoadMark>(child, 'measure'), sim.load()]);
+      const botLoad = loadBetween(bot0, bot1);
+      const simLoad = sim0 && sim1 ? loadBetween(sim0, sim1) : undefined;
+      const measured = {
+        rate,
+        roundsPerSecond: round1(total / seconds),
+        cpuMsPerRound: { bot: round1(botLoad.cpuMs / total), simulator: simLoad ? round1(simLoad.cpuMs / total) : undefined },
+        eventLoopUtilization: { bot: round2(botLoad.eventLoopUtilization), simulator: simLoad ? round2(simLoad.eventLoopUtilization) : undefined },
+        receiveToModelMs: stats(receive),
+        answerToAckMs: stats(answer),
+        addedMs: stats(added),
+        ...(failure ? { failure } : {}),
+      };
+      const sustained = !failure && sustains(rate, measured);
+      results.push({ ...measured, sustained });
+      log(`bare bot at ${rate}/s: ${measured.roundsPerSecond} rounds/s, added p99 ${measured.addedMs.p99Ms} ms${sustained ? '' : ', not sustained'}`);
+      if (!sustained) break;
+    }
+    return results;
   } finally {
     await stopChild(child);
   }

@@ -5,7 +5,7 @@
  * the AI SDK) → the loopback model, which answers at once → the answer through the worker's send op
  * until WhatsApp's server acked it. Contacts send at a fixed rate (each its own chat).
  *
- *   npm run bench -- chatbot [--rate 50] [--seconds 10] [--contacts 50] [--warmup <contacts>] [--warmup-seconds 1]
+ *   npm run bench -- chatbot [--rates 10,20,30,40,50,60 | --rate 50] [--seconds 10] [--contacts 50] [--warmup <contacts>] [--warmup-seconds 1]
  *                            [--sim process|inline] [--topology split|single] [--busy-cluster 1] [--db-rtt-ms 0] [--bare-bot 1]
  *
  * `--db-rtt-ms N` puts Postgres N more ms of round trip away from ours (another machine's, as deployed):
@@ -32,8 +32,13 @@
  * answer acked by the server); `addedMs` is their sum: what our side adds around the model. The bare
  * side's `modelCall` is the model call alone (same prompt size), in a loop at the same rate. A message that arrives
  * while its chat's previous round is still unanswered (a contact sends every contacts / rate seconds)
- * joins the chat's round still gathering and is measured with it (`joinedMessages` counts them). Goal:
- * added p99 ≤ 50 ms at 50 rounds/s. Prints one JSON object on stdout (progress on stderr).
+ * joins the chat's round still gathering and is measured with it (`joinedMessages` counts them).
+ * Prints one JSON object on stdout (progress on stderr), ending with `goal` and `met`.
+ *
+ * Rates (issue #38): each side goes up `--rates`, each rate with its own warm-up, until it no longer
+ * sustains one (every round answered, ≥ 95 % of the rate, added p99 ≤ 1 s); ours goes no higher than the
+ * bare bot sustained. Goal: at the highest rate both sustain (`goalRate`), ours' added p99 ≤ the bare
+ * bot's + 20 ms. `ours` and `bare.bot` are each side at that rate; `byRate` lists every rate measured.
  *
  * Before ours, `bare.bot` (`--bare-bot 0` skips it): a bare Baileys script as the bot on a number of its
  * own, answering the same contacts through the same model at the same rate, measured the same way

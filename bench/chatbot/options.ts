@@ -6,7 +6,32 @@ export type Role = 'bench' | 'sim-child' | 'worker-child' | 'bare-bot-child' | t
 export const ROLE: Role = (['sim-child', 'worker-child', 'bare-bot-child', DB_PROXY_ROLE] as const).find((role) => role === process.argv[2]) ?? 'bench';
 export const args = new Map<string, string>();
 for (let i = ROLE === 'bench' ? 2 : 3; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
-export const RATE = Number(args.get('rate') ?? 50);
+/**
+ * The rates measured, ascending (`--rates 10,20,30`; `--rate 50` for one): each side goes up them until it
+ * no longer sustains one (sustains()); the goal is judged at the highest rate both sustain (issue #38).
+ */
+export const RATES = (args.get('rates') ?? args.get('rate') ?? '10,20,30,40,50,60')
+  .split(',')
+  .map(Number)
+  .filter((rate) => Number.isFinite(rate) && rate > 0)
+  .sort((a, b) => a - b);
+if (RATES.length === 0) {
+  process.stderr.write('--rates is a comma-separated list of rounds per second (--rate one of them)\n');
+  process.exit(2);
+}
+/** The highest rate asked for (the bare model loop's). */
+export const RATE = RATES[RATES.length - 1];
+/** Added p99 beyond which a rate is not sustained even when every round was answered: the rounds queued. */
+export const SUSTAINED_P99_MS = 1_000;
+/**
+ * Whether a side sustained `rate`: every round answered, at 95 % of the rate or more, and its added p99
+ * under SUSTAINED_P99_MS (a side that keeps pace only by queueing does not sustain it).
+ */
+export function sustains(rate: number, measured: { roundsPerSecond: number; addedMs: Stats } | undefined): boolean {
+  return !!measured && measured.roundsPerSecond >= 0.95 * rate && measured.addedMs.p99Ms <= SUSTAINED_P99_MS;
+}
+/** Ours may add at most this much to the bare bot's p99 at the highest rate both sustain (issue #38). */
+export const GOAL_MARGIN_MS = 20;
 export const SECONDS = Number(args.get('seconds') ?? 10);
 export const CONTACTS = Number(args.get('contacts') ?? 50);
 /** Warm-up rounds, one per contact first (Signal sessions set up), not measured. */

@@ -95,11 +95,13 @@ export async function orchestrate(): Promise<void> {
           met: ours.connectSeconds <= 1.1 * bare.connectSeconds && ours.connected === N,
         },
         ...(hibernated ? { hibernated } : {}),
-        goal: `ours.perInstanceKb <= 1.2 * bare.perInstanceKb${hibernated ? ` && ${HIBERNATED_GOAL}` : ''}${ACTIVITY?.soakMinutes ? ' && each side.activity.soak.growthPct <= 5' : ''}`,
+        goal: `ours.perInstanceKb <= 1.2 * bare.perInstanceKb, every instance connected when measured${hibernated ? ` && ${HIBERNATED_GOAL}` : ''}${ACTIVITY?.soakMinutes ? ' && each side.activity.soak.growthPct <= 5' : ''}`,
         met:
           ours.perInstanceKb <= 1.2 * bare.perInstanceKb &&
           ours.connected === N &&
           bare.connected === N &&
+          ours.connectedWhenMeasured === N &&
+          bare.connectedWhenMeasured === N &&
           (!hibernated || hibernatedMet(hibernated)) &&
           soakMet(ours) &&
           soakMet(bare),

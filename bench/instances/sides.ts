@@ -9,8 +9,12 @@ import { ACTIVITY, args, N, send, type SimInfo, sleep } from './options';
 
 export interface SideResult {
   connected: number;
+  /** Instances still connected when the memory was measured (a side whose sessions dropped meanwhile holds less). */
+  connectedWhenMeasured: number;
   baselineRssMb: number;
   rssMb: number;
+  /** The side's process at its highest since it started (VmHWM), connect and history included. */
+  peakRssMb: number;
   heapUsedMb: number;
   perInstanceKb: number;
   connectSeconds: number;
@@ -57,6 +61,8 @@ export async function runBare(sim: SimInfo, given?: ActivityDevices): Promise<Si
   });
   const connectSeconds = (Date.now() - started) / 1000;
   const connectCpuMs = await connecting.stop('bare', open);
+  const openCount = () => sockets.filter((sock) => (sock.ws as unknown as { isOpen?: boolean }).isOpen).length;
+  let openWhenMeasured = 0;
   let activity: SideResult['activity'];
   let after: Memory;
   if (given && ACTIVITY) {
@@ -69,18 +75,22 @@ export async function runBare(sim: SimInfo, given?: ActivityDevices): Promise<Si
     });
     await sleep(options.warmUpMinutes * 60_000);
     after = await settledMemory();
+    openWhenMeasured = openCount();
     snapshot('bare');
     const soaked = await soak(options.soakMinutes, after.rss, async () => (await settledMemory()).rss);
     activity = { historySeconds, historyMessages, traffic: await traffic.stop(), soak: soaked };
   } else {
     await sleep(3000);
     after = await settledMemory();
+    openWhenMeasured = openCount();
     snapshot('bare');
   }
   return {
     connected: open,
+    connectedWhenMeasured: openWhenMeasured,
     baselineRssMb: mb(baseline.rss),
     rssMb: mb(after.rss),
+    peakRssMb: mb(after.peakRss),
     heapUsedMb: mb(after.heapUsed),
     perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, open)),
     connectSeconds,
@@ -154,6 +164,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
     const connectCpuMs = await connecting.stop('ours', connected);
     let activity: SideResult['activity'];
     let after: Memory;
+    let connectedWhenMeasured = 0;
     if (given && ACTIVITY) {
       const options = ACTIVITY;
       // The history is in once every instance's messages are rows (no traffic yet: nothing else writes messages).
@@ -184,12 +195,14 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
       });
       await sleep(options.warmUpMinutes * 60_000);
       after = await settledMemory();
+      connectedWhenMeasured = await count(`SELECT count(*)::int AS n FROM instances WHERE status = 'connected'`, -1);
       snapshot('ours');
       const soaked = await soak(options.soakMinutes, after.rss, async () => (await settledMemory()).rss);
       activity = { historySeconds, historyMessages, traffic: await traffic.stop(), soak: soaked };
     } else {
       await sleep(3000);
       after = await settledMemory();
+      connectedWhenMeasured = await count(`SELECT count(*)::int AS n FROM instances WHERE status = 'connected'`, -1);
       snapshot('ours');
     }
     // Measured: a stop that fails (a statement timing out at this size) must not lose the figures.
@@ -197,8 +210,10 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
     await bus.close();
     return {
       connected,
+      connectedWhenMeasured,
       baselineRssMb: mb(baseline.rss),
       rssMb: mb(after.rss),
+      peakRssMb: mb(after.peakRss),
       heapUsedMb: mb(after.heapUsed),
       perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, connected)),
       connectSeconds,

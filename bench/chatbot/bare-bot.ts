@@ -105,7 +105,7 @@ export async function bareBot(sim: Sim, model: Awaited<ReturnType<typeof startMo
         addedMs: stats(added),
         ...(failure ? { failure } : {}),
       };
-      const sustained = !failure && sustains(rate, measured);
+      const sustained = sustains(rate, measured);
       results.push({ ...measured, sustained });
       log(`bare bot at ${rate}/s: ${measured.roundsPerSecond} rounds/s, added p99 ${measured.addedMs.p99Ms} ms${sustained ? '' : ', not sustained'}`);
       if (!sustained) break;

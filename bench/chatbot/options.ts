@@ -27,8 +27,8 @@ export const SUSTAINED_P99_MS = 1_000;
  * Whether a side sustained `rate`: every round answered, at 95 % of the rate or more, and its added p99
  * under SUSTAINED_P99_MS (a side that keeps pace only by queueing does not sustain it).
  */
-export function sustains(rate: number, measured: { roundsPerSecond: number; addedMs: Stats } | undefined): boolean {
-  return !!measured && measured.roundsPerSecond >= 0.95 * rate && measured.addedMs.p99Ms <= SUSTAINED_P99_MS;
+export function sustains(rate: number, measured: { roundsPerSecond: number; addedMs: Stats; failure?: string }): boolean {
+  return !measured.failure && measured.roundsPerSecond >= 0.95 * rate && measured.addedMs.p99Ms <= SUSTAINED_P99_MS;
 }
 /** Ours may add at most this much to the bare bot's p99 at the highest rate both sustain (issue #38). */
 export const GOAL_MARGIN_MS = 20;

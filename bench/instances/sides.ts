@@ -113,6 +113,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
   // sessions' history writes past the pool's 5 s wait and failed the run ("timeout exceeded when trying
   // to connect", --activity --n 1000 at load 8). A failed poll is tried again at the next tick.
   const probe = await openDatabase({ url: databaseUrl, schema, poolSize: 1 });
+  const CONNECTED = `SELECT count(*)::int AS n FROM instances WHERE status = 'connected'`;
   const count = async (sql: string, otherwise: number): Promise<number> => {
     try {
       const [{ n }]: Array<{ n: number }> = await probe.query(sql);
@@ -156,7 +157,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
     let connected = 0;
     const deadline = Date.now() + 600_000;
     while (Date.now() < deadline) {
-      connected = await count(`SELECT count(*)::int AS n FROM instances WHERE status = 'connected'`, connected);
+      connected = await count(CONNECTED, connected);
       if (connected >= N) break;
       await sleep(100);
     }
@@ -195,14 +196,14 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
       });
       await sleep(options.warmUpMinutes * 60_000);
       after = await settledMemory();
-      connectedWhenMeasured = await count(`SELECT count(*)::int AS n FROM instances WHERE status = 'connected'`, -1);
+      connectedWhenMeasured = await count(CONNECTED, -1);
       snapshot('ours');
       const soaked = await soak(options.soakMinutes, after.rss, async () => (await settledMemory()).rss);
       activity = { historySeconds, historyMessages, traffic: await traffic.stop(), soak: soaked };
     } else {
       await sleep(3000);
       after = await settledMemory();
-      connectedWhenMeasured = await count(`SELECT count(*)::int AS n FROM instances WHERE status = 'connected'`, -1);
+      connectedWhenMeasured = await count(CONNECTED, -1);
       snapshot('ours');
     }
     // Measured: a stop that fails (a statement timing out at this size) must not lose the figures.

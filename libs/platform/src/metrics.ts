@@ -239,7 +239,7 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: 'wa_gateway_inbound_queue_depth',
-      help: "Events a session worker received and has not stored yet (all its sockets' inbound queues)",
+      help: "Items a session worker received and has not stored yet (all its sockets' inbound queues; a history chunk counts its messages, chats and contacts)",
       registers,
       collect() {
         const backlog = sources.inboundBacklog?.();

@@ -41,9 +41,9 @@ export interface SessionWorkerConfig {
   /** CIDRs the SSRF guard lets through for media URLs (SSRF_ALLOWLIST). */
   ssrfAllowlist?: string[];
   /**
-   * Received events held and not yet stored before a socket stops being read: per socket
-   * (INBOUND_QUEUE_MAX) and for the worker (INBOUND_WORKER_QUEUE_MAX); it reads again at a quarter
-   * (ADR 0013).
+   * Received items held and not yet stored before a socket stops being read (a message is one, a
+   * history chunk its messages, chats and contacts): per socket (INBOUND_QUEUE_MAX) and for the worker
+   * (INBOUND_WORKER_QUEUE_MAX); it reads again at a quarter, a few sockets at a time (ADR 0013).
    */
   inboundQueueMax: number;
   inboundWorkerQueueMax: number;

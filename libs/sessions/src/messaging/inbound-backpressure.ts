@@ -1,12 +1,19 @@
 /** Bounds on what a worker holds received and not yet stored (ADR 0013). */
 export interface InboundBounds {
-  /** A socket stops being read when this many of its events wait or are being written (INBOUND_QUEUE_MAX). */
+  /** A socket stops being read when this many of its items wait or are being written (INBOUND_QUEUE_MAX). */
   socketMax: number;
   /** …or when the worker's sockets together hold this many (INBOUND_WORKER_QUEUE_MAX). */
   workerMax: number;
 }
 
 export const INBOUND_BOUNDS_DEFAULTS: InboundBounds = { socketMax: 1_000, workerMax: 20_000 };
+
+/**
+ * How far apart two batches of paused sockets are read again. A socket read again may bring a whole
+ * history chunk (a thousand messages) before its weight is known, so the worker reads its paused sockets
+ * again a few at a time, and only while it is below its low-water mark.
+ */
+export const RESUME_SPACING_MS = 20;
 
 /** What a paused socket does: stop reading its websocket, and read it again. */
 export interface Readable {
@@ -16,6 +23,7 @@ export interface Readable {
 
 /** One socket's share: what it holds, and whether it is paused. */
 export class SocketBacklog {
+  /** Items queued or being written (an event's weight: a history chunk counts its messages, chats and contacts). */
   depth = 0;
   paused = false;
 
@@ -24,16 +32,21 @@ export class SocketBacklog {
     readonly socket: Readable,
   ) {}
 
-  /** An event was queued. */
-  added(): void {
-    this.depth++;
-    this.owner.added(this);
+  /** An event of `weight` items was queued. */
+  added(weight = 1): void {
+    this.depth += weight;
+    this.owner.added(this, weight);
   }
 
   /** A queued event was handled (stored, or failed). */
-  removed(): void {
-    this.depth--;
-    this.owner.removed(this);
+  removed(weight = 1): void {
+    this.depth -= weight;
+    this.owner.removed(this, weight);
+  }
+
+  /** The worker has no room: the socket stops being read before it hands Baileys another frame. */
+  waitForRoom(): void {
+    this.owner.pauseFor(this);
   }
 
   /** The socket is gone: it is no longer resumed (its queued events still count until handled). */
@@ -43,26 +56,40 @@ export class SocketBacklog {
 }
 
 /**
- * Backpressure for the inbound queues of one worker: a socket whose queue reaches `socketMax`, or any
- * socket that receives while the worker's total reaches `workerMax`, stops reading its websocket
- * (WhatsApp's server keeps what it has not sent; TCP's window holds the rest), and reads again once
- * its queue is at a quarter of its bound and the worker's at a quarter of its own. Frames already
- * read when it pauses are still handled, so a bound is exceeded by at most what one read brought.
+ * Backpressure for the inbound queues of one worker, counted in items (a received message is one; a
+ * history chunk of a thousand messages, chats and contacts weighs what it holds). A socket whose queue
+ * reaches `socketMax`, or any socket that receives, or is about to hand Baileys a frame, while the
+ * worker's total is at `workerMax`, stops reading its websocket (WhatsApp's server keeps what it has
+ * not sent; TCP's window holds the rest). Once the worker is at a quarter of its bound, its paused
+ * sockets whose own queues are at a quarter of theirs read again, oldest pause first, a few at a time
+ * (`RESUME_SPACING_MS` apart, each batch sized to a quarter of the worker's bound): a thousand sockets
+ * read again at once would each bring a history chunk and hold the worker's memory many times over.
+ * Frames already read when a socket pauses are still handled, so a bound is exceeded by at most what
+ * one read brought.
  */
 export class InboundBackpressure {
   private total = 0;
+  /** Paused sockets, oldest pause first (a Set keeps insertion order). */
   private readonly paused = new Set<SocketBacklog>();
+  private lastResumeAt = -Infinity;
+  private resumeTimer: NodeJS.Timeout | null = null;
   /** Pauses so far (a counter), for metrics. */
   pauses = 0;
 
   constructor(
     readonly bounds: InboundBounds = INBOUND_BOUNDS_DEFAULTS,
     private readonly onPause: () => void = () => undefined,
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Events the worker's sockets hold (queued or being written). */
+  /** Items the worker's sockets hold (queued or being written). */
   get depth(): number {
     return this.total;
+  }
+
+  /** Items the worker may still take before its sockets stop being read. */
+  get room(): number {
+    return this.bounds.workerMax - this.total;
   }
 
   get pausedSockets(): number {
@@ -73,28 +100,58 @@ export class InboundBackpressure {
     return new SocketBacklog(this, socket);
   }
 
-  added(backlog: SocketBacklog): void {
-    this.total++;
+  added(backlog: SocketBacklog, weight = 1): void {
+    this.total += weight;
     if (backlog.paused) return;
-    if (backlog.depth >= this.bounds.socketMax || this.total >= this.bounds.workerMax) {
-      backlog.paused = true;
-      this.paused.add(backlog);
-      this.pauses++;
-      this.onPause();
-      backlog.socket.pause();
-    }
+    if (backlog.depth >= this.bounds.socketMax || this.total >= this.bounds.workerMax) this.pause(backlog);
   }
 
-  removed(backlog: SocketBacklog): void {
-    this.total--;
-    if (!backlog.paused && this.paused.size === 0) return;
-    if (this.total > this.bounds.workerMax / 4) return;
-    // The worker is below its low-water mark: every paused socket below its own reads again.
-    for (const paused of [...this.paused]) if (paused.depth <= this.bounds.socketMax / 4) this.resume(paused);
+  removed(backlog: SocketBacklog, weight = 1): void {
+    this.total -= weight;
+    if (this.paused.size > 0) this.resumeSome();
+  }
+
+  /** A socket about to hand Baileys a frame while the worker is full (SocketReader): paused like one that received. */
+  pauseFor(backlog: SocketBacklog): void {
+    if (!backlog.paused) this.pause(backlog);
   }
 
   close(backlog: SocketBacklog): void {
     if (this.paused.has(backlog)) this.resume(backlog);
+  }
+
+  private pause(backlog: SocketBacklog): void {
+    backlog.paused = true;
+    this.paused.add(backlog);
+    this.pauses++;
+    this.onPause();
+    backlog.socket.pause();
+  }
+
+  /**
+   * Below the worker's low-water mark, the oldest paused sockets that are below their own read again:
+   * as many as a quarter of the worker's bound has room for at a socket's bound each (at least one),
+   * then the next batch no sooner than RESUME_SPACING_MS later, and only if the worker is still low.
+   */
+  private resumeSome(): void {
+    if (this.total > this.bounds.workerMax / 4) return;
+    const wait = this.lastResumeAt + RESUME_SPACING_MS - this.now();
+    if (wait > 0) {
+      this.resumeTimer ??= setTimeout(() => {
+        this.resumeTimer = null;
+        if (this.paused.size > 0) this.resumeSome();
+      }, Math.ceil(wait));
+      this.resumeTimer.unref?.();
+      return;
+    }
+    let batch = Math.max(1, Math.floor(this.bounds.workerMax / 4 / this.bounds.socketMax));
+    for (const paused of [...this.paused]) {
+      if (batch === 0) break;
+      if (paused.depth > this.bounds.socketMax / 4) continue;
+      this.resume(paused);
+      batch--;
+    }
+    this.lastResumeAt = this.now();
   }
 
   private resume(backlog: SocketBacklog): void {

@@ -80,8 +80,12 @@ export class InboundSocketHandler {
   ) {
     this.queue = new InboundQueue(after);
     this.logger = context.logger.child({ component: 'inbound' });
-    this.reader = new SocketReader(context.socket, services.backpressure.bounds.socketMax, () => this.backlog.depth, this.logger);
-    this.backlog = services.backpressure.register(this.reader);
+    const backpressure = services.backpressure;
+    this.reader = new SocketReader(context.socket, backpressure.bounds.socketMax, () => this.backlog.depth, this.logger, {
+      room: () => backpressure.room,
+      full: () => this.backlog.waitForRoom(),
+    });
+    this.backlog = backpressure.register(this.reader);
     // Issue #39: while this instance's writes meet no database, its socket is not read (what Baileys
     // has not seen is not acknowledged, so WhatsApp keeps it); read again once a write got through.
     this.unwatch = services.store.watch(context.instanceId, (stalled) => (stalled ? this.reader.hold() : this.reader.unhold()));
@@ -156,13 +160,19 @@ export class InboundSocketHandler {
       ({ messages }) => {
         const tasks = this.messages.upsertTasks(messages);
         if (tasks) this.pipelined('messages.upsert', tasks);
-        else this.enqueue('messages.upsert', () => this.messages.onUpsert(messages));
+        else this.enqueue('messages.upsert', () => this.messages.onUpsert(messages), 'ordered', messages.length);
       },
       LATE_EVENTS_MS,
     );
     // A chunk that is one write lets the next chunk be read and prepared while it commits (pipelined, ADR 0013).
     on.event('messaging-history.set', (history) =>
-      this.enqueue('messaging-history.set', () => this.messages.onHistory(history), this.messages.historyWritesOnce(history) ? 'pipelined' : 'ordered'),
+      this.enqueue(
+        'messaging-history.set',
+        () => this.messages.onHistory(history),
+        this.messages.historyWritesOnce(history) ? 'pipelined' : 'ordered',
+        // Held decrypted until stored: a chunk weighs what it holds (a thousand messages is not one event).
+        history.messages.length + history.chats.length + history.contacts.length,
+      ),
     );
     this.queued(on, 'call', (calls) => this.messages.onCalls(calls));
     // A channel admin's edit (edit="3") or deletion (edit="8") of a post: Baileys reads it as the post again.
@@ -204,7 +214,7 @@ export class InboundSocketHandler {
     // Names and LID pairs (what every received message brings) are one write; a picture change adds more.
     for (const event of ['contacts.upsert', 'contacts.update'] as const) {
       on.event(event, (contacts) =>
-        this.enqueue(event, () => this.directory.onContacts(contacts), ContactChatGroupEvents.writesOnce(contacts) ? 'pipelined' : 'ordered'),
+        this.enqueue(event, () => this.directory.onContacts(contacts), ContactChatGroupEvents.writesOnce(contacts) ? 'pipelined' : 'ordered', contacts.length),
       );
     }
     this.queued(on, 'lid-mapping.update', (mapping) => this.directory.onLidMapping(mapping.lid, mapping.pn));
@@ -300,7 +310,7 @@ export class InboundSocketHandler {
 
   /** `handle` runs on the queue, in the socket's order, for every `event`. */
   private queued<E extends keyof BaileysEventMap>(on: SocketSubscriptions, event: E, handle: (data: BaileysEventMap[E]) => Promise<void>): void {
-    on.event(event, (data) => this.enqueue(event, () => handle(data)));
+    on.event(event, (data) => this.enqueue(event, () => handle(data), 'ordered', Array.isArray(data) ? data.length : 1));
   }
 
   /** The hot kinds write once per task, so a socket's next ones need not wait for the commit (ADR 0013). */
@@ -396,9 +406,11 @@ export class InboundSocketHandler {
     });
   }
 
-  private enqueue(what: string, task: () => Promise<void>, mode: InboundTaskMode = 'ordered'): void {
+  /** `weight`: the items the event holds until stored (InboundBackpressure counts items, at least one per event). */
+  private enqueue(what: string, task: () => Promise<void>, mode: InboundTaskMode = 'ordered', weight = 1): void {
     if (this.stopped) return;
-    this.backlog.added();
+    const items = Math.max(1, weight);
+    this.backlog.added(items);
     const received = RECEIVED.has(what);
     void this.queue.run(async () => {
       try {
@@ -409,7 +421,7 @@ export class InboundSocketHandler {
       } catch (error) {
         this.failed(what, error);
       } finally {
-        this.backlog.removed();
+        this.backlog.removed(items);
         this.reader.pump();
       }
     }, mode);

@@ -52,4 +52,44 @@ describe(SocketReader.name, () => {
     expect(handed).toEqual(['f1', 'f2']);
     sut.close();
   });
+
+  it('should hand Baileys nothing while the worker is full, ask to be paused instead of trying again, and tell the keep-alive it holds the socket', () => {
+    jest.useFakeTimers();
+    try {
+      const tcp = { pause: jest.fn(), resume: jest.fn() };
+      const ws = Object.assign(new EventEmitter(), { socket: tcp }) as EventEmitter & { socket: typeof tcp; readingHeld?: () => boolean };
+      const handed: unknown[] = [];
+      ws.on('message', (frame: unknown) => handed.push(frame));
+      let room = 0;
+      const full = jest.fn();
+      const sut: SocketReader = new SocketReader({ ws } as unknown as SocketContext['socket'], 1_000, () => 0, pino({ level: 'silent' }), {
+        room: () => room,
+        full: () => {
+          full();
+          sut.pause(); // what InboundBackpressure does for a socket that waits for room
+        },
+      });
+
+      expect(ws.readingHeld?.()).toBe(false);
+      const timers = jest.getTimerCount();
+      ws.emit('message', 'f1');
+      // Not handed: held, and the backpressure asked to pause this socket (no timer polling the worker's room).
+      expect(handed).toEqual([]);
+      expect(full).toHaveBeenCalledTimes(1);
+      expect(tcp.pause).toHaveBeenCalledTimes(1);
+      expect(jest.getTimerCount()).toBe(timers);
+      expect(ws.readingHeld?.()).toBe(true);
+
+      // Resumed once the worker has room: what was held goes to Baileys, and the keep-alive watches again.
+      room = 10;
+      jest.advanceTimersByTime(10);
+      sut.resume();
+      expect(handed).toEqual(['f1']);
+      expect(ws.readingHeld?.()).toBe(false);
+      sut.close();
+      expect(ws.readingHeld?.()).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
 });

@@ -4,7 +4,24 @@ import type { SocketContext } from '../session/socket-observer';
 /** How long a held frame waits at most before the next hand-over is tried (events of a frame land asynchronously). */
 const PUMP_MS = 5;
 
-type Client = { emit(event: string | symbol, ...args: unknown[]): boolean; socket?: { pause?(): void; resume?(): void } | null };
+type Client = {
+  emit(event: string | symbol, ...args: unknown[]): boolean;
+  socket?: { pause?(): void; resume?(): void } | null;
+  /**
+   * Read by Baileys' keep-alive (our patch of Socket/socket.js): while it answers true, the server's
+   * silence is ours (frames held, or the TCP socket not read), not a lost connection.
+   */
+  readingHeld?: () => boolean;
+};
+
+/** The worker's side of the backpressure (InboundBackpressure): its room in items, and what to do when it has none. */
+export interface WorkerRoom {
+  room(): number;
+  /** The worker is full: pause this socket (resumed with the worker's others, a few at a time). */
+  full(): void;
+}
+
+const UNBOUNDED: WorkerRoom = { room: () => Infinity, full: () => undefined };
 
 /**
  * Reads one socket's frames at the pace its inbound queue drains (InboundBackpressure, ADR 0013).
@@ -12,8 +29,13 @@ type Client = { emit(event: string | symbol, ...args: unknown[]): boolean; socke
  * server keeps the rest); the frames it had read already are held before Baileys sees them (not
  * decrypted, not acknowledged to WhatsApp, so a crash loses none of them). Resumed, the held frames go
  * to Baileys in order, only as many at a time as the queue has room for, and the TCP socket is read
- * again once few are left. Unpaused, frames still go to Baileys only as fast as the queue has room
- * for them (a burst read at once is metered the same way).
+ * again once few are left. Unpaused, frames still go to Baileys only as fast as the queue, and the
+ * worker, have room for them (a burst read at once is metered the same way); a socket that finds the
+ * worker full asks to be paused rather than trying again every few milliseconds.
+ *
+ * Baileys closes a socket from which it received nothing for 35 s (its keep-alive). A socket we do not
+ * read is not silent on the server's account, so the reader tells Baileys' keep-alive so (`readingHeld`,
+ * our patch): a long pause of a history storm, or a database out of reach, does not end the session.
  */
 export class SocketReader {
   private readonly client: Client;
@@ -34,8 +56,10 @@ export class SocketReader {
     private readonly max: number,
     private readonly depth: () => number,
     private readonly logger: Logger,
+    private readonly worker: WorkerRoom = UNBOUNDED,
   ) {
     this.client = socket.ws as unknown as Client;
+    this.client.readingHeld = () => !this.closed && (this.blocked || this.held.length > 0);
     this.emit = this.client.emit.bind(this.client);
     this.client.emit = (event, ...args) => {
       if (event !== 'message' || this.closed || (!this.blocked && this.held.length === 0 && this.allow())) return this.emit(event, ...args);
@@ -119,7 +143,7 @@ export class SocketReader {
   private allow(): boolean {
     const now = performance.now();
     if (now - this.refilledAt >= PUMP_MS) {
-      this.budget = this.max - this.depth();
+      this.budget = Math.min(this.max - this.depth(), this.worker.room());
       this.refilledAt = now;
     }
     if (this.budget <= 0) return false;
@@ -129,6 +153,8 @@ export class SocketReader {
 
   private later(): void {
     if (this.timer || this.closed) return;
+    // The worker is full: paused (no timer), read again when the backpressure resumes this socket.
+    if (this.worker.room() <= 0) return this.worker.full();
     this.timer = setTimeout(() => {
       this.timer = null;
       this.pump();

@@ -1,0 +1,105 @@
+import { InboundBackpressure, RESUME_SPACING_MS, type Readable } from './inbound-backpressure';
+
+class FakeSocket implements Readable {
+  paused = false;
+  pause(): void {
+    this.paused = true;
+  }
+  resume(): void {
+    this.paused = false;
+  }
+}
+
+describe(InboundBackpressure.name, () => {
+  let clock = 0;
+  const now = () => clock;
+  afterEach(() => jest.useRealTimers());
+
+  it('should count a history chunk by the items it holds: one chunk of a thousand pauses its socket, as a thousand messages do', () => {
+    const sut = new InboundBackpressure({ socketMax: 1_000, workerMax: 20_000 }, undefined, now);
+    const socket = new FakeSocket();
+    const backlog = sut.register(socket);
+
+    backlog.added(999);
+    expect(socket.paused).toBe(false);
+    backlog.added(1);
+    expect(socket.paused).toBe(true);
+    expect(sut.depth).toBe(1_000);
+    expect(sut.room).toBe(19_000);
+
+    // Read again once its own queue is at a quarter.
+    backlog.removed(999);
+    expect(socket.paused).toBe(false);
+    expect(sut.depth).toBe(1);
+  });
+
+  it('should read paused sockets again a few at a time, oldest first, spaced apart, and only while the worker stays low', () => {
+    jest.useFakeTimers();
+    // A batch is a quarter of the worker's bound at a socket's bound each: 4,000 / 4 / 1,000 = one socket.
+    const sut = new InboundBackpressure({ socketMax: 1_000, workerMax: 4_000 }, undefined, now);
+    const sockets = Array.from({ length: 6 }, () => new FakeSocket());
+    const backlogs = sockets.map((socket) => sut.register(socket));
+    // The first four each bring a chunk of 1,000: the worker is full, and each of them is paused.
+    for (const backlog of backlogs.slice(0, 4)) backlog.added(1_000);
+    expect(sut.room).toBe(0);
+    // The last two find the worker full before handing Baileys a frame (SocketReader): paused too.
+    backlogs[4].waitForRoom();
+    backlogs[5].waitForRoom();
+    expect(sockets.map((socket) => socket.paused)).toEqual([true, true, true, true, true, true]);
+    expect(sut.pausedSockets).toBe(6);
+
+    // Three chunks stored: the worker is at a quarter. One socket is read again: the oldest one below its own mark.
+    for (const backlog of backlogs.slice(0, 3)) backlog.removed(1_000);
+    expect(sockets.map((socket) => socket.paused)).toEqual([false, true, true, true, true, true]);
+
+    // Within the spacing nothing more is read again, however much drains...
+    clock += RESUME_SPACING_MS / 2;
+    backlogs[3].removed(1_000);
+    expect(sut.depth).toBe(0);
+    expect(sut.pausedSockets).toBe(5);
+    // ...until the spacing is over, when a timer reads the next one again (nothing else may come to do it).
+    clock += RESUME_SPACING_MS;
+    jest.advanceTimersByTime(RESUME_SPACING_MS);
+    expect(sockets.map((socket) => socket.paused)).toEqual([false, false, true, true, true, true]);
+
+    // The two read again bring 1,200 items between them, above the worker's low-water mark (1,000): nobody else is read again.
+    backlogs[0].added(600);
+    backlogs[1].added(600);
+    clock += RESUME_SPACING_MS;
+    jest.advanceTimersByTime(RESUME_SPACING_MS * 5);
+    backlogs[0].removed(100);
+    expect(sut.pausedSockets).toBe(4);
+    // Stored down to the mark: the next oldest (socket 2) is read again.
+    backlogs[0].removed(100);
+    expect(sockets.map((socket) => socket.paused)).toEqual([false, false, false, true, true, true]);
+  });
+
+  it('should read every paused socket again in batches when the bound allows several at once', () => {
+    const sut = new InboundBackpressure({ socketMax: 10, workerMax: 100 }, undefined, now);
+    const sockets = Array.from({ length: 12 }, () => new FakeSocket());
+    const backlogs = sockets.map((socket) => sut.register(socket));
+    for (const backlog of backlogs.slice(0, 10)) backlog.added(10);
+    for (const backlog of backlogs.slice(10)) backlog.waitForRoom();
+    expect(sut.pausedSockets).toBe(12);
+    // A batch: 100 / 4 / 10 = 2 sockets.
+    for (const backlog of backlogs.slice(0, 8)) backlog.removed(10);
+    expect(sut.pausedSockets).toBe(10);
+    clock += RESUME_SPACING_MS;
+    backlogs[8].removed(10);
+    expect(sut.pausedSockets).toBe(8);
+    // A socket whose own queue is still deep (socket 9: 10 items) is passed over for the ones below theirs.
+    expect(sockets[9].paused).toBe(true);
+  });
+
+  it('should not read a closed socket again, nor count it among the paused', () => {
+    const sut = new InboundBackpressure({ socketMax: 2, workerMax: 100 }, undefined, now);
+    const socket = new FakeSocket();
+    const backlog = sut.register(socket);
+    backlog.added(2);
+    expect(sut.pausedSockets).toBe(1);
+    backlog.close();
+    expect(sut.pausedSockets).toBe(0);
+    backlog.removed(2);
+    expect(sut.depth).toBe(0);
+  });
+});

@@ -91,6 +91,41 @@ describe(InboundBackpressure.name, () => {
     expect(sockets[9].paused).toBe(true);
   });
 
+  it('should read every paused socket again, batch after batch, even when the ones read again bring nothing (no item left to store)', () => {
+    jest.useFakeTimers();
+    const sut = new InboundBackpressure({ socketMax: 1_000, workerMax: 4_000 }, undefined, () => Date.now());
+    const sockets = Array.from({ length: 7 }, () => new FakeSocket());
+    const backlogs = sockets.map((socket) => sut.register(socket));
+    for (const backlog of backlogs.slice(0, 4)) backlog.added(1_000);
+    // Idle sockets that found the worker full holding a pong, say: paused with nothing queued.
+    for (const backlog of backlogs.slice(4)) backlog.waitForRoom();
+    for (const backlog of backlogs.slice(0, 4)) backlog.removed(1_000);
+    expect(sut.depth).toBe(0);
+    expect(sut.pausedSockets).toBe(6);
+    // Nothing is stored any more; the timer alone reads the rest again, one batch (one socket) every spacing.
+    for (let step = 1; step <= 6; step++) {
+      jest.advanceTimersByTime(RESUME_SPACING_MS);
+      expect(sut.pausedSockets).toBe(6 - step);
+    }
+    expect(sockets.every((socket) => !socket.paused)).toBe(true);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+
+  it('should neither pause a closed socket nor count it among the paused', () => {
+    const sut = new InboundBackpressure({ socketMax: 2, workerMax: 2 }, undefined, now);
+    const socket = new FakeSocket();
+    const backlog = sut.register(socket);
+    backlog.added(2);
+    backlog.close();
+    expect(sut.pausedSockets).toBe(0);
+    // What its reader does while it is closed (a resume that finds the worker still full) pauses nothing.
+    backlog.waitForRoom();
+    backlog.added(1);
+    expect(sut.pausedSockets).toBe(0);
+    backlog.removed(3);
+    expect(sut.depth).toBe(0);
+  });
+
   it('should not read a closed socket again, nor count it among the paused', () => {
     const sut = new InboundBackpressure({ socketMax: 2, workerMax: 100 }, undefined, now);
     const socket = new FakeSocket();

@@ -26,6 +26,8 @@ export class SocketBacklog {
   /** Items queued or being written (an event's weight: a history chunk counts its messages, chats and contacts). */
   depth = 0;
   paused = false;
+  /** The socket is gone: never paused or counted among the paused again. */
+  closed = false;
 
   constructor(
     private readonly owner: InboundBackpressure,
@@ -49,8 +51,9 @@ export class SocketBacklog {
     this.owner.pauseFor(this);
   }
 
-  /** The socket is gone: it is no longer resumed (its queued events still count until handled). */
+  /** The socket is gone: it is no longer paused nor resumed (its queued items still count until handled). */
   close(): void {
+    this.closed = true;
     this.owner.close(this);
   }
 }
@@ -102,7 +105,7 @@ export class InboundBackpressure {
 
   added(backlog: SocketBacklog, weight = 1): void {
     this.total += weight;
-    if (backlog.paused) return;
+    if (backlog.paused || backlog.closed) return;
     if (backlog.depth >= this.bounds.socketMax || this.total >= this.bounds.workerMax) this.pause(backlog);
   }
 
@@ -113,7 +116,7 @@ export class InboundBackpressure {
 
   /** A socket about to hand Baileys a frame while the worker is full (SocketReader): paused like one that received. */
   pauseFor(backlog: SocketBacklog): void {
-    if (!backlog.paused) this.pause(backlog);
+    if (!backlog.paused && !backlog.closed) this.pause(backlog);
   }
 
   close(backlog: SocketBacklog): void {
@@ -131,27 +134,34 @@ export class InboundBackpressure {
   /**
    * Below the worker's low-water mark, the oldest paused sockets that are below their own read again:
    * as many as a quarter of the worker's bound has room for at a socket's bound each (at least one),
-   * then the next batch no sooner than RESUME_SPACING_MS later, and only if the worker is still low.
+   * then the next batch RESUME_SPACING_MS later if the worker is still low. A timer brings the next
+   * batch: the sockets read again may bring nothing (an idle socket paused holding a pong), and then no
+   * item is stored to call this again. Above the mark, the items being stored call it as they go.
    */
   private resumeSome(): void {
     if (this.total > this.bounds.workerMax / 4) return;
     const wait = this.lastResumeAt + RESUME_SPACING_MS - this.now();
-    if (wait > 0) {
-      this.resumeTimer ??= setTimeout(() => {
-        this.resumeTimer = null;
-        if (this.paused.size > 0) this.resumeSome();
-      }, Math.ceil(wait));
-      this.resumeTimer.unref?.();
-      return;
-    }
-    let batch = Math.max(1, Math.floor(this.bounds.workerMax / 4 / this.bounds.socketMax));
+    if (wait > 0) return this.resumeLater(wait);
+    const batch = Math.max(1, Math.floor(this.bounds.workerMax / 4 / this.bounds.socketMax));
+    let resumed = 0;
     for (const paused of [...this.paused]) {
-      if (batch === 0) break;
+      if (resumed === batch) break;
       if (paused.depth > this.bounds.socketMax / 4) continue;
       this.resume(paused);
-      batch--;
+      resumed++;
     }
+    if (resumed === 0) return;
     this.lastResumeAt = this.now();
+    if (this.paused.size > 0) this.resumeLater(RESUME_SPACING_MS);
+  }
+
+  private resumeLater(wait: number): void {
+    if (this.resumeTimer) return;
+    this.resumeTimer = setTimeout(() => {
+      this.resumeTimer = null;
+      if (this.paused.size > 0) this.resumeSome();
+    }, Math.ceil(wait));
+    this.resumeTimer.unref?.();
   }
 
   private resume(backlog: SocketBacklog): void {

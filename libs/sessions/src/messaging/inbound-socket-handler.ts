@@ -146,8 +146,9 @@ export class InboundSocketHandler {
     return () => {
       on.detach();
       this.unwatch();
-      this.backlog.close();
+      // The reader first: a paused socket resumed by its backlog's close hands Baileys nothing more.
       this.reader.close();
+      this.backlog.close();
     };
   }
 

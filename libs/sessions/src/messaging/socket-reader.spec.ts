@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import type { SocketContext } from '../session/socket-observer';
-import { SocketReader } from './socket-reader';
+import { READING_HELD_MAX_MS, SocketReader } from './socket-reader';
 
 describe(SocketReader.name, () => {
   it('should stop reading the TCP socket as soon as it is paused, and read it again once resumed', () => {
@@ -88,6 +88,29 @@ describe(SocketReader.name, () => {
       expect(ws.readingHeld?.()).toBe(false);
       sut.close();
       expect(ws.readingHeld?.()).toBe(false);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('should tell the keep-alive the silence is ours only for READING_HELD_MAX_MS without a break, then let its check apply', () => {
+    jest.useFakeTimers();
+    try {
+      const tcp = { pause: jest.fn(), resume: jest.fn() };
+      const ws = Object.assign(new EventEmitter(), { socket: tcp }) as EventEmitter & { socket: typeof tcp; readingHeld?: () => boolean };
+      const sut = new SocketReader({ ws } as unknown as SocketContext['socket'], 1_000, () => 0, pino({ level: 'silent' }));
+      sut.hold(); // a database out of reach
+      expect(ws.readingHeld?.()).toBe(true);
+      jest.advanceTimersByTime(READING_HELD_MAX_MS - 30_000);
+      expect(ws.readingHeld?.()).toBe(true);
+      jest.advanceTimersByTime(30_000);
+      expect(ws.readingHeld?.()).toBe(false);
+      // Read again, then held again: a new hold starts a new window.
+      sut.unhold();
+      expect(ws.readingHeld?.()).toBe(false);
+      sut.hold();
+      expect(ws.readingHeld?.()).toBe(true);
+      sut.close();
     } finally {
       jest.useRealTimers();
     }

@@ -4,6 +4,14 @@ import type { SocketContext } from '../session/socket-observer';
 /** How long a held frame waits at most before the next hand-over is tried (events of a frame land asynchronously). */
 const PUMP_MS = 5;
 
+/**
+ * How long Baileys' keep-alive is told the socket's silence is ours (`readingHeld`) without a break:
+ * after that its usual check applies again, and a socket still not read is closed as lost ~35 s later
+ * and reconnects. A history storm's pause is minutes at most; a database out of reach for longer gets
+ * sessions that try again, rather than sockets nobody has heard from for an hour.
+ */
+export const READING_HELD_MAX_MS = 10 * 60_000;
+
 type Client = {
   emit(event: string | symbol, ...args: unknown[]): boolean;
   socket?: { pause?(): void; resume?(): void } | null;
@@ -59,7 +67,7 @@ export class SocketReader {
     private readonly worker: WorkerRoom = UNBOUNDED,
   ) {
     this.client = socket.ws as unknown as Client;
-    this.client.readingHeld = () => !this.closed && (this.blocked || this.held.length > 0);
+    this.client.readingHeld = () => this.readingHeld();
     this.emit = this.client.emit.bind(this.client);
     this.client.emit = (event, ...args) => {
       if (event !== 'message' || this.closed || (!this.blocked && this.held.length === 0 && this.allow())) return this.emit(event, ...args);
@@ -68,6 +76,20 @@ export class SocketReader {
       if (!this.blocked) this.later();
       return true;
     };
+  }
+
+  /** Since when the socket has been held or paused without a break (read by the keep-alive every 30 s). */
+  private holdingSince: number | null = null;
+
+  /** For Baileys' keep-alive: frames held or the socket not read, for less than READING_HELD_MAX_MS so far. */
+  private readingHeld(): boolean {
+    if (this.closed || (!this.blocked && this.held.length === 0)) {
+      this.holdingSince = null;
+      return false;
+    }
+    const now = Date.now();
+    this.holdingSince ??= now;
+    return now - this.holdingSince < READING_HELD_MAX_MS;
   }
 
   /** Paused by backpressure, stopped, or held while the database is out of reach. */
@@ -122,7 +144,7 @@ export class SocketReader {
   }
 
   resume(): void {
-    if (!this.paused || this.stopped) return;
+    if (!this.paused || this.stopped || this.closed) return;
     this.paused = false;
     this.logger.info({ queued: this.depth(), held: this.held.length }, 'inbound queue drained: socket read again');
     this.pump();

@@ -165,16 +165,28 @@ export class ContactChatGroupEvents {
    */
   private async onPictures(changes: Array<{ jid: string; removed: boolean }>): Promise<void> {
     const me = this.context.identities.me();
+    // '' when WhatsApp says there is none (its 404); null when the answer says nothing (a timeout, say,
+    // while the socket is paused by the backpressure): the stored picture is then left as it is.
     const url = (jid: string, type: 'image' | 'preview') =>
       this.context.socket.profilePictureUrl(jid, type, PICTURE_URL_TIMEOUT_MS).then(
         (found) => found ?? '',
-        () => '',
+        (error: unknown) => ((error as { data?: unknown })?.data === 404 ? '' : null),
       );
     if (changes.some(({ jid }) => jid && (jid === me.pn || jid === me.lid))) await this.onOwnPicture();
     const states: Array<{ jid: string; image: string; imagePreview: string }> = [];
     for (const { jid, removed } of changes) {
       if (!jid || jid === me.pn || jid === me.lid) continue;
-      states.push({ jid, image: removed ? '' : await url(jid, 'image'), imagePreview: removed ? '' : await url(jid, 'preview') });
+      if (removed) {
+        states.push({ jid, image: '', imagePreview: '' });
+        continue;
+      }
+      const image = await url(jid, 'image');
+      const imagePreview = image === null ? null : await url(jid, 'preview');
+      if (image === null || imagePreview === null) {
+        this.context.logger.debug({ jid }, 'contact picture not read: the stored one stays');
+        continue;
+      }
+      states.push({ jid, image, imagePreview });
     }
     if (!states.length) return;
     const who = await this.context.who();

@@ -26,6 +26,32 @@ export interface SideResult {
   perInstance: Breakdown;
   /** `--activity`: the history's arrival, the traffic during warm-up and soak, and the soak's RSS samples. */
   activity?: { historySeconds: number; historyMessages: number; traffic: TrafficStats; soak?: Soak };
+  /**
+   * Ours: the worker's inbound backpressure sampled every 100 ms from its start to the measurement (ADR 0013):
+   * the most items it held not yet stored, the most sockets paused at once, pauses in all; and the RSS when
+   * the held items peaked. What the bound held during a history storm, beside the process's peak.
+   */
+  inbound?: { maxDepth: number; maxPausedSockets: number; pauses: number; rssMbAtMaxDepth: number };
+}
+
+/** Samples what the worker's inbound holds (its `inbound.backlog()`) until stopped. */
+function sampleInbound(backlog: () => { depth: number; pausedSockets: number; pauses: number }): { stop(): NonNullable<SideResult['inbound']> } {
+  const seen = { maxDepth: 0, maxPausedSockets: 0, pauses: 0, rssMbAtMaxDepth: 0 };
+  const timer = setInterval(() => {
+    const now = backlog();
+    if (now.depth > seen.maxDepth) {
+      seen.maxDepth = now.depth;
+      seen.rssMbAtMaxDepth = Math.round(process.memoryUsage.rss() / 1024 / 1024);
+    }
+    seen.maxPausedSockets = Math.max(seen.maxPausedSockets, now.pausedSockets);
+    seen.pauses = now.pauses;
+  }, 100);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return seen;
+    },
+  };
 }
 
 export async function runSim(): Promise<void> {
@@ -154,6 +180,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
       }),
     });
     await worker.start();
+    const inbound = sampleInbound(() => worker.inbound.backlog());
     let connected = 0;
     const deadline = Date.now() + 600_000;
     while (Date.now() < deadline) {
@@ -206,6 +233,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
       connectedWhenMeasured = await count(CONNECTED, -1);
       snapshot('ours');
     }
+    const held = inbound.stop();
     // Measured: a stop that fails (a statement timing out at this size) must not lose the figures.
     await worker.stop().catch((error: unknown) => process.stderr.write(`[instances] ours: stopping the worker failed: ${String(error)}\n`));
     await bus.close();
@@ -222,6 +250,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
       bufferPoolSize: Buffer.poolSize,
       perInstance: breakdown(baseline, after, connected),
       ...(activity ? { activity } : {}),
+      inbound: held,
     };
   } finally {
     await probe.destroy().catch(() => undefined);

@@ -39,7 +39,8 @@ const UNBOUNDED: WorkerRoom = { room: () => Infinity, full: () => undefined };
  * to Baileys in order, only as many at a time as the queue has room for, and the TCP socket is read
  * again once few are left. Unpaused, frames still go to Baileys only as fast as the queue, and the
  * worker, have room for them (a burst read at once is metered the same way); a socket that finds the
- * worker full asks to be paused rather than trying again every few milliseconds.
+ * worker full asks to be paused rather than trying again every few milliseconds. The worker's room
+ * counts once the socket is logged in: its handshake and login bring nothing to store.
  *
  * Baileys closes a socket from which it received nothing for 35 s (its keep-alive). A socket we do not
  * read is not silent on the server's account, so the reader tells Baileys' keep-alive so (`readingHeld`,
@@ -70,6 +71,10 @@ export class SocketReader {
     this.client.readingHeld = () => this.readingHeld();
     this.emit = this.client.emit.bind(this.client);
     this.client.emit = (event, ...args) => {
+      if (event === 'CB:success') {
+        this.loggedIn = true;
+        this.refilledAt = -Infinity; // the budget of this window was counted without the worker's room
+      }
       if (event !== 'message' || this.closed || (!this.blocked && this.held.length === 0 && this.allow())) return this.emit(event, ...args);
       this.held.push(args);
       if (this.held.length >= this.max) this.pauseTcp();
@@ -77,6 +82,14 @@ export class SocketReader {
       return true;
     };
   }
+
+  /**
+   * WhatsApp's `<success>` came (Baileys emits it on the websocket as `CB:success`): the worker's room counts
+   * from then on. The noise handshake and the login before it bring nothing to store, and holding them
+   * while another instance's history fills the worker would time the handshake out (20 s) and make the
+   * socket try again and again; only the socket's own bound applies to them.
+   */
+  private loggedIn = false;
 
   /** Since when the socket has been held or paused without a break (read by the keep-alive every 30 s). */
   private holdingSince: number | null = null;
@@ -165,7 +178,7 @@ export class SocketReader {
   private allow(): boolean {
     const now = performance.now();
     if (now - this.refilledAt >= PUMP_MS) {
-      this.budget = Math.min(this.max - this.depth(), this.worker.room());
+      this.budget = Math.min(this.max - this.depth(), this.workerRoom());
       this.refilledAt = now;
     }
     if (this.budget <= 0) return false;
@@ -173,10 +186,14 @@ export class SocketReader {
     return true;
   }
 
+  private workerRoom(): number {
+    return this.loggedIn ? this.worker.room() : Infinity;
+  }
+
   private later(): void {
     if (this.timer || this.closed) return;
     // The worker is full: paused (no timer), read again when the backpressure resumes this socket.
-    if (this.worker.room() <= 0) return this.worker.full();
+    if (this.workerRoom() <= 0) return this.worker.full();
     this.timer = setTimeout(() => {
       this.timer = null;
       this.pump();

@@ -111,6 +111,35 @@ describe(InboundBackpressure.name, () => {
     expect(jest.getTimerCount()).toBe(0);
   });
 
+  it("should hold to the worker's bound only the sockets that hold a quarter of their own bound or are in their first sync, so a light instance keeps going while another's history fills the worker", () => {
+    const sut = new InboundBackpressure({ socketMax: 1_000, workerMax: 2_000 }, undefined, now);
+    const historySocket = new FakeSocket();
+    const history = sut.register(historySocket, () => true);
+    const senderSocket = new FakeSocket();
+    const sender = sut.register(senderSocket, () => false);
+    const freshSocket = new FakeSocket();
+    const fresh = sut.register(freshSocket, () => true);
+
+    // Below the worker's bound every socket has room as far as the worker goes.
+    expect(sender.room()).toBe(Infinity);
+    expect(fresh.room()).toBe(2_000);
+    // A history of 2,500 items fills the worker (and its own socket is past its own bound).
+    history.added(2_500);
+    expect(historySocket.paused).toBe(true);
+    expect(sut.room).toBe(-500);
+    // The sender's receipts still go: it holds less than a quarter of its bound and its first sync is over.
+    for (let i = 0; i < 249; i++) sender.added(1);
+    expect(senderSocket.paused).toBe(false);
+    expect(sender.room()).toBe(Infinity);
+    // At a quarter of its bound it is held like any heavy socket.
+    sender.added(1);
+    expect(senderSocket.paused).toBe(true);
+    // A fresh device, holding nothing yet, gets no room: its next frame may be a history.
+    expect(fresh.room()).toBeLessThanOrEqual(0);
+    fresh.added(1);
+    expect(freshSocket.paused).toBe(true);
+  });
+
   it('should neither pause a closed socket nor count it among the paused', () => {
     const sut = new InboundBackpressure({ socketMax: 2, workerMax: 2 }, undefined, now);
     const socket = new FakeSocket();

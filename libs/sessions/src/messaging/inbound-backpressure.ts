@@ -32,7 +32,14 @@ export class SocketBacklog {
   constructor(
     private readonly owner: InboundBackpressure,
     readonly socket: Readable,
+    /** The device's first sync is not over (its history may be on its way): the worker's bound holds it whatever it holds yet. */
+    readonly syncing: () => boolean = () => false,
   ) {}
+
+  /** The worker's room for this socket: unbounded for a light socket past its first sync (InboundBackpressure.bounded). */
+  room(): number {
+    return this.owner.roomFor(this);
+  }
 
   /** An event of `weight` items was queued. */
   added(weight = 1): void {
@@ -61,9 +68,11 @@ export class SocketBacklog {
 /**
  * Backpressure for the inbound queues of one worker, counted in items (a received message is one; a
  * history chunk of a thousand messages, chats and contacts weighs what it holds). A socket whose queue
- * reaches `socketMax`, or any socket that receives, or is about to hand Baileys a frame, while the
+ * reaches `socketMax`, or a socket the worker's bound holds (`bounded`: a quarter of its own bound or
+ * more, or its first sync not over) that receives, or is about to hand Baileys a frame, while the
  * worker's total is at `workerMax`, stops reading its websocket (WhatsApp's server keeps what it has
- * not sent; TCP's window holds the rest). Once the worker is at a quarter of its bound, its paused
+ * not sent; TCP's window holds the rest). A light instance keeps going while another's history fills
+ * the worker (bench/history: the other instances' sends). Once the worker is at a quarter of its bound, its paused
  * sockets whose own queues are at a quarter of theirs read again, oldest pause first, a few at a time
  * (`RESUME_SPACING_MS` apart, each batch sized to a quarter of the worker's bound): a thousand sockets
  * read again at once would each bring a history chunk and hold the worker's memory many times over.
@@ -99,14 +108,29 @@ export class InboundBackpressure {
     return this.paused.size;
   }
 
-  register(socket: Readable): SocketBacklog {
-    return new SocketBacklog(this, socket);
+  register(socket: Readable, syncing?: () => boolean): SocketBacklog {
+    return new SocketBacklog(this, socket, syncing);
+  }
+
+  /**
+   * Whether the worker's bound stops this socket: one that holds a quarter of its own bound or more, or
+   * one still in its first sync (a fresh device whose next frame may be a history). A light socket past its
+   * first sync (an instance that sends and gets its acks and receipts) keeps being read while another
+   * instance's history fills the worker: it holds less than a quarter of its bound, so what the worker
+   * holds beyond its bound is at most that for each such socket.
+   */
+  bounded(backlog: SocketBacklog): boolean {
+    return backlog.depth >= this.bounds.socketMax / 4 || backlog.syncing();
+  }
+
+  roomFor(backlog: SocketBacklog): number {
+    return this.bounded(backlog) ? this.room : Infinity;
   }
 
   added(backlog: SocketBacklog, weight = 1): void {
     this.total += weight;
     if (backlog.paused || backlog.closed) return;
-    if (backlog.depth >= this.bounds.socketMax || this.total >= this.bounds.workerMax) this.pause(backlog);
+    if (backlog.depth >= this.bounds.socketMax || (this.total >= this.bounds.workerMax && this.bounded(backlog))) this.pause(backlog);
   }
 
   removed(backlog: SocketBacklog, weight = 1): void {

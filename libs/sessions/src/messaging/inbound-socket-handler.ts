@@ -82,10 +82,12 @@ export class InboundSocketHandler {
     this.logger = context.logger.child({ component: 'inbound' });
     const backpressure = services.backpressure;
     this.reader = new SocketReader(context.socket, backpressure.bounds.socketMax, () => this.backlog.depth, this.logger, {
-      room: () => backpressure.room,
+      room: () => this.backlog.room(),
       full: () => this.backlog.waitForRoom(),
     });
-    this.backlog = backpressure.register(this.reader);
+    // A device whose first sync is not over (Baileys counts finished ones in accountSyncCounter) may get its history next.
+    const creds = (context.socket as { authState?: { creds?: { accountSyncCounter?: number } } }).authState?.creds;
+    this.backlog = backpressure.register(this.reader, () => !(creds?.accountSyncCounter ?? 0));
     // Issue #39: while this instance's writes meet no database, its socket is not read (what Baileys
     // has not seen is not acknowledged, so WhatsApp keeps it); read again once a write got through.
     this.unwatch = services.store.watch(context.instanceId, (stalled) => (stalled ? this.reader.hold() : this.reader.unhold()));

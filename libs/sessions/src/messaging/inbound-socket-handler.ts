@@ -61,8 +61,6 @@ export class InboundSocketHandler {
   /** This socket's share of the worker's inbound backlog: a full queue stops reading the websocket. */
   private readonly backlog: SocketBacklog;
   private readonly reader: SocketReader;
-  /** A fresh device whose first history chunk has not come yet (InboundBackpressure.bounded). */
-  private awaitingHistory: boolean;
   private readonly messages: MessageEvents;
   private readonly receipts: ReceiptEvents;
   private readonly directory: ContactChatGroupEvents;
@@ -87,12 +85,9 @@ export class InboundSocketHandler {
       room: () => this.backlog.room(),
       full: () => this.backlog.waitForRoom(),
     });
-    // A fresh device (Baileys counts finished first syncs in accountSyncCounter) may get its history next: it is
-    // held to the worker's bound until its first history chunk is here (counted by its weight from then on).
-    // Read once: Baileys gives up waiting after 20 s and counts the sync as done, history or not.
+    // A device whose first sync is not over (Baileys counts finished ones in accountSyncCounter) may get its history next.
     const creds = (context.socket as { authState?: { creds?: { accountSyncCounter?: number } } }).authState?.creds;
-    this.awaitingHistory = !(creds?.accountSyncCounter ?? 0);
-    this.backlog = backpressure.register(this.reader, () => this.awaitingHistory);
+    this.backlog = backpressure.register(this.reader, () => !(creds?.accountSyncCounter ?? 0));
     // Issue #39: while this instance's writes meet no database, its socket is not read (what Baileys
     // has not seen is not acknowledged, so WhatsApp keeps it); read again once a write got through.
     this.unwatch = services.store.watch(context.instanceId, (stalled) => (stalled ? this.reader.hold() : this.reader.unhold()));
@@ -173,16 +168,15 @@ export class InboundSocketHandler {
       LATE_EVENTS_MS,
     );
     // A chunk that is one write lets the next chunk be read and prepared while it commits (pipelined, ADR 0013).
-    on.event('messaging-history.set', (history) => {
-      this.awaitingHistory = false;
+    on.event('messaging-history.set', (history) =>
       this.enqueue(
         'messaging-history.set',
         () => this.messages.onHistory(history),
         this.messages.historyWritesOnce(history) ? 'pipelined' : 'ordered',
         // Held decrypted until stored: a chunk weighs what it holds (a thousand messages is not one event).
         history.messages.length + history.chats.length + history.contacts.length,
-      );
-    });
+      ),
+    );
     this.queued(on, 'call', (calls) => this.messages.onCalls(calls));
     // A channel admin's edit (edit="3") or deletion (edit="8") of a post: Baileys reads it as the post again.
     on.stanza('CB:message', (node) => {

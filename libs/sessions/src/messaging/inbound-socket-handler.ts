@@ -86,8 +86,8 @@ export class InboundSocketHandler {
       full: () => this.backlog.waitForRoom(),
     });
     // A device whose first sync is not over (Baileys counts finished ones in accountSyncCounter) may get its history next.
-    const creds = (context.socket as { authState?: { creds?: { accountSyncCounter?: number } } }).authState?.creds;
-    this.backlog = backpressure.register(this.reader, () => !(creds?.accountSyncCounter ?? 0));
+    const creds = context.socket.authState.creds;
+    this.backlog = backpressure.register(this.reader, () => !creds.accountSyncCounter);
     // Issue #39: while this instance's writes meet no database, its socket is not read (what Baileys
     // has not seen is not acknowledged, so WhatsApp keeps it); read again once a write got through.
     this.unwatch = services.store.watch(context.instanceId, (stalled) => (stalled ? this.reader.hold() : this.reader.unhold()));

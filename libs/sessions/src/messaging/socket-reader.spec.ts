@@ -3,13 +3,24 @@ import pino from 'pino';
 import type { SocketContext } from '../session/socket-observer';
 import { READING_HELD_MAX_MS, SocketReader } from './socket-reader';
 
+/** A websocket as Baileys' client is to the reader: an emitter over a TCP socket, and the frames Baileys was handed. */
+function fakeWebSocket(): {
+  tcp: { pause: jest.Mock; resume: jest.Mock };
+  ws: EventEmitter & { readingHeld?: () => boolean };
+  handed: unknown[];
+  socket: SocketContext['socket'];
+} {
+  const tcp = { pause: jest.fn(), resume: jest.fn() };
+  const ws = Object.assign(new EventEmitter(), { socket: tcp }) as EventEmitter & { socket: typeof tcp; readingHeld?: () => boolean };
+  const handed: unknown[] = [];
+  ws.on('message', (frame: unknown) => handed.push(frame));
+  return { tcp, ws, handed, socket: { ws } as unknown as SocketContext['socket'] };
+}
+
 describe(SocketReader.name, () => {
   it('should stop reading the TCP socket as soon as it is paused, and read it again once resumed', () => {
-    const tcp = { pause: jest.fn(), resume: jest.fn() };
-    const ws = Object.assign(new EventEmitter(), { socket: tcp });
-    const handed: unknown[] = [];
-    ws.on('message', (frame: unknown) => handed.push(frame));
-    const sut = new SocketReader({ ws } as unknown as SocketContext['socket'], 1_000, () => 0, pino({ level: 'silent' }));
+    const { tcp, ws, handed, socket } = fakeWebSocket();
+    const sut = new SocketReader(socket, 1_000, () => 0, pino({ level: 'silent' }));
 
     ws.emit('message', 'f1');
     expect(handed).toEqual(['f1']);
@@ -27,11 +38,8 @@ describe(SocketReader.name, () => {
   });
 
   it('should hand Baileys nothing while the database is out of reach (held), whatever the backpressure says, until every hold is given back', () => {
-    const tcp = { pause: jest.fn(), resume: jest.fn() };
-    const ws = Object.assign(new EventEmitter(), { socket: tcp });
-    const handed: unknown[] = [];
-    ws.on('message', (frame: unknown) => handed.push(frame));
-    const sut = new SocketReader({ ws } as unknown as SocketContext['socket'], 1_000, () => 0, pino({ level: 'silent' }));
+    const { tcp, ws, handed, socket } = fakeWebSocket();
+    const sut = new SocketReader(socket, 1_000, () => 0, pino({ level: 'silent' }));
 
     sut.hold(); // the store's write met no database
     sut.hold(); // a lookup before another write did too
@@ -56,13 +64,10 @@ describe(SocketReader.name, () => {
   it('should hand Baileys nothing while the worker is full, ask to be paused instead of trying again, and tell the keep-alive it holds the socket', () => {
     jest.useFakeTimers();
     try {
-      const tcp = { pause: jest.fn(), resume: jest.fn() };
-      const ws = Object.assign(new EventEmitter(), { socket: tcp }) as EventEmitter & { socket: typeof tcp; readingHeld?: () => boolean };
-      const handed: unknown[] = [];
-      ws.on('message', (frame: unknown) => handed.push(frame));
+      const { tcp, ws, handed, socket } = fakeWebSocket();
       let room = 0;
       const full = jest.fn();
-      const sut: SocketReader = new SocketReader({ ws } as unknown as SocketContext['socket'], 1_000, () => 0, pino({ level: 'silent' }), {
+      const sut: SocketReader = new SocketReader(socket, 1_000, () => 0, pino({ level: 'silent' }), {
         room: () => room,
         full: () => {
           full();
@@ -101,9 +106,8 @@ describe(SocketReader.name, () => {
   it('should tell the keep-alive the silence is ours only for READING_HELD_MAX_MS without a break, then let its check apply', () => {
     jest.useFakeTimers();
     try {
-      const tcp = { pause: jest.fn(), resume: jest.fn() };
-      const ws = Object.assign(new EventEmitter(), { socket: tcp }) as EventEmitter & { socket: typeof tcp; readingHeld?: () => boolean };
-      const sut = new SocketReader({ ws } as unknown as SocketContext['socket'], 1_000, () => 0, pino({ level: 'silent' }));
+      const { ws, socket } = fakeWebSocket();
+      const sut = new SocketReader(socket, 1_000, () => 0, pino({ level: 'silent' }));
       sut.hold(); // a database out of reach
       expect(ws.readingHeld?.()).toBe(true);
       jest.advanceTimersByTime(READING_HELD_MAX_MS - 30_000);

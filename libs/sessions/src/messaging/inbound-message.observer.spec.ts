@@ -8,7 +8,14 @@ import { InboundMessageObserver } from './inbound-message.observer';
 
 const fakeSocket = () => {
   const ws = new EventEmitter();
-  return { ev: new EventEmitter(), ws, user: { id: '5511999990000@s.whatsapp.net', lid: '1000@lid', name: 'Loja' } } as unknown as SocketContext['socket'];
+  // A synced device (accountSyncCounter 1): the worker's bound does not apply to it unless it is heavy.
+  const authState = { creds: { accountSyncCounter: 1 } };
+  return {
+    ev: new EventEmitter(),
+    ws,
+    authState,
+    user: { id: '5511999990000@s.whatsapp.net', lid: '1000@lid', name: 'Loja' },
+  } as unknown as SocketContext['socket'];
 };
 
 const lease = (workerId: string): Lease => ({ instanceId: 'reconnected', workerId, fencingToken: '1' }) as Lease;

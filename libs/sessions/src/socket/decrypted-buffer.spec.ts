@@ -81,6 +81,17 @@ describe('DecryptedBuffer (issue 34: a message delivered again after its receipt
     await expect(a.decryptGroupMessage({ group: 'g@g.us', authorJid: opts.jid, msg: Buffer.from([1]) })).rejects.toThrow('No session');
   });
 
+  it("should keep a decrypted text in a buffer of its own, not the 8 KiB slab of Node's pool its view points into", async () => {
+    const buffer = new DecryptedBuffer();
+    const { bob, message, from } = await aliceToBob(buffer.wrap('bob', make) as never);
+    const plaintext = await bob.decryptMessage({ jid: from, type: message.type, ciphertext: message.ciphertext });
+    // What libsignal answers (Buffer.concat): a view into a shared slab far larger than the text.
+    expect(plaintext.buffer.byteLength).toBeGreaterThan(plaintext.byteLength);
+    const kept = buffer.recall(DecryptedBuffer.key('bob', from, message.ciphertext)) as Uint8Array;
+    expect(Buffer.from(kept).equals(Buffer.from(plaintext))).toBe(true);
+    expect(kept.buffer.byteLength).toBe(kept.byteLength);
+  });
+
   it('should keep only the newest entries, and forget them after their time', () => {
     const buffer = new DecryptedBuffer(2, 50);
     buffer.remember('1', Buffer.from('1'));

@@ -10,7 +10,14 @@ export function spawnRole(roleName: Role, extra: string[] = []): ChildProcess {
   return fork(process.argv[1], [roleName, ...[...args.entries()].flatMap(([key, value]) => [`--${key}`, value]), ...extra], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     // WEBHOOKS_PROFILE=<dir> writes a CPU profile of the relay process there.
-    execArgv: roleName === 'relay' && process.env.WEBHOOKS_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.WEBHOOKS_PROFILE}`] : [],
+    // WEBHOOKS_RELAY_NODE_FLAGS='<flags>': Node/V8 flags of the relay process (diagnostics: e.g. how its JIT tiers up).
+    execArgv:
+      roleName === 'relay'
+        ? [
+            ...(process.env.WEBHOOKS_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.WEBHOOKS_PROFILE}`] : []),
+            ...(process.env.WEBHOOKS_RELAY_NODE_FLAGS?.split(/\s+/).filter(Boolean) ?? []),
+          ]
+        : [],
   });
 }
 

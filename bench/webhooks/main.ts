@@ -12,6 +12,11 @@
  *                             [--warm 1 (0: start the relay cold, without its warmUp)]
  *                             [--receiver-warm 4000 (posts the receiver sends itself first)] [--pre-seconds 0 (each side's rate, unmeasured, before its steady phase)]
  *
+ * `steady.relay.hopsMs`: where the steady phase's time went, from the rows' own clocks (the feeder's insert,
+ * fan-out, then claim + request + the flush that recorded it), p50/p99 over its first second and the rest.
+ * `relaySqlTimeline`: each statement kind's count, mean and max wait and rows, per second over the steady
+ * phase's first 3 s and after. `WEBHOOKS_RELAY_NODE_FLAGS` passes Node/V8 flags to the relay process.
+ *
  * `burst.inFlight`: requests in flight from the burst's start to its last answer, relay and bare
  * (mean, share of the time at the limit, ms to the first request): does the relay keep its concurrency busy?
  *

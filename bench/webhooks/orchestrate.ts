@@ -57,6 +57,38 @@ async function buffersPerDelivery(
   return Object.fromEntries(rows.map((row) => [row.relname, { heap: per(row.heap), index: per(row.idx) }]));
 }
 
+/**
+ * Where a steady phase's time went, hop by hop, from the rows' own clocks (the feeder's and Postgres'; the same
+ * machine): the feeder's insert (event made → its outbox row's transaction), fan-out (→ its delivery row's
+ * transaction), and the claim, the request and the flush that recorded it (→ the row's `finished_at`). p50 and
+ * p99 of each over the phase and over its first second (a relay just started).
+ */
+async function hops(dataSource: import('typeorm').DataSource, phase: Phase): Promise<Record<string, Record<string, number | null>>> {
+  const rows: Array<Record<string, number | null>> = await dataSource.query(
+    `WITH h AS (
+       SELECT (o.payload->>'createdAt')::float8 AS made,
+         extract(epoch FROM o.created_at) * 1000 - (o.payload->>'createdAt')::float8 AS insert_ms,
+         extract(epoch FROM d.created_at - o.created_at) * 1000 AS fan_out_ms,
+         extract(epoch FROM d.finished_at - d.created_at) * 1000 AS claim_send_record_ms
+       FROM outbox_events o JOIN webhook_deliveries d ON d.event_id = o.id
+       WHERE o.payload->>'phase' = $1),
+     first AS (SELECT min(made) AS at FROM h)
+     SELECT CASE WHEN made < (SELECT at FROM first) + 1000 THEN 'firstSecond' ELSE 'rest' END AS part,
+       percentile_disc(0.5) WITHIN GROUP (ORDER BY insert_ms) AS "insertP50", percentile_disc(0.99) WITHIN GROUP (ORDER BY insert_ms) AS "insertP99",
+       percentile_disc(0.5) WITHIN GROUP (ORDER BY fan_out_ms) AS "fanOutP50", percentile_disc(0.99) WITHIN GROUP (ORDER BY fan_out_ms) AS "fanOutP99",
+       percentile_disc(0.5) WITHIN GROUP (ORDER BY claim_send_record_ms) AS "claimSendRecordP50",
+       percentile_disc(0.99) WITHIN GROUP (ORDER BY claim_send_record_ms) AS "claimSendRecordP99"
+     FROM h GROUP BY 1`,
+    [phase],
+  );
+  return Object.fromEntries(
+    rows.map(({ part, ...values }) => [
+      String(part),
+      Object.fromEntries(Object.entries(values).map(([key, value]) => [key, value === null ? null : round(Number(value), 1)])),
+    ]),
+  );
+}
+
 export async function orchestrate(): Promise<void> {
   const { openDatabase, InstanceRepository, OutboxRepository, WebhookRepository } = await import('@gw/persistence');
   const { generateWebhookSecret } = await import('@gw/relay');
@@ -128,6 +160,7 @@ export async function orchestrate(): Promise<void> {
     }
     // 1. steady rate through the relay
     log(`relay: ${RATE} events/s for ${SECONDS} s`);
+    await ask(relay, { cmd: 'steady' });
     const steadyStarted = Date.now();
     const progress = setInterval(
       () =>
@@ -143,6 +176,9 @@ export async function orchestrate(): Promise<void> {
     /** What the bare client posts in all: its unmeasured phase (--pre-seconds), the steady one and the burst. */
     const bareEvents = preTotal + steadyTotal + BURST;
     const relaySteady = await waitForDelivery(receiver, 'relay-steady', steadyTotal);
+    // Read once everything is recorded (the flush after the last request).
+    await sleep(500);
+    const steadyHops = await hops(dataSource, 'relay-steady');
     log(`relay-steady: ${relaySteady.count}/${steadyTotal}, p50 ${relaySteady.p50Ms} ms, p99 ${relaySteady.p99Ms} ms`);
     const steadyInsertMs = insertTx ? insertMsTotal / insertTx : 0;
 
@@ -160,6 +196,7 @@ export async function orchestrate(): Promise<void> {
       deliveries,
       queries,
       cold,
+      timeline,
       inFlight: relayInFlight,
       cpuMs: relayCpuMs,
       cpuAfterStart: relayCpuAfterStart,
@@ -167,6 +204,7 @@ export async function orchestrate(): Promise<void> {
       deliveries: Record<string, number>;
       queries: Record<string, { count: number; ms: number; empty: number }>;
       cold: ColdStats;
+      timeline: Record<string, unknown>;
       inFlight: InFlightStats;
       cpuMs: number;
       cpuAfterStart: { total: number; system: number };
@@ -223,6 +261,7 @@ export async function orchestrate(): Promise<void> {
             coldStartP99Ms: relaySteady.coldStartP99Ms,
             maxMs: relaySteady.maxMs,
             p99MsByHalfSecond: relaySteady.p99MsByHalfSecond,
+            hopsMs: steadyHops,
             duplicates: relaySteady.duplicates,
             outOfOrder: relaySteady.outOfOrder,
           },
@@ -271,6 +310,7 @@ export async function orchestrate(): Promise<void> {
         },
         relaySql: { statements, perDelivery: round(statements / Math.max(deliveredRows, 1), 3), byKind: queries },
         relayCold: cold,
+        relaySqlTimeline: timeline,
         relayDbBuffersPerDelivery: await buffersPerDelivery(dataSource, schema, deliveredRows),
         loadAverage: loadavg().map((value) => round(value, 2)),
         goals: { burstVsBare: 0.6, p99MsAtRate: 50 },

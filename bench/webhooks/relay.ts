@@ -30,7 +30,12 @@ export async function runRelay(): Promise<void> {
   // Stands in for NATS: the feeder's OutboxNotice arrives over IPC and is published on the local bus.
   process.on('message', (message: { wake?: string; cmd?: string; id?: number }) => {
     if (message.wake) bus.publish(Subjects.outbox(message.wake), { instanceId: message.wake, lastId: '0' });
+    if (message.cmd === 'steady') {
+      trace.timeline.mark(Date.now());
+      send({ id: message.id });
+    }
     if (message.cmd === 'mark') {
+      trace.timeline.mark(0);
       inFlight.start();
       send({ id: message.id });
     }
@@ -47,6 +52,7 @@ export async function runRelay(): Promise<void> {
           deliveries: Object.fromEntries(counts.map((row) => [row.status, row.n])),
           queries: trace.queries(),
           cold: trace.cold(),
+          timeline: trace.timeline.read(),
           inFlight: inFlight.read(),
           cpuMs: cpuMs(),
           cpuAfterStart: cpuMsSince(readyCpu),
@@ -104,12 +110,16 @@ export interface ColdStats {
 function traceQueries(dataSource: import('typeorm').DataSource): {
   queries: () => Record<string, { count: number; ms: number; empty: number }>;
   ready: () => void;
+  /** From `at` on: each statement kind's count, mean and max wait and rows, per second for the first 3 s and after. */
+  timeline: { mark: (at: number) => void; read: () => Record<string, Record<string, { n: number; meanMs: number; maxMs: number; rows: number }>> };
   cold: () => ColdStats;
 } {
   const stats = new Map<string, { count: number; ms: number; empty: number }>();
   const seen = new WeakMap<object, Set<string>>();
   const cold: ColdStats = { connectionsOpened: 0, coldStatements: 0, coldStatementMs: 0 };
   let ready = false;
+  let markedAt = 0;
+  const buckets = new Map<string, Map<string, { n: number; ms: number; maxMs: number; rows: number }>>();
   const pool = (dataSource.driver as unknown as { master: { on(event: 'connect', listener: () => void): void } }).master;
   pool.on('connect', () => void (ready && cold.connectionsOpened++));
   const runner = dataSource.createQueryRunner();
@@ -153,6 +163,18 @@ function traceQueries(dataSource: import('typeorm').DataSource): {
       // Statements that answered no rows (a claim that found nothing still walked every lane).
       if (Array.isArray(rows) && rows.length === 0) entry.empty++;
       stats.set(kind, entry);
+      if (markedAt > 0) {
+        const second = Math.floor((Date.now() - markedAt) / 1000);
+        const bucket = second < 3 ? `s${second}` : 'after';
+        const byKind = buckets.get(bucket) ?? new Map();
+        buckets.set(bucket, byKind);
+        const slot = byKind.get(kind) ?? { n: 0, ms: 0, maxMs: 0, rows: 0 };
+        slot.n++;
+        slot.ms += ms;
+        slot.maxMs = Math.max(slot.maxMs, ms);
+        if (Array.isArray(rows)) slot.rows += rows.length;
+        byKind.set(kind, slot);
+      }
       if (ready && first) {
         cold.coldStatements++;
         cold.coldStatementMs += ms;
@@ -165,6 +187,21 @@ function traceQueries(dataSource: import('typeorm').DataSource): {
         [...stats].sort((a, b) => b[1].ms - a[1].ms).map(([kind, entry]) => [kind, { count: entry.count, ms: Math.round(entry.ms), empty: entry.empty }]),
       ),
     ready: () => void (ready = true),
+    timeline: {
+      mark: (at) => void (markedAt = at),
+      read: () =>
+        Object.fromEntries(
+          [...buckets].map(([bucket, byKind]) => [
+            bucket,
+            Object.fromEntries(
+              [...byKind].map(([kind, slot]) => [
+                kind.slice(0, 24),
+                { n: slot.n, meanMs: Math.round((slot.ms / slot.n) * 10) / 10, maxMs: Math.round(slot.maxMs), rows: slot.rows },
+              ]),
+            ),
+          ]),
+        ),
+    },
     cold: () => ({ ...cold, coldStatementMs: Math.round(cold.coldStatementMs) }),
   };
 }

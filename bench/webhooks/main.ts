@@ -11,6 +11,7 @@
  *                             [--stall 20 (s without progress before a phase gives up)] [--wait 300 (s at most per phase)]
  *                             [--warm 1 (0: start the relay cold, without its warmUp)]
  *                             [--receiver-warm 4000 (posts the receiver sends itself first)] [--pre-seconds 0 (each side's rate, unmeasured, before its steady phase)]
+ *                             [--seed-rows 0 (events already dispatched and delivered in the relay's tables, analyzed, before it starts)]
  *
  * `steady.relay.hopsMs`: where the steady phase's time went, from the rows' own clocks (the feeder's insert,
  * fan-out, then claim + request + the flush that recorded it), p50/p99 over its first second and the rest.

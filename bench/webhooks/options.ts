@@ -11,6 +11,8 @@ export const num = (name: string, fallback: number) => (args.has(name) ? Number(
 export const SECONDS = num('seconds', 60);
 export const RATE = num('rate', 1000);
 export const PRE_SECONDS = num('pre-seconds', 0);
+/** Events already dispatched and delivered in the relay's tables before it starts (0: empty tables, as before 2026-12-04). */
+export const SEED_ROWS = num('seed-rows', 0);
 export const BURST = num('burst', 20_000);
 export const INSTANCES = num('instances', 20);
 export const CHATS = num('chats', 10);

@@ -5,7 +5,7 @@ import { loadavg } from 'node:os';
 import { eventFor } from './events';
 import { ask, nextMessage, spawnRole } from './ipc';
 import { type InFlightStats, paced } from './load';
-import { BURST, CHATS, databaseUrl, INSTANCES, log, num, type Phase, PRE_SECONDS, RATE, round, SECONDS, SINK, sleep } from './options';
+import { BURST, CHATS, databaseUrl, INSTANCES, log, num, type Phase, PRE_SECONDS, RATE, round, SECONDS, SEED_ROWS, SINK, sleep } from './options';
 import type { PhaseStats } from './receiver';
 import type { ColdStats } from './relay';
 
@@ -47,6 +47,7 @@ async function buffersPerDelivery(
   dataSource: import('typeorm').DataSource,
   schema: string,
   delivered: number,
+  before?: Record<string, { heap: number; index: number }>,
 ): Promise<Record<string, { heap: number; index: number }>> {
   const rows: Array<{ relname: string; heap: string; idx: string }> = await dataSource.query(
     `SELECT relname, heap_blks_hit + heap_blks_read AS heap, coalesce(idx_blks_hit + idx_blks_read, 0) AS idx
@@ -54,7 +55,39 @@ async function buffersPerDelivery(
     [schema],
   );
   const per = (value: string) => round(Number(value) / Math.max(delivered, 1), 1);
-  return Object.fromEntries(rows.map((row) => [row.relname, { heap: per(row.heap), index: per(row.idx) }]));
+  return Object.fromEntries(
+    rows.map((row) => [
+      row.relname,
+      { heap: per(String(Number(row.heap) - (before?.[row.relname]?.heap ?? 0))), index: per(String(Number(row.idx) - (before?.[row.relname]?.index ?? 0))) },
+    ]),
+  );
+}
+
+/**
+ * `rows` events already dispatched and delivered, spread over the bench's instances and chats, then VACUUM ANALYZE
+ * of the relay's two tables: what a running gateway's tables hold, with their statistics. Without it each run's
+ * relay starts on empty tables of a fresh schema, which no deployed relay meets after its first day. Returns the
+ * milliseconds it took.
+ */
+async function seedHistory(dataSource: import('typeorm').DataSource, instanceIds: string[], webhookIds: string[], rows: number): Promise<number | null> {
+  if (rows <= 0) return null;
+  const started = Date.now();
+  await dataSource.query(
+    `WITH events AS (
+       INSERT INTO outbox_events (instance_id, event_type, chat_id, payload, created_at, dispatched_at)
+       SELECT ($1::text[])[1 + n % cardinality($1::text[])], 'messages', '55119' || lpad(((n / cardinality($1::text[])) % $3)::text, 8, '0') || '@s.whatsapp.net',
+         jsonb_build_object('EventType', 'messages', 'phase', 'seed', 'seq', n), now() - interval '1 hour', now() - interval '1 hour'
+       FROM generate_series(0, $4 - 1) AS n
+       RETURNING id, instance_id, chat_id)
+     INSERT INTO webhook_deliveries (webhook_id, event_id, instance_id, chat_id, event_type, status, attempts, last_status_code, created_at, finished_at)
+     SELECT ($2::text[])[array_position($1::text[], e.instance_id)], e.id, e.instance_id, e.chat_id, 'messages', 'delivered', 1, 200,
+       now() - interval '1 hour', now() - interval '1 hour'
+     FROM events e`,
+    [instanceIds, webhookIds, CHATS, rows],
+  );
+  await dataSource.query(`VACUUM ANALYZE outbox_events`);
+  await dataSource.query(`VACUUM ANALYZE webhook_deliveries`);
+  return Date.now() - started;
 }
 
 /**
@@ -101,11 +134,13 @@ export async function orchestrate(): Promise<void> {
     const { url, exchange } = await nextMessage<{ url: string; exchange?: string }>(receiver, (message) => typeof message.url === 'string');
 
     const instanceIds: string[] = [];
+    const webhookIds: string[] = [];
     for (let n = 0; n < INSTANCES; n++) {
       const id = `wb${randomBytes(6).toString('hex')}`;
       await new InstanceRepository(dataSource).create({ id, token: `tok-${id}`, name: `bench-${n}` });
+      webhookIds.push(`w${randomBytes(6).toString('hex')}`);
       await new WebhookRepository(dataSource).insert(
-        `w${randomBytes(6).toString('hex')}`,
+        webhookIds[n],
         id,
         {
           url,
@@ -121,6 +156,12 @@ export async function orchestrate(): Promise<void> {
       );
       instanceIds.push(id);
     }
+
+    // --seed-rows: the relay's tables as a running gateway's are (events dispatched and delivered before), analyzed.
+    const seeded = await seedHistory(dataSource, instanceIds, webhookIds, SEED_ROWS);
+    // What the seeding touched is not the relay's (statistics reach pg_statio within a second).
+    if (seeded !== null) await sleep(1_100);
+    const buffersBefore = seeded === null ? undefined : await buffersPerDelivery(dataSource, schema, 1);
 
     // The receiver's code warmed first: the relay's phases come before the bare client's (see warmReceiver).
     if (SINK === 'webhook') await ask(receiver, { cmd: 'warm', count: num('receiver-warm', 4_000) });
@@ -209,7 +250,8 @@ export async function orchestrate(): Promise<void> {
       cpuMs: number;
       cpuAfterStart: { total: number; system: number };
     }>(relay, { cmd: 'stop' });
-    const deliveredRows = deliveries.delivered ?? 0;
+    // The seeded rows (--seed-rows) are delivered rows too, but not the relay's.
+    const deliveredRows = (deliveries.delivered ?? 0) - SEED_ROWS;
     const statements = Object.values(queries).reduce((sum, entry) => sum + entry.count, 0);
 
     // 3. the bare client, same bodies, same receiver, same concurrency
@@ -249,6 +291,7 @@ export async function orchestrate(): Promise<void> {
         chatsPerInstance: CHATS,
         lanes: INSTANCES * CHATS,
         relaySettings: settings,
+        seededRows: { rows: SEED_ROWS, ms: seeded },
         steady: {
           events: steadyTotal,
           feedSeconds: round(feedSeconds, 2),
@@ -311,7 +354,7 @@ export async function orchestrate(): Promise<void> {
         relaySql: { statements, perDelivery: round(statements / Math.max(deliveredRows, 1), 3), byKind: queries },
         relayCold: cold,
         relaySqlTimeline: timeline,
-        relayDbBuffersPerDelivery: await buffersPerDelivery(dataSource, schema, deliveredRows),
+        relayDbBuffersPerDelivery: await buffersPerDelivery(dataSource, schema, deliveredRows, buffersBefore),
         loadAverage: loadavg().map((value) => round(value, 2)),
         goals: { burstVsBare: 0.6, p99MsAtRate: 50 },
         met: {

@@ -9,6 +9,7 @@ import type { WebhookRelayConfig } from './relay-config';
 import { groupByLane, type LaneRun, type Receiver } from './lane-runs';
 import { generateWebhookSecret } from './signature';
 import type { EnvSink } from './sinks/env-sinks';
+import { warmHttpClient } from './sinks/http-client-warm-up';
 import type { SinkTransport } from './sinks/transport';
 import { matchWebhooks } from './webhook-filter';
 import { WebhookTargets } from './webhook-targets';
@@ -123,7 +124,9 @@ export class WebhookRelay {
   /**
    * Before `start`: opens the pool's connections and plans the relay's statements on each, and reads the
    * enabled webhooks, so that a relay started in a rolling deploy delivers its first second on time
-   * (bench/webhooks: p99 370-630 ms over the first 1.5 s of a cold relay, ~40 ms after). A failure is
+   * (bench/webhooks: p99 370-630 ms over the first 1.5 s of a cold relay, ~40 ms after), then sends a
+   * few hundred requests to a loopback server of its own so undici's parser and code are compiled
+   * (warmHttpClient). A failure is
    * logged, not thrown: the loops connect on their own and retry as always.
    */
   async warmUp(): Promise<void> {
@@ -131,7 +134,9 @@ export class WebhookRelay {
     try {
       const [connections, webhooks] = await Promise.all([this.deliveries.warmUp(), this.webhooks.enabled(WARM_WEBHOOKS)]);
       this.targets.remember(webhooks);
-      this.logger.info({ connections, webhooks: webhooks.length, ms: Math.round(performance.now() - started) }, 'webhook relay warmed up');
+      // After the database's part: both on this process's one core would only slow each other.
+      const requests = await warmHttpClient();
+      this.logger.info({ connections, webhooks: webhooks.length, requests, ms: Math.round(performance.now() - started) }, 'webhook relay warmed up');
     } catch (error) {
       this.logger.warn({ err: error }, 'warming the webhook relay up failed; starting cold');
     }

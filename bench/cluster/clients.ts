@@ -33,14 +33,49 @@ interface Answer {
   rerouted: boolean;
 }
 
+/** How often the balancer asks each gateway's `/ready` (a gateway answers 503 for DRAIN_DELAY_MS, 1 s here, before it stops accepting). */
+const READY_POLL_MS = 200;
+
+/**
+ * The API through a client-side balancer that does what a load balancer in front of the gateways does
+ * (HAProxy's `httpchk`, a Kubernetes Service's readiness): it polls each gateway's `/ready` and sends to
+ * the ready ones only, round robin; with none ready, to any. A connection refused (a gateway between its
+ * stop and its start) goes to the next gateway at once (`rerouted`). Without the polling, a request that
+ * connected in the instant the draining gateway stopped accepting (queued in its listen backlog) was
+ * reset: 2 of 6,470 requests in a rolling restart (`connect ECONNRESET`), a connection no balancer that
+ * watches `/ready` would have opened.
+ */
 export function apiClient(gateways: string[]) {
   let next = 0;
+  const ready = new Map<string, boolean>(gateways.map((base) => [base, true]));
+  const poll = async () => {
+    const { request } = await import('undici');
+    await Promise.all(
+      gateways.map(async (base) => {
+        try {
+          const response = await request(`${base}/ready`, { reset: true, headersTimeout: READY_POLL_MS * 2, bodyTimeout: READY_POLL_MS * 2 });
+          await response.body.dump();
+          ready.set(base, response.statusCode === 200);
+        } catch {
+          ready.set(base, false);
+        }
+      }),
+    );
+  };
+  const poller = setInterval(() => void poll(), READY_POLL_MS);
+  poller.unref();
+  const order = (): string[] => {
+    const first = next++;
+    const rotated = gateways.map((_, i) => gateways[(first + i) % gateways.length]);
+    const live = rotated.filter((base) => ready.get(base));
+    return live.length > 0 ? [...live, ...rotated.filter((base) => !ready.get(base))] : rotated;
+  };
   return async (method: 'GET' | 'POST', path: string, headers: Record<string, string>, body?: unknown): Promise<Answer> => {
     const { request } = await import('undici');
-    const first = next++ % gateways.length;
+    const bases = order();
     let rerouted = false;
-    for (let attempt = 0; attempt < gateways.length * 3; attempt++) {
-      const base = gateways[(first + attempt) % gateways.length];
+    for (let attempt = 0; attempt < bases.length * 3; attempt++) {
+      const base = bases[attempt % bases.length];
       try {
         // One connection per request (reset): a gateway that stops accepting refuses the next one
         // outright, never a request written into a keep-alive socket it is closing.
@@ -64,7 +99,8 @@ export function apiClient(gateways: string[]) {
         const code = (error as { code?: string }).code;
         if (code === 'ECONNREFUSED') {
           rerouted = true;
-          if (attempt >= gateways.length - 1) await sleep(200);
+          ready.set(base, false);
+          if (attempt >= bases.length - 1) await sleep(200);
           continue;
         }
         return { status: 0, body: { error: `${code ?? ''} ${(error as Error).message}`.trim().slice(0, 160) }, rerouted };

@@ -26,7 +26,7 @@ import {
   sleep,
   VICTIM_INSTANCES,
 } from './options';
-import { longestWaits, recoveries, startTraffic, waitRecovered } from './traffic';
+import { longestWaits, recoveries, slowestWaits, startTraffic, waitRecovered } from './traffic';
 
 /** `fn` over `items`, at most `limit` at once. */
 async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -258,6 +258,7 @@ export async function runCluster(): Promise<void> {
         recoveryMs = longestWaits(traffic, moved, (i) => sigterms.get(i) ?? [], 30_000);
         const firstAfterSigterm = recoveries(traffic, moved, (i) => sigtermAt.get(i) as number);
         detail.firstSendAfterSigterm = { p50S: percentileS(firstAfterSigterm, 50), p99S: percentileS(firstAfterSigterm, 99) };
+        detail.slowestWaits = slowestWaits(traffic, moved, (i) => sigterms.get(i) ?? [], 30_000);
         detail.restarts = restarts;
         detail.instancesMoved = moved.length;
         recoveryGoal = "the longest wait of a sync send started within 30 s of its holder's SIGTERM: p99 <= 2 s; no send failed";

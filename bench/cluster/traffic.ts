@@ -106,6 +106,35 @@ export function longestWaits(traffic: Traffic, instances: string[], windows: (in
   });
 }
 
+/**
+ * The `count` longest sync sends started in one of their instance's windows (as longestWaits): which instance,
+ * how long, and when each started after the latest of its windows' starts (the SIGTERM of its holder) — where
+ * to look in the services' logs for a slow hand-over.
+ */
+export function slowestWaits(
+  traffic: Traffic,
+  instances: string[],
+  windows: (instance: string) => number[],
+  windowMs: number,
+  count = 5,
+): Array<{ instance: string; waitS: number; startedAfterSigtermS: number; status: number }> {
+  const wanted = new Set(instances);
+  return traffic.sends
+    .flatMap((s) => {
+      if (!wanted.has(s.instance) || s.kind !== 'sync') return [];
+      const at = windows(s.instance).filter((start) => s.startedAt >= start && s.startedAt < start + windowMs);
+      return at.length ? [{ send: s, since: Math.max(...at) }] : [];
+    })
+    .sort((a, b) => b.send.endedAt - b.send.startedAt - (a.send.endedAt - a.send.startedAt))
+    .slice(0, count)
+    .map(({ send, since }) => ({
+      instance: send.instance,
+      waitS: Math.round(send.endedAt - send.startedAt) / 1000,
+      startedAfterSigtermS: Math.round(send.startedAt - since) / 1000,
+      status: send.status,
+    }));
+}
+
 export async function waitRecovered(traffic: Traffic, instances: string[], from: (instance: string) => number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

@@ -23,7 +23,7 @@ function fakeSocket(relay: (socket: ReturnType<typeof fakeSocket>) => Promise<vo
 
 const connectionClosed = () => Object.assign(new Error('Connection Closed'), { isBoom: true, output: { statusCode: 428 } });
 
-function harness(sockets: Array<ReturnType<typeof fakeSocket>>) {
+function harness(sockets: Array<ReturnType<typeof fakeSocket>>, logger: { info: (...args: unknown[]) => void } = { info: () => undefined }) {
   const calls: string[] = [];
   const row = { messageId: 'M1', status: 'Pending', error: '' };
   const ledger = {
@@ -38,7 +38,7 @@ function harness(sockets: Array<ReturnType<typeof fakeSocket>>) {
     ledger: ledger as never,
     builder: { build: async () => ({ kind: 'proto', message: { conversation: 'oi' } }) } as never,
     chats: { findByJid: async () => null } as never,
-    logger: { info: () => undefined, warn: () => undefined } as never,
+    logger: { info: logger.info, warn: () => undefined } as never,
     config: { sendAckTimeoutMs: 200, sendReconnectWaitMs: 50 },
   });
   let next = 1;
@@ -171,5 +171,40 @@ describe('send op: acked by WhatsApp while the database does not answer', () => 
 
     await expect(ops.send(session, { ...request, queued: false })).rejects.toThrow(/duplicate key/);
     expect(calls.filter((call) => call === 'result')).toHaveLength(1);
+  });
+});
+
+describe('send op: a slow send', () => {
+  it('is logged with where its time went (an instance arriving from another worker: its socket)', async () => {
+    const socket = fakeSocket(async (s) => {
+      setImmediate(() => s.ws.emit('CB:ack,class:message', { tag: 'ack', attrs: { class: 'message', id: 'M1' } }));
+    });
+    const logged: Array<{ fields: Record<string, unknown>; message: string }> = [];
+    const { ops, session, request, ledger } = harness([socket], {
+      info: (fields, message) => logged.push({ fields: fields as Record<string, unknown>, message: message as string }),
+    });
+    ledger.result = async () => ({ messageId: 'M1', status: 'Sent', error: '' });
+    // The heir's socket opens 1.05 s after the send reached it.
+    (session as unknown as { openSocketOnArrival: () => Promise<unknown> }).openSocketOnArrival = () =>
+      new Promise((resolve) => setTimeout(() => resolve(socket), 1_050));
+
+    await ops.send(session, { ...request, queued: false });
+
+    const slow = logged.find((entry) => entry.message === 'a slow send');
+    expect(slow?.fields).toMatchObject({ instanceId: 'i1', messageId: 'M1', outcome: 'sent' });
+    const fields = slow?.fields as Record<string, number>;
+    expect(fields.socketMs).toBeGreaterThanOrEqual(1_000);
+    expect(fields.ms).toBeGreaterThanOrEqual(fields.socketMs);
+    for (const phase of ['reserveMs', 'relayMs', 'ackMs', 'restMs']) expect(typeof fields[phase]).toBe('number');
+  });
+
+  it('is not logged under a second', async () => {
+    const socket = fakeSocket(async (s) => {
+      setImmediate(() => s.ws.emit('CB:ack,class:message', { tag: 'ack', attrs: { class: 'message', id: 'M1' } }));
+    });
+    const messages: string[] = [];
+    const { ops, session, request } = harness([socket], { info: (_fields, message) => messages.push(message as string) });
+    await ops.send(session, { ...request, queued: false });
+    expect(messages).not.toContain('a slow send');
   });
 });

@@ -1,4 +1,4 @@
-import { ErrorCode, RpcError, type SendRequest } from '@gw/contracts';
+import { ErrorCode, RpcError, type SendReply, type SendRequest } from '@gw/contracts';
 import { type ChatRepository, databaseUnavailable, type RecordRow, type SendLimitRepository } from '@gw/persistence';
 import { type Logger, metrics, type SendOutcome } from '@gw/platform';
 import { proto, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
@@ -54,6 +54,28 @@ const SENT_WRITE_WAIT_MS = 30_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** A send this long is logged with where its time went (`a slow send`, info). */
+const SLOW_SEND_MS = 1_000;
+
+/**
+ * The steps of a send, each named by the time to its end from the previous one: the socket (an instance
+ * arriving from another worker waits for its open), the content built, the row reserved, the message
+ * relayed (devices looked up, Signal sessions asserted, encrypted, written), the server's ack. The rest of
+ * the time (`restMs`) is the result's write and the answer.
+ */
+type SendPhase = 'socketMs' | 'buildMs' | 'reserveMs' | 'relayMs' | 'ackMs';
+
+function phaseTimes(started: number, marks: ReadonlyArray<[SendPhase, number]>): Partial<Record<SendPhase | 'restMs', number>> {
+  const times: Partial<Record<SendPhase | 'restMs', number>> = {};
+  let previous = started;
+  for (const [phase, at] of marks) {
+    times[phase] = Math.round((times[phase] ?? 0) + at - previous);
+    previous = at;
+  }
+  times.restMs = Math.round(performance.now() - previous);
+  return times;
+}
+
 export const sendRequests = {
   send: (raw, instanceId) => {
     if (!raw.messageId || !raw.recordId || !raw.chatJid || !raw.content) throw new RpcError(ErrorCode.BadRequest, 'malformed send request');
@@ -86,17 +108,26 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
     let outcome: SendOutcome = 'error';
     // The unacked sweep leaves this message alone while this send is at it.
     const leave = SendsInFlight.enter(request.instanceId, request.messageId);
+    const marks: Array<[SendPhase, number]> = [];
     try {
-      const record = await sendOnce(session, request);
+      const record = await sendOnce(session, request, (phase) => marks.push([phase, performance.now()]));
       // Pending: no server ack in time; a repeat of an id sent before answers its later state (Delivered, Read…).
       outcome = record.status === 'Failed' ? 'failed' : record.status === 'Pending' || record.status === '' ? 'pending' : 'sent';
       return record;
     } finally {
       leave();
-      metrics().recordSend(type, outcome, (performance.now() - started) / 1000, request.instanceId);
+      const took = performance.now() - started;
+      metrics().recordSend(type, outcome, took / 1000, request.instanceId);
+      // Where a slow send's time went (bench/cluster reads these at info: the first sends of an instance
+      // that arrived in a hand-over).
+      if (took >= SLOW_SEND_MS)
+        logger.info(
+          { instanceId: request.instanceId, messageId: request.messageId, outcome, ms: Math.round(took), ...phaseTimes(started, marks) },
+          'a slow send',
+        );
     }
   };
-  const sendOnce: OpHandler<'send'> = async (session, request) => {
+  const sendOnce = async (session: Session, request: SendRequest, mark: (phase: SendPhase) => void): Promise<SendReply> => {
     // An instance arriving from another worker (a drain's hand-over): the send waits for its socket.
     const socket = await session.openSocketOnArrival().catch(async (error: unknown) => {
       // No socket, but this id went out before (the gateway trying again after a lost answer, a takeover):
@@ -107,6 +138,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
       throw error;
     });
     if (!('ws' in socket)) return SendLedger.record(socket, session.instance.owner);
+    mark('socketMs');
     const owner = (socket.user?.id ?? '').split(':')[0].split('@')[0];
     // A status goes to the recipients WhatsApp knows; checked before anything is stored.
     const audience = request.status ? await statusAudience(socket, request.status.recipients) : null;
@@ -117,6 +149,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
     }
 
     const built = await builder.build(socket, request);
+    mark('buildMs');
     // Stored only once the message could be built (a missing quote stores nothing), and marked relayed
     // in the same statement unless a typing delay comes first.
     const typing = Boolean(request.delayMs && request.delayMs > 0 && !request.status);
@@ -129,6 +162,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
     }
     const { alreadyRelayed } = await ledger.reserve(session.lease, request, owner, !typing);
     if (alreadyRelayed) return SendLedger.record(alreadyRelayed, owner);
+    mark('reserveMs');
     if (typing) {
       // Any audio (ptt, myaudio or a plain audio file) shows "recording…"; everything else "typing…".
       const presence = request.content.kind === 'media' && (request.content.ptt || request.content.mediaType === 'audio') ? 'recording' : 'composing';
@@ -171,6 +205,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
       try {
         if (relayed) await current.relayMessage(request.chatJid, relayed, resendOptions(relayed, request.messageId, statusOptions.statusJidList));
         else relayed = await relayFirst(current, request, built, expiration, statusOptions);
+        mark('relayMs');
       } catch (error) {
         ack.cancel();
         // The connection went away under the send: the same message goes on the next socket.
@@ -211,6 +246,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
         return SendLedger.record(row, owner);
       }
       outcome = await ack.result;
+      mark('ackMs');
       if (attempt >= MAX_RESENDS) break;
       if (outcome === 'closed') {
         // Written to a socket that closed before the server acked it: maybe never received. Again on the

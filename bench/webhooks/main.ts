@@ -18,6 +18,8 @@
  * `relaySqlTimeline`: each statement kind's count, mean and max wait and rows, per second over the steady
  * phase's first 3 s and after. `WEBHOOKS_RELAY_NODE_FLAGS` passes Node/V8 flags to the relay process.
  *
+ * `burst.{relay,bare}.deliveredPer100ms`: deliveries received in each 100 ms from the first (`firstDeliveryAfterMs`
+ * after the burst's start): the relay's ramp while its events are still being fed, its plateau, its tail.
  * `burst.inFlight`: requests in flight from the burst's start to its last answer, relay and bare
  * (mean, share of the time at the limit, ms to the first request): does the relay keep its concurrency busy?
  *

@@ -327,6 +327,9 @@ export async function orchestrate(): Promise<void> {
             p99Ms: relayBurst.p99Ms,
             duplicates: relayBurst.duplicates,
             outOfOrder: relayBurst.outOfOrder,
+            // From the first delivery: the ramp while fan-out and the claims get ahead, the plateau, the tail.
+            firstDeliveryAfterMs: relayBurst.firstAt - burstStarted,
+            deliveredPer100ms: relayBurst.deliveredPer100ms,
           },
           bare: {
             delivered: bareBurst.count,
@@ -334,6 +337,8 @@ export async function orchestrate(): Promise<void> {
             deliveriesPerSecond: round(barePerSecond),
             p50Ms: bareBurst.p50Ms,
             p99Ms: bareBurst.p99Ms,
+            firstDeliveryAfterMs: bareBurst.firstAt - bareBurstStarted,
+            deliveredPer100ms: bareBurst.deliveredPer100ms,
           },
           relayVsBare: round(relayPerSecond / Math.max(barePerSecond, 0.001), 3),
           // Requests in flight from the first request to the last answer (mean, share of the time at the limit).

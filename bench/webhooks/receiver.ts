@@ -19,6 +19,8 @@ export interface PhaseStats {
   coldStartP99Ms: number | null;
   /** p99 of the events created in each half second of the phase, in order: where a tail comes from. */
   p99MsByHalfSecond: Array<number | null>;
+  /** Deliveries received in each 100 ms from the phase's first (the shape of a burst: ramp, plateau, tail). */
+  deliveredPer100ms?: number[];
 }
 
 /** The start of a phase measured on its own (`coldStartP99Ms`): a relay restarted during a deploy. */
@@ -61,6 +63,7 @@ export async function runReceiver(): Promise<void> {
       outOfOrder: number;
       firstAt: number;
       lastAt: number;
+      per100ms: number[];
     }
   >();
   const record = (content: Buffer) => {
@@ -71,10 +74,13 @@ export async function runReceiver(): Promise<void> {
       if (!stats)
         phases.set(
           body.phase,
-          (stats = { latencies: [], created: [], seen: new Set(), laneLast: new Map(), duplicates: 0, outOfOrder: 0, firstAt: now, lastAt: now }),
+          (stats = { latencies: [], created: [], seen: new Set(), laneLast: new Map(), duplicates: 0, outOfOrder: 0, firstAt: now, lastAt: now, per100ms: [] }),
         );
       if (stats.seen.has(body.seq)) stats.duplicates++;
       else {
+        const bucket = Math.floor((now - stats.firstAt) / 100);
+        while (stats.per100ms.length <= bucket) stats.per100ms.push(0);
+        stats.per100ms[bucket]++;
         stats.seen.add(body.seq);
         stats.latencies.push(now - body.createdAt);
         stats.created.push(body.createdAt);
@@ -156,7 +162,7 @@ export async function runReceiver(): Promise<void> {
         lastAt: stats.lastAt,
         ...(message.countOnly
           ? { p50Ms: null, p99Ms: null, maxMs: null, coldStartP99Ms: null, p99MsByHalfSecond: [] }
-          : latencyStats(stats.latencies, stats.created)),
+          : { ...latencyStats(stats.latencies, stats.created), deliveredPer100ms: stats.per100ms }),
       } satisfies PhaseStats,
     });
   });

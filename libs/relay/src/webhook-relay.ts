@@ -126,8 +126,7 @@ export class WebhookRelay {
    * enabled webhooks, so that a relay started in a rolling deploy delivers its first second on time
    * (bench/webhooks: p99 370-630 ms over the first 1.5 s of a cold relay, ~40 ms after), then sends a
    * few hundred requests to a loopback server of its own so undici's parser and code are compiled
-   * (warmHttpClient). A failure is
-   * logged, not thrown: the loops connect on their own and retry as always.
+   * (warmHttpClient). A failure is logged, not thrown: the loops connect on their own and retry as always.
    */
   async warmUp(): Promise<void> {
     const started = performance.now();

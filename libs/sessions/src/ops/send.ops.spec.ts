@@ -21,6 +21,12 @@ function fakeSocket(relay: (socket: ReturnType<typeof fakeSocket>) => Promise<vo
   return socket;
 }
 
+/** A socket whose relay is acked by the server a moment later. */
+const acking = () =>
+  fakeSocket(async (socket) => {
+    setImmediate(() => socket.ws.emit('CB:ack,class:message', { tag: 'ack', attrs: { class: 'message', id: 'M1' } }));
+  });
+
 const connectionClosed = () => Object.assign(new Error('Connection Closed'), { isBoom: true, output: { statusCode: 428 } });
 
 function harness(sockets: Array<ReturnType<typeof fakeSocket>>, logger: { info: (...args: unknown[]) => void } = { info: () => undefined }) {
@@ -138,11 +144,6 @@ describe('send op: a sync send past its caller deadline (notAfter)', () => {
 });
 
 describe('send op: acked by WhatsApp while the database does not answer', () => {
-  const acking = () =>
-    fakeSocket(async (socket) => {
-      setImmediate(() => socket.ws.emit('CB:ack,class:message', { tag: 'ack', attrs: { class: 'message', id: 'M1' } }));
-    });
-
   it('waits for the database to write Sent, and answers Sent (never an error for a message that went out)', async () => {
     const socket = acking();
     const { ops, session, request, calls, ledger } = harness([socket]);
@@ -176,9 +177,7 @@ describe('send op: acked by WhatsApp while the database does not answer', () => 
 
 describe('send op: a slow send', () => {
   it('is logged with where its time went (an instance arriving from another worker: its socket)', async () => {
-    const socket = fakeSocket(async (s) => {
-      setImmediate(() => s.ws.emit('CB:ack,class:message', { tag: 'ack', attrs: { class: 'message', id: 'M1' } }));
-    });
+    const socket = acking();
     const logged: Array<{ fields: Record<string, unknown>; message: string }> = [];
     const { ops, session, request, ledger } = harness([socket], {
       info: (fields, message) => logged.push({ fields: fields as Record<string, unknown>, message: message as string }),
@@ -199,9 +198,7 @@ describe('send op: a slow send', () => {
   });
 
   it('is not logged under a second', async () => {
-    const socket = fakeSocket(async (s) => {
-      setImmediate(() => s.ws.emit('CB:ack,class:message', { tag: 'ack', attrs: { class: 'message', id: 'M1' } }));
-    });
+    const socket = acking();
     const messages: string[] = [];
     const { ops, session, request } = harness([socket], { info: (_fields, message) => messages.push(message as string) });
     await ops.send(session, { ...request, queued: false });

@@ -60,8 +60,9 @@ const SLOW_SEND_MS = 1_000;
 /**
  * The steps of a send, each named by the time to its end from the previous one: the socket (an instance
  * arriving from another worker waits for its open), the content built, the row reserved, the message
- * relayed (devices looked up, Signal sessions asserted, encrypted, written), the server's ack. The rest of
- * the time (`restMs`) is the result's write and the answer.
+ * relayed (devices looked up, Signal sessions asserted, encrypted, written; a typing delay before it is
+ * counted here too), the server's ack. A phase done again (a resend on a new socket) adds up. The rest
+ * of the time (`restMs`) is the result's write and the answer.
  */
 type SendPhase = 'socketMs' | 'buildMs' | 'reserveMs' | 'relayMs' | 'ackMs';
 

@@ -235,9 +235,11 @@ export async function runCluster(): Promise<void> {
         const sigterms = new Map<string, number[]>();
         const order = [...cluster.names('relay'), ...cluster.names('dispatcher'), ...cluster.names('worker'), ...cluster.names('gateway')];
         const restarts: Array<{ name: string; exitS: number; healthyS: number }> = [];
+        let firstWorkerSigtermAt = NaN;
         for (const name of order) {
           const held = cluster.names('worker').includes(name) ? [...(await holders()).entries()].filter(([, w]) => w === name).map(([i]) => i) : [];
           const at = Date.now();
+          if (cluster.names('worker').includes(name) && Number.isNaN(firstWorkerSigtermAt)) firstWorkerSigtermAt = at;
           for (const instance of held) {
             sigtermAt.set(instance, at);
             sigterms.set(instance, [...(sigterms.get(instance) ?? []), at]);
@@ -259,8 +261,32 @@ export async function runCluster(): Promise<void> {
         const firstAfterSigterm = recoveries(traffic, moved, (i) => sigtermAt.get(i) as number);
         detail.firstSendAfterSigterm = { p50S: percentileS(firstAfterSigterm, 50), p99S: percentileS(firstAfterSigterm, 99) };
         detail.slowestWaits = slowestWaits(traffic, moved, (i) => sigterms.get(i) ?? [], 30_000);
+        // Every instance's longest sync send from the first worker's SIGTERM to now: the drains' moves and the
+        // moves that rebalance each restarted worker (ADR 0043), whether or not the instance's holder got a SIGTERM.
+        const wholeMs = Date.now() - firstWorkerSigtermAt;
+        const whole = longestWaits(
+          traffic,
+          instances.map((instance) => instance.id),
+          () => [firstWorkerSigtermAt],
+          wholeMs,
+        ).filter((ms) => !Number.isNaN(ms));
+        detail.longestWaitFromFirstWorkerSigterm = {
+          p50S: percentileS(whole, 50),
+          p99S: percentileS(whole, 99),
+          slowest: slowestWaits(
+            traffic,
+            instances.map((instance) => instance.id),
+            () => [firstWorkerSigtermAt],
+            wholeMs,
+            3,
+          ),
+        };
         detail.restarts = restarts;
         detail.instancesMoved = moved.length;
+        // How the instances sit on the workers once every service restarted (a rebalance evens them, ADR 0043).
+        const heldAfter: Record<string, number> = {};
+        for (const worker of (await holders()).values()) heldAfter[worker] = (heldAfter[worker] ?? 0) + 1;
+        detail.heldAfterRestarts = heldAfter;
         recoveryGoal = "the longest wait of a sync send started within 30 s of its holder's SIGTERM: p99 <= 2 s; no send failed";
         recoveryMet = (percentileS(recoveryMs, 99) ?? 0) <= 2;
         extraMet = traffic.sends.every((s) => s.status === 200);

@@ -1,10 +1,5 @@
-import { NatsBus } from '@gw/bus';
-import { createLogger } from '@gw/platform';
-import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
-import { openTestDatabase, simulatorControl, testNatsUrl, type TestDatabase } from '@gw/testing';
-import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
-import { startGateway, type GatewayHarness } from './support/gateway-harness';
-import { nextPhone, sleep, waitFor, type InboxEntry } from './support/stack';
+import { sleep, waitFor, nextPhone, type InboxEntry } from './support/stack';
+import { WorkerStack, type PairedInstance } from './support/worker-stack';
 
 /** Long on purpose: a takeover that waited for the leases to lapse would take this long. */
 const LEASE_TTL_MS = 30_000;
@@ -23,88 +18,27 @@ const SLOW_SEND_DELAY_MS = 9_000;
 jest.retryTimes(0);
 
 describe('session worker drain on SIGTERM (issue 39)', () => {
-  const logger = createLogger('drain-e2e', process.env.TEST_LOG_LEVEL ?? 'silent');
-  let natsUrl: string;
-  let sim: RunningSimulator;
-  let db: TestDatabase;
-  let gw: GatewayHarness;
-  const buses: NatsBus[] = [];
-  const workers = new Map<string, SessionWorker>();
-  const workerBuses = new Map<string, NatsBus>();
-
-  const startWorker = async (workerId: string) => {
-    const bus = await NatsBus.connect(natsUrl, workerId);
-    buses.push(bus);
-    workerBuses.set(workerId, bus);
-    const worker = new SessionWorker({
-      dataSource: db.dataSource,
-      bus,
-      logger,
-      config: sessionWorkerConfig({
-        workerId,
-        leaseTtlMs: LEASE_TTL_MS,
-        // Adoption by the timer is far away: only the hand-over notice explains a prompt takeover.
-        reconcileIntervalMs: 60_000,
-        reconnectBaseMs: 200,
-        reconnectMaxMs: 2_000,
-        queryTimeoutMs: 5_000,
-        simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
-      }),
-    });
-    await worker.start();
-    workers.set(workerId, worker);
-  };
-
-  const control = <T>(method: 'GET' | 'POST', path: string, body?: unknown) => simulatorControl<T>(sim, method, path, body);
-
-  const holders = async (ids: string[]): Promise<Map<string, string | null>> => {
-    const rows: Array<{ instance_id: string; worker_id: string }> = await db.dataSource.query(
-      `SELECT instance_id, worker_id FROM session_leases WHERE instance_id = ANY($1::text[]) AND expires_at > now()`,
-      [ids],
-    );
-    return new Map(ids.map((id) => [id, rows.find((row) => row.instance_id === id)?.worker_id ?? null]));
-  };
+  // Adoption by the timer is far away: only the hand-over notice explains a prompt takeover.
+  const stack = new WorkerStack('drain', { leaseTtlMs: LEASE_TTL_MS, reconcileIntervalMs: 60_000 });
+  const workers = stack.workers;
+  const control = <T>(method: 'GET' | 'POST', path: string, body?: unknown) => stack.control<T>(method, path, body);
+  const holders = (ids: string[]) => stack.holders(ids);
+  let gw: WorkerStack['gw'];
 
   beforeAll(async () => {
-    const url = await testNatsUrl();
-    if (!url) throw new Error('this suite needs NATS (NATS_URL or a nats-server on 127.0.0.1:4222)');
-    natsUrl = url;
-    sim = await startSimulator({ logLevel: 'silent', initialPrekeyCount: 1000 });
-    db = await openTestDatabase();
-    const gatewayBus = await NatsBus.connect(natsUrl, 'drain-gateway');
-    buses.push(gatewayBus);
-    gw = await startGateway({ bus: gatewayBus, db, env: { CONNECT_TIMEOUT_MS: '30000' } });
-    await startWorker('drain-a');
-    await startWorker('drain-b');
+    await stack.start();
+    gw = stack.gw;
+    await stack.startWorker('drain-a');
+    await stack.startWorker('drain-b');
   }, 180_000);
 
-  afterAll(async () => {
-    for (const worker of workers.values()) await worker.stop().catch(() => undefined);
-    await gw?.close();
-    for (const bus of buses) await bus.close().catch(() => undefined);
-    await sim?.stop();
-    await db?.close();
-  });
+  afterAll(() => stack.close());
 
   it('should hand every instance to the other worker at once, with not one send failing and each text at the phone once', async () => {
     const peer = nextPhone('5581');
     await control('POST', '/sim/accounts', { phone: peer });
-    const instances: Array<{ id: string; token: string; phone: string; device: string }> = [];
-    for (let n = 0; n < 4; n++) {
-      const phone = nextPhone('5580');
-      await control('POST', '/sim/accounts', { phone });
-      const { id, token } = await gw.createInstance(`drain-${n}`);
-      const connect = await gw.call('POST', '/instance/connect', { token, body: {} });
-      expect({ status: connect.status, body: connect.body }).toMatchObject({ status: 200 });
-      const device = await control<{ jid: string }>('POST', '/sim/scan', { phone, qr: connect.body.instance.qrcode });
-      await waitFor(
-        () => gw.call('GET', '/instance/status', { token }),
-        (r) => r.body.status.connected === true,
-        30_000,
-        'connected',
-      );
-      instances.push({ id, token, phone, device: device.jid });
-    }
+    const instances: PairedInstance[] = [];
+    for (let n = 0; n < 4; n++) instances.push(await stack.pairInstance(`drain-${n}`, '5580'));
     const before = await holders(instances.map(({ id }) => id));
     // The worker holding the most instances drains (at least two of the four: one slow, one or more not).
     const heldBy = (worker: string) => instances.filter(({ id }) => before.get(id) === worker).length;
@@ -171,10 +105,8 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
       }
     }, 20);
     // SIGTERM as the process handles it: the worker drains, then its bus connection closes.
-    await workers.get(victim)!.stop();
-    await workerBuses.get(victim)!.close();
+    await stack.stopWorker(victim);
     const drainMs = Date.now() - drainedAt;
-    workers.delete(victim);
     const movedBy = await waitFor(
       () => holders(moving.map(({ id }) => id)),
       (map) => [...map.values()].every((holder) => holder === heir),

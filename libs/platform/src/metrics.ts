@@ -65,6 +65,7 @@ export class GatewayMetrics {
   readonly sseClients: Gauge;
   readonly sourceErrors: Counter<'source'>;
   readonly inboundPauses: Counter;
+  readonly instanceMoves: Counter<'outcome'>;
   readonly inboundGroupDuration: Histogram;
   readonly inboundGroupWrites: Histogram;
 
@@ -235,6 +236,12 @@ export class GatewayMetrics {
     this.inboundPauses = new Counter({
       name: 'wa_gateway_inbound_pauses_total',
       help: "Times a session worker stopped reading a socket because its inbound queue (or the worker's) was full",
+      registers,
+    });
+    this.instanceMoves = new Counter({
+      name: 'wa_gateway_worker_instance_moves_total',
+      help: 'Instances a session worker over its fair share handed to a worker with room (a rebalance), by outcome (moved, failed)',
+      labelNames: ['outcome'],
       registers,
     });
     new Gauge({

@@ -40,6 +40,7 @@ import { createOpRegistry } from './ops/op-registry';
 import { UnackedSends } from './outbound/unacked-sends';
 import { SendLimitObserver } from './outbound/send-limits';
 import { moveDelays } from './lease/move-delays';
+import { Rebalancer } from './lease/rebalancer';
 import { HandshakeGate } from './session/handshake-gate';
 import { ReconnectPacer } from './session/reconnect-pacer';
 
@@ -181,6 +182,8 @@ export class SessionWorker {
   private state: 'new' | 'running' | 'stopped' = 'new';
   private readonly unacked: UnackedSends;
   private handOverSubscription: BusSubscription | null = null;
+  /** Moves instances to workers with room while this one is over its fair share (ADR 0043). */
+  private readonly rebalancer: Rebalancer;
 
   constructor(private readonly options: SessionWorkerOptions) {
     const { dataSource, bus, config } = options;
@@ -262,6 +265,12 @@ export class SessionWorker {
       options.instanceOps,
     );
     this.rpc = new SessionRpcServer(bus, this.manager, this.logger, ops);
+    this.rebalancer = new Rebalancer({
+      surplus: () => this.keeper.surplus(),
+      next: () => this.nextToMove(),
+      move: (instanceId) => this.moveAway(instanceId),
+      logger: this.logger,
+    });
   }
 
   get workerId(): string {
@@ -289,6 +298,7 @@ export class SessionWorker {
       const notice: LeasesHandedOver = { workerId: this.workerId, instanceIds };
       this.options.bus.publish(Subjects.leasesHandedOver, notice);
     });
+    if (this.options.config.rebalance) this.keeper.setSurplusListener(() => this.rebalancer.nudge());
     await this.keeper.start(this.manager);
     metrics().useSources(this.metricsSources);
     this.rpc.start();
@@ -320,17 +330,20 @@ export class SessionWorker {
     const clock = new DrainClock(this.options.shutdownDeadlineMs ?? SHUTDOWN_DEADLINE_MS);
     await clock.within(this.rpc.stopAccepting(), clock.budgetAt);
     this.handOverSubscription?.unsubscribe();
+    // A rebalance's move under way ends as it would have (its lease handed over); no other starts.
+    const rebalanceStopped = this.rebalancer.stop().then(() => 0);
+    const movingAway = this.rebalancer.moving;
     // Out of the others' fair share at once; no more adoption; leases given back from now on are handed over.
     await clock.within(this.keeper.beginDrain(), clock.budgetAt);
     await clock.within(Promise.all([this.sweeper.stop(), this.unacked.stop()]), clock.budgetAt);
     // The instances move a few at a time, on a clock (moveDelays), the others serving until their turn.
-    const sessions = this.manager.all();
+    const sessions = this.manager.all().filter((session) => session.instanceId !== movingAway);
     const delays = moveDelays(sessions.length);
     const moves = sessions.map(async (session, index) => {
       await sleep(delays[index]);
       return this.handOver(session, clock);
     });
-    const handedOver = await clock.within(Promise.all(moves), clock.endAt);
+    const handedOver = await clock.within(Promise.all([...moves, rebalanceStopped]), clock.endAt);
     this.rpc.beginDrain();
     // A session left (its hand-over failed): once more, within what is left; past that, it ends without a
     // write (its Signal state was not seen stored) and its lease lapses instead of being handed over.
@@ -362,7 +375,7 @@ export class SessionWorker {
    * while draining). Past the drain's budget it waits for neither the serving time nor its ops.
    * The time from its refusals to its hand-over; -1 when it failed (the instance is tried once more).
    */
-  private async handOver(session: Session, clock: DrainClock): Promise<number> {
+  private async handOver(session: Session, clock: DrainClock, reason?: string): Promise<number> {
     const instanceId = session.instanceId;
     try {
       const queuedAtDrain = this.inbound.queuedFor(instanceId);
@@ -394,7 +407,7 @@ export class SessionWorker {
       }
       // The Signal state may take until the drain's end, less a moment for the hand-over statement.
       const left = clock.until(clock.endAt - DRAIN_HAND_OVER_STATEMENT_MS);
-      await session.shutdown({ signalStateMs: left, rowWriteMs: clock.until(clock.endAt - DRAIN_HAND_OVER_STATEMENT_MS) });
+      await session.shutdown({ signalStateMs: left, rowWriteMs: clock.until(clock.endAt - DRAIN_HAND_OVER_STATEMENT_MS), reason });
       const took = Date.now() - started;
       // Where an instance's unavailability went, when it was long (bench/cluster reads these at info).
       if (took >= SLOW_HAND_OVER_MS) {
@@ -409,12 +422,58 @@ export class SessionWorker {
     }
   }
 
+  /**
+   * The next instance a rebalance moves: an open session not being handed over, the one with the fewest ops
+   * running (a send in flight is finished before its instance moves: the others go first).
+   */
+  private nextToMove(): string | undefined {
+    let best: { instanceId: string; inFlight: number } | undefined;
+    for (const session of this.manager.all()) {
+      if (session.currentPhase !== 'open' || this.rpc.isHandingOver(session.instanceId) || !this.keeper.holds(session.instanceId)) continue;
+      const inFlight = this.rpc.inFlightCount(session.instanceId);
+      if (!best || inFlight < best.inFlight) best = { instanceId: session.instanceId, inFlight };
+      if (inFlight === 0) break;
+    }
+    return best?.instanceId;
+  }
+
+  /**
+   * A rebalance's move of one instance (ADR 0043): the hand-over a drain makes of it, under a drain's bounds,
+   * its lease handed over and announced so that a worker with room adopts it now. When it fails with the
+   * session still here, the session serves again (restarted: its socket was no longer read).
+   */
+  private async moveAway(instanceId: string): Promise<boolean> {
+    const session = this.manager.get(instanceId);
+    if (!session || session.currentPhase !== 'open' || !this.keeper.beginMove(instanceId)) return false;
+    const clock = new DrainClock(this.options.shutdownDeadlineMs ?? SHUTDOWN_DEADLINE_MS);
+    let took = -1;
+    try {
+      took = await this.handOver(session, clock, 'moved to another session worker (rebalance)');
+    } finally {
+      clock.dispose();
+      this.keeper.endMove(instanceId);
+    }
+    const stillHere = this.manager.get(instanceId) === session;
+    if (took >= 0 && !stillHere) {
+      metrics().instanceMoves.inc({ outcome: 'moved' });
+      return true;
+    }
+    metrics().instanceMoves.inc({ outcome: 'failed' });
+    if (stillHere) {
+      this.logger.warn({ instanceId }, 'moving the instance to another worker failed; it is served here again');
+      this.rpc.resumeInstance(instanceId);
+      void session.restart().catch((error: unknown) => this.logger.warn({ err: error, instanceId }, 'restarting a session after a failed move failed'));
+    }
+    return false;
+  }
+
   /** Test aid that behaves like `kill -9`: subscriptions gone, sockets dropped, nothing written or released. */
   halt(): void {
     if (this.state !== 'running') return;
     this.state = 'stopped';
     this.rpc.stop();
     this.handOverSubscription?.unsubscribe();
+    void this.rebalancer.stop();
     void this.sweeper.stop();
     void this.unacked.stop();
     this.keeper.halt();

@@ -362,6 +362,59 @@ describe(LeaseKeeper.name, () => {
     });
   });
 
+  describe('rebalance (ADR 0043)', () => {
+    it('should find the surplus over the share while another worker has room (its capacity counts), and none once the giver drains', async () => {
+      const ids = await pairedInstances(12);
+      const [giver, joiner] = [keeper('w-giver', { reconcileIntervalMs: 3_600_000 }), keeper('w-joiner', { capacity: 4, reconcileIntervalMs: 3_600_000 })];
+      await giver.start(new RecordingListener());
+      for (const id of ids) await giver.claim(id);
+      expect(await giver.surplus()).toBe(0); // alone: nobody to give to
+      const surplusSeen = jest.fn();
+      giver.setSurplusListener(surplusSeen);
+      await joiner.start(new RecordingListener());
+      // 12 among two: a share of 6, but the joiner takes 4 at most.
+      expect(await giver.surplus()).toBe(4);
+      expect(await joiner.surplus()).toBe(0);
+      await giver.reconcileNow();
+      expect(surplusSeen).toHaveBeenCalledTimes(1);
+      await giver.beginDrain();
+      expect(await giver.surplus()).toBe(0);
+    });
+
+    it('should hand over and announce a lease given back for a move (not delete it), and the worker with room adopts it', async () => {
+      const ids = await pairedInstances(4);
+      const [giver, joiner] = [
+        keeper('w-giver2', { ttlMs: 60_000, reconcileIntervalMs: 3_600_000 }),
+        keeper('w-joiner2', { ttlMs: 60_000, reconcileIntervalMs: 3_600_000 }),
+      ];
+      const joinerListener = new RecordingListener();
+      await giver.start(new RecordingListener());
+      const leases: Lease[] = [];
+      for (const id of ids) {
+        const claimed = await giver.claim(id);
+        if (claimed.kind === 'claimed') leases.push(claimed.lease);
+      }
+      await joiner.start(joinerListener);
+      const announced: string[] = [];
+      giver.setHandOverListener((instanceIds) => {
+        announced.push(...instanceIds);
+        joiner.reconcileSoon(instanceIds);
+      });
+      expect(giver.beginMove('not-held')).toBe(false);
+      expect(giver.beginMove(leases[0].instanceId)).toBe(true);
+      await giver.release(leases[0]);
+      giver.endMove(leases[0].instanceId);
+      await waitFor(() => joiner.heldCount === 1, 5_000);
+      expect(announced).toEqual([leases[0].instanceId]);
+      expect(joinerListener.adopted).toEqual([leases[0].instanceId]);
+      expect(joiner.holds(leases[0].instanceId)?.fencingToken).toBe(String(Number(leases[0].fencingToken) + 1));
+      // A release that is not a move still deletes the row (the instance wants no session): nothing announced.
+      await giver.release(leases[1]);
+      expect(announced).toHaveLength(1);
+      expect(await new LeaseRepository(db.dataSource).holderOf(leases[1].instanceId)).toBeNull();
+    });
+  });
+
   describe('drain, renewals meanwhile (issue #39)', () => {
     it('should keep renewing the leases it still holds while draining, without putting itself back in the fair share', async () => {
       const ids = await pairedInstances(4);

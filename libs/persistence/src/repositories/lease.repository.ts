@@ -423,18 +423,33 @@ export class LeaseRepository extends RepositoryBase {
   /**
    * How many sessions this worker should hold now: an even share of every instance that wants a
    * session among the live workers, never above its capacity. Also names the live workers (this one
-   * included) with the live leases each holds (`heldBy`), among whom the instances a drain hands over
-   * are shared by their room under the share (hand-overs.ts).
+   * included) with the live leases each holds (`heldBy`) and its capacity (`capacityBy`), among whom the
+   * instances a drain or a rebalance hands over are shared by their room under the share (hand-overs.ts).
    */
   async fairShare(
     workerId: string,
     capacity: number,
     liveWithinMs: number,
-  ): Promise<{ share: number; held: number; wanted: number; workers: number; workerIds: string[]; heldBy: Record<string, number> }> {
-    const [row]: Array<{ wanted: string; worker_ids: string[] | null; held_by: Record<string, number> | null }> = await this.db.query(
-      `SELECT
+  ): Promise<{
+    share: number;
+    held: number;
+    wanted: number;
+    workers: number;
+    workerIds: string[];
+    heldBy: Record<string, number>;
+    capacityBy: Record<string, number>;
+  }> {
+    const [row]: Array<{
+      wanted: string;
+      worker_ids: string[] | null;
+      held_by: Record<string, number> | null;
+      capacity_by: Record<string, number> | null;
+    }> = await this.db.query(
+      `WITH live_workers AS (SELECT id, capacity FROM session_workers WHERE heartbeat_at > now() - ($2 || ' milliseconds')::interval OR id = $1)
+       SELECT
          (SELECT count(*) FROM instances WHERE desired_state = 'connected') AS wanted,
-         (SELECT array_agg(id ORDER BY id) FROM session_workers WHERE heartbeat_at > now() - ($2 || ' milliseconds')::interval OR id = $1) AS worker_ids,
+         (SELECT array_agg(id ORDER BY id) FROM live_workers) AS worker_ids,
+         (SELECT json_object_agg(id, capacity) FROM live_workers) AS capacity_by,
          (SELECT json_object_agg(worker_id, n) FROM (SELECT worker_id, count(*) AS n FROM session_leases WHERE expires_at > now() GROUP BY worker_id) AS live) AS held_by`,
       [workerId, String(liveWithinMs)],
     );
@@ -442,9 +457,14 @@ export class LeaseRepository extends RepositoryBase {
     const workerIds = row.worker_ids ?? [];
     const workers = Math.max(1, workerIds.length);
     const heldBy: Record<string, number> = {};
-    for (const id of workerIds) heldBy[id] = Number(row.held_by?.[id] ?? 0);
+    const capacityBy: Record<string, number> = {};
+    for (const id of workerIds) {
+      heldBy[id] = Number(row.held_by?.[id] ?? 0);
+      // This worker's own row may not be written yet (its first reconcile): its capacity is the one it was given.
+      capacityBy[id] = id === workerId ? capacity : Number(row.capacity_by?.[id] ?? capacity);
+    }
     const held = Number(row.held_by?.[workerId] ?? 0);
-    return { share: Math.min(capacity, Math.ceil(wanted / workers)), held, wanted, workers, workerIds, heldBy };
+    return { share: Math.min(capacity, Math.ceil(wanted / workers)), held, wanted, workers, workerIds, heldBy, capacityBy };
   }
 
   /**

@@ -85,6 +85,21 @@ export class SessionRpcServer implements SessionLifecycleListener {
     this.handingOver.add(instanceId);
   }
 
+  /** A move given up (a rebalance's hand-over failed with the session still here): its ops are served again. */
+  resumeInstance(instanceId: string): void {
+    this.handingOver.delete(instanceId);
+  }
+
+  /** Whether this instance is being handed over (its ops refused). */
+  isHandingOver(instanceId: string): boolean {
+    return this.handingOver.has(instanceId);
+  }
+
+  /** How many of this instance's ops are running now. */
+  inFlightCount(instanceId: string): number {
+    return this.inFlightOf.get(instanceId)?.size ?? 0;
+  }
+
   /** Drain and wait for every instance's ops in flight, for at most `timeoutMs` (see beginDrain). */
   async drain(timeoutMs: number): Promise<void> {
     this.beginDrain();
@@ -135,6 +150,8 @@ export class SessionRpcServer implements SessionLifecycleListener {
 
   sessionStarted(session: Session): void {
     const instanceId = session.instanceId;
+    // An instance moved away and back (a rebalance, then a drain elsewhere) is served again.
+    this.handingOver.delete(instanceId);
     this.perInstance.get(instanceId)?.unsubscribe();
     const prefix = `instance.${instanceId}.`;
     const subscription = this.bus.subscribe(`${prefix}>`, (data, subject) => this.dispatch(instanceId, subject.slice(prefix.length), data));

@@ -1,5 +1,5 @@
 import type { Lease, LeaseRepository } from '@gw/persistence';
-import { AnnouncedHandOvers, HandOverBatch, HEIR_HEAD_START_MS, heirOf } from './hand-overs';
+import { AnnouncedHandOvers, HandOverBatch, HEIR_HEAD_START_MS, heirOf, heirsByRoom, surplusOf } from './hand-overs';
 
 describe(AnnouncedHandOvers.name, () => {
   const ids = Array.from({ length: 200 }, (_, i) => `inst-${i}`);
@@ -103,5 +103,63 @@ describe(HandOverBatch.name, () => {
     await batch.settled();
     expect(statements).toEqual([['a', 'b'], ['c']]);
     expect(announced).toEqual([['a', 'b'], ['c']]);
+  });
+});
+
+describe(heirsByRoom.name, () => {
+  it("should give each live worker its room under the share, a smaller worker's under its capacity, none below zero", () => {
+    expect(heirsByRoom(17, { 'w-a': 25, 'w-b': 25, 'w-c': 0 }, { 'w-a': 500, 'w-b': 500, 'w-c': 10 })).toEqual([
+      { workerId: 'w-a', room: 0 },
+      { workerId: 'w-b', room: 0 },
+      { workerId: 'w-c', room: 10 },
+    ]);
+    expect(heirsByRoom(17, { 'w-a': 3 })).toEqual([{ workerId: 'w-a', room: 14 }]);
+  });
+});
+
+describe(surplusOf.name, () => {
+  const heirs = (held: Record<string, number>, share: number, capacity: Record<string, number> = {}) => heirsByRoom(share, held, capacity);
+
+  it('should hand a worker that came back (or was added) its share: each over-share worker gives what it holds over the share', () => {
+    // A rolling restart: w-c drained to w-a and w-b and came back empty. Share ceil(50 / 3) = 17.
+    const held = { 'w-a': 25, 'w-b': 25, 'w-c': 0 };
+    expect(surplusOf('w-a', 25, 17, heirs(held, 17))).toBe(8);
+    expect(surplusOf('w-b', 25, 17, heirs(held, 17))).toBe(8);
+    expect(surplusOf('w-c', 0, 17, heirs(held, 17))).toBe(0);
+  });
+
+  it("should give no more than the others have room for (their capacity counts), and nothing for the share's rounding", () => {
+    expect(surplusOf('w-a', 40, 10, heirs({ 'w-a': 40, 'w-b': 7 }, 10))).toBe(3);
+    expect(surplusOf('w-a', 40, 20, heirs({ 'w-a': 40, 'w-b': 0 }, 20, { 'w-b': 5 }))).toBe(5);
+    // 4 and 2 of 6 (share 3): one moves.
+    expect(surplusOf('w-a', 4, 3, heirs({ 'w-a': 4, 'w-b': 2 }, 3))).toBe(1);
+    // The share's rounding: 26 and 25 of 51 on two workers (share 26), or 16, 16, 16, 13 of 61 on four: none over it.
+    expect(surplusOf('w-a', 26, 26, heirs({ 'w-a': 26, 'w-b': 25 }, 26))).toBe(0);
+    expect(surplusOf('w-a', 16, 16, heirs({ 'w-a': 16, 'w-b': 16, 'w-c': 16, 'w-d': 13 }, 16))).toBe(0);
+    // Alone, or every other worker full: nothing to give.
+    expect(surplusOf('w-a', 60, 50, heirs({ 'w-a': 60 }, 50))).toBe(0);
+    expect(surplusOf('w-a', 60, 50, heirs({ 'w-a': 60, 'w-b': 80 }, 50))).toBe(0);
+  });
+
+  it('should end: moving a surplus one instance at a time never makes the heir give it back', () => {
+    const held: Record<string, number> = { 'w-a': 30, 'w-b': 30, 'w-c': 0, 'w-d': 1 };
+    const share = Math.ceil(61 / 4);
+    let moves = 0;
+    for (let step = 0; step < 200; step++) {
+      const giver = Object.keys(held).find((id) => surplusOf(id, held[id], share, heirs(held, share)) > 0);
+      if (!giver) break;
+      const heir = heirOf(
+        `inst-${step}`,
+        heirs(held, share).filter((one) => one.workerId !== giver),
+      )!;
+      held[giver] -= 1;
+      held[heir] += 1;
+      moves += 1;
+    }
+    expect(Object.values(held).reduce((a, b) => a + b, 0)).toBe(61);
+    // Nobody over the share any more (one under it by the share's rounding is balanced).
+    expect(Math.max(...Object.values(held))).toBeLessThanOrEqual(share);
+    // Exactly what was over the share moved, nothing more.
+    expect(moves).toBe(30 - share + (30 - share));
   });
 });

@@ -84,9 +84,23 @@ export class AnnouncedHandOvers {
   }
 }
 
-/** The live workers (those `heldBy` names, with the live leases each holds) as heirs, each with its room under `share`. */
-export function heirsByRoom(share: number, heldBy: Readonly<Record<string, number>>): Heir[] {
-  return Object.entries(heldBy).map(([workerId, held]) => ({ workerId, room: Math.max(0, share - held) }));
+/**
+ * The live workers (those `heldBy` names, with the live leases each holds) as heirs, each with its room under
+ * `share` and its own capacity (`capacityBy`, when known: a smaller worker's share is its capacity).
+ */
+export function heirsByRoom(share: number, heldBy: Readonly<Record<string, number>>, capacityBy: Readonly<Record<string, number>> = {}): Heir[] {
+  return Object.entries(heldBy).map(([workerId, held]) => ({ workerId, room: Math.max(0, Math.min(share, capacityBy[workerId] ?? share) - held) }));
+}
+
+/**
+ * How many instances a worker holding `held` should hand to the others (a rebalance, ADR 0043): what it
+ * holds over its `share`, no more than the others have room for under theirs. Each move goes from a worker
+ * over its share to one under it (so it holds at least two fewer), and makes them nearer: the moves end,
+ * nothing moves back, and what is left is the share's rounding (none over the share).
+ */
+export function surplusOf(workerId: string, held: number, share: number, heirs: readonly Heir[]): number {
+  const room = heirs.filter((heir) => heir.workerId !== workerId).reduce((sum, heir) => sum + heir.room, 0);
+  return Math.max(0, Math.min(held - share, room));
 }
 
 /**

@@ -1,9 +1,9 @@
 import { databaseUnavailable, type Lease, type LeaseRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
-import { AnnouncedHandOvers, HandOverBatch, heirsByRoom } from './hand-overs';
-import type { ClaimResult, HandOverListener, LeaseKeeperOptions, LeaseListener } from './lease-keeper.types';
-export type { ClaimResult, HandOverListener, LeaseKeeperOptions, LeaseListener } from './lease-keeper.types';
+import { AnnouncedHandOvers, HandOverBatch, heirsByRoom, surplusOf } from './hand-overs';
+import type { ClaimResult, HandOverListener, LeaseKeeperOptions, LeaseListener, SurplusListener } from './lease-keeper.types';
+export type { ClaimResult, HandOverListener, LeaseKeeperOptions, LeaseListener, SurplusListener } from './lease-keeper.types';
 
 /** Orphans a reconcile claims and starts at once. */
 const ADOPTIONS_AT_ONCE = 8;
@@ -43,6 +43,11 @@ const UNREACHABLE_RETRY_MS = 1_000;
  * longer write the heartbeat that would put it back), and every lease given back from then on is handed
  * over (expired in place, see LeaseRepository.handOver) in batches, each announced so that the other
  * workers' keepers claim the instances named now (`reconcileSoon()`, hand-overs.ts).
+ *
+ * Rebalance (ADR 0043): a reconcile that finds this worker over its fair share while another worker has
+ * room (one that just started, or came back from a restart) tells the surplus listener, which moves
+ * sessions away one at a time. A lease given back for such a move (`beginMove`) is handed over and
+ * announced as a drain's is; `surplus()` says, before each move, whether one is still due.
  */
 export class LeaseKeeper {
   private readonly held = new Map<string, Lease>();
@@ -77,6 +82,9 @@ export class LeaseKeeper {
   /** The last renewal came back with less than an interval to spare: the next one starts at once. */
   private renewAgain = false;
   private onHandOver: HandOverListener | null = null;
+  private onSurplus: SurplusListener | null = null;
+  /** Instances being moved to another worker (a rebalance): their lease, once given back, is handed over. */
+  private readonly moving = new Set<string>();
   /** The event loop's delay, read when a renewal is slow or the deadline passes (issue #34). */
   private loopDelay: ELDHistogram | null = null;
 
@@ -169,8 +177,38 @@ export class LeaseKeeper {
    */
   async release(lease: Lease): Promise<void> {
     if (this.held.get(lease.instanceId)?.fencingToken === lease.fencingToken) this.held.delete(lease.instanceId);
-    if (this.draining) return this.handOvers.add(lease);
+    if (this.draining || this.moving.delete(lease.instanceId)) return this.handOvers.add(lease);
     await this.leases.release(lease);
+  }
+
+  /** Told when a reconcile finds this worker holding more than its share while another has room (ADR 0043). */
+  setSurplusListener(listener: SurplusListener): void {
+    this.onSurplus = listener;
+  }
+
+  /**
+   * How many instances this worker should hand to the others now (a rebalance, ADR 0043; hand-overs.ts'
+   * surplusOf): 0 while draining, stopped, in or just after a database outage of its own.
+   */
+  async surplus(): Promise<number> {
+    if (!this.running || this.draining || this.unreachableSince !== null || Date.now() < this.graceUntil) return 0;
+    const { share, heldBy, capacityBy } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
+    return surplusOf(this.options.workerId, this.held.size, Math.min(share, this.options.capacity), heirsByRoom(share, heldBy, capacityBy));
+  }
+
+  /**
+   * One instance is about to move to another worker (a rebalance): once its session gives the lease back, the
+   * lease is handed over and announced, not deleted. False when the lease is not held here (or the worker drains).
+   */
+  beginMove(instanceId: string): boolean {
+    if (!this.running || this.draining || !this.held.has(instanceId)) return false;
+    this.moving.add(instanceId);
+    return true;
+  }
+
+  /** The move is over (done, or given up: a session that still runs keeps its lease as before). */
+  endMove(instanceId: string): void {
+    this.moving.delete(instanceId);
   }
 
   /** Told of every batch of instances handed over while draining. */
@@ -203,6 +241,14 @@ export class LeaseKeeper {
     this.announced.add(handedOver);
     if (this.reconciling) this.reconcileAgain = true;
     else void this.reconcileNow();
+  }
+
+  private notifySurplus(): void {
+    try {
+      this.onSurplus?.();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'starting a rebalance failed');
+    }
   }
 
   private announce(instanceIds: string[]): void {
@@ -442,8 +488,10 @@ export class LeaseKeeper {
     // During an outage of our own and just after it: the other workers renew their lapsed leases first.
     if (this.unreachableSince !== null || Date.now() < this.graceUntil) return;
     try {
-      const { share, heldBy } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
-      const [target, heirs] = [Math.min(share, this.options.capacity), heirsByRoom(share, heldBy)];
+      const { share, heldBy, capacityBy } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
+      const [target, heirs] = [Math.min(share, this.options.capacity), heirsByRoom(share, heldBy, capacityBy)];
+      // Over the share while another worker has room (it just started, or came back): move some there.
+      if (this.onSurplus && surplusOf(this.options.workerId, this.held.size, target, heirs) > 0) this.notifySurplus();
       // Workers scanning together race for the same orphans; the losers look again (3 rounds at most).
       for (let round = 0; round < 3; round++) {
         const inUse = this.held.size + this.pending.size;

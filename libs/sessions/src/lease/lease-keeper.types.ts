@@ -23,6 +23,9 @@ export interface LeaseListener {
   orphanClaimed(lease: Lease): Promise<void>;
 }
 
+/** Told when this worker holds more than its fair share while another worker has room (a rebalance is due). */
+export type SurplusListener = () => void;
+
 /** Told which instances a draining worker just handed over (the worker announces them on the bus). */
 export type HandOverListener = (instanceIds: string[]) => void;
 

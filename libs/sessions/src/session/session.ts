@@ -265,8 +265,9 @@ export class Session {
    * out and the heir would start from keys the peers have seen used): the session ends without a
    * write and the lease is left to lapse. `rowWriteMs`: how long the `connecting` row write is waited
    * for before the lease goes anyway (a drain past its budget; the heir writes the row itself).
+   * `reason`: the row's last disconnect reason (a rebalance's move says so; default `worker shutdown`).
    */
-  shutdown(options: { signalStateMs?: number; rowWriteMs?: number } = {}): Promise<void> {
+  shutdown(options: { signalStateMs?: number; rowWriteMs?: number; reason?: string } = {}): Promise<void> {
     const { state } = this;
     return state.run(async () => {
       if (state.phase === 'ended') return;
@@ -276,7 +277,8 @@ export class Session {
       if (state.auth && !(await state.auth.settle(options.signalStateMs ?? SIGNAL_STATE_SETTLE_MS))) {
         return this.endings.abort('worker shutdown: the Signal state could not be stored; the lease is left to lapse');
       }
-      const row = state.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: 'worker shutdown' }, event: {} });
+      const reason = options.reason ?? 'worker shutdown';
+      const row = state.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: reason }, event: {} });
       if (options.rowWriteMs === undefined) await row;
       else if (!(await settlesWithin(row, options.rowWriteMs)))
         state.logger.warn('worker shutdown: the connecting row not written in time; handing over anyway');

@@ -1,0 +1,129 @@
+import { metrics } from '@gw/platform';
+import { sleep, waitFor, nextPhone, type InboxEntry } from './support/stack';
+import { WorkerStack, type PairedInstance } from './support/worker-stack';
+
+/** Long on purpose: a move that waited for a lease to lapse would take this long. */
+const LEASE_TTL_MS = 30_000;
+const INSTANCES = 6;
+
+/**
+ * ADR 0043: a worker that joins (scale-out, or one back from a restart) takes its share of the running
+ * instances. Over real NATS and Postgres: one worker holds every instance, sync sends flowing on each;
+ * a second worker starts; the first hands it half of them, one at a time, each as a drain hands an
+ * instance over (sends in flight finished, Signal state stored, lease handed over and announced). Not one
+ * send fails, each text reaches the phone once, every moved instance is connected on the new worker as
+ * the same linked device, and once balanced nothing moves again.
+ */
+// One attempt: a retry would find the instances already balanced.
+jest.retryTimes(0);
+
+describe('a worker that joins takes its share (ADR 0043)', () => {
+  const stack = new WorkerStack('rebalance', { leaseTtlMs: LEASE_TTL_MS, reconcileIntervalMs: 1_000 });
+  const workers = stack.workers;
+  const control = <T>(method: 'GET' | 'POST', path: string, body?: unknown) => stack.control<T>(method, path, body);
+  const holders = (ids: string[]) => stack.holders(ids);
+  const count = (map: Map<string, string | null>, worker: string) => [...map.values()].filter((holder) => holder === worker).length;
+  let gw: WorkerStack['gw'];
+
+  beforeAll(async () => {
+    await stack.start();
+    gw = stack.gw;
+    await stack.startWorker('rebalance-a');
+  }, 180_000);
+
+  afterAll(() => stack.close());
+
+  it('should hand half of the instances to the new worker, with not one send failing and each text at the phone once', async () => {
+    const peer = nextPhone('5583');
+    await control('POST', '/sim/accounts', { phone: peer });
+    const instances: PairedInstance[] = [];
+    for (let n = 0; n < INSTANCES; n++) instances.push(await stack.pairInstance(`rebalance-${n}`, '5582'));
+    const ids = instances.map(({ id }) => id);
+    expect(count(await holders(ids), 'rebalance-a')).toBe(INSTANCES);
+    const movesBefore = await movesCounted();
+
+    // Sync sends on every instance, two at once, until told to stop.
+    const sends: Array<{ instance: string; text: string; startedAt: number; endedAt: number; status: number; body: unknown }> = [];
+    let flowing = true;
+    const loops = instances.flatMap(({ id, token }) =>
+      [0, 1].map(async (lane) => {
+        for (let seq = 0; flowing; seq++) {
+          const text = `rebalance ${id} ${lane}.${seq}`;
+          const startedAt = Date.now();
+          const answer = await gw.call('POST', '/send/text', { token, body: { number: peer, text } });
+          sends.push({ instance: id, text, startedAt, endedAt: Date.now(), status: answer.status, body: answer.body });
+          await sleep(50);
+        }
+      }),
+    );
+    await sleep(2_000);
+    let joinedAt = 0;
+    let balancedMs = 0;
+    let balanced = new Map<string, string | null>();
+    let later = new Map<string, string | null>();
+    let moved: typeof instances = [];
+    let sentOnB = () => false;
+    try {
+      joinedAt = Date.now();
+      await stack.startWorker('rebalance-b');
+      balanced = await waitFor(
+        () => holders(ids),
+        (map) => count(map, 'rebalance-b') === INSTANCES / 2 && count(map, 'rebalance-a') === INSTANCES / 2,
+        LEASE_TTL_MS,
+        'half of the instances held by the new worker',
+      );
+      balancedMs = Date.now() - joinedAt;
+      moved = instances.filter(({ id }) => balanced.get(id) === 'rebalance-b');
+      // Each moved instance sends through its new worker (a send started once it was balanced, answered 200).
+      const balancedAt = Date.now();
+      sentOnB = () => moved.every(({ id }) => sends.some((send) => send.instance === id && send.startedAt >= balancedAt && send.status === 200));
+      const deadline = Date.now() + 30_000;
+      while (!sentOnB() && Date.now() < deadline) await sleep(100);
+      // Balanced stays balanced: a few reconcile intervals later, nothing moved again.
+      await sleep(4_000);
+      later = await holders(ids);
+    } finally {
+      flowing = false;
+      await Promise.all(loops);
+    }
+
+    const failed = sends.filter((send) => send.status !== 200);
+    const longestDuringMoves = Math.max(0, ...sends.filter((send) => send.endedAt >= joinedAt).map((send) => send.endedAt - send.startedAt));
+    process.stdout.write(
+      `rebalance: ${moved.length} of ${INSTANCES} instances moved to the new worker within ${balancedMs} ms of its start; ` +
+        `${sends.length} sends, ${failed.length} failed, the longest after the join ${longestDuringMoves} ms\n`,
+    );
+    expect(sentOnB()).toBe(true);
+    expect(failed).toEqual([]);
+    // Handed over, not left to lapse.
+    expect(balancedMs).toBeLessThan(LEASE_TTL_MS / 2);
+    expect(later).toEqual(balanced);
+    expect((await movesCounted()) - movesBefore).toBe(INSTANCES / 2);
+
+    // Each text answered 200 reaches the phone once; none reaches it twice.
+    const texts = sends.filter((send) => send.status === 200).map((send) => send.text);
+    const inbox = await waitFor(
+      () => control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`),
+      (entries) => texts.every((text) => entries.some((entry) => JSON.stringify(entry.message).includes(text))),
+      20_000,
+      'every text delivered',
+    );
+    for (const text of texts) expect(inbox.filter((entry) => JSON.stringify(entry.message).includes(`"${text}"`))).toHaveLength(1);
+
+    // Connected on the new worker, as the same linked device (no new QR).
+    for (const { id, token, phone, device } of moved) {
+      expect(workers.get('rebalance-b')?.manager.get(id)?.currentPhase).toBe('open');
+      expect(workers.get('rebalance-a')?.manager.get(id)).toBeUndefined();
+      const status = await gw.call('GET', '/instance/status', { token });
+      expect(status.body.status.connected).toBe(true);
+      const devices = await control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`);
+      expect(devices.filter((entry) => entry.status === 'active').map((entry) => entry.jid)).toEqual([device]);
+    }
+  }, 240_000);
+});
+
+/** The moves this process's workers counted (wa_gateway_worker_instance_moves_total{outcome="moved"}). */
+async function movesCounted(): Promise<number> {
+  const metric = await metrics().registry.getSingleMetric('wa_gateway_worker_instance_moves_total')?.get();
+  return metric?.values.find((value) => value.labels.outcome === 'moved')?.value ?? 0;
+}

@@ -307,6 +307,7 @@ export class LeaseKeeper {
     this.running = false;
     this.clearTimers();
     this.held.clear();
+    this.moving.clear();
     void this.leases.closeRenewal();
   }
 

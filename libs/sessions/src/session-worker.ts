@@ -331,7 +331,7 @@ export class SessionWorker {
     await clock.within(this.rpc.stopAccepting(), clock.budgetAt);
     this.handOverSubscription?.unsubscribe();
     // A rebalance's move under way ends as it would have (its lease handed over); no other starts.
-    const rebalanceStopped = this.rebalancer.stop().then(() => 0);
+    const rebalanceStopped = this.rebalancer.stop();
     const movingAway = this.rebalancer.moving;
     // Out of the others' fair share at once; no more adoption; leases given back from now on are handed over.
     await clock.within(this.keeper.beginDrain(), clock.budgetAt);
@@ -343,7 +343,7 @@ export class SessionWorker {
       await sleep(delays[index]);
       return this.handOver(session, clock);
     });
-    const handedOver = await clock.within(Promise.all([...moves, rebalanceStopped]), clock.endAt);
+    const [handedOver] = await Promise.all([clock.within(Promise.all(moves), clock.endAt), clock.within(rebalanceStopped, clock.endAt)]);
     this.rpc.beginDrain();
     // A session left (its hand-over failed): once more, within what is left; past that, it ends without a
     // write (its Signal state was not seen stored) and its lease lapses instead of being handed over.

@@ -9,6 +9,8 @@ for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i].replac
  * `--victim-instances N`: the first N instances are placed on worker-1 alone (the other workers are stopped
  * until it holds them all, and every worker gets the capacity for them), so that the `worker` fault kills a
  * worker holding N (issue #39: "kill -9 of a session worker with 1,000 instances"). 0: the usual placement.
+ * The workers run without the rebalance then (`WORKER_REBALANCE=false` unless the environment sets it): worker-1
+ * would otherwise hand the others their share of its instances as soon as they start (ADR 0043).
  */
 export const VICTIM_INSTANCES = Number(args.get('victim-instances') ?? 0);
 export const INSTANCES = Number(args.get('instances') ?? (VICTIM_INSTANCES || 200));

@@ -70,7 +70,8 @@ export async function runCluster(): Promise<void> {
       // libsignal's session rotations and decrypt errors, one JSON line each, in the workers' logs (ADR 0042).
       ...(process.env.SIGNAL_EVENTS_LOG ? { SIGNAL_EVENTS_LOG: process.env.SIGNAL_EVENTS_LOG } : {}),
       // The workers' rebalance (ADR 0043), on unless set false: for an A/B of a rolling restart with and without it.
-      ...(process.env.WORKER_REBALANCE ? { WORKER_REBALANCE: process.env.WORKER_REBALANCE } : {}),
+      // Off with --victim-instances: worker-1 would hand the others their share of its instances before the kill.
+      ...(process.env.WORKER_REBALANCE || VICTIM_INSTANCES ? { WORKER_REBALANCE: process.env.WORKER_REBALANCE ?? 'false' } : {}),
     },
   });
   const { query, close } = await openQuery(cluster.databaseUrl());

@@ -459,7 +459,8 @@ export class SessionWorker {
       return true;
     }
     metrics().instanceMoves.inc({ outcome: 'failed' });
-    if (stillHere) {
+    // Stopping meanwhile (a SIGTERM during the move): the drain's second pass hands it over; nothing restarts.
+    if (stillHere && this.state === 'running') {
       this.logger.warn({ instanceId }, 'moving the instance to another worker failed; it is served here again');
       this.rpc.resumeInstance(instanceId);
       void session.restart().catch((error: unknown) => this.logger.warn({ err: error, instanceId }, 'restarting a session after a failed move failed'));

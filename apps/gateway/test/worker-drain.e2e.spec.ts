@@ -21,8 +21,6 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
   // Adoption by the timer is far away: only the hand-over notice explains a prompt takeover.
   const stack = new WorkerStack('drain', { leaseTtlMs: LEASE_TTL_MS, reconcileIntervalMs: 60_000 });
   const workers = stack.workers;
-  const control = <T>(method: 'GET' | 'POST', path: string, body?: unknown) => stack.control<T>(method, path, body);
-  const holders = (ids: string[]) => stack.holders(ids);
   let gw: WorkerStack['gw'];
 
   beforeAll(async () => {
@@ -36,10 +34,10 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
 
   it('should hand every instance to the other worker at once, with not one send failing and each text at the phone once', async () => {
     const peer = nextPhone('5581');
-    await control('POST', '/sim/accounts', { phone: peer });
+    await stack.control('POST', '/sim/accounts', { phone: peer });
     const instances: PairedInstance[] = [];
     for (let n = 0; n < 4; n++) instances.push(await stack.pairInstance(`drain-${n}`, '5580'));
-    const before = await holders(instances.map(({ id }) => id));
+    const before = await stack.holders(instances.map(({ id }) => id));
     // The worker holding the most instances drains (at least two of the four: one slow, one or more not).
     const heldBy = (worker: string) => instances.filter(({ id }) => before.get(id) === worker).length;
     const victim = heldBy('drain-a') >= heldBy('drain-b') ? 'drain-a' : 'drain-b';
@@ -92,7 +90,7 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
     let watchingLeases = true;
     const watchLeases = (async () => {
       while (watchingLeases && handedOverMs.size < moving.length) {
-        const now = await holders(moving.map(({ id }) => id));
+        const now = await stack.holders(moving.map(({ id }) => id));
         for (const [id, holder] of now) if (holder === heir && !handedOverMs.has(id)) handedOverMs.set(id, Date.now() - drainedAt);
         await sleep(50);
       }
@@ -108,7 +106,7 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
     await stack.stopWorker(victim);
     const drainMs = Date.now() - drainedAt;
     const movedBy = await waitFor(
-      () => holders(moving.map(({ id }) => id)),
+      () => stack.holders(moving.map(({ id }) => id)),
       (map) => [...map.values()].every((holder) => holder === heir),
       LEASE_TTL_MS,
       'every instance held by the heir',
@@ -201,7 +199,7 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
     // Each text answered 200 reaches the phone once; none reaches it twice.
     const texts = [slowText, ...sends.filter((send) => send.status === 200).map((send) => send.text)];
     const inbox = await waitFor(
-      () => control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`),
+      () => stack.control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`),
       (entries) => texts.every((text) => entries.some((entry) => JSON.stringify(entry.message).includes(text))),
       20_000,
       'every text delivered',
@@ -213,7 +211,7 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
       const status = await gw.call('GET', '/instance/status', { token });
       expect(status.body.status.connected).toBe(true);
       expect(status.body.instance.status).toBe('connected');
-      const devices = await control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`);
+      const devices = await stack.control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`);
       expect(devices.filter((entry) => entry.status === 'active').map((entry) => entry.jid)).toEqual([device]);
     }
   }, 180_000);

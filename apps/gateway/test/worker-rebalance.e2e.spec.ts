@@ -20,8 +20,6 @@ jest.retryTimes(0);
 describe('a worker that joins takes its share (ADR 0043)', () => {
   const stack = new WorkerStack('rebalance', { leaseTtlMs: LEASE_TTL_MS, reconcileIntervalMs: 1_000 });
   const workers = stack.workers;
-  const control = <T>(method: 'GET' | 'POST', path: string, body?: unknown) => stack.control<T>(method, path, body);
-  const holders = (ids: string[]) => stack.holders(ids);
   const count = (map: Map<string, string | null>, worker: string) => [...map.values()].filter((holder) => holder === worker).length;
   let gw: WorkerStack['gw'];
 
@@ -35,11 +33,11 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
 
   it('should hand half of the instances to the new worker, with not one send failing and each text at the phone once', async () => {
     const peer = nextPhone('5583');
-    await control('POST', '/sim/accounts', { phone: peer });
+    await stack.control('POST', '/sim/accounts', { phone: peer });
     const instances: PairedInstance[] = [];
     for (let n = 0; n < INSTANCES; n++) instances.push(await stack.pairInstance(`rebalance-${n}`, '5582'));
     const ids = instances.map(({ id }) => id);
-    expect(count(await holders(ids), 'rebalance-a')).toBe(INSTANCES);
+    expect(count(await stack.holders(ids), 'rebalance-a')).toBe(INSTANCES);
     const movesBefore = await movesCounted();
 
     // One send per instance first, so that the lanes below do not open the Signal session to the peer together:
@@ -74,7 +72,7 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
       joinedAt = Date.now();
       await stack.startWorker('rebalance-b');
       balanced = await waitFor(
-        () => holders(ids),
+        () => stack.holders(ids),
         (map) => count(map, 'rebalance-b') === INSTANCES / 2 && count(map, 'rebalance-a') === INSTANCES / 2,
         LEASE_TTL_MS,
         'half of the instances held by the new worker',
@@ -88,7 +86,7 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
       while (!sentOnB() && Date.now() < deadline) await sleep(100);
       // Balanced stays balanced: a few reconcile intervals later, nothing moved again.
       await sleep(4_000);
-      later = await holders(ids);
+      later = await stack.holders(ids);
     } finally {
       flowing = false;
       await Promise.all(loops);
@@ -110,7 +108,7 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
     // Each text answered 200 reaches the phone once; none reaches it twice.
     const texts = sends.filter((send) => send.status === 200).map((send) => send.text);
     const inbox = await waitFor(
-      () => control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`),
+      () => stack.control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`),
       (entries) => texts.every((text) => entries.some((entry) => JSON.stringify(entry.message).includes(text))),
       20_000,
       'every text delivered',
@@ -123,7 +121,7 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
       expect(workers.get('rebalance-a')?.manager.get(id)).toBeUndefined();
       const status = await gw.call('GET', '/instance/status', { token });
       expect(status.body.status.connected).toBe(true);
-      const devices = await control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`);
+      const devices = await stack.control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`);
       expect(devices.filter((entry) => entry.status === 'active').map((entry) => entry.jid)).toEqual([device]);
     }
   }, 240_000);

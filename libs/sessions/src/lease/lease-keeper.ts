@@ -1,7 +1,7 @@
 import { databaseUnavailable, type Lease, type LeaseRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
-import { AnnouncedHandOvers, HandOverBatch, heirsByRoom, surplusOf } from './hand-overs';
+import { AnnouncedHandOvers, HandOverBatch, heirsByRoom, surplusOf, type Heir } from './hand-overs';
 import type { ClaimResult, HandOverListener, LeaseKeeperOptions, LeaseListener, SurplusListener } from './lease-keeper.types';
 export type { ClaimResult, HandOverListener, LeaseKeeperOptions, LeaseListener, SurplusListener } from './lease-keeper.types';
 
@@ -192,8 +192,14 @@ export class LeaseKeeper {
    */
   async surplus(): Promise<number> {
     if (!this.running || this.draining || this.unreachableSince !== null || Date.now() < this.graceUntil) return 0;
+    const { target, heirs } = await this.standing();
+    return surplusOf(this.options.workerId, this.held.size, target, heirs);
+  }
+
+  /** This worker's fair share (`target`, within its capacity) and the live workers as heirs by their room under theirs. */
+  private async standing(): Promise<{ target: number; heirs: Heir[] }> {
     const { share, heldBy, capacityBy } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
-    return surplusOf(this.options.workerId, this.held.size, Math.min(share, this.options.capacity), heirsByRoom(share, heldBy, capacityBy));
+    return { target: Math.min(share, this.options.capacity), heirs: heirsByRoom(share, heldBy, capacityBy) };
   }
 
   /**
@@ -489,8 +495,7 @@ export class LeaseKeeper {
     // During an outage of our own and just after it: the other workers renew their lapsed leases first.
     if (this.unreachableSince !== null || Date.now() < this.graceUntil) return;
     try {
-      const { share, heldBy, capacityBy } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
-      const [target, heirs] = [Math.min(share, this.options.capacity), heirsByRoom(share, heldBy, capacityBy)];
+      const { target, heirs } = await this.standing();
       // Over the share while another worker has room (it just started, or came back): move some there.
       if (this.onSurplus && surplusOf(this.options.workerId, this.held.size, target, heirs) > 0) this.notifySurplus();
       // Workers scanning together race for the same orphans; the losers look again (3 rounds at most).

@@ -1,6 +1,16 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import {
+  addTransactionCapability,
+  Curve,
+  DEFAULT_CONNECTION_CONFIG,
+  generateSignalPubKey,
+  type SignalDataSet,
+  type SignalDataTypeMap,
+  type SignalKeyStore,
+  signedKeyPair,
+} from '@whiskeysockets/baileys';
 
 /** The installed Baileys' source file, as npm ci left it (patch-package applies patches/). */
 function baileysSource(path: string): string {
@@ -17,4 +27,71 @@ describe('patches/@whiskeysockets+baileys', () => {
     expect(source).toContain('await assertSessions(lids, false);');
     expect(source).not.toContain('await assertSessions(lids, true);');
   });
+
+  it("should encrypt in the caller's key transaction while another socket's job for the same address runs", async () => {
+    // libsignal queues the session jobs of an address in one queue for the whole process, and ran each in the
+    // async context of the call that started the queue: another socket's, when two sockets wrote to one contact
+    // at once. Baileys finds a key transaction through that context, so the job read this socket's keys
+    // outside its transaction and missed the session just made there: "No sessions", then "All encryptions
+    // failed" (two instances' first sends to one contact, worker-rebalance.e2e, concurrent-first-send.e2e).
+    const peer = '5511987654321@s.whatsapp.net';
+    const a = signalSocket(50);
+    const b = signalSocket(0);
+    await a.repository.injectE2ESession({ jid: peer, session: peerBundle() });
+    const data = Buffer.from('hello');
+    let injected!: () => void;
+    // Started outside b's transaction (a promise reaction runs in the context `then` was called in).
+    const aSends = new Promise<void>((resolve) => (injected = resolve)).then(() => a.repository.encryptMessage({ jid: peer, data }));
+    const bSends = b.keys.transaction(async () => {
+      // The queue of the peer's address is idle: b's new session is made in b's transaction, not stored yet.
+      await b.repository.injectE2ESession({ jid: peer, session: peerBundle() });
+      injected();
+      // a's job holds the queue (its store answers slowly): b's is queued behind it.
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      return b.repository.encryptMessage({ jid: peer, data });
+    }, 'b');
+    await expect(aSends).resolves.toMatchObject({ type: 'pkmsg' });
+    await expect(bSends).resolves.toMatchObject({ type: 'pkmsg' });
+    // Committed with b's transaction.
+    expect(b.stored('session')).toHaveLength(1);
+  });
 });
+
+/** A socket's Signal repository over a key store in memory whose reads take `readMs`, with Baileys' transactions. */
+function signalSocket(readMs: number) {
+  const data = new Map<string, unknown>();
+  const store: SignalKeyStore = {
+    async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
+      if (readMs) await new Promise((resolve) => setTimeout(resolve, readMs));
+      const found: { [id: string]: SignalDataTypeMap[T] } = {};
+      for (const id of ids) if (data.has(`${type}:${id}`)) found[id] = data.get(`${type}:${id}`) as SignalDataTypeMap[T];
+      return found;
+    },
+    async set(set: SignalDataSet) {
+      for (const [type, values] of Object.entries(set))
+        for (const [id, value] of Object.entries(values ?? {})) {
+          if (value === null || value === undefined) data.delete(`${type}:${id}`);
+          else data.set(`${type}:${id}`, value);
+        }
+    },
+  };
+  const logger = { level: 'silent', child: () => logger, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+  const keys = addTransactionCapability(store, logger, { maxCommitRetries: 1, delayBetweenTriesMs: 1 });
+  const identity = Curve.generateKeyPair();
+  const creds = { signedIdentityKey: identity, signedPreKey: signedKeyPair(identity, 1), registrationId: 1 };
+  const repository = DEFAULT_CONNECTION_CONFIG.makeSignalRepository({ creds, keys }, logger);
+  return { keys, repository, stored: (type: string) => [...data.keys()].filter((key) => key.startsWith(`${type}:`)) };
+}
+
+/** A fresh pre-key bundle of a peer device, as the server hands it out. */
+function peerBundle() {
+  const identity = Curve.generateKeyPair();
+  const signed = signedKeyPair(identity, 1);
+  const preKey = Curve.generateKeyPair();
+  return {
+    registrationId: 7,
+    identityKey: generateSignalPubKey(identity.public),
+    signedPreKey: { keyId: 1, publicKey: generateSignalPubKey(signed.keyPair.public), signature: signed.signature },
+    preKey: { keyId: 1, publicKey: generateSignalPubKey(preKey.public) },
+  };
+}

@@ -4,6 +4,8 @@ import { dirname, join } from 'node:path';
 import {
   addTransactionCapability,
   Curve,
+  DisconnectReason,
+  promiseTimeout,
   DEFAULT_CONNECTION_CONFIG,
   generateSignalPubKey,
   type SignalDataSet,
@@ -26,6 +28,24 @@ describe('patches/@whiskeysockets+baileys', () => {
     const source = baileysSource('Socket/messages-send.js');
     expect(source).toContain('await assertSessions(lids, false);');
     expect(source).not.toContain('await assertSessions(lids, true);');
+  });
+
+  it('should time a promise out as before, formatting its stack only when the timeout fires', async () => {
+    // Every frame sent and every query goes through promiseTimeout: rc14 formatted a stack for each, and a
+    // second one and a Boom for the delay it cancelled (~4 % of a session worker's CPU in bench/send).
+    await expect(promiseTimeout(1_000, (resolve: (value: string) => void) => resolve('answered'))).resolves.toBe('answered');
+    await expect(promiseTimeout(1_000, (_resolve: (value: string) => void, reject: (error: Error) => void) => reject(new Error('refused')))).rejects.toThrow(
+      'refused',
+    );
+    const timedOut = await promiseTimeout(20, () => undefined).then(
+      () => null,
+      (error: { message: string; output: { statusCode: number }; data: { stack: string } }) => error,
+    );
+    expect(timedOut?.message).toBe('Timed Out');
+    expect(timedOut?.output.statusCode).toBe(DisconnectReason.timedOut);
+    // The caller's stack, as before: where the wait began.
+    expect(timedOut?.data.stack).toContain('baileys-patch.spec');
+    expect(baileysSource('Utils/generics.js')).toContain('const trace = new Error();');
   });
 
   it("should encrypt in the caller's key transaction while another socket's job for the same address runs", async () => {

@@ -131,7 +131,7 @@ async function parent() {
   await Promise.all(devices.map((d) => sim.sendMessage(d.peer, d.phone, { text: 'load ping' })));
   const got = await waitAll('received');
   for (const g of got) results.received.push(...g.times.map((t) => t - fanStart));
-  console.error(`peer phones received ${peers.reduce((n, p) => n + sim.inbox(p.phone).length, 0)} messages`);
+  console.error(`peer phones received ${peers.reduce((n, p) => n + sim.phoneState.inbox(p.phone).length, 0)} messages`);
   console.error(`${results.received.length} messages phone→device received in ${Date.now() - fanStart} ms`);
   console.error(summary('  phone→device', results.received));
 

@@ -1,4 +1,4 @@
-import { sleep, waitFor, nextPhone, type InboxEntry } from './support/stack';
+import { sleep, waitFor, nextPhone } from './support/stack';
 import { WorkerStack, type PairedInstance } from './support/worker-stack';
 
 /** Long on purpose: a takeover that waited for the leases to lapse would take this long. */
@@ -46,21 +46,9 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
     expect(moving.length).toBeGreaterThanOrEqual(2);
     const [slow, ...fast] = moving;
 
-    // Sync sends on every instance until told to stop.
-    const sends: Array<{ instance: string; text: string; startedAt: number; endedAt: number; status: number; body: unknown }> = [];
+    // Sync sends on every instance, several at once, so that some are in flight at each step of the hand-over.
+    const { sends, stop: stopSends } = stack.flowSends(instances, peer, 'drain', 3);
     let flowing = true;
-    // Several sends per instance at once, so that some are in flight at each step of the hand-over.
-    const loops = instances.flatMap(({ id, token }) =>
-      [0, 1, 2].map(async (lane) => {
-        for (let seq = 0; flowing; seq++) {
-          const text = `drain ${id} ${lane}.${seq}`;
-          const startedAt = Date.now();
-          const answer = await gw.call('POST', '/send/text', { token, body: { number: peer, text } });
-          sends.push({ instance: id, text, startedAt, endedAt: Date.now(), status: answer.status, body: answer.body });
-          await sleep(50);
-        }
-      }),
-    );
     // Non-send ops on every instance too (presence, privacy): during the move they must wait for the heir, not answer 409.
     const others: Array<{ instance: string; op: string; startedAt: number; endedAt: number; status: number; body: unknown }> = [];
     const otherLoops = instances.map(async ({ id, token }) => {
@@ -142,7 +130,7 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
     while (moving.some(({ id }) => sentOnHeirMs(id) === null) && Date.now() < allSentOnHeir) await sleep(100);
     await sleep(1_000);
     flowing = false;
-    await Promise.all([...loops, ...otherLoops]);
+    await Promise.all([stopSends(), ...otherLoops]);
     clearInterval(watchHeir);
     watchingLeases = false;
     await watchLeases;
@@ -197,22 +185,8 @@ describe('session worker drain on SIGTERM (issue 39)', () => {
     expect(othersFailed).toEqual([]);
 
     // Each text answered 200 reaches the phone once; none reaches it twice.
-    const texts = [slowText, ...sends.filter((send) => send.status === 200).map((send) => send.text)];
-    const inbox = await waitFor(
-      () => stack.control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`),
-      (entries) => texts.every((text) => entries.some((entry) => JSON.stringify(entry.message).includes(text))),
-      20_000,
-      'every text delivered',
-    );
-    for (const text of texts) expect(inbox.filter((entry) => JSON.stringify(entry.message).includes(`"${text}"`))).toHaveLength(1);
-
+    await stack.expectEachTextOnce(peer, [slowText, ...sends.filter((send) => send.status === 200).map((send) => send.text)]);
     // Connected on the heir, as the same linked device.
-    for (const { token, phone, device } of moving) {
-      const status = await gw.call('GET', '/instance/status', { token });
-      expect(status.body.status.connected).toBe(true);
-      expect(status.body.instance.status).toBe('connected');
-      const devices = await stack.control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`);
-      expect(devices.filter((entry) => entry.status === 'active').map((entry) => entry.jid)).toEqual([device]);
-    }
+    await stack.expectConnectedAsPaired(moving);
   }, 180_000);
 });

@@ -1,5 +1,5 @@
 import type { SessionWorker } from '@gw/sessions';
-import { sleep, waitFor, nextPhone, type InboxEntry } from './support/stack';
+import { sleep, waitFor, nextPhone } from './support/stack';
 import { WorkerStack, type PairedInstance } from './support/worker-stack';
 
 /** Long on purpose: an instance left to its lease's lapse would take this long to be served again. */
@@ -23,11 +23,9 @@ jest.retryTimes(0);
 describe('a SIGTERM during a rebalance move (ADR 0043, ADR 0038)', () => {
   const stack = new WorkerStack('rebalance-stop', { leaseTtlMs: LEASE_TTL_MS, reconcileIntervalMs: 1_000 });
   const workers = stack.workers;
-  let gw: WorkerStack['gw'];
 
   beforeAll(async () => {
     await stack.start();
-    gw = stack.gw;
     await stack.startWorker('rebalance-stop-a');
   }, 180_000);
 
@@ -67,20 +65,8 @@ describe('a SIGTERM during a rebalance move (ADR 0043, ADR 0038)', () => {
       return running;
     };
 
-    // Sync sends on every instance, two at once, until told to stop.
-    const sends: Array<{ instance: string; text: string; startedAt: number; endedAt: number; status: number; body: unknown }> = [];
-    let flowing = true;
-    const loops = instances.flatMap(({ id, token }) =>
-      [0, 1].map(async (lane) => {
-        for (let seq = 0; flowing; seq++) {
-          const text = `rebalance-stop ${id} ${lane}.${seq}`;
-          const startedAt = Date.now();
-          const answer = await gw.call('POST', '/send/text', { token, body: { number: peer, text } });
-          sends.push({ instance: id, text, startedAt, endedAt: Date.now(), status: answer.status, body: answer.body });
-          await sleep(50);
-        }
-      }),
-    );
+    // Sync sends on every instance, two at once, until stopped.
+    const { sends, stop } = stack.flowSends(instances, peer, 'rebalance-stop', 2);
     await sleep(1_500);
     let handedOverMs = 0;
     let after = new Map<string, string | null>();
@@ -111,8 +97,7 @@ describe('a SIGTERM during a rebalance move (ADR 0043, ADR 0038)', () => {
         'a send on every instance through the other worker',
       );
     } finally {
-      flowing = false;
-      await Promise.all(loops);
+      await stop();
     }
 
     const failed = sends.filter((send) => send.status !== 200);
@@ -132,22 +117,12 @@ describe('a SIGTERM during a rebalance move (ADR 0043, ADR 0038)', () => {
     expect([...after.values()].every((holder) => holder === 'rebalance-stop-b')).toBe(true);
 
     // Each text answered 200 reaches the phone once; none reaches it twice.
-    const texts = sends.filter((send) => send.status === 200).map((send) => send.text);
-    const inbox = await waitFor(
-      () => stack.control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`),
-      (entries) => texts.every((text) => entries.some((entry) => JSON.stringify(entry.message).includes(text))),
-      20_000,
-      'every text delivered',
+    await stack.expectEachTextOnce(
+      peer,
+      sends.filter((send) => send.status === 200).map((send) => send.text),
     );
-    for (const text of texts) expect(inbox.filter((entry) => JSON.stringify(entry.message).includes(`"${text}"`))).toHaveLength(1);
-
-    // Connected on the other worker, as the same linked device (no new QR).
-    for (const { id, token, phone, device } of instances) {
-      expect(workers.get('rebalance-stop-b')?.manager.get(id)?.currentPhase).toBe('open');
-      const status = await gw.call('GET', '/instance/status', { token });
-      expect(status.body.status.connected).toBe(true);
-      const devices = await stack.control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`);
-      expect(devices.filter((entry) => entry.status === 'active').map((entry) => entry.jid)).toEqual([device]);
-    }
+    // Served by the other worker, connected as the same linked device (no new QR).
+    for (const { id } of instances) expect(workers.get('rebalance-stop-b')?.manager.get(id)?.currentPhase).toBe('open');
+    await stack.expectConnectedAsPaired(instances);
   }, 240_000);
 });

@@ -1,5 +1,5 @@
 import { metrics } from '@gw/platform';
-import { sleep, waitFor, nextPhone, type InboxEntry } from './support/stack';
+import { sleep, waitFor, nextPhone } from './support/stack';
 import { WorkerStack, type PairedInstance } from './support/worker-stack';
 
 /** Long on purpose: a move that waited for a lease to lapse would take this long. */
@@ -21,11 +21,9 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
   const stack = new WorkerStack('rebalance', { leaseTtlMs: LEASE_TTL_MS, reconcileIntervalMs: 1_000 });
   const workers = stack.workers;
   const count = (map: Map<string, string | null>, worker: string) => [...map.values()].filter((holder) => holder === worker).length;
-  let gw: WorkerStack['gw'];
 
   beforeAll(async () => {
     await stack.start();
-    gw = stack.gw;
     await stack.startWorker('rebalance-a');
   }, 180_000);
 
@@ -40,20 +38,8 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
     expect(count(await stack.holders(ids), 'rebalance-a')).toBe(INSTANCES);
     const movesBefore = await movesCounted();
 
-    // Sync sends on every instance, two at once, until told to stop.
-    const sends: Array<{ instance: string; text: string; startedAt: number; endedAt: number; status: number; body: unknown }> = [];
-    let flowing = true;
-    const loops = instances.flatMap(({ id, token }) =>
-      [0, 1].map(async (lane) => {
-        for (let seq = 0; flowing; seq++) {
-          const text = `rebalance ${id} ${lane}.${seq}`;
-          const startedAt = Date.now();
-          const answer = await gw.call('POST', '/send/text', { token, body: { number: peer, text } });
-          sends.push({ instance: id, text, startedAt, endedAt: Date.now(), status: answer.status, body: answer.body });
-          await sleep(50);
-        }
-      }),
-    );
+    // Sync sends on every instance, two at once, until stopped.
+    const { sends, stop } = stack.flowSends(instances, peer, 'rebalance', 2);
     await sleep(2_000);
     let joinedAt = 0;
     let balancedMs = 0;
@@ -81,8 +67,7 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
       await sleep(4_000);
       later = await stack.holders(ids);
     } finally {
-      flowing = false;
-      await Promise.all(loops);
+      await stop();
     }
 
     const failed = sends.filter((send) => send.status !== 200);
@@ -99,24 +84,16 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
     expect((await movesCounted()) - movesBefore).toBe(INSTANCES / 2);
 
     // Each text answered 200 reaches the phone once; none reaches it twice.
-    const texts = sends.filter((send) => send.status === 200).map((send) => send.text);
-    const inbox = await waitFor(
-      () => stack.control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`),
-      (entries) => texts.every((text) => entries.some((entry) => JSON.stringify(entry.message).includes(text))),
-      20_000,
-      'every text delivered',
+    await stack.expectEachTextOnce(
+      peer,
+      sends.filter((send) => send.status === 200).map((send) => send.text),
     );
-    for (const text of texts) expect(inbox.filter((entry) => JSON.stringify(entry.message).includes(`"${text}"`))).toHaveLength(1);
-
-    // Connected on the new worker, as the same linked device (no new QR).
-    for (const { id, token, phone, device } of moved) {
+    // Served by the new worker, connected as the same linked device (no new QR).
+    for (const { id } of moved) {
       expect(workers.get('rebalance-b')?.manager.get(id)?.currentPhase).toBe('open');
       expect(workers.get('rebalance-a')?.manager.get(id)).toBeUndefined();
-      const status = await gw.call('GET', '/instance/status', { token });
-      expect(status.body.status.connected).toBe(true);
-      const devices = await stack.control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`);
-      expect(devices.filter((entry) => entry.status === 'active').map((entry) => entry.jid)).toEqual([device]);
     }
+    await stack.expectConnectedAsPaired(moved);
   }, 240_000);
 });
 

@@ -4,7 +4,7 @@ import { SessionWorker, sessionWorkerConfig, type SessionWorkerConfig } from '@g
 import { openTestDatabase, simulatorControl, testNatsUrl, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
 import { startGateway, type GatewayHarness } from './gateway-harness';
-import { nextPhone, waitFor } from './stack';
+import { nextPhone, sleep, waitFor, type InboxEntry } from './stack';
 
 /** An instance paired through the gateway: its phone and the linked device the simulator made for it. */
 export interface PairedInstance {
@@ -12,6 +12,16 @@ export interface PairedInstance {
   token: string;
   phone: string;
   device: string;
+}
+
+/** A sync send of `flowSends`: its instance, its text, when it started and ended, and the gateway's answer. */
+export interface TimedSend {
+  instance: string;
+  text: string;
+  startedAt: number;
+  endedAt: number;
+  status: number;
+  body: unknown;
 }
 
 /**
@@ -95,6 +105,55 @@ export class WorkerStack {
       'connected',
     );
     return { id, token, phone, device: device.jid };
+  }
+
+  /**
+   * Sync sends from every instance to `peer`, `lanes` at once on each, 50 ms apart, until `stop` (which waits
+   * for the sends in flight): the traffic the suites that move instances check. Texts are `<label> <instance> <lane>.<seq>`.
+   */
+  flowSends(instances: PairedInstance[], peer: string, label: string, lanes: number): { sends: TimedSend[]; stop: () => Promise<void> } {
+    const sends: TimedSend[] = [];
+    let flowing = true;
+    const loops = instances.flatMap(({ id, token }) =>
+      Array.from({ length: lanes }, async (_, lane) => {
+        for (let seq = 0; flowing; seq++) {
+          const text = `${label} ${id} ${lane}.${seq}`;
+          const startedAt = Date.now();
+          const answer = await this.gw.call('POST', '/send/text', { token, body: { number: peer, text } });
+          sends.push({ instance: id, text, startedAt, endedAt: Date.now(), status: answer.status, body: answer.body });
+          await sleep(50);
+        }
+      }),
+    );
+    return {
+      sends,
+      stop: async () => {
+        flowing = false;
+        await Promise.all(loops);
+      },
+    };
+  }
+
+  /** Every text reaches `peer`'s phone, and none reaches it twice. */
+  async expectEachTextOnce(peer: string, texts: string[]): Promise<void> {
+    const inbox = await waitFor(
+      () => this.control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`),
+      (entries) => texts.every((text) => entries.some((entry) => JSON.stringify(entry.message).includes(text))),
+      20_000,
+      'every text delivered',
+    );
+    for (const text of texts) expect(inbox.filter((entry) => JSON.stringify(entry.message).includes(`"${text}"`))).toHaveLength(1);
+  }
+
+  /** Each instance connected, as the same linked device its pairing made (no new QR). */
+  async expectConnectedAsPaired(instances: PairedInstance[]): Promise<void> {
+    for (const { token, phone, device } of instances) {
+      const status = await this.gw.call('GET', '/instance/status', { token });
+      expect(status.body.status.connected).toBe(true);
+      expect(status.body.instance.status).toBe('connected');
+      const devices = await this.control<Array<{ jid: string; status: string }>>('GET', `/sim/devices?phone=${phone}`);
+      expect(devices.filter((entry) => entry.status === 'active').map((entry) => entry.jid)).toEqual([device]);
+    }
   }
 
   /** Each instance's live lease holder (null: none). */

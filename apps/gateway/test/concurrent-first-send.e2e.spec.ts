@@ -1,10 +1,10 @@
 import { createLogger } from '@gw/platform';
 import { nextPhone, Stack, waitFor, type InboxEntry } from './support/stack';
 
-const ROUNDS = Number(process.env.CFS_ROUNDS ?? 2);
-const PAIRINGS = Number(process.env.CFS_PAIRINGS ?? 6);
-const CONTACTS = Number(process.env.CFS_CONTACTS ?? 12);
-const AT_ONCE = Number(process.env.CFS_AT_ONCE ?? 2);
+const ROUNDS = 2;
+const PAIRINGS = 6;
+const CONTACTS = 12;
+const AT_ONCE = 2;
 
 // One attempt: a retry would hide the race.
 jest.retryTimes(0);

@@ -49,7 +49,7 @@ describe('patches/@whiskeysockets+baileys', () => {
   });
 
   it("should encrypt in the caller's key transaction while another socket's job for the same address runs", async () => {
-    // libsignal queues the session jobs of an address in one queue for the whole process, and ran each in the
+    // patches/libsignal+6.0.0.patch (queue_job.js). libsignal queues the session jobs of an address in one queue for the whole process, and ran each in the
     // async context of the call that started the queue: another socket's, when two sockets wrote to one contact
     // at once. Baileys finds a key transaction through that context, so the job read this socket's keys
     // outside its transaction and missed the session just made there: "No sessions", then "All encryptions

@@ -1,11 +1,41 @@
 /** How the load is made and measured on both sides: CPU used, events paced at a rate, requests in flight. */
 import { subscribe } from 'node:diagnostics_channel';
+import { readdirSync, readFileSync } from 'node:fs';
 import { round, sleep } from './options';
 
 /** CPU time (user + system) this process used so far: a measure the machine's load does not inflate. */
 export function cpuMs(): number {
   const usage = process.cpuUsage();
   return Math.round((usage.user + usage.system) / 1000);
+}
+
+/**
+ * CPU time (user + system, ms) all of this machine's `postgres` processes used so far, read from /proc: the
+ * database's share of a phase when Postgres runs here (null elsewhere, or when /proc cannot be read). A
+ * backend that ended between two readings takes its time with it: read around a phase whose connections stay open.
+ */
+export function postgresCpuMs(): number | null {
+  try {
+    let ticks = 0;
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      } catch {
+        continue;
+      }
+      const open = stat.indexOf('(');
+      const close = stat.lastIndexOf(')');
+      if (stat.slice(open + 1, close) !== 'postgres') continue;
+      const fields = stat.slice(close + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    }
+    // USER_HZ is 100 on Linux.
+    return ticks * 10;
+  } catch {
+    return null;
+  }
 }
 
 /** CPU time since `since` (a cpuUsage reading), in ms: all of it, and the kernel's part (the sockets' writes and reads). */

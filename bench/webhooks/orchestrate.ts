@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { eventFor } from './events';
 import { ask, nextMessage, spawnRole } from './ipc';
-import { type InFlightStats, paced } from './load';
+import { type InFlightStats, paced, postgresCpuMs } from './load';
 import { BURST, CHATS, databaseUrl, INSTANCES, log, num, type Phase, PRE_SECONDS, RATE, round, SECONDS, SEED_ROWS, SINK, sleep } from './options';
 import type { PhaseStats } from './receiver';
 import type { ColdStats } from './relay';
@@ -227,10 +227,13 @@ export async function orchestrate(): Promise<void> {
     await sleep(1_000);
     log(`relay: burst of ${BURST}`);
     await ask(relay, { cmd: 'mark' });
+    const postgresBefore = postgresCpuMs();
     const burstStarted = Date.now();
     for (let from = 0; from < BURST; from += 1_000) await feed('relay-burst', from, Math.min(BURST, from + 1_000));
     const burstFedSeconds = (Date.now() - burstStarted) / 1000;
     const relayBurst = await waitForDelivery(receiver, 'relay-burst', BURST);
+    const postgresAfter = postgresCpuMs();
+    const postgresBurstMs = postgresBefore === null || postgresAfter === null ? null : postgresAfter - postgresBefore;
     const relayBurstSeconds = (relayBurst.lastAt - burstStarted) / 1000;
     log(`relay-burst: ${relayBurst.count}/${BURST} in ${relayBurstSeconds} s (fed in ${burstFedSeconds} s)`);
     const {
@@ -330,6 +333,8 @@ export async function orchestrate(): Promise<void> {
             // From the first delivery: the ramp while fan-out and the claims get ahead, the plateau, the tail.
             firstDeliveryAfterMs: relayBurst.firstAt - burstStarted,
             deliveredPer100ms: relayBurst.deliveredPer100ms,
+            // Postgres' CPU over the burst per 1,000 deliveries, the feeder's event inserts included (null: not readable here).
+            postgresCpuMsPerThousand: postgresBurstMs === null ? null : round((postgresBurstMs * 1000) / Math.max(relayBurst.count, 1), 1),
           },
           bare: {
             delivered: bareBurst.count,

@@ -143,10 +143,10 @@ const CLAIM_DUE = `WITH RECURSIVE heads AS (
 
 const MARK_DELIVERED = `WITH done AS (
      UPDATE webhook_deliveries d
-     SET status = 'delivered', attempts = d.attempts + 1, last_status_code = u.code, claimed_until = NULL, finished_at = now(),
-       latency_ms = u.latency, first_attempt_at = COALESCE(d.first_attempt_at, now()), last_attempt_at = now()
-     FROM unnest($1::bigint[], $2::int[], $3::int[]) AS u(id, code, latency)
-     WHERE d.id = u.id AND d.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND d.status = 'pending'
+     SET status = 'delivered', attempts = d.attempts + 1, last_status_code = ($2::int[])[array_position($1::bigint[], d.id)], claimed_until = NULL,
+       finished_at = now(), latency_ms = ($3::int[])[array_position($1::bigint[], d.id)], first_attempt_at = COALESCE(d.first_attempt_at, now()),
+       last_attempt_at = now()
+     WHERE d.id = ANY(ARRAY(SELECT unnest($1::bigint[]))) AND d.status = 'pending'
      RETURNING d.webhook_id)
    UPDATE webhooks SET failing_since = NULL WHERE failing_since IS NOT NULL AND id IN (SELECT webhook_id FROM done)`;
 
@@ -309,7 +309,9 @@ export class DeliveryRepository extends RepositoryBase {
    * the update stays HOT), and their webhooks are no longer failing (only written when one was).
    * The rows are found by the primary key (`= ANY(ARRAY(SELECT …))`): with only the join on the ids,
    * a batch of a few hundred was hashed against a sequential scan of every pending delivery (12 ms of
-   * the statement for 500 rows with 20,000 pending, against 1 ms).
+   * the statement for 500 rows with 20,000 pending, against 1 ms); with the ids as a visible array, the
+   * planner combined the primary key with the lanes index and read all of that index. Each row's code and
+   * latency are looked up by its id's position in the arrays (a join with `unnest` compared every id with every row).
    */
   async markDelivered(results: DeliveredResult[]): Promise<void> {
     if (results.length === 0) return;

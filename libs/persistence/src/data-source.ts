@@ -33,6 +33,7 @@ import { OutboxTraceparent1764480000000 } from './migrations/1764480000000-outbo
 import { InstanceExported1764470000000 } from './migrations/1764470000000-instance-exported';
 import { MessagesFreshTakenId1764490000000 } from './migrations/1764490000000-messages-fresh-taken-id';
 import { AuthKeysWrittenAt1764500000000 } from './migrations/1764500000000-auth-keys-written-at';
+import { UnackedSends1764510000000 } from './migrations/1764510000000-unacked-sends';
 import { OutboxCursorPending1764400000000 } from './migrations/1764400000000-outbox-cursor-pending';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
@@ -78,6 +79,7 @@ export const MIGRATIONS = [
   InstanceExported1764470000000,
   MessagesFreshTakenId1764490000000,
   AuthKeysWrittenAt1764500000000,
+  UnackedSends1764510000000,
 ];
 
 export interface DataSourceOptions {

@@ -262,16 +262,31 @@ export class MessageRepository extends RepositoryBase {
    * Pending), of these instances, oldest first: what the unacked sweep resends or fails. `queued`:
    * the async queue still holds the send (it retries it itself). Statuses are left out (a resend
    * needs the recipients list only the send had).
+   *
+   * Read from `unacked_sends` (migration 1764510000000: a row per message that went out, written by a
+   * trigger), never from all of the instances' messages: each of its rows old enough is looked up in
+   * `messages` by its key, and the rows whose message no longer waits for its ack are deleted in the same
+   * statement (only as read: a message relayed again meanwhile has a new `relayed_at` and keeps its row).
+   * The message's copy (`raw`) is read for the rows answered only.
    */
   async findUnacked(instanceIds: string[], olderThanMs: number, limit: number): Promise<UnackedMessage[]> {
     if (instanceIds.length === 0) return [];
     const rows: Array<{ instance_id: string; message_id: string; chat_id: string; raw: string | null; age_ms: number; queued: boolean }> = await this.db.query(
-      `SELECT m.instance_id, m.message_id, m.chat_id, m.raw, (extract(epoch FROM now() - m.relayed_at) * 1000)::float8 AS age_ms,
-                EXISTS (SELECT 1 FROM send_queue q WHERE q.instance_id = m.instance_id AND q.message_id = m.message_id) AS queued
-           FROM messages m
-          WHERE m.instance_id = ANY($1::text[]) AND m.status = 'Pending' AND m.from_me AND m.relayed_at IS NOT NULL
-            AND m.relayed_at < now() - $2 * interval '1 millisecond' AND m.chat_id <> 'status@broadcast'
-          ORDER BY m.relayed_at LIMIT $3`,
+      `WITH due AS MATERIALIZED (
+         SELECT u.instance_id, u.message_id, u.relayed_at AS listed_at, m.relayed_at,
+           coalesce(m.status = 'Pending' AND m.from_me AND m.relayed_at IS NOT NULL AND m.chat_id <> 'status@broadcast', false) AS waiting
+         FROM unacked_sends u LEFT JOIN messages m ON m.instance_id = u.instance_id AND m.message_id = u.message_id
+         WHERE u.instance_id = ANY($1::text[]) AND u.relayed_at < now() - $2 * interval '1 millisecond'),
+       settled AS (
+         DELETE FROM unacked_sends u USING due
+         WHERE NOT due.waiting AND u.instance_id = due.instance_id AND u.message_id = due.message_id AND u.relayed_at = due.listed_at),
+       oldest AS (
+         SELECT instance_id, message_id, relayed_at FROM due
+         WHERE waiting AND relayed_at < now() - $2 * interval '1 millisecond' ORDER BY relayed_at LIMIT $3)
+       SELECT m.instance_id, m.message_id, m.chat_id, m.raw, (extract(epoch FROM now() - o.relayed_at) * 1000)::float8 AS age_ms,
+         EXISTS (SELECT 1 FROM send_queue q WHERE q.instance_id = o.instance_id AND q.message_id = o.message_id) AS queued
+       FROM oldest o JOIN messages m ON m.instance_id = o.instance_id AND m.message_id = o.message_id
+       ORDER BY o.relayed_at`,
       [instanceIds, olderThanMs, limit],
     );
     return rows.map((row) => ({

@@ -62,11 +62,17 @@ const COUNTERS = `
   count(m.id) FILTER (WHERE m.status IN ('Read', 'Played')) AS log_read,
   count(m.id) FILTER (WHERE m.status = 'Played') AS log_played`;
 
+/**
+ * A folder with its counters, from its messages by `messages_send_folder`. The join names that index's
+ * predicate (`m.send_folder_id <> ''`): with only `f.id <> ''` Postgres could not use the index and read
+ * the whole `messages` table for every folder shown and every campaign tick's event (103 ms for 30,000
+ * messages against 0.5 ms, EXPLAIN ANALYZE). The other statements over a folder's messages name it too.
+ */
 const FOLDER_SELECT = `
   SELECT f.*, i.owner, i.name AS instance_name, ${COUNTERS}
   FROM campaign_folders f
   JOIN instances i ON i.id = f.instance_id
-  LEFT JOIN messages m ON m.instance_id = f.instance_id AND m.send_folder_id = f.id AND f.id <> ''`;
+  LEFT JOIN messages m ON m.instance_id = f.instance_id AND m.send_folder_id = f.id AND f.id <> '' AND m.send_folder_id <> ''`;
 
 /** `listmessages` statuses → messages.status. */
 const STATUS_GROUPS: Record<string, string[]> = {
@@ -130,7 +136,7 @@ const UNRELEASE = `
  */
 const UNFINISHED = `
   SELECT 1 FROM messages m
-  WHERE m.instance_id = $1 AND m.send_folder_id = $2 AND $2 <> ''
+  WHERE m.instance_id = $1 AND m.send_folder_id = $2 AND $2 <> '' AND m.send_folder_id <> ''
     AND ((m.status = 'Pending' AND m.relayed_at IS NOT NULL)
       OR EXISTS (SELECT 1 FROM send_queue q WHERE q.instance_id = m.instance_id AND q.message_id = m.message_id))
   LIMIT 1`;
@@ -279,7 +285,7 @@ export class CampaignRepository extends RepositoryBase {
   ): Promise<{ rows: MessageRow[]; total: number }> {
     const statuses = messageStatus ? (STATUS_GROUPS[messageStatus] ?? [messageStatus]) : null;
     const params = [instanceId, folderId, statuses];
-    const where = `instance_id = $1 AND send_folder_id = $2 AND $2 <> '' AND ($3::text[] IS NULL OR status = ANY($3::text[]))`;
+    const where = `instance_id = $1 AND send_folder_id = $2 AND $2 <> '' AND send_folder_id <> '' AND ($3::text[] IS NULL OR status = ANY($3::text[]))`;
     const rows: Raw[] = await this.db.query(`SELECT * FROM messages WHERE ${where} ORDER BY message_timestamp, id LIMIT $4 OFFSET $5`, [
       ...params,
       limit,

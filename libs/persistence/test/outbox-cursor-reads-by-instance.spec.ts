@@ -1,5 +1,6 @@
 import { genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { InstanceRepository, OutboxCursorRepository, OutboxRepository } from '@gw/persistence';
+import { InstanceRepository, OutboxCursorRepository, OutboxRepository, type Tx } from '@gw/persistence';
+import type { EntityManager } from 'typeorm';
 
 /**
  * A consumer's step and peek read the instance's events after its cursor by the `(instance_id, tx, id)`
@@ -68,6 +69,24 @@ describe('an outbox cursor reads only what follows it', () => {
     // and the one new event, not 30,000 events.
     const hits = [...(await explain(sql, parameters)).matchAll(/shared hit=(\d+)/g)].map((match) => Number(match[1]));
     expect(Math.max(...hits)).toBeLessThan(60);
+  });
+
+  it('should tell the cursor is behind by the instance index, not a scan of the outbox (every follower poll)', async () => {
+    const captured: Array<[string, unknown[]]> = [];
+    const capturing = {
+      query: async <T>(sql: string, parameters?: unknown[]): Promise<T> => {
+        captured.push([sql, parameters ?? []]);
+        return [] as T;
+      },
+    } as Pick<EntityManager, 'query'> & Tx;
+    await new OutboxCursorRepository(db.dataSource).within(capturing).behind(consumer, 100);
+    const [sql, parameters] = captured[0];
+    const plan = await explain(sql, parameters);
+    expect(plan).toMatch(/outbox_events_instance_tx/);
+    expect(plan).not.toMatch(/Seq Scan on outbox_events/);
+    const hits = [...plan.matchAll(/shared hit=(\d+)/g)].map((match) => Number(match[1]));
+    expect(Math.max(...hits)).toBeLessThan(60);
+    expect(await new OutboxCursorRepository(db.dataSource).behind(consumer, 100)).toEqual([instanceId]);
   });
 
   it('should hand over the one event after the cursor', async () => {

@@ -170,12 +170,21 @@ export class OutboxCursorRepository extends RepositoryBase {
     );
   }
 
-  /** The followed instances with committed events past their cursor or of their pending transactions, oldest cursor first. */
+  /**
+   * The followed instances with committed events past their cursor or of their pending transactions, oldest cursor first.
+   *
+   * The first event past a cursor is read in the order of `outbox_events_instance_tx` (`ORDER BY … LIMIT 1`),
+   * so Postgres starts at the cursor in that index. Asked as `EXISTS (… (o.tx, o.id) > (c.tx, c.id))`, it
+   * planned a sequential scan of the whole outbox for each cursor, every instance's events, on every
+   * follower poll (each second, for the chatbot's and the Chatwoot bridge's): a caught-up cursor, the usual
+   * case, read all of it (5.7 ms, 59,433 rows on a seeded schema; 0.4 ms by the index).
+   */
   async behind(consumer: string, limit: number): Promise<string[]> {
     const rows: Array<{ instance_id: string }> = await this.db.query(
       `SELECT c.instance_id FROM outbox_cursors c
        WHERE c.consumer = $1 AND (
-         EXISTS (SELECT 1 FROM outbox_events o WHERE o.instance_id = c.instance_id AND (o.tx, o.id) > (c.tx, c.id) AND (c.floor = 0 OR o.id > c.floor))
+         (SELECT o.id FROM outbox_events o WHERE o.instance_id = c.instance_id AND (o.tx, o.id) > (c.tx, c.id) AND (c.floor = 0 OR o.id > c.floor)
+          ORDER BY o.tx, o.id LIMIT 1) IS NOT NULL
          OR EXISTS (SELECT 1 FROM outbox_events o WHERE o.instance_id = c.instance_id AND o.tx = ANY(c.pending) AND (c.floor = 0 OR o.id > c.floor)))
        ORDER BY c.updated_at LIMIT $2`,
       [consumer, limit],

@@ -39,6 +39,12 @@ export class ChatRepository extends RepositoryBase {
    * address book saved before is its name); observe() then finds each stored with exactly its
    * identifiers. A chat stored under one of them is left out (merge and learn stay observe's).
    * Takes the instance's chats lock, as observeUnknown() does.
+   *
+   * Each input is looked up by `chats_chatid` / `chats_chatlid`, whose predicates the statement names
+   * (`c.wa_chatid <> ''`…), and an empty identifier as NULL (it matches nothing): with `u.pn <> ''` only,
+   * Postgres compared every input with every chat of the instance (a 400-chat chunk against 3,000 chats:
+   * 432,199 comparisons, 154 ms against 11 ms; EXPLAIN ANALYZE on a seeded schema), and the name's
+   * lookup read every contact without a LID for each input without one.
    */
   async createMissing(instanceId: string, chats: ReadonlyArray<{ pn: string; lid: string; isGroup: boolean }>, newId: () => string): Promise<number> {
     const manager = this.db;
@@ -50,11 +56,12 @@ export class ChatRepository extends RepositoryBase {
          INSERT INTO chats (instance_id, id, wa_chatid, wa_chatlid, is_group, wa_contact_name)
          SELECT $1, u.id, u.pn, u.lid, u.is_group, COALESCE((
            SELECT contact_name FROM contacts
-           WHERE instance_id = $1 AND contact_name <> '' AND ((jid = u.pn AND u.pn <> '') OR (jid = u.lid AND u.lid <> '') OR (lid = u.lid AND u.lid <> ''))
+           WHERE instance_id = $1 AND contact_name <> '' AND (jid = NULLIF(u.pn, '') OR jid = NULLIF(u.lid, '') OR lid = NULLIF(u.lid, ''))
            ORDER BY jid = u.pn DESC LIMIT 1), '')
          FROM unnest((SELECT $2::text[]), (SELECT $3::text[]), (SELECT $4::text[]), (SELECT $5::boolean[])) AS u(id, pn, lid, is_group)
          WHERE NOT EXISTS (
-           SELECT 1 FROM chats c WHERE c.instance_id = $1 AND ((c.wa_chatid = u.pn AND u.pn <> '') OR (c.wa_chatlid = u.lid AND u.lid <> '')))
+           SELECT 1 FROM chats c WHERE c.instance_id = $1
+             AND ((c.wa_chatid = NULLIF(u.pn, '') AND c.wa_chatid <> '') OR (c.wa_chatlid = NULLIF(u.lid, '') AND c.wa_chatlid <> '')))
          ON CONFLICT DO NOTHING
          RETURNING 1)
        SELECT count(*)::int AS n FROM inserted`,

@@ -34,6 +34,8 @@ import { InstanceExported1764470000000 } from './migrations/1764470000000-instan
 import { MessagesFreshTakenId1764490000000 } from './migrations/1764490000000-messages-fresh-taken-id';
 import { AuthKeysWrittenAt1764500000000 } from './migrations/1764500000000-auth-keys-written-at';
 import { UnackedSends1764510000000 } from './migrations/1764510000000-unacked-sends';
+import { SendQueueByMessage1764520000000 } from './migrations/1764520000000-send-queue-by-message';
+import { MessagesCalls1764530000000 } from './migrations/1764530000000-messages-calls';
 import { OutboxCursorPending1764400000000 } from './migrations/1764400000000-outbox-cursor-pending';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
 import { OutboxCursors1764090000000 } from './migrations/1764090000000-outbox-cursors';
@@ -80,6 +82,8 @@ export const MIGRATIONS = [
   MessagesFreshTakenId1764490000000,
   AuthKeysWrittenAt1764500000000,
   UnackedSends1764510000000,
+  SendQueueByMessage1764520000000,
+  MessagesCalls1764530000000,
 ];
 
 export interface DataSourceOptions {

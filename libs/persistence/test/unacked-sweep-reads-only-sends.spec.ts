@@ -46,7 +46,12 @@ describe('the unacked sweep', () => {
        FROM generate_series(1, ${HISTORY}) g`,
       [instanceId],
     );
+    // A busy queue: 20,000 sends waiting (the sweep asks whether the queue still holds each message it answers).
+    await db.dataSource.query(`INSERT INTO send_queue (instance_id, message_id, request) SELECT $1, 'QUEUED' || g, '{}' FROM generate_series(1, 20000) g`, [
+      instanceId,
+    ]);
     await db.dataSource.query(`ANALYZE messages`);
+    await db.dataSource.query(`ANALYZE send_queue`);
   });
   afterAll(() => db.close());
 
@@ -128,6 +133,8 @@ describe('the unacked sweep', () => {
       expect(readFromMessages).toBeGreaterThan(0);
       expect(readFromMessages).toBeLessThanOrEqual(2 * listedRows + 10);
       expect(readFromMessages).toBeLessThan(HISTORY / 100);
+      // Whether the queue holds each one: by its message, not every queued row.
+      expect(rowsRead(plan[0].Plan, 'send_queue')).toBeLessThan(100);
     } finally {
       await runner.rollbackTransaction();
       await runner.release();

@@ -189,6 +189,8 @@ export class OutboxRepository extends RepositoryBase {
    * 1763900000000 explains the choice). A long transaction elsewhere delays reads until it ends.
    * `waiting` says that committed rows past the position exist but are not settled yet: read again soon.
    * Bound `within` a consumer's transaction (it holds the cursor), on that transaction's connection.
+   * `waiting` is asked once per read (`w`): asked on each row returned, a read from an id the outbox no
+   * longer holds (an SSE resume) scanned the instance's events once per row (100 × 19,880 rows, 184 ms).
    */
   async readSettled(instanceId: string, position: OutboxPosition, limit: number): Promise<SettledRead> {
     const rows: Array<RawOutboxRow & { tx: string; waiting: boolean }> = await this.db.query(
@@ -196,10 +198,12 @@ export class OutboxRepository extends RepositoryBase {
        r AS (
          SELECT o.id, o.tx, o.instance_id, o.event_type, o.chat_id, o.payload, o.created_at FROM outbox_events o, s
          WHERE o.instance_id = $1 AND (o.tx, o.id) > ($2::bigint, $3::bigint) AND o.id > $4::bigint AND o.tx < s.xmin
-         ORDER BY o.tx, o.id LIMIT $5)
-       SELECT r.id::text AS id, r.tx::text AS tx, r.instance_id, r.event_type, r.chat_id, r.payload, r.created_at,
-         EXISTS (SELECT 1 FROM outbox_events w WHERE w.instance_id = $1 AND w.tx >= s.xmin AND (w.tx, w.id) > ($2::bigint, $3::bigint) AND w.id > $4::bigint) AS waiting
-       FROM s LEFT JOIN r ON true
+         ORDER BY o.tx, o.id LIMIT $5),
+       w AS MATERIALIZED (
+         SELECT EXISTS (SELECT 1 FROM outbox_events w WHERE w.instance_id = $1 AND w.tx >= s.xmin AND (w.tx, w.id) > ($2::bigint, $3::bigint) AND w.id > $4::bigint) AS waiting
+         FROM s)
+       SELECT r.id::text AS id, r.tx::text AS tx, r.instance_id, r.event_type, r.chat_id, r.payload, r.created_at, w.waiting
+       FROM w LEFT JOIN r ON true
        ORDER BY r.tx, r.id`,
       [instanceId, position.tx, position.id, position.floor, limit],
     );

@@ -305,8 +305,9 @@ export class DeliveryRepository extends RepositoryBase {
 
   /**
    * Records many successful deliveries in one statement: each is done (its attempt counted, with the
-   * delivery log's latency and attempt times: columns of the row it updates anyway, none indexed, so
-   * the update stays HOT), and their webhooks are no longer failing (only written when one was).
+   * delivery log's latency and attempt times: columns of the row it updates anyway, none indexed; the
+   * update is not HOT all the same, because `status` is in `webhook_deliveries_lanes`' predicate: ADR
+   * 0044), and their webhooks are no longer failing (only written when one was).
    * The rows are found by the primary key (`= ANY(ARRAY(SELECT …))`): with only the join on the ids,
    * a batch of a few hundred was hashed against a sequential scan of every pending delivery (12 ms of
    * the statement for 500 rows with 20,000 pending, against 1 ms); with the ids as a visible array, the

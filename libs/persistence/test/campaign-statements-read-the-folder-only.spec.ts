@@ -1,6 +1,5 @@
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import { CampaignRepository, InstanceRepository, type Tx } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
+import { capturingTx, openTestDatabase, type TestDatabase } from '@gw/testing';
+import { CampaignRepository, InstanceRepository } from '@gw/persistence';
 
 /**
  * A campaign's statements over its messages (its counters, shown by the folder routes and by every
@@ -12,13 +11,7 @@ describe("a campaign's statements", () => {
   let db: TestDatabase;
   let campaigns: CampaignRepository;
   const instanceId = 'rcampaignplan';
-  const captured: Array<[string, unknown[]]> = [];
-  const capturing = {
-    query: async <T>(sql: string, parameters?: unknown[]): Promise<T> => {
-      captured.push([sql, parameters ?? []]);
-      return [] as T;
-    },
-  } as Pick<EntityManager, 'query'> & Tx;
+  const { tx: capturing, captured } = capturingTx();
 
   beforeAll(async () => {
     db = await openTestDatabase();

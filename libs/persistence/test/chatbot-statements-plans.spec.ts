@@ -1,6 +1,5 @@
-import { genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { ChatbotAdmissionRepository, ChatbotRepository, InstanceRepository, type Tx } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
+import { capturingTx, genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
+import { ChatbotAdmissionRepository, ChatbotRepository, InstanceRepository } from '@gw/persistence';
 
 /**
  * The chatbot's statements that run for every round (admission, its batch's context, the stored plan,
@@ -12,14 +11,8 @@ import type { EntityManager } from 'typeorm';
 describe("the chatbot's prepared statements", () => {
   let db: TestDatabase;
   const instanceId = 'rbotplan';
-  const captured: Array<[string, unknown[]]> = [];
   // Stands in for a connection: records each statement and answers no rows.
-  const capturing = {
-    query: async <T>(sql: string, parameters?: unknown[]): Promise<T> => {
-      captured.push([sql, parameters ?? []]);
-      return [] as T;
-    },
-  } as Pick<EntityManager, 'query'> & Tx;
+  const { tx: capturing, captured } = capturingTx();
 
   beforeAll(async () => {
     db = await openTestDatabase();

@@ -1,6 +1,5 @@
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import { ChatRepository, ContactRepository, InstanceRepository, type Tx } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
+import { capturingTx, executedPlan, openTestDatabase, rowsRead, type TestDatabase } from '@gw/testing';
+import { ChatRepository, ContactRepository, InstanceRepository } from '@gw/persistence';
 
 /**
  * A history chunk's chats and contacts are created in one statement each (createMissing). Each input is
@@ -10,13 +9,7 @@ import type { EntityManager } from 'typeorm';
 describe("a history chunk's chats and contacts", () => {
   let db: TestDatabase;
   const instanceId = 'rhistcreate';
-  const captured: Array<[string, unknown[]]> = [];
-  const capturing = {
-    query: async <T>(sql: string, parameters?: unknown[]): Promise<T> => {
-      captured.push([sql, parameters ?? []]);
-      return [] as T;
-    },
-  } as Pick<EntityManager, 'query'> & Tx;
+  const { tx: capturing, captured } = capturingTx();
   // A chunk of 400 chats, half known by their number, a quarter by their LID too, a quarter new.
   const chunk = Array.from({ length: 400 }, (_, i) => ({
     pn: i % 4 === 3 ? '' : `5511800${i}@s.whatsapp.net`,
@@ -43,31 +36,17 @@ describe("a history chunk's chats and contacts", () => {
   });
   afterAll(() => db.close());
 
-  /** EXPLAIN ANALYZE of the statement in a transaction rolled back after; the rows each scan of `table` read, over its loops. */
-  const rowsRead = async (sql: string, parameters: unknown[], table: string): Promise<{ rows: number }> => {
-    const runner = db.dataSource.createQueryRunner();
-    await runner.startTransaction();
-    try {
-      const [
-        {
-          'QUERY PLAN': [root],
-        },
-      ] = (await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, parameters)) as Array<{ 'QUERY PLAN': [{ Plan: PlanTree }] }>;
-      return { rows: read(root.Plan, table) };
-    } finally {
-      await runner.rollbackTransaction();
-      await runner.release();
-    }
-  };
+  /** The rows the executed statement read from `table` (in a transaction rolled back after). */
+  const read = async (sql: string, parameters: unknown[], table: string): Promise<number> =>
+    rowsRead(await executedPlan(db.dataSource, sql, parameters), table);
 
   it('should look each chat up by its identifiers', async () => {
     captured.length = 0;
     let next = 0;
     await new ChatRepository(db.dataSource).within(capturing).createMissing(instanceId, chunk, () => `hcnew${next++}`);
     const [sql, parameters] = captured[captured.length - 1];
-    const chats = await rowsRead(sql, parameters, 'chats');
-    expect(chats.rows).toBeLessThan(2 * chunk.length);
-    expect((await rowsRead(sql, parameters, 'contacts')).rows).toBeLessThan(2 * chunk.length);
+    expect(await read(sql, parameters, 'chats')).toBeLessThan(2 * chunk.length);
+    expect(await read(sql, parameters, 'contacts')).toBeLessThan(2 * chunk.length);
   });
 
   it('should look each contact up by its identifiers', async () => {
@@ -77,7 +56,7 @@ describe("a history chunk's chats and contacts", () => {
       chunk.map((chat) => ({ jid: chat.pn, lid: chat.lid })),
     );
     const [sql, parameters] = captured[captured.length - 1];
-    expect((await rowsRead(sql, parameters, 'contacts')).rows).toBeLessThan(2 * chunk.length);
+    expect(await read(sql, parameters, 'contacts')).toBeLessThan(2 * chunk.length);
   });
 
   it('should create only the chats and contacts no row knows', async () => {
@@ -92,20 +71,3 @@ describe("a history chunk's chats and contacts", () => {
     expect(contacts.map((contact) => contact.jid)).toEqual(['55118000@s.whatsapp.net']);
   });
 });
-
-interface PlanTree {
-  'Relation Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  Plans?: PlanTree[];
-}
-
-function read(node: PlanTree, relation: string): number {
-  const own =
-    node['Relation Name'] === relation
-      ? ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * (node['Actual Loops'] ?? 1)
-      : 0;
-  return own + (node.Plans ?? []).reduce((sum, child) => sum + read(child, relation), 0);
-}

@@ -1,6 +1,5 @@
-import { genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { InstanceRepository, LidMappingRepository, type Tx } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
+import { capturingTx, genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
+import { InstanceRepository, LidMappingRepository } from '@gw/persistence';
 
 /**
  * Learning a LID's phone number fills in the messages stored while their sender was known only by that
@@ -43,13 +42,7 @@ describe('resolving messages by the LID pairs just learned', () => {
   });
 
   it('should find the rows by the unresolved senders index in its generic plan', async () => {
-    const captured: Array<[string, unknown[]]> = [];
-    const capturing = {
-      query: async <T>(sql: string, parameters?: unknown[]): Promise<T> => {
-        captured.push([sql, parameters ?? []]);
-        return [] as T;
-      },
-    } as Pick<EntityManager, 'query'> & Tx;
+    const { tx: capturing, captured } = capturingTx();
     await mappings.within(capturing).resolveMessages(instanceId, [
       { lid: '1@lid', pn: '551@s.whatsapp.net' },
       { lid: '2@lid', pn: '552@s.whatsapp.net' },

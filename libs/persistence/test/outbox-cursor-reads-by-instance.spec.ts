@@ -1,6 +1,5 @@
-import { genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { InstanceRepository, OutboxCursorRepository, OutboxRepository, type Tx } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
+import { capturingTx, genericPlan, openTestDatabase, type TestDatabase } from '@gw/testing';
+import { InstanceRepository, OutboxCursorRepository, OutboxRepository } from '@gw/persistence';
 
 /**
  * A consumer's step and peek read the instance's events after its cursor by the `(instance_id, tx, id)`
@@ -72,13 +71,7 @@ describe('an outbox cursor reads only what follows it', () => {
   });
 
   it('should tell the cursor is behind by the instance index, not a scan of the outbox (every follower poll)', async () => {
-    const captured: Array<[string, unknown[]]> = [];
-    const capturing = {
-      query: async <T>(sql: string, parameters?: unknown[]): Promise<T> => {
-        captured.push([sql, parameters ?? []]);
-        return [] as T;
-      },
-    } as Pick<EntityManager, 'query'> & Tx;
+    const { tx: capturing, captured } = capturingTx();
     await new OutboxCursorRepository(db.dataSource).within(capturing).behind(consumer, 100);
     const [sql, parameters] = captured[0];
     const plan = await explain(sql, parameters);

@@ -1,6 +1,5 @@
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import { InstanceRepository, MessageRepository, type Tx } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
+import { capturingTx, openTestDatabase, type TestDatabase } from '@gw/testing';
+import { InstanceRepository, MessageRepository } from '@gw/persistence';
 
 /**
  * `POST /call/reject` finds the ringing call among the instance's recent calls. They are read by
@@ -34,13 +33,7 @@ describe("an instance's recent calls", () => {
   });
 
   it('should read them by the calls index, not every message of the instance', async () => {
-    const captured: Array<[string, unknown[]]> = [];
-    const capturing = {
-      query: async <T>(sql: string, parameters?: unknown[]): Promise<T> => {
-        captured.push([sql, parameters ?? []]);
-        return (sql.includes('count(*)') ? [{ total: '0' }] : []) as T;
-      },
-    } as Pick<EntityManager, 'query'> & Tx;
+    const { tx: capturing, captured } = capturingTx((sql) => (sql.includes('count(*)') ? [{ total: '0' }] : []));
     await new MessageRepository(db.dataSource).within(capturing).find(instanceId, { messageType: 'call', fromMe: false, limit: 5, offset: 0 });
     expect(captured.length).toBe(2);
     for (const [sql, parameters] of captured) {

@@ -1,6 +1,5 @@
-import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { InstanceRepository, LeaseRepository, MessageRepository, OutboundLedgerRepository, type Lease, type NewMessage, type Tx } from '@gw/persistence';
-import type { EntityManager } from 'typeorm';
+import { capturingTx, executedPlan, newMessageFixture, openTestDatabase, rowsRead, type TestDatabase } from '@gw/testing';
+import { InstanceRepository, LeaseRepository, MessageRepository, OutboundLedgerRepository, type Lease, type NewMessage } from '@gw/persistence';
 
 /**
  * The unacked sweep (UnackedSends, every 5 s on every worker) reads the sends waiting for their ack from
@@ -113,52 +112,17 @@ describe('the unacked sweep', () => {
   });
 
   it("should read only the listed sends' rows of messages, not the instance's history", async () => {
-    const captured: Array<[string, unknown[]]> = [];
-    const capturing = {
-      query: async <T>(sql: string, parameters?: unknown[]): Promise<T> => {
-        captured.push([sql, parameters ?? []]);
-        return [] as T;
-      },
-    } as Pick<EntityManager, 'query'> & Tx;
+    const { tx: capturing, captured } = capturingTx();
     await messages.within(capturing).findUnacked([instanceId], 0, 500);
     const [sql, parameters] = captured[0];
-    const runner = db.dataSource.createQueryRunner();
-    try {
-      // Inside a transaction rolled back after: the plan's DELETE runs too.
-      await runner.startTransaction();
-      const [{ 'QUERY PLAN': plan }] = (await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, parameters)) as Array<{ 'QUERY PLAN': PlanNode[] }>;
-      const listedRows = Number((await runner.query(`SELECT count(*)::int AS n FROM unacked_sends`))[0].n);
-      // Every row a scan of `messages` produced or filtered out, over all its loops.
-      const readFromMessages = rowsRead(plan[0].Plan, 'messages');
-      expect(readFromMessages).toBeGreaterThan(0);
-      expect(readFromMessages).toBeLessThanOrEqual(2 * listedRows + 10);
-      expect(readFromMessages).toBeLessThan(HISTORY / 100);
-      // Whether the queue holds each one: by its message, not every queued row.
-      expect(rowsRead(plan[0].Plan, 'send_queue')).toBeLessThan(100);
-    } finally {
-      await runner.rollbackTransaction();
-      await runner.release();
-    }
+    const plan = await executedPlan(db.dataSource, sql, parameters);
+    const listedRows = Number((await db.dataSource.query(`SELECT count(*)::int AS n FROM unacked_sends`))[0].n);
+    // Every row a scan of `messages` produced or filtered out, over all its loops.
+    const readFromMessages = rowsRead(plan, 'messages');
+    expect(readFromMessages).toBeGreaterThan(0);
+    expect(readFromMessages).toBeLessThanOrEqual(2 * listedRows + 10);
+    expect(readFromMessages).toBeLessThan(HISTORY / 100);
+    // Whether the queue holds each one: by its message, not every queued row.
+    expect(rowsRead(plan, 'send_queue')).toBeLessThan(100);
   });
 });
-
-interface PlanNode {
-  Plan: PlanTree;
-}
-
-interface PlanTree {
-  'Relation Name'?: string;
-  'Actual Rows'?: number;
-  'Actual Loops'?: number;
-  'Rows Removed by Filter'?: number;
-  'Rows Removed by Index Recheck'?: number;
-  Plans?: PlanTree[];
-}
-
-function rowsRead(node: PlanTree, relation: string): number {
-  const own =
-    node['Relation Name'] === relation
-      ? ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * (node['Actual Loops'] ?? 1)
-      : 0;
-  return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsRead(child, relation), 0);
-}

@@ -1,3 +1,4 @@
+import type { Tx } from '@gw/persistence';
 import type { DataSource } from 'typeorm';
 
 /**
@@ -21,6 +22,59 @@ export async function genericPlan(dataSource: DataSource, sql: string, parameter
   } finally {
     await runner.query(`DEALLOCATE ${name}`).catch(() => undefined);
     await runner.query(`RESET plan_cache_mode`).catch(() => undefined);
+    await runner.release();
+  }
+}
+
+/**
+ * A stand-in for a repository's connection (`repository.within(capturing.tx)`): records each statement
+ * and its parameters and answers `answer(sql)` (no rows by default), so a spec can plan exactly what a
+ * repository method sends.
+ */
+export function capturingTx(answer: (sql: string) => unknown[] = () => []): { tx: Tx; captured: Array<[string, unknown[]]> } {
+  const captured: Array<[string, unknown[]]> = [];
+  const tx = {
+    query: async (sql: string, parameters?: unknown[]): Promise<unknown> => {
+      captured.push([sql, parameters ?? []]);
+      return answer(sql);
+    },
+  };
+  return { captured, tx: tx as unknown as Tx };
+}
+
+/** A node of `EXPLAIN (ANALYZE, FORMAT JSON)`'s plan, as far as rowsRead() reads it. */
+export interface PlanNode {
+  'Relation Name'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PlanNode[];
+}
+
+/** Every row the scans of `relation` in an executed plan produced or filtered out, over all their loops. */
+export function rowsRead(node: PlanNode, relation: string): number {
+  const own =
+    node['Relation Name'] === relation
+      ? ((node['Actual Rows'] ?? 0) + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * (node['Actual Loops'] ?? 1)
+      : 0;
+  return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsRead(child, relation), 0);
+}
+
+/**
+ * `EXPLAIN (ANALYZE, FORMAT JSON)` of `sql` inside a transaction rolled back after (what it writes is
+ * undone): the executed plan's root node.
+ */
+export async function executedPlan(dataSource: DataSource, sql: string, parameters: unknown[]): Promise<PlanNode> {
+  const runner = dataSource.createQueryRunner();
+  await runner.startTransaction();
+  try {
+    const [{ 'QUERY PLAN': plan }] = (await runner.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql}`, parameters)) as Array<{
+      'QUERY PLAN': Array<{ Plan: PlanNode }>;
+    }>;
+    return plan[0].Plan;
+  } finally {
+    await runner.rollbackTransaction();
     await runner.release();
   }
 }

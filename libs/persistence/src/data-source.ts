@@ -34,6 +34,7 @@ import { InstanceExported1764470000000 } from './migrations/1764470000000-instan
 import { MessagesFreshTakenId1764490000000 } from './migrations/1764490000000-messages-fresh-taken-id';
 import { AuthKeysWrittenAt1764500000000 } from './migrations/1764500000000-auth-keys-written-at';
 import { UnackedSends1764510000000 } from './migrations/1764510000000-unacked-sends';
+import { UnackedSendsSeed1764510000001 } from './migrations/1764510000001-unacked-sends-seed';
 import { SendQueueByMessage1764520000000 } from './migrations/1764520000000-send-queue-by-message';
 import { MessagesCalls1764530000000 } from './migrations/1764530000000-messages-calls';
 import { OutboxCursorPending1764400000000 } from './migrations/1764400000000-outbox-cursor-pending';
@@ -82,6 +83,7 @@ export const MIGRATIONS = [
   MessagesFreshTakenId1764490000000,
   AuthKeysWrittenAt1764500000000,
   UnackedSends1764510000000,
+  UnackedSendsSeed1764510000001,
   SendQueueByMessage1764520000000,
   MessagesCalls1764530000000,
 ];

@@ -1,5 +1,6 @@
 import { capturingTx, executedPlan, newMessageFixture, openTestDatabase, rowsRead, type TestDatabase } from '@gw/testing';
 import { InstanceRepository, LeaseRepository, MessageRepository, OutboundLedgerRepository, type Lease, type NewMessage } from '@gw/persistence';
+import { UnackedSendsSeed1764510000001 } from '../src/migrations/1764510000001-unacked-sends-seed';
 
 /**
  * The unacked sweep (UnackedSends, every 5 s on every worker) reads the sends waiting for their ack from
@@ -109,6 +110,26 @@ describe('the unacked sweep', () => {
     expect(oldest.ageMs).toBeGreaterThanOrEqual(599_000);
     // Younger than asked: not answered.
     expect((await messages.findUnacked([instanceId], 60_000, 500)).map((row) => row.messageId)).toEqual([copy.messageId]);
+  });
+
+  it('should list, when migrating, the sends that were waiting for their ack before the list existed', async () => {
+    const before = outbound();
+    // Written by a version without the trigger.
+    await db.dataSource.query(`ALTER TABLE messages DISABLE TRIGGER messages_unacked_send_insert`);
+    try {
+      await ledger.reserve(lease, before, true);
+    } finally {
+      await db.dataSource.query(`ALTER TABLE messages ENABLE TRIGGER messages_unacked_send_insert`);
+    }
+    expect(await listed()).not.toContain(before.messageId);
+    const runner = db.dataSource.createQueryRunner();
+    try {
+      await new UnackedSendsSeed1764510000001().up(runner);
+    } finally {
+      await runner.release();
+    }
+    expect(await listed()).toContain(before.messageId);
+    expect(await unacked()).toContain(before.messageId);
   });
 
   it("should read only the listed sends' rows of messages, not the instance's history", async () => {

@@ -21,7 +21,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * read (same `relayed_at`). Rows go with their message (foreign key, on delete cascade).
  *
  * Expand only (ADR 0029): the previous version never reads the table, and its sweep still reads `messages`.
- * The messages waiting for their ack now are copied in.
+ * The messages waiting for their ack now are copied in by the next migration, in a transaction of its own:
+ * here the trigger's lock on `messages` (which holds its writes back) lasts only as long as these few
+ * statements, not as long as a read of the whole table.
  */
 export class UnackedSends1764510000000 implements MigrationInterface {
   name = 'UnackedSends1764510000000';
@@ -50,10 +52,6 @@ export class UnackedSends1764510000000 implements MigrationInterface {
     await runner.query(`
       CREATE TRIGGER messages_unacked_send_update AFTER UPDATE OF relayed_at ON messages FOR EACH ROW
       WHEN (NEW.from_me AND NEW.relayed_at IS NOT NULL AND NEW.relayed_at IS DISTINCT FROM OLD.relayed_at) EXECUTE FUNCTION messages_unacked_send()`);
-    await runner.query(`
-      INSERT INTO unacked_sends (instance_id, message_id, relayed_at)
-      SELECT instance_id, message_id, relayed_at FROM messages WHERE status = 'Pending' AND from_me AND relayed_at IS NOT NULL
-      ON CONFLICT (instance_id, message_id) DO NOTHING`);
   }
 
   async down(runner: QueryRunner): Promise<void> {

@@ -23,7 +23,17 @@ export { SettingsRepository } from './repositories/settings.repository';
 export { maskUrlCredentials, SINK_KINDS, WebhookRepository } from './repositories/webhook.repository';
 export type { SinkKind, WebhookRow, WebhookValues } from './repositories/webhook.repository';
 export { DeliveryRepository } from './repositories/delivery.repository';
-export type { ClaimOptions, DeliveredResult, DeliveryClaim, DeliveryErrorRecord, FanOutTarget, OutboxEvent } from './repositories/delivery.repository';
+export type {
+  ClaimOptions,
+  DeliveredResult,
+  DeliveryClaim,
+  DeliveryErrorRecord,
+  DirectFanOut,
+  FanOutCandidate,
+  FanOutResult,
+  FanOutTarget,
+  OutboxEvent,
+} from './repositories/delivery.repository';
 export { DeliveryLogRepository } from './repositories/delivery-log.repository';
 export type { DeliveryLogFilter, DeliveryLogRow, DeliveryOutcome, ReplayRequest, ReplayResult } from './repositories/delivery-log.repository';
 export { MessageRepository } from './repositories/message.repository';

@@ -17,7 +17,8 @@ export interface LaneContinuation {
 
 /**
  * Successes not yet recorded, and the flush recording them (one at a time): everything that succeeded
- * within FLUSH_DELAY_MS goes into one statement. `onRecorded` is told the receivers whose lanes moved on.
+ * within FLUSH_DELAY_MS goes into one statement. `onRecorded` is told the receivers whose lanes moved on, and
+ * whether the flush's own claim may have left some of them unclaimed (it was full, or there was none).
  */
 export class DeliveredResults {
   private delivered: DeliveredResult[] = [];
@@ -29,7 +30,7 @@ export class DeliveredResults {
   constructor(
     private readonly deliveries: DeliveryRepository,
     private readonly logger: Logger,
-    private readonly onRecorded: (origins: string[]) => void,
+    private readonly onRecorded: (origins: string[], limited: boolean) => void,
     private readonly continuation?: LaneContinuation,
   ) {}
 
@@ -59,8 +60,8 @@ export class DeliveredResults {
     if (batch.length === 0) return;
     let claims: DeliveryClaim[] = [];
     const claimedAt = Date.now();
+    const next = this.continuation?.options() ?? null;
     try {
-      const next = this.continuation?.options() ?? null;
       if (next) claims = await this.deliveries.markDeliveredAndClaimNext(batch, next.limit, next.claimMs, next.claim);
       else await this.deliveries.markDelivered(batch);
     } catch (error) {
@@ -72,8 +73,8 @@ export class DeliveredResults {
       return;
     }
     if (claims.length > 0) await this.continuation?.claimed(claims, claimedAt);
-    // Their lanes moved on: claim if one of their receivers has room when the claim pass runs (else when it has).
-    this.onRecorded(origins);
+    // Their lanes moved on, and were claimed on here unless the claim was full (or none was made: the relay stopping).
+    this.onRecorded(origins, next === null || claims.length >= next.limit);
   }
 
   /** At stop: waits for the flush in progress, then records what is left (a few tries). */

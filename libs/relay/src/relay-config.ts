@@ -31,6 +31,12 @@ export interface WebhookRelayConfig {
    * nothing) that cost the database more than they move. Bounds the latency it adds.
    */
   passGapMs: number;
+  /**
+   * WEBHOOK_DIRECT (default true): fan-out claims the deliveries its relay can send at once (a lane with nothing
+   * pending, or only this relay's run of it), so they go out without a claim statement (ADR 0046). False: every
+   * delivery is inserted pending and waits for a claim, as before.
+   */
+  direct?: boolean;
   ssrf: SsrfGuard;
   /**
    * The global broker sinks env names (RABBITMQ_URL, NATS_SINK_URL, KAFKA_BROKERS…): written as global
@@ -53,7 +59,7 @@ export const WEBHOOK_RELAY_DEFAULTS = {
 /**
  * The relay's variables: PUBLIC_BASE_URL (the envelopes' BaseUrl), WEBHOOK_INCLUDE_TOKEN,
  * WEBHOOK_RETRY_SCHEDULE (`5s,5m,30m,2h,5h,10h,10h`), WEBHOOK_TIMEOUT_MS, WEBHOOK_MAX_IN_FLIGHT,
- * WEBHOOK_DISABLE_AFTER (a duration, default 5d), SSRF_ALLOWLIST (CIDRs), and the global broker sinks
+ * WEBHOOK_DISABLE_AFTER (a duration, default 5d), WEBHOOK_DIRECT, SSRF_ALLOWLIST (CIDRs), and the global broker sinks
  * (RABBITMQ_URL, NATS_SINK_URL, KAFKA_BROKERS…: see readEnvSinks), which share the retry schedule.
  */
 export function readWebhookRelayConfig(env: EnvReader): WebhookRelayConfig {
@@ -76,6 +82,7 @@ export function readWebhookRelayConfig(env: EnvReader): WebhookRelayConfig {
     ...WEBHOOK_RELAY_DEFAULTS,
     publicBaseUrl: env.url('PUBLIC_BASE_URL', ['http:', 'https:'], 'http://localhost:8080') as string,
     includeToken: env.boolean('WEBHOOK_INCLUDE_TOKEN', false),
+    direct: env.boolean('WEBHOOK_DIRECT', true),
     retryScheduleMs: durations('WEBHOOK_RETRY_SCHEDULE', DEFAULT_RETRY_SCHEDULE_MS),
     requestTimeoutMs: env.integer('WEBHOOK_TIMEOUT_MS', WEBHOOK_RELAY_DEFAULTS.requestTimeoutMs, { min: 100, max: 120_000 }),
     maxInFlightPerReceiver: env.integer('WEBHOOK_MAX_IN_FLIGHT', WEBHOOK_RELAY_DEFAULTS.maxInFlightPerReceiver, { min: 1, max: 1_000 }),

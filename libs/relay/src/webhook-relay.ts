@@ -1,12 +1,20 @@
 import { Bus, type BusSubscription } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
-import { type DeliveryClaim, DeliveryRepository, InstanceRepository, WebhookRepository, type WebhookRow } from '@gw/persistence';
+import {
+  type DeliveryClaim,
+  DeliveryRepository,
+  type DirectFanOut,
+  type FanOutCandidate,
+  InstanceRepository,
+  WebhookRepository,
+  type WebhookRow,
+} from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { DeliveredResults } from './delivered-results';
 import { DeliverySender } from './delivery-sender';
 import { PassLoop } from './pass-loop';
 import type { WebhookRelayConfig } from './relay-config';
-import { groupByLane, type LaneRun, type Receiver } from './lane-runs';
+import { groupByLane, laneChatOf, laneKey, type LaneRun, type Receiver } from './lane-runs';
 import { generateWebhookSecret } from './signature';
 import type { EnvSink } from './sinks/env-sinks';
 import { warmHttpClient } from './sinks/http-client-warm-up';
@@ -16,6 +24,12 @@ import { WebhookTargets } from './webhook-targets';
 
 /** Webhooks read into the cache before the first claim (warmUp); the rest are read by the claims that need them. */
 const WARM_WEBHOOKS = 1_000;
+
+/** Lanes remembered past their run's end (for fan-out's `after`) before the ended ones are forgotten. */
+const MAX_REMEMBERED_LANES = 50_000;
+
+/** The window of a receiver's pace: a fan-out claims for it up to what it took in the last one or two of these. */
+const PACE_WINDOW_MS = 5_000;
 
 /**
  * How often the broker connections are checked against the enabled sinks without a `sinks.changed`
@@ -75,6 +89,24 @@ export class WebhookRelay {
    * (bench/webhooks: every full claim of a burst was followed by one that found nothing).
    */
   private readonly movedOn = new Set<string>();
+  /**
+   * Receivers left out of a claim while busy (their lanes not walked, or not claimed on by a flush): a claim is
+   * wanted for them once they have room again (pump: no longer busy, or idle). Only these: a receiver that goes
+   * idle with nothing left out has had its lanes claimed on by the flushes (bench/webhooks: a claim at every
+   * idle receiver walked every lane for nothing, 97 % of them empty, once fan-out claimed; ADR 0046).
+   */
+  private readonly deferred = new Set<string>();
+  /**
+   * The lanes this relay sends or sent (ADR 0046): each lane's latest run, open (fan-out may add to it) or ended.
+   * An ended run stays only if every claim of it was delivered (its lane holds nothing of ours undelivered).
+   */
+  private readonly lanes = new Map<string, LaneRun>();
+  /** Per receiver, its successes here in the current and the previous PACE_WINDOW_MS. */
+  private readonly pace = new Map<string, { at: number; current: number; previous: number }>();
+  /** A fan-out that claims (WEBHOOK_DIRECT); undefined: every delivery waits for a claim. */
+  private readonly direct?: DirectFanOut;
+  /** The run (or none) each lane had when the current fan-out planned it: what its claims may join. */
+  private planned = new Map<string, LaneRun | null>();
 
   constructor(
     private readonly deliveries: DeliveryRepository,
@@ -89,9 +121,13 @@ export class WebhookRelay {
     this.results = new DeliveredResults(
       deliveries,
       logger,
-      (origins) => {
-        for (const origin of origins) this.movedOn.add(origin);
-        this.claimLoop.poke();
+      (origins, limited) => {
+        // The flush claimed on its lanes, but not for busy receivers (left out), nor beyond its limit.
+        for (const origin of origins) {
+          if (limited) this.movedOn.add(origin);
+          else if (!this.hasRoom(origin)) this.deferred.add(origin);
+        }
+        if (limited) this.claimLoop.poke();
       },
       {
         // The lanes a flush moves on are claimed on in the flush's statement, as a claim would (receivers
@@ -119,6 +155,7 @@ export class WebhookRelay {
       config.passGapMs,
     );
     this.claimLoop = new PassLoop((polled) => this.claimPass(polled), config.pollIntervalMs, onError, config.passGapMs);
+    if (config.direct !== false) this.direct = { claimMs: config.claimMs, plan: (candidates) => this.planDirect(candidates) };
   }
 
   /**
@@ -220,13 +257,21 @@ export class WebhookRelay {
   private async fanOut(): Promise<Set<string>> {
     const webhookIds = new Set<string>();
     for (;;) {
-      const fanned = await this.deliveries.fanOut(this.config.batchSize, matchWebhooks);
+      const claimedAt = Date.now();
+      this.planned = new Map();
+      const fanned = await this.deliveries.fanOut(this.config.batchSize, matchWebhooks, this.running ? this.direct : undefined);
       for (const webhookId of fanned.webhookIds) webhookIds.add(webhookId);
-      if (fanned.webhookIds.size > 0) {
+      if (fanned.claims.length > 0) await this.queueDirect(fanned.claims, claimedAt);
+      // Rows left pending behind a run of ours: its last success claims the lane on in its flush.
+      for (const candidate of fanned.leftPending) {
+        const run = this.lanes.get(laneKey(candidate.webhookId, candidate.event.instanceId, candidate.laneChatId));
+        if (run) run.mayHaveMore = true;
+      }
+      if (fanned.pendingWebhookIds.size > 0) {
         // Rows only for receivers that already have half a batch claimed here leave the claim to
         // their progress: a claim now would leave each of their lanes out, after walking them all.
         // Whether they have is judged when the claim pass runs; a webhook not read yet may be anyone's.
-        for (const webhookId of fanned.webhookIds) {
+        for (const webhookId of fanned.pendingWebhookIds) {
           const row = this.targets.cached(webhookId);
           if (row) this.movedOn.add(this.targets.receiverKeyOf(row));
           else this.claimWanted = true;
@@ -235,6 +280,133 @@ export class WebhookRelay {
       }
       if (fanned.events < this.config.batchSize) return webhookIds;
     }
+  }
+
+  /**
+   * Fan-out's plan (DirectFanOut, ADR 0046): which of its deliveries this relay claims at their insert, and after
+   * which event of their lane nothing may be pending for that. A lane is offered when its webhook is enabled and
+   * reachable here and its receiver has room (what it took in the last 5-10 s, at least a batch, claimed and
+   * unsent here), with the last event of this relay's run of it: an open run takes the new claims at its end, a
+   * run that ended delivered leaves its lane to a new one, and a lane with no run here must have nothing pending.
+   * Once a lane's delivery is not offered, none after it in the batch is (it would overtake the one left pending).
+   */
+  private async planDirect(candidates: FanOutCandidate[]): Promise<Array<string | null>> {
+    if (!this.running) return candidates.map(() => null);
+    const webhooks = await this.targets.webhooksOf([...new Set(candidates.map((candidate) => candidate.webhookId))]);
+    const planned = new Map<string, number>();
+    const decided = new Map<string, string | null>();
+    return candidates.map((candidate) => {
+      const lane = laneKey(candidate.webhookId, candidate.event.instanceId, candidate.laneChatId);
+      const earlier = decided.get(lane);
+      if (earlier === null) return null;
+      const webhook = webhooks.get(candidate.webhookId);
+      let after: string | null = null;
+      if (webhook && webhook.enabled && !this.targets.isDisabled(webhook.id) && this.targets.transportOf(webhook)) {
+        const origin = this.targets.receiverKeyOf(webhook);
+        const queued = (this.receivers.get(origin)?.claimed ?? 0) + (planned.get(origin) ?? 0);
+        if (queued < this.directLimit(origin)) {
+          if (earlier !== undefined) after = earlier;
+          else {
+            const run = this.lanes.get(lane);
+            after = run && (!run.ended || run.ok) ? run.lastEventId : '0';
+            this.planned.set(lane, run && (!run.ended || run.ok) ? run : null);
+          }
+          planned.set(origin, (planned.get(origin) ?? 0) + 1);
+        }
+      }
+      decided.set(lane, after);
+      return after;
+    });
+  }
+
+  /** How many deliveries fan-out may claim for a receiver and leave queued here: what it took lately, at least a batch. */
+  private directLimit(origin: string): number {
+    const pace = this.pace.get(origin);
+    if (!pace) return this.config.batchSize;
+    const age = Date.now() - pace.at;
+    const recent = age >= 2 * PACE_WINDOW_MS ? 0 : age >= PACE_WINDOW_MS ? pace.current : pace.current + pace.previous;
+    return Math.max(this.config.batchSize, recent);
+  }
+
+  private notePace(origin: string): void {
+    const now = Date.now();
+    let pace = this.pace.get(origin);
+    if (!pace) this.pace.set(origin, (pace = { at: now, current: 0, previous: 0 }));
+    else if (now - pace.at >= PACE_WINDOW_MS) {
+      pace.previous = now - pace.at >= 2 * PACE_WINDOW_MS ? 0 : pace.current;
+      pace.current = 0;
+      pace.at = now;
+    }
+    pace.current++;
+  }
+
+  /**
+   * Queues the deliveries a fan-out claimed (ADR 0046), each behind its lane's run as planned: at the end of the
+   * run if it is still open, in a new run if the lane had none or its run ended delivered. A lane whose run
+   * ended otherwise meanwhile (a failure, claims given back) gives them back: they wait behind its head.
+   */
+  private async queueDirect(claims: DeliveryClaim[], claimedAt: number): Promise<void> {
+    const sendBy = this.sendByOf(claimedAt);
+    const giveBack: string[] = [];
+    const touched = new Set<string>();
+    // Each lane's claims together, in lane order (the claims come in event order).
+    const byLane = new Map<string, { webhook: WebhookRow; claims: DeliveryClaim[] }>();
+    for (const claim of claims) {
+      const webhook = this.targets.cached(claim.webhookId);
+      if (this.stopping || !webhook) {
+        giveBack.push(claim.deliveryId);
+        continue;
+      }
+      const lane = laneKey(claim.webhookId, claim.event.instanceId, laneChatOf(webhook, claim.event.chatId));
+      const group = byLane.get(lane);
+      if (group) group.claims.push(claim);
+      else byLane.set(lane, { webhook, claims: [claim] });
+    }
+    for (const [lane, { webhook, claims: laneClaims }] of byLane) {
+      const planned = this.planned.get(lane);
+      const current = this.lanes.get(lane);
+      const last = laneClaims[laneClaims.length - 1];
+      let run: LaneRun;
+      if (current && !current.ended && (planned === null || planned === current)) {
+        run = current;
+        for (const claim of laneClaims) run.claims.push({ ...claim, headId: run.claims[0]?.headId ?? claim.deliveryId, position: run.claims.length + 1 });
+        run.sendBy.push(...laneClaims.map(() => sendBy));
+        run.lastEventId = last.event.id;
+      } else if (planned === null || (planned?.ended && planned.ok && (current === planned || current === undefined))) {
+        run = { webhook, claims: laneClaims, sendBy: laneClaims.map(() => sendBy), lane, lastEventId: last.event.id, mayHaveMore: false };
+        this.remember(run);
+        this.receiverOf(this.targets.receiverKeyOf(webhook)).waiting.push(run);
+      } else {
+        // The run they were to follow ended without delivering all of its claims: they wait behind its head.
+        giveBack.push(...laneClaims.map((claim) => claim.deliveryId));
+        continue;
+      }
+      const origin = this.targets.receiverKeyOf(webhook);
+      this.receiverOf(origin).claimed += laneClaims.length;
+      touched.add(origin);
+    }
+    for (const origin of touched) {
+      const receiver = this.receivers.get(origin);
+      if (receiver) this.pump(origin, receiver);
+    }
+    if (giveBack.length > 0) {
+      await this.deliveries.release(giveBack).catch((error: unknown) => this.logger.warn({ err: error }, 'giving back claims of fan-out failed'));
+      this.claimWanted = true;
+      this.claimLoop.poke();
+    }
+  }
+
+  /** A lane's new run becomes the one fan-out judges the lane by; ended runs are forgotten when too many are kept. */
+  private remember(run: LaneRun): void {
+    this.lanes.set(run.lane, run);
+    if (this.lanes.size <= MAX_REMEMBERED_LANES) return;
+    for (const [lane, kept] of this.lanes) if (kept.ended) this.lanes.delete(lane);
+  }
+
+  /** Nothing claimed at `claimedAt` is sent after this: a request started by then ends (or times out) before the claim lapses. */
+  private sendByOf(claimedAt: number): number {
+    // Unless claims are set shorter than the request timeout; then half the claim at least is used.
+    return claimedAt + Math.max(this.config.claimMs - this.config.requestTimeoutMs, this.config.claimMs / 2);
   }
 
   private track(promise: Promise<void>): void {
@@ -252,8 +424,14 @@ export class WebhookRelay {
   private busyWebhooks(): string[] {
     const busy: string[] = [];
     for (const [id, row] of this.targets.cachedRows()) {
-      const receiver = row && this.receivers.get(this.targets.receiverKeyOf(row));
-      if (receiver && this.isBusy(receiver)) busy.push(id);
+      if (!row) continue;
+      const origin = this.targets.receiverKeyOf(row);
+      const receiver = this.receivers.get(origin);
+      if (receiver && this.isBusy(receiver)) {
+        busy.push(id);
+        // Left out of the claim asking: claim for it once it has room.
+        this.deferred.add(origin);
+      }
     }
     return busy;
   }
@@ -280,6 +458,7 @@ export class WebhookRelay {
     const wanted = this.claimWanted || polled || [...this.movedOn].some((origin) => this.hasRoom(origin));
     this.claimWanted = false;
     // Those still busy wake it again when they have room (pump: no longer busy, or idle).
+    for (const origin of this.movedOn) if (!this.hasRoom(origin)) this.deferred.add(origin);
     this.movedOn.clear();
     if (!wanted) return false;
     // A full claim may have left more behind: look again at once (receivers permitting).
@@ -322,9 +501,7 @@ export class WebhookRelay {
       await this.deliveries.release(claims.map((claim) => claim.deliveryId));
       return;
     }
-    // A request started by then ends (or times out) before the claim lapses, unless claims are set
-    // shorter than the request timeout; then half the claim at least is used.
-    const sendBy = claimedAt + Math.max(this.config.claimMs - this.config.requestTimeoutMs, this.config.claimMs / 2);
+    const sendBy = this.sendByOf(claimedAt);
     const cutShort: string[] = [];
     const gone = new Set<string>();
     for (const lane of groupByLane(claims)) {
@@ -343,7 +520,19 @@ export class WebhookRelay {
       if (claimsToSend.length === 0) continue;
       const receiver = this.receiverOf(this.targets.receiverKeyOf(webhook));
       receiver.claimed += claimsToSend.length;
-      receiver.waiting.push({ webhook, claims: claimsToSend, sendBy });
+      const last = claimsToSend[claimsToSend.length - 1];
+      const run: LaneRun = {
+        webhook,
+        claims: claimsToSend,
+        sendBy: claimsToSend.map(() => sendBy),
+        lane: laneKey(webhookId, last.event.instanceId, laneChatOf(webhook, last.event.chatId)),
+        lastEventId: last.event.id,
+        mayHaveMore: true,
+      };
+      // Fan-out may add to it (its lane's pending rows are this run's, up to its last event).
+      const open = this.lanes.get(run.lane);
+      if (!open || open.ended) this.remember(run);
+      receiver.waiting.push(run);
     }
     for (const [origin, receiver] of this.receivers) this.pump(origin, receiver);
     // A disabled or deleted webhook gives up its pending deliveries (what the old loop did per delivery).
@@ -365,18 +554,19 @@ export class WebhookRelay {
       receiver.active++;
       const busyBefore = this.isBusy(receiver);
       this.track(
-        this.sendRun(run, receiver)
+        this.sendRun(run, receiver, origin)
           .catch(() => true)
           .then((endedEarly) => {
             receiver.active--;
             if (receiver.active === 0 && receiver.waiting.length === 0) {
-              // Idle now: its lanes may have more, and no busy receiver may keep the claim from running.
+              // Idle now: a claim it was left out of while busy may find its lanes.
               this.receivers.delete(origin);
-              this.movedOn.add(origin);
+              if (this.deferred.delete(origin)) this.movedOn.add(origin);
             } else {
               // Room again (its lanes were left out of the claims meanwhile), or a lane that moved on
               // without a recorded success (a final failure, claims given back).
-              if (endedEarly || (busyBefore && !this.isBusy(receiver))) this.movedOn.add(origin);
+              if (endedEarly) this.movedOn.add(origin);
+              else if (busyBefore && !this.isBusy(receiver) && this.deferred.delete(origin)) this.movedOn.add(origin);
               this.pump(origin, receiver);
             }
             this.claimLoop.poke();
@@ -390,19 +580,21 @@ export class WebhookRelay {
    * retry time, so the lane waits behind it), when the relay stops, or when the claim is about to
    * lapse; what was not sent is released for a later claim.
    */
-  private async sendRun(run: LaneRun, receiver: Receiver): Promise<boolean> {
+  private async sendRun(run: LaneRun, receiver: Receiver, origin: string): Promise<boolean> {
     let done = 0;
     let failed = false;
     try {
+      // The run may grow while it is sent (fan-out adds its lane's new claims at the end until it has ended).
       while (done < run.claims.length) {
-        if (!this.running || this.targets.isDisabled(run.webhook.id) || Date.now() > run.sendBy) break;
-        const ok = await this.sender.send(run.claims[done], run.webhook, done === run.claims.length - 1);
+        if (!this.running || this.targets.isDisabled(run.webhook.id) || Date.now() > run.sendBy[done]) break;
+        const ok = await this.sender.send(run.claims[done], run.webhook, run.mayHaveMore && done === run.claims.length - 1);
         done++;
         receiver.claimed--;
         if (!ok) {
           failed = true;
           break;
         }
+        this.notePace(origin);
       }
     } catch (error) {
       failed = true;
@@ -411,8 +603,15 @@ export class WebhookRelay {
       receiver.claimed--;
       this.logger.error({ err: error, deliveryId: run.claims[done - 1]?.deliveryId }, 'webhook delivery bookkeeping failed');
     }
+    // Ended, in the same turn as the loop's last check: nothing is added to it from here on.
+    run.ended = true;
+    run.ok = !failed && done === run.claims.length;
+    if (!run.ok && this.lanes.get(run.lane) === run) this.lanes.delete(run.lane);
     receiver.claimed -= run.claims.length - done;
     const unsent = run.claims.slice(done).map((claim) => claim.deliveryId);
+    // Only its lane's key and last event are needed from now on.
+    run.claims = [];
+    run.sendBy = [];
     if (unsent.length > 0) await this.deliveries.release(unsent).catch((error: unknown) => this.logger.warn({ err: error }, 'releasing unsent claims failed'));
     return failed || unsent.length > 0;
   }

@@ -23,6 +23,44 @@ export interface OutboxEvent {
 /** What fan-out reads of an enabled target: what its filters and its lanes need. */
 export type FanOutTarget = Pick<WebhookRow, 'id' | 'instanceId' | 'kind' | 'events' | 'excludeMessages'>;
 
+/** A delivery fan-out is about to make, offered for claiming at its insert (DirectFanOut). */
+export interface FanOutCandidate {
+  webhookId: string;
+  event: OutboxEvent;
+  /** The lane's chat: the event's for a webhook, '' for a broker sink (one lane per instance). */
+  laneChatId: string;
+}
+
+/**
+ * A fan-out that claims the deliveries it makes for lanes its relay may send at once, so they go out without
+ * a claim statement (and without the claim's row write): a lane with nothing pending, or one whose pending
+ * rows are all this relay's, in a run it is sending (issue #38, ADR 0046).
+ */
+export interface DirectFanOut {
+  claimMs: number;
+  /**
+   * Inside the fan-out's transaction, after matching: for each candidate, the last event id of its lane this
+   * relay holds ('0' when none), or null to leave it pending. The write claims a row only if its lane has no
+   * other pending row after that id.
+   */
+  plan(candidates: FanOutCandidate[]): Promise<Array<string | null>> | Array<string | null>;
+}
+
+export interface FanOutResult {
+  /** Events taken. */
+  events: number;
+  /** Deliveries made (claimed or not). */
+  deliveries: number;
+  /** Their webhooks. */
+  webhookIds: Set<string>;
+  /** Webhooks with deliveries left pending: for the claims. */
+  pendingWebhookIds: Set<string>;
+  /** With `direct`: the deliveries offered for claiming and left pending all the same (their lane had another pending row). */
+  leftPending: FanOutCandidate[];
+  /** The deliveries claimed at their insert (DirectFanOut), in event order, each with its event's payload text. */
+  claims: DeliveryClaim[];
+}
+
 export interface DeliveryClaim {
   deliveryId: string;
   /** The attempt this claim is for (1 = first). Attempts are counted when their result is recorded. */
@@ -99,12 +137,60 @@ const FAN_OUT_READ = `WITH events AS (
      FROM webhooks w
      WHERE w.enabled AND (w.instance_id IS NULL OR w.instance_id IN (SELECT instance_id FROM events)) AND EXISTS (SELECT FROM events)`;
 
+/**
+ * FAN_OUT_READ for a fan-out that may claim what it makes (DirectFanOut): the events come with what a claim
+ * returns of them (the payload's JSON text, the traceparent), so the deliveries it claims go out without a
+ * claim statement.
+ */
+const FAN_OUT_READ_DIRECT = `WITH events AS (
+       SELECT id, instance_id, event_type, chat_id, ${FILTER_FIELDS} AS payload, payload::text AS payload_json, traceparent FROM outbox_events
+       WHERE dispatched_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+     SELECT id, instance_id, event_type, chat_id, payload, payload_json, traceparent, NULL::jsonb AS target FROM events
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, jsonb_build_object('id', w.id, 'instanceId', w.instance_id, 'kind', w.kind,
+         'events', to_jsonb(w.events), 'excludeMessages', to_jsonb(w.exclude_messages))
+     FROM webhooks w
+     WHERE w.enabled AND (w.instance_id IS NULL OR w.instance_id IN (SELECT instance_id FROM events)) AND EXISTS (SELECT FROM events)`;
+
+/**
+ * Fan-outs that claim are one at a time across every relay (a transaction-level advisory lock, taken before
+ * the events are read): whether a lane may be claimed at its insert is judged from the rows committed
+ * before, so two fan-outs side by side could each find a lane empty and claim it twice, and their
+ * deliveries would race. Its key is this lock's own (any bigint, fixed).
+ */
+const FAN_OUT_LOCK_KEY = '7310402615520714001';
+
 /** The deliveries and the dispatched mark in one statement (a data-modifying CTE always runs), with the COMMIT. */
 const FAN_OUT_WRITE = `WITH deliveries AS (
          INSERT INTO webhook_deliveries (webhook_id, event_id, instance_id, chat_id, event_type)
          SELECT w, e, i, c, t FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[]) AS u(w, e, i, c, t)
          ON CONFLICT (webhook_id, event_id) DO NOTHING)
        UPDATE outbox_events SET dispatched_at = now() WHERE id = ANY($6::bigint[])`;
+
+/**
+ * FAN_OUT_WRITE for a fan-out that claims (DirectFanOut): $6 is each row's `after` (the last event id of the
+ * lane this relay holds, 0 when it holds none; NULL: not to be claimed), $7 the claim ms, $8 the events.
+ * A row is inserted claimed when its lane has no pending row after `after` in the statement's snapshot (which
+ * does not show this statement's own rows, so every row of a lane in the batch is judged alike): the lane is
+ * empty, or holds only this relay's rows, which it sends in order. Any other pending row (a retrying head,
+ * a backlog, another relay's rows) leaves the new rows pending behind it, for the claims. Answers the rows
+ * claimed (a row that already existed, a fan-out repeated after a crash, is left as it was).
+ */
+const FAN_OUT_WRITE_DIRECT = `WITH candidates AS (
+         SELECT w, e, i, c, t, a FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[]) AS u(w, e, i, c, t, a)),
+       deliveries AS (
+         INSERT INTO webhook_deliveries (webhook_id, event_id, instance_id, chat_id, event_type, claimed_until)
+         SELECT r.w, r.e, r.i, r.c, r.t,
+           CASE WHEN r.a IS NOT NULL AND NOT EXISTS (
+               SELECT FROM webhook_deliveries d
+               WHERE d.status = 'pending' AND d.webhook_id = r.w AND d.instance_id = r.i AND d.chat_id = r.c AND d.event_id > r.a)
+             THEN now() + ($7 || ' milliseconds')::interval END
+         FROM candidates r
+         ON CONFLICT (webhook_id, event_id) DO NOTHING
+         RETURNING id, webhook_id, event_id, claimed_until IS NOT NULL AS claimed),
+       dispatched AS (
+         UPDATE outbox_events SET dispatched_at = now() WHERE id = ANY($8::bigint[]))
+     SELECT id, webhook_id, event_id FROM deliveries WHERE claimed`;
 
 const CLAIM_DUE = `WITH RECURSIVE heads AS (
      (SELECT d.id, d.webhook_id, d.instance_id, d.chat_id, d.event_id, d.claimed_until, d.next_attempt_at
@@ -160,6 +246,8 @@ const RELEASE = `UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = A
 const WARM_STATEMENTS: Array<[string, unknown[]]> = [
   [FAN_OUT_READ, [1]],
   [FAN_OUT_WRITE, [[], [], [], [], [], []]],
+  [FAN_OUT_READ_DIRECT, [1]],
+  [FAN_OUT_WRITE_DIRECT, [[], [], [], [], [], [], '1', []]],
   [CLAIM_DUE, [1, '1', [], 1, 1]],
   [MARK_DELIVERED, [[], [], []]],
   [MARK_DELIVERED_CLAIM_NEXT, [[], [], [], 1, '1', [], 1, []]],
@@ -223,30 +311,40 @@ export class DeliveryRepository extends RepositoryBase {
    * deliveries and the dispatched mark (with the COMMIT). Answers how many events it took, how many deliveries it made, and their webhooks.
    * `match` sees each event with only the payload fields the filters read (FILTER_FIELDS).
    *
+   * With `direct`, fan-out also claims what its relay may send at once (DirectFanOut, ADR 0046): one fan-out at a
+   * time across the relays (FAN_OUT_LOCK_KEY), the events read with their payloads' text, and the claimed rows
+   * answered as claims, each with its event as a claim statement would return it.
+   *
    * The events are read by a plain index scan in id order, which stops after `limit` rows and marks
    * the dead entries it passes (bitmap scans off for the transaction): the planner chose a bitmap scan
    * of the whole partial index, which read every heap page of the events dispatched since the table's
    * last vacuum, on every fan-out, and sorted them (20 ms against 0.5 ms with 10,000 dispatched events
    * waiting for a vacuum), so a fan-out cost more the longer the relay ran.
    */
-  async fanOut(
-    limit: number,
-    match: (event: OutboxEvent, webhooks: FanOutTarget[]) => FanOutTarget[],
-  ): Promise<{ events: number; deliveries: number; webhookIds: Set<string> }> {
-    let result = { events: 0, deliveries: 0, webhookIds: new Set<string>() };
+  async fanOut(limit: number, match: (event: OutboxEvent, webhooks: FanOutTarget[]) => FanOutTarget[], direct?: DirectFanOut): Promise<FanOutResult> {
+    let result: FanOutResult = { events: 0, deliveries: 0, webhookIds: new Set<string>(), pendingWebhookIds: new Set<string>(), leftPending: [], claims: [] };
+    /** The events read, as rows: a claimed delivery's event is made from its row (claimedEvent). */
+    const rowsById = new Map<string, Raw>();
     await pipelinedTransaction(
       this.dataSource,
-      () => 'START TRANSACTION; SET LOCAL enable_bitmapscan = off',
+      () =>
+        direct
+          ? `START TRANSACTION; SET LOCAL enable_bitmapscan = off; SET LOCAL lock_timeout = '10s'; SELECT pg_advisory_xact_lock(${FAN_OUT_LOCK_KEY})`
+          : 'START TRANSACTION; SET LOCAL enable_bitmapscan = off',
       async (manager) => {
-        const raw: Raw[] = await manager.query(FAN_OUT_READ, [limit]);
+        const raw: Raw[] = await manager.query(direct ? FAN_OUT_READ_DIRECT : FAN_OUT_READ, [limit]);
         const events: OutboxEvent[] = [];
         const webhooks: FanOutTarget[] = [];
         for (const row of raw) {
           if (row.target) webhooks.push(row.target as FanOutTarget);
-          else events.push(toEvent(row));
+          else {
+            events.push(toEvent(row));
+            if (direct) rowsById.set(String(row.id), row);
+          }
         }
         if (events.length === 0) return null;
         const columns = { webhook: [] as string[], event: [] as string[], instance: [] as string[], chat: [] as string[], type: [] as string[] };
+        const candidates: FanOutCandidate[] = [];
         // Each event is matched against the global targets and its own instance's, not every target of the
         // batch: with a webhook per instance, a batch of 500 events from as many instances compared each
         // event with ~500 targets (bench/webhooks with 2,000 webhooks, issue #38).
@@ -259,28 +357,75 @@ export class DeliveryRepository extends RepositoryBase {
         const globals = byInstance.get(null) ?? [];
         for (const event of events) {
           const own = byInstance.get(event.instanceId) ?? [];
-          const candidates = own.length === 0 ? globals : globals.length === 0 ? own : [...globals, ...own];
-          if (candidates.length === 0) continue;
-          for (const webhook of match(event, candidates)) {
+          const targets = own.length === 0 ? globals : globals.length === 0 ? own : [...globals, ...own];
+          if (targets.length === 0) continue;
+          for (const webhook of match(event, targets)) {
+            // A webhook's lanes are per chat; a broker sink keeps one lane per instance, so its
+            // consumers (and Kafka's partition by instance) see each instance's events in order.
+            const laneChatId = webhook.kind === 'webhook' || !webhook.kind ? event.chatId : '';
             columns.webhook.push(webhook.id);
             columns.event.push(event.id);
             columns.instance.push(event.instanceId);
-            // A webhook's lanes are per chat; a broker sink keeps one lane per instance, so its
-            // consumers (and Kafka's partition by instance) see each instance's events in order.
-            columns.chat.push(webhook.kind === 'webhook' || !webhook.kind ? event.chatId : '');
+            columns.chat.push(laneChatId);
             columns.type.push(event.eventType);
+            candidates.push({ webhookId: webhook.id, event, laneChatId });
           }
         }
-        result = { events: events.length, deliveries: columns.webhook.length, webhookIds: new Set(columns.webhook) };
-        return { columns, ids: events.map((event) => event.id) };
+        const after = direct && candidates.length > 0 ? await direct.plan(candidates) : [];
+        const pendingWebhookIds = new Set<string>();
+        candidates.forEach((candidate, index) => {
+          if ((after[index] ?? null) === null) pendingWebhookIds.add(candidate.webhookId);
+        });
+        result = {
+          events: events.length,
+          deliveries: columns.webhook.length,
+          webhookIds: new Set(columns.webhook),
+          pendingWebhookIds,
+          leftPending: [],
+          claims: [],
+        };
+        return { columns, after, candidates, ids: events.map((event) => event.id) };
       },
       // The deliveries and the dispatched mark in one statement (a data-modifying CTE always runs), with the COMMIT.
       (read) =>
-        read && {
-          text: FAN_OUT_WRITE,
-          values: [read.columns.webhook, read.columns.event, read.columns.instance, read.columns.chat, read.columns.type, read.ids],
-        },
+        read &&
+        (direct
+          ? {
+              text: FAN_OUT_WRITE_DIRECT,
+              values: [
+                read.columns.webhook,
+                read.columns.event,
+                read.columns.instance,
+                read.columns.chat,
+                read.columns.type,
+                read.columns.webhook.map((_, index) => read.after[index] ?? null),
+                String(direct.claimMs),
+                read.ids,
+              ],
+              rows: (rows) => {
+                const claimed = rows as Raw[];
+                result.claims = claimed.map((row) => {
+                  const deliveryId = String(row.id);
+                  const event = claimedEvent({ ...rowsById.get(String(row.event_id)), event_id: row.event_id });
+                  return { deliveryId, attempt: 1, event, webhookId: row.webhook_id as string, headId: deliveryId, position: 1 };
+                });
+                // A lane's rows that were not claimed (another pending row found in the statement) are pending: for the claims.
+                const claimedIds = new Set(claimed.map((row) => `${row.webhook_id as string} ${String(row.event_id)}`));
+                read.candidates.forEach((candidate, index) => {
+                  if (read.after[index] !== null && read.after[index] !== undefined && !claimedIds.has(`${candidate.webhookId} ${candidate.event.id}`)) {
+                    result.pendingWebhookIds.add(candidate.webhookId);
+                    result.leftPending.push(candidate);
+                  }
+                });
+              },
+            }
+          : {
+              text: FAN_OUT_WRITE,
+              values: [read.columns.webhook, read.columns.event, read.columns.instance, read.columns.chat, read.columns.type, read.ids],
+            }),
     );
+    // In event order (the rows come back in insert order, which follows the candidates'), each lane's in its own order.
+    result.claims.sort((a, b) => compareIds(a.event.id, b.event.id));
     return result;
   }
 
@@ -529,6 +674,11 @@ function claimedEvent(row: Raw): OutboxEvent {
     get: () => (payload ??= JSON.parse(payloadJson) as Record<string, unknown>),
   });
   return event;
+}
+
+/** Bigint ids as text, in numeric order. */
+function compareIds(a: string, b: string): number {
+  return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
 }
 
 function toEvent(row: Raw): OutboxEvent {

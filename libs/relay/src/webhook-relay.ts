@@ -28,8 +28,15 @@ const WARM_WEBHOOKS = 1_000;
 /** Lanes remembered past their run's end (for fan-out's `after`) before the ended ones are forgotten. */
 const MAX_REMEMBERED_LANES = 50_000;
 
-/** The window of a receiver's pace: a fan-out claims for it up to what it took in the last one or two of these. */
-const PACE_WINDOW_MS = 5_000;
+/** The window a receiver's pace is counted over (its successes here per window). */
+const PACE_WINDOW_MS = 1_000;
+
+/**
+ * How much a fan-out may claim and leave queued for a receiver: this many windows of its pace (at least a batch).
+ * Well inside a claim's send-by time (claimMs − the request timeout, 20 s by default), so a receiver that slows
+ * down gives back what it cannot send in time rather than letting claims lapse.
+ */
+const DIRECT_QUEUE_WINDOWS = 10;
 
 /**
  * How often the broker connections are checked against the enabled sinks without a `sinks.changed`
@@ -101,7 +108,7 @@ export class WebhookRelay {
    * An ended run stays only if every claim of it was delivered (its lane holds nothing of ours undelivered).
    */
   private readonly lanes = new Map<string, LaneRun>();
-  /** Per receiver, its successes here in the current and the previous PACE_WINDOW_MS. */
+  /** Per receiver, its successes here in the current and the previous PACE_WINDOW_MS (directLimit). */
   private readonly pace = new Map<string, { at: number; current: number; previous: number }>();
   /** A fan-out that claims (WEBHOOK_DIRECT); undefined: every delivery waits for a claim. */
   private readonly direct?: DirectFanOut;
@@ -285,8 +292,8 @@ export class WebhookRelay {
   /**
    * Fan-out's plan (DirectFanOut, ADR 0046): which of its deliveries this relay claims at their insert, and after
    * which event of their lane nothing may be pending for that. A lane is offered when its webhook is enabled and
-   * reachable here and its receiver has room (what it took in the last 5-10 s, at least a batch, claimed and
-   * unsent here), with the last event of this relay's run of it: an open run takes the new claims at its end, a
+   * reachable here and its receiver has room (what it takes in DIRECT_QUEUE_WINDOWS seconds at its recent pace, at
+   * least a batch, claimed and unsent here), with the last event of this relay's run of it: an open run takes the new claims at its end, a
    * run that ended delivered leaves its lane to a new one, and a lane with no run here must have nothing pending.
    * Once a lane's delivery is not offered, none after it in the batch is (it would overtake the one left pending).
    */
@@ -319,13 +326,13 @@ export class WebhookRelay {
     });
   }
 
-  /** How many deliveries fan-out may claim for a receiver and leave queued here: what it took lately, at least a batch. */
+  /** How many deliveries fan-out may claim for a receiver and leave queued here: DIRECT_QUEUE_WINDOWS of its recent pace, at least a batch. */
   private directLimit(origin: string): number {
     const pace = this.pace.get(origin);
     if (!pace) return this.config.batchSize;
     const age = Date.now() - pace.at;
-    const recent = age >= 2 * PACE_WINDOW_MS ? 0 : age >= PACE_WINDOW_MS ? pace.current : pace.current + pace.previous;
-    return Math.max(this.config.batchSize, recent);
+    const perWindow = age >= 2 * PACE_WINDOW_MS ? 0 : age >= PACE_WINDOW_MS ? pace.current : Math.max(pace.current, pace.previous);
+    return Math.max(this.config.batchSize, DIRECT_QUEUE_WINDOWS * perWindow);
   }
 
   private notePace(origin: string): void {

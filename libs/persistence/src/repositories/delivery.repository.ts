@@ -153,10 +153,11 @@ const FAN_OUT_READ_DIRECT = `WITH events AS (
      WHERE w.enabled AND (w.instance_id IS NULL OR w.instance_id IN (SELECT instance_id FROM events)) AND EXISTS (SELECT FROM events)`;
 
 /**
- * Fan-outs that claim are one at a time across every relay (a transaction-level advisory lock, taken before
- * the events are read): whether a lane may be claimed at its insert is judged from the rows committed
- * before, so two fan-outs side by side could each find a lane empty and claim it twice, and their
- * deliveries would race. Its key is this lock's own (any bigint, fixed).
+ * Fan-outs are one at a time across every relay (a transaction-level advisory lock, taken before the events are
+ * read): whether a lane may be claimed at its insert is judged from the rows committed before, so two fan-outs
+ * side by side could each find a lane empty and claim it twice, or one insert a lane's earlier row while the other
+ * claims its later one, and their deliveries would race. A fan-out is a few milliseconds; the others wait that
+ * long (ADR 0046). Its key is this lock's own (any bigint, fixed).
  */
 const FAN_OUT_LOCK_KEY = '7310402615520714001';
 
@@ -311,8 +312,8 @@ export class DeliveryRepository extends RepositoryBase {
    * deliveries and the dispatched mark (with the COMMIT). Answers how many events it took, how many deliveries it made, and their webhooks.
    * `match` sees each event with only the payload fields the filters read (FILTER_FIELDS).
    *
-   * With `direct`, fan-out also claims what its relay may send at once (DirectFanOut, ADR 0046): one fan-out at a
-   * time across the relays (FAN_OUT_LOCK_KEY), the events read with their payloads' text, and the claimed rows
+   * One fan-out at a time across the relays (FAN_OUT_LOCK_KEY). With `direct`, fan-out also claims what its relay
+   * may send at once (DirectFanOut, ADR 0046): the events read with their payloads' text, and the claimed rows
    * answered as claims, each with its event as a claim statement would return it.
    *
    * The events are read by a plain index scan in id order, which stops after `limit` rows and marks
@@ -327,10 +328,9 @@ export class DeliveryRepository extends RepositoryBase {
     const rowsById = new Map<string, Raw>();
     await pipelinedTransaction(
       this.dataSource,
-      () =>
-        direct
-          ? `START TRANSACTION; SET LOCAL enable_bitmapscan = off; SET LOCAL lock_timeout = '10s'; SELECT pg_advisory_xact_lock(${FAN_OUT_LOCK_KEY})`
-          : 'START TRANSACTION; SET LOCAL enable_bitmapscan = off',
+      // Every fan-out takes the lock, claiming or not: a relay with WEBHOOK_DIRECT=false beside claiming ones must
+      // not insert a lane's earlier rows while one of them judges the lane.
+      () => `START TRANSACTION; SET LOCAL enable_bitmapscan = off; SET LOCAL lock_timeout = '10s'; SELECT pg_advisory_xact_lock(${FAN_OUT_LOCK_KEY})`,
       async (manager) => {
         const raw: Raw[] = await manager.query(direct ? FAN_OUT_READ_DIRECT : FAN_OUT_READ, [limit]);
         const events: OutboxEvent[] = [];

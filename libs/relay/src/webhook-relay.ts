@@ -376,7 +376,11 @@ export class WebhookRelay {
       let run: LaneRun;
       if (current && !current.ended && (planned === null || planned === current)) {
         run = current;
-        for (const claim of laneClaims) run.claims.push({ ...claim, headId: run.claims[0]?.headId ?? claim.deliveryId, position: run.claims.length + 1 });
+        for (const claim of laneClaims) {
+          claim.headId = run.claims[0]?.headId ?? claim.deliveryId;
+          claim.position = run.claims.length + 1;
+          run.claims.push(claim);
+        }
         run.sendBy.push(...laneClaims.map(() => sendBy));
         run.lastEventId = last.event.id;
       } else if (planned === null || (planned?.ended && planned.ok && (current === planned || current === undefined))) {

@@ -410,6 +410,9 @@ export class DeliveryRepository extends RepositoryBase {
                   return { deliveryId, attempt: 1, event, webhookId: row.webhook_id as string, headId: deliveryId, position: 1 };
                 });
                 // A lane's rows that were not claimed (another pending row found in the statement) are pending: for the claims.
+                const offered = read.after.reduce((count, after) => (after === null || after === undefined ? count : count + 1), 0);
+                // Every offered row claimed (the usual case): none left pending to look for.
+                if (claimed.length === offered) return;
                 const claimedIds = new Set(claimed.map((row) => `${row.webhook_id as string} ${String(row.event_id)}`));
                 read.candidates.forEach((candidate, index) => {
                   if (read.after[index] !== null && read.after[index] !== undefined && !claimedIds.has(`${candidate.webhookId} ${candidate.event.id}`)) {

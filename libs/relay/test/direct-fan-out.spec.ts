@@ -159,6 +159,42 @@ describe('fan-out that claims what it can send at once', () => {
       expect(two.leftPending).toHaveLength(1);
     });
 
+    it('should let the other relays fan out again once a relay stuck inside its fan-out has been idle 5 s', async () => {
+      await emit([{ chat: 'a', n: 1 }]);
+      let reached!: () => void;
+      const inPlan = new Promise<void>((resolve) => (reached = resolve));
+      // A relay frozen in its plan, the fan-out lock held; its transaction is never finished from here.
+      const stuck = sut
+        .fanOut(100, matchWebhooks, {
+          claimMs: 30_000,
+          plan: async (candidates) => {
+            reached();
+            await new Promise((resolve) => setTimeout(resolve, 6_000));
+            return candidates.map(() => '0');
+          },
+        })
+        .then(
+          () => 'finished',
+          () => 'failed',
+        );
+      await inPlan;
+      await emit([{ chat: 'b', n: 1 }]);
+      const started = Date.now();
+      const other = await new DeliveryRepository(db.dataSource).fanOut(
+        100,
+        matchWebhooks,
+        plan(() => '0'),
+      );
+      const waited = Date.now() - started;
+      // Postgres ended the frozen one's session (idle in its transaction past 5 s); the lock went with it.
+      expect(waited).toBeGreaterThan(4_000);
+      expect(waited).toBeLessThan(7_500);
+      // Its event was not dispatched (its transaction rolled back): the other fan-out took it too, first.
+      expect(other.claims.map((claim) => claim.event.chatId)).toEqual(['a', 'b']);
+      expect(await stuck).toBe('failed');
+      expect((await run(() => '0')).events).toBe(0);
+    }, 20_000);
+
     it('should fan out as before without a plan', async () => {
       await emit([{ chat: 'a', n: 1 }]);
       const fanned = await sut.fanOut(100, matchWebhooks);

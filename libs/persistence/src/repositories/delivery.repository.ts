@@ -161,6 +161,13 @@ const FAN_OUT_READ_DIRECT = `WITH events AS (
  */
 const FAN_OUT_LOCK_KEY = '7310402615520714001';
 
+/**
+ * The longest a fan-out's transaction may sit idle (between its statements: the relay matching and planning, a
+ * few ms) before Postgres ends its session. Held with the fan-out lock, a frozen relay's transaction would stop
+ * every relay's fan-out.
+ */
+const FAN_OUT_IDLE_LIMIT = '5s';
+
 /** The deliveries and the dispatched mark in one statement (a data-modifying CTE always runs), with the COMMIT. */
 const FAN_OUT_WRITE = `WITH deliveries AS (
          INSERT INTO webhook_deliveries (webhook_id, event_id, instance_id, chat_id, event_type)
@@ -329,8 +336,12 @@ export class DeliveryRepository extends RepositoryBase {
     await pipelinedTransaction(
       this.dataSource,
       // Every fan-out takes the lock, claiming or not: a relay with WEBHOOK_DIRECT=false beside claiming ones must
-      // not insert a lane's earlier rows while one of them judges the lane.
-      () => `START TRANSACTION; SET LOCAL enable_bitmapscan = off; SET LOCAL lock_timeout = '10s'; SELECT pg_advisory_xact_lock(${FAN_OUT_LOCK_KEY})`,
+      // not insert a lane's earlier rows while one of them judges the lane. A relay that stops answering inside it
+      // (frozen, cut off from Postgres) loses its session after FAN_OUT_IDLE_LIMIT, and with it the lock: the other
+      // relays' fan-outs wait that long at most.
+      () =>
+        `START TRANSACTION; SET LOCAL enable_bitmapscan = off; SET LOCAL lock_timeout = '10s'; ` +
+        `SET LOCAL idle_in_transaction_session_timeout = '${FAN_OUT_IDLE_LIMIT}'; SELECT pg_advisory_xact_lock(${FAN_OUT_LOCK_KEY})`,
       async (manager) => {
         const raw: Raw[] = await manager.query(direct ? FAN_OUT_READ_DIRECT : FAN_OUT_READ, [limit]);
         const events: OutboxEvent[] = [];

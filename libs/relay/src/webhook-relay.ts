@@ -314,9 +314,11 @@ export class WebhookRelay {
         if (queued < this.directLimit(origin)) {
           if (earlier !== undefined) after = earlier;
           else {
-            const run = this.lanes.get(lane);
-            after = run && (!run.ended || run.ok) ? run.lastEventId : '0';
-            this.planned.set(lane, run && (!run.ended || run.ok) ? run : null);
+            // A run still sent, or one that ended delivered, is what the lane's new claims follow.
+            const kept = this.lanes.get(lane);
+            const run = kept && (!kept.ended || kept.ok) ? kept : null;
+            after = run ? run.lastEventId : '0';
+            this.planned.set(lane, run);
           }
           planned.set(origin, (planned.get(origin) ?? 0) + 1);
         }
@@ -370,6 +372,7 @@ export class WebhookRelay {
       else byLane.set(lane, { webhook, claims: [claim] });
     }
     for (const [lane, { webhook, claims: laneClaims }] of byLane) {
+      const origin = this.targets.receiverKeyOf(webhook);
       const planned = this.planned.get(lane);
       const current = this.lanes.get(lane);
       const last = laneClaims[laneClaims.length - 1];
@@ -386,13 +389,12 @@ export class WebhookRelay {
       } else if (planned === null || (planned?.ended && planned.ok && (current === planned || current === undefined))) {
         run = { webhook, claims: laneClaims, sendBy: laneClaims.map(() => sendBy), lane, lastEventId: last.event.id, mayHaveMore: false };
         this.remember(run);
-        this.receiverOf(this.targets.receiverKeyOf(webhook)).waiting.push(run);
+        this.receiverOf(origin).waiting.push(run);
       } else {
         // The run they were to follow ended without delivering all of its claims: they wait behind its head.
         giveBack.push(...laneClaims.map((claim) => claim.deliveryId));
         continue;
       }
-      const origin = this.targets.receiverKeyOf(webhook);
       this.receiverOf(origin).claimed += laneClaims.length;
       touched.add(origin);
     }

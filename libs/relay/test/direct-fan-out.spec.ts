@@ -3,16 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { InProcessBus } from '@gw/bus';
 import { type DirectFanOut, DeliveryRepository, InstanceRepository, OutboxRepository, WebhookRepository } from '@gw/persistence';
 import { createLogger, EnvReader, SsrfGuard } from '@gw/platform';
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
+import { openTestDatabase, sleep, type TestDatabase, waitFor } from '@gw/testing';
 import { generateWebhookSecret, matchWebhooks, readWebhookRelayConfig, WEBHOOK_RELAY_DEFAULTS, WebhookRelay, type WebhookRelayConfig } from '@gw/relay';
-
-const waitFor = async (check: () => boolean | Promise<boolean>, timeoutMs = 15_000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-};
 
 /**
  * ADR 0046 (issue #38): fan-out claims the deliveries its relay can send at once, so they go out without a
@@ -150,7 +142,7 @@ describe('fan-out that claims what it can send at once', () => {
         matchWebhooks,
         plan(() => '0'),
       );
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await sleep(300);
       release();
       const [one, two] = await Promise.all([first, second]);
       // The second waited for the first: it saw lane a's claimed row and left its own pending behind it.
@@ -169,7 +161,7 @@ describe('fan-out that claims what it can send at once', () => {
           claimMs: 30_000,
           plan: async (candidates) => {
             reached();
-            await new Promise((resolve) => setTimeout(resolve, 6_000));
+            await sleep(6_000);
             return candidates.map(() => '0');
           },
         })
@@ -236,6 +228,9 @@ describe('fan-out that claims what it can send at once', () => {
       return sut;
     };
     const total = () => [...received.values()].reduce((sum, list) => sum + list.length, 0);
+    /** Until the receiver has accepted `count` deliveries and none is pending. */
+    const delivered = (count: number) =>
+      waitFor(async () => total() >= count && (await pending()).length === 0, Boolean, 15_000, `${count} deliveries and none pending`);
     /** Every chat's deliveries arrived once each, in order. */
     const expectOnceInOrder = (chats: string[], perChat: number) => {
       for (const chat of chats) expect(received.get(chat)).toEqual(Array.from({ length: perChat }, (_, index) => index + 1));
@@ -283,7 +278,7 @@ describe('fan-out that claims what it can send at once', () => {
         await emit(events(chats, n, n + 9));
         bus.publish(`events.${instanceId}`, { instanceId });
       }
-      await waitFor(async () => total() >= 300 && (await pending()).length === 0);
+      await delivered(300);
       expectOnceInOrder(chats, 60);
       expect(await db.dataSource.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`)).toEqual([{ status: 'delivered', n: 300 }]);
     });
@@ -296,9 +291,9 @@ describe('fan-out that claims what it can send at once', () => {
       sut.start();
       for (let n = 1; n <= 30; n += 5) {
         await emit(events(['a', 'b'], n, n + 4));
-        await new Promise((resolve) => setTimeout(resolve, 30));
+        await sleep(30);
       }
-      await waitFor(async () => total() >= 60 && (await pending()).length === 0);
+      await delivered(60);
       expect(failures).toBe(3);
       expectOnceInOrder(['a', 'b'], 30);
     });
@@ -308,7 +303,7 @@ describe('fan-out that claims what it can send at once', () => {
       const sut = relay({ batchSize: 8, laneRunLength: 3, maxInFlightPerReceiver: 2 });
       await emit(events(chats, 1, 40));
       sut.start();
-      await waitFor(async () => total() >= 120 && (await pending()).length === 0);
+      await delivered(120);
       expectOnceInOrder(chats, 40);
     });
 
@@ -318,7 +313,7 @@ describe('fan-out that claims what it can send at once', () => {
       const sut = relay({ direct: false });
       await emit(events(['a'], 1, 5));
       sut.start();
-      await waitFor(async () => total() >= 5 && (await pending()).length === 0);
+      await delivered(5);
       expectOnceInOrder(['a'], 5);
     });
   });

@@ -127,30 +127,22 @@ const FILTER_FIELDS = `CASE WHEN jsonb_typeof(payload -> 'message') IN ('object'
  * One statement: the targets were a second round trip of every fan-out, each reading every column of
  * every target row (its dates and arrays parsed in the relay; bench/webhooks, issue #38).
  */
-const FAN_OUT_READ = `WITH events AS (
-       SELECT id, instance_id, event_type, chat_id, ${FILTER_FIELDS} AS payload FROM outbox_events
+function fanOutRead(claiming: boolean): string {
+  // Claiming (DirectFanOut): the events also come with what a claim returns of them (the payload's JSON text, the
+  // traceparent), so the deliveries fan-out claims go out without a claim statement.
+  const sent = claiming ? ', payload::text AS payload_json, traceparent' : '';
+  return `WITH events AS (
+       SELECT id, instance_id, event_type, chat_id, ${FILTER_FIELDS} AS payload${sent} FROM outbox_events
        WHERE dispatched_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-     SELECT id, instance_id, event_type, chat_id, payload, NULL::jsonb AS target FROM events
+     SELECT id, instance_id, event_type, chat_id, payload${claiming ? ', payload_json, traceparent' : ''}, NULL::jsonb AS target FROM events
      UNION ALL
-     SELECT NULL, NULL, NULL, NULL, NULL, jsonb_build_object('id', w.id, 'instanceId', w.instance_id, 'kind', w.kind,
+     SELECT NULL, NULL, NULL, NULL, NULL${claiming ? ', NULL, NULL' : ''}, jsonb_build_object('id', w.id, 'instanceId', w.instance_id, 'kind', w.kind,
          'events', to_jsonb(w.events), 'excludeMessages', to_jsonb(w.exclude_messages))
      FROM webhooks w
      WHERE w.enabled AND (w.instance_id IS NULL OR w.instance_id IN (SELECT instance_id FROM events)) AND EXISTS (SELECT FROM events)`;
-
-/**
- * FAN_OUT_READ for a fan-out that may claim what it makes (DirectFanOut): the events come with what a claim
- * returns of them (the payload's JSON text, the traceparent), so the deliveries it claims go out without a
- * claim statement.
- */
-const FAN_OUT_READ_DIRECT = `WITH events AS (
-       SELECT id, instance_id, event_type, chat_id, ${FILTER_FIELDS} AS payload, payload::text AS payload_json, traceparent FROM outbox_events
-       WHERE dispatched_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
-     SELECT id, instance_id, event_type, chat_id, payload, payload_json, traceparent, NULL::jsonb AS target FROM events
-     UNION ALL
-     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, jsonb_build_object('id', w.id, 'instanceId', w.instance_id, 'kind', w.kind,
-         'events', to_jsonb(w.events), 'excludeMessages', to_jsonb(w.exclude_messages))
-     FROM webhooks w
-     WHERE w.enabled AND (w.instance_id IS NULL OR w.instance_id IN (SELECT instance_id FROM events)) AND EXISTS (SELECT FROM events)`;
+}
+const FAN_OUT_READ = fanOutRead(false);
+const FAN_OUT_READ_DIRECT = fanOutRead(true);
 
 /**
  * Fan-outs are one at a time across every relay (a transaction-level advisory lock, taken before the events are
@@ -382,10 +374,12 @@ export class DeliveryRepository extends RepositoryBase {
             candidates.push({ webhookId: webhook.id, event, laneChatId });
           }
         }
-        const after = direct && candidates.length > 0 ? await direct.plan(candidates) : [];
+        // Each candidate's `after`, null where it is not offered for claiming (every one without `direct`).
+        const offers = direct && candidates.length > 0 ? await direct.plan(candidates) : [];
+        const after = candidates.map((_, index) => offers[index] ?? null);
         const pendingWebhookIds = new Set<string>();
         candidates.forEach((candidate, index) => {
-          if ((after[index] ?? null) === null) pendingWebhookIds.add(candidate.webhookId);
+          if (after[index] === null) pendingWebhookIds.add(candidate.webhookId);
         });
         result = {
           events: events.length,
@@ -409,7 +403,7 @@ export class DeliveryRepository extends RepositoryBase {
                 read.columns.instance,
                 read.columns.chat,
                 read.columns.type,
-                read.columns.webhook.map((_, index) => read.after[index] ?? null),
+                read.after,
                 String(direct.claimMs),
                 read.ids,
               ],
@@ -421,12 +415,12 @@ export class DeliveryRepository extends RepositoryBase {
                   return { deliveryId, attempt: 1, event, webhookId: row.webhook_id as string, headId: deliveryId, position: 1 };
                 });
                 // A lane's rows that were not claimed (another pending row found in the statement) are pending: for the claims.
-                const offered = read.after.reduce((count, after) => (after === null || after === undefined ? count : count + 1), 0);
+                const offered = read.after.filter((after) => after !== null).length;
                 // Every offered row claimed (the usual case): none left pending to look for.
                 if (claimed.length === offered) return;
                 const claimedIds = new Set(claimed.map((row) => `${row.webhook_id as string} ${String(row.event_id)}`));
                 read.candidates.forEach((candidate, index) => {
-                  if (read.after[index] !== null && read.after[index] !== undefined && !claimedIds.has(`${candidate.webhookId} ${candidate.event.id}`)) {
+                  if (read.after[index] !== null && !claimedIds.has(`${candidate.webhookId} ${candidate.event.id}`)) {
                     result.pendingWebhookIds.add(candidate.webhookId);
                     result.leftPending.push(candidate);
                   }

@@ -175,7 +175,10 @@ async function runBareChild(): Promise<void> {
 
 async function runBare(sim: SimInfo, simProcess: ChildProcess, size: number, count: number): Promise<Side> {
   const { devices, flooded } = await prepareSide(sim, simProcess, size, count, `55${31 + SIZES.indexOf(size) * 2}`);
-  const child = fork(process.argv[1], ['bare'], { execArgv: ['--expose-gc'], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(process.argv[1], ['bare'], {
+    execArgv: ['--expose-gc', ...process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'))],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const answer = new Promise<Awaited<ReturnType<typeof bareReceive>>>((resolve, reject) => {
     child.once('message', (message) => resolve(message as Awaited<ReturnType<typeof bareReceive>>));
     child.once('exit', (code) => reject(new Error(`bare exited with ${code}`)));

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -74,6 +75,82 @@ describe('patches/@whiskeysockets+baileys', () => {
     await expect(bSends).resolves.toMatchObject({ type: 'pkmsg' });
     // Committed with b's transaction.
     expect(b.stored('session')).toHaveLength(1);
+  });
+});
+
+describe('patches/libsignal+6.0.0.patch: XEdDSA signatures checked by Node (curve.js)', () => {
+  type Check = (publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array) => boolean;
+  const load = createRequire(createRequire(__filename).resolve('libsignal'));
+  const curve = load('./src/curve.js') as {
+    verifySignature: Check;
+    verifyXEdDSA?: Check;
+    calculateSignature(privateKey: Buffer, message: Buffer): Buffer;
+    generateKeyPair(): { pubKey: Buffer; privKey: Buffer };
+  };
+  // The pure JavaScript check libsignal used before the patch, as the reference.
+  const pureJs = (load('curve25519-js') as { verify: Check }).verify;
+  const hex = (text: string) => Buffer.from(text, 'hex');
+
+  it("should accept libsignal-protocol-c's signature test vector and refuse it altered", () => {
+    // libsignal-protocol-c, tests/test_curve25519.c (test_curve25519_signature): Alice's identity key signs her ephemeral key.
+    const identity = hex('05ab7e717d4a163b7d9a1d8071dfe9dcf8cdcd1cea3339b6356be84d887e322c64');
+    const ephemeral = hex('05edce9d9c415ca78cb7252e72c2c4a554d3eb29485a0e1d503118d1a82d99fb4a');
+    const signature = hex('5de88ca9a89b4a115da79109c67c9c7464a3e4180274f1cb8c63c2984e286dfbede82deb9dcd9fae0bfbb821569b3d9001bd8130cd11d486cef047bd60b86e88');
+    expect(curve.verifyXEdDSA).toBeInstanceOf(Function);
+    expect(curve.verifySignature(identity, ephemeral, signature)).toBe(true);
+    for (const byte of [0, 31, 32, 63]) {
+      const altered = Buffer.from(signature);
+      altered[byte] ^= 1;
+      expect(curve.verifySignature(identity, ephemeral, altered)).toBe(false);
+    }
+  });
+
+  it('should answer as curve25519-js for signatures made by libsignal, and for each of them altered', () => {
+    const verdicts: Array<[boolean, boolean]> = [];
+    for (let round = 0; round < 8; round++) {
+      const { pubKey, privKey } = curve.generateKeyPair();
+      const key = pubKey.subarray(1);
+      const message = randomBytes(1 + round * 31);
+      const signature = curve.calculateSignature(privKey, message);
+      const flip = (bytes: Buffer, index: number, bit: number) => {
+        const copy = Buffer.from(bytes);
+        copy[index] ^= bit;
+        return copy;
+      };
+      const cases: Array<[Buffer, Buffer, Buffer]> = [
+        [key, message, signature],
+        [key, flip(message, 0, 1), signature],
+        [key, message, flip(signature, round % 64, 4)],
+        // The sign bit kept in the signature's last byte, and the key's top bit (ignored by X25519's encoding).
+        [key, message, flip(signature, 63, 0x80)],
+        [flip(key, round % 31, 2), message, signature],
+        [flip(key, 31, 0x80), message, signature],
+      ];
+      for (const [k, m, s] of cases) verdicts.push([curve.verifyXEdDSA!(k, m, s), pureJs(k, m, s)]);
+    }
+    expect(verdicts.filter(([ours, reference]) => ours !== reference)).toEqual([]);
+    // Each round: the signature and the one with the top bit of its key flipped pass, the four others fail.
+    expect(verdicts.filter(([ours]) => ours)).toHaveLength(16);
+  });
+
+  it('should refuse a signature whose S was made larger by the group order, which curve25519-js accepted', () => {
+    // Not a signature a signer makes (S is always reduced); a copy of a valid one altered by someone else.
+    // libsignal's own checks (Rust's curve25519-dalek, the C library's XEdDSA) refuse it too.
+    const { pubKey, privKey } = curve.generateKeyPair();
+    const message = Buffer.from('sender key message');
+    const signature = curve.calculateSignature(privKey, message);
+    const order = (1n << 252n) + 27742317777372353535851937790883648493n;
+    const sPart = Buffer.from(signature.subarray(32));
+    const signBit = sPart[31] & 0x80;
+    sPart[31] &= 0x7f;
+    const larger = BigInt(`0x${Buffer.from(sPart).reverse().toString('hex')}`) + order;
+    const widened = Buffer.from(larger.toString(16).padStart(64, '0'), 'hex').reverse();
+    widened[31] |= signBit;
+    const malleated = Buffer.concat([signature.subarray(0, 32), widened]);
+
+    expect(pureJs(pubKey.subarray(1), message, malleated)).toBe(true);
+    expect(curve.verifySignature(pubKey, message, malleated)).toBe(false);
+    expect(curve.verifySignature(pubKey, message, signature)).toBe(true);
   });
 });
 

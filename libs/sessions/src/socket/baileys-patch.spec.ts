@@ -84,11 +84,13 @@ describe('patches/libsignal+6.0.0.patch: XEdDSA signatures checked by Node (curv
   const curve = load('./src/curve.js') as {
     verifySignature: Check;
     verifyXEdDSA?: Check;
+    signXEdDSA?: (privateKey: Buffer, message: Buffer) => Buffer;
     calculateSignature(privateKey: Buffer, message: Buffer): Buffer;
     generateKeyPair(): { pubKey: Buffer; privKey: Buffer };
   };
-  // The pure JavaScript check libsignal used before the patch, as the reference.
-  const pureJs = (load('curve25519-js') as { verify: Check }).verify;
+  // The pure JavaScript libsignal used before the patch, as the reference.
+  const reference = load('curve25519-js') as { verify: Check; sign(privateKey: Uint8Array, message: Uint8Array): Uint8Array };
+  const pureJs = reference.verify;
   const hex = (text: string) => Buffer.from(text, 'hex');
 
   it("should accept libsignal-protocol-c's signature test vector and refuse it altered", () => {
@@ -131,6 +133,20 @@ describe('patches/libsignal+6.0.0.patch: XEdDSA signatures checked by Node (curv
     expect(verdicts.filter(([ours, reference]) => ours !== reference)).toEqual([]);
     // Each round: the signature and the one with the top bit of its key flipped pass, the four others fail.
     expect(verdicts.filter(([ours]) => ours)).toHaveLength(16);
+  });
+
+  it('should sign as curve25519-js did, byte for byte, and what it signs should pass both checks', () => {
+    expect(curve.signXEdDSA).toBeInstanceOf(Function);
+    const { pubKey, privKey } = curve.generateKeyPair();
+    for (let round = 0; round < 6; round++) {
+      // A new key each time but the last two (the second signs from the kept Edwards key).
+      const key = round < 4 ? curve.generateKeyPair() : { pubKey, privKey };
+      const message = randomBytes(round * 40);
+      const signature = curve.calculateSignature(key.privKey, message);
+      expect(signature.toString('hex')).toBe(Buffer.from(reference.sign(key.privKey, message)).toString('hex'));
+      expect(curve.verifySignature(key.pubKey, message, signature)).toBe(true);
+      expect(pureJs(key.pubKey.subarray(1), message, signature)).toBe(true);
+    }
   });
 
   it('should refuse a signature whose S was made larger by the group order, which curve25519-js accepted', () => {

@@ -74,6 +74,40 @@ describe.each(transports)('Bus contract over %s', (_name, open) => {
     expect(seen.sort()).toEqual([1, 2]);
     subs.forEach((s) => s.unsubscribe());
   });
+
+  itIf('should reach every subscription a subject matches, whatever token its wildcard is in, and none unsubscribed', async (b) => {
+    const seen: string[] = [];
+    const patterns = [`${prefix}.inst.>`, `${prefix}.*.op`, `${prefix}.inst.op`, `${prefix}.>`, `${prefix}.inst.other`, `${prefix}.insta.op`];
+    const subs = patterns.map((pattern) => b.subscribe(pattern, () => void seen.push(pattern)));
+    await b.ping();
+    b.publish(`${prefix}.inst.op`, {});
+    await b.ping();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen.sort()).toEqual([`${prefix}.*.op`, `${prefix}.>`, `${prefix}.inst.>`, `${prefix}.inst.op`].sort());
+    seen.length = 0;
+    subs[0].unsubscribe();
+    subs[2].unsubscribe();
+    b.publish(`${prefix}.inst.op`, {});
+    await b.ping();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(seen.sort()).toEqual([`${prefix}.*.op`, `${prefix}.>`].sort());
+    subs.forEach((sub) => sub.unsubscribe());
+  });
+});
+
+describe('InProcessBus', () => {
+  it('should answer a request from the earliest subscription that matches, wherever it is kept', async () => {
+    const bus = new InProcessBus();
+    const answer = (name: string) => () => name;
+    // A wildcard in the second token is checked for every subject; the others are kept under their first two tokens.
+    const subs = [bus.subscribe('instance.*.status', answer('wildcard')), bus.subscribe('instance.a.>', answer('prefix'))];
+    await expect(bus.request('instance.a.status', {}, { timeoutMs: 1000 })).resolves.toBe('wildcard');
+    subs[0].unsubscribe();
+    await expect(bus.request('instance.a.status', {}, { timeoutMs: 1000 })).resolves.toBe('prefix');
+    subs[1].unsubscribe();
+    await expect(bus.request('instance.a.status', {}, { timeoutMs: 1000 })).rejects.toMatchObject({ code: ErrorCode.NoSession });
+    await bus.close();
+  });
 });
 
 describe('subjectMatches', () => {

@@ -43,7 +43,7 @@ export type { CallPeer, MessageQuery, MessageRow, NewMessage, RecordRow, StatusC
 export { OutboundLedgerRepository } from './repositories/outbound-ledger.repository';
 export type { Reserved } from './repositories/outbound-ledger.repository';
 export { ChatRepository } from './repositories/chat.repository';
-export { toChatRow } from './repositories/chat-row';
+export { holdsGroupFlags, toChatRow } from './repositories/chat-row';
 export { InboundGroupRepository } from './repositories/inbound-group.repository';
 export type { InboundGroupResults, InboundGroupWrites, OwnCopy } from './repositories/inbound-group.repository';
 export type { ChatIdentity, ChatObservation, ChatRow, ChatState, ChatTotals } from './repositories/chat-row';

@@ -121,6 +121,15 @@ export function observationSql(v: {
     updated_at = now()`;
 }
 
+/**
+ * Whether a chat's stored group flags hold each of `flags` with the same value: what applyState's
+ * `group_flags @> …` test finds, so a caller can skip a write that would change nothing.
+ */
+export function holdsGroupFlags(chat: Pick<ChatRow, 'groupFlags'>, flags: Record<string, boolean>): boolean {
+  if (!chat.groupFlags) return false;
+  return Object.entries(flags).every(([name, value]) => chat.groupFlags[name] === value);
+}
+
 /** An observation's values for observationSql after its identifiers: name, contact, ts, type, text, sender, incoming, ephemeral. */
 export function observationValues(observation: ChatObservation): unknown[] {
   const last = observation.lastMessage;

@@ -1,5 +1,5 @@
 import { describeContent, type DescribedContent, type ProtoMessage } from '@gw/domain';
-import { type MessageRow, type NewOutboxEvent, type Tx } from '@gw/persistence';
+import { holdsGroupFlags, type MessageRow, type NewOutboxEvent, type Tx } from '@gw/persistence';
 import { proto, type WAMessage } from '../../baileys';
 import { InboundBatch } from '../inbound-batch';
 import { chatKey, contactsEvent, messagesEvent, messagesUpdateEvent, type InstanceIdentity } from '../event-payloads';
@@ -168,7 +168,7 @@ export class MessageStore {
     });
     // The group's flags as the chat holds them already (as most messages find them) are not written again:
     // applyState would change nothing (its `group_flags @>` test), and a busy group paid a statement per message.
-    if (group && !holdsFlags(chat.groupFlags, group.flags))
+    if (group && !holdsGroupFlags(chat, group.flags))
       chat = (await this.context.services.chats.within(tx).applyState(this.context.instanceId, chatKey(chat), { groupFlags: group.flags })) ?? chat;
 
     // An edit (from the phone, another device, or our own /message/edit coming back): the edit is a
@@ -287,11 +287,4 @@ export class MessageStore {
       );
     }
   }
-}
-
-/** Whether a chat's stored group flags hold each of these with the same value (what `group_flags @> flags` tests). */
-function holdsFlags(stored: Record<string, boolean> | null | undefined, flags: Record<string, boolean>): boolean {
-  if (!stored) return false;
-  for (const [name, value] of Object.entries(flags)) if (stored[name] !== value) return false;
-  return true;
 }

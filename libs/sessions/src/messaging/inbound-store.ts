@@ -64,6 +64,10 @@ export {
  */
 export class InboundStore {
   private waiting: Waiting[] = [];
+  /** Per instance, its writes in `waiting` (all, and those that may go in a group): kept as they come and go, so no write scans the backlog. */
+  private readonly waitingOf = new Map<string, { all: number; groupable: number }>();
+  /** Writes of their own (WriteOptions.alone) in `waiting`. */
+  private aloneWaiting = 0;
   private inFlight = 0;
   /** Writes of their own (WriteOptions.alone) in flight. */
   private aloneInFlight = 0;
@@ -151,7 +155,11 @@ export class InboundStore {
       else this.pendingByInstance.delete(instanceId);
     };
     return new Promise<T>((resolve, reject) => {
-      this.waiting.push({
+      // Only a write of an instance with nothing in flight and nothing waiting can start now: after the
+      // last pump nothing else could, and this write changes no one else's turn (a write behind its
+      // instance's waits with it). The others skip the pump, which reads the whole backlog (ADR 0049).
+      const mayStart = !this.busy.has(instanceId) && !this.waitingOf.has(instanceId);
+      this.enqueue({
         lease,
         work,
         keys,
@@ -169,8 +177,30 @@ export class InboundStore {
           reject(error);
         },
       });
-      this.pump();
+      if (mayStart) this.pump();
     });
+  }
+
+  private enqueue(entry: Waiting): void {
+    this.waiting.push(entry);
+    if (entry.alone) this.aloneWaiting++;
+    const id = entry.lease.instanceId;
+    const counts = this.waitingOf.get(id);
+    if (counts) {
+      counts.all++;
+      if (!entry.alone) counts.groupable++;
+    } else this.waitingOf.set(id, { all: 1, groupable: entry.alone ? 0 : 1 });
+  }
+
+  /** `entry` left `waiting` (taken into a transaction, or dropped). */
+  private unwait(entry: Waiting): void {
+    if (entry.alone) this.aloneWaiting--;
+    const id = entry.lease.instanceId;
+    const counts = this.waitingOf.get(id);
+    if (!counts) return;
+    counts.all--;
+    if (!entry.alone) counts.groupable--;
+    if (counts.all <= 0) this.waitingOf.delete(id);
   }
 
   /**
@@ -186,6 +216,7 @@ export class InboundStore {
     const dropped: Waiting[] = [];
     for (const entry of this.waiting) (leaseKey(entry.lease) === key ? dropped : kept).push(entry);
     this.waiting = kept;
+    for (const entry of dropped) this.unwait(entry);
     for (const entry of dropped) entry.reject(new InboundWriteDroppedError(lease.instanceId));
     return dropped.length;
   }
@@ -194,6 +225,8 @@ export class InboundStore {
     const maxAlone = this.options.maxAloneInFlight ?? MAX_ALONE_IN_FLIGHT;
     for (;;) {
       const groupOpen = this.inFlight < this.options.maxInFlight;
+      // Nothing can start: answered without reading the backlog (ADR 0049).
+      if (this.waiting.length === 0 || (!groupOpen && (this.aloneInFlight >= maxAlone || this.aloneWaiting === 0))) return;
       // In arrival order, the writes of instances with nothing in flight (each one's share of the group, in
       // order); a write of its own goes alone when it is the first of its instance that waits, outside the group.
       const group: Waiting[] = [];
@@ -202,7 +235,16 @@ export class InboundStore {
       const full = new Set<string>();
       const grouped = new Map<string, number>();
       const share = this.groupShare();
-      for (const entry of this.waiting) {
+      const waiting = this.waiting;
+      let index = 0;
+      let aloneSeen = 0;
+      for (; index < waiting.length; index++) {
+        // The group is full and no write may go alone (no room, or none left to read): the rest of the
+        // backlog stays as it is, unread.
+        const groupDone = !groupOpen || group.length >= this.options.maxBatch;
+        if (groupDone && (this.aloneInFlight + alone.length >= maxAlone || aloneSeen === this.aloneWaiting)) break;
+        const entry = waiting[index];
+        if (entry.alone) aloneSeen++;
         const id = entry.lease.instanceId;
         const free = !this.busy.has(id) && !full.has(id);
         const inGroup = grouped.get(id) ?? 0;
@@ -220,7 +262,9 @@ export class InboundStore {
         }
       }
       if (group.length === 0 && alone.length === 0) return;
-      this.waiting = rest;
+      this.waiting = index < waiting.length ? rest.concat(waiting.slice(index)) : rest;
+      for (const entry of alone) this.unwait(entry);
+      for (const entry of group) this.unwait(entry);
       for (const entry of alone) {
         const id = entry.lease.instanceId;
         this.busy.add(id);
@@ -254,9 +298,9 @@ export class InboundStore {
    * Shared, a group's waves carry one write of every instance each. Alone, an instance has the whole group.
    */
   private groupShare(): number {
-    const instances = new Set<string>();
-    for (const entry of this.waiting) if (!entry.alone && !this.busy.has(entry.lease.instanceId)) instances.add(entry.lease.instanceId);
-    return Math.max(1, Math.ceil(this.options.maxBatch / Math.max(1, instances.size)));
+    let instances = 0;
+    for (const [id, counts] of this.waitingOf) if (counts.groupable > 0 && !this.busy.has(id)) instances++;
+    return Math.max(1, Math.ceil(this.options.maxBatch / Math.max(1, instances)));
   }
 
   private async flush(group: Waiting[]): Promise<void> {

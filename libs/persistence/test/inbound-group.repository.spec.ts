@@ -73,6 +73,7 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
       await new ChatRepository(db.dataSource).within(manager).observe('igr-c', { waChatId: z }, () => 'chat-z');
     });
     const alone = [jest.spyOn(ChatRepository.prototype, 'observeUnknown'), jest.spyOn(ChatRepository.prototype, 'observe')];
+    const applied = jest.spyOn(ChatRepository.prototype, 'applyObservation');
     const observation = (waChatId: string, waChatLid: string, text: string, timestamp: number) => ({
       instanceId: 'igr-c',
       observation: { waChatId, waChatLid, lastMessage: { timestamp, type: 'Conversation', textVote: text, sender: 'them', incoming: true } },
@@ -83,16 +84,18 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
       chats: [observation(x, '', 'X1', 2001), observation(y, '', 'Y1', 2002), observation('', yLid, 'Y2', 2003), observation(z, '', 'Z1', 2004)],
     });
     const observedAlone = alone.flatMap((spy) => spy.mock.calls.map((call) => call[1].lastMessage?.textVote));
-    for (const spy of alone) spy.mockRestore();
+    const appliedToShared = applied.mock.calls.map((call) => `${call[1]} ${call[2].lastMessage?.textVote}`);
+    for (const spy of [...alone, applied]) spy.mockRestore();
     expect(written.chats.map((chat) => `${chat.id} ${chat.lastMessageTextVote} ${chat.unreadCount}`)).toEqual([
       'chat-x X1 1',
       'chat-y Y1 1',
       'chat-y Y2 2',
       'chat-z Z1 1',
     ]);
-    // x and z in the statement; y's two observations alone after it, in order.
+    // x and z in the statement; y's two observations after it, in order, on the row the statement named (ADR 0048).
     expect(texts.filter((text) => text.includes('h_single'))).toHaveLength(1);
-    expect(observedAlone).toEqual(['Y1', 'Y2']);
+    expect(appliedToShared).toEqual(['chat-y Y1', 'chat-y Y2']);
+    expect(observedAlone).toEqual([]);
     const stored = await new ChatRepository(db.dataSource).findByJid('igr-c', y);
     expect(stored).toMatchObject({ id: 'chat-y', lastMessageTextVote: 'Y2', unreadCount: 2 });
   });

@@ -39,7 +39,7 @@ export interface MetricsSources {
    * A session worker's inbound queues (synchronous): events received and not yet stored, sockets paused
    * for it, and the writes its store accepted and has not committed yet.
    */
-  inboundBacklog?: () => { depth: number; pausedSockets: number; writesPending?: number };
+  inboundBacklog?: () => { depth: number; pausedSockets: number; writesPending?: number; decryptsWaiting?: number };
   /**
    * Instances this session worker holds (its live leases): what a HorizontalPodAutoscaler scales the
    * workers on (k8s/session-worker.yaml), one figure per worker pod.
@@ -261,6 +261,16 @@ export class GatewayMetrics {
       collect() {
         const backlog = sources.inboundBacklog?.();
         if (backlog) this.set(backlog.pausedSockets);
+        else this.remove({});
+      },
+    });
+    new Gauge({
+      name: 'wa_gateway_inbound_decrypts_waiting',
+      help: "WhatsApp connections whose decrypts wait for room in their inbound queue (half its bound); Baileys then holds what it was handed, and the connection's reading stops once that is full too",
+      registers,
+      collect() {
+        const waiting = sources.inboundBacklog?.().decryptsWaiting;
+        if (waiting !== undefined) this.set(waiting);
         else this.remove({});
       },
     });

@@ -49,12 +49,14 @@ describe('Inbound backpressure: a socket whose queue is full is not read until i
     let paused: number;
     try {
       await flood(60);
-      // Reading stopped once the socket held SOCKET_MAX events (what the websocket had read by then is still handled).
+      // The decrypts wait once the queue holds half of SOCKET_MAX (ADR 0048); Baileys then holds at most
+      // SOCKET_MAX stanzas, and the reader at most SOCKET_MAX frames before it stops reading the TCP socket.
+      // (A flood of events no decrypt makes, receipts, fills the queue itself to SOCKET_MAX and pauses it.)
       await waitFor(
         () => worker.inbound.backlog(),
-        (backlog) => backlog.pauses > before.pauses && backlog.pausedSockets === 1,
+        (backlog) => backlog.decryptsWaiting === 1 || (backlog.pauses > before.pauses && backlog.pausedSockets === 1),
         10_000,
-        'the socket paused',
+        'the decrypts waiting, or the socket paused',
       );
       await waitFor(
         async () => {
@@ -71,7 +73,7 @@ describe('Inbound backpressure: a socket whose queue is full is not read until i
       await flood(60);
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(worker.inbound.backlog().depth).toBe(paused);
-      expect(worker.inbound.backlog().pausedSockets).toBe(1);
+      expect(worker.inbound.backlog().decryptsWaiting + worker.inbound.backlog().pausedSockets).toBeGreaterThanOrEqual(1);
       expect(await fixture.rows(instanceId, `message_id = ANY($2::text[])`, [ids])).toEqual([]);
     } finally {
       await lock.rollbackTransaction();
@@ -91,7 +93,7 @@ describe('Inbound backpressure: a socket whose queue is full is not read until i
     expect(announced).toEqual(ids);
     await waitFor(
       () => worker.inbound.backlog(),
-      (backlog) => backlog.depth === 0 && backlog.pausedSockets === 0,
+      (backlog) => backlog.depth === 0 && backlog.pausedSockets === 0 && backlog.decryptsWaiting === 0,
       10_000,
       'the queue empty and the socket read again',
     );
@@ -99,7 +101,7 @@ describe('Inbound backpressure: a socket whose queue is full is not read until i
     // Baileys was decrypting when the queue filled, and what one read hands it when reading resumes (each
     // message is 2–3 events: upsert, contact, chat). On a machine at load 18 the deepest point was 66–76;
     // without the pause it is the whole flood.
-    expect(paused).toBeGreaterThanOrEqual(SOCKET_MAX);
+    expect(paused).toBeGreaterThanOrEqual(SOCKET_MAX / 2);
     expect(deepest).toBeLessThan(SOCKET_MAX * 16);
   });
 });

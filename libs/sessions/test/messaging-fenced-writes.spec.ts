@@ -14,6 +14,7 @@ import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/test
 import pino from 'pino';
 import { InboundStore } from '../src/messaging/inbound-store';
 import { InboundBatch } from '../src/messaging/inbound-batch';
+import { chatObservationKeys, senderObservationKeys } from '../src/messaging/inbound/inbound-context';
 
 describe(InboundStore.name, () => {
   let db: TestDatabase;
@@ -480,6 +481,70 @@ describe(InboundStore.name, () => {
       { chat: chats.K1, last: 'K3' },
       { chat: chats.K2, last: 'K2' },
     ]);
+  });
+
+  it('should put the messages of one chat observed under the same identifiers in one wave, the round applying them in order (ADR 0048)', async () => {
+    const id = 'group-inbound-busy-chat';
+    await new InstanceRepository(db.dataSource).create({ id, token: `tok-${id}`, name: id });
+    const lease = (await new LeaseRepository(db.dataSource).claim(id, 'worker-a', 10_000))!;
+    const chat = '5511900000066@s.whatsapp.net';
+    const lid = '99000066@lid';
+    await db.dataSource.transaction((tx) => new ChatRepository(db.dataSource).within(tx).observe(id, { waChatId: chat, waChatLid: lid }, () => 'chat66'));
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
+    const senders: string[] = [];
+    // Received messages as the socket handler keys them: the message, its chat observed (by JID and LID), its sender.
+    const received = (messageId: string, at: number, identifiers: { waChatId: string; waChatLid?: string }) =>
+      sut.write(
+        lease,
+        async (tx, events) => {
+          // The sender observed once for the wave: the first write says whether it changed, the others find it as it left it.
+          const sender = await InboundBatch.once(
+            tx,
+            `sender ${chat}`,
+            async () => ({ first: messageId, changed: true }),
+            (first) => ({ ...first, changed: false }),
+          );
+          senders.push(`${messageId}: ${sender.first} ${sender.changed ? 'changed' : 'unchanged'}`);
+          const row = await InboundBatch.observeChat(
+            new ChatRepository(db.dataSource),
+            tx,
+            id,
+            { ...identifiers, lastMessage: { timestamp: at, type: 'Conversation', textVote: messageId, sender: chat, incoming: true } },
+            () => `unused-${messageId}`,
+          );
+          events.push({ eventType: 'messages', chatId: chat, payload: { busy: messageId } });
+          return `${messageId}: unread ${row.unreadCount}, last ${row.lastMessageTextVote}`;
+        },
+        [`message ${messageId}`, ...chatObservationKeys([identifiers.waChatId, identifiers.waChatLid ?? '']), ...senderObservationKeys([chat, lid], 'Ana')],
+      );
+    const hold = sut.write(lease, async () => 'first'); // alone, so the rest wait and go together
+    const spy = jest.spyOn(InboundGroupRepository.prototype, 'write');
+    const both = { waChatId: chat, waChatLid: lid };
+    const results = await Promise.all([
+      hold,
+      received('B1', 600, both),
+      received('B2', 601, both),
+      received('B3', 602, both),
+      // Named by its JID alone: not the same identifiers, so a wave after them.
+      received('B4', 603, { waChatId: chat }),
+    ]);
+    const rounds = spy.mock.calls.map(([writes]) => (writes.chats ?? []).map((item) => `chat ${item.observation.lastMessage?.textVote}`).join(', '));
+    spy.mockRestore();
+    // Each write sees the row as its own observation left it, as one after the other would.
+    expect(results).toEqual(['first', 'B1: unread 1, last B1', 'B2: unread 2, last B2', 'B3: unread 3, last B3', 'B4: unread 4, last B4']);
+    expect(rounds).toEqual(['chat B1, chat B2, chat B3', 'chat B4']);
+    // B4 is in a wave of its own: its sender is observed again there.
+    expect(senders).toEqual(['B1: B1 changed', 'B2: B1 unchanged', 'B3: B1 unchanged', 'B4: B4 changed']);
+    const stored: Array<{ unread: number; last: string }> = await db.dataSource.query(
+      `SELECT unread_count AS unread, last_message_text_vote AS last FROM chats WHERE instance_id = $1`,
+      [id],
+    );
+    expect(stored).toEqual([{ unread: 4, last: 'B4' }]);
+    const events: Array<{ busy: string }> = await db.dataSource.query(
+      `SELECT payload->>'busy' AS busy FROM outbox_events WHERE instance_id = $1 AND payload ? 'busy' ORDER BY id`,
+      [id],
+    );
+    expect(events.map((event) => event.busy)).toEqual(['B1', 'B2', 'B3', 'B4']);
   });
 
   it('should try a write that fails alone again before the later writes of its instance, and give up after three tries', async () => {

@@ -42,6 +42,8 @@ export interface InboundGroupResults {
 
 /** A round's kinds, as the bits of the statement that writes them (one text per combination). */
 const KIND = { status: 1, copy: 2, chat: 4 } as const;
+/** An answer row (not a kind of statement): an observation of a chat the round found more than once, and that chat's id. */
+const SHARED_CHAT = 8;
 const names = COLUMNS.map(([, column]) => column);
 /** The columns of a copy in the statement's answer (toMessageRow reads them). */
 const MESSAGE_COLUMNS = [...names, 'created_at', 'updated_at'];
@@ -158,8 +160,16 @@ const CHAT_SQL: KindSql = {
     FROM h_single t JOIN h_input u ON u.i_ord = t.i_ord
     WHERE chats.instance_id = u.i_instance AND chats.id = t.id
       AND (chats.wa_chatid = u.i_pn OR u.i_pn = '') AND (chats.wa_chatlid = u.i_lid OR u.i_lid = '')
-    RETURNING t.i_ord AS batch_ord, chats.*)`,
-  select: (columns) => `${branch(KIND.chat, columns, { ord: 'h_changed.batch_ord', chat: 'h_changed' })} FROM h_changed`,
+    RETURNING t.i_ord AS batch_ord, chats.*),
+  h_shared AS (
+    -- The observations h_single left out: each found its chat, stored with exactly its identifiers, as
+    -- another observation of the round did (a busy chat's messages in one wave). Answered with the chat's id.
+    SELECT t.i_ord, t.id FROM h_target t WHERE NOT EXISTS (SELECT 1 FROM h_single s WHERE s.i_ord = t.i_ord))`,
+  select: (columns) =>
+    `${branch(KIND.chat, columns, { ord: 'h_changed.batch_ord', chat: 'h_changed' })} FROM h_changed
+  UNION ALL
+  ${branch(SHARED_CHAT, columns, { ord: 'h_shared.i_ord', chat: 'h_shared_chat' })} FROM h_shared JOIN h_input u ON u.i_ord = h_shared.i_ord
+    JOIN chats h_shared_chat ON h_shared_chat.instance_id = u.i_instance AND h_shared_chat.id = h_shared.id`,
 };
 
 const statements = new Map<number, string>();
@@ -254,6 +264,8 @@ export class InboundGroupRepository extends RepositoryBase {
       first.push(index);
     });
     const results: InboundGroupResults = { statuses: [], copies: copies.map(() => null), chats: [] };
+    /** Observations of a chat the round found more than once: that chat's id, by the observation's index. */
+    const shared = new Map<number, string>();
     if (statuses.length > 0 || copies.length > 0 || first.length > 0) {
       const input = first.map((index) => chats[index]);
       const kinds = (statuses.length > 0 ? KIND.status : 0) | (copies.length > 0 ? KIND.copy : 0) | (input.length > 0 ? KIND.chat : 0);
@@ -307,12 +319,22 @@ export class InboundGroupRepository extends RepositoryBase {
           const created = Boolean(raw.created);
           const priorStatus = (raw.prior_status as string | null | undefined) ?? null;
           results.copies[index] = { row, created, advanced: !created && priorStatus !== row.status };
+        } else if (kind === SHARED_CHAT) {
+          shared.set(first[Number(raw.ord) - 1], String(raw[`${CHAT}id`]));
         } else {
           const chat: Raw = {};
           for (const column of CHAT_COLUMNS) chat[column] = raw[`${CHAT}${column}`];
           chatResults[first[Number(raw.ord) - 1]] = toChatRow(chat);
         }
       }
+      // A chat several observations of the round found, each with exactly its identifiers (one wave's
+      // messages of a busy chat): their updates go to its row one by one, in the round's order, all
+      // sent at once (one round trip; Postgres runs them in order, each seeing the one before).
+      const sharedInOrder = first.filter((index) => shared.has(index));
+      const applied = await Promise.all(
+        sharedInOrder.map((index) => chatsHere.applyObservation(chats[index].instanceId, shared.get(index) as string, chats[index].observation)),
+      );
+      applied.forEach((row, n) => (chatResults[sharedInOrder[n]] = row));
       for (const index of first) {
         if (!chatResults[index])
           chatResults[index] = (await chatsHere.observeUnknown(chats[index].instanceId, chats[index].observation, chats[index].newId)).chat;

@@ -143,4 +143,105 @@ describe('PostgresAuthState: keys.set resolves only when durable', () => {
       expect(await sut.settle(1_000)).toBe(false);
     });
   });
+
+  describe("a decrypt's commit goes on before it is stored (ADR 0048)", () => {
+    /** What Baileys commits for a decrypt: the session it moved, with the plaintext kept (ReceivedPlaintexts). */
+    const decryptCommit = (peer: string, byte: number) => ({
+      session: { [`${peer}.0`]: Uint8Array.from([byte]) },
+      'received-plaintext': { [`hash-${peer}-${byte}`]: Buffer.from([byte]) },
+    });
+
+    /** A repository whose writes wait until the test lets them through, one by one. */
+    function gatedRepository() {
+      const db = repositoryWith(() => undefined);
+      const gates: Array<() => void> = [];
+      const write = db.repository.write.bind(db.repository);
+      (db.repository as unknown as { write: typeof write }).write = async (...args) => {
+        await new Promise<void>((resolve) => gates.push(resolve));
+        return write(...args);
+      };
+      const open = async () => {
+        while (gates.length === 0) await new Promise((resolve) => setImmediate(resolve));
+        gates.shift()?.();
+        await new Promise((resolve) => setImmediate(resolve));
+      };
+      return { ...db, open, waiting: () => gates.length };
+    }
+
+    it('resolves a decrypt commit at once, writes the ones queued meanwhile together, and keysStored() waits for them', async () => {
+      const db = gatedRepository();
+      const sut = await loaded(db.repository);
+      await sut.state.keys.set(decryptCommit('a', 1) as never);
+      await sut.state.keys.set(decryptCommit('a', 2) as never);
+      await sut.state.keys.set(decryptCommit('b', 1) as never);
+      let stored = false;
+      const storing = sut.keysStored().then(() => (stored = true));
+      await db.open();
+      expect(db.stored.map((key) => `${key.type}/${key.id}`)).toEqual(['session/a.0', 'received-plaintext/hash-a-1']);
+      expect(stored).toBe(false);
+      await db.open();
+      await storing;
+      // One write for the two queued behind the first: a's session once, at its latest value.
+      expect(db.attempts()).toBe(2);
+      expect(db.stored.slice(2).map((key) => `${key.type}/${key.id}`)).toEqual([
+        'session/a.0',
+        'received-plaintext/hash-a-2',
+        'session/b.0',
+        'received-plaintext/hash-b-1',
+      ]);
+      expect(db.stored[2].value).toBe(serializeAuthValue(Uint8Array.from([2])));
+    });
+
+    it('makes every other write wait for its own batch (pre-keys before their upload), behind the decrypts queued before it', async () => {
+      const db = gatedRepository();
+      const sut = await loaded(db.repository);
+      await sut.state.keys.set(decryptCommit('a', 1) as never);
+      let preKeysStored = false;
+      const preKeys = Promise.resolve(sut.state.keys.set({ 'pre-key': { '9': { public: Buffer.from('p'), private: Buffer.from('q') } } })).then(
+        () => (preKeysStored = true),
+      );
+      await db.open();
+      expect(preKeysStored).toBe(false);
+      await db.open();
+      await preKeys;
+      expect(db.stored.map((key) => `${key.type}/${key.id}`)).toEqual(['session/a.0', 'received-plaintext/hash-a-1', 'pre-key/9']);
+    });
+
+    it('answers a key read from the write still queued, which is newer than the database', async () => {
+      const db = gatedRepository();
+      const sut = await loaded(db.repository);
+      const readKeys = jest.spyOn(db.repository, 'readKeys');
+      await sut.state.keys.set(decryptCommit('a', 1) as never);
+      await sut.state.keys.set({ ...decryptCommit('a', 2), session: { 'a.0': null } } as never);
+      // Past Baileys' cache (a key it evicted): the store itself answers.
+      const store = sut as unknown as { getKeys(type: string, ids: string[]): Promise<Record<string, unknown>> };
+      expect(await store.getKeys('session', ['a.0'])).toEqual({});
+      expect(await store.getKeys('received-plaintext', ['hash-a-2'])).toEqual({ 'hash-a-2': Buffer.from([2]) });
+      expect(readKeys).not.toHaveBeenCalled();
+      await db.open();
+      await db.open();
+    });
+
+    it('settle() waits for the decrypts queued, and a closed store refuses what is still queued', async () => {
+      const db = gatedRepository();
+      const sut = await loaded(db.repository);
+      await sut.state.keys.set(decryptCommit('a', 1) as never);
+      await sut.state.keys.set(decryptCommit('a', 2) as never);
+      let settled: boolean | undefined;
+      const settling = sut.settle(5_000).then((ok) => (settled = ok));
+      await db.open();
+      expect(settled).toBeUndefined();
+      await db.open();
+      expect(await settling).toBe(true);
+
+      await sut.state.keys.set(decryptCommit('b', 1) as never);
+      await sut.state.keys.set(decryptCommit('b', 2) as never);
+      const queued = sut.keysStored();
+      sut.close();
+      await db.open();
+      await expect(queued).rejects.toBeInstanceOf(AuthStateWriteError);
+      expect(db.stored.map((key) => key.id)).not.toContain('hash-b-2');
+      expect(await sut.settle(100)).toBe(false);
+    });
+  });
 });

@@ -10,8 +10,10 @@ import {
   type SignalKeyStore,
   type SignalKeyType,
 } from '../baileys';
+import { RECEIVED_PLAINTEXT } from '../socket/received-plaintexts';
 import { deserializeCreds, deserializeKey, serializeAuthValue } from './auth-serialization';
 import { SignalKeyCache } from './key-cache';
+import { KeyWriteQueue } from './key-write-queue';
 
 /** Bound of the known-missing set (a few KB); past it the set starts over. */
 const MAX_ABSENT = 5_000;
@@ -20,6 +22,11 @@ const absentKey = (type: string, id: string) => `${type}\u0000${id}`;
 const OUTAGE_RETRY_MAX_MS = 1_000;
 /** Without `outageWaitMs`: how long a write waits out a database outage. */
 const OUTAGE_WAIT_DEFAULT_MS = 10_000;
+/**
+ * Key mutations a decrypt's commit may leave queued before it waits for them like any other write
+ * (ADR 0048): a database that falls behind slows the socket's decrypts down instead of growing the queue.
+ */
+const MAX_BEHIND = 512;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -101,6 +108,8 @@ export class PostgresAuthState {
   private readonly commits = new Set<Promise<void>>();
   /** A key commit failed (not stored): settle() answers false from then on. */
   private commitFailed = false;
+  /** The Signal key writes, in order, each carrying what was queued while the one before was written (ADR 0048). */
+  private readonly keyWrites: KeyWriteQueue;
 
   private constructor(
     private readonly options: PostgresAuthStateOptions,
@@ -118,6 +127,7 @@ export class PostgresAuthState {
     // (where commits queue behind the one writing): settle() waits for every one of them.
     this.state = { creds, keys: { ...cached, get: (type, ids) => cached.get(type, ids), set: (data) => this.track(Promise.resolve(cached.set(data))) } };
     this.credsWriter = new CoalescingWriter(() => this.writeCreds(), options.retryDelayMs ?? 1000, options.logger);
+    this.keyWrites = new KeyWriteQueue((keys) => this.durably('keys', () => this.guard(() => this.options.repository.write(this.options.lease, { keys }))));
   }
 
   /** The stored credentials of a paired instance, or null when nothing is stored. */
@@ -175,8 +185,8 @@ export class PostgresAuthState {
     for (;;) {
       // A commit whose stanza just went out reaches set() a few microtasks later: look after a turn.
       await new Promise((resolve) => setImmediate(resolve));
-      if (this.commitFailed || this.failed || this.fenced) return false;
-      const pending = [...this.commits, ...this.credsWriter.pending()];
+      if (this.commitFailed || this.failed || this.fenced || this.keyWrites.refused) return false;
+      const pending = [...this.commits, ...this.credsWriter.pending(), ...(this.keyWrites.busy ? [this.keyWrites.stored()] : [])];
       const left = deadline - Date.now();
       if (pending.length === 0 && !this.credsWriter.unstored) return true;
       if (left <= 0 || (pending.length === 0 && this.closed)) return false;
@@ -188,6 +198,14 @@ export class PostgresAuthState {
       clearTimeout(timer);
       if (outcome === 'expired') return false;
     }
+  }
+
+  /**
+   * Resolves once every Signal key write handed over so far is stored, rejects if one of them cannot
+   * be: a received message's receipt waits for it (HeldAcks), since its decrypt's commit did not (ADR 0048).
+   */
+  keysStored(): Promise<void> {
+    return this.persistent ? this.keyWrites.stored() : Promise.resolve();
   }
 
   /** Keeps `commit` in `commits` until it settles, remembering a failure (it still rejects to Baileys). */
@@ -207,6 +225,9 @@ export class PostgresAuthState {
   close(): void {
     this.closed = true;
     this.credsWriter.cancel();
+    // Queued writes not yet under way are not stored: their receipts are never sent, so WhatsApp
+    // delivers those messages again, and the sessions as stored decrypt them again.
+    this.keyWrites.refuse(this.failed ?? new AuthStateWriteError(this.options.lease.instanceId, 'the session has ended'));
   }
 
   /** close(), then waits until writes already under way have committed or failed. */
@@ -225,7 +246,14 @@ export class PostgresAuthState {
       }
       return result;
     }
-    const wanted = ids.filter((id) => !this.absent.has(absentKey(type, id)));
+    const wanted: string[] = [];
+    for (const id of ids) {
+      // A write still queued is newer than the database (ADR 0048).
+      const queued = this.keyWrites.pending(type, id);
+      if (queued) {
+        if (queued.value !== null) result[id] = deserializeKey(type, queued.value);
+      } else if (!this.absent.has(absentKey(type, id))) wanted.push(id);
+    }
     if (wanted.length === 0) return result;
     const writesBefore = this.writes;
     const rows = await this.options.repository.readKeys(this.options.lease.instanceId, type, wanted);
@@ -266,12 +294,18 @@ export class PostgresAuthState {
     // Whatever is written is no longer known absent (a failed write only costs a read later).
     this.writes++;
     for (const key of keys) this.absent.delete(absentKey(key.type, key.id));
-    // One call, one transaction: Baileys commits several key types together and expects all or none.
-    try {
-      await this.durably('keys', () => this.guard(() => this.options.repository.write(this.options.lease, { keys })));
-    } finally {
-      this.writes++; // (before and after: a read overlapping either end of the write remembers nothing)
-    }
+    // One call, one batch: Baileys commits several key types together and expects all or none. Queued
+    // in order behind the write under way, merged with whatever else waits for it (ADR 0048).
+    const stored = this.keyWrites.enqueue(keys);
+    // (before and after: a read overlapping either end of the write remembers nothing)
+    void stored.then(
+      () => this.writes++,
+      () => this.writes++,
+    );
+    // A decrypt's commit goes on at once: what depends on it waits for keysStored() (its receipt) or
+    // settle() (a drain). Every other write (pre-keys before their upload, a send's session) is stored first.
+    if (isDecryptCommit(data) && this.keyWrites.size <= MAX_BEHIND) return;
+    await stored;
   }
 
   /**
@@ -336,6 +370,15 @@ export class PostgresAuthState {
       this.inFlight.delete(running);
     }
   }
+}
+
+/**
+ * Whether Baileys is committing a decrypt's key transaction: it carries the received plaintext
+ * (ReceivedPlaintexts.keep, inside the decrypt's transaction, ADR 0035).
+ */
+function isDecryptCommit(data: SignalDataSet): boolean {
+  const plaintexts = (data as Record<string, Record<string, unknown> | undefined>)[RECEIVED_PLAINTEXT];
+  return plaintexts !== undefined && Object.values(plaintexts).some((value) => value !== null && value !== undefined);
 }
 
 /**

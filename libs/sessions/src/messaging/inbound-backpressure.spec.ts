@@ -33,6 +33,30 @@ describe(InboundBackpressure.name, () => {
     expect(sut.depth).toBe(1);
   });
 
+  it("should make the decrypts wait from half the socket's bound, below the pause, and let them go as the queue drains or the socket goes (ADR 0048)", async () => {
+    const sut = new InboundBackpressure({ socketMax: 10, workerMax: 20_000 }, undefined, now);
+    const socket = new FakeSocket();
+    const backlog = sut.register(socket);
+    backlog.added(4);
+    expect(backlog.whenRoom()).toBeUndefined();
+    backlog.added(1);
+    const waiting = backlog.whenRoom();
+    expect(waiting).toBeInstanceOf(Promise);
+    // Below the socket's own bound: its reading goes on.
+    expect(socket.paused).toBe(false);
+    let roomy = false;
+    void waiting?.then(() => (roomy = true));
+    backlog.removed(1);
+    await Promise.resolve();
+    expect(roomy).toBe(true);
+
+    backlog.added(1);
+    const closing = backlog.whenRoom();
+    backlog.close();
+    await expect(closing).resolves.toBeUndefined();
+    expect(backlog.whenRoom()).toBeUndefined();
+  });
+
   it('should read paused sockets again a few at a time, oldest first, spaced apart, and only while the worker stays low', () => {
     jest.useFakeTimers();
     // A batch is a quarter of the worker's bound at a socket's bound each: 4,000 / 4 / 1,000 = one socket.

@@ -51,6 +51,34 @@ export class SocketBacklog {
   removed(weight = 1): void {
     this.depth -= weight;
     this.owner.removed(this, weight);
+    if (this.roomWaiters.length > 0 && this.depth < this.gateAt) this.wake();
+  }
+
+  /**
+   * Undefined while the socket's queue has room; else resolves once it has (or the socket is gone).
+   * Baileys' message handler waits on it after each decrypt (HeldAcks, ADR 0048): its decrypts no
+   * longer wait for their key writes, and would otherwise run ahead of a busy account's writes.
+   */
+  whenRoom(): Promise<void> | undefined {
+    if (this.closed || this.depth < this.gateAt) return undefined;
+    if (this.roomWaiters.length === 0) this.owner.decryptsWaiting++;
+    return new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+  }
+
+  private readonly roomWaiters: Array<() => void> = [];
+
+  /**
+   * Where the decrypts wait: half the socket's bound. At the bound itself the socket pauses, and reads
+   * again only once its queue is down to a quarter: decrypts that filled it to the bound would stop
+   * the reading at every turn, and Baileys' queue would run dry while ours drained.
+   */
+  private get gateAt(): number {
+    return Math.max(1, Math.floor(this.owner.bounds.socketMax / 2));
+  }
+
+  private wake(): void {
+    if (this.roomWaiters.length > 0) this.owner.decryptsWaiting--;
+    for (const resolve of this.roomWaiters.splice(0)) resolve();
   }
 
   /** The worker has no room: the socket stops being read before it hands Baileys another frame. */
@@ -62,6 +90,7 @@ export class SocketBacklog {
   close(): void {
     this.closed = true;
     this.owner.close(this);
+    this.wake();
   }
 }
 
@@ -87,6 +116,8 @@ export class InboundBackpressure {
   private resumeTimer: NodeJS.Timeout | null = null;
   /** Pauses so far (a counter), for metrics. */
   pauses = 0;
+  /** Sockets whose decrypts wait for room in their queue now (SocketBacklog.whenRoom), for metrics. */
+  decryptsWaiting = 0;
 
   constructor(
     readonly bounds: InboundBounds = INBOUND_BOUNDS_DEFAULTS,

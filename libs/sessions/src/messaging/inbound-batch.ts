@@ -49,6 +49,8 @@ const currentSlot = new AsyncLocalStorage<number>();
  */
 export class InboundBatch {
   private pending: Pending[] = [];
+  /** This wave's observations made once (once()), by key. */
+  private readonly observations = new Map<string, Promise<unknown>>();
   /** The writes (by slot: their place in the group) that may park now (the group is waiting for them), each with the signal that it did. */
   private readonly slots = new Map<number, () => void>();
 
@@ -81,6 +83,27 @@ export class InboundBatch {
         .observe(instanceId, observation, newId)
         .then(({ chat }) => chat);
     return new Promise((resolve, reject) => batch.park({ kind: 'chat', slot, instanceId, observation, newId, resolve, reject }));
+  }
+
+  /**
+   * An observation the writes of one wave make alike, made once (`observe`) for all of them: the others get
+   * `again(first)`, what it would have answered them one after the other (a sender's contact: unchanged).
+   * The waves put only writes that observe it alike together (waves(): `observe …` keys). Outside a group
+   * transaction every write observes for itself.
+   */
+  static once<T>(tx: Tx, key: string, observe: () => Promise<T>, again: (first: T) => T): Promise<T> {
+    const batch = batches.get(tx);
+    if (!batch) return observe();
+    const first = batch.observations.get(key) as Promise<T> | undefined;
+    if (first) return first.then(again);
+    const made = observe();
+    batch.observations.set(key, made);
+    return made;
+  }
+
+  /** A new wave of the group begins: what its writes observe is looked at again (once()). */
+  startWave(): void {
+    this.observations.clear();
   }
 
   /** The group's batch and the running write's slot, when that write may park now (else [null, -1]: run the statement alone). */
@@ -120,7 +143,9 @@ export class InboundBatch {
    * (the group flushes once more for them). A failed statement fails every parked write and throws.
    */
   async flush(writes: ReadonlyArray<{ slot: number; done: Promise<unknown> }>): Promise<Set<number>> {
-    const entries = this.pending.splice(0);
+    // In the group's order (the writes of a wave run at once and may park in any order): a chat two
+    // observations found is observed alone after the statement, in this order (InboundGroupRepository).
+    const entries = this.pending.splice(0).sort((a, b) => a.slot - b.slot);
     const again = new Map<number, Promise<void>>();
     // A write goes on once its entry is resolved: it may park again from then on.
     const resolving = <T>(entry: { slot: number; resolve: (value: T) => void }, value: T) => {

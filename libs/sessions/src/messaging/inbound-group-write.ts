@@ -1,6 +1,7 @@
 import type { OutboxNotice } from '@gw/contracts';
 import type { InboundGroupRepository, NewOutboxEvent, Tx } from '@gw/persistence';
 import { InboundBatch } from './inbound-batch';
+import { OBSERVED, OBSERVED_AS } from './inbound/inbound-context';
 import type { Waiting } from './inbound-store-options';
 
 /** What one write of a group came to: its value, or nothing because its lease was gone. */
@@ -64,16 +65,23 @@ export async function writeGroupWithin(
       if (held.has(entry.lease.instanceId)) batches.push({ instanceId: entry.lease.instanceId, events: eventsOf[position] });
     });
     for (const wave of waves(group)) {
-      for (const position of wave) {
+      receipts.startWave();
+      // The writes of a wave share nothing (waves()), so they run at once: their statements go out
+      // pipelined on the group's connection, one round trip for the wave instead of one per write.
+      const started = wave.map(async (position) => {
         const entry = group[position];
         if (!held.has(entry.lease.instanceId)) {
           results[position] = { fenced: true };
-          continue;
+          return;
         }
         const { done, parked: isParked } = await receipts.run(position, () => entry.work(tx, eventsOf[position]));
         if (isParked) parked.push({ slot: position, done });
         else results[position] = { value: await done };
-      }
+      });
+      // Every write of the wave has finished or parked before the round, even when one failed.
+      const settled = await Promise.allSettled(started);
+      const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+      if (failed) throw failed.reason;
       await settleParked();
     }
   } finally {
@@ -87,30 +95,48 @@ export async function writeGroupWithin(
 
 /**
  * The positions of a group's writes in waves (arrival order within a wave). A write that names what it
- * touches (`keys`: its messages, and the chat whose row it updates) goes in the wave after the last one
- * holding a write of its instance that names one of them, or a write that names none; a write that names
- * none goes after every write of its instance. So writes of one instance about different messages and
- * chats share a wave (a busy instance's receipts, copies and received messages: one round each, not one
- * wave each), and every write comes after the ones it may depend on: a receipt after its message's
- * copy, a second receipt of a message after the first, a chat's next message after its last. A key
- * that misses (a chat named by its JID in one write and by its LID only in another) costs a round trip,
- * not order: a round leaves a chat two of its observations found to them, alone and in order, after its
- * statement (InboundGroupRepository).
+ * touches (`keys`: its messages, its sender's contact, and the chat whose row it updates) goes in the wave
+ * after the last one holding a write of its instance that names one of them, or a write that names none;
+ * a write that names none goes after every write of its instance. So writes of one instance about
+ * different messages and chats share a wave (a busy instance's receipts, copies and received messages:
+ * one round each, not one wave each), and every write comes after the ones it may depend on: a receipt
+ * after its message's copy, a second receipt of a message after the first.
+ *
+ * What a write observes (`observe …` keys, InboundContext's chatObservationKeys and senderObservationKeys)
+ * may be shared: writes observing a chat under the very same identifiers, or a sender with the same
+ * identifiers and push name, go in one wave; the round applies their chat observations to the row one
+ * by one, in the group's order (InboundGroupRepository), and the sender is observed once for all of them
+ * (InboundBatch.once). So a busy chat's messages take one wave, not one each. A write naming the chat or
+ * contact otherwise (`chat …`, `contact …`), or observing it differently (its JID alone, then its JID and
+ * LID; another push name), still comes in a wave after them.
  */
 export function waves(group: ReadonlyArray<Waiting>): number[][] {
   const result: number[][] = [];
-  const instances = new Map<string, { after: number; last: number; byKey: Map<string, number> }>();
+  type Seen = { after: number; last: number; subjects: Map<string, { wave: number; as: string | null }> };
+  const instances = new Map<string, Seen>();
   group.forEach((entry, position) => {
     const id = entry.lease.instanceId;
     let seen = instances.get(id);
-    if (!seen) instances.set(id, (seen = { after: -1, last: -1, byKey: new Map() }));
+    if (!seen) instances.set(id, (seen = { after: -1, last: -1, subjects: new Map() }));
     let wave: number;
     if (entry.keys === undefined || entry.keys.length === 0) {
       wave = seen.last + 1;
       seen.after = wave;
     } else {
-      wave = Math.max(seen.after, ...entry.keys.map((key) => seen.byKey.get(key) ?? -1)) + 1;
-      for (const key of entry.keys) seen.byKey.set(key, wave);
+      // Each key's subject, and how the write observes it (null: it changes it otherwise, alone).
+      const subjects = new Map<string, string | null>();
+      for (const key of entry.keys) {
+        const split = key.startsWith(OBSERVED) ? key.indexOf(OBSERVED_AS) : -1;
+        const subject = split < 0 ? key : key.slice(OBSERVED.length, split);
+        const as = split < 0 ? null : key.slice(split + OBSERVED_AS.length);
+        subjects.set(subject, subjects.has(subject) && subjects.get(subject) !== as ? null : as);
+      }
+      wave = seen.after + 1;
+      for (const [subject, as] of subjects) {
+        const prior = seen.subjects.get(subject);
+        if (prior) wave = Math.max(wave, as !== null && prior.as === as ? prior.wave : prior.wave + 1);
+      }
+      for (const [subject, as] of subjects) seen.subjects.set(subject, { wave, as });
     }
     seen.last = Math.max(seen.last, wave);
     (result[wave] ??= []).push(position);

@@ -58,9 +58,15 @@ export class InboundMessageObserver implements SocketObserver {
   }
 
   /** What the worker's sockets hold received and not yet stored, the sockets paused for it, and the writes not yet committed (metrics). */
-  backlog(): { depth: number; pausedSockets: number; pauses: number; writesPending: number } {
+  backlog(): { depth: number; pausedSockets: number; pauses: number; writesPending: number; decryptsWaiting: number } {
     const { backpressure, store } = this.services;
-    return { depth: backpressure.depth, pausedSockets: backpressure.pausedSockets, pauses: backpressure.pauses, writesPending: store.pending() };
+    return {
+      depth: backpressure.depth,
+      pausedSockets: backpressure.pausedSockets,
+      pauses: backpressure.pauses,
+      writesPending: store.pending(),
+      decryptsWaiting: backpressure.decryptsWaiting,
+    };
   }
 
   attach(context: SocketContext): () => void {

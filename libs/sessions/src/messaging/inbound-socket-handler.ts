@@ -88,6 +88,13 @@ export class InboundSocketHandler {
     // A device whose first sync is not over (Baileys counts finished ones in accountSyncCounter) may get its history next.
     const creds = context.socket.authState.creds;
     this.backlog = backpressure.register(this.reader, () => !creds.accountSyncCounter);
+    // Baileys' decrypts wait for this queue's room (ADR 0048). Events Baileys holds back while it reads
+    // the messages that came offline (its event buffer) are let out first: they are what fills the queue.
+    heldAcksOf(context.socket)?.setGate(() => {
+      const ev = context.socket.ev as { isBuffering?: () => boolean; flush?: () => unknown };
+      if (ev.isBuffering?.()) ev.flush?.();
+      return this.backlog.whenRoom();
+    });
     // Issue #39: while this instance's writes meet no database, its socket is not read (what Baileys
     // has not seen is not acknowledged, so WhatsApp keeps it); read again once a write got through.
     this.unwatch = services.store.watch(context.instanceId, (stalled) => (stalled ? this.reader.hold() : this.reader.unhold()));
@@ -496,7 +503,8 @@ export class InboundSocketHandler {
           }
           return work(tx, events);
         },
-        keys,
+        // A write carrying LID pairs also changes other messages' senders (resolveMessages): in a wave of its own.
+        learned.length > 0 ? undefined : keys,
         { idempotent: this.receiving.getStore() === true, alone: options.alone === true },
       );
       // In the store's order now: a pipelined task's successor may start.

@@ -37,6 +37,35 @@ describe(SocketReader.name, () => {
     sut.close();
   });
 
+  it("should hand Baileys no more stanzas than the socket's bound while it is handling them, and count them no longer once it finished none for a second (ADR 0048)", () => {
+    jest.useFakeTimers();
+    try {
+      const { ws, handed, socket } = fakeWebSocket();
+      // Baileys' own queue (our patch): stanzas handed to its handlers and not finished, and those finished.
+      const stanzas = { inFlight: 0, done: 0 };
+      const counted = Object.assign(socket, { stanzas: () => ({ ...stanzas }) });
+      ws.on('message', () => stanzas.inFlight++);
+      const sut = new SocketReader(counted, 4, () => 0, pino({ level: 'silent' }));
+      for (let frame = 1; frame <= 6; frame++) ws.emit('message', `f${frame}`);
+      expect(handed).toEqual(['f1', 'f2', 'f3', 'f4']);
+      expect(sut.holding).toBe(2);
+      // Two finished: two more go.
+      stanzas.inFlight -= 2;
+      stanzas.done += 2;
+      jest.advanceTimersByTime(10);
+      expect(handed).toEqual(['f1', 'f2', 'f3', 'f4', 'f5', 'f6']);
+      for (let frame = 7; frame <= 8; frame++) ws.emit('message', `f${frame}`);
+      jest.advanceTimersByTime(500);
+      expect(sut.holding).toBe(2);
+      // Nothing finished for a second: its handlers may wait for a frame held here (a query's answer).
+      jest.advanceTimersByTime(1_000);
+      expect(handed).toContain('f8');
+      sut.close();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('should hand Baileys nothing while the database is out of reach (held), whatever the backpressure says, until every hold is given back', () => {
     const { tcp, ws, handed, socket } = fakeWebSocket();
     const sut = new SocketReader(socket, 1_000, () => 0, pino({ level: 'silent' }));

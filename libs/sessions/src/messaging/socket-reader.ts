@@ -1,5 +1,9 @@
 import type { Logger } from '@gw/platform';
 import type { SocketContext } from '../session/socket-observer';
+import { heldAcksOf } from '../socket/held-acks';
+
+/** Baileys finished no stanza for this long: those it holds may be waiting for a frame held here (inBaileys). */
+const STANZAS_STALL_MS = 1_000;
 
 /** How long a held frame waits at most before the next hand-over is tried (events of a frame land asynchronously). */
 const PUMP_MS = 5;
@@ -59,15 +63,24 @@ export class SocketReader {
   private refilledAt = -Infinity;
   private closed = false;
   private stopped = false;
+  /**
+   * The stanzas handed to Baileys' handlers and not handled yet, and those handled (our patch). Baileys
+   * queues a reconnect's offline stanzas without bound and decrypts them faster than a busy account's
+   * writes are stored (ADR 0048): counted against the room, they are not handed over ahead of the queue.
+   */
+  private readonly stanzas?: () => { inFlight: number; done: number };
+  private stanzasDone = 0;
+  private stanzasProgressAt = 0;
 
   constructor(
-    socket: SocketContext['socket'],
+    private readonly socket: SocketContext['socket'],
     private readonly max: number,
     private readonly depth: () => number,
     private readonly logger: Logger,
     private readonly worker: WorkerRoom = UNBOUNDED,
   ) {
     this.client = socket.ws as unknown as Client;
+    this.stanzas = (socket as { stanzas?: () => { inFlight: number; done: number } }).stanzas;
     this.client.readingHeld = () => this.readingHeld();
     this.emit = this.client.emit.bind(this.client);
     this.client.emit = (event, ...args) => {
@@ -178,12 +191,31 @@ export class SocketReader {
   private allow(): boolean {
     const now = performance.now();
     if (now - this.refilledAt >= PUMP_MS) {
-      this.budget = Math.min(this.max - this.depth(), this.workerRoom());
+      // Two queues, each within the socket's bound: ours (what Baileys emitted and we have not stored)
+      // and Baileys' own (stanzas it holds, not yet handled). Its decrypts wait for room in ours (HeldAcks).
+      this.budget = Math.min(this.max - this.depth(), this.max - this.inBaileys(now), this.workerRoom());
       this.refilledAt = now;
     }
     if (this.budget <= 0) return false;
     this.budget--;
     return true;
+  }
+
+  /**
+   * Stanzas Baileys holds, as long as it is handling them. A handler may wait for a frame still held
+   * here (the answer to a query it sent, behind the flood): once Baileys has finished none for
+   * STANZAS_STALL_MS they no longer count, and frames go by the queue's room alone until it moves again.
+   */
+  private inBaileys(now: number): number {
+    if (!this.stanzas) return 0;
+    const { inFlight, done } = this.stanzas();
+    if (done !== this.stanzasDone || inFlight <= 0) {
+      this.stanzasDone = done;
+      this.stanzasProgressAt = now;
+    }
+    // Waiting for the queue's room is not waiting for a frame (HeldAcks): that wait ends as writes commit.
+    if (heldAcksOf(this.socket)?.waitingForRoom) this.stanzasProgressAt = now;
+    return now - this.stanzasProgressAt > STANZAS_STALL_MS ? 0 : Math.max(0, inFlight);
   }
 
   private workerRoom(): number {

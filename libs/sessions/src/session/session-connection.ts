@@ -151,6 +151,7 @@ export class SessionConnection {
         history: state.phase === 'pairing' ? (state.pairing?.history ?? null) : null,
         pairingCode: state.pairing?.mode === 'code',
         logger: state.logger,
+        keysStored: () => auth.keysStored(),
       });
     } catch (error) {
       // A configuration Baileys refuses (e.g. a malformed proxy URL) will not heal by retrying.

@@ -31,6 +31,16 @@ describe('patches/@whiskeysockets+baileys', () => {
     expect(source).not.toContain('await assertSessions(lids, true);');
   });
 
+  it("should count the stanzas Baileys' handlers hold, and wait on the room the app answers after each message it emits (ADR 0048)", () => {
+    const source = baileysSource('Socket/messages-recv.js');
+    // Offline stanzas queue in the offline node processor without bound: counted until their handler is done.
+    expect(source).toContain("['message', counted(handleMessage)]");
+    expect(source).toContain('stanzasInFlight++;');
+    expect(source).toContain('stanzas: () => ({ inFlight: stanzasInFlight, done: stanzasDone })');
+    // The next message waits for the app's room once this one is emitted (inside the message mutex).
+    expect(source).toMatch(/room = deferMessageAck\(msg,[\s\S]*?await upsertMessage\(msg, [^\n]*\n\s*if \(room\)\n\s*await room;/);
+  });
+
   it('should time a promise out as before, formatting its stack only when the timeout fires', async () => {
     // Every frame sent and every query goes through promiseTimeout: rc14 formatted a stack for each, and a
     // second one and a Boom for the delay it cancelled (~4 % of a session worker's CPU in bench/send).

@@ -44,6 +44,47 @@ describe('HeldAcks', () => {
     expect(acks.size).toBe(0);
   });
 
+  it("should send a stored message's receipt only once the keys its decrypt moved are stored too (ADR 0048), and never when they cannot be", async () => {
+    let storeKeys!: () => void;
+    let failKeys!: (error: Error) => void;
+    let keys = new Promise<void>((resolve, reject) => ((storeKeys = resolve), (failKeys = reject)));
+    const acks = new HeldAcks(logger, undefined, () => keys);
+    const sent: string[] = [];
+    acks.hold(message('A'), async () => void sent.push('A'));
+    acks.release(message('A'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toEqual([]);
+    storeKeys();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toEqual(['A']);
+
+    keys = new Promise<void>((resolve, reject) => ((storeKeys = resolve), (failKeys = reject)));
+    acks.hold(message('B'), async () => void sent.push('B'));
+    acks.release(message('B'));
+    failKeys(new Error('the session has ended'));
+    await new Promise((resolve) => setImmediate(resolve));
+    // WhatsApp delivers B again; the keys as stored decrypt it again.
+    expect(sent).toEqual(['A']);
+  });
+
+  it('should answer Baileys the gate of the inbound queue: undefined while it has room, else a promise it waits on', async () => {
+    const acks = new HeldAcks(logger);
+    expect(acks.hold(message('A'), async () => undefined)).toBeUndefined();
+    let full = true;
+    let makeRoom!: () => void;
+    acks.setGate(() => (full ? new Promise<void>((resolve) => (makeRoom = resolve)) : undefined));
+    const waiting = acks.hold(message('B'), async () => undefined);
+    expect(waiting).toBeInstanceOf(Promise);
+    expect(acks.waitingForRoom).toBe(true);
+    // The message is held all the same: its receipt goes once it is stored.
+    expect(acks.size).toBe(2);
+    full = false;
+    makeRoom();
+    await waiting;
+    expect(acks.waitingForRoom).toBe(false);
+    expect(acks.hold(message('C'), async () => undefined)).toBeUndefined();
+  });
+
   it('should tell apart the same id in two chats, or from two group participants', async () => {
     const acks = new HeldAcks(logger);
     const sent: string[] = [];

@@ -18,28 +18,64 @@ type SendAck = () => Promise<void>;
  * message id (ADR 0034), so a message stored twice is written once.
  */
 export class HeldAcks {
-  private readonly held = new Map<string, { sends: SendAck[]; plaintexts: string[] }>();
+  private readonly held = new Map<string, Held>();
 
   constructor(
     private readonly logger: Logger,
     /** The plaintexts kept for the messages decrypted (deleted once they are stored). */
     private readonly plaintexts?: ReceivedPlaintexts,
+    /**
+     * Resolves once the Signal keys written so far are stored (PostgresAuthState.keysStored). A decrypt's
+     * key commit goes on before it is stored (ADR 0048), so a receipt also waits for the keys its
+     * decrypt moved and the plaintext kept with them: a receipt never goes out for a message whose
+     * session step and plaintext could still be lost.
+     */
+    private readonly keysStored?: () => Promise<void>,
   ) {}
 
-  /** Baileys' `deferMessageAck`: keeps the receipt of a message it just decrypted. */
-  hold(message: WAMessage, send: SendAck): void {
+  /** The inbound handler's gate: undefined while its queue has room, else a promise of room (ADR 0048). */
+  private gate?: () => Promise<void> | undefined;
+  /** Baileys' message handler is waiting for the gate now. */
+  private waiting = 0;
+
+  /** Set by the socket's inbound handler: Baileys' message handler waits for room after each message it holds. */
+  setGate(gate: () => Promise<void> | undefined): void {
+    this.gate = gate;
+  }
+
+  /** Whether Baileys' message handler is waiting for the inbound queue's room (not for a frame: SocketReader). */
+  get waitingForRoom(): boolean {
+    return this.waiting > 0;
+  }
+
+  /**
+   * Baileys' `deferMessageAck`: keeps the receipt of a message it just decrypted. Answers a promise
+   * Baileys' message handler awaits once it emitted the message, when the socket's inbound queue is full.
+   */
+  hold(message: WAMessage, send: SendAck): Promise<void> | undefined {
+    this.keep(message, send);
+    const room = this.gate?.();
+    if (!room) return undefined;
+    this.waiting++;
+    return room.finally(() => this.waiting--);
+  }
+
+  private keep(message: WAMessage, send: SendAck): void {
     // Baileys decrypts one stanza at a time per socket and hands its receipt over before the next.
     const plaintexts = this.plaintexts?.takeRecent() ?? [];
+    // The keys this decrypt moved were handed to the store before the receipt was: this covers them.
+    const keys = this.keysStored?.() ?? Promise.resolve();
     const key = heldAckKey(message);
     if (!key) {
-      void this.receipt({ sends: [send], plaintexts }, message);
+      void this.receipt({ sends: [send], plaintexts, keys }, message);
       return;
     }
     const entry = this.held.get(key);
     if (entry) {
       entry.sends.push(send);
       entry.plaintexts.push(...plaintexts);
-    } else this.held.set(key, { sends: [send], plaintexts });
+      entry.keys = keys;
+    } else this.held.set(key, { sends: [send], plaintexts, keys });
   }
 
   /** The message is stored: its receipt goes now. A message with no receipt held is nothing to do. */
@@ -69,7 +105,15 @@ export class HeldAcks {
    * sessions diverged (bench/cluster rolling, a drain that closed its sockets before storing: 972
    * decrypt failures at the phones).
    */
-  private async receipt(entry: { sends: SendAck[]; plaintexts: string[] }, message: WAMessage): Promise<void> {
+  private async receipt(entry: Held, message: WAMessage): Promise<void> {
+    try {
+      await entry.keys;
+    } catch (error) {
+      // The session has stopped (a key write failed, the lease moved, the socket closed first): with no
+      // receipt, WhatsApp delivers the message again, and the keys as stored decrypt it again.
+      this.logger.debug({ err: error, id: message.key?.id }, 'a stored message is not receipted: the keys its decrypt moved were not stored');
+      return;
+    }
     const sent = await Promise.all(entry.sends.map((send) => this.sendNow(send, message)));
     if (sent.every(Boolean)) this.plaintexts?.forget(entry.plaintexts);
   }
@@ -87,6 +131,13 @@ export class HeldAcks {
   }
 }
 
+/** A received message's receipts held, the plaintexts kept for it, and its decrypt's keys being stored. */
+interface Held {
+  sends: SendAck[];
+  plaintexts: string[];
+  keys: Promise<void>;
+}
+
 /** What identifies a received message between Baileys' hold and our write: its chat, id and sender. */
 export function heldAckKey(message: WAMessage): string | undefined {
   const { remoteJid, id, participant, fromMe } = message.key ?? {};
@@ -97,7 +148,7 @@ export function heldAckKey(message: WAMessage): string | undefined {
 const bySocket = new WeakMap<object, HeldAcks>();
 
 /** Socket options that make Baileys hand its receipts to `acks`; throws when Baileys is not patched. */
-export function deferringAcks(acks: HeldAcks): { deferMessageAck: (message: WAMessage, send: SendAck) => void } {
+export function deferringAcks(acks: HeldAcks): { deferMessageAck: (message: WAMessage, send: SendAck) => Promise<void> | undefined } {
   assertAcksCanBeHeld();
   return { deferMessageAck: (message, send) => acks.hold(message, send) };
 }

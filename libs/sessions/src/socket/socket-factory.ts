@@ -26,6 +26,8 @@ export interface SocketRequest {
   /** A pairing-code pairing must keep its first socket for the whole code lifetime. */
   pairingCode: boolean;
   logger: Logger;
+  /** Resolves once the Signal keys written so far are stored (PostgresAuthState.keysStored): a receipt waits for it (ADR 0048). */
+  keysStored?: () => Promise<void>;
 }
 
 /** Builds Baileys sockets with our defaults; the one place that calls makeWASocket. */
@@ -61,7 +63,7 @@ export class SocketFactory {
     // A received message's receipt waits for its write (ADR 0035): a worker that dies first loses nothing.
     // Their plaintexts are kept with the Signal sessions they moved, for a copy WhatsApp delivers again.
     const plaintexts = new ReceivedPlaintexts(request.logger);
-    const acks = new HeldAcks(request.logger, plaintexts);
+    const acks = new HeldAcks(request.logger, plaintexts, request.keysStored);
     // Outside the trace of the request that placed the instance: what the socket reads later starts traces of its own.
     const socket = outsideTraces(() =>
       makeWASocket({

@@ -6,7 +6,8 @@ import { isLid, isPhoneJid, userJid } from '../identity-resolver';
 import { chatTimers } from '../../outbound/chat-timers';
 import { readNotes } from '../chat-notes';
 import { readQuickReplies } from '../quick-replies';
-import type { InboundContext } from './inbound-context';
+import { chatWriteKey, contactWriteKey, senderObservationKeys, type InboundContext } from './inbound-context';
+import { observePushName } from './message-places';
 
 /** A group change Baileys does not report (see ContactChatGroupEvents.onGroupChange). */
 export interface GroupChange {
@@ -59,6 +60,15 @@ export class ContactChatGroupEvents {
     )
       return;
     const who = await this.context.who();
+    // What it touches: these contacts and their 1:1 chats (a saved name). Named, it shares a wave with writes
+    // about other messages and chats: a received message's push name comes again as this event right after
+    // it, and without keys it went in a wave of its own between every two messages of a busy account. A push
+    // name alone is observed as the message's write observes its sender (senderObservationKeys, once).
+    const keys = observations.flatMap((observation) =>
+      observation.notifyOnly
+        ? senderObservationKeys([observation.pn, observation.lid], observation.pushName as string)
+        : [observation.pn, observation.lid].filter(Boolean).flatMap((jid) => [contactWriteKey(jid), chatWriteKey(jid)]),
+    );
     await this.context.withRetry('contacts', { count: observations.length }, () =>
       this.context.write(async (tx, events) => {
         const changed: ContactRow[] = [];
@@ -68,13 +78,15 @@ export class ContactChatGroupEvents {
           // The push name a received message brought, which the message's own write stored already.
           if (observation.notifyOnly && this.context.senders.covers(tx, ids, observation.pushName as string)) continue;
           this.context.senders.forget(ids);
-          const { contact, changed: isNew } = await this.context.services.contacts.within(tx).observe(this.context.instanceId, {
-            jid: observation.pn,
-            lid: observation.lid,
-            contactName: observation.contactName,
-            pushName: observation.pushName,
-            verifiedName: observation.verifiedName,
-          });
+          const { contact, changed: isNew } = observation.notifyOnly
+            ? await observePushName(this.context, tx, observation, observation.pushName as string)
+            : await this.context.services.contacts.within(tx).observe(this.context.instanceId, {
+                jid: observation.pn,
+                lid: observation.lid,
+                contactName: observation.contactName,
+                pushName: observation.pushName,
+                verifiedName: observation.verifiedName,
+              });
           if (!isNew) continue;
           changed.push(contact);
           if (observation.contactName) {
@@ -86,7 +98,7 @@ export class ContactChatGroupEvents {
         }
         if (changed.length) events.push(contactsEvent(changed, who));
         if (chats.length) events.push(chatsEvent(chats, who));
-      }),
+      }, keys),
     );
   }
 

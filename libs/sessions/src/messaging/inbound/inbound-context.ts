@@ -118,6 +118,41 @@ export function messageKey(messageId: string): string {
   return `message ${messageId}`;
 }
 
+/** A write's key for a contact it creates or changes otherwise than by observing a message's sender (by its JID or LID). */
+export function contactWriteKey(jid: string): string {
+  return `contact ${jid}`;
+}
+
+/**
+ * The keys of a chat whose last message a write observes through the group's round (observeChat, parked),
+ * by each of its identifiers: writes observing one chat under the very same identifiers may share a wave,
+ * the round applying their observations one by one in their order (InboundGroupRepository, ADR 0048).
+ * Another write of the chat (chatWriteKey, or other identifiers) still goes in a wave of its own.
+ */
+export function chatObservationKeys(identifiers: ReadonlyArray<string>): string[] {
+  const named = identifiers.filter(Boolean);
+  return named.map((jid) => observed(`chat ${jid}`, named.join(',')));
+}
+
+/**
+ * The keys of a message's sender a write observes (observeSender): writes observing one sender with the
+ * same identifiers and push name may share a wave, the first one's observation answering the others
+ * (InboundBatch.once: one after the other, the later ones would find it unchanged).
+ */
+export function senderObservationKeys(identifiers: ReadonlyArray<string>, pushName: string): string[] {
+  const named = identifiers.filter(Boolean);
+  return named.map((jid) => observed(`contact ${jid}`, `${named.join(',')}\u0001${pushName}`));
+}
+
+/** The prefix of a shareable key (waves()): its subject (what a plain key names), then how the write observes it. */
+export const OBSERVED = 'observe ';
+/** Between a shareable key's subject and how it is observed. */
+export const OBSERVED_AS = '\u0002';
+
+function observed(subject: string, as: string): string {
+  return `${OBSERVED}${subject}${OBSERVED_AS}${as}`;
+}
+
 /** A write's key for a chat whose row it updates (by the chat's JID or LID). */
 export function chatWriteKey(chat: string): string {
   return `chat ${chat}`;

@@ -50,6 +50,25 @@ export async function observeChat(
 /** The author's contact row (push name, LID pair); returned only when it changed. */
 export async function observeSender(context: InboundContext, tx: Tx, sender: Party, pushName: string): Promise<ContactRow | null> {
   if (!sender.pn && !sender.lid) return null;
-  const { contact, changed } = await context.services.contacts.within(tx).observe(context.instanceId, { jid: sender.pn, lid: sender.lid, pushName });
+  const { contact, changed } = await observePushName(context, tx, sender, pushName);
   return changed ? contact : null;
+}
+
+/**
+ * A sender's contact as a push name shows it (a message's author, or Baileys' `contacts.update` repeating
+ * it). Writes of one wave observing it alike (a busy chat's messages and their push names) observe it
+ * once: after the first, the others would find it unchanged (waves(), senderObservationKeys).
+ */
+export function observePushName(
+  context: InboundContext,
+  tx: Tx,
+  sender: { pn: string; lid: string },
+  pushName: string,
+): Promise<{ contact: ContactRow; changed: boolean }> {
+  return InboundBatch.once(
+    tx,
+    `sender ${context.instanceId}\u0000${sender.pn}\u0000${sender.lid}\u0000${pushName}`,
+    () => context.services.contacts.within(tx).observe(context.instanceId, { jid: sender.pn, lid: sender.lid, pushName }),
+    (first) => ({ ...first, changed: false }),
+  );
 }

@@ -7,7 +7,7 @@ import type { GroupInfo } from '../group-info-cache';
 import type { Party } from '../identity-resolver';
 import { statusName, timestampMs, toNewMessage, type MessagePlace } from '../message-mapper';
 import { decryptVote, pollCreationOf } from '../poll-votes';
-import { chatWriteKey, messageKey, type InboundContext } from './inbound-context';
+import { chatObservationKeys, messageKey, senderObservationKeys, type InboundContext } from './inbound-context';
 import { chatParty, observeChat, observeSender, placeOf } from './message-places';
 import type { ReceiptEvents, EarlyReceipt } from './receipts';
 import { ANNOUNCED, errorText, rank } from './receipts';
@@ -94,12 +94,14 @@ export class MessageStore {
     const senderName = message.pushName || (fromMe ? (this.context.socket.user?.name ?? '') : '') || '';
     const who = await this.context.who();
     const messageId = key.id as string;
-    // What it touches: this message (and the one it edits) and its chat. Writes about other messages and
-    // chats (receipts, which name only their messages) may share a wave of the group with it (InboundStore).
+    // What it touches: this message (and the one it edits), its chat and its sender's contact. Writes about
+    // other messages and chats (receipts, which name only their messages) may share a wave of the group with
+    // it (InboundStore).
     const keys = [
       messageKey(messageId),
       ...(described.edited ? [messageKey(described.edited)] : []),
-      ...[place.chatId, place.chatLid].filter(Boolean).map(chatWriteKey),
+      ...chatObservationKeys([place.chatId, place.chatLid]),
+      ...senderObservationKeys([place.sender.pn, place.sender.lid], fromMe ? '' : message.pushName || ''),
     ];
     return { message, described, place, group, vote, fromMe, upsertStatus, upsertError, senderName, who, messageId, keys };
   }
@@ -140,9 +142,12 @@ export class MessageStore {
     // locked from here to the commit, a few round trips (a send's result write may wait for it).
     // Our own message moves the row the send reserved forward in the same statement (ADR 0012).
     const merged = fromMe && status !== 'Failed';
-    const copy = merged
-      ? await InboundBatch.storeOwnCopy(this.context.services.messages, tx, row)
-      : await this.context.services.messages.within(tx).storeCopy(row);
+    // A received message's copy goes in the round's statement too (a wave's copies in one insert, ADR 0048):
+    // its status is none, which moves nothing, so the round's copy is storeCopy's.
+    const copy =
+      merged || !fromMe
+        ? await InboundBatch.storeOwnCopy(this.context.services.messages, tx, row)
+        : await this.context.services.messages.within(tx).storeCopy(row);
     if (!copy) {
       // Seen before: only a status this copy knows better can change.
       const prior = await this.context.services.messages.within(tx).findByMessageId(this.context.instanceId, row.messageId);

@@ -3,7 +3,7 @@ import { type MessageRow, type NewMessage } from '@gw/persistence';
 import type { WAMessage } from '../../baileys';
 import { contactsEvent, messagesEvent } from '../event-payloads';
 import { toNewMessage } from '../message-mapper';
-import { chatWriteKey, messageKey, type InboundContext } from './inbound-context';
+import { chatObservationKeys, messageKey, senderObservationKeys, type InboundContext } from './inbound-context';
 import { observeChat, observeSender, placeOf } from './message-places';
 
 /** What a placeholder of an undecryptable message says about its (missing) content. */
@@ -69,6 +69,10 @@ export async function storeUndecryptable(context: InboundContext, message: WAMes
       }
       events.push(messagesEvent(chat, stored, who, group?.subject ?? ''));
     },
-    [messageKey(messageId), ...[place.chatId, place.chatLid].filter(Boolean).map(chatWriteKey)],
+    [
+      messageKey(messageId),
+      ...chatObservationKeys([place.chatId, place.chatLid]),
+      ...senderObservationKeys([place.sender.pn, place.sender.lid], fromMe ? '' : senderName),
+    ],
   );
 }

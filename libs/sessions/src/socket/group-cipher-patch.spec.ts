@@ -45,6 +45,9 @@ class MemoryKeys implements SignalKeyStore {
 
 const logger = pino({ level: 'silent' });
 
+/** What encryptGroupMessage answers. */
+type Sent = { ciphertext: Uint8Array; senderKeyDistributionMessage: Uint8Array };
+
 function device() {
   const identity = Curve.generateKeyPair();
   const keys = new MemoryKeys();
@@ -71,13 +74,13 @@ describe('patches/@whiskeysockets+baileys: group messages use their sender key c
     const sender = device();
     const receiver = device();
     const texts = ['one', 'two', 'three', 'four', 'five'];
-    const sent = [];
+    const sent: Sent[] = [];
     for (const text of texts) sent.push(await sender.repository.encryptGroupMessage({ group, meId: author, data: Buffer.from(text) }));
     await receiver.repository.processSenderKeyDistributionMessage({
       authorJid: author,
       item: { groupId: group, axolotlSenderKeyDistributionMessage: sent[0].senderKeyDistributionMessage },
     });
-    const received = [];
+    const received: string[] = [];
     for (const message of sent)
       received.push(Buffer.from(await receiver.repository.decryptGroupMessage({ group, authorJid: author, msg: message.ciphertext })).toString());
     expect(received).toEqual(texts);
@@ -90,7 +93,7 @@ describe('patches/@whiskeysockets+baileys: group messages use their sender key c
   it('still reads messages that arrive out of order (the receiver keeps the keys it skipped, and only those)', async () => {
     const sender = device();
     const receiver = device();
-    const sent = [];
+    const sent: Sent[] = [];
     for (const text of ['a', 'b', 'c']) sent.push(await sender.repository.encryptGroupMessage({ group, meId: author, data: Buffer.from(text) }));
     await receiver.repository.processSenderKeyDistributionMessage({
       authorJid: author,

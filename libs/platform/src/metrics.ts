@@ -265,7 +265,7 @@ export class GatewayMetrics {
       },
     });
     new Gauge({
-      name: 'wa_gateway_inbound_decrypts_waiting',
+      name: 'wa_gateway_inbound_decrypt_waiting_connections',
       help: "WhatsApp connections whose decrypts wait for room in their inbound queue (half its bound); Baileys then holds what it was handed, and the connection's reading stops once that is full too",
       registers,
       collect() {

@@ -90,3 +90,27 @@ describe('KeyWriteQueue', () => {
     await expect(queue.enqueue([key('c')])).rejects.toBe(closed);
   });
 });
+
+describe('KeyWriteQueue: refused', () => {
+  it('answers its failure to whoever asks, and a promise nobody reads ends nothing (a receipt held for a message never stored)', async () => {
+    const unread: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unread.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const queue = new KeyWriteQueue(manualWriter().write);
+      const ended = new Error('the session has ended');
+      queue.refuse(ended);
+      // Read: both reject with the failure.
+      await expect(queue.stored()).rejects.toBe(ended);
+      await expect(queue.enqueue([key('late')])).rejects.toBe(ended);
+      // Not read (HeldAcks keeps keysStored() for a message that is never stored).
+      queue.stored();
+      queue.enqueue([key('later')]);
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unread).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});

@@ -34,7 +34,7 @@ export class KeyWriteQueue {
 
   /** Queues `mutations` (a later value of a key replaces an earlier one not yet written); resolves once they are stored. */
   enqueue(mutations: ReadonlyArray<KeyMutation>): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure.error);
+    if (this.failure) return this.refusal();
     const batch = (this.open ??= this.newBatch());
     for (const mutation of mutations) {
       const key = mutationKey(mutation.type, mutation.id);
@@ -48,7 +48,7 @@ export class KeyWriteQueue {
 
   /** Resolves once every mutation queued so far is stored; rejects if one of them could not be. */
   stored(): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure.error);
+    if (this.failure) return this.refusal();
     return (this.open ?? this.writing)?.stored ?? Promise.resolve();
   }
 
@@ -79,6 +79,17 @@ export class KeyWriteQueue {
     const open = this.open;
     this.open = null;
     open?.reject(error);
+  }
+
+  /**
+   * The failure, as a rejected promise nobody has to read: a receipt held for a message that is never
+   * stored (the session ended) keeps it unread, and an unread rejection would end the process
+   * (session-lifecycle.e2e: a logout from the phone while messages were held).
+   */
+  private refusal(): Promise<void> {
+    const refused = Promise.reject((this.failure as { error: unknown }).error);
+    refused.catch(() => undefined);
+    return refused;
   }
 
   private newBatch(): Batch {

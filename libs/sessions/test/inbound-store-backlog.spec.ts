@@ -1,8 +1,5 @@
-import { InProcessBus } from '@gw/bus';
-import { InstanceRepository, LeaseRepository, MessageRepository, type NewOutboxEvent, type Tx } from '@gw/persistence';
-import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
-import pino from 'pino';
 import { InboundStore } from '../src/messaging/inbound-store';
+import { inboundStoreFixture } from './support/inbound-store-fixture';
 
 /**
  * ADR 0049: a write that arrives while the store's transactions are full is queued without reading the
@@ -12,44 +9,12 @@ import { InboundStore } from '../src/messaging/inbound-store';
  * ends, or when a write of an idle instance arrives; what is written, and in which order, is unchanged.
  */
 describe('InboundStore: a backlog is not read again for every write', () => {
-  let db: TestDatabase;
-  const bus = new InProcessBus();
-  const logger = pino({ level: 'silent' });
-  let leases: LeaseRepository;
-
-  beforeAll(async () => {
-    db = await openTestDatabase();
-    leases = new LeaseRepository(db.dataSource);
-  });
-  afterAll(async () => {
-    await bus.close();
-    await db.close();
-  });
-
-  let tries = 0;
-  const claim = async (name: string) => {
-    const id = `${name}-${++tries}`;
-    await new InstanceRepository(db.dataSource).create({ id, token: `tok-${id}`, name: id });
-    return (await leases.claim(id, 'worker-a', 60_000))!;
-  };
-
-  const receive =
-    (instanceId: string, key: string) =>
-    async (tx: Tx, events: NewOutboxEvent[]): Promise<void> => {
-      await new MessageRepository(db.dataSource).within(tx).insertNew([newMessageFixture(instanceId, { messageId: key, fromMe: false })]);
-      events.push({ eventType: 'messages', chatId: 'c', payload: { messageId: key } });
-    };
-
-  const events = async (instanceId: string): Promise<string[]> =>
-    (
-      (await db.dataSource.query(`SELECT payload->>'messageId' AS key FROM outbox_events WHERE instance_id = $1 ORDER BY tx, id`, [instanceId])) as Array<{
-        key: string;
-      }>
-    ).map((row) => row.key);
+  const fx = inboundStoreFixture();
+  const { bus, logger, claim, receive, events } = fx;
 
   it('queues writes behind full transactions without reading the backlog, then writes all of them in order', async () => {
     const instances = await Promise.all(Array.from({ length: 8 }, (_, index) => claim(`backlog-${index}`)));
-    const sut = new InboundStore(db.dataSource, bus, logger, { maxBatch: 64, maxInFlight: 1 });
+    const sut = new InboundStore(fx.db.dataSource, bus, logger, { maxBatch: 64, maxInFlight: 1 });
     const reads = jest.spyOn(sut as unknown as { groupShare(): number }, 'groupShare');
 
     // The one transaction the store may have in flight, held until released.
@@ -63,7 +28,7 @@ describe('InboundStore: a backlog is not read again for every write', () => {
     const readsBefore = reads.mock.calls.length;
 
     const perInstance = 250;
-    const writes: Array<Promise<void>> = [];
+    const writes: Array<Promise<boolean>> = [];
     for (let index = 0; index < perInstance; index++) {
       for (const lease of instances) writes.push(sut.write(lease, receive(lease.instanceId, `m${index}`), [`m${index}`]));
     }
@@ -84,7 +49,7 @@ describe('InboundStore: a backlog is not read again for every write', () => {
 
   it('keeps a write of its own (a history chunk) deep in the backlog reachable while the groups are full', async () => {
     const [busy, history] = [await claim('backlog-busy'), await claim('backlog-history')];
-    const sut = new InboundStore(db.dataSource, bus, logger, { maxBatch: 4, maxInFlight: 1 });
+    const sut = new InboundStore(fx.db.dataSource, bus, logger, { maxBatch: 4, maxInFlight: 1 });
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     const held = sut.write(busy, async (tx, out) => {
@@ -93,7 +58,7 @@ describe('InboundStore: a backlog is not read again for every write', () => {
     });
     const behind = Array.from({ length: 50 }, (_, index) => sut.write(busy, receive(busy.instanceId, `b${index}`), [`b${index}`]));
     // The groups are full; a chunk goes alone beside them, even behind 50 waiting writes.
-    await expect(sut.write(history, receive(history.instanceId, 'chunk'), undefined, { alone: true })).resolves.toBeUndefined();
+    await expect(sut.write(history, receive(history.instanceId, 'chunk'), undefined, { alone: true })).resolves.toBe(true);
     expect(await events(history.instanceId)).toEqual(['chunk']);
     release();
     await held;

@@ -1,8 +1,6 @@
-import { InProcessBus } from '@gw/bus';
-import { FencedOutError, InstanceRepository, LeaseRepository, MessageRepository, type NewOutboxEvent, type Tx } from '@gw/persistence';
-import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
-import pino from 'pino';
+import { FencedOutError, MessageRepository } from '@gw/persistence';
 import { InboundStore } from '../src/messaging/inbound-store';
+import { inboundStoreFixture } from './support/inbound-store-fixture';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -26,46 +24,8 @@ const settlesWithin = (promise: Promise<unknown>, ms: number): Promise<boolean> 
  * for it, and the fence still guards it.
  */
 describe('InboundStore: a write of its own (a history chunk) holds no other instance back', () => {
-  let db: TestDatabase;
-  const bus = new InProcessBus();
-  const logger = pino({ level: 'silent' });
-  let leases: LeaseRepository;
-
-  beforeAll(async () => {
-    db = await openTestDatabase();
-    leases = new LeaseRepository(db.dataSource);
-  });
-  afterAll(async () => {
-    await bus.close();
-    await db.close();
-  });
-
-  // Each try of a test (jest retries) its own instances.
-  let tries = 0;
-  const claim = async (name: string) => {
-    const id = `${name}-${++tries}`;
-    await new InstanceRepository(db.dataSource).create({ id, token: `tok-${id}`, name: id });
-    return (await leases.claim(id, 'worker-a', 60_000))!;
-  };
-
-  /** A received message's write: inserts its row keyed by (instance, message id) once and events it. */
-  const message = (instanceId: string, key: string) => newMessageFixture(instanceId, { messageId: key, fromMe: false });
-  const receive =
-    (instanceId: string, key: string) =>
-    async (tx: Tx, events: NewOutboxEvent[]): Promise<boolean> => {
-      const rows = await new MessageRepository(db.dataSource).within(tx).insertNew([message(instanceId, key)]);
-      if (rows.length === 0) return false;
-      events.push({ eventType: 'messages', chatId: 'c', payload: { messageId: key } });
-      return true;
-    };
-
-  /** The instance's events' keys, in the relay's order (commit, then id). */
-  const events = async (instanceId: string): Promise<string[]> =>
-    (
-      (await db.dataSource.query(`SELECT payload->>'messageId' AS key FROM outbox_events WHERE instance_id = $1 ORDER BY tx, id`, [instanceId])) as Array<{
-        key: string;
-      }>
-    ).map((row) => row.key);
+  const fx = inboundStoreFixture();
+  const { bus, logger, claim, message, receive, events } = fx;
 
   /**
    * Another transaction that has inserted (instance, key) and not committed: a write of the same key
@@ -80,9 +40,9 @@ describe('InboundStore: a write of its own (a history chunk) holds no other inst
     let rollBack!: () => void;
     const insertedNow = new Promise<void>((resolve) => (inserted = resolve));
     const rolledBack = new Promise<void>((resolve) => (rollBack = resolve));
-    const held = db.dataSource
+    const held = fx.db.dataSource
       .transaction(async (tx) => {
-        await new MessageRepository(db.dataSource).within(tx).insertNew([message(instanceId, key)]);
+        await new MessageRepository(fx.db.dataSource).within(tx).insertNew([message(instanceId, key)]);
         inserted();
         await rolledBack;
         throw new RolledBack();
@@ -108,7 +68,7 @@ describe('InboundStore: a write of its own (a history chunk) holds no other inst
     const other = await claim('iso-other');
     const [h, o] = [history.instanceId, other.instanceId];
     const busy = [await claim('iso-busy-1'), await claim('iso-busy-2')];
-    const sut = new InboundStore(db.dataSource, bus, logger, { maxBatch: 64, maxInFlight: 2 });
+    const sut = new InboundStore(fx.db.dataSource, bus, logger, { maxBatch: 64, maxInFlight: 2 });
     const lock = await holdKey(h, 'chunk');
     try {
       // Both group transactions in flight (other instances' writes, 0.3 s each): what arrives now waits for the next group.
@@ -143,7 +103,7 @@ describe('InboundStore: a write of its own (a history chunk) holds no other inst
   it("starts after the instance's earlier writes committed", async () => {
     const lease = await claim('iso-order');
     const id = lease.instanceId;
-    const sut = new InboundStore(db.dataSource, bus, logger);
+    const sut = new InboundStore(fx.db.dataSource, bus, logger);
     const lock = await holdKey(id, 'first');
     try {
       const first = sut.write(lease, receive(id, 'first'), ['first']);
@@ -162,9 +122,9 @@ describe('InboundStore: a write of its own (a history chunk) holds no other inst
   it('is fenced: a chunk whose lease moved writes nothing', async () => {
     const stale = await claim('iso-fenced');
     const id = stale.instanceId;
-    await db.dataSource.query(`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE instance_id = $1`, [id]);
-    await leases.claim(id, 'worker-b', 60_000);
-    const sut = new InboundStore(db.dataSource, bus, logger);
+    await fx.db.dataSource.query(`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE instance_id = $1`, [id]);
+    await fx.leases.claim(id, 'worker-b', 60_000);
+    const sut = new InboundStore(fx.db.dataSource, bus, logger);
     await expect(sut.write(stale, receive(id, 'chunk'), undefined, { alone: true })).rejects.toBeInstanceOf(FencedOutError);
     expect(await events(id)).toEqual([]);
   });

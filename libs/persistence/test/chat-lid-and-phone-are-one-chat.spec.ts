@@ -90,11 +90,11 @@ describe('a contact seen by LID and by phone number is one chat', () => {
       });
       const written = await new InboundGroupRepository(db.dataSource).within(manager).write({
         chats: [
-          // known by both identifiers, here by its LID: found by the third observation too, so after the statement, on its own
+          // known by both identifiers, here by its LID: found by the third observation too, so folded with it (ADR 0051)
           { instanceId, observation: { waChatLid: '550@lid', lastMessage: message(10, 'one') }, newId },
           // another instance's known chat: the one statement
           { instanceId: other, observation: { waChatId: '5511900000051@s.whatsapp.net', waName: 'Dora', lastMessage: message(11, 'two') }, newId },
-          // the first chat again, by its phone number: after the statement too, on its own, seeing the first one's change
+          // the first chat again, by its phone number: applied on the first one's change, in the same statement
           { instanceId, observation: { waChatId: '5511900000050@s.whatsapp.net', lastMessage: message(12, 'three') }, newId },
         ],
       });
@@ -106,8 +106,8 @@ describe('a contact seen by LID and by phone number is one chat', () => {
       [known.id, 'three', 2],
     ]);
     expect(rows[1]).toMatchObject({ instanceId: other, waName: 'Dora', name: 'Dora' });
-    // one statement for the round (the second), one for each observation of the chat it found twice (alone, in order)
-    expect(statements.filter((sql) => sql.includes('UPDATE') || sql.includes('WITH'))).toHaveLength(3);
+    // one statement for the round, the chat it found twice included
+    expect(statements.filter((sql) => sql.includes('UPDATE') || sql.includes('WITH'))).toHaveLength(1);
 
     // Not known as given: a new chat, a LID to learn; both go through the locked path, the known one stays in the statement.
     const { chats: mixed } = await db.dataSource.transaction((manager) =>

@@ -1,5 +1,13 @@
 import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
-import { ChatRepository, InboundGroupRepository, InstanceRepository, LeaseRepository, MessageRepository, type InboundGroupWrites } from '@gw/persistence';
+import {
+  ChatRepository,
+  InboundGroupRepository,
+  InstanceRepository,
+  LeaseRepository,
+  MessageRepository,
+  type ChatRow,
+  type InboundGroupWrites,
+} from '@gw/persistence';
 
 describe('InboundGroupRepository.write (a round of the inbound group transaction)', () => {
   let db: TestDatabase;
@@ -64,7 +72,7 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
     });
   });
 
-  it("should write one instance's chats in one statement, and a chat two of them found after it, in order, neither change lost", async () => {
+  it("should write one instance's chats in one statement, a chat two of them found included, each change on the one before", async () => {
     const [x, y, z] = ['5511900000081@s.whatsapp.net', '5511900000082@s.whatsapp.net', '5511900000083@s.whatsapp.net'];
     const yLid = '77700000082@lid';
     await db.dataSource.transaction(async (manager) => {
@@ -73,7 +81,6 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
       await new ChatRepository(db.dataSource).within(manager).observe('igr-c', { waChatId: z }, () => 'chat-z');
     });
     const alone = [jest.spyOn(ChatRepository.prototype, 'observeUnknown'), jest.spyOn(ChatRepository.prototype, 'observe')];
-    const applied = jest.spyOn(ChatRepository.prototype, 'applyObservation');
     const observation = (waChatId: string, waChatLid: string, text: string, timestamp: number) => ({
       instanceId: 'igr-c',
       observation: { waChatId, waChatLid, lastMessage: { timestamp, type: 'Conversation', textVote: text, sender: 'them', incoming: true } },
@@ -84,20 +91,79 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
       chats: [observation(x, '', 'X1', 2001), observation(y, '', 'Y1', 2002), observation('', yLid, 'Y2', 2003), observation(z, '', 'Z1', 2004)],
     });
     const observedAlone = alone.flatMap((spy) => spy.mock.calls.map((call) => call[1].lastMessage?.textVote));
-    const appliedToShared = applied.mock.calls.map((call) => `${call[1]} ${call[2].lastMessage?.textVote}`);
-    for (const spy of [...alone, applied]) spy.mockRestore();
+    for (const spy of alone) spy.mockRestore();
     expect(written.chats.map((chat) => `${chat.id} ${chat.lastMessageTextVote} ${chat.unreadCount}`)).toEqual([
       'chat-x X1 1',
       'chat-y Y1 1',
       'chat-y Y2 2',
       'chat-z Z1 1',
     ]);
-    // x and z in the statement; y's two observations after it, in order, on the row the statement named (ADR 0048).
-    expect(texts.filter((text) => text.includes('h_single'))).toHaveLength(1);
-    expect(appliedToShared).toEqual(['chat-y Y1', 'chat-y Y2']);
+    // x and z each in one update, y's two observations folded in order into one (ADR 0051): one statement.
+    expect(texts).toHaveLength(1);
     expect(observedAlone).toEqual([]);
     const stored = await new ChatRepository(db.dataSource).findByJid('igr-c', y);
     expect(stored).toMatchObject({ id: 'chat-y', lastMessageTextVote: 'Y2', unreadCount: 2 });
+  });
+
+  it("should answer each of a busy chat's observations as one statement each would have, and store the last (ADR 0051)", async () => {
+    // Twin chats in one state (marked unread, a name, a timer); the same observations go to one folded
+    // in a round and to the other one statement each (ChatRepository.observe), in the same order.
+    const [folded, alone] = ['5511900000091@s.whatsapp.net', '5511900000092@s.whatsapp.net'];
+    const chats = new ChatRepository(db.dataSource);
+    await db.dataSource.transaction(async (manager) => {
+      await chats.within(manager).observe('igr-c', { waChatId: folded, waName: 'Before' }, () => 'chat-fold');
+      await chats.within(manager).observe('igr-c', { waChatId: alone, waName: 'Before' }, () => 'chat-alone');
+    });
+    await db.dataSource.query(
+      `UPDATE chats SET marked_unread = true, unread_count = 1, last_msg_timestamp = 3000, ephemeral_expiration = 60 WHERE instance_id = 'igr-c' AND id IN ('chat-fold', 'chat-alone')`,
+    );
+    const steps = (waChatId: string) =>
+      [
+        { waChatId, lastMessage: { timestamp: 3001, type: 'Conversation', textVote: 'in 1', sender: 'them', incoming: true } },
+        { waChatId, lastMessage: { timestamp: 2000, type: 'Conversation', textVote: 'older', sender: 'them', incoming: true } },
+        { waChatId, waName: 'After', ephemeralExpiration: 0 },
+        { waChatId, waContactName: 'Saved', lastMessage: { timestamp: 3002, type: 'ImageMessage', textVote: '', sender: 'me', incoming: false } },
+        { waChatId, lastMessage: { timestamp: 3002, type: 'Conversation', textVote: 'in 2', sender: 'them', incoming: true, incomingCount: 3 } },
+      ] as const;
+    const { texts, written } = await recordedRound({
+      chats: steps(folded).map((observation) => ({ instanceId: 'igr-c', observation, newId: () => 'unused' })),
+    });
+    expect(texts).toHaveLength(1);
+    const expected = [];
+    for (const observation of steps(alone)) expected.push((await chats.observe('igr-c', observation, () => 'unused')).chat);
+    const comparable = (row: ChatRow) => ({ ...row, id: '', waChatId: '', createdAt: null, updatedAt: null });
+    expect(written.chats.map(comparable)).toEqual(expected.map(comparable));
+    expect(written.chats.map((row) => `${row.unreadCount} ${row.lastMessageTextVote} ${row.name}`)).toEqual([
+      '1 in 1 Before',
+      '2 in 1 Before',
+      '2 in 1 After',
+      '2  Saved',
+      '5 in 2 Saved',
+    ]);
+    expect(comparable((await chats.findByJid('igr-c', folded))!)).toEqual(comparable(expected[expected.length - 1]));
+  });
+
+  it("should fold a busy chat's observations onto a change another transaction committed while the round waited for the row", async () => {
+    const jid = '5511900000093@s.whatsapp.net';
+    const chats = new ChatRepository(db.dataSource);
+    await db.dataSource.transaction((manager) => chats.within(manager).observe('igr-c', { waChatId: jid }, () => 'chat-race'));
+    const other = db.dataSource.createQueryRunner();
+    await other.connect();
+    await other.startTransaction();
+    // Read the chat (the user marks it read and renames it) and hold its row.
+    await other.query(`UPDATE chats SET unread_count = 10, wa_name = 'Renamed' WHERE instance_id = 'igr-c' AND id = 'chat-race'`);
+    const incoming = (text: string, timestamp: number) => ({
+      instanceId: 'igr-c',
+      observation: { waChatId: jid, lastMessage: { timestamp, type: 'Conversation', textVote: text, sender: 'them', incoming: true } },
+      newId: () => 'unused',
+    });
+    const round = recordedRound({ chats: [incoming('R1', 4001), incoming('R2', 4002)] });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await other.commitTransaction();
+    await other.release();
+    const { written } = await round;
+    expect(written.chats.map((row) => `${row.unreadCount} ${row.waName} ${row.lastMessageTextVote}`)).toEqual(['11 Renamed R1', '12 Renamed R2']);
+    expect(await chats.findByJid('igr-c', jid)).toMatchObject({ unreadCount: 12, waName: 'Renamed', lastMessageTextVote: 'R2' });
   });
 
   it("should carry a round's receipts and copies in key order, as the send ledger's groups do, and answer each copy in its caller's order", async () => {

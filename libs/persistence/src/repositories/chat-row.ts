@@ -87,12 +87,8 @@ export interface ChatState {
 
 export type Raw = Record<string, unknown>;
 
-/**
- * The assignments that apply an observation to a chat row (its identifiers, names, last message,
- * unread count and timer), from the SQL expressions of the observation's fields: a parameter each in
- * updateChat, a column of the round's input in InboundGroupRepository.
- */
-export function observationSql(v: {
+/** The SQL expressions of an observation's fields (parameters, or columns of a round's input). */
+export interface ObservationExpressions {
   pn: string;
   lid: string;
   name: string;
@@ -103,22 +99,42 @@ export function observationSql(v: {
   sender: string;
   incoming: string;
   ephemeral: string;
-}): string {
+}
+
+/**
+ * What an observation does to a chat row (its identifiers, names, last message, unread count and
+ * timer): each column it sets, with that column's type and its new value as an expression of the
+ * observation's fields and the row's columns as they were (named bare).
+ */
+export function observationAssignments(v: ObservationExpressions): Array<[column: string, type: string, value: string]> {
   const newer = `${v.ts} >= last_msg_timestamp`;
-  return `wa_chatid = CASE WHEN ${v.pn} <> '' THEN ${v.pn} ELSE wa_chatid END,
-    wa_chatlid = CASE WHEN ${v.lid} <> '' THEN ${v.lid} ELSE wa_chatlid END,
-    wa_name = COALESCE(NULLIF(${v.name}, ''), wa_name),
-    wa_contact_name = COALESCE(NULLIF(${v.contact}, ''), wa_contact_name),
-    name = COALESCE(NULLIF(${v.contact}, ''), NULLIF(${v.name}, ''), NULLIF(name, ''), ''),
-    last_msg_timestamp = CASE WHEN ${newer} THEN ${v.ts} ELSE last_msg_timestamp END,
-    last_message_type = CASE WHEN ${newer} AND ${v.type} <> '' THEN ${v.type} ELSE last_message_type END,
-    last_message_text_vote = CASE WHEN ${newer} AND ${v.type} <> '' THEN ${v.text} ELSE last_message_text_vote END,
-    last_message_sender = CASE WHEN ${newer} AND ${v.type} <> '' THEN ${v.sender} ELSE last_message_sender END,
-    -- A chat only marked unread counts 1 without a message behind it: the next message is that 1.
-    unread_count = CASE WHEN ${v.incoming} > 0 AND marked_unread THEN ${v.incoming} ELSE unread_count + ${v.incoming} END,
-    marked_unread = marked_unread AND ${v.incoming} = 0,
-    ephemeral_expiration = COALESCE(${v.ephemeral}, ephemeral_expiration),
-    updated_at = now()`;
+  return [
+    ['wa_chatid', 'text', `CASE WHEN ${v.pn} <> '' THEN ${v.pn} ELSE wa_chatid END`],
+    ['wa_chatlid', 'text', `CASE WHEN ${v.lid} <> '' THEN ${v.lid} ELSE wa_chatlid END`],
+    ['wa_name', 'text', `COALESCE(NULLIF(${v.name}, ''), wa_name)`],
+    ['wa_contact_name', 'text', `COALESCE(NULLIF(${v.contact}, ''), wa_contact_name)`],
+    ['name', 'text', `COALESCE(NULLIF(${v.contact}, ''), NULLIF(${v.name}, ''), NULLIF(name, ''), '')`],
+    ['last_msg_timestamp', 'bigint', `CASE WHEN ${newer} THEN ${v.ts} ELSE last_msg_timestamp END`],
+    ['last_message_type', 'text', `CASE WHEN ${newer} AND ${v.type} <> '' THEN ${v.type} ELSE last_message_type END`],
+    ['last_message_text_vote', 'text', `CASE WHEN ${newer} AND ${v.type} <> '' THEN ${v.text} ELSE last_message_text_vote END`],
+    ['last_message_sender', 'text', `CASE WHEN ${newer} AND ${v.type} <> '' THEN ${v.sender} ELSE last_message_sender END`],
+    // A chat only marked unread counts 1 without a message behind it: the next message is that 1.
+    ['unread_count', 'integer', `CASE WHEN ${v.incoming} > 0 AND marked_unread THEN ${v.incoming} ELSE unread_count + ${v.incoming} END`],
+    ['marked_unread', 'boolean', `marked_unread AND ${v.incoming} = 0`],
+    ['ephemeral_expiration', 'integer', `COALESCE(${v.ephemeral}, ephemeral_expiration)`],
+    ['updated_at', 'timestamptz', 'now()'],
+  ];
+}
+
+/**
+ * The assignments that apply an observation to a chat row, from the SQL expressions of the
+ * observation's fields: a parameter each in updateChat, a column of the round's input in
+ * InboundGroupRepository.
+ */
+export function observationSql(v: ObservationExpressions): string {
+  return observationAssignments(v)
+    .map(([column, , value]) => `${column} = ${value}`)
+    .join(',\n    ');
 }
 
 /**

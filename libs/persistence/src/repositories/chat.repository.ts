@@ -34,14 +34,6 @@ export class ChatRepository extends RepositoryBase {
   }
 
   /**
-   * Applies an observation to the chat row `id`, already stored with its identifiers (InboundGroupRepository:
-   * a chat several observations of one round found); null when the row is gone meanwhile.
-   */
-  async applyObservation(instanceId: string, id: string, observation: ChatObservation): Promise<ChatRow | null> {
-    return ChatRepository.updateChat(this.db, instanceId, { pn: observation.waChatId ?? '', lid: observation.waChatLid ?? '', id }, observation);
-  }
-
-  /**
    * The chats of these observations that no row holds yet by either identifier, created in one
    * statement (a history chunk's chats: issue #38) as observeUnknown() creates one (a name the
    * address book saved before is its name); observe() then finds each stored with exactly its

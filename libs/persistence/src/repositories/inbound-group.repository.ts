@@ -1,7 +1,7 @@
 import { PREPARED } from '../preparing-client';
 import { compareKeys } from '../group-commit';
 import { ChatRepository } from './chat.repository';
-import { CHAT_COLUMNS, observationSql, observationValues, toChatRow, type ChatObservation, type ChatRow } from './chat-row';
+import { CHAT_COLUMNS, observationAssignments, observationSql, observationValues, toChatRow, type ChatObservation, type ChatRow } from './chat-row';
 import {
   ADVANCE_STATUS_SQL,
   COLUMNS,
@@ -42,8 +42,6 @@ export interface InboundGroupResults {
 
 /** A round's kinds, as the bits of the statement that writes them (one text per combination). */
 const KIND = { status: 1, copy: 2, chat: 4 } as const;
-/** An answer row (not a kind of statement): an observation of a chat the round found more than once, and that chat's id. */
-const SHARED_CHAT = 8;
 const names = COLUMNS.map(([, column]) => column);
 /** The columns of a copy in the statement's answer (toMessageRow reads them). */
 const MESSAGE_COLUMNS = [...names, 'created_at', 'updated_at'];
@@ -122,6 +120,24 @@ const COPY_SQL: KindSql = {
 /** The types of h_input's columns, one parameter (an array) each: instance, pn, lid, then observationValues(). */
 const H_INPUT_TYPES = ['text', 'text', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'int', 'int'];
 
+/** What an observation of h_input does to a chat: its assignments over the columns of h_seq (`u`). */
+const FOLD_ASSIGNMENTS = new Map(
+  observationAssignments({
+    pn: 'u.i_pn',
+    lid: 'u.i_lid',
+    name: 'u.i_name',
+    contact: 'u.i_contact',
+    ts: 'u.i_ts',
+    type: 'u.i_type',
+    text: 'u.i_text',
+    sender: 'u.i_sender',
+    incoming: 'u.i_incoming',
+    ephemeral: 'u.i_ephemeral',
+  }).map(([column, type, value]) => [column, { type, value }]),
+);
+/** A step of h_fold: the columns answered, and every column an observation reads or sets. */
+const FOLD_COLUMNS = [...new Set([...CHAT_COLUMNS, ...FOLD_ASSIGNMENTS.keys()])];
+
 const CHAT_SQL: KindSql = {
   parameters: H_INPUT_TYPES.length,
   ctes: (p) => `h_input AS (
@@ -163,13 +179,36 @@ const CHAT_SQL: KindSql = {
     RETURNING t.i_ord AS batch_ord, chats.*),
   h_shared AS (
     -- The observations h_single left out: each found its chat, stored with exactly its identifiers, as
-    -- another observation of the round did (a busy chat's messages in one wave). Answered with the chat's id.
-    SELECT t.i_ord, t.id FROM h_target t WHERE NOT EXISTS (SELECT 1 FROM h_single s WHERE s.i_ord = t.i_ord))`,
+    -- another observation of the round did (a busy chat's messages in one wave).
+    SELECT t.i_ord, t.id FROM h_target t WHERE NOT EXISTS (SELECT 1 FROM h_single s WHERE s.i_ord = t.i_ord)),
+  h_seq AS (
+    -- Each shared chat's observations numbered 1, 2, … in the round's order.
+    SELECT u.*, s.id AS i_chat, row_number() OVER (PARTITION BY u.i_instance, s.id ORDER BY s.i_ord) AS i_seq
+    FROM h_shared s JOIN h_input u ON u.i_ord = s.i_ord),
+  h_locked AS (
+    -- Locked first, so the fold starts from the row as it is now (a change committed since the
+    -- statement's snapshot included), as an UPDATE of it would.
+    SELECT * FROM chats WHERE (instance_id, id) IN (SELECT i_instance, i_chat FROM h_seq) FOR UPDATE),
+  h_fold AS (
+    -- Step n is the row after the chat's n-th observation: each applied to the row the one before left,
+    -- what one UPDATE per observation, in order, would have answered.
+    SELECT 0::bigint AS i_seq, NULL::bigint AS i_ord, ${FOLD_COLUMNS.join(', ')} FROM h_locked
+    UNION ALL
+    SELECT u.i_seq, u.i_ord, ${FOLD_COLUMNS.map((column) => {
+      const assigned = FOLD_ASSIGNMENTS.get(column);
+      return assigned ? `(${assigned.value})::${assigned.type} AS ${column}` : `f.${column}`;
+    }).join(', ')}
+    FROM h_fold f JOIN h_seq u ON u.i_instance = f.instance_id AND u.i_chat = f.id AND u.i_seq = f.i_seq + 1),
+  h_folded AS (
+    -- Each shared chat takes its last step in one write.
+    UPDATE chats SET ${[...FOLD_ASSIGNMENTS.keys()].map((column) => `${column} = l.${column}`).join(', ')}
+    FROM (SELECT DISTINCT ON (instance_id, id) * FROM h_fold ORDER BY instance_id, id, i_seq DESC) l
+    WHERE chats.instance_id = l.instance_id AND chats.id = l.id AND l.i_seq > 0
+    RETURNING 1)`,
   select: (columns) =>
     `${branch(KIND.chat, columns, { ord: 'h_changed.batch_ord', chat: 'h_changed' })} FROM h_changed
   UNION ALL
-  ${branch(SHARED_CHAT, columns, { ord: 'h_shared.i_ord', chat: 'h_shared_chat' })} FROM h_shared JOIN h_input u ON u.i_ord = h_shared.i_ord
-    JOIN chats h_shared_chat ON h_shared_chat.instance_id = u.i_instance AND h_shared_chat.id = h_shared.id`,
+  ${branch(KIND.chat, columns, { ord: 'h_fold.i_ord', chat: 'h_fold' })} FROM h_fold WHERE h_fold.i_seq > 0`,
 };
 
 const statements = new Map<number, string>();
@@ -226,7 +265,8 @@ function statementFor(kinds: number): string {
     : null;
   const gate = both ? '(SELECT count(*) FROM g_lock) >= 0' : null;
   const ctes = [...(lock ? [lock] : []), ...present.map(([, sql], index) => sql.ctes(firsts[index], gate))];
-  text = `${PREPARED} WITH ${ctes.join(',\n  ')}\n  ${present.map(([, sql]) => sql.select(columns)).join('\n  UNION ALL\n  ')}`;
+  // RECURSIVE for h_fold (a chat's observations applied one after the other).
+  text = `${PREPARED} WITH ${kinds & KIND.chat ? 'RECURSIVE ' : ''}${ctes.join(',\n  ')}\n  ${present.map(([, sql]) => sql.select(columns)).join('\n  UNION ALL\n  ')}`;
   statements.set(kinds, text);
   return text;
 }
@@ -264,8 +304,6 @@ export class InboundGroupRepository extends RepositoryBase {
       first.push(index);
     });
     const results: InboundGroupResults = { statuses: [], copies: copies.map(() => null), chats: [] };
-    /** Observations of a chat the round found more than once: that chat's id, by the observation's index. */
-    const shared = new Map<number, string>();
     if (statuses.length > 0 || copies.length > 0 || first.length > 0) {
       const input = first.map((index) => chats[index]);
       const kinds = (statuses.length > 0 ? KIND.status : 0) | (copies.length > 0 ? KIND.copy : 0) | (input.length > 0 ? KIND.chat : 0);
@@ -319,22 +357,12 @@ export class InboundGroupRepository extends RepositoryBase {
           const created = Boolean(raw.created);
           const priorStatus = (raw.prior_status as string | null | undefined) ?? null;
           results.copies[index] = { row, created, advanced: !created && priorStatus !== row.status };
-        } else if (kind === SHARED_CHAT) {
-          shared.set(first[Number(raw.ord) - 1], String(raw[`${CHAT}id`]));
         } else {
           const chat: Raw = {};
           for (const column of CHAT_COLUMNS) chat[column] = raw[`${CHAT}${column}`];
           chatResults[first[Number(raw.ord) - 1]] = toChatRow(chat);
         }
       }
-      // A chat several observations of the round found, each with exactly its identifiers (one wave's
-      // messages of a busy chat): their updates go to its row one by one, in the round's order, all
-      // sent at once (one round trip; Postgres runs them in order, each seeing the one before).
-      const sharedInOrder = first.filter((index) => shared.has(index));
-      const applied = await Promise.all(
-        sharedInOrder.map((index) => chatsHere.applyObservation(chats[index].instanceId, shared.get(index) as string, chats[index].observation)),
-      );
-      applied.forEach((row, n) => (chatResults[sharedInOrder[n]] = row));
       for (const index of first) {
         if (!chatResults[index])
           chatResults[index] = (await chatsHere.observeUnknown(chats[index].instanceId, chats[index].observation, chats[index].newId)).chat;

@@ -32,7 +32,10 @@ type Raw = Record<string, unknown>;
 /** Which contacts a listing returns (uazapi's `contactScope`). */
 export type ContactScope = 'address_book' | 'outside_address_book' | 'all';
 
-function toContactRow(raw: Raw): ContactRow {
+/** The columns toContactRow reads. */
+export const CONTACT_COLUMNS = ['instance_id', 'jid', 'lid', 'contact_name', 'push_name', 'verified_name', 'in_address_book', 'updated_at'];
+
+export function toContactRow(raw: Raw): ContactRow {
   return {
     instanceId: raw.instance_id as string,
     jid: raw.jid as string,

@@ -1,7 +1,6 @@
-import { genericPlan, newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
+import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
 import {
   ChatRepository,
-  ContactRepository,
   InboundGroupRepository,
   InstanceRepository,
   LeaseRepository,
@@ -65,12 +64,11 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
 
     // The same copy again changes nothing (Baileys emits some messages twice); an empty round writes nothing.
     const again = await db.dataSource.transaction((manager) => new InboundGroupRepository(db.dataSource).within(manager).write({ copies: round(0).copies }));
-    expect(again).toEqual({ statuses: [], copies: [null], chats: [], senders: [] });
+    expect(again).toEqual({ statuses: [], copies: [null], chats: [] });
     expect(await db.dataSource.transaction((manager) => new InboundGroupRepository(db.dataSource).within(manager).write({}))).toEqual({
       statuses: [],
       copies: [],
       chats: [],
-      senders: [],
     });
   });
 
@@ -166,65 +164,6 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
     const { written } = await round;
     expect(written.chats.map((row) => `${row.unreadCount} ${row.waName} ${row.lastMessageTextVote}`)).toEqual(['11 Renamed R1', '12 Renamed R2']);
     expect(await chats.findByJid('igr-c', jid)).toMatchObject({ unreadCount: 12, waName: 'Renamed', lastMessageTextVote: 'R2' });
-  });
-
-  it("should read a round's senders in its one statement and observe alone, in order, only those not stored as given (ADR 0052)", async () => {
-    const contacts = new ContactRepository(db.dataSource);
-    const [known, renamed, fresh, moved] = [
-      '5511900000071@s.whatsapp.net',
-      '5511900000072@s.whatsapp.net',
-      '5511900000073@s.whatsapp.net',
-      '5511900000074@s.whatsapp.net',
-    ];
-    await db.dataSource.transaction(async (manager) => {
-      await contacts.within(manager).observe('igr-c', { jid: known, lid: '77700000071@lid', pushName: 'Known' });
-      await contacts.within(manager).observe('igr-c', { jid: renamed, pushName: 'Old' });
-      await contacts.within(manager).observe('igr-c', { lid: '77700000074@lid', pushName: 'By LID' });
-    });
-    const observeAlone = jest.spyOn(ContactRepository.prototype, 'observe');
-    const sender = (pn: string, lid: string, pushName: string) => ({ instanceId: 'igr-c', pn, lid, pushName });
-    const { texts, written } = await recordedRound({
-      senders: [
-        sender(known, '77700000071@lid', 'Known'),
-        sender('', '77700000071@lid', ''),
-        sender(renamed, '', 'New'),
-        sender(fresh, '', 'Fresh'),
-        sender(fresh, '', 'Fresh'),
-        sender(moved, '77700000074@lid', 'By LID'),
-      ],
-    });
-    const alone = observeAlone.mock.calls.map((call) => call[1].jid || call[1].lid);
-    observeAlone.mockRestore();
-    expect(written.senders.map(({ contact, changed }) => `${contact.jid} ${contact.pushName} ${changed}`)).toEqual([
-      `${known} Known false`,
-      `${known} Known false`,
-      `${renamed} New true`,
-      `${fresh} Fresh true`,
-      `${fresh} Fresh false`,
-      `${moved} By LID true`,
-    ]);
-    // One statement read them all; the rename, the new contact (twice: the second finds the first's row)
-    // and the LID row moving to its number went through observe()'s locked path.
-    expect(texts.filter((text) => text.includes('k_input'))).toHaveLength(1);
-    expect(alone).toEqual([renamed, fresh, fresh, moved]);
-    expect(await contacts.find('igr-c', '77700000074@lid')).toMatchObject({ jid: moved, lid: '77700000074@lid', pushName: 'By LID' });
-    // Each sender looked up by its keys, not by reading the instance's contacts.
-    await db.dataSource.query(
-      `INSERT INTO contacts (instance_id, jid, lid) SELECT 'igr-c', '55118' || g || '@s.whatsapp.net', '8' || g || '@lid' FROM generate_series(1, 3000) g`,
-    );
-    await db.dataSource.query(`ANALYZE contacts`);
-    const plan = await genericPlan(
-      db.dataSource,
-      texts.find((text) => text.includes('k_input'))!,
-      [
-        ['igr-c', 'igr-c'],
-        [known, ''],
-        ['77700000071@lid', '77700000075@lid'],
-        ['Known', 'X'],
-      ],
-    );
-    expect(plan).toMatch(/contacts_pkey|contacts_lid/);
-    expect(plan).not.toMatch(/Seq Scan on contacts/);
   });
 
   it("should carry a round's receipts and copies in key order, as the send ledger's groups do, and answer each copy in its caller's order", async () => {

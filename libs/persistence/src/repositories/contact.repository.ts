@@ -32,10 +32,7 @@ type Raw = Record<string, unknown>;
 /** Which contacts a listing returns (uazapi's `contactScope`). */
 export type ContactScope = 'address_book' | 'outside_address_book' | 'all';
 
-/** The columns toContactRow reads. */
-export const CONTACT_COLUMNS = ['instance_id', 'jid', 'lid', 'contact_name', 'push_name', 'verified_name', 'in_address_book', 'updated_at'];
-
-export function toContactRow(raw: Raw): ContactRow {
+function toContactRow(raw: Raw): ContactRow {
   return {
     instanceId: raw.instance_id as string,
     jid: raw.jid as string,

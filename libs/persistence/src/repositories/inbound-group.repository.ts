@@ -1,7 +1,6 @@
 import { PREPARED } from '../preparing-client';
 import { compareKeys } from '../group-commit';
 import { ChatRepository } from './chat.repository';
-import { CONTACT_COLUMNS, ContactRepository, toContactRow, type ContactRow } from './contact.repository';
 import { CHAT_COLUMNS, observationAssignments, observationSql, observationValues, toChatRow, type ChatObservation, type ChatRow } from './chat-row';
 import {
   ADVANCE_STATUS_SQL,
@@ -30,8 +29,6 @@ export interface InboundGroupWrites {
   copies?: ReadonlyArray<NewMessage>;
   /** Chats' last-message updates (ChatRepository.observe each). */
   chats?: ReadonlyArray<{ instanceId: string; observation: ChatObservation; newId: () => string }>;
-  /** Senders' push names (ContactRepository.observe each: a received message's author). */
-  senders?: ReadonlyArray<{ instanceId: string; pn: string; lid: string; pushName: string }>;
 }
 
 export interface InboundGroupResults {
@@ -41,12 +38,10 @@ export interface InboundGroupResults {
   copies: OwnCopy[];
   /** In the order of `chats`: each chat's row afterwards. */
   chats: ChatRow[];
-  /** In the order of `senders`: each sender's contact afterwards, and whether this changed it. */
-  senders: Array<{ contact: ContactRow; changed: boolean }>;
 }
 
 /** A round's kinds, as the bits of the statement that writes them (one text per combination). */
-const KIND = { status: 1, copy: 2, chat: 4, sender: 8 } as const;
+const KIND = { status: 1, copy: 2, chat: 4 } as const;
 const names = COLUMNS.map(([, column]) => column);
 /** The columns of a copy in the statement's answer (toMessageRow reads them). */
 const MESSAGE_COLUMNS = [...names, 'created_at', 'updated_at'];
@@ -54,8 +49,6 @@ const MESSAGE_COLUMNS = [...names, 'created_at', 'updated_at'];
 const STATUS_COLUMNS = ['instance_id', 'message_id', 'chat_id', 'chat_lid', 'from_me', 'is_group', 'status'];
 /** A chat's columns carry this prefix in the answer (they share names with the message's). */
 const CHAT = 'h_';
-/** A sender's contact columns carry this prefix in the answer. */
-const CONTACT = 'k_';
 
 /** Each kind's CTEs, its parameters from `$first` on (how many: `parameters`), and its branch of the answer. */
 interface KindSql {
@@ -66,12 +59,11 @@ interface KindSql {
   select: (columns: AnswerColumns) => string;
 }
 
-/** The answer's columns beyond `kind`: a message's (the copy's all, or a receipt's few), a copy's two, a chat's or a sender's ordinal and columns. */
+/** The answer's columns beyond `kind`: a message's (the copy's all, or a receipt's few), a copy's two, a chat's ordinal and columns. */
 interface AnswerColumns {
   message: string[];
   copy: boolean;
   chat: boolean;
-  contact: boolean;
 }
 
 /**
@@ -81,15 +73,15 @@ interface AnswerColumns {
 function branch(
   kind: number,
   columns: AnswerColumns,
-  values: { message?: (column: string) => string | null; created?: string; prior?: string; ord?: string; chat?: string; contact?: string },
+  values: { message?: (column: string) => string | null; created?: string; prior?: string; ord?: string; chat?: string },
 ): string {
   const list = [`${kind} AS kind`];
   for (const column of columns.message) list.push(`${values.message?.(column) ?? `(NULL::messages).${column}`} AS ${column}`);
   if (columns.copy) list.push(`${values.created ?? 'NULL::boolean'} AS created`, `${values.prior ?? 'NULL::text'} AS prior_status`);
-  if (columns.chat || columns.contact) list.push(`${values.ord ?? 'NULL::bigint'} AS ord`);
-  if (columns.chat) for (const column of CHAT_COLUMNS) list.push(`${values.chat ? `${values.chat}.${column}` : `(NULL::chats).${column}`} AS ${CHAT}${column}`);
-  if (columns.contact)
-    for (const column of CONTACT_COLUMNS) list.push(`${values.contact ? `${values.contact}.${column}` : `(NULL::contacts).${column}`} AS ${CONTACT}${column}`);
+  if (columns.chat) {
+    list.push(`${values.ord ?? 'NULL::bigint'} AS ord`);
+    for (const column of CHAT_COLUMNS) list.push(`${values.chat ? `${values.chat}.${column}` : `(NULL::chats).${column}`} AS ${CHAT}${column}`);
+  }
   return `SELECT ${list.join(', ')}`;
 }
 
@@ -219,43 +211,16 @@ const CHAT_SQL: KindSql = {
   ${branch(KIND.chat, columns, { ord: 'h_fold.i_ord', chat: 'h_fold' })} FROM h_fold WHERE h_fold.i_seq > 0`,
 };
 
-/**
- * Senders' contacts as a received message's push name shows them: answers each one's row when it says
- * all of it already (ContactRepository.knownOrLock's test, read from the snapshot without a lock: it
- * writes nothing). Any other (a contact to create, move, merge or rename) is observed alone after the
- * statement, by ContactRepository.observe's locked path.
- */
-const SENDER_SQL: KindSql = {
-  parameters: 4,
-  ctes: (p) => `k_input AS (
-    SELECT * FROM unnest((SELECT $${p}::text[]), (SELECT $${p + 1}::text[]), (SELECT $${p + 2}::text[]), (SELECT $${p + 3}::text[]))
-      WITH ORDINALITY AS u(k_instance, k_pn, k_lid, k_push, k_ord)),
-  k_found AS (
-    -- Each observation's rows under either identifier, by the primary key and contacts_lid (OFFSET 0
-    -- keeps the planner from joining every contact of the instance).
-    SELECT u.k_ord, c.* FROM k_input u
-    JOIN LATERAL (
-      SELECT * FROM contacts
-      WHERE instance_id = u.k_instance AND ((jid = u.k_pn AND u.k_pn <> '') OR (jid = u.k_lid AND u.k_lid <> '') OR (lid = NULLIF(u.k_lid, '') AND u.k_lid <> ''))
-      OFFSET 0) c ON true),
-  k_known AS (
-    -- The only row found, keyed by the phone number when one is given, holding the LID and the push name given.
-    SELECT f.* FROM k_found f JOIN k_input u ON u.k_ord = f.k_ord
-    WHERE (SELECT count(*) FROM k_found g WHERE g.k_ord = f.k_ord) = 1
-      AND (f.jid = u.k_pn OR u.k_pn = '') AND (f.lid = u.k_lid OR u.k_lid = '') AND (f.push_name = u.k_push OR u.k_push = ''))`,
-  select: (columns) => `${branch(KIND.sender, columns, { ord: 'k_known.k_ord', contact: 'k_known' })} FROM k_known`,
-};
-
 const statements = new Map<number, string>();
 
 /**
  * The statement of a round holding `kinds` (bits of KIND): each kind present as data-modifying CTEs
  * over arrays, its parameters after the previous kind's, the answer a UNION of their rows. A kind
  * that is absent is not in the text (its empty CTEs would still be set up and run on every round),
- * so there are at most fifteen texts, each prepared once per connection. No two CTEs touch one row (a
+ * so there are at most seven texts, each prepared once per connection. No two CTEs touch one row (a
  * row changed twice in one statement would keep only one change): a round holds one instance's writes
- * of different messages only (InboundStore's waves), and a chat found by two observations is left to
- * h_fold, which applies them one after the other and writes the row once (h_folded), not to h_changed.
+ * of different messages only (InboundStore's waves), and a chat found by two observations is left out
+ * (h_single).
  *
  * The arrays are read through scalar subqueries, `unnest((SELECT $1::text[]))`: unnest of a known array
  * estimates its real length, so a plan made for each round's sizes always looked cheaper than the
@@ -269,13 +234,11 @@ function statementFor(kinds: number): string {
     [KIND.status, STATUS_SQL],
     [KIND.copy, COPY_SQL],
     [KIND.chat, CHAT_SQL],
-    [KIND.sender, SENDER_SQL],
   ].filter(([bit]) => kinds & (bit as number)) as Array<[number, KindSql]>;
   const columns: AnswerColumns = {
     message: kinds & KIND.copy ? MESSAGE_COLUMNS : kinds & KIND.status ? STATUS_COLUMNS : [],
     copy: Boolean(kinds & KIND.copy),
     chat: Boolean(kinds & KIND.chat),
-    contact: Boolean(kinds & KIND.sender),
   };
   const firsts: number[] = [];
   let next = 1;
@@ -315,22 +278,18 @@ function statementFor(kinds: number): string {
  */
 export class InboundGroupRepository extends RepositoryBase {
   private readonly chats = new ChatRepository(this.dataSource);
-  private readonly contacts = new ContactRepository(this.dataSource);
 
   /**
    * Writes one round. Each kind's rows are those of its own statement before (the same SQL, CTEs
    * now): a status only moves forward; a copy is stored once (null when it was: Baileys emits some
    * messages twice) and moves the row the send reserved forward to its status (`advanced` when it
    * changed); a chat stored with exactly the observation's identifiers takes its update in the
-   * statement (a chat several observations found takes them one after the other: ADR 0051), any other
-   * (create, merge, learn a LID) then goes through ChatRepository's locked path on its own; a sender
-   * stored as its observation says is answered from the statement, any other goes through
-   * ContactRepository.observe on its own (ADR 0052).
+   * statement, any other (create, merge, learn a LID) then goes through ChatRepository's locked path
+   * on its own, as does a second chat of one instance (it must see the first one's change).
    */
   async write(writes: InboundGroupWrites): Promise<InboundGroupResults> {
     const manager = this.db;
     const chatsHere = this.alongside(this.chats);
-    const contactsHere = this.alongside(this.contacts);
     const statuses = (writes.statuses ?? []).flatMap((item) =>
       STATUS_RANK[item.status] === undefined ? [] : item.messageIds.map((messageId) => ({ ...item, messageId, rank: STATUS_RANK[item.status] })),
     );
@@ -344,17 +303,10 @@ export class InboundGroupRepository extends RepositoryBase {
       if (!item.observation.waChatId && !item.observation.waChatLid) throw new Error('a chat needs a JID or a LID');
       first.push(index);
     });
-    const senders = writes.senders ?? [];
-    for (const sender of senders) if (!sender.pn && !sender.lid) throw new Error('a contact needs a JID or a LID');
-    const known: Array<ContactRow | null> = senders.map(() => null);
-    const results: InboundGroupResults = { statuses: [], copies: copies.map(() => null), chats: [], senders: [] };
-    if (statuses.length > 0 || copies.length > 0 || first.length > 0 || senders.length > 0) {
+    const results: InboundGroupResults = { statuses: [], copies: copies.map(() => null), chats: [] };
+    if (statuses.length > 0 || copies.length > 0 || first.length > 0) {
       const input = first.map((index) => chats[index]);
-      const kinds =
-        (statuses.length > 0 ? KIND.status : 0) |
-        (copies.length > 0 ? KIND.copy : 0) |
-        (input.length > 0 ? KIND.chat : 0) |
-        (senders.length > 0 ? KIND.sender : 0);
+      const kinds = (statuses.length > 0 ? KIND.status : 0) | (copies.length > 0 ? KIND.copy : 0) | (input.length > 0 ? KIND.chat : 0);
       const parameters: unknown[] = [];
       // Rows in key order, as the send ledger's group commits lock theirs: two statements that touch the
       // same messages lock them in one order and cannot deadlock each other (bench/send met one: 40P01).
@@ -393,13 +345,6 @@ export class InboundGroupRepository extends RepositoryBase {
         ]);
         parameters.push(...H_INPUT_TYPES.map((_, column) => values.map((row) => row[column])));
       }
-      if (kinds & KIND.sender)
-        parameters.push(
-          senders.map((sender) => sender.instanceId),
-          senders.map((sender) => sender.pn),
-          senders.map((sender) => sender.lid),
-          senders.map((sender) => sender.pushName),
-        );
       const rows: Raw[] = await manager.query(statementFor(kinds), parameters);
       const copyIndex = new Map(copies.map((message, index) => [`${message.instanceId}\u0000${message.messageId}`, index]));
       for (const raw of rows) {
@@ -412,10 +357,6 @@ export class InboundGroupRepository extends RepositoryBase {
           const created = Boolean(raw.created);
           const priorStatus = (raw.prior_status as string | null | undefined) ?? null;
           results.copies[index] = { row, created, advanced: !created && priorStatus !== row.status };
-        } else if (kind === KIND.sender) {
-          const contact: Raw = {};
-          for (const column of CONTACT_COLUMNS) contact[column] = raw[`${CONTACT}${column}`];
-          known[Number(raw.ord) - 1] = toContactRow(contact);
         } else {
           const chat: Raw = {};
           for (const column of CHAT_COLUMNS) chat[column] = raw[`${CHAT}${column}`];
@@ -431,12 +372,6 @@ export class InboundGroupRepository extends RepositoryBase {
       if (!chatResults[index]) chatResults[index] = (await chatsHere.observe(chats[index].instanceId, chats[index].observation, chats[index].newId)).chat;
     }
     results.chats = chatResults as ChatRow[];
-    // A sender the statement did not find as it is: created, moved, merged or renamed alone, in order.
-    for (let index = 0; index < senders.length; index++) {
-      const row = known[index];
-      const { instanceId, pn, lid, pushName } = senders[index];
-      results.senders.push(row ? { contact: row, changed: false } : await contactsHere.observe(instanceId, { jid: pn, lid, pushName }));
-    }
     return results;
   }
 }

@@ -1,7 +1,5 @@
 import type {
   ChatRepository,
-  ContactRepository,
-  ContactRow,
   InboundGroupRepository,
   MessageRepository,
   ChatObservation,
@@ -30,33 +28,18 @@ type Pending =
       instanceId: string;
       observation: ChatObservation;
       newId: () => string;
-      /** The message's sender, observed in the same round (its push name), or none. */
-      sender: { key: string; pn: string; lid: string; pushName: string } | null;
-      resolve: (observed: { chat: ChatRow; sender: SenderObserved | null }) => void;
-      reject: (error: unknown) => void;
-    }
-  | {
-      kind: 'sender';
-      slot: number;
-      instanceId: string;
-      sender: { pn: string; lid: string; pushName: string };
-      resolve: (observed: SenderObserved) => void;
+      resolve: (chat: ChatRow) => void;
       reject: (error: unknown) => void;
     };
 
-/** A sender's contact as observed: the row afterwards, and whether this observation changed it. */
-export type SenderObserved = { contact: ContactRow; changed: boolean };
-
 const batches = new WeakMap<Tx, InboundBatch>();
-/** What a first observation of a sender answers a second one of the same wave: its row, unchanged. */
-const unchanged = (first: SenderObserved): SenderObserved => ({ ...first, changed: false });
 /** The slot of the group's write running now (InboundBatch.run): the statements a write reaches park under its own slot. */
 const currentSlot = new AsyncLocalStorage<number>();
 
 /**
  * The hot inbound writes of one group transaction, all kinds of a round in one statement (ADR 0013,
- * 0017, 0019, 0051, 0052): receipts' status changes, the copies of messages, the chats' last-message
- * updates and the senders' push names.
+ * 0017, 0019): receipts' status changes, the copies of our own sent messages, and the chats'
+ * last-message updates.
  * The group runs its writes one after the other, in waves (each instance's first write, then each
  * one's next: InboundStore); a write that reaches one of these statements parks there, and the group
  * goes on with the next write. The parked statements run together, in one statement (a round), at the
@@ -92,72 +75,14 @@ export class InboundBatch {
   }
 
   /** `chats`' observe within `tx` (the chat row afterwards), through the group's batch when `tx` is a group's. */
-  static async observeChat(chats: ChatRepository, tx: Tx, instanceId: string, observation: ChatObservation, newId: () => string): Promise<ChatRow> {
-    return (await InboundBatch.observeChatAndSender(chats, null, tx, instanceId, observation, newId, null)).chat;
-  }
-
-  /**
-   * A message's chat and its sender's push name (`sender`, under `senderKey`), observed within `tx`:
-   * through the group's batch when `tx` is a group's, both in the round's one statement (ADR 0052).
-   * Outside a batch, the sender (through once(), `key`) and then the chat, each its own statement.
-   */
-  static async observeChatAndSender(
-    chats: ChatRepository,
-    contacts: ContactRepository | null,
-    tx: Tx,
-    instanceId: string,
-    observation: ChatObservation,
-    newId: () => string,
-    sender: { key: string; pn: string; lid: string; pushName: string } | null,
-  ): Promise<{ chat: ChatRow; sender: SenderObserved | null }> {
+  static observeChat(chats: ChatRepository, tx: Tx, instanceId: string, observation: ChatObservation, newId: () => string): Promise<ChatRow> {
     const [batch, slot] = InboundBatch.parking(tx);
-    if (!batch) {
-      const observed =
-        sender && contacts
-          ? await InboundBatch.once(
-              tx,
-              sender.key,
-              () => contacts.within(tx).observe(instanceId, { jid: sender.pn, lid: sender.lid, pushName: sender.pushName }),
-              unchanged,
-            )
-          : null;
-      const { chat } = await chats.within(tx).observe(instanceId, observation, newId);
-      return { chat, sender: observed };
-    }
-    // A sender the wave observed already in a statement of its own (once()) answers as it would a second time.
-    const first = sender ? (batch.observations.get(sender.key) as Promise<SenderObserved> | undefined) : undefined;
-    const parked = new Promise<{ chat: ChatRow; sender: SenderObserved | null }>((resolve, reject) =>
-      batch.park({ kind: 'chat', slot, instanceId, observation, newId, sender: first ? null : sender, resolve, reject }),
-    );
-    const observed = await parked;
-    return first ? { chat: observed.chat, sender: unchanged(await first) } : observed;
-  }
-
-  /**
-   * A sender's push name observed within `tx` (Baileys' `contacts.update` after a message): through the
-   * group's batch when `tx` is a group's (the round's statement, ADR 0052), else through once().
-   *
-   * A parked observation is not shared through once(): its answer comes with the round, and a write of
-   * the wave waiting for it outside the round would never park or finish (the group waits for every write
-   * of the wave before it flushes). Only statements of their own are shared. Two writes of a wave that
-   * observe one sender alike in its round are both read there (one statement for all); one not stored as
-   * given is observed alone after it, in order, and the later ones find it unchanged.
-   */
-  static observeSender(
-    contacts: ContactRepository,
-    tx: Tx,
-    instanceId: string,
-    sender: { key: string; pn: string; lid: string; pushName: string },
-  ): Promise<SenderObserved> {
-    const [batch, slot] = InboundBatch.parking(tx);
-    if (!batch || batch.observations.has(sender.key))
-      return InboundBatch.once(
-        tx,
-        sender.key,
-        () => contacts.within(tx).observe(instanceId, { jid: sender.pn, lid: sender.lid, pushName: sender.pushName }),
-        unchanged,
-      );
-    return new Promise((resolve, reject) => batch.park({ kind: 'sender', slot, instanceId, sender, resolve, reject }));
+    if (!batch)
+      return chats
+        .within(tx)
+        .observe(instanceId, observation, newId)
+        .then(({ chat }) => chat);
+    return new Promise((resolve, reject) => batch.park({ kind: 'chat', slot, instanceId, observation, newId, resolve, reject }));
   }
 
   /**
@@ -232,17 +157,11 @@ export class InboundBatch {
     const chats = entries.filter((entry) => entry.kind === 'chat');
     try {
       // One statement for the round, whatever kinds it holds (ADR 0019).
-      // Senders in the group's order: a message's (with its chat) and a push name's alone.
-      const senders = entries.flatMap((entry) =>
-        entry.kind === 'sender' || (entry.kind === 'chat' && entry.sender) ? [{ entry, instanceId: entry.instanceId, ...entry.sender! }] : [],
-      );
       const written = await this.groups.write({
         statuses,
         copies: copies.map((entry) => entry.message),
         chats,
-        senders: senders.map(({ instanceId, pn, lid, pushName }) => ({ instanceId, pn, lid, pushName })),
       });
-      const senderOf = new Map<Pending, SenderObserved>(senders.map(({ entry }, index) => [entry, written.senders[index]]));
       // Every write succeeded: only now do the parked writes go on (none writes while the round could still fail).
       // Each write's own messages' changes (an instance's writes of a round name different messages).
       for (const entry of statuses)
@@ -251,8 +170,7 @@ export class InboundBatch {
           written.statuses.filter((row) => row.instanceId === entry.instanceId && entry.messageIds.includes(row.messageId)),
         );
       copies.forEach((entry, index) => resolving(entry, written.copies[index]));
-      chats.forEach((entry, index) => resolving(entry, { chat: written.chats[index], sender: senderOf.get(entry) ?? null }));
-      for (const entry of entries) if (entry.kind === 'sender') resolving(entry, senderOf.get(entry) as SenderObserved);
+      chats.forEach((entry, index) => resolving(entry, written.chats[index]));
     } catch (error) {
       for (const entry of entries) entry.reject(error);
       throw error;

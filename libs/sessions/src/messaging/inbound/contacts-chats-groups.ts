@@ -79,7 +79,7 @@ export class ContactChatGroupEvents {
           if (observation.notifyOnly && this.context.senders.covers(tx, ids, observation.pushName as string)) continue;
           this.context.senders.forget(ids);
           const { contact, changed: isNew } = observation.notifyOnly
-            ? await observePushName(this.context, tx, observation, observation.pushName as string, observations.length === 1)
+            ? await observePushName(this.context, tx, observation, observation.pushName as string)
             : await this.context.services.contacts.within(tx).observe(this.context.instanceId, {
                 jid: observation.pn,
                 lid: observation.lid,

@@ -36,22 +36,6 @@ export async function observeChat(
   group: GroupInfo | null,
   extra: Omit<ChatObservation, 'waChatId' | 'waChatLid' | 'isGroup'>,
 ): Promise<ChatRow> {
-  return (await observeChatAndSender(context, tx, place, group, extra, null)).chat;
-}
-
-/**
- * The chat row a message observes, and its author's contact as its push name shows it (`pushName`;
- * null: the author is not observed). Through the group's batch both go in the round's one statement
- * (ADR 0017, 0052). The contact is answered only when this observation changed it.
- */
-export async function observeChatAndSender(
-  context: InboundContext,
-  tx: Tx,
-  place: MessagePlace,
-  group: GroupInfo | null,
-  extra: Omit<ChatObservation, 'waChatId' | 'waChatLid' | 'isGroup'>,
-  pushName: string | null,
-): Promise<{ chat: ChatRow; contact: ContactRow | null }> {
   const observation: ChatObservation = {
     waChatId: isLid(place.chatId) ? undefined : place.chatId,
     waChatLid: place.chatLid || undefined,
@@ -59,24 +43,8 @@ export async function observeChatAndSender(
     ...extra,
   };
   if (group && !observation.waName) observation.waName = group.subject || undefined;
-  const { sender } = place;
-  const observed =
-    pushName !== null && (sender.pn || sender.lid) ? { key: senderKey(context, sender, pushName), pn: sender.pn, lid: sender.lid, pushName } : null;
-  const { chat, sender: author } = await InboundBatch.observeChatAndSender(
-    context.services.chats,
-    context.services.contacts,
-    tx,
-    context.instanceId,
-    observation,
-    () => recordId(14),
-    observed,
-  );
-  return { chat, contact: author?.changed ? author.contact : null };
-}
-
-/** once()'s key of a sender's push name observed (observePushName, observeChatAndSender). */
-function senderKey(context: InboundContext, sender: { pn: string; lid: string }, pushName: string): string {
-  return `sender ${context.instanceId}\u0000${sender.pn}\u0000${sender.lid}\u0000${pushName}`;
+  // Through the group's batch: the chats of a group transaction's messages are updated in one statement (ADR 0017).
+  return InboundBatch.observeChat(context.services.chats, tx, context.instanceId, observation, () => recordId(14));
 }
 
 /** The author's contact row (push name, LID pair); returned only when it changed. */
@@ -89,22 +57,17 @@ export async function observeSender(context: InboundContext, tx: Tx, sender: Par
 /**
  * A sender's contact as a push name shows it (a message's author, or Baileys' `contacts.update` repeating
  * it). Writes of one wave observing it alike (a busy chat's messages and their push names) observe it
- * once: after the first, the others would find it unchanged (waves(), senderObservationKeys). `inRound`:
- * the write's only statement here, so it goes in the group's round (ADR 0052) when it can; a write that
- * observes several in a row does not park for each (a round each).
+ * once: after the first, the others would find it unchanged (waves(), senderObservationKeys).
  */
 export function observePushName(
   context: InboundContext,
   tx: Tx,
   sender: { pn: string; lid: string },
   pushName: string,
-  inRound = false,
 ): Promise<{ contact: ContactRow; changed: boolean }> {
-  const key = senderKey(context, sender, pushName);
-  if (inRound) return InboundBatch.observeSender(context.services.contacts, tx, context.instanceId, { key, pn: sender.pn, lid: sender.lid, pushName });
   return InboundBatch.once(
     tx,
-    key,
+    `sender ${context.instanceId}\u0000${sender.pn}\u0000${sender.lid}\u0000${pushName}`,
     () => context.services.contacts.within(tx).observe(context.instanceId, { jid: sender.pn, lid: sender.lid, pushName }),
     (first) => ({ ...first, changed: false }),
   );

@@ -8,7 +8,7 @@ import type { Party } from '../identity-resolver';
 import { statusName, timestampMs, toNewMessage, type MessagePlace } from '../message-mapper';
 import { decryptVote, pollCreationOf } from '../poll-votes';
 import { chatObservationKeys, messageKey, senderObservationKeys, type InboundContext } from './inbound-context';
-import { chatParty, observeChatAndSender, placeOf } from './message-places';
+import { chatParty, observeChat, observeSender, placeOf } from './message-places';
 import type { ReceiptEvents, EarlyReceipt } from './receipts';
 import { ANNOUNCED, errorText, rank } from './receipts';
 import type { Written } from './sender-names';
@@ -161,23 +161,16 @@ export class MessageStore {
     // Our own identity is observed once per socket (and again if it changes), not on every send.
     const self = fromMe ? `${place.sender.pn}|${place.sender.lid}` : '';
     const pushName = fromMe ? '' : message.pushName || '';
-    const incoming = !fromMe && described.type !== 'reaction' && !described.edited && described.field !== 'pollUpdateMessage';
-    // The chat and the author's contact in one round of the group (ADR 0052).
-    const observed = await observeChatAndSender(
-      this.context,
-      tx,
-      place,
-      group,
-      {
-        waName: place.isGroup ? group?.subject : fromMe ? undefined : message.pushName || undefined,
-        lastMessage: { timestamp: row.messageTimestamp, type: row.messageType, textVote: row.text || row.vote, sender: row.sender, incoming },
-      },
-      fromMe && this.selfObserved === self ? null : pushName,
-    );
-    if (observed.contact) events.push(contactsEvent([observed.contact], who));
+    const contact = fromMe && this.selfObserved === self ? null : await observeSender(this.context, tx, place.sender, pushName);
+    if (contact) events.push(contactsEvent([contact], who));
     // Baileys announces a live message's push name again (contacts.update); not a history sync's.
     if (pushName && !history) outcome.written = this.context.senders.wrote(tx, [place.sender.pn, place.sender.lid], pushName);
-    let chat = observed.chat;
+
+    const incoming = !fromMe && described.type !== 'reaction' && !described.edited && described.field !== 'pollUpdateMessage';
+    let chat = await observeChat(this.context, tx, place, group, {
+      waName: place.isGroup ? group?.subject : fromMe ? undefined : message.pushName || undefined,
+      lastMessage: { timestamp: row.messageTimestamp, type: row.messageType, textVote: row.text || row.vote, sender: row.sender, incoming },
+    });
     // The group's flags as the chat holds them already (as most messages find them) are not written again:
     // applyState would change nothing (its `group_flags @>` test), and a busy group paid a statement per message.
     if (group && !holdsGroupFlags(chat, group.flags))

@@ -31,6 +31,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
+import { serverCpuBetween, serverCpuMark } from '../support/postgres';
 import { answerQuestions, ask, serveWorkerChild, stopChild, UNCOUNTED, type WorkerSetup } from '../support/processes';
 import { bareReceive, type BacklogSample, type Devices, insertInstances, peakRssMb, sampleInboundBacklog, type SimInfo } from '../support/receivers';
 import { provisionDevices, simControl } from '../support/sim-clients';
@@ -201,6 +202,7 @@ async function runBare(sim: SimInfo, simProcess: ChildProcess, size: number, cou
 // --- ours: the session worker in a process of its own -----------------------------------------------
 
 interface OursSide extends Side {
+  postgresCpuMsPerMessage: number | null;
   /** Stored with its event, by event type. */
   events: Record<string, number>;
   messageRows: number;
@@ -243,6 +245,7 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, size: number, cou
     const started = Date.now();
     await ask(worker, 'start', { setup: { databaseUrl, schema, prefix: `${schema}.`, sim } satisfies WorkerSetup }, 60_000);
     await ask(worker, 'measure');
+    const serverMark = await serverCpuMark(dataSource);
     // Stored and evented: the `messages` events, and the `messages_update` ones (reactions).
     const types = ['messages', 'messages_update'];
     let connectSeconds = 0;
@@ -262,6 +265,7 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, size: number, cou
       if (stored >= flooded.sent) break;
       await sleep(100);
     }
+    const serverCpuMs = serverCpuBetween(serverMark, await serverCpuMark(dataSource));
     const measured = await ask<{ backlog: BacklogSample; peakRssMb: number; cpuMs: number }>(worker, 'measured');
     const byType: Array<{ event_type: string; n: number; first: string; last: string }> = await dataSource.query(
       `${UNCOUNTED} SELECT event_type, count(*)::int AS n, min(created_at)::text AS first, max(created_at)::text AS last FROM outbox_events WHERE event_type = ANY($1) GROUP BY event_type`,
@@ -281,6 +285,8 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, size: number, cou
       seconds: round(seconds, 2),
       peakRssMb: measured.peakRssMb,
       cpuMsPerMessage: round(measured.cpuMs / Math.max(1, received), 2),
+      // Postgres' share (its client backends of this database, the bench's own polling included); null when it runs elsewhere.
+      postgresCpuMsPerMessage: serverCpuMs === undefined ? null : round(serverCpuMs / Math.max(1, received), 2),
       events: Object.fromEntries(byType.map((row) => [row.event_type, row.n])),
       messageRows: rows,
       // The bound InboundBackpressure documents: the worker's (or the sockets' own), plus for each socket what

@@ -1,7 +1,16 @@
 import { PREPARED } from '../preparing-client';
 import { compareKeys } from '../group-commit';
 import { ChatRepository } from './chat.repository';
-import { CHAT_COLUMNS, observationAssignments, observationSql, observationValues, toChatRow, type ChatObservation, type ChatRow } from './chat-row';
+import {
+  CHAT_COLUMNS,
+  observationAssignments,
+  observationSql,
+  observationValues,
+  toChatRow,
+  type ChatObservation,
+  type ChatRow,
+  type ObservationExpressions,
+} from './chat-row';
 import {
   ADVANCE_STATUS_SQL,
   COLUMNS,
@@ -120,21 +129,22 @@ const COPY_SQL: KindSql = {
 /** The types of h_input's columns, one parameter (an array) each: instance, pn, lid, then observationValues(). */
 const H_INPUT_TYPES = ['text', 'text', 'text', 'text', 'text', 'bigint', 'text', 'text', 'text', 'int', 'int'];
 
+/** An observation's fields as the columns of an h_input row (`u`: h_input itself, or h_seq, which carries them). */
+const INPUT_FIELDS: ObservationExpressions = {
+  pn: 'u.i_pn',
+  lid: 'u.i_lid',
+  name: 'u.i_name',
+  contact: 'u.i_contact',
+  ts: 'u.i_ts',
+  type: 'u.i_type',
+  text: 'u.i_text',
+  sender: 'u.i_sender',
+  incoming: 'u.i_incoming',
+  ephemeral: 'u.i_ephemeral',
+};
+
 /** What an observation of h_input does to a chat: its assignments over the columns of h_seq (`u`). */
-const FOLD_ASSIGNMENTS = new Map(
-  observationAssignments({
-    pn: 'u.i_pn',
-    lid: 'u.i_lid',
-    name: 'u.i_name',
-    contact: 'u.i_contact',
-    ts: 'u.i_ts',
-    type: 'u.i_type',
-    text: 'u.i_text',
-    sender: 'u.i_sender',
-    incoming: 'u.i_incoming',
-    ephemeral: 'u.i_ephemeral',
-  }).map(([column, type, value]) => [column, { type, value }]),
-);
+const FOLD_ASSIGNMENTS = new Map(observationAssignments(INPUT_FIELDS).map(([column, type, value]) => [column, { type, value }]));
 /** A step of h_fold: the columns answered, and every column an observation reads or sets. */
 const FOLD_COLUMNS = [...new Set([...CHAT_COLUMNS, ...FOLD_ASSIGNMENTS.keys()])];
 
@@ -156,23 +166,12 @@ const CHAT_SQL: KindSql = {
     GROUP BY u.i_ord
     HAVING count(*) = 1 AND bool_and((c.wa_chatid = u.i_pn OR u.i_pn = '') AND (c.wa_chatlid = u.i_lid OR u.i_lid = ''))),
   h_single AS (
-    -- A chat two observations of the round found (one instance's writes of one chat, named by its JID
-    -- in one and its LID in the other) is left to the observations alone, in order, after the statement:
+    -- A chat two observations of the round found (a busy chat's messages, or one chat named by its JID
+    -- in one and its LID in the other) is left to h_fold, which applies them in order and writes it once:
     -- a row changed twice in one statement would keep only one change.
     SELECT t.i_ord, t.id FROM h_target t WHERE t.id IN (SELECT id FROM h_target GROUP BY id HAVING count(*) = 1)),
   h_changed AS (
-    UPDATE chats SET ${observationSql({
-      pn: 'u.i_pn',
-      lid: 'u.i_lid',
-      name: 'u.i_name',
-      contact: 'u.i_contact',
-      ts: 'u.i_ts',
-      type: 'u.i_type',
-      text: 'u.i_text',
-      sender: 'u.i_sender',
-      incoming: 'u.i_incoming',
-      ephemeral: 'u.i_ephemeral',
-    })}
+    UPDATE chats SET ${observationSql(INPUT_FIELDS)}
     FROM h_single t JOIN h_input u ON u.i_ord = t.i_ord
     WHERE chats.instance_id = u.i_instance AND chats.id = t.id
       AND (chats.wa_chatid = u.i_pn OR u.i_pn = '') AND (chats.wa_chatlid = u.i_lid OR u.i_lid = '')

@@ -144,7 +144,7 @@ export class InboundBatch {
    */
   async flush(writes: ReadonlyArray<{ slot: number; done: Promise<unknown> }>): Promise<Set<number>> {
     // In the group's order (the writes of a wave run at once and may park in any order): a chat two
-    // observations found is observed alone after the statement, in this order (InboundGroupRepository).
+    // observations found takes them in this order (InboundGroupRepository's h_fold, ADR 0051).
     const entries = this.pending.splice(0).sort((a, b) => a.slot - b.slot);
     const again = new Map<number, Promise<void>>();
     // A write goes on once its entry is resolved: it may park again from then on.

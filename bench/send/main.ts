@@ -5,7 +5,7 @@
  * simulator, each awaited until the server's `<ack class="message">` too. Same N, same concurrency,
  * same (instance, peer) pairs; the sides run one after the other so they don't compete for the cores.
  *
- *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1] [--pool 20]
+ *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1] [--history 1000] [--pool 20]
  *                         [--topology split|single] [--workers 1] [--db-rtt-ms 0] [--floor 1] [--otlp 0]
  *
  * Processes: the simulator (load mode), the bare side, the ours side and the orchestrator, which drives
@@ -16,7 +16,10 @@
  * process with a pool of `--pool` connections. `--topology single` hosts both in one process over the
  * in-process bus, sharing one pool (the embedded `npm start`; what every run recorded before this flag measured).
  * Before measuring, each side sends `--warmup` rounds of one message per instance (device lookup and
- * Signal session set-up with its peer), not counted.
+ * Signal session set-up with its peer), not counted. Then ours' tables get a live deployment's size: each
+ * instance `--history` stored messages (copies of its own, older; `--history 0`: none), and every table is
+ * analyzed (bench/support's seedHistory, analyzeSchema), so the measured sends run the plans a deployment's
+ * statistics give, not a warm-up's.
  *
  * `--db-rtt-ms N` puts ours' Postgres N more ms of round trip away (another machine's, as deployed): a
  * proxy in a process of its own holds each chunk towards it N ms (whole ms); the result carries `dbRttMs`

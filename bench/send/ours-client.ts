@@ -1,7 +1,7 @@
 /** The orchestrator's side of ours: its HTTP client, and a request and reply ours answered (the floor carries those bytes). */
-import { analyzeSchema } from '../support/postgres';
+import { analyzeSchema, seedHistory } from '../support/postgres';
 import { warmUpThenMeasure } from './load';
-import { CONCURRENCY, INSTANCES, type LoadResult, peerPhone } from './options';
+import { CONCURRENCY, HISTORY, INSTANCES, type LoadResult, peerPhone } from './options';
 import type { OursReady } from './ours';
 
 /** A request ours answered and its answer, as sent and received: the bytes the floor's hops carry. */
@@ -31,7 +31,9 @@ export async function driveOurs(ready: OursReady, databaseUrl: string): Promise<
     const client = new (pg.default?.Client ?? pg.Client)({ connectionString: databaseUrl });
     await client.connect();
     try {
-      await analyzeSchema({ query: async (sql: string, parameters?: unknown[]) => (await client.query(sql, parameters)).rows }, ready.schema);
+      const queryable = { query: async (sql: string, parameters?: unknown[]) => (await client.query(sql, parameters)).rows };
+      if (HISTORY > 0) await seedHistory(queryable, ready.schema, HISTORY);
+      await analyzeSchema(queryable, ready.schema);
     } finally {
       await client.end();
     }

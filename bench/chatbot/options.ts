@@ -36,6 +36,8 @@ export const SECONDS = Number(args.get('seconds') ?? 10);
 export const CONTACTS = Number(args.get('contacts') ?? 50);
 /** Warm-up rounds, one per contact first (Signal sessions set up), not measured. */
 export const WARMUP = Number(args.get('warmup') ?? CONTACTS);
+/** Each chat's stored messages before the measured rounds, as a live table holds (bench/support's seedHistory; 0: none). */
+export const HISTORY = Number(args.get('history') ?? 100);
 /**
  * Then this many seconds of rounds at the measured rate, not measured, as in a gateway that has been
  * running at that rate. Without it the first half second of every run held a burst of slow rounds

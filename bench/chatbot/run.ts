@@ -19,7 +19,7 @@ import {
   windowProfiler,
   type WorkerSetup,
 } from '../support/processes';
-import { analyzeSchema, serverCpuBetween, serverCpuMark } from '../support/postgres';
+import { analyzeSchema, seedHistory, serverCpuBetween, serverCpuMark } from '../support/postgres';
 import { medianRoundTripMs, startDbProxyChild } from '../support/db-latency';
 import { bareBot, type BareBotRate } from './bare-bot';
 import { busyCluster } from './busy-cluster';
@@ -32,6 +32,7 @@ import {
   CONTACTS,
   DB_RTT_MS,
   GOAL_MARGIN_MS,
+  HISTORY,
   log,
   NATS_URL,
   OWNER,
@@ -253,9 +254,11 @@ export async function runBench(): Promise<void> {
     log(`warm-up: ${WARMUP} rounds`);
     // Contact i % CONTACTS sends round i: the warm-up's rounds give every contact its Signal session.
     for (let i = 0; i < WARMUP; i++) await oneRound(CONTACTS * 100_000 + i, false);
-    // The tables' statistics as a live database has them (autovacuum analyzes a table within a minute of
-    // its first rows): plans made while every table looked empty, the prepared statements' generic plans
-    // among them, are not what a deployment runs (docs/adr/0024).
+    // The tables' size and statistics as a live database has them (autovacuum analyzes a table within a
+    // minute of its first rows): plans made while every table looked empty or held the warm-up's rows
+    // alone, the prepared statements' generic plans among them, are not what a deployment runs
+    // (docs/adr/0024, docs/bench/send.md 2026-12-05).
+    if (HISTORY > 0) await seedHistory(dataSource, schema, HISTORY);
     await analyzeSchema(dataSource, schema);
     // One rate measured: its own warm-up at the rate, then the rounds; what ours did at it.
     const measureAt = async (rate: number, step: number) => {

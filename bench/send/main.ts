@@ -5,7 +5,7 @@
  * simulator, each awaited until the server's `<ack class="message">` too. Same N, same concurrency,
  * same (instance, peer) pairs; the sides run one after the other so they don't compete for the cores.
  *
- *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1] [--history 1000] [--pool 20]
+ *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1] [--history 100] [--pool 20]
  *                         [--topology split|single] [--workers 1] [--db-rtt-ms 0] [--floor 1] [--otlp 0]
  *
  * Processes: the simulator (load mode), the bare side, the ours side and the orchestrator, which drives
@@ -17,7 +17,7 @@
  * in-process bus, sharing one pool (the embedded `npm start`; what every run recorded before this flag measured).
  * Before measuring, each side sends `--warmup` rounds of one message per instance (device lookup and
  * Signal session set-up with its peer), not counted. Then ours' tables get a live deployment's size: each
- * instance `--history` stored messages (copies of its own, older; `--history 0`: none), and every table is
+ * chat `--history` stored messages (copies of its oldest, older; `--history 0`: none), and every table is
  * analyzed (bench/support's seedHistory, analyzeSchema), so the measured sends run the plans a deployment's
  * statistics give, not a warm-up's.
  *

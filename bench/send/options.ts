@@ -53,8 +53,8 @@ export const CONCURRENCY = Number(args.get('concurrency') ?? 50);
 export const INSTANCES = Number(args.get('instances') ?? 50);
 export const PEERS = Number(args.get('peers') ?? 10);
 export const WARMUP = Number(args.get('warmup') ?? 1);
-/** `--history N`: each instance's stored messages before the measured sends (a live table's size; bench/support's seedHistory). */
-export const HISTORY = Number(args.get('history') ?? 1000);
+/** `--history N`: each chat's stored messages before the measured sends (a live table's size; bench/support's seedHistory). */
+export const HISTORY = Number(args.get('history') ?? 100);
 /** Postgres connections of each of ours' processes (single: the gateway and the worker share one pool). */
 export const POOL = Number(args.get('pool') ?? 20);
 export const TOPOLOGY = args.get('topology') ?? 'split';

@@ -19,25 +19,27 @@ export async function analyzeSchema(dataSource: Queryable, schema: string): Prom
 }
 
 /**
- * Gives every instance of `schema` a stored history of `perInstance` messages, copies of the ones it has
- * (older, received, already read): a live deployment's tables hold thousands of messages per instance,
- * while a bench's hold the few its warm-up wrote. Run before analyzeSchema: statistics taken over a
- * warm-up's rows say each instance has one or two messages, so a lookup by (instance, message id) looks
- * as cheap through any index that starts with the instance as through the unique one, and the plans
- * made then scan an instance's every message for each lookup as the table grows.
+ * Gives every chat of `schema` a stored history of `perChat` messages, copies of its oldest one (older,
+ * half of them ours, all read): a live deployment's tables hold thousands of messages per instance, a
+ * bench's the few its warm-up wrote. Run before analyzeSchema: statistics taken over a warm-up's rows say
+ * each instance has one or two messages, so a lookup by (instance, message id) looks as cheap through any
+ * index that starts with the instance as through the unique one, and the plans made then read an
+ * instance's every message for each lookup as the table grows (docs/bench/send.md, 2026-12-05).
  */
-export async function seedHistory(dataSource: Queryable, schema: string, perInstance: number): Promise<void> {
-  const table = `"${schema.replace(/"/g, '""')}".messages`;
+export async function seedHistory(dataSource: Queryable, schema: string, perChat: number): Promise<void> {
+  const quoted = `"${schema.replace(/"/g, '""')}"`;
   // The table's insert trigger names its table unqualified, as the services' connections see it.
-  await dataSource.query(`${UNCOUNTED} SELECT set_config('search_path', $1, false)`, [`"${schema.replace(/"/g, '""')}"`]);
+  await dataSource.query(`${UNCOUNTED} SELECT set_config('search_path', $1, false)`, [quoted]);
   await dataSource.query(
-    `${UNCOUNTED} INSERT INTO ${table} (instance_id, id, message_id, chat_id, chat_lid, sender, sender_pn, sender_lid, sender_name, is_group,
-       from_me, message_type, type, media_type, source, message_timestamp, status, text, content, raw, was_sent_by_api)
-     SELECT m.instance_id, 'h' || lpad(to_hex(g), 7, '0'), 'SEED' || upper(md5(m.message_id || g)), m.chat_id, m.chat_lid, m.sender, m.sender_pn,
-       m.sender_lid, m.sender_name, m.is_group, g % 2 = 0, m.message_type, m.type, m.media_type, m.source, m.message_timestamp - g, 'Read', m.text,
-       m.content, m.raw, false
-     FROM (SELECT DISTINCT ON (instance_id) * FROM ${table} ORDER BY instance_id, message_timestamp) m, generate_series(1, $1::int) g`,
-    [perInstance],
+    `${UNCOUNTED} INSERT INTO ${quoted}.messages (instance_id, id, message_id, chat_id, chat_lid, sender, sender_pn, sender_lid, sender_name,
+       is_group, from_me, message_type, type, media_type, source, message_timestamp, status, text, content, raw, was_sent_by_api)
+     SELECT m.instance_id, 'h' || lpad(to_hex(m.chat * $1::int + g), 7, '0'), 'SEED' || upper(md5(m.message_id || g)), m.chat_id, m.chat_lid,
+       m.sender, m.sender_pn, m.sender_lid, m.sender_name, m.is_group, g % 2 = 0, m.message_type, m.type, m.media_type, m.source,
+       m.message_timestamp - g, 'Read', m.text, m.content, m.raw, false
+     FROM (SELECT first.*, row_number() OVER (PARTITION BY first.instance_id ORDER BY first.chat_id) AS chat
+           FROM (SELECT DISTINCT ON (instance_id, chat_id) * FROM ${quoted}.messages ORDER BY instance_id, chat_id, message_timestamp) first) m,
+       generate_series(1, $1::int) g`,
+    [perChat],
   );
 }
 

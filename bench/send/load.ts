@@ -1,6 +1,6 @@
 /** The load both sides are measured under: N operations at a concurrency, timed, with the machine's CPU per process meanwhile. */
 import { readdirSync, readFileSync } from 'node:fs';
-import { CONCURRENCY, INSTANCES, type LoadResult, log, N, round, sleep, WARMUP } from './options';
+import { CONCURRENCY, INSTANCES, type LoadResult, log, N, round, SETTLE, sleep, WARMUP } from './options';
 
 /** Busy and total jiffies of all cores so far (/proc/stat's first line), or null off Linux. */
 function machineJiffies(): { busy: number; total: number } | null {
@@ -112,6 +112,10 @@ export async function warmUpThenMeasure(operation: (index: number) => Promise<vo
     log(`warm-up round ${round + 1}: ${warm.sent} sent, ${warm.failed} failed${warm.firstError ? ` (${warm.firstError})` : ''}, p50 ${warm.p50Ms} ms`);
   }
   await afterWarmUp?.();
+  if (SETTLE > 0) {
+    const settled = await drive(SETTLE, operation);
+    log(`settling: ${settled.sent} sent, ${settled.failed} failed, ${settled.perSecond}/s`);
+  }
   log(`measuring ${N} sends, concurrency ${CONCURRENCY}`);
   return drive(N, operation);
 }

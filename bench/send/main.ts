@@ -5,8 +5,8 @@
  * simulator, each awaited until the server's `<ack class="message">` too. Same N, same concurrency,
  * same (instance, peer) pairs; the sides run one after the other so they don't compete for the cores.
  *
- *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1] [--history 100] [--pool 20]
- *                         [--topology split|single] [--workers 1] [--db-rtt-ms 0] [--floor 1] [--otlp 0]
+ *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1] [--history 100] [--settle 1000]
+ *                         [--pool 20] [--topology split|single] [--workers 1] [--db-rtt-ms 0] [--floor 1] [--otlp 0]
  *
  * Processes: the simulator (load mode), the bare side, the ours side and the orchestrator, which drives
  * the HTTP load for ours (a client of its own, as in production). `--topology split` (default) is the
@@ -19,7 +19,8 @@
  * Signal session set-up with its peer), not counted. Then ours' tables get a live deployment's size: each
  * chat `--history` stored messages (copies of its oldest, older; `--history 0`: none), and every table is
  * analyzed (bench/support's seedHistory, analyzeSchema), so the measured sends run the plans a deployment's
- * statistics give, not a warm-up's.
+ * statistics give, not a warm-up's. Then `--settle` sends at the full concurrency, not measured either (the
+ * ANALYZE makes every connection plan its statements afresh; a deployment's steady state does not).
  *
  * `--db-rtt-ms N` puts ours' Postgres N more ms of round trip away (another machine's, as deployed): a
  * proxy in a process of its own holds each chunk towards it N ms (whole ms); the result carries `dbRttMs`

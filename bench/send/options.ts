@@ -53,6 +53,12 @@ export const CONCURRENCY = Number(args.get('concurrency') ?? 50);
 export const INSTANCES = Number(args.get('instances') ?? 50);
 export const PEERS = Number(args.get('peers') ?? 10);
 export const WARMUP = Number(args.get('warmup') ?? 1);
+/**
+ * `--settle N`: sends after the warm-up and the ANALYZE, at the full concurrency, not measured: the ANALYZE
+ * makes every connection plan its prepared statements afresh (five custom plans and a generic one each), a
+ * deployment's steady state does not (docs/bench/send.md, 2026-12-05). Both sides run them.
+ */
+export const SETTLE = Number(args.get('settle') ?? 1000);
 /** `--history N`: each chat's stored messages before the measured sends (a live table's size; bench/support's seedHistory). */
 export const HISTORY = Number(args.get('history') ?? 100);
 /** Postgres connections of each of ours' processes (single: the gateway and the worker share one pool). */

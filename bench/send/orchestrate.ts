@@ -6,12 +6,14 @@ import {
   CONCURRENCY,
   DB_RTT_MS,
   FLOOR,
+  HISTORY,
   INSTANCES,
   log,
   N,
   OTLP,
   PEERS,
   round,
+  SETTLE,
   type SideResult,
   type SimInfo,
   sleep,
@@ -50,11 +52,11 @@ export async function orchestrate(): Promise<void> {
     const load = await driveOurs(ready, databaseUrl);
     const exited = new Promise((resolve) => oursProcess.once('exit', resolve));
     const sql = firstMessage<OursMeasured>(oursProcess).catch(() => undefined);
-    oursProcess.send({ sends: load.sent + load.failed + WARMUP * INSTANCES });
+    oursProcess.send({ sends: load.sent + load.failed + WARMUP * INSTANCES + SETTLE });
     const counted = await Promise.race([sql, sleep(15_000).then(() => undefined)]);
     await Promise.race([exited, sleep(15_000)]);
     oursProcess.kill();
-    const sends = load.sent + load.failed + WARMUP * INSTANCES;
+    const sends = load.sent + load.failed + WARMUP * INSTANCES + SETTLE;
     if (counted) log(`SQL statements during the sends (incl. warm-up and background work): ${counted.queries}, top: ${JSON.stringify(counted.top, null, 1)}`);
     const perSend = (of: (measure: ProcessMeasure) => number, digits = 2) =>
       Object.fromEntries(Object.entries(counted?.byProcess ?? {}).map(([name, measure]) => [name, round(of(measure) / sends, digits)]));
@@ -105,6 +107,8 @@ export async function orchestrate(): Promise<void> {
         peers: PEERS,
         n: N,
         concurrency: CONCURRENCY,
+        settle: SETTLE,
+        history: HISTORY,
         dbRttMs: DB_RTT_MS,
         ...(dbRoundTripMs ? { dbRoundTripMs } : {}),
         node: process.version,

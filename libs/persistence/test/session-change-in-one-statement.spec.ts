@@ -1,6 +1,5 @@
 import { FencedOutError, InstanceEntity, InstanceRepository, LeaseRepository, type Lease } from '@gw/persistence';
-import { openTestDatabase, type TestDatabase } from '@gw/testing';
-import { PostgresQueryRunner } from 'typeorm/driver/postgres/PostgresQueryRunner';
+import { openTestDatabase, recordStatements, type TestDatabase } from '@gw/testing';
 
 /**
  * InstanceRepository.applySessionChange (issue #38): a session's status change, fenced by its lease,
@@ -11,7 +10,7 @@ describe('InstanceRepository.applySessionChange', () => {
   let db: TestDatabase;
   let sut: InstanceRepository;
   let leases: LeaseRepository;
-  const statements: string[] = [];
+  let statements: string[] = [];
 
   const newInstance = async (id: string): Promise<Lease> => {
     await sut.create({ id, token: `token-${id}`, name: `name-${id}`, owner: '5531999' });
@@ -28,11 +27,7 @@ describe('InstanceRepository.applySessionChange', () => {
     db = await openTestDatabase();
     sut = new InstanceRepository(db.dataSource);
     leases = new LeaseRepository(db.dataSource);
-    const query = PostgresQueryRunner.prototype.query;
-    jest.spyOn(PostgresQueryRunner.prototype, 'query').mockImplementation(function (this: PostgresQueryRunner, ...args: Parameters<typeof query>) {
-      statements.push(args[0]);
-      return query.apply(this, args);
-    });
+    statements = recordStatements();
   });
   afterAll(async () => {
     jest.restoreAllMocks();

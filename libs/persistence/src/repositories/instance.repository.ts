@@ -4,6 +4,7 @@ import { FencedOutError } from './auth-state.repository';
 import type { Lease } from './lease.repository';
 import { OutboxCursorRepository } from './outbox-cursor.repository';
 import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
+import { PREPARED } from '../preparing-client';
 import { RepositoryBase } from './repository-base';
 import { fenceCte, fenceParams } from './lease-fence';
 
@@ -24,6 +25,26 @@ export class InstanceRepository extends RepositoryBase {
 
   findById(id: string): Promise<InstanceEntity | null> {
     return this.repo.findOneBy({ id });
+  }
+
+  /**
+   * The instance's row and its stored credentials (null when none are stored) in one statement: what a
+   * worker reads right after it claimed an orphan's lease (issue #38: one round trip less per adoption;
+   * a takeover or a storm adopts hundreds at once). Only after the claim: before it, another holder may
+   * still write the credentials. Null when the instance does not exist.
+   */
+  async findWithCreds(id: string): Promise<{ entity: InstanceEntity; creds: string | null } | null> {
+    const rows: Array<Record<string, unknown>> = await this.db.query(
+      `${PREPARED} SELECT i.*, c.value AS "creds?" FROM instances i LEFT JOIN auth_creds c ON c.instance_id = i.id WHERE i.id = $1`,
+      [id],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const metadata = this.dataSource.getMetadata(InstanceEntity);
+    const driver = this.dataSource.driver;
+    const entity = metadata.create() as InstanceEntity;
+    for (const column of metadata.columns) column.setEntityValue(entity, driver.prepareHydratedValue(row[column.databaseName], column));
+    return { entity, creds: (row['creds?'] as string | null) ?? null };
   }
 
   findByToken(token: string): Promise<InstanceEntity | null> {

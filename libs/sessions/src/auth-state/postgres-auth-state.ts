@@ -130,9 +130,12 @@ export class PostgresAuthState {
     this.keyWrites = new KeyWriteQueue((keys) => this.durably('keys', () => this.guard(() => this.options.repository.write(this.options.lease, { keys }))));
   }
 
-  /** The stored credentials of a paired instance, or null when nothing is stored. */
-  static async load(options: PostgresAuthStateOptions): Promise<PostgresAuthState | null> {
-    const text = await options.repository.readCreds(options.lease.instanceId);
+  /**
+   * The stored credentials of a paired instance, or null when nothing is stored. `stored`: their text as
+   * read under this lease moments ago (an adoption reads them with the instance's row), not read again.
+   */
+  static async load(options: PostgresAuthStateOptions, stored?: string | null): Promise<PostgresAuthState | null> {
+    const text = stored !== undefined ? stored : await options.repository.readCreds(options.lease.instanceId);
     return text === null ? null : new PostgresAuthState(options, deserializeCreds(text), true);
   }
 

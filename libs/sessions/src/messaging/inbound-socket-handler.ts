@@ -109,6 +109,7 @@ export class InboundSocketHandler {
       services,
       identities,
       senders: new SenderNames(),
+      ownPicture: context.ownPicture,
       who: () => this.identity.who(),
       groupInfo: async (groupJid) => {
         const info = await services.groups.get(

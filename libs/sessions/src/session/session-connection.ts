@@ -74,7 +74,7 @@ export class SessionConnection {
 
   /** Stored credentials of a linked device, if any (the truth; the `paired` column follows it). */
   async loadStoredAuth(): Promise<boolean> {
-    const auth = await PostgresAuthState.load(this.state.authOptions());
+    const auth = await PostgresAuthState.load(this.state.authOptions(), this.state.takeStoredCreds());
     if (!auth?.creds.me || !auth.creds.account) return false;
     this.state.auth = auth;
     return true;
@@ -178,7 +178,7 @@ export class SessionConnection {
     });
     for (const observer of state.services.observers) {
       try {
-        const detach = observer.attach({ instanceId: state.instanceId, lease: state.lease, socket, logger: state.logger });
+        const detach = observer.attach({ instanceId: state.instanceId, lease: state.lease, socket, logger: state.logger, ownPicture: state.ownPicture });
         if (detach) slot.onDetach(detach);
       } catch (error) {
         state.logger.error({ err: error }, 'socket observer failed to attach');
@@ -194,6 +194,8 @@ export class SessionConnection {
       if (fresh) {
         state.row = fresh;
         state.rowFromDatabase = true;
+        // The gateway writes the picture too (POST /profile/image): the stored one is the row's.
+        state.ownPicture.url = fresh.profilePicUrl;
       } else void state.run(() => this.endings.end(true));
     } catch (error) {
       state.logger.warn({ err: error }, 'reading the instance failed; connecting with what is known');

@@ -61,12 +61,14 @@ export class SessionManager implements LeaseListener, SessionOwner {
   /** LeaseListener: a paired orphan was claimed for us; start it from stored auth (not awaited to `open`). */
   async orphanClaimed(lease: Lease): Promise<void> {
     if (this.sessions.has(lease.instanceId)) return;
-    const row = await this.instances.findById(lease.instanceId);
-    if (!row) {
+    // The row and the stored credentials in one statement: the lease is ours already, so nobody else
+    // writes the credentials any more (issue #38: a round trip less per adoption).
+    const found = await this.instances.findWithCreds(lease.instanceId);
+    if (!found) {
       await this.keeper.release(lease);
       return;
     }
-    void this.create(row, lease)
+    void this.create(found.entity, lease, found.creds)
       .adopt()
       .catch(() => undefined); // logged by the session
   }
@@ -109,8 +111,8 @@ export class SessionManager implements LeaseListener, SessionOwner {
     for (const session of this.all()) session.abort('worker halted', { hard: true });
   }
 
-  private create(row: InstanceEntity, lease: Lease): Session {
-    const session = new Session(row, lease, this.services, this);
+  private create(row: InstanceEntity, lease: Lease, storedCreds?: string | null): Session {
+    const session = new Session(row, lease, this.services, this, storedCreds);
     this.sessions.set(row.id, session);
     this.lifecycle?.sessionStarted(session);
     return session;

@@ -17,6 +17,13 @@ export class SessionState {
   pairing: Pairing | null = null;
   /** Whether `row` is as the database last answered it (false after a write that failed and was applied in memory only). */
   rowFromDatabase = true;
+  /**
+   * The credentials' text an adoption read with the row, under this lease (undefined: not read). The first
+   * load of the stored auth takes it instead of reading again; later loads read.
+   */
+  private storedCreds: string | null | undefined;
+  /** The own picture URL as stored (SocketContext.ownPicture): from the row, then from each write of it. */
+  readonly ownPicture: { url: string };
   readonly changed = new ChangeSignal();
   readonly logger: Logger;
   private readonly queue = new SerialQueue();
@@ -26,8 +33,18 @@ export class SessionState {
     readonly lease: Lease,
     readonly services: SessionServices,
     private readonly abort: (reason: string) => void,
+    storedCreds?: string | null,
   ) {
     this.logger = services.logger.child({ instanceId: row.id });
+    this.storedCreds = storedCreds;
+    this.ownPicture = { url: row.profilePicUrl };
+  }
+
+  /** The credentials' text the adoption read (once), or undefined: read them. */
+  takeStoredCreds(): string | null | undefined {
+    const stored = this.storedCreds;
+    this.storedCreds = undefined;
+    return stored;
   }
 
   get instanceId(): string {

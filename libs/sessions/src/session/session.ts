@@ -63,8 +63,10 @@ export class Session {
     readonly lease: Lease,
     services: SessionServices,
     owner: SessionOwner,
+    /** The credentials' text read with `row` after the lease was claimed (an adoption), if it was. */
+    storedCreds?: string | null,
   ) {
-    this.state = new SessionState(row, lease, services, (reason) => this.abort(reason));
+    this.state = new SessionState(row, lease, services, (reason) => this.abort(reason), storedCreds);
     this.slot = new SocketSlot(this.state.logger);
     this.endings = new SessionEndings(this.state, this.slot, {
       stopTimers: () => {

@@ -7,6 +7,12 @@ export interface SocketContext {
   lease: Lease;
   socket: WASocket;
   logger: Logger;
+  /**
+   * The instance's own picture URL as stored, shared by the session's sockets: what the session read with
+   * its row (again at each re-read) and what its inbound side last wrote. A login whose picture is the same
+   * writes nothing (issue #38).
+   */
+  ownPicture?: { url: string };
 }
 
 /**

@@ -167,8 +167,12 @@ export class ContactChatGroupEvents {
       if ((error as { data?: unknown })?.data !== 404) return this.context.logger.debug({ err: error }, 'own picture not read');
       url = '';
     }
+    // The same as stored (most logins): nothing to write (issue #38: a statement less per connect).
+    const stored = this.context.ownPicture;
+    if (stored?.url === url) return;
     // Under the lease, as every write of the session's state (one statement; the row it answers is not needed here).
     await this.context.services.instances.applySessionChange(this.context.lease, { profilePicUrl: url });
+    if (stored) stored.url = url;
   }
 
   /**

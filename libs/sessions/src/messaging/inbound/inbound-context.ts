@@ -66,6 +66,8 @@ export interface InboundContext {
   readonly identities: IdentityResolver;
   /** Push names the message path just wrote, so the contacts.update repeating them is not written again. */
   readonly senders: SenderNames;
+  /** The own picture URL as stored (SocketContext.ownPicture), when the session shares it. */
+  readonly ownPicture?: { url: string };
   /** Name and owner of the instance, as events carry them (cached briefly). */
   who(): Promise<InstanceIdentity>;
   /** A group's subject, flags and participants (their LID pairs are learned on the way). */

@@ -14,7 +14,7 @@ describe('InstanceRepository.findWithCreds', () => {
   beforeAll(async () => {
     db = await openTestDatabase();
     sut = new InstanceRepository(db.dataSource);
-    statements = recordStatements();
+    statements = await recordStatements(db.dataSource);
   });
   afterAll(async () => {
     jest.restoreAllMocks();

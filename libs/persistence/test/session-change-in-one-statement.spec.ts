@@ -27,7 +27,7 @@ describe('InstanceRepository.applySessionChange', () => {
     db = await openTestDatabase();
     sut = new InstanceRepository(db.dataSource);
     leases = new LeaseRepository(db.dataSource);
-    statements = recordStatements();
+    statements = await recordStatements(db.dataSource);
   });
   afterAll(async () => {
     jest.restoreAllMocks();

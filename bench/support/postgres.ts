@@ -19,9 +19,9 @@ export async function analyzeSchema(dataSource: Queryable, schema: string): Prom
 }
 
 /**
- * Gives every chat of `schema` a stored history of `perChat` messages, copies of its oldest one (older,
- * half of them ours, all read): a live deployment's tables hold thousands of messages per instance, a
- * bench's the few its warm-up wrote. Run before analyzeSchema: statistics taken over a warm-up's rows say
+ * Gives every chat of `schema` a stored history of `perChat` messages, copies of its oldest one (a minute
+ * apart and older, half of them ours, all read): a live deployment's tables hold thousands of messages per
+ * instance, a bench's the few its warm-up wrote. Run before analyzeSchema: statistics taken over a warm-up's rows say
  * each instance has one or two messages, so a lookup by (instance, message id) looks as cheap through any
  * index that starts with the instance as through the unique one, and the plans made then read an
  * instance's every message for each lookup as the table grows (docs/bench/send.md, 2026-12-05).
@@ -35,7 +35,7 @@ export async function seedHistory(dataSource: Queryable, schema: string, perChat
        is_group, from_me, message_type, type, media_type, source, message_timestamp, status, text, content, raw, was_sent_by_api)
      SELECT m.instance_id, 'h' || lpad(to_hex(m.chat * $1::int + g), 7, '0'), 'SEED' || upper(md5(m.message_id || g)), m.chat_id, m.chat_lid,
        m.sender, m.sender_pn, m.sender_lid, m.sender_name, m.is_group, g % 2 = 0, m.message_type, m.type, m.media_type, m.source,
-       m.message_timestamp - g, 'Read', m.text, m.content, m.raw, false
+       m.message_timestamp - g * 60000, 'Read', m.text, m.content, m.raw, false
      FROM (SELECT first.*, row_number() OVER (PARTITION BY first.instance_id ORDER BY first.chat_id) AS chat
            FROM (SELECT DISTINCT ON (instance_id, chat_id) * FROM ${quoted}.messages ORDER BY instance_id, chat_id, message_timestamp) first) m,
        generate_series(1, $1::int) g`,

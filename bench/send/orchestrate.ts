@@ -52,11 +52,12 @@ export async function orchestrate(): Promise<void> {
     const load = await driveOurs(ready, databaseUrl);
     const exited = new Promise((resolve) => oursProcess.once('exit', resolve));
     const sql = firstMessage<OursMeasured>(oursProcess).catch(() => undefined);
-    oursProcess.send({ sends: load.sent + load.failed + WARMUP * INSTANCES + SETTLE });
+    // Every send ours' processes counted statements and CPU over: the warm-up's, the settle's and the measured.
+    const sends = load.sent + load.failed + WARMUP * INSTANCES + SETTLE;
+    oursProcess.send({ sends });
     const counted = await Promise.race([sql, sleep(15_000).then(() => undefined)]);
     await Promise.race([exited, sleep(15_000)]);
     oursProcess.kill();
-    const sends = load.sent + load.failed + WARMUP * INSTANCES + SETTLE;
     if (counted) log(`SQL statements during the sends (incl. warm-up and background work): ${counted.queries}, top: ${JSON.stringify(counted.top, null, 1)}`);
     const perSend = (of: (measure: ProcessMeasure) => number, digits = 2) =>
       Object.fromEntries(Object.entries(counted?.byProcess ?? {}).map(([name, measure]) => [name, round(of(measure) / sends, digits)]));

@@ -40,11 +40,7 @@ export class InstanceRepository extends RepositoryBase {
     );
     const row = rows[0];
     if (!row) return null;
-    const metadata = this.dataSource.getMetadata(InstanceEntity);
-    const driver = this.dataSource.driver;
-    const entity = metadata.create() as InstanceEntity;
-    for (const column of metadata.columns) column.setEntityValue(entity, driver.prepareHydratedValue(row[column.databaseName], column));
-    return { entity, creds: (row['creds?'] as string | null) ?? null };
+    return { entity: this.hydrate(row), creds: (row['creds?'] as string | null) ?? null };
   }
 
   findByToken(token: string): Promise<InstanceEntity | null> {
@@ -135,9 +131,15 @@ export class InstanceRepository extends RepositoryBase {
     const row = rows[0];
     if (!row?.['held?']) throw new FencedOutError(lease.instanceId);
     if (row.id === null || row.id === undefined) throw new EntityNotFoundError(InstanceEntity, { id: lease.instanceId });
+    return { entity: this.hydrate(row), lastEventId: (row['last_event_id?'] as string | null) ?? null };
+  }
+
+  /** A raw `instances` row (its columns by database name) as the entity TypeORM would answer. */
+  private hydrate(row: Record<string, unknown>): InstanceEntity {
+    const metadata = this.dataSource.getMetadata(InstanceEntity);
     const entity = metadata.create() as InstanceEntity;
-    for (const column of metadata.columns) column.setEntityValue(entity, driver.prepareHydratedValue(row[column.databaseName], column));
-    return { entity, lastEventId: (row['last_event_id?'] as string | null) ?? null };
+    for (const column of metadata.columns) column.setEntityValue(entity, this.dataSource.driver.prepareHydratedValue(row[column.databaseName], column));
+    return entity;
   }
 
   /** The same without a lease (gateway-side changes, expiry of a pairing nobody holds). */

@@ -1,6 +1,7 @@
 /** The simulator's process, and the bare side: Baileys `sendMessage` on M sockets with in-memory auth, awaited until the server's ack. */
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
+import { loadBetween, loadMark } from '../support/processes';
 import { openBareSockets, provisionDevices, serverAcks, simControl } from '../support/sim-clients';
 import { warmUpThenMeasure } from './load';
 import { INSTANCES, log, N, peerPhone, PEERS, round, send, type SideResult, type SimInfo, sleep, WARMUP, WINDOW_PROF, windowProfile } from './options';
@@ -51,11 +52,12 @@ export async function runBare(sim: SimInfo): Promise<SideResult> {
     }
     await acked;
   };
-  const cpu = process.cpuUsage();
+  const from = loadMark();
   if (WINDOW_PROF) await windowProfile.start();
   const result = await warmUpThenMeasure(operation);
   if (WINDOW_PROF) await windowProfile.stop(`${WINDOW_PROF}/bare.window.cpuprofile`);
-  const used = process.cpuUsage(cpu);
+  const used = loadBetween(from, loadMark());
   for (const sock of sockets) sock.end(undefined);
-  return { connected: open, connectSeconds, ...result, cpuMsPerSend: round((used.user + used.system) / 1000 / (N + WARMUP * INSTANCES), 2) };
+  const sends = N + WARMUP * INSTANCES;
+  return { connected: open, connectSeconds, ...result, cpuMsPerSend: round(used.cpuMs / sends, 2), gcMsPerSend: round(used.gcMs / sends, 3) };
 }

@@ -39,7 +39,9 @@
  * throughput. Next to throughput, each side reports its CPU time per send (`cpuMsPerSend`, `cpuRatio`;
  * ours per process in `cpuMsPerSendByProcess` and their sum in `cpuMsPerSend`), steadier than throughput
  * on a shared machine, and ours the SQL statements per send, summed over its processes (`sqlPerSend`;
- * per process in `sqlPerSendByProcess`), with the most frequent ones.
+ * per process in `sqlPerSendByProcess`), with the most frequent ones. Each side's main-thread GC pauses
+ * per send (part of its CPU): `bare.gcMsPerSend`, `ours.gcMsPerSendByProcess`. `SEND_WORKER_NODE_FLAGS`
+ * passes Node/V8 flags to ours' session worker processes only (split topology; e.g. a GC setting to try).
  */
 import { DB_PROXY_ROLE, serveDbProxyChild } from '../support/db-latency';
 import { runBare, runSim } from './bare';

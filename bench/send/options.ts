@@ -42,6 +42,8 @@ export interface SideResult extends LoadResult {
    * orchestrator, not counted, nor is the simulator on either side.
    */
   cpuMsPerSend?: number;
+  /** The main thread's GC pauses per send (bare: its one process). */
+  gcMsPerSend?: number;
 }
 
 const roleGiven = process.argv[2] !== undefined && !process.argv[2].startsWith('--');

@@ -66,6 +66,8 @@ export async function orchestrate(): Promise<void> {
     const ours: SideResult & {
       /** Per process: `gateway` and `worker` (split), or `gateway+worker` (single). */
       cpuMsPerSendByProcess?: Record<string, number>;
+      /** Per process: the main thread's GC pauses per send (part of its CPU). */
+      gcMsPerSendByProcess?: Record<string, number>;
       sqlPerSend?: number;
       sqlPerSendByProcess?: Record<string, number>;
       eventLoopUtilizationByProcess?: Record<string, number>;
@@ -82,6 +84,7 @@ export async function orchestrate(): Promise<void> {
         ? {
             cpuMsPerSend: round(counted.cpuMs / sends, 2),
             cpuMsPerSendByProcess: perSend((measure) => measure.cpuMs),
+            gcMsPerSendByProcess: perSend((measure) => measure.gcMs, 3),
             sqlPerSend: round(counted.queries / sends, 2),
             sqlPerSendByProcess: perSend((measure) => measure.queries),
             eventLoopUtilizationByProcess: byProcess((measure) => measure.eventLoopUtilization),

@@ -48,6 +48,8 @@ export interface OursReady {
 export interface ProcessMeasure {
   cpuMs: number;
   eventLoopUtilization: number;
+  /** The main thread's GC pauses (ms). */
+  gcMs: number;
   queries: number;
   poolWaitingAvg: number;
 }
@@ -134,7 +136,11 @@ export async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> 
     if (TOPOLOGY === 'split') {
       // Their stdout is not ours: libsignal prints there. Each CPU profile (--cpu-prof) is a file of its own.
       for (let index = 0; index < WORKERS; index++) {
-        const execArgv = process.execArgv.map((flag) => (flag.startsWith('--cpu-prof-name=') ? `--cpu-prof-name=${workerName(index)}.cpuprofile` : flag));
+        const execArgv = [
+          ...process.execArgv.map((flag) => (flag.startsWith('--cpu-prof-name=') ? `--cpu-prof-name=${workerName(index)}.cpuprofile` : flag)),
+          // SEND_WORKER_NODE_FLAGS: Node/V8 flags for the session workers only (e.g. GC settings).
+          ...(process.env.SEND_WORKER_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+        ];
         const passed = [
           '--instances',
           String(INSTANCES),
@@ -192,6 +198,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> 
       [workerProcesses.length ? 'gateway' : 'gateway+worker']: {
         cpuMs: load.cpuMs,
         eventLoopUtilization: round(load.eventLoopUtilization, 2),
+        gcMs: load.gcMs,
         queries: [...statements.values()].reduce((a, b) => a + b, 0),
         poolWaitingAvg: poolWaiting.stop(),
       },
@@ -205,6 +212,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> 
       byProcess[workerName(index)] = {
         cpuMs: workerLoad.cpuMs,
         eventLoopUtilization: round(workerLoad.eventLoopUtilization, 2),
+        gcMs: workerLoad.gcMs,
         queries: measured.statements.reduce((a, [, n]) => a + n, 0),
         poolWaitingAvg: measured.poolWaitingAvg,
       };

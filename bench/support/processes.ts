@@ -4,6 +4,7 @@
  * load, asking a child process for them over IPC, and stopping it.
  */
 import type { ChildProcess } from 'node:child_process';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions } from '@gw/bus';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
@@ -105,19 +106,35 @@ export interface LoadMark {
   cpuMicros: number;
   loopActiveMs: number;
   loopIdleMs: number;
+  /** The main thread's GC pauses so far (ms), counted from the process's first mark on. */
+  gcMs: number;
 }
+
+/** The process's GC pauses (PerformanceObserver `gc` entries), summed from the first loadMark on. */
+let gcPausedMs = 0;
+let gcObserver: PerformanceObserver | undefined;
 
 export function loadMark(): LoadMark {
+  if (!gcObserver) {
+    gcObserver = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) gcPausedMs += entry.duration;
+    });
+    gcObserver.observe({ entryTypes: ['gc'] });
+  }
   const cpu = process.cpuUsage();
   const loop = performance.eventLoopUtilization();
-  return { cpuMicros: cpu.user + cpu.system, loopActiveMs: loop.active, loopIdleMs: loop.idle };
+  return { cpuMicros: cpu.user + cpu.system, loopActiveMs: loop.active, loopIdleMs: loop.idle, gcMs: gcPausedMs };
 }
 
-/** Between two marks: CPU in ms, and the share of the time the event loop was busy (0–1). */
-export function loadBetween(from: LoadMark, to: LoadMark): { cpuMs: number; eventLoopUtilization: number } {
+/** Between two marks: CPU in ms, the share of the time the event loop was busy (0–1), and the GC pauses in ms. */
+export function loadBetween(from: LoadMark, to: LoadMark): { cpuMs: number; eventLoopUtilization: number; gcMs: number } {
   const active = to.loopActiveMs - from.loopActiveMs;
   const idle = to.loopIdleMs - from.loopIdleMs;
-  return { cpuMs: (to.cpuMicros - from.cpuMicros) / 1000, eventLoopUtilization: active + idle > 0 ? active / (active + idle) : NaN };
+  return {
+    cpuMs: (to.cpuMicros - from.cpuMicros) / 1000,
+    eventLoopUtilization: active + idle > 0 ? active / (active + idle) : NaN,
+    gcMs: (to.gcMs ?? 0) - (from.gcMs ?? 0),
+  };
 }
 
 /** One question to a child over IPC and its answer (the child answers `{ id, ...answer }` to `{ id, type, ...data }`). */

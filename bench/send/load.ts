@@ -1,46 +1,6 @@
 /** The load both sides are measured under: N operations at a concurrency, timed, with the machine's CPU per process meanwhile. */
-import { readdirSync, readFileSync } from 'node:fs';
+import { cpuTicksByProcess, machineJiffies } from '../support/processes';
 import { CONCURRENCY, INSTANCES, type LoadResult, log, N, round, SETTLE, sleep, WARMUP } from './options';
-
-/** Busy and total jiffies of all cores so far (/proc/stat's first line), or null off Linux. */
-function machineJiffies(): { busy: number; total: number } | null {
-  try {
-    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    const total = fields.reduce((a, b) => a + b, 0);
-    const idle = fields[3] + (fields[4] ?? 0);
-    return { busy: total - idle, total };
-  } catch {
-    return null;
-  }
-}
-
-/** CPU ticks (user + system, 10 ms each) of every process now, summed by what the process is. */
-function cpuTicksByProcess(): Map<string, number> {
-  const ticks = new Map<string, number>();
-  let pids: string[] = [];
-  try {
-    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
-  } catch {
-    return ticks;
-  }
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      const fields = stat.slice(close + 2).split(' ');
-      const used = Number(fields[11]) + Number(fields[12]);
-      if (!used) continue;
-      let label = stat.slice(stat.indexOf('(') + 1, close);
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      const script = argv.findIndex((arg) => arg.endsWith('bench/send/main.js'));
-      if (script >= 0) label = argv[script + 1] && !argv[script + 1].startsWith('--') ? argv[script + 1] : 'orchestrate';
-      ticks.set(label, (ticks.get(label) ?? 0) + used);
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return ticks;
-}
 
 /**
  * Runs `count` operations with at most CONCURRENCY in flight; operation i goes to instance i % INSTANCES

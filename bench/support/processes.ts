@@ -4,6 +4,7 @@
  * load, asking a child process for them over IPC, and stopping it.
  */
 import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions } from '@gw/bus';
 import type { Logger } from 'pino';
@@ -284,5 +285,82 @@ export function windowProfiler(): { start(): Promise<void>; stop(file: string): 
       writeFileSync(file, JSON.stringify(profile));
       session?.disconnect();
     },
+  };
+}
+
+/** Busy and total jiffies of all cores so far (/proc/stat's first line), or null off Linux. */
+export function machineJiffies(): { busy: number; total: number } | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.reduce((a, b) => a + b, 0);
+    const idle = fields[3] + (fields[4] ?? 0);
+    return { busy: total - idle, total };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU ticks (user + system, 10 ms each) of every process now, summed by what the process is: its command
+ * name, or for a bench's own process (`…/bench/<name>/main.js [role]`) its role (`orchestrate` without one).
+ */
+export function cpuTicksByProcess(): Map<string, number> {
+  const ticks = new Map<string, number>();
+  let pids: string[] = [];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
+  } catch {
+    return ticks;
+  }
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const fields = stat.slice(close + 2).split(' ');
+      const used = Number(fields[11]) + Number(fields[12]);
+      if (!used) continue;
+      let label = stat.slice(stat.indexOf('(') + 1, close);
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const script = argv.findIndex((arg) => /bench\/[^/]+\/main\.js$/.test(arg));
+      if (script >= 0) label = argv[script + 1] && !argv[script + 1].startsWith('--') ? argv[script + 1] : 'orchestrate';
+      ticks.set(label, (ticks.get(label) ?? 0) + used);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return ticks;
+}
+
+/** The machine's CPU so far, all cores and per process (machineCpuBetween). */
+export interface MachineCpuMark {
+  jiffies: { busy: number; total: number } | null;
+  byProcess: Map<string, number>;
+}
+
+export function machineCpuMark(): MachineCpuMark {
+  return { jiffies: machineJiffies(), byProcess: cpuTicksByProcess() };
+}
+
+/**
+ * The machine's CPU between two marks per operation, in µs (USER_HZ is 100 on Linux: a jiffy is 10 ms of
+ * one core): all of it, the share of the cores busy, and per process (those at 1 µs or more, largest first).
+ * Null off Linux.
+ */
+export function machineCpuBetween(
+  from: MachineCpuMark,
+  to: MachineCpuMark,
+  operations: number,
+): { cpuUsPerOp: number; busyPercent: number; cpuUsPerOpBy: Record<string, number> } | null {
+  if (!from.jiffies || !to.jiffies) return null;
+  const per = (jiffies: number) => Math.round((jiffies * 10_000) / Math.max(1, operations));
+  const byProcess: Array<[string, number]> = [];
+  for (const [label, after] of to.byProcess) {
+    const us = per(after - (from.byProcess.get(label) ?? 0));
+    if (us >= 1) byProcess.push([label, us]);
+  }
+  return {
+    cpuUsPerOp: per(to.jiffies.busy - from.jiffies.busy),
+    busyPercent: Math.round((100 * (to.jiffies.busy - from.jiffies.busy)) / Math.max(1, to.jiffies.total - from.jiffies.total)),
+    cpuUsPerOpBy: Object.fromEntries(byProcess.sort((a, b) => b[1] - a[1])),
   };
 }

@@ -6,6 +6,7 @@ import { eventFor } from './events';
 import { ask, nextMessage, spawnRole } from './ipc';
 import { type InFlightStats, paced, postgresCpuMs } from './load';
 import { BURST, CHATS, databaseUrl, INSTANCES, log, num, type Phase, PRE_SECONDS, RATE, round, SECONDS, SEED_ROWS, SINK, sleep } from './options';
+import { machineCpuBetween, machineCpuMark } from '../support/processes';
 import type { PhaseStats } from './receiver';
 import type { ColdStats } from './relay';
 
@@ -228,10 +229,12 @@ export async function orchestrate(): Promise<void> {
     log(`relay: burst of ${BURST}`);
     await ask(relay, { cmd: 'mark' });
     const postgresBefore = postgresCpuMs();
+    const relayMachineBefore = machineCpuMark();
     const burstStarted = Date.now();
     for (let from = 0; from < BURST; from += 1_000) await feed('relay-burst', from, Math.min(BURST, from + 1_000));
     const burstFedSeconds = (Date.now() - burstStarted) / 1000;
     const relayBurst = await waitForDelivery(receiver, 'relay-burst', BURST);
+    const relayMachine = machineCpuBetween(relayMachineBefore, machineCpuMark(), relayBurst.count);
     const postgresAfter = postgresCpuMs();
     const postgresBurstMs = postgresBefore === null || postgresAfter === null ? null : postgresAfter - postgresBefore;
     const relayBurstSeconds = (relayBurst.lastAt - burstStarted) / 1000;
@@ -271,9 +274,11 @@ export async function orchestrate(): Promise<void> {
     log(`bare-steady: p50 ${bareSteady.p50Ms} ms, p99 ${bareSteady.p99Ms} ms`);
     await sleep(1_000);
     log(`bare: burst of ${BURST}`);
+    const bareMachineBefore = machineCpuMark();
     const bareBurstStarted = Date.now();
     await ask(bare, { cmd: 'burst' });
     const bareBurst = await waitForDelivery(receiver, 'bare-burst', BURST);
+    const bareMachine = machineCpuBetween(bareMachineBefore, machineCpuMark(), bareBurst.count);
     const bareBurstSeconds = (bareBurst.lastAt - bareBurstStarted) / 1000;
     const {
       cpuMs: bareCpuMs,
@@ -335,6 +340,9 @@ export async function orchestrate(): Promise<void> {
             deliveredPer100ms: relayBurst.deliveredPer100ms,
             // Postgres' CPU over the burst per 1,000 deliveries, the feeder's event inserts included (null: not readable here).
             postgresCpuMsPerThousand: postgresBurstMs === null ? null : round((postgresBurstMs * 1000) / Math.max(relayBurst.count, 1), 1),
+            // The whole machine's CPU over the burst per delivery (µs), and each process's part: on a machine whose
+            // cores the burst keeps busy, deliveries/s follow it (null off Linux).
+            machine: relayMachine,
           },
           bare: {
             delivered: bareBurst.count,
@@ -344,7 +352,10 @@ export async function orchestrate(): Promise<void> {
             p99Ms: bareBurst.p99Ms,
             firstDeliveryAfterMs: bareBurst.firstAt - bareBurstStarted,
             deliveredPer100ms: bareBurst.deliveredPer100ms,
+            machine: bareMachine,
           },
+          // Ours' machine CPU per delivery over bare's: at most 1 / 0.6 for the burst goal on a machine the burst saturates.
+          machineCpuRatio: relayMachine && bareMachine ? round(relayMachine.cpuUsPerOp / Math.max(bareMachine.cpuUsPerOp, 1), 2) : null,
           relayVsBare: round(relayPerSecond / Math.max(barePerSecond, 0.001), 3),
           // Requests in flight from the first request to the last answer (mean, share of the time at the limit).
           inFlight: { limit: settings.maxInFlightPerReceiver, relay: relayInFlight, bare: bareInFlight },

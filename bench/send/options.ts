@@ -92,6 +92,18 @@ export const CPU_PROF = args.get('cpu-prof');
 export const WINDOW_PROF = args.get('window-prof');
 /** `--floor 0` skips the floor under ours (runFloor(); on by default). */
 export const FLOOR = args.get('floor') !== '0';
+/**
+ * `--repeat K`: the whole run (simulator, bare, ours, floor) K times, one after the other, each in a process of
+ * its own; prints each run's key figures and their median (bench/send/repeat.ts). The machine's speed drifts
+ * between the sides of one run; the median of several judges the goal more steadily than one run.
+ */
+export const REPEAT = Number(args.get('repeat') ?? 1);
+if (!Number.isInteger(REPEAT) || REPEAT < 1) {
+  process.stderr.write(`--repeat is a whole number ≥ 1\n`);
+  process.exit(2);
+}
+/** Issue #38's goal: ours' machine CPU per send at most this many times the floor's, in the same run. */
+export const FLOOR_RATIO_GOAL = 1.15;
 /** `--otlp 1`: ours with tracing on, exporting to a loopback collector (off by default: the cost of tracing off is what runs measure). */
 export const OTLP = args.get('otlp') === '1';
 

@@ -1,5 +1,5 @@
 /** The load both sides are measured under: N operations at a concurrency, timed, with the machine's CPU per process meanwhile. */
-import { cpuTicksByProcess, machineJiffies } from '../support/processes';
+import { machineCpuBetween, machineCpuMark } from '../support/processes';
 import { CONCURRENCY, INSTANCES, type LoadResult, log, N, round, SETTLE, sleep, WARMUP } from './options';
 
 /**
@@ -12,8 +12,7 @@ export async function drive(count: number, operation: (index: number) => Promise
   let failed = 0;
   let firstError: string | undefined;
   let next = 0;
-  const jiffiesBefore = machineJiffies();
-  const processesBefore = cpuTicksByProcess();
+  const machineBefore = machineCpuMark();
   const started = process.hrtime.bigint();
   await Promise.all(
     Array.from({ length: Math.min(CONCURRENCY, count) }, async () => {
@@ -34,22 +33,14 @@ export async function drive(count: number, operation: (index: number) => Promise
     }),
   );
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  const jiffiesAfter = machineJiffies();
-  const processesAfter = cpuTicksByProcess();
-  const byProcess: Record<string, number> = {};
-  for (const [label, after] of processesAfter) {
-    const ms = ((after - (processesBefore.get(label) ?? 0)) * 10) / Math.max(1, count);
-    if (ms >= 0.01) byProcess[label] = round(ms, 2);
-  }
-  // USER_HZ is 100 on Linux: one jiffy is 10 ms of one core.
-  const machine =
-    jiffiesBefore && jiffiesAfter
-      ? {
-          machineCpuMsPerSend: round(((jiffiesAfter.busy - jiffiesBefore.busy) * 10) / Math.max(1, count), 2),
-          machineBusyPercent: round((100 * (jiffiesAfter.busy - jiffiesBefore.busy)) / Math.max(1, jiffiesAfter.total - jiffiesBefore.total)),
-          machineCpuMsPerSendBy: Object.fromEntries(Object.entries(byProcess).sort((a, b) => b[1] - a[1])),
-        }
-      : {};
+  const used = machineCpuBetween(machineBefore, machineCpuMark(), count);
+  const machine = used
+    ? {
+        machineCpuMsPerSend: round(used.cpuUsPerOp / 1000, 2),
+        machineBusyPercent: round(used.busyPercent),
+        machineCpuMsPerSendBy: Object.fromEntries(used.cpuUsPerOpBy.filter(([, us]) => us >= 10).map(([label, us]) => [label, round(us / 1000, 2)])),
+      }
+    : {};
   latencies.sort((a, b) => a - b);
   const at = (q: number) => (latencies.length ? round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]) : 0);
   return {

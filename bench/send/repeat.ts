@@ -6,7 +6,7 @@ import { FLOOR_RATIO_GOAL, log, REPEAT, round } from './options';
 interface RunJson {
   ratio: number;
   floorRatio: number | null;
-  bare: { perSecond: number; machineCpuMsPerSend?: number };
+  bare: { perSecond: number };
   ours: { perSecond: number; failed: number; machineCpuMsPerSend?: number; cpuMsPerSendByProcess?: Record<string, number> };
   floor?: { machineCpuMsPerSend: number | null };
   met: boolean | null;

@@ -134,7 +134,7 @@ export function loadBetween(from: LoadMark, to: LoadMark): { cpuMs: number; even
   return {
     cpuMs: (to.cpuMicros - from.cpuMicros) / 1000,
     eventLoopUtilization: active + idle > 0 ? active / (active + idle) : NaN,
-    gcMs: (to.gcMs ?? 0) - (from.gcMs ?? 0),
+    gcMs: to.gcMs - from.gcMs,
   };
 }
 
@@ -289,7 +289,7 @@ export function windowProfiler(): { start(): Promise<void>; stop(file: string): 
 }
 
 /** Busy and total jiffies of all cores so far (/proc/stat's first line), or null off Linux. */
-export function machineJiffies(): { busy: number; total: number } | null {
+function machineJiffies(): { busy: number; total: number } | null {
   try {
     const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
     const total = fields.reduce((a, b) => a + b, 0);
@@ -304,7 +304,7 @@ export function machineJiffies(): { busy: number; total: number } | null {
  * CPU ticks (user + system, 10 ms each) of every process now, summed by what the process is: its command
  * name, or for a bench's own process (`…/bench/<name>/main.js [role]`) its role (`orchestrate` without one).
  */
-export function cpuTicksByProcess(): Map<string, number> {
+function cpuTicksByProcess(): Map<string, number> {
   const ticks = new Map<string, number>();
   let pids: string[] = [];
   try {
@@ -342,25 +342,21 @@ export function machineCpuMark(): MachineCpuMark {
 }
 
 /**
- * The machine's CPU between two marks per operation, in µs (USER_HZ is 100 on Linux: a jiffy is 10 ms of
- * one core): all of it, the share of the cores busy, and per process (those at 1 µs or more, largest first).
- * Null off Linux.
+ * The machine's CPU between two marks per operation, in µs (USER_HZ is 100 on Linux: a jiffy is 10 ms of one
+ * core), unrounded: all of it, the share of the cores busy (%), and per process (largest first). Null off Linux.
  */
 export function machineCpuBetween(
   from: MachineCpuMark,
   to: MachineCpuMark,
   operations: number,
-): { cpuUsPerOp: number; busyPercent: number; cpuUsPerOpBy: Record<string, number> } | null {
+): { cpuUsPerOp: number; busyPercent: number; cpuUsPerOpBy: Array<[string, number]> } | null {
   if (!from.jiffies || !to.jiffies) return null;
-  const per = (jiffies: number) => Math.round((jiffies * 10_000) / Math.max(1, operations));
+  const per = (jiffies: number) => (jiffies * 10_000) / Math.max(1, operations);
   const byProcess: Array<[string, number]> = [];
-  for (const [label, after] of to.byProcess) {
-    const us = per(after - (from.byProcess.get(label) ?? 0));
-    if (us >= 1) byProcess.push([label, us]);
-  }
+  for (const [label, after] of to.byProcess) byProcess.push([label, per(after - (from.byProcess.get(label) ?? 0))]);
   return {
     cpuUsPerOp: per(to.jiffies.busy - from.jiffies.busy),
-    busyPercent: Math.round((100 * (to.jiffies.busy - from.jiffies.busy)) / Math.max(1, to.jiffies.total - from.jiffies.total)),
-    cpuUsPerOpBy: Object.fromEntries(byProcess.sort((a, b) => b[1] - a[1])),
+    busyPercent: (100 * (to.jiffies.busy - from.jiffies.busy)) / Math.max(1, to.jiffies.total - from.jiffies.total),
+    cpuUsPerOpBy: byProcess.sort((a, b) => b[1] - a[1]),
   };
 }

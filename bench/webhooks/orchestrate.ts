@@ -6,7 +6,7 @@ import { eventFor } from './events';
 import { ask, nextMessage, spawnRole } from './ipc';
 import { type InFlightStats, paced, postgresCpuMs } from './load';
 import { BURST, CHATS, databaseUrl, INSTANCES, log, num, type Phase, PRE_SECONDS, RATE, round, SECONDS, SEED_ROWS, SINK, sleep } from './options';
-import { machineCpuBetween, machineCpuMark } from '../support/processes';
+import { machineCpuBetween, machineCpuMark, type MachineCpuMark } from '../support/processes';
 import type { PhaseStats } from './receiver';
 import type { ColdStats } from './relay';
 
@@ -123,6 +123,17 @@ async function hops(dataSource: import('typeorm').DataSource, phase: Phase): Pro
   );
 }
 
+/** The machine's CPU since `from` per delivery, in whole µs: all of it, the cores' busy share, each process at 1 µs or more. */
+function machinePerDelivery(from: MachineCpuMark, deliveries: number) {
+  const used = machineCpuBetween(from, machineCpuMark(), deliveries);
+  if (!used) return null;
+  return {
+    cpuUsPerOp: Math.round(used.cpuUsPerOp),
+    busyPercent: Math.round(used.busyPercent),
+    cpuUsPerOpBy: Object.fromEntries(used.cpuUsPerOpBy.filter(([, us]) => Math.round(us) >= 1).map(([label, us]) => [label, Math.round(us)])),
+  };
+}
+
 export async function orchestrate(): Promise<void> {
   const { openDatabase, InstanceRepository, OutboxRepository, WebhookRepository } = await import('@gw/persistence');
   const { generateWebhookSecret } = await import('@gw/relay');
@@ -234,7 +245,7 @@ export async function orchestrate(): Promise<void> {
     for (let from = 0; from < BURST; from += 1_000) await feed('relay-burst', from, Math.min(BURST, from + 1_000));
     const burstFedSeconds = (Date.now() - burstStarted) / 1000;
     const relayBurst = await waitForDelivery(receiver, 'relay-burst', BURST);
-    const relayMachine = machineCpuBetween(relayMachineBefore, machineCpuMark(), relayBurst.count);
+    const relayMachine = machinePerDelivery(relayMachineBefore, relayBurst.count);
     const postgresAfter = postgresCpuMs();
     const postgresBurstMs = postgresBefore === null || postgresAfter === null ? null : postgresAfter - postgresBefore;
     const relayBurstSeconds = (relayBurst.lastAt - burstStarted) / 1000;
@@ -278,7 +289,7 @@ export async function orchestrate(): Promise<void> {
     const bareBurstStarted = Date.now();
     await ask(bare, { cmd: 'burst' });
     const bareBurst = await waitForDelivery(receiver, 'bare-burst', BURST);
-    const bareMachine = machineCpuBetween(bareMachineBefore, machineCpuMark(), bareBurst.count);
+    const bareMachine = machinePerDelivery(bareMachineBefore, bareBurst.count);
     const bareBurstSeconds = (bareBurst.lastAt - bareBurstStarted) / 1000;
     const {
       cpuMs: bareCpuMs,

@@ -49,6 +49,50 @@ describe(LeaseRepository.name, () => {
     });
   });
 
+  describe('claimMany (issue #38)', () => {
+    it('should take in one statement what claim() would take of each, leave what another worker holds, and skip an instance that is gone', async () => {
+      for (const id of ['i-many-free', 'i-many-lapsed', 'i-many-live', 'i-many-own', 'i-many-handed']) await newInstance(id);
+      const lapsed = (await sut.claim('i-many-lapsed', 'w-gone', 50))!;
+      await sut.claim('i-many-live', 'w-live', 60_000);
+      const own = (await sut.claim('i-many-own', 'w-many', 60_000))!;
+      const handed = (await sut.claim('i-many-handed', 'w-drained', 60_000))!;
+      await sut.handOver([handed]);
+      await new Promise((resolve) => setTimeout(resolve, 120));
+
+      const query = jest.spyOn(db.dataSource, 'query');
+      let taken: Map<string, { fencingToken: string; workerId: string }>;
+      try {
+        taken = await sut.claimMany(['i-many-own', 'i-many-free', 'i-many-lapsed', 'i-many-live', 'i-many-handed', 'i-many-missing', 'i-many-free'], 'w-many', 5000);
+        expect(query).toHaveBeenCalledTimes(1);
+      } finally {
+        query.mockRestore();
+      }
+      expect([...taken.keys()].sort()).toEqual(['i-many-free', 'i-many-handed', 'i-many-lapsed', 'i-many-own']);
+      expect(taken.get('i-many-free')).toEqual({ instanceId: 'i-many-free', workerId: 'w-many', fencingToken: '1' });
+      // A change of holder bumps the token; our own live lease keeps it.
+      expect(BigInt(taken.get('i-many-lapsed')!.fencingToken)).toBe(BigInt(lapsed.fencingToken) + 1n);
+      expect(taken.get('i-many-own')!.fencingToken).toBe(own.fencingToken);
+      expect((await sut.holderOf('i-many-live'))?.workerId).toBe('w-live');
+      // The lapsed holder is fenced out.
+      await expect(auth.write(lapsed, { creds: '{}' })).rejects.toBeInstanceOf(FencedOutError);
+    });
+
+    it("should leave another worker's lapsed row alone when told not to take lapsed leases", async () => {
+      for (const id of ['i-many-grace-lapsed', 'i-many-grace-free']) await newInstance(id);
+      await sut.claim('i-many-grace-lapsed', 'w-other', 50);
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      const taken = await sut.claimMany(['i-many-grace-lapsed', 'i-many-grace-free'], 'w-back', 5000, { takeLapsed: false });
+      expect([...taken.keys()]).toEqual(['i-many-grace-free']);
+    });
+
+    it('should give each instance to exactly one of two workers claiming overlapping batches at once', async () => {
+      const ids = Array.from({ length: 40 }, (_, i) => `i-many-race-${String(i).padStart(2, '0')}`);
+      for (const id of ids) await newInstance(id);
+      const [a, b] = await Promise.all([sut.claimMany(ids, 'w-a', 5000), sut.claimMany([...ids].reverse(), 'w-b', 5000)]);
+      expect([...a.keys(), ...b.keys()].sort()).toEqual(ids);
+    });
+  });
+
   describe('renewAll', () => {
     it('should renew only live leases of the worker', async () => {
       await newInstance('i-renew');

@@ -12,8 +12,8 @@ class RecordingListener implements LeaseListener {
   leaseLost(instanceId: string): void {
     this.lost.push(instanceId);
   }
-  async orphanClaimed(lease: Lease): Promise<void> {
-    this.adopted.push(lease.instanceId);
+  async orphansClaimed(leases: Lease[]): Promise<void> {
+    this.adopted.push(...leases.map((lease) => lease.instanceId));
   }
 }
 

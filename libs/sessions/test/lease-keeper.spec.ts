@@ -19,8 +19,8 @@ class RecordingListener implements LeaseListener {
   leaseLost(instanceId: string): void {
     this.lost.push(instanceId);
   }
-  async orphanClaimed(lease: Lease): Promise<void> {
-    this.adopted.push(lease.instanceId);
+  async orphansClaimed(leases: Lease[]): Promise<void> {
+    this.adopted.push(...leases.map((lease) => lease.instanceId));
   }
 }
 
@@ -94,32 +94,68 @@ describe(LeaseKeeper.name, () => {
       expect(await sut.claim(free)).toEqual({ kind: 'full' });
     });
 
-    it('should claim and start a few orphans at once, not one after the other, and all of them (issue #38)', async () => {
-      const ids = await pairedInstances(20);
-      const sut = keeper('w-many');
-      let starting = 0;
-      let most = 0;
-      const adopted: string[] = [];
-      await sut.start({
-        leaseLost: () => undefined,
-        orphanClaimed: async (lease) => {
-          most = Math.max(most, ++starting);
-          await sleep(30); // the adoption's read of the row
-          starting -= 1;
-          adopted.push(lease.instanceId);
-        },
-      });
+    it('should claim its orphans in batches, one statement each, and start each batch together (issue #38)', async () => {
+      const ids = await pairedInstances(70);
+      const repository = new LeaseRepository(db.dataSource);
+      const claimed: number[] = [];
+      const claimMany = repository.claimMany.bind(repository);
+      repository.claimMany = async (...args) => {
+        claimed.push(args[0].length);
+        return claimMany(...args);
+      };
+      const sut = keeper('w-many', {}, repository);
+      const batches: string[][] = [];
+      await sut.start({ leaseLost: () => undefined, orphansClaimed: async (leases) => void batches.push(leases.map((lease) => lease.instanceId)) });
       await sut.reconcileNow();
 
-      expect(adopted.sort()).toEqual(ids);
-      expect(most).toBe(8);
-      expect(sut.heldCount).toBe(20);
+      expect(claimed).toEqual([64, 6]);
+      expect(batches.map((batch) => batch.length)).toEqual([64, 6]);
+      expect(batches.flat().sort()).toEqual(ids);
+      expect(sut.heldCount).toBe(70);
+    });
+
+    it('should leave out of a batch what another worker holds, and count it as a lost race', async () => {
+      const ids = await pairedInstances(5);
+      const other = new LeaseRepository(db.dataSource);
+      expect(await other.claim(ids[1], 'w-other', 60_000)).not.toBeNull();
+      const sut = keeper('w-batch');
+      const listener = new RecordingListener();
+      await sut.start(listener);
+      await sut.reconcileNow();
+      expect(listener.adopted.sort()).toEqual(ids.filter((id) => id !== ids[1]));
+      expect((await other.holderOf(ids[1]))?.workerId).toBe('w-other');
+    });
+
+    it('should answer a connect that claims an instance while its batch is being claimed with the batch\'s lease', async () => {
+      const ids = await pairedInstances(3);
+      const repository = new LeaseRepository(db.dataSource);
+      const claimMany = repository.claimMany.bind(repository);
+      let single = 0;
+      const claim = repository.claim.bind(repository);
+      repository.claim = async (...args) => {
+        single += 1;
+        return claim(...args);
+      };
+      let placed: Promise<unknown> | undefined;
+      const sut = keeper('w-race', {}, repository);
+      repository.claimMany = async (...args) => {
+        const answer = claimMany(...args);
+        await null; // the connect arrives while the statement runs
+        placed = sut.claim(ids[0]);
+        return answer;
+      };
+      const listener = new RecordingListener();
+      await sut.start(listener);
+      await sut.reconcileNow();
+      expect(await placed).toEqual({ kind: 'claimed', lease: expect.objectContaining({ instanceId: ids[0], workerId: 'w-race' }) });
+      expect(single).toBe(0);
+      expect(listener.adopted.sort()).toEqual(ids);
     });
 
     it('should release a lease when starting the adopted session fails', async () => {
       const [id] = await pairedInstances(1);
       const sut = keeper('w-fail');
-      await sut.start({ leaseLost: () => undefined, orphanClaimed: async () => Promise.reject(new Error('boom')) });
+      await sut.start({ leaseLost: () => undefined, orphansClaimed: async () => Promise.reject(new Error('boom')) });
       await sut.reconcileNow();
       expect(sut.heldCount).toBe(0);
       expect(await new LeaseRepository(db.dataSource).holderOf(id)).toBeNull();
@@ -243,9 +279,9 @@ describe(LeaseKeeper.name, () => {
       // that renewal (7 s) due while they start, and the next tick (8 s) after it.
       const sut = keeper('w-late-slow-start', { ttlMs: 6_000 }, lateOnce(4_300));
       const listener = new (class extends RecordingListener {
-        override async orphanClaimed(lease: Lease): Promise<void> {
-          await sleep(800); // 3 × 0.8 s: past that cut-off
-          await super.orphanClaimed(lease);
+        override async orphansClaimed(leases: Lease[]): Promise<void> {
+          await sleep(2_400); // as three adoptions of 0.8 s did: past that cut-off
+          await super.orphansClaimed(leases);
         }
       })();
       await sut.start(listener);

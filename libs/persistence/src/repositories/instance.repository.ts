@@ -43,6 +43,16 @@ export class InstanceRepository extends RepositoryBase {
     return { entity: this.hydrate(row), creds: (row['creds?'] as string | null) ?? null };
   }
 
+  /** findWithCreds() for many instances in one statement (a reconcile's batch of adoptions); instances that do not exist are absent. */
+  async findManyWithCreds(ids: string[]): Promise<Map<string, { entity: InstanceEntity; creds: string | null }>> {
+    if (ids.length === 0) return new Map();
+    const rows: Array<Record<string, unknown>> = await this.db.query(
+      `${PREPARED} SELECT i.*, c.value AS "creds?" FROM instances i LEFT JOIN auth_creds c ON c.instance_id = i.id WHERE i.id = ANY($1::text[])`,
+      [ids],
+    );
+    return new Map(rows.map((row) => [row.id as string, { entity: this.hydrate(row), creds: (row['creds?'] as string | null) ?? null }]));
+  }
+
   findByToken(token: string): Promise<InstanceEntity | null> {
     return this.repo.findOneBy({ token });
   }

@@ -80,6 +80,46 @@ export class LeaseRepository extends RepositoryBase {
     return rows.length ? { instanceId, workerId, fencingToken: String(rows[0].fencing_token) } : null;
   }
 
+  /**
+   * claim() for many instances in one statement (a reconcile's orphans, issue #38: a round trip each made a
+   * worker that adopts hundreds claim them for seconds). Returns the leases taken, by instance; an instance
+   * another worker holds, or one deleted meanwhile, is not among them. The rows are written in the ids'
+   * order, so two workers claiming overlapping sets lock them in the same order (no deadlock); a statement
+   * that lost the race of two first claims, or met an instance deleted under it, is run once more.
+   */
+  async claimMany(instanceIds: string[], workerId: string, ttlMs: number, options: { takeLapsed?: boolean } = {}): Promise<Map<string, Lease>> {
+    const ids = [...new Set(instanceIds)].sort();
+    if (ids.length === 0) return new Map();
+    const takeLapsed = options.takeLapsed ?? true;
+    try {
+      return await this.claimManyOnce(ids, workerId, ttlMs, takeLapsed);
+    } catch (error) {
+      const { code, constraint } = error as { code?: string; constraint?: string };
+      // As in claim(): the loser of two first claims; or an instance deleted between the join and its key check.
+      if (constraint !== 'session_leases_fencing_key' && code !== '23503' && code !== '40P01') throw error;
+      return this.claimManyOnce(ids, workerId, ttlMs, takeLapsed);
+    }
+  }
+
+  private async claimManyOnce(ids: string[], workerId: string, ttlMs: number, takeLapsed: boolean): Promise<Map<string, Lease>> {
+    const rows: Array<{ instance_id: string; fencing_token: string }> = await this.db.query(
+      `INSERT INTO session_leases (instance_id, worker_id, fencing_token, expires_at)
+       SELECT u.id, $2, 1, now() + ($3 || ' milliseconds')::interval
+       FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n) JOIN instances i ON i.id = u.id
+       ORDER BY u.n
+       ON CONFLICT (instance_id) DO UPDATE
+         SET worker_id = EXCLUDED.worker_id,
+             fencing_token = CASE WHEN session_leases.worker_id = EXCLUDED.worker_id AND session_leases.expires_at > now()
+                                  THEN session_leases.fencing_token ELSE session_leases.fencing_token + 1 END,
+             expires_at = EXCLUDED.expires_at
+         WHERE (session_leases.expires_at <= now() AND ($4::boolean OR session_leases.worker_id LIKE 'handed-over:%'))
+            OR session_leases.worker_id = EXCLUDED.worker_id
+       RETURNING instance_id, fencing_token`,
+      [ids, workerId, String(ttlMs), takeLapsed],
+    );
+    return new Map(rows.map((row) => [row.instance_id, { instanceId: row.instance_id, workerId, fencingToken: String(row.fencing_token) }]));
+  }
+
   /** Extends every live lease this worker holds; returns the ids it still holds (anything missing was lost). */
   async renewAll(workerId: string, ttlMs: number): Promise<Map<string, string>> {
     const rows: Array<{ instance_id: string; fencing_token: string }> = await this.db.query(

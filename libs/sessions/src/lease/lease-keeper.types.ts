@@ -19,8 +19,11 @@ export interface LeaseKeeperOptions {
 export interface LeaseListener {
   /** The lease is gone (expired, taken over, or no longer provable): stop the session, write nothing. */
   leaseLost(instanceId: string): void;
-  /** An orphaned paired instance was claimed for this worker: start its session from stored auth. */
-  orphanClaimed(lease: Lease): Promise<void>;
+  /**
+   * Orphaned paired instances were claimed for this worker (a batch of a reconcile): start their sessions from
+   * stored auth. A rejection gives back every lease of the batch still held.
+   */
+  orphansClaimed(leases: Lease[]): Promise<void>;
 }
 
 /** Told when this worker holds more than its fair share while another worker has room (a rebalance is due). */

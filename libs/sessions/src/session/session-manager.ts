@@ -58,19 +58,24 @@ export class SessionManager implements LeaseListener, SessionOwner {
     return session.connect(request);
   }
 
-  /** LeaseListener: a paired orphan was claimed for us; start it from stored auth (not awaited to `open`). */
-  async orphanClaimed(lease: Lease): Promise<void> {
-    if (this.sessions.has(lease.instanceId)) return;
-    // The row and the stored credentials in one statement: the lease is ours already, so nobody else
-    // writes the credentials any more (issue #38: a round trip less per adoption).
-    const found = await this.instances.findWithCreds(lease.instanceId);
-    if (!found) {
-      await this.keeper.release(lease);
-      return;
+  /** LeaseListener: paired orphans were claimed for us; start them from stored auth (not awaited to `open`). */
+  async orphansClaimed(leases: Lease[]): Promise<void> {
+    const fresh = leases.filter((lease) => !this.sessions.has(lease.instanceId));
+    if (fresh.length === 0) return;
+    // The rows and the stored credentials in one statement for the batch: the leases are ours already, so
+    // nobody else writes the credentials any more (issue #38: a round trip less per adoption).
+    const found = await this.instances.findManyWithCreds(fresh.map((lease) => lease.instanceId));
+    for (const lease of fresh) {
+      const row = found.get(lease.instanceId);
+      if (!row) {
+        await this.keeper.release(lease).catch(() => undefined); // deleted meanwhile
+        continue;
+      }
+      if (this.sessions.has(lease.instanceId)) continue; // a connect request placed it meanwhile
+      void this.create(row.entity, lease, row.creds)
+        .adopt()
+        .catch(() => undefined); // logged by the session
     }
-    void this.create(found.entity, lease, found.creds)
-      .adopt()
-      .catch(() => undefined); // logged by the session
   }
 
   /** LeaseListener: stop at once, write nothing. */

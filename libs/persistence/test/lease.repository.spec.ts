@@ -62,7 +62,11 @@ describe(LeaseRepository.name, () => {
       const query = jest.spyOn(db.dataSource, 'query');
       let taken: Map<string, { fencingToken: string; workerId: string }>;
       try {
-        taken = await sut.claimMany(['i-many-own', 'i-many-free', 'i-many-lapsed', 'i-many-live', 'i-many-handed', 'i-many-missing', 'i-many-free'], 'w-many', 5000);
+        taken = await sut.claimMany(
+          ['i-many-own', 'i-many-free', 'i-many-lapsed', 'i-many-live', 'i-many-handed', 'i-many-missing', 'i-many-free'],
+          'w-many',
+          5000,
+        );
         expect(query).toHaveBeenCalledTimes(1);
       } finally {
         query.mockRestore();

@@ -126,7 +126,7 @@ describe(LeaseKeeper.name, () => {
       expect((await other.holderOf(ids[1]))?.workerId).toBe('w-other');
     });
 
-    it('should answer a connect that claims an instance while its batch is being claimed with the batch\'s lease', async () => {
+    it("should answer a connect that claims an instance while its batch is being claimed with the batch's lease", async () => {
       const ids = await pairedInstances(3);
       const repository = new LeaseRepository(db.dataSource);
       const claimMany = repository.claimMany.bind(repository);

@@ -20,6 +20,12 @@ export interface SideResult {
   connectSeconds: number;
   /** CPU of the side's process while connecting, ms per connected instance (load-insensitive, unlike connectSeconds). */
   connectCpuMs: number;
+  /**
+   * Ours: when the worker held its first lease, seconds after its start (polled every 100 ms). Before it, the worker
+   * starts and its first reconcile waits one interval (RECONCILE_INTERVAL_MS) so that workers starting together
+   * all count in the fair share: not connecting work.
+   */
+  firstClaimSeconds?: number;
   /** Buffer.poolSize when measured (the session worker lowers Node 24's 64 KiB; see docs/adr/0016). */
   bufferPoolSize: number;
   /** Where the growth went, KB per connected instance (after − baseline, divided by `connected`). */
@@ -182,13 +188,18 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
     await worker.start();
     const inbound = sampleInbound(() => worker.inbound.backlog());
     let connected = 0;
+    let firstClaimSeconds: number | undefined;
     const deadline = Date.now() + 600_000;
     while (Date.now() < deadline) {
       connected = await count(CONNECTED, connected);
       if (connected >= N) break;
+      if (firstClaimSeconds === undefined && (await count(`SELECT count(*)::int AS n FROM session_leases`, 0)) > 0) {
+        firstClaimSeconds = (Date.now() - started) / 1000;
+      }
       await sleep(100);
     }
     const connectSeconds = (Date.now() - started) / 1000;
+    firstClaimSeconds ??= connectSeconds;
     const connectCpuMs = await connecting.stop('ours', connected);
     let activity: SideResult['activity'];
     let after: Memory;
@@ -247,6 +258,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
       perInstanceKb: Math.round((after.rss - baseline.rss) / 1024 / Math.max(1, connected)),
       connectSeconds,
       connectCpuMs,
+      firstClaimSeconds,
       bufferPoolSize: Buffer.poolSize,
       perInstance: breakdown(baseline, after, connected),
       ...(activity ? { activity } : {}),

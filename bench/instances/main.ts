@@ -4,13 +4,14 @@
  * Baileys sockets with in-memory auth connected to the same simulator in a plain process. Each side
  * runs in a process of its own so that its RSS is its own; the simulator runs in a third.
  *
- *   npm run bench -- instances [--n 200] [--only bare|ours|hibernated] [--hibernated <h>] [--snapshot <path>] [--bare-buffer-pool <bytes>]
+ *   npm run bench -- instances [--n 200] [--only bare|ours|hibernated] [--hibernated <h>] [--snapshot <path>] [--bare-buffer-pool <bytes>] [--first-reconcile-ms <ms>]
  *   npm run bench -- instances --activity [--history 1000] [--contacts 200] [--groups 50] [--per-minute 1] [--warm-up-minutes 2] [--soak-minutes 30]
  *
  * Connecting: each side's time to have all N connected (`connectSeconds`) and its CPU per instance meanwhile
  * (`connectCpuMs`), compared in `connect` (goal: ours ≤ 1.1 × bare's time); ours' `firstClaimSeconds` is when its
  * worker held its first lease (its first reconcile waits one interval by design), and `connect.ratioFromFirstClaim`
- * the time ratio from then on; `--cpu-profile <path>` writes a CPU profile of each side's connect window.
+ * the time ratio from then on (`--first-reconcile-ms 0`: the worker of a one-worker deployment, as the embedded default,
+ * which looks at once); `--cpu-profile <path>` writes a CPU profile of each side's connect window.
  *
  * Prints one JSON object. Goal: ours ≤ 1.2 × bare per instance. Each side's growth is split into
  * JS heap, ArrayBuffers and native memory (`perInstance`, see docs/adr/0016 for what is in each).

@@ -21,6 +21,7 @@ function child(roleName: Role, extra: string[] = []): ChildProcess {
     'peers',
     'history-timeout',
     'cpu-profile',
+    'first-reconcile-ms',
   ].flatMap((name) => (args.has(name) ? [`--${name}`, args.get(name) as string] : []));
   return fork(process.argv[1], [roleName, '--n', String(N), ...passed, ...extra], {
     execArgv: ['--expose-gc'],

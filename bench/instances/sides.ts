@@ -182,6 +182,8 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
       config: sessionWorkerConfig({
         workerId: 'bench-worker',
         capacity: N,
+        // `--first-reconcile-ms` (WORKER_FIRST_RECONCILE_MS): 0 is a deployment of one worker, as the embedded default.
+        ...(args.has('first-reconcile-ms') ? { firstReconcileDelayMs: Number(args.get('first-reconcile-ms')) } : {}),
         simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
       }),
     });

@@ -197,6 +197,7 @@ export class SessionWorker {
         capacity: config.capacity,
         ttlMs: config.leaseTtlMs,
         reconcileIntervalMs: config.reconcileIntervalMs,
+        firstReconcileDelayMs: config.firstReconcileDelayMs,
         outageRideMs: config.leaseOutageRideMs,
       },
       this.logger,

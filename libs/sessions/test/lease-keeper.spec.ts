@@ -52,12 +52,18 @@ describe(LeaseKeeper.name, () => {
 
   const keeper = (
     workerId: string,
-    options: { capacity?: number; ttlMs?: number; reconcileIntervalMs?: number } = {},
+    options: { capacity?: number; ttlMs?: number; reconcileIntervalMs?: number; firstReconcileDelayMs?: number } = {},
     repository = new LeaseRepository(db.dataSource),
   ) => {
     const sut = new LeaseKeeper(
       repository,
-      { workerId, capacity: options.capacity ?? 100, ttlMs: options.ttlMs ?? 10_000, reconcileIntervalMs: options.reconcileIntervalMs ?? 60_000 },
+      {
+        workerId,
+        capacity: options.capacity ?? 100,
+        ttlMs: options.ttlMs ?? 10_000,
+        reconcileIntervalMs: options.reconcileIntervalMs ?? 60_000,
+        firstReconcileDelayMs: options.firstReconcileDelayMs,
+      },
       logger,
     );
     keepers.push(sut);
@@ -150,6 +156,23 @@ describe(LeaseKeeper.name, () => {
       expect(await placed).toEqual({ kind: 'claimed', lease: expect.objectContaining({ instanceId: ids[0], workerId: 'w-race' }) });
       expect(single).toBe(0);
       expect(listener.adopted.sort()).toEqual(ids);
+    });
+
+    it('should look for orphans first one interval after its start, or as soon as told when it is the only worker (issue #38)', async () => {
+      const ids = await pairedInstances(3);
+      const waiting = keeper('w-first-default', { reconcileIntervalMs: 600 });
+      const waitingListener = new RecordingListener();
+      await waiting.start(waitingListener);
+      await sleep(300);
+      expect(waitingListener.adopted).toEqual([]);
+      await waitFor(() => waitingListener.adopted.length === 3, 5_000);
+      await waiting.shutdown();
+
+      const alone = keeper('w-first-alone', { reconcileIntervalMs: 60_000, firstReconcileDelayMs: 0 });
+      const aloneListener = new RecordingListener();
+      await alone.start(aloneListener);
+      await waitFor(() => aloneListener.adopted.length === 3, 2_000);
+      expect(aloneListener.adopted.sort()).toEqual(ids);
     });
 
     it('should release a lease when starting the adopted session fails', async () => {

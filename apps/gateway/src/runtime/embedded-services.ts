@@ -31,6 +31,8 @@ export function embeddedServices(options: EmbeddedServicesOptions): DynamicModul
       config: {
         ...workerConfig,
         workerId: options.env.optionalString('WORKER_ID') ?? `embedded-${hostname()}`,
+        // The only worker (one per process and in-process bus): nobody starting beside it to share with.
+        firstReconcileDelayMs: options.env.optionalString('WORKER_FIRST_RECONCILE_MS') === undefined ? 0 : workerConfig.firstReconcileDelayMs,
         simulator: options.simulator ?? workerConfig.simulator,
       },
       logger: serviceLogger(options.logger, 'session-worker'),

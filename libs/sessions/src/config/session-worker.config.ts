@@ -23,6 +23,12 @@ export interface SessionWorkerConfig {
   /** How often the worker looks for orphaned instances to adopt. */
   reconcileIntervalMs: number;
   /**
+   * How long after its start the worker first looks for orphans (WORKER_FIRST_RECONCILE_MS; default one
+   * `reconcileIntervalMs`): workers started together all count in the fair share of the first look. A worker
+   * that is the only one (the embedded default, one worker per process and bus) has nobody to wait for: 0.
+   */
+  firstReconcileDelayMs?: number;
+  /**
    * Whether a worker over its fair share hands instances to workers with room, one at a time (WORKER_REBALANCE,
    * default true; ADR 0043): a worker that starts, comes back or is added takes its share of the running ones.
    */
@@ -112,7 +118,7 @@ export function sessionWorkerConfig(overrides: Partial<SessionWorkerConfig> = {}
 }
 
 /**
- * The worker's variables: WORKER_ID (default hostname-pid), WORKER_CAPACITY, WORKER_REBALANCE, LEASE_TTL_MS, LEASE_OUTAGE_RIDE_MS,
+ * The worker's variables: WORKER_ID (default hostname-pid), WORKER_CAPACITY, WORKER_REBALANCE, WORKER_FIRST_RECONCILE_MS, LEASE_TTL_MS, LEASE_OUTAGE_RIDE_MS,
  * INBOUND_QUEUE_MAX, INBOUND_WORKER_QUEUE_MAX, SEND_ACK_TIMEOUT_MS, UNACKED_RESEND_AFTER_MS,
  * UNACKED_GIVE_UP_MS, WA_WEB_VERSION, WA_VERSION_URL, HANDSHAKE_CONCURRENCY, and the
  * simulator seam WA_WEBSOCKET_URL + WA_CERT_ROOT_PUBLIC_KEY (both or nothing).
@@ -124,6 +130,7 @@ export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
     workerId: env.string('WORKER_ID', `${hostname()}-${process.pid}`),
     capacity: env.integer('WORKER_CAPACITY', SESSION_WORKER_DEFAULTS.capacity, { min: 1, max: 100_000 }),
     rebalance: env.boolean('WORKER_REBALANCE', SESSION_WORKER_DEFAULTS.rebalance),
+    firstReconcileDelayMs: env.integer('WORKER_FIRST_RECONCILE_MS', SESSION_WORKER_DEFAULTS.reconcileIntervalMs, { min: 0, max: 600_000 }),
     leaseTtlMs: env.integer('LEASE_TTL_MS', SESSION_WORKER_DEFAULTS.leaseTtlMs, { min: 1_000, max: 600_000 }),
     leaseOutageRideMs: env.integer('LEASE_OUTAGE_RIDE_MS', SESSION_WORKER_DEFAULTS.leaseOutageRideMs, { min: 0, max: 3_600_000 }),
     inboundQueueMax: env.integer('INBOUND_QUEUE_MAX', SESSION_WORKER_DEFAULTS.inboundQueueMax, { min: 4, max: 1_000_000 }),

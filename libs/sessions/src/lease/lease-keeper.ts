@@ -70,6 +70,7 @@ export class LeaseKeeper {
   /** Until then (after an outage of our own) no other worker's lapsed lease is taken. */
   private graceUntil = 0;
   private reconcileTimer: NodeJS.Timeout | undefined;
+  private firstReconcileTimer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | null = null;
   private reconciling: Promise<void> | null = null;
   /** Local time at which the last successful renewal started: every held lease lives at least until this + ttl. */
@@ -144,8 +145,11 @@ export class LeaseKeeper {
     this.loopDelay.enable();
     this.confirmed(Date.now());
     this.renewTimer = setInterval(() => this.tickRenew(), this.renewIntervalMs);
-    // The first reconcile waits one interval, so that workers starting together all count in fairShare().
+    // The first reconcile waits one interval, so that workers starting together all count in fairShare(), unless
+    // told sooner (a worker that is the only one: issue #38, 2 s of every restart of the embedded default).
     this.reconcileTimer = setInterval(() => this.tickReconcile(), this.options.reconcileIntervalMs);
+    const first = this.options.firstReconcileDelayMs ?? this.options.reconcileIntervalMs;
+    if (first < this.options.reconcileIntervalMs) this.firstReconcileTimer = setTimeout(() => this.tickReconcile(), first);
   }
 
   /**
@@ -304,6 +308,7 @@ export class LeaseKeeper {
   private clearTimers(): void {
     clearInterval(this.renewTimer);
     clearInterval(this.reconcileTimer);
+    clearTimeout(this.firstReconcileTimer);
     clearTimeout(this.deadlineTimer);
     clearTimeout(this.unreachableRetryTimer);
     clearTimeout(this.graceTimer);

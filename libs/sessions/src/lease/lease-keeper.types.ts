@@ -9,6 +9,11 @@ export interface LeaseKeeperOptions {
   /** How often to look for orphaned instances to adopt. */
   reconcileIntervalMs: number;
   /**
+   * The first look, this long after `start` (default: one `reconcileIntervalMs`, so that workers starting
+   * together all count in its fair share; 0 for a worker that is the only one).
+   */
+  firstReconcileDelayMs?: number;
+  /**
    * How long past the lease's lapse the sessions ride out a database that cannot be reached at all
    * (LEASE_OUTAGE_RIDE_MS, ADR 0037); 0 stops them at the cut-off as for a database that hangs.
    */

@@ -54,6 +54,11 @@ export const Subjects = {
   sinksChanged: 'sinks.changed',
   /** A draining session worker handed these instances over (payload: LeasesHandedOver): the others adopt them now. */
   leasesHandedOver: 'sessions.handed-over',
+  /**
+   * Published by the session worker that starts serving an instance, once it subscribed `instance.<id>.>` (no
+   * payload): requests waiting out a hand-over or a takeover try again at once instead of at their next retry.
+   */
+  instanceArrived: (instanceId: string) => `arrived.${instanceId}` as const,
 } as const;
 
 /** Payload of `Subjects.leasesHandedOver`. */

@@ -1,5 +1,5 @@
 import { ConnectionLostError, InProcessBus } from '@gw/bus';
-import { ErrorCode, RpcError } from '@gw/contracts';
+import { ErrorCode, RpcError, Subjects } from '@gw/contracts';
 import { TAKEOVER_RETRY_MS, TakeoverRequester } from './takeover-requester';
 
 /** A bus whose first request to the instance was in flight when its NATS server was lost. */
@@ -44,6 +44,28 @@ describe(TakeoverRequester.name, () => {
       const sut = new TakeoverRequester(bus, { failoverWaitMs: 5_000, heldRecently: async () => true });
       await expect(sut.requestAcrossHandOver('i1', 'presence', {} as never, 500)).resolves.toEqual({ ok: true });
       expect(ran()).toBe(1);
+    });
+
+    it("should try again as soon as the instance's new holder says it arrived, not at the next retry (issue 39)", async () => {
+      const bus = new InProcessBus();
+      const sut = new TakeoverRequester(bus, { failoverWaitMs: 5_000, heldRecently: async () => true });
+      const started = Date.now();
+      // Nobody holds the instance (its old holder handed it over); 30 ms later the heir subscribes and says so.
+      setTimeout(() => {
+        bus.subscribe('instance.i1.presence', async () => ({ ok: true, at: Date.now() - started }));
+        bus.publish(Subjects.instanceArrived('i1'), null);
+      }, 30);
+      const answer = await sut.requestAcrossHandOver<'presence'>('i1', 'presence', {} as never, 500);
+      expect((answer as unknown as { at: number }).at).toBeLessThan(TAKEOVER_RETRY_MS - 50);
+    });
+
+    it('should still try again at the retry interval when no notice comes (a notice missed or lost)', async () => {
+      const bus = new InProcessBus();
+      const sut = new TakeoverRequester(bus, { failoverWaitMs: 5_000, heldRecently: async () => true });
+      const started = Date.now();
+      setTimeout(() => bus.subscribe('instance.i1.presence', async () => ({ ok: true, at: Date.now() - started })), 30);
+      const answer = await sut.requestAcrossHandOver<'presence'>('i1', 'presence', {} as never, 500);
+      expect((answer as unknown as { at: number }).at).toBeGreaterThanOrEqual(TAKEOVER_RETRY_MS - 5);
     });
 
     it('should not repeat a NoSession that may have started (not marked not run)', async () => {

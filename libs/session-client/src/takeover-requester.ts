@@ -1,4 +1,4 @@
-import { type Bus, ConnectionLostError } from '@gw/bus';
+import { type Bus, type BusSubscription, ConnectionLostError } from '@gw/bus';
 import { ErrorCode, type InstanceOp, type InstanceRpc, RpcError, Subjects } from '@gw/contracts';
 
 /**
@@ -6,10 +6,11 @@ import { ErrorCode, type InstanceOp, type InstanceRpc, RpcError, Subjects } from
  * somebody still holds the instance (a `status` request: answered from memory).
  */
 export const HOLDER_CHECK_MS = 1_000;
-/** Pause between tries of a repeatable request while a takeover is under way. */
+/**
+ * Pause between tries of a repeatable request while a takeover is under way, unless the instance's new holder
+ * says it arrived (Subjects.instanceArrived) sooner.
+ */
 export const TAKEOVER_RETRY_MS = 250;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export interface TakeoverRequesterOptions {
   /** How long a repeatable request follows a takeover at most (FAILOVER_WAIT_MS; ADR 0007). */
@@ -106,14 +107,21 @@ export class TakeoverRequester {
   ): Promise<InstanceRpc[Op]['reply']> {
     const deadline = Date.now() + this.options.failoverWaitMs;
     let inTakeover = false;
-    for (;;) {
-      try {
-        return await this.request(instanceId, op, data, timeoutMs);
-      } catch (error) {
-        if (!(error instanceof RpcError) || Date.now() + TAKEOVER_RETRY_MS > deadline || !(await again(error, inTakeover))) throw error;
-        inTakeover = true;
-        await sleep(TAKEOVER_RETRY_MS);
+    // From the first refusal on: the new holder's notice of arrival ends the wait before the next try.
+    let arrival: ArrivalWatch | undefined;
+    try {
+      for (;;) {
+        try {
+          return await this.request(instanceId, op, data, timeoutMs);
+        } catch (error) {
+          if (!(error instanceof RpcError) || Date.now() + TAKEOVER_RETRY_MS > deadline || !(await again(error, inTakeover))) throw error;
+          inTakeover = true;
+          arrival ??= new ArrivalWatch(this.bus, instanceId);
+          await arrival.next(TAKEOVER_RETRY_MS);
+        }
       }
+    } finally {
+      arrival?.close();
     }
   }
 
@@ -157,5 +165,44 @@ export class TakeoverRequester {
         (error: unknown) => finish(() => reject(error)),
       );
     });
+  }
+}
+
+/**
+ * One retrying request's watch for its instance's new holder (Subjects.instanceArrived), kept from its first
+ * refusal to its end, so that a notice that comes while a try is under way still ends the next wait. A notice
+ * missed (published before the watch's subscription reached the bus) leaves the wait to its timer, as before.
+ */
+class ArrivalWatch {
+  private readonly subscription: BusSubscription;
+  private arrived = false;
+  private wake: (() => void) | undefined;
+
+  constructor(bus: Bus, instanceId: string) {
+    this.subscription = bus.subscribe(Subjects.instanceArrived(instanceId), () => {
+      this.arrived = true;
+      this.wake?.();
+      return undefined;
+    });
+  }
+
+  /** Resolves after `ms`, or at once when the holder arrived since the last wait, or when it arrives meanwhile. */
+  async next(ms: number): Promise<void> {
+    if (!this.arrived) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+    this.arrived = false;
+  }
+
+  close(): void {
+    this.wake?.();
+    this.subscription.unsubscribe();
   }
 }

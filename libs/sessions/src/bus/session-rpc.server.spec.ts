@@ -176,6 +176,18 @@ describe('SessionRpcServer drain (issue 39)', () => {
     ).rejects.toMatchObject({ code: ErrorCode.CapacityExhausted });
   });
 
+  it('should say an instance arrived once it answers its ops, so requests waiting for its new holder try again now', async () => {
+    const answered: string[] = [];
+    bus.subscribe(Subjects.instanceArrived('i1'), async () => {
+      // The notice comes after the subscription: a request sent on it reaches this worker.
+      answered.push((await bus.request<{ status: string }>(Subjects.instance('i1', 'status'), { instanceId: 'i1' }, { timeoutMs: 1_000 })).status);
+      return undefined;
+    });
+    start();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(answered).toEqual(['connected']);
+  });
+
   it('should drain (not drop) the subscription of a session that ended', async () => {
     start();
     sessions.delete('i1');

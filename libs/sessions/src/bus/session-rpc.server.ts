@@ -156,6 +156,9 @@ export class SessionRpcServer implements SessionLifecycleListener {
     const prefix = `instance.${instanceId}.`;
     const subscription = this.bus.subscribe(`${prefix}>`, (data, subject) => this.dispatch(instanceId, subject.slice(prefix.length), data));
     this.perInstance.set(instanceId, subscription);
+    // After the subscription (sent before it on the same connection): whoever waits for this instance's new
+    // holder tries again now, and reaches this one (TakeoverRequester; issue #39).
+    this.bus.publish(Subjects.instanceArrived(instanceId), null);
   }
 
   sessionEnded(session: Session): void {

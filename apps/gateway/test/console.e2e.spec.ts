@@ -286,11 +286,23 @@ describe('the operator console at /manager (Chromium, against a sandbox stack)',
     await row.getByRole('button', { name: 'Stop' }).click();
     await row.locator('.pill', { hasText: 'paused' }).waitFor();
     await shot('queue');
+    // The stored proxy answers late (a loaded gateway): the mode picked before it arrives must stay picked.
+    let proxyLoaded: () => void = () => undefined;
+    const proxyAnswered = new Promise<void>((resolve) => (proxyLoaded = resolve));
+    await page.route('**/instance/proxy', async (route) => {
+      if (route.request().method() !== 'GET') return route.continue();
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await route.continue();
+      proxyLoaded();
+    });
     await page.getByRole('tab', { name: 'Settings' }).click();
     await page.getByRole('button', { name: 'Save privacy' }).waitFor();
     // A custom proxy falls back to the managed pools unless told otherwise: uazapi 2.1.1's name, internal.
     await page.locator('select', { has: page.locator('option[value=custom]') }).selectOption('custom');
-    expect(await page.inputValue('input[name=proxy_fallback]')).toBe('internal');
+    await proxyAnswered;
+    await page.getByText('Mode').first().waitFor(); // a render after the answer
+    await page.unroute('**/instance/proxy');
+    expect(await page.inputValue('input[name=proxy_fallback]', { timeout: 2_000 })).toBe('internal');
     await page.locator('select', { has: page.locator('option[value=custom]') }).selectOption('internal');
     await shot('settings');
     // Chatbot: an agent and the trigger that starts it; Chatwoot: the settings and the inbox webhook URL.

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api } from '../lib/api';
 import { DEFAULT_PROXY_FALLBACK, relativeTime } from '../lib/format';
 import type { Instance, Privacy, Proxy, ProxyChanged } from '../lib/types';
@@ -74,12 +74,12 @@ function PresenceCard({ token, current, connected }: { token: string; current: s
 
 function ProxyCard({ token }: { token: string }) {
   const proxy = useLoad((signal) => api.call<Proxy>('GET', '/instance/proxy', { token, signal }), [token]);
-  const [mode, setMode] = useState('internal');
+  // The mode picked in the form, else the stored one: a load answered after the pick must not undo it (a slow
+  // GET /instance/proxy put a picked "custom" back to the stored mode and hid its fields).
+  const [picked, setPicked] = useState<string | null>(null);
+  const mode = picked ?? proxy.data?.mode ?? 'internal';
   const [url, setUrl] = useState('');
   const [fallback, setFallback] = useState(DEFAULT_PROXY_FALLBACK);
-  useEffect(() => {
-    if (proxy.data) setMode(proxy.data.mode);
-  }, [proxy.data]);
   const save = useAction(async () => {
     const body: Record<string, unknown> = { mode };
     if (mode === 'custom') {
@@ -89,12 +89,14 @@ function ProxyCard({ token }: { token: string }) {
     if (mode === 'none') body.confirm_no_proxy = true;
     const reply = await api.call<ProxyChanged>('POST', '/instance/proxy', { token, body });
     proxy.setData(reply.proxy);
+    setPicked(null);
     setUrl('');
     return reply;
   });
   const remove = useAction(async () => {
     const reply = await api.call<ProxyChanged>('DELETE', '/instance/proxy', { token });
     proxy.setData(reply.proxy);
+    setPicked(null);
     return reply;
   });
   const data = proxy.data;
@@ -141,7 +143,7 @@ function ProxyCard({ token }: { token: string }) {
         }}
       >
         <Field label="Mode">
-          <select value={mode} onChange={(e) => setMode(e.currentTarget.value)}>
+          <select value={mode} onChange={(e) => setPicked(e.currentTarget.value)}>
             <option value="internal">internal</option>
             <option value="custom">custom proxy</option>
             <option value="none">none (direct)</option>

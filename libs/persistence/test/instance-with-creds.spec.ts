@@ -2,11 +2,11 @@ import { InstanceEntity, InstanceRepository } from '@gw/persistence';
 import { openTestDatabase, recordStatements, type TestDatabase } from '@gw/testing';
 
 /**
- * InstanceRepository.findWithCreds (issue #38): what a worker reads right after it claimed an orphan's
- * lease, the instance's row and its stored credentials, in one statement (it was findById and then the
- * auth state's readCreds: two round trips per adoption).
+ * InstanceRepository.findManyWithCreds (issue #38): what a worker reads right after it claimed orphans'
+ * leases, each instance's row and its stored credentials, in one statement (it was findById and then the
+ * auth state's readCreds: two round trips per adoption). Asked here for one instance at a time.
  */
-describe('InstanceRepository.findWithCreds', () => {
+describe('InstanceRepository.findManyWithCreds', () => {
   let db: TestDatabase;
   let sut: InstanceRepository;
   let statements: string[] = [];
@@ -21,6 +21,7 @@ describe('InstanceRepository.findWithCreds', () => {
     await db.close();
   });
   beforeEach(() => statements.splice(0));
+  const findWithCreds = async (id: string) => (await sut.findManyWithCreds([id])).get(id) ?? null;
 
   it('should answer the row, typed as the entity and equal to findById, and the stored credentials, in one statement', async () => {
     await sut.create({
@@ -34,26 +35,26 @@ describe('InstanceRepository.findWithCreds', () => {
     await db.dataSource.query(`INSERT INTO auth_creds (instance_id, value) VALUES ($1, $2)`, ['i-creds', '{"me":{"id":"5531999:1@s.whatsapp.net"}}']);
     statements.splice(0);
 
-    const found = await sut.findWithCreds('i-creds');
+    const found = await findWithCreds('i-creds');
 
     expect(statements).toHaveLength(1);
     expect(found?.entity).toBeInstanceOf(InstanceEntity);
     expect(found?.entity).toEqual(await sut.findById('i-creds'));
     expect(found?.creds).toBe('{"me":{"id":"5531999:1@s.whatsapp.net"}}');
     // Run often, it goes as a prepared statement (PreparingClient): the same answer.
-    for (let i = 0; i < 4; i++) expect(await sut.findWithCreds('i-creds')).toEqual(found);
+    for (let i = 0; i < 4; i++) expect(await findWithCreds('i-creds')).toEqual(found);
   });
 
   it('should answer null credentials for an instance that has none stored', async () => {
     await sut.create({ id: 'i-no-creds', token: 'token-i-no-creds', name: 'name' });
 
-    const found = await sut.findWithCreds('i-no-creds');
+    const found = await findWithCreds('i-no-creds');
 
     expect(found?.entity).toEqual(await sut.findById('i-no-creds'));
     expect(found?.creds).toBeNull();
   });
 
   it('should answer null for an instance that does not exist', async () => {
-    expect(await sut.findWithCreds('i-missing')).toBeNull();
+    expect(await findWithCreds('i-missing')).toBeNull();
   });
 });

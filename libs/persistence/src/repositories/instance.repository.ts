@@ -28,22 +28,11 @@ export class InstanceRepository extends RepositoryBase {
   }
 
   /**
-   * The instance's row and its stored credentials (null when none are stored) in one statement: what a
-   * worker reads right after it claimed an orphan's lease (issue #38: one round trip less per adoption;
-   * a takeover or a storm adopts hundreds at once). Only after the claim: before it, another holder may
-   * still write the credentials. Null when the instance does not exist.
+   * The instances' rows and their stored credentials (null when none are stored) in one statement: what a worker
+   * reads right after it claimed a batch of orphans' leases (issue #38: one round trip for the batch, where it was
+   * findById and then the auth state's readCreds per adoption). Only after the claim: before it, another holder
+   * may still write the credentials. Instances that do not exist are absent.
    */
-  async findWithCreds(id: string): Promise<{ entity: InstanceEntity; creds: string | null } | null> {
-    const rows: Array<Record<string, unknown>> = await this.db.query(
-      `${PREPARED} SELECT i.*, c.value AS "creds?" FROM instances i LEFT JOIN auth_creds c ON c.instance_id = i.id WHERE i.id = $1`,
-      [id],
-    );
-    const row = rows[0];
-    if (!row) return null;
-    return { entity: this.hydrate(row), creds: (row['creds?'] as string | null) ?? null };
-  }
-
-  /** findWithCreds() for many instances in one statement (a reconcile's batch of adoptions); instances that do not exist are absent. */
   async findManyWithCreds(ids: string[]): Promise<Map<string, { entity: InstanceEntity; creds: string | null }>> {
     if (ids.length === 0) return new Map();
     const rows: Array<Record<string, unknown>> = await this.db.query(

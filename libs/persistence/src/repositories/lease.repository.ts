@@ -39,6 +39,19 @@ export interface Lease {
  *   fenced writes (as it did behind `FOR SHARE`).
  * - A crash leaves the row in place; it simply expires and the next claim takes it over.
  */
+/**
+ * The claims' conflict clause (claim, claimMany): an existing row is taken when it lapsed (another worker's only
+ * with `$4`, takeLapsed, or when handed over) or is already ours. A change of holder (or a lapse) bumps the token;
+ * our own live lease keeps it.
+ */
+const TAKE_ROW_UNLESS_HELD = `ON CONFLICT (instance_id) DO UPDATE
+         SET worker_id = EXCLUDED.worker_id,
+             fencing_token = CASE WHEN session_leases.worker_id = EXCLUDED.worker_id AND session_leases.expires_at > now()
+                                  THEN session_leases.fencing_token ELSE session_leases.fencing_token + 1 END,
+             expires_at = EXCLUDED.expires_at
+         WHERE (session_leases.expires_at <= now() AND ($4::boolean OR session_leases.worker_id LIKE 'handed-over:%'))
+            OR session_leases.worker_id = EXCLUDED.worker_id`;
+
 export class LeaseRepository extends RepositoryBase {
   /** The connection renewOwn() keeps for itself (see there). */
   private renewalRunner: QueryRunner | null = null;
@@ -66,14 +79,7 @@ export class LeaseRepository extends RepositoryBase {
     const rows: Array<{ fencing_token: string }> = await this.db.query(
       `INSERT INTO session_leases (instance_id, worker_id, fencing_token, expires_at)
        VALUES ($1, $2, 1, now() + ($3 || ' milliseconds')::interval)
-       ON CONFLICT (instance_id) DO UPDATE
-         SET worker_id = EXCLUDED.worker_id,
-             -- a change of holder (or a lapse) bumps the token; our own live lease keeps it
-             fencing_token = CASE WHEN session_leases.worker_id = EXCLUDED.worker_id AND session_leases.expires_at > now()
-                                  THEN session_leases.fencing_token ELSE session_leases.fencing_token + 1 END,
-             expires_at = EXCLUDED.expires_at
-         WHERE (session_leases.expires_at <= now() AND ($4::boolean OR session_leases.worker_id LIKE 'handed-over:%'))
-            OR session_leases.worker_id = EXCLUDED.worker_id
+       ${TAKE_ROW_UNLESS_HELD}
        RETURNING fencing_token`,
       [instanceId, workerId, String(ttlMs), takeLapsed],
     );
@@ -107,13 +113,7 @@ export class LeaseRepository extends RepositoryBase {
        SELECT u.id, $2, 1, now() + ($3 || ' milliseconds')::interval
        FROM unnest($1::text[]) WITH ORDINALITY AS u(id, n) JOIN instances i ON i.id = u.id
        ORDER BY u.n
-       ON CONFLICT (instance_id) DO UPDATE
-         SET worker_id = EXCLUDED.worker_id,
-             fencing_token = CASE WHEN session_leases.worker_id = EXCLUDED.worker_id AND session_leases.expires_at > now()
-                                  THEN session_leases.fencing_token ELSE session_leases.fencing_token + 1 END,
-             expires_at = EXCLUDED.expires_at
-         WHERE (session_leases.expires_at <= now() AND ($4::boolean OR session_leases.worker_id LIKE 'handed-over:%'))
-            OR session_leases.worker_id = EXCLUDED.worker_id
+       ${TAKE_ROW_UNLESS_HELD}
        RETURNING instance_id, fencing_token`,
       [ids, workerId, String(ttlMs), takeLapsed],
     );

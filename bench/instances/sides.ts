@@ -276,13 +276,17 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
 /**
  * A statement that waited for a pool connection past the pool's timeout fails with pg-pool's error, whose
  * stack is only its timer: the N = 1,000 run failed that way with no word of which statement. Each checkout
- * keeps the stack of its caller (async frames included) and a timeout's error carries it.
+ * that finds no idle connection keeps the stack of its caller (async frames included) and a timeout's
+ * error carries it.
  */
 function tellWhoWaitedOnThePool(pg: typeof import('pg')): void {
   type Connect = (callback?: (error: Error | undefined, ...rest: unknown[]) => void) => unknown;
   const pool = pg.Pool.prototype as unknown as { connect: Connect };
   const connect = pool.connect;
-  pool.connect = function (this: unknown, callback) {
+  pool.connect = function (this: { idleCount?: number }, callback) {
+    // Only a checkout that has to wait can time out: one that finds an idle connection is not traced
+    // (an Error's stack with its async frames at every checkout cost ours ~1 % of its connect window).
+    if ((this.idleCount ?? 0) > 0) return callback ? connect.call(this, callback) : connect.call(this);
     const caller = new Error('the pool was asked by');
     const note = (error: Error | undefined) => {
       if (error && /timeout exceeded/.test(error.message)) error.stack = `${error.stack}\n${caller.stack}`;

@@ -13,6 +13,17 @@ export interface AuthChange {
   keys?: KeyMutation[];
 }
 
+/** One read of keys: some ids of one type of one instance. */
+interface KeyRead {
+  instanceId: string;
+  type: string;
+  ids: string[];
+}
+
+function keyOf(instanceId: string, type: string, id: string): string {
+  return `${instanceId}\u0000${type}\u0000${id}`;
+}
+
 export interface KeyMutation {
   type: string;
   id: string;
@@ -32,13 +43,60 @@ export class AuthStateRepository extends RepositoryBase {
     return rows.length ? rows[0].value : null;
   }
 
+  /**
+   * The stored values of `ids` of one key type (absent ones are left out). On the pool, the reads of
+   * every instance of this worker that arrive while one read statement is in flight go together in the
+   * next one (GroupCommit, as the writes): a login reads three keys that usually do not exist yet (its
+   * own LID mapping, its own session under the LID, the tctoken index), so a storm of logins (a restart,
+   * a takeover) was three statements per instance (issue #38). Inside a transaction, one statement.
+   */
   async readKeys(instanceId: string, type: string, ids: string[]): Promise<Map<string, string>> {
     if (ids.length === 0) return new Map();
+    if (this.db !== this.dataSource) return this.readKeysOf({ instanceId, type, ids });
+    return this.keyReads.write({ instanceId, type, ids });
+  }
+
+  private readonly keyReads = new GroupCommit<KeyRead, Map<string, string>>(
+    (items) => this.readKeysMany(items),
+    (item) => this.readKeysOf(item),
+    { maxBatch: 100, maxInFlight: 2 },
+  );
+
+  private async readKeysOf({ instanceId, type, ids }: KeyRead): Promise<Map<string, string>> {
     const rows: Array<{ key_id: string; value: string }> = await this.db.query(
       `${PREPARED} SELECT key_id, value FROM auth_keys WHERE instance_id = $1 AND type = $2 AND key_id = ANY($3::text[])`,
       [instanceId, type, ids],
     );
     return new Map(rows.map((row) => [row.key_id, row.value]));
+  }
+
+  /** readKeys() for many reads of any instances in one statement; answers in the reads' order. */
+  private async readKeysMany(items: KeyRead[]): Promise<Array<Map<string, string>>> {
+    const instances: string[] = [];
+    const types: string[] = [];
+    const keys: string[] = [];
+    for (const item of items)
+      for (const id of item.ids) {
+        instances.push(item.instanceId);
+        types.push(item.type);
+        keys.push(id);
+      }
+    const rows: Array<{ instance_id: string; type: string; key_id: string; value: string }> = await this.db.query(
+      `${PREPARED} SELECT k.instance_id, k.type, k.key_id, k.value
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS w(instance_id, type, key_id)
+       JOIN auth_keys k ON k.instance_id = w.instance_id AND k.type = w.type AND k.key_id = w.key_id`,
+      [instances, types, keys],
+    );
+    const found = new Map<string, string>();
+    for (const row of rows) found.set(keyOf(row.instance_id, row.type, row.key_id), row.value);
+    return items.map((item) => {
+      const values = new Map<string, string>();
+      for (const id of item.ids) {
+        const value = found.get(keyOf(item.instanceId, item.type, id));
+        if (value !== undefined) values.set(id, value);
+      }
+      return values;
+    });
   }
 
   /**

@@ -1,3 +1,5 @@
+import { GroupCommit } from '../group-commit';
+import { PREPARED } from '../preparing-client';
 import { RepositoryBase } from './repository-base';
 
 /** A blocked contact: phone-number JID (the LID while the number is unknown) and its LID. */
@@ -61,7 +63,39 @@ export class BlocklistRepository extends RepositoryBase {
     ];
   }
 
+  /**
+   * The stored list, oldest block first. On the pool, the lists of every instance of this worker asked
+   * for while one such read is in flight are read together in the next one (GroupCommit): every login
+   * compares WhatsApp's blocklist with the stored one, so a storm of logins read one list per instance
+   * (issue #38). Inside a transaction, one statement.
+   */
   async list(instanceId: string): Promise<BlockedContact[]> {
-    return this.db.query(`SELECT jid, lid FROM blocklist WHERE instance_id = $1 ORDER BY created_at, jid`, [instanceId]);
+    if (this.db !== this.dataSource) return this.listOf(instanceId);
+    return this.lists.write(instanceId);
+  }
+
+  private readonly lists = new GroupCommit<string, BlockedContact[]>(
+    (instanceIds) => this.listMany(instanceIds),
+    (instanceId) => this.listOf(instanceId),
+    { maxBatch: 100, maxInFlight: 2 },
+  );
+
+  private listOf(instanceId: string): Promise<BlockedContact[]> {
+    return this.db.query(`${PREPARED} SELECT jid, lid FROM blocklist WHERE instance_id = $1 ORDER BY created_at, jid`, [instanceId]);
+  }
+
+  /** list() of many instances in one statement; answers in their order. */
+  private async listMany(instanceIds: string[]): Promise<BlockedContact[][]> {
+    const rows: Array<{ instance_id: string; jid: string; lid: string }> = await this.db.query(
+      `${PREPARED} SELECT instance_id, jid, lid FROM blocklist WHERE instance_id = ANY($1::text[]) ORDER BY instance_id, created_at, jid`,
+      [[...new Set(instanceIds)]],
+    );
+    const byInstance = new Map<string, BlockedContact[]>();
+    for (const row of rows) {
+      let list = byInstance.get(row.instance_id);
+      if (!list) byInstance.set(row.instance_id, (list = []));
+      list.push({ jid: row.jid, lid: row.lid });
+    }
+    return instanceIds.map((instanceId) => (byInstance.get(instanceId) ?? []).map((entry) => ({ ...entry })));
   }
 }

@@ -405,6 +405,26 @@ export async function runBench(): Promise<void> {
           planStoredToAcked: hop((turn) => at(turn, 'sentAt') - at(turn, 'plannedAt')),
           ackedToFinished: hop((turn) => at(turn, 'finishedAt') - at(turn, 'sentAt')),
         },
+        // The slowest measured rounds by added time: when in the window each began (s from its start) and
+        // each hop, to tell a periodic stall (rounds bunched at one moment) from a slow hop of its own.
+        slowestRounds: measuredTurns
+          .map((turn, index) => ({ turn, added: added[index] }))
+          .sort((a, b) => b.added - a.added)
+          .slice(0, 8)
+          .map(({ turn, added: roundAdded }) => {
+            const sent = sentAts.get(turn.messageId) ?? NaN;
+            const storedAt = stored.get(turn.messageId) ?? NaN;
+            const admitted = admittedAt.get(turn.messageId) ?? NaN;
+            return {
+              atS: round2((sent - (performance.timeOrigin + t0)) / 1000),
+              addedMs: round1(roundAdded),
+              receiveToStoredMs: round1(storedAt - sent),
+              storedToAdmittedMs: round1(admitted - storedAt),
+              admittedToClaimedMs: round1(at(turn, 'claimedAt') - admitted),
+              claimedToModelMs: round1(turn.modelAt - at(turn, 'claimedAt')),
+              planStoredToAckedMs: round1(at(turn, 'sentAt') - at(turn, 'plannedAt')),
+            };
+          }),
         // The age of the oldest write transaction on the Postgres server (any database), sampled every 250 ms.
         oldestWriteTransactionMs: stats(oldestWrite),
         ...(busyTransactions !== undefined ? { busyClusterTransactions: busyTransactions } : {}),

@@ -90,4 +90,80 @@ describe('InstanceRepository.applySessionChange', () => {
 
     await expect(sut.applySessionChange(lease, { status: 'connected' }, [{ eventType: 'connection', payload: {} }])).rejects.toBeInstanceOf(FencedOutError);
   });
+
+  describe('changes of many instances at once (a storm of logins, issue #38)', () => {
+    it('should write each instance its own patch and events in three statements (the first alone, a group, the repeat), in order for one instance, and answer each its own row', async () => {
+      const ids = ['i-many-1', 'i-many-2', 'i-many-3', 'i-many-4'];
+      const own = await Promise.all(ids.map((id) => newInstance(id)));
+      const expiresAt = new Date('2026-12-05T18:00:00.250Z');
+      statements.splice(0);
+
+      const answers = await Promise.all([
+        ...own.map((lease, n) =>
+          sut.applySessionChange(lease, { status: 'connecting', qrcode: `qr-${n}`, pairingExpiresAt: expiresAt }, [
+            { eventType: 'connection', payload: { n, step: 'connecting' } },
+          ]),
+        ),
+        // The same instance again, asked before the first was written: written after it.
+        sut.applySessionChange(own[0], { status: 'connected', jid: '5531999@s.whatsapp.net', paired: true, qrcode: '', pairingExpiresAt: null }, [
+          { eventType: 'connection', payload: { step: 'connected', a: 1 } },
+          { eventType: 'connection', payload: { step: 'connected', a: 2 } },
+        ]),
+        // No patch, no event: the row as it is.
+        sut.applySessionChange(own[3], {}),
+      ]);
+
+      expect(statements.length).toBeLessThanOrEqual(3);
+      for (const [n, id] of ids.entries()) {
+        const stored = await events(id);
+        const answer = answers[n];
+        expect(answer.entity).toBeInstanceOf(InstanceEntity);
+        expect(answer.entity.id).toBe(id);
+        if (n === 0) continue;
+        expect(stored.map((row) => row.payload)).toEqual([{ n, step: 'connecting' }]);
+        expect(answer.lastEventId).toBe(stored[0].id);
+        expect(answer.entity).toMatchObject({ status: 'connecting', qrcode: `qr-${n}`, pairingExpiresAt: expiresAt, owner: '5531999', name: `name-${id}` });
+        expect(await sut.findById(id)).toMatchObject({ status: 'connecting', qrcode: `qr-${n}`, pairingExpiresAt: expiresAt });
+      }
+      // The instance changed twice: both in the order asked, its events too.
+      const first = await events('i-many-1');
+      expect(first.map((row) => row.payload)).toEqual([
+        { n: 0, step: 'connecting' },
+        { step: 'connected', a: 1 },
+        { step: 'connected', a: 2 },
+      ]);
+      expect(answers[0].lastEventId).toBe(first[0].id);
+      expect(answers[4].lastEventId).toBe(first[2].id);
+      expect(answers[4].entity).toMatchObject({ status: 'connected', jid: '5531999@s.whatsapp.net', paired: true, qrcode: '', pairingExpiresAt: null });
+      expect(await sut.findById('i-many-1')).toEqual(answers[4].entity);
+      expect(answers[5].lastEventId).toBeNull();
+    });
+
+    it('should fence out only the instance whose lease was taken over, and not find only the one deleted, writing every other', async () => {
+      const ids = ['i-mix-ok', 'i-mix-fenced', 'i-mix-gone', 'i-mix-ok2'];
+      const [ok, stale, gone, ok2] = await Promise.all(ids.map((id) => newInstance(id)));
+      await db.dataSource.query(`UPDATE session_leases SET expires_at = now() - interval '1 second' WHERE instance_id = 'i-mix-fenced'`);
+      await leases.claim('i-mix-fenced', 'w2', 60_000);
+      await sut.delete('i-mix-gone');
+      // A first change in flight, so that the next four form one group behind it.
+      const head = sut.applySessionChange(ok2, { status: 'connecting' });
+      const settled = await Promise.allSettled(
+        [ok, stale, gone, ok2].map((lease) =>
+          sut.applySessionChange(lease, { status: 'connected' }, [{ eventType: 'connection', payload: { id: lease.instanceId } }]),
+        ),
+      );
+      await head;
+
+      // The four went in one statement of their own (none written again alone after a failed group).
+      expect((sut as unknown as { sessionChanges: { stats: { fallbacks: number } } }).sessionChanges.stats.fallbacks).toBe(0);
+      expect(settled[0]).toMatchObject({ status: 'fulfilled', value: { entity: { status: 'connected' } } });
+      expect(settled[1]).toMatchObject({ status: 'rejected', reason: expect.any(FencedOutError) });
+      expect(settled[2]).toMatchObject({ status: 'rejected', reason: expect.any(FencedOutError) });
+      expect(settled[3]).toMatchObject({ status: 'fulfilled', value: { entity: { status: 'connected' } } });
+      expect((await sut.findById('i-mix-fenced'))!.status).toBe('disconnected');
+      expect(await events('i-mix-fenced')).toEqual([]);
+      expect((await events('i-mix-ok')).map((row) => row.payload)).toEqual([{ id: 'i-mix-ok' }]);
+      expect((await events('i-mix-ok2')).map((row) => row.payload)).toEqual([{ id: 'i-mix-ok2' }]);
+    });
+  });
 });

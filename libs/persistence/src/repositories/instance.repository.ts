@@ -6,9 +6,24 @@ import { OutboxCursorRepository } from './outbox-cursor.repository';
 import { OutboxRepository, type NewOutboxEvent } from './outbox.repository';
 import { PREPARED } from '../preparing-client';
 import { RepositoryBase } from './repository-base';
-import { fenceCte, fenceParams } from './lease-fence';
+import { fenceCte, fenceManyCte, fenceManyParams, fenceParams } from './lease-fence';
+import { GroupCommit } from '../group-commit';
 
 export type InstancePatch = Partial<Omit<InstanceEntity, 'id' | 'token' | 'created' | 'updated'>>;
+
+/** A session holder's change of its instance (applySessionChange). */
+interface SessionChange {
+  lease: Lease;
+  patch: InstancePatch;
+  events: NewOutboxEvent[];
+}
+
+/** Whether the lease held, the row as stored (null: no such instance), the last event's id. */
+interface SessionChangeResult {
+  held: boolean;
+  entity: InstanceEntity | null;
+  lastEventId: string | null;
+}
 
 export class InstanceRepository extends RepositoryBase {
   private readonly cursors = new OutboxCursorRepository(this.dataSource);
@@ -84,29 +99,60 @@ export class InstanceRepository extends RepositoryBase {
 
   /**
    * A state change made by the session holder, with the events it causes, in one transaction that
-   * first proves the lease is still held (a fenced-out worker changes nothing).
+   * first proves the lease is still held (a fenced-out worker changes nothing). On the pool, the
+   * changes of every instance of this worker that arrive while one such statement is in flight go
+   * together in the next one (GroupCommit, one change per instance per statement, in arrival order):
+   * every login writes two (`connecting`, then `connected` with the profile), so a storm of logins (a
+   * restart, a takeover) was two statements and two commits per instance (issue #38).
    */
   async applySessionChange(lease: Lease, patch: InstancePatch, events: NewOutboxEvent[] = []): Promise<{ entity: InstanceEntity; lastEventId: string | null }> {
-    // One statement (its own transaction): the lease proof (fenceCte, the lease row
-    // locked FOR KEY SHARE until it commits), the row's change gated by it and answered as stored
-    // (RETURNING), and the events' insert gated by the change. It replaces BEGIN, the proof, the
-    // UPDATE, a re-read of the row, the insert and COMMIT: six round trips per status change, two of
-    // them at every connect (issue #38).
+    const change = { lease, patch, events };
+    const result = this.db === this.dataSource ? await this.sessionChanges.write(change) : await this.applySessionChangeOne(change);
+    if (!result.held) throw new FencedOutError(lease.instanceId);
+    if (!result.entity) throw new EntityNotFoundError(InstanceEntity, { id: lease.instanceId });
+    return { entity: result.entity, lastEventId: result.lastEventId };
+  }
+
+  private readonly sessionChanges = new GroupCommit<SessionChange, SessionChangeResult>(
+    (changes) => this.applySessionChangeMany(changes),
+    (change) => this.applySessionChangeOne(change),
+    { maxBatch: 100, maxInFlight: 1, key: (change) => change.lease.instanceId },
+  );
+
+  /** The patch's columns by database name, each value as the driver would send it (jsonb columns as the value itself, for a JSON document). */
+  private patchColumns(patch: InstancePatch): Array<{ name: string; value: unknown; json: unknown }> {
     const metadata = this.dataSource.getMetadata(InstanceEntity);
     const driver = this.dataSource.driver;
-    const values: unknown[] = [...fenceParams(lease)];
-    const param = (value: unknown) => `$${values.push(value)}`;
-    const sets: string[] = [];
-    // As TypeORM's update() does: undefined values are skipped, the update date column follows; no
-    // patch, no UPDATE (the row as it is).
+    const columns: Array<{ name: string; value: unknown; json: unknown }> = [];
+    // As TypeORM's update() does: undefined values are skipped.
     for (const [property, value] of Object.entries(patch)) {
       if (value === undefined) continue;
       const column = metadata.findColumnWithPropertyName(property);
       if (!column) throw new Error(`instances has no column ${property}`);
-      sets.push(`${driver.escape(column.databaseName)} = ${param(driver.preparePersistentValue(value, column))}`);
+      const prepared: unknown = driver.preparePersistentValue(value, column);
+      const isJson = column.type === 'jsonb' || column.type === 'json';
+      columns.push({
+        name: column.databaseName,
+        value: prepared,
+        json: isJson ? (value ?? null) : prepared instanceof Date ? prepared.toISOString() : prepared,
+      });
     }
-    const updated = metadata.updateDateColumn;
+    return columns;
+  }
+
+  /** One change in one statement (alone, inside a transaction, and a group's fallback). */
+  private async applySessionChangeOne({ lease, patch, events }: SessionChange): Promise<SessionChangeResult> {
+    // One statement (its own transaction): the lease proof (fenceCte, the lease row
+    // locked FOR KEY SHARE until it commits), the row's change gated by it and answered as stored
+    // (RETURNING), and the events' insert gated by the change. It replaces BEGIN, the proof, the
+    // UPDATE, a re-read of the row, the insert and COMMIT: six round trips per status change.
+    const driver = this.dataSource.driver;
+    const values: unknown[] = [...fenceParams(lease)];
+    const param = (value: unknown) => `$${values.push(value)}`;
+    const sets = this.patchColumns(patch).map((column) => `${driver.escape(column.name)} = ${param(column.value)}`);
+    const updated = this.dataSource.getMetadata(InstanceEntity).updateDateColumn;
     if (updated) sets.push(`${driver.escape(updated.databaseName)} = CURRENT_TIMESTAMP`);
+    // No patch, no UPDATE (the row as it is).
     const changed = Object.keys(patch).length
       ? `UPDATE instances SET ${sets.join(', ')} WHERE id = $1 AND EXISTS (SELECT 1 FROM lease) RETURNING *`
       : `SELECT * FROM instances WHERE id = $1 AND EXISTS (SELECT 1 FROM lease)`;
@@ -128,9 +174,74 @@ export class InstanceRepository extends RepositoryBase {
       values,
     );
     const row = rows[0];
-    if (!row?.['held?']) throw new FencedOutError(lease.instanceId);
-    if (row.id === null || row.id === undefined) throw new EntityNotFoundError(InstanceEntity, { id: lease.instanceId });
-    return { entity: this.hydrate(row), lastEventId: (row['last_event_id?'] as string | null) ?? null };
+    const found = row && row.id !== null && row.id !== undefined;
+    return { held: Boolean(row?.['held?']), entity: found ? this.hydrate(row) : null, lastEventId: (row?.['last_event_id?'] as string | null) ?? null };
+  }
+
+  /**
+   * Many changes of distinct instances in one statement, each fenced by its own lease (fenceManyCte):
+   * each instance's patch is a JSON document applied over its row as it is (`jsonb_populate_record`:
+   * the columns it names take its values, the others keep theirs), and its events are inserted, in
+   * order, only where its row changed. Answers in the changes' order.
+   */
+  private async applySessionChangeMany(changes: SessionChange[]): Promise<SessionChangeResult[]> {
+    const driver = this.dataSource.driver;
+    const patches = changes.map((change) => this.patchColumns(change.patch));
+    const names = [...new Set(patches.flatMap((columns) => columns.map((column) => column.name)))].sort();
+    const updated = this.dataSource.getMetadata(InstanceEntity).updateDateColumn;
+    // As alone: a change with no patch leaves the row as it is, its update time too.
+    const stamp = updated
+      ? `${driver.escape(updated.databaseName)} = CASE WHEN x.patch = '{}'::jsonb THEN i.${driver.escape(updated.databaseName)} ELSE CURRENT_TIMESTAMP END`
+      : '';
+    const sets = [
+      ...(names.length
+        ? [
+            `(${names.map((name) => driver.escape(name)).join(', ')}) = (SELECT ${names.map((name) => `p.${driver.escape(name)}`).join(', ')} FROM jsonb_populate_record(i, x.patch) AS p)`,
+          ]
+        : []),
+      ...(stamp ? [stamp] : []),
+    ];
+    const document = changes.map((change, index) => ({
+      id: change.lease.instanceId,
+      patch: Object.fromEntries(patches[index].map((column) => [column.name, column.json])),
+    }));
+    const events = changes.flatMap((change) => change.events.map((event) => ({ instanceId: change.lease.instanceId, event })));
+    const rows: Array<Record<string, unknown>> = await this.db.query(
+      `${PREPARED} WITH ${fenceManyCte()},
+       changed AS (
+         UPDATE instances AS i SET ${sets.length ? sets.join(', ') : 'id = i.id'}
+         FROM jsonb_to_recordset($4::jsonb) AS x(id text, patch jsonb)
+         WHERE i.id = x.id AND i.id IN (SELECT instance_id FROM lease)
+         RETURNING i.*),
+       events AS (
+         INSERT INTO outbox_events (instance_id, event_type, chat_id, payload, traceparent)
+         SELECT i, e, c, p::jsonb, t FROM unnest($5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) WITH ORDINALITY AS u(i, e, c, p, t, n)
+         WHERE i IN (SELECT id FROM changed)
+         ORDER BY n
+         RETURNING id, instance_id)
+       SELECT CASE WHEN row_number() OVER () = 1 THEN held.held_instances END AS "held_instances?",
+              (SELECT max(events.id) FROM events WHERE events.instance_id = changed.id)::text AS "last_event_id?", changed.*
+       FROM (SELECT coalesce(array_agg(instance_id), '{}') AS held_instances FROM lease) AS held LEFT JOIN changed ON true`,
+      [
+        ...fenceManyParams(changes.map((change) => change.lease)),
+        JSON.stringify(document),
+        events.map(({ instanceId }) => instanceId),
+        events.map(({ event }) => event.eventType),
+        events.map(({ event }) => event.chatId ?? ''),
+        events.map(({ event }) => JSON.stringify(event.payload)),
+        events.map(({ event }) => event.traceparent ?? null),
+      ],
+    );
+    const held = new Set<string>((rows.find((row) => row['held_instances?'])?.['held_instances?'] as string[] | undefined) ?? []);
+    const byId = new Map(rows.filter((row) => row.id !== null && row.id !== undefined).map((row) => [row.id as string, row]));
+    return changes.map((change) => {
+      const row = byId.get(change.lease.instanceId);
+      return {
+        held: held.has(change.lease.instanceId),
+        entity: row ? this.hydrate(row) : null,
+        lastEventId: (row?.['last_event_id?'] as string | null | undefined) ?? null,
+      };
+    });
   }
 
   /** A raw `instances` row (its columns by database name) as the entity TypeORM would answer. */

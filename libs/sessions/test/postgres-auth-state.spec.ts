@@ -84,6 +84,32 @@ describe(PostgresAuthState.name, () => {
       expect(loaded!.creds.nextPreKeyId).toBe(42);
     });
 
+    it('should write nothing for a creds update that leaves them as stored (every login announces one), and write a change once', async () => {
+      const lease = await leaseFor('i-samecreds');
+      const first = PostgresAuthState.fresh(optionsFor(lease));
+      await first.persist();
+      const sut = (await PostgresAuthState.load(optionsFor(lease)))!;
+      const write = jest.spyOn(repository, 'write');
+      try {
+        await sut.saveCreds();
+        // "Updated" to what it was.
+        Object.assign(sut.creds, { accountSyncCounter: sut.creds.accountSyncCounter, me: sut.creds.me });
+        await sut.saveCreds();
+        expect(write).not.toHaveBeenCalled();
+        sut.creds.accountSyncCounter = 9;
+        await sut.saveCreds();
+        await sut.saveCreds();
+        expect(write).toHaveBeenCalledTimes(1);
+        expect((await PostgresAuthState.load(optionsFor(lease)))!.creds.accountSyncCounter).toBe(9);
+        // A pairing's first flush counts as stored too.
+        write.mockClear();
+        await first.saveCreds();
+        expect(write).not.toHaveBeenCalled();
+      } finally {
+        write.mockRestore();
+      }
+    });
+
     it('should drop keys of an earlier linked device on the first flush of a new pairing', async () => {
       const lease = await leaseFor('i-replace');
       await repository.write(lease, { creds: '{}', keys: [{ type: 'session', id: 'old', value: '"x"' }] });

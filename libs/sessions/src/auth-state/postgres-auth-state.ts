@@ -90,6 +90,11 @@ export class PostgresAuthState {
   readonly state: AuthenticationState;
   private readonly buffered = new Map<SignalKeyType, Map<string, unknown>>();
   private readonly credsWriter: CoalescingWriter;
+  /**
+   * The credentials' text as stored (read at load, or last written): a `creds.update` that leaves them
+   * as stored writes nothing. Baileys announces one at every login, most often with nothing new in it.
+   */
+  private storedCreds: string | null = null;
   private persistent: boolean;
   private fenced = false;
   private closed = false;
@@ -136,7 +141,10 @@ export class PostgresAuthState {
    */
   static async load(options: PostgresAuthStateOptions, stored?: string | null): Promise<PostgresAuthState | null> {
     const text = stored !== undefined ? stored : await options.repository.readCreds(options.lease.instanceId);
-    return text === null ? null : new PostgresAuthState(options, deserializeCreds(text), true);
+    if (text === null) return null;
+    const state = new PostgresAuthState(options, deserializeCreds(text), true);
+    state.storedCreds = text;
+    return state;
   }
 
   /** Fresh credentials for a new pairing, kept in memory until `persist()`. */
@@ -169,7 +177,9 @@ export class PostgresAuthState {
     for (const [type, values] of this.buffered) {
       for (const [id, value] of values) keys.push({ type, id, value: serializeAuthValue(value) });
     }
-    await this.guard(() => this.options.repository.replace(this.options.lease, { creds: serializeAuthValue(this.creds), keys }));
+    const creds = serializeAuthValue(this.creds);
+    await this.guard(() => this.options.repository.replace(this.options.lease, { creds, keys }));
+    this.storedCreds = creds;
     this.buffered.clear();
     this.persistent = true;
   }
@@ -349,7 +359,10 @@ export class PostgresAuthState {
 
   private async writeCreds(): Promise<void> {
     if (this.closed || this.fenced) return;
-    await this.durably('creds', () => this.guard(() => this.options.repository.write(this.options.lease, { creds: serializeAuthValue(this.creds) })));
+    const text = serializeAuthValue(this.creds);
+    if (text === this.storedCreds) return;
+    await this.durably('creds', () => this.guard(() => this.options.repository.write(this.options.lease, { creds: text })));
+    this.storedCreds = text;
   }
 
   private assertWritable(): void {

@@ -21,7 +21,8 @@ export interface SideResult {
   /** CPU of the side's process while connecting, ms per connected instance (load-insensitive, unlike connectSeconds). */
   connectCpuMs: number;
   /**
-   * Ours: when the worker held its first lease, seconds after its start (polled every 100 ms). Before it, the worker
+   * Ours: when the worker held its first lease, seconds after its start (the first lease's claim time, once the poll
+   * sees one: its expiry less the TTL; until session 44 the poll's own time, 0.2–0.3 s late). Before it, the worker
    * starts and its first reconcile waits one interval (RECONCILE_INTERVAL_MS) so that workers starting together
    * all count in the fair share: not connecting work.
    */
@@ -177,18 +178,14 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
     snapshot('ours.base');
     const connecting = await connectWindow();
     const started = Date.now();
-    const worker = new SessionWorker({
-      dataSource,
-      bus,
-      logger,
-      config: sessionWorkerConfig({
-        workerId: 'bench-worker',
-        capacity: N,
-        // `--first-reconcile-ms` (WORKER_FIRST_RECONCILE_MS): 0 is a deployment of one worker, as the embedded default.
-        ...(args.has('first-reconcile-ms') ? { firstReconcileDelayMs: Number(args.get('first-reconcile-ms')) } : {}),
-        simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
-      }),
+    const config = sessionWorkerConfig({
+      workerId: 'bench-worker',
+      capacity: N,
+      // `--first-reconcile-ms` (WORKER_FIRST_RECONCILE_MS): 0 is a deployment of one worker, as the embedded default.
+      ...(args.has('first-reconcile-ms') ? { firstReconcileDelayMs: Number(args.get('first-reconcile-ms')) } : {}),
+      simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
     });
+    const worker = new SessionWorker({ dataSource, bus, logger, config });
     await worker.start();
     const inbound = sampleInbound(() => worker.inbound.backlog());
     let connected = 0;
@@ -198,7 +195,13 @@ export async function runOurs(sim: SimInfo, databaseUrl: string, given?: Activit
       connected = await count(CONNECTED, connected);
       if (connected >= N) break;
       if (firstClaimSeconds === undefined && (await count(`SELECT count(*)::int AS n FROM session_leases`, 0)) > 0) {
-        firstClaimSeconds = (Date.now() - started) / 1000;
+        // Seen by the poll; the leases say when: a claim sets expires_at to its time plus the TTL (no lease has
+        // been renewed yet this early, a third of the TTL after the first claim).
+        const polledAt = Date.now();
+        const [{ at }]: Array<{ at: number | null }> = await probe
+          .query(`SELECT (extract(epoch FROM min(expires_at)) * 1000)::float8 - $1 AS at FROM session_leases`, [config.leaseTtlMs])
+          .catch(() => [{ at: null }]);
+        firstClaimSeconds = Math.round(Math.max(0, Math.min(polledAt, at === null ? polledAt : Number(at)) - started)) / 1000;
       }
       await sleep(100);
     }

@@ -39,6 +39,34 @@ describe(GroupCommit.name, () => {
     expect(await Promise.all(all)).toEqual(['ok x:1', 'ok x:2', 'ok y:1', 'ok z:1', 'ok x:3']);
   });
 
+  it('should let no item overtake an earlier one of its key in another statement in flight, while other keys go on', async () => {
+    const w = writer();
+    const group = new GroupCommit<string, string>(w.many, w.one, { maxBatch: 10, maxInFlight: 2, key: (item) => item.split(':')[0] });
+    const first = group.write('x:1');
+    // x:1 is in flight: the second statement takes y:1 and leaves both later x items, in their order.
+    const rest = ['x:2', 'y:1', 'x:3'].map((item) => group.write(item));
+    await settled();
+    expect(w.statements.map((s) => s.items)).toEqual([['x:1'], ['y:1']]);
+    // Only items of keys in flight wait: no empty statement, nothing more until x:1 ends.
+    const x4 = group.write('x:4');
+    await settled();
+    expect(w.statements).toHaveLength(2);
+    w.statements[1].done();
+    await settled();
+    expect(w.statements).toHaveLength(2);
+    w.statements[0].done();
+    expect(await first).toBe('ok x:1');
+    await settled();
+    expect(w.statements.map((s) => s.items)).toEqual([['x:1'], ['y:1'], ['x:2']]);
+    w.statements[2].done();
+    await settled();
+    w.statements[3].done();
+    await settled();
+    w.statements[4].done();
+    expect(await Promise.all([...rest, x4])).toEqual(['ok x:2', 'ok y:1', 'ok x:3', 'ok x:4']);
+    expect(w.statements.map((s) => s.items)).toEqual([['x:1'], ['y:1'], ['x:2'], ['x:3'], ['x:4']]);
+  });
+
   it('should write each item of a failed group alone, so only a bad item fails its caller', async () => {
     const statements: string[][] = [];
     const group = new GroupCommit<string, string>(

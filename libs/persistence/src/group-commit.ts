@@ -10,6 +10,8 @@
  * a value JSON cannot carry), nothing of it was written; each item is written again alone, in arrival
  * order, so one bad item fails only its own caller. Items with the same `key` never share a statement
  * (a repeat of a message id waits for the next one): a multi-row upsert may not touch a row twice.
+ * An item never goes while an earlier item of its key is in a statement still in flight, so with a `key`
+ * more than one statement may be in flight without reordering a key's items.
  * With a `key`, a group's statement carries its items sorted by key, so two statements that lock the
  * same rows (the results of two groups, or a group beside the inbound group's writes, which sort the
  * same way) lock them in one order and cannot deadlock each other.
@@ -56,15 +58,27 @@ export class GroupCommit<I, R> {
   private pump(): void {
     while (this.inFlight < this.options.maxInFlight && this.waiting.length > 0) {
       const group = this.take();
+      // Every item waiting has its key in a statement in flight: the end of that one pumps again.
+      if (group.length === 0) return;
+      const keys = this.options.key ? group.map((entry) => this.options.key!(entry.item)) : [];
+      for (const k of keys) this.keysInFlight.add(k);
       this.inFlight++;
       void this.flush(group).finally(() => {
+        for (const k of keys) this.keysInFlight.delete(k);
         this.inFlight--;
         this.pump();
       });
     }
   }
 
-  /** The next group: arrival order, at most maxBatch, no two items with the same key. */
+  /** Keys of the items in the statements in flight: an item with one of them waits for its statement to end. */
+  private readonly keysInFlight = new Set<string>();
+
+  /**
+   * The next group: arrival order, at most maxBatch, no two items with the same key, and none whose key is in a
+   * statement still in flight (so an item never overtakes an earlier one of its key, however many statements
+   * are in flight, and a statement waiting on a lock holds back only its own items' keys).
+   */
   private take(): Array<Waiting<I, R>> {
     const key = this.options.key;
     if (!key) return this.waiting.splice(0, this.options.maxBatch);
@@ -73,10 +87,14 @@ export class GroupCommit<I, R> {
     const keys = new Set<string>();
     for (const entry of this.waiting) {
       const k = key(entry.item);
-      if (group.length < this.options.maxBatch && !keys.has(k)) {
+      if (group.length < this.options.maxBatch && !keys.has(k) && !this.keysInFlight.has(k)) {
         keys.add(k);
         group.push(entry);
-      } else rest.push(entry);
+      } else {
+        // A later item of a key already left out waits too: it must not overtake the first.
+        keys.add(k);
+        rest.push(entry);
+      }
     }
     this.waiting = rest;
     return group;

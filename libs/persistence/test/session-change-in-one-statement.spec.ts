@@ -92,7 +92,7 @@ describe('InstanceRepository.applySessionChange', () => {
   });
 
   describe('changes of many instances at once (a storm of logins, issue #38)', () => {
-    it('should write each instance its own patch and events in three statements (the first alone, a group, the repeat), in order for one instance, and answer each its own row', async () => {
+    it('should write each instance its own patch and events in fewer statements than changes, in order for one instance, and answer each its own row', async () => {
       const ids = ['i-many-1', 'i-many-2', 'i-many-3', 'i-many-4'];
       const own = await Promise.all(ids.map((id) => newInstance(id)));
       const expiresAt = new Date('2026-12-05T18:00:00.250Z');
@@ -113,7 +113,8 @@ describe('InstanceRepository.applySessionChange', () => {
         sut.applySessionChange(own[3], {}),
       ]);
 
-      expect(statements.length).toBeLessThanOrEqual(3);
+      // Six changes: the first two alone (two statements in flight at most), the rest grouped behind them.
+      expect(statements.length).toBeLessThanOrEqual(5);
       for (const [n, id] of ids.entries()) {
         const stored = await events(id);
         const answer = answers[n];
@@ -164,6 +165,26 @@ describe('InstanceRepository.applySessionChange', () => {
       expect(await events('i-mix-fenced')).toEqual([]);
       expect((await events('i-mix-ok')).map((row) => row.payload)).toEqual([{ id: 'i-mix-ok' }]);
       expect((await events('i-mix-ok2')).map((row) => row.payload)).toEqual([{ id: 'i-mix-ok2' }]);
+    });
+
+    it("should not hold other instances' changes behind one waiting for its row (an instance being deleted holds it)", async () => {
+      const [stuck, free] = await Promise.all(['i-wait-locked', 'i-wait-free'].map((id) => newInstance(id)));
+      const holder = db.dataSource.createQueryRunner();
+      await holder.connect();
+      await holder.startTransaction();
+      try {
+        await holder.query(`SELECT 1 FROM instances WHERE id = 'i-wait-locked' FOR UPDATE`);
+        let stuckDone = false;
+        const waiting = sut.applySessionChange(stuck, { status: 'connecting' }).then((answer) => ((stuckDone = true), answer));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await expect(sut.applySessionChange(free, { status: 'connected' })).resolves.toMatchObject({ entity: { status: 'connected' } });
+        expect(stuckDone).toBe(false);
+        await holder.commitTransaction();
+        await expect(waiting).resolves.toMatchObject({ entity: { status: 'connecting' } });
+      } finally {
+        if (holder.isTransactionActive) await holder.rollbackTransaction();
+        await holder.release();
+      }
     });
   });
 });

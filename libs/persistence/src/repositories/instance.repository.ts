@@ -101,7 +101,7 @@ export class InstanceRepository extends RepositoryBase {
    * A state change made by the session holder, with the events it causes, in one transaction that
    * first proves the lease is still held (a fenced-out worker changes nothing). On the pool, the
    * changes of every instance of this worker that arrive while one such statement is in flight go
-   * together in the next one (GroupCommit, one change per instance per statement, in arrival order):
+   * together in the next one (GroupCommit, one change per instance per statement, an instance's changes in the order asked):
    * every login writes two (`connecting`, then `connected` with the profile), so a storm of logins (a
    * restart, a takeover) was two statements and two commits per instance (issue #38).
    */
@@ -116,7 +116,9 @@ export class InstanceRepository extends RepositoryBase {
   private readonly sessionChanges = new GroupCommit<SessionChange, SessionChangeResult>(
     (changes) => this.applySessionChangeMany(changes),
     (change) => this.applySessionChangeOne(change),
-    { maxBatch: 100, maxInFlight: 1, key: (change) => change.lease.instanceId },
+    // Two statements in flight: one waiting on a row lock (an instance being deleted, its cascade holding
+    // the row) holds back only its own instances; an instance's next change waits for its statement.
+    { maxBatch: 100, maxInFlight: 2, key: (change) => change.lease.instanceId },
   );
 
   /** The patch's columns by database name, each value as the driver would send it (jsonb columns as the value itself, for a JSON document). */

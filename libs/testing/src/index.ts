@@ -1,6 +1,6 @@
 export { webhookCapture } from './captures';
 export { newMessageFixture } from './messages';
-export { capturingTx, executedPlan, genericPlan, rowsRead, type PlanNode } from './plans';
+export { capturingTx, executedPlan, genericPlan, planChoices, rowsRead, type PlanNode } from './plans';
 export { recordStatements } from './statements';
 export { configErrorOf, itRefusesABadServiceHostEnv, itRunsAsABackgroundService, validServiceHostEnv } from './service-host';
 export type { RunningServiceUnderTest, TestServiceHost } from './service-host';

@@ -10,18 +10,38 @@ import type { DataSource } from 'typeorm';
 export async function genericPlan(dataSource: DataSource, sql: string, parameters: unknown[]): Promise<string> {
   const runner = dataSource.createQueryRunner();
   const name = `generic_plan_${Math.random().toString(16).slice(2)}`;
-  // EXECUTE takes literals (untyped, so each is read as its parameter's type).
-  const quote = (value: unknown) => `'${String(value).replace(/'/g, "''")}'`;
-  const element = (value: unknown) => (value === null ? 'NULL' : `"${String(value).replace(/["\\]/g, '\\$&')}"`);
-  const literal = (value: unknown) => (value === null ? 'NULL' : Array.isArray(value) ? quote(`{${value.map(element).join(',')}}`) : quote(value));
   try {
     await runner.query(`SET plan_cache_mode = force_generic_plan`);
     await runner.query(`PREPARE ${name} AS ${sql}`);
-    const plan: Array<{ 'QUERY PLAN': string }> = await runner.query(`EXPLAIN EXECUTE ${name}(${parameters.map(literal).join(', ')})`);
+    const plan: Array<{ 'QUERY PLAN': string }> = await runner.query(`EXPLAIN EXECUTE ${name}(${executeArguments(parameters)})`);
     return plan.map((row) => row['QUERY PLAN']).join('\n');
   } finally {
     await runner.query(`DEALLOCATE ${name}`).catch(() => undefined);
     await runner.query(`RESET plan_cache_mode`).catch(() => undefined);
+    await runner.release();
+  }
+}
+
+/**
+ * How Postgres planned `sql` as a prepared statement run `times` times with these parameters, on one
+ * connection, with the server's own choice (plan_cache_mode auto): custom plans (made for the values
+ * of each call) and generic ones (made once, reused). A statement whose generic plan looks dearer than
+ * a plan made for its values is planned again on every call; one Postgres settles on shows at most
+ * five custom plans (the first calls), the rest generic.
+ */
+export async function planChoices(dataSource: DataSource, sql: string, parameters: unknown[], times = 10): Promise<{ custom: number; generic: number }> {
+  const runner = dataSource.createQueryRunner();
+  const name = `plan_choices_${Math.random().toString(16).slice(2)}`;
+  try {
+    await runner.query(`PREPARE ${name} AS ${sql}`);
+    for (let call = 0; call < times; call++) await runner.query(`EXECUTE ${name}(${executeArguments(parameters)})`);
+    const [row]: Array<{ custom: string; generic: string }> = await runner.query(
+      `SELECT custom_plans AS custom, generic_plans AS generic FROM pg_prepared_statements WHERE name = $1`,
+      [name],
+    );
+    return { custom: Number(row.custom), generic: Number(row.generic) };
+  } finally {
+    await runner.query(`DEALLOCATE ${name}`).catch(() => undefined);
     await runner.release();
   }
 }
@@ -77,4 +97,12 @@ export async function executedPlan(dataSource: DataSource, sql: string, paramete
     await runner.rollbackTransaction();
     await runner.release();
   }
+}
+
+/** EXECUTE's arguments: literals (untyped, so each is read as its parameter's type). */
+function executeArguments(parameters: unknown[]): string {
+  const quote = (value: unknown) => `'${String(value).replace(/'/g, "''")}'`;
+  const element = (value: unknown) => (value === null ? 'NULL' : `"${String(value).replace(/["\\]/g, '\\$&')}"`);
+  const literal = (value: unknown) => (value === null ? 'NULL' : Array.isArray(value) ? quote(`{${value.map(element).join(',')}}`) : quote(value));
+  return parameters.map(literal).join(', ');
 }

@@ -95,7 +95,9 @@ export class ChatbotAdmissionRepository extends RepositoryBase {
    * What admission reads once per batch of events, in one statement: the instance's settings, triggers,
    * agents and functions and whether it has knowledge or quick replies stored (what a round claimed at
    * admission runs with), and for each of `chatIds` (the batch's chats) its `chatbot_disableUntil` and
-   * running conversation (chatContext's read).
+   * running conversation (chatContext's read). The chats come through `(SELECT $2)`: Postgres cannot count
+   * them when it plans, so a plan made for one call's chats is no cheaper than the generic one, which it
+   * keeps (it planned every call otherwise; spec chatbot-statements-plans).
    */
   async admissionContext(instanceId: string, chatIds: string[]): Promise<AdmissionContext> {
     const manager = this.db;
@@ -112,7 +114,7 @@ export class ChatbotAdmissionRepository extends RepositoryBase {
          EXISTS (SELECT 1 FROM quick_replies WHERE instance_id = $1) AS has_quick_replies,
          (SELECT json_agg(json_build_object('chat_id', c.chat_id, 'until', ${CHAT_UNTIL('c.chat_id')},
               'trigger_id', s.trigger_id, 'agent_id', s.agent_id, 'last_trigger_at', s.last_trigger_at))
-            FROM unnest($2::text[]) AS c(chat_id) LEFT JOIN chatbot_chat_state s ON s.instance_id = $1 AND s.chat_id = c.chat_id) AS chats`,
+            FROM unnest((SELECT $2::text[])) AS c(chat_id) LEFT JOIN chatbot_chat_state s ON s.instance_id = $1 AND s.chat_id = c.chat_id) AS chats`,
       [instanceId, chatIds],
     );
     const records = (row?.records ?? []).map(toRecordRow);

@@ -39,20 +39,23 @@ export async function readChatHistory(
     // The order (by second, then as stored) is no index's, so the read is bounded first: `since`, the
     // second of the $3-th newest message by its timestamp (the newest $3 by JID and by LID, each read
     // down its index), holds every message the order can keep; a chat of thousands reads a few dozen.
-    `${PREPARED} WITH jid AS (SELECT DISTINCT unnest($2::text[]) AS id),
+    // The JIDs and the limit are read through `(SELECT $n)`: a plan made for known values is no cheaper
+    // than the plan for any value, so Postgres keeps the generic plan instead of planning every call
+    // (it planned this read for every round, 0.7 ms a time; spec chatbot-statements-plans).
+    `${PREPARED} WITH jid AS (SELECT DISTINCT unnest((SELECT $2::text[])) AS id),
      newest AS (
        SELECT DISTINCT n.message_id, n.message_timestamp FROM jid CROSS JOIN LATERAL (
          (SELECT message_id, message_timestamp FROM messages WHERE instance_id = $1 AND chat_id = jid.id AND ${HISTORY_STATUS}
-          ORDER BY message_timestamp DESC LIMIT $3)
+          ORDER BY message_timestamp DESC LIMIT (SELECT $3::int))
          UNION ALL
          (SELECT message_id, message_timestamp FROM messages WHERE instance_id = $1 AND chat_lid = jid.id AND ${HISTORY_STATUS}
-          ORDER BY message_timestamp DESC LIMIT $3)) n),
-     edge AS (SELECT coalesce(min(message_timestamp) / 1000 * 1000, 0) AS since FROM (SELECT message_timestamp FROM newest ORDER BY message_timestamp DESC LIMIT $3) top)
+          ORDER BY message_timestamp DESC LIMIT (SELECT $3::int))) n),
+     edge AS (SELECT coalesce(min(message_timestamp) / 1000 * 1000, 0) AS since FROM (SELECT message_timestamp FROM newest ORDER BY message_timestamp DESC LIMIT (SELECT $3::int)) top)
      SELECT message_id, from_me, sender_name, message_type, media_type, text, message_timestamp,
        CASE WHEN from_me AND (media_type IN ('ptt', 'audio') OR message_type = 'AudioMessage') THEN send_payload END AS send_payload
-     FROM messages WHERE instance_id = $1 AND (chat_id = ANY($2::text[]) OR chat_lid = ANY($2::text[])) AND ${HISTORY_STATUS}
+     FROM messages WHERE instance_id = $1 AND (chat_id = ANY((SELECT $2::text[])::text[]) OR chat_lid = ANY((SELECT $2::text[])::text[])) AND ${HISTORY_STATUS}
        AND message_timestamp >= (SELECT since FROM edge)
-     ORDER BY message_timestamp / 1000 DESC, created_at DESC, array_position($4::text[], message_id) DESC NULLS LAST LIMIT $3`,
+     ORDER BY message_timestamp / 1000 DESC, created_at DESC, array_position($4::text[], message_id) DESC NULLS LAST LIMIT (SELECT $3::int)`,
     [instanceId, jids.filter(Boolean), Math.max(options.max, options.min, 1), options.order ?? []],
   );
   const all: ChatHistoryRow[] = rows.map((row) => ({

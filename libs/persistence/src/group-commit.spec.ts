@@ -67,6 +67,49 @@ describe(GroupCommit.name, () => {
     expect(w.statements.map((s) => s.items)).toEqual([['x:1'], ['y:1'], ['x:2'], ['x:3'], ['x:4']]);
   });
 
+  it('should start a statement beside one in flight only once that one is slow, and never more than slow.maxInFlight', async () => {
+    jest.useFakeTimers({ doNotFake: ['setImmediate'] });
+    try {
+      const w = writer();
+      const group = new GroupCommit<string, string>(w.many, w.one, {
+        maxBatch: 10,
+        maxInFlight: 1,
+        key: (item) => item.split(':')[0],
+        slow: { afterMs: 100, maxInFlight: 2 },
+      });
+      const stuck = group.write('x:1');
+      const behind = ['y:1', 'z:1'].map((item) => group.write(item));
+      await settled();
+      // A young statement in flight: the others wait for it, as with one statement in flight.
+      jest.advanceTimersByTime(99);
+      await settled();
+      expect(w.statements.map((s) => s.items)).toEqual([['x:1']]);
+      // It is slow now: the items behind it go together beside it.
+      jest.advanceTimersByTime(2);
+      await settled();
+      expect(w.statements.map((s) => s.items)).toEqual([['x:1'], ['y:1', 'z:1']]);
+      w.statements[1].done();
+      expect(await Promise.all(behind)).toEqual(['ok y:1', 'ok z:1']);
+      // Two in flight at most: the second slow as well, a third waits for one of them to end.
+      const third = group.write('v:1');
+      await settled();
+      expect(w.statements).toHaveLength(3);
+      const fourth = group.write('u:1');
+      jest.advanceTimersByTime(200);
+      await settled();
+      expect(w.statements).toHaveLength(3);
+      w.statements[0].done();
+      expect(await stuck).toBe('ok x:1');
+      await settled();
+      expect(w.statements.map((s) => s.items)).toEqual([['x:1'], ['y:1', 'z:1'], ['v:1'], ['u:1']]);
+      w.statements[2].done();
+      w.statements[3].done();
+      expect(await Promise.all([third, fourth])).toEqual(['ok v:1', 'ok u:1']);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('should write each item of a failed group alone, so only a bad item fails its caller', async () => {
     const statements: string[][] = [];
     const group = new GroupCommit<string, string>(

@@ -23,7 +23,20 @@ export interface GroupCommitOptions<I> {
   maxInFlight: number;
   /** Items with equal keys go in different statements. */
   key?: (item: I) => string;
+  /**
+   * A statement in flight longer than `afterMs` (it waits for a row lock: an instance being deleted, a
+   * lease being taken over) no longer counts against `maxInFlight`, so the items behind it, other keys',
+   * go in a statement beside it; at most `maxInFlight` statements in flight in all. A writer keeps the
+   * larger groups of one statement in flight on the hot path, and no head-of-line wait behind a stuck one.
+   */
+  slow?: { afterMs: number; maxInFlight: number };
 }
+
+/**
+ * The send path's writers (Signal key writes, the send ledger): a statement is presumed to wait for a row
+ * lock after 100 ms (they take 0.3-5 ms on a loaded machine), and then up to three more may go beside it.
+ */
+export const SLOW_STATEMENT = { afterMs: 100, maxInFlight: 4 };
 
 interface Waiting<I, R> {
   item: I;
@@ -45,6 +58,8 @@ export class GroupCommit<I, R> {
     private readonly options: GroupCommitOptions<I>,
   ) {
     if (!(options.maxBatch >= 1) || !(options.maxInFlight >= 1)) throw new Error('GroupCommit: maxBatch and maxInFlight must be at least 1');
+    if (options.slow && !(options.slow.afterMs > 0 && options.slow.maxInFlight >= options.maxInFlight))
+      throw new Error('GroupCommit: slow.afterMs must be positive and slow.maxInFlight at least maxInFlight');
   }
 
   /** Resolves once the item is committed. */
@@ -56,19 +71,55 @@ export class GroupCommit<I, R> {
   }
 
   private pump(): void {
-    while (this.inFlight < this.options.maxInFlight && this.waiting.length > 0) {
+    while (this.hasRoom() && this.waiting.length > 0) {
       const group = this.take();
       // Every item waiting has its key in a statement in flight: the end of that one pumps again.
       if (group.length === 0) return;
       const keys = this.options.key ? group.map((entry) => this.options.key!(entry.item)) : [];
       for (const k of keys) this.keysInFlight.add(k);
       this.inFlight++;
+      const started = { at: performance.now() };
+      this.startedInFlight.add(started);
       void this.flush(group).finally(() => {
         for (const k of keys) this.keysInFlight.delete(k);
         this.inFlight--;
+        this.startedInFlight.delete(started);
         this.pump();
       });
     }
+    this.armSlowTimer();
+  }
+
+  /** When each statement in flight started (performance.now()). */
+  private readonly startedInFlight = new Set<{ at: number }>();
+  private slowTimer: NodeJS.Timeout | null = null;
+
+  /** Whether another statement may start: fewer than maxInFlight of the statements in flight are younger than `slow.afterMs`. */
+  private hasRoom(): boolean {
+    const slow = this.options.slow;
+    if (!slow) return this.inFlight < this.options.maxInFlight;
+    if (this.inFlight >= slow.maxInFlight) return false;
+    const now = performance.now();
+    let fresh = 0;
+    for (const { at } of this.startedInFlight) if (now - at < slow.afterMs) fresh++;
+    return fresh < this.options.maxInFlight;
+  }
+
+  /** Items wait behind young statements only: look again when the oldest of them turns slow. */
+  private armSlowTimer(): void {
+    const slow = this.options.slow;
+    if (!slow || this.slowTimer || this.waiting.length === 0 || this.inFlight >= slow.maxInFlight || this.startedInFlight.size === 0) return;
+    const now = performance.now();
+    let oldest = Infinity;
+    for (const { at } of this.startedInFlight) if (now - at < slow.afterMs) oldest = Math.min(oldest, at);
+    // Every one in flight is slow already: room comes only when one ends, which pumps again.
+    if (oldest === Infinity) return;
+    const delay = Math.max(0, oldest + slow.afterMs - now);
+    this.slowTimer = setTimeout(() => {
+      this.slowTimer = null;
+      this.pump();
+    }, delay + 1);
+    this.slowTimer.unref?.();
   }
 
   /** Keys of the items in the statements in flight: an item with one of them waits for its statement to end. */

@@ -13,7 +13,7 @@ export type { SessionExport, SessionImport, SessionSnapshot } from './repositori
 export { LeaseRepository } from './repositories/lease.repository';
 export type { TailStatement } from './pipelined-transaction';
 export type { Lease } from './repositories/lease.repository';
-export { GroupCommit } from './group-commit';
+export { GroupCommit, SLOW_STATEMENT } from './group-commit';
 export type { GroupCommitOptions } from './group-commit';
 export { OutboxRepository } from './repositories/outbox.repository';
 export type { NewOutboxEvent, OutboxPosition, OutboxRow, SettledRead } from './repositories/outbox.repository';

@@ -1,4 +1,4 @@
-import { GroupCommit } from '../group-commit';
+import { GroupCommit, SLOW_STATEMENT } from '../group-commit';
 import { FencedOutError } from './fenced-out.error';
 import { type Lease, LeaseRepository } from './lease.repository';
 import { PREPARED } from '../preparing-client';
@@ -104,7 +104,10 @@ export class AuthStateRepository extends RepositoryBase {
    * Baileys writes a Signal session on every message it encrypts, so this is on the send path: the
    * writes of all instances of this worker that arrive while one is in flight go together in the next
    * statement (group commit, ADR 0012), each fenced by its own lease; one write per instance per
-   * statement, so an instance's writes keep their order.
+   * statement, so an instance's writes keep their order. One statement in flight, so groups stay large;
+   * but one that has waited `SLOW_STATEMENT` (for a row: an instance being deleted holds its lease row
+   * while the cascade runs) no longer holds back the other instances' writes, so not every send and
+   * decrypt of the worker (GroupCommit's `slow`).
    */
   write(lease: Lease, change: AuthChange): Promise<void> {
     return this.writes.write({ lease, change }).then((held) => {
@@ -115,7 +118,7 @@ export class AuthStateRepository extends RepositoryBase {
   private readonly writes = new GroupCommit<{ lease: Lease; change: AuthChange }, boolean>(
     (items) => this.writeMany(items),
     (item) => this.writeOne(item.lease, item.change),
-    { maxBatch: 200, maxInFlight: 1, key: (item) => item.lease.instanceId },
+    { maxBatch: 200, maxInFlight: 1, key: (item) => item.lease.instanceId, slow: SLOW_STATEMENT },
   );
 
   /** One write: each change a data-modifying CTE gated by the lease proof, all in one statement. Whether the lease held. */

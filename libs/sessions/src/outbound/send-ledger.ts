@@ -10,6 +10,7 @@ import {
   type NewMessage,
   type RecordRow,
   type Reserved,
+  SLOW_STATEMENT,
 } from '@gw/persistence';
 import type { MessageRecord, SendRequest } from '@gw/contracts';
 import type { WAMessage } from '@whiskeysockets/baileys';
@@ -22,9 +23,10 @@ type SettleItem = { lease: Lease; messageId: string; outcome: Outcome };
 
 /**
  * Sends per group statement at most. One statement in flight per kind: the next group forms behind it
- * (bench/send, ADR 0012).
+ * (bench/send, ADR 0012); unless it has waited long (for a row lock: an instance being deleted), when
+ * other sends' statements go beside it (SLOW_STATEMENT).
  */
-const GROUP_OPTIONS = { maxBatch: 200, maxInFlight: 1 };
+const GROUP_OPTIONS = { maxBatch: 200, maxInFlight: 1, slow: SLOW_STATEMENT };
 
 /**
  * The message store's side of a send, every write under the lease:

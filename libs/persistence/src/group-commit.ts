@@ -46,7 +46,6 @@ interface Waiting<I, R> {
 
 export class GroupCommit<I, R> {
   private waiting: Array<Waiting<I, R>> = [];
-  private inFlight = 0;
   /** Statements written, items they carried (items / statements = the group size) and groups that fell back to one by one. */
   readonly stats = { statements: 0, items: 0, fallbacks: 0 };
 
@@ -77,44 +76,42 @@ export class GroupCommit<I, R> {
       if (group.length === 0) return;
       const keys = this.options.key ? group.map((entry) => this.options.key!(entry.item)) : [];
       for (const k of keys) this.keysInFlight.add(k);
-      this.inFlight++;
       const started = { at: performance.now() };
-      this.startedInFlight.add(started);
+      this.inFlight.add(started);
       void this.flush(group).finally(() => {
         for (const k of keys) this.keysInFlight.delete(k);
-        this.inFlight--;
-        this.startedInFlight.delete(started);
+        this.inFlight.delete(started);
         this.pump();
       });
     }
     this.armSlowTimer();
   }
 
-  /** When each statement in flight started (performance.now()). */
-  private readonly startedInFlight = new Set<{ at: number }>();
+  /** The statements in flight, each with when it started (performance.now()). */
+  private readonly inFlight = new Set<{ at: number }>();
   private slowTimer: NodeJS.Timeout | null = null;
+
+  /** When the statements in flight younger than `slow.afterMs` started (those that count against maxInFlight). */
+  private youngStarts(afterMs: number): number[] {
+    const now = performance.now();
+    return [...this.inFlight].map(({ at }) => at).filter((at) => now - at < afterMs);
+  }
 
   /** Whether another statement may start: fewer than maxInFlight of the statements in flight are younger than `slow.afterMs`. */
   private hasRoom(): boolean {
     const slow = this.options.slow;
-    if (!slow) return this.inFlight < this.options.maxInFlight;
-    if (this.inFlight >= slow.maxInFlight) return false;
-    const now = performance.now();
-    let fresh = 0;
-    for (const { at } of this.startedInFlight) if (now - at < slow.afterMs) fresh++;
-    return fresh < this.options.maxInFlight;
+    if (!slow) return this.inFlight.size < this.options.maxInFlight;
+    return this.inFlight.size < slow.maxInFlight && this.youngStarts(slow.afterMs).length < this.options.maxInFlight;
   }
 
   /** Items wait behind young statements only: look again when the oldest of them turns slow. */
   private armSlowTimer(): void {
     const slow = this.options.slow;
-    if (!slow || this.slowTimer || this.waiting.length === 0 || this.inFlight >= slow.maxInFlight || this.startedInFlight.size === 0) return;
-    const now = performance.now();
-    let oldest = Infinity;
-    for (const { at } of this.startedInFlight) if (now - at < slow.afterMs) oldest = Math.min(oldest, at);
-    // Every one in flight is slow already: room comes only when one ends, which pumps again.
-    if (oldest === Infinity) return;
-    const delay = Math.max(0, oldest + slow.afterMs - now);
+    if (!slow || this.slowTimer || this.waiting.length === 0 || this.inFlight.size >= slow.maxInFlight) return;
+    const young = this.youngStarts(slow.afterMs);
+    // None young (or none in flight): room comes only when one ends, which pumps again.
+    if (young.length === 0) return;
+    const delay = Math.max(0, Math.min(...young) + slow.afterMs - performance.now());
     this.slowTimer = setTimeout(() => {
       this.slowTimer = null;
       this.pump();

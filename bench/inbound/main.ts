@@ -3,7 +3,10 @@
  * them (texts, images, group messages, reactions), next to a BARE Baileys receiver (in-memory auth,
  * decrypts and counts only) in the same run, on the same simulator. The sides run one after the other.
  *
- *   npm run bench -- inbound [--instances 1,50] [--messages 4000] [--many-messages 400] [--phones 20] [--pool 20]
+ *   npm run bench -- inbound [--instances 1,50] [--messages 4000] [--many-messages 400] [--phones 20] [--pool 20] [--db-rtt-ms 0]
+ *
+ * `--db-rtt-ms N`: ours' worker reaches Postgres through a proxy N ms of round trip further away (a Postgres on
+ * another machine, as deployed: bench/support/db-latency); the JSON carries `dbRttMs` and `dbRoundTripMs`.
  *
  * How a side is flooded: its devices are paired and offline; the phones send each device its messages
  * (`--messages` per instance when one instance, `--many-messages` each when several; at most 4,500: the
@@ -35,8 +38,9 @@ import { serverCpuBetween, serverCpuMark } from '../support/postgres';
 import { answerQuestions, ask, serveWorkerChild, stopChild, UNCOUNTED, type WorkerSetup } from '../support/processes';
 import { bareReceive, type BacklogSample, type Devices, insertInstances, peakRssMb, sampleInboundBacklog, type SimInfo } from '../support/receivers';
 import { provisionDevices, simControl } from '../support/sim-clients';
+import { DB_PROXY_ROLE, dbRttMs, medianRoundTripMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
 
-type Role = 'orchestrate' | 'sim' | 'bare' | 'worker';
+type Role = 'orchestrate' | 'sim' | 'bare' | 'worker' | typeof DB_PROXY_ROLE;
 
 const roleGiven = process.argv[2] !== undefined && !process.argv[2].startsWith('--');
 const role = (roleGiven ? process.argv[2] : 'orchestrate') as Role;
@@ -47,6 +51,8 @@ const MESSAGES = Number(args.get('messages') ?? 4000);
 const MANY_MESSAGES = Number(args.get('many-messages') ?? 400);
 const PHONES = Number(args.get('phones') ?? 20);
 const POOL = Number(args.get('pool') ?? 20);
+/** `--db-rtt-ms N`: ours' worker reaches Postgres N ms of round trip further away (bench/support/db-latency). */
+const DB_RTT_MS = role === 'orchestrate' ? dbRttMs(args) : 0;
 /** The simulator keeps 5,000 stanzas per offline device; the rest of its queue is the app-state key share and such. */
 const PER_DEVICE_MAX = 4500;
 /** The worker's inbound bounds (INBOUND_QUEUE_MAX, INBOUND_WORKER_QUEUE_MAX: the defaults unless set). */
@@ -230,7 +236,7 @@ function runWorkerChild(): void {
   });
 }
 
-async function runOurs(sim: SimInfo, simProcess: ChildProcess, size: number, count: number, databaseUrl: string): Promise<OursSide> {
+async function runOurs(sim: SimInfo, simProcess: ChildProcess, size: number, count: number, databaseUrl: string, workerDatabaseUrl: string): Promise<OursSide> {
   const { openDatabase } = await import('@gw/persistence');
   const schema = `bench_inbound_${randomBytes(4).toString('hex')}`;
   const dataSource = await openDatabase({ url: databaseUrl, schema, poolSize: 4 });
@@ -243,7 +249,7 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, size: number, cou
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     const started = Date.now();
-    await ask(worker, 'start', { setup: { databaseUrl, schema, prefix: `${schema}.`, sim } satisfies WorkerSetup }, 60_000);
+    await ask(worker, 'start', { setup: { databaseUrl: workerDatabaseUrl, schema, prefix: `${schema}.`, sim } satisfies WorkerSetup }, 60_000);
     await ask(worker, 'measure');
     const serverMark = await serverCpuMark(dataSource);
     // Stored and evented: the `messages` events, and the `messages_update` ones (reactions).
@@ -316,7 +322,10 @@ async function orchestrate(): Promise<void> {
     simProcess.once('message', (message) => resolve(message as SimInfo));
     simProcess.once('exit', (code) => reject(new Error(`the simulator exited with ${code}`)));
   });
+  const proxy = DB_RTT_MS > 0 ? await startDbProxyChild(databaseUrl, DB_RTT_MS) : null;
+  const workerDatabaseUrl = proxy?.url ?? databaseUrl;
   try {
+    const dbRoundTripMs = proxy ? { direct: await medianRoundTripMs(databaseUrl), proxied: await medianRoundTripMs(workerDatabaseUrl) } : null;
     for (let i = 0; i < PHONES; i++) await simControl(sim, 'POST', '/sim/accounts', { phone: phone(i) });
     const runs: Array<{ instances: number; messagesPerInstance: number; bare: Side; ours: OursSide; ratio: number }> = [];
     for (const size of SIZES) {
@@ -325,7 +334,7 @@ async function orchestrate(): Promise<void> {
       const bare = await runBare(sim, simProcess, size, count);
       log(`bare: ${JSON.stringify(bare)}`);
       log(`${size} instance(s): ours`);
-      const ours = await runOurs(sim, simProcess, size, count, databaseUrl);
+      const ours = await runOurs(sim, simProcess, size, count, databaseUrl, workerDatabaseUrl);
       log(`ours: ${JSON.stringify(ours)}`);
       runs.push({ instances: size, messagesPerInstance: count, bare, ours, ratio: round(ours.perSecond / Math.max(0.001, bare.perSecond), 2) });
     }
@@ -337,6 +346,8 @@ async function orchestrate(): Promise<void> {
         bench: 'inbound',
         node: process.version,
         phones: PHONES,
+        dbRttMs: DB_RTT_MS,
+        dbRoundTripMs,
         runs,
         one: { oursPerSecond: one.ours.perSecond, barePerSecond: one.bare.perSecond, ratio: one.ratio, workerPeakRssMb: one.ours.peakRssMb },
         many:
@@ -351,6 +362,7 @@ async function orchestrate(): Promise<void> {
     );
   } finally {
     simProcess.disconnect();
+    proxy?.stop();
   }
 }
 
@@ -358,6 +370,7 @@ async function main(): Promise<void> {
   if (role === 'sim') return runSim();
   if (role === 'bare') return runBareChild();
   if (role === 'worker') return runWorkerChild();
+  if (role === DB_PROXY_ROLE) return serveDbProxyChild(args);
   await orchestrate();
   process.exit(0);
 }

@@ -1,6 +1,7 @@
-import { newMessageFixture, openTestDatabase, type TestDatabase } from '@gw/testing';
+import { genericPlan, newMessageFixture, openTestDatabase, planChoices, type TestDatabase } from '@gw/testing';
 import {
   ChatRepository,
+  ContactRepository,
   InboundGroupRepository,
   InstanceRepository,
   LeaseRepository,
@@ -64,11 +65,12 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
 
     // The same copy again changes nothing (Baileys emits some messages twice); an empty round writes nothing.
     const again = await db.dataSource.transaction((manager) => new InboundGroupRepository(db.dataSource).within(manager).write({ copies: round(0).copies }));
-    expect(again).toEqual({ statuses: [], copies: [null], chats: [] });
+    expect(again).toEqual({ statuses: [], copies: [null], chats: [], senders: [] });
     expect(await db.dataSource.transaction((manager) => new InboundGroupRepository(db.dataSource).within(manager).write({}))).toEqual({
       statuses: [],
       copies: [],
       chats: [],
+      senders: [],
     });
   });
 
@@ -164,6 +166,75 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
     const { written } = await round;
     expect(written.chats.map((row) => `${row.unreadCount} ${row.waName} ${row.lastMessageTextVote}`)).toEqual(['11 Renamed R1', '12 Renamed R2']);
     expect(await chats.findByJid('igr-c', jid)).toMatchObject({ unreadCount: 12, waName: 'Renamed', lastMessageTextVote: 'R2' });
+  });
+
+  it("should read a round's senders in one statement beside its own and observe alone, in order, only those not stored as given (ADR 0055)", async () => {
+    const contacts = new ContactRepository(db.dataSource);
+    const [known, renamed, fresh, moved] = [
+      '5511900000071@s.whatsapp.net',
+      '5511900000072@s.whatsapp.net',
+      '5511900000073@s.whatsapp.net',
+      '5511900000074@s.whatsapp.net',
+    ];
+    await db.dataSource.transaction(async (manager) => {
+      await contacts.within(manager).observe('igr-c', { jid: known, lid: '77700000071@lid', pushName: 'Known' });
+      await contacts.within(manager).observe('igr-c', { jid: renamed, pushName: 'Old' });
+      await contacts.within(manager).observe('igr-c', { lid: '77700000074@lid', pushName: 'By LID' });
+    });
+    const observeAlone = jest.spyOn(ContactRepository.prototype, 'observe');
+    const sender = (pn: string, lid: string, pushName: string) => ({ instanceId: 'igr-c', pn, lid, pushName });
+    const { texts, written } = await recordedRound({
+      chats: round(1).chats,
+      senders: [
+        sender(known, '77700000071@lid', 'Known'),
+        sender('', '77700000071@lid', ''),
+        sender(renamed, '', 'New'),
+        sender(fresh, '', 'Fresh'),
+        sender(fresh, '', 'Fresh'),
+        sender(moved, '77700000074@lid', 'By LID'),
+      ],
+    });
+    const alone = observeAlone.mock.calls.map((call) => call[1].jid || call[1].lid);
+    observeAlone.mockRestore();
+    expect(written.senders.map(({ contact, changed }) => `${contact.jid} ${contact.pushName} ${changed}`)).toEqual([
+      `${known} Known false`,
+      `${known} Known false`,
+      `${renamed} New true`,
+      `${fresh} Fresh true`,
+      `${fresh} Fresh false`,
+      `${moved} By LID true`,
+    ]);
+    expect(written.chats[0]).toMatchObject({ lastMessageTextVote: 'C1' });
+    // The round's statement (its chat), and one statement read every sender; the rename, the new contact
+    // (twice: the second finds the first's row) and the LID row moving to its number went through
+    // observe()'s locked path, each after both.
+    expect(texts.slice(0, 2).filter((text) => text.includes('k_input'))).toHaveLength(1);
+    expect(texts.slice(0, 2).filter((text) => text.includes('h_input'))).toHaveLength(1);
+    expect(texts.filter((text) => text.includes('k_input'))).toHaveLength(1);
+    expect(alone).toEqual([renamed, fresh, fresh, moved]);
+    expect(await contacts.find('igr-c', '77700000074@lid')).toMatchObject({ jid: moved, lid: '77700000074@lid', pushName: 'By LID' });
+    // A round of senders alone is their statement and the locked paths only.
+    const alike = await recordedRound({ senders: [sender(fresh, '', 'Fresh'), sender(renamed, '', 'New')] });
+    expect(alike.texts).toHaveLength(1);
+    expect(alike.written.senders.map(({ changed }) => changed)).toEqual([false, false]);
+
+    // Each sender looked up by its keys, not by reading the instance's contacts, with one generic plan
+    // kept from the sixth call on (arrays of one to three senders, as rounds come).
+    await db.dataSource.query(
+      `INSERT INTO contacts (instance_id, jid, lid) SELECT 'igr-c', '55118' || g || '@s.whatsapp.net', '8' || g || '@lid' FROM generate_series(1, 3000) g`,
+    );
+    await db.dataSource.query(`ANALYZE contacts`);
+    const statement = texts.find((text) => text.includes('k_input'))!;
+    const parameters = [
+      ['igr-c', 'igr-c'],
+      [known, ''],
+      ['77700000071@lid', '77700000075@lid'],
+      ['Known', 'X'],
+    ];
+    const plan = await genericPlan(db.dataSource, statement, parameters);
+    expect(plan).toMatch(/contacts_pkey|contacts_lid/);
+    expect(plan).not.toMatch(/Seq Scan on contacts/);
+    expect(await planChoices(db.dataSource, statement, parameters, 10)).toEqual({ custom: 5, generic: 5 });
   });
 
   it("should carry a round's receipts and copies in key order, as the send ledger's groups do, and answer each copy in its caller's order", async () => {

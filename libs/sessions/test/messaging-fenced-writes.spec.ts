@@ -2,6 +2,7 @@ import { InProcessBus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
 import {
   ChatRepository,
+  ContactRepository,
   FencedOutError,
   InboundGroupRepository,
   InstanceRepository,
@@ -633,5 +634,64 @@ describe(InboundStore.name, () => {
     expect(await pnOf(b.instanceId, '90@lid')).toBeNull();
     // The group's transaction ended after b's first try had finished (inside it, rolled back), not while it was still writing.
     expect(order).toEqual(['failing again, slow one finished before: true']);
+  });
+
+  it("should observe a wave's senders in one statement beside the round's, each sender once, and leave a later look in the wave without a statement (ADR 0055)", async () => {
+    const id = 'group-inbound-senders';
+    await new InstanceRepository(db.dataSource).create({ id, token: `tok-${id}`, name: id });
+    const lease = (await new LeaseRepository(db.dataSource).claim(id, 'worker-a', 10_000))!;
+    const contacts = new ContactRepository(db.dataSource);
+    const [ana, bia, caio] = ['5511900000061@s.whatsapp.net', '5511900000062@s.whatsapp.net', '5511900000063@s.whatsapp.net'];
+    await contacts.observe(id, { jid: ana, lid: '61@lid', pushName: 'Ana' });
+    await contacts.observe(id, { jid: bia, pushName: 'Bia' });
+    const sut = new InboundStore(db.dataSource, bus, pino({ level: 'silent' }), { maxBatch: 100, maxInFlight: 1 });
+    const key = (pn: string, lid: string, pushName: string) => `sender ${id}\u0000${pn}\u0000${lid}\u0000${pushName}`;
+    // A received message's write as MessageStore makes it: its chat and its author in one round.
+    const received = (messageId: string, chat: string, sender: { pn: string; lid: string; pushName: string }) =>
+      sut.write(
+        lease,
+        async (tx) => {
+          const { sender: author } = await InboundBatch.observeChatAndSender(
+            new ChatRepository(db.dataSource),
+            contacts,
+            tx,
+            id,
+            { waChatId: chat, lastMessage: { timestamp: 600, type: 'Conversation', textVote: messageId, sender: sender.pn, incoming: true } },
+            () => `chat-${messageId}`,
+            { key: key(sender.pn, sender.lid, sender.pushName), ...sender },
+          );
+          // Baileys' contacts.update repeating the push name, looked at later in the same write: no statement of its own.
+          const again = await InboundBatch.once(
+            tx,
+            key(sender.pn, sender.lid, sender.pushName),
+            () => contacts.within(tx).observe(id, { jid: sender.pn, lid: sender.lid, pushName: sender.pushName }),
+            (first) => ({ ...first, changed: false }),
+          );
+          return `${messageId} ${author?.contact.pushName} ${author?.changed} ${again.changed}`;
+        },
+        [`message ${messageId}`, ...chatObservationKeys([chat]), ...senderObservationKeys([sender.pn, sender.lid], sender.pushName)],
+      );
+    const hold = sut.write(lease, async () => 'first'); // alone, so the rest wait and go together
+    const observed = jest.spyOn(ContactRepository.prototype, 'observe');
+    const read = jest.spyOn(ContactRepository.prototype, 'knownSenders');
+    const results = await Promise.all([
+      hold,
+      received('S1', '5511900000071@s.whatsapp.net', { pn: ana, lid: '61@lid', pushName: 'Ana' }),
+      received('S2', '5511900000072@s.whatsapp.net', { pn: bia, lid: '', pushName: 'Bia Maria' }),
+      received('S3', '5511900000073@s.whatsapp.net', { pn: caio, lid: '', pushName: 'Caio' }),
+      received('S4', '5511900000074@s.whatsapp.net', { pn: caio, lid: '', pushName: 'Caio' }),
+    ]);
+    const alone = observed.mock.calls.map((call) => call[1].jid);
+    const senders = read.mock.calls.map(([asked]) => asked.map((sender) => `${sender.pn.slice(0, 13)} ${sender.pushName}`));
+    observed.mockRestore();
+    read.mockRestore();
+    // Ana as stored; Bia renamed; Caio new, his second message finding him as the first left him.
+    expect(results).toEqual(['first', 'S1 Ana false false', 'S2 Bia Maria true false', 'S3 Caio true false', 'S4 Caio false false']);
+    // One wave: one statement read its three senders (Caio once); only the rename and the new contact went alone.
+    expect(senders).toEqual([['5511900000061 Ana', '5511900000062 Bia Maria', '5511900000063 Caio']]);
+    expect(alone).toEqual([bia, caio]);
+    expect(await contacts.find(id, caio)).toMatchObject({ pushName: 'Caio' });
+    expect(await contacts.find(id, bia)).toMatchObject({ pushName: 'Bia Maria' });
+    expect(sut.stats).toMatchObject({ fallbacks: 0 });
   });
 });

@@ -45,6 +45,20 @@ function toContactRow(raw: Raw): ContactRow {
   };
 }
 
+/** ContactRepository.knownSenders: each sender's only row found, when it holds the number, the LID and the push name given. */
+const KNOWN_SENDERS_SQL = `${PREPARED} WITH k_input AS (
+    SELECT * FROM unnest((SELECT $1::text[]), (SELECT $2::text[]), (SELECT $3::text[]), (SELECT $4::text[]))
+      WITH ORDINALITY AS u(k_instance, k_pn, k_lid, k_push, k_ord)),
+  k_found AS (
+    SELECT u.k_ord, u.k_pn, u.k_lid, u.k_push, c.*, count(*) OVER (PARTITION BY u.k_ord) AS k_rows
+    FROM k_input u
+    JOIN LATERAL (
+      SELECT * FROM contacts
+      WHERE instance_id = u.k_instance AND ((jid = u.k_pn AND u.k_pn <> '') OR (jid = u.k_lid AND u.k_lid <> '') OR (lid = NULLIF(u.k_lid, '') AND u.k_lid <> ''))
+      OFFSET 0) c ON true)
+  SELECT * FROM k_found
+  WHERE k_rows = 1 AND (jid = k_pn OR k_pn = '') AND (lid = k_lid OR k_lid = '') AND (push_name = k_push OR k_push = '')`;
+
 /**
  * Contacts. A contact first seen only by LID is keyed by the LID; once its phone number is known the
  * row moves to the phone-number JID, so one person never has two rows (guarantee 4).
@@ -118,6 +132,30 @@ export class ContactRepository extends RepositoryBase {
       [instanceId, target, next.lid, next.contactName, next.pushName, next.verifiedName, next.inAddressBook],
     );
     return { contact: toContactRow(rows[0]), changed: true };
+  }
+
+  /**
+   * For each sender observed (a received message's author: its phone number, LID and push name), the
+   * row that already says all of it, as observe() would answer it `changed: false` without a write;
+   * null for any other (a contact to create, move, merge or rename: observe()'s locked path is its
+   * way). One statement for a round's senders, read from its snapshot without a lock (it writes
+   * nothing, so a writer in flight is simply ordered after it: knownOrLock's reasoning). Each sender is
+   * looked up by the primary key and `contacts_lid` (OFFSET 0 keeps the planner from joining every
+   * contact of the instance), and the arrays come through scalar subqueries so that the statement
+   * keeps its generic plan (ADR 0055).
+   */
+  async knownSenders(senders: ReadonlyArray<{ instanceId: string; pn: string; lid: string; pushName: string }>): Promise<Array<ContactRow | null>> {
+    if (senders.length === 0) return [];
+    for (const sender of senders) if (!sender.pn && !sender.lid) throw new Error('a contact needs a JID or a LID');
+    const rows: Array<Raw & { k_ord: string }> = await this.db.query(KNOWN_SENDERS_SQL, [
+      senders.map((sender) => sender.instanceId),
+      senders.map((sender) => sender.pn),
+      senders.map((sender) => sender.lid),
+      senders.map((sender) => sender.pushName),
+    ]);
+    const known: Array<ContactRow | null> = senders.map(() => null);
+    for (const row of rows) known[Number(row.k_ord) - 1] = toContactRow(row);
+    return known;
   }
 
   /**

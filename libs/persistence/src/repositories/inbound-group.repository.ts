@@ -1,6 +1,7 @@
 import { PREPARED } from '../preparing-client';
 import { compareKeys } from '../group-commit';
 import { ChatRepository } from './chat.repository';
+import { ContactRepository, type ContactRow } from './contact.repository';
 import {
   CHAT_COLUMNS,
   observationAssignments,
@@ -38,6 +39,8 @@ export interface InboundGroupWrites {
   copies?: ReadonlyArray<NewMessage>;
   /** Chats' last-message updates (ChatRepository.observe each). */
   chats?: ReadonlyArray<{ instanceId: string; observation: ChatObservation; newId: () => string }>;
+  /** Received messages' authors as their push names show them (ContactRepository.observe each). */
+  senders?: ReadonlyArray<{ instanceId: string; pn: string; lid: string; pushName: string }>;
 }
 
 export interface InboundGroupResults {
@@ -47,6 +50,8 @@ export interface InboundGroupResults {
   copies: OwnCopy[];
   /** In the order of `chats`: each chat's row afterwards. */
   chats: ChatRow[];
+  /** In the order of `senders`: each sender's contact afterwards, and whether this observation changed it. */
+  senders: Array<{ contact: ContactRow; changed: boolean }>;
 }
 
 /** A round's kinds, as the bits of the statement that writes them (one text per combination). */
@@ -277,6 +282,7 @@ function statementFor(kinds: number): string {
  */
 export class InboundGroupRepository extends RepositoryBase {
   private readonly chats = new ChatRepository(this.dataSource);
+  private readonly contacts = new ContactRepository(this.dataSource);
 
   /**
    * Writes one round. Each kind's rows are those of its own statement before (the same SQL, CTEs
@@ -302,7 +308,14 @@ export class InboundGroupRepository extends RepositoryBase {
       if (!item.observation.waChatId && !item.observation.waChatLid) throw new Error('a chat needs a JID or a LID');
       first.push(index);
     });
-    const results: InboundGroupResults = { statuses: [], copies: copies.map(() => null), chats: [] };
+    const senders = writes.senders ?? [];
+    const contactsHere = this.alongside(this.contacts);
+    // The senders in a statement of their own, sent with the round's on the same connection (one round
+    // trip): in the round's statement they cost Postgres more than they saved (ADR 0052, withdrawn).
+    const knownSenders = contactsHere.knownSenders(senders);
+    // Settled below whatever happens to the round's statement (the transaction fails as a whole then).
+    knownSenders.catch(() => undefined);
+    const results: InboundGroupResults = { statuses: [], copies: copies.map(() => null), chats: [], senders: [] };
     if (statuses.length > 0 || copies.length > 0 || first.length > 0) {
       const input = first.map((index) => chats[index]);
       const kinds = (statuses.length > 0 ? KIND.status : 0) | (copies.length > 0 ? KIND.copy : 0) | (input.length > 0 ? KIND.chat : 0);
@@ -362,16 +375,37 @@ export class InboundGroupRepository extends RepositoryBase {
           chatResults[first[Number(raw.ord) - 1]] = toChatRow(chat);
         }
       }
+      await this.observeSenders(contactsHere, senders, await knownSenders, results);
       for (const index of first) {
         if (!chatResults[index])
           chatResults[index] = (await chatsHere.observeUnknown(chats[index].instanceId, chats[index].observation, chats[index].newId)).chat;
       }
     }
+    if (results.senders.length < senders.length) await this.observeSenders(contactsHere, senders, await knownSenders, results);
     for (let index = 0; index < chats.length; index++) {
       if (!chatResults[index]) chatResults[index] = (await chatsHere.observe(chats[index].instanceId, chats[index].observation, chats[index].newId)).chat;
     }
     results.chats = chatResults as ChatRow[];
     return results;
+  }
+
+  /**
+   * Each sender's answer, in order: the row its statement found as given, unchanged; any other is
+   * observed alone by ContactRepository.observe's locked path (created, moved, merged or renamed), before
+   * the chats the round could not change alone, as a message's sender was observed before its chat.
+   * Two alike in one round: the first is observed alone, the second then finds its row unchanged.
+   */
+  private async observeSenders(
+    contacts: ContactRepository,
+    senders: NonNullable<InboundGroupWrites['senders']>,
+    known: Array<ContactRow | null>,
+    results: InboundGroupResults,
+  ): Promise<void> {
+    for (let index = 0; index < senders.length; index++) {
+      const row = known[index];
+      const { instanceId, pn, lid, pushName } = senders[index];
+      results.senders.push(row ? { contact: row, changed: false } : await contacts.observe(instanceId, { jid: pn, lid, pushName }));
+    }
   }
 }
 

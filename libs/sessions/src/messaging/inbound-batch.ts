@@ -1,5 +1,7 @@
 import type {
   ChatRepository,
+  ContactRepository,
+  ContactRow,
   InboundGroupRepository,
   MessageRepository,
   ChatObservation,
@@ -28,9 +30,25 @@ type Pending =
       instanceId: string;
       observation: ChatObservation;
       newId: () => string;
-      resolve: (chat: ChatRow) => void;
+      /** The message's author as its push name shows it, observed in the same round (ADR 0055), or none. */
+      sender: SenderObservation | null;
+      resolve: (observed: { chat: ChatRow; sender: SenderObserved | null }) => void;
       reject: (error: unknown) => void;
     };
+
+/** A received message's author as its push name shows it; `key`: once()'s key for observing it so. */
+export interface SenderObservation {
+  key: string;
+  pn: string;
+  lid: string;
+  pushName: string;
+}
+
+/** A sender's contact as observed: the row afterwards, and whether this observation changed it. */
+export type SenderObserved = { contact: ContactRow; changed: boolean };
+
+/** What a second observation of a sender in one wave answers: the first one's row, unchanged. */
+const unchanged = (first: SenderObserved): SenderObserved => ({ ...first, changed: false });
 
 const batches = new WeakMap<Tx, InboundBatch>();
 /** The slot of the group's write running now (InboundBatch.run): the statements a write reaches park under its own slot. */
@@ -75,14 +93,49 @@ export class InboundBatch {
   }
 
   /** `chats`' observe within `tx` (the chat row afterwards), through the group's batch when `tx` is a group's. */
-  static observeChat(chats: ChatRepository, tx: Tx, instanceId: string, observation: ChatObservation, newId: () => string): Promise<ChatRow> {
+  static async observeChat(chats: ChatRepository, tx: Tx, instanceId: string, observation: ChatObservation, newId: () => string): Promise<ChatRow> {
+    return (await InboundBatch.observeChatAndSender(chats, null, tx, instanceId, observation, newId, null)).chat;
+  }
+
+  /**
+   * A message's chat (`chats`' observe: the row afterwards) and its author's contact as its push name
+   * shows it (`contacts`' observe; `sender` null: not observed), within `tx`. Through the group's batch
+   * when `tx` is a group's: the chat in the round's statement, the sender in a statement of the round's
+   * own beside it (ADR 0055). Outside a batch, the sender (through once()) and then the chat, each its
+   * own statement.
+   */
+  static async observeChatAndSender(
+    chats: ChatRepository,
+    contacts: ContactRepository | null,
+    tx: Tx,
+    instanceId: string,
+    observation: ChatObservation,
+    newId: () => string,
+    sender: SenderObservation | null,
+  ): Promise<{ chat: ChatRow; sender: SenderObserved | null }> {
     const [batch, slot] = InboundBatch.parking(tx);
-    if (!batch)
-      return chats
-        .within(tx)
-        .observe(instanceId, observation, newId)
-        .then(({ chat }) => chat);
-    return new Promise((resolve, reject) => batch.park({ kind: 'chat', slot, instanceId, observation, newId, resolve, reject }));
+    if (!batch) {
+      const observed =
+        sender && contacts
+          ? await InboundBatch.once(
+              tx,
+              sender.key,
+              () => contacts.within(tx).observe(instanceId, { jid: sender.pn, lid: sender.lid, pushName: sender.pushName }),
+              unchanged,
+            )
+          : null;
+      const { chat } = await chats.within(tx).observe(instanceId, observation, newId);
+      return { chat, sender: observed };
+    }
+    // A sender this wave observed already (in a statement of its own through once(), or in an earlier
+    // round) answers as a second observation would. A parked one is not shared through once(): a write
+    // of the wave waiting for it outside the round would never park or finish (the group waits for every
+    // write of the wave before it flushes); senders alike within one round are told apart at the flush.
+    const first = sender ? (batch.observations.get(sender.key) as Promise<SenderObserved> | undefined) : undefined;
+    const observed = await new Promise<{ chat: ChatRow; sender: SenderObserved | null }>((resolve, reject) =>
+      batch.park({ kind: 'chat', slot, instanceId, observation, newId, sender: first ? null : sender, resolve, reject }),
+    );
+    return first ? { chat: observed.chat, sender: unchanged(await first) } : observed;
   }
 
   /**
@@ -155,13 +208,33 @@ export class InboundBatch {
     const statuses = entries.filter((entry) => entry.kind === 'status');
     const copies = entries.filter((entry) => entry.kind === 'copy');
     const chats = entries.filter((entry) => entry.kind === 'chat');
+    // The senders of the round, each observed once: a second write observing one alike takes the first's answer, unchanged.
+    const senders: Array<{ instanceId: string } & SenderObservation> = [];
+    const senderIndex = new Map<string, number>();
+    for (const entry of chats)
+      if (entry.sender && !senderIndex.has(entry.sender.key)) {
+        senderIndex.set(entry.sender.key, senders.length);
+        senders.push({ instanceId: entry.instanceId, ...entry.sender });
+      }
     try {
-      // One statement for the round, whatever kinds it holds (ADR 0019).
+      // One statement for the round, whatever kinds it holds (ADR 0019), and its senders' beside it (ADR 0055).
       const written = await this.groups.write({
         statuses,
         copies: copies.map((entry) => entry.message),
         chats,
+        senders: senders.map(({ instanceId, pn, lid, pushName }) => ({ instanceId, pn, lid, pushName })),
       });
+      // The rest of the wave finds them observed (once(), a later round).
+      senders.forEach((sender, index) => this.observations.set(sender.key, Promise.resolve(written.senders[index])));
+      // The first write observing a sender (in the group's order) gets its answer; the others, what a second observation would.
+      const answered = new Set<string>();
+      const senderOf = ({ sender }: { sender: SenderObservation | null }): SenderObserved | null => {
+        if (!sender) return null;
+        const observed = written.senders[senderIndex.get(sender.key) as number];
+        if (answered.has(sender.key)) return unchanged(observed);
+        answered.add(sender.key);
+        return observed;
+      };
       // Every write succeeded: only now do the parked writes go on (none writes while the round could still fail).
       // Each write's own messages' changes (an instance's writes of a round name different messages).
       for (const entry of statuses)
@@ -170,7 +243,7 @@ export class InboundBatch {
           written.statuses.filter((row) => row.instanceId === entry.instanceId && entry.messageIds.includes(row.messageId)),
         );
       copies.forEach((entry, index) => resolving(entry, written.copies[index]));
-      chats.forEach((entry, index) => resolving(entry, written.chats[index]));
+      chats.forEach((entry, index) => resolving(entry, { chat: written.chats[index], sender: senderOf(entry) }));
     } catch (error) {
       for (const entry of entries) entry.reject(error);
       throw error;

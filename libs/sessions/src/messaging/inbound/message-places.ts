@@ -36,6 +36,23 @@ export async function observeChat(
   group: GroupInfo | null,
   extra: Omit<ChatObservation, 'waChatId' | 'waChatLid' | 'isGroup'>,
 ): Promise<ChatRow> {
+  return (await observeChatAndSender(context, tx, place, group, extra, null)).chat;
+}
+
+/**
+ * The chat row a message observes, and its author's contact as its push name shows it (`pushName`;
+ * null: the author is not observed). Through the group's batch, the chat goes in the round's statement
+ * and the author in the round's statement of senders beside it (ADR 0017, 0055). The contact is
+ * answered only when this observation changed it.
+ */
+export async function observeChatAndSender(
+  context: InboundContext,
+  tx: Tx,
+  place: MessagePlace,
+  group: GroupInfo | null,
+  extra: Omit<ChatObservation, 'waChatId' | 'waChatLid' | 'isGroup'>,
+  pushName: string | null,
+): Promise<{ chat: ChatRow; contact: ContactRow | null }> {
   const observation: ChatObservation = {
     waChatId: isLid(place.chatId) ? undefined : place.chatId,
     waChatLid: place.chatLid || undefined,
@@ -43,8 +60,25 @@ export async function observeChat(
     ...extra,
   };
   if (group && !observation.waName) observation.waName = group.subject || undefined;
+  const { sender } = place;
+  const author =
+    pushName !== null && (sender.pn || sender.lid) ? { key: senderKey(context, sender, pushName), pn: sender.pn, lid: sender.lid, pushName } : null;
   // Through the group's batch: the chats of a group transaction's messages are updated in one statement (ADR 0017).
-  return InboundBatch.observeChat(context.services.chats, tx, context.instanceId, observation, () => recordId(14));
+  const observed = await InboundBatch.observeChatAndSender(
+    context.services.chats,
+    context.services.contacts,
+    tx,
+    context.instanceId,
+    observation,
+    () => recordId(14),
+    author,
+  );
+  return { chat: observed.chat, contact: observed.sender?.changed ? observed.sender.contact : null };
+}
+
+/** once()'s key of a sender observed with a push name (observePushName, observeChatAndSender). */
+function senderKey(context: InboundContext, sender: { pn: string; lid: string }, pushName: string): string {
+  return `sender ${context.instanceId}\u0000${sender.pn}\u0000${sender.lid}\u0000${pushName}`;
 }
 
 /** The author's contact row (push name, LID pair); returned only when it changed. */
@@ -67,7 +101,7 @@ export function observePushName(
 ): Promise<{ contact: ContactRow; changed: boolean }> {
   return InboundBatch.once(
     tx,
-    `sender ${context.instanceId}\u0000${sender.pn}\u0000${sender.lid}\u0000${pushName}`,
+    senderKey(context, sender, pushName),
     () => context.services.contacts.within(tx).observe(context.instanceId, { jid: sender.pn, lid: sender.lid, pushName }),
     (first) => ({ ...first, changed: false }),
   );

@@ -8,7 +8,7 @@ import type { Party } from '../identity-resolver';
 import { statusName, timestampMs, toNewMessage, type MessagePlace } from '../message-mapper';
 import { decryptVote, pollCreationOf } from '../poll-votes';
 import { chatObservationKeys, messageKey, senderObservationKeys, type InboundContext } from './inbound-context';
-import { chatParty, observeChat, observeSender, placeOf } from './message-places';
+import { chatParty, observeChatAndSender, observeSender, placeOf } from './message-places';
 import type { ReceiptEvents, EarlyReceipt } from './receipts';
 import { ANNOUNCED, errorText, rank } from './receipts';
 import type { Written } from './sender-names';
@@ -144,12 +144,22 @@ export class MessageStore {
     const merged = fromMe && status !== 'Failed';
     // A received message's copy goes in the round's statement too (a wave's copies in one insert, ADR 0048):
     // its status is none, which moves nothing, so the round's copy is storeCopy's.
+    // Baileys announces a live message's push name again (contacts.update); not a history sync's. Told
+    // before this write parks in its first round: the update, most often in the same wave, then finds it
+    // covered by this transaction, which writes it in a later round (ADR 0055).
+    const pushName = fromMe ? '' : message.pushName || '';
+    if (pushName && !history) outcome.written = this.context.senders.wrote(tx, [place.sender.pn, place.sender.lid], pushName);
     const copy =
       merged || !fromMe
         ? await InboundBatch.storeOwnCopy(this.context.services.messages, tx, row)
         : await this.context.services.messages.within(tx).storeCopy(row);
     if (!copy) {
-      // Seen before: only a status this copy knows better can change.
+      // Seen before: only a status this copy knows better can change. Its push name, told as written
+      // above (a contacts.update of this wave may have left it to this write), is observed all the same.
+      if (outcome.written) {
+        const contact = await observeSender(this.context, tx, place.sender, pushName);
+        if (contact) events.push(contactsEvent([contact], who));
+      }
       const prior = await this.context.services.messages.within(tx).findByMessageId(this.context.instanceId, row.messageId);
       if (fromMe && prior) await this.advanceFromUpsert(tx, events, prior, status, error, place);
       // A history batch (or an exact reload) names what it brought, stored before or not.
@@ -160,17 +170,21 @@ export class MessageStore {
 
     // Our own identity is observed once per socket (and again if it changes), not on every send.
     const self = fromMe ? `${place.sender.pn}|${place.sender.lid}` : '';
-    const pushName = fromMe ? '' : message.pushName || '';
-    const contact = fromMe && this.selfObserved === self ? null : await observeSender(this.context, tx, place.sender, pushName);
-    if (contact) events.push(contactsEvent([contact], who));
-    // Baileys announces a live message's push name again (contacts.update); not a history sync's.
-    if (pushName && !history) outcome.written = this.context.senders.wrote(tx, [place.sender.pn, place.sender.lid], pushName);
-
     const incoming = !fromMe && described.type !== 'reaction' && !described.edited && described.field !== 'pollUpdateMessage';
-    let chat = await observeChat(this.context, tx, place, group, {
-      waName: place.isGroup ? group?.subject : fromMe ? undefined : message.pushName || undefined,
-      lastMessage: { timestamp: row.messageTimestamp, type: row.messageType, textVote: row.text || row.vote, sender: row.sender, incoming },
-    });
+    // The chat and the author's contact in one round of the group (ADR 0055).
+    const observed = await observeChatAndSender(
+      this.context,
+      tx,
+      place,
+      group,
+      {
+        waName: place.isGroup ? group?.subject : fromMe ? undefined : message.pushName || undefined,
+        lastMessage: { timestamp: row.messageTimestamp, type: row.messageType, textVote: row.text || row.vote, sender: row.sender, incoming },
+      },
+      fromMe && this.selfObserved === self ? null : pushName,
+    );
+    if (observed.contact) events.push(contactsEvent([observed.contact], who));
+    let chat = observed.chat;
     // The group's flags as the chat holds them already (as most messages find them) are not written again:
     // applyState would change nothing (its `group_flags @>` test), and a busy group paid a statement per message.
     if (group && !holdsGroupFlags(chat, group.flags))

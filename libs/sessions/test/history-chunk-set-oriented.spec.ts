@@ -110,4 +110,25 @@ describe('A history chunk is written set-oriented (issue #38)', () => {
     ]);
     expect(unread.map((chat) => chat.unread_count)).toEqual(new Array(CHATS).fill(Math.ceil(PER_CHAT / 2)));
   });
+
+  it('should store our own message of a chunk with the read receipt that came before it, and announce it so', async () => {
+    const sent = chunk('HR');
+    const ours = sent.messages.find((message) => message.key.fromMe)!;
+    const socket = fixture.socket(worker, instanceId);
+    // The phone's read receipt of one of our messages, before the history that carries the message.
+    socket.ev.emit('messages.update', [{ key: ours.key, update: { status: 4, messageTimestamp: ours.messageTimestamp } }] as never);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    socket.ev.emit('messaging-history.set', sent as never);
+    const events = await waitFor(historyEvents, (list) => list.length === 3, 30_000, 'third history event');
+    const rows = await fixture.query<{ message_id: string; status: string }>(
+      `SELECT message_id, status FROM messages WHERE instance_id = $1 AND message_id LIKE 'HR%' AND from_me ORDER BY message_id`,
+      [instanceId],
+    );
+    expect(rows).toHaveLength(sent.messages.filter((message) => message.key.fromMe).length);
+    // The receipted one is Read; the others as the chunk said (Delivered: status 3).
+    expect(rows.filter((row) => row.status === 'Read').map((row) => row.message_id)).toEqual([ours.key.id]);
+    expect(new Set(rows.filter((row) => row.message_id !== ours.key.id).map((row) => row.status))).toEqual(new Set(['Delivered']));
+    const announced = events[2].payload.messages.find((message: { messageid: string }) => message.messageid === ours.key.id);
+    expect(announced).toMatchObject({ status: 'Read' });
+  });
 });

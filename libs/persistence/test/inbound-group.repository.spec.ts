@@ -211,8 +211,22 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
     expect(texts.slice(0, 2).filter((text) => text.includes('k_input'))).toHaveLength(1);
     expect(texts.slice(0, 2).filter((text) => text.includes('h_input'))).toHaveLength(1);
     expect(texts.filter((text) => text.includes('k_input'))).toHaveLength(1);
-    expect(alone).toEqual([renamed, fresh, fresh, moved]);
+    // Each goes at once but the second new one, which waits for the first of its number.
+    expect(alone).toEqual([renamed, fresh, moved, fresh]);
     expect(await contacts.find('igr-c', '77700000074@lid')).toMatchObject({ jid: moved, lid: '77700000074@lid', pushName: 'By LID' });
+    // New senders with nothing in common go at once (their statements pipelined), not one after the other.
+    const steps: string[] = [];
+    const observe = ContactRepository.prototype.observe;
+    const timed = jest.spyOn(ContactRepository.prototype, 'observe').mockImplementation(async function (this: ContactRepository, instanceId, observation) {
+      steps.push(`start ${observation.pushName}`);
+      const answer = await observe.call(this, instanceId, observation);
+      steps.push(`end ${observation.pushName}`);
+      return answer;
+    });
+    const apart = await recordedRound({ senders: [sender('5511900000075@s.whatsapp.net', '', 'One'), sender('5511900000076@s.whatsapp.net', '', 'Two')] });
+    timed.mockRestore();
+    expect(apart.written.senders.map(({ contact, changed }) => `${contact.pushName} ${changed}`)).toEqual(['One true', 'Two true']);
+    expect(steps.slice(0, 2)).toEqual(['start One', 'start Two']);
     // A round of senders alone is their statement and the locked paths only.
     const alike = await recordedRound({ senders: [sender(fresh, '', 'Fresh'), sender(renamed, '', 'New')] });
     expect(alike.texts).toHaveLength(1);

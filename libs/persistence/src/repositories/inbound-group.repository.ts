@@ -393,7 +393,10 @@ export class InboundGroupRepository extends RepositoryBase {
    * Each sender's answer, in order: the row its statement found as given, unchanged; any other is
    * observed alone by ContactRepository.observe's locked path (created, moved, merged or renamed), before
    * the chats the round could not change alone, as a message's sender was observed before its chat.
-   * Two alike in one round: the first is observed alone, the second then finds its row unchanged.
+   * Senders with no identifier in common go at once, their statements pipelined on the connection, as
+   * each write's own observation went before (a wave's new senders cost a few round trips, not a few
+   * each); one that shares an identifier with an earlier one of its instance waits for it, so two alike
+   * in one round are observed one after the other and the second finds the first's row unchanged.
    */
   private async observeSenders(
     contacts: ContactRepository,
@@ -401,11 +404,23 @@ export class InboundGroupRepository extends RepositoryBase {
     known: Array<ContactRow | null>,
     results: InboundGroupResults,
   ): Promise<void> {
-    for (let index = 0; index < senders.length; index++) {
+    const lastOf = new Map<string, Promise<unknown>>();
+    const answers = senders.map((sender, index) => {
       const row = known[index];
-      const { instanceId, pn, lid, pushName } = senders[index];
-      results.senders.push(row ? { contact: row, changed: false } : await contacts.observe(instanceId, { jid: pn, lid, pushName }));
-    }
+      if (row) return Promise.resolve({ contact: row, changed: false });
+      const { instanceId, pn, lid, pushName } = sender;
+      const identifiers = [pn, lid].filter(Boolean).map((identifier) => `${instanceId}\u0000${identifier}`);
+      const earlier = identifiers.flatMap((identifier) => lastOf.get(identifier) ?? []);
+      const answer = (earlier.length ? Promise.all(earlier) : Promise.resolve()).then(() => contacts.observe(instanceId, { jid: pn, lid, pushName }));
+      const settled = answer.catch(() => undefined);
+      for (const identifier of identifiers) lastOf.set(identifier, settled);
+      return answer;
+    });
+    // Every one settled before any failure is thrown: none may send a statement after the caller's rollback.
+    const settled = await Promise.allSettled(answers);
+    const failed = settled.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
+    for (const outcome of settled) if (outcome.status === 'fulfilled') results.senders.push(outcome.value);
   }
 }
 

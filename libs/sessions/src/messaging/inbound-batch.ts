@@ -48,7 +48,7 @@ export interface SenderObservation {
 export type SenderObserved = { contact: ContactRow; changed: boolean };
 
 /** What a second observation of a sender in one wave answers: the first one's row, unchanged. */
-const unchanged = (first: SenderObserved): SenderObserved => ({ ...first, changed: false });
+export const unchanged = (first: SenderObserved): SenderObserved => ({ ...first, changed: false });
 
 const batches = new WeakMap<Tx, InboundBatch>();
 /** The slot of the group's write running now (InboundBatch.run): the statements a write reaches park under its own slot. */

@@ -1,7 +1,7 @@
 import { type ChatObservation, type ChatRow, type ContactRow, type Tx } from '@gw/persistence';
 import { recordId } from '@gw/platform';
 import { isJidGroup, type WAMessage } from '../../baileys';
-import { InboundBatch } from '../inbound-batch';
+import { InboundBatch, unchanged } from '../inbound-batch';
 import type { GroupInfo } from '../group-info-cache';
 import { isLid, isPhoneJid, type Party } from '../identity-resolver';
 import type { MessagePlace } from '../message-mapper';
@@ -103,6 +103,6 @@ export function observePushName(
     tx,
     senderKey(context, sender, pushName),
     () => context.services.contacts.within(tx).observe(context.instanceId, { jid: sender.pn, lid: sender.lid, pushName }),
-    (first) => ({ ...first, changed: false }),
+    unchanged,
   );
 }

@@ -281,7 +281,10 @@ export function windowProfiler(): { start(): Promise<void>; stop(file: string): 
     },
     async stop(file: string): Promise<void> {
       const { profile } = (await post('Profiler.stop')) as { profile: unknown };
-      const { writeFileSync } = await import('node:fs');
+      const { mkdirSync, writeFileSync } = await import('node:fs');
+      const { dirname } = await import('node:path');
+      // The directory given to --window-prof (or the like) need not exist yet.
+      mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, JSON.stringify(profile));
       session?.disconnect();
     },

@@ -35,15 +35,19 @@
  * sink (the same relay, lanes per instance, publisher confirms) and the receiver is a consumer of a
  * queue bound to the bench's exchange; the bare client is an amqplib publish loop with confirms and
  * the same concurrency. AMQP_URL (default amqp://guest:guest@127.0.0.1:5672) names the broker.
+ *
+ * `--repeat K` runs the whole bench K times, each in a process of its own, and prints each run's key figures and
+ * their medians (bench/webhooks/repeat.ts); the goals are then judged on the medians.
  */
 import { runBare } from './bare';
 import { type Role, role } from './options';
 import { orchestrate } from './orchestrate';
 import { runReceiver } from './receiver';
 import { runRelay } from './relay';
+import { REPEAT, runRepeated } from './repeat';
 
 const roles: Record<Role, () => Promise<void>> = { orchestrate, receiver: runReceiver, relay: runRelay, bare: runBare };
-roles[role]().catch((error: unknown) => {
+(REPEAT > 0 && role === 'orchestrate' ? runRepeated() : roles[role]()).catch((error: unknown) => {
   process.stderr.write(`${String((error as Error)?.stack ?? error)}\n`);
   process.exit(1);
 });

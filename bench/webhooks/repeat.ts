@@ -1,0 +1,112 @@
+/**
+ * `--repeat K`: the whole run K times, each in a process of its own (a fresh relay, receiver and bare client each
+ * time), and the median of their key figures. One run's p99 and burst ratio move by more than the goals' margins
+ * from run to run on the same code (docs/bench/webhooks.md): the goals are judged on the medians.
+ */
+import { spawn } from 'node:child_process';
+import { log, round } from './options';
+
+/** What one run's JSON says, as far as the summary uses it. */
+interface RunJson {
+  steady: {
+    events: number;
+    relay: { delivered: number; p50Ms: number | null; p99Ms: number | null; coldStartP99Ms: number | null; p99MsByHalfSecond?: number[] };
+  };
+  burst: {
+    relayVsBare: number;
+    relay: { deliveriesPerSecond: number; duplicates: number; outOfOrder: number; machine: { cpuUsPerOp: number } | null };
+    bare: { deliveriesPerSecond: number; machine: { cpuUsPerOp: number } | null };
+    machineCpuRatio: number | null;
+  };
+  cpuMsPerThousandDeliveries: { afterStart: { relay: number; bare: number } };
+  loadAverage: number[];
+  goals: { burstVsBare: number; p99MsAtRate: number };
+}
+
+export const REPEAT = (() => {
+  const at = process.argv.indexOf('--repeat');
+  return at >= 0 ? Math.max(1, Number(process.argv[at + 1]) || 1) : 0;
+})();
+
+const median = (values: number[]): number | null => {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : round((sorted[middle - 1] + sorted[middle]) / 2, 3);
+};
+
+/** This bench's command line without `--repeat K`: one ordinary run. */
+function oneRunArgs(): string[] {
+  const argv = process.argv.slice(2);
+  const at = argv.indexOf('--repeat');
+  if (at >= 0) argv.splice(at, 2);
+  return [...process.execArgv, process.argv[1], ...argv];
+}
+
+function runOnce(index: number): Promise<RunJson> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, oneRunArgs(), { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const line = out.trim().split('\n').pop() ?? '';
+      try {
+        if (code !== 0) throw new Error(`exited with ${code}`);
+        resolve(JSON.parse(line) as RunJson);
+      } catch (error) {
+        reject(new Error(`run ${index + 1} of ${REPEAT}: ${(error as Error).message}`));
+      }
+    });
+  });
+}
+
+/** Runs the bench REPEAT times, one after the other, and prints each run's key figures and their medians. */
+export async function runRepeated(): Promise<void> {
+  const runs: RunJson[] = [];
+  for (let index = 0; index < REPEAT; index++) {
+    log(`run ${index + 1} of ${REPEAT}`);
+    runs.push(await runOnce(index));
+  }
+  const numbers = (pick: (run: RunJson) => number | null | undefined) =>
+    runs.map(pick).filter((value): value is number => typeof value === 'number' && Number.isFinite(value));
+  const spread = (values: number[]) => ({
+    median: median(values),
+    min: values.length ? Math.min(...values) : null,
+    max: values.length ? Math.max(...values) : null,
+  });
+  const p99 = spread(numbers((run) => run.steady.relay.p99Ms));
+  const burstVsBare = spread(numbers((run) => run.burst.relayVsBare));
+  const goals = runs[0].goals;
+  const everyEventOnce = runs.every(
+    (run) => run.steady.relay.delivered === run.steady.events && run.burst.relay.duplicates === 0 && run.burst.relay.outOfOrder === 0,
+  );
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'webhooks',
+      repeat: REPEAT,
+      runs: runs.map((run) => ({
+        p50Ms: run.steady.relay.p50Ms,
+        p99Ms: run.steady.relay.p99Ms,
+        coldStartP99Ms: run.steady.relay.coldStartP99Ms,
+        firstHalfSecondP99Ms: run.steady.relay.p99MsByHalfSecond?.[0] ?? null,
+        burstVsBare: run.burst.relayVsBare,
+        relayPerSecond: run.burst.relay.deliveriesPerSecond,
+        barePerSecond: run.burst.bare.deliveriesPerSecond,
+        machineCpuUsPerDelivery: { relay: run.burst.relay.machine?.cpuUsPerOp ?? null, bare: run.burst.bare.machine?.cpuUsPerOp ?? null },
+        relayCpuMsPerThousandAfterStart: run.cpuMsPerThousandDeliveries.afterStart.relay,
+        loadAverage: run.loadAverage[0],
+      })),
+      p99Ms: p99,
+      coldStartP99Ms: spread(numbers((run) => run.steady.relay.coldStartP99Ms)),
+      burstVsBare,
+      machineCpuRatio: spread(numbers((run) => run.burst.machineCpuRatio)),
+      goals,
+      goal: `the medians over the runs: p99 <= ${goals.p99MsAtRate} ms at the steady rate, burst >= ${goals.burstVsBare} x the bare client's deliveries/s; every event delivered once and in order (issue #38)`,
+      met: {
+        p99: p99.median !== null && p99.median <= goals.p99MsAtRate && everyEventOnce,
+        burstVsBare: burstVsBare.median !== null && burstVsBare.median >= goals.burstVsBare && everyEventOnce,
+      },
+    })}\n`,
+  );
+}

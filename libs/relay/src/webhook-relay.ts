@@ -168,8 +168,8 @@ export class WebhookRelay {
   /**
    * Before `start`: opens the pool's connections and plans the relay's statements on each, and reads the
    * enabled webhooks, so that a relay started in a rolling deploy delivers its first second on time
-   * (bench/webhooks: p99 370-630 ms over the first 1.5 s of a cold relay, ~40 ms after), then sends a
-   * few hundred requests to a loopback server of its own so undici's parser and code are compiled
+   * (bench/webhooks: p99 370-630 ms over the first 1.5 s of a cold relay, ~40 ms after), then sends
+   * 800 requests to a loopback server of its own so undici's parser and code are compiled and hot
    * (warmHttpClient). A failure is logged, not thrown: the loops connect on their own and retry as always.
    */
   async warmUp(): Promise<void> {

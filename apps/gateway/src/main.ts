@@ -73,7 +73,7 @@ async function main(): Promise<void> {
   let app: Awaited<ReturnType<typeof createHttpApp>> | undefined;
   try {
     const embedded = runtime.embedded
-      ? embeddedServices({
+      ? await embeddedServices({
           dataSource: runtime.dataSource,
           bus: runtime.bus,
           logger,

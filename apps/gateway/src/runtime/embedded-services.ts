@@ -6,7 +6,7 @@ import { ChatbotModule, readChatbotConfig } from '@gw/chatbot';
 import { DispatchModule, readAsyncDispatcherConfig, readRetentionConfig, RetentionModule } from '@gw/dispatch';
 import { readWebhookRelayConfig, WebhookRelayModule } from '@gw/relay';
 import { ChatwootSyncModule, readChatwootSyncConfig } from '@gw/chatwoot';
-import { readSessionWorkerConfig, SessionWorkerModule, type SimulatorSeam } from '@gw/sessions';
+import type { SimulatorSeam } from '@gw/sessions';
 import { hostname } from 'node:os';
 
 export interface EmbeddedServicesOptions {
@@ -21,8 +21,13 @@ export interface EmbeddedServicesOptions {
 /**
  * The embedded default: the other services as modules of the gateway's process, configured from the
  * same environment variables their own processes read.
+ *
+ * The session worker's library is loaded here, when the gateway embeds it, not with the gateway's modules: with it
+ * come Baileys, libsignal and WhatsApp's protobuf definitions, ~0.3 s of a gateway's start on a quiet machine
+ * (a CPU profile of the start), which a gateway of a deployment with session workers of their own never uses.
  */
-export function embeddedServices(options: EmbeddedServicesOptions): DynamicModule[] {
+export async function embeddedServices(options: EmbeddedServicesOptions): Promise<DynamicModule[]> {
+  const { readSessionWorkerConfig, SessionWorkerModule } = await import('@gw/sessions');
   const workerConfig = readSessionWorkerConfig(options.env);
   return [
     SessionWorkerModule.register({

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { ConfigError, type EnvReader } from '@gw/platform';
-import { type RunningSimulator, startSimulator } from '@gw/wa-sim';
+import type { RunningSimulator } from '@gw/wa-sim';
 
 export interface SandboxPorts {
   wsPort: number;
@@ -17,6 +17,8 @@ export function readSandboxPorts(env: EnvReader): SandboxPorts {
  * variable (it used to be a raw "Unhandled 'error' event").
  */
 export async function startSandboxSimulator(ports: SandboxPorts, dataDir: string): Promise<RunningSimulator> {
+  // Loaded here, not at the gateway's start: only the sandbox runs it (it brings Baileys' protocol code with it).
+  const { startSimulator } = await import('@gw/wa-sim');
   try {
     return await startSimulator({
       wsPort: ports.wsPort,

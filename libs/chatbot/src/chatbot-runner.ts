@@ -341,7 +341,7 @@ export class ChatbotRunner {
     if (earlier.length && this.voice) for (const [id, text] of await this.voice.hear(round.instanceId, earlier, null, 0)) transcripts.set(id, text);
     const plan = await planRound({
       agent,
-      model: languageModel(agent, this.config, this.fetch),
+      model: await languageModel(agent, this.config, this.fetch),
       turn,
       history,
       inputs: round.inputs,

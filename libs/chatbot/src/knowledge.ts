@@ -258,7 +258,7 @@ export class KnowledgeIndexer {
 
   private async embed(values: string[], openaiApikey: string): Promise<number[][]> {
     if (!openaiApikey) return values.map(localEmbedding);
-    const model = openaiEmbeddingModel(openaiApikey, this.config, this.fetch);
+    const model = await openaiEmbeddingModel(openaiApikey, this.config, this.fetch);
     if (values.length === 1) return [normalise((await embed({ model, value: values[0], maxRetries: 1 })).embedding)];
     return (await embedMany({ model, values, maxRetries: 1 })).embeddings.map(normalise);
   }

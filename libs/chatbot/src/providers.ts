@@ -1,8 +1,3 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createDeepSeek } from '@ai-sdk/deepseek';
-import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { createOpenAI } from '@ai-sdk/openai';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { EmbeddingModel, LanguageModel } from 'ai';
 import type { ChatbotConfig } from './config';
 import type { AgentSettings } from './records';
@@ -50,25 +45,34 @@ export function callSettings(agent: AgentSettings, options: ModelOptions) {
   };
 }
 
-/** The agent's model through its provider's own API (AI SDK), every request through `fetch` (the SSRF-guarded one). */
-export function languageModel(agent: AgentSettings, config: Pick<ChatbotConfig, 'baseUrls'>, fetch: typeof globalThis.fetch): LanguageModel {
+/**
+ * The agent's model through its provider's own API (AI SDK), every request through `fetch` (the SSRF-guarded one).
+ *
+ * Each provider's package is loaded when a model of it is first made, not with the process: together they cost the
+ * gateway and the dispatcher ~0.2 s of CPU at start (a CPU profile of each service's start), and an instance's
+ * agents use one or two of the five.
+ */
+export async function languageModel(agent: AgentSettings, config: Pick<ChatbotConfig, 'baseUrls'>, fetch: typeof globalThis.fetch): Promise<LanguageModel> {
   const apiKey = agent.apikey;
   const base = (own: string) => (own ? { baseURL: own } : {});
   switch (agent.provider) {
     case 'openai':
-      return createOpenAI({ apiKey, fetch, ...base(config.baseUrls.openai) }).chat(agent.model);
+      return (await import('@ai-sdk/openai')).createOpenAI({ apiKey, fetch, ...base(config.baseUrls.openai) }).chat(agent.model);
     case 'anthropic':
-      return createAnthropic({ apiKey, fetch, ...base(config.baseUrls.anthropic) })(agent.model);
+      return (await import('@ai-sdk/anthropic')).createAnthropic({ apiKey, fetch, ...base(config.baseUrls.anthropic) })(agent.model);
     case 'gemini':
-      return createGoogleGenerativeAI({ apiKey, fetch, ...base(config.baseUrls.gemini) })(agent.model);
+      return (await import('@ai-sdk/google')).createGoogleGenerativeAI({ apiKey, fetch, ...base(config.baseUrls.gemini) })(agent.model);
     case 'deepseek':
-      return createDeepSeek({ apiKey, fetch, ...base(config.baseUrls.deepseek) })(agent.model);
+      return (await import('@ai-sdk/deepseek')).createDeepSeek({ apiKey, fetch, ...base(config.baseUrls.deepseek) })(agent.model);
     case 'custom':
-      return createOpenAICompatible({ name: 'custom', baseURL: agent.url.replace(/\/+$/, ''), ...(apiKey ? { apiKey } : {}), fetch }).chatModel(agent.model);
+      return (await import('@ai-sdk/openai-compatible'))
+        .createOpenAICompatible({ name: 'custom', baseURL: agent.url.replace(/\/+$/, ''), ...(apiKey ? { apiKey } : {}), fetch })
+        .chatModel(agent.model);
   }
 }
 
 /** OpenAI's embeddings (the instance's `openai_apikey`, OPENAI_BASE_URL), for knowledge. */
-export function openaiEmbeddingModel(apiKey: string, config: Pick<ChatbotConfig, 'baseUrls'>, fetch: typeof globalThis.fetch): EmbeddingModel {
+export async function openaiEmbeddingModel(apiKey: string, config: Pick<ChatbotConfig, 'baseUrls'>, fetch: typeof globalThis.fetch): Promise<EmbeddingModel> {
+  const { createOpenAI } = await import('@ai-sdk/openai');
   return createOpenAI({ apiKey, fetch, ...(config.baseUrls.openai ? { baseURL: config.baseUrls.openai } : {}) }).embedding('text-embedding-3-small');
 }

@@ -1,4 +1,3 @@
-import { createOpenAI } from '@ai-sdk/openai';
 import type { Bus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
 import type { ChatbotTranscriptRepository, FileRepository } from '@gw/persistence';
@@ -59,7 +58,9 @@ export function audioError(api: Pick<AudioApi, 'apiKey'>, error: unknown): strin
   return api.apiKey.length >= 8 ? message.split(api.apiKey).join('[masked]') : message;
 }
 
-function openai(api: AudioApi, fetch: typeof globalThis.fetch) {
+/** The AI SDK's OpenAI provider, loaded on first use (as the chat models' providers: providers.ts). */
+async function openai(api: AudioApi, fetch: typeof globalThis.fetch) {
+  const { createOpenAI } = await import('@ai-sdk/openai');
   return createOpenAI({ apiKey: api.apiKey, fetch: boundedFetch(fetch, MAX_AUDIO_ANSWER_BYTES), ...(api.baseURL ? { baseURL: api.baseURL } : {}) });
 }
 
@@ -69,7 +70,7 @@ function openai(api: AudioApi, fetch: typeof globalThis.fetch) {
  */
 export async function transcribeAudio(api: AudioApi, audio: Buffer, model: string, fetch: typeof globalThis.fetch, timeoutMs: number): Promise<string> {
   const result = await transcribe({
-    model: openai(api, fetch).transcription(model),
+    model: (await openai(api, fetch)).transcription(model),
     audio: new Uint8Array(audio),
     abortSignal: AbortSignal.timeout(timeoutMs),
     maxRetries: 0,
@@ -176,7 +177,7 @@ export class Voice {
     let data: Buffer;
     try {
       const { audio } = await generateSpeech({
-        model: openai(api, this.fetch).speech(this.config.voice.speechModel),
+        model: (await openai(api, this.fetch)).speech(this.config.voice.speechModel),
         text: spoken,
         voice: this.config.voice.speechVoice,
         outputFormat: 'opus',

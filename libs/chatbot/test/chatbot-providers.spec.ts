@@ -61,10 +61,10 @@ describe('chatbot providers', () => {
     ...extra,
   });
   const history = (text: string): MessageRow[] => [{ fromMe: false, text, messageType: 'Conversation', mediaType: '', senderName: 'Ana' } as MessageRow];
-  const plan = (settings: Stored<AgentSettings>, text = 'hello there', extra: Partial<Parameters<typeof planRound>[0]> = {}) =>
+  const plan = async (settings: Stored<AgentSettings>, text = 'hello there', extra: Partial<Parameters<typeof planRound>[0]> = {}) =>
     planRound({
       agent: settings,
-      model: languageModel(settings, { baseUrls }, fetch),
+      model: await languageModel(settings, { baseUrls }, fetch),
       turn: 'MSG1',
       history: history(text),
       chat: { lead_name: 'Ana', lead_status: 'novo' },
@@ -173,7 +173,7 @@ describe('chatbot providers', () => {
     const settings = agent('openai');
     const result = await planRound({
       agent: settings,
-      model: languageModel(settings, { baseUrls }, strict),
+      model: await languageModel(settings, { baseUrls }, strict),
       turn: 'MSG1',
       history: history('hi'),
       chat: {},

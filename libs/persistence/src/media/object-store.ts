@@ -1,5 +1,4 @@
-import { DeleteObjectsCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { ConfigError, EnvReader } from '@gw/platform';
 
 /**
@@ -66,18 +65,18 @@ export function readS3StoreConfig(env: EnvReader): S3StoreConfig | null {
   return { bucket, region, endpoint, publicEndpoint, forcePathStyle, accessKeyId, secretAccessKey, prefix };
 }
 
-/** S3 through the AWS SDK v3 client; signed links through its presigner. */
+/**
+ * S3 through the AWS SDK v3 client; signed links through its presigner.
+ *
+ * The SDK is loaded on the store's first use, not with the process: its modules cost every service ~0.1 s of CPU
+ * at start and their memory (a CPU profile of each service's start), and most deployments keep media in Postgres
+ * or touch S3 only when a file is stored or fetched.
+ */
 export class S3ObjectStore implements ObjectStore {
   readonly description: string;
-  private readonly client: S3Client;
-  private readonly signer: S3Client;
+  private sdk?: Promise<S3Sdk>;
 
   constructor(private readonly config: S3StoreConfig) {
-    const credentials = config.accessKeyId && config.secretAccessKey ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } : undefined;
-    const base = { region: config.region, forcePathStyle: config.forcePathStyle, ...(credentials ? { credentials } : {}) };
-    this.client = new S3Client({ ...base, ...(config.endpoint ? { endpoint: config.endpoint } : {}) });
-    const signingEndpoint = config.publicEndpoint ?? config.endpoint;
-    this.signer = config.publicEndpoint ? new S3Client({ ...base, ...(signingEndpoint ? { endpoint: signingEndpoint } : {}) }) : this.client;
     this.description = `s3://${config.bucket}/${config.prefix}`;
   }
 
@@ -86,35 +85,40 @@ export class S3ObjectStore implements ObjectStore {
   }
 
   async put(key: string, data: Buffer, mimetype: string): Promise<void> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.config.bucket, Key: key, Body: data, ContentType: mimetype, ContentLength: data.length }));
+    const { s3, client } = await this.loaded();
+    await client.send(new s3.PutObjectCommand({ Bucket: this.config.bucket, Key: key, Body: data, ContentType: mimetype, ContentLength: data.length }));
   }
 
   async get(key: string): Promise<Buffer | null> {
+    const { s3, client } = await this.loaded();
     try {
-      const answer = await this.client.send(new GetObjectCommand({ Bucket: this.config.bucket, Key: key }));
+      const answer = await client.send(new s3.GetObjectCommand({ Bucket: this.config.bucket, Key: key }));
       if (!answer.Body) return null;
       return Buffer.from(await answer.Body.transformToByteArray());
     } catch (error) {
-      if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
+      if (error instanceof s3.NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
       throw error;
     }
   }
 
   async delete(keys: string[]): Promise<void> {
+    if (keys.length === 0) return;
+    const { s3, client } = await this.loaded();
     for (let from = 0; from < keys.length; from += 1000) {
       const batch = keys.slice(from, from + 1000);
-      const answer = await this.client.send(
-        new DeleteObjectsCommand({ Bucket: this.config.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
+      const answer = await client.send(
+        new s3.DeleteObjectsCommand({ Bucket: this.config.bucket, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
       );
       const failed = (answer.Errors ?? []).filter((error) => error.Code !== 'NoSuchKey');
       if (failed.length) throw new Error(`S3 refused to delete ${failed.length} object(s): ${failed[0].Code} ${failed[0].Message ?? ''}`.trim());
     }
   }
 
-  signedUrl(key: string, options: { expiresInSeconds: number; contentType: string; contentDisposition: string }): Promise<string> {
+  async signedUrl(key: string, options: { expiresInSeconds: number; contentType: string; contentDisposition: string }): Promise<string> {
+    const { s3, signer, getSignedUrl } = await this.loaded();
     return getSignedUrl(
-      this.signer,
-      new GetObjectCommand({
+      signer,
+      new s3.GetObjectCommand({
         Bucket: this.config.bucket,
         Key: key,
         ResponseContentType: options.contentType,
@@ -124,6 +128,33 @@ export class S3ObjectStore implements ObjectStore {
       { expiresIn: Math.max(1, Math.min(MAX_SIGNED_SECONDS, Math.floor(options.expiresInSeconds))) },
     );
   }
+
+  /** The SDK and this store's clients, made once (a load that failed is tried again by the next call). */
+  private loaded(): Promise<S3Sdk> {
+    this.sdk ??= loadS3Sdk(this.config).catch((error: unknown) => {
+      this.sdk = undefined;
+      throw error;
+    });
+    return this.sdk;
+  }
+}
+
+interface S3Sdk {
+  s3: typeof import('@aws-sdk/client-s3');
+  getSignedUrl: (typeof import('@aws-sdk/s3-request-presigner'))['getSignedUrl'];
+  client: S3Client;
+  /** The client whose endpoint signed links name (S3_PUBLIC_ENDPOINT), else `client`. */
+  signer: S3Client;
+}
+
+async function loadS3Sdk(config: S3StoreConfig): Promise<S3Sdk> {
+  const [s3, { getSignedUrl }] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/s3-request-presigner')]);
+  const credentials = config.accessKeyId && config.secretAccessKey ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } : undefined;
+  const base = { region: config.region, forcePathStyle: config.forcePathStyle, ...(credentials ? { credentials } : {}) };
+  const client = new s3.S3Client({ ...base, ...(config.endpoint ? { endpoint: config.endpoint } : {}) });
+  const signingEndpoint = config.publicEndpoint ?? config.endpoint;
+  const signer = config.publicEndpoint ? new s3.S3Client({ ...base, ...(signingEndpoint ? { endpoint: signingEndpoint } : {}) }) : client;
+  return { s3, getSignedUrl, client, signer };
 }
 
 const fromEnv = new Map<string, ObjectStore | null>();

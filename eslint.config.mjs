@@ -49,8 +49,9 @@ const boundaries = (options) => ({
       // A lib's own specs may test it through its public entry point (`@gw/<lib>`).
       allowCircularSelfDependency: options.inTests,
       // The gateway loads these only when it runs them in its own process (embedded services, the sandbox's simulator):
-      // a deployed gateway starts without them. Its tests drive them directly, which costs the bundle nothing.
-      checkDynamicDependenciesExceptions: ['sessions', 'wa-sim'],
+      // a deployed gateway starts without them (ADR 0056). Its tests drive them directly, which costs the bundle
+      // nothing; a static import of them in the gateway's own sources is still refused.
+      ...(options.inTests ? { checkDynamicDependenciesExceptions: ['@gw/sessions', '@gw/wa-sim'] } : {}),
     },
   ],
 });

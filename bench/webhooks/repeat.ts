@@ -49,7 +49,8 @@ function runOnce(index: number): Promise<RunJson> {
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
     child.once('error', reject);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': the child's stdout is read to its end first.
+    child.once('close', (code) => {
       const line = out.trim().split('\n').pop() ?? '';
       try {
         if (code !== 0) throw new Error(`exited with ${code}`);

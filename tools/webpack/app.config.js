@@ -31,7 +31,9 @@ function makeAppConfig({ name, root, entry = 'src/main.ts', outDir = `dist/apps/
     context: root,
     entry: path.join(root, entry),
     devtool: 'source-map',
-    output: { path: path.join(workspaceRoot, outDir), filename, libraryTarget: 'commonjs2', clean: false },
+    // strictModuleExceptionHandling: a module whose loading threw is not kept half-made in the module cache, so a
+    // package loaded on first use (ADR 0056) that failed once (EMFILE under load) loads again on the next try.
+    output: { path: path.join(workspaceRoot, outDir), filename, libraryTarget: 'commonjs2', clean: false, strictModuleExceptionHandling: true },
     resolve: { extensions: ['.ts', '.js', '.json'], alias },
     externalsPresets: { node: true },
     externals: [

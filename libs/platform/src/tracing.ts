@@ -119,10 +119,15 @@ class LazyOtlpExporter implements SpanExporter {
   constructor(private readonly url: string) {}
 
   export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    this.load().then(
-      (exporter) => exporter.export(spans, done),
-      (error: unknown) => done({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) }),
-    );
+    const failed = (error: unknown) => done({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) });
+    this.load().then((exporter) => {
+      // A throw of the exporter's own (its serialiser) fails this batch, as the batch processor's promise did before.
+      try {
+        exporter.export(spans, done);
+      } catch (error) {
+        failed(error);
+      }
+    }, failed);
   }
 
   async shutdown(): Promise<void> {
@@ -133,8 +138,14 @@ class LazyOtlpExporter implements SpanExporter {
     await (await this.inner?.catch(() => undefined))?.forceFlush?.();
   }
 
+  /** The exporter, loaded once (a load that failed is tried again by the next batch). */
   private load(): Promise<SpanExporter> {
-    this.inner ??= import('@opentelemetry/exporter-trace-otlp-http').then(({ OTLPTraceExporter }) => new OTLPTraceExporter({ url: this.url }));
+    this.inner ??= import('@opentelemetry/exporter-trace-otlp-http')
+      .then(({ OTLPTraceExporter }) => new OTLPTraceExporter({ url: this.url }))
+      .catch((error: unknown) => {
+        this.inner = undefined;
+        throw error;
+      });
     return this.inner;
   }
 }

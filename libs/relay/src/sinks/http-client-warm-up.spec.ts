@@ -14,6 +14,13 @@ describe('warmHttpClient', () => {
     expect(openTcpHandles()).toBeLessThanOrEqual(handlesBefore);
   });
 
+  it('sends at most 800 by default (100 rounds of 8), within its 2 s deadline', async () => {
+    const answered = await warmHttpClient();
+    expect(answered % 8).toBe(0);
+    expect(answered).toBeGreaterThan(0);
+    expect(answered).toBeLessThanOrEqual(800);
+  });
+
   it('stops at its deadline and answers how many it sent by then', async () => {
     const answered = await warmHttpClient(1_000_000, 50);
     expect(answered % 8).toBe(0);

@@ -3,8 +3,8 @@
  * time), and the median of their key figures. One run's p99 and burst ratio move by more than the goals' margins
  * from run to run on the same code (docs/bench/webhooks.md): the goals are judged on the medians.
  */
-import { spawn } from 'node:child_process';
-import { log, round } from './options';
+import { log } from './options';
+import { median, runOnce } from '../support/repeat';
 
 /** What one run's JSON says, as far as the summary uses it. */
 interface RunJson {
@@ -28,46 +28,12 @@ export const REPEAT = (() => {
   return at >= 0 ? Math.max(1, Number(process.argv[at + 1]) || 1) : 0;
 })();
 
-const median = (values: number[]): number | null => {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : round((sorted[middle - 1] + sorted[middle]) / 2, 3);
-};
-
-/** This bench's command line without `--repeat K`: one ordinary run. */
-function oneRunArgs(): string[] {
-  const argv = process.argv.slice(2);
-  const at = argv.indexOf('--repeat');
-  if (at >= 0) argv.splice(at, 2);
-  return [...process.execArgv, process.argv[1], ...argv];
-}
-
-function runOnce(index: number): Promise<RunJson> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, oneRunArgs(), { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
-    child.once('error', reject);
-    // 'close', not 'exit': the child's stdout is read to its end first.
-    child.once('close', (code) => {
-      const line = out.trim().split('\n').pop() ?? '';
-      try {
-        if (code !== 0) throw new Error(`exited with ${code}`);
-        resolve(JSON.parse(line) as RunJson);
-      } catch (error) {
-        reject(new Error(`run ${index + 1} of ${REPEAT}: ${(error as Error).message}`));
-      }
-    });
-  });
-}
-
 /** Runs the bench REPEAT times, one after the other, and prints each run's key figures and their medians. */
 export async function runRepeated(): Promise<void> {
   const runs: RunJson[] = [];
   for (let index = 0; index < REPEAT; index++) {
     log(`run ${index + 1} of ${REPEAT}`);
-    runs.push(await runOnce(index));
+    runs.push(await runOnce<RunJson>(index, REPEAT));
   }
   const numbers = (pick: (run: RunJson) => number | null | undefined) =>
     runs.map(pick).filter((value): value is number => typeof value === 'number' && Number.isFinite(value));

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { answerQuestions, ask, loadBetween, loadMark, type LoadMark, stopChild } from '../support/processes';
 import { openBareSockets, serverAcks } from '../support/sim-clients';
-import { atRate, startModel } from './model';
+import { atRate, type Model } from './model';
 import { BARE_OWNER, contactPhone, CONTACTS, log, round1, round2, SECONDS, stats, sustains, WARMUP, WARMUP_SECONDS } from './options';
 import type { Sim } from './simulator';
 import type { Stats } from './options';
@@ -35,7 +35,7 @@ interface BareAnswered {
  * `--warmup-seconds` at the rate, not measured; measured as ours is (receive → model request, model
  * answer → server ack). The simulator is the same process, and ours runs after this one has stopped.
  */
-export async function bareBot(sim: Sim, model: Awaited<ReturnType<typeof startModel>>, rates: number[]): Promise<BareBotRate[]> {
+export async function bareBot(sim: Sim, model: Model, rates: number[]): Promise<BareBotRate[]> {
   await sim.createAccount(BARE_OWNER);
   const creds = await sim.provision(BARE_OWNER);
   const child = fork(process.argv[1], ['bare-bot-child'], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
@@ -65,7 +65,7 @@ export async function bareBot(sim: Sim, model: Awaited<ReturnType<typeof startMo
           setTimeout(() => reject(new Error(`the bare bot did not answer ${tag} in 60 s`)), 60_000).unref();
         }));
       answered.delete(messageId);
-      const seen = model.seen.get(tag)?.[0];
+      const seen = await model.call(tag);
       if (!measured || !seen) return;
       receive.push(seen.requestAt - sentAt);
       answer.push(ackedAt - seen.answerAt);
@@ -85,20 +85,24 @@ export async function bareBot(sim: Sim, model: Awaited<ReturnType<typeof startMo
       const tags = base + (step + 1) * 10_000_000;
       if (WARMUP_SECONDS > 0) await atRate(Math.round(rate * WARMUP_SECONDS), rate, (i) => oneRound(tags + i, false));
       log(`bare bot: measuring ${total} rounds at ${rate}/s`);
-      const [bot0, sim0] = await Promise.all([ask<LoadMark>(child, 'measure'), sim.load()]);
+      const [bot0, sim0, model0] = await Promise.all([ask<LoadMark>(child, 'measure'), sim.load(), model.load()]);
       const t0 = performance.now();
       const failure = await atRate(total, rate, (i) => oneRound(tags + 5_000_000 + i, true)).then(
         () => undefined,
         (error: unknown) => String((error as Error)?.message ?? error),
       );
       const seconds = (performance.now() - t0) / 1000;
-      const [bot1, sim1] = await Promise.all([ask<LoadMark>(child, 'measure'), sim.load()]);
+      const [bot1, sim1, model1] = await Promise.all([ask<LoadMark>(child, 'measure'), sim.load(), model.load()]);
       const botLoad = loadBetween(bot0, bot1);
       const simLoad = sim0 && sim1 ? loadBetween(sim0, sim1) : undefined;
       const measured = {
         rate,
         roundsPerSecond: round1(total / seconds),
-        cpuMsPerRound: { bot: round1(botLoad.cpuMs / total), simulator: simLoad ? round1(simLoad.cpuMs / total) : undefined },
+        cpuMsPerRound: {
+          bot: round1(botLoad.cpuMs / total),
+          simulator: simLoad ? round1(simLoad.cpuMs / total) : undefined,
+          model: round1(loadBetween(model0, model1).cpuMs / total),
+        },
         eventLoopUtilization: { bot: round2(botLoad.eventLoopUtilization), simulator: simLoad ? round2(simLoad.eventLoopUtilization) : undefined },
         receiveToModelMs: stats(receive),
         answerToAckMs: stats(answer),

@@ -47,6 +47,7 @@
  */
 import { DB_PROXY_ROLE, serveDbProxyChild } from '../support/db-latency';
 import { bareBotChild } from './bare-bot';
+import { modelChild } from './model';
 import { args, type Role, ROLE } from './options';
 import { runBench } from './run';
 import { simChild } from './simulator';
@@ -57,6 +58,7 @@ const roles: Record<Role, () => Promise<void>> = {
   'sim-child': simChild,
   'worker-child': workerChild,
   'bare-bot-child': async () => bareBotChild(),
+  'model-child': modelChild,
   [DB_PROXY_ROLE]: () => serveDbProxyChild(args),
 };
 // The children live until the bench disconnects; the bench exits when it is done.

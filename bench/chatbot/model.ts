@@ -1,19 +1,89 @@
 /** The loopback model both sides call, and the clock that starts rounds at a fixed rate. */
+import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerQuestions, ask, loadMark, type LoadMark } from '../support/processes';
 import { sleep } from './options';
 
-interface ModelCall {
+export interface ModelCall {
   requestAt: number;
   answerAt: number;
 }
 
+/** What the model's process tells the bench of each call it answered: the tags in it and when. */
+interface Seen {
+  seen: string[];
+  requestAt: number;
+  answerAt: number;
+}
+
+export interface Model {
+  url: string;
+  /**
+   * The calls that carried `tag` (the round's, or a chat's history with it) matching `match`, once the
+   * model's process has reported one (it reports each call as it answers it); undefined after 5 s.
+   */
+  call(tag: string, match?: (call: ModelCall) => boolean): Promise<ModelCall | undefined>;
+  /** The model's process's CPU and event loop so far. */
+  load(): Promise<LoadMark>;
+  close(): Promise<void>;
+}
+
 /**
- * A loopback OpenAI chat-completions server that answers at once; remembers when each request arrived
- * and was answered, under every tag of the contact's messages in it (the round's, and the chat's history).
+ * A loopback OpenAI chat-completions server that answers at once, in a process of its own, as a
+ * provider is on another machine: its work (parsing each request, writing each answer) is neither
+ * ours nor the bare bot's, and it does not share an event loop with the chatbot's runner (until
+ * 2026-12-06 it ran in the bench's process, beside the follower and the runner, and its CPU counted
+ * as ours). It reports every call it answered, under every tag of the contact's messages in it.
  */
-export async function startModel(): Promise<{ url: string; seen: Map<string, ModelCall[]>; close: () => void }> {
+export async function startModel(): Promise<Model> {
+  const child = fork(process.argv[1], ['model-child'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const seen = new Map<string, ModelCall[]>();
+  const waiting = new Map<string, Set<() => void>>();
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (message: { url?: string }) => (message?.url ? resolve(message.url) : reject(new Error('the model process did not start'))));
+    child.once('exit', (code) => reject(new Error(`the model process exited (${code})`)));
+  });
+  child.on('message', (message: Partial<Seen>) => {
+    if (!Array.isArray(message?.seen)) return;
+    const call = { requestAt: Number(message.requestAt), answerAt: Number(message.answerAt) };
+    for (const tag of message.seen) {
+      seen.set(tag, [...(seen.get(tag) ?? []), call]);
+      for (const wake of waiting.get(tag) ?? []) wake();
+    }
+  });
+  const find = (tag: string, match: (call: ModelCall) => boolean) => seen.get(tag)?.find(match);
+  return {
+    url,
+    call: async (tag, match = () => true) => {
+      const found = find(tag, match);
+      if (found) return found;
+      return new Promise<ModelCall | undefined>((resolve) => {
+        const wake = () => {
+          const call = find(tag, match);
+          if (call) finish(call);
+        };
+        const finish = (call: ModelCall | undefined) => {
+          clearTimeout(timer);
+          waiting.get(tag)?.delete(wake);
+          if (waiting.get(tag)?.size === 0) waiting.delete(tag);
+          resolve(call);
+        };
+        const timer = setTimeout(() => finish(undefined), 5_000);
+        waiting.set(tag, (waiting.get(tag) ?? new Set()).add(wake));
+      });
+    },
+    load: () => ask<LoadMark>(child, 'load'),
+    close: async () => {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await exited;
+    },
+  };
+}
+
+/** The model's process (`startModel`): serves until the bench disconnects. */
+export async function modelChild(): Promise<void> {
   const server = createServer((req, res) => {
     const requestAt = performance.timeOrigin + performance.now();
     const chunks: Buffer[] = [];
@@ -34,12 +104,14 @@ export async function startModel(): Promise<{ url: string; seen: Map<string, Mod
       });
       res.setHeader('content-type', 'application/json');
       const answerAt = performance.timeOrigin + performance.now();
-      for (const each of tags) seen.set(each, [...(seen.get(each) ?? []), { requestAt, answerAt }]);
       res.end(answer);
+      if (tags.length > 0) process.send?.({ seen: tags, requestAt, answerAt } satisfies Seen);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => server.close() };
+  answerQuestions({ load: () => loadMark() });
+  process.once('disconnect', () => process.exit(0));
+  process.send?.({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
 }
 
 /** Runs `task(i)` for i < count at `rate` per second (not waiting for one to finish before the next starts). */

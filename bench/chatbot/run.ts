@@ -91,7 +91,7 @@ export async function runBench(): Promise<void> {
     }
   } catch (error) {
     await sim.stop();
-    model.close();
+    await model.close();
     throw error;
   }
 
@@ -232,7 +232,8 @@ export async function runBench(): Promise<void> {
       const answeredAt = round.sentAt;
       // Its round's model call: the request with the round's turn in it that the runner made (a later
       // round's request may carry the same message in its history).
-      const seen = (model.seen.get(tags.get(turn) ?? '') ?? []).find(
+      const seen = await model.call(
+        tags.get(turn) ?? '',
         (call) => call.requestAt >= round.modelStartedAt - 1 && call.requestAt <= round.modelEndedAt + 1,
       );
       if (!measured || !seen) return;
@@ -281,7 +282,7 @@ export async function runBench(): Promise<void> {
       // split; the receive and send paths), and ours by name below. The same window for the CPU and the
       // event loop of each process: the warm-up is done and nothing runs between the marks and the rounds.
       const counter = await countStatements();
-      const [workerMark0, simMark0] = await Promise.all([workerChild ? ask<LoadMark>(workerChild, 'measure') : undefined, sim.load()]);
+      const [workerMark0, simMark0, modelMark0] = await Promise.all([workerChild ? ask<LoadMark>(workerChild, 'measure') : undefined, sim.load(), model.load()]);
       // The oldest write transaction on the Postgres server, every 250 ms: until ADR 0020 the outbox
       // followers handed on only events below the snapshot's xmin, and such a transaction held every round
       // back; it still tells what else ran on a shared server during the rounds.
@@ -323,10 +324,12 @@ export async function runBench(): Promise<void> {
       await probe;
       const busyTransactions = await busy?.stop();
       const statements = counter.stop();
-      const [workerMeasured, simMark1] = await Promise.all([
+      const [workerMeasured, simMark1, modelMark1] = await Promise.all([
         workerChild ? ask<LoadMark & { statements: Array<[string, number]> }>(workerChild, 'measured') : undefined,
         sim.load(),
+        model.load(),
       ]);
+      const modelLoad = loadBetween(modelMark0, modelMark1);
       const workerLoad = workerMark0 && workerMeasured ? loadBetween(workerMark0, workerMeasured) : undefined;
       const simLoad = simMark0 && simMark1 ? loadBetween(simMark0, simMark1) : undefined;
       const benchStatements = [...statements.values()].reduce((a, b) => a + b, 0);
@@ -371,6 +374,8 @@ export async function runBench(): Promise<void> {
           worker: workerLoad ? round1(workerLoad.cpuMs / total) : undefined,
           ours: round1((load.cpuMs + (workerLoad?.cpuMs ?? 0)) / total),
           simulator: simLoad ? round1(simLoad.cpuMs / total) : undefined,
+          // The loopback model's process (a provider's side, as the simulator is WhatsApp's).
+          model: round1(modelLoad.cpuMs / total),
           // The Postgres server's backends of this database (when it runs on this machine; with
           // --db-rtt-ms, the proxy's process is not counted anywhere).
           postgres: serverCpuMs === undefined ? undefined : round1(serverCpuMs / total),
@@ -480,7 +485,7 @@ export async function runBench(): Promise<void> {
     await dataSource.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
     await dataSource.destroy();
     await sim.stop();
-    model.close();
+    await model.close();
     dbProxy?.stop();
   }
   process.stdout.write(`${JSON.stringify(result)}\n`);

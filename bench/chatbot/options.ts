@@ -3,7 +3,8 @@ import pino, { type Logger } from 'pino';
 import { DB_PROXY_ROLE, dbRttMs } from '../support/db-latency';
 
 export type Role = 'bench' | 'sim-child' | 'worker-child' | 'bare-bot-child' | 'model-child' | typeof DB_PROXY_ROLE;
-export const ROLE: Role = (['sim-child', 'worker-child', 'bare-bot-child', 'model-child', DB_PROXY_ROLE] as const).find((role) => role === process.argv[2]) ?? 'bench';
+export const ROLE: Role =
+  (['sim-child', 'worker-child', 'bare-bot-child', 'model-child', DB_PROXY_ROLE] as const).find((role) => role === process.argv[2]) ?? 'bench';
 export const args = new Map<string, string>();
 for (let i = ROLE === 'bench' ? 2 : 3; i < process.argv.length; i += 2) args.set(process.argv[i].replace(/^--/, ''), process.argv[i + 1]);
 /**

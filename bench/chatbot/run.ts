@@ -232,10 +232,7 @@ export async function runBench(): Promise<void> {
       const answeredAt = round.sentAt;
       // Its round's model call: the request with the round's turn in it that the runner made (a later
       // round's request may carry the same message in its history).
-      const seen = await model.call(
-        tags.get(turn) ?? '',
-        (call) => call.requestAt >= round.modelStartedAt - 1 && call.requestAt <= round.modelEndedAt + 1,
-      );
+      const seen = await model.call(tags.get(turn) ?? '', (call) => call.requestAt >= round.modelStartedAt - 1 && call.requestAt <= round.modelEndedAt + 1);
       if (!measured || !seen) return;
       if (turn !== messageId) joined++;
       receive.push(seen.requestAt - sentAt);
@@ -282,7 +279,11 @@ export async function runBench(): Promise<void> {
       // split; the receive and send paths), and ours by name below. The same window for the CPU and the
       // event loop of each process: the warm-up is done and nothing runs between the marks and the rounds.
       const counter = await countStatements();
-      const [workerMark0, simMark0, modelMark0] = await Promise.all([workerChild ? ask<LoadMark>(workerChild, 'measure') : undefined, sim.load(), model.load()]);
+      const [workerMark0, simMark0, modelMark0] = await Promise.all([
+        workerChild ? ask<LoadMark>(workerChild, 'measure') : undefined,
+        sim.load(),
+        model.load(),
+      ]);
       // The oldest write transaction on the Postgres server, every 250 ms: until ADR 0020 the outbox
       // followers handed on only events below the snapshot's xmin, and such a transaction held every round
       // back; it still tells what else ran on a shared server during the rounds.

@@ -218,16 +218,17 @@ export class ChatbotRepository extends RepositoryBase {
    * claim(), and in the same statement when the next round not claimed now falls due (null: none open),
    * so a runner can sleep until then: the next gathering round's due time, or a running round's claim
    * lapsing; rounds waiting behind an earlier open round of their chat are not counted (the end of that
-   * round wakes the runner).
+   * round wakes the runner). Prepared, its limit through `(SELECT $3)`: with the limit itself Postgres
+   * planned it again on every call (test/chatbot-claim-plan.spec.ts).
    */
   async claimDue(runner: string, limit: number, claimMs: number): Promise<{ rounds: ChatbotRoundRow[]; nextDue: Date | null }> {
     const rows: Raw[] = await this.db.query(
-      `WITH next AS (
+      `${PREPARED} WITH next AS (
          SELECT r.id FROM chatbot_rounds r
          WHERE r.status IN ${OPEN} AND r.due_at <= clock_timestamp()
            AND (r.status = 'gathering' OR r.claimed_until IS NULL OR r.claimed_until < clock_timestamp())
            AND NOT EXISTS (SELECT 1 FROM chatbot_rounds e WHERE e.instance_id = r.instance_id AND e.chat_id = r.chat_id AND e.status IN ${OPEN} AND e.id < r.id)
-         ORDER BY r.due_at, r.id LIMIT $3 FOR UPDATE SKIP LOCKED),
+         ORDER BY r.due_at, r.id LIMIT (SELECT $3::int) FOR UPDATE SKIP LOCKED),
        claimed AS (
          UPDATE chatbot_rounds r SET status = 'running', claimed_by = $1, claimed_until = clock_timestamp() + $2 * interval '1 millisecond',
            attempts = r.attempts + 1, updated_at = now()

@@ -7,6 +7,7 @@
  *
  *   npm run bench -- chatbot [--rates 10,20,30,40,50,60 | --rate 50] [--seconds 10] [--contacts 50] [--warmup <contacts>] [--warmup-seconds 1]
  *                            [--sim process|inline] [--topology split|single] [--busy-cluster 1] [--db-rtt-ms 0] [--bare-bot 1]
+ *                            [--repeat K (the whole bench K times, each in a process of its own; the goal judged on medians: repeat.ts)]
  *
  * `--db-rtt-ms N` puts Postgres N more ms of round trip away from ours (another machine's, as deployed):
  * a proxy in a process of its own holds each chunk towards it N ms (whole ms); the result carries the
@@ -49,12 +50,13 @@ import { DB_PROXY_ROLE, serveDbProxyChild } from '../support/db-latency';
 import { bareBotChild } from './bare-bot';
 import { modelChild } from './model';
 import { args, type Role, ROLE } from './options';
+import { REPEAT, runRepeated } from './repeat';
 import { runBench } from './run';
 import { simChild } from './simulator';
 import { workerChild } from './worker-child';
 
 const roles: Record<Role, () => Promise<void>> = {
-  bench: () => runBench().then(() => process.exit(0)),
+  bench: () => (REPEAT > 0 ? runRepeated() : runBench()).then(() => process.exit(0)),
   'sim-child': simChild,
   'worker-child': workerChild,
   'bare-bot-child': async () => bareBotChild(),

@@ -2,7 +2,7 @@
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerQuestions, ask, loadMark, type LoadMark } from '../support/processes';
+import { answerQuestions, ask, loadMark, type LoadMark, stopChild } from '../support/processes';
 import { sleep } from './options';
 
 export interface ModelCall {
@@ -74,11 +74,7 @@ export async function startModel(): Promise<Model> {
       });
     },
     load: () => ask<LoadMark>(child, 'load'),
-    close: async () => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.disconnect();
-      await exited;
-    },
+    close: () => stopChild(child),
   };
 }
 

@@ -8,7 +8,7 @@
  * median over the runs of ours' added p99 at that rate ≤ the median of the bare bot's + GOAL_MARGIN_MS.
  */
 import { args, GOAL_MARGIN_MS, log } from './options';
-import { median, runOnce } from '../support/repeat';
+import { finite, runTimes, spread } from '../support/repeat';
 
 /** A rate as one run's `byRate` lists it. */
 interface RateSummary {
@@ -30,31 +30,21 @@ export const REPEAT = Math.max(0, Math.floor(Number(args.get('repeat') ?? 0)) ||
 
 /** Runs the bench REPEAT times, one after the other, and prints each run's key figures and the medians. */
 export async function runRepeated(): Promise<void> {
-  const runs: RunJson[] = [];
-  for (let index = 0; index < REPEAT; index++) {
-    log(`run ${index + 1} of ${REPEAT}`);
-    runs.push(await runOnce<RunJson>(index, REPEAT));
-  }
+  const runs = await runTimes<RunJson>(REPEAT, log);
   const at = (list: RateSummary[] | undefined, rate: number | null) => (rate === null ? undefined : list?.find((measured) => measured.rate === rate));
   const rates = runs.map((run) => run.goalRate);
   const withBareBot = runs.every((run) => run.byRate?.bareBot !== undefined);
   // Every run sustained its own goal rate on both sides, and every lower rate it climbed through.
   const goalRate = rates.every((rate): rate is number => typeof rate === 'number') ? Math.min(...rates) : null;
-  const numbers = (values: Array<number | null | undefined>) => values.filter((value): value is number => typeof value === 'number' && Number.isFinite(value));
-  const spread = (values: number[]) => ({
-    median: median(values),
-    min: values.length ? Math.min(...values) : null,
-    max: values.length ? Math.max(...values) : null,
-  });
-  const oursP99 = spread(numbers(runs.map((run) => at(run.byRate?.ours, goalRate)?.addedP99Ms)));
-  const bareP99 = spread(numbers(runs.map((run) => at(run.byRate?.bareBot, goalRate)?.addedP99Ms)));
+  const oursP99 = spread(finite(runs.map((run) => at(run.byRate?.ours, goalRate)?.addedP99Ms)));
+  const bareP99 = spread(finite(runs.map((run) => at(run.byRate?.bareBot, goalRate)?.addedP99Ms)));
   // Every rate any run measured: the medians of the runs that measured it.
   const allRates = [...new Set(runs.flatMap((run) => (run.byRate?.ours ?? []).map((measured) => measured.rate)))].sort((a, b) => a - b);
   const byRate = allRates.map((rate) => ({
     rate,
     runs: runs.filter((run) => at(run.byRate?.ours, rate)).length,
-    oursAddedP99Ms: spread(numbers(runs.map((run) => at(run.byRate?.ours, rate)?.addedP99Ms))),
-    bareBotAddedP99Ms: spread(numbers(runs.map((run) => at(run.byRate?.bareBot, rate)?.addedP99Ms))),
+    oursAddedP99Ms: spread(finite(runs.map((run) => at(run.byRate?.ours, rate)?.addedP99Ms))),
+    bareBotAddedP99Ms: spread(finite(runs.map((run) => at(run.byRate?.bareBot, rate)?.addedP99Ms))),
   }));
   process.stdout.write(
     `${JSON.stringify({

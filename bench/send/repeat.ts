@@ -1,6 +1,6 @@
 /** `--repeat K`: the whole run K times, each in a process of its own, and the median of their key figures. */
 import { FLOOR_RATIO_GOAL, log, REPEAT } from './options';
-import { median, runOnce } from '../support/repeat';
+import { finite, median, runTimes, spread } from '../support/repeat';
 
 /** What one run's JSON says, as far as the summary uses it. */
 interface RunJson {
@@ -14,13 +14,9 @@ interface RunJson {
 
 /** Runs the bench REPEAT times, one after the other, and prints each run's key figures and their medians. */
 export async function runRepeated(): Promise<void> {
-  const runs: RunJson[] = [];
-  for (let index = 0; index < REPEAT; index++) {
-    log(`run ${index + 1} of ${REPEAT}`);
-    runs.push(await runOnce<RunJson>(index, REPEAT));
-  }
-  const floorRatios = runs.map((run) => run.floorRatio).filter((value): value is number => typeof value === 'number');
-  const medianFloorRatio = median(floorRatios);
+  const runs = await runTimes<RunJson>(REPEAT, log);
+  const floorRatio = spread(finite(runs.map((run) => run.floorRatio)));
+  const medianFloorRatio = floorRatio.median;
   process.stdout.write(
     `${JSON.stringify({
       bench: 'send',
@@ -35,11 +31,7 @@ export async function runRepeated(): Promise<void> {
         oursCpuMsPerSendByProcess: run.ours.cpuMsPerSendByProcess ?? null,
         failed: run.ours.failed,
       })),
-      floorRatio: {
-        median: medianFloorRatio,
-        min: floorRatios.length ? Math.min(...floorRatios) : null,
-        max: floorRatios.length ? Math.max(...floorRatios) : null,
-      },
+      floorRatio,
       ratio: { median: median(runs.map((run) => run.ratio)) },
       runsMet: runs.filter((run) => run.met === true).length,
       goal: `the median over the runs of ours' machine CPU per send <= ${FLOOR_RATIO_GOAL} x the floor's (issue #38), every send answered`,

@@ -36,3 +36,23 @@ export function runOnce<T>(index: number, of: number): Promise<T> {
     });
   });
 }
+
+/** The median, min and max of some figures (all null for none). */
+export function spread(values: number[]): { median: number | null; min: number | null; max: number | null } {
+  return { median: median(values), min: values.length ? Math.min(...values) : null, max: values.length ? Math.max(...values) : null };
+}
+
+/** The finite numbers among some figures (a run that printed none, or null, is left out). */
+export function finite(values: Array<number | null | undefined>): number[] {
+  return values.filter((value): value is number => typeof value === 'number' && Number.isFinite(value));
+}
+
+/** `times` ordinary runs of this bench, one after the other, each in a process of its own, and their JSON. */
+export async function runTimes<T>(times: number, log: (line: string) => void): Promise<T[]> {
+  const runs: T[] = [];
+  for (let index = 0; index < times; index++) {
+    log(`run ${index + 1} of ${times}`);
+    runs.push(await runOnce<T>(index, times));
+  }
+  return runs;
+}

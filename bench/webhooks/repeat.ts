@@ -4,7 +4,7 @@
  * from run to run on the same code (docs/bench/webhooks.md): the goals are judged on the medians.
  */
 import { log } from './options';
-import { median, runOnce } from '../support/repeat';
+import { finite, runTimes, spread } from '../support/repeat';
 
 /** What one run's JSON says, as far as the summary uses it. */
 interface RunJson {
@@ -30,18 +30,8 @@ export const REPEAT = (() => {
 
 /** Runs the bench REPEAT times, one after the other, and prints each run's key figures and their medians. */
 export async function runRepeated(): Promise<void> {
-  const runs: RunJson[] = [];
-  for (let index = 0; index < REPEAT; index++) {
-    log(`run ${index + 1} of ${REPEAT}`);
-    runs.push(await runOnce<RunJson>(index, REPEAT));
-  }
-  const numbers = (pick: (run: RunJson) => number | null | undefined) =>
-    runs.map(pick).filter((value): value is number => typeof value === 'number' && Number.isFinite(value));
-  const spread = (values: number[]) => ({
-    median: median(values),
-    min: values.length ? Math.min(...values) : null,
-    max: values.length ? Math.max(...values) : null,
-  });
+  const runs = await runTimes<RunJson>(REPEAT, log);
+  const numbers = (pick: (run: RunJson) => number | null | undefined) => finite(runs.map(pick));
   const p99 = spread(numbers((run) => run.steady.relay.p99Ms));
   const burstVsBare = spread(numbers((run) => run.burst.relayVsBare));
   const goals = runs[0].goals;

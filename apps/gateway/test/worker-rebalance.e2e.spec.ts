@@ -12,7 +12,8 @@ const INSTANCES = 6;
  * a second worker starts; the first hands it half of them, one at a time, each as a drain hands an
  * instance over (sends in flight finished, Signal state stored, lease handed over and announced). Not one
  * send fails, each text reaches the phone once, every moved instance is connected on the new worker as
- * the same linked device, and once balanced nothing moves again.
+ * the same linked device, and once balanced nothing moves again. Meanwhile the new worker's readiness says it is
+ * not settled (ADR 0057) until it holds its half with every session open.
  */
 // One attempt: a retry would find the instances already balanced.
 jest.retryTimes(0);
@@ -47,9 +48,31 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
     let later = new Map<string, string | null>();
     let moved: typeof instances = [];
     let sentOnB = () => false;
+    let settledSeen: Settled = { reasons: [], holdersAtSettle: new Map(), openAtSettle: 0, settledAfterMs: NaN };
+    // ADR 0057: b's readiness, asked every 50 ms from its start, until it first says settled.
+    const watchSettling = async (workerId: string): Promise<Settled> => {
+      const reasons = new Set<string>();
+      const startedAt = Date.now();
+      for (;;) {
+        const worker = workers.get(workerId)!;
+        const error = await worker.settled().then(
+          () => null,
+          (rejected: Error) => rejected,
+        );
+        if (!error) {
+          const holdersAtSettle = await stack.holders(ids);
+          const openAtSettle = instances.filter(({ id }) => worker.manager.get(id)?.currentPhase === 'open').length;
+          return { reasons: [...reasons], holdersAtSettle, openAtSettle, settledAfterMs: Date.now() - startedAt };
+        }
+        reasons.add(error.message.replace(/\d+/g, 'N'));
+        if (Date.now() - startedAt > LEASE_TTL_MS) throw new Error(`${workerId} not settled: ${[...reasons].join('; ')}`);
+        await sleep(50);
+      }
+    };
     try {
       joinedAt = Date.now();
       await stack.startWorker('rebalance-b');
+      const watching = watchSettling('rebalance-b');
       balanced = await waitFor(
         () => stack.holders(ids),
         (map) => count(map, 'rebalance-b') === INSTANCES / 2 && count(map, 'rebalance-a') === INSTANCES / 2,
@@ -57,6 +80,7 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
         'half of the instances held by the new worker',
       );
       balancedMs = Date.now() - joinedAt;
+      settledSeen = await watching;
       moved = instances.filter(({ id }) => balanced.get(id) === 'rebalance-b');
       // Each moved instance sends through its new worker (a send started once it was balanced, answered 200).
       const balancedAt = Date.now();
@@ -76,6 +100,13 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
       `rebalance: ${moved.length} of ${INSTANCES} instances moved to the new worker within ${balancedMs} ms of its start; ` +
         `${sends.length} sends, ${failed.length} failed, the longest after the join ${longestDuringMoves} ms\n`,
     );
+    process.stdout.write(
+      `rebalance: the new worker settled ${settledSeen.settledAfterMs} ms after its start; before, it said: ${settledSeen.reasons.join(' | ')}\n`,
+    );
+    // Not ready before it took its part and opened it: it said what it waited for, and settled holding its half, all open.
+    expect(settledSeen.reasons.some((reason) => reason.endsWith("of the other workers' surplus still to come"))).toBe(true);
+    expect(count(settledSeen.holdersAtSettle, 'rebalance-b')).toBe(INSTANCES / 2);
+    expect(settledSeen.openAtSettle).toBe(INSTANCES / 2);
     expect(sentOnB()).toBe(true);
     expect(failed).toEqual([]);
     // Handed over, not left to lapse.
@@ -96,6 +127,13 @@ describe('a worker that joins takes its share (ADR 0043)', () => {
     await stack.expectConnectedAsPaired(moved);
   }, 240_000);
 });
+
+interface Settled {
+  reasons: string[];
+  holdersAtSettle: Map<string, string | null>;
+  openAtSettle: number;
+  settledAfterMs: number;
+}
 
 /** The moves this process's workers counted (wa_gateway_worker_instance_moves_total{outcome="moved"}). */
 async function movesCounted(): Promise<number> {

@@ -19,7 +19,15 @@ import {
   stopTracing,
   type EnvReader,
 } from '@gw/platform';
-import { readSessionWorkerConfig, SessionWorkerModule, SHUTDOWN_DEADLINE_MS, type SessionWorkerConfig, type SessionWorkerOptions } from '@gw/sessions';
+import {
+  readSessionWorkerConfig,
+  SESSION_WORKER,
+  SessionWorkerModule,
+  SHUTDOWN_DEADLINE_MS,
+  type SessionWorker,
+  type SessionWorkerConfig,
+  type SessionWorkerOptions,
+} from '@gw/sessions';
 
 interface AppConfig {
   databaseUrl: string;
@@ -75,12 +83,15 @@ async function main(): Promise<void> {
     logger: new PinoNestLogger(logger),
   });
   const database = app.get(HealthRepository);
+  const worker = app.get<SessionWorker>(SESSION_WORKER);
   // Its own pool; the instances by status come from the gateway's /metrics (one reader, however many workers).
   const repository = app.get(MetricsRepository);
   metrics().useSources({ databasePool: () => repository.databasePool(), workerInstances: () => repository.instancesHeldBy(config.worker.workerId) });
   const health = await startHealthServer(config.healthPort, {
     postgres: () => database.ping(),
     nats: () => bus.ping(),
+    // 503 until the worker has taken its part of the instances and opened them (ADR 0057): a rollout's gate.
+    settled: () => worker.settled(),
   });
   logger.info({ healthPort: health.port, workerId: config.worker.workerId }, 'session worker ready');
 

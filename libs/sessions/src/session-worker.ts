@@ -41,6 +41,7 @@ import { UnackedSends } from './outbound/unacked-sends';
 import { SendLimitObserver } from './outbound/send-limits';
 import { moveDelays } from './lease/move-delays';
 import { Rebalancer } from './lease/rebalancer';
+import { Settling } from './lease/settling';
 import { HandshakeGate } from './session/handshake-gate';
 import { ReconnectPacer } from './session/reconnect-pacer';
 
@@ -184,6 +185,8 @@ export class SessionWorker {
   private handOverSubscription: BusSubscription | null = null;
   /** Moves instances to workers with room while this one is over its fair share (ADR 0043). */
   private readonly rebalancer: Rebalancer;
+  /** Whether it has settled since its start (its `/ready`, ADR 0057); set by start(). */
+  private settling: Settling | null = null;
 
   constructor(private readonly options: SessionWorkerOptions) {
     const { dataSource, bus, config } = options;
@@ -300,12 +303,30 @@ export class SessionWorker {
       this.options.bus.publish(Subjects.leasesHandedOver, notice);
     });
     if (this.options.config.rebalance) this.keeper.setSurplusListener(() => this.rebalancer.nudge());
+    this.settling = new Settling({
+      maxMs: this.options.config.readySettleMaxMs,
+      looked: () => this.keeper.looked,
+      opening: () => this.manager.all().filter((session) => session.opening).length,
+      owed: () => (this.options.config.rebalance ? this.keeper.owed() : Promise.resolve(0)),
+      logger: this.logger,
+    });
     await this.keeper.start(this.manager);
     metrics().useSources(this.metricsSources);
     this.rpc.start();
     this.sweeper.start();
     this.unacked.start();
     this.logger.info({ capacity: this.options.config.capacity, leaseTtlMs: this.options.config.leaseTtlMs }, 'session worker started');
+  }
+
+  /**
+   * A readiness check of the worker's `/ready` beyond Postgres and NATS (ADR 0057): rejects, saying why, until the
+   * worker has settled after its start (its part of the instances taken and their sessions open, or
+   * WORKER_READY_SETTLE_MS passed), and once it drains.
+   */
+  async settled(): Promise<void> {
+    if (this.state === 'stopped') throw new Error('draining');
+    if (this.state !== 'running' || !this.settling) throw new Error('not started');
+    await this.settling.check();
   }
 
   /**

@@ -33,6 +33,12 @@ export interface SessionWorkerConfig {
    * default true; ADR 0043): a worker that starts, comes back or is added takes its share of the running ones.
    */
   rebalance: boolean;
+  /**
+   * A worker that just started answers `/ready` 503 until it has settled (its part of the instances taken, their
+   * sessions open), at most this long after its start (WORKER_READY_SETTLE_MS, default 60 s; 0: ready as soon as
+   * Postgres and NATS answer). A rolling deploy waits for it before it stops the next worker (ADR 0057).
+   */
+  readySettleMaxMs: number;
   /** A QR code stays valid this long, a pairing code `pairCodeTtlMs`; then the pairing ends. */
   qrTtlMs: number;
   pairCodeTtlMs: number;
@@ -94,6 +100,7 @@ export const SESSION_WORKER_DEFAULTS = {
   leaseOutageRideMs: 60_000,
   reconcileIntervalMs: 2_000,
   rebalance: true,
+  readySettleMaxMs: 60_000,
   qrTtlMs: 120_000,
   pairCodeTtlMs: 300_000,
   pairingReplyWaitMs: 20_000,
@@ -118,7 +125,7 @@ export function sessionWorkerConfig(overrides: Partial<SessionWorkerConfig> = {}
 }
 
 /**
- * The worker's variables: WORKER_ID (default hostname-pid), WORKER_CAPACITY, WORKER_REBALANCE, WORKER_FIRST_RECONCILE_MS, LEASE_TTL_MS, LEASE_OUTAGE_RIDE_MS,
+ * The worker's variables: WORKER_ID (default hostname-pid), WORKER_CAPACITY, WORKER_REBALANCE, WORKER_READY_SETTLE_MS, WORKER_FIRST_RECONCILE_MS, LEASE_TTL_MS, LEASE_OUTAGE_RIDE_MS,
  * INBOUND_QUEUE_MAX, INBOUND_WORKER_QUEUE_MAX, SEND_ACK_TIMEOUT_MS, UNACKED_RESEND_AFTER_MS,
  * UNACKED_GIVE_UP_MS, WA_WEB_VERSION, WA_VERSION_URL, HANDSHAKE_CONCURRENCY, and the
  * simulator seam WA_WEBSOCKET_URL + WA_CERT_ROOT_PUBLIC_KEY (both or nothing).
@@ -130,6 +137,7 @@ export function readSessionWorkerConfig(env: EnvReader): SessionWorkerConfig {
     workerId: env.string('WORKER_ID', `${hostname()}-${process.pid}`),
     capacity: env.integer('WORKER_CAPACITY', SESSION_WORKER_DEFAULTS.capacity, { min: 1, max: 100_000 }),
     rebalance: env.boolean('WORKER_REBALANCE', SESSION_WORKER_DEFAULTS.rebalance),
+    readySettleMaxMs: env.integer('WORKER_READY_SETTLE_MS', SESSION_WORKER_DEFAULTS.readySettleMaxMs, { min: 0, max: 3_600_000 }),
     firstReconcileDelayMs: env.integer('WORKER_FIRST_RECONCILE_MS', SESSION_WORKER_DEFAULTS.reconcileIntervalMs, { min: 0, max: 600_000 }),
     leaseTtlMs: env.integer('LEASE_TTL_MS', SESSION_WORKER_DEFAULTS.leaseTtlMs, { min: 1_000, max: 600_000 }),
     leaseOutageRideMs: env.integer('LEASE_OUTAGE_RIDE_MS', SESSION_WORKER_DEFAULTS.leaseOutageRideMs, { min: 0, max: 3_600_000 }),

@@ -1,5 +1,5 @@
 import type { Lease, LeaseRepository } from '@gw/persistence';
-import { AnnouncedHandOvers, HandOverBatch, HEIR_HEAD_START_MS, heirOf, heirsByRoom, surplusOf } from './hand-overs';
+import { AnnouncedHandOvers, HandOverBatch, HEIR_HEAD_START_MS, heirOf, heirsByRoom, intakeOf, surplusOf } from './hand-overs';
 
 describe(AnnouncedHandOvers.name, () => {
   const ids = Array.from({ length: 200 }, (_, i) => `inst-${i}`);
@@ -161,5 +161,47 @@ describe(surplusOf.name, () => {
     expect(Math.max(...Object.values(held))).toBeLessThanOrEqual(share);
     // Exactly what was over the share moved, nothing more.
     expect(moves).toBe(30 - share + (30 - share));
+  });
+});
+
+describe(intakeOf.name, () => {
+  it('should owe a worker that came back what the others hold over the share, within its room', () => {
+    // The rolling restart above: w-c is owed 8 by each of w-a and w-b (its room, 17, is more than their 16).
+    expect(intakeOf('w-c', 17, { 'w-a': 25, 'w-b': 25, 'w-c': 0 })).toBe(16);
+    // Half way: 4 more to come.
+    expect(intakeOf('w-c', 17, { 'w-a': 19, 'w-b': 19, 'w-c': 12 })).toBe(4);
+    // Its room bounds it (its capacity too), and so does the others' excess.
+    expect(intakeOf('w-c', 17, { 'w-a': 40, 'w-b': 10, 'w-c': 0 })).toBe(17);
+    expect(intakeOf('w-c', 17, { 'w-a': 40, 'w-b': 10, 'w-c': 0 }, { 'w-c': 5 })).toBe(5);
+    expect(intakeOf('w-c', 17, { 'w-a': 18, 'w-b': 17, 'w-c': 0 })).toBe(1);
+  });
+
+  it("should owe nothing once balanced, to the share's rounding, nor to a worker alone or one the others owe nothing", () => {
+    expect(intakeOf('w-c', 17, { 'w-a': 17, 'w-b': 17, 'w-c': 16 })).toBe(0);
+    expect(intakeOf('w-d', 16, { 'w-a': 16, 'w-b': 16, 'w-c': 16, 'w-d': 13 })).toBe(0);
+    expect(intakeOf('w-a', 50, { 'w-a': 0 })).toBe(0);
+    // A new worker while the others hold only their share (few instances): nothing to wait for.
+    expect(intakeOf('w-c', 1, { 'w-a': 1, 'w-b': 1, 'w-c': 0 })).toBe(0);
+  });
+
+  it('should reach 0 exactly when the moves of a rebalance end', () => {
+    const held: Record<string, number> = { 'w-a': 30, 'w-b': 30, 'w-c': 0, 'w-d': 1 };
+    const share = Math.ceil(61 / 4);
+    for (let step = 0; step < 200; step++) {
+      const giver = Object.keys(held).find((id) => surplusOf(id, held[id], share, heirsByRoom(share, held)) > 0);
+      const owed = intakeOf('w-c', share, held) + intakeOf('w-d', share, held);
+      if (!giver) {
+        expect(owed).toBe(0);
+        break;
+      }
+      expect(owed).toBeGreaterThan(0);
+      const heir = heirOf(
+        `inst-${step}`,
+        heirsByRoom(share, held).filter((one) => one.workerId !== giver),
+      )!;
+      held[giver] -= 1;
+      held[heir] += 1;
+    }
+    expect(Math.max(...Object.values(held))).toBeLessThanOrEqual(share);
   });
 });

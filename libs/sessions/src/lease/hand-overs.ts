@@ -93,6 +93,20 @@ export function heirsByRoom(share: number, heldBy: Readonly<Record<string, numbe
 }
 
 /**
+ * How many instances the other workers still owe `workerId` (ADR 0057): what they hold over their share (`share`,
+ * or a smaller worker's capacity), within its room under its own. The rebalance (ADR 0043) moves exactly that to the workers with room, so a worker that just
+ * started has taken in its part once this is 0 (what is left is the share's rounding).
+ */
+export function intakeOf(workerId: string, share: number, heldBy: Readonly<Record<string, number>>, capacityBy: Readonly<Record<string, number>> = {}): number {
+  const shareOf = (id: string) => Math.min(share, capacityBy[id] ?? share);
+  const room = Math.max(0, shareOf(workerId) - (heldBy[workerId] ?? 0));
+  const excess = Object.entries(heldBy)
+    .filter(([id]) => id !== workerId)
+    .reduce((sum, [id, held]) => sum + Math.max(0, held - shareOf(id)), 0);
+  return Math.min(room, excess);
+}
+
+/**
  * How many instances a worker holding `held` should hand to the others (a rebalance, ADR 0043): what it
  * holds over its `share`, no more than the others have room for under theirs. Each move goes from a worker
  * over its share to one under it (so it holds at least two fewer), and makes them nearer: the moves end,

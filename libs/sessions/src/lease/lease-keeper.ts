@@ -1,7 +1,7 @@
 import { databaseUnavailable, type Lease, type LeaseRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
-import { AnnouncedHandOvers, HandOverBatch, heirsByRoom, surplusOf, type Heir } from './hand-overs';
+import { AnnouncedHandOvers, HandOverBatch, heirsByRoom, intakeOf, surplusOf, type Heir } from './hand-overs';
 import type { ClaimResult, HandOverListener, LeaseKeeperOptions, LeaseListener, SurplusListener } from './lease-keeper.types';
 export type { ClaimResult, HandOverListener, LeaseKeeperOptions, LeaseListener, SurplusListener } from './lease-keeper.types';
 
@@ -73,6 +73,8 @@ export class LeaseKeeper {
   private firstReconcileTimer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | null = null;
   private reconciling: Promise<void> | null = null;
+  /** A reconcile has run to its end at least once since start() (the first look for instances). */
+  private lookedOnce = false;
   /** Local time at which the last successful renewal started: every held lease lives at least until this + ttl. */
   private confirmedAt = 0;
   private running = false;
@@ -201,6 +203,24 @@ export class LeaseKeeper {
     if (!this.running || this.draining || this.unreachableSince !== null || Date.now() < this.graceUntil) return 0;
     const { target, heirs } = await this.standing();
     return surplusOf(this.options.workerId, this.held.size, target, heirs);
+  }
+
+  /**
+   * Whether this worker has looked for its instances (its first reconcile ran to its end) and is not looking now:
+   * a claim and its adoption run inside a reconcile (the readiness of a worker that just started, ADR 0057).
+   */
+  get looked(): boolean {
+    return this.lookedOnce && this.reconciling === null;
+  }
+
+  /**
+   * How many instances the other workers' rebalance still owes this one (hand-overs.ts' intakeOf): what they hold
+   * over the fair share, within this worker's room under it. 0 while draining or stopped.
+   */
+  async owed(): Promise<number> {
+    if (!this.running || this.draining) return 0;
+    const { share, heldBy, capacityBy } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
+    return intakeOf(this.options.workerId, share, heldBy, capacityBy);
   }
 
   /** This worker's fair share (`target`, within its capacity) and the live workers as heirs by their room under theirs. */
@@ -341,6 +361,7 @@ export class LeaseKeeper {
   reconcileNow(): Promise<void> {
     this.reconciling ??= this.reconcile().finally(() => {
       this.reconciling = null;
+      this.lookedOnce = true;
       // What another heir was given and left unclaimed is looked for once its head start ends.
       this.announced.afterHeadStarts(() => this.reconcileSoon());
       if (this.reconcileAgain && this.running && !this.draining) {

@@ -57,6 +57,11 @@ export class SessionConnection {
   }
 
   /** Why the last socket could not reach WhatsApp, until it is reached. */
+  /** The session is starting or connecting and no try has failed since it was last open (or since it started). */
+  get opening(): boolean {
+    return (this.state.phase === 'idle' || this.state.phase === 'connecting') && this.reconnects.failedAttempts === 0;
+  }
+
   get failure(): string | undefined {
     return this.connectFailure;
   }

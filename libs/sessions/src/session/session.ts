@@ -91,6 +91,14 @@ export class Session {
     return this.state.phase;
   }
 
+  /**
+   * Its socket is on its way to `open` and no try has failed yet: a session adopted or restarted moments ago. One
+   * that failed and waits for its next try (WhatsApp unreachable, say) is not opening (ADR 0057).
+   */
+  get opening(): boolean {
+    return this.connection.opening;
+  }
+
   get instance(): InstanceEntity {
     return this.state.row;
   }

@@ -66,6 +66,11 @@ export interface LeasesHandedOver {
   /** The worker that drains (it ignores its own notice). */
   workerId: string;
   instanceIds: string[];
+  /**
+   * The heir it chose for each instance (ADR 0058), by the others' room when its drain began (a rebalance's move:
+   * when the move began). Absent from an older worker's notice: the heirs then choose by rendezvous hashing.
+   */
+  heirs?: Record<string, string>;
 }
 
 export type InstanceOp = keyof InstanceRpc;

@@ -295,11 +295,12 @@ export class SessionWorker {
     // A worker that drains hands its instances over and says so: adopt them now, not at the next reconcile.
     this.handOverSubscription = this.options.bus.subscribe(Subjects.leasesHandedOver, (data) => {
       const notice = data as Partial<LeasesHandedOver> | null;
-      if (notice?.workerId !== this.workerId) this.keeper.reconcileSoon(Array.isArray(notice?.instanceIds) ? notice.instanceIds : []);
+      if (notice?.workerId !== this.workerId)
+        this.keeper.reconcileSoon(Array.isArray(notice?.instanceIds) ? notice.instanceIds : [], namedHeirs(notice?.heirs));
       return undefined;
     });
-    this.keeper.setHandOverListener((instanceIds) => {
-      const notice: LeasesHandedOver = { workerId: this.workerId, instanceIds };
+    this.keeper.setHandOverListener((instanceIds, heirs) => {
+      const notice: LeasesHandedOver = { workerId: this.workerId, instanceIds, heirs };
       this.options.bus.publish(Subjects.leasesHandedOver, notice);
     });
     if (this.options.config.rebalance) this.keeper.setSurplusListener(() => this.rebalancer.nudge());
@@ -307,7 +308,7 @@ export class SessionWorker {
       maxMs: this.options.config.readySettleMaxMs,
       looked: () => this.keeper.looked,
       opening: () => this.manager.all().filter((session) => session.opening).length,
-      owed: () => (this.options.config.rebalance ? this.keeper.owed() : Promise.resolve(0)),
+      owed: () => this.keeper.owed(this.options.config.rebalance),
       logger: this.logger,
     });
     await this.keeper.start(this.manager);
@@ -583,4 +584,10 @@ async function atMost(work: Promise<unknown>, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([work.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
+}
+
+/** A notice's `heirs` (ADR 0058), its string entries only; nothing from a notice that has none (an older worker's). */
+function namedHeirs(heirs: unknown): Record<string, string> {
+  if (!heirs || typeof heirs !== 'object' || Array.isArray(heirs)) return {};
+  return Object.fromEntries(Object.entries(heirs as Record<string, unknown>).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
 }

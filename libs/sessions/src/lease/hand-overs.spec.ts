@@ -1,5 +1,5 @@
 import type { Lease, LeaseRepository } from '@gw/persistence';
-import { AnnouncedHandOvers, HandOverBatch, HEIR_HEAD_START_MS, heirOf, heirsByRoom, intakeOf, surplusOf } from './hand-overs';
+import { AnnouncedHandOvers, drainHeirs, HandOverBatch, HEIR_HEAD_START_MS, heirOf, HeirPlan, heirsByRoom, intakeOf, surplusOf } from './hand-overs';
 
 describe(AnnouncedHandOvers.name, () => {
   const ids = Array.from({ length: 200 }, (_, i) => `inst-${i}`);
@@ -184,6 +184,17 @@ describe(intakeOf.name, () => {
     expect(intakeOf('w-c', 1, { 'w-a': 1, 'w-b': 1, 'w-c': 0 })).toBe(0);
   });
 
+  it('should count what nobody holds (an instance between its hand-over and its claim, an orphan) as still to come', () => {
+    // A move under way: w-a handed one over (its lease counts for nobody), w-b has not claimed it yet.
+    expect(intakeOf('w-b', 3, { 'w-a': 3, 'w-b': 2 }, {}, 6)).toBe(1);
+    expect(intakeOf('w-b', 3, { 'w-a': 3, 'w-b': 3 }, {}, 6)).toBe(0);
+    // Orphans of a dead worker (not a live one: not in heldBy), within the room.
+    expect(intakeOf('w-b', 25, { 'w-a': 20, 'w-b': 0 }, {}, 50)).toBe(25);
+    // Without the rebalance only those count.
+    expect(intakeOf('w-c', 17, { 'w-a': 25, 'w-b': 25, 'w-c': 0 }, {}, 50, false)).toBe(0);
+    expect(intakeOf('w-c', 17, { 'w-a': 20, 'w-b': 25, 'w-c': 0 }, {}, 50, false)).toBe(5);
+  });
+
   it('should reach 0 exactly when the moves of a rebalance end', () => {
     const held: Record<string, number> = { 'w-a': 30, 'w-b': 30, 'w-c': 0, 'w-d': 1 };
     const share = Math.ceil(61 / 4);
@@ -203,5 +214,78 @@ describe(intakeOf.name, () => {
       held[heir] += 1;
     }
     expect(Math.max(...Object.values(held))).toBeLessThanOrEqual(share);
+  });
+});
+
+describe(HeirPlan.name, () => {
+  it('should split a drain by room exactly, in the order the instances are handed over', () => {
+    const plan = new HeirPlan([
+      { workerId: 'w-a', room: 8 },
+      { workerId: 'w-b', room: 9 },
+    ]);
+    const heirs = ids(17).map((id) => plan.assign(id));
+    expect(heirs.filter((heir) => heir === 'w-a')).toHaveLength(8);
+    expect(heirs.filter((heir) => heir === 'w-b')).toHaveLength(9);
+    // The first goes to the one with the most room; then they alternate as their rooms meet.
+    expect(heirs[0]).toBe('w-b');
+  });
+
+  it('should spread what is over every room evenly, and name nobody without heirs', () => {
+    const plan = new HeirPlan([
+      { workerId: 'w-a', room: 0 },
+      { workerId: 'w-b', room: 2 },
+      { workerId: 'w-c', room: 0 },
+    ]);
+    const heirs = ids(11).map((id) => plan.assign(id));
+    expect(heirs.slice(0, 2)).toEqual(['w-b', 'w-b']);
+    const counts = ['w-a', 'w-b', 'w-c'].map((worker) => heirs.filter((heir) => heir === worker).length);
+    expect(counts).toEqual([3, 5, 3]);
+    expect(new HeirPlan([]).assign('inst-1')).toBeUndefined();
+  });
+
+  it('should name the same heirs for the same rooms and order (it is a plan, not a draw)', () => {
+    const rooms = [
+      { workerId: 'w-a', room: 3 },
+      { workerId: 'w-b', room: 3 },
+    ];
+    const one = new HeirPlan(rooms);
+    const two = new HeirPlan(rooms);
+    expect(ids(6).map((id) => one.assign(id))).toEqual(ids(6).map((id) => two.assign(id)));
+  });
+
+  function ids(n: number): string[] {
+    return Array.from({ length: n }, (_, i) => `inst-${i}`);
+  }
+});
+
+describe(drainHeirs.name, () => {
+  it("should give the workers left their room under the share without the drainer (a smaller one's under its capacity)", () => {
+    const standing = { wanted: 50, workerIds: ['w-a', 'w-b', 'w-c'], heldBy: { 'w-a': 17, 'w-b': 16, 'w-c': 17 }, capacityBy: { 'w-b': 20 } };
+    expect(drainHeirs('w-c', standing)).toEqual([
+      { workerId: 'w-a', room: 8 },
+      { workerId: 'w-b', room: 4 },
+    ]);
+    expect(drainHeirs('w-a', { wanted: 5, workerIds: ['w-a'], heldBy: { 'w-a': 5 }, capacityBy: {} })).toEqual([]);
+  });
+});
+
+describe('AnnouncedHandOvers with named heirs (ADR 0058)', () => {
+  it('should take what the drainer named for it, leave what it named for another, whatever the rooms say', () => {
+    const workers = [
+      { workerId: 'w-a', room: 10 },
+      { workerId: 'w-b', room: 0 },
+    ];
+    const a = new AnnouncedHandOvers('w-a');
+    const b = new AnnouncedHandOvers('w-b');
+    const named = { 'inst-1': 'w-b', 'inst-2': 'w-a', 'inst-3': 'w-b' };
+    a.add(Object.keys(named), named);
+    b.add(Object.keys(named), named);
+    // By room alone w-b would take none of them.
+    expect(a.take(100, () => false, workers)).toEqual(['inst-2']);
+    expect(b.take(100, () => false, workers)).toEqual(['inst-1', 'inst-3']);
+    expect(a.leftToAnother('inst-1')).toBe(true);
+    // An instance announced again without a name (an older worker's notice) goes by rendezvous hashing.
+    a.add(['inst-1']);
+    expect(a.take(100, () => false, workers)).toEqual(['inst-1']);
   });
 });

@@ -25,6 +25,8 @@ export const HEIR_HEAD_START_MS = 2_000;
  */
 export class AnnouncedHandOvers {
   private readonly ids = new Set<string>();
+  /** The heir the drainer named for an announced instance (ADR 0058), when it named one. */
+  private readonly named = new Map<string, string>();
   /** Instances left to another heir: until when this worker leaves them out of its scans. */
   private readonly othersUntil = new Map<string, number>();
   private headStartTimer: NodeJS.Timeout | undefined;
@@ -34,15 +36,21 @@ export class AnnouncedHandOvers {
     private readonly now: () => number = Date.now,
   ) {}
 
-  add(instanceIds: readonly string[]): void {
-    for (const instanceId of instanceIds) this.ids.add(instanceId);
+  /** Instances handed over, with the heir the drainer named for each (`heirs`, ADR 0058) when it named one. */
+  add(instanceIds: readonly string[], heirs: Readonly<Record<string, string>> = {}): void {
+    for (const instanceId of instanceIds) {
+      this.ids.add(instanceId);
+      const heir = heirs[instanceId];
+      if (typeof heir === 'string' && heir) this.named.set(instanceId, heir);
+      else this.named.delete(instanceId);
+    }
   }
 
   /**
-   * The announced instances whose heir among `workers` (the live workers, this one included; a worker the
-   * list does not name counts with `ownRoom`) is this worker, at most `room` and skipping those `taken` says
-   * this worker holds or claims already. The rest are remembered as another heir's for
-   * HEIR_HEAD_START_MS. All are forgotten as announced.
+   * The announced instances whose heir is this worker, at most `room` and skipping those `taken` says this worker
+   * holds or claims already: the heir the drainer named (ADR 0058), else the heir among `workers` (the live
+   * workers, this one included; a worker the list does not name counts with `ownRoom`) by rendezvous hashing. The
+   * rest are remembered as another heir's for HEIR_HEAD_START_MS. All are forgotten as announced.
    */
   take(room: number, taken: (instanceId: string) => boolean, workers: readonly Heir[], ownRoom = room): string[] {
     if (this.ids.size === 0) return [];
@@ -51,10 +59,11 @@ export class AnnouncedHandOvers {
     const mine: string[] = [];
     for (const id of this.ids) {
       if (taken(id)) continue;
-      if (heirOf(id, heirs) === this.workerId) mine.push(id);
+      if ((this.named.get(id) ?? heirOf(id, heirs)) === this.workerId) mine.push(id);
       else this.othersUntil.set(id, until);
     }
     this.ids.clear();
+    this.named.clear();
     return mine.slice(0, Math.max(0, room));
   }
 
@@ -93,17 +102,70 @@ export function heirsByRoom(share: number, heldBy: Readonly<Record<string, numbe
 }
 
 /**
- * How many instances the other workers still owe `workerId` (ADR 0057): what they hold over their share (`share`,
- * or a smaller worker's capacity), within its room under its own. The rebalance (ADR 0043) moves exactly that to the workers with room, so a worker that just
- * started has taken in its part once this is 0 (what is left is the share's rounding).
+ * A drainer's (or a rebalance's) choice of heir for each instance it hands over (ADR 0058): the heir with the most
+ * room left, each instance taking one from it, ties broken by rendezvous hashing. The heirs once chose for
+ * themselves, each by the rooms it read at its own reconcile; as their claims of a drain's first instances changed
+ * those rooms, two heirs could each take an instance for the other's, and it waited HEIR_HEAD_START_MS or longer
+ * for a scan (bench/cluster 2026-12-06: the slowest waits of a rolling restart, 2.3 s after the drain). One choice,
+ * made by the drainer and named in its notice, leaves nothing to disagree on, and splits the drain by room exactly.
  */
-export function intakeOf(workerId: string, share: number, heldBy: Readonly<Record<string, number>>, capacityBy: Readonly<Record<string, number>> = {}): number {
+export class HeirPlan {
+  private readonly left: Map<string, number>;
+
+  constructor(heirs: readonly Heir[]) {
+    this.left = new Map(heirs.map((heir) => [heir.workerId, heir.room]));
+  }
+
+  /** The heir of one more instance; undefined when there is no heir. */
+  assign(instanceId: string): string | undefined {
+    if (this.left.size === 0) return undefined;
+    const most = Math.max(...this.left.values());
+    const tied = [...this.left.entries()].filter(([, room]) => room === most).map(([workerId]) => ({ workerId, room: 1 }));
+    const heir = heirOf(instanceId, tied) as string;
+    this.left.set(heir, most - 1);
+    return heir;
+  }
+}
+
+/**
+ * The heirs of a worker that drains (`workerId`), each with its room under the fair share of the workers left
+ * (the drainer no longer counts): from LeaseRepository.fairShare's reading.
+ */
+export function drainHeirs(
+  workerId: string,
+  standing: { wanted: number; workerIds: readonly string[]; heldBy: Readonly<Record<string, number>>; capacityBy: Readonly<Record<string, number>> },
+): Heir[] {
+  const others = standing.workerIds.filter((id) => id !== workerId);
+  if (others.length === 0) return [];
+  const share = Math.ceil(standing.wanted / others.length);
+  return others.map((id) => ({ workerId: id, room: Math.max(0, Math.min(share, standing.capacityBy[id] ?? share) - (standing.heldBy[id] ?? 0)) }));
+}
+
+/**
+ * How many instances may still come to `workerId` (ADR 0057): what the other workers hold over their share
+ * (`share`, or a smaller worker's capacity), which their rebalance (ADR 0043) moves to the workers with room, and
+ * the instances that want a session and nobody live holds (`wanted` less every live lease: orphans, and instances
+ * between a hand-over and their heir's claim), within its room under its own share. A worker that just started has
+ * taken in its part once this is 0 (what is left is the share's rounding). Without the rebalance (`rebalance`
+ * false) nothing moves from the others: only what nobody holds counts.
+ */
+export function intakeOf(
+  workerId: string,
+  share: number,
+  heldBy: Readonly<Record<string, number>>,
+  capacityBy: Readonly<Record<string, number>> = {},
+  wanted = 0,
+  rebalance = true,
+): number {
   const shareOf = (id: string) => Math.min(share, capacityBy[id] ?? share);
   const room = Math.max(0, shareOf(workerId) - (heldBy[workerId] ?? 0));
-  const excess = Object.entries(heldBy)
-    .filter(([id]) => id !== workerId)
-    .reduce((sum, [id, held]) => sum + Math.max(0, held - shareOf(id)), 0);
-  return Math.min(room, excess);
+  const excess = !rebalance
+    ? 0
+    : Object.entries(heldBy)
+        .filter(([id]) => id !== workerId)
+        .reduce((sum, [id, held]) => sum + Math.max(0, held - shareOf(id)), 0);
+  const unheld = Math.max(0, wanted - Object.values(heldBy).reduce((sum, held) => sum + held, 0));
+  return Math.min(room, excess + unheld);
 }
 
 /**

@@ -1,7 +1,7 @@
 import { databaseUnavailable, type Lease, type LeaseRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { monitorEventLoopDelay, type ELDHistogram } from 'node:perf_hooks';
-import { AnnouncedHandOvers, HandOverBatch, heirsByRoom, intakeOf, surplusOf, type Heir } from './hand-overs';
+import { AnnouncedHandOvers, drainHeirs, HandOverBatch, HeirPlan, heirsByRoom, intakeOf, surplusOf, type Heir } from './hand-overs';
 import type { ClaimResult, HandOverListener, LeaseKeeperOptions, LeaseListener, SurplusListener } from './lease-keeper.types';
 export type { ClaimResult, HandOverListener, LeaseKeeperOptions, LeaseListener, SurplusListener } from './lease-keeper.types';
 
@@ -73,6 +73,9 @@ export class LeaseKeeper {
   private firstReconcileTimer: NodeJS.Timeout | undefined;
   private renewing: Promise<void> | null = null;
   private reconciling: Promise<void> | null = null;
+  /** Who inherits what this worker hands over (ADR 0058): the drain's plan, or the rebalance's for its next move. */
+  private drainPlan: HeirPlan | null = null;
+  private movePlan: HeirPlan | null = null;
   /** A reconcile has run to its end at least once since start() (the first look for instances). */
   private lookedOnce = false;
   /** Local time at which the last successful renewal started: every held lease lives at least until this + ttl. */
@@ -202,6 +205,8 @@ export class LeaseKeeper {
   async surplus(): Promise<number> {
     if (!this.running || this.draining || this.unreachableSince !== null || Date.now() < this.graceUntil) return 0;
     const { target, heirs } = await this.standing();
+    // The next move goes to the worker with the most room (named in its notice, ADR 0058).
+    this.movePlan = new HeirPlan(heirs.filter((heir) => heir.workerId !== this.options.workerId));
     return surplusOf(this.options.workerId, this.held.size, target, heirs);
   }
 
@@ -214,13 +219,15 @@ export class LeaseKeeper {
   }
 
   /**
-   * How many instances the other workers' rebalance still owes this one (hand-overs.ts' intakeOf): what they hold
-   * over the fair share, within this worker's room under it. 0 while draining or stopped.
+   * How many instances may still come to this one (hand-overs.ts' intakeOf): what the others hold over the fair
+   * share, and what nobody live holds (an instance between its hand-over and its heir's claim is one), within this
+   * worker's room under its share; without the rebalance (`rebalance` false) only what nobody holds. 0 while
+   * draining or stopped.
    */
-  async owed(): Promise<number> {
+  async owed(rebalance = true): Promise<number> {
     if (!this.running || this.draining) return 0;
-    const { share, heldBy, capacityBy } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
-    return intakeOf(this.options.workerId, share, heldBy, capacityBy);
+    const { share, heldBy, capacityBy, wanted } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
+    return intakeOf(this.options.workerId, share, heldBy, capacityBy, wanted, rebalance);
   }
 
   /** This worker's fair share (`target`, within its capacity) and the live workers as heirs by their room under theirs. */
@@ -262,6 +269,15 @@ export class LeaseKeeper {
     // heir leaves an instance handed over unadopted until the next hand-over (seen in worker-drain.e2e).
     await this.renewing?.catch(() => undefined);
     await this.leases.removeWorker(this.options.workerId).catch((error: unknown) => this.logger.warn({ err: error }, 'removing worker row failed'));
+    // The heirs, by their room under the share of the workers left: named in each notice (ADR 0058). Without it
+    // (the read failed), the heirs choose by rendezvous hashing as before.
+    this.drainPlan = await this.leases
+      .fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs)
+      .then((standing) => new HeirPlan(drainHeirs(this.options.workerId, standing)))
+      .catch((error: unknown) => {
+        this.logger.warn({ err: error }, 'reading the heirs of the drain failed; they choose for themselves');
+        return null;
+      });
   }
 
   /**
@@ -269,9 +285,9 @@ export class LeaseKeeper {
    * claim the ones it named first, without scanning for them (`findOrphans` returns every heir the same
    * oldest rows, so the heirs raced for each claim; bench/cluster: 150–550 ms from a hand-over to its claim).
    */
-  reconcileSoon(handedOver: readonly string[] = []): void {
+  reconcileSoon(handedOver: readonly string[] = [], heirs: Readonly<Record<string, string>> = {}): void {
     if (!this.running || this.draining) return;
-    this.announced.add(handedOver);
+    this.announced.add(handedOver, heirs);
     if (this.reconciling) this.reconcileAgain = true;
     else void this.reconcileNow();
   }
@@ -286,8 +302,14 @@ export class LeaseKeeper {
 
   private announce(instanceIds: string[]): void {
     if (instanceIds.length === 0) return;
+    const plan = this.draining ? this.drainPlan : this.movePlan;
+    const heirs: Record<string, string> = {};
+    for (const instanceId of instanceIds) {
+      const heir = plan?.assign(instanceId);
+      if (heir) heirs[instanceId] = heir;
+    }
     try {
-      this.onHandOver?.(instanceIds);
+      this.onHandOver?.(instanceIds, heirs);
     } catch (error) {
       this.logger.warn({ err: error }, 'announcing handed-over leases failed');
     }

@@ -34,7 +34,7 @@ export interface LeaseListener {
 /** Told when this worker holds more than its fair share while another worker has room (a rebalance is due). */
 export type SurplusListener = () => void;
 
-/** Told which instances a draining worker just handed over (the worker announces them on the bus). */
-export type HandOverListener = (instanceIds: string[]) => void;
+/** Told which instances a draining worker just handed over, and the heir it chose for each (the worker announces them on the bus). */
+export type HandOverListener = (instanceIds: string[], heirs: Record<string, string>) => void;
 
 export type ClaimResult = { kind: 'claimed'; lease: Lease } | { kind: 'full' } | { kind: 'held-elsewhere' };

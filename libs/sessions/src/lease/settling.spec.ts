@@ -34,9 +34,9 @@ describe(Settling.name, () => {
     // The database is asked only once nothing local is left to wait for.
     expect(owedAsked).toBe(0);
     facts.opening = 0;
-    await expect(sut.check()).rejects.toThrow("5 instances of the other workers' surplus still to come");
+    await expect(sut.check()).rejects.toThrow("5 instances still to come (over another worker's share, or held by nobody)");
     facts.owed = 1;
-    await expect(sut.check()).rejects.toThrow("1 instance of the other workers' surplus still to come");
+    await expect(sut.check()).rejects.toThrow("1 instance still to come (over another worker's share, or held by nobody)");
     facts.owed = 0;
     await expect(sut.check()).resolves.toBeUndefined();
     expect(sut.settled).toBe(true);

@@ -44,7 +44,7 @@ export class Settling {
     const opening = this.deps.opening();
     if (opening > 0) throw new Error(`settling: ${opening} session${opening === 1 ? '' : 's'} opening`);
     const owed = await this.deps.owed();
-    if (owed > 0) throw new Error(`settling: ${owed} instance${owed === 1 ? '' : 's'} of the other workers' surplus still to come`);
+    if (owed > 0) throw new Error(`settling: ${owed} instance${owed === 1 ? '' : 's'} still to come (over another worker's share, or held by nobody)`);
     this.settle('its part taken, its sessions open');
   }
 

@@ -3,7 +3,7 @@
  * Postgres primary + synchronous standby under Patroni behind HAProxy, 2 gateways, 3 session workers,
  * 2 dispatchers, 2 webhook relays, the simulator — under traffic both ways, and one fault at a time:
  *
- *   nats     kill -9 of one NATS server (restarted after the phase)
+ *   nats     kill -9 of the NATS server serving the most session workers (restarted after the phase)
  *   pg       kill -9 of the Postgres primary's node (Patroni and its Postgres, as a lost machine):
  *            Patroni promotes the standby; the old node comes back as a standby after the phase
  *   rolling  every service restarted with SIGTERM, one process at a time (relays, dispatchers,

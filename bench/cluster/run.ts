@@ -182,9 +182,12 @@ export async function runCluster(): Promise<void> {
       let extraMet = true;
       const faultAt = Date.now();
       if (fault === 'nats') {
-        const victim = 'nats-1';
+        // The node serving the most session workers (their requests' last hop): a kill that loses requests on
+        // their way to a worker, not one that only the clients' own reconnects cover (ADR 0059).
+        const { victim, clients } = await natsVictim(cluster);
         cluster.signal(victim, 'SIGKILL');
-        log(`nats: ${victim} killed`);
+        log(`nats: ${victim} killed (its clients: ${clients.join(', ') || 'none named'})`);
+        detail.victimClients = clients;
         await waitRecovered(traffic, ids, () => faultAt, 60_000);
         recoveryMs = recoveries(traffic, ids, () => faultAt);
         const inFlight = traffic.sends.filter((s) => s.startedAt < faultAt && s.endedAt >= faultAt);
@@ -487,8 +490,8 @@ export async function runCluster(): Promise<void> {
 
       // Back to the full topology before the next fault.
       if (fault === 'nats') {
-        await cluster.startProcess('nats-1');
-        await cluster.waitHealthy('nats-1', 60_000);
+        await cluster.startProcess(detail.killed as string);
+        await cluster.waitHealthy(detail.killed as string, 60_000);
       } else if (fault === 'pg') {
         const victim = detail.killed as string;
         await cluster.startProcess(victim);
@@ -533,4 +536,25 @@ export async function runCluster(): Promise<void> {
 /** A histogram's nanoseconds as whole milliseconds. */
 function nsToMs(ns: number): number {
   return Math.round(ns / 1e6);
+}
+
+/**
+ * The NATS node to kill: the one the most session workers are connected to (then the most clients; nats-1 when the
+ * monitors do not answer), and the names of its clients, from each node's `/connz`.
+ */
+async function natsVictim(cluster: Cluster): Promise<{ victim: string; clients: string[] }> {
+  const nodes = await Promise.all(
+    cluster.ports.nats.map(async (ports, i) => {
+      try {
+        const response = await fetch(`http://127.0.0.1:${ports.monitor}/connz?limit=1024`, { signal: AbortSignal.timeout(2_000) });
+        const body = (await response.json()) as { connections?: Array<{ name?: string }> };
+        const clients = (body.connections ?? []).map((connection) => connection.name ?? '').filter(Boolean);
+        return { name: `nats-${i + 1}`, clients, workers: clients.filter((name) => name.startsWith('session-worker')).length };
+      } catch {
+        return { name: `nats-${i + 1}`, clients: [], workers: 0 };
+      }
+    }),
+  );
+  nodes.sort((a, b) => b.workers - a.workers || b.clients.length - a.clients.length || a.name.localeCompare(b.name));
+  return { victim: nodes[0].workers > 0 || nodes[0].clients.length > 0 ? nodes[0].name : 'nats-1', clients: nodes[0].clients };
 }

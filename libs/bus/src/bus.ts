@@ -39,6 +39,15 @@ export abstract class Bus {
   abstract subscribe(subject: string, handler: BusHandler, options?: SubscribeOptions): BusSubscription;
   abstract ping(): Promise<void>;
   abstract close(): Promise<void>;
+
+  /**
+   * Told each time the connection is back on a server after losing one (NATS: on another server of the cluster,
+   * its subscriptions made again). A request routed to this process through the lost server was lost with it.
+   * The in-process bus never loses its server: never told.
+   */
+  onRejoin(listener: () => void): void {
+    void listener;
+  }
 }
 
 /** Runs a handler and turns its outcome (value or thrown error) into a reply envelope. */

@@ -40,6 +40,8 @@ export class NatsBus extends Bus {
   private readonly subscriptions = new Set<BusSubscription>();
   /** Messages taken whose handler has not answered yet (close waits for them). */
   private readonly handling = new Set<Promise<void>>();
+  /** Told when the connection is back on a server (onRejoin). */
+  private readonly rejoinListeners: Array<() => void> = [];
 
   private constructor(
     private readonly connection: NatsConnection,
@@ -69,10 +71,24 @@ export class NatsBus extends Bus {
 
   private async failInFlightOnDisconnect(): Promise<void> {
     for await (const status of this.connection.status()) {
+      if (status.type === 'reconnect') {
+        for (const listener of this.rejoinListeners) {
+          try {
+            listener();
+          } catch {
+            // a listener's failure is its own
+          }
+        }
+        continue;
+      }
       if (status.type !== 'disconnect') continue;
       for (const fail of this.inFlight) fail(new Error('disconnected'));
       this.inFlight.clear();
     }
+  }
+
+  override onRejoin(listener: () => void): void {
+    this.rejoinListeners.push(listener);
   }
 
   request<T>(subject: string, data: unknown, options: RequestOptions): Promise<T> {

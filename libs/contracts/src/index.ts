@@ -7,6 +7,7 @@ export { PRIVACY_SETTING_VALUES, PRIVACY_SETTINGS, Subjects, privacySettingsOf }
 export type {
   ConnectReply,
   ConnectRequest,
+  HolderRejoined,
   InstanceOp,
   InstanceRpc,
   LeasesHandedOver,

@@ -59,7 +59,20 @@ export const Subjects = {
    * payload): requests waiting out a hand-over or a takeover try again at once instead of at their next retry.
    */
   instanceArrived: (instanceId: string) => `arrived.${instanceId}` as const,
+  /**
+   * Published by a session worker whose bus is back on a NATS server after losing one (payload: HolderRejoined). A
+   * request to one of its instances routed through the lost server, or its reply, was lost with it: a request that
+   * is safe to repeat goes again now instead of waiting out its timeout (issue #39: a NATS node killed).
+   */
+  holderRejoined: 'sessions.rejoined',
 } as const;
+
+/** Payload of `Subjects.holderRejoined`. */
+export interface HolderRejoined {
+  workerId: string;
+  /** The instances it holds. */
+  instanceIds: string[];
+}
 
 /** Payload of `Subjects.leasesHandedOver`. */
 export interface LeasesHandedOver {

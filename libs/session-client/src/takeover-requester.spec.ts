@@ -23,6 +23,46 @@ describe(TakeoverRequester.name, () => {
       await expect(sut.requestAcrossTakeover('i1', 'send', {} as never, 500)).resolves.toEqual({ messageId: 'm1', status: 'Sent' });
       expect(sent()).toBe(2);
     });
+
+    it("should send again at once a request its holder's lost NATS server dropped, when the holder says it rejoined (issue 39)", async () => {
+      // The holder's first request never comes back (routed through the server it lost); it rejoins the bus
+      // on another server 100 ms later and says so. The request's timeout (10 s) is not waited out.
+      const bus = new InProcessBus();
+      let tries = 0;
+      bus.subscribe('instance.i1.send', async () => {
+        tries += 1;
+        if (tries === 1) return new Promise(() => undefined);
+        return { messageId: 'm1', status: 'Sent' };
+      });
+      bus.subscribe('instance.i1.status', async () => ({ status: 'connected', loggedIn: true }));
+      const sut = new TakeoverRequester(bus, { failoverWaitMs: 5_000 });
+      const started = Date.now();
+      setTimeout(() => bus.publish(Subjects.holderRejoined, { workerId: 'w1', instanceIds: ['i2', 'i1'] }), 100);
+      await expect(sut.requestAcrossTakeover('i1', 'send', {} as never, 10_000)).resolves.toEqual({ messageId: 'm1', status: 'Sent' });
+      expect(tries).toBe(2);
+      expect(Date.now() - started).toBeLessThan(100 + TAKEOVER_RETRY_MS + 400);
+    });
+
+    it("should not abandon a request over another instance's holder rejoining, nor one that is not safe to repeat", async () => {
+      const bus = new InProcessBus();
+      let tries = 0;
+      bus.subscribe('instance.i1.send', async () => {
+        tries += 1;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return { messageId: 'm1', status: 'Sent' };
+      });
+      bus.subscribe('instance.i1.presence', async () => {
+        tries += 1;
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return { ok: true };
+      });
+      const sut = new TakeoverRequester(bus, { failoverWaitMs: 5_000, heldRecently: async () => true });
+      setTimeout(() => bus.publish(Subjects.holderRejoined, { workerId: 'w2', instanceIds: ['i2'] }), 50);
+      await expect(sut.requestAcrossTakeover('i1', 'send', {} as never, 5_000)).resolves.toEqual({ messageId: 'm1', status: 'Sent' });
+      setTimeout(() => bus.publish(Subjects.holderRejoined, { workerId: 'w1', instanceIds: ['i1'] }), 50);
+      await expect(sut.requestAcrossHandOver('i1', 'presence', {} as never, 5_000)).resolves.toEqual({ ok: true });
+      expect(tries).toBe(2);
+    });
   });
 
   describe('requestAcrossHandOver (issue 39)', () => {

@@ -1,5 +1,5 @@
 import { type Bus, type BusSubscription, ConnectionLostError } from '@gw/bus';
-import { ErrorCode, type InstanceOp, type InstanceRpc, RpcError, Subjects } from '@gw/contracts';
+import { ErrorCode, type HolderRejoined, type InstanceOp, type InstanceRpc, RpcError, Subjects } from '@gw/contracts';
 
 /**
  * A request unanswered this long makes the requester check, and keep checking at this interval, that
@@ -11,6 +11,17 @@ export const HOLDER_CHECK_MS = 1_000;
  * says it arrived (Subjects.instanceArrived) sooner.
  */
 export const TAKEOVER_RETRY_MS = 250;
+
+/**
+ * A try of a repeatable request abandoned because the instance's holder said its bus came back on a NATS server
+ * (Subjects.holderRejoined): the request, or its reply, may have been routed through the server it lost, and
+ * would never be answered. Tried again at once (a send is relayed at most once, whichever try reaches the holder).
+ */
+export class HolderRejoinedError extends RpcError {
+  constructor(instanceId: string) {
+    super(ErrorCode.Timeout, `the session worker holding ${instanceId} lost its NATS server with the request in flight`);
+  }
+}
 
 export interface TakeoverRequesterOptions {
   /** How long a repeatable request follows a takeover at most (FAILOVER_WAIT_MS; ADR 0007). */
@@ -28,6 +39,10 @@ export interface TakeoverRequesterOptions {
  * (ADR 0007, ADR 0012).
  */
 export class TakeoverRequester {
+  /** The repeatable requests in flight, by instance: each abandons its try when the holder rejoins the bus. */
+  private readonly rejoinable = new Map<string, Set<() => void>>();
+  private rejoinSubscription: BusSubscription | null = null;
+
   constructor(
     private readonly bus: Bus,
     private readonly options: TakeoverRequesterOptions,
@@ -62,10 +77,13 @@ export class TakeoverRequester {
       op,
       data,
       timeoutMs,
+      true,
       // NotConnected alone is an instance that is down, not one changing hands. A request whose NATS
-      // server was lost with it in flight goes again once the bus is on another server of the cluster.
+      // server was lost with it in flight goes again once the bus is on another server of the cluster,
+      // and so does one whose holder's server was lost (HolderRejoinedError).
       async (error, inTakeover) =>
         error instanceof ConnectionLostError ||
+        error instanceof HolderRejoinedError ||
         error.code === ErrorCode.Fenced ||
         (error.code === ErrorCode.NotConnected && inTakeover) ||
         (error.code === ErrorCode.NoSession && (inTakeover || (await this.heldRecently(instanceId)))),
@@ -90,19 +108,22 @@ export class TakeoverRequester {
       op,
       data,
       timeoutMs,
+      false,
       async (error, inTakeover) => error.notRun === true && error.code === ErrorCode.NoSession && (inTakeover || (await this.heldRecently(instanceId))),
     );
   }
 
   /**
    * The request, tried again every TAKEOVER_RETRY_MS while `again` says so of its RpcError, for at most
-   * failoverWaitMs; `inTakeover` tells `again` whether an earlier try was already retried.
+   * failoverWaitMs; `inTakeover` tells `again` whether an earlier try was already retried. A `repeatable` try is
+   * abandoned (HolderRejoinedError) when the instance's holder says its bus came back on a NATS server.
    */
   private async retrying<Op extends InstanceOp>(
     instanceId: string,
     op: Op,
     data: InstanceRpc[Op]['request'],
     timeoutMs: number,
+    repeatable: boolean,
     again: (error: RpcError, inTakeover: boolean) => Promise<boolean>,
   ): Promise<InstanceRpc[Op]['reply']> {
     const deadline = Date.now() + this.options.failoverWaitMs;
@@ -112,7 +133,8 @@ export class TakeoverRequester {
     try {
       for (;;) {
         try {
-          return await this.request(instanceId, op, data, timeoutMs);
+          const answer = this.request(instanceId, op, data, timeoutMs);
+          return await (repeatable ? this.untilHolderRejoins(instanceId, answer) : answer);
         } catch (error) {
           if (!(error instanceof RpcError) || Date.now() + TAKEOVER_RETRY_MS > deadline || !(await again(error, inTakeover))) throw error;
           inTakeover = true;
@@ -123,6 +145,29 @@ export class TakeoverRequester {
     } finally {
       arrival?.close();
     }
+  }
+
+  /**
+   * The answer, or HolderRejoinedError as soon as the instance's holder says its bus came back on a NATS server
+   * (the abandoned try's answer, should it still come, is dropped).
+   */
+  private untilHolderRejoins<T>(instanceId: string, answer: Promise<T>): Promise<T> {
+    this.rejoinSubscription ??= this.bus.subscribe(Subjects.holderRejoined, (data) => {
+      const ids = (data as Partial<HolderRejoined> | null)?.instanceIds;
+      if (!Array.isArray(ids)) return undefined;
+      for (const id of ids) for (const abandon of [...(this.rejoinable.get(id) ?? [])]) abandon();
+      return undefined;
+    });
+    let abandon: () => void = () => undefined;
+    const rejoined = new Promise<never>((_, reject) => (abandon = () => reject(new HolderRejoinedError(instanceId))));
+    const waiting = this.rejoinable.get(instanceId) ?? new Set<() => void>();
+    waiting.add(abandon);
+    this.rejoinable.set(instanceId, waiting);
+    answer.catch(() => undefined);
+    return Promise.race([answer, rejoined]).finally(() => {
+      waiting.delete(abandon);
+      if (waiting.size === 0 && this.rejoinable.get(instanceId) === waiting) this.rejoinable.delete(instanceId);
+    });
   }
 
   private async heldRecently(instanceId: string): Promise<boolean> {

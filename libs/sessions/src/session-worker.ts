@@ -1,5 +1,5 @@
 import type { Bus, BusSubscription } from '@gw/bus';
-import { Subjects, type LeasesHandedOver } from '@gw/contracts';
+import { Subjects, type HolderRejoined, type LeasesHandedOver } from '@gw/contracts';
 import {
   AuthStateRepository,
   BlocklistRepository,
@@ -304,6 +304,17 @@ export class SessionWorker {
       this.options.bus.publish(Subjects.leasesHandedOver, notice);
     });
     if (this.options.config.rebalance) this.keeper.setSurplusListener(() => this.rebalancer.nudge());
+    // Back on a NATS server after losing one: what was routed to us through it is lost, so the requesters of our
+    // instances' repeatable requests (sends) try again now rather than at their timeout (issue #39).
+    this.options.bus.onRejoin(() => {
+      if (this.state !== 'running') return;
+      const notice: HolderRejoined = { workerId: this.workerId, instanceIds: this.manager.all().map((session) => session.instanceId) };
+      this.logger.warn(
+        { instances: notice.instanceIds.length },
+        'the bus is back on a NATS server: requests to our instances may have been lost with the other; told their requesters',
+      );
+      this.options.bus.publish(Subjects.holderRejoined, notice);
+    });
     this.settling = new Settling({
       maxMs: this.options.config.readySettleMaxMs,
       looked: () => this.keeper.looked,

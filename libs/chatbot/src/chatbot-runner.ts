@@ -1,4 +1,5 @@
 import type { Bus, BusSubscription } from '@gw/bus';
+import { TakeoverRequester } from '@gw/session-client';
 import { ErrorCode, RpcError, Subjects, type OutboxNotice, type SendRequest } from '@gw/contracts';
 import {
   toChatRecord,
@@ -31,6 +32,8 @@ export const CHATBOT_WAKE = 'chatbot.wake';
 export const CHATBOT_ORIGIN = 'chatbot';
 
 /** The instance is not reachable now: the round waits, without giving up. */
+/** How long a reply's send follows a lost NATS node or a fenced holder before the round retries it later. */
+const REPLY_FAILOVER_WAIT_MS = 20_000;
 const UNREACHABLE: ReadonlySet<string> = new Set([ErrorCode.NoSession, ErrorCode.NotConnected, ErrorCode.Fenced, ErrorCode.Timeout]);
 /** Tries of a round whose sends cannot reach the instance before it fails. */
 const MAX_ATTEMPTS = 20;
@@ -85,6 +88,8 @@ export class ChatbotRunner {
   /** Test and bench seam: told when a round finishes. */
   onRoundFinished?: (timing: RoundTiming) => void;
 
+  private readonly requester: TakeoverRequester;
+
   constructor(
     private readonly rounds: ChatbotRepository,
     private readonly quickReplies: QuickReplyRepository,
@@ -96,6 +101,9 @@ export class ChatbotRunner {
     private readonly voice?: Voice,
   ) {
     this.fetch = guardedFetch(config.ssrf);
+    // A reply's send follows a NATS node lost with it in flight (ConnectionLostError, or its holder's
+    // rejoin notice: ADR 0059) instead of waiting out sendTimeoutMs; a send is relayed at most once whatever the tries.
+    this.requester = new TakeoverRequester(bus, { failoverWaitMs: REPLY_FAILOVER_WAIT_MS });
   }
 
   private get runnerId(): string {
@@ -445,7 +453,7 @@ export class ChatbotRunner {
           if (this.killed) return 'retry';
         }
         // Queued: a send that lost its connection before reaching WhatsApp comes back (NotConnected) and the round retries it.
-        await this.bus.request(Subjects.instance(round.instanceId, 'send'), { ...request, queued: true }, { timeoutMs: this.config.sendTimeoutMs });
+        await this.requester.requestAcrossTakeover(round.instanceId, 'send', { ...request, queued: true }, this.config.sendTimeoutMs);
         sent++;
         sentAt = Date.now();
       } catch (error) {

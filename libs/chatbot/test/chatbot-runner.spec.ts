@@ -1,6 +1,6 @@
 import { InProcessBus } from '@gw/bus';
 import { ChatbotRunner, KnowledgeIndexer, readChatbotConfig, type ChatbotConfig } from '@gw/chatbot';
-import type { SendRequest } from '@gw/contracts';
+import { Subjects, type SendRequest } from '@gw/contracts';
 import { ChatbotAdmissionRepository, ChatbotRepository, MessageRepository, QuickReplyRepository } from '@gw/persistence';
 import { createLogger, EnvReader } from '@gw/platform';
 import { FakeModels, lastUserText, newMessageFixture, openTestDatabase, sleep, waitFor, type TestDatabase } from '@gw/testing';
@@ -164,6 +164,43 @@ describe('chatbot runner (Postgres, fake worker)', () => {
       expect(models.chats()).toHaveLength(1);
     } finally {
       worker.unsubscribe();
+    }
+  }, 30_000);
+
+  it("sends a reply again at once when its instance's holder says it rejoined the bus, not at the send's timeout (ADR 0059)", async () => {
+    models.handler = () => ({ text: 'lost once' });
+    const chat = '5531977000002@s.whatsapp.net';
+    const sent: string[] = [];
+    // The first try is lost with the holder's NATS server: never answered. The holder is alive (it answers status).
+    const worker = bus.subscribe('instance.rrun1.send', (data) => {
+      sent.push((data as SendRequest).messageId);
+      return sent.length === 1 ? new Promise(() => undefined) : { status: 'Sent' };
+    });
+    const status = bus.subscribe('instance.rrun1.status', () => ({ status: 'connected', loggedIn: true }));
+    try {
+      await admit(chat, 'XREJOIN1', 'hello');
+      for (const runner of runners) runner.poke();
+      await waitFor(
+        async () => sent.length,
+        (n) => n === 1,
+        10_000,
+        'the first try at the holder',
+      );
+      const rejoinedAt = Date.now();
+      bus.publish(Subjects.holderRejoined, { workerId: 'w1', instanceIds: ['rrun1'] });
+      const [round] = await waitFor(
+        () => roundsOf(chat),
+        (rows) => rows[0]?.status === 'done',
+        10_000,
+        'the round sent by the second try',
+      );
+      expect(Date.now() - rejoinedAt).toBeLessThan(config.sendTimeoutMs / 4);
+      expect(sent).toHaveLength(2);
+      expect(sent[1]).toBe(sent[0]);
+      expect(round.plan.sends[0].messageId).toBe(sent[0]);
+    } finally {
+      worker.unsubscribe();
+      status.unsubscribe();
     }
   }, 30_000);
 

@@ -7,6 +7,8 @@ export type { RunningServiceUnderTest, TestServiceHost } from './service-host';
 export { openTestDatabase, testDatabaseUrl, testNatsUrl } from './services';
 export { NATS_SERVER_BINARY, startPrivateNats } from './private-nats';
 export type { PrivateNats } from './private-nats';
+export { startNatsCluster } from './nats-cluster';
+export type { NatsCluster, NatsClusterNode } from './nats-cluster';
 export type { TestDatabase } from './services';
 export { simulatorControl } from './simulator';
 export { startTestS3, TEST_S3_CREDENTIALS } from './s3';

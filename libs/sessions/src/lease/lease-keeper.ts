@@ -226,13 +226,18 @@ export class LeaseKeeper {
    */
   async owed(rebalance = true): Promise<number> {
     if (!this.running || this.draining) return 0;
-    const { share, heldBy, capacityBy, wanted } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
+    const { share, heldBy, capacityBy, wanted } = await this.fairShare();
     return intakeOf(this.options.workerId, share, heldBy, capacityBy, wanted, rebalance);
+  }
+
+  /** LeaseRepository.fairShare as this worker reads it. */
+  private fairShare(): ReturnType<LeaseRepository['fairShare']> {
+    return this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
   }
 
   /** This worker's fair share (`target`, within its capacity) and the live workers as heirs by their room under theirs. */
   private async standing(): Promise<{ target: number; heirs: Heir[] }> {
-    const { share, heldBy, capacityBy } = await this.leases.fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs);
+    const { share, heldBy, capacityBy } = await this.fairShare();
     return { target: Math.min(share, this.options.capacity), heirs: heirsByRoom(share, heldBy, capacityBy) };
   }
 
@@ -271,8 +276,7 @@ export class LeaseKeeper {
     await this.leases.removeWorker(this.options.workerId).catch((error: unknown) => this.logger.warn({ err: error }, 'removing worker row failed'));
     // The heirs, by their room under the share of the workers left: named in each notice (ADR 0058). Without it
     // (the read failed), the heirs choose by rendezvous hashing as before.
-    this.drainPlan = await this.leases
-      .fairShare(this.options.workerId, this.options.capacity, this.options.ttlMs)
+    this.drainPlan = await this.fairShare()
       .then((standing) => new HeirPlan(drainHeirs(this.options.workerId, standing)))
       .catch((error: unknown) => {
         this.logger.warn({ err: error }, 'reading the heirs of the drain failed; they choose for themselves');

@@ -76,6 +76,10 @@ export {
 } from '@whiskeysockets/baileys';
 export type { WAVersion } from '@whiskeysockets/baileys';
 
+// The device-list cache every socket of an instance shares (socket/device-lists.ts).
+export { DEFAULT_CACHE_TTLS } from '@whiskeysockets/baileys';
+export type { PossiblyExtendedCacheStore } from '@whiskeysockets/baileys';
+
 // The tctoken helpers Baileys uses for an issued privacy token (not exported from its index; see
 // socket/issued-tc-tokens.ts for why we call them ourselves).
 export { buildMergedTcTokenIndexWrite, resolveTcTokenJid, storeTcTokensFromIqResult } from '@whiskeysockets/baileys/lib/Utils/tc-token-utils.js';

@@ -1,6 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { connect as tcpConnect, type AddressInfo } from 'node:net';
-import { Subjects, type ConnectReply, type StatusReply } from '@gw/contracts';
+import { Subjects, type ConnectReply, type SendRequest, type StatusReply } from '@gw/contracts';
 import { LeaseRepository } from '@gw/persistence';
 import pino from 'pino';
 import { SessionWorker } from '../src/session-worker';
@@ -14,6 +15,7 @@ interface DeviceInfo {
   connected: boolean;
   loginCount: number;
   pairingMethod: string;
+  deviceListQueries: number;
 }
 
 describe('Session lifecycle against the simulator', () => {
@@ -99,6 +101,49 @@ describe('Session lifecycle against the simulator', () => {
       expect(statuses.slice(-2)).toEqual(['connecting', 'connected']);
       const reconnecting = (await harness.connectionEvents('dropped')).at(-2)!.instance as Record<string, string>;
       expect(reconnecting.lastDisconnectReason).toMatch(/^4\d\d: connection/);
+    });
+
+    it("should keep the instance's device lists across its sockets: a send after a reconnect asks WhatsApp for none", async () => {
+      const peer = nextPhone();
+      await harness.control('POST', '/sim/accounts', { phone: peer });
+      await harness.newInstance('device-lists');
+      const jid = await harness.pairByQr('device-lists', nextPhone());
+      const send = async (text: string) => {
+        const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
+        const request: SendRequest = {
+          instanceId: 'device-lists',
+          recordId: `r${messageId.slice(-8)}`,
+          messageId,
+          chatJid: `${peer}@s.whatsapp.net`,
+          content: { kind: 'text', text, linkPreview: null },
+          record: { sendFunction: '/send/text', sendPayload: { number: peer, text }, trackSource: '', trackId: '', sendFolderId: '' },
+        };
+        expect((await harness.bus.request<{ status: string }>(Subjects.instance('device-lists', 'send'), request, { timeoutMs: 20_000 })).status).toBe('Sent');
+      };
+      await send('first');
+      // The first send asked for the peer's devices (and the account's own).
+      const queried = (await device(jid)).deviceListQueries;
+      expect(queried).toBeGreaterThan(0);
+      const loginsBefore = (await device(jid)).loginCount;
+      await harness.control('POST', `/sim/devices/${encodeURIComponent(jid)}/drop`, {});
+      await waitFor(
+        () => device(jid),
+        (d) => d.connected && d.loginCount > loginsBefore,
+        10_000,
+        'logged in again',
+      );
+      await waitFor(
+        () => harness.row('device-lists'),
+        (r) => r.status === 'connected',
+        5_000,
+        'connected',
+      );
+      await send('after the reconnect');
+      expect((await device(jid)).deviceListQueries).toBe(queried);
+      expect((await harness.control<Array<{ message: unknown }>>('GET', `/sim/accounts/${peer}/inbox`)).map((entry) => JSON.stringify(entry.message))).toEqual([
+        expect.stringContaining('first'),
+        expect.stringContaining('after the reconnect'),
+      ]);
     });
 
     it('should reconnect every session gracefully on restartAll', async () => {

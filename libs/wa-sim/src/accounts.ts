@@ -73,6 +73,11 @@ export class LinkedDevice {
   replacedLogins = 0;
   /** Privacy-token issuances (`<iq xmlns="privacy"><tokens>`) this device sent since the simulator started. */
   privacyTokenIssues = 0;
+  /**
+   * Usync queries (`<iq xmlns="usync">`) with a `<devices>` protocol this device sent since the simulator started:
+   * a client asks for a user's devices before its first message to that user, unless it has them cached.
+   */
+  deviceListQueries = 0;
   /** Called after a one-time prekey was handed out (the simulator sends PreKeyLow notifications). */
   onPreKeyConsumed?: (device: LinkedDevice) => void;
   /** Stanzas pushed to the device and not yet acknowledged, redelivered on the next login. */

@@ -85,6 +85,7 @@ export class IqRouter {
         connection.active = false;
         return iqResult(iq);
       case 'usync':
+        if (child(child(child(iq, 'usync'), 'query'), 'devices')) device.deviceListQueries++;
         return handleUsync(this.ctx, iq);
       case 'abt':
         return iqResult(iq, [node('props', { protocol: '1', hash: 'wa-sim-1', refresh: '86400' }, [])]);

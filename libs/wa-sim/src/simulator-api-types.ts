@@ -87,6 +87,8 @@ export interface DeviceInfo {
   replacedLogins: number;
   /** Privacy-token issuances the device sent (a client issues once a week per contact). */
   privacyTokenIssues: number;
+  /** Usync queries for device lists the device sent (a client caches a user's devices for a while). */
+  deviceListQueries: number;
   /** Ids of the messages pushed to the device that it has not receipted (or acked) yet: WhatsApp delivers them again at its next login. */
   unreceiptedMessages: string[];
 }
@@ -134,6 +136,7 @@ export function describeDevice(device: LinkedDevice): DeviceInfo {
     loginCount: device.loginCount,
     replacedLogins: device.replacedLogins,
     privacyTokenIssues: device.privacyTokenIssues,
+    deviceListQueries: device.deviceListQueries,
     unreceiptedMessages: [...device.pending.keys()].filter((key) => key.startsWith('message:')).map((key) => key.split(':')[1]),
   };
 }

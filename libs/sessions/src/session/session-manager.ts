@@ -85,7 +85,11 @@ export class SessionManager implements LeaseListener, SessionOwner {
 
   /** SessionOwner: forget the session; give the lease back unless it was lost. */
   async sessionEnded(session: Session, outcome: { release: boolean }): Promise<void> {
-    if (this.sessions.get(session.instanceId) === session) this.sessions.delete(session.instanceId);
+    if (this.sessions.get(session.instanceId) === session) {
+      this.sessions.delete(session.instanceId);
+      // Its sockets are done here: the device lists they cached go (socket/device-lists.ts).
+      this.services.sockets.deviceLists.forget(session.instanceId);
+    }
     this.lifecycle?.sessionEnded(session);
     if (!outcome.release) {
       if (this.keeper.holds(session.instanceId) === session.lease) this.keeper.forget(session.instanceId);

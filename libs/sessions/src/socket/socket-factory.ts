@@ -7,6 +7,7 @@ import { surfaceAppStateConflicts } from './app-state-conflicts';
 import { AppStateRecovery } from './app-state-recovery';
 import { browserTuple, isBrowserProfile } from './browser-profile';
 import { decryptedBuffer } from './decrypted-buffer';
+import { DeviceLists } from './device-lists';
 import { assertAcksCanBeHeld, deferringAcks, HeldAcks, rememberHeldAcks } from './held-acks';
 import { ReceivedPlaintexts } from './received-plaintexts';
 import type { StoredMessageLookup } from './stored-messages';
@@ -36,6 +37,8 @@ export class SocketFactory {
   private readonly guard: SsrfGuard;
   /** The WhatsApp Web version every socket of this worker logs in with, learnt again on a 405. */
   readonly waVersion: WaVersionSource;
+  /** Each instance's cache of its contacts' device lists, shared by its sockets on this worker (device-lists.ts). */
+  readonly deviceLists = new DeviceLists();
 
   constructor(
     private readonly config: SessionWorkerConfig,
@@ -74,6 +77,8 @@ export class SocketFactory {
         // Online presence on connect silences the phone's notifications; presence is set on request only.
         markOnlineOnConnect: false,
         defaultQueryTimeoutMs: this.config.queryTimeoutMs,
+        // The device lists of the instance's earlier sockets (five minutes each): a reconnect does not query them all again.
+        userDevicesCache: this.deviceLists.of(instance.id),
         ...historySocketOptions(request.history),
         // Baileys rotates QR refs (60 s, then 20 s each) and ends the socket when they run out. The
         // pairing code is bound to this socket's ephemeral key, so one ref must outlive the code.

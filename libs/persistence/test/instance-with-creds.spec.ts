@@ -52,9 +52,36 @@ describe('InstanceRepository.findManyWithCreds', () => {
 
     expect(found?.entity).toEqual(await sut.findById('i-no-creds'));
     expect(found?.creds).toBeNull();
+    expect(found?.deviceLists).toEqual([]);
   });
 
   it('should answer null for an instance that does not exist', async () => {
     expect(await findWithCreds('i-missing')).toBeNull();
+  });
+
+  it('should answer the device lists a holder kept (keepDeviceLists), the last kept replacing the one before, none once emptied or deleted', async () => {
+    await sut.create({ id: 'i-lists', token: 'token-i-lists', name: 'name' });
+    const lists = [{ user: '5531888', devices: [{ user: '5531888', device: 0, server: 's.whatsapp.net' }], expiresAt: 1_800_000_000_000 }];
+    await sut.keepDeviceLists('i-lists', lists);
+    statements.splice(0);
+    expect((await findWithCreds('i-lists'))?.deviceLists).toEqual(lists);
+    expect(statements).toHaveLength(1);
+
+    const newer = [{ ...lists[0], expiresAt: 1_800_000_060_000 }];
+    await sut.keepDeviceLists('i-lists', newer);
+    expect((await findWithCreds('i-lists'))?.deviceLists).toEqual(newer);
+    await sut.keepDeviceLists('i-lists', []);
+    expect((await findWithCreds('i-lists'))?.deviceLists).toEqual([]);
+
+    // Written longer ago than a list lives: only expired lists in it, not read.
+    await sut.keepDeviceLists('i-lists', lists);
+    await db.dataSource.query(`UPDATE instance_device_lists SET written_at = now() - interval '301 seconds' WHERE instance_id = 'i-lists'`);
+    expect((await findWithCreds('i-lists'))?.deviceLists).toEqual([]);
+
+    // Kept for an instance that is gone (deleted meanwhile): nothing written, no error; deleted after: gone with it.
+    await sut.keepDeviceLists('i-gone', lists);
+    await sut.keepDeviceLists('i-lists', lists);
+    await db.dataSource.query(`DELETE FROM instances WHERE id = 'i-lists'`);
+    expect(await db.dataSource.query(`SELECT instance_id FROM instance_device_lists WHERE instance_id IN ('i-lists', 'i-gone')`)).toEqual([]);
   });
 });

@@ -11,6 +11,7 @@ interface DeviceInfo {
   connected: boolean;
   loginCount: number;
   pairingMethod: string;
+  deviceListQueries: number;
 }
 
 describe('Session takeover between workers', () => {
@@ -119,6 +120,47 @@ describe('Session takeover between workers', () => {
     const refusedAt = Date.now();
     await expect(send('sent while reconnecting')).rejects.toMatchObject({ code: ErrorCode.NotConnected });
     expect(Date.now() - refusedAt).toBeLessThan(1_000);
+  });
+
+  it("should carry the instance's device lists to the heir on a graceful stop: the heir's first send asks WhatsApp for none", async () => {
+    const leaving = await harness.startWorker('w-lists');
+    await harness.newInstance('lists');
+    const peer = nextPhone();
+    await harness.control('POST', '/sim/accounts', { phone: peer });
+    const jid = await harness.pairByQr('lists', nextPhone());
+    const send = async (text: string) => {
+      const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
+      const request: SendRequest = {
+        instanceId: 'lists',
+        recordId: `r${messageId.slice(-8)}`,
+        messageId,
+        chatJid: `${peer}@s.whatsapp.net`,
+        content: { kind: 'text', text, linkPreview: null },
+        record: { sendFunction: '/send/text', sendPayload: { number: peer, text }, trackSource: '', trackId: '', sendFolderId: '' },
+      };
+      expect((await harness.bus.request<{ status: string }>(Subjects.instance('lists', 'send'), request, { timeoutMs: 20_000 })).status).toBe('Sent');
+    };
+    await send('from the first worker');
+    const queried = (await device(jid)).deviceListQueries;
+    expect(queried).toBeGreaterThan(0);
+    await leaving.stop();
+    // Kept beside the row, with their expiry.
+    const [kept] = await harness.db.dataSource.query(`SELECT lists FROM instance_device_lists WHERE instance_id = 'lists'`);
+    expect(kept.lists).toEqual(expect.arrayContaining([expect.objectContaining({ user: peer, expiresAt: expect.any(Number) })]));
+    const heir = await harness.startWorker('w-lists-heir');
+    await waitFor(
+      () => harness.row('lists'),
+      (r) => r.status === 'connected',
+      10_000,
+      'adopted and connected',
+    );
+    expect(heir.manager.get('lists')?.currentPhase).toBe('open');
+    await send('from the heir');
+    expect((await device(jid)).deviceListQueries).toBe(queried);
+    expect((await harness.control<Array<{ message: unknown }>>('GET', `/sim/accounts/${peer}/inbox`)).map((entry) => JSON.stringify(entry.message))).toEqual([
+      expect.stringContaining('from the first worker'),
+      expect.stringContaining('from the heir'),
+    ]);
   });
 
   it('should end a pairing whose worker died once its QR expired', async () => {

@@ -25,6 +25,9 @@ interface SessionChangeResult {
   lastEventId: string | null;
 }
 
+/** How long a kept device list lives at most (Baileys' device cache, five minutes): an older row is not read. */
+const DEVICE_LISTS_LIFETIME_S = 300;
+
 export class InstanceRepository extends RepositoryBase {
   private readonly cursors = new OutboxCursorRepository(this.dataSource);
   private readonly outbox = new OutboxRepository(this.dataSource);
@@ -48,13 +51,43 @@ export class InstanceRepository extends RepositoryBase {
    * findById and then the auth state's readCreds per adoption). Only after the claim: before it, another holder
    * may still write the credentials. Instances that do not exist are absent.
    */
-  async findManyWithCreds(ids: string[]): Promise<Map<string, { entity: InstanceEntity; creds: string | null }>> {
+  async findManyWithCreds(ids: string[]): Promise<Map<string, { entity: InstanceEntity; creds: string | null; deviceLists: unknown[] }>> {
     if (ids.length === 0) return new Map();
+    // The device lists the last holder kept (keepDeviceLists) come along: no statement more per adoption.
+    // A row older than the lists' lifetime holds only expired ones: not read.
     const rows: Array<Record<string, unknown>> = await this.db.query(
-      `${PREPARED} SELECT i.*, c.value AS "creds?" FROM instances i LEFT JOIN auth_creds c ON c.instance_id = i.id WHERE i.id = ANY($1::text[])`,
+      `${PREPARED} SELECT i.*, c.value AS "creds?", d.lists AS "device_lists?" FROM instances i
+         LEFT JOIN auth_creds c ON c.instance_id = i.id
+         LEFT JOIN instance_device_lists d ON d.instance_id = i.id AND d.written_at > now() - interval '${DEVICE_LISTS_LIFETIME_S} seconds'
+        WHERE i.id = ANY($1::text[])`,
       [ids],
     );
-    return new Map(rows.map((row) => [row.id as string, { entity: this.hydrate(row), creds: (row['creds?'] as string | null) ?? null }]));
+    return new Map(
+      rows.map((row) => {
+        const lists = row['device_lists?'];
+        return [
+          row.id as string,
+          { entity: this.hydrate(row), creds: (row['creds?'] as string | null) ?? null, deviceLists: Array.isArray(lists) ? lists : [] },
+        ];
+      }),
+    );
+  }
+
+  /**
+   * The device lists an instance's holder had cached, as it hands the instance over (a drain, a move, a
+   * shutdown): its heir starts from them (findManyWithCreds). Replaces what an earlier holder kept; an
+   * empty list removes the row. Not fenced: the lists are what WhatsApp answers anyone, each with its expiry.
+   */
+  async keepDeviceLists(instanceId: string, lists: unknown[]): Promise<void> {
+    if (lists.length === 0) {
+      await this.db.query(`DELETE FROM instance_device_lists WHERE instance_id = $1`, [instanceId]);
+      return;
+    }
+    await this.db.query(
+      `INSERT INTO instance_device_lists (instance_id, lists) SELECT id, $2::jsonb FROM instances WHERE id = $1
+       ON CONFLICT (instance_id) DO UPDATE SET lists = EXCLUDED.lists, written_at = now()`,
+      [instanceId, JSON.stringify(lists)],
+    );
   }
 
   findByToken(token: string): Promise<InstanceEntity | null> {

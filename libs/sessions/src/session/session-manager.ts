@@ -2,6 +2,7 @@ import { ErrorCode, RpcError, type ConnectReply, type ConnectRequest } from '@gw
 import type { InstanceEntity, InstanceRepository, Lease } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { LeaseKeeper, LeaseListener } from '../lease/lease-keeper';
+import type { DeviceListEntry } from '../socket/device-lists';
 import { Session, type SessionOwner, type SessionServices } from './session';
 
 /** Told when this worker starts or stops holding an instance (the bus layer subscribes/unsubscribes). */
@@ -72,6 +73,8 @@ export class SessionManager implements LeaseListener, SessionOwner {
         continue;
       }
       if (this.sessions.has(lease.instanceId)) continue; // a connect request placed it meanwhile
+      // The device lists its last holder had, each until its own expiry (socket/device-lists.ts).
+      this.services.sockets.deviceLists.of(lease.instanceId).seed(row.deviceLists as DeviceListEntry[]);
       void this.create(row.entity, lease, row.creds)
         .adopt()
         .catch(() => undefined); // logged by the session

@@ -288,7 +288,13 @@ export class Session {
         return this.endings.abort('worker shutdown: the Signal state could not be stored; the lease is left to lapse');
       }
       const reason = options.reason ?? 'worker shutdown';
-      const row = state.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: reason }, event: {} });
+      const written = state.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: reason }, event: {} });
+      // Beside the row, the device lists the instance's sockets cached here: its next holder starts from them.
+      const lists = state.services.sockets.deviceLists.of(this.instanceId).export();
+      const kept = lists.length
+        ? state.services.instances.keepDeviceLists(this.instanceId, lists).catch((error: unknown) => state.logger.warn({ err: error }, 'device lists not kept'))
+        : undefined;
+      const row = Promise.all([written, kept]);
       if (options.rowWriteMs === undefined) await row;
       else if (!(await settlesWithin(row, options.rowWriteMs)))
         state.logger.warn('worker shutdown: the connecting row not written in time; handing over anyway');

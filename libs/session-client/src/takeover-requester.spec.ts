@@ -1,6 +1,6 @@
 import { ConnectionLostError, InProcessBus } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects } from '@gw/contracts';
-import { TAKEOVER_RETRY_MS, TakeoverRequester } from './takeover-requester';
+import { HOLDER_CHECK_MS, TAKEOVER_RETRY_MS, TakeoverRequester } from './takeover-requester';
 
 /** A bus whose first request to the instance was in flight when its NATS server was lost. */
 function busLosingItsServerOnce(): { bus: InProcessBus; sent: () => number } {
@@ -41,6 +41,27 @@ describe(TakeoverRequester.name, () => {
       await expect(sut.requestAcrossTakeover('i1', 'send', {} as never, 10_000)).resolves.toEqual({ messageId: 'm1', status: 'Sent' });
       expect(tries).toBe(2);
       expect(Date.now() - started).toBeLessThan(100 + TAKEOVER_RETRY_MS + 400);
+    });
+
+    it('should stop checking the holder for a try abandoned on its rejoin notice, not until that try times out', async () => {
+      const bus = new InProcessBus();
+      let tries = 0;
+      let checks = 0;
+      bus.subscribe('instance.i1.send', async () => {
+        tries += 1;
+        if (tries === 1) return new Promise(() => undefined);
+        return { messageId: 'm1', status: 'Sent' };
+      });
+      bus.subscribe('instance.i1.status', async () => {
+        checks += 1;
+        return { status: 'connected', loggedIn: true };
+      });
+      const sut = new TakeoverRequester(bus, { failoverWaitMs: 5_000 });
+      setTimeout(() => bus.publish(Subjects.holderRejoined, { workerId: 'w1', instanceIds: ['i1'] }), 100);
+      await expect(sut.requestAcrossTakeover('i1', 'send', {} as never, 10_000)).resolves.toEqual({ messageId: 'm1', status: 'Sent' });
+      // The abandoned try would have checked its holder every HOLDER_CHECK_MS until its 10 s timeout.
+      await new Promise((resolve) => setTimeout(resolve, 2.5 * HOLDER_CHECK_MS));
+      expect(checks).toBe(0);
     });
 
     it("should not abandon a request over another instance's holder rejoining, nor one that is not safe to repeat", async () => {

@@ -53,9 +53,16 @@ export class TakeoverRequester {
    * holder dies with the request (kill -9, lost host): the bus drops a dead worker's subscriptions,
    * but a request it had already taken is never answered, so it would wait out its whole timeout.
    */
-  request<Op extends InstanceOp>(instanceId: string, op: Op, data: InstanceRpc[Op]['request'], timeoutMs: number): Promise<InstanceRpc[Op]['reply']> {
+  request<Op extends InstanceOp>(
+    instanceId: string,
+    op: Op,
+    data: InstanceRpc[Op]['request'],
+    timeoutMs: number,
+    /** Settles when the caller stops waiting for the answer (a try abandoned): the holder is not checked any more. */
+    abandoned?: Promise<unknown>,
+  ): Promise<InstanceRpc[Op]['reply']> {
     const answer = this.bus.request<InstanceRpc[Op]['reply']>(Subjects.instance(instanceId, op), data, { timeoutMs });
-    return timeoutMs > HOLDER_CHECK_MS ? this.whileHeld(instanceId, answer) : answer;
+    return timeoutMs > HOLDER_CHECK_MS ? this.whileHeld(instanceId, answer, abandoned) : answer;
   }
 
   /**
@@ -133,8 +140,14 @@ export class TakeoverRequester {
     try {
       for (;;) {
         try {
-          const answer = this.request(instanceId, op, data, timeoutMs);
-          return await (repeatable ? this.untilHolderRejoins(instanceId, answer) : answer);
+          if (!repeatable) return await this.request(instanceId, op, data, timeoutMs);
+          const rejoin = this.watchRejoin(instanceId);
+          try {
+            // Abandoned, the try's holder checks stop with it (its answer, should it still come, is dropped).
+            return await Promise.race([this.request(instanceId, op, data, timeoutMs, rejoin.rejoined), rejoin.rejoined]);
+          } finally {
+            rejoin.close();
+          }
         } catch (error) {
           if (!(error instanceof RpcError) || Date.now() + TAKEOVER_RETRY_MS > deadline || !(await again(error, inTakeover))) throw error;
           inTakeover = true;
@@ -148,10 +161,10 @@ export class TakeoverRequester {
   }
 
   /**
-   * The answer, or HolderRejoinedError as soon as the instance's holder says its bus came back on a NATS server
-   * (the abandoned try's answer, should it still come, is dropped).
+   * `rejoined` rejects with HolderRejoinedError as soon as the instance's holder says its bus came back on a NATS
+   * server; `close()` once the try is over.
    */
-  private untilHolderRejoins<T>(instanceId: string, answer: Promise<T>): Promise<T> {
+  private watchRejoin(instanceId: string): { rejoined: Promise<never>; close: () => void } {
     this.rejoinSubscription ??= this.bus.subscribe(Subjects.holderRejoined, (data) => {
       const ids = (data as Partial<HolderRejoined> | null)?.instanceIds;
       if (!Array.isArray(ids)) return undefined;
@@ -160,14 +173,17 @@ export class TakeoverRequester {
     });
     let abandon: () => void = () => undefined;
     const rejoined = new Promise<never>((_, reject) => (abandon = () => reject(new HolderRejoinedError(instanceId))));
+    rejoined.catch(() => undefined);
     const waiting = this.rejoinable.get(instanceId) ?? new Set<() => void>();
     waiting.add(abandon);
     this.rejoinable.set(instanceId, waiting);
-    answer.catch(() => undefined);
-    return Promise.race([answer, rejoined]).finally(() => {
-      waiting.delete(abandon);
-      if (waiting.size === 0 && this.rejoinable.get(instanceId) === waiting) this.rejoinable.delete(instanceId);
-    });
+    return {
+      rejoined,
+      close: () => {
+        waiting.delete(abandon);
+        if (waiting.size === 0 && this.rejoinable.get(instanceId) === waiting) this.rejoinable.delete(instanceId);
+      },
+    };
   }
 
   private async heldRecently(instanceId: string): Promise<boolean> {
@@ -179,10 +195,16 @@ export class TakeoverRequester {
    * holder that is alive answers the check even while busy with the request; one that is slow to
    * answer the check (a loaded event loop) is given the benefit of the doubt.
    */
-  private whileHeld<T>(instanceId: string, answer: Promise<T>): Promise<T> {
+  private whileHeld<T>(instanceId: string, answer: Promise<T>, abandoned?: Promise<unknown>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
+      let stopped = false;
       let timer: NodeJS.Timeout | undefined;
+      const stop = () => {
+        stopped = true;
+        clearTimeout(timer);
+      };
+      abandoned?.then(stop, stop);
       const finish = (settle: () => void) => {
         if (settled) return;
         settled = true;
@@ -201,7 +223,7 @@ export class TakeoverRequester {
             },
           )
           .finally(() => {
-            if (!settled) timer = setTimeout(check, HOLDER_CHECK_MS);
+            if (!settled && !stopped) timer = setTimeout(check, HOLDER_CHECK_MS);
           });
       };
       timer = setTimeout(check, HOLDER_CHECK_MS);

@@ -49,6 +49,16 @@ describe('DeviceListCache', () => {
     expect(heir.get('551100')).toBeUndefined();
   });
 
+  it('should hand over at most its limit of lists, the freshest', () => {
+    const lists = cache();
+    for (let index = 0; index < 5; index++) {
+      lists.set(`user${index}`, devices(`user${index}`, 0));
+      now += 1_000;
+    }
+    expect(lists.export(2).map(({ user }) => user)).toEqual(['user4', 'user3']);
+    expect(lists.export()).toHaveLength(5);
+  });
+
   it('should never keep a seeded list past a full TTL from now', () => {
     const heir = cache();
     heir.seed([{ user: '551100', devices: devices('551100', 0), expiresAt: now + 3_600_000 }]);

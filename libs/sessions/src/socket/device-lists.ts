@@ -9,6 +9,8 @@ export interface DeviceListEntry {
 
 /** Sets between two sweeps of expired entries. */
 const SWEEP_EVERY = 64;
+/** Lists handed to an instance's next holder at most (DeviceListCache.export). */
+const EXPORT_LIMIT = 1_000;
 
 /**
  * One instance's cache of its contacts' device lists (Baileys' `userDevicesCache`), kept by the
@@ -72,12 +74,16 @@ export class DeviceListCache implements PossiblyExtendedCacheStore {
     return true;
   }
 
-  /** The lists not expired yet, with their expiry: what an instance's next holder may start from. */
-  export(): DeviceListEntry[] {
+  /**
+   * The lists not expired yet, with their expiry: what an instance's next holder may start from. At most
+   * `limit`, the freshest: an instance that wrote to thousands of users in five minutes (a campaign) hands over
+   * a bounded row.
+   */
+  export(limit = EXPORT_LIMIT): DeviceListEntry[] {
     const now = this.now();
     const live: DeviceListEntry[] = [];
     for (const [user, { value, expiresAt }] of this.entries) if (expiresAt > now && Array.isArray(value)) live.push({ user, devices: value, expiresAt });
-    return live;
+    return live.length <= limit ? live : live.sort((a, b) => b.expiresAt - a.expiresAt).slice(0, limit);
   }
 
   /**

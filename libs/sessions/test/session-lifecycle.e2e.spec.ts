@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { connect as tcpConnect, type AddressInfo } from 'node:net';
-import { Subjects, type ConnectReply, type SendRequest, type StatusReply } from '@gw/contracts';
+import { Subjects, type ConnectReply, type StatusReply } from '@gw/contracts';
 import { LeaseRepository } from '@gw/persistence';
 import pino from 'pino';
 import { SessionWorker } from '../src/session-worker';
@@ -24,6 +23,24 @@ describe('Session lifecycle against the simulator', () => {
   const device = (jid: string) => harness.control<DeviceInfo>('GET', `/sim/devices/${encodeURIComponent(jid)}`);
   const op = <T>(instanceId: string, name: Parameters<typeof Subjects.instance>[1], body: Record<string, unknown> = {}) =>
     harness.bus.request<T>(Subjects.instance(instanceId, name), { instanceId, ...body }, { timeoutMs: 10_000 });
+
+  /** The simulator cuts the device's connection; the session logs in again and its row says connected. */
+  const dropAndReconnect = async (instanceId: string, jid: string) => {
+    const loginsBefore = (await device(jid)).loginCount;
+    await harness.control('POST', `/sim/devices/${encodeURIComponent(jid)}/drop`, {});
+    await waitFor(
+      () => device(jid),
+      (d) => d.connected && d.loginCount > loginsBefore,
+      10_000,
+      'logged in again',
+    );
+    await waitFor(
+      () => harness.row(instanceId),
+      (r) => r.status === 'connected',
+      5_000,
+      'connected',
+    );
+  };
 
   beforeAll(() => harness.start());
   afterAll(() => harness.stop());
@@ -83,20 +100,7 @@ describe('Session lifecycle against the simulator', () => {
     it('should reconnect after the connection drops, saying so meanwhile', async () => {
       await harness.newInstance('dropped');
       const jid = await harness.pairByQr('dropped', nextPhone());
-      const loginsBefore = (await device(jid)).loginCount;
-      await harness.control('POST', `/sim/devices/${encodeURIComponent(jid)}/drop`, {});
-      await waitFor(
-        () => device(jid),
-        (d) => d.connected && d.loginCount > loginsBefore,
-        10_000,
-        'logged in again',
-      );
-      await waitFor(
-        () => harness.row('dropped'),
-        (r) => r.status === 'connected',
-        5_000,
-        'connected',
-      );
+      await dropAndReconnect('dropped', jid);
       const statuses = (await harness.connectionEvents('dropped')).map((event) => (event.instance as { status: string }).status);
       expect(statuses.slice(-2)).toEqual(['connecting', 'connected']);
       const reconnecting = (await harness.connectionEvents('dropped')).at(-2)!.instance as Record<string, string>;
@@ -108,36 +112,12 @@ describe('Session lifecycle against the simulator', () => {
       await harness.control('POST', '/sim/accounts', { phone: peer });
       await harness.newInstance('device-lists');
       const jid = await harness.pairByQr('device-lists', nextPhone());
-      const send = async (text: string) => {
-        const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
-        const request: SendRequest = {
-          instanceId: 'device-lists',
-          recordId: `r${messageId.slice(-8)}`,
-          messageId,
-          chatJid: `${peer}@s.whatsapp.net`,
-          content: { kind: 'text', text, linkPreview: null },
-          record: { sendFunction: '/send/text', sendPayload: { number: peer, text }, trackSource: '', trackId: '', sendFolderId: '' },
-        };
-        expect((await harness.bus.request<{ status: string }>(Subjects.instance('device-lists', 'send'), request, { timeoutMs: 20_000 })).status).toBe('Sent');
-      };
+      const send = async (text: string) => expect((await harness.sendText('device-lists', peer, text)).status).toBe('Sent');
       await send('first');
       // The first send asked for the peer's devices (and the account's own).
       const queried = (await device(jid)).deviceListQueries;
       expect(queried).toBeGreaterThan(0);
-      const loginsBefore = (await device(jid)).loginCount;
-      await harness.control('POST', `/sim/devices/${encodeURIComponent(jid)}/drop`, {});
-      await waitFor(
-        () => device(jid),
-        (d) => d.connected && d.loginCount > loginsBefore,
-        10_000,
-        'logged in again',
-      );
-      await waitFor(
-        () => harness.row('device-lists'),
-        (r) => r.status === 'connected',
-        5_000,
-        'connected',
-      );
+      await dropAndReconnect('device-lists', jid);
       await send('after the reconnect');
       expect((await device(jid)).deviceListQueries).toBe(queried);
       expect((await harness.control<Array<{ message: unknown }>>('GET', `/sim/accounts/${peer}/inbox`)).map((entry) => JSON.stringify(entry.message))).toEqual([

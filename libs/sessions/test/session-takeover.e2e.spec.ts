@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { ErrorCode, type SendRequest, Subjects } from '@gw/contracts';
+import { ErrorCode } from '@gw/contracts';
 import { LeaseRepository } from '@gw/persistence';
 import { Harness, nextPhone, waitFor } from './support/harness';
 
@@ -84,18 +83,7 @@ describe('Session takeover between workers', () => {
     await harness.control('POST', '/sim/accounts', { phone: peer });
     await harness.pairByQr('arriving', nextPhone());
     const heir = await harness.startWorker('w-arrival');
-    const send = (text: string) => {
-      const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
-      const request: SendRequest = {
-        instanceId: 'arriving',
-        recordId: `r${messageId.slice(-8)}`,
-        messageId,
-        chatJid: `${peer}@s.whatsapp.net`,
-        content: { kind: 'text', text, linkPreview: null },
-        record: { sendFunction: '/send/text', sendPayload: { number: peer, text }, trackSource: '', trackId: '', sendFolderId: '' },
-      };
-      return harness.bus.request<{ status: string }>(Subjects.instance('arriving', 'send'), request, { timeoutMs: 20_000 });
-    };
+    const send = (text: string) => harness.sendText('arriving', peer, text);
     // The hand-over: the heir adopts at once (the notice), and the send goes while its socket is not open yet.
     // The server's hello comes 2 s late for every new connection, so "not open yet" does not depend on how
     // fast a loaded machine polls (CI once saw the heir open before the first look).
@@ -128,18 +116,7 @@ describe('Session takeover between workers', () => {
     const peer = nextPhone();
     await harness.control('POST', '/sim/accounts', { phone: peer });
     const jid = await harness.pairByQr('lists', nextPhone());
-    const send = async (text: string) => {
-      const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
-      const request: SendRequest = {
-        instanceId: 'lists',
-        recordId: `r${messageId.slice(-8)}`,
-        messageId,
-        chatJid: `${peer}@s.whatsapp.net`,
-        content: { kind: 'text', text, linkPreview: null },
-        record: { sendFunction: '/send/text', sendPayload: { number: peer, text }, trackSource: '', trackId: '', sendFolderId: '' },
-      };
-      expect((await harness.bus.request<{ status: string }>(Subjects.instance('lists', 'send'), request, { timeoutMs: 20_000 })).status).toBe('Sent');
-    };
+    const send = async (text: string) => expect((await harness.sendText('lists', peer, text)).status).toBe('Sent');
     await send('from the first worker');
     const queried = (await device(jid)).deviceListQueries;
     expect(queried).toBeGreaterThan(0);

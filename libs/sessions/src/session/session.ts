@@ -290,7 +290,7 @@ export class Session {
       const reason = options.reason ?? 'worker shutdown';
       const written = state.write({ patch: { status: 'connecting', lastDisconnect: new Date(), lastDisconnectReason: reason }, event: {} });
       // Beside the row, the device lists the instance's sockets cached here: its next holder starts from them.
-      const lists = state.services.sockets.deviceLists.of(this.instanceId).export();
+      const lists = state.services.sockets.deviceLists.export(this.instanceId);
       const kept = lists.length
         ? state.services.instances.keepDeviceLists(this.instanceId, lists).catch((error: unknown) => state.logger.warn({ err: error }, 'device lists not kept'))
         : undefined;

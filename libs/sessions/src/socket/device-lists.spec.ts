@@ -84,6 +84,9 @@ describe('DeviceLists', () => {
     const first = registry.of('i1');
     expect(registry.of('i1')).toBe(first);
     expect(registry.of('i2')).not.toBe(first);
+    first.set('551100', [{ user: '551100', device: 0 }]);
+    expect(registry.export('i1')).toEqual([expect.objectContaining({ user: '551100' })]);
+    expect(registry.export('i3')).toEqual([]);
     registry.forget('i1');
     expect(registry.of('i1')).not.toBe(first);
     expect(registry.instances).toBe(2);

@@ -124,6 +124,11 @@ export class DeviceLists {
     return cache;
   }
 
+  /** The instance's live lists for its next holder (DeviceListCache.export); none when it has no cache here. */
+  export(instanceId: string): DeviceListEntry[] {
+    return this.caches.get(instanceId)?.export() ?? [];
+  }
+
   /** The instance left this worker (moved, deleted, logged out): its lists go with it. */
   forget(instanceId: string): void {
     this.caches.delete(instanceId);

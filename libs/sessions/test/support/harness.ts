@@ -1,5 +1,6 @@
 import { InProcessBus, type Bus } from '@gw/bus';
-import { Subjects, type ConnectReply, type ConnectRequest } from '@gw/contracts';
+import { randomBytes } from 'node:crypto';
+import { Subjects, type ConnectReply, type ConnectRequest, type SendRequest } from '@gw/contracts';
 import { InstanceRepository, type InstanceEntity } from '@gw/persistence';
 import { openTestDatabase, simulatorControl, type TestDatabase } from '@gw/testing';
 import { startSimulator, type RunningSimulator } from '@gw/wa-sim';
@@ -97,6 +98,20 @@ export class Harness {
   /** The simulator's HTTP control API (what a tester or CI script would use). */
   control<T>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown): Promise<T> {
     return simulatorControl<T>(this.sim, method, path, body);
+  }
+
+  /** A text send to `peer`'s phone as the gateway asks the instance's holder for it (the `send` op); its answer. */
+  sendText(instanceId: string, peer: string, text: string, timeoutMs = 20_000): Promise<{ status: string }> {
+    const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
+    const request: SendRequest = {
+      instanceId,
+      recordId: `r${messageId.slice(-8)}`,
+      messageId,
+      chatJid: `${peer}@s.whatsapp.net`,
+      content: { kind: 'text', text, linkPreview: null },
+      record: { sendFunction: '/send/text', sendPayload: { number: peer, text }, trackSource: '', trackId: '', sendFolderId: '' },
+    };
+    return this.bus.request<{ status: string }>(Subjects.instance(instanceId, 'send'), request, { timeoutMs });
   }
 
   /** Connects an instance by QR end to end and returns the linked device's JID. */

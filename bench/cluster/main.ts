@@ -11,7 +11,7 @@
  *   worker   kill -9 of the session worker holding the most instances (a fresh one replaces it after)
  *
  *   npm run bench -- cluster [--instances 200] [--interval 1000] [--faults nats,pg,rolling,worker]
- *                            [--settle 60000] [--lease-ttl <ms>] [--base-port 25000] [--dir .cluster-bench] [--dist dist] [--keep 1]
+ *                            [--steady 5000] [--settle 60000] [--lease-ttl <ms>] [--base-port 25000] [--dir .cluster-bench] [--dist dist] [--keep 1]
  *
  * Traffic: per instance, one round every `--interval` ms: its peer's phone sends it a message (inbound,
  * which the relays deliver to a webhook receiver on loopback), an async send and a sync send to the
@@ -20,6 +20,11 @@
  * unique; after each phase the phones' inboxes, the `messages` table and the receiver tell, per send:
  * delivered once, duplicated, lost (accepted, never arrived, not Failed with a reason), stuck; and per
  * inbound message: stored, and delivered to the webhook once, twice or never.
+ *
+ * `--steady <ms>` (default 5,000): the traffic's time before each fault. Each phase's `steady` says what it was
+ * then, with no fault: the share of the machine's cores busy, the sync sends' waits (p50/p99), and each
+ * instance's longest sync send within 30 s (`longestWait`, the rolling restart's statistic; `--steady 32000`
+ * or more for a full window). A saturated machine's sends are slow before anything fails.
  *
  * Recovery, per affected instance: from the fault (for pg, from the promotion; for rolling, from the
  * SIGTERM of the worker that held it) to the end of its first sync send started after it that answered

@@ -22,6 +22,13 @@ export const INTERVAL_MS = Number(args.get('interval') ?? 1_000);
  */
 export const PROBE_EVERY_MS = 2_000;
 export const SETTLE_MS = Number(args.get('settle') ?? 60_000);
+/**
+ * `--steady <ms>`: how long each phase's traffic runs before its fault. The phase's JSON says what the traffic cost
+ * the machine and how long sync sends waited then (`steady`), with no fault yet: a recovery figure is judged
+ * against it (a saturated machine's sends are slow before anything fails). At least 30 s gives the rolling
+ * restart's statistic (the longest wait within 30 s) a steady counterpart of the same length.
+ */
+export const STEADY_MS = Math.max(3_000, Number(args.get('steady') ?? 5_000));
 export const FAULTS = (args.get('faults') ?? 'nats,pg,rolling,worker').split(',') as FaultName[];
 export const REPO = resolve(__dirname, '../../..');
 export const RUN_DIR = resolve(REPO, args.get('dir') ?? '.cluster-bench');

@@ -24,9 +24,11 @@ import {
   seconds,
   SETTLE_MS,
   sleep,
+  STEADY_MS,
   VICTIM_INSTANCES,
 } from './options';
-import { longestWaits, recoveries, slowestWaits, startTraffic, waitRecovered } from './traffic';
+import { machineCpuBetween, machineCpuMark } from '../support/processes';
+import { longestWaits, recoveries, slowestWaits, startTraffic, steadyState, WAIT_WINDOW_MS, waitRecovered } from './traffic';
 
 /** `fn` over `items`, at most `limit` at once. */
 async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -170,7 +172,12 @@ export async function runCluster(): Promise<void> {
       log(`${fault}: traffic on ${INSTANCES} instances`);
       const replacedBefore = await replacedLogins();
       const traffic = startTraffic(fault, instances, api, sim);
-      await sleep(5_000);
+      const steadyFrom = Date.now();
+      const steadyMark = machineCpuMark();
+      await sleep(STEADY_MS);
+      // The machine before the fault; the sends started then are tallied once the traffic stops (a slow one ends late).
+      const steadyTo = Date.now();
+      const steadyCpu = machineCpuBetween(steadyMark, machineCpuMark(), 1);
       const detail: Record<string, unknown> = {};
       // The bench's own event loop: a send's answer is timed when its callback runs, so a busy bench (1,000
       // instances' traffic and probes) adds its delay to every recovery figure. Printed per fault.
@@ -263,10 +270,10 @@ export async function runCluster(): Promise<void> {
         // The time to send again: the longest a sync send started within 30 s of a SIGTERM of its holder waited
         // for its answer. The holder serves until the instance's own hand-over (issue #39), so the first send
         // after the SIGTERM (the figure before, still printed) is answered by it and says nothing of the gap.
-        recoveryMs = longestWaits(traffic, moved, (i) => sigterms.get(i) ?? [], 30_000);
+        recoveryMs = longestWaits(traffic, moved, (i) => sigterms.get(i) ?? [], WAIT_WINDOW_MS);
         const firstAfterSigterm = recoveries(traffic, moved, (i) => sigtermAt.get(i) as number);
         detail.firstSendAfterSigterm = { p50S: percentileS(firstAfterSigterm, 50), p99S: percentileS(firstAfterSigterm, 99) };
-        detail.slowestWaits = slowestWaits(traffic, moved, (i) => sigterms.get(i) ?? [], 30_000);
+        detail.slowestWaits = slowestWaits(traffic, moved, (i) => sigterms.get(i) ?? [], WAIT_WINDOW_MS);
         // Every instance's longest sync send from the first worker's SIGTERM to now: the drains' moves and the
         // moves that rebalance each restarted worker (ADR 0043), whether or not the instance's holder got a SIGTERM.
         const wholeMs = Date.now() - firstWorkerSigtermAt;
@@ -363,6 +370,7 @@ export async function runCluster(): Promise<void> {
       await sleep(2_000);
       await traffic.stop();
       const trafficEnded = Date.now();
+      const steady = steadyState(traffic, steadyFrom, steadyTo, steadyCpu);
       log(`${fault}: traffic stopped; settling`);
       const settled = await chaos.settleChaos(query, traffic, SETTLE_MS);
       await sleep(3_000);
@@ -478,6 +486,7 @@ export async function runCluster(): Promise<void> {
           p99S: percentileS(recoveryMs, 99),
           maxS: percentileS(recoveryMs, 100),
         },
+        steady,
         ...detail,
         benchEventLoopDelayMs: { p50: nsToMs(benchLoop.percentile(50)), p99: nsToMs(benchLoop.percentile(99)), max: nsToMs(benchLoop.max) },
         settled,

@@ -2,7 +2,7 @@
 import type { ChaosInbound, ChaosSend } from '@gw/testing';
 import { simControl } from '../support/sim-clients';
 import { apiClient } from './clients';
-import { type Instance, INTERVAL_MS, PROBE_EVERY_MS, sleep } from './options';
+import { type Instance, INTERVAL_MS, percentileS, PROBE_EVERY_MS, seconds, sleep } from './options';
 
 let textSeq = 0;
 const uniqueText = (phase: string, instance: string, kind: string) =>
@@ -104,6 +104,60 @@ export function longestWaits(traffic: Traffic, instances: string[], windows: (in
       .map((s) => s.endedAt - s.startedAt);
     return waits.length ? Math.max(...waits) : NaN;
   });
+}
+
+/** The rolling restart's windows: a sync send started within this long of a SIGTERM of its instance's holder. */
+export const WAIT_WINDOW_MS = 30_000;
+
+/**
+ * The traffic before a phase's fault (`--steady`, from `from` to `to`): the share of the machine's cores busy,
+ * the sync sends' waits and, as the rolling restart counts its recovery, each instance's longest sync send
+ * within one window (`longestWait`: from the first full round on, WAIT_WINDOW_MS or what the steady time
+ * leaves), p50/p99 over the instances. What the machine does with no fault: a recovery is judged against it.
+ */
+export function steadyState(
+  traffic: Traffic,
+  from: number,
+  to: number,
+  cpu: { busyPercent: number; cpuUsPerOpBy: Array<[string, number]> } | null,
+): {
+  seconds: number;
+  busyPercent: number | null;
+  cpuMsPerRoundBy: Record<string, number> | null;
+  syncSends: number;
+  waitP50S: number | null;
+  waitP99S: number | null;
+  longestWait: { windowS: number; p50S: number | null; p99S: number | null };
+} {
+  // The first round of every instance starts within one interval of the traffic's start (spread over it).
+  const windowFrom = Math.min(from + INTERVAL_MS, to);
+  const windowMs = Math.min(WAIT_WINDOW_MS, to - windowFrom);
+  const sync = traffic.sends.filter((s) => s.kind === 'sync' && s.startedAt >= from && s.startedAt < to);
+  const waits = sync.map((s) => s.endedAt - s.startedAt);
+  const longest = new Map<string, number>();
+  for (const s of sync)
+    if (s.startedAt >= windowFrom && s.startedAt < windowFrom + windowMs)
+      longest.set(s.instance, Math.max(longest.get(s.instance) ?? 0, s.endedAt - s.startedAt));
+  // A round is an inbound message, an async and a sync send: the machine's CPU per round (`cpu` is the window's
+  // total in µs), by process as bench/support names them, the ten largest.
+  const rounds = Math.max(1, sync.length);
+  const cpuMsPerRoundBy = cpu
+    ? Object.fromEntries(
+        cpu.cpuUsPerOpBy
+          .slice(0, 10)
+          .filter(([, us]) => us > 0)
+          .map(([name, us]) => [name, Math.round(us / rounds / 10) / 100]),
+      )
+    : null;
+  return {
+    seconds: seconds(to - from),
+    busyPercent: cpu ? Math.round(cpu.busyPercent) : null,
+    cpuMsPerRoundBy,
+    syncSends: sync.length,
+    waitP50S: percentileS(waits, 50),
+    waitP99S: percentileS(waits, 99),
+    longestWait: { windowS: seconds(windowMs), p50S: percentileS([...longest.values()], 50), p99S: percentileS([...longest.values()], 99) },
+  };
 }
 
 /**

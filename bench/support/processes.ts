@@ -305,7 +305,8 @@ function machineJiffies(): { busy: number; total: number } | null {
 
 /**
  * CPU ticks (user + system, 10 ms each) of every process now, summed by what the process is: its command
- * name, or for a bench's own process (`…/bench/<name>/main.js [role]`) its role (`orchestrate` without one).
+ * name, for a bench's own process (`…/bench/<name>/main.js [role]`) its role (`orchestrate` without one), for a
+ * service run from its build its app's name (`session-worker`, `gateway`…; the simulator's server `sim`).
  */
 function cpuTicksByProcess(): Map<string, number> {
   const ticks = new Map<string, number>();
@@ -326,6 +327,11 @@ function cpuTicksByProcess(): Map<string, number> {
       const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       const script = argv.findIndex((arg) => /bench\/[^/]+\/main\.js$/.test(arg));
       if (script >= 0) label = argv[script + 1] && !argv[script + 1].startsWith('--') ? argv[script + 1] : 'orchestrate';
+      else {
+        // A service run from its build (bench/cluster: `dist/apps/<app>/main.js`, the simulator's `server.js`): its name.
+        const app = argv.map((arg) => /\/apps\/([^/]+)\/main\.js$/.exec(arg)?.[1] ?? (/\/wa-sim\/server\.js$/.test(arg) ? 'sim' : null)).find(Boolean);
+        if (app) label = app;
+      }
       ticks.set(label, (ticks.get(label) ?? 0) + used);
     } catch {
       // The process ended meanwhile.

@@ -283,6 +283,29 @@ describe('fan-out that claims what it can send at once', () => {
       expect(await db.dataSource.query(`SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status`)).toEqual([{ status: 'delivered', n: 300 }]);
     });
 
+    it("should wake one relay's fan-out per outbox notice, not every relay's", async () => {
+      // No polls in the test's time: every fan-out here is a notice's.
+      const first = relay({ pollIntervalMs: 60_000 });
+      const second = relay({ pollIntervalMs: 60_000 });
+      first.start();
+      second.start();
+      // Each relay's first pass runs at its start.
+      await sleep(100);
+      const fanOuts = jest.spyOn(DeliveryRepository.prototype, 'fanOut');
+      try {
+        for (let n = 1; n <= 6; n++) {
+          await emit([{ chat: 'a', n }]);
+          bus.publish(`events.${instanceId}`, { instanceId });
+          await delivered(n);
+        }
+        expectOnceInOrder(['a'], 6);
+        // A notice to each relay made two fan-outs of each event, one of them finding nothing (12 here).
+        expect(fanOuts).toHaveBeenCalledTimes(6);
+      } finally {
+        fanOuts.mockRestore();
+      }
+    });
+
     it('should hold a lane behind its failing delivery, and send what came meanwhile after it, in order', async () => {
       let failures = 0;
       // The third event of lane a fails twice; events keep coming meanwhile.

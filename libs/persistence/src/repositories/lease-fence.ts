@@ -31,12 +31,14 @@ export function fenceParams(lease: Lease): [string, string, string] {
  * `lease` with the `instance_id` of every lease of $1 (instance ids), $2 (worker ids), $3 (fencing
  * tokens) that is still live, each row locked FOR KEY SHARE until the statement commits, as fenceCte()
  * does for one. Gate each row's change with `instance_id IN (SELECT instance_id FROM lease)` and
- * select `coalesce(array_agg(instance_id), '{}')` from it to tell which instances were held.
+ * select `coalesce(array_agg(instance_id), '{}')` from it to tell which instances were held. The arrays are
+ * read through scalar subqueries: a group's size, seen by the planner, made a plan for each call look cheaper
+ * than the generic one, and a prepared group statement was planned again on every call.
  */
 export function fenceManyCte(): string {
   return `lease AS (
          SELECT l.instance_id FROM session_leases l
-         JOIN unnest($1::text[], $2::text[], $3::bigint[]) AS f(instance_id, worker_id, fencing_token)
+         JOIN unnest((SELECT $1::text[]), (SELECT $2::text[]), (SELECT $3::bigint[])) AS f(instance_id, worker_id, fencing_token)
            ON l.instance_id = f.instance_id AND l.worker_id = f.worker_id AND l.fencing_token = f.fencing_token
          FOR KEY SHARE OF l)`;
 }

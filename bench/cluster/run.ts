@@ -28,7 +28,7 @@ import {
   VICTIM_INSTANCES,
 } from './options';
 import { machineCpuBetween, machineCpuMark } from '../support/processes';
-import { longestWaits, recoveries, slowestWaits, startTraffic, steadyState, WAIT_WINDOW_MS, waitRecovered } from './traffic';
+import { databaseBetween, databaseMark, longestWaits, recoveries, slowestWaits, startTraffic, steadyState, WAIT_WINDOW_MS, waitRecovered } from './traffic';
 
 /** `fn` over `items`, at most `limit` at once. */
 async function eachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -174,10 +174,12 @@ export async function runCluster(): Promise<void> {
       const traffic = startTraffic(fault, instances, api, sim);
       const steadyFrom = Date.now();
       const steadyMark = machineCpuMark();
+      const steadyDb = await databaseMark(query);
       await sleep(STEADY_MS);
       // The machine before the fault; the sends started then are tallied once the traffic stops (a slow one ends late).
       const steadyTo = Date.now();
       const steadyCpu = machineCpuBetween(steadyMark, machineCpuMark(), 1);
+      const steadyDbAfter = await databaseMark(query);
       const detail: Record<string, unknown> = {};
       // The bench's own event loop: a send's answer is timed when its callback runs, so a busy bench (1,000
       // instances' traffic and probes) adds its delay to every recovery figure. Printed per fault.
@@ -370,7 +372,7 @@ export async function runCluster(): Promise<void> {
       await sleep(2_000);
       await traffic.stop();
       const trafficEnded = Date.now();
-      const steady = steadyState(traffic, steadyFrom, steadyTo, steadyCpu);
+      const steady = steadyState(traffic, steadyFrom, steadyTo, steadyCpu, databaseBetween(steadyDb, steadyDbAfter));
       log(`${fault}: traffic stopped; settling`);
       const settled = await chaos.settleChaos(query, traffic, SETTLE_MS);
       await sleep(3_000);

@@ -106,6 +106,42 @@ export function longestWaits(traffic: Traffic, instances: string[], windows: (in
   });
 }
 
+/** The services' database's counters: commits (pg_stat_database), and statements and plans (pg_stat_statements, null without it). */
+export interface DatabaseMark {
+  commits: number;
+  statements: number | null;
+  plans: number | null;
+}
+
+type Query = <T>(sql: string, parameters?: unknown[]) => Promise<T[]>;
+
+export async function databaseMark(query: Query): Promise<DatabaseMark | null> {
+  try {
+    const [row] = await query<{ commits: string; statements: string | null; plans: string | null }>(
+      `SELECT (SELECT xact_commit FROM pg_stat_database WHERE datname = current_database())::text AS commits,
+         (SELECT sum(calls) FROM pg_stat_statements)::text AS statements, (SELECT sum(plans) FROM pg_stat_statements)::text AS plans`,
+    ).catch(() =>
+      query<{ commits: string; statements: null; plans: null }>(
+        `SELECT xact_commit::text AS commits, NULL AS statements, NULL AS plans FROM pg_stat_database WHERE datname = current_database()`,
+      ),
+    );
+    return {
+      commits: Number(row.commits),
+      statements: row.statements === null ? null : Number(row.statements),
+      plans: row.plans === null ? null : Number(row.plans),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** What the database did between two marks (null where either mark lacks it). */
+export function databaseBetween(from: DatabaseMark | null, to: DatabaseMark | null): DatabaseMark | null {
+  if (!from || !to) return null;
+  const diff = (a: number | null, b: number | null) => (a === null || b === null ? null : b - a);
+  return { commits: to.commits - from.commits, statements: diff(from.statements, to.statements), plans: diff(from.plans, to.plans) };
+}
+
 /** The rolling restart's windows: a sync send started within this long of a SIGTERM of its instance's holder. */
 export const WAIT_WINDOW_MS = 30_000;
 
@@ -120,10 +156,12 @@ export function steadyState(
   from: number,
   to: number,
   cpu: { busyPercent: number; cpuUsPerOpBy: Array<[string, number]> } | null,
+  database: DatabaseMark | null = null,
 ): {
   seconds: number;
   busyPercent: number | null;
   cpuMsPerRoundBy: Record<string, number> | null;
+  databasePerRound: { commits: number; statements: number | null; plans: number | null } | null;
   syncSends: number;
   waitP50S: number | null;
   waitP99S: number | null;
@@ -141,6 +179,7 @@ export function steadyState(
   // A round is an inbound message, an async and a sync send: the machine's CPU per round (`cpu` is the window's
   // total in µs), by process as bench/support names them, the ten largest.
   const rounds = Math.max(1, sync.length);
+  const perRound = (count: number) => Math.round((count / rounds) * 10) / 10;
   const cpuMsPerRoundBy = cpu
     ? Object.fromEntries(
         cpu.cpuUsPerOpBy
@@ -153,6 +192,14 @@ export function steadyState(
     seconds: seconds(to - from),
     busyPercent: cpu ? Math.round(cpu.busyPercent) : null,
     cpuMsPerRoundBy,
+    // The services' commits, statements and plans per round (the bench's own few reads included).
+    databasePerRound: database
+      ? {
+          commits: perRound(database.commits),
+          statements: database.statements === null ? null : perRound(database.statements),
+          plans: database.plans === null ? null : perRound(database.plans),
+        }
+      : null,
     syncSends: sync.length,
     waitP50S: percentileS(waits, 50),
     waitP99S: percentileS(waits, 99),

@@ -238,9 +238,28 @@ export class Cluster {
       await client.query(role.rowCount ? `ALTER ROLE gateway LOGIN PASSWORD '${password}'` : `CREATE ROLE gateway LOGIN PASSWORD '${password}'`);
       const database = await client.query(`SELECT 1 FROM pg_database WHERE datname = 'gateway'`);
       if (!database.rowCount) await client.query('CREATE DATABASE gateway OWNER gateway');
+      await this.ensureStatementStatistics();
       return true;
     } catch {
       return false;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  /**
+   * pg_stat_statements in the services' database (the primary loads it, as a production server would): what
+   * the statements cost, for an operator (`SELECT … FROM pg_stat_statements`) and for bench/cluster's figures
+   * per round. Best effort: a server without the library (an older node) has none.
+   */
+  private async ensureStatementStatistics(): Promise<void> {
+    const { Client } = await import('pg');
+    const client = new Client({ connectionString: this.databaseUrl('postgres', 'gateway'), connectionTimeoutMillis: 2_000 });
+    try {
+      await client.connect();
+      await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    } catch {
+      // Not loaded (shared_preload_libraries) on this server: no statement figures.
     } finally {
       await client.end().catch(() => undefined);
     }

@@ -214,6 +214,9 @@ export function patroniConfig(index: number, ports: ClusterPorts, secrets: Clust
     `        max_replication_slots: 10`,
     `        synchronous_commit: "on"`,
     `        shared_buffers: 128MB`,
+    // What the statements cost (pg_stat_statements), as a production server keeps it: bench/cluster reads it per round.
+    `        shared_preload_libraries: pg_stat_statements`,
+    `        pg_stat_statements.track_planning: "on"`,
     `  initdb:`,
     `    - encoding: UTF8`,
     `    - data-checksums`,

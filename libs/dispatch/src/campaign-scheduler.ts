@@ -44,6 +44,9 @@ export async function createCampaign(
   await campaigns.create(campaign);
 }
 
+/** The campaign schedulers' queue group for queue notices: each notice wakes one scheduler. */
+export const CAMPAIGN_WAKE_QUEUE = 'dispatcher.campaigns';
+
 /**
  * Releases campaign messages into the async send queue: per folder one at a time, after its start
  * time, with the folder's random gap (delayMin..delayMax s) after the previous one finished, skipping
@@ -65,8 +68,9 @@ export class CampaignScheduler {
   start(): void {
     if (this.running) return;
     this.running = true;
-    // A queue change (a send finished, a campaign edited) may let a folder move on: look sooner.
-    this.subscription = this.bus.subscribe(Subjects.queueWildcard, () => this.poke());
+    // A queue change (a send finished, a campaign edited) may let a folder move on: look sooner. One scheduler per
+    // notice (a queue group): every scheduler looked at the due folders on every notice, for the same answer.
+    this.subscription = this.bus.subscribe(Subjects.queueWildcard, () => this.poke(), { queue: CAMPAIGN_WAKE_QUEUE });
     this.loopDone = this.loop();
   }
 

@@ -338,6 +338,33 @@ describe(AsyncDispatcher.name, () => {
       expect(worker.calls).toHaveLength(30);
     });
 
+    it("should wake one dispatcher's claim per queue notice, not every dispatcher's", async () => {
+      // Nothing left queued by the tests before (lanes a claim would find and retry), and no polls in the test's
+      // time: every claim after the start is a notice's or a lane's end.
+      await db.dataSource.query(`DELETE FROM send_queue`);
+      await db.dataSource.query(`DELETE FROM send_lanes`);
+      startDispatcher({ dispatcherId: 'left', pollIntervalMs: 60_000 });
+      startDispatcher({ dispatcherId: 'right', pollIntervalMs: 60_000 });
+      // Each dispatcher's first pass runs at its start.
+      await sleep(100);
+      const claims = jest.spyOn(SendQueueRepository.prototype, 'claimLanes');
+      try {
+        for (let n = 0; n < 4; n++) {
+          const instanceId = await newInstance();
+          // The enqueue's notice (AsyncQueue publishes one once the row commits).
+          const ids = await enqueue(instanceId, 1);
+          await waitFor(allSent(instanceId, ids), 5_000);
+          await sleep(50);
+        }
+        // Per send, the dispatcher the notice woke claims twice: on the notice, and for more work once its lane ends.
+        // A notice to each dispatcher added the other's claim, which found nothing (12 here).
+        expect(claims.mock.calls.length).toBeGreaterThanOrEqual(4);
+        expect(claims.mock.calls.length).toBeLessThanOrEqual(8);
+      } finally {
+        claims.mockRestore();
+      }
+    });
+
     it('should go on with an instance without a gap under the same claim, but let other instances in between', async () => {
       const busy = await newInstance();
       const other = await newInstance();

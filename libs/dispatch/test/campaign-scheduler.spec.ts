@@ -163,6 +163,34 @@ describe(CampaignScheduler.name, () => {
     expect(ids.map((messageId) => status.get(messageId))).toEqual(['Sent', 'Canceled', 'Canceled', 'Canceled']);
   });
 
+  it("should wake one scheduler's look at the due folders per queue notice, not every scheduler's", async () => {
+    let passes = 0;
+    class CountingCampaigns extends CampaignRepository {
+      override async dueFolders(limit: number): Promise<string[]> {
+        passes++;
+        return super.dueFolders(limit);
+      }
+    }
+    const notices = new InProcessBus();
+    // No polls in the test's time: every pass after the first is a notice's.
+    const schedulers = [1, 2].map(() => new CampaignScheduler(new CountingCampaigns(db.dataSource), notices, { pollIntervalMs: 60_000, batch: 50 }, logger));
+    for (const one of schedulers) one.start();
+    try {
+      await waitFor(async () => passes >= 2);
+      await sleep(50);
+      const started = passes;
+      for (let n = 0; n < 5; n++) {
+        notices.publish(Subjects.queue('x'), { instanceId: 'x' });
+        await sleep(50);
+      }
+      // A notice to each scheduler made two looks at the same folders (10 here).
+      expect(passes - started).toBe(5);
+    } finally {
+      for (const one of schedulers) await one.stop();
+      await notices.close();
+    }
+  });
+
   it('after a failed pass waits before the next however many queue notices come, stops at once meanwhile, and recovers', async () => {
     let failing = true;
     let passes = 0;

@@ -6,7 +6,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
 import { sleep } from './options';
 
-type Query = <T>(sql: string, parameters?: unknown[]) => Promise<T[]>;
+export type Query = <T>(sql: string, parameters?: unknown[]) => Promise<T[]>;
 
 export async function openQuery(url: string): Promise<{ query: Query; close(): Promise<void> }> {
   const { Pool } = await import('pg');

@@ -1,7 +1,7 @@
 /** The traffic both ways during a fault, and each instance's recovery from it. */
 import type { ChaosInbound, ChaosSend } from '@gw/testing';
 import { simControl } from '../support/sim-clients';
-import { apiClient } from './clients';
+import { apiClient, type Query } from './clients';
 import { type Instance, INTERVAL_MS, percentileS, PROBE_EVERY_MS, seconds, sleep } from './options';
 
 let textSeq = 0;
@@ -112,8 +112,6 @@ export interface DatabaseMark {
   statements: number | null;
   plans: number | null;
 }
-
-type Query = <T>(sql: string, parameters?: unknown[]) => Promise<T[]>;
 
 export async function databaseMark(query: Query): Promise<DatabaseMark | null> {
   try {

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { Subjects, type LeasesHandedOver, type SendRequest } from '@gw/contracts';
+import { Subjects, type LeasesHandedOver } from '@gw/contracts';
 import { openDatabase, type Database } from '@gw/persistence';
 import type { QueryRunner } from 'typeorm';
 import { SessionWorker } from '../src/session-worker';
@@ -114,18 +113,7 @@ describe('a drain past its budget', () => {
     (await harness.control<{ count: number }>('GET', `/sim/accounts/${phone}/decrypt-failures`)).count;
   const inboxHas = async (phone: string, text: string): Promise<boolean> =>
     (await harness.control<Array<{ message: unknown }>>('GET', `/sim/accounts/${phone}/inbox`)).some((entry) => JSON.stringify(entry.message).includes(text));
-  const send = (instanceId: string, peer: string, text: string) => {
-    const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
-    const request: SendRequest = {
-      instanceId,
-      recordId: `r${messageId.slice(-8)}`,
-      messageId,
-      chatJid: `${peer}@s.whatsapp.net`,
-      content: { kind: 'text', text, linkPreview: null },
-      record: { sendFunction: '/send/text', sendPayload: { number: peer, text }, trackSource: '', trackId: '', sendFolderId: '' },
-    };
-    return harness.bus.request<{ status: string }>(Subjects.instance(instanceId, 'send'), request, { timeoutMs: 30_000 });
-  };
+  const send = (instanceId: string, peer: string, text: string) => harness.sendText(instanceId, peer, text, 30_000);
   const peerSends = async (peer: string, phone: string, texts: string[]): Promise<string[]> => {
     const ids: string[] = [];
     for (const text of texts) ids.push((await harness.control<{ id: string }>('POST', `/sim/accounts/${peer}/send`, { to: phone, text })).id);

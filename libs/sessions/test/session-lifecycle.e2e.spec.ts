@@ -24,10 +24,10 @@ describe('Session lifecycle against the simulator', () => {
   const op = <T>(instanceId: string, name: Parameters<typeof Subjects.instance>[1], body: Record<string, unknown> = {}) =>
     harness.bus.request<T>(Subjects.instance(instanceId, name), { instanceId, ...body }, { timeoutMs: 10_000 });
 
-  /** The simulator cuts the device's connection; the session logs in again and its row says connected. */
-  const dropAndReconnect = async (instanceId: string, jid: string) => {
+  /** After `cut` (a dropped connection, a restart), the device logs in again and the instance's row says connected. */
+  const reconnectsAfter = async (instanceId: string, jid: string, cut: () => unknown) => {
     const loginsBefore = (await device(jid)).loginCount;
-    await harness.control('POST', `/sim/devices/${encodeURIComponent(jid)}/drop`, {});
+    await cut();
     await waitFor(
       () => device(jid),
       (d) => d.connected && d.loginCount > loginsBefore,
@@ -41,6 +41,9 @@ describe('Session lifecycle against the simulator', () => {
       'connected',
     );
   };
+  /** The simulator cuts the device's connection; the session logs in again and its row says connected. */
+  const dropAndReconnect = (instanceId: string, jid: string) =>
+    reconnectsAfter(instanceId, jid, () => harness.control('POST', `/sim/devices/${encodeURIComponent(jid)}/drop`, {}));
 
   beforeAll(() => harness.start());
   afterAll(() => harness.stop());
@@ -129,20 +132,7 @@ describe('Session lifecycle against the simulator', () => {
     it('should reconnect every session gracefully on restartAll', async () => {
       await harness.newInstance('restarted');
       const jid = await harness.pairByQr('restarted', nextPhone());
-      const loginsBefore = (await device(jid)).loginCount;
-      harness.bus.publish(Subjects.restartAll, {});
-      await waitFor(
-        () => device(jid),
-        (d) => d.connected && d.loginCount > loginsBefore,
-        10_000,
-        'logged in again',
-      );
-      await waitFor(
-        () => harness.row('restarted'),
-        (r) => r.status === 'connected',
-        5_000,
-        'connected',
-      );
+      await reconnectsAfter('restarted', jid, () => harness.bus.publish(Subjects.restartAll, {}));
       expect((await device(jid)).status).toBe('active');
     });
 

@@ -111,7 +111,12 @@ export interface DatabaseMark {
   commits: number;
   statements: number | null;
   plans: number | null;
+  /** pg_stat_statements by statement (its queryid): the text's start, calls, and planning plus execution ms. */
+  byStatement?: Map<string, { text: string; calls: number; ms: number }>;
 }
+
+/** How much of a statement's text names it in `topStatements`. */
+const STATEMENT_TEXT = 60;
 
 export async function databaseMark(query: Query): Promise<DatabaseMark | null> {
   try {
@@ -123,10 +128,19 @@ export async function databaseMark(query: Query): Promise<DatabaseMark | null> {
         `SELECT xact_commit::text AS commits, NULL AS statements, NULL AS plans FROM pg_stat_database WHERE datname = current_database()`,
       ),
     );
+    const byStatement = new Map<string, { text: string; calls: number; ms: number }>();
+    if (row.statements !== null) {
+      const statements = await query<{ id: string; text: string; calls: string; ms: number }>(
+        `SELECT queryid::text AS id, regexp_replace(left(query, 200), '\\s+', ' ', 'g') AS text, calls::text,
+           total_plan_time + total_exec_time AS ms FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      ).catch(() => []);
+      for (const s of statements) byStatement.set(s.id, { text: s.text.slice(0, STATEMENT_TEXT), calls: Number(s.calls), ms: Number(s.ms) });
+    }
     return {
       commits: Number(row.commits),
       statements: row.statements === null ? null : Number(row.statements),
       plans: row.plans === null ? null : Number(row.plans),
+      byStatement,
     };
   } catch {
     return null;
@@ -137,7 +151,22 @@ export async function databaseMark(query: Query): Promise<DatabaseMark | null> {
 export function databaseBetween(from: DatabaseMark | null, to: DatabaseMark | null): DatabaseMark | null {
   if (!from || !to) return null;
   const diff = (a: number | null, b: number | null) => (a === null || b === null ? null : b - a);
-  return { commits: to.commits - from.commits, statements: diff(from.statements, to.statements), plans: diff(from.plans, to.plans) };
+  const byStatement = new Map<string, { text: string; calls: number; ms: number }>();
+  for (const [id, after] of to.byStatement ?? []) {
+    const before = from.byStatement?.get(id);
+    const calls = after.calls - (before?.calls ?? 0);
+    if (calls > 0) byStatement.set(id, { text: after.text, calls, ms: after.ms - (before?.ms ?? 0) });
+  }
+  return { commits: to.commits - from.commits, statements: diff(from.statements, to.statements), plans: diff(from.plans, to.plans), byStatement };
+}
+
+/** The statements called most per round (`count` of them): each one's text, calls and Postgres ms (planning and execution) per round. */
+export function topStatements(database: DatabaseMark, rounds: number, count = 15): Array<{ text: string; calls: number; ms: number }> {
+  const round = (value: number, places: number) => Math.round((value / rounds) * 10 ** places) / 10 ** places;
+  return [...(database.byStatement?.values() ?? [])]
+    .sort((a, b) => b.calls - a.calls)
+    .slice(0, count)
+    .map((s) => ({ text: s.text, calls: round(s.calls, 2), ms: round(s.ms, 3) }));
 }
 
 /** The rolling restart's windows: a sync send started within this long of a SIGTERM of its instance's holder. */
@@ -159,7 +188,12 @@ export function steadyState(
   seconds: number;
   busyPercent: number | null;
   cpuMsPerRoundBy: Record<string, number> | null;
-  databasePerRound: { commits: number; statements: number | null; plans: number | null } | null;
+  databasePerRound: {
+    commits: number;
+    statements: number | null;
+    plans: number | null;
+    top: Array<{ text: string; calls: number; ms: number }> | null;
+  } | null;
   syncSends: number;
   waitP50S: number | null;
   waitP99S: number | null;
@@ -196,6 +230,7 @@ export function steadyState(
           commits: perRound(database.commits),
           statements: database.statements === null ? null : perRound(database.statements),
           plans: database.plans === null ? null : perRound(database.plans),
+          top: database.byStatement?.size ? topStatements(database, rounds) : null,
         }
       : null,
     syncSends: sync.length,

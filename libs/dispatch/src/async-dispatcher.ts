@@ -6,6 +6,7 @@ import {
   type LeaseRepository,
   type SendLimitRepository,
   SendQueueRepository,
+  type ClaimedLane,
   type LaneClaim,
   type QueuedSend,
 } from '@gw/persistence';
@@ -54,6 +55,10 @@ export const DISPATCH_WAKE_QUEUE = 'dispatcher.async';
 
 /** Sends in a row for one instance without a gap before its claim goes back (fairness between lanes). */
 const MAX_STREAK = 16;
+
+/** send's answers besides a next head: the lane was given back, or it is still claimed and its next head is to be taken. */
+const LANE_DONE = 'lane-done' as const;
+const TAKE_NEXT = 'take-next' as const;
 
 /** Errors after which retrying cannot help: the message fails at once. */
 const PERMANENT: ReadonlySet<string> = new Set([ErrorCode.BadRequest, ErrorCode.NotFound]);
@@ -140,13 +145,17 @@ export class AsyncDispatcher {
       try {
         const free = this.config.maxLanes - this.active.size;
         if (free > 0) {
-          for (const claim of await this.queue.claimLanes(this.claimPrefix, free, this.config.claimMs)) {
-            if (!this.running) break;
-            const work = this.runLane(claim).finally(() => {
-              this.active.delete(claim.instanceId);
+          for (const lane of await this.queue.claimLanes(this.claimPrefix, free, this.config.claimMs)) {
+            // A lane claimed while stopping goes back: its head, marked in flight, is not sent.
+            if (!this.running) {
+              await this.queue.release(lane).catch(() => undefined);
+              continue;
+            }
+            const work = this.runLane(lane).finally(() => {
+              this.active.delete(lane.instanceId);
               this.poke();
             });
-            this.active.set(claim.instanceId, work);
+            this.active.set(lane.instanceId, work);
           }
         }
       } catch (error) {
@@ -165,20 +174,24 @@ export class AsyncDispatcher {
   }
 
   /** One send of the lane's head under the claim, then the lane goes back (paced) for the next. */
-  private async runLane(claim: LaneClaim): Promise<void> {
-    let head: QueuedSend | null = null;
+  private async runLane(lane: ClaimedLane): Promise<void> {
+    const claim: LaneClaim = { instanceId: lane.instanceId, claimId: lane.claimId };
+    // The claim came with the head marked in flight (null: every queued send waits behind a hold).
+    let head: QueuedSend | null = lane.head;
     try {
       // An instance without a gap keeps its claim between sends (up to MAX_STREAK, then other lanes get
-      // their turn): no claim round per send.
-      for (let streak = 0; ; streak++) {
-        // The head, marked in flight under the claim, in one round trip (null: empty, claim lost, reset).
-        head = this.running && streak < MAX_STREAK ? await this.queue.takeHead(claim, this.config.claimMs) : null;
+      // their turn): no claim round per send. Each send's completion takes the next head in its own statement.
+      for (let streak = 1; ; streak++) {
         if (this.killed) return;
         if (!head) {
           await this.queue.release(claim);
           return;
         }
-        if (!(await this.send(claim, head))) return;
+        const more = streak < MAX_STREAK;
+        const after = await this.send(claim, head, more);
+        if (after === LANE_DONE || this.killed) return;
+        // After a hold the lane is still claimed: its next head (marked in flight; null: none, claim lost, reset).
+        head = after === TAKE_NEXT ? (this.running && more ? await this.queue.takeHead(claim, this.config.claimMs) : null) : after;
       }
     } catch (error) {
       if (this.killed) return;
@@ -188,14 +201,18 @@ export class AsyncDispatcher {
     }
   }
 
-  /** Hands the head over and records the outcome; true when the lane is still claimed (no gap: go on). */
-  private async send(claim: LaneClaim, head: QueuedSend): Promise<boolean> {
+  /**
+   * Hands the head over and records the outcome. Answers the lane's next head when its completion kept the claim
+   * and took it (`more` and still running when the answer came, no gap), TAKE_NEXT when the head was held and the lane is still claimed, LANE_DONE when
+   * the lane was given back (released, paced, or waiting to retry).
+   */
+  private async send(claim: LaneClaim, head: QueuedSend, more: boolean): Promise<QueuedSend | typeof TAKE_NEXT | typeof LANE_DONE> {
     // While WhatsApp limits new chats, a send that would open one is not tried (each try counts as one
     // more reach-out): it waits for the limit's end, and the lane goes on with the sends behind it.
     const limit = await this.newChatLimit(head);
     if (limit) {
       await this.queue.hold(claim, head.id, limit.until, limit.reason);
-      return true;
+      return TAKE_NEXT;
     }
     const heartbeat = setInterval(
       () => {
@@ -231,13 +248,16 @@ export class AsyncDispatcher {
       clearInterval(heartbeat);
       this.timers.delete(heartbeat);
     }
-    if (this.killed) return false;
+    if (this.killed) return LANE_DONE;
 
     if (outcome.ok) {
       // The worker stored Sent or Failed (a refusal by WhatsApp is final: never resent).
-      const { gapMs, kept } = await this.queue.complete(claim, head.id, { claimMs: this.config.claimMs });
+      // Without a gap, the same statement keeps the claim and takes the next head; not once stopping (stop()
+      // lets the sends in flight finish and gives their lanes back).
+      const goOn = more && this.running;
+      const { gapMs, next } = await this.queue.complete(claim, head.id, goOn ? { claimMs: this.config.claimMs } : undefined);
       if (gapMs > 0) this.wakeAfter(gapMs);
-      return kept;
+      return next ?? LANE_DONE;
     }
     const error = outcome.error;
     const code = error instanceof RpcError ? error.code : ErrorCode.Internal;
@@ -246,12 +266,12 @@ export class AsyncDispatcher {
       // The worker met the limit (and recorded it): the send waits for its end, not counted as an attempt.
       const until = (await this.limits.active(claim.instanceId))[0]?.until ?? new Date(Date.now() + LIMIT_FALLBACK_MS);
       await this.queue.hold(claim, head.id, until, message);
-      return true;
+      return TAKE_NEXT;
     }
     if (UNREACHABLE.has(code)) {
       await this.queue.retryLater(claim, head.id, this.config.disconnectedRetryMs, false, message);
       this.wakeAfter(this.config.disconnectedRetryMs);
-      return false;
+      return LANE_DONE;
     }
     const attempts = head.attempts + 1;
     if (PERMANENT.has(code) || attempts >= this.config.maxAttempts) {
@@ -266,18 +286,19 @@ export class AsyncDispatcher {
         }
       }
       this.poke();
-      return false;
+      return LANE_DONE;
     }
     // Timeout included: the same request (same ids) goes again; a relayed id is answered from the store.
     const backoff = this.config.retryBackoffMs[Math.min(attempts - 1, this.config.retryBackoffMs.length - 1)] ?? 1_000;
     await this.queue.retryLater(claim, head.id, backoff, true, message);
     this.wakeAfter(backoff);
-    return false;
+    return LANE_DONE;
   }
 
   /** The limit the head must wait for: one is in force and the head would open a new chat. */
   private async newChatLimit(head: QueuedSend): Promise<{ until: Date; reason: string } | null> {
-    if (!this.limits) return null;
+    // `limited` was read with the head: false (the usual case) needs no read of the limits.
+    if (!this.limits || head.limited === false) return null;
     const [limit] = await this.limits.active(head.instanceId);
     const chatJid = (head.request as unknown as SendRequest).chatJid;
     if (!limit || !(await this.limits.opensNewChat(head.instanceId, chatJid, head.messageId))) return null;

@@ -1,6 +1,6 @@
 import { InProcessBus } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects, type SendRequest } from '@gw/contracts';
-import { InstanceRepository, SendQueueRepository } from '@gw/persistence';
+import { InstanceRepository, SendLimitRepository, SendQueueRepository } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import { openTestDatabase, type TestDatabase } from '@gw/testing';
 import { randomBytes } from 'node:crypto';
@@ -378,6 +378,48 @@ describe(AsyncDispatcher.name, () => {
       expect(order.indexOf(otherIds[0])).toBeLessThan(order.indexOf(busyIds[busyIds.length - 1]));
       expect(worker.relayOrder.get(busy)).toEqual(busyIds);
       expect(worker.maxConcurrent.get(busy)).toBe(1);
+    });
+
+    it("should take a lane's heads, and whether WhatsApp limits new chats, in its claim and in each send's completion", async () => {
+      const instanceId = await newInstance();
+      const ids = await enqueue(instanceId, 5);
+      const spies = (['claimLanes', 'takeHead', 'complete', 'release'] as const).map((name) => jest.spyOn(SendQueueRepository.prototype, name));
+      const [claims, takes, completions, releases] = spies;
+      const limitReads = jest.spyOn(SendLimitRepository.prototype, 'active');
+      try {
+        const limits = new SendLimitRepository(db.dataSource);
+        const sut = new AsyncDispatcher(...dispatcherRepositoriesOf(db.dataSource), bus, config(), logger, undefined, limits);
+        dispatchers.push(sut);
+        sut.start();
+        await waitFor(allSent(instanceId, ids));
+        await sleep(100);
+        expect(worker.relayOrder.get(instanceId)).toEqual(ids);
+        // The claim took the first head, each completion the next; the last completion let the lane go. Before,
+        // each head was a statement of its own (6 here: the 5 and the empty one), and the lane's end a seventh.
+        expect(takes).not.toHaveBeenCalled();
+        expect(releases).not.toHaveBeenCalled();
+        expect(completions).toHaveBeenCalledTimes(5);
+        expect(claims.mock.calls.length).toBeGreaterThanOrEqual(1);
+        // No limit in force: read with each head, not before each send.
+        expect(limitReads).not.toHaveBeenCalled();
+      } finally {
+        for (const spy of spies) spy.mockRestore();
+        limitReads.mockRestore();
+      }
+      expect(await queue.status(instanceId, true)).toMatchObject({ status: 'idle', pending: 0 });
+    });
+
+    it('should say with a claimed head whether a limit on new chats is in force', async () => {
+      const repository = new SendQueueRepository(db.dataSource);
+      const limited = await newInstance();
+      const free = await newInstance();
+      for (const instanceId of [limited, free]) await enqueue(instanceId, 1);
+      await new SendLimitRepository(db.dataSource).record(limited, { kind: 'reachout_timelock', until: new Date(Date.now() + 60_000), detail: 'test' });
+      const lanes = await repository.claimLanes('test-claim', 100, 30_000);
+      const byInstance = new Map(lanes.map((lane) => [lane.instanceId, lane]));
+      expect(byInstance.get(limited)?.head?.limited).toBe(true);
+      expect(byInstance.get(free)?.head?.limited).toBe(false);
+      for (const lane of lanes) await repository.release(lane);
     });
   });
 

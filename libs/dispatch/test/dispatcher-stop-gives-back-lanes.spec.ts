@@ -106,12 +106,19 @@ describe('a dispatcher stopped mid-lane', () => {
   }, 30_000);
 
   it('(control) would leave the next dispatcher waiting for the claim to lapse had the stop not given the lane back', async () => {
+    // The lane is given back by the last send's completion (complete without going on) or by release: neither
+    // lets go of the claim here; the completion only ends its head.
     const release = jest.spyOn(SendQueueRepository.prototype, 'release').mockResolvedValue(undefined);
+    const complete = jest.spyOn(SendQueueRepository.prototype, 'complete').mockImplementation(async (_claim, queueId) => {
+      await db.dataSource.query(`DELETE FROM send_queue WHERE id = $1`, [queueId]);
+      return { gapMs: 0, next: null };
+    });
     let instanceId: string;
     try {
       ({ instanceId } = await stopMidLane());
     } finally {
       release.mockRestore();
+      complete.mockRestore();
     }
     await sleep(3_000);
     expect(await sent(instanceId)).toBe(1);

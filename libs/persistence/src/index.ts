@@ -63,7 +63,7 @@ export type { ObjectStore, S3StoreConfig } from './media/object-store';
 export { SendQueueRepository } from './repositories/send-queue.repository';
 export { SendLimitRepository } from './repositories/send-limit.repository';
 export type { SendLimit, SendLimitKind } from './repositories/send-limit.repository';
-export type { LaneClaim, QueueClearResult, QueuedSend, QueueStatusRow } from './repositories/send-queue.repository';
+export type { ClaimedLane, CompletedHead, LaneClaim, QueueClearResult, QueuedSend, QueueStatusRow } from './repositories/send-queue.repository';
 export { CampaignExistsError, CampaignRepository, CAMPAIGN_STATUSES } from './repositories/campaign.repository';
 export type { CampaignFolderRow, CampaignStatus, CampaignTick, NewCampaign } from './repositories/campaign.repository';
 export { outboundMessageRow, outboundPreview } from './records/outbound-message';

@@ -39,12 +39,57 @@ export interface QueuedSend {
   messageId: string;
   request: Record<string, unknown>;
   attempts: number;
+  /**
+   * Whether WhatsApp limited the instance's new chats (a send_limits row in force) when the head was taken, read in
+   * the same statement; absent where not read. False spares the dispatcher reading the limits before the send.
+   */
+  limited?: boolean;
 }
 
 /** A lane claim: this dispatcher may send for the instance until the claim lapses. */
 export interface LaneClaim {
   instanceId: string;
   claimId: string;
+}
+
+/** A lane just claimed, with its head already marked in flight under the claim (null: none could go now). */
+export interface ClaimedLane extends LaneClaim {
+  head: QueuedSend | null;
+}
+
+/** A finished head's lane: the gap that now applies, and the next head when the lane went on under the claim. */
+export interface CompletedHead {
+  gapMs: number;
+  /** The lane's next head, marked in flight under the same claim; null: the lane was released. */
+  next: QueuedSend | null;
+}
+
+/**
+ * The head a lane may send now (`$lane` is the instance id's SQL, `skip` a queue id not to take): its oldest
+ * send that is not held, and not behind a held send to the same chat (a chat's sends keep their order).
+ */
+function laneHead(lane: string, skip?: string): string {
+  const skipped = skip ? ` AND q.id <> ${skip}` : '';
+  return `SELECT q.id, q.instance_id, q.message_id, q.request, q.attempts,
+           EXISTS (SELECT 1 FROM send_limits s WHERE s.instance_id = q.instance_id AND s.until > now()) AS limited
+         FROM send_queue q WHERE q.instance_id = ${lane}${skipped}
+           AND (q.held_until IS NULL OR q.held_until <= now())
+           AND NOT EXISTS (SELECT 1 FROM send_queue e WHERE e.instance_id = ${lane} AND e.id < q.id AND e.held_until > now()
+                             AND e.request->>'chatJid' = q.request->>'chatJid')
+         ORDER BY q.id LIMIT 1`;
+}
+
+/** A head as the dispatcher sends it, from a row with the head's columns (null when the row has none). */
+function queuedSend(row: Raw | undefined): QueuedSend | null {
+  if (!row || row.id === null || row.id === undefined) return null;
+  return {
+    id: String(row.id),
+    instanceId: row.instance_id as string,
+    messageId: row.message_id as string,
+    request: row.request as Record<string, unknown>,
+    attempts: Number(row.attempts),
+    limited: Boolean(row.limited),
+  };
 }
 
 export interface QueueStatusRow {
@@ -228,11 +273,13 @@ export class SendQueueRepository extends RepositoryBase {
    *
    * FOR UPDATE OF l SKIP LOCKED: dispatchers scanning at the same moment lock disjoint lanes and
    * never wait on each other; the UPDATE in the same statement makes the claim visible at commit.
-   * A stale in_flight_id (its claimant died mid-send) is cleared: the head is resent by the new
+   * Each lane comes with its head marked in flight (as takeHead would, in the same statement: a send
+   * costs no second round trip and no second commit), or none when every queued send waits behind a
+   * hold. A stale in_flight_id (its claimant died mid-send) is replaced: the head is resent by the new
    * claimant with the same ids. Crash right after this statement: the lane is claimed but idle
    * until claimed_until passes, then claimable again; nothing was sent.
    */
-  async claimLanes(claimPrefix: string, limit: number, claimMs: number): Promise<LaneClaim[]> {
+  async claimLanes(claimPrefix: string, limit: number, claimMs: number): Promise<ClaimedLane[]> {
     const rows = rowsOf(
       await this.db.query(
         `WITH due AS (
@@ -245,15 +292,21 @@ export class SendQueueRepository extends RepositoryBase {
            AND EXISTS (SELECT 1 FROM send_queue q WHERE q.instance_id = l.instance_id AND (q.held_until IS NULL OR q.held_until <= now()))
          ORDER BY l.updated_at
          LIMIT $2
-         FOR UPDATE OF l SKIP LOCKED)
-       UPDATE send_lanes l SET claimed_by = $1 || ':' || l.instance_id || ':' || md5(random()::text),
-         claimed_until = now() + make_interval(secs => $3::double precision / 1000), in_flight_id = NULL, updated_at = now()
-       FROM due WHERE l.instance_id = due.instance_id
-       RETURNING l.instance_id, l.claimed_by`,
+         FOR UPDATE OF l SKIP LOCKED),
+       heads AS (
+         SELECT h.* FROM due CROSS JOIN LATERAL (${laneHead('due.instance_id')}) h),
+       claimed AS (
+         UPDATE send_lanes l SET claimed_by = $1 || ':' || l.instance_id || ':' || md5(random()::text),
+           claimed_until = now() + make_interval(secs => $3::double precision / 1000), in_flight_id = heads.id, updated_at = now()
+         FROM due LEFT JOIN heads ON heads.instance_id = due.instance_id
+         WHERE l.instance_id = due.instance_id
+         RETURNING l.instance_id, l.claimed_by, l.in_flight_id)
+       SELECT c.instance_id, c.claimed_by, h.id, h.message_id, h.request, h.attempts, h.limited
+       FROM claimed c LEFT JOIN heads h ON h.id = c.in_flight_id`,
         [claimPrefix, limit, claimMs],
       ),
     );
-    return rows.map((row) => ({ instanceId: row.instance_id as string, claimId: row.claimed_by as string }));
+    return rows.map((row) => ({ instanceId: row.instance_id as string, claimId: row.claimed_by as string, head: queuedSend(row) }));
   }
 
   /**
@@ -267,12 +320,7 @@ export class SendQueueRepository extends RepositoryBase {
   async takeHead(claim: LaneClaim, claimMs: number): Promise<QueuedSend | null> {
     const rows = rowsOf(
       await this.db.query(
-        `WITH head AS (
-         SELECT id, instance_id, message_id, request, attempts FROM send_queue q WHERE instance_id = $1
-           AND (held_until IS NULL OR held_until <= now())
-           AND NOT EXISTS (SELECT 1 FROM send_queue e WHERE e.instance_id = $1 AND e.id < q.id AND e.held_until > now()
-                             AND e.request->>'chatJid' = q.request->>'chatJid')
-         ORDER BY id LIMIT 1),
+        `WITH head AS (${laneHead('$1')}),
        lane AS (
          UPDATE send_lanes l SET in_flight_id = head.id, claimed_until = now() + make_interval(secs => $3::double precision / 1000), updated_at = now()
          FROM head
@@ -283,14 +331,7 @@ export class SendQueueRepository extends RepositoryBase {
         [claim.instanceId, claim.claimId, claimMs],
       ),
     );
-    if (!rows.length) return null;
-    return {
-      id: String(rows[0].id),
-      instanceId: rows[0].instance_id as string,
-      messageId: rows[0].message_id as string,
-      request: rows[0].request as Record<string, unknown>,
-      attempts: Number(rows[0].attempts),
-    };
+    return queuedSend(rows[0]);
   }
 
   /**
@@ -322,29 +363,40 @@ export class SendQueueRepository extends RepositoryBase {
   /**
    * The worker answered (Sent or Failed, already stored by it): the head is done. Deletes it whatever
    * the claim (the answer is the worker's, not ours), and under our claim starts the pacing gap
-   * (completion time + a fresh random fraction) and releases the lane. Returns the gap in ms that now
-   * applies. With `keepIfNoGap`, an instance without a gap (msg_delay 0..0) keeps the claim (renewed),
-   * so its dispatcher goes on with the next head without a claim round (`kept`).
+   * (completion time + a fresh random fraction). Returns the gap in ms that now applies.
+   *
+   * With `goOn`, an instance without a gap (msg_delay 0..0) that has a next head that may go now keeps
+   * the claim (renewed) with that head marked in flight, in the same statement, and it is returned
+   * (`next`): its dispatcher sends it without a claim round. Otherwise, or while a reset runs, the lane is
+   * released. The lane row is re-read after any wait on its lock (a reset's clear holds it), so a reset
+   * that began meanwhile is seen and nothing more is taken. The next head is read in the statement's
+   * snapshot, where the deleted head is still visible: it is skipped by id.
    * Crash before it: the head is resent, the worker answers from its store.
    */
-  async complete(claim: LaneClaim, queueId: string, keepIfNoGap?: { claimMs: number }): Promise<{ gapMs: number; kept: boolean }> {
+  async complete(claim: LaneClaim, queueId: string, goOn?: { claimMs: number }): Promise<CompletedHead> {
+    // Read on the lane row as the UPDATE finds it, after any wait on its lock.
+    const keep = `(w.wanted AND (l.resetting_until IS NULL OR l.resetting_until < now()))`;
     const rows = rowsOf(
       await this.db.query(
         `WITH done AS (DELETE FROM send_queue WHERE id = $3),
        inst AS (SELECT msg_delay_min, msg_delay_max, (msg_delay_min <= 0 AND msg_delay_max <= 0) AS no_gap FROM instances WHERE id = $1),
+       next AS (${laneHead('$1', '$3')}),
        lane AS (
-         UPDATE send_lanes SET last_sent_at = now(), gap_fraction = random(), in_flight_id = NULL,
-           claimed_by = CASE WHEN $4 AND (SELECT no_gap FROM inst) THEN claimed_by END,
-           claimed_until = CASE WHEN $4 AND (SELECT no_gap FROM inst) THEN now() + make_interval(secs => $5::double precision / 1000) END,
+         UPDATE send_lanes l SET last_sent_at = now(), gap_fraction = random(),
+           in_flight_id = CASE WHEN ${keep} THEN (SELECT id FROM next) END,
+           claimed_by = CASE WHEN ${keep} THEN l.claimed_by END,
+           claimed_until = CASE WHEN ${keep} THEN now() + make_interval(secs => $5::double precision / 1000) END,
            retry_at = '-infinity', updated_at = now()
-         WHERE instance_id = $1 AND claimed_by = $2
-         RETURNING gap_fraction, claimed_by IS NOT NULL AS kept)
-       SELECT (GREATEST(i.msg_delay_min, 0) + lane.gap_fraction * GREATEST(i.msg_delay_max - i.msg_delay_min, 0)) * 1000 AS gap_ms, lane.kept
-       FROM lane CROSS JOIN inst i`,
-        [claim.instanceId, claim.claimId, queueId, keepIfNoGap !== undefined, keepIfNoGap?.claimMs ?? 0],
+         FROM (SELECT $4 AND (SELECT no_gap FROM inst) AND EXISTS (SELECT 1 FROM next) AS wanted) w
+         WHERE l.instance_id = $1 AND l.claimed_by = $2
+         RETURNING l.gap_fraction, l.in_flight_id)
+       SELECT (GREATEST(i.msg_delay_min, 0) + lane.gap_fraction * GREATEST(i.msg_delay_max - i.msg_delay_min, 0)) * 1000 AS gap_ms,
+         next.id, next.instance_id, next.message_id, next.request, next.attempts, next.limited
+       FROM lane CROSS JOIN inst i LEFT JOIN next ON next.id = lane.in_flight_id`,
+        [claim.instanceId, claim.claimId, queueId, goOn !== undefined, goOn?.claimMs ?? 0],
       ),
     );
-    return rows.length ? { gapMs: Number(rows[0].gap_ms), kept: Boolean(rows[0].kept) } : { gapMs: 0, kept: false };
+    return rows.length ? { gapMs: Number(rows[0].gap_ms), next: queuedSend(rows[0]) } : { gapMs: 0, next: null };
   }
 
   /**

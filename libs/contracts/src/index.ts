@@ -3,7 +3,7 @@ export type { RpcErrorBody } from './errors';
 export { BROWSER_CHOICES } from './instance';
 export type { BrowserChoice, BrowserProfile, HistoryRequest, InstanceRecord, InstanceStatus, JidObject } from './instance';
 export type { MessageCallPeer, MessageRecord, SendReply, StatusSendFields } from './message';
-export { PRIVACY_SETTING_VALUES, PRIVACY_SETTINGS, Subjects, privacySettingsOf } from './subjects';
+export { PRIVACY_SETTING_VALUES, PRIVACY_SETTINGS, Subjects, heldRequestKey, privacySettingsOf } from './subjects';
 export type {
   ConnectReply,
   ConnectRequest,

@@ -113,6 +113,20 @@ export interface StatusReply {
   status: InstanceStatus;
   loggedIn: boolean;
   jid: JidObject | null;
+  /**
+   * Asked with `awaiting` (the key of a request the asker still waits for: heldRequestKey): whether this holder took
+   * that request (running or answered). Absent when not asked, or from a holder that keeps no keys.
+   */
+  received?: boolean;
+}
+
+/**
+ * The key under which a holder keeps a request it took, for the requests that carry their own id (a send: its
+ * message id), so that the asker's holder check can ask whether it arrived (`status`'s `awaiting`); null for others.
+ */
+export function heldRequestKey(op: string, data: unknown): string | null {
+  const id = data && typeof data === 'object' ? (data as { messageId?: unknown }).messageId : undefined;
+  return op === 'send' && typeof id === 'string' && id.length > 0 ? `${op}:${id}` : null;
 }
 
 export interface PresenceRequest {
@@ -201,7 +215,8 @@ export interface InstanceRpc {
   release: { request: { instanceId: string }; reply: { released: boolean } };
   /** Closes the socket without logout and gives the lease back, the credentials kept: the instance is `hibernated` until a connect. */
   hibernate: { request: { instanceId: string }; reply: { hibernated: boolean } };
-  status: { request: { instanceId: string }; reply: StatusReply };
+  /** `awaiting`: a request key (heldRequestKey) the asker waits for; the reply then says whether it was `received`. */
+  status: { request: { instanceId: string; awaiting?: string }; reply: StatusReply };
   presence: { request: { instanceId: string } & PresenceRequest; reply: { ok: true } };
   'privacy.get': { request: { instanceId: string }; reply: PrivacySettings };
   'privacy.set': { request: { instanceId: string; settings: PrivacySettings }; reply: PrivacySettings };

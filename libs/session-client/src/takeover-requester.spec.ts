@@ -1,6 +1,6 @@
 import { ConnectionLostError, InProcessBus } from '@gw/bus';
 import { ErrorCode, RpcError, Subjects } from '@gw/contracts';
-import { HOLDER_CHECK_MS, TAKEOVER_RETRY_MS, TakeoverRequester } from './takeover-requester';
+import { HOLDER_CHECK_MS, LOST_AFTER_CHECKS, TAKEOVER_RETRY_MS, TakeoverRequester } from './takeover-requester';
 
 /** A bus whose first request to the instance was in flight when its NATS server was lost. */
 function busLosingItsServerOnce(): { bus: InProcessBus; sent: () => number } {
@@ -42,6 +42,64 @@ describe(TakeoverRequester.name, () => {
       expect(tries).toBe(2);
       expect(Date.now() - started).toBeLessThan(100 + TAKEOVER_RETRY_MS + 400);
     });
+
+    /**
+     * A holder that keeps the keys of the sends it took, behind a bus that loses the first send on its way (a route
+     * through a NATS server killed at that instant). `keepsKeys: false`: a holder of an older version.
+     */
+    const holderBehindALossyBus = (keepsKeys: boolean, workMs = 0) => {
+      const bus = new InProcessBus();
+      const taken = new Set<string>();
+      let lost = 0;
+      let tries = 0;
+      const request = bus.request.bind(bus);
+      bus.request = (<T>(subject: string, data: unknown, options: { timeoutMs: number }) => {
+        // Lost: never answered; the bus's own timeout is all the requester hears.
+        if (subject.endsWith('.send') && ++lost === 1)
+          return new Promise<T>((_, reject) => setTimeout(() => reject(new RpcError(ErrorCode.Timeout, `request ${subject} timed out`)), options.timeoutMs));
+        return request<T>(subject, data, options);
+      }) as InProcessBus['request'];
+      bus.subscribe('instance.i1.send', async (data) => {
+        tries += 1;
+        taken.add(`send:${(data as { messageId: string }).messageId}`);
+        await new Promise((resolve) => setTimeout(resolve, workMs));
+        return { messageId: 'm1', status: 'Sent' };
+      });
+      bus.subscribe('instance.i1.status', async (data) => {
+        const awaiting = (data as { awaiting?: string }).awaiting;
+        return { status: 'connected', loggedIn: true, jid: null, ...(keepsKeys && awaiting ? { received: taken.has(awaiting) } : {}) };
+      });
+      return { bus, tries: () => tries };
+    };
+
+    it('should send again a send its live holder says it never took (lost on the bus), not wait out its timeout', async () => {
+      const { bus, tries } = holderBehindALossyBus(true);
+      const sut = new TakeoverRequester(bus, { failoverWaitMs: 20_000 });
+      const started = Date.now();
+      await expect(sut.requestAcrossTakeover('i1', 'send', { messageId: 'm1' } as never, 10_000)).resolves.toEqual({ messageId: 'm1', status: 'Sent' });
+      expect(tries()).toBe(1);
+      // Two checks a second apart said "not taken"; then the second try. The timeout was 10 s.
+      expect(Date.now() - started).toBeLessThan(LOST_AFTER_CHECKS * HOLDER_CHECK_MS + TAKEOVER_RETRY_MS + 700);
+    });
+
+    it('should wait for a send its holder took, however long it runs, and for one whose holder keeps no keys', async () => {
+      // Taken and slow (3 s, three checks): not tried again.
+      const slow = holderBehindALossyBus(true, 3_000);
+      const sut = new TakeoverRequester(slow.bus, { failoverWaitMs: 20_000 });
+      void sut.requestAcrossTakeover('i1', 'send', { messageId: 'm0' } as never, 100).catch(() => undefined);
+      await expect(sut.requestAcrossTakeover('i1', 'send', { messageId: 'm1' } as never, 10_000)).resolves.toMatchObject({ status: 'Sent' });
+      expect(slow.tries()).toBe(1);
+      // An older holder (no `received` in its answer): the lost send waits for its timeout, as before.
+      const older = holderBehindALossyBus(false);
+      const started = Date.now();
+      await expect(
+        new TakeoverRequester(older.bus, { failoverWaitMs: 20_000 }).requestAcrossTakeover('i1', 'send', { messageId: 'm1' } as never, 3_000),
+      ).rejects.toMatchObject({
+        code: ErrorCode.Timeout,
+      });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2_900);
+      expect(older.tries()).toBe(0);
+    }, 15_000);
 
     it('should stop checking the holder for a try abandoned on its rejoin notice, not until that try times out', async () => {
       const bus = new InProcessBus();

@@ -1,5 +1,5 @@
 import { type Bus, type BusSubscription, ConnectionLostError } from '@gw/bus';
-import { ErrorCode, type HolderRejoined, type InstanceOp, type InstanceRpc, RpcError, Subjects } from '@gw/contracts';
+import { ErrorCode, heldRequestKey, type HolderRejoined, type InstanceOp, type InstanceRpc, RpcError, type StatusReply, Subjects } from '@gw/contracts';
 
 /**
  * A request unanswered this long makes the requester check, and keep checking at this interval, that
@@ -20,6 +20,24 @@ export const TAKEOVER_RETRY_MS = 250;
 export class HolderRejoinedError extends RpcError {
   constructor(instanceId: string) {
     super(ErrorCode.Timeout, `the session worker holding ${instanceId} lost its NATS server with the request in flight`);
+  }
+}
+
+/**
+ * Holder checks that must find the request not taken before its try is given up as lost (RequestLostError).
+ * Two: the check and the request travel the same way in order, so one would do, but a check that overtook its
+ * request inside a process (the bus's handlers start asynchronously) must not count.
+ */
+export const LOST_AFTER_CHECKS = 2;
+
+/**
+ * A try of a repeatable request given up because its holder, alive and answering its checks, says it never took
+ * it (in LOST_AFTER_CHECKS checks): the request was lost on the bus (a NATS server killed with it on its
+ * way, a route that dropped it). Tried again at once instead of waiting out the request's timeout.
+ */
+export class RequestLostError extends RpcError {
+  constructor(instanceId: string) {
+    super(ErrorCode.Timeout, `the session worker holding ${instanceId} never received the request (lost on the bus)`);
   }
 }
 
@@ -60,9 +78,11 @@ export class TakeoverRequester {
     timeoutMs: number,
     /** Settles when the caller stops waiting for the answer (a try abandoned): the holder is not checked any more. */
     abandoned?: Promise<unknown>,
+    /** The request's key (heldRequestKey), for a repeatable one: the holder checks ask whether it was taken. */
+    awaiting?: string,
   ): Promise<InstanceRpc[Op]['reply']> {
     const answer = this.bus.request<InstanceRpc[Op]['reply']>(Subjects.instance(instanceId, op), data, { timeoutMs });
-    return timeoutMs > HOLDER_CHECK_MS ? this.whileHeld(instanceId, answer, abandoned) : answer;
+    return timeoutMs > HOLDER_CHECK_MS ? this.whileHeld(instanceId, answer, abandoned, awaiting) : answer;
   }
 
   /**
@@ -91,6 +111,7 @@ export class TakeoverRequester {
       async (error, inTakeover) =>
         error instanceof ConnectionLostError ||
         error instanceof HolderRejoinedError ||
+        error instanceof RequestLostError ||
         error.code === ErrorCode.Fenced ||
         (error.code === ErrorCode.NotConnected && inTakeover) ||
         (error.code === ErrorCode.NoSession && (inTakeover || (await this.heldRecently(instanceId)))),
@@ -143,8 +164,10 @@ export class TakeoverRequester {
           if (!repeatable) return await this.request(instanceId, op, data, timeoutMs);
           const rejoin = this.watchRejoin(instanceId);
           try {
-            // Abandoned, the try's holder checks stop with it (its answer, should it still come, is dropped).
-            return await Promise.race([this.request(instanceId, op, data, timeoutMs, rejoin.rejoined), rejoin.rejoined]);
+            // Abandoned, the try's holder checks stop with it (its answer, should it still come, is dropped). The checks
+            // also ask whether the holder took the request, where it carries its own id (a send).
+            const key = heldRequestKey(op, data) ?? undefined;
+            return await Promise.race([this.request(instanceId, op, data, timeoutMs, rejoin.rejoined, key), rejoin.rejoined]);
           } finally {
             rejoin.close();
           }
@@ -193,13 +216,18 @@ export class TakeoverRequester {
   /**
    * The answer, or NoSession as soon as nobody holds the instance any more while it is awaited. A
    * holder that is alive answers the check even while busy with the request; one that is slow to
-   * answer the check (a loaded event loop) is given the benefit of the doubt.
+   * answer the check (a loaded event loop) is given the benefit of the doubt. With `awaiting` (the
+   * request's key), each check also asks whether the holder took the request: RequestLostError once it
+   * says no LOST_AFTER_CHECKS times (a holder that does not keep keys says nothing, and is waited for).
    */
-  private whileHeld<T>(instanceId: string, answer: Promise<T>, abandoned?: Promise<unknown>): Promise<T> {
+  private whileHeld<T>(instanceId: string, answer: Promise<T>, abandoned?: Promise<unknown>, awaiting?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       let stopped = false;
       let timer: NodeJS.Timeout | undefined;
+      let notTaken = 0;
+      // Once taken, the request is not asked about again.
+      let asking = awaiting;
       const stop = () => {
         stopped = true;
         clearTimeout(timer);
@@ -213,9 +241,19 @@ export class TakeoverRequester {
       };
       const check = () => {
         this.bus
-          .request(Subjects.instance(instanceId, 'status'), { instanceId }, { timeoutMs: HOLDER_CHECK_MS })
+          .request<StatusReply>(Subjects.instance(instanceId, 'status'), asking ? { instanceId, awaiting: asking } : { instanceId }, {
+            timeoutMs: HOLDER_CHECK_MS,
+          })
           .then(
-            () => undefined,
+            (reply) => {
+              if (!asking || typeof reply?.received !== 'boolean') return;
+              if (reply.received) {
+                asking = undefined;
+                return;
+              }
+              notTaken += 1;
+              if (notTaken >= LOST_AFTER_CHECKS) finish(() => reject(new RequestLostError(instanceId)));
+            },
             (error: unknown) => {
               if (error instanceof RpcError && error.code === ErrorCode.NoSession) {
                 finish(() => reject(new RpcError(ErrorCode.NoSession, 'the session worker holding the instance went away')));

@@ -236,3 +236,37 @@ describe('SessionRpcServer errors', () => {
     await expect(bus.request(Subjects.instance('i1', 'status'), {}, { timeoutMs: 1_000 })).rejects.toMatchObject({ code: ErrorCode.Internal });
   });
 });
+
+describe('SessionRpcServer taken requests (issue 39)', () => {
+  it('should tell a holder check that names a send whether this worker took it, running or answered', async () => {
+    const session = { instanceId: 'i1', status: () => ({ status: 'connected', loggedIn: true, jid: null }) } as unknown as Session;
+    const manager = { setLifecycleListener: () => undefined, get: () => session } as unknown as SessionManager;
+    let release: () => void = () => undefined;
+    const ops = {
+      status: async (target: Session) => target.status(),
+      send: async (_target: Session, request: { messageId: string }) => {
+        await new Promise<void>((resolve) => (release = resolve));
+        return { status: 'Sent', messageId: request.messageId };
+      },
+    } as unknown as OpRegistry;
+    const bus = new InProcessBus();
+    const server = new SessionRpcServer(bus, manager, logger, ops);
+    server.start();
+    server.sessionStarted(session);
+    const check = (awaiting?: string) =>
+      bus.request<{ received?: boolean }>(Subjects.instance('i1', 'status'), awaiting ? { instanceId: 'i1', awaiting } : { instanceId: 'i1' }, {
+        timeoutMs: 1_000,
+      });
+    const sending = bus.request(Subjects.instance('i1', 'send'), sendRequest(7), { timeoutMs: 2_000 });
+    await new Promise((resolve) => setImmediate(resolve));
+    // Running: taken.
+    await expect(check('send:M7')).resolves.toMatchObject({ loggedIn: true, received: true });
+    // Never sent here: not taken. A check that names nothing is answered as before.
+    await expect(check('send:M8')).resolves.toMatchObject({ received: false });
+    expect(await check()).not.toHaveProperty('received');
+    release();
+    await sending;
+    // Answered: still taken.
+    await expect(check('send:M7')).resolves.toMatchObject({ received: true });
+  });
+});

@@ -1,11 +1,12 @@
 import type { Bus, BusSubscription } from '@gw/bus';
-import { ErrorCode, RpcError, Subjects, type PlaceRequest } from '@gw/contracts';
+import { ErrorCode, heldRequestKey, RpcError, Subjects, type PlaceRequest, type StatusReply } from '@gw/contracts';
 import { databaseUnavailable, FencedOutError } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { parseConnectRequest } from '../ops/instance.ops';
 import { asObject, type OpRegistry } from '../ops/op-handler';
 import { isInstanceOp, runOp } from '../ops/op-registry';
 import { SessionEndedError, type Session } from '../session/session';
+import { ReceivedRequests } from './received-requests';
 import type { SessionLifecycleListener, SessionManager } from '../session/session-manager';
 
 /** Queue group of `Subjects.place`: each placement goes to exactly one worker. */
@@ -37,6 +38,8 @@ export class SessionRpcServer implements SessionLifecycleListener {
   private accepting = true;
   /** Subscriptions of ended sessions still draining (close waits for them). */
   private readonly closing = new Set<Promise<void>>();
+  /** The requests taken that carry their own id (sends), for the askers' holder checks (`status`'s `awaiting`). */
+  private readonly received = new ReceivedRequests();
 
   constructor(
     private readonly bus: Bus,
@@ -188,12 +191,15 @@ export class SessionRpcServer implements SessionLifecycleListener {
   }
 
   private async dispatch(instanceId: string, op: string, data: unknown): Promise<unknown> {
+    // Taken, whatever follows (an answer of any kind reaches the asker): a holder check that asks about it is told so.
+    const key = heldRequestKey(op, data);
+    if (key) this.received.add(instanceId, key);
     const session = this.manager.get(instanceId);
     if (!session) throw new RpcError(ErrorCode.NoSession, 'No session', { notRun: true });
     if (!isInstanceOp(op)) throw new RpcError(ErrorCode.BadRequest, `unknown operation ${op}`);
     if ((this.draining || this.handingOver.has(instanceId)) && op !== 'status')
       throw new RpcError(ErrorCode.NoSession, 'No session (the session worker is handing the instance over)', { notRun: true });
-    const running = this.run(session, op, asObject(data));
+    const running = this.run(session, op, asObject(data)).then((reply) => this.withReceived(instanceId, op, data, reply));
     let ofInstance = this.inFlightOf.get(instanceId);
     if (!ofInstance) this.inFlightOf.set(instanceId, (ofInstance = new Set()));
     this.inFlight.add(running);
@@ -207,6 +213,13 @@ export class SessionRpcServer implements SessionLifecycleListener {
       ofInstance.delete(running);
       if (ofInstance.size === 0 && this.inFlightOf.get(instanceId) === ofInstance) this.inFlightOf.delete(instanceId);
     }
+  }
+
+  /** A holder check (`status`) that names a request it awaits is told whether this worker took it. */
+  private withReceived(instanceId: string, op: string, data: unknown, reply: unknown): unknown {
+    const awaiting = op === 'status' ? asObject(data).awaiting : undefined;
+    if (typeof awaiting !== 'string' || !reply || typeof reply !== 'object') return reply;
+    return { ...(reply as StatusReply), received: this.received.has(instanceId, awaiting) };
   }
 
   /** Runs the op; on an instance arriving from another worker, once its first socket is open (see NO_ARRIVAL_WAIT). */

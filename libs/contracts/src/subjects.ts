@@ -395,4 +395,9 @@ export interface OutboxNotice {
 /** Sent after an async-queue change commits (enqueue, reset, delay settings), so dispatchers wake without polling. */
 export interface QueueNotice {
   instanceId: string;
+  /**
+   * The change concerns campaigns (a folder created, resumed, deleted, or one of its messages released): only these
+   * wake the campaign schedulers. A plain async send's notice cannot move a folder on.
+   */
+  campaigns?: boolean;
 }

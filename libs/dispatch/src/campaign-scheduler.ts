@@ -68,9 +68,18 @@ export class CampaignScheduler {
   start(): void {
     if (this.running) return;
     this.running = true;
-    // A queue change (a send finished, a campaign edited) may let a folder move on: look sooner. One scheduler per
-    // notice (a queue group): every scheduler looked at the due folders on every notice, for the same answer.
-    this.subscription = this.bus.subscribe(Subjects.queueWildcard, () => this.poke(), { queue: CAMPAIGN_WAKE_QUEUE });
+    // A campaign's change (a folder created, resumed or deleted) may let a folder move on: look sooner. Only notices
+    // marked `campaigns`: a plain async send's cannot (the folders' own sends are followed by the poll), and every
+    // one of them made a look at the due folders. One scheduler per notice (a queue group): every scheduler looked at
+    // the due folders on every notice, for the same answer.
+    this.subscription = this.bus.subscribe(
+      Subjects.queueWildcard,
+      (data) => {
+        if ((data as Partial<QueueNotice> | null)?.campaigns === true) this.poke();
+        return undefined;
+      },
+      { queue: CAMPAIGN_WAKE_QUEUE },
+    );
     this.loopDone = this.loop();
   }
 

@@ -163,7 +163,7 @@ describe(CampaignScheduler.name, () => {
     expect(ids.map((messageId) => status.get(messageId))).toEqual(['Sent', 'Canceled', 'Canceled', 'Canceled']);
   });
 
-  it("should wake one scheduler's look at the due folders per queue notice, not every scheduler's", async () => {
+  it("should wake one scheduler's look at the due folders per campaign notice, not every scheduler's, and none for a plain send's", async () => {
     let passes = 0;
     class CountingCampaigns extends CampaignRepository {
       override async dueFolders(limit: number): Promise<string[]> {
@@ -180,10 +180,16 @@ describe(CampaignScheduler.name, () => {
       await sleep(50);
       const started = passes;
       for (let n = 0; n < 5; n++) {
-        notices.publish(Subjects.queue('x'), { instanceId: 'x' });
+        notices.publish(Subjects.queue('x'), { instanceId: 'x', campaigns: true });
         await sleep(50);
       }
       // A notice to each scheduler made two looks at the same folders (10 here).
+      expect(passes - started).toBe(5);
+      // A plain async send's notice wakes no scheduler (it made a look each before).
+      for (let n = 0; n < 5; n++) {
+        notices.publish(Subjects.queue('x'), { instanceId: 'x' });
+        await sleep(50);
+      }
       expect(passes - started).toBe(5);
     } finally {
       for (const one of schedulers) await one.stop();
@@ -204,7 +210,7 @@ describe(CampaignScheduler.name, () => {
     const notices = new InProcessBus();
     const failingScheduler = new CampaignScheduler(new FailingCampaigns(db.dataSource), notices, { pollIntervalMs: 1_000, batch: 50 }, logger);
     failingScheduler.start();
-    const ticker = setInterval(() => notices.publish(Subjects.queue('x'), { instanceId: 'x' }), 2);
+    const ticker = setInterval(() => notices.publish(Subjects.queue('x'), { instanceId: 'x', campaigns: true }), 2);
     try {
       await sleep(500);
       // 100 ms, then 200 ms, then 400 ms: without the backoff, a pass (and a log line) per notice.

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Bus } from '@gw/bus';
-import { Subjects, type SendRequest } from '@gw/contracts';
+import { Subjects, type QueueNotice, type SendRequest } from '@gw/contracts';
 import { createCampaign } from '@gw/dispatch';
 import { CampaignExistsError, CampaignRepository, toMessageRecord, type CampaignFolderRow, type CampaignStatus } from '@gw/persistence';
 import { plainToInstance } from 'class-transformer';
@@ -86,7 +86,7 @@ export class SenderService {
 
   /** Wakes the dispatchers' campaign schedulers (they also poll). */
   private poke(instanceId: string): void {
-    this.bus.publish(Subjects.queue(instanceId), { instanceId });
+    this.bus.publish(Subjects.queue(instanceId), { instanceId, campaigns: true } satisfies QueueNotice);
   }
 
   /** `numbers`, `type`, the delays and the schedule are checked by the DTO; each number and the content per number here. */
@@ -226,7 +226,7 @@ export class SenderService {
 
   private wakeQueue(instanceId: string): void {
     try {
-      this.bus.publish(Subjects.queue(instanceId), { instanceId });
+      this.bus.publish(Subjects.queue(instanceId), { instanceId, campaigns: true } satisfies QueueNotice);
     } catch {
       // The dispatchers' slow poll picks it up.
     }

@@ -118,6 +118,8 @@ export interface StatusReply {
    * that request (running or answered). Absent when not asked, or from a holder that keeps no keys.
    */
   received?: boolean;
+  /** Asked with `awaiting`: whether this holder has sent that request's answer (the asker still waiting lost it). */
+  answered?: boolean;
 }
 
 /**

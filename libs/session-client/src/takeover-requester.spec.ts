@@ -44,30 +44,39 @@ describe(TakeoverRequester.name, () => {
     });
 
     /**
-     * A holder that keeps the keys of the sends it took, behind a bus that loses the first send on its way (a route
-     * through a NATS server killed at that instant). `keepsKeys: false`: a holder of an older version.
+     * A holder that keeps the keys of the sends it took (and whether it answered them), behind a bus that loses the
+     * first send (`lose: 'request'`: on its way, a route through a NATS server killed at that instant) or its answer
+     * (`'answer'`: on the way back). `keepsKeys: false`: a holder of an older version.
      */
-    const holderBehindALossyBus = (keepsKeys: boolean, workMs = 0) => {
+    const holderBehindALossyBus = (keepsKeys: boolean, workMs = 0, lose: 'request' | 'answer' = 'request') => {
       const bus = new InProcessBus();
       const taken = new Set<string>();
+      const answered = new Set<string>();
       let lost = 0;
       let tries = 0;
       const request = bus.request.bind(bus);
+      // Lost: never answered; the bus's own timeout is all the requester hears.
+      const timeout = <T>(subject: string, timeoutMs: number) =>
+        new Promise<T>((_, reject) => setTimeout(() => reject(new RpcError(ErrorCode.Timeout, `request ${subject} timed out`)), timeoutMs));
       bus.request = (<T>(subject: string, data: unknown, options: { timeoutMs: number }) => {
-        // Lost: never answered; the bus's own timeout is all the requester hears.
-        if (subject.endsWith('.send') && ++lost === 1)
-          return new Promise<T>((_, reject) => setTimeout(() => reject(new RpcError(ErrorCode.Timeout, `request ${subject} timed out`)), options.timeoutMs));
+        if (subject.endsWith('.send') && ++lost === 1) {
+          if (lose === 'answer') void request<T>(subject, data, options).catch(() => undefined);
+          return timeout<T>(subject, options.timeoutMs);
+        }
         return request<T>(subject, data, options);
       }) as InProcessBus['request'];
       bus.subscribe('instance.i1.send', async (data) => {
         tries += 1;
-        taken.add(`send:${(data as { messageId: string }).messageId}`);
+        const key = `send:${(data as { messageId: string }).messageId}`;
+        taken.add(key);
         await new Promise((resolve) => setTimeout(resolve, workMs));
+        answered.add(key);
         return { messageId: 'm1', status: 'Sent' };
       });
       bus.subscribe('instance.i1.status', async (data) => {
         const awaiting = (data as { awaiting?: string }).awaiting;
-        return { status: 'connected', loggedIn: true, jid: null, ...(keepsKeys && awaiting ? { received: taken.has(awaiting) } : {}) };
+        const said = keepsKeys && awaiting ? { received: taken.has(awaiting), answered: answered.has(awaiting) } : {};
+        return { status: 'connected', loggedIn: true, jid: null, ...said };
       });
       return { bus, tries: () => tries };
     };
@@ -79,6 +88,16 @@ describe(TakeoverRequester.name, () => {
       await expect(sut.requestAcrossTakeover('i1', 'send', { messageId: 'm1' } as never, 10_000)).resolves.toEqual({ messageId: 'm1', status: 'Sent' });
       expect(tries()).toBe(1);
       // Two checks a second apart said "not taken"; then the second try. The timeout was 10 s.
+      expect(Date.now() - started).toBeLessThan(LOST_AFTER_CHECKS * HOLDER_CHECK_MS + TAKEOVER_RETRY_MS + 700);
+    });
+
+    it('should send again a send its holder answered when the answer never came back (lost on the bus)', async () => {
+      const { bus, tries } = holderBehindALossyBus(true, 0, 'answer');
+      const sut = new TakeoverRequester(bus, { failoverWaitMs: 20_000 });
+      const started = Date.now();
+      await expect(sut.requestAcrossTakeover('i1', 'send', { messageId: 'm1' } as never, 10_000)).resolves.toEqual({ messageId: 'm1', status: 'Sent' });
+      // The holder ran it twice (a real holder answers the second try from its ledger: relayed once).
+      expect(tries()).toBe(2);
       expect(Date.now() - started).toBeLessThan(LOST_AFTER_CHECKS * HOLDER_CHECK_MS + TAKEOVER_RETRY_MS + 700);
     });
 

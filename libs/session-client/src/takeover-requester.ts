@@ -24,20 +24,22 @@ export class HolderRejoinedError extends RpcError {
 }
 
 /**
- * Holder checks that must find the request not taken before its try is given up as lost (RequestLostError).
- * Two: the check and the request travel the same way in order, so one would do, but a check that overtook its
- * request inside a process (the bus's handlers start asynchronously) must not count.
+ * Holder checks that must find the request not taken, or answered while the answer has not come, before its try is
+ * given up as lost (RequestLostError). Two: a check travels the same way as its request, and its answer the same way
+ * as the request's answer, in order, so one would do, but a check that overtook inside a process (the bus's handlers
+ * start asynchronously) must not count.
  */
 export const LOST_AFTER_CHECKS = 2;
 
 /**
- * A try of a repeatable request given up because its holder, alive and answering its checks, says it never took
- * it (in LOST_AFTER_CHECKS checks): the request was lost on the bus (a NATS server killed with it on its
- * way, a route that dropped it). Tried again at once instead of waiting out the request's timeout.
+ * A try of a repeatable request given up because its holder, alive and answering its checks, says it never took it,
+ * or that it answered it while the answer never came (in LOST_AFTER_CHECKS checks): the request or its answer was lost
+ * on the bus (a NATS server killed with it on its way, a route that dropped it). Tried again at once instead of
+ * waiting out the request's timeout (a send tried again is answered from the ledger when it went already).
  */
 export class RequestLostError extends RpcError {
   constructor(instanceId: string) {
-    super(ErrorCode.Timeout, `the session worker holding ${instanceId} never received the request (lost on the bus)`);
+    super(ErrorCode.Timeout, `the session worker holding ${instanceId} never received the request, or its answer was lost on the bus`);
   }
 }
 
@@ -217,17 +219,17 @@ export class TakeoverRequester {
    * The answer, or NoSession as soon as nobody holds the instance any more while it is awaited. A
    * holder that is alive answers the check even while busy with the request; one that is slow to
    * answer the check (a loaded event loop) is given the benefit of the doubt. With `awaiting` (the
-   * request's key), each check also asks whether the holder took the request: RequestLostError once it
-   * says no LOST_AFTER_CHECKS times (a holder that does not keep keys says nothing, and is waited for).
+   * request's key), each check also asks whether the holder took the request and answered it: RequestLostError once
+   * it says "not taken" or "answered" LOST_AFTER_CHECKS times (a holder that does not keep keys says nothing, and is
+   * waited for).
    */
   private whileHeld<T>(instanceId: string, answer: Promise<T>, abandoned?: Promise<unknown>, awaiting?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let settled = false;
       let stopped = false;
       let timer: NodeJS.Timeout | undefined;
-      let notTaken = 0;
-      // Once taken, the request is not asked about again.
-      let asking = awaiting;
+      // Checks that found the request not taken, or answered while this side still waits: lost, one way or the other.
+      let lostChecks = 0;
       const stop = () => {
         stopped = true;
         clearTimeout(timer);
@@ -241,18 +243,17 @@ export class TakeoverRequester {
       };
       const check = () => {
         this.bus
-          .request<StatusReply>(Subjects.instance(instanceId, 'status'), asking ? { instanceId, awaiting: asking } : { instanceId }, {
+          .request<StatusReply>(Subjects.instance(instanceId, 'status'), awaiting ? { instanceId, awaiting } : { instanceId }, {
             timeoutMs: HOLDER_CHECK_MS,
           })
           .then(
             (reply) => {
-              if (!asking || typeof reply?.received !== 'boolean') return;
-              if (reply.received) {
-                asking = undefined;
-                return;
-              }
-              notTaken += 1;
-              if (notTaken >= LOST_AFTER_CHECKS) finish(() => reject(new RequestLostError(instanceId)));
+              if (!awaiting || typeof reply?.received !== 'boolean') return;
+              // An answer sent before the check's own answer comes first on the same way back: still waited for, it
+              // was lost. A holder that does not say `answered` is judged on `received` alone.
+              if (reply.received && reply.answered !== true) return;
+              lostChecks += 1;
+              if (lostChecks >= LOST_AFTER_CHECKS) finish(() => reject(new RequestLostError(instanceId)));
             },
             (error: unknown) => {
               if (error instanceof RpcError && error.code === ErrorCode.NoSession) {

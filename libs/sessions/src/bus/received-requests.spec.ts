@@ -5,11 +5,28 @@ describe(ReceivedRequests.name, () => {
     let now = 0;
     const sut = new ReceivedRequests(1_000, 10, () => now);
     sut.add('i1', 'send:M1');
-    expect(sut.has('i1', 'send:M1')).toBe(true);
-    expect(sut.has('i2', 'send:M1')).toBe(false);
-    expect(sut.has('i1', 'send:M2')).toBe(false);
+    expect(sut.state('i1', 'send:M1')).toBe('running');
+    expect(sut.state('i2', 'send:M1')).toBe('none');
+    expect(sut.state('i1', 'send:M2')).toBe('none');
     now = 1_000;
-    expect(sut.has('i1', 'send:M1')).toBe(false);
+    expect(sut.state('i1', 'send:M1')).toBe('none');
+  });
+
+  it('should tell a request answered from one still running', () => {
+    const sut = new ReceivedRequests();
+    sut.add('i1', 'send:M1');
+    sut.answer('i1', 'send:M1');
+    sut.answer('i1', 'send:M9');
+    expect(sut.state('i1', 'send:M1')).toBe('answered');
+    expect(sut.state('i1', 'send:M9')).toBe('none');
+    // Taken again (a retry): running again until that try is answered too, whichever answer comes first.
+    sut.add('i1', 'send:M1');
+    sut.add('i1', 'send:M1');
+    expect(sut.state('i1', 'send:M1')).toBe('running');
+    sut.answer('i1', 'send:M1');
+    expect(sut.state('i1', 'send:M1')).toBe('running');
+    sut.answer('i1', 'send:M1');
+    expect(sut.state('i1', 'send:M1')).toBe('answered');
   });
 
   it('should keep at most its bound, dropping the oldest, and drop expired keys as new ones come', () => {
@@ -17,15 +34,15 @@ describe(ReceivedRequests.name, () => {
     const sut = new ReceivedRequests(1_000, 3, () => now);
     for (let n = 1; n <= 4; n++) sut.add('i1', `send:M${n}`);
     expect(sut.size).toBe(3);
-    expect(sut.has('i1', 'send:M1')).toBe(false);
-    expect(sut.has('i1', 'send:M4')).toBe(true);
+    expect(sut.state('i1', 'send:M1')).toBe('none');
+    expect(sut.state('i1', 'send:M4')).not.toBe('none');
     // Taken again: kept as the newest.
     now = 600;
     sut.add('i1', 'send:M2');
     now = 1_200;
     sut.add('i1', 'send:M5');
     expect(sut.size).toBe(2);
-    expect(sut.has('i1', 'send:M2')).toBe(true);
-    expect(sut.has('i1', 'send:M3')).toBe(false);
+    expect(sut.state('i1', 'send:M2')).not.toBe('none');
+    expect(sut.state('i1', 'send:M3')).toBe('none');
   });
 });

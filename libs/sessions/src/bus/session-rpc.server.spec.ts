@@ -238,7 +238,7 @@ describe('SessionRpcServer errors', () => {
 });
 
 describe('SessionRpcServer taken requests (issue 39)', () => {
-  it('should tell a holder check that names a send whether this worker took it, running or answered', async () => {
+  it('should tell a holder check that names a send whether this worker took it, and whether it answered it', async () => {
     const session = { instanceId: 'i1', status: () => ({ status: 'connected', loggedIn: true, jid: null }) } as unknown as Session;
     const manager = { setLifecycleListener: () => undefined, get: () => session } as unknown as SessionManager;
     let release: () => void = () => undefined;
@@ -259,14 +259,14 @@ describe('SessionRpcServer taken requests (issue 39)', () => {
       });
     const sending = bus.request(Subjects.instance('i1', 'send'), sendRequest(7), { timeoutMs: 2_000 });
     await new Promise((resolve) => setImmediate(resolve));
-    // Running: taken.
-    await expect(check('send:M7')).resolves.toMatchObject({ loggedIn: true, received: true });
+    // Running: taken, not answered yet.
+    await expect(check('send:M7')).resolves.toMatchObject({ loggedIn: true, received: true, answered: false });
     // Never sent here: not taken. A check that names nothing is answered as before.
     await expect(check('send:M8')).resolves.toMatchObject({ received: false });
     expect(await check()).not.toHaveProperty('received');
     release();
     await sending;
-    // Answered: still taken.
-    await expect(check('send:M7')).resolves.toMatchObject({ received: true });
+    // Answered: still taken, and answered (an asker still waiting lost the answer).
+    await expect(check('send:M7')).resolves.toMatchObject({ received: true, answered: true });
   });
 });

@@ -191,9 +191,20 @@ export class SessionRpcServer implements SessionLifecycleListener {
   }
 
   private async dispatch(instanceId: string, op: string, data: unknown): Promise<unknown> {
-    // Taken, whatever follows (an answer of any kind reaches the asker): a holder check that asks about it is told so.
+    // Taken, whatever follows (an answer of any kind reaches the asker): a holder check that asks about it is told so,
+    // and once its answer is sent, that it was answered.
     const key = heldRequestKey(op, data);
-    if (key) this.received.add(instanceId, key);
+    if (!key) return this.dispatchOp(instanceId, op, data);
+    this.received.add(instanceId, key);
+    try {
+      return await this.dispatchOp(instanceId, op, data);
+    } finally {
+      // The bus sends the answer next, before it reads another message.
+      this.received.answer(instanceId, key);
+    }
+  }
+
+  private async dispatchOp(instanceId: string, op: string, data: unknown): Promise<unknown> {
     const session = this.manager.get(instanceId);
     if (!session) throw new RpcError(ErrorCode.NoSession, 'No session', { notRun: true });
     if (!isInstanceOp(op)) throw new RpcError(ErrorCode.BadRequest, `unknown operation ${op}`);
@@ -215,11 +226,12 @@ export class SessionRpcServer implements SessionLifecycleListener {
     }
   }
 
-  /** A holder check (`status`) that names a request it awaits is told whether this worker took it. */
+  /** A holder check (`status`) that names a request it awaits is told whether this worker took it, and answered it. */
   private withReceived(instanceId: string, op: string, data: unknown, reply: unknown): unknown {
     const awaiting = op === 'status' ? asObject(data).awaiting : undefined;
     if (typeof awaiting !== 'string' || !reply || typeof reply !== 'object') return reply;
-    return { ...(reply as StatusReply), received: this.received.has(instanceId, awaiting) };
+    const state = this.received.state(instanceId, awaiting);
+    return { ...(reply as StatusReply), received: state !== 'none', answered: state === 'answered' };
   }
 
   /** Runs the op; on an instance arriving from another worker, once its first socket is open (see NO_ARRIVAL_WAIT). */

@@ -202,9 +202,9 @@ export class AsyncDispatcher {
   }
 
   /**
-   * Hands the head over and records the outcome. Answers the lane's next head when its completion kept the claim
-   * and took it (`more` and still running when the answer came, no gap), TAKE_NEXT when the head was held and the lane is still claimed, LANE_DONE when
-   * the lane was given back (released, paced, or waiting to retry).
+   * Hands the head over and records the outcome. Answers the lane's next head when its completion kept the claim and
+   * took it (`more` and still running when the answer came, no gap), TAKE_NEXT when the head was held and the lane is
+   * still claimed, LANE_DONE when the lane was given back (released, paced, or waiting to retry).
    */
   private async send(claim: LaneClaim, head: QueuedSend, more: boolean): Promise<QueuedSend | typeof TAKE_NEXT | typeof LANE_DONE> {
     // While WhatsApp limits new chats, a send that would open one is not tried (each try counts as one

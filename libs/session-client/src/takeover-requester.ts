@@ -80,7 +80,7 @@ export class TakeoverRequester {
     timeoutMs: number,
     /** Settles when the caller stops waiting for the answer (a try abandoned): the holder is not checked any more. */
     abandoned?: Promise<unknown>,
-    /** The request's key (heldRequestKey), for a repeatable one: the holder checks ask whether it was taken. */
+    /** The request's key (heldRequestKey), for a repeatable one: the holder checks ask whether it was taken and answered. */
     awaiting?: string,
   ): Promise<InstanceRpc[Op]['reply']> {
     const answer = this.bus.request<InstanceRpc[Op]['reply']>(Subjects.instance(instanceId, op), data, { timeoutMs });
@@ -167,7 +167,7 @@ export class TakeoverRequester {
           const rejoin = this.watchRejoin(instanceId);
           try {
             // Abandoned, the try's holder checks stop with it (its answer, should it still come, is dropped). The checks
-            // also ask whether the holder took the request, where it carries its own id (a send).
+            // also ask whether the holder took the request and answered it, where it carries its own id (a send).
             const key = heldRequestKey(op, data) ?? undefined;
             return await Promise.race([this.request(instanceId, op, data, timeoutMs, rejoin.rejoined, key), rejoin.rejoined]);
           } finally {

@@ -210,7 +210,8 @@ export class SessionRpcServer implements SessionLifecycleListener {
     if (!isInstanceOp(op)) throw new RpcError(ErrorCode.BadRequest, `unknown operation ${op}`);
     if ((this.draining || this.handingOver.has(instanceId)) && op !== 'status')
       throw new RpcError(ErrorCode.NoSession, 'No session (the session worker is handing the instance over)', { notRun: true });
-    const running = this.run(session, op, asObject(data)).then((reply) => this.withReceived(instanceId, op, data, reply));
+    const ran = this.run(session, op, asObject(data));
+    const running = op === 'status' ? ran.then((reply) => this.withReceived(instanceId, data, reply)) : ran;
     let ofInstance = this.inFlightOf.get(instanceId);
     if (!ofInstance) this.inFlightOf.set(instanceId, (ofInstance = new Set()));
     this.inFlight.add(running);
@@ -227,8 +228,8 @@ export class SessionRpcServer implements SessionLifecycleListener {
   }
 
   /** A holder check (`status`) that names a request it awaits is told whether this worker took it, and answered it. */
-  private withReceived(instanceId: string, op: string, data: unknown, reply: unknown): unknown {
-    const awaiting = op === 'status' ? asObject(data).awaiting : undefined;
+  private withReceived(instanceId: string, data: unknown, reply: unknown): unknown {
+    const awaiting = asObject(data).awaiting;
     if (typeof awaiting !== 'string' || !reply || typeof reply !== 'object') return reply;
     const state = this.received.state(instanceId, awaiting);
     return { ...(reply as StatusReply), received: state !== 'none', answered: state === 'answered' };

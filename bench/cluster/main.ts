@@ -11,11 +11,13 @@
  *   worker   kill -9 of the session worker holding the most instances (a fresh one replaces it after)
  *
  *   npm run bench -- cluster [--instances 200] [--interval 1000] [--faults nats,pg,rolling,worker]
- *                            [--steady 5000] [--settle 60000] [--lease-ttl <ms>] [--base-port 25000] [--dir .cluster-bench] [--dist dist] [--keep 1]
+ *                            [--steady 5000] [--settle 60000] [--lease-ttl <ms>] [--watched 0] [--base-port 25000] [--dir .cluster-bench] [--dist dist] [--keep 1]
  *
  * Traffic: per instance, one round every `--interval` ms: its peer's phone sends it a message (inbound,
  * which the relays deliver to a webhook receiver on loopback), an async send and a sync send to the
- * peer. The client spreads requests over both gateways as a load balancer would: a connection refused
+ * peer. `--watched N`: N instances, spread over the rest, also send a sync text every second (a few hundred
+ * instances with rounds far apart sample their hand-overs sparsely; the rolling restart is judged on the
+ * watched ones, every moved instance's figure beside it). The client spreads requests over both gateways as a load balancer would: a connection refused
  * (a gateway restarting; the request never reached it) goes to the other gateway at once. Every text is
  * unique; after each phase the phones' inboxes, the `messages` table and the receiver tell, per send:
  * delivered once, duplicated, lost (accepted, never arrived, not Failed with a reason), stuck; and per

@@ -2,7 +2,7 @@
 import type { ChaosInbound, ChaosSend } from '@gw/testing';
 import { simControl } from '../support/sim-clients';
 import { apiClient, type Query } from './clients';
-import { type Instance, INTERVAL_MS, percentileS, PROBE_EVERY_MS, seconds, sleep } from './options';
+import { type Instance, INTERVAL_MS, percentileS, PROBE_EVERY_MS, seconds, sleep, WATCH_EVERY_MS } from './options';
 
 let textSeq = 0;
 const uniqueText = (phase: string, instance: string, kind: string) =>
@@ -20,7 +20,13 @@ interface Traffic {
   probe(instances: Instance[]): Promise<void>;
 }
 
-export function startTraffic(phase: string, instances: Instance[], api: ReturnType<typeof apiClient>, sim: { controlUrl: string }): Traffic {
+export function startTraffic(
+  phase: string,
+  instances: Instance[],
+  api: ReturnType<typeof apiClient>,
+  sim: { controlUrl: string },
+  watched: ReadonlySet<string> = new Set(),
+): Traffic {
   const traffic: Traffic = { sends: [], inbound: [], rerouted: 0, stop: async () => undefined, probe: async () => undefined };
   let running = true;
   const record = async (instance: Instance, kind: 'sync' | 'async', text: string) => {
@@ -56,8 +62,19 @@ export function startTraffic(phase: string, instances: Instance[], api: ReturnTy
       await sleep(Math.max(0, INTERVAL_MS - (Date.now() - started)));
     }
   };
+  // A watched instance's sync send every WATCH_EVERY_MS besides its rounds (options.ts, `--watched`).
+  const watch = async (instance: Instance, offset: number) => {
+    await sleep(offset);
+    while (running) {
+      const started = Date.now();
+      await record(instance, 'sync', uniqueText(phase, instance.id, 'watch'));
+      await sleep(Math.max(0, WATCH_EVERY_MS - (Date.now() - started)));
+    }
+  };
   // Spread over the interval, so the rounds do not all start together.
   const loops = instances.map((instance, i) => loop(instance, (i * INTERVAL_MS) / instances.length));
+  const watchers = instances.filter((instance) => watched.has(instance.id));
+  loops.push(...watchers.map((instance, i) => watch(instance, (i * WATCH_EVERY_MS) / watchers.length)));
   const probes: Promise<void>[] = [];
   traffic.probe = (targets: Instance[]) => {
     const probing = Promise.all(

@@ -15,10 +15,11 @@
  *
  * Traffic: per instance, one round every `--interval` ms: its peer's phone sends it a message (inbound,
  * which the relays deliver to a webhook receiver on loopback), an async send and a sync send to the
- * peer. `--watched N`: N instances, spread over the rest, also send a sync text every second (a few hundred
- * instances with rounds far apart sample their hand-overs sparsely; the rolling restart is judged on the
- * watched ones, every moved instance's figure beside it). The client spreads requests over both gateways as a load balancer would: a connection refused
- * (a gateway restarting; the request never reached it) goes to the other gateway at once. Every text is
+ * peer. `--watched N`: N instances, spread over the rest, also send a sync text every second (a few
+ * hundred instances with rounds far apart sample their hand-overs sparsely; the rolling restart is judged
+ * on the watched ones, every moved instance's figure beside it). The client spreads requests over both
+ * gateways as a load balancer would: a connection refused (a gateway restarting; the request never
+ * reached it) goes to the other gateway at once. Every text is
  * unique; after each phase the phones' inboxes, the `messages` table and the receiver tell, per send:
  * delivered once, duplicated, lost (accepted, never arrived, not Failed with a reason), stuck; and per
  * inbound message: stored, and delivered to the webhook once, twice or never.

@@ -24,10 +24,11 @@ export const PROBE_EVERY_MS = 2_000;
 /**
  * `--watched N`: N of the instances, spread evenly over them, also send a sync text every WATCH_EVERY_MS
  * through every phase (no inbound or async part). With many instances and rounds far apart (issue #39's
- * "a few hundred instances" at a load the machine carries, e.g. `--instances 300 --interval 12000`), an
+ * "a few hundred instances" at a load the machine carries, e.g. `--instances 300 --interval 30000`), an
  * instance's few sends rarely fall in its hand-over, so its longest wait says little of the gap; the
  * watched ones sample it as densely as `--interval 1000` does, and the rolling restart is judged on them
- * (the figure over every instance is printed beside it). 0 (the default): every instance is judged.
+ * (the figure over every moved instance is printed beside it). Their sends load the machine as rounds
+ * do: keep them and the rounds under what it carries. 0 (the default): every instance is judged.
  */
 export const WATCHED = Math.max(0, Number(args.get('watched') ?? 0));
 export const WATCH_EVERY_MS = 1_000;

@@ -301,7 +301,7 @@ export async function runCluster(): Promise<void> {
         }
         const firstAfterSigterm = recoveries(traffic, moved, (i) => sigtermAt.get(i) as number);
         detail.firstSendAfterSigterm = { p50S: percentileS(firstAfterSigterm, 50), p99S: percentileS(firstAfterSigterm, 99) };
-        detail.slowestWaits = slowestWaits(traffic, judged, (i) => sigterms.get(i) ?? [], WAIT_WINDOW_MS);
+        detail.slowestWaits = slowestWaits(traffic, moved, (i) => sigterms.get(i) ?? [], WAIT_WINDOW_MS);
         // Every instance's longest sync send from the first worker's SIGTERM to now: the drains' moves and the
         // moves that rebalance each restarted worker (ADR 0043), whether or not the instance's holder got a SIGTERM.
         const wholeMs = Date.now() - firstWorkerSigtermAt;

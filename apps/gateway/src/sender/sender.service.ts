@@ -84,11 +84,6 @@ export class SenderService {
     private readonly tools: SendContentTools,
   ) {}
 
-  /** Wakes the dispatchers' campaign schedulers (they also poll). */
-  private poke(instanceId: string): void {
-    this.bus.publish(Subjects.queue(instanceId), { instanceId, campaigns: true } satisfies QueueNotice);
-  }
-
   /** `numbers`, `type`, the delays and the schedule are checked by the DTO; each number and the content per number here. */
   async simple(instance: RequestInstance, dto: SenderSimpleDto): Promise<CampaignCreatedResponse> {
     const requests: SendRequest[] = [];
@@ -125,7 +120,7 @@ export class SenderService {
       if (error instanceof CampaignExistsError) throw ApiError.conflict(`campaign "${name}" already exists`);
       throw error;
     }
-    this.poke(instance.id);
+    this.wakeQueue(instance.id);
     return { folder_id: id, count: requests.length, status: 'queued' };
   }
 
@@ -194,7 +189,7 @@ export class SenderService {
     const status = await this.campaigns.resume(instance.id, folderId);
     if (status === null) throw ApiError.notFound('folder not found');
     if (status !== 'scheduled') throw ApiError.badRequest(`folder is ${status}: only a paused folder can be continued`);
-    this.poke(instance.id);
+    this.wakeQueue(instance.id);
     return { status: 'scheduled', message: 'Folder resumed successfully' };
   }
 
@@ -224,6 +219,10 @@ export class SenderService {
     return { messages: rows.map((row) => toMessageRecord(row, instance.owner)), pagination: pagination(total) };
   }
 
+  /**
+   * Wakes the dispatchers' campaign schedulers after a campaign change committed (they also poll): a notice that
+   * cannot be published never fails the request that made the change.
+   */
   private wakeQueue(instanceId: string): void {
     try {
       this.bus.publish(Subjects.queue(instanceId), { instanceId, campaigns: true } satisfies QueueNotice);

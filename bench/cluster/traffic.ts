@@ -47,44 +47,45 @@ export function startTraffic(
     });
     return answer.status;
   };
-  const loop = async (instance: Instance, offset: number) => {
-    await sleep(offset);
+  // `step` every `everyMs` (from one start to the next) while the traffic runs, until it says it is done.
+  const paced = async (everyMs: number, step: () => Promise<boolean>) => {
     while (running) {
       const started = Date.now();
-      const inboundText = uniqueText(phase, instance.id, 'inbound');
-      const inbound = simControl<{ id: string }>(sim, 'POST', `/sim/accounts/${instance.peer}/send`, { to: instance.phone, text: inboundText }).then(
-        ({ id }) => traffic.inbound.push({ mode: phase, instance: instance.id, from: instance.peer, text: inboundText, id }),
-        (error: unknown) => traffic.inbound.push({ mode: phase, instance: instance.id, from: instance.peer, text: inboundText, error: String(error) }),
-      );
-      const asyncSend = record(instance, 'async', uniqueText(phase, instance.id, 'async'));
-      await record(instance, 'sync', uniqueText(phase, instance.id, 'sync'));
-      await Promise.all([inbound, asyncSend]);
-      await sleep(Math.max(0, INTERVAL_MS - (Date.now() - started)));
+      if (await step()) return;
+      await sleep(Math.max(0, everyMs - (Date.now() - started)));
     }
   };
-  // A watched instance's sync send every WATCH_EVERY_MS besides its rounds (options.ts, `--watched`).
-  const watch = async (instance: Instance, offset: number) => {
-    await sleep(offset);
-    while (running) {
-      const started = Date.now();
-      await record(instance, 'sync', uniqueText(phase, instance.id, 'watch'));
-      await sleep(Math.max(0, WATCH_EVERY_MS - (Date.now() - started)));
-    }
+  const round = async (instance: Instance) => {
+    const inboundText = uniqueText(phase, instance.id, 'inbound');
+    const inbound = simControl<{ id: string }>(sim, 'POST', `/sim/accounts/${instance.peer}/send`, { to: instance.phone, text: inboundText }).then(
+      ({ id }) => traffic.inbound.push({ mode: phase, instance: instance.id, from: instance.peer, text: inboundText, id }),
+      (error: unknown) => traffic.inbound.push({ mode: phase, instance: instance.id, from: instance.peer, text: inboundText, error: String(error) }),
+    );
+    const asyncSend = record(instance, 'async', uniqueText(phase, instance.id, 'async'));
+    await record(instance, 'sync', uniqueText(phase, instance.id, 'sync'));
+    await Promise.all([inbound, asyncSend]);
+    return false;
   };
   // Spread over the interval, so the rounds do not all start together.
-  const loops = instances.map((instance, i) => loop(instance, (i * INTERVAL_MS) / instances.length));
+  const loops = instances.map(async (instance, i) => {
+    await sleep((i * INTERVAL_MS) / instances.length);
+    await paced(INTERVAL_MS, () => round(instance));
+  });
+  // A watched instance's sync send every WATCH_EVERY_MS besides its rounds (options.ts, `--watched`).
   const watchers = instances.filter((instance) => watched.has(instance.id));
-  loops.push(...watchers.map((instance, i) => watch(instance, (i * WATCH_EVERY_MS) / watchers.length)));
+  for (const [i, instance] of watchers.entries())
+    loops.push(
+      sleep((i * WATCH_EVERY_MS) / watchers.length).then(() =>
+        paced(WATCH_EVERY_MS, async () => {
+          await record(instance, 'sync', uniqueText(phase, instance.id, 'watch'));
+          return false;
+        }),
+      ),
+    );
   const probes: Promise<void>[] = [];
   traffic.probe = (targets: Instance[]) => {
     const probing = Promise.all(
-      targets.map(async (instance) => {
-        while (running) {
-          const started = Date.now();
-          if ((await record(instance, 'sync', uniqueText(phase, instance.id, 'probe'))) === 200) return;
-          await sleep(Math.max(0, PROBE_EVERY_MS - (Date.now() - started)));
-        }
-      }),
+      targets.map((instance) => paced(PROBE_EVERY_MS, async () => (await record(instance, 'sync', uniqueText(phase, instance.id, 'probe'))) === 200)),
     ).then(() => undefined);
     probes.push(probing);
     return probing;

@@ -21,4 +21,15 @@ describe(moveDelays.name, () => {
     }
     expect(Math.max(...moveDelays(1_000))).toBe(MOVES_SPREAD_MS);
   });
+
+  it('should keep a full step between moves for a worker of 100, not squeeze them into a shorter span', () => {
+    // A drain of 100 squeezed into 2 s handed each heir 25 instances a second (ADR 0064).
+    const delays = moveDelays(100);
+    expect(Math.max(...delays)).toBe(24 * MOVE_STEP_MS);
+    expect(delays.filter((delay) => delay === MOVE_STEP_MS)).toHaveLength(MOVES_AT_ONCE);
+  });
+
+  it('should start the last move of the largest drain well before the drain budget of 18 s (ADR 0039)', () => {
+    expect(Math.max(...moveDelays(5_000))).toBeLessThanOrEqual(18_000 - 10_000);
+  });
 });

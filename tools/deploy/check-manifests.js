@@ -13,7 +13,7 @@ const problems = [];
 const problem = (where, message) => problems.push(`${where}: ${message}`);
 
 function parseAll(file) {
-  const text = fs.readFileSync(path.join(root, file), 'utf8');
+  const text = fs.readFileSync(path.resolve(root, file), 'utf8');
   const documents = YAML.parseAllDocuments(text, { merge: true });
   const values = [];
   for (const document of documents) {
@@ -82,29 +82,46 @@ function listeningPort(bundle, environment) {
 }
 
 function checkCompose() {
-  const file = 'docker-compose.yml';
+  // COMPOSE_FILE_CHECKED: another compose file, relative to the repository or absolute (the spec checks a broken copy).
+  const file = process.env.COMPOSE_FILE_CHECKED ?? 'docker-compose.yml';
   const [compose] = parseAll(file);
   if (!compose) return problem(file, 'empty');
   const services = compose.services ?? {};
-  for (const required of ['postgres', 'nats', 'gateway', 'session-worker', 'dispatcher', 'webhook-relay']) {
+  // The topology of k8s/ and `npm run cluster` (issue #39): three NATS servers in one cluster, two gateways
+  // behind a balancer, three session workers, two dispatchers, two relays.
+  const natsNodes = ['nats-1', 'nats-2', 'nats-3'];
+  const replicas = { gateway: 2, 'session-worker': 3, dispatcher: 2, 'webhook-relay': 2 };
+  for (const required of ['postgres', ...natsNodes, 'balancer', ...Object.keys(replicas)]) {
     if (!services[required]) problem(file, `no service ${required}`);
   }
-  if ((services['session-worker']?.deploy?.replicas ?? 1) < 2) problem(file, 'session-worker needs at least two replicas');
-  if (!String(services.nats?.command ?? '').includes('-js')) problem(file, 'nats must run with JetStream (-js)');
+  for (const [name, least] of Object.entries(replicas)) {
+    if ((services[name]?.deploy?.replicas ?? 1) < least) problem(file, `${name} needs at least ${least} replicas`);
+  }
+  for (const node of natsNodes) {
+    const command = [services[node]?.command ?? []].flat().join(' ');
+    if (!command.includes('-js')) problem(file, `${node} must run with JetStream (-js)`);
+    if (!command.includes('--user') || !command.includes('--pass')) problem(file, `${node} must require a user and password of clients`);
+    const routes = /--routes (\S+)/.exec(command)?.[1] ?? '';
+    for (const peer of natsNodes) if (!routes.includes(`@${peer}:6222`)) problem(file, `${node}'s routes should name ${peer} (with the routes' credentials)`);
+    if (!/--cluster nats:\/\/[^:@\s]+:[^@\s]+@/.test(command)) problem(file, `${node}'s cluster listener should require the routes' credentials`);
+  }
+  if (!(services.balancer?.ports ?? []).some((port) => String(port).endsWith(':8080'))) problem(file, 'the balancer should publish the API port 8080');
+  if ((services.gateway?.ports ?? []).length) problem(file, 'the gateways are reached through the balancer: they publish no port');
   const postgresMajor = Number(/postgres:(\d+)/.exec(services.postgres?.image ?? '')?.[1]);
   if (!(postgresMajor >= 16)) problem(file, 'postgres must be 16 or newer');
   for (const [name, service] of Object.entries(services)) {
     const where = `${file} services.${name}`;
     if (!service.healthcheck) problem(where, 'no healthcheck');
-    if (name === 'postgres' || name === 'nats') continue;
+    if (name === 'postgres' || name === 'balancer' || natsNodes.includes(name)) continue;
     const bundle = checkBundle(where, service.command);
     const environment = service.environment ?? {};
     for (const variable of Object.keys(environment)) checkVariable(where, variable);
     for (const required of ['DATABASE_URL', 'NATS_URL']) if (!environment[required]) problem(where, `${required} not set`);
+    for (const node of natsNodes) if (!String(environment.NATS_URL ?? '').includes(`@${node}:4222`)) problem(where, `NATS_URL should name ${node}`);
     const port = listeningPort(bundle, environment);
     const test = (service.healthcheck?.test ?? []).join(' ');
     if (port && !test.includes(` ${port} `)) problem(where, `healthcheck does not target port ${port}: ${test}`);
-    for (const dependency of ['postgres', 'nats']) {
+    for (const dependency of ['postgres', ...natsNodes]) {
       if (service.depends_on?.[dependency]?.condition !== 'service_healthy') problem(where, `should wait for ${dependency} to be healthy`);
     }
   }

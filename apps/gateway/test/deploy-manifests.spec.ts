@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 
 interface Rendered {
@@ -65,5 +67,23 @@ describe('the Kubernetes manifests', () => {
   it('should agree with the code (check-manifests: variables, bundles, ports, references, budgets, autoscalers)', () => {
     const run = spawnSync(process.execPath, [path.join(root, 'tools/deploy/check-manifests.js')], { cwd: root, encoding: 'utf8', timeout: 60_000 });
     expect({ status: run.status, problems: run.stderr }).toEqual({ status: 0, problems: '' });
+  });
+
+  it('should refuse a docker-compose.yml that leaves the topology (a NATS server out of the routes, one session worker)', () => {
+    const broken = fs
+      .readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')
+      .replace(/,nats:\/\/route:\$\{NATS_ROUTE_PASSWORD:-route\}@nats-3:6222/g, '')
+      .replace('replicas: 3', 'replicas: 1');
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'compose-')), 'docker-compose.yml');
+    fs.writeFileSync(file, broken);
+    const run = spawnSync(process.execPath, [path.join(root, 'tools/deploy/check-manifests.js')], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, COMPOSE_FILE_CHECKED: file },
+    });
+    expect(run.status).toBe(1);
+    for (const node of ['nats-1', 'nats-2', 'nats-3']) expect(run.stderr).toContain(`${node}'s routes should name nats-3`);
+    expect(run.stderr).toContain('session-worker needs at least 3 replicas');
   });
 });

@@ -24,7 +24,8 @@ function parseAll(file) {
   return values;
 }
 
-// Variables read through EnvReader (`env.string('NAME'…)`, `env.port('NAME'…)`…) by shipped code.
+// Variables read through EnvReader (`env.string('NAME'…)`, `env.port('NAME'…)`…, or a helper given the reader:
+// `cidrList(env, 'NAME')`) by shipped code.
 function variablesReadByCode() {
   const names = new Set();
   const walk = (directory) => {
@@ -32,7 +33,7 @@ function variablesReadByCode() {
       const full = path.join(directory, entry.name);
       if (entry.isDirectory()) walk(full);
       else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) {
-        for (const match of fs.readFileSync(full, 'utf8').matchAll(/\benv\.\w+\(\s*'([A-Z][A-Z0-9_]*)'/g)) names.add(match[1]);
+        for (const match of fs.readFileSync(full, 'utf8').matchAll(/\benv(?:\.\w+\(|,)\s*'([A-Z][A-Z0-9_]*)'/g)) names.add(match[1]);
       }
     }
   };

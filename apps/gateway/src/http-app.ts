@@ -35,6 +35,8 @@ export async function createHttpApp(
       return typeof given === 'string' && /^[\w.:-]{1,100}$/.test(given) ? given : randomUUID();
     },
     logger: false,
+    // X-Forwarded-For only from the proxies named in TRUST_PROXY (none by default: a client could name any address).
+    trustProxy: runtime.config.trustProxy.length ? runtime.config.trustProxy : false,
     maxParamLength: URL_VALUE_LIMITS.maxParamLength,
     // What Node's HTTP parser refuses (malformed HTTP, headers over 16 KB, a request too slow) answers `{error}` too.
     clientErrorHandler: answerClientError,

@@ -92,6 +92,13 @@ describe('rate limits (HTTP)', () => {
     expect((await status(quiet)).status).toBe(200);
   });
 
+  it("should not believe X-Forwarded-For when no proxy is trusted (TRUST_PROXY empty): the socket's address is the client", async () => {
+    const claimed = await fetch(`${gw.baseUrl}/instance/status`, {
+      headers: { token: '00000000-0000-0000-0000-000000000000', 'x-forwarded-for': '203.0.113.9' },
+    });
+    expect(claimed.status).toBe(429);
+  });
+
   it('should serve a valid token first seen while its address is over the limit for bad tokens, and keep refusing bad ones', async () => {
     const flood = await statuses(4, () => status('00000000-0000-0000-0000-000000000000'));
     expect(flood.some((response) => response.status === 429)).toBe(true);
@@ -106,5 +113,39 @@ describe('rate limits (HTTP)', () => {
     const answers = await statuses(30, () => fetch(`${gw.baseUrl}/health`));
     expect(answers.every((response) => response.status === 200)).toBe(true);
     expect((await fetch(`${gw.baseUrl}/openapi.json`)).status).toBe(200);
+  });
+});
+
+/**
+ * Behind a proxy named in TRUST_PROXY the client's address is the one that proxy put in X-Forwarded-For:
+ * each client has its own allowance for bad tokens, and the audit log records that address.
+ */
+describe('rate limits behind a trusted proxy (TRUST_PROXY)', () => {
+  let gw: GatewayHarness;
+
+  beforeAll(async () => {
+    gw = await startGateway({ env: { RATE_LIMIT_UNAUTHENTICATED: '6/m,burst=3', TRUST_PROXY: '127.0.0.1' } });
+  }, 60_000);
+  afterAll(() => gw.close());
+
+  const badToken = (client: string) =>
+    fetch(`${gw.baseUrl}/instance/status`, { headers: { token: '00000000-0000-0000-0000-000000000000', 'x-forwarded-for': `198.51.100.77, ${client}` } });
+
+  it('should count bad tokens per client address, the last one the proxy added', async () => {
+    const flood = await Promise.all(Array.from({ length: 5 }, () => badToken('203.0.113.1')));
+    expect(flood.map((response) => response.status).sort()).toEqual([401, 401, 401, 429, 429]);
+    // Another client behind the same proxy (and with the same forged first entry) still has its allowance.
+    expect((await badToken('203.0.113.2')).status).toBe(401);
+  });
+
+  it("should record the client's address in the audit log", async () => {
+    const created = await fetch(`${gw.baseUrl}/instance/init`, {
+      method: 'POST',
+      headers: { admintoken: gw.adminToken, 'content-type': 'application/json', 'x-forwarded-for': '203.0.113.7' },
+      body: JSON.stringify({ name: 'behind-proxy' }),
+    });
+    expect(created.status).toBe(200);
+    const audit = await gw.call('GET', '/admin/audit?action=instance.create', { admin: gw.adminToken });
+    expect((audit.body as { entries: Array<{ address: string }> }).entries[0].address).toBe('203.0.113.7');
   });
 });

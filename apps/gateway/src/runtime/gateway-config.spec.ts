@@ -26,6 +26,18 @@ describe('loadGatewayConfig', () => {
     });
   });
 
+  describe('TRUST_PROXY', () => {
+    it('should trust no proxy by default, and the addresses and CIDRs named', () => {
+      expect(load({}).trustProxy).toEqual([]);
+      expect(load({ TRUST_PROXY: ' 10.0.0.5, 172.16.0.0/12,fd00::/8 ' }).trustProxy).toEqual(['10.0.0.5', '172.16.0.0/12', 'fd00::/8']);
+    });
+
+    it('should refuse what is not an address or a CIDR, naming the variable', () => {
+      expect(() => load({ TRUST_PROXY: 'balancer.local' })).toThrow('Invalid environment variable TRUST_PROXY: "balancer.local" is not a CIDR');
+      expect(() => load({ TRUST_PROXY: '10.0.0.0/33' })).toThrow(/Invalid environment variable TRUST_PROXY: /);
+    });
+  });
+
   it('should keep the sandbox data and its embedded Postgres apart from npm start', () => {
     expect(load({})).toMatchObject({ sandbox: false, dataDir: './.data', embeddedPostgresPort: 54329 });
     expect(loadGatewayConfig(new EnvReader({}), ['--sandbox'])).toMatchObject({ sandbox: true, dataDir: './.data/sandbox', embeddedPostgresPort: 54339 });

@@ -35,6 +35,12 @@ export interface GatewayConfig {
   sandbox: boolean;
   /** CIDRs the SSRF guard lets through although they are private (SSRF_ALLOWLIST). */
   ssrfAllowlist: string[];
+  /**
+   * The proxies in front of the gateway whose `X-Forwarded-For` is believed (TRUST_PROXY: addresses or CIDRs,
+   * comma-separated; empty: none, the socket's peer is the client). The client's address is then the last
+   * one a trusted proxy added: what RATE_LIMIT_UNAUTHENTICATED counts and the audit log records.
+   */
+  trustProxy: string[];
   /** Where clients reach this gateway (`BaseUrl` of event envelopes). */
   publicBaseUrl: string;
   /** SSE heartbeat comment interval. */
@@ -74,6 +80,7 @@ export function loadGatewayConfig(env: EnvReader, argv: string[] = process.argv)
     drainDelayMs: env.integer('DRAIN_DELAY_MS', 0, { min: 0, max: 60_000 }),
     sandbox,
     ssrfAllowlist: cidrList(env, 'SSRF_ALLOWLIST'),
+    trustProxy: cidrList(env, 'TRUST_PROXY'),
     transcription: {
       openaiBaseUrl: (env.url('OPENAI_BASE_URL', ['http:', 'https:']) ?? '').replace(/\/+$/, ''),
       model: env.string('CHATBOT_TRANSCRIPTION_MODEL', 'whisper-1'),

@@ -74,7 +74,8 @@ describe('the Kubernetes manifests', () => {
       .readFileSync(path.join(root, 'docker-compose.yml'), 'utf8')
       .replace(/,nats:\/\/route:\$\{NATS_ROUTE_PASSWORD:-route\}@nats-3:6222/g, '')
       .replace('replicas: 3', 'replicas: 1');
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'compose-')), 'docker-compose.yml');
+    const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'compose-'));
+    const file = path.join(directory, 'docker-compose.yml');
     fs.writeFileSync(file, broken);
     const run = spawnSync(process.execPath, [path.join(root, 'tools/deploy/check-manifests.js')], {
       cwd: root,
@@ -82,6 +83,7 @@ describe('the Kubernetes manifests', () => {
       timeout: 60_000,
       env: { ...process.env, COMPOSE_FILE_CHECKED: file },
     });
+    fs.rmSync(directory, { recursive: true, force: true });
     expect(run.status).toBe(1);
     for (const node of ['nats-1', 'nats-2', 'nats-3']) expect(run.stderr).toContain(`${node}'s routes should name nats-3`);
     expect(run.stderr).toContain('session-worker needs at least 3 replicas');

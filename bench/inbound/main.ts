@@ -68,6 +68,8 @@ if (
   process.exit(2);
 }
 
+/** Node/V8 flags of one child process, for diagnostics (`--cpu-prof --cpu-prof-dir=…`): INBOUND_WORKER_NODE_FLAGS, INBOUND_SIM_NODE_FLAGS. */
+const nodeFlags = (variable: string): string[] => (process.env[variable] ?? '').split(' ').filter(Boolean);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const log = (line: string) => process.stderr.write(`[inbound:${role}] ${line}\n`);
 const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -222,7 +224,7 @@ function runWorkerChild(): void {
   serveWorkerChild({
     natsName: 'bench-inbound-worker',
     poolSize: POOL,
-    logger: pino({ level: 'silent' }),
+    logger: pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2)),
     worker: { workerId: 'bench-inbound-worker', capacity: Math.max(...SIZES) },
     measure: async () => {
       sampler = await sampleInboundBacklog();
@@ -245,7 +247,7 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, size: number, cou
     const { devices, flooded } = await prepareSide(sim, simProcess, size, count, `55${32 + SIZES.indexOf(size) * 2}`);
     await insertInstances(dataSource, devices, 'rinbound');
     worker = fork(process.argv[1], ['worker', '--instances', String(Math.max(...SIZES)), '--pool', String(POOL)], {
-      execArgv: ['--expose-gc', ...process.execArgv.filter((flag) => flag.startsWith('--cpu-prof'))],
+      execArgv: ['--expose-gc', ...process.execArgv.filter((flag) => flag.startsWith('--cpu-prof')), ...nodeFlags('INBOUND_WORKER_NODE_FLAGS')],
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     });
     const started = Date.now();
@@ -317,7 +319,10 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, size: number, cou
 
 async function orchestrate(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-  const simProcess = fork(process.argv[1], ['sim', '--phones', String(PHONES)], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const simProcess = fork(process.argv[1], ['sim', '--phones', String(PHONES)], {
+    execArgv: nodeFlags('INBOUND_SIM_NODE_FLAGS'),
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const sim = await new Promise<SimInfo>((resolve, reject) => {
     simProcess.once('message', (message) => resolve(message as SimInfo));
     simProcess.once('exit', (code) => reject(new Error(`the simulator exited with ${code}`)));

@@ -31,4 +31,25 @@ describe('GroupInfoCache', () => {
     expect((await cache.get(socket, 'i1', '1@g.us', ME, metadata('Do cache')))?.subject).toBe('Do cache');
     expect((await cache.get(socket, 'i1', '1@g.us', ME))?.subject).toBe('Do cache');
   });
+
+  it('should not wait for an answer while the socket is not read, ask once meanwhile, and keep the answer that comes later', async () => {
+    let answer!: (value: GroupMetadata) => void;
+    let queries = 0;
+    const socket = {
+      groupMetadata: () => {
+        queries++;
+        return new Promise<GroupMetadata>((resolve) => (answer = resolve));
+      },
+    } as unknown as WASocket;
+    const cache = new GroupInfoCache(logger);
+    const stuck = () => true;
+    expect(await cache.get(socket, 'i1', '1@g.us', ME, undefined, stuck)).toBeNull();
+    // The flood goes on: the query is out, no other is sent.
+    expect(await cache.get(socket, 'i1', '1@g.us', ME, undefined, stuck)).toBeNull();
+    expect(queries).toBe(1);
+    answer(metadata('Depois do flood'));
+    await Promise.resolve();
+    expect((await cache.get(socket, 'i1', '1@g.us', ME, undefined, stuck))?.subject).toBe('Depois do flood');
+    expect(queries).toBe(1);
+  });
 });

@@ -1,5 +1,6 @@
 import type { Logger } from '@gw/platform';
 import type { GroupMetadata, WASocket } from '../baileys';
+import { answerWhileRead } from './answer-while-read';
 
 /** What a group chat shows besides its messages. */
 export interface GroupInfo {
@@ -18,16 +19,28 @@ const LIMIT = 2_000;
  * Group subjects and our role in them, for `groupName` and the chat's group flags. One metadata
  * query per group per ten minutes at most (shared by the sockets of an instance); subject changes
  * (`groups.update`) refresh it at once, and any other notification about the group makes the next
- * read ask again (or take the metadata the groups cache holds). A query that fails or times out
- * leaves the last name known (or none) rather than holding the message back.
+ * read ask again (or take the metadata the groups cache holds). A query that fails or times out, or
+ * whose socket is not being read (a flood in front of its answer), leaves the last name known (or
+ * none) rather than holding the message back; an answer that comes after that is kept.
  */
 export class GroupInfoCache {
   private readonly entries = new Map<string, { info: GroupInfo | null; at: number }>();
 
   constructor(private readonly logger: Logger) {}
 
-  /** `known`: the group's metadata as the groups cache holds it (fresh), used instead of a query. */
-  async get(socket: WASocket, instanceId: string, groupJid: string, me: { pn: string; lid: string }, known?: GroupMetadata): Promise<GroupInfo | null> {
+  /**
+   * `known`: the group's metadata as the groups cache holds it (fresh), used instead of a query.
+   * `stuck`: whether the socket is not being read (answerWhileRead): the query is not waited for then,
+   * and its answer, when it comes, is kept for the next read.
+   */
+  async get(
+    socket: WASocket,
+    instanceId: string,
+    groupJid: string,
+    me: { pn: string; lid: string },
+    known?: GroupMetadata,
+    stuck: () => boolean = () => false,
+  ): Promise<GroupInfo | null> {
     const key = `${instanceId}|${groupJid}`;
     const cached = this.entries.get(key);
     if (cached && Date.now() - cached.at < (cached.info ? TTL_MS : FAILED_TTL_MS)) return cached.info;
@@ -38,13 +51,7 @@ export class GroupInfoCache {
     }
     let info: GroupInfo | null = null;
     try {
-      let timer: NodeJS.Timeout | undefined;
-      const metadata = await Promise.race([
-        socket.groupMetadata(groupJid).finally(() => clearTimeout(timer)),
-        new Promise<null>((resolve) => {
-          timer = setTimeout(() => resolve(null), FETCH_TIMEOUT_MS);
-        }),
-      ]);
+      const metadata = await answerWhileRead(socket.groupMetadata(groupJid), FETCH_TIMEOUT_MS, stuck, (late) => this.set(key, toGroupInfo(late, me)));
       if (metadata) info = toGroupInfo(metadata, me);
     } catch (error) {
       this.logger.debug({ err: error, groupJid }, 'group metadata unavailable');

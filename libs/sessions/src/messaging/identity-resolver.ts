@@ -1,6 +1,7 @@
 import type { LidMapping, LidMappingRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import { jidNormalizedUser, type WASocket } from '../baileys';
+import { answerWhileRead } from './answer-while-read';
 
 /** A user as both of its identities: phone-number JID and LID (either '' when unknown). */
 export interface Party {
@@ -65,6 +66,8 @@ export class IdentityResolver {
     private readonly instanceId: string,
     private readonly mappings: LidMappingRepository,
     private readonly logger: Logger,
+    /** Whether the socket is not being read now: a usync's answer is not waited for then (answerWhileRead). */
+    private readonly stuck: () => boolean = () => false,
   ) {}
 
   /** The linked account itself. */
@@ -141,7 +144,7 @@ export class IdentityResolver {
     if (!lid) {
       try {
         // May ask WhatsApp (usync) when Baileys has never seen this number: bounded.
-        lid = userJid(await withTimeout(this.socket.signalRepository.lidMapping.getLIDForPN(pn), LOOKUP_TIMEOUT_MS));
+        lid = userJid(await answerWhileRead(this.socket.signalRepository.lidMapping.getLIDForPN(pn), LOOKUP_TIMEOUT_MS, this.stuck));
       } catch (error) {
         this.logger.debug({ err: error, pn }, 'PN lookup in the Baileys store failed');
       }

@@ -98,7 +98,7 @@ export class InboundSocketHandler {
     // Issue #39: while this instance's writes meet no database, its socket is not read (what Baileys
     // has not seen is not acknowledged, so WhatsApp keeps it); read again once a write got through.
     this.unwatch = services.store.watch(context.instanceId, (stalled) => (stalled ? this.reader.hold() : this.reader.unhold()));
-    this.identities = new IdentityResolver(context.socket, context.instanceId, services.lidMappings, this.logger);
+    this.identities = new IdentityResolver(context.socket, context.instanceId, services.lidMappings, this.logger, () => this.reader.stuck);
     this.identity = new InstanceIdentityCache(context.instanceId, services.instances, this.identities);
     const identities = this.identities;
     const inbound: InboundContext = {
@@ -118,10 +118,12 @@ export class InboundSocketHandler {
           groupJid,
           identities.me(),
           services.groupMetadata.get(context.instanceId, groupJid),
+          () => this.reader.stuck,
         );
         for (const pair of info?.participants ?? []) identities.learn(pair.lid, pair.pn);
         return info;
       },
+      readingStuck: () => this.reader.stuck,
       write: (work, keys, options) => this.write(work, keys, options),
       withRetry: (what, detail, work) => this.withRetry(what, detail, work),
       stored: (message) => heldAcksOf(context.socket)?.release(message),

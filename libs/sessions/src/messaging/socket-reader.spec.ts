@@ -1,6 +1,8 @@
 import { EventEmitter } from 'node:events';
 import pino from 'pino';
 import type { SocketContext } from '../session/socket-observer';
+import type { WAMessage, WASocket } from '../baileys';
+import { HeldAcks, rememberHeldAcks } from '../socket/held-acks';
 import { READING_HELD_MAX_MS, SocketReader } from './socket-reader';
 
 /** A websocket as Baileys' client is to the reader: an emitter over a TCP socket, and the frames Baileys was handed. */
@@ -64,6 +66,35 @@ describe(SocketReader.name, () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  it("should say it is stuck while it holds frames, is paused or held, or Baileys waits for the queue's room", () => {
+    const { ws, socket } = fakeWebSocket();
+    const stanzas = { inFlight: 0, done: 0 };
+    const counted = Object.assign(socket, { stanzas: () => ({ ...stanzas }) });
+    ws.on('message', () => stanzas.inFlight++);
+    const sut = new SocketReader(counted, 4, () => 0, pino({ level: 'silent' }));
+    expect(sut.stuck).toBe(false);
+    sut.pause();
+    expect(sut.stuck).toBe(true);
+    sut.resume();
+    expect(sut.stuck).toBe(false);
+    // Baileys holds the socket's bound: the next frame is held here.
+    for (let frame = 1; frame <= 5; frame++) ws.emit('message', `f${frame}`);
+    expect(sut.holding).toBe(1);
+    expect(sut.stuck).toBe(true);
+    sut.close();
+
+    // Baileys' message handler waiting for the queue's room (ADR 0048), nothing held.
+    const other = fakeWebSocket();
+    const acks = new HeldAcks(pino({ level: 'silent' }));
+    acks.setGate(() => new Promise<void>(() => undefined));
+    rememberHeldAcks(other.socket as unknown as WASocket, acks);
+    const waiting = new SocketReader(other.socket, 4, () => 2, pino({ level: 'silent' }));
+    expect(waiting.stuck).toBe(false);
+    void acks.hold({ key: { remoteJid: '1@s.whatsapp.net', id: 'M1' } } as WAMessage, async () => undefined);
+    expect(waiting.stuck).toBe(true);
+    waiting.close();
   });
 
   it('should hand Baileys nothing while the database is out of reach (held), whatever the backpressure says, until every hold is given back', () => {

@@ -148,6 +148,15 @@ export class SocketReader {
     return this.held.length;
   }
 
+  /**
+   * Whether what WhatsApp sends now may wait behind frames this socket does not hand Baileys: frames
+   * held, the socket paused or held, or Baileys' decrypts waiting for the queue's room. A write that
+   * waits for WhatsApp's answer then may wait for a frame its own queue holds back (answerWhileRead).
+   */
+  get stuck(): boolean {
+    return this.closed || this.blocked || this.held.length > 0 || heldAcksOf(this.socket)?.waitingForRoom === true;
+  }
+
   pause(): void {
     if (this.paused) return;
     this.paused = true;

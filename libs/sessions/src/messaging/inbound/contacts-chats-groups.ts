@@ -5,6 +5,7 @@ import { chatsEvent, contactsEvent, groupSettingEvent, groupsEvent, joinedGroupE
 import { isLid, isPhoneJid, userJid } from '../identity-resolver';
 import { chatTimers } from '../../outbound/chat-timers';
 import { readNotes } from '../chat-notes';
+import { answerWhileRead } from '../answer-while-read';
 import { readQuickReplies } from '../quick-replies';
 import { chatWriteKey, contactWriteKey, senderObservationKeys, type InboundContext } from './inbound-context';
 import { observePushName } from './message-places';
@@ -304,21 +305,13 @@ export class ContactChatGroupEvents {
     );
   }
 
-  /** The group's full metadata, fresh (null when WhatsApp does not answer in time). */
+  /** The group's full metadata, fresh (null when WhatsApp does not answer in time, or while the socket is not read). */
   private async groupMetadata(groupJid: string): Promise<GroupMetadata | null> {
-    let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([
-        this.context.socket.groupMetadata(groupJid),
-        new Promise<null>((resolve) => {
-          timer = setTimeout(() => resolve(null), GROUP_METADATA_TIMEOUT_MS);
-        }),
-      ]);
+      return await answerWhileRead(this.context.socket.groupMetadata(groupJid), GROUP_METADATA_TIMEOUT_MS, () => this.context.readingStuck());
     } catch (error) {
       this.context.logger.debug({ err: error, groupJid }, 'group metadata unavailable for JoinedGroup');
       return null;
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -72,6 +72,8 @@ export interface InboundContext {
   who(): Promise<InstanceIdentity>;
   /** A group's subject, flags and participants (their LID pairs are learned on the way). */
   groupInfo(groupJid: string): Promise<GroupInfo | null>;
+  /** Whether the socket is not being read now (SocketReader.stuck): a write does not wait for WhatsApp's answer then (answerWhileRead). */
+  readingStuck(): boolean;
   /** One fenced transaction with its outbox events. */
   /** `keys`: the ids of the messages the write touches, when that is all it touches besides their chats and senders (InboundStore.write). */
   /** `options.alone`: a long write (a history chunk) in a transaction of its own, outside the worker's groups (InboundStore.write). */

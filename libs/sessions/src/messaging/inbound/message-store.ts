@@ -208,7 +208,9 @@ export class MessageStore {
       history.push(current);
       return;
     }
-    events.push(messagesEvent(chat, current, who, group?.subject ?? ''));
+    // The group's name as WhatsApp answered it, else as the chat stored it (the query not answered in time,
+    // or not waited for while a flood holds the socket: answerWhileRead).
+    events.push(messagesEvent(chat, current, who, group?.subject || (chat.isGroup ? chat.waName : '')));
     if (original) {
       events.push(
         messagesUpdateEvent(

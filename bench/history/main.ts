@@ -291,7 +291,7 @@ function runWorkerChild(): void {
   serveWorkerChild({
     natsName: 'bench-history-worker',
     poolSize: POOL,
-    logger: pino({ level: 'silent' }),
+    logger: pino({ level: process.env.BENCH_LOG_LEVEL ?? 'silent' }, pino.destination(2)),
     worker: { workerId: 'bench-history-worker', capacity: SENDERS + 1 },
     measure: async () => {
       sql = await timeStatements();

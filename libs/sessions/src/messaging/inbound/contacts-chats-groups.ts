@@ -162,7 +162,12 @@ export class ContactChatGroupEvents {
     if (!me.pn) return;
     let url: string;
     try {
-      url = (await this.context.socket.profilePictureUrl(me.pn, 'image', PICTURE_URL_TIMEOUT_MS)) ?? '';
+      // Not waited for while the socket is not read (a reconnect's flood in front of the answer: ADR 0065).
+      const answer = await answerWhileRead(this.context.socket.profilePictureUrl(me.pn, 'image', PICTURE_URL_TIMEOUT_MS), PICTURE_URL_TIMEOUT_MS, () =>
+        this.context.readingStuck(),
+      );
+      if (answer === null) return;
+      url = answer ?? '';
     } catch (error) {
       // WhatsApp's 404: no picture. Anything else says nothing about it.
       if ((error as { data?: unknown })?.data !== 404) return this.context.logger.debug({ err: error }, 'own picture not read');
@@ -182,11 +187,11 @@ export class ContactChatGroupEvents {
    */
   private async onPictures(changes: Array<{ jid: string; removed: boolean }>): Promise<void> {
     const me = this.context.identities.me();
-    // '' when WhatsApp says there is none (its 404); null when the answer says nothing (a timeout, say,
-    // while the socket is paused by the backpressure): the stored picture is then left as it is.
+    // '' when WhatsApp says there is none (its 404); null when the answer says nothing (a timeout, or the
+    // socket not read: a flood in front of the answer, ADR 0065): the stored picture is then left as it is.
     const url = (jid: string, type: 'image' | 'preview') =>
-      this.context.socket.profilePictureUrl(jid, type, PICTURE_URL_TIMEOUT_MS).then(
-        (found) => found ?? '',
+      answerWhileRead(this.context.socket.profilePictureUrl(jid, type, PICTURE_URL_TIMEOUT_MS), PICTURE_URL_TIMEOUT_MS, () => this.context.readingStuck()).then(
+        (found) => (found === null ? null : (found ?? '')),
         (error: unknown) => ((error as { data?: unknown })?.data === 404 ? '' : null),
       );
     if (changes.some(({ jid }) => jid && (jid === me.pn || jid === me.lid))) await this.onOwnPicture();

@@ -9,7 +9,7 @@ import type { InboundContext } from './inbound-context';
  */
 describe('ContactChatGroupEvents.onOwnPicture', () => {
   const lease: Lease = { instanceId: 'i1', workerId: 'w1', fencingToken: '1' };
-  const setup = (served: Array<string | undefined | Error>, ownPicture?: { url: string }) => {
+  const setup = (served: Array<string | undefined | Error>, ownPicture?: { url: string }, stuck = false) => {
     const writes: Array<Record<string, unknown>> = [];
     const answers = [...served];
     const context = {
@@ -26,6 +26,7 @@ describe('ContactChatGroupEvents.onOwnPicture', () => {
       },
       services: { instances: { applySessionChange: async (_lease: Lease, patch: Record<string, unknown>) => void writes.push(patch) } },
       ownPicture,
+      readingStuck: () => stuck,
     } as unknown as InboundContext;
     return { events: new ContactChatGroupEvents(context), writes };
   };
@@ -60,5 +61,11 @@ describe('ContactChatGroupEvents.onOwnPicture', () => {
     await events.onOwnPicture();
     await events.onOwnPicture();
     expect(writes).toHaveLength(2);
+  });
+
+  it('should not wait for the answer while the socket is not read, and write nothing then (ADR 0065)', async () => {
+    const { events, writes } = setup(['https://pps.whatsapp.net/b.jpg'], { url: 'https://pps.whatsapp.net/a.jpg' }, true);
+    await events.onOwnPicture();
+    expect(writes).toEqual([]);
   });
 });

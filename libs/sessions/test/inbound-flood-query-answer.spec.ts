@@ -55,4 +55,28 @@ describe('An offline flood whose store would ask WhatsApp something: no write wa
     expect(events).toHaveLength(ids.length);
     expect(events.map((event) => (event.payload.message as { groupName?: string }).groupName)).toEqual(ids.map(() => 'Flood Group'));
   });
+
+  it("should store a note the phone wrote while the instance was away, read beside the flood's queue", async () => {
+    await harness.stopWorkers();
+    // The phone's app state changes (a chat note): WhatsApp tells the linked device to pull it (server_sync).
+    await harness.control('POST', `/sim/accounts/${me.phone}/notes`, { chatJid: group.jid, text: 'Ligar amanhã' });
+    const ids: string[] = [];
+    for (let n = 0; n < 60; n++) ids.push(await fixture.send((n % 2 ? bruno : ana).phone, group.jid, { text: `depois ${n}` }));
+
+    await harness.startWorker('w-flood-3', { leaseTtlMs: 20_000, inboundQueueMax: SOCKET_MAX, queryTimeoutMs: 60_000 });
+    // Inside the socket's queue, the notes' read waited for an answer behind the flood: every message behind it
+    // waited with it, until the query timed out (Baileys' 60 s, as deployed; the flood not stored after 60 s).
+    await waitFor(
+      () => fixture.query(`SELECT notes FROM chats WHERE instance_id = $1 AND wa_chatid = $2`, [instanceId, group.jid]),
+      (rows) => (rows[0] as { notes?: string } | undefined)?.notes === 'Ligar amanhã',
+      30_000,
+      'the note stored',
+    );
+    await waitFor(
+      () => fixture.query(`SELECT count(*)::int AS n FROM messages WHERE instance_id = $1 AND message_id = ANY($2)`, [instanceId, ids]),
+      (rows) => (rows[0] as { n: number }).n === ids.length,
+      30_000,
+      'the flood stored',
+    );
+  });
 });

@@ -316,9 +316,50 @@ export class InboundSocketHandler {
       if (node.attrs.type !== 'server_sync') return;
       const collections = Array.isArray(node.content) ? node.content : [];
       const changed = (name: string) => collections.some((item) => item.tag === 'collection' && item.attrs.name === name);
-      if (changed(NOTES_COLLECTION)) this.enqueue('chat notes', () => this.directory.onNotesChanged());
-      if (QUICK_REPLY_COLLECTIONS.some(changed)) this.enqueue('quick replies', () => this.directory.onQuickRepliesChanged());
+      if (changed(NOTES_COLLECTION))
+        this.readBeside(
+          'chat notes',
+          () => this.directory.readNotesChange(),
+          (notes) => this.directory.storeNotes(notes),
+        );
+      if (QUICK_REPLY_COLLECTIONS.some(changed))
+        this.readBeside(
+          'quick replies',
+          () => this.directory.readQuickRepliesChange(),
+          (replies) => this.directory.storeQuickReplies(replies),
+        );
     });
+  }
+
+  /** Reads of app state under way beside the queue, by kind: `again` when it changed once more meanwhile. */
+  private readonly readsBeside = new Map<string, { again: boolean }>();
+
+  /**
+   * Reads WhatsApp's app state beside the socket's queue, and queues only the write of what it read. The
+   * read's queries (and blobs) are answered on this socket: inside the queue, during a reconnect's flood,
+   * their answers were frames behind the ones the queue held back, and the queue waited out the query's
+   * timeout (60 s) with every message behind it (ADR 0065). One read of a kind at a time; a change meanwhile
+   * reads again once it is done.
+   */
+  private readBeside<T>(what: string, read: () => Promise<T | null>, store: (value: T) => Promise<void>): void {
+    const running = this.readsBeside.get(what);
+    if (running) {
+      running.again = true;
+      return;
+    }
+    const entry = { again: false };
+    this.readsBeside.set(what, entry);
+    void (async () => {
+      try {
+        do {
+          entry.again = false;
+          const value = await read();
+          if (value !== null && !this.stopped && !this.dropped) this.enqueue(what, () => store(value));
+        } while (entry.again && !this.stopped && !this.dropped);
+      } finally {
+        this.readsBeside.delete(what);
+      }
+    })();
   }
 
   /** `handle` runs on the queue, in the socket's order, for every `event`. */

@@ -105,16 +105,20 @@ export class ContactChatGroupEvents {
 
   /**
    * Another device (the phone) changed the app-state collection chat notes live in: the notes are read again (what
-   * came since the last read) and each chat whose note changed is stored with its `chats` event. Baileys drops notes.
+   * came since the last read: here, outside the socket's queue, ADR 0065; null when unread) and each chat whose note
+   * changed is stored with its `chats` event (storeNotes, on the queue). Baileys drops notes.
    */
-  async onNotesChanged(): Promise<void> {
-    let notes: Awaited<ReturnType<typeof readNotes>>;
+  async readNotesChange(): Promise<Awaited<ReturnType<typeof readNotes>> | null> {
     try {
-      notes = await readNotes(this.context.socket, false);
+      return await readNotes(this.context.socket, false);
     } catch (error) {
       this.context.logger.debug({ err: error }, 'chat notes not read after a server sync');
-      return;
+      return null;
     }
+  }
+
+  /** Each chat whose note changed is stored with its `chats` event (on the socket's queue). */
+  async storeNotes(notes: Awaited<ReturnType<typeof readNotes>>): Promise<void> {
     // One note per chat: the newest.
     const byChat = new Map<string, string>();
     for (const note of [...notes].sort((a, b) => a.createdAt - b.createdAt)) byChat.set(userJid(note.chatJid) || note.chatJid, note.text);
@@ -134,17 +138,21 @@ export class ContactChatGroupEvents {
 
   /**
    * Another device (the Business app on the phone) changed the app-state collection quick replies live in:
-   * they are read again (what came since the last read) and the stored replies made to agree with the
-   * phone's, as `/quickreply/showall` does, without waiting for it. Baileys drops quick replies.
+   * they are read again (what came since the last read: here, outside the socket's queue, ADR 0065; null when
+   * unread) and the stored replies made to agree with the phone's (storeQuickReplies, on the queue), as
+   * `/quickreply/showall` does, without waiting for it. Baileys drops quick replies.
    */
-  async onQuickRepliesChanged(): Promise<void> {
-    let replies: Awaited<ReturnType<typeof readQuickReplies>>;
+  async readQuickRepliesChange(): Promise<Awaited<ReturnType<typeof readQuickReplies>> | null> {
     try {
-      replies = await readQuickReplies(this.context.socket);
+      return await readQuickReplies(this.context.socket);
     } catch (error) {
       this.context.logger.debug({ err: error }, 'quick replies not read after a server sync');
-      return;
+      return null;
     }
+  }
+
+  /** The stored quick replies made to agree with the phone's (on the socket's queue). */
+  async storeQuickReplies(replies: Awaited<ReturnType<typeof readQuickReplies>>): Promise<void> {
     const phone = replies.map((reply) => ({ waId: reply.waId, shortCut: reply.shortcut, text: reply.message }));
     await this.context.withRetry('quick replies', { count: phone.length }, () =>
       this.context.write(async (tx) => {

@@ -3,7 +3,7 @@
  * them (texts, images, group messages, reactions), next to a BARE Baileys receiver (in-memory auth,
  * decrypts and counts only) in the same run, on the same simulator. The sides run one after the other.
  *
- *   npm run bench -- inbound [--instances 1,50] [--messages 4000] [--many-messages 400] [--phones 20] [--pool 20] [--db-rtt-ms 0]
+ *   npm run bench -- inbound [--instances 1,50] [--messages 4000] [--many-messages 400] [--phones 20] [--pool 20] [--db-rtt-ms 0] [--repeat 1]
  *
  * `--db-rtt-ms N`: ours' worker reaches Postgres through a proxy N ms of round trip further away (a Postgres on
  * another machine, as deployed: bench/support/db-latency); the JSON carries `dbRttMs` and `dbRoundTripMs`.
@@ -30,6 +30,8 @@
  *
  * Prints one JSON object on stdout (progress on stderr), ending with `goal` and `met`.
  * Goal: one instance ≥ 500 messages/s and ≥ 0.5 × bare, every message stored, the backlog bounded.
+ * `--repeat K` runs the whole bench K times, each in a process of its own, and judges the goal on the
+ * medians (one run's ratio moves with the machine by more than the goal's margin).
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -39,6 +41,7 @@ import { answerQuestions, ask, serveWorkerChild, stopChild, UNCOUNTED, type Work
 import { bareReceive, type BacklogSample, type Devices, insertInstances, peakRssMb, sampleInboundBacklog, type SimInfo } from '../support/receivers';
 import { provisionDevices, simControl } from '../support/sim-clients';
 import { DB_PROXY_ROLE, dbRttMs, medianRoundTripMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
+import { finite, runTimes, spread } from '../support/repeat';
 
 type Role = 'orchestrate' | 'sim' | 'bare' | 'worker' | typeof DB_PROXY_ROLE;
 
@@ -51,6 +54,7 @@ const MESSAGES = Number(args.get('messages') ?? 4000);
 const MANY_MESSAGES = Number(args.get('many-messages') ?? 400);
 const PHONES = Number(args.get('phones') ?? 20);
 const POOL = Number(args.get('pool') ?? 20);
+const REPEAT = Math.max(1, Math.floor(Number(args.get('repeat') ?? 1)) || 1);
 /** `--db-rtt-ms N`: ours' worker reaches Postgres N ms of round trip further away (bench/support/db-latency). */
 const DB_RTT_MS = role === 'orchestrate' ? dbRttMs(args) : 0;
 /** The simulator keeps 5,000 stanzas per offline device; the rest of its queue is the app-state key share and such. */
@@ -371,12 +375,47 @@ async function orchestrate(): Promise<void> {
   }
 }
 
+/** What one run printed that `--repeat` reads. */
+interface RunSummary {
+  one: { oursPerSecond: number; barePerSecond: number; ratio: number };
+  many: { instances: number; oursPerSecond: number; ratio: number } | null;
+  complete: boolean;
+  bounded: boolean;
+}
+
+/**
+ * `--repeat K`: the whole bench K times, each run in a process of its own (bare and ours side by side in each),
+ * each run's key figures and their medians; the goal is judged on the medians, as the machine moves one run's
+ * ratio by more than the goal's margin (docs/bench/inbound.md).
+ */
+async function repeated(times: number): Promise<void> {
+  const runs = await runTimes<RunSummary>(times, log);
+  const ones = runs.map((run) => run.one);
+  const oursPerSecond = spread(ones.map((one) => one.oursPerSecond));
+  const ratio = spread(ones.map((one) => one.ratio));
+  const manyRatio = spread(finite(runs.map((run) => run.many?.ratio)));
+  const everyRun = runs.every((run) => run.complete && run.bounded);
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'inbound',
+      repeat: times,
+      runs: runs.map((run) => ({ one: run.one, many: run.many, complete: run.complete, bounded: run.bounded })),
+      one: { oursPerSecond, barePerSecond: spread(ones.map((one) => one.barePerSecond)), ratio },
+      many: manyRatio.median === null ? null : { ratio: manyRatio },
+      complete: everyRun,
+      goal: 'the medians over the runs: one instance ours >= 500 messages/s and >= 0.5 x bare; every message stored with its event and the backlog bounded in every run',
+      met: (oursPerSecond.median ?? 0) >= 500 && (ratio.median ?? 0) >= 0.5 && everyRun,
+    })}\n`,
+  );
+}
+
 async function main(): Promise<void> {
   if (role === 'sim') return runSim();
   if (role === 'bare') return runBareChild();
   if (role === 'worker') return runWorkerChild();
   if (role === DB_PROXY_ROLE) return serveDbProxyChild(args);
-  await orchestrate();
+  if (REPEAT > 1) await repeated(REPEAT);
+  else await orchestrate();
   process.exit(0);
 }
 

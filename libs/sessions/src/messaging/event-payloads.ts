@@ -33,14 +33,18 @@ export function chatKey(chat: { waChatId: string; waChatLid: string }): string {
   return chat.waChatId || chat.waChatLid;
 }
 
-/** `messages`, the envelope of the captures without the delivery-time fields (BaseUrl, token). */
+/**
+ * `messages`, the envelope of the captures without the delivery-time fields (BaseUrl, token). `groupName`:
+ * as WhatsApp answered it; '' (not answered in time, or not waited for while a flood holds the socket,
+ * ADR 0065) takes the name the group's chat stored.
+ */
 export function messagesEvent(chat: ChatRow, row: MessageRow, who: InstanceIdentity, groupName: string): NewOutboxEvent {
   const payload: MessagesEventPayload = {
     EventType: 'messages',
     chat: toChatRecord(chat, who.owner),
     chatSource: 'updated',
     instanceName: who.instanceName,
-    message: { ...toMessageRecord(row, who.owner), groupName: row.isGroup ? groupName || 'Unknown' : 'Unknown' },
+    message: { ...toMessageRecord(row, who.owner), groupName: row.isGroup ? groupName || (chat.isGroup ? chat.waName : '') || 'Unknown' : 'Unknown' },
     owner: who.owner,
   };
   return { eventType: 'messages', chatId: chatKey(chat), payload };

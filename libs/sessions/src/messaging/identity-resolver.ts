@@ -38,16 +38,6 @@ export function userJid(jid: string | null | undefined): string {
   }
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), ms);
-    }),
-  ]);
-}
-
 /**
  * Resolves the LID ↔ phone-number pair of the users a message names (guarantee 4): first what the
  * message itself says (`remoteJidAlt` / `participantAlt`), then Baileys' LID store (auth keys), then
@@ -123,7 +113,8 @@ export class IdentityResolver {
     if (cached) return cached;
     let pn = '';
     try {
-      pn = userJid(await withTimeout(this.socket.signalRepository.lidMapping.getPNForLID(lid), LOOKUP_TIMEOUT_MS));
+      // Baileys' own store, not WhatsApp: bounded by the timeout alone.
+      pn = userJid(await answerWhileRead(this.socket.signalRepository.lidMapping.getPNForLID(lid), LOOKUP_TIMEOUT_MS, () => false));
     } catch (error) {
       this.logger.debug({ err: error, lid }, 'LID lookup in the Baileys store failed');
     }

@@ -171,9 +171,7 @@ export class ContactChatGroupEvents {
     let url: string;
     try {
       // Not waited for while the socket is not read (a reconnect's flood in front of the answer: ADR 0065).
-      const answer = await answerWhileRead(this.context.socket.profilePictureUrl(me.pn, 'image', PICTURE_URL_TIMEOUT_MS), PICTURE_URL_TIMEOUT_MS, () =>
-        this.context.readingStuck(),
-      );
+      const answer = await this.whileRead(this.context.socket.profilePictureUrl(me.pn, 'image', PICTURE_URL_TIMEOUT_MS), PICTURE_URL_TIMEOUT_MS);
       if (answer === null) return;
       url = answer ?? '';
     } catch (error) {
@@ -198,7 +196,7 @@ export class ContactChatGroupEvents {
     // '' when WhatsApp says there is none (its 404); null when the answer says nothing (a timeout, or the
     // socket not read: a flood in front of the answer, ADR 0065): the stored picture is then left as it is.
     const url = (jid: string, type: 'image' | 'preview') =>
-      answerWhileRead(this.context.socket.profilePictureUrl(jid, type, PICTURE_URL_TIMEOUT_MS), PICTURE_URL_TIMEOUT_MS, () => this.context.readingStuck()).then(
+      this.whileRead(this.context.socket.profilePictureUrl(jid, type, PICTURE_URL_TIMEOUT_MS), PICTURE_URL_TIMEOUT_MS).then(
         (found) => (found === null ? null : (found ?? '')),
         (error: unknown) => ((error as { data?: unknown })?.data === 404 ? '' : null),
       );
@@ -318,10 +316,15 @@ export class ContactChatGroupEvents {
     );
   }
 
+  /** WhatsApp's answer to a query asked inside the socket's queue: null after `timeoutMs`, or once the socket is not read (ADR 0065). */
+  private whileRead<T>(query: Promise<T>, timeoutMs: number): Promise<T | null> {
+    return answerWhileRead(query, timeoutMs, () => this.context.readingStuck());
+  }
+
   /** The group's full metadata, fresh (null when WhatsApp does not answer in time, or while the socket is not read). */
   private async groupMetadata(groupJid: string): Promise<GroupMetadata | null> {
     try {
-      return await answerWhileRead(this.context.socket.groupMetadata(groupJid), GROUP_METADATA_TIMEOUT_MS, () => this.context.readingStuck());
+      return await this.whileRead(this.context.socket.groupMetadata(groupJid), GROUP_METADATA_TIMEOUT_MS);
     } catch (error) {
       this.context.logger.debug({ err: error, groupJid }, 'group metadata unavailable for JoinedGroup');
       return null;

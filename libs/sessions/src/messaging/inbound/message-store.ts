@@ -208,9 +208,7 @@ export class MessageStore {
       history.push(current);
       return;
     }
-    // The group's name as WhatsApp answered it, else as the chat stored it (the query not answered in time,
-    // or not waited for while a flood holds the socket: answerWhileRead).
-    events.push(messagesEvent(chat, current, who, group?.subject || (chat.isGroup ? chat.waName : '')));
+    events.push(messagesEvent(chat, current, who, group?.subject ?? ''));
     if (original) {
       events.push(
         messagesUpdateEvent(

@@ -67,7 +67,7 @@ export async function storeUndecryptable(context: InboundContext, message: WAMes
         history.push(stored);
         return;
       }
-      events.push(messagesEvent(chat, stored, who, group?.subject || (chat.isGroup ? chat.waName : '')));
+      events.push(messagesEvent(chat, stored, who, group?.subject ?? ''));
     },
     [
       messageKey(messageId),

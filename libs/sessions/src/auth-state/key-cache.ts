@@ -113,13 +113,14 @@ export function cachedKeyStore(store: SignalKeyStore, cache = new SignalKeyCache
       }
       return data;
     },
-    set(data: SignalDataSet): Promise<void> {
+    // Async only for its errors: everything up to the store's call runs before set() returns.
+    async set(data: SignalDataSet): Promise<void> {
       writes++;
       for (const type in data) {
         const values = data[type as SignalKeyType] as Record<string, unknown> | undefined;
         for (const id in values) cache.set(keyOf(type, id), values[id]);
       }
-      return Promise.resolve(store.set(data));
+      await store.set(data);
     },
     async clear(): Promise<void> {
       cache.flushAll();

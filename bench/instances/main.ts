@@ -4,7 +4,7 @@
  * Baileys sockets with in-memory auth connected to the same simulator in a plain process. Each side
  * runs in a process of its own so that its RSS is its own; the simulator runs in a third.
  *
- *   npm run bench -- instances [--n 200] [--only bare|ours|hibernated] [--hibernated <h>] [--snapshot <path>] [--bare-buffer-pool <bytes>] [--first-reconcile-ms <ms>]
+ *   npm run bench -- instances [--n 200] [--only bare|ours|hibernated] [--hibernated <h>] [--snapshot <path>] [--bare-buffer-pool <bytes>] [--first-reconcile-ms <ms>] [--repeat K]
  *   npm run bench -- instances --activity [--history 1000] [--contacts 200] [--groups 50] [--per-minute 1] [--warm-up-minutes 2] [--soak-minutes 30]
  *
  * Connecting: each side's time to have all N connected (`connectSeconds`) and its CPU per instance meanwhile
@@ -12,6 +12,9 @@
  * worker held its first lease (its first reconcile waits one interval by design), and `connect.ratioFromFirstClaim`
  * the time ratio from then on (`--first-reconcile-ms 0`: the worker of a one-worker deployment, as the embedded default,
  * which looks at once); `--cpu-profile <path>` writes a CPU profile of each side's connect window.
+ *
+ * `--repeat K` runs the whole bench K times, each in a process of its own, and prints each run's key figures and
+ * their medians (./repeat.ts); the goals are then judged on the medians.
  *
  * Prints one JSON object. Goal: ours ≤ 1.2 × bare per instance. Each side's growth is split into
  * JS heap, ArrayBuffers and native memory (`perInstance`, see docs/adr/0016 for what is in each).
@@ -31,6 +34,7 @@ import type { ActivityDevices } from './activity';
 import { runHibernated } from './hibernated';
 import { ACTIVITY, args, role, send, type SimInfo } from './options';
 import { orchestrate } from './orchestrate';
+import { REPEAT, runRepeated } from './repeat';
 import { runBare, runOurs, runSim } from './sides';
 
 async function main(): Promise<void> {
@@ -57,7 +61,8 @@ async function main(): Promise<void> {
     send(await runOurs(JSON.parse(args.get('sim') as string) as SimInfo, args.get('db') as string));
     return;
   }
-  await orchestrate();
+  if (REPEAT > 1) await runRepeated();
+  else await orchestrate();
   process.exit(0);
 }
 

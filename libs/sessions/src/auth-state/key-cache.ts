@@ -113,14 +113,13 @@ export function cachedKeyStore(store: SignalKeyStore, cache = new SignalKeyCache
       }
       return data;
     },
-    // Async only for its errors: everything up to the store's call runs before set() returns.
-    async set(data: SignalDataSet): Promise<void> {
+    set(data: SignalDataSet): Promise<void> {
       writes++;
       for (const type in data) {
         const values = data[type as SignalKeyType] as Record<string, unknown> | undefined;
         for (const id in values) cache.set(keyOf(type, id), values[id]);
       }
-      await store.set(data);
+      return Promise.resolve(store.set(data));
     },
     async clear(): Promise<void> {
       cache.flushAll();

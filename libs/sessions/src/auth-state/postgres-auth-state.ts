@@ -2,6 +2,7 @@ import { databaseUnavailable, FencedOutError, type AuthStateRepository, type Key
 import type { Logger } from '@gw/platform';
 import {
   initAuthCreds,
+  makeCacheableSignalKeyStore,
   type AuthenticationCreds,
   type AuthenticationState,
   type SignalDataSet,
@@ -11,7 +12,7 @@ import {
 } from '../baileys';
 import { RECEIVED_PLAINTEXT } from '../socket/received-plaintexts';
 import { deserializeCreds, deserializeKey, serializeAuthValue } from './auth-serialization';
-import { cachedKeyStore } from './key-cache';
+import { SignalKeyCache } from './key-cache';
 import { KeyWriteQueue } from './key-write-queue';
 
 /** Bound of the known-missing set (a few KB); past it the set starts over. */
@@ -100,7 +101,7 @@ export class PostgresAuthState {
   /** A write finally failed: the session was told to stop; every later write fails at once. */
   private failed: AuthStateWriteError | null = null;
   /**
-   * Keys read and found missing. The cache (cachedKeyStore, as Baileys') remembers only keys that
+   * Keys read and found missing. Baileys' cache (makeCacheableSignalKeyStore) remembers only keys that
    * exist, and asks for some that never will (a `tctoken` per contact, three times per send). While
    * the lease is ours nobody else writes this instance's keys, so a miss stays a miss until we set it.
    */
@@ -108,7 +109,7 @@ export class PostgresAuthState {
   private writes = 0;
   /** Writes that have started; a logout waits for them so none lands after the credentials are wiped. */
   private readonly inFlight = new Set<Promise<void>>();
-  /** Baileys' key commits handed over and not settled yet (see settle()). */
+  /** Baileys' key commits handed over and not settled yet, from before the cache's mutex (see settle()). */
   private readonly commits = new Set<Promise<void>>();
   /** A key commit failed (not stored): settle() answers false from then on. */
   private commitFailed = false;
@@ -126,8 +127,9 @@ export class PostgresAuthState {
       set: (data) => this.setKeys(data),
     };
     // Read-through/write-through cache in front: Baileys reads sessions and sender keys on every message.
-    const cached = cachedKeyStore(store);
-    // Each commit of Baileys is tracked from the moment Baileys hands it over: settle() waits for every one of them.
+    const cached = makeCacheableSignalKeyStore(store, options.logger, new SignalKeyCache());
+    // Each commit of Baileys is tracked from the moment Baileys hands it over, before the cache's mutex
+    // (where commits queue behind the one writing): settle() waits for every one of them.
     this.state = { creds, keys: { ...cached, get: (type, ids) => cached.get(type, ids), set: (data) => this.track(Promise.resolve(cached.set(data))) } };
     this.credsWriter = new CoalescingWriter(() => this.writeCreds(), options.retryDelayMs ?? 1000, options.logger);
     this.keyWrites = new KeyWriteQueue((keys) => this.durably('keys', () => this.guard(() => this.options.repository.write(this.options.lease, { keys }))));

@@ -16,10 +16,11 @@ interface SideJson {
 }
 interface RunJson {
   instances: number;
-  bare: SideJson;
-  ours: SideJson;
-  ratio: number;
-  connect: { ratio: number; cpuRatio: number };
+  /** Null for the side `--only` left out (then there is no ratio either). */
+  bare: SideJson | null;
+  ours: SideJson | null;
+  ratio?: number;
+  connect?: { ratio: number; cpuRatio: number };
 }
 
 export const REPEAT = Math.max(1, Math.floor(Number(args.get('repeat') ?? 1)) || 1);
@@ -39,7 +40,7 @@ export async function runRepeated(): Promise<void> {
       repeat: REPEAT,
       instances: runs[0]?.instances ?? null,
       runs: runs.map((run) => ({
-        ratio: run.ratio,
+        ratio: run.ratio ?? null,
         perInstanceKb: { bare: run.bare?.perInstanceKb ?? null, ours: run.ours?.perInstanceKb ?? null },
         connectRatio: run.connect?.ratio ?? null,
         connectCpuRatio: run.connect?.cpuRatio ?? null,

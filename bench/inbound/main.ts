@@ -37,7 +37,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { serverCpuBetween, serverCpuMark } from '../support/postgres';
-import { answerQuestions, ask, serveWorkerChild, stopChild, UNCOUNTED, type WorkerSetup } from '../support/processes';
+import { allocationSampler, answerQuestions, ask, serveWorkerChild, stopChild, UNCOUNTED, type WorkerSetup } from '../support/processes';
 import { bareReceive, type BacklogSample, type Devices, insertInstances, peakRssMb, sampleInboundBacklog, type SimInfo } from '../support/receivers';
 import { provisionDevices, simControl } from '../support/sim-clients';
 import { DB_PROXY_ROLE, dbRttMs, medianRoundTripMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
@@ -225,6 +225,8 @@ interface OursSide extends Side {
 function runWorkerChild(): void {
   let sampler: Awaited<ReturnType<typeof sampleInboundBacklog>> | undefined;
   let cpu: NodeJS.CpuUsage | undefined;
+  // INBOUND_WORKER_ALLOCATIONS=<file>: what the worker allocated over the flood, by stack (diagnostics).
+  const allocations = process.env.INBOUND_WORKER_ALLOCATIONS ? allocationSampler() : undefined;
   serveWorkerChild({
     natsName: 'bench-inbound-worker',
     poolSize: POOL,
@@ -232,11 +234,13 @@ function runWorkerChild(): void {
     worker: { workerId: 'bench-inbound-worker', capacity: Math.max(...SIZES) },
     measure: async () => {
       sampler = await sampleInboundBacklog();
+      await allocations?.start();
       cpu = process.cpuUsage();
       return {};
     },
     measured: async () => {
       const used = process.cpuUsage(cpu);
+      await allocations?.stop(process.env.INBOUND_WORKER_ALLOCATIONS as string);
       return { backlog: await sampler?.stop(), peakRssMb: peakRssMb(), cpuMs: Math.round((used.user + used.system) / 1000) };
     },
   });

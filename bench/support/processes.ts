@@ -211,6 +211,9 @@ export async function startSessionWorker(
     logger,
     config: sessionWorkerConfig({
       ...options,
+      // The inbound bounds as apps/session-worker reads them (INBOUND_QUEUE_MAX, INBOUND_WORKER_QUEUE_MAX), when set.
+      ...(process.env.INBOUND_QUEUE_MAX ? { inboundQueueMax: Number(process.env.INBOUND_QUEUE_MAX) } : {}),
+      ...(process.env.INBOUND_WORKER_QUEUE_MAX ? { inboundWorkerQueueMax: Number(process.env.INBOUND_WORKER_QUEUE_MAX) } : {}),
       simulator: { websocketUrl: sim.websocketUrl, rootPublicKey: Buffer.from(sim.rootPublicKey, 'base64') },
     }),
   });
@@ -284,6 +287,34 @@ export function windowProfiler(): { start(): Promise<void>; stop(file: string): 
       const { mkdirSync, writeFileSync } = await import('node:fs');
       const { dirname } = await import('node:path');
       // The directory given to --window-prof (or the like) need not exist yet.
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(profile));
+      session?.disconnect();
+    },
+  };
+}
+
+/**
+ * What this process allocates between `start()` and `stop(file)`, by stack: V8's sampling heap profiler
+ * (one sample every 32 KB allocated on average) through the inspector, counting objects the scavenger and
+ * the full GC collected too, so the total is everything allocated, not what stayed. `stop` writes the
+ * `.heapprofile` (Chrome DevTools' format: each node's `selfSize` is bytes allocated there).
+ */
+export function allocationSampler(): { start(): Promise<void>; stop(file: string): Promise<void> } {
+  let session: import('node:inspector').Session | undefined;
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session?.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))));
+  return {
+    async start(): Promise<void> {
+      const { Session } = await import('node:inspector');
+      session = new Session();
+      session.connect();
+      await post('HeapProfiler.startSampling', { samplingInterval: 32_768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    },
+    async stop(file: string): Promise<void> {
+      const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: unknown };
+      const { mkdirSync, writeFileSync } = await import('node:fs');
+      const { dirname } = await import('node:path');
       mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, JSON.stringify(profile));
       session?.disconnect();

@@ -16,6 +16,7 @@ import {
   ADVANCE_STATUS_SQL,
   COLUMNS,
   FINAL_SQL,
+  insertedRow,
   messageDocument,
   RANK_SQL,
   REFRESH_SQL,
@@ -386,9 +387,7 @@ export class InboundGroupRepository extends RepositoryBase {
           if (index === undefined) continue;
           const created = Boolean(raw.created);
           // Inserted: the copy as sent, with what the table chose (CREATED_ANSWER); merged: the stored row.
-          const row = created
-            ? toMessageRow({ ...messageDocument(copies[index]), id: raw.id, created_at: raw.created_at, updated_at: raw.updated_at })
-            : toMessageRow(raw);
+          const row = created ? insertedRow(copies[index], { id: String(raw.id), createdAt: raw.created_at, updatedAt: raw.updated_at }) : toMessageRow(raw);
           const priorStatus = (raw.prior_status as string | null | undefined) ?? null;
           // Only our own copies' prior status is read (c_prior): another copy never advances a send.
           results.copies[index] = { row, created, advanced: copies[index].fromMe === true && !created && priorStatus !== row.status };

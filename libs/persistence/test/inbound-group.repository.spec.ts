@@ -340,7 +340,7 @@ describe('InboundGroupRepository.write (a round of the inbound group transaction
       chatId: chat,
       fromMe: false,
       messageType: 'CallMessage',
-      callPeer: { jid: '5511900000001@s.whatsapp.net', lid: '1@lid' },
+      callPeer: { jid: '5511900000001@s.whatsapp.net', name: 'Caller "one"', imagePreviewUrl: '' },
       aiMetadata: { agent: 'a1', tokens: 12 },
     });
     // Our own send, reserved before it went out: its copy merges into that row.

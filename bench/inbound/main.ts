@@ -38,7 +38,16 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { serverCpuBetween, serverCpuMark } from '../support/postgres';
 import { allocationSampler, answerQuestions, ask, serveWorkerChild, stopChild, UNCOUNTED, type WorkerSetup } from '../support/processes';
-import { bareReceive, type BacklogSample, type Devices, insertInstances, peakRssMb, sampleInboundBacklog, type SimInfo } from '../support/receivers';
+import {
+  allocatedBytes,
+  bareReceive,
+  type BacklogSample,
+  type Devices,
+  insertInstances,
+  peakRssMb,
+  sampleInboundBacklog,
+  type SimInfo,
+} from '../support/receivers';
 import { provisionDevices, simControl } from '../support/sim-clients';
 import { DB_PROXY_ROLE, dbRttMs, medianRoundTripMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
 import { finite, runTimes, spread } from '../support/repeat';
@@ -172,6 +181,8 @@ interface Side {
   seconds: number;
   peakRssMb: number;
   cpuMsPerMessage: number;
+  /** KB allocated on the JS heap per message, over the same window as the CPU (allocatedBytes). */
+  allocatedKbPerMessage: number;
 }
 
 async function runBareChild(): Promise<void> {
@@ -208,6 +219,7 @@ async function runBare(sim: SimInfo, simProcess: ChildProcess, size: number, cou
     seconds: round(seconds, 2),
     peakRssMb: counted.peakRssMb,
     cpuMsPerMessage: round(counted.cpuMs / Math.max(1, counted.count), 2),
+    allocatedKbPerMessage: round((counted.allocatedMb * 1000) / Math.max(1, counted.count), 1),
   };
 }
 
@@ -225,6 +237,7 @@ interface OursSide extends Side {
 function runWorkerChild(): void {
   let sampler: Awaited<ReturnType<typeof sampleInboundBacklog>> | undefined;
   let cpu: NodeJS.CpuUsage | undefined;
+  let allocated = 0;
   // INBOUND_WORKER_ALLOCATIONS=<file>: what the worker allocated over the flood, by stack (diagnostics).
   const allocations = process.env.INBOUND_WORKER_ALLOCATIONS ? allocationSampler() : undefined;
   serveWorkerChild({
@@ -236,12 +249,14 @@ function runWorkerChild(): void {
       sampler = await sampleInboundBacklog();
       await allocations?.start();
       cpu = process.cpuUsage();
+      allocated = allocatedBytes();
       return {};
     },
     measured: async () => {
       const used = process.cpuUsage(cpu);
       await allocations?.stop(process.env.INBOUND_WORKER_ALLOCATIONS as string);
-      return { backlog: await sampler?.stop(), peakRssMb: peakRssMb(), cpuMs: Math.round((used.user + used.system) / 1000) };
+      const allocatedMb = (allocatedBytes() - allocated) / 1e6;
+      return { backlog: await sampler?.stop(), peakRssMb: peakRssMb(), cpuMs: Math.round((used.user + used.system) / 1000), allocatedMb };
     },
   });
 }
@@ -282,7 +297,7 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, size: number, cou
       await sleep(100);
     }
     const serverCpuMs = serverCpuBetween(serverMark, await serverCpuMark(dataSource));
-    const measured = await ask<{ backlog: BacklogSample; peakRssMb: number; cpuMs: number }>(worker, 'measured');
+    const measured = await ask<{ backlog: BacklogSample; peakRssMb: number; cpuMs: number; allocatedMb: number }>(worker, 'measured');
     const byType: Array<{ event_type: string; n: number; first: string; last: string }> = await dataSource.query(
       `${UNCOUNTED} SELECT event_type, count(*)::int AS n, min(created_at)::text AS first, max(created_at)::text AS last FROM outbox_events WHERE event_type = ANY($1) GROUP BY event_type`,
       [types],
@@ -301,6 +316,7 @@ async function runOurs(sim: SimInfo, simProcess: ChildProcess, size: number, cou
       seconds: round(seconds, 2),
       peakRssMb: measured.peakRssMb,
       cpuMsPerMessage: round(measured.cpuMs / Math.max(1, received), 2),
+      allocatedKbPerMessage: round((measured.allocatedMb * 1000) / Math.max(1, received), 1),
       // Postgres' share (its client backends of this database, the bench's own polling included); null when it runs elsewhere.
       postgresCpuMsPerMessage: serverCpuMs === undefined ? null : round(serverCpuMs / Math.max(1, received), 2),
       events: Object.fromEntries(byType.map((row) => [row.event_type, row.n])),
@@ -362,7 +378,14 @@ async function orchestrate(): Promise<void> {
         dbRttMs: DB_RTT_MS,
         dbRoundTripMs,
         runs,
-        one: { oursPerSecond: one.ours.perSecond, barePerSecond: one.bare.perSecond, ratio: one.ratio, workerPeakRssMb: one.ours.peakRssMb },
+        one: {
+          oursPerSecond: one.ours.perSecond,
+          barePerSecond: one.bare.perSecond,
+          ratio: one.ratio,
+          workerPeakRssMb: one.ours.peakRssMb,
+          // JS heap allocated per message, each side's process (ours' connect included, as its CPU): steadier than the rates.
+          allocatedKbPerMessage: { ours: one.ours.allocatedKbPerMessage, bare: one.bare.allocatedKbPerMessage },
+        },
         many:
           runs.length > 1
             ? { instances: runs[runs.length - 1].instances, oursPerSecond: runs[runs.length - 1].ours.perSecond, ratio: runs[runs.length - 1].ratio }

@@ -3,6 +3,7 @@
  * from, the worker child's measures (its peak RSS and its inbound backlog, read from its own metrics),
  * paired instances for ours, and a bare Baileys receiver that decrypts and counts only.
  */
+import v8 from 'node:v8';
 import type { DataSource } from 'typeorm';
 import { openBareSockets, type provisionDevices } from './sim-clients';
 
@@ -17,6 +18,13 @@ export interface SimInfo {
 
 /** Peak resident set size of this process so far (MB). */
 export const peakRssMb = (): number => Math.round(process.resourceUsage().maxRSS / 1024);
+
+/**
+ * Bytes this process has allocated on its JavaScript heap so far (V8's count, every object whatever became of it;
+ * Node 22+, which the benches run on; 0 where absent). Unlike CPU time it does not move with the machine's load: a
+ * change that allocates less per message shows in it even when the runs' rates are too noisy to tell.
+ */
+export const allocatedBytes = (): number => (v8.getHeapStatistics() as { total_allocated_bytes?: number }).total_allocated_bytes ?? 0;
 
 /** What the worker's inbound backlog did while sampled: its deepest, the most sockets paused, the pauses. */
 export interface BacklogSample {
@@ -89,6 +97,8 @@ export interface BareCount {
   lastAt: number;
   peakRssMb: number;
   cpuMs: number;
+  /** MB allocated on the JS heap over the same window as cpuMs (allocatedBytes). */
+  allocatedMb: number;
 }
 
 /**
@@ -106,8 +116,9 @@ export async function bareReceive(
   const baileys = await import('@whiskeysockets/baileys');
   const pino = (await import('pino')).default;
   baileys.WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(sim.rootPublicKey, 'base64');
-  const result: BareCount = { open: 0, openMs: 0, openedAt: 0, count: 0, firstAt: 0, lastAt: 0, peakRssMb: 0, cpuMs: 0 };
+  const result: BareCount = { open: 0, openMs: 0, openedAt: 0, count: 0, firstAt: 0, lastAt: 0, peakRssMb: 0, cpuMs: 0, allocatedMb: 0 };
   const cpu = process.cpuUsage();
+  const allocated = allocatedBytes();
   let done: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (done = resolve));
   const add = (n: number) => {
@@ -133,6 +144,7 @@ export async function bareReceive(
   clearInterval(idle);
   const used = process.cpuUsage(cpu);
   result.cpuMs = Math.round((used.user + used.system) / 1000);
+  result.allocatedMb = Math.round((allocatedBytes() - allocated) / 1e5) / 10;
   result.peakRssMb = peakRssMb();
   for (const sock of sockets) sock.end(undefined);
   return result;

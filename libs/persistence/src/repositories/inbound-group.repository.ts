@@ -16,7 +16,6 @@ import {
   ADVANCE_STATUS_SQL,
   COLUMNS,
   FINAL_SQL,
-  insertedRow,
   messageDocument,
   RANK_SQL,
   REFRESH_SQL,
@@ -60,14 +59,6 @@ const KIND = { status: 1, copy: 2, chat: 4 } as const;
 const names = COLUMNS.map(([, column]) => column);
 /** The columns of a copy in the statement's answer (toMessageRow reads them). */
 const MESSAGE_COLUMNS = [...names, 'created_at', 'updated_at'];
-/**
- * What the answer carries of a copy the round inserted: what the table chose (the record id, which the
- * trigger may have changed: ADR 0040, and the times). Its other columns are the copy as the caller sent
- * it; only a copy merged into a stored row is answered whole. Each received message's row answered whole
- * (its stored copy, its content as JSON) was serialised by Postgres and parsed again by pg for nothing
- * (issue #38, bench/inbound).
- */
-const CREATED_ANSWER = new Set(['instance_id', 'message_id', 'id', 'created_at', 'updated_at']);
 /** What a receipt's status change answers (StatusChange). */
 const STATUS_COLUMNS = ['instance_id', 'message_id', 'chat_id', 'chat_lid', 'from_me', 'is_group', 'status'];
 /** A chat's columns carry this prefix in the answer (they share names with the message's). */
@@ -142,11 +133,7 @@ const COPY_SQL: KindSql = {
     WHERE messages.raw IS NULL
     RETURNING *, (xmax = 0) AS created)`,
   select: (columns) =>
-    `${branch(KIND.copy, columns, {
-      message: (column) => (CREATED_ANSWER.has(column) ? `c_upserted.${column}` : `CASE WHEN c_upserted.created THEN NULL ELSE c_upserted.${column} END`),
-      created: 'c_upserted.created',
-      prior: 'c_prior.status',
-    })}
+    `${branch(KIND.copy, columns, { message: (column) => `c_upserted.${column}`, created: 'c_upserted.created', prior: 'c_prior.status' })}
     FROM c_upserted LEFT JOIN c_prior ON c_prior.instance_id = c_upserted.instance_id AND c_prior.message_id = c_upserted.message_id`,
 };
 
@@ -385,9 +372,8 @@ export class InboundGroupRepository extends RepositoryBase {
         else if (kind === KIND.copy) {
           const index = copyIndex.get(`${String(raw.instance_id)}\u0000${String(raw.message_id)}`);
           if (index === undefined) continue;
+          const row = toMessageRow(raw);
           const created = Boolean(raw.created);
-          // Inserted: the copy as sent, with what the table chose (CREATED_ANSWER); merged: the stored row.
-          const row = created ? insertedRow(copies[index], { id: String(raw.id), createdAt: raw.created_at, updatedAt: raw.updated_at }) : toMessageRow(raw);
           const priorStatus = (raw.prior_status as string | null | undefined) ?? null;
           // Only our own copies' prior status is read (c_prior): another copy never advances a send.
           results.copies[index] = { row, created, advanced: copies[index].fromMe === true && !created && priorStatus !== row.status };

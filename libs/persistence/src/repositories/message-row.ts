@@ -126,20 +126,6 @@ export function toMessageRow(raw: Raw): MessageRow {
   return fill(raw, COLUMNS) as unknown as MessageRow;
 }
 
-/**
- * The row a message was stored as when it was inserted as given: every column the message's own value
- * (null where it has none, as read back), with what the table chose (its record id, its times).
- */
-export function insertedRow(message: NewMessage, chosen: { id: string; createdAt: unknown; updatedAt: unknown }): MessageRow {
-  const row: Record<string, unknown> = {};
-  for (const [field] of COLUMNS) row[field] = message[field] ?? null;
-  row.id = chosen.id;
-  row.messageTimestamp = Number(message.messageTimestamp);
-  row.createdAt = chosen.createdAt;
-  row.updatedAt = chosen.updatedAt;
-  return row as unknown as MessageRow;
-}
-
 function fill(raw: Raw, columns: ReadonlyArray<[keyof NewMessage, string]>): Record<string, unknown> {
   const row: Record<string, unknown> = {};
   for (const [field, column] of columns) row[field] = raw[column];

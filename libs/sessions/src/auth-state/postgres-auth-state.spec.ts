@@ -57,6 +57,45 @@ describe('PostgresAuthState: keys.set resolves only when durable', () => {
     expect(onWriteFailed).not.toHaveBeenCalled();
   });
 
+  it('makes a key read that meets no database wait for it, as a write does, and answers once it is back', async () => {
+    let down = true;
+    let reads = 0;
+    const db = repositoryWith(() => undefined);
+    db.repository.readKeys = async () => {
+      reads++;
+      if (down) throw connectionLost();
+      return new Map([['a.0', serializeAuthValue(Uint8Array.from([7]))]]);
+    };
+    const sut = await loaded(db.repository, { outageWaitMs: 5_000 });
+    let answered: unknown;
+    const reading = Promise.resolve(sut.state.keys.get('session', ['a.0'])).then((value) => (answered = value));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(answered).toBeUndefined();
+    expect(reads).toBeGreaterThan(1);
+    down = false;
+    await reading;
+    expect(answered).toEqual({ 'a.0': Uint8Array.from([7]) });
+  });
+
+  it('fails a key read when the database stays away past the wait, or for a reason of its own at once', async () => {
+    const db = repositoryWith(() => undefined);
+    let reads = 0;
+    db.repository.readKeys = async () => {
+      reads++;
+      throw connectionLost();
+    };
+    const sut = await loaded(db.repository, { outageWaitMs: 300 });
+    await expect(sut.state.keys.get('session', ['a.0'])).rejects.toThrow('Connection terminated unexpectedly');
+    expect(reads).toBeGreaterThan(1);
+    reads = 0;
+    db.repository.readKeys = async () => {
+      reads++;
+      throw new Error('permission denied for table auth_keys');
+    };
+    await expect(sut.state.keys.get('session', ['b.0'])).rejects.toThrow('permission denied');
+    expect(reads).toBe(1);
+  });
+
   it('rejects and stops the session when the database stays away longer than the wait (the lease would lapse)', async () => {
     const db = repositoryWith(connectionLost);
     const onWriteFailed = jest.fn();

@@ -2,7 +2,6 @@ import { databaseUnavailable, FencedOutError, type AuthStateRepository, type Key
 import type { Logger } from '@gw/platform';
 import {
   initAuthCreds,
-  makeCacheableSignalKeyStore,
   type AuthenticationCreds,
   type AuthenticationState,
   type SignalDataSet,
@@ -12,7 +11,7 @@ import {
 } from '../baileys';
 import { RECEIVED_PLAINTEXT } from '../socket/received-plaintexts';
 import { deserializeCreds, deserializeKey, serializeAuthValue } from './auth-serialization';
-import { SignalKeyCache } from './key-cache';
+import { cachedKeyStore } from './key-cache';
 import { KeyWriteQueue } from './key-write-queue';
 
 /** Bound of the known-missing set (a few KB); past it the set starts over. */
@@ -101,7 +100,7 @@ export class PostgresAuthState {
   /** A write finally failed: the session was told to stop; every later write fails at once. */
   private failed: AuthStateWriteError | null = null;
   /**
-   * Keys read and found missing. Baileys' cache (makeCacheableSignalKeyStore) remembers only keys that
+   * Keys read and found missing. The cache (cachedKeyStore, as Baileys') remembers only keys that
    * exist, and asks for some that never will (a `tctoken` per contact, three times per send). While
    * the lease is ours nobody else writes this instance's keys, so a miss stays a miss until we set it.
    */
@@ -109,7 +108,7 @@ export class PostgresAuthState {
   private writes = 0;
   /** Writes that have started; a logout waits for them so none lands after the credentials are wiped. */
   private readonly inFlight = new Set<Promise<void>>();
-  /** Baileys' key commits handed over and not settled yet, from before the cache's mutex (see settle()). */
+  /** Baileys' key commits handed over and not settled yet (see settle()). */
   private readonly commits = new Set<Promise<void>>();
   /** A key commit failed (not stored): settle() answers false from then on. */
   private commitFailed = false;
@@ -127,9 +126,8 @@ export class PostgresAuthState {
       set: (data) => this.setKeys(data),
     };
     // Read-through/write-through cache in front: Baileys reads sessions and sender keys on every message.
-    const cached = makeCacheableSignalKeyStore(store, options.logger, new SignalKeyCache());
-    // Each commit of Baileys is tracked from the moment Baileys hands it over, before the cache's mutex
-    // (where commits queue behind the one writing): settle() waits for every one of them.
+    const cached = cachedKeyStore(store);
+    // Each commit of Baileys is tracked from the moment Baileys hands it over: settle() waits for every one of them.
     this.state = { creds, keys: { ...cached, get: (type, ids) => cached.get(type, ids), set: (data) => this.track(Promise.resolve(cached.set(data))) } };
     this.credsWriter = new CoalescingWriter(() => this.writeCreds(), options.retryDelayMs ?? 1000, options.logger);
     this.keyWrites = new KeyWriteQueue((keys) => this.durably('keys', () => this.guard(() => this.options.repository.write(this.options.lease, { keys }))));
@@ -269,7 +267,7 @@ export class PostgresAuthState {
     }
     if (wanted.length === 0) return result;
     const writesBefore = this.writes;
-    const rows = await this.options.repository.readKeys(this.options.lease.instanceId, type, wanted);
+    const rows = await this.readDurably(() => this.options.repository.readKeys(this.options.lease.instanceId, type, wanted));
     for (const [id, text] of rows) result[id] = deserializeKey(type, text);
     // A write that overlapped the read may have stored one of them: remember nothing then.
     if (this.writes === writesBefore) for (const id of wanted) if (!rows.has(id)) this.rememberAbsent(type, id);
@@ -342,6 +340,26 @@ export class PostgresAuthState {
           continue;
         }
         throw this.fail(what, error);
+      }
+    }
+  }
+
+  /**
+   * A key read that meets no database waits for it as a write does (durably(): up to `outageWaitMs`,
+   * backing off; close() ends the wait), so a decrypt during a database outage waits instead of failing,
+   * its message lost. A read failing for any other reason, or past the wait, throws as it came. (Baileys'
+   * cache gave reads this wait by its one mutex: a read queued behind a write that was waiting.)
+   */
+  private async readDurably<T>(read: () => Promise<T>): Promise<T> {
+    const waitMs = this.options.outageWaitMs ?? OUTAGE_WAIT_DEFAULT_MS;
+    const started = Date.now();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await read();
+      } catch (error) {
+        if (!databaseUnavailable(error) || Date.now() - started >= waitMs || this.closed || this.failed) throw error;
+        if (attempt === 1) this.options.logger.warn({ err: error }, 'a Signal key read meets no database; waiting for it');
+        await sleep(Math.min(OUTAGE_RETRY_MAX_MS, 100 * attempt));
       }
     }
   }

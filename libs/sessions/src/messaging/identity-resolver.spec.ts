@@ -1,7 +1,8 @@
 import type { LidMappingRepository } from '@gw/persistence';
 import type { Logger } from '@gw/platform';
 import type { WASocket } from '../baileys';
-import { IdentityResolver, LID_MISS_TTL_MS } from './identity-resolver';
+import { IdentityResolver, LID_MISS_TTL_MS, userJid } from './identity-resolver';
+import { jidNormalizedUser } from '../baileys';
 
 const PN = '5511999990001@s.whatsapp.net';
 const LID = '123456789012345@lid';
@@ -42,5 +43,30 @@ describe('IdentityResolver.lidFor', () => {
     resolver.learn(LID, PN);
     expect(await resolver.lidFor(PN)).toBe(LID);
     expect(lookups.table).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('IdentityResolver.me', () => {
+  it("answers the account's own identities, normalised, and follows a change of them (a pairing, a LID learned)", () => {
+    const socket = { user: { id: '5511999990001:7@s.whatsapp.net' } } as unknown as WASocket & { user: { id: string; lid?: string } };
+    const resolver = new IdentityResolver(socket, 'instance-1', {} as LidMappingRepository, { debug: jest.fn() } as unknown as Logger);
+    expect(resolver.me()).toEqual({ jid: PN, pn: PN, lid: '' });
+    const first = resolver.me();
+    first.jid = 'changed by a caller';
+    expect(resolver.me()).toEqual({ jid: PN, pn: PN, lid: '' });
+    socket.user.lid = '123456789012345:7@lid';
+    expect(resolver.me()).toEqual({ jid: LID, pn: PN, lid: LID });
+  });
+});
+
+describe('userJid', () => {
+  it("answers as Baileys' jidNormalizedUser does, the second time from its table, and '' for nothing", () => {
+    const jids = ['5511999990001:7@s.whatsapp.net', '123456789012345:7@lid', '120363000000000001@g.us', 'status@broadcast', 'not a jid', '@s.whatsapp.net'];
+    for (const jid of jids) {
+      expect(userJid(jid)).toBe(jidNormalizedUser(jid) || '');
+      expect(userJid(jid)).toBe(jidNormalizedUser(jid) || '');
+    }
+    expect(userJid(undefined)).toBe('');
+    expect(userJid('')).toBe('');
   });
 });

@@ -28,14 +28,29 @@ export function isPhoneJid(jid: string): boolean {
   return jid.endsWith('@s.whatsapp.net') || jid.endsWith('@hosted');
 }
 
-/** `5511…:3@s.whatsapp.net` → `5511…@s.whatsapp.net`; '' for nothing. */
+/** userJid()'s answers for the JIDs seen lately (a pure function of its input: one table for the worker). */
+const normalised = new Map<string, string>();
+/** Past this many, the table starts over (a few hundred KB at most). */
+const NORMALISED_MAX = 4_096;
+
+/**
+ * `5511…:3@s.whatsapp.net` → `5511…@s.whatsapp.net`; '' for nothing. Asked several times for every message
+ * (its chat, sender, their alternates), mostly of the same few users: each JID is decoded once while it is
+ * in the table, not every time (issue #38: ~5 KB allocated per received message).
+ */
 export function userJid(jid: string | null | undefined): string {
   if (!jid) return '';
+  const known = normalised.get(jid);
+  if (known !== undefined) return known;
+  let user: string;
   try {
-    return jidNormalizedUser(jid) || '';
+    user = jidNormalizedUser(jid) || '';
   } catch {
-    return '';
+    user = '';
   }
+  if (normalised.size >= NORMALISED_MAX) normalised.clear();
+  normalised.set(jid, user);
+  return user;
 }
 
 /**
@@ -63,10 +78,17 @@ export class IdentityResolver {
   /** The linked account itself. */
   me(): Party {
     const user = this.socket.user;
-    const pn = userJid(user?.id);
-    const lid = userJid(user?.lid);
-    return { jid: lid || pn, pn, lid };
+    const id = user?.id;
+    const lid = user?.lid;
+    // Asked for every message received: normalised again only when the account's JIDs change.
+    if (this.own && this.own.id === id && this.own.lid === lid) return { ...this.own.party };
+    const party = { jid: userJid(lid) || userJid(id), pn: userJid(id), lid: userJid(lid) };
+    this.own = { id, lid, party };
+    return { ...party };
   }
+
+  /** The account's JIDs as me() last normalised them. */
+  private own?: { id: string | undefined; lid: string | undefined; party: Party };
 
   /** Both identities of a user JID (PN or LID), given the alternate the message carried, if any. */
   async party(jid: string | null | undefined, alternate?: string | null): Promise<Party> {

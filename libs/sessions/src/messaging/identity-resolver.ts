@@ -65,6 +65,8 @@ export class IdentityResolver {
   /** Numbers whose LID was not found, and when (see LID_MISS_TTL_MS). */
   private readonly lidMissedAt = new Map<string, number>();
   private learned: LidMapping[] = [];
+  /** The account's JIDs as me() last normalised them. */
+  private own?: { id: string | undefined; lid: string | undefined; party: Party };
 
   constructor(
     private readonly socket: WASocket,
@@ -86,9 +88,6 @@ export class IdentityResolver {
     this.own = { id, lid, party };
     return { ...party };
   }
-
-  /** The account's JIDs as me() last normalised them. */
-  private own?: { id: string | undefined; lid: string | undefined; party: Party };
 
   /** Both identities of a user JID (PN or LID), given the alternate the message carried, if any. */
   async party(jid: string | null | undefined, alternate?: string | null): Promise<Party> {

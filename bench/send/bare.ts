@@ -59,5 +59,12 @@ export async function runBare(sim: SimInfo): Promise<SideResult> {
   const used = loadBetween(from, loadMark());
   for (const sock of sockets) sock.end(undefined);
   const sends = N + WARMUP * INSTANCES;
-  return { connected: open, connectSeconds, ...result, cpuMsPerSend: round(used.cpuMs / sends, 2), gcMsPerSend: round(used.gcMs / sends, 3) };
+  return {
+    connected: open,
+    connectSeconds,
+    ...result,
+    cpuMsPerSend: round(used.cpuMs / sends, 2),
+    gcMsPerSend: round(used.gcMs / sends, 3),
+    allocatedKbPerSend: round((used.allocatedMb * 1000) / sends, 1),
+  };
 }

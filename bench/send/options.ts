@@ -44,6 +44,8 @@ export interface SideResult extends LoadResult {
   cpuMsPerSend?: number;
   /** The main thread's GC pauses per send (bare: its one process). */
   gcMsPerSend?: number;
+  /** KB allocated on the JS heap per send (bare's process). */
+  allocatedKbPerSend?: number;
 }
 
 const roleGiven = process.argv[2] !== undefined && !process.argv[2].startsWith('--');

@@ -69,6 +69,8 @@ export async function orchestrate(): Promise<void> {
       cpuMsPerSendByProcess?: Record<string, number>;
       /** Per process: the main thread's GC pauses per send (part of its CPU). */
       gcMsPerSendByProcess?: Record<string, number>;
+      /** Per process: KB allocated on its JS heap per send (steadier than its CPU). */
+      allocatedKbPerSendByProcess?: Record<string, number>;
       sqlPerSend?: number;
       sqlPerSendByProcess?: Record<string, number>;
       eventLoopUtilizationByProcess?: Record<string, number>;
@@ -86,6 +88,7 @@ export async function orchestrate(): Promise<void> {
             cpuMsPerSend: round(counted.cpuMs / sends, 2),
             cpuMsPerSendByProcess: perSend((measure) => measure.cpuMs),
             gcMsPerSendByProcess: perSend((measure) => measure.gcMs, 3),
+            allocatedKbPerSendByProcess: perSend((measure) => measure.allocatedMb * 1000, 1),
             sqlPerSend: round(counted.queries / sends, 2),
             sqlPerSendByProcess: perSend((measure) => measure.queries),
             eventLoopUtilizationByProcess: byProcess((measure) => measure.eventLoopUtilization),

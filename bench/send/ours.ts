@@ -50,6 +50,8 @@ export interface ProcessMeasure {
   eventLoopUtilization: number;
   /** The main thread's GC pauses (ms). */
   gcMs: number;
+  /** MB allocated on its JS heap. */
+  allocatedMb: number;
   queries: number;
   poolWaitingAvg: number;
 }
@@ -199,6 +201,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> 
         cpuMs: load.cpuMs,
         eventLoopUtilization: round(load.eventLoopUtilization, 2),
         gcMs: load.gcMs,
+        allocatedMb: load.allocatedMb,
         queries: [...statements.values()].reduce((a, b) => a + b, 0),
         poolWaitingAvg: poolWaiting.stop(),
       },
@@ -213,6 +216,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> 
         cpuMs: workerLoad.cpuMs,
         eventLoopUtilization: round(workerLoad.eventLoopUtilization, 2),
         gcMs: workerLoad.gcMs,
+        allocatedMb: workerLoad.allocatedMb,
         queries: measured.statements.reduce((a, [, n]) => a + n, 0),
         poolWaitingAvg: measured.poolWaitingAvg,
       };

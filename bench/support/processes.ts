@@ -6,6 +6,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { PerformanceObserver } from 'node:perf_hooks';
+import v8 from 'node:v8';
 import { Bus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions } from '@gw/bus';
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
@@ -102,6 +103,13 @@ export async function countStatements(options: CountOptions = {}): Promise<{ sto
   };
 }
 
+/**
+ * Bytes this process has allocated on its JavaScript heap so far (V8's count, every object whatever became of it;
+ * Node 22+, which the benches run on; 0 where absent). Unlike CPU time it does not move with the machine's load: a
+ * change that allocates less per message shows in it even when the runs' rates are too noisy to tell.
+ */
+export const allocatedBytes = (): number => (v8.getHeapStatistics() as { total_allocated_bytes?: number }).total_allocated_bytes ?? 0;
+
 /** A process's CPU (µs, user + system) and event-loop time (ms, active and idle) so far; two of them give the load in between. */
 export interface LoadMark {
   cpuMicros: number;
@@ -109,6 +117,8 @@ export interface LoadMark {
   loopIdleMs: number;
   /** The main thread's GC pauses so far (ms), counted from the process's first mark on. */
   gcMs: number;
+  /** Bytes allocated on the JS heap so far (allocatedBytes: steady where CPU time is not). */
+  allocatedBytes: number;
 }
 
 /** The process's GC pauses (PerformanceObserver `gc` entries), summed from the first loadMark on. */
@@ -124,17 +134,18 @@ export function loadMark(): LoadMark {
   }
   const cpu = process.cpuUsage();
   const loop = performance.eventLoopUtilization();
-  return { cpuMicros: cpu.user + cpu.system, loopActiveMs: loop.active, loopIdleMs: loop.idle, gcMs: gcPausedMs };
+  return { cpuMicros: cpu.user + cpu.system, loopActiveMs: loop.active, loopIdleMs: loop.idle, gcMs: gcPausedMs, allocatedBytes: allocatedBytes() };
 }
 
-/** Between two marks: CPU in ms, the share of the time the event loop was busy (0–1), and the GC pauses in ms. */
-export function loadBetween(from: LoadMark, to: LoadMark): { cpuMs: number; eventLoopUtilization: number; gcMs: number } {
+/** Between two marks: CPU in ms, the share of the time the event loop was busy (0–1), the GC pauses in ms and the MB allocated. */
+export function loadBetween(from: LoadMark, to: LoadMark): { cpuMs: number; eventLoopUtilization: number; gcMs: number; allocatedMb: number } {
   const active = to.loopActiveMs - from.loopActiveMs;
   const idle = to.loopIdleMs - from.loopIdleMs;
   return {
     cpuMs: (to.cpuMicros - from.cpuMicros) / 1000,
     eventLoopUtilization: active + idle > 0 ? active / (active + idle) : NaN,
     gcMs: to.gcMs - from.gcMs,
+    allocatedMb: (to.allocatedBytes - from.allocatedBytes) / 1e6,
   };
 }
 

@@ -3,7 +3,7 @@
  * from, the worker child's measures (its peak RSS and its inbound backlog, read from its own metrics),
  * paired instances for ours, and a bare Baileys receiver that decrypts and counts only.
  */
-import v8 from 'node:v8';
+import { allocatedBytes } from './processes';
 import type { DataSource } from 'typeorm';
 import { openBareSockets, type provisionDevices } from './sim-clients';
 
@@ -19,12 +19,7 @@ export interface SimInfo {
 /** Peak resident set size of this process so far (MB). */
 export const peakRssMb = (): number => Math.round(process.resourceUsage().maxRSS / 1024);
 
-/**
- * Bytes this process has allocated on its JavaScript heap so far (V8's count, every object whatever became of it;
- * Node 22+, which the benches run on; 0 where absent). Unlike CPU time it does not move with the machine's load: a
- * change that allocates less per message shows in it even when the runs' rates are too noisy to tell.
- */
-export const allocatedBytes = (): number => (v8.getHeapStatistics() as { total_allocated_bytes?: number }).total_allocated_bytes ?? 0;
+export { allocatedBytes } from './processes';
 
 /** What the worker's inbound backlog did while sampled: its deepest, the most sockets paused, the pauses. */
 export interface BacklogSample {

@@ -276,25 +276,28 @@ export function serveWorkerChild(options: {
   });
 }
 
+type InspectorPost = (method: string, params?: object) => Promise<unknown>;
+
 /**
- * A V8 CPU profile of this process between `start()` and `stop(file)`, through the inspector (no
- * restart, no flag): a bench profiles only its measured window, not start-up and connecting.
+ * A window of this process seen through the inspector (no restart, no flag): `begin` starts what it
+ * records, `end` stops it and answers the profile, which `stop(file)` writes (its directory made if missing).
  */
-export function windowProfiler(): { start(): Promise<void>; stop(file: string): Promise<void> } {
+function inspectorWindow(
+  begin: (post: InspectorPost) => Promise<void>,
+  end: (post: InspectorPost) => Promise<unknown>,
+): { start(): Promise<void>; stop(file: string): Promise<void> } {
   let session: import('node:inspector').Session | undefined;
-  const post = (method: string, params?: object) =>
+  const post: InspectorPost = (method, params) =>
     new Promise<unknown>((resolve, reject) => session?.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))));
   return {
     async start(): Promise<void> {
       const { Session } = await import('node:inspector');
       session = new Session();
       session.connect();
-      await post('Profiler.enable');
-      await post('Profiler.setSamplingInterval', { interval: 500 });
-      await post('Profiler.start');
+      await begin(post);
     },
     async stop(file: string): Promise<void> {
-      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      const profile = await end(post);
       const { mkdirSync, writeFileSync } = await import('node:fs');
       const { dirname } = await import('node:path');
       // The directory given to --window-prof (or the like) need not exist yet.
@@ -306,31 +309,33 @@ export function windowProfiler(): { start(): Promise<void>; stop(file: string): 
 }
 
 /**
+ * A V8 CPU profile of this process between `start()` and `stop(file)`: a bench profiles only its measured
+ * window, not start-up and connecting.
+ */
+export function windowProfiler(): { start(): Promise<void>; stop(file: string): Promise<void> } {
+  return inspectorWindow(
+    async (post) => {
+      await post('Profiler.enable');
+      await post('Profiler.setSamplingInterval', { interval: 500 });
+      await post('Profiler.start');
+    },
+    async (post) => ((await post('Profiler.stop')) as { profile: unknown }).profile,
+  );
+}
+
+/**
  * What this process allocates between `start()` and `stop(file)`, by stack: V8's sampling heap profiler
- * (one sample every 32 KB allocated on average) through the inspector, counting objects the scavenger and
- * the full GC collected too, so the total is everything allocated, not what stayed. `stop` writes the
- * `.heapprofile` (Chrome DevTools' format: each node's `selfSize` is bytes allocated there).
+ * (one sample every 32 KB allocated on average), counting objects the scavenger and the full GC collected
+ * too, so the total is everything allocated, not what stayed. `stop` writes the `.heapprofile` (Chrome
+ * DevTools' format: each node's `selfSize` is bytes allocated there).
  */
 export function allocationSampler(): { start(): Promise<void>; stop(file: string): Promise<void> } {
-  let session: import('node:inspector').Session | undefined;
-  const post = (method: string, params?: object) =>
-    new Promise<unknown>((resolve, reject) => session?.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))));
-  return {
-    async start(): Promise<void> {
-      const { Session } = await import('node:inspector');
-      session = new Session();
-      session.connect();
+  return inspectorWindow(
+    async (post) => {
       await post('HeapProfiler.startSampling', { samplingInterval: 32_768, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
     },
-    async stop(file: string): Promise<void> {
-      const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: unknown };
-      const { mkdirSync, writeFileSync } = await import('node:fs');
-      const { dirname } = await import('node:path');
-      mkdirSync(dirname(file), { recursive: true });
-      writeFileSync(file, JSON.stringify(profile));
-      session?.disconnect();
-    },
-  };
+    async (post) => ((await post('HeapProfiler.stopSampling')) as { profile: unknown }).profile,
+  );
 }
 
 /** Busy and total jiffies of all cores so far (/proc/stat's first line), or null off Linux. */

@@ -37,17 +37,19 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { serverCpuBetween, serverCpuMark } from '../support/postgres';
-import { allocationSampler, answerQuestions, ask, serveWorkerChild, stopChild, UNCOUNTED, type WorkerSetup } from '../support/processes';
 import {
-  allocatedBytes,
-  bareReceive,
-  type BacklogSample,
-  type Devices,
-  insertInstances,
-  peakRssMb,
-  sampleInboundBacklog,
-  type SimInfo,
-} from '../support/receivers';
+  allocationSampler,
+  answerQuestions,
+  ask,
+  loadBetween,
+  loadMark,
+  type LoadMark,
+  serveWorkerChild,
+  stopChild,
+  UNCOUNTED,
+  type WorkerSetup,
+} from '../support/processes';
+import { bareReceive, type BacklogSample, type Devices, insertInstances, peakRssMb, sampleInboundBacklog, type SimInfo } from '../support/receivers';
 import { provisionDevices, simControl } from '../support/sim-clients';
 import { DB_PROXY_ROLE, dbRttMs, medianRoundTripMs, serveDbProxyChild, startDbProxyChild } from '../support/db-latency';
 import { finite, runTimes, spread } from '../support/repeat';
@@ -181,7 +183,7 @@ interface Side {
   seconds: number;
   peakRssMb: number;
   cpuMsPerMessage: number;
-  /** KB allocated on the JS heap per message, over the same window as the CPU (allocatedBytes). */
+  /** KB allocated on the JS heap per message, over the same window as the CPU (loadBetween). */
   allocatedKbPerMessage: number;
 }
 
@@ -236,8 +238,7 @@ interface OursSide extends Side {
 
 function runWorkerChild(): void {
   let sampler: Awaited<ReturnType<typeof sampleInboundBacklog>> | undefined;
-  let cpu: NodeJS.CpuUsage | undefined;
-  let allocated = 0;
+  let from: LoadMark | undefined;
   // INBOUND_WORKER_ALLOCATIONS=<file>: what the worker allocated over the flood, by stack (diagnostics).
   const allocations = process.env.INBOUND_WORKER_ALLOCATIONS ? allocationSampler() : undefined;
   serveWorkerChild({
@@ -248,15 +249,13 @@ function runWorkerChild(): void {
     measure: async () => {
       sampler = await sampleInboundBacklog();
       await allocations?.start();
-      cpu = process.cpuUsage();
-      allocated = allocatedBytes();
+      from = loadMark();
       return {};
     },
     measured: async () => {
-      const used = process.cpuUsage(cpu);
+      const used = loadBetween(from ?? loadMark(), loadMark());
       await allocations?.stop(process.env.INBOUND_WORKER_ALLOCATIONS as string);
-      const allocatedMb = (allocatedBytes() - allocated) / 1e6;
-      return { backlog: await sampler?.stop(), peakRssMb: peakRssMb(), cpuMs: Math.round((used.user + used.system) / 1000), allocatedMb };
+      return { backlog: await sampler?.stop(), peakRssMb: peakRssMb(), cpuMs: Math.round(used.cpuMs), allocatedMb: used.allocatedMb };
     },
   });
 }

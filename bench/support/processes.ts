@@ -108,7 +108,7 @@ export async function countStatements(options: CountOptions = {}): Promise<{ sto
  * Node 22+, which the benches run on; 0 where absent). Unlike CPU time it does not move with the machine's load: a
  * change that allocates less per message shows in it even when the runs' rates are too noisy to tell.
  */
-export const allocatedBytes = (): number => (v8.getHeapStatistics() as { total_allocated_bytes?: number }).total_allocated_bytes ?? 0;
+const allocatedBytes = (): number => (v8.getHeapStatistics() as { total_allocated_bytes?: number }).total_allocated_bytes ?? 0;
 
 /** A process's CPU (µs, user + system) and event-loop time (ms, active and idle) so far; two of them give the load in between. */
 export interface LoadMark {

@@ -3,7 +3,7 @@
  * from, the worker child's measures (its peak RSS and its inbound backlog, read from its own metrics),
  * paired instances for ours, and a bare Baileys receiver that decrypts and counts only.
  */
-import { allocatedBytes } from './processes';
+import { loadBetween, loadMark } from './processes';
 import type { DataSource } from 'typeorm';
 import { openBareSockets, type provisionDevices } from './sim-clients';
 
@@ -18,8 +18,6 @@ export interface SimInfo {
 
 /** Peak resident set size of this process so far (MB). */
 export const peakRssMb = (): number => Math.round(process.resourceUsage().maxRSS / 1024);
-
-export { allocatedBytes } from './processes';
 
 /** What the worker's inbound backlog did while sampled: its deepest, the most sockets paused, the pauses. */
 export interface BacklogSample {
@@ -92,7 +90,7 @@ export interface BareCount {
   lastAt: number;
   peakRssMb: number;
   cpuMs: number;
-  /** MB allocated on the JS heap over the same window as cpuMs (allocatedBytes). */
+  /** MB allocated on the JS heap over the same window as cpuMs (loadBetween). */
   allocatedMb: number;
 }
 
@@ -112,8 +110,7 @@ export async function bareReceive(
   const pino = (await import('pino')).default;
   baileys.WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(sim.rootPublicKey, 'base64');
   const result: BareCount = { open: 0, openMs: 0, openedAt: 0, count: 0, firstAt: 0, lastAt: 0, peakRssMb: 0, cpuMs: 0, allocatedMb: 0 };
-  const cpu = process.cpuUsage();
-  const allocated = allocatedBytes();
+  const from = loadMark();
   let done: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (done = resolve));
   const add = (n: number) => {
@@ -137,9 +134,9 @@ export async function bareReceive(
   }, 250);
   await finished;
   clearInterval(idle);
-  const used = process.cpuUsage(cpu);
-  result.cpuMs = Math.round((used.user + used.system) / 1000);
-  result.allocatedMb = Math.round((allocatedBytes() - allocated) / 1e5) / 10;
+  const used = loadBetween(from, loadMark());
+  result.cpuMs = Math.round(used.cpuMs);
+  result.allocatedMb = Math.round(used.allocatedMb * 10) / 10;
   result.peakRssMb = peakRssMb();
   for (const sock of sockets) sock.end(undefined);
   return result;

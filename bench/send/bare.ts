@@ -4,7 +4,23 @@ import pino from 'pino';
 import { loadBetween, loadMark } from '../support/processes';
 import { openBareSockets, provisionDevices, serverAcks, simControl } from '../support/sim-clients';
 import { warmUpThenMeasure } from './load';
-import { INSTANCES, log, N, peerPhone, PEERS, round, send, type SideResult, type SimInfo, sleep, WARMUP, WINDOW_PROF, windowProfile } from './options';
+import {
+  INSTANCES,
+  log,
+  N,
+  peerPhone,
+  PEERS,
+  round,
+  send,
+  type SideResult,
+  type SimInfo,
+  sleep,
+  WARMUP,
+  WINDOW_ALLOCATIONS,
+  WINDOW_PROF,
+  windowAllocations,
+  windowProfile,
+} from './options';
 
 export async function runSim(): Promise<void> {
   const { startSimulator } = await import('@gw/wa-sim');
@@ -54,7 +70,9 @@ export async function runBare(sim: SimInfo): Promise<SideResult> {
   };
   const from = loadMark();
   if (WINDOW_PROF) await windowProfile.start();
+  if (WINDOW_ALLOCATIONS) await windowAllocations.start();
   const result = await warmUpThenMeasure(operation);
+  if (WINDOW_ALLOCATIONS) await windowAllocations.stop(`${WINDOW_ALLOCATIONS}/bare.window.heapprofile`);
   if (WINDOW_PROF) await windowProfile.stop(`${WINDOW_PROF}/bare.window.cpuprofile`);
   const used = loadBetween(from, loadMark());
   for (const sock of sockets) sock.end(undefined);

@@ -1,6 +1,6 @@
 /** The orchestrator's children: forked in a role with the run's flags, and their first answer. */
 import { fork, type ChildProcess } from 'node:child_process';
-import { CONCURRENCY, CPU_PROF, INSTANCES, N, PEERS, POOL, type Role, TOPOLOGY, WARMUP, WINDOW_PROF, WORKERS } from './options';
+import { CONCURRENCY, CPU_PROF, INSTANCES, N, PEERS, POOL, type Role, TOPOLOGY, WARMUP, WINDOW_ALLOCATIONS, WINDOW_PROF, WORKERS } from './options';
 
 export function child(roleName: Role, extra: string[] = []): ChildProcess {
   const passed = [
@@ -21,6 +21,7 @@ export function child(roleName: Role, extra: string[] = []): ChildProcess {
     '--workers',
     String(WORKERS),
     ...(WINDOW_PROF ? ['--window-prof', WINDOW_PROF] : []),
+    ...(WINDOW_ALLOCATIONS ? ['--window-allocations', WINDOW_ALLOCATIONS] : []),
   ];
   const execArgv = [
     '--expose-gc',

@@ -7,6 +7,7 @@
  *
  *   npm run bench -- send [--n 2000] [--concurrency 50] [--instances 50] [--peers 10] [--warmup 1] [--history 100] [--settle 1000]
  *                         [--pool 20] [--topology split|single] [--workers 1] [--db-rtt-ms 0] [--floor 1] [--otlp 0] [--repeat 1]
+ *                         [--window-prof <dir>] [--window-allocations <dir>]
  *
  * Processes: the simulator (load mode), the bare side, the ours side and the orchestrator, which drives
  * the HTTP load for ours (a client of its own, as in production). `--topology split` (default) is the

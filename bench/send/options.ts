@@ -1,5 +1,5 @@
 /** bench/send's role, flags, result shapes and small helpers (main.ts's header lists the flags). */
-import { windowProfiler } from '../support/processes';
+import { allocationSampler, windowProfiler } from '../support/processes';
 import { DB_PROXY_ROLE, dbRttMs } from '../support/db-latency';
 
 export type Role = 'orchestrate' | 'sim' | 'bare' | 'ours' | 'worker' | 'hop-http' | 'hop-nats' | typeof DB_PROXY_ROLE;
@@ -92,6 +92,11 @@ const PEER_PREFIX = '5539';
 export const CPU_PROF = args.get('cpu-prof');
 /** `--window-prof <dir>`: a V8 CPU profile of each worker and of the bare side over the sends only (no start-up, no connect). */
 export const WINDOW_PROF = args.get('window-prof');
+/**
+ * `--window-allocations <dir>`: a sampling heap profile of each worker and of the bare side over the sends only
+ * (`<name>.window.heapprofile`, collected objects counted: what a send allocates, by stack).
+ */
+export const WINDOW_ALLOCATIONS = args.get('window-allocations');
 /** `--floor 0` skips the floor under ours (runFloor(); on by default). */
 export const FLOOR = args.get('floor') !== '0';
 /**
@@ -111,6 +116,8 @@ export const OTLP = args.get('otlp') === '1';
 
 /** The CPU profile of this process over the measured sends (`--window-prof`). */
 export const windowProfile = windowProfiler();
+/** What this process allocates over the measured sends (`--window-allocations`). */
+export const windowAllocations = allocationSampler();
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const log = (line: string) => process.stderr.write(`[send:${role}] ${line}\n`);

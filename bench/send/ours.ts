@@ -28,7 +28,9 @@ import {
   type SimInfo,
   sleep,
   TOPOLOGY,
+  WINDOW_ALLOCATIONS,
   WINDOW_PROF,
+  windowAllocations,
   windowProfile,
   WORKER_INDEX,
   workerName,
@@ -153,6 +155,7 @@ export async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> 
           '--worker-index',
           String(index),
           ...(WINDOW_PROF ? ['--window-prof', WINDOW_PROF] : []),
+          ...(WINDOW_ALLOCATIONS ? ['--window-allocations', WINDOW_ALLOCATIONS] : []),
         ];
         workerProcesses.push(fork(process.argv[1], ['worker', ...passed], { execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
       }
@@ -177,11 +180,13 @@ export async function runOurs(sim: SimInfo, databaseUrl: string): Promise<void> 
     const stopped = new Promise<number>((resolve) => process.once('message', (message) => resolve(Number((message as { sends?: number }).sends) || 0)));
     const workersFrom = await Promise.all(workerProcesses.map((child) => ask<LoadMark>(child, 'measure')));
     if (WINDOW_PROF) await windowProfile.start();
+    if (WINDOW_ALLOCATIONS) await windowAllocations.start();
     const from = loadMark();
     const poolWaiting = samplePoolWaiting(dataSource);
     send({ baseUrl: `http://127.0.0.1:${address.port}`, tokens, connected, connectSeconds, schema } satisfies OursReady);
     const sends = await stopped;
     if (WINDOW_PROF) await windowProfile.stop(`${WINDOW_PROF}/${workerProcesses.length ? 'gateway' : 'gateway+worker'}.window.cpuprofile`);
+    if (WINDOW_ALLOCATIONS) await windowAllocations.stop(`${WINDOW_ALLOCATIONS}/${workerProcesses.length ? 'gateway' : 'gateway+worker'}.window.heapprofile`);
     // Work the path deferred counts too: wait (up to 60 s) until every send's `messages` event is in
     // the outbox, and report how long after the last answer that took.
     const drainStarted = Date.now();
@@ -260,12 +265,14 @@ export function runWorker(): void {
     worker: { workerId: WORKERS === 1 ? 'bench-worker' : `bench-worker-${WORKER_INDEX + 1}`, capacity: Math.ceil(INSTANCES / WORKERS) },
     measure: async (dataSource) => {
       if (WINDOW_PROF) await windowProfile.start();
+      if (WINDOW_ALLOCATIONS) await windowAllocations.start();
       counter = await countSendStatements();
       poolWaiting = samplePoolWaiting(dataSource);
       return loadMark();
     },
     measured: async () => {
       if (WINDOW_PROF) await windowProfile.stop(`${WINDOW_PROF}/${workerName(WORKER_INDEX)}.window.cpuprofile`);
+      if (WINDOW_ALLOCATIONS) await windowAllocations.stop(`${WINDOW_ALLOCATIONS}/${workerName(WORKER_INDEX)}.window.heapprofile`);
       return {
         ...loadMark(),
         statements: [...(counter?.stop() ?? new Map<string, number>()).entries()],

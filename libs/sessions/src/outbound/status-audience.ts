@@ -9,8 +9,9 @@ const MAX_KNOWN = 20_000;
 /**
  * The recipients WhatsApp confirmed are on it, per socket, until when (ms since the epoch). A status goes to
  * the same audience again and again, and asking WhatsApp about all of it before each one was a round trip
- * to its servers on every status (bench/status: most of what ours adds to bare Baileys at small audiences).
- * Only confirmations are kept: someone not on WhatsApp is asked about again next time (they may have joined).
+ * to its servers on every status (a usync query each time, the kind of repeated contact lookup WhatsApp
+ * watches). Only confirmations are kept: someone not on WhatsApp is asked about again next time (they may
+ * have joined).
  */
 const confirmed = new WeakMap<WASocket, Map<string, number>>();
 

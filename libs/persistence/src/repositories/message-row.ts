@@ -167,7 +167,10 @@ export function toRecordRow(raw: Raw): RecordRow {
   };
 }
 
-/** A MessageRow from a statement that selected every column (`*`): toRecordRow()'s literal with `raw`. */
+/**
+ * A MessageRow from a statement that selected every column (`*`): toRecordRow()'s literal with `raw`, written
+ * out again rather than spread from it (a spread would allocate twice and put `raw` last, out of COLUMNS order).
+ */
 export function toMessageRow(raw: Raw): MessageRow {
   return {
     instanceId: raw.instance_id as string,

@@ -65,8 +65,6 @@ export class IdentityResolver {
   /** Numbers whose LID was not found, and when (see LID_MISS_TTL_MS). */
   private readonly lidMissedAt = new Map<string, number>();
   private learned: LidMapping[] = [];
-  /** The account's JIDs as me() last normalised them. */
-  private own?: { id: string | undefined; lid: string | undefined; party: Party };
 
   constructor(
     private readonly socket: WASocket,
@@ -79,14 +77,11 @@ export class IdentityResolver {
 
   /** The linked account itself. */
   me(): Party {
+    // Asked for every message received: userJid() answers the account's JIDs from its table.
     const user = this.socket.user;
-    const id = user?.id;
-    const lid = user?.lid;
-    // Asked for every message received: normalised again only when the account's JIDs change.
-    if (this.own && this.own.id === id && this.own.lid === lid) return { ...this.own.party };
-    const party = { jid: userJid(lid) || userJid(id), pn: userJid(id), lid: userJid(lid) };
-    this.own = { id, lid, party };
-    return { ...party };
+    const pn = userJid(user?.id);
+    const lid = userJid(user?.lid);
+    return { jid: lid || pn, pn, lid };
   }
 
   /** Both identities of a user JID (PN or LID), given the alternate the message carried, if any. */

@@ -30,9 +30,10 @@ export async function statusAudience(
   if (!table) confirmed.set(socket, (table = new Map()));
   const known = new Set<string>();
   const unknown: string[] = [];
+  const asked = now();
   for (const jid of unique) {
     const normalized = jidNormalizedUser(jid);
-    if ((table.get(normalized) ?? 0) > now()) known.add(normalized);
+    if ((table.get(normalized) ?? 0) > asked) known.add(normalized);
     else unknown.push(jid);
   }
   if (unknown.length > 0) {

@@ -7,6 +7,57 @@ interface PipelineClient {
   escapeLiteral(value: string): string;
 }
 
+/** The socket under a pg client (pg corks it around each statement's messages; a cork held outside holds them too). */
+interface CorkableStream {
+  cork(): void;
+  uncork(): void;
+}
+
+function streamOf(client: PipelineClient): CorkableStream | null {
+  const stream = (client as { connection?: { stream?: Partial<CorkableStream> } }).connection?.stream;
+  return typeof stream?.cork === 'function' && typeof stream.uncork === 'function' ? (stream as CorkableStream) : null;
+}
+
+/**
+ * Submits `first` on `client` and holds its write until the next statement the client submits, which
+ * then leaves with it in one write (or until the next turn of the event loop, when none comes sooner, or
+ * release()). Each write to Postgres is a system call and wakes its backend: at one send at a time the
+ * worker's socket writes (Postgres', the phone's, NATS') were a fifth of its CPU (bench/send `--concurrency 1`,
+ * docs/bench/send.md, session 59; ADR 0068).
+ */
+function withNextStatement<T>(client: PipelineClient, first: () => T): { submitted: T; release(): void } {
+  const stream = streamOf(client);
+  if (!stream) return { submitted: first(), release: () => undefined };
+  stream.cork();
+  let submitted: T;
+  try {
+    submitted = first();
+  } catch (error) {
+    stream.uncork();
+    throw error;
+  }
+  const own = Object.prototype.hasOwnProperty.call(client, 'query');
+  const query = client.query;
+  let held = true;
+  const release = () => {
+    if (!held) return;
+    held = false;
+    clearImmediate(immediate);
+    if (own) client.query = query;
+    else delete (client as { query?: unknown }).query;
+    stream.uncork();
+  };
+  const immediate = setImmediate(release);
+  client.query = function (this: PipelineClient, ...call: Parameters<PipelineClient['query']>) {
+    try {
+      return query.apply(this, call);
+    } finally {
+      release();
+    }
+  };
+  return { submitted, release };
+}
+
 /**
  * The last statement of a transaction, written together with its COMMIT (the outbox insert of the
  * events of a fenced transaction's writes). `rows` receives its rows once the transaction committed.
@@ -45,9 +96,9 @@ export async function pipelinedTransaction<T>(
   // Open from the start: a batch that fails after its START TRANSACTION leaves the transaction open
   // (aborted), and the connection must not go back to the pool that way.
   let open = true;
-  const answered = (client.query(head(client)) as Promise<{ rows: unknown[] } | Array<{ rows: unknown[] }>>).then(
-    (results) => (Array.isArray(results) ? results[results.length - 1] : results).rows,
-  );
+  // The head goes out with the work's first statement, in one write.
+  const heldHead = withNextStatement(client, () => client.query(head(client)) as Promise<{ rows: unknown[] } | Array<{ rows: unknown[] }>>);
+  const answered = heldHead.submitted.then((results) => (Array.isArray(results) ? results[results.length - 1] : results).rows);
   // Read after the work, or never when the work fails first (then in the catch below).
   answered.catch(() => undefined);
   try {
@@ -56,17 +107,25 @@ export async function pipelinedTransaction<T>(
     const last = tail?.(value) ?? null;
     if (last) {
       const name = last.text.includes(PREPARED) ? preparedStatements.nameFor(last.text) : null;
-      // Both written now, in this order.
-      const rows = (
-        client.query(name ? { name, text: last.text, values: last.values } : { text: last.text, values: last.values }) as Promise<{ rows: unknown[] }>
-      ).then(
-        (result) => result.rows,
-        (error: unknown) => {
-          if (name && isStalePlan(error)) preparedStatements.renew(last.text);
-          throw error;
-        },
-      );
-      const commit = client.query('COMMIT');
+      // Both written now, in this order, in one write.
+      const stream = streamOf(client);
+      stream?.cork();
+      let rows: Promise<unknown[]>;
+      let commit: Promise<unknown>;
+      try {
+        rows = (
+          client.query(name ? { name, text: last.text, values: last.values } : { text: last.text, values: last.values }) as Promise<{ rows: unknown[] }>
+        ).then(
+          (result) => result.rows,
+          (error: unknown) => {
+            if (name && isStalePlan(error)) preparedStatements.renew(last.text);
+            throw error;
+          },
+        );
+        commit = client.query('COMMIT');
+      } finally {
+        stream?.uncork();
+      }
       const [tailOutcome, commitOutcome] = await Promise.allSettled([rows, commit]);
       open = false;
       // The tail's error first: the COMMIT behind it rolled the transaction back (and answered ROLLBACK).
@@ -87,6 +146,7 @@ export async function pipelinedTransaction<T>(
       )) ?? error
     );
   } finally {
+    heldHead.release();
     await runner.release();
   }
 }

@@ -74,6 +74,51 @@ describe('fenced transactions, pipelined', () => {
     expect(await probes()).toEqual(['1:work', '2:work', '1001:tail', '1002:tail']);
   });
 
+  /** Counts the writes (system calls) of the pool-of-one connection's socket from now on. */
+  const countWrites = async (dataSource: DataSource): Promise<{ writes: number }> => {
+    const pool = (dataSource.driver as unknown as { master: { connect(): Promise<{ connection: { stream: Record<string, unknown> }; release(): void }> } })
+      .master;
+    const client = await pool.connect();
+    const stream = client.connection.stream as Record<'_write' | '_writev', (...call: unknown[]) => unknown>;
+    client.release();
+    const counted = { writes: 0 };
+    for (const method of ['_write', '_writev'] as const) {
+      const original = stream[method];
+      stream[method] = function (this: unknown, ...call: unknown[]) {
+        counted.writes++;
+        return original.apply(this, call);
+      };
+    }
+    return counted;
+  };
+
+  it('should write the begin and proof with the work’s first statement and the tail with the COMMIT: one write each', async () => {
+    const dataSource = await farPool();
+    await dataSource.query('SELECT 1');
+    const counted = await countWrites(dataSource);
+    expect(await writeWithTail(dataSource, lease, 50).done).toBe(50);
+    // Before (session 59): the head, the statement, the tail and the COMMIT each a write of its own.
+    expect(counted.writes).toBe(2);
+    // A work that waits for the proof before its first statement: the head goes at the next turn of the loop.
+    counted.writes = 0;
+    const waited = await LeaseRepository.fencedGroupTransaction(dataSource, [lease], async (manager) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await manager.query(`INSERT INTO fence_probe (id, note) VALUES (51, 'late')`);
+      return 51;
+    });
+    expect(waited).toBe(51);
+    expect(counted.writes).toBe(3);
+    // A work that fails before any statement: the head and the ROLLBACK go, the connection is clean.
+    await expect(
+      LeaseRepository.fencedTransaction(dataSource, lease, () => {
+        throw new Error('before any statement');
+      }),
+    ).rejects.toThrow('before any statement');
+    expect(await idleAborted()).toBe(0);
+    expect(await writeWithTail(dataSource, lease, 52).done).toBe(52);
+    expect(await probes()).toEqual(['50:work', '51:late', '52:work', '1050:tail', '1052:tail']);
+  });
+
   it('should roll the work back when its tail fails, throw the tail’s error and leave the connection clean for the next', async () => {
     const dataSource = await farPool();
     await db.dataSource.query(`INSERT INTO fence_probe (id, note) VALUES (1005, 'there')`);

@@ -1,8 +1,8 @@
-/** The bare client's process: an undici client (or an amqplib publisher) posting the same bodies at the relay's concurrency. */
+/** The bare client's process: an undici client (or an amqplib publisher, or a NATS JetStream publisher) posting the same bodies at the relay's concurrency. */
 import { eventFor, type EventPayload } from './events';
 import { send } from './ipc';
 import { cpuMs, cpuMsSince, inFlightMeter, paced } from './load';
-import { args, BURST, log, num, PRE_SECONDS, RATE, SECONDS, SINK } from './options';
+import { args, BURST, log, natsServers, num, PRE_SECONDS, RATE, SECONDS, SINK } from './options';
 
 export async function runBare(): Promise<void> {
   const concurrency = num('inflight', 8);
@@ -24,6 +24,24 @@ export async function runBare(): Promise<void> {
           error ? reject(error as Error) : resolve(),
         );
       });
+    closeClient = () => connection.close();
+  } else if (SINK === 'nats') {
+    // A bare JetStream publish loop: each message a request to its subject with the sink's headers, answered by
+    // the stream's PubAck once stored, each awaited as the sink does.
+    const { connect, headers } = await import('@nats-io/transport-node');
+    const connection = await connect({ servers: natsServers(url) });
+    const subject = `${args.get('exchange') as string}.bare.messages`;
+    let n = 0;
+    post = async (payload) => {
+      const body = JSON.stringify({ BaseUrl: 'http://gateway.bench', ...payload });
+      const header = headers();
+      header.set('Nats-Msg-Id', `bare_${++n}`);
+      header.set('Content-Type', 'application/json');
+      header.set('Wa-Instance', 'bare');
+      header.set('Wa-Event', 'messages');
+      const ack = (await connection.request(subject, body, { timeout: 10_000, headers: header })).json<{ error?: { description?: string } }>();
+      if (ack.error) throw new Error(`JetStream refused the message: ${ack.error.description ?? 'error'}`);
+    };
     closeClient = () => connection.close();
   } else {
     const { Agent, request } = await import('undici');

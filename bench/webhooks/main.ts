@@ -36,6 +36,11 @@
  * queue bound to the bench's exchange; the bare client is an amqplib publish loop with confirms and
  * the same concurrency. AMQP_URL (default amqp://guest:guest@127.0.0.1:5672) names the broker.
  *
+ * `--sink nats` measures the NATS JetStream sink: a stream of the run's own (made by the receiver with the sink's
+ * settings, deleted at the end) takes the instances' events, the receiver subscribes to its subjects; the bare
+ * client publishes the same bodies into the same stream with the sink's headers, each a request answered by the
+ * stream's PubAck, at the same concurrency. NATS_SINK_URL (default nats://127.0.0.1:4222) names the server.
+ *
  * `--repeat K` runs the whole bench K times, each in a process of its own, and prints each run's key figures and
  * their medians (bench/webhooks/repeat.ts); the goals are then judged on the medians.
  */

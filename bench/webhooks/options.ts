@@ -17,8 +17,12 @@ export const BURST = num('burst', 20_000);
 export const INSTANCES = num('instances', 20);
 export const CHATS = num('chats', 10);
 export const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-export const SINK = (args.get('sink') ?? 'webhook') as 'webhook' | 'rabbitmq';
+export const SINK = (args.get('sink') ?? 'webhook') as 'webhook' | 'rabbitmq' | 'nats';
 export const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+/** The JetStream server of `--sink nats` (its NATS_SINK_URL; the machine's NATS by default). */
+export const natsSinkUrl = process.env.NATS_SINK_URL ?? 'nats://127.0.0.1:4222';
+/** A nats:// URL's servers as the client takes them (host:port; comma-separated for several). */
+export const natsServers = (url: string): string[] => url.split(',').map((server) => server.trim().replace(/^nats:\/\//, ''));
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export const log = (message: string) => process.stderr.write(`[webhooks] ${message}\n`);

@@ -143,7 +143,10 @@ export async function orchestrate(): Promise<void> {
   try {
     const receiver = spawnRole('receiver');
     children.push(receiver);
-    const { url, exchange } = await nextMessage<{ url: string; exchange?: string }>(receiver, (message) => typeof message.url === 'string');
+    const { url, exchange, stream } = await nextMessage<{ url: string; exchange?: string; stream?: string }>(
+      receiver,
+      (message) => typeof message.url === 'string',
+    );
 
     const instanceIds: string[] = [];
     const webhookIds: string[] = [];
@@ -163,6 +166,7 @@ export async function orchestrate(): Promise<void> {
           addUrlTypesMessages: false,
           includeToken: false,
           ...(SINK === 'rabbitmq' ? { kind: 'rabbitmq' as const, options: { exchange, routingKey: '{instance}.{event}' } } : {}),
+          ...(SINK === 'nats' ? { kind: 'nats' as const, options: { subjectPrefix: exchange, stream } } : {}),
         },
         generateWebhookSecret(),
       );

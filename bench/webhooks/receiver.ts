@@ -1,10 +1,10 @@
-/** The receiver's process: the loopback webhook (or a RabbitMQ consumer) that records each event's latency, duplicates and order. */
+/** The receiver's process: the loopback webhook (or a RabbitMQ consumer, or a NATS subscriber) that records each event's latency, duplicates and order. */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type EventPayload, eventFor } from './events';
 import { send } from './ipc';
-import { amqpUrl, SINK } from './options';
+import { amqpUrl, natsServers, natsSinkUrl, SINK } from './options';
 
 export interface PhaseStats {
   count: number;
@@ -110,6 +110,34 @@ export async function runReceiver(): Promise<void> {
       await channel.deleteExchange(exchange).catch(() => undefined);
       await connection.close().catch(() => undefined);
     };
+  } else if (SINK === 'nats') {
+    // The bench's own JetStream stream, made here so that both sides publish into the same one (the sink makes one
+    // only when it is missing, with these settings), and a plain subscription to its subjects that sees every
+    // message published to them (a repeated publish too, which the stream drops by its Nats-Msg-Id: counted as
+    // a duplicate here). Both deleted at the end.
+    const { connect } = await import('@nats-io/transport-node');
+    const connection = await connect({ servers: natsServers(natsSinkUrl) });
+    const tag = randomBytes(4).toString('hex');
+    const exchange = `bench-webhooks-${tag}`;
+    const stream = `BENCH_WEBHOOKS_${tag.toUpperCase()}`;
+    await jetStreamApi(connection, `STREAM.CREATE.${stream}`, {
+      name: stream,
+      subjects: [`${exchange}.>`],
+      storage: 'file',
+      retention: 'limits',
+      duplicate_window: 120_000_000_000,
+    });
+    const subscription = connection.subscribe(`${exchange}.>`, {
+      callback: (error, message) => {
+        if (!error) record(Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength));
+      },
+    });
+    send({ url: natsSinkUrl, exchange, stream });
+    close = async () => {
+      subscription.unsubscribe();
+      await jetStreamApi(connection, `STREAM.DELETE.${stream}`, {}).catch(() => undefined);
+      await connection.close().catch(() => undefined);
+    };
   } else {
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
@@ -167,6 +195,12 @@ export async function runReceiver(): Promise<void> {
     });
   });
   process.on('disconnect', () => void close().finally(() => process.exit(0)));
+}
+
+/** One JetStream API request (`$JS.API.<what>`); throws the API's error. */
+async function jetStreamApi(connection: import('@nats-io/transport-node').NatsConnection, what: string, body: Record<string, unknown>): Promise<void> {
+  const reply = (await connection.request(`$JS.API.${what}`, JSON.stringify(body), { timeout: 10_000 })).json<{ error?: { description?: string } }>();
+  if (reply.error) throw new Error(`JetStream ${what}: ${reply.error.description ?? 'error'}`);
 }
 
 /**

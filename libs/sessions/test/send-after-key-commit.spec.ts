@@ -95,7 +95,9 @@ async function open(running: RunningSimulator, creds: AuthenticationCreds, worke
 
 const get = async <T>(running: RunningSimulator, path: string): Promise<T> => (await fetch(`${running.controlUrl}${path}`)).json() as Promise<T>;
 const post = async <T>(running: RunningSimulator, path: string, body: unknown): Promise<T> =>
-  (await fetch(`${running.controlUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<T>;
+  (
+    await fetch(`${running.controlUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  ).json() as Promise<T>;
 
 /** The texts the phone shows (decrypted), and how many messages it could not decrypt. */
 async function phoneSees(running: RunningSimulator, phone: string): Promise<{ texts: string[]; decryptFailures: number }> {

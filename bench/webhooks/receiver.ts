@@ -116,17 +116,12 @@ export async function runReceiver(): Promise<void> {
     // message published to them (a repeated publish too, which the stream drops by its Nats-Msg-Id: counted as
     // a duplicate here). Both deleted at the end.
     const { connect } = await import('@nats-io/transport-node');
+    const { natsStreamConfig } = await import('@gw/relay');
     const connection = await connect({ servers: natsServers(natsSinkUrl) });
     const tag = randomBytes(4).toString('hex');
     const exchange = `bench-webhooks-${tag}`;
     const stream = `BENCH_WEBHOOKS_${tag.toUpperCase()}`;
-    await jetStreamApi(connection, `STREAM.CREATE.${stream}`, {
-      name: stream,
-      subjects: [`${exchange}.>`],
-      storage: 'file',
-      retention: 'limits',
-      duplicate_window: 120_000_000_000,
-    });
+    await jetStreamApi(connection, `STREAM.CREATE.${stream}`, natsStreamConfig({ subjectPrefix: exchange, stream }));
     const subscription = connection.subscribe(`${exchange}.>`, {
       callback: (error, message) => {
         if (!error) record(Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength));

@@ -58,6 +58,11 @@ export function natsPublication(options: NatsSinkOptions, message: SinkMessage):
   };
 }
 
+/** The stream a sink makes when it is missing: file storage, capturing `<prefix>.>`, a 2 min duplicate window (Nats-Msg-Id). */
+export function natsStreamConfig(options: NatsSinkOptions): Record<string, unknown> {
+  return { name: options.stream, subjects: [`${options.subjectPrefix}.>`], storage: 'file', retention: 'limits', duplicate_window: 120_000_000_000 };
+}
+
 interface JsApiError {
   error?: { code?: number; err_code?: number; description?: string };
 }
@@ -169,17 +174,7 @@ export class NatsTransport implements SinkTransport {
     const info = (await connection.request(`$JS.API.STREAM.INFO.${options.stream}`, '', { timeout })).json<JsApiError>();
     if (info.error?.err_code === 10059 || info.error?.code === 404) {
       const created = (
-        await connection.request(
-          `$JS.API.STREAM.CREATE.${options.stream}`,
-          JSON.stringify({
-            name: options.stream,
-            subjects: [`${options.subjectPrefix}.>`],
-            storage: 'file',
-            retention: 'limits',
-            duplicate_window: 120_000_000_000,
-          }),
-          { timeout },
-        )
+        await connection.request(`$JS.API.STREAM.CREATE.${options.stream}`, JSON.stringify(natsStreamConfig(options)), { timeout })
       ).json<JsApiError>();
       if (created.error) throw new Error(`creating stream ${options.stream}: ${created.error.description ?? 'error'}`);
     } else if (info.error) throw new Error(`stream ${options.stream}: ${info.error.description ?? 'error'}`);

@@ -147,6 +147,40 @@ describe('Receipts move the status of sent messages forward, never back', () => 
     }
   });
 
+  it('should leave to the send an error ack it took, however late Baileys hands it over', async () => {
+    // A 475 from a new-chat cap that is over (the cap in force has room): the send relays the message
+    // again at once, the server acks it, the send writes Sent. Baileys' event buffer (held here, as an
+    // incoming stanza holds it) merges its Failed announcement of the 475 into the message's upsert and
+    // hands both over only after that.
+    await harness.control('POST', '/sim/faults', { kind: 'new-chat-cap', device: me.phone, limit: 1_000, cycleMs: 3_600_000 });
+    await harness.control('POST', '/sim/faults', { kind: 'ack', mode: 'error', error: '475', device: me.phone, count: 1 });
+    const socket = fixture.socket(worker, instanceId);
+    socket.ev.buffer();
+    let flushed = false;
+    try {
+      const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
+      const request: SendRequest = {
+        instanceId,
+        recordId: `r${messageId.slice(-8).toLowerCase()}`,
+        messageId,
+        chatJid: carl.jid,
+        content: { kind: 'text', text: 'de novo, na hora', linkPreview: null },
+        record: { sendFunction: '/send/text', sendPayload: { number: carl.phone, text: 'de novo, na hora' }, trackSource: '', trackId: '', sendFolderId: '' },
+      };
+      const reply = (await harness.bus.request(Subjects.instance(instanceId, 'send'), request, { timeoutMs: 15_000 })) as { status?: string };
+      expect(reply.status).toBe('Sent');
+      socket.ev.flush();
+      flushed = true;
+      const row = await fixture.waitMessage(instanceId, messageId, (r) => r.raw !== null);
+      await sleep(500);
+      expect({ status: (await fixture.message(instanceId, messageId))!.status, error: row.error }).toEqual({ status: 'Sent', error: '' });
+      expect(await states(messageId)).toEqual([]);
+    } finally {
+      if (!flushed) socket.ev.flush();
+      await harness.control('POST', '/sim/faults', { kind: 'clear' }).catch(() => undefined);
+    }
+  });
+
   it('should keep the id and API fields of a message sent through the send op, and announce it once', async () => {
     const messageId = `3EB0${randomBytes(9).toString('hex').toUpperCase()}`;
     const request: SendRequest = {

@@ -171,6 +171,7 @@ export class InboundSocketHandler {
     on.eventUntilLate(
       'messages.upsert',
       ({ messages }) => {
+        this.receipts.noteUpsert(messages);
         const tasks = this.messages.upsertTasks(messages);
         if (tasks) this.pipelined('messages.upsert', tasks);
         else this.enqueue('messages.upsert', () => this.messages.onUpsert(messages), 'ordered', messages.length);

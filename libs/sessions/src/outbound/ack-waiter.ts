@@ -30,10 +30,13 @@ function waitsOf(socket: WASocket): Map<string, Set<Finish>> {
   const finishAll = (value: AckOutcome) => {
     for (const finishes of [...byId.values()]) for (const finish of [...finishes]) finish(value);
   };
-  socket.ws.on('CB:ack,class:message', (node: BinaryNode) => {
+  // Before Baileys' own listener: a refusal a send takes is claimed before Baileys announces it as a
+  // Failed status, which the inbound side then leaves to the send (AwaitedAcks.takeRefusal).
+  socket.ws.prependListener('CB:ack,class:message', (node: BinaryNode) => {
     const finishes = byId.get(node.attrs.id);
     if (!finishes) return;
     const error = node.attrs.error;
+    if (error) AwaitedAcks.claimRefusal(socket, node.attrs.id);
     const value: AckOutcome = error ? { error: refusalText(error), code: error } : { error: null };
     for (const finish of [...finishes]) finish(value);
   });

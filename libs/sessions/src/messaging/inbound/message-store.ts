@@ -89,6 +89,9 @@ export class MessageStore {
     const vote = described.field === 'pollUpdateMessage' ? await this.pollVote(message, place.sender, described.quoted) : undefined;
     const fromMe = Boolean(key.fromMe);
     let upsertStatus = fromMe ? statusName(message.status) : '';
+    // An error ack a send took as its outcome, merged into the upsert by Baileys' event buffer: the send
+    // records it (or has resent the message), so the copy knows no status of its own.
+    if (upsertStatus === 'Failed' && this.receipts.upsertRefusalTaken(message)) upsertStatus = 'Pending';
     const upsertError = upsertStatus === 'Failed' ? errorText(message.messageStubParameters) : '';
     if (fromMe) upsertStatus = this.advancedByReceipts(message, upsertStatus);
     const senderName = message.pushName || (fromMe ? (this.context.socket.user?.name ?? '') : '') || '';

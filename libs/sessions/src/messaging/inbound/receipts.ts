@@ -1,5 +1,5 @@
 import { FencedOutError, STATUS_RANK, type StatusChange, type Tx } from '@gw/persistence';
-import { isJidGroup, type MessageUserReceiptUpdate, type WAMessageUpdate } from '../../baileys';
+import { isJidGroup, type MessageUserReceiptUpdate, type WAMessage, type WAMessageUpdate } from '../../baileys';
 import { AwaitedAcks } from '../../outbound/awaited-acks';
 import { refusalText } from '../../outbound/refusal';
 import { messagesUpdateEvent } from '../event-payloads';
@@ -34,6 +34,7 @@ export class ReceiptEvents {
   private readonly acked = new Set<string>();
   /** Receipts that arrived before their message was stored (Baileys may emit them first). */
   private readonly early = new Map<string, EarlyReceipt>();
+  private readonly refusalsTakenInUpsert = new WeakSet<WAMessage>();
 
   constructor(private readonly context: InboundContext) {}
 
@@ -62,6 +63,29 @@ export class ReceiptEvents {
   /** Whether the server acked this id on this socket (recently). */
   wasAcked(id: string): boolean {
     return this.acked.has(id);
+  }
+
+  /**
+   * Whether the Failed status Baileys announced for this message (alone, or merged into its buffered
+   * upsert) is an error ack a send took as its outcome (one claim taken): then it is the send's to record.
+   */
+  tookRefusal(id: string): boolean {
+    return AwaitedAcks.takeRefusal(this.context.socket, id);
+  }
+
+  /**
+   * On an upsert's arrival (before anything awaits): its messages of ours whose Failed status is an error
+   * ack a send took, which Baileys' event buffer merged into the upsert. They are stored without it.
+   */
+  noteUpsert(messages: readonly WAMessage[]): void {
+    for (const message of messages)
+      if (message.key?.fromMe && message.key.id && statusName(message.status) === 'Failed' && this.tookRefusal(message.key.id))
+        this.refusalsTakenInUpsert.add(message);
+  }
+
+  /** See noteUpsert. */
+  upsertRefusalTaken(message: WAMessage): boolean {
+    return this.refusalsTakenInUpsert.has(message);
   }
 
   /** The message's early receipt was applied with it. */
@@ -93,9 +117,10 @@ export class ReceiptEvents {
         continue;
       }
       if (!state || state === 'Pending') continue;
-      // An error ack of a message a send is waiting for: the send writes its outcome with its event (it may
-      // also relay it again, e.g. after a 475 from a cap that is over, and this stale refusal must not fail it).
-      if (state === 'Failed' && AwaitedAcks.has(this.context.socket, key.id)) continue;
+      // An error ack a send took, or of a message a send is waiting for: the send writes its outcome with
+      // its event (it may also relay it again, e.g. after a 475 from a cap that is over, and this stale
+      // refusal must not fail it, however late Baileys' event buffer hands it over).
+      if (state === 'Failed' && (this.tookRefusal(key.id) || AwaitedAcks.has(this.context.socket, key.id))) continue;
       const error = state === 'Failed' ? errorText(update.messageStubParameters) : '';
       const batchKey = `${key.remoteJid}|${state}|${error}`;
       const batch: Batch = batches.get(batchKey) ?? { jid: key.remoteJid, state, ids: [], timestamp: timestampMs(update.messageTimestamp) / 1000, error };

@@ -184,11 +184,11 @@ export class PostgresAuthState {
 
   /**
    * Waits until every Signal key commit Baileys has handed over, and every creds write requested, is
-   * stored (issue #39: a drain hands the lease over only after this). Baileys commits a send's key
-   * transaction after the stanza went out (`relayMessage` sends inside the transaction), so once the
-   * socket is closed nothing new starts, and what is under way must land before the lease goes: after
-   * the hand-over the fence refuses it, and the heir would encrypt again with the keys this message
-   * already used (the peer cannot decrypt). True when all of it is stored; false when a write failed,
+   * stored (issue #39: a drain hands the lease over only after this). A send's stanza leaves only once
+   * its key transaction committed (our patch of `relayMessage`, ADR 0069), but a commit under way when
+   * the socket closes must still land before the lease goes: after the hand-over the fence refuses it,
+   * and the keys the heir loads would be older than what this worker last used (a decrypt's, a retry's).
+   * True when all of it is stored; false when a write failed,
    * the store was closed, or `timeoutMs` passed first (the lease must then not be handed over).
    */
   async settle(timeoutMs: number): Promise<boolean> {

@@ -41,6 +41,39 @@ describe('patches/@whiskeysockets+baileys', () => {
     expect(source).toMatch(/room = deferMessageAck\(msg,[\s\S]*?await upsertMessage\(msg, [^\n]*\n\s*if \(room\)\n\s*await room;/);
   });
 
+  it("should run what waits for a key transaction's commit after the commit landed, in order, and nothing outside one (ADR 0069)", async () => {
+    const order: string[] = [];
+    let landCommit!: () => void;
+    const landed = new Promise<void>((resolve) => (landCommit = resolve));
+    const store: SignalKeyStore = {
+      get: async () => ({}),
+      set: async () => {
+        order.push('commit begun');
+        await landed;
+        order.push('commit landed');
+      },
+    };
+    const logger = { level: 'silent', child: () => logger, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+    const keys = addTransactionCapability(store, logger, { maxCommitRetries: 1, delayBetweenTriesMs: 1 }) as ReturnType<typeof addTransactionCapability> & {
+      afterCommit(action: () => Promise<void>): boolean;
+    };
+    const done = keys.transaction(async () => {
+      await keys.set({ session: { 'peer.0': new Uint8Array([1]) } });
+      expect(keys.afterCommit(async () => void order.push('stanza written'))).toBe(true);
+      expect(keys.afterCommit(async () => void order.push('second stanza written'))).toBe(true);
+      order.push('work done');
+    }, 'me');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(order).toEqual(['work done', 'commit begun']);
+    landCommit();
+    await done;
+    expect(order).toEqual(['work done', 'commit begun', 'commit landed', 'stanza written', 'second stanza written']);
+    // Outside a transaction nothing is taken: the caller writes at once.
+    expect(keys.afterCommit(async () => undefined)).toBe(false);
+    // relayMessage hands its stanza (and what follows it) to afterCommit.
+    expect(baileysSource('Socket/messages-send.js')).toContain('if (!authState.keys.afterCommit?.(send)) {');
+  });
+
   it('should time a promise out as before, formatting its stack only when the timeout fires', async () => {
     // Every frame sent and every query goes through promiseTimeout: rc14 formatted a stack for each, and a
     // second one and a Boom for the delay it cancelled (~4 % of a session worker's CPU in bench/send).

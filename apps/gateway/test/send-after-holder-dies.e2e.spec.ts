@@ -109,6 +109,81 @@ describe('sync send when the holding worker dies', () => {
     }
   }, 60_000);
 
+  it('should send again with its id a send its holder had marked relayed and died before its copy was stored', async () => {
+    // The holder's key writes stall (auth_keys locked): a send reserves its id, marks it relayed and
+    // encrypts, then waits for its key commit before the message may leave (ADR 0069). It is killed there.
+    // Nothing says whether the message left, nor can anything send it again but the request itself: the
+    // sync caller's try through the heir and the queue's retry each relay it again with its id.
+    for (const workerId of [...stack.workers.keys()]) stack.halt(workerId);
+    await stack.startWorker('holder-cut', { ownPool: true });
+    const phone = nextPhone('5526');
+    const peer = nextPhone('5527');
+    await stack.control('POST', '/sim/accounts', { phone: peer });
+    const { id, token } = await stack.linkedInstance('cut-off-send', phone);
+    expect(await stack.holderOf(id)).toBe('holder-cut');
+    expect((await send(token, peer, 'before the stall')).status).toBe(200);
+    const ds = stack.db.dataSource;
+    const dispatcher = new AsyncDispatcher(
+      new SendQueueRepository(ds),
+      new InstanceRepository(ds),
+      new ChatRepository(ds),
+      stack.bus,
+      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e-cut-off', pollIntervalMs: 200, sendTimeoutMs: 40_000 },
+      stack.logger,
+      new LeaseRepository(ds),
+    );
+    const locker = ds.createQueryRunner();
+    await locker.connect();
+    let locked = false;
+    try {
+      await locker.startTransaction();
+      await locker.query('LOCK TABLE auth_keys IN SHARE ROW EXCLUSIVE MODE');
+      locked = true;
+      dispatcher.start();
+      const syncSend = send(token, peer, 'the sync send, cut off');
+      const queued = await stack.gw.call('POST', '/send/text', { token, body: { number: peer, text: 'the queued send, cut off', async: true } });
+      expect(queued).toMatchObject({ status: 200, body: { status: 'Queued' } });
+      const relayed = () =>
+        ds.query(`SELECT message_id, text FROM messages WHERE instance_id = $1 AND from_me AND relayed_at IS NOT NULL AND raw IS NULL AND status = 'Pending'`, [
+          id,
+        ]) as Promise<Array<{ message_id: string; text: string }>>;
+      await waitFor(relayed, (rows) => rows.length === 2, 15_000, 'both sends marked relayed, waiting for their key commit');
+      await sleep(300);
+      expect((await stack.control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`)).some((entry) => JSON.stringify(entry.message).includes('cut off'))).toBe(
+        false,
+      );
+
+      // kill -9 while the key writes wait; the lock goes only once nothing of the holder can commit.
+      await stack.kill('holder-cut');
+      await locker.rollbackTransaction();
+      locked = false;
+      await stack.startWorker('heir-cut');
+
+      const answer = await syncSend;
+      expect(answer).toMatchObject({ status: 200, body: { status: 'Sent' } });
+      const statuses = () =>
+        ds.query(`SELECT text, status, error FROM messages WHERE instance_id = $1 AND from_me AND text LIKE '%cut off'`, [id]) as Promise<
+          Array<{ text: string; status: string; error: string | null }>
+        >;
+      const rows = await waitFor(
+        statuses,
+        (list) => list.length === 2 && list.every((row) => row.status !== 'Pending' && row.status !== 'Queued'),
+        30_000,
+        'both sends past Pending',
+      );
+      expect(rows.filter((row) => row.status === 'Failed')).toEqual([]);
+      await sleep(1_000);
+      const inbox = await stack.control<InboxEntry[]>('GET', `/sim/accounts/${peer}/inbox`);
+      for (const text of ['the sync send, cut off', 'the queued send, cut off'])
+        expect(inbox.filter((entry) => JSON.stringify(entry.message).includes(text))).toHaveLength(1);
+      expect((await stack.control<{ count: number }>('GET', `/sim/accounts/${peer}/decrypt-failures`)).count).toBe(0);
+    } finally {
+      if (locked) await locker.rollbackTransaction().catch(() => undefined);
+      await locker.release().catch(() => undefined);
+      await dispatcher.stop();
+    }
+  }, 90_000);
+
   it('should still answer No session at once for an instance nobody held', async () => {
     const { token } = await stack.gw.createInstance('never-connected');
     const started = Date.now();

@@ -1,5 +1,5 @@
 import { ErrorCode, RpcError, type SendReply, type SendRequest } from '@gw/contracts';
-import { type ChatRepository, databaseUnavailable, type RecordRow, type SendLimitRepository } from '@gw/persistence';
+import { type ChatRepository, databaseUnavailable, type MessageRow, type RecordRow, type SendLimitRepository } from '@gw/persistence';
 import { type Logger, metrics, type SendOutcome } from '@gw/platform';
 import { proto, type WAMessage, type WASocket } from '@whiskeysockets/baileys';
 import type { SessionWorkerConfig } from '../config/session-worker.config';
@@ -102,6 +102,13 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
     if (!row) throw new Error(`message ${request.messageId} is not stored`);
     return row;
   };
+  /**
+   * A row relayed by a send that is gone without storing its copy or result: Pending, no copy, and no
+   * other send of it at work here. Only the lease holder reserves, and a message leaves only after its
+   * key commit under the lease (ADR 0069), so that send was this worker's and ended, or a dead holder's.
+   */
+  const cutOff = (request: SendRequest, row: MessageRow): boolean =>
+    row.status === 'Pending' && !row.raw && SendsInFlight.count(request.instanceId, request.messageId) <= 1;
   // Every send, sync or from the async queue, counted by content type and outcome, and timed.
   const send: OpHandler<'send'> = async (session, request) => {
     const started = performance.now();
@@ -144,9 +151,9 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
     // A status goes to the recipients WhatsApp knows; checked before anything is stored.
     const audience = request.status ? await statusAudience(socket, request.status.recipients) : null;
     if (request.content.kind === 'media' || (request.content.kind === 'proto' && request.content.attachments?.length)) {
-      // An upload is not repeated for an id that went out before.
+      // An upload is not repeated for an id that went out before (unless that send was cut off: below).
       const before = await ledger.relayedBefore(request.instanceId, request.messageId);
-      if (before) return SendLedger.record(before, owner);
+      if (before && !cutOff(request, before)) return SendLedger.record(before, owner);
     }
 
     const built = await builder.build(socket, request);
@@ -161,7 +168,15 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
       if (before) return SendLedger.record(before, owner);
       throw new RpcError(ErrorCode.Timeout, 'not sent: the send could not begin before its caller stopped waiting');
     }
-    const { alreadyRelayed } = await ledger.reserve(session.lease, request, owner, !typing);
+    let { alreadyRelayed } = await ledger.reserve(session.lease, request, owner, !typing);
+    // The send that relayed this id was cut off before its copy or result was stored (its worker died:
+    // this is the request again, after the takeover or from the queue). Nothing tells whether it left,
+    // and nothing else can send it again: it goes again with its id (WhatsApp and the phones know a
+    // message by its id), instead of ending "interrupted, not sent again" at the heir's sweep.
+    if (alreadyRelayed && cutOff(request, alreadyRelayed) && (await ledger.reclaimCutOff(session.lease, request, !typing))) {
+      logger.info({ instanceId: request.instanceId, messageId: request.messageId }, 'a send cut off before its copy was stored: sending it again with its id');
+      alreadyRelayed = null;
+    }
     if (alreadyRelayed) return SendLedger.record(alreadyRelayed, owner);
     mark('reserveMs');
     if (typing) {

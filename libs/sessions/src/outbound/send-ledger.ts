@@ -98,6 +98,16 @@ export class SendLedger {
     return { alreadyRelayed: stored };
   }
 
+  /**
+   * A send of this id that was cut off (relayed, no copy, no result: its worker died) is this request's
+   * to send again with the same id; true when the row was taken over (see OutboundLedgerRepository.reclaimCutOff).
+   */
+  async reclaimCutOff(lease: Lease, request: SendRequest, relay: boolean): Promise<boolean> {
+    const reclaimed = await this.ledger.reclaimCutOff(lease, request.messageId, relay);
+    if (reclaimed === 'fenced') throw new FencedOutError(lease.instanceId);
+    return reclaimed === 'reclaimed';
+  }
+
   /** Keeps the message as it went out (when no copy is stored yet), for a resend by the unacked sweep. */
   async keepCopy(lease: Lease, request: SendRequest, message: WAMessage): Promise<void> {
     if (!(await this.ledger.keepCopy(lease, request.messageId, serialiseMessage(message)))) throw new FencedOutError(lease.instanceId);

@@ -34,6 +34,8 @@ export const SendsInFlight = {
     };
   },
   has: (instanceId: string, messageId: string) => SendsInFlight.ids.has(SendsInFlight.key(instanceId, messageId)),
+  /** Sends of this message at work in this process (a send counts itself). */
+  count: (instanceId: string, messageId: string) => SendsInFlight.ids.get(SendsInFlight.key(instanceId, messageId)) ?? 0,
 };
 
 /** Rows looked at per sweep (the oldest first); the rest wait for the next one. */

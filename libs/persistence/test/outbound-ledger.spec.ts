@@ -114,26 +114,26 @@ describe(OutboundLedgerRepository.name, () => {
     expect((await messages.findOne(instanceId, theirs.messageId))!.status).toBe('');
   });
 
-  it('should let a send cut off before its copy be taken over (relayed again, or un-marked), and nothing else', async () => {
+  it('should let a send cut off before its copy be taken over (relayed again), and nothing else', async () => {
     const cut = outbound();
     await ledger.reserve(lease, cut, true);
     const first = (await relayedAt(cut.messageId))!;
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(await ledger.reclaimCutOff(lease, cut.messageId, true)).toBe('reclaimed');
+    expect(await ledger.reclaimCutOff(lease, cut.messageId)).toBe('reclaimed');
     expect((await relayedAt(cut.messageId))!.getTime()).toBeGreaterThan(first.getTime());
-    // Before a typing delay: un-marked, for markRelayed to mark once the delay is over.
-    expect(await ledger.reclaimCutOff(lease, cut.messageId, false)).toBe('reclaimed');
-    expect(await relayedAt(cut.messageId)).toBeNull();
-    // Not relayed (nothing to take over), or with its copy stored, or acked: left as it is.
-    expect(await ledger.reclaimCutOff(lease, cut.messageId, true)).toBe('not');
+    // Never relayed (a typing delay not over yet), or with its copy stored, or acked: left as it is.
+    const reserved = outbound();
+    await ledger.reserve(lease, reserved, false);
+    expect(await ledger.reclaimCutOff(lease, reserved.messageId)).toBe('not');
+    expect(await relayedAt(reserved.messageId)).toBeNull();
     const copied = outbound();
     await ledger.reserve(lease, copied, true);
     expect(await ledger.keepCopy(lease, copied.messageId, '{"key":{}}')).toBe(true);
-    expect(await ledger.reclaimCutOff(lease, copied.messageId, true)).toBe('not');
+    expect(await ledger.reclaimCutOff(lease, copied.messageId)).toBe('not');
     const acked = outbound();
     await ledger.reserve(lease, acked, true);
     await ledger.settle(lease, acked.messageId, { status: 'Sent' });
-    expect(await ledger.reclaimCutOff(lease, acked.messageId, true)).toBe('not');
+    expect(await ledger.reclaimCutOff(lease, acked.messageId)).toBe('not');
   });
 
   it('should write nothing for a worker whose lease was taken over', async () => {
@@ -152,7 +152,7 @@ describe(OutboundLedgerRepository.name, () => {
     expect((await ledger.settle(stale, message.messageId, { status: 'Sent' })).held).toBe(false);
     expect(await ledger.acked(stale, [message.messageId])).toBe(false);
     expect(await ledger.markRelayed(stale, message.messageId)).toBe('fenced');
-    expect(await ledger.reclaimCutOff(stale, message.messageId, true)).toBe('fenced');
+    expect(await ledger.reclaimCutOff(stale, message.messageId)).toBe('fenced');
     expect((await messages.findOne(fencedId, message.messageId))!.status).toBe('Pending');
   });
 

@@ -325,8 +325,10 @@ export function messageDocument(message: NewMessage): Raw {
 }
 
 /**
- * A stored message a send may (re)claim: never relayed, or relayed long ago by a send that was cut off
- * before anything of it was stored back (no copy, no ack: a crash between the mark and the network).
- * WhatsApp knows a message by its id, so relaying it again cannot show it twice.
+ * A stored message a send may claim with its reserve: never relayed. One relayed by a send that was cut
+ * off before anything of it was stored back (no copy, no ack: its worker died between the mark and the
+ * network) is taken over by the request that comes back for it, once the worker knows no send of its
+ * own is at it (OutboundLedgerRepository.reclaimCutOff, ADR 0070): a reserve alone cannot know that,
+ * and took such rows over after 30 s while a send stalled that long still relayed them.
  */
-export const RELAYABLE_SQL = `(messages.relayed_at IS NULL OR (messages.status = 'Pending' AND messages.raw IS NULL AND messages.relayed_at < now() - interval '30 seconds'))`;
+export const RELAYABLE_SQL = `(messages.relayed_at IS NULL)`;

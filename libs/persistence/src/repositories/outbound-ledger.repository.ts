@@ -58,7 +58,7 @@ export class OutboundLedgerRepository extends RepositoryBase {
   /**
    * Reserves a message id for a send: the row is stored `Pending` (a row queued earlier keeps its id
    * and takes the send's fields), and with `relay` it is marked relayed in the same statement. Nothing
-   * changes when the id was relayed before (unless that send was cut off: RELAYABLE_SQL): `reserved` is then false (the caller answers from the
+   * changes when the id was relayed before (a send cut off is taken over apart: reclaimCutOff): `reserved` is then false (the caller answers from the
    * store). The row itself is not read back: the send answers with the row its result writes.
    */
   async reserve(lease: Lease, message: NewMessage, relay: boolean): Promise<Reserved> {
@@ -208,18 +208,17 @@ export class OutboundLedgerRepository extends RepositoryBase {
   /**
    * Takes over a message whose send was cut off after it marked the id relayed and before its copy or
    * its result was stored (its worker died: the request came back through a takeover or the queue's
-   * retry): still Pending, relayed, no copy. With `relay` it is marked relayed again now (the unacked
-   * sweep counts from here), without it un-marked (a typing delay comes first; markRelayed follows).
-   * 'fenced' when the lease is gone; 'not' when it is no longer such a message.
+   * retry): still Pending, relayed, no copy. It is marked relayed again now (the unacked sweep counts
+   * from here). 'fenced' when the lease is gone; 'not' when it is no longer such a message.
    */
-  async reclaimCutOff(lease: Lease, messageId: string, relay: boolean): Promise<'reclaimed' | 'not' | 'fenced'> {
+  async reclaimCutOff(lease: Lease, messageId: string): Promise<'reclaimed' | 'not' | 'fenced'> {
     const rows: Array<{ held: number; changed: number }> = await this.db.query(
       `WITH ${fenceCte(1)},
-       changed AS (UPDATE messages SET relayed_at = CASE WHEN $5::boolean THEN now() END, updated_at = now()
+       changed AS (UPDATE messages SET relayed_at = now(), updated_at = now()
                    WHERE instance_id = $1 AND message_id = $4 AND status = 'Pending' AND raw IS NULL AND relayed_at IS NOT NULL
                      AND EXISTS (SELECT 1 FROM lease) RETURNING 1)
        SELECT (SELECT count(*) FROM lease)::int AS held, (SELECT count(*) FROM changed)::int AS changed`,
-      [...fenceParams(lease), messageId, relay],
+      [...fenceParams(lease), messageId],
     );
     if (!rows[0]?.held) return 'fenced';
     return rows[0].changed ? 'reclaimed' : 'not';

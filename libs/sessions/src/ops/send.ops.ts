@@ -90,6 +90,9 @@ export const sendRequests = {
  * lease, marked relayed just before it goes out, relayed through Baileys, and answered once the server
  * acked it (Sent) or refused it (Failed). A message id that was relayed once is never relayed again.
  */
+/** Releases a send's mark as the one relaying its message (SendsInFlight.startRelaying), at its end. */
+type Relaying = { release: () => void };
+
 export function sendOps({ ledger, builder, chats, limits, logger, config, inbound }: SendOpsDependencies): OpHandlers<SendOps> {
   /**
    * An accepted send ends Failed: the status with its reason and its `messages_update` event, written
@@ -104,11 +107,11 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
   };
   /**
    * A row relayed by a send that is gone without storing its copy or result: Pending, no copy, and no
-   * other send of it at work here. Only the lease holder reserves, and a message leaves only after its
+   * send here relaying it. Only the lease holder reserves, and a message leaves only after its
    * key commit under the lease (ADR 0069), so that send was this worker's and ended, or a dead holder's.
    */
   const cutOff = (request: SendRequest, row: MessageRow): boolean =>
-    row.status === 'Pending' && !row.raw && SendsInFlight.count(request.instanceId, request.messageId) <= 1;
+    row.status === 'Pending' && !row.raw && !SendsInFlight.isRelaying(request.instanceId, request.messageId);
   // Every send, sync or from the async queue, counted by content type and outcome, and timed.
   const send: OpHandler<'send'> = async (session, request) => {
     const started = performance.now();
@@ -117,12 +120,14 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
     // The unacked sweep leaves this message alone while this send is at it.
     const leave = SendsInFlight.enter(request.instanceId, request.messageId);
     const marks: Array<[SendPhase, number]> = [];
+    const relaying: Relaying = { release: () => undefined };
     try {
-      const record = await sendOnce(session, request, (phase) => marks.push([phase, performance.now()]));
+      const record = await sendOnce(session, request, (phase) => marks.push([phase, performance.now()]), relaying);
       // Pending: no server ack in time; a repeat of an id sent before answers its later state (Delivered, Read…).
       outcome = record.status === 'Failed' ? 'failed' : record.status === 'Pending' || record.status === '' ? 'pending' : 'sent';
       return record;
     } finally {
+      relaying.release();
       leave();
       const took = performance.now() - started;
       metrics().recordSend(type, outcome, took / 1000, request.instanceId);
@@ -135,7 +140,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
         );
     }
   };
-  const sendOnce = async (session: Session, request: SendRequest, mark: (phase: SendPhase) => void): Promise<SendReply> => {
+  const sendOnce = async (session: Session, request: SendRequest, mark: (phase: SendPhase) => void, relaying: Relaying): Promise<SendReply> => {
     // An instance arriving from another worker (a drain's hand-over): the send waits for its socket.
     const socket = await session.openSocketOnArrival().catch(async (error: unknown) => {
       // No socket, but this id went out before (the gateway trying again after a lost answer, a takeover):
@@ -160,7 +165,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
     mark('buildMs');
     // Stored only once the message could be built (a missing quote stores nothing), and marked relayed
     // in the same statement unless a typing delay comes first.
-    const typing = Boolean(request.delayMs && request.delayMs > 0 && !request.status);
+    let typing = Boolean(request.delayMs && request.delayMs > 0 && !request.status);
     // A sync send that reached us (or its socket) after its caller's deadline is not begun: the caller
     // answers from the ledger, and an absent row means "not sent" — it must stay true.
     if (request.notAfter !== undefined && Date.now() > request.notAfter) {
@@ -169,13 +174,29 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
       throw new RpcError(ErrorCode.Timeout, 'not sent: the send could not begin before its caller stopped waiting');
     }
     let { alreadyRelayed } = await ledger.reserve(session.lease, request, owner, !typing);
+    if (!alreadyRelayed && !typing) relaying.release = SendsInFlight.startRelaying(request.instanceId, request.messageId) ?? relaying.release;
     // The send that relayed this id was cut off before its copy or result was stored (its worker died:
     // this is the request again, after the takeover or from the queue). Nothing tells whether it left,
     // and nothing else can send it again: it goes again with its id (WhatsApp and the phones know a
-    // message by its id), instead of ending "interrupted, not sent again" at the heir's sweep.
-    if (alreadyRelayed && cutOff(request, alreadyRelayed) && (await ledger.reclaimCutOff(session.lease, request, !typing))) {
-      logger.info({ instanceId: request.instanceId, messageId: request.messageId }, 'a send cut off before its copy was stored: sending it again with its id');
-      alreadyRelayed = null;
+    // message by its id), at once (no second typing delay), instead of ending "interrupted, not sent
+    // again" at the heir's sweep. One request here takes it over; another at the same time answers the row.
+    const takeOver = alreadyRelayed && cutOff(request, alreadyRelayed) ? SendsInFlight.startRelaying(request.instanceId, request.messageId) : null;
+    if (takeOver) {
+      let reclaimed = false;
+      try {
+        reclaimed = await ledger.reclaimCutOff(session.lease, request);
+      } finally {
+        if (!reclaimed) takeOver();
+      }
+      if (reclaimed) {
+        logger.info(
+          { instanceId: request.instanceId, messageId: request.messageId },
+          'a send cut off before its copy was stored: sending it again with its id',
+        );
+        relaying.release = takeOver;
+        alreadyRelayed = null;
+        typing = false;
+      }
     }
     if (alreadyRelayed) return SendLedger.record(alreadyRelayed, owner);
     mark('reserveMs');
@@ -209,6 +230,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
       // the one that marks the id relayed sends it; the other answers with the stored row.
       const marked = await ledger.markRelayed(session.lease, request);
       if (marked.alreadyRelayed) return SendLedger.record(marked.alreadyRelayed, owner);
+      relaying.release = SendsInFlight.startRelaying(request.instanceId, request.messageId) ?? relaying.release;
     }
 
     // The message as it went out, once it did: a resend after a lost connection relays these same

@@ -28,6 +28,15 @@ describe('AwaitedAcks refusal claims', () => {
     expect(AwaitedAcks.takeRefusal(socket, 'A', 62_001)).toBe(false);
   });
 
+  it("should drop an id's claims once a later status of it came (the refusal's announcement merged into it)", () => {
+    const socket = {};
+    AwaitedAcks.claimRefusal(socket, 'A', 1_000);
+    AwaitedAcks.claimRefusal(socket, 'B', 1_000);
+    AwaitedAcks.dropRefusals(socket, 'A');
+    expect(AwaitedAcks.takeRefusal(socket, 'A', 1_000)).toBe(false);
+    expect(AwaitedAcks.takeRefusal(socket, 'B', 1_000)).toBe(true);
+  });
+
   it('should hold at most a thousand claims per socket, dropping the oldest', () => {
     const socket = {};
     for (let i = 0; i < 1_001; i++) AwaitedAcks.claimRefusal(socket, `id${i}`, 1_000);

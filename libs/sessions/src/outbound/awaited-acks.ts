@@ -46,6 +46,14 @@ export const AwaitedAcks = {
     claims.set(messageId, { count: 1, until: now + REFUSAL_CLAIM_MS });
   },
   /**
+   * A later status of the message (a phone's receipt) reached the inbound side: the claims of its id
+   * go, as no Failed announcement of an earlier refusal can follow (Baileys' event buffer merged it into
+   * this one, the later status winning), and a refusal after this one is not the send's.
+   */
+  dropRefusals(socket: object, messageId: string): void {
+    refusals.get(socket)?.delete(messageId);
+  },
+  /**
    * Whether a Failed status Baileys announced for this id is an error ack a send took (and takes one
    * claim): the send records its outcome, so the inbound side must not fail the message with it.
    */

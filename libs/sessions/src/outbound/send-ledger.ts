@@ -102,8 +102,8 @@ export class SendLedger {
    * A send of this id that was cut off (relayed, no copy, no result: its worker died) is this request's
    * to send again with the same id; true when the row was taken over (see OutboundLedgerRepository.reclaimCutOff).
    */
-  async reclaimCutOff(lease: Lease, request: SendRequest, relay: boolean): Promise<boolean> {
-    const reclaimed = await this.ledger.reclaimCutOff(lease, request.messageId, relay);
+  async reclaimCutOff(lease: Lease, request: SendRequest): Promise<boolean> {
+    const reclaimed = await this.ledger.reclaimCutOff(lease, request.messageId);
     if (reclaimed === 'fenced') throw new FencedOutError(lease.instanceId);
     return reclaimed === 'reclaimed';
   }

@@ -34,8 +34,24 @@ export const SendsInFlight = {
     };
   },
   has: (instanceId: string, messageId: string) => SendsInFlight.ids.has(SendsInFlight.key(instanceId, messageId)),
-  /** Sends of this message at work in this process (a send counts itself). */
-  count: (instanceId: string, messageId: string) => SendsInFlight.ids.get(SendsInFlight.key(instanceId, messageId)) ?? 0,
+  /** Keys of the messages a send of this process has reserved (or taken over) and relays now. */
+  relaying: new Set<string>(),
+  /**
+   * Marks this send as the one relaying the message, unless another send here is (false): from its
+   * reserve, or its takeover of a cut-off one, until the returned function is called.
+   */
+  startRelaying(instanceId: string, messageId: string): (() => void) | null {
+    const key = SendsInFlight.key(instanceId, messageId);
+    if (SendsInFlight.relaying.has(key)) return null;
+    SendsInFlight.relaying.add(key);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      SendsInFlight.relaying.delete(key);
+    };
+  },
+  isRelaying: (instanceId: string, messageId: string) => SendsInFlight.relaying.has(SendsInFlight.key(instanceId, messageId)),
 };
 
 /** Rows looked at per sweep (the oldest first); the rest wait for the next one. */

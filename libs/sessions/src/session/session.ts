@@ -270,7 +270,7 @@ export class Session {
    * `connecting` (another worker adopts it); a pairing in progress cannot move and ends.
    *
    * Issue #39: once the socket is closed, the Signal state goes first: the key commits under way (a
-   * send's lands after its stanza went out) and the creds are stored (`signalStateMs` at most) before
+   * decrypt's, a retry's, or a send's whose stanza waits for it: ADR 0069) and the creds are stored (`signalStateMs` at most) before
    * anything else. If they cannot be, the lease is not given back (a hand-over would fence those writes
    * out and the heir would start from keys the peers have seen used): the session ends without a
    * write and the lease is left to lapse. `rowWriteMs`: how long the `connecting` row write is waited

@@ -74,6 +74,36 @@ describe('patches/@whiskeysockets+baileys', () => {
     expect(baileysSource('Socket/messages-send.js')).toContain('if (!authState.keys.afterCommit?.(send)) {');
   });
 
+  it('should take a chain a transaction left running for outside it once the transaction is over', async () => {
+    const writes: string[] = [];
+    const store: SignalKeyStore = {
+      get: async () => ({}),
+      set: async (data) => void writes.push(...Object.values(data).flatMap((entries) => Object.keys(entries ?? {}))),
+    };
+    const logger = { level: 'silent', child: () => logger, trace() {}, debug() {}, info() {}, warn() {}, error() {} };
+    const keys = addTransactionCapability(store, logger, { maxCommitRetries: 1, delayBetweenTriesMs: 1 }) as ReturnType<typeof addTransactionCapability> & {
+      afterCommit(action: () => Promise<void>): boolean;
+    };
+    let leftRunning!: Promise<{ inTransaction: boolean; taken: boolean }>;
+    let release!: () => void;
+    const later = new Promise<void>((resolve) => (release = resolve));
+    await keys.transaction(async () => {
+      await keys.set({ session: { 'peer.0': new Uint8Array([1]) } });
+      // Fire-and-forget (as rc14's tc-token issuance after a send): it goes on after the commit.
+      leftRunning = (async () => {
+        await later;
+        await keys.set({ tctoken: { 'peer.1': { token: Buffer.from('t'), timestamp: '1' } } });
+        return { inTransaction: keys.isInTransaction(), taken: keys.afterCommit(async () => undefined) };
+      })();
+    }, 'me');
+    expect(writes).toEqual(['peer.0']);
+    release();
+    // Written at once (upstream: into the committed transaction's mutations, never stored), and nothing queued
+    // on the finished transaction (a message relayed from there would never leave).
+    expect(await leftRunning).toEqual({ inTransaction: false, taken: false });
+    expect(writes).toEqual(['peer.0', 'peer.1']);
+  });
+
   it('should time a promise out as before, formatting its stack only when the timeout fires', async () => {
     // Every frame sent and every query goes through promiseTimeout: rc14 formatted a stack for each, and a
     // second one and a Boom for the delay it cancelled (~4 % of a session worker's CPU in bench/send).

@@ -78,9 +78,12 @@ export class ReceiptEvents {
    * ack a send took, which Baileys' event buffer merged into the upsert. They are stored without it.
    */
   noteUpsert(messages: readonly WAMessage[]): void {
-    for (const message of messages)
-      if (message.key?.fromMe && message.key.id && statusName(message.status) === 'Failed' && this.tookRefusal(message.key.id))
-        this.refusalsTakenInUpsert.add(message);
+    for (const message of messages) {
+      if (!message.key?.fromMe || !message.key.id) continue;
+      const status = statusName(message.status);
+      if (status === 'Failed' && this.tookRefusal(message.key.id)) this.refusalsTakenInUpsert.add(message);
+      else if (rank(status) > rank('Sent')) AwaitedAcks.dropRefusals(this.context.socket, message.key.id);
+    }
   }
 
   /** See noteUpsert. */
@@ -117,6 +120,7 @@ export class ReceiptEvents {
         continue;
       }
       if (!state || state === 'Pending') continue;
+      if (rank(state) > rank('Sent')) AwaitedAcks.dropRefusals(this.context.socket, key.id);
       // An error ack a send took, or of a message a send is waiting for: the send writes its outcome with
       // its event (it may also relay it again, e.g. after a 475 from a cap that is over, and this stale
       // refusal must not fail it, however late Baileys' event buffer hands it over).

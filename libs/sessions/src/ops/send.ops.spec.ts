@@ -205,3 +205,45 @@ describe('send op: a slow send', () => {
     expect(messages).not.toContain('a slow send');
   });
 });
+
+describe('send op: a send its worker cut off before its copy (ADR 0070)', () => {
+  const cutOffRow = { messageId: 'M1', status: 'Pending', error: '', raw: null };
+
+  it('is taken over by one of two requests for it at once and relayed again; the other answers the row', async () => {
+    const socket = acking();
+    const { ops, session, request, calls, ledger } = harness([socket]);
+    const stub = ledger as unknown as Record<string, unknown>;
+    stub.reserve = async () => (calls.push('reserve'), { alreadyRelayed: cutOffRow });
+    stub.reclaimCutOff = async () => (calls.push('reclaim'), await new Promise((resolve) => setTimeout(resolve, 20)), true);
+    stub.result = async () => (calls.push('result'), { ...cutOffRow, status: 'Sent' });
+
+    const [one, two] = await Promise.all([ops.send(session, { ...request, queued: false }), ops.send(session, request)]);
+
+    expect(socket.relayed).toBe(1);
+    expect(calls.filter((call) => call === 'reclaim')).toHaveLength(1);
+    expect([one.status, two.status].sort()).toEqual(['Pending', 'Sent']);
+  });
+
+  it('is left to a send of this worker still relaying it (its ack not come yet), which answers with its result', async () => {
+    let ack!: () => void;
+    const socket = fakeSocket(async (s) => {
+      ack = () => s.ws.emit('CB:ack,class:message', { tag: 'ack', attrs: { class: 'message', id: 'M1' } });
+    });
+    const { ops, session, request, calls, ledger } = harness([socket]);
+    const stub = ledger as unknown as Record<string, unknown>;
+    stub.reclaimCutOff = async () => (calls.push('reclaim'), true);
+    stub.result = async () => (calls.push('result'), { ...cutOffRow, status: 'Sent' });
+
+    // The first send reserves and relays; a retry of it comes while its ack is awaited and meets its row relayed.
+    const first = ops.send(session, request);
+    while (socket.relayed === 0) await new Promise((resolve) => setImmediate(resolve));
+    stub.reserve = async () => (calls.push('reserve'), { alreadyRelayed: cutOffRow });
+    const retry = await ops.send(session, request);
+    ack();
+
+    expect(retry).toMatchObject({ status: 'Pending' });
+    expect(await first).toMatchObject({ status: 'Sent' });
+    expect(socket.relayed).toBe(1);
+    expect(calls).not.toContain('reclaim');
+  });
+});

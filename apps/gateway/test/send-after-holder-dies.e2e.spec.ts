@@ -1,5 +1,4 @@
-import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher } from '@gw/dispatch';
-import { ChatRepository, InstanceRepository, LeaseRepository, SendQueueRepository } from '@gw/persistence';
+import type { AsyncDispatcher } from '@gw/dispatch';
 import { nextPhone, sleep, waitFor, type InboxEntry } from './support/stack';
 import { TakeoverStack } from './support/takeover-stack';
 
@@ -74,17 +73,7 @@ describe('sync send when the holding worker dies', () => {
     await stack.control('POST', '/sim/accounts', { phone: peer });
     const { id, token } = await stack.linkedInstance('failover-async', phone);
     const ds = stack.db.dataSource;
-    const dispatcher = new AsyncDispatcher(
-      new SendQueueRepository(ds),
-      new InstanceRepository(ds),
-      new ChatRepository(ds),
-      stack.bus,
-      // The worker's answer would be awaited 40 s; a dead holder must not cost that.
-      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e-failover', pollIntervalMs: 200, sendTimeoutMs: 40_000 },
-      stack.logger,
-      new LeaseRepository(ds),
-    );
-    dispatcher.start();
+    const dispatcher = stack.asyncDispatcher('e2e-failover');
     try {
       const holder = await stack.holderOf(id);
       stack.freeze(holder!);
@@ -123,23 +112,15 @@ describe('sync send when the holding worker dies', () => {
     expect(await stack.holderOf(id)).toBe('holder-cut');
     expect((await send(token, peer, 'before the stall')).status).toBe(200);
     const ds = stack.db.dataSource;
-    const dispatcher = new AsyncDispatcher(
-      new SendQueueRepository(ds),
-      new InstanceRepository(ds),
-      new ChatRepository(ds),
-      stack.bus,
-      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId: 'e2e-cut-off', pollIntervalMs: 200, sendTimeoutMs: 40_000 },
-      stack.logger,
-      new LeaseRepository(ds),
-    );
     const locker = ds.createQueryRunner();
     await locker.connect();
     let locked = false;
+    let dispatcher: AsyncDispatcher | undefined;
     try {
       await locker.startTransaction();
       await locker.query('LOCK TABLE auth_keys IN SHARE ROW EXCLUSIVE MODE');
       locked = true;
-      dispatcher.start();
+      dispatcher = stack.asyncDispatcher('e2e-cut-off');
       const syncSend = send(token, peer, 'the sync send, cut off');
       const queued = await stack.gw.call('POST', '/send/text', { token, body: { number: peer, text: 'the queued send, cut off', async: true } });
       expect(queued).toMatchObject({ status: 200, body: { status: 'Queued' } });
@@ -180,7 +161,7 @@ describe('sync send when the holding worker dies', () => {
     } finally {
       if (locked) await locker.rollbackTransaction().catch(() => undefined);
       await locker.release().catch(() => undefined);
-      await dispatcher.stop();
+      await dispatcher?.stop();
     }
   }, 90_000);
 

@@ -1,5 +1,6 @@
 import { Bus, InProcessBus, type BusHandler, type BusSubscription, type RequestOptions, type SubscribeOptions } from '@gw/bus';
-import { openDatabase } from '@gw/persistence';
+import { ASYNC_DISPATCHER_DEFAULTS, AsyncDispatcher } from '@gw/dispatch';
+import { ChatRepository, InstanceRepository, LeaseRepository, openDatabase, SendQueueRepository } from '@gw/persistence';
 import { createLogger } from '@gw/platform';
 import type { DataSource } from 'typeorm';
 import { SessionWorker, sessionWorkerConfig } from '@gw/sessions';
@@ -44,6 +45,25 @@ export class TakeoverStack {
       'connected',
     );
     return { id, token, device };
+  }
+
+  /**
+   * The async queue's dispatcher on this stack (started; `stop()` it after), with the holder check that
+   * follows a takeover, quick polls, and the worker's answer awaited 40 s (a dead holder must not cost that).
+   */
+  asyncDispatcher(dispatcherId: string): AsyncDispatcher {
+    const source = this.db.dataSource;
+    const dispatcher = new AsyncDispatcher(
+      new SendQueueRepository(source),
+      new InstanceRepository(source),
+      new ChatRepository(source),
+      this.bus,
+      { ...ASYNC_DISPATCHER_DEFAULTS, dispatcherId, pollIntervalMs: 200, sendTimeoutMs: 40_000 },
+      this.logger,
+      new LeaseRepository(source),
+    );
+    dispatcher.start();
+    return dispatcher;
   }
 
   /** The simulator, a fresh schema, the gateway (connects wait up to 30 s) and a worker for each id. */

@@ -90,8 +90,8 @@ export const sendRequests = {
  * lease, marked relayed just before it goes out, relayed through Baileys, and answered once the server
  * acked it (Sent) or refused it (Failed). A message id that was relayed once is never relayed again.
  */
-/** Releases a send's mark as the one relaying its message (SendsInFlight.startRelaying), at its end. */
-type Relaying = { release: () => void };
+/** A send's mark as the one relaying its message in this process (SendsInFlight.relayMark). */
+type RelayMark = ReturnType<typeof SendsInFlight.relayMark>;
 
 export function sendOps({ ledger, builder, chats, limits, logger, config, inbound }: SendOpsDependencies): OpHandlers<SendOps> {
   /**
@@ -120,7 +120,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
     // The unacked sweep leaves this message alone while this send is at it.
     const leave = SendsInFlight.enter(request.instanceId, request.messageId);
     const marks: Array<[SendPhase, number]> = [];
-    const relaying: Relaying = { release: () => undefined };
+    const relaying = SendsInFlight.relayMark(request.instanceId, request.messageId);
     try {
       const record = await sendOnce(session, request, (phase) => marks.push([phase, performance.now()]), relaying);
       // Pending: no server ack in time; a repeat of an id sent before answers its later state (Delivered, Read…).
@@ -140,7 +140,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
         );
     }
   };
-  const sendOnce = async (session: Session, request: SendRequest, mark: (phase: SendPhase) => void, relaying: Relaying): Promise<SendReply> => {
+  const sendOnce = async (session: Session, request: SendRequest, mark: (phase: SendPhase) => void, relaying: RelayMark): Promise<SendReply> => {
     // An instance arriving from another worker (a drain's hand-over): the send waits for its socket.
     const socket = await session.openSocketOnArrival().catch(async (error: unknown) => {
       // No socket, but this id went out before (the gateway trying again after a lost answer, a takeover):
@@ -174,26 +174,24 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
       throw new RpcError(ErrorCode.Timeout, 'not sent: the send could not begin before its caller stopped waiting');
     }
     let { alreadyRelayed } = await ledger.reserve(session.lease, request, owner, !typing);
-    if (!alreadyRelayed && !typing) relaying.release = SendsInFlight.startRelaying(request.instanceId, request.messageId) ?? relaying.release;
+    if (!alreadyRelayed && !typing) relaying.take();
     // The send that relayed this id was cut off before its copy or result was stored (its worker died:
     // this is the request again, after the takeover or from the queue). Nothing tells whether it left,
     // and nothing else can send it again: it goes again with its id (WhatsApp and the phones know a
     // message by its id), at once (no second typing delay), instead of ending "interrupted, not sent
     // again" at the heir's sweep. One request here takes it over; another at the same time answers the row.
-    const takeOver = alreadyRelayed && cutOff(request, alreadyRelayed) ? SendsInFlight.startRelaying(request.instanceId, request.messageId) : null;
-    if (takeOver) {
+    if (alreadyRelayed && cutOff(request, alreadyRelayed) && relaying.take()) {
       let reclaimed = false;
       try {
         reclaimed = await ledger.reclaimCutOff(session.lease, request);
       } finally {
-        if (!reclaimed) takeOver();
+        if (!reclaimed) relaying.release();
       }
       if (reclaimed) {
         logger.info(
           { instanceId: request.instanceId, messageId: request.messageId },
           'a send cut off before its copy was stored: sending it again with its id',
         );
-        relaying.release = takeOver;
         alreadyRelayed = null;
         typing = false;
       }
@@ -230,7 +228,7 @@ export function sendOps({ ledger, builder, chats, limits, logger, config, inboun
       // the one that marks the id relayed sends it; the other answers with the stored row.
       const marked = await ledger.markRelayed(session.lease, request);
       if (marked.alreadyRelayed) return SendLedger.record(marked.alreadyRelayed, owner);
-      relaying.release = SendsInFlight.startRelaying(request.instanceId, request.messageId) ?? relaying.release;
+      relaying.take();
     }
 
     // The message as it went out, once it did: a resend after a lost connection relays these same

@@ -37,18 +37,24 @@ export const SendsInFlight = {
   /** Keys of the messages a send of this process has reserved (or taken over) and relays now. */
   relaying: new Set<string>(),
   /**
-   * Marks this send as the one relaying the message, unless another send here is (false): from its
-   * reserve, or its takeover of a cut-off one, until the returned function is called.
+   * One send's mark as the one relaying its message in this process: `take()` marks it unless another
+   * send here holds the mark (false), `release()` gives it up (from the send's reserve, or its takeover of
+   * a cut-off one, to its end).
    */
-  startRelaying(instanceId: string, messageId: string): (() => void) | null {
+  relayMark(instanceId: string, messageId: string): { take(): boolean; release(): void } {
     const key = SendsInFlight.key(instanceId, messageId);
-    if (SendsInFlight.relaying.has(key)) return null;
-    SendsInFlight.relaying.add(key);
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
-      SendsInFlight.relaying.delete(key);
+    let held = false;
+    return {
+      take: () => {
+        if (held) return true;
+        if (SendsInFlight.relaying.has(key)) return false;
+        SendsInFlight.relaying.add(key);
+        return (held = true);
+      },
+      release: () => {
+        if (held) SendsInFlight.relaying.delete(key);
+        held = false;
+      },
     };
   },
   isRelaying: (instanceId: string, messageId: string) => SendsInFlight.relaying.has(SendsInFlight.key(instanceId, messageId)),

@@ -37,6 +37,7 @@ import { UnackedSends1764510000000 } from './migrations/1764510000000-unacked-se
 import { UnackedSendsSeed1764510000001 } from './migrations/1764510000001-unacked-sends-seed';
 import { SendQueueByMessage1764520000000 } from './migrations/1764520000000-send-queue-by-message';
 import { MessagesCalls1764530000000 } from './migrations/1764530000000-messages-calls';
+import { DocumentsLz41764550000000 } from './migrations/1764550000000-documents-lz4';
 import { InstanceDeviceLists1764540000000 } from './migrations/1764540000000-instance-device-lists';
 import { OutboxCursorPending1764400000000 } from './migrations/1764400000000-outbox-cursor-pending';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
@@ -88,6 +89,7 @@ export const MIGRATIONS = [
   SendQueueByMessage1764520000000,
   MessagesCalls1764530000000,
   InstanceDeviceLists1764540000000,
+  DocumentsLz41764550000000,
 ];
 
 export interface DataSourceOptions {

@@ -1,0 +1,51 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/**
+ * The documents written on the hot paths compress with lz4 instead of pglz (ADR 0071).
+ *
+ * A value over ~2 KB (a row over TOAST_TUPLE_THRESHOLD) is compressed before it is stored, with the
+ * column's method, pglz by default. Every `messages` event is such a value (~2.5 KB of JSON with its
+ * chat), and pglz is slow: 4,000 of them inserted took 255 ms against lz4's 150 and 120–140 uncompressed,
+ * and reading them back 99 ms against 74 (docs/bench/inbound.md, session 62). lz4 keeps them as small
+ * (1.6 KB against pglz's 1.4).
+ *
+ * `SET COMPRESSION` changes only how values written from now on are compressed: nothing is rewritten,
+ * a value compressed either way reads the same, and a process of the release before neither knows nor
+ * cares (expand only, ADR 0029). It takes each table's lock for a moment; a lock that does not come
+ * within a few seconds (a long transaction on the table) fails the migration, which the next start runs
+ * again, rather than queueing every statement on the table behind it. A server built without lz4 (its
+ * `default_toast_compression` does not offer it) keeps pglz.
+ */
+export const LZ4_COLUMNS: ReadonlyArray<readonly [table: string, column: string]> = [
+  ['outbox_events', 'payload'],
+  ['messages', 'raw'],
+  ['messages', 'content'],
+  ['messages', 'send_payload'],
+  ['auth_keys', 'value'],
+  ['send_queue', 'request'],
+  ['campaign_queue', 'request'],
+  ['chatwoot_jobs', 'payload'],
+  ['chatbot_rounds', 'envelope'],
+  ['chatbot_rounds', 'inputs'],
+  ['chatbot_rounds', 'plan'],
+];
+
+export class DocumentsLz41764550000000 implements MigrationInterface {
+  name = 'DocumentsLz41764550000000';
+
+  async up(runner: QueryRunner): Promise<void> {
+    if (!(await lz4Available(runner))) return;
+    await runner.query(`SET LOCAL lock_timeout = '5s'`);
+    for (const [table, column] of LZ4_COLUMNS) await runner.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET COMPRESSION lz4`);
+  }
+
+  async down(runner: QueryRunner): Promise<void> {
+    for (const [table, column] of LZ4_COLUMNS) await runner.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET COMPRESSION default`);
+  }
+}
+
+/** Whether this server was built with lz4 (PostgreSQL 14 or later, `--with-lz4`). */
+async function lz4Available(runner: QueryRunner): Promise<boolean> {
+  const rows: Array<{ lz4: boolean }> = await runner.query(`SELECT 'lz4' = ANY (enumvals) AS lz4 FROM pg_settings WHERE name = 'default_toast_compression'`);
+  return rows[0]?.lz4 === true;
+}

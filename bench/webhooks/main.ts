@@ -12,6 +12,7 @@
  *                             [--warm 1 (0: start the relay cold, without its warmUp)]
  *                             [--receiver-warm 4000 (posts the receiver sends itself first)] [--pre-seconds 0 (each side's rate, unmeasured, before its steady phase)]
  *                             [--seed-rows 0 (events already dispatched and delivered in the relay's tables, analyzed, before it starts)]
+ *                             [--payload small|captured (each event ~0.4 KB, or a real `messages` event's ~2.6 KB with its chat)]
  *
  * `steady.relay.hopsMs`: where the steady phase's time went, from the rows' own clocks (the feeder's insert,
  * fan-out, then claim + request + the flush that recorded it), p50/p99 over its first second and the rest.

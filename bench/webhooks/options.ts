@@ -16,6 +16,13 @@ export const SEED_ROWS = num('seed-rows', 0);
 export const BURST = num('burst', 20_000);
 export const INSTANCES = num('instances', 20);
 export const CHATS = num('chats', 10);
+/**
+ * The events' bodies: `small` (~0.4 KB: the ids, a text and what the receiver checks; every run before 2026-12-07) or
+ * `captured` (~2.6 KB: a real uazapi `messages` event, libs/testing/fixtures' text.sent.json, with each event's ids, as
+ * every `messages` event carries its chat).
+ */
+export const PAYLOAD = (args.get('payload') ?? 'small') as 'small' | 'captured';
+if (PAYLOAD !== 'small' && PAYLOAD !== 'captured') throw new Error(`--payload is small or captured, not ${String(PAYLOAD)}`);
 export const databaseUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 export const SINK = (args.get('sink') ?? 'webhook') as 'webhook' | 'rabbitmq' | 'nats';
 export const amqpUrl = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';

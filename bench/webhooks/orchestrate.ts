@@ -5,7 +5,7 @@ import { loadavg } from 'node:os';
 import { eventFor } from './events';
 import { ask, nextMessage, spawnRole } from './ipc';
 import { type InFlightStats, paced, postgresCpuMs } from './load';
-import { BURST, CHATS, databaseUrl, INSTANCES, log, num, type Phase, PRE_SECONDS, RATE, round, SECONDS, SEED_ROWS, SINK, sleep } from './options';
+import { BURST, CHATS, databaseUrl, INSTANCES, log, num, PAYLOAD, type Phase, PRE_SECONDS, RATE, round, SECONDS, SEED_ROWS, SINK, sleep } from './options';
 import { machineCpuBetween, machineCpuMark, type MachineCpuMark } from '../support/processes';
 import type { PhaseStats } from './receiver';
 import type { ColdStats } from './relay';
@@ -307,6 +307,8 @@ export async function orchestrate(): Promise<void> {
       `${JSON.stringify({
         bench: 'webhooks',
         sink: SINK,
+        payload: PAYLOAD,
+        payloadBytes: JSON.stringify(eventFor('relay-burst', 0, Date.now()).payload).length,
         seconds: SECONDS,
         rate: RATE,
         burstEvents: BURST,

@@ -343,6 +343,8 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
     expect((await stack.control<Array<{ rule: { kind: string } }>>('GET', '/sim/faults')).some((fault) => fault.rule.kind === 'drop-deliveries')).toBe(false);
     expect(await events('blocks')).toHaveLength(before);
     const [device] = await stack.control<Array<{ jid: string }>>('GET', `/sim/devices?phone=${phone}`);
+    const asked = () => stack.control<{ loginCount: number; blocklistQueries: number }>('GET', `/sim/devices/${encodeURIComponent(device.jid)}`);
+    const askedBefore = await asked();
     await stack.control('POST', `/sim/devices/${encodeURIComponent(device.jid)}/drop`);
     const list = await waitFor(
       () => events('blocks'),
@@ -357,6 +359,10 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
       30_000,
       'reconnected',
     );
+    // One blocklist query per login, as WhatsApp Web makes: Baileys' own at login, whose answer ours follows.
+    const askedAfter = await asked();
+    expect(askedAfter.loginCount).toBeGreaterThan(askedBefore.loginCount);
+    expect(askedAfter.blocklistQueries - askedBefore.blocklistQueries).toBe(askedAfter.loginCount - askedBefore.loginCount);
     expect((await stack.gw.call('GET', '/chat/blocklist', { token })).body).toEqual({ blockList: [contactJid] });
   }, 90_000);
 

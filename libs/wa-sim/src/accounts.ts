@@ -78,6 +78,8 @@ export class LinkedDevice {
    * a client asks for a user's devices before its first message to that user, unless it has them cached.
    */
   deviceListQueries = 0;
+  /** Blocklist queries (`<iq xmlns="blocklist" type="get">`) this device sent since the simulator started (WhatsApp Web: one per login). */
+  blocklistQueries = 0;
   /** Called after a one-time prekey was handed out (the simulator sends PreKeyLow notifications). */
   onPreKeyConsumed?: (device: LinkedDevice) => void;
   /** Stanzas pushed to the device and not yet acknowledged, redelivered on the next login. */

@@ -91,6 +91,7 @@ export class IqRouter {
         return iqResult(iq, [node('props', { protocol: '1', hash: 'wa-sim-1', refresh: '86400' }, [])]);
       case 'blocklist':
         if (type === 'get') {
+          device.blocklistQueries++;
           return iqResult(iq, [
             node(
               'list',

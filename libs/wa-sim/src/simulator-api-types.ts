@@ -89,6 +89,8 @@ export interface DeviceInfo {
   privacyTokenIssues: number;
   /** Usync queries for device lists the device sent (a client caches a user's devices for a while). */
   deviceListQueries: number;
+  /** Blocklist queries the device sent (WhatsApp Web asks once per login). */
+  blocklistQueries: number;
   /** Ids of the messages pushed to the device that it has not receipted (or acked) yet: WhatsApp delivers them again at its next login. */
   unreceiptedMessages: string[];
 }
@@ -137,6 +139,7 @@ export function describeDevice(device: LinkedDevice): DeviceInfo {
     replacedLogins: device.replacedLogins,
     privacyTokenIssues: device.privacyTokenIssues,
     deviceListQueries: device.deviceListQueries,
+    blocklistQueries: device.blocklistQueries,
     unreceiptedMessages: [...device.pending.keys()].filter((key) => key.startsWith('message:')).map((key) => key.split(':')[1]),
   };
 }

@@ -265,12 +265,12 @@ export class InboundSocketHandler {
       // The instance's own picture, as WhatsApp serves it at login, is its profilePicUrl.
       if (update.connection === 'open') await this.directory.onOwnPicture();
     });
-    // Baileys asks for the blocklist at login but keeps the answer to itself: ours follows it, so
-    // what changed while the instance was away is stored and announced.
-    on.event('connection.update', (update) => {
-      if (update.connection !== 'open') return;
+    // Baileys asks WhatsApp for the blocklist at login (its init queries; the patch hands the answer over as
+    // `blocklist.set`): ours follows it, so what changed while the instance was away is stored and announced,
+    // without asking WhatsApp a second time (one query per login, as WhatsApp Web makes).
+    on.event('blocklist.set', ({ blocklist }) => {
       this.blocklist
-        .syncBlocklist()
+        .applyBlocklist(blocklist)
         .catch((error: unknown) =>
           error instanceof FencedOutError ? this.failed('blocklist', error) : this.logger.warn({ err: error }, 'blocklist not synchronised at login'),
         );

@@ -31,6 +31,11 @@ describe('patches/@whiskeysockets+baileys', () => {
     expect(source).not.toContain('await assertSessions(lids, true);');
   });
 
+  it('should hand the blocklist it asks for at login to the app, which would otherwise ask a second time', () => {
+    const source = baileysSource('Socket/chats.js');
+    expect(source).toContain("fetchBlocklist().then(blocklist => ev.emit('blocklist.set', { blocklist }))");
+  });
+
   it("should count the stanzas Baileys' handlers hold, and wait on the room the app answers after each message it emits (ADR 0048)", () => {
     const source = baileysSource('Socket/messages-recv.js');
     // Offline stanzas queue in the offline node processor without bound: counted until their handler is done.

@@ -38,7 +38,14 @@ export class BlocklistEvents {
 
   /** `GET /chat/blocklist`: WhatsApp's list; the stored one is made equal to it (differences announced). */
   async syncBlocklist(): Promise<string[]> {
-    const jids = await this.context.socket.fetchBlocklist();
+    return this.applyBlocklist(await this.context.socket.fetchBlocklist());
+  }
+
+  /**
+   * WhatsApp's list as it answered (`GET /chat/blocklist`, or the login's own query, which Baileys hands over as
+   * `blocklist.set`): the stored one is made equal to it, differences announced.
+   */
+  async applyBlocklist(jids: Array<string | undefined>): Promise<string[]> {
     const current = await Promise.all(
       jids.filter((jid): jid is string => typeof jid === 'string' && jid.length > 0).map((jid) => this.blockChange(jid, 'block')),
     );

@@ -55,6 +55,45 @@ describe('documents compressed with lz4', () => {
     expect(row.payload).toEqual(payload);
   });
 
+  it('should wait out a transaction that holds a table, a statement at a time, without holding the other tables meanwhile', async () => {
+    const migration = new DocumentsLz41764550000000();
+    const runner = db.dataSource.createQueryRunner();
+    const holder = db.dataSource.createQueryRunner();
+    try {
+      await migration.down(runner);
+      expect((await methods()).every((row) => row.method === '')).toBe(true);
+      // A long transaction reading `messages` (a report, say): its lock stops the ALTER on that table until it ends.
+      await holder.startTransaction();
+      await holder.query(`SELECT count(*) FROM messages`);
+      const started = Date.now();
+      // As openDatabase's executor runs it: in a transaction of its own unless the migration says otherwise.
+      const inTransaction = migration.transaction !== false;
+      const up = (async () => {
+        if (inTransaction) await runner.startTransaction();
+        await migration.up(runner);
+        if (inTransaction) await runner.commitTransaction();
+      })();
+      // Meanwhile the tables already done take writes: the migration does not hold their locks.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const insert = new OutboxRepository(db.dataSource).insert(instanceId, [{ eventType: 'messages', payload: { during: true } }]);
+      const within = await Promise.race([insert.then(() => 'written'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 1_000))]);
+      expect(within).toBe('written');
+      // Held past the ALTER's lock wait: it gives up and tries again.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      await holder.commitTransaction();
+      await up;
+      expect(Date.now() - started).toBeGreaterThan(1_400);
+      expect((await methods()).every((row) => row.method === 'l')).toBe(true);
+      // The connection went back to the pool as it came.
+      expect((await runner.query(`SHOW lock_timeout`))[0].lock_timeout).toBe('0');
+    } finally {
+      if (holder.isTransactionActive) await holder.rollbackTransaction();
+      if (runner.isTransactionActive) await runner.rollbackTransaction();
+      await holder.release();
+      await runner.release();
+    }
+  });
+
   it('should change nothing on a server built without lz4', async () => {
     const statements: string[] = [];
     const runner = {

@@ -11,9 +11,11 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  *
  * `SET COMPRESSION` changes only how values written from now on are compressed: nothing is rewritten,
  * a value compressed either way reads the same, and a process of the release before neither knows nor
- * cares (expand only, ADR 0029). It takes each table's lock for a moment; a lock that does not come
- * within a few seconds (a long transaction on the table) fails the migration, which the next start runs
- * again, rather than queueing every statement on the table behind it. A server built without lz4 (its
+ * cares (expand only, ADR 0029). Each `ALTER` takes its table's exclusive lock for a moment, and every
+ * statement on the table queues behind one that waits for it: so each runs on its own (no transaction
+ * around the migration: a table's lock is held for its own statement only), waits at most LOCK_WAIT for
+ * the lock (a long transaction on the table), and is tried again a few times before the migration fails
+ * (the next start runs it again; setting lz4 twice changes nothing). A server built without lz4 (its
  * `default_toast_compression` does not offer it) keeps pglz.
  */
 export const LZ4_COLUMNS: ReadonlyArray<readonly [table: string, column: string]> = [
@@ -30,17 +32,43 @@ export const LZ4_COLUMNS: ReadonlyArray<readonly [table: string, column: string]
   ['chatbot_rounds', 'plan'],
 ];
 
+/** How long one `ALTER` waits for its table's lock (statements on the table wait behind it meanwhile). */
+const LOCK_WAIT = '1s';
+/** Tries of one `ALTER` whose lock did not come, before the migration fails. */
+const LOCK_TRIES = 10;
+
 export class DocumentsLz41764550000000 implements MigrationInterface {
   name = 'DocumentsLz41764550000000';
+  /** Each statement on its own: a table's lock is not held while the next table's is awaited. */
+  transaction = false;
 
   async up(runner: QueryRunner): Promise<void> {
     if (!(await lz4Available(runner))) return;
-    await runner.query(`SET LOCAL lock_timeout = '5s'`);
-    for (const [table, column] of LZ4_COLUMNS) await runner.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET COMPRESSION lz4`);
+    await runner.query(`SET lock_timeout = '${LOCK_WAIT}'`);
+    try {
+      for (const [table, column] of LZ4_COLUMNS) await withLockRetries(runner, `ALTER TABLE ${table} ALTER COLUMN ${column} SET COMPRESSION lz4`);
+    } finally {
+      // The connection goes back to the pool afterwards.
+      await runner.query(`RESET lock_timeout`);
+    }
   }
 
   async down(runner: QueryRunner): Promise<void> {
     for (const [table, column] of LZ4_COLUMNS) await runner.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET COMPRESSION default`);
+  }
+}
+
+/** Runs `sql`, again after a pause while its lock did not come in time (55P03, lock_not_available). */
+async function withLockRetries(runner: QueryRunner, sql: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await runner.query(sql);
+      return;
+    } catch (error) {
+      const code = (error as { code?: string; driverError?: { code?: string } }).driverError?.code ?? (error as { code?: string }).code;
+      if (code !== '55P03' || attempt >= LOCK_TRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200 + Math.floor(Math.random() * 300)));
+    }
   }
 }
 

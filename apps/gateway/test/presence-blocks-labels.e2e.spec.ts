@@ -360,7 +360,13 @@ describe('presence, blocks and label refresh (simulated phones → Baileys → o
       'reconnected',
     );
     // One blocklist query per login, as WhatsApp Web makes: Baileys' own at login, whose answer ours follows.
-    const askedAfter = await asked();
+    // (A login whose query is still on its way is waited for.)
+    const askedAfter = await waitFor(
+      asked,
+      (now) => now.blocklistQueries - askedBefore.blocklistQueries >= now.loginCount - askedBefore.loginCount,
+      10_000,
+      "each login's blocklist query",
+    );
     expect(askedAfter.loginCount).toBeGreaterThan(askedBefore.loginCount);
     expect(askedAfter.blocklistQueries - askedBefore.blocklistQueries).toBe(askedAfter.loginCount - askedBefore.loginCount);
     expect((await stack.gw.call('GET', '/chat/blocklist', { token })).body).toEqual({ blockList: [contactJid] });

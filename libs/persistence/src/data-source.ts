@@ -1,4 +1,5 @@
 import { DataSource, MigrationExecutor } from 'typeorm';
+import { compressDocumentsWithLz4 } from './document-compression';
 import { PreparingClient } from './preparing-client';
 import { AuthCredsEntity, AuthKeyEntity } from './entities/auth-state.entity';
 import { InstanceEntity } from './entities/instance.entity';
@@ -37,7 +38,6 @@ import { UnackedSends1764510000000 } from './migrations/1764510000000-unacked-se
 import { UnackedSendsSeed1764510000001 } from './migrations/1764510000001-unacked-sends-seed';
 import { SendQueueByMessage1764520000000 } from './migrations/1764520000000-send-queue-by-message';
 import { MessagesCalls1764530000000 } from './migrations/1764530000000-messages-calls';
-import { DocumentsLz41764550000000 } from './migrations/1764550000000-documents-lz4';
 import { InstanceDeviceLists1764540000000 } from './migrations/1764540000000-instance-device-lists';
 import { OutboxCursorPending1764400000000 } from './migrations/1764400000000-outbox-cursor-pending';
 import { Chatbot1764130000000 } from './migrations/1764130000000-chatbot';
@@ -89,7 +89,6 @@ export const MIGRATIONS = [
   SendQueueByMessage1764520000000,
   MessagesCalls1764530000000,
   InstanceDeviceLists1764540000000,
-  DocumentsLz41764550000000,
 ];
 
 export interface DataSourceOptions {
@@ -180,6 +179,8 @@ export async function openDatabase(options: DataSourceOptions): Promise<DataSour
     const migrations = new MigrationExecutor(dataSource, lockHolder);
     migrations.transaction = 'each';
     await migrations.executePendingMigrations();
+    // A storage setting, not a migration: never holds a start (ADR 0071).
+    await compressDocumentsWithLz4(lockHolder);
   } finally {
     await lockHolder.query('SELECT pg_advisory_unlock(727001)');
     await lockHolder.release();

@@ -38,11 +38,14 @@ export interface DocumentCompression {
   left: string[];
   /** Whether this server was built with lz4. */
   lz4: boolean;
+  /** Why an `ALTER` was refused, other than its lock not coming in time. */
+  error?: string;
 }
 
 /**
  * Sets lz4 on the LZ4_COLUMNS of the connection's schema that do not have it, stopping at the first lock that does not
- * come in time. Runs outside any transaction; leaves the connection's lock_timeout as it found it (the default).
+ * come in time or the first refusal; never throws for an `ALTER` (a start does not depend on it). Runs outside any
+ * transaction; leaves the connection's lock_timeout as it found it (the default).
  */
 export async function compressDocumentsWithLz4(runner: QueryRunner): Promise<DocumentCompression> {
   const pending = await columnsWithoutLz4(runner);
@@ -50,15 +53,17 @@ export async function compressDocumentsWithLz4(runner: QueryRunner): Promise<Doc
   const names = pending.map(([table, column]) => `${table}.${column}`);
   if (!(await lz4Available(runner))) return { set: [], left: names, lz4: false };
   const set: string[] = [];
+  let failure: string | undefined;
   await runner.query(`SET lock_timeout = '${LOCK_WAIT}'`);
   try {
     for (const [table, column] of pending) {
       try {
         await runner.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET COMPRESSION lz4`);
       } catch (error) {
-        // 55P03 lock_not_available: the table is held; this and the rest wait for the next start.
-        if (sqlState(error) === '55P03') break;
-        throw error;
+        // 55P03 lock_not_available: the table is held; this and the rest wait for the next start. Any other
+        // refusal (a role that does not own the table, say) does not stop the start either: pglz stays.
+        if (sqlState(error) !== '55P03') failure = (error as Error).message;
+        break;
       }
       set.push(`${table}.${column}`);
     }
@@ -66,7 +71,7 @@ export async function compressDocumentsWithLz4(runner: QueryRunner): Promise<Doc
     // The connection goes back to the pool; a RESET that fails (the connection is gone) hides no error of the ALTER's.
     await runner.query(`RESET lock_timeout`).catch(() => undefined);
   }
-  return { set, left: names.slice(set.length), lz4: true };
+  return { set, left: names.slice(set.length), lz4: true, ...(failure ? { error: failure } : {}) };
 }
 
 /** Whether this server was built with lz4 (PostgreSQL 14 or later, `--with-lz4`). */

@@ -87,6 +87,23 @@ describe('documents compressed with lz4', () => {
     }
   });
 
+  it('should not stop a start when an ALTER is refused (a role that does not own the table)', async () => {
+    const runner = {
+      query: async (sql: string) => {
+        if (sql.includes('pg_settings')) return [{ lz4: true }];
+        if (sql.includes('pg_attribute')) return LZ4_COLUMNS.map(([table, column]) => ({ table, column, method: '' }));
+        if (sql.startsWith('ALTER')) throw Object.assign(new Error('must be owner of table outbox_events'), { code: '42501' });
+        return [];
+      },
+    } as unknown as QueryRunner;
+    expect(await compressDocumentsWithLz4(runner)).toEqual({
+      set: [],
+      left: LZ4_COLUMNS.map(([t, c]) => `${t}.${c}`),
+      lz4: true,
+      error: 'must be owner of table outbox_events',
+    });
+  });
+
   it('should change nothing on a server built without lz4', async () => {
     const statements: string[] = [];
     const runner = {

@@ -42,7 +42,7 @@ async function migrate(): Promise<void> {
     env.string('DATABASE_URL');
     return env.url('DATABASE_URL', ['postgres:', 'postgresql:']) as string;
   });
-  const dataSource = await openDatabase({ url });
+  const dataSource = await openDatabase({ url, logger: { warn: (fields, message) => say(`${message}: ${JSON.stringify(fields)}`) } });
   const count = await new HealthRepository(dataSource).migrationsApplied();
   await dataSource.destroy();
   say(`migrations applied: the database has ${count}`);

@@ -77,7 +77,7 @@ async function main(): Promise<void> {
   }
 
   configureMetrics(config.metrics);
-  const dataSource = await openDatabase({ url: config.databaseUrl });
+  const dataSource = await openDatabase({ url: config.databaseUrl, logger });
   const bus = await NatsBus.connect(config.natsUrl, `session-worker-${config.worker.workerId}`);
   const app = await NestFactory.createApplicationContext(SessionWorkerAppModule.register({ dataSource, bus, config: config.worker, logger }), {
     logger: new PinoNestLogger(logger),

@@ -34,7 +34,7 @@ const LOCK_WAIT = '200ms';
 export interface DocumentCompression {
   /** Columns set to lz4 by this call. */
   set: string[];
-  /** Columns still to set (their table's lock did not come in time, or lz4 is not built in). */
+  /** Columns still to set (a table's lock did not come in time, or an `ALTER` was refused). */
   left: string[];
   /** Whether this server was built with lz4. */
   lz4: boolean;
@@ -48,10 +48,11 @@ export interface DocumentCompression {
  * transaction; leaves the connection's lock_timeout as it found it (the default).
  */
 export async function compressDocumentsWithLz4(runner: QueryRunner): Promise<DocumentCompression> {
+  // First: a server before PostgreSQL 14 has neither lz4 nor pg_attribute.attcompression.
+  if (!(await lz4Available(runner))) return { set: [], left: [], lz4: false };
   const pending = await columnsWithoutLz4(runner);
   if (pending.length === 0) return { set: [], left: [], lz4: true };
   const names = pending.map(([table, column]) => `${table}.${column}`);
-  if (!(await lz4Available(runner))) return { set: [], left: names, lz4: false };
   const set: string[] = [];
   let failure: string | undefined;
   await runner.query(`SET lock_timeout = '${LOCK_WAIT}'`);
@@ -82,13 +83,15 @@ export async function lz4Available(runner: { query(sql: string): Promise<unknown
   return rows[0]?.lz4 === true;
 }
 
-/** The LZ4_COLUMNS of the current schema whose compression is not lz4 (in LZ4_COLUMNS' order). */
+/**
+ * The LZ4_COLUMNS whose compression is not lz4 (in LZ4_COLUMNS' order), their tables found through the search_path
+ * as the unqualified `ALTER` finds them.
+ */
 async function columnsWithoutLz4(runner: QueryRunner): Promise<Array<readonly [string, string]>> {
   const rows: Array<{ table: string; column: string; method: string }> = await runner.query(
-    `SELECT c.relname AS "table", a.attname AS "column", a.attcompression AS method
-       FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
-      WHERE c.relnamespace = current_schema()::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
-        AND (c.relname, a.attname) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+    `SELECT u.t AS "table", u.col AS "column", a.attcompression AS method
+       FROM unnest($1::text[], $2::text[]) AS u(t, col)
+       JOIN pg_attribute a ON a.attrelid = to_regclass(quote_ident(u.t)) AND a.attname = u.col AND NOT a.attisdropped`,
     [LZ4_COLUMNS.map(([table]) => table), LZ4_COLUMNS.map(([, column]) => column)],
   );
   const without = new Set(rows.filter((row) => row.method !== 'l').map((row) => `${row.table}.${row.column}`));

@@ -98,7 +98,7 @@ export async function startService(
     await dataSource?.destroy().catch(() => undefined);
   };
   try {
-    dataSource = await openDatabase({ url: config.databaseUrl, keepConnections: databaseOptions.keepConnections });
+    dataSource = await openDatabase({ url: config.databaseUrl, keepConnections: databaseOptions.keepConnections, logger });
     bus = await NatsBus.connect(config.natsUrl, name);
     app = await NestFactory.createApplicationContext(module({ dataSource, bus }), {
       logger: new PinoNestLogger(logger.child({ component: 'nest' })),

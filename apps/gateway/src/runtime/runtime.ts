@@ -24,7 +24,7 @@ export async function openStore(
     embeddedDatabase = await startEmbeddedPostgres(config.dataDir, config.embeddedPostgresPort, options);
     databaseUrl = embeddedDatabase.url;
   }
-  const dataSource = await openDatabase({ url: databaseUrl }).catch(async (error: unknown) => {
+  const dataSource = await openDatabase({ url: databaseUrl, logger }).catch(async (error: unknown) => {
     await embeddedDatabase?.stop().catch(() => undefined);
     throw error;
   });

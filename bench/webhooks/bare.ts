@@ -29,7 +29,8 @@ export async function runBare(): Promise<void> {
     // A bare JetStream publish loop: each message a request to its subject with the sink's headers, answered by
     // the stream's PubAck once stored, each awaited as the sink does.
     const { connect, headers } = await import('@nats-io/transport-node');
-    const connection = await connect({ servers: natsServers(url) });
+    // Configured as the relay's sink is (no stack captured per request): the bare client at its best.
+    const connection = await connect({ servers: natsServers(url), noAsyncTraces: true });
     const subject = `${args.get('exchange') as string}.bare.messages`;
     let n = 0;
     post = async (payload) => {

@@ -134,6 +134,32 @@ describe('NATS JetStream event sink', () => {
     expect(refused).toMatchObject({ ok: false, error: expect.stringMatching(/connecting: refused by the SSRF guard: broker localhost/) });
   });
 
+  it('answers 503 naming the stream when the stream is gone, and makes it again at the next attempt', async () => {
+    // The sink's connection asks for no stack per request (noAsyncTraces): a failure still carries its cause.
+    const own = `TEST_SINK_GONE_${suffix}`;
+    const sut = new NatsTransport({ ssrf: SsrfGuard.fromList('127.0.0.0/8,::1/128'), requestTimeoutMs: 2_000 });
+    const target = { kind: 'nats', url: 'nats://127.0.0.1:4222', options: { subjectPrefix: `${subjectPrefix}-gone`, stream: own } } as unknown as WebhookRow;
+    const message = (n: number) => ({
+      id: `evt_gone_${n}`,
+      event: { id: String(n), instanceId: instances[0], eventType: 'presence', chatId: '', payload: {} },
+      body: '{}',
+    });
+    try {
+      expect(await sut.send(target, message(1))).toEqual({ ok: true, statusCode: 0 });
+      await api(`$JS.API.STREAM.DELETE.${own}`);
+      expect(await sut.send(target, message(2))).toEqual({
+        ok: false,
+        statusCode: 503,
+        error: `no JetStream stream takes ${subjectPrefix}-gone.> (stream ${own})`,
+      });
+      expect(await sut.send(target, message(3))).toEqual({ ok: true, statusCode: 0 });
+      expect((await api<{ state: { messages: number } }>(`$JS.API.STREAM.INFO.${own}`)).state.messages).toBe(1);
+    } finally {
+      await sut.close();
+      await api(`$JS.API.STREAM.DELETE.${own}`).catch(() => undefined);
+    }
+  });
+
   it('closes its connection at once when the sink is deleted or disabled, and dials the broker no more', async () => {
     const broker = await new TcpProxy('127.0.0.1', 4222).start();
     const sut = sinkRelay(db, sinkRelayConfig(), bus);

@@ -63,7 +63,7 @@ export async function compressDocumentsWithLz4(runner: QueryRunner): Promise<Doc
       } catch (error) {
         // 55P03 lock_not_available: the table is held; this and the rest wait for the next start. Any other
         // refusal (a role that does not own the table, say) does not stop the start either: pglz stays.
-        if (sqlState(error) !== '55P03') failure = (error as Error).message;
+        if ((error as { code?: string }).code !== '55P03') failure = (error as Error).message;
         break;
       }
       set.push(`${table}.${column}`);
@@ -96,9 +96,4 @@ async function columnsWithoutLz4(runner: QueryRunner): Promise<Array<readonly [s
   );
   const without = new Set(rows.filter((row) => row.method !== 'l').map((row) => `${row.table}.${row.column}`));
   return LZ4_COLUMNS.filter(([table, column]) => without.has(`${table}.${column}`));
-}
-
-function sqlState(error: unknown): string | undefined {
-  const failed = error as { code?: string; driverError?: { code?: string } };
-  return failed.driverError?.code ?? failed.code;
 }

@@ -30,6 +30,21 @@ describe('documents compressed with lz4', () => {
       [db.schema],
     )) as Array<{ table: string; column: string; method: string }>;
 
+  /** A connection that answers the step's two questions (lz4 built or not; every column without it) and records each statement. */
+  const scriptedRunner = (built: boolean, onStatement: (sql: string) => void = () => undefined) => {
+    const statements: string[] = [];
+    const runner = {
+      query: async (sql: string) => {
+        statements.push(sql);
+        onStatement(sql);
+        if (sql.includes('pg_settings')) return [{ lz4: built }];
+        if (sql.includes('pg_attribute')) return LZ4_COLUMNS.map(([table, column]) => ({ table, column, method: '' }));
+        return [];
+      },
+    } as unknown as QueryRunner;
+    return { runner, statements };
+  };
+
   const setBack = async () => {
     for (const [table, column] of LZ4_COLUMNS) await db.dataSource.query(`ALTER TABLE ${table} ALTER COLUMN ${column} SET COMPRESSION default`);
   };
@@ -101,16 +116,9 @@ describe('documents compressed with lz4', () => {
   });
 
   it('should stop at an ALTER refused (a role that does not own the table), without failing the start', async () => {
-    const statements: string[] = [];
-    const runner = {
-      query: async (sql: string) => {
-        statements.push(sql);
-        if (sql.includes('pg_settings')) return [{ lz4: true }];
-        if (sql.includes('pg_attribute')) return LZ4_COLUMNS.map(([table, column]) => ({ table, column, method: '' }));
-        if (sql.startsWith('ALTER TABLE messages')) throw Object.assign(new Error('must be owner of table messages'), { code: '42501' });
-        return [];
-      },
-    } as unknown as QueryRunner;
+    const { runner, statements } = scriptedRunner(true, (sql) => {
+      if (sql.startsWith('ALTER TABLE messages')) throw Object.assign(new Error('must be owner of table messages'), { code: '42501' });
+    });
     expect(await compressDocumentsWithLz4(runner)).toEqual({
       set: ['outbox_events.payload'],
       left: LZ4_COLUMNS.slice(1).map(([t, c]) => `${t}.${c}`),
@@ -123,15 +131,7 @@ describe('documents compressed with lz4', () => {
   });
 
   it('should change nothing on a server built without lz4', async () => {
-    const statements: string[] = [];
-    const runner = {
-      query: async (sql: string) => {
-        statements.push(sql);
-        if (sql.includes('pg_settings')) return [{ lz4: false }];
-        if (sql.includes('pg_attribute')) return LZ4_COLUMNS.map(([table, column]) => ({ table, column, method: '' }));
-        return [];
-      },
-    } as unknown as QueryRunner;
+    const { runner, statements } = scriptedRunner(false);
     expect(await compressDocumentsWithLz4(runner)).toEqual({ set: [], left: [], lz4: false });
     // Nothing but the question (a server before PostgreSQL 14 has no pg_attribute.attcompression to read).
     expect(statements).toHaveLength(1);

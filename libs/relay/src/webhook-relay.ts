@@ -24,6 +24,8 @@ import { WebhookTargets } from './webhook-targets';
 
 /** Webhooks read into the cache before the first claim (warmUp); the rest are read by the claims that need them. */
 const WARM_WEBHOOKS = 1_000;
+/** How long a starting relay waits for its broker sinks' connections (warmUp); a broker slower than that connects on. */
+const SINK_WARM_UP_MS = 2_000;
 
 /** Lanes remembered past their run's end (for fan-out's `after`) before the ended ones are forgotten. */
 const MAX_REMEMBERED_LANES = 50_000;
@@ -172,7 +174,9 @@ export class WebhookRelay {
    * enabled webhooks, so that a relay started in a rolling deploy delivers its first second on time
    * (bench/webhooks: p99 370-630 ms over the first 1.5 s of a cold relay, ~40 ms after), then sends
    * 800 requests to a loopback server of its own so undici's parser and code are compiled and hot
-   * (warmHttpClient). A failure is logged, not thrown: the loops connect on their own and retry as always.
+   * (warmHttpClient), then opens the enabled broker sinks' connections, exchanges and streams as their first
+   * attempts would (WebhookTargets.warmUp, 2 s at most). A failure is logged, not thrown: the loops connect on
+   * their own and retry as always.
    */
   async warmUp(): Promise<void> {
     const started = performance.now();
@@ -181,7 +185,9 @@ export class WebhookRelay {
       this.targets.remember(webhooks);
       // After the database's part: both on this process's one core would only slow each other.
       const requests = await warmHttpClient();
-      this.logger.info({ connections, webhooks: webhooks.length, requests, ms: Math.round(performance.now() - started) }, 'webhook relay warmed up');
+      // The broker sinks' connections, exchanges and streams, as their first attempts would make them.
+      const sinks = await this.targets.warmUp(webhooks, SINK_WARM_UP_MS);
+      this.logger.info({ connections, webhooks: webhooks.length, requests, sinks, ms: Math.round(performance.now() - started) }, 'webhook relay warmed up');
     } catch (error) {
       this.logger.warn({ err: error }, 'warming the webhook relay up failed; starting cold');
     }

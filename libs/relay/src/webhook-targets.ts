@@ -90,6 +90,27 @@ export class WebhookTargets {
     this.cache.delete(id);
   }
 
+  /**
+   * Opens the connections of the enabled broker sinks among `rows` ahead of their first attempts (each transport's
+   * warmUp), waiting for them `deadlineMs` at most: what is still opening then goes on in the background, into the
+   * pool the first attempt takes it from. Answers how many targets were ready (0 when the deadline came first). Never throws.
+   */
+  async warmUp(rows: WebhookRow[], deadlineMs: number): Promise<number> {
+    const warming = Promise.all(
+      [...this.transports.values()].map((transport) => {
+        const targets = rows.filter((row) => row.enabled && row.kind === transport.kind);
+        return targets.length && transport.warmUp ? transport.warmUp(targets).catch(() => 0) : 0;
+      }),
+    ).then((counts) => counts.reduce((sum, count) => sum + count, 0));
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<number>((resolve) => (timer = setTimeout(() => resolve(0), deadlineMs)));
+    try {
+      return await Promise.race([warming, deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** Closes the broker connections none of `inUse` (the enabled sinks) needs. */
   async closeUnused(inUse: WebhookRow[]): Promise<void> {
     await Promise.all([...this.transports.values()].map((transport) => transport.closeUnused?.(inUse.filter((row) => row.kind === transport.kind))));

@@ -5,7 +5,7 @@ import type { WebhookRow } from '@gw/persistence';
 import { guardedLookup, SsrfError, type SsrfGuard, withTraceHeaders } from '@gw/platform';
 import { type BrokerUrl, checkBrokerHosts, displayBrokerUrl, parseBrokerUrl } from './broker-url';
 import { ConnectionPool } from './connection-pool';
-import { describeFailure, type SendOutcome, type SinkMessage, type SinkTransport } from './transport';
+import { describeFailure, type SendOutcome, type SinkMessage, type SinkTransport, warmEach } from './transport';
 
 /** A Kafka sink's options: the topic every event goes to (keyed by instance). */
 export interface KafkaSinkOptions {
@@ -117,6 +117,14 @@ export class KafkaTransport implements SinkTransport {
     } catch (error) {
       return { ok: false, statusCode: null, error: describeFailure(error) };
     }
+  }
+
+  warmUp(targets: WebhookRow[]): Promise<number> {
+    return warmEach(
+      targets,
+      (target) => target.url,
+      async (target) => void (await this.producers.get(target.url)),
+    );
   }
 
   async closeUnused(inUse: WebhookRow[]): Promise<void> {

@@ -4,7 +4,7 @@ import type { WebhookRow } from '@gw/persistence';
 import { type SsrfGuard, withTraceHeaders } from '@gw/platform';
 import { checkedBrokerAddresses, displayBrokerUrl, parseBrokerUrl } from './broker-url';
 import { ConnectionPool } from './connection-pool';
-import { describeFailure, fillTemplate, type SendOutcome, type SinkMessage, type SinkTransport } from './transport';
+import { describeFailure, fillTemplate, type SendOutcome, type SinkMessage, type SinkTransport, warmEach } from './transport';
 
 /** Reconnection attempts (500 ms apart) before a connection to a server that went away is closed. */
 const NATS_RECONNECT_ATTEMPTS = 20;
@@ -127,6 +127,15 @@ export class NatsTransport implements SinkTransport {
       }
       return { ok: false, statusCode: null, error: describeFailure(error) };
     }
+  }
+
+  warmUp(targets: WebhookRow[]): Promise<number> {
+    const usable = targets.filter((target) => !subjectPrefixProblem(natsSinkOptions(target.options).subjectPrefix));
+    return warmEach(
+      usable,
+      (target) => `${target.url}\u0000${natsSinkOptions(target.options).stream}`,
+      async (target) => this.ensureStream(await this.connections.get(target.url), target.url, natsSinkOptions(target.options)),
+    );
   }
 
   async closeUnused(inUse: WebhookRow[]): Promise<void> {

@@ -3,7 +3,7 @@ import type { WebhookRow } from '@gw/persistence';
 import { guardedLookup, type SsrfGuard, withTraceHeaders } from '@gw/platform';
 import { checkBrokerHosts, displayBrokerUrl, parseBrokerUrl } from './broker-url';
 import { ConnectionPool } from './connection-pool';
-import { describeFailure, fillTemplate, type SendOutcome, type SinkMessage, type SinkTransport } from './transport';
+import { describeFailure, fillTemplate, type SendOutcome, type SinkMessage, type SinkTransport, warmEach } from './transport';
 
 export const RABBITMQ_EXCHANGE_TYPES = ['topic', 'direct', 'fanout', 'headers'] as const;
 
@@ -93,10 +93,7 @@ export class RabbitMqTransport implements SinkTransport {
       return { ok: false, statusCode: null, error: `connecting: ${describeFailure(error)}` };
     }
     try {
-      if (options.exchange && !link.declared.has(options.exchange)) {
-        await withTimeout(link.channel.assertExchange(options.exchange, options.exchangeType, { durable: true }), this.config.requestTimeoutMs);
-        link.declared.add(options.exchange);
-      }
+      await this.declare(link, options);
       const publication = rabbitMqPublication(options, message);
       await withTimeout(
         new Promise<void>((resolve, reject) => {
@@ -112,6 +109,29 @@ export class RabbitMqTransport implements SinkTransport {
       this.drop(target.url, link);
       return { ok: false, statusCode: null, error: describeFailure(error) };
     }
+  }
+
+  warmUp(targets: WebhookRow[]): Promise<number> {
+    return warmEach(
+      targets,
+      (target) => `${target.url}\u0000${rabbitMqOptions(target.options).exchange}`,
+      async (target) => {
+        const link = await this.links.get(target.url);
+        try {
+          await this.declare(link, rabbitMqOptions(target.options));
+        } catch (error) {
+          this.drop(target.url, link);
+          throw error;
+        }
+      },
+    );
+  }
+
+  /** The exchange a publication goes to, declared (durable) once per connection when it is not the default one. */
+  private async declare(link: Link, options: RabbitMqOptions): Promise<void> {
+    if (!options.exchange || link.declared.has(options.exchange)) return;
+    await withTimeout(link.channel.assertExchange(options.exchange, options.exchangeType, { durable: true }), this.config.requestTimeoutMs);
+    link.declared.add(options.exchange);
   }
 
   async closeUnused(inUse: WebhookRow[]): Promise<void> {

@@ -29,11 +29,42 @@ export interface SinkTransport {
   describe(target: WebhookRow, message: SinkMessage): string;
   send(target: WebhookRow, message: SinkMessage): Promise<SendOutcome>;
   /**
+   * Before the relay's first claim: opens what the first attempt to each of `targets` (enabled targets of this kind)
+   * would open, its connection and what a publication needs first (an exchange declared, a stream looked up or made),
+   * as that attempt would. Publishes nothing. Answers how many targets are ready; one that cannot be made ready is
+   * left to its first attempt, which tries again. Never throws. Absent: nothing to open ahead (a webhook's
+   * connection is a customer's server, opened by its first request).
+   */
+  warmUp?(targets: WebhookRow[]): Promise<number>;
+  /**
    * Closes at once the connections none of `inUse` (every enabled target of its kind) needs: a sink
    * deleted, disabled or moved elsewhere stops connecting to its broker. Absent: nothing is kept.
    */
   closeUnused?(inUse: WebhookRow[]): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * A transport's warmUp over its targets: `warm` once for each distinct `key` (targets sharing a connection and what it
+ * declares need it once), all at once. Answers how many of the targets are ready; a `warm` that throws leaves its own
+ * targets to their first attempt.
+ */
+export async function warmEach(targets: WebhookRow[], key: (target: WebhookRow) => string, warm: (target: WebhookRow) => Promise<void>): Promise<number> {
+  const groups = new Map<string, WebhookRow[]>();
+  for (const target of targets) {
+    const group = groups.get(key(target));
+    if (group) group.push(target);
+    else groups.set(key(target), [target]);
+  }
+  const ready = await Promise.all(
+    [...groups.values()].map((group) =>
+      warm(group[0]).then(
+        () => group.length,
+        () => 0,
+      ),
+    ),
+  );
+  return ready.reduce((sum, count) => sum + count, 0);
 }
 
 /** The error text of an error record: the code and message, never a stack. */

@@ -186,7 +186,7 @@ export class WebhookRelay {
       // After the database's part: both on this process's one core would only slow each other.
       const requests = await warmHttpClient();
       // The broker sinks' connections, exchanges and streams, as their first attempts would make them.
-      const sinks = await this.targets.warmUp(webhooks, SINK_WARM_UP_MS);
+      const sinks = await this.targets.warmUp(await this.webhooks.enabledSinks(), SINK_WARM_UP_MS);
       this.logger.info({ connections, webhooks: webhooks.length, requests, sinks, ms: Math.round(performance.now() - started) }, 'webhook relay warmed up');
     } catch (error) {
       this.logger.warn({ err: error }, 'warming the webhook relay up failed; starting cold');
@@ -212,7 +212,11 @@ export class WebhookRelay {
 
   /** Stops claiming, lets requests in progress finish, gives back what was not sent, records results. */
   async stop(): Promise<void> {
-    if (!this.running) return;
+    if (!this.running) {
+      // Stopped before it started: the connections warmUp opened go with it.
+      await this.targets.close();
+      return;
+    }
     this.running = false;
     this.stopping = true;
     this.subscription?.unsubscribe();

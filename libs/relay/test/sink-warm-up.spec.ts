@@ -126,8 +126,8 @@ describe('the broker sinks warmed up at a relay start', () => {
     try {
       const started = performance.now();
       await sut.warmUp();
-      // The HTTP client's warm-up (at most 2 s) and the sinks' deadline (2 s).
-      expect(performance.now() - started).toBeLessThan(6_000);
+      // The HTTP client's warm-up (at most 2 s) and the sinks' deadline (2 s), far below the attempts' 30 s.
+      expect(performance.now() - started).toBeLessThan(8_000);
       expect(silent.length).toBe(2);
     } finally {
       for (const socket of silent) socket.destroy();

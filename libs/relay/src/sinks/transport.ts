@@ -44,10 +44,13 @@ export interface SinkTransport {
   close(): Promise<void>;
 }
 
+/** Brokers a transport's warmUp opens at once: a relay with many tenants' sinks does not dial them all in the same instant. */
+const WARM_AT_ONCE = 8;
+
 /**
  * A transport's warmUp over its targets: `warm` once for each distinct `key` (targets sharing a connection and what it
- * declares need it once), all at once. Answers how many of the targets are ready; a `warm` that throws leaves its own
- * targets to their first attempt.
+ * declares need it once), WARM_AT_ONCE at a time. Answers how many of the targets are ready; a `warm` that throws
+ * leaves its own targets to their first attempt.
  */
 export async function warmEach(targets: WebhookRow[], key: (target: WebhookRow) => string, warm: (target: WebhookRow) => Promise<void>): Promise<number> {
   const groups = new Map<string, WebhookRow[]>();
@@ -56,15 +59,19 @@ export async function warmEach(targets: WebhookRow[], key: (target: WebhookRow) 
     if (group) group.push(target);
     else groups.set(key(target), [target]);
   }
-  const ready = await Promise.all(
-    [...groups.values()].map((group) =>
-      warm(group[0]).then(
+  const queue = [...groups.values()];
+  let ready = 0;
+  const worker = async () => {
+    for (let group = queue.shift(); group; group = queue.shift()) {
+      const count = await warm(group[0]).then(
         () => group.length,
         () => 0,
-      ),
-    ),
-  );
-  return ready.reduce((sum, count) => sum + count, 0);
+      );
+      ready += count;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(WARM_AT_ONCE, queue.length) }, worker));
+  return ready;
 }
 
 /** The error text of an error record: the code and message, never a stack. */

@@ -1,7 +1,7 @@
 import type { Bus } from '@gw/bus';
 import { Subjects } from '@gw/contracts';
 import type { ChatbotTranscriptRepository, FileRepository } from '@gw/persistence';
-import { toOpusVoiceNote, type Logger } from '@gw/platform';
+import { forEachAtMost, toOpusVoiceNote, type Logger } from '@gw/platform';
 import { generateSpeech, transcribe } from 'ai';
 import type { ChatbotConfig } from './config';
 import { boundedFetch } from './guarded-fetch';
@@ -117,21 +117,16 @@ export class Voice {
     const missing = ids.filter((id) => !known.has(id)).slice(0, MAX_TRANSCRIPTIONS);
     // A few at a time, most wanted first: each may hold up to 25 MB (and its copies on the way to the
     // API), so a round of ten large audios does not hold ten at once.
-    let next = 0;
-    const worker = async () => {
-      while (next < missing.length) {
-        const messageId = missing[next++];
-        try {
-          const text = await this.transcribe(instanceId, messageId, api, deadline);
-          if (!text) continue;
-          known.set(messageId, text);
-          await this.transcripts.store(instanceId, messageId, text);
-        } catch (error) {
-          this.logger.warn({ instanceId, messageId, err: audioError(api, error) }, 'voice note not transcribed; the model sees a placeholder');
-        }
+    await forEachAtMost(missing, TRANSCRIPTIONS_AT_ONCE, async (messageId) => {
+      try {
+        const text = await this.transcribe(instanceId, messageId, api, deadline);
+        if (!text) return;
+        known.set(messageId, text);
+        await this.transcripts.store(instanceId, messageId, text);
+      } catch (error) {
+        this.logger.warn({ instanceId, messageId, err: audioError(api, error) }, 'voice note not transcribed; the model sees a placeholder');
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(TRANSCRIPTIONS_AT_ONCE, missing.length) }, worker));
+    });
     return known;
   }
 

@@ -11,6 +11,7 @@ export { guardedConnector, guardedLookup, SsrfError, SsrfGuard } from './ssrf';
 export { ffmpegPath, toMp3, toOpusVoiceNote, transcode } from './ffmpeg';
 export { dropSignalSessionDumps } from './libsignal-console';
 export { LoopWaker } from './loop-waker';
+export { forEachAtMost } from './at-most';
 export { busOp, configureMetrics, GatewayMetrics, INSTANCE_STATUSES, metrics, readMetricsConfig, webhookOutcome } from './metrics';
 export type { MetricsConfig, MetricsOptions, MetricsSources, SendOutcome } from './metrics';
 export { buildInfo } from './version';

@@ -1,7 +1,7 @@
 import { Bus, type BusSubscription } from '@gw/bus';
 import { Subjects, type OutboxNotice } from '@gw/contracts';
 import type { CursorHandler, OutboxCursorRepository } from '@gw/persistence';
-import { LoopWaker, type Logger } from '@gw/platform';
+import { forEachAtMost, LoopWaker, type Logger } from '@gw/platform';
 
 export interface OutboxFollowerOptions<T = void> {
   /** The consumer's name ('chatbot', 'chatwoot', …): one durable cursor per (consumer, instance). */
@@ -191,15 +191,13 @@ export class OutboxFollower<T = void> {
     if (targets.size === 0) return 'idle';
     let more = false;
     let failed = 0;
-    const queue = [...targets];
-    const worker = async () => {
-      for (let next = queue.shift(); next !== undefined && this.running; next = queue.shift()) {
-        const drained = await this.drain(next[0], next[1]);
-        if (drained === 'more') more = true;
-        else if (drained === 'failed') failed++;
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.options.concurrency, queue.length) }, worker));
+    await forEachAtMost([...targets], this.options.concurrency, async ([instanceId, notified]) => {
+      // Stopping: the instances not started yet are left for the next pass.
+      if (!this.running) return;
+      const drained = await this.drain(instanceId, notified);
+      if (drained === 'more') more = true;
+      else if (drained === 'failed') failed++;
+    });
     // Some instance that failed beside others that did not (one handler's bug) holds none of them back.
     if (failed > 0 && failed === targets.size) return 'failed';
     return more ? 'more' : 'done';

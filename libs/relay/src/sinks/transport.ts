@@ -1,4 +1,5 @@
 import type { OutboxEvent, SinkKind, WebhookRow } from '@gw/persistence';
+import { forEachAtMost } from '@gw/platform';
 
 /** One event on its way to one target: the webhook envelope and its stable id. */
 export interface SinkMessage {
@@ -53,24 +54,20 @@ const WARM_AT_ONCE = 8;
  * leaves its own targets to their first attempt.
  */
 export async function warmEach(targets: WebhookRow[], key: (target: WebhookRow) => string, warm: (target: WebhookRow) => Promise<void>): Promise<number> {
-  const groups = new Map<string, WebhookRow[]>();
+  const groups = new Map<string, { first: WebhookRow; count: number }>();
   for (const target of targets) {
     const group = groups.get(key(target));
-    if (group) group.push(target);
-    else groups.set(key(target), [target]);
+    if (group) group.count++;
+    else groups.set(key(target), { first: target, count: 1 });
   }
-  const queue = [...groups.values()];
   let ready = 0;
-  const worker = async () => {
-    for (let group = queue.shift(); group; group = queue.shift()) {
-      const count = await warm(group[0]).then(
-        () => group.length,
-        () => 0,
-      );
-      ready += count;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(WARM_AT_ONCE, queue.length) }, worker));
+  await forEachAtMost([...groups.values()], WARM_AT_ONCE, async ({ first, count }) => {
+    const warmed = await warm(first).then(
+      () => true,
+      () => false,
+    );
+    if (warmed) ready += count;
+  });
   return ready;
 }
 
